@@ -1,0 +1,24 @@
+/* cmd.h - the command table: one file per command in src/cmd/. */
+#ifndef GPUWHY_CMD_H
+#define GPUWHY_CMD_H
+
+/* Global options, parsed by main.c before the command name. */
+typedef struct {
+	const char *sim;   /* --sim SCENARIO (already applied to the environment) */
+	const char *nvml;  /* --nvml PATH */
+	const char *gpus;  /* --gpus LIST: indices, full or short UUIDs */
+	int verbose;       /* -v, repeatable */
+	const char *argv0; /* how gpuwhy was invoked (for re-exec of itself) */
+} gw_global;
+
+typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
+
+/* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
+#define GW_COMMANDS(X) \
+	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
+
+#define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);
+GW_COMMANDS(GW_DECLARE_CMD)
+#undef GW_DECLARE_CMD
+
+#endif
