@@ -1,0 +1,127 @@
+/*
+ * gpu.h - the device layer: every NVML call gpuwhy makes goes through here.
+ *
+ * NVML is loaded with dlopen (see loader.h for which library). Every symbol
+ * is optional except init, count, handle and error string; versioned entry
+ * points are tried newest first. A failed or unsupported read leaves the
+ * metric absent (ok[id] == 0), never 0. A GPU that falls off the bus is
+ * marked lost and the others keep being sampled.
+ *
+ * Thread use: gpu_sample() and gpu_processes() may be called from one
+ * sampling thread while gpu_slow_thread_start() refreshes the slow fields
+ * (ECC, thresholds, the 20 ms PCIe throughput call) on a thread of its own,
+ * so a fast sample never waits for them.
+ */
+#ifndef GPUWHY_GPU_GPU_H
+#define GPUWHY_GPU_GPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu/metrics.h"
+
+#define GPU_MAX 64
+#define GPU_NVLINK_MAX 36
+
+typedef struct gpu_ctx gpu_ctx;
+
+/* Static facts about one GPU, read once at open. Strings are "" when unknown. */
+typedef struct {
+	int index; /* NVML index */
+	char name[96];
+	char uuid[96];
+	char serial[32];
+	char pci_bus_id[32]; /* "00000000:3B:00.0" */
+	char vbios[32];
+	unsigned arch; /* nvmlDeviceArchitecture_t, 0 when unknown */
+	bool gpm_supported;
+	bool numa_ok;
+	int numa_node;
+	char cpu_affinity[256]; /* "0-31,64-95", "" when unknown */
+} gpu_static;
+
+/* One instant of one GPU. */
+typedef struct {
+	int64_t t_mono_ns;
+	double t_wall;
+	bool lost; /* fell off the bus: every metric absent */
+	double v[GM__COUNT];
+	uint8_t ok[GM__COUNT];
+} gpu_values;
+
+typedef enum { GPU_PROC_COMPUTE = 1, GPU_PROC_GRAPHICS = 2 } gpu_proc_type;
+
+typedef struct {
+	unsigned pid;
+	unsigned type; /* gpu_proc_type bits */
+	bool mem_ok;
+	uint64_t mem_bytes;
+	bool util_ok; /* from nvmlDeviceGetProcessUtilization */
+	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
+} gpu_proc;
+
+typedef struct {
+	const char *gpus; /* --gpus LIST or NULL for all */
+	int64_t slow_period_ns; /* refresh period of SLOW fields; 0 = default 5 s */
+} gpu_open_opts;
+
+/*
+ * Load NVML and initialise it. On failure prints one line (what, why, hint)
+ * and returns a GW_EXIT_* code; on success returns 0 and *out.
+ */
+int gpu_open(const gpu_open_opts *opts, gpu_ctx **out);
+void gpu_close(gpu_ctx *ctx);
+
+/* Number of selected GPUs (after --gpus); i below is 0..count-1 in that list. */
+int gpu_count(const gpu_ctx *ctx);
+const gpu_static *gpu_static_info(const gpu_ctx *ctx, int i);
+const char *gpu_driver_version(const gpu_ctx *ctx);      /* "" when unknown */
+const char *gpu_cuda_driver_version(const gpu_ctx *ctx); /* "12.4", "" when unknown */
+const char *gpu_nvml_version(const gpu_ctx *ctx);
+const char *gpu_library_path(const gpu_ctx *ctx);
+
+/* Text of a STR-formatted metric (name, uuid, ...) for GPU i; NULL when absent. */
+const char *gpu_metric_text(const gpu_ctx *ctx, int i, gpu_metric_id id);
+
+/*
+ * Read every metric of GPU i. Rates (GPM, PCIe, NVLink, driver samples)
+ * need an earlier reading: the first call after open has them absent unless
+ * gpu_wait_rate_window() was called.
+ */
+int gpu_sample(gpu_ctx *ctx, int i, gpu_values *out);
+
+/* Sleep until rate metrics are defined (100 ms after open), for one-shot reads. */
+void gpu_wait_rate_window(gpu_ctx *ctx);
+
+/* Refresh SLOW fields on a background thread every slow_period_ns. */
+int gpu_slow_thread_start(gpu_ctx *ctx);
+
+/* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
+int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
+
+/* Topology between selected GPUs i and j: nvmlGpuTopologyLevel_t, or -1 when unknown. */
+int gpu_topology_level(gpu_ctx *ctx, int i, int j);
+/* Number of active NVLinks from i to j (0 when none, -1 when unknown). */
+int gpu_nvlink_count(gpu_ctx *ctx, int i, int j);
+/*
+ * NVLink states of GPU i: fills up to max entries with 1 (active) / 0
+ * (inactive); returns the number of links, 0 when NVLink is not supported.
+ */
+int gpu_nvlink_states(gpu_ctx *ctx, int i, int *states, int max);
+
+/* Whether the device is lost (sticky once seen). */
+bool gpu_is_lost(const gpu_ctx *ctx, int i);
+
+/* Parse a --gpus list against the GPUs present. Exposed for tests. */
+typedef struct {
+	char uuid[96];
+} gpu_ident;
+/*
+ * list: "0,2", "GPU-8f2a...", short UUID prefixes ("8f2a" or "GPU-8f2a"),
+ * mixed. Fills sel[] with indices into ids, returns the count, or -1 with
+ * a message in err when an entry matches no GPU or is ambiguous.
+ */
+int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel, int max_sel,
+			char *err, int errlen);
+
+#endif
