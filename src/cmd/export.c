@@ -55,7 +55,7 @@ static void row_csv(sqlite3_stmt *s, int ncol)
 		switch (sqlite3_column_type(s, c)) {
 		case SQLITE_NULL: break;
 		case SQLITE_INTEGER: printf("%lld", (long long)sqlite3_column_int64(s, c)); break;
-		case SQLITE_FLOAT: printf("%.10g", sqlite3_column_double(s, c)); break;
+		case SQLITE_FLOAT: printf("%.15g", sqlite3_column_double(s, c)); break;
 		default: csv_cell((const char *)sqlite3_column_text(s, c)); break;
 		}
 	}
