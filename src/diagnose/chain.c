@@ -145,6 +145,8 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 	if (sat && ds) {
 		st->status = DIAG_STEP_PROBLEM;
 		st->findings[st->nfindings++] = ds->id;
+	} else if (sat && c->njob == 0) {
+		say(st, "The CPU did the work: the job did not use a GPU.");
 	} else if (sat) {
 		say(st, "The GPU did not wait on it: the CPU is busy but not the bottleneck.");
 	}

@@ -272,12 +272,12 @@ static void diff_key(diag_comparison *c, const char *what, const char *a, const 
 static void diff_meta(diag_comparison *c, const diag_meta *a, const diag_meta *b)
 {
 	diff_commands(c, diag_meta_get(a, "command"), diag_meta_get(b, "command"));
-	/* Environment variables of interest: every env_* key on either side. */
+	/* Environment variables of interest: every env.NAME key on either side. */
 	for (int pass = 0; pass < 2; pass++) {
 		const diag_meta *x = pass ? b : a, *y = pass ? a : b;
 		for (int i = 0; x && i < x->n; i++) {
 			const char *k = x->kv[i].key;
-			if (strncmp(k, "env_", 4))
+			if (strncmp(k, "env.", 4))
 				continue;
 			const char *other = diag_meta_get(y, k);
 			if (pass && other)

@@ -386,7 +386,7 @@ bool *dx_mask_new(const diag_ctx *c)
 const char *dx_env(const diag_ctx *c, const char *name)
 {
 	char key[96];
-	snprintf(key, sizeof key, "env_%s", name);
+	snprintf(key, sizeof key, "env.%s", name);
 	const char *v = diag_meta_get(c->o->meta, key);
 	return v ? v : tl_meta_get(c->tl, key);
 }

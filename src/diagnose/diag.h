@@ -49,7 +49,7 @@ bool diag_threshold_set(diag_thresholds *th, const char *assignment);
 /* Drop the first step interval (warm-up: compilation, cache fill) when at least this many. */
 #define DIAG_STEP_WARMUP_MIN 10
 
-/* ---- recording meta: key/value pairs (command, env_*, driver, hostname, gpus) ---- */
+/* ---- recording meta: key/value pairs (command, env.NAME, driver, hostname, gpus, ...) ---- */
 typedef struct {
 	tl_kv *kv;
 	int n, cap;

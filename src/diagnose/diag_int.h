@@ -91,7 +91,7 @@ link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links);
 /* nvmlGpuTopologyLevel_t as nvidia-smi topo -m writes it: PIX, PXB, PHB, NODE, SYS. */
 const char *dx_level_name(int level);
 
-/* An environment variable of the job (meta key env_NAME), NULL when not recorded. */
+/* An environment variable of the job (meta key env.NAME), NULL when not recorded. */
 const char *dx_env(const diag_ctx *c, const char *name);
 /* Devices listed in CUDA_VISIBLE_DEVICES: -1 unset, 0 when empty or "-1" (every GPU hidden). */
 int dx_visible_count(const char *cvd);

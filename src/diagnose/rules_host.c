@@ -174,20 +174,37 @@ void rule_data_starved(diag_ctx *c)
 	if (worst < 0)
 		return;
 
-	/* GPU gaps: samples where a starving GPU idled a large share. */
+	/*
+	 * GPU gaps: samples where every GPU of the job idled a large share. A
+	 * stall in the input pipeline leaves all ranks waiting together; one
+	 * GPU busy while the others idle is sync-wait or imbalance instead.
+	 */
 	bool *gap = dx_mask_new(c);
 	int ngap = 0;
-	for (int s = c->from; s < c->to; s++)
-		for (int g = 0; g < c->ngpu; g++)
-			if ((starving & (1ULL << g)) && idle_at(c, g, s) >= th->starved_idle_pct) {
-				gap[s] = true;
-				ngap++;
-				break;
-			}
-	/* Too few gap samples to condition on: fall back to the whole window. */
+	for (int s = c->from; s < c->to; s++) {
+		int present = 0, idle = 0;
+		for (int g = 0; g < c->ngpu; g++) {
+			if (!c->job[g])
+				continue;
+			double i = idle_at(c, g, s);
+			if (isnan(i))
+				continue;
+			present++;
+			idle += i >= th->starved_idle_pct;
+		}
+		if (present && idle == present) {
+			gap[s] = true;
+			ngap++;
+		}
+	}
 	bool *cond = gap;
 	bool *all = NULL;
 	if (ngap < 2) {
+		if (c->njob > 1) {
+			free(gap);
+			return; /* no common gaps across the job's GPUs */
+		}
+		/* One GPU idling a little in every sample: condition on the whole window. */
 		all = dx_mask_new(c);
 		for (int s = c->from; s < c->to; s++)
 			all[s] = true;

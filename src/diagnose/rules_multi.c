@@ -112,7 +112,9 @@ link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links)
 		for (int j = i + 1; j < c->ngpu; j++) {
 			if (!c->job[i] || !c->job[j])
 				continue;
-			int nv = c->tl->nvlinks[i][j], lv = c->tl->topo[i][j];
+			/* Either direction: a reader may fill one half of the matrix. */
+			int nv = c->tl->nvlinks[i][j] >= 0 ? c->tl->nvlinks[i][j] : c->tl->nvlinks[j][i];
+			int lv = c->tl->topo[i][j] >= 0 ? c->tl->topo[i][j] : c->tl->topo[j][i];
 			any = true;
 			if (nv > 0) {
 				if (*min_links < 0 || nv < *min_links)

@@ -108,10 +108,10 @@ void rule_not_on_gpu(diag_ctx *c)
 		snprintf(cpu_s, sizeof cpu_s, " (its CPU use averaged %.0f %% of a core)", cpu);
 	if (np > 0)
 		dx_title(f, "The job never used a GPU: none of its %d process%s held a GPU context in "
-			    "%.0f s%s",
+			    "%.1f s%s",
 			 np, np == 1 ? "" : "es", tl->duration, cpu_s);
 	else
-		dx_title(f, "The job never used a GPU: it held no GPU context in %.0f s%s", tl->duration,
+		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s", tl->duration,
 			 cpu_s);
 	dx_ev(f, "process.gpu", "job processes holding a GPU context", 0, ">=", 1, "", -1);
 	if (!isnan(cpu))
@@ -287,8 +287,8 @@ void rule_contention(diag_ctx *c)
 				 nforeign, nforeign == 1 ? "" : "es", gl, gone_mib, ngone,
 				 ngone == 1 ? "" : "es");
 		else if (nforeign)
-			dx_title(f, "%d other process%s share the job's %s", nforeign,
-				 nforeign == 1 ? "" : "es", gl);
+			dx_title(f, "%d other process%s the job's %s", nforeign,
+				 nforeign == 1 ? " shares" : "es share", gl);
 		else
 			dx_title(f, "%.0f MiB on %s is held by %d process%s that no longer exist%s",
 				 gone_mib, gl, ngone, ngone == 1 ? "" : "es", ngone == 1 ? "s" : "");
