@@ -203,6 +203,22 @@ void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, 
 	e->gpu = gpu;
 }
 
+int diag_evidence_met(const diag_evidence *e)
+{
+	if (!e->cmp[0] || isnan(e->threshold) || isnan(e->value))
+		return -1;
+	double v = e->value, t = e->threshold;
+	if (!strcmp(e->cmp, ">="))
+		return v >= t;
+	if (!strcmp(e->cmp, "<="))
+		return v <= t;
+	if (!strcmp(e->cmp, ">"))
+		return v > t;
+	if (!strcmp(e->cmp, "<"))
+		return v < t;
+	return -1;
+}
+
 void dx_gpu(diag_finding *f, int g)
 {
 	if (g >= 0 && g < 64)

@@ -96,6 +96,9 @@ typedef struct {
 	int gpu; /* position in tl->gpu, -1 for host or job-wide */
 } diag_evidence;
 
+/* 1 when the value meets its threshold, 0 when not, -1 for context without a threshold. */
+int diag_evidence_met(const diag_evidence *e);
+
 typedef struct {
 	double t0, t1; /* seconds since the start of the timeline */
 } diag_range;

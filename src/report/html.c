@@ -53,10 +53,16 @@ static void esc(FILE *o, const char *s)
 	}
 }
 
-static double X(const hx *h, double t)
+/* x of time t in a chart whose plot starts at left margin ml. */
+static double Xm(const hx *h, double t, int ml)
 {
 	double span = h->t1 > h->t0 ? h->t1 - h->t0 : 1;
-	return ML + (t - h->t0) / span * (CW - ML - MR);
+	return ml + (t - h->t0) / span * (CW - ml - MR);
+}
+
+static double X(const hx *h, double t)
+{
+	return Xm(h, t, ML);
 }
 
 static double Y(const chart *c, double v)
@@ -375,6 +381,7 @@ static void chart_steps(hx *h)
 }
 
 /* One row per finding with its time ranges, each linked to the finding's card. */
+#define STRIP_ML 170 /* room for the finding ids */
 static void timeline_strip(hx *h)
 {
 	const diag_result *r = h->r;
@@ -383,26 +390,28 @@ static void timeline_strip(hx *h)
 	fprintf(o, "<figure id=\"timeline\"><figcaption>Findings over time</figcaption>\n"
 		   "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"findings over time\">\n",
 		CW, H);
+	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", STRIP_ML,
+		H - 20, CW - MR, H - 20);
 	for (int i = 0; i < r->n; i++) {
 		const diag_finding *f = &r->f[i];
 		int y = 8 + 18 * i;
 		const char *cls = f->severity == DIAG_ERROR ? "fe" : f->severity == DIAG_WARN ? "fw" : "fi";
 		fprintf(o, "<a href=\"#f-%d\"><text class=\"lbl\" x=\"4\" y=\"%d\">%s</text></a>", i,
-			y + 11, f->id);
+			y + 10, f->id);
 		for (int k = 0; k < f->nranges; k++) {
-			double a = X(h, f->ranges[k].t0), b = X(h, f->ranges[k].t1);
+			double a = Xm(h, f->ranges[k].t0, STRIP_ML), b = Xm(h, f->ranges[k].t1, STRIP_ML);
 			if (b - a < 3)
 				b = a + 3;
 			fprintf(o, "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 				   "height=\"12\"><title>%s %.1f-%.1f s</title></rect></a>",
-				i, cls, a + 60 * 0, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
+				i, cls, a, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
 		}
 		fputc('\n', o);
 	}
 	double xs = nice_step(h->t1 - h->t0, 8);
 	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
 		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
-			X(h, t), H - 6, t);
+			Xm(h, t, STRIP_ML), H - 6, t);
 	fputs("\n</svg></figure>\n", o);
 }
 
@@ -423,7 +432,7 @@ static void finding_card(hx *h, int i)
 	fputs("</p>\n", o);
 	if (f->nev) {
 		fputs("<table><tr><th>GPU</th><th>metric</th><th>statistic</th><th>value</th>"
-		      "<th>threshold</th></tr>\n",
+		      "<th>threshold</th><th></th></tr>\n",
 		      o);
 		for (int k = 0; k < f->nev; k++) {
 			const diag_evidence *e = &f->ev[k];
@@ -437,12 +446,14 @@ static void finding_card(hx *h, int i)
 			fprintf(o, "</td><td class=\"n\">%.4g ", e->value);
 			esc(o, e->unit);
 			fputs("</td><td class=\"n\">", o);
-			if (e->cmp[0]) {
+			int met = diag_evidence_met(e);
+			if (met >= 0) {
 				esc(o, e->cmp);
 				fprintf(o, " %.4g ", e->threshold);
 				esc(o, e->unit);
 			}
-			fputs("</td></tr>\n", o);
+			fprintf(o, "</td><td class=\"%s\">%s</td></tr>\n", met > 0 ? "ok" : "na",
+				met > 0 ? "met" : met == 0 ? "not met" : "");
 		}
 		fputs("</table>\n", o);
 	}
@@ -476,7 +487,7 @@ static void gpu_table(hx *h)
 	if (!r->ngpu)
 		return;
 	FILE *o = h->o;
-	char a[16], b[16], c[16], d[16], e[16], f[16];
+	char a[16], b[16], c[16], d[16], e[16], f[16], g2[16];
 	fputs("<h2>GPUs: utilization &#215; memory</h2>\n<table><tr><th>GPU</th><th>job</th>"
 	      "<th>util mean</th><th>idle</th><th>SM active</th><th>memory peak</th><th>power</th>"
 	      "<th>quadrant</th></tr>\n",
@@ -493,7 +504,7 @@ static void gpu_table(hx *h)
 			report_num(s->mem_peak_mib / 1024, 1, d, sizeof d),
 			report_num(s->mem_total_mib / 1024, 1, e, sizeof e),
 			report_num(s->power_mean, 0, f, sizeof f),
-			report_num(s->power_limit, 0, a, sizeof a), diag_quadrant_name(s->quadrant));
+			report_num(s->power_limit, 0, g2, sizeof g2), diag_quadrant_name(s->quadrant));
 		esc(o, diag_quadrant_meaning(s->quadrant));
 		fputs("</td></tr>\n", o);
 	}
@@ -604,7 +615,8 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	for (int g = 0; g < r->ngpu && h.ngpu_show < 8; g++)
 		if (r->gpu[g].job)
 			h.show[h.ngpu_show++] = g;
-	double idle = st->opts ? st->opts->th.idle_util_pct : 10;
+	/* Shade a sample when every job GPU idled most of it (driver samples, else 100 - util). */
+	const double idle_share = 50;
 	h.gap = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.gap);
 	h.thr = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.thr);
 	if (!h.gap || !h.thr)
@@ -614,9 +626,12 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 		for (int i = 0; i < h.ngpu_show; i++) {
 			int g = h.show[i];
 			const double *a = activity(tl, g);
-			if (a && !isnan(a[s])) {
+			double id = tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
+			if (isnan(id) && a && !isnan(a[s]))
+				id = 100 - a[s];
+			if (!isnan(id)) {
 				present++;
-				idle_n += a[s] <= idle;
+				idle_n += id > idle_share;
 			}
 			double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
 			if (!isnan(m) && ((uint64_t)m & 0xECULL)) /* power cap, HW/thermal slowdowns */

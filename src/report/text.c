@@ -123,10 +123,11 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 		const diag_evidence *e = &f->ev[i];
 		char v[32], line[200], th[48] = "", who[16] = "";
 		fmt_value(e->value, e->unit, v, sizeof v);
-		if (e->cmp[0]) {
+		int met = diag_evidence_met(e);
+		if (met >= 0) {
 			char tv[32];
 			fmt_value(e->threshold, e->unit, tv, sizeof tv);
-			snprintf(th, sizeof th, "  [%s %s]", e->cmp, tv);
+			snprintf(th, sizeof th, "  [%s %s: %s]", e->cmp, tv, met ? "yes" : "no");
 		}
 		if (e->gpu >= 0 && e->gpu < tl->ngpu)
 			snprintf(who, sizeof who, "GPU %d ", tl->gpu[e->gpu].index);
@@ -177,7 +178,7 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 		return;
 	FILE *o = t->out;
 	fprintf(o, "%sGPUs%s: utilization x memory\n", BOLD(t), RESET(t));
-	char sp[SPARK_W * 4 + 1], a[16], b[16], c[16];
+	char sp[SPARK_W * 4 + 1], a[16], b[16], c[16], d[16];
 	for (int g = 0; g < r->ngpu; g++) {
 		const diag_gpu_summary *s = &r->gpu[g];
 		const double *u = tl->gpu[g].m[GM_UTIL_GPU];
@@ -188,10 +189,12 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 			s->job ? "job  " : "other", sp, report_num(s->util_mean, 0, a, sizeof a),
 			report_num(s->mem_peak_mib / 1024, 1, b, sizeof b),
 			report_num(s->mem_total_mib / 1024, 1, c, sizeof c),
-			report_num(s->mem_peak_pct, 0, sp, sizeof sp));
-		fprintf(o, "         %s: ", diag_quadrant_name(s->quadrant));
-		wrap(o, 11 + (int)strlen(diag_quadrant_name(s->quadrant)), 11,
-		     diag_quadrant_meaning(s->quadrant));
+			report_num(s->mem_peak_pct, 0, d, sizeof d));
+		char q[320];
+		snprintf(q, sizeof q, "%s: %s", diag_quadrant_name(s->quadrant),
+			 diag_quadrant_meaning(s->quadrant));
+		fprintf(o, "         ");
+		wrap(o, 9, 11, q);
 	}
 	fputc('\n', o);
 }
