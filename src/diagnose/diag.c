@@ -492,7 +492,7 @@ static void find_job_gpus(diag_ctx *c)
 /*
  * The analysed window: from the first to the last sample where a job GPU was
  * active, so model loading before and teardown after do not read as idle
- * gaps (seed 000 §7.2 note: start-up, loading and compilation look different).
+ * gaps: start-up, data loading and compilation have a pattern of their own.
  * Live windows are taken whole: an idle tail is exactly what they must show.
  */
 static void find_window(diag_ctx *c)

@@ -1,6 +1,7 @@
 /*
  * rules_host.c - rules where the host holds the GPU back: data-starved
- * (seed 000 §1.3 first case, §3.1, §7.1 steps 3-4) and host-swap (000 §2.3).
+ * (utilization jumping between 0 and 100 % while a core, the loader processes
+ * or the disk are saturated) and host-swap.
  */
 #include <math.h>
 #include <stdio.h>

@@ -460,7 +460,11 @@ static void finding_card(hx *h, int i)
 	if (f->nranges) {
 		fputs("<p><b>When</b>: ", o);
 		for (int k = 0; k < f->nranges; k++)
-			fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0, f->ranges[k].t1);
+			if (f->ranges[k].t0 == f->ranges[k].t1)
+				fprintf(o, "%sat %.1f s", k ? ", " : "", f->ranges[k].t0);
+			else
+				fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0,
+					f->ranges[k].t1);
 		fputs(" (<a href=\"#timeline\">on the timeline</a>)</p>\n", o);
 	}
 	if (f->note[0]) {
