@@ -19,7 +19,7 @@ static double busiest_core(const diag_ctx *c, int s, int *core)
 	double v = tl_host_at(tl, HM_CPU_BUSY_MAX, s);
 	double k = tl_host_at(tl, HM_CPU_BUSY_MAX_CORE, s);
 	if (!isnan(v)) {
-		*core = isnan(k) ? -1 : (int)k;
+		*core = k >= 0 && k < 4096 ? (int)k : -1; /* a damaged file may hold anything */
 		return v;
 	}
 	double best = NAN;

@@ -72,12 +72,15 @@ static double Y(const chart *c, double v)
 	return y < MT - 2 ? MT - 2 : y > CH - MB ? CH - MB : y;
 }
 
-/* A round step for about n ticks over span. */
+/* A round step for about n ticks over span; 0 when span is not a positive finite number. */
 static double nice_step(double span, int n)
 {
-	double raw = span / n, p = pow(10, floor(log10(raw > 0 ? raw : 1)));
+	if (!(span > 0) || !isfinite(span))
+		return 0;
+	double raw = span / n, p = pow(10, floor(log10(raw)));
 	double m = raw / p;
-	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+	double st = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+	return isfinite(st) && st > 0 ? st : 0;
 }
 
 /* Bands where mask is true over samples [0, n), in class cls. */
@@ -112,7 +115,8 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	fputs("\">\n", o);
 	/* grid and axes */
 	double ys = nice_step(c->y1 - c->y0, 4);
-	for (double v = c->y0; v <= c->y1 + 1e-9; v += ys) {
+	for (int k = 0; ys > 0 && k <= 12 && c->y0 + k * ys <= c->y1 + 1e-9; k++) {
+		double v = c->y0 + k * ys;
 		double y = Y(c, v);
 		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", ML, y,
 			CW - MR, y);
@@ -123,9 +127,13 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	esc(o, unit);
 	fputs("</text>\n", o);
 	double xs = nice_step(h->t1 - h->t0, 8);
-	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
+	for (int k = 0; xs > 0 && k <= 20; k++) {
+		double t = (ceil(h->t0 / xs) + k) * xs;
+		if (t > h->t1 + 1e-9)
+			break;
 		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
 			X(h, t), CH - 8, t);
+	}
 	fprintf(o, "\n<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", ML, CH - MB,
 		CW - MR, CH - MB);
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
@@ -158,6 +166,13 @@ static void chart_end(const hx *h, const char *legend)
 	fprintf(h->o, "</svg>\n<div class=\"legend\">%s</div></figure>\n", legend);
 }
 
+/* The pixel column of time t, bounded whatever t is (a damaged file may hold anything). */
+static int colx(const hx *h, double t)
+{
+	double x = X(h, t);
+	return x > -1 && x < CW + 1 ? (int)x : -1;
+}
+
 /*
  * A series as one path, broken at absent values. Long series are reduced to
  * the min and max of each pixel column, so oscillations stay visible.
@@ -174,11 +189,11 @@ static void series(const hx *h, const chart *c, const double *x, double scale, c
 	bool pen = false;
 	int s = 0;
 	while (s < tl->n) {
-		int col = (int)X(h, tl->t[s]);
+		int col = colx(h, tl->t[s]);
 		double mn = NAN, mx = NAN;
 		int e = s;
 		bool hole = false;
-		while (e < tl->n && (int)X(h, tl->t[e]) == col) {
+		while (e < tl->n && colx(h, tl->t[e]) == col) {
 			double v = x[e] * scale;
 			if (isnan(v))
 				hole = true;
@@ -365,10 +380,28 @@ static void chart_steps(hx *h)
 			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#37474f\"/>",
 				X(h, tl->steps[i].t), Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
 	} else {
+		/* Many steps: the min and max of each pixel column, as for the series. */
 		fputs("<path fill=\"none\" stroke=\"#37474f\" stroke-width=\"1\" d=\"", o);
-		for (int i = 1; i < tl->nsteps; i++)
-			fprintf(o, "%c%.1f %.1f", i == 1 ? 'M' : 'L', X(h, tl->steps[i].t),
-				Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
+		bool pen = false;
+		int i = 1;
+		while (i < tl->nsteps) {
+			int col = colx(h, tl->steps[i].t);
+			double mn = INFINITY, mx = -INFINITY;
+			int e = i;
+			while (e < tl->nsteps && colx(h, tl->steps[e].t) == col) {
+				double d = 1e3 * (tl->steps[e].t - tl->steps[e - 1].t);
+				mn = fmin(mn, d);
+				mx = fmax(mx, d);
+				e++;
+			}
+			if (col >= 0 && isfinite(mn)) {
+				fprintf(o, "%c%d %.1f", pen ? 'L' : 'M', col, Y(&c, mn));
+				if (mx != mn)
+					fprintf(o, "L%d %.1f", col, Y(&c, mx));
+				pen = true;
+			}
+			i = e;
+		}
 		fputs("\"/>", o);
 	}
 	fputc('\n', o);
@@ -409,9 +442,13 @@ static void timeline_strip(hx *h)
 		fputc('\n', o);
 	}
 	double xs = nice_step(h->t1 - h->t0, 8);
-	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
+	for (int k = 0; xs > 0 && k <= 20; k++) {
+		double t = (ceil(h->t0 / xs) + k) * xs;
+		if (t > h->t1 + 1e-9)
+			break;
 		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
 			Xm(h, t, STRIP_ML), H - 6, t);
+	}
 	fputs("\n</svg></figure>\n", o);
 }
 
@@ -613,7 +650,7 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	h.t1 = tl->duration;
 	if (tl->n > 0 && tl->t[tl->n - 1] > h.t1)
 		h.t1 = tl->t[tl->n - 1];
-	if (h.t1 <= h.t0)
+	if (!(h.t1 > h.t0) || !isfinite(h.t1))
 		h.t1 = h.t0 + 1;
 	/* The GPUs drawn: the job's, at most 8 (the table lists all). */
 	for (int g = 0; g < r->ngpu && h.ngpu_show < 8; g++)
@@ -638,7 +675,8 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 				idle_n += id > idle_share;
 			}
 			double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
-			if (!isnan(m) && ((uint64_t)m & 0xECULL)) /* power cap, HW/thermal slowdowns */
+			/* power cap, HW/thermal slowdowns; only exact integer masks count */
+			if (m >= 0 && m < 9007199254740992.0 && ((uint64_t)m & 0xECULL))
 				h.thr[s] = true;
 			if (tl_gpu_at(tl, g, GM_CLK_R_SW_POWER, s) >= 1 ||
 			    tl_gpu_at(tl, g, GM_CLK_R_HW_SLOW, s) >= 1 ||
