@@ -148,6 +148,7 @@ static size_t bdf_len(const char *p, const char *end)
 	return n >= 7 && memchr(p, ':', n) && memchr(p, '.', n) ? n : 0;
 }
 
+/* aer: "AER:" in the line, or "PCIe Bus Error:" where kernels before 4.x omit the tag */
 static int parse_aer(const char *line, const char *aer, const char *end, host_kmsg_event *out)
 {
 	/* the device that printed: "<driver> <bdf>: AER:" */
@@ -160,7 +161,8 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 	if (bdf_len(dev, dev_end) == (size_t)(dev_end - dev))
 		copy_trim(out->port, sizeof(out->port), dev, dev_end);
 
-	hcur c = {aer + strlen("AER:"), end};
+	hcur c = {aer, end};
+	hc_lit(&c, "AER:");
 	hc_skip_blanks(&c);
 	copy_trim(out->msg, sizeof(out->msg), c.p, end);
 	const char *sev;
@@ -247,6 +249,8 @@ int host_kmsg_parse_line(const char *line, size_t len, host_kmsg_event *out)
 	if (x)
 		return parse_xid(x, end, out);
 	const char *aer = find(p, end, "AER:");
+	if (!aer)
+		aer = find(p, end, "PCIe Bus Error:");
 	if (aer)
 		return parse_aer(p, aer, end, out);
 	return 0;

@@ -28,6 +28,7 @@ enum { PT_UNKNOWN, PT_IN, PT_OUT };
 
 struct pt_proc {
 	host_pid_stat st; /* last read */
+	bool have_st;     /* st holds a previous scan's values */
 	int64_t st_mono;
 	host_pid_io io;
 	bool io_ok, io_denied;
@@ -659,7 +660,7 @@ static int refresh_proc(host_ptree *t, struct pt_entry *e, const host_pid_stat *
 			int64_t mono)
 {
 	struct pt_proc *p = e->p;
-	bool had_prev = p->st_mono != 0;
+	bool had_prev = p->have_st;
 	bool zombie = st->state == 'Z' || st->state == 'X';
 	bool started_in_interval = false;
 	if (!had_prev && t->prev_up.ok && (st->has & HOST_PS_STARTTIME))
@@ -690,6 +691,7 @@ static int refresh_proc(host_ptree *t, struct pt_entry *e, const host_pid_stat *
 	}
 	proc_values(t, p, st, had_prev, &io, io_ok, mono, started_in_interval);
 	p->st = *st;
+	p->have_st = true;
 	p->st_mono = mono;
 	if (io_ok) {
 		p->io = io;
@@ -713,6 +715,8 @@ static int update_followed(host_ptree *t, int64_t mono)
 			if (read_pid_file(t, e->pid, "stat") != 0 ||
 			    host_parse_pid_stat(t->buf.p, t->buf.len, &t->scratch[i]) != 0) {
 				e->dead = true;
+				if (note_exit(t, e) != 0)
+					return -1;
 				continue;
 			}
 			e->fresh = true;
