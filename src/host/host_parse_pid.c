@@ -407,7 +407,7 @@ int host_parse_cgroup(const char *buf, size_t len, host_cgroup *out)
 		}
 		if (rank > best) {
 			best = rank;
-			memcpy(out->path, alt, sizeof(out->path));
+			memcpy(out->path, alt, strlen(alt) + 1);
 			out->path_ok = true;
 			out->v2 = rank == 3;
 		}
