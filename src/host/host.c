@@ -270,6 +270,11 @@ void host_sampler_follow_all(host_sampler *hs)
 	host_ptree_follow_all(hs->pt);
 }
 
+host_ptree_stats host_sampler_ptree_stats(const host_sampler *hs)
+{
+	return host_ptree_last_stats(hs->pt);
+}
+
 int host_sampler_set_roots(host_sampler *hs, const char *proc_root, const char *sys_root)
 {
 	char *p = strdup(proc_root), *s = strdup(sys_root);

@@ -229,7 +229,7 @@ int host_sampler_set_roots(host_sampler *hs, const char *proc_root, const char *
  * tree while their /proc entry is unchanged (see host_config.proc_full_scan).
  * Followed processes also have PID/io read every scan; PID/status,
  * PID/cmdline and PID/cgroup are read when the process is first seen, when
- * its comm changes (exec), and at least every 5 s.
+ * its comm changes (exec), and at least every 30 s.
  * A process that vanishes while it is being read (ENOENT/ESRCH) is dropped
  * silently from that scan (with an EXIT event when it had been reported).
  */
@@ -252,6 +252,8 @@ typedef struct host_ptree_stats {
 	size_t followed;    /* processes in the tree */
 } host_ptree_stats;
 host_ptree_stats host_ptree_last_stats(const host_ptree *t);
+/* The same for the follower inside a sampler. */
+host_ptree_stats host_sampler_ptree_stats(const host_sampler *hs);
 
 /* ---------------------------------------------------- raw layer (advanced) */
 

@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SLOW_REFRESH_NS (5LL * 1000000000LL)
+/* status, cmdline and cgroup rarely change without an exec (which changes comm);
+ * re-read them at least this often anyway. */
+#define SLOW_REFRESH_NS (30LL * 1000000000LL)
 
 enum { PT_UNKNOWN, PT_IN, PT_OUT };
 
