@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 static const char *const sys_files[] = {
-	"/proc/stat",	  "/proc/loadavg",	   "/proc/meminfo",	"/proc/vmstat",
-	"/proc/uptime",	  "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io",
-	"/proc/diskstats", "/proc/net/dev",
+    "/proc/stat",      "/proc/loadavg",      "/proc/meminfo",         "/proc/vmstat",
+    "/proc/uptime",    "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io",
+    "/proc/diskstats", "/proc/net/dev",
 };
 #define NSYS (sizeof(sys_files) / sizeof(sys_files[0]))
 
@@ -287,34 +287,36 @@ static struct result run_cat(double hz, double seconds)
 /* --------------------------------------------------------------- python */
 
 static const char *const py_src =
-	"import os,sys,time,resource\n"
-	"root,hz,secs=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3])\n"
-	"sysf=['/proc/stat','/proc/loadavg','/proc/meminfo','/proc/vmstat','/proc/uptime',\n"
-	"      '/proc/pressure/cpu','/proc/pressure/memory','/proc/pressure/io','/proc/diskstats','/proc/net/dev']\n"
-	"def rd(p):\n"
-	"    try:\n"
-	"        with open(p,'rb') as f: return f.read()\n"
-	"    except OSError: return b''\n"
-	"n=int(hz*secs); cpu=0.0; wall=0.0; t=time.monotonic()\n"
-	"for i in range(n):\n"
-	"    t+=1.0/hz; d=t-time.monotonic()\n"
-	"    if d>0: time.sleep(d)\n"
-	"    c0=time.process_time(); w0=time.monotonic()\n"
-	"    for p in sysf: rd(p)\n"
-	"    par={}\n"
-	"    for e in os.listdir('/proc'):\n"
-	"        if not e.isdigit(): continue\n"
-	"        s=rd('/proc/'+e+'/stat')\n"
-	"        if s: par[int(e)]=int(s[s.rfind(b')')+4:].split()[0])\n"
-	"    kids={}\n"
-	"    for p,pp in par.items(): kids.setdefault(pp,[]).append(p)\n"
-	"    todo=[root]; m=[]\n"
-	"    while todo:\n"
-	"        p=todo.pop(); m.append(p); todo.extend(kids.get(p,[]))\n"
-	"    for p in m:\n"
-	"        for f in ('stat','status','io','cmdline','cgroup'): rd('/proc/%d/%s'%(p,f))\n"
-	"    cpu+=time.process_time()-c0; wall+=time.monotonic()-w0\n"
-	"print(cpu/n*1e6, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, wall/n*1e6)\n";
+    "import os,sys,time,resource\n"
+    "root,hz,secs=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3])\n"
+    "sysf=['/proc/stat','/proc/loadavg','/proc/meminfo','/proc/vmstat','/proc/uptime',\n"
+    "      "
+    "'/proc/pressure/cpu','/proc/pressure/memory','/proc/pressure/io','/proc/diskstats','/proc/net/"
+    "dev']\n"
+    "def rd(p):\n"
+    "    try:\n"
+    "        with open(p,'rb') as f: return f.read()\n"
+    "    except OSError: return b''\n"
+    "n=int(hz*secs); cpu=0.0; wall=0.0; t=time.monotonic()\n"
+    "for i in range(n):\n"
+    "    t+=1.0/hz; d=t-time.monotonic()\n"
+    "    if d>0: time.sleep(d)\n"
+    "    c0=time.process_time(); w0=time.monotonic()\n"
+    "    for p in sysf: rd(p)\n"
+    "    par={}\n"
+    "    for e in os.listdir('/proc'):\n"
+    "        if not e.isdigit(): continue\n"
+    "        s=rd('/proc/'+e+'/stat')\n"
+    "        if s: par[int(e)]=int(s[s.rfind(b')')+4:].split()[0])\n"
+    "    kids={}\n"
+    "    for p,pp in par.items(): kids.setdefault(pp,[]).append(p)\n"
+    "    todo=[root]; m=[]\n"
+    "    while todo:\n"
+    "        p=todo.pop(); m.append(p); todo.extend(kids.get(p,[]))\n"
+    "    for p in m:\n"
+    "        for f in ('stat','status','io','cmdline','cgroup'): rd('/proc/%d/%s'%(p,f))\n"
+    "    cpu+=time.process_time()-c0; wall+=time.monotonic()-w0\n"
+    "print(cpu/n*1e6, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, wall/n*1e6)\n";
 
 static struct result run_python(double hz, double seconds)
 {
@@ -372,7 +374,8 @@ int main(int argc, char **argv)
 	if (d)
 		closedir(d);
 	printf("%d sleeping children followed, %d processes in /proc\n\n", nkids, nproc);
-	printf("| reader | rate | CPU us/snapshot | CPU of one core | vs gpuwhy | wall us/snapshot | memory KiB (*) |\n");
+	printf("| reader | rate | CPU us/snapshot | CPU of one core | vs gpuwhy | wall us/snapshot "
+	       "| memory KiB (*) |\n");
 	printf("| --- | --- | --- | --- | --- | --- | --- |\n");
 	static const double rates[2] = {1, 10};
 	for (int i = 0; i < 2; i++) {
@@ -389,8 +392,9 @@ int main(int argc, char **argv)
 		row("naive C stdio", hz, n, g);
 		row("cat", hz, c, g);
 		row("python3 read loop", hz, p, g);
-		fprintf(stderr, "host_bench: %g Hz: gpuwhy read %.1f PID/stat per snapshot, naive %.1f\n",
-			hz, g.stat_reads, n.stat_reads);
+		fprintf(stderr,
+		        "host_bench: %g Hz: gpuwhy read %.1f PID/stat per snapshot, naive %.1f\n",
+		        hz, g.stat_reads, n.stat_reads);
 	}
 	reap();
 	printf("\n(*) in-process readers: growth of this process's RSS while sampling;"

@@ -11,7 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
 	host_cgroup cg;
-	if (host_parse_cgroup(buf, size, &cg) == 0 && strnlen(cg.path, sizeof(cg.path)) == sizeof(cg.path))
+	if (host_parse_cgroup(buf, size, &cg) == 0 &&
+	    strnlen(cg.path, sizeof(cg.path)) == sizeof(cg.path))
 		__builtin_trap();
 	return 0;
 }

@@ -10,7 +10,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
 	host_kmsg_event ev;
-	if (host_kmsg_parse_line(buf, size, &ev) == 1 && (ev.msg[sizeof(ev.msg) - 1] != 0 || ev.pci[sizeof(ev.pci) - 1] != 0))
+	if (host_kmsg_parse_line(buf, size, &ev) == 1 &&
+	    (ev.msg[sizeof(ev.msg) - 1] != 0 || ev.pci[sizeof(ev.pci) - 1] != 0))
 		__builtin_trap();
 	return 0;
 }

@@ -10,7 +10,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
 	host_pid_status st;
-	if (host_parse_pid_status(buf, size, &st) == 0 && (st.nspid_n < 0 || st.nspid_n > HOST_NSPID_MAX))
+	if (host_parse_pid_status(buf, size, &st) == 0 &&
+	    (st.nspid_n < 0 || st.nspid_n > HOST_NSPID_MAX))
 		__builtin_trap();
 	return 0;
 }

@@ -182,7 +182,8 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 		const char *msg = find(c.p, end, "error message received");
 		if (!rcv && !msg)
 			return 0;
-		/* the source: "received: 0000:3b:00.0", "received from 0000:3b:00.0" or "id=0018" */
+		/* the source: "received: 0000:3b:00.0", "received from 0000:3b:00.0" or "id=0018"
+		 */
 		const char *src = find(c.p, end, "received");
 		src += strlen("received");
 		while (src < end && (*src == ':' || *src == ' '))
@@ -200,9 +201,9 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 			for (; !hc_eof(&h) && nd < 4; h.p++, nd++) {
 				char ch = *h.p;
 				int d = ch >= '0' && ch <= '9'   ? ch - '0'
-					: ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-					: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-								 : -1;
+				        : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+				        : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+				                                 : -1;
 				if (d < 0)
 					break;
 				id = id << 4 | (unsigned)d;
@@ -211,8 +212,8 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 				unsigned domain = 0;
 				if (out->port[0] && strlen(out->port) > 5 && out->port[4] == ':')
 					sscanf(out->port, "%4x", &domain);
-				snprintf(out->pci, sizeof(out->pci), "%04x:%02x:%02x.%u", domain & 0xffff,
-					 id >> 8, (id >> 3) & 0x1f, id & 7);
+				snprintf(out->pci, sizeof(out->pci), "%04x:%02x:%02x.%u",
+				         domain & 0xffff, id >> 8, (id >> 3) & 0x1f, id & 7);
 			}
 		}
 	}

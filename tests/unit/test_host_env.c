@@ -116,10 +116,10 @@ static void test_nothing_readable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identity),
-		cmocka_unit_test(test_bare_host),
-		cmocka_unit_test(test_container),
-		cmocka_unit_test(test_nothing_readable),
+	    cmocka_unit_test(test_identity),
+	    cmocka_unit_test(test_bare_host),
+	    cmocka_unit_test(test_container),
+	    cmocka_unit_test(test_nothing_readable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,8 +20,11 @@ static void test_xid_lines(void **state)
 {
 	(void)state;
 	host_kmsg_event e;
-	assert_int_equal(host_kmsg_parse_line(S("[ 5678.901234] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, "
-						"name=python3, GPU has fallen off the bus."), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(S("[ 5678.901234] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, "
+	                           "name=python3, GPU has fallen off the bus."),
+	                         &e),
+	    1);
 	assert_int_equal(e.kind, HOST_KMSG_XID);
 	assert_true(e.xid_ok);
 	assert_int_equal(e.xid, 79);
@@ -36,8 +39,11 @@ static void test_xid_lines(void **state)
 	assert_int_equal(e.level, -1);
 
 	/* the /dev/kmsg record form, with its dictionary lines */
-	assert_int_equal(host_kmsg_parse_line(S("4,1234,5678901234,-,caller=T7;NVRM: Xid (0000:86:00): 13, "
-						"Graphics Exception: ESR 0x404600=0x80000002\n SUBSYSTEM=pci\n"), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(S("4,1234,5678901234,-,caller=T7;NVRM: Xid (0000:86:00): 13, "
+	                           "Graphics Exception: ESR 0x404600=0x80000002\n SUBSYSTEM=pci\n"),
+	                         &e),
+	    1);
 	assert_true(e.seq_ok);
 	assert_int_equal(e.seq, 1234);
 	assert_int_equal(e.level, 4);
@@ -47,15 +53,19 @@ static void test_xid_lines(void **state)
 	assert_false(e.pid_ok);
 	assert_string_equal(e.msg, "Graphics Exception: ESR 0x404600=0x80000002");
 
-	assert_int_equal(host_kmsg_parse_line(S("NVRM: Xid (PCI:0000:3b:00): 94, pid='<unknown>', name=<unknown>, "
-						"Contained: SM (0x1)."), &e), 1);
+	assert_int_equal(host_kmsg_parse_line(
+	                     S("NVRM: Xid (PCI:0000:3b:00): 94, pid='<unknown>', name=<unknown>, "
+	                       "Contained: SM (0x1)."),
+	                     &e),
+	                 1);
 	assert_false(e.pid_ok);
 	assert_string_equal(e.process, "");
 	assert_string_equal(e.msg, "Contained: SM (0x1).");
 	assert_false(e.ts_ok);
 
 	/* not Xid lines, or broken ones */
-	assert_int_equal(host_kmsg_parse_line(S("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus."), &e), 0);
+	assert_int_equal(
+	    host_kmsg_parse_line(S("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus."), &e), 0);
 	assert_int_equal(host_kmsg_parse_line(S("NVRM: Xid (PCI:0000:3b:00"), &e), 0);
 	assert_int_equal(host_kmsg_parse_line(S("NVRM: Xid (PCI:0000:3b:00): x"), &e), 0);
 	assert_int_equal(host_kmsg_parse_line(S("NVRM: Xid (PCI:0000:3b:00): 99999999999"), &e), 0);
@@ -71,7 +81,10 @@ static void test_aer_lines(void **state)
 {
 	(void)state;
 	host_kmsg_event e;
-	assert_int_equal(host_kmsg_parse_line(S("pcieport 0000:00:03.0: AER: Corrected error received: 0000:3b:00.0"), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(
+	        S("pcieport 0000:00:03.0: AER: Corrected error received: 0000:3b:00.0"), &e),
+	    1);
 	assert_int_equal(e.kind, HOST_KMSG_AER_CORRECTED);
 	assert_string_equal(e.port, "0000:00:03.0");
 	assert_string_equal(e.pci, "0000:3b:00.0");
@@ -79,29 +92,53 @@ static void test_aer_lines(void **state)
 	assert_false(e.multiple);
 	assert_string_equal(e.msg, "Corrected error received: 0000:3b:00.0");
 
-	assert_int_equal(host_kmsg_parse_line(S("pcieport 0000:80:02.0: AER: Corrected error message received from 0000:81:00.0"), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(
+	        S("pcieport 0000:80:02.0: AER: Corrected error message received from 0000:81:00.0"),
+	        &e),
+	    1);
 	assert_int_equal(e.kind, HOST_KMSG_AER_CORRECTED);
 	assert_string_equal(e.pci, "0000:81:00.0");
 
-	assert_int_equal(host_kmsg_parse_line(S("pcieport 0000:00:01.0: AER: Multiple Uncorrected (Non-Fatal) error received: 0000:01:00.0"), &e), 1);
+	assert_int_equal(host_kmsg_parse_line(S("pcieport 0000:00:01.0: AER: Multiple Uncorrected "
+	                                        "(Non-Fatal) error received: 0000:01:00.0"),
+	                                      &e),
+	                 1);
 	assert_int_equal(e.kind, HOST_KMSG_AER_NONFATAL);
 	assert_true(e.multiple);
 
 	/* 3.x kernels print the requester id; decoded with the port's domain */
-	assert_int_equal(host_kmsg_parse_line(S("pcieport 0001:00:01.0: AER: Uncorrected (Fatal) error received: id=0018"), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(
+	        S("pcieport 0001:00:01.0: AER: Uncorrected (Fatal) error received: id=0018"), &e),
+	    1);
 	assert_int_equal(e.kind, HOST_KMSG_AER_FATAL);
 	assert_string_equal(e.pci, "0001:00:03.0");
 
-	assert_int_equal(host_kmsg_parse_line(S("nvidia 0000:01:00.0: AER: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)"), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(S("nvidia 0000:01:00.0: AER: PCIe Bus Error: severity=Uncorrected "
+	                           "(Non-Fatal), type=Transaction Layer, (Requester ID)"),
+	                         &e),
+	    1);
 	assert_int_equal(e.kind, HOST_KMSG_AER_NONFATAL);
 	assert_true(e.detail);
 	assert_string_equal(e.pci, "0000:01:00.0");
-	assert_int_equal(host_kmsg_parse_line(S("nvidia 0000:3b:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"), &e), 1);
+	assert_int_equal(
+	    host_kmsg_parse_line(
+	        S("nvidia 0000:3b:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"),
+	        &e),
+	    1);
 	assert_true(e.detail);
 	assert_int_equal(e.kind, HOST_KMSG_AER_CORRECTED);
 
-	assert_int_equal(host_kmsg_parse_line(S("nvidia 0000:3b:00.0: AER:   device [10de:2330] error status/mask=00000001/0000e000"), &e), 0);
-	assert_int_equal(host_kmsg_parse_line(S("pcieport 0000:00:03.0: AER: Uncorrected (Whatever) error received: 0000:3b:00.0"), &e), 0);
+	assert_int_equal(host_kmsg_parse_line(S("nvidia 0000:3b:00.0: AER:   device [10de:2330] "
+	                                        "error status/mask=00000001/0000e000"),
+	                                      &e),
+	                 0);
+	assert_int_equal(host_kmsg_parse_line(S("pcieport 0000:00:03.0: AER: Uncorrected "
+	                                        "(Whatever) error received: 0000:3b:00.0"),
+	                                      &e),
+	                 0);
 	assert_int_equal(host_kmsg_parse_line(S("AER:"), &e), 0);
 	assert_int_equal(host_kmsg_parse_line(S("x AER: PCIe Bus Error: type=Physical"), &e), 0);
 }
@@ -214,11 +251,9 @@ static void test_reader_dev_kmsg(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xid_lines),
-		cmocka_unit_test(test_aer_lines),
-		cmocka_unit_test(test_reader_file),
-		cmocka_unit_test(test_reader_growing_file),
-		cmocka_unit_test(test_reader_dev_kmsg),
+	    cmocka_unit_test(test_xid_lines),       cmocka_unit_test(test_aer_lines),
+	    cmocka_unit_test(test_reader_file),     cmocka_unit_test(test_reader_growing_file),
+	    cmocka_unit_test(test_reader_dev_kmsg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,9 +163,9 @@ static void test_identity_live(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_self),
-		cmocka_unit_test(test_child_burns_cpu),
-		cmocka_unit_test(test_identity_live),
+	    cmocka_unit_test(test_self),
+	    cmocka_unit_test(test_child_burns_cpu),
+	    cmocka_unit_test(test_identity_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,9 @@ static void test_stat_odd(void **state)
 	assert_false(st.has & HOST_STAT_CTXT);
 	/* overflow leaves the field absent; too few columns drop the line */
 	assert_int_equal(host_parse_stat(S("ctxt 99999999999999999999999\ncpu1 1 2 3\n"
-					   "cpu2 18446744073709551615 0 0 0\n"), &st), 0);
+	                                   "cpu2 18446744073709551615 0 0 0\n"),
+	                                 &st),
+	                 0);
 	assert_false(st.has & HOST_STAT_CTXT);
 	assert_int_equal(st.ncpu, 1);
 	assert_int_equal(st.cpu[0].id, 2);
@@ -123,13 +125,13 @@ static void test_meminfo(void **state)
 	/* huge values: not representable in bytes -> absent, not wrapped */
 	b = slurp("odd/proc/meminfo", &len);
 	assert_int_equal(host_parse_meminfo(b, len, &mi), 0);
-	assert_false(mi.has & (1u << HOST_MI_TOTAL));        /* > 2^64 kB digits */
-	assert_true(mi.has & (1u << HOST_MI_FREE));          /* 2^54 - 1 kB fits */
+	assert_false(mi.has & (1u << HOST_MI_TOTAL)); /* > 2^64 kB digits */
+	assert_true(mi.has & (1u << HOST_MI_FREE));   /* 2^54 - 1 kB fits */
 	assert_int_equal(mi.v[HOST_MI_FREE], 18014398509481983ull * 1024);
-	assert_false(mi.has & (1u << HOST_MI_AVAILABLE));    /* 2^54 kB overflows */
-	assert_false(mi.has & (1u << HOST_MI_CACHED));       /* unknown unit */
+	assert_false(mi.has & (1u << HOST_MI_AVAILABLE)); /* 2^54 kB overflows */
+	assert_false(mi.has & (1u << HOST_MI_CACHED));    /* unknown unit */
 	assert_true(mi.has & (1u << HOST_MI_SWAP_TOTAL));
-	assert_false(mi.has & (1u << HOST_MI_SWAP_FREE));    /* cut-off line */
+	assert_false(mi.has & (1u << HOST_MI_SWAP_FREE)); /* cut-off line */
 	assert_int_equal(host_parse_meminfo("", 0, &mi), -1);
 }
 
@@ -137,14 +139,17 @@ static void test_vmstat_psi(void **state)
 {
 	(void)state;
 	host_vmstat vm;
-	assert_int_equal(host_parse_vmstat(S("pswpin 5\npswpout 6\npgmajfault 7\noom_kill 1\nx 2\n"), &vm), 0);
+	assert_int_equal(
+	    host_parse_vmstat(S("pswpin 5\npswpout 6\npgmajfault 7\noom_kill 1\nx 2\n"), &vm), 0);
 	assert_int_equal(vm.v[HOST_VM_PSWPIN], 5);
 	assert_int_equal(vm.v[HOST_VM_OOM_KILL], 1);
 	assert_int_equal(host_parse_vmstat(S("pswpin_x 5\n"), &vm), -1);
 
 	host_psi psi;
 	assert_int_equal(host_parse_psi(S("some avg10=1.00 avg60=2.00 avg300=3.00 total=123456\n"
-					  "full avg10=0.00 avg60=0.00 avg300=0.00 total=789\n"), &psi), 0);
+	                                  "full avg10=0.00 avg60=0.00 avg300=0.00 total=789\n"),
+	                                &psi),
+	                 0);
 	assert_true(psi.some_ok && psi.full_ok);
 	assert_int_equal(psi.some_us, 123456);
 	assert_int_equal(psi.full_us, 789);
@@ -173,9 +178,10 @@ static void test_diskstats(void **state)
 	assert_int_equal(host_parse_diskstats(b, len, &ds), 0);
 	assert_int_equal(ds.n, 1); /* sdb was cut off */
 	assert_int_equal(host_parse_diskstats(S("8 0 sda 1 2 3 4\n"), &ds), -1);
-	assert_int_equal(host_parse_diskstats(
-				 S("8 0 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 2 3 4 5 6 7 8 9 10 11\n"), &ds),
-			 -1);
+	assert_int_equal(
+	    host_parse_diskstats(
+	        S("8 0 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 2 3 4 5 6 7 8 9 10 11\n"), &ds),
+	    -1);
 	host_diskstats_free(&ds);
 
 	assert_true(host_disk_name_is_partition("sda1"));
@@ -207,7 +213,8 @@ static void test_net_dev(void **state)
 	assert_int_equal(nd.d[1].v[HOST_ND_RX_BYTES], 2000000);
 	assert_int_equal(nd.d[1].v[HOST_ND_TX_DROP], 2);
 	/* no space after the colon, as old kernels wrote it */
-	assert_int_equal(host_parse_net_dev(S("eth9:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"), &nd), 0);
+	assert_int_equal(
+	    host_parse_net_dev(S("eth9:1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"), &nd), 0);
 	assert_string_equal(nd.d[0].name, "eth9");
 	assert_int_equal(nd.d[0].v[HOST_ND_TX_COMPRESSED], 16);
 	b = slurp("odd/proc/net/dev", &len);
@@ -236,7 +243,8 @@ static void test_pid_stat(void **state)
 	assert_true(ps.has & HOST_PS_RSS);
 
 	/* a comm that ends in ") R 9 (" must not fool the parser */
-	assert_int_equal(host_parse_pid_stat(S("42 (a) R 9 (b) S 7 1 1 0 -1 0 1 0 2 0 3 4\n"), &ps), 0);
+	assert_int_equal(host_parse_pid_stat(S("42 (a) R 9 (b) S 7 1 1 0 -1 0 1 0 2 0 3 4\n"), &ps),
+	                 0);
 	assert_string_equal(ps.comm, "a) R 9 (b");
 	assert_int_equal(ps.state, 'S');
 	assert_int_equal(ps.ppid, 7);
@@ -255,7 +263,9 @@ static void test_pid_stat(void **state)
 
 	/* negative nice, huge vsize, rss of -1 */
 	assert_int_equal(host_parse_pid_stat(S("5 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 -5 2 0 9 "
-					       "18446744073709551615 -1\n"), &ps), 0);
+	                                       "18446744073709551615 -1\n"),
+	                                     &ps),
+	                 0);
 	assert_int_equal(ps.nice, -5);
 	assert_true(ps.vsize == UINT64_MAX);
 	assert_int_equal(ps.rss_pages, -1);
@@ -314,8 +324,11 @@ static void test_pid_io_cmdline(void **state)
 {
 	(void)state;
 	host_pid_io io;
-	assert_int_equal(host_parse_pid_io(S("rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\n"
-					     "write_bytes: 8192\ncancelled_write_bytes: 0\n"), &io), 0);
+	assert_int_equal(
+	    host_parse_pid_io(S("rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\n"
+	                        "write_bytes: 8192\ncancelled_write_bytes: 0\n"),
+	                      &io),
+	    0);
 	assert_int_equal(io.v[HOST_IO_READ_BYTES], 4096);
 	assert_int_equal(io.v[HOST_IO_WRITE_BYTES], 8192);
 	assert_int_equal(io.has, (1u << HOST_IO_COUNT) - 1);
@@ -324,7 +337,8 @@ static void test_pid_io_cmdline(void **state)
 	assert_int_equal(host_parse_pid_io("", 0, &io), -1);
 
 	char out[64];
-	assert_int_equal(host_format_cmdline(S("python\0train.py\0--lr\0000.1\0"), out, sizeof(out)), 24);
+	assert_int_equal(
+	    host_format_cmdline(S("python\0train.py\0--lr\0000.1\0"), out, sizeof(out)), 24);
 	assert_string_equal(out, "python train.py --lr 0.1");
 	assert_int_equal(host_format_cmdline("", 0, out, sizeof(out)), 0);
 	assert_string_equal(out, "");
@@ -344,7 +358,8 @@ static void test_cgroup(void **state)
 	const char *b = slurp("basic/t0/proc/100/cgroup", &len);
 	assert_int_equal(host_parse_cgroup(b, len, &cg), 0);
 	assert_false(cg.v2);
-	assert_string_equal(cg.path, "/docker/4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a");
+	assert_string_equal(
+	    cg.path, "/docker/4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a");
 	assert_int_equal(cg.runtime, HOST_RT_DOCKER);
 	assert_int_equal(strlen(cg.id), 64);
 	assert_string_equal(host_runtime_name(cg.runtime), "docker");
@@ -353,7 +368,8 @@ static void test_cgroup(void **state)
 	assert_int_equal(host_parse_cgroup(b, len, &cg), 0);
 	assert_true(cg.v2);
 	assert_int_equal(cg.runtime, HOST_RT_CONTAINERD);
-	assert_string_equal(cg.id, "a1b2c3d4e5f60718a1b2c3d4e5f60718a1b2c3d4e5f60718a1b2c3d4e5f60718");
+	assert_string_equal(cg.id,
+	                    "a1b2c3d4e5f60718a1b2c3d4e5f60718a1b2c3d4e5f60718a1b2c3d4e5f60718");
 	assert_string_equal(cg.pod_uid, "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d");
 
 	assert_int_equal(host_parse_cgroup(S("0::/user.slice/session-3.scope\n"), &cg), 0);
@@ -365,12 +381,15 @@ static void test_cgroup(void **state)
 	assert_string_equal(cg.id, "0123456789abcdef0123");
 	host_cgroup_classify("/machine.slice/libpod-conmon-0123456789abcdef0123.scope", &cg);
 	assert_int_equal(cg.runtime, HOST_RT_NONE);
-	host_cgroup_classify("/kubepods.slice/kubepods-pod11111111_2222_3333_4444_555555555555.slice/"
-			     "crio-abcdefabcdef0123.scope", &cg);
+	host_cgroup_classify(
+	    "/kubepods.slice/kubepods-pod11111111_2222_3333_4444_555555555555.slice/"
+	    "crio-abcdefabcdef0123.scope",
+	    &cg);
 	assert_int_equal(cg.runtime, HOST_RT_CRIO);
 	assert_string_equal(cg.pod_uid, "11111111-2222-3333-4444-555555555555");
 	host_cgroup_classify("/kubepods/burstable/pod11111111-2222-3333-4444-555555555555/"
-			     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", &cg);
+	                     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+	                     &cg);
 	assert_int_equal(cg.runtime, HOST_RT_KUBEPODS);
 	assert_int_equal(strlen(cg.id), 64);
 	host_cgroup_classify("/lxc.payload.web1/init.scope", &cg);
@@ -404,12 +423,12 @@ static void test_env_helpers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stat_fixture),   cmocka_unit_test(test_stat_odd),
-		cmocka_unit_test(test_loadavg_uptime), cmocka_unit_test(test_meminfo),
-		cmocka_unit_test(test_vmstat_psi),     cmocka_unit_test(test_diskstats),
-		cmocka_unit_test(test_net_dev),        cmocka_unit_test(test_pid_stat),
-		cmocka_unit_test(test_pid_status),     cmocka_unit_test(test_pid_io_cmdline),
-		cmocka_unit_test(test_cgroup),         cmocka_unit_test(test_env_helpers),
+	    cmocka_unit_test(test_stat_fixture),   cmocka_unit_test(test_stat_odd),
+	    cmocka_unit_test(test_loadavg_uptime), cmocka_unit_test(test_meminfo),
+	    cmocka_unit_test(test_vmstat_psi),     cmocka_unit_test(test_diskstats),
+	    cmocka_unit_test(test_net_dev),        cmocka_unit_test(test_pid_stat),
+	    cmocka_unit_test(test_pid_status),     cmocka_unit_test(test_pid_io_cmdline),
+	    cmocka_unit_test(test_cgroup),         cmocka_unit_test(test_env_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

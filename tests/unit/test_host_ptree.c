@@ -96,7 +96,8 @@ static void test_first_scan(void **state)
 	assert_int_equal(p->state, 'S');
 	expect_user(p, 0);
 	assert_string_equal(p->cmdline, "python train.py --epochs 3");
-	assert_string_equal(p->cgroup, "/docker/4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a");
+	assert_string_equal(
+	    p->cgroup, "/docker/4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a4f1d3b2a");
 	assert_int_equal(p->runtime, HOST_RT_DOCKER);
 	assert_int_equal(strlen(p->container_id), 64);
 	assert_int_equal(p->nspid_n, 1);
@@ -314,7 +315,7 @@ static void test_sampler_and_copy(void **state)
 	assert_int_equal(copy.nevents, 3);
 	assert_string_equal(copy.procs[0].cmdline, "my (weird) proc --flag");
 	assert_true(copy.procs[0].cmdline >= copy.arena &&
-		    copy.procs[0].cmdline < copy.arena + copy.arena_len);
+	            copy.procs[0].cmdline < copy.arena + copy.arena_len);
 	assert_string_equal(copy.events[2].cmdline, "leaver --bye");
 	assert_int_equal(copy.ncpus, 4);
 	assert_int_equal(copy.cpus[3].id, 3);
@@ -331,11 +332,11 @@ static void test_sampler_and_copy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_scan),
-		cmocka_unit_test(test_second_scan),
-		cmocka_unit_test(test_full_scan_and_follow_all),
-		cmocka_unit_test(test_roots),
-		cmocka_unit_test(test_sampler_and_copy),
+	    cmocka_unit_test(test_first_scan),
+	    cmocka_unit_test(test_second_scan),
+	    cmocka_unit_test(test_full_scan_and_follow_all),
+	    cmocka_unit_test(test_roots),
+	    cmocka_unit_test(test_sampler_and_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

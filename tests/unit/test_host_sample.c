@@ -31,7 +31,7 @@ static void assert_absent(host_val v)
 
 /* Sample t0 then t1 of a case, one second apart. */
 static host_sampler *two_samples(const char *c, const host_config *base, host_sample *s0,
-				 host_sample *s1)
+                                 host_sample *s1)
 {
 	char proc[512], sys[512];
 	host_config cfg;
@@ -287,7 +287,7 @@ static void test_empty_and_odd_trees(void **state)
 	assert_int_equal(s.ncpus, 1);
 	assert_absent(s.cpus[0].v[HOST_CPU_IDLE]); /* same ticks twice: nothing to divide */
 	assert_absent(s.sys[HOST_SYS_CPU_BUSY]);
-	assert_absent(s.sys[HOST_SYS_CTXT_RATE]);     /* overflowing counter */
+	assert_absent(s.sys[HOST_SYS_CTXT_RATE]); /* overflowing counter */
 	assert_val(s.sys[HOST_SYS_PROCS_RUNNING], 1);
 	assert_absent(s.sys[HOST_SYS_PROCS_BLOCKED]); /* cut off */
 	assert_absent(s.sys[HOST_SYS_MEM_TOTAL]);     /* too big to be bytes */
@@ -351,9 +351,9 @@ static void test_metric_table(void **state)
 {
 	(void)state;
 	static const enum host_table tables[] = {HOST_TABLE_SYS, HOST_TABLE_CPU, HOST_TABLE_DISK,
-						 HOST_TABLE_NET, HOST_TABLE_PROC};
-	static const char *const units[] = {"percent", "bytes", "bytes/s", "per_s",
-					    "count",   "seconds", "load",   "ms"};
+	                                         HOST_TABLE_NET, HOST_TABLE_PROC};
+	static const char *const units[] = {"percent", "bytes",   "bytes/s", "per_s",
+	                                    "count",   "seconds", "load",    "ms"};
 	for (size_t t = 0; t < 5; t++) {
 		int n = host_table_size(tables[t]);
 		assert_true(n > 0);
@@ -367,27 +367,27 @@ static void test_metric_table(void **state)
 			assert_true(unit_ok);
 			for (int j = 0; j < i; j++) /* names are keys: unique per table */
 				assert_string_not_equal(host_metric_info_get(tables[t], j)->name,
-							mi->name);
+				                        mi->name);
 		}
 		assert_null(host_metric_info_get(tables[t], n));
 		assert_null(host_metric_info_get(tables[t], -1));
 	}
 	assert_string_equal(host_metric_info_get(HOST_TABLE_SYS, HOST_SYS_MEM_AVAILABLE)->name,
-			    "mem_available");
+	                    "mem_available");
 	assert_string_equal(host_metric_info_get(HOST_TABLE_PROC, HOST_PROC_RSS)->unit, "bytes");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_sample_has_no_rates),
-		cmocka_unit_test(test_cpu),
-		cmocka_unit_test(test_memory_and_pressure),
-		cmocka_unit_test(test_disks),
-		cmocka_unit_test(test_nets),
-		cmocka_unit_test(test_empty_and_odd_trees),
-		cmocka_unit_test(test_compute_pure),
-		cmocka_unit_test(test_metric_table),
+	    cmocka_unit_test(test_first_sample_has_no_rates),
+	    cmocka_unit_test(test_cpu),
+	    cmocka_unit_test(test_memory_and_pressure),
+	    cmocka_unit_test(test_disks),
+	    cmocka_unit_test(test_nets),
+	    cmocka_unit_test(test_empty_and_odd_trees),
+	    cmocka_unit_test(test_compute_pure),
+	    cmocka_unit_test(test_metric_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
