@@ -121,7 +121,9 @@ static void test_child_burns_cpu(void **state)
 	assert_true(i >= 0);
 	const host_proc *p = &s.procs[i];
 	assert_true(p->v[HOST_PROC_CPU].ok);
-	assert_true(p->v[HOST_PROC_CPU].v > 50);
+	/* How much of the wall interval it got depends on the machine's load; that it
+	 * burned CPU and that the tick accounting matches its own clock does not. */
+	assert_true(p->v[HOST_PROC_CPU].v > 0);
 	assert_true(p->v[HOST_PROC_CPU].v <= 110); /* one thread: about one core at most */
 	/* the kernel's tick accounting agrees with the child's own clock */
 	assert_true(p->v[HOST_PROC_CPU_TIME].ok);
