@@ -122,7 +122,6 @@ static void wl_scan(void)
 			r->starttime = f->starttime;
 			r->gpu = f->gpu;
 			r->seen = true;
-			r->alive_at = INT64_MIN;
 		}
 		closedir(dir);
 	}
@@ -152,7 +151,7 @@ void sim_wl_refresh(const sim_time *now)
 		sim_clock_touch(sim_g.dir);
 		reload_epoch();
 	}
-	if (now->mono - sim_g.checked_at < 10000000LL)
+	if (sim_g.checked_at && now->mono - sim_g.checked_at < 10000000LL)
 		return;
 	sim_g.checked_at = now->mono;
 	struct stat st;
@@ -167,7 +166,7 @@ void sim_wl_refresh(const sim_time *now)
 
 bool sim_wl_ref_alive(sim_wl_ref *r, const sim_time *now)
 {
-	if (now->mono - r->alive_at > 200000000LL) {
+	if (!r->alive_at || now->mono - r->alive_at > 200000000LL) {
 		r->alive = sim_pid_alive(r->pid, r->starttime);
 		r->alive_at = now->mono;
 	}
@@ -555,7 +554,7 @@ static nvmlReturn_t init_locked(void)
 	sim_g.retired = sim_retired_map(sim_g.dir);
 	sim_g.n_wl = 0;
 	sim_g.dir_mtime = -1;
-	sim_g.checked_at = INT64_MIN / 2;
+	sim_g.checked_at = 0;
 	sim_g.touched_at = mono_now();
 	wl_scan();
 	sim_g.refs = 1;
