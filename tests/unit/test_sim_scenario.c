@@ -190,7 +190,7 @@ static void test_gpu_errors(void **state)
 	expect(DOC(",\n     \"uuid\": \"1234\""), "a GPU UUID starts with \"GPU-\"");
 	expect(HEAD "  \"gpus\": [{\"name\": \"\", \"architecture\": \"hopper\", \"vbios\": \"1\", "
 		    "\"compute_capability\": [9, 0]}]}",
-	       "t.json:4:22: gpus[0].name: the name cannot be empty");
+	       "t.json:4:21: gpus[0].name: the name cannot be empty");
 	expect(DOC(",\n     \"compute_capability\": [9]"), "expected [major, minor]");
 	expect(DOC(",\n     \"compute_mode\": \"shared\""),
 	       "unknown value \"shared\" (one of: default, exclusive_thread, prohibited, "
