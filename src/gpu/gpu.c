@@ -791,6 +791,10 @@ static int load_library(gpu_ctx *c)
 
 static int init_error(gpu_ctx *c, nvmlReturn_t rc)
 {
+	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
+	if (scen && *scen)
+		return gw_error(GW_EXIT_ENV, scen, "fix the scenario (its error is above)",
+				"the simulated GPU did not start: %s", nvml_err(c, rc));
 	switch (rc) {
 	case NVML_ERROR_DRIVER_NOT_LOADED:
 		return gw_error(GW_EXIT_ENV, "NVIDIA driver not loaded",
