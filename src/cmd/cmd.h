@@ -15,6 +15,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 
 /* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
 #define GW_COMMANDS(X) \
+	X("doctor", cmd_doctor, "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, WSL, load") \
 	X("query", cmd_query, "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
