@@ -326,7 +326,7 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 				nc[i] = dr_pci_chain(c->p, m->gpu[i].st.pci_bus_id, chain[i], 16);
 		for (size_t l = 0; l < k->n; l++) {
 			dr_aer a;
-			if (!dr_aer_parse(k->lines[l], &a))
+			if (!dr_aer_parse(k->lines[l], &a) || a.summary)
 				continue;
 			bool mine = false;
 			for (int i = 0; i < n; i++) {

@@ -280,6 +280,8 @@ typedef struct {
 	char reporter[16];/* BDF of the reporting port, "" when none */
 	bool uncorrected; /* Uncorrected (Non-Fatal) or Fatal */
 	bool fatal;
+	bool summary;     /* the port's "error received" line; the same event also has a
+			     "PCIe Bus Error" line from the device, so checks count only those */
 } dr_aer;
 bool dr_aer_parse(const char *line, dr_aer *out);
 

@@ -314,6 +314,7 @@ bool dr_aer_parse(const char *line, dr_aer *out)
 		if (!first_bdf(recv, NULL, out->device))
 			return false;
 		first_bdf(line, marker, out->reporter);
+		out->summary = true;
 		return true;
 	}
 	return first_bdf(line, marker, out->device);
