@@ -240,7 +240,9 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 		/* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
 		if (k->extra[0])
 			dr_sb_addf(&found, "; %s", k->extra);
-		if (k->error[0]) {
+		if (k->error[0] && !has_gpu) {
+			dr_sb_addf(&found, "; %s (this machine has no NVIDIA GPU)", k->error);
+		} else if (k->error[0]) {
 			dr_sb_addf(&found, "; %s", k->error);
 			st = dr_worse(st, DR_FAIL);
 			dr_sb_sep(&fix, "; ");

@@ -134,8 +134,7 @@ static const char py_script[] =
 	"                ctypes.CDLL(so)\n"
 	"                r['extra'] += '; CUDA provider library loads'\n"
 	"            except OSError as e:\n"
-	"                t = str(e)\n"
-	"                if 'libcu' in t or 'libnv' in t: r['error'] = 'CUDA provider cannot load: ' + t[:300]\n"
+	"                r['error'] = 'CUDA provider cannot load: ' + str(e)[:300]\n"
 	"def p_cupy(r):\n"
 	"    import cupy\n"
 	"    r['version'] = cupy.__version__; r['file'] = cupy.__file__\n"
@@ -248,7 +247,7 @@ static void why_failed(const gw_child_result *res, int64_t timeout_ns, char *out
 	if (!res->started)
 		snprintf(out, len, "cannot run: %s", strerror(res->start_errno));
 	else if (res->timed_out)
-		snprintf(out, len, "no answer within %lld s", (long long)(timeout_ns / 1000000000LL));
+		snprintf(out, len, "no answer within %.1f s", (double)timeout_ns / 1e9);
 	else if (!res->exited)
 		snprintf(out, len, "killed by signal %d", res->signal);
 	else {
