@@ -58,17 +58,17 @@ static void scan_spec(const char *path, const char *shown, cdi_info *ci, bool *s
 			ci->gpu_nodes++;
 		}
 	}
-	/* nvidia-ctk writes host library paths: libnvidia-ml.so.550.54.14 names the driver. */
-	const char *lib = strstr(s, "libnvidia-ml.so.");
-	if (!lib)
-		lib = strstr(s, "libcuda.so.");
-	if (lib && !ci->driver[0]) {
-		const char *v = strchr(lib, '.');
-		v = v ? strstr(v, "so.") : NULL;
-		if (v) {
-			v += 3;
+	/* nvidia-ctk writes host library paths: libnvidia-ml.so.550.54.14 names the driver
+	 * (the first versioned one; libnvidia-ml.so.1 links are no version). */
+	static const char *const libs[] = {"libnvidia-ml.so.", "libcuda.so."};
+	for (size_t k = 0; k < 2 && !ci->driver[0]; k++) {
+		for (const char *q = strstr(s, libs[k]); q && !ci->driver[0];
+		     q = strstr(q + 1, libs[k])) {
+			const char *v = q + strlen(libs[k]);
 			size_t n = strspn(v, "0123456789.");
-			if (n > 2 && strchr(v, '.') < v + n)
+			while (n && v[n - 1] == '.')
+				n--;
+			if (n > 2 && memchr(v, '.', n))
 				snprintf(ci->driver, sizeof ci->driver, "%.*s", (int)n, v);
 		}
 	}
