@@ -604,8 +604,10 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		}
 		if (power) {
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "the job is power bound: raise the limit toward the default "
-					 "(sudo nvidia-smi -pl W) if cooling allows, or accept it");
+			dr_sb_addf(&fix, "the job is power bound: expected for heavy kernels at the "
+					 "default limit; if the limit was lowered, restore it (see "
+					 "gpus.power_limit), else a higher limit up to the board's maximum "
+					 "(sudo nvidia-smi -pl W) helps if cooling allows");
 		}
 		if (app) {
 			dr_sb_sep(&fix, "; ");

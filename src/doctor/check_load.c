@@ -143,7 +143,7 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 			if (p->mem_ok)
 				owned += (double)p->mem_bytes / MIB;
 			/* A PID the kernel does not know, or a zombie, still holding memory. */
-			if (w->pidns_nested || m->simulated)
+			if (w->pidns_nested)
 				continue;
 			unsigned ppid;
 			char st = pid_state(c->p->proc_root, p->pid, &ppid);
