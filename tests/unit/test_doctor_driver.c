@@ -266,10 +266,10 @@ static void persistence_outcomes(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_nvml_ok(f);
-	dr_gpu *a = fx_gpu(f, "A", "GPU-aaaa", "00000000:3B:00.0");
-	dr_gpu *b = fx_gpu(f, "A", "GPU-bbbb", "00000000:5E:00.0");
-	fx_set(a, GM_PERSISTENCE, 1);
-	fx_set(b, GM_PERSISTENCE, 1);
+	fx_gpu(f, "A", "GPU-aaaa", "00000000:3B:00.0");
+	fx_gpu(f, "A", "GPU-bbbb", "00000000:5E:00.0"); /* may move the array: index it after */
+	fx_set(&f->m.gpu[0], GM_PERSISTENCE, 1);
+	fx_set(&f->m.gpu[1], GM_PERSISTENCE, 1);
 	fx_expect(fx_run(f, dr_check_driver_persistence), DR_PASS, "on for all 2 GPUs", NULL);
 	fx_set(&f->m.gpu[1], GM_PERSISTENCE, 0);
 	fx_expect(fx_run(f, dr_check_driver_persistence), DR_WARN, "off on GPU 1",
