@@ -178,7 +178,8 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 	}
 	const dr_pypkg *k = &py->pkg[f->pkg];
 	if (!k->installed) {
-		dr_addf(c->r, f->check, DR_SKIP, "%s not installed for %s", f->label, py->exe);
+		dr_addf(c->r, f->check, DR_SKIP, "%s not installed for %s", f->label,
+			py->sys_exe[0] ? py->sys_exe : py->exe);
 		return;
 	}
 	if (py->major < 3) {

@@ -320,6 +320,66 @@ static void duplicates_outcomes(void **state)
 	fx_free(f);
 }
 
+/* The other frameworks share the judgement; each outcome of each, from canned answers. */
+static void other_frameworks_outcomes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *mod;
+		dr_check_fn fn;
+		const char *pass, *warn, *fail, *fail_fix;
+	} fw[] = {
+		{"jax", dr_check_python_jax,
+		 "{\"version\": \"0.4.30\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
+		 "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+		 "{\"version\": \"0.4.35\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
+		 "{\"version\": \"0.4.30\", \"cpu_only\": true, \"gpu_count\": 0}", "jax[cuda12]"},
+		{"tensorflow", dr_check_python_tensorflow,
+		 "{\"version\": \"2.16.1\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
+		 "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+		 "{\"version\": \"2.18.0\", \"cuda\": \"12.5.1\", \"gpu_count\": 2, \"devices\": []}",
+		 "{\"version\": \"2.16.1\", \"cpu_only\": true, \"gpu_count\": 0}",
+		 "tensorflow[and-cuda]"},
+		{"onnxruntime", dr_check_python_onnxruntime,
+		 "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
+		 "\"providers: CUDAExecutionProvider, CPUExecutionProvider\"}",
+		 "{\"version\": \"1.20.0\", \"cuda\": \"12.6\", \"gpu_count\": -1, \"extra\": "
+		 "\"providers: CUDAExecutionProvider\"}",
+		 "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1}",
+		 "pip install onnxruntime-gpu"},
+		{"cupy", dr_check_python_cupy,
+		 "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 2, \"devices\": "
+		 "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+		 "{\"version\": \"13.3.0\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
+		 "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 0, \"error\": "
+		 "\"CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected\"}",
+		 "initialise CUDA by hand"},
+	};
+	for (size_t i = 0; i < sizeof fw / sizeof *fw; i++) {
+		char list[512], rel[64];
+		snprintf(list, sizeof list,
+			 "{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "
+			 "{\"%s\": \"/s/%s/__init__.py\"}, \"dists\": []}",
+			 fw[i].mod, fw[i].mod);
+		snprintf(rel, sizeof rel, "py/%s.json", fw[i].mod);
+		const char *answers[3] = {fw[i].pass, fw[i].warn, fw[i].fail};
+		const dr_status want[3] = {DR_PASS, DR_WARN, DR_FAIL};
+		for (int k = 0; k < 3; k++) {
+			fx_t *f = gpu_machine("12.4");
+			fake_python(f, list);
+			fx_write(f, rel, answers[k]);
+			const dr_result *r = fx_run(f, fw[i].fn);
+			fx_expect(r, want[k], fw[i].mod,
+				  k == 1 ? "for full CUDA" : k == 2 ? fw[i].fail_fix : NULL);
+			fx_free(f);
+		}
+		fx_t *f = gpu_machine("12.4");
+		fake_python(f, LIST_TORCH); /* only torch installed */
+		fx_expect(fx_run(f, fw[i].fn), DR_SKIP, "not installed for /usr/bin/python3", NULL);
+		fx_free(f);
+	}
+}
+
 /* ---- the real probe script, against stand-in frameworks (tests/fixtures/doctor/pysite) ---- */
 
 static char *real_python(void)
@@ -415,6 +475,7 @@ int main(void)
 		cmocka_unit_test(torch_import_problems),
 		cmocka_unit_test(onnxruntime_outcomes),
 		cmocka_unit_test(duplicates_outcomes),
+		cmocka_unit_test(other_frameworks_outcomes),
 		cmocka_unit_test(real_script_against_stand_ins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
