@@ -201,6 +201,24 @@ static void mismatch_outcomes(void **state)
 		  "kernel module 550.54.14, libnvidia-ml 555.42.02 (/usr/lib64)", "reboot");
 	fx_free(f);
 
+	f = fx_new(); /* the library NVML loaded is not the module's version */
+	fx_nvml_ok(f);
+	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
+	snprintf(f->m.lib_path, sizeof f->m.lib_path, "/opt/x/libnvidia-ml.so.535.104.05");
+	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_FAIL,
+		  "loaded /opt/x/libnvidia-ml.so.535.104.05 is version 535.104.05, the kernel module "
+		  "is 550.54.14",
+		  "remove the stale library");
+	fx_free(f);
+
+	f = fx_new(); /* a module and no libraries anywhere */
+	f->m.nvml = DR_NVML_NO_LIBRARY;
+	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
+	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_WARN,
+		  "kernel module 550.54.14 loaded, but no libnvidia-ml.so.1",
+		  "user-space libraries of version 550.54.14");
+	fx_free(f);
+
 	f = fx_new();
 	fx_nvml_ok(f);
 	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_SKIP, "no nvidia kernel module loaded",
