@@ -46,6 +46,12 @@ timeout 120 "$GPUWHY" --sim a100x2-pcie-degraded --gpus 1 doctor >"$tmp/raw"
 squeeze
 has '^PASS  gpus\.pcie_link  GPU 1: gen 4 of 4, x16 of x16$'
 
+# a --gpus list that names no GPU is a usage error
+timeout 120 "$GPUWHY" --sim a100x2-pcie-degraded --gpus 5 doctor >"$tmp/raw" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "--gpus 5: exit $rc, want 2"
+grep -q '^gpuwhy: --gpus: GPU index 5 does not exist' "$tmp/err" || fail "--gpus 5 message"
+
 GPUWHY_SIM_TIME=45 doctor rtx4090-throttle
 [ "$rc" -eq 1 ] || fail "rtx4090-throttle at 45 s: exit $rc, want 1"
 has '^FAIL  gpus\.thermal  GPU 0 at [0-9]+ C, slowdown at 88 C'
