@@ -253,8 +253,9 @@ static void why_failed(const gw_child_result *res, int64_t timeout_ns, char *out
 	else {
 		char hint[300] = "";
 		stderr_hint(res, hint, sizeof hint);
-		snprintf(out, len, "exited with status %d%s%s", res->status, hint[0] ? ": " : "",
-			 hint);
+		snprintf(out, len, "%s %d%s%s",
+			 res->status ? "exited with status" : "printed no answer and exited with status",
+			 res->status, hint[0] ? ": " : "", hint);
 	}
 }
 
