@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <locale.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -166,7 +167,10 @@ void sim_wl_refresh(const sim_time *now)
 
 bool sim_wl_ref_alive(sim_wl_ref *r, const sim_time *now)
 {
-	if (!r->alive_at || now->mono - r->alive_at > 200000000LL) {
+	/* A process that exited leaves the list at once; PID reuse is checked each second. */
+	if (r->pid == 0 || r->pid > INT_MAX || (kill((pid_t)r->pid, 0) != 0 && errno != EPERM))
+		return r->alive = false;
+	if (!r->alive_at || now->mono - r->alive_at > 1000000000LL) {
 		r->alive = sim_pid_alive(r->pid, r->starttime);
 		r->alive_at = now->mono;
 	}
