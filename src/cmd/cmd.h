@@ -16,6 +16,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 /* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
 #define GW_COMMANDS(X) \
 	X("query", cmd_query, "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)") \
+	X("exporter", cmd_exporter, "Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);
