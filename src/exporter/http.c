@@ -387,6 +387,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			 "404 page not found\n");
 }
 
+/*
+ * No percent-decoding: the path is compared as sent, so "/metrics%00" or
+ * "/%6detrics" are not /metrics. Prometheus asks for the literal path.
+ */
+static size_t keep_escapes(void *cls, struct MHD_Connection *c, char *s)
+{
+	return strlen(s);
+}
+
 /* ------------------------------------------------------------------ start */
 
 static int listen_socket(const exp_listen_addr *a, int *port_out, char *why, size_t whylen)
@@ -455,7 +464,7 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 		(unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)o->memory_limit,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, s, MHD_OPTION_END);
+		on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		close(fd);
 		exp_server_stop(s);
