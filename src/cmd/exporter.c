@@ -211,6 +211,7 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 			   .version = GPUWHY_VERSION},
 		.findings = exp_live_findings,
 		.proc_root = "/proc",
+		.host = true,
 	};
 	if (!board)
 		rc = gw_error(GW_EXIT_ENV, "exporter", NULL, "out of memory");

@@ -271,6 +271,7 @@ typedef struct {
 	exp_findings_fn findings;
 	void *findings_user;
 	const char *proc_root; /* "/proc" */
+	bool host;	       /* also sample the host (CPU, memory, swap) */
 } exp_sampler_opts;
 
 typedef struct exp_sampler exp_sampler;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "exporter/exporter.h"
+#include "host/host.h"
 #include "host/pidbrief.h"
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -29,6 +30,8 @@ struct exp_sampler {
 	uint64_t samples;
 	gpu_proc *procs;
 	bool pidns_nested;
+	host_sampler *host; /* NULL: no host series */
+	host_sample hsample;
 	exp_finding found[EXP_FINDINGS_MAX];
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -114,6 +117,43 @@ static void sample_gpus(exp_sampler *s, exp_snapshot *snap)
 	}
 }
 
+static exp_val pct_ratio(host_val v)
+{
+	return (exp_val){v.ok, v.ok ? v.v / 100.0 : 0};
+}
+
+static exp_val plain(host_val v)
+{
+	return (exp_val){v.ok, v.ok ? v.v : 0};
+}
+
+/* The host series: CPU busy/iowait overall and per CPU, memory, swap. */
+static void sample_host(exp_sampler *s, exp_host *h, int64_t mono, double wall)
+{
+	h->present = false;
+	h->ncpus = 0;
+	if (!s->host || host_sampler_sample_at(s->host, mono, wall, &s->hsample) != 0)
+		return;
+	const host_sample *x = &s->hsample;
+	h->present = true;
+	h->cpu_busy = pct_ratio(x->sys[HOST_SYS_CPU_BUSY]);
+	h->cpu_iowait = pct_ratio(x->sys[HOST_SYS_CPU_IOWAIT]);
+	h->mem_total = plain(x->sys[HOST_SYS_MEM_TOTAL]);
+	h->mem_used = plain(x->sys[HOST_SYS_MEM_USED]);
+	h->mem_available = plain(x->sys[HOST_SYS_MEM_AVAILABLE]);
+	h->swap_total = plain(x->sys[HOST_SYS_SWAP_TOTAL]);
+	h->swap_used = plain(x->sys[HOST_SYS_SWAP_USED]);
+	if (x->ncpus > 100000 || exp_host_reserve(h, (int)x->ncpus) != 0)
+		return;
+	for (size_t k = 0; k < x->ncpus; k++) {
+		exp_cpu *c = &h->cpus[k];
+		c->id = x->cpus[k].id;
+		c->busy = pct_ratio(x->cpus[k].v[HOST_CPU_BUSY]);
+		c->iowait = pct_ratio(x->cpus[k].v[HOST_CPU_IOWAIT]);
+	}
+	h->ncpus = (int)x->ncpus;
+}
+
 static int finding_cmp(const void *a, const void *b)
 {
 	const exp_finding *x = a, *y = b;
@@ -177,6 +217,7 @@ static void take_sample(exp_sampler *s)
 	int64_t t0 = gw_mono_ns();
 	snap->t_wall = gw_wall_s();
 	sample_gpus(s, snap);
+	sample_host(s, &snap->host, t0, snap->t_wall);
 	int64_t t1 = gw_mono_ns();
 	snap->sample_seconds = (double)(t1 - t0) / 1e9;
 	snap->samples_total = ++s->samples;
@@ -216,6 +257,8 @@ static void sampler_free(exp_sampler *s)
 	for (int k = 0; k < WINDOW_MAX; k++)
 		exp_snapshot_free(s->ring[k]);
 	free(s->procs);
+	host_sample_free(&s->hsample);
+	host_sampler_free(s->host);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -254,6 +297,15 @@ int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o,
 		return gw_error(GW_EXIT_ENV, "exporter", NULL, "out of memory");
 	}
 	s->pidns_nested = host_pidns_nested(s->o.proc_root);
+	if (s->o.host) {
+		host_config hc;
+		host_config_default(&hc);
+		hc.proc_root = s->o.proc_root;
+		/* Without a followed process the host sampler reads system-wide files only. */
+		s->host = host_sampler_new(&hc);
+		if (!s->host)
+			gw_debug("exporter: no host sampler (out of memory); host series left out");
+	}
 	/* Rates (GPM, PCIe, NVLink) need an interval: the first page has them. */
 	gpu_wait_rate_window(gpu);
 	take_sample(s);
