@@ -21,15 +21,19 @@ void exp_collectors_default(exp_collectors *c)
 {
 	memset(c, 0, sizeof *c);
 	/*
-	 * Every family is typed gauge here, although dcgm-exporter's CSV says
-	 * counter for five of them: their names lack the _total suffix that
-	 * counters must have (promtool's lint), and NVLINK_BANDWIDTH_TOTAL is a
-	 * rate, not a count. PromQL ignores the type, so queries are unchanged;
-	 * a --collectors CSV that says counter gets counter.
+	 * dcgm-exporter types five of these counter, but their names lack the
+	 * _total suffix a counter must have, one is named ..._COUNTER (a type in
+	 * the name) and NVLINK_BANDWIDTH_TOTAL is a rate: promtool's lint flags
+	 * all of that. They are untyped here, which promises nothing and lints
+	 * clean; PromQL ignores the type, so queries are unchanged. A
+	 * --collectors CSV that says counter gets counter.
 	 */
-	for (int i = 0; i < GM__COUNT; i++)
-		if (gpu_metrics[i].dcgm)
-			c->order[c->n++] = i;
+	for (int i = 0; i < GM__COUNT; i++) {
+		if (!gpu_metrics[i].dcgm)
+			continue;
+		c->order[c->n++] = i;
+		c->type[i] = gpu_metrics[i].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
+	}
 	c->labels = EXP_LABEL_DRIVER;
 }
 
@@ -129,7 +133,7 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 		return 0; /* the first row of a field wins */
 	seen[id] = true;
 	out->order[out->n++] = id;
-	out->counter[id] = !strcmp(type, "counter");
+	out->type[id] = !strcmp(type, "counter") ? EXP_COUNTER : EXP_GAUGE;
 	if (*help && !(out->help[id] = strdup(help))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

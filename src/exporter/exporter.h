@@ -53,16 +53,20 @@ enum {
 	EXP_LABEL_NVML = 1u << 3,	 /* DCGM_FI_NVML_VERSION */
 };
 
+/* The TYPE line of a family. */
+typedef enum { EXP_GAUGE, EXP_COUNTER, EXP_UNTYPED } exp_prom_type;
+
 typedef struct {
 	int order[GM__COUNT]; /* metric ids in output order */
 	int n;
-	bool counter[GM__COUNT]; /* Prometheus type per id: counter, else gauge */
+	exp_prom_type type[GM__COUNT];
 	char *help[GM__COUNT];	 /* help text per id; NULL = the table's */
 	unsigned labels;	 /* EXP_LABEL_* */
 } exp_collectors;
 
-/* Every metric of the table that has a DCGM name, in table order, typed gauge,
- * with the table's help texts, plus the driver version label. */
+/* Every metric of the table that has a DCGM name, in table order, with the
+ * table's help texts, plus the driver version label. Gauges are typed gauge;
+ * the table's counters untyped (see collectors.c). */
 void exp_collectors_default(exp_collectors *c);
 void exp_collectors_free(exp_collectors *c);
 

@@ -142,7 +142,10 @@ static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const e
 		if (!any)
 			continue;
 		const char *name = gpu_metrics[id].dcgm;
-		family(b, name, c->counter[id] ? "counter" : "gauge",
+		family(b, name,
+		       c->type[id] == EXP_COUNTER   ? "counter"
+		       : c->type[id] == EXP_UNTYPED ? "untyped"
+						    : "gauge",
 		       c->help[id] ? c->help[id] : gpu_metrics[id].help);
 		for (int i = 0; i < s->ngpus; i++) {
 			if (!dcgm_value(&s->gpus[i], id, &v, &is_int))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A real Prometheus scrapes `gpuwhy --sim h100x8-nvlink exporter` every second:
-# the target is up, each of the Grafana dashboard 12239 queries returns 8
-# series with the simulator's values, and a second target running a scenario
-# with a problem (rtx4090-throttle) shows gpuwhy_finding.
+# A real Prometheus scrapes `gpuwhy --sim h100x8-nvlink exporter` every second
+# while a synthetic training job loads all 8 simulated GPUs: the target is up,
+# each of the Grafana dashboard 12239 queries returns 8 series with the
+# simulator's values, and a second target running a scenario with a problem
+# (rtx4090-throttle) shows gpuwhy_finding.
 set -u
 : "${GPUWHY:?GPUWHY must name the gpuwhy binary}"
 T=$(mktemp -d /tmp/gpuwhy-exp-prom.XXXXXX)
@@ -37,9 +38,14 @@ start_exporter() { # SCENARIO LOG -> PORT
 	done
 	fail "exporter did not start: $(cat "$2")"
 }
+# Load on every simulated H100: a synthetic training job with one rank per GPU.
+"$GPUWHY" --sim h100x8-nvlink sim train --ranks 8 --steps 1000000 --workers 0 --cpu-ms 2 \
+	--gpu-ms 100 >"$T/train.log" 2>&1 &
+PIDS+=($!)
 start_exporter h100x8-nvlink "$T/h100.log"
 H100=$PORT
-start_exporter rtx4090-throttle "$T/rtx.log"
+# The throttling scenario pinned 45 s into its clock: inside a thermal slowdown.
+GPUWHY_SIM_TIME=45 start_exporter rtx4090-throttle "$T/rtx.log"
 RTX=$PORT
 
 # Prometheus on a free loopback port (bind, read, release: the kernel's choice).
@@ -83,50 +89,85 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
-# The simulator's values right now, per GPU index (what `gpuwhy query` reads).
-"$GPUWHY" --sim h100x8-nvlink query --format=csv,noheader,nounits \
-	--query-gpu=index,temperature.gpu,power.draw,clocks.sm,utilization.gpu,memory.used,gpm.tensor_active \
-	>"$T/sim.csv" || fail "gpuwhy query"
+# Grafana 12239's panel queries (its instance/gpu variables match everything here):
+# each returns 8 series with dcgm-exporter's labels, and the values are the
+# simulator's: every reading `gpuwhy query` takes during the window lies within
+# what Prometheus scraped over it (the load moves, so a reading is compared with
+# the range of scraped values, plus a small margin).
+cat >"$T/check.py" <<'PY'
+import json, subprocess, sys, time, urllib.parse, urllib.request
+prom, gpuwhy = sys.argv[1], sys.argv[2]
 
-# Grafana 12239's panel queries (instance/gpu variables match everything here).
-# check EXPR COLUMN SCALE TOLERANCE: 8 series, each within TOLERANCE of the simulator's value.
-check() {
-	local expr=$1 col=$2 scale=$3 tol=$4
-	query "$expr" >"$T/res"
-	local n
-	n=$(wc -l <"$T/res")
-	[ "$n" = 8 ] || fail "$expr: $n series, expected 8: $(cat "$T/res")"
-	python3 - "$T/res" "$T/sim.csv" "$col" "$scale" "$tol" "$expr" <<'PY' || exit 1
-import sys
-res, sim, col, scale, tol, expr = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
-want = {}
-for line in open(sim):
+def query(expr, at=None):
+    args = {"query": expr}
+    if at is not None:
+        args["time"] = "%.3f" % at
+    url = "http://127.0.0.1:%s/api/v1/query?%s" % (prom, urllib.parse.urlencode(args))
+    d = json.load(urllib.request.urlopen(url, timeout=10))
+    assert d["status"] == "success", d
+    return [(r["metric"], float(r["value"][1])) for r in d["data"]["result"]]
+
+fields = ["temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu", "memory.used", "gpm.tensor_active"]
+# panel query, query field, scale from the field to the series, margin (absolute)
+panels = [
+    ('DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*", job="gpu"}', 0, 1, 1),
+    ('DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*", job="gpu"}', 1, 1, 15),
+    ('DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*", job="gpu"} * 1000000', 2, 1e6, 0),
+    ('DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*", job="gpu"}', 3, 1, 8),
+    ('DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*", job="gpu"}', 4, 1, 0),
+    ('DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*", job="gpu"}', 5, 0.01, 0.08),
+]
+t0 = time.time()
+time.sleep(2)
+# gpuwhy query sampling once a second like the exporter (its first reading covers
+# only 100 ms, a different window from the exporter's: skipped).
+out = subprocess.run([gpuwhy, "--sim", "h100x8-nvlink", "query", "--format=csv,noheader,nounits",
+                      "-l", "1", "--count", "5", "--query-gpu=index," + ",".join(fields)],
+                     capture_output=True, text=True, check=True)
+readings = []  # (gpu index, [values])
+for line in out.stdout.splitlines()[8:]:
     f = [x.strip() for x in line.split(",")]
-    want[f[0]] = float(f[col]) * scale
-seen = set()
-for line in open(res):
-    labels, v = line.rstrip("\n").split("\t")
-    lab = dict(kv.split("=", 1) for kv in labels.split(","))
-    g = lab["gpu"]
-    for k in ("UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "instance", "job"):
-        if k not in lab:
-            sys.exit("FAIL: %s: series for GPU %s lacks label %s" % (expr, g, k))
-    if lab["device"] != "nvidia" + g:
-        sys.exit("FAIL: %s: device label %s for gpu %s" % (expr, lab["device"], g))
-    got = float(v)
-    if abs(got - want[g]) > tol * max(abs(want[g]), 1e-9) + 1e-6:
-        sys.exit("FAIL: %s: GPU %s is %s, simulator says %s" % (expr, g, got, want[g]))
-    seen.add(g)
-if seen != set(want):
-    sys.exit("FAIL: %s: GPUs %s, simulator has %s" % (expr, sorted(seen), sorted(want)))
+    readings.append((f[0], [float(x) for x in f[1:]]))
+if len(readings) != 32:
+    sys.exit("FAIL: gpuwhy query gave %d readings" % len(readings))
+time.sleep(2)
+t1 = time.time()
+window = "%ds" % (int(t1 - t0) + 2)
+busy = False
+for expr, col, scale, margin in panels:
+    series = query(expr, t1)
+    if len(series) != 8:
+        sys.exit("FAIL: %s: %d series, expected 8" % (expr, len(series)))
+    for m, v in series:
+        for k in ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "instance", "job"):
+            if k not in m:
+                sys.exit("FAIL: %s: series %s lacks label %s" % (expr, m, k))
+        if m["device"] != "nvidia" + m["gpu"]:
+            sys.exit("FAIL: %s: device %s for gpu %s" % (expr, m["device"], m["gpu"]))
+    if sorted(m["gpu"] for m, _ in series) != [str(i) for i in range(8)]:
+        sys.exit("FAIL: %s: gpu labels %s" % (expr, sorted(m["gpu"] for m, _ in series)))
+    inner = expr.replace('instance=~".*", gpu=~".*", ', "")
+    base, _, mult = inner.partition(" * ")
+    for g in range(8):
+        sel = base.replace('job="gpu"', 'job="gpu", gpu="%d"' % g)
+        lo = query("min_over_time(%s[%s])" % (sel, window), t1)[0][1]
+        hi = query("max_over_time(%s[%s])" % (sel, window), t1)[0][1]
+        if mult:
+            lo, hi = lo * float(mult), hi * float(mult)
+        for idx, vals in readings:
+            if idx != str(g):
+                continue
+            want = vals[col] * scale
+            tol = margin * scale if mult else margin
+            if not (lo - tol <= want <= hi + tol):
+                sys.exit("FAIL: %s: GPU %d read %s by gpuwhy query, Prometheus scraped %s..%s" % (expr, g, want, lo, hi))
+            if col == 3 and want > 0:
+                busy = True
+    print("ok", expr)
+if not busy:
+    sys.exit("FAIL: the simulated GPUs were idle: the comparison proves little")
 PY
-}
-check 'DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*", job="gpu"}' 1 1 0.10
-check 'DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*", job="gpu"}' 2 1 0.25
-check 'DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*", job="gpu"} * 1000000' 3 1000000 0.25
-check 'DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*", job="gpu"}' 4 1 0.35
-check 'DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*", job="gpu"}' 5 1 0.10
-check 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*", job="gpu"}' 6 0.01 0.35
+python3 "$T/check.py" "$PROM" "$GPUWHY" || fail "dashboard queries"
 # The two aggregate panels.
 [ "$(query 'avg(DCGM_FI_DEV_GPU_TEMP{job="gpu"})' | wc -l)" = 1 ] || fail "avg(GPU_TEMP)"
 [ "$(query 'sum(DCGM_FI_DEV_POWER_USAGE{job="gpu"})' | wc -l)" = 1 ] || fail "sum(POWER_USAGE)"
@@ -140,9 +181,14 @@ for _ in $(seq 100); do
 	[ -n "$(query 'gpuwhy_finding{job="throttle",rule="throttled"} == 1')" ] && break
 	sleep 0.1
 done
-query 'gpuwhy_finding{job="throttle",rule="throttled"} == 1' | grep -q 'severity=' ||
+query 'gpuwhy_finding{job="throttle",rule="throttled"} == 1' | grep -q 'severity=error' ||
 	fail "gpuwhy_finding{rule=\"throttled\"} not in Prometheus: $(query 'gpuwhy_finding')"
 [ -z "$(query 'gpuwhy_finding{job="gpu",rule="pcie_degraded"}')" ] || fail "pcie_degraded on the healthy node"
+# The untyped energy counter works with rate(): mJ/s over the window is the mean power in mW.
+r=$(value 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="gpu",gpu="0"}[10s]) / 1000')
+p=$(value 'avg_over_time(DCGM_FI_DEV_POWER_USAGE{job="gpu",gpu="0"}[10s])')
+awk -v r="$r" -v p="$p" 'BEGIN{exit !(r > 0 && p > 0 && r / p > 0.75 && r / p < 1.33)}' ||
+	fail "energy rate $r W against mean power $p W"
 # gpuwhy's host series made it too.
 [ -n "$(query 'gpuwhy_host_memory_total_bytes{job="gpu"}')" ] || fail "host series missing"
 echo "exporter_prometheus: ok"

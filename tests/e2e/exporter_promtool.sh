@@ -3,7 +3,8 @@
 # (gpuwhy_* families lint-clean; DCGM families only get the camelCase label
 # lint that dcgm-exporter's own labels get), dcgm-exporter's label set and
 # order, value formats, identities matching `gpuwhy query`, gzip, and the
-# findings of a scenario with a problem.
+# findings of scenarios with a problem (throttling, a degraded PCIe link, a
+# lost GPU), and per-process series.
 set -u
 : "${GPUWHY:?GPUWHY must name the gpuwhy binary}"
 T=$(mktemp -d /tmp/gpuwhy-exp-promtool.XXXXXX)
@@ -20,7 +21,7 @@ unset GPUWHY_NVML GPUWHY_SIM_SCENARIO GPUWHY_GPUS
 
 command -v promtool >/dev/null || skip "promtool missing (scripts/install-deps --extra)"
 command -v curl >/dev/null || skip "curl missing"
-for s in h100x8-nvlink rtx4090-throttle; do
+for s in h100x8-nvlink rtx4090-throttle a100x2-pcie-degraded l4x2-foreign h100x1-lost; do
 	"$GPUWHY" sim list 2>/dev/null | grep -qx "$s" || skip "simulated GPU scenario $s not built"
 done
 
@@ -43,12 +44,21 @@ curl -fsS -D "$T/headers" -o "$T/m" "$URL" || fail "GET /metrics"
 grep -qi '^content-type: text/plain; version=0.0.4; charset=utf-8' "$T/headers" ||
 	fail "content type: $(cat "$T/headers")"
 
-# promtool on everything: parse errors (exit 1) never; lint only camelCase labels on DCGM families.
-promtool check metrics <"$T/m" >"$T/lint" 2>&1
-rc=$?
-[ "$rc" = 1 ] && fail "promtool cannot parse the exposition: $(cat "$T/lint")"
-bad=$(grep -v "^DCGM_FI_[A-Z_]* label names should be written in 'snake_case' not 'camelCase'$" "$T/lint" | grep .)
-[ -z "$bad" ] || fail "promtool complaints beyond the camelCase label lint: $bad"
+# promtool on everything: parse errors (exit 1) never. On DCGM families the only
+# complaints are the ones dcgm-exporter's own names and labels cannot avoid: the
+# camelCase labels (UUID, modelName, Hostname), and DCGM_FI_DEV_PCIE_REPLAY_COUNTER,
+# whose name contains a type whatever its TYPE line says.
+# lint_beyond_dcgm FILE: promtool's complaints other than those; fails on a parse error.
+lint_beyond_dcgm() {
+	promtool check metrics <"$1" >"$T/lint" 2>&1
+	[ $? = 1 ] && fail "promtool cannot parse $1: $(cat "$T/lint")"
+	grep -v -e "^DCGM_FI_[A-Z_]* label names should be written in 'snake_case' not 'camelCase'$" \
+		-e "^DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'$" \
+		"$T/lint" | grep .
+}
+bad=$(lint_beyond_dcgm "$T/m")
+[ -z "$bad" ] || fail "promtool complaints beyond dcgm-exporter's own names: $bad"
+grep -q "camelCase" "$T/lint" || fail "expected the camelCase lint on dcgm-exporter's labels"
 # gpuwhy's own families alone: exit 0, nothing said.
 awk '/^# HELP /{keep = ($3 ~ /^gpuwhy_/)} keep' "$T/m" >"$T/own"
 [ -s "$T/own" ] || fail "no gpuwhy_ families"
@@ -73,7 +83,7 @@ for fam in $(grep '^# TYPE DCGM_' "$T/m" | awk '{print $3}'); do
 	n=$(grep -c "^$fam{" "$T/m")
 	[ "$n" = 8 ] || fail "$fam has $n series, expected 8"
 	# Label names exactly as dcgm-exporter, in order.
-	names=$(grep -m1 "^$fam{" "$T/m" | sed 's/{\(.*\)}.*/\1/' | grep -o '[A-Za-z_]*="' | tr -d '="' | tr '\n' ,)
+	names=$(grep -m1 "^$fam{" "$T/m" | sed 's/^[^{]*{\(.*\)}.*/\1/' | grep -o '[A-Za-z_]*="' | tr -d '="' | tr '\n' ,)
 	[ "$names" = "gpu,UUID,pci_bus_id,device,modelName,Hostname,DCGM_FI_DRIVER_VERSION," ] ||
 		fail "$fam label names: $names"
 done
@@ -104,27 +114,65 @@ done <"$T/q"
 # gzip when asked, the same exposition.
 curl -fsS -H 'Accept-Encoding: gzip' -D "$T/gzh" -o "$T/m.gz" "$URL" || fail "gzip GET"
 grep -qi '^content-encoding: gzip' "$T/gzh" || fail "no gzip: $(cat "$T/gzh")"
-gzip -dc "$T/m.gz" | promtool check metrics 2>&1 | grep -v camelCase | grep -q . && fail "gzip body"
+gzip -dc "$T/m.gz" >"$T/m.unz" || fail "gzip body does not decompress"
+bad=$(lint_beyond_dcgm "$T/m.unz")
+[ -z "$bad" ] || fail "gzip body: $bad"
 gzip -dc "$T/m.gz" | grep -c '^DCGM_FI_DEV_GPU_UTIL{' | grep -qx 8 || fail "gzip body content"
 
 # Healthy H100s: no throttling, full PCIe links (whatever findings there are, none of those).
 grep -q '^gpuwhy_finding{.*rule="pcie_degraded"' "$T/m" && fail "pcie_degraded on healthy H100s"
 
-# A GPU with a problem: the throttling scenario shows it as a finding.
-start_exporter rtx4090-throttle "$T/rtx.log"
-URL2="http://127.0.0.1:$PORT/metrics"
-found=
-for _ in $(seq 60); do
-	curl -fsS "$URL2" >"$T/r"
-	grep -q '^gpuwhy_finding{gpu="[0-9]*",rule="throttled",severity="\(info\|warn\|error\)"} 1$' "$T/r" &&
-		found=1 && break
-	sleep 0.5
-done
-[ -n "$found" ] || fail "no throttled finding for rtx4090-throttle: $(grep -E 'finding|throttle_reason.*1$' "$T/r")"
-grep -q '^gpuwhy_gpu_throttle_reason{gpu="[0-9]*",reason="[a-z_]*"} 1$' "$T/r" ||
-	fail "no active throttle reason series"
+# A GPU with a problem: the throttling scenario, pinned 45 s into its clock
+# (inside a thermal slowdown episode), shows it as a finding.
+GPUWHY_SIM_TIME=45 start_exporter rtx4090-throttle "$T/rtx.log"
+curl -fsS "http://127.0.0.1:$PORT/metrics" >"$T/r" || fail "scrape rtx4090-throttle"
+grep -q '^gpuwhy_finding{gpu="0",rule="throttled",severity="error"} 1$' "$T/r" ||
+	fail "no throttled finding for rtx4090-throttle: $(grep -E 'finding|throttle_reason.*1$' "$T/r")"
+grep -q '^gpuwhy_gpu_throttle_reason{gpu="0",reason="hw_thermal_slowdown"} 1$' "$T/r" ||
+	fail "hw_thermal_slowdown not active: $(grep throttle_reason "$T/r")"
 # No GPM before Hopper: the Hopper-only ratios are absent, never 0.
 grep -q '^DCGM_FI_PROF_PIPE_TENSOR_ACTIVE' "$T/r" && fail "tensor ratio exported without GPM"
+grep -q '^# HELP DCGM_FI_PROF_SM_ACTIVE' "$T/r" && fail "SM_ACTIVE family without GPM"
 awk '/^# HELP /{keep = ($3 ~ /^gpuwhy_/)} keep' "$T/r" | promtool check metrics >"$T/lint" 2>&1 ||
 	fail "promtool on rtx4090 gpuwhy_ families: $(cat "$T/lint")"
+
+# A degraded PCIe link (Gen3 x8 of Gen4 x16) on GPU 0 only.
+start_exporter a100x2-pcie-degraded "$T/a100.log"
+curl -fsS "http://127.0.0.1:$PORT/metrics" >"$T/a" || fail "scrape a100x2-pcie-degraded"
+[ "$(grep '^gpuwhy_finding{' "$T/a")" = 'gpuwhy_finding{gpu="0",rule="pcie_degraded",severity="warn"} 1' ] ||
+	fail "pcie_degraded findings: $(grep '^gpuwhy_finding' "$T/a")"
+grep -q '^gpuwhy_gpu_pcie_link_width_current{gpu="0"} 8$' "$T/a" || fail "link width series"
+grep -q '^gpuwhy_gpu_pcie_link_gen_max{gpu="0"} 4$' "$T/a" || fail "link generation series"
+
+# Processes: another user's process on GPU 0, a PID this host does not have on GPU 1.
+start_exporter l4x2-foreign "$T/l4.log"
+# Per-process SM use comes from NVML's process samples since the previous reading:
+# wait for a sample that has some.
+for _ in $(seq 30); do
+	curl -fsS "http://127.0.0.1:$PORT/metrics" >"$T/l" || fail "scrape l4x2-foreign"
+	grep -q '^gpuwhy_process_sm_utilization_ratio{gpu="0",.*} 0.400000$' "$T/l" && break
+	sleep 0.2
+done
+grep -q '^gpuwhy_process_gpu_memory_bytes{gpu="0",pid="1",command="[^"]*"} 16106127360$' "$T/l" ||
+	fail "process memory on GPU 0: $(grep '^gpuwhy_process' "$T/l")"
+grep -q '^gpuwhy_process_gpu_memory_bytes{gpu="1",pid="4194001",command=""} 9663676416$' "$T/l" ||
+	fail "process memory on GPU 1: $(grep '^gpuwhy_process' "$T/l")"
+grep -q '^gpuwhy_process_sm_utilization_ratio{gpu="0",pid="1",command="[^"]*"} 0.400000$' "$T/l" ||
+	fail "process SM ratio: $(grep '^gpuwhy_process' "$T/l")"
+grep -q '^gpuwhy_gpu_processes{gpu="1"} 1$' "$T/l" || fail "process count"
+
+# A GPU that falls off the bus 5 s into the scenario: its DCGM series go, the
+# exporter stays, the identity stays, and the finding says so.
+start_exporter h100x1-lost "$T/lost.log"
+LOST_URL="http://127.0.0.1:$PORT/metrics"
+curl -fsS "$LOST_URL" | grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0"' || fail "h100x1-lost: no series before the loss"
+for _ in $(seq 100); do
+	curl -fsS "$LOST_URL" >"$T/x" || fail "scrape after the GPU was lost"
+	grep -q '^gpuwhy_gpu_lost{gpu="0"} 1$' "$T/x" && break
+	sleep 0.2
+done
+grep -q '^gpuwhy_finding{gpu="0",rule="gpu_lost",severity="error"} 1$' "$T/x" ||
+	fail "no gpu_lost finding: $(grep -E 'lost|finding' "$T/x")"
+grep -q '^DCGM_FI_' "$T/x" && fail "DCGM series of a lost GPU: $(grep -m3 '^DCGM_FI_' "$T/x")"
+grep -q '^gpuwhy_gpu_info{gpu="0",uuid="GPU-' "$T/x" || fail "identity of the lost GPU"
 echo "exporter_promtool: ok"

@@ -49,8 +49,8 @@ static void test_dcgm_layout(void **state)
 	assert_int_equal(c.order[2], GM_POWER_DRAW);
 	assert_int_equal(c.order[3], GM_ENERGY);
 	assert_int_equal(c.order[4], GM_GPM_TENSOR_ACTIVE);
-	assert_false(c.counter[GM_POWER_DRAW]);
-	assert_true(c.counter[GM_ENERGY]);
+	assert_int_equal(c.type[GM_POWER_DRAW], EXP_GAUGE);
+	assert_int_equal(c.type[GM_ENERGY], EXP_COUNTER);
 	assert_string_equal(c.help[GM_POWER_DRAW], "Power draw (in W).");
 	assert_string_equal(c.help[GM_GPM_TENSOR_ACTIVE],
 			    "Ratio of cycles the tensor (HMMA) pipe is active.");
@@ -69,7 +69,7 @@ static void test_help_with_commas_and_duplicates(void **state)
 	assert_string_equal(unknown, "");
 	assert_int_equal(c.n, 2);
 	assert_string_equal(c.help[GM_UTIL_GPU], "Busy, in %, per GPU");
-	assert_false(c.counter[GM_UTIL_GPU]);
+	assert_int_equal(c.type[GM_UTIL_GPU], EXP_GAUGE);
 	assert_null(c.help[GM_TEMP_GPU]); /* empty: the table's text */
 	assert_int_equal(c.labels, 0u);
 	exp_collectors_free(&c);
@@ -145,7 +145,11 @@ static void test_default_set(void **state)
 	assert_true(c.n >= 20);
 	for (int k = 0; k < c.n; k++) {
 		assert_non_null(gpu_metrics[c.order[k]].dcgm);
-		assert_false(c.counter[c.order[k]]);
+		/* The table's counters are untyped by default: their names fail the
+		 * counter lint. */
+		exp_prom_type want =
+			gpu_metrics[c.order[k]].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
+		assert_int_equal(c.type[c.order[k]], want);
 		assert_null(c.help[c.order[k]]);
 	}
 	assert_int_equal(c.labels, EXP_LABEL_DRIVER);

@@ -134,7 +134,8 @@ static void assert_well_formed(const char *text)
 			char type[32];
 			assert_int_equal(sscanf(line + 7, "%255s %31s", name, type), 2);
 			assert_string_equal(name, family);
-			assert_true(!strcmp(type, "gauge") || !strcmp(type, "counter"));
+			assert_true(!strcmp(type, "gauge") || !strcmp(type, "counter") ||
+				    !strcmp(type, "untyped"));
 			continue;
 		}
 		size_t k = strcspn(line, "{ ");
@@ -167,8 +168,8 @@ static void test_dcgm_labels_and_values(void **state)
 		       "dddddddddddd\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia1\","
 		       "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-7\","
 		       "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 313.500000");
-	/* Counters without _total would fail promtool's lint: gauge by default. */
-	assert_line(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION gauge");
+	/* Counters without _total would fail promtool's lint: untyped by default. */
+	assert_line(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION untyped");
 	/* GPM percentages become DCGM's ratios; PCIe bytes stay integers. */
 	const char *tensor = line_with(t, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu=\"0\"");
 	assert_non_null(tensor);
