@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
+#include "sample/timeline.h"
 
 /* ------------------------------------------------------------------ buffer */
 
@@ -152,16 +153,30 @@ const char *exp_severity_name(exp_severity s);
 
 /* ---------------------------------------------------------------- findings */
 
-/* The newest len snapshots, oldest first; snaps[len-1] is the one being published. */
+/*
+ * The newest len snapshots, oldest first; snaps[len-1] is the one being
+ * published. tl points at the owner's slot for the timeline form (NULL
+ * until asked for, freed by the owner after the hook).
+ */
 typedef struct {
 	const exp_snapshot *const *snaps;
 	int len;
+	timeline **tl;
 } exp_window;
+
+/*
+ * The window as a timeline (the type diagnosis rules read): t from the first
+ * snapshot, every present GPU metric, host CPU (overall, busiest core, per
+ * core) and memory, the exported processes. Built once per window; NULL when
+ * the window is empty.
+ */
+const timeline *exp_window_timeline(const exp_window *w);
 
 /*
  * The findings hook: fill out[0..max) with the findings that hold for the
  * latest window, return how many. Pure: no I/O, no clock. The diagnosis
- * module plugs in here; exp_live_findings is the built-in source.
+ * module plugs in here (reading exp_window_timeline(w)); exp_live_findings
+ * is the built-in source.
  */
 typedef int (*exp_findings_fn)(void *user, const exp_window *w, exp_finding *out, int max);
 

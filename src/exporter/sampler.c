@@ -174,8 +174,10 @@ static void run_findings(exp_sampler *s, exp_snapshot *snap)
 	const exp_snapshot *view[WINDOW_MAX];
 	for (int k = 0; k < s->ring_len; k++)
 		view[k] = s->ring[(s->ring_next - s->ring_len + k + s->ring_cap) % s->ring_cap];
-	exp_window w = {view, s->ring_len};
+	timeline *tl = NULL;
+	exp_window w = {view, s->ring_len, &tl};
 	int n = s->o.findings(s->o.findings_user, &w, s->found, EXP_FINDINGS_MAX);
+	tl_free(tl);
 	if (n <= 0)
 		return;
 	if (n > EXP_FINDINGS_MAX)
