@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	exp_collectors c;
 	char unknown[256], err[256];
 	if (exp_collectors_parse((const char *)data, size, &c, unknown, sizeof unknown, err,
-				 sizeof err) == 0) {
+	                         sizeof err) == 0) {
 		/* Whatever parsed must render: every listed id is a DCGM metric. */
 		for (int k = 0; k < c.n; k++)
 			if (!gpu_metrics[c.order[k]].dcgm)

@@ -11,10 +11,10 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } label_fields[] = {
-	{"DCGM_FI_DEV_SERIAL", EXP_LABEL_DEV_SERIAL},
-	{"DCGM_FI_DEV_VBIOS_VERSION", EXP_LABEL_DEV_VBIOS},
-	{"DCGM_FI_DRIVER_VERSION", EXP_LABEL_DRIVER},
-	{"DCGM_FI_NVML_VERSION", EXP_LABEL_NVML},
+    {"DCGM_FI_DEV_SERIAL", EXP_LABEL_DEV_SERIAL},
+    {"DCGM_FI_DEV_VBIOS_VERSION", EXP_LABEL_DEV_VBIOS},
+    {"DCGM_FI_DRIVER_VERSION", EXP_LABEL_DRIVER},
+    {"DCGM_FI_NVML_VERSION", EXP_LABEL_NVML},
 };
 
 void exp_collectors_default(exp_collectors *c)
@@ -89,7 +89,7 @@ static void add_unknown(char *u, size_t len, const char *name)
 
 /* One data row, already stripped of comments; NUL-terminated. 0 or -1 with err. */
 static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, char *unknown,
-		     size_t unknownlen, char *err, size_t errlen)
+                     size_t unknownlen, char *err, size_t errlen)
 {
 	char *c1 = strchr(line, ',');
 	char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
@@ -105,16 +105,18 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 	}
 	bool is_label = !strcmp(type, "label");
 	if (!is_label && strcmp(type, "gauge") && strcmp(type, "counter")) {
-		snprintf(err, errlen, "line %d: prom_type '%.40s' of %.80s is not gauge, counter or label",
-			 lineno, type, name);
+		snprintf(err, errlen,
+		         "line %d: prom_type '%.40s' of %.80s is not gauge, counter or label",
+		         lineno, type, name);
 		return -1;
 	}
 	unsigned bit = label_bit(name);
 	int id = dcgm_metric(name);
 	if (bit) {
 		if (!is_label) {
-			snprintf(err, errlen, "line %d: %.80s is a text field; its prom_type must be label",
-				 lineno, name);
+			snprintf(err, errlen,
+			         "line %d: %.80s is a text field; its prom_type must be label",
+			         lineno, name);
 			return -1;
 		}
 		out->labels |= bit;
@@ -125,8 +127,9 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 		return 0;
 	}
 	if (is_label) {
-		snprintf(err, errlen, "line %d: %.80s is a number; its prom_type must be gauge or counter",
-			 lineno, name);
+		snprintf(err, errlen,
+		         "line %d: %.80s is a number; its prom_type must be gauge or counter",
+		         lineno, name);
 		return -1;
 	}
 	if (seen[id])
@@ -142,7 +145,7 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 }
 
 int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char *unknown,
-			 size_t unknownlen, char *err, size_t errlen)
+                         size_t unknownlen, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	if (unknown && unknownlen)
@@ -158,12 +161,14 @@ int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char
 		size_t n = nl ? (size_t)(nl - start) : len - pos;
 		pos += n + (nl ? 1 : 0);
 		if (n > LINE_MAX_LEN) {
-			snprintf(err, errlen, "line %d: longer than %d bytes", lineno, LINE_MAX_LEN);
+			snprintf(err, errlen, "line %d: longer than %d bytes", lineno,
+			         LINE_MAX_LEN);
 			exp_collectors_free(out);
 			return -1;
 		}
 		if (memchr(start, '\0', n)) {
-			snprintf(err, errlen, "line %d: contains a NUL byte (not a text file?)", lineno);
+			snprintf(err, errlen, "line %d: contains a NUL byte (not a text file?)",
+			         lineno);
 			exp_collectors_free(out);
 			return -1;
 		}

@@ -48,10 +48,10 @@ void exp_buf_help_text(exp_buf *b, const char *s);
 
 /* String-valued DCGM fields that become labels (dcgm-exporter's `label` rows). */
 enum {
-	EXP_LABEL_DEV_SERIAL = 1u << 0,	 /* DCGM_FI_DEV_SERIAL */
-	EXP_LABEL_DEV_VBIOS = 1u << 1,	 /* DCGM_FI_DEV_VBIOS_VERSION */
-	EXP_LABEL_DRIVER = 1u << 2,	 /* DCGM_FI_DRIVER_VERSION */
-	EXP_LABEL_NVML = 1u << 3,	 /* DCGM_FI_NVML_VERSION */
+	EXP_LABEL_DEV_SERIAL = 1u << 0, /* DCGM_FI_DEV_SERIAL */
+	EXP_LABEL_DEV_VBIOS = 1u << 1,  /* DCGM_FI_DEV_VBIOS_VERSION */
+	EXP_LABEL_DRIVER = 1u << 2,     /* DCGM_FI_DRIVER_VERSION */
+	EXP_LABEL_NVML = 1u << 3,       /* DCGM_FI_NVML_VERSION */
 };
 
 /* The TYPE line of a family. */
@@ -61,8 +61,8 @@ typedef struct {
 	int order[GM__COUNT]; /* metric ids in output order */
 	int n;
 	exp_prom_type type[GM__COUNT];
-	char *help[GM__COUNT];	 /* help text per id; NULL = the table's */
-	unsigned labels;	 /* EXP_LABEL_* */
+	char *help[GM__COUNT]; /* help text per id; NULL = the table's */
+	unsigned labels;       /* EXP_LABEL_* */
 } exp_collectors;
 
 /* Every metric of the table that has a DCGM name, in table order, with the
@@ -79,7 +79,7 @@ void exp_collectors_free(exp_collectors *c);
  * prom_type other than gauge/counter/label, a numeric field given as label).
  */
 int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char *unknown,
-			 size_t unknownlen, char *err, size_t errlen);
+                         size_t unknownlen, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- snapshot */
 
@@ -99,7 +99,7 @@ typedef struct {
 	char uuid[96], pci_bus_id[32], name[96], serial[32], vbios[32];
 	gpu_values vals;
 	int nprocs_total; /* processes on the GPU; -1 when unknown */
-	int nprocs;	  /* kept in procs: the top ones by memory */
+	int nprocs;       /* kept in procs: the top ones by memory */
 	exp_proc procs[EXP_PROC_MAX];
 } exp_gpu;
 
@@ -109,12 +109,12 @@ typedef struct {
 } exp_val;
 
 typedef struct {
-	int id; /* N of cpuN */
+	int id;               /* N of cpuN */
 	exp_val busy, iowait; /* ratios 0..1 of the last interval */
 } exp_cpu;
 
 typedef struct {
-	bool present; /* the host was sampled at all */
+	bool present;                 /* the host was sampled at all */
 	exp_val cpu_busy, cpu_iowait; /* all CPUs, ratios */
 	exp_cpu *cpus;
 	int ncpus, cpus_cap;
@@ -132,8 +132,8 @@ typedef struct {
 #define EXP_FINDINGS_MAX 256
 
 typedef struct {
-	double t_wall;		/* when the sample was taken */
-	double sample_seconds;	/* how long taking it took */
+	double t_wall;          /* when the sample was taken */
+	double sample_seconds;  /* how long taking it took */
 	uint64_t samples_total; /* samples taken since start, this one included */
 	char driver[96], nvml[96];
 	int ngpus;
@@ -201,10 +201,10 @@ typedef enum {
 
 typedef struct {
 	exp_hostlabel host_label;
-	const char *hostname;		  /* value of the hostname label */
+	const char *hostname;             /* value of the hostname label */
 	const exp_collectors *collectors; /* DCGM families to export; NULL = default */
-	int processes;			  /* top N processes per GPU to export (0: none) */
-	const char *version;		  /* gpuwhy version for the build_info series */
+	int processes;                    /* top N processes per GPU to export (0: none) */
+	const char *version;              /* gpuwhy version for the build_info series */
 } exp_render_opts;
 
 /* Append the whole exposition (text format 0.0.4) for s to b. */
@@ -265,9 +265,9 @@ exp_route exp_route_request(const char *method, const char *url);
 typedef struct {
 	exp_listen_addr addr;
 	unsigned max_connections; /* connection cap */
-	unsigned timeout_s;	  /* a connection must complete each request within this */
-	size_t memory_limit;	  /* per connection: bounds request line + headers */
-	int64_t stale_ns;	  /* /health answers 503 when the page is older than this */
+	unsigned timeout_s;       /* a connection must complete each request within this */
+	size_t memory_limit;      /* per connection: bounds request line + headers */
+	int64_t stale_ns;         /* /health answers 503 when the page is older than this */
 	const char *version;
 } exp_server_opts;
 
@@ -290,7 +290,7 @@ typedef struct {
 	exp_findings_fn findings;
 	void *findings_user;
 	const char *proc_root; /* "/proc" */
-	bool host;	       /* also sample the host (CPU, memory, swap) */
+	bool host;             /* also sample the host (CPU, memory, swap) */
 } exp_sampler_opts;
 
 typedef struct exp_sampler exp_sampler;
@@ -300,8 +300,7 @@ typedef struct exp_sampler exp_sampler;
  * empty), then keep sampling on a thread at a fixed cadence. gpu may be used
  * by the sampler thread only from now on.
  */
-int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o,
-		      exp_sampler **out);
+int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o, exp_sampler **out);
 void exp_sampler_stop(exp_sampler *s);
 
 #endif

@@ -76,7 +76,7 @@ int exp_parse_listen(const char *s, exp_listen_addr *out, char *err, size_t errl
 	unsigned char tmp[sizeof(struct in6_addr)];
 	if (inet_pton(out->ipv6 ? AF_INET6 : AF_INET, out->host, tmp) != 1) {
 		snprintf(err, errlen, "'%s' is not a numeric %s address", out->host,
-			 out->ipv6 ? "IPv6" : "IPv4");
+		         out->ipv6 ? "IPv6" : "IPv4");
 		return -1;
 	}
 	return 0;
@@ -126,10 +126,11 @@ bool exp_accepts_gzip(const char *h)
 				while (*p && *p != ',' && *p != ';')
 					p++;
 				size_t parlen = (size_t)(p - par);
-				while (parlen && (par[parlen - 1] == ' ' || par[parlen - 1] == '\t'))
+				while (parlen &&
+				       (par[parlen - 1] == ' ' || par[parlen - 1] == '\t'))
 					parlen--;
-				if (parlen >= 2 && (par[0] == 'q' || par[0] == 'Q') && par[1] == '=' &&
-				    !parse_qvalue(par + 2, parlen - 2, &zero))
+				if (parlen >= 2 && (par[0] == 'q' || par[0] == 'Q') &&
+				    par[1] == '=' && !parse_qvalue(par + 2, parlen - 2, &zero))
 					zero = true;
 			} else {
 				p++;
@@ -196,12 +197,12 @@ struct exp_server {
 };
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe)
+                          enum MHD_ConnectionNotificationCode toe)
 {
 	exp_server *s = cls;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		track *t = calloc(1, sizeof *t);
 		if (!t || !ci) {
 			free(t);
@@ -237,11 +238,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 /* A request completed: the connection gets a new deadline for the next one. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
+                         enum MHD_RequestTerminationCode toe)
 {
 	exp_server *s = cls;
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	if (!ci || !ci->socket_context)
 		return;
 	track *t = ci->socket_context;
@@ -278,10 +279,10 @@ static void *watchdog_main(void *arg)
 /* ---------------------------------------------------------------- handler */
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *ctype,
-				 const char *body)
+                                 const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
@@ -302,12 +303,12 @@ static enum MHD_Result send_metrics(exp_server *s, struct MHD_Connection *c)
 	exp_page *p = exp_board_get(s->board);
 	if (!p)
 		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
-				 "no sample yet\n");
+		                 "no sample yet\n");
 	size_t len;
 	const char *body = exp_page_text(p, &len);
 	bool gz = false;
-	if (exp_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							 MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
+	if (exp_accepts_gzip(
+	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
 		size_t glen;
 		const char *g = exp_page_gzip(p, &glen);
 		if (g) {
@@ -318,7 +319,7 @@ static enum MHD_Result send_metrics(exp_server *s, struct MHD_Connection *c)
 	}
 	/* The response borrows the page's bytes and drops the reference when done. */
 	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
-		len, (void *)body, page_release, p);
+	    len, (void *)body, page_release, p);
 	if (!r) {
 		exp_page_unref(p);
 		return MHD_NO;
@@ -346,7 +347,7 @@ static enum MHD_Result send_health(exp_server *s, struct MHD_Connection *c)
 		if (age > s->o.stale_ns) {
 			status = MHD_HTTP_SERVICE_UNAVAILABLE;
 			snprintf(msg, sizeof msg, "stale: last sample %lld ms ago\n",
-				 (long long)(age / 1000000));
+			         (long long)(age / 1000000));
 		} else {
 			snprintf(msg, sizeof msg, "OK\n");
 		}
@@ -358,33 +359,37 @@ static enum MHD_Result send_index(exp_server *s, struct MHD_Connection *c)
 {
 	char html[512];
 	snprintf(html, sizeof html,
-		 "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpuwhy exporter"
-		 "</title></head>\n<body><h1>gpuwhy exporter</h1>\n<p>Version %s</p>\n<ul>\n"
-		 "<li><a href=\"/metrics\">/metrics</a>: Prometheus metrics (dcgm-exporter "
-		 "names plus gpuwhy_*)</li>\n<li><a href=\"/health\">/health</a>: OK while "
-		 "sampling</li>\n</ul>\n</body></html>\n",
-		 s->o.version);
+	         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpuwhy exporter"
+	         "</title></head>\n<body><h1>gpuwhy exporter</h1>\n<p>Version %s</p>\n<ul>\n"
+	         "<li><a href=\"/metrics\">/metrics</a>: Prometheus metrics (dcgm-exporter "
+	         "names plus gpuwhy_*)</li>\n<li><a href=\"/health\">/health</a>: OK while "
+	         "sampling</li>\n</ul>\n</body></html>\n",
+	         s->o.version);
 	return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8", html);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
 	exp_server *s = cls;
 	/* Answer at once, before any body: MHD then closes the connection
 	 * instead of reading an upload nobody asked for. */
 	switch (exp_route_request(method, url)) {
-	case EXP_ROUTE_INDEX: return send_index(s, c);
-	case EXP_ROUTE_METRICS: return send_metrics(s, c);
-	case EXP_ROUTE_HEALTH: return send_health(s, c);
+	case EXP_ROUTE_INDEX:
+		return send_index(s, c);
+	case EXP_ROUTE_METRICS:
+		return send_metrics(s, c);
+	case EXP_ROUTE_HEALTH:
+		return send_health(s, c);
 	case EXP_ROUTE_BAD_METHOD:
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-				 "method not allowed: use GET or HEAD\n");
-	case EXP_ROUTE_NOT_FOUND: break;
+		                 "method not allowed: use GET or HEAD\n");
+	case EXP_ROUTE_NOT_FOUND:
+		break;
 	}
 	return send_text(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
-			 "404 page not found\n");
+	                 "404 page not found\n");
 }
 
 /*
@@ -434,8 +439,9 @@ static int listen_socket(const exp_listen_addr *a, int *port_out, char *why, siz
 	socklen_t gl = sizeof got;
 	*port_out = a->port;
 	if (getsockname(fd, (struct sockaddr *)&got, &gl) == 0)
-		*port_out = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
-							    : ((struct sockaddr_in *)&got)->sin_port);
+		*port_out =
+		    ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+		                                    : ((struct sockaddr_in *)&got)->sin_port);
 	return fd;
 }
 
@@ -443,7 +449,7 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 {
 	char what[96], why[160];
 	snprintf(what, sizeof what, "--listen %s%s%s:%d", o->addr.ipv6 ? "[" : "", o->addr.host,
-		 o->addr.ipv6 ? "]" : "", o->addr.port);
+	         o->addr.ipv6 ? "]" : "", o->addr.port);
 	exp_server *s = calloc(1, sizeof *s);
 	if (!s)
 		return gw_error(GW_EXIT_ENV, "exporter", NULL, "out of memory");
@@ -455,16 +461,16 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	if (fd < 0) {
 		exp_server_stop(s);
 		return gw_error(GW_EXIT_ENV, what,
-				"is another exporter running? pick another port with --listen",
-				"cannot listen: %s", why);
+		                "is another exporter running? pick another port with --listen",
+		                "cannot listen: %s", why);
 	}
 	s->d = MHD_start_daemon(
-		MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
-		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)o->memory_limit,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
+	    MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
+	    (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)o->memory_limit,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		close(fd);
 		exp_server_stop(s);

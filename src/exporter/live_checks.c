@@ -54,8 +54,8 @@ static bool gpu_busy(const gpu_values *v)
 
 static bool pcie_degraded(const gpu_values *v)
 {
-	if (have(v, GM_PCIE_WIDTH_CUR) && have(v, GM_PCIE_WIDTH_MAX) && v->v[GM_PCIE_WIDTH_MAX] > 0 &&
-	    v->v[GM_PCIE_WIDTH_CUR] < v->v[GM_PCIE_WIDTH_MAX])
+	if (have(v, GM_PCIE_WIDTH_CUR) && have(v, GM_PCIE_WIDTH_MAX) &&
+	    v->v[GM_PCIE_WIDTH_MAX] > 0 && v->v[GM_PCIE_WIDTH_CUR] < v->v[GM_PCIE_WIDTH_MAX])
 		return true;
 	return have(v, GM_PCIE_GEN_CUR) && have(v, GM_PCIE_GEN_MAX) && v->v[GM_PCIE_GEN_MAX] > 0 &&
 	       v->v[GM_PCIE_GEN_CUR] < v->v[GM_PCIE_GEN_MAX] && gpu_busy(v);

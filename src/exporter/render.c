@@ -18,9 +18,12 @@
 const char *exp_severity_name(exp_severity s)
 {
 	switch (s) {
-	case EXP_SEV_INFO: return "info";
-	case EXP_SEV_WARN: return "warn";
-	case EXP_SEV_ERROR: return "error";
+	case EXP_SEV_INFO:
+		return "info";
+	case EXP_SEV_WARN:
+		return "warn";
+	case EXP_SEV_ERROR:
+		return "error";
 	}
 	return "info";
 }
@@ -100,7 +103,7 @@ static const char *hostlabel_name(exp_hostlabel h)
 
 /* Labels of one GPU's DCGM series, in dcgm-exporter's order, without braces. */
 static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
-			const exp_render_opts *o, unsigned labels)
+                        const exp_render_opts *o, unsigned labels)
 {
 	char device[24];
 	snprintf(device, sizeof device, "nvidia%d", g->index);
@@ -124,7 +127,7 @@ static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 }
 
 static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const exp_collectors *c,
-			exp_buf *b)
+                        exp_buf *b)
 {
 	exp_buf *lab = calloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
 	if (!lab) {
@@ -145,7 +148,7 @@ static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const e
 		family(b, name,
 		       c->type[id] == EXP_COUNTER   ? "counter"
 		       : c->type[id] == EXP_UNTYPED ? "untyped"
-						    : "gauge",
+		                                    : "gauge",
 		       c->help[id] ? c->help[id] : gpu_metrics[id].help);
 		for (int i = 0; i < s->ngpus; i++) {
 			if (!dcgm_value(&s->gpus[i], id, &v, &is_int))
@@ -178,7 +181,7 @@ static void gpu_series_start(exp_buf *b, const char *name, const exp_gpu *g)
 
 /* A per-GPU gauge straight from the table: absent values are left out. */
 static void table_family(exp_buf *b, const exp_snapshot *s, const char *name, const char *help,
-			 gpu_metric_id id)
+                         gpu_metric_id id)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
@@ -245,15 +248,15 @@ static void render_throttle(const exp_snapshot *s, exp_buf *b)
 static void render_pcie(const exp_snapshot *s, exp_buf *b)
 {
 	table_family(b, s, "gpuwhy_gpu_pcie_link_gen_current",
-		     "Current PCIe link generation (GPUs lower it when idle to save power).",
-		     GM_PCIE_GEN_CUR);
+	             "Current PCIe link generation (GPUs lower it when idle to save power).",
+	             GM_PCIE_GEN_CUR);
 	table_family(b, s, "gpuwhy_gpu_pcie_link_gen_max",
-		     "Maximum PCIe link generation of the GPU and the system together.",
-		     GM_PCIE_GEN_MAX);
+	             "Maximum PCIe link generation of the GPU and the system together.",
+	             GM_PCIE_GEN_MAX);
 	table_family(b, s, "gpuwhy_gpu_pcie_link_width_current", "Current PCIe link width (lanes).",
-		     GM_PCIE_WIDTH_CUR);
+	             GM_PCIE_WIDTH_CUR);
 	table_family(b, s, "gpuwhy_gpu_pcie_link_width_max", "Maximum PCIe link width (lanes).",
-		     GM_PCIE_WIDTH_MAX);
+	             GM_PCIE_WIDTH_MAX);
 }
 
 static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, const exp_proc *p)
@@ -310,7 +313,7 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 				       "the process ran on the GPU (0..1).");
 			any = true;
 			proc_series_start(b, "gpuwhy_process_sm_utilization_ratio", g,
-					  &g->procs[k]);
+			                  &g->procs[k]);
 			exp_buf_fixed6(b, g->procs[k].sm_ratio);
 			exp_buf_puts(b, "\n");
 		}
@@ -355,7 +358,7 @@ static void host_single(exp_buf *b, const char *name, const char *help, exp_val 
 }
 
 static void host_per_cpu(exp_buf *b, const exp_host *h, const char *name, const char *help,
-			 bool iowait)
+                         bool iowait)
 {
 	bool any = false;
 	for (int i = 0; i < h->ncpus; i++) {
@@ -378,26 +381,27 @@ static void render_host(const exp_host *h, exp_buf *b)
 {
 	if (!h->present)
 		return;
-	host_single(b, "gpuwhy_host_cpu_busy_ratio",
-		    "Share of the last interval all CPUs together were busy (not idle, not iowait).",
-		    h->cpu_busy, true);
+	host_single(
+	    b, "gpuwhy_host_cpu_busy_ratio",
+	    "Share of the last interval all CPUs together were busy (not idle, not iowait).",
+	    h->cpu_busy, true);
 	host_single(b, "gpuwhy_host_cpu_iowait_ratio",
-		    "Share of the last interval all CPUs together were idle with I/O outstanding.",
-		    h->cpu_iowait, true);
+	            "Share of the last interval all CPUs together were idle with I/O outstanding.",
+	            h->cpu_iowait, true);
 	host_per_cpu(b, h, "gpuwhy_host_core_busy_ratio",
-		     "Share of the last interval this CPU was busy (not idle, not iowait).", false);
+	             "Share of the last interval this CPU was busy (not idle, not iowait).", false);
 	host_per_cpu(b, h, "gpuwhy_host_core_iowait_ratio",
-		     "Share of the last interval this CPU was idle with I/O outstanding.", true);
+	             "Share of the last interval this CPU was idle with I/O outstanding.", true);
 	host_single(b, "gpuwhy_host_memory_total_bytes", "Installed memory (MemTotal).",
-		    h->mem_total, false);
+	            h->mem_total, false);
 	host_single(b, "gpuwhy_host_memory_used_bytes", "Memory in use (MemTotal - MemAvailable).",
-		    h->mem_used, false);
+	            h->mem_used, false);
 	host_single(b, "gpuwhy_host_memory_available_bytes",
-		    "Memory available without swapping (MemAvailable).", h->mem_available, false);
+	            "Memory available without swapping (MemAvailable).", h->mem_available, false);
 	host_single(b, "gpuwhy_host_swap_total_bytes", "Swap space (SwapTotal).", h->swap_total,
-		    false);
+	            false);
 	host_single(b, "gpuwhy_host_swap_used_bytes", "Swap in use (SwapTotal - SwapFree).",
-		    h->swap_used, false);
+	            h->swap_used, false);
 }
 
 static void render_self(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)

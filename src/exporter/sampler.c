@@ -16,9 +16,9 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-#define WINDOW_MAX 32		      /* snapshots kept for the findings hook */
+#define WINDOW_MAX 32                   /* snapshots kept for the findings hook */
 #define WINDOW_NS (30LL * 1000000000LL) /* ... covering about this long */
-#define PROC_BUF 1024		      /* processes read per GPU before picking the top ones */
+#define PROC_BUF 1024                   /* processes read per GPU before picking the top ones */
 
 struct exp_sampler {
 	gpu_ctx *gpu;
@@ -236,7 +236,7 @@ static void *sampler_main(void *arg)
 		int64_t now = gw_mono_ns();
 		if (now < next) {
 			struct timespec ts = {(time_t)(next / 1000000000LL),
-					      (long)(next % 1000000000LL)};
+			                      (long)(next % 1000000000LL)};
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 			continue;
 		}
@@ -266,8 +266,7 @@ static void sampler_free(exp_sampler *s)
 	free(s);
 }
 
-int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o,
-		      exp_sampler **out)
+int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o, exp_sampler **out)
 {
 	exp_sampler *s = calloc(1, sizeof *s);
 	if (!s)

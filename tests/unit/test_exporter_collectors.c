@@ -20,25 +20,25 @@ static int parse(const char *csv, exp_collectors *c, char *unknown, size_t ulen,
 static void test_dcgm_layout(void **state)
 {
 	const char csv[] =
-		"# Format\n"
-		"# If line starts with a '#' it is considered a comment\n"
-		"# DCGM FIELD, Prometheus metric type, help message\n"
-		"\n"
-		"# Clocks\n"
-		"DCGM_FI_DEV_SM_CLOCK,  gauge, SM clock frequency (in MHz).\n"
-		"DCGM_FI_DEV_MEM_CLOCK, gauge, Memory clock frequency (in MHz).\n"
-		"   \t\n"
-		"# Power\n"
-		"DCGM_FI_DEV_POWER_USAGE,              gauge, Power draw (in W).\r\n"
-		"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter, Total energy consumption since boot "
-		"(in mJ).\n"
-		"DCGM_FI_DEV_XID_ERRORS,       gauge, Value of the last XID error encountered.\n"
-		"DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, vGPU License status\n"
-		"# DCGM_FI_PROF_SM_ACTIVE,          gauge, The ratio of cycles an SM has at least 1 "
-		"warp assigned.\n"
-		"DCGM_FI_DRIVER_VERSION,        label, Driver Version\n"
-		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, Ratio of cycles the tensor (HMMA) pipe is "
-		"active.";
+	    "# Format\n"
+	    "# If line starts with a '#' it is considered a comment\n"
+	    "# DCGM FIELD, Prometheus metric type, help message\n"
+	    "\n"
+	    "# Clocks\n"
+	    "DCGM_FI_DEV_SM_CLOCK,  gauge, SM clock frequency (in MHz).\n"
+	    "DCGM_FI_DEV_MEM_CLOCK, gauge, Memory clock frequency (in MHz).\n"
+	    "   \t\n"
+	    "# Power\n"
+	    "DCGM_FI_DEV_POWER_USAGE,              gauge, Power draw (in W).\r\n"
+	    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter, Total energy consumption since boot "
+	    "(in mJ).\n"
+	    "DCGM_FI_DEV_XID_ERRORS,       gauge, Value of the last XID error encountered.\n"
+	    "DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, vGPU License status\n"
+	    "# DCGM_FI_PROF_SM_ACTIVE,          gauge, The ratio of cycles an SM has at least 1 "
+	    "warp assigned.\n"
+	    "DCGM_FI_DRIVER_VERSION,        label, Driver Version\n"
+	    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, Ratio of cycles the tensor (HMMA) pipe is "
+	    "active.";
 	exp_collectors c;
 	char unknown[256], err[256];
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
@@ -53,7 +53,7 @@ static void test_dcgm_layout(void **state)
 	assert_int_equal(c.type[GM_ENERGY], EXP_COUNTER);
 	assert_string_equal(c.help[GM_POWER_DRAW], "Power draw (in W).");
 	assert_string_equal(c.help[GM_GPM_TENSOR_ACTIVE],
-			    "Ratio of cycles the tensor (HMMA) pipe is active.");
+	                    "Ratio of cycles the tensor (HMMA) pipe is active.");
 	assert_int_equal(c.labels, EXP_LABEL_DRIVER);
 	exp_collectors_free(&c);
 }
@@ -61,8 +61,8 @@ static void test_dcgm_layout(void **state)
 static void test_help_with_commas_and_duplicates(void **state)
 {
 	const char csv[] = "DCGM_FI_DEV_GPU_UTIL, gauge, Busy, in %, per GPU\n"
-			   "DCGM_FI_DEV_GPU_UTIL, counter, second row ignored\n"
-			   "DCGM_FI_DEV_GPU_TEMP,gauge,\n";
+	                   "DCGM_FI_DEV_GPU_UTIL, counter, second row ignored\n"
+	                   "DCGM_FI_DEV_GPU_TEMP,gauge,\n";
 	exp_collectors c;
 	char unknown[64], err[256];
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
@@ -92,13 +92,14 @@ static void expect_error(const char *csv, const char *want)
 static void test_errors_name_the_line(void **state)
 {
 	expect_error("DCGM_FI_DEV_GPU_UTIL, gauge, ok\nDCGM_FI_DEV_GPU_TEMP gauge\n",
-		     "line 2: expected 'FIELD, prom_type, help'");
+	             "line 2: expected 'FIELD, prom_type, help'");
 	expect_error("DCGM_FI_DEV_GPU_UTIL, gauge, x\n\n#\nDCGM_FI_DEV_GPU_TEMP, histogram, x\n",
-		     "line 4: prom_type 'histogram'");
+	             "line 4: prom_type 'histogram'");
 	expect_error(", gauge, x\n", "line 1: empty field name");
-	expect_error("DCGM_FI_DEV_GPU_UTIL, label, x\n", "line 1: DCGM_FI_DEV_GPU_UTIL is a number");
+	expect_error("DCGM_FI_DEV_GPU_UTIL, label, x\n",
+	             "line 1: DCGM_FI_DEV_GPU_UTIL is a number");
 	expect_error("DCGM_FI_DRIVER_VERSION, gauge, x\n",
-		     "line 1: DCGM_FI_DRIVER_VERSION is a text field");
+	             "line 1: DCGM_FI_DRIVER_VERSION is a text field");
 	char big[6000];
 	memset(big, 'A', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
@@ -110,9 +111,9 @@ static void test_nul_byte_is_an_error(void **state)
 	const char csv[] = "DCGM_FI_DEV_GPU_UTIL, gauge, x\nDCGM\0FI, gauge, y\n";
 	exp_collectors c;
 	char unknown[64], err[256];
-	assert_int_equal(exp_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown,
-					      err, sizeof err),
-			 -1);
+	assert_int_equal(
+	    exp_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown, err, sizeof err),
+	    -1);
 	assert_non_null(strstr(err, "line 2: contains a NUL byte"));
 }
 
@@ -148,7 +149,7 @@ static void test_default_set(void **state)
 		/* The table's counters are untyped by default: their names fail the
 		 * counter lint. */
 		exp_prom_type want =
-			gpu_metrics[c.order[k]].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
+		    gpu_metrics[c.order[k]].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
 		assert_int_equal(c.type[c.order[k]], want);
 		assert_null(c.help[c.order[k]]);
 	}
@@ -159,12 +160,12 @@ static void test_default_set(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dcgm_layout),
-		cmocka_unit_test(test_help_with_commas_and_duplicates),
-		cmocka_unit_test(test_errors_name_the_line),
-		cmocka_unit_test(test_nul_byte_is_an_error),
-		cmocka_unit_test(test_unknown_list_is_bounded),
-		cmocka_unit_test(test_default_set),
+	    cmocka_unit_test(test_dcgm_layout),
+	    cmocka_unit_test(test_help_with_commas_and_duplicates),
+	    cmocka_unit_test(test_errors_name_the_line),
+	    cmocka_unit_test(test_nul_byte_is_an_error),
+	    cmocka_unit_test(test_unknown_list_is_bounded),
+	    cmocka_unit_test(test_default_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,8 +151,12 @@ static void test_window_timeline(void **state)
 		h->cpus[1] = (exp_cpu){.id = 3, .busy = {true, 0.75}, .iowait = {false, 0}};
 		exp_gpu *g0 = &s[k]->gpus[0];
 		g0->nprocs = 1;
-		g0->procs[0] = (exp_proc){.pid = 77, .command = "python3", .mem_ok = true,
-					  .mem_bytes = 3 * 1048576ULL, .sm_ok = true, .sm_ratio = 0.5};
+		g0->procs[0] = (exp_proc){.pid = 77,
+		                          .command = "python3",
+		                          .mem_ok = true,
+		                          .mem_bytes = 3 * 1048576ULL,
+		                          .sm_ok = true,
+		                          .sm_ratio = 0.5};
 	}
 	s[1]->gpus[0].vals.ok[GM_UTIL_GPU] = 0; /* absent in the middle */
 	s[2]->gpus[1].vals.lost = true;
@@ -199,11 +203,9 @@ static void test_window_timeline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_healthy_has_none),
-		cmocka_unit_test(test_throttled_severity),
-		cmocka_unit_test(test_pcie_degraded),
-		cmocka_unit_test(test_lost_and_bounds),
-		cmocka_unit_test(test_window_timeline),
+	    cmocka_unit_test(test_healthy_has_none), cmocka_unit_test(test_throttled_severity),
+	    cmocka_unit_test(test_pcie_degraded),    cmocka_unit_test(test_lost_and_bounds),
+	    cmocka_unit_test(test_window_timeline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

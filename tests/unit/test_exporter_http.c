@@ -158,12 +158,13 @@ static void parse_reply(char *raw, size_t len, reply *r)
 
 /* One request on a fresh connection ("Connection: close" is added). */
 static char *request_wait(int port, const char *method, const char *path, const char *extra,
-			  reply *r, int wait_ms)
+                          reply *r, int wait_ms)
 {
 	int fd = connect_to(port);
 	char req[1024];
-	snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sConnection: close\r\n\r\n",
-		 method, path, extra ? extra : "");
+	snprintf(req, sizeof req,
+	         "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sConnection: close\r\n\r\n", method, path,
+	         extra ? extra : "");
 	send_all(fd, req, strlen(req));
 	char *raw;
 	bool closed;
@@ -174,8 +175,7 @@ static char *request_wait(int port, const char *method, const char *path, const 
 	return raw;
 }
 
-static char *request(int port, const char *method, const char *path, const char *extra,
-		     reply *r)
+static char *request(int port, const char *method, const char *path, const char *extra, reply *r)
 {
 	return request_wait(port, method, path, extra, r, 5000);
 }
@@ -276,9 +276,16 @@ static void test_health_and_index(void **state)
 static void test_not_found_and_traversal(void **state)
 {
 	fixture *f = *state;
-	const char *paths[] = {"/metrics/", "/metricsX", "//metrics", "/../../etc/passwd",
-			       "/%2e%2e/%2e%2e/etc/passwd", "/etc/passwd", "/health/..",
-			       "/index.html", "/metrics%00", "/debug/pprof/"};
+	const char *paths[] = {"/metrics/",
+	                       "/metricsX",
+	                       "//metrics",
+	                       "/../../etc/passwd",
+	                       "/%2e%2e/%2e%2e/etc/passwd",
+	                       "/etc/passwd",
+	                       "/health/..",
+	                       "/index.html",
+	                       "/metrics%00",
+	                       "/debug/pprof/"};
 	for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
 		reply r;
 		char *raw = request(f->port, "GET", paths[i], NULL, &r);
@@ -478,18 +485,18 @@ static void test_port_in_use(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_listen),
-		cmocka_unit_test(test_accepts_gzip),
-		cmocka_unit_test(test_route),
-		cmocka_unit_test_setup_teardown(test_metrics_get_head, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_health_and_index, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_found_and_traversal, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_methods, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_oversized_headers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_port_in_use, setup, teardown),
+	    cmocka_unit_test(test_parse_listen),
+	    cmocka_unit_test(test_accepts_gzip),
+	    cmocka_unit_test(test_route),
+	    cmocka_unit_test_setup_teardown(test_metrics_get_head, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_health_and_index, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_found_and_traversal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_other_methods, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oversized_headers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_slowloris, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_in_use, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

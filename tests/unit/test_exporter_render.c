@@ -67,9 +67,9 @@ static char *render(const exp_snapshot *s, const exp_render_opts *o)
 static exp_render_opts opts_default(void)
 {
 	exp_render_opts o = {.host_label = EXP_HOSTLABEL_UPPER,
-			     .hostname = "node-7",
-			     .processes = 5,
-			     .version = "0.1.0"};
+	                     .hostname = "node-7",
+	                     .processes = 5,
+	                     .version = "0.1.0"};
 	return o;
 }
 
@@ -135,7 +135,7 @@ static void assert_well_formed(const char *text)
 			assert_int_equal(sscanf(line + 7, "%255s %31s", name, type), 2);
 			assert_string_equal(name, family);
 			assert_true(!strcmp(type, "gauge") || !strcmp(type, "counter") ||
-				    !strcmp(type, "untyped"));
+			            !strcmp(type, "untyped"));
 			continue;
 		}
 		size_t k = strcspn(line, "{ ");
@@ -161,13 +161,13 @@ static void test_dcgm_labels_and_values(void **state)
 	assert_line(t, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).");
 	assert_line(t, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge");
 	assert_line(t, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-00000000-aaaa-bbbb-cccc-"
-		       "dddddddddddd\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
-		       "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-7\","
-		       "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 87");
+	               "dddddddddddd\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\","
+	               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-7\","
+	               "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 87");
 	assert_line(t, "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-00000001-aaaa-bbbb-cccc-"
-		       "dddddddddddd\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia1\","
-		       "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-7\","
-		       "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 313.500000");
+	               "dddddddddddd\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia1\","
+	               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-7\","
+	               "DCGM_FI_DRIVER_VERSION=\"550.54.15\"} 313.500000");
 	/* Counters without _total would fail promtool's lint: untyped by default. */
 	assert_line(t, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION untyped");
 	/* GPM percentages become DCGM's ratios; PCIe bytes stay integers. */
@@ -196,7 +196,7 @@ static void test_hostname_label_modes(void **state)
 	const char *l = line_with(t, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"");
 	assert_non_null(l);
 	assert_non_null(strstr(l, "modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-7\","
-				  "DCGM_FI_DRIVER_VERSION"));
+	                          "DCGM_FI_DRIVER_VERSION"));
 	free(t);
 	o.host_label = EXP_HOSTLABEL_NONE;
 	t = render(s, &o);
@@ -218,9 +218,10 @@ static void test_lost_gpu(void **state)
 	assert_null(line_with(t, "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""));
 	assert_line(t, "gpuwhy_gpu_lost{gpu=\"1\"} 1");
 	assert_line(t, "gpuwhy_gpu_lost{gpu=\"0\"} 0");
-	assert_line(t, "gpuwhy_gpu_info{gpu=\"1\",uuid=\"GPU-00000001-aaaa-bbbb-cccc-dddddddddddd\","
-		       "pci_bus_id=\"00000000:19:00.0\",model_name=\"NVIDIA H100 80GB HBM3\","
-		       "driver_version=\"550.54.15\"} 1");
+	assert_line(t,
+	            "gpuwhy_gpu_info{gpu=\"1\",uuid=\"GPU-00000001-aaaa-bbbb-cccc-dddddddddddd\","
+	            "pci_bus_id=\"00000000:19:00.0\",model_name=\"NVIDIA H100 80GB HBM3\","
+	            "driver_version=\"550.54.15\"} 1");
 	free(t);
 	exp_snapshot_free(s);
 }
@@ -228,15 +229,15 @@ static void test_lost_gpu(void **state)
 static void test_collectors_limit_order_help_labels(void **state)
 {
 	const char csv[] = "# comment\n"
-			   "DCGM_FI_DEV_POWER_USAGE, gauge, Power now (W).\n"
-			   "DCGM_FI_DEV_GPU_UTIL, counter, \n"
-			   "DCGM_FI_DEV_SERIAL, label, Serial\n"
-			   "DCGM_FI_DEV_XID_ERRORS, gauge, not ours\n";
+	                   "DCGM_FI_DEV_POWER_USAGE, gauge, Power now (W).\n"
+	                   "DCGM_FI_DEV_GPU_UTIL, counter, \n"
+	                   "DCGM_FI_DEV_SERIAL, label, Serial\n"
+	                   "DCGM_FI_DEV_XID_ERRORS, gauge, not ours\n";
 	exp_collectors c;
 	char unknown[128], err[128];
-	assert_int_equal(exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err,
-					      sizeof err),
-			 0);
+	assert_int_equal(
+	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
+	    0);
 	assert_string_equal(unknown, "DCGM_FI_DEV_XID_ERRORS");
 	exp_snapshot *s = two_gpus();
 	exp_render_opts o = opts_default();
@@ -254,7 +255,8 @@ static void test_collectors_limit_order_help_labels(void **state)
 	assert_null(strstr(t, "DCGM_FI_PROF_"));
 	/* The serial label replaces the driver version label (not listed). */
 	const char *l = line_with(t, "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\"");
-	assert_non_null(strstr(l, "Hostname=\"node-7\",DCGM_FI_DEV_SERIAL=\"1650000000001\"} 88\n"));
+	assert_non_null(
+	    strstr(l, "Hostname=\"node-7\",DCGM_FI_DEV_SERIAL=\"1650000000001\"} 88\n"));
 	assert_null(strstr(t, "DCGM_FI_DRIVER_VERSION"));
 	/* gpuwhy's own series are not affected by the collectors file. */
 	assert_non_null(line_with(t, "gpuwhy_gpu_info{"));
@@ -266,21 +268,21 @@ static void test_collectors_limit_order_help_labels(void **state)
 static void test_label_fields_sorted(void **state)
 {
 	const char csv[] = "DCGM_FI_NVML_VERSION, label, x\nDCGM_FI_DRIVER_VERSION, label, x\n"
-			   "DCGM_FI_DEV_VBIOS_VERSION, label, x\nDCGM_FI_DEV_SERIAL, label, x\n"
-			   "DCGM_FI_DEV_GPU_TEMP, gauge, t\n";
+	                   "DCGM_FI_DEV_VBIOS_VERSION, label, x\nDCGM_FI_DEV_SERIAL, label, x\n"
+	                   "DCGM_FI_DEV_GPU_TEMP, gauge, t\n";
 	exp_collectors c;
 	char unknown[64], err[128];
-	assert_int_equal(exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err,
-					      sizeof err),
-			 0);
+	assert_int_equal(
+	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
+	    0);
 	exp_snapshot *s = two_gpus();
 	exp_render_opts o = opts_default();
 	o.collectors = &c;
 	char *t = render(s, &o);
 	assert_non_null(strstr(t, "Hostname=\"node-7\",DCGM_FI_DEV_SERIAL=\"1650000000000\","
-				  "DCGM_FI_DEV_VBIOS_VERSION=\"96.00.74.00.00\","
-				  "DCGM_FI_DRIVER_VERSION=\"550.54.15\","
-				  "DCGM_FI_NVML_VERSION=\"12.550.54.15\"} 61\n"));
+	                          "DCGM_FI_DEV_VBIOS_VERSION=\"96.00.74.00.00\","
+	                          "DCGM_FI_DRIVER_VERSION=\"550.54.15\","
+	                          "DCGM_FI_NVML_VERSION=\"12.550.54.15\"} 61\n"));
 	free(t);
 	exp_snapshot_free(s);
 	exp_collectors_free(&c);
@@ -304,7 +306,7 @@ static void test_escaping_and_utf8(void **state)
 static void test_pcie_fallback_without_gpm(void **state)
 {
 	exp_snapshot *s = two_gpus();
-	set(&s->gpus[1], GM_PCIE_TX, 1.5);  /* MiB/s from NVML's PCIe counters */
+	set(&s->gpus[1], GM_PCIE_TX, 1.5); /* MiB/s from NVML's PCIe counters */
 	set(&s->gpus[1], GM_PCIE_RX, 0.25);
 	exp_render_opts o = opts_default();
 	char *t = render(s, &o);
@@ -351,13 +353,15 @@ static void test_gpuwhy_series(void **state)
 	assert_line(t, "gpuwhy_gpu_processes{gpu=\"0\"} 3");
 	assert_line(t, "gpuwhy_gpu_processes{gpu=\"1\"} 0");
 	/* Top 2 only: bounded cardinality. */
-	assert_line(t, "gpuwhy_process_gpu_memory_bytes{gpu=\"0\",pid=\"1000\",command=\"python3\"} "
-		       "3221225472");
-	assert_line(t, "gpuwhy_process_gpu_memory_bytes{gpu=\"0\",pid=\"1001\",command=\"trainer\"} "
-		       "2147483648");
+	assert_line(t,
+	            "gpuwhy_process_gpu_memory_bytes{gpu=\"0\",pid=\"1000\",command=\"python3\"} "
+	            "3221225472");
+	assert_line(t,
+	            "gpuwhy_process_gpu_memory_bytes{gpu=\"0\",pid=\"1001\",command=\"trainer\"} "
+	            "2147483648");
 	assert_int_equal(count_prefix(t, "gpuwhy_process_gpu_memory_bytes{"), 2);
 	assert_line(t, "gpuwhy_process_sm_utilization_ratio{gpu=\"0\",pid=\"1000\","
-		       "command=\"python3\"} 0.500000");
+	               "command=\"python3\"} 0.500000");
 	assert_int_equal(count_prefix(t, "gpuwhy_process_sm_utilization_ratio{"), 1);
 	assert_line(t, "gpuwhy_finding{gpu=\"1\",rule=\"throttled\",severity=\"error\"} 1");
 	assert_line(t, "gpuwhy_finding{rule=\"host_swap\",severity=\"warn\"} 1");
@@ -450,7 +454,7 @@ static void test_numbers_decimal_comma_locale(void **state)
 		skip();
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1",
-		 dir);
+	         dir);
 	bool have = system(cmd) == 0;
 	if (have) {
 		setenv("LOCPATH", dir, 1);
@@ -480,17 +484,17 @@ static void test_numbers_decimal_comma_locale(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dcgm_labels_and_values),
-		cmocka_unit_test(test_hostname_label_modes),
-		cmocka_unit_test(test_lost_gpu),
-		cmocka_unit_test(test_collectors_limit_order_help_labels),
-		cmocka_unit_test(test_label_fields_sorted),
-		cmocka_unit_test(test_escaping_and_utf8),
-		cmocka_unit_test(test_pcie_fallback_without_gpm),
-		cmocka_unit_test(test_gpuwhy_series),
-		cmocka_unit_test(test_host_series),
-		cmocka_unit_test(test_numbers_c_locale),
-		cmocka_unit_test(test_numbers_decimal_comma_locale),
+	    cmocka_unit_test(test_dcgm_labels_and_values),
+	    cmocka_unit_test(test_hostname_label_modes),
+	    cmocka_unit_test(test_lost_gpu),
+	    cmocka_unit_test(test_collectors_limit_order_help_labels),
+	    cmocka_unit_test(test_label_fields_sorted),
+	    cmocka_unit_test(test_escaping_and_utf8),
+	    cmocka_unit_test(test_pcie_fallback_without_gpm),
+	    cmocka_unit_test(test_gpuwhy_series),
+	    cmocka_unit_test(test_host_series),
+	    cmocka_unit_test(test_numbers_c_locale),
+	    cmocka_unit_test(test_numbers_decimal_comma_locale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
