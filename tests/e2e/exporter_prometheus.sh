@@ -189,6 +189,9 @@ r=$(value 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="gpu",gpu="0"}[10s]) / 
 p=$(value 'avg_over_time(DCGM_FI_DEV_POWER_USAGE{job="gpu",gpu="0"}[10s])')
 awk -v r="$r" -v p="$p" 'BEGIN{exit !(r > 0 && p > 0 && r / p > 0.75 && r / p < 1.33)}' ||
 	fail "energy rate $r W against mean power $p W"
+# Each training rank is a process on its GPU, with the 1 GiB it holds.
+n=$(query 'gpuwhy_process_gpu_memory_bytes{job="gpu",command="gpuwhy"} == 1073741824' | wc -l)
+[ "$n" = 8 ] || fail "process series of the 8 ranks: $(query 'gpuwhy_process_gpu_memory_bytes')"
 # gpuwhy's host series made it too.
 [ -n "$(query 'gpuwhy_host_memory_total_bytes{job="gpu"}')" ] || fail "host series missing"
 echo "exporter_prometheus: ok"
