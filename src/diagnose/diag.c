@@ -340,15 +340,38 @@ int dx_present(const diag_ctx *c, const double *x)
 	return k;
 }
 
+/*
+ * Idle share: 100 minus utilization is the share of time no kernel ran. The
+ * driver's sub-sample idle share is only a fallback: each sub-sample is
+ * itself an average over a sixth of a second or more, so gaps of a few
+ * milliseconds between kernels (a starved loop) never show in it.
+ */
 double dx_idle_pct(const diag_ctx *c, int g)
 {
-	const double *idle = dx_series(c, g, GM_UTIL_SAMPLES_IDLE);
-	if (dx_present(c, idle) > 0)
-		return dx_mean(c, idle);
 	double u = dx_mean(c, c->act[g]);
 	if (isnan(u))
-		return NAN;
+		return dx_mean(c, dx_series(c, g, GM_UTIL_SAMPLES_IDLE));
 	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
+}
+
+double dx_idle_at(const diag_ctx *c, int g, int s)
+{
+	double u = c->act[g] ? c->act[g][s] : NAN;
+	if (isnan(u))
+		return tl_gpu_at(c->tl, g, GM_UTIL_SAMPLES_IDLE, s);
+	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
+}
+
+const char *dx_act_key(const diag_ctx *c, int g)
+{
+	const tl_gpu *G = &c->tl->gpu[g];
+	if (c->act[g] && c->act[g] == G->m[GM_UTIL_GPU])
+		return "utilization.gpu";
+	if (c->act[g] && c->act[g] == G->m[GM_GPM_GR_ACTIVE])
+		return "gpm.graphics_active";
+	if (c->act[g])
+		return "gpm.sm_active";
+	return "utilization.gpu.samples.idle";
 }
 
 double dx_mem_total(const diag_ctx *c, int g)
