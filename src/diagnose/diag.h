@@ -88,7 +88,7 @@ const char *diag_severity_name(diag_severity s); /* "info", "warn", "error" */
 /* One number behind a finding: metric, statistic, value, and the threshold it was held against. */
 typedef struct {
 	char metric[40]; /* "utilization.gpu", "cpu.busy.max", ... (metric table keys where one exists) */
-	char stat[48];	 /* "mean", "peak", "share of samples", ... */
+	char stat[64];	 /* "mean", "peak", "share of samples", ... */
 	double value;
 	char cmp[3];	  /* ">=", "<=", ">", "<", "" when context only */
 	double threshold; /* NAN when context only */
