@@ -11,10 +11,21 @@
 /* ---- thresholds ---- */
 
 const diag_threshold_desc diag_threshold_table[] = {
-#define X(name, def, unit, help) {#name, unit, help, def, offsetof(diag_thresholds, name)},
+#define X(name, def, unit, help) {#name, unit, help, def},
 #include "diagnose/thresholds.def"
 #undef X
 };
+
+double *diag_threshold_field(diag_thresholds *th, int i)
+{
+	int k = 0;
+#define X(name, def, unit, help)                                                                   \
+	if (k++ == i)                                                                              \
+		return &th->name;
+#include "diagnose/thresholds.def"
+#undef X
+	return NULL;
+}
 const int diag_threshold_count = sizeof diag_threshold_table / sizeof *diag_threshold_table;
 
 bool diag_threshold_set(diag_thresholds *th, const char *assignment)
@@ -29,7 +40,7 @@ bool diag_threshold_set(diag_thresholds *th, const char *assignment)
 	for (int i = 0; i < diag_threshold_count; i++) {
 		const diag_threshold_desc *d = &diag_threshold_table[i];
 		if (strlen(d->name) == klen && !strncmp(d->name, assignment, klen)) {
-			*(double *)((char *)th + d->offset) = v;
+			*diag_threshold_field(th, i) = v;
 			return true;
 		}
 	}
@@ -40,10 +51,8 @@ void diag_opts_default(diag_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->goal = DIAG_GOAL_THROUGHPUT;
-	for (int i = 0; i < diag_threshold_count; i++) {
-		const diag_threshold_desc *d = &diag_threshold_table[i];
-		*(double *)((char *)&o->th + d->offset) = d->def;
-	}
+	for (int i = 0; i < diag_threshold_count; i++)
+		*diag_threshold_field(&o->th, i) = diag_threshold_table[i].def;
 }
 
 bool diag_goal_parse(const char *s, diag_goal *out)

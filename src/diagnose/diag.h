@@ -35,10 +35,12 @@ typedef struct {
 typedef struct {
 	const char *name, *unit, *help;
 	double def;
-	size_t offset; /* of the field in diag_thresholds */
 } diag_threshold_desc;
 extern const diag_threshold_desc diag_threshold_table[];
 extern const int diag_threshold_count;
+
+/* The field of th that diag_threshold_table[i] describes (NULL when i is out of range). */
+double *diag_threshold_field(diag_thresholds *th, int i);
 
 /* "name=value" into th; false (and th untouched) on an unknown name or bad number. */
 bool diag_threshold_set(diag_thresholds *th, const char *assignment);

@@ -144,15 +144,19 @@ void rule_data_starved(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->njob == 0 || c->to - c->from < th->min_samples)
 		return;
-	/* Starving GPUs: doing some work, idle a large share of the window. */
+	/*
+	 * Starving GPUs: active at some point of the window (a GPU never used is
+	 * imbalance, not starvation), idle a large share of it. A badly starved
+	 * GPU may average under the idle threshold: that is the extreme case.
+	 */
 	uint64_t starving = 0;
 	int worst = -1;
 	double worst_idle = -1;
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
-		double idle = dx_idle_pct(c, g), util = dx_mean(c, c->act[g]);
-		if (isnan(idle) || isnan(util) || util <= th->idle_util_pct)
+		double idle = dx_idle_pct(c, g), peak = dx_max(c, c->act[g]);
+		if (isnan(idle) || isnan(peak) || peak <= th->idle_util_pct)
 			continue;
 		if (idle >= th->starved_idle_pct) {
 			starving |= 1ULL << g;
