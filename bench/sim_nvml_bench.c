@@ -73,8 +73,8 @@ static int round_all(int k)
 		nvmlSample_t s[128];
 		nvmlValueType_t vt;
 		cnt = 128;
-		if (a.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, last_ts[i], &vt, &cnt, s) ==
-			    NVML_SUCCESS &&
+		if (a.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, last_ts[i], &vt, &cnt,
+		                           s) == NVML_SUCCESS &&
 		    cnt)
 			last_ts[i] = s[cnt - 1].timeStamp;
 		nvmlProcessInfo_t p[64];
