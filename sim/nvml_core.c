@@ -102,8 +102,10 @@ static void wl_scan(void)
 			    strcmp(e->d_name + len - 6, ".state"))
 				continue;
 			int k;
+			/* Same name but another inode: a new process that reused the PID. */
 			for (k = 0; k < sim_g.n_wl; k++)
-				if (!strcmp(sim_g.wl[k].name, e->d_name))
+				if (!strcmp(sim_g.wl[k].name, e->d_name) &&
+				    sim_g.wl[k].ino == e->d_ino)
 					break;
 			if (k < sim_g.n_wl) {
 				sim_g.wl[k].seen = true;
@@ -119,6 +121,7 @@ static void wl_scan(void)
 			sim_wl_ref *r = &sim_g.wl[sim_g.n_wl++];
 			memset(r, 0, sizeof *r);
 			snprintf(r->name, sizeof r->name, "%s", e->d_name);
+			r->ino = e->d_ino;
 			r->f = f;
 			r->pid = f->pid;
 			r->starttime = f->starttime;

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpu/nvml_abi.h"
 #include "sim_model.h"
@@ -64,6 +65,7 @@ struct nvmlDevice_st {
 
 typedef struct {
 	char name[80];
+	ino_t ino;
 	const sim_wl_file *f;
 	uint32_t pid;
 	uint64_t starttime;
