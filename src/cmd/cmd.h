@@ -21,6 +21,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("record", cmd_record, "sample GPUs, host and processes into a .gpuwhy file until stopped") \
 	X("run", cmd_run, "run a command, record it and its process tree, summarise and diagnose") \
 	X("export", cmd_export, "a recording's tables as CSV or JSON Lines") \
+	X("doctor", cmd_doctor, "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, WSL, load") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);
