@@ -126,18 +126,19 @@ int main(int argc, char **argv)
 		diag_compare(tl, NULL, tl, NULL, &o, &c);
 		diag_comparison_free(&c);
 	});
-	printf("timeline: %d GPUs x %d samples (1 Hz, %.1f h), %d process records, %d steps\n", ngpu,
-	       n, n / 3600.0, tl->nprocs, tl->nsteps);
+	printf("timeline: %d GPUs x %d samples (1 Hz, %.1f h), %d process records, %d steps\n",
+	       ngpu, n, n / 3600.0, tl->nprocs, tl->nsteps);
 	printf("baseline (one pass over every series): %.2f ms\n", 1e3 * base);
 	printf("diag_run:        %8.2f ms  = %6.1f x baseline  (%s first)\n", 1e3 * run, run / base,
 	       r.n ? r.f[0].id : "-");
 	printf("report text:     %8.2f ms  = %6.1f x baseline\n", 1e3 * text, text / base);
 	printf("report json:     %8.2f ms  = %6.1f x baseline\n", 1e3 * json, json / base);
-	printf("report html:     %8.2f ms  = %6.1f x baseline  (%zu bytes)\n", 1e3 * htm, htm / base,
-	       hl);
-	printf("compare (2000 bootstrap resamples x 3 percentiles, %d steps a side): %.2f ms = %.1f x "
-	       "baseline\n",
-	       tl->nsteps, 1e3 * cmpt, cmpt / base);
+	printf("report html:     %8.2f ms  = %6.1f x baseline  (%zu bytes)\n", 1e3 * htm,
+	       htm / base, hl);
+	printf(
+	    "compare (2000 bootstrap resamples x 3 percentiles, %d steps a side): %.2f ms = %.1f x "
+	    "baseline\n",
+	    tl->nsteps, 1e3 * cmpt, cmpt / base);
 	diag_result_free(&r);
 	tl_free(tl);
 	fclose(null);

@@ -34,25 +34,31 @@ static double value(rd *r, double scale)
 {
 	uint8_t b = byte(r);
 	switch (b) {
-	case 255: return NAN;
-	case 254: return INFINITY;
-	case 253: return -INFINITY;
-	case 252: return -1;
-	case 251: return 1e300;
-	default: return b * scale;
+	case 255:
+		return NAN;
+	case 254:
+		return INFINITY;
+	case 253:
+		return -INFINITY;
+	case 252:
+		return -1;
+	case 251:
+		return 1e300;
+	default:
+		return b * scale;
 	}
 }
 
 static const gpu_metric_id gpu_ids[] = {
-	GM_UTIL_GPU,	    GM_UTIL_SAMPLES_MIN, GM_UTIL_SAMPLES_MAX, GM_UTIL_SAMPLES_IDLE,
-	GM_GPM_SM_ACTIVE,   GM_GPM_DRAM_ACTIVE,	 GM_UTIL_MEM,	      GM_MEM_USED,
-	GM_MEM_TOTAL,	    GM_POWER_DRAW,	 GM_POWER_LIMIT,      GM_CLK_SM,
-	GM_CLK_MAX_SM,	    GM_CLK_REASONS,	 GM_TEMP_GPU,	      GM_TEMP_SLOWDOWN,
-	GM_PCIE_GEN_CUR,    GM_PCIE_GEN_MAX,	 GM_PCIE_WIDTH_CUR,   GM_PCIE_WIDTH_MAX,
-	GM_PCIE_REPLAY,	    GM_ECC_UNCORR_VOL,	 GM_PCIE_RX,	      GM_GPM_PCIE_TX,
+    GM_UTIL_GPU,      GM_UTIL_SAMPLES_MIN, GM_UTIL_SAMPLES_MAX, GM_UTIL_SAMPLES_IDLE,
+    GM_GPM_SM_ACTIVE, GM_GPM_DRAM_ACTIVE,  GM_UTIL_MEM,         GM_MEM_USED,
+    GM_MEM_TOTAL,     GM_POWER_DRAW,       GM_POWER_LIMIT,      GM_CLK_SM,
+    GM_CLK_MAX_SM,    GM_CLK_REASONS,      GM_TEMP_GPU,         GM_TEMP_SLOWDOWN,
+    GM_PCIE_GEN_CUR,  GM_PCIE_GEN_MAX,     GM_PCIE_WIDTH_CUR,   GM_PCIE_WIDTH_MAX,
+    GM_PCIE_REPLAY,   GM_ECC_UNCORR_VOL,   GM_PCIE_RX,          GM_GPM_PCIE_TX,
 };
-static const host_metric_id host_ids[] = {HM_CPU_BUSY_MAX, HM_CPU_BUSY_MAX_CORE, HM_CPU_IOWAIT,
-					  HM_DISK_BUSY_MAX,	HM_SWAP_IN,	      HM_TREE_CPU};
+static const host_metric_id host_ids[] = {HM_CPU_BUSY_MAX,  HM_CPU_BUSY_MAX_CORE, HM_CPU_IOWAIT,
+                                          HM_DISK_BUSY_MAX, HM_SWAP_IN,           HM_TREE_CPU};
 
 static timeline *decode(rd *r)
 {
@@ -77,7 +83,8 @@ static timeline *decode(rd *r)
 		for (int g = 0; g < ngpu; g++)
 			for (size_t k = 0; k < sizeof gpu_ids / sizeof *gpu_ids; k++)
 				if (gmask & (1u << (k % 8)))
-					tl_set_gpu(tl, g, gpu_ids[k], s, value(r, k == 7 || k == 8 ? 400 : 1));
+					tl_set_gpu(tl, g, gpu_ids[k], s,
+					           value(r, k == 7 || k == 8 ? 400 : 1));
 		for (size_t k = 0; k < sizeof host_ids / sizeof *host_ids; k++)
 			if (hmask & (1u << k))
 				tl_set_host(tl, host_ids[k], s, value(r, k == 4 ? 1e5 : 1));
@@ -100,12 +107,12 @@ static timeline *decode(rd *r)
 		p->cpu_pct = value(r, 1);
 	}
 	static const char *const kinds[] = {TL_EV_OOM, TL_EV_XID, TL_EV_GPU_LOST, TL_EV_AER,
-					    TL_EV_PROC_EXIT};
+	                                    TL_EV_PROC_EXIT};
 	int nev = byte(r) % 6;
 	for (int i = 0; i < nev; i++) {
 		int g = (int)(byte(r) % 6) - 1;
 		tl_add_event(tl, value(r, 0.5), kinds[byte(r) % 5], g < ngpu ? g : -1, byte(r),
-			     byte(r) & 1 ? "CUDA out of memory" : "Killed process");
+		             byte(r) & 1 ? "CUDA out of memory" : "Killed process");
 	}
 	int nsteps = byte(r) % 40;
 	for (int i = 0; i < nsteps; i++)
@@ -140,7 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.meta = &m;
 		diag_result res;
 		diag_run(tl, &o, &res);
-		report_style st = {.utf8 = v & 1, .color = v & 2, .source = tl->command, .opts = &o};
+		report_style st = {
+		    .utf8 = v & 1, .color = v & 2, .source = tl->command, .opts = &o};
 		report_text(null, tl, &m, &res, &st);
 		report_json(null, tl, &m, &res, &st);
 		report_html(null, tl, &m, &res, &st);

@@ -11,33 +11,34 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpuwhy compare BASE CANDIDATE [--format text|json] [--goal throughput|latency]\n"
-		"                      [--set NAME=VALUE]...\n"
-		"\n"
-		"Compare two recordings of the same job: step time p50/p90/p99 with a 95 %%\n"
-		"bootstrap confidence interval of the difference (%d resamples, fixed seed),\n"
-		"throughput, utilization, SM activity, memory peak and power; the findings that\n"
-		"went away or appeared; and what changed between the recordings (command-line\n"
-		"arguments, environment variables of interest, GPU set, driver, host), with a\n"
-		"warning when more than one thing changed.\n"
-		"\n"
-		"  --format FMT   text (default) or json\n"
-		"  --goal GOAL    passed to the diagnosis of both recordings\n"
-		"  --set N=V      override a diagnosis threshold (gpuwhy report --thresholds)\n"
-		"\n"
-		"Exit status: 0 compared (whatever the verdict), 2 usage error, 3 unreadable\n"
-		"recording.\n",
-		DIAG_BOOTSTRAP_RESAMPLES);
+	        "usage: gpuwhy compare BASE CANDIDATE [--format text|json] [--goal "
+	        "throughput|latency]\n"
+	        "                      [--set NAME=VALUE]...\n"
+	        "\n"
+	        "Compare two recordings of the same job: step time p50/p90/p99 with a 95 %%\n"
+	        "bootstrap confidence interval of the difference (%d resamples, fixed seed),\n"
+	        "throughput, utilization, SM activity, memory peak and power; the findings that\n"
+	        "went away or appeared; and what changed between the recordings (command-line\n"
+	        "arguments, environment variables of interest, GPU set, driver, host), with a\n"
+	        "warning when more than one thing changed.\n"
+	        "\n"
+	        "  --format FMT   text (default) or json\n"
+	        "  --goal GOAL    passed to the diagnosis of both recordings\n"
+	        "  --set N=V      override a diagnosis threshold (gpuwhy report --thresholds)\n"
+	        "\n"
+	        "Exit status: 0 compared (whatever the verdict), 2 usage error, 3 unreadable\n"
+	        "recording.\n",
+	        DIAG_BOOTSTRAP_RESAMPLES);
 }
 
 int cmd_compare(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
 	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-					     {"goal", required_argument, NULL, 'g'},
-					     {"set", required_argument, NULL, 's'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"goal", required_argument, NULL, 'g'},
+	                                     {"set", required_argument, NULL, 's'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	diag_opts o;
 	diag_opts_default(&o);
 	bool json = false;
@@ -49,27 +50,34 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 				json = true;
 			else if (strcmp(optarg, "text"))
 				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
-						"unknown format '%s'", optarg);
+				                "unknown format '%s'", optarg);
 			break;
 		case 'g':
 			if (!diag_goal_parse(optarg, &o.goal))
-				return gw_error(GW_EXIT_USAGE, "--goal", "use throughput or latency",
-						"unknown goal '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "--goal",
+				                "use throughput or latency", "unknown goal '%s'",
+				                optarg);
 			break;
 		case 's':
 			if (!diag_threshold_set(&o.th, optarg))
-				return gw_error(GW_EXIT_USAGE, "--set",
-						"NAME=VALUE with a name from gpuwhy report --thresholds",
-						"cannot apply '%s'", optarg);
+				return gw_error(
+				    GW_EXIT_USAGE, "--set",
+				    "NAME=VALUE with a name from gpuwhy report --thresholds",
+				    "cannot apply '%s'", optarg);
 			break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2) {
 		usage(stderr);
-		return gw_error(GW_EXIT_USAGE, "compare", "gpuwhy compare before.gpuwhy after.gpuwhy",
-				"two recordings expected, got %d", argc - optind);
+		return gw_error(GW_EXIT_USAGE, "compare",
+		                "gpuwhy compare before.gpuwhy after.gpuwhy",
+		                "two recordings expected, got %d", argc - optind);
 	}
 	const char *pa = argv[optind], *pb = argv[optind + 1];
 	timeline *ta = NULL, *tb = NULL;
@@ -84,8 +92,8 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 			compare_json(stdout, &cmp, pa, pb);
 		} else {
 			report_style st = {.utf8 = report_locale_utf8(),
-					   .color = report_want_color(stdout),
-					   .opts = &o};
+			                   .color = report_want_color(stdout),
+			                   .opts = &o};
 			compare_text(stdout, &cmp, pa, pb, &st);
 		}
 		diag_comparison_free(&cmp);

@@ -49,11 +49,13 @@ typedef enum { FMT_TEXT, FMT_JSON, FMT_HTML } out_format;
 int cmd_report(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
-	static const struct option opts[] = {
-		{"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-		{"goal", required_argument, NULL, 'g'},	  {"set", required_argument, NULL, 's'},
-		{"thresholds", no_argument, NULL, 't'},	  {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"goal", required_argument, NULL, 'g'},
+	                                     {"set", required_argument, NULL, 's'},
+	                                     {"thresholds", no_argument, NULL, 't'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	diag_opts o;
 	diag_opts_default(&o);
 	out_format fmt = FMT_TEXT;
@@ -71,24 +73,33 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 				fmt = FMT_HTML;
 			else
 				return gw_error(GW_EXIT_USAGE, "--format", "use text, json or html",
-						"unknown format '%s'", optarg);
+				                "unknown format '%s'", optarg);
 			break;
-		case 'o': outpath = optarg; break;
+		case 'o':
+			outpath = optarg;
+			break;
 		case 'g':
 			if (!diag_goal_parse(optarg, &o.goal))
-				return gw_error(GW_EXIT_USAGE, "--goal", "use throughput or latency",
-						"unknown goal '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "--goal",
+				                "use throughput or latency", "unknown goal '%s'",
+				                optarg);
 			break;
 		case 's':
 			if (!diag_threshold_set(&o.th, optarg))
 				return gw_error(GW_EXIT_USAGE, "--set",
-						"NAME=VALUE with a name from --thresholds and a "
-						"non-negative number",
-						"cannot apply '%s'", optarg);
+				                "NAME=VALUE with a name from --thresholds and a "
+				                "non-negative number",
+				                "cannot apply '%s'", optarg);
 			break;
-		case 't': list = true; break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 't':
+			list = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (list) {
@@ -98,7 +109,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	if (argc - optind != 1) {
 		usage(stderr);
 		return gw_error(GW_EXIT_USAGE, "report", "gpuwhy report run.gpuwhy",
-				argc - optind ? "exactly one recording expected" : "no recording given");
+		                argc - optind ? "exactly one recording expected"
+		                              : "no recording given");
 	}
 	const char *path = argv[optind];
 	timeline *tl;
@@ -115,13 +127,13 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	FILE *out = stdout;
 	if (outpath && !(out = fopen(outpath, "w"))) {
 		rc = gw_error(GW_EXIT_ENV, outpath, "choose a writable path", "cannot write: %s",
-			      strerror(errno));
+		              strerror(errno));
 		goto done;
 	}
 	report_style st = {.utf8 = report_locale_utf8(),
-			   .color = fmt == FMT_TEXT && !outpath && report_want_color(stdout),
-			   .source = path,
-			   .opts = &o};
+	                   .color = fmt == FMT_TEXT && !outpath && report_want_color(stdout),
+	                   .source = path,
+	                   .opts = &o};
 	if (fmt == FMT_JSON)
 		report_json(out, tl, &meta, &r, &st);
 	else if (fmt == FMT_HTML)
@@ -130,7 +142,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		report_text(out, tl, &meta, &r, &st);
 	if (fflush(out) != 0 || ferror(out) || (outpath && fclose(out) != 0)) {
 		rc = gw_error(GW_EXIT_ENV, outpath ? outpath : "standard output", NULL,
-			      "write failed: %s", strerror(errno));
+		              "write failed: %s", strerror(errno));
 		goto done;
 	}
 	if (outpath)

@@ -16,13 +16,13 @@
 #define CHAIN_MIN_OBSERVE_S 60.0
 
 static const char *const questions[DIAG_CHAIN_STEPS] = {
-	"Is the process really using the GPU?",
-	"What does utilization do over time (60 s or more)?",
-	"Are CPU cores saturated while the GPU waits?",
-	"Do disk or network I/O hold the data back?",
-	"Power and temperature: far under the limit, or throttled?",
-	"Multi-GPU: how are the GPUs linked, and do they wait on each other?",
-	"Code level: what does a kernel timeline show?",
+    "Is the process really using the GPU?",
+    "What does utilization do over time (60 s or more)?",
+    "Are CPU cores saturated while the GPU waits?",
+    "Do disk or network I/O hold the data back?",
+    "Power and temperature: far under the limit, or throttled?",
+    "Multi-GPU: how are the GPUs linked, and do they wait on each other?",
+    "Code level: what does a kernel timeline show?",
 };
 
 static void say(diag_chain_step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -53,7 +53,7 @@ static void link_ids(const diag_ctx *c, diag_chain_step *st, const char *const *
 }
 #define LINK(c, st, ...)                                                                           \
 	do {                                                                                       \
-		static const char *const ids_[] = {__VA_ARGS__};                                  \
+		static const char *const ids_[] = {__VA_ARGS__};                                   \
 		link_ids(c, st, ids_, (int)(sizeof ids_ / sizeof *ids_));                          \
 	} while (0)
 
@@ -82,7 +82,8 @@ static void step1(const diag_ctx *c, diag_chain_step *st)
 		char pl[96] = "", gl[64];
 		size_t o = 0;
 		for (int i = 0; i < np && o < sizeof pl; i++)
-			o += (size_t)snprintf(pl + o, sizeof pl - o, "%s%u", i ? ", " : "", pids[i]);
+			o +=
+			    (size_t)snprintf(pl + o, sizeof pl - o, "%s%u", i ? ", " : "", pids[i]);
 		uint64_t m = 0;
 		for (int g = 0; g < c->ngpu; g++)
 			if (c->job[g])
@@ -104,8 +105,9 @@ static void step2(const diag_ctx *c, diag_chain_step *st)
 		say(st, "GPU %d: mean %.0f %%, p10 %.0f %%, p90 %.0f %%, idle %.0f %% of the time.",
 		    s->index, s->util_mean, s->util_p10, s->util_p90, s->idle_pct);
 		shown++;
-		bool low = s->util_mean < (c->o->goal == DIAG_GOAL_LATENCY ? c->th->latency_ok_util_pct
-									   : c->th->lowutil_pct);
+		bool low =
+		    s->util_mean < (c->o->goal == DIAG_GOAL_LATENCY ? c->th->latency_ok_util_pct
+		                                                    : c->th->lowutil_pct);
 		if (low)
 			st->status = DIAG_STEP_PROBLEM;
 	}
@@ -124,8 +126,8 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 {
 	const timeline *tl = c->tl;
 	double m = tl_mean(tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
-	double share = tl_share(tl->h[HM_CPU_BUSY_MAX], c->from, c->to, tl_pred_ge,
-				c->th->core_saturated_pct);
+	double share =
+	    tl_share(tl->h[HM_CPU_BUSY_MAX], c->from, c->to, tl_pred_ge, c->th->core_saturated_pct);
 	double avg = tl_mean(tl->h[HM_CPU_BUSY_AVG], c->from, c->to);
 	double tree = tl_mean(tl->h[HM_TREE_CPU], c->from, c->to);
 	if (isnan(m) && isnan(tree)) {
@@ -134,8 +136,9 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 		return;
 	}
 	if (!isnan(m))
-		say(st, "Busiest core averaged %.0f %%, at or above %.0f %% for %.0f %% of the window.", m,
-		    c->th->core_saturated_pct, 100 * share);
+		say(st,
+		    "Busiest core averaged %.0f %%, at or above %.0f %% for %.0f %% of the window.",
+		    m, c->th->core_saturated_pct, 100 * share);
 	if (!isnan(avg))
 		say(st, "All cores averaged %.0f %% (%d cores).", avg, tl->ncpu);
 	if (!isnan(tree))
@@ -176,7 +179,7 @@ static void step4(const diag_ctx *c, diag_chain_step *st)
 	if (!isnan(net))
 		say(st, "Network received %.1f MiB/s.", net / MIB);
 	bool slow_io = (!isnan(io) && io >= c->th->iowait_pct) ||
-		       (!isnan(busy) && busy >= c->th->disk_busy_pct);
+	               (!isnan(busy) && busy >= c->th->disk_busy_pct);
 	const diag_finding *ds = diag_find(c->res, "data-starved");
 	if (slow_io) {
 		st->status = DIAG_STEP_PROBLEM;
@@ -194,9 +197,9 @@ static void step5(const diag_ctx *c, diag_chain_step *st)
 		if (!c->job[g])
 			continue;
 		if (!isnan(s->power_mean) && s->power_limit > 0) {
-			say(st, "GPU %d drew %.0f W on average, %.0f %% of its %.0f W limit%s", s->index,
-			    s->power_mean, 100 * s->power_mean / s->power_limit, s->power_limit,
-			    isnan(s->temp_max) ? "." : ";");
+			say(st, "GPU %d drew %.0f W on average, %.0f %% of its %.0f W limit%s",
+			    s->index, s->power_mean, 100 * s->power_mean / s->power_limit,
+			    s->power_limit, isnan(s->temp_max) ? "." : ";");
 			shown++;
 		} else if (!isnan(s->power_mean)) {
 			say(st, "GPU %d drew %.0f W on average%s", s->index, s->power_mean,
@@ -235,8 +238,10 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 		say(st, "The job's %d GPUs are joined by NVLink (at least NV%d between each pair).",
 		    c->njob, links);
 	else if (k == LINK_PCIE)
-		say(st, "Some of the job's %d GPUs talk over PCIe only (worst path %s): all-reduce waits "
-			"on the bus.",
+		say(st,
+		    "Some of the job's %d GPUs talk over PCIe only (worst path %s): all-reduce "
+		    "waits "
+		    "on the bus.",
 		    c->njob, dx_level_name(level));
 	else
 		say(st, "The links between the job's %d GPUs are unknown.", c->njob);
@@ -251,8 +256,8 @@ static void step7(const diag_ctx *c, diag_chain_step *st)
 	if (tr->kernels <= 0) {
 		st->status = DIAG_STEP_NA;
 		say(st, "No kernel trace was recorded. To see where the GPU idles, profile once: "
-			"nsys profile --trace=cuda,nvtx -o trace python train.py (or the PyTorch "
-			"profiler), then read it with gpuwhy trace.");
+		        "nsys profile --trace=cuda,nvtx -o trace python train.py (or the PyTorch "
+		        "profiler), then read it with gpuwhy trace.");
 		return;
 	}
 	say(st, "The trace has %ld kernels, %.0f %% shorter than 10 us, %.1f us on average.",
@@ -267,7 +272,7 @@ static void step7(const diag_ctx *c, diag_chain_step *st)
 void diag_chain(diag_ctx *c)
 {
 	void (*const steps[DIAG_CHAIN_STEPS])(const diag_ctx *, diag_chain_step *) = {
-		step1, step2, step3, step4, step5, step6, step7};
+	    step1, step2, step3, step4, step5, step6, step7};
 	for (int i = 0; i < DIAG_CHAIN_STEPS; i++) {
 		diag_chain_step *st = &c->res->chain[i];
 		memset(st, 0, sizeof *st);

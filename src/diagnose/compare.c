@@ -48,7 +48,7 @@ static uint64_t below(uint64_t *rng, uint64_t n)
  * drawn index]. One resample serves every percentile.
  */
 static void resample_pcts(const double *sorted, int n, const double *ps, int np, int *counts,
-			  uint64_t *rng, double *out)
+                          uint64_t *rng, double *out)
 {
 	memset(counts, 0, (size_t)n * sizeof *counts);
 	for (int i = 0; i < n; i++)
@@ -73,7 +73,7 @@ static void resample_pcts(const double *sorted, int n, const double *ps, int np,
 #define MAX_PCTS 8
 
 void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
-			  int np, int resamples, uint64_t seed, diag_diff *out)
+                          int np, int resamples, uint64_t seed, diag_diff *out)
 {
 	np = np > MAX_PCTS ? MAX_PCTS : np;
 	for (int k = 0; k < np; k++) {
@@ -111,8 +111,8 @@ void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, cons
 	free(counts);
 }
 
-void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
-			 int resamples, uint64_t seed, diag_diff *out)
+void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p, int resamples,
+                         uint64_t seed, diag_diff *out)
 {
 	diag_bootstrap_diffs(a, na, b, nb, &p, 1, resamples, seed, out);
 }
@@ -223,7 +223,7 @@ static void parse_cmd(const char *cmd, parsed_cmd *p)
 			p->nopt++;
 		} else if (o < sizeof p->positional) {
 			o += (size_t)snprintf(p->positional + o, sizeof p->positional - o, "%s%s",
-					      o ? " " : "", tok[i]);
+			                      o ? " " : "", tok[i]);
 		}
 	}
 }
@@ -285,7 +285,7 @@ static void diff_commands(diag_comparison *c, const char *a, const char *b)
 	}
 	if (strcmp(pa.positional, pb.positional))
 		add_change(c, "command", pa.positional[0] ? pa.positional : NULL,
-			   pb.positional[0] ? pb.positional : NULL);
+		           pb.positional[0] ? pb.positional : NULL);
 	if (c->nchanges == before) /* only spacing differs: still say so */
 		add_change(c, "command", a, b);
 	free(pa.buf);
@@ -341,7 +341,7 @@ static int missing_ids(const diag_result *a, const diag_result *b, const char **
 }
 
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
-		  const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
+                  const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
 {
 	memset(out, 0, sizeof *out);
 	diag_meta ma = {0}, mb = {0};
@@ -367,7 +367,8 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 	int na = diag_step_times(base, &da), nb = diag_step_times(cand, &db);
 	static const double ps[3] = {50, 90, 99};
 	diag_diff dd[3];
-	diag_bootstrap_diffs(da, na, db, nb, ps, 3, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED, dd);
+	diag_bootstrap_diffs(da, na, db, nb, ps, 3, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED,
+	                     dd);
 	out->p50 = dd[0];
 	out->p90 = dd[1];
 	out->p99 = dd[2];
@@ -378,9 +379,9 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 		out->verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
 	} else if (base->duration > 0 && cand->duration > 0) {
 		double pct = 100 * (cand->duration - base->duration) / base->duration;
-		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT ? -1
-			       : pct >= DIAG_COMPARE_DURATION_PCT ? 1
-								  : 0;
+		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT  ? -1
+		               : pct >= DIAG_COMPARE_DURATION_PCT ? 1
+		                                                  : 0;
 	}
 	diff_meta(out, &ma, &mb);
 	out->nfixed = missing_ids(&ra, &rb, out->fixed, 24);

@@ -74,9 +74,12 @@ const char *diag_goal_name(diag_goal g)
 const char *diag_severity_name(diag_severity s)
 {
 	switch (s) {
-	case DIAG_ERROR: return "error";
-	case DIAG_WARN: return "warn";
-	default: return "info";
+	case DIAG_ERROR:
+		return "error";
+	case DIAG_WARN:
+		return "warn";
+	default:
+		return "info";
 	}
 }
 
@@ -150,9 +153,9 @@ void diag_meta_from_timeline(diag_meta *m, const timeline *tl)
 		char buf[1024] = "";
 		size_t o = 0;
 		for (int g = 0; g < tl->ngpu && o < sizeof buf; g++)
-			o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%d:%s", g ? "," : "",
-					      tl->gpu[g].index,
-					      tl->gpu[g].uuid[0] ? tl->gpu[g].uuid : tl->gpu[g].name);
+			o += (size_t)snprintf(
+			    buf + o, sizeof buf - o, "%s%d:%s", g ? "," : "", tl->gpu[g].index,
+			    tl->gpu[g].uuid[0] ? tl->gpu[g].uuid : tl->gpu[g].name);
 		diag_meta_set(m, "gpus", buf);
 	}
 }
@@ -198,7 +201,7 @@ void dx_note(diag_finding *f, const char *fmt, ...)
 }
 
 void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, const char *cmp,
-	   double threshold, const char *unit, int gpu)
+           double threshold, const char *unit, int gpu)
 {
 	if (f->nev >= DIAG_MAX_EVIDENCE)
 		return;
@@ -258,7 +261,7 @@ void dx_range(diag_finding *f, double t0, double t1)
 		}
 		f->ranges[best].t1 = f->ranges[best + 1].t1;
 		memmove(&f->ranges[best + 1], &f->ranges[best + 2],
-			(size_t)(f->nranges - best - 2) * sizeof *f->ranges);
+		        (size_t)(f->nranges - best - 2) * sizeof *f->ranges);
 		f->nranges--;
 		i = f->nranges;
 	}
@@ -390,7 +393,8 @@ double dx_mem_total(const diag_ctx *c, int g)
 		return t;
 	/* used + free (+ reserved) at any sample gives the capacity. */
 	for (int s = c->from; s < c->to; s++) {
-		double u = tl_gpu_at(c->tl, g, GM_MEM_USED, s), fr = tl_gpu_at(c->tl, g, GM_MEM_FREE, s);
+		double u = tl_gpu_at(c->tl, g, GM_MEM_USED, s),
+		       fr = tl_gpu_at(c->tl, g, GM_MEM_FREE, s);
 		double rs = tl_gpu_at(c->tl, g, GM_MEM_RESERVED, s);
 		if (!isnan(u) && !isnan(fr))
 			return u + fr + (isnan(rs) ? 0 : rs);
@@ -416,7 +420,10 @@ void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
 	size_t o = (size_t)snprintf(out, len, n == 1 ? "GPU " : "GPUs ");
 	for (int i = 0; i < n && o < len; i++)
 		o += (size_t)snprintf(out + o, len - o, "%s%d",
-				      i == 0 ? "" : i == n - 1 ? " and " : ", ", idx[i]);
+		                      i == 0       ? ""
+		                      : i == n - 1 ? " and "
+		                                   : ", ",
+		                      idx[i]);
 	if (n == 0)
 		snprintf(out, len, "no GPU");
 }
@@ -475,16 +482,18 @@ int dx_intended_gpus(const diag_ctx *c)
 	const char *cmd = diag_meta_get(c->o->meta, "command");
 	if (!cmd)
 		cmd = c->tl->command;
-	static const char *const count_opts[] = {"--nproc_per_node", "--nproc-per-node", "--num_gpus",
-						 "--num-gpus", "--gpus-per-node", "--ngpus"};
+	static const char *const count_opts[] = {"--nproc_per_node", "--nproc-per-node",
+	                                         "--num_gpus",       "--num-gpus",
+	                                         "--gpus-per-node",  "--ngpus"};
 	for (size_t i = 0; i < sizeof count_opts / sizeof *count_opts; i++) {
 		int n = option_count(cmd, count_opts[i]);
 		if (n > 0)
 			return n;
 	}
 	int visible = dx_visible_count(dx_env(c, "CUDA_VISIBLE_DEVICES"));
-	static const char *const launchers[] = {"torchrun", "torch.distributed", "deepspeed",
-						"accelerate launch", "mpirun", "horovodrun"};
+	static const char *const launchers[] = {"torchrun",  "torch.distributed",
+	                                        "deepspeed", "accelerate launch",
+	                                        "mpirun",    "horovodrun"};
 	bool launcher = false;
 	for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
 		launcher |= strstr(cmd, launchers[i]) != NULL;
@@ -563,9 +572,9 @@ static void pick_activity(diag_ctx *c)
 	for (int g = 0; g < c->ngpu; g++) {
 		const tl_gpu *G = &c->tl->gpu[g];
 		/* utilization.gpu is unsupported under MIG; GPM activity stands in. */
-		c->act[g] = G->m[GM_UTIL_GPU]	      ? G->m[GM_UTIL_GPU]
-			    : G->m[GM_GPM_GR_ACTIVE] ? G->m[GM_GPM_GR_ACTIVE]
-						      : G->m[GM_GPM_SM_ACTIVE];
+		c->act[g] = G->m[GM_UTIL_GPU]        ? G->m[GM_UTIL_GPU]
+		            : G->m[GM_GPM_GR_ACTIVE] ? G->m[GM_GPM_GR_ACTIVE]
+		                                     : G->m[GM_GPM_SM_ACTIVE];
 	}
 }
 
@@ -606,11 +615,12 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	diag_gpu_summaries(&c);
 
 	void (*const rules[])(diag_ctx *) = {
-		rule_gpu_fault,	      rule_oom,		   rule_not_on_gpu,	   rule_all_on_gpu0,
-		rule_imbalance,	      rule_data_starved,   rule_sync_wait,	   rule_launch_bound,
-		rule_memory_bound,    rule_memory_full_idle, rule_oom_risk,	   rule_throttled,
-		rule_pcie_degraded,   rule_contention,	   rule_host_swap,	   rule_low_utilization,
-		rule_healthy,
+	    rule_gpu_fault,        rule_oom,          rule_not_on_gpu,
+	    rule_all_on_gpu0,      rule_imbalance,    rule_data_starved,
+	    rule_sync_wait,        rule_launch_bound, rule_memory_bound,
+	    rule_memory_full_idle, rule_oom_risk,     rule_throttled,
+	    rule_pcie_degraded,    rule_contention,   rule_host_swap,
+	    rule_low_utilization,  rule_healthy,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
 		rules[i](&c);

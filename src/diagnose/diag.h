@@ -89,10 +89,11 @@ const char *diag_severity_name(diag_severity s); /* "info", "warn", "error" */
 
 /* One number behind a finding: metric, statistic, value, and the threshold it was held against. */
 typedef struct {
-	char metric[40]; /* "utilization.gpu", "cpu.busy.max", ... (metric table keys where one exists) */
-	char stat[64];	 /* "mean", "peak", "share of samples", ... */
+	char metric[40]; /* "utilization.gpu", "cpu.busy.max", ... (metric table keys where one
+	                    exists) */
+	char stat[64];   /* "mean", "peak", "share of samples", ... */
 	double value;
-	char cmp[3];	  /* ">=", "<=", ">", "<", "" when context only */
+	char cmp[3];      /* ">=", "<=", ">", "<", "" when context only */
 	double threshold; /* NAN when context only */
 	char unit[12];
 	int gpu; /* position in tl->gpu, -1 for host or job-wide */
@@ -110,19 +111,19 @@ typedef struct {
 	diag_severity severity;
 	double confidence; /* 0..1 */
 	char title[240];   /* one line with the numbers that matter */
-	uint64_t gpus;	   /* bit p: position p of tl->gpu is concerned */
+	uint64_t gpus;     /* bit p: position p of tl->gpu is concerned */
 	int nranges;
 	diag_range ranges[DIAG_MAX_RANGES];
 	int nev;
 	diag_evidence ev[DIAG_MAX_EVIDENCE];
 	const char *advice; /* what to change (static text, goal- and case-specific) */
 	const char *verify; /* how to verify that the change helped */
-	char note[320];	    /* case detail: the PIDs, the env var, the straggler ... ("" if none) */
+	char note[320];     /* case detail: the PIDs, the env var, the straggler ... ("" if none) */
 } diag_finding;
 
 /* ---- per-GPU summary and the utilization x memory quadrant ---- */
 typedef enum {
-	DIAG_Q_UNKNOWN,	   /* not enough data */
+	DIAG_Q_UNKNOWN,    /* not enough data */
 	DIAG_Q_BUSY_FULL,  /* high util, high memory: compute-bound */
 	DIAG_Q_BUSY_ROOMY, /* high util, memory to spare: a larger batch may help */
 	DIAG_Q_IDLE_FULL,  /* low util, high memory: memory held, little computed */
@@ -133,7 +134,7 @@ const char *diag_quadrant_meaning(diag_quadrant q); /* one sentence */
 
 typedef struct {
 	int pos, index; /* position in tl->gpu, NVML index */
-	bool job;	/* the watched job used it (or every GPU when no job was watched) */
+	bool job;       /* the watched job used it (or every GPU when no job was watched) */
 	double util_mean, util_p10, util_p90;
 	double idle_pct; /* share of the window the GPU idled, 0..100 */
 	double sm_active_mean, dram_active_mean;
@@ -147,7 +148,7 @@ typedef enum { DIAG_STEP_OK, DIAG_STEP_PROBLEM, DIAG_STEP_NA } diag_step_status;
 #define DIAG_CHAIN_STEPS 7
 
 typedef struct {
-	int no;		      /* 1..7 */
+	int no;               /* 1..7 */
 	const char *question; /* static */
 	diag_step_status status;
 	char answer[480];
@@ -169,9 +170,9 @@ void diag_step_stats_of(const double *d, int n, diag_step_stats *out);
 /* ---- result ---- */
 typedef struct {
 	diag_goal goal;
-	int from, to;	     /* analysed window: samples [from, to) */
+	int from, to;        /* analysed window: samples [from, to) */
 	double t_from, t_to; /* its times */
-	int njob;	     /* GPUs of the job */
+	int njob;            /* GPUs of the job */
 	diag_finding *f;
 	int n, cap;
 	int ngpu;
@@ -202,19 +203,19 @@ int diag_live_summary(const timeline *tl, const diag_opts *o, char *out, size_t 
 /* ---- compare two recordings ---- */
 typedef struct {
 	double base, cand; /* the statistic on each side */
-	double diff;	   /* cand - base */
-	double lo, hi;	   /* 95 % bootstrap confidence interval of diff; NAN when not computable */
+	double diff;       /* cand - base */
+	double lo, hi;     /* 95 % bootstrap confidence interval of diff; NAN when not computable */
 } diag_diff;
 
 /*
  * Percentile p of b minus percentile p of a, with a 95 % bootstrap interval
  * from `resamples` resamples of each side drawn with a fixed-seed generator.
  */
-void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
-			 int resamples, uint64_t seed, diag_diff *out);
+void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p, int resamples,
+                         uint64_t seed, diag_diff *out);
 /* The same for np (at most 8) percentiles at once: each resample serves all of them. */
 void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
-			  int np, int resamples, uint64_t seed, diag_diff *out);
+                          int np, int resamples, uint64_t seed, diag_diff *out);
 
 typedef struct {
 	char what[64]; /* "argument --batch-size", "env CUDA_VISIBLE_DEVICES", "GPU set", ... */
@@ -224,24 +225,26 @@ typedef struct {
 typedef struct {
 	double duration;
 	diag_step_stats steps;
-	double util_mean, sm_active_mean, mem_peak_mib, power_mean; /* over the job's GPUs, NAN if absent */
+	double util_mean, sm_active_mean, mem_peak_mib,
+	    power_mean; /* over the job's GPUs, NAN if absent */
 	int njob;
 } diag_run_summary;
 
 typedef struct {
 	diag_run_summary base, cand;
 	diag_diff p50, p90, p99; /* step time in seconds; NAN diff when a side has no steps */
-	int verdict;		 /* -1 candidate faster, 0 no significant difference / unknown, +1 slower */
-	bool by_steps;		 /* verdict from step times (else from run duration, no interval) */
+	int verdict;   /* -1 candidate faster, 0 no significant difference / unknown, +1 slower */
+	bool by_steps; /* verdict from step times (else from run duration, no interval) */
 	diag_change *changes;
 	int nchanges;
-	const char *fixed[24], *appeared[24]; /* finding ids (warn/error) gone / new in the candidate */
+	const char *fixed[24],
+	    *appeared[24]; /* finding ids (warn/error) gone / new in the candidate */
 	int nfixed, nappeared;
 } diag_comparison;
 
 /* Compare two recordings. Metas may be NULL (then only the timelines' facts are compared). */
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
-		  const diag_meta *mcand, const diag_opts *o, diag_comparison *out);
+                  const diag_meta *mcand, const diag_opts *o, diag_comparison *out);
 void diag_comparison_free(diag_comparison *c);
 
 /* Summary numbers of one run (used by compare, and by report headers). */

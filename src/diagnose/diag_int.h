@@ -14,14 +14,14 @@ typedef struct {
 	const diag_opts *o;
 	const diag_thresholds *th;
 	diag_result *res;
-	int ngpu;	    /* GPUs considered (tl->ngpu capped at GPU_MAX) */
-	int from, to;	    /* analysed window [from, to) */
-	double window_s;    /* its length in seconds */
-	bool job[GPU_MAX];  /* GPUs of the job */
+	int ngpu;          /* GPUs considered (tl->ngpu capped at GPU_MAX) */
+	int from, to;      /* analysed window [from, to) */
+	double window_s;   /* its length in seconds */
+	bool job[GPU_MAX]; /* GPUs of the job */
 	int njob;
-	bool tree_on_gpu;   /* the watched tree held a context on some GPU */
-	bool unmatched;	    /* GPU processes whose PIDs do not exist here (PID namespace?) */
-	char span[48];	    /* "the run" or "the last 30 s", for titles */
+	bool tree_on_gpu; /* the watched tree held a context on some GPU */
+	bool unmatched;   /* GPU processes whose PIDs do not exist here (PID namespace?) */
+	char span[48];    /* "the run" or "the last 30 s", for titles */
 	const double *act[GPU_MAX]; /* activity series per GPU: util.gpu, else GPM activity */
 } diag_ctx;
 
@@ -56,7 +56,7 @@ diag_finding *dx_add(diag_ctx *c, const char *id, diag_severity sev, double conf
 void dx_title(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dx_note(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, const char *cmp,
-	   double threshold, const char *unit, int gpu);
+           double threshold, const char *unit, int gpu);
 void dx_gpu(diag_finding *f, int g);
 void dx_advice(diag_ctx *c, diag_finding *f, const char *key);
 /* Add [t0, t1]; overlapping or touching ranges merge; past the limit the closest merge. */

@@ -1,4 +1,5 @@
-/* live.c - one line about the top problem of a short window, for top's status line and the exporter. */
+/* live.c - one line about the top problem of a short window, for top's status line and the
+ * exporter. */
 #include <stdio.h>
 
 #include "diagnose/diag.h"

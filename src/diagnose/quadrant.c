@@ -14,11 +14,16 @@
 const char *diag_quadrant_name(diag_quadrant q)
 {
 	switch (q) {
-	case DIAG_Q_BUSY_FULL: return "busy-full";
-	case DIAG_Q_BUSY_ROOMY: return "busy-roomy";
-	case DIAG_Q_IDLE_FULL: return "idle-full";
-	case DIAG_Q_IDLE_EMPTY: return "idle-empty";
-	default: return "unknown";
+	case DIAG_Q_BUSY_FULL:
+		return "busy-full";
+	case DIAG_Q_BUSY_ROOMY:
+		return "busy-roomy";
+	case DIAG_Q_IDLE_FULL:
+		return "idle-full";
+	case DIAG_Q_IDLE_EMPTY:
+		return "idle-empty";
+	default:
+		return "unknown";
 	}
 }
 
@@ -26,7 +31,8 @@ const char *diag_quadrant_meaning(diag_quadrant q)
 {
 	switch (q) {
 	case DIAG_Q_BUSY_FULL:
-		return "busy and memory nearly full: the computation itself is the limit; go faster "
+		return "busy and memory nearly full: the computation itself is the limit; go "
+		       "faster "
 		       "with lower precision, a more efficient model or more GPUs";
 	case DIAG_Q_BUSY_ROOMY:
 		return "busy with memory to spare: a larger batch (more work per kernel) can raise "
@@ -37,7 +43,8 @@ const char *diag_quadrant_meaning(diag_quadrant q)
 	case DIAG_Q_IDLE_EMPTY:
 		return "little memory and little compute: the bottleneck is before the GPU "
 		       "(CPU preprocessing, disk or network)";
-	default: return "not enough data";
+	default:
+		return "not enough data";
 	}
 }
 
@@ -78,7 +85,8 @@ void diag_gpu_summaries(diag_ctx *c)
 		s->dram_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_DRAM_ACTIVE));
 		s->mem_peak_mib = dx_max(c, dx_series(c, g, GM_MEM_USED));
 		s->mem_total_mib = dx_mem_total(c, g);
-		s->mem_peak_pct = s->mem_total_mib > 0 ? 100 * s->mem_peak_mib / s->mem_total_mib : NAN;
+		s->mem_peak_pct =
+		    s->mem_total_mib > 0 ? 100 * s->mem_peak_mib / s->mem_total_mib : NAN;
 		s->power_mean = dx_mean(c, dx_series(c, g, GM_POWER_DRAW));
 		s->power_limit = dx_max(c, dx_series(c, g, GM_POWER_ENFORCED_LIMIT));
 		if (isnan(s->power_limit))
@@ -91,6 +99,6 @@ void diag_gpu_summaries(diag_ctx *c)
 		bool busy = s->util_mean >= c->th->quad_util_pct;
 		bool full = s->mem_peak_pct >= c->th->quad_mem_pct;
 		s->quadrant = busy ? (full ? DIAG_Q_BUSY_FULL : DIAG_Q_BUSY_ROOMY)
-				   : (full ? DIAG_Q_IDLE_FULL : DIAG_Q_IDLE_EMPTY);
+		                   : (full ? DIAG_Q_IDLE_FULL : DIAG_Q_IDLE_EMPTY);
 	}
 }

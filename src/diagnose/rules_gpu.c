@@ -55,8 +55,8 @@ void rule_gpu_fault(diag_ctx *c)
 			if (!f)
 				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
-			dx_ev(f, "ecc.errors.uncorrected.volatile.total", "increase during the run", d,
-			      ">", 0, "", g);
+			dx_ev(f, "ecc.errors.uncorrected.volatile.total", "increase during the run",
+			      d, ">", 0, "", g);
 		}
 		double rf = tl_max(tl->gpu[g].m[GM_REMAP_FAILURE], 0, tl->n);
 		if (rf >= 1) {
@@ -74,7 +74,7 @@ void rule_gpu_fault(diag_ctx *c)
 		dx_title(f, "%s fell off the bus%s", gl, isnan(first_t) ? "" : " during the run");
 	else if (nx)
 		dx_title(f, "Xid %ld on %s at %.1f s (%d Xid event%s)", first_xid, gl, first_t, nx,
-			 nx == 1 ? "" : "s");
+		         nx == 1 ? "" : "s");
 	else
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
 	if (lost)
@@ -124,9 +124,10 @@ void rule_oom(diag_ctx *c)
 			}
 		if (g >= 0 && g < c->ngpu) {
 			dx_gpu(f, g);
-			double peak = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, g);
-			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index, e->t,
-				 text);
+			double peak = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n),
+			       tot = dx_mem_total(c, g);
+			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index,
+			         e->t, text);
 			if (!isnan(peak))
 				dx_ev(f, "memory.used", "peak", peak, NULL, NAN, "MiB", g);
 			if (!isnan(tot))
@@ -137,7 +138,8 @@ void rule_oom(diag_ctx *c)
 		dx_advice(c, f, "oom");
 	} else {
 		dx_title(f, "Out of host memory at %.1f s: %s", e->t, text);
-		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n), tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
+		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n),
+		       tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
 		if (!isnan(used))
 			dx_ev(f, "mem.used", "peak", used, NULL, NAN, "MiB", -1);
 		if (!isnan(tot))
@@ -183,9 +185,13 @@ void rule_oom_risk(diag_ctx *c)
 		}
 	}
 	if (f) {
-		double peak = tl_max(tl->gpu[worst].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, worst);
-		dx_title(f, "GPU %d memory peaked at %.1f of %.1f GiB (%.1f %%), within %.0f %% of capacity",
-			 tl->gpu[worst].index, peak / GIB, tot / GIB, worst_pct, c->th->oom_margin_pct);
+		double peak = tl_max(tl->gpu[worst].m[GM_MEM_USED], 0, tl->n),
+		       tot = dx_mem_total(c, worst);
+		dx_title(f,
+		         "GPU %d memory peaked at %.1f of %.1f GiB (%.1f %%), within %.0f %% of "
+		         "capacity",
+		         tl->gpu[worst].index, peak / GIB, tot / GIB, worst_pct,
+		         c->th->oom_margin_pct);
 		diag_ctx whole = *c;
 		whole.from = 0;
 		whole.to = tl->n;
@@ -203,7 +209,8 @@ void rule_launch_bound(diag_ctx *c)
 	diag_finding *f = NULL;
 	int worst = -1;
 	double worst_sm = INFINITY, wu = NAN, wp = NAN;
-	/* GPUs waiting at a collective spin with few SMs busy: that is sync-wait, not small kernels. */
+	/* GPUs waiting at a collective spin with few SMs busy: that is sync-wait, not small
+	 * kernels. */
 	const diag_finding *sw = diag_find(c->res, "sync-wait");
 	uint64_t waiting = sw ? sw->gpus : 0;
 	if (c->to - c->from >= th->min_samples) {
@@ -214,13 +221,16 @@ void rule_launch_bound(diag_ctx *c)
 			if (isnan(s->util_mean) || s->util_mean < th->launch_util_pct)
 				continue;
 			double ratio = s->power_limit > 0 ? s->power_mean / s->power_limit : NAN;
-			bool sm_low = !isnan(s->sm_active_mean) && s->sm_active_mean <= th->launch_sm_active_pct;
+			bool sm_low = !isnan(s->sm_active_mean) &&
+			              s->sm_active_mean <= th->launch_sm_active_pct;
 			bool pw_low = !isnan(ratio) && ratio <= th->launch_power_ratio;
 			double conf;
 			if (!isnan(s->sm_active_mean))
 				conf = sm_low ? (pw_low ? 0.85 : 0.7) : 0;
 			else
-				conf = pw_low ? 0.45 : 0; /* light kernels or small ones: can't tell apart */
+				conf = pw_low
+				           ? 0.45
+				           : 0; /* light kernels or small ones: can't tell apart */
 			if (conf == 0)
 				continue;
 			if (!f)
@@ -228,13 +238,14 @@ void rule_launch_bound(diag_ctx *c)
 			else if (conf > f->confidence)
 				f->confidence = conf;
 			dx_gpu(f, g);
-			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->launch_util_pct, "%", g);
+			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->launch_util_pct,
+			      "%", g);
 			if (!isnan(s->sm_active_mean))
-				dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, "<=",
-				      th->launch_sm_active_pct, "%", g);
+				dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean,
+				      "<=", th->launch_sm_active_pct, "%", g);
 			if (!isnan(ratio))
-				dx_ev(f, "power.draw/power.limit", "mean", 100 * ratio, "<=",
-				      100 * th->launch_power_ratio, "%", g);
+				dx_ev(f, "power.draw/power.limit", "mean", 100 * ratio,
+				      "<=", 100 * th->launch_power_ratio, "%", g);
 			double key = isnan(s->sm_active_mean) ? 100 * ratio : s->sm_active_mean;
 			if (key < worst_sm) {
 				worst_sm = key;
@@ -256,12 +267,12 @@ void rule_launch_bound(diag_ctx *c)
 		} else if (f->confidence < 0.95) {
 			f->confidence += 0.1;
 		}
-		dx_ev(f, "trace.kernels", "share shorter than 10 us", 100 * short_share, ">=",
-		      100 * th->short_kernel_share, "%", -1);
+		dx_ev(f, "trace.kernels", "share shorter than 10 us", 100 * short_share,
+		      ">=", 100 * th->short_kernel_share, "%", -1);
 		dx_ev(f, "trace.kernels", "count", (double)tr->kernels, NULL, NAN, "", -1);
 		if (tr->kernels > 0 && tr->kernel_s > 0)
-			dx_ev(f, "trace.kernels", "mean duration", 1e6 * tr->kernel_s / tr->kernels, NULL,
-			      NAN, "us", -1);
+			dx_ev(f, "trace.kernels", "mean duration", 1e6 * tr->kernel_s / tr->kernels,
+			      NULL, NAN, "us", -1);
 	}
 	if (!f)
 		return;
@@ -269,15 +280,17 @@ void rule_launch_bound(diag_ctx *c)
 		const diag_gpu_summary *s = &c->res->gpu[worst];
 		char sm[48] = "", pw[48] = "";
 		if (!isnan(s->sm_active_mean))
-			snprintf(sm, sizeof sm, " but its SMs are active only %.0f %%", s->sm_active_mean);
+			snprintf(sm, sizeof sm, " but its SMs are active only %.0f %%",
+			         s->sm_active_mean);
 		if (!isnan(wp))
 			snprintf(pw, sizeof pw, "%s it draws %.0f %% of its power limit",
-				 sm[0] ? " and" : " but", 100 * wp);
-		dx_title(f, "GPU %d is 'busy' %.0f %% of the time%s%s: many small kernels", s->index, wu,
-			 sm, pw);
+			         sm[0] ? " and" : " but", 100 * wp);
+		dx_title(f, "GPU %d is 'busy' %.0f %% of the time%s%s: many small kernels",
+		         s->index, wu, sm, pw);
 	} else {
-		dx_title(f, "%.0f %% of %ld traced kernels are shorter than their launch cost (10 us)",
-			 100 * short_share, tr->kernels);
+		dx_title(f,
+		         "%.0f %% of %ld traced kernels are shorter than their launch cost (10 us)",
+		         100 * short_share, tr->kernels);
 	}
 	dx_range_window(c, f);
 	dx_advice(c, f, "launch-bound");
@@ -304,7 +317,8 @@ void rule_memory_bound(diag_ctx *c)
 			continue;
 		double conf;
 		if (!isnan(s->sm_active_mean)) {
-			if (s->sm_active_mean > th->membound_sm_max_pct || s->sm_active_mean <= th->idle_util_pct)
+			if (s->sm_active_mean > th->membound_sm_max_pct ||
+			    s->sm_active_mean <= th->idle_util_pct)
 				continue;
 			conf = gpm ? 0.8 : 0.65;
 		} else {
@@ -318,11 +332,12 @@ void rule_memory_bound(diag_ctx *c)
 			f->severity = gsev;
 		if (!f) {
 			f = dx_add(c, "memory-bound", gsev, conf);
-			dx_title(f, "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
-				    "bandwidth",
-				 c->tl->gpu[g].index, dram,
-				 isnan(s->sm_active_mean) ? "kernels run most of the time"
-							  : "the SMs are only moderately active");
+			dx_title(f,
+			         "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
+			         "bandwidth",
+			         c->tl->gpu[g].index, dram,
+			         isnan(s->sm_active_mean) ? "kernels run most of the time"
+			                                  : "the SMs are only moderately active");
 			if (!isnan(s->sm_active_mean)) {
 				char t[80];
 				snprintf(t, sizeof t, " (SM %.0f %%)", s->sm_active_mean);
@@ -330,13 +345,14 @@ void rule_memory_bound(diag_ctx *c)
 			}
 		}
 		dx_gpu(f, g);
-		dx_ev(f, gpm ? "gpm.dram_active" : "utilization.memory", "mean", dram, ">=",
-		      th->membound_dram_pct, "%", g);
+		dx_ev(f, gpm ? "gpm.dram_active" : "utilization.memory", "mean", dram,
+		      ">=", th->membound_dram_pct, "%", g);
 		if (!isnan(s->sm_active_mean))
-			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, "<=", th->membound_sm_max_pct,
-			      "%", g);
+			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean,
+			      "<=", th->membound_sm_max_pct, "%", g);
 		else
-			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->quad_util_pct, "%", g);
+			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->quad_util_pct,
+			      "%", g);
 	}
 	if (f) {
 		dx_range_window(c, f);
@@ -385,13 +401,13 @@ void rule_memory_full_idle(diag_ctx *c)
 		if (!f) {
 			f = dx_add(c, "memory-full-compute-idle", sev, 0.75);
 			dx_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
-				 c->tl->gpu[g].index, mem, util);
+			         c->tl->gpu[g].index, mem, util);
 		}
 		dx_gpu(f, g);
-		dx_ev(f, "memory.used", "mean share of capacity while full", mem, ">=", th->memfull_pct,
-		      "%", g);
-		dx_ev(f, "utilization.gpu", "mean while memory is full", util, "<=",
-		      th->memfull_util_pct, "%", g);
+		dx_ev(f, "memory.used", "mean share of capacity while full", mem,
+		      ">=", th->memfull_pct, "%", g);
+		dx_ev(f, "utilization.gpu", "mean while memory is full", util,
+		      "<=", th->memfull_util_pct, "%", g);
 		for (int s = c->from; s < c->to; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= th->memfull_pct)
 				mask[s] = true;
@@ -420,9 +436,11 @@ static uint64_t reasons_at(const diag_ctx *c, int g, int s)
 	static const struct {
 		gpu_metric_id id;
 		uint64_t bit;
-	} map[] = {{GM_CLK_R_SW_POWER, R_SW_POWER},	{GM_CLK_R_HW_SLOW, R_HW_SLOW},
-		   {GM_CLK_R_SW_THERMAL, R_SW_THERMAL}, {GM_CLK_R_HW_THERMAL, R_HW_THERMAL},
-		   {GM_CLK_R_HW_POWER_BRAKE, R_HW_BRAKE}};
+	} map[] = {{GM_CLK_R_SW_POWER, R_SW_POWER},
+	           {GM_CLK_R_HW_SLOW, R_HW_SLOW},
+	           {GM_CLK_R_SW_THERMAL, R_SW_THERMAL},
+	           {GM_CLK_R_HW_THERMAL, R_HW_THERMAL},
+	           {GM_CLK_R_HW_POWER_BRAKE, R_HW_BRAKE}};
 	uint64_t r = 0;
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
 		if (tl_gpu_at(c->tl, g, map[i].id, s) >= 1)
@@ -443,7 +461,8 @@ void rule_throttled(diag_ctx *c)
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g] || !c->act[g])
 			continue;
-		int busy = 0, any = 0, power = 0, thermal = 0, hw = 0, nclk = 0, near = 0, ntemp = 0;
+		int busy = 0, any = 0, power = 0, thermal = 0, hw = 0, nclk = 0, near = 0,
+		    ntemp = 0;
 		double clk = 0;
 		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
 		double slow = tl_max(tl->gpu[g].m[GM_TEMP_SLOWDOWN], 0, tl->n);
@@ -457,7 +476,7 @@ void rule_throttled(diag_ctx *c)
 				continue; /* idle clocks drop by design */
 			busy++;
 			uint64_t r = reasons_at(c, g, s) & (R_SW_POWER | R_HW_SLOW | R_SW_THERMAL |
-							   R_HW_THERMAL | R_HW_BRAKE);
+			                                    R_HW_THERMAL | R_HW_BRAKE);
 			if (!r)
 				continue;
 			any++;
@@ -482,9 +501,9 @@ void rule_throttled(diag_ctx *c)
 		double sev_share = busy ? (double)(thermal > hw ? thermal : hw) / busy : 0;
 		diag_severity sev = DIAG_WARN;
 		const char *k = thermal >= hw && thermal > 0 ? "throttled/thermal"
-				: hw > 0			 ? "throttled/hw"
-				: by_temp			 ? "throttled/thermal"
-								 : "throttled/power";
+		                : hw > 0                     ? "throttled/hw"
+		                : by_temp                    ? "throttled/thermal"
+		                                             : "throttled/power";
 		/* At the power cap under full load the board does what it is built
 		 * for; worth knowing, not a fault. Heat and hardware slowdown are. */
 		if (!strcmp(k, "throttled/power"))
@@ -499,29 +518,33 @@ void rule_throttled(diag_ctx *c)
 			worst_share = share;
 			kind = k;
 			const char *why = !strcmp(k, "throttled/thermal") ? "thermal slowdown"
-					  : !strcmp(k, "throttled/hw")	     ? "hardware slowdown"
-									     : "the power cap";
+			                  : !strcmp(k, "throttled/hw")    ? "hardware slowdown"
+			                                                  : "the power cap";
 			char clock[64] = "", temp[64] = "";
 			if (!isnan(ratio))
 				snprintf(clock, sizeof clock, " at %.0f of %.0f MHz (%.0f %%)",
-					 clk / nclk, maxclk, 100 * ratio);
+				         clk / nclk, maxclk, 100 * ratio);
 			double tmax = dx_max(c, tl->gpu[g].m[GM_TEMP_GPU]);
 			if (!isnan(tmax) && !isnan(slow))
-				snprintf(temp, sizeof temp, "; up to %.0f C, slowdown at %.0f C", tmax, slow);
+				snprintf(temp, sizeof temp, "; up to %.0f C, slowdown at %.0f C",
+				         tmax, slow);
 			if (by_reason)
 				dx_title(f, "GPU %d clocks held%s by %s for %.0f %% of busy time%s",
-					 tl->gpu[g].index, clock, why, 100 * share, temp);
+				         tl->gpu[g].index, clock, why, 100 * share, temp);
 			else
-				dx_title(f, "GPU %d runs within %.0f C of its slowdown temperature %.0f %% "
-					    "of the time%s",
-					 tl->gpu[g].index, th->temp_margin_c, 100 * near_share, temp);
+				dx_title(
+				    f,
+				    "GPU %d runs within %.0f C of its slowdown temperature %.0f %% "
+				    "of the time%s",
+				    tl->gpu[g].index, th->temp_margin_c, 100 * near_share, temp);
 		}
 		dx_gpu(f, g);
-		dx_ev(f, "clocks_event_reasons", "share of busy samples throttled", 100 * share, ">=",
-		      100 * th->throttle_share, "%", g);
+		dx_ev(f, "clocks_event_reasons", "share of busy samples throttled", 100 * share,
+		      ">=", 100 * th->throttle_share, "%", g);
 		if (thermal)
 			dx_ev(f, "clocks_event_reasons", "thermal share of busy samples",
-			      100.0 * thermal / busy, ">=", 100 * th->throttle_severe_share, "%", g);
+			      100.0 * thermal / busy, ">=", 100 * th->throttle_severe_share, "%",
+			      g);
 		if (hw)
 			dx_ev(f, "clocks_event_reasons.hw_slowdown", "share of busy samples",
 			      100.0 * hw / busy, ">=", 100 * th->throttle_severe_share, "%", g);
@@ -529,11 +552,11 @@ void rule_throttled(diag_ctx *c)
 			dx_ev(f, "clocks_event_reasons.sw_power_cap", "share of busy samples",
 			      100.0 * power / busy, NULL, NAN, "%", g);
 		if (!isnan(ratio))
-			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while throttled", 100 * ratio,
-			      "<=", 100 * th->throttle_clock_ratio, "%", g);
+			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while throttled",
+			      100 * ratio, "<=", 100 * th->throttle_clock_ratio, "%", g);
 		if (ntemp)
-			dx_ev(f, "temperature.gpu", "share within margin of slowdown", 100 * near_share,
-			      ">=", 100 * th->throttle_share, "%", g);
+			dx_ev(f, "temperature.gpu", "share within margin of slowdown",
+			      100 * near_share, ">=", 100 * th->throttle_share, "%", g);
 	}
 	if (f) {
 		dx_ranges_mask(c, f, mask);
@@ -563,7 +586,8 @@ void rule_pcie_degraded(diag_ctx *c)
 			/* Links drop generation when idle to save power: judge under load only. */
 			if (!c->act[g] || !(c->act[g][s] >= th->quad_util_pct))
 				continue;
-			double gc = tl_gpu_at(tl, g, GM_PCIE_GEN_CUR, s), wc = tl_gpu_at(tl, g, GM_PCIE_WIDTH_CUR, s);
+			double gc = tl_gpu_at(tl, g, GM_PCIE_GEN_CUR, s),
+			       wc = tl_gpu_at(tl, g, GM_PCIE_WIDTH_CUR, s);
 			if (isnan(gc) && isnan(wc))
 				continue;
 			loaded++;
@@ -588,26 +612,30 @@ void rule_pcie_degraded(diag_ctx *c)
 		if (!f) {
 			f = dx_add(c, "pcie-degraded", DIAG_WARN, degraded || aer ? 0.85 : 0.7);
 			if (degraded)
-				dx_title(f, "GPU %d PCIe link at Gen%.0f x%.0f under load (max Gen%.0f x%.0f)",
-					 tl->gpu[g].index, gsum / loaded, wsum / loaded, gmax, wmax);
+				dx_title(f,
+				         "GPU %d PCIe link at Gen%.0f x%.0f under load (max "
+				         "Gen%.0f x%.0f)",
+				         tl->gpu[g].index, gsum / loaded, wsum / loaded, gmax,
+				         wmax);
 			else if (replays)
 				dx_title(f, "GPU %d PCIe replay counter rose by %.0f during %s",
-					 tl->gpu[g].index, rise, c->span);
+				         tl->gpu[g].index, rise, c->span);
 			else
-				dx_title(f, "GPU %d reported %d PCIe AER error%s", tl->gpu[g].index, aer,
-					 aer == 1 ? "" : "s");
+				dx_title(f, "GPU %d reported %d PCIe AER error%s", tl->gpu[g].index,
+				         aer, aer == 1 ? "" : "s");
 		}
 		dx_gpu(f, g);
 		if (loaded) {
-			dx_ev(f, "pcie.link.gen.current", "mean under load", gsum / loaded, "<", gmax, "",
-			      g);
-			dx_ev(f, "pcie.link.width.current", "mean under load", wsum / loaded, "<", wmax,
-			      "", g);
-			dx_ev(f, "pcie.link", "share of loaded samples below max", 100 * share, ">=",
-			      100 * th->pcie_degraded_share, "%", g);
+			dx_ev(f, "pcie.link.gen.current", "mean under load", gsum / loaded, "<",
+			      gmax, "", g);
+			dx_ev(f, "pcie.link.width.current", "mean under load", wsum / loaded, "<",
+			      wmax, "", g);
+			dx_ev(f, "pcie.link", "share of loaded samples below max", 100 * share,
+			      ">=", 100 * th->pcie_degraded_share, "%", g);
 		}
 		if (!isnan(rise))
-			dx_ev(f, "pcie.replay_counter", "increase", rise, ">=", th->pcie_replay_min, "", g);
+			dx_ev(f, "pcie.replay_counter", "increase", rise, ">=", th->pcie_replay_min,
+			      "", g);
 		if (aer)
 			dx_ev(f, "pcie_aer", "events", aer, ">=", 1, "", g);
 	}
@@ -627,9 +655,10 @@ void rule_low_utilization(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->njob == 0 || c->to - c->from < th->min_samples)
 		return;
-	static const char *const explains[] = {"not-on-gpu", "data-starved", "sync-wait", "imbalance",
-					       "all-on-gpu0", "memory-full-compute-idle",
-					       "contention", "gpu-fault", "oom"};
+	static const char *const explains[] = {
+	    "not-on-gpu", "data-starved", "sync-wait",
+	    "imbalance",  "all-on-gpu0",  "memory-full-compute-idle",
+	    "contention", "gpu-fault",    "oom"};
 	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
 		if (dx_has(c, explains[i]))
 			return;
@@ -643,8 +672,8 @@ void rule_low_utilization(diag_ctx *c)
 	if (worst < 0 || isnan(wu) || wu >= th->lowutil_pct)
 		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	diag_finding *f = dx_add(c, "low-utilization", latency ? DIAG_INFO : DIAG_WARN,
-				 latency ? 0.6 : 0.5);
+	diag_finding *f =
+	    dx_add(c, "low-utilization", latency ? DIAG_INFO : DIAG_WARN, latency ? 0.6 : 0.5);
 	uint64_t m = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
@@ -653,12 +682,14 @@ void rule_low_utilization(diag_ctx *c)
 	char gl[64];
 	dx_gpu_list(c, m, gl, sizeof gl);
 	if (latency && wu >= th->latency_ok_util_pct)
-		dx_title(f, "%s utilization averages %.0f %%: a normal load for a latency goal", gl, wu);
+		dx_title(f, "%s utilization averages %.0f %%: a normal load for a latency goal", gl,
+		         wu);
 	else if (latency)
 		dx_title(f, "%s utilization averages %.0f %%: room to batch requests", gl, wu);
 	else
-		dx_title(f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
-			 gl, wu);
+		dx_title(
+		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
+		    gl, wu);
 	dx_ev(f, "utilization.gpu", "mean", wu, "<", th->lowutil_pct, "%", worst);
 	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
 	if (!isnan(core))
@@ -678,7 +709,8 @@ void rule_healthy(diag_ctx *c)
 		if (c->res->f[i].severity >= DIAG_WARN)
 			return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	diag_finding *f = dx_add(c, "healthy", DIAG_INFO, c->to - c->from >= c->th->min_samples ? 0.8 : 0.4);
+	diag_finding *f =
+	    dx_add(c, "healthy", DIAG_INFO, c->to - c->from >= c->th->min_samples ? 0.8 : 0.4);
 	double usum = 0, smsum = 0;
 	int nu = 0, nsm = 0;
 	for (int g = 0; g < c->ngpu; g++) {
@@ -697,13 +729,13 @@ void rule_healthy(diag_ctx *c)
 			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, NULL, NAN, "%", g);
 		}
 		if (s->power_limit > 0 && !isnan(s->power_mean))
-			dx_ev(f, "power.draw/power.limit", "mean", 100 * s->power_mean / s->power_limit,
-			      NULL, NAN, "%", g);
+			dx_ev(f, "power.draw/power.limit", "mean",
+			      100 * s->power_mean / s->power_limit, NULL, NAN, "%", g);
 	}
 	char busy[96] = "";
 	if (nu && nsm)
 		snprintf(busy, sizeof busy, ": utilization %.0f %%, SM activity %.0f %%", usum / nu,
-			 smsum / nsm);
+		         smsum / nsm);
 	else if (nu)
 		snprintf(busy, sizeof busy, ": utilization %.0f %%", usum / nu);
 	dx_title(f, "No problem found%s%s", latency ? " for a latency goal" : "", busy);

@@ -53,7 +53,8 @@ static double host_mean_mask(const diag_ctx *c, host_metric_id h, const bool *ma
 static double oscillation_share(const diag_ctx *c, int g)
 {
 	const diag_thresholds *th = c->th;
-	const double *mn = dx_series(c, g, GM_UTIL_SAMPLES_MIN), *mx = dx_series(c, g, GM_UTIL_SAMPLES_MAX);
+	const double *mn = dx_series(c, g, GM_UTIL_SAMPLES_MIN),
+	             *mx = dx_series(c, g, GM_UTIL_SAMPLES_MAX);
 	int n = 0, k = 0;
 	if (dx_present(c, mn) > 0 && dx_present(c, mx) > 0) {
 		for (int s = c->from; s < c->to; s++)
@@ -265,7 +266,7 @@ void rule_data_starved(diag_ctx *c)
 		snprintf(why, sizeof why, "the busiest core is at %.0f %%", core_mean);
 	else if (worker_cause)
 		snprintf(why, sizeof why, "%d of %d worker processes are at 100 %% of a core",
-			 w.saturated, w.total);
+		         w.saturated, w.total);
 	else if (io_cause)
 		snprintf(why, sizeof why, "iowait is %.0f %%", iowait);
 	else
@@ -273,34 +274,37 @@ void rule_data_starved(diag_ctx *c)
 	dx_title(f, "%s idle %.0f %% of %s while %s", gl, worst_idle, c->span, why);
 
 	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
-	dx_ev(f, dx_act_key(c, worst), c->act[worst] ? "idle share (100 - mean)" : "mean idle share",
-	      worst_idle, ">=", th->starved_idle_pct, "%", worst);
+	dx_ev(f, dx_act_key(c, worst),
+	      c->act[worst] ? "idle share (100 - mean)" : "mean idle share", worst_idle,
+	      ">=", th->starved_idle_pct, "%", worst);
 	if (!isnan(core_share))
-		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share, ">=",
-		      100 * th->saturated_share, "%", -1);
+		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
+		      ">=", 100 * th->saturated_share, "%", -1);
 	if (!isnan(core_mean))
-		dx_ev(f, "cpu.busy.max", "mean during gaps", core_mean, ">=", th->core_saturated_pct,
-		      "%", -1);
+		dx_ev(f, "cpu.busy.max", "mean during gaps", core_mean,
+		      ">=", th->core_saturated_pct, "%", -1);
 	if (w.total > 0)
-		dx_ev(f, "tree.cpu", "worker processes saturated", w.saturated, ">=",
-		      (w.total + 1) / 2, "", -1);
+		dx_ev(f, "tree.cpu", "worker processes saturated", w.saturated,
+		      ">=", (w.total + 1) / 2, "", -1);
 	if (!isnan(iowait))
 		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
 	if (!isnan(disk_busy))
-		dx_ev(f, "disk.busy.max", "mean during gaps", disk_busy, ">=", th->disk_busy_pct, "%",
-		      -1);
+		dx_ev(f, "disk.busy.max", "mean during gaps", disk_busy, ">=", th->disk_busy_pct,
+		      "%", -1);
 	if (!isnan(disk_read))
 		dx_ev(f, "disk.read", "mean during gaps", disk_read / MIB, NULL, NAN, "MiB/s", -1);
 	if (!isnan(osc))
 		dx_ev(f, drv ? "utilization.gpu.samples" : "utilization.gpu",
-		      "share of samples swinging idle<->busy", 100 * osc, ">=",
-		      100 * th->oscillation_share, "%", worst);
+		      "share of samples swinging idle<->busy", 100 * osc,
+		      ">=", 100 * th->oscillation_share, "%", worst);
 	if (!isnan(pcv))
-		dx_ev(f, "power.draw", "coefficient of variation", pcv, ">=", th->power_cv, "", worst);
+		dx_ev(f, "power.draw", "coefficient of variation", pcv, ">=", th->power_cv, "",
+		      worst);
 	if (io_cause || disk_cause)
 		dx_note(f, "Storage is part of the wait (iowait or disk busy during GPU gaps).");
 	if (worker_cause && w.top_pid)
-		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", w.top_pid, w.top_cpu);
+		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", w.top_pid,
+		        w.top_cpu);
 	dx_ranges_mask(c, f, ngap >= 2 ? gap : cond);
 	dx_advice(c, f, "data-starved");
 	free(gap);
@@ -335,7 +339,7 @@ void rule_host_swap(diag_ctx *c)
 	}
 	diag_finding *f = dx_add(c, "host-swap", DIAG_WARN, 0.9);
 	dx_title(f, "The host swapped %.0f MiB during %s (peak %.1f MiB/s)", total,
-		 c->o->live ? c->span : "the recording", peak / MIB);
+	         c->o->live ? c->span : "the recording", peak / MIB);
 	dx_ev(f, "swap.in+swap.out", "total swapped", total, ">=", c->th->swap_min_mib, "MiB", -1);
 	dx_ev(f, "swap.in", "total", in / MIB, NULL, NAN, "MiB", -1);
 	dx_ev(f, "swap.out", "total", out / MIB, NULL, NAN, "MiB", -1);

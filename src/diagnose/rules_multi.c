@@ -47,16 +47,17 @@ void rule_imbalance(diag_ctx *c)
 		dx_gpu_list(c, busy, bl, sizeof bl);
 		dx_gpu_list(c, idle, il, sizeof il);
 		dx_title(f, "%s busy %.0f %% while %s of the job %s idle (mean %.0f %%)", bl,
-			 G[top].util_mean, il, ni > 1 ? "stay" : "stays", isum / ni);
+		         G[top].util_mean, il, ni > 1 ? "stay" : "stays", isum / ni);
 		for (int g = 0; g < c->ngpu; g++) {
 			if (busy & (1ULL << g))
-				dx_ev(f, "utilization.gpu", "mean", G[g].util_mean, ">=",
-				      th->imbalance_busy_pct, "%", g);
+				dx_ev(f, "utilization.gpu", "mean", G[g].util_mean,
+				      ">=", th->imbalance_busy_pct, "%", g);
 			if (idle & (1ULL << g))
-				dx_ev(f, "utilization.gpu", "mean", G[g].util_mean, "<=",
-				      th->imbalance_idle_pct, "%", g);
+				dx_ev(f, "utilization.gpu", "mean", G[g].util_mean,
+				      "<=", th->imbalance_idle_pct, "%", g);
 		}
-		dx_note(f, "The job holds memory on every one of these GPUs but computes on %s.", bl);
+		dx_note(f, "The job holds memory on every one of these GPUs but computes on %s.",
+		        bl);
 		dx_range_window(c, f);
 		dx_advice(c, f, "imbalance");
 		return;
@@ -71,7 +72,7 @@ void rule_imbalance(diag_ctx *c)
 	diag_finding *f = dx_add(c, "imbalance", DIAG_WARN, 0.7);
 	dx_gpu(f, g0);
 	dx_title(f, "The job asked for %d GPUs but only GPU %d did any work", intended,
-		 tl->gpu[g0].index);
+	         tl->gpu[g0].index);
 	dx_ev(f, "command", "GPUs the job asked for", intended, NULL, NAN, "", -1);
 	dx_ev(f, "process.gpu", "GPUs the job held a context on", 1, "<", intended, "", -1);
 	if (!isnan(G[g0].util_mean))
@@ -83,13 +84,20 @@ void rule_imbalance(diag_ctx *c)
 const char *dx_level_name(int level)
 {
 	switch (level) {
-	case 0: return "the same board";
-	case 10: return "PIX";
-	case 20: return "PXB";
-	case 30: return "PHB";
-	case 40: return "NODE";
-	case 50: return "SYS";
-	default: return "PCIe";
+	case 0:
+		return "the same board";
+	case 10:
+		return "PIX";
+	case 20:
+		return "PXB";
+	case 30:
+		return "PHB";
+	case 40:
+		return "NODE";
+	case 50:
+		return "SYS";
+	default:
+		return "PCIe";
 	}
 }
 
@@ -104,7 +112,8 @@ link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links)
 			if (!c->job[i] || !c->job[j])
 				continue;
 			/* Either direction: a reader may fill one half of the matrix. */
-			int nv = c->tl->nvlinks[i][j] >= 0 ? c->tl->nvlinks[i][j] : c->tl->nvlinks[j][i];
+			int nv =
+			    c->tl->nvlinks[i][j] >= 0 ? c->tl->nvlinks[i][j] : c->tl->nvlinks[j][i];
 			int lv = c->tl->topo[i][j] >= 0 ? c->tl->topo[i][j] : c->tl->topo[j][i];
 			any = true;
 			if (nv > 0) {
@@ -152,9 +161,9 @@ static bool work_init(const diag_ctx *c, work_kind kind, work_sig *w)
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
-		w->x[g] = kind == W_UTIL  ? c->act[g]
-			  : kind == W_SM  ? c->tl->gpu[g].m[GM_GPM_SM_ACTIVE]
-					  : c->tl->gpu[g].m[GM_POWER_DRAW];
+		w->x[g] = kind == W_UTIL ? c->act[g]
+		          : kind == W_SM ? c->tl->gpu[g].m[GM_GPM_SM_ACTIVE]
+		                         : c->tl->gpu[g].m[GM_POWER_DRAW];
 		w->mean[g] = dx_mean(c, w->x[g]);
 		if (isnan(w->mean[g]))
 			return false;
@@ -244,8 +253,9 @@ static bool sync_by(const diag_ctx *c, work_kind kind, sync_case *sc)
 		return false;
 	}
 	double unscale = kind == W_POWER ? 1 / w.scale : 1;
-	*sc = (sync_case){kind, strag, no, episodes, others, lag, deficit, share,
-			  w.mean[strag] * unscale, om * unscale, wait};
+	*sc = (sync_case){
+	    kind,         strag, no, episodes, others, lag, deficit, share, w.mean[strag] * unscale,
+	    om * unscale, wait};
 	return true;
 }
 
@@ -258,7 +268,8 @@ void rule_sync_wait(diag_ctx *c)
 		return;
 	/* Every GPU of the job takes part (one that never works is imbalance). */
 	for (int g = 0; g < c->ngpu; g++)
-		if (c->job[g] && (isnan(G[g].util_mean) || G[g].util_mean <= th->imbalance_idle_pct))
+		if (c->job[g] &&
+		    (isnan(G[g].util_mean) || G[g].util_mean <= th->imbalance_idle_pct))
 			return;
 	sync_case sc;
 	if (!sync_by(c, W_SM, &sc) && !sync_by(c, W_UTIL, &sc) && !sync_by(c, W_POWER, &sc))
@@ -270,13 +281,14 @@ void rule_sync_wait(diag_ctx *c)
 	int level, links;
 	link_kind lk = dx_job_links(c, &level, &links);
 	double conf = (sc.kind == W_POWER ? 0.5 : 0.6) + (lk == LINK_PCIE ? 0.15 : 0) +
-		      (episodes >= th->sync_min_episodes ? 0.1 : 0);
+	              (episodes >= th->sync_min_episodes ? 0.1 : 0);
 	diag_finding *f = dx_add(c, "sync-wait", DIAG_WARN, conf);
 	f->gpus = others | (1ULL << strag);
 	char ol[96], link[96], times[48], what[64];
 	dx_gpu_list(c, others, ol, sizeof ol);
 	if (lk == LINK_PCIE)
-		snprintf(link, sizeof link, "; the GPUs talk over PCIe (%s), no NVLink", dx_level_name(level));
+		snprintf(link, sizeof link, "; the GPUs talk over PCIe (%s), no NVLink",
+		         dx_level_name(level));
 	else if (lk == LINK_NVLINK)
 		snprintf(link, sizeof link, "; the GPUs are joined by NVLink (NV%d)", links);
 	else
@@ -287,34 +299,40 @@ void rule_sync_wait(diag_ctx *c)
 		snprintf(times, sizeof times, "in %.0f %% of samples", 100 * share);
 	static const char *const sig_metric[] = {"gpm.sm_active", "utilization.gpu", "power.draw"};
 	if (sc.kind == W_POWER)
-		snprintf(what, sizeof what, "power %.0f W vs %.0f W", sc.others_mean, sc.strag_mean);
+		snprintf(what, sizeof what, "power %.0f W vs %.0f W", sc.others_mean,
+		         sc.strag_mean);
 	else
 		snprintf(what, sizeof what, "%s %.0f %% vs %.0f %%",
-			 sc.kind == W_SM ? "SM activity" : "utilization", sc.others_mean, sc.strag_mean);
+		         sc.kind == W_SM ? "SM activity" : "utilization", sc.others_mean,
+		         sc.strag_mean);
 	dx_title(f, "%s wait%s in step for GPU %d (%s), %s%s", ol, nothers == 1 ? "s" : "",
-		 tl->gpu[strag].index, what, times, link);
+	         tl->gpu[strag].index, what, times, link);
 	dx_ev(f, sig_metric[sc.kind],
 	      sc.kind == W_POWER ? "straggler minus others (% of the straggler's draw)"
-				 : "straggler minus others (mean)",
+	                         : "straggler minus others (mean)",
 	      sc.lag, ">=", th->sync_lag_pct, "points", strag);
 	dx_ev(f, sig_metric[sc.kind], "shortfall of the waiting GPUs against the straggler",
 	      sc.deficit, ">=", th->sync_wait_idle_pct, "%", -1);
-	dx_ev(f, sig_metric[sc.kind], "wait episodes", episodes, ">=", th->sync_min_episodes, "", -1);
+	dx_ev(f, sig_metric[sc.kind], "wait episodes", episodes, ">=", th->sync_min_episodes, "",
+	      -1);
 	double uo = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (others & (1ULL << g))
 			uo += G[g].util_mean / nothers;
 	if (sc.kind != W_UTIL && G[strag].util_mean - uo < th->sync_lag_pct)
 		dx_note(f, "Utilization alone does not show the wait: the waiting GPUs' collective "
-			   "kernels spin, so they read busy.");
+		           "kernels spin, so they read busy.");
 	if (lk == LINK_PCIE)
-		dx_ev(f, "topology", "worst path between the job's GPUs (NVML level)", level, NULL, NAN,
-		      "", -1);
+		dx_ev(f, "topology", "worst path between the job's GPUs (NVML level)", level, NULL,
+		      NAN, "", -1);
 	else if (lk == LINK_NVLINK)
-		dx_ev(f, "nvlink", "fewest links between two of the job's GPUs", links, NULL, NAN, "",
-		      -1);
+		dx_ev(f, "nvlink", "fewest links between two of the job's GPUs", links, NULL, NAN,
+		      "", -1);
 	dx_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
 	dx_ranges_mask(c, f, wait);
-	dx_advice(c, f, lk == LINK_PCIE ? "sync-wait/pcie" : lk == LINK_NVLINK ? "sync-wait/nvlink" : "sync-wait");
+	dx_advice(c, f,
+	          lk == LINK_PCIE     ? "sync-wait/pcie"
+	          : lk == LINK_NVLINK ? "sync-wait/nvlink"
+	                              : "sync-wait");
 	free(wait);
 }

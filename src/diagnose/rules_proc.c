@@ -108,12 +108,13 @@ void rule_not_on_gpu(diag_ctx *c)
 	if (!isnan(cpu))
 		snprintf(cpu_s, sizeof cpu_s, " (its CPU use averaged %.0f %% of a core)", cpu);
 	if (np > 0)
-		dx_title(f, "The job never used a GPU: none of its %d process%s held a GPU context in "
-			    "%.1f s%s",
-			 np, np == 1 ? "" : "es", tl->duration, cpu_s);
+		dx_title(f,
+		         "The job never used a GPU: none of its %d process%s held a GPU context in "
+		         "%.1f s%s",
+		         np, np == 1 ? "" : "es", tl->duration, cpu_s);
 	else
-		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s", tl->duration,
-			 cpu_s);
+		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s",
+		         tl->duration, cpu_s);
 	dx_ev(f, "process.gpu", "job processes holding a GPU context", 0, ">=", 1, "", -1);
 	if (!isnan(cpu))
 		dx_ev(f, "tree.cpu", "mean", cpu, NULL, NAN, "%", -1);
@@ -126,7 +127,7 @@ void rule_not_on_gpu(diag_ctx *c)
 		dx_note(f, "No GPU was visible to the recorder either.");
 	if (c->unmatched)
 		dx_note(f, "Processes on the GPUs could not be matched to this host's PIDs: in a "
-			   "container without --pid=host the job may be among them.");
+		           "container without --pid=host the job may be among them.");
 	else if (!isnan(gpu_busy) && gpu_busy > c->th->idle_util_pct)
 		dx_note(f, "GPU activity during the run came from other processes.");
 	dx_range(f, 0, tl->duration);
@@ -183,21 +184,22 @@ void rule_all_on_gpu0(diag_ctx *c)
 	if (intended < 2 && !others_idle)
 		return;
 	diag_finding *f = dx_add(c, "all-on-gpu0", intended >= 2 ? DIAG_ERROR : DIAG_WARN,
-				 intended >= 2 ? 0.9 : 0.65);
+	                         intended >= 2 ? 0.9 : 0.65);
 	dx_gpu(f, gpu);
 	char gl[96];
 	dx_gpu_list(c, others, gl, sizeof gl);
 	if (on)
-		dx_title(f, "All %d processes of the job run on GPU %d while %s %s idle (mean %.0f %%)",
-			 np, tl->gpu[gpu].index, gl, on > 1 ? "stay" : "stays", osum / on);
+		dx_title(
+		    f, "All %d processes of the job run on GPU %d while %s %s idle (mean %.0f %%)",
+		    np, tl->gpu[gpu].index, gl, on > 1 ? "stay" : "stays", osum / on);
 	else
 		dx_title(f, "All %d processes of the job run on GPU %d; %s unused", np,
-			 tl->gpu[gpu].index, gl);
+		         tl->gpu[gpu].index, gl);
 	dx_ev(f, "process.gpu", "job processes with a GPU context", np, ">=", 2, "", gpu);
 	dx_ev(f, "process.gpu", "distinct GPUs they use", 1, "<", 2, "", -1);
 	if (on)
-		dx_ev(f, "utilization.gpu", "mean of the other GPUs", osum / on, "<=",
-		      c->th->imbalance_idle_pct, "%", -1);
+		dx_ev(f, "utilization.gpu", "mean of the other GPUs", osum / on,
+		      "<=", c->th->imbalance_idle_pct, "%", -1);
 	if (intended >= 2)
 		dx_ev(f, "command", "GPUs the job asked for", intended, NULL, NAN, "", -1);
 	char list[160] = "";
@@ -240,8 +242,9 @@ void rule_contention(diag_ctx *c)
 		if (x->in_tree || !c->job[x->gpu])
 			continue;
 		double sm = x->sm_n ? x->sm_sum / x->sm_n : NAN;
-		bool foreign = judge_foreign && x->alive &&
-			       (x->mem_max >= th->foreign_mem_mib || (!isnan(sm) && sm >= th->foreign_sm_pct));
+		bool foreign =
+		    judge_foreign && x->alive &&
+		    (x->mem_max >= th->foreign_mem_mib || (!isnan(sm) && sm >= th->foreign_sm_pct));
 		bool gone = !x->alive && any_alive && x->mem_max >= th->gone_mem_mib;
 		if (!foreign && !gone)
 			continue;
@@ -253,26 +256,29 @@ void rule_contention(diag_ctx *c)
 		snprintf(what, sizeof what, "PID %u%s%s", x->pid, p->user[0] ? " " : "", p->user);
 		if (foreign) {
 			nforeign++;
-			dx_ev(f, "process.gpu_memory", what, x->mem_max, ">=", th->foreign_mem_mib, "MiB",
-			      x->gpu);
+			dx_ev(f, "process.gpu_memory", what, x->mem_max, ">=", th->foreign_mem_mib,
+			      "MiB", x->gpu);
 			if (!isnan(sm))
-				dx_ev(f, "process.sm", what, sm, ">=", th->foreign_sm_pct, "%", x->gpu);
+				dx_ev(f, "process.sm", what, sm, ">=", th->foreign_sm_pct, "%",
+				      x->gpu);
 			char smt[32] = "";
 			if (!isnan(sm))
 				snprintf(smt, sizeof smt, " and %.0f %% SM", sm);
 			if (nforeign <= 3)
 				dx_note(f, "PID %u (%s%s%s) holds %.0f MiB%s on GPU %d.", x->pid,
-					p->cmd[0] ? p->cmd : "?", p->user[0] ? ", " : "", p->user,
-					x->mem_max, smt, tl->gpu[x->gpu].index);
+				        p->cmd[0] ? p->cmd : "?", p->user[0] ? ", " : "", p->user,
+				        x->mem_max, smt, tl->gpu[x->gpu].index);
 		} else {
 			ngone++;
 			gone_mib += x->mem_max;
-			dx_ev(f, "process.gpu_memory", "held by a PID that no longer exists", x->mem_max,
-			      ">=", th->gone_mem_mib, "MiB", x->gpu);
+			dx_ev(f, "process.gpu_memory", "held by a PID that no longer exists",
+			      x->mem_max, ">=", th->gone_mem_mib, "MiB", x->gpu);
 			if (ngone <= 3)
-				dx_note(f, "PID %u holds %.0f MiB on GPU %d but does not exist on this host "
-					   "(exited, or in another container).",
-					x->pid, x->mem_max, tl->gpu[x->gpu].index);
+				dx_note(f,
+				        "PID %u holds %.0f MiB on GPU %d but does not exist on "
+				        "this host "
+				        "(exited, or in another container).",
+				        x->pid, x->mem_max, tl->gpu[x->gpu].index);
 		}
 		for (int k = 0; k < tl->nprocs; k++) {
 			const tl_proc *q = &tl->procs[k];
@@ -284,15 +290,18 @@ void rule_contention(diag_ctx *c)
 		char gl[64];
 		dx_gpu_list(c, f->gpus, gl, sizeof gl);
 		if (nforeign && ngone)
-			dx_title(f, "%d other process%s use %s, and %.0f MiB is held by %d gone process%s",
-				 nforeign, nforeign == 1 ? "" : "es", gl, gone_mib, ngone,
-				 ngone == 1 ? "" : "es");
+			dx_title(
+			    f,
+			    "%d other process%s use %s, and %.0f MiB is held by %d gone process%s",
+			    nforeign, nforeign == 1 ? "" : "es", gl, gone_mib, ngone,
+			    ngone == 1 ? "" : "es");
 		else if (nforeign)
 			dx_title(f, "%d other process%s the job's %s", nforeign,
-				 nforeign == 1 ? " shares" : "es share", gl);
+			         nforeign == 1 ? " shares" : "es share", gl);
 		else
 			dx_title(f, "%.0f MiB on %s is held by %d process%s that no longer exist%s",
-				 gone_mib, gl, ngone, ngone == 1 ? "" : "es", ngone == 1 ? "s" : "");
+			         gone_mib, gl, ngone, ngone == 1 ? "" : "es",
+			         ngone == 1 ? "s" : "");
 		dx_ranges_mask(c, f, mask);
 		dx_advice(c, f, nforeign ? "contention" : "contention/gone");
 	}

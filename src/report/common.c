@@ -23,10 +23,10 @@ bool report_want_color(FILE *out)
 }
 
 char *report_sparkline(const double *x, int from, int to, double lo, double hi, int width,
-		       bool utf8, char *out, size_t len)
+                       bool utf8, char *out, size_t len)
 {
 	static const char *const blocks[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
-					      "\u2585", "\u2586", "\u2587", "\u2588"};
+	                                      "\u2585", "\u2586", "\u2587", "\u2588"};
 	static const char ascii[8] = {' ', '.', ':', '-', '=', '+', '*', '#'};
 	size_t o = 0;
 	if (len)
@@ -38,7 +38,8 @@ char *report_sparkline(const double *x, int from, int to, double lo, double hi, 
 		width = n;
 	double span = hi > lo ? hi - lo : 1;
 	for (int c = 0; c < width; c++) {
-		int a = from + (int)((long)n * c / width), b = from + (int)((long)n * (c + 1) / width);
+		int a = from + (int)((long)n * c / width),
+		    b = from + (int)((long)n * (c + 1) / width);
 		if (b <= a)
 			b = a + 1;
 		double sum = 0;

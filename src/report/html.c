@@ -13,15 +13,15 @@
 #include "report/report.h"
 
 #define CW 1000 /* chart viewBox width */
-#define CH 210	/* chart viewBox height */
-#define ML 62	/* margins */
+#define CH 210  /* chart viewBox height */
+#define ML 62   /* margins */
 #define MR 12
 #define MT 16
 #define MB 26
 #define MIB (1024.0 * 1024.0)
 
 static const char *const palette[8] = {"#1e88e5", "#d81b60", "#43a047", "#8e24aa",
-				       "#fb8c00", "#00897b", "#6d4c41", "#3949ab"};
+                                       "#fb8c00", "#00897b", "#6d4c41", "#3949ab"};
 
 typedef struct {
 	FILE *o;
@@ -43,12 +43,23 @@ static void esc(FILE *o, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", o); break;
-		case '<': fputs("&lt;", o); break;
-		case '>': fputs("&gt;", o); break;
-		case '"': fputs("&quot;", o); break;
-		case '\'': fputs("&#39;", o); break;
-		default: fputc(*s, o);
+		case '&':
+			fputs("&amp;", o);
+			break;
+		case '<':
+			fputs("&lt;", o);
+			break;
+		case '>':
+			fputs("&gt;", o);
+			break;
+		case '"':
+			fputs("&quot;", o);
+			break;
+		case '\'':
+			fputs("&#39;", o);
+			break;
+		default:
+			fputc(*s, o);
 		}
 	}
 }
@@ -84,12 +95,12 @@ static double nice_step(double span, int n)
 }
 
 static void band_rect(const hx *h, double a, double b, double t0, double t1, const char *cls,
-		      const char *tip)
+                      const char *tip)
 {
 	if (b - a < 1.5)
 		b = a + 1.5;
 	fprintf(h->o, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"><title>",
-		cls, a, MT, b - a, CH - MT - MB);
+	        cls, a, MT, b - a, CH - MT - MB);
 	esc(h->o, tip);
 	fprintf(h->o, " %.1f-%.1f s</title></rect>\n", t0, t1);
 }
@@ -128,7 +139,7 @@ static void bands(const hx *h, const bool *mask, const char *cls, const char *ti
 }
 
 static void chart_begin(const hx *h, const chart *c, const char *id, const char *title,
-			const char *unit)
+                        const char *unit)
 {
 	FILE *o = h->o;
 	fprintf(o, "<figure id=\"%s\"><figcaption>", id);
@@ -141,10 +152,11 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	for (int k = 0; ys > 0 && k <= 12 && c->y0 + k * ys <= c->y1 + 1e-9; k++) {
 		double v = c->y0 + k * ys;
 		double y = Y(c, v);
-		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", ML, y,
-			CW - MR, y);
-		fprintf(o, "<text class=\"lbl\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-			ML - 6, y + 4, v);
+		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", ML,
+		        y, CW - MR, y);
+		fprintf(o,
+		        "<text class=\"lbl\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+		        ML - 6, y + 4, v);
 	}
 	fprintf(o, "<text class=\"lbl\" x=\"4\" y=\"%d\">", MT - 4);
 	esc(o, unit);
@@ -154,13 +166,14 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 		double t = (ceil(h->t0 / xs) + k) * xs;
 		if (t > h->t1 + 1e-9)
 			break;
-		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
-			X(h, t), CH - 8, t);
+		fprintf(
+		    o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
+		    X(h, t), CH - 8, t);
 	}
 	fprintf(o, "\n<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", ML, CH - MB,
-		CW - MR, CH - MB);
+	        CW - MR, CH - MB);
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
-		CH - MB);
+	        CH - MB);
 	bands(h, h->gap, "gap", "GPU idle");
 }
 
@@ -175,9 +188,12 @@ static void finding_marks(const hx *h)
 			double a = X(h, f->ranges[k].t0), b = X(h, f->ranges[k].t1);
 			if (b - a < 2)
 				b = a + 2;
-			fprintf(h->o, "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-				      "height=\"4\"><title>%s</title></rect></a>",
-				i, f->severity == DIAG_ERROR ? "fe" : "fw", a, MT - 8, b - a, f->id);
+			fprintf(h->o,
+			        "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" "
+			        "width=\"%.1f\" "
+			        "height=\"4\"><title>%s</title></rect></a>",
+			        i, f->severity == DIAG_ERROR ? "fe" : "fw", a, MT - 8, b - a,
+			        f->id);
 		}
 	}
 	fputc('\n', h->o);
@@ -201,14 +217,14 @@ static int colx(const hx *h, double t)
  * the min and max of each pixel column, so oscillations stay visible.
  */
 static void series(const hx *h, const chart *c, const double *x, double scale, const char *color,
-		   bool dashed)
+                   bool dashed)
 {
 	const timeline *tl = h->tl;
 	if (!x || tl->n == 0)
 		return;
 	FILE *o = h->o;
 	fprintf(o, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s d=\"", color,
-		dashed ? " stroke-dasharray=\"5 3\"" : "");
+	        dashed ? " stroke-dasharray=\"5 3\"" : "");
 	bool pen = false;
 	int s = 0;
 	while (s < tl->n) {
@@ -244,9 +260,11 @@ static void hline(const hx *h, const chart *c, double v, const char *color, cons
 {
 	if (isnan(v))
 		return;
-	fprintf(h->o, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\" "
-		      "stroke-dasharray=\"2 3\"><title>",
-		ML, Y(c, v), CW - MR, Y(c, v), color);
+	fprintf(
+	    h->o,
+	    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\" "
+	    "stroke-dasharray=\"2 3\"><title>",
+	    ML, Y(c, v), CW - MR, Y(c, v), color);
 	esc(h->o, tip);
 	fputs("</title></line>\n", h->o);
 }
@@ -255,7 +273,7 @@ static void legend_add(char *buf, size_t len, const char *color, bool dashed, co
 {
 	size_t o = strlen(buf);
 	snprintf(buf + o, len - o, "<span class=\"sw%s\" style=\"border-color:%s\"></span>%s ",
-		 dashed ? " d" : "", color, label);
+	         dashed ? " d" : "", color, label);
 }
 
 /* Largest value of metric id over the shown GPUs times scale (NAN when none). */
@@ -307,8 +325,8 @@ static void chart_util(hx *h)
 
 /* Memory, power, SM clock: each GPU's series against its capacity or limit. */
 static void chart_vs_limit(hx *h, const char *id, const char *title, const char *unit,
-			   gpu_metric_id val, gpu_metric_id lim, gpu_metric_id lim2, double scale,
-			   const char *what, bool throttle_bands)
+                           gpu_metric_id val, gpu_metric_id lim, gpu_metric_id lim2, double scale,
+                           const char *what, bool throttle_bands)
 {
 	if (!any_gpu_series(h, val))
 		return;
@@ -321,7 +339,8 @@ static void chart_vs_limit(hx *h, const char *id, const char *title, const char 
 	char leg[2048] = "", lab[96];
 	chart_begin(h, &c, id, title, unit);
 	if (throttle_bands)
-		bands(h, h->thr, "thr", "clocks held down (power cap, thermal or hardware slowdown)");
+		bands(h, h->thr, "thr",
+		      "clocks held down (power cap, thermal or hardware slowdown)");
 	for (int i = 0; i < h->ngpu_show; i++) {
 		int g = h->show[i];
 		const char *col = palette[i % 8];
@@ -338,7 +357,8 @@ static void chart_vs_limit(hx *h, const char *id, const char *title, const char 
 		}
 	}
 	if (throttle_bands)
-		strncat(leg, "<span class=\"sw thrk\"></span>throttled ", sizeof leg - strlen(leg) - 1);
+		strncat(leg, "<span class=\"sw thrk\"></span>throttled ",
+		        sizeof leg - strlen(leg) - 1);
 	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
 	chart_end(h, leg);
 }
@@ -354,8 +374,8 @@ static void chart_pcie(hx *h)
 	double top = fmax(gpu_max(h, rx, scale), gpu_max(h, tx, scale));
 	chart c = {0, isnan(top) || top <= 0 ? 1 : top * 1.05};
 	char leg[2048] = "", lab[64];
-	chart_begin(h, &c, "chart-pcie", "PCIe throughput: host to GPU (solid), GPU to host (dashed)",
-		    "MiB/s");
+	chart_begin(h, &c, "chart-pcie",
+	            "PCIe throughput: host to GPU (solid), GPU to host (dashed)", "MiB/s");
 	for (int i = 0; i < h->ngpu_show; i++) {
 		int g = h->show[i];
 		const char *col = palette[i % 8];
@@ -401,7 +421,8 @@ static void chart_steps(hx *h)
 	if (tl->nsteps <= 400) {
 		for (int i = 1; i < tl->nsteps; i++)
 			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#37474f\"/>",
-				X(h, tl->steps[i].t), Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
+			        X(h, tl->steps[i].t),
+			        Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
 	} else {
 		/* Many steps: the min and max of each pixel column, as for the series. */
 		fputs("<path fill=\"none\" stroke=\"#37474f\" stroke-width=\"1\" d=\"", o);
@@ -432,8 +453,8 @@ static void chart_steps(hx *h)
 	if (!isnan(p50))
 		hline(h, &c, 1e3 * p50, "#37474f", "median step time");
 	chart_end(h, "<span class=\"sw\" style=\"border-color:#37474f\"></span>step time "
-		     "<span class=\"sw d\" style=\"border-color:#37474f\"></span>median "
-		     "<span class=\"sw gapk\"></span>GPU idle");
+	             "<span class=\"sw d\" style=\"border-color:#37474f\"></span>median "
+	             "<span class=\"sw gapk\"></span>GPU idle");
 }
 
 /* One row per finding with its time ranges, each linked to the finding's card. */
@@ -443,24 +464,30 @@ static void timeline_strip(hx *h)
 	const diag_result *r = h->r;
 	int rows = r->n ? r->n : 1, H = 30 + 18 * rows;
 	FILE *o = h->o;
-	fprintf(o, "<figure id=\"timeline\"><figcaption>Findings over time</figcaption>\n"
-		   "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"findings over time\">\n",
-		CW, H);
+	fprintf(o,
+	        "<figure id=\"timeline\"><figcaption>Findings over time</figcaption>\n"
+	        "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"findings over time\">\n",
+	        CW, H);
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", STRIP_ML,
-		H - 20, CW - MR, H - 20);
+	        H - 20, CW - MR, H - 20);
 	for (int i = 0; i < r->n; i++) {
 		const diag_finding *f = &r->f[i];
 		int y = 8 + 18 * i;
-		const char *cls = f->severity == DIAG_ERROR ? "fe" : f->severity == DIAG_WARN ? "fw" : "fi";
-		fprintf(o, "<a href=\"#f-%d\"><text class=\"lbl\" x=\"4\" y=\"%d\">%s</text></a>", i,
-			y + 10, f->id);
+		const char *cls = f->severity == DIAG_ERROR  ? "fe"
+		                  : f->severity == DIAG_WARN ? "fw"
+		                                             : "fi";
+		fprintf(o, "<a href=\"#f-%d\"><text class=\"lbl\" x=\"4\" y=\"%d\">%s</text></a>",
+		        i, y + 10, f->id);
 		for (int k = 0; k < f->nranges; k++) {
-			double a = Xm(h, f->ranges[k].t0, STRIP_ML), b = Xm(h, f->ranges[k].t1, STRIP_ML);
+			double a = Xm(h, f->ranges[k].t0, STRIP_ML),
+			       b = Xm(h, f->ranges[k].t1, STRIP_ML);
 			if (b - a < 3)
 				b = a + 3;
-			fprintf(o, "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-				   "height=\"12\"><title>%s %.1f-%.1f s</title></rect></a>",
-				i, cls, a, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
+			fprintf(o,
+			        "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" "
+			        "width=\"%.1f\" "
+			        "height=\"12\"><title>%s %.1f-%.1f s</title></rect></a>",
+			        i, cls, a, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
 		}
 		fputc('\n', o);
 	}
@@ -469,8 +496,9 @@ static void timeline_strip(hx *h)
 		double t = (ceil(h->t0 / xs) + k) * xs;
 		if (t > h->t1 + 1e-9)
 			break;
-		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
-			Xm(h, t, STRIP_ML), H - 6, t);
+		fprintf(
+		    o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
+		    Xm(h, t, STRIP_ML), H - 6, t);
 	}
 	fputs("\n</svg></figure>\n", o);
 }
@@ -480,10 +508,11 @@ static void finding_card(hx *h, int i)
 	const diag_finding *f = &h->r->f[i];
 	const timeline *tl = h->tl;
 	FILE *o = h->o;
-	fprintf(o, "<div class=\"f %s\" id=\"f-%d\">\n<p><span class=\"sev\">%s</span> <b>%s</b> "
-		   "<span class=\"conf\">confidence %.2f</span>",
-		diag_severity_name(f->severity), i, diag_severity_name(f->severity), f->id,
-		f->confidence);
+	fprintf(o,
+	        "<div class=\"f %s\" id=\"f-%d\">\n<p><span class=\"sev\">%s</span> <b>%s</b> "
+	        "<span class=\"conf\">confidence %.2f</span>",
+	        diag_severity_name(f->severity), i, diag_severity_name(f->severity), f->id,
+	        f->confidence);
 	for (int g = 0; g < tl->ngpu && g < 64; g++)
 		if (f->gpus & (1ULL << g))
 			fprintf(o, " <span class=\"gpu\">GPU %d</span>", tl->gpu[g].index);
@@ -513,7 +542,9 @@ static void finding_card(hx *h, int i)
 				esc(o, e->unit);
 			}
 			fprintf(o, "</td><td class=\"%s\">%s</td></tr>\n", met > 0 ? "ok" : "na",
-				met > 0 ? "met" : met == 0 ? "not met" : "");
+			        met > 0    ? "met"
+			        : met == 0 ? "not met"
+			                   : "");
 		}
 		fputs("</table>\n", o);
 	}
@@ -524,7 +555,7 @@ static void finding_card(hx *h, int i)
 				fprintf(o, "%sat %.1f s", k ? ", " : "", f->ranges[k].t0);
 			else
 				fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0,
-					f->ranges[k].t1);
+				        f->ranges[k].t1);
 		fputs(" (<a href=\"#timeline\">on the timeline</a>)</p>\n", o);
 	}
 	if (f->note[0]) {
@@ -560,15 +591,18 @@ static void gpu_table(hx *h)
 		const diag_gpu_summary *s = &r->gpu[g];
 		fprintf(o, "<tr><td>%d ", s->index);
 		esc(o, h->tl->gpu[g].name);
-		fprintf(o, "</td><td>%s</td><td class=\"n\">%s %%</td><td class=\"n\">%s %%</td>"
-			   "<td class=\"n\">%s %%</td><td class=\"n\">%s / %s GiB</td>"
-			   "<td class=\"n\">%s / %s W</td><td><b>%s</b>: ",
-			s->job ? "yes" : "no", report_num(s->util_mean, 0, a, sizeof a),
-			report_num(s->idle_pct, 0, b, sizeof b), report_num(s->sm_active_mean, 0, c, sizeof c),
-			report_num(s->mem_peak_mib / 1024, 1, d, sizeof d),
-			report_num(s->mem_total_mib / 1024, 1, e, sizeof e),
-			report_num(s->power_mean, 0, f, sizeof f),
-			report_num(s->power_limit, 0, g2, sizeof g2), diag_quadrant_name(s->quadrant));
+		fprintf(o,
+		        "</td><td>%s</td><td class=\"n\">%s %%</td><td class=\"n\">%s %%</td>"
+		        "<td class=\"n\">%s %%</td><td class=\"n\">%s / %s GiB</td>"
+		        "<td class=\"n\">%s / %s W</td><td><b>%s</b>: ",
+		        s->job ? "yes" : "no", report_num(s->util_mean, 0, a, sizeof a),
+		        report_num(s->idle_pct, 0, b, sizeof b),
+		        report_num(s->sm_active_mean, 0, c, sizeof c),
+		        report_num(s->mem_peak_mib / 1024, 1, d, sizeof d),
+		        report_num(s->mem_total_mib / 1024, 1, e, sizeof e),
+		        report_num(s->power_mean, 0, f, sizeof f),
+		        report_num(s->power_limit, 0, g2, sizeof g2),
+		        diag_quadrant_name(s->quadrant));
 		esc(o, diag_quadrant_meaning(s->quadrant));
 		fputs("</td></tr>\n", o);
 	}
@@ -613,8 +647,8 @@ static void header(hx *h, const diag_meta *meta)
 		esc(o, cmd);
 		fputs("</code></td></tr>\n", o);
 	}
-	const char *keys[][2] = {{"hostname", "host"}, {"driver", "driver"},
-				 {"cuda_driver_version", "CUDA"}};
+	const char *keys[][2] = {
+	    {"hostname", "host"}, {"driver", "driver"}, {"cuda_driver_version", "CUDA"}};
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
 		const char *v = diag_meta_get(meta, keys[i][0]);
 		if (!v || !*v)
@@ -626,47 +660,48 @@ static void header(hx *h, const diag_meta *meta)
 	fprintf(o, "<tr><th>recorded</th><td>%.1f s, %d samples", tl->duration, tl->n);
 	if (tl->exit_status >= 0)
 		fprintf(o, ", exit status %d", tl->exit_status);
-	fprintf(o, "</td></tr>\n<tr><th>analysed</th><td>%.1f-%.1f s, goal %s</td></tr>\n", r->t_from,
-		r->t_to, diag_goal_name(r->goal));
+	fprintf(o, "</td></tr>\n<tr><th>analysed</th><td>%.1f-%.1f s, goal %s</td></tr>\n",
+	        r->t_from, r->t_to, diag_goal_name(r->goal));
 	if (r->steps.n > 0)
-		fprintf(o, "<tr><th>steps</th><td>%d; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.2f "
-			   "steps/s</td></tr>\n",
-			tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
-			r->steps.per_s);
+		fprintf(o,
+		        "<tr><th>steps</th><td>%d; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.2f "
+		        "steps/s</td></tr>\n",
+		        tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
+		        r->steps.per_s);
 	fputs("</table>\n", o);
 }
 
 static const char css[] =
-	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
-	"max-width:1100px;padding:16px 20px;color:#212121;background:#fff}"
-	"h1{font-size:20px;margin:8px 0}h2{font-size:17px;border-bottom:1px solid #ddd;"
-	"padding-bottom:3px;margin-top:28px}"
-	"table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 8px;text-align:left;"
-	"border-bottom:1px solid #eee;vertical-align:top}td.n{text-align:right;"
-	"font-variant-numeric:tabular-nums;white-space:nowrap}"
-	".facts th{color:#616161;font-weight:normal}"
-	".f{border-left:6px solid #9e9e9e;padding:4px 14px;margin:12px 0;background:#fafafa}"
-	".f.error{border-color:#c62828}.f.warn{border-color:#ef8f00}.f.info{border-color:#1e88e5}"
-	".f p{margin:5px 0}.f .title{font-size:15px}"
-	".sev{font-weight:bold;text-transform:uppercase;font-size:12px;letter-spacing:.05em}"
-	".conf,.gpu{color:#616161;font-size:12px;margin-left:8px}"
-	"figure{margin:14px 0}figcaption{font-weight:bold;margin-bottom:2px}"
-	"svg{display:block;width:100%;height:auto;background:#fff}"
-	".ax{stroke:#9e9e9e;stroke-width:1}.grid{stroke:#eeeeee;stroke-width:1}"
-	".lbl{font-size:11px;fill:#616161}"
-	".gap{fill:#9e9e9e;fill-opacity:.2}.thr{fill:#ff9800;fill-opacity:.25}"
-	".fe{fill:#c62828}.fw{fill:#ef8f00}.fi{fill:#1e88e5}"
-	".legend{font-size:12px;color:#424242}"
-	".sw{display:inline-block;width:18px;height:0;border-top:2px solid;margin:0 4px 3px 10px;"
-	"vertical-align:middle}.sw.d{border-top-style:dashed}"
-	".sw.gapk{height:10px;border:0;background:rgba(158,158,158,.35)}"
-	".sw.thrk{height:10px;border:0;background:rgba(255,152,0,.4)}"
-	".chain li{margin:6px 0}.ok{color:#2e7d32}.bad{color:#c62828}.na{color:#9e9e9e}"
-	":target{outline:3px solid #1e88e5;outline-offset:2px}"
-	"code{font-size:13px}";
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+    "max-width:1100px;padding:16px 20px;color:#212121;background:#fff}"
+    "h1{font-size:20px;margin:8px 0}h2{font-size:17px;border-bottom:1px solid #ddd;"
+    "padding-bottom:3px;margin-top:28px}"
+    "table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 8px;text-align:left;"
+    "border-bottom:1px solid #eee;vertical-align:top}td.n{text-align:right;"
+    "font-variant-numeric:tabular-nums;white-space:nowrap}"
+    ".facts th{color:#616161;font-weight:normal}"
+    ".f{border-left:6px solid #9e9e9e;padding:4px 14px;margin:12px 0;background:#fafafa}"
+    ".f.error{border-color:#c62828}.f.warn{border-color:#ef8f00}.f.info{border-color:#1e88e5}"
+    ".f p{margin:5px 0}.f .title{font-size:15px}"
+    ".sev{font-weight:bold;text-transform:uppercase;font-size:12px;letter-spacing:.05em}"
+    ".conf,.gpu{color:#616161;font-size:12px;margin-left:8px}"
+    "figure{margin:14px 0}figcaption{font-weight:bold;margin-bottom:2px}"
+    "svg{display:block;width:100%;height:auto;background:#fff}"
+    ".ax{stroke:#9e9e9e;stroke-width:1}.grid{stroke:#eeeeee;stroke-width:1}"
+    ".lbl{font-size:11px;fill:#616161}"
+    ".gap{fill:#9e9e9e;fill-opacity:.2}.thr{fill:#ff9800;fill-opacity:.25}"
+    ".fe{fill:#c62828}.fw{fill:#ef8f00}.fi{fill:#1e88e5}"
+    ".legend{font-size:12px;color:#424242}"
+    ".sw{display:inline-block;width:18px;height:0;border-top:2px solid;margin:0 4px 3px 10px;"
+    "vertical-align:middle}.sw.d{border-top-style:dashed}"
+    ".sw.gapk{height:10px;border:0;background:rgba(158,158,158,.35)}"
+    ".sw.thrk{height:10px;border:0;background:rgba(255,152,0,.4)}"
+    ".chain li{margin:6px 0}.ok{color:#2e7d32}.bad{color:#c62828}.na{color:#9e9e9e}"
+    ":target{outline:3px solid #1e88e5;outline-offset:2px}"
+    "code{font-size:13px}";
 
 void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
-		 const report_style *st)
+                 const report_style *st)
 {
 	hx h = {.o = out, .tl = tl, .r = r, .st = st};
 	h.t0 = 0;
@@ -692,7 +727,7 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 			const double *a = activity(tl, g);
 			/* 100 - utilization, as the rules read it; driver sub-samples if absent */
 			double id = a && !isnan(a[s]) ? 100 - a[s]
-						      : tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
+			                              : tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
 			if (!isnan(id)) {
 				present++;
 				idle_n += id > idle_share;
@@ -711,7 +746,8 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	}
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>gpuwhy "
+	      "<meta name=\"viewport\" content=\"width=device-width, "
+	      "initial-scale=1\">\n<title>gpuwhy "
 	      "report: ",
 	      out);
 	esc(out, st->source ? st->source : "");
@@ -724,7 +760,7 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 		nw += r->f[i].severity == DIAG_WARN;
 	}
 	fprintf(out, "<h2>Findings: %d error%s, %d warning%s</h2>\n", ne, ne == 1 ? "" : "s", nw,
-		nw == 1 ? "" : "s");
+	        nw == 1 ? "" : "s");
 	timeline_strip(&h);
 	for (int i = 0; i < r->n; i++)
 		finding_card(&h, i);
@@ -733,11 +769,11 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	if (h.ngpu_show)
 		chart_util(&h);
 	chart_vs_limit(&h, "chart-mem", "GPU memory used against capacity", "GiB", GM_MEM_USED,
-		       GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, "memory used", false);
+	               GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, "memory used", false);
 	chart_vs_limit(&h, "chart-power", "Power draw against the limit", "W", GM_POWER_DRAW,
-		       GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, "power", false);
+	               GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, "power", false);
 	chart_vs_limit(&h, "chart-clocks", "SM clock against its maximum, throttled time shaded",
-		       "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, "SM clock", true);
+	               "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, "SM clock", true);
 	chart_pcie(&h);
 	chart_host(&h);
 	chart_steps(&h);

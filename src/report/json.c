@@ -95,7 +95,7 @@ static void steps(jsonw *w, const diag_step_stats *s)
 }
 
 void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
-		 const report_style *st)
+                 const report_style *st)
 {
 	jsonw w;
 	jsonw_init(&w, out, true);

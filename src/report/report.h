@@ -13,8 +13,8 @@
 #include "diagnose/diag.h"
 
 typedef struct {
-	bool utf8;	    /* block-character sparklines and marks; ASCII otherwise */
-	bool color;	    /* ANSI colours (a terminal, and NO_COLOR unset) */
+	bool utf8;          /* block-character sparklines and marks; ASCII otherwise */
+	bool color;         /* ANSI colours (a terminal, and NO_COLOR unset) */
 	const char *source; /* the recording's path, shown in headers */
 	const diag_opts *opts;
 } report_style;
@@ -25,14 +25,14 @@ bool report_locale_utf8(void);
 bool report_want_color(FILE *out);
 
 void report_text(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
-		 const report_style *st);
+                 const report_style *st);
 void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
-		 const report_style *st);
+                 const report_style *st);
 void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
-		 const report_style *st);
+                 const report_style *st);
 
 void compare_text(FILE *out, const diag_comparison *c, const char *base, const char *cand,
-		  const report_style *st);
+                  const report_style *st);
 void compare_json(FILE *out, const diag_comparison *c, const char *base, const char *cand);
 
 /*
@@ -41,7 +41,7 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
  * without; a cell with no value is a space. Returns out.
  */
 char *report_sparkline(const double *x, int from, int to, double lo, double hi, int width,
-		       bool utf8, char *out, size_t len);
+                       bool utf8, char *out, size_t len);
 
 /* "%.*f" of v, or "n/a" when v is NAN. */
 const char *report_num(double v, int decimals, char *buf, size_t len);

@@ -28,7 +28,9 @@ static const char *col(const tx *t, const char *code)
 
 static const char *sev_color(const tx *t, diag_severity s)
 {
-	return col(t, s == DIAG_ERROR ? "\033[1;31m" : s == DIAG_WARN ? "\033[1;33m" : "\033[1;36m");
+	return col(t, s == DIAG_ERROR  ? "\033[1;31m"
+	              : s == DIAG_WARN ? "\033[1;33m"
+	                               : "\033[1;36m");
 }
 
 /* Print text wrapped at WRAP columns; continuation lines start with `indent` spaces. */
@@ -82,10 +84,11 @@ static void fmt_value(double v, const char *unit, char *buf, size_t len)
 }
 
 static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
-			 const diag_result *r)
+                         const diag_result *r)
 {
 	FILE *o = t->out;
-	fprintf(o, "%sgpuwhy report%s: %s\n", BOLD(t), RESET(t), t->st->source ? t->st->source : "");
+	fprintf(o, "%sgpuwhy report%s: %s\n", BOLD(t), RESET(t),
+	        t->st->source ? t->st->source : "");
 	const char *cmd = diag_meta_get(meta, "command");
 	if (cmd && *cmd)
 		fprintf(o, "  command   %s\n", cmd);
@@ -94,7 +97,7 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
 	if (!cuda)
 		cuda = diag_meta_get(meta, "cuda");
 	fprintf(o, "  machine   %s, driver %s, CUDA %s, ", host && *host ? host : "n/a",
-		drv && *drv ? drv : "n/a", cuda && *cuda ? cuda : "n/a");
+	        drv && *drv ? drv : "n/a", cuda && *cuda ? cuda : "n/a");
 	if (tl->ngpu == 0)
 		fprintf(o, "no GPU recorded\n");
 	else
@@ -102,11 +105,13 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
 	fprintf(o, "  recorded  %.1f s, %d samples", tl->duration, tl->n);
 	if (tl->exit_status >= 0)
 		fprintf(o, ", exit %d", tl->exit_status);
-	fprintf(o, "; analysed %.1f-%.1f s; goal %s\n", r->t_from, r->t_to, diag_goal_name(r->goal));
+	fprintf(o, "; analysed %.1f-%.1f s; goal %s\n", r->t_from, r->t_to,
+	        diag_goal_name(r->goal));
 	if (r->steps.n > 0)
-		fprintf(o, "  steps     %d; p50 %.0f ms  p90 %.0f ms  p99 %.0f ms  (%.2f steps/s)\n",
-			tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
-			r->steps.per_s);
+		fprintf(o,
+		        "  steps     %d; p50 %.0f ms  p90 %.0f ms  p99 %.0f ms  (%.2f steps/s)\n",
+		        tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
+		        r->steps.per_s);
 	fputc('\n', o);
 }
 
@@ -119,10 +124,10 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 	for (int g = 0; g < tl->ngpu && g < 64 && n < sizeof gl; g++)
 		if (f->gpus & (1ULL << g))
 			n += (size_t)snprintf(gl + n, sizeof gl - n, "%s%d", n ? "," : "GPU ",
-					      tl->gpu[g].index);
+			                      tl->gpu[g].index);
 	fprintf(o, "  %s%s%s %s%s%s  (confidence %.2f)%s%s\n", sev_color(t, f->severity),
-		tag[f->severity], RESET(t), BOLD(t), f->id, RESET(t), f->confidence, gl[0] ? "  " : "",
-		gl);
+	        tag[f->severity], RESET(t), BOLD(t), f->id, RESET(t), f->confidence,
+	        gl[0] ? "  " : "", gl);
 	fprintf(o, "        ");
 	wrap(o, 8, 8, f->title);
 	for (int i = 0; i < f->nev; i++) {
@@ -145,11 +150,12 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 		char when[400];
 		size_t w = 0;
 		for (int i = 0; i < f->nranges && w < sizeof when; i++)
-			w += f->ranges[i].t0 == f->ranges[i].t1
-				     ? (size_t)snprintf(when + w, sizeof when - w, "%sat %.1f s",
-							i ? ", " : "", f->ranges[i].t0)
-				     : (size_t)snprintf(when + w, sizeof when - w, "%s%.1f-%.1f s",
-							i ? ", " : "", f->ranges[i].t0, f->ranges[i].t1);
+			w +=
+			    f->ranges[i].t0 == f->ranges[i].t1
+			        ? (size_t)snprintf(when + w, sizeof when - w, "%sat %.1f s",
+			                           i ? ", " : "", f->ranges[i].t0)
+			        : (size_t)snprintf(when + w, sizeof when - w, "%s%.1f-%.1f s",
+			                           i ? ", " : "", f->ranges[i].t0, f->ranges[i].t1);
 		fprintf(o, "        %swhen%s      ", DIM(t), RESET(t));
 		wrap(o, 18, 18, when);
 	}
@@ -176,7 +182,7 @@ static void print_findings(const tx *t, const timeline *tl, const diag_result *r
 		nw += r->f[i].severity == DIAG_WARN;
 	}
 	fprintf(t->out, "%sFindings%s: %d error%s, %d warning%s\n\n", BOLD(t), RESET(t), ne,
-		ne == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
+	        ne == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
 	for (int i = 0; i < r->n; i++)
 		print_finding(t, tl, &r->f[i]);
 }
@@ -194,14 +200,15 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 		if (!u)
 			u = tl->gpu[g].m[GM_GPM_GR_ACTIVE];
 		report_sparkline(u, r->from, r->to, 0, 100, 32, t->st->utf8, sp, sizeof sp);
-		fprintf(o, "  GPU %-2d %s |%s| util %s %%  mem peak %s of %s GiB (%s %%)\n", s->index,
-			s->job ? "job  " : "other", sp, report_num(s->util_mean, 0, a, sizeof a),
-			report_num(s->mem_peak_mib / 1024, 1, b, sizeof b),
-			report_num(s->mem_total_mib / 1024, 1, c, sizeof c),
-			report_num(s->mem_peak_pct, 0, d, sizeof d));
+		fprintf(o, "  GPU %-2d %s |%s| util %s %%  mem peak %s of %s GiB (%s %%)\n",
+		        s->index, s->job ? "job  " : "other", sp,
+		        report_num(s->util_mean, 0, a, sizeof a),
+		        report_num(s->mem_peak_mib / 1024, 1, b, sizeof b),
+		        report_num(s->mem_total_mib / 1024, 1, c, sizeof c),
+		        report_num(s->mem_peak_pct, 0, d, sizeof d));
 		char q[320];
 		snprintf(q, sizeof q, "%s: %s", diag_quadrant_name(s->quadrant),
-			 diag_quadrant_meaning(s->quadrant));
+		         diag_quadrant_meaning(s->quadrant));
 		fprintf(o, "         ");
 		wrap(o, 9, 11, q);
 	}
@@ -224,28 +231,28 @@ static void step_sparks(const tx *t, const timeline *tl, const diag_result *r, i
 			const char *what;
 			if (no == 2) {
 				x = tl->gpu[g].m[GM_UTIL_GPU] ? tl->gpu[g].m[GM_UTIL_GPU]
-							      : tl->gpu[g].m[GM_GPM_GR_ACTIVE];
+				                              : tl->gpu[g].m[GM_GPM_GR_ACTIVE];
 				what = "util ";
 			} else {
 				x = tl->gpu[g].m[GM_POWER_DRAW];
 				hi = r->gpu[g].power_limit > 0 ? r->gpu[g].power_limit
-							       : tl_max(x, r->from, r->to);
+				                               : tl_max(x, r->from, r->to);
 				what = "power";
 			}
 			if (!x)
 				continue;
 			report_sparkline(x, r->from, r->to, 0, hi, SPARK_W, u8, sp, sizeof sp);
 			fprintf(o, "      %sGPU %-2d %s%s |%s|\n", DIM(t), r->gpu[g].index, what,
-				RESET(t), sp);
+			        RESET(t), sp);
 			shown++;
 		}
 	} else if (no == 3 && tl->h[HM_CPU_BUSY_MAX]) {
 		report_sparkline(tl->h[HM_CPU_BUSY_MAX], r->from, r->to, 0, 100, SPARK_W, u8, sp,
-				 sizeof sp);
+		                 sizeof sp);
 		fprintf(o, "      %sbusiest core%s |%s|\n", DIM(t), RESET(t), sp);
 	} else if (no == 4 && tl->h[HM_CPU_IOWAIT]) {
 		report_sparkline(tl->h[HM_CPU_IOWAIT], r->from, r->to, 0, 100, SPARK_W, u8, sp,
-				 sizeof sp);
+		                 sizeof sp);
 		fprintf(o, "      %siowait      %s |%s|\n", DIM(t), RESET(t), sp);
 	}
 }
@@ -281,7 +288,7 @@ static void print_chain(const tx *t, const timeline *tl, const diag_result *r)
 }
 
 void report_text(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
-		 const report_style *st)
+                 const report_style *st)
 {
 	tx t = {out, st};
 	print_header(&t, tl, meta, r);
@@ -293,7 +300,7 @@ void report_text(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 /* ---- compare ---- */
 
 static void cmp_row(const tx *t, const char *what, double a, double b, const char *unit, int dec,
-		    double scale, bool lower_better)
+                    double scale, bool lower_better)
 {
 	char x[32], y[32], d[48] = "";
 	if (isnan(a) && isnan(b))
@@ -305,8 +312,8 @@ static void cmp_row(const tx *t, const char *what, double a, double b, const cha
 		bool better = lower_better ? b < a : b > a;
 		const char *c = diff == 0 ? "" : better ? col(t, "\033[32m") : col(t, "\033[31m");
 		if (a != 0)
-			snprintf(d, sizeof d, "%s%+.*f (%+.0f %%)%s", c, dec, diff, 100 * (b - a) / fabs(a),
-				 diff == 0 ? "" : RESET(t));
+			snprintf(d, sizeof d, "%s%+.*f (%+.0f %%)%s", c, dec, diff,
+			         100 * (b - a) / fabs(a), diff == 0 ? "" : RESET(t));
 		else
 			snprintf(d, sizeof d, "%s%+.*f%s", c, dec, diff, diff == 0 ? "" : RESET(t));
 	}
@@ -319,8 +326,8 @@ static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
 	report_num(1e3 * d->base, 1, a, sizeof a);
 	report_num(1e3 * d->cand, 1, b, sizeof b);
 	if (!isnan(d->lo))
-		snprintf(ci, sizeof ci, "%+.1f ms [95 %% CI %+.1f, %+.1f]", 1e3 * d->diff, 1e3 * d->lo,
-			 1e3 * d->hi);
+		snprintf(ci, sizeof ci, "%+.1f ms [95 %% CI %+.1f, %+.1f]", 1e3 * d->diff,
+		         1e3 * d->lo, 1e3 * d->hi);
 	else if (!isnan(d->diff))
 		snprintf(ci, sizeof ci, "%+.1f ms", 1e3 * d->diff);
 	const char *c = "";
@@ -332,7 +339,7 @@ static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
 }
 
 void compare_text(FILE *out, const diag_comparison *c, const char *base, const char *cand,
-		  const report_style *st)
+                  const report_style *st)
 {
 	tx t = {out, st};
 	fprintf(out, "%sgpuwhy compare%s: %s -> %s\n\n", BOLD(&t), RESET(&t), base, cand);
@@ -345,13 +352,16 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 		verdict = "No significant difference";
 	fprintf(out, "%s%s%s", BOLD(&t), verdict, RESET(&t));
 	if (c->by_steps)
-		fprintf(out, " (step time p50: %+.1f ms, 95 %% CI %+.1f to %+.1f ms; %d bootstrap "
-			     "resamples)\n\n",
-			1e3 * c->p50.diff, 1e3 * c->p50.lo, 1e3 * c->p50.hi, DIAG_BOOTSTRAP_RESAMPLES);
+		fprintf(out,
+		        " (step time p50: %+.1f ms, 95 %% CI %+.1f to %+.1f ms; %d bootstrap "
+		        "resamples)\n\n",
+		        1e3 * c->p50.diff, 1e3 * c->p50.lo, 1e3 * c->p50.hi,
+		        DIAG_BOOTSTRAP_RESAMPLES);
 	else
-		fprintf(out, " (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
-			     "without a confidence interval)\n\n",
-			c->base.duration, c->cand.duration);
+		fprintf(out,
+		        " (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
+		        "without a confidence interval)\n\n",
+		        c->base.duration, c->cand.duration);
 
 	fprintf(out, "  %-22s %12s %12s  %s\n", "", "base", "candidate", "difference");
 	cmp_ci_row(&t, "step time p50 (ms)", &c->p50);
@@ -361,10 +371,12 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 	cmp_row(&t, "step intervals timed", c->base.steps.n, c->cand.steps.n, "", 0, 1, false);
 	cmp_row(&t, "run time", c->base.duration, c->cand.duration, "s", 1, 1, true);
 	cmp_row(&t, "GPU utilization", c->base.util_mean, c->cand.util_mean, "%", 1, 1, false);
-	cmp_row(&t, "SM activity", c->base.sm_active_mean, c->cand.sm_active_mean, "%", 1, 1, false);
+	cmp_row(&t, "SM activity", c->base.sm_active_mean, c->cand.sm_active_mean, "%", 1, 1,
+	        false);
 	cmp_row(&t, "memory peak", c->base.mem_peak_mib, c->cand.mem_peak_mib, "GiB", 2, 1 / 1024.0,
-		true);
-	cmp_row(&t, "power (mean per GPU)", c->base.power_mean, c->cand.power_mean, "W", 0, 1, true);
+	        true);
+	cmp_row(&t, "power (mean per GPU)", c->base.power_mean, c->cand.power_mean, "W", 0, 1,
+	        true);
 	fputc('\n', out);
 
 	if (c->nfixed || c->nappeared) {
@@ -377,12 +389,14 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 	}
 	fprintf(out, "%sWhat changed%s\n", BOLD(&t), RESET(&t));
 	if (!c->nchanges)
-		fprintf(out, "  nothing recorded differs (command, environment, GPUs, driver, host)\n");
+		fprintf(out,
+		        "  nothing recorded differs (command, environment, GPUs, driver, host)\n");
 	for (int i = 0; i < c->nchanges; i++)
 		fprintf(out, "  %-32s %s -> %s\n", c->changes[i].what, c->changes[i].base,
-			c->changes[i].cand);
+		        c->changes[i].cand);
 	if (c->nchanges > 1)
-		fprintf(out, "\n%sWarning%s: %d things changed at once; the difference cannot be "
-			     "attributed to any one of them. Change one thing per comparison.\n",
-			col(&t, "\033[1;33m"), RESET(&t), c->nchanges);
+		fprintf(out,
+		        "\n%sWarning%s: %d things changed at once; the difference cannot be "
+		        "attributed to any one of them. Change one thing per comparison.\n",
+		        col(&t, "\033[1;33m"), RESET(&t), c->nchanges);
 }

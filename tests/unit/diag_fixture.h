@@ -14,8 +14,8 @@
 
 #include "diagnose/diag.h"
 
-#define FX_N 120      /* samples */
-#define FX_DT 1.0     /* seconds between samples */
+#define FX_N 120  /* samples */
+#define FX_DT 1.0 /* seconds between samples */
 #define FX_MEM_TOTAL 81559.0
 #define FX_POWER_LIMIT 700.0
 #define FX_CLK_MAX 1980.0
@@ -71,7 +71,7 @@ static inline void fx_host_calm(timeline *tl, int s)
 
 /* A record of the watched job's process pid on GPU g at sample s. */
 static inline tl_proc *fx_proc(timeline *tl, int s, unsigned pid, int g, bool in_tree, bool alive,
-			       double mem, double cpu)
+                               double mem, double cpu)
 {
 	tl_proc *p = tl_add_proc(tl);
 	p->s = s;
@@ -143,7 +143,8 @@ static inline const char *fx_ids(const diag_result *r)
 }
 
 /* The evidence of f about metric/stat (prefix match on stat), NULL if none. */
-static inline const diag_evidence *fx_ev(const diag_finding *f, const char *metric, const char *stat)
+static inline const diag_evidence *fx_ev(const diag_finding *f, const char *metric,
+                                         const char *stat)
 {
 	for (int i = 0; f && i < f->nev; i++)
 		if (!strcmp(f->ev[i].metric, metric) &&

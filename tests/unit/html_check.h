@@ -16,8 +16,8 @@
 
 static inline bool hc_void(const char *name, size_t n)
 {
-	static const char *const v[] = {"area", "base", "br", "col", "embed", "hr", "img", "input",
-					"link", "meta", "source", "track", "wbr"};
+	static const char *const v[] = {"area",  "base", "br",   "col",    "embed", "hr", "img",
+	                                "input", "link", "meta", "source", "track", "wbr"};
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
 		if (strlen(v[i]) == n && !strncasecmp(v[i], name, n))
 			return true;
@@ -27,8 +27,8 @@ static inline bool hc_void(const char *name, size_t n)
 /* The value of attribute attr inside the tag text [p, end) is checked for external targets. */
 static inline const char *hc_refs(const char *p, const char *end)
 {
-	static const char *const attrs[] = {" src=", " href=", " xlink:href=", " action=",
-					    " srcset=", " poster="};
+	static const char *const attrs[] = {
+	    " src=", " href=", " xlink:href=", " action=", " srcset=", " poster="};
 	for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
 		const char *a = p;
 		while ((a = strstr(a, attrs[i])) && a < end) {
@@ -106,7 +106,8 @@ static inline const char *html_check(const char *html)
 			return bad;
 		bool self = e[-1] == '/';
 		if (closing) {
-			if (!depth || len[depth - 1] != n || strncasecmp(stack[depth - 1], name, n)) {
+			if (!depth || len[depth - 1] != n ||
+			    strncasecmp(stack[depth - 1], name, n)) {
 				snprintf(msg, sizeof msg, "mismatched </%.*s>", (int)n, name);
 				return msg;
 			}

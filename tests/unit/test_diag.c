@@ -271,8 +271,8 @@ static void test_live_summary(void **state)
 	char line[256];
 	int sev = diag_live_summary(tl, &o, line, sizeof line);
 	assert_int_equal(sev, DIAG_WARN);
-	assert_string_equal(line,
-			    "GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?");
+	assert_string_equal(
+	    line, "GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?");
 	tl_free(tl);
 
 	/* Healthy: nothing to say. */
@@ -296,8 +296,9 @@ static void test_launch_bound(void **state)
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "launch-bound", DIAG_WARN);
 	assert_float_equal(f->confidence, 0.85, EPS);
-	assert_string_equal(f->title, "GPU 0 is 'busy' 96 % of the time but its SMs are active only "
-				      "20 % and it draws 29 % of its power limit: many small kernels");
+	assert_string_equal(f->title,
+	                    "GPU 0 is 'busy' 96 % of the time but its SMs are active only "
+	                    "20 % and it draws 29 % of its power limit: many small kernels");
 	assert_float_equal(fx_ev(f, "gpm.sm_active", NULL)->value, 20, EPS);
 	assert_float_equal(fx_ev(f, "gpm.sm_active", NULL)->threshold, 40, EPS);
 	assert_float_equal(fx_ev(f, "power.draw/power.limit", NULL)->value, 29, EPS);
@@ -357,7 +358,8 @@ static void test_sync_wait(void **state)
 	assert_non_null(strstr(f->title, "PCIe (PHB), no NVLink"));
 	/* others: (6 x 96 + 4 x 30) / 10 = 69.6 % against 96 % */
 	assert_float_equal(fx_ev(f, "utilization.gpu", "straggler")->value, 96 - 69.6, 1e-9);
-	assert_float_equal(fx_ev(f, "utilization.gpu", "shortfall")->value, 100 * (1 - 69.6 / 96), 1e-9);
+	assert_float_equal(fx_ev(f, "utilization.gpu", "shortfall")->value, 100 * (1 - 69.6 / 96),
+	                   1e-9);
 	assert_float_equal(fx_ev(f, "utilization.gpu", "wait episodes")->value, 12, EPS);
 	assert_float_equal(fx_ev(f, "topology", NULL)->value, 30, EPS);
 	assert_int_equal(f->nranges, 12);
@@ -396,7 +398,8 @@ static void test_sync_wait(void **state)
 	f = expect(&r, "sync-wait", DIAG_WARN);
 	assert_float_equal(f->confidence, 0.5, EPS);
 	assert_non_null(strstr(f->title, "(power 149 W vs 198 W)"));
-	assert_float_equal(fx_ev(f, "power.draw", "shortfall")->value, 100 * (1 - 149.0 / 198), 1e-9);
+	assert_float_equal(fx_ev(f, "power.draw", "shortfall")->value, 100 * (1 - 149.0 / 198),
+	                   1e-9);
 	diag_result_free(&r);
 	tl_free(tl);
 
@@ -483,7 +486,8 @@ static void test_oom(void **state)
 	tl->exit_status = 1;
 	for (int s = 0; s < tl->n; s++)
 		tl_set_gpu(tl, 0, GM_MEM_USED, s, 80000);
-	tl_add_event(tl, 60.5, TL_EV_OOM, 0, 0, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
+	tl_add_event(tl, 60.5, TL_EV_OOM, 0, 0,
+	             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
 	diag_result r;
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "oom", DIAG_ERROR);
@@ -531,12 +535,13 @@ static void test_throttled(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "throttled", DIAG_ERROR);
-	assert_string_equal(f->title, "GPU 0 clocks held at 1400 of 1980 MHz (71 %) by thermal "
-				      "slowdown for 60 % of busy time; up to 65 C, slowdown at 87 C");
+	assert_string_equal(f->title,
+	                    "GPU 0 clocks held at 1400 of 1980 MHz (71 %) by thermal "
+	                    "slowdown for 60 % of busy time; up to 65 C, slowdown at 87 C");
 	assert_float_equal(fx_ev(f, "clocks_event_reasons", "share")->value, 60, EPS);
 	assert_float_equal(fx_ev(f, "clocks_event_reasons", "thermal")->value, 60, EPS);
 	assert_float_equal(fx_ev(f, "clocks.current.sm/clocks.max.sm", NULL)->value,
-			   100 * 1400 / FX_CLK_MAX, 1e-9);
+	                   100 * 1400 / FX_CLK_MAX, 1e-9);
 	assert_int_equal(f->nranges, 12);
 	diag_result_free(&r);
 
@@ -627,7 +632,7 @@ static void test_imbalance(void **state)
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "imbalance", DIAG_WARN);
 	assert_string_equal(f->title, "GPU 0 busy 96 % while GPUs 1, 2 and 3 of the job stay idle "
-				      "(mean 1 %)");
+	                              "(mean 1 %)");
 	assert_int_equal(f->gpus, 0xF);
 	expect_none(&r, "sync-wait");
 	expect_none(&r, "all-on-gpu0");
@@ -669,8 +674,9 @@ static void test_all_on_gpu0(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "all-on-gpu0", DIAG_ERROR);
-	assert_string_equal(f->title, "All 4 processes of the job run on GPU 0 while GPUs 1, 2 and 3 "
-				      "stay idle (mean 0 %)");
+	assert_string_equal(f->title,
+	                    "All 4 processes of the job run on GPU 0 while GPUs 1, 2 and 3 "
+	                    "stay idle (mean 0 %)");
 	assert_float_equal(fx_ev(f, "process.gpu", "job processes")->value, 4, EPS);
 	assert_float_equal(fx_ev(f, "command", NULL)->value, 4, EPS);
 	assert_non_null(strstr(f->note, "4000, 4001, 4002, 4003"));
@@ -713,7 +719,8 @@ static void test_contention(void **state)
 	assert_string_equal(f->title, "1 other process shares the job's GPU 0");
 	assert_float_equal(fx_ev(f, "process.gpu_memory", NULL)->value, 10240, EPS);
 	assert_float_equal(fx_ev(f, "process.sm", NULL)->value, 30, EPS);
-	assert_non_null(strstr(f->note, "PID 999 (python other.py, alice) holds 10240 MiB and 30 % SM"));
+	assert_non_null(
+	    strstr(f->note, "PID 999 (python other.py, alice) holds 10240 MiB and 30 % SM"));
 	diag_result_free(&r);
 	tl_free(tl);
 
@@ -723,7 +730,8 @@ static void test_contention(void **state)
 		fx_proc(tl, s, 777, 0, false, false, 2048, NAN);
 	fx_run(tl, &r);
 	f = expect(&r, "contention", DIAG_WARN);
-	assert_string_equal(f->title, "2048 MiB on GPU 0 is held by 1 process that no longer exists");
+	assert_string_equal(f->title,
+	                    "2048 MiB on GPU 0 is held by 1 process that no longer exists");
 	assert_non_null(strstr(f->advice, "no longer exist"));
 	diag_result_free(&r);
 	tl_free(tl);
@@ -811,7 +819,7 @@ static void test_low_util_goal(void **state)
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "low-utilization", DIAG_WARN);
 	assert_string_equal(f->title, "GPU 0 utilization averages 30 % and no host or GPU limit "
-				      "explains the gaps");
+	                              "explains the gaps");
 	assert_float_equal(fx_ev(f, "utilization.gpu", NULL)->value, 30, EPS);
 	assert_float_equal(fx_ev(f, "utilization.gpu", NULL)->threshold, 50, EPS);
 	assert_float_equal(fx_ev(f, "cpu.busy.max", NULL)->value, 40, EPS);
@@ -824,7 +832,8 @@ static void test_low_util_goal(void **state)
 	o.goal = DIAG_GOAL_LATENCY;
 	diag_run(tl, &o, &r);
 	f = expect(&r, "low-utilization", DIAG_INFO);
-	assert_string_equal(f->title, "GPU 0 utilization averages 30 %: a normal load for a latency goal");
+	assert_string_equal(f->title,
+	                    "GPU 0 utilization averages 30 %: a normal load for a latency goal");
 	assert_non_null(strstr(f->advice, "max_queue_delay_microseconds"));
 	const diag_finding *h = expect(&r, "healthy", DIAG_INFO);
 	assert_non_null(strstr(h->title, "for a latency goal"));
@@ -914,8 +923,10 @@ static void test_compare(void **state)
 	saturate_core(base, 3, 0, base->n);
 	steady_steps(base, 0.100, 500);
 	steady_steps(cand, 0.080, 500);
-	snprintf(base->command, sizeof base->command, "python train.py --batch-size 64 --workers 1");
-	snprintf(cand->command, sizeof cand->command, "python train.py --batch-size 64 --workers 4");
+	snprintf(base->command, sizeof base->command,
+	         "python train.py --batch-size 64 --workers 1");
+	snprintf(cand->command, sizeof cand->command,
+	         "python train.py --batch-size 64 --workers 4");
 	diag_opts o;
 	diag_opts_default(&o);
 	diag_comparison c;
@@ -942,7 +953,8 @@ static void test_compare(void **state)
 	diag_meta_set(&ma, "env.CUDA_VISIBLE_DEVICES", "0");
 	diag_meta_set(&mb, "env.CUDA_VISIBLE_DEVICES", "1");
 	diag_meta_set(&mb, "env.OMP_NUM_THREADS", "8");
-	snprintf(cand->command, sizeof cand->command, "python train.py --batch-size=128 --workers 1");
+	snprintf(cand->command, sizeof cand->command,
+	         "python train.py --batch-size=128 --workers 1");
 	diag_compare(base, &ma, cand, &mb, &o, &c);
 	assert_int_equal(c.nchanges, 3);
 	assert_string_equal(c.changes[0].what, "argument --batch-size");
@@ -967,28 +979,28 @@ static void test_compare(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_healthy),
-		cmocka_unit_test(test_not_on_gpu),
-		cmocka_unit_test(test_data_starved_cpu),
-		cmocka_unit_test(test_data_starved_io),
-		cmocka_unit_test(test_data_starved_control),
-		cmocka_unit_test(test_live_summary),
-		cmocka_unit_test(test_launch_bound),
-		cmocka_unit_test(test_sync_wait),
-		cmocka_unit_test(test_memory_bound),
-		cmocka_unit_test(test_memory_full_idle),
-		cmocka_unit_test(test_oom),
-		cmocka_unit_test(test_throttled),
-		cmocka_unit_test(test_pcie),
-		cmocka_unit_test(test_imbalance),
-		cmocka_unit_test(test_all_on_gpu0),
-		cmocka_unit_test(test_contention),
-		cmocka_unit_test(test_host_swap),
-		cmocka_unit_test(test_gpu_fault),
-		cmocka_unit_test(test_low_util_goal),
-		cmocka_unit_test(test_thresholds),
-		cmocka_unit_test(test_bootstrap),
-		cmocka_unit_test(test_compare),
+	    cmocka_unit_test(test_healthy),
+	    cmocka_unit_test(test_not_on_gpu),
+	    cmocka_unit_test(test_data_starved_cpu),
+	    cmocka_unit_test(test_data_starved_io),
+	    cmocka_unit_test(test_data_starved_control),
+	    cmocka_unit_test(test_live_summary),
+	    cmocka_unit_test(test_launch_bound),
+	    cmocka_unit_test(test_sync_wait),
+	    cmocka_unit_test(test_memory_bound),
+	    cmocka_unit_test(test_memory_full_idle),
+	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_throttled),
+	    cmocka_unit_test(test_pcie),
+	    cmocka_unit_test(test_imbalance),
+	    cmocka_unit_test(test_all_on_gpu0),
+	    cmocka_unit_test(test_contention),
+	    cmocka_unit_test(test_host_swap),
+	    cmocka_unit_test(test_gpu_fault),
+	    cmocka_unit_test(test_low_util_goal),
+	    cmocka_unit_test(test_thresholds),
+	    cmocka_unit_test(test_bootstrap),
+	    cmocka_unit_test(test_compare),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

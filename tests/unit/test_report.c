@@ -63,7 +63,7 @@ static void test_sparkline(void **state)
 	char out[128];
 	double x[] = {0, 50, 100};
 	assert_string_equal(report_sparkline(x, 0, 3, 0, 100, 3, true, out, sizeof out),
-			    "\u2581\u2585\u2588");
+	                    "\u2581\u2585\u2588");
 	assert_string_equal(report_sparkline(x, 0, 3, 0, 100, 3, false, out, sizeof out), "_=#");
 	double y[] = {0, 100, NAN, NAN, 100, 100};
 	/* six samples into three cells: means 50, absent, 100 */
@@ -164,13 +164,13 @@ static void test_json(void **state)
 	json_t *chain = json_object_get(j, "chain");
 	assert_int_equal(json_array_size(chain), 7);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(chain, 6), "status")),
-			    "n/a");
+	                    "n/a");
 	json_t *rec = json_object_get(j, "recording");
 	assert_string_equal(json_string_value(json_object_get(rec, "command")),
-			    "python train.py --batch-size 64");
+	                    "python train.py --batch-size 64");
 	assert_string_equal(
-		json_string_value(json_object_get(json_object_get(rec, "env"), "CUDA_VISIBLE_DEVICES")),
-		"0");
+	    json_string_value(json_object_get(json_object_get(rec, "env"), "CUDA_VISIBLE_DEVICES")),
+	    "0");
 	json_decref(j);
 	free(t);
 
@@ -223,7 +223,7 @@ static void test_html(void **state)
 	assert_non_null(html_check("<!DOCTYPE html><html><b>x</html>"));
 	assert_non_null(html_check("<!DOCTYPE html><html>a & b</html>"));
 	assert_null(html_check("<!DOCTYPE html><html><img src=\"data:image/png;base64,AA\"><a "
-			       "href=\"#f-1\">x</a><svg><rect/></svg></html>"));
+	                       "href=\"#f-1\">x</a><svg><rect/></svg></html>"));
 	tl_free(tl);
 }
 
@@ -267,8 +267,9 @@ static void test_compare_faces(void **state)
 	assert_float_equal(json_number_value(json_object_get(p50, "diff_s")), -0.05, 2e-3);
 	assert_true(json_number_value(json_object_get(p50, "ci95_high_s")) < 0);
 	assert_false(json_is_true(json_object_get(j, "more_than_one_change")));
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "bootstrap"), "resamples")),
-			 2000);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(j, "bootstrap"), "resamples")),
+	    2000);
 	json_decref(j);
 	free(buf);
 	diag_comparison_free(&c);
@@ -290,9 +291,9 @@ static void test_compare_faces(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sparkline), cmocka_unit_test(test_text),
-		cmocka_unit_test(test_json),	  cmocka_unit_test(test_html),
-		cmocka_unit_test(test_compare_faces),
+	    cmocka_unit_test(test_sparkline),     cmocka_unit_test(test_text),
+	    cmocka_unit_test(test_json),          cmocka_unit_test(test_html),
+	    cmocka_unit_test(test_compare_faces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,11 +121,20 @@ static int png_stats(const char *path, int *w, int *h, double *ink, int *colours
 			int a = x >= (size_t)bpp ? cur[x - bpp] : 0, b = prev[x];
 			int c = x >= (size_t)bpp ? prev[x - bpp] : 0, v = row[1 + x];
 			switch (ft) {
-			case 1: v += a; break;
-			case 2: v += b; break;
-			case 3: v += (a + b) / 2; break;
-			case 4: v += paeth(a, b, c); break;
-			default: break;
+			case 1:
+				v += a;
+				break;
+			case 2:
+				v += b;
+				break;
+			case 3:
+				v += (a + b) / 2;
+				break;
+			case 4:
+				v += paeth(a, b, c);
+				break;
+			default:
+				break;
 			}
 			cur[x] = (unsigned char)v;
 		}
@@ -182,12 +191,13 @@ static void screenshot(const char *html, const char *png)
 {
 	char chrome[512], cmd[2048];
 	assert_int_equal(find_chromium(chrome, sizeof chrome), 0);
-	snprintf(cmd, sizeof cmd,
-		 "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-background-networking "
-		 "--no-first-run --disable-component-update --disable-sync --disable-quic "
-		 "--user-data-dir=%s/profile --hide-scrollbars --window-size=1000,1400 "
-		 "--screenshot=%s file://%s >/dev/null 2>&1",
-		 chrome, dir, png, html);
+	snprintf(
+	    cmd, sizeof cmd,
+	    "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-background-networking "
+	    "--no-first-run --disable-component-update --disable-sync --disable-quic "
+	    "--user-data-dir=%s/profile --hide-scrollbars --window-size=1000,1400 "
+	    "--screenshot=%s file://%s >/dev/null 2>&1",
+	    chrome, dir, png, html);
 	int rc = system(cmd);
 	if (rc != 0)
 		fail_msg("chromium failed (status %d): %s", rc, cmd);
@@ -264,8 +274,8 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_starved_page),
-		cmocka_unit_test(test_multi_gpu_page),
+	    cmocka_unit_test(test_starved_page),
+	    cmocka_unit_test(test_multi_gpu_page),
 	};
 	return cmocka_run_group_tests(tests, NULL, cleanup);
 }
