@@ -315,6 +315,9 @@ void rule_sync_wait(diag_ctx *c)
 	      sc.deficit, ">=", th->sync_wait_idle_pct, "%", -1);
 	dx_ev(f, sig_metric[sc.kind], "wait episodes", episodes, ">=", th->sync_min_episodes, "",
 	      -1);
+	/* or, when the waits are shorter than a sample, most samples hold one */
+	dx_ev(f, sig_metric[sc.kind], "share of samples with a wait", 100 * share, ">=", 50, "%",
+	      -1);
 	double uo = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (others & (1ULL << g))
