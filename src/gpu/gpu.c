@@ -1399,13 +1399,8 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 		int idx = -1;
 		char *e;
 		long v = strtol(tok, &e, 10);
-		if (!*e && tok[0] != '-') {
-			if (v < 0 || v >= n) {
-				snprintf(err, (size_t)errlen, "GPU index %s does not exist (%d GPU%s)",
-					 tok, n, n == 1 ? "" : "s");
-				free(copy);
-				return -1;
-			}
+		bool numeric = !*e && tok[0] != '-' && tok[0] != '+';
+		if (numeric && v < n) {
 			idx = (int)v;
 		} else {
 			int matches = 0;
@@ -1420,6 +1415,13 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 					idx = k;
 					matches++;
 				}
+			}
+			if (matches == 0 && numeric) {
+				/* All digits and no UUID starts so: it was meant as an index. */
+				snprintf(err, (size_t)errlen, "GPU index %s does not exist (%d GPU%s)",
+					 tok, n, n == 1 ? "" : "s");
+				free(copy);
+				return -1;
 			}
 			if (matches == 0) {
 				snprintf(err, (size_t)errlen, "no GPU has a UUID starting with '%s'",

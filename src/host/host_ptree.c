@@ -879,7 +879,7 @@ int host_ptree_update(host_ptree *t, int64_t mono_ns, double wall_s, host_sample
 	if (update_followed(t, mono_ns) != 0 || emit(t, wall_s, out) != 0)
 		goto done;
 	rc = 0;
-done:
+done:;
 	/* drop the entries that vanished during the scan */
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {

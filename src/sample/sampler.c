@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "host/host.h"
+#include "host/host_kmsg.h"
 #include "host/pidbrief.h"
 #include "util/timeutil.h"
 
@@ -27,6 +28,7 @@ struct sampler {
 	int64_t last_mono;
 	long ticks, late;
 	const char *proc_root;
+	host_kmsg *kmsg; /* NULL when the kernel log is not readable */
 };
 
 sampler *sampler_new(const sampler_opts *o)
@@ -51,6 +53,8 @@ sampler *sampler_new(const sampler_opts *o)
 	s->gp = calloc(SAMPLER_MAX_GPU_PROCS, sizeof *s->gp);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
+	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
 	if (!s->hs || !s->was_lost || !s->gp) {
 		sampler_free(s);
 		return NULL;
@@ -199,6 +203,41 @@ static void gpu_part(sampler *s)
 	}
 }
 
+/* "0000:3b:00" (Xid) or "0000:3b:00.0" (AER) against NVML's "00000000:3B:00.0". */
+static bool same_pci(const char *a, const char *b)
+{
+	unsigned da, ba, va, db, bb, vb;
+	if (sscanf(a, "%x:%x:%x", &da, &ba, &va) != 3 || sscanf(b, "%x:%x:%x", &db, &bb, &vb) != 3)
+		return false;
+	return da == db && ba == bb && va == vb;
+}
+
+static void kmsg_part(sampler *s)
+{
+	if (!s->kmsg)
+		return;
+	host_kmsg_event ev[16];
+	int n = host_kmsg_read(s->kmsg, ev, 16);
+	for (int i = 0; i < n; i++) {
+		if (ev[i].detail)
+			continue; /* the summary line of the same AER error is counted */
+		int gpu = -1;
+		for (int g = 0; s->o.gpu && g < s->snap.ngpu; g++)
+			if (ev[i].pci[0] && same_pci(ev[i].pci, gpu_static_info(s->o.gpu, g)->pci_bus_id))
+				gpu = g;
+		char text[256];
+		if (ev[i].kind == HOST_KMSG_XID) {
+			snprintf(text, sizeof text, "Xid %d on %s: %.200s", ev[i].xid, ev[i].pci,
+				 ev[i].msg);
+			snapshot_add_event(&s->snap, TL_EV_XID, gpu, ev[i].xid_ok ? ev[i].xid : -1,
+					   text);
+		} else {
+			snprintf(text, sizeof text, "%.250s", ev[i].msg);
+			snapshot_add_event(&s->snap, TL_EV_AER, gpu, ev[i].kind, text);
+		}
+	}
+}
+
 static void tree_part(sampler *s)
 {
 	snapshot *sn = &s->snap;
@@ -235,6 +274,7 @@ const snapshot *sampler_tick(sampler *s)
 	host_summary(s);
 	gpu_part(s);
 	tree_part(s);
+	kmsg_part(s);
 	s->ticks++;
 	return sn;
 }
@@ -303,6 +343,8 @@ void sampler_free(sampler *s)
 		return;
 	sampler_stop(s);
 	host_sample_free(&s->hsamp);
+	if (s->kmsg)
+		host_kmsg_close(s->kmsg);
 	if (s->hs)
 		host_sampler_free(s->hs);
 	snapshot_free(&s->snap);

@@ -66,4 +66,16 @@ wait "$rp" 2>/dev/null
 n=$("$GPUWHY" export "$T/k.gpuwhy" --table host | tail -n +2 | wc -l)
 # 3 s at 10 Hz is ~30 samples; at most the last second (10) may be lost
 assert_ge "$n" 18 "samples surviving SIGKILL"
+
+# Xid and AER lines of the kernel log become events (GPUWHY_KMSG points at a log file)
+: >"$T/kmsg"
+GPUWHY_KMSG="$T/kmsg" "$GPUWHY" record -o "$T/x.gpuwhy" -i 100ms -d 1500ms 2>/dev/null &
+rp=$!
+sleep 0.5
+echo "[ 100.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus." >>"$T/kmsg"
+echo "[ 100.6] pcieport 0000:00:03.0: AER: Corrected error received: 0000:3b:00.0" >>"$T/kmsg"
+wait "$rp" || fail "record with a kernel log"
+ev=$("$GPUWHY" export "$T/x.gpuwhy" --table events)
+assert_contains "$ev" "xid,,79,Xid 79 on 0000:3b:00" "xid event"
+assert_contains "$ev" "pcie_aer" "aer event"
 echo "1 passed, 0 failed"
