@@ -21,6 +21,8 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("topo", cmd_topo, "GPU interconnect matrix, CPU/NUMA affinity, NVLink states") \
 	X("record", cmd_record, "sample GPUs, host and processes into a .gpuwhy file until stopped") \
 	X("run", cmd_run, "run a command, record it and its process tree, summarise and diagnose") \
+	X("report", cmd_report, "diagnose a recording: findings, evidence, advice (text, JSON, HTML)") \
+	X("compare", cmd_compare, "is the second recording faster, and what changed between them") \
 	X("export", cmd_export, "a recording's tables as CSV or JSON Lines") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 

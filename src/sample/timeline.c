@@ -73,6 +73,11 @@ void tl_free(timeline *tl)
 	free(tl->procs);
 	free(tl->steps);
 	free(tl->events);
+	for (int i = 0; i < tl->nmeta; i++) {
+		free(tl->meta[i].key);
+		free(tl->meta[i].value);
+	}
+	free(tl->meta);
 	free(tl);
 }
 
@@ -171,6 +176,41 @@ tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long v
 	if (text)
 		strncpy(e->text, text, sizeof e->text - 1);
 	return e;
+}
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = xrealloc(NULL, n);
+	memcpy(d, s, n);
+	return d;
+}
+
+void tl_meta_set(timeline *tl, const char *key, const char *value)
+{
+	if (!key || !value)
+		return;
+	for (int i = 0; i < tl->nmeta; i++)
+		if (!strcmp(tl->meta[i].key, key)) {
+			free(tl->meta[i].value);
+			tl->meta[i].value = xstrdup(value);
+			return;
+		}
+	if (tl->nmeta == tl->meta_cap) {
+		tl->meta_cap = tl->meta_cap ? tl->meta_cap * 2 : 16;
+		tl->meta = xrealloc(tl->meta, (size_t)tl->meta_cap * sizeof *tl->meta);
+	}
+	tl->meta[tl->nmeta].key = xstrdup(key);
+	tl->meta[tl->nmeta].value = xstrdup(value);
+	tl->nmeta++;
+}
+
+const char *tl_meta_get(const timeline *tl, const char *key)
+{
+	for (int i = 0; i < tl->nmeta; i++)
+		if (!strcmp(tl->meta[i].key, key))
+			return tl->meta[i].value;
+	return NULL;
 }
 
 double tl_gpu_at(const timeline *tl, int g, gpu_metric_id id, int s)

@@ -74,6 +74,24 @@ typedef struct {
 	char text[256];
 } tl_event;
 
+/* One key/value pair of the recording's meta table (command, env_*, driver, ...). */
+typedef struct {
+	char *key, *value;
+} tl_kv;
+
+/*
+ * Summary of a kernel trace (Kineto / nsys) over the same run, when one was
+ * read; kernels == 0 means no trace. Kernels shorter than TL_KERNEL_SHORT_US
+ * cost about as much to launch as to run.
+ */
+#define TL_KERNEL_SHORT_US 10.0
+typedef struct {
+	long kernels;	    /* kernels in the trace */
+	long short_kernels; /* of which shorter than TL_KERNEL_SHORT_US */
+	double kernel_s;    /* summed kernel time */
+	double span_s;	    /* first kernel start to last kernel end */
+} tl_trace_summary;
+
 typedef struct {
 	/* samples */
 	int n, cap;
@@ -105,6 +123,10 @@ typedef struct {
 	int exit_status;      /* -1 unknown; 0..255 exit code; 128+N killed by signal N */
 	bool have_root;       /* a process tree was watched */
 	double duration;      /* seconds */
+	/* the recording's meta table, verbatim (readers fill it with tl_meta_set) */
+	tl_kv *meta;
+	int nmeta, meta_cap;
+	tl_trace_summary trace;
 } timeline;
 
 timeline *tl_new(int ngpu, int ncpu);
@@ -120,6 +142,10 @@ tl_proc *tl_add_proc(timeline *tl);
 void tl_add_step(timeline *tl, double t, long step);
 tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long value,
 		       const char *text);
+
+/* Set (or replace) a meta key; get returns NULL when absent. */
+void tl_meta_set(timeline *tl, const char *key, const char *value);
+const char *tl_meta_get(const timeline *tl, const char *key);
 
 /* Series access: value or NAN. */
 double tl_gpu_at(const timeline *tl, int g, gpu_metric_id id, int s);

@@ -1,0 +1,237 @@
+/*
+ * advice.c - every advice text in one place: what to change and how to
+ * verify it, per finding (and per case: topology, kind of throttling), with
+ * a latency-goal variant where online serving calls for different advice
+ * (seed 000 §4.1-4.2, §8.3). Texts follow the field guides' remedies.
+ */
+#include <string.h>
+
+#include "diagnose/diag_int.h"
+
+typedef struct {
+	const char *key;
+	const char *change, *verify;
+	const char *change_latency, *verify_latency; /* NULL: same as throughput */
+} advice_entry;
+
+#define VERIFY_COMPARE                                                                             \
+	"Record the same job again after changing one thing only, then run `gpuwhy compare "       \
+	"before.gpuwhy after.gpuwhy`: "
+
+static const advice_entry advice[] = {
+	{"not-on-gpu",
+	 "Make the job see and use the GPU: check that CUDA_VISIBLE_DEVICES is not empty or -1; that "
+	 "the framework is a CUDA build (python -c 'import torch; print(torch.cuda.is_available(), "
+	 "torch.version.cuda)' must print True and a version; a CPU-only wheel prints None); that the "
+	 "model and every batch are moved to the device (model.to('cuda'), x.to(device)); in a "
+	 "container, start it with the NVIDIA runtime (docker run --gpus all) and check "
+	 "`nvidia-ctk cdi list`.",
+	 "Run the check above in the job's own environment, then record again: step 1 of the chain "
+	 "must show the job's PID on a GPU and utilization must rise.",
+	 NULL, NULL},
+	{"data-starved",
+	 "Feed the GPU faster than it computes: give the DataLoader worker processes "
+	 "(num_workers=2, 4, 8 ... up to the free cores), prefetch_factor=4, pin_memory=True and "
+	 "persistent_workers=True; move heavy decoding and augmentation to the GPU or do it once "
+	 "offline; when iowait or disk reads are high, put the data set on local SSD or in RAM "
+	 "(page cache), use a packed format (WebDataset/TFRecord shards) instead of many small "
+	 "files. More workers stop helping once the disk is at its limit.",
+	 VERIFY_COMPARE "step time p50 must fall, the GPU's idle share drop below the threshold and "
+			"the busiest core leave 100 %. Try worker counts one at a time.",
+	 "Requests wait on CPU-side preprocessing (decoding, tokenisation, resizing) while the GPU "
+	 "idles: run preprocessing in a pool of worker processes or on the GPU, keep payloads "
+	 "compact, and queue at the API layer instead of in front of a saturated core.",
+	 "Measure P99 latency at the same request rate before and after; in a new recording the "
+	 "busiest core must no longer sit at 100 % while the GPU idles."},
+	{"launch-bound",
+	 "Give each kernel more work: a larger batch (with gradient accumulation if memory is "
+	 "short), mixed precision, fused elementwise operations (torch.compile), CUDA graphs for "
+	 "the steady-state step (torch.compile mode='reduce-overhead'), no per-element Python loops "
+	 "and no .item()/.cpu() synchronisations inside the step.",
+	 VERIFY_COMPARE "SM activity and power must rise toward the limit and step time p50 fall. A "
+			"trace (nsys profile --trace=cuda,nvtx) shows fewer, longer kernels.",
+	 "Each request runs many tiny kernels: capture the inference graph with CUDA graphs or build "
+	 "an optimised engine (TensorRT: trtexec --onnx=model.onnx --fp16, ONNX Runtime) so layers "
+	 "fuse; use dynamic batching with a short queue window so one launch carries several "
+	 "requests.",
+	 "Compare P99 latency and throughput at the same request rate; SM activity per request "
+	 "must rise."},
+	{"sync-wait",
+	 "The GPUs wait on one another at synchronisation. Find the straggler's extra work (uneven "
+	 "batch or sequence lengths per rank, its data loader, logging or checkpointing on one rank "
+	 "only) and make synchronisation cheaper (gradient accumulation to sync less often, DDP "
+	 "bucket sizes that overlap communication with backward). Check the link with `gpuwhy topo`.",
+	 VERIFY_COMPARE "the waiting GPUs' idle share must fall, their curves follow the "
+			"straggler's, and step time p50 drop.",
+	 NULL, NULL},
+	{"sync-wait/pcie",
+	 "The job's GPUs synchronise over PCIe, without NVLink, so every all-reduce waits on the bus. "
+	 "Run the job on GPUs joined by NVLink (NV# in `gpuwhy topo`; select them with "
+	 "CUDA_VISIBLE_DEVICES), or communicate less: gradient accumulation, a larger per-GPU "
+	 "batch, bf16 gradients/compression, DDP bucket_cap_mb tuned so communication overlaps the "
+	 "backward pass. Also even out the straggler's work.",
+	 VERIFY_COMPARE "the waiting GPUs' idle share must fall and step time p50 drop; on NVLink "
+			"GPUs the waits should nearly vanish.",
+	 NULL, NULL},
+	{"sync-wait/nvlink",
+	 "The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "
+	 "straggler is slower - uneven batch or sequence lengths per rank, its data loader starving, "
+	 "that GPU throttled (see throttled), or one rank doing extra work (evaluation, logging, "
+	 "checkpointing on rank 0 only).",
+	 VERIFY_COMPARE "all GPUs' utilization curves must line up and step time p50 drop.",
+	 NULL, NULL},
+	{"memory-bound",
+	 "Kernels wait on device memory. Move fewer bytes: mixed precision (bf16/fp16, fp8 where "
+	 "supported), fused kernels (torch.compile, fused optimizers, FlashAttention-style "
+	 "attention), channels_last for convolutions, no needless copies and casts. A larger batch "
+	 "does not help a bandwidth-bound kernel.",
+	 VERIFY_COMPARE "step time p50 must fall; DRAM activity per step drops while SM activity "
+			"rises.",
+	 "Inference kernels are bandwidth-bound (typical for small-batch decoding): lower-precision "
+	 "weights (fp16/int8/fp8 quantisation) and batching requests raise work per byte read.",
+	 "Compare P99 latency and requests per second at the same load."},
+	{"memory-full-compute-idle",
+	 "Memory is nearly full but little is computed: weights and cached tensors wait for work. "
+	 "Find the stall first (see data-starved, sync-wait, the chain below); if the batch was "
+	 "raised only to fill memory, go back to a batch that fits with margin; check what holds "
+	 "memory (a second copy of the model, tensors kept for logging, the caching allocator) with "
+	 "torch.cuda.memory_summary().",
+	 VERIFY_COMPARE "utilization must rise at the same or lower memory peak.",
+	 "A serving process keeps its model resident and computes per request: normal while latency "
+	 "meets its target. If several models share the GPU, unload or offload idle ones.",
+	 "Watch P99 latency and memory headroom under peak load."},
+	{"oom",
+	 "Lower the memory peak: a smaller batch with gradient accumulation to keep the effective "
+	 "batch, mixed precision, activation (gradient) checkpointing, shorter sequences or lower "
+	 "resolution, model offload or sharding (FSDP/ZeRO) for very large models. Print "
+	 "torch.cuda.max_memory_allocated() per step to find where the peak is; "
+	 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation.",
+	 "Record again: no oom event, and the memory peak at least 10 % under capacity.",
+	 "Lower the peak per request: cap batch size and sequence/context length, use fp16/int8 "
+	 "weights, offload unused models; in image generation lower resolution or batch.",
+	 "Replay the heaviest requests: no oom event and memory peak under 90 % of capacity."},
+	{"oom/host",
+	 "The host ran out of memory: fewer DataLoader workers (each holds a copy of the data set "
+	 "object), a smaller prefetch_factor, memory-mapped data sets instead of loading them into "
+	 "RAM, fewer pinned buffers; or more RAM.",
+	 "Record again: no oom event, mem.available never near 0 and no swapping.",
+	 NULL, NULL},
+	{"oom-risk",
+	 "Leave headroom: a longer sequence, a larger image or fragmentation will run out of memory "
+	 "at this peak. Lower the batch a step (keep the effective batch with gradient "
+	 "accumulation), use activation checkpointing or mixed precision, and set "
+	 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+	 "Record again with the largest inputs the job will see: the peak must stay under 90 % of "
+	 "capacity.",
+	 "Bound the largest request (max batch, max tokens or resolution) so the peak stays under "
+	 "capacity with margin under concurrent load.",
+	 "Replay peak traffic and watch the memory peak."},
+	{"throttled/power",
+	 "The board is at its power cap: it is working as hard as its budget allows. If clocks swing "
+	 "with the cap, a fixed, slightly lower power limit (nvidia-smi -pl WATTS, data-center "
+	 "boards) gives steadier throughput; check that the limit was not lowered by mistake "
+	 "(power.limit against power.default_limit).",
+	 "nvidia-smi -q -d PERFORMANCE,POWER during the run; in a new recording, SM clocks steady "
+	 "and step time p90/p50 closer.",
+	 NULL, NULL},
+	{"throttled/thermal",
+	 "The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
+	 "airflow (blanking panels, spacing between cards, inlet temperature); a lower power limit "
+	 "(nvidia-smi -pl) trades a little peak speed for no thermal slowdown. Fan control on "
+	 "consumer cards is often owned by firmware.",
+	 "nvidia-smi -q -d CLOCK,TEMPERATURE under load; in a new recording, no thermal reason in "
+	 "busy samples and temperature below the slowdown threshold with margin.",
+	 NULL, NULL},
+	{"throttled/hw",
+	 "Hardware slowdown (power brake or an external signal) halves the clocks: check the power "
+	 "supply's capacity and the GPU's power connectors and cables, and the system's power "
+	 "events; this is not fixed by software settings.",
+	 "nvidia-smi -q -d PERFORMANCE shows the active reasons; in a new recording, no hardware "
+	 "slowdown in busy samples.",
+	 NULL, NULL},
+	{"pcie-degraded",
+	 "The PCIe link runs below its maximum under load or retries packets: reseat the card, check "
+	 "the slot (a x16 card in a x8 slot), riser and cables, the GPU's power supply and the BIOS "
+	 "PCIe settings. `nvidia-smi -q -d PCIE` shows current against max and the error counters, "
+	 "`dmesg | grep -i pcie` shows AER errors. To test stability, set the slot to Gen3 in the "
+	 "BIOS before replacing the card.",
+	 "In a new recording: pcie.link.gen/width current equal to max while busy, and the replay "
+	 "counter flat.",
+	 NULL, NULL},
+	{"imbalance",
+	 "Only some of the job's GPUs compute. Start one process per GPU (torchrun "
+	 "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) and "
+	 "DistributedDataParallel; DataParallel in one process concentrates work and memory on GPU "
+	 "0. Check that CUDA_VISIBLE_DEVICES lists the GPUs you mean to use.",
+	 "During the run `gpuwhy status` shows one process per GPU with similar utilization; "
+	 "`gpuwhy compare` shows step time falling.",
+	 NULL, NULL},
+	{"all-on-gpu0",
+	 "Every process of the job landed on the same GPU: the ranks do not select their device. Call "
+	 "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before creating tensors or the process "
+	 "group, use device=f'cuda:{local_rank}', and list the GPUs in CUDA_VISIBLE_DEVICES "
+	 "(CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py).",
+	 "During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises and "
+	 "GPU 0's memory drops.",
+	 NULL, NULL},
+	{"contention",
+	 "Other processes share the job's GPUs. Give the job GPUs of its own (CUDA_VISIBLE_DEVICES, a "
+	 "scheduler such as Slurm --gres=gpu:N, or `gpuwhy queue`), or stop the other work; compute "
+	 "mode Exclusive_Process (nvidia-smi -c) keeps a second process off a GPU.",
+	 "In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
+	 "`gpuwhy compare`.",
+	 NULL, NULL},
+	{"contention/gone",
+	 "GPU memory is held by processes that no longer exist here: the owner is usually still "
+	 "running somewhere (a zombie or orphaned child, a container without --pid=host, a stuck "
+	 "DataLoader worker). Find it with `gpuwhy status` or `nvidia-smi`, `lsof /dev/nvidia*`, and "
+	 "end it; memory is freed when the owning process ends.",
+	 "`gpuwhy status` shows the memory released and no unknown PID on the GPU.",
+	 NULL, NULL},
+	{"host-swap",
+	 "The host swapped: page-ins stall the data pipeline and pinned-memory allocation. Use less "
+	 "host memory (fewer DataLoader workers, a smaller prefetch_factor, memory-mapped data "
+	 "instead of loading it, fewer pinned buffers) or add RAM.",
+	 "In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin.",
+	 NULL, NULL},
+	{"gpu-fault",
+	 "The GPU reported a hardware or driver error. Look the Xid up in NVIDIA's Xid table, read "
+	 "`dmesg` around the time shown, check power and cooling, reset the GPU (or reboot) and "
+	 "rerun; Xid 79 (fell off the bus) and repeated uncorrectable ECC or row-remap failures "
+	 "call for taking the GPU out of service.",
+	 "Rerun the job: no Xid or gpu_lost event, ECC counters flat.",
+	 NULL, NULL},
+	{"low-utilization",
+	 "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
+	 "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "
+	 "(.item(), .cpu(), printing tensors), evaluation or checkpoint phases, Python overhead "
+	 "between steps; raise the batch size if memory allows.",
+	 VERIFY_COMPARE "utilization must rise and step time p50 fall.",
+	 "Moderate utilization is normal for online serving that keeps headroom for bursts. If P99 "
+	 "latency meets its target, nothing needs to change. To serve more per GPU, batch requests "
+	 "in a short window (Triton dynamic_batching with max_queue_delay_microseconds of a few "
+	 "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
+	 "while P99 stays within target; do not queue long.",
+	 "Load-test at the target request rate: P99 latency within target, throughput per GPU up."},
+	{"healthy",
+	 "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
+	 "holds it back. Keep this recording as the baseline for later changes.",
+	 "Compare later recordings against this one with `gpuwhy compare`.",
+	 "Nothing to change for a latency goal: utilization is where a serving load puts it. Keep "
+	 "this recording as the baseline.",
+	 "Compare later recordings against this one with `gpuwhy compare`, with P99 latency."},
+};
+
+void diag_advice_lookup(const char *key, diag_goal goal, const char **change, const char **verify)
+{
+	*change = *verify = NULL;
+	for (size_t i = 0; i < sizeof advice / sizeof *advice; i++) {
+		const advice_entry *a = &advice[i];
+		if (strcmp(a->key, key))
+			continue;
+		bool lat = goal == DIAG_GOAL_LATENCY;
+		*change = lat && a->change_latency ? a->change_latency : a->change;
+		*verify = lat && a->verify_latency ? a->verify_latency : a->verify;
+		return;
+	}
+}

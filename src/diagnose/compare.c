@@ -1,0 +1,368 @@
+/*
+ * compare.c - is the candidate recording faster than the base, and what
+ * changed between them. Step times are compared at p50/p90/p99 with a 95 %
+ * bootstrap interval of the difference (DIAG_BOOTSTRAP_RESAMPLES resamples,
+ * fixed seed, so the same two files always give the same answer). Seed 000
+ * §2.3: change one variable at a time, or the gain cannot be attributed.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose/diag.h"
+
+/* Without step markers, run time must differ by this much (%) to call one side faster. */
+#define DIAG_COMPARE_DURATION_PCT 5.0
+
+/* splitmix64: tiny, fast, and the same sequence on every platform. */
+static uint64_t next_u64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Percentile p of one resample (with replacement) of the sorted xs. Draws
+ * indices and counts them, so the order statistic costs O(n), not a sort:
+ * the k-th smallest drawn value is sorted[k-th smallest drawn index].
+ */
+static double resample_pct(const double *sorted, int n, double p, int *counts, uint64_t *rng)
+{
+	memset(counts, 0, (size_t)n * sizeof *counts);
+	for (int i = 0; i < n; i++)
+		counts[next_u64(rng) % (uint64_t)n]++;
+	double pos = p / 100.0 * (n - 1);
+	int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+	double vlo = NAN, vhi = NAN;
+	int cum = 0;
+	for (int i = 0; i < n && isnan(vhi); i++) {
+		int next = cum + counts[i];
+		if (isnan(vlo) && lo < next)
+			vlo = sorted[i];
+		if (hi < next)
+			vhi = sorted[i];
+		cum = next;
+	}
+	return vlo + (vhi - vlo) * (pos - lo);
+}
+
+void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
+			 int resamples, uint64_t seed, diag_diff *out)
+{
+	out->base = tl_percentile(a, na, p);
+	out->cand = tl_percentile(b, nb, p);
+	out->diff = out->cand - out->base;
+	out->lo = out->hi = NAN;
+	if (na < 2 || nb < 2 || resamples < 10)
+		return;
+	double *sa = malloc((size_t)na * sizeof *sa), *sb = malloc((size_t)nb * sizeof *sb);
+	double *d = malloc((size_t)resamples * sizeof *d);
+	int *counts = malloc((size_t)(na > nb ? na : nb) * sizeof *counts);
+	if (!sa || !sb || !d || !counts)
+		abort();
+	memcpy(sa, a, (size_t)na * sizeof *sa);
+	memcpy(sb, b, (size_t)nb * sizeof *sb);
+	qsort(sa, (size_t)na, sizeof *sa, cmp_double);
+	qsort(sb, (size_t)nb, sizeof *sb, cmp_double);
+	uint64_t rng = seed;
+	for (int r = 0; r < resamples; r++) {
+		double pa = resample_pct(sa, na, p, counts, &rng);
+		double pb = resample_pct(sb, nb, p, counts, &rng);
+		d[r] = pb - pa;
+	}
+	out->lo = tl_percentile(d, resamples, 2.5);
+	out->hi = tl_percentile(d, resamples, 97.5);
+	free(sa);
+	free(sb);
+	free(d);
+	free(counts);
+}
+
+void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary *out)
+{
+	memset(out, 0, sizeof *out);
+	out->duration = tl->duration;
+	out->steps = res->steps;
+	out->njob = res->njob;
+	double u = 0, sm = 0, pw = 0, mem = NAN;
+	int nu = 0, nsm = 0, npw = 0;
+	for (int g = 0; g < res->ngpu; g++) {
+		const diag_gpu_summary *s = &res->gpu[g];
+		if (!s->job)
+			continue;
+		if (!isnan(s->util_mean)) {
+			u += s->util_mean;
+			nu++;
+		}
+		if (!isnan(s->sm_active_mean)) {
+			sm += s->sm_active_mean;
+			nsm++;
+		}
+		if (!isnan(s->power_mean)) {
+			pw += s->power_mean;
+			npw++;
+		}
+		if (!isnan(s->mem_peak_mib) && (isnan(mem) || s->mem_peak_mib > mem))
+			mem = s->mem_peak_mib;
+	}
+	out->util_mean = nu ? u / nu : NAN;
+	out->sm_active_mean = nsm ? sm / nsm : NAN;
+	out->power_mean = npw ? pw / npw : NAN;
+	out->mem_peak_mib = mem;
+}
+
+/* ---- what changed ---- */
+
+static void add_change(diag_comparison *c, const char *what, const char *a, const char *b)
+{
+	c->changes = realloc(c->changes, (size_t)(c->nchanges + 1) * sizeof *c->changes);
+	if (!c->changes)
+		abort();
+	diag_change *x = &c->changes[c->nchanges++];
+	snprintf(x->what, sizeof x->what, "%s", what);
+	snprintf(x->base, sizeof x->base, "%s", a ? a : "(absent)");
+	snprintf(x->cand, sizeof x->cand, "%s", b ? b : "(absent)");
+}
+
+#define MAX_TOK 128
+
+typedef struct {
+	char *buf;
+	const char *key[MAX_TOK], *val[MAX_TOK]; /* options */
+	int nopt;
+	const char *env[MAX_TOK]; /* leading NAME=value assignments */
+	int nenv;
+	char positional[1024];
+} parsed_cmd;
+
+static bool is_env_assign(const char *t)
+{
+	if (!(isupper((unsigned char)*t) || *t == '_'))
+		return false;
+	for (const char *p = t; *p; p++) {
+		if (*p == '=')
+			return p > t;
+		if (!(isupper((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+			return false;
+	}
+	return false;
+}
+
+static bool is_option(const char *t)
+{
+	/* "-1" or "-0.5" are values, not options. */
+	return t[0] == '-' && t[1] && !isdigit((unsigned char)t[1]) && t[1] != '.';
+}
+
+/* Split a command line into options (--k=v, --k v, -k v, flags) and the rest. */
+static void parse_cmd(const char *cmd, parsed_cmd *p)
+{
+	memset(p, 0, sizeof *p);
+	p->buf = strdup(cmd ? cmd : "");
+	if (!p->buf)
+		abort();
+	char *tok[MAX_TOK];
+	int n = 0;
+	for (char *s = strtok(p->buf, " \t\n"); s && n < MAX_TOK; s = strtok(NULL, " \t\n"))
+		tok[n++] = s;
+	int i = 0;
+	while (i < n && is_env_assign(tok[i]) && p->nenv < MAX_TOK)
+		p->env[p->nenv++] = tok[i++];
+	size_t o = 0;
+	for (; i < n; i++) {
+		if (is_option(tok[i]) && p->nopt < MAX_TOK) {
+			char *eq = tok[i][1] == '-' ? strchr(tok[i], '=') : NULL;
+			p->key[p->nopt] = tok[i];
+			if (eq) {
+				*eq = 0;
+				p->val[p->nopt] = eq + 1;
+			} else if (i + 1 < n && !is_option(tok[i + 1])) {
+				p->val[p->nopt] = tok[++i];
+			} else {
+				p->val[p->nopt] = "(set)";
+			}
+			p->nopt++;
+		} else if (o < sizeof p->positional) {
+			o += (size_t)snprintf(p->positional + o, sizeof p->positional - o, "%s%s",
+					      o ? " " : "", tok[i]);
+		}
+	}
+}
+
+static const char *opt_get(const parsed_cmd *p, const char *key)
+{
+	for (int i = 0; i < p->nopt; i++)
+		if (!strcmp(p->key[i], key))
+			return p->val[i];
+	return NULL;
+}
+
+static const char *env_get(const parsed_cmd *p, const char *name, size_t nlen)
+{
+	for (int i = 0; i < p->nenv; i++)
+		if (!strncmp(p->env[i], name, nlen) && p->env[i][nlen] == '=')
+			return p->env[i] + nlen + 1;
+	return NULL;
+}
+
+static void diff_commands(diag_comparison *c, const char *a, const char *b)
+{
+	if (!a && !b)
+		return;
+	if (a && b && !strcmp(a, b))
+		return;
+	parsed_cmd pa, pb;
+	parse_cmd(a, &pa);
+	parse_cmd(b, &pb);
+	int before = c->nchanges;
+	char what[64];
+	for (int pass = 0; pass < 2; pass++) {
+		const parsed_cmd *x = pass ? &pb : &pa, *y = pass ? &pa : &pb;
+		for (int i = 0; i < x->nopt; i++) {
+			const char *other = opt_get(y, x->key[i]);
+			if (pass && other)
+				continue; /* present on both sides: handled in pass 0 */
+			if (other && !strcmp(other, x->val[i]))
+				continue;
+			snprintf(what, sizeof what, "argument %s", x->key[i]);
+			if (pass)
+				add_change(c, what, NULL, x->val[i]);
+			else
+				add_change(c, what, x->val[i], other);
+		}
+		for (int i = 0; i < x->nenv; i++) {
+			size_t nl = (size_t)(strchr(x->env[i], '=') - x->env[i]);
+			const char *other = env_get(y, x->env[i], nl);
+			if (pass && other)
+				continue;
+			if (other && !strcmp(other, x->env[i] + nl + 1))
+				continue;
+			snprintf(what, sizeof what, "command env %.*s", (int)nl, x->env[i]);
+			if (pass)
+				add_change(c, what, NULL, x->env[i] + nl + 1);
+			else
+				add_change(c, what, x->env[i] + nl + 1, other);
+		}
+	}
+	if (strcmp(pa.positional, pb.positional))
+		add_change(c, "command", pa.positional[0] ? pa.positional : NULL,
+			   pb.positional[0] ? pb.positional : NULL);
+	if (c->nchanges == before) /* only spacing differs: still say so */
+		add_change(c, "command", a, b);
+	free(pa.buf);
+	free(pb.buf);
+}
+
+static void diff_key(diag_comparison *c, const char *what, const char *a, const char *b)
+{
+	if ((a || b) && (!a || !b || strcmp(a, b)))
+		add_change(c, what, a, b);
+}
+
+static void diff_meta(diag_comparison *c, const diag_meta *a, const diag_meta *b)
+{
+	diff_commands(c, diag_meta_get(a, "command"), diag_meta_get(b, "command"));
+	/* Environment variables of interest: every env.NAME key on either side. */
+	for (int pass = 0; pass < 2; pass++) {
+		const diag_meta *x = pass ? b : a, *y = pass ? a : b;
+		for (int i = 0; x && i < x->n; i++) {
+			const char *k = x->kv[i].key;
+			if (strncmp(k, "env.", 4))
+				continue;
+			const char *other = diag_meta_get(y, k);
+			if (pass && other)
+				continue;
+			char what[64];
+			snprintf(what, sizeof what, "env %s", k + 4);
+			if (pass)
+				diff_key(c, what, NULL, x->kv[i].value);
+			else
+				diff_key(c, what, x->kv[i].value, other);
+		}
+	}
+	diff_key(c, "GPU set", diag_meta_get(a, "gpus"), diag_meta_get(b, "gpus"));
+	diff_key(c, "driver", diag_meta_get(a, "driver"), diag_meta_get(b, "driver"));
+	diff_key(c, "CUDA", diag_meta_get(a, "cuda"), diag_meta_get(b, "cuda"));
+	diff_key(c, "host", diag_meta_get(a, "hostname"), diag_meta_get(b, "hostname"));
+}
+
+/* warn/error finding ids of a that b does not have. */
+static int missing_ids(const diag_result *a, const diag_result *b, const char **out, int max)
+{
+	int n = 0;
+	for (int i = 0; i < a->n && n < max; i++) {
+		const diag_finding *f = &a->f[i];
+		if (f->severity < DIAG_WARN)
+			continue;
+		const diag_finding *g = diag_find(b, f->id);
+		if (!g || g->severity < DIAG_WARN)
+			out[n++] = f->id;
+	}
+	return n;
+}
+
+void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
+		  const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
+{
+	memset(out, 0, sizeof *out);
+	diag_meta ma = {0}, mb = {0};
+	if (mbase)
+		for (int i = 0; i < mbase->n; i++)
+			diag_meta_set(&ma, mbase->kv[i].key, mbase->kv[i].value);
+	if (mcand)
+		for (int i = 0; i < mcand->n; i++)
+			diag_meta_set(&mb, mcand->kv[i].key, mcand->kv[i].value);
+	diag_meta_from_timeline(&ma, base);
+	diag_meta_from_timeline(&mb, cand);
+
+	diag_opts oa = *o, ob = *o;
+	oa.meta = &ma;
+	ob.meta = &mb;
+	diag_result ra, rb;
+	diag_run(base, &oa, &ra);
+	diag_run(cand, &ob, &rb);
+	diag_summarize(base, &ra, &out->base);
+	diag_summarize(cand, &rb, &out->cand);
+
+	double *da, *db;
+	int na = diag_step_times(base, &da), nb = diag_step_times(cand, &db);
+	diag_bootstrap_diff(da, na, db, nb, 50, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED, &out->p50);
+	diag_bootstrap_diff(da, na, db, nb, 90, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED + 1,
+			    &out->p90);
+	diag_bootstrap_diff(da, na, db, nb, 99, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED + 2,
+			    &out->p99);
+	free(da);
+	free(db);
+	if (!isnan(out->p50.lo)) {
+		out->by_steps = true;
+		out->verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
+	} else if (base->duration > 0 && cand->duration > 0) {
+		double pct = 100 * (cand->duration - base->duration) / base->duration;
+		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT ? -1
+			       : pct >= DIAG_COMPARE_DURATION_PCT ? 1
+								  : 0;
+	}
+	diff_meta(out, &ma, &mb);
+	out->nfixed = missing_ids(&ra, &rb, out->fixed, 24);
+	out->nappeared = missing_ids(&rb, &ra, out->appeared, 24);
+	diag_result_free(&ra);
+	diag_result_free(&rb);
+	diag_meta_free(&ma);
+	diag_meta_free(&mb);
+}
+
+void diag_comparison_free(diag_comparison *c)
+{
+	free(c->changes);
+	memset(c, 0, sizeof *c);
+}

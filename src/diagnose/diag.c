@@ -1,0 +1,639 @@
+/* diag.c - the diagnosis run: job GPUs, analysed window, rules in order, result helpers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose/diag_int.h"
+#include "util/err.h"
+#include "util/parse.h"
+
+/* ---- thresholds ---- */
+
+const diag_threshold_desc diag_threshold_table[] = {
+#define X(name, def, unit, help) {#name, unit, help, def, offsetof(diag_thresholds, name)},
+#include "diagnose/thresholds.def"
+#undef X
+};
+const int diag_threshold_count = sizeof diag_threshold_table / sizeof *diag_threshold_table;
+
+bool diag_threshold_set(diag_thresholds *th, const char *assignment)
+{
+	const char *eq = strchr(assignment, '=');
+	if (!eq)
+		return false;
+	size_t klen = (size_t)(eq - assignment);
+	double v;
+	if (!gw_parse_double(eq + 1, &v) || !isfinite(v) || v < 0)
+		return false;
+	for (int i = 0; i < diag_threshold_count; i++) {
+		const diag_threshold_desc *d = &diag_threshold_table[i];
+		if (strlen(d->name) == klen && !strncmp(d->name, assignment, klen)) {
+			*(double *)((char *)th + d->offset) = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+void diag_opts_default(diag_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->goal = DIAG_GOAL_THROUGHPUT;
+	for (int i = 0; i < diag_threshold_count; i++) {
+		const diag_threshold_desc *d = &diag_threshold_table[i];
+		*(double *)((char *)&o->th + d->offset) = d->def;
+	}
+}
+
+bool diag_goal_parse(const char *s, diag_goal *out)
+{
+	if (!strcmp(s, "throughput"))
+		*out = DIAG_GOAL_THROUGHPUT;
+	else if (!strcmp(s, "latency"))
+		*out = DIAG_GOAL_LATENCY;
+	else
+		return false;
+	return true;
+}
+
+const char *diag_goal_name(diag_goal g)
+{
+	return g == DIAG_GOAL_LATENCY ? "latency" : "throughput";
+}
+
+const char *diag_severity_name(diag_severity s)
+{
+	switch (s) {
+	case DIAG_ERROR: return "error";
+	case DIAG_WARN: return "warn";
+	default: return "info";
+	}
+}
+
+/* ---- meta ---- */
+
+static char *dupstr(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+	if (!d)
+		abort();
+	memcpy(d, s, n);
+	return d;
+}
+
+void diag_meta_set(diag_meta *m, const char *key, const char *value)
+{
+	if (!key || !value)
+		return;
+	for (int i = 0; i < m->n; i++)
+		if (!strcmp(m->kv[i].key, key)) {
+			free(m->kv[i].value);
+			m->kv[i].value = dupstr(value);
+			return;
+		}
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->kv = realloc(m->kv, (size_t)m->cap * sizeof *m->kv);
+		if (!m->kv)
+			abort();
+	}
+	m->kv[m->n].key = dupstr(key);
+	m->kv[m->n].value = dupstr(value);
+	m->n++;
+}
+
+const char *diag_meta_get(const diag_meta *m, const char *key)
+{
+	if (!m)
+		return NULL;
+	for (int i = 0; i < m->n; i++)
+		if (!strcmp(m->kv[i].key, key))
+			return m->kv[i].value;
+	return NULL;
+}
+
+void diag_meta_free(diag_meta *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		free(m->kv[i].key);
+		free(m->kv[i].value);
+	}
+	free(m->kv);
+	memset(m, 0, sizeof *m);
+}
+
+void diag_meta_from_timeline(diag_meta *m, const timeline *tl)
+{
+	for (int i = 0; i < tl->nmeta; i++)
+		diag_meta_set(m, tl->meta[i].key, tl->meta[i].value);
+	/* Facts the timeline carries win only where the meta table is silent. */
+	if (tl->command[0] && !diag_meta_get(m, "command"))
+		diag_meta_set(m, "command", tl->command);
+	if (tl->driver[0] && !diag_meta_get(m, "driver"))
+		diag_meta_set(m, "driver", tl->driver);
+	if (tl->cuda[0] && !diag_meta_get(m, "cuda"))
+		diag_meta_set(m, "cuda", tl->cuda);
+	if (tl->hostname[0] && !diag_meta_get(m, "hostname"))
+		diag_meta_set(m, "hostname", tl->hostname);
+	if (tl->ngpu > 0 && !diag_meta_get(m, "gpus")) {
+		char buf[1024] = "";
+		size_t o = 0;
+		for (int g = 0; g < tl->ngpu && o < sizeof buf; g++)
+			o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%d:%s", g ? "," : "",
+					      tl->gpu[g].index,
+					      tl->gpu[g].uuid[0] ? tl->gpu[g].uuid : tl->gpu[g].name);
+		diag_meta_set(m, "gpus", buf);
+	}
+}
+
+/* ---- findings ---- */
+
+diag_finding *dx_add(diag_ctx *c, const char *id, diag_severity sev, double confidence)
+{
+	diag_result *r = c->res;
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->f = realloc(r->f, (size_t)r->cap * sizeof *r->f);
+		if (!r->f)
+			abort();
+	}
+	diag_finding *f = &r->f[r->n++];
+	memset(f, 0, sizeof *f);
+	f->id = id;
+	f->severity = sev;
+	f->confidence = confidence < 0 ? 0 : confidence > 1 ? 1 : confidence;
+	return f;
+}
+
+void dx_title(diag_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->title, sizeof f->title, fmt, ap);
+	va_end(ap);
+}
+
+void dx_note(diag_finding *f, const char *fmt, ...)
+{
+	size_t o = strlen(f->note);
+	if (o + 2 >= sizeof f->note)
+		return;
+	if (o)
+		f->note[o++] = ' ';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->note + o, sizeof f->note - o, fmt, ap);
+	va_end(ap);
+}
+
+void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, const char *cmp,
+	   double threshold, const char *unit, int gpu)
+{
+	if (f->nev >= DIAG_MAX_EVIDENCE)
+		return;
+	diag_evidence *e = &f->ev[f->nev++];
+	snprintf(e->metric, sizeof e->metric, "%s", metric);
+	snprintf(e->stat, sizeof e->stat, "%s", stat);
+	e->value = value;
+	snprintf(e->cmp, sizeof e->cmp, "%s", cmp ? cmp : "");
+	e->threshold = cmp && *cmp ? threshold : NAN;
+	snprintf(e->unit, sizeof e->unit, "%s", unit ? unit : "");
+	e->gpu = gpu;
+}
+
+void dx_gpu(diag_finding *f, int g)
+{
+	if (g >= 0 && g < 64)
+		f->gpus |= 1ULL << g;
+}
+
+void dx_advice(diag_ctx *c, diag_finding *f, const char *key)
+{
+	diag_advice_lookup(key, c->o->goal, &f->advice, &f->verify);
+}
+
+void dx_range(diag_finding *f, double t0, double t1)
+{
+	if (!(t1 >= t0))
+		return;
+	/* Insert in time order, then merge overlaps. */
+	int i = f->nranges;
+	if (i == DIAG_MAX_RANGES) {
+		/* Full: merge the pair with the smallest gap to make room. */
+		int best = 0;
+		double gap = INFINITY;
+		for (int k = 0; k + 1 < f->nranges; k++) {
+			double d = f->ranges[k + 1].t0 - f->ranges[k].t1;
+			if (d < gap) {
+				gap = d;
+				best = k;
+			}
+		}
+		f->ranges[best].t1 = f->ranges[best + 1].t1;
+		memmove(&f->ranges[best + 1], &f->ranges[best + 2],
+			(size_t)(f->nranges - best - 2) * sizeof *f->ranges);
+		f->nranges--;
+		i = f->nranges;
+	}
+	while (i > 0 && f->ranges[i - 1].t0 > t0) {
+		f->ranges[i] = f->ranges[i - 1];
+		i--;
+	}
+	f->ranges[i].t0 = t0;
+	f->ranges[i].t1 = t1;
+	f->nranges++;
+	int w = 0;
+	for (int k = 1; k < f->nranges; k++) {
+		if (f->ranges[k].t0 <= f->ranges[w].t1) {
+			if (f->ranges[k].t1 > f->ranges[w].t1)
+				f->ranges[w].t1 = f->ranges[k].t1;
+		} else {
+			f->ranges[++w] = f->ranges[k];
+		}
+	}
+	f->nranges = w + 1;
+}
+
+double dx_t0(const diag_ctx *c, int s)
+{
+	return s > 0 ? c->tl->t[s - 1] : c->tl->t[s];
+}
+
+void dx_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask)
+{
+	int s = c->from;
+	while (s < c->to) {
+		if (!mask[s]) {
+			s++;
+			continue;
+		}
+		int e = s;
+		while (e + 1 < c->to && mask[e + 1])
+			e++;
+		dx_range(f, dx_t0(c, s), c->tl->t[e]);
+		s = e + 1;
+	}
+}
+
+void dx_range_window(const diag_ctx *c, diag_finding *f)
+{
+	if (c->to > c->from)
+		dx_range(f, dx_t0(c, c->from), c->tl->t[c->to - 1]);
+}
+
+bool dx_has(const diag_ctx *c, const char *id)
+{
+	for (int i = 0; i < c->res->n; i++)
+		if (!strcmp(c->res->f[i].id, id))
+			return true;
+	return false;
+}
+
+/* ---- series ---- */
+
+const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id)
+{
+	if (g < 0 || g >= c->ngpu)
+		return NULL;
+	return c->tl->gpu[g].m[id];
+}
+
+double dx_mean(const diag_ctx *c, const double *x)
+{
+	return tl_mean(x, c->from, c->to);
+}
+
+double dx_max(const diag_ctx *c, const double *x)
+{
+	return tl_max(x, c->from, c->to);
+}
+
+double dx_min(const diag_ctx *c, const double *x)
+{
+	return tl_min(x, c->from, c->to);
+}
+
+int dx_present(const diag_ctx *c, const double *x)
+{
+	int k = 0;
+	if (x)
+		for (int s = c->from; s < c->to; s++)
+			k += !isnan(x[s]);
+	return k;
+}
+
+double dx_idle_pct(const diag_ctx *c, int g)
+{
+	const double *idle = dx_series(c, g, GM_UTIL_SAMPLES_IDLE);
+	if (dx_present(c, idle) > 0)
+		return dx_mean(c, idle);
+	double u = dx_mean(c, c->act[g]);
+	if (isnan(u))
+		return NAN;
+	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
+}
+
+double dx_mem_total(const diag_ctx *c, int g)
+{
+	double t = dx_max(c, dx_series(c, g, GM_MEM_TOTAL));
+	if (!isnan(t) && t > 0)
+		return t;
+	/* used + free (+ reserved) at any sample gives the capacity. */
+	for (int s = c->from; s < c->to; s++) {
+		double u = tl_gpu_at(c->tl, g, GM_MEM_USED, s), fr = tl_gpu_at(c->tl, g, GM_MEM_FREE, s);
+		double rs = tl_gpu_at(c->tl, g, GM_MEM_RESERVED, s);
+		if (!isnan(u) && !isnan(fr))
+			return u + fr + (isnan(rs) ? 0 : rs);
+	}
+	return NAN;
+}
+
+int dx_runs(const diag_ctx *c, const bool *mask)
+{
+	int k = 0;
+	for (int s = c->from; s < c->to; s++)
+		if (mask[s] && (s == c->from || !mask[s - 1]))
+			k++;
+	return k;
+}
+
+void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
+{
+	int idx[64], n = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++)
+		if (mask & (1ULL << g))
+			idx[n++] = c->tl->gpu[g].index;
+	size_t o = (size_t)snprintf(out, len, n == 1 ? "GPU " : "GPUs ");
+	for (int i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s%d",
+				      i == 0 ? "" : i == n - 1 ? " and " : ", ", idx[i]);
+	if (n == 0)
+		snprintf(out, len, "no GPU");
+}
+
+bool *dx_mask_new(const diag_ctx *c)
+{
+	bool *m = calloc(c->tl->n ? (size_t)c->tl->n : 1, sizeof *m);
+	if (!m)
+		abort();
+	return m;
+}
+
+/* ---- the job's intent ---- */
+
+const char *dx_env(const diag_ctx *c, const char *name)
+{
+	char key[96];
+	snprintf(key, sizeof key, "env.%s", name);
+	const char *v = diag_meta_get(c->o->meta, key);
+	return v ? v : tl_meta_get(c->tl, key);
+}
+
+int dx_visible_count(const char *cvd)
+{
+	if (!cvd)
+		return -1;
+	while (*cvd == ' ')
+		cvd++;
+	if (!*cvd || !strncmp(cvd, "-1", 2))
+		return 0;
+	int n = 1;
+	for (const char *p = cvd; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+/* The integer after `opt` ("=4" or " 4") in cmd, -1 when absent. */
+static int option_count(const char *cmd, const char *opt)
+{
+	const char *p = cmd;
+	size_t ol = strlen(opt);
+	while ((p = strstr(p, opt)) != NULL) {
+		const char *v = p + ol;
+		if (*v == '=' || *v == ' ') {
+			long n = strtol(v + 1, NULL, 10);
+			if (n > 0 && n <= GPU_MAX)
+				return (int)n;
+		}
+		p = v;
+	}
+	return -1;
+}
+
+int dx_intended_gpus(const diag_ctx *c)
+{
+	const char *cmd = diag_meta_get(c->o->meta, "command");
+	if (!cmd)
+		cmd = c->tl->command;
+	static const char *const count_opts[] = {"--nproc_per_node", "--nproc-per-node", "--num_gpus",
+						 "--num-gpus", "--gpus-per-node", "--ngpus"};
+	for (size_t i = 0; i < sizeof count_opts / sizeof *count_opts; i++) {
+		int n = option_count(cmd, count_opts[i]);
+		if (n > 0)
+			return n;
+	}
+	int visible = dx_visible_count(dx_env(c, "CUDA_VISIBLE_DEVICES"));
+	static const char *const launchers[] = {"torchrun", "torch.distributed", "deepspeed",
+						"accelerate launch", "mpirun", "horovodrun"};
+	bool launcher = false;
+	for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
+		launcher |= strstr(cmd, launchers[i]) != NULL;
+	/* CUDA_VISIBLE_DEVICES alone says what the job may use, not what it means to. */
+	if (launcher)
+		return visible > 0 ? visible : c->ngpu;
+	return -1;
+}
+
+/* ---- the run ---- */
+
+/* Which GPUs belong to the job: where the watched tree held a context. */
+static void find_job_gpus(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	for (int i = 0; i < tl->nprocs; i++) {
+		const tl_proc *p = &tl->procs[i];
+		if (p->gpu < 0 || p->gpu >= c->ngpu)
+			continue;
+		if (p->in_tree) {
+			c->job[p->gpu] = true;
+			c->tree_on_gpu = true;
+		} else if (!p->alive) {
+			c->unmatched = true;
+		}
+	}
+	/* No tree watched, or its PIDs cannot be matched to the GPU's (a
+	 * container's PID namespace): every GPU counts as the job's. */
+	if (!tl->have_root || (!c->tree_on_gpu && c->unmatched))
+		for (int g = 0; g < c->ngpu; g++)
+			c->job[g] = true;
+	c->njob = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		c->njob += c->job[g];
+}
+
+/*
+ * The analysed window: from the first to the last sample where a job GPU was
+ * active, so model loading before and teardown after do not read as idle
+ * gaps (seed 000 §7.2 note: start-up, loading and compilation look different).
+ * Live windows are taken whole: an idle tail is exactly what they must show.
+ */
+static void find_window(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	c->from = 0;
+	c->to = tl->n;
+	if (!c->o->live && c->njob > 0) {
+		int first = -1, last = -1;
+		for (int s = 0; s < tl->n; s++)
+			for (int g = 0; g < c->ngpu; g++)
+				if (c->job[g] && c->act[g] && c->act[g][s] > c->th->idle_util_pct) {
+					if (first < 0)
+						first = s;
+					last = s;
+				}
+		if (first >= 0) {
+			c->from = first;
+			c->to = last + 1;
+		}
+	}
+	c->window_s = 0;
+	if (c->to > c->from) {
+		int k = c->to - c->from;
+		double span = tl->t[c->to - 1] - tl->t[c->from];
+		c->window_s = k > 1 ? span + span / (k - 1) : (tl->n > 1 ? tl->t[1] - tl->t[0] : 0);
+	}
+	if (c->o->live)
+		snprintf(c->span, sizeof c->span, "the last %.0f s", c->window_s);
+	else
+		snprintf(c->span, sizeof c->span, "the run");
+}
+
+static void pick_activity(diag_ctx *c)
+{
+	for (int g = 0; g < c->ngpu; g++) {
+		const tl_gpu *G = &c->tl->gpu[g];
+		/* utilization.gpu is unsupported under MIG; GPM activity stands in. */
+		c->act[g] = G->m[GM_UTIL_GPU]	      ? G->m[GM_UTIL_GPU]
+			    : G->m[GM_GPM_GR_ACTIVE] ? G->m[GM_GPM_GR_ACTIVE]
+						      : G->m[GM_GPM_SM_ACTIVE];
+	}
+}
+
+/* Errors first, then warnings, then info; rule order within a severity. */
+static void sort_findings(diag_result *r)
+{
+	for (int i = 1; i < r->n; i++) {
+		diag_finding x = r->f[i];
+		int j = i;
+		while (j > 0 && r->f[j - 1].severity < x.severity) {
+			r->f[j] = r->f[j - 1];
+			j--;
+		}
+		r->f[j] = x;
+	}
+}
+
+int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
+{
+	memset(res, 0, sizeof *res);
+	res->goal = o->goal;
+	diag_ctx c = {.tl = tl, .o = o, .th = &o->th, .res = res};
+	c.ngpu = tl->ngpu < GPU_MAX ? tl->ngpu : GPU_MAX;
+	pick_activity(&c);
+	find_job_gpus(&c);
+	find_window(&c);
+	res->from = c.from;
+	res->to = c.to;
+	res->t_from = c.to > c.from ? dx_t0(&c, c.from) : 0;
+	res->t_to = c.to > c.from ? tl->t[c.to - 1] : 0;
+	res->njob = c.njob;
+
+	double *d;
+	int nd = diag_step_times(tl, &d);
+	diag_step_stats_of(d, nd, &res->steps);
+	free(d);
+
+	diag_gpu_summaries(&c);
+
+	void (*const rules[])(diag_ctx *) = {
+		rule_gpu_fault,	      rule_oom,		   rule_not_on_gpu,	   rule_all_on_gpu0,
+		rule_imbalance,	      rule_data_starved,   rule_sync_wait,	   rule_launch_bound,
+		rule_memory_bound,    rule_memory_full_idle, rule_oom_risk,	   rule_throttled,
+		rule_pcie_degraded,   rule_contention,	   rule_host_swap,	   rule_low_utilization,
+		rule_healthy,
+	};
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+		rules[i](&c);
+	sort_findings(res);
+	diag_chain(&c);
+	return 0;
+}
+
+void diag_result_free(diag_result *res)
+{
+	free(res->f);
+	free(res->gpu);
+	memset(res, 0, sizeof *res);
+}
+
+const diag_finding *diag_top_finding(const diag_result *res)
+{
+	const diag_finding *best = NULL;
+	for (int i = 0; i < res->n; i++) {
+		const diag_finding *f = &res->f[i];
+		if (!best || f->severity > best->severity ||
+		    (f->severity == best->severity && f->confidence > best->confidence))
+			best = f;
+	}
+	return best;
+}
+
+const diag_finding *diag_find(const diag_result *res, const char *id)
+{
+	for (int i = 0; i < res->n; i++)
+		if (!strcmp(res->f[i].id, id))
+			return &res->f[i];
+	return NULL;
+}
+
+int diag_exit_code(const diag_result *res)
+{
+	for (int i = 0; i < res->n; i++)
+		if (res->f[i].severity == DIAG_ERROR)
+			return GW_EXIT_PROBLEMS;
+	return GW_EXIT_OK;
+}
+
+/* ---- step times ---- */
+
+int diag_step_times(const timeline *tl, double **out)
+{
+	double *d;
+	int n = tl_step_durations(tl, &d);
+	/* The first interval carries compilation and cache warm-up. */
+	if (n >= DIAG_STEP_WARMUP_MIN) {
+		memmove(d, d + 1, (size_t)(n - 1) * sizeof *d);
+		n--;
+	}
+	*out = d;
+	return n;
+}
+
+void diag_step_stats_of(const double *d, int n, diag_step_stats *out)
+{
+	out->n = n;
+	if (n <= 0) {
+		out->mean = out->p50 = out->p90 = out->p99 = out->per_s = NAN;
+		return;
+	}
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += d[i];
+	out->mean = sum / n;
+	out->p50 = tl_percentile(d, n, 50);
+	out->p90 = tl_percentile(d, n, 90);
+	out->p99 = tl_percentile(d, n, 99);
+	out->per_s = out->mean > 0 ? 1.0 / out->mean : NAN;
+}

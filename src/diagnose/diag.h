@@ -1,0 +1,249 @@
+/*
+ * diag.h - diagnosis: pure functions from a timeline (plus static facts) to
+ * findings. No I/O happens here; the same call serves `report`, `compare`,
+ * the live view's status line and the exporter's finding series.
+ *
+ *   diag_opts o;
+ *   diag_opts_default(&o);            // goal, thresholds (thresholds.def)
+ *   diag_result r;
+ *   diag_run(tl, &o, &r);             // findings, per-GPU quadrant, seven-step chain
+ *   const diag_finding *top = diag_top_finding(&r);
+ *   int rc = diag_exit_code(&r);      // 1 when any finding is an error
+ *   diag_result_free(&r);
+ *
+ * Every finding carries an id (stable, kebab-case), a severity, a confidence,
+ * the GPUs and time ranges it covers, its evidence as numbers (metric, value,
+ * threshold) and advice (what to change, how to verify). Advice texts live in
+ * advice.c; thresholds in thresholds.def.
+ */
+#ifndef GPUWHY_DIAGNOSE_DIAG_H
+#define GPUWHY_DIAGNOSE_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample/timeline.h"
+
+/* ---- thresholds (defaults and meanings in thresholds.def) ---- */
+typedef struct {
+#define X(name, def, unit, help) double name;
+#include "diagnose/thresholds.def"
+#undef X
+} diag_thresholds;
+
+typedef struct {
+	const char *name, *unit, *help;
+	double def;
+	size_t offset; /* of the field in diag_thresholds */
+} diag_threshold_desc;
+extern const diag_threshold_desc diag_threshold_table[];
+extern const int diag_threshold_count;
+
+/* "name=value" into th; false (and th untouched) on an unknown name or bad number. */
+bool diag_threshold_set(diag_thresholds *th, const char *assignment);
+
+/* Step-time comparison: bootstrap resamples and the fixed seed (documented in README). */
+#define DIAG_BOOTSTRAP_RESAMPLES 2000
+#define DIAG_BOOTSTRAP_SEED 0x6770757768793031ULL /* "gpuwhy01" */
+/* Drop the first step interval (warm-up: compilation, cache fill) when at least this many. */
+#define DIAG_STEP_WARMUP_MIN 10
+
+/* ---- recording meta: key/value pairs (command, env.NAME, driver, hostname, gpus, ...) ---- */
+typedef struct {
+	tl_kv *kv;
+	int n, cap;
+} diag_meta;
+
+void diag_meta_set(diag_meta *m, const char *key, const char *value);
+const char *diag_meta_get(const diag_meta *m, const char *key);
+void diag_meta_free(diag_meta *m);
+/* Fill m from a timeline: its meta table, then the facts it carries (command, driver, ...). */
+void diag_meta_from_timeline(diag_meta *m, const timeline *tl);
+
+/* ---- options ---- */
+typedef enum { DIAG_GOAL_THROUGHPUT, DIAG_GOAL_LATENCY } diag_goal;
+
+typedef struct {
+	diag_goal goal;
+	/* A short live window (top's status line, the exporter): no warm-up
+	 * trimming, and titles say "the last N s" instead of "the run". */
+	bool live;
+	const diag_meta *meta; /* may be NULL: env of the job, for advice (CUDA_VISIBLE_DEVICES) */
+	diag_thresholds th;
+} diag_opts;
+
+void diag_opts_default(diag_opts *o);
+/* "throughput" / "latency"; false on anything else. */
+bool diag_goal_parse(const char *s, diag_goal *out);
+const char *diag_goal_name(diag_goal g);
+
+/* ---- findings ---- */
+typedef enum { DIAG_INFO = 0, DIAG_WARN = 1, DIAG_ERROR = 2 } diag_severity;
+const char *diag_severity_name(diag_severity s); /* "info", "warn", "error" */
+
+#define DIAG_MAX_EVIDENCE 10
+#define DIAG_MAX_RANGES 16
+
+/* One number behind a finding: metric, statistic, value, and the threshold it was held against. */
+typedef struct {
+	char metric[40]; /* "utilization.gpu", "cpu.busy.max", ... (metric table keys where one exists) */
+	char stat[48];	 /* "mean", "peak", "share of samples", ... */
+	double value;
+	char cmp[3];	  /* ">=", "<=", ">", "<", "" when context only */
+	double threshold; /* NAN when context only */
+	char unit[12];
+	int gpu; /* position in tl->gpu, -1 for host or job-wide */
+} diag_evidence;
+
+typedef struct {
+	double t0, t1; /* seconds since the start of the timeline */
+} diag_range;
+
+typedef struct {
+	const char *id; /* "data-starved", ... (static) */
+	diag_severity severity;
+	double confidence; /* 0..1 */
+	char title[240];   /* one line with the numbers that matter */
+	uint64_t gpus;	   /* bit p: position p of tl->gpu is concerned */
+	int nranges;
+	diag_range ranges[DIAG_MAX_RANGES];
+	int nev;
+	diag_evidence ev[DIAG_MAX_EVIDENCE];
+	const char *advice; /* what to change (static text, goal- and case-specific) */
+	const char *verify; /* how to verify that the change helped */
+	char note[320];	    /* case detail: the PIDs, the env var, the straggler ... ("" if none) */
+} diag_finding;
+
+/* ---- per-GPU summary and the util x memory quadrant (seed 002 §8.1) ---- */
+typedef enum {
+	DIAG_Q_UNKNOWN,	   /* not enough data */
+	DIAG_Q_BUSY_FULL,  /* high util, high memory: compute-bound */
+	DIAG_Q_BUSY_ROOMY, /* high util, memory to spare: a larger batch may help */
+	DIAG_Q_IDLE_FULL,  /* low util, high memory: memory held, little computed */
+	DIAG_Q_IDLE_EMPTY  /* low util, low memory: the bottleneck is before the GPU */
+} diag_quadrant;
+const char *diag_quadrant_name(diag_quadrant q);    /* "busy-full", ... */
+const char *diag_quadrant_meaning(diag_quadrant q); /* one sentence */
+
+typedef struct {
+	int pos, index; /* position in tl->gpu, NVML index */
+	bool job;	/* the watched job used it (or every GPU when no job was watched) */
+	double util_mean, util_p10, util_p90;
+	double idle_pct; /* share of the window the GPU idled, 0..100 */
+	double sm_active_mean, dram_active_mean;
+	double mem_peak_mib, mem_total_mib, mem_peak_pct;
+	double power_mean, power_limit, temp_max;
+	diag_quadrant quadrant;
+} diag_gpu_summary;
+
+/* ---- the seven-step chain of seed 000 §7.1 ---- */
+typedef enum { DIAG_STEP_OK, DIAG_STEP_PROBLEM, DIAG_STEP_NA } diag_step_status;
+#define DIAG_CHAIN_STEPS 7
+
+typedef struct {
+	int no;		      /* 1..7 */
+	const char *question; /* static */
+	diag_step_status status;
+	char answer[480];
+	const char *findings[6]; /* ids of findings that answer this step */
+	int nfindings;
+} diag_chain_step;
+
+/* ---- step times ---- */
+typedef struct {
+	int n; /* intervals used */
+	double mean, p50, p90, p99;
+	double per_s; /* steps per second */
+} diag_step_stats;
+
+/* Step intervals the statistics use (warm-up dropped, see DIAG_STEP_WARMUP_MIN); *out malloc'd. */
+int diag_step_times(const timeline *tl, double **out);
+void diag_step_stats_of(const double *d, int n, diag_step_stats *out);
+
+/* ---- result ---- */
+typedef struct {
+	diag_goal goal;
+	int from, to;	     /* analysed window: samples [from, to) */
+	double t_from, t_to; /* its times */
+	int njob;	     /* GPUs of the job */
+	diag_finding *f;
+	int n, cap;
+	int ngpu;
+	diag_gpu_summary *gpu;
+	diag_chain_step chain[DIAG_CHAIN_STEPS];
+	diag_step_stats steps;
+} diag_result;
+
+/* Run every rule. Returns 0; res is always initialised (free it with diag_result_free). */
+int diag_run(const timeline *tl, const diag_opts *o, diag_result *res);
+void diag_result_free(diag_result *res);
+
+/* The most severe finding (then most confident, then first); NULL when there is none. */
+const diag_finding *diag_top_finding(const diag_result *res);
+/* The first finding with this id, NULL if none. */
+const diag_finding *diag_find(const diag_result *res, const char *id);
+/* 1 (GW_EXIT_PROBLEMS) when any finding is an error, else 0. */
+int diag_exit_code(const diag_result *res);
+
+/*
+ * For the live faces: diagnose a short window and write one line about the
+ * top problem, e.g. "GPU 0 idle 45 % of the last 30 s while core 3 is at
+ * 100 %: data-starved?". Returns the severity of that finding, or -1 (and
+ * out = "") when nothing is wrong or the window is too short.
+ */
+int diag_live_summary(const timeline *tl, const diag_opts *o, char *out, size_t len);
+
+/* ---- compare two recordings ---- */
+typedef struct {
+	double base, cand; /* the statistic on each side */
+	double diff;	   /* cand - base */
+	double lo, hi;	   /* 95 % bootstrap confidence interval of diff; NAN when not computable */
+} diag_diff;
+
+/*
+ * Percentile p of b minus percentile p of a, with a 95 % bootstrap interval
+ * from `resamples` resamples of each side drawn with a fixed-seed generator.
+ */
+void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
+			 int resamples, uint64_t seed, diag_diff *out);
+
+typedef struct {
+	char what[64]; /* "argument --batch-size", "env CUDA_VISIBLE_DEVICES", "GPU set", ... */
+	char base[256], cand[256];
+} diag_change;
+
+typedef struct {
+	double duration;
+	diag_step_stats steps;
+	double util_mean, sm_active_mean, mem_peak_mib, power_mean; /* over the job's GPUs, NAN if absent */
+	int njob;
+} diag_run_summary;
+
+typedef struct {
+	diag_run_summary base, cand;
+	diag_diff p50, p90, p99; /* step time in seconds; NAN diff when a side has no steps */
+	int verdict;		 /* -1 candidate faster, 0 no significant difference / unknown, +1 slower */
+	bool by_steps;		 /* verdict from step times (else from run duration, no interval) */
+	diag_change *changes;
+	int nchanges;
+	const char *fixed[24], *appeared[24]; /* finding ids (warn/error) gone / new in the candidate */
+	int nfixed, nappeared;
+} diag_comparison;
+
+/* Compare two recordings. Metas may be NULL (then only the timelines' facts are compared). */
+void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
+		  const diag_meta *mcand, const diag_opts *o, diag_comparison *out);
+void diag_comparison_free(diag_comparison *c);
+
+/* Summary numbers of one run (used by compare, and by report headers). */
+void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary *out);
+
+/*
+ * Load a recording (.gpuwhy) for report/compare: the timeline through the
+ * store's reader and its meta. Prints one error line and returns a GW_EXIT_*
+ * code on failure; 0 and *tl, *meta on success.
+ */
+int report_load(const char *path, timeline **tl, diag_meta *meta);
+
+#endif

@@ -1,0 +1,19 @@
+/* load.c - the one place report and compare read a recording: through the store's reader. */
+#include "diagnose/diag.h"
+#include "store/store.h"
+
+int report_load(const char *path, timeline **tl, diag_meta *meta)
+{
+	*tl = NULL;
+	int rc = store_read_timeline(path, tl);
+	if (rc)
+		return rc;
+	store_meta *m = NULL;
+	if (store_read_meta(path, &m) == 0 && m) {
+		for (int i = 0; i < m->n; i++)
+			diag_meta_set(meta, m->keys[i], m->values[i]);
+		store_meta_free(m);
+	}
+	diag_meta_from_timeline(meta, *tl);
+	return 0;
+}

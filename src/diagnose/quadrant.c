@@ -1,0 +1,96 @@
+/*
+ * quadrant.c - per-GPU summary numbers over the analysed window and the
+ * utilization x memory quadrant of seed 002 §8.1:
+ *   util high, task slow       -> the computation itself is the limit
+ *   util low, memory high      -> too much held in memory, or a model too large for its work
+ *   util low, memory low       -> CPU preprocessing, disk or network
+ * plus the fourth corner (util high, memory low) where a larger batch fits (000 §3.2).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "diagnose/diag_int.h"
+
+const char *diag_quadrant_name(diag_quadrant q)
+{
+	switch (q) {
+	case DIAG_Q_BUSY_FULL: return "busy-full";
+	case DIAG_Q_BUSY_ROOMY: return "busy-roomy";
+	case DIAG_Q_IDLE_FULL: return "idle-full";
+	case DIAG_Q_IDLE_EMPTY: return "idle-empty";
+	default: return "unknown";
+	}
+}
+
+const char *diag_quadrant_meaning(diag_quadrant q)
+{
+	switch (q) {
+	case DIAG_Q_BUSY_FULL:
+		return "busy and memory nearly full: the computation itself is the limit; go faster "
+		       "with lower precision, a more efficient model or more GPUs";
+	case DIAG_Q_BUSY_ROOMY:
+		return "busy with memory to spare: a larger batch (more work per kernel) can raise "
+		       "throughput";
+	case DIAG_Q_IDLE_FULL:
+		return "memory held but little computed: weights or cached tensors wait for work; "
+		       "find the stall, or the model is too large for its work";
+	case DIAG_Q_IDLE_EMPTY:
+		return "little memory and little compute: the bottleneck is before the GPU "
+		       "(CPU preprocessing, disk or network)";
+	default: return "not enough data";
+	}
+}
+
+/* Percentile of the non-NAN values of x in the window. */
+static double window_pct(const diag_ctx *c, const double *x, double p)
+{
+	if (!x || c->to <= c->from)
+		return NAN;
+	double *v = malloc((size_t)(c->to - c->from) * sizeof *v);
+	if (!v)
+		abort();
+	int n = 0;
+	for (int s = c->from; s < c->to; s++)
+		if (!isnan(x[s]))
+			v[n++] = x[s];
+	double r = tl_percentile(v, n, p);
+	free(v);
+	return r;
+}
+
+void diag_gpu_summaries(diag_ctx *c)
+{
+	diag_result *r = c->res;
+	r->ngpu = c->ngpu;
+	r->gpu = calloc(c->ngpu ? (size_t)c->ngpu : 1, sizeof *r->gpu);
+	if (!r->gpu)
+		abort();
+	for (int g = 0; g < c->ngpu; g++) {
+		diag_gpu_summary *s = &r->gpu[g];
+		s->pos = g;
+		s->index = c->tl->gpu[g].index;
+		s->job = c->job[g];
+		s->util_mean = dx_mean(c, c->act[g]);
+		s->util_p10 = window_pct(c, c->act[g], 10);
+		s->util_p90 = window_pct(c, c->act[g], 90);
+		s->idle_pct = dx_idle_pct(c, g);
+		s->sm_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_SM_ACTIVE));
+		s->dram_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_DRAM_ACTIVE));
+		s->mem_peak_mib = dx_max(c, dx_series(c, g, GM_MEM_USED));
+		s->mem_total_mib = dx_mem_total(c, g);
+		s->mem_peak_pct = s->mem_total_mib > 0 ? 100 * s->mem_peak_mib / s->mem_total_mib : NAN;
+		s->power_mean = dx_mean(c, dx_series(c, g, GM_POWER_DRAW));
+		s->power_limit = dx_max(c, dx_series(c, g, GM_POWER_ENFORCED_LIMIT));
+		if (isnan(s->power_limit))
+			s->power_limit = dx_max(c, dx_series(c, g, GM_POWER_LIMIT));
+		s->temp_max = dx_max(c, dx_series(c, g, GM_TEMP_GPU));
+		if (isnan(s->util_mean) || isnan(s->mem_peak_pct)) {
+			s->quadrant = DIAG_Q_UNKNOWN;
+			continue;
+		}
+		bool busy = s->util_mean >= c->th->quad_util_pct;
+		bool full = s->mem_peak_pct >= c->th->quad_mem_pct;
+		s->quadrant = busy ? (full ? DIAG_Q_BUSY_FULL : DIAG_Q_BUSY_ROOMY)
+				   : (full ? DIAG_Q_IDLE_FULL : DIAG_Q_IDLE_EMPTY);
+	}
+}

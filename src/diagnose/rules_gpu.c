@@ -1,0 +1,699 @@
+/*
+ * rules_gpu.c - rules read from the GPU's own counters: faults, out of
+ * memory, small kernels, memory bandwidth, memory held while idle, clock
+ * throttling, the PCIe link, plain low utilization and "healthy".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose/diag_int.h"
+
+#define GIB 1024.0
+
+/* ---- gpu-fault: Xid, fell off the bus, uncorrectable ECC, failed row remapping ---- */
+
+void rule_gpu_fault(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	diag_finding *f = NULL;
+	int nx = 0, lost = 0;
+	long first_xid = 0;
+	double first_t = NAN;
+	for (int i = 0; i < tl->nevents; i++) {
+		const tl_event *e = &tl->events[i];
+		bool xid = !strcmp(e->kind, TL_EV_XID), gone = !strcmp(e->kind, TL_EV_GPU_LOST);
+		if (!xid && !gone)
+			continue;
+		if (!f)
+			f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.95);
+		dx_gpu(f, e->gpu);
+		dx_range(f, e->t, e->t);
+		if (xid) {
+			if (!nx++) {
+				first_xid = e->value;
+				first_t = e->t;
+			}
+			dx_ev(f, "xid", "Xid number", (double)e->value, NULL, NAN, "", e->gpu);
+		} else {
+			lost++;
+			if (isnan(first_t))
+				first_t = e->t;
+		}
+	}
+	for (int g = 0; g < c->ngpu; g++) {
+		if (tl->gpu[g].lost_at_end && !lost) {
+			if (!f)
+				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.95);
+			dx_gpu(f, g);
+			lost++;
+		}
+		const double *ecc = tl->gpu[g].m[GM_ECC_UNCORR_VOL];
+		double d = tl_max(ecc, 0, tl->n) - tl_min(ecc, 0, tl->n);
+		if (d > 0) {
+			if (!f)
+				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
+			dx_gpu(f, g);
+			dx_ev(f, "ecc.errors.uncorrected.volatile.total", "increase during the run", d,
+			      ">", 0, "", g);
+		}
+		double rf = tl_max(tl->gpu[g].m[GM_REMAP_FAILURE], 0, tl->n);
+		if (rf >= 1) {
+			if (!f)
+				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
+			dx_gpu(f, g);
+			dx_ev(f, "remapped_rows.failure", "value", rf, ">=", 1, "", g);
+		}
+	}
+	if (!f)
+		return;
+	char gl[64];
+	dx_gpu_list(c, f->gpus, gl, sizeof gl);
+	if (lost)
+		dx_title(f, "%s fell off the bus%s", gl, isnan(first_t) ? "" : " during the run");
+	else if (nx)
+		dx_title(f, "Xid %ld on %s at %.1f s (%d Xid event%s)", first_xid, gl, first_t, nx,
+			 nx == 1 ? "" : "s");
+	else
+		dx_title(f, "%s reported uncorrectable memory errors", gl);
+	if (lost)
+		dx_ev(f, "gpu_lost", "events", lost, ">=", 1, "", -1);
+	dx_advice(c, f, "gpu-fault");
+}
+
+/* ---- oom: an out-of-memory message or exit ---- */
+
+static bool mentions_gpu(const char *s)
+{
+	return strstr(s, "CUDA") || strstr(s, "cuda") || strstr(s, "GPU") || strstr(s, "HIP");
+}
+
+void rule_oom(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	const tl_event *e = NULL;
+	int count = 0;
+	for (int i = 0; i < tl->nevents; i++)
+		if (!strcmp(tl->events[i].kind, TL_EV_OOM)) {
+			if (!e)
+				e = &tl->events[i];
+			count++;
+		}
+	if (!e)
+		return;
+	bool gpu = e->gpu >= 0 || mentions_gpu(e->text);
+	diag_finding *f = dx_add(c, "oom", DIAG_ERROR, 0.95);
+	dx_range(f, e->t, e->t);
+	char text[96];
+	snprintf(text, sizeof text, "%.95s", e->text[0] ? e->text : "out of memory");
+	if (gpu) {
+		/* The GPU named by the event, else the job GPU whose memory peaked highest. */
+		int g = e->gpu;
+		double best = -1;
+		for (int k = 0; e->gpu < 0 && k < c->ngpu; k++)
+			if (c->job[k] && c->res->gpu[k].mem_peak_pct > best) {
+				best = c->res->gpu[k].mem_peak_pct;
+				g = k;
+			}
+		if (g >= 0 && g < c->ngpu) {
+			dx_gpu(f, g);
+			double peak = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, g);
+			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index, e->t,
+				 text);
+			if (!isnan(peak))
+				dx_ev(f, "memory.used", "peak", peak, NULL, NAN, "MiB", g);
+			if (!isnan(tot))
+				dx_ev(f, "memory.total", "capacity", tot, NULL, NAN, "MiB", g);
+		} else {
+			dx_title(f, "Out of GPU memory at %.1f s: %s", e->t, text);
+		}
+		dx_advice(c, f, "oom");
+	} else {
+		dx_title(f, "Out of host memory at %.1f s: %s", e->t, text);
+		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n), tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
+		if (!isnan(used))
+			dx_ev(f, "mem.used", "peak", used, NULL, NAN, "MiB", -1);
+		if (!isnan(tot))
+			dx_ev(f, "mem.total", "capacity", tot, NULL, NAN, "MiB", -1);
+		dx_advice(c, f, "oom/host");
+	}
+	dx_ev(f, "oom", "events", count, ">=", 1, "", -1);
+	if (tl->exit_status > 0)
+		dx_note(f, "The job exited with status %d.", tl->exit_status);
+}
+
+/* ---- oom-risk: peak memory within a margin of capacity ---- */
+
+void rule_oom_risk(diag_ctx *c)
+{
+	if (dx_has(c, "oom"))
+		return; /* it happened: the oom finding says it all */
+	const timeline *tl = c->tl;
+	diag_finding *f = NULL;
+	double worst_pct = 0;
+	int worst = -1;
+	bool *mask = dx_mask_new(c);
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g])
+			continue;
+		const double *used = tl->gpu[g].m[GM_MEM_USED];
+		double peak = tl_max(used, 0, tl->n), tot = dx_mem_total(c, g);
+		if (isnan(peak) || !(tot > 0))
+			continue;
+		double pct = 100 * peak / tot, limit = 100 - c->th->oom_margin_pct;
+		if (pct < limit)
+			continue;
+		if (!f)
+			f = dx_add(c, "oom-risk", DIAG_WARN, 0.8);
+		dx_gpu(f, g);
+		dx_ev(f, "memory.used", "peak share of capacity", pct, ">=", limit, "%", g);
+		for (int s = 0; s < tl->n; s++)
+			if (!isnan(used[s]) && 100 * used[s] / tot >= limit)
+				mask[s] = true;
+		if (pct > worst_pct) {
+			worst_pct = pct;
+			worst = g;
+		}
+	}
+	if (f) {
+		double peak = tl_max(tl->gpu[worst].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, worst);
+		dx_title(f, "GPU %d memory peaked at %.1f of %.1f GiB (%.1f %%), within %.0f %% of capacity",
+			 tl->gpu[worst].index, peak / GIB, tot / GIB, worst_pct, c->th->oom_margin_pct);
+		diag_ctx whole = *c;
+		whole.from = 0;
+		whole.to = tl->n;
+		dx_ranges_mask(&whole, f, mask);
+		dx_advice(c, f, "oom-risk");
+	}
+	free(mask);
+}
+
+/* ---- launch-bound: busy but not computing (small kernels, launch overhead) ---- */
+
+void rule_launch_bound(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	diag_finding *f = NULL;
+	int worst = -1;
+	double worst_sm = INFINITY, wu = NAN, wp = NAN;
+	if (c->to - c->from >= th->min_samples) {
+		for (int g = 0; g < c->ngpu; g++) {
+			if (!c->job[g])
+				continue;
+			diag_gpu_summary *s = &c->res->gpu[g];
+			if (isnan(s->util_mean) || s->util_mean < th->launch_util_pct)
+				continue;
+			double ratio = s->power_limit > 0 ? s->power_mean / s->power_limit : NAN;
+			bool sm_low = !isnan(s->sm_active_mean) && s->sm_active_mean <= th->launch_sm_active_pct;
+			bool pw_low = !isnan(ratio) && ratio <= th->launch_power_ratio;
+			double conf;
+			if (!isnan(s->sm_active_mean))
+				conf = sm_low ? (pw_low ? 0.85 : 0.7) : 0;
+			else
+				conf = pw_low ? 0.45 : 0; /* light kernels or small ones: can't tell apart */
+			if (conf == 0)
+				continue;
+			if (!f)
+				f = dx_add(c, "launch-bound", DIAG_WARN, conf);
+			else if (conf > f->confidence)
+				f->confidence = conf;
+			dx_gpu(f, g);
+			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->launch_util_pct, "%", g);
+			if (!isnan(s->sm_active_mean))
+				dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, "<=",
+				      th->launch_sm_active_pct, "%", g);
+			if (!isnan(ratio))
+				dx_ev(f, "power.draw/power.limit", "mean", 100 * ratio, "<=",
+				      100 * th->launch_power_ratio, "%", g);
+			double key = isnan(s->sm_active_mean) ? 100 * ratio : s->sm_active_mean;
+			if (key < worst_sm) {
+				worst_sm = key;
+				worst = g;
+				wu = s->util_mean;
+				wp = ratio;
+			}
+		}
+	}
+	const tl_trace_summary *tr = &c->tl->trace;
+	double short_share = tr->kernels > 0 ? (double)tr->short_kernels / tr->kernels : NAN;
+	bool trace_hit = !isnan(short_share) && short_share >= th->short_kernel_share;
+	if (trace_hit) {
+		if (!f) {
+			f = dx_add(c, "launch-bound", DIAG_WARN, 0.8);
+			for (int g = 0; g < c->ngpu; g++)
+				if (c->job[g])
+					dx_gpu(f, g);
+		} else if (f->confidence < 0.95) {
+			f->confidence += 0.1;
+		}
+		dx_ev(f, "trace.kernels", "share shorter than 10 us", 100 * short_share, ">=",
+		      100 * th->short_kernel_share, "%", -1);
+		dx_ev(f, "trace.kernels", "count", (double)tr->kernels, NULL, NAN, "", -1);
+		if (tr->kernels > 0 && tr->kernel_s > 0)
+			dx_ev(f, "trace.kernels", "mean duration", 1e6 * tr->kernel_s / tr->kernels, NULL,
+			      NAN, "us", -1);
+	}
+	if (!f)
+		return;
+	if (worst >= 0) {
+		const diag_gpu_summary *s = &c->res->gpu[worst];
+		char sm[48] = "", pw[48] = "";
+		if (!isnan(s->sm_active_mean))
+			snprintf(sm, sizeof sm, " but its SMs are active only %.0f %%", s->sm_active_mean);
+		if (!isnan(wp))
+			snprintf(pw, sizeof pw, "%s it draws %.0f %% of its power limit",
+				 sm[0] ? " and" : " but", 100 * wp);
+		dx_title(f, "GPU %d is 'busy' %.0f %% of the time%s%s: many small kernels", s->index, wu,
+			 sm, pw);
+	} else {
+		dx_title(f, "%.0f %% of %ld traced kernels are shorter than their launch cost (10 us)",
+			 100 * short_share, tr->kernels);
+	}
+	dx_range_window(c, f);
+	dx_advice(c, f, "launch-bound");
+}
+
+/* ---- memory-bound: DRAM busy while the SMs are moderately active ---- */
+
+void rule_memory_bound(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	if (c->to - c->from < th->min_samples)
+		return;
+	diag_finding *f = NULL;
+	diag_severity sev = c->o->goal == DIAG_GOAL_LATENCY ? DIAG_INFO : DIAG_WARN;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g])
+			continue;
+		const diag_gpu_summary *s = &c->res->gpu[g];
+		bool gpm = !isnan(s->dram_active_mean);
+		double dram = gpm ? s->dram_active_mean : dx_mean(c, dx_series(c, g, GM_UTIL_MEM));
+		if (isnan(dram) || dram < th->membound_dram_pct)
+			continue;
+		double conf;
+		if (!isnan(s->sm_active_mean)) {
+			if (s->sm_active_mean > th->membound_sm_max_pct || s->sm_active_mean <= th->idle_util_pct)
+				continue;
+			conf = gpm ? 0.8 : 0.65;
+		} else {
+			/* Without SM activity: kernels run (util high) and the memory
+			 * controller is busy most of the time; weaker. */
+			if (isnan(s->util_mean) || s->util_mean < th->quad_util_pct)
+				continue;
+			conf = 0.45;
+		}
+		if (!f) {
+			f = dx_add(c, "memory-bound", sev, conf);
+			dx_title(f, "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
+				    "bandwidth",
+				 c->tl->gpu[g].index, dram,
+				 isnan(s->sm_active_mean) ? "kernels run most of the time"
+							  : "the SMs are only moderately active");
+			if (!isnan(s->sm_active_mean)) {
+				char t[80];
+				snprintf(t, sizeof t, " (SM %.0f %%)", s->sm_active_mean);
+				strncat(f->title, t, sizeof f->title - strlen(f->title) - 1);
+			}
+		}
+		dx_gpu(f, g);
+		dx_ev(f, gpm ? "gpm.dram_active" : "utilization.memory", "mean", dram, ">=",
+		      th->membound_dram_pct, "%", g);
+		if (!isnan(s->sm_active_mean))
+			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, "<=", th->membound_sm_max_pct,
+			      "%", g);
+		else
+			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->quad_util_pct, "%", g);
+	}
+	if (f) {
+		dx_range_window(c, f);
+		dx_advice(c, f, "memory-bound");
+	}
+}
+
+/* ---- memory-full-compute-idle: memory near capacity, utilization low ---- */
+
+void rule_memory_full_idle(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	if (c->to - c->from < th->min_samples)
+		return;
+	diag_finding *f = NULL;
+	diag_severity sev = c->o->goal == DIAG_GOAL_LATENCY ? DIAG_INFO : DIAG_WARN;
+	bool *mask = dx_mask_new(c);
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g] || !c->act[g])
+			continue;
+		const double *used = dx_series(c, g, GM_MEM_USED);
+		double tot = dx_mem_total(c, g);
+		if (!used || !(tot > 0))
+			continue;
+		int nfull = 0, nu = 0, npresent = 0;
+		double usum = 0, msum = 0;
+		for (int s = c->from; s < c->to; s++) {
+			if (isnan(used[s]))
+				continue;
+			npresent++;
+			if (100 * used[s] / tot < th->memfull_pct)
+				continue;
+			nfull++;
+			msum += used[s];
+			if (!isnan(c->act[g][s])) {
+				usum += c->act[g][s];
+				nu++;
+			}
+		}
+		/* Full for most of the window, and idle while full. */
+		if (nu == 0 || 2 * nfull < npresent)
+			continue;
+		double util = usum / nu, mem = 100 * msum / nfull / tot;
+		if (util > th->memfull_util_pct)
+			continue;
+		if (!f) {
+			f = dx_add(c, "memory-full-compute-idle", sev, 0.75);
+			dx_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
+				 c->tl->gpu[g].index, mem, util);
+		}
+		dx_gpu(f, g);
+		dx_ev(f, "memory.used", "mean share of capacity while full", mem, ">=", th->memfull_pct,
+		      "%", g);
+		dx_ev(f, "utilization.gpu", "mean while memory is full", util, "<=",
+		      th->memfull_util_pct, "%", g);
+		for (int s = c->from; s < c->to; s++)
+			if (!isnan(used[s]) && 100 * used[s] / tot >= th->memfull_pct)
+				mask[s] = true;
+	}
+	if (f) {
+		dx_ranges_mask(c, f, mask);
+		dx_advice(c, f, "memory-full-compute-idle");
+	}
+	free(mask);
+}
+
+/* ---- throttled: clocks held down by power, heat or hardware slowdown ---- */
+
+#define R_SW_POWER 0x4ULL
+#define R_HW_SLOW 0x8ULL
+#define R_SW_THERMAL 0x20ULL
+#define R_HW_THERMAL 0x40ULL
+#define R_HW_BRAKE 0x80ULL
+
+/* Clock-event reason bits active at sample s: the mask, else the per-reason series. */
+static uint64_t reasons_at(const diag_ctx *c, int g, int s)
+{
+	double m = tl_gpu_at(c->tl, g, GM_CLK_REASONS, s);
+	if (!isnan(m))
+		return (uint64_t)m;
+	static const struct {
+		gpu_metric_id id;
+		uint64_t bit;
+	} map[] = {{GM_CLK_R_SW_POWER, R_SW_POWER},	{GM_CLK_R_HW_SLOW, R_HW_SLOW},
+		   {GM_CLK_R_SW_THERMAL, R_SW_THERMAL}, {GM_CLK_R_HW_THERMAL, R_HW_THERMAL},
+		   {GM_CLK_R_HW_POWER_BRAKE, R_HW_BRAKE}};
+	uint64_t r = 0;
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (tl_gpu_at(c->tl, g, map[i].id, s) >= 1)
+			r |= map[i].bit;
+	return r;
+}
+
+void rule_throttled(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	const timeline *tl = c->tl;
+	if (c->to - c->from < th->min_samples)
+		return;
+	bool *mask = dx_mask_new(c);
+	diag_finding *f = NULL;
+	const char *kind = "throttled/power";
+	double worst_share = 0;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g] || !c->act[g])
+			continue;
+		int busy = 0, any = 0, power = 0, thermal = 0, hw = 0, nclk = 0, near = 0, ntemp = 0;
+		double clk = 0;
+		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
+		double slow = tl_max(tl->gpu[g].m[GM_TEMP_SLOWDOWN], 0, tl->n);
+		for (int s = c->from; s < c->to; s++) {
+			double t = tl_gpu_at(tl, g, GM_TEMP_GPU, s);
+			if (!isnan(t) && !isnan(slow)) {
+				ntemp++;
+				near += t >= slow - th->temp_margin_c;
+			}
+			if (!(c->act[g][s] >= th->quad_util_pct))
+				continue; /* idle clocks drop by design */
+			busy++;
+			uint64_t r = reasons_at(c, g, s) & (R_SW_POWER | R_HW_SLOW | R_SW_THERMAL |
+							   R_HW_THERMAL | R_HW_BRAKE);
+			if (!r)
+				continue;
+			any++;
+			power += !!(r & R_SW_POWER);
+			thermal += !!(r & (R_SW_THERMAL | R_HW_THERMAL));
+			hw += !!(r & (R_HW_SLOW | R_HW_BRAKE));
+			double k = tl_gpu_at(tl, g, GM_CLK_SM, s);
+			if (!isnan(k)) {
+				clk += k;
+				nclk++;
+			}
+			mask[s] = true;
+		}
+		double share = busy ? (double)any / busy : 0;
+		double ratio = nclk && maxclk > 0 ? clk / nclk / maxclk : NAN;
+		double near_share = ntemp ? (double)near / ntemp : 0;
+		bool clocks_down = isnan(ratio) || ratio <= th->throttle_clock_ratio;
+		bool by_reason = share >= th->throttle_share && clocks_down;
+		bool by_temp = near_share >= th->throttle_share;
+		if (!by_reason && !by_temp)
+			continue;
+		double sev_share = busy ? (double)(thermal > hw ? thermal : hw) / busy : 0;
+		diag_severity sev = DIAG_WARN;
+		const char *k = thermal >= hw && thermal > 0 ? "throttled/thermal"
+				: hw > 0			 ? "throttled/hw"
+				: by_temp			 ? "throttled/thermal"
+								 : "throttled/power";
+		/* At the power cap under full load the board does what it is built
+		 * for; worth knowing, not a fault. Heat and hardware slowdown are. */
+		if (!strcmp(k, "throttled/power"))
+			sev = DIAG_INFO;
+		if (sev_share >= th->throttle_severe_share)
+			sev = DIAG_ERROR;
+		if (!f || sev > f->severity || share > worst_share) {
+			if (!f)
+				f = dx_add(c, "throttled", sev, by_reason ? 0.85 : 0.6);
+			if (sev > f->severity)
+				f->severity = sev;
+			worst_share = share;
+			kind = k;
+			const char *why = !strcmp(k, "throttled/thermal") ? "thermal slowdown"
+					  : !strcmp(k, "throttled/hw")	     ? "hardware slowdown"
+									     : "the power cap";
+			char clock[64] = "", temp[64] = "";
+			if (!isnan(ratio))
+				snprintf(clock, sizeof clock, " at %.0f of %.0f MHz (%.0f %%)",
+					 clk / nclk, maxclk, 100 * ratio);
+			double tmax = dx_max(c, tl->gpu[g].m[GM_TEMP_GPU]);
+			if (!isnan(tmax) && !isnan(slow))
+				snprintf(temp, sizeof temp, "; up to %.0f C, slowdown at %.0f C", tmax, slow);
+			if (by_reason)
+				dx_title(f, "GPU %d clocks held%s by %s for %.0f %% of busy time%s",
+					 tl->gpu[g].index, clock, why, 100 * share, temp);
+			else
+				dx_title(f, "GPU %d runs within %.0f C of its slowdown temperature %.0f %% "
+					    "of the time%s",
+					 tl->gpu[g].index, th->temp_margin_c, 100 * near_share, temp);
+		}
+		dx_gpu(f, g);
+		dx_ev(f, "clocks_event_reasons", "share of busy samples throttled", 100 * share, ">=",
+		      100 * th->throttle_share, "%", g);
+		if (thermal)
+			dx_ev(f, "clocks_event_reasons", "thermal share of busy samples",
+			      100.0 * thermal / busy, ">=", 100 * th->throttle_severe_share, "%", g);
+		if (hw)
+			dx_ev(f, "clocks_event_reasons.hw_slowdown", "share of busy samples",
+			      100.0 * hw / busy, ">=", 100 * th->throttle_severe_share, "%", g);
+		if (power)
+			dx_ev(f, "clocks_event_reasons.sw_power_cap", "share of busy samples",
+			      100.0 * power / busy, NULL, NAN, "%", g);
+		if (!isnan(ratio))
+			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while throttled", 100 * ratio,
+			      "<=", 100 * th->throttle_clock_ratio, "%", g);
+		if (ntemp)
+			dx_ev(f, "temperature.gpu", "share within margin of slowdown", 100 * near_share,
+			      ">=", 100 * th->throttle_share, "%", g);
+	}
+	if (f) {
+		dx_ranges_mask(c, f, mask);
+		if (f->nranges == 0)
+			dx_range_window(c, f);
+		dx_advice(c, f, kind);
+	}
+	free(mask);
+}
+
+/* ---- pcie-degraded: link below its maximum under load, replays rising ---- */
+
+void rule_pcie_degraded(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	const timeline *tl = c->tl;
+	diag_finding *f = NULL;
+	bool *mask = dx_mask_new(c);
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g])
+			continue;
+		double gmax = tl_max(tl->gpu[g].m[GM_PCIE_GEN_MAX], 0, tl->n);
+		double wmax = tl_max(tl->gpu[g].m[GM_PCIE_WIDTH_MAX], 0, tl->n);
+		int loaded = 0, low = 0;
+		double gsum = 0, wsum = 0;
+		for (int s = c->from; s < c->to; s++) {
+			/* Links drop generation when idle to save power: judge under load only. */
+			if (!c->act[g] || !(c->act[g][s] >= th->quad_util_pct))
+				continue;
+			double gc = tl_gpu_at(tl, g, GM_PCIE_GEN_CUR, s), wc = tl_gpu_at(tl, g, GM_PCIE_WIDTH_CUR, s);
+			if (isnan(gc) && isnan(wc))
+				continue;
+			loaded++;
+			gsum += gc;
+			wsum += wc;
+			if ((!isnan(gc) && gc < gmax) || (!isnan(wc) && wc < wmax)) {
+				low++;
+				mask[s] = true;
+			}
+		}
+		const double *rp = tl->gpu[g].m[GM_PCIE_REPLAY];
+		double rise = dx_max(c, rp) - dx_min(c, rp);
+		int aer = 0;
+		for (int i = 0; i < tl->nevents; i++)
+			if (!strcmp(tl->events[i].kind, TL_EV_AER) && (tl->events[i].gpu == g))
+				aer++;
+		double share = loaded ? (double)low / loaded : 0;
+		bool degraded = loaded >= th->min_samples && share >= th->pcie_degraded_share;
+		bool replays = !isnan(rise) && rise >= th->pcie_replay_min;
+		if (!degraded && !replays && !aer)
+			continue;
+		if (!f) {
+			f = dx_add(c, "pcie-degraded", DIAG_WARN, degraded || aer ? 0.85 : 0.7);
+			if (degraded)
+				dx_title(f, "GPU %d PCIe link at Gen%.0f x%.0f under load (max Gen%.0f x%.0f)",
+					 tl->gpu[g].index, gsum / loaded, wsum / loaded, gmax, wmax);
+			else if (replays)
+				dx_title(f, "GPU %d PCIe replay counter rose by %.0f during %s",
+					 tl->gpu[g].index, rise, c->span);
+			else
+				dx_title(f, "GPU %d reported %d PCIe AER error%s", tl->gpu[g].index, aer,
+					 aer == 1 ? "" : "s");
+		}
+		dx_gpu(f, g);
+		if (loaded) {
+			dx_ev(f, "pcie.link.gen.current", "mean under load", gsum / loaded, "<", gmax, "",
+			      g);
+			dx_ev(f, "pcie.link.width.current", "mean under load", wsum / loaded, "<", wmax,
+			      "", g);
+			dx_ev(f, "pcie.link", "share of loaded samples below max", 100 * share, ">=",
+			      100 * th->pcie_degraded_share, "%", g);
+		}
+		if (!isnan(rise))
+			dx_ev(f, "pcie.replay_counter", "increase", rise, ">=", th->pcie_replay_min, "", g);
+		if (aer)
+			dx_ev(f, "pcie_aer", "events", aer, ">=", 1, "", g);
+	}
+	if (f) {
+		dx_ranges_mask(c, f, mask);
+		if (f->nranges == 0)
+			dx_range_window(c, f);
+		dx_advice(c, f, "pcie-degraded");
+	}
+	free(mask);
+}
+
+/* ---- low-utilization: the GPU idles and no other rule says why ---- */
+
+void rule_low_utilization(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	if (c->njob == 0 || c->to - c->from < th->min_samples)
+		return;
+	static const char *const explains[] = {"not-on-gpu", "data-starved", "sync-wait", "imbalance",
+					       "all-on-gpu0", "memory-full-compute-idle",
+					       "contention", "gpu-fault", "oom"};
+	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
+		if (dx_has(c, explains[i]))
+			return;
+	int worst = -1;
+	double wu = INFINITY;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g] && c->res->gpu[g].util_mean < wu) {
+			wu = c->res->gpu[g].util_mean;
+			worst = g;
+		}
+	if (worst < 0 || isnan(wu) || wu >= th->lowutil_pct)
+		return;
+	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
+	diag_finding *f = dx_add(c, "low-utilization", latency ? DIAG_INFO : DIAG_WARN,
+				 latency ? 0.6 : 0.5);
+	uint64_t m = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
+			m |= 1ULL << g;
+	f->gpus = m;
+	char gl[64];
+	dx_gpu_list(c, m, gl, sizeof gl);
+	if (latency && wu >= th->latency_ok_util_pct)
+		dx_title(f, "%s utilization averages %.0f %%: a normal load for a latency goal", gl, wu);
+	else if (latency)
+		dx_title(f, "%s utilization averages %.0f %%: room to batch requests", gl, wu);
+	else
+		dx_title(f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
+			 gl, wu);
+	dx_ev(f, "utilization.gpu", "mean", wu, "<", th->lowutil_pct, "%", worst);
+	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
+	if (!isnan(core))
+		dx_ev(f, "cpu.busy.max", "mean", core, "<", th->core_saturated_pct, "%", -1);
+	double io = tl_mean(c->tl->h[HM_CPU_IOWAIT], c->from, c->to);
+	if (!isnan(io))
+		dx_ev(f, "cpu.iowait", "mean", io, "<", th->iowait_pct, "%", -1);
+	dx_range_window(c, f);
+	dx_advice(c, f, "low-utilization");
+}
+
+/* ---- healthy: nothing wrong, said explicitly ---- */
+
+void rule_healthy(diag_ctx *c)
+{
+	for (int i = 0; i < c->res->n; i++)
+		if (c->res->f[i].severity >= DIAG_WARN)
+			return;
+	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
+	diag_finding *f = dx_add(c, "healthy", DIAG_INFO, c->to - c->from >= c->th->min_samples ? 0.8 : 0.4);
+	double usum = 0, smsum = 0;
+	int nu = 0, nsm = 0;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g])
+			continue;
+		const diag_gpu_summary *s = &c->res->gpu[g];
+		dx_gpu(f, g);
+		if (!isnan(s->util_mean)) {
+			usum += s->util_mean;
+			nu++;
+			dx_ev(f, "utilization.gpu", "mean", s->util_mean, NULL, NAN, "%", g);
+		}
+		if (!isnan(s->sm_active_mean)) {
+			smsum += s->sm_active_mean;
+			nsm++;
+			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, NULL, NAN, "%", g);
+		}
+		if (s->power_limit > 0 && !isnan(s->power_mean))
+			dx_ev(f, "power.draw/power.limit", "mean", 100 * s->power_mean / s->power_limit,
+			      NULL, NAN, "%", g);
+	}
+	char busy[96] = "";
+	if (nu && nsm)
+		snprintf(busy, sizeof busy, ": utilization %.0f %%, SM activity %.0f %%", usum / nu,
+			 smsum / nsm);
+	else if (nu)
+		snprintf(busy, sizeof busy, ": utilization %.0f %%", usum / nu);
+	dx_title(f, "No problem found%s%s", latency ? " for a latency goal" : "", busy);
+	dx_range_window(c, f);
+	dx_advice(c, f, "healthy");
+}

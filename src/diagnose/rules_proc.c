@@ -1,0 +1,300 @@
+/*
+ * rules_proc.c - rules read from who holds the GPUs: not-on-gpu (seed 000
+ * §7.1 step 1, 002 §4), all-on-gpu0 (000 §3.3, §5.1) and contention (000
+ * §8.1 "other processes occupying the GPU", 002 §8.3 leftover memory).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose/diag_int.h"
+
+/* One process on one GPU, aggregated over its per-sample records. */
+typedef struct {
+	unsigned pid;
+	int gpu;
+	bool in_tree, alive;
+	int n, sm_n;
+	double mem_max, sm_sum;
+	const tl_proc *last; /* for user and command */
+} proc_agg;
+
+/* Aggregate GPU process records of samples [from, to) by (pid, gpu); *out malloc'd. */
+static int aggregate(const diag_ctx *c, int from, int to, proc_agg **out)
+{
+	const timeline *tl = c->tl;
+	proc_agg *a = calloc(tl->nprocs ? (size_t)tl->nprocs : 1, sizeof *a);
+	if (!a)
+		abort();
+	int n = 0;
+	for (int i = 0; i < tl->nprocs; i++) {
+		const tl_proc *p = &tl->procs[i];
+		if (p->gpu < 0 || p->gpu >= c->ngpu || p->s < from || p->s >= to)
+			continue;
+		int j = 0;
+		while (j < n && !(a[j].pid == p->pid && a[j].gpu == p->gpu))
+			j++;
+		if (j == n) {
+			a[n].pid = p->pid;
+			a[n].gpu = p->gpu;
+			a[n].alive = true;
+			n++;
+		}
+		proc_agg *x = &a[j];
+		x->n++;
+		x->in_tree |= p->in_tree;
+		x->alive &= p->alive; /* gone once seen gone */
+		if (!isnan(p->gpu_mem_mib) && p->gpu_mem_mib > x->mem_max)
+			x->mem_max = p->gpu_mem_mib;
+		if (!isnan(p->sm_pct)) {
+			x->sm_sum += p->sm_pct;
+			x->sm_n++;
+		}
+		x->last = p;
+	}
+	*out = a;
+	return n;
+}
+
+/* Distinct PIDs of the watched tree seen at all (with or without a GPU). */
+static int tree_pids(const timeline *tl)
+{
+	unsigned seen[512];
+	int n = 0;
+	for (int i = 0; i < tl->nprocs && n < 512; i++) {
+		const tl_proc *p = &tl->procs[i];
+		if (!p->in_tree)
+			continue;
+		int j = 0;
+		while (j < n && seen[j] != p->pid)
+			j++;
+		if (j == n)
+			seen[n++] = p->pid;
+	}
+	return n;
+}
+
+void rule_not_on_gpu(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	if (!tl->have_root || c->tree_on_gpu || tl->n == 0)
+		return;
+	const char *cvd = dx_env(c, "CUDA_VISIBLE_DEVICES");
+	int visible = dx_visible_count(cvd);
+	double gpu_busy = NAN;
+	for (int g = 0; g < c->ngpu; g++) {
+		double m = tl_max(c->act[g], 0, tl->n);
+		if (!isnan(m) && (isnan(gpu_busy) || m > gpu_busy))
+			gpu_busy = m;
+	}
+	diag_severity sev = DIAG_ERROR;
+	double conf = 0.85;
+	if (visible == 0)
+		conf = 0.95;
+	else if (c->unmatched) {
+		/* GPU processes exist whose PIDs this host does not know: most
+		 * likely the job itself seen from another PID namespace. */
+		sev = DIAG_WARN;
+		conf = 0.3;
+	} else if (!isnan(gpu_busy) && gpu_busy > c->th->idle_util_pct) {
+		conf = 0.7; /* something used a GPU, just not the job */
+	}
+	diag_finding *f = dx_add(c, "not-on-gpu", sev, conf);
+	int np = tree_pids(tl);
+	double cpu = tl_mean(tl->h[HM_TREE_CPU], 0, tl->n);
+	char cpu_s[64] = "";
+	if (!isnan(cpu))
+		snprintf(cpu_s, sizeof cpu_s, " (its CPU use averaged %.0f %% of a core)", cpu);
+	if (np > 0)
+		dx_title(f, "The job never used a GPU: none of its %d process%s held a GPU context in "
+			    "%.1f s%s",
+			 np, np == 1 ? "" : "es", tl->duration, cpu_s);
+	else
+		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s", tl->duration,
+			 cpu_s);
+	dx_ev(f, "process.gpu", "job processes holding a GPU context", 0, ">=", 1, "", -1);
+	if (!isnan(cpu))
+		dx_ev(f, "tree.cpu", "mean", cpu, NULL, NAN, "%", -1);
+	dx_ev(f, "gpus", "GPUs visible to the recorder", c->ngpu, NULL, NAN, "", -1);
+	if (!isnan(gpu_busy))
+		dx_ev(f, "utilization.gpu", "peak on any GPU", gpu_busy, NULL, NAN, "%", -1);
+	if (visible == 0)
+		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU from the job.", cvd);
+	if (c->ngpu == 0)
+		dx_note(f, "No GPU was visible to the recorder either.");
+	if (c->unmatched)
+		dx_note(f, "Processes on the GPUs could not be matched to this host's PIDs: in a "
+			   "container without --pid=host the job may be among them.");
+	else if (!isnan(gpu_busy) && gpu_busy > c->th->idle_util_pct)
+		dx_note(f, "GPU activity during the run came from other processes.");
+	dx_range(f, 0, tl->duration);
+	dx_advice(c, f, "not-on-gpu");
+}
+
+void rule_all_on_gpu0(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	if (!tl->have_root || !c->tree_on_gpu || c->ngpu < 2)
+		return;
+	proc_agg *a;
+	int n = aggregate(c, 0, tl->n, &a);
+	unsigned pids[64];
+	int np = 0, gpu = -1;
+	bool single = true;
+	for (int i = 0; i < n; i++) {
+		if (!a[i].in_tree)
+			continue;
+		if (gpu < 0)
+			gpu = a[i].gpu;
+		else if (a[i].gpu != gpu)
+			single = false;
+		int j = 0;
+		while (j < np && pids[j] != a[i].pid)
+			j++;
+		if (j == np && np < 64)
+			pids[np++] = a[i].pid;
+	}
+	free(a);
+	if (!single || np < 2 || gpu < 0)
+		return;
+	int intended = dx_intended_gpus(c);
+	int visible = dx_visible_count(dx_env(c, "CUDA_VISIBLE_DEVICES"));
+	if (visible == 1 && intended < 2)
+		return; /* the job was given one GPU on purpose */
+	/* The other GPUs: idle means the job left them unused. */
+	uint64_t others = 0;
+	double osum = 0;
+	int on = 0;
+	bool others_idle = true;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (g == gpu)
+			continue;
+		others |= 1ULL << g;
+		double m = tl_mean(c->act[g], 0, tl->n);
+		if (!isnan(m)) {
+			osum += m;
+			on++;
+			if (m > c->th->imbalance_idle_pct)
+				others_idle = false;
+		}
+	}
+	if (intended < 2 && !others_idle)
+		return;
+	diag_finding *f = dx_add(c, "all-on-gpu0", intended >= 2 ? DIAG_ERROR : DIAG_WARN,
+				 intended >= 2 ? 0.9 : 0.65);
+	dx_gpu(f, gpu);
+	char gl[96];
+	dx_gpu_list(c, others, gl, sizeof gl);
+	if (on)
+		dx_title(f, "All %d processes of the job run on GPU %d while %s %s idle (mean %.0f %%)",
+			 np, tl->gpu[gpu].index, gl, on > 1 ? "stay" : "stays", osum / on);
+	else
+		dx_title(f, "All %d processes of the job run on GPU %d; %s unused", np,
+			 tl->gpu[gpu].index, gl);
+	dx_ev(f, "process.gpu", "job processes with a GPU context", np, ">=", 2, "", gpu);
+	dx_ev(f, "process.gpu", "distinct GPUs they use", 1, "<", 2, "", -1);
+	if (on)
+		dx_ev(f, "utilization.gpu", "mean of the other GPUs", osum / on, "<=",
+		      c->th->imbalance_idle_pct, "%", -1);
+	if (intended >= 2)
+		dx_ev(f, "command", "GPUs the job asked for", intended, NULL, NAN, "", -1);
+	char list[160] = "";
+	size_t o = 0;
+	for (int i = 0; i < np && i < 12 && o < sizeof list; i++)
+		o += (size_t)snprintf(list + o, sizeof list - o, "%s%u", i ? ", " : "", pids[i]);
+	dx_note(f, "PIDs: %s.", list);
+	const char *cvd = dx_env(c, "CUDA_VISIBLE_DEVICES");
+	if (cvd)
+		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\".", cvd);
+	dx_range(f, 0, tl->duration);
+	dx_advice(c, f, "all-on-gpu0");
+}
+
+static int cmp_mem_desc(const void *a, const void *b)
+{
+	double x = ((const proc_agg *)a)->mem_max, y = ((const proc_agg *)b)->mem_max;
+	return (x < y) - (x > y);
+}
+
+void rule_contention(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	const timeline *tl = c->tl;
+	proc_agg *a;
+	int n = aggregate(c, c->from, c->to, &a);
+	qsort(a, (size_t)n, sizeof *a, cmp_mem_desc);
+	/* Gone PIDs mean leaked memory only if some GPU PIDs do resolve here;
+	 * otherwise they are just another PID namespace. */
+	bool any_alive = false;
+	for (int i = 0; i < n; i++)
+		any_alive |= a[i].alive;
+	bool judge_foreign = tl->have_root && c->tree_on_gpu;
+	diag_finding *f = NULL;
+	int nforeign = 0, ngone = 0;
+	double gone_mib = 0;
+	bool *mask = dx_mask_new(c);
+	for (int i = 0; i < n; i++) {
+		const proc_agg *x = &a[i];
+		if (x->in_tree || !c->job[x->gpu])
+			continue;
+		double sm = x->sm_n ? x->sm_sum / x->sm_n : NAN;
+		bool foreign = judge_foreign && x->alive &&
+			       (x->mem_max >= th->foreign_mem_mib || (!isnan(sm) && sm >= th->foreign_sm_pct));
+		bool gone = !x->alive && any_alive && x->mem_max >= th->gone_mem_mib;
+		if (!foreign && !gone)
+			continue;
+		if (!f)
+			f = dx_add(c, "contention", DIAG_WARN, foreign ? 0.8 : 0.6);
+		dx_gpu(f, x->gpu);
+		const tl_proc *p = x->last;
+		char what[96];
+		snprintf(what, sizeof what, "PID %u%s%s", x->pid, p->user[0] ? " " : "", p->user);
+		if (foreign) {
+			nforeign++;
+			dx_ev(f, "process.gpu_memory", what, x->mem_max, ">=", th->foreign_mem_mib, "MiB",
+			      x->gpu);
+			if (!isnan(sm))
+				dx_ev(f, "process.sm", what, sm, ">=", th->foreign_sm_pct, "%", x->gpu);
+			char smt[32] = "";
+			if (!isnan(sm))
+				snprintf(smt, sizeof smt, " and %.0f %% SM", sm);
+			if (nforeign <= 3)
+				dx_note(f, "PID %u (%s%s%s) holds %.0f MiB%s on GPU %d.", x->pid,
+					p->cmd[0] ? p->cmd : "?", p->user[0] ? ", " : "", p->user,
+					x->mem_max, smt, tl->gpu[x->gpu].index);
+		} else {
+			ngone++;
+			gone_mib += x->mem_max;
+			dx_ev(f, "process.gpu_memory", "held by a PID that no longer exists", x->mem_max,
+			      ">=", th->gone_mem_mib, "MiB", x->gpu);
+			if (ngone <= 3)
+				dx_note(f, "PID %u holds %.0f MiB on GPU %d but does not exist on this host "
+					   "(exited, or in another container).",
+					x->pid, x->mem_max, tl->gpu[x->gpu].index);
+		}
+		for (int k = 0; k < tl->nprocs; k++) {
+			const tl_proc *q = &tl->procs[k];
+			if (q->pid == x->pid && q->gpu == x->gpu && q->s >= c->from && q->s < c->to)
+				mask[q->s] = true;
+		}
+	}
+	if (f) {
+		char gl[64];
+		dx_gpu_list(c, f->gpus, gl, sizeof gl);
+		if (nforeign && ngone)
+			dx_title(f, "%d other process%s use %s, and %.0f MiB is held by %d gone process%s",
+				 nforeign, nforeign == 1 ? "" : "es", gl, gone_mib, ngone,
+				 ngone == 1 ? "" : "es");
+		else if (nforeign)
+			dx_title(f, "%d other process%s the job's %s", nforeign,
+				 nforeign == 1 ? " shares" : "es share", gl);
+		else
+			dx_title(f, "%.0f MiB on %s is held by %d process%s that no longer exist%s",
+				 gone_mib, gl, ngone, ngone == 1 ? "" : "es", ngone == 1 ? "s" : "");
+		dx_ranges_mask(c, f, mask);
+		dx_advice(c, f, nforeign ? "contention" : "contention/gone");
+	}
+	free(mask);
+	free(a);
+}

@@ -1,0 +1,670 @@
+/*
+ * html.c - the report as one self-contained HTML page: inline CSS, inline
+ * SVG charts (utilization and SM activity, memory, power against the limit,
+ * clocks with throttle bands, PCIe, host CPU and iowait, step time) with the
+ * GPU's idle gaps shaded, and every finding linked to its time ranges on a
+ * findings timeline. No script, no network, no external asset.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+#define CW 1000 /* chart viewBox width */
+#define CH 210	/* chart viewBox height */
+#define ML 62	/* margins */
+#define MR 12
+#define MT 16
+#define MB 26
+#define MIB (1024.0 * 1024.0)
+
+static const char *const palette[8] = {"#1e88e5", "#d81b60", "#43a047", "#8e24aa",
+				       "#fb8c00", "#00897b", "#6d4c41", "#3949ab"};
+
+typedef struct {
+	FILE *o;
+	const timeline *tl;
+	const diag_result *r;
+	const report_style *st;
+	double t0, t1; /* x range of every chart */
+	bool *gap;     /* samples where every job GPU idled */
+	bool *thr;     /* samples where a job GPU was throttled */
+	int ngpu_show; /* job GPUs drawn (at most 8) */
+	int show[8];
+} hx;
+
+typedef struct {
+	double y0, y1;
+} chart;
+
+static void esc(FILE *o, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", o); break;
+		case '<': fputs("&lt;", o); break;
+		case '>': fputs("&gt;", o); break;
+		case '"': fputs("&quot;", o); break;
+		case '\'': fputs("&#39;", o); break;
+		default: fputc(*s, o);
+		}
+	}
+}
+
+static double X(const hx *h, double t)
+{
+	double span = h->t1 > h->t0 ? h->t1 - h->t0 : 1;
+	return ML + (t - h->t0) / span * (CW - ML - MR);
+}
+
+static double Y(const chart *c, double v)
+{
+	double span = c->y1 > c->y0 ? c->y1 - c->y0 : 1;
+	double y = MT + (1 - (v - c->y0) / span) * (CH - MT - MB);
+	return y < MT - 2 ? MT - 2 : y > CH - MB ? CH - MB : y;
+}
+
+/* A round step for about n ticks over span. */
+static double nice_step(double span, int n)
+{
+	double raw = span / n, p = pow(10, floor(log10(raw > 0 ? raw : 1)));
+	double m = raw / p;
+	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/* Bands where mask is true over samples [0, n), in class cls. */
+static void bands(const hx *h, const bool *mask, const char *cls, const char *tip)
+{
+	const timeline *tl = h->tl;
+	for (int s = 0; s < tl->n; s++) {
+		if (!mask[s])
+			continue;
+		int e = s;
+		while (e + 1 < tl->n && mask[e + 1])
+			e++;
+		double a = X(h, s > 0 ? tl->t[s - 1] : tl->t[s]), b = X(h, tl->t[e]);
+		if (b - a < 1.5)
+			b = a + 1.5;
+		fprintf(h->o, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"><title>",
+			cls, a, MT, b - a, CH - MT - MB);
+		esc(h->o, tip);
+		fprintf(h->o, " %.1f-%.1f s</title></rect>\n", s > 0 ? tl->t[s - 1] : tl->t[s], tl->t[e]);
+		s = e;
+	}
+}
+
+static void chart_begin(const hx *h, const chart *c, const char *id, const char *title,
+			const char *unit)
+{
+	FILE *o = h->o;
+	fprintf(o, "<figure id=\"%s\"><figcaption>", id);
+	esc(o, title);
+	fprintf(o, "</figcaption>\n<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", CW, CH);
+	esc(o, title);
+	fputs("\">\n", o);
+	/* grid and axes */
+	double ys = nice_step(c->y1 - c->y0, 4);
+	for (double v = c->y0; v <= c->y1 + 1e-9; v += ys) {
+		double y = Y(c, v);
+		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", ML, y,
+			CW - MR, y);
+		fprintf(o, "<text class=\"lbl\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+			ML - 6, y + 4, v);
+	}
+	fprintf(o, "<text class=\"lbl\" x=\"4\" y=\"%d\">", MT - 4);
+	esc(o, unit);
+	fputs("</text>\n", o);
+	double xs = nice_step(h->t1 - h->t0, 8);
+	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
+		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
+			X(h, t), CH - 8, t);
+	fprintf(o, "\n<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", ML, CH - MB,
+		CW - MR, CH - MB);
+	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
+		CH - MB);
+	bands(h, h->gap, "gap", "GPU idle");
+}
+
+/* Finding ranges (warn and error) as marks along the top of a chart. */
+static void finding_marks(const hx *h)
+{
+	for (int i = 0; i < h->r->n; i++) {
+		const diag_finding *f = &h->r->f[i];
+		if (f->severity < DIAG_WARN)
+			continue;
+		for (int k = 0; k < f->nranges; k++) {
+			double a = X(h, f->ranges[k].t0), b = X(h, f->ranges[k].t1);
+			if (b - a < 2)
+				b = a + 2;
+			fprintf(h->o, "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+				      "height=\"4\"><title>%s</title></rect></a>",
+				i, f->severity == DIAG_ERROR ? "fe" : "fw", a, MT - 8, b - a, f->id);
+		}
+	}
+	fputc('\n', h->o);
+}
+
+static void chart_end(const hx *h, const char *legend)
+{
+	finding_marks(h);
+	fprintf(h->o, "</svg>\n<div class=\"legend\">%s</div></figure>\n", legend);
+}
+
+/*
+ * A series as one path, broken at absent values. Long series are reduced to
+ * the min and max of each pixel column, so oscillations stay visible.
+ */
+static void series(const hx *h, const chart *c, const double *x, double scale, const char *color,
+		   bool dashed)
+{
+	const timeline *tl = h->tl;
+	if (!x || tl->n == 0)
+		return;
+	FILE *o = h->o;
+	fprintf(o, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s d=\"", color,
+		dashed ? " stroke-dasharray=\"5 3\"" : "");
+	bool pen = false;
+	int s = 0;
+	while (s < tl->n) {
+		int col = (int)X(h, tl->t[s]);
+		double mn = NAN, mx = NAN;
+		int e = s;
+		bool hole = false;
+		while (e < tl->n && (int)X(h, tl->t[e]) == col) {
+			double v = x[e] * scale;
+			if (isnan(v))
+				hole = true;
+			else {
+				mn = isnan(mn) || v < mn ? v : mn;
+				mx = isnan(mx) || v > mx ? v : mx;
+			}
+			e++;
+		}
+		if (isnan(mn)) {
+			pen = false;
+		} else {
+			double px = X(h, tl->t[s]);
+			fprintf(o, "%c%.1f %.1f", pen ? 'L' : 'M', px, Y(c, mn));
+			if (mx != mn)
+				fprintf(o, "L%.1f %.1f", px, Y(c, mx));
+			pen = !hole;
+		}
+		s = e;
+	}
+	fputs("\"/>\n", o);
+}
+
+static void hline(const hx *h, const chart *c, double v, const char *color, const char *tip)
+{
+	if (isnan(v))
+		return;
+	fprintf(h->o, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\" "
+		      "stroke-dasharray=\"2 3\"><title>",
+		ML, Y(c, v), CW - MR, Y(c, v), color);
+	esc(h->o, tip);
+	fputs("</title></line>\n", h->o);
+}
+
+static void legend_add(char *buf, size_t len, const char *color, bool dashed, const char *label)
+{
+	size_t o = strlen(buf);
+	snprintf(buf + o, len - o, "<span class=\"sw%s\" style=\"border-color:%s\"></span>%s ",
+		 dashed ? " d" : "", color, label);
+}
+
+/* Largest value of metric id over the shown GPUs times scale (NAN when none). */
+static double gpu_max(const hx *h, gpu_metric_id id, double scale)
+{
+	double m = NAN;
+	for (int i = 0; i < h->ngpu_show; i++) {
+		double v = tl_max(h->tl->gpu[h->show[i]].m[id], 0, h->tl->n) * scale;
+		if (!isnan(v) && (isnan(m) || v > m))
+			m = v;
+	}
+	return m;
+}
+
+static bool any_gpu_series(const hx *h, gpu_metric_id id)
+{
+	for (int i = 0; i < h->ngpu_show; i++)
+		if (h->tl->gpu[h->show[i]].m[id])
+			return true;
+	return false;
+}
+
+static const double *activity(const timeline *tl, int g)
+{
+	const tl_gpu *G = &tl->gpu[g];
+	return G->m[GM_UTIL_GPU] ? G->m[GM_UTIL_GPU] : G->m[GM_GPM_GR_ACTIVE];
+}
+
+static void chart_util(hx *h)
+{
+	chart c = {0, 100};
+	char leg[2048] = "", lab[64];
+	chart_begin(h, &c, "chart-util", "GPU utilization (solid) and SM activity (dashed)", "%");
+	for (int i = 0; i < h->ngpu_show; i++) {
+		int g = h->show[i];
+		const char *col = palette[i % 8];
+		series(h, &c, activity(h->tl, g), 1, col, false);
+		series(h, &c, h->tl->gpu[g].m[GM_GPM_SM_ACTIVE], 1, col, true);
+		snprintf(lab, sizeof lab, "GPU %d utilization", h->tl->gpu[g].index);
+		legend_add(leg, sizeof leg, col, false, lab);
+		if (h->tl->gpu[g].m[GM_GPM_SM_ACTIVE]) {
+			snprintf(lab, sizeof lab, "GPU %d SM active", h->tl->gpu[g].index);
+			legend_add(leg, sizeof leg, col, true, lab);
+		}
+	}
+	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
+	chart_end(h, leg);
+}
+
+/* Memory, power, SM clock: each GPU's series against its capacity or limit. */
+static void chart_vs_limit(hx *h, const char *id, const char *title, const char *unit,
+			   gpu_metric_id val, gpu_metric_id lim, gpu_metric_id lim2, double scale,
+			   const char *what, bool throttle_bands)
+{
+	if (!any_gpu_series(h, val))
+		return;
+	double top = gpu_max(h, val, scale), l = gpu_max(h, lim, scale);
+	if (isnan(l) && lim2 != lim)
+		l = gpu_max(h, lim2, scale);
+	if (!isnan(l) && (isnan(top) || l > top))
+		top = l;
+	chart c = {0, isnan(top) || top <= 0 ? 1 : top * 1.05};
+	char leg[2048] = "", lab[96];
+	chart_begin(h, &c, id, title, unit);
+	if (throttle_bands)
+		bands(h, h->thr, "thr", "clocks held down (power cap, thermal or hardware slowdown)");
+	for (int i = 0; i < h->ngpu_show; i++) {
+		int g = h->show[i];
+		const char *col = palette[i % 8];
+		series(h, &c, h->tl->gpu[g].m[val], scale, col, false);
+		double gl = tl_max(h->tl->gpu[g].m[lim], 0, h->tl->n);
+		if (isnan(gl) && lim2 != lim)
+			gl = tl_max(h->tl->gpu[g].m[lim2], 0, h->tl->n);
+		snprintf(lab, sizeof lab, "GPU %d %s", h->tl->gpu[g].index, what);
+		legend_add(leg, sizeof leg, col, false, lab);
+		if (!isnan(gl)) {
+			hline(h, &c, gl * scale, col, "limit");
+			snprintf(lab, sizeof lab, "GPU %d limit", h->tl->gpu[g].index);
+			legend_add(leg, sizeof leg, col, true, lab);
+		}
+	}
+	if (throttle_bands)
+		strncat(leg, "<span class=\"sw thrk\"></span>throttled ", sizeof leg - strlen(leg) - 1);
+	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
+	chart_end(h, leg);
+}
+
+static void chart_pcie(hx *h)
+{
+	bool nv = any_gpu_series(h, GM_PCIE_RX) || any_gpu_series(h, GM_PCIE_TX);
+	bool gpm = any_gpu_series(h, GM_GPM_PCIE_RX) || any_gpu_series(h, GM_GPM_PCIE_TX);
+	if (!nv && !gpm)
+		return;
+	gpu_metric_id rx = nv ? GM_PCIE_RX : GM_GPM_PCIE_RX, tx = nv ? GM_PCIE_TX : GM_GPM_PCIE_TX;
+	double scale = nv ? 1 : 1 / MIB;
+	double top = fmax(gpu_max(h, rx, scale), gpu_max(h, tx, scale));
+	chart c = {0, isnan(top) || top <= 0 ? 1 : top * 1.05};
+	char leg[2048] = "", lab[64];
+	chart_begin(h, &c, "chart-pcie", "PCIe throughput: host to GPU (solid), GPU to host (dashed)",
+		    "MiB/s");
+	for (int i = 0; i < h->ngpu_show; i++) {
+		int g = h->show[i];
+		const char *col = palette[i % 8];
+		series(h, &c, h->tl->gpu[g].m[rx], scale, col, false);
+		series(h, &c, h->tl->gpu[g].m[tx], scale, col, true);
+		snprintf(lab, sizeof lab, "GPU %d rx", h->tl->gpu[g].index);
+		legend_add(leg, sizeof leg, col, false, lab);
+		snprintf(lab, sizeof lab, "GPU %d tx", h->tl->gpu[g].index);
+		legend_add(leg, sizeof leg, col, true, lab);
+	}
+	chart_end(h, leg);
+}
+
+static void chart_host(hx *h)
+{
+	const timeline *tl = h->tl;
+	if (!tl->h[HM_CPU_BUSY_MAX] && !tl->h[HM_CPU_IOWAIT] && !tl->h[HM_CPU_BUSY_AVG])
+		return;
+	chart c = {0, 100};
+	char leg[512] = "";
+	chart_begin(h, &c, "chart-host", "Host: busiest core, all cores, iowait", "%");
+	series(h, &c, tl->h[HM_CPU_BUSY_MAX], 1, "#c62828", false);
+	series(h, &c, tl->h[HM_CPU_BUSY_AVG], 1, "#757575", false);
+	series(h, &c, tl->h[HM_CPU_IOWAIT], 1, "#6a1b9a", true);
+	legend_add(leg, sizeof leg, "#c62828", false, "busiest core");
+	legend_add(leg, sizeof leg, "#757575", false, "all cores");
+	legend_add(leg, sizeof leg, "#6a1b9a", true, "iowait");
+	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
+	chart_end(h, leg);
+}
+
+static void chart_steps(hx *h)
+{
+	const timeline *tl = h->tl;
+	if (tl->nsteps < 2)
+		return;
+	double top = 0;
+	for (int i = 1; i < tl->nsteps; i++)
+		top = fmax(top, tl->steps[i].t - tl->steps[i - 1].t);
+	chart c = {0, top > 0 ? top * 1e3 * 1.05 : 1};
+	chart_begin(h, &c, "chart-steps", "Step time (time since the previous step)", "ms");
+	FILE *o = h->o;
+	if (tl->nsteps <= 400) {
+		for (int i = 1; i < tl->nsteps; i++)
+			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#37474f\"/>",
+				X(h, tl->steps[i].t), Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
+	} else {
+		fputs("<path fill=\"none\" stroke=\"#37474f\" stroke-width=\"1\" d=\"", o);
+		for (int i = 1; i < tl->nsteps; i++)
+			fprintf(o, "%c%.1f %.1f", i == 1 ? 'M' : 'L', X(h, tl->steps[i].t),
+				Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
+		fputs("\"/>", o);
+	}
+	fputc('\n', o);
+	double p50 = h->r->steps.p50;
+	if (!isnan(p50))
+		hline(h, &c, 1e3 * p50, "#37474f", "median step time");
+	chart_end(h, "<span class=\"sw\" style=\"border-color:#37474f\"></span>step time "
+		     "<span class=\"sw d\" style=\"border-color:#37474f\"></span>median "
+		     "<span class=\"sw gapk\"></span>GPU idle");
+}
+
+/* One row per finding with its time ranges, each linked to the finding's card. */
+static void timeline_strip(hx *h)
+{
+	const diag_result *r = h->r;
+	int rows = r->n ? r->n : 1, H = 30 + 18 * rows;
+	FILE *o = h->o;
+	fprintf(o, "<figure id=\"timeline\"><figcaption>Findings over time</figcaption>\n"
+		   "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"findings over time\">\n",
+		CW, H);
+	for (int i = 0; i < r->n; i++) {
+		const diag_finding *f = &r->f[i];
+		int y = 8 + 18 * i;
+		const char *cls = f->severity == DIAG_ERROR ? "fe" : f->severity == DIAG_WARN ? "fw" : "fi";
+		fprintf(o, "<a href=\"#f-%d\"><text class=\"lbl\" x=\"4\" y=\"%d\">%s</text></a>", i,
+			y + 11, f->id);
+		for (int k = 0; k < f->nranges; k++) {
+			double a = X(h, f->ranges[k].t0), b = X(h, f->ranges[k].t1);
+			if (b - a < 3)
+				b = a + 3;
+			fprintf(o, "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+				   "height=\"12\"><title>%s %.1f-%.1f s</title></rect></a>",
+				i, cls, a + 60 * 0, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
+		}
+		fputc('\n', o);
+	}
+	double xs = nice_step(h->t1 - h->t0, 8);
+	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
+		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
+			X(h, t), H - 6, t);
+	fputs("\n</svg></figure>\n", o);
+}
+
+static void finding_card(hx *h, int i)
+{
+	const diag_finding *f = &h->r->f[i];
+	const timeline *tl = h->tl;
+	FILE *o = h->o;
+	fprintf(o, "<div class=\"f %s\" id=\"f-%d\">\n<p><span class=\"sev\">%s</span> <b>%s</b> "
+		   "<span class=\"conf\">confidence %.2f</span>",
+		diag_severity_name(f->severity), i, diag_severity_name(f->severity), f->id,
+		f->confidence);
+	for (int g = 0; g < tl->ngpu && g < 64; g++)
+		if (f->gpus & (1ULL << g))
+			fprintf(o, " <span class=\"gpu\">GPU %d</span>", tl->gpu[g].index);
+	fputs("</p>\n<p class=\"title\">", o);
+	esc(o, f->title);
+	fputs("</p>\n", o);
+	if (f->nev) {
+		fputs("<table><tr><th>GPU</th><th>metric</th><th>statistic</th><th>value</th>"
+		      "<th>threshold</th></tr>\n",
+		      o);
+		for (int k = 0; k < f->nev; k++) {
+			const diag_evidence *e = &f->ev[k];
+			fputs("<tr><td>", o);
+			if (e->gpu >= 0 && e->gpu < tl->ngpu)
+				fprintf(o, "%d", tl->gpu[e->gpu].index);
+			fputs("</td><td>", o);
+			esc(o, e->metric);
+			fputs("</td><td>", o);
+			esc(o, e->stat);
+			fprintf(o, "</td><td class=\"n\">%.4g ", e->value);
+			esc(o, e->unit);
+			fputs("</td><td class=\"n\">", o);
+			if (e->cmp[0]) {
+				esc(o, e->cmp);
+				fprintf(o, " %.4g ", e->threshold);
+				esc(o, e->unit);
+			}
+			fputs("</td></tr>\n", o);
+		}
+		fputs("</table>\n", o);
+	}
+	if (f->nranges) {
+		fputs("<p><b>When</b>: ", o);
+		for (int k = 0; k < f->nranges; k++)
+			fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0, f->ranges[k].t1);
+		fputs(" (<a href=\"#timeline\">on the timeline</a>)</p>\n", o);
+	}
+	if (f->note[0]) {
+		fputs("<p><b>Note</b>: ", o);
+		esc(o, f->note);
+		fputs("</p>\n", o);
+	}
+	if (f->advice) {
+		fputs("<p><b>Change</b>: ", o);
+		esc(o, f->advice);
+		fputs("</p>\n", o);
+	}
+	if (f->verify) {
+		fputs("<p><b>Verify</b>: ", o);
+		esc(o, f->verify);
+		fputs("</p>\n", o);
+	}
+	fputs("</div>\n", o);
+}
+
+static void gpu_table(hx *h)
+{
+	const diag_result *r = h->r;
+	if (!r->ngpu)
+		return;
+	FILE *o = h->o;
+	char a[16], b[16], c[16], d[16], e[16], f[16];
+	fputs("<h2>GPUs: utilization &#215; memory</h2>\n<table><tr><th>GPU</th><th>job</th>"
+	      "<th>util mean</th><th>idle</th><th>SM active</th><th>memory peak</th><th>power</th>"
+	      "<th>quadrant</th></tr>\n",
+	      o);
+	for (int g = 0; g < r->ngpu; g++) {
+		const diag_gpu_summary *s = &r->gpu[g];
+		fprintf(o, "<tr><td>%d ", s->index);
+		esc(o, h->tl->gpu[g].name);
+		fprintf(o, "</td><td>%s</td><td class=\"n\">%s %%</td><td class=\"n\">%s %%</td>"
+			   "<td class=\"n\">%s %%</td><td class=\"n\">%s / %s GiB</td>"
+			   "<td class=\"n\">%s / %s W</td><td><b>%s</b>: ",
+			s->job ? "yes" : "no", report_num(s->util_mean, 0, a, sizeof a),
+			report_num(s->idle_pct, 0, b, sizeof b), report_num(s->sm_active_mean, 0, c, sizeof c),
+			report_num(s->mem_peak_mib / 1024, 1, d, sizeof d),
+			report_num(s->mem_total_mib / 1024, 1, e, sizeof e),
+			report_num(s->power_mean, 0, f, sizeof f),
+			report_num(s->power_limit, 0, a, sizeof a), diag_quadrant_name(s->quadrant));
+		esc(o, diag_quadrant_meaning(s->quadrant));
+		fputs("</td></tr>\n", o);
+	}
+	fputs("</table>\n", o);
+}
+
+static void chain_list(hx *h)
+{
+	FILE *o = h->o;
+	static const char *const mark[] = {"&#10003;", "&#10007;", "&#8211;"};
+	static const char *const cls[] = {"ok", "bad", "na"};
+	fputs("<h2>The seven-step chain</h2>\n<ol class=\"chain\">\n", o);
+	for (int i = 0; i < DIAG_CHAIN_STEPS; i++) {
+		const diag_chain_step *s = &h->r->chain[i];
+		fprintf(o, "<li><span class=\"%s\">%s</span> <b>", cls[s->status], mark[s->status]);
+		esc(o, s->question);
+		fputs("</b><br>", o);
+		esc(o, s->answer);
+		for (int k = 0; k < s->nfindings; k++) {
+			int idx = -1;
+			for (int j = 0; j < h->r->n; j++)
+				if (!strcmp(h->r->f[j].id, s->findings[k]))
+					idx = j;
+			fprintf(o, " <a href=\"#f-%d\">%s</a>", idx, s->findings[k]);
+		}
+		fputs("</li>\n", o);
+	}
+	fputs("</ol>\n", o);
+}
+
+static void header(hx *h, const diag_meta *meta)
+{
+	FILE *o = h->o;
+	const timeline *tl = h->tl;
+	const diag_result *r = h->r;
+	fputs("<h1>gpuwhy report: ", o);
+	esc(o, h->st->source ? h->st->source : "");
+	fputs("</h1>\n<table class=\"facts\">\n", o);
+	const char *cmd = diag_meta_get(meta, "command");
+	if (cmd) {
+		fputs("<tr><th>command</th><td><code>", o);
+		esc(o, cmd);
+		fputs("</code></td></tr>\n", o);
+	}
+	const char *keys[][2] = {{"hostname", "host"}, {"driver", "driver"},
+				 {"cuda_driver_version", "CUDA"}};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const char *v = diag_meta_get(meta, keys[i][0]);
+		if (!v || !*v)
+			continue;
+		fprintf(o, "<tr><th>%s</th><td>", keys[i][1]);
+		esc(o, v);
+		fputs("</td></tr>\n", o);
+	}
+	fprintf(o, "<tr><th>recorded</th><td>%.1f s, %d samples", tl->duration, tl->n);
+	if (tl->exit_status >= 0)
+		fprintf(o, ", exit status %d", tl->exit_status);
+	fprintf(o, "</td></tr>\n<tr><th>analysed</th><td>%.1f-%.1f s, goal %s</td></tr>\n", r->t_from,
+		r->t_to, diag_goal_name(r->goal));
+	if (r->steps.n > 0)
+		fprintf(o, "<tr><th>steps</th><td>%d; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.2f "
+			   "steps/s</td></tr>\n",
+			tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
+			r->steps.per_s);
+	fputs("</table>\n", o);
+}
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+	"max-width:1100px;padding:16px 20px;color:#212121;background:#fff}"
+	"h1{font-size:20px;margin:8px 0}h2{font-size:17px;border-bottom:1px solid #ddd;"
+	"padding-bottom:3px;margin-top:28px}"
+	"table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 8px;text-align:left;"
+	"border-bottom:1px solid #eee;vertical-align:top}td.n{text-align:right;"
+	"font-variant-numeric:tabular-nums;white-space:nowrap}"
+	".facts th{color:#616161;font-weight:normal}"
+	".f{border-left:6px solid #9e9e9e;padding:4px 14px;margin:12px 0;background:#fafafa}"
+	".f.error{border-color:#c62828}.f.warn{border-color:#ef8f00}.f.info{border-color:#1e88e5}"
+	".f p{margin:5px 0}.f .title{font-size:15px}"
+	".sev{font-weight:bold;text-transform:uppercase;font-size:12px;letter-spacing:.05em}"
+	".conf,.gpu{color:#616161;font-size:12px;margin-left:8px}"
+	"figure{margin:14px 0}figcaption{font-weight:bold;margin-bottom:2px}"
+	"svg{display:block;width:100%;height:auto;background:#fff}"
+	".ax{stroke:#9e9e9e;stroke-width:1}.grid{stroke:#eeeeee;stroke-width:1}"
+	".lbl{font-size:11px;fill:#616161}"
+	".gap{fill:#9e9e9e;fill-opacity:.2}.thr{fill:#ff9800;fill-opacity:.25}"
+	".fe{fill:#c62828}.fw{fill:#ef8f00}.fi{fill:#1e88e5}"
+	".legend{font-size:12px;color:#424242}"
+	".sw{display:inline-block;width:18px;height:0;border-top:2px solid;margin:0 4px 3px 10px;"
+	"vertical-align:middle}.sw.d{border-top-style:dashed}"
+	".sw.gapk{height:10px;border:0;background:rgba(158,158,158,.35)}"
+	".sw.thrk{height:10px;border:0;background:rgba(255,152,0,.4)}"
+	".chain li{margin:6px 0}.ok{color:#2e7d32}.bad{color:#c62828}.na{color:#9e9e9e}"
+	":target{outline:3px solid #1e88e5;outline-offset:2px}"
+	"code{font-size:13px}";
+
+void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
+		 const report_style *st)
+{
+	hx h = {.o = out, .tl = tl, .r = r, .st = st};
+	h.t0 = 0;
+	h.t1 = tl->duration;
+	if (tl->n > 0 && tl->t[tl->n - 1] > h.t1)
+		h.t1 = tl->t[tl->n - 1];
+	if (h.t1 <= h.t0)
+		h.t1 = h.t0 + 1;
+	/* The GPUs drawn: the job's, at most 8 (the table lists all). */
+	for (int g = 0; g < r->ngpu && h.ngpu_show < 8; g++)
+		if (r->gpu[g].job)
+			h.show[h.ngpu_show++] = g;
+	double idle = st->opts ? st->opts->th.idle_util_pct : 10;
+	h.gap = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.gap);
+	h.thr = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.thr);
+	if (!h.gap || !h.thr)
+		abort();
+	for (int s = 0; s < tl->n; s++) {
+		int present = 0, idle_n = 0;
+		for (int i = 0; i < h.ngpu_show; i++) {
+			int g = h.show[i];
+			const double *a = activity(tl, g);
+			if (a && !isnan(a[s])) {
+				present++;
+				idle_n += a[s] <= idle;
+			}
+			double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
+			if (!isnan(m) && ((uint64_t)m & 0xECULL)) /* power cap, HW/thermal slowdowns */
+				h.thr[s] = true;
+			if (tl_gpu_at(tl, g, GM_CLK_R_SW_POWER, s) >= 1 ||
+			    tl_gpu_at(tl, g, GM_CLK_R_HW_SLOW, s) >= 1 ||
+			    tl_gpu_at(tl, g, GM_CLK_R_HW_THERMAL, s) >= 1 ||
+			    tl_gpu_at(tl, g, GM_CLK_R_SW_THERMAL, s) >= 1)
+				h.thr[s] = true;
+		}
+		h.gap[s] = present > 0 && idle_n == present;
+	}
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>gpuwhy "
+	      "report: ",
+	      out);
+	esc(out, st->source ? st->source : "");
+	fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n", css);
+	header(&h, meta);
+
+	int ne = 0, nw = 0;
+	for (int i = 0; i < r->n; i++) {
+		ne += r->f[i].severity == DIAG_ERROR;
+		nw += r->f[i].severity == DIAG_WARN;
+	}
+	fprintf(out, "<h2>Findings: %d error%s, %d warning%s</h2>\n", ne, ne == 1 ? "" : "s", nw,
+		nw == 1 ? "" : "s");
+	timeline_strip(&h);
+	for (int i = 0; i < r->n; i++)
+		finding_card(&h, i);
+
+	fputs("<h2>Charts</h2>\n", out);
+	if (h.ngpu_show)
+		chart_util(&h);
+	chart_vs_limit(&h, "chart-mem", "GPU memory used against capacity", "GiB", GM_MEM_USED,
+		       GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, "memory used", false);
+	chart_vs_limit(&h, "chart-power", "Power draw against the limit", "W", GM_POWER_DRAW,
+		       GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, "power", false);
+	chart_vs_limit(&h, "chart-clocks", "SM clock against its maximum, throttled time shaded",
+		       "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, "SM clock", true);
+	chart_pcie(&h);
+	chart_host(&h);
+	chart_steps(&h);
+	gpu_table(&h);
+	chain_list(&h);
+	fputs("<p class=\"legend\">Generated by gpuwhy " GPUWHY_VERSION ".</p>\n</body>\n</html>\n",
+	      out);
+	free(h.gap);
+	free(h.thr);
+}

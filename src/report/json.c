@@ -1,0 +1,271 @@
+/*
+ * json.c - the report and the comparison as JSON (schema in the README).
+ * Absent numbers are null, never 0; GPUs are named by NVML index.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "util/jsonw.h"
+
+static void num(jsonw *w, const char *k, double v)
+{
+	jsonw_key(w, k);
+	jsonw_num(w, v);
+}
+
+static void str(jsonw *w, const char *k, const char *v)
+{
+	jsonw_key(w, k);
+	jsonw_str(w, v);
+}
+
+static void gpu_index(jsonw *w, const timeline *tl, int pos)
+{
+	if (pos >= 0 && pos < tl->ngpu)
+		jsonw_int(w, tl->gpu[pos].index);
+	else
+		jsonw_null(w);
+}
+
+static void finding(jsonw *w, const timeline *tl, const diag_finding *f)
+{
+	jsonw_obj_begin(w);
+	str(w, "id", f->id);
+	str(w, "severity", diag_severity_name(f->severity));
+	num(w, "confidence", f->confidence);
+	str(w, "title", f->title);
+	jsonw_key(w, "gpus");
+	jsonw_arr_begin(w);
+	for (int g = 0; g < tl->ngpu && g < 64; g++)
+		if (f->gpus & (1ULL << g))
+			jsonw_int(w, tl->gpu[g].index);
+	jsonw_arr_end(w);
+	jsonw_key(w, "ranges");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < f->nranges; i++) {
+		jsonw_obj_begin(w);
+		num(w, "from_s", f->ranges[i].t0);
+		num(w, "to_s", f->ranges[i].t1);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_key(w, "evidence");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < f->nev; i++) {
+		const diag_evidence *e = &f->ev[i];
+		jsonw_obj_begin(w);
+		str(w, "metric", e->metric);
+		str(w, "stat", e->stat);
+		num(w, "value", e->value);
+		str(w, "unit", e->unit);
+		jsonw_key(w, "cmp");
+		jsonw_str(w, e->cmp[0] ? e->cmp : NULL);
+		num(w, "threshold", e->threshold);
+		jsonw_key(w, "gpu");
+		gpu_index(w, tl, e->gpu);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_key(w, "note");
+	jsonw_str(w, f->note[0] ? f->note : NULL);
+	str(w, "advice", f->advice);
+	str(w, "verify", f->verify);
+	jsonw_obj_end(w);
+}
+
+static void steps(jsonw *w, const diag_step_stats *s)
+{
+	jsonw_obj_begin(w);
+	jsonw_key(w, "intervals");
+	jsonw_int(w, s->n);
+	num(w, "mean_s", s->mean);
+	num(w, "p50_s", s->p50);
+	num(w, "p90_s", s->p90);
+	num(w, "p99_s", s->p99);
+	num(w, "per_s", s->per_s);
+	jsonw_obj_end(w);
+}
+
+void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
+		 const report_style *st)
+{
+	jsonw w;
+	jsonw_init(&w, out, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "report_version");
+	jsonw_int(&w, 1);
+	str(&w, "source", st->source);
+	str(&w, "goal", diag_goal_name(r->goal));
+	jsonw_key(&w, "exit_code");
+	jsonw_int(&w, diag_exit_code(r));
+
+	jsonw_key(&w, "recording");
+	jsonw_obj_begin(&w);
+	str(&w, "command", diag_meta_get(meta, "command"));
+	str(&w, "hostname", diag_meta_get(meta, "hostname"));
+	str(&w, "driver", diag_meta_get(meta, "driver"));
+	const char *cuda = diag_meta_get(meta, "cuda_driver_version");
+	str(&w, "cuda", cuda ? cuda : diag_meta_get(meta, "cuda"));
+	num(&w, "duration_s", tl->duration);
+	jsonw_key(&w, "samples");
+	jsonw_int(&w, tl->n);
+	jsonw_key(&w, "exit_status");
+	if (tl->exit_status >= 0)
+		jsonw_int(&w, tl->exit_status);
+	else
+		jsonw_null(&w);
+	jsonw_key(&w, "watched_command");
+	jsonw_bool(&w, tl->have_root);
+	jsonw_key(&w, "env");
+	jsonw_obj_begin(&w);
+	for (int i = 0; meta && i < meta->n; i++)
+		if (!strncmp(meta->kv[i].key, "env.", 4))
+			str(&w, meta->kv[i].key + 4, meta->kv[i].value);
+	jsonw_obj_end(&w);
+	jsonw_obj_end(&w);
+
+	jsonw_key(&w, "window");
+	jsonw_obj_begin(&w);
+	num(&w, "from_s", r->t_from);
+	num(&w, "to_s", r->t_to);
+	jsonw_key(&w, "samples");
+	jsonw_int(&w, r->to - r->from);
+	jsonw_obj_end(&w);
+
+	jsonw_key(&w, "steps");
+	steps(&w, &r->steps);
+
+	jsonw_key(&w, "findings");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < r->n; i++)
+		finding(&w, tl, &r->f[i]);
+	jsonw_arr_end(&w);
+
+	jsonw_key(&w, "gpus");
+	jsonw_arr_begin(&w);
+	for (int g = 0; g < r->ngpu; g++) {
+		const diag_gpu_summary *s = &r->gpu[g];
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "index");
+		jsonw_int(&w, s->index);
+		str(&w, "uuid", tl->gpu[g].uuid);
+		str(&w, "name", tl->gpu[g].name);
+		jsonw_key(&w, "job");
+		jsonw_bool(&w, s->job);
+		num(&w, "util_mean", s->util_mean);
+		num(&w, "util_p10", s->util_p10);
+		num(&w, "util_p90", s->util_p90);
+		num(&w, "idle_pct", s->idle_pct);
+		num(&w, "sm_active_mean", s->sm_active_mean);
+		num(&w, "dram_active_mean", s->dram_active_mean);
+		num(&w, "mem_peak_mib", s->mem_peak_mib);
+		num(&w, "mem_total_mib", s->mem_total_mib);
+		num(&w, "mem_peak_pct", s->mem_peak_pct);
+		num(&w, "power_mean_w", s->power_mean);
+		num(&w, "power_limit_w", s->power_limit);
+		num(&w, "temp_max_c", s->temp_max);
+		str(&w, "quadrant", diag_quadrant_name(s->quadrant));
+		str(&w, "quadrant_meaning", diag_quadrant_meaning(s->quadrant));
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+
+	jsonw_key(&w, "chain");
+	jsonw_arr_begin(&w);
+	static const char *const status[] = {"ok", "problem", "n/a"};
+	for (int i = 0; i < DIAG_CHAIN_STEPS; i++) {
+		const diag_chain_step *s = &r->chain[i];
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "step");
+		jsonw_int(&w, s->no);
+		str(&w, "question", s->question);
+		str(&w, "status", status[s->status]);
+		str(&w, "answer", s->answer);
+		jsonw_key(&w, "findings");
+		jsonw_arr_begin(&w);
+		for (int k = 0; k < s->nfindings; k++)
+			jsonw_str(&w, s->findings[k]);
+		jsonw_arr_end(&w);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+}
+
+static void diff(jsonw *w, const char *k, const diag_diff *d)
+{
+	jsonw_key(w, k);
+	jsonw_obj_begin(w);
+	num(w, "base_s", d->base);
+	num(w, "candidate_s", d->cand);
+	num(w, "diff_s", d->diff);
+	num(w, "ci95_low_s", d->lo);
+	num(w, "ci95_high_s", d->hi);
+	jsonw_obj_end(w);
+}
+
+static void summary(jsonw *w, const char *k, const diag_run_summary *s)
+{
+	jsonw_key(w, k);
+	jsonw_obj_begin(w);
+	num(w, "duration_s", s->duration);
+	jsonw_key(w, "steps");
+	steps(w, &s->steps);
+	num(w, "util_mean", s->util_mean);
+	num(w, "sm_active_mean", s->sm_active_mean);
+	num(w, "mem_peak_mib", s->mem_peak_mib);
+	num(w, "power_mean_w", s->power_mean);
+	jsonw_key(w, "job_gpus");
+	jsonw_int(w, s->njob);
+	jsonw_obj_end(w);
+}
+
+void compare_json(FILE *out, const diag_comparison *c, const char *base, const char *cand)
+{
+	jsonw w;
+	jsonw_init(&w, out, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "compare_version");
+	jsonw_int(&w, 1);
+	str(&w, "base", base);
+	str(&w, "candidate", cand);
+	str(&w, "verdict", c->verdict < 0 ? "faster" : c->verdict > 0 ? "slower" : "no-difference");
+	str(&w, "judged_by", c->by_steps ? "step-time-p50-ci95" : "run-time");
+	jsonw_key(&w, "bootstrap");
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "resamples");
+	jsonw_int(&w, DIAG_BOOTSTRAP_RESAMPLES);
+	jsonw_key(&w, "seed");
+	jsonw_int(&w, (long long)(DIAG_BOOTSTRAP_SEED & 0x7fffffffffffffffULL));
+	jsonw_obj_end(&w);
+	diff(&w, "step_p50", &c->p50);
+	diff(&w, "step_p90", &c->p90);
+	diff(&w, "step_p99", &c->p99);
+	summary(&w, "base_run", &c->base);
+	summary(&w, "candidate_run", &c->cand);
+	jsonw_key(&w, "changes");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < c->nchanges; i++) {
+		jsonw_obj_begin(&w);
+		str(&w, "what", c->changes[i].what);
+		str(&w, "base", c->changes[i].base);
+		str(&w, "candidate", c->changes[i].cand);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "more_than_one_change");
+	jsonw_bool(&w, c->nchanges > 1);
+	jsonw_key(&w, "findings_gone");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < c->nfixed; i++)
+		jsonw_str(&w, c->fixed[i]);
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "findings_new");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < c->nappeared; i++)
+		jsonw_str(&w, c->appeared[i]);
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+}

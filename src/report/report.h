@@ -1,0 +1,49 @@
+/*
+ * report.h - the faces of a diagnosis: text for terminals (findings, the
+ * per-GPU quadrant, the seven-step chain with sparklines), JSON for
+ * machines, and one self-contained HTML page with inline SVG charts; and the
+ * same three for a comparison of two recordings (text and JSON).
+ */
+#ifndef GPUWHY_REPORT_REPORT_H
+#define GPUWHY_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "diagnose/diag.h"
+
+typedef struct {
+	bool utf8;	    /* block-character sparklines and marks; ASCII otherwise */
+	bool color;	    /* ANSI colours (a terminal, and NO_COLOR unset) */
+	const char *source; /* the recording's path, shown in headers */
+	const diag_opts *opts;
+} report_style;
+
+/* UTF-8 when the LC_CTYPE locale's codeset is UTF-8 (call setlocale(LC_CTYPE, "") first). */
+bool report_locale_utf8(void);
+/* Colour on out: a terminal and NO_COLOR unset or empty. */
+bool report_want_color(FILE *out);
+
+void report_text(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
+		 const report_style *st);
+void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
+		 const report_style *st);
+void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
+		 const report_style *st);
+
+void compare_text(FILE *out, const diag_comparison *c, const char *base, const char *cand,
+		  const report_style *st);
+void compare_json(FILE *out, const diag_comparison *c, const char *base, const char *cand);
+
+/*
+ * A sparkline of x over samples [from, to), resampled to `width` cells
+ * (mean per cell), scaled lo..hi, into out: "▁▂▃▄▅▆▇█" with utf8, " .:-=+*#"
+ * without; a cell with no value is a space. Returns out.
+ */
+char *report_sparkline(const double *x, int from, int to, double lo, double hi, int width,
+		       bool utf8, char *out, size_t len);
+
+/* "%.*f" of v, or "n/a" when v is NAN. */
+const char *report_num(double v, int decimals, char *buf, size_t len);
+
+#endif
