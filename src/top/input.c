@@ -11,6 +11,7 @@
 
 const top_key_help top_keys[] = {
 	{"q", "quit", "quit (Ctrl-C too); the terminal is restored"},
+	{"h", "help", "this help (? and F1 too): keys and every finding; any key closes it"},
 	{"s", "sort", "sort processes by the next column: gpu pid user mem sm cpu rss cmd"},
 	{"r", "reverse", "reverse the sort order"},
 	{"/", "filter", "filter processes by PID, user or command (Enter keeps, Esc clears)"},
@@ -18,7 +19,6 @@ const top_key_help top_keys[] = {
 	{"p", "pause", "pause the screen (space too); sampling and recording go on"},
 	{"t", "tree", "show the process tree around the selected process"},
 	{"+ -", "interval", "sample less / more often: 100 ms to 10 s"},
-	{"h", "help", "this help (? and F1 too); any key closes it"},
 	{"Up Down", NULL, "select a process (j k, PgUp PgDn, Home End too)"},
 	{"Ctrl-L", NULL, "redraw the screen"},
 	{"mouse", NULL, "with --mouse: click a process to select it, a column title to sort"},

@@ -93,7 +93,8 @@ static void place_graph(top_layout *L, int gpu_h, int *rest)
 	if (L->gpus_shown == 0)
 		return;
 	if (L->cols >= TOP_GRAPH_BESIDE_MIN_COLS) {
-		int meters_w = clamp(L->cols / 2, 80, TOP_GPU_METER_MAX_W);
+		/* Meters first (their fields want about 124 columns); the graph gets the rest. */
+		int meters_w = clamp(L->cols - 28, 80, TOP_GPU_METER_MAX_W);
 		L->p[TOP_P_GPUS].w = meters_w;
 		L->p[TOP_P_GRAPH] = rect(meters_w, 1, L->cols - meters_w, gpu_h);
 		L->graph_beside = true;

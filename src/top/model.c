@@ -441,8 +441,15 @@ static void add_sample(timeline *tl, const snapshot *s, int k)
 		tl_proc *p = tl_add_proc(tl);
 		*p = s->procs[i];
 		p->s = k;
-		/* Live, nothing is "the watched job": the tree records are context only. */
-		p->in_tree = false;
+		/*
+		 * Live, the watched job is whatever runs on the GPUs: their processes
+		 * and the families the feed follows around them. A GPU nobody uses is
+		 * then not read as the job's idle GPU. With no GPU process at all
+		 * there is no job, and every GPU is looked at (have_root stays false).
+		 */
+		p->in_tree = p->alive;
+		if (p->gpu >= 0 && p->alive)
+			tl->have_root = true;
 	}
 }
 

@@ -319,7 +319,7 @@ static void fmt_pcie_io(const gpu_values *v, char *out, size_t len)
 	char rx[16], tx[16];
 	fmt_rate(v->ok[GM_PCIE_RX] ? v->v[GM_PCIE_RX] * 1048576.0 : NAN, rx, sizeof rx);
 	fmt_rate(v->ok[GM_PCIE_TX] ? v->v[GM_PCIE_TX] * 1048576.0 : NAN, tx, sizeof tx);
-	snprintf(out, len, "rx %s tx %s", rx, tx);
+	snprintf(out, len, "rx %s/s tx %s/s", rx, tx);
 }
 
 /* Throttle reasons worth a word (idle is not one). */
@@ -397,15 +397,20 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	line l = line_at(x, r, r.x, y);
 	snprintf(buf, sizeof buf, "GPU %d", gi->index);
 	text(&l, TOP_S_ACCENT, buf);
-	snprintf(buf, sizeof buf, " %-16.16s", short_name(gi->name));
+	/* Narrow blocks: shorter name and bars, SM active as a number. */
+	bool wide = r.w >= 100;
+	snprintf(buf, sizeof buf, wide ? " %-16.16s" : " %-12.12s", short_name(gi->name));
 	text(&l, TOP_S_DIM, buf);
-	int bw = r.w >= 110 ? 14 : 10;
+	int bw = r.w >= 110 ? 14 : wide ? 10 : 8;
 	double util = val(v, GM_UTIL_GPU);
 	fmt_pct(util, vs, sizeof vs);
 	bar_field(&l, 1, "util", bw, util / 100, TOP_S_OK, st_of(vs, TOP_S_NORMAL), vs);
 	double sm = val(v, GM_GPM_SM_ACTIVE);
 	fmt_pct(sm, vs, sizeof vs);
-	bar_field(&l, 2, "SM", bw / 2, sm / 100, TOP_S_OK, st_of(vs, TOP_S_NORMAL), vs);
+	if (wide)
+		bar_field(&l, 2, "SM", bw / 2, sm / 100, TOP_S_OK, st_of(vs, TOP_S_NORMAL), vs);
+	else
+		pair(&l, 2, "SM", st_of(vs, TOP_S_NORMAL), vs);
 	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);
 	fmt_mem_pair(v, vs, sizeof vs);
 	bar_field(&l, 2, "mem", bw, mf, load_style(mf * 100, 80, 95), st_of(vs, TOP_S_NORMAL), vs);
@@ -424,12 +429,12 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	fmt_num(v, GM_CLK_MAX_SM, "%.0f", b, sizeof b);
 	snprintf(vs, sizeof vs, "%s/%sMHz", a, b);
 	pair(&l, 2, "sm clk", reasons_bad(v) ? TOP_S_HIGH : st_of(vs, TOP_S_NORMAL), vs);
-	fmt_num(v, GM_CLK_MEM, "%.0fMHz", vs, sizeof vs);
-	pair(&l, 2, "mem clk", st_of(vs, TOP_S_NORMAL), vs);
 	bool down = fmt_link(v, vs, sizeof vs);
 	pair(&l, 2, "PCIe", down ? TOP_S_MID : TOP_S_NORMAL, vs);
 	fmt_pcie_io(v, vs, sizeof vs);
 	pair(&l, 1, "", TOP_S_NORMAL, vs);
+	fmt_num(v, GM_CLK_MEM, "%.0fMHz", vs, sizeof vs);
+	pair(&l, 2, "mem clk", st_of(vs, TOP_S_NORMAL), vs);
 	if (rows < 3)
 		return;
 	/* line 3: state and reasons, fan, ECC, codecs */
@@ -842,7 +847,7 @@ static void draw_tree(ctx *x)
 	top_fill(x->c, (top_rect){r.x, r.y, r.w, 1}, TOP_S_HEAD, L' ');
 	char buf[200];
 	if (f->m->sel >= 0)
-		snprintf(buf, sizeof buf, " tree of PID %u   PID  CPU%%   RSS  COMMAND", f->m->sel_pid);
+		snprintf(buf, sizeof buf, " tree of PID %u: PID, CPU %%, RSS, command", f->m->sel_pid);
 	else
 		snprintf(buf, sizeof buf, " process tree");
 	top_put(x->c, r, r.x, r.y, TOP_S_HEAD, buf);
