@@ -1002,9 +1002,9 @@ void top_render(top_canvas *c, const top_frame *f)
 	top_canvas_clear(c);
 	if (f->L->too_small) {
 		top_rect all = {0, 0, c->cols, c->rows};
-		top_putf(c, all, 0, 0, TOP_S_NORMAL, "terminal too small (%dx%d): need %dx%d", f->L->cols,
-			 f->L->rows, TOP_MIN_COLS, TOP_MIN_ROWS);
-		top_put(c, all, 0, 1, TOP_S_DIM, "q quits");
+		top_putf(c, all, 0, 0, TOP_S_NORMAL, "terminal too small (%dx%d)", f->L->cols,
+			 f->L->rows);
+		top_putf(c, all, 0, 1, TOP_S_DIM, "need %dx%d; q quits", TOP_MIN_COLS, TOP_MIN_ROWS);
 		return;
 	}
 	graph_caption(&x, draw_header(&x));
