@@ -666,8 +666,8 @@ enum { C_PID, C_USER, C_GPU, C_MEM, C_SM, C_CPU, C_RSS, C_CMD, C__N };
 static const pcol pcols[C__N] = {
 	[C_PID] = {"PID", 7, true, TOP_SORT_PID, 0},
 	[C_USER] = {"USER", 9, false, TOP_SORT_USER, 5},
-	[C_GPU] = {"GPU", 3, true, TOP_SORT_GPU, 0},
-	[C_MEM] = {"GPU MEM", 7, true, TOP_SORT_GPUMEM, 0},
+	[C_GPU] = {"GPU", 4, true, TOP_SORT_GPU, 0},
+	[C_MEM] = {"GPU MEM", 8, true, TOP_SORT_GPUMEM, 0},
 	[C_SM] = {"SM%", 4, true, TOP_SORT_SM, 3},
 	[C_CPU] = {"CPU%", 5, true, TOP_SORT_CPU, 2},
 	[C_RSS] = {"RSS", 6, true, TOP_SORT_RSS, 4},
