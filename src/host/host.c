@@ -71,7 +71,7 @@ int host_table_size(enum host_table table)
 const host_metric_info *host_metric_info_get(enum host_table table, int id)
 {
 	static const host_metric_info *const tables[] = {sys_info, cpu_info, disk_info, net_info,
-							 proc_info};
+	                                                 proc_info};
 	if ((unsigned)table >= sizeof(tables) / sizeof(tables[0]) || id < 0 ||
 	    id >= host_table_size(table))
 		return NULL;
@@ -126,10 +126,10 @@ int host_sample_copy(host_sample *dst, const host_sample *src)
 	dst->arena = keep.arena;
 	dst->arena_cap = keep.arena_cap;
 	void *a;
-#define DUP(field, capf, n)                                                                   \
-	a = dst->field;                                                                       \
-	if (dup_array(&a, &dst->capf, src->field, src->n, sizeof(*src->field)) != 0)          \
-		goto fail;                                                                    \
+#define DUP(field, capf, n)                                                                        \
+	a = dst->field;                                                                            \
+	if (dup_array(&a, &dst->capf, src->field, src->n, sizeof(*src->field)) != 0)               \
+		goto fail;                                                                         \
 	dst->field = a;
 	DUP(cpus, cpus_cap, ncpus)
 	DUP(disks, disks_cap, ndisks)
@@ -236,7 +236,8 @@ host_sampler *host_sampler_new(const host_config *cfg)
 	hs->page_size = sysconf(_SC_PAGESIZE);
 	if (hs->page_size <= 0)
 		hs->page_size = 4096;
-	if (!hs->proc_root || !hs->sys_root || !hs->fs_root || !(hs->pt = host_ptree_new(&hs->cfg))) {
+	if (!hs->proc_root || !hs->sys_root || !hs->fs_root ||
+	    !(hs->pt = host_ptree_new(&hs->cfg))) {
 		host_sampler_free(hs);
 		return NULL;
 	}
@@ -268,6 +269,11 @@ int host_sampler_follow(host_sampler *hs, const int *pids, size_t n)
 void host_sampler_follow_all(host_sampler *hs)
 {
 	host_ptree_follow_all(hs->pt);
+}
+
+host_ptree_stats host_sampler_ptree_stats(const host_sampler *hs)
+{
+	return host_ptree_last_stats(hs->pt);
 }
 
 int host_sampler_set_roots(host_sampler *hs, const char *proc_root, const char *sys_root)

@@ -48,8 +48,8 @@ typedef struct host_config {
 	bool net_lo;           /* include the loopback interface "lo" (default false) */
 	bool disk_all;         /* include partitions, ram, zram, loop and fd devices (false) */
 	bool proc_full_scan;   /* re-read every /proc/PID/stat each scan instead of trusting
-				* that a process seen outside the followed tree stays outside
-				* while its /proc entry is unchanged (false) */
+	                        * that a process seen outside the followed tree stays outside
+	                        * while its /proc entry is unchanged (false) */
 } host_config;
 
 void host_config_default(host_config *cfg);
@@ -95,7 +95,13 @@ enum host_proc_metric {
 };
 #undef HOST_X_ENUM
 
-enum host_table { HOST_TABLE_SYS, HOST_TABLE_CPU, HOST_TABLE_DISK, HOST_TABLE_NET, HOST_TABLE_PROC };
+enum host_table {
+	HOST_TABLE_SYS,
+	HOST_TABLE_CPU,
+	HOST_TABLE_DISK,
+	HOST_TABLE_NET,
+	HOST_TABLE_PROC
+};
 
 typedef struct host_metric_info {
 	const char *name, *unit, *source, *help;
@@ -132,8 +138,9 @@ typedef struct host_proc {
 	bool uid_ok;
 	uint32_t uid;  /* real uid */
 	char user[33]; /* user name, or the uid in decimal when it has no name; "" if !uid_ok */
-	const char *cmdline;    /* arguments joined by spaces; "" for kernel threads; NULL if unknown */
-	const char *cgroup;     /* cgroup path (unified one when present); NULL if unknown */
+	const char
+	    *cmdline;       /* arguments joined by spaces; "" for kernel threads; NULL if unknown */
+	const char *cgroup; /* cgroup path (unified one when present); NULL if unknown */
 	enum host_runtime runtime; /* container runtime seen in the cgroup path */
 	char container_id[65];     /* "" if none */
 	int nspid_n;               /* PID namespace depth (NSpid entries); 0 if unknown */
@@ -161,17 +168,17 @@ typedef struct host_proc_event {
 } host_proc_event;
 
 typedef struct host_sample {
-	int64_t mono_ns;      /* CLOCK_MONOTONIC when taken */
-	double wall_s;        /* CLOCK_REALTIME, seconds since the epoch */
-	host_val interval_s;  /* time since the previous sample of the same sampler */
+	int64_t mono_ns;     /* CLOCK_MONOTONIC when taken */
+	double wall_s;       /* CLOCK_REALTIME, seconds since the epoch */
+	host_val interval_s; /* time since the previous sample of the same sampler */
 	host_val sys[HOST_SYS_COUNT];
-	host_cpu *cpus;       /* online CPUs, ascending id */
+	host_cpu *cpus; /* online CPUs, ascending id */
 	size_t ncpus;
-	host_disk *disks;     /* whole disks in /proc/diskstats order */
+	host_disk *disks; /* whole disks in /proc/diskstats order */
 	size_t ndisks;
-	host_netif *nets;     /* interfaces in /proc/net/dev order */
+	host_netif *nets; /* interfaces in /proc/net/dev order */
 	size_t nnets;
-	host_proc *procs;     /* followed processes, ascending pid */
+	host_proc *procs; /* followed processes, ascending pid */
 	size_t nprocs;
 	host_proc_event *events; /* process starts and exits noticed by this sample */
 	size_t nevents;
@@ -229,7 +236,7 @@ int host_sampler_set_roots(host_sampler *hs, const char *proc_root, const char *
  * tree while their /proc entry is unchanged (see host_config.proc_full_scan).
  * Followed processes also have PID/io read every scan; PID/status,
  * PID/cmdline and PID/cgroup are read when the process is first seen, when
- * its comm changes (exec), and at least every 5 s.
+ * its comm changes (exec), and at least every 30 s.
  * A process that vanishes while it is being read (ENOENT/ESRCH) is dropped
  * silently from that scan (with an EXIT event when it had been reported).
  */
@@ -252,6 +259,8 @@ typedef struct host_ptree_stats {
 	size_t followed;    /* processes in the tree */
 } host_ptree_stats;
 host_ptree_stats host_ptree_last_stats(const host_ptree *t);
+/* The same for the follower inside a sampler. */
+host_ptree_stats host_sampler_ptree_stats(const host_sampler *hs);
 
 /* ---------------------------------------------------- raw layer (advanced) */
 
@@ -277,7 +286,6 @@ void host_sysraw_free(host_sysraw *r);
  * from two raw reads. prev may be NULL (first sample: rates absent).
  * page_size converts vmstat pages to bytes. Returns 0, -1 on ENOMEM.
  */
-int host_compute(const host_sysraw *prev, const host_sysraw *cur, long page_size,
-		 host_sample *out);
+int host_compute(const host_sysraw *prev, const host_sysraw *cur, long page_size, host_sample *out);
 
 #endif

@@ -88,7 +88,7 @@ void host_identity_read(const host_config *cfg, host_identity *out)
 	host_buf b = {0};
 	first_line(&b, proc, "sys/kernel/hostname", out->hostname, sizeof(out->hostname));
 	first_line(&b, proc, "sys/kernel/osrelease", out->kernel_release,
-		   sizeof(out->kernel_release));
+	           sizeof(out->kernel_release));
 	if (read_under(&b, sys, "devices/system/cpu/online")) {
 		int n = host_cpulist_count(b.p, b.len);
 		if (n > 0) {
@@ -154,18 +154,18 @@ void host_env_probe(const host_config *cfg, host_env *out)
 
 	const char *distro = getenv("WSL_DISTRO_NAME");
 	out->in_wsl = (distro && *distro) ||
-		      (read_under(&b, proc, "version") && host_version_is_wsl(b.p, b.len));
+	              (read_under(&b, proc, "version") && host_version_is_wsl(b.p, b.len));
 
 	host_pid_status ps;
-	if (read_under(&b, proc, "self/status") &&
-	    host_parse_pid_status(b.p, b.len, &ps) == 0 && (ps.has & HOST_PST_NSPID)) {
+	if (read_under(&b, proc, "self/status") && host_parse_pid_status(b.p, b.len, &ps) == 0 &&
+	    (ps.has & HOST_PST_NSPID)) {
 		out->pid_ns_ok = true;
 		out->pid_ns_depth = ps.nspid_n;
 	}
 	host_pid_stat st;
 	out->kthreadd_seen = read_under(&b, proc, "2/stat") &&
-			     host_parse_pid_stat(b.p, b.len, &st) == 0 && st.ppid == 0 &&
-			     strcmp(st.comm, "kthreadd") == 0;
+	                     host_parse_pid_stat(b.p, b.len, &st) == 0 && st.ppid == 0 &&
+	                     strcmp(st.comm, "kthreadd") == 0;
 	/* hidepid can hide pid 2 from us; only trust its absence when pid 1 is visible */
 	bool init_visible = exists_under(proc, "1/stat");
 	out->pid_ns_nested = out->pid_ns_depth > 1 || (init_visible && !out->kthreadd_seen);

@@ -40,13 +40,13 @@ typedef struct host_env {
 	unsigned container_how;    /* HOST_CT_* */
 	enum host_runtime runtime; /* from the cgroup path, or docker/podman from the marker file */
 	char container_id[65];     /* where the cgroup path shows it; "" otherwise */
-	bool in_wsl;               /* proc/version mentions Microsoft/WSL, or WSL_DISTRO_NAME is set */
-	bool pid_ns_ok;      /* proc/self/status had an NSpid line */
-	int pid_ns_depth;    /* its number of entries: > 1 when proc_root belongs to an
-			      * ancestor namespace of ours */
-	bool kthreadd_seen;  /* proc/2 is kthreadd (ppid 0): only the init namespace shows it */
-	bool pid_ns_nested;  /* pid_ns_depth > 1, or no kthreadd: PIDs that NVML reports
-			      * (host PIDs) will not match the PIDs under proc_root */
+	bool in_wsl;        /* proc/version mentions Microsoft/WSL, or WSL_DISTRO_NAME is set */
+	bool pid_ns_ok;     /* proc/self/status had an NSpid line */
+	int pid_ns_depth;   /* its number of entries: > 1 when proc_root belongs to an
+	                     * ancestor namespace of ours */
+	bool kthreadd_seen; /* proc/2 is kthreadd (ppid 0): only the init namespace shows it */
+	bool pid_ns_nested; /* pid_ns_depth > 1, or no kthreadd: PIDs that NVML reports
+	                     * (host PIDs) will not match the PIDs under proc_root */
 } host_env;
 
 void host_env_probe(const host_config *cfg, host_env *out);

@@ -148,6 +148,7 @@ static size_t bdf_len(const char *p, const char *end)
 	return n >= 7 && memchr(p, ':', n) && memchr(p, '.', n) ? n : 0;
 }
 
+/* aer: "AER:" in the line, or "PCIe Bus Error:" where kernels before 4.x omit the tag */
 static int parse_aer(const char *line, const char *aer, const char *end, host_kmsg_event *out)
 {
 	/* the device that printed: "<driver> <bdf>: AER:" */
@@ -160,7 +161,8 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 	if (bdf_len(dev, dev_end) == (size_t)(dev_end - dev))
 		copy_trim(out->port, sizeof(out->port), dev, dev_end);
 
-	hcur c = {aer + strlen("AER:"), end};
+	hcur c = {aer, end};
+	hc_lit(&c, "AER:");
 	hc_skip_blanks(&c);
 	copy_trim(out->msg, sizeof(out->msg), c.p, end);
 	const char *sev;
@@ -180,7 +182,8 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 		const char *msg = find(c.p, end, "error message received");
 		if (!rcv && !msg)
 			return 0;
-		/* the source: "received: 0000:3b:00.0", "received from 0000:3b:00.0" or "id=0018" */
+		/* the source: "received: 0000:3b:00.0", "received from 0000:3b:00.0" or "id=0018"
+		 */
 		const char *src = find(c.p, end, "received");
 		src += strlen("received");
 		while (src < end && (*src == ':' || *src == ' '))
@@ -198,9 +201,9 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 			for (; !hc_eof(&h) && nd < 4; h.p++, nd++) {
 				char ch = *h.p;
 				int d = ch >= '0' && ch <= '9'   ? ch - '0'
-					: ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-					: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-								 : -1;
+				        : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+				        : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+				                                 : -1;
 				if (d < 0)
 					break;
 				id = id << 4 | (unsigned)d;
@@ -209,8 +212,8 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 				unsigned domain = 0;
 				if (out->port[0] && strlen(out->port) > 5 && out->port[4] == ':')
 					sscanf(out->port, "%4x", &domain);
-				snprintf(out->pci, sizeof(out->pci), "%04x:%02x:%02x.%u", domain & 0xffff,
-					 id >> 8, (id >> 3) & 0x1f, id & 7);
+				snprintf(out->pci, sizeof(out->pci), "%04x:%02x:%02x.%u",
+				         domain & 0xffff, id >> 8, (id >> 3) & 0x1f, id & 7);
 			}
 		}
 	}
@@ -247,6 +250,8 @@ int host_kmsg_parse_line(const char *line, size_t len, host_kmsg_event *out)
 	if (x)
 		return parse_xid(x, end, out);
 	const char *aer = find(p, end, "AER:");
+	if (!aer)
+		aer = find(p, end, "PCIe Bus Error:");
 	if (aer)
 		return parse_aer(p, aer, end, out);
 	return 0;

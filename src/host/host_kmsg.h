@@ -37,19 +37,20 @@ typedef struct host_kmsg_event {
 	bool seq_ok;
 	uint64_t seq; /* /dev/kmsg sequence number */
 	bool ts_ok;
-	double ts;    /* seconds since boot (kmsg and dmesg forms) */
-	int level;    /* syslog level 0-7 (kmsg form), -1 unknown */
-	char pci[32]; /* Xid: the GPU's bus id as printed ("0000:3b:00");
-		       * AER: the device the error came from ("0000:3b:00.0"), "" if not printed */
-	char port[32];     /* AER: the device that printed the line (often the root port) */
+	double ts;     /* seconds since boot (kmsg and dmesg forms) */
+	int level;     /* syslog level 0-7 (kmsg form), -1 unknown */
+	char pci[32];  /* Xid: the GPU's bus id as printed ("0000:3b:00");
+	                * AER: the device the error came from ("0000:3b:00.0"), "" if not printed */
+	char port[32]; /* AER: the device that printed the line (often the root port) */
 	bool xid_ok;
-	int xid;           /* Xid number */
+	int xid; /* Xid number */
 	bool pid_ok;
-	int pid;           /* Xid: pid=..., when known */
-	char process[64];  /* Xid: name=..., "" when absent or <unknown> */
-	bool detail;       /* AER "PCIe Bus Error" detail line */
-	bool multiple;     /* AER "Multiple ..." */
-	char msg[256];     /* Xid: the text after the number, pid and name; AER: the text after "AER: " */
+	int pid;          /* Xid: pid=..., when known */
+	char process[64]; /* Xid: name=..., "" when absent or <unknown> */
+	bool detail;      /* AER "PCIe Bus Error" detail line */
+	bool multiple;    /* AER "Multiple ..." */
+	char msg[256]; /* Xid: the text after the number, pid and name; AER: the text after "AER: "
+	                */
 } host_kmsg_event;
 
 /* 1 and *out filled when line is an Xid or AER line; 0 when it is not. */

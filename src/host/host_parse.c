@@ -86,12 +86,12 @@ int host_parse_stat(const char *buf, size_t len, host_stat *out)
 			unsigned bit;
 			size_t off;
 		} keys[] = {
-			{"ctxt", HOST_STAT_CTXT, offsetof(host_stat, ctxt)},
-			{"intr", HOST_STAT_INTR, offsetof(host_stat, intr)},
-			{"processes", HOST_STAT_PROCESSES, offsetof(host_stat, processes)},
-			{"btime", HOST_STAT_BTIME, offsetof(host_stat, btime)},
-			{"procs_running", HOST_STAT_RUNNING, offsetof(host_stat, procs_running)},
-			{"procs_blocked", HOST_STAT_BLOCKED, offsetof(host_stat, procs_blocked)},
+		    {"ctxt", HOST_STAT_CTXT, offsetof(host_stat, ctxt)},
+		    {"intr", HOST_STAT_INTR, offsetof(host_stat, intr)},
+		    {"processes", HOST_STAT_PROCESSES, offsetof(host_stat, processes)},
+		    {"btime", HOST_STAT_BTIME, offsetof(host_stat, btime)},
+		    {"procs_running", HOST_STAT_RUNNING, offsetof(host_stat, procs_running)},
+		    {"procs_blocked", HOST_STAT_BLOCKED, offsetof(host_stat, procs_blocked)},
 		};
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 			if (strlen(keys[k].key) != wl || memcmp(keys[k].key, w, wl) != 0)
@@ -176,12 +176,17 @@ static int key_index(const char *const *names, int n, const char *w, size_t wl)
 int host_parse_meminfo(const char *buf, size_t len, host_meminfo *out)
 {
 	static const char *const names[HOST_MI_COUNT] = {
-		[HOST_MI_TOTAL] = "MemTotal:",      [HOST_MI_FREE] = "MemFree:",
-		[HOST_MI_AVAILABLE] = "MemAvailable:", [HOST_MI_BUFFERS] = "Buffers:",
-		[HOST_MI_CACHED] = "Cached:",       [HOST_MI_SRECLAIMABLE] = "SReclaimable:",
-		[HOST_MI_SHMEM] = "Shmem:",         [HOST_MI_DIRTY] = "Dirty:",
-		[HOST_MI_WRITEBACK] = "Writeback:",  [HOST_MI_SWAP_TOTAL] = "SwapTotal:",
-		[HOST_MI_SWAP_FREE] = "SwapFree:",
+	    [HOST_MI_TOTAL] = "MemTotal:",
+	    [HOST_MI_FREE] = "MemFree:",
+	    [HOST_MI_AVAILABLE] = "MemAvailable:",
+	    [HOST_MI_BUFFERS] = "Buffers:",
+	    [HOST_MI_CACHED] = "Cached:",
+	    [HOST_MI_SRECLAIMABLE] = "SReclaimable:",
+	    [HOST_MI_SHMEM] = "Shmem:",
+	    [HOST_MI_DIRTY] = "Dirty:",
+	    [HOST_MI_WRITEBACK] = "Writeback:",
+	    [HOST_MI_SWAP_TOTAL] = "SwapTotal:",
+	    [HOST_MI_SWAP_FREE] = "SwapFree:",
 	};
 	memset(out, 0, sizeof(*out));
 	len = complete_len(buf, len);
@@ -216,10 +221,10 @@ int host_parse_meminfo(const char *buf, size_t len, host_meminfo *out)
 int host_parse_vmstat(const char *buf, size_t len, host_vmstat *out)
 {
 	static const char *const names[HOST_VM_COUNT] = {
-		[HOST_VM_PSWPIN] = "pswpin",
-		[HOST_VM_PSWPOUT] = "pswpout",
-		[HOST_VM_PGMAJFAULT] = "pgmajfault",
-		[HOST_VM_OOM_KILL] = "oom_kill",
+	    [HOST_VM_PSWPIN] = "pswpin",
+	    [HOST_VM_PSWPOUT] = "pswpout",
+	    [HOST_VM_PGMAJFAULT] = "pgmajfault",
+	    [HOST_VM_OOM_KILL] = "oom_kill",
 	};
 	memset(out, 0, sizeof(*out));
 	len = complete_len(buf, len);

@@ -106,7 +106,7 @@ enum host_mi {
 };
 
 typedef struct host_meminfo {
-	unsigned has;             /* bit (1u << HOST_MI_x) */
+	unsigned has;              /* bit (1u << HOST_MI_x) */
 	uint64_t v[HOST_MI_COUNT]; /* bytes (the file's kB times 1024) */
 } host_meminfo;
 
@@ -114,7 +114,13 @@ int host_parse_meminfo(const char *buf, size_t len, host_meminfo *out);
 
 /* -------------------------------------------------------------- /proc/vmstat */
 
-enum host_vm { HOST_VM_PSWPIN, HOST_VM_PSWPOUT, HOST_VM_PGMAJFAULT, HOST_VM_OOM_KILL, HOST_VM_COUNT };
+enum host_vm {
+	HOST_VM_PSWPIN,
+	HOST_VM_PSWPOUT,
+	HOST_VM_PGMAJFAULT,
+	HOST_VM_OOM_KILL,
+	HOST_VM_COUNT
+};
 
 typedef struct host_vmstat {
 	unsigned has; /* bit (1u << HOST_VM_x) */
@@ -232,7 +238,7 @@ enum {
 	HOST_PS_PROCESSOR = 1u << 10,
 };
 
-#define HOST_COMM_LEN 64 /* kernel threads may show names longer than TASK_COMM_LEN */
+#define HOST_COMM_LEN 64            /* kernel threads may show names longer than TASK_COMM_LEN */
 #define HOST_PF_KTHREAD 0x00200000u /* flags bit of kernel threads */
 
 typedef struct host_pid_stat {

@@ -63,17 +63,17 @@ int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 		size_t off;
 		bool is_signed;
 	} pick[] = {
-		{9, HOST_PS_FLAGS, offsetof(host_pid_stat, flags), false},
-		{10, HOST_PS_MINFLT, offsetof(host_pid_stat, minflt), false},
-		{12, HOST_PS_MAJFLT, offsetof(host_pid_stat, majflt), false},
-		{14, HOST_PS_UTIME, offsetof(host_pid_stat, utime), false},
-		{15, HOST_PS_STIME, offsetof(host_pid_stat, stime), false},
-		{19, HOST_PS_NICE, offsetof(host_pid_stat, nice), true},
-		{20, HOST_PS_THREADS, offsetof(host_pid_stat, threads), false},
-		{22, HOST_PS_STARTTIME, offsetof(host_pid_stat, starttime), false},
-		{23, HOST_PS_VSIZE, offsetof(host_pid_stat, vsize), false},
-		{24, HOST_PS_RSS, offsetof(host_pid_stat, rss_pages), true},
-		{39, HOST_PS_PROCESSOR, offsetof(host_pid_stat, processor), true},
+	    {9, HOST_PS_FLAGS, offsetof(host_pid_stat, flags), false},
+	    {10, HOST_PS_MINFLT, offsetof(host_pid_stat, minflt), false},
+	    {12, HOST_PS_MAJFLT, offsetof(host_pid_stat, majflt), false},
+	    {14, HOST_PS_UTIME, offsetof(host_pid_stat, utime), false},
+	    {15, HOST_PS_STIME, offsetof(host_pid_stat, stime), false},
+	    {19, HOST_PS_NICE, offsetof(host_pid_stat, nice), true},
+	    {20, HOST_PS_THREADS, offsetof(host_pid_stat, threads), false},
+	    {22, HOST_PS_STARTTIME, offsetof(host_pid_stat, starttime), false},
+	    {23, HOST_PS_VSIZE, offsetof(host_pid_stat, vsize), false},
+	    {24, HOST_PS_RSS, offsetof(host_pid_stat, rss_pages), true},
+	    {39, HOST_PS_PROCESSOR, offsetof(host_pid_stat, processor), true},
 	};
 	for (size_t i = 0; i < sizeof(pick) / sizeof(pick[0]); i++) {
 		int k = pick[i].field;
@@ -153,7 +153,7 @@ int host_parse_pid_status(const char *buf, size_t len, host_pid_status *out)
 		if (KEY("Name")) {
 			hc_skip_blanks(&line);
 			host_copy_name(out->name, sizeof(out->name), line.p,
-				       (size_t)(line.end - line.p));
+			               (size_t)(line.end - line.p));
 			out->has |= HOST_PST_NAME;
 		} else if (KEY("Uid")) {
 			if (parse_id4(&line, out->uid))
@@ -207,13 +207,13 @@ int host_parse_pid_status(const char *buf, size_t len, host_pid_status *out)
 int host_parse_pid_io(const char *buf, size_t len, host_pid_io *out)
 {
 	static const char *const names[HOST_IO_COUNT] = {
-		[HOST_IO_RCHAR] = "rchar:",
-		[HOST_IO_WCHAR] = "wchar:",
-		[HOST_IO_SYSCR] = "syscr:",
-		[HOST_IO_SYSCW] = "syscw:",
-		[HOST_IO_READ_BYTES] = "read_bytes:",
-		[HOST_IO_WRITE_BYTES] = "write_bytes:",
-		[HOST_IO_CANCELLED_WRITE_BYTES] = "cancelled_write_bytes:",
+	    [HOST_IO_RCHAR] = "rchar:",
+	    [HOST_IO_WCHAR] = "wchar:",
+	    [HOST_IO_SYSCR] = "syscr:",
+	    [HOST_IO_SYSCW] = "syscw:",
+	    [HOST_IO_READ_BYTES] = "read_bytes:",
+	    [HOST_IO_WRITE_BYTES] = "write_bytes:",
+	    [HOST_IO_CANCELLED_WRITE_BYTES] = "cancelled_write_bytes:",
 	};
 	memset(out, 0, sizeof(*out));
 	while (len > 0 && buf[len - 1] != '\n')
@@ -262,10 +262,13 @@ size_t host_format_cmdline(const char *buf, size_t len, char *out, size_t outsiz
 const char *host_runtime_name(enum host_runtime rt)
 {
 	static const char *const names[HOST_RT_COUNT] = {
-		[HOST_RT_NONE] = "",           [HOST_RT_DOCKER] = "docker",
-		[HOST_RT_CONTAINERD] = "containerd", [HOST_RT_CRIO] = "cri-o",
-		[HOST_RT_PODMAN] = "podman",   [HOST_RT_KUBEPODS] = "kubernetes",
-		[HOST_RT_LXC] = "lxc",
+	    [HOST_RT_NONE] = "",
+	    [HOST_RT_DOCKER] = "docker",
+	    [HOST_RT_CONTAINERD] = "containerd",
+	    [HOST_RT_CRIO] = "cri-o",
+	    [HOST_RT_PODMAN] = "podman",
+	    [HOST_RT_KUBEPODS] = "kubernetes",
+	    [HOST_RT_LXC] = "lxc",
 	};
 	return (unsigned)rt < HOST_RT_COUNT ? names[rt] : "";
 }
@@ -322,15 +325,15 @@ void host_cgroup_classify(const char *path, host_cgroup *out)
 		enum host_runtime rt;
 		bool hex;
 	} scopes[] = {
-		/* conmon processes run beside a container, not in it */
-		{"cri-containerd-", HOST_RT_CONTAINERD, true},
-		{"nerdctl-", HOST_RT_CONTAINERD, true},
-		{"crio-", HOST_RT_CRIO, true},
-		{"docker-", HOST_RT_DOCKER, true},
-		{"libpod-", HOST_RT_PODMAN, true},
-		{"/docker/", HOST_RT_DOCKER, true},
-		{"/lxc/", HOST_RT_LXC, false},
-		{"lxc.payload.", HOST_RT_LXC, false},
+	    /* conmon processes run beside a container, not in it */
+	    {"cri-containerd-", HOST_RT_CONTAINERD, true},
+	    {"nerdctl-", HOST_RT_CONTAINERD, true},
+	    {"crio-", HOST_RT_CRIO, true},
+	    {"docker-", HOST_RT_DOCKER, true},
+	    {"libpod-", HOST_RT_PODMAN, true},
+	    {"/docker/", HOST_RT_DOCKER, true},
+	    {"/lxc/", HOST_RT_LXC, false},
+	    {"lxc.payload.", HOST_RT_LXC, false},
 	};
 	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
 		if (id_after(path, scopes[i].prefix, scopes[i].hex, out->id, sizeof(out->id))) {
@@ -407,7 +410,7 @@ int host_parse_cgroup(const char *buf, size_t len, host_cgroup *out)
 		}
 		if (rank > best) {
 			best = rank;
-			memcpy(out->path, alt, sizeof(out->path));
+			memcpy(out->path, alt, strlen(alt) + 1);
 			out->path_ok = true;
 			out->v2 = rank == 3;
 		}

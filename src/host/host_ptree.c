@@ -22,12 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SLOW_REFRESH_NS (5LL * 1000000000LL)
+/* status, cmdline and cgroup rarely change without an exec (which changes comm);
+ * re-read them at least this often anyway. */
+#define SLOW_REFRESH_NS (30LL * 1000000000LL)
 
 enum { PT_UNKNOWN, PT_IN, PT_OUT };
 
 struct pt_proc {
 	host_pid_stat st; /* last read */
+	bool have_st;     /* st holds a previous scan's values */
 	int64_t st_mono;
 	host_pid_io io;
 	bool io_ok, io_denied;
@@ -56,8 +59,8 @@ struct pt_entry {
 	uint64_t ino;
 	uint64_t start;
 	uint8_t state;
-	bool dead;      /* vanished during this scan */
-	bool fresh;     /* stat read this scan (scratch[] holds it) */
+	bool dead;  /* vanished during this scan */
+	bool fresh; /* stat read this scan (scratch[] holds it) */
 	bool kthread;
 	bool is_root;
 	struct pt_proc *p;
@@ -317,7 +320,7 @@ static void user_name(host_ptree *t, uint32_t uid, char out[33])
 }
 
 static int add_event(host_ptree *t, enum host_proc_event_kind kind, bool already,
-		     const struct pt_entry *e, const host_pid_stat *st, const struct pt_proc *p)
+                     const struct pt_entry *e, const host_pid_stat *st, const struct pt_proc *p)
 {
 	void *a = t->ev;
 	if (host_grow(&a, &t->ev_cap, t->nev + 1, sizeof(*t->ev)) != 0)
@@ -405,7 +408,8 @@ static int merge_listing(host_ptree *t)
 		struct pt_entry *ne = &t->e2[k++];
 		if (i < t->n && t->e[i].pid == t->list[j].pid) {
 			*ne = t->e[i++];
-			ne->fresh = ne->state != PT_OUT || ne->ino != t->list[j].ino || t->full_scan;
+			ne->fresh =
+			    ne->state != PT_OUT || ne->ino != t->list[j].ino || t->full_scan;
 		} else {
 			memset(ne, 0, sizeof(*ne));
 			ne->pid = t->list[j].pid;
@@ -460,7 +464,7 @@ static int read_stats(host_ptree *t)
 		e->start = start;
 		e->ppid = st->ppid;
 		e->kthread = (st->has & HOST_PS_FLAGS) ? (st->flags & HOST_PF_KTHREAD) != 0
-						       : (e->pid == 2 || st->ppid == 2);
+		                                       : (e->pid == 2 || st->ppid == 2);
 	}
 	return 0;
 }
@@ -598,7 +602,7 @@ static void rate(host_val *v, uint64_t prev, uint64_t cur, double dt, double sca
 
 /* Values of one followed process from its previous and current stat and io. */
 static void proc_values(host_ptree *t, struct pt_proc *p, const host_pid_stat *st, bool had_prev,
-			const host_pid_io *io, bool io_ok, int64_t mono, bool started_in_interval)
+                        const host_pid_io *io, bool io_ok, int64_t mono, bool started_in_interval)
 {
 	host_val *v = p->v;
 	for (int k = 0; k < HOST_PROC_COUNT; k++)
@@ -612,7 +616,8 @@ static void proc_values(host_ptree *t, struct pt_proc *p, const host_pid_stat *s
 		double dt = (double)(mono - p->st_mono) / 1e9;
 		rate(&v[HOST_PROC_CPU_USER], ps->utime, st->utime, dt, 100.0 / tck);
 		rate(&v[HOST_PROC_CPU_SYSTEM], ps->stime, st->stime, dt, 100.0 / tck);
-		rate(&v[HOST_PROC_CPU], ps->utime + ps->stime, st->utime + st->stime, dt, 100.0 / tck);
+		rate(&v[HOST_PROC_CPU], ps->utime + ps->stime, st->utime + st->stime, dt,
+		     100.0 / tck);
 	} else if (!had_prev && times && started_in_interval && t->have_prev) {
 		/* born after the previous scan: all its CPU time is in this interval */
 		double dt = (double)(mono - t->prev_mono) / 1e9;
@@ -635,17 +640,17 @@ static void proc_values(host_ptree *t, struct pt_proc *p, const host_pid_stat *s
 		static const struct {
 			int metric, field;
 		} rates[] = {
-			{HOST_PROC_READ_RATE, HOST_IO_READ_BYTES},
-			{HOST_PROC_WRITE_RATE, HOST_IO_WRITE_BYTES},
-			{HOST_PROC_RCHAR_RATE, HOST_IO_RCHAR},
-			{HOST_PROC_WCHAR_RATE, HOST_IO_WCHAR},
+		    {HOST_PROC_READ_RATE, HOST_IO_READ_BYTES},
+		    {HOST_PROC_WRITE_RATE, HOST_IO_WRITE_BYTES},
+		    {HOST_PROC_RCHAR_RATE, HOST_IO_RCHAR},
+		    {HOST_PROC_WCHAR_RATE, HOST_IO_WCHAR},
 		};
 		double dt = (double)(mono - p->io_mono) / 1e9;
 		for (size_t k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
 			unsigned bit = 1u << rates[k].field;
 			if (p->io_ok && (io->has & bit) && (p->io.has & bit))
-				rate(&v[rates[k].metric], p->io.v[rates[k].field], io->v[rates[k].field],
-				     dt, 1);
+				rate(&v[rates[k].metric], p->io.v[rates[k].field],
+				     io->v[rates[k].field], dt, 1);
 		}
 		if (io->has & (1u << HOST_IO_READ_BYTES))
 			set(&v[HOST_PROC_READ_BYTES], (double)io->v[HOST_IO_READ_BYTES]);
@@ -655,17 +660,17 @@ static void proc_values(host_ptree *t, struct pt_proc *p, const host_pid_stat *s
 }
 
 /* Bring one followed process up to date. 1: it vanished; 0: ok; -1: ENOMEM. */
-static int refresh_proc(host_ptree *t, struct pt_entry *e, const host_pid_stat *st,
-			int64_t mono)
+static int refresh_proc(host_ptree *t, struct pt_entry *e, const host_pid_stat *st, int64_t mono)
 {
 	struct pt_proc *p = e->p;
-	bool had_prev = p->st_mono != 0;
+	bool had_prev = p->have_st;
 	bool zombie = st->state == 'Z' || st->state == 'X';
 	bool started_in_interval = false;
 	if (!had_prev && t->prev_up.ok && (st->has & HOST_PS_STARTTIME))
-		started_in_interval = (double)st->starttime / (double)t->clk_tck > t->prev_up.seconds;
+		started_in_interval =
+		    (double)st->starttime / (double)t->clk_tck > t->prev_up.seconds;
 
-	host_pid_io io;
+	host_pid_io io = {0};
 	bool io_ok = false;
 	if (!zombie && (!p->io_denied || mono - p->slow_mono >= SLOW_REFRESH_NS)) {
 		t->stats.other_reads++;
@@ -678,7 +683,7 @@ static int refresh_proc(host_ptree *t, struct pt_entry *e, const host_pid_stat *
 	}
 	/* comm changes on exec; the command line and cgroup usually with it */
 	if (!zombie && (!p->slow_done || strcmp(p->slow_comm, st->comm) != 0 ||
-			mono - p->slow_mono >= SLOW_REFRESH_NS)) {
+	                mono - p->slow_mono >= SLOW_REFRESH_NS)) {
 		memcpy(p->st.comm, st->comm, sizeof(p->st.comm));
 		int rc = read_slow(t, e, p, mono);
 		if (rc != 0)
@@ -690,6 +695,7 @@ static int refresh_proc(host_ptree *t, struct pt_entry *e, const host_pid_stat *
 	}
 	proc_values(t, p, st, had_prev, &io, io_ok, mono, started_in_interval);
 	p->st = *st;
+	p->have_st = true;
 	p->st_mono = mono;
 	if (io_ok) {
 		p->io = io;
@@ -713,6 +719,8 @@ static int update_followed(host_ptree *t, int64_t mono)
 			if (read_pid_file(t, e->pid, "stat") != 0 ||
 			    host_parse_pid_stat(t->buf.p, t->buf.len, &t->scratch[i]) != 0) {
 				e->dead = true;
+				if (note_exit(t, e) != 0)
+					return -1;
 				continue;
 			}
 			e->fresh = true;
@@ -801,7 +809,8 @@ static int emit(host_ptree *t, double wall_s, host_sample *out)
 		if (e->kthread)
 			o->cmdline = host_arena_put(out, "", 0);
 		else if (p->cmdline_ok)
-			o->cmdline = host_arena_put(out, p->cmdline ? p->cmdline : "", p->cmdline_len);
+			o->cmdline =
+			    host_arena_put(out, p->cmdline ? p->cmdline : "", p->cmdline_len);
 		if (p->cgroup)
 			o->cgroup = host_arena_put(out, p->cgroup, p->cgroup_len);
 		o->runtime = p->rt;

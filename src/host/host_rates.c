@@ -6,13 +6,13 @@
 
 /* The first eight tick columns map one to one onto the per-CPU and system metrics. */
 _Static_assert((int)HOST_CPU_USER == (int)HOST_TICK_USER &&
-		       (int)HOST_CPU_STEAL == (int)HOST_TICK_STEAL &&
-		       (int)HOST_CPU_GUEST == (int)HOST_TICK_GUEST,
-	       "cpu metric order follows /proc/stat");
+                   (int)HOST_CPU_STEAL == (int)HOST_TICK_STEAL &&
+                   (int)HOST_CPU_GUEST == (int)HOST_TICK_GUEST,
+               "cpu metric order follows /proc/stat");
 _Static_assert(HOST_SYS_CPU_STEAL - HOST_SYS_CPU_USER == (int)HOST_TICK_STEAL &&
-		       HOST_SYS_CPU_GUEST - HOST_SYS_CPU_USER == (int)HOST_TICK_GUEST &&
-		       HOST_SYS_CPU_BUSY - HOST_SYS_CPU_USER == (int)HOST_CPU_BUSY,
-	       "system cpu metrics follow the per-cpu order");
+                   HOST_SYS_CPU_GUEST - HOST_SYS_CPU_USER == (int)HOST_TICK_GUEST &&
+                   HOST_SYS_CPU_BUSY - HOST_SYS_CPU_USER == (int)HOST_CPU_BUSY,
+               "system cpu metrics follow the per-cpu order");
 
 static void set(host_val *v, double x)
 {
@@ -59,10 +59,12 @@ static void cpu_pcts(const host_cpu_ticks *p, const host_cpu_ticks *c, host_val 
 	for (int k = 0; k < nbase; k++)
 		set(&out[k], 100.0 * (double)d[k] / total);
 	if (n > HOST_TICK_GUEST) {
-		double g = (double)d[HOST_TICK_GUEST] + (n > HOST_TICK_GUEST_NICE ? (double)d[HOST_TICK_GUEST_NICE] : 0);
+		double g = (double)d[HOST_TICK_GUEST] +
+		           (n > HOST_TICK_GUEST_NICE ? (double)d[HOST_TICK_GUEST_NICE] : 0);
 		set(&out[HOST_CPU_GUEST], clamp_pct(100.0 * g / total));
 	}
-	double idle = (double)d[HOST_TICK_IDLE] + (n > HOST_TICK_IOWAIT ? (double)d[HOST_TICK_IOWAIT] : 0);
+	double idle =
+	    (double)d[HOST_TICK_IDLE] + (n > HOST_TICK_IOWAIT ? (double)d[HOST_TICK_IOWAIT] : 0);
 	set(&out[HOST_CPU_BUSY], clamp_pct(100.0 - 100.0 * idle / total));
 }
 
@@ -111,7 +113,7 @@ static int compute_cpus(const host_sysraw *prev, const host_sysraw *cur, host_sa
 }
 
 static void compute_stat_counters(const host_sysraw *prev, const host_sysraw *cur, double dt,
-				  host_sample *out)
+                                  host_sample *out)
 {
 	const host_stat *c = &cur->stat;
 	if (!cur->stat_ok)
@@ -133,7 +135,7 @@ static void compute_stat_counters(const host_sysraw *prev, const host_sysraw *cu
 }
 
 static void compute_memory(const host_sysraw *prev, const host_sysraw *cur, double dt,
-			   long page_size, host_sample *out)
+                           long page_size, host_sample *out)
 {
 	if (cur->meminfo_ok) {
 		const host_meminfo *m = &cur->meminfo;
@@ -141,22 +143,23 @@ static void compute_memory(const host_sysraw *prev, const host_sysraw *cur, doub
 		static const struct {
 			int metric, field;
 		} direct[] = {
-			{HOST_SYS_MEM_TOTAL, HOST_MI_TOTAL},
-			{HOST_SYS_MEM_AVAILABLE, HOST_MI_AVAILABLE},
-			{HOST_SYS_MEM_FREE, HOST_MI_FREE},
-			{HOST_SYS_MEM_BUFFERS, HOST_MI_BUFFERS},
-			{HOST_SYS_MEM_SHMEM, HOST_MI_SHMEM},
-			{HOST_SYS_MEM_DIRTY, HOST_MI_DIRTY},
-			{HOST_SYS_MEM_WRITEBACK, HOST_MI_WRITEBACK},
-			{HOST_SYS_SWAP_TOTAL, HOST_MI_SWAP_TOTAL},
+		    {HOST_SYS_MEM_TOTAL, HOST_MI_TOTAL},
+		    {HOST_SYS_MEM_AVAILABLE, HOST_MI_AVAILABLE},
+		    {HOST_SYS_MEM_FREE, HOST_MI_FREE},
+		    {HOST_SYS_MEM_BUFFERS, HOST_MI_BUFFERS},
+		    {HOST_SYS_MEM_SHMEM, HOST_MI_SHMEM},
+		    {HOST_SYS_MEM_DIRTY, HOST_MI_DIRTY},
+		    {HOST_SYS_MEM_WRITEBACK, HOST_MI_WRITEBACK},
+		    {HOST_SYS_SWAP_TOTAL, HOST_MI_SWAP_TOTAL},
 		};
 		for (size_t i = 0; i < sizeof(direct) / sizeof(direct[0]); i++)
 			if (HAS(direct[i].field))
 				set(&out->sys[direct[i].metric], (double)m->v[direct[i].field]);
 		double cached = 0;
 		if (HAS(HOST_MI_CACHED)) {
-			cached = (double)m->v[HOST_MI_CACHED] +
-				 (HAS(HOST_MI_SRECLAIMABLE) ? (double)m->v[HOST_MI_SRECLAIMABLE] : 0);
+			cached =
+			    (double)m->v[HOST_MI_CACHED] +
+			    (HAS(HOST_MI_SRECLAIMABLE) ? (double)m->v[HOST_MI_SRECLAIMABLE] : 0);
 			set(&out->sys[HOST_SYS_MEM_CACHED], cached);
 		}
 		double total = (double)m->v[HOST_MI_TOTAL];
@@ -164,14 +167,15 @@ static void compute_memory(const host_sysraw *prev, const host_sysraw *cur, doub
 			double used = total - (double)m->v[HOST_MI_AVAILABLE];
 			set(&out->sys[HOST_SYS_MEM_USED], used < 0 ? 0 : used);
 		} else if (HAS(HOST_MI_TOTAL) && HAS(HOST_MI_FREE) && HAS(HOST_MI_BUFFERS) &&
-			   HAS(HOST_MI_CACHED)) {
+		           HAS(HOST_MI_CACHED)) {
 			/* kernels before 3.14 have no MemAvailable: free(1)'s old formula */
 			double used = total - (double)m->v[HOST_MI_FREE] -
-				      (double)m->v[HOST_MI_BUFFERS] - cached;
+			              (double)m->v[HOST_MI_BUFFERS] - cached;
 			set(&out->sys[HOST_SYS_MEM_USED], used < 0 ? 0 : used);
 		}
 		if (HAS(HOST_MI_SWAP_TOTAL) && HAS(HOST_MI_SWAP_FREE)) {
-			double used = (double)m->v[HOST_MI_SWAP_TOTAL] - (double)m->v[HOST_MI_SWAP_FREE];
+			double used =
+			    (double)m->v[HOST_MI_SWAP_TOTAL] - (double)m->v[HOST_MI_SWAP_FREE];
 			set(&out->sys[HOST_SYS_SWAP_USED], used < 0 ? 0 : used);
 		}
 #undef HAS
@@ -186,18 +190,18 @@ static void compute_memory(const host_sysraw *prev, const host_sysraw *cur, doub
 	const host_vmstat *p = &prev->vmstat;
 	unsigned both = p->has & c->has;
 	if (both & (1u << HOST_VM_PSWPIN))
-		rate(&out->sys[HOST_SYS_SWAP_IN_RATE], p->v[HOST_VM_PSWPIN], c->v[HOST_VM_PSWPIN], dt,
-		     (double)page_size);
-	if (both & (1u << HOST_VM_PSWPOUT))
-		rate(&out->sys[HOST_SYS_SWAP_OUT_RATE], p->v[HOST_VM_PSWPOUT], c->v[HOST_VM_PSWPOUT],
+		rate(&out->sys[HOST_SYS_SWAP_IN_RATE], p->v[HOST_VM_PSWPIN], c->v[HOST_VM_PSWPIN],
 		     dt, (double)page_size);
+	if (both & (1u << HOST_VM_PSWPOUT))
+		rate(&out->sys[HOST_SYS_SWAP_OUT_RATE], p->v[HOST_VM_PSWPOUT],
+		     c->v[HOST_VM_PSWPOUT], dt, (double)page_size);
 	if (both & (1u << HOST_VM_PGMAJFAULT))
 		rate(&out->sys[HOST_SYS_MAJFLT_RATE], p->v[HOST_VM_PGMAJFAULT],
 		     c->v[HOST_VM_PGMAJFAULT], dt, 1);
 }
 
 static void compute_psi(const host_sysraw *prev, const host_sysraw *cur, double dt,
-			host_sample *out)
+                        host_sample *out)
 {
 	if (!prev)
 		return;
@@ -206,9 +210,9 @@ static void compute_psi(const host_sysraw *prev, const host_sysraw *cur, double 
 		bool full;
 		int metric;
 	} map[] = {
-		{0, false, HOST_SYS_PSI_CPU_SOME}, {1, false, HOST_SYS_PSI_MEM_SOME},
-		{1, true, HOST_SYS_PSI_MEM_FULL},  {2, false, HOST_SYS_PSI_IO_SOME},
-		{2, true, HOST_SYS_PSI_IO_FULL},
+	    {0, false, HOST_SYS_PSI_CPU_SOME}, {1, false, HOST_SYS_PSI_MEM_SOME},
+	    {1, true, HOST_SYS_PSI_MEM_FULL},  {2, false, HOST_SYS_PSI_IO_SOME},
+	    {2, true, HOST_SYS_PSI_IO_FULL},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		int f = map[i].file;
@@ -220,8 +224,8 @@ static void compute_psi(const host_sysraw *prev, const host_sysraw *cur, double 
 			continue;
 		host_val *v = &out->sys[map[i].metric];
 		/* stall microseconds per interval microsecond, as a percentage */
-		rate(v, map[i].full ? p->full_us : p->some_us, map[i].full ? c->full_us : c->some_us,
-		     dt, 100.0 / 1e6);
+		rate(v, map[i].full ? p->full_us : p->some_us,
+		     map[i].full ? c->full_us : c->some_us, dt, 100.0 / 1e6);
 		if (v->ok)
 			v->v = clamp_pct(v->v);
 	}
@@ -238,7 +242,7 @@ static const host_diskstat *find_disk(const host_diskstats *ds, const host_disks
 }
 
 static int compute_disks(const host_sysraw *prev, const host_sysraw *cur, double dt,
-			 host_sample *out)
+                         host_sample *out)
 {
 	out->ndisks = 0;
 	if (!cur->diskstats_ok)
@@ -258,29 +262,33 @@ static int compute_disks(const host_sysraw *prev, const host_sysraw *cur, double
 			o->v[k].ok = false;
 		set(&o->v[HOST_DISK_IN_FLIGHT], (double)c->v[HOST_DS_IN_FLIGHT]);
 		const host_diskstat *p =
-			prev && prev->diskstats_ok ? find_disk(&prev->disks, c, i) : NULL;
+		    prev && prev->diskstats_ok ? find_disk(&prev->disks, c, i) : NULL;
 		if (!p || p->major != c->major || p->minor != c->minor)
 			continue; /* new, or a different device under the same name */
 		const uint64_t *pv = p->v, *cv = c->v;
-		rate(&o->v[HOST_DISK_READ_RATE], pv[HOST_DS_SECTORS_READ], cv[HOST_DS_SECTORS_READ], dt, 512);
-		rate(&o->v[HOST_DISK_WRITE_RATE], pv[HOST_DS_SECTORS_WRITTEN], cv[HOST_DS_SECTORS_WRITTEN],
+		rate(&o->v[HOST_DISK_READ_RATE], pv[HOST_DS_SECTORS_READ], cv[HOST_DS_SECTORS_READ],
 		     dt, 512);
+		rate(&o->v[HOST_DISK_WRITE_RATE], pv[HOST_DS_SECTORS_WRITTEN],
+		     cv[HOST_DS_SECTORS_WRITTEN], dt, 512);
 		rate(&o->v[HOST_DISK_READS_RATE], pv[HOST_DS_READS], cv[HOST_DS_READS], dt, 1);
 		rate(&o->v[HOST_DISK_WRITES_RATE], pv[HOST_DS_WRITES], cv[HOST_DS_WRITES], dt, 1);
-		rate(&o->v[HOST_DISK_BUSY], pv[HOST_DS_IO_TICKS], cv[HOST_DS_IO_TICKS], dt, 100.0 / 1000);
+		rate(&o->v[HOST_DISK_BUSY], pv[HOST_DS_IO_TICKS], cv[HOST_DS_IO_TICKS], dt,
+		     100.0 / 1000);
 		if (o->v[HOST_DISK_BUSY].ok)
 			o->v[HOST_DISK_BUSY].v = clamp_pct(o->v[HOST_DISK_BUSY].v);
-		rate(&o->v[HOST_DISK_QUEUE], pv[HOST_DS_TIME_IN_QUEUE], cv[HOST_DS_TIME_IN_QUEUE], dt,
-		     1.0 / 1000);
+		rate(&o->v[HOST_DISK_QUEUE], pv[HOST_DS_TIME_IN_QUEUE], cv[HOST_DS_TIME_IN_QUEUE],
+		     dt, 1.0 / 1000);
 		/* latency per completed request; absent when none completed */
-		if (cv[HOST_DS_READS] > pv[HOST_DS_READS] && cv[HOST_DS_MS_READING] >= pv[HOST_DS_MS_READING])
+		if (cv[HOST_DS_READS] > pv[HOST_DS_READS] &&
+		    cv[HOST_DS_MS_READING] >= pv[HOST_DS_MS_READING])
 			set(&o->v[HOST_DISK_READ_AWAIT],
 			    (double)(cv[HOST_DS_MS_READING] - pv[HOST_DS_MS_READING]) /
-				    (double)(cv[HOST_DS_READS] - pv[HOST_DS_READS]));
-		if (cv[HOST_DS_WRITES] > pv[HOST_DS_WRITES] && cv[HOST_DS_MS_WRITING] >= pv[HOST_DS_MS_WRITING])
+			        (double)(cv[HOST_DS_READS] - pv[HOST_DS_READS]));
+		if (cv[HOST_DS_WRITES] > pv[HOST_DS_WRITES] &&
+		    cv[HOST_DS_MS_WRITING] >= pv[HOST_DS_MS_WRITING])
 			set(&o->v[HOST_DISK_WRITE_AWAIT],
 			    (double)(cv[HOST_DS_MS_WRITING] - pv[HOST_DS_MS_WRITING]) /
-				    (double)(cv[HOST_DS_WRITES] - pv[HOST_DS_WRITES]));
+			        (double)(cv[HOST_DS_WRITES] - pv[HOST_DS_WRITES]));
 	}
 	return 0;
 }
@@ -296,7 +304,7 @@ static const host_netdev *find_net(const host_netdevs *nd, const host_netdev *d,
 }
 
 static int compute_nets(const host_sysraw *prev, const host_sysraw *cur, double dt,
-			host_sample *out)
+                        host_sample *out)
 {
 	out->nnets = 0;
 	if (!cur->netdev_ok)
@@ -309,10 +317,10 @@ static int compute_nets(const host_sysraw *prev, const host_sysraw *cur, double 
 	static const struct {
 		int metric, field;
 	} map[] = {
-		{HOST_NET_RX_RATE, HOST_ND_RX_BYTES},     {HOST_NET_TX_RATE, HOST_ND_TX_BYTES},
-		{HOST_NET_RX_PACKETS, HOST_ND_RX_PACKETS}, {HOST_NET_TX_PACKETS, HOST_ND_TX_PACKETS},
-		{HOST_NET_RX_DROPS, HOST_ND_RX_DROP},     {HOST_NET_TX_DROPS, HOST_ND_TX_DROP},
-		{HOST_NET_RX_ERRORS, HOST_ND_RX_ERRS},    {HOST_NET_TX_ERRORS, HOST_ND_TX_ERRS},
+	    {HOST_NET_RX_RATE, HOST_ND_RX_BYTES},      {HOST_NET_TX_RATE, HOST_ND_TX_BYTES},
+	    {HOST_NET_RX_PACKETS, HOST_ND_RX_PACKETS}, {HOST_NET_TX_PACKETS, HOST_ND_TX_PACKETS},
+	    {HOST_NET_RX_DROPS, HOST_ND_RX_DROP},      {HOST_NET_TX_DROPS, HOST_ND_TX_DROP},
+	    {HOST_NET_RX_ERRORS, HOST_ND_RX_ERRS},     {HOST_NET_TX_ERRORS, HOST_ND_TX_ERRS},
 	};
 	for (size_t i = 0; i < cn->n; i++) {
 		const host_netdev *c = &cn->d[i];
@@ -329,8 +337,7 @@ static int compute_nets(const host_sysraw *prev, const host_sysraw *cur, double 
 	return 0;
 }
 
-int host_compute(const host_sysraw *prev, const host_sysraw *cur, long page_size,
-		 host_sample *out)
+int host_compute(const host_sysraw *prev, const host_sysraw *cur, long page_size, host_sample *out)
 {
 	for (int k = 0; k < HOST_SYS_COUNT; k++)
 		out->sys[k].ok = false;
