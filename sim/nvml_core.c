@@ -4,7 +4,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +18,7 @@
 
 #include "sim_lib.h"
 
-sim_global sim_g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+sim_global sim_g = {.mu = PTHREAD_MUTEX_INITIALIZER, .dir_fd = -1};
 
 static int64_t mono_now(void)
 {
@@ -151,11 +153,10 @@ void sim_wl_refresh(const sim_time *now)
 		sim_clock_touch(sim_g.dir);
 		reload_epoch();
 	}
-	if (sim_g.checked_at && now->mono - sim_g.checked_at < 10000000LL)
-		return;
-	sim_g.checked_at = now->mono;
+	/* fstat of the open directory is cheap enough for every call, and a
+	 * workload's file is seen as soon as it exists (even by itself). */
 	struct stat st;
-	if (stat(sim_g.dir, &st) != 0)
+	if (sim_g.dir_fd < 0 || fstat(sim_g.dir_fd, &st) != 0)
 		return;
 	int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	if (m != sim_g.dir_mtime) {
@@ -166,7 +167,10 @@ void sim_wl_refresh(const sim_time *now)
 
 bool sim_wl_ref_alive(sim_wl_ref *r, const sim_time *now)
 {
-	if (!r->alive_at || now->mono - r->alive_at > 200000000LL) {
+	/* A process that exited leaves the list at once; PID reuse is checked each second. */
+	if (r->pid == 0 || r->pid > INT_MAX || (kill((pid_t)r->pid, 0) != 0 && errno != EPERM))
+		return r->alive = false;
+	if (!r->alive_at || now->mono - r->alive_at > 1000000000LL) {
 		r->alive = sim_pid_alive(r->pid, r->starttime);
 		r->alive_at = now->mono;
 	}
@@ -508,6 +512,9 @@ static void release_all(void)
 		wl_drop(i);
 	sim_retired_unmap(sim_g.retired);
 	sim_g.retired = NULL;
+	if (sim_g.dir_fd >= 0)
+		close(sim_g.dir_fd);
+	sim_g.dir_fd = -1;
 	free(sim_g.dev);
 	sim_g.dev = NULL;
 	sim_scenario_free(sim_g.scn);
@@ -554,7 +561,7 @@ static nvmlReturn_t init_locked(void)
 	sim_g.retired = sim_retired_map(sim_g.dir);
 	sim_g.n_wl = 0;
 	sim_g.dir_mtime = -1;
-	sim_g.checked_at = 0;
+	sim_g.dir_fd = open(sim_g.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	sim_g.touched_at = mono_now();
 	wl_scan();
 	sim_g.refs = 1;

@@ -83,7 +83,7 @@ typedef struct {
 	int64_t touched_at;
 	sim_wl_ref wl[SIM_MAX_WL];
 	int n_wl;
-	int64_t checked_at; /* last stat of the state directory */
+	int dir_fd;        /* the state directory, watched by its mtime */
 	int64_t dir_mtime;
 	const sim_retired_file *retired;
 	char last_error[700];

@@ -24,8 +24,8 @@ typedef struct {
 } sim_api;
 #undef SIM_API_PTR
 
-static sim_api N;
-static char sim_build_dir[PATH_MAX];
+static sim_api N __attribute__((unused));
+static char sim_build_dir[PATH_MAX] __attribute__((unused));
 static char sim_state_root[PATH_MAX];
 
 static inline int sim_exe_dir(char *out, size_t len)
