@@ -1,8 +1,9 @@
 /*
  * advice.c - every advice text in one place: what to change and how to
  * verify it, per finding (and per case: topology, kind of throttling), with
- * a latency-goal variant where online serving calls for different advice
- * (seed 000 §4.1-4.2, §8.3). Texts follow the field guides' remedies.
+ * a latency-goal variant where online serving calls for different advice:
+ * there, moderate utilization is normal and the levers are batching windows
+ * and queueing, not feeding the GPU harder.
  */
 #include <string.h>
 

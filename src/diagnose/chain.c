@@ -1,6 +1,6 @@
 /*
- * chain.c - the seven-step troubleshooting chain of seed 000 §7.1, each step
- * answered from the recording: 1 is the process on the GPU, 2 the utilization
+ * chain.c - the seven-step troubleshooting chain, each step answered from
+ * the recording: 1 is the process on the GPU, 2 the utilization
  * curve over at least 60 s, 3 CPU cores, 4 disk and network I/O, 5 power and
  * temperature, 6 the multi-GPU topology, 7 the code level (a kernel trace).
  */
@@ -12,7 +12,7 @@
 #include "diagnose/diag_int.h"
 
 #define MIB (1024.0 * 1024.0)
-/* 000 §7.1 step 2: a single sample proves nothing; watch at least 60 s. */
+/* Step 2: a single sample proves nothing; watch at least 60 s. */
 #define CHAIN_MIN_OBSERVE_S 60.0
 
 static const char *const questions[DIAG_CHAIN_STEPS] = {

@@ -2,8 +2,8 @@
  * compare.c - is the candidate recording faster than the base, and what
  * changed between them. Step times are compared at p50/p90/p99 with a 95 %
  * bootstrap interval of the difference (DIAG_BOOTSTRAP_RESAMPLES resamples,
- * fixed seed, so the same two files always give the same answer). Seed 000
- * §2.3: change one variable at a time, or the gain cannot be attributed.
+ * fixed seed, so the same two files always give the same answer). Change
+ * one variable at a time, or the gain cannot be attributed to any of them.
  */
 #include <ctype.h>
 #include <math.h>

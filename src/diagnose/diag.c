@@ -203,6 +203,22 @@ void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, 
 	e->gpu = gpu;
 }
 
+int diag_evidence_met(const diag_evidence *e)
+{
+	if (!e->cmp[0] || isnan(e->threshold) || isnan(e->value))
+		return -1;
+	double v = e->value, t = e->threshold;
+	if (!strcmp(e->cmp, ">="))
+		return v >= t;
+	if (!strcmp(e->cmp, "<="))
+		return v <= t;
+	if (!strcmp(e->cmp, ">"))
+		return v > t;
+	if (!strcmp(e->cmp, "<"))
+		return v < t;
+	return -1;
+}
+
 void dx_gpu(diag_finding *f, int g)
 {
 	if (g >= 0 && g < 64)
@@ -476,7 +492,7 @@ static void find_job_gpus(diag_ctx *c)
 /*
  * The analysed window: from the first to the last sample where a job GPU was
  * active, so model loading before and teardown after do not read as idle
- * gaps (seed 000 §7.2 note: start-up, loading and compilation look different).
+ * gaps: start-up, data loading and compilation have a pattern of their own.
  * Live windows are taken whole: an idle tail is exactly what they must show.
  */
 static void find_window(diag_ctx *c)

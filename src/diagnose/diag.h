@@ -96,6 +96,9 @@ typedef struct {
 	int gpu; /* position in tl->gpu, -1 for host or job-wide */
 } diag_evidence;
 
+/* 1 when the value meets its threshold, 0 when not, -1 for context without a threshold. */
+int diag_evidence_met(const diag_evidence *e);
+
 typedef struct {
 	double t0, t1; /* seconds since the start of the timeline */
 } diag_range;
@@ -115,7 +118,7 @@ typedef struct {
 	char note[320];	    /* case detail: the PIDs, the env var, the straggler ... ("" if none) */
 } diag_finding;
 
-/* ---- per-GPU summary and the util x memory quadrant (seed 002 §8.1) ---- */
+/* ---- per-GPU summary and the utilization x memory quadrant ---- */
 typedef enum {
 	DIAG_Q_UNKNOWN,	   /* not enough data */
 	DIAG_Q_BUSY_FULL,  /* high util, high memory: compute-bound */
@@ -137,7 +140,7 @@ typedef struct {
 	diag_quadrant quadrant;
 } diag_gpu_summary;
 
-/* ---- the seven-step chain of seed 000 §7.1 ---- */
+/* ---- the seven-step troubleshooting chain ---- */
 typedef enum { DIAG_STEP_OK, DIAG_STEP_PROBLEM, DIAG_STEP_NA } diag_step_status;
 #define DIAG_CHAIN_STEPS 7
 

@@ -1,10 +1,10 @@
 /*
  * quadrant.c - per-GPU summary numbers over the analysed window and the
- * utilization x memory quadrant of seed 002 §8.1:
+ * utilization x memory quadrant:
  *   util high, task slow       -> the computation itself is the limit
  *   util low, memory high      -> too much held in memory, or a model too large for its work
  *   util low, memory low       -> CPU preprocessing, disk or network
- * plus the fourth corner (util high, memory low) where a larger batch fits (000 §3.2).
+ * plus the fourth corner (util high, memory low) where a larger batch fits.
  */
 #include <math.h>
 #include <stdlib.h>

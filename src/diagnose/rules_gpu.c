@@ -162,7 +162,7 @@ void rule_oom_risk(diag_ctx *c)
 		if (isnan(peak) || !(tot > 0))
 			continue;
 		double pct = 100 * peak / tot, limit = 100 - c->th->oom_margin_pct;
-		if (pct < limit)
+		if (!(pct >= limit) || !isfinite(pct))
 			continue;
 		if (!f)
 			f = dx_add(c, "oom-risk", DIAG_WARN, 0.8);
@@ -171,7 +171,7 @@ void rule_oom_risk(diag_ctx *c)
 		for (int s = 0; s < tl->n; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= limit)
 				mask[s] = true;
-		if (pct > worst_pct) {
+		if (worst < 0 || pct > worst_pct) {
 			worst_pct = pct;
 			worst = g;
 		}
@@ -403,7 +403,7 @@ static uint64_t reasons_at(const diag_ctx *c, int g, int s)
 {
 	double m = tl_gpu_at(c->tl, g, GM_CLK_REASONS, s);
 	if (!isnan(m))
-		return (uint64_t)m;
+		return m >= 0 && m < 9007199254740992.0 ? (uint64_t)m : 0; /* 2^53: exact doubles */
 	static const struct {
 		gpu_metric_id id;
 		uint64_t bit;

@@ -1,6 +1,7 @@
 /*
  * rules_host.c - rules where the host holds the GPU back: data-starved
- * (seed 000 §1.3 first case, §3.1, §7.1 steps 3-4) and host-swap (000 §2.3).
+ * (utilization jumping between 0 and 100 % while a core, the loader processes
+ * or the disk are saturated) and host-swap.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ static double busiest_core(const diag_ctx *c, int s, int *core)
 	double v = tl_host_at(tl, HM_CPU_BUSY_MAX, s);
 	double k = tl_host_at(tl, HM_CPU_BUSY_MAX_CORE, s);
 	if (!isnan(v)) {
-		*core = isnan(k) ? -1 : (int)k;
+		*core = k >= 0 && k < 4096 ? (int)k : -1; /* a damaged file may hold anything */
 		return v;
 	}
 	double best = NAN;

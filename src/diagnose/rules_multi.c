@@ -1,7 +1,8 @@
 /*
- * rules_multi.c - rules across the GPUs of one job: imbalance (seed 002 §2
- * third case, 000 §3.3) and sync-wait (000 §1.3 third case, §3.3, §7.1 step 6),
- * which reads the interconnect between the GPUs.
+ * rules_multi.c - rules across the GPUs of one job: imbalance (one GPU works,
+ * the others it holds stay idle) and sync-wait (the GPUs idle in step while a
+ * straggler computes, worse over PCIe than over NVLink), which reads the
+ * interconnect between the GPUs.
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 /*
- * rules_proc.c - rules read from who holds the GPUs: not-on-gpu (seed 000
- * §7.1 step 1, 002 §4), all-on-gpu0 (000 §3.3, §5.1) and contention (000
- * §8.1 "other processes occupying the GPU", 002 §8.3 leftover memory).
+ * rules_proc.c - rules read from who holds the GPUs: not-on-gpu (the first
+ * question of the chain: is the process on a GPU at all), all-on-gpu0 (ranks
+ * that never select their device) and contention (other processes on the
+ * job's GPUs, memory left behind by processes that are gone).
  */
 #include <math.h>
 #include <stdio.h>

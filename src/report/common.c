@@ -54,8 +54,8 @@ char *report_sparkline(const double *x, int from, int to, double lo, double hi, 
 			cell = " ";
 		} else {
 			double v = (sum / k - lo) / span;
-			int level = (int)floor(v * 8);
-			level = level < 0 ? 0 : level > 7 ? 7 : level;
+			/* clamp before converting: a value may be infinite */
+			int level = !(v > 0) ? 0 : v >= 1 ? 7 : (int)(v * 8);
 			if (utf8) {
 				cell = blocks[level];
 			} else {

@@ -53,10 +53,16 @@ static void esc(FILE *o, const char *s)
 	}
 }
 
-static double X(const hx *h, double t)
+/* x of time t in a chart whose plot starts at left margin ml. */
+static double Xm(const hx *h, double t, int ml)
 {
 	double span = h->t1 > h->t0 ? h->t1 - h->t0 : 1;
-	return ML + (t - h->t0) / span * (CW - ML - MR);
+	return ml + (t - h->t0) / span * (CW - ml - MR);
+}
+
+static double X(const hx *h, double t)
+{
+	return Xm(h, t, ML);
 }
 
 static double Y(const chart *c, double v)
@@ -66,12 +72,15 @@ static double Y(const chart *c, double v)
 	return y < MT - 2 ? MT - 2 : y > CH - MB ? CH - MB : y;
 }
 
-/* A round step for about n ticks over span. */
+/* A round step for about n ticks over span; 0 when span is not a positive finite number. */
 static double nice_step(double span, int n)
 {
-	double raw = span / n, p = pow(10, floor(log10(raw > 0 ? raw : 1)));
+	if (!(span > 0) || !isfinite(span))
+		return 0;
+	double raw = span / n, p = pow(10, floor(log10(raw)));
 	double m = raw / p;
-	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+	double st = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+	return isfinite(st) && st > 0 ? st : 0;
 }
 
 /* Bands where mask is true over samples [0, n), in class cls. */
@@ -106,7 +115,8 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	fputs("\">\n", o);
 	/* grid and axes */
 	double ys = nice_step(c->y1 - c->y0, 4);
-	for (double v = c->y0; v <= c->y1 + 1e-9; v += ys) {
+	for (int k = 0; ys > 0 && k <= 12 && c->y0 + k * ys <= c->y1 + 1e-9; k++) {
+		double v = c->y0 + k * ys;
 		double y = Y(c, v);
 		fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", ML, y,
 			CW - MR, y);
@@ -117,9 +127,13 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	esc(o, unit);
 	fputs("</text>\n", o);
 	double xs = nice_step(h->t1 - h->t0, 8);
-	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
+	for (int k = 0; xs > 0 && k <= 20; k++) {
+		double t = (ceil(h->t0 / xs) + k) * xs;
+		if (t > h->t1 + 1e-9)
+			break;
 		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
 			X(h, t), CH - 8, t);
+	}
 	fprintf(o, "\n<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", ML, CH - MB,
 		CW - MR, CH - MB);
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
@@ -152,6 +166,13 @@ static void chart_end(const hx *h, const char *legend)
 	fprintf(h->o, "</svg>\n<div class=\"legend\">%s</div></figure>\n", legend);
 }
 
+/* The pixel column of time t, bounded whatever t is (a damaged file may hold anything). */
+static int colx(const hx *h, double t)
+{
+	double x = X(h, t);
+	return x > -1 && x < CW + 1 ? (int)x : -1;
+}
+
 /*
  * A series as one path, broken at absent values. Long series are reduced to
  * the min and max of each pixel column, so oscillations stay visible.
@@ -168,11 +189,11 @@ static void series(const hx *h, const chart *c, const double *x, double scale, c
 	bool pen = false;
 	int s = 0;
 	while (s < tl->n) {
-		int col = (int)X(h, tl->t[s]);
+		int col = colx(h, tl->t[s]);
 		double mn = NAN, mx = NAN;
 		int e = s;
 		bool hole = false;
-		while (e < tl->n && (int)X(h, tl->t[e]) == col) {
+		while (e < tl->n && colx(h, tl->t[e]) == col) {
 			double v = x[e] * scale;
 			if (isnan(v))
 				hole = true;
@@ -359,10 +380,28 @@ static void chart_steps(hx *h)
 			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#37474f\"/>",
 				X(h, tl->steps[i].t), Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
 	} else {
+		/* Many steps: the min and max of each pixel column, as for the series. */
 		fputs("<path fill=\"none\" stroke=\"#37474f\" stroke-width=\"1\" d=\"", o);
-		for (int i = 1; i < tl->nsteps; i++)
-			fprintf(o, "%c%.1f %.1f", i == 1 ? 'M' : 'L', X(h, tl->steps[i].t),
-				Y(&c, 1e3 * (tl->steps[i].t - tl->steps[i - 1].t)));
+		bool pen = false;
+		int i = 1;
+		while (i < tl->nsteps) {
+			int col = colx(h, tl->steps[i].t);
+			double mn = INFINITY, mx = -INFINITY;
+			int e = i;
+			while (e < tl->nsteps && colx(h, tl->steps[e].t) == col) {
+				double d = 1e3 * (tl->steps[e].t - tl->steps[e - 1].t);
+				mn = fmin(mn, d);
+				mx = fmax(mx, d);
+				e++;
+			}
+			if (col >= 0 && isfinite(mn)) {
+				fprintf(o, "%c%d %.1f", pen ? 'L' : 'M', col, Y(&c, mn));
+				if (mx != mn)
+					fprintf(o, "L%d %.1f", col, Y(&c, mx));
+				pen = true;
+			}
+			i = e;
+		}
 		fputs("\"/>", o);
 	}
 	fputc('\n', o);
@@ -375,6 +414,7 @@ static void chart_steps(hx *h)
 }
 
 /* One row per finding with its time ranges, each linked to the finding's card. */
+#define STRIP_ML 170 /* room for the finding ids */
 static void timeline_strip(hx *h)
 {
 	const diag_result *r = h->r;
@@ -383,26 +423,32 @@ static void timeline_strip(hx *h)
 	fprintf(o, "<figure id=\"timeline\"><figcaption>Findings over time</figcaption>\n"
 		   "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"findings over time\">\n",
 		CW, H);
+	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", STRIP_ML,
+		H - 20, CW - MR, H - 20);
 	for (int i = 0; i < r->n; i++) {
 		const diag_finding *f = &r->f[i];
 		int y = 8 + 18 * i;
 		const char *cls = f->severity == DIAG_ERROR ? "fe" : f->severity == DIAG_WARN ? "fw" : "fi";
 		fprintf(o, "<a href=\"#f-%d\"><text class=\"lbl\" x=\"4\" y=\"%d\">%s</text></a>", i,
-			y + 11, f->id);
+			y + 10, f->id);
 		for (int k = 0; k < f->nranges; k++) {
-			double a = X(h, f->ranges[k].t0), b = X(h, f->ranges[k].t1);
+			double a = Xm(h, f->ranges[k].t0, STRIP_ML), b = Xm(h, f->ranges[k].t1, STRIP_ML);
 			if (b - a < 3)
 				b = a + 3;
 			fprintf(o, "<a href=\"#f-%d\"><rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 				   "height=\"12\"><title>%s %.1f-%.1f s</title></rect></a>",
-				i, cls, a + 60 * 0, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
+				i, cls, a, y, b - a, f->id, f->ranges[k].t0, f->ranges[k].t1);
 		}
 		fputc('\n', o);
 	}
 	double xs = nice_step(h->t1 - h->t0, 8);
-	for (double t = ceil(h->t0 / xs) * xs; t <= h->t1 + 1e-9; t += xs)
+	for (int k = 0; xs > 0 && k <= 20; k++) {
+		double t = (ceil(h->t0 / xs) + k) * xs;
+		if (t > h->t1 + 1e-9)
+			break;
 		fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
-			X(h, t), H - 6, t);
+			Xm(h, t, STRIP_ML), H - 6, t);
+	}
 	fputs("\n</svg></figure>\n", o);
 }
 
@@ -423,7 +469,7 @@ static void finding_card(hx *h, int i)
 	fputs("</p>\n", o);
 	if (f->nev) {
 		fputs("<table><tr><th>GPU</th><th>metric</th><th>statistic</th><th>value</th>"
-		      "<th>threshold</th></tr>\n",
+		      "<th>threshold</th><th></th></tr>\n",
 		      o);
 		for (int k = 0; k < f->nev; k++) {
 			const diag_evidence *e = &f->ev[k];
@@ -437,19 +483,25 @@ static void finding_card(hx *h, int i)
 			fprintf(o, "</td><td class=\"n\">%.4g ", e->value);
 			esc(o, e->unit);
 			fputs("</td><td class=\"n\">", o);
-			if (e->cmp[0]) {
+			int met = diag_evidence_met(e);
+			if (met >= 0) {
 				esc(o, e->cmp);
 				fprintf(o, " %.4g ", e->threshold);
 				esc(o, e->unit);
 			}
-			fputs("</td></tr>\n", o);
+			fprintf(o, "</td><td class=\"%s\">%s</td></tr>\n", met > 0 ? "ok" : "na",
+				met > 0 ? "met" : met == 0 ? "not met" : "");
 		}
 		fputs("</table>\n", o);
 	}
 	if (f->nranges) {
 		fputs("<p><b>When</b>: ", o);
 		for (int k = 0; k < f->nranges; k++)
-			fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0, f->ranges[k].t1);
+			if (f->ranges[k].t0 == f->ranges[k].t1)
+				fprintf(o, "%sat %.1f s", k ? ", " : "", f->ranges[k].t0);
+			else
+				fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0,
+					f->ranges[k].t1);
 		fputs(" (<a href=\"#timeline\">on the timeline</a>)</p>\n", o);
 	}
 	if (f->note[0]) {
@@ -476,7 +528,7 @@ static void gpu_table(hx *h)
 	if (!r->ngpu)
 		return;
 	FILE *o = h->o;
-	char a[16], b[16], c[16], d[16], e[16], f[16];
+	char a[16], b[16], c[16], d[16], e[16], f[16], g2[16];
 	fputs("<h2>GPUs: utilization &#215; memory</h2>\n<table><tr><th>GPU</th><th>job</th>"
 	      "<th>util mean</th><th>idle</th><th>SM active</th><th>memory peak</th><th>power</th>"
 	      "<th>quadrant</th></tr>\n",
@@ -493,7 +545,7 @@ static void gpu_table(hx *h)
 			report_num(s->mem_peak_mib / 1024, 1, d, sizeof d),
 			report_num(s->mem_total_mib / 1024, 1, e, sizeof e),
 			report_num(s->power_mean, 0, f, sizeof f),
-			report_num(s->power_limit, 0, a, sizeof a), diag_quadrant_name(s->quadrant));
+			report_num(s->power_limit, 0, g2, sizeof g2), diag_quadrant_name(s->quadrant));
 		esc(o, diag_quadrant_meaning(s->quadrant));
 		fputs("</td></tr>\n", o);
 	}
@@ -598,13 +650,14 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	h.t1 = tl->duration;
 	if (tl->n > 0 && tl->t[tl->n - 1] > h.t1)
 		h.t1 = tl->t[tl->n - 1];
-	if (h.t1 <= h.t0)
+	if (!(h.t1 > h.t0) || !isfinite(h.t1))
 		h.t1 = h.t0 + 1;
 	/* The GPUs drawn: the job's, at most 8 (the table lists all). */
 	for (int g = 0; g < r->ngpu && h.ngpu_show < 8; g++)
 		if (r->gpu[g].job)
 			h.show[h.ngpu_show++] = g;
-	double idle = st->opts ? st->opts->th.idle_util_pct : 10;
+	/* Shade a sample when every job GPU idled most of it (driver samples, else 100 - util). */
+	const double idle_share = 50;
 	h.gap = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.gap);
 	h.thr = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.thr);
 	if (!h.gap || !h.thr)
@@ -614,12 +667,16 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 		for (int i = 0; i < h.ngpu_show; i++) {
 			int g = h.show[i];
 			const double *a = activity(tl, g);
-			if (a && !isnan(a[s])) {
+			double id = tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
+			if (isnan(id) && a && !isnan(a[s]))
+				id = 100 - a[s];
+			if (!isnan(id)) {
 				present++;
-				idle_n += a[s] <= idle;
+				idle_n += id > idle_share;
 			}
 			double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
-			if (!isnan(m) && ((uint64_t)m & 0xECULL)) /* power cap, HW/thermal slowdowns */
+			/* power cap, HW/thermal slowdowns; only exact integer masks count */
+			if (m >= 0 && m < 9007199254740992.0 && ((uint64_t)m & 0xECULL))
 				h.thr[s] = true;
 			if (tl_gpu_at(tl, g, GM_CLK_R_SW_POWER, s) >= 1 ||
 			    tl_gpu_at(tl, g, GM_CLK_R_HW_SLOW, s) >= 1 ||

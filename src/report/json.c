@@ -63,6 +63,12 @@ static void finding(jsonw *w, const timeline *tl, const diag_finding *f)
 		jsonw_key(w, "cmp");
 		jsonw_str(w, e->cmp[0] ? e->cmp : NULL);
 		num(w, "threshold", e->threshold);
+		jsonw_key(w, "met");
+		int met = diag_evidence_met(e);
+		if (met < 0)
+			jsonw_null(w);
+		else
+			jsonw_bool(w, met);
 		jsonw_key(w, "gpu");
 		gpu_index(w, tl, e->gpu);
 		jsonw_obj_end(w);

@@ -42,6 +42,12 @@ static void wrap(FILE *out, int first_col, int indent, const char *text)
 		const char *e = p;
 		while (*e && *e != ' ')
 			e++;
+		/* A bracketed threshold stays on one line. */
+		if (*p == '[') {
+			const char *close = strchr(p, ']');
+			if (close && close - p < 40)
+				e = close + 1;
+		}
 		/* Keep a number with its unit: "45 %" never breaks. */
 		while (e[0] == ' ' && e[1] == '%') {
 			e += 2;
@@ -123,10 +129,11 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 		const diag_evidence *e = &f->ev[i];
 		char v[32], line[200], th[48] = "", who[16] = "";
 		fmt_value(e->value, e->unit, v, sizeof v);
-		if (e->cmp[0]) {
+		int met = diag_evidence_met(e);
+		if (met >= 0) {
 			char tv[32];
 			fmt_value(e->threshold, e->unit, tv, sizeof tv);
-			snprintf(th, sizeof th, "  [%s %s]", e->cmp, tv);
+			snprintf(th, sizeof th, "  [%s %s: %s]", e->cmp, tv, met ? "yes" : "no");
 		}
 		if (e->gpu >= 0 && e->gpu < tl->ngpu)
 			snprintf(who, sizeof who, "GPU %d ", tl->gpu[e->gpu].index);
@@ -138,8 +145,11 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 		char when[400];
 		size_t w = 0;
 		for (int i = 0; i < f->nranges && w < sizeof when; i++)
-			w += (size_t)snprintf(when + w, sizeof when - w, "%s%.1f-%.1f s", i ? ", " : "",
-					      f->ranges[i].t0, f->ranges[i].t1);
+			w += f->ranges[i].t0 == f->ranges[i].t1
+				     ? (size_t)snprintf(when + w, sizeof when - w, "%sat %.1f s",
+							i ? ", " : "", f->ranges[i].t0)
+				     : (size_t)snprintf(when + w, sizeof when - w, "%s%.1f-%.1f s",
+							i ? ", " : "", f->ranges[i].t0, f->ranges[i].t1);
 		fprintf(o, "        %swhen%s      ", DIM(t), RESET(t));
 		wrap(o, 18, 18, when);
 	}
@@ -177,7 +187,7 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 		return;
 	FILE *o = t->out;
 	fprintf(o, "%sGPUs%s: utilization x memory\n", BOLD(t), RESET(t));
-	char sp[SPARK_W * 4 + 1], a[16], b[16], c[16];
+	char sp[SPARK_W * 4 + 1], a[16], b[16], c[16], d[16];
 	for (int g = 0; g < r->ngpu; g++) {
 		const diag_gpu_summary *s = &r->gpu[g];
 		const double *u = tl->gpu[g].m[GM_UTIL_GPU];
@@ -188,10 +198,12 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 			s->job ? "job  " : "other", sp, report_num(s->util_mean, 0, a, sizeof a),
 			report_num(s->mem_peak_mib / 1024, 1, b, sizeof b),
 			report_num(s->mem_total_mib / 1024, 1, c, sizeof c),
-			report_num(s->mem_peak_pct, 0, sp, sizeof sp));
-		fprintf(o, "         %s: ", diag_quadrant_name(s->quadrant));
-		wrap(o, 11 + (int)strlen(diag_quadrant_name(s->quadrant)), 11,
-		     diag_quadrant_meaning(s->quadrant));
+			report_num(s->mem_peak_pct, 0, d, sizeof d));
+		char q[320];
+		snprintf(q, sizeof q, "%s: %s", diag_quadrant_name(s->quadrant),
+			 diag_quadrant_meaning(s->quadrant));
+		fprintf(o, "         ");
+		wrap(o, 9, 11, q);
 	}
 	fputc('\n', o);
 }
@@ -284,6 +296,8 @@ static void cmp_row(const tx *t, const char *what, double a, double b, const cha
 		    double scale, bool lower_better)
 {
 	char x[32], y[32], d[48] = "";
+	if (isnan(a) && isnan(b))
+		return; /* absent on both sides (no GPU, no GPM): nothing to compare */
 	report_num(a * scale, dec, x, sizeof x);
 	report_num(b * scale, dec, y, sizeof y);
 	if (!isnan(a) && !isnan(b)) {
@@ -344,7 +358,7 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 	cmp_ci_row(&t, "step time p90 (ms)", &c->p90);
 	cmp_ci_row(&t, "step time p99 (ms)", &c->p99);
 	cmp_row(&t, "throughput", c->base.steps.per_s, c->cand.steps.per_s, "steps/s", 2, 1, false);
-	cmp_row(&t, "steps", c->base.steps.n, c->cand.steps.n, "", 0, 1, false);
+	cmp_row(&t, "step intervals timed", c->base.steps.n, c->cand.steps.n, "", 0, 1, false);
 	cmp_row(&t, "run time", c->base.duration, c->cand.duration, "s", 1, 1, true);
 	cmp_row(&t, "GPU utilization", c->base.util_mean, c->cand.util_mean, "%", 1, 1, false);
 	cmp_row(&t, "SM activity", c->base.sm_active_mean, c->cand.sm_active_mean, "%", 1, 1, false);

@@ -74,7 +74,7 @@ typedef struct {
 	char text[256];
 } tl_event;
 
-/* One key/value pair of the recording's meta table (command, env_*, driver, ...). */
+/* One key/value pair of the recording's meta table (command, env.NAME, driver, ...). */
 typedef struct {
 	char *key, *value;
 } tl_kv;

@@ -114,7 +114,7 @@ void jsonw_num(jsonw *w, double v)
 	pre_value(w);
 	if (!isfinite(v))
 		fputs("null", w->f);
-	else if (v == (double)(long long)v && fabs(v) < 9e15)
+	else if (fabs(v) < 9e15 && v == (double)(long long)v) /* range first: the cast is UB past it */
 		fprintf(w->f, "%lld", (long long)v);
 	else
 		fprintf(w->f, "%.15g", v);
