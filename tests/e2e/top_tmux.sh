@@ -11,15 +11,19 @@ SCEN=h100x8-nvlink
 TRAIN=$!
 PIDS_TO_KILL+=("$TRAIN")
 
-S="-L gwtop-$$"
-cleanup_tmux() { tmux $S kill-server 2>/dev/null; cleanup; }
+S=""
+cleanup_tmux() { [ -n "$S" ] && tmux $S kill-server 2>/dev/null; cleanup; }
 trap cleanup_tmux EXIT
 
-# start W H [extra env...]: gpuwhy top in a fresh session
+# start W H [extra env...]: gpuwhy top in a fresh session on a server of its own
+# (a new server on the socket of one being killed can die with it)
+NSERVER=0
 start() {
 	local w=$1 h=$2
 	shift 2
-	tmux $S kill-server 2>/dev/null
+	[ -n "$S" ] && tmux $S kill-server 2>/dev/null
+	NSERVER=$((NSERVER + 1))
+	S="-L gwtop-$$-$NSERVER"
 	tmux $S -f /dev/null new-session -d -s t -x "$w" -y "$h" -e LANG=C.UTF-8 \
 		-e GPUWHY_SIM_STATE="$GPUWHY_SIM_STATE" "$@" \
 		"$GPUWHY --sim $SCEN top -i 500ms; echo EXITED-\$?; sleep 30"
