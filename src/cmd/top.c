@@ -130,7 +130,8 @@ static int parse_opts(int argc, char **argv, top_opts *o)
 		case 's':
 			o->sort = top_sort_parse(optarg);
 			if (o->sort < 0)
-				return gw_error(GW_EXIT_USAGE, "--sort", "gpu, pid, user, mem, sm, cpu, rss or cmd",
+				return gw_error(GW_EXIT_USAGE, "--sort",
+						"gpu, pid, user, mem, sm, cpu, rss or cmd",
 						"unknown sort key '%s'", optarg);
 			break;
 		case 'f':
@@ -379,8 +380,11 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 	case TOP_A_PAUSE:
 		top_model_pause(&a->m, !a->m.paused);
 		top_model_refresh(&a->m);
-		say(a, a->m.paused ? "paused: sampling%s goes on; p resumes" : "resumed%s",
-		    a->rec ? " and recording" : "");
+		if (a->m.paused)
+			say(a, "paused: %s on; p resumes",
+			    a->rec ? "sampling and recording go" : "sampling goes");
+		else
+			say(a, "resumed");
 		break;
 	case TOP_A_TREE: a->m.tree = !a->m.tree; break;
 	case TOP_A_SLOWER: change_interval(a, 1); break;

@@ -446,9 +446,8 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	fmt_num(v, GM_FAN, "%.0f%%", vs, sizeof vs);
 	pair(&l, 2, "fan", st_of(vs, TOP_S_NORMAL), vs);
 	fmt_num(v, GM_ECC_UNCORR_VOL, "%.0f", vs, sizeof vs);
-	pair(&l, 2, "ECC uncorr", v->ok[GM_ECC_UNCORR_VOL] && v->v[GM_ECC_UNCORR_VOL] > 0 ? TOP_S_HIGH
-											 : st_of(vs, TOP_S_NORMAL),
-	     vs);
+	bool ecc = v->ok[GM_ECC_UNCORR_VOL] && v->v[GM_ECC_UNCORR_VOL] > 0;
+	pair(&l, 2, "ECC uncorr", ecc ? TOP_S_HIGH : st_of(vs, TOP_S_NORMAL), vs);
 	fmt_num(v, GM_PCIE_REPLAY, "%.0f", vs, sizeof vs);
 	pair(&l, 2, "replays", st_of(vs, TOP_S_NORMAL), vs);
 	if (rows < 4)
@@ -498,7 +497,8 @@ static void draw_gpus(ctx *x)
 		if (v->lost) {
 			line l = line_at(x, r, r.x, y);
 			char buf[128];
-			snprintf(buf, sizeof buf, "GPU %d  LOST: fell off the bus; check the kernel log for Xid 79",
+			snprintf(buf, sizeof buf,
+				 "GPU %d  LOST: fell off the bus; check the kernel log for Xid 79",
 				 f->m->gpu[g].index);
 			text(&l, TOP_S_ERR, buf);
 			continue;
@@ -576,7 +576,8 @@ static void draw_cpu_cells(ctx *x, top_rect r, const snapshot *s)
 		if (isnan(b))
 			top_put(x->c, cell, cx + TOP_CPU_CELL_W - 4, y, TOP_S_DIM, "n/a");
 		else
-			top_putf(x->c, cell, cx + TOP_CPU_CELL_W - 4, y, load_style(b, 70, 90) == TOP_S_HIGH ? TOP_S_HIGH : TOP_S_NORMAL, "%3.0f", b);
+			top_putf(x->c, cell, cx + TOP_CPU_CELL_W - 4, y,
+				 b >= 90 ? TOP_S_HIGH : TOP_S_NORMAL, "%3.0f", b);
 	}
 }
 
@@ -597,7 +598,7 @@ static void draw_cpu_ticks(ctx *x, top_rect r, const snapshot *s)
 		int lvl = isnan(b) ? 0 : (int)lround(b / 100 * 8);
 		lvl = lvl < 0 ? 0 : lvl > 8 ? 8 : lvl;
 		const char *glyph = isnan(b) ? "?" : lvl == 0 ? x->g->level[1] : x->g->level[lvl];
-		top_put(x->c, r, r.x + 4 + col, r.y + row, isnan(b) ? TOP_S_DIM : load_style(b, 70, 90), glyph);
+		top_put(x->c, r, r.x + 4 + col, r.y + row, load_style(b, 70, 90), glyph);
 	}
 }
 
@@ -629,7 +630,8 @@ static void draw_host(ctx *x)
 	fmt_rate(h[HM_SWAP_IN], a, sizeof a);
 	fmt_rate(h[HM_SWAP_OUT], b, sizeof b);
 	snprintf(buf, sizeof buf, "%s/%s", a, b);
-	pair(&l, 1, "in/out", !isnan(h[HM_SWAP_IN]) && h[HM_SWAP_IN] > 1048576 ? TOP_S_HIGH : TOP_S_NORMAL, buf);
+	bool swapping = !isnan(h[HM_SWAP_IN]) && h[HM_SWAP_IN] > 1048576;
+	pair(&l, 1, "in/out", swapping ? TOP_S_HIGH : TOP_S_NORMAL, buf);
 	fmt_rate(h[HM_DISK_READ], a, sizeof a);
 	fmt_rate(h[HM_DISK_WRITE], b, sizeof b);
 	snprintf(buf, sizeof buf, "r %s w %s", a, b);
@@ -791,10 +793,13 @@ static void draw_procs(ctx *x)
 	draw_proc_header(x, r, xs);
 	int visible = r.h - 1;
 	if (m->nrows == 0) {
-		const char *msg = !top_model_shown(m) ? "waiting for the first sample"
-				  : m->filter[0]	  ? "no process matches the filter (/ to change, Esc clears)"
-				  : m->ngpu		  ? "no process is using the shown GPUs"
-							  : "no GPU processes";
+		const char *msg = "no GPU processes";
+		if (!top_model_shown(m))
+			msg = "waiting for the first sample";
+		else if (m->filter[0])
+			msg = "no process matches the filter (/ to change, Esc clears)";
+		else if (m->ngpu)
+			msg = "no process is using the shown GPUs";
 		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM, msg);
 		return;
 	}
@@ -852,7 +857,8 @@ static void draw_tree(ctx *x)
 		snprintf(buf, sizeof buf, " process tree");
 	top_put(x->c, r, r.x, r.y, TOP_S_HEAD, buf);
 	if (n == 0) {
-		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM, "select a GPU process (Up/Down) to see its tree");
+		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM,
+			"select a GPU process (Up/Down) to see its tree");
 		return;
 	}
 	/* Keep the selected process on screen when the tree is taller than the panel. */
@@ -884,11 +890,14 @@ static void draw_tree(ctx *x)
 		snprintf(buf, sizeof buf, "%u %4s %5s ", p->pid, cpu, rss);
 		col = top_put(x->c, r, col, y, st, buf);
 		if (t->gpus) {
-			char g[64] = "[GPU";
-			for (int k = 0; k < f->m->ngpu && k < 64; k++)
+			char g[320] = "[GPU"; /* 64 GPUs of up to 4 characters each */
+			for (int k = 0; k < f->m->ngpu && k < 64; k++) {
+				size_t used = strlen(g);
 				if (t->gpus & (1ULL << k))
-					snprintf(g + strlen(g), sizeof g - strlen(g), " %d", f->m->gpu[k].index);
-			strcat(g, "] ");
+					snprintf(g + used, sizeof g - used, " %d", f->m->gpu[k].index);
+			}
+			size_t used = strlen(g);
+			snprintf(g + used, sizeof g - used, "] ");
 			col = top_put(x->c, r, col, y, t->selected ? st : TOP_S_ACCENT, g);
 		}
 		top_put(x->c, r, col, y, st, p->cmd[0] ? p->cmd : "?");
@@ -932,7 +941,7 @@ static void draw_status(ctx *x)
 	if (m->window_s >= 10)
 		snprintf(buf, sizeof buf, "no findings over the last %.0f s", m->window_s);
 	else
-		snprintf(buf, sizeof buf, "findings need 10 s of samples (%.0f s so far)", m->window_s);
+		snprintf(buf, sizeof buf, "no findings yet (%.1f s of samples)", m->window_s);
 	top_put(x->c, r, r.x, r.y, TOP_S_DIM, buf);
 }
 

@@ -116,7 +116,8 @@ void top_screen_draw(const top_canvas *c, bool force)
 			if (cell->ch == TOP_WCONT)
 				continue; /* ncurses places the right half of a wide character itself */
 			wchar_t wc[2] = {cell->ch, L'\0'};
-			setcchar(&row_buf[n++], wc, style_attr[cell->style], style_pair[cell->style], NULL);
+			unsigned st = cell->style;
+			setcchar(&row_buf[n++], wc, style_attr[st], style_pair[st], NULL);
 		}
 		/* add_wchnstr does not move the cursor, so the bottom-right cell cannot scroll. */
 		mvadd_wchnstr(y, 0, row_buf, n);

@@ -60,7 +60,10 @@ static void sample(snapshot *s, double t, double u0, double u1)
 	s->h[HM_CPU_IOWAIT] = 0;
 }
 
-/* Four GPU rows: 10 (GPU 2, 4 GiB, cpu 50), 20 (GPU 3, 1 GiB, cpu n/a), 30 (GPU 2, 8 GiB, cpu 99), 30 on GPU 3 too. */
+/*
+ * Four GPU rows: 10 (GPU 2, 4 GiB, cpu 50), 20 (GPU 3, 1 GiB, cpu n/a),
+ * 30 (GPU 2, 8 GiB, cpu 99), and 30 on GPU 3 too.
+ */
 static void procs4(snapshot *s)
 {
 	tl_proc *p = proc(s, 10, 1, 0, "alice", "python train.py --lr 3e-4");

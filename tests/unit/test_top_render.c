@@ -133,7 +133,7 @@ static void make_world(world *w, int nsamples)
 			t->pid = 100 + p;
 			t->ppid = 1;
 			t->gpu = p == 1;
-			t->alive = p != 2 || true;
+			t->alive = true;
 			t->gpu_mem_mib = 1024.0 * (p + 1);
 			t->cpu_pct = p == 0 ? 100 : NAN;
 			snprintf(t->user, sizeof t->user, "user%d", p);
@@ -248,7 +248,9 @@ static void test_status_and_help(void **state)
 	world w;
 	make_world(&w, 3);
 	w.m.nfindings = 2;
-	w.m.findings[0] = (top_finding){TOP_SEV_WARN, "GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?"};
+	w.m.findings[0] = (top_finding){
+		TOP_SEV_WARN,
+		"GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?"};
 	w.m.findings[1] = (top_finding){TOP_SEV_ERROR, "GPU 1 fell off the bus: gpu-lost?"};
 	top_canvas c;
 	char *t = frame(&w, 120, 30, false, NULL, &c);
