@@ -279,7 +279,8 @@ static void fmt_mem_pair(const gpu_values *v, char *out, size_t len)
 	char a[16], b[16];
 	fmt_mib(val(v, GM_MEM_USED), a, sizeof a);
 	fmt_mib(val(v, GM_MEM_TOTAL), b, sizeof b);
-	snprintf(out, len, "%s/%s", a, b);
+	/* Padded, so the fields after it line up from GPU to GPU. */
+	snprintf(out, len, "%5s/%s", a, b);
 }
 
 static void fmt_power(const gpu_values *v, char *out, size_t len)
@@ -291,7 +292,7 @@ static void fmt_power(const gpu_values *v, char *out, size_t len)
 		snprintf(b, sizeof b, "n/a");
 	else
 		snprintf(b, sizeof b, "%.0f", lim);
-	snprintf(out, len, "%s/%sW", a, b);
+	snprintf(out, len, "%3s/%sW", a, b);
 }
 
 /* "Gen5x16", or "Gen3x8<Gen5x16" when the link trained below its maximum. */
@@ -370,7 +371,7 @@ static void gpu_compact(ctx *x, top_rect r, int y, int g, const gpu_values *v)
 	fmt_pct(util, val_s, sizeof val_s);
 	bar_field(&l, 1, "", 10, util / 100, TOP_S_OK, st_of(val_s, TOP_S_NORMAL), val_s);
 	if (v->ok[GM_GPM_SM_ACTIVE]) {
-		snprintf(buf, sizeof buf, "%.0f%%", v->v[GM_GPM_SM_ACTIVE]);
+		snprintf(buf, sizeof buf, "%3.0f%%", v->v[GM_GPM_SM_ACTIVE]);
 		pair(&l, 1, "sm", TOP_S_NORMAL, buf);
 	}
 	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);
@@ -380,7 +381,7 @@ static void gpu_compact(ctx *x, top_rect r, int y, int g, const gpu_values *v)
 	pair(&l, 1, "", load_style(100 * val(v, GM_POWER_DRAW) / power_limit(v), 90, 100), buf);
 	fmt_num(v, GM_TEMP_GPU, "%.0fC", buf, sizeof buf);
 	pair(&l, 1, "", temp_style(v), buf);
-	fmt_num(v, GM_CLK_SM, "%.0fMHz", buf, sizeof buf);
+	fmt_num(v, GM_CLK_SM, "%4.0fMHz", buf, sizeof buf);
 	pair(&l, 1, "", reasons_bad(v) ? TOP_S_HIGH : st_of(buf, TOP_S_NORMAL), buf);
 	bool down = fmt_link(v, buf, sizeof buf);
 	pair(&l, 1, "", down ? TOP_S_MID : TOP_S_NORMAL, buf);
@@ -425,7 +426,7 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	fmt_num(v, GM_TEMP_GPU, "%.0fC", vs, sizeof vs);
 	pair(&l, 2, "temp", temp_style(v), vs);
 	char a[16], b[16];
-	fmt_num(v, GM_CLK_SM, "%.0f", a, sizeof a);
+	fmt_num(v, GM_CLK_SM, "%4.0f", a, sizeof a);
 	fmt_num(v, GM_CLK_MAX_SM, "%.0f", b, sizeof b);
 	snprintf(vs, sizeof vs, "%s/%sMHz", a, b);
 	pair(&l, 2, "sm clk", reasons_bad(v) ? TOP_S_HIGH : st_of(vs, TOP_S_NORMAL), vs);
@@ -856,6 +857,10 @@ static void draw_tree(ctx *x)
 	else
 		snprintf(buf, sizeof buf, " process tree");
 	top_put(x->c, r, r.x, r.y, TOP_S_HEAD, buf);
+	/* Beside the list: a rule between the two. */
+	if (r.x > 0)
+		for (int y = r.y + 1; y < r.y + r.h; y++)
+			top_put(x->c, r, r.x, y, TOP_S_DIM, x->g->box_v);
 	if (n == 0) {
 		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM,
 			"select a GPU process (Up/Down) to see its tree");
