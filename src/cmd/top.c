@@ -57,6 +57,12 @@ typedef struct {
 	char message[200];
 	int64_t message_until, findings_at;
 	bool utf8;
+	/* stderr while the screen is ours (see capture_stderr) */
+	int err_saved, err_pipe;
+	char err_line[200];
+	size_t err_len;
+	char err_log[8192];
+	size_t err_log_len;
 } top_app;
 
 static int sig_pipe[2] = {-1, -1};
@@ -445,6 +451,76 @@ static bool read_keys(top_app *a, const top_layout *L, bool *force)
 	return true;
 }
 
+/*
+ * While the screen is ours, stderr goes into a pipe: a message from a lower
+ * layer (a recording that stopped taking writes, -v debug lines) shows on the
+ * status line instead of scribbling over the frame, and is printed again once
+ * the terminal is restored. Both ends are non-blocking: a flood loses lines
+ * rather than stall the sampling thread that writes them.
+ */
+static void capture_stderr(top_app *a)
+{
+	int p[2];
+	a->err_saved = a->err_pipe = -1;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		return;
+	fflush(stderr);
+	a->err_saved = dup(STDERR_FILENO);
+	if (a->err_saved < 0 || dup2(p[1], STDERR_FILENO) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	close(p[1]);
+	a->err_pipe = p[0];
+}
+
+static void keep_line(top_app *a)
+{
+	a->err_line[a->err_len] = '\0';
+	if (a->err_len)
+		say(a, "%s", a->err_line);
+	size_t room = sizeof a->err_log - a->err_log_len;
+	int n = snprintf(a->err_log + a->err_log_len, room, "%s\n", a->err_line);
+	if (n > 0 && (size_t)n < room)
+		a->err_log_len += (size_t)n;
+	a->err_len = 0;
+}
+
+/* Lines written to stderr since the last call; returns whether there were any. */
+static bool read_stderr(top_app *a)
+{
+	char buf[512];
+	ssize_t n;
+	bool any = false;
+	while (a->err_pipe >= 0 && (n = read(a->err_pipe, buf, sizeof buf)) > 0) {
+		any = true;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n')
+				keep_line(a);
+			else if (a->err_len + 1 < sizeof a->err_line)
+				a->err_line[a->err_len++] = buf[i];
+		}
+	}
+	return any;
+}
+
+static void restore_stderr(top_app *a)
+{
+	if (a->err_pipe < 0)
+		return;
+	fflush(stderr);
+	read_stderr(a);
+	if (a->err_len)
+		keep_line(a);
+	dup2(a->err_saved, STDERR_FILENO);
+	close(a->err_saved);
+	close(a->err_pipe);
+	a->err_pipe = -1;
+	if (a->err_log_len)
+		fwrite(a->err_log, 1, a->err_log_len, stderr);
+}
+
 static int run_ui(top_app *a)
 {
 	bool color = !a->o.no_color && !(getenv("NO_COLOR") && getenv("NO_COLOR")[0]);
@@ -452,6 +528,7 @@ static int run_ui(top_app *a)
 		return gw_error(GW_EXIT_ENV, "terminal", "check TERM, or use --once",
 				"cannot drive this terminal (TERM=%s)",
 				getenv("TERM") ? getenv("TERM") : "unset");
+	capture_stderr(a);
 	top_canvas c = {0};
 	top_layout L;
 	draw(a, &L, &c, false);
@@ -461,10 +538,11 @@ static int run_ui(top_app *a)
 			int64_t left = a->message_until - gw_mono_ns();
 			timeout = left > 0 ? (int)(left / 1000000) + 1 : 0;
 		}
-		struct pollfd p[3] = {{STDIN_FILENO, POLLIN, 0},
+		struct pollfd p[4] = {{STDIN_FILENO, POLLIN, 0},
 				      {top_feed_fd(a->feed), POLLIN, 0},
-				      {sig_pipe[0], POLLIN, 0}};
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+				      {sig_pipe[0], POLLIN, 0},
+				      {a->err_pipe, POLLIN, 0}};
+		if (poll(p, a->err_pipe >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR)
 			break;
 		if (sig_quit)
 			break;
@@ -481,6 +559,8 @@ static int run_ui(top_app *a)
 		}
 		if (p[1].revents & POLLIN)
 			dirty |= take_samples(a);
+		if (a->err_pipe >= 0 && (p[3].revents & POLLIN))
+			dirty |= read_stderr(a);
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (!read_keys(a, &L, &force))
 				break;
@@ -496,6 +576,7 @@ static int run_ui(top_app *a)
 			draw(a, &L, &c, force);
 	}
 	top_screen_close();
+	restore_stderr(a);
 	top_canvas_free(&c);
 	return 0;
 }
