@@ -74,7 +74,8 @@ static void test_writer_reader(void **state)
 	double w1000[SIM_ACC_N], w5[SIM_ACC_N];
 	sim_kernel_weights(1000, SIM_WL_COMPUTE, w1000);
 	sim_kernel_weights(5, SIM_WL_COMPUTE, w5);
-	assert_float_equal(acc[SIM_ACC_SM], 0.020 * w1000[SIM_ACC_SM] + 0.010 * w5[SIM_ACC_SM], 1e-9);
+	assert_float_equal(acc[SIM_ACC_SM], 0.020 * w1000[SIM_ACC_SM] + 0.010 * w5[SIM_ACC_SM],
+	                   1e-9);
 	/* Short kernels leave most SMs idle even while the GPU counts as busy. */
 	assert_true(w5[SIM_ACC_SM] < 0.15);
 	assert_true(w1000[SIM_ACC_SM] > 0.85);
@@ -242,11 +243,9 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_writer_reader),
-		cmocka_unit_test(test_ring_overflow),
-		cmocka_unit_test(test_reap_dead_writer),
-		cmocka_unit_test(test_clock),
-		cmocka_unit_test(test_state_dir_must_be_ours),
+	    cmocka_unit_test(test_writer_reader),          cmocka_unit_test(test_ring_overflow),
+	    cmocka_unit_test(test_reap_dead_writer),       cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_state_dir_must_be_ours),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

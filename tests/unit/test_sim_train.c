@@ -127,12 +127,12 @@ static double mean_util(int ms)
  * implies (10 ms of GPU per step).
  */
 static double util_of_run(const char *workers, int steps, const char *out, double *expect,
-			  pid_t *pidp)
+                          pid_t *pidp)
 {
 	char nsteps[16];
 	snprintf(nsteps, sizeof nsteps, "%d", steps);
-	const char *args[] = {"--workers", workers, "--cpu-ms", "40", "--gpu-ms", "10",
-			      "--steps",   nsteps,  "--mem-mib", "3072", NULL};
+	const char *args[] = {"--workers", workers, "--cpu-ms",  "40",   "--gpu-ms", "10",
+	                      "--steps",   nsteps,  "--mem-mib", "3072", NULL};
 	pid_t pid = start_train_to(args, out);
 	wait_listed(pid);
 	sleep_ms(300);
@@ -181,8 +181,8 @@ static void test_workers_feed_the_gpu(void **state)
 	kill(pid, SIGTERM);
 	assert_int_equal(finish(pid), 128 + SIGTERM);
 	print_message("utilization: 1 worker %.1f %% (steps imply %.1f), 4 workers %.1f %% "
-		      "(steps imply %.1f)\n",
-		      starved, want1, fed, want4);
+	              "(steps imply %.1f)\n",
+	              starved, want1, fed, want4);
 	/* The GPU is busy exactly as much as the workload's steps say... */
 	assert_true(fabs(starved - want1) < 10);
 	assert_true(fabs(fed - want4) < 10);
@@ -199,8 +199,8 @@ static void test_workers_feed_the_gpu(void **state)
 /* GPM SM activity of the GPU over about one second of a running workload. */
 static double sm_active_while(const char *kernel_us)
 {
-	const char *args[] = {"--workers", "0", "--cpu-ms", "0", "--gpu-ms", "50", "--kernel-us",
-			      kernel_us, "--steps", "60", NULL};
+	const char *args[] = {"--workers",   "0",       "--cpu-ms", "0",  "--gpu-ms", "50",
+	                      "--kernel-us", kernel_us, "--steps",  "60", NULL};
 	pid_t pid = start_train(args);
 	wait_listed(pid);
 	sleep_ms(200);
@@ -225,8 +225,9 @@ static double sm_active_while(const char *kernel_us)
 	N.nvmlGpmSampleFree(s2);
 	kill(pid, SIGTERM);
 	finish(pid);
-	print_message("kernels of %s us: utilization %.1f %%, GPM graphics %.1f %%, SM active %.1f %%\n",
-		      kernel_us, util, gr, sm);
+	print_message(
+	    "kernels of %s us: utilization %.1f %%, GPM graphics %.1f %%, SM active %.1f %%\n",
+	    kernel_us, util, gr, sm);
 	/* The GPU is busy all the time either way. */
 	assert_true(util > 80);
 	assert_true(gr > 80);
@@ -278,8 +279,8 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_workers_feed_the_gpu),
-		cmocka_unit_test(test_short_kernels_are_launch_bound),
+	    cmocka_unit_test(test_workers_feed_the_gpu),
+	    cmocka_unit_test(test_short_kernels_are_launch_bound),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

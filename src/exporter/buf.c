@@ -1,0 +1,188 @@
+/* buf.c - the exposition's text buffer; numbers never go through the locale. */
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporter/exporter.h"
+
+void exp_buf_free(exp_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+static bool buf_grow(exp_buf *b, size_t need)
+{
+	if (b->oom)
+		return false;
+	if (b->len + need + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + need + 1)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void exp_buf_put(exp_buf *b, const char *s, size_t n)
+{
+	if (!buf_grow(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void exp_buf_puts(exp_buf *b, const char *s)
+{
+	exp_buf_put(b, s, strlen(s));
+}
+
+/* Digits of v (v >= 0) into the end of tmp; returns the start. */
+static char *utoa_rev(unsigned long long v, char *end)
+{
+	char *p = end;
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return p;
+}
+
+void exp_buf_int(exp_buf *b, long long v)
+{
+	char tmp[24], *end = tmp + sizeof tmp;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	char *p = utoa_rev(u, end);
+	if (v < 0)
+		*--p = '-';
+	exp_buf_put(b, p, (size_t)(end - p));
+}
+
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale;
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+void exp_buf_fixed6(exp_buf *b, double v)
+{
+	if (isnan(v)) {
+		exp_buf_puts(b, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		exp_buf_puts(b, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	bool neg = signbit(v);
+	double a = fabs(v);
+	/* Up to 9e12 the scaled value is an exact enough integer for six decimals. */
+	if (a < 9e12) {
+		unsigned long long micro = (unsigned long long)llround(a * 1e6);
+		char tmp[40], *end = tmp + sizeof tmp;
+		char *p = utoa_rev(micro % 1000000ULL, end);
+		while (end - p < 6)
+			*--p = '0';
+		*--p = '.';
+		p = utoa_rev(micro / 1000000ULL, p);
+		if (neg && micro)
+			*--p = '-';
+		exp_buf_put(b, p, (size_t)(end - p));
+		return;
+	}
+	/* Huge (never a real GPU value): printf under the C locale, this thread only. */
+	pthread_once(&c_locale_once, c_locale_init);
+	locale_t old = c_locale ? uselocale(c_locale) : (locale_t)0;
+	char tmp[400];
+	int n = snprintf(tmp, sizeof tmp, "%.6f", v);
+	if (old)
+		uselocale(old);
+	if (n > 0)
+		exp_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 when invalid. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	int n;
+	unsigned lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F; /* no UTF-16 surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int k = 2; k < n; k++)
+		if (s[k] < 0x80 || s[k] > 0xBF)
+			return 0;
+	return n;
+}
+
+/*
+ * Escapes for the exposition format. Prometheus rejects a whole scrape whose
+ * text is not UTF-8, so bytes that are not (a process name, a hostname) become '?'.
+ */
+static void put_escaped(exp_buf *b, const char *str, bool quotes)
+{
+	const unsigned char *s = (const unsigned char *)str, *run = s;
+	while (*s) {
+		const char *esc = NULL;
+		int n = 1;
+		if (*s == '\\')
+			esc = "\\\\";
+		else if (*s == '\n')
+			esc = "\\n";
+		else if (quotes && *s == '"')
+			esc = "\\\"";
+		else if (!(n = utf8_len(s))) {
+			esc = "?";
+			n = 1;
+		}
+		if (!esc) {
+			s += n;
+			continue;
+		}
+		exp_buf_put(b, (const char *)run, (size_t)(s - run));
+		exp_buf_puts(b, esc);
+		s += n;
+		run = s;
+	}
+	exp_buf_put(b, (const char *)run, (size_t)(s - run));
+}
+
+void exp_buf_label_value(exp_buf *b, const char *s)
+{
+	put_escaped(b, s, true);
+}
+
+void exp_buf_help_text(exp_buf *b, const char *s)
+{
+	put_escaped(b, s, false);
+}

@@ -1,0 +1,186 @@
+/* collectors.c - which DCGM families to export: the default set or a dcgm-exporter CSV. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporter/exporter.h"
+
+#define LINE_MAX_LEN 4096
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} label_fields[] = {
+    {"DCGM_FI_DEV_SERIAL", EXP_LABEL_DEV_SERIAL},
+    {"DCGM_FI_DEV_VBIOS_VERSION", EXP_LABEL_DEV_VBIOS},
+    {"DCGM_FI_DRIVER_VERSION", EXP_LABEL_DRIVER},
+    {"DCGM_FI_NVML_VERSION", EXP_LABEL_NVML},
+};
+
+void exp_collectors_default(exp_collectors *c)
+{
+	memset(c, 0, sizeof *c);
+	/*
+	 * dcgm-exporter types five of these counter, but their names lack the
+	 * _total suffix a counter must have, one is named ..._COUNTER (a type in
+	 * the name) and NVLINK_BANDWIDTH_TOTAL is a rate: promtool's lint flags
+	 * all of that. They are untyped here, which promises nothing and lints
+	 * clean; PromQL ignores the type, so queries are unchanged. A
+	 * --collectors CSV that says counter gets counter.
+	 */
+	for (int i = 0; i < GM__COUNT; i++) {
+		if (!gpu_metrics[i].dcgm)
+			continue;
+		c->order[c->n++] = i;
+		c->type[i] = gpu_metrics[i].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
+	}
+	c->labels = EXP_LABEL_DRIVER;
+}
+
+void exp_collectors_free(exp_collectors *c)
+{
+	for (int i = 0; i < GM__COUNT; i++)
+		free(c->help[i]);
+	memset(c, 0, sizeof *c);
+}
+
+static int dcgm_metric(const char *name)
+{
+	for (int i = 0; i < GM__COUNT; i++)
+		if (gpu_metrics[i].dcgm && !strcmp(gpu_metrics[i].dcgm, name))
+			return i;
+	return -1;
+}
+
+static unsigned label_bit(const char *name)
+{
+	for (size_t i = 0; i < sizeof label_fields / sizeof *label_fields; i++)
+		if (!strcmp(label_fields[i].name, name))
+			return label_fields[i].bit;
+	return 0;
+}
+
+/* Trim blanks (and a CR) on both sides, in place. */
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}
+
+/* Append name to the comma-separated list; "..." marks that some did not fit. */
+static void add_unknown(char *u, size_t len, const char *name)
+{
+	if (!u || len < 8)
+		return;
+	size_t used = strlen(u);
+	if (used >= 3 && !strcmp(u + used - 3, "..."))
+		return;
+	const char *sep = used ? ", " : "";
+	/* Always keep room for a final ", ...". */
+	if (used + strlen(sep) + strlen(name) + 5 < len)
+		snprintf(u + used, len - used, "%s%s", sep, name);
+	else
+		snprintf(u + used, len - used, "%s...", sep);
+}
+
+/* One data row, already stripped of comments; NUL-terminated. 0 or -1 with err. */
+static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, char *unknown,
+                     size_t unknownlen, char *err, size_t errlen)
+{
+	char *c1 = strchr(line, ',');
+	char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	if (!c2) {
+		snprintf(err, errlen, "line %d: expected 'FIELD, prom_type, help'", lineno);
+		return -1;
+	}
+	*c1 = *c2 = '\0';
+	char *name = trim(line), *type = trim(c1 + 1), *help = trim(c2 + 1);
+	if (!*name) {
+		snprintf(err, errlen, "line %d: empty field name", lineno);
+		return -1;
+	}
+	bool is_label = !strcmp(type, "label");
+	if (!is_label && strcmp(type, "gauge") && strcmp(type, "counter")) {
+		snprintf(err, errlen,
+		         "line %d: prom_type '%.40s' of %.80s is not gauge, counter or label",
+		         lineno, type, name);
+		return -1;
+	}
+	unsigned bit = label_bit(name);
+	int id = dcgm_metric(name);
+	if (bit) {
+		if (!is_label) {
+			snprintf(err, errlen,
+			         "line %d: %.80s is a text field; its prom_type must be label",
+			         lineno, name);
+			return -1;
+		}
+		out->labels |= bit;
+		return 0;
+	}
+	if (id < 0) {
+		add_unknown(unknown, unknownlen, name);
+		return 0;
+	}
+	if (is_label) {
+		snprintf(err, errlen,
+		         "line %d: %.80s is a number; its prom_type must be gauge or counter",
+		         lineno, name);
+		return -1;
+	}
+	if (seen[id])
+		return 0; /* the first row of a field wins */
+	seen[id] = true;
+	out->order[out->n++] = id;
+	out->type[id] = !strcmp(type, "counter") ? EXP_COUNTER : EXP_GAUGE;
+	if (*help && !(out->help[id] = strdup(help))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char *unknown,
+                         size_t unknownlen, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (unknown && unknownlen)
+		unknown[0] = '\0';
+	bool seen[GM__COUNT] = {false};
+	char line[LINE_MAX_LEN + 1];
+	int lineno = 0;
+	size_t pos = 0;
+	while (pos < len) {
+		lineno++;
+		const char *start = text + pos;
+		const char *nl = memchr(start, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - start) : len - pos;
+		pos += n + (nl ? 1 : 0);
+		if (n > LINE_MAX_LEN) {
+			snprintf(err, errlen, "line %d: longer than %d bytes", lineno,
+			         LINE_MAX_LEN);
+			exp_collectors_free(out);
+			return -1;
+		}
+		if (memchr(start, '\0', n)) {
+			snprintf(err, errlen, "line %d: contains a NUL byte (not a text file?)",
+			         lineno);
+			exp_collectors_free(out);
+			return -1;
+		}
+		memcpy(line, start, n);
+		line[n] = '\0';
+		char *l = trim(line);
+		if (!*l || *l == '#')
+			continue;
+		if (parse_row(l, lineno, out, seen, unknown, unknownlen, err, errlen)) {
+			exp_collectors_free(out);
+			return -1;
+		}
+	}
+	return 0;
+}

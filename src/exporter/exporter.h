@@ -1,0 +1,306 @@
+/*
+ * exporter.h - `gpuwhy exporter`: Prometheus /metrics with dcgm-exporter's
+ * series plus gpuwhy's own (host, processes, throttle reasons, findings).
+ *
+ * Pieces, from pure to threaded:
+ *   exp_buf         a growable text buffer with locale-free number printing
+ *   exp_collectors  which DCGM families to export (a dcgm-exporter counters CSV)
+ *   exp_render()    snapshot -> exposition text (pure: unit-tested on hand-built data)
+ *   exp_findings_fn the hook that turns a window of snapshots into findings;
+ *                   exp_live_findings() is the built-in one until diagnose/ lands
+ *   exp_page        one rendered exposition, shared read-only by every scrape
+ *   exp_server      HTTP on libmicrohttpd: serves the latest page, nothing else
+ *   exp_sampler     the thread that samples on its own cadence, renders and publishes
+ *
+ * A scrape never samples and never renders: it takes a reference to the page
+ * the sampler published last, so a slow NVML call cannot delay it.
+ */
+#ifndef GPUWHY_EXPORTER_EXPORTER_H
+#define GPUWHY_EXPORTER_EXPORTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "sample/timeline.h"
+
+/* ------------------------------------------------------------------ buffer */
+
+typedef struct {
+	char *p;
+	size_t len, cap;
+	bool oom; /* an allocation failed: contents are truncated */
+} exp_buf;
+
+void exp_buf_free(exp_buf *b);
+void exp_buf_put(exp_buf *b, const char *s, size_t n);
+void exp_buf_puts(exp_buf *b, const char *s);
+void exp_buf_int(exp_buf *b, long long v);
+/* Fixed six decimals like printf("%f") in the C locale, whatever the user's locale. */
+void exp_buf_fixed6(exp_buf *b, double v);
+/* Label value with the exposition format's escapes (\\, \", \n). */
+void exp_buf_label_value(exp_buf *b, const char *s);
+/* HELP text with its escapes (\\, \n). */
+void exp_buf_help_text(exp_buf *b, const char *s);
+
+/* -------------------------------------------------------------- collectors */
+
+/* String-valued DCGM fields that become labels (dcgm-exporter's `label` rows). */
+enum {
+	EXP_LABEL_DEV_SERIAL = 1u << 0, /* DCGM_FI_DEV_SERIAL */
+	EXP_LABEL_DEV_VBIOS = 1u << 1,  /* DCGM_FI_DEV_VBIOS_VERSION */
+	EXP_LABEL_DRIVER = 1u << 2,     /* DCGM_FI_DRIVER_VERSION */
+	EXP_LABEL_NVML = 1u << 3,       /* DCGM_FI_NVML_VERSION */
+};
+
+/* The TYPE line of a family. */
+typedef enum { EXP_GAUGE, EXP_COUNTER, EXP_UNTYPED } exp_prom_type;
+
+typedef struct {
+	int order[GM__COUNT]; /* metric ids in output order */
+	int n;
+	exp_prom_type type[GM__COUNT];
+	char *help[GM__COUNT]; /* help text per id; NULL = the table's */
+	unsigned labels;       /* EXP_LABEL_* */
+} exp_collectors;
+
+/* Every metric of the table that has a DCGM name, in table order, with the
+ * table's help texts, plus the driver version label. Gauges are typed gauge;
+ * the table's counters untyped (see collectors.c). */
+void exp_collectors_default(exp_collectors *c);
+void exp_collectors_free(exp_collectors *c);
+
+/*
+ * Parse a dcgm-exporter counters CSV ("FIELD, prom_type, help"; '#' starts a
+ * comment; blank lines ignored). Fields the table does not know are skipped
+ * and listed, comma-separated, in unknown (truncated with "..." when long).
+ * Returns 0, or -1 with a message naming the line in err (malformed row,
+ * prom_type other than gauge/counter/label, a numeric field given as label).
+ */
+int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char *unknown,
+                         size_t unknownlen, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- snapshot */
+
+#define EXP_PROC_MAX 32 /* upper bound of --processes */
+
+typedef struct {
+	unsigned pid;
+	char command[64]; /* short name of the executable; "" when unknown */
+	bool mem_ok;
+	uint64_t mem_bytes;
+	bool sm_ok;
+	double sm_ratio; /* 0..1 */
+} exp_proc;
+
+typedef struct {
+	int index; /* NVML index: dcgm-exporter's gpu label */
+	char uuid[96], pci_bus_id[32], name[96], serial[32], vbios[32];
+	gpu_values vals;
+	int nprocs_total; /* processes on the GPU; -1 when unknown */
+	int nprocs;       /* kept in procs: the top ones by memory */
+	exp_proc procs[EXP_PROC_MAX];
+} exp_gpu;
+
+typedef struct {
+	bool ok;
+	double v;
+} exp_val;
+
+typedef struct {
+	int id;               /* N of cpuN */
+	exp_val busy, iowait; /* ratios 0..1 of the last interval */
+} exp_cpu;
+
+typedef struct {
+	bool present;                 /* the host was sampled at all */
+	exp_val cpu_busy, cpu_iowait; /* all CPUs, ratios */
+	exp_cpu *cpus;
+	int ncpus, cpus_cap;
+	exp_val mem_total, mem_used, mem_available, swap_total, swap_used; /* bytes */
+} exp_host;
+
+typedef enum { EXP_SEV_INFO, EXP_SEV_WARN, EXP_SEV_ERROR } exp_severity;
+
+typedef struct {
+	int gpu; /* GPU index (the gpu label); -1 for a host-wide finding */
+	char rule[48];
+	exp_severity severity;
+} exp_finding;
+
+#define EXP_FINDINGS_MAX 256
+
+typedef struct {
+	double t_wall;          /* when the sample was taken */
+	double sample_seconds;  /* how long taking it took */
+	uint64_t samples_total; /* samples taken since start, this one included */
+	char driver[96], nvml[96];
+	int ngpus;
+	exp_gpu *gpus;
+	exp_host host;
+	int nfindings;
+	exp_finding findings[EXP_FINDINGS_MAX];
+} exp_snapshot;
+
+/* Allocate a snapshot with room for ngpus GPUs; NULL on ENOMEM. */
+exp_snapshot *exp_snapshot_new(int ngpus);
+void exp_snapshot_free(exp_snapshot *s);
+/* Make sure host.cpus holds n entries. 0, or -1 on ENOMEM. */
+int exp_host_reserve(exp_host *h, int n);
+
+const char *exp_severity_name(exp_severity s);
+
+/* ---------------------------------------------------------------- findings */
+
+/*
+ * The newest len snapshots, oldest first; snaps[len-1] is the one being
+ * published. tl points at the owner's slot for the timeline form (NULL
+ * until asked for, freed by the owner after the hook).
+ */
+typedef struct {
+	const exp_snapshot *const *snaps;
+	int len;
+	timeline **tl;
+} exp_window;
+
+/*
+ * The window as a timeline (the type diagnosis rules read): t from the first
+ * snapshot, every present GPU metric, host CPU (overall, busiest core, per
+ * core) and memory, the exported processes. Built once per window; NULL when
+ * the window is empty.
+ */
+const timeline *exp_window_timeline(const exp_window *w);
+
+/*
+ * The findings hook: fill out[0..max) with the findings that hold for the
+ * latest window, return how many. Pure: no I/O, no clock. The diagnosis
+ * module plugs in here (reading exp_window_timeline(w)); exp_live_findings
+ * is the built-in source.
+ */
+typedef int (*exp_findings_fn)(void *user, const exp_window *w, exp_finding *out, int max);
+
+/*
+ * Built-in checks on the latest sample:
+ *   throttled      a clock-event reason other than gpu_idle is active
+ *                  (error: hardware slowdown, thermal or power brake; warn:
+ *                  software thermal; info: power cap, sync boost, app clocks)
+ *   pcie_degraded  link width below the maximum, or link generation below the
+ *                  maximum while the GPU is busy (idle GPUs lower it on purpose)
+ *   gpu_lost       the GPU fell off the bus (error)
+ */
+int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max);
+
+/* ------------------------------------------------------------------ render */
+
+typedef enum {
+	EXP_HOSTLABEL_UPPER, /* Hostname: released dcgm-exporters up to 4.5.3-4.8.2 */
+	EXP_HOSTLABEL_LOWER, /* hostname: dcgm-exporter after PR #655 */
+	EXP_HOSTLABEL_NONE,  /* like dcgm-exporter -n */
+} exp_hostlabel;
+
+typedef struct {
+	exp_hostlabel host_label;
+	const char *hostname;             /* value of the hostname label */
+	const exp_collectors *collectors; /* DCGM families to export; NULL = default */
+	int processes;                    /* top N processes per GPU to export (0: none) */
+	const char *version;              /* gpuwhy version for the build_info series */
+} exp_render_opts;
+
+/* Append the whole exposition (text format 0.0.4) for s to b. */
+void exp_render(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b);
+
+/* -------------------------------------------------------------------- page */
+
+/* One rendered exposition. Immutable once published, freed by its last reader. */
+typedef struct exp_page exp_page;
+
+/* Takes ownership of text (malloc'd). NULL on ENOMEM (text is freed). */
+exp_page *exp_page_new(char *text, size_t len, double t_wall, int64_t t_mono_ns);
+void exp_page_ref(exp_page *p);
+void exp_page_unref(exp_page *p);
+const char *exp_page_text(const exp_page *p, size_t *len);
+/* gzip of the text, compressed on first use and kept; NULL when compression failed. */
+const char *exp_page_gzip(exp_page *p, size_t *len);
+int64_t exp_page_mono_ns(const exp_page *p);
+
+/* The latest page, swapped by the sampler and read by the server. */
+typedef struct exp_board exp_board;
+exp_board *exp_board_new(void);
+void exp_board_free(exp_board *b);
+/* Publish p (the board takes the caller's reference). */
+void exp_board_publish(exp_board *b, exp_page *p);
+/* A new reference to the latest page, or NULL before the first publish. */
+exp_page *exp_board_get(exp_board *b);
+
+/* ------------------------------------------------------------------ server */
+
+typedef struct {
+	char host[64]; /* numeric IPv4 or IPv6 address */
+	int port;      /* 0: any free port */
+	bool ipv6;
+} exp_listen_addr;
+
+/*
+ * "127.0.0.1:9400", "[::1]:9400", "localhost:9400", "0.0.0.0:9400". The host
+ * part is required (no ":9400", so that exposing all interfaces is always
+ * explicit). Returns 0, or -1 with a reason in err.
+ */
+int exp_parse_listen(const char *s, exp_listen_addr *out, char *err, size_t errlen);
+
+/* Whether an Accept-Encoding header value accepts gzip (q-values honoured). */
+bool exp_accepts_gzip(const char *accept_encoding);
+
+typedef enum {
+	EXP_ROUTE_INDEX,
+	EXP_ROUTE_METRICS,
+	EXP_ROUTE_HEALTH,
+	EXP_ROUTE_NOT_FOUND,
+	EXP_ROUTE_BAD_METHOD,
+} exp_route;
+
+/* Routing is an exact match on the path; nothing ever reaches the file system. */
+exp_route exp_route_request(const char *method, const char *url);
+
+typedef struct {
+	exp_listen_addr addr;
+	unsigned max_connections; /* connection cap */
+	unsigned timeout_s;       /* a connection must complete each request within this */
+	size_t memory_limit;      /* per connection: bounds request line + headers */
+	int64_t stale_ns;         /* /health answers 503 when the page is older than this */
+	const char *version;
+} exp_server_opts;
+
+void exp_server_opts_default(exp_server_opts *o);
+
+typedef struct exp_server exp_server;
+
+/* Bind and start serving board. Returns 0, or a GW_EXIT_* code with the message printed. */
+int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **out);
+/* The port actually bound (useful with port 0). */
+int exp_server_port(const exp_server *s);
+void exp_server_stop(exp_server *s);
+
+/* ----------------------------------------------------------------- sampler */
+
+typedef struct {
+	int64_t interval_ns;
+	int processes; /* top N processes per GPU (0..EXP_PROC_MAX) */
+	exp_render_opts render;
+	exp_findings_fn findings;
+	void *findings_user;
+	const char *proc_root; /* "/proc" */
+	bool host;             /* also sample the host (CPU, memory, swap) */
+} exp_sampler_opts;
+
+typedef struct exp_sampler exp_sampler;
+
+/*
+ * Take and publish the first sample before returning (so /metrics is never
+ * empty), then keep sampling on a thread at a fixed cadence. gpu may be used
+ * by the sampler thread only from now on.
+ */
+int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o, exp_sampler **out);
+void exp_sampler_stop(exp_sampler *s);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * page.c - a rendered exposition shared by every scrape, and the board that
+ * holds the latest one. Scrapes take a reference and never wait for the
+ * sampler; the sampler swaps the board's pointer and never waits for a
+ * scrape. The gzip form is made by the first scrape that asks for it.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "exporter/exporter.h"
+
+struct exp_page {
+	atomic_int refs;
+	char *text;
+	size_t len;
+	double t_wall;
+	int64_t t_mono_ns;
+	pthread_mutex_t gz_mu;
+	bool gz_done;
+	unsigned char *gz;
+	size_t gz_len;
+};
+
+exp_page *exp_page_new(char *text, size_t len, double t_wall, int64_t t_mono_ns)
+{
+	exp_page *p = calloc(1, sizeof *p);
+	if (!p) {
+		free(text);
+		return NULL;
+	}
+	atomic_init(&p->refs, 1);
+	p->text = text;
+	p->len = len;
+	p->t_wall = t_wall;
+	p->t_mono_ns = t_mono_ns;
+	pthread_mutex_init(&p->gz_mu, NULL);
+	return p;
+}
+
+void exp_page_ref(exp_page *p)
+{
+	atomic_fetch_add(&p->refs, 1);
+}
+
+void exp_page_unref(exp_page *p)
+{
+	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	pthread_mutex_destroy(&p->gz_mu);
+	free(p->gz);
+	free(p->text);
+	free(p);
+}
+
+const char *exp_page_text(const exp_page *p, size_t *len)
+{
+	*len = p->len;
+	return p->text;
+}
+
+int64_t exp_page_mono_ns(const exp_page *p)
+{
+	return p->t_mono_ns;
+}
+
+/* gzip (RFC 1952) of in, or NULL. */
+static unsigned char *gzip_bytes(const char *in, size_t len, size_t *out_len)
+{
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	uLong cap = deflateBound(&z, (uLong)len);
+	unsigned char *out = malloc(cap);
+	if (!out) {
+		deflateEnd(&z);
+		return NULL;
+	}
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	int rc = deflate(&z, Z_FINISH);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+const char *exp_page_gzip(exp_page *p, size_t *len)
+{
+	pthread_mutex_lock(&p->gz_mu);
+	if (!p->gz_done) {
+		p->gz = gzip_bytes(p->text, p->len, &p->gz_len);
+		p->gz_done = true;
+	}
+	pthread_mutex_unlock(&p->gz_mu);
+	*len = p->gz_len;
+	return (const char *)p->gz;
+}
+
+struct exp_board {
+	pthread_mutex_t mu;
+	exp_page *latest;
+};
+
+exp_board *exp_board_new(void)
+{
+	exp_board *b = calloc(1, sizeof *b);
+	if (b)
+		pthread_mutex_init(&b->mu, NULL);
+	return b;
+}
+
+void exp_board_free(exp_board *b)
+{
+	if (!b)
+		return;
+	exp_page_unref(b->latest);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+void exp_board_publish(exp_board *b, exp_page *p)
+{
+	pthread_mutex_lock(&b->mu);
+	exp_page *old = b->latest;
+	b->latest = p;
+	pthread_mutex_unlock(&b->mu);
+	exp_page_unref(old);
+}
+
+exp_page *exp_board_get(exp_board *b)
+{
+	pthread_mutex_lock(&b->mu);
+	exp_page *p = b->latest;
+	if (p)
+		exp_page_ref(p);
+	pthread_mutex_unlock(&b->mu);
+	return p;
+}

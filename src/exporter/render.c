@@ -1,0 +1,446 @@
+/*
+ * render.c - snapshot -> Prometheus text exposition (format 0.0.4). Pure.
+ *
+ * The DCGM families copy dcgm-exporter exactly: names, help texts, label set
+ * and order (gpu, UUID, pci_bus_id, device, modelName, Hostname|hostname,
+ * then the CSV's label fields sorted), ints printed as integers and doubles
+ * with six decimals. A value that is absent produces no series; a family
+ * that no GPU has produces nothing at all. gpuwhy's own families follow
+ * Prometheus' naming rules (snake_case, base units, ratios 0..1).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporter/exporter.h"
+
+const char *exp_severity_name(exp_severity s)
+{
+	switch (s) {
+	case EXP_SEV_INFO:
+		return "info";
+	case EXP_SEV_WARN:
+		return "warn";
+	case EXP_SEV_ERROR:
+		return "error";
+	}
+	return "info";
+}
+
+static void family(exp_buf *b, const char *name, const char *type, const char *help)
+{
+	exp_buf_puts(b, "# HELP ");
+	exp_buf_puts(b, name);
+	exp_buf_puts(b, " ");
+	exp_buf_help_text(b, help);
+	exp_buf_puts(b, "\n# TYPE ");
+	exp_buf_puts(b, name);
+	exp_buf_puts(b, " ");
+	exp_buf_puts(b, type);
+	exp_buf_puts(b, "\n");
+}
+
+static void label(exp_buf *b, bool first, const char *name, const char *value)
+{
+	if (!first)
+		exp_buf_puts(b, ",");
+	exp_buf_puts(b, name);
+	exp_buf_puts(b, "=\"");
+	exp_buf_label_value(b, value);
+	exp_buf_puts(b, "\"");
+}
+
+static void label_int(exp_buf *b, bool first, const char *name, long long v)
+{
+	if (!first)
+		exp_buf_puts(b, ",");
+	exp_buf_puts(b, name);
+	exp_buf_puts(b, "=\"");
+	exp_buf_int(b, v);
+	exp_buf_puts(b, "\"");
+}
+
+/* Integers as integers (the value is whole already; clamp what cannot be one). */
+static void value_int(exp_buf *b, double v)
+{
+	if (v >= 9.2e18)
+		exp_buf_int(b, 9200000000000000000LL);
+	else if (v <= -9.2e18)
+		exp_buf_int(b, -9200000000000000000LL);
+	else
+		exp_buf_int(b, (long long)v);
+}
+
+/* ------------------------------------------------------------ DCGM families */
+
+/* The value dcgm-exporter would export for metric id of g; false when absent. */
+static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
+{
+	const gpu_values *x = &g->vals;
+	if (x->lost)
+		return false;
+	gpu_metric_fmt f = gpu_metrics[id].fmt;
+	*is_int = f == GMF_INT || f == GMF_YESNO;
+	if (x->ok[id]) {
+		*v = gpu_metric_dcgm_value((gpu_metric_id)id, x->v[id]);
+		return isfinite(*v);
+	}
+	/* Without GPM (before Hopper) PCIe bytes/s come from NVML's PCIe
+	 * counters, in MiB/s in the table. */
+	int alt = id == GM_GPM_PCIE_TX ? GM_PCIE_TX : id == GM_GPM_PCIE_RX ? GM_PCIE_RX : -1;
+	if (alt >= 0 && x->ok[alt] && isfinite(x->v[alt]) && x->v[alt] >= 0) {
+		*v = floor(x->v[alt] * 1048576.0);
+		return true;
+	}
+	return false;
+}
+
+static const char *hostlabel_name(exp_hostlabel h)
+{
+	return h == EXP_HOSTLABEL_UPPER ? "Hostname" : h == EXP_HOSTLABEL_LOWER ? "hostname" : NULL;
+}
+
+/* Labels of one GPU's DCGM series, in dcgm-exporter's order, without braces. */
+static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
+                        const exp_render_opts *o, unsigned labels)
+{
+	char device[24];
+	snprintf(device, sizeof device, "nvidia%d", g->index);
+	label_int(b, true, "gpu", g->index);
+	label(b, false, "UUID", g->uuid);
+	label(b, false, "pci_bus_id", g->pci_bus_id);
+	label(b, false, "device", device);
+	label(b, false, "modelName", g->name);
+	const char *hl = hostlabel_name(o->host_label);
+	if (hl)
+		label(b, false, hl, o->hostname ? o->hostname : "");
+	/* The CSV's label fields, sorted by field name; unknown text is left out. */
+	if ((labels & EXP_LABEL_DEV_SERIAL) && g->serial[0])
+		label(b, false, "DCGM_FI_DEV_SERIAL", g->serial);
+	if ((labels & EXP_LABEL_DEV_VBIOS) && g->vbios[0])
+		label(b, false, "DCGM_FI_DEV_VBIOS_VERSION", g->vbios);
+	if ((labels & EXP_LABEL_DRIVER) && s->driver[0])
+		label(b, false, "DCGM_FI_DRIVER_VERSION", s->driver);
+	if ((labels & EXP_LABEL_NVML) && s->nvml[0])
+		label(b, false, "DCGM_FI_NVML_VERSION", s->nvml);
+}
+
+static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const exp_collectors *c,
+                        exp_buf *b)
+{
+	exp_buf *lab = calloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
+	if (!lab) {
+		b->oom = true;
+		return;
+	}
+	for (int i = 0; i < s->ngpus; i++)
+		dcgm_labels(&lab[i], s, &s->gpus[i], o, c->labels);
+	for (int k = 0; k < c->n; k++) {
+		int id = c->order[k];
+		double v;
+		bool is_int, any = false;
+		for (int i = 0; i < s->ngpus && !any; i++)
+			any = dcgm_value(&s->gpus[i], id, &v, &is_int);
+		if (!any)
+			continue;
+		const char *name = gpu_metrics[id].dcgm;
+		family(b, name,
+		       c->type[id] == EXP_COUNTER   ? "counter"
+		       : c->type[id] == EXP_UNTYPED ? "untyped"
+		                                    : "gauge",
+		       c->help[id] ? c->help[id] : gpu_metrics[id].help);
+		for (int i = 0; i < s->ngpus; i++) {
+			if (!dcgm_value(&s->gpus[i], id, &v, &is_int))
+				continue;
+			exp_buf_puts(b, name);
+			exp_buf_puts(b, "{");
+			if (lab[i].p)
+				exp_buf_put(b, lab[i].p, lab[i].len);
+			exp_buf_puts(b, "} ");
+			if (is_int)
+				value_int(b, v);
+			else
+				exp_buf_fixed6(b, v);
+			exp_buf_puts(b, "\n");
+		}
+	}
+	for (int i = 0; i < s->ngpus; i++)
+		exp_buf_free(&lab[i]);
+	free(lab);
+}
+
+/* --------------------------------------------------------- gpuwhy GPU series */
+
+static void gpu_series_start(exp_buf *b, const char *name, const exp_gpu *g)
+{
+	exp_buf_puts(b, name);
+	exp_buf_puts(b, "{");
+	label_int(b, true, "gpu", g->index);
+}
+
+/* A per-GPU gauge straight from the table: absent values are left out. */
+static void table_family(exp_buf *b, const exp_snapshot *s, const char *name, const char *help,
+                         gpu_metric_id id)
+{
+	bool any = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_values *x = &s->gpus[i].vals;
+		if (x->lost || !x->ok[id] || !isfinite(x->v[id]))
+			continue;
+		if (!any)
+			family(b, name, "gauge", help);
+		any = true;
+		gpu_series_start(b, name, &s->gpus[i]);
+		exp_buf_puts(b, "} ");
+		value_int(b, x->v[id]);
+		exp_buf_puts(b, "\n");
+	}
+}
+
+static void render_gpu_info(const exp_snapshot *s, exp_buf *b)
+{
+	if (s->ngpus <= 0)
+		return;
+	family(b, "gpuwhy_gpu_info", "gauge",
+	       "Identity of each GPU; always 1. Join on gpu with the DCGM series.");
+	for (int i = 0; i < s->ngpus; i++) {
+		const exp_gpu *g = &s->gpus[i];
+		gpu_series_start(b, "gpuwhy_gpu_info", g);
+		label(b, false, "uuid", g->uuid);
+		label(b, false, "pci_bus_id", g->pci_bus_id);
+		label(b, false, "model_name", g->name);
+		label(b, false, "driver_version", s->driver);
+		exp_buf_puts(b, "} 1\n");
+	}
+	family(b, "gpuwhy_gpu_lost", "gauge",
+	       "1 when the GPU fell off the bus (NVML reports it lost), else 0.");
+	for (int i = 0; i < s->ngpus; i++) {
+		gpu_series_start(b, "gpuwhy_gpu_lost", &s->gpus[i]);
+		exp_buf_puts(b, s->gpus[i].vals.lost ? "} 1\n" : "} 0\n");
+	}
+}
+
+static void render_throttle(const exp_snapshot *s, exp_buf *b)
+{
+	bool any = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_values *x = &s->gpus[i].vals;
+		if (x->lost || !x->ok[GM_CLK_REASONS])
+			continue;
+		if (!any)
+			family(b, "gpuwhy_gpu_throttle_reason", "gauge",
+			       "1 while this clock-event (throttle) reason holds the GPU's clocks "
+			       "down, else 0.");
+		any = true;
+		uint64_t mask = (uint64_t)x->v[GM_CLK_REASONS];
+		for (unsigned bit = 0; bit < 64; bit++) {
+			const char *reason = gpu_reason_name(1ULL << bit);
+			if (!reason)
+				continue;
+			gpu_series_start(b, "gpuwhy_gpu_throttle_reason", &s->gpus[i]);
+			label(b, false, "reason", reason);
+			exp_buf_puts(b, (mask >> bit) & 1 ? "} 1\n" : "} 0\n");
+		}
+	}
+}
+
+static void render_pcie(const exp_snapshot *s, exp_buf *b)
+{
+	table_family(b, s, "gpuwhy_gpu_pcie_link_gen_current",
+	             "Current PCIe link generation (GPUs lower it when idle to save power).",
+	             GM_PCIE_GEN_CUR);
+	table_family(b, s, "gpuwhy_gpu_pcie_link_gen_max",
+	             "Maximum PCIe link generation of the GPU and the system together.",
+	             GM_PCIE_GEN_MAX);
+	table_family(b, s, "gpuwhy_gpu_pcie_link_width_current", "Current PCIe link width (lanes).",
+	             GM_PCIE_WIDTH_CUR);
+	table_family(b, s, "gpuwhy_gpu_pcie_link_width_max", "Maximum PCIe link width (lanes).",
+	             GM_PCIE_WIDTH_MAX);
+}
+
+static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, const exp_proc *p)
+{
+	gpu_series_start(b, name, g);
+	label_int(b, false, "pid", p->pid);
+	label(b, false, "command", p->command);
+	exp_buf_puts(b, "} ");
+}
+
+static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
+{
+	bool any = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const exp_gpu *g = &s->gpus[i];
+		if (g->vals.lost || g->nprocs_total < 0)
+			continue;
+		if (!any)
+			family(b, "gpuwhy_gpu_processes", "gauge",
+			       "Processes using the GPU (compute and graphics).");
+		any = true;
+		gpu_series_start(b, "gpuwhy_gpu_processes", g);
+		exp_buf_puts(b, "} ");
+		exp_buf_int(b, g->nprocs_total);
+		exp_buf_puts(b, "\n");
+	}
+	if (top <= 0)
+		return;
+	any = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const exp_gpu *g = &s->gpus[i];
+		for (int k = 0; k < g->nprocs && k < top; k++) {
+			if (g->vals.lost || !g->procs[k].mem_ok)
+				continue;
+			if (!any)
+				family(b, "gpuwhy_process_gpu_memory_bytes", "gauge",
+				       "GPU memory used by the process (top processes by memory "
+				       "per GPU).");
+			any = true;
+			proc_series_start(b, "gpuwhy_process_gpu_memory_bytes", g, &g->procs[k]);
+			exp_buf_int(b, (long long)g->procs[k].mem_bytes);
+			exp_buf_puts(b, "\n");
+		}
+	}
+	any = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const exp_gpu *g = &s->gpus[i];
+		for (int k = 0; k < g->nprocs && k < top; k++) {
+			if (g->vals.lost || !g->procs[k].sm_ok)
+				continue;
+			if (!any)
+				family(b, "gpuwhy_process_sm_utilization_ratio", "gauge",
+				       "Share of the last sampling period in which a kernel of "
+				       "the process ran on the GPU (0..1).");
+			any = true;
+			proc_series_start(b, "gpuwhy_process_sm_utilization_ratio", g,
+			                  &g->procs[k]);
+			exp_buf_fixed6(b, g->procs[k].sm_ratio);
+			exp_buf_puts(b, "\n");
+		}
+	}
+}
+
+static void render_findings(const exp_snapshot *s, exp_buf *b)
+{
+	if (s->nfindings <= 0)
+		return;
+	family(b, "gpuwhy_finding", "gauge",
+	       "1 while a diagnosis rule holds for the GPU (gpu absent: the whole host); "
+	       "the series disappears when it no longer holds.");
+	for (int k = 0; k < s->nfindings; k++) {
+		const exp_finding *f = &s->findings[k];
+		exp_buf_puts(b, "gpuwhy_finding{");
+		bool first = true;
+		if (f->gpu >= 0) {
+			label_int(b, true, "gpu", f->gpu);
+			first = false;
+		}
+		label(b, first, "rule", f->rule);
+		label(b, false, "severity", exp_severity_name(f->severity));
+		exp_buf_puts(b, "} 1\n");
+	}
+}
+
+/* ---------------------------------------------------------------- host */
+
+static void host_single(exp_buf *b, const char *name, const char *help, exp_val v, bool ratio)
+{
+	if (!v.ok || !isfinite(v.v))
+		return;
+	family(b, name, "gauge", help);
+	exp_buf_puts(b, name);
+	exp_buf_puts(b, " ");
+	if (ratio)
+		exp_buf_fixed6(b, v.v);
+	else
+		value_int(b, v.v);
+	exp_buf_puts(b, "\n");
+}
+
+static void host_per_cpu(exp_buf *b, const exp_host *h, const char *name, const char *help,
+                         bool iowait)
+{
+	bool any = false;
+	for (int i = 0; i < h->ncpus; i++) {
+		exp_val v = iowait ? h->cpus[i].iowait : h->cpus[i].busy;
+		if (!v.ok || !isfinite(v.v))
+			continue;
+		if (!any)
+			family(b, name, "gauge", help);
+		any = true;
+		exp_buf_puts(b, name);
+		exp_buf_puts(b, "{");
+		label_int(b, true, "cpu", h->cpus[i].id);
+		exp_buf_puts(b, "} ");
+		exp_buf_fixed6(b, v.v);
+		exp_buf_puts(b, "\n");
+	}
+}
+
+static void render_host(const exp_host *h, exp_buf *b)
+{
+	if (!h->present)
+		return;
+	host_single(
+	    b, "gpuwhy_host_cpu_busy_ratio",
+	    "Share of the last interval all CPUs together were busy (not idle, not iowait).",
+	    h->cpu_busy, true);
+	host_single(b, "gpuwhy_host_cpu_iowait_ratio",
+	            "Share of the last interval all CPUs together were idle with I/O outstanding.",
+	            h->cpu_iowait, true);
+	host_per_cpu(b, h, "gpuwhy_host_core_busy_ratio",
+	             "Share of the last interval this CPU was busy (not idle, not iowait).", false);
+	host_per_cpu(b, h, "gpuwhy_host_core_iowait_ratio",
+	             "Share of the last interval this CPU was idle with I/O outstanding.", true);
+	host_single(b, "gpuwhy_host_memory_total_bytes", "Installed memory (MemTotal).",
+	            h->mem_total, false);
+	host_single(b, "gpuwhy_host_memory_used_bytes", "Memory in use (MemTotal - MemAvailable).",
+	            h->mem_used, false);
+	host_single(b, "gpuwhy_host_memory_available_bytes",
+	            "Memory available without swapping (MemAvailable).", h->mem_available, false);
+	host_single(b, "gpuwhy_host_swap_total_bytes", "Swap space (SwapTotal).", h->swap_total,
+	            false);
+	host_single(b, "gpuwhy_host_swap_used_bytes", "Swap in use (SwapTotal - SwapFree).",
+	            h->swap_used, false);
+}
+
+static void render_self(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)
+{
+	family(b, "gpuwhy_exporter_build_info", "gauge", "gpuwhy version; always 1.");
+	exp_buf_puts(b, "gpuwhy_exporter_build_info{");
+	label(b, true, "version", o->version ? o->version : "");
+	exp_buf_puts(b, "} 1\n");
+	family(b, "gpuwhy_exporter_samples_total", "counter",
+	       "Samples taken since the exporter started.");
+	exp_buf_puts(b, "gpuwhy_exporter_samples_total ");
+	exp_buf_int(b, (long long)s->samples_total);
+	exp_buf_puts(b, "\n");
+	family(b, "gpuwhy_exporter_sample_duration_seconds", "gauge",
+	       "Time the last sample took (every GPU and the host).");
+	exp_buf_puts(b, "gpuwhy_exporter_sample_duration_seconds ");
+	exp_buf_fixed6(b, s->sample_seconds);
+	exp_buf_puts(b, "\n");
+	family(b, "gpuwhy_exporter_last_sample_timestamp_seconds", "gauge",
+	       "When the served sample was taken, seconds since the epoch.");
+	exp_buf_puts(b, "gpuwhy_exporter_last_sample_timestamp_seconds ");
+	exp_buf_fixed6(b, s->t_wall);
+	exp_buf_puts(b, "\n");
+}
+
+void exp_render(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)
+{
+	exp_collectors def;
+	const exp_collectors *c = o->collectors;
+	if (!c) {
+		exp_collectors_default(&def);
+		c = &def;
+	}
+	render_dcgm(s, o, c, b);
+	render_gpu_info(s, b);
+	render_throttle(s, b);
+	render_pcie(s, b);
+	render_processes(s, o->processes, b);
+	render_findings(s, b);
+	render_host(&s->host, b);
+	render_self(s, o, b);
+}
