@@ -31,42 +31,61 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A uniform index below n without a division (multiply-shift). */
+static uint64_t below(uint64_t *rng, uint64_t n)
+{
+#ifdef __SIZEOF_INT128__
+	return (uint64_t)(((unsigned __int128)next_u64(rng) * n) >> 64);
+#else
+	return next_u64(rng) % n;
+#endif
+}
+
 /*
- * Percentile p of one resample (with replacement) of the sorted xs. Draws
- * indices and counts them, so the order statistic costs O(n), not a sort:
- * the k-th smallest drawn value is sorted[k-th smallest drawn index].
+ * Percentiles ps[0..np) of one resample (with replacement) of the sorted xs,
+ * into out. Draws indices and counts them, so each order statistic costs
+ * O(n), not a sort: the k-th smallest drawn value is sorted[k-th smallest
+ * drawn index]. One resample serves every percentile.
  */
-static double resample_pct(const double *sorted, int n, double p, int *counts, uint64_t *rng)
+static void resample_pcts(const double *sorted, int n, const double *ps, int np, int *counts,
+			  uint64_t *rng, double *out)
 {
 	memset(counts, 0, (size_t)n * sizeof *counts);
 	for (int i = 0; i < n; i++)
-		counts[next_u64(rng) % (uint64_t)n]++;
-	double pos = p / 100.0 * (n - 1);
-	int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
-	double vlo = NAN, vhi = NAN;
-	int cum = 0;
-	for (int i = 0; i < n && isnan(vhi); i++) {
-		int next = cum + counts[i];
-		if (isnan(vlo) && lo < next)
-			vlo = sorted[i];
-		if (hi < next)
-			vhi = sorted[i];
-		cum = next;
+		counts[below(rng, (uint64_t)n)]++;
+	for (int k = 0; k < np; k++) {
+		double pos = ps[k] / 100.0 * (n - 1);
+		int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+		double vlo = NAN, vhi = NAN;
+		int cum = 0;
+		for (int i = 0; i < n && isnan(vhi); i++) {
+			int next = cum + counts[i];
+			if (isnan(vlo) && lo < next)
+				vlo = sorted[i];
+			if (hi < next)
+				vhi = sorted[i];
+			cum = next;
+		}
+		out[k] = vlo + (vhi - vlo) * (pos - lo);
 	}
-	return vlo + (vhi - vlo) * (pos - lo);
 }
 
-void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
-			 int resamples, uint64_t seed, diag_diff *out)
+#define MAX_PCTS 8
+
+void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
+			  int np, int resamples, uint64_t seed, diag_diff *out)
 {
-	out->base = tl_percentile(a, na, p);
-	out->cand = tl_percentile(b, nb, p);
-	out->diff = out->cand - out->base;
-	out->lo = out->hi = NAN;
-	if (na < 2 || nb < 2 || resamples < 10)
+	np = np > MAX_PCTS ? MAX_PCTS : np;
+	for (int k = 0; k < np; k++) {
+		out[k].base = tl_percentile(a, na, ps[k]);
+		out[k].cand = tl_percentile(b, nb, ps[k]);
+		out[k].diff = out[k].cand - out[k].base;
+		out[k].lo = out[k].hi = NAN;
+	}
+	if (na < 2 || nb < 2 || resamples < 10 || np <= 0)
 		return;
 	double *sa = malloc((size_t)na * sizeof *sa), *sb = malloc((size_t)nb * sizeof *sb);
-	double *d = malloc((size_t)resamples * sizeof *d);
+	double *d = malloc((size_t)resamples * np * sizeof *d);
 	int *counts = malloc((size_t)(na > nb ? na : nb) * sizeof *counts);
 	if (!sa || !sb || !d || !counts)
 		abort();
@@ -75,17 +94,27 @@ void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, doubl
 	qsort(sa, (size_t)na, sizeof *sa, cmp_double);
 	qsort(sb, (size_t)nb, sizeof *sb, cmp_double);
 	uint64_t rng = seed;
+	double pa[MAX_PCTS], pb[MAX_PCTS];
 	for (int r = 0; r < resamples; r++) {
-		double pa = resample_pct(sa, na, p, counts, &rng);
-		double pb = resample_pct(sb, nb, p, counts, &rng);
-		d[r] = pb - pa;
+		resample_pcts(sa, na, ps, np, counts, &rng, pa);
+		resample_pcts(sb, nb, ps, np, counts, &rng, pb);
+		for (int k = 0; k < np; k++)
+			d[(size_t)k * resamples + r] = pb[k] - pa[k];
 	}
-	out->lo = tl_percentile(d, resamples, 2.5);
-	out->hi = tl_percentile(d, resamples, 97.5);
+	for (int k = 0; k < np; k++) {
+		out[k].lo = tl_percentile(d + (size_t)k * resamples, resamples, 2.5);
+		out[k].hi = tl_percentile(d + (size_t)k * resamples, resamples, 97.5);
+	}
 	free(sa);
 	free(sb);
 	free(d);
 	free(counts);
+}
+
+void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
+			 int resamples, uint64_t seed, diag_diff *out)
+{
+	diag_bootstrap_diffs(a, na, b, nb, &p, 1, resamples, seed, out);
 }
 
 void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary *out)
@@ -336,11 +365,12 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 
 	double *da, *db;
 	int na = diag_step_times(base, &da), nb = diag_step_times(cand, &db);
-	diag_bootstrap_diff(da, na, db, nb, 50, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED, &out->p50);
-	diag_bootstrap_diff(da, na, db, nb, 90, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED + 1,
-			    &out->p90);
-	diag_bootstrap_diff(da, na, db, nb, 99, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED + 2,
-			    &out->p99);
+	static const double ps[3] = {50, 90, 99};
+	diag_diff dd[3];
+	diag_bootstrap_diffs(da, na, db, nb, ps, 3, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED, dd);
+	out->p50 = dd[0];
+	out->p90 = dd[1];
+	out->p99 = dd[2];
 	free(da);
 	free(db);
 	if (!isnan(out->p50.lo)) {

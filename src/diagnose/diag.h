@@ -210,6 +210,9 @@ typedef struct {
  */
 void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p,
 			 int resamples, uint64_t seed, diag_diff *out);
+/* The same for np (at most 8) percentiles at once: each resample serves all of them. */
+void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
+			  int np, int resamples, uint64_t seed, diag_diff *out);
 
 typedef struct {
 	char what[64]; /* "argument --batch-size", "env CUDA_VISIBLE_DEVICES", "GPU set", ... */

@@ -83,25 +83,48 @@ static double nice_step(double span, int n)
 	return isfinite(st) && st > 0 ? st : 0;
 }
 
-/* Bands where mask is true over samples [0, n), in class cls. */
+static void band_rect(const hx *h, double a, double b, double t0, double t1, const char *cls,
+		      const char *tip)
+{
+	if (b - a < 1.5)
+		b = a + 1.5;
+	fprintf(h->o, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"><title>",
+		cls, a, MT, b - a, CH - MT - MB);
+	esc(h->o, tip);
+	fprintf(h->o, " %.1f-%.1f s</title></rect>\n", t0, t1);
+}
+
+/*
+ * Bands where mask is true over samples [0, n), in class cls. Runs closer
+ * than two pixels merge, so a day of short gaps stays a few hundred shapes.
+ */
 static void bands(const hx *h, const bool *mask, const char *cls, const char *tip)
 {
 	const timeline *tl = h->tl;
+	double a = NAN, b = NAN, t0 = 0, t1 = 0;
 	for (int s = 0; s < tl->n; s++) {
 		if (!mask[s])
 			continue;
 		int e = s;
 		while (e + 1 < tl->n && mask[e + 1])
 			e++;
-		double a = X(h, s > 0 ? tl->t[s - 1] : tl->t[s]), b = X(h, tl->t[e]);
-		if (b - a < 1.5)
-			b = a + 1.5;
-		fprintf(h->o, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"><title>",
-			cls, a, MT, b - a, CH - MT - MB);
-		esc(h->o, tip);
-		fprintf(h->o, " %.1f-%.1f s</title></rect>\n", s > 0 ? tl->t[s - 1] : tl->t[s], tl->t[e]);
+		double r0 = s > 0 ? tl->t[s - 1] : tl->t[s], r1 = tl->t[e];
+		double x0 = X(h, r0), x1 = X(h, r1);
+		if (!isnan(a) && x0 - b < 2) {
+			b = x1 > b ? x1 : b;
+			t1 = r1;
+		} else {
+			if (!isnan(a))
+				band_rect(h, a, b, t0, t1, cls, tip);
+			a = x0;
+			b = x1;
+			t0 = r0;
+			t1 = r1;
+		}
 		s = e;
 	}
+	if (!isnan(a))
+		band_rect(h, a, b, t0, t1, cls, tip);
 }
 
 static void chart_begin(const hx *h, const chart *c, const char *id, const char *title,
