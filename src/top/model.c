@@ -311,7 +311,7 @@ bool top_model_set_gpus(top_model *m, const char *list, char *err, int errlen)
 				return false;
 			}
 		} else {
-			gpu_ident ids[GPU_MAX];
+			gpu_ident ids[GPU_MAX] = {{""}};
 			for (int g = 0; g < m->ngpu; g++)
 				snprintf(ids[g].uuid, sizeof ids[g].uuid, "%s", m->gpu[g].uuid);
 			if (gpu_parse_selection(tok, ids, m->ngpu, &pos, 1, err, errlen) != 1)
