@@ -83,6 +83,25 @@ static const snapshot *at_abs(const top_model *m, long a)
 	return &m->ring[a % TOP_RING_CAP];
 }
 
+static void trim_old_procs(top_model *m)
+{
+	const snapshot *shown = top_model_shown(m);
+	if (!shown)
+		return;
+	double cutoff = shown->t_wall - TOP_WINDOW_S - 1;
+	if (m->trimmed < m->total - m->n)
+		m->trimmed = m->total - m->n;
+	while (m->trimmed < m->total) {
+		snapshot *old = &m->ring[m->trimmed % TOP_RING_CAP];
+		if (old->t_wall >= cutoff)
+			break;
+		free(old->procs);
+		old->procs = NULL;
+		old->nproc = old->proc_cap = 0;
+		m->trimmed++;
+	}
+}
+
 void top_model_ingest(top_model *m, const snapshot *s)
 {
 	top_snapshot_copy(&m->ring[m->total % TOP_RING_CAP], s);
@@ -92,6 +111,7 @@ void top_model_ingest(top_model *m, const snapshot *s)
 	/* A frozen sample about to leave the ring ends the pause rather than vanish. */
 	if (m->paused && m->frozen < m->total - m->n)
 		m->paused = false;
+	trim_old_procs(m);
 }
 
 const snapshot *top_model_shown(const top_model *m)

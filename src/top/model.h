@@ -66,6 +66,7 @@ typedef struct {
 	snapshot *ring;
 	int n;	    /* filled slots */
 	long total; /* snapshots ever ingested */
+	long trimmed; /* samples before this one no longer keep their processes */
 	/* view state */
 	top_sort_key sort;
 	bool reverse; /* against the key's natural order (large first for amounts) */
@@ -90,7 +91,11 @@ typedef struct {
 int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus);
 void top_model_free(top_model *m);
 
-/* Keep a copy of s (deep) as the newest sample. */
+/*
+ * Keep a copy of s (deep) as the newest sample. Samples older than the
+ * findings window before the shown one drop their process lists (the graph
+ * needs only their GPU values), so memory stays bounded by the window.
+ */
 void top_model_ingest(top_model *m, const snapshot *s);
 /* The sample on screen: the newest, or the frozen one while paused; NULL before the first. */
 const snapshot *top_model_shown(const top_model *m);

@@ -346,6 +346,37 @@ static void test_window(void **state)
 	top_model_free(&m);
 }
 
+static void test_old_processes_dropped(void **state)
+{
+	(void)state;
+	top_model m;
+	init_model(&m);
+	snapshot s;
+	for (int i = 0; i < 200; i++) {
+		sample(&s, i, 50, 50);
+		proc(&s, 42, 1, 0, "u", "job");
+		top_model_ingest(&m, &s);
+		snapshot_free(&s);
+	}
+	/* the last minute (and a second) keeps its processes, older samples only their values */
+	assert_int_equal(top_model_back(&m, 61)->nproc, 1);
+	assert_int_equal(top_model_back(&m, 62)->nproc, 0);
+	assert_true(top_model_back(&m, 150)->gpu[0].ok[GM_UTIL_GPU]);
+	/* paused, the frozen sample's minute stays whole while new samples come */
+	top_model_pause(&m, true);
+	for (int i = 200; i < 260; i++) {
+		sample(&s, i, 50, 50);
+		proc(&s, 42, 1, 0, "u", "job");
+		top_model_ingest(&m, &s);
+		snapshot_free(&s);
+	}
+	assert_int_equal(top_model_shown(&m)->nproc, 1);
+	assert_int_equal(top_model_back(&m, 61)->nproc, 1);
+	top_model_refresh(&m);
+	assert_int_equal(m.nrows, 1);
+	top_model_free(&m);
+}
+
 static void test_interval_steps(void **state)
 {
 	(void)state;
@@ -408,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_pause),
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_old_processes_dropped),
 		cmocka_unit_test(test_interval_steps),
 		cmocka_unit_test(test_findings),
 	};
