@@ -186,7 +186,16 @@ static int open_gpus(top_app *a, const gw_global *g)
 		if (n == 0)
 			snprintf(a->no_gpu, sizeof a->no_gpu, "the driver reports no GPU");
 	}
-	return top_model_init(&a->m, n, info);
+	if (top_model_init(&a->m, n, info) != 0)
+		return -1;
+	/* Links between the GPUs, read once: rules about waiting ranks weigh them. */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j) {
+				a->m.nvlinks[i][j] = gpu_nvlink_count(a->gc, i, j);
+				a->m.topo[i][j] = gpu_topology_level(a->gc, i, j);
+			}
+	return 0;
 }
 
 static int start_sampling(top_app *a)

@@ -54,6 +54,9 @@ int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus)
 		m->gpu[g] = gpus[g];
 		m->shown_gpu[g] = true;
 	}
+	for (int i = 0; i < GPU_MAX; i++)
+		for (int j = 0; j < GPU_MAX; j++)
+			m->nvlinks[i][j] = m->topo[i][j] = -1;
 	m->ring = xcalloc(TOP_RING_CAP, sizeof *m->ring);
 	m->sort = TOP_SORT_GPU;
 	m->sel = -1;
@@ -499,6 +502,8 @@ timeline *top_model_window(const top_model *m, double seconds, int max_samples)
 		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", m->gpu[g].name);
 		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
 	}
+	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
+	memcpy(tl->topo, m->topo, sizeof tl->topo);
 	double t0 = at_abs(m, start)->t_wall;
 	tl->t0_wall = t0;
 	for (long a = start; a <= last; a += stride)

@@ -62,6 +62,9 @@ typedef struct {
 typedef struct {
 	int ngpu;
 	top_gpu_info gpu[GPU_MAX];
+	/* static facts for diagnosis, by position; -1 unknown (top_model_init sets them so) */
+	int nvlinks[GPU_MAX][GPU_MAX]; /* active NVLinks between two GPUs */
+	int topo[GPU_MAX][GPU_MAX];    /* nvmlGpuTopologyLevel_t */
 	/* ring of snapshots: the newest is at (total - 1) % TOP_RING_CAP */
 	snapshot *ring;
 	int n;	    /* filled slots */

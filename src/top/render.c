@@ -188,9 +188,23 @@ static int draw_header(ctx *x)
 	top_fill(x->c, r, TOP_S_HEAD, L' ');
 	line l = line_at(x, r, r.x, r.y);
 	char buf[256];
+	/* Most important first: what does not fit at the end is left out. */
 	text(&l, TOP_S_HEAD, "gpuwhy top");
-	if (f->hostname && f->hostname[0]) {
-		snprintf(buf, sizeof buf, "  %s", f->hostname);
+	int shown = top_model_gpus_shown(m), drawn = f->L->gpus_shown;
+	if (m->ngpu) {
+		if (drawn < shown)
+			snprintf(buf, sizeof buf, "  %d/%d GPUs fit (g)", drawn, shown);
+		else if (shown < m->ngpu)
+			snprintf(buf, sizeof buf, "  %d of %d GPUs (g)", shown, m->ngpu);
+		else
+			snprintf(buf, sizeof buf, "  %d GPU%s", m->ngpu, m->ngpu == 1 ? "" : "s");
+		text(&l, TOP_S_HEAD, buf);
+	}
+	if (m->paused)
+		text(&l, TOP_S_HEAD, "  [PAUSED]");
+	if (f->record_path) {
+		const char *base = strrchr(f->record_path, '/');
+		snprintf(buf, sizeof buf, "  [rec %s]", base ? base + 1 : f->record_path);
 		text(&l, TOP_S_HEAD, buf);
 	}
 	const snapshot *s = top_model_shown(m);
@@ -203,22 +217,11 @@ static int draw_header(ctx *x)
 		text(&l, TOP_S_HEAD, buf);
 	}
 	double iv = (double)f->interval_ns / 1e9;
-	snprintf(buf, sizeof buf, iv < 1 ? "  every %.0f ms" : "  every %.3g s", iv < 1 ? iv * 1000 : iv);
+	snprintf(buf, sizeof buf, iv < 1 ? "  every %.0f ms" : "  every %.3g s",
+		 iv < 1 ? iv * 1000 : iv);
 	text(&l, TOP_S_HEAD, buf);
-	int shown = top_model_gpus_shown(m), drawn = f->L->gpus_shown;
-	if (m->ngpu) {
-		if (drawn < shown)
-			snprintf(buf, sizeof buf, "  GPUs: %d of %d fit (g selects)", drawn, shown);
-		else if (shown < m->ngpu)
-			snprintf(buf, sizeof buf, "  GPUs: %d of %d (g)", shown, m->ngpu);
-		else
-			snprintf(buf, sizeof buf, "  %d GPU%s", m->ngpu, m->ngpu == 1 ? "" : "s");
-		text(&l, TOP_S_HEAD, buf);
-	}
-	if (m->paused)
-		text(&l, TOP_S_HEAD, "  [PAUSED]");
-	if (f->record_path) {
-		snprintf(buf, sizeof buf, "  [rec %s]", f->record_path);
+	if (f->hostname && f->hostname[0]) {
+		snprintf(buf, sizeof buf, "  on %s", f->hostname);
 		text(&l, TOP_S_HEAD, buf);
 	}
 	return l.col;
@@ -938,6 +941,12 @@ static void draw_status(ctx *x)
 		int mw = (int)strlen(more);
 		top_rect main = {r.x, r.y, r.w - mw > 10 ? r.w - mw : r.w, 1};
 		int col = top_put(x->c, main, r.x, r.y, st, fd->text);
+		int end = main.x + main.w;
+		if (col > end) {
+			/* Cut: say so; the help box (h) has the whole line. */
+			top_put(x->c, main, end - 3, r.y, st, "...");
+			col = end;
+		}
 		if (mw && main.w < r.w)
 			top_put(x->c, r, col, r.y, TOP_S_DIM, more);
 		return;
@@ -965,12 +974,50 @@ static void draw_keys(ctx *x)
 
 /* ------------------------------------------------------------------ help */
 
+/*
+ * text from row y on, broken at spaces to the width of r (a word longer than
+ * the width is cut); continuation lines are indented by two. Returns the row
+ * after the last one written.
+ */
+static int put_wrapped(ctx *x, top_rect r, int y, top_style st, const char *text)
+{
+	const char *p = text;
+	int indent = 0;
+	while (*p && y < r.y + r.h) {
+		int w = r.w - indent;
+		size_t len = strlen(p), cut = len;
+		if (top_text_width(x->c, p) > w) {
+			/* the last space that keeps the line within w columns */
+			char buf[TOP_FINDING_LEN];
+			cut = 0;
+			for (size_t k = 1; k <= len && k < sizeof buf; k++) {
+				memcpy(buf, p, k);
+				buf[k] = '\0';
+				if (top_text_width(x->c, buf) > w)
+					break;
+				if (p[k] == ' ' || p[k] == '\0')
+					cut = k;
+			}
+			if (cut == 0)
+				cut = (size_t)w < len ? (size_t)w : len;
+		}
+		char line_buf[TOP_FINDING_LEN];
+		snprintf(line_buf, sizeof line_buf, "%.*s", (int)cut, p);
+		top_put(x->c, r, r.x + indent, y++, st, line_buf);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		indent = 2;
+	}
+	return y;
+}
+
 static void draw_help(ctx *x)
 {
 	const top_frame *f = x->f;
 	const glyphs *g = x->g;
-	int want_h = top_nkeys + 5 + (f->m->nfindings ? f->m->nfindings + 2 : 0);
-	top_rect b = top_layout_box(f->L->cols, f->L->rows, 84, want_h);
+	int want_h = top_nkeys + 5 + (f->m->nfindings ? 3 * f->m->nfindings + 2 : 0);
+	top_rect b = top_layout_box(f->L->cols, f->L->rows, 92, want_h);
 	top_fill(x->c, b, TOP_S_NORMAL, L' ');
 	for (int i = 1; i < b.w - 1; i++) {
 		top_put(x->c, b, b.x + i, b.y, TOP_S_DIM, g->box_h);
@@ -988,22 +1035,22 @@ static void draw_help(ctx *x)
 	int y = in.y;
 	top_put(x->c, in, in.x, y++, TOP_S_ACCENT, "gpuwhy top: keys (any key closes this)");
 	y++;
-	for (int i = 0; i < top_nkeys && y < in.y + in.h; i++, y++) {
+	top_rect what = {in.x + 10, in.y, in.w - 10, in.h};
+	for (int i = 0; i < top_nkeys && y < in.y + in.h; i++) {
 		top_put(x->c, in, in.x, y, TOP_S_ACCENT, top_keys[i].keys);
-		top_put(x->c, in, in.x + 10, y, TOP_S_NORMAL, top_keys[i].what);
+		y = put_wrapped(x, what, y, TOP_S_NORMAL, top_keys[i].what);
 	}
 	if (f->m->nfindings && y + 1 < in.y + in.h) {
 		y++;
 		char t[80];
 		snprintf(t, sizeof t, "findings over the last %.0f s:", f->m->window_s);
 		top_put(x->c, in, in.x, y++, TOP_S_ACCENT, t);
-		for (int i = 0; i < f->m->nfindings && y < in.y + in.h; i++, y++) {
+		for (int i = 0; i < f->m->nfindings && y < in.y + in.h; i++) {
 			const top_finding *fd = &f->m->findings[i];
-			top_put(x->c, in, in.x, y,
-				fd->severity == TOP_SEV_ERROR  ? TOP_S_ERR
-				: fd->severity == TOP_SEV_WARN ? TOP_S_WARN
-							       : TOP_S_NORMAL,
-				fd->text);
+			top_style st = fd->severity == TOP_SEV_ERROR  ? TOP_S_ERR
+				       : fd->severity == TOP_SEV_WARN ? TOP_S_WARN
+								      : TOP_S_NORMAL;
+			y = put_wrapped(x, in, y, st, fd->text);
 		}
 	}
 }

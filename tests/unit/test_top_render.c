@@ -165,7 +165,8 @@ static void test_frame_80x24(void **state)
 	make_world(&w, 5);
 	top_canvas c;
 	char *t = frame(&w, 80, 24, true, NULL, &c);
-	assert_non_null(strstr(t, "gpuwhy top  node7"));
+	assert_non_null(strstr(t, "gpuwhy top  2 GPUs"));
+	assert_non_null(strstr(t, "every 1 s  on node7"));
 	assert_non_null(strstr(t, "GPU 0"));
 	assert_non_null(strstr(t, "GPU 1"));
 	assert_non_null(strstr(t, " 97%"));
@@ -251,7 +252,9 @@ static void test_status_and_help(void **state)
 	w.m.findings[0] = (top_finding){
 		TOP_SEV_WARN,
 		"GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?"};
-	w.m.findings[1] = (top_finding){TOP_SEV_ERROR, "GPU 1 fell off the bus: gpu-lost?"};
+	w.m.findings[1] = (top_finding){
+		TOP_SEV_ERROR, "GPU 1 fell off the bus: gpu-lost? and a long tail of words that goes on "
+			       "beyond the width of the help box so that it has to wrap: end"};
 	top_canvas c;
 	char *t = frame(&w, 120, 30, false, NULL, &c);
 	assert_non_null(strstr(row(&c, 28), "data-starved?"));
@@ -265,6 +268,16 @@ static void test_status_and_help(void **state)
 	assert_non_null(strstr(t, "any key closes"));
 	assert_non_null(strstr(t, "sort processes by the next column"));
 	assert_non_null(strstr(t, "fell off the bus"));
+	assert_non_null(strstr(t, "wrap: end")); /* wrapped, not cut */
+	free(t);
+	top_canvas_free(&c);
+	/* a finding longer than the status line is cut visibly, the count stays */
+	snprintf(w.m.findings[0].text, sizeof w.m.findings[0].text, "%s",
+		 "GPU 0 waits in step for GPU 1 (utilization 18 % vs 70 %), 3 times; the link "
+		 "between the GPUs is unknown: sync-wait?");
+	t = frame(&w, 80, 24, false, NULL, &c);
+	const char *st = row(&c, 22);
+	assert_non_null(strstr(st, "...  (+1 more: h)"));
 	free(t);
 	top_canvas_free(&c);
 	/* a prompt takes the status line */
