@@ -132,9 +132,12 @@ static void print_csv_header(const query_opts *q)
 {
 	for (int f = 0; f < q->nfields; f++) {
 		int id = q->fields[f];
-		const char *name = id == FIELD_TIMESTAMP ? "timestamp" : gpu_metrics[id].key;
-		printf("%s%s", f ? ", " : "", name);
-		if (!q->nounits && id >= 0 && gpu_metrics[id].unit[0])
+		if (id == FIELD_TIMESTAMP) {
+			printf("%stimestamp", f ? ", " : "");
+			continue;
+		}
+		printf("%s%s", f ? ", " : "", gpu_metrics[id].key);
+		if (!q->nounits && gpu_metrics[id].unit[0])
 			printf(" [%s]", gpu_metrics[id].unit);
 	}
 	putchar('\n');

@@ -15,59 +15,27 @@
 #include "util/err.h"
 #include "util/timeutil.h"
 
-/*
- * gpu_open() explains a failure in one line on stderr. The doctor needs that
- * line as data (it is the "found" of driver.nvml), so stderr is pointed at a
- * temporary file for the call.
- */
-static int open_capturing(gpu_ctx **ctx, char *msg, size_t len)
+/* Open quietly: the failure's kind and text become the doctor's own findings. */
+static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
 {
-	msg[0] = '\0';
-	fflush(stderr);
-	FILE *tmp = tmpfile();
-	int saved = tmp ? dup(2) : -1;
-	if (saved >= 0)
-		dup2(fileno(tmp), 2);
-	gpu_open_opts oo = {.gpus = NULL};
+	gpu_open_failure f;
+	gpu_open_opts oo = {.gpus = NULL, .quiet = true, .failure = &f};
 	int rc = gpu_open(&oo, ctx);
-	fflush(stderr);
-	if (saved >= 0) {
-		dup2(saved, 2);
-		close(saved);
-	}
-	if (tmp) {
-		rewind(tmp);
-		size_t n = fread(msg, 1, len - 1, tmp);
-		msg[n] = '\0';
-		fclose(tmp);
-	}
-	/* "gpuwhy: what: why (hint)\n" lines: drop the program name, join lines. */
-	char *w = msg;
-	for (char *r = msg; *r;) {
-		if (!strncmp(r, "gpuwhy: ", 8) && (r == msg || r[-1] == '\n'))
-			r += 8;
-		else if (*r == '\n') {
-			r++;
-			if (*r)
-				*w++ = ';', *w++ = ' ';
-		} else
-			*w++ = *r++;
-	}
-	*w = '\0';
+	snprintf(msg, len, "%s", rc ? f.msg : "");
+	*kind = rc ? f.kind : GPU_FAIL_NONE;
 	return rc;
 }
 
-static dr_nvml_state classify(const char *msg)
+static dr_nvml_state classify(gpu_fail_kind kind)
 {
-	if (strstr(msg, "version mismatch"))
-		return DR_NVML_MISMATCH;
-	if (strstr(msg, "no permission"))
-		return DR_NVML_NO_PERMISSION;
-	if (strstr(msg, "driver not loaded"))
-		return DR_NVML_NOT_LOADED;
-	if (strstr(msg, "not found") || strstr(msg, "cannot load NVML library"))
-		return DR_NVML_NO_LIBRARY;
-	return DR_NVML_OTHER;
+	switch (kind) {
+	case GPU_FAIL_MISMATCH: return DR_NVML_MISMATCH;
+	case GPU_FAIL_NO_PERMISSION: return DR_NVML_NO_PERMISSION;
+	case GPU_FAIL_NOT_LOADED: return DR_NVML_NOT_LOADED;
+	case GPU_FAIL_NO_LIBRARY:
+	case GPU_FAIL_BAD_LIBRARY: return DR_NVML_NO_LIBRARY;
+	default: return DR_NVML_OTHER;
+	}
 }
 
 static int find_nvml_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -124,8 +92,9 @@ int dr_machine_load(dr_machine *m, const char *gpus)
 	const char *sim = getenv("GPUWHY_SIM_SCENARIO");
 	m->simulated = sim && *sim && getenv("GPUWHY_NVML");
 	gpu_ctx *ctx = NULL;
-	if (open_capturing(&ctx, m->error, sizeof m->error) != 0) {
-		m->nvml = classify(m->error);
+	gpu_fail_kind kind;
+	if (open_quiet(&ctx, m->error, sizeof m->error, &kind) != 0) {
+		m->nvml = classify(kind);
 		return 0;
 	}
 	m->nvml = DR_NVML_OK;

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,29 @@ static void reader_kinds_init(void)
 }
 
 /* ---- helpers ---- */
+
+/* Report an open failure: print it (unless quiet) and keep it for the caller. */
+static int open_fail(const gpu_open_opts *o, gpu_fail_kind kind, int nvret, int code,
+		     const char *what, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+static int open_fail(const gpu_open_opts *o, gpu_fail_kind kind, int nvret, int code,
+		     const char *what, const char *hint, const char *fmt, ...)
+{
+	char why[384];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	if (o && o->failure) {
+		o->failure->kind = kind;
+		o->failure->nvml_return = nvret;
+		snprintf(o->failure->msg, sizeof o->failure->msg, "%s: %s%s%s%s", what, why,
+			 hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
+	}
+	if (!(o && o->quiet))
+		gw_error(code, what, hint, "%s", why);
+	return code;
+}
 
 static void set(gpu_values *o, gpu_metric_id id, double v)
 {
@@ -750,7 +774,7 @@ static void read_static(gpu_ctx *c, gpu_dev *d, unsigned index)
 
 /* ---- open / close ---- */
 
-static int load_library(gpu_ctx *c)
+static int load_library(gpu_ctx *c, const gpu_open_opts *o)
 {
 	const char *want = getenv("GPUWHY_NVML");
 	const char *tries[] = {want, want ? NULL : "libnvidia-ml.so.1",
@@ -771,11 +795,12 @@ static int load_library(gpu_ctx *c)
 	}
 	if (!c->lib) {
 		if (want)
-			return gw_error(GW_EXIT_ENV, want, "check --nvml / GPUWHY_NVML",
-					"cannot load NVML library: %s", first_err);
-		return gw_error(GW_EXIT_ENV, "no NVIDIA driver",
-				"try --sim h100x1 to explore on a simulated GPU",
-				"libnvidia-ml.so.1 not found");
+			return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, want,
+					 "check --nvml / GPUWHY_NVML", "cannot load NVML library: %s",
+					 first_err);
+		return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, "no NVIDIA driver",
+				 "try --sim h100x1 to explore on a simulated GPU",
+				 "libnvidia-ml.so.1 not found");
 	}
 #define X(ret, name, args) *(void **)(&c->api.name) = dlsym(c->lib, #name);
 	NVML_ENTRY_POINTS(X)
@@ -784,33 +809,37 @@ static int load_library(gpu_ctx *c)
 	    !(c->api.nvmlDeviceGetCount_v2 || c->api.nvmlDeviceGetCount) ||
 	    !(c->api.nvmlDeviceGetHandleByIndex_v2 || c->api.nvmlDeviceGetHandleByIndex) ||
 	    !c->api.nvmlErrorString)
-		return gw_error(GW_EXIT_ENV, c->lib_path, "is it a real libnvidia-ml.so.1?",
-				"library lacks the NVML entry points gpuwhy needs");
+		return open_fail(o, GPU_FAIL_BAD_LIBRARY, 0, GW_EXIT_ENV, c->lib_path,
+				 "is it a real libnvidia-ml.so.1?",
+				 "library lacks the NVML entry points gpuwhy needs");
 	return 0;
 }
 
-static int init_error(gpu_ctx *c, nvmlReturn_t rc)
+static int init_error(gpu_ctx *c, nvmlReturn_t rc, const gpu_open_opts *o)
 {
 	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
 	if (scen && *scen)
-		return gw_error(GW_EXIT_ENV, scen, "fix the scenario (its error is above)",
-				"the simulated GPU did not start: %s", nvml_err(c, rc));
+		return open_fail(o, GPU_FAIL_SIMULATOR, rc, GW_EXIT_ENV, scen,
+				 "fix the scenario (its error is above)",
+				 "the simulated GPU did not start: %s", nvml_err(c, rc));
 	switch (rc) {
 	case NVML_ERROR_DRIVER_NOT_LOADED:
-		return gw_error(GW_EXIT_ENV, "NVIDIA driver not loaded",
-				"load the kernel module (modprobe nvidia) or check dmesg",
-				"NVML could not talk to the driver");
+		return open_fail(o, GPU_FAIL_NOT_LOADED, rc, GW_EXIT_ENV, "NVIDIA driver not loaded",
+				 "load the kernel module (modprobe nvidia) or check dmesg",
+				 "NVML could not talk to the driver");
 	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-		return gw_error(GW_EXIT_ENV, "driver/library version mismatch",
-				"reboot, or reload the nvidia kernel modules after the driver upgrade",
-				"libnvidia-ml.so.1 and the loaded kernel module differ");
+		return open_fail(o, GPU_FAIL_MISMATCH, rc, GW_EXIT_ENV,
+				 "driver/library version mismatch",
+				 "reboot, or reload the nvidia kernel modules after the driver upgrade",
+				 "libnvidia-ml.so.1 and the loaded kernel module differ");
 	case NVML_ERROR_NO_PERMISSION:
-		return gw_error(GW_EXIT_ENV, "no permission on /dev/nvidia*",
-				"add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)",
-				"NVML was refused access to the GPU devices");
+		return open_fail(o, GPU_FAIL_NO_PERMISSION, rc, GW_EXIT_ENV,
+				 "no permission on /dev/nvidia*",
+				 "add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)",
+				 "NVML was refused access to the GPU devices");
 	default:
-		return gw_error(GW_EXIT_ENV, "NVML init failed", "gpuwhy doctor explains more",
-				"%s", nvml_err(c, rc));
+		return open_fail(o, GPU_FAIL_OTHER, rc, GW_EXIT_ENV, "NVML init failed",
+				 "gpuwhy doctor explains more", "%s", nvml_err(c, rc));
 	}
 }
 
@@ -838,12 +867,14 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 	pthread_once(&reader_once, reader_kinds_init);
 	gpu_ctx *c = calloc(1, sizeof *c);
 	if (!c)
-		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+		return open_fail(opts, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL, "out of memory");
 	pthread_mutex_init(&c->stop_mu, NULL);
 	pthread_cond_init(&c->stop_cv, NULL);
 	c->slow_period_ns = opts && opts->slow_period_ns > 0 ? opts->slow_period_ns
 							     : DEFAULT_SLOW_PERIOD_NS;
-	int rc = load_library(c);
+	if (opts && opts->failure)
+		memset(opts->failure, 0, sizeof *opts->failure);
+	int rc = load_library(c, opts);
 	if (rc) {
 		if (c->lib)
 			dlclose(c->lib);
@@ -852,7 +883,7 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 	}
 	nvmlReturn_t nr = c->api.nvmlInit_v2 ? c->api.nvmlInit_v2() : c->api.nvmlInit();
 	if (nr != NVML_SUCCESS) {
-		rc = init_error(c, nr);
+		rc = init_error(c, nr, opts);
 		dlclose(c->lib);
 		free(c);
 		return rc;
@@ -862,8 +893,9 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 	nr = c->api.nvmlDeviceGetCount_v2 ? c->api.nvmlDeviceGetCount_v2(&count)
 					   : c->api.nvmlDeviceGetCount(&count);
 	if (nr != NVML_SUCCESS) {
-		rc = gw_error(GW_EXIT_ENV, "NVML", "gpuwhy doctor explains more",
-			      "cannot count GPUs: %s", nvml_err(c, nr));
+		rc = open_fail(opts, GPU_FAIL_OTHER, nr, GW_EXIT_ENV, "NVML",
+			       "gpuwhy doctor explains more", "cannot count GPUs: %s",
+			       nvml_err(c, nr));
 		gpu_close(c);
 		return rc;
 	}
@@ -902,8 +934,8 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 				pthread_mutex_destroy(&all[i].slow_mu);
 			}
 			free(all);
-			rc = gw_error(GW_EXIT_USAGE, "--gpus", "use indices or (short) UUIDs from gpuwhy status",
-				      "%s", err);
+			rc = open_fail(opts, GPU_FAIL_SELECTION, 0, GW_EXIT_USAGE, "--gpus",
+				       "use indices or (short) UUIDs from gpuwhy status", "%s", err);
 			gpu_close(c);
 			return rc;
 		}

@@ -60,9 +60,30 @@ typedef struct {
 	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
 } gpu_proc;
 
+/* Why gpu_open failed, for callers that explain it themselves (doctor). */
+typedef enum {
+	GPU_FAIL_NONE,
+	GPU_FAIL_NO_LIBRARY,	/* libnvidia-ml.so.1 not found / not loadable */
+	GPU_FAIL_BAD_LIBRARY,	/* loaded, but lacks the entry points */
+	GPU_FAIL_NOT_LOADED,	/* NVML_ERROR_DRIVER_NOT_LOADED */
+	GPU_FAIL_MISMATCH,	/* NVML_ERROR_LIB_RM_VERSION_MISMATCH */
+	GPU_FAIL_NO_PERMISSION, /* NVML_ERROR_NO_PERMISSION */
+	GPU_FAIL_SIMULATOR,	/* the simulated GPU's scenario did not load */
+	GPU_FAIL_SELECTION,	/* --gpus names no GPU */
+	GPU_FAIL_OTHER,
+} gpu_fail_kind;
+
+typedef struct {
+	gpu_fail_kind kind;
+	int nvml_return; /* the nvmlReturn_t behind it, 0 when none */
+	char msg[512];	 /* the one-line message, without the "gpuwhy: " prefix */
+} gpu_open_failure;
+
 typedef struct {
 	const char *gpus; /* --gpus LIST or NULL for all */
 	int64_t slow_period_ns; /* refresh period of SLOW fields; 0 = default 5 s */
+	bool quiet;	  /* do not print the failure (it is still in *failure) */
+	gpu_open_failure *failure; /* optional: filled when gpu_open fails */
 } gpu_open_opts;
 
 /*

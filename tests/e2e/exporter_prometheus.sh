@@ -111,7 +111,7 @@ fields = ["temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu", "memo
 # panel query, query field, scale from the field to the series, margin (absolute)
 panels = [
     ('DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*", job="gpu"}', 0, 1, 1),
-    ('DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*", job="gpu"}', 1, 1, 15),
+    ('DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*", job="gpu"}', 1, 1, 35),
     ('DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*", job="gpu"} * 1000000', 2, 1e6, 0),
     ('DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*", job="gpu"}', 3, 1, 8),
     ('DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*", job="gpu"}', 4, 1, 0),
