@@ -34,12 +34,12 @@ static void usage(FILE *out)
 	      out);
 }
 
-static void print_thresholds(const diag_thresholds *th)
+static void print_thresholds(diag_thresholds *th)
 {
 	printf("%-22s %10s %10s  %-8s %s\n", "name", "default", "value", "unit", "meaning");
 	for (int i = 0; i < diag_threshold_count; i++) {
 		const diag_threshold_desc *d = &diag_threshold_table[i];
-		double v = *(const double *)((const char *)th + d->offset);
+		double v = *diag_threshold_field(th, i);
 		printf("%-22s %10g %10g  %-8s %s\n", d->name, d->def, v, d->unit, d->help);
 	}
 }

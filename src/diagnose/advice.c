@@ -62,8 +62,8 @@ static const advice_entry advice[] = {
 	 "batch or sequence lengths per rank, its data loader, logging or checkpointing on one rank "
 	 "only) and make synchronisation cheaper (gradient accumulation to sync less often, DDP "
 	 "bucket sizes that overlap communication with backward). Check the link with `gpuwhy topo`.",
-	 VERIFY_COMPARE "the waiting GPUs' idle share must fall, their curves follow the "
-			"straggler's, and step time p50 drop.",
+	 VERIFY_COMPARE "the waiting GPUs' shortfall against the straggler (SM activity, "
+			"power or utilization) must shrink and step time p50 drop.",
 	 NULL, NULL},
 	{"sync-wait/pcie",
 	 "The job's GPUs synchronise over PCIe, without NVLink, so every all-reduce waits on the bus. "
@@ -71,15 +71,16 @@ static const advice_entry advice[] = {
 	 "CUDA_VISIBLE_DEVICES), or communicate less: gradient accumulation, a larger per-GPU "
 	 "batch, bf16 gradients/compression, DDP bucket_cap_mb tuned so communication overlaps the "
 	 "backward pass. Also even out the straggler's work.",
-	 VERIFY_COMPARE "the waiting GPUs' idle share must fall and step time p50 drop; on NVLink "
-			"GPUs the waits should nearly vanish.",
+	 VERIFY_COMPARE "the waiting GPUs' shortfall against the straggler must shrink and step "
+			"time p50 drop; on NVLink GPUs the waits should nearly vanish.",
 	 NULL, NULL},
 	{"sync-wait/nvlink",
 	 "The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "
 	 "straggler is slower - uneven batch or sequence lengths per rank, its data loader starving, "
 	 "that GPU throttled (see throttled), or one rank doing extra work (evaluation, logging, "
 	 "checkpointing on rank 0 only).",
-	 VERIFY_COMPARE "all GPUs' utilization curves must line up and step time p50 drop.",
+	 VERIFY_COMPARE "the GPUs' SM activity (or power) must line up and step time p50 drop; "
+			"utilization alone may not show it, as waiting collectives spin.",
 	 NULL, NULL},
 	{"memory-bound",
 	 "Kernels wait on device memory. Move fewer bytes: mixed precision (bf16/fp16, fp8 where "

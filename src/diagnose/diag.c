@@ -11,10 +11,21 @@
 /* ---- thresholds ---- */
 
 const diag_threshold_desc diag_threshold_table[] = {
-#define X(name, def, unit, help) {#name, unit, help, def, offsetof(diag_thresholds, name)},
+#define X(name, def, unit, help) {#name, unit, help, def},
 #include "diagnose/thresholds.def"
 #undef X
 };
+
+double *diag_threshold_field(diag_thresholds *th, int i)
+{
+	int k = 0;
+#define X(name, def, unit, help)                                                                   \
+	if (k++ == i)                                                                              \
+		return &th->name;
+#include "diagnose/thresholds.def"
+#undef X
+	return NULL;
+}
 const int diag_threshold_count = sizeof diag_threshold_table / sizeof *diag_threshold_table;
 
 bool diag_threshold_set(diag_thresholds *th, const char *assignment)
@@ -29,7 +40,7 @@ bool diag_threshold_set(diag_thresholds *th, const char *assignment)
 	for (int i = 0; i < diag_threshold_count; i++) {
 		const diag_threshold_desc *d = &diag_threshold_table[i];
 		if (strlen(d->name) == klen && !strncmp(d->name, assignment, klen)) {
-			*(double *)((char *)th + d->offset) = v;
+			*diag_threshold_field(th, i) = v;
 			return true;
 		}
 	}
@@ -40,10 +51,8 @@ void diag_opts_default(diag_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->goal = DIAG_GOAL_THROUGHPUT;
-	for (int i = 0; i < diag_threshold_count; i++) {
-		const diag_threshold_desc *d = &diag_threshold_table[i];
-		*(double *)((char *)&o->th + d->offset) = d->def;
-	}
+	for (int i = 0; i < diag_threshold_count; i++)
+		*diag_threshold_field(&o->th, i) = diag_threshold_table[i].def;
 }
 
 bool diag_goal_parse(const char *s, diag_goal *out)
@@ -340,15 +349,38 @@ int dx_present(const diag_ctx *c, const double *x)
 	return k;
 }
 
+/*
+ * Idle share: 100 minus utilization is the share of time no kernel ran. The
+ * driver's sub-sample idle share is only a fallback: each sub-sample is
+ * itself an average over a sixth of a second or more, so gaps of a few
+ * milliseconds between kernels (a starved loop) never show in it.
+ */
 double dx_idle_pct(const diag_ctx *c, int g)
 {
-	const double *idle = dx_series(c, g, GM_UTIL_SAMPLES_IDLE);
-	if (dx_present(c, idle) > 0)
-		return dx_mean(c, idle);
 	double u = dx_mean(c, c->act[g]);
 	if (isnan(u))
-		return NAN;
+		return dx_mean(c, dx_series(c, g, GM_UTIL_SAMPLES_IDLE));
 	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
+}
+
+double dx_idle_at(const diag_ctx *c, int g, int s)
+{
+	double u = c->act[g] ? c->act[g][s] : NAN;
+	if (isnan(u))
+		return tl_gpu_at(c->tl, g, GM_UTIL_SAMPLES_IDLE, s);
+	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
+}
+
+const char *dx_act_key(const diag_ctx *c, int g)
+{
+	const tl_gpu *G = &c->tl->gpu[g];
+	if (c->act[g] && c->act[g] == G->m[GM_UTIL_GPU])
+		return "utilization.gpu";
+	if (c->act[g] && c->act[g] == G->m[GM_GPM_GR_ACTIVE])
+		return "gpm.graphics_active";
+	if (c->act[g])
+		return "gpm.sm_active";
+	return "utilization.gpu.samples.idle";
 }
 
 double dx_mem_total(const diag_ctx *c, int g)

@@ -35,10 +35,12 @@ typedef struct {
 typedef struct {
 	const char *name, *unit, *help;
 	double def;
-	size_t offset; /* of the field in diag_thresholds */
 } diag_threshold_desc;
 extern const diag_threshold_desc diag_threshold_table[];
 extern const int diag_threshold_count;
+
+/* The field of th that diag_threshold_table[i] describes (NULL when i is out of range). */
+double *diag_threshold_field(diag_thresholds *th, int i);
 
 /* "name=value" into th; false (and th untouched) on an unknown name or bad number. */
 bool diag_threshold_set(diag_thresholds *th, const char *assignment);
@@ -88,7 +90,7 @@ const char *diag_severity_name(diag_severity s); /* "info", "warn", "error" */
 /* One number behind a finding: metric, statistic, value, and the threshold it was held against. */
 typedef struct {
 	char metric[40]; /* "utilization.gpu", "cpu.busy.max", ... (metric table keys where one exists) */
-	char stat[48];	 /* "mean", "peak", "share of samples", ... */
+	char stat[64];	 /* "mean", "peak", "share of samples", ... */
 	double value;
 	char cmp[3];	  /* ">=", "<=", ">", "<", "" when context only */
 	double threshold; /* NAN when context only */

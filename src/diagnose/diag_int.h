@@ -73,8 +73,12 @@ double dx_mean(const diag_ctx *c, const double *x);
 double dx_max(const diag_ctx *c, const double *x);
 double dx_min(const diag_ctx *c, const double *x);
 int dx_present(const diag_ctx *c, const double *x); /* non-NAN samples in the window */
-/* Share of the GPU's window it idled, 0..100: driver samples when present, else 100 - util. */
+/* Share of the window GPU g idled, 0..100: 100 - utilization (driver sub-samples if absent). */
 double dx_idle_pct(const diag_ctx *c, int g);
+/* The same for one sample. */
+double dx_idle_at(const diag_ctx *c, int g, int s);
+/* Metric key of GPU g's activity series ("utilization.gpu", or the GPM one standing in). */
+const char *dx_act_key(const diag_ctx *c, int g);
 /* Memory capacity of GPU g in MiB (memory.total, else used+free), NAN when unknown. */
 double dx_mem_total(const diag_ctx *c, int g);
 /* Number of runs of true in mask[from, to). */

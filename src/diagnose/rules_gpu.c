@@ -105,8 +105,14 @@ void rule_oom(diag_ctx *c)
 	bool gpu = e->gpu >= 0 || mentions_gpu(e->text);
 	diag_finding *f = dx_add(c, "oom", DIAG_ERROR, 0.95);
 	dx_range(f, e->t, e->t);
+	/* The message's first sentence ("...: CUDA out of memory."), else its start. */
 	char text[96];
 	snprintf(text, sizeof text, "%.95s", e->text[0] ? e->text : "out of memory");
+	char *stop = strstr(text, ". ");
+	if (stop && stop - text > 12)
+		stop[1] = 0;
+	else if (strlen(e->text) > sizeof text - 1)
+		memcpy(text + sizeof text - 4, "...", 4);
 	if (gpu) {
 		/* The GPU named by the event, else the job GPU whose memory peaked highest. */
 		int g = e->gpu;
@@ -197,9 +203,12 @@ void rule_launch_bound(diag_ctx *c)
 	diag_finding *f = NULL;
 	int worst = -1;
 	double worst_sm = INFINITY, wu = NAN, wp = NAN;
+	/* GPUs waiting at a collective spin with few SMs busy: that is sync-wait, not small kernels. */
+	const diag_finding *sw = diag_find(c->res, "sync-wait");
+	uint64_t waiting = sw ? sw->gpus : 0;
 	if (c->to - c->from >= th->min_samples) {
 		for (int g = 0; g < c->ngpu; g++) {
-			if (!c->job[g])
+			if (!c->job[g] || (waiting & (1ULL << g)))
 				continue;
 			diag_gpu_summary *s = &c->res->gpu[g];
 			if (isnan(s->util_mean) || s->util_mean < th->launch_util_pct)
@@ -287,6 +296,8 @@ void rule_memory_bound(diag_ctx *c)
 		if (!c->job[g])
 			continue;
 		const diag_gpu_summary *s = &c->res->gpu[g];
+		/* Without SM activity "moderate SMs" cannot be told: information only. */
+		diag_severity gsev = isnan(s->sm_active_mean) ? DIAG_INFO : sev;
 		bool gpm = !isnan(s->dram_active_mean);
 		double dram = gpm ? s->dram_active_mean : dx_mean(c, dx_series(c, g, GM_UTIL_MEM));
 		if (isnan(dram) || dram < th->membound_dram_pct)
@@ -303,8 +314,10 @@ void rule_memory_bound(diag_ctx *c)
 				continue;
 			conf = 0.45;
 		}
+		if (f && gsev > f->severity)
+			f->severity = gsev;
 		if (!f) {
-			f = dx_add(c, "memory-bound", sev, conf);
+			f = dx_add(c, "memory-bound", gsev, conf);
 			dx_title(f, "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
 				    "bandwidth",
 				 c->tl->gpu[g].index, dram,

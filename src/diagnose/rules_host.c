@@ -34,16 +34,6 @@ static double busiest_core(const diag_ctx *c, int s, int *core)
 	return best;
 }
 
-/* Idle share (0..100) of GPU g during sample s. */
-static double idle_at(const diag_ctx *c, int g, int s)
-{
-	double i = tl_gpu_at(c->tl, g, GM_UTIL_SAMPLES_IDLE, s);
-	if (!isnan(i))
-		return i;
-	double u = c->act[g] ? c->act[g][s] : NAN;
-	return isnan(u) ? NAN : 100 - u;
-}
-
 /* Mean of host series h over the samples of mask (NAN when none present). */
 static double host_mean_mask(const diag_ctx *c, host_metric_id h, const bool *mask)
 {
@@ -154,15 +144,19 @@ void rule_data_starved(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->njob == 0 || c->to - c->from < th->min_samples)
 		return;
-	/* Starving GPUs: doing some work, idle a large share of the window. */
+	/*
+	 * Starving GPUs: active at some point of the window (a GPU never used is
+	 * imbalance, not starvation), idle a large share of it. A badly starved
+	 * GPU may average under the idle threshold: that is the extreme case.
+	 */
 	uint64_t starving = 0;
 	int worst = -1;
 	double worst_idle = -1;
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
-		double idle = dx_idle_pct(c, g), util = dx_mean(c, c->act[g]);
-		if (isnan(idle) || isnan(util) || util <= th->idle_util_pct)
+		double idle = dx_idle_pct(c, g), peak = dx_max(c, c->act[g]);
+		if (isnan(idle) || isnan(peak) || peak <= th->idle_util_pct)
 			continue;
 		if (idle >= th->starved_idle_pct) {
 			starving |= 1ULL << g;
@@ -187,7 +181,7 @@ void rule_data_starved(diag_ctx *c)
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g])
 				continue;
-			double i = idle_at(c, g, s);
+			double i = dx_idle_at(c, g, s);
 			if (isnan(i))
 				continue;
 			present++;
@@ -278,10 +272,9 @@ void rule_data_starved(diag_ctx *c)
 		snprintf(why, sizeof why, "the disk is %.0f %% busy", disk_busy);
 	dx_title(f, "%s idle %.0f %% of %s while %s", gl, worst_idle, c->span, why);
 
-	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_IDLE)) > 0;
-	dx_ev(f, drv ? "utilization.gpu.samples.idle" : "utilization.gpu",
-	      drv ? "mean idle share" : "idle share (100 - mean)", worst_idle, ">=",
-	      th->starved_idle_pct, "%", worst);
+	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
+	dx_ev(f, dx_act_key(c, worst), c->act[worst] ? "idle share (100 - mean)" : "mean idle share",
+	      worst_idle, ">=", th->starved_idle_pct, "%", worst);
 	if (!isnan(core_share))
 		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share, ">=",
 		      100 * th->saturated_share, "%", -1);

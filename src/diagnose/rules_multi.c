@@ -80,16 +80,6 @@ void rule_imbalance(diag_ctx *c)
 	dx_advice(c, f, "imbalance");
 }
 
-/* Idle share (0..100) of GPU g at sample s. */
-static double idle_at(const diag_ctx *c, int g, int s)
-{
-	double i = tl_gpu_at(c->tl, g, GM_UTIL_SAMPLES_IDLE, s);
-	if (!isnan(i))
-		return i;
-	double u = c->act[g] ? c->act[g][s] : NAN;
-	return isnan(u) ? NAN : 100 - u;
-}
-
 const char *dx_level_name(int level)
 {
 	switch (level) {
@@ -133,6 +123,132 @@ link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links)
 	return any ? k : LINK_UNKNOWN;
 }
 
+/*
+ * What "working" means for sync-wait. Utilization first, but NCCL's collective
+ * kernels spin while they wait, so a waiting GPU can read 100 % busy: then SM
+ * activity (GPM) tells the straggler from the waiters, and without GPM the
+ * power draw does (a spinning GPU draws far less than a computing one).
+ */
+typedef enum { W_SM, W_UTIL, W_POWER } work_kind;
+
+typedef struct {
+	work_kind kind;
+	const double *x[GPU_MAX];
+	double scale; /* power: 100 / the straggler's mean draw */
+	double mean[GPU_MAX];
+} work_sig;
+
+static double work_at(const work_sig *w, int g, int s)
+{
+	return w->x[g] ? w->x[g][s] * w->scale : NAN;
+}
+
+/* Fill w for kind; false when a GPU of the job lacks the series. */
+static bool work_init(const diag_ctx *c, work_kind kind, work_sig *w)
+{
+	memset(w, 0, sizeof *w);
+	w->kind = kind;
+	w->scale = 1;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g])
+			continue;
+		w->x[g] = kind == W_UTIL  ? c->act[g]
+			  : kind == W_SM  ? c->tl->gpu[g].m[GM_GPM_SM_ACTIVE]
+					  : c->tl->gpu[g].m[GM_POWER_DRAW];
+		w->mean[g] = dx_mean(c, w->x[g]);
+		if (isnan(w->mean[g]))
+			return false;
+	}
+	return true;
+}
+
+/* The busiest GPU by w, or -1. */
+static int straggler_of(const diag_ctx *c, const work_sig *w)
+{
+	int best = -1;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g] && (best < 0 || w->mean[g] > w->mean[best]))
+			best = g;
+	return best;
+}
+
+typedef struct {
+	work_kind kind;
+	int strag, nothers, episodes;
+	uint64_t others;
+	double lag, deficit, share, strag_mean, others_mean; /* means in the signal's own unit */
+	bool *wait;
+} sync_case;
+
+/* Does the job wait on one straggler by signal kind? Fills sc (wait mask malloc'd) when so. */
+static bool sync_by(const diag_ctx *c, work_kind kind, sync_case *sc)
+{
+	const diag_thresholds *th = c->th;
+	work_sig w;
+	if (!work_init(c, kind, &w))
+		return false;
+	int strag = straggler_of(c, &w);
+	if (strag < 0 || !(w.mean[strag] > 0))
+		return false;
+	if (kind == W_POWER) {
+		w.scale = 100 / w.mean[strag];
+		for (int g = 0; g < c->ngpu; g++)
+			w.mean[g] *= w.scale;
+	}
+	double om = 0;
+	int no = 0;
+	uint64_t others = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g] && g != strag) {
+			om += w.mean[g];
+			others |= 1ULL << g;
+			no++;
+		}
+	om /= no;
+	double lag = w.mean[strag] - om, deficit = 100 * (1 - om / w.mean[strag]);
+	if (lag < th->sync_lag_pct || deficit < th->sync_wait_idle_pct)
+		return false;
+	/* The waits, sample by sample: the straggler works while every other GPU falls short. */
+	bool *wait = dx_mask_new(c);
+	int nwait = 0, k = 0;
+	double keep = 1 - th->sync_wait_idle_pct / 100;
+	for (int s = c->from; s < c->to; s++) {
+		double sw = work_at(&w, strag, s);
+		if (isnan(sw))
+			continue;
+		k++;
+		double osum = 0;
+		int on = 0;
+		bool all_short = true;
+		for (int g = 0; g < c->ngpu; g++) {
+			if (!(others & (1ULL << g)))
+				continue;
+			double u = work_at(&w, g, s);
+			if (isnan(u) || u > sw * keep)
+				all_short = false;
+			if (!isnan(u)) {
+				osum += u;
+				on++;
+			}
+		}
+		if (all_short && on && sw - osum / on >= th->sync_lag_pct) {
+			wait[s] = true;
+			nwait++;
+		}
+	}
+	int episodes = dx_runs(c, wait);
+	double share = k ? (double)nwait / k : 0;
+	/* Periodic: separate waits, or waits inside most samples. */
+	if (episodes < th->sync_min_episodes && share < 0.5) {
+		free(wait);
+		return false;
+	}
+	double unscale = kind == W_POWER ? 1 / w.scale : 1;
+	*sc = (sync_case){kind, strag, no, episodes, others, lag, deficit, share,
+			  w.mean[strag] * unscale, om * unscale, wait};
+	return true;
+}
+
 void rule_sync_wait(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -140,70 +256,24 @@ void rule_sync_wait(diag_ctx *c)
 	const diag_gpu_summary *G = c->res->gpu;
 	if (c->njob < 2 || c->to - c->from < th->min_samples)
 		return;
-	/* Every GPU of the job takes part (else it is imbalance); the busiest is the straggler. */
-	int strag = -1, nothers = 0;
-	for (int g = 0; g < c->ngpu; g++) {
-		if (!c->job[g])
-			continue;
-		if (isnan(G[g].util_mean) || G[g].util_mean <= th->imbalance_idle_pct)
-			return;
-		if (strag < 0 || G[g].util_mean > G[strag].util_mean)
-			strag = g;
-	}
-	double ou = 0, oi = 0;
-	uint64_t others = 0;
+	/* Every GPU of the job takes part (one that never works is imbalance). */
 	for (int g = 0; g < c->ngpu; g++)
-		if (c->job[g] && g != strag) {
-			ou += G[g].util_mean;
-			oi += isnan(G[g].idle_pct) ? 0 : G[g].idle_pct;
-			others |= 1ULL << g;
-			nothers++;
-		}
-	ou /= nothers;
-	oi /= nothers;
-	double lag = G[strag].util_mean - ou;
-	if (lag < th->sync_lag_pct || oi < th->sync_wait_idle_pct)
+		if (c->job[g] && (isnan(G[g].util_mean) || G[g].util_mean <= th->imbalance_idle_pct))
+			return;
+	sync_case sc;
+	if (!sync_by(c, W_SM, &sc) && !sync_by(c, W_UTIL, &sc) && !sync_by(c, W_POWER, &sc))
 		return;
-	/* The waits, sample by sample: the straggler works while every other GPU idles. */
-	bool *wait = dx_mask_new(c);
-	int nwait = 0, k = 0;
-	for (int s = c->from; s < c->to; s++) {
-		double su = c->act[strag][s];
-		if (isnan(su))
-			continue;
-		k++;
-		double osum = 0;
-		int on = 0;
-		bool all_idle = true;
-		for (int g = 0; g < c->ngpu; g++) {
-			if (!(others & (1ULL << g)))
-				continue;
-			double i = idle_at(c, g, s), u = c->act[g][s];
-			if (isnan(i) || isnan(u) || i < th->sync_wait_idle_pct)
-				all_idle = false;
-			if (!isnan(u)) {
-				osum += u;
-				on++;
-			}
-		}
-		if (all_idle && on && su - osum / on >= th->sync_lag_pct) {
-			wait[s] = true;
-			nwait++;
-		}
-	}
-	int episodes = dx_runs(c, wait);
-	double share = k ? (double)nwait / k : 0;
-	/* Periodic: separate waits, or sub-sample waits in most samples. */
-	if (episodes < th->sync_min_episodes && share < 0.5) {
-		free(wait);
-		return;
-	}
+	int strag = sc.strag, nothers = sc.nothers, episodes = sc.episodes;
+	uint64_t others = sc.others;
+	bool *wait = sc.wait;
+	double share = sc.share;
 	int level, links;
 	link_kind lk = dx_job_links(c, &level, &links);
-	double conf = 0.6 + (lk == LINK_PCIE ? 0.15 : 0) + (episodes >= th->sync_min_episodes ? 0.1 : 0);
+	double conf = (sc.kind == W_POWER ? 0.5 : 0.6) + (lk == LINK_PCIE ? 0.15 : 0) +
+		      (episodes >= th->sync_min_episodes ? 0.1 : 0);
 	diag_finding *f = dx_add(c, "sync-wait", DIAG_WARN, conf);
 	f->gpus = others | (1ULL << strag);
-	char ol[96], link[96], times[48];
+	char ol[96], link[96], times[48], what[64];
 	dx_gpu_list(c, others, ol, sizeof ol);
 	if (lk == LINK_PCIE)
 		snprintf(link, sizeof link, "; the GPUs talk over PCIe (%s), no NVLink", dx_level_name(level));
@@ -215,13 +285,28 @@ void rule_sync_wait(diag_ctx *c)
 		snprintf(times, sizeof times, "%d times", episodes);
 	else
 		snprintf(times, sizeof times, "in %.0f %% of samples", 100 * share);
-	dx_title(f, "%s wait%s in step for GPU %d (utilization %.0f %% vs %.0f %%), %s%s", ol,
-		 nothers == 1 ? "s" : "", tl->gpu[strag].index, ou, G[strag].util_mean, times, link);
-	dx_ev(f, "utilization.gpu", "straggler minus others (mean)", lag, ">=", th->sync_lag_pct,
-	      "points", strag);
-	dx_ev(f, "utilization.gpu", "idle share of the waiting GPUs", oi, ">=", th->sync_wait_idle_pct,
-	      "%", -1);
-	dx_ev(f, "utilization.gpu", "wait episodes", episodes, ">=", th->sync_min_episodes, "", -1);
+	static const char *const sig_metric[] = {"gpm.sm_active", "utilization.gpu", "power.draw"};
+	if (sc.kind == W_POWER)
+		snprintf(what, sizeof what, "power %.0f W vs %.0f W", sc.others_mean, sc.strag_mean);
+	else
+		snprintf(what, sizeof what, "%s %.0f %% vs %.0f %%",
+			 sc.kind == W_SM ? "SM activity" : "utilization", sc.others_mean, sc.strag_mean);
+	dx_title(f, "%s wait%s in step for GPU %d (%s), %s%s", ol, nothers == 1 ? "s" : "",
+		 tl->gpu[strag].index, what, times, link);
+	dx_ev(f, sig_metric[sc.kind],
+	      sc.kind == W_POWER ? "straggler minus others (% of the straggler's draw)"
+				 : "straggler minus others (mean)",
+	      sc.lag, ">=", th->sync_lag_pct, "points", strag);
+	dx_ev(f, sig_metric[sc.kind], "shortfall of the waiting GPUs against the straggler",
+	      sc.deficit, ">=", th->sync_wait_idle_pct, "%", -1);
+	dx_ev(f, sig_metric[sc.kind], "wait episodes", episodes, ">=", th->sync_min_episodes, "", -1);
+	double uo = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		if (others & (1ULL << g))
+			uo += G[g].util_mean / nothers;
+	if (sc.kind != W_UTIL && G[strag].util_mean - uo < th->sync_lag_pct)
+		dx_note(f, "Utilization alone does not show the wait: the waiting GPUs' collective "
+			   "kernels spin, so they read busy.");
 	if (lk == LINK_PCIE)
 		dx_ev(f, "topology", "worst path between the job's GPUs (NVML level)", level, NULL, NAN,
 		      "", -1);

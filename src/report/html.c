@@ -679,7 +679,7 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	for (int g = 0; g < r->ngpu && h.ngpu_show < 8; g++)
 		if (r->gpu[g].job)
 			h.show[h.ngpu_show++] = g;
-	/* Shade a sample when every job GPU idled most of it (driver samples, else 100 - util). */
+	/* Shade a sample when every job GPU idled most of it. */
 	const double idle_share = 50;
 	h.gap = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.gap);
 	h.thr = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.thr);
@@ -690,9 +690,9 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 		for (int i = 0; i < h.ngpu_show; i++) {
 			int g = h.show[i];
 			const double *a = activity(tl, g);
-			double id = tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
-			if (isnan(id) && a && !isnan(a[s]))
-				id = 100 - a[s];
+			/* 100 - utilization, as the rules read it; driver sub-samples if absent */
+			double id = a && !isnan(a[s]) ? 100 - a[s]
+						      : tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
 			if (!isnan(id)) {
 				present++;
 				idle_n += id > idle_share;

@@ -172,7 +172,7 @@ static void test_data_starved_cpu(void **state)
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "data-starved", DIAG_WARN);
 	assert_string_equal(f->title, "GPU 0 idle 60 % of the run while core 3 is at 100 %");
-	const diag_evidence *e = fx_ev(f, "utilization.gpu.samples.idle", NULL);
+	const diag_evidence *e = fx_ev(f, "utilization.gpu", "idle share");
 	assert_non_null(e);
 	assert_float_equal(e->value, 60, EPS);
 	assert_float_equal(e->threshold, 25, EPS);
@@ -357,7 +357,7 @@ static void test_sync_wait(void **state)
 	assert_non_null(strstr(f->title, "PCIe (PHB), no NVLink"));
 	/* others: (6 x 96 + 4 x 30) / 10 = 69.6 % against 96 % */
 	assert_float_equal(fx_ev(f, "utilization.gpu", "straggler")->value, 96 - 69.6, 1e-9);
-	assert_float_equal(fx_ev(f, "utilization.gpu", "idle share")->value, 27.2, 1e-9);
+	assert_float_equal(fx_ev(f, "utilization.gpu", "shortfall")->value, 100 * (1 - 69.6 / 96), 1e-9);
 	assert_float_equal(fx_ev(f, "utilization.gpu", "wait episodes")->value, 12, EPS);
 	assert_float_equal(fx_ev(f, "topology", NULL)->value, 30, EPS);
 	assert_int_equal(f->nranges, 12);
@@ -367,6 +367,36 @@ static void test_sync_wait(void **state)
 	assert_int_equal(r.chain[5].status, DIAG_STEP_PROBLEM);
 	expect_none(&r, "data-starved");
 	expect_none(&r, "imbalance");
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* Collective kernels spin while they wait: utilization reads busy everywhere,
+	 * SM activity shows the straggler; the waiters are not launch-bound. */
+	tl = fx_healthy_n(4);
+	for (int s = 0; s < tl->n; s++)
+		for (int g = 1; g < 4; g++) {
+			tl_set_gpu(tl, g, GM_GPM_SM_ACTIVE, s, 35);
+			tl_set_gpu(tl, g, GM_POWER_DRAW, s, 338);
+		}
+	fx_run(tl, &r);
+	f = expect(&r, "sync-wait", DIAG_WARN);
+	assert_non_null(strstr(f->title, "(SM activity 35 % vs 85 %), in 100 % of samples"));
+	assert_float_equal(fx_ev(f, "gpm.sm_active", "straggler")->value, 50, 1e-9);
+	assert_non_null(strstr(f->note, "spin"));
+	expect_none(&r, "launch-bound");
+	diag_result_free(&r);
+
+	/* Without GPM the power draw tells them apart (149 W against 198 W). */
+	for (int s = 0; s < tl->n; s++)
+		for (int g = 0; g < 4; g++) {
+			tl_set_gpu(tl, g, GM_GPM_SM_ACTIVE, s, NAN);
+			tl_set_gpu(tl, g, GM_POWER_DRAW, s, g ? 149 : 198);
+		}
+	fx_run(tl, &r);
+	f = expect(&r, "sync-wait", DIAG_WARN);
+	assert_float_equal(f->confidence, 0.5, EPS);
+	assert_non_null(strstr(f->title, "(power 149 W vs 198 W)"));
+	assert_float_equal(fx_ev(f, "power.draw", "shortfall")->value, 100 * (1 - 149.0 / 198), 1e-9);
 	diag_result_free(&r);
 	tl_free(tl);
 

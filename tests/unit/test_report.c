@@ -83,7 +83,7 @@ static void test_text(void **state)
 	assert_non_null(strstr(t, "Findings: 0 errors, 1 warning"));
 	assert_non_null(strstr(t, "WARN  data-starved"));
 	assert_non_null(strstr(t, "GPU 0 idle 60 % of the run while core 3 is at 100 %"));
-	assert_non_null(strstr(t, "utilization.gpu.samples.idle, mean idle share: 60 % [>= 25 %: yes]"));
+	assert_non_null(strstr(t, "utilization.gpu, idle share (100 - mean): 60 % [>= 25 %: yes]"));
 	assert_non_null(strstr(t, "change    Feed the GPU"));
 	assert_non_null(strstr(t, "The seven-step chain"));
 	assert_non_null(strstr(t, "idle-empty"));
@@ -140,8 +140,7 @@ static void test_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(f1, "id")), "data-starved");
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(f1, "gpus"), 0)), 0);
 	json_t *e0 = json_array_get(json_object_get(f1, "evidence"), 0);
-	assert_string_equal(json_string_value(json_object_get(e0, "metric")),
-			    "utilization.gpu.samples.idle");
+	assert_string_equal(json_string_value(json_object_get(e0, "metric")), "utilization.gpu");
 	assert_float_equal(json_number_value(json_object_get(e0, "value")), 60, 1e-9);
 	assert_float_equal(json_number_value(json_object_get(e0, "threshold")), 25, 1e-9);
 	assert_true(json_is_true(json_object_get(e0, "met")));
