@@ -1,0 +1,352 @@
+/* top's drawing: the canvas (clipping, wide characters) and whole frames at several sizes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "top/render.h"
+
+static bool utf8_locale(void)
+{
+	return setlocale(LC_CTYPE, "C.UTF-8") != NULL;
+}
+
+static char *row(const top_canvas *c, int y)
+{
+	static char buf[4096];
+	top_canvas_row(c, y, buf, sizeof buf);
+	return buf;
+}
+
+/* The whole canvas as text, rows joined by newlines (caller frees). */
+static char *text_of(const top_canvas *c)
+{
+	size_t len = (size_t)c->rows * ((size_t)c->cols * 4 + 1) + 1;
+	char *out = calloc(1, len);
+	for (int y = 0; y < c->rows; y++) {
+		strcat(out, row(c, y));
+		strcat(out, "\n");
+	}
+	return out;
+}
+
+static void test_canvas_clip_and_wide(void **state)
+{
+	(void)state;
+	if (!utf8_locale())
+		skip();
+	top_canvas c;
+	assert_int_equal(top_canvas_init(&c, 10, 2, true), 0);
+	top_rect clip = {2, 0, 5, 1};
+	int end = top_put(&c, clip, 2, 0, TOP_S_NORMAL, "abcdefgh");
+	assert_int_equal(end, 10);
+	assert_string_equal(row(&c, 0), "  abcde");
+	/* nothing lands outside the clip, not even on the next row */
+	assert_string_equal(row(&c, 1), "");
+	top_canvas_clear(&c);
+	/* a two-column character takes two cells; half of one is not drawn */
+	top_put(&c, (top_rect){0, 0, 10, 2}, 0, 0, TOP_S_NORMAL, "\xe6\x97\xa5x");
+	assert_int_equal(c.cell[1].ch, TOP_WCONT);
+	assert_string_equal(row(&c, 0), "\xe6\x97\xa5x");
+	top_put(&c, (top_rect){0, 1, 3, 1}, 2, 1, TOP_S_NORMAL, "\xe6\x97\xa5");
+	assert_string_equal(row(&c, 1), "");
+	/* overwriting half of a wide character blanks its other half */
+	top_putw(&c, (top_rect){0, 0, 10, 2}, 1, 0, TOP_S_NORMAL, L'y');
+	assert_string_equal(row(&c, 0), " yx");
+	/* control bytes and broken UTF-8 become '?', never raw bytes on the terminal */
+	top_canvas_clear(&c);
+	top_put(&c, (top_rect){0, 0, 10, 2}, 0, 0, TOP_S_NORMAL, "a\tb\x1b[\xff");
+	assert_string_equal(row(&c, 0), "a?b?[?");
+	assert_int_equal(top_text_width(&c, "\xe6\x97\xa5" "ab"), 4);
+	top_canvas_free(&c);
+	setlocale(LC_CTYPE, "C");
+}
+
+static void test_canvas_ascii(void **state)
+{
+	(void)state;
+	top_canvas c;
+	assert_int_equal(top_canvas_init(&c, 12, 1, false), 0);
+	top_put(&c, (top_rect){0, 0, 12, 1}, 0, 0, TOP_S_NORMAL, "caf\xc3\xa9 ok");
+	/* without UTF-8 every byte above ASCII is a '?' column of its own */
+	assert_string_equal(row(&c, 0), "caf?? ok");
+	top_canvas_free(&c);
+}
+
+/* ------------------------------------------------------------------ frames */
+
+typedef struct {
+	top_model m;
+	snapshot s;
+} world;
+
+static void setv(gpu_values *v, gpu_metric_id id, double x)
+{
+	v->v[id] = x;
+	v->ok[id] = 1;
+}
+
+/* Two GPUs (NVML 0 and 1), 4 cores, 3 processes; GPU 1 has no power reading. */
+static void make_world(world *w, int nsamples)
+{
+	top_gpu_info g[2] = {{.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaaa",
+			      .pci_bus_id = "00000000:1B:00.0"},
+			     {.index = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbbb",
+			      .pci_bus_id = "00000000:43:00.0"}};
+	top_model_init(&w->m, 2, g);
+	for (int k = 0; k < nsamples; k++) {
+		snapshot *s = &w->s;
+		snapshot_init(s, 2);
+		s->t_wall = 1700000000 + k;
+		for (int i = 0; i < 2; i++) {
+			gpu_values *v = &s->gpu[i];
+			setv(v, GM_UTIL_GPU, i == 0 ? 97 : 12);
+			setv(v, GM_MEM_USED, 40960);
+			setv(v, GM_MEM_TOTAL, 81559);
+			setv(v, GM_TEMP_GPU, 61);
+			setv(v, GM_CLK_SM, 1980);
+			setv(v, GM_CLK_MAX_SM, 1980);
+			setv(v, GM_PCIE_GEN_CUR, i == 0 ? 5 : 3);
+			setv(v, GM_PCIE_GEN_MAX, 5);
+			setv(v, GM_PCIE_WIDTH_CUR, 16);
+			setv(v, GM_PCIE_WIDTH_MAX, 16);
+			if (i == 0) {
+				setv(v, GM_POWER_DRAW, 650);
+				setv(v, GM_POWER_ENFORCED_LIMIT, 700);
+				setv(v, GM_GPM_SM_ACTIVE, 71);
+			}
+		}
+		snapshot_set_ncpu(s, 4);
+		for (int c = 0; c < 4; c++)
+			s->cpu_busy[c] = c == 3 ? 100 : 5;
+		s->h[HM_MEM_USED] = 8000;
+		s->h[HM_MEM_TOTAL] = 64000;
+		const char *cmds[] = {"python train.py", "ollama serve", "\xe6\x97\xa5\xe6\x9c\xac job"};
+		for (int p = 0; p < 3; p++) {
+			tl_proc *t = snapshot_add_proc(s);
+			t->pid = 100 + p;
+			t->ppid = 1;
+			t->gpu = p == 1;
+			t->alive = true;
+			t->gpu_mem_mib = 1024.0 * (p + 1);
+			t->cpu_pct = p == 0 ? 100 : NAN;
+			snprintf(t->user, sizeof t->user, "user%d", p);
+			snprintf(t->cmd, sizeof t->cmd, "%s", cmds[p]);
+		}
+		top_model_ingest(&w->m, s);
+		snapshot_free(s);
+	}
+	top_model_refresh(&w->m);
+}
+
+static char *frame(world *w, int cols, int rows, bool utf8, const top_input *in, top_canvas *c)
+{
+	top_layout L;
+	top_layout_compute(cols, rows, top_model_gpus_shown(&w->m), 4, w->m.tree, &L);
+	assert_int_equal(top_canvas_init(c, cols, rows, utf8), 0);
+	top_frame f = {.m = &w->m, .L = &L, .in = in, .hostname = "node7",
+		       .interval_ns = 1000000000LL};
+	top_render(c, &f);
+	return text_of(c);
+}
+
+static void test_frame_80x24(void **state)
+{
+	(void)state;
+	if (!utf8_locale())
+		skip();
+	world w;
+	make_world(&w, 5);
+	top_canvas c;
+	char *t = frame(&w, 80, 24, true, NULL, &c);
+	assert_non_null(strstr(t, "gpuwhy top  2 GPUs"));
+	assert_non_null(strstr(t, "every 1 s  on node7"));
+	assert_non_null(strstr(t, "GPU 0"));
+	assert_non_null(strstr(t, "GPU 1"));
+	assert_non_null(strstr(t, " 97%"));
+	/* an absent reading says so, never 0 */
+	assert_non_null(strstr(t, "n/a/n/aW"));
+	assert_non_null(strstr(t, "650/700W"));
+	/* a link below its maximum is spelled out */
+	assert_non_null(strstr(t, "Gen3x16<Gen5x16"));
+	/* processes with their columns; unknown CPU % is n/a */
+	assert_non_null(strstr(t, "python train.py"));
+	assert_non_null(strstr(t, "user1"));
+	assert_non_null(strstr(t, "\xe6\x97\xa5\xe6\x9c\xac job"));
+	assert_non_null(strstr(t, "PID"));
+	assert_non_null(strstr(t, "COMMAND"));
+	/* the saturated core is drawn as a full bar with 100 */
+	assert_non_null(strstr(t, "100"));
+	assert_non_null(strstr(t, "q quit"));
+	/* the selected row is reverse video */
+	int sel_y = -1;
+	for (int y = 0; y < 24; y++)
+		if (strstr(row(&c, y), "python train.py"))
+			sel_y = y;
+	assert_true(sel_y > 0);
+	assert_int_equal(c.cell[sel_y * 80 + 2].style, TOP_S_SEL);
+	free(t);
+	top_canvas_free(&c);
+	top_model_free(&w.m);
+	setlocale(LC_CTYPE, "C");
+}
+
+static void test_frame_ascii_only(void **state)
+{
+	(void)state;
+	world w;
+	make_world(&w, 30);
+	w.m.tree = true;
+	top_canvas c;
+	for (int cols = 40; cols <= 200; cols += 40) {
+		char *t = frame(&w, cols, 30, false, NULL, &c);
+		for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+			if (*p >= 0x80)
+				fail_msg("%dx30: non-ASCII byte 0x%02x in an ASCII frame", cols, *p);
+		assert_non_null(strstr(t, "tree of PID"));
+		free(t);
+		top_canvas_free(&c);
+	}
+	top_model_free(&w.m);
+}
+
+static void test_history_graph(void **state)
+{
+	(void)state;
+	if (!utf8_locale())
+		skip();
+	world w;
+	make_world(&w, 40);
+	top_canvas c;
+	char *t = frame(&w, 160, 40, true, NULL, &c);
+	/* wide: the graph beside the meters, full blocks for GPU 0 at 97 % */
+	top_layout L;
+	top_layout_compute(160, 40, 2, 4, false, &L);
+	assert_true(L.graph_beside);
+	top_rect g = L.p[TOP_P_GRAPH];
+	int full = 0;
+	for (int x = g.x; x < g.x + g.w; x++)
+		full += c.cell[(g.y + L.graph_rows - 1) * 160 + x].ch == L'\x2588';
+	/* one column per sample, newest on the right, as many as fit (a gap column first) */
+	assert_int_equal(full, g.w - 1 < 40 ? g.w - 1 : 40);
+	assert_int_equal(c.cell[(g.y + L.graph_rows - 1) * 160 + g.x].ch, L' ');
+	assert_non_null(strstr(t, "util history"));
+	free(t);
+	top_canvas_free(&c);
+	top_model_free(&w.m);
+	setlocale(LC_CTYPE, "C");
+}
+
+static void test_status_and_help(void **state)
+{
+	(void)state;
+	world w;
+	make_world(&w, 3);
+	w.m.nfindings = 2;
+	w.m.findings[0] = (top_finding){
+		TOP_SEV_WARN,
+		"GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?"};
+	w.m.findings[1] = (top_finding){
+		TOP_SEV_ERROR, "GPU 1 fell off the bus: gpu-lost? and a long tail of words that goes on "
+			       "beyond the width of the help box so that it has to wrap: end"};
+	top_canvas c;
+	char *t = frame(&w, 120, 30, false, NULL, &c);
+	assert_non_null(strstr(row(&c, 28), "data-starved?"));
+	assert_non_null(strstr(row(&c, 28), "(+1 more: h)"));
+	assert_int_equal(c.cell[28 * 120].style, TOP_S_WARN);
+	free(t);
+	top_canvas_free(&c);
+	/* the help box lists the keys and every finding */
+	top_input in = {.mode = TOP_IN_HELP};
+	t = frame(&w, 120, 30, false, &in, &c);
+	assert_non_null(strstr(t, "any key closes"));
+	assert_non_null(strstr(t, "sort processes by the next column"));
+	assert_non_null(strstr(t, "fell off the bus"));
+	assert_non_null(strstr(t, "wrap: end")); /* wrapped, not cut */
+	free(t);
+	top_canvas_free(&c);
+	/* a finding longer than the status line is cut visibly, the count stays */
+	snprintf(w.m.findings[0].text, sizeof w.m.findings[0].text, "%s",
+		 "GPU 0 waits in step for GPU 1 (utilization 18 % vs 70 %), 3 times; the link "
+		 "between the GPUs is unknown: sync-wait?");
+	t = frame(&w, 80, 24, false, NULL, &c);
+	const char *st = row(&c, 22);
+	assert_non_null(strstr(st, "...  (+1 more: h)"));
+	free(t);
+	top_canvas_free(&c);
+	/* a prompt takes the status line */
+	in = (top_input){.mode = TOP_IN_FILTER, .buf = "trai", .len = 4};
+	t = frame(&w, 120, 30, false, &in, &c);
+	assert_non_null(strstr(row(&c, 28), "filter: trai"));
+	assert_non_null(strstr(row(&c, 29), "Esc clear"));
+	free(t);
+	top_canvas_free(&c);
+	top_model_free(&w.m);
+}
+
+static void test_too_small_and_hits(void **state)
+{
+	(void)state;
+	world w;
+	make_world(&w, 2);
+	top_canvas c;
+	char *t = frame(&w, 30, 8, false, NULL, &c);
+	assert_non_null(strstr(t, "terminal too small (30x8)"));
+	assert_non_null(strstr(t, "need 40x10; q quits"));
+	free(t);
+	top_canvas_free(&c);
+	/* clicks: a column title sorts, a row selects */
+	top_layout L;
+	top_layout_compute(120, 30, 2, 4, false, &L);
+	top_rect p = L.p[TOP_P_PROCS];
+	bool header;
+	assert_int_equal(top_render_hit_row(&L, &w.m, 5, p.y + 2, &header), 1);
+	assert_false(header);
+	top_render_hit_row(&L, &w.m, 5, p.y, &header);
+	assert_true(header);
+	assert_int_equal(top_render_hit_column(&L, p.x + 1), TOP_SORT_PID);
+	assert_int_equal(top_render_hit_column(&L, p.x + 70), TOP_SORT_CMD);
+	assert_int_equal(top_render_hit_row(&L, &w.m, 5, 0, &header), -1);
+	assert_int_equal(top_render_proc_rows(&L), p.h - 1);
+	top_model_free(&w.m);
+}
+
+static void test_every_size_draws(void **state)
+{
+	(void)state;
+	/* Drawing at any size stays on the canvas (ASan watches) and fills the fixed lines. */
+	world w;
+	make_world(&w, 10);
+	w.m.tree = true;
+	top_canvas c;
+	for (int cols = 40; cols <= 300; cols += 13)
+		for (int rows = 10; rows <= 100; rows += 9) {
+			char *t = frame(&w, cols, rows, false, NULL, &c);
+			if (!strstr(row(&c, 0), "gpuwhy top") || !strstr(row(&c, rows - 1), "q quit"))
+				fail_msg("%dx%d: header or key line missing", cols, rows);
+			free(t);
+			top_canvas_free(&c);
+		}
+	top_model_free(&w.m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_canvas_clip_and_wide),
+		cmocka_unit_test(test_canvas_ascii),
+		cmocka_unit_test(test_frame_80x24),
+		cmocka_unit_test(test_frame_ascii_only),
+		cmocka_unit_test(test_history_graph),
+		cmocka_unit_test(test_status_and_help),
+		cmocka_unit_test(test_too_small_and_hits),
+		cmocka_unit_test(test_every_size_draws),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
