@@ -26,6 +26,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("export", cmd_export, "a recording's tables as CSV or JSON Lines") \
 	X("doctor", cmd_doctor, "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, WSL, load") \
 	X("exporter", cmd_exporter, "Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings") \
+	X("demo", cmd_demo, "the whole loop on the simulated GPU: record, diagnose, fix, compare") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);

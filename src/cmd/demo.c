@@ -19,8 +19,9 @@ static void usage(FILE *out)
 	      "\n"
 	      "Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
 	      "GPU waits for the CPU), records the same job with four workers, and compares\n"
-	      "the two. Uses the simulated GPU (scenario h100x1) unless --sim or --nvml is\n"
-	      "given. Recordings are kept in DIR (default: a new directory under /tmp).\n",
+	      "the two, on the simulated GPU (scenario h100x1, or the one given with --sim).\n"
+	      "Recordings and an HTML report are kept in DIR (default: a new directory\n"
+	      "under /tmp).\n",
 	      out);
 }
 
@@ -70,7 +71,8 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 		default: usage(stderr); return GW_EXIT_USAGE;
 		}
 	}
-	if (!g->sim && !g->nvml && !getenv("GPUWHY_NVML")) {
+	/* The synthetic job can only load a simulated GPU: use one unless told which. */
+	if (!g->sim) {
 		int rc = gpu_loader_configure("h100x1", NULL, g->argv0);
 		if (rc)
 			return rc;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "diagnose/diag.h"
 #include "store/store.h"
 
 static void fmt_or_na(char *buf, size_t len, const char *fmt, double v)
@@ -11,6 +12,30 @@ static void fmt_or_na(char *buf, size_t len, const char *fmt, double v)
 		snprintf(buf, len, "n/a");
 	else
 		snprintf(buf, len, fmt, v);
+}
+
+/* The diagnosis in brief: one line per warn/error finding, then where the details are. */
+static void summary_findings(const timeline *tl, const char *path, FILE *out)
+{
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_result r;
+	diag_run(tl, &o, &r);
+	int shown = 0;
+	for (int i = 0; i < r.n; i++) {
+		const diag_finding *f = &r.f[i];
+		if (f->severity < DIAG_WARN)
+			continue;
+		fprintf(out, "%s %-5s %s: %s\n", shown ? "            " : "  findings  ",
+			f->severity == DIAG_ERROR ? "ERROR" : "WARN", f->id, f->title);
+		shown++;
+	}
+	if (!shown) {
+		const diag_finding *top = diag_top_finding(&r);
+		fprintf(out, "  findings   %s\n", top ? top->title : "none");
+	}
+	fprintf(out, "  details    gpuwhy report %s\n", path);
+	diag_result_free(&r);
 }
 
 void summary_print(const timeline *tl, const char *path, FILE *out)
@@ -53,6 +78,7 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	if (tl->exit_status >= 0)
 		fprintf(out, "  exit       %d%s\n", tl->exit_status,
 			tl->exit_status > 128 ? " (killed by a signal)" : "");
+	summary_findings(tl, path, out);
 }
 
 int summary_print_file(const char *path, FILE *out)
