@@ -213,7 +213,11 @@ typedef struct {
  */
 void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p, int resamples,
                          uint64_t seed, diag_diff *out);
-/* The same for np (at most 8) percentiles at once: each resample serves all of them. */
+/*
+ * The same for np (at most 8) percentiles at once: each resample serves all
+ * of them. A percentile of DIAG_STAT_MEAN compares the means instead.
+ */
+#define DIAG_STAT_MEAN (-1.0)
 void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
                           int np, int resamples, uint64_t seed, diag_diff *out);
 
@@ -232,9 +236,11 @@ typedef struct {
 
 typedef struct {
 	diag_run_summary base, cand;
+	diag_diff mean;          /* mean step time in seconds: decides the verdict */
 	diag_diff p50, p90, p99; /* step time in seconds; NAN diff when a side has no steps */
-	int verdict;   /* -1 candidate faster, 0 no significant difference / unknown, +1 slower */
-	bool by_steps; /* verdict from step times (else from run duration, no interval) */
+	int verdict;     /* -1 candidate faster, 0 no significant difference / unknown, +1 slower */
+	int p50_verdict; /* the same judged on the median alone (differs when the tail moved) */
+	bool by_steps;   /* verdict from step times (else from run duration, no interval) */
 	diag_change *changes;
 	int nchanges;
 	const char *fixed[24],

@@ -238,7 +238,12 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	str(&w, "base", base);
 	str(&w, "candidate", cand);
 	str(&w, "verdict", c->verdict < 0 ? "faster" : c->verdict > 0 ? "slower" : "no-difference");
-	str(&w, "judged_by", c->by_steps ? "step-time-p50-ci95" : "run-time");
+	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : "run-time");
+	str(&w, "median_verdict",
+	    !c->by_steps         ? NULL
+	    : c->p50_verdict < 0 ? "faster"
+	    : c->p50_verdict > 0 ? "slower"
+	                         : "no-difference");
 	jsonw_key(&w, "bootstrap");
 	jsonw_obj_begin(&w);
 	jsonw_key(&w, "resamples");
@@ -246,6 +251,7 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	jsonw_key(&w, "seed");
 	jsonw_int(&w, (long long)(DIAG_BOOTSTRAP_SEED & 0x7fffffffffffffffULL));
 	jsonw_obj_end(&w);
+	diff(&w, "step_mean", &c->mean);
 	diff(&w, "step_p50", &c->p50);
 	diff(&w, "step_p90", &c->p90);
 	diff(&w, "step_p99", &c->p99);

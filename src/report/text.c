@@ -353,17 +353,25 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 	fprintf(out, "%s%s%s", BOLD(&t), verdict, RESET(&t));
 	if (c->by_steps)
 		fprintf(out,
-		        " (step time p50: %+.1f ms, 95 %% CI %+.1f to %+.1f ms; %d bootstrap "
-		        "resamples)\n\n",
-		        1e3 * c->p50.diff, 1e3 * c->p50.lo, 1e3 * c->p50.hi,
+		        " (mean step time %+.1f ms, 95 %% CI %+.1f to %+.1f ms; %d bootstrap "
+		        "resamples)\n",
+		        1e3 * c->mean.diff, 1e3 * c->mean.lo, 1e3 * c->mean.hi,
 		        DIAG_BOOTSTRAP_RESAMPLES);
 	else
 		fprintf(out,
 		        " (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
-		        "without a confidence interval)\n\n",
+		        "without a confidence interval)\n",
 		        c->base.duration, c->cand.duration);
+	if (c->by_steps && c->p50_verdict != c->verdict && c->p50_verdict != 0)
+		fprintf(out,
+		        "The median step got %s (p50 %+.1f ms) but the tail moved the other way "
+		        "(p90 %+.1f ms, p99 %+.1f ms).\n",
+		        c->p50_verdict < 0 ? "faster" : "slower", 1e3 * c->p50.diff,
+		        1e3 * c->p90.diff, 1e3 * c->p99.diff);
+	fputc('\n', out);
 
 	fprintf(out, "  %-22s %12s %12s  %s\n", "", "base", "candidate", "difference");
+	cmp_ci_row(&t, "step time mean (ms)", &c->mean);
 	cmp_ci_row(&t, "step time p50 (ms)", &c->p50);
 	cmp_ci_row(&t, "step time p90 (ms)", &c->p90);
 	cmp_ci_row(&t, "step time p99 (ms)", &c->p99);

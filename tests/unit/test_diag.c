@@ -932,7 +932,10 @@ static void test_compare(void **state)
 	diag_comparison c;
 	diag_compare(base, NULL, cand, NULL, &o, &c);
 	assert_int_equal(c.verdict, -1);
+	assert_int_equal(c.p50_verdict, -1);
 	assert_true(c.by_steps);
+	assert_float_equal(c.mean.diff, -0.020, 1e-4);
+	assert_true(c.mean.hi < 0);
 	assert_float_equal(c.p50.diff, -0.020, 1e-3);
 	assert_true(c.p50.hi < 0);
 	assert_float_equal(c.base.steps.per_s, 10, 0.05);
@@ -965,6 +968,20 @@ static void test_compare(void **state)
 	diag_comparison_free(&c);
 	diag_meta_free(&ma);
 	diag_meta_free(&mb);
+
+	/* The median faster, the tail much slower: slower overall (the mean decides). */
+	cand->nsteps = 0;
+	double t = 0.5;
+	for (int k = 0; k < 500; k++) {
+		tl_add_step(cand, t, k);
+		t += k % 5 == 4 ? 0.400 : 0.060 + 0.001 * (k % 3);
+	}
+	diag_compare(base, NULL, cand, NULL, &o, &c);
+	assert_int_equal(c.verdict, 1);
+	assert_int_equal(c.p50_verdict, -1);
+	assert_true(c.mean.lo > 0);
+	assert_true(c.cand.steps.per_s < c.base.steps.per_s);
+	diag_comparison_free(&c);
 
 	/* The same recording twice: no difference, nothing changed. */
 	diag_compare(base, NULL, base, NULL, &o, &c);

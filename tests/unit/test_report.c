@@ -248,7 +248,8 @@ static void test_compare_faces(void **state)
 	report_style st = {.utf8 = true, .opts = &o};
 	compare_text(out, &c, "a.gpuwhy", "b.gpuwhy", &st);
 	fclose(out);
-	assert_non_null(strstr(buf, "The candidate is FASTER"));
+	assert_non_null(strstr(buf, "The candidate is FASTER (mean step time -50."));
+	assert_null(strstr(buf, "The median step got"));
 	assert_non_null(strstr(buf, "2000 bootstrap resamples"));
 	assert_non_null(strstr(buf, "argument --workers               1 -> 4"));
 	assert_non_null(strstr(buf, "gone:  data-starved"));
@@ -263,6 +264,9 @@ static void test_compare_faces(void **state)
 	json_t *j = json_loads(buf, 0, &err);
 	assert_non_null(j);
 	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "faster");
+	assert_string_equal(json_string_value(json_object_get(j, "judged_by")), "step-time-mean-ci95");
+	json_t *mean = json_object_get(j, "step_mean");
+	assert_float_equal(json_number_value(json_object_get(mean, "diff_s")), -0.05, 2e-3);
 	json_t *p50 = json_object_get(j, "step_p50");
 	assert_float_equal(json_number_value(json_object_get(p50, "diff_s")), -0.05, 2e-3);
 	assert_true(json_number_value(json_object_get(p50, "ci95_high_s")) < 0);
