@@ -47,11 +47,13 @@ rec starved h100x1 -- --workers 1 --cpu-ms 60 --gpu-ms 20 --steps 40 || fail "st
 expect starved "warn data-starved" healthy
 out=$("$GPUWHY" report "$T/starved.gpuwhy")
 assert_contains "$out" "DataLoader" "data-starved advice"
-# ... and four workers fix it: compare says faster, with one change.
-rec workers h100x1 -- --workers 4 --cpu-ms 60 --gpu-ms 20 --steps 40 || fail "workers run"
-out=$("$GPUWHY" compare "$T/starved.gpuwhy" "$T/workers.gpuwhy")
-assert_contains "$out" "The candidate is FASTER" "compare after more workers"
-assert_contains "$out" "argument --workers               1 -> 4" "compare names the change"
+# ... and cheaper preparation (decoded offline) fixes it: compare says faster, with one
+# change. (More workers need free cores; this machine may have two.)
+rec cheap h100x1 -- --workers 1 --cpu-ms 10 --gpu-ms 20 --steps 40 || fail "cheap run"
+out=$("$GPUWHY" compare "$T/starved.gpuwhy" "$T/cheap.gpuwhy")
+assert_contains "$out" "The candidate is FASTER" "compare after cheaper preparation"
+assert_contains "$out" "argument --cpu-ms                60 -> 10" "compare names the change"
+assert_contains "$out" "gone:  data-starved" "compare lists the fixed finding"
 
 # launch-bound: tiny kernels keep utilization high with few SMs active.
 rec tiny h100x1 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --kernel-us 5 --steps 40 || fail "tiny run"
