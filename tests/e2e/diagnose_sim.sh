@@ -42,17 +42,17 @@ expect healthy "info healthy" data-starved launch-bound low-utilization
 "$GPUWHY" report "$T/healthy.gpuwhy" >/dev/null
 assert_eq "$?" 0 "healthy report exit status"
 
-# data-starved: one worker needs 60 ms of CPU per batch for 20 ms of GPU work...
-rec starved h100x1 -- --workers 1 --cpu-ms 60 --gpu-ms 20 --steps 40 || fail "starved run"
+# data-starved: one worker needs 100 ms of CPU per batch for 40 ms of GPU work...
+rec starved h100x1 -- --workers 1 --cpu-ms 100 --gpu-ms 40 --steps 30 || fail "starved run"
 expect starved "warn data-starved" healthy
 out=$("$GPUWHY" report "$T/starved.gpuwhy")
 assert_contains "$out" "DataLoader" "data-starved advice"
 # ... and cheaper preparation (decoded offline) fixes it: compare says faster, with one
 # change. (More workers need free cores; this machine may have two.)
-rec cheap h100x1 -- --workers 1 --cpu-ms 10 --gpu-ms 20 --steps 40 || fail "cheap run"
+rec cheap h100x1 -- --workers 1 --cpu-ms 5 --gpu-ms 40 --steps 30 || fail "cheap run"
 out=$("$GPUWHY" compare "$T/starved.gpuwhy" "$T/cheap.gpuwhy")
 assert_contains "$out" "The candidate is FASTER" "compare after cheaper preparation"
-assert_contains "$out" "argument --cpu-ms                60 -> 10" "compare names the change"
+assert_contains "$out" "argument --cpu-ms                100 -> 5" "compare names the change"
 assert_contains "$out" "gone:  data-starved" "compare lists the fixed finding"
 
 # launch-bound: tiny kernels keep utilization high with few SMs active.
