@@ -220,7 +220,7 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 	               .hostname = host,
 	               .collectors = collectors,
 	               .version = GPUWHY_VERSION},
-	    .findings = exp_live_findings,
+	    .findings = exp_diag_findings,
 	    .proc_root = "/proc",
 	    .host = true,
 	};

@@ -520,11 +520,18 @@ static void find_job_gpus(diag_ctx *c)
 			c->unmatched = true;
 		}
 	}
-	/* No tree watched, or its PIDs cannot be matched to the GPU's (a
-	 * container's PID namespace): every GPU counts as the job's. */
-	if (!tl->have_root || (!c->tree_on_gpu && c->unmatched))
+	/* A tree whose PIDs cannot be matched to the GPU's (a container's PID
+	 * namespace): every GPU counts as the job's. */
+	if (tl->have_root && !c->tree_on_gpu && c->unmatched)
 		for (int g = 0; g < c->ngpu; g++)
 			c->job[g] = true;
+	/* No tree watched (record without --pid, the live views): the job is
+	 * whatever runs on a GPU. An idle GPU that nobody uses has no job to
+	 * diagnose, so it raises no utilization finding. */
+	if (!tl->have_root)
+		for (int i = 0; i < tl->nprocs; i++)
+			if (tl->procs[i].gpu >= 0 && tl->procs[i].gpu < c->ngpu)
+				c->job[tl->procs[i].gpu] = true;
 	c->njob = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		c->njob += c->job[g];

@@ -18,7 +18,7 @@
 /* Open quietly: the failure's kind and text become the doctor's own findings. */
 static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
 {
-	gpu_open_failure f;
+	gpu_open_failure f = {0};
 	gpu_open_opts oo = {.gpus = NULL, .quiet = true, .failure = &f};
 	int rc = gpu_open(&oo, ctx);
 	snprintf(msg, len, "%s", rc ? f.msg : "");

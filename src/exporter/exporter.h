@@ -191,6 +191,13 @@ typedef int (*exp_findings_fn)(void *user, const exp_window *w, exp_finding *out
  */
 int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max);
 
+/*
+ * exp_live_findings plus every diagnosis rule (src/diagnose, live mode) over
+ * the window; rule ids become label values with '_' for '-' (data_starved).
+ * What `gpuwhy exporter` uses.
+ */
+int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max);
+
 /* ------------------------------------------------------------------ render */
 
 typedef enum {

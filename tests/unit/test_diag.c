@@ -843,6 +843,29 @@ static void test_low_util_goal(void **state)
 	tl_free(tl);
 }
 
+/* Without a watched tree (record without --pid, the live views), only GPUs
+ * that some process uses are the job's: an idle unused GPU raises nothing. */
+static void test_no_tree_idle_gpu(void **state)
+{
+	(void)state;
+	timeline *tl = fx_healthy();
+	tl->have_root = false;
+	for (int s = 0; s < tl->n; s++)
+		tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 0);
+	diag_result r;
+	fx_run(tl, &r);
+	expect(&r, "low-utilization", DIAG_WARN); /* its process is still on the GPU */
+	diag_result_free(&r);
+	tl->nprocs = 0; /* nobody on the GPU */
+	fx_run(tl, &r);
+	assert_int_equal(r.njob, 0);
+	expect_none(&r, "low-utilization");
+	expect_none(&r, "data-starved");
+	expect(&r, "healthy", DIAG_INFO);
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
 /* ---- thresholds, goals, quadrant names ---- */
 
 static void test_thresholds(void **state)
@@ -1015,6 +1038,7 @@ int main(void)
 	    cmocka_unit_test(test_host_swap),
 	    cmocka_unit_test(test_gpu_fault),
 	    cmocka_unit_test(test_low_util_goal),
+	    cmocka_unit_test(test_no_tree_idle_gpu),
 	    cmocka_unit_test(test_thresholds),
 	    cmocka_unit_test(test_bootstrap),
 	    cmocka_unit_test(test_compare),

@@ -1,0 +1,61 @@
+/*
+ * diag_findings.c - the exporter's findings hook: the instant checks of
+ * live_checks.c plus the diagnosis rules over the sampler's window, as
+ * gpuwhy_finding{gpu, rule, severity} series for Prometheus alerting.
+ */
+#include <string.h>
+
+#include "diagnose/diag.h"
+#include "exporter/exporter.h"
+
+/* Rule ids are label values: "data-starved" becomes "data_starved" (snake_case like the names). */
+static void rule_label(const char *id, char *out, size_t len)
+{
+	size_t i = 0;
+	for (; id[i] && i + 1 < len; i++)
+		out[i] = id[i] == '-' ? '_' : id[i];
+	out[i] = '\0';
+}
+
+static int add(exp_finding *out, int n, int max, int gpu, const char *rule, exp_severity sev)
+{
+	if (n >= max)
+		return n;
+	out[n].gpu = gpu;
+	rule_label(rule, out[n].rule, sizeof out[n].rule);
+	out[n].severity = sev;
+	return n + 1;
+}
+
+int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max)
+{
+	int n = exp_live_findings(user, w, out, max);
+	const timeline *tl = exp_window_timeline(w);
+	/* A few samples are too few for rules that look at shares of a window. */
+	if (!tl || tl->n < 3)
+		return n;
+	diag_opts o;
+	diag_opts_default(&o);
+	o.live = true;
+	diag_result r;
+	diag_run(tl, &o, &r);
+	for (int i = 0; i < r.n; i++) {
+		const diag_finding *f = &r.f[i];
+		if (!strcmp(f->id, "healthy"))
+			continue; /* the absence of series says that */
+		exp_severity sev = f->severity == DIAG_ERROR  ? EXP_SEV_ERROR
+				   : f->severity == DIAG_WARN ? EXP_SEV_WARN
+							      : EXP_SEV_INFO;
+		bool any = false;
+		for (int p = 0; p < tl->ngpu && p < 64; p++) {
+			if (!(f->gpus & (1ULL << p)))
+				continue;
+			n = add(out, n, max, tl->gpu[p].index, f->id, sev);
+			any = true;
+		}
+		if (!any)
+			n = add(out, n, max, -1, f->id, sev);
+	}
+	diag_result_free(&r);
+	return n;
+}
