@@ -15,6 +15,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 
 /* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
 #define GW_COMMANDS(X) \
+	X("trace", cmd_trace, "analyse profiler timelines (Kineto JSON, nsys SQLite) like HTA") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);

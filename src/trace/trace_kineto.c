@@ -1,0 +1,749 @@
+/* trace_kineto.c - Kineto Chrome-trace JSON (.json / .json.gz) through yajl's SAX callbacks.
+ *
+ * Only what HTA's analyses use is kept: events with a duration and a category (HTA drops the
+ * rest) that carry a stream, a correlation id, a ProfilerStep name, or are row 0. Numbers arrive
+ * as text (yajl's number callback) and are converted here, locale-independently: microseconds
+ * with up to three decimals become exact integer nanoseconds. */
+#include "trace/trace_kineto.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "util/parse.h"
+
+enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_DEVPROPS, TOP_BASETIME };
+enum { K_NONE = 0, K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS, K_STREAM, K_CORR, K_BW, K_DEVNAME,
+       K_WORLD };
+
+typedef struct {
+	bool has_ts, has_dur, has_cat, has_name, bad;
+	bool cat_trace, cat_instant, cat_profstep;
+	char ph;
+	uint8_t cat;
+	int64_t ts, dur, stream, corr;
+	double bw;
+	bool has_bw;
+	size_t name_len;
+} kevent;
+
+typedef struct {
+	trace_rank *r;
+	int depth;        /* open containers */
+	int key_depth;    /* depth of the map whose key is pending, -1 none */
+	int key;          /* K_* of the pending key */
+	int rank_depth;   /* depth of a pending "rank" key, -1 none */
+	int top;          /* the top-level key the parser is under */
+	bool top_is_map;
+	bool saw_events, events_open, in_event, in_args;
+	uint64_t ord;     /* elements of traceEvents seen */
+	int devprops_elem;
+	kevent e;
+	char *name;       /* the current event's name (names arrive before we know if it is kept) */
+	size_t name_cap;
+	char *catsym;     /* the current event's cat when it contains "ProfilerStep" (rare) */
+	size_t catsym_len;
+	bool old_cats, base_time;
+	uint64_t no_ts, bad_value;
+	char err[200];
+} kstate;
+
+static int fail(kstate *k, const char *msg)
+{
+	if (!k->err[0])
+		snprintf(k->err, sizeof k->err, "%s", msg);
+	return 0;
+}
+
+static bool is_key(const unsigned char *s, size_t n, const char *lit)
+{
+	size_t m = strlen(lit);
+	return n == m && !memcmp(s, lit, m);
+}
+
+/*
+ * A JSON number in microseconds -> exact nanoseconds. *is_float: the literal has a fraction or
+ * an exponent (Python makes it a float). Up to three decimals are exact; more are rounded and
+ * exponents go through strtod.
+ */
+static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
+{
+	size_t i = 0;
+	bool neg = false;
+	if (i < n && s[i] == '-') {
+		neg = true;
+		i++;
+	}
+	uint64_t ip = 0, frac = 0;
+	int fd = 0;
+	bool round_up = false;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (ip > (uint64_t)INT64_MAX / 10000)
+			return false;
+		ip = ip * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < n && s[i] == '.') {
+		*is_float = true;
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (fd < 3) {
+				frac = frac * 10 + (uint64_t)(s[i] - '0');
+				fd++;
+			} else if (fd == 3) {
+				round_up = s[i] >= '5';
+				fd = 4;
+			}
+		}
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		*is_float = true;
+		char buf[64];
+		if (n >= sizeof buf)
+			return false;
+		memcpy(buf, s, n);
+		buf[n] = 0;
+		double d = gw_strtod_c(buf, NULL) * 1000.0;
+		if (!(d > -9.2e18 && d < 9.2e18))
+			return false;
+		*out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+		return true;
+	}
+	for (int k = fd > 3 ? 3 : fd; k < 3; k++)
+		frac *= 10;
+	int64_t v = (int64_t)(ip * 1000 + frac + (round_up ? 1 : 0));
+	*out = neg ? -v : v;
+	return true;
+}
+
+/* A JSON number -> integer, truncating a fraction (pandas' astype(int)). */
+static bool num_to_i64(const char *s, size_t n, int64_t *out)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof buf)
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	bool plain = true;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+			plain = false;
+	if (plain) {
+		errno = 0;
+		char *end;
+		long long v = strtoll(buf, &end, 10);
+		if (errno || *end)
+			return false;
+		*out = v;
+		return true;
+	}
+	double d = gw_strtod_c(buf, NULL);
+	if (!(d > -9.2e18 && d < 9.2e18))
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
+static void event_begin(kstate *k)
+{
+	memset(&k->e, 0, sizeof k->e);
+	k->e.stream = -1;
+	k->e.corr = -1;
+	k->e.bw = -1;
+	k->catsym_len = 0;
+	k->ord++;
+}
+
+static int event_end(kstate *k)
+{
+	kevent *e = &k->e;
+	trace_rank *r = k->r;
+	const char *name = e->has_name ? k->name : "";
+	size_t nlen = e->has_name ? e->name_len : 0;
+	/* HTA keeps [memory] instant events by giving them a zero duration. */
+	if (e->ph == 'i' && e->cat_instant && nlen == 8 && !memcmp(name, "[memory]", 8)) {
+		e->has_dur = true;
+		e->dur = 0;
+	}
+	if (!e->has_ts)
+		r->ts_float = true; /* a missing ts makes pandas' ts column float64 */
+	if (!e->has_dur || !e->has_cat || e->cat_trace)
+		return 1;
+	if (e->bad || !e->has_ts) {
+		if (!e->has_ts)
+			k->no_ts++;
+		return 1;
+	}
+	r->n_rows++;
+	if (!r->have_span || e->ts < r->first_ts)
+		r->first_ts = e->ts;
+	if (!r->have_span || e->ts + e->dur > r->last_end)
+		r->last_end = e->ts + e->dur;
+	r->have_span = true;
+
+	bool profstep = nlen >= 12 && memmem(name, nlen, "ProfilerStep", 12);
+	if (profstep)
+		trace_rank_note_profstep(r, name, nlen);
+	if (e->cat_profstep)
+		trace_rank_note_profstep(r, k->catsym, k->catsym_len);
+	bool sync_gpu = (nlen == 10 && !memcmp(name, "Event Sync", 10)) ||
+			(nlen == 12 && !memcmp(name, "Context Sync", 12));
+	uint32_t ord = (uint32_t)(k->ord - 1);
+	if (e->stream == -1 && e->corr == -1 && !sync_gpu && !profstep && ord != 0)
+		return 1;
+	uint32_t id = trace_names_intern(&r->names, name, nlen);
+	if (id == UINT32_MAX)
+		return fail(k, "out of memory");
+	trace_event ev = {
+		.ts = e->ts,
+		.dur = e->dur,
+		.corr = e->corr,
+		.stream = e->stream,
+		.bw_gbps = e->bw,
+		.name = id,
+		.ord = ord,
+		.cat = e->cat,
+		.flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (ord == 0 ? TRACE_EV_ROW0 : 0) |
+				   (e->has_bw ? TRACE_EV_HAS_BW : 0)),
+	};
+	if (!trace_rank_push(r, &ev))
+		return fail(k, "out of memory");
+	return 1;
+}
+
+static void set_cat(kstate *k, const unsigned char *s, size_t n)
+{
+	kevent *e = &k->e;
+	e->has_cat = true;
+	e->cat = TRACE_CAT_OTHER;
+	e->cat_trace = e->cat_instant = e->cat_profstep = false;
+	if (is_key(s, n, "kernel") || is_key(s, n, "Kernel"))
+		e->cat = TRACE_CAT_KERNEL;
+	else if (is_key(s, n, "gpu_memcpy") || is_key(s, n, "Memcpy"))
+		e->cat = TRACE_CAT_MEMCPY;
+	else if (is_key(s, n, "gpu_memset") || is_key(s, n, "Memset"))
+		e->cat = TRACE_CAT_MEMSET;
+	else if (is_key(s, n, "cuda_runtime") || is_key(s, n, "Runtime"))
+		e->cat = TRACE_CAT_RUNTIME;
+	else if (is_key(s, n, "cuda_sync"))
+		e->cat = TRACE_CAT_SYNC;
+	else if (is_key(s, n, "cuda_driver"))
+		e->cat = TRACE_CAT_DRIVER;
+	else if (is_key(s, n, "mtia_ccp_events"))
+		e->cat = TRACE_CAT_MTIA_CCP;
+	else if (is_key(s, n, "Trace"))
+		e->cat_trace = true;
+	else if (is_key(s, n, "cpu_instant_event"))
+		e->cat_instant = true;
+	if (n == 6 && (s[0] == 'K' || s[0] == 'M'))
+		k->old_cats = true;
+	else if (is_key(s, n, "Runtime") || is_key(s, n, "Operator"))
+		k->old_cats = true;
+	if (n >= 12 && memmem(s, n, "ProfilerStep", 12)) {
+		char *c = realloc(k->catsym, n);
+		if (c) {
+			memcpy(c, s, n);
+			k->catsym = c;
+			k->catsym_len = n;
+			e->cat_profstep = true;
+		}
+	}
+}
+
+/* The value for the pending key is at hand: returns the key and clears it. */
+static int take_key(kstate *k)
+{
+	int key = k->key_depth == k->depth ? k->key : K_NONE;
+	k->key_depth = -1;
+	k->key = K_NONE;
+	return key;
+}
+
+/* A value that is not an object inside traceEvents: counted as a row HTA cannot use. */
+static void stray_element(kstate *k)
+{
+	if (k->events_open && k->depth == 2) {
+		k->ord++;
+		k->bad_value++;
+	}
+}
+
+static void bad_type(kstate *k, int key)
+{
+	k->bad_value++;
+	if (key == K_TS || key == K_DUR)
+		k->e.bad = true;
+}
+
+static int cb_null(void *ctx)
+{
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	int key = take_key(k);
+	switch (key) {
+	case K_TS: k->e.has_ts = false; break;
+	case K_DUR: k->e.has_dur = false; break;
+	case K_CAT: k->e.has_cat = false; break;
+	case K_STREAM: k->e.stream = -1; break;
+	case K_CORR: k->e.corr = -1; break;
+	case K_BW:
+		k->e.bw = __builtin_nan("");
+		k->e.has_bw = true;
+		break;
+	case K_NONE: stray_element(k); break;
+	default: break;
+	}
+	return 1;
+}
+
+static int cb_boolean(void *ctx, int v)
+{
+	(void)v;
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	int key = take_key(k);
+	if (key == K_NONE)
+		stray_element(k);
+	else if (key != K_PH && key != K_DEVNAME && key != K_WORLD)
+		bad_type(k, key);
+	return 1;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	kstate *k = ctx;
+	trace_rank *r = k->r;
+	if (k->rank_depth == k->depth && !r->rank_found && n > 0 && s[0] >= '0' && s[0] <= '9') {
+		/* Like HTA's regex "rank":\s+(\d+): the leading digits of the first "rank" key. */
+		long long v = 0;
+		for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9' && v < 100000000; i++)
+			v = v * 10 + (s[i] - '0');
+		if (v < 100000000) {
+			r->rank = (int)v;
+			r->rank_found = true;
+		}
+	}
+	k->rank_depth = -1;
+	int key = take_key(k);
+	kevent *e = &k->e;
+	bool is_float = false;
+	switch (key) {
+	case K_TS:
+		if (us_to_ns(s, n, &e->ts, &is_float))
+			e->has_ts = true;
+		else
+			bad_type(k, key);
+		if (is_float)
+			r->ts_float = true;
+		break;
+	case K_DUR:
+		if (us_to_ns(s, n, &e->dur, &is_float))
+			e->has_dur = true;
+		else
+			bad_type(k, key);
+		break;
+	case K_STREAM:
+		if (!num_to_i64(s, n, &e->stream))
+			e->stream = -1;
+		break;
+	case K_CORR:
+		if (!num_to_i64(s, n, &e->corr))
+			bad_type(k, key);
+		break;
+	case K_BW: {
+		char buf[64];
+		if (n < sizeof buf) {
+			memcpy(buf, s, n);
+			buf[n] = 0;
+			e->bw = gw_strtod_c(buf, NULL);
+			e->has_bw = true;
+		}
+		break;
+	}
+	case K_CAT: /* a number as category: present, not one we know */
+		e->has_cat = true;
+		e->cat = TRACE_CAT_OTHER;
+		e->cat_trace = e->cat_instant = false;
+		break;
+	case K_WORLD: {
+		int64_t v;
+		if (num_to_i64(s, n, &v) && v > 0 && v < 1000000000)
+			r->world_size = (int)v;
+		break;
+	}
+	case K_NONE:
+		if (k->top == TOP_BASETIME && k->depth == 1)
+			k->base_time = true;
+		stray_element(k);
+		break;
+	case K_NAME: bad_type(k, key); break;
+	default: break;
+	}
+	return 1;
+}
+
+/* pandas.to_numeric on a string stream id: "7" and "7.0" are 7, "stream 7" is -1. */
+static int64_t stream_from_string(const unsigned char *s, size_t n)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	double d;
+	if (!gw_parse_double(buf, &d) || d < -9.2e18 || d > 9.2e18)
+		return -1;
+	return (int64_t)d;
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	int key = take_key(k);
+	kevent *e = &k->e;
+	switch (key) {
+	case K_PH: e->ph = n ? (char)s[0] : 0; break;
+	case K_CAT: set_cat(k, s, n); break;
+	case K_NAME:
+		if (n + 1 > k->name_cap) {
+			size_t cap = k->name_cap ? k->name_cap : 256;
+			while (cap < n + 1)
+				cap *= 2;
+			char *b = realloc(k->name, cap);
+			if (!b)
+				return fail(k, "out of memory");
+			k->name = b;
+			k->name_cap = cap;
+		}
+		memcpy(k->name, s, n);
+		k->name[n] = 0;
+		e->name_len = n;
+		e->has_name = true;
+		break;
+	case K_STREAM: e->stream = stream_from_string(s, n); break;
+	case K_DEVNAME:
+		snprintf(k->r->device_name, sizeof k->r->device_name, "%.*s", (int)n, (const char *)s);
+		break;
+	case K_TS:
+	case K_DUR:
+	case K_CORR:
+	case K_BW: bad_type(k, key); break;
+	case K_NONE: stray_element(k); break;
+	default: break;
+	}
+	return 1;
+}
+
+static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
+{
+	kstate *k = ctx;
+	int d = k->depth;
+	k->rank_depth = is_key(s, n, "rank") ? d : -1;
+	k->key_depth = d;
+	k->key = K_NONE;
+	if (d == 1) {
+		k->top = TOP_NONE;
+		if (is_key(s, n, "traceEvents")) {
+			if (k->saw_events)
+				return fail(k, "two traceEvents arrays in one file");
+			k->top = TOP_EVENTS;
+		} else if (is_key(s, n, "distributedInfo")) {
+			k->top = TOP_DIST;
+		} else if (is_key(s, n, "deviceProperties")) {
+			k->top = TOP_DEVPROPS;
+		} else if (is_key(s, n, "baseTimeNanoseconds")) {
+			k->top = TOP_BASETIME;
+		}
+	} else if (d == 3 && k->in_event) {
+		switch (n) {
+		case 2:
+			if (s[0] == 't' && s[1] == 's')
+				k->key = K_TS;
+			else if (s[0] == 'p' && s[1] == 'h')
+				k->key = K_PH;
+			break;
+		case 3:
+			if (!memcmp(s, "dur", 3))
+				k->key = K_DUR;
+			else if (!memcmp(s, "cat", 3))
+				k->key = K_CAT;
+			break;
+		case 4:
+			if (!memcmp(s, "name", 4))
+				k->key = K_NAME;
+			else if (!memcmp(s, "args", 4))
+				k->key = K_ARGS;
+			break;
+		default: break;
+		}
+	} else if (d == 4 && k->in_args) {
+		if (is_key(s, n, "stream"))
+			k->key = K_STREAM;
+		else if (is_key(s, n, "correlation"))
+			k->key = K_CORR;
+		else if (is_key(s, n, "memory bandwidth (GB/s)"))
+			k->key = K_BW;
+	} else if (d == 3 && k->top == TOP_DEVPROPS && k->devprops_elem == 1) {
+		if (is_key(s, n, "name"))
+			k->key = K_DEVNAME;
+	} else if (d == 2 && k->top == TOP_DIST) {
+		if (is_key(s, n, "world_size"))
+			k->key = K_WORLD;
+	}
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	int key = take_key(k);
+	if (k->depth == 0) {
+		k->top_is_map = true;
+	} else if (k->depth == 1 && k->top == TOP_EVENTS) {
+		return fail(k, "traceEvents is an object, not an array");
+	} else if (k->depth == 2 && k->events_open) {
+		event_begin(k);
+		k->in_event = true;
+	} else if (k->depth == 2 && k->top == TOP_DEVPROPS) {
+		k->devprops_elem++;
+	} else if (k->depth == 3 && k->in_event) {
+		if (key == K_ARGS)
+			k->in_args = true;
+		else if (key != K_NONE)
+			bad_type(k, key);
+	} else if (k->depth == 4 && k->in_args && key != K_NONE) {
+		bad_type(k, key);
+	}
+	k->depth++;
+	return 1;
+}
+
+static int cb_end_map(void *ctx)
+{
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	k->key_depth = -1;
+	k->depth--;
+	if (k->depth == 3 && k->in_args) {
+		k->in_args = false;
+	} else if (k->depth == 2 && k->in_event) {
+		k->in_event = false;
+		return event_end(k);
+	}
+	return 1;
+}
+
+static int cb_start_array(void *ctx)
+{
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	int key = take_key(k);
+	if (k->depth == 0)
+		return fail(k, "the top level is an array, not a Chrome trace object with traceEvents");
+	if (k->depth == 1 && k->top == TOP_EVENTS) {
+		k->saw_events = true;
+		k->events_open = true;
+	} else if (k->depth == 2 && k->events_open) {
+		stray_element(k);
+	} else if ((k->depth == 3 && k->in_event) || (k->depth == 4 && k->in_args)) {
+		if (key != K_NONE && key != K_ARGS)
+			bad_type(k, key);
+		else if (key == K_ARGS)
+			k->bad_value++;
+	}
+	k->depth++;
+	return 1;
+}
+
+static int cb_end_array(void *ctx)
+{
+	kstate *k = ctx;
+	k->rank_depth = -1;
+	k->key_depth = -1;
+	k->depth--;
+	if (k->depth == 1 && k->events_open)
+		k->events_open = false;
+	return 1;
+}
+
+static const yajl_callbacks kineto_callbacks = {
+	.yajl_null = cb_null,
+	.yajl_boolean = cb_boolean,
+	.yajl_number = cb_number,
+	.yajl_string = cb_string,
+	.yajl_start_map = cb_start_map,
+	.yajl_map_key = cb_map_key,
+	.yajl_end_map = cb_end_map,
+	.yajl_start_array = cb_start_array,
+	.yajl_end_array = cb_end_array,
+};
+
+static void kstate_init(kstate *k, trace_rank *r)
+{
+	memset(k, 0, sizeof *k);
+	k->r = r;
+	k->key_depth = -1;
+	k->rank_depth = -1;
+	r->source = TRACE_SRC_KINETO;
+}
+
+static void kstate_free(kstate *k)
+{
+	free(k->name);
+	free(k->catsym);
+}
+
+static void yajl_reason(kstate *k, yajl_handle h, const unsigned char *chunk, size_t len,
+			uint64_t base, char *err, size_t errsz)
+{
+	if (k->err[0]) {
+		snprintf(err, errsz, "%s", k->err);
+		return;
+	}
+	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
+	uint64_t at = base + (chunk ? yajl_get_bytes_consumed(h) : 0);
+	snprintf(err, errsz, "invalid JSON near byte %llu: %s", (unsigned long long)at,
+		 msg ? (const char *)msg : "parse error");
+	if (msg)
+		yajl_free_error(h, msg);
+}
+
+/* Checks that make a parsed document a usable trace; sets the format description. */
+static int finish(kstate *k, char *err, size_t errsz)
+{
+	trace_rank *r = k->r;
+	if (!k->top_is_map) {
+		snprintf(err, errsz, "not a Chrome trace: the top level is not a JSON object");
+		return -1;
+	}
+	if (!k->saw_events) {
+		snprintf(err, errsz, "not a Chrome trace: there is no traceEvents array");
+		return -1;
+	}
+	if (k->ord == 0) {
+		snprintf(err, errsz, "traceEvents is empty");
+		return -1;
+	}
+	r->n_events = k->ord;
+	if (k->bad_value)
+		trace_rank_warn(r, "%llu values of the wrong JSON type were ignored",
+				(unsigned long long)k->bad_value);
+	if (k->no_ts)
+		trace_rank_warn(r, "%llu events without a ts were skipped",
+				(unsigned long long)k->no_ts);
+	r->n_type_errors = k->bad_value;
+	snprintf(r->format, sizeof r->format, "Kineto JSON%s%s",
+		 k->old_cats ? ", 2021 categories" : "",
+		 r->ts_float ? (k->base_time ? ", ns timestamps relative to baseTimeNanoseconds"
+					     : ", ns timestamps")
+			     : ", us timestamps");
+	return 0;
+}
+
+static yajl_handle open_parser(kstate *k)
+{
+	yajl_handle h = yajl_alloc(&kineto_callbacks, NULL, k);
+	return h;
+}
+
+int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz)
+{
+	kstate k;
+	kstate_init(&k, r);
+	yajl_handle h = open_parser(&k);
+	if (!h) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	int rc = 0;
+	yajl_status st = yajl_parse(h, buf, len);
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(h);
+	if (st != yajl_status_ok) {
+		yajl_reason(&k, h, buf, len, 0, err, errsz);
+		rc = -1;
+	}
+	r->bytes = len;
+	if (!rc)
+		rc = finish(&k, err, errsz);
+	yajl_free(h);
+	kstate_free(&k);
+	return rc;
+}
+
+int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
+		      size_t errsz)
+{
+	enum { CHUNK = 256 * 1024 };
+	gzFile g = gzopen(path, "rb");
+	if (!g) {
+		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	gzbuffer(g, CHUNK);
+	unsigned char *buf = malloc(CHUNK);
+	kstate k;
+	kstate_init(&k, r);
+	yajl_handle h = buf ? open_parser(&k) : NULL;
+	if (!h) {
+		free(buf);
+		gzclose(g);
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	int rc = 0;
+	uint64_t total = 0, reported = 0;
+	for (;;) {
+		int n = gzread(g, buf, CHUNK);
+		if (n < 0) {
+			int zerr;
+			const char *m = gzerror(g, &zerr);
+			snprintf(err, errsz, "%s: %s",
+				 zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
+				 zerr == Z_ERRNO ? strerror(errno) : m);
+			rc = -1;
+			break;
+		}
+		if (progress) {
+			uint64_t off = (uint64_t)gzoffset(g);
+			if (off > reported) {
+				atomic_fetch_add(progress, off - reported);
+				reported = off;
+			}
+		}
+		if (n == 0) {
+			int zerr;
+			gzerror(g, &zerr);
+			if (zerr == Z_BUF_ERROR) {
+				snprintf(err, errsz, "truncated gzip file (it ends in the middle of "
+						     "the compressed stream)");
+				rc = -1;
+			} else if (yajl_complete_parse(h) != yajl_status_ok) {
+				yajl_reason(&k, h, NULL, 0, total, err, errsz);
+				if (!k.err[0])
+					snprintf(err, errsz, "truncated JSON: the document ends after "
+							     "%llu bytes before it is complete",
+						 (unsigned long long)total);
+				rc = -1;
+			}
+			break;
+		}
+		if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
+			yajl_reason(&k, h, buf, (size_t)n, total, err, errsz);
+			rc = -1;
+			break;
+		}
+		total += (uint64_t)n;
+	}
+	r->bytes = total;
+	if (!rc)
+		rc = finish(&k, err, errsz);
+	yajl_free(h);
+	kstate_free(&k);
+	free(buf);
+	gzclose(g);
+	return rc;
+}

@@ -1,0 +1,25 @@
+/* trace_kineto.h - streaming reader for PyTorch profiler (Kineto) Chrome-trace JSON, plain or
+ * gzip-compressed: yajl SAX callbacks over zlib gzread, so memory holds the kept event records,
+ * never the document. */
+#ifndef GPUWHY_TRACE_KINETO_H
+#define GPUWHY_TRACE_KINETO_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace_model.h"
+
+/*
+ * Reads path (.json or .json.gz, detected by content) into r, which trace_rank_init prepared.
+ * progress, when not NULL, is advanced by the compressed bytes consumed as reading goes on.
+ * Returns 0, or -1 with a one-line reason in err (unreadable file, truncated gzip, invalid JSON,
+ * not a Chrome trace, empty traceEvents).
+ */
+int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
+		      size_t errsz);
+
+/* The same on a buffer already in memory (tests, fuzzing). */
+int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz);
+
+#endif

@@ -1,0 +1,33 @@
+/* trace_stats.h - the sorting and statistics HTA's numbers come from: numpy's quicksort
+ * argsort (whose order of equal keys decides gaps and counter values), pandas' describe(),
+ * linear quantiles and numpy's rounding. */
+#ifndef GPUWHY_TRACE_STATS_H
+#define GPUWHY_TRACE_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Sorts the positions 0..n-1 by keys[pos] ascending into idx, leaving equal keys in the order
+ * numpy 1.24's argsort(kind="quicksort") leaves them (introsort: median-of-three quicksort,
+ * insertion sort below 17 elements, heapsort past the depth limit). pandas' sort_values uses it.
+ */
+void trace_argsort(const int64_t *keys, uint32_t *idx, size_t n);
+
+/* pandas' describe() of a numeric series, NaN values excluded. */
+typedef struct {
+	size_t count;
+	double mean, std, min, q25, q50, q75, max; /* std NaN below two values; all NaN when empty */
+} trace_describe;
+
+/* values is reordered (sorted). */
+void trace_describe_values(double *values, size_t n, trace_describe *out);
+
+/* numpy's linear quantile of sorted values (q in [0,1]). */
+double trace_quantile_sorted(const double *sorted, size_t n, double q);
+
+/* numpy's round(x, decimals): half to even on x * 10^decimals. */
+double trace_round(double x, int decimals);
+
+#endif
