@@ -923,7 +923,6 @@ static void verdict(const trace_result *res, trace_verdict *v)
 	launch_scale = res->launch_scale_idle;
 	double idle = share(t->idle, t->span), exposed = share(res->comm_exposed, t->span);
 	const trace_launch *L = &res->launch;
-	double short_share = L->n ? (double)L->n_short / (double)L->n : 0.0;
 
 	evidence(v, "GPU idle %.2f%% of the %.1f ms span, computing %.2f%%", t->idle_pct,
 		 (double)t->span / 1e6, t->compute_pct);
@@ -938,6 +937,10 @@ static void verdict(const trace_result *res, trace_verdict *v)
 			    "computation",
 			 100 * share(res->kunion[TRACE_KT_COMMUNICATION], t->span),
 			 100 * share(res->comm_exposed, res->kunion[TRACE_KT_COMMUNICATION]));
+	if (gaps > 0)
+		evidence(v, "%.0f%% of that idle time is in gaps under 100 us after a kernel (launch "
+			    "overhead scale)",
+			 100 * share(launch_scale, gaps));
 	if (L->n)
 		evidence(v, "%zu of %zu launches ran a kernel shorter than the launch call "
 			    "(median kernel %.1f us, median call %.1f us)",
@@ -954,12 +957,11 @@ static void verdict(const trace_result *res, trace_verdict *v)
 		snprintf(v->why, sizeof v->why,
 			 "the GPU is busy %.1f%% of the span and communication is mostly hidden",
 			 100 * (1 - idle));
-	} else if (share(launch_scale, gaps) >= TRACE_VERDICT_KERNEL_WAIT ||
-		   short_share >= TRACE_VERDICT_SHORT_KERNELS) {
+	} else if (share(launch_scale, gaps) >= TRACE_VERDICT_LAUNCH_GAPS) {
 		v->id = TRACE_VERDICT_LAUNCH_BOUND;
 		snprintf(v->why, sizeof v->why,
-			 "the GPU idles %.1f%% of the span in short gaps between short kernels: "
-			 "launching them costs more than running them",
+			 "the GPU idles %.1f%% of the span, mostly in gaps under 100 us between "
+			 "kernels: launching them costs more than running them",
 			 100 * idle);
 	} else {
 		v->id = TRACE_VERDICT_HOST_BOUND;

@@ -23,8 +23,7 @@
 /* Verdict thresholds (shares of the GPU span or of the idle time). */
 #define TRACE_VERDICT_IDLE 0.20          /* idle below this: healthy */
 #define TRACE_VERDICT_EXPOSED_COMM 0.25  /* communication not hidden by compute */
-#define TRACE_VERDICT_SHORT_KERNELS 0.50 /* launches whose kernel ran shorter than the call */
-#define TRACE_VERDICT_KERNEL_WAIT 0.50   /* idle made of sub-30-us gaps between kernels */
+#define TRACE_VERDICT_LAUNCH_GAPS 0.50   /* idle made of gaps under 100 us between kernels */
 
 typedef enum { TRACE_IDLE_HOST = 0, TRACE_IDLE_KERNEL, TRACE_IDLE_OTHER, TRACE_IDLE_N } trace_idle_cat;
 const char *trace_idle_cat_name(trace_idle_cat c); /* host_wait, kernel_wait, other */

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-enum { SMALL_SORT = 16, MAX_STACK = 128 };
+enum { SMALL_SORT = 15, MAX_STACK = 128 };
 
 static void swap_u32(uint32_t *a, uint32_t *b)
 {

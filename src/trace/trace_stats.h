@@ -11,7 +11,7 @@
 /*
  * Sorts the positions 0..n-1 by keys[pos] ascending into idx, leaving equal keys in the order
  * numpy 1.24's argsort(kind="quicksort") leaves them (introsort: median-of-three quicksort,
- * insertion sort below 17 elements, heapsort past the depth limit). pandas' sort_values uses it.
+ * insertion sort up to 16 elements, heapsort past the depth limit). pandas' sort_values uses it.
  */
 void trace_argsort(const int64_t *keys, uint32_t *idx, size_t n);
 
