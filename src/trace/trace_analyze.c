@@ -48,22 +48,32 @@ void trace_kmask_label(int mask, char *out, size_t outsz)
 const char *trace_verdict_word(trace_verdict_id v)
 {
 	switch (v) {
-	case TRACE_VERDICT_HEALTHY: return "healthy";
-	case TRACE_VERDICT_HOST_BOUND: return "host-bound";
-	case TRACE_VERDICT_LAUNCH_BOUND: return "launch-bound";
-	case TRACE_VERDICT_COMM_BOUND: return "communication-bound";
-	default: return "n/a";
+	case TRACE_VERDICT_HEALTHY:
+		return "healthy";
+	case TRACE_VERDICT_HOST_BOUND:
+		return "host-bound";
+	case TRACE_VERDICT_LAUNCH_BOUND:
+		return "launch-bound";
+	case TRACE_VERDICT_COMM_BOUND:
+		return "communication-bound";
+	default:
+		return "n/a";
 	}
 }
 
 const char *trace_verdict_id_str(trace_verdict_id v)
 {
 	switch (v) {
-	case TRACE_VERDICT_HEALTHY: return "healthy";
-	case TRACE_VERDICT_HOST_BOUND: return "host_bound";
-	case TRACE_VERDICT_LAUNCH_BOUND: return "launch_bound";
-	case TRACE_VERDICT_COMM_BOUND: return "communication_bound";
-	default: return NULL;
+	case TRACE_VERDICT_HEALTHY:
+		return "healthy";
+	case TRACE_VERDICT_HOST_BOUND:
+		return "host_bound";
+	case TRACE_VERDICT_LAUNCH_BOUND:
+		return "launch_bound";
+	case TRACE_VERDICT_COMM_BOUND:
+		return "communication_bound";
+	default:
+		return NULL;
 	}
 }
 
@@ -218,8 +228,8 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	}
 	int64_t comm = res->kunion[TRACE_KT_COMMUNICATION];
 	res->overlap_pct = tn[TRACE_KT_COMMUNICATION] && comm != 0
-				   ? trace_round(100.0 * ((double)both / (double)comm), 2)
-				   : NAN;
+	                       ? trace_round(100.0 * ((double)both / (double)comm), 2)
+	                       : NAN;
 	res->comm_exposed = comm - both;
 	rc = 0;
 out:
@@ -233,13 +243,13 @@ out:
 static bool idle_cat_row(const trace_event *e)
 {
 	return e->stream != -1 && (e->cat == TRACE_CAT_KERNEL || e->cat == TRACE_CAT_MEMCPY ||
-				   e->cat == TRACE_CAT_MEMSET || e->cat == TRACE_CAT_MTIA_CCP);
+	                           e->cat == TRACE_CAT_MEMSET || e->cat == TRACE_CAT_MTIA_CCP);
 }
 
 /* HTA's get_idle_time_breakdown for one stream: gaps between consecutive events in start order,
  * attached to the later event. */
 static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, double *gaps[TRACE_IDLE_N],
-			trace_idle_stream *s, int64_t *launch_scale)
+                        trace_idle_stream *s, int64_t *launch_scale)
 {
 	size_t ng[TRACE_IDLE_N] = {0};
 	for (size_t i = 0; i < n; i++)
@@ -326,7 +336,7 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 	size_t start = 0;
 	for (size_t s = 0; s < ns; s++) {
 		idle_stream(c, order + start, cnt[s] - start, gaps, &res->idle[s],
-			    &res->launch_scale_idle);
+		            &res->launch_scale_idle);
 		start = cnt[s];
 	}
 	rc = 0;
@@ -353,7 +363,7 @@ static int cmp_kacc_name(const void *a, const void *b)
 {
 	const kacc_t *x = a, *y = b;
 	return strcmp(trace_name_str(&sort_ctx->r->names, x->name),
-		      trace_name_str(&sort_ctx->r->names, y->name));
+	              trace_name_str(&sort_ctx->r->names, y->name));
 }
 
 static double std_of(size_t n, double m2)
@@ -371,13 +381,18 @@ static int cmp_double(const void *a, const void *b)
  * sort), more than 10 names fold into "others" (the tail past 80% of the cumulative time or
  * past the tenth). a is sorted by name; rows go to out (room for n + 1). */
 static int kernel_type_rows(ctx_t *c, const kacc_t *a, size_t n, trace_kernel_row *out,
-			    size_t *n_out)
+                            size_t *n_out)
 {
 	for (size_t i = 0; i < n; i++) {
 		trace_kernel_row *k = &out[i];
-		*k = (trace_kernel_row){.name = a[i].name, .type = a[i].type, .count = a[i].count,
-					.sum = a[i].sum, .min = a[i].min, .max = a[i].max,
-					.mean = a[i].wmean, .std = std_of(a[i].count, a[i].m2)};
+		*k = (trace_kernel_row){.name = a[i].name,
+		                        .type = a[i].type,
+		                        .count = a[i].count,
+		                        .sum = a[i].sum,
+		                        .min = a[i].min,
+		                        .max = a[i].max,
+		                        .mean = a[i].wmean,
+		                        .std = std_of(a[i].count, a[i].m2)};
 		k->hta_max = (double)k->max / 1000.0;
 		k->hta_min = (double)k->min / 1000.0;
 		k->hta_mean = (double)k->sum / 1000.0 / (double)k->count;
@@ -408,8 +423,12 @@ static int kernel_type_rows(ctx_t *c, const kacc_t *a, size_t n, trace_kernel_ro
 	}
 	qsort(sorted, n, sizeof *sorted, cmp_double);
 	double q = trace_quantile_sorted(sorted, n, TRACE_TOP_RATIO);
-	trace_kernel_row folded = {.name = TRACE_NONE, .type = out[0].type, .min = INT64_MAX,
-				   .max = INT64_MIN, .hta_max = -INFINITY, .hta_min = INFINITY};
+	trace_kernel_row folded = {.name = TRACE_NONE,
+	                           .type = out[0].type,
+	                           .min = INT64_MAX,
+	                           .max = INT64_MIN,
+	                           .hta_max = -INFINITY,
+	                           .hta_min = INFINITY};
 	size_t n_other = 0;
 	double osum = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -483,8 +502,8 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 		uint32_t *s = trace_imap_slot(&slot, e->name);
 		if (*s == UINT32_MAX) {
 			*s = (uint32_t)na;
-			acc[na++] = (kacc_t){.name = e->name, .type = t, .min = INT64_MAX,
-					     .max = INT64_MIN};
+			acc[na++] = (kacc_t){
+			    .name = e->name, .type = t, .min = INT64_MAX, .max = INT64_MIN};
 		}
 		kacc_t *a = &acc[*s];
 		double d = (double)e->dur / 1000.0;
@@ -501,7 +520,7 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 	sort_ctx = NULL;
 	/* HTA's type order after its final sort: by the type's name. */
 	static const trace_ktype order[] = {TRACE_KT_COMMUNICATION, TRACE_KT_COMPUTATION,
-					    TRACE_KT_MEMORY};
+	                                    TRACE_KT_MEMORY};
 	kacc_t *tmp = malloc((na + 1) * sizeof *tmp);
 	if (!tmp)
 		goto out;
@@ -626,7 +645,7 @@ static int launch_stats(ctx_t *c, trace_result *res)
 				if (pass == 1) {
 					int64_t d = g->ts - e->ts - e->dur;
 					L->rows[k] = (trace_launch_row){e->corr, e->dur, g->dur,
-									d > 0 ? d : 0};
+					                                d > 0 ? d : 0};
 				}
 				k++;
 			}
@@ -647,7 +666,8 @@ static int launch_stats(ctx_t *c, trace_result *res)
 			const trace_launch_row *l = &L->rows[i];
 			v[i] = which == 0 ? l->cpu_dur : which == 1 ? l->gpu_dur : l->delay;
 			if (which == 0) {
-				if (l->cpu_dur <= TRACE_RUNTIME_CUTOFF_NS && l->gpu_dur < l->cpu_dur)
+				if (l->cpu_dur <= TRACE_RUNTIME_CUTOFF_NS &&
+				    l->gpu_dur < l->cpu_dur)
 					L->n_short++;
 				if (l->cpu_dur > TRACE_RUNTIME_CUTOFF_NS)
 					L->n_runtime_outliers++;
@@ -656,8 +676,9 @@ static int launch_stats(ctx_t *c, trace_result *res)
 			}
 		}
 		double m = median_us(v, L->n);
-		*(which == 0 ? &L->median_cpu_us : which == 1 ? &L->median_gpu_us
-							      : &L->median_delay_us) = m;
+		*(which == 0   ? &L->median_cpu_us
+		  : which == 1 ? &L->median_gpu_us
+		               : &L->median_delay_us) = m;
 	}
 	free(v);
 	rc = 0;
@@ -683,7 +704,7 @@ static int cmp_group(const void *a, const void *b)
 /* Sorts points like pandas' sort_values("ts") (ties in numpy's order), then hands each group
  * (ascending) its points in that order. */
 static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order_out,
-			 int64_t **groups_out, size_t *ngroups)
+                         int64_t **groups_out, size_t *ngroups)
 {
 	int64_t *keys = calloc(n + 1, sizeof *keys);
 	uint32_t *idx = malloc((n + 1) * sizeof *idx);
@@ -839,7 +860,7 @@ static int memory_bw(ctx_t *c, trace_result *res)
 				memcpy(gname[ng_names++], g, sizeof g);
 			int64_t dur = e->dur == 0 ? 1000 : e->dur;
 			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi,
-						    end ? -e->bw_gbps : e->bw_gbps};
+			                            end ? -e->bw_gbps : e->bw_gbps};
 		}
 	}
 	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */
@@ -925,50 +946,54 @@ static void verdict(const trace_result *res, trace_verdict *v)
 	const trace_launch *L = &res->launch;
 
 	evidence(v, "GPU idle %.2f%% of the %.1f ms span, computing %.2f%%", t->idle_pct,
-		 (double)t->span / 1e6, t->compute_pct);
+	         (double)t->span / 1e6, t->compute_pct);
 	if (gaps > 0)
-		evidence(v, "idle gaps between kernels: host_wait %.0f%%, kernel_wait %.0f%%, "
-			    "other %.0f%%",
-			 100 * share(cat[TRACE_IDLE_HOST], gaps),
-			 100 * share(cat[TRACE_IDLE_KERNEL], gaps),
-			 100 * share(cat[TRACE_IDLE_OTHER], gaps));
+		evidence(v,
+		         "idle gaps between kernels: host_wait %.0f%%, kernel_wait %.0f%%, "
+		         "other %.0f%%",
+		         100 * share(cat[TRACE_IDLE_HOST], gaps),
+		         100 * share(cat[TRACE_IDLE_KERNEL], gaps),
+		         100 * share(cat[TRACE_IDLE_OTHER], gaps));
 	if (res->kunion[TRACE_KT_COMMUNICATION] > 0)
-		evidence(v, "communication %.1f%% of the span, %.1f%% of it not overlapped by "
-			    "computation",
-			 100 * share(res->kunion[TRACE_KT_COMMUNICATION], t->span),
-			 100 * share(res->comm_exposed, res->kunion[TRACE_KT_COMMUNICATION]));
+		evidence(v,
+		         "communication %.1f%% of the span, %.1f%% of it not overlapped by "
+		         "computation",
+		         100 * share(res->kunion[TRACE_KT_COMMUNICATION], t->span),
+		         100 * share(res->comm_exposed, res->kunion[TRACE_KT_COMMUNICATION]));
 	if (gaps > 0)
-		evidence(v, "%.0f%% of that idle time is in gaps under 100 us after a kernel (launch "
-			    "overhead scale)",
-			 100 * share(launch_scale, gaps));
+		evidence(v,
+		         "%.0f%% of that idle time is in gaps under 100 us after a kernel (launch "
+		         "overhead scale)",
+		         100 * share(launch_scale, gaps));
 	if (L->n)
-		evidence(v, "%zu of %zu launches ran a kernel shorter than the launch call "
-			    "(median kernel %.1f us, median call %.1f us)",
-			 L->n_short, L->n, L->median_gpu_us, L->median_cpu_us);
+		evidence(v,
+		         "%zu of %zu launches ran a kernel shorter than the launch call "
+		         "(median kernel %.1f us, median call %.1f us)",
+		         L->n_short, L->n, L->median_gpu_us, L->median_cpu_us);
 
 	if (exposed >= TRACE_VERDICT_EXPOSED_COMM) {
 		v->id = TRACE_VERDICT_COMM_BOUND;
 		snprintf(v->why, sizeof v->why,
-			 "communication kernels run alone for %.1f%% of the GPU span: computation "
-			 "waits for them instead of overlapping",
-			 100 * exposed);
+		         "communication kernels run alone for %.1f%% of the GPU span: computation "
+		         "waits for them instead of overlapping",
+		         100 * exposed);
 	} else if (idle < TRACE_VERDICT_IDLE) {
 		v->id = TRACE_VERDICT_HEALTHY;
 		snprintf(v->why, sizeof v->why,
-			 "the GPU is busy %.1f%% of the span and communication is mostly hidden",
-			 100 * (1 - idle));
+		         "the GPU is busy %.1f%% of the span and communication is mostly hidden",
+		         100 * (1 - idle));
 	} else if (share(launch_scale, gaps) >= TRACE_VERDICT_LAUNCH_GAPS) {
 		v->id = TRACE_VERDICT_LAUNCH_BOUND;
 		snprintf(v->why, sizeof v->why,
-			 "the GPU idles %.1f%% of the span, mostly in gaps under 100 us between "
-			 "kernels: launching them costs more than running them",
-			 100 * idle);
+		         "the GPU idles %.1f%% of the span, mostly in gaps under 100 us between "
+		         "kernels: launching them costs more than running them",
+		         100 * idle);
 	} else {
 		v->id = TRACE_VERDICT_HOST_BOUND;
 		snprintf(v->why, sizeof v->why,
-			 "the GPU idles %.1f%% of the span in long gaps that the CPU side leaves "
-			 "(data loading, Python, synchronization)",
-			 100 * idle);
+		         "the GPU idles %.1f%% of the span in long gaps that the CPU side leaves "
+		         "(data loading, Python, synchronization)",
+		         100 * idle);
 	}
 }
 

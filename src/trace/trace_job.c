@@ -60,8 +60,9 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		struct stat st;
 		if (stat(args[i], &st) < 0) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i], "give a trace file or a directory of them",
-					"%s", strerror(errno));
+			return gw_error(GW_EXIT_ENV, args[i],
+			                "give a trace file or a directory of them", "%s",
+			                strerror(errno));
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			if (!add_path(&out, &n, &cap, args[i]))
@@ -72,7 +73,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		if (!d) {
 			trace_job_free_paths(out, n);
 			return gw_error(GW_EXIT_ENV, args[i], NULL, "cannot open directory: %s",
-					strerror(errno));
+			                strerror(errno));
 		}
 		size_t first = n;
 		struct dirent *e;
@@ -93,12 +94,12 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		if (n == first) {
 			trace_job_free_paths(out, n);
 			return gw_error(GW_EXIT_ENV, args[i],
-					"a directory should hold .json, .json.gz or .sqlite traces",
-					"no trace files in the directory");
+			                "a directory should hold .json, .json.gz or .sqlite traces",
+			                "no trace files in the directory");
 		}
 		qsort(out + first, n - first, sizeof *out, cmp_str);
 		continue;
-oom_dir:
+	oom_dir:
 		closedir(d);
 		goto oom;
 	}
@@ -118,7 +119,7 @@ void trace_job_free_paths(char **paths, size_t n)
 }
 
 int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-		    size_t errsz)
+                    size_t errsz)
 {
 	unsigned char magic[16] = {0};
 	FILE *f = fopen(path, "rb");
@@ -141,11 +142,11 @@ int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress,
 typedef struct {
 	trace_job *job;
 	const trace_job_opts *o;
-	int phase;                 /* 0: read (and analyse when the filter is certain); 1: rest */
+	int phase; /* 0: read (and analyse when the filter is certain); 1: rest */
 	atomic_size_t next;
-	size_t done;               /* items finished, under lock */
+	size_t done; /* items finished, under lock */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;       /* signalled when an item finishes */
+	pthread_cond_t cond; /* signalled when an item finishes */
 	_Atomic uint64_t bytes;
 } work_t;
 
@@ -194,7 +195,7 @@ static void *worker(void *arg)
 		trace_job_item *it = &job->items[i];
 		if (w->phase == 0) {
 			if (trace_read_file(it->rank.path, &it->rank, &w->bytes, it->err,
-					    sizeof it->err) < 0) {
+			                    sizeof it->err) < 0) {
 				it->failed = GW_EXIT_ENV;
 			} else {
 				it->selected = rank_selected(w->o, it->rank.rank);
@@ -221,8 +222,8 @@ static void show_progress(work_t *w, uint64_t total, bool final)
 	}
 	uint64_t b = atomic_load(&w->bytes);
 	fprintf(stderr, "\rgpuwhy trace: reading %zu file%s: %llu of %llu MB (%d%%)\033[K",
-		w->job->n, w->job->n == 1 ? "" : "s", (unsigned long long)(b >> 20),
-		(unsigned long long)(total >> 20), total ? (int)(100 * b / total) : 100);
+	        w->job->n, w->job->n == 1 ? "" : "s", (unsigned long long)(b >> 20),
+	        (unsigned long long)(total >> 20), total ? (int)(100 * b / total) : 100);
 }
 
 static int run_phase(trace_job *job, const trace_job_opts *o, int phase, uint64_t total)
@@ -340,9 +341,10 @@ int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_
 	for (size_t i = 1; i < n; i++) {
 		const trace_job_item *a = &job->items[i - 1], *b = &job->items[i];
 		if (!a->failed && !b->failed && a->rank.rank == b->rank.rank)
-			job_warn(job, "%s and %s both hold rank %d: both are analysed (HTA keeps "
-				      "only the later file)",
-				 a->rank.path, b->rank.path, a->rank.rank);
+			job_warn(job,
+			         "%s and %s both hold rank %d: both are analysed (HTA keeps "
+			         "only the later file)",
+			         a->rank.path, b->rank.path, a->rank.rank);
 	}
 	return 0;
 }

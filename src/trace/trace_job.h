@@ -14,26 +14,26 @@
 
 typedef struct {
 	trace_prep_opts prep;
-	int threads;       /* worker threads; 0: one per CPU */
-	bool progress;     /* progress line on stderr */
-	const int *ranks;  /* analyse only these ranks; NULL: all */
+	int threads;      /* worker threads; 0: one per CPU */
+	bool progress;    /* progress line on stderr */
+	const int *ranks; /* analyse only these ranks; NULL: all */
 	size_t n_ranks;
 } trace_job_opts;
 
 typedef struct {
 	trace_rank rank;
 	trace_result res;
-	bool analyzed;     /* res is filled */
-	bool selected;     /* in --ranks (or no filter) */
-	int failed;        /* 0, or a GW_EXIT_* code with the reason in err */
+	bool analyzed; /* res is filled */
+	bool selected; /* in --ranks (or no filter) */
+	int failed;    /* 0, or a GW_EXIT_* code with the reason in err */
 	char err[256];
 } trace_job_item;
 
 typedef struct {
 	trace_job_item *items; /* sorted by rank, then path, once run */
 	size_t n;
-	bool filter;           /* HTA's ProfilerStep filter applied */
-	char *warnings[8];     /* about the job as a whole (duplicate ranks...) */
+	bool filter;       /* HTA's ProfilerStep filter applied */
+	char *warnings[8]; /* about the job as a whole (duplicate ranks...) */
 	int n_warnings;
 } trace_job;
 
@@ -52,6 +52,6 @@ void trace_job_free(trace_job *job);
 
 /* Reads one file of either kind into r (for tests): 0, or -1 with the reason in err. */
 int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-		    size_t errsz);
+                    size_t errsz);
 
 #endif

@@ -16,8 +16,20 @@
 #include "util/parse.h"
 
 enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_DEVPROPS, TOP_BASETIME };
-enum { K_NONE = 0, K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS, K_STREAM, K_CORR, K_BW, K_DEVNAME,
-       K_WORLD };
+enum {
+	K_NONE = 0,
+	K_PH,
+	K_CAT,
+	K_NAME,
+	K_TS,
+	K_DUR,
+	K_ARGS,
+	K_STREAM,
+	K_CORR,
+	K_BW,
+	K_DEVNAME,
+	K_WORLD
+};
 
 typedef struct {
 	bool has_ts, has_dur, has_cat, has_name, bad;
@@ -32,19 +44,19 @@ typedef struct {
 
 typedef struct {
 	trace_rank *r;
-	int depth;        /* open containers */
-	int key_depth;    /* depth of the map whose key is pending, -1 none */
-	int key;          /* K_* of the pending key */
-	int rank_depth;   /* depth of a pending "rank" key, -1 none */
-	int top;          /* the top-level key the parser is under */
+	int depth;      /* open containers */
+	int key_depth;  /* depth of the map whose key is pending, -1 none */
+	int key;        /* K_* of the pending key */
+	int rank_depth; /* depth of a pending "rank" key, -1 none */
+	int top;        /* the top-level key the parser is under */
 	bool top_is_map;
 	bool saw_events, events_open, in_event, in_args;
-	uint64_t ord;     /* elements of traceEvents seen */
+	uint64_t ord; /* elements of traceEvents seen */
 	int devprops_elem;
 	kevent e;
-	char *name;       /* the current event's name (names arrive before we know if it is kept) */
+	char *name; /* the current event's name (names arrive before we know if it is kept) */
 	size_t name_cap;
-	char *catsym;     /* the current event's cat when it contains "ProfilerStep" (rare) */
+	char *catsym; /* the current event's cat when it contains "ProfilerStep" (rare) */
 	size_t catsym_len;
 	bool old_cats, base_time;
 	uint64_t no_ts, bad_value;
@@ -188,7 +200,7 @@ static int event_end(kstate *k)
 	if (e->cat_profstep)
 		trace_rank_note_profstep(r, k->catsym, k->catsym_len);
 	bool sync_gpu = (nlen == 10 && !memcmp(name, "Event Sync", 10)) ||
-			(nlen == 12 && !memcmp(name, "Context Sync", 12));
+	                (nlen == 12 && !memcmp(name, "Context Sync", 12));
 	uint32_t ord = (uint32_t)(k->ord - 1);
 	if (e->stream == -1 && e->corr == -1 && !sync_gpu && !profstep && ord != 0)
 		return 1;
@@ -196,16 +208,16 @@ static int event_end(kstate *k)
 	if (id == UINT32_MAX)
 		return fail(k, "out of memory");
 	trace_event ev = {
-		.ts = e->ts,
-		.dur = e->dur,
-		.corr = e->corr,
-		.stream = e->stream,
-		.bw_gbps = e->bw,
-		.name = id,
-		.ord = ord,
-		.cat = e->cat,
-		.flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (ord == 0 ? TRACE_EV_ROW0 : 0) |
-				   (e->has_bw ? TRACE_EV_HAS_BW : 0)),
+	    .ts = e->ts,
+	    .dur = e->dur,
+	    .corr = e->corr,
+	    .stream = e->stream,
+	    .bw_gbps = e->bw,
+	    .name = id,
+	    .ord = ord,
+	    .cat = e->cat,
+	    .flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (ord == 0 ? TRACE_EV_ROW0 : 0) |
+	                       (e->has_bw ? TRACE_EV_HAS_BW : 0)),
 	};
 	if (!trace_rank_push(r, &ev))
 		return fail(k, "out of memory");
@@ -282,17 +294,30 @@ static int cb_null(void *ctx)
 	k->rank_depth = -1;
 	int key = take_key(k);
 	switch (key) {
-	case K_TS: k->e.has_ts = false; break;
-	case K_DUR: k->e.has_dur = false; break;
-	case K_CAT: k->e.has_cat = false; break;
-	case K_STREAM: k->e.stream = -1; break;
-	case K_CORR: k->e.corr = -1; break;
+	case K_TS:
+		k->e.has_ts = false;
+		break;
+	case K_DUR:
+		k->e.has_dur = false;
+		break;
+	case K_CAT:
+		k->e.has_cat = false;
+		break;
+	case K_STREAM:
+		k->e.stream = -1;
+		break;
+	case K_CORR:
+		k->e.corr = -1;
+		break;
 	case K_BW:
 		k->e.bw = __builtin_nan("");
 		k->e.has_bw = true;
 		break;
-	case K_NONE: stray_element(k); break;
-	default: break;
+	case K_NONE:
+		stray_element(k);
+		break;
+	default:
+		break;
 	}
 	return 1;
 }
@@ -377,8 +402,11 @@ static int cb_number(void *ctx, const char *s, size_t n)
 			k->base_time = true;
 		stray_element(k);
 		break;
-	case K_NAME: bad_type(k, key); break;
-	default: break;
+	case K_NAME:
+		bad_type(k, key);
+		break;
+	default:
+		break;
 	}
 	return 1;
 }
@@ -404,8 +432,12 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	int key = take_key(k);
 	kevent *e = &k->e;
 	switch (key) {
-	case K_PH: e->ph = n ? (char)s[0] : 0; break;
-	case K_CAT: set_cat(k, s, n); break;
+	case K_PH:
+		e->ph = n ? (char)s[0] : 0;
+		break;
+	case K_CAT:
+		set_cat(k, s, n);
+		break;
 	case K_NAME:
 		if (n + 1 > k->name_cap) {
 			size_t cap = k->name_cap ? k->name_cap : 256;
@@ -422,16 +454,24 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 		e->name_len = n;
 		e->has_name = true;
 		break;
-	case K_STREAM: e->stream = stream_from_string(s, n); break;
+	case K_STREAM:
+		e->stream = stream_from_string(s, n);
+		break;
 	case K_DEVNAME:
-		snprintf(k->r->device_name, sizeof k->r->device_name, "%.*s", (int)n, (const char *)s);
+		snprintf(k->r->device_name, sizeof k->r->device_name, "%.*s", (int)n,
+		         (const char *)s);
 		break;
 	case K_TS:
 	case K_DUR:
 	case K_CORR:
-	case K_BW: bad_type(k, key); break;
-	case K_NONE: stray_element(k); break;
-	default: break;
+	case K_BW:
+		bad_type(k, key);
+		break;
+	case K_NONE:
+		stray_element(k);
+		break;
+	default:
+		break;
 	}
 	return 1;
 }
@@ -476,7 +516,8 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 			else if (!memcmp(s, "args", 4))
 				k->key = K_ARGS;
 			break;
-		default: break;
+		default:
+			break;
 		}
 	} else if (d == 4 && k->in_args) {
 		if (is_key(s, n, "stream"))
@@ -542,7 +583,8 @@ static int cb_start_array(void *ctx)
 	k->rank_depth = -1;
 	int key = take_key(k);
 	if (k->depth == 0)
-		return fail(k, "the top level is an array, not a Chrome trace object with traceEvents");
+		return fail(
+		    k, "the top level is an array, not a Chrome trace object with traceEvents");
 	if (k->depth == 1 && k->top == TOP_EVENTS) {
 		k->saw_events = true;
 		k->events_open = true;
@@ -570,15 +612,15 @@ static int cb_end_array(void *ctx)
 }
 
 static const yajl_callbacks kineto_callbacks = {
-	.yajl_null = cb_null,
-	.yajl_boolean = cb_boolean,
-	.yajl_number = cb_number,
-	.yajl_string = cb_string,
-	.yajl_start_map = cb_start_map,
-	.yajl_map_key = cb_map_key,
-	.yajl_end_map = cb_end_map,
-	.yajl_start_array = cb_start_array,
-	.yajl_end_array = cb_end_array,
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
 };
 
 static void kstate_init(kstate *k, trace_rank *r)
@@ -597,7 +639,7 @@ static void kstate_free(kstate *k)
 }
 
 static void yajl_reason(kstate *k, yajl_handle h, const unsigned char *chunk, size_t len,
-			uint64_t base, char *err, size_t errsz)
+                        uint64_t base, char *err, size_t errsz)
 {
 	if (k->err[0]) {
 		snprintf(err, errsz, "%s", k->err);
@@ -606,7 +648,7 @@ static void yajl_reason(kstate *k, yajl_handle h, const unsigned char *chunk, si
 	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
 	uint64_t at = base + (chunk ? yajl_get_bytes_consumed(h) : 0);
 	snprintf(err, errsz, "invalid JSON near byte %llu: %s", (unsigned long long)at,
-		 msg ? (const char *)msg : "parse error");
+	         msg ? (const char *)msg : "parse error");
 	if (msg)
 		yajl_free_error(h, msg);
 }
@@ -630,16 +672,16 @@ static int finish(kstate *k, char *err, size_t errsz)
 	r->n_events = k->ord;
 	if (k->bad_value)
 		trace_rank_warn(r, "%llu values of the wrong JSON type were ignored",
-				(unsigned long long)k->bad_value);
+		                (unsigned long long)k->bad_value);
 	if (k->no_ts)
 		trace_rank_warn(r, "%llu events without a ts were skipped",
-				(unsigned long long)k->no_ts);
+		                (unsigned long long)k->no_ts);
 	r->n_type_errors = k->bad_value;
 	snprintf(r->format, sizeof r->format, "Kineto JSON%s%s",
-		 k->old_cats ? ", 2021 categories" : "",
-		 r->ts_float ? (k->base_time ? ", ns timestamps relative to baseTimeNanoseconds"
-					     : ", ns timestamps")
-			     : ", us timestamps");
+	         k->old_cats ? ", 2021 categories" : "",
+	         r->ts_float ? (k->base_time ? ", ns timestamps relative to baseTimeNanoseconds"
+	                                     : ", ns timestamps")
+	                     : ", us timestamps");
 	return 0;
 }
 
@@ -675,7 +717,7 @@ int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err
 }
 
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-		      size_t errsz)
+                      size_t errsz)
 {
 	enum { CHUNK = 256 * 1024 };
 	gzFile g = gzopen(path, "rb");
@@ -702,8 +744,8 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 			int zerr;
 			const char *m = gzerror(g, &zerr);
 			snprintf(err, errsz, "%s: %s",
-				 zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
-				 zerr == Z_ERRNO ? strerror(errno) : m);
+			         zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
+			         zerr == Z_ERRNO ? strerror(errno) : m);
 			rc = -1;
 			break;
 		}
@@ -718,15 +760,17 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 			int zerr;
 			gzerror(g, &zerr);
 			if (zerr == Z_BUF_ERROR) {
-				snprintf(err, errsz, "truncated gzip file (it ends in the middle of "
-						     "the compressed stream)");
+				snprintf(err, errsz,
+				         "truncated gzip file (it ends in the middle of "
+				         "the compressed stream)");
 				rc = -1;
 			} else if (yajl_complete_parse(h) != yajl_status_ok) {
 				yajl_reason(&k, h, NULL, 0, total, err, errsz);
 				if (!k.err[0])
-					snprintf(err, errsz, "truncated JSON: the document ends after "
-							     "%llu bytes before it is complete",
-						 (unsigned long long)total);
+					snprintf(err, errsz,
+					         "truncated JSON: the document ends after "
+					         "%llu bytes before it is complete",
+					         (unsigned long long)total);
 				rc = -1;
 			}
 			break;

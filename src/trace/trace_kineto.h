@@ -17,7 +17,7 @@
  * not a Chrome trace, empty traceEvents).
  */
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-		      size_t errsz);
+                      size_t errsz);
 
 /* The same on a buffer already in memory (tests, fuzzing). */
 int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz);

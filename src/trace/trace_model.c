@@ -26,9 +26,11 @@ trace_ktype trace_kernel_type(const char *n)
 	    starts_with(n, "hipMemset") || starts_with(n, "dma"))
 		return TRACE_KT_MEMORY;
 	static const char *const not_compute_prefix[] = {
-		"nccl",   "Stream Wait Event", "runFunction",       "hip",
-		"job_exe", "packet",           "pe_exe",            "cpum_exe_subgraph",
-		"hccl",   "collective_subgraph_execution",
+	    "nccl",        "Stream Wait Event",
+	    "runFunction", "hip",
+	    "job_exe",     "packet",
+	    "pe_exe",      "cpum_exe_subgraph",
+	    "hccl",        "collective_subgraph_execution",
 	};
 	for (size_t i = 0; i < sizeof not_compute_prefix / sizeof *not_compute_prefix; i++)
 		if (starts_with(n, not_compute_prefix[i]))
@@ -59,19 +61,37 @@ void trace_mem_group(const char *name, char *out, size_t outsz)
 static uint8_t name_flags(const char *n)
 {
 	static const char *const launch[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
-					     "runFunction - job_prep_and_submit_for_execution"};
+	                                     "runFunction - job_prep_and_submit_for_execution"};
 	static const char *const mem_launch[] = {"cudaMemcpyAsync", "cudaMemsetAsync"};
 	/* HTA's runtime launch events (queue length): CUDA, MTIA, ROCm and XPU enqueue calls. */
-	static const char *const queue[] = {
-		"cudaMemsetAsync", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaLaunchKernelExC",
-		"cuLaunchKernel", "cuLaunchKernelEx",
-		"runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel",
-		"hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync", "hipMemcpyWithStream",
-		"urEnqueueUSMFill", "urEnqueueUSMFill2D", "urEnqueueUSMMemcpy", "urEnqueueUSMMemcpy2D",
-		"urEnqueueKernelLaunch", "urEnqueueKernelLaunchExp", "urEnqueueKernelLaunchCustomExp",
-		"urEnqueueKernelLaunchWithArgsExp", "urEnqueueCooperativeKernelLaunchExp",
-		"urEnqueueMemBufferFill", "urEnqueueMemBufferRead", "urEnqueueMemBufferWrite",
-		"urEnqueueMemBufferCopy", "urUSMHostAlloc", "urUSMSharedAlloc", "urUSMDeviceAlloc"};
+	static const char *const queue[] = {"cudaMemsetAsync",
+	                                    "cudaMemcpyAsync",
+	                                    "cudaLaunchKernel",
+	                                    "cudaLaunchKernelExC",
+	                                    "cuLaunchKernel",
+	                                    "cuLaunchKernelEx",
+	                                    "runFunction - job_prep_and_submit_for_execution",
+	                                    "hipLaunchKernel",
+	                                    "hipExtModuleLaunchKernel",
+	                                    "hipMemsetAsync",
+	                                    "hipMemcpyAsync",
+	                                    "hipMemcpyWithStream",
+	                                    "urEnqueueUSMFill",
+	                                    "urEnqueueUSMFill2D",
+	                                    "urEnqueueUSMMemcpy",
+	                                    "urEnqueueUSMMemcpy2D",
+	                                    "urEnqueueKernelLaunch",
+	                                    "urEnqueueKernelLaunchExp",
+	                                    "urEnqueueKernelLaunchCustomExp",
+	                                    "urEnqueueKernelLaunchWithArgsExp",
+	                                    "urEnqueueCooperativeKernelLaunchExp",
+	                                    "urEnqueueMemBufferFill",
+	                                    "urEnqueueMemBufferRead",
+	                                    "urEnqueueMemBufferWrite",
+	                                    "urEnqueueMemBufferCopy",
+	                                    "urUSMHostAlloc",
+	                                    "urUSMSharedAlloc",
+	                                    "urUSMDeviceAlloc"};
 	uint8_t f = 0;
 	for (size_t i = 0; i < sizeof launch / sizeof *launch; i++)
 		if (!strcmp(n, launch[i]))
@@ -156,9 +176,11 @@ static uint32_t names_add(trace_names *t, const char *s, size_t len, uint32_t h)
 	dst[len] = 0;
 	uint32_t id = t->count++;
 	/* An embedded NUL (legal in JSON as \u0000) ends the C string: classify what is visible. */
-	t->names[id] = (trace_name){.off = (uint32_t)t->arena_len, .len = (uint32_t)len, .hash = h,
-				    .ktype = (uint8_t)trace_kernel_type(dst),
-				    .nflags = name_flags(dst)};
+	t->names[id] = (trace_name){.off = (uint32_t)t->arena_len,
+	                            .len = (uint32_t)len,
+	                            .hash = h,
+	                            .ktype = (uint8_t)trace_kernel_type(dst),
+	                            .nflags = name_flags(dst)};
 	t->arena_len += len + 1;
 	return id;
 }

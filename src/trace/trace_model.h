@@ -34,8 +34,9 @@ typedef enum {
 enum {
 	TRACE_EV_PROFSTEP = 1 << 0, /* name contains "ProfilerStep" */
 	TRACE_EV_ROW0 = 1 << 1,     /* the first element of traceEvents (HTA's row 0) */
-	TRACE_EV_GPU_SIDE = 1 << 2, /* HTA's "GPU side" of the correlation join (set by trace_prep) */
-	TRACE_EV_HAS_BW = 1 << 3,   /* bw_gbps came from the trace */
+	TRACE_EV_GPU_SIDE =
+	    1 << 2,               /* HTA's "GPU side" of the correlation join (set by trace_prep) */
+	TRACE_EV_HAS_BW = 1 << 3, /* bw_gbps came from the trace */
 };
 
 /*
@@ -60,8 +61,8 @@ enum {
 	TRACE_NAME_LAUNCH = 1 << 0,       /* cudaLaunchKernel, cudaLaunchKernelExC (launch stats) */
 	TRACE_NAME_MEM_LAUNCH = 1 << 1,   /* cudaMemcpyAsync, cudaMemsetAsync (launch stats) */
 	TRACE_NAME_QUEUE_LAUNCH = 1 << 2, /* every call that enqueues on a stream (queue length) */
-	TRACE_NAME_SYNC_GPU = 1 << 3,     /* Event Sync, Context Sync: GPU side whatever the stream */
-	TRACE_NAME_PROFSTEP = 1 << 4,     /* contains "ProfilerStep" */
+	TRACE_NAME_SYNC_GPU = 1 << 3, /* Event Sync, Context Sync: GPU side whatever the stream */
+	TRACE_NAME_PROFSTEP = 1 << 4, /* contains "ProfilerStep" */
 };
 
 typedef struct {
@@ -120,22 +121,22 @@ typedef enum { TRACE_SRC_KINETO = 0, TRACE_SRC_NSYS } trace_source;
 
 /* Everything known about one rank (one input file). */
 typedef struct {
-	char *path;          /* the input file */
+	char *path; /* the input file */
 	trace_source source;
-	int rank;            /* from the trace, else 0 (Kineto) / the file name (nsys) */
-	bool rank_found;     /* the rank came from the trace itself */
+	int rank;        /* from the trace, else 0 (Kineto) / the file name (nsys) */
+	bool rank_found; /* the rank came from the trace itself */
 
-	trace_event *ev;     /* kept events, in ord order */
+	trace_event *ev; /* kept events, in ord order */
 	size_t n, cap;
 	trace_names names;
 
 	/* Reader facts used by trace_prep. */
 	char *profstep_syms[2]; /* the first two distinct symbols containing "ProfilerStep" */
 	int n_profstep_syms;
-	bool ts_float;       /* HTA would see a float64 ts column: some ts has decimals or is absent */
-	uint64_t n_events;   /* elements of traceEvents */
-	uint64_t n_rows;     /* rows HTA keeps (dur and cat present, cat != Trace) */
-	uint64_t bytes;      /* input bytes read (uncompressed for .gz) */
+	bool ts_float; /* HTA would see a float64 ts column: some ts has decimals or is absent */
+	uint64_t n_events;          /* elements of traceEvents */
+	uint64_t n_rows;            /* rows HTA keeps (dur and cat present, cat != Trace) */
+	uint64_t bytes;             /* input bytes read (uncompressed for .gz) */
 	int64_t first_ts, last_end; /* over every kept row, ns (before rounding) */
 	bool have_span;
 

@@ -77,14 +77,15 @@ static int join_partners(trace_rank *r, trace_frame *f)
 		const trace_event *e = &r->ev[i];
 		if (e->corr == -1)
 			continue;
-		*trace_imap_slot((e->flags & TRACE_EV_GPU_SIDE) ? &gpu : &cpu, e->corr) = (uint32_t)i;
+		*trace_imap_slot((e->flags & TRACE_EV_GPU_SIDE) ? &gpu : &cpu, e->corr) =
+		    (uint32_t)i;
 	}
 	for (size_t i = 0; i < r->n; i++) {
 		const trace_event *e = &r->ev[i];
 		f->partner[i] = TRACE_NONE;
 		if (e->corr != -1)
 			f->partner[i] =
-				trace_imap_get((e->flags & TRACE_EV_GPU_SIDE) ? &cpu : &gpu, e->corr);
+			    trace_imap_get((e->flags & TRACE_EV_GPU_SIDE) ? &cpu : &gpu, e->corr);
 	}
 	trace_imap_free(&cpu);
 	trace_imap_free(&gpu);
@@ -109,7 +110,7 @@ static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
 	}
 	if (!any) {
 		trace_rank_warn(r, "other ranks have ProfilerSteps but this one has none: its "
-				   "events are not filtered by iteration");
+		                   "events are not filtered by iteration");
 		return 1;
 	}
 	f->step_cut = o->include_last_step ? last_end : last_start;

@@ -18,15 +18,15 @@ typedef struct {
 #define TRACE_NONE UINT32_MAX
 
 typedef struct {
-	uint32_t *rows;    /* indices into r->ev, HTA's row order; a GPU row appears once per kept
-			      CPU row with its correlation id (HTA's inner merge) */
+	uint32_t *rows; /* indices into r->ev, HTA's row order; a GPU row appears once per kept
+	                   CPU row with its correlation id (HTA's inner merge) */
 	size_t n;
 	uint32_t *partner; /* per event: HTA's index_correlation as an event index, or TRACE_NONE */
 	uint8_t *kept;     /* per event: 1 when the row is in the frame */
-	uint32_t row0;     /* event index of traceEvents[0] when HTA keeps that row, or TRACE_NONE */
-	bool rounded;      /* nanosecond rounding was applied */
-	bool filtered;     /* the ProfilerStep filter was applied */
-	int64_t step_cut;  /* rows of the CPU side start before this (ns), when filtered */
+	uint32_t row0;    /* event index of traceEvents[0] when HTA keeps that row, or TRACE_NONE */
+	bool rounded;     /* nanosecond rounding was applied */
+	bool filtered;    /* the ProfilerStep filter was applied */
+	int64_t step_cut; /* rows of the CPU side start before this (ns), when filtered */
 	uint64_t n_neg_dur;     /* events whose duration became negative by rounding */
 	uint64_t n_gpu_dropped; /* GPU events (stream != -1) the filter removed */
 } trace_frame;

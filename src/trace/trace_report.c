@@ -14,8 +14,9 @@ static const char *us(int64_t ns, char *buf, size_t sz)
 	if (ns % 1000 == 0) {
 		snprintf(buf, sz, "%" PRId64, ns / 1000);
 	} else {
-		uint64_t a = ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns;
-		snprintf(buf, sz, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+		uint64_t a = ns < 0 ? (uint64_t) - (ns + 1) + 1 : (uint64_t)ns;
+		snprintf(buf, sz, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000,
+		         a % 1000);
 	}
 	return buf;
 }
@@ -84,11 +85,11 @@ static void text_temporal(FILE *out, const trace_result *res)
 	char b[40];
 	fprintf(out, "\n  Temporal breakdown (GPU span %s us)\n", us(t->span, b, sizeof b));
 	fprintf(out, "    %-13s %14s us  %6.2f %%\n", "idle", us(t->idle, b, sizeof b),
-		t->idle_pct);
+	        t->idle_pct);
 	fprintf(out, "    %-13s %14s us  %6.2f %%\n", "compute", us(t->compute, b, sizeof b),
-		t->compute_pct);
+	        t->compute_pct);
 	fprintf(out, "    %-13s %14s us  %6.2f %%\n", "non-compute",
-		us(t->non_compute, b, sizeof b), t->non_compute_pct);
+	        us(t->non_compute, b, sizeof b), t->non_compute_pct);
 }
 
 static void text_idle(FILE *out, const trace_result *res)
@@ -97,7 +98,7 @@ static void text_idle(FILE *out, const trace_result *res)
 		return;
 	fprintf(out, "\n  Idle time per stream (gaps between kernels, memcpys, memsets; us)\n");
 	fprintf(out, "    %-8s %-12s %12s %6s %7s %10s %8s %10s %10s\n", "stream", "category",
-		"idle", "ratio", "gaps", "mean", "min", "median", "max");
+	        "idle", "ratio", "gaps", "mean", "min", "median", "max");
 	for (size_t s = 0; s < res->n_idle; s++) {
 		const trace_idle_stream *is = &res->idle[s];
 		for (int k = 0; k < TRACE_IDLE_N; k++) {
@@ -106,7 +107,8 @@ static void text_idle(FILE *out, const trace_result *res)
 			const trace_describe *d = &is->gaps[k];
 			char b[40];
 			fprintf(out, "    %-8" PRId64 " %-12s %12s ", is->stream,
-				trace_idle_cat_name((trace_idle_cat)k), us(is->time[k], b, sizeof b));
+			        trace_idle_cat_name((trace_idle_cat)k),
+			        us(is->time[k], b, sizeof b));
 			text_num(out, "%6.2f", trace_round(is->ratio[k], 2));
 			fprintf(out, " %7zu ", d->count);
 			text_num(out, "%10.2f", trace_round(d->mean, 2));
@@ -140,18 +142,18 @@ static void text_kernels(FILE *out, const trace_result *res)
 		fputs("n/a (no communication kernels)\n", out);
 	else
 		fprintf(out, "%.2f %% of communication time runs beside computation\n",
-			res->overlap_pct);
+		        res->overlap_pct);
 	if (!res->n_kernels)
 		return;
 	fprintf(out, "\n  Top kernels per type (us)\n");
 	fprintf(out, "    %-13s %12s %8s %10s %10s  %s\n", "type", "total", "count", "mean", "max",
-		"name");
+	        "name");
 	for (size_t i = 0; i < res->n_kernels; i++) {
 		const trace_kernel_row *k = &res->kernels[i];
 		const char *name = trace_kernel_row_name(res, k);
 		fprintf(out, "    %-13s %12s %8zu %10.2f %10s  %.100s%s\n",
-			trace_ktype_name(k->type), us(k->sum, b, sizeof b), k->count, k->mean,
-			us(k->max, label, sizeof label), name, strlen(name) > 100 ? "..." : "");
+		        trace_ktype_name(k->type), us(k->sum, b, sizeof b), k->count, k->mean,
+		        us(k->max, label, sizeof label), name, strlen(name) > 100 ? "..." : "");
 	}
 }
 
@@ -162,27 +164,29 @@ static void text_launch(FILE *out, const trace_result *res)
 	if (!L->n)
 		return;
 	fprintf(out, "    short kernels (kernel shorter than its launch call <= 50 us): %zu\n",
-		L->n_short);
+	        L->n_short);
 	fprintf(out, "    runtime outliers (launch call > 50 us):                      %zu\n",
-		L->n_runtime_outliers);
+	        L->n_runtime_outliers);
 	fprintf(out, "    launch-delay outliers (kernel starts > 100 us after the call): %zu\n",
-		L->n_delay_outliers);
-	fprintf(out, "    median launch call %.1f us, median kernel %.1f us, median delay %.1f us\n",
-		L->median_cpu_us, L->median_gpu_us, L->median_delay_us);
+	        L->n_delay_outliers);
+	fprintf(out,
+	        "    median launch call %.1f us, median kernel %.1f us, median delay %.1f us\n",
+	        L->median_cpu_us, L->median_gpu_us, L->median_delay_us);
 }
 
 static void text_counters(FILE *out, const trace_result *res)
 {
 	char b[40];
 	if (res->n_queue) {
-		fprintf(out, "\n  Launch queue length per stream (at each launch and kernel start)\n");
+		fprintf(out,
+		        "\n  Launch queue length per stream (at each launch and kernel start)\n");
 		for (size_t i = 0; i < res->n_queue; i++) {
 			const trace_queue_stream *q = &res->queue[i];
 			fprintf(out, "    stream %-6" PRId64 " mean %8.2f  median %6.1f  max %6.0f",
-				q->stream, q->len.mean, q->len.q50, q->len.max);
+			        q->stream, q->len.mean, q->len.q50, q->len.max);
 			if (q->blocked > 0)
 				fprintf(out, "  full (>= %d) for %s us", TRACE_QUEUE_MAX,
-					us(q->blocked, b, sizeof b));
+				        us(q->blocked, b, sizeof b));
 			fputc('\n', out);
 		}
 	}
@@ -205,16 +209,17 @@ static void text_item(FILE *out, const trace_job *job, const trace_job_item *it)
 	const trace_result *res = &it->res;
 	fprintf(out, "== rank %d: %s\n", r->rank, r->path);
 	fprintf(out, "  %s; %llu events, %zu GPU events analysed", r->format,
-		(unsigned long long)r->n_events, res->n_gpu_events);
+	        (unsigned long long)r->n_events, res->n_gpu_events);
 	if (r->device_name[0])
 		fprintf(out, "; %s", r->device_name);
 	if (r->world_size)
 		fprintf(out, "; world size %d", r->world_size);
 	fputc('\n', out);
 	if (res->frame.filtered || (job->filter && res->frame.n_gpu_dropped))
-		fprintf(out, "  ProfilerStep filter: events of the last step and uncorrelated GPU "
-			     "events left out (%llu GPU events)\n",
-			(unsigned long long)res->frame.n_gpu_dropped);
+		fprintf(out,
+		        "  ProfilerStep filter: events of the last step and uncorrelated GPU "
+		        "events left out (%llu GPU events)\n",
+		        (unsigned long long)res->frame.n_gpu_dropped);
 	const trace_verdict *v = &res->verdict;
 	fprintf(out, "\n  Verdict: %s: %s\n", trace_verdict_word(v->id), v->why);
 	for (int i = 0; i < v->n_evidence; i++)
@@ -239,12 +244,13 @@ static void text_warnings(FILE *out, const trace_job_item *it)
 		fprintf(out, "  warning: %s\n", r->warnings[i]);
 	if (it->analyzed && res->hta_would_fail) {
 		char b[40];
-		fprintf(out,
-			"  warning: non-compute time is %s us: %llu events got a negative duration "
-			"from HTA's ns rounding; HTA stops with an AssertionError here, gpuwhy goes on "
-			"(--no-ns-rounding avoids it)\n",
-			us(res->temporal.non_compute, b, sizeof b),
-			(unsigned long long)res->frame.n_neg_dur);
+		fprintf(
+		    out,
+		    "  warning: non-compute time is %s us: %llu events got a negative duration "
+		    "from HTA's ns rounding; HTA stops with an AssertionError here, gpuwhy goes on "
+		    "(--no-ns-rounding avoids it)\n",
+		    us(res->temporal.non_compute, b, sizeof b),
+		    (unsigned long long)res->frame.n_neg_dur);
 	}
 }
 
@@ -269,8 +275,8 @@ void trace_report_text(FILE *out, const trace_job *job, const trace_job_opts *o)
 		fprintf(out, "\n== Kernel types, all ranks (us)\n");
 		for (size_t i = 0; i < n; i++) {
 			trace_kmask_label(kt[i].mask, label, sizeof label);
-			fprintf(out, "    %-56s %14s  %5.1f %%\n", label, us(kt[i].time, b, sizeof b),
-				kpct(kt[i].time, total));
+			fprintf(out, "    %-56s %14s  %5.1f %%\n", label,
+			        us(kt[i].time, b, sizeof b), kpct(kt[i].time, total));
 		}
 	}
 	for (int i = 0; i < job->n_warnings; i++)
@@ -292,9 +298,9 @@ static json_t *jus(int64_t ns)
 static json_t *jdescribe(const trace_describe *d)
 {
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "count", (json_int_t)d->count,
-			 "mean", jnum(d->mean), "std", jnum(d->std), "min", jnum(d->min), "p25",
-			 jnum(d->q25), "p50", jnum(d->q50), "p75", jnum(d->q75), "max",
-			 jnum(d->max));
+	                 "mean", jnum(d->mean), "std", jnum(d->std), "min", jnum(d->min), "p25",
+	                 jnum(d->q25), "p50", jnum(d->q50), "p75", jnum(d->q75), "max",
+	                 jnum(d->max));
 }
 
 static json_t *json_item(const trace_job *job, const trace_job_item *it)
@@ -306,34 +312,33 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 	json_object_set_new(o, "rank", json_integer(r->rank));
 	json_object_set_new(o, "file", json_string(r->path));
 	json_object_set_new(o, "format", json_string(r->format));
-	json_object_set_new(o, "device", r->device_name[0] ? json_string(r->device_name)
-							    : json_null());
-	json_object_set_new(o, "world_size", r->world_size ? json_integer(r->world_size)
-							   : json_null());
+	json_object_set_new(o, "device",
+	                    r->device_name[0] ? json_string(r->device_name) : json_null());
+	json_object_set_new(o, "world_size",
+	                    r->world_size ? json_integer(r->world_size) : json_null());
 	json_object_set_new(o, "events", json_integer((json_int_t)r->n_events));
 	json_object_set_new(o, "gpu_events", json_integer((json_int_t)res->n_gpu_events));
 	json_object_set_new(o, "profiler_step_filter",
-			    json_pack("{s:b, s:I}", "applied", res->frame.filtered,
-				      "gpu_events_dropped",
-				      (json_int_t)res->frame.n_gpu_dropped));
+	                    json_pack("{s:b, s:I}", "applied", res->frame.filtered,
+	                              "gpu_events_dropped", (json_int_t)res->frame.n_gpu_dropped));
 	json_object_set_new(o, "ns_rounding", json_boolean(res->frame.rounded));
 	json_t *ev = json_array();
 	for (int i = 0; i < v->n_evidence; i++)
 		json_array_append_new(ev, json_string(v->evidence[i]));
 	const char *vid = trace_verdict_id_str(v->id);
 	json_object_set_new(o, "verdict",
-			    json_pack("{s:o, s:s, s:s, s:o}", "id", vid ? json_string(vid) : json_null(),
-				      "word", trace_verdict_word(v->id), "why", v->why, "evidence",
-				      ev));
+	                    json_pack("{s:o, s:s, s:s, s:o}", "id",
+	                              vid ? json_string(vid) : json_null(), "word",
+	                              trace_verdict_word(v->id), "why", v->why, "evidence", ev));
 	const trace_temporal *t = &res->temporal;
-	json_object_set_new(
-		o, "temporal",
-		t->valid ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "span_us", jus(t->span),
-				     "idle_us", jus(t->idle), "compute_us", jus(t->compute),
-				     "non_compute_us", jus(t->non_compute), "idle_pct",
-				     jnum(t->idle_pct), "compute_pct", jnum(t->compute_pct),
-				     "non_compute_pct", jnum(t->non_compute_pct))
-			 : json_null());
+	json_object_set_new(o, "temporal",
+	                    t->valid ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "span_us",
+	                                         jus(t->span), "idle_us", jus(t->idle),
+	                                         "compute_us", jus(t->compute), "non_compute_us",
+	                                         jus(t->non_compute), "idle_pct", jnum(t->idle_pct),
+	                                         "compute_pct", jnum(t->compute_pct),
+	                                         "non_compute_pct", jnum(t->non_compute_pct))
+	                             : json_null());
 	json_t *idle = json_array();
 	for (size_t s = 0; s < res->n_idle; s++) {
 		const trace_idle_stream *is = &res->idle[s];
@@ -342,12 +347,13 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 			if (!is->present[k])
 				continue;
 			json_object_set_new(cats, trace_idle_cat_name((trace_idle_cat)k),
-					    json_pack("{s:o, s:o, s:o}", "idle_us", jus(is->time[k]),
-						      "ratio", jnum(trace_round(is->ratio[k], 2)),
-						      "gaps_us", jdescribe(&is->gaps[k])));
+			                    json_pack("{s:o, s:o, s:o}", "idle_us",
+			                              jus(is->time[k]), "ratio",
+			                              jnum(trace_round(is->ratio[k], 2)), "gaps_us",
+			                              jdescribe(&is->gaps[k])));
 		}
-		json_array_append_new(idle, json_pack("{s:I, s:o}", "stream", (json_int_t)is->stream,
-						      "categories", cats));
+		json_array_append_new(idle, json_pack("{s:I, s:o}", "stream",
+		                                      (json_int_t)is->stream, "categories", cats));
 	}
 	json_object_set_new(o, "idle_streams", idle);
 	json_t *kt = json_array();
@@ -356,32 +362,32 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 		if (res->ktime[m] <= 0)
 			continue;
 		trace_kmask_label(m, label, sizeof label);
-		json_array_append_new(kt, json_pack("{s:s, s:o}", "type", label, "time_us",
-						    jus(res->ktime[m])));
+		json_array_append_new(
+		    kt, json_pack("{s:s, s:o}", "type", label, "time_us", jus(res->ktime[m])));
 	}
 	json_object_set_new(o, "kernel_types", kt);
 	json_t *top = json_array();
 	for (size_t i = 0; i < res->n_kernels; i++) {
 		const trace_kernel_row *k = &res->kernels[i];
 		json_array_append_new(
-			top, json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o}", "type",
-				       trace_ktype_name(k->type), "name", trace_kernel_row_name(res, k),
-				       "count", (json_int_t)k->count, "sum_us", jus(k->sum), "mean_us",
-				       jnum(k->mean), "min_us", jus(k->min), "max_us", jus(k->max),
-				       "std_us", jnum(k->std)));
+		    top, json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o}", "type",
+		                   trace_ktype_name(k->type), "name", trace_kernel_row_name(res, k),
+		                   "count", (json_int_t)k->count, "sum_us", jus(k->sum), "mean_us",
+		                   jnum(k->mean), "min_us", jus(k->min), "max_us", jus(k->max),
+		                   "std_us", jnum(k->std)));
 	}
 	json_object_set_new(o, "top_kernels", top);
 	json_object_set_new(o, "comm_comp_overlap_pct", jnum(res->overlap_pct));
 	json_object_set_new(o, "communication_exposed_us", jus(res->comm_exposed));
 	const trace_launch *L = &res->launch;
 	json_object_set_new(o, "launches",
-			    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "pairs", (json_int_t)L->n,
-				      "short_kernels", (json_int_t)L->n_short, "runtime_outliers",
-				      (json_int_t)L->n_runtime_outliers, "launch_delay_outliers",
-				      (json_int_t)L->n_delay_outliers, "median_call_us",
-				      jnum(L->median_cpu_us), "median_kernel_us",
-				      jnum(L->median_gpu_us), "median_delay_us",
-				      jnum(L->median_delay_us)));
+	                    json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "pairs",
+	                              (json_int_t)L->n, "short_kernels", (json_int_t)L->n_short,
+	                              "runtime_outliers", (json_int_t)L->n_runtime_outliers,
+	                              "launch_delay_outliers", (json_int_t)L->n_delay_outliers,
+	                              "median_call_us", jnum(L->median_cpu_us), "median_kernel_us",
+	                              jnum(L->median_gpu_us), "median_delay_us",
+	                              jnum(L->median_delay_us)));
 	json_t *q = json_array();
 	for (size_t i = 0; i < res->n_queue; i++) {
 		json_t *d = jdescribe(&res->queue[i].len);
@@ -401,8 +407,9 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 	for (int i = 0; i < r->n_warnings; i++)
 		json_array_append_new(w, json_string(r->warnings[i]));
 	if (res->hta_would_fail)
-		json_array_append_new(w, json_string("negative non-compute time from HTA's ns "
-						     "rounding (HTA stops with an AssertionError)"));
+		json_array_append_new(w,
+		                      json_string("negative non-compute time from HTA's ns "
+		                                  "rounding (HTA stops with an AssertionError)"));
 	json_object_set_new(o, "warnings", w);
 	(void)job;
 	return o;
@@ -414,15 +421,15 @@ int trace_report_json(FILE *out, const trace_job *job, const trace_job_opts *o)
 	if (!root)
 		return -1;
 	json_object_set_new(root, "options",
-			    json_pack("{s:b, s:b, s:b}", "ns_rounding", o->prep.ns_rounding,
-				      "include_last_step", o->prep.include_last_step,
-				      "profiler_step_filter", job->filter));
+	                    json_pack("{s:b, s:b, s:b}", "ns_rounding", o->prep.ns_rounding,
+	                              "include_last_step", o->prep.include_last_step,
+	                              "profiler_step_filter", job->filter));
 	json_t *ranks = json_array(), *errors = json_array(), *warnings = json_array();
 	for (size_t i = 0; i < job->n; i++) {
 		const trace_job_item *it = &job->items[i];
 		if (it->failed)
 			json_array_append_new(errors, json_pack("{s:s, s:s}", "file", it->rank.path,
-								"error", it->err));
+			                                        "error", it->err));
 		else if (it->selected && it->analyzed)
 			json_array_append_new(ranks, json_item(job, it));
 	}
@@ -435,8 +442,8 @@ int trace_report_json(FILE *out, const trace_job *job, const trace_job_opts *o)
 	for (size_t i = 0; i < n; i++) {
 		trace_kmask_label(kt[i].mask, label, sizeof label);
 		json_array_append_new(all, json_pack("{s:s, s:o, s:o}", "type", label, "time_us",
-						     jus(kt[i].time), "pct",
-						     jnum(kpct(kt[i].time, total))));
+		                                     jus(kt[i].time), "pct",
+		                                     jnum(kpct(kt[i].time, total))));
 	}
 	json_object_set_new(root, "kernel_types_all_ranks", all);
 	for (int i = 0; i < job->n_warnings; i++)
@@ -483,8 +490,8 @@ static void csv_describe(FILE *out, const trace_describe *d, const char *fmt)
 	}
 }
 
-#define EACH_ITEM(job, it)                                                                 \
-	for (const trace_job_item *it = (job)->items; it < (job)->items + (job)->n; it++)  \
+#define EACH_ITEM(job, it)                                                                         \
+	for (const trace_job_item *it = (job)->items; it < (job)->items + (job)->n; it++)          \
 		if (!it->failed && it->selected && it->analyzed)
 
 typedef struct {
@@ -497,7 +504,8 @@ static int cmp_krow(const void *a, const void *b)
 	const krow_ref *x = a, *y = b;
 	int c = strcmp(trace_ktype_name(x->k->type), trace_ktype_name(y->k->type));
 	if (!c)
-		c = strcmp(trace_kernel_row_name(x->res, x->k), trace_kernel_row_name(y->res, y->k));
+		c = strcmp(trace_kernel_row_name(x->res, x->k),
+		           trace_kernel_row_name(y->res, y->k));
 	if (!c)
 		c = (x->res->r->rank > y->res->r->rank) - (x->res->r->rank < y->res->r->rank);
 	return c;
@@ -523,8 +531,8 @@ static void csv_kernels(FILE *out, const trace_job *job)
 		const trace_kernel_row *r = refs[i].k;
 		csv_str(out, trace_kernel_row_name(refs[i].res, r));
 		fprintf(out, ",%s,%.17g,%.17g,%.17g,%.17g,%s,%d\n", us(r->sum, b, sizeof b),
-			r->hta_max, r->hta_min, r->hta_std, r->hta_mean, trace_ktype_name(r->type),
-			refs[i].res->r->rank);
+		        r->hta_max, r->hta_min, r->hta_std, r->hta_mean, trace_ktype_name(r->type),
+		        refs[i].res->r->rank);
 	}
 	free(refs);
 	fputc('\n', out);
@@ -542,10 +550,12 @@ void trace_report_csv(FILE *out, const trace_job *job)
 		if (!t->valid)
 			continue;
 		fprintf(out, "%d,%s,%s,%s,%s,%.2f,%.2f,%.2f\n", it->rank.rank,
-			us(t->idle, b[0], 40), us(t->compute, b[1], 40), us(t->non_compute, b[2], 40),
-			us(t->span, b[3], 40), t->idle_pct, t->compute_pct, t->non_compute_pct);
+		        us(t->idle, b[0], 40), us(t->compute, b[1], 40),
+		        us(t->non_compute, b[2], 40), us(t->span, b[3], 40), t->idle_pct,
+		        t->compute_pct, t->non_compute_pct);
 	}
-	fputs("\n# idle_time_breakdown\nrank,stream,idle_category,idle_time,idle_time_ratio\n", out);
+	fputs("\n# idle_time_breakdown\nrank,stream,idle_category,idle_time,idle_time_ratio\n",
+	      out);
 	EACH_ITEM(job, it)
 	for (size_t s = 0; s < it->res.n_idle; s++) {
 		const trace_idle_stream *is = &it->res.idle[s];
@@ -553,7 +563,7 @@ void trace_report_csv(FILE *out, const trace_job *job)
 			if (!is->present[k])
 				continue;
 			fprintf(out, "%d,%" PRId64 ",%s,%s,", it->rank.rank, is->stream,
-				trace_idle_cat_name((trace_idle_cat)k), us(is->time[k], b[0], 40));
+			        trace_idle_cat_name((trace_idle_cat)k), us(is->time[k], b[0], 40));
 			csv_num(out, "%.2f", trace_round(is->ratio[k], 2));
 			fputc('\n', out);
 		}
@@ -576,7 +586,7 @@ void trace_report_csv(FILE *out, const trace_job *job)
 			d.q75 = trace_round(d.q75, 2);
 			d.max = trace_round(d.max, 2);
 			fprintf(out, "%s,%d,%" PRId64 ",", trace_idle_cat_name((trace_idle_cat)k),
-				it->rank.rank, is->stream);
+			        it->rank.rank, is->stream);
 			csv_describe(out, &d, "%.2f");
 			fputc('\n', out);
 		}
@@ -588,7 +598,8 @@ void trace_report_csv(FILE *out, const trace_job *job)
 	fputs("\n# kernel_type_breakdown\nkernel_type,sum,percentage\n", out);
 	for (size_t i = 0; i < n; i++) {
 		trace_kmask_label(kt[i].mask, label, sizeof label);
-		fprintf(out, "%s,%s,%.1f\n", label, us(kt[i].time, b[0], 40), kpct(kt[i].time, total));
+		fprintf(out, "%s,%s,%.1f\n", label, us(kt[i].time, b[0], 40),
+		        kpct(kt[i].time, total));
 	}
 	fputs("\n# kernel_type_breakdown_rank\nrank,kernel_type,sum\n", out);
 	EACH_ITEM(job, it)
@@ -614,7 +625,7 @@ void trace_report_csv(FILE *out, const trace_job *job)
 	{
 		const trace_launch *L = &it->res.launch;
 		fprintf(out, "%d,%zu,%zu,%zu,%zu\n", it->rank.rank, L->n, L->n_short,
-			L->n_runtime_outliers, L->n_delay_outliers);
+		        L->n_runtime_outliers, L->n_delay_outliers);
 	}
 	fputs("\n# launch_stats\nrank,correlation,cpu_duration,gpu_duration,launch_delay\n", out);
 	EACH_ITEM(job, it)
@@ -622,7 +633,7 @@ void trace_report_csv(FILE *out, const trace_job *job)
 		const trace_launch_row *l = &it->res.launch.rows[i];
 		/* nsys correlation keys carry the process id in the high bits */
 		fprintf(out, "%d,%" PRId64 ",%s,%s,%s\n", it->rank.rank, l->corr & 0xFFFFFFFF,
-			us(l->cpu_dur, b[0], 40), us(l->gpu_dur, b[1], 40), us(l->delay, b[2], 40));
+		        us(l->cpu_dur, b[0], 40), us(l->gpu_dur, b[1], 40), us(l->delay, b[2], 40));
 	}
 	fputs("\n# queue_length_summary\nrank,stream,count,mean,std,min,25%,50%,75%,max,"
 	      "full_queue_us\n",

@@ -17,7 +17,7 @@ static void swap_u32(uint32_t *a, uint32_t *b)
 static void heap_sort(const int64_t *v, uint32_t *idx, size_t n)
 {
 	/* a(k) with k from 1: the heap is 1-based like numpy's. */
-#define A(k) idx[(k) - 1]
+#define A(k) idx[(k)-1]
 	size_t i, j, l;
 	uint32_t tmp;
 	for (l = n >> 1; l > 0; --l) {
@@ -123,7 +123,7 @@ void trace_argsort(const int64_t *v, uint32_t *t, size_t num)
 				t[pj--] = t[pk--];
 			t[pj] = vi;
 		}
-pop:
+	pop:
 		if (sp == 0)
 			break;
 		pr = stack[--sp];

@@ -18,7 +18,8 @@ void trace_argsort(const int64_t *keys, uint32_t *idx, size_t n);
 /* pandas' describe() of a numeric series, NaN values excluded. */
 typedef struct {
 	size_t count;
-	double mean, std, min, q25, q50, q75, max; /* std NaN below two values; all NaN when empty */
+	double mean, std, min, q25, q50, q75,
+	    max; /* std NaN below two values; all NaN when empty */
 } trace_describe;
 
 /* values is reordered (sorted). */
