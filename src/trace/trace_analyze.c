@@ -1021,6 +1021,8 @@ out:
 	free(c.keys);
 	free(c.idx);
 	free(c.rows);
+	if (rc < 0)
+		trace_result_free(res);
 	return rc;
 }
 

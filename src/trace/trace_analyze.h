@@ -127,7 +127,7 @@ typedef struct {
 } trace_result;
 
 /* Runs every analysis on r (already prepared into f, which the result takes over).
- * Returns 0, or -1 when memory runs out. */
+ * Returns 0, or -1 when memory runs out (res is then freed). */
 int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *out);
 void trace_result_free(trace_result *res);
 
