@@ -15,6 +15,13 @@ typedef struct {
 	int64_t ts, end;
 } span_t;
 
+/* Frame rows with a stream, chained by correlation id in frame order: for a dense correlation
+ * index x, head[x] is the first position and next[] links the rest; row[] gives the event. */
+typedef struct {
+	uint32_t *head, *next, *row;
+	size_t n;
+} chain_t;
+
 /* Scratch buffers sized for the whole frame, reused by every analysis. */
 typedef struct {
 	const trace_rank *r;
@@ -22,6 +29,8 @@ typedef struct {
 	int64_t *keys;
 	uint32_t *idx;
 	uint32_t *rows;
+	uint8_t *mark; /* per correlation index */
+	chain_t gpu;
 } ctx_t;
 
 const char *trace_idle_cat_name(trace_idle_cat c)
@@ -144,12 +153,26 @@ typedef struct {
 	int st;
 } sweep_t;
 
-static int cmp_sweep(const void *a, const void *b)
+/* Orders sweep points by time; the order of equal times changes no sum (zero-length pieces). */
+static bool sort_sweep(sweep_t *sw, size_t m)
 {
-	const sweep_t *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return (x->st > y->st) - (x->st < y->st);
+	uint64_t *k = malloc((m + 1) * sizeof *k);
+	uint32_t *p = malloc((m + 1) * sizeof *p);
+	sweep_t *tmp = malloc((m + 1) * sizeof *tmp);
+	bool ok = k && p && tmp;
+	for (size_t i = 0; ok && i < m; i++) {
+		k[i] = trace_key_i64(sw[i].t);
+		p[i] = (uint32_t)i;
+	}
+	ok = ok && trace_radix_sort(k, p, m);
+	for (size_t i = 0; ok && i < m; i++)
+		tmp[i] = sw[p[i]];
+	if (ok)
+		memcpy(sw, tmp, m * sizeof *sw);
+	free(k);
+	free(p);
+	free(tmp);
+	return ok;
 }
 
 /* Adds +v at each group start and -v at each end, like HTA's melt of merged intervals. */
@@ -206,7 +229,8 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	size_t m = 0;
 	for (int k = 0; k < 3; k++)
 		m = add_sweep(sw, m, tg[k], tn[k], 1 << k);
-	qsort(sw, m, sizeof *sw, cmp_sweep);
+	if (!sort_sweep(sw, m))
+		goto out;
 	int running = 0;
 	for (size_t i = 0; i + 1 < m; i++) {
 		running += sw[i].st;
@@ -218,7 +242,8 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	/* Communication/computation overlap: communication +-1, computation +-2, time at 3. */
 	m = add_sweep(sw, 0, tg[TRACE_KT_COMMUNICATION], tn[TRACE_KT_COMMUNICATION], 1);
 	m = add_sweep(sw, m, tg[TRACE_KT_COMPUTATION], tn[TRACE_KT_COMPUTATION], 2);
-	qsort(sw, m, sizeof *sw, cmp_sweep);
+	if (!sort_sweep(sw, m))
+		goto out;
 	int64_t both = 0;
 	running = 0;
 	for (size_t i = 0; i + 1 < m; i++) {
@@ -289,7 +314,7 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 {
 	const trace_frame *f = c->f;
 	trace_imap slot;
-	if (!trace_imap_init(&slot, f->n + 1))
+	if (!trace_imap_init(&slot, 16))
 		return -1;
 	size_t ns = 0, n = 0;
 	uint32_t *cnt = NULL, *order = NULL;
@@ -301,6 +326,8 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 		if (!idle_cat_row(e))
 			continue;
 		uint32_t *s = trace_imap_slot(&slot, e->stream);
+		if (!s)
+			goto out;
 		if (*s == UINT32_MAX)
 			*s = (uint32_t)ns++;
 		n++;
@@ -357,10 +384,9 @@ typedef struct {
 	double wmean, m2; /* Welford, us */
 } kacc_t;
 
-static const ctx_t *sort_ctx; /* qsort has no context argument; set for one call at a time */
-
-static int cmp_kacc_name(const void *a, const void *b)
+static int cmp_kacc_name(const void *a, const void *b, void *arg)
 {
+	const ctx_t *sort_ctx = arg;
 	const kacc_t *x = a, *y = b;
 	return strcmp(trace_name_str(&sort_ctx->r->names, x->name),
 	              trace_name_str(&sort_ctx->r->names, y->name));
@@ -485,9 +511,10 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 {
 	const trace_rank *r = c->r;
 	size_t n = gpu_rows(c, -1, c->rows);
-	trace_imap slot;
-	if (!trace_imap_init(&slot, n + 1))
+	uint32_t *slot = malloc(((size_t)r->names.count + 1) * sizeof *slot);
+	if (!slot)
 		return -1;
+	memset(slot, 0xff, ((size_t)r->names.count + 1) * sizeof *slot);
 	kacc_t *acc = malloc((n + 1) * sizeof *acc);
 	res->kernels = malloc((n + 3) * sizeof *res->kernels);
 	size_t na = 0;
@@ -499,7 +526,7 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 		trace_ktype t = ktype_of(c, e);
 		if (t == TRACE_KT_OTHER)
 			continue;
-		uint32_t *s = trace_imap_slot(&slot, e->name);
+		uint32_t *s = &slot[e->name];
 		if (*s == UINT32_MAX) {
 			*s = (uint32_t)na;
 			acc[na++] = (kacc_t){
@@ -515,9 +542,7 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 		a->wmean += delta / (double)a->count;
 		a->m2 += delta * (d - a->wmean);
 	}
-	sort_ctx = c;
-	qsort(acc, na, sizeof *acc, cmp_kacc_name);
-	sort_ctx = NULL;
+	qsort_r(acc, na, sizeof *acc, cmp_kacc_name, c);
 	/* HTA's type order after its final sort: by the type's name. */
 	static const trace_ktype order[] = {TRACE_KT_COMMUNICATION, TRACE_KT_COMPUTATION,
 	                                    TRACE_KT_MEMORY};
@@ -537,10 +562,9 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 		res->n_kernels += m ? got : 0;
 	}
 	free(tmp);
-	(void)r;
 	rc = 0;
 out:
-	trace_imap_free(&slot);
+	free(slot);
 	free(acc);
 	return rc;
 }
@@ -550,67 +574,57 @@ const char *trace_kernel_row_name(const trace_result *res, const trace_kernel_ro
 	return k->name == TRACE_NONE ? "others" : trace_name_str(&res->r->names, k->name);
 }
 
-/* Rows of the frame chained by correlation id, in frame order: head[corr] and next[row]. */
-typedef struct {
-	trace_imap head, tail;
-	uint32_t *next; /* indexed by position in the chained list */
-	uint32_t *row;  /* event index of each position */
-	size_t n;
-} chain_t;
-
-static int chain_build(const ctx_t *c, chain_t *ch, bool (*want)(const trace_event *))
+static int chain_build(ctx_t *c)
 {
-	memset(ch, 0, sizeof *ch);
 	const trace_frame *f = c->f;
-	if (!trace_imap_init(&ch->head, f->n + 1) || !trace_imap_init(&ch->tail, f->n + 1))
-		return -1;
+	chain_t *ch = &c->gpu;
+	ch->head = malloc(((size_t)f->n_cidx + 1) * sizeof *ch->head);
+	uint32_t *tail = malloc(((size_t)f->n_cidx + 1) * sizeof *tail);
 	ch->next = malloc((f->n + 1) * sizeof *ch->next);
 	ch->row = malloc((f->n + 1) * sizeof *ch->row);
-	if (!ch->next || !ch->row)
+	if (!ch->head || !tail || !ch->next || !ch->row) {
+		free(tail);
 		return -1;
+	}
+	memset(ch->head, 0xff, ((size_t)f->n_cidx + 1) * sizeof *ch->head);
 	for (size_t i = 0; i < f->n; i++) {
-		const trace_event *e = EV(c, f->rows[i]);
-		if (!want(e))
+		uint32_t ev = f->rows[i], x = f->cidx[ev];
+		if (EV(c, ev)->stream == -1 || x == TRACE_NONE)
 			continue;
 		uint32_t p = (uint32_t)ch->n++;
-		ch->row[p] = f->rows[i];
+		ch->row[p] = ev;
 		ch->next[p] = UINT32_MAX;
-		uint32_t *h = trace_imap_slot(&ch->head, e->corr);
-		uint32_t *t = trace_imap_slot(&ch->tail, e->corr);
-		if (*h == UINT32_MAX)
-			*h = p;
+		if (ch->head[x] == UINT32_MAX)
+			ch->head[x] = p;
 		else
-			ch->next[*t] = p;
-		*t = p;
+			ch->next[tail[x]] = p;
+		tail[x] = p;
 	}
+	free(tail);
 	return 0;
 }
 
 static void chain_free(chain_t *ch)
 {
-	trace_imap_free(&ch->head);
-	trace_imap_free(&ch->tail);
+	free(ch->head);
 	free(ch->next);
 	free(ch->row);
+	memset(ch, 0, sizeof *ch);
 }
 
-static bool has_stream(const trace_event *e)
+/* First GPU row (position in the chain) with the correlation of event ev, or UINT32_MAX. */
+static uint32_t chain_first(const ctx_t *c, uint32_t ev)
 {
-	return e->stream != -1;
+	uint32_t x = c->f->cidx[ev];
+	return x == TRACE_NONE ? UINT32_MAX : c->gpu.head[x];
 }
 
-static int cmp_i64(const void *a, const void *b)
+static double median_us(uint64_t *k, size_t n)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_us(int64_t *v, size_t n)
-{
-	if (!n)
+	if (!n || !trace_radix_sort(k, NULL, n))
 		return NAN;
-	qsort(v, n, sizeof *v, cmp_i64);
-	double a = (double)v[(n - 1) / 2], b = (double)v[n / 2];
+	double a = (double)(int64_t)(k[(n - 1) / 2] ^ (1ull << 63));
+	double b = (double)(int64_t)(k[n / 2] ^ (1ull << 63));
 	return (a + b) / 2.0 / 1000.0;
 }
 
@@ -620,28 +634,23 @@ static int launch_stats(ctx_t *c, trace_result *res)
 {
 	const trace_frame *f = c->f;
 	trace_launch *L = &res->launch;
-	trace_imap ids;
-	chain_t gpu;
-	int rc = -1;
-	if (!trace_imap_init(&ids, f->n + 1))
-		return -1;
-	if (chain_build(c, &gpu, has_stream) < 0)
-		goto out;
+	memset(c->mark, 0, (size_t)f->n_cidx + 1);
 	for (size_t i = 0; i < f->n; i++) {
-		const trace_event *e = EV(c, f->rows[i]);
-		if (c->r->names.names[e->name].nflags & (TRACE_NAME_LAUNCH | TRACE_NAME_MEM_LAUNCH))
-			*trace_imap_slot(&ids, e->corr) = 1;
+		uint32_t ev = f->rows[i];
+		if ((c->r->names.names[EV(c, ev)->name].nflags &
+		     (TRACE_NAME_LAUNCH | TRACE_NAME_MEM_LAUNCH)) &&
+		    f->cidx[ev] != TRACE_NONE)
+			c->mark[f->cidx[ev]] = 1;
 	}
-	size_t cap = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		size_t k = 0;
 		for (size_t i = 0; i < f->n; i++) {
-			const trace_event *e = EV(c, f->rows[i]);
-			if (e->stream != -1 || trace_imap_get(&ids, e->corr) == UINT32_MAX)
+			uint32_t ev = f->rows[i];
+			const trace_event *e = EV(c, ev);
+			if (e->stream != -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
 				continue;
-			for (uint32_t p = trace_imap_get(&gpu.head, e->corr); p != UINT32_MAX;
-			     p = gpu.next[p]) {
-				const trace_event *g = EV(c, gpu.row[p]);
+			for (uint32_t p = chain_first(c, ev); p != UINT32_MAX; p = c->gpu.next[p]) {
+				const trace_event *g = EV(c, c->gpu.row[p]);
 				if (pass == 1) {
 					int64_t d = g->ts - e->ts - e->dur;
 					L->rows[k] = (trace_launch_row){e->corr, e->dur, g->dur,
@@ -650,21 +659,19 @@ static int launch_stats(ctx_t *c, trace_result *res)
 				k++;
 			}
 		}
-		if (pass == 0) {
-			cap = k;
-			L->rows = malloc((cap + 1) * sizeof *L->rows);
-			if (!L->rows)
-				goto out;
-		}
+		if (pass == 0 && !(L->rows = malloc((k + 1) * sizeof *L->rows)))
+			return -1;
 		L->n = k;
 	}
-	int64_t *v = malloc((L->n + 1) * sizeof *v);
+	uint64_t *v = malloc((L->n + 1) * sizeof *v);
 	if (!v)
-		goto out;
+		return -1;
 	for (int which = 0; which < 3; which++) {
 		for (size_t i = 0; i < L->n; i++) {
 			const trace_launch_row *l = &L->rows[i];
-			v[i] = which == 0 ? l->cpu_dur : which == 1 ? l->gpu_dur : l->delay;
+			v[i] = trace_key_i64(which == 0   ? l->cpu_dur
+			                     : which == 1 ? l->gpu_dur
+			                                  : l->delay);
 			if (which == 0) {
 				if (l->cpu_dur <= TRACE_RUNTIME_CUTOFF_NS &&
 				    l->gpu_dur < l->cpu_dur)
@@ -681,11 +688,7 @@ static int launch_stats(ctx_t *c, trace_result *res)
 		               : &L->median_delay_us) = m;
 	}
 	free(v);
-	rc = 0;
-out:
-	trace_imap_free(&ids);
-	chain_free(&gpu);
-	return rc;
+	return 0;
 }
 
 /* One point of a counter series before sorting: HTA concatenates, then sorts by ts. */
@@ -701,37 +704,66 @@ static int cmp_group(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The distinct groups of the points, ascending. */
+static int64_t *distinct_groups(const point_t *pt, size_t n, size_t *count)
+{
+	trace_imap seen;
+	if (!trace_imap_init(&seen, 16))
+		return NULL;
+	int64_t *g = malloc(16 * sizeof *g);
+	size_t m = 0, cap = 16;
+	for (size_t i = 0; g && i < n; i++) {
+		if (pt[i].group == INT64_MIN)
+			continue;
+		uint32_t *v = trace_imap_slot(&seen, pt[i].group);
+		if (!v) {
+			free(g);
+			g = NULL;
+			break;
+		}
+		if (*v != UINT32_MAX)
+			continue;
+		*v = 1;
+		if (m == cap) {
+			int64_t *ng = realloc(g, 2 * cap * sizeof *g);
+			if (!ng) {
+				free(g);
+				g = NULL;
+				break;
+			}
+			g = ng;
+			cap *= 2;
+		}
+		g[m++] = pt[i].group;
+	}
+	trace_imap_free(&seen);
+	if (g)
+		qsort(g, m, sizeof *g, cmp_group);
+	*count = m;
+	return g;
+}
+
 /* Sorts points like pandas' sort_values("ts") (ties in numpy's order), then hands each group
  * (ascending) its points in that order. */
 static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order_out,
                          int64_t **groups_out, size_t *ngroups)
 {
+	(void)c;
 	int64_t *keys = calloc(n + 1, sizeof *keys);
 	uint32_t *idx = malloc((n + 1) * sizeof *idx);
-	int64_t *g = malloc((n + 1) * sizeof *g);
+	int64_t *g = distinct_groups(pt, n, ngroups);
 	if (!keys || !idx || !g) {
 		free(keys);
 		free(idx);
 		free(g);
 		return -1;
 	}
-	(void)c;
 	for (size_t i = 0; i < n; i++)
 		keys[i] = pt[i].ts;
 	trace_argsort(keys, idx, n);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (pt[i].group != INT64_MIN)
-			g[m++] = pt[i].group;
-	qsort(g, m, sizeof *g, cmp_group);
-	size_t u = 0;
-	for (size_t i = 0; i < m; i++)
-		if (u == 0 || g[u - 1] != g[i])
-			g[u++] = g[i];
 	free(keys);
 	*order_out = idx;
 	*groups_out = g;
-	*ngroups = u;
 	return 0;
 }
 
@@ -749,41 +781,38 @@ static bool queue_launch(const ctx_t *c, const trace_event *e)
 static int queue_length(ctx_t *c, trace_result *res)
 {
 	const trace_frame *f = c->f;
-	chain_t gpu;
-	trace_imap launched;
 	point_t *pt = NULL;
-	uint32_t *order = NULL;
+	uint32_t *order = NULL, *pos = NULL;
 	int64_t *groups = NULL;
 	double *vals = NULL;
 	int rc = -1;
-	if (!trace_imap_init(&launched, f->n + 1))
-		return -1;
-	if (chain_build(c, &gpu, has_stream) < 0)
-		goto out;
+	memset(c->mark, 0, (size_t)f->n_cidx + 1);
 	size_t n = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		n = 0;
 		for (size_t i = 0; i < f->n; i++) {
-			const trace_event *e = EV(c, f->rows[i]);
+			uint32_t ev = f->rows[i];
+			const trace_event *e = EV(c, ev);
 			if (!queue_launch(c, e))
 				continue;
-			if (pass == 0)
-				*trace_imap_slot(&launched, e->corr) = 1;
-			uint32_t p = trace_imap_get(&gpu.head, e->corr);
+			if (pass == 0 && f->cidx[ev] != TRACE_NONE)
+				c->mark[f->cidx[ev]] = 1;
+			uint32_t p = chain_first(c, ev);
 			if (p == UINT32_MAX) {
 				if (pass == 1)
 					pt[n] = (point_t){e->ts, INT64_MIN, 1};
 				n++;
 			}
-			for (; p != UINT32_MAX; p = gpu.next[p]) {
+			for (; p != UINT32_MAX; p = c->gpu.next[p]) {
 				if (pass == 1)
-					pt[n] = (point_t){e->ts, EV(c, gpu.row[p])->stream, 1};
+					pt[n] = (point_t){e->ts, EV(c, c->gpu.row[p])->stream, 1};
 				n++;
 			}
 		}
 		for (size_t i = 0; i < f->n; i++) {
-			const trace_event *e = EV(c, f->rows[i]);
-			if (e->stream == -1 || trace_imap_get(&launched, e->corr) == UINT32_MAX)
+			uint32_t ev = f->rows[i];
+			const trace_event *e = EV(c, ev);
+			if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
 				continue;
 			if (pass == 1)
 				pt[n] = (point_t){e->ts, e->stream, -1};
@@ -797,36 +826,53 @@ static int queue_length(ctx_t *c, trace_result *res)
 		goto out;
 	res->queue = calloc(ng + 1, sizeof *res->queue);
 	vals = malloc((n + 1) * sizeof *vals);
-	if (!res->queue || !vals)
+	pos = malloc((n + 1) * sizeof *pos);
+	if (!res->queue || !vals || !pos)
 		goto out;
 	res->n_queue = ng;
-	/* One pass per stream keeps the code plain; streams are few. */
+	/* Points regrouped by stream, each group in sorted order (pandas' groupby). */
+	trace_imap gslot;
+	if (!trace_imap_init(&gslot, ng))
+		goto out;
+	size_t *start = calloc(ng + 1, sizeof *start);
+	if (!start) {
+		trace_imap_free(&gslot);
+		goto out;
+	}
+	for (size_t g = 0; g < ng; g++)
+		*trace_imap_slot(&gslot, groups[g]) = (uint32_t)g;
+	for (size_t k = 0; k < n; k++)
+		if (pt[order[k]].group != INT64_MIN)
+			start[trace_imap_get(&gslot, pt[order[k]].group) + 1]++;
+	for (size_t g = 0; g < ng; g++)
+		start[g + 1] += start[g];
+	for (size_t k = 0; k < n; k++)
+		if (pt[order[k]].group != INT64_MIN)
+			pos[start[trace_imap_get(&gslot, pt[order[k]].group)]++] = order[k];
+	trace_imap_free(&gslot);
+	size_t from = 0;
 	for (size_t g = 0; g < ng; g++) {
 		trace_queue_stream *q = &res->queue[g];
 		q->stream = groups[g];
-		size_t m = 0;
 		double len = 0;
-		int64_t prev_ts = 0;
-		bool full = false;
-		for (size_t k = 0; k < n; k++) {
-			const point_t *p = &pt[order[k]];
-			if (p->group != groups[g])
-				continue;
-			if (full)
-				q->blocked += p->ts - prev_ts;
+		size_t m = 0;
+		for (size_t k = from; k < start[g]; k++) {
+			const point_t *p = &pt[pos[k]];
+			/* time at or above the limit lasts until the next point */
+			if (m && vals[m - 1] >= TRACE_QUEUE_MAX)
+				q->blocked += p->ts - pt[pos[k - 1]].ts;
 			len += p->delta;
 			vals[m++] = len;
-			full = len >= TRACE_QUEUE_MAX;
-			prev_ts = p->ts;
 		}
+		from = start[g];
 		trace_describe_values(vals, m, &q->len);
 	}
+	free(start);
 	rc = 0;
 out:
-	trace_imap_free(&launched);
-	chain_free(&gpu);
 	free(pt);
 	free(order);
+	free(pos);
 	free(groups);
 	free(vals);
 	return rc;
@@ -1008,8 +1054,9 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res)
 	c.keys = malloc(n * sizeof *c.keys);
 	c.idx = malloc(n * sizeof *c.idx);
 	c.rows = malloc(n * sizeof *c.rows);
+	c.mark = malloc((size_t)res->frame.n_cidx + 1);
 	int rc = -1;
-	if (!c.keys || !c.idx || !c.rows)
+	if (!c.keys || !c.idx || !c.rows || !c.mark || chain_build(&c) < 0)
 		goto out;
 	if (temporal_and_types(&c, res) < 0 || idle_breakdown(&c, res) < 0 ||
 	    kernel_breakdown(&c, res) < 0 || launch_stats(&c, res) < 0 ||
@@ -1021,6 +1068,8 @@ out:
 	free(c.keys);
 	free(c.idx);
 	free(c.rows);
+	free(c.mark);
+	chain_free(&c.gpu);
 	if (rc < 0)
 		trace_result_free(res);
 	return rc;

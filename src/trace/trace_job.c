@@ -118,8 +118,8 @@ void trace_job_free_paths(char **paths, size_t n)
 	free(paths);
 }
 
-int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-                    size_t errsz)
+int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                    char *err, size_t errsz)
 {
 	unsigned char magic[16] = {0};
 	FILE *f = fopen(path, "rb");
@@ -136,7 +136,7 @@ int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress,
 			atomic_fetch_add(progress, (uint64_t)st.st_size);
 		return rc;
 	}
-	return trace_kineto_read(path, r, progress, err, errsz);
+	return trace_kineto_read(path, r, progress, threads, err, errsz);
 }
 
 typedef struct {
@@ -147,6 +147,7 @@ typedef struct {
 	size_t done; /* items finished, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* signalled when an item finishes */
+	int per_file;        /* threads for one file's parse */
 	_Atomic uint64_t bytes;
 } work_t;
 
@@ -160,8 +161,17 @@ static bool rank_selected(const trace_job_opts *o, int rank)
 	return false;
 }
 
+/* CPU time of the calling thread: wall time says little on a busy machine. */
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filter)
 {
+	int64_t t0 = thread_cpu_ns();
 	trace_frame f;
 	if (trace_prep(&it->rank, &o->prep, filter, &f) < 0 ||
 	    trace_analyze(&it->rank, &f, &it->res) < 0) {
@@ -171,13 +181,16 @@ static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filte
 		return;
 	}
 	it->analyzed = true;
+	gw_debug("%s: analysed %zu events, %.3f s CPU", it->rank.path, it->rank.n,
+	         (double)(thread_cpu_ns() - t0) / 1e9);
 	/* The results keep names and copies; the event records can go now (the frame's
 	 * counters stay for the report). */
 	trace_frame *fr = &it->res.frame;
 	free(fr->rows);
 	free(fr->partner);
 	free(fr->kept);
-	fr->rows = fr->partner = NULL;
+	free(fr->cidx);
+	fr->rows = fr->partner = fr->cidx = NULL;
 	fr->kept = NULL;
 	free(it->rank.ev);
 	it->rank.ev = NULL;
@@ -194,10 +207,15 @@ static void *worker(void *arg)
 			break;
 		trace_job_item *it = &job->items[i];
 		if (w->phase == 0) {
-			if (trace_read_file(it->rank.path, &it->rank, &w->bytes, it->err,
-			                    sizeof it->err) < 0) {
+			int64_t t0 = thread_cpu_ns();
+			if (trace_read_file(it->rank.path, &it->rank, &w->bytes, w->per_file,
+			                    it->err, sizeof it->err) < 0) {
 				it->failed = GW_EXIT_ENV;
 			} else {
+				gw_debug("%s: read %llu bytes, kept %zu of %llu events, %.3f s CPU",
+				         it->rank.path, (unsigned long long)it->rank.bytes,
+				         it->rank.n, (unsigned long long)it->rank.n_events,
+				         (double)(thread_cpu_ns() - t0) / 1e9);
 				it->selected = rank_selected(w->o, it->rank.rank);
 				/* Two ProfilerStep names here settle the filter for every rank. */
 				if (it->selected && it->rank.n_profstep_syms >= 2)
@@ -239,6 +257,10 @@ static int run_phase(trace_job *job, const trace_job_opts *o, int phase, uint64_
 	pthread_condattr_destroy(&ca);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t nt = o->threads > 0 ? (size_t)o->threads : (size_t)(ncpu > 0 ? ncpu : 1);
+	/* Threads the files leave idle help parse the large ones. */
+	w.per_file = (int)(nt / (job->n ? job->n : 1));
+	if (w.per_file < 1)
+		w.per_file = 1;
 	if (nt > job->n)
 		nt = job->n;
 	if (nt < 1)

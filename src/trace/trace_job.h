@@ -50,8 +50,9 @@ void trace_job_free_paths(char **paths, size_t n);
 int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_opts *o);
 void trace_job_free(trace_job *job);
 
-/* Reads one file of either kind into r (for tests): 0, or -1 with the reason in err. */
-int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-                    size_t errsz);
+/* Reads one file of either kind into r, a large Kineto file on up to threads threads: 0, or -1
+ * with the reason in err. */
+int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                    char *err, size_t errsz);
 
 #endif

@@ -7,12 +7,14 @@
 #include "trace/trace_kineto.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
+#include "util/err.h"
 #include "util/parse.h"
 
 enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_DEVPROPS, TOP_BASETIME };
@@ -59,6 +61,7 @@ typedef struct {
 	char *catsym; /* the current event's cat when it contains "ProfilerStep" (rare) */
 	size_t catsym_len;
 	bool old_cats, base_time;
+	bool fragment; /* parsing a run of traceEvents elements, not a document */
 	uint64_t no_ts, bad_value;
 	char err[200];
 } kstate;
@@ -202,7 +205,8 @@ static int event_end(kstate *k)
 	bool sync_gpu = (nlen == 10 && !memcmp(name, "Event Sync", 10)) ||
 	                (nlen == 12 && !memcmp(name, "Context Sync", 12));
 	uint32_t ord = (uint32_t)(k->ord - 1);
-	if (e->stream == -1 && e->corr == -1 && !sync_gpu && !profstep && ord != 0)
+	bool row0 = ord == 0 && !k->fragment; /* fragments count from 0 locally */
+	if (e->stream == -1 && e->corr == -1 && !sync_gpu && !profstep && !row0)
 		return 1;
 	uint32_t id = trace_names_intern(&r->names, name, nlen);
 	if (id == UINT32_MAX)
@@ -216,7 +220,7 @@ static int event_end(kstate *k)
 	    .name = id,
 	    .ord = ord,
 	    .cat = e->cat,
-	    .flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (ord == 0 ? TRACE_EV_ROW0 : 0) |
+	    .flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (row0 ? TRACE_EV_ROW0 : 0) |
 	                       (e->has_bw ? TRACE_EV_HAS_BW : 0)),
 	};
 	if (!trace_rank_push(r, &ev))
@@ -716,8 +720,48 @@ int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err
 	return rc;
 }
 
-int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-                      size_t errsz)
+/* Reads a gzip or plain error into err after gzread returned n <= 0; 1 when it was a clean end
+ * of file. */
+static int read_status(gzFile g, int n, char *err, size_t errsz)
+{
+	int zerr;
+	const char *m = gzerror(g, &zerr);
+	if (n < 0) {
+		snprintf(err, errsz, "%s: %s", zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
+		         zerr == Z_ERRNO ? strerror(errno) : m);
+		return -1;
+	}
+	if (zerr == Z_BUF_ERROR) {
+		snprintf(err, errsz,
+		         "truncated gzip file (it ends in the middle of the compressed stream)");
+		return -1;
+	}
+	return 1;
+}
+
+static void add_progress(gzFile g, _Atomic uint64_t *progress, uint64_t *reported)
+{
+	if (!progress)
+		return;
+	uint64_t off = (uint64_t)gzoffset(g);
+	if (off > *reported) {
+		atomic_fetch_add(progress, off - *reported);
+		*reported = off;
+	}
+}
+
+static int truncated(kstate *k, yajl_handle h, uint64_t total, char *err, size_t errsz)
+{
+	yajl_reason(k, h, NULL, 0, total, err, errsz);
+	if (!k->err[0])
+		snprintf(err, errsz,
+		         "truncated JSON: the document ends after %llu bytes before it is complete",
+		         (unsigned long long)total);
+	return -1;
+}
+
+static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
+                           size_t errsz)
 {
 	enum { CHUNK = 256 * 1024 };
 	gzFile g = gzopen(path, "rb");
@@ -740,39 +784,13 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 	uint64_t total = 0, reported = 0;
 	for (;;) {
 		int n = gzread(g, buf, CHUNK);
-		if (n < 0) {
-			int zerr;
-			const char *m = gzerror(g, &zerr);
-			snprintf(err, errsz, "%s: %s",
-			         zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
-			         zerr == Z_ERRNO ? strerror(errno) : m);
-			rc = -1;
-			break;
-		}
-		if (progress) {
-			uint64_t off = (uint64_t)gzoffset(g);
-			if (off > reported) {
-				atomic_fetch_add(progress, off - reported);
-				reported = off;
-			}
-		}
-		if (n == 0) {
-			int zerr;
-			gzerror(g, &zerr);
-			if (zerr == Z_BUF_ERROR) {
-				snprintf(err, errsz,
-				         "truncated gzip file (it ends in the middle of "
-				         "the compressed stream)");
-				rc = -1;
-			} else if (yajl_complete_parse(h) != yajl_status_ok) {
-				yajl_reason(&k, h, NULL, 0, total, err, errsz);
-				if (!k.err[0])
-					snprintf(err, errsz,
-					         "truncated JSON: the document ends after "
-					         "%llu bytes before it is complete",
-					         (unsigned long long)total);
-				rc = -1;
-			}
+		add_progress(g, progress, &reported);
+		if (n <= 0) {
+			rc = read_status(g, n, err, errsz);
+			if (rc > 0)
+				rc = yajl_complete_parse(h) == yajl_status_ok
+				         ? 0
+				         : truncated(&k, h, total, err, errsz);
 			break;
 		}
 		if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
@@ -790,4 +808,361 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 	free(buf);
 	gzclose(g);
 	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Large traces on several cores. The decompressed text is cut into pieces of about BLOCK bytes
+ * at guessed element boundaries ("}" "," "{" with optional whitespace). The first piece goes to
+ * the document parser, the middle ones to worker threads as stand-alone arrays of elements, and
+ * the rest of the document back to the document parser, which carries on as if it had read the
+ * middle. A guess can only be wrong inside a string or a nested object, and then a piece does
+ * not parse on its own or the document parser is not between elements: the file is read again
+ * in one piece. Pieces in flight are bounded, so memory stays bounded too.
+ */
+
+enum { BLOCK = 8 << 20, WINDOW = 1 << 20, READ = 256 << 10, RETRY = 2 };
+
+typedef struct {
+	unsigned char *buf;
+	size_t len;
+	kstate k;
+	trace_rank r;
+	bool ok;
+} piece;
+
+typedef struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work, space;
+	piece **all; /* every middle piece, in order */
+	size_t n_all, cap_all;
+	size_t next; /* next piece to hand out */
+	size_t in_flight, max_in_flight;
+	bool closed;
+} pool;
+
+static bool is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The '{' of an element start guessed from the end of b backwards, or 0. */
+static size_t find_cut(const unsigned char *b, size_t len)
+{
+	size_t lo = len > WINDOW ? len - WINDOW : 0;
+	for (size_t i = len; i-- > lo + 2;) {
+		if (b[i] != '{')
+			continue;
+		size_t j = i;
+		while (j > lo && is_ws(b[j - 1]))
+			j--;
+		if (j == lo || b[j - 1] != ',')
+			continue;
+		j--;
+		while (j > lo && is_ws(b[j - 1]))
+			j--;
+		if (j > lo && b[j - 1] == '}')
+			return i;
+	}
+	return 0;
+}
+
+/* A middle piece: its elements, without the trailing comma, as an array of their own. */
+static void parse_piece(piece *p)
+{
+	size_t end = p->len;
+	while (end > 0 && is_ws(p->buf[end - 1]))
+		end--;
+	if (end == 0 || p->buf[end - 1] != ',')
+		return;
+	end--;
+	trace_rank_init(&p->r, "");
+	kstate_init(&p->k, &p->r);
+	p->k.fragment = true;
+	p->k.depth = 1;
+	p->k.top = TOP_EVENTS;
+	p->k.top_is_map = true;
+	yajl_handle h = open_parser(&p->k);
+	if (!h)
+		return;
+	p->ok = yajl_parse(h, (const unsigned char *)"[", 1) == yajl_status_ok &&
+	        yajl_parse(h, p->buf, end) == yajl_status_ok &&
+	        yajl_parse(h, (const unsigned char *)"]", 1) == yajl_status_ok &&
+	        yajl_complete_parse(h) == yajl_status_ok && !p->k.err[0] && p->k.depth == 1;
+	yajl_free(h);
+}
+
+static void *piece_worker(void *arg)
+{
+	pool *pl = arg;
+	pthread_mutex_lock(&pl->lock);
+	for (;;) {
+		while (pl->next == pl->n_all && !pl->closed)
+			pthread_cond_wait(&pl->work, &pl->lock);
+		if (pl->next == pl->n_all)
+			break;
+		piece *p = pl->all[pl->next++];
+		pthread_mutex_unlock(&pl->lock);
+		parse_piece(p);
+		free(p->buf);
+		p->buf = NULL;
+		pthread_mutex_lock(&pl->lock);
+		pl->in_flight--;
+		pthread_cond_signal(&pl->space);
+	}
+	pthread_mutex_unlock(&pl->lock);
+	return NULL;
+}
+
+static bool pool_add(pool *pl, unsigned char *buf, size_t len)
+{
+	piece *p = calloc(1, sizeof *p);
+	if (!p)
+		return false;
+	p->buf = buf;
+	p->len = len;
+	pthread_mutex_lock(&pl->lock);
+	while (pl->in_flight >= pl->max_in_flight)
+		pthread_cond_wait(&pl->space, &pl->lock);
+	bool ok = true;
+	if (pl->n_all == pl->cap_all) {
+		size_t cap = pl->cap_all ? pl->cap_all * 2 : 64;
+		piece **a = realloc(pl->all, cap * sizeof *a);
+		if (a) {
+			pl->all = a;
+			pl->cap_all = cap;
+		} else {
+			ok = false;
+		}
+	}
+	if (ok) {
+		pl->all[pl->n_all++] = p;
+		pl->in_flight++;
+		pthread_cond_signal(&pl->work);
+	}
+	pthread_mutex_unlock(&pl->lock);
+	if (!ok)
+		free(p);
+	return ok;
+}
+
+/* Moves the events of from (a piece or the tail) into r, renumbering names and rows. */
+static bool merge_rank(trace_rank *r, trace_rank *from, uint64_t ord_add)
+{
+	uint32_t *remap = malloc(((size_t)from->names.count + 1) * sizeof *remap);
+	if (!remap)
+		return false;
+	for (uint32_t i = 0; i < from->names.count; i++) {
+		remap[i] = trace_names_intern(&r->names, trace_name_str(&from->names, i),
+		                              from->names.names[i].len);
+		if (remap[i] == UINT32_MAX) {
+			free(remap);
+			return false;
+		}
+	}
+	for (size_t i = 0; i < from->n; i++) {
+		trace_event e = from->ev[i];
+		e.name = remap[e.name];
+		e.ord = (uint32_t)(e.ord + ord_add);
+		if (!trace_rank_push(r, &e)) {
+			free(remap);
+			return false;
+		}
+	}
+	free(remap);
+	r->ts_float |= from->ts_float;
+	r->n_rows += from->n_rows;
+	if (from->have_span) {
+		if (!r->have_span || from->first_ts < r->first_ts)
+			r->first_ts = from->first_ts;
+		if (!r->have_span || from->last_end > r->last_end)
+			r->last_end = from->last_end;
+		r->have_span = true;
+	}
+	for (int i = 0; i < from->n_profstep_syms; i++)
+		trace_rank_note_profstep(r, from->profstep_syms[i], strlen(from->profstep_syms[i]));
+	if (!r->rank_found && from->rank_found) {
+		r->rank = from->rank;
+		r->rank_found = true;
+	}
+	if (!r->device_name[0])
+		memcpy(r->device_name, from->device_name, sizeof r->device_name);
+	if (!r->world_size)
+		r->world_size = from->world_size;
+	return true;
+}
+
+static void merge_counts(kstate *k, const kstate *from)
+{
+	k->ord += from->ord;
+	k->no_ts += from->no_ts;
+	k->bad_value += from->bad_value;
+	k->old_cats |= from->old_cats;
+	k->base_time |= from->base_time;
+}
+
+static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                         char *err, size_t errsz)
+{
+	gw_strtod_c("0", NULL); /* its C locale is made once, before the threads share it */
+	gzFile g = gzopen(path, "rb");
+	if (!g) {
+		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	gzbuffer(g, READ);
+	pool pl = {.max_in_flight = 2 * (size_t)threads};
+	pthread_mutex_init(&pl.lock, NULL);
+	pthread_cond_init(&pl.work, NULL);
+	pthread_cond_init(&pl.space, NULL);
+	pthread_t th[64];
+	int nth = 0;
+	for (; nth < threads && nth < 64; nth++)
+		if (pthread_create(&th[nth], NULL, piece_worker, &pl))
+			break;
+	kstate k0;
+	kstate_init(&k0, r);
+	trace_rank tail;
+	trace_rank_init(&tail, path);
+	yajl_handle h = open_parser(&k0);
+	size_t cap = BLOCK + 2 * READ, len = 0;
+	unsigned char *cur = malloc(cap);
+	int rc = (h && cur && nth > 0) ? 0 : -1;
+	if (rc)
+		snprintf(err, errsz, "out of memory or threads");
+	uint64_t total = 0, reported = 0, cut_at = 0, ord0 = 0;
+	bool first = true;
+	while (!rc) {
+		if (cap - len < READ) {
+			unsigned char *b = realloc(cur, cap * 2);
+			if (!b) {
+				rc = -1;
+				snprintf(err, errsz, "out of memory");
+				break;
+			}
+			cur = b;
+			cap *= 2;
+		}
+		int n = gzread(g, cur + len, READ);
+		add_progress(g, progress, &reported);
+		if (n <= 0) {
+			if (read_status(g, n, err, errsz) < 0)
+				rc = -1;
+			break;
+		}
+		len += (size_t)n;
+		total += (uint64_t)n;
+		if (len < BLOCK)
+			continue;
+		size_t cut = find_cut(cur, len);
+		if (!cut)
+			continue;
+		unsigned char *rest = malloc(cap);
+		if (!rest) {
+			rc = -1;
+			snprintf(err, errsz, "out of memory");
+			break;
+		}
+		memcpy(rest, cur + cut, len - cut);
+		if (first) {
+			/* The document parser takes the first piece, comma included. */
+			if (yajl_parse(h, cur, cut) != yajl_status_ok) {
+				yajl_reason(&k0, h, cur, cut, 0, err, errsz);
+				rc = -1;
+			} else if (k0.depth != 2 || !k0.events_open || k0.in_event) {
+				rc = RETRY;
+			}
+			free(cur);
+			ord0 = k0.ord;
+			first = false;
+		} else if (!pool_add(&pl, cur, cut)) {
+			free(cur);
+			rc = -1;
+			snprintf(err, errsz, "out of memory");
+		}
+		cut_at += cut;
+		cur = rest;
+		len -= cut;
+	}
+	pthread_mutex_lock(&pl.lock);
+	pl.closed = true;
+	pthread_cond_broadcast(&pl.work);
+	pthread_mutex_unlock(&pl.lock);
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	for (size_t i = 0; !rc && i < pl.n_all; i++)
+		if (!pl.all[i]->ok)
+			rc = RETRY;
+	if (!rc) {
+		/* The rest of the document, to the document parser (into tail when pieces went
+		 * elsewhere, so that the events stay in order). */
+		if (!first)
+			k0.r = &tail;
+		if (yajl_parse(h, cur, len) != yajl_status_ok) {
+			yajl_reason(&k0, h, cur, len, cut_at, err, errsz);
+			rc = -1;
+		} else if (yajl_complete_parse(h) != yajl_status_ok) {
+			rc = truncated(&k0, h, total, err, errsz);
+		}
+		k0.r = r;
+	}
+	uint64_t middle = 0;
+	for (size_t i = 0; !rc && i < pl.n_all; i++) {
+		piece *p = pl.all[i];
+		if (!merge_rank(r, &p->r, ord0 + middle)) {
+			rc = -1;
+			snprintf(err, errsz, "out of memory");
+		}
+		middle += p->k.ord;
+		merge_counts(&k0, &p->k);
+	}
+	if (!rc && !merge_rank(r, &tail, middle)) {
+		rc = -1;
+		snprintf(err, errsz, "out of memory");
+	}
+	r->bytes = total;
+	if (!rc)
+		rc = finish(&k0, err, errsz);
+	for (size_t i = 0; i < pl.n_all; i++) {
+		if (pl.all[i]->k.r)
+			kstate_free(&pl.all[i]->k);
+		trace_rank_free(&pl.all[i]->r);
+		free(pl.all[i]->buf);
+		free(pl.all[i]);
+	}
+	free(pl.all);
+	pthread_cond_destroy(&pl.work);
+	pthread_cond_destroy(&pl.space);
+	pthread_mutex_destroy(&pl.lock);
+	trace_rank_free(&tail);
+	if (h)
+		yajl_free(h);
+	kstate_free(&k0);
+	free(cur);
+	gzclose(g);
+	return rc;
+}
+
+static atomic_ulong restarts;
+
+unsigned long trace_kineto_restarts(void)
+{
+	return atomic_load(&restarts);
+}
+
+int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                      char *err, size_t errsz)
+{
+	if (threads > 1) {
+		int rc = read_parallel(path, r, progress, threads, err, errsz);
+		if (rc != RETRY)
+			return rc;
+		/* A guessed cut fell inside a string or a nested object: read it in one piece. */
+		atomic_fetch_add(&restarts, 1);
+		gw_debug("%s: a piece boundary was not one; reading again in one piece", path);
+		char *p = strdup(r->path);
+		trace_rank_free(r);
+		trace_rank_init(r, p ? p : path);
+		free(p);
+	}
+	return read_sequential(path, r, progress, err, errsz);
 }

@@ -13,11 +13,16 @@
 /*
  * Reads path (.json or .json.gz, detected by content) into r, which trace_rank_init prepared.
  * progress, when not NULL, is advanced by the compressed bytes consumed as reading goes on.
- * Returns 0, or -1 with a one-line reason in err (unreadable file, truncated gzip, invalid JSON,
- * not a Chrome trace, empty traceEvents).
+ * With threads > 1 a large document is parsed in pieces on that many threads (the result is
+ * the same as in one piece). Returns 0, or -1 with a one-line reason in err (unreadable file,
+ * truncated gzip, invalid JSON, not a Chrome trace, empty traceEvents).
  */
-int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-                      size_t errsz);
+int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                      char *err, size_t errsz);
+
+/* How often a parallel read had to start over in one piece (the guessed cuts fell inside
+ * strings or nested objects). */
+unsigned long trace_kineto_restarts(void);
 
 /* The same on a buffer already in memory (tests, fuzzing). */
 int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz);

@@ -208,16 +208,22 @@ uint32_t trace_names_intern(trace_names *t, const char *s, size_t len)
 	return id;
 }
 
-bool trace_imap_init(trace_imap *m, size_t max_entries)
+static bool imap_alloc(trace_imap *m, size_t cap)
 {
-	size_t cap = 16;
-	while (cap < max_entries * 2)
-		cap *= 2;
 	m->keys = malloc(cap * sizeof *m->keys);
 	m->vals = malloc(cap * sizeof *m->vals);
 	m->used = calloc(cap, sizeof *m->used);
 	m->mask = cap - 1;
-	if (!m->keys || !m->vals || !m->used) {
+	m->count = 0;
+	return m->keys && m->vals && m->used;
+}
+
+bool trace_imap_init(trace_imap *m, size_t expected)
+{
+	size_t cap = 16;
+	while (cap < expected * 2)
+		cap *= 2;
+	if (!imap_alloc(m, cap)) {
 		trace_imap_free(m);
 		return false;
 	}
@@ -238,8 +244,25 @@ static size_t imap_hash(int64_t key, size_t mask)
 	return (size_t)(h ^ (h >> 29)) & mask;
 }
 
+static bool imap_grow(trace_imap *m)
+{
+	trace_imap old = *m;
+	if (!imap_alloc(m, (old.mask + 1) * 2)) {
+		trace_imap_free(m);
+		*m = old;
+		return false;
+	}
+	for (size_t i = 0; i <= old.mask; i++)
+		if (old.used[i])
+			*trace_imap_slot(m, old.keys[i]) = old.vals[i];
+	trace_imap_free(&old);
+	return true;
+}
+
 uint32_t *trace_imap_slot(trace_imap *m, int64_t key)
 {
+	if ((m->count + 1) * 2 > m->mask + 1 && !imap_grow(m))
+		return NULL;
 	size_t i = imap_hash(key, m->mask);
 	while (m->used[i] && m->keys[i] != key)
 		i = (i + 1) & m->mask;
@@ -247,6 +270,7 @@ uint32_t *trace_imap_slot(trace_imap *m, int64_t key)
 		m->used[i] = true;
 		m->keys[i] = key;
 		m->vals[i] = UINT32_MAX;
+		m->count++;
 	}
 	return &m->vals[i];
 }

@@ -99,18 +99,20 @@ const char *trace_ktype_name(trace_ktype k); /* "COMPUTATION", ... */
  * out (at least 16 bytes). */
 void trace_mem_group(const char *name, char *out, size_t outsz);
 
-/* int64 -> uint32 map with a capacity fixed at creation (open addressing), for joins on
+/* int64 -> uint32 map (open addressing, grows as needed), for stream ids and sparse
  * correlation ids. */
 typedef struct {
 	int64_t *keys;
 	uint32_t *vals;
-	size_t mask;
 	bool *used;
+	size_t mask, count;
 } trace_imap;
 
-bool trace_imap_init(trace_imap *m, size_t max_entries);
+/* expected: a hint for the number of keys. */
+bool trace_imap_init(trace_imap *m, size_t expected);
 void trace_imap_free(trace_imap *m);
-/* The value slot of key, created with UINT32_MAX when absent. */
+/* The value slot of key, created with UINT32_MAX when absent; NULL when memory runs out. The
+ * pointer is valid until the next call. */
 uint32_t *trace_imap_slot(trace_imap *m, int64_t key);
 /* The value of key, or UINT32_MAX. */
 uint32_t trace_imap_get(const trace_imap *m, int64_t key);

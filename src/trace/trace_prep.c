@@ -64,31 +64,74 @@ static bool gpu_side(const trace_rank *r, const trace_event *e)
 	       (r->names.names[e->name].nflags & TRACE_NAME_SYNC_GPU);
 }
 
+/*
+ * Dense correlation indices: joins on the correlation id become array lookups. Kineto's ids are
+ * sequential, so the id minus the smallest one usually serves; sparse ids go through a map.
+ */
+static int index_correlations(const trace_rank *r, trace_frame *f)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < r->n; i++) {
+		int64_t c = r->ev[i].corr;
+		if (c == -1)
+			continue;
+		lo = c < lo ? c : lo;
+		hi = c > hi ? c : hi;
+	}
+	if (lo > hi)
+		return 0;
+	if ((uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)r->n + 1024) {
+		for (size_t i = 0; i < r->n; i++)
+			if (r->ev[i].corr != -1)
+				f->cidx[i] = (uint32_t)(r->ev[i].corr - lo);
+		f->n_cidx = (uint32_t)(hi - lo + 1);
+		return 0;
+	}
+	trace_imap m;
+	if (!trace_imap_init(&m, r->n))
+		return -1;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->ev[i].corr == -1)
+			continue;
+		uint32_t *v = trace_imap_slot(&m, r->ev[i].corr);
+		if (!v) {
+			trace_imap_free(&m);
+			return -1;
+		}
+		if (*v == UINT32_MAX)
+			*v = f->n_cidx++;
+		f->cidx[i] = *v;
+	}
+	trace_imap_free(&m);
+	return 0;
+}
+
 /* index_correlation: a GPU-side row points at the last CPU-side row with its correlation id
  * and a CPU-side row at the last GPU-side one (HTA assigns the merge rows in order). */
 static int join_partners(trace_rank *r, trace_frame *f)
 {
-	trace_imap cpu, gpu;
-	if (!trace_imap_init(&cpu, r->n) || !trace_imap_init(&gpu, r->n)) {
-		trace_imap_free(&cpu);
+	uint32_t *cpu = malloc(((size_t)f->n_cidx + 1) * sizeof *cpu);
+	uint32_t *gpu = malloc(((size_t)f->n_cidx + 1) * sizeof *gpu);
+	if (!cpu || !gpu) {
+		free(cpu);
+		free(gpu);
 		return -1;
 	}
+	memset(cpu, 0xff, ((size_t)f->n_cidx + 1) * sizeof *cpu);
+	memset(gpu, 0xff, ((size_t)f->n_cidx + 1) * sizeof *gpu);
 	for (size_t i = 0; i < r->n; i++) {
-		const trace_event *e = &r->ev[i];
-		if (e->corr == -1)
-			continue;
-		*trace_imap_slot((e->flags & TRACE_EV_GPU_SIDE) ? &gpu : &cpu, e->corr) =
-		    (uint32_t)i;
+		if (f->cidx[i] != TRACE_NONE)
+			((r->ev[i].flags & TRACE_EV_GPU_SIDE) ? gpu : cpu)[f->cidx[i]] =
+			    (uint32_t)i;
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		const trace_event *e = &r->ev[i];
 		f->partner[i] = TRACE_NONE;
-		if (e->corr != -1)
+		if (f->cidx[i] != TRACE_NONE)
 			f->partner[i] =
-			    trace_imap_get((e->flags & TRACE_EV_GPU_SIDE) ? &cpu : &gpu, e->corr);
+			    ((r->ev[i].flags & TRACE_EV_GPU_SIDE) ? cpu : gpu)[f->cidx[i]];
 	}
-	trace_imap_free(&cpu);
-	trace_imap_free(&gpu);
+	free(cpu);
+	free(gpu);
 	return 0;
 }
 
@@ -114,8 +157,8 @@ static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
 		return 1;
 	}
 	f->step_cut = o->include_last_step ? last_end : last_start;
-	trace_imap count;
-	if (!trace_imap_init(&count, r->n))
+	uint32_t *count = calloc((size_t)f->n_cidx + 1, sizeof *count);
+	if (!count)
 		return -1;
 	size_t n_cpu = 0, n_gpu = 0;
 	for (size_t i = 0; i < r->n; i++) {
@@ -126,8 +169,8 @@ static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
 		if (!keep)
 			continue;
 		n_cpu++;
-		uint32_t *c = trace_imap_slot(&count, e->corr);
-		*c = *c == UINT32_MAX ? 1 : *c + 1;
+		if (f->cidx[i] != TRACE_NONE)
+			count[f->cidx[i]]++;
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		size_t k = 0;
@@ -135,12 +178,10 @@ static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
 			const trace_event *e = &r->ev[i];
 			if (!(e->flags & TRACE_EV_GPU_SIDE))
 				continue;
-			uint32_t mult = trace_imap_get(&count, e->corr);
 			/* Event/Context Sync rows without a correlation id: one copy (duplicates
 			 * would change none of the analyses). */
-			if (e->corr == -1)
-				mult = 1;
-			if (mult == UINT32_MAX) {
+			uint32_t mult = f->cidx[i] == TRACE_NONE ? 1 : count[f->cidx[i]];
+			if (mult == 0) {
 				if (pass == 0 && e->stream != -1)
 					f->n_gpu_dropped++;
 				continue;
@@ -157,7 +198,7 @@ static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
 			n_gpu = k;
 			f->rows = malloc((n_gpu + n_cpu + 1) * sizeof *f->rows);
 			if (!f->rows) {
-				trace_imap_free(&count);
+				free(count);
 				return -1;
 			}
 		}
@@ -176,7 +217,7 @@ static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
 	}
 	f->n = k;
 	f->filtered = true;
-	trace_imap_free(&count);
+	free(count);
 	return 0;
 }
 
@@ -198,7 +239,11 @@ int trace_prep(trace_rank *r, const trace_prep_opts *o, bool filter, trace_frame
 	}
 	f->partner = malloc((r->n + 1) * sizeof *f->partner);
 	f->kept = calloc(r->n + 1, 1);
-	if (!f->partner || !f->kept || join_partners(r, f) < 0)
+	f->cidx = malloc((r->n + 1) * sizeof *f->cidx);
+	if (!f->partner || !f->kept || !f->cidx)
+		goto oom;
+	memset(f->cidx, 0xff, (r->n + 1) * sizeof *f->cidx);
+	if (index_correlations(r, f) < 0 || join_partners(r, f) < 0)
 		goto oom;
 	int rc = filter ? filter_rows(r, o, f) : 1;
 	if (rc < 0)
@@ -224,6 +269,7 @@ void trace_frame_free(trace_frame *f)
 	free(f->rows);
 	free(f->partner);
 	free(f->kept);
+	free(f->cidx);
 	memset(f, 0, sizeof *f);
 }
 

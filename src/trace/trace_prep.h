@@ -23,6 +23,8 @@ typedef struct {
 	size_t n;
 	uint32_t *partner; /* per event: HTA's index_correlation as an event index, or TRACE_NONE */
 	uint8_t *kept;     /* per event: 1 when the row is in the frame */
+	uint32_t *cidx;    /* per event: dense index of its correlation id, TRACE_NONE for -1 */
+	uint32_t n_cidx;   /* size of arrays indexed by cidx */
 	uint32_t row0;    /* event index of traceEvents[0] when HTA keeps that row, or TRACE_NONE */
 	bool rounded;     /* nanosecond rounding was applied */
 	bool filtered;    /* the ProfilerStep filter was applied */

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { SMALL_SORT = 15, MAX_STACK = 128 };
 
@@ -138,6 +139,72 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+uint64_t trace_key_double(double v)
+{
+	uint64_t b;
+	memcpy(&b, &v, sizeof b);
+	return (b >> 63) ? ~b : b | (1ull << 63);
+}
+
+double trace_double_of_key(uint64_t k)
+{
+	uint64_t b = (k >> 63) ? k & ~(1ull << 63) : ~k;
+	double v;
+	memcpy(&v, &b, sizeof v);
+	return v;
+}
+
+bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n)
+{
+	if (n < 2)
+		return true;
+	uint64_t *tk = malloc(n * sizeof *tk);
+	uint32_t *tp = payload ? malloc(n * sizeof *tp) : NULL;
+	size_t(*hist)[256] = calloc(8, sizeof *hist);
+	if (!tk || (payload && !tp) || !hist) {
+		free(tk);
+		free(tp);
+		free(hist);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 8; d++)
+			hist[d][(keys[i] >> (8 * d)) & 0xff]++;
+	uint64_t *src = keys, *dst = tk;
+	uint32_t *psrc = payload, *pdst = tp;
+	for (int d = 0; d < 8; d++) {
+		if (hist[d][(keys[0] >> (8 * d)) & 0xff] == n)
+			continue; /* every key has this byte */
+		size_t off = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t c = hist[d][b];
+			hist[d][b] = off;
+			off += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t at = hist[d][(src[i] >> (8 * d)) & 0xff]++;
+			dst[at] = src[i];
+			if (payload)
+				pdst[at] = psrc[i];
+		}
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+		uint32_t *pt = psrc;
+		psrc = pdst;
+		pdst = pt;
+	}
+	if (src != keys) {
+		memcpy(keys, src, n * sizeof *keys);
+		if (payload)
+			memcpy(payload, psrc, n * sizeof *payload);
+	}
+	free(tk);
+	free(tp);
+	free(hist);
+	return true;
+}
+
 double trace_quantile_sorted(const double *s, size_t n, double q)
 {
 	if (n == 0)
@@ -162,7 +229,18 @@ void trace_describe_values(double *values, size_t n, trace_describe *out)
 	out->mean = out->std = out->min = out->q25 = out->q50 = out->q75 = out->max = NAN;
 	if (m == 0)
 		return;
-	qsort(values, m, sizeof *values, cmp_double);
+	uint64_t *k = malloc(m * sizeof *k);
+	bool sorted = false;
+	if (k) {
+		for (size_t i = 0; i < m; i++)
+			k[i] = trace_key_double(values[i]);
+		sorted = trace_radix_sort(k, NULL, m);
+		for (size_t i = 0; sorted && i < m; i++)
+			values[i] = trace_double_of_key(k[i]);
+		free(k);
+	}
+	if (!sorted) /* short of memory for the fast path */
+		qsort(values, m, sizeof *values, cmp_double);
 	double sum = 0;
 	for (size_t i = 0; i < m; i++)
 		sum += values[i];

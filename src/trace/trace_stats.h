@@ -15,6 +15,17 @@
  */
 void trace_argsort(const int64_t *keys, uint32_t *idx, size_t n);
 
+/* Sorts keys ascending, carrying payload along when it is not NULL (LSD radix on bytes; the
+ * passes where all keys share the byte are skipped). Returns false when memory runs out. */
+bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n);
+/* Order-preserving keys for signed integers and doubles (no NaN). */
+static inline uint64_t trace_key_i64(int64_t v)
+{
+	return (uint64_t)v ^ (1ull << 63);
+}
+uint64_t trace_key_double(double v);
+double trace_double_of_key(uint64_t k);
+
 /* pandas' describe() of a numeric series, NaN values excluded. */
 typedef struct {
 	size_t count;

@@ -78,7 +78,7 @@ static char *sample_trace(int rank)
 static int read_one(const char *path, trace_rank *r, char *err, size_t errsz)
 {
 	trace_rank_init(r, path);
-	return trace_read_file(path, r, NULL, err, errsz);
+	return trace_read_file(path, r, NULL, 1, err, errsz);
 }
 
 static void test_gzip_and_plain_agree(void **state)
@@ -331,6 +331,97 @@ static void test_nsys(void **state)
 	expect_error("junk.sqlite", "SQLite");
 }
 
+/* A large trace: names may carry the very text the parallel reader cuts at. */
+static char *large_trace(bool traps, size_t *len)
+{
+	tbuf b;
+	tb_begin(&b);
+	tb_cpu(&b, "user_annotation", "ProfilerStep#1", "0", "1000000");
+	tb_cpu(&b, "user_annotation", "ProfilerStep#2", "1000000", "1000000");
+	char ts[32], name[96];
+	for (long i = 0; b.len < (size_t)26 << 20; i++) {
+		snprintf(ts, sizeof ts, "%ld.%03ld", 10 + i * 3, i % 1000);
+		snprintf(name, sizeof name, traps ? "kernel_%ld},  {trap" : "kernel_%ld", i % 37);
+		tb_call(&b, i % 5 ? "cudaLaunchKernel" : "cudaMemcpyAsync", ts, "1.5", i + 1);
+		snprintf(ts, sizeof ts, "%ld.%03ld", 12 + i * 3, (i * 7) % 1000);
+		tb_kernel(&b, name, ts, "2.25", 7 + (int)(i % 3), i + 1);
+		tb_raw(&b, "{\"ph\": \"f\", \"id\": 1, \"pid\": 0, \"tid\": 7, \"ts\": 1, "
+		           "\"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}");
+	}
+	char *json = tb_end(&b);
+	*len = b.len;
+	return json;
+}
+
+static void same_ranks(const trace_rank *a, const trace_rank *b)
+{
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->n_events, b->n_events);
+	assert_int_equal(a->n_rows, b->n_rows);
+	assert_int_equal(a->ts_float, b->ts_float);
+	assert_int_equal(a->rank, b->rank);
+	assert_int_equal(a->n_profstep_syms, b->n_profstep_syms);
+	assert_int_equal(a->first_ts, b->first_ts);
+	assert_int_equal(a->last_end, b->last_end);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_int_equal(a->ev[i].ts, b->ev[i].ts);
+		assert_int_equal(a->ev[i].dur, b->ev[i].dur);
+		assert_int_equal(a->ev[i].corr, b->ev[i].corr);
+		assert_int_equal(a->ev[i].stream, b->ev[i].stream);
+		assert_int_equal(a->ev[i].ord, b->ev[i].ord);
+		assert_int_equal(a->ev[i].flags, b->ev[i].flags);
+		assert_string_equal(trace_name_str(&a->names, a->ev[i].name),
+		                    trace_name_str(&b->names, b->ev[i].name));
+	}
+}
+
+/* Parsing a large file in pieces on several threads gives what one piece gives, also when the
+ * text the pieces are cut at appears inside strings (then the reader starts over). */
+static void test_parallel_reader(void **state)
+{
+	(void)state;
+	for (int traps = 0; traps < 2; traps++) {
+		unsigned long restarts = trace_kineto_restarts();
+		size_t len;
+		char *json = large_trace(traps, &len);
+		const char *plain = path_of("large.json"), *gz = path_of("large.json.gz");
+		write_file(plain, json, len);
+		write_gz(gz, json, len);
+		free(json);
+		trace_rank one, par, pgz;
+		char err[256];
+		trace_rank_init(&one, plain);
+		trace_rank_init(&par, plain);
+		trace_rank_init(&pgz, gz);
+		assert_int_equal(trace_read_file(plain, &one, NULL, 1, err, sizeof err), 0);
+		assert_int_equal(trace_read_file(plain, &par, NULL, 3, err, sizeof err), 0);
+		assert_int_equal(trace_read_file(gz, &pgz, NULL, 2, err, sizeof err), 0);
+		assert_true(one.n > 100000);
+		same_ranks(&one, &par);
+		same_ranks(&one, &pgz);
+		/* without traps the pieces were used; with them the reader started over */
+		assert_int_equal(trace_kineto_restarts() - restarts, traps ? 2 : 0);
+		trace_rank_free(&one);
+		trace_rank_free(&par);
+		trace_rank_free(&pgz);
+	}
+	/* An error in a later piece is still reported, with its place. */
+	size_t len;
+	char *json = large_trace(false, &len);
+	char *at = strstr(json + len / 2, "\"dur\": ");
+	assert_non_null(at);
+	at[7] = '#'; /* a number that is not one, in the middle of the file */
+	write_file(path_of("broken.json"), json, len);
+	free(json);
+	trace_rank r;
+	char err[256];
+	trace_rank_init(&r, "broken.json");
+	assert_int_not_equal(trace_read_file(path_of("broken.json"), &r, NULL, 2, err, sizeof err),
+	                     0);
+	assert_non_null(strstr(err, "invalid JSON near byte"));
+	trace_rank_free(&r);
+}
+
 /* A directory is a job: one rank per file, read in parallel, sorted by rank. */
 static void test_job_directory(void **state)
 {
@@ -389,6 +480,7 @@ int main(void)
 	    cmocka_unit_test(test_wrong_types),
 	    cmocka_unit_test(test_locale_independent),
 	    cmocka_unit_test(test_nsys),
+	    cmocka_unit_test(test_parallel_reader),
 	    cmocka_unit_test(test_job_directory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
