@@ -820,7 +820,7 @@ static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *pr
  * in one piece. Pieces in flight are bounded, so memory stays bounded too.
  */
 
-enum { BLOCK = 8 << 20, WINDOW = 1 << 20, READ = 256 << 10, RETRY = 2 };
+enum { BLOCK = 4 << 20, WINDOW = 1 << 20, READ = 256 << 10, RETRY = 2 };
 
 typedef struct {
 	unsigned char *buf;
@@ -1010,7 +1010,7 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		return -1;
 	}
 	gzbuffer(g, READ);
-	pool pl = {.max_in_flight = 2 * (size_t)threads};
+	pool pl = {.max_in_flight = (size_t)threads + 1};
 	pthread_mutex_init(&pl.lock, NULL);
 	pthread_cond_init(&pl.work, NULL);
 	pthread_cond_init(&pl.space, NULL);
@@ -1114,6 +1114,7 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		}
 		middle += p->k.ord;
 		merge_counts(&k0, &p->k);
+		trace_rank_free(&p->r); /* merged: no need to hold it twice */
 	}
 	if (!rc && !merge_rank(r, &tail, middle)) {
 		rc = -1;

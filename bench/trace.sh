@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Benchmark of `gpuwhy trace`: whole-process wall time, CPU time and peak RSS on each shared
+# trace (../shared/traces) and on a generated 1 GB Kineto trace (plain and gzip), against
+# HolisticTraceAnalysis' figures from ../shared/traces/README.md. Prints a markdown report.
+#
+#   bench/trace.sh [BUILD_DIR]      (default build/; runs: RUNS=5, BIG_MB=1024)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+gpuwhy="$build/gpuwhy"
+traces="${SHARED_DIR:-../shared}/traces"
+runs="${RUNS:-5}"
+big_mb="${BIG_MB:-1024}"
+tmp="${TMPDIR:-/tmp}/gpuwhy-trace-bench"
+[ -x "$gpuwhy" ] || { echo "bench/trace.sh: build first (make build)" >&2; exit 2; }
+[ -d "$traces" ] || { echo "bench/trace.sh: no shared traces at $traces" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "bench/trace.sh: needs GNU time" >&2; exit 2; }
+mkdir -p "$tmp"
+
+# The generated trace lives in /tmp only (it is not committed).
+cc -O2 -o "$tmp/trace_gen" bench/trace_gen.c
+if [ ! -s "$tmp/big.json" ] || [ "$(( $(stat -c %s "$tmp/big.json") >> 20 ))" -ne "$big_mb" ]; then
+  "$tmp/trace_gen" "$tmp/big.json" "$big_mb" 2>/dev/null
+  gzip -1 -c "$tmp/big.json" > "$tmp/big.json.gz"
+fi
+
+# uncompressed JSON bytes of a path (file or directory); SQLite counts as its size
+json_bytes() {
+  local total=0 f
+  for f in $( [ -d "$1" ] && ls "$1"/*.json "$1"/*.gz "$1"/*.sqlite 2>/dev/null || echo "$1" ); do
+    case "$f" in
+      *.gz) total=$(( total + $(gzip -dc "$f" | wc -c) )) ;;
+      *) total=$(( total + $(stat -c %s "$f") )) ;;
+    esac
+  done
+  echo "$total"
+}
+
+# median of the numbers on stdin
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+# measure NAME PATH HTA_WALL HTA_RSS [gpuwhy options...]
+measure() {
+  local name="$1" path="$2" hta_s="$3" hta_mb="$4"; shift 4
+  local n="$runs" i
+  case "$name" in *generated*) n=3 ;; esac
+  : > "$tmp/times"
+  find "$path" -type f -exec cat {} + > /dev/null # warm the page cache
+  for i in $(seq "$n"); do
+    local t0 t1
+    t0=$(date +%s%N)
+    /usr/bin/time -f "%U %S %M" -o "$tmp/t" "$gpuwhy" trace -q "$@" --format csv "$path" > /dev/null
+    t1=$(date +%s%N)
+    echo "$(( (t1 - t0) / 1000 )) $(cat "$tmp/t")" >> "$tmp/times"
+  done
+  local wall cpu rss bytes
+  wall=$(awk '{print $1 / 1e6}' "$tmp/times" | median)
+  cpu=$(awk '{print $2 + $3}' "$tmp/times" | median)
+  rss=$(awk '{print $4}' "$tmp/times" | median)
+  bytes=$(json_bytes "$path")
+  awk -v name="$name" -v wall="$wall" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" \
+      -v hs="$hta_s" -v hm="$hta_mb" 'BEGIN {
+    mb = bytes / 1048576
+    # HTA parses 9-12 MB/s after 0.6-0.9 s of imports: 10.5 MB/s and 0.75 s, analyses not
+    # counted, is the estimate where no measurement exists.
+    if (hs == "est") { hsv = 0.75 + mb / 10.5; hs_txt = sprintf("~%.0f s (est.)", hsv) }
+    else if (hs == "n/a") { hsv = 0; hs_txt = "cannot read it" }
+    else { hsv = hs; hs_txt = hs " s" }
+    printf "| %s | %.1f MB | %.3f s | %.2f s | %.0f MB/s | %.1f MB | %s | %s | %s | %s |\n",
+      name, mb, wall, cpu, mb / wall, rss / 1024, hs_txt, (hm == "" ? "n/a" : hm " MB"),
+      (hsv ? sprintf("%.0fx", hsv / wall) : "n/a"),
+      (hm == "" ? "n/a" : sprintf("%.1fx less", hm / (rss / 1024)))
+  }'
+}
+
+echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| input | JSON | wall (median) | CPU user+sys | throughput | peak RSS | HTA wall | HTA RSS | speed-up | memory |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+measure "sampled2 (2 ranks)" "$traces/sampled2" 2.54 98
+measure "nccl" "$traces/nccl/nccl_data.json.gz" 2.25 134
+measure "kinetoold (2021)" "$traces/kinetoold/worker0.pt.trace.json.gz" 5.21 210
+measure "nsys SQLite" "$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" n/a ""
+measure "generated $big_mb MB (.json)" "$tmp/big.json" est ""
+measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" est ""
+measure "generated $big_mb MB (.json), 1 thread" "$tmp/big.json" est "" -j 1
+echo
+echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
