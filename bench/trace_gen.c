@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 			gpu += kdur;
 			corr++;
 			ext++;
-			n += 3;
+			n += 4;
 			/* an all-reduce on the NCCL stream now and then, overlapping compute */
 			if (rnd(&g, 50) == 0) {
 				ts_us(c, sizeof c, gpu - kdur / 2);
@@ -156,6 +156,7 @@ int main(int argc, char **argv)
 					"    \"args\": {\n      \"External id\": %llu, \"device\": 0, "
 					"\"stream\": 40, \"correlation\": %llu\n    }\n  },\n",
 				    c, b, ext, corr - 1);
+				n++;
 			}
 			t += op_dur + rnd(&g, 20000);
 		}
@@ -170,6 +171,6 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	fprintf(stderr, "%s: %llu bytes, %llu events\n", argv[1], g.bytes, n);
+	fprintf(stderr, "%s: %llu bytes, %llu events\n", argv[1], g.bytes, n + 1);
 	return 0;
 }

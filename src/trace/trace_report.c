@@ -123,6 +123,20 @@ static void text_idle(FILE *out, const trace_result *res)
 	}
 }
 
+static int cmp_kernel_total(const void *a, const void *b)
+{
+	const trace_kernel_row *x = *(const trace_kernel_row *const *)a;
+	const trace_kernel_row *y = *(const trace_kernel_row *const *)b;
+	int tx = x->type == TRACE_KT_COMPUTATION ? 0 : x->type == TRACE_KT_COMMUNICATION ? 1 : 2;
+	int ty = y->type == TRACE_KT_COMPUTATION ? 0 : y->type == TRACE_KT_COMMUNICATION ? 1 : 2;
+	if (tx != ty)
+		return tx - ty;
+	bool ox = x->name == TRACE_NONE, oy = y->name == TRACE_NONE;
+	if (ox != oy)
+		return ox - oy;
+	return (x->sum < y->sum) - (x->sum > y->sum);
+}
+
 static void text_kernels(FILE *out, const trace_result *res)
 {
 	char b[40], label[80];
@@ -148,13 +162,21 @@ static void text_kernels(FILE *out, const trace_result *res)
 	fprintf(out, "\n  Top kernels per type (us)\n");
 	fprintf(out, "    %-13s %12s %8s %10s %10s  %s\n", "type", "total", "count", "mean", "max",
 	        "name");
+	/* Largest first within a type, "others" last (HTA lists them by name). */
+	const trace_kernel_row **ord = malloc(res->n_kernels * sizeof *ord);
+	if (!ord)
+		return;
+	for (size_t i = 0; i < res->n_kernels; i++)
+		ord[i] = &res->kernels[i];
+	qsort(ord, res->n_kernels, sizeof *ord, cmp_kernel_total);
 	for (size_t i = 0; i < res->n_kernels; i++) {
-		const trace_kernel_row *k = &res->kernels[i];
+		const trace_kernel_row *k = ord[i];
 		const char *name = trace_kernel_row_name(res, k);
 		fprintf(out, "    %-13s %12s %8zu %10.2f %10s  %.100s%s\n",
 		        trace_ktype_name(k->type), us(k->sum, b, sizeof b), k->count, k->mean,
 		        us(k->max, label, sizeof label), name, strlen(name) > 100 ? "..." : "");
 	}
+	free(ord);
 }
 
 static void text_launch(FILE *out, const trace_result *res)
@@ -290,6 +312,23 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* A JSON string even from bytes that are not UTF-8 (file names): those become '?'. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *copy = strdup(s);
+	if (!copy)
+		return json_null();
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_null();
+}
+
 static json_t *jus(int64_t ns)
 {
 	return ns % 1000 == 0 ? json_integer(ns / 1000) : json_real(us_d(ns));
@@ -310,7 +349,7 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 	const trace_verdict *v = &res->verdict;
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", json_integer(r->rank));
-	json_object_set_new(o, "file", json_string(r->path));
+	json_object_set_new(o, "file", jstr(r->path));
 	json_object_set_new(o, "format", json_string(r->format));
 	json_object_set_new(o, "device",
 	                    r->device_name[0] ? json_string(r->device_name) : json_null());
@@ -369,12 +408,13 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 	json_t *top = json_array();
 	for (size_t i = 0; i < res->n_kernels; i++) {
 		const trace_kernel_row *k = &res->kernels[i];
-		json_array_append_new(
-		    top, json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o}", "type",
-		                   trace_ktype_name(k->type), "name", trace_kernel_row_name(res, k),
-		                   "count", (json_int_t)k->count, "sum_us", jus(k->sum), "mean_us",
-		                   jnum(k->mean), "min_us", jus(k->min), "max_us", jus(k->max),
-		                   "std_us", jnum(k->std)));
+		json_array_append_new(top,
+		                      json_pack("{s:s, s:o, s:I, s:o, s:o, s:o, s:o, s:o}", "type",
+		                                trace_ktype_name(k->type), "name",
+		                                jstr(trace_kernel_row_name(res, k)), "count",
+		                                (json_int_t)k->count, "sum_us", jus(k->sum),
+		                                "mean_us", jnum(k->mean), "min_us", jus(k->min),
+		                                "max_us", jus(k->max), "std_us", jnum(k->std)));
 	}
 	json_object_set_new(o, "top_kernels", top);
 	json_object_set_new(o, "comm_comp_overlap_pct", jnum(res->overlap_pct));
@@ -405,7 +445,7 @@ static json_t *json_item(const trace_job *job, const trace_job_item *it)
 	json_object_set_new(o, "memory_bandwidth_gbps", mb);
 	json_t *w = json_array();
 	for (int i = 0; i < r->n_warnings; i++)
-		json_array_append_new(w, json_string(r->warnings[i]));
+		json_array_append_new(w, jstr(r->warnings[i]));
 	if (res->hta_would_fail)
 		json_array_append_new(w,
 		                      json_string("negative non-compute time from HTA's ns "
@@ -428,8 +468,9 @@ int trace_report_json(FILE *out, const trace_job *job, const trace_job_opts *o)
 	for (size_t i = 0; i < job->n; i++) {
 		const trace_job_item *it = &job->items[i];
 		if (it->failed)
-			json_array_append_new(errors, json_pack("{s:s, s:s}", "file", it->rank.path,
-			                                        "error", it->err));
+			json_array_append_new(errors,
+			                      json_pack("{s:o, s:o}", "file", jstr(it->rank.path),
+			                                "error", jstr(it->err)));
 		else if (it->selected && it->analyzed)
 			json_array_append_new(ranks, json_item(job, it));
 	}
@@ -447,7 +488,7 @@ int trace_report_json(FILE *out, const trace_job *job, const trace_job_opts *o)
 	}
 	json_object_set_new(root, "kernel_types_all_ranks", all);
 	for (int i = 0; i < job->n_warnings; i++)
-		json_array_append_new(warnings, json_string(job->warnings[i]));
+		json_array_append_new(warnings, jstr(job->warnings[i]));
 	json_object_set_new(root, "warnings", warnings);
 	json_object_set_new(root, "errors", errors);
 	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0 ? -1 : 0;
