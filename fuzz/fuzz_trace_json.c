@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			trace_frame f;
 			trace_result res;
 			if (trace_prep(&r, &o, trace_prep_filter_applies(&rp, 1), &f) == 0) {
-				if (trace_analyze(&r, &f, &res) == 0)
+				if (trace_analyze(&r, &f, &res, 1) == 0)
 					trace_result_free(&res);
 			}
 		}

@@ -6,6 +6,7 @@
 #include "trace/trace_analyze.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,37 @@ typedef struct {
 	int st;
 } sweep_t;
 
-/* Orders sweep points by time; the order of equal times changes no sum (zero-length pieces). */
+static bool sort_sweep(sweep_t *sw, size_t m);
+
+/* Orders sweep points by time; the order of equal times changes no sum (zero-length pieces).
+ * The points come as runs, one per kernel type, each already in order unless a merged interval
+ * ends before it starts (HTA's -1 us durations): then a radix sort, else a merge of the runs. */
+static bool sort_sweep_runs(sweep_t *sw, size_t m, const size_t *run, int nrun)
+{
+	bool sorted = true;
+	for (int r = 0; r < nrun && sorted; r++)
+		for (size_t i = run[r] + 1; i < run[r + 1] && sorted; i++)
+			sorted = sw[i - 1].t <= sw[i].t;
+	if (!sorted)
+		return sort_sweep(sw, m);
+	sweep_t *out = malloc((m + 1) * sizeof *out);
+	if (!out)
+		return false;
+	size_t at[4];
+	for (int r = 0; r < nrun; r++)
+		at[r] = run[r];
+	for (size_t k = 0; k < m; k++) {
+		int best = -1;
+		for (int r = 0; r < nrun; r++)
+			if (at[r] < run[r + 1] && (best < 0 || sw[at[r]].t < sw[at[best]].t))
+				best = r;
+		out[k] = sw[at[best]++];
+	}
+	memcpy(sw, out, m * sizeof *sw);
+	free(out);
+	return true;
+}
+
 static bool sort_sweep(sweep_t *sw, size_t m)
 {
 	uint64_t *k = malloc((m + 1) * sizeof *k);
@@ -227,9 +258,12 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	/* Kernel type combinations: running sum of 1 (computation), 2 (communication), 4
 	 * (memory) over the merged intervals of each type; ties only make zero-length pieces. */
 	size_t m = 0;
-	for (int k = 0; k < 3; k++)
+	size_t run[4] = {0};
+	for (int k = 0; k < 3; k++) {
 		m = add_sweep(sw, m, tg[k], tn[k], 1 << k);
-	if (!sort_sweep(sw, m))
+		run[k + 1] = m;
+	}
+	if (!sort_sweep_runs(sw, m, run, 3))
 		goto out;
 	int running = 0;
 	for (size_t i = 0; i + 1 < m; i++) {
@@ -240,9 +274,9 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 		}
 	}
 	/* Communication/computation overlap: communication +-1, computation +-2, time at 3. */
-	m = add_sweep(sw, 0, tg[TRACE_KT_COMMUNICATION], tn[TRACE_KT_COMMUNICATION], 1);
-	m = add_sweep(sw, m, tg[TRACE_KT_COMPUTATION], tn[TRACE_KT_COMPUTATION], 2);
-	if (!sort_sweep(sw, m))
+	m = run[1] = add_sweep(sw, 0, tg[TRACE_KT_COMMUNICATION], tn[TRACE_KT_COMMUNICATION], 1);
+	m = run[2] = add_sweep(sw, m, tg[TRACE_KT_COMPUTATION], tn[TRACE_KT_COMPUTATION], 2);
+	if (!sort_sweep_runs(sw, m, run, 2))
 		goto out;
 	int64_t both = 0;
 	running = 0;
@@ -1043,33 +1077,62 @@ static void verdict(const trace_result *res, trace_verdict *v)
 	}
 }
 
-int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res)
+typedef struct {
+	ctx_t *c;
+	trace_result *res;
+	int rc;
+} side_t;
+
+/* The analyses built on the launch/kernel join, which share nothing with the others. */
+static void *side_analyses(void *arg)
+{
+	side_t *s = arg;
+	s->rc = (launch_stats(s->c, s->res) < 0 || queue_length(s->c, s->res) < 0 ||
+	         memory_bw(s->c, s->res) < 0)
+	            ? -1
+	            : 0;
+	return NULL;
+}
+
+int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int threads)
 {
 	memset(res, 0, sizeof *res);
 	res->r = r;
 	res->frame = *f;
 	memset(f, 0, sizeof *f);
-	ctx_t c = {.r = r, .f = &res->frame};
+	ctx_t a = {.r = r, .f = &res->frame}, b = a;
 	size_t n = res->frame.n + 1;
-	c.keys = malloc(n * sizeof *c.keys);
-	c.idx = malloc(n * sizeof *c.idx);
-	c.rows = malloc(n * sizeof *c.rows);
-	c.mark = malloc((size_t)res->frame.n_cidx + 1);
+	a.keys = malloc(n * sizeof *a.keys);
+	a.idx = malloc(n * sizeof *a.idx);
+	a.rows = malloc(n * sizeof *a.rows);
+	b.rows = malloc(n * sizeof *b.rows);
+	b.mark = malloc((size_t)res->frame.n_cidx + 1);
+	side_t side = {.c = &b, .res = res, .rc = -1};
 	int rc = -1;
-	if (!c.keys || !c.idx || !c.rows || !c.mark || chain_build(&c) < 0)
+	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || chain_build(&b) < 0)
 		goto out;
-	if (temporal_and_types(&c, res) < 0 || idle_breakdown(&c, res) < 0 ||
-	    kernel_breakdown(&c, res) < 0 || launch_stats(&c, res) < 0 ||
-	    queue_length(&c, res) < 0 || memory_bw(&c, res) < 0)
-		goto out;
-	verdict(res, &res->verdict);
-	rc = 0;
+	pthread_t th;
+	bool helper = threads > 1 && pthread_create(&th, NULL, side_analyses, &side) == 0;
+	rc = (temporal_and_types(&a, res) < 0 || idle_breakdown(&a, res) < 0 ||
+	      kernel_breakdown(&a, res) < 0)
+	         ? -1
+	         : 0;
+	if (helper)
+		pthread_join(th, NULL);
+	else
+		side_analyses(&side);
+	if (rc == 0 && side.rc == 0) {
+		verdict(res, &res->verdict);
+	} else {
+		rc = -1;
+	}
 out:
-	free(c.keys);
-	free(c.idx);
-	free(c.rows);
-	free(c.mark);
-	chain_free(&c.gpu);
+	free(a.keys);
+	free(a.idx);
+	free(a.rows);
+	free(b.rows);
+	free(b.mark);
+	chain_free(&b.gpu);
 	if (rc < 0)
 		trace_result_free(res);
 	return rc;

@@ -126,9 +126,10 @@ typedef struct {
 	bool hta_would_fail; /* negative non-compute time: HTA's assertion */
 } trace_result;
 
-/* Runs every analysis on r (already prepared into f, which the result takes over).
+/* Runs every analysis on r (already prepared into f, which the result takes over), on two
+ * threads when threads > 1.
  * Returns 0, or -1 when memory runs out (res is then freed). */
-int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *out);
+int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *out, int threads);
 void trace_result_free(trace_result *res);
 
 /* Name of a kernel row ("others" for the folded row). */

@@ -169,12 +169,12 @@ static int64_t thread_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filter)
+static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filter, int threads)
 {
 	int64_t t0 = thread_cpu_ns();
 	trace_frame f;
 	if (trace_prep(&it->rank, &o->prep, filter, &f) < 0 ||
-	    trace_analyze(&it->rank, &f, &it->res) < 0) {
+	    trace_analyze(&it->rank, &f, &it->res, threads) < 0) {
 		trace_frame_free(&f);
 		it->failed = GW_EXIT_ENV;
 		snprintf(it->err, sizeof it->err, "out of memory while analysing");
@@ -219,10 +219,10 @@ static void *worker(void *arg)
 				it->selected = rank_selected(w->o, it->rank.rank);
 				/* Two ProfilerStep names here settle the filter for every rank. */
 				if (it->selected && it->rank.n_profstep_syms >= 2)
-					analyse_item(it, w->o, true);
+					analyse_item(it, w->o, true, w->per_file);
 			}
 		} else if (!it->failed && it->selected && !it->analyzed) {
-			analyse_item(it, w->o, job->filter);
+			analyse_item(it, w->o, job->filter, w->per_file);
 		}
 		pthread_mutex_lock(&w->lock);
 		w->done++;

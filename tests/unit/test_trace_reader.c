@@ -310,7 +310,7 @@ static void test_nsys(void **state)
 	trace_result res;
 	trace_prep_opts o = {.ns_rounding = true};
 	assert_int_equal(trace_prep(&r, &o, false, &f), 0);
-	assert_int_equal(trace_analyze(&r, &f, &res), 0);
+	assert_int_equal(trace_analyze(&r, &f, &res, 1), 0);
 	assert_int_equal(res.temporal.span, 202000);
 	assert_int_equal(res.temporal.compute, 20000);
 	assert_int_equal(res.launch.n, 3);

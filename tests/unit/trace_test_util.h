@@ -124,7 +124,7 @@ static __attribute__((unused)) void trun_opts(trun *t, const char *json, const t
 	trace_rank *rp = &t->r;
 	trace_frame f;
 	if (trace_prep(&t->r, o, trace_prep_filter_applies(&rp, 1), &f) < 0 ||
-	    trace_analyze(&t->r, &f, &t->res) < 0)
+	    trace_analyze(&t->r, &f, &t->res, 1) < 0)
 		t->rc = -2;
 }
 
