@@ -102,9 +102,16 @@ static inline trace_ktype ktype_of(const ctx_t *c, const trace_event *e)
  * order. Returns the number of groups written to out. */
 static size_t merge_rows(ctx_t *c, const uint32_t *rows, size_t n, span_t *out)
 {
-	for (size_t i = 0; i < n; i++)
+	bool negative = false;
+	for (size_t i = 0; i < n; i++) {
 		c->keys[i] = EV(c, rows[i])->ts;
-	trace_argsort(c->keys, c->idx, n);
+		negative |= EV(c, rows[i])->dur < 0;
+	}
+	/* Without negative durations the groups do not depend on how ties are ordered. */
+	if (negative)
+		trace_argsort(c->keys, c->idx, n);
+	else
+		trace_argsort_fast(c->keys, c->idx, n, NULL, NULL);
 	size_t g = 0;
 	int64_t cummax = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -299,6 +306,14 @@ out:
 	return rc;
 }
 
+static bool always_tie(uint32_t a, uint32_t b, const void *arg)
+{
+	(void)a;
+	(void)b;
+	(void)arg;
+	return true;
+}
+
 static bool idle_cat_row(const trace_event *e)
 {
 	return e->stream != -1 && (e->cat == TRACE_CAT_KERNEL || e->cat == TRACE_CAT_MEMCPY ||
@@ -313,7 +328,7 @@ static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, double *gaps[T
 	size_t ng[TRACE_IDLE_N] = {0};
 	for (size_t i = 0; i < n; i++)
 		c->keys[i] = EV(c, rows[i])->ts;
-	trace_argsort(c->keys, c->idx, n);
+	trace_argsort_fast(c->keys, c->idx, n, always_tie, NULL);
 	int64_t prev_end = 0;
 	for (size_t k = 0; k < n; k++) {
 		uint32_t ev = rows[c->idx[k]];
@@ -738,6 +753,12 @@ static int cmp_group(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static bool same_group(uint32_t a, uint32_t b, const void *arg)
+{
+	const point_t *pt = arg;
+	return pt[a].group == pt[b].group;
+}
+
 /* The distinct groups of the points, ascending. */
 static int64_t *distinct_groups(const point_t *pt, size_t n, size_t *count)
 {
@@ -794,7 +815,7 @@ static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order
 	}
 	for (size_t i = 0; i < n; i++)
 		keys[i] = pt[i].ts;
-	trace_argsort(keys, idx, n);
+	trace_argsort_fast(keys, idx, n, same_group, pt);
 	free(keys);
 	*order_out = idx;
 	*groups_out = g;

@@ -133,6 +133,35 @@ void trace_argsort(const int64_t *v, uint32_t *t, size_t num)
 	}
 }
 
+void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
+                        const void *arg)
+{
+	uint64_t *k = malloc((n + 1) * sizeof *k);
+	bool ok = k != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		k[i] = trace_key_i64(keys[i]);
+		idx[i] = (uint32_t)i;
+	}
+	ok = ok && trace_radix_sort(k, idx, n);
+	/* Runs of equal keys: fine when no pair in them needs an order (long runs: give up). */
+	for (size_t i = 0; ok && tie && i + 1 < n; i++) {
+		size_t j = i + 1;
+		while (j < n && k[j] == k[i])
+			j++;
+		if (j - i > 64) {
+			ok = false;
+		} else {
+			for (size_t a = i; ok && a < j; a++)
+				for (size_t b = a + 1; ok && b < j; b++)
+					ok = !tie(idx[a], idx[b], arg);
+		}
+		i = j - 1;
+	}
+	free(k);
+	if (!ok)
+		trace_argsort(keys, idx, n);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

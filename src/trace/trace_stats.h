@@ -26,6 +26,15 @@ static inline uint64_t trace_key_i64(int64_t v)
 uint64_t trace_key_double(double v);
 double trace_double_of_key(uint64_t k);
 
+/*
+ * trace_argsort's order, through a radix sort when that gives the same: when no two equal keys
+ * need numpy's order. tie(a, b, arg) says whether the relative order of positions a and b with
+ * equal keys matters (NULL: never, a tie anywhere is harmless). Falls back to trace_argsort.
+ */
+typedef bool (*trace_tie_fn)(uint32_t a, uint32_t b, const void *arg);
+void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
+                        const void *arg);
+
 /* pandas' describe() of a numeric series, NaN values excluded. */
 typedef struct {
 	size_t count;

@@ -22,7 +22,10 @@ static char tmpdir[256];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/gpuwhy-trace-test-XXXXXX");
+	/* mkdtemp's template: six X at the end */
+	size_t n = (size_t)snprintf(tmpdir, sizeof tmpdir, "/tmp/gpuwhy-trace-test-");
+	memset(tmpdir + n, 'X', 6);
+	tmpdir[n + 6] = 0;
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
