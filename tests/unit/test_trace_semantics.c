@@ -380,6 +380,47 @@ static void test_argsort_numpy_ties(void **state)
 		            (small[idx[i - 1]] == small[idx[i]] && idx[i - 1] < idx[i]));
 }
 
+static bool tie_always(uint32_t a, uint32_t b, const void *arg)
+{
+	(void)a;
+	(void)b;
+	(void)arg;
+	return true;
+}
+
+static bool tie_same_parity(uint32_t a, uint32_t b, const void *arg)
+{
+	(void)arg;
+	return (a & 1) == (b & 1);
+}
+
+/* The radix path gives numpy's order whenever it is taken. */
+static void test_argsort_fast(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	static int64_t keys[N];
+	static uint32_t want[N], got[N];
+	uint64_t rng = 7;
+	for (int round = 0; round < 6; round++) {
+		int64_t range = round < 2 ? 1000000000 : round < 4 ? 3000 : 20;
+		for (int i = 0; i < N; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			keys[i] = (int64_t)((rng >> 33) % (uint64_t)range) - range / 2;
+		}
+		trace_argsort(keys, want, N);
+		trace_argsort_fast(keys, got, N, tie_always, NULL);
+		assert_memory_equal(got, want, sizeof want);
+		trace_argsort_fast(keys, got, N, tie_same_parity, NULL);
+		for (int i = 1; i < N; i++) /* sorted; equal keys of one parity in numpy's order */
+			assert_true(keys[got[i - 1]] <= keys[got[i]]);
+		if (range > N * 100) { /* no ties at all: every path agrees */
+			trace_argsort_fast(keys, got, N, NULL, NULL);
+			assert_memory_equal(got, want, sizeof want);
+		}
+	}
+}
+
 static void test_describe(void **state)
 {
 	(void)state;
@@ -616,15 +657,25 @@ static void test_verdicts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gap_categories),        cmocka_unit_test(test_threshold_30us),
-	    cmocka_unit_test(test_overlapping_intervals), cmocka_unit_test(test_touching_intervals),
-	    cmocka_unit_test(test_profiler_step_filter),  cmocka_unit_test(test_ns_rounding),
-	    cmocka_unit_test(test_old_categories),        cmocka_unit_test(test_string_stream_ids),
-	    cmocka_unit_test(test_missing_correlation),   cmocka_unit_test(test_kernel_types),
-	    cmocka_unit_test(test_argsort_numpy_ties),    cmocka_unit_test(test_describe),
-	    cmocka_unit_test(test_top_kernels_fold),      cmocka_unit_test(test_launch_stats),
-	    cmocka_unit_test(test_queue_length),          cmocka_unit_test(test_memory_bandwidth),
-	    cmocka_unit_test(test_comm_overlap),          cmocka_unit_test(test_verdicts),
+	    cmocka_unit_test(test_gap_categories),
+	    cmocka_unit_test(test_threshold_30us),
+	    cmocka_unit_test(test_overlapping_intervals),
+	    cmocka_unit_test(test_touching_intervals),
+	    cmocka_unit_test(test_profiler_step_filter),
+	    cmocka_unit_test(test_ns_rounding),
+	    cmocka_unit_test(test_old_categories),
+	    cmocka_unit_test(test_string_stream_ids),
+	    cmocka_unit_test(test_missing_correlation),
+	    cmocka_unit_test(test_kernel_types),
+	    cmocka_unit_test(test_argsort_numpy_ties),
+	    cmocka_unit_test(test_argsort_fast),
+	    cmocka_unit_test(test_describe),
+	    cmocka_unit_test(test_top_kernels_fold),
+	    cmocka_unit_test(test_launch_stats),
+	    cmocka_unit_test(test_queue_length),
+	    cmocka_unit_test(test_memory_bandwidth),
+	    cmocka_unit_test(test_comm_overlap),
+	    cmocka_unit_test(test_verdicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
