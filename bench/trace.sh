@@ -13,7 +13,6 @@ runs="${RUNS:-5}"
 big_mb="${BIG_MB:-1024}"
 tmp="${TMPDIR:-/tmp}/gpuwhy-trace-bench"
 [ -x "$gpuwhy" ] || { echo "bench/trace.sh: build first (make build)" >&2; exit 2; }
-[ -d "$traces" ] || { echo "bench/trace.sh: no shared traces at $traces" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "bench/trace.sh: needs GNU time" >&2; exit 2; }
 mkdir -p "$tmp"
 
@@ -53,12 +52,13 @@ measure() {
     t1=$(date +%s%N)
     echo "$(( (t1 - t0) / 1000 )) $(cat "$tmp/t")" >> "$tmp/times"
   done
-  local wall cpu rss bytes
+  local wall best cpu rss bytes
   wall=$(awk '{print $1 / 1e6}' "$tmp/times" | median)
+  best=$(awk '{print $1 / 1e6}' "$tmp/times" | sort -g | head -1)
   cpu=$(awk '{print $2 + $3}' "$tmp/times" | median)
   rss=$(awk '{print $4}' "$tmp/times" | median)
   bytes=$(json_bytes "$path")
-  awk -v name="$name" -v wall="$wall" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" \
+  awk -v name="$name" -v wall="$wall" -v best="$best" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" \
       -v hs="$hta_s" -v hm="$hta_mb" 'BEGIN {
     mb = bytes / 1048576
     # HTA parses 9-12 MB/s after 0.6-0.9 s of imports: 10.5 MB/s and 0.75 s, analyses not
@@ -66,21 +66,25 @@ measure() {
     if (hs == "est") { hsv = 0.75 + mb / 10.5; hs_txt = sprintf("~%.0f s (est.)", hsv) }
     else if (hs == "n/a") { hsv = 0; hs_txt = "cannot read it" }
     else { hsv = hs; hs_txt = hs " s" }
-    printf "| %s | %.1f MB | %.3f s | %.2f s | %.0f MB/s | %.1f MB | %s | %s | %s | %s |\n",
-      name, mb, wall, cpu, mb / wall, rss / 1024, hs_txt, (hm == "" ? "n/a" : hm " MB"),
-      (hsv ? sprintf("%.0fx", hsv / wall) : "n/a"),
+    printf "| %s | %.1f MB | %.3f s | %.3f s | %.2f s | %.0f MB/s | %.1f MB | %s | %s | %s | %s |\n",
+      name, mb, wall, best, cpu, mb / wall, rss / 1024, hs_txt, (hm == "" ? "n/a" : hm " MB"),
+      (hsv ? sprintf("%.0fx (best %.0fx)", hsv / wall, hsv / best) : "n/a"),
       (hm == "" ? "n/a" : sprintf("%.1fx less", hm / (rss / 1024)))
   }'
 }
 
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| input | JSON | wall (median) | CPU user+sys | throughput | peak RSS | HTA wall | HTA RSS | speed-up | memory |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-measure "sampled2 (2 ranks)" "$traces/sampled2" 2.54 98
-measure "nccl" "$traces/nccl/nccl_data.json.gz" 2.25 134
-measure "kinetoold (2021)" "$traces/kinetoold/worker0.pt.trace.json.gz" 5.21 210
-measure "nsys SQLite" "$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" n/a ""
+echo "| input | JSON | wall (median) | wall (best) | CPU user+sys | throughput (median) | peak RSS | HTA wall | HTA RSS | speed-up | memory |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+if [ -d "$traces" ]; then
+  measure "sampled2 (2 ranks)" "$traces/sampled2" 2.54 98
+  measure "nccl" "$traces/nccl/nccl_data.json.gz" 2.25 134
+  measure "kinetoold (2021)" "$traces/kinetoold/worker0.pt.trace.json.gz" 5.21 210
+  measure "nsys SQLite" "$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" n/a ""
+else
+  echo "| (no shared traces at $traces: only the generated trace) | | | | | | | | | | |"
+fi
 measure "generated $big_mb MB (.json)" "$tmp/big.json" est ""
 measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" est ""
 measure "generated $big_mb MB (.json), 1 thread" "$tmp/big.json" est "" -j 1
