@@ -822,6 +822,14 @@ static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *pr
 
 enum { BLOCK = 4 << 20, WINDOW = 1 << 20, READ = 256 << 10, RETRY = 2 };
 
+/* Documents from this size on are parsed in pieces (tests lower it). */
+static _Atomic uint64_t parallel_min = (uint64_t)64 << 20;
+
+void trace_kineto_set_parallel_min(uint64_t bytes)
+{
+	atomic_store(&parallel_min, bytes);
+}
+
 typedef struct {
 	unsigned char *buf;
 	size_t len;
@@ -1150,10 +1158,34 @@ unsigned long trace_kineto_restarts(void)
 	return atomic_load(&restarts);
 }
 
+/* The uncompressed size, near enough to choose how to read: the file size, or for gzip the
+ * size its trailer records (modulo 4 GiB, so never less than the compressed size). */
+static uint64_t text_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	unsigned char head[2] = {0}, tail[4] = {0};
+	uint64_t size = 0;
+	if (fread(head, 1, 2, f) == 2 && fseek(f, 0, SEEK_END) == 0) {
+		long end = ftell(f);
+		size = end > 0 ? (uint64_t)end : 0;
+		if (head[0] == 0x1f && head[1] == 0x8b && end >= 4 && fseek(f, -4, SEEK_END) == 0 &&
+		    fread(tail, 1, 4, f) == 4) {
+			uint64_t isize = (uint64_t)tail[0] | (uint64_t)tail[1] << 8 |
+			                 (uint64_t)tail[2] << 16 | (uint64_t)tail[3] << 24;
+			size = isize > size ? isize : size;
+		}
+	}
+	fclose(f);
+	return size;
+}
+
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
                       char *err, size_t errsz)
 {
-	if (threads > 1) {
+	/* Pieces pay off for large documents only; small ones stay in one piece (less memory). */
+	if (threads > 1 && text_size(path) >= atomic_load(&parallel_min)) {
 		int rc = read_parallel(path, r, progress, threads, err, errsz);
 		if (rc != RETRY)
 			return rc;

@@ -20,6 +20,10 @@
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
                       char *err, size_t errsz);
 
+/* Documents of at least this many bytes (uncompressed) are parsed in pieces; 64 MiB unless
+ * changed. */
+void trace_kineto_set_parallel_min(uint64_t bytes);
+
 /* How often a parallel read had to start over in one piece (the guessed cuts fell inside
  * strings or nested objects). */
 unsigned long trace_kineto_restarts(void);
