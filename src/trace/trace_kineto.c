@@ -760,34 +760,156 @@ static int truncated(kstate *k, yajl_handle h, uint64_t total, char *err, size_t
 	return -1;
 }
 
-static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *progress, char *err,
-                           size_t errsz)
+/* The decompressed text in chunks; with a second thread allowed, a reader inflates ahead
+ * while the parser works (gzip costs about as much as parsing). */
+enum { CHUNK = 256 * 1024, NSLOT = 4 };
+
+typedef struct {
+	gzFile g;
+	_Atomic uint64_t *progress;
+	uint64_t reported;
+	bool ahead;
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned char *slot[NSLOT];
+	int len[NSLOT]; /* bytes; 0 at the end, -1 on an error */
+	bool full[NSLOT];
+	bool stop;
+	int status; /* read_status() at the end */
+	char err[200];
+	size_t next; /* the slot the parser takes next */
+} source;
+
+/* One chunk into slot s; the end or an error is recorded. */
+static int source_fill(source *src, int s)
 {
-	enum { CHUNK = 256 * 1024 };
-	gzFile g = gzopen(path, "rb");
-	if (!g) {
+	int n = gzread(src->g, src->slot[s], CHUNK);
+	add_progress(src->g, src->progress, &src->reported);
+	if (n <= 0)
+		src->status = read_status(src->g, n, src->err, sizeof src->err);
+	return n;
+}
+
+static void *source_reader(void *arg)
+{
+	source *src = arg;
+	for (size_t i = 0;; i++) {
+		int s = (int)(i % NSLOT);
+		pthread_mutex_lock(&src->lock);
+		while (src->full[s] && !src->stop)
+			pthread_cond_wait(&src->cond, &src->lock);
+		bool stop = src->stop;
+		pthread_mutex_unlock(&src->lock);
+		if (stop)
+			break;
+		int n = source_fill(src, s);
+		pthread_mutex_lock(&src->lock);
+		src->len[s] = n;
+		src->full[s] = true;
+		pthread_cond_broadcast(&src->cond);
+		pthread_mutex_unlock(&src->lock);
+		if (n <= 0)
+			break;
+	}
+	return NULL;
+}
+
+/* The next chunk: its bytes in *buf, the count returned (0 at the end, -1 on an error). */
+static int source_next(source *src, unsigned char **buf)
+{
+	if (!src->ahead) {
+		*buf = src->slot[0];
+		return source_fill(src, 0);
+	}
+	int s = (int)(src->next++ % NSLOT);
+	pthread_mutex_lock(&src->lock);
+	if (src->next > 1) { /* the slot before this one is parsed: hand it back */
+		int prev = (s + NSLOT - 1) % NSLOT;
+		src->full[prev] = false;
+		pthread_cond_broadcast(&src->cond);
+	}
+	while (!src->full[s])
+		pthread_cond_wait(&src->cond, &src->lock);
+	int n = src->len[s];
+	pthread_mutex_unlock(&src->lock);
+	*buf = src->slot[s];
+	return n;
+}
+
+static int source_open(source *src, const char *path, _Atomic uint64_t *progress, bool ahead,
+                       char *err, size_t errsz)
+{
+	memset(src, 0, sizeof *src);
+	src->g = gzopen(path, "rb");
+	if (!src->g) {
 		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
 		return -1;
 	}
-	gzbuffer(g, CHUNK);
-	unsigned char *buf = malloc(CHUNK);
+	gzbuffer(src->g, CHUNK);
+	src->progress = progress;
+	/* Reading ahead pays for compressed input only. */
+	ahead = ahead && gzdirect(src->g) == 0;
+	for (int s = 0; s < (ahead ? NSLOT : 1); s++)
+		if (!(src->slot[s] = malloc(CHUNK))) {
+			snprintf(err, errsz, "out of memory");
+			return -1;
+		}
+	if (ahead) {
+		pthread_mutex_init(&src->lock, NULL);
+		pthread_cond_init(&src->cond, NULL);
+		src->ahead = pthread_create(&src->th, NULL, source_reader, src) == 0;
+		if (!src->ahead) {
+			pthread_cond_destroy(&src->cond);
+			pthread_mutex_destroy(&src->lock);
+		}
+	}
+	return 0;
+}
+
+static void source_close(source *src)
+{
+	if (src->ahead) {
+		pthread_mutex_lock(&src->lock);
+		src->stop = true;
+		pthread_cond_broadcast(&src->cond);
+		pthread_mutex_unlock(&src->lock);
+		pthread_join(src->th, NULL);
+		pthread_cond_destroy(&src->cond);
+		pthread_mutex_destroy(&src->lock);
+	}
+	for (int s = 0; s < NSLOT; s++)
+		free(src->slot[s]);
+	if (src->g)
+		gzclose(src->g);
+}
+
+static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *progress, bool ahead,
+                           char *err, size_t errsz)
+{
+	source src;
+	if (source_open(&src, path, progress, ahead, err, errsz) < 0) {
+		source_close(&src);
+		return -1;
+	}
 	kstate k;
 	kstate_init(&k, r);
-	yajl_handle h = buf ? open_parser(&k) : NULL;
+	yajl_handle h = open_parser(&k);
 	if (!h) {
-		free(buf);
-		gzclose(g);
+		source_close(&src);
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
 	int rc = 0;
-	uint64_t total = 0, reported = 0;
+	uint64_t total = 0;
 	for (;;) {
-		int n = gzread(g, buf, CHUNK);
-		add_progress(g, progress, &reported);
+		unsigned char *buf;
+		int n = source_next(&src, &buf);
 		if (n <= 0) {
-			rc = read_status(g, n, err, errsz);
-			if (rc > 0)
+			rc = src.status;
+			if (rc < 0)
+				snprintf(err, errsz, "%s", src.err);
+			else
 				rc = yajl_complete_parse(h) == yajl_status_ok
 				         ? 0
 				         : truncated(&k, h, total, err, errsz);
@@ -805,8 +927,7 @@ static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *pr
 		rc = finish(&k, err, errsz);
 	yajl_free(h);
 	kstate_free(&k);
-	free(buf);
-	gzclose(g);
+	source_close(&src);
 	return rc;
 }
 
@@ -1197,5 +1318,5 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 		trace_rank_init(r, p ? p : path);
 		free(p);
 	}
-	return read_sequential(path, r, progress, err, errsz);
+	return read_sequential(path, r, progress, threads > 1, err, errsz);
 }
