@@ -41,7 +41,7 @@ typedef struct {
 	int64_t ts, dur, stream, corr;
 	double bw;
 	bool has_bw;
-	size_t name_len;
+	uint32_t name; /* interned as it arrives: no copy, classified once per distinct name */
 } kevent;
 
 typedef struct {
@@ -56,8 +56,6 @@ typedef struct {
 	uint64_t ord; /* elements of traceEvents seen */
 	int devprops_elem;
 	kevent e;
-	char *name; /* the current event's name (names arrive before we know if it is kept) */
-	size_t name_cap;
 	char *catsym; /* the current event's cat when it contains "ProfilerStep" (rare) */
 	size_t catsym_len;
 	bool old_cats, base_time;
@@ -174,10 +172,15 @@ static int event_end(kstate *k)
 {
 	kevent *e = &k->e;
 	trace_rank *r = k->r;
-	const char *name = e->has_name ? k->name : "";
-	size_t nlen = e->has_name ? e->name_len : 0;
+	if (!e->has_name) {
+		e->name = trace_names_intern(&r->names, "", 0);
+		if (e->name == UINT32_MAX)
+			return fail(k, "out of memory");
+	}
+	const trace_name *nm = &r->names.names[e->name];
 	/* HTA keeps [memory] instant events by giving them a zero duration. */
-	if (e->ph == 'i' && e->cat_instant && nlen == 8 && !memcmp(name, "[memory]", 8)) {
+	if (e->ph == 'i' && e->cat_instant && nm->len == 8 &&
+	    !memcmp(trace_name_str(&r->names, e->name), "[memory]", 8)) {
 		e->has_dur = true;
 		e->dur = 0;
 	}
@@ -197,27 +200,23 @@ static int event_end(kstate *k)
 		r->last_end = e->ts + e->dur;
 	r->have_span = true;
 
-	bool profstep = nlen >= 12 && memmem(name, nlen, "ProfilerStep", 12);
+	bool profstep = nm->nflags & TRACE_NAME_PROFSTEP;
 	if (profstep)
-		trace_rank_note_profstep(r, name, nlen);
+		trace_rank_note_profstep(r, trace_name_str(&r->names, e->name), nm->len);
 	if (e->cat_profstep)
 		trace_rank_note_profstep(r, k->catsym, k->catsym_len);
-	bool sync_gpu = (nlen == 10 && !memcmp(name, "Event Sync", 10)) ||
-	                (nlen == 12 && !memcmp(name, "Context Sync", 12));
+	bool sync_gpu = nm->nflags & TRACE_NAME_SYNC_GPU;
 	uint32_t ord = (uint32_t)(k->ord - 1);
 	bool row0 = ord == 0 && !k->fragment; /* fragments count from 0 locally */
 	if (e->stream == -1 && e->corr == -1 && !sync_gpu && !profstep && !row0)
 		return 1;
-	uint32_t id = trace_names_intern(&r->names, name, nlen);
-	if (id == UINT32_MAX)
-		return fail(k, "out of memory");
 	trace_event ev = {
 	    .ts = e->ts,
 	    .dur = e->dur,
 	    .corr = e->corr,
 	    .stream = e->stream,
 	    .bw_gbps = e->bw,
-	    .name = id,
+	    .name = e->name,
 	    .ord = ord,
 	    .cat = e->cat,
 	    .flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (row0 ? TRACE_EV_ROW0 : 0) |
@@ -443,19 +442,9 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 		set_cat(k, s, n);
 		break;
 	case K_NAME:
-		if (n + 1 > k->name_cap) {
-			size_t cap = k->name_cap ? k->name_cap : 256;
-			while (cap < n + 1)
-				cap *= 2;
-			char *b = realloc(k->name, cap);
-			if (!b)
-				return fail(k, "out of memory");
-			k->name = b;
-			k->name_cap = cap;
-		}
-		memcpy(k->name, s, n);
-		k->name[n] = 0;
-		e->name_len = n;
+		e->name = trace_names_intern(&k->r->names, (const char *)s, n);
+		if (e->name == UINT32_MAX)
+			return fail(k, "out of memory");
 		e->has_name = true;
 		break;
 	case K_STREAM:
@@ -638,7 +627,6 @@ static void kstate_init(kstate *k, trace_rank *r)
 
 static void kstate_free(kstate *k)
 {
-	free(k->name);
 	free(k->catsym);
 }
 
