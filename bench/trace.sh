@@ -66,24 +66,26 @@ measure() {
     if (hs == "est") { hsv = 0.75 + mb / 10.5; hs_txt = sprintf("~%.0f s (est.)", hsv) }
     else if (hs == "n/a") { hsv = 0; hs_txt = "cannot read it" }
     else { hsv = hs; hs_txt = hs " s" }
-    printf "| %s | %.1f MB | %.3f s | %.3f s | %.2f s | %.0f MB/s | %.1f MB | %s | %s | %s | %s |\n",
+    if (cpu < 0.01) cpu = 0.01 # GNU time counts in 10 ms
+    printf "| %s | %.1f MB | %.3f s | %.3f s | %.2f s | %.0f MB/s | %.1f MB | %s | %s | %s | %s | %s |\n",
       name, mb, wall, best, cpu, mb / wall, rss / 1024, hs_txt, (hm == "" ? "n/a" : hm " MB"),
       (hsv ? sprintf("%.0fx (best %.0fx)", hsv / wall, hsv / best) : "n/a"),
+      (hsv ? sprintf("%.0fx", hsv / cpu) : "n/a"),
       (hm == "" ? "n/a" : sprintf("%.1fx less", hm / (rss / 1024)))
   }'
 }
 
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| input | JSON | wall (median) | wall (best) | CPU user+sys | throughput (median) | peak RSS | HTA wall | HTA RSS | speed-up | memory |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| input | JSON | wall (median) | wall (best) | CPU user+sys | throughput (median) | peak RSS | HTA wall | HTA RSS | speed-up (wall) | memory | speed-up (CPU) |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [ -d "$traces" ]; then
   measure "sampled2 (2 ranks)" "$traces/sampled2" 2.54 98
   measure "nccl" "$traces/nccl/nccl_data.json.gz" 2.25 134
   measure "kinetoold (2021)" "$traces/kinetoold/worker0.pt.trace.json.gz" 5.21 210
   measure "nsys SQLite" "$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" n/a ""
 else
-  echo "| (no shared traces at $traces: only the generated trace) | | | | | | | | | | |"
+  echo "| (no shared traces at $traces: only the generated trace) | | | | | | | | | | | |"
 fi
 measure "generated $big_mb MB (.json)" "$tmp/big.json" est ""
 measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" est ""
