@@ -77,7 +77,7 @@ measure() {
 
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| input | JSON | wall (median) | wall (best) | CPU user+sys | throughput (median) | peak RSS | HTA wall | HTA RSS | speed-up (wall) | memory | speed-up (CPU) |"
+echo "| input | JSON | wall (median) | wall (best) | CPU user+sys | throughput (median) | peak RSS | HTA wall | HTA RSS | speed-up (wall) | speed-up (CPU) | memory |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [ -d "$traces" ]; then
   measure "sampled2 (2 ranks)" "$traces/sampled2" 2.54 98
