@@ -185,6 +185,8 @@ static bool sort_sweep_runs(sweep_t *sw, size_t m, const size_t *run, int nrun)
 		for (int r = 0; r < nrun; r++)
 			if (at[r] < run[r + 1] && (best < 0 || sw[at[r]].t < sw[at[best]].t))
 				best = r;
+		if (best < 0) /* cannot happen: k < m points remain */
+			break;
 		out[k] = sw[at[best]++];
 	}
 	memcpy(sw, out, m * sizeof *sw);
@@ -763,43 +765,40 @@ static bool same_group(uint32_t a, uint32_t b, const void *arg)
 static int64_t *distinct_groups(const point_t *pt, size_t n, size_t *count)
 {
 	trace_imap seen;
-	if (!trace_imap_init(&seen, 16))
-		return NULL;
-	int64_t *g = malloc(16 * sizeof *g);
 	size_t m = 0, cap = 16;
-	for (size_t i = 0; g && i < n; i++) {
+	int64_t *g = malloc(cap * sizeof *g);
+	if (!g || !trace_imap_init(&seen, 16)) {
+		free(g);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (pt[i].group == INT64_MIN)
 			continue;
 		uint32_t *v = trace_imap_slot(&seen, pt[i].group);
-		if (!v) {
-			free(g);
-			g = NULL;
-			break;
-		}
+		if (!v)
+			goto fail;
 		if (*v != UINT32_MAX)
 			continue;
 		*v = 1;
 		if (m == cap) {
 			int64_t *ng = realloc(g, 2 * cap * sizeof *g);
-			if (!ng) {
-				free(g);
-				g = NULL;
-				break;
-			}
+			if (!ng)
+				goto fail;
 			g = ng;
 			cap *= 2;
 		}
 		g[m++] = pt[i].group;
 	}
 	trace_imap_free(&seen);
-	if (g)
-		qsort(g, m, sizeof *g, cmp_group);
+	qsort(g, m, sizeof *g, cmp_group);
 	*count = m;
 	return g;
+fail:
+	trace_imap_free(&seen);
+	free(g);
+	return NULL;
 }
 
-/* Sorts points like pandas' sort_values("ts") (ties in numpy's order), then hands each group
- * (ascending) its points in that order. */
 static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order_out,
                          int64_t **groups_out, size_t *ngroups)
 {
