@@ -755,10 +755,12 @@ static int cmp_group(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Equal times matter only within a group, and only between different steps: two equal steps
+ * give the same running values in either order. */
 static bool same_group(uint32_t a, uint32_t b, const void *arg)
 {
 	const point_t *pt = arg;
-	return pt[a].group == pt[b].group;
+	return pt[a].group == pt[b].group && pt[a].delta != pt[b].delta;
 }
 
 /* The distinct groups of the points, ascending. */
@@ -886,41 +888,70 @@ static int queue_length(ctx_t *c, trace_result *res)
 	res->n_queue = ng;
 	/* Points regrouped by stream, each group in sorted order (pandas' groupby). */
 	trace_imap gslot;
-	if (!trace_imap_init(&gslot, ng))
-		goto out;
-	size_t *start = calloc(ng + 1, sizeof *start);
-	if (!start) {
-		trace_imap_free(&gslot);
+	uint32_t *gi = malloc((n + 1) * sizeof *gi);
+	size_t *start = calloc(ng + 2, sizeof *start);
+	if (!gi || !start || !trace_imap_init(&gslot, ng)) {
+		free(gi);
+		free(start);
 		goto out;
 	}
 	for (size_t g = 0; g < ng; g++)
 		*trace_imap_slot(&gslot, groups[g]) = (uint32_t)g;
+	int64_t last = INT64_MIN;
+	uint32_t last_g = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) { /* streams come in runs: remember the last one */
+		if (pt[i].group != last) {
+			last = pt[i].group;
+			last_g = last == INT64_MIN ? UINT32_MAX : trace_imap_get(&gslot, last);
+		}
+		gi[i] = last_g;
+	}
+	trace_imap_free(&gslot);
 	for (size_t k = 0; k < n; k++)
-		if (pt[order[k]].group != INT64_MIN)
-			start[trace_imap_get(&gslot, pt[order[k]].group) + 1]++;
+		if (gi[order[k]] != UINT32_MAX)
+			start[gi[order[k]] + 1]++;
 	for (size_t g = 0; g < ng; g++)
 		start[g + 1] += start[g];
 	for (size_t k = 0; k < n; k++)
-		if (pt[order[k]].group != INT64_MIN)
-			pos[start[trace_imap_get(&gslot, pt[order[k]].group)]++] = order[k];
-	trace_imap_free(&gslot);
+		if (gi[order[k]] != UINT32_MAX)
+			pos[start[gi[order[k]]]++] = order[k];
+	free(gi);
+	/* Queue lengths are whole numbers that move by one: a histogram summarises them. */
+	uint64_t *hist = calloc(2 * n + 3, sizeof *hist);
+	if (!hist) {
+		free(start);
+		goto out;
+	}
 	size_t from = 0;
 	for (size_t g = 0; g < ng; g++) {
 		trace_queue_stream *q = &res->queue[g];
 		q->stream = groups[g];
-		double len = 0;
-		size_t m = 0;
+		int64_t len = 0, lo = 0, hi = 0;
 		for (size_t k = from; k < start[g]; k++) {
 			const point_t *p = &pt[pos[k]];
 			/* time at or above the limit lasts until the next point */
-			if (m && vals[m - 1] >= TRACE_QUEUE_MAX)
+			if (k > from && len >= TRACE_QUEUE_MAX)
 				q->blocked += p->ts - pt[pos[k - 1]].ts;
-			len += p->delta;
-			vals[m++] = len;
+			len += (int64_t)p->delta;
+			if (k == from || len < lo)
+				lo = len;
+			if (k == from || len > hi)
+				hi = len;
+			vals[k - from] = (double)len;
+		}
+		size_t m = start[g] - from;
+		if (m && hi - lo < (int64_t)(2 * n + 2)) {
+			size_t nb = (size_t)(hi - lo + 1);
+			memset(hist, 0, nb * sizeof *hist);
+			for (size_t k = 0; k < m; k++)
+				hist[(int64_t)vals[k] - lo]++;
+			trace_describe_hist(lo, hist, nb, &q->len);
+		} else {
+			trace_describe_values(vals, m, &q->len);
 		}
 		from = start[g];
-		trace_describe_values(vals, m, &q->len);
 	}
+	free(hist);
 	free(start);
 	rc = 0;
 out:

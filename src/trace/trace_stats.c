@@ -287,6 +287,57 @@ void trace_describe_values(double *values, size_t n, trace_describe *out)
 	out->q75 = trace_quantile_sorted(values, m, 0.75);
 }
 
+/* The k-th smallest value (from 0) of a histogram. */
+static double hist_at(int64_t lo, const uint64_t *counts, size_t nb, uint64_t k)
+{
+	uint64_t cum = 0;
+	for (size_t i = 0; i < nb; i++) {
+		cum += counts[i];
+		if (k < cum)
+			return (double)(lo + (int64_t)i);
+	}
+	return (double)(lo + (int64_t)nb - 1);
+}
+
+static double hist_quantile(int64_t lo, const uint64_t *counts, size_t nb, uint64_t n, double q)
+{
+	double vi = q * (double)(n - 1);
+	uint64_t k = (uint64_t)floor(vi);
+	if (k >= n - 1)
+		return hist_at(lo, counts, nb, n - 1);
+	double g = vi - (double)k;
+	double a = hist_at(lo, counts, nb, k), b = hist_at(lo, counts, nb, k + 1), d = b - a;
+	return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+}
+
+void trace_describe_hist(int64_t lo, const uint64_t *counts, size_t nb, trace_describe *out)
+{
+	uint64_t n = 0;
+	int64_t sum = 0;
+	for (size_t i = 0; i < nb; i++) {
+		n += counts[i];
+		sum += (lo + (int64_t)i) * (int64_t)counts[i];
+	}
+	out->count = (size_t)n;
+	out->mean = out->std = out->min = out->q25 = out->q50 = out->q75 = out->max = NAN;
+	if (n == 0)
+		return;
+	out->mean = (double)sum / (double)n;
+	if (n > 1) {
+		double sq = 0;
+		for (size_t i = 0; i < nb; i++) {
+			double d = out->mean - (double)(lo + (int64_t)i);
+			sq += (double)counts[i] * d * d;
+		}
+		out->std = sqrt(sq / (double)(n - 1));
+	}
+	out->min = hist_at(lo, counts, nb, 0);
+	out->max = hist_at(lo, counts, nb, n - 1);
+	out->q25 = hist_quantile(lo, counts, nb, n, 0.25);
+	out->q50 = hist_quantile(lo, counts, nb, n, 0.5);
+	out->q75 = hist_quantile(lo, counts, nb, n, 0.75);
+}
+
 double trace_round(double x, int decimals)
 {
 	double f = pow(10.0, decimals);

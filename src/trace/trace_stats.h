@@ -42,6 +42,9 @@ typedef struct {
 	    max; /* std NaN below two values; all NaN when empty */
 } trace_describe;
 
+/* describe() of integers given as a histogram: counts[i] values equal lo + i (no sorting). */
+void trace_describe_hist(int64_t lo, const uint64_t *counts, size_t nb, trace_describe *out);
+
 /* values is reordered (sorted). */
 void trace_describe_values(double *values, size_t n, trace_describe *out);
 
