@@ -436,6 +436,20 @@ static void test_describe(void **state)
 	trace_describe_values(one, 1, &d);
 	assert_true(isnan(d.std));
 	assert_float_equal(d.q50, 7, 0);
+	/* the histogram form gives the same summary */
+	double five[] = {5, 2, 1, 2, 3};
+	const uint64_t counts[] = {1, 2, 1, 0, 1};
+	trace_describe h;
+	trace_describe_values(five, 5, &d);
+	trace_describe_hist(1, counts, 5, &h);
+	assert_int_equal(h.count, d.count);
+	assert_float_equal(h.mean, d.mean, 1e-12);
+	assert_float_equal(h.std, d.std, 1e-12);
+	assert_float_equal(h.min, d.min, 0);
+	assert_float_equal(h.q25, d.q25, 1e-12);
+	assert_float_equal(h.q50, d.q50, 1e-12);
+	assert_float_equal(h.q75, d.q75, 1e-12);
+	assert_float_equal(h.max, d.max, 0);
 	assert_float_equal(trace_round(0.125, 2), 0.12, 1e-15); /* half to even */
 	assert_float_equal(trace_round(53.5649, 2), 53.56, 1e-12);
 }
