@@ -23,6 +23,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("run", cmd_run, "run a command, record it and its process tree, summarise and diagnose") \
 	X("report", cmd_report, "diagnose a recording: findings, evidence, advice (text, JSON, HTML)") \
 	X("compare", cmd_compare, "is the second recording faster, and what changed between them") \
+	X("trace", cmd_trace, "analyse profiler timelines (Kineto JSON, nsys SQLite) like HTA") \
 	X("export", cmd_export, "a recording's tables as CSV or JSON Lines") \
 	X("doctor", cmd_doctor, "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, WSL, load") \
 	X("exporter", cmd_exporter, "Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings") \

@@ -1,0 +1,1201 @@
+/* trace_analyze.c - HTA 0.6.1's analyses (hta/analyzers/breakdown_analysis.py,
+ * communication_analysis.py, cuda_kernel_analysis.py, trace_counters.py) on a trace_frame.
+ *
+ * Where HTA sorts, the frame's row order and trace_argsort reproduce its order of equal keys,
+ * because gaps and counter values depend on it. */
+#include "trace/trace_analyze.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	int64_t ts, end;
+} span_t;
+
+/* Frame rows with a stream, chained by correlation id in frame order: for a dense correlation
+ * index x, head[x] is the first position and next[] links the rest; row[] gives the event. */
+typedef struct {
+	uint32_t *head, *next, *row;
+	size_t n;
+} chain_t;
+
+/* Scratch buffers sized for the whole frame, reused by every analysis. */
+typedef struct {
+	const trace_rank *r;
+	const trace_frame *f;
+	int64_t *keys;
+	uint32_t *idx;
+	uint32_t *rows;
+	uint8_t *mark; /* per correlation index */
+	chain_t gpu;
+} ctx_t;
+
+const char *trace_idle_cat_name(trace_idle_cat c)
+{
+	static const char *const n[] = {"host_wait", "kernel_wait", "other"};
+	return c < TRACE_IDLE_N ? n[c] : "other";
+}
+
+void trace_kmask_label(int mask, char *out, size_t outsz)
+{
+	static const char *const t[] = {"COMPUTATION", "COMMUNICATION", "MEMORY"};
+	size_t len = 0;
+	out[0] = 0;
+	for (int b = 0; b < 3; b++) {
+		if (!(mask & (1 << b)))
+			continue;
+		int w = snprintf(out + len, outsz - len, "%s%s", len ? " overlapping " : "", t[b]);
+		if (w < 0 || (size_t)w >= outsz - len)
+			return;
+		len += (size_t)w;
+	}
+}
+
+const char *trace_verdict_word(trace_verdict_id v)
+{
+	switch (v) {
+	case TRACE_VERDICT_HEALTHY:
+		return "healthy";
+	case TRACE_VERDICT_HOST_BOUND:
+		return "host-bound";
+	case TRACE_VERDICT_LAUNCH_BOUND:
+		return "launch-bound";
+	case TRACE_VERDICT_COMM_BOUND:
+		return "communication-bound";
+	default:
+		return "n/a";
+	}
+}
+
+const char *trace_verdict_id_str(trace_verdict_id v)
+{
+	switch (v) {
+	case TRACE_VERDICT_HEALTHY:
+		return "healthy";
+	case TRACE_VERDICT_HOST_BOUND:
+		return "host_bound";
+	case TRACE_VERDICT_LAUNCH_BOUND:
+		return "launch_bound";
+	case TRACE_VERDICT_COMM_BOUND:
+		return "communication_bound";
+	default:
+		return NULL;
+	}
+}
+
+static inline const trace_event *EV(const ctx_t *c, uint32_t row)
+{
+	return &c->r->ev[row];
+}
+
+static inline trace_ktype ktype_of(const ctx_t *c, const trace_event *e)
+{
+	return (trace_ktype)c->r->names.names[e->name].ktype;
+}
+
+/* HTA's merge_kernel_intervals: sort by ts, a new group starts where ts exceeds the running
+ * maximum of the previous ends (touching intervals merge). rows are event indices in frame
+ * order. Returns the number of groups written to out. */
+static size_t merge_rows(ctx_t *c, const uint32_t *rows, size_t n, span_t *out)
+{
+	bool negative = false;
+	for (size_t i = 0; i < n; i++) {
+		c->keys[i] = EV(c, rows[i])->ts;
+		negative |= EV(c, rows[i])->dur < 0;
+	}
+	/* Without negative durations the groups do not depend on how ties are ordered. */
+	if (negative)
+		trace_argsort(c->keys, c->idx, n);
+	else
+		trace_argsort_fast(c->keys, c->idx, n, NULL, NULL);
+	size_t g = 0;
+	int64_t cummax = 0;
+	for (size_t k = 0; k < n; k++) {
+		const trace_event *e = EV(c, rows[c->idx[k]]);
+		int64_t end = e->ts + e->dur;
+		if (k == 0 || e->ts > cummax) {
+			out[g++] = (span_t){e->ts, end};
+		} else if (end > out[g - 1].end) {
+			out[g - 1].end = end;
+		}
+		if (k == 0 || end > cummax)
+			cummax = end;
+	}
+	return g;
+}
+
+static int64_t spans_total(const span_t *s, size_t n)
+{
+	int64_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += s[i].end - s[i].ts;
+	return t;
+}
+
+static double pct2(int64_t x, int64_t span)
+{
+	return trace_round(100.0 * ((double)x / (double)span), 2);
+}
+
+/* Rows of the frame with a stream (HTA's "GPU kernels"), and those of one kernel type. */
+static size_t gpu_rows(const ctx_t *c, int type, uint32_t *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->f->n; i++) {
+		const trace_event *e = EV(c, c->f->rows[i]);
+		if (e->stream == -1)
+			continue;
+		if (type >= 0 && ktype_of(c, e) != (trace_ktype)type)
+			continue;
+		out[n++] = c->f->rows[i];
+	}
+	return n;
+}
+
+typedef struct {
+	int64_t t;
+	int st;
+} sweep_t;
+
+static bool sort_sweep(sweep_t *sw, size_t m);
+
+/* Orders sweep points by time; the order of equal times changes no sum (zero-length pieces).
+ * The points come as runs, one per kernel type, each already in order unless a merged interval
+ * ends before it starts (HTA's -1 us durations): then a radix sort, else a merge of the runs. */
+static bool sort_sweep_runs(sweep_t *sw, size_t m, const size_t *run, int nrun)
+{
+	bool sorted = true;
+	for (int r = 0; r < nrun && sorted; r++)
+		for (size_t i = run[r] + 1; i < run[r + 1] && sorted; i++)
+			sorted = sw[i - 1].t <= sw[i].t;
+	if (!sorted)
+		return sort_sweep(sw, m);
+	sweep_t *out = malloc((m + 1) * sizeof *out);
+	if (!out)
+		return false;
+	size_t at[4];
+	for (int r = 0; r < nrun; r++)
+		at[r] = run[r];
+	for (size_t k = 0; k < m; k++) {
+		int best = -1;
+		for (int r = 0; r < nrun; r++)
+			if (at[r] < run[r + 1] && (best < 0 || sw[at[r]].t < sw[at[best]].t))
+				best = r;
+		if (best < 0) /* cannot happen: k < m points remain */
+			break;
+		out[k] = sw[at[best]++];
+	}
+	memcpy(sw, out, m * sizeof *sw);
+	free(out);
+	return true;
+}
+
+static bool sort_sweep(sweep_t *sw, size_t m)
+{
+	uint64_t *k = malloc((m + 1) * sizeof *k);
+	uint32_t *p = malloc((m + 1) * sizeof *p);
+	sweep_t *tmp = malloc((m + 1) * sizeof *tmp);
+	bool ok = k && p && tmp;
+	for (size_t i = 0; ok && i < m; i++) {
+		k[i] = trace_key_i64(sw[i].t);
+		p[i] = (uint32_t)i;
+	}
+	ok = ok && trace_radix_sort(k, p, m);
+	for (size_t i = 0; ok && i < m; i++)
+		tmp[i] = sw[p[i]];
+	if (ok)
+		memcpy(sw, tmp, m * sizeof *sw);
+	free(k);
+	free(p);
+	free(tmp);
+	return ok;
+}
+
+/* Adds +v at each group start and -v at each end, like HTA's melt of merged intervals. */
+static size_t add_sweep(sweep_t *sw, size_t m, const span_t *g, size_t n, int v)
+{
+	for (size_t i = 0; i < n; i++) {
+		sw[m++] = (sweep_t){g[i].ts, v};
+		sw[m++] = (sweep_t){g[i].end, -v};
+	}
+	return m;
+}
+
+static int temporal_and_types(ctx_t *c, trace_result *res)
+{
+	size_t n = gpu_rows(c, -1, c->rows);
+	res->n_gpu_events = n;
+	span_t *all = malloc((n + 1) * sizeof *all);
+	span_t *tg[3] = {0};
+	size_t tn[3] = {0};
+	sweep_t *sw = malloc((2 * n + 1) * sizeof *sw);
+	int rc = -1;
+	if (!all || !sw)
+		goto out;
+	if (n > 0) {
+		size_t g = merge_rows(c, c->rows, n, all);
+		trace_temporal *t = &res->temporal;
+		t->valid = true;
+		t->span = all[g - 1].end - all[0].ts;
+		t->idle = t->span - spans_total(all, g);
+	}
+	for (int k = 0; k < 3; k++) {
+		size_t m = gpu_rows(c, k, c->rows);
+		tg[k] = malloc((m + 1) * sizeof *tg[k]);
+		if (!tg[k])
+			goto out;
+		tn[k] = merge_rows(c, c->rows, m, tg[k]);
+		res->kunion[k] = spans_total(tg[k], tn[k]);
+	}
+	if (res->temporal.valid) {
+		trace_temporal *t = &res->temporal;
+		t->compute = res->kunion[TRACE_KT_COMPUTATION];
+		t->non_compute = t->span - t->compute - t->idle;
+		res->hta_would_fail = t->non_compute < 0;
+		if (t->span > 0) {
+			t->idle_pct = pct2(t->idle, t->span);
+			t->compute_pct = pct2(t->compute, t->span);
+			t->non_compute_pct = pct2(t->non_compute, t->span);
+		} else {
+			t->idle_pct = t->compute_pct = t->non_compute_pct = NAN;
+		}
+	}
+	/* Kernel type combinations: running sum of 1 (computation), 2 (communication), 4
+	 * (memory) over the merged intervals of each type; ties only make zero-length pieces. */
+	size_t m = 0;
+	size_t run[4] = {0};
+	for (int k = 0; k < 3; k++) {
+		m = add_sweep(sw, m, tg[k], tn[k], 1 << k);
+		run[k + 1] = m;
+	}
+	if (!sort_sweep_runs(sw, m, run, 3))
+		goto out;
+	int running = 0;
+	for (size_t i = 0; i + 1 < m; i++) {
+		running += sw[i].st;
+		if (running > 0 && sw[i + 1].t > sw[i].t) {
+			res->ktime[running & 7] += sw[i + 1].t - sw[i].t;
+			res->kpresent[running & 7] = true;
+		}
+	}
+	/* Communication/computation overlap: communication +-1, computation +-2, time at 3. */
+	m = run[1] = add_sweep(sw, 0, tg[TRACE_KT_COMMUNICATION], tn[TRACE_KT_COMMUNICATION], 1);
+	m = run[2] = add_sweep(sw, m, tg[TRACE_KT_COMPUTATION], tn[TRACE_KT_COMPUTATION], 2);
+	if (!sort_sweep_runs(sw, m, run, 2))
+		goto out;
+	int64_t both = 0;
+	running = 0;
+	for (size_t i = 0; i + 1 < m; i++) {
+		running += sw[i].st;
+		if (running == 3)
+			both += sw[i + 1].t - sw[i].t;
+	}
+	int64_t comm = res->kunion[TRACE_KT_COMMUNICATION];
+	res->overlap_pct = tn[TRACE_KT_COMMUNICATION] && comm != 0
+	                       ? trace_round(100.0 * ((double)both / (double)comm), 2)
+	                       : NAN;
+	res->comm_exposed = comm - both;
+	rc = 0;
+out:
+	free(all);
+	free(sw);
+	for (int k = 0; k < 3; k++)
+		free(tg[k]);
+	return rc;
+}
+
+static bool always_tie(uint32_t a, uint32_t b, const void *arg)
+{
+	(void)a;
+	(void)b;
+	(void)arg;
+	return true;
+}
+
+static bool idle_cat_row(const trace_event *e)
+{
+	return e->stream != -1 && (e->cat == TRACE_CAT_KERNEL || e->cat == TRACE_CAT_MEMCPY ||
+	                           e->cat == TRACE_CAT_MEMSET || e->cat == TRACE_CAT_MTIA_CCP);
+}
+
+/* HTA's get_idle_time_breakdown for one stream: gaps between consecutive events in start order,
+ * attached to the later event. */
+static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, double *gaps[TRACE_IDLE_N],
+                        trace_idle_stream *s, int64_t *launch_scale)
+{
+	size_t ng[TRACE_IDLE_N] = {0};
+	for (size_t i = 0; i < n; i++)
+		c->keys[i] = EV(c, rows[i])->ts;
+	trace_argsort_fast(c->keys, c->idx, n, always_tie, NULL);
+	int64_t prev_end = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t ev = rows[c->idx[k]];
+		const trace_event *e = EV(c, ev);
+		if (k == 0) {
+			s->present[TRACE_IDLE_OTHER] = true; /* NaN gap: counted nowhere */
+		} else {
+			int64_t gap = e->ts - prev_end, rts;
+			trace_idle_cat cat = TRACE_IDLE_OTHER;
+			if (trace_frame_runtime_ts(c->r, c->f, ev, &rts) && rts > prev_end)
+				cat = TRACE_IDLE_HOST;
+			else if (gap < TRACE_KERNEL_DELAY_NS)
+				cat = TRACE_IDLE_KERNEL;
+			s->present[cat] = true;
+			s->time[cat] += gap;
+			if (cat != TRACE_IDLE_OTHER && gap > 0 && gap < TRACE_LAUNCH_DELAY_NS)
+				*launch_scale += gap;
+			gaps[cat][ng[cat]++] = (double)gap / 1000.0;
+		}
+		prev_end = e->ts + e->dur;
+	}
+	int64_t total = 0;
+	for (int k = 0; k < TRACE_IDLE_N; k++)
+		total += s->time[k];
+	for (int k = 0; k < TRACE_IDLE_N; k++) {
+		s->ratio[k] = (double)s->time[k] / (double)total; /* 0/0 is NaN, as in pandas */
+		trace_describe_values(gaps[k], ng[k], &s->gaps[k]);
+	}
+}
+
+static int idle_breakdown(ctx_t *c, trace_result *res)
+{
+	const trace_frame *f = c->f;
+	trace_imap slot;
+	if (!trace_imap_init(&slot, 16))
+		return -1;
+	size_t ns = 0, n = 0;
+	uint32_t *cnt = NULL, *order = NULL;
+	double *gaps[TRACE_IDLE_N] = {0};
+	int rc = -1;
+	/* Streams in order of first appearance (pandas' unique()). */
+	for (size_t i = 0; i < f->n; i++) {
+		const trace_event *e = EV(c, f->rows[i]);
+		if (!idle_cat_row(e))
+			continue;
+		uint32_t *s = trace_imap_slot(&slot, e->stream);
+		if (!s)
+			goto out;
+		if (*s == UINT32_MAX)
+			*s = (uint32_t)ns++;
+		n++;
+	}
+	res->idle = calloc(ns + 1, sizeof *res->idle);
+	cnt = calloc(ns + 1, sizeof *cnt);
+	order = malloc((n + 1) * sizeof *order);
+	for (int k = 0; k < TRACE_IDLE_N; k++)
+		gaps[k] = malloc((n + 1) * sizeof *gaps[k]);
+	if (!res->idle || !cnt || !order || !gaps[0] || !gaps[1] || !gaps[2])
+		goto out;
+	res->n_idle = ns;
+	/* Counting sort by stream, keeping frame order inside each stream. */
+	for (size_t i = 0; i < f->n; i++) {
+		const trace_event *e = EV(c, f->rows[i]);
+		if (idle_cat_row(e)) {
+			uint32_t s = trace_imap_get(&slot, e->stream);
+			res->idle[s].stream = e->stream;
+			cnt[s]++;
+		}
+	}
+	size_t off = 0;
+	for (size_t s = 0; s < ns; s++) {
+		size_t k = cnt[s];
+		cnt[s] = (uint32_t)off;
+		off += k;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		const trace_event *e = EV(c, f->rows[i]);
+		if (idle_cat_row(e))
+			order[cnt[trace_imap_get(&slot, e->stream)]++] = f->rows[i];
+	}
+	size_t start = 0;
+	for (size_t s = 0; s < ns; s++) {
+		idle_stream(c, order + start, cnt[s] - start, gaps, &res->idle[s],
+		            &res->launch_scale_idle);
+		start = cnt[s];
+	}
+	rc = 0;
+out:
+	trace_imap_free(&slot);
+	free(cnt);
+	free(order);
+	for (int k = 0; k < TRACE_IDLE_N; k++)
+		free(gaps[k]);
+	return rc;
+}
+
+typedef struct {
+	uint32_t name;
+	trace_ktype type;
+	size_t count;
+	int64_t sum, min, max;
+	double wmean, m2; /* Welford, us */
+} kacc_t;
+
+static int cmp_kacc_name(const void *a, const void *b, void *arg)
+{
+	const ctx_t *sort_ctx = arg;
+	const kacc_t *x = a, *y = b;
+	return strcmp(trace_name_str(&sort_ctx->r->names, x->name),
+	              trace_name_str(&sort_ctx->r->names, y->name));
+}
+
+static double std_of(size_t n, double m2)
+{
+	return n > 1 ? sqrt(m2 / (double)(n - 1)) : 0.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* HTA's _aggr_gpu_kernel_time for one type: names sorted by total time (pandas' descending
+ * sort), more than 10 names fold into "others" (the tail past 80% of the cumulative time or
+ * past the tenth). a is sorted by name; rows go to out (room for n + 1). */
+static int kernel_type_rows(ctx_t *c, const kacc_t *a, size_t n, trace_kernel_row *out,
+                            size_t *n_out)
+{
+	for (size_t i = 0; i < n; i++) {
+		trace_kernel_row *k = &out[i];
+		*k = (trace_kernel_row){.name = a[i].name,
+		                        .type = a[i].type,
+		                        .count = a[i].count,
+		                        .sum = a[i].sum,
+		                        .min = a[i].min,
+		                        .max = a[i].max,
+		                        .mean = a[i].wmean,
+		                        .std = std_of(a[i].count, a[i].m2)};
+		k->hta_max = (double)k->max / 1000.0;
+		k->hta_min = (double)k->min / 1000.0;
+		k->hta_mean = (double)k->sum / 1000.0 / (double)k->count;
+		k->hta_std = k->std;
+	}
+	*n_out = n;
+	if (n <= TRACE_TOP_KERNELS)
+		return 0;
+	double *cum = malloc(n * sizeof *cum), *sorted = malloc(n * sizeof *sorted);
+	size_t *pos = malloc(n * sizeof *pos);
+	bool *other = calloc(n, sizeof *other);
+	if (!cum || !sorted || !pos || !other) {
+		free(cum);
+		free(sorted);
+		free(pos);
+		free(other);
+		return -1;
+	}
+	/* pandas' sort_values(ascending=False): argsort of the reversed column, reversed. */
+	for (size_t i = 0; i < n; i++)
+		c->keys[i] = out[n - 1 - i].sum;
+	trace_argsort(c->keys, c->idx, n);
+	double run = 0;
+	for (size_t k = 0; k < n; k++) {
+		pos[k] = n - 1 - c->idx[n - 1 - k]; /* the k-th largest */
+		run += (double)out[pos[k]].sum / 1000.0;
+		cum[k] = sorted[k] = run;
+	}
+	qsort(sorted, n, sizeof *sorted, cmp_double);
+	double q = trace_quantile_sorted(sorted, n, TRACE_TOP_RATIO);
+	trace_kernel_row folded = {.name = TRACE_NONE,
+	                           .type = out[0].type,
+	                           .min = INT64_MAX,
+	                           .max = INT64_MIN,
+	                           .hta_max = -INFINITY,
+	                           .hta_min = INFINITY};
+	size_t n_other = 0;
+	double osum = 0;
+	for (size_t k = 0; k < n; k++) {
+		const trace_kernel_row *row = &out[pos[k]];
+		if (!(cum[k] > q || k >= TRACE_TOP_KERNELS))
+			continue;
+		other[pos[k]] = true;
+		double s = (double)row->sum / 1000.0;
+		osum += s;
+		folded.hta_max = s > folded.hta_max ? s : folded.hta_max;
+		folded.hta_min = s < folded.hta_min ? s : folded.hta_min;
+		folded.count += row->count;
+		folded.sum += row->sum;
+		folded.min = row->min < folded.min ? row->min : folded.min;
+		folded.max = row->max > folded.max ? row->max : folded.max;
+		n_other++;
+	}
+	folded.hta_mean = osum / (double)n_other;
+	folded.mean = (double)folded.sum / 1000.0 / (double)folded.count;
+	double m2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (other[i]) {
+			double d = (double)out[i].sum / 1000.0 - folded.hta_mean;
+			m2 += d * d;
+		}
+	}
+	folded.hta_std = std_of(n_other, m2);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (other[i])
+			continue;
+		trace_kernel_row row = out[i];
+		row.hta_max = row.hta_min = row.hta_mean = (double)row.sum / 1000.0;
+		row.hta_std = 0;
+		out[kept++] = row;
+	}
+	/* "others" takes its place among the names in alphabetical order. */
+	size_t at = 0;
+	while (at < kept && strcmp(trace_name_str(&c->r->names, out[at].name), "others") < 0)
+		at++;
+	memmove(out + at + 1, out + at, (kept - at) * sizeof *out);
+	out[at] = folded;
+	*n_out = kept + 1;
+	free(cum);
+	free(sorted);
+	free(pos);
+	free(other);
+	return 0;
+}
+
+/* Per kernel name and type (COMPUTATION, COMMUNICATION, MEMORY): HTA's kernel breakdown. Rows
+ * come out ordered by type name, then kernel name, as HTA sorts them. */
+static int kernel_breakdown(ctx_t *c, trace_result *res)
+{
+	const trace_rank *r = c->r;
+	size_t n = gpu_rows(c, -1, c->rows);
+	uint32_t *slot = malloc(((size_t)r->names.count + 1) * sizeof *slot);
+	if (!slot)
+		return -1;
+	memset(slot, 0xff, ((size_t)r->names.count + 1) * sizeof *slot);
+	kacc_t *acc = malloc((n + 1) * sizeof *acc);
+	res->kernels = malloc((n + 3) * sizeof *res->kernels);
+	size_t na = 0;
+	int rc = -1;
+	if (!acc || !res->kernels)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const trace_event *e = EV(c, c->rows[i]);
+		trace_ktype t = ktype_of(c, e);
+		if (t == TRACE_KT_OTHER)
+			continue;
+		uint32_t *s = &slot[e->name];
+		if (*s == UINT32_MAX) {
+			*s = (uint32_t)na;
+			acc[na++] = (kacc_t){
+			    .name = e->name, .type = t, .min = INT64_MAX, .max = INT64_MIN};
+		}
+		kacc_t *a = &acc[*s];
+		double d = (double)e->dur / 1000.0;
+		a->count++;
+		a->sum += e->dur;
+		a->min = e->dur < a->min ? e->dur : a->min;
+		a->max = e->dur > a->max ? e->dur : a->max;
+		double delta = d - a->wmean;
+		a->wmean += delta / (double)a->count;
+		a->m2 += delta * (d - a->wmean);
+	}
+	qsort_r(acc, na, sizeof *acc, cmp_kacc_name, c);
+	/* HTA's type order after its final sort: by the type's name. */
+	static const trace_ktype order[] = {TRACE_KT_COMMUNICATION, TRACE_KT_COMPUTATION,
+	                                    TRACE_KT_MEMORY};
+	kacc_t *tmp = malloc((na + 1) * sizeof *tmp);
+	if (!tmp)
+		goto out;
+	for (int t = 0; t < 3; t++) {
+		size_t m = 0;
+		for (size_t i = 0; i < na; i++)
+			if (acc[i].type == order[t])
+				tmp[m++] = acc[i];
+		size_t got;
+		if (m && kernel_type_rows(c, tmp, m, res->kernels + res->n_kernels, &got) < 0) {
+			free(tmp);
+			goto out;
+		}
+		res->n_kernels += m ? got : 0;
+	}
+	free(tmp);
+	rc = 0;
+out:
+	free(slot);
+	free(acc);
+	return rc;
+}
+
+const char *trace_kernel_row_name(const trace_result *res, const trace_kernel_row *k)
+{
+	return k->name == TRACE_NONE ? "others" : trace_name_str(&res->r->names, k->name);
+}
+
+static int chain_build(ctx_t *c)
+{
+	const trace_frame *f = c->f;
+	chain_t *ch = &c->gpu;
+	ch->head = malloc(((size_t)f->n_cidx + 1) * sizeof *ch->head);
+	uint32_t *tail = malloc(((size_t)f->n_cidx + 1) * sizeof *tail);
+	ch->next = malloc((f->n + 1) * sizeof *ch->next);
+	ch->row = malloc((f->n + 1) * sizeof *ch->row);
+	if (!ch->head || !tail || !ch->next || !ch->row) {
+		free(tail);
+		return -1;
+	}
+	memset(ch->head, 0xff, ((size_t)f->n_cidx + 1) * sizeof *ch->head);
+	for (size_t i = 0; i < f->n; i++) {
+		uint32_t ev = f->rows[i], x = f->cidx[ev];
+		if (EV(c, ev)->stream == -1 || x == TRACE_NONE)
+			continue;
+		uint32_t p = (uint32_t)ch->n++;
+		ch->row[p] = ev;
+		ch->next[p] = UINT32_MAX;
+		if (ch->head[x] == UINT32_MAX)
+			ch->head[x] = p;
+		else
+			ch->next[tail[x]] = p;
+		tail[x] = p;
+	}
+	free(tail);
+	return 0;
+}
+
+static void chain_free(chain_t *ch)
+{
+	free(ch->head);
+	free(ch->next);
+	free(ch->row);
+	memset(ch, 0, sizeof *ch);
+}
+
+/* First GPU row (position in the chain) with the correlation of event ev, or UINT32_MAX. */
+static uint32_t chain_first(const ctx_t *c, uint32_t ev)
+{
+	uint32_t x = c->f->cidx[ev];
+	return x == TRACE_NONE ? UINT32_MAX : c->gpu.head[x];
+}
+
+static double median_us(uint64_t *k, size_t n)
+{
+	if (!n || !trace_radix_sort(k, NULL, n))
+		return NAN;
+	double a = (double)(int64_t)(k[(n - 1) / 2] ^ (1ull << 63));
+	double b = (double)(int64_t)(k[n / 2] ^ (1ull << 63));
+	return (a + b) / 2.0 / 1000.0;
+}
+
+/* HTA's cuda_kernel_launch_stats: launch calls (stream -1) joined with their GPU events on the
+ * correlation id. */
+static int launch_stats(ctx_t *c, trace_result *res)
+{
+	const trace_frame *f = c->f;
+	trace_launch *L = &res->launch;
+	memset(c->mark, 0, (size_t)f->n_cidx + 1);
+	for (size_t i = 0; i < f->n; i++) {
+		uint32_t ev = f->rows[i];
+		if ((c->r->names.names[EV(c, ev)->name].nflags &
+		     (TRACE_NAME_LAUNCH | TRACE_NAME_MEM_LAUNCH)) &&
+		    f->cidx[ev] != TRACE_NONE)
+			c->mark[f->cidx[ev]] = 1;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		size_t k = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			uint32_t ev = f->rows[i];
+			const trace_event *e = EV(c, ev);
+			if (e->stream != -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
+				continue;
+			for (uint32_t p = chain_first(c, ev); p != UINT32_MAX; p = c->gpu.next[p]) {
+				const trace_event *g = EV(c, c->gpu.row[p]);
+				if (pass == 1) {
+					int64_t d = g->ts - e->ts - e->dur;
+					L->rows[k] = (trace_launch_row){e->corr, e->dur, g->dur,
+					                                d > 0 ? d : 0};
+				}
+				k++;
+			}
+		}
+		if (pass == 0 && !(L->rows = malloc((k + 1) * sizeof *L->rows)))
+			return -1;
+		L->n = k;
+	}
+	uint64_t *v = malloc((L->n + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	for (int which = 0; which < 3; which++) {
+		for (size_t i = 0; i < L->n; i++) {
+			const trace_launch_row *l = &L->rows[i];
+			v[i] = trace_key_i64(which == 0   ? l->cpu_dur
+			                     : which == 1 ? l->gpu_dur
+			                                  : l->delay);
+			if (which == 0) {
+				if (l->cpu_dur <= TRACE_RUNTIME_CUTOFF_NS &&
+				    l->gpu_dur < l->cpu_dur)
+					L->n_short++;
+				if (l->cpu_dur > TRACE_RUNTIME_CUTOFF_NS)
+					L->n_runtime_outliers++;
+				if (l->delay > TRACE_LAUNCH_DELAY_NS)
+					L->n_delay_outliers++;
+			}
+		}
+		double m = median_us(v, L->n);
+		*(which == 0   ? &L->median_cpu_us
+		  : which == 1 ? &L->median_gpu_us
+		               : &L->median_delay_us) = m;
+	}
+	free(v);
+	return 0;
+}
+
+/* One point of a counter series before sorting: HTA concatenates, then sorts by ts. */
+typedef struct {
+	int64_t ts;
+	int64_t group; /* stream, or memory group; INT64_MIN: no group (dropped by groupby) */
+	double delta;
+} point_t;
+
+static int cmp_group(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Equal times matter only within a group, and only between different steps: two equal steps
+ * give the same running values in either order. */
+static bool same_group(uint32_t a, uint32_t b, const void *arg)
+{
+	const point_t *pt = arg;
+	return pt[a].group == pt[b].group && pt[a].delta != pt[b].delta;
+}
+
+/* The distinct groups of the points, ascending. */
+static int64_t *distinct_groups(const point_t *pt, size_t n, size_t *count)
+{
+	trace_imap seen;
+	size_t m = 0, cap = 16;
+	int64_t *g = malloc(cap * sizeof *g);
+	if (!g || !trace_imap_init(&seen, 16)) {
+		free(g);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (pt[i].group == INT64_MIN)
+			continue;
+		uint32_t *v = trace_imap_slot(&seen, pt[i].group);
+		if (!v)
+			goto fail;
+		if (*v != UINT32_MAX)
+			continue;
+		*v = 1;
+		if (m == cap) {
+			int64_t *ng = realloc(g, 2 * cap * sizeof *g);
+			if (!ng)
+				goto fail;
+			g = ng;
+			cap *= 2;
+		}
+		g[m++] = pt[i].group;
+	}
+	trace_imap_free(&seen);
+	qsort(g, m, sizeof *g, cmp_group);
+	*count = m;
+	return g;
+fail:
+	trace_imap_free(&seen);
+	free(g);
+	return NULL;
+}
+
+static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order_out,
+                         int64_t **groups_out, size_t *ngroups)
+{
+	(void)c;
+	int64_t *keys = calloc(n + 1, sizeof *keys);
+	uint32_t *idx = malloc((n + 1) * sizeof *idx);
+	int64_t *g = distinct_groups(pt, n, ngroups);
+	if (!keys || !idx || !g) {
+		free(keys);
+		free(idx);
+		free(g);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		keys[i] = pt[i].ts;
+	trace_argsort_fast(keys, idx, n, same_group, pt);
+	free(keys);
+	*order_out = idx;
+	*groups_out = g;
+	return 0;
+}
+
+static bool queue_launch(const ctx_t *c, const trace_event *e)
+{
+	if (!(c->r->names.names[e->name].nflags & TRACE_NAME_QUEUE_LAUNCH))
+		return false;
+	/* HTA keeps launches with index_correlation > 0: a partner that is not row 0. */
+	uint32_t p = c->f->partner[e - c->r->ev];
+	return p != TRACE_NONE && c->r->ev[p].ord > 0;
+}
+
+/* HTA's queue length series: +1 at each launch call (on its kernel's stream), -1 when the GPU
+ * event starts; per stream, the running sum at every point. */
+static int queue_length(ctx_t *c, trace_result *res)
+{
+	const trace_frame *f = c->f;
+	point_t *pt = NULL;
+	uint32_t *order = NULL, *pos = NULL;
+	int64_t *groups = NULL;
+	double *vals = NULL;
+	int rc = -1;
+	memset(c->mark, 0, (size_t)f->n_cidx + 1);
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			uint32_t ev = f->rows[i];
+			const trace_event *e = EV(c, ev);
+			if (!queue_launch(c, e))
+				continue;
+			if (pass == 0 && f->cidx[ev] != TRACE_NONE)
+				c->mark[f->cidx[ev]] = 1;
+			uint32_t p = chain_first(c, ev);
+			if (p == UINT32_MAX) {
+				if (pass == 1)
+					pt[n] = (point_t){e->ts, INT64_MIN, 1};
+				n++;
+			}
+			for (; p != UINT32_MAX; p = c->gpu.next[p]) {
+				if (pass == 1)
+					pt[n] = (point_t){e->ts, EV(c, c->gpu.row[p])->stream, 1};
+				n++;
+			}
+		}
+		for (size_t i = 0; i < f->n; i++) {
+			uint32_t ev = f->rows[i];
+			const trace_event *e = EV(c, ev);
+			if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
+				continue;
+			if (pass == 1)
+				pt[n] = (point_t){e->ts, e->stream, -1};
+			n++;
+		}
+		if (pass == 0 && !(pt = malloc((n + 1) * sizeof *pt)))
+			goto out;
+	}
+	size_t ng;
+	if (sorted_groups(c, pt, n, &order, &groups, &ng) < 0)
+		goto out;
+	res->queue = calloc(ng + 1, sizeof *res->queue);
+	vals = malloc((n + 1) * sizeof *vals);
+	pos = malloc((n + 1) * sizeof *pos);
+	if (!res->queue || !vals || !pos)
+		goto out;
+	res->n_queue = ng;
+	/* Points regrouped by stream, each group in sorted order (pandas' groupby). */
+	trace_imap gslot;
+	uint32_t *gi = malloc((n + 1) * sizeof *gi);
+	size_t *start = calloc(ng + 2, sizeof *start);
+	if (!gi || !start || !trace_imap_init(&gslot, ng)) {
+		free(gi);
+		free(start);
+		goto out;
+	}
+	for (size_t g = 0; g < ng; g++)
+		*trace_imap_slot(&gslot, groups[g]) = (uint32_t)g;
+	int64_t last = INT64_MIN;
+	uint32_t last_g = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) { /* streams come in runs: remember the last one */
+		if (pt[i].group != last) {
+			last = pt[i].group;
+			last_g = last == INT64_MIN ? UINT32_MAX : trace_imap_get(&gslot, last);
+		}
+		gi[i] = last_g;
+	}
+	trace_imap_free(&gslot);
+	for (size_t k = 0; k < n; k++)
+		if (gi[order[k]] != UINT32_MAX)
+			start[gi[order[k]] + 1]++;
+	for (size_t g = 0; g < ng; g++)
+		start[g + 1] += start[g];
+	for (size_t k = 0; k < n; k++)
+		if (gi[order[k]] != UINT32_MAX)
+			pos[start[gi[order[k]]]++] = order[k];
+	free(gi);
+	/* Queue lengths are whole numbers that move by one: a histogram summarises them. */
+	uint64_t *hist = calloc(2 * n + 3, sizeof *hist);
+	if (!hist) {
+		free(start);
+		goto out;
+	}
+	size_t from = 0;
+	for (size_t g = 0; g < ng; g++) {
+		trace_queue_stream *q = &res->queue[g];
+		q->stream = groups[g];
+		int64_t len = 0, lo = 0, hi = 0;
+		for (size_t k = from; k < start[g]; k++) {
+			const point_t *p = &pt[pos[k]];
+			/* time at or above the limit lasts until the next point */
+			if (k > from && len >= TRACE_QUEUE_MAX)
+				q->blocked += p->ts - pt[pos[k - 1]].ts;
+			len += (int64_t)p->delta;
+			if (k == from || len < lo)
+				lo = len;
+			if (k == from || len > hi)
+				hi = len;
+			vals[k - from] = (double)len;
+		}
+		size_t m = start[g] - from;
+		if (m && hi - lo < (int64_t)(2 * n + 2)) {
+			size_t nb = (size_t)(hi - lo + 1);
+			memset(hist, 0, nb * sizeof *hist);
+			for (size_t k = 0; k < m; k++)
+				hist[(int64_t)vals[k] - lo]++;
+			trace_describe_hist(lo, hist, nb, &q->len);
+		} else {
+			trace_describe_values(vals, m, &q->len);
+		}
+		from = start[g];
+	}
+	free(hist);
+	free(start);
+	rc = 0;
+out:
+	free(pt);
+	free(order);
+	free(pos);
+	free(groups);
+	free(vals);
+	return rc;
+}
+
+/* HTA's memory bandwidth series: per memory group (first 11 characters of the name, or
+ * Memset), +bandwidth at the start of each memory event and -bandwidth at its end (a zero
+ * duration counts as 1 us); summaries over the running sum's points above 0. */
+static int memory_bw(ctx_t *c, trace_result *res)
+{
+	const trace_rank *r = c->r;
+	size_t n = gpu_rows(c, TRACE_KT_MEMORY, c->rows);
+	point_t *pt = malloc((2 * n + 1) * sizeof *pt);
+	char(*gname)[16] = malloc((n + 1) * sizeof *gname);
+	uint32_t *order = NULL;
+	int64_t *groups = NULL;
+	double *vals = NULL;
+	size_t ng_names = 0;
+	int rc = -1;
+	if (!pt || !gname)
+		goto out;
+	for (int end = 0; end < 2; end++) {
+		for (size_t i = 0; i < n; i++) {
+			const trace_event *e = EV(c, c->rows[i]);
+			char g[16];
+			trace_mem_group(trace_name_str(&r->names, e->name), g, sizeof g);
+			size_t gi = 0;
+			while (gi < ng_names && strcmp(gname[gi], g))
+				gi++;
+			if (gi == ng_names)
+				memcpy(gname[ng_names++], g, sizeof g);
+			int64_t dur = e->dur == 0 ? 1000 : e->dur;
+			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi,
+			                            end ? -e->bw_gbps : e->bw_gbps};
+		}
+	}
+	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */
+	int64_t rank_of[64] = {0};
+	size_t ngn = ng_names < 64 ? ng_names : 64;
+	for (size_t a = 0; a < ngn; a++)
+		for (size_t b = 0; b < ngn; b++)
+			if (strcmp(gname[b], gname[a]) < 0)
+				rank_of[a]++;
+	for (size_t i = 0; i < 2 * n; i++)
+		pt[i].group = pt[i].group < 64 ? rank_of[pt[i].group] : INT64_MIN;
+	size_t ng;
+	if (sorted_groups(c, pt, 2 * n, &order, &groups, &ng) < 0)
+		goto out;
+	res->membw = calloc(ng + 1, sizeof *res->membw);
+	vals = malloc((2 * n + 1) * sizeof *vals);
+	if (!res->membw || !vals)
+		goto out;
+	res->n_membw = ng;
+	for (size_t g = 0; g < ng; g++) {
+		trace_membw *mb = &res->membw[g];
+		for (size_t a = 0; a < ngn; a++)
+			if (rank_of[a] == groups[g])
+				memcpy(mb->group, gname[a], sizeof mb->group);
+		double run = 0;
+		size_t m = 0;
+		for (size_t k = 0; k < 2 * n; k++) {
+			const point_t *p = &pt[order[k]];
+			if (p->group != groups[g] || isnan(p->delta))
+				continue;
+			run += p->delta;
+			if (run > 0)
+				vals[m++] = run;
+		}
+		trace_describe_values(vals, m, &mb->bw);
+	}
+	rc = 0;
+out:
+	free(pt);
+	free(gname);
+	free(order);
+	free(groups);
+	free(vals);
+	return rc;
+}
+
+static void evidence(trace_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void evidence(trace_verdict *v, const char *fmt, ...)
+{
+	if (v->n_evidence >= TRACE_MAX_EVIDENCE)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->evidence[v->n_evidence++], sizeof v->evidence[0], fmt, ap);
+	va_end(ap);
+}
+
+static double share(int64_t part, int64_t whole)
+{
+	return whole > 0 ? (double)part / (double)whole : 0.0;
+}
+
+/* The verdict, in the words of the diagnosis rules, from the analyses above. */
+static void verdict(const trace_result *res, trace_verdict *v)
+{
+	memset(v, 0, sizeof *v);
+	const trace_temporal *t = &res->temporal;
+	if (!t->valid || t->span <= 0) {
+		v->id = TRACE_VERDICT_NONE;
+		snprintf(v->why, sizeof v->why, "no GPU activity in the trace");
+		return;
+	}
+	int64_t cat[TRACE_IDLE_N] = {0}, launch_scale = 0, gaps = 0;
+	for (size_t s = 0; s < res->n_idle; s++) {
+		const trace_idle_stream *is = &res->idle[s];
+		for (int k = 0; k < TRACE_IDLE_N; k++)
+			cat[k] += is->time[k] > 0 ? is->time[k] : 0;
+	}
+	for (int k = 0; k < TRACE_IDLE_N; k++)
+		gaps += cat[k];
+	launch_scale = res->launch_scale_idle;
+	double idle = share(t->idle, t->span), exposed = share(res->comm_exposed, t->span);
+	const trace_launch *L = &res->launch;
+
+	evidence(v, "GPU idle %.2f%% of the %.1f ms span, computing %.2f%%", t->idle_pct,
+	         (double)t->span / 1e6, t->compute_pct);
+	if (gaps > 0)
+		evidence(v,
+		         "idle gaps between kernels: host_wait %.0f%%, kernel_wait %.0f%%, "
+		         "other %.0f%%",
+		         100 * share(cat[TRACE_IDLE_HOST], gaps),
+		         100 * share(cat[TRACE_IDLE_KERNEL], gaps),
+		         100 * share(cat[TRACE_IDLE_OTHER], gaps));
+	if (res->kunion[TRACE_KT_COMMUNICATION] > 0)
+		evidence(v,
+		         "communication %.1f%% of the span, %.1f%% of it not overlapped by "
+		         "computation",
+		         100 * share(res->kunion[TRACE_KT_COMMUNICATION], t->span),
+		         100 * share(res->comm_exposed, res->kunion[TRACE_KT_COMMUNICATION]));
+	if (gaps > 0)
+		evidence(v,
+		         "%.0f%% of that idle time is in gaps under 100 us after a kernel (launch "
+		         "overhead scale)",
+		         100 * share(launch_scale, gaps));
+	if (L->n)
+		evidence(v,
+		         "%zu of %zu launches ran a kernel shorter than the launch call "
+		         "(median kernel %.1f us, median call %.1f us)",
+		         L->n_short, L->n, L->median_gpu_us, L->median_cpu_us);
+
+	if (exposed >= TRACE_VERDICT_EXPOSED_COMM) {
+		v->id = TRACE_VERDICT_COMM_BOUND;
+		snprintf(v->why, sizeof v->why,
+		         "communication kernels run alone for %.1f%% of the GPU span: computation "
+		         "waits for them instead of overlapping",
+		         100 * exposed);
+	} else if (idle < TRACE_VERDICT_IDLE) {
+		v->id = TRACE_VERDICT_HEALTHY;
+		snprintf(v->why, sizeof v->why,
+		         "the GPU is busy %.1f%% of the span and communication is mostly hidden",
+		         100 * (1 - idle));
+	} else if (share(launch_scale, gaps) >= TRACE_VERDICT_LAUNCH_GAPS) {
+		v->id = TRACE_VERDICT_LAUNCH_BOUND;
+		snprintf(v->why, sizeof v->why,
+		         "the GPU idles %.1f%% of the span, mostly in gaps under 100 us between "
+		         "kernels: launching them costs more than running them",
+		         100 * idle);
+	} else {
+		v->id = TRACE_VERDICT_HOST_BOUND;
+		snprintf(v->why, sizeof v->why,
+		         "the GPU idles %.1f%% of the span in long gaps that the CPU side leaves "
+		         "(data loading, Python, synchronization)",
+		         100 * idle);
+	}
+}
+
+typedef struct {
+	ctx_t *c;
+	trace_result *res;
+	int rc;
+} side_t;
+
+/* The analyses built on the launch/kernel join, which share nothing with the others. */
+static void *side_analyses(void *arg)
+{
+	side_t *s = arg;
+	s->rc = (launch_stats(s->c, s->res) < 0 || queue_length(s->c, s->res) < 0 ||
+	         memory_bw(s->c, s->res) < 0)
+	            ? -1
+	            : 0;
+	return NULL;
+}
+
+int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int threads)
+{
+	memset(res, 0, sizeof *res);
+	res->r = r;
+	res->frame = *f;
+	memset(f, 0, sizeof *f);
+	ctx_t a = {.r = r, .f = &res->frame}, b = a;
+	size_t n = res->frame.n + 1;
+	a.keys = malloc(n * sizeof *a.keys);
+	a.idx = malloc(n * sizeof *a.idx);
+	a.rows = malloc(n * sizeof *a.rows);
+	b.rows = malloc(n * sizeof *b.rows);
+	b.mark = malloc((size_t)res->frame.n_cidx + 1);
+	side_t side = {.c = &b, .res = res, .rc = -1};
+	int rc = -1;
+	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || chain_build(&b) < 0)
+		goto out;
+	pthread_t th;
+	bool helper = threads > 1 && pthread_create(&th, NULL, side_analyses, &side) == 0;
+	rc = (temporal_and_types(&a, res) < 0 || idle_breakdown(&a, res) < 0 ||
+	      kernel_breakdown(&a, res) < 0)
+	         ? -1
+	         : 0;
+	if (helper)
+		pthread_join(th, NULL);
+	else
+		side_analyses(&side);
+	if (rc == 0 && side.rc == 0) {
+		verdict(res, &res->verdict);
+	} else {
+		rc = -1;
+	}
+out:
+	free(a.keys);
+	free(a.idx);
+	free(a.rows);
+	free(b.rows);
+	free(b.mark);
+	chain_free(&b.gpu);
+	if (rc < 0)
+		trace_result_free(res);
+	return rc;
+}
+
+void trace_result_free(trace_result *res)
+{
+	trace_frame_free(&res->frame);
+	free(res->idle);
+	free(res->kernels);
+	free(res->launch.rows);
+	free(res->queue);
+	free(res->membw);
+	memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,58 @@
+/* trace_job.h - one `gpuwhy trace` run: the input files (one rank each), read and analysed in
+ * parallel threads, with progress on a terminal. */
+#ifndef GPUWHY_TRACE_JOB_H
+#define GPUWHY_TRACE_JOB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace_analyze.h"
+#include "trace/trace_model.h"
+#include "trace/trace_prep.h"
+
+typedef struct {
+	trace_prep_opts prep;
+	int threads;      /* worker threads; 0: one per CPU */
+	bool progress;    /* progress line on stderr */
+	const int *ranks; /* analyse only these ranks; NULL: all */
+	size_t n_ranks;
+} trace_job_opts;
+
+typedef struct {
+	trace_rank rank;
+	trace_result res;
+	bool analyzed; /* res is filled */
+	bool selected; /* in --ranks (or no filter) */
+	int failed;    /* 0, or a GW_EXIT_* code with the reason in err */
+	char err[256];
+} trace_job_item;
+
+typedef struct {
+	trace_job_item *items; /* sorted by rank, then path, once run */
+	size_t n;
+	bool filter;       /* HTA's ProfilerStep filter applied */
+	char *warnings[8]; /* about the job as a whole (duplicate ranks...) */
+	int n_warnings;
+} trace_job;
+
+/*
+ * Expands the PATH arguments: a file is one rank; a directory contributes every .json, .json.gz,
+ * .gz and .sqlite file in it (sorted by name). Returns 0, or GW_EXIT_ENV / GW_EXIT_USAGE with
+ * the reason printed.
+ */
+int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *npaths);
+void trace_job_free_paths(char **paths, size_t n);
+
+/* Reads and analyses every file. Returns 0 (items may have failed individually) or -1 when
+ * threads or memory are missing. */
+int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_opts *o);
+void trace_job_free(trace_job *job);
+
+/* Reads one file of either kind into r, a large Kineto file on up to threads threads: 0, or -1
+ * with the reason in err. */
+int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                    char *err, size_t errsz);
+
+#endif

@@ -1,0 +1,345 @@
+/* trace_stats.c - numpy/pandas-compatible ordering and summary statistics. */
+#include "trace/trace_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SMALL_SORT = 15, MAX_STACK = 128 };
+
+static void swap_u32(uint32_t *a, uint32_t *b)
+{
+	uint32_t t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Heapsort of idx[lo..lo+n) by key, used when quicksort degenerates (as numpy's does). */
+static void heap_sort(const int64_t *v, uint32_t *idx, size_t n)
+{
+	/* a(k) with k from 1: the heap is 1-based like numpy's. */
+#define A(k) idx[(k)-1]
+	size_t i, j, l;
+	uint32_t tmp;
+	for (l = n >> 1; l > 0; --l) {
+		tmp = A(l);
+		for (i = l, j = l << 1; j <= n;) {
+			if (j < n && v[A(j)] < v[A(j + 1)])
+				j += 1;
+			if (v[tmp] < v[A(j)]) {
+				A(i) = A(j);
+				i = j;
+				j += j;
+			} else {
+				break;
+			}
+		}
+		A(i) = tmp;
+	}
+	for (; n > 1;) {
+		tmp = A(n);
+		A(n) = A(1);
+		n -= 1;
+		for (i = 1, j = 2; j <= n;) {
+			if (j < n && v[A(j)] < v[A(j + 1)])
+				j++;
+			if (v[tmp] < v[A(j)]) {
+				A(i) = A(j);
+				i = j;
+				j += j;
+			} else {
+				break;
+			}
+		}
+		A(i) = tmp;
+	}
+#undef A
+}
+
+static int msb(size_t n)
+{
+	int d = 0;
+	while (n >>= 1)
+		d++;
+	return d;
+}
+
+void trace_argsort(const int64_t *v, uint32_t *t, size_t num)
+{
+	for (size_t i = 0; i < num; i++)
+		t[i] = (uint32_t)i;
+	if (num < 2)
+		return;
+	/* Indices instead of pointers so that "one before the start" stays well defined. */
+	ptrdiff_t pl = 0, pr = (ptrdiff_t)num - 1;
+	ptrdiff_t stack[MAX_STACK];
+	int depth[MAX_STACK / 2];
+	int sp = 0, dp = 0;
+	int cdepth = msb(num) * 2;
+	for (;;) {
+		if (cdepth < 0) {
+			heap_sort(v, t + pl, (size_t)(pr - pl + 1));
+			goto pop;
+		}
+		while (pr - pl > SMALL_SORT) {
+			ptrdiff_t pm = pl + ((pr - pl) >> 1);
+			if (v[t[pm]] < v[t[pl]])
+				swap_u32(&t[pm], &t[pl]);
+			if (v[t[pr]] < v[t[pm]])
+				swap_u32(&t[pr], &t[pm]);
+			if (v[t[pm]] < v[t[pl]])
+				swap_u32(&t[pm], &t[pl]);
+			int64_t vp = v[t[pm]];
+			ptrdiff_t pi = pl, pj = pr - 1;
+			swap_u32(&t[pm], &t[pj]);
+			for (;;) {
+				do
+					++pi;
+				while (v[t[pi]] < vp);
+				do
+					--pj;
+				while (vp < v[t[pj]]);
+				if (pi >= pj)
+					break;
+				swap_u32(&t[pi], &t[pj]);
+			}
+			swap_u32(&t[pi], &t[pr - 1]);
+			/* The larger part waits on the stack, the smaller one goes on. */
+			if (pi - pl < pr - pi) {
+				stack[sp++] = pi + 1;
+				stack[sp++] = pr;
+				pr = pi - 1;
+			} else {
+				stack[sp++] = pl;
+				stack[sp++] = pi - 1;
+				pl = pi + 1;
+			}
+			depth[dp++] = --cdepth;
+		}
+		for (ptrdiff_t pi = pl + 1; pi <= pr; ++pi) {
+			uint32_t vi = t[pi];
+			int64_t vp = v[vi];
+			ptrdiff_t pj = pi, pk = pi - 1;
+			while (pj > pl && vp < v[t[pk]])
+				t[pj--] = t[pk--];
+			t[pj] = vi;
+		}
+	pop:
+		if (sp == 0)
+			break;
+		pr = stack[--sp];
+		pl = stack[--sp];
+		cdepth = depth[--dp];
+	}
+}
+
+void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
+                        const void *arg)
+{
+	uint64_t *k = malloc((n + 1) * sizeof *k);
+	bool ok = k != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		k[i] = trace_key_i64(keys[i]);
+		idx[i] = (uint32_t)i;
+	}
+	ok = ok && trace_radix_sort(k, idx, n);
+	/* Runs of equal keys: fine when no pair in them needs an order (long runs: give up). */
+	for (size_t i = 0; ok && tie && i + 1 < n; i++) {
+		size_t j = i + 1;
+		while (j < n && k[j] == k[i])
+			j++;
+		if (j - i > 64) {
+			ok = false;
+		} else {
+			for (size_t a = i; ok && a < j; a++)
+				for (size_t b = a + 1; ok && b < j; b++)
+					ok = !tie(idx[a], idx[b], arg);
+		}
+		i = j - 1;
+	}
+	free(k);
+	if (!ok)
+		trace_argsort(keys, idx, n);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+uint64_t trace_key_double(double v)
+{
+	uint64_t b;
+	memcpy(&b, &v, sizeof b);
+	return (b >> 63) ? ~b : b | (1ull << 63);
+}
+
+double trace_double_of_key(uint64_t k)
+{
+	uint64_t b = (k >> 63) ? k & ~(1ull << 63) : ~k;
+	double v;
+	memcpy(&v, &b, sizeof v);
+	return v;
+}
+
+bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n)
+{
+	if (n < 2)
+		return true;
+	uint64_t *tk = malloc(n * sizeof *tk);
+	uint32_t *tp = payload ? malloc(n * sizeof *tp) : NULL;
+	size_t(*hist)[256] = calloc(8, sizeof *hist);
+	if (!tk || (payload && !tp) || !hist) {
+		free(tk);
+		free(tp);
+		free(hist);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 8; d++)
+			hist[d][(keys[i] >> (8 * d)) & 0xff]++;
+	uint64_t *src = keys, *dst = tk;
+	uint32_t *psrc = payload, *pdst = tp;
+	for (int d = 0; d < 8; d++) {
+		if (hist[d][(keys[0] >> (8 * d)) & 0xff] == n)
+			continue; /* every key has this byte */
+		size_t off = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t c = hist[d][b];
+			hist[d][b] = off;
+			off += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t at = hist[d][(src[i] >> (8 * d)) & 0xff]++;
+			dst[at] = src[i];
+			if (payload)
+				pdst[at] = psrc[i];
+		}
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+		uint32_t *pt = psrc;
+		psrc = pdst;
+		pdst = pt;
+	}
+	if (src != keys) {
+		memcpy(keys, src, n * sizeof *keys);
+		if (payload)
+			memcpy(payload, psrc, n * sizeof *payload);
+	}
+	free(tk);
+	free(tp);
+	free(hist);
+	return true;
+}
+
+double trace_quantile_sorted(const double *s, size_t n, double q)
+{
+	if (n == 0)
+		return NAN;
+	double vi = q * (double)(n - 1);
+	size_t lo = (size_t)floor(vi);
+	if (lo >= n - 1)
+		return s[n - 1];
+	double g = vi - (double)lo;
+	double a = s[lo], b = s[lo + 1], d = b - a;
+	/* numpy's _lerp: from the nearer end for accuracy. */
+	return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+}
+
+void trace_describe_values(double *values, size_t n, trace_describe *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(values[i]))
+			values[m++] = values[i];
+	out->count = m;
+	out->mean = out->std = out->min = out->q25 = out->q50 = out->q75 = out->max = NAN;
+	if (m == 0)
+		return;
+	uint64_t *k = malloc(m * sizeof *k);
+	bool sorted = false;
+	if (k) {
+		for (size_t i = 0; i < m; i++)
+			k[i] = trace_key_double(values[i]);
+		sorted = trace_radix_sort(k, NULL, m);
+		for (size_t i = 0; sorted && i < m; i++)
+			values[i] = trace_double_of_key(k[i]);
+		free(k);
+	}
+	if (!sorted) /* short of memory for the fast path */
+		qsort(values, m, sizeof *values, cmp_double);
+	double sum = 0;
+	for (size_t i = 0; i < m; i++)
+		sum += values[i];
+	out->mean = sum / (double)m;
+	if (m > 1) {
+		double sq = 0;
+		for (size_t i = 0; i < m; i++)
+			sq += (out->mean - values[i]) * (out->mean - values[i]);
+		out->std = sqrt(sq / (double)(m - 1));
+	}
+	out->min = values[0];
+	out->max = values[m - 1];
+	out->q25 = trace_quantile_sorted(values, m, 0.25);
+	out->q50 = trace_quantile_sorted(values, m, 0.5);
+	out->q75 = trace_quantile_sorted(values, m, 0.75);
+}
+
+/* The k-th smallest value (from 0) of a histogram. */
+static double hist_at(int64_t lo, const uint64_t *counts, size_t nb, uint64_t k)
+{
+	uint64_t cum = 0;
+	for (size_t i = 0; i < nb; i++) {
+		cum += counts[i];
+		if (k < cum)
+			return (double)(lo + (int64_t)i);
+	}
+	return (double)(lo + (int64_t)nb - 1);
+}
+
+static double hist_quantile(int64_t lo, const uint64_t *counts, size_t nb, uint64_t n, double q)
+{
+	double vi = q * (double)(n - 1);
+	uint64_t k = (uint64_t)floor(vi);
+	if (k >= n - 1)
+		return hist_at(lo, counts, nb, n - 1);
+	double g = vi - (double)k;
+	double a = hist_at(lo, counts, nb, k), b = hist_at(lo, counts, nb, k + 1), d = b - a;
+	return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+}
+
+void trace_describe_hist(int64_t lo, const uint64_t *counts, size_t nb, trace_describe *out)
+{
+	uint64_t n = 0;
+	int64_t sum = 0;
+	for (size_t i = 0; i < nb; i++) {
+		n += counts[i];
+		sum += (lo + (int64_t)i) * (int64_t)counts[i];
+	}
+	out->count = (size_t)n;
+	out->mean = out->std = out->min = out->q25 = out->q50 = out->q75 = out->max = NAN;
+	if (n == 0)
+		return;
+	out->mean = (double)sum / (double)n;
+	if (n > 1) {
+		double sq = 0;
+		for (size_t i = 0; i < nb; i++) {
+			double d = out->mean - (double)(lo + (int64_t)i);
+			sq += (double)counts[i] * d * d;
+		}
+		out->std = sqrt(sq / (double)(n - 1));
+	}
+	out->min = hist_at(lo, counts, nb, 0);
+	out->max = hist_at(lo, counts, nb, n - 1);
+	out->q25 = hist_quantile(lo, counts, nb, n, 0.25);
+	out->q50 = hist_quantile(lo, counts, nb, n, 0.5);
+	out->q75 = hist_quantile(lo, counts, nb, n, 0.75);
+}
+
+double trace_round(double x, int decimals)
+{
+	double f = pow(10.0, decimals);
+	return rint(x * f) / f;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# gpuwhy trace from the command line: usage errors (2), unreadable or malformed input (3) with
+# one clear line, the three output formats, rank selection.
+set -uo pipefail
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+expect() { # expect CODE PATTERN -- args...
+  local code="$1" pat="$2"; shift 3
+  "$GPUWHY" trace "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  [ "$rc" -eq "$code" ] || fail "gpuwhy trace $* exited $rc, wanted $code: $(cat "$tmp/err")"
+  grep -qE -- "$pat" "$tmp/err" "$tmp/out" || fail "gpuwhy trace $*: no '$pat' in output: $(cat "$tmp/err")"
+  if [ "$code" -eq 3 ] && [ "$(grep -c . "$tmp/err")" -ne 1 ]; then
+    fail "gpuwhy trace $*: wanted one error line, got: $(cat "$tmp/err")"
+  fi
+}
+
+# a small valid trace: two launches, two kernels on stream 7, a long wait between them
+cat > "$tmp/ok.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 90, "dur": 5, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 100, "dur": 10, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 550, "dur": 5, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 600, "dur": 10, "args": {"stream": 7, "correlation": 2}}
+], "distributedInfo": {"rank": 5}}
+JSON
+
+expect 0 "usage: gpuwhy trace" -- --help
+expect 2 "usage" --
+expect 2 "unknown format" -- --format yaml "$tmp/ok.json"
+expect 2 "bad rank list" -- --ranks x "$tmp/ok.json"
+expect 2 "bad value" -- --threads 0 "$tmp/ok.json"
+expect 2 "no file holds" -- --ranks 3 "$tmp/ok.json"
+expect 3 "No such file" -- "$tmp/missing.json"
+
+head -c 200 "$tmp/ok.json" > "$tmp/trunc.json"
+expect 3 "trunc.json: .*(JSON|premature)" -- "$tmp/trunc.json"
+gzip -c "$tmp/ok.json" | head -c 100 > "$tmp/trunc.json.gz"
+expect 3 "truncated gzip" -- "$tmp/trunc.json.gz"
+echo '{"traceEvents": []}' > "$tmp/empty.json"
+expect 3 "traceEvents is empty" -- "$tmp/empty.json"
+echo '{"traceEvents": {"ph": "X"}}' > "$tmp/types.json"
+expect 3 "not an array" -- "$tmp/types.json"
+echo '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1, "dur": 2}]}' > "$tmp/cpu.json"
+expect 3 "no GPU activity" -- "$tmp/cpu.json"
+if command -v sqlite3 >/dev/null; then
+  sqlite3 "$tmp/other.sqlite" "CREATE TABLE t(x); INSERT INTO t VALUES (1);"
+  expect 3 "not an Nsight Systems export" -- "$tmp/other.sqlite"
+fi
+mkdir "$tmp/emptydir"
+expect 3 "no trace files" -- "$tmp/emptydir"
+
+# formats
+"$GPUWHY" trace "$tmp/ok.json" > "$tmp/text" || fail "text exited $?"
+grep -q "== rank 5:" "$tmp/text" || fail "text: no rank header"
+grep -q "Verdict: host-bound" "$tmp/text" || fail "text: verdict: $(grep Verdict "$tmp/text")"
+grep -qE "idle +490 us +96.08 %" "$tmp/text" || fail "text: temporal breakdown: $(cat "$tmp/text")"
+"$GPUWHY" trace --format json "$tmp/ok.json" > "$tmp/json" || fail "json exited $?"
+python3 - "$tmp/json" <<'PY' || fail "json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["ranks"][0]
+assert r["rank"] == 5, r["rank"]
+assert r["verdict"]["id"] == "host_bound", r["verdict"]
+assert r["temporal"]["idle_us"] == 490 and r["temporal"]["span_us"] == 510, r["temporal"]
+assert r["idle_streams"][0]["categories"]["host_wait"]["idle_us"] == 490
+assert r["launches"]["pairs"] == 2
+assert r["comm_comp_overlap_pct"] is None  # absent, not 0
+assert d["errors"] == []
+PY
+"$GPUWHY" trace --format csv "$tmp/ok.json" > "$tmp/csv" || fail "csv exited $?"
+grep -qx "5,490,20,0,510,96.08,3.92,0.00" "$tmp/csv" || fail "csv temporal: $(head -3 "$tmp/csv")"
+grep -qx "5,7,host_wait,490,1.00" "$tmp/csv" || fail "csv idle"
+
+# a directory with one bad file: the good rank is reported, the exit code says 3
+mkdir "$tmp/dir"; cp "$tmp/ok.json" "$tmp/dir/a.json"; cp "$tmp/trunc.json" "$tmp/dir/b.json"
+"$GPUWHY" trace "$tmp/dir" > "$tmp/out" 2> "$tmp/err"; rc=$?
+[ "$rc" -eq 3 ] || fail "dir with a bad file exited $rc"
+grep -q "== rank 5" "$tmp/out" || fail "dir: good rank not reported"
+grep -q "b.json" "$tmp/err" || fail "dir: bad file not named"
+
+# a German locale in the environment changes nothing
+LC_ALL=de_DE.UTF-8 LANG=de_DE.UTF-8 "$GPUWHY" trace --format csv "$tmp/ok.json" 2>/dev/null | \
+  grep -qx "5,490,20,0,510,96.08,3.92,0.00" || fail "locale changed the numbers"
+echo ok
