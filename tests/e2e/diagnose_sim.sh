@@ -102,6 +102,45 @@ expect foreign "warn contention"
 rec lost h100x1-lost -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 200
 expect lost "error gpu-fault"
 
+# not-on-gpu: the watched command never touches the GPU (a CPU-only build).
+env GPUWHY_SIM_STATE="$T/state-cpu" "$GPUWHY" --sim h100x1 run -o "$T/cpu.gpuwhy" -i 200ms --no-summary -- \
+	bash -c 'for i in $(seq 15); do echo "step $i"; sleep 0.1; done' >/dev/null 2>&1 || fail "cpu-only run"
+expect cpu "error not-on-gpu" healthy
+
+# memory-full-compute-idle: 93 % of the memory held while the GPU mostly waits.
+rec fullidle h100x1 -- --workers 1 --cpu-ms 150 --gpu-ms 10 --steps 15 --mem-mib 76000 || fail "full idle run"
+expect fullidle "warn memory-full-compute-idle"
+
+# The confusion matrix: expected rule (row) against the most severe finding (column).
+confusion() {
+	python3 - "$@" <<'PY'
+import json, subprocess, sys
+gpuwhy, tdir = sys.argv[1], sys.argv[2]
+cases = [c.split("=") for c in sys.argv[3:]]
+rank = {"error": 2, "warn": 1, "info": 0}
+rows, cols = [], []
+for name, want in cases:
+    r = json.loads(subprocess.run([gpuwhy, "report", "%s/%s.gpuwhy" % (tdir, name), "--format", "json"],
+                                  capture_output=True, text=True).stdout)
+    fs = sorted(r["findings"], key=lambda f: -rank[f["severity"]])
+    ids = [f["id"] for f in fs if rank[f["severity"]] == rank[fs[0]["severity"]]] if fs else ["none"]
+    got = want if want in ids else ids[0]
+    rows.append((want, got))
+    if got not in cols:
+        cols.append(got)
+print("confusion matrix (rows: the case's cause, columns: top finding)")
+w = max(len(c) for c in cols + [want for want, _ in rows])
+print(" " * (w + 2) + " ".join(c[:12].rjust(12) for c in cols))
+for want, got in rows:
+    print(want.ljust(w + 2) + " ".join(("1" if got == c else ".").rjust(12) for c in cols))
+ok = sum(1 for want, got in rows if want == got)
+print("%d of %d cases diagnosed as their cause" % (ok, len(rows)))
+PY
+}
+confusion "$GPUWHY" "$T" healthy=healthy starved=data-starved tiny=launch-bound oom=oom full=oom-risk \
+	sync_pcie=sync-wait sync_nvl=sync-wait hot=throttled capped=throttled pcie=pcie-degraded \
+	foreign=contention lost=gpu-fault cpu=not-on-gpu fullidle=memory-full-compute-idle
+
 # The HTML report of a real recording is self-contained.
 "$GPUWHY" report "$T/sync_pcie.gpuwhy" --format html -o "$T/sync.html" 2>/dev/null
 grep -Eq 'https?:|src="[^d#]|href="[^#]' "$T/sync.html" && fail "external reference in the html report"
