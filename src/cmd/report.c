@@ -8,12 +8,13 @@
 #include "cmd/cmd.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
+#include "trace/trace_summary.h"
 #include "util/err.h"
 
 static void usage(FILE *out)
 {
 	fputs("usage: gpuwhy report RECORDING [--format text|json|html] [-o FILE]\n"
-	      "                     [--goal throughput|latency] [--set NAME=VALUE]...\n"
+	      "                     [--goal throughput|latency] [--set NAME=VALUE]... [--trace FILE]\n"
 	      "       gpuwhy report --thresholds\n"
 	      "\n"
 	      "Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
@@ -28,6 +29,8 @@ static void usage(FILE *out)
 	      "                   (online inference: moderate utilization is not a problem)\n"
 	      "  --set N=V        override a threshold (see --thresholds), repeatable\n"
 	      "  --thresholds     list every threshold with its default and meaning\n"
+	      "  --trace FILE     a profiler trace of the same run (Kineto JSON/.json.gz or\n"
+	      "                   nsys SQLite): its kernel lengths feed launch-bound and step 7\n"
 	      "\n"
 	      "Exit status: 0 no error-level finding, 1 error-level findings, 2 usage error,\n"
 	      "3 unreadable recording or output.\n",
@@ -54,6 +57,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	                                     {"goal", required_argument, NULL, 'g'},
 	                                     {"set", required_argument, NULL, 's'},
 	                                     {"thresholds", no_argument, NULL, 't'},
+	                                     {"trace", required_argument, NULL, 'T'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	diag_opts o;
@@ -61,6 +65,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	out_format fmt = FMT_TEXT;
 	const char *outpath = NULL;
 	bool list = false;
+	const char *trace_path = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -94,6 +99,9 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		case 't':
 			list = true;
 			break;
+		case 'T':
+			trace_path = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return GW_EXIT_OK;
@@ -121,6 +129,17 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		return rc;
 	}
 	o.meta = &meta;
+	if (trace_path) {
+		char err[256];
+		rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
+		if (rc) {
+			gw_error(rc, trace_path, "give a Kineto .json/.json.gz or nsys .sqlite trace",
+			         "%s", err);
+			diag_meta_free(&meta);
+			tl_free(tl);
+			return rc;
+		}
+	}
 	diag_result r;
 	diag_run(tl, &o, &r);
 

@@ -1,0 +1,17 @@
+/* trace_summary.h - a profiler trace condensed for the diagnosis rules (kernel counts and times). */
+#ifndef GPUWHY_TRACE_SUMMARY_H
+#define GPUWHY_TRACE_SUMMARY_H
+
+#include <stddef.h>
+
+#include "sample/timeline.h"
+
+/*
+ * Read one trace file (Kineto JSON / JSON.gz or nsys SQLite) and summarise its
+ * GPU kernels into out: how many, how many shorter than TL_KERNEL_SHORT_US,
+ * their summed time and the span from the first to the last. Returns 0, or a
+ * GW_EXIT_* code with the reason in err.
+ */
+int trace_summarize_file(const char *path, tl_trace_summary *out, char *err, size_t errsz);
+
+#endif
