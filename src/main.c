@@ -1,6 +1,7 @@
 /* main.c - global options and dispatch from the one command table. */
 #include <getopt.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,9 @@ int main(int argc, char **argv)
 {
 	/* Only LC_CTYPE follows the user: numbers are always printed with '.'. */
 	setlocale(LC_CTYPE, "");
+	/* Past a file-size limit (ulimit -f), writes fail with EFBIG and are
+	 * reported like a full disk instead of killing the process. */
+	signal(SIGXFSZ, SIG_IGN);
 	gw_global g = {.argv0 = argv[0]};
 	static const struct option opts[] = {
 		{"sim", required_argument, NULL, 's'}, {"nvml", required_argument, NULL, 'n'},

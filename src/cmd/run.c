@@ -162,6 +162,7 @@ static pid_t spawn(char **argv, int out_fd[2], int err_fd[2], int step_fd[2], in
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		execvp(argv[0], argv);
 		int e = errno;
 		ssize_t w = write(ep[1], &e, sizeof e);

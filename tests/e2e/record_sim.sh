@@ -43,6 +43,15 @@ assert_eq "$(sqlite3 "$T/b.gpuwhy" "SELECT value FROM meta WHERE key='exit_statu
 "$GPUWHY" --sim h100x1 run -o "$T/c.gpuwhy" --no-summary -- "$GPUWHY" sim train --steps 20 --gpu-ms 5 --cpu-ms 5 --oom-at 3 >/dev/null 2>&1
 assert_eq "$?" 1 "oom job exit"
 assert_eq "$(sqlite3 "$T/c.gpuwhy" "SELECT count(*) > 0 FROM events WHERE kind = 'oom'")" 1 "oom event"
+# a full disk (here a 300 KiB file-size limit) stops the recording with one line;
+# the command runs on to its end and its status is kept; what was committed stays
+(ulimit -f 300; "$GPUWHY" --sim h100x8-nvlink run -o "$T/full.gpuwhy" -i 50ms --no-summary -- \
+	bash -c 'for i in $(seq 40); do echo step $i; sleep 0.1; done; exit 4' >"$T/full.out" 2>"$T/full.err")
+assert_eq "$?" 4 "status of a command whose recording filled the disk"
+assert_eq "$(wc -l <"$T/full.out")" 40 "its output, whole"
+assert_contains "$(cat "$T/full.err")" "recording stopped" "the one error line"
+kept=$(sqlite3 "$T/full.gpuwhy" 'SELECT count(*) FROM gpu_samples')
+assert_ge "$kept" 8 "samples committed before the disk filled"
 # the summary
 "$GPUWHY" --sim h100x1 run -o "$T/d.gpuwhy" -- "$GPUWHY" sim train --steps 5 --gpu-ms 5 --cpu-ms 5 >/dev/null 2>"$T/err"
 assert_contains "$(cat "$T/err")" "steps      5, step time p50" "summary"
