@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/cmdopt.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml_abi.h"
 #include "util/err.h"
@@ -148,27 +149,10 @@ static void print_json(gpu_ctx *c)
 
 int cmd_topo(int argc, char **argv, const gw_global *g)
 {
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
-	bool json = false;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "text"))
-				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
-						"unknown format '%s'", optarg);
-			break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy topo --help",
-				"unexpected argument");
+	bool json;
+	int orc = cmdopt_text_json(argc, argv, "topo", usage, &json);
+	if (orc)
+		return orc < 0 ? GW_EXIT_OK : orc;
 	gpu_ctx *c;
 	gpu_open_opts oo = {.gpus = g->gpus};
 	int rc = gpu_open(&oo, &c);
