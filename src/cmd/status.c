@@ -1,5 +1,4 @@
 /* status.c - `gpuwhy status`: one screen of every GPU and its processes, like nvidia-smi. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,4 @@
 /* topo.c - `gpuwhy topo`: the GPU x GPU interconnect matrix, CPU/NUMA affinity, NVLink states. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
