@@ -16,7 +16,8 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 /* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
 #define GW_COMMANDS(X) \
 	X("query", cmd_query, "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)") \
-	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
+	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job") \
+	X("queue", cmd_queue, "GPU-aware batch queue: memory-aware placement, retries, records, Slurm")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);
 GW_COMMANDS(GW_DECLARE_CMD)
