@@ -15,7 +15,9 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 
 /* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
 #define GW_COMMANDS(X) \
+	X("status", cmd_status, "one screen of every GPU and its processes (like nvidia-smi)") \
 	X("query", cmd_query, "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)") \
+	X("topo", cmd_topo, "GPU interconnect matrix, CPU/NUMA affinity, NVLink states") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job") \
 	X("queue", cmd_queue, "GPU-aware batch queue: memory-aware placement, retries, records, Slurm")
 

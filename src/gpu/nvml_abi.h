@@ -329,6 +329,15 @@ enum {
 	NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198,
 };
 
+/* nvmlDeviceGetNvLinkRemoteDeviceType: what is at the far end of a link. */
+typedef int nvmlIntNvLinkDeviceType_t;
+enum {
+	NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+	NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+	NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+	NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+};
+
 /* GPM (Hopper and newer). */
 #define NVML_GPM_METRIC_MAX 333
 #define NVML_GPM_METRICS_GET_VERSION 1
@@ -500,6 +509,22 @@ _Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t size");
 	X(nvmlReturn_t, nvmlEventSetWait_v2,                                                      \
 	  (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))                   \
 	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))                                   \
+	X(nvmlReturn_t, nvmlInitWithFlags, (unsigned int flags))                                 \
+	X(nvmlReturn_t, nvmlSystemGetProcessName, (unsigned int pid, char *name, unsigned int length)) \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *device))      \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByPciBusId_v2,                                         \
+	  (const char *pciBusId, nvmlDevice_t *device))                                          \
+	X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimitConstraints,                             \
+	  (nvmlDevice_t device, unsigned int *minLimit, unsigned int *maxLimit))                 \
+	X(nvmlReturn_t, nvmlDeviceGetEccMode,                                                     \
+	  (nvmlDevice_t device, nvmlEnableState_t *current, nvmlEnableState_t *pending))         \
+	X(nvmlReturn_t, nvmlDeviceGetClock,                                                       \
+	  (nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId,               \
+	   unsigned int *clockMHz))                                                              \
+	X(nvmlReturn_t, nvmlDeviceGetGpuMaxPcieLinkGeneration,                                    \
+	  (nvmlDevice_t device, unsigned int *maxLinkGenDevice))                                 \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                                      \
+	  (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)) \
 	X(nvmlReturn_t, nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport)) \
 	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * gpmSample))                        \
 	X(nvmlReturn_t, nvmlGpmSampleFree, (nvmlGpmSample_t gpmSample))                           \

@@ -1,0 +1,262 @@
+/* status.c - `gpuwhy status`: one screen of every GPU and its processes, like nvidia-smi. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "gpu/cell.h"
+#include "gpu/gpu.h"
+#include "host/pidbrief.h"
+#include "util/err.h"
+#include "util/jsonw.h"
+
+#define STATUS_MAX_PROCS 256
+
+static void usage(FILE *out)
+{
+	fputs("usage: gpuwhy status [--format text|json]\n"
+	      "\n"
+	      "Driver, CUDA driver version, every GPU (utilization, memory, power against the\n"
+	      "limit, temperature, clocks, P-state, PCIe link, clock event reasons in words)\n"
+	      "and the processes on each GPU (PID, user, GPU memory, SM %, command).\n",
+	      out);
+}
+
+/* "123" or "n/a" into buf, with an optional printf format for the number. */
+static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *buf,
+		       size_t len)
+{
+	if (!v->ok[id])
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, fmt, v->v[id]);
+	return buf;
+}
+
+static void reason_text(const gpu_values *v, char *out, size_t len)
+{
+	if (!v->ok[GM_CLK_REASONS]) {
+		snprintf(out, len, "n/a");
+		return;
+	}
+	uint64_t mask = (uint64_t)v->v[GM_CLK_REASONS];
+	/* Idle is not a problem worth a word on this screen. */
+	gpu_reasons_words(mask & ~1ULL, out, len);
+	if (mask == 1ULL)
+		snprintf(out, len, "idle");
+}
+
+static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
+{
+	const gpu_static *s = gpu_static_info(c, i);
+	char a[32], b[32], d[32], e[32], f[32], g[32];
+	printf("GPU %-2d %-28.28s %-17s ", s->index, s->name[0] ? s->name : "n/a",
+	       s->pci_bus_id[0] ? s->pci_bus_id : "n/a");
+	if (v->lost) {
+		printf("LOST: fell off the bus (GPU_IS_LOST); check the kernel log for Xid 79\n");
+		return;
+	}
+	char pst[8] = "n/a";
+	if (v->ok[GM_PSTATE])
+		snprintf(pst, sizeof pst, "P%.0f", v->v[GM_PSTATE]);
+	printf("%s\n", pst);
+	printf("       util %4s%%  mem %s / %s MiB  power %s / %s W  temp %sC (slowdown %sC)\n",
+	       num(v, GM_UTIL_GPU, "%.0f", a, sizeof a), num(v, GM_MEM_USED, "%.0f", b, sizeof b),
+	       num(v, GM_MEM_TOTAL, "%.0f", d, sizeof d), num(v, GM_POWER_DRAW, "%.0f", e, sizeof e),
+	       num(v, GM_POWER_ENFORCED_LIMIT, "%.0f", f, sizeof f),
+	       num(v, GM_TEMP_GPU, "%.0f", g, sizeof g),
+	       num(v, GM_TEMP_SLOWDOWN, "%.0f", a, sizeof a));
+	char sm[32], smx[32], mm[32], gen[8], genx[8], w[8], wx[8];
+	printf("       clocks SM %s / %s MHz  mem %s MHz  PCIe Gen%s/%s x%s/%s",
+	       num(v, GM_CLK_SM, "%.0f", sm, sizeof sm), num(v, GM_CLK_MAX_SM, "%.0f", smx, sizeof smx),
+	       num(v, GM_CLK_MEM, "%.0f", mm, sizeof mm), num(v, GM_PCIE_GEN_CUR, "%.0f", gen, sizeof gen),
+	       num(v, GM_PCIE_GEN_MAX, "%.0f", genx, sizeof genx),
+	       num(v, GM_PCIE_WIDTH_CUR, "%.0f", w, sizeof w),
+	       num(v, GM_PCIE_WIDTH_MAX, "%.0f", wx, sizeof wx));
+	if (v->ok[GM_GPM_SM_ACTIVE])
+		printf("  SM active %.0f%%", v->v[GM_GPM_SM_ACTIVE]);
+	putchar('\n');
+	char reasons[256];
+	reason_text(v, reasons, sizeof reasons);
+	printf("       clocks held by: %s", reasons);
+	if (v->ok[GM_ECC_UNCORR_VOL])
+		printf("  ECC uncorrected %.0f", v->v[GM_ECC_UNCORR_VOL]);
+	if (v->ok[GM_PERSISTENCE])
+		printf("  persistence %s", v->v[GM_PERSISTENCE] != 0 ? "on" : "off");
+	putchar('\n');
+}
+
+typedef struct {
+	int gpu;
+	gpu_proc p;
+	host_pid_brief h;
+} status_proc;
+
+static int collect_procs(gpu_ctx *c, status_proc *out, int max)
+{
+	int n = 0;
+	gpu_proc buf[STATUS_MAX_PROCS];
+	for (int i = 0; i < gpu_count(c) && n < max; i++) {
+		int k = gpu_processes(c, i, buf, STATUS_MAX_PROCS);
+		for (int j = 0; j < k && n < max; j++) {
+			out[n].gpu = gpu_static_info(c, i)->index;
+			out[n].p = buf[j];
+			host_pid_brief_read("/proc", buf[j].pid, &out[n].h);
+			n++;
+		}
+	}
+	return n;
+}
+
+static void print_procs_text(const status_proc *ps, int n, bool nested)
+{
+	printf("\nProcesses:\n");
+	if (nested)
+		printf("  (this process runs in a nested PID namespace: NVML reports host PIDs, which\n"
+		       "   this container cannot see; run it with --pid=host for users and commands)\n");
+	if (n == 0) {
+		printf("  none\n");
+		return;
+	}
+	printf("  %3s %8s %-10s %4s %10s %4s  %s\n", "GPU", "PID", "USER", "TYPE", "GPU MEM", "SM%",
+	       "COMMAND");
+	for (int k = 0; k < n; k++) {
+		const status_proc *p = &ps[k];
+		char mem[24] = "n/a", sm[8] = "n/a";
+		if (p->p.mem_ok)
+			snprintf(mem, sizeof mem, "%llu MiB",
+				 (unsigned long long)(p->p.mem_bytes / (1024 * 1024)));
+		if (p->p.util_ok)
+			snprintf(sm, sizeof sm, "%u", p->p.sm_pct);
+		const char *type = p->p.type == 3 ? "C+G" : p->p.type == 2 ? "G" : "C";
+		const char *cmd = p->h.cmd[0] ? p->h.cmd : p->h.exists ? "n/a" : "(not running here)";
+		printf("  %3d %8u %-10.10s %4s %10s %4s  %.100s\n", p->gpu, p->p.pid,
+		       p->h.user[0] ? p->h.user : "n/a", type, mem, sm, cmd);
+	}
+}
+
+static void print_json(gpu_ctx *c, const gpu_values *vals, const status_proc *ps, int np,
+		       bool nested)
+{
+	jsonw w;
+	jsonw_init(&w, stdout, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "driver_version");
+	jsonw_str(&w, gpu_driver_version(c)[0] ? gpu_driver_version(c) : NULL);
+	jsonw_key(&w, "cuda_driver_version");
+	jsonw_str(&w, gpu_cuda_driver_version(c)[0] ? gpu_cuda_driver_version(c) : NULL);
+	jsonw_key(&w, "gpus");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < gpu_count(c); i++) {
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "lost");
+		jsonw_bool(&w, vals[i].lost);
+		for (int m = 0; m < GM__COUNT; m++) {
+			jsonw_key(&w, gpu_metrics[m].key);
+			gpu_cell_json(c, i, &vals[i], (gpu_metric_id)m, &w);
+		}
+		char words[256];
+		jsonw_key(&w, "clocks_event_reasons.words");
+		if (vals[i].ok[GM_CLK_REASONS]) {
+			gpu_reasons_words((uint64_t)vals[i].v[GM_CLK_REASONS], words, sizeof words);
+			jsonw_str(&w, words);
+		} else {
+			jsonw_null(&w);
+		}
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "pid_namespace_nested");
+	jsonw_bool(&w, nested);
+	jsonw_key(&w, "processes");
+	jsonw_arr_begin(&w);
+	for (int k = 0; k < np; k++) {
+		const status_proc *p = &ps[k];
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "gpu");
+		jsonw_int(&w, p->gpu);
+		jsonw_key(&w, "pid");
+		jsonw_int(&w, p->p.pid);
+		jsonw_key(&w, "type");
+		jsonw_str(&w, p->p.type == 3 ? "C+G" : p->p.type == 2 ? "G" : "C");
+		jsonw_key(&w, "gpu_memory_mib");
+		if (p->p.mem_ok)
+			jsonw_int(&w, (long long)(p->p.mem_bytes / (1024 * 1024)));
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "sm_pct");
+		if (p->p.util_ok)
+			jsonw_int(&w, p->p.sm_pct);
+		else
+			jsonw_null(&w);
+		jsonw_key(&w, "user");
+		jsonw_str(&w, p->h.user[0] ? p->h.user : NULL);
+		jsonw_key(&w, "command");
+		jsonw_str(&w, p->h.cmd[0] ? p->h.cmd : NULL);
+		jsonw_key(&w, "running_here");
+		jsonw_bool(&w, p->h.exists);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+}
+
+int cmd_status(int argc, char **argv, const gw_global *g)
+{
+	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	bool json = false;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = true;
+			else if (strcmp(optarg, "text"))
+				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
+						"unknown format '%s'", optarg);
+			break;
+		case 'h': usage(stdout); return GW_EXIT_OK;
+		default: usage(stderr); return GW_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy status --help",
+				"unexpected argument");
+	gpu_ctx *c;
+	gpu_open_opts oo = {.gpus = g->gpus};
+	int rc = gpu_open(&oo, &c);
+	if (rc)
+		return rc;
+	int n = gpu_count(c);
+	gpu_values *vals = calloc(n ? (size_t)n : 1, sizeof *vals);
+	gpu_wait_rate_window(c);
+	for (int i = 0; i < n; i++)
+		gpu_sample(c, i, &vals[i]);
+	status_proc *ps = calloc(STATUS_MAX_PROCS, sizeof *ps);
+	int np = collect_procs(c, ps, STATUS_MAX_PROCS);
+	bool nested = host_pidns_nested("/proc");
+	if (json) {
+		print_json(c, vals, ps, np, nested);
+	} else {
+		char when[64];
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+		printf("gpuwhy %s  driver %s  CUDA %s  %d GPU%s  %s\n\n", GPUWHY_VERSION,
+		       gpu_driver_version(c)[0] ? gpu_driver_version(c) : "n/a",
+		       gpu_cuda_driver_version(c)[0] ? gpu_cuda_driver_version(c) : "n/a", n,
+		       n == 1 ? "" : "s", when);
+		for (int i = 0; i < n; i++)
+			print_gpu_text(c, i, &vals[i]);
+		print_procs_text(ps, np, nested);
+	}
+	free(ps);
+	free(vals);
+	gpu_close(c);
+	return GW_EXIT_OK;
+}

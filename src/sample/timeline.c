@@ -1,0 +1,280 @@
+#include "sample/timeline.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const host_metric_desc host_metrics[HM__COUNT] = {
+#define X(id, key, unit, help) {key, unit, help},
+#include "sample/host_metrics.def"
+#undef X
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort(); /* out of memory in a monitoring tool: nothing sane to do */
+	return q;
+}
+
+static double *new_series(int cap)
+{
+	double *s = xrealloc(NULL, (size_t)cap * sizeof *s);
+	for (int i = 0; i < cap; i++)
+		s[i] = NAN;
+	return s;
+}
+
+static void grow_series(double **s, int old_cap, int cap)
+{
+	if (!*s)
+		return;
+	*s = xrealloc(*s, (size_t)cap * sizeof **s);
+	for (int i = old_cap; i < cap; i++)
+		(*s)[i] = NAN;
+}
+
+timeline *tl_new(int ngpu, int ncpu)
+{
+	timeline *tl = calloc(1, sizeof *tl);
+	if (!tl)
+		abort();
+	tl->ngpu = ngpu;
+	tl->gpu = calloc(ngpu ? (size_t)ngpu : 1, sizeof *tl->gpu);
+	tl->ncpu = ncpu;
+	tl->cpu_busy = calloc(ncpu ? (size_t)ncpu : 1, sizeof *tl->cpu_busy);
+	tl->cpu_iowait = calloc(ncpu ? (size_t)ncpu : 1, sizeof *tl->cpu_iowait);
+	tl->exit_status = -1;
+	for (int i = 0; i < GPU_MAX; i++)
+		for (int j = 0; j < GPU_MAX; j++)
+			tl->nvlinks[i][j] = tl->topo[i][j] = -1;
+	return tl;
+}
+
+void tl_free(timeline *tl)
+{
+	if (!tl)
+		return;
+	for (int g = 0; g < tl->ngpu; g++)
+		for (int m = 0; m < GM__COUNT; m++)
+			free(tl->gpu[g].m[m]);
+	for (int c = 0; c < tl->ncpu; c++) {
+		free(tl->cpu_busy[c]);
+		free(tl->cpu_iowait[c]);
+	}
+	for (int h = 0; h < HM__COUNT; h++)
+		free(tl->h[h]);
+	free(tl->gpu);
+	free(tl->cpu_busy);
+	free(tl->cpu_iowait);
+	free(tl->t);
+	free(tl->interval);
+	free(tl->procs);
+	free(tl->steps);
+	free(tl->events);
+	free(tl);
+}
+
+int tl_add_sample(timeline *tl, double t)
+{
+	if (tl->n == tl->cap) {
+		int old = tl->cap, cap = old ? old * 2 : 64;
+		tl->t = xrealloc(tl->t, (size_t)cap * sizeof *tl->t);
+		tl->interval = xrealloc(tl->interval, (size_t)cap * sizeof *tl->interval);
+		for (int g = 0; g < tl->ngpu; g++)
+			for (int m = 0; m < GM__COUNT; m++)
+				grow_series(&tl->gpu[g].m[m], old, cap);
+		for (int c = 0; c < tl->ncpu; c++) {
+			grow_series(&tl->cpu_busy[c], old, cap);
+			grow_series(&tl->cpu_iowait[c], old, cap);
+		}
+		for (int h = 0; h < HM__COUNT; h++)
+			grow_series(&tl->h[h], old, cap);
+		tl->cap = cap;
+	}
+	int s = tl->n++;
+	tl->t[s] = t;
+	tl->interval[s] = s > 0 ? t - tl->t[s - 1] : NAN;
+	if (t > tl->duration)
+		tl->duration = t;
+	return s;
+}
+
+void tl_set_gpu(timeline *tl, int g, gpu_metric_id id, int s, double v)
+{
+	if (g < 0 || g >= tl->ngpu || s < 0 || s >= tl->n)
+		return;
+	if (!tl->gpu[g].m[id])
+		tl->gpu[g].m[id] = new_series(tl->cap);
+	tl->gpu[g].m[id][s] = v;
+}
+
+void tl_set_host(timeline *tl, host_metric_id id, int s, double v)
+{
+	if (s < 0 || s >= tl->n)
+		return;
+	if (!tl->h[id])
+		tl->h[id] = new_series(tl->cap);
+	tl->h[id][s] = v;
+}
+
+void tl_set_cpu(timeline *tl, int core, int s, double busy, double iowait)
+{
+	if (core < 0 || core >= tl->ncpu || s < 0 || s >= tl->n)
+		return;
+	if (!tl->cpu_busy[core]) {
+		tl->cpu_busy[core] = new_series(tl->cap);
+		tl->cpu_iowait[core] = new_series(tl->cap);
+	}
+	tl->cpu_busy[core][s] = busy;
+	tl->cpu_iowait[core][s] = iowait;
+}
+
+tl_proc *tl_add_proc(timeline *tl)
+{
+	if (tl->nprocs == tl->procs_cap) {
+		tl->procs_cap = tl->procs_cap ? tl->procs_cap * 2 : 64;
+		tl->procs = xrealloc(tl->procs, (size_t)tl->procs_cap * sizeof *tl->procs);
+	}
+	tl_proc *p = &tl->procs[tl->nprocs++];
+	memset(p, 0, sizeof *p);
+	p->gpu = -1;
+	p->gpu_mem_mib = p->sm_pct = p->cpu_pct = p->rss_mib = NAN;
+	return p;
+}
+
+void tl_add_step(timeline *tl, double t, long step)
+{
+	if (tl->nsteps == tl->steps_cap) {
+		tl->steps_cap = tl->steps_cap ? tl->steps_cap * 2 : 64;
+		tl->steps = xrealloc(tl->steps, (size_t)tl->steps_cap * sizeof *tl->steps);
+	}
+	tl->steps[tl->nsteps].t = t;
+	tl->steps[tl->nsteps].step = step;
+	tl->nsteps++;
+}
+
+tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long value,
+		       const char *text)
+{
+	if (tl->nevents == tl->events_cap) {
+		tl->events_cap = tl->events_cap ? tl->events_cap * 2 : 32;
+		tl->events = xrealloc(tl->events, (size_t)tl->events_cap * sizeof *tl->events);
+	}
+	tl_event *e = &tl->events[tl->nevents++];
+	memset(e, 0, sizeof *e);
+	e->t = t;
+	strncpy(e->kind, kind, sizeof e->kind - 1);
+	e->gpu = gpu;
+	e->value = value;
+	if (text)
+		strncpy(e->text, text, sizeof e->text - 1);
+	return e;
+}
+
+double tl_gpu_at(const timeline *tl, int g, gpu_metric_id id, int s)
+{
+	if (g < 0 || g >= tl->ngpu || s < 0 || s >= tl->n || !tl->gpu[g].m[id])
+		return NAN;
+	return tl->gpu[g].m[id][s];
+}
+
+double tl_host_at(const timeline *tl, host_metric_id id, int s)
+{
+	if (s < 0 || s >= tl->n || !tl->h[id])
+		return NAN;
+	return tl->h[id][s];
+}
+
+double tl_mean(const double *x, int from, int to)
+{
+	if (!x)
+		return NAN;
+	double sum = 0;
+	int n = 0;
+	for (int i = from; i < to; i++)
+		if (!isnan(x[i])) {
+			sum += x[i];
+			n++;
+		}
+	return n ? sum / n : NAN;
+}
+
+double tl_max(const double *x, int from, int to)
+{
+	if (!x)
+		return NAN;
+	double m = NAN;
+	for (int i = from; i < to; i++)
+		if (!isnan(x[i]) && (isnan(m) || x[i] > m))
+			m = x[i];
+	return m;
+}
+
+double tl_min(const double *x, int from, int to)
+{
+	if (!x)
+		return NAN;
+	double m = NAN;
+	for (int i = from; i < to; i++)
+		if (!isnan(x[i]) && (isnan(m) || x[i] < m))
+			m = x[i];
+	return m;
+}
+
+double tl_share(const double *x, int from, int to, bool (*pred)(double, double), double arg)
+{
+	if (!x)
+		return NAN;
+	int n = 0, k = 0;
+	for (int i = from; i < to; i++)
+		if (!isnan(x[i])) {
+			n++;
+			k += pred(x[i], arg);
+		}
+	return n ? (double)k / n : NAN;
+}
+
+bool tl_pred_le(double v, double arg)
+{
+	return v <= arg;
+}
+
+bool tl_pred_ge(double v, double arg)
+{
+	return v >= arg;
+}
+
+int tl_step_durations(const timeline *tl, double **out)
+{
+	*out = NULL;
+	if (tl->nsteps < 2)
+		return 0;
+	double *d = xrealloc(NULL, (size_t)(tl->nsteps - 1) * sizeof *d);
+	for (int i = 1; i < tl->nsteps; i++)
+		d[i - 1] = tl->steps[i].t - tl->steps[i - 1].t;
+	*out = d;
+	return tl->nsteps - 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double tl_percentile(const double *xs, int n, double p)
+{
+	if (n <= 0)
+		return NAN;
+	double *c = xrealloc(NULL, (size_t)n * sizeof *c);
+	memcpy(c, xs, (size_t)n * sizeof *c);
+	qsort(c, (size_t)n, sizeof *c, cmp_double);
+	double pos = p / 100.0 * (n - 1);
+	int lo = (int)floor(pos);
+	int hi = lo + 1 < n ? lo + 1 : lo;
+	double r = c[lo] + (c[hi] - c[lo]) * (pos - lo);
+	free(c);
+	return r;
+}

@@ -1,0 +1,143 @@
+/*
+ * timeline.h - a window of snapshots in columnar form: what diagnosis,
+ * reports, the live view and the exporter all consume.
+ *
+ * Every series has one value per sample; NAN means absent (the metric was
+ * unsupported or failed at that instant), never 0. A series that was never
+ * present is NULL. Built by the recorder's reader (store/) or from the live
+ * sampler's ring; rules never do I/O.
+ */
+#ifndef GPUWHY_SAMPLE_TIMELINE_H
+#define GPUWHY_SAMPLE_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gpu/gpu.h"
+
+typedef enum {
+#define X(id, key, unit, help) HM_##id,
+#include "sample/host_metrics.def"
+#undef X
+	HM__COUNT
+} host_metric_id;
+
+typedef struct {
+	const char *key, *unit, *help;
+} host_metric_desc;
+extern const host_metric_desc host_metrics[HM__COUNT];
+
+typedef struct {
+	int index; /* NVML index */
+	char uuid[96];
+	char name[96];
+	bool lost_at_end;
+	double *m[GM__COUNT]; /* series; NULL when never present */
+} tl_gpu;
+
+typedef struct {
+	int s;		 /* sample index */
+	unsigned pid;
+	unsigned ppid;
+	int gpu;	 /* position in tl->gpu, -1 for a host-only record */
+	bool in_tree;	 /* part of the watched process tree */
+	bool alive;	 /* exists on this host (false: memory held by a gone process) */
+	double gpu_mem_mib; /* NAN when unknown */
+	double sm_pct;	 /* NAN when unknown */
+	double cpu_pct;	 /* of one core, NAN when unknown */
+	double rss_mib;	 /* NAN when unknown */
+	char user[32];
+	char cmd[128];
+} tl_proc;
+
+typedef struct {
+	double t; /* seconds since the start of the timeline */
+	long step; /* step number as printed, or a running count */
+} tl_step;
+
+/* Event kinds recorded beside the samples. */
+#define TL_EV_PROC_START "proc_start"
+#define TL_EV_PROC_EXIT "proc_exit"
+#define TL_EV_OOM "oom"
+#define TL_EV_XID "xid"
+#define TL_EV_GPU_LOST "gpu_lost"
+#define TL_EV_NVML_ERROR "nvml_error"
+#define TL_EV_ANNOTATION "annotation"
+#define TL_EV_AER "pcie_aer"
+#define TL_EV_RECORD_ERROR "record_error"
+
+typedef struct {
+	double t;
+	char kind[24];
+	int gpu;  /* position in tl->gpu or -1 */
+	long value; /* exit status, xid number, ... */
+	char text[256];
+} tl_event;
+
+typedef struct {
+	/* samples */
+	int n, cap;
+	double *t;      /* seconds since start (wall clock difference) */
+	double t0_wall; /* wall clock of t = 0 */
+	double *interval; /* achieved sampling interval in seconds (jitter), NAN for the first */
+	/* GPUs */
+	int ngpu;
+	tl_gpu *gpu;
+	int nvlinks[GPU_MAX][GPU_MAX]; /* active NVLinks between positions, -1 unknown */
+	int topo[GPU_MAX][GPU_MAX];    /* nvmlGpuTopologyLevel_t or -1 */
+	/* host */
+	int ncpu;
+	double **cpu_busy;   /* [ncpu][n] busy % per core, NAN when offline/unknown */
+	double **cpu_iowait; /* [ncpu][n] */
+	double *h[HM__COUNT];
+	/* processes, steps, events */
+	tl_proc *procs;
+	int nprocs, procs_cap;
+	tl_step *steps;
+	int nsteps, steps_cap;
+	tl_event *events;
+	int nevents, events_cap;
+	/* facts */
+	char command[1024];   /* the watched command line, "" if none */
+	char driver[96];
+	char cuda[16];
+	char hostname[256];
+	int exit_status;      /* -1 unknown; 0..255 exit code; 128+N killed by signal N */
+	bool have_root;       /* a process tree was watched */
+	double duration;      /* seconds */
+} timeline;
+
+timeline *tl_new(int ngpu, int ncpu);
+void tl_free(timeline *tl);
+
+/* Append one sample at time t (seconds since start); every series gets NAN. Returns its index. */
+int tl_add_sample(timeline *tl, double t);
+/* Set a value of the last-added (or any) sample; allocates the series on first use. */
+void tl_set_gpu(timeline *tl, int g, gpu_metric_id id, int s, double v);
+void tl_set_host(timeline *tl, host_metric_id id, int s, double v);
+void tl_set_cpu(timeline *tl, int core, int s, double busy, double iowait);
+tl_proc *tl_add_proc(timeline *tl);
+void tl_add_step(timeline *tl, double t, long step);
+tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long value,
+		       const char *text);
+
+/* Series access: value or NAN. */
+double tl_gpu_at(const timeline *tl, int g, gpu_metric_id id, int s);
+double tl_host_at(const timeline *tl, host_metric_id id, int s);
+
+/* Statistics over samples [from, to) ignoring NAN; NAN when none present. */
+double tl_mean(const double *series, int from, int to);
+double tl_max(const double *series, int from, int to);
+double tl_min(const double *series, int from, int to);
+/* Share (0..1) of present samples for which pred(v) holds; NAN when none present. */
+double tl_share(const double *series, int from, int to, bool (*pred)(double v, double arg),
+		double arg);
+bool tl_pred_le(double v, double arg);
+bool tl_pred_ge(double v, double arg);
+
+/* Step durations (seconds between consecutive steps); returns count, *out malloc'd. */
+int tl_step_durations(const timeline *tl, double **out);
+/* Percentile p (0..100) of a copy of xs (linear interpolation); NAN when n == 0. */
+double tl_percentile(const double *xs, int n, double p);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * test_sim_common.h - helpers of the simulated-GPU tests: load the built
+ * libnvidia-ml.so.1 with dlopen (GPUWHY_SIM_LIB, else <build>/sim/ beside
+ * the test binary), a private state directory, scenario files.
+ */
+#ifndef GPUWHY_TEST_SIM_COMMON_H
+#define GPUWHY_TEST_SIM_COMMON_H
+
+#include <dlfcn.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu/nvml_abi.h"
+
+#define SIM_API_PTR(ret, name, params) ret(*name) params;
+typedef struct {
+	void *h;
+	NVML_ENTRY_POINTS(SIM_API_PTR)
+	const char *(*lastError)(void);
+} sim_api;
+#undef SIM_API_PTR
+
+static sim_api N;
+static char sim_build_dir[PATH_MAX];
+static char sim_state_root[PATH_MAX];
+
+static inline int sim_exe_dir(char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	snprintf(out, len, "%s", buf);
+	return 0;
+}
+
+/* Load the library; returns 0, or -1 with a reason on stderr. */
+static inline int sim_load(void)
+{
+	char path[PATH_MAX + 32];
+	const char *env = getenv("GPUWHY_SIM_LIB");
+	if (sim_exe_dir(sim_build_dir, sizeof sim_build_dir) != 0)
+		return -1;
+	if (env && *env)
+		snprintf(path, sizeof path, "%s", env);
+	else
+		snprintf(path, sizeof path, "%s/sim/libnvidia-ml.so.1", sim_build_dir);
+	N.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!N.h) {
+		fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+		return -1;
+	}
+#define SIM_API_LOAD(ret, name, params) N.name = (ret(*) params)dlsym(N.h, #name);
+	NVML_ENTRY_POINTS(SIM_API_LOAD)
+#undef SIM_API_LOAD
+	N.lastError = (const char *(*)(void))dlsym(N.h, "gpuwhySimLastError");
+	return 0;
+}
+
+static inline int sim_rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/* A private state directory for this test binary; messages from init kept quiet. */
+static inline void sim_state_setup(void)
+{
+	snprintf(sim_state_root, sizeof sim_state_root, "/tmp/gpuwhy-test-XXXXXX");
+	if (!mkdtemp(sim_state_root)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	setenv("GPUWHY_SIM_STATE", sim_state_root, 1);
+	setenv("GPUWHY_SIM_QUIET", "1", 1);
+	unsetenv("GPUWHY_SIM_TIME");
+}
+
+static inline void sim_state_cleanup(void)
+{
+	if (sim_state_root[0])
+		nftw(sim_state_root, sim_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline const char *sim_scenario_file(const char *name)
+{
+	static char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s.json", GPUWHY_SOURCE_SCENARIOS, name);
+	return path;
+}
+
+/* Point the library at a shipped scenario, with the clock pinned at t (NULL: live). */
+static inline void sim_use(const char *name, const char *t)
+{
+	setenv("GPUWHY_SIM_SCENARIO", sim_scenario_file(name), 1);
+	if (t)
+		setenv("GPUWHY_SIM_TIME", t, 1);
+	else
+		unsetenv("GPUWHY_SIM_TIME");
+}
+
+/* Write a scenario of our own into the state root and point the library at it. */
+static inline const char *sim_use_text(const char *file, const char *text, const char *t)
+{
+	static char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", sim_state_root, file);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+	setenv("GPUWHY_SIM_SCENARIO", path, 1);
+	if (t)
+		setenv("GPUWHY_SIM_TIME", t, 1);
+	else
+		unsetenv("GPUWHY_SIM_TIME");
+	return path;
+}
+
+static inline nvmlDevice_t sim_dev(unsigned i)
+{
+	nvmlDevice_t d = NULL;
+	if (N.nvmlDeviceGetHandleByIndex_v2(i, &d) != NVML_SUCCESS)
+		return NULL;
+	return d;
+}
+
+/* A minimal valid GPU object, for scenarios written by tests. */
+#define SIM_TEST_GPU_BASE                                                                          \
+	"\"name\": \"Test GPU\", \"architecture\": \"hopper\", \"compute_capability\": [9, 0], "   \
+	SIM_TEST_GPU_REST
+/* The same without name, architecture and compute capability. */
+#define SIM_TEST_GPU_REST                                                                          \
+	"\"vbios\": \"1.0\", "                                                                      \
+	"\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": \"0x233010DE\", \"max_gen\": 5, "  \
+	"\"max_width\": 16}, "                                                                     \
+	"\"memory\": {\"total_mib\": 1000}, "                                                      \
+	"\"power\": {\"limit_w\": 500, \"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": 50, " \
+	"\"busy_w\": 450}, "                                                                       \
+	"\"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, \"idle_sm_mhz\": 300}, "       \
+	"\"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 90, \"shutdown_c\": 95}"
+
+#define SIM_TEST_HEAD                                                                              \
+	"{\"schema\": 1, \"driver\": {\"version\": \"550.54.15\", \"cuda_version\": 12040, "      \
+	"\"nvml_version\": \"12.550.54.15\", \"pcie_throughput_delay_ms\": 0}, "
+
+#endif

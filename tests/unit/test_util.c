@@ -1,0 +1,113 @@
+/* Strict value parsers and the JSON writer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/jsonw.h"
+#include "util/parse.h"
+
+static void test_int(void **state)
+{
+	(void)state;
+	long long v;
+	assert_true(gw_parse_int("42", 0, 100, &v));
+	assert_int_equal(v, 42);
+	assert_false(gw_parse_int("101", 0, 100, &v));
+	assert_false(gw_parse_int("4x", 0, 100, &v));
+	assert_false(gw_parse_int("", 0, 100, &v));
+	assert_false(gw_parse_int("99999999999999999999999", 0, 1LL << 62, &v));
+}
+
+static void test_duration(void **state)
+{
+	(void)state;
+	int64_t ns;
+	assert_true(gw_parse_duration_ns("100ms", 1000000000LL, &ns));
+	assert_int_equal(ns, 100000000LL);
+	assert_true(gw_parse_duration_ns("1.5s", 1000000000LL, &ns));
+	assert_int_equal(ns, 1500000000LL);
+	assert_true(gw_parse_duration_ns("2", 1000000000LL, &ns));
+	assert_int_equal(ns, 2000000000LL);
+	assert_true(gw_parse_duration_ns("10m", 1000000000LL, &ns));
+	assert_int_equal(ns, 600000000000LL);
+	assert_true(gw_parse_duration_ns("2h", 1000000000LL, &ns));
+	assert_false(gw_parse_duration_ns("5x", 1000000000LL, &ns));
+	assert_false(gw_parse_duration_ns("-1s", 1000000000LL, &ns));
+	assert_false(gw_parse_duration_ns("s", 1000000000LL, &ns));
+	assert_false(gw_parse_duration_ns("1e300s", 1000000000LL, &ns));
+}
+
+static void test_size(void **state)
+{
+	(void)state;
+	uint64_t b;
+	assert_true(gw_parse_size_bytes("12G", &b));
+	assert_int_equal(b, 12ULL << 30);
+	assert_true(gw_parse_size_bytes("512MiB", &b));
+	assert_int_equal(b, 512ULL << 20);
+	assert_true(gw_parse_size_bytes("1.5g", &b));
+	assert_int_equal(b, 3ULL << 29);
+	assert_true(gw_parse_size_bytes("2048", &b));
+	assert_int_equal(b, 2048);
+	assert_false(gw_parse_size_bytes("12X", &b));
+	assert_false(gw_parse_size_bytes("G", &b));
+	assert_false(gw_parse_size_bytes("12GBx", &b));
+}
+
+static void test_double_locale_independent(void **state)
+{
+	(void)state;
+	double d;
+	/* Under a comma-decimal locale, 4.25 must still be 4.25 (if the locale exists). */
+	setlocale(LC_NUMERIC, "de_DE.UTF-8");
+	assert_true(gw_parse_double("4.25", &d));
+	assert_true(d == 4.25);
+	setlocale(LC_NUMERIC, "C");
+	assert_false(gw_parse_double("4,25", &d));
+	assert_false(gw_parse_double("nan", &d));
+}
+
+static void test_jsonw(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	jsonw w;
+	jsonw_init(&w, f, false);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "a");
+	jsonw_int(&w, 1);
+	jsonw_key(&w, "s");
+	jsonw_str(&w, "q\"\n\x01");
+	jsonw_key(&w, "arr");
+	jsonw_arr_begin(&w);
+	jsonw_num(&w, 1.5);
+	jsonw_null(&w);
+	jsonw_bool(&w, true);
+	jsonw_num(&w, 0.0 / 0.0);
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "o");
+	jsonw_obj_begin(&w);
+	jsonw_obj_end(&w);
+	jsonw_obj_end(&w);
+	fclose(f);
+	assert_string_equal(buf, "{\"a\":1,\"s\":\"q\\\"\\n\\u0001\",\"arr\":[1.5,null,true,null],\"o\":{}}");
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_int),	 cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_size),	 cmocka_unit_test(test_double_locale_independent),
+		cmocka_unit_test(test_jsonw),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
