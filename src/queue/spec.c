@@ -247,9 +247,10 @@ static int fail(perr *e, const char *fmt, ...)
 
 static char *abs_path(const char *base, const char *p)
 {
-	if (p[0] == '/' || !base) {
+	if (p[0] == '/' || !base)
 		return strdup(p);
-	}
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
 	size_t n = strlen(base) + strlen(p) + 2;
 	char *out = malloc(n);
 	snprintf(out, n, "%s/%s", base, p);

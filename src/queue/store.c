@@ -1031,7 +1031,9 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	double now = gw_wall_s();
 	sqlite3_bind_text(s, 1, queue_state_name(d->next), -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, not_started ? 1 : 0);
-	sqlite3_bind_double(s, 3, d->next == QS_QUEUED ? now + (double)d->delay_ms / 1000.0 : 0);
+	sqlite3_bind_double(s, 3, d->next == QS_QUEUED && d->delay_ms > 0
+					  ? now + (double)d->delay_ms / 1000.0
+					  : 0);
 	bind_opt(s, 4, d->mem_hint_mib);
 	sqlite3_bind_int(s, 5, d->per_gpu_hint);
 	sqlite3_bind_int(s, 6, d->per_gpu_hint);
