@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,6 @@
 #include "cmd/cmd.h"
 #include "queue/queue.h"
 #include "util/err.h"
-#include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -426,69 +426,70 @@ static int q_add(const char *dir, int argc, char **argv)
 
 /* ---- ls / show ---- */
 
-static void task_json(jsonw *j, const queue_task *t)
+/* JSON values: absent is null, never 0. Times are Unix seconds with microseconds. */
+static json_t *j_opt_int(bool ok, long long v)
 {
-	jsonw_obj_begin(j);
-	jsonw_key(j, "id");
-	jsonw_int(j, t->id);
-	jsonw_key(j, "name");
-	jsonw_str(j, t->spec.name);
-	jsonw_key(j, "argv");
-	jsonw_arr_begin(j);
+	return ok ? json_integer(v) : json_null();
+}
+
+static json_t *j_time(double t)
+{
+	return t > 0 ? json_real(floor(t * 1e6 + 0.5) / 1e6) : json_null();
+}
+
+static json_t *j_str(const char *s)
+{
+	json_t *v = s ? json_string(s) : NULL;
+	return v ? v : json_null();
+}
+
+static json_t *task_json(const queue_task *t)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_integer(t->id));
+	json_object_set_new(o, "name", j_str(t->spec.name));
+	json_t *av = json_array();
 	for (int i = 0; i < t->spec.argc; i++)
-		jsonw_str(j, t->spec.argv[i]);
-	jsonw_arr_end(j);
-	jsonw_key(j, "cwd");
-	jsonw_str(j, t->spec.cwd);
-	jsonw_key(j, "state");
-	jsonw_str(j, queue_state_name(t->state));
-	jsonw_key(j, "backend");
-	jsonw_str(j, queue_backend_name(t->spec.backend));
-	jsonw_key(j, "gpus");
-	jsonw_int(j, t->spec.gpus);
-	jsonw_key(j, "mem_mib");
-	t->spec.mem_mib >= 0 ? jsonw_int(j, t->spec.mem_mib) : jsonw_null(j);
-	jsonw_key(j, "mem_hint_mib");
-	t->mem_hint_mib >= 0 ? jsonw_int(j, t->mem_hint_mib) : jsonw_null(j);
-	jsonw_key(j, "per_gpu");
-	t->spec.per_gpu > 0 ? jsonw_int(j, t->spec.per_gpu) : jsonw_null(j);
-	jsonw_key(j, "retries");
-	jsonw_int(j, t->spec.retries);
-	jsonw_key(j, "retry_delay_s");
-	jsonw_num(j, (double)t->spec.retry_delay_ms / 1000.0);
-	jsonw_key(j, "timeout_s");
-	t->spec.timeout_ms > 0 ? jsonw_num(j, (double)t->spec.timeout_ms / 1000.0) : jsonw_null(j);
-	jsonw_key(j, "after");
-	t->spec.after_id > 0 ? jsonw_int(j, t->spec.after_id) : jsonw_null(j);
-	jsonw_key(j, "attempts");
-	jsonw_int(j, t->attempts);
-	jsonw_key(j, "oom_retries");
-	jsonw_int(j, t->oom_count);
-	jsonw_key(j, "gpus_used");
-	t->gpus_used[0] ? jsonw_str(j, t->gpus_used) : jsonw_null(j);
-	jsonw_key(j, "submitted");
-	jsonw_num(j, t->submitted);
-	jsonw_key(j, "started");
-	t->started > 0 ? jsonw_num(j, t->started) : jsonw_null(j);
-	jsonw_key(j, "ended");
-	t->ended > 0 ? jsonw_num(j, t->ended) : jsonw_null(j);
-	jsonw_key(j, "exit_code");
-	t->exit_ok ? jsonw_int(j, t->exit_code) : jsonw_null(j);
-	jsonw_key(j, "signal");
-	t->signal ? jsonw_int(j, t->signal) : jsonw_null(j);
-	jsonw_key(j, "peak_gpu_mib");
-	t->peak_gpu_mib >= 0 ? jsonw_int(j, t->peak_gpu_mib) : jsonw_null(j);
-	jsonw_key(j, "peak_rss_kib");
-	t->peak_rss_kib >= 0 ? jsonw_int(j, t->peak_rss_kib) : jsonw_null(j);
-	jsonw_key(j, "error");
-	t->error[0] ? jsonw_str(j, t->error) : jsonw_null(j);
-	jsonw_key(j, "waiting");
-	t->wait_reason[0] ? jsonw_str(j, t->wait_reason) : jsonw_null(j);
-	jsonw_key(j, "input");
-	jsonw_str(j, t->spec.input);
-	jsonw_key(j, "output");
-	jsonw_str(j, t->spec.output);
-	jsonw_obj_end(j);
+		json_array_append_new(av, j_str(t->spec.argv[i]));
+	json_object_set_new(o, "argv", av);
+	json_object_set_new(o, "cwd", j_str(t->spec.cwd));
+	json_object_set_new(o, "state", json_string(queue_state_name(t->state)));
+	json_object_set_new(o, "backend", json_string(queue_backend_name(t->spec.backend)));
+	json_object_set_new(o, "gpus", json_integer(t->spec.gpus));
+	json_object_set_new(o, "mem_mib", j_opt_int(t->spec.mem_mib >= 0, t->spec.mem_mib));
+	json_object_set_new(o, "mem_hint_mib", j_opt_int(t->mem_hint_mib >= 0, t->mem_hint_mib));
+	json_object_set_new(o, "per_gpu", j_opt_int(t->spec.per_gpu > 0, t->spec.per_gpu));
+	json_object_set_new(o, "per_gpu_hint", j_opt_int(t->per_gpu_hint > 0, t->per_gpu_hint));
+	json_object_set_new(o, "retries", json_integer(t->spec.retries));
+	json_object_set_new(o, "retry_delay_s", json_real((double)t->spec.retry_delay_ms / 1000.0));
+	json_object_set_new(o, "timeout_s", t->spec.timeout_ms > 0
+						    ? json_real((double)t->spec.timeout_ms / 1000.0)
+						    : json_null());
+	json_object_set_new(o, "after", j_opt_int(t->spec.after_id > 0, t->spec.after_id));
+	json_object_set_new(o, "attempts", json_integer(t->attempts));
+	json_object_set_new(o, "oom_retries", json_integer(t->oom_count));
+	json_object_set_new(o, "gpus_used", t->gpus_used[0] ? j_str(t->gpus_used) : json_null());
+	json_object_set_new(o, "submitted", j_time(t->submitted));
+	json_object_set_new(o, "started", j_time(t->started));
+	json_object_set_new(o, "ended", j_time(t->ended));
+	json_object_set_new(o, "not_before", j_time(t->state == QS_QUEUED ? t->not_before : 0));
+	json_object_set_new(o, "exit_code", j_opt_int(t->exit_ok, t->exit_code));
+	json_object_set_new(o, "signal", j_opt_int(t->signal != 0, t->signal));
+	json_object_set_new(o, "peak_gpu_mib", j_opt_int(t->peak_gpu_mib >= 0, t->peak_gpu_mib));
+	json_object_set_new(o, "peak_rss_kib", j_opt_int(t->peak_rss_kib >= 0, t->peak_rss_kib));
+	json_object_set_new(o, "error", t->error[0] ? j_str(t->error) : json_null());
+	json_object_set_new(o, "waiting", t->wait_reason[0] ? j_str(t->wait_reason) : json_null());
+	json_object_set_new(o, "cancel_requested", json_boolean(t->cancel_requested));
+	json_object_set_new(o, "input", j_str(t->spec.input));
+	json_object_set_new(o, "output", j_str(t->spec.output));
+	return o;
+}
+
+static void print_json(json_t *v, bool pretty)
+{
+	json_dumpf(v, stdout, JSON_REAL_PRECISION(16) | (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+	putchar('\n');
+	json_decref(v);
 }
 
 static void task_command(const queue_task *t, char *out, size_t len)
@@ -530,7 +531,7 @@ static int q_ls(const char *dir, int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	bool json = false;
 	int state = -1, c;
-	while ((c = getopt_long(argc, argv, "+js:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "js:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 's':
@@ -560,13 +561,10 @@ static int q_ls(const char *dir, int argc, char **argv)
 		return GW_EXIT_ENV;
 	}
 	if (json) {
-		jsonw j;
-		jsonw_init(&j, stdout, false);
-		jsonw_arr_begin(&j);
+		json_t *arr = json_array();
 		for (int i = 0; i < n; i++)
-			task_json(&j, &t[i]);
-		jsonw_arr_end(&j);
-		putchar('\n');
+			json_array_append_new(arr, task_json(&t[i]));
+		print_json(arr, false);
 	} else {
 		printf("%5s  %-9s %-5s %-7s %-6s %-6s %-7s %-32s %s\n", "ID", "STATE", "TRY", "GPU",
 		       "MEM", "PEAK", "TIME", "COMMAND", "INFO");
@@ -575,7 +573,9 @@ static int q_ls(const char *dir, int argc, char **argv)
 			const queue_task *x = &t[i];
 			char try[16], gpu[16], mem[16], peak[16], tm[16], cmd[64], info[600],
 				label[160];
-			snprintf(try, sizeof try, "%d/%d", x->attempts, x->spec.retries + 1);
+			/* After `queue retry` the budget starts again from the attempts so far. */
+			snprintf(try, sizeof try, "%d/%d", x->attempts,
+				 x->budget_from + x->spec.retries + 1);
 			if (x->gpus_used[0] && x->state != QS_QUEUED)
 				snprintf(gpu, sizeof gpu, "%.7s", x->gpus_used);
 			else
@@ -620,49 +620,34 @@ static const char *last_lines(const char *text, size_t len, int n)
 	return p;
 }
 
-static void attempt_json(jsonw *j, const queue_attempt *a)
+static json_t *attempt_json(const queue_attempt *a)
 {
-	jsonw_obj_begin(j);
-	jsonw_key(j, "n");
-	jsonw_int(j, a->n);
-	jsonw_key(j, "token");
-	jsonw_str(j, a->token);
-	jsonw_key(j, "outcome");
-	a->outcome != QO_NONE ? jsonw_str(j, queue_outcome_name(a->outcome)) : jsonw_null(j);
-	jsonw_key(j, "backend");
-	jsonw_str(j, queue_backend_name(a->backend));
-	jsonw_key(j, "slurm_job");
-	a->slurm_job[0] ? jsonw_str(j, a->slurm_job) : jsonw_null(j);
-	jsonw_key(j, "slurm_state");
-	a->slurm_state[0] ? jsonw_str(j, a->slurm_state) : jsonw_null(j);
-	jsonw_key(j, "gpus");
-	a->gpu_idx[0] ? jsonw_str(j, a->gpu_idx) : jsonw_null(j);
-	jsonw_key(j, "gpu_uuids");
-	a->gpu_uuids[0] ? jsonw_str(j, a->gpu_uuids) : jsonw_null(j);
-	jsonw_key(j, "reserved_mib");
-	a->reserved_mib >= 0 ? jsonw_int(j, a->reserved_mib) : jsonw_null(j);
-	jsonw_key(j, "per_gpu");
-	jsonw_int(j, a->per_gpu);
-	jsonw_key(j, "started");
-	a->started > 0 ? jsonw_num(j, a->started) : jsonw_null(j);
-	jsonw_key(j, "ended");
-	a->ended > 0 ? jsonw_num(j, a->ended) : jsonw_null(j);
-	jsonw_key(j, "exit_code");
-	a->exit_ok ? jsonw_int(j, a->exit_code) : jsonw_null(j);
-	jsonw_key(j, "signal");
-	a->signal ? jsonw_int(j, a->signal) : jsonw_null(j);
-	jsonw_key(j, "oom");
-	a->oom == QOOM_GPU ? jsonw_str(j, "gpu") : a->oom == QOOM_HOST ? jsonw_str(j, "host")
-									: jsonw_null(j);
-	jsonw_key(j, "peak_gpu_mib");
-	a->peak_gpu_mib >= 0 ? jsonw_int(j, a->peak_gpu_mib) : jsonw_null(j);
-	jsonw_key(j, "peak_rss_kib");
-	a->peak_rss_kib >= 0 ? jsonw_int(j, a->peak_rss_kib) : jsonw_null(j);
-	jsonw_key(j, "runs");
-	jsonw_int(j, a->runs);
-	jsonw_key(j, "error");
-	a->error[0] ? jsonw_str(j, a->error) : jsonw_null(j);
-	jsonw_obj_end(j);
+	json_t *o = json_object();
+	json_object_set_new(o, "n", json_integer(a->n));
+	json_object_set_new(o, "token", j_str(a->token));
+	json_object_set_new(o, "outcome", a->outcome != QO_NONE
+						  ? json_string(queue_outcome_name(a->outcome))
+						  : json_null());
+	json_object_set_new(o, "backend", json_string(queue_backend_name(a->backend)));
+	json_object_set_new(o, "slurm_job", a->slurm_job[0] ? j_str(a->slurm_job) : json_null());
+	json_object_set_new(o, "slurm_state", a->slurm_state[0] ? j_str(a->slurm_state) : json_null());
+	json_object_set_new(o, "gpus", a->gpu_idx[0] ? j_str(a->gpu_idx) : json_null());
+	json_object_set_new(o, "gpu_uuids", a->gpu_uuids[0] ? j_str(a->gpu_uuids) : json_null());
+	json_object_set_new(o, "reserved_mib", j_opt_int(a->reserved_mib >= 0, a->reserved_mib));
+	json_object_set_new(o, "per_gpu", j_opt_int(a->per_gpu > 0, a->per_gpu));
+	json_object_set_new(o, "started", j_time(a->started));
+	json_object_set_new(o, "ended", j_time(a->ended));
+	json_object_set_new(o, "exit_code", j_opt_int(a->exit_ok, a->exit_code));
+	json_object_set_new(o, "signal", j_opt_int(a->signal != 0, a->signal));
+	json_object_set_new(o, "oom", a->oom == QOOM_GPU    ? json_string("gpu")
+				      : a->oom == QOOM_HOST ? json_string("host")
+							    : json_null());
+	json_object_set_new(o, "peak_gpu_mib", j_opt_int(a->peak_gpu_mib >= 0, a->peak_gpu_mib));
+	json_object_set_new(o, "peak_rss_kib", j_opt_int(a->peak_rss_kib >= 0, a->peak_rss_kib));
+	json_object_set_new(o, "runs", json_integer(a->runs));
+	json_object_set_new(o, "shim_pid", j_opt_int(a->shim_pid > 0, a->shim_pid));
+	json_object_set_new(o, "error", a->error[0] ? j_str(a->error) : json_null());
+	return o;
 }
 
 static int q_show(const char *dir, int argc, char **argv)
@@ -674,7 +659,7 @@ static int q_show(const char *dir, int argc, char **argv)
 	bool json = false;
 	long long lines = 10;
 	int c;
-	while ((c = getopt_long(argc, argv, "+jl:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jl:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'l':
@@ -715,22 +700,16 @@ static int q_show(const char *dir, int argc, char **argv)
 	if (lines == 0)
 		from = tail ? tail + len : "";
 	if (json) {
-		jsonw j;
-		jsonw_init(&j, stdout, true);
-		jsonw_obj_begin(&j);
-		jsonw_key(&j, "task");
-		task_json(&j, &t);
-		jsonw_key(&j, "attempts");
-		jsonw_arr_begin(&j);
+		json_t *o = json_object();
+		json_object_set_new(o, "task", task_json(&t));
+		json_t *arr = json_array();
 		for (int i = 0; i < na; i++)
-			attempt_json(&j, &at[i]);
-		jsonw_arr_end(&j);
-		jsonw_key(&j, "log");
-		jsonw_str(&j, logp);
-		jsonw_key(&j, "log_tail");
-		jsonw_str(&j, from);
-		jsonw_obj_end(&j);
-		putchar('\n');
+			json_array_append_new(arr, attempt_json(&at[i]));
+		json_object_set_new(o, "attempts", arr);
+		json_object_set_new(o, "log", j_str(logp));
+		/* Logs are bytes: a tail that is not UTF-8 is shown as null rather than mangled. */
+		json_object_set_new(o, "log_tail", j_str(from));
+		print_json(o, true);
 	} else {
 		char cmd[4096], a[64], b[64], m1[16], m2[16];
 		task_command(&t, cmd, sizeof cmd);
@@ -838,7 +817,7 @@ static int q_log(const char *dir, int argc, char **argv)
 	bool follow = false;
 	long long attempt = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+fa:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fa:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': follow = true; break;
 		case 'a':
@@ -925,7 +904,7 @@ static int q_wait(const char *dir, int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	int64_t timeout_ms = 0;
 	int c, rc;
-	while ((c = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if ((rc = parse_dur_ms("--timeout", optarg, &timeout_ms)))
@@ -1274,47 +1253,31 @@ static int q_gpus(const char *dir, int argc, char **argv)
 	queue_store_config_get(st, "drained-gpus", drained, sizeof drained);
 	int wpid = queue_worker_pid(dir);
 	if (json) {
-		jsonw j;
-		jsonw_init(&j, stdout, false);
-		jsonw_obj_begin(&j);
-		jsonw_key(&j, "worker_pid");
-		wpid > 0 ? jsonw_int(&j, wpid) : jsonw_null(&j);
-		jsonw_key(&j, "time");
-		t > 0 ? jsonw_num(&j, t) : jsonw_null(&j);
-		jsonw_key(&j, "gpus");
-		jsonw_arr_begin(&j);
+		json_t *o = json_object();
+		json_object_set_new(o, "worker_pid", j_opt_int(wpid > 0, wpid));
+		json_object_set_new(o, "time", j_time(t));
+		json_t *arr = json_array();
 		for (int i = 0; i < n; i++) {
 			const queue_gpu_row *r = &rows[i];
-			jsonw_obj_begin(&j);
-			jsonw_key(&j, "index");
-			jsonw_int(&j, r->index);
-			jsonw_key(&j, "uuid");
-			jsonw_str(&j, r->uuid);
-			jsonw_key(&j, "name");
-			jsonw_str(&j, r->name);
-			jsonw_key(&j, "total_mib");
-			r->total_mib >= 0 ? jsonw_int(&j, r->total_mib) : jsonw_null(&j);
-			jsonw_key(&j, "free_mib");
-			r->free_mib >= 0 ? jsonw_int(&j, r->free_mib) : jsonw_null(&j);
-			jsonw_key(&j, "pending_mib");
-			r->pending_mib >= 0 ? jsonw_int(&j, r->pending_mib) : jsonw_null(&j);
-			jsonw_key(&j, "available_mib");
-			r->avail_mib != INT64_MIN ? jsonw_int(&j, r->avail_mib) : jsonw_null(&j);
-			jsonw_key(&j, "tasks");
-			jsonw_int(&j, r->ntasks);
-			jsonw_key(&j, "task_ids");
-			jsonw_str(&j, r->tasks);
-			jsonw_key(&j, "cap");
-			r->cap > 0 ? jsonw_int(&j, r->cap) : jsonw_null(&j);
-			jsonw_key(&j, "foreign_processes");
-			jsonw_int(&j, r->foreign);
-			jsonw_key(&j, "state");
-			jsonw_str(&j, r->state);
-			jsonw_obj_end(&j);
+			json_t *g = json_object();
+			json_object_set_new(g, "index", json_integer(r->index));
+			json_object_set_new(g, "uuid", j_str(r->uuid));
+			json_object_set_new(g, "name", j_str(r->name));
+			json_object_set_new(g, "total_mib", j_opt_int(r->total_mib >= 0, r->total_mib));
+			json_object_set_new(g, "free_mib", j_opt_int(r->free_mib >= 0, r->free_mib));
+			json_object_set_new(g, "pending_mib",
+					    j_opt_int(r->pending_mib >= 0, r->pending_mib));
+			json_object_set_new(g, "available_mib",
+					    j_opt_int(r->avail_mib != INT64_MIN, r->avail_mib));
+			json_object_set_new(g, "tasks", json_integer(r->ntasks));
+			json_object_set_new(g, "task_ids", j_str(r->tasks));
+			json_object_set_new(g, "cap", j_opt_int(r->cap > 0, r->cap));
+			json_object_set_new(g, "foreign_processes", json_integer(r->foreign));
+			json_object_set_new(g, "state", j_str(r->state));
+			json_array_append_new(arr, g);
 		}
-		jsonw_arr_end(&j);
-		jsonw_obj_end(&j);
-		putchar('\n');
+		json_object_set_new(o, "gpus", arr);
+		print_json(o, false);
 	} else {
 		if (n == 0)
 			printf("no GPU view yet%s\n",

@@ -706,6 +706,13 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 					break;
 			}
 		} else if (all) {
+			/* One object on one line is a one-line JSON Lines file: say "line 1". */
+			size_t end = len;
+			while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' ||
+					   text[end - 1] == ' '))
+				end--;
+			if (!memchr(text, '\n', end))
+				e.where = "line 1";
 			rc = one_object(all, tmpl, &l, &e);
 		} else {
 			/* JSON Lines: one object a line. */

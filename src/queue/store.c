@@ -859,7 +859,7 @@ int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state
 	if ((int)dep_state < 0)
 		snprintf(msg, sizeof msg, "waits for task %lld, which does not exist", (long long)dep);
 	else
-		snprintf(msg, sizeof msg, "task %lld it waits for ended %s", (long long)dep,
+		snprintf(msg, sizeof msg, "task %lld, which it waits for, ended %s", (long long)dep,
 			 queue_state_name(dep_state));
 	return fail_queued(st, id, msg);
 }

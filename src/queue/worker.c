@@ -1159,9 +1159,9 @@ int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, 
 		int ds = queue_store_state_of(st, c->after_id);
 		if (ds < 0 || (queue_state_final((queue_state)ds) && ds != QS_DONE)) {
 			queue_store_dep_failed(st, c->id, c->after_id, (queue_state)ds);
-			wlog("task %lld failed: task %lld it waits for %s", (long long)c->id,
-			     (long long)c->after_id,
-			     ds < 0 ? "does not exist" : queue_state_name((queue_state)ds));
+			wlog("task %lld failed: task %lld, which it waits for, %s%s", (long long)c->id,
+			     (long long)c->after_id, ds < 0 ? "does not exist" : "ended ",
+			     ds < 0 ? "" : queue_state_name((queue_state)ds));
 			queue_write_record(st, c->id);
 			return -1;
 		}
