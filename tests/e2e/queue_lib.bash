@@ -26,7 +26,7 @@ our_pids() {
 
 dump() {
 	echo "--- queue ls"; q ls 2>&1 || true
-	echo "--- worker.log"; cat "$GPUWHY_QUEUE/worker.log" 2>/dev/null | tail -40 || true
+	echo "--- worker log"; cat "$GPUWHY_QUEUE/worker.log" "$T/worker.out" 2>/dev/null | tail -40 || true
 }
 
 fail() {
@@ -35,10 +35,18 @@ fail() {
 	exit 1
 }
 
+# Processes a test starts outside the queue (kill by PID at the end).
+EXTRA_PIDS=""
+
 cleanup() {
 	local rc=$?
-	q cancel --all >/dev/null 2>&1 || true
-	q stop >/dev/null 2>&1 || true
+	local d
+	for d in "$T"/q*; do
+		[ -d "$d" ] || continue
+		GPUWHY_QUEUE=$d "$GPUWHY" queue cancel --all >/dev/null 2>&1 || true
+		GPUWHY_QUEUE=$d "$GPUWHY" queue stop >/dev/null 2>&1 || true
+	done
+	[ -n "$EXTRA_PIDS" ] && kill $EXTRA_PIDS 2>/dev/null || true
 	local left
 	for _ in $(seq 50); do
 		left=$(our_pids)
