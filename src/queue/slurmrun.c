@@ -534,7 +534,13 @@ static void follow(queue_slurm *s)
 			snprintf(shown, sizeof shown, "%s", state);
 			if (c == QSL_PENDING && reason[0] && strcmp(reason, "None"))
 				snprintf(shown, sizeof shown, "%.20s (%.20s)", state, reason);
-			if (strcmp(shown, a->slurm_state)) {
+			bool changed = strcmp(shown, a->slurm_state) != 0;
+			if (c == QSL_RUNNING && !a->gpu_idx[0]) {
+				/* Which GPUs Slurm gave it: the job's first log line says. */
+				scan_log(s, a);
+				changed |= a->gpu_idx[0] != '\0';
+			}
+			if (changed) {
 				snprintf(a->slurm_state, sizeof a->slurm_state, "%s", shown);
 				queue_store_attempt_slurm(s->st, a);
 			}

@@ -952,8 +952,23 @@ int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *c
 	return commit(st) ? (rollback(st), -1) : 0;
 }
 
+/* The GPUs an attempt got, on the task too (Slurm tells us once the job runs). */
+static int set_gpus_used(queue_store *st, const queue_attempt *a)
+{
+	if (!a->gpu_idx[0])
+		return 0;
+	sqlite3_stmt *s = prep(st, "UPDATE tasks SET gpus_used = ? WHERE id = ?");
+	if (!s)
+		return -1;
+	bind_text(s, 1, a->gpu_idx);
+	sqlite3_bind_int64(s, 2, a->task_id);
+	return step_done(st, s);
+}
+
 int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a)
 {
+	if (set_gpus_used(st, a) != 0)
+		return -1;
 	sqlite3_stmt *s = prep(st, "UPDATE attempts SET astate = ?, slurm_job = ?, slurm_state = ?,"
 				   " runs = ?, gpu_idx = ?, started = ? WHERE task_id = ? AND n = ?");
 	if (!s)
@@ -987,7 +1002,7 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	sqlite3_stmt *s = prep(st, "UPDATE attempts SET astate = 'ended', started = ?, ended = ?,"
 				   " exit_code = ?, signal = ?, outcome = ?, oom = ?, error = ?,"
 				   " peak_gpu_mib = ?, peak_rss_kib = ?, runs = ?, slurm_state = ?,"
-				   " task_pgid = ? WHERE task_id = ? AND n = ?");
+				   " task_pgid = ?, gpu_idx = ? WHERE task_id = ? AND n = ?");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -1007,9 +1022,10 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	sqlite3_bind_int(s, 10, a->runs);
 	bind_text(s, 11, a->slurm_state[0] ? a->slurm_state : NULL);
 	sqlite3_bind_int(s, 12, a->task_pgid);
-	sqlite3_bind_int64(s, 13, a->task_id);
-	sqlite3_bind_int(s, 14, a->n);
-	if (step_done(st, s)) {
+	bind_text(s, 13, a->gpu_idx);
+	sqlite3_bind_int64(s, 14, a->task_id);
+	sqlite3_bind_int(s, 15, a->n);
+	if (step_done(st, s) || set_gpus_used(st, a)) {
 		rollback(st);
 		return -1;
 	}

@@ -204,7 +204,7 @@ static void *sampler_main(void *arg)
 			gpu_open_opts o = {.gpus = w->gpus_opt[0] ? w->gpus_opt : NULL};
 			if (gpu_open(&o, &ctx) != 0) {
 				ctx = NULL;
-				next_open = now + 60000000000LL; /* the driver may come back */
+				next_open = now + 600000000000LL; /* the driver may come back */
 			}
 		}
 		memset(tmp, 0, offsetof(wk_snap, g));

@@ -59,7 +59,7 @@ cleanup() {
 		kill -KILL $left 2>/dev/null || true
 		[ $rc -eq 0 ] && rc=1
 	fi
-	rm -rf "$T"
+	[ -n "${GPUWHY_KEEP_TMP:-}" ] && echo "kept $T" >&2 || rm -rf "$T"
 	exit $rc
 }
 trap cleanup EXIT
