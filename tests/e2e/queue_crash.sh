@@ -22,8 +22,9 @@ start_worker
 # A runs across the crash and is re-adopted; B ends while no worker runs; C's
 # process is killed while no worker runs (lost, retried: its second run ends
 # at once); D waits for a CPU slot and starts only after the restart.
-q add --gpus 0 -n A -- sh -c "$(mark A); sleep 4; echo A-ok" >/dev/null
-q add --gpus 0 -n B -- sh -c "$(mark B); sleep 1.5; exit 5" >/dev/null
+# A and B wait for a go file, so what happens when does not depend on timing.
+q add --gpus 0 -n A -- sh -c "$(mark A); until [ -e $T/A.go ]; do sleep 0.05; done; echo A-ok" >/dev/null
+q add --gpus 0 -n B -- sh -c "$(mark B); until [ -e $T/B.go ]; do sleep 0.05; done; exit 5" >/dev/null
 q add --gpus 0 -n C --retries 2 --retry-delay 500ms -- \
 	sh -c "$(mark C); [ \$(wc -l <$T/C.runs) -ge 2 ] && exit 0; sleep 60" >/dev/null
 q add --gpus 0 -n D -- sh -c "$(mark D); echo D-ok" >/dev/null
@@ -39,11 +40,15 @@ cshim=$(sqlite3 "$DB" "SELECT shim_pid FROM attempts WHERE task_id = 3 AND n = 1
 cpg=$(sed -n 's/^task_pid=//p' "$GPUWHY_QUEUE/run/3.1.status")
 kill -9 "$cshim" || fail "C's shim $cshim was not running"
 kill -9 -- "-$cpg" || fail "C's process group $cpg was not running"
-sleep 2.5 # B ends meanwhile; its shim records how
+touch "$T/B.go" # B ends meanwhile; its shim records how
+until_true 20 grep -q "^complete=1" "$GPUWHY_QUEUE/run/2.1.status" || fail "B's shim recorded no end"
 [ "$(state 2)" = running ] || fail "B's record changed without a worker"
 [ "$(sed -n 's/^exit=//p' "$GPUWHY_QUEUE/run/2.1.status")" = 5 ] || fail "B's shim did not record its exit"
 
 start_worker
+until_true 20 grep -q "task 1 attempt 1: re-adopted its running shim" "$T/worker.out" ||
+	fail "A was not re-adopted"
+touch "$T/A.go"
 q wait 1 --timeout 30s || fail "A did not end done after the restart"
 q wait 2 --timeout 30s && fail "B's exit 5 was not kept"
 q wait 3 4 --timeout 30s || fail "C and D did not end done"
@@ -54,7 +59,6 @@ q show 1 --json | json 'j["attempts"][0]["outcome"]' | grep -qx done || fail "A 
 q log 1 | grep -qx A-ok || fail "A's output"
 q show 3 --json | json '[a["outcome"] for a in j["attempts"]]' | grep -qx "\['lost', 'done'\]" ||
 	fail "C: $(q show 3)"
-grep -q "re-adopted its running shim" "$T/worker.out" || fail "no re-adoption logged"
 
 # Nothing ran twice without the record saying so.
 for t in A B C D; do

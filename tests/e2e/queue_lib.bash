@@ -53,6 +53,14 @@ cleanup() {
 		[ -z "$left" ] && break
 		sleep 0.1
 	done
+	# Workers, shims and gpuwhy tasks write sanitizer reports to these logs.
+	if grep -rlE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$T"/q*/worker.log \
+		"$T"/q*/logs "$T"/worker.out 2>/dev/null; then
+		echo "sanitizer reports in the files above:" >&2
+		grep -rhE -A12 "ERROR: (Address|Leak)Sanitizer|runtime error:" "$T"/q*/worker.log \
+			"$T"/q*/logs "$T"/worker.out 2>/dev/null | head -60 >&2
+		[ $rc -eq 0 ] && rc=1
+	fi
 	if [ -n "$left" ]; then
 		echo "stray processes after the test:" >&2
 		for p in $left; do echo "  $p $(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)" >&2; done

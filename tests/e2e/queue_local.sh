@@ -36,7 +36,7 @@ assert [x["outcome"] for x in a] == ["failed", "failed", "done"], a
 for prev, nxt in zip(a, a[1:]):
     gap = nxt["started"] - prev["ended"]
     assert gap >= 0.99, "cooldown not respected: %.3f s" % gap
-    assert gap < 4, "retry much later than its cooldown: %.3f s" % gap
+    assert gap < 10, "retry much later than its cooldown: %.3f s" % gap
 ' || fail "flaky task attempts"
 
 # --- a failure with no retries left, and wait's exit code
