@@ -364,8 +364,9 @@ typedef struct {
 	int64_t after_id;
 	double not_before;
 } queue_candidate;
-/* Queued tasks in id order (at most max). */
-int queue_store_candidates(queue_store *st, queue_backend b, queue_candidate *out, int max);
+/* Queued tasks with an id above after_id, in id order (at most max). */
+int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id,
+			   queue_candidate *out, int max);
 /* State of another task (for --after); -1 when it does not exist. */
 int queue_store_state_of(queue_store *st, int64_t id);
 int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state dep_state);

@@ -17,12 +17,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +32,8 @@
 #include "queue/queue.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+
+extern char **environ;
 
 typedef struct {
 	int sock;
@@ -77,7 +81,9 @@ static void write_status(const char *path, const shim_state *s)
 			fprintf(f, "maxrss_kib=%lld\n", (long long)s->maxrss_kib);
 		fprintf(f, "complete=1\n");
 	}
-	bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+	/* No fsync: rename makes it whole or absent for a crashed process; after a power
+	 * loss a missing status only means the attempt is counted lost and retried. */
+	bool ok = fflush(f) == 0;
 	ok = fclose(f) == 0 && ok;
 	if (ok)
 		rename(tmp, path);
@@ -178,35 +184,35 @@ static void log_line(int fd, const char *fmt, ...)
 		return;
 }
 
-/* In the forked child: become the command. Only async-signal-safe calls until exec. */
-static void exec_command(const shim_opts *o, int logfd, int errpipe, const sigset_t *oldmask)
+/*
+ * Start the command: its own process group, default signal handling, stdin
+ * from /dev/null, stdout and stderr appended to the log. posix_spawn (vfork
+ * underneath) costs far less than fork on a loaded or sandboxed machine.
+ * Returns the PID, or -errno when it could not be run.
+ */
+static pid_t spawn_command(const shim_opts *o, int logfd, const sigset_t *oldmask)
 {
-	setpgid(0, 0);
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			sigaction(s, &dfl, NULL);
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	int devnull = open("/dev/null", O_RDONLY);
-	if (devnull >= 0 && devnull != 0) {
-		dup2(devnull, 0);
-		close(devnull);
-	}
-	dup2(logfd, 1);
-	dup2(logfd, 2);
-	int err = 0;
-	bool cd_failed = o->cwd && chdir(o->cwd) != 0;
-	if (cd_failed) {
-		err = errno;
-	} else {
-		execvp(o->argv[0], o->argv);
-		err = errno;
-	}
-	/* Tell the shim why (it writes the message and the status). */
-	ssize_t w = write(errpipe, &err, sizeof err);
-	(void)w;
-	/* The shell's convention: 127 not found, 126 found but not runnable. */
-	_exit(err == ENOENT && !cd_failed ? 127 : 126);
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	if (o->cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, o->cwd);
+	sigset_t all;
+	sigfillset(&all);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setsigmask(&at, oldmask);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+					      POSIX_SPAWN_SETSIGMASK);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, o->argv[0], &fa, &at, o->argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return rc == 0 ? pid : -rc;
 }
 
 int queue_shim_main(int argc, char **argv)
@@ -246,27 +252,26 @@ int queue_shim_main(int argc, char **argv)
 	int logfd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (logfd < 0)
 		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	int ep[2];
-	if (pipe2(ep, O_CLOEXEC) != 0) {
-		ep[0] = ep[1] = -1;
-	}
 	s.started = gw_wall_s();
-	pid_t child = fork();
-	if (child == 0)
-		exec_command(&o, logfd, ep[1], &old);
-	if (ep[1] >= 0)
-		close(ep[1]);
+	/* A working directory that is not there is the task's fault, not the program's. */
+	struct stat cwd_st;
+	bool cd_ok = !o.cwd || (stat(o.cwd, &cwd_st) == 0 && S_ISDIR(cwd_st.st_mode) &&
+				access(o.cwd, X_OK) == 0);
+	pid_t child = cd_ok ? spawn_command(&o, logfd, &old) : -(errno ? errno : ENOTDIR);
 	if (child < 0) {
-		log_line(logfd, "gpuwhy: cannot start the command: %s\n", strerror(errno));
+		int err = (int)-child;
+		log_line(logfd, "gpuwhy: cannot run '%s'%s%s: %s\n", o.argv[0],
+			 cd_ok ? "" : " in ", cd_ok ? "" : o.cwd, strerror(err));
 		s.complete = true;
-		s.exec_errno = errno;
+		s.exec_errno = err;
 		s.exit_ok = true;
-		s.exit_code = 126;
+		/* The shell's convention: 127 not found, 126 found but not runnable. */
+		s.exit_code = cd_ok && err == ENOENT ? 127 : 126;
 		s.ended = gw_wall_s();
+		log_line(logfd, "=== gpuwhy attempt end: exit %d after 0.000s ===\n", s.exit_code);
 		write_status(o.status, &s);
 		return 0;
 	}
-	setpgid(child, child);
 	s.task_pid = child;
 	write_status(o.status, &s);
 
@@ -320,12 +325,6 @@ int queue_shim_main(int argc, char **argv)
 		s.signal = WTERMSIG(status);
 	}
 	s.maxrss_kib = ru.ru_maxrss;
-	int err = 0;
-	if (ep[0] >= 0 && read(ep[0], &err, sizeof err) == (ssize_t)sizeof err && err) {
-		s.exec_errno = err;
-		log_line(logfd, "gpuwhy: cannot run '%s'%s%s: %s\n", o.argv[0],
-			 o.cwd ? " in " : "", o.cwd ? o.cwd : "", strerror(err));
-	}
 	/* What the command left behind in its group goes too: SIGTERM, then SIGKILL. */
 	if (kill(-child, 0) == 0) {
 		kill(-child, SIGTERM);

@@ -272,7 +272,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 static void submit_queued(queue_slurm *s)
 {
 	queue_candidate cand[64];
-	int nc = queue_store_candidates(s->st, QB_SLURM, cand, 64);
+	int nc = queue_store_candidates(s->st, QB_SLURM, 0, cand, 64);
 	double now = gw_wall_s(), next_due = 0;
 	for (int i = 0; i < nc; i++) {
 		char reason[200];

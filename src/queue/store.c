@@ -809,15 +809,18 @@ int queue_store_retry(queue_store *st, int64_t id, int *result)
 
 /* ---- worker side ---- */
 
-int queue_store_candidates(queue_store *st, queue_backend b, queue_candidate *out, int max)
+int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id,
+			   queue_candidate *out, int max)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id, gpus, mem_mib, mem_hint_mib, per_gpu, per_gpu_hint,"
 				   " allow_foreign, after_id, not_before FROM tasks"
-				   " WHERE state = 'queued' AND backend = ? ORDER BY id LIMIT ?");
+				   " WHERE state = 'queued' AND id > ? AND backend = ? ORDER BY id"
+				   " LIMIT ?");
 	if (!s)
 		return -1;
-	bind_text(s, 1, queue_backend_name(b));
-	sqlite3_bind_int(s, 2, max);
+	sqlite3_bind_int64(s, 1, after_id);
+	bind_text(s, 2, queue_backend_name(b));
+	sqlite3_bind_int(s, 3, max);
 	int n = 0;
 	while (n < max && sqlite3_step(s) == SQLITE_ROW) {
 		queue_candidate *c = &out[n++];

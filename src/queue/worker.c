@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -40,7 +41,8 @@
 extern char **environ;
 
 #define WK_PROCS 64
-#define WK_CANDIDATES 512
+#define WK_CANDIDATES 512 /* queued tasks looked at per pass */
+#define WK_BATCH 64
 #define WK_REASONS 64 /* wait reasons are kept for this many queued tasks */
 #define LOG_TAIL_BYTES 65536
 
@@ -673,11 +675,11 @@ int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gp
 		snprintf(d.why, sizeof d.why, "%.250s (%.250s)", why, a->error);
 	}
 	int rc = queue_store_finish(st, a, &d, a->peak_gpu_mib, a->peak_rss_kib);
-	bool final = queue_state_final(d.next);
+	bool record = queue_state_final(d.next) && t.spec.record_file;
 	queue_task_free(&t);
 	if (rc)
 		return -1;
-	if (final)
+	if (record)
 		queue_write_record(st, a->task_id);
 	return (int)d.next;
 }
@@ -780,13 +782,26 @@ static void finish_run(worker *w, int i)
 		while (waitpid(r->shim_pid, &st, 0) < 0 && errno == EINTR)
 			;
 	}
+	/* Everything the record needs is in memory: no read before the write. */
 	queue_attempt a;
-	if (queue_store_attempt_get(w->st, r->task_id, r->n, &a) != 0) {
-		run_remove(w, i);
-		return;
-	}
-	a.peak_gpu_mib = r->peak_gpu > a.peak_gpu_mib ? r->peak_gpu : a.peak_gpu_mib;
-	a.peak_rss_kib = r->peak_rss > a.peak_rss_kib ? r->peak_rss : a.peak_rss_kib;
+	memset(&a, 0, sizeof a);
+	a.task_id = r->task_id;
+	a.n = r->n;
+	snprintf(a.token, sizeof a.token, "%s", r->token);
+	a.backend = QB_LOCAL;
+	a.astate = QA_RUNNING;
+	a.shim_pid = r->shim_pid;
+	a.shim_start = r->shim_start;
+	size_t used = 0;
+	for (int k = 0; k < r->ngpu; k++)
+		used += (size_t)snprintf(a.gpu_idx + used, sizeof a.gpu_idx - used, "%s%d",
+					 k ? "," : "", r->gidx[k]);
+	a.reserved_mib = r->reserved_mib;
+	a.per_gpu = r->per_gpu;
+	a.started = r->started;
+	a.peak_gpu_mib = r->peak_gpu;
+	a.peak_rss_kib = r->peak_rss;
+	a.log_offset = r->log_offset;
 	finish_local(w, &a, 0);
 	run_remove(w, i);
 }
@@ -846,28 +861,36 @@ static void free_vec(char **v)
 	free(v);
 }
 
-/* fork + exec the shim; returns its PID and our end of the socket, or -1. */
+/* Start the shim; returns its PID and our end of the socket, or -1 (errno set). */
 static int spawn_shim(worker *w, char **argv, char **envp, int *sock_out)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* Only async-signal-safe calls here: other threads may hold locks. */
-		dup2(w->devnull, 0);
-		if (sv[1] == 3)
-			fcntl(3, F_SETFD, 0);
-		else
-			dup2(sv[1], 3);
-		/* Nothing else the worker holds (or inherited) reaches the task. */
-		close_range(4, ~0U, 0);
-		execve(w->self_exe, argv, envp);
-		_exit(127);
-	}
+	/* posix_spawn: no fork of this (threaded, larger) process, and the shim gets
+	 * exactly stdin from /dev/null, the socket as fd 3 and our stdout/stderr. */
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_adddup2(&fa, w->devnull, 0);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 3); /* clears close-on-exec, also for 3 */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+	sigset_t none, dfl;
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	pid_t pid;
+	int rc = posix_spawn(&pid, w->self_exe, &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	close(sv[1]);
-	if (pid < 0) {
+	if (rc != 0) {
 		close(sv[0]);
+		errno = rc;
 		return -1;
 	}
 	*sock_out = sv[0];
@@ -1044,25 +1067,48 @@ static int running_cpu_tasks(const worker *w)
 	return n;
 }
 
+/* Could anything more start at all? (No: stop reading candidates.) */
+static bool room(const worker *w, const queue_gpu_view *v, int nv, int cpu_running)
+{
+	if (w->max_running > 0 && w->nrun >= w->max_running)
+		return false;
+	if (cpu_running < w->cpu_slots)
+		return true;
+	for (int k = 0; k < nv; k++)
+		if (v[k].usable && !v[k].drained && (v[k].cap == 0 || v[k].ntasks < v[k].cap))
+			return true;
+	return false;
+}
+
 static void schedule(worker *w)
 {
 	if (w->paused || w->draining)
 		return;
 	if (w->max_running > 0 && w->nrun >= w->max_running)
 		return;
-	queue_candidate *cand = malloc(WK_CANDIDATES * sizeof *cand);
-	int nc = queue_store_candidates(w->st, QB_LOCAL, cand, WK_CANDIDATES);
-	if (nc <= 0) {
-		free(cand);
+	queue_candidate cand[WK_BATCH];
+	int64_t last = 0;
+	int nc = queue_store_candidates(w->st, QB_LOCAL, last, cand, WK_BATCH);
+	if (nc <= 0)
 		return;
-	}
 	queue_gpu_view view[GPU_MAX];
 	int pos[GPU_MAX];
 	int nv = w->snap->ok ? build_views(w, view, pos) : 0;
 	double now = gw_wall_s();
 	int cpu_running = running_cpu_tasks(w);
-	int reason_budget = 32;
-	for (int i = 0; i < nc; i++) {
+	int reason_budget = 32, seen = 0;
+	/* Candidates in batches: with a long queue and no room, only the head is read. */
+	for (int i = 0;; i++) {
+		if (i == nc) {
+			if (nc < WK_BATCH || seen >= WK_CANDIDATES || !room(w, view, nv, cpu_running))
+				break;
+			last = cand[nc - 1].id;
+			nc = queue_store_candidates(w->st, QB_LOCAL, last, cand, WK_BATCH);
+			if (nc <= 0)
+				break;
+			i = 0;
+		}
+		seen++;
 		if (w->max_running > 0 && w->nrun >= w->max_running)
 			break;
 		const queue_candidate *c = &cand[i];
@@ -1138,7 +1184,6 @@ static void schedule(worker *w)
 			}
 		}
 	}
-	free(cand);
 }
 
 int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, char *reason,
@@ -1486,10 +1531,8 @@ static void loop(worker *w, int64_t idle_exit_ns)
 			} else {
 				ended = !queue_proc_alive(run->shim_pid, run->shim_start);
 			}
-			if (ended) {
-				finish_run(w, r);
-				poked = true; /* capacity freed: schedule now */
-			}
+			if (ended)
+				finish_run(w, r); /* capacity freed: the next pass schedules at once */
 		}
 	}
 	free(fds);

@@ -166,8 +166,10 @@ job=$(q show 9 --json | json 'j["attempts"][0]["slurm_job"]')
 scontrol requeue "$job" || fail "requeue failed"
 # A requeued job waits (BeginTime) before it may run again: let it go at once.
 until_true 20 sh -c "squeue -h -j $job -o %T | grep -qx PENDING" || fail "job $job not pending after requeue"
-# ... and once the first run is torn down (else Slurm kills the new start: "credential revoked").
+# ... once the first run is torn down, and in a later second than the requeue: slurmd
+# refuses a credential made in the second its job's old one was revoked.
 until_true 20 sh -c "sinfo -h -o %T | grep -qx idle" || fail "node not idle after requeue"
+sleep 2
 scontrol update jobid="$job" StartTime=now || fail "could not release the requeued job"
 q wait 9 --timeout 90s || fail "task 9 not done: $(q show 9)"
 q show 9 --json | json '(j["attempts"][0]["runs"], len(j["attempts"]))' | grep -qx "(2, 1)" ||

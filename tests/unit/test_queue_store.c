@@ -98,9 +98,9 @@ static void test_life_cycle_with_retries(void **state)
 	int64_t id = add("x", 2);
 	assert_int_equal(state_of(id), QS_QUEUED);
 	queue_candidate c[4];
-	assert_int_equal(queue_store_candidates(st, QB_LOCAL, c, 4), 1);
+	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 1);
 	assert_int_equal(c[0].mem_mib, 4096);
-	assert_int_equal(queue_store_candidates(st, QB_SLURM, c, 4), 0);
+	assert_int_equal(queue_store_candidates(st, QB_SLURM, 0, c, 4), 0);
 
 	queue_attempt a = start(id);
 	assert_int_equal(a.n, 1);
@@ -145,7 +145,7 @@ static void test_life_cycle_with_retries(void **state)
 	assert_int_equal(t.mem_hint_mib, 6144);
 	assert_int_equal(t.per_gpu_hint, 1);
 	queue_task_free(&t);
-	assert_int_equal(queue_store_candidates(st, QB_LOCAL, c, 4), 1);
+	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 1);
 	assert_int_equal(c[0].mem_mib, 6144);
 	assert_int_equal(c[0].per_gpu_hint, 1);
 
@@ -246,7 +246,7 @@ static void test_dependencies_and_fail_now(void **state)
 	assert_int_equal(queue_store_add(st, &s, 1, &b), 0);
 	queue_spec_free(&s);
 	queue_candidate c[4];
-	assert_int_equal(queue_store_candidates(st, QB_LOCAL, c, 4), 2);
+	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 2);
 	char reason[200];
 	double due = 0;
 	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due), 0);
