@@ -360,6 +360,42 @@ static int gpu_order(const worker *w, int *pos)
 
 /* ---- attribution of GPU processes to tasks ---- */
 
+/*
+ * Slurm jobs running on this machine: their processes carry the attempt's
+ * token in their environment, so their GPU memory can be recorded too. They
+ * stay "foreign" for local placement: they use the GPU and reserved nothing.
+ */
+static void slurm_peaks(worker *w)
+{
+	if (!w->slurm || queue_slurm_active(w->slurm) == 0 || w->pidns_nested)
+		return;
+	queue_attempt *act;
+	int n;
+	if (queue_store_active(w->st, QB_SLURM, &act, &n) != 0)
+		return;
+	const wk_snap *s = w->snap;
+	for (int a = 0; a < n; a++) {
+		int64_t best = -1;
+		for (int i = 0; i < s->n; i++) {
+			int64_t on_gpu = 0;
+			bool seen = false;
+			for (int k = 0; k < s->g[i].nproc; k++) {
+				const wk_proc *p = &s->g[i].proc[k];
+				if (p->owner != -1 || !p->mem_ok ||
+				    !queue_proc_has_env((int)p->pid, "GPUWHY_ATTEMPT_TOKEN", act[a].token))
+					continue;
+				on_gpu += p->mem_mib;
+				seen = true;
+			}
+			if (seen && on_gpu > best)
+				best = on_gpu;
+		}
+		if (best > act[a].peak_gpu_mib)
+			queue_store_peaks(w->st, act[a].task_id, act[a].n, best, act[a].peak_rss_kib);
+	}
+	free(act);
+}
+
 static void attribute(worker *w)
 {
 	wk_snap *s = w->snap;
@@ -394,6 +430,7 @@ static void attribute(worker *w)
 				run->dirty = true;
 			}
 	}
+	slurm_peaks(w);
 }
 
 static void sample_rss(worker *w)

@@ -176,6 +176,20 @@ q show 9 --json | json '(j["attempts"][0]["runs"], len(j["attempts"]))' | grep -
 	fail "duplicate run not recorded: $(q show 9)"
 q show 9 | grep -q "Slurm ran this attempt 2 times" || fail "no note of the second run: $(q show 9)"
 
+# --- a Slurm job on this machine using the simulated GPU: its peak GPU memory is recorded
+if sim_ok; then
+	(
+		export GPUWHY_QUEUE=$T/q2
+		q config sample-interval 200ms >/dev/null
+		q config slurm-poll 300ms >/dev/null
+		"$GPUWHY" --sim a100x4-pcie queue add --backend slurm --gpus 1 -- \
+			"$GPUWHY" sim train --mem-mib 5000 --steps 40 --gpu-ms 50 --cpu-ms 1 >/dev/null
+		q wait 1 --timeout 90s || fail "simulated training under Slurm: $(q show 1)"
+		peak=$(q show 1 --json | json 'j["task"]["peak_gpu_mib"]')
+		[ "$peak" -ge 4900 ] && [ "$peak" -le 5100 ] || fail "Slurm job peak GPU memory: $peak"
+	)
+fi
+
 # --- a time limit is reported as a timeout (Slurm enforces it coarsely: up to ~90 s)
 q add --gpus 1 --timeout 1m -- sleep 300 >/dev/null   # 10
 q wait 10 --timeout 240s && fail "time-limited job ended done"
