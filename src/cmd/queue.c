@@ -722,10 +722,12 @@ static int q_show(const char *dir, int argc, char **argv)
 		       (double)t.spec.retry_delay_ms / 1000.0,
 		       t.cancel_requested && !queue_state_final(t.state) ? ", cancel requested" : "");
 		human_mib(t.spec.mem_mib, m1, sizeof m1);
-		printf("  request    %s, %s GPU%s, memory %s per GPU", queue_backend_name(t.spec.backend),
-		       t.spec.gpus ? "" : "no", t.spec.gpus == 1 ? "" : "s", m1);
-		if (t.spec.gpus > 1)
-			printf(" (%d GPUs)", t.spec.gpus);
+		if (t.spec.gpus == 0)
+			printf("  request    %s, no GPU", queue_backend_name(t.spec.backend));
+		else
+			printf("  request    %s, %d GPU%s, memory %s per GPU",
+			       queue_backend_name(t.spec.backend), t.spec.gpus,
+			       t.spec.gpus == 1 ? "" : "s", t.spec.mem_mib >= 0 ? m1 : "not declared");
 		if (t.spec.per_gpu)
 			printf(", at most %d per GPU", t.spec.per_gpu);
 		if (t.spec.timeout_ms)
@@ -1045,6 +1047,7 @@ static int q_cancel(const char *dir, int argc, char **argv)
 		}
 		if (result == 0) {
 			printf("task %lld cancelled\n", (long long)ids[i]);
+			queue_write_record(st, ids[i]);
 		} else if (result == 1) {
 			/* Tell the shim straight away; the worker also does, should this miss. */
 			if (a.backend == QB_LOCAL && a.astate == QA_RUNNING &&
@@ -1294,15 +1297,17 @@ static int q_gpus(const char *dir, int argc, char **argv)
 			       "STATE", "TASK IDS");
 			for (int i = 0; i < n; i++) {
 				const queue_gpu_row *r = &rows[i];
-				char tot[16], fr[16], pe[16], av[16], cap[8];
+				char tot[16], fr[16], pe[16], av[24], cap[16];
 				human_mib(r->total_mib, tot, sizeof tot);
 				human_mib(r->free_mib, fr, sizeof fr);
 				human_mib(r->pending_mib, pe, sizeof pe);
 				if (r->avail_mib == INT64_MIN)
 					snprintf(av, sizeof av, "-");
-				else if (r->avail_mib < 0)
-					snprintf(av, sizeof av, "-%s", "0");
-				else
+				else if (r->avail_mib < 0) {
+					char pos[16];
+					human_mib(-r->avail_mib, pos, sizeof pos);
+					snprintf(av, sizeof av, "-%s", pos);
+				} else
 					human_mib(r->avail_mib, av, sizeof av);
 				snprintf(cap, sizeof cap, r->cap ? "%d" : "-", r->cap);
 				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d %-8s %s\n", r->index,
