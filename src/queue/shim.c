@@ -228,7 +228,8 @@ int queue_shim_main(int argc, char **argv)
 	fcntl(o.sock, F_SETFD, FD_CLOEXEC);
 	shim_state s = {0};
 
-	/* Wait for the go-ahead: 'g' run, 'x' cancelled before it started, EOF worker gone. */
+	/* The go-ahead: 'g' run; 'x' cancelled before it started; 'n' (the worker could not
+	 * record the attempt) or EOF (the worker is gone): do not run. */
 	char go = 0;
 	ssize_t n;
 	while ((n = read(o.sock, &go, 1)) < 0 && errno == EINTR)

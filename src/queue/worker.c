@@ -1045,7 +1045,7 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	bool cancel = false;
 	char go = 'g';
 	if (queue_store_attempt_running(w->st, &a, &cancel) != 0)
-		go = 'x'; /* unrecorded: it must not run */
+		go = 'n'; /* unrecorded: it must not run (queued again once the shim is gone) */
 	else if (cancel)
 		go = 'x';
 	if (send(sock, &go, 1, MSG_NOSIGNAL) != 1)
