@@ -4,7 +4,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +18,7 @@
 
 #include "sim_lib.h"
 
-sim_global sim_g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+sim_global sim_g = {.mu = PTHREAD_MUTEX_INITIALIZER, .dir_fd = -1};
 
 static int64_t mono_now(void)
 {
@@ -100,8 +102,10 @@ static void wl_scan(void)
 			    strcmp(e->d_name + len - 6, ".state"))
 				continue;
 			int k;
+			/* Same name but another inode: a new process that reused the PID. */
 			for (k = 0; k < sim_g.n_wl; k++)
-				if (!strcmp(sim_g.wl[k].name, e->d_name))
+				if (!strcmp(sim_g.wl[k].name, e->d_name) &&
+				    sim_g.wl[k].ino == e->d_ino)
 					break;
 			if (k < sim_g.n_wl) {
 				sim_g.wl[k].seen = true;
@@ -117,6 +121,7 @@ static void wl_scan(void)
 			sim_wl_ref *r = &sim_g.wl[sim_g.n_wl++];
 			memset(r, 0, sizeof *r);
 			snprintf(r->name, sizeof r->name, "%s", e->d_name);
+			r->ino = e->d_ino;
 			r->f = f;
 			r->pid = f->pid;
 			r->starttime = f->starttime;
@@ -151,11 +156,10 @@ void sim_wl_refresh(const sim_time *now)
 		sim_clock_touch(sim_g.dir);
 		reload_epoch();
 	}
-	if (sim_g.checked_at && now->mono - sim_g.checked_at < 10000000LL)
-		return;
-	sim_g.checked_at = now->mono;
+	/* fstat of the open directory is cheap enough for every call, and a
+	 * workload's file is seen as soon as it exists (even by itself). */
 	struct stat st;
-	if (stat(sim_g.dir, &st) != 0)
+	if (sim_g.dir_fd < 0 || fstat(sim_g.dir_fd, &st) != 0)
 		return;
 	int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	if (m != sim_g.dir_mtime) {
@@ -166,7 +170,10 @@ void sim_wl_refresh(const sim_time *now)
 
 bool sim_wl_ref_alive(sim_wl_ref *r, const sim_time *now)
 {
-	if (!r->alive_at || now->mono - r->alive_at > 200000000LL) {
+	/* A process that exited leaves the list at once; PID reuse is checked each second. */
+	if (r->pid == 0 || r->pid > INT_MAX || (kill((pid_t)r->pid, 0) != 0 && errno != EPERM))
+		return r->alive = false;
+	if (!r->alive_at || now->mono - r->alive_at > 1000000000LL) {
 		r->alive = sim_pid_alive(r->pid, r->starttime);
 		r->alive_at = now->mono;
 	}
@@ -265,7 +272,7 @@ static void add_workload(const sim_gpu *g, const double acc[SIM_ACC_N], double m
 }
 
 void sim_window(const struct nvmlDevice_st *d, const sim_time *now, double a, double b,
-		double m[SIM_M_COUNT])
+                double m[SIM_M_COUNT])
 {
 	memset(m, 0, SIM_M_COUNT * sizeof *m);
 	if (b <= a)
@@ -298,7 +305,7 @@ double sim_energy_mj(const struct nvmlDevice_st *d, const sim_time *now)
 	double m[SIM_M_COUNT];
 	sim_cumulative(d, now, m);
 	double j = g->power_idle * t +
-		   (g->power_busy - g->power_idle) * (0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM]);
+	           (g->power_busy - g->power_idle) * (0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM]);
 	for (int i = 0; i < g->n_episodes; i++)
 		j += sim_ep_power_correction(g, &g->episodes[i], 0, t);
 	return j > 0 ? j * 1000.0 : 0;
@@ -314,8 +321,8 @@ unsigned long long sim_replay_count(const sim_gpu *g, double t)
 }
 
 void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
-		    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
-		    unsigned long long *dbe_agg)
+                    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
+                    unsigned long long *dbe_agg)
 {
 	unsigned long long sbe = 0, dbe = 0;
 	for (int i = 0; i < g->n_episodes; i++)
@@ -399,13 +406,15 @@ void sim_state_at(const struct nvmlDevice_st *d, const sim_time *now, double t, 
 	}
 	if (in->power_now_w > g->power_limit)
 		in->power_now_w = g->power_limit;
-	if (in->temp_c >= g->t_slowdown && !(in->reasons & nvmlClocksEventReasonSwThermalSlowdown)) {
+	if (in->temp_c >= g->t_slowdown &&
+	    !(in->reasons & nvmlClocksEventReasonSwThermalSlowdown)) {
 		sm *= 0.85;
 		in->reasons |= nvmlClocksEventReasonSwThermalSlowdown;
 	}
 	if (g->noise_power > 0) {
 		in->power_w += g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 1, slot);
-		in->power_now_w += g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 2, slot);
+		in->power_now_w +=
+		    g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 2, slot);
 	}
 	if (g->noise_temp > 0)
 		in->temp_c += g->noise_temp * sim_noise(seed, d->index, SIM_M_COUNT + 3, slot);
@@ -414,9 +423,8 @@ void sim_state_at(const struct nvmlDevice_st *d, const sim_time *now, double t, 
 	if (in->power_now_w < 0)
 		in->power_now_w = 0;
 	in->sm_mhz = clamp_mhz(sm);
-	in->video_mhz = g->clk_max_video
-				? clamp_mhz((double)g->clk_max_video * in->sm_mhz / g->clk_max_sm)
-				: 0;
+	in->video_mhz =
+	    g->clk_max_video ? clamp_mhz((double)g->clk_max_video * in->sm_mhz / g->clk_max_sm) : 0;
 }
 
 const sim_inst *sim_instant(struct nvmlDevice_st *d, const sim_time *now)
@@ -466,7 +474,7 @@ bool sim_lost(const struct nvmlDevice_st *d, const sim_time *now)
 }
 
 nvmlReturn_t sim_enter_dev(nvmlDevice_t device, const void *out, struct nvmlDevice_st **d,
-			   sim_time *now)
+                           sim_time *now)
 {
 	nvmlReturn_t rc = sim_enter(now);
 	if (rc != NVML_SUCCESS)
@@ -508,6 +516,9 @@ static void release_all(void)
 		wl_drop(i);
 	sim_retired_unmap(sim_g.retired);
 	sim_g.retired = NULL;
+	if (sim_g.dir_fd >= 0)
+		close(sim_g.dir_fd);
+	sim_g.dir_fd = -1;
 	free(sim_g.dev);
 	sim_g.dev = NULL;
 	sim_scenario_free(sim_g.scn);
@@ -524,12 +535,12 @@ static nvmlReturn_t init_locked(void)
 	const char *path = getenv("GPUWHY_SIM_SCENARIO");
 	if (!path || !*path)
 		return init_fail("GPUWHY_SIM_SCENARIO is not set: this is the simulated NVML; run "
-				 "through `gpuwhy --sim NAME`, or set it to a scenario .json file");
+		                 "through `gpuwhy --sim NAME`, or set it to a scenario .json file");
 	const char *pin = getenv("GPUWHY_SIM_TIME");
 	double t;
 	if (pin && *pin && !parse_seconds(pin, &t))
 		return init_fail("GPUWHY_SIM_TIME=%s: expected seconds of scenario time, like 12.5",
-				 pin);
+		                 pin);
 	char err[600];
 	sim_scenario *s;
 	if (sim_scenario_load(path, &s, err, sizeof err) != 0)
@@ -554,7 +565,7 @@ static nvmlReturn_t init_locked(void)
 	sim_g.retired = sim_retired_map(sim_g.dir);
 	sim_g.n_wl = 0;
 	sim_g.dir_mtime = -1;
-	sim_g.checked_at = 0;
+	sim_g.dir_fd = open(sim_g.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	sim_g.touched_at = mono_now();
 	wl_scan();
 	sim_g.refs = 1;
@@ -598,41 +609,71 @@ const char *gpuwhySimLastError(void)
 const char *nvmlErrorString(nvmlReturn_t result)
 {
 	switch (result) {
-	case NVML_SUCCESS: return "Success";
-	case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-	case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-	case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-	case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-	case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
-	case NVML_ERROR_NOT_FOUND: return "Not Found";
-	case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-	case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
-	case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-	case NVML_ERROR_TIMEOUT: return "Timeout";
-	case NVML_ERROR_IRQ_ISSUE: return "Interrupt Request Issue";
-	case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-	case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-	case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
-	case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-	case NVML_ERROR_RESET_REQUIRED: return "GPU requires restart";
-	case NVML_ERROR_OPERATING_SYSTEM: return "The operating system has blocked the request.";
+	case NVML_SUCCESS:
+		return "Success";
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT:
+		return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
+	case NVML_ERROR_NO_PERMISSION:
+		return "Insufficient Permissions";
+	case NVML_ERROR_ALREADY_INITIALIZED:
+		return "Already Initialized";
+	case NVML_ERROR_NOT_FOUND:
+		return "Not Found";
+	case NVML_ERROR_INSUFFICIENT_SIZE:
+		return "Insufficient Size";
+	case NVML_ERROR_INSUFFICIENT_POWER:
+		return "Insufficient External Power";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	case NVML_ERROR_TIMEOUT:
+		return "Timeout";
+	case NVML_ERROR_IRQ_ISSUE:
+		return "Interrupt Request Issue";
+	case NVML_ERROR_LIBRARY_NOT_FOUND:
+		return "NVML Shared Library Not Found";
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		return "Function Not Found";
+	case NVML_ERROR_CORRUPTED_INFOROM:
+		return "Corrupted infoROM";
+	case NVML_ERROR_GPU_IS_LOST:
+		return "GPU is lost";
+	case NVML_ERROR_RESET_REQUIRED:
+		return "GPU requires restart";
+	case NVML_ERROR_OPERATING_SYSTEM:
+		return "The operating system has blocked the request.";
 	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
 		return "RM has detected an NVML/RM version mismatch.";
-	case NVML_ERROR_IN_USE: return "In use by another client";
-	case NVML_ERROR_MEMORY: return "Insufficient Memory";
-	case NVML_ERROR_NO_DATA: return "No data";
+	case NVML_ERROR_IN_USE:
+		return "In use by another client";
+	case NVML_ERROR_MEMORY:
+		return "Insufficient Memory";
+	case NVML_ERROR_NO_DATA:
+		return "No data";
 	case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
 		return "The requested vgpu operation is not available on target device, because "
 		       "ECC is enabled";
-	case NVML_ERROR_INSUFFICIENT_RESOURCES: return "Ran out of critical resources, other than memory";
-	case NVML_ERROR_FREQ_NOT_SUPPORTED: return "The requested frequency is not supported";
-	case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "The provided version is invalid/unsupported";
-	case NVML_ERROR_DEPRECATED: return "The requested functionality has been deprecated";
-	case NVML_ERROR_NOT_READY: return "The system is not ready for the request";
-	case NVML_ERROR_GPU_NOT_FOUND: return "The GPU was not found";
-	case NVML_ERROR_INVALID_STATE: return "The resource is in an invalid state";
-	case NVML_ERROR_RESET_TYPE_NOT_SUPPORTED: return "The requested reset type is not supported";
-	default: return "Unknown Error";
+	case NVML_ERROR_INSUFFICIENT_RESOURCES:
+		return "Ran out of critical resources, other than memory";
+	case NVML_ERROR_FREQ_NOT_SUPPORTED:
+		return "The requested frequency is not supported";
+	case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+		return "The provided version is invalid/unsupported";
+	case NVML_ERROR_DEPRECATED:
+		return "The requested functionality has been deprecated";
+	case NVML_ERROR_NOT_READY:
+		return "The system is not ready for the request";
+	case NVML_ERROR_GPU_NOT_FOUND:
+		return "The GPU was not found";
+	case NVML_ERROR_INVALID_STATE:
+		return "The resource is in an invalid state";
+	case NVML_ERROR_RESET_TYPE_NOT_SUPPORTED:
+		return "The requested reset type is not supported";
+	default:
+		return "Unknown Error";
 	}
 }
 
@@ -647,7 +688,7 @@ static nvmlReturn_t system_str(char *buf, unsigned length, bool driver)
 	if (!buf)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
 	return sim_leave(sim_copy_str(
-		buf, length, driver ? sim_g.scn->driver_version : sim_g.scn->nvml_version));
+	    buf, length, driver ? sim_g.scn->driver_version : sim_g.scn->nvml_version));
 }
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)

@@ -1,4 +1,5 @@
-/* nvml_device.c - per-device NVML entry points: identity, modes, utilization, memory, power, clocks, PCIe, reliability. */
+/* nvml_device.c - per-device NVML entry points: identity, modes, utilization, memory, power,
+ * clocks, PCIe, reliability. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,13 +8,13 @@
 #include "sim_lib.h"
 
 /* Lock, check the handle, the output pointer and that the GPU is on the bus. */
-#define DEV_BEGIN(device, out)                                                                    \
-	struct nvmlDevice_st *d;                                                                  \
-	sim_time now;                                                                             \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                              \
-	if (rc_ != NVML_SUCCESS)                                                                  \
-		return rc_;                                                                       \
-	const sim_gpu *g = d->g;                                                                  \
+#define DEV_BEGIN(device, out)                                                                     \
+	struct nvmlDevice_st *d;                                                                   \
+	sim_time now;                                                                              \
+	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
+	if (rc_ != NVML_SUCCESS)                                                                   \
+		return rc_;                                                                        \
+	const sim_gpu *g = d->g;                                                                   \
 	(void)g
 
 static unsigned pct(double frac)
@@ -122,7 +123,7 @@ nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mo
 }
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
-				  unsigned int *pendingMode)
+                                  unsigned int *pendingMode)
 {
 	DEV_BEGIN(device, currentMode);
 	if (!pendingMode)
@@ -135,7 +136,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
 }
 
 nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t *current,
-				  nvmlEnableState_t *pending)
+                                  nvmlEnableState_t *pending)
 {
 	DEV_BEGIN(device, current);
 	if (!pending)
@@ -161,7 +162,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
 }
 
 static nvmlReturn_t codec_util(nvmlDevice_t device, unsigned *utilization, unsigned *period,
-			       bool enc)
+                               bool enc)
 {
 	DEV_BEGIN(device, utilization);
 	if (!period)
@@ -175,13 +176,13 @@ static nvmlReturn_t codec_util(nvmlDevice_t device, unsigned *utilization, unsig
 }
 
 nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int *utilization,
-					     unsigned int *samplingPeriodUs)
+                                             unsigned int *samplingPeriodUs)
 {
 	return codec_util(device, utilization, samplingPeriodUs, true);
 }
 
 nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *utilization,
-					     unsigned int *samplingPeriodUs)
+                                             unsigned int *samplingPeriodUs)
 {
 	return codec_util(device, utilization, samplingPeriodUs, false);
 }
@@ -190,7 +191,7 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *
 
 /* Bytes: reserved, and used (allocated: scenario baseline, its processes, live workloads). */
 static void memory_now(struct nvmlDevice_st *d, const sim_time *now, unsigned long long *reserved,
-		       unsigned long long *used)
+                       unsigned long long *used)
 {
 	const sim_gpu *g = d->g;
 	const unsigned long long mib = 1048576ULL;
@@ -262,7 +263,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
-						      unsigned int *defaultLimit)
+                                                      unsigned int *defaultLimit)
 {
 	DEV_BEGIN(device, defaultLimit);
 	*defaultLimit = mw(g->power_default);
@@ -277,8 +278,8 @@ nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
-							  unsigned int *minLimit,
-							  unsigned int *maxLimit)
+                                                          unsigned int *minLimit,
+                                                          unsigned int *maxLimit)
 {
 	DEV_BEGIN(device, minLimit);
 	if (!maxLimit)
@@ -300,7 +301,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned l
 /* ---- thermal ---- */
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
-				      unsigned int *temp)
+                                      unsigned int *temp)
 {
 	DEV_BEGIN(device, temp);
 	if (sensorType != NVML_TEMPERATURE_GPU)
@@ -311,21 +312,32 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
-					       nvmlTemperatureThresholds_t thresholdType,
-					       unsigned int *temp)
+                                               nvmlTemperatureThresholds_t thresholdType,
+                                               unsigned int *temp)
 {
 	DEV_BEGIN(device, temp);
 	int v;
 	switch (thresholdType) {
-	case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: v = (int)g->t_shutdown; break;
-	case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: v = (int)g->t_slowdown; break;
-	case NVML_TEMPERATURE_THRESHOLD_MEM_MAX: v = g->t_mem_max; break;
-	case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: v = g->t_gpu_max; break;
+	case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN:
+		v = (int)g->t_shutdown;
+		break;
+	case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN:
+		v = (int)g->t_slowdown;
+		break;
+	case NVML_TEMPERATURE_THRESHOLD_MEM_MAX:
+		v = g->t_mem_max;
+		break;
+	case NVML_TEMPERATURE_THRESHOLD_GPU_MAX:
+		v = g->t_gpu_max;
+		break;
 	case 4: /* acoustic min/current/max, GPS current: not modelled */
 	case 5:
 	case 6:
-	case 7: v = -1; break;
-	default: return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
+	case 7:
+		v = -1;
+		break;
+	default:
+		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
 	}
 	if (v < 0)
 		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
@@ -346,33 +358,45 @@ nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *speed)
 /* ---- clocks ---- */
 
 static nvmlReturn_t clock_of(const sim_gpu *g, const sim_inst *in, nvmlClockType_t type,
-			     unsigned *out)
+                             unsigned *out)
 {
 	switch (type) {
 	case NVML_CLOCK_GRAPHICS:
-	case NVML_CLOCK_SM: *out = in->sm_mhz; return NVML_SUCCESS;
-	case NVML_CLOCK_MEM: *out = in->mem_mhz; return NVML_SUCCESS;
+	case NVML_CLOCK_SM:
+		*out = in->sm_mhz;
+		return NVML_SUCCESS;
+	case NVML_CLOCK_MEM:
+		*out = in->mem_mhz;
+		return NVML_SUCCESS;
 	case NVML_CLOCK_VIDEO:
 		if (!g->clk_max_video)
 			return NVML_ERROR_NOT_SUPPORTED;
 		*out = in->video_mhz;
 		return NVML_SUCCESS;
-	default: return NVML_ERROR_INVALID_ARGUMENT;
+	default:
+		return NVML_ERROR_INVALID_ARGUMENT;
 	}
 }
 
 static nvmlReturn_t max_clock_of(const sim_gpu *g, nvmlClockType_t type, unsigned *out)
 {
 	switch (type) {
-	case NVML_CLOCK_GRAPHICS: *out = g->clk_max_gr; return NVML_SUCCESS;
-	case NVML_CLOCK_SM: *out = g->clk_max_sm; return NVML_SUCCESS;
-	case NVML_CLOCK_MEM: *out = g->clk_max_mem; return NVML_SUCCESS;
+	case NVML_CLOCK_GRAPHICS:
+		*out = g->clk_max_gr;
+		return NVML_SUCCESS;
+	case NVML_CLOCK_SM:
+		*out = g->clk_max_sm;
+		return NVML_SUCCESS;
+	case NVML_CLOCK_MEM:
+		*out = g->clk_max_mem;
+		return NVML_SUCCESS;
 	case NVML_CLOCK_VIDEO:
 		if (!g->clk_max_video)
 			return NVML_ERROR_NOT_SUPPORTED;
 		*out = g->clk_max_video;
 		return NVML_SUCCESS;
-	default: return NVML_ERROR_INVALID_ARGUMENT;
+	default:
+		return NVML_ERROR_INVALID_ARGUMENT;
 	}
 }
 
@@ -393,21 +417,21 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
 }
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
-				       unsigned int *clock)
+                                       unsigned int *clock)
 {
 	DEV_BEGIN(device, clock);
 	return sim_leave(max_clock_of(g, type, clock));
 }
 
 nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType,
-					    unsigned int *clockMHz)
+                                            unsigned int *clockMHz)
 {
 	DEV_BEGIN(device, clockMHz);
 	return sim_leave(app_clock_of(g, clockType, clockMHz));
 }
 
 nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType,
-				nvmlClockId_t clockId, unsigned int *clockMHz)
+                                nvmlClockId_t clockId, unsigned int *clockMHz)
 {
 	DEV_BEGIN(device, clockMHz);
 	switch (clockId) {
@@ -418,12 +442,13 @@ nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType,
 		return sim_leave(app_clock_of(g, clockType, clockMHz));
 	case NVML_CLOCK_ID_CUSTOMER_BOOST_MAX:
 		return sim_leave(max_clock_of(g, clockType, clockMHz));
-	default: return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
+	default:
+		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
 	}
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
-						    unsigned long long *clocksEventReasons)
+                                                    unsigned long long *clocksEventReasons)
 {
 	DEV_BEGIN(device, clocksEventReasons);
 	*clocksEventReasons = sim_instant(d, &now)->reasons;
@@ -431,7 +456,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
-						       unsigned long long *clocksThrottleReasons)
+                                                       unsigned long long *clocksThrottleReasons)
 {
 	return nvmlDeviceGetCurrentClocksEventReasons(device, clocksThrottleReasons);
 }
@@ -467,7 +492,7 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned in
 }
 
 nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device,
-						   unsigned int *maxLinkGenDevice)
+                                                   unsigned int *maxLinkGenDevice)
 {
 	DEV_BEGIN(device, maxLinkGenDevice);
 	*maxLinkGenDevice = g->pcie_gpu_max_gen;
@@ -482,7 +507,7 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *ma
 }
 
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter,
-					 unsigned int *value)
+                                         unsigned int *value)
 {
 	double delay_ms;
 	{
@@ -495,7 +520,7 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounte
 	/* The real call samples the link for about 20 ms; so does this one, unlocked. */
 	if (delay_ms > 0) {
 		struct timespec ts = {.tv_sec = (time_t)(delay_ms / 1000),
-				      .tv_nsec = (long)(fmod(delay_ms, 1000.0) * 1e6)};
+		                      .tv_nsec = (long)(fmod(delay_ms, 1000.0) * 1e6)};
 		while (nanosleep(&ts, &ts) != 0)
 			;
 	}
@@ -516,8 +541,8 @@ nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int *v
 /* ---- reliability ---- */
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
-					 nvmlEccCounterType_t counterType,
-					 unsigned long long *eccCounts)
+                                         nvmlEccCounterType_t counterType,
+                                         unsigned long long *eccCounts)
 {
 	DEV_BEGIN(device, eccCounts);
 	if ((errorType != NVML_MEMORY_ERROR_TYPE_CORRECTED &&
@@ -534,7 +559,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
 }
 
 nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause,
-				       unsigned int *pageCount, unsigned long long *addresses)
+                                       unsigned int *pageCount, unsigned long long *addresses)
 {
 	DEV_BEGIN(device, pageCount);
 	if (cause != NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS &&
@@ -558,7 +583,7 @@ nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCa
 }
 
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
-						    nvmlEnableState_t *isPending)
+                                                    nvmlEnableState_t *isPending)
 {
 	DEV_BEGIN(device, isPending);
 	if (!g->has_retired)
@@ -568,8 +593,8 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
 }
 
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows,
-				       unsigned int *uncRows, unsigned int *isPending,
-				       unsigned int *failureOccurred)
+                                       unsigned int *uncRows, unsigned int *isPending,
+                                       unsigned int *failureOccurred)
 {
 	DEV_BEGIN(device, corrRows);
 	if (!uncRows || !isPending || !failureOccurred)
@@ -586,7 +611,7 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRo
 /* ---- topology and affinity ---- */
 
 nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize,
-				      unsigned long *cpuSet)
+                                      unsigned long *cpuSet)
 {
 	DEV_BEGIN(device, cpuSet);
 	if (cpuSetSize == 0)
@@ -613,7 +638,7 @@ nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node)
  * HOSTBRIDGE (PHB), the same NUMA node NODE, otherwise SYSTEM.
  */
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
-						 nvmlGpuTopologyLevel_t *pathInfo)
+                                                 nvmlGpuTopologyLevel_t *pathInfo)
 {
 	DEV_BEGIN(device1, pathInfo);
 	if (!sim_valid_device(device2))
@@ -626,7 +651,7 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevic
 	if (g == h) {
 		lvl = NVML_TOPOLOGY_INTERNAL;
 	} else if (g->n_switches && h->n_switches &&
-		   !strcmp(g->switches[g->n_switches - 1], h->switches[h->n_switches - 1])) {
+	           !strcmp(g->switches[g->n_switches - 1], h->switches[h->n_switches - 1])) {
 		lvl = NVML_TOPOLOGY_SINGLE;
 	} else {
 		bool shared = false;
@@ -647,7 +672,7 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevic
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
-				      nvmlEnableState_t *isActive)
+                                      nvmlEnableState_t *isActive)
 {
 	DEV_BEGIN(device, isActive);
 	if (!g->has_nvlink)
@@ -659,7 +684,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
-						 nvmlPciInfo_t *pci)
+                                                 nvmlPciInfo_t *pci)
 {
 	DEV_BEGIN(device, pci);
 	if (!g->has_nvlink)
@@ -671,7 +696,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
-						 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
+                                                 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
 {
 	DEV_BEGIN(device, pNvLinkDeviceType);
 	if (!g->has_nvlink)
@@ -679,7 +704,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
 	if (link >= (unsigned)g->n_links)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
 	*pNvLinkDeviceType = g->links[link].remote_type == SIM_LINK_REMOTE_GPU
-				     ? NVML_NVLINK_DEVICE_TYPE_GPU
-				     : NVML_NVLINK_DEVICE_TYPE_SWITCH;
+	                         ? NVML_NVLINK_DEVICE_TYPE_GPU
+	                         : NVML_NVLINK_DEVICE_TYPE_SWITCH;
 	return sim_leave(NVML_SUCCESS);
 }

@@ -10,13 +10,13 @@
 
 #include "sim_lib.h"
 
-#define DEV_BEGIN(device, out)                                                                    \
-	struct nvmlDevice_st *d;                                                                  \
-	sim_time now;                                                                             \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                              \
-	if (rc_ != NVML_SUCCESS)                                                                  \
-		return rc_;                                                                       \
-	const sim_gpu *g = d->g;                                                                  \
+#define DEV_BEGIN(device, out)                                                                     \
+	struct nvmlDevice_st *d;                                                                   \
+	sim_time now;                                                                              \
+	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
+	if (rc_ != NVML_SUCCESS)                                                                   \
+		return rc_;                                                                        \
+	const sim_gpu *g = d->g;                                                                   \
 	(void)g
 
 #define MIB 1048576.0
@@ -26,19 +26,20 @@
 typedef struct {
 	unsigned pid;
 	unsigned long long mem;
-	sim_wl_ref *wl;        /* a workload of this host */
-	const sim_fproc *fp;   /* a process the scenario places */
+	sim_wl_ref *wl;      /* a workload of this host */
+	const sim_fproc *fp; /* a process the scenario places */
 } proc_ent;
 
 /* Processes on a GPU of the given type: the scenario's first, then live workloads. */
 static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, proc_ent *out,
-		      int max)
+                      int max)
 {
 	int n = 0;
 	for (int i = 0; i < sim_g.scn->n_procs && n < max; i++) {
 		const sim_fproc *p = &sim_g.scn->procs[i];
 		if (p->gpu == d->index && (p->type & type) && now->t >= p->start && now->t < p->end)
-			out[n++] = (proc_ent){.pid = p->pid, .mem = p->used_mib * 1048576ULL, .fp = p};
+			out[n++] =
+			    (proc_ent){.pid = p->pid, .mem = p->used_mib * 1048576ULL, .fp = p};
 	}
 	if (!(type & SIM_PROC_COMPUTE))
 		return n;
@@ -55,8 +56,7 @@ static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, pr
 
 #define MAX_PROCS (SIM_MAX_PROCS + SIM_MAX_WL)
 
-static nvmlReturn_t processes(nvmlDevice_t device, unsigned *count, void *infos, int type,
-			      bool v1)
+static nvmlReturn_t processes(nvmlDevice_t device, unsigned *count, void *infos, int type, bool v1)
 {
 	DEV_BEGIN(device, count);
 	proc_ent *e = malloc(MAX_PROCS * sizeof *e);
@@ -87,26 +87,25 @@ static nvmlReturn_t processes(nvmlDevice_t device, unsigned *count, void *infos,
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
-						     nvmlProcessInfo_t *infos)
+                                                     nvmlProcessInfo_t *infos)
 {
 	return processes(device, infoCount, infos, SIM_PROC_COMPUTE, false);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
-						     nvmlProcessInfo_t *infos)
+                                                     nvmlProcessInfo_t *infos)
 {
 	return processes(device, infoCount, infos, SIM_PROC_COMPUTE, false);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
-						  nvmlProcessInfo_v1_t *infos)
+                                                  nvmlProcessInfo_v1_t *infos)
 {
 	return processes(device, infoCount, infos, SIM_PROC_COMPUTE, true);
 }
 
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
-						      unsigned int *infoCount,
-						      nvmlProcessInfo_t *infos)
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                      nvmlProcessInfo_t *infos)
 {
 	return processes(device, infoCount, infos, SIM_PROC_GRAPHICS, false);
 }
@@ -116,9 +115,9 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
  * second): SM % is the share of that time its kernels were running.
  */
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
-					     nvmlProcessUtilizationSample_t *utilization,
-					     unsigned int *processSamplesCount,
-					     unsigned long long lastSeenTimeStamp)
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp)
 {
 	DEV_BEGIN(device, processSamplesCount);
 	if (g->has_mig && g->mig_current)
@@ -149,15 +148,16 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 			mem = 0.4 * sm;
 		} else {
 			double acc[SIM_ACC_N] = {0};
-			sim_wl_activity(e[i].wl->f, sim_mono_of(&now, a), sim_mono_of(&now, te), acc);
+			sim_wl_activity(e[i].wl->f, sim_mono_of(&now, a), sim_mono_of(&now, te),
+			                acc);
 			sm = acc[SIM_ACC_BUSY] / (te - a);
 			mem = acc[SIM_ACC_DRAM] / (te - a);
 		}
 		s[n++] = (nvmlProcessUtilizationSample_t){
-			.pid = e[i].pid,
-			.timeStamp = ts,
-			.smUtil = (unsigned)lround(fmin(sm, 1.0) * 100),
-			.memUtil = (unsigned)lround(fmin(mem, 1.0) * 100),
+		    .pid = e[i].pid,
+		    .timeStamp = ts,
+		    .smUtil = (unsigned)lround(fmin(sm, 1.0) * 100),
+		    .memUtil = (unsigned)lround(fmin(mem, 1.0) * 100),
 		};
 	}
 	nvmlReturn_t rc = NVML_SUCCESS;
@@ -176,7 +176,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 /* ---- driver samples ---- */
 
 static double sample_value(const struct nvmlDevice_st *d, const sim_time *now,
-			   nvmlSamplingType_t type, double a, double b)
+                           nvmlSamplingType_t type, double a, double b)
 {
 	double m[SIM_M_COUNT];
 	sim_inst in;
@@ -202,20 +202,23 @@ static double sample_value(const struct nvmlDevice_st *d, const sim_time *now,
 	case NVML_MEMORY_CLK_SAMPLES:
 		sim_state_at(d, now, b, &in);
 		return in.mem_mhz;
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
 nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
-				  unsigned long long lastSeenTimeStamp,
-				  nvmlValueType_t *sampleValType, unsigned int *sampleCount,
-				  nvmlSample_t *samples)
+                                  unsigned long long lastSeenTimeStamp,
+                                  nvmlValueType_t *sampleValType, unsigned int *sampleCount,
+                                  nvmlSample_t *samples)
 {
 	DEV_BEGIN(device, sampleCount);
 	if (!sampleValType || type < NVML_TOTAL_POWER_SAMPLES || type > NVML_MODULE_POWER_SAMPLES)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
-	bool util_type = type >= NVML_GPU_UTILIZATION_SAMPLES && type <= NVML_DEC_UTILIZATION_SAMPLES;
-	if (type == NVML_MODULE_POWER_SAMPLES || (type == NVML_ENC_UTILIZATION_SAMPLES && !g->nvenc) ||
+	bool util_type =
+	    type >= NVML_GPU_UTILIZATION_SAMPLES && type <= NVML_DEC_UTILIZATION_SAMPLES;
+	if (type == NVML_MODULE_POWER_SAMPLES ||
+	    (type == NVML_ENC_UTILIZATION_SAMPLES && !g->nvenc) ||
 	    (type == NVML_DEC_UTILIZATION_SAMPLES && !g->nvdec) ||
 	    (util_type && g->has_mig && g->mig_current))
 		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
@@ -264,7 +267,7 @@ static void set_uint(nvmlFieldValue_t *f, unsigned v)
 }
 
 static void field_value(struct nvmlDevice_st *d, const sim_time *now, const double cum[],
-			nvmlFieldValue_t *f)
+                        nvmlFieldValue_t *f)
 {
 	const sim_gpu *g = d->g;
 	unsigned long long sv, dv, sa, da;
@@ -278,14 +281,14 @@ static void field_value(struct nvmlDevice_st *d, const sim_time *now, const doub
 			return;
 		sim_ecc_counts(g, now->t, &sv, &dv, &sa, &da);
 		set_ull(f, f->fieldId == NVML_FI_DEV_ECC_SBE_VOL_TOTAL   ? sv
-			   : f->fieldId == NVML_FI_DEV_ECC_DBE_VOL_TOTAL ? dv
-			   : f->fieldId == NVML_FI_DEV_ECC_SBE_AGG_TOTAL ? sa
-									 : da);
+		           : f->fieldId == NVML_FI_DEV_ECC_DBE_VOL_TOTAL ? dv
+		           : f->fieldId == NVML_FI_DEV_ECC_SBE_AGG_TOTAL ? sa
+		                                                         : da);
 		return;
 	case NVML_FI_DEV_MEMORY_TEMP:
 		if (g->has_mem_temp)
-			set_uint(f, (unsigned)lround(fmax(0, sim_instant(d, now)->temp_c +
-								  g->mem_temp_delta)));
+			set_uint(f, (unsigned)lround(
+			                fmax(0, sim_instant(d, now)->temp_c + g->mem_temp_delta)));
 		return;
 	case NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION:
 		if (g->arch >= NVML_DEVICE_ARCH_VOLTA)
@@ -306,8 +309,9 @@ static void field_value(struct nvmlDevice_st *d, const sim_time *now, const doub
 		if (!g->has_nvlink)
 			return;
 		int up = sim_links_up(g);
-		double bytes = cum[f->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? SIM_M_NVL_TX
-										    : SIM_M_NVL_RX];
+		double bytes =
+		    cum[f->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? SIM_M_NVL_TX
+		                                                            : SIM_M_NVL_RX];
 		if (f->scopeId != 0xFFFFFFFFu) {
 			if (f->scopeId >= (unsigned)g->n_links) {
 				f->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
@@ -324,10 +328,10 @@ static void field_value(struct nvmlDevice_st *d, const sim_time *now, const doub
 	case NVML_FI_DEV_REMAPPED_FAILURE:
 		if (!g->has_remap)
 			return;
-		set_uint(f, f->fieldId == NVML_FI_DEV_REMAPPED_COR     ? g->remap_corr
-			    : f->fieldId == NVML_FI_DEV_REMAPPED_UNC   ? g->remap_unc
-			    : f->fieldId == NVML_FI_DEV_REMAPPED_PENDING ? g->remap_pending
-									 : g->remap_failure);
+		set_uint(f, f->fieldId == NVML_FI_DEV_REMAPPED_COR       ? g->remap_corr
+		            : f->fieldId == NVML_FI_DEV_REMAPPED_UNC     ? g->remap_unc
+		            : f->fieldId == NVML_FI_DEV_REMAPPED_PENDING ? g->remap_pending
+		                                                         : g->remap_failure);
 		return;
 	case NVML_FI_DEV_POWER_AVERAGE:
 		set_uint(f, (unsigned)lround(sim_instant(d, now)->power_w * 1000));
@@ -341,12 +345,13 @@ static void field_value(struct nvmlDevice_st *d, const sim_time *now, const doub
 	case NVML_FI_DEV_PCIE_COUNT_RX_BYTES:
 		set_ull(f, (unsigned long long)cum[SIM_M_PCIE_RX]);
 		return;
-	default: return;
+	default:
+		return;
 	}
 }
 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
-				      nvmlFieldValue_t *values)
+                                      nvmlFieldValue_t *values)
 {
 	DEV_BEGIN(device, values);
 	if (valuesCount <= 0)
@@ -399,12 +404,13 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 }
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
-				      nvmlEventSet_t set)
+                                      nvmlEventSet_t set)
 {
 	DEV_BEGIN(device, set);
 	if (set->magic != SIM_EVENT_MAGIC || eventTypes == 0)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
-	unsigned long long supported = EV_XID | (g->has_ecc && g->ecc_enabled ? EV_SBE | EV_DBE : 0);
+	unsigned long long supported =
+	    EV_XID | (g->has_ecc && g->ecc_enabled ? EV_SBE | EV_DBE : 0);
 	if (eventTypes & ~supported)
 		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
 	/* Only what happens after registration is delivered. */
@@ -430,7 +436,7 @@ static bool after(double t, int order, double t0, int order0)
 }
 
 static bool next_event(const sim_gpu *g, unsigned long long mask, double t0, int order0,
-		       ev_next *out)
+                       ev_next *out)
 {
 	bool found = false;
 	for (int i = 0; i <= g->n_episodes; i++) {
@@ -444,16 +450,17 @@ static bool next_event(const sim_gpu *g, unsigned long long mask, double t0, int
 		} else {
 			const sim_episode *e = &g->episodes[i];
 			unsigned long long type = e->kind == SIM_EP_XID ? EV_XID
-						  : e->kind == SIM_EP_ECC ? (e->dbe ? EV_DBE : EV_SBE)
-									  : 0;
+			                          : e->kind == SIM_EP_ECC
+			                              ? (e->dbe ? EV_DBE : EV_SBE)
+			                              : 0;
 			if (!(type & mask))
 				continue;
 			c.type = type;
 			c.data = e->kind == SIM_EP_XID ? e->xid : 0;
 			/* Occurrences at t0 itself with a higher order are still due. */
 			c.t = i > order0 && sim_ep_count(g, e, t0) > sim_ep_count(g, e, t0 - 1e-9)
-				      ? t0
-				      : sim_ep_next(g, e, t0);
+			          ? t0
+			          : sim_ep_next(g, e, t0);
 			if (isinf(c.t))
 				continue;
 		}
@@ -483,7 +490,7 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
 		for (int i = 0; i < sim_g.scn->n_gpus && i < SIM_MAX_GPUS; i++) {
 			ev_next e = {0};
 			if (!set->reg[i].on || !next_event(&sim_g.scn->gpus[i], set->reg[i].mask,
-							   set->reg[i].t, set->reg[i].order, &e))
+			                                   set->reg[i].t, set->reg[i].order, &e))
 				continue;
 			if (e.t <= now.t && (best < 0 || e.t < be.t)) {
 				best = i;
@@ -504,7 +511,7 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
 		struct timespec cur;
 		clock_gettime(CLOCK_MONOTONIC, &cur);
 		double waited_ms = (double)(cur.tv_sec - start.tv_sec) * 1e3 +
-				   (double)(cur.tv_nsec - start.tv_nsec) / 1e6;
+		                   (double)(cur.tv_nsec - start.tv_nsec) / 1e6;
 		if (waited_ms >= timeoutms)
 			return NVML_ERROR_TIMEOUT;
 		double left = timeoutms - waited_ms;
@@ -599,24 +606,31 @@ typedef struct {
 } gpm_def;
 
 static const gpm_def gpm_defs[] = {
-	{NVML_GPM_METRIC_GRAPHICS_UTIL, SIM_M_UTIL, false, "gr_util", "graphics engine utilization", "%"},
-	{NVML_GPM_METRIC_SM_UTIL, SIM_M_SM, false, "sm_util", "SM utilization", "%"},
-	{NVML_GPM_METRIC_SM_OCCUPANCY, SIM_M_OCC, false, "sm_occupancy", "SM occupancy", "%"},
-	{NVML_GPM_METRIC_INTEGER_UTIL, SIM_M_INT, false, "integer_util", "integer pipe utilization", "%"},
-	{NVML_GPM_METRIC_ANY_TENSOR_UTIL, SIM_M_TENSOR, false, "any_tensor_util", "tensor pipe utilization", "%"},
-	{7 /* HMMA_TENSOR_UTIL */, SIM_M_TENSOR, false, "hmma_tensor_util", "HMMA tensor pipe utilization", "%"},
-	{NVML_GPM_METRIC_DRAM_BW_UTIL, SIM_M_DRAM, false, "dram_bw_util", "DRAM bandwidth utilization", "%"},
-	{NVML_GPM_METRIC_FP64_UTIL, SIM_M_FP64, false, "fp64_util", "FP64 pipe utilization", "%"},
-	{NVML_GPM_METRIC_FP32_UTIL, SIM_M_FP32, false, "fp32_util", "FP32 pipe utilization", "%"},
-	{NVML_GPM_METRIC_FP16_UTIL, SIM_M_FP16, false, "fp16_util", "FP16 pipe utilization", "%"},
-	{NVML_GPM_METRIC_PCIE_TX_PER_SEC, SIM_M_PCIE_TX, true, "pcie_tx", "PCIe transmit", "MiB/sec"},
-	{NVML_GPM_METRIC_PCIE_RX_PER_SEC, SIM_M_PCIE_RX, true, "pcie_rx", "PCIe receive", "MiB/sec"},
-	{NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, SIM_M_NVL_RX, true, "nvlink_total_rx", "NVLink receive, all links", "MiB/sec"},
-	{NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, SIM_M_NVL_TX, true, "nvlink_total_tx", "NVLink transmit, all links", "MiB/sec"},
+    {NVML_GPM_METRIC_GRAPHICS_UTIL, SIM_M_UTIL, false, "gr_util", "graphics engine utilization",
+     "%"},
+    {NVML_GPM_METRIC_SM_UTIL, SIM_M_SM, false, "sm_util", "SM utilization", "%"},
+    {NVML_GPM_METRIC_SM_OCCUPANCY, SIM_M_OCC, false, "sm_occupancy", "SM occupancy", "%"},
+    {NVML_GPM_METRIC_INTEGER_UTIL, SIM_M_INT, false, "integer_util", "integer pipe utilization",
+     "%"},
+    {NVML_GPM_METRIC_ANY_TENSOR_UTIL, SIM_M_TENSOR, false, "any_tensor_util",
+     "tensor pipe utilization", "%"},
+    {7 /* HMMA_TENSOR_UTIL */, SIM_M_TENSOR, false, "hmma_tensor_util",
+     "HMMA tensor pipe utilization", "%"},
+    {NVML_GPM_METRIC_DRAM_BW_UTIL, SIM_M_DRAM, false, "dram_bw_util", "DRAM bandwidth utilization",
+     "%"},
+    {NVML_GPM_METRIC_FP64_UTIL, SIM_M_FP64, false, "fp64_util", "FP64 pipe utilization", "%"},
+    {NVML_GPM_METRIC_FP32_UTIL, SIM_M_FP32, false, "fp32_util", "FP32 pipe utilization", "%"},
+    {NVML_GPM_METRIC_FP16_UTIL, SIM_M_FP16, false, "fp16_util", "FP16 pipe utilization", "%"},
+    {NVML_GPM_METRIC_PCIE_TX_PER_SEC, SIM_M_PCIE_TX, true, "pcie_tx", "PCIe transmit", "MiB/sec"},
+    {NVML_GPM_METRIC_PCIE_RX_PER_SEC, SIM_M_PCIE_RX, true, "pcie_rx", "PCIe receive", "MiB/sec"},
+    {NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, SIM_M_NVL_RX, true, "nvlink_total_rx",
+     "NVLink receive, all links", "MiB/sec"},
+    {NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, SIM_M_NVL_TX, true, "nvlink_total_tx",
+     "NVLink transmit, all links", "MiB/sec"},
 };
 
 static void gpm_metric(const sim_gpu *g, const struct nvmlGpmSample_st *s1,
-		       const struct nvmlGpmSample_st *s2, nvmlGpmMetric_t *m)
+                       const struct nvmlGpmSample_st *s2, nvmlGpmMetric_t *m)
 {
 	double dt = s2->t - s1->t;
 	m->value = 0;
@@ -634,7 +648,8 @@ static void gpm_metric(const sim_gpu *g, const struct nvmlGpmSample_st *s1,
 		m->value = g->links[link].up && up ? bytes / up / dt / MIB : 0;
 		m->nvmlReturn = NVML_SUCCESS;
 		m->metricInfo.shortName = tx ? "nvlink_tx" : "nvlink_rx";
-		m->metricInfo.longName = tx ? "NVLink transmit, one link" : "NVLink receive, one link";
+		m->metricInfo.longName =
+		    tx ? "NVLink transmit, one link" : "NVLink receive, one link";
 		m->metricInfo.unit = "MiB/sec";
 		return;
 	}

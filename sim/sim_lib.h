@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpu/nvml_abi.h"
 #include "sim_model.h"
@@ -28,17 +29,17 @@ NVML_ENTRY_POINTS(SIM_PROTO)
 /* Not NVML: why the last nvmlInit failed ("" when it did not). For gpuwhy's messages. */
 SIM_EXPORT const char *gpuwhySimLastError(void);
 
-#define SIM_HISTORY 120 /* driver samples kept per GPU (20 s at 1/6 s) */
-#define SIM_MAX_WL 256  /* workload files followed at once */
+#define SIM_HISTORY 120      /* driver samples kept per GPU (20 s at 1/6 s) */
+#define SIM_MAX_WL 256       /* workload files followed at once */
 #define SIM_TEMP_WINDOW 30.0 /* seconds of activity the temperature follows */
 
 /* "Now": scenario seconds and the matching CLOCK_MONOTONIC instant. */
 typedef struct {
 	double t;
 	int64_t mono;
-	int64_t epoch_mono; /* mono at t = 0 */
+	int64_t epoch_mono;    /* mono at t = 0 */
 	int64_t epoch_wall_us; /* wall clock at t = 0, for NVML timestamps */
-	bool pinned;        /* GPUWHY_SIM_TIME is set */
+	bool pinned;           /* GPUWHY_SIM_TIME is set */
 } sim_time;
 
 /* What the driver reports "now" for one GPU, computed once per utilization period. */
@@ -64,6 +65,7 @@ struct nvmlDevice_st {
 
 typedef struct {
 	char name[80];
+	ino_t ino;
 	const sim_wl_file *f;
 	uint32_t pid;
 	uint64_t starttime;
@@ -83,7 +85,7 @@ typedef struct {
 	int64_t touched_at;
 	sim_wl_ref wl[SIM_MAX_WL];
 	int n_wl;
-	int64_t checked_at; /* last stat of the state directory */
+	int dir_fd; /* the state directory, watched by its mtime */
 	int64_t dir_mtime;
 	const sim_retired_file *retired;
 	char last_error[700];
@@ -100,7 +102,7 @@ nvmlReturn_t sim_enter(sim_time *now);
  * On success *d and *now are set and the lock is held; otherwise unlocked.
  */
 nvmlReturn_t sim_enter_dev(nvmlDevice_t device, const void *out, struct nvmlDevice_st **d,
-			   sim_time *now);
+                           sim_time *now);
 /* Unlock and return rc. */
 nvmlReturn_t sim_leave(nvmlReturn_t rc);
 
@@ -131,7 +133,7 @@ bool sim_wl_ref_alive(sim_wl_ref *r, const sim_time *now);
 
 /* Averages over [a, b) of scenario seconds: fractions clamped to 0..1, bytes/s. */
 void sim_window(const struct nvmlDevice_st *d, const sim_time *now, double a, double b,
-		double m[SIM_M_COUNT]);
+                double m[SIM_M_COUNT]);
 /* Integrals from scenario time 0 to now (fraction-seconds, bytes). */
 void sim_cumulative(const struct nvmlDevice_st *d, const sim_time *now, double m[SIM_M_COUNT]);
 /* The GPU's reported state now (cached per utilization period). */
@@ -142,8 +144,8 @@ void sim_state_at(const struct nvmlDevice_st *d, const sim_time *now, double t, 
 double sim_energy_mj(const struct nvmlDevice_st *d, const sim_time *now);
 unsigned long long sim_replay_count(const sim_gpu *g, double t);
 void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
-		    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
-		    unsigned long long *dbe_agg);
+                    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
+                    unsigned long long *dbe_agg);
 /* Active NVLinks of a GPU (workload peer traffic goes over NVLink when there are any). */
 int sim_links_up(const sim_gpu *g);
 

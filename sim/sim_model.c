@@ -21,7 +21,8 @@ static double shape_F(const sim_segment *s, double x)
 		double p = s->period;
 		return x / 2 - p / (4 * M_PI) * sin(2 * M_PI * x / p);
 	}
-	case SIM_SHAPE_STEADY: break;
+	case SIM_SHAPE_STEADY:
+		break;
 	}
 	return x;
 }
@@ -29,10 +30,14 @@ static double shape_F(const sim_segment *s, double x)
 static double shape_l(const sim_segment *s, double x)
 {
 	switch (s->shape) {
-	case SIM_SHAPE_SQUARE: return fmod(x, s->period) < s->duty * s->period ? 1.0 : 0.0;
-	case SIM_SHAPE_RAMP: return x >= s->ramp ? 1.0 : x / s->ramp;
-	case SIM_SHAPE_SINE: return (1 - cos(2 * M_PI * x / s->period)) / 2;
-	case SIM_SHAPE_STEADY: break;
+	case SIM_SHAPE_SQUARE:
+		return fmod(x, s->period) < s->duty * s->period ? 1.0 : 0.0;
+	case SIM_SHAPE_RAMP:
+		return x >= s->ramp ? 1.0 : x / s->ramp;
+	case SIM_SHAPE_SINE:
+		return (1 - cos(2 * M_PI * x / s->period)) / 2;
+	case SIM_SHAPE_STEADY:
+		break;
 	}
 	return 1.0;
 }
@@ -66,7 +71,7 @@ void sim_scn_value(const sim_gpu *g, double t, double out[SIM_M_COUNT])
 typedef void (*piece_fn)(const sim_gpu *g, const void *ctx, double a, double b, double *out);
 
 static void fold(const sim_gpu *g, double a, double b, piece_fn fn, const void *ctx, double *out,
-		 int nout)
+                 int nout)
 {
 	if (b <= a)
 		return;
@@ -113,7 +118,8 @@ static void integral_piece(const sim_gpu *g, const void *ctx, double a, double b
 		double d = x1 - x0;
 		double l = shape_F(s, x1 - s->start) - shape_F(s, x0 - s->start);
 		for (int m = 0; m < SIM_M_COUNT; m++)
-			out[m] += (s->base.v[m] - g->idle.v[m]) * d + (s->level.v[m] - s->base.v[m]) * l;
+			out[m] +=
+			    (s->base.v[m] - g->idle.v[m]) * d + (s->level.v[m] - s->base.v[m]) * l;
 	}
 }
 
@@ -179,7 +185,7 @@ static void correction_piece(const sim_gpu *g, const void *ctx, double a, double
 	integral_piece(g, NULL, x0, x1, m);
 	double d = x1 - x0;
 	double modelled = g->power_idle * d + (g->power_busy - g->power_idle) *
-						      (0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM]);
+	                                          (0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM]);
 	out[0] += e->power_w * d - modelled;
 }
 

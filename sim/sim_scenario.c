@@ -36,11 +36,15 @@ uint64_t sim_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 }
 
 static const char *const arch_names[] = {
-	[NVML_DEVICE_ARCH_KEPLER] = "kepler", [NVML_DEVICE_ARCH_MAXWELL] = "maxwell",
-	[NVML_DEVICE_ARCH_PASCAL] = "pascal", [NVML_DEVICE_ARCH_VOLTA] = "volta",
-	[NVML_DEVICE_ARCH_TURING] = "turing", [NVML_DEVICE_ARCH_AMPERE] = "ampere",
-	[NVML_DEVICE_ARCH_ADA] = "ada",       [NVML_DEVICE_ARCH_HOPPER] = "hopper",
-	[NVML_DEVICE_ARCH_BLACKWELL] = "blackwell",
+    [NVML_DEVICE_ARCH_KEPLER] = "kepler",
+    [NVML_DEVICE_ARCH_MAXWELL] = "maxwell",
+    [NVML_DEVICE_ARCH_PASCAL] = "pascal",
+    [NVML_DEVICE_ARCH_VOLTA] = "volta",
+    [NVML_DEVICE_ARCH_TURING] = "turing",
+    [NVML_DEVICE_ARCH_AMPERE] = "ampere",
+    [NVML_DEVICE_ARCH_ADA] = "ada",
+    [NVML_DEVICE_ARCH_HOPPER] = "hopper",
+    [NVML_DEVICE_ARCH_BLACKWELL] = "blackwell",
 };
 
 const char *sim_arch_name(unsigned arch)
@@ -59,8 +63,8 @@ typedef struct {
 
 static void js_ws(jscan *j)
 {
-	while (j->i < j->n &&
-	       (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\r' || j->s[j->i] == '\n'))
+	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\r' ||
+	                       j->s[j->i] == '\n'))
 		j->i++;
 }
 
@@ -226,7 +230,7 @@ typedef struct {
  * of gpus[i] may come from gpu_defaults: the message names where the text is.
  */
 static bool failv(pctx *c, const char *path, const char *key, bool at_key, const char *fmt,
-		  va_list ap)
+                  va_list ap)
 {
 	char full[512];
 	if (key)
@@ -244,7 +248,7 @@ static bool failv(pctx *c, const char *path, const char *key, bool at_key, const
 		if (rest && js_locate(c->buf, c->len, alt, at_key, &off2)) {
 			off = off2;
 			snprintf(shown, sizeof shown, "%s (for %.*s)", alt, (int)(rest + 1 - full),
-				 full);
+			         full);
 		}
 	}
 	int line, col;
@@ -256,7 +260,7 @@ static bool failv(pctx *c, const char *path, const char *key, bool at_key, const
 }
 
 __attribute__((format(printf, 4, 5))) static bool fail(pctx *c, const char *path, const char *key,
-						       const char *fmt, ...)
+                                                       const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -266,7 +270,7 @@ __attribute__((format(printf, 4, 5))) static bool fail(pctx *c, const char *path
 }
 
 __attribute__((format(printf, 4, 5))) static bool fail_key(pctx *c, const char *path,
-							   const char *key, const char *fmt, ...)
+                                                           const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -278,14 +282,21 @@ __attribute__((format(printf, 4, 5))) static bool fail_key(pctx *c, const char *
 static const char *tname(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
 	}
 }
 
@@ -311,7 +322,7 @@ static bool check_keys(pctx *c, json_t *o, const char *path, const char *const *
 		size_t used = 0;
 		for (const char *const *q = keys; *q && used < sizeof list - 1; q++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-						 q == keys ? "" : ", ", *q);
+			                         q == keys ? "" : ", ", *q);
 		return fail_key(c, path, k, "unknown key \"%s\" (known keys: %s)", k, list);
 	}
 	return true;
@@ -323,7 +334,7 @@ static bool missing(pctx *c, const char *path, const char *key)
 }
 
 static bool get_num(pctx *c, json_t *o, const char *path, const char *key, bool req, double lo,
-		    double hi, double *out)
+                    double hi, double *out)
 {
 	json_t *v = member(o, key);
 	if (!v)
@@ -338,7 +349,7 @@ static bool get_num(pctx *c, json_t *o, const char *path, const char *key, bool 
 }
 
 static bool get_int(pctx *c, json_t *o, const char *path, const char *key, bool req, long long lo,
-		    long long hi, long long *out)
+                    long long hi, long long *out)
 {
 	json_t *v = member(o, key);
 	if (!v)
@@ -354,7 +365,7 @@ static bool get_int(pctx *c, json_t *o, const char *path, const char *key, bool 
 
 /* Unsigned helpers on top of get_int for the many small counts. */
 static bool get_uns(pctx *c, json_t *o, const char *path, const char *key, bool req, long long lo,
-		    long long hi, unsigned *out)
+                    long long hi, unsigned *out)
 {
 	long long v = *out;
 	if (!get_int(c, o, path, key, req, lo, hi, &v))
@@ -364,7 +375,7 @@ static bool get_uns(pctx *c, json_t *o, const char *path, const char *key, bool 
 }
 
 static bool get_ull(pctx *c, json_t *o, const char *path, const char *key, bool req, long long lo,
-		    long long hi, unsigned long long *out)
+                    long long hi, unsigned long long *out)
 {
 	long long v = (long long)*out;
 	if (!get_int(c, o, path, key, req, lo, hi, &v))
@@ -384,8 +395,8 @@ static bool get_bool(pctx *c, json_t *o, const char *path, const char *key, bool
 	return true;
 }
 
-static bool get_str(pctx *c, json_t *o, const char *path, const char *key, bool req,
-		    size_t maxlen, char *out, size_t outsize)
+static bool get_str(pctx *c, json_t *o, const char *path, const char *key, bool req, size_t maxlen,
+                    char *out, size_t outsize)
 {
 	json_t *v = member(o, key);
 	if (!v)
@@ -395,7 +406,8 @@ static bool get_str(pctx *c, json_t *o, const char *path, const char *key, bool 
 	const char *s = json_string_value(v);
 	size_t n = json_string_length(v);
 	if (n > maxlen || n >= outsize)
-		return fail(c, path, key, "string is %zu bytes long, at most %zu allowed", n, maxlen);
+		return fail(c, path, key, "string is %zu bytes long, at most %zu allowed", n,
+		            maxlen);
 	if (strlen(s) != n)
 		return fail(c, path, key, "string contains a NUL character");
 	memcpy(out, s, n + 1);
@@ -403,7 +415,7 @@ static bool get_str(pctx *c, json_t *o, const char *path, const char *key, bool 
 }
 
 static bool get_enum(pctx *c, json_t *o, const char *path, const char *key, bool req,
-		     const char *const *names, const int *values, int *out)
+                     const char *const *names, const int *values, int *out)
 {
 	char s[64] = "";
 	json_t *v = member(o, key);
@@ -421,7 +433,7 @@ static bool get_enum(pctx *c, json_t *o, const char *path, const char *key, bool
 	size_t used = 0;
 	for (int i = 0; names[i] && used < sizeof list - 1; i++)
 		used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-					 names[i]);
+		                         names[i]);
 	return fail(c, path, key, "unknown value \"%s\" (one of: %s)", s, list);
 }
 
@@ -438,8 +450,8 @@ static bool get_obj(pctx *c, json_t *o, const char *path, const char *key, bool 
 	return true;
 }
 
-static bool get_arr(pctx *c, json_t *o, const char *path, const char *key, bool req,
-		    size_t max, json_t **out)
+static bool get_arr(pctx *c, json_t *o, const char *path, const char *key, bool req, size_t max,
+                    json_t **out)
 {
 	json_t *v = member(o, key);
 	*out = NULL;
@@ -449,14 +461,14 @@ static bool get_arr(pctx *c, json_t *o, const char *path, const char *key, bool 
 		return fail(c, path, key, "expected an array, got %s", tname(v));
 	if (json_array_size(v) > max)
 		return fail(c, path, key, "%zu entries, at most %zu allowed", json_array_size(v),
-			    max);
+		            max);
 	*out = v;
 	return true;
 }
 
 /* "0x233010DE", "233010de" or an integer. */
 static bool get_hex32(pctx *c, json_t *o, const char *path, const char *key, bool req,
-		      unsigned *out)
+                      unsigned *out)
 {
 	json_t *v = member(o, key);
 	if (!v)
@@ -470,7 +482,7 @@ static bool get_hex32(pctx *c, json_t *o, const char *path, const char *key, boo
 	}
 	if (!json_is_string(v))
 		return fail(c, path, key, "expected a hex string like \"0x233010DE\", got %s",
-			    tname(v));
+		            tname(v));
 	const char *s = json_string_value(v);
 	const char *h = (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2)) ? s + 2 : s;
 	size_t n = strlen(h);
@@ -500,13 +512,13 @@ static bool parse_bus_id(const char *s, sim_pci *p)
 	p->device = dev;
 	p->function = fn;
 	snprintf(p->bus_id, sizeof p->bus_id, "%08X:%02X:%02X.%X", dom, bus, dev, fn);
-	snprintf(p->bus_id_legacy, sizeof p->bus_id_legacy, "%04X:%02X:%02X.%X", dom & 0xFFFF,
-		 bus, dev, fn);
+	snprintf(p->bus_id_legacy, sizeof p->bus_id_legacy, "%04X:%02X:%02X.%X", dom & 0xFFFF, bus,
+	         dev, fn);
 	return true;
 }
 
 static bool get_bus_id(pctx *c, json_t *o, const char *path, const char *key, bool req,
-		       sim_pci *out)
+                       sim_pci *out)
 {
 	char s[40] = "";
 	if (!get_str(c, o, path, key, req, 32, s, sizeof s))
@@ -514,17 +526,29 @@ static bool get_bus_id(pctx *c, json_t *o, const char *path, const char *key, bo
 	if (!*s)
 		return true;
 	if (!parse_bus_id(s, out))
-		return fail(c, path, key,
-			    "\"%s\" is not a PCI bus id like \"00000000:1B:00.0\" or \"0000:1b:00.0\"",
-			    s);
+		return fail(
+		    c, path, key,
+		    "\"%s\" is not a PCI bus id like \"00000000:1B:00.0\" or \"0000:1b:00.0\"", s);
 	return true;
 }
 
-static const char *const profile_keys[] = {
-	"util",          "mem_util",      "enc_util",      "dec_util",        "sm_active",
-	"sm_occupancy",  "tensor_active", "dram_active",   "fp64_active",     "fp32_active",
-	"fp16_active",   "int_active",    "pcie_tx_mib_s", "pcie_rx_mib_s",   "nvlink_tx_mib_s",
-	"nvlink_rx_mib_s", NULL};
+static const char *const profile_keys[] = {"util",
+                                           "mem_util",
+                                           "enc_util",
+                                           "dec_util",
+                                           "sm_active",
+                                           "sm_occupancy",
+                                           "tensor_active",
+                                           "dram_active",
+                                           "fp64_active",
+                                           "fp32_active",
+                                           "fp16_active",
+                                           "int_active",
+                                           "pcie_tx_mib_s",
+                                           "pcie_rx_mib_s",
+                                           "nvlink_tx_mib_s",
+                                           "nvlink_rx_mib_s",
+                                           NULL};
 _Static_assert(sizeof profile_keys / sizeof *profile_keys == SIM_M_COUNT + 1, "profile keys");
 
 /*
@@ -534,7 +558,7 @@ _Static_assert(sizeof profile_keys / sizeof *profile_keys == SIM_M_COUNT + 1, "p
  * for a plausible busy GPU.
  */
 static bool parse_profile(pctx *c, json_t *o, const char *path, const sim_profile *dflt,
-			  sim_profile *out)
+                          sim_profile *out)
 {
 	if (!check_keys(c, o, path, profile_keys))
 		return false;
@@ -558,8 +582,8 @@ static bool parse_profile(pctx *c, json_t *o, const char *path, const sim_profil
 			sim_metric m;
 			double share;
 		} derive[] = {{SIM_M_OCC, 0.5},  {SIM_M_TENSOR, 0.5}, {SIM_M_DRAM, 0.4},
-			      {SIM_M_FP64, 0.0}, {SIM_M_FP32, 0.3},   {SIM_M_FP16, 0.1},
-			      {SIM_M_INT, 0.1}};
+		              {SIM_M_FP64, 0.0}, {SIM_M_FP32, 0.3},   {SIM_M_FP16, 0.1},
+		              {SIM_M_INT, 0.1}};
 		out->v[SIM_M_SM] = sm;
 		for (size_t k = 0; k < sizeof derive / sizeof *derive; k++)
 			if (!given[derive[k].m])
@@ -570,21 +594,20 @@ static bool parse_profile(pctx *c, json_t *o, const char *path, const sim_profil
 	/* An SM can only be active while a kernel runs, a pipe only while its SM is. */
 	if (out->v[SIM_M_SM] > out->v[SIM_M_UTIL] + 1e-9)
 		return fail(c, path, NULL, "sm_active %.3g exceeds util %.3g%% / 100",
-			    out->v[SIM_M_SM], out->v[SIM_M_UTIL] * 100);
+		            out->v[SIM_M_SM], out->v[SIM_M_UTIL] * 100);
 	for (int m = SIM_M_OCC; m <= SIM_M_INT; m++)
 		if (m != SIM_M_DRAM && out->v[m] > out->v[SIM_M_SM] + 1e-9)
 			return fail(c, path, profile_keys[m], "%.3g exceeds sm_active %.3g",
-				    out->v[m], out->v[SIM_M_SM]);
+			            out->v[m], out->v[SIM_M_SM]);
 	return true;
 }
 
 static const char *const shape_names[] = {"steady", "square", "ramp", "sine", NULL};
 
-static bool parse_segment(pctx *c, json_t *o, const char *path, const sim_gpu *g,
-			  sim_segment *s)
+static bool parse_segment(pctx *c, json_t *o, const char *path, const sim_gpu *g, sim_segment *s)
 {
 	static const char *const keys[] = {"start_s", "end_s", "shape", "period_s", "duty",
-					   "ramp_s",  "base",  "level", NULL};
+	                                   "ramp_s",  "base",  "level", NULL};
 	if (!json_is_object(o))
 		return fail(c, path, NULL, "expected an object, got %s", tname(o));
 	if (!check_keys(c, o, path, keys))
@@ -633,18 +656,18 @@ static bool parse_segment(pctx *c, json_t *o, const char *path, const sim_gpu *g
 }
 
 static const char *const reason_names[] = {
-	"gpu_idle",   "applications_clocks", "sw_power_cap",   "hw_slowdown",    "sync_boost",
-	"sw_thermal", "hw_thermal",          "hw_power_brake", "display_clocks", NULL};
+    "gpu_idle",   "applications_clocks", "sw_power_cap",   "hw_slowdown",    "sync_boost",
+    "sw_thermal", "hw_thermal",          "hw_power_brake", "display_clocks", NULL};
 static const unsigned long long reason_bits[] = {
-	nvmlClocksEventReasonGpuIdle,
-	nvmlClocksEventReasonApplicationsClocksSetting,
-	nvmlClocksEventReasonSwPowerCap,
-	nvmlClocksThrottleReasonHwSlowdown,
-	nvmlClocksEventReasonSyncBoost,
-	nvmlClocksEventReasonSwThermalSlowdown,
-	nvmlClocksThrottleReasonHwThermalSlowdown,
-	nvmlClocksThrottleReasonHwPowerBrakeSlowdown,
-	nvmlClocksEventReasonDisplayClockSetting,
+    nvmlClocksEventReasonGpuIdle,
+    nvmlClocksEventReasonApplicationsClocksSetting,
+    nvmlClocksEventReasonSwPowerCap,
+    nvmlClocksThrottleReasonHwSlowdown,
+    nvmlClocksEventReasonSyncBoost,
+    nvmlClocksEventReasonSwThermalSlowdown,
+    nvmlClocksThrottleReasonHwThermalSlowdown,
+    nvmlClocksThrottleReasonHwPowerBrakeSlowdown,
+    nvmlClocksEventReasonDisplayClockSetting,
 };
 
 static bool parse_reasons(pctx *c, json_t *o, const char *path, unsigned long long *out)
@@ -669,25 +692,25 @@ static bool parse_reasons(pctx *c, json_t *o, const char *path, unsigned long lo
 			if (!strcmp(reason_names[k], json_string_value(v)))
 				break;
 		if (!reason_names[k])
-			return fail(c, ep, NULL,
-				    "unknown reason \"%s\" (one of: gpu_idle, applications_clocks, "
-				    "sw_power_cap, hw_slowdown, sync_boost, sw_thermal, hw_thermal, "
-				    "hw_power_brake, display_clocks)",
-				    json_string_value(v));
+			return fail(
+			    c, ep, NULL,
+			    "unknown reason \"%s\" (one of: gpu_idle, applications_clocks, "
+			    "sw_power_cap, hw_slowdown, sync_boost, sw_thermal, hw_thermal, "
+			    "hw_power_brake, display_clocks)",
+			    json_string_value(v));
 		*out |= reason_bits[k];
 	}
 	return true;
 }
 
-static const char *const episode_kinds[] = {"throttle", "pcie_replay", "link_downtrain", "xid",
-					    "ecc", NULL};
+static const char *const episode_kinds[] = {"throttle", "pcie_replay", "link_downtrain",
+                                            "xid",      "ecc",         NULL};
 
-static bool parse_episode(pctx *c, json_t *o, const char *path, const sim_gpu *g,
-			  sim_episode *e)
+static bool parse_episode(pctx *c, json_t *o, const char *path, const sim_gpu *g, sim_episode *e)
 {
-	static const char *const k_throttle[] = {"kind",   "start_s", "end_s",
-						 "reasons", "sm_clock_mhz", "clock_drop_pct",
-						 "temp_c", "power_w", "fan_pct", NULL};
+	static const char *const k_throttle[] = {
+	    "kind",           "start_s", "end_s",   "reasons", "sm_clock_mhz",
+	    "clock_drop_pct", "temp_c",  "power_w", "fan_pct", NULL};
 	static const char *const k_replay[] = {"kind", "start_s", "end_s", "per_s", NULL};
 	static const char *const k_down[] = {"kind", "start_s", "end_s", "gen", "width", NULL};
 	static const char *const k_xid[] = {"kind", "at_s", "code", NULL};
@@ -719,7 +742,8 @@ static bool parse_episode(pctx *c, json_t *o, const char *path, const sim_gpu *g
 	switch (e->kind) {
 	case SIM_EP_THROTTLE:
 		if (!parse_reasons(c, o, path, &e->reasons) ||
-		    !get_num(c, o, path, "sm_clock_mhz", false, 1, g->clk_max_sm, &e->sm_clock_mhz) ||
+		    !get_num(c, o, path, "sm_clock_mhz", false, 1, g->clk_max_sm,
+		             &e->sm_clock_mhz) ||
 		    !get_num(c, o, path, "clock_drop_pct", false, 0, 100, &e->clock_drop_pct) ||
 		    !get_num(c, o, path, "temp_c", false, 0, g->t_shutdown, &e->temp_c) ||
 		    !get_num(c, o, path, "power_w", false, 0, g->power_max * 1.5, &e->power_w) ||
@@ -727,9 +751,10 @@ static bool parse_episode(pctx *c, json_t *o, const char *path, const sim_gpu *g
 			return false;
 		if (e->sm_clock_mhz > 0 && e->clock_drop_pct >= 0)
 			return fail(c, path, "clock_drop_pct",
-				    "give sm_clock_mhz or clock_drop_pct, not both");
+			            "give sm_clock_mhz or clock_drop_pct, not both");
 		if (!isnan(e->fan_pct) && !g->has_fan)
-			return fail(c, path, "fan_pct", "this GPU has no fan (add a \"fan\" object)");
+			return fail(c, path, "fan_pct",
+			            "this GPU has no fan (add a \"fan\" object)");
 		return true;
 	case SIM_EP_PCIE_REPLAY:
 		return get_num(c, o, path, "per_s", true, 0.000001, 1e7, &e->per_s);
@@ -738,10 +763,12 @@ static bool parse_episode(pctx *c, json_t *o, const char *path, const sim_gpu *g
 		    !get_uns(c, o, path, "width", true, 1, g->pcie_max_width, &e->width))
 			return false;
 		return true;
-	case SIM_EP_XID: return get_uns(c, o, path, "code", true, 1, 1000000, &e->xid);
+	case SIM_EP_XID:
+		return get_uns(c, o, path, "code", true, 1, 1000000, &e->xid);
 	case SIM_EP_ECC:
 		if (!g->has_ecc)
-			return fail(c, path, "kind", "ECC episodes need an \"ecc\" object on the GPU");
+			return fail(c, path, "kind",
+			            "ECC episodes need an \"ecc\" object on the GPU");
 		if (!get_uns(c, o, path, "sbe", false, 0, 1000000, &e->sbe) ||
 		    !get_uns(c, o, path, "dbe", false, 0, 1000000, &e->dbe))
 			return false;
@@ -785,7 +812,7 @@ static bool parse_cpulist(const char *s, unsigned long *mask)
 }
 
 static bool parse_pages(pctx *c, json_t *o, const char *path, const char *key,
-			unsigned long long *pages, int *n)
+                        unsigned long long *pages, int *n)
 {
 	json_t *arr;
 	if (!get_arr(c, o, path, key, false, SIM_MAX_PAGES, &arr))
@@ -819,9 +846,9 @@ static bool parse_pages(pctx *c, json_t *o, const char *path, const char *key,
 
 static bool parse_pci(pctx *c, json_t *o, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"bus_id",  "device_id",   "subsystem_id",   "gen",
-					   "width",   "max_gen",     "max_width",      "gpu_max_gen",
-					   "replay_counter", "switches", "host_bridge", NULL};
+	static const char *const keys[] = {
+	    "bus_id",    "device_id",   "subsystem_id",   "gen",      "width",       "max_gen",
+	    "max_width", "gpu_max_gen", "replay_counter", "switches", "host_bridge", NULL};
 	static const long long widths[] = {1, 2, 4, 8, 12, 16, 32};
 	if (!check_keys(c, o, path, keys) || !get_bus_id(c, o, path, "bus_id", true, &g->pci) ||
 	    !get_hex32(c, o, path, "device_id", true, &g->pci.device_id) ||
@@ -844,8 +871,8 @@ static bool parse_pci(pctx *c, json_t *o, const char *path, sim_gpu *g)
 		for (size_t q = 0; q < sizeof widths / sizeof *widths; q++)
 			ok |= widths[q] == wv[k];
 		if (!ok)
-			return fail(c, path, wkeys[k], "%u is not a PCIe link width (1, 2, 4, 8, 12, 16, 32)",
-				    wv[k]);
+			return fail(c, path, wkeys[k],
+			            "%u is not a PCIe link width (1, 2, 4, 8, 12, 16, 32)", wv[k]);
 	}
 	long long hb = g->numa_node >= 0 ? g->numa_node : 0;
 	if (!get_int(c, o, path, "host_bridge", false, 0, 1024, &hb))
@@ -864,34 +891,34 @@ static bool parse_pci(pctx *c, json_t *o, const char *path, sim_gpu *g)
 		if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 31)
 			return fail(c, ep, NULL, "expected a switch name (1 to 31 characters)");
 		snprintf(g->switches[g->n_switches++], sizeof g->switches[0], "%s",
-			 json_string_value(v));
+		         json_string_value(v));
 	}
 	return true;
 }
 
 static bool parse_memory(pctx *c, json_t *o, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"total_mib", "reserved_mib", "used_mib", "bar1_mib",
-					   "bar1_used_mib", NULL};
+	static const char *const keys[] = {"total_mib", "reserved_mib",  "used_mib",
+	                                   "bar1_mib",  "bar1_used_mib", NULL};
 	g->bar1_total = 256;
 	g->bar1_used = 1;
 	if (!check_keys(c, o, path, keys) ||
 	    !get_ull(c, o, path, "total_mib", true, 1, 1LL << 30, &g->mem_total) ||
 	    !get_ull(c, o, path, "reserved_mib", false, 0, (long long)g->mem_total - 1,
-		     &g->mem_reserved) ||
-	    !get_ull(c, o, path, "used_mib", false, 0,
-		     (long long)(g->mem_total - g->mem_reserved), &g->mem_used) ||
+	             &g->mem_reserved) ||
+	    !get_ull(c, o, path, "used_mib", false, 0, (long long)(g->mem_total - g->mem_reserved),
+	             &g->mem_used) ||
 	    !get_ull(c, o, path, "bar1_mib", false, 1, 1LL << 30, &g->bar1_total) ||
 	    !get_ull(c, o, path, "bar1_used_mib", false, 0, (long long)g->bar1_total,
-		     &g->bar1_used))
+	             &g->bar1_used))
 		return false;
 	return true;
 }
 
 static bool parse_power(pctx *c, json_t *o, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"limit_w", "default_limit_w", "min_limit_w",
-					   "max_limit_w", "idle_w", "busy_w", NULL};
+	static const char *const keys[] = {
+	    "limit_w", "default_limit_w", "min_limit_w", "max_limit_w", "idle_w", "busy_w", NULL};
 	if (!check_keys(c, o, path, keys) ||
 	    !get_num(c, o, path, "min_limit_w", true, 1, 10000, &g->power_min) ||
 	    !get_num(c, o, path, "max_limit_w", true, g->power_min, 10000, &g->power_max) ||
@@ -899,7 +926,7 @@ static bool parse_power(pctx *c, json_t *o, const char *path, sim_gpu *g)
 		return false;
 	g->power_default = g->power_limit;
 	if (!get_num(c, o, path, "default_limit_w", false, g->power_min, g->power_max,
-		     &g->power_default) ||
+	             &g->power_default) ||
 	    !get_num(c, o, path, "idle_w", true, 1, g->power_limit, &g->power_idle) ||
 	    !get_num(c, o, path, "busy_w", true, g->power_idle, g->power_max * 1.5, &g->power_busy))
 		return false;
@@ -908,9 +935,9 @@ static bool parse_power(pctx *c, json_t *o, const char *path, sim_gpu *g)
 
 static bool parse_clocks(pctx *c, json_t *o, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"max_sm_mhz",   "max_mem_mhz",  "max_graphics_mhz",
-					   "max_video_mhz", "idle_sm_mhz", "idle_mem_mhz",
-					   "busy_sm_mhz",   "applications", NULL};
+	static const char *const keys[] = {"max_sm_mhz",    "max_mem_mhz",  "max_graphics_mhz",
+	                                   "max_video_mhz", "idle_sm_mhz",  "idle_mem_mhz",
+	                                   "busy_sm_mhz",   "applications", NULL};
 	if (!check_keys(c, o, path, keys) ||
 	    !get_uns(c, o, path, "max_sm_mhz", true, 1, 20000, &g->clk_max_sm) ||
 	    !get_uns(c, o, path, "max_mem_mhz", true, 1, 50000, &g->clk_max_mem) ||
@@ -937,13 +964,13 @@ static bool parse_clocks(pctx *c, json_t *o, const char *path, sim_gpu *g)
 		g->clk_busy_sm = g->app_gr < g->clk_max_sm ? g->app_gr : g->clk_max_sm;
 	}
 	return get_uns(c, o, path, "busy_sm_mhz", false, g->clk_idle_sm, g->clk_max_sm,
-		       &g->clk_busy_sm);
+	               &g->clk_busy_sm);
 }
 
 static bool parse_thermal(pctx *c, json_t *o, const char *path, sim_gpu *g)
 {
 	static const char *const keys[] = {"idle_c",    "busy_c",    "slowdown_c",     "shutdown_c",
-					   "gpu_max_c", "mem_max_c", "memory_delta_c", NULL};
+	                                   "gpu_max_c", "mem_max_c", "memory_delta_c", NULL};
 	long long gmax = -1, mmax = -1;
 	if (!check_keys(c, o, path, keys) ||
 	    !get_uns(c, o, path, "shutdown_c", true, 30, 150, &g->t_shutdown) ||
@@ -966,8 +993,8 @@ static bool parse_reliability(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 	if (!get_obj(c, gj, path, "ecc", false, &o))
 		return false;
 	if (o) {
-		static const char *const keys[] = {"enabled", "sbe_volatile", "dbe_volatile",
-						   "sbe_aggregate", "dbe_aggregate", NULL};
+		static const char *const keys[] = {"enabled",       "sbe_volatile",  "dbe_volatile",
+		                                   "sbe_aggregate", "dbe_aggregate", NULL};
 		snprintf(sub, sizeof sub, "%.200s.ecc", path);
 		g->has_ecc = g->ecc_enabled = true;
 		if (!check_keys(c, o, sub, keys) ||
@@ -978,8 +1005,9 @@ static bool parse_reliability(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 		    !get_ull(c, o, sub, "dbe_aggregate", false, 0, 1LL << 40, &g->ecc_dbe_agg))
 			return false;
 		if (g->ecc_sbe_agg < g->ecc_sbe_vol || g->ecc_dbe_agg < g->ecc_dbe_vol)
-			return fail(c, sub, NULL,
-				    "aggregate counts include the volatile ones, so cannot be lower");
+			return fail(
+			    c, sub, NULL,
+			    "aggregate counts include the volatile ones, so cannot be lower");
 	}
 	if (!get_obj(c, gj, path, "retired_pages", false, &o))
 		return false;
@@ -987,7 +1015,8 @@ static bool parse_reliability(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 		static const char *const keys[] = {"sbe", "dbe", "pending", NULL};
 		snprintf(sub, sizeof sub, "%.200s.retired_pages", path);
 		if (!g->has_ecc)
-			return fail(c, path, "retired_pages", "retired pages need an \"ecc\" object");
+			return fail(c, path, "retired_pages",
+			            "retired pages need an \"ecc\" object");
 		g->has_retired = true;
 		if (!check_keys(c, o, sub, keys) ||
 		    !parse_pages(c, o, sub, "sbe", g->retired_sbe, &g->n_retired_sbe) ||
@@ -999,10 +1028,11 @@ static bool parse_reliability(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 		return false;
 	if (o) {
 		static const char *const keys[] = {"correctable", "uncorrectable", "pending",
-						   "failure", NULL};
+		                                   "failure", NULL};
 		snprintf(sub, sizeof sub, "%.200s.remapped_rows", path);
 		if (!g->has_ecc)
-			return fail(c, path, "remapped_rows", "remapped rows need an \"ecc\" object");
+			return fail(c, path, "remapped_rows",
+			            "remapped rows need an \"ecc\" object");
 		g->has_remap = true;
 		if (!check_keys(c, o, sub, keys) ||
 		    !get_uns(c, o, sub, "correctable", false, 0, 100000, &g->remap_corr) ||
@@ -1047,7 +1077,8 @@ static bool parse_nvlink(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 		bool has_bus = member(o, "bus_id") != NULL;
 		if ((gpu >= 0) == has_bus)
 			return fail(c, sub, NULL,
-				    "give the remote end as \"gpu\" (an index) or \"bus_id\" (an NVSwitch)");
+			            "give the remote end as \"gpu\" (an index) or \"bus_id\" (an "
+			            "NVSwitch)");
 		if (gpu >= 0 && member(o, "device_id"))
 			return fail(c, sub, "device_id", "device_id is taken from the remote GPU");
 		if (gpu == g->index)
@@ -1056,7 +1087,8 @@ static bool parse_nvlink(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 		l.remote_type = gpu >= 0 ? SIM_LINK_REMOTE_GPU : SIM_LINK_REMOTE_SWITCH;
 		l.up = state == 0;
 		if (g->n_links + links > SIM_MAX_LINKS)
-			return fail(c, sub, "links", "more than %d NVLinks on one GPU", SIM_MAX_LINKS);
+			return fail(c, sub, "links", "more than %d NVLinks on one GPU",
+			            SIM_MAX_LINKS);
 		for (long long k = 0; k < links; k++)
 			g->links[g->n_links++] = l;
 	}
@@ -1099,13 +1131,14 @@ static bool parse_behaviour(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 			g->n_segments++;
 			if (i > 0 && s->start < g->segments[i - 1].end)
 				return fail(c, sub, "start_s",
-					    "load segments must be in order and must not overlap "
-					    "(the previous one ends at %g s)",
-					    g->segments[i - 1].end);
+				            "load segments must be in order and must not overlap "
+				            "(the previous one ends at %g s)",
+				            g->segments[i - 1].end);
 			if (g->repeat > 0 && s->end > g->repeat && !isinf(s->end))
 				return fail(c, sub, "end_s", "ends after repeat_s (%g)", g->repeat);
 			if (g->repeat > 0 && s->start >= g->repeat)
-				return fail(c, sub, "start_s", "starts after repeat_s (%g)", g->repeat);
+				return fail(c, sub, "start_s", "starts after repeat_s (%g)",
+				            g->repeat);
 			if (g->repeat > 0 && isinf(s->end))
 				s->end = g->repeat;
 			if (s->shape == SIM_SHAPE_RAMP && s->ramp > s->end - s->start)
@@ -1125,8 +1158,8 @@ static bool parse_behaviour(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 			if (!parse_episode(c, v, sub, g, e))
 				return false;
 			g->n_episodes++;
-			if (g->repeat > 0 && (e->start >= g->repeat ||
-					      (!isinf(e->end) && e->end > g->repeat)))
+			if (g->repeat > 0 &&
+			    (e->start >= g->repeat || (!isinf(e->end) && e->end > g->repeat)))
 				return fail(c, sub, NULL, "lies outside repeat_s (%g)", g->repeat);
 			if (g->repeat > 0 && isinf(e->end))
 				e->end = g->repeat;
@@ -1135,24 +1168,49 @@ static bool parse_behaviour(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 	return true;
 }
 
-static const char *const gpu_keys[] = {
-	"name",          "architecture",  "uuid",         "serial",          "vbios",
-	"pci",           "minor_number",  "memory",       "power",           "clocks",
-	"thermal",       "fan",           "ecc",          "retired_pages",   "remapped_rows",
-	"compute_capability", "persistence_mode", "compute_mode", "mig", "numa_node",
-	"cpu_affinity",  "nvlink",        "nvenc",        "nvdec",           "gpm",
-	"pstate",        "util_period_ms", "noise",       "idle",            "load",
-	"episodes",      "repeat_s",      "lost_after_s", NULL};
+static const char *const gpu_keys[] = {"name",
+                                       "architecture",
+                                       "uuid",
+                                       "serial",
+                                       "vbios",
+                                       "pci",
+                                       "minor_number",
+                                       "memory",
+                                       "power",
+                                       "clocks",
+                                       "thermal",
+                                       "fan",
+                                       "ecc",
+                                       "retired_pages",
+                                       "remapped_rows",
+                                       "compute_capability",
+                                       "persistence_mode",
+                                       "compute_mode",
+                                       "mig",
+                                       "numa_node",
+                                       "cpu_affinity",
+                                       "nvlink",
+                                       "nvenc",
+                                       "nvdec",
+                                       "gpm",
+                                       "pstate",
+                                       "util_period_ms",
+                                       "noise",
+                                       "idle",
+                                       "load",
+                                       "episodes",
+                                       "repeat_s",
+                                       "lost_after_s",
+                                       NULL};
 
 static bool parse_identity(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
-	static const char *const archs[] = {"kepler", "maxwell", "pascal", "volta", "turing",
-					    "ampere", "ada",     "hopper", "blackwell", NULL};
-	static const int arch_ids[] = {NVML_DEVICE_ARCH_KEPLER, NVML_DEVICE_ARCH_MAXWELL,
-				       NVML_DEVICE_ARCH_PASCAL, NVML_DEVICE_ARCH_VOLTA,
-				       NVML_DEVICE_ARCH_TURING, NVML_DEVICE_ARCH_AMPERE,
-				       NVML_DEVICE_ARCH_ADA,    NVML_DEVICE_ARCH_HOPPER,
-				       NVML_DEVICE_ARCH_BLACKWELL};
+	static const char *const archs[] = {"kepler", "maxwell", "pascal", "volta",     "turing",
+	                                    "ampere", "ada",     "hopper", "blackwell", NULL};
+	static const int arch_ids[] = {
+	    NVML_DEVICE_ARCH_KEPLER, NVML_DEVICE_ARCH_MAXWELL, NVML_DEVICE_ARCH_PASCAL,
+	    NVML_DEVICE_ARCH_VOLTA,  NVML_DEVICE_ARCH_TURING,  NVML_DEVICE_ARCH_AMPERE,
+	    NVML_DEVICE_ARCH_ADA,    NVML_DEVICE_ARCH_HOPPER,  NVML_DEVICE_ARCH_BLACKWELL};
 	int arch = 0;
 	if (!get_str(c, gj, path, "name", true, 95, g->name, sizeof g->name) ||
 	    !get_enum(c, gj, path, "architecture", true, archs, arch_ids, &arch) ||
@@ -1167,16 +1225,16 @@ static bool parse_identity(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 	uint64_t h2 = sim_hash(c->seed, 2, (uint64_t)g->index, 0);
 	if (!*g->uuid)
 		snprintf(g->uuid, sizeof g->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx",
-			 (unsigned)(h1 >> 32), (unsigned)(h1 >> 16) & 0xFFFF,
-			 0x4000 | ((unsigned)h1 & 0x0FFF), 0x8000 | ((unsigned)(h2 >> 48) & 0x3FFF),
-			 (unsigned long long)(h2 & 0xFFFFFFFFFFFFULL));
+		         (unsigned)(h1 >> 32), (unsigned)(h1 >> 16) & 0xFFFF,
+		         0x4000 | ((unsigned)h1 & 0x0FFF), 0x8000 | ((unsigned)(h2 >> 48) & 0x3FFF),
+		         (unsigned long long)(h2 & 0xFFFFFFFFFFFFULL));
 	else if (strncmp(g->uuid, "GPU-", 4) || strlen(g->uuid) < 8)
 		return fail(c, path, "uuid", "a GPU UUID starts with \"GPU-\"");
 	/* An empty serial means the board reports none (GeForce); absent means derive one. */
 	g->has_serial = !member(gj, "serial") || *g->serial;
 	if (!member(gj, "serial"))
 		snprintf(g->serial, sizeof g->serial, "165%010llu",
-			 (unsigned long long)(h2 % 10000000000ULL));
+		         (unsigned long long)(h2 % 10000000000ULL));
 	long long minor = g->index;
 	if (!get_int(c, gj, path, "minor_number", false, 0, 255, &minor))
 		return false;
@@ -1199,7 +1257,7 @@ static bool parse_identity(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 static bool parse_modes(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
 	static const char *const cmodes[] = {"default", "exclusive_thread", "prohibited",
-					     "exclusive_process", NULL};
+	                                     "exclusive_process", NULL};
 	json_t *o;
 	char sub[300];
 	g->persistence = true;
@@ -1223,8 +1281,8 @@ static bool parse_modes(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 	if (*cpus) {
 		if (!parse_cpulist(cpus, g->affinity))
 			return fail(c, path, "cpu_affinity",
-				    "\"%s\" is not a CPU list like \"0-31,64-95\" (CPUs below %d)",
-				    cpus, SIM_AFFINITY_WORDS * 64);
+			            "\"%s\" is not a CPU list like \"0-31,64-95\" (CPUs below %d)",
+			            cpus, SIM_AFFINITY_WORDS * 64);
 		g->has_affinity = true;
 	}
 	if (!get_obj(c, gj, path, "mig", false, &o))
@@ -1258,7 +1316,8 @@ static bool parse_modes(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 		static const char *const keys[] = {"idle", "busy", NULL};
 		long long idle = 0, busy = 0;
 		snprintf(sub, sizeof sub, "%.200s.pstate", path);
-		if (!check_keys(c, o, sub, keys) || !get_int(c, o, sub, "idle", false, 0, 15, &idle) ||
+		if (!check_keys(c, o, sub, keys) ||
+		    !get_int(c, o, sub, "idle", false, 0, 15, &idle) ||
 		    !get_int(c, o, sub, "busy", false, 0, idle, &busy))
 			return false;
 		g->idle_pstate = (int)idle;
@@ -1332,7 +1391,7 @@ static json_t *merge_defaults(json_t *dflt, json_t *gpu)
 	{
 		json_t *d = json_object_get(out, k);
 		json_t *merged = (json_is_object(d) && json_is_object(v)) ? merge_defaults(d, v)
-									 : json_incref(v);
+		                                                          : json_incref(v);
 		if (!merged || json_object_set_new(out, k, merged)) {
 			json_decref(out);
 			return NULL;
@@ -1343,11 +1402,11 @@ static json_t *merge_defaults(json_t *dflt, json_t *gpu)
 
 static bool parse_processes(pctx *c, json_t *root, sim_scenario *s)
 {
-	static const char *const keys[] = {"gpu",    "pid",  "name",    "user", "used_mib",
-					   "sm_util", "type", "start_s", "end_s", NULL};
+	static const char *const keys[] = {"gpu",     "pid",  "name",    "user",  "used_mib",
+	                                   "sm_util", "type", "start_s", "end_s", NULL};
 	static const char *const types[] = {"compute", "graphics", "compute+graphics", NULL};
 	static const int type_bits[] = {SIM_PROC_COMPUTE, SIM_PROC_GRAPHICS,
-					SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS};
+	                                SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS};
 	json_t *arr;
 	if (!get_arr(c, root, "", "processes", false, SIM_MAX_PROCS, &arr))
 		return false;
@@ -1387,8 +1446,8 @@ static bool parse_processes(pctx *c, json_t *root, sim_scenario *s)
 		s->n_procs++;
 		for (int k = 0; k < s->n_procs - 1; k++)
 			if (s->procs[k].pid == p->pid && s->procs[k].gpu == p->gpu)
-				return fail(c, path, "pid", "pid %u is already listed on GPU %d", p->pid,
-					    p->gpu);
+				return fail(c, path, "pid", "pid %u is already listed on GPU %d",
+				            p->pid, p->gpu);
 		/* Everything the scenario holds at once must fit in the GPU. */
 		const sim_gpu *g = &s->gpus[p->gpu];
 		unsigned long long held = g->mem_reserved + g->mem_used;
@@ -1397,8 +1456,8 @@ static bool parse_processes(pctx *c, json_t *root, sim_scenario *s)
 				held += s->procs[k].used_mib;
 		if (held > g->mem_total)
 			return fail(c, path, "used_mib",
-				    "GPU %d would hold %llu MiB, more than its %llu MiB", p->gpu, held,
-				    g->mem_total);
+			            "GPU %d would hold %llu MiB, more than its %llu MiB", p->gpu,
+			            held, g->mem_total);
 	}
 	return true;
 }
@@ -1406,20 +1465,20 @@ static bool parse_processes(pctx *c, json_t *root, sim_scenario *s)
 static bool parse_driver(pctx *c, json_t *root, sim_scenario *s)
 {
 	static const char *const keys[] = {"version", "cuda_version", "nvml_version",
-					   "pcie_throughput_delay_ms", NULL};
+	                                   "pcie_throughput_delay_ms", NULL};
 	json_t *o;
 	long long cuda = 0;
 	if (!get_obj(c, root, "", "driver", true, &o) || !check_keys(c, o, "driver", keys) ||
 	    !get_str(c, o, "driver", "version", true, 79, s->driver_version,
-		     sizeof s->driver_version) ||
+	             sizeof s->driver_version) ||
 	    !get_int(c, o, "driver", "cuda_version", true, 1000, 99990, &cuda) ||
 	    !get_str(c, o, "driver", "nvml_version", true, 79, s->nvml_version,
-		     sizeof s->nvml_version))
+	             sizeof s->nvml_version))
 		return false;
 	s->cuda_version = (int)cuda;
 	s->pcie_delay_ms = 20;
 	return get_num(c, o, "driver", "pcie_throughput_delay_ms", false, 0, 1000,
-		       &s->pcie_delay_ms);
+	               &s->pcie_delay_ms);
 }
 
 /* NVLink ends that name a GPU take that GPU's PCI identity; ids must be unique. */
@@ -1435,8 +1494,8 @@ static bool cross_check(pctx *c, sim_scenario *s)
 				continue;
 			if (lk->remote_gpu >= s->n_gpus)
 				return fail(c, path, "nvlink",
-					    "a link names GPU %d, but there are %d GPUs", lk->remote_gpu,
-					    s->n_gpus);
+				            "a link names GPU %d, but there are %d GPUs",
+				            lk->remote_gpu, s->n_gpus);
 			lk->remote = s->gpus[lk->remote_gpu].pci;
 		}
 		for (int j = 0; j < i; j++) {
@@ -1461,9 +1520,8 @@ static void scenario_name(const char *file, char *out, size_t outlen)
 
 static bool parse_root(pctx *c, json_t *root, sim_scenario *s)
 {
-	static const char *const keys[] = {"schema", "name",         "description", "seed",
-					   "driver", "gpu_defaults", "gpus",        "processes",
-					   NULL};
+	static const char *const keys[] = {"schema",       "name", "description", "seed", "driver",
+	                                   "gpu_defaults", "gpus", "processes",   NULL};
 	long long schema = 0, seed = 0;
 	if (!json_is_object(root))
 		return fail(c, "", NULL, "a scenario is a JSON object");
@@ -1471,8 +1529,9 @@ static bool parse_root(pctx *c, json_t *root, sim_scenario *s)
 	    !get_int(c, root, "", "schema", true, 1, 1, &schema) ||
 	    !get_str(c, root, "", "name", false, 63, s->name, sizeof s->name) ||
 	    !get_str(c, root, "", "description", false, 255, s->description,
-		     sizeof s->description) ||
-	    !get_int(c, root, "", "seed", false, 0, (1LL << 53), &seed) || !parse_driver(c, root, s))
+	             sizeof s->description) ||
+	    !get_int(c, root, "", "seed", false, 0, (1LL << 53), &seed) ||
+	    !parse_driver(c, root, s))
 		return false;
 	s->seed = (uint64_t)seed;
 	c->seed = s->seed;
@@ -1524,20 +1583,20 @@ void sim_scenario_free(sim_scenario *s)
 }
 
 int sim_scenario_parse(const char *buf, size_t len, const char *filename, sim_scenario **out,
-		       char *err, size_t errlen)
+                       char *err, size_t errlen)
 {
 	*out = NULL;
 	pctx c = {.buf = buf, .len = len, .file = filename, .err = err, .errlen = errlen};
 	if (len > SIM_MAX_FILE_BYTES) {
 		snprintf(err, errlen, "%s:1:1: file is larger than %u bytes", filename,
-			 SIM_MAX_FILE_BYTES);
+		         SIM_MAX_FILE_BYTES);
 		return -1;
 	}
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		snprintf(err, errlen, "%s:%d:%d: %s", filename, je.line > 0 ? je.line : 1,
-			 je.column > 0 ? je.column : 1, je.text);
+		         je.column > 0 ? je.column : 1, je.text);
 		return -1;
 	}
 	sim_scenario *s = calloc(1, sizeof *s);

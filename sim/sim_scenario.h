@@ -83,8 +83,8 @@ typedef struct {
 	double start, end; /* instants (xid, ecc) have end == start */
 	/* throttle */
 	unsigned long long reasons;
-	double sm_clock_mhz;   /* 0 when not given */
-	double clock_drop_pct; /* <0 when not given */
+	double sm_clock_mhz;             /* 0 when not given */
+	double clock_drop_pct;           /* <0 when not given */
 	double temp_c, power_w, fan_pct; /* NAN when not given */
 	/* pcie_replay */
 	double per_s;
@@ -97,10 +97,10 @@ typedef struct {
 } sim_episode;
 
 typedef struct {
-	char bus_id[32];   /* normalised: "00000000:1B:00.0" */
+	char bus_id[32];        /* normalised: "00000000:1B:00.0" */
 	char bus_id_legacy[16]; /* "0000:1B:00.0" */
 	unsigned domain, bus, device, function;
-	unsigned device_id;    /* (device << 16) | vendor, e.g. 0x233010DE */
+	unsigned device_id; /* (device << 16) | vendor, e.g. 0x233010DE */
 	unsigned subsystem_id;
 } sim_pci;
 
@@ -117,7 +117,7 @@ typedef struct {
 	int index;
 	char name[96], uuid[96], serial[32], vbios[32];
 	bool has_serial; /* consumer boards report no serial: "serial": "" */
-	unsigned arch; /* nvmlDeviceArchitecture_t */
+	unsigned arch;   /* nvmlDeviceArchitecture_t */
 	sim_pci pci;
 	unsigned pcie_gen, pcie_width, pcie_max_gen, pcie_max_width, pcie_gpu_max_gen;
 	unsigned long long replay_initial;
@@ -163,7 +163,7 @@ typedef struct {
 	sim_link links[SIM_MAX_LINKS];
 	bool nvenc, nvdec, gpm;
 	int idle_pstate, busy_pstate;
-	double util_period; /* seconds */
+	double util_period;                         /* seconds */
 	double noise_util, noise_power, noise_temp; /* amplitudes: percent points, W, C */
 	/* behaviour over time */
 	sim_profile idle;
@@ -195,7 +195,7 @@ typedef struct {
 	uint64_t seed;
 	char driver_version[80];
 	char nvml_version[80];
-	int cuda_version; /* 12040 for 12.4 */
+	int cuda_version;     /* 12040 for 12.4 */
 	double pcie_delay_ms; /* how long nvmlDeviceGetPcieThroughput blocks */
 	int n_gpus;
 	sim_gpu *gpus;
@@ -209,7 +209,7 @@ typedef struct {
  * returns -1 and writes "<file>:<line>:<column>: <path>: <what>" to err.
  */
 int sim_scenario_parse(const char *buf, size_t len, const char *filename, sim_scenario **out,
-		       char *err, size_t errlen);
+                       char *err, size_t errlen);
 
 /* Read and parse a file; I/O errors are reported as "<file>: <why>". */
 int sim_scenario_load(const char *path, sim_scenario **out, char *err, size_t errlen);

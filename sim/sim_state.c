@@ -47,7 +47,7 @@ void sim_state_name(const char *scenario_path, char *out, size_t outlen)
 	for (size_t i = 0; i < n && k + 1 < outlen; i++) {
 		char ch = b[i];
 		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+		          (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
 		out[k++] = ok ? ch : '_';
 	}
 	out[k] = '\0';
@@ -87,7 +87,7 @@ int sim_state_dir(const char *scenario_path, char *out, size_t outlen, char *err
 	} else {
 		const char *run = getenv("XDG_RUNTIME_DIR");
 		snprintf(base, sizeof base, "%s/gpuwhy-sim-%u", run && *run ? run : "/tmp",
-			 (unsigned)getuid());
+		         (unsigned)getuid());
 	}
 	if (own_dir(base, err, errlen) != 0)
 		return -1;
@@ -175,8 +175,9 @@ static int start_clock(const char *dir, sim_epoch *e)
 	e->mono_ns = mono_ns();
 	e->wall_ns = wall_ns();
 	char text[128];
-	int n = snprintf(text, sizeof text, "gpuwhy-sim-clock 1 mono_ns %" PRId64 " wall_ns %" PRId64 "\n",
-			 e->mono_ns, e->wall_ns);
+	int n = snprintf(text, sizeof text,
+	                 "gpuwhy-sim-clock 1 mono_ns %" PRId64 " wall_ns %" PRId64 "\n", e->mono_ns,
+	                 e->wall_ns);
 	sim_retired_file *r = calloc(1, sizeof *r);
 	if (!r)
 		return -1;
@@ -213,19 +214,20 @@ int sim_clock_open(const char *dir, sim_epoch *out, char *err, size_t errlen)
 	char rp[PATH_MAX];
 	snprintf(rp, sizeof rp, "%s/retired", dir);
 	bool restart = sim_clock_read(dir, out) != 0 || stat(p, &st) != 0 || stat(rp, &rst) != 0 ||
-		       rst.st_size != (off_t)sizeof(sim_retired_file);
+	               rst.st_size != (off_t)sizeof(sim_retired_file);
 	long idle = idle_reset_s();
 	if (!restart) {
 		/* After a reboot CLOCK_MONOTONIC restarts below the stored origin. */
-		int64_t unused_ns = wall_ns() - ((int64_t)st.st_mtim.tv_sec * 1000000000LL +
-						 st.st_mtim.tv_nsec);
+		int64_t unused_ns =
+		    wall_ns() - ((int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
 		restart = out->mono_ns > mono_ns() || (idle > 0 && unused_ns > idle * 1000000000LL);
 	}
 	int rc = restart ? start_clock(dir, out) : 0;
 	if (rc == 0)
 		utimensat(AT_FDCWD, p, NULL, 0);
 	else
-		snprintf(err, errlen, "%s: cannot write the scenario clock: %s", dir, strerror(errno));
+		snprintf(err, errlen, "%s: cannot write the scenario clock: %s", dir,
+		         strerror(errno));
 	unlock_dir(lk);
 	return rc;
 }
@@ -247,7 +249,8 @@ int sim_clock_reset(const char *dir, char *err, size_t errlen)
 	sim_epoch e;
 	int rc = start_clock(dir, &e);
 	if (rc != 0)
-		snprintf(err, errlen, "%s: cannot write the scenario clock: %s", dir, strerror(errno));
+		snprintf(err, errlen, "%s: cannot write the scenario clock: %s", dir,
+		         strerror(errno));
 	unlock_dir(lk);
 	return rc;
 }
@@ -412,7 +415,7 @@ static void add_weighted(double acc[SIM_ACC_N], const sim_wl_interval *e, double
 }
 
 void sim_wl_push(sim_wl *w, int64_t start_ns, int64_t end_ns, unsigned kernel_us, int kind,
-		 uint64_t h2d_bytes, uint64_t peer_bytes)
+                 uint64_t h2d_bytes, uint64_t peer_bytes)
 {
 	sim_wl_file *f = w->f;
 	seq_begin(&f->seq);
@@ -422,11 +425,11 @@ void sim_wl_push(sim_wl *w, int64_t start_ns, int64_t end_ns, unsigned kernel_us
 		start_ns = last->end_ns;
 	if (end_ns > start_ns) {
 		sim_wl_interval e = {.start_ns = start_ns,
-				     .end_ns = end_ns,
-				     .kernel_us = kernel_us,
-				     .kind = (uint16_t)kind,
-				     .h2d_bytes = h2d_bytes,
-				     .peer_bytes = peer_bytes};
+		                     .end_ns = end_ns,
+		                     .kernel_us = kernel_us,
+		                     .kind = (uint16_t)kind,
+		                     .h2d_bytes = h2d_bytes,
+		                     .peer_bytes = peer_bytes};
 		/* Back-to-back phases of the same kind become one interval, so the ring lasts. */
 		if (last && last->kind == kind && last->kernel_us == kernel_us &&
 		    start_ns - last->end_ns <= 50000) {
@@ -544,8 +547,7 @@ const sim_wl_file *sim_wl_map(const char *path)
 		return NULL;
 	const sim_wl_file *f = m;
 	if (__atomic_load_n(&f->magic, __ATOMIC_ACQUIRE) != SIM_WL_MAGIC ||
-	    f->version != SIM_WL_VERSION || f->ring_cap != SIM_WL_RING ||
-	    f->gpu >= SIM_MAX_GPUS) {
+	    f->version != SIM_WL_VERSION || f->ring_cap != SIM_WL_RING || f->gpu >= SIM_MAX_GPUS) {
 		munmap(m, sizeof(sim_wl_file));
 		return NULL;
 	}
@@ -646,7 +648,8 @@ void sim_wl_activity(const sim_wl_file *f, int64_t a_ns, int64_t b_ns, double ac
 		}
 		if (seq_read_retry(&f->seq, s))
 			continue;
-		/* The ring was overwritten before a_ns: assume the unseen part was like the rest. */
+		/* The ring was overwritten before a_ns: assume the unseen part was like the rest.
+		 */
 		if (!reached && lo > 0 && oldest > a_ns && oldest < b_ns) {
 			double scale = (double)(b_ns - a_ns) / (double)(b_ns - oldest);
 			for (int i = 0; i < SIM_ACC_N; i++)
@@ -668,7 +671,8 @@ void sim_wl_totals(const sim_wl_file *f, int64_t now_ns, double acc[SIM_ACC_N])
 			sim_wl_interval e = f->ring[(f->count - 1) % f->ring_cap];
 			if (e.end_ns > now_ns && e.end_ns > e.start_ns) {
 				double fut[SIM_ACC_N] = {0};
-				add_overlap(fut, &e, now_ns > e.start_ns ? now_ns : e.start_ns, e.end_ns);
+				add_overlap(fut, &e, now_ns > e.start_ns ? now_ns : e.start_ns,
+				            e.end_ns);
 				for (int i = 0; i < SIM_ACC_N; i++)
 					part[i] -= fut[i];
 			}

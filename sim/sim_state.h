@@ -129,7 +129,7 @@ int sim_wl_create(const char *dir, unsigned gpu, sim_wl **out, char *err, size_t
 void sim_wl_set_mem(sim_wl *w, uint64_t bytes);
 /* Publish [start, end) (start is moved past the previous interval if needed). */
 void sim_wl_push(sim_wl *w, int64_t start_ns, int64_t end_ns, unsigned kernel_us, int kind,
-		 uint64_t h2d_bytes, uint64_t peer_bytes);
+                 uint64_t h2d_bytes, uint64_t peer_bytes);
 /* Move the end of the newest interval (never before its start). */
 void sim_wl_set_end(sim_wl *w, int64_t end_ns);
 /* Add the totals to the retired file, remove the file, free w. */

@@ -18,6 +18,10 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("status", cmd_status, "one screen of every GPU and its processes (like nvidia-smi)") \
 	X("query", cmd_query, "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)") \
 	X("topo", cmd_topo, "GPU interconnect matrix, CPU/NUMA affinity, NVLink states") \
+	X("record", cmd_record, "sample GPUs, host and processes into a .gpuwhy file until stopped") \
+	X("run", cmd_run, "run a command, record it and its process tree, summarise and diagnose") \
+	X("export", cmd_export, "a recording's tables as CSV or JSON Lines") \
+	X("doctor", cmd_doctor, "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, WSL, load") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job") \
 	X("queue", cmd_queue, "GPU-aware batch queue: memory-aware placement, retries, records, Slurm")
 

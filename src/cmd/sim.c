@@ -74,21 +74,22 @@ static int nvml_open(nvml_api *api, const char *who)
 	memset(api, 0, sizeof *api);
 	if (!scenario_env())
 		return gw_error(GW_EXIT_USAGE, who, "run it as gpuwhy --sim SCENARIO sim ...",
-				"needs the simulated GPU");
+		                "needs the simulated GPU");
 	const char *lib = getenv("GPUWHY_NVML");
 	if (!lib || !*lib)
 		lib = gpu_sim_library(NULL);
 	if (!lib)
 		return gw_error(GW_EXIT_ENV, who, "build it with make, or set GPUWHY_SIM_LIB",
-				"simulated libnvidia-ml.so.1 not found");
+		                "simulated libnvidia-ml.so.1 not found");
 	api->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!api->handle)
 		return gw_error(GW_EXIT_ENV, lib, NULL, "cannot load: %s", dlerror());
 #define NVML_API_LOAD(ret, name, params) api->name = (ret(*) params)dlsym(api->handle, #name);
 	NVML_ENTRY_POINTS(NVML_API_LOAD)
 #undef NVML_API_LOAD
-	if (!api->nvmlInit_v2 || !api->nvmlDeviceGetCount_v2 || !api->nvmlDeviceGetHandleByIndex_v2 ||
-	    !api->nvmlDeviceGetMemoryInfo_v2 || !api->nvmlErrorString) {
+	if (!api->nvmlInit_v2 || !api->nvmlDeviceGetCount_v2 ||
+	    !api->nvmlDeviceGetHandleByIndex_v2 || !api->nvmlDeviceGetMemoryInfo_v2 ||
+	    !api->nvmlErrorString) {
 		dlclose(api->handle);
 		return gw_error(GW_EXIT_ENV, lib, NULL, "not an NVML library");
 	}
@@ -97,7 +98,7 @@ static int nvml_open(nvml_api *api, const char *who)
 		const char *why = api->nvmlErrorString(rc);
 		dlclose(api->handle);
 		return gw_error(GW_EXIT_ENV, who, "see the message above", "NVML init failed: %s",
-				why);
+		                why);
 	}
 	return 0;
 }
@@ -122,7 +123,7 @@ static int sim_list(int argc, char **argv)
 {
 	bool lng = false;
 	static const struct option opts[] = {
-		{"long", no_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	    {"long", no_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "lh", opts, NULL)) != -1) {
 		if (c == 'l')
@@ -138,17 +139,18 @@ static int sim_list(int argc, char **argv)
 	const char *dir = gpu_scenario_dir();
 	if (!dir)
 		return gw_error(GW_EXIT_ENV, "scenarios", "set GPUWHY_SCENARIOS",
-				"no scenario directory found");
+		                "no scenario directory found");
 	DIR *d = opendir(dir);
 	if (!d)
 		return gw_error(GW_EXIT_ENV, dir, NULL, "cannot open scenario directory");
-	char *names[256];
+	char *names[256] = {NULL};
 	size_t n = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) && n < 256) {
 		size_t len = strlen(e->d_name);
-		if (len > 5 && !strcmp(e->d_name + len - 5, ".json"))
-			names[n++] = strndup(e->d_name, len - 5);
+		if (len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
+		    (names[n] = strndup(e->d_name, len - 5)))
+			n++;
 	}
 	closedir(d);
 	qsort(names, n, sizeof *names, names_cmp);
@@ -177,7 +179,7 @@ static int sim_check(int argc, char **argv)
 {
 	if (argc < 2)
 		return gw_error(GW_EXIT_USAGE, "sim check", "gpuwhy sim check FILE...",
-				"no scenario file given");
+		                "no scenario file given");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		puts("usage: gpuwhy sim check FILE...\n\n"
 		     "Parses and validates scenario files. Errors are printed as\n"
@@ -240,7 +242,8 @@ static void show_gpu(nvml_api *a, unsigned i)
 	unsigned n = 64;
 	if (a->nvmlDeviceGetComputeRunningProcesses_v3(d, &n, procs) == NVML_SUCCESS && n) {
 		for (unsigned k = 0; k < n; k++)
-			printf("%s%u:%llu", k ? "," : "", procs[k].pid, procs[k].usedGpuMemory >> 20);
+			printf("%s%u:%llu", k ? "," : "", procs[k].pid,
+			       procs[k].usedGpuMemory >> 20);
 	} else {
 		printf("-");
 	}
@@ -249,12 +252,10 @@ static void show_gpu(nvml_api *a, unsigned i)
 
 static int sim_show(int argc, char **argv)
 {
-	static const struct option opts[] = {{"gpu", required_argument, NULL, 'g'},
-					     {"count", required_argument, NULL, 'c'},
-					     {"interval", required_argument, NULL, 'i'},
-					     {"at", required_argument, NULL, 'a'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"gpu", required_argument, NULL, 'g'},      {"count", required_argument, NULL, 'c'},
+	    {"interval", required_argument, NULL, 'i'}, {"at", required_argument, NULL, 'a'},
+	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
 	long long gpu = -1, count = 1;
 	int64_t interval = 1000000000LL;
 	int c;
@@ -263,43 +264,51 @@ static int sim_show(int argc, char **argv)
 		switch (c) {
 		case 'g':
 			if (!gw_parse_int(optarg, 0, SIM_MAX_GPUS - 1, &gpu))
-				return gw_error(GW_EXIT_USAGE, "--gpu", "an index like 0", "bad value '%s'",
-						optarg);
+				return gw_error(GW_EXIT_USAGE, "--gpu", "an index like 0",
+				                "bad value '%s'", optarg);
 			break;
 		case 'c':
 			if (!gw_parse_int(optarg, 1, 1000000, &count))
-				return gw_error(GW_EXIT_USAGE, "--count", "a number from 1", "bad value '%s'",
-						optarg);
+				return gw_error(GW_EXIT_USAGE, "--count", "a number from 1",
+				                "bad value '%s'", optarg);
 			break;
 		case 'i':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &interval))
-				return gw_error(GW_EXIT_USAGE, "--interval", "a duration like 250ms",
-						"bad value '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "--interval",
+				                "a duration like 250ms", "bad value '%s'", optarg);
 			break;
 		case 'a':
 			if (!gw_parse_double(optarg, &at) || at < 0 || at > 1e9)
-				return gw_error(GW_EXIT_USAGE, "--at", "seconds of scenario time, like 30",
-						"bad value '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "--at",
+				                "seconds of scenario time, like 30",
+				                "bad value '%s'", optarg);
 			setenv("GPUWHY_SIM_TIME", optarg, 1);
 			break;
 		case 'h':
-			puts("usage: gpuwhy --sim SCENARIO sim show [--gpu I] [--count N] [--interval DUR] "
+			puts("usage: gpuwhy --sim SCENARIO sim show [--gpu I] [--count N] "
+			     "[--interval DUR] "
 			     "[--at SECONDS]\n\n"
-			     "Prints what the simulated NVML reports, one line of key=value per GPU:\n"
-			     "util, mem_util (%), mem_used_mib, mem_total_mib, power_w, temp_c, sm_mhz,\n"
-			     "reasons (clock event bits), pcie (current link), replay (PCIe replays),\n"
-			     "procs (pid:MiB of compute processes). A GPU off the bus prints 'lost'.\n"
+			     "Prints what the simulated NVML reports, one line of key=value per "
+			     "GPU:\n"
+			     "util, mem_util (%), mem_used_mib, mem_total_mib, power_w, temp_c, "
+			     "sm_mhz,\n"
+			     "reasons (clock event bits), pcie (current link), replay (PCIe "
+			     "replays),\n"
+			     "procs (pid:MiB of compute processes). A GPU off the bus prints "
+			     "'lost'.\n"
 			     "  --gpu I          only GPU I\n"
 			     "  --count N        N readings (default 1) ...\n"
 			     "  --interval DUR   ... this far apart (default 1s)\n"
-			     "  --at SECONDS     at this scenario time (pins the clock, GPUWHY_SIM_TIME)");
+			     "  --at SECONDS     at this scenario time (pins the clock, "
+			     "GPUWHY_SIM_TIME)");
 			return GW_EXIT_OK;
-		default: return GW_EXIT_USAGE;
+		default:
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim show --help",
-				"unexpected argument");
+		                "unexpected argument");
 	nvml_api api;
 	int rc = nvml_open(&api, "sim show");
 	if (rc)
@@ -308,8 +317,8 @@ static int sim_show(int argc, char **argv)
 	api.nvmlDeviceGetCount_v2(&n);
 	if (gpu >= (long long)n) {
 		nvml_close(&api);
-		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "GPU %lld does not exist (%u GPUs)", gpu,
-				n);
+		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "GPU %lld does not exist (%u GPUs)",
+		                gpu, n);
 	}
 	int64_t next = gw_mono_ns();
 	for (long long k = 0; k < count; k++) {
@@ -340,16 +349,17 @@ static int sim_reset(int argc, char **argv)
 	char path[PATH_MAX];
 	if (argc > 2)
 		return gw_error(GW_EXIT_USAGE, argv[2], "gpuwhy sim reset [SCENARIO]",
-				"unexpected argument");
+		                "unexpected argument");
 	if (argc == 2) {
 		if (gpu_scenario_resolve(argv[1], path, sizeof path) != 0)
-			return gw_error(GW_EXIT_USAGE, argv[1], "gpuwhy sim list shows the shipped ones",
-					"no such scenario");
+			return gw_error(GW_EXIT_USAGE, argv[1],
+			                "gpuwhy sim list shows the shipped ones",
+			                "no such scenario");
 	} else if (scenario_env()) {
 		snprintf(path, sizeof path, "%s", scenario_env());
 	} else {
 		return gw_error(GW_EXIT_USAGE, "sim reset", "name one, or use --sim SCENARIO",
-				"which scenario?");
+		                "which scenario?");
 	}
 	char dir[PATH_MAX], err[600];
 	if (sim_state_dir(path, dir, sizeof dir, err, sizeof err) != 0 ||
@@ -420,74 +430,124 @@ static void train_usage(FILE *out)
 static int parse_train(int argc, char **argv, train_opts *o)
 {
 	*o = (train_opts){.steps = 50,
-			  .workers = 1,
-			  .ranks = 1,
-			  .straggler = -1,
-			  .oom_at = -1,
-			  .fail_at = -1,
-			  .prefetch = 2,
-			  .cpu_ms = 20,
-			  .gpu_ms = 30,
-			  .kernel_us = 200,
-			  .mem_mib = 1024,
-			  .h2d_mib = 16,
-			  .allreduce_mib = -1};
-	static const struct option opts[] = {
-		{"steps", required_argument, NULL, 's'},     {"workers", required_argument, NULL, 'w'},
-		{"prefetch", required_argument, NULL, 'p'},  {"cpu-ms", required_argument, NULL, 'C'},
-		{"gpu-ms", required_argument, NULL, 'G'},    {"kernel-us", required_argument, NULL, 'k'},
-		{"ranks", required_argument, NULL, 'r'},     {"gpu", required_argument, NULL, 'g'},
-		{"straggler", required_argument, NULL, 'K'}, {"straggler-ms", required_argument, NULL, 'M'},
-		{"allreduce-mib", required_argument, NULL, 'A'},
-		{"h2d-mib", required_argument, NULL, 'B'},   {"mem-mib", required_argument, NULL, 'm'},
-		{"mem-growth-mib", required_argument, NULL, 'R'},
-		{"oom-at", required_argument, NULL, 'O'},    {"fail-at", required_argument, NULL, 'F'},
-		{"fail-exit", required_argument, NULL, 'E'}, {"seed", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+	                  .workers = 1,
+	                  .ranks = 1,
+	                  .straggler = -1,
+	                  .oom_at = -1,
+	                  .fail_at = -1,
+	                  .prefetch = 2,
+	                  .cpu_ms = 20,
+	                  .gpu_ms = 30,
+	                  .kernel_us = 200,
+	                  .mem_mib = 1024,
+	                  .h2d_mib = 16,
+	                  .allreduce_mib = -1};
+	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
+	                                     {"workers", required_argument, NULL, 'w'},
+	                                     {"prefetch", required_argument, NULL, 'p'},
+	                                     {"cpu-ms", required_argument, NULL, 'C'},
+	                                     {"gpu-ms", required_argument, NULL, 'G'},
+	                                     {"kernel-us", required_argument, NULL, 'k'},
+	                                     {"ranks", required_argument, NULL, 'r'},
+	                                     {"gpu", required_argument, NULL, 'g'},
+	                                     {"straggler", required_argument, NULL, 'K'},
+	                                     {"straggler-ms", required_argument, NULL, 'M'},
+	                                     {"allreduce-mib", required_argument, NULL, 'A'},
+	                                     {"h2d-mib", required_argument, NULL, 'B'},
+	                                     {"mem-mib", required_argument, NULL, 'm'},
+	                                     {"mem-growth-mib", required_argument, NULL, 'R'},
+	                                     {"oom-at", required_argument, NULL, 'O'},
+	                                     {"fail-at", required_argument, NULL, 'F'},
+	                                     {"fail-exit", required_argument, NULL, 'E'},
+	                                     {"seed", required_argument, NULL, 'S'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	int c, idx;
 	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
 		long long *iv = NULL, lo = 0, hi = 0;
 		double *dv = NULL, dhi = 1e7;
 		switch (c) {
-		case 's': iv = &o->steps, lo = 1, hi = 10000000; break;
-		case 'w': iv = &o->workers, lo = 0, hi = 256; break;
-		case 'p': iv = &o->prefetch, lo = 1, hi = 64; break;
-		case 'r': iv = &o->ranks, lo = 1, hi = SIM_MAX_GPUS; break;
-		case 'g': iv = &o->gpu, lo = 0, hi = SIM_MAX_GPUS - 1; break;
-		case 'K': iv = &o->straggler, lo = 0, hi = SIM_MAX_GPUS - 1; break;
-		case 'O': iv = &o->oom_at, lo = 1, hi = 10000000; break;
-		case 'F': iv = &o->fail_at, lo = 1, hi = 10000000; break;
-		case 'E': iv = &o->fail_exit, lo = 1, hi = 255; break;
-		case 'S': iv = &o->seed, lo = 0, hi = (1LL << 53); break;
-		case 'C': dv = &o->cpu_ms, dhi = 600000; break;
-		case 'G': dv = &o->gpu_ms, dhi = 600000; break;
-		case 'k': dv = &o->kernel_us, dhi = 10000000; break;
-		case 'M': dv = &o->straggler_ms, dhi = 600000; break;
-		case 'A': dv = &o->allreduce_mib, dhi = 1048576; break;
-		case 'B': dv = &o->h2d_mib, dhi = 1048576; break;
-		case 'm': dv = &o->mem_mib, dhi = 1 << 30; break;
-		case 'R': dv = &o->growth_mib, dhi = 1 << 30; break;
-		case 'h': train_usage(stdout); return -1;
-		default: train_usage(stderr); return GW_EXIT_USAGE;
+		case 's':
+			iv = &o->steps, lo = 1, hi = 10000000;
+			break;
+		case 'w':
+			iv = &o->workers, lo = 0, hi = 256;
+			break;
+		case 'p':
+			iv = &o->prefetch, lo = 1, hi = 64;
+			break;
+		case 'r':
+			iv = &o->ranks, lo = 1, hi = SIM_MAX_GPUS;
+			break;
+		case 'g':
+			iv = &o->gpu, lo = 0, hi = SIM_MAX_GPUS - 1;
+			break;
+		case 'K':
+			iv = &o->straggler, lo = 0, hi = SIM_MAX_GPUS - 1;
+			break;
+		case 'O':
+			iv = &o->oom_at, lo = 1, hi = 10000000;
+			break;
+		case 'F':
+			iv = &o->fail_at, lo = 1, hi = 10000000;
+			break;
+		case 'E':
+			iv = &o->fail_exit, lo = 1, hi = 255;
+			break;
+		case 'S':
+			iv = &o->seed, lo = 0, hi = (1LL << 53);
+			break;
+		case 'C':
+			dv = &o->cpu_ms, dhi = 600000;
+			break;
+		case 'G':
+			dv = &o->gpu_ms, dhi = 600000;
+			break;
+		case 'k':
+			dv = &o->kernel_us, dhi = 10000000;
+			break;
+		case 'M':
+			dv = &o->straggler_ms, dhi = 600000;
+			break;
+		case 'A':
+			dv = &o->allreduce_mib, dhi = 1048576;
+			break;
+		case 'B':
+			dv = &o->h2d_mib, dhi = 1048576;
+			break;
+		case 'm':
+			dv = &o->mem_mib, dhi = 1 << 30;
+			break;
+		case 'R':
+			dv = &o->growth_mib, dhi = 1 << 30;
+			break;
+		case 'h':
+			train_usage(stdout);
+			return -1;
+		default:
+			train_usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 		if (iv && !gw_parse_int(optarg, lo, hi, iv))
-			return gw_error(GW_EXIT_USAGE, argv[optind - 1], "see gpuwhy sim train --help",
-					"'%s' is not a whole number from %lld to %lld", optarg, lo, hi);
+			return gw_error(
+			    GW_EXIT_USAGE, argv[optind - 1], "see gpuwhy sim train --help",
+			    "'%s' is not a whole number from %lld to %lld", optarg, lo, hi);
 		if (dv && (!gw_parse_double(optarg, dv) || *dv < 0 || *dv > dhi))
-			return gw_error(GW_EXIT_USAGE, argv[optind - 1], "see gpuwhy sim train --help",
-					"'%s' is not a number from 0 to %g", optarg, dhi);
+			return gw_error(GW_EXIT_USAGE, argv[optind - 1],
+			                "see gpuwhy sim train --help",
+			                "'%s' is not a number from 0 to %g", optarg, dhi);
 	}
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim train --help",
-				"unexpected argument");
+		                "unexpected argument");
 	if (o->kernel_us < 1)
 		return gw_error(GW_EXIT_USAGE, "--kernel-us", NULL, "must be at least 1");
 	if (o->straggler >= o->ranks)
-		return gw_error(GW_EXIT_USAGE, "--straggler", NULL, "rank %lld does not exist (%lld ranks)",
-				o->straggler, o->ranks);
+		return gw_error(GW_EXIT_USAGE, "--straggler", NULL,
+		                "rank %lld does not exist (%lld ranks)", o->straggler, o->ranks);
 	if (o->oom_at > o->steps || o->fail_at > o->steps)
-		return gw_error(GW_EXIT_USAGE, o->oom_at > o->steps ? "--oom-at" : "--fail-at", NULL,
-				"is past the last step (%lld)", o->steps);
+		return gw_error(GW_EXIT_USAGE, o->oom_at > o->steps ? "--oom-at" : "--fail-at",
+		                NULL, "is past the last step (%lld)", o->steps);
 	if (o->allreduce_mib < 0)
 		o->allreduce_mib = o->ranks > 1 ? 256 : 0;
 	if (o->fail_exit && o->fail_at < 0)
@@ -508,7 +568,8 @@ static void burn_cpu(double ms)
 		for (int i = 0; i < 4000; i++)
 			x = x * 1.0000001 + 1e-9;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-		spent = (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
+		spent =
+		    (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
 	} while (spent < ms && !train_stop);
 }
 
@@ -664,19 +725,20 @@ static void print_oom(unsigned gpu, double want, const nvmlMemory_v2_t *m, doubl
 	fmt_size((double)m->total, t, sizeof t);
 	fmt_size((double)m->free, f, sizeof f);
 	fmt_size(held, h, sizeof h);
-	fprintf(stderr,
-		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %u has a total "
-		"capacity of %s of which %s is free. Including non-PyTorch memory, this process has "
-		"%s memory in use. Of the allocated memory %s is allocated by PyTorch, and 0 bytes is "
-		"reserved by PyTorch but unallocated.\n",
-		a, gpu, t, f, h, h);
+	fprintf(
+	    stderr,
+	    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %u has a total "
+	    "capacity of %s of which %s is free. Including non-PyTorch memory, this process has "
+	    "%s memory in use. Of the allocated memory %s is allocated by PyTorch, and 0 bytes is "
+	    "reserved by PyTorch but unallocated.\n",
+	    a, gpu, t, f, h, h);
 }
 
 static double train_loss(const train_opts *o, long long step)
 {
-	double noise = (double)(sim_hash((uint64_t)o->seed, 7, (uint64_t)step, 0) >> 11) /
-			       9007199254740992.0 -
-		       0.5;
+	double noise =
+	    (double)(sim_hash((uint64_t)o->seed, 7, (uint64_t)step, 0) >> 11) / 9007199254740992.0 -
+	    0.5;
 	return 0.35 + 2.2 * exp(-3.0 * (double)step / (double)o->steps) + 0.04 * noise;
 }
 
@@ -698,8 +760,9 @@ static int try_alloc(rank_ctx *r, double want, bool forced)
 	nvmlReturn_t rc = r->api->nvmlDeviceGetMemoryInfo_v2(r->dev, &m);
 	if (rc != NVML_SUCCESS) {
 		fprintf(stderr, "RuntimeError: CUDA error: %s\n",
-			rc == NVML_ERROR_GPU_IS_LOST ? "unspecified launch failure (the GPU is lost)"
-						     : r->api->nvmlErrorString(rc));
+		        rc == NVML_ERROR_GPU_IS_LOST
+		            ? "unspecified launch failure (the GPU is lost)"
+		            : r->api->nvmlErrorString(rc));
 		return -1;
 	}
 	if (forced || want > (double)m.free) {
@@ -728,19 +791,21 @@ static int run_steps(rank_ctx *r, worker *w)
 				return 1;
 		}
 		if (step == o->fail_at) {
-			fprintf(stderr, "RuntimeError: synthetic failure at step %lld (--fail-exit %lld)\n",
-				step, o->fail_exit);
+			fprintf(stderr,
+			        "RuntimeError: synthetic failure at step %lld (--fail-exit %lld)\n",
+			        step, o->fail_exit);
 			return (int)o->fail_exit;
 		}
 		double gpu_ms = o->gpu_ms + (r->rank == o->straggler ? o->straggler_ms : 0);
 		int64_t g0 = gw_mono_ns(), g1 = g0 + (int64_t)llround(gpu_ms * 1e6);
 		sim_wl_push(r->wl, g0, g1, (unsigned)o->kernel_us, SIM_WL_COMPUTE,
-			    (uint64_t)(o->h2d_mib * mib), 0);
+		            (uint64_t)(o->h2d_mib * mib), 0);
 		if (sleep_until(g1) != 0)
 			return -1;
 		if (o->ranks > 1) {
 			int64_t a0 = gw_mono_ns(), lease = a0 + 1000000000LL;
-			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0, (uint64_t)(o->allreduce_mib * mib));
+			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0,
+			            (uint64_t)(o->allreduce_mib * mib));
 			if (barrier(r->sh, o->ranks, r->wl, &lease) != 0) {
 				sim_wl_set_end(r->wl, gw_mono_ns());
 				return -1;
@@ -823,7 +888,8 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
 	int rc;
 	if (!w || spawn_workers(o, w) != 0) {
-		gw_error(GW_EXIT_ENV, "sim train", NULL, "cannot start workers: %s", strerror(errno));
+		gw_error(GW_EXIT_ENV, "sim train", NULL, "cannot start workers: %s",
+		         strerror(errno));
 		rc = GW_EXIT_ENV;
 	} else {
 		int a = try_alloc(&r, o->mem_mib * 1048576.0, false);
@@ -860,8 +926,8 @@ static int sim_train(int argc, char **argv)
 				o.gpu, o.gpu + o.ranks - 1, nvis,
 				getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
 	}
-	train_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				-1, 0);
+	train_shared *sh =
+	    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		nvml_close(&api);
 		return gw_error(GW_EXIT_ENV, "sim train", NULL, "mmap: %s", strerror(errno));

@@ -51,7 +51,7 @@ static void reason_text(const gpu_values *v, char *out, size_t len)
 static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 {
 	const gpu_static *s = gpu_static_info(c, i);
-	char a[32], b[32], d[32], e[32], f[32], g[32];
+	char a[32], b[32], d[32], e[32], f[32], g[32], h[32];
 	printf("GPU %-2d %-28.28s %-17s ", s->index, s->name[0] ? s->name : "n/a",
 	       s->pci_bus_id[0] ? s->pci_bus_id : "n/a");
 	if (v->lost) {
@@ -67,7 +67,7 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	       num(v, GM_MEM_TOTAL, "%.0f", d, sizeof d), num(v, GM_POWER_DRAW, "%.0f", e, sizeof e),
 	       num(v, GM_POWER_ENFORCED_LIMIT, "%.0f", f, sizeof f),
 	       num(v, GM_TEMP_GPU, "%.0f", g, sizeof g),
-	       num(v, GM_TEMP_SLOWDOWN, "%.0f", a, sizeof a));
+	       num(v, GM_TEMP_SLOWDOWN, "%.0f", h, sizeof h));
 	char sm[32], smx[32], mm[32], gen[8], genx[8], w[8], wx[8];
 	printf("       clocks SM %s / %s MHz  mem %s MHz  PCIe Gen%s/%s x%s/%s",
 	       num(v, GM_CLK_SM, "%.0f", sm, sizeof sm), num(v, GM_CLK_MAX_SM, "%.0f", smx, sizeof smx),

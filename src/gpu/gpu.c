@@ -791,6 +791,10 @@ static int load_library(gpu_ctx *c)
 
 static int init_error(gpu_ctx *c, nvmlReturn_t rc)
 {
+	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
+	if (scen && *scen)
+		return gw_error(GW_EXIT_ENV, scen, "fix the scenario (its error is above)",
+				"the simulated GPU did not start: %s", nvml_err(c, rc));
 	switch (rc) {
 	case NVML_ERROR_DRIVER_NOT_LOADED:
 		return gw_error(GW_EXIT_ENV, "NVIDIA driver not loaded",
@@ -940,6 +944,20 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 		rd_samples(c, d, &tmp);
 		rd_fields(c, d, &tmp);
 		rd_gpm(c, d, &tmp);
+		if (c->api.nvmlDeviceGetFieldValues) {
+			/* Only the byte counters: the 20 ms fallback is left to the slow cadence. */
+			nvmlFieldValue_t f[2];
+			memset(f, 0, sizeof f);
+			f[0].fieldId = NVML_FI_DEV_PCIE_COUNT_TX_BYTES;
+			f[1].fieldId = NVML_FI_DEV_PCIE_COUNT_RX_BYTES;
+			if (c->api.nvmlDeviceGetFieldValues(d->h, 2, f) == NVML_SUCCESS &&
+			    f[0].nvmlReturn == NVML_SUCCESS && f[1].nvmlReturn == NVML_SUCCESS) {
+				d->pcie_prev_ok = true;
+				d->pcie_t = gw_mono_ns();
+				d->pcie_tx = (unsigned long long)sample_value(f[0].valueType, f[0].value);
+				d->pcie_rx = (unsigned long long)sample_value(f[1].valueType, f[1].value);
+			}
+		}
 	}
 	c->opened_ns = gw_mono_ns();
 	*out = c;
@@ -1339,10 +1357,32 @@ int gpu_nvlink_states(gpu_ctx *c, int i, int *states, int max)
 	return n;
 }
 
+/* Active links of GPU i that end at an NVSwitch (-1: unknown). */
+static int switch_links(gpu_ctx *c, int i, const int *states, int nl)
+{
+	gpu_dev *d = &c->dev[i];
+	if (!c->api.nvmlDeviceGetNvLinkRemoteDeviceType)
+		return -1;
+	int n = 0;
+	for (int l = 0; l < nl; l++) {
+		nvmlIntNvLinkDeviceType_t t;
+		if (states[l] && c->api.nvmlDeviceGetNvLinkRemoteDeviceType(d->h, (unsigned)l, &t) ==
+					 NVML_SUCCESS &&
+		    t == NVML_NVLINK_DEVICE_TYPE_SWITCH)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Links from i that reach j: direct links whose far end is j, plus, on
+ * NVSwitch systems (HGX), every switch link of i when j hangs off the same
+ * fabric, which is how nvidia-smi arrives at NV18 between every pair.
+ */
 int gpu_nvlink_count(gpu_ctx *c, int i, int j)
 {
 	gpu_dev *d = &c->dev[i];
-	if (i == j || d->lost)
+	if (i == j || d->lost || c->dev[j].lost)
 		return 0;
 	if (!c->api.nvmlDeviceGetNvLinkState || !c->api.nvmlDeviceGetNvLinkRemotePciInfo_v2)
 		return -1;
@@ -1358,6 +1398,13 @@ int gpu_nvlink_count(gpu_ctx *c, int i, int j)
 			    NVML_SUCCESS &&
 		    same_bus_id(pci.busId, c->dev[j].st.pci_bus_id))
 			cnt++;
+	}
+	int si = switch_links(c, i, states, nl);
+	if (si > 0) {
+		int sj_states[GPU_NVLINK_MAX];
+		int nj = gpu_nvlink_states(c, j, sj_states, GPU_NVLINK_MAX);
+		if (switch_links(c, j, sj_states, nj) > 0)
+			cnt += si;
 	}
 	return cnt;
 }
@@ -1399,13 +1446,8 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 		int idx = -1;
 		char *e;
 		long v = strtol(tok, &e, 10);
-		if (!*e && tok[0] != '-') {
-			if (v < 0 || v >= n) {
-				snprintf(err, (size_t)errlen, "GPU index %s does not exist (%d GPU%s)",
-					 tok, n, n == 1 ? "" : "s");
-				free(copy);
-				return -1;
-			}
+		bool numeric = !*e && tok[0] != '-' && tok[0] != '+';
+		if (numeric && v < n) {
 			idx = (int)v;
 		} else {
 			int matches = 0;
@@ -1420,6 +1462,13 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 					idx = k;
 					matches++;
 				}
+			}
+			if (matches == 0 && numeric) {
+				/* All digits and no UUID starts so: it was meant as an index. */
+				snprintf(err, (size_t)errlen, "GPU index %s does not exist (%d GPU%s)",
+					 tok, n, n == 1 ? "" : "s");
+				free(copy);
+				return -1;
 			}
 			if (matches == 0) {
 				snprintf(err, (size_t)errlen, "no GPU has a UUID starting with '%s'",

@@ -117,7 +117,7 @@ void jsonw_num(jsonw *w, double v)
 	else if (v == (double)(long long)v && fabs(v) < 9e15)
 		fprintf(w->f, "%lld", (long long)v);
 	else
-		fprintf(w->f, "%.6g", v);
+		fprintf(w->f, "%.15g", v);
 }
 
 void jsonw_int(jsonw *w, long long v)

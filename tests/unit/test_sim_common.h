@@ -24,8 +24,8 @@ typedef struct {
 } sim_api;
 #undef SIM_API_PTR
 
-static sim_api N;
-static char sim_build_dir[PATH_MAX];
+static sim_api N __attribute__((unused));
+static char sim_build_dir[PATH_MAX] __attribute__((unused));
 static char sim_state_root[PATH_MAX];
 
 static inline int sim_exe_dir(char *out, size_t len)
@@ -140,21 +140,22 @@ static inline nvmlDevice_t sim_dev(unsigned i)
 
 /* A minimal valid GPU object, for scenarios written by tests. */
 #define SIM_TEST_GPU_BASE                                                                          \
-	"\"name\": \"Test GPU\", \"architecture\": \"hopper\", \"compute_capability\": [9, 0], "   \
-	SIM_TEST_GPU_REST
+	"\"name\": \"Test GPU\", \"architecture\": \"hopper\", \"compute_capability\": [9, "       \
+	"0], " SIM_TEST_GPU_REST
 /* The same without name, architecture and compute capability. */
 #define SIM_TEST_GPU_REST                                                                          \
-	"\"vbios\": \"1.0\", "                                                                      \
+	"\"vbios\": \"1.0\", "                                                                     \
 	"\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": \"0x233010DE\", \"max_gen\": 5, "  \
 	"\"max_width\": 16}, "                                                                     \
 	"\"memory\": {\"total_mib\": 1000}, "                                                      \
-	"\"power\": {\"limit_w\": 500, \"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": 50, " \
+	"\"power\": {\"limit_w\": 500, \"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": "   \
+	"50, "                                                                                     \
 	"\"busy_w\": 450}, "                                                                       \
-	"\"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, \"idle_sm_mhz\": 300}, "       \
+	"\"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, \"idle_sm_mhz\": 300}, "        \
 	"\"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 90, \"shutdown_c\": 95}"
 
 #define SIM_TEST_HEAD                                                                              \
-	"{\"schema\": 1, \"driver\": {\"version\": \"550.54.15\", \"cuda_version\": 12040, "      \
+	"{\"schema\": 1, \"driver\": {\"version\": \"550.54.15\", \"cuda_version\": 12040, "       \
 	"\"nvml_version\": \"12.550.54.15\", \"pcie_throughput_delay_ms\": 0}, "
 
 #endif

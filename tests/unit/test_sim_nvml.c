@@ -101,9 +101,9 @@ static void test_init_refcount(void **state)
 static void test_every_scenario_loads(void **state)
 {
 	(void)state;
-	static const char *names[] = {"h100x1",       "h100x8-nvlink",        "a100x4-pcie",
-				      "rtx4090-throttle", "a100x2-pcie-degraded", "l4x2-foreign",
-				      "h100x1-lost"};
+	static const char *names[] = {"h100x1",           "h100x8-nvlink",        "a100x4-pcie",
+	                              "rtx4090-throttle", "a100x2-pcie-degraded", "l4x2-foreign",
+	                              "h100x1-lost"};
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
 		sim_scenario *s;
 		char err[600];
@@ -136,13 +136,14 @@ static void test_every_scenario_loads(void **state)
 			assert_string_equal(pci.busId, g->pci.bus_id);
 			assert_int_equal(pci.pciDeviceId, g->pci.device_id);
 			assert_int_equal(N.nvmlDeviceGetHandleByPciBusId_v2(pci.busIdLegacy, &d2),
-					 NVML_SUCCESS);
+			                 NVML_SUCCESS);
 			assert_ptr_equal(d, d2);
 			assert_int_equal(N.nvmlDeviceGetMemoryInfo_v2(d, &m), NVML_SUCCESS);
 			assert_int_equal(m.total, g->mem_total * MIB);
 			assert_int_equal(m.reserved, g->mem_reserved * MIB);
 			assert_int_equal(m.total, m.reserved + m.used + m.free);
-			assert_int_equal(N.nvmlDeviceGetPowerManagementLimit(d, &limit), NVML_SUCCESS);
+			assert_int_equal(N.nvmlDeviceGetPowerManagementLimit(d, &limit),
+			                 NVML_SUCCESS);
 			assert_int_equal(limit, (unsigned)(g->power_limit * 1000));
 			assert_int_equal(N.nvmlDeviceGetIndex(d, &idx), NVML_SUCCESS);
 			assert_int_equal(idx, i);
@@ -184,7 +185,8 @@ static void test_h100x1_values(void **state)
 	assert_int_equal(m1.used, 328 * MIB); /* v1 counts reserved as used */
 	assert_int_equal(m1.free, m2.free);
 	m2.version = 1;
-	assert_int_equal(N.nvmlDeviceGetMemoryInfo_v2(d, &m2), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	assert_int_equal(N.nvmlDeviceGetMemoryInfo_v2(d, &m2),
+	                 NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
 	nvmlBAR1Memory_t bar1;
 	assert_int_equal(N.nvmlDeviceGetBAR1MemoryInfo(d, &bar1), NVML_SUCCESS);
 	assert_int_equal(bar1.bar1Total, 131072 * MIB);
@@ -207,17 +209,21 @@ static void test_h100x1_values(void **state)
 	assert_int_equal(N.nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &u), NVML_SUCCESS);
 	assert_int_equal(u, 33);
 	assert_int_equal(N.nvmlDeviceGetTemperature(d, 7, &u), NVML_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(N.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u),
+	    NVML_SUCCESS);
 	assert_int_equal(u, 90);
-	assert_int_equal(N.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &u),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &u),
+	    NVML_SUCCESS);
 	assert_int_equal(u, 92);
-	assert_int_equal(N.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, &u),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, &u),
+	    NVML_SUCCESS);
 	assert_int_equal(u, 87);
 	assert_int_equal(N.nvmlDeviceGetTemperatureThreshold(d, 4, &u), NVML_ERROR_NOT_SUPPORTED);
-	assert_int_equal(N.nvmlDeviceGetTemperatureThreshold(d, 99, &u), NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(N.nvmlDeviceGetTemperatureThreshold(d, 99, &u),
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(N.nvmlDeviceGetFanSpeed(d, &u), NVML_ERROR_NOT_SUPPORTED);
 
 	assert_int_equal(N.nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &u), NVML_SUCCESS);
@@ -229,8 +235,9 @@ static void test_h100x1_values(void **state)
 	assert_int_equal(u, 1980);
 	assert_int_equal(N.nvmlDeviceGetApplicationsClock(d, NVML_CLOCK_MEM, &u), NVML_SUCCESS);
 	assert_int_equal(u, 2619);
-	assert_int_equal(N.nvmlDeviceGetClock(d, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT, &u),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetClock(d, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT, &u),
+	    NVML_SUCCESS);
 	assert_int_equal(u, 1980);
 	assert_int_equal(N.nvmlDeviceGetCurrentClocksEventReasons(d, &ull), NVML_SUCCESS);
 	assert_int_equal(ull, nvmlClocksEventReasonGpuIdle);
@@ -264,18 +271,18 @@ static void test_h100x1_values(void **state)
 	assert_int_equal(N.nvmlDeviceGetEccMode(d, &en, &en2), NVML_SUCCESS);
 	assert_int_equal(en, NVML_FEATURE_ENABLED);
 	assert_int_equal(N.nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-						       NVML_AGGREGATE_ECC, &ull),
-			 NVML_SUCCESS);
+	                                               NVML_AGGREGATE_ECC, &ull),
+	                 NVML_SUCCESS);
 	assert_int_equal(ull, 0);
 	assert_int_equal(N.nvmlDeviceGetTotalEccErrors(d, 5, NVML_AGGREGATE_ECC, &ull),
-			 NVML_ERROR_INVALID_ARGUMENT);
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(N.nvmlDeviceGetRemappedRows(d, &u, &u2, &u3, &u4), NVML_SUCCESS);
 	assert_int_equal(u + u2 + u3 + u4, 0);
 	/* Ampere and newer remap rows instead of retiring pages. */
 	unsigned cnt = 0;
-	assert_int_equal(N.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
-						     &cnt, NULL),
-			 NVML_ERROR_NOT_SUPPORTED);
+	assert_int_equal(N.nvmlDeviceGetRetiredPages(
+	                     d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &cnt, NULL),
+	                 NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetEncoderUtilization(d, &u, &u2), NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetDecoderUtilization(d, &u, &u2), NVML_SUCCESS);
 	assert_int_equal(u2, 166667);
@@ -311,12 +318,14 @@ static void test_h100x1_values(void **state)
 
 	/* Bad handles and NULL outputs. */
 	assert_int_equal(N.nvmlDeviceGetPowerUsage(NULL, &u), NVML_ERROR_INVALID_ARGUMENT);
-	assert_int_equal(N.nvmlDeviceGetPowerUsage((nvmlDevice_t)&u, &u), NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(N.nvmlDeviceGetPowerUsage((nvmlDevice_t)&u, &u),
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(N.nvmlDeviceGetPowerUsage(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
 	nvmlDevice_t d2;
 	assert_int_equal(N.nvmlDeviceGetHandleByIndex_v2(1, &d2), NVML_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(N.nvmlDeviceGetHandleByUUID("GPU-nope", &d2), NVML_ERROR_NOT_FOUND);
-	assert_int_equal(N.nvmlDeviceGetHandleByPciBusId_v2("0000:99:00.0", &d2), NVML_ERROR_NOT_FOUND);
+	assert_int_equal(N.nvmlDeviceGetHandleByPciBusId_v2("0000:99:00.0", &d2),
+	                 NVML_ERROR_NOT_FOUND);
 	shutdown_all();
 }
 
@@ -333,12 +342,13 @@ static void test_consumer_card_lacks_features(void **state)
 	assert_int_equal(N.nvmlDeviceGetSerial(d, buf, sizeof buf), NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetEccMode(d, &en, &en2), NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-						       NVML_VOLATILE_ECC, &ull),
-			 NVML_ERROR_NOT_SUPPORTED);
-	assert_int_equal(N.nvmlDeviceGetRemappedRows(d, &u, &u2, &u3, &u4), NVML_ERROR_NOT_SUPPORTED);
+	                                               NVML_VOLATILE_ECC, &ull),
+	                 NVML_ERROR_NOT_SUPPORTED);
+	assert_int_equal(N.nvmlDeviceGetRemappedRows(d, &u, &u2, &u3, &u4),
+	                 NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetMigMode(d, &u, &u2), NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetApplicationsClock(d, NVML_CLOCK_GRAPHICS, &u),
-			 NVML_ERROR_NOT_SUPPORTED);
+	                 NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetNvLinkState(d, 0, &en), NVML_ERROR_NOT_SUPPORTED);
 	nvmlGpmSupport_t gs = {.version = NVML_GPM_SUPPORT_VERSION};
 	assert_int_equal(N.nvmlGpmQueryDeviceSupport(d, &gs), NVML_SUCCESS);
@@ -359,7 +369,7 @@ static void test_consumer_card_lacks_features(void **state)
 }
 
 static void reasons_clock_at(const char *t, unsigned long long *reasons, unsigned *sm,
-			     unsigned *power_mw, unsigned *temp, unsigned *fan)
+                             unsigned *power_mw, unsigned *temp, unsigned *fan)
 {
 	sim_use("rtx4090-throttle", t);
 	init_ok();
@@ -382,7 +392,7 @@ static void test_throttle_episodes(void **state)
 	assert_int_equal(sm, 2745);
 	reasons_clock_at("45", &r, &sm, &p, &t, &fan);
 	assert_int_equal(r, nvmlClocksEventReasonSwThermalSlowdown |
-				    nvmlClocksThrottleReasonHwThermalSlowdown);
+	                        nvmlClocksThrottleReasonHwThermalSlowdown);
 	assert_int_equal(sm, 1650);
 	assert_true(t >= 88 && t <= 90);
 	assert_int_equal(fan, 100);
@@ -395,7 +405,7 @@ static void test_throttle_episodes(void **state)
 	unsigned sm2, p2, t2, fan2;
 	reasons_clock_at("165", &r2, &sm2, &p2, &t2, &fan2);
 	assert_int_equal(r2, nvmlClocksEventReasonSwThermalSlowdown |
-				     nvmlClocksThrottleReasonHwThermalSlowdown);
+	                         nvmlClocksThrottleReasonHwThermalSlowdown);
 	assert_int_equal(sm2, 1650);
 }
 
@@ -407,13 +417,13 @@ static void test_topology_and_links(void **state)
 	sim_use("a100x4-pcie", "1");
 	init_ok();
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(0), sim_dev(1), &lvl),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_SINGLE);
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(1), sim_dev(2), &lvl),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_SYSTEM);
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(2), sim_dev(3), &lvl),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_SINGLE);
 	assert_int_equal(N.nvmlDeviceGetNvLinkState(sim_dev(0), 0, &en), NVML_ERROR_NOT_SUPPORTED);
 	nvmlGpmSupport_t gs = {.version = NVML_GPM_SUPPORT_VERSION};
@@ -424,23 +434,24 @@ static void test_topology_and_links(void **state)
 	sim_use("h100x8-nvlink", "1");
 	init_ok();
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(0), sim_dev(1), &lvl),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_HOSTBRIDGE);
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(0), sim_dev(3), &lvl),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_NODE);
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(3), sim_dev(4), &lvl),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_SYSTEM);
 	/* Every GPU reaches the same four NVSwitches with 18 links: NV18 between any pair. */
 	for (unsigned i = 0; i < 8; i++) {
 		unsigned links = 0;
 		nvmlPciInfo_t pci;
-		for (unsigned l = 0; N.nvmlDeviceGetNvLinkState(sim_dev(i), l, &en) == NVML_SUCCESS; l++)
+		for (unsigned l = 0; N.nvmlDeviceGetNvLinkState(sim_dev(i), l, &en) == NVML_SUCCESS;
+		     l++)
 			links += en == NVML_FEATURE_ENABLED;
 		assert_int_equal(links, 18);
 		assert_int_equal(N.nvmlDeviceGetNvLinkRemotePciInfo_v2(sim_dev(i), 17, &pci),
-				 NVML_SUCCESS);
+		                 NVML_SUCCESS);
 		assert_string_equal(pci.busId, "00000000:08:00.0");
 		assert_int_equal(pci.pciDeviceId, 0x22A310DE);
 		unsigned node;
@@ -448,7 +459,7 @@ static void test_topology_and_links(void **state)
 		assert_int_equal(node, i < 4 ? 0 : 1);
 	}
 	nvmlFieldValue_t f[2] = {{.fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT},
-				 {.fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, .scopeId = 40}};
+	                         {.fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, .scopeId = 40}};
 	assert_int_equal(N.nvmlDeviceGetFieldValues(sim_dev(5), 2, f), NVML_SUCCESS);
 	assert_int_equal(f[0].nvmlReturn, NVML_SUCCESS);
 	assert_int_equal(f[0].value.uiVal, 18);
@@ -476,8 +487,8 @@ static void test_degraded_link_and_replays(void **state)
 	assert_int_equal(N.nvmlDeviceGetPcieReplayCounter(d1, &u), NVML_SUCCESS);
 	assert_int_equal(u, 0);
 	nvmlFieldValue_t f[3] = {{.fieldId = NVML_FI_DEV_PCIE_REPLAY_COUNTER},
-				 {.fieldId = NVML_FI_DEV_PCIE_COUNT_RX_BYTES},
-				 {.fieldId = 4242}};
+	                         {.fieldId = NVML_FI_DEV_PCIE_COUNT_RX_BYTES},
+	                         {.fieldId = 4242}};
 	assert_int_equal(N.nvmlDeviceGetFieldValues(d0, 3, f), NVML_SUCCESS);
 	assert_int_equal(f[0].nvmlReturn, NVML_SUCCESS);
 	assert_int_equal(f[0].value.ullVal, 1400);
@@ -495,9 +506,10 @@ static void test_degraded_link_and_replays(void **state)
 	assert_int_equal(u, 1600);
 	/* The 20 ms PCIe throughput call reports the scenario's traffic, in KB/s. */
 	assert_int_equal(N.nvmlDeviceGetPcieThroughput(sim_dev(0), NVML_PCIE_UTIL_RX_BYTES, &u),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(u, 5200 * 1024);
-	assert_int_equal(N.nvmlDeviceGetPcieThroughput(sim_dev(0), 2, &u), NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(N.nvmlDeviceGetPcieThroughput(sim_dev(0), 2, &u),
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	shutdown_all();
 }
 
@@ -512,13 +524,13 @@ static void test_foreign_processes(void **state)
 	nvmlProcessInfo_v1_t p1[4];
 	/* Sizing: too small a buffer gives INSUFFICIENT_SIZE and the count needed. */
 	assert_int_equal(N.nvmlDeviceGetComputeRunningProcesses_v3(d0, &cnt, NULL),
-			 NVML_ERROR_INSUFFICIENT_SIZE);
+	                 NVML_ERROR_INSUFFICIENT_SIZE);
 	assert_int_equal(cnt, 1);
 	cnt = 4;
 	assert_int_equal(N.nvmlDeviceGetComputeRunningProcesses_v3(d0, &cnt, NULL),
-			 NVML_ERROR_INVALID_ARGUMENT);
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(N.nvmlDeviceGetComputeRunningProcesses_v3(d0, NULL, p),
-			 NVML_ERROR_INVALID_ARGUMENT);
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	cnt = 4;
 	assert_int_equal(N.nvmlDeviceGetComputeRunningProcesses_v3(d0, &cnt, p), NVML_SUCCESS);
 	assert_int_equal(cnt, 1);
@@ -543,7 +555,7 @@ static void test_foreign_processes(void **state)
 	nvmlProcessUtilizationSample_t s[4];
 	cnt = 0;
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, NULL, &cnt, 0),
-			 NVML_ERROR_INSUFFICIENT_SIZE);
+	                 NVML_ERROR_INSUFFICIENT_SIZE);
 	assert_int_equal(cnt, 1);
 	cnt = 4;
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, s, &cnt, 0), NVML_SUCCESS);
@@ -552,14 +564,15 @@ static void test_foreign_processes(void **state)
 	assert_int_equal(s[0].smUtil, 40);
 	cnt = 4;
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, s, &cnt, s[0].timeStamp),
-			 NVML_ERROR_NOT_FOUND);
+	                 NVML_ERROR_NOT_FOUND);
 	/* A process holding memory and running nothing has no samples. */
 	cnt = 4;
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d1, s, &cnt, 0), NVML_ERROR_NOT_FOUND);
 	char name[64];
 	assert_int_equal(N.nvmlSystemGetProcessName(4194001, name, sizeof name), NVML_SUCCESS);
 	assert_string_equal(name, "python3");
-	assert_int_equal(N.nvmlSystemGetProcessName(4194001, name, 3), NVML_ERROR_INSUFFICIENT_SIZE);
+	assert_int_equal(N.nvmlSystemGetProcessName(4194001, name, 3),
+	                 NVML_ERROR_INSUFFICIENT_SIZE);
 	shutdown_all();
 }
 
@@ -573,17 +586,18 @@ static void test_driver_samples(void **state)
 	unsigned cnt = 0;
 	nvmlSample_t s[200];
 	/* 10 s at 1/6 s: 60 samples since the clock started. */
-	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, NULL),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, NULL),
+	    NVML_SUCCESS);
 	assert_int_equal(cnt, 60);
 	assert_int_equal(vt, NVML_VALUE_TYPE_UNSIGNED_INT);
 	cnt = 10;
 	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, s),
-			 NVML_ERROR_INSUFFICIENT_SIZE);
+	                 NVML_ERROR_INSUFFICIENT_SIZE);
 	assert_int_equal(cnt, 60);
 	cnt = 200;
 	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, s),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(cnt, 60);
 	for (unsigned i = 0; i < cnt; i++) {
 		assert_int_equal(s[i].sampleValue.uiVal, 62);
@@ -593,29 +607,32 @@ static void test_driver_samples(void **state)
 	}
 	unsigned long long seen = s[49].timeStamp;
 	cnt = 200;
-	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, seen, &vt, &cnt, s),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, seen, &vt, &cnt, s),
+	    NVML_SUCCESS);
 	assert_int_equal(cnt, 10);
 	cnt = 200;
-	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, s[9].timeStamp, &vt,
-						&cnt, s),
-			 NVML_ERROR_NOT_FOUND);
+	assert_int_equal(
+	    N.nvmlDeviceGetSamples(d, NVML_GPU_UTILIZATION_SAMPLES, s[9].timeStamp, &vt, &cnt, s),
+	    NVML_ERROR_NOT_FOUND);
 	cnt = 200;
 	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_TOTAL_POWER_SAMPLES, 0, &vt, &cnt, s),
-			 NVML_SUCCESS);
-	assert_int_equal(s[0].sampleValue.uiVal, 169202); /* 44 + 231 * (0.35 * 0.62 + 0.65 * 0.5) W */
+	                 NVML_SUCCESS);
+	assert_int_equal(s[0].sampleValue.uiVal,
+	                 169202); /* 44 + 231 * (0.35 * 0.62 + 0.65 * 0.5) W */
 	cnt = 200;
 	assert_int_equal(N.nvmlDeviceGetSamples(d, NVML_MODULE_POWER_SAMPLES, 0, &vt, &cnt, s),
-			 NVML_ERROR_NOT_SUPPORTED);
-	assert_int_equal(N.nvmlDeviceGetSamples(d, 42, 0, &vt, &cnt, s), NVML_ERROR_INVALID_ARGUMENT);
+	                 NVML_ERROR_NOT_SUPPORTED);
+	assert_int_equal(N.nvmlDeviceGetSamples(d, 42, 0, &vt, &cnt, s),
+	                 NVML_ERROR_INVALID_ARGUMENT);
 	shutdown_all();
 	/* At time 0 nothing has been sampled yet. */
 	sim_use("a100x2-pcie-degraded", "0");
 	init_ok();
 	cnt = 200;
-	assert_int_equal(N.nvmlDeviceGetSamples(sim_dev(0), NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt,
-						s),
-			 NVML_ERROR_NOT_FOUND);
+	assert_int_equal(
+	    N.nvmlDeviceGetSamples(sim_dev(0), NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, s),
+	    NVML_ERROR_NOT_FOUND);
 	shutdown_all();
 }
 
@@ -646,7 +663,8 @@ static void test_gpu_lost(void **state)
 	assert_int_equal(N.nvmlDeviceGetPowerUsage(d, &u), NVML_ERROR_GPU_IS_LOST);
 	assert_int_equal(N.nvmlDeviceGetFieldValues(d, 1, &f), NVML_ERROR_GPU_IS_LOST);
 	u = 2;
-	assert_int_equal(N.nvmlDeviceGetComputeRunningProcesses_v3(d, &u, p), NVML_ERROR_GPU_IS_LOST);
+	assert_int_equal(N.nvmlDeviceGetComputeRunningProcesses_v3(d, &u, p),
+	                 NVML_ERROR_GPU_IS_LOST);
 	assert_int_equal(N.nvmlGpmSampleAlloc(&gs), NVML_SUCCESS);
 	assert_int_equal(N.nvmlGpmSampleGet(d, gs), NVML_ERROR_GPU_IS_LOST);
 	N.nvmlGpmSampleFree(gs);
@@ -658,10 +676,10 @@ static void test_lost_event(void **state)
 {
 	(void)state;
 	sim_use_text("lost-soon.json",
-		     SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE ", \"lost_after_s\": 0.3, "
-				   "\"ecc\": {}, \"episodes\": [{\"kind\": \"xid\", \"at_s\": 0.1, "
-				   "\"code\": 48}]}]}",
-		     NULL);
+	             SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE ", \"lost_after_s\": 0.3, "
+	                           "\"ecc\": {}, \"episodes\": [{\"kind\": \"xid\", \"at_s\": 0.1, "
+	                           "\"code\": 48}]}]}",
+	             NULL);
 	init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	nvmlEventSet_t set;
@@ -669,7 +687,7 @@ static void test_lost_event(void **state)
 	assert_int_equal(N.nvmlEventSetCreate(&set), NVML_SUCCESS);
 	assert_int_equal(N.nvmlDeviceRegisterEvents(d, 0x4, set), NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceRegisterEvents(d, nvmlEventTypeXidCriticalError, set),
-			 NVML_SUCCESS);
+	                 NVML_SUCCESS);
 	assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 2000), NVML_SUCCESS);
 	assert_ptr_equal(ev.device, d);
 	assert_int_equal(ev.eventType, nvmlEventTypeXidCriticalError);
@@ -697,11 +715,15 @@ static void test_gpm_metrics(void **state)
 	assert_int_equal(N.nvmlGpmSampleGet(d, s2), NVML_SUCCESS);
 	nvmlGpmMetricsGet_t *mg = calloc(1, sizeof *mg);
 	assert_non_null(mg);
-	static const unsigned ids[] = {NVML_GPM_METRIC_GRAPHICS_UTIL,   NVML_GPM_METRIC_SM_UTIL,
-				       NVML_GPM_METRIC_SM_OCCUPANCY,    NVML_GPM_METRIC_ANY_TENSOR_UTIL,
-				       NVML_GPM_METRIC_DRAM_BW_UTIL,    NVML_GPM_METRIC_PCIE_RX_PER_SEC,
-				       NVML_GPM_METRIC_PCIE_TX_PER_SEC, NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
-				       999};
+	static const unsigned ids[] = {NVML_GPM_METRIC_GRAPHICS_UTIL,
+	                               NVML_GPM_METRIC_SM_UTIL,
+	                               NVML_GPM_METRIC_SM_OCCUPANCY,
+	                               NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+	                               NVML_GPM_METRIC_DRAM_BW_UTIL,
+	                               NVML_GPM_METRIC_PCIE_RX_PER_SEC,
+	                               NVML_GPM_METRIC_PCIE_TX_PER_SEC,
+	                               NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+	                               999};
 	const size_t n = sizeof ids / sizeof *ids;
 	mg->version = NVML_GPM_METRICS_GET_VERSION;
 	mg->numMetrics = (unsigned)n;
@@ -742,14 +764,14 @@ static void test_load_shapes(void **state)
 {
 	(void)state;
 	const char *text =
-		SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE ", \"util_period_ms\": 1000, "
-			      "\"load\": ["
-			      "{\"start_s\": 0, \"end_s\": 20, \"shape\": \"square\", \"period_s\": 4, "
-			      "\"duty\": 0.25, \"level\": {\"util\": 100, \"sm_active\": 1}},"
-			      "{\"start_s\": 20, \"end_s\": 30, \"shape\": \"ramp\", "
-			      "\"level\": {\"util\": 100, \"sm_active\": 0}},"
-			      "{\"start_s\": 30, \"end_s\": 40, \"shape\": \"sine\", \"period_s\": 10, "
-			      "\"level\": {\"util\": 100, \"sm_active\": 0}}]}]}";
+	    SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE ", \"util_period_ms\": 1000, "
+	                  "\"load\": ["
+	                  "{\"start_s\": 0, \"end_s\": 20, \"shape\": \"square\", \"period_s\": 4, "
+	                  "\"duty\": 0.25, \"level\": {\"util\": 100, \"sm_active\": 1}},"
+	                  "{\"start_s\": 20, \"end_s\": 30, \"shape\": \"ramp\", "
+	                  "\"level\": {\"util\": 100, \"sm_active\": 0}},"
+	                  "{\"start_s\": 30, \"end_s\": 40, \"shape\": \"sine\", \"period_s\": 10, "
+	                  "\"level\": {\"util\": 100, \"sm_active\": 0}}]}]}";
 	struct {
 		const char *t;
 		unsigned util;
@@ -810,8 +832,9 @@ static void test_mig_mode_hides_utilization(void **state)
 {
 	(void)state;
 	sim_use_text("mig.json",
-		     SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE ", \"mig\": {\"current\": true}}]}",
-		     "5");
+	             SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE
+	                           ", \"mig\": {\"current\": true}}]}",
+	             "5");
 	init_ok();
 	nvmlUtilization_t u;
 	unsigned cur, pend, cnt = 0;
@@ -819,25 +842,26 @@ static void test_mig_mode_hides_utilization(void **state)
 	assert_int_equal(N.nvmlDeviceGetMigMode(sim_dev(0), &cur, &pend), NVML_SUCCESS);
 	assert_int_equal(cur, 1);
 	assert_int_equal(N.nvmlDeviceGetUtilizationRates(sim_dev(0), &u), NVML_ERROR_NOT_SUPPORTED);
-	assert_int_equal(N.nvmlDeviceGetSamples(sim_dev(0), NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt,
-						NULL),
-			 NVML_ERROR_NOT_SUPPORTED);
+	assert_int_equal(
+	    N.nvmlDeviceGetSamples(sim_dev(0), NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, NULL),
+	    NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(sim_dev(0), NULL, &cnt, 0),
-			 NVML_ERROR_NOT_SUPPORTED);
+	                 NVML_ERROR_NOT_SUPPORTED);
 	shutdown_all();
 }
 
 static void test_retired_pages(void **state)
 {
 	(void)state;
-	sim_use_text("pages.json",
-		     SIM_TEST_HEAD "\"gpus\": [{\"name\": \"Tesla V100-SXM2-32GB\", "
-				   "\"architecture\": \"volta\", \"compute_capability\": [7, 0], "
-				   SIM_TEST_GPU_REST ", "
-				   "\"ecc\": {\"sbe_volatile\": 2, \"sbe_aggregate\": 9}, "
-				   "\"retired_pages\": {\"sbe\": [\"0x1000\", 8192], \"pending\": true}, "
-				   "\"episodes\": [{\"kind\": \"ecc\", \"at_s\": 3, \"sbe\": 5}]}]}",
-		     "4");
+	sim_use_text(
+	    "pages.json",
+	    SIM_TEST_HEAD
+	    "\"gpus\": [{\"name\": \"Tesla V100-SXM2-32GB\", "
+	    "\"architecture\": \"volta\", \"compute_capability\": [7, 0], " SIM_TEST_GPU_REST ", "
+	    "\"ecc\": {\"sbe_volatile\": 2, \"sbe_aggregate\": 9}, "
+	    "\"retired_pages\": {\"sbe\": [\"0x1000\", 8192], \"pending\": true}, "
+	    "\"episodes\": [{\"kind\": \"ecc\", \"at_s\": 3, \"sbe\": 5}]}]}",
+	    "4");
 	init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	unsigned cnt = 0;
@@ -846,29 +870,31 @@ static void test_retired_pages(void **state)
 	nvmlGpmSupport_t gs = {.version = NVML_GPM_SUPPORT_VERSION};
 	assert_int_equal(N.nvmlGpmQueryDeviceSupport(d, &gs), NVML_SUCCESS);
 	assert_int_equal(gs.isSupportedDevice, 0);
-	assert_int_equal(N.nvmlDeviceGetRetiredPages(
-				 d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &cnt, NULL),
-			 NVML_ERROR_INSUFFICIENT_SIZE);
+	assert_int_equal(
+	    N.nvmlDeviceGetRetiredPages(
+	        d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &cnt, NULL),
+	    NVML_ERROR_INSUFFICIENT_SIZE);
 	assert_int_equal(cnt, 2);
-	assert_int_equal(N.nvmlDeviceGetRetiredPages(
-				 d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &cnt, pages),
-			 NVML_SUCCESS);
+	assert_int_equal(
+	    N.nvmlDeviceGetRetiredPages(
+	        d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &cnt, pages),
+	    NVML_SUCCESS);
 	assert_int_equal(pages[0], 0x1000);
 	assert_int_equal(pages[1], 8192);
 	cnt = 0;
-	assert_int_equal(N.nvmlDeviceGetRetiredPages(d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
-						     &cnt, NULL),
-			 NVML_SUCCESS);
+	assert_int_equal(N.nvmlDeviceGetRetiredPages(
+	                     d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &cnt, NULL),
+	                 NVML_SUCCESS);
 	assert_int_equal(cnt, 0);
 	assert_int_equal(N.nvmlDeviceGetRetiredPagesPendingStatus(d, &pending), NVML_SUCCESS);
 	assert_int_equal(pending, NVML_FEATURE_ENABLED);
 	assert_int_equal(N.nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-						       NVML_VOLATILE_ECC, &ull),
-			 NVML_SUCCESS);
+	                                               NVML_VOLATILE_ECC, &ull),
+	                 NVML_SUCCESS);
 	assert_int_equal(ull, 7);
 	assert_int_equal(N.nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-						       NVML_AGGREGATE_ECC, &ull),
-			 NVML_SUCCESS);
+	                                               NVML_AGGREGATE_ECC, &ull),
+	                 NVML_SUCCESS);
 	assert_int_equal(ull, 14);
 	shutdown_all();
 }
@@ -913,26 +939,26 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_every_entry_point_exported, each_teardown),
-		cmocka_unit_test_teardown(test_uninitialized, each_teardown),
-		cmocka_unit_test_teardown(test_init_needs_scenario, each_teardown),
-		cmocka_unit_test_teardown(test_init_refcount, each_teardown),
-		cmocka_unit_test_teardown(test_every_scenario_loads, each_teardown),
-		cmocka_unit_test_teardown(test_h100x1_values, each_teardown),
-		cmocka_unit_test_teardown(test_consumer_card_lacks_features, each_teardown),
-		cmocka_unit_test_teardown(test_throttle_episodes, each_teardown),
-		cmocka_unit_test_teardown(test_topology_and_links, each_teardown),
-		cmocka_unit_test_teardown(test_degraded_link_and_replays, each_teardown),
-		cmocka_unit_test_teardown(test_foreign_processes, each_teardown),
-		cmocka_unit_test_teardown(test_driver_samples, each_teardown),
-		cmocka_unit_test_teardown(test_gpu_lost, each_teardown),
-		cmocka_unit_test_teardown(test_lost_event, each_teardown),
-		cmocka_unit_test_teardown(test_gpm_metrics, each_teardown),
-		cmocka_unit_test_teardown(test_load_shapes, each_teardown),
-		cmocka_unit_test_teardown(test_deterministic, each_teardown),
-		cmocka_unit_test_teardown(test_mig_mode_hides_utilization, each_teardown),
-		cmocka_unit_test_teardown(test_retired_pages, each_teardown),
-		cmocka_unit_test_teardown(test_error_strings, each_teardown),
+	    cmocka_unit_test_teardown(test_every_entry_point_exported, each_teardown),
+	    cmocka_unit_test_teardown(test_uninitialized, each_teardown),
+	    cmocka_unit_test_teardown(test_init_needs_scenario, each_teardown),
+	    cmocka_unit_test_teardown(test_init_refcount, each_teardown),
+	    cmocka_unit_test_teardown(test_every_scenario_loads, each_teardown),
+	    cmocka_unit_test_teardown(test_h100x1_values, each_teardown),
+	    cmocka_unit_test_teardown(test_consumer_card_lacks_features, each_teardown),
+	    cmocka_unit_test_teardown(test_throttle_episodes, each_teardown),
+	    cmocka_unit_test_teardown(test_topology_and_links, each_teardown),
+	    cmocka_unit_test_teardown(test_degraded_link_and_replays, each_teardown),
+	    cmocka_unit_test_teardown(test_foreign_processes, each_teardown),
+	    cmocka_unit_test_teardown(test_driver_samples, each_teardown),
+	    cmocka_unit_test_teardown(test_gpu_lost, each_teardown),
+	    cmocka_unit_test_teardown(test_lost_event, each_teardown),
+	    cmocka_unit_test_teardown(test_gpm_metrics, each_teardown),
+	    cmocka_unit_test_teardown(test_load_shapes, each_teardown),
+	    cmocka_unit_test_teardown(test_deterministic, each_teardown),
+	    cmocka_unit_test_teardown(test_mig_mode_hides_utilization, each_teardown),
+	    cmocka_unit_test_teardown(test_retired_pages, each_teardown),
+	    cmocka_unit_test_teardown(test_error_strings, each_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

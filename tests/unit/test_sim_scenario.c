@@ -44,7 +44,8 @@ static const char *parse_err(const char *text)
 #define HEAD                                                                                       \
 	"{\n"                                                                                      \
 	"  \"schema\": 1,\n"                                                                       \
-	"  \"driver\": {\"version\": \"550.54.15\", \"cuda_version\": 12040, \"nvml_version\": \"12.550\"},\n"
+	"  \"driver\": {\"version\": \"550.54.15\", \"cuda_version\": 12040, \"nvml_version\": "   \
+	"\"12.550\"},\n"
 
 /* One GPU object (lines 5-14 of a document that starts with HEAD and "gpus": [). */
 #define GPU_LINES(extra) GPU_LINES_ARCH("hopper", extra)
@@ -57,8 +58,8 @@ static const char *parse_err(const char *text)
 	"     \"power\": {\"limit_w\": 500, \"min_limit_w\": 100, \"max_limit_w\": 500,\n"         \
 	"               \"idle_w\": 50, \"busy_w\": 450},\n"                                       \
 	"     \"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, \"idle_sm_mhz\": 300},\n"  \
-	"     \"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 90, \"shutdown_c\": 95}" \
-	extra "}"
+	"     \"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 90, \"shutdown_c\": "  \
+	"95}" extra "}"
 
 #define DOC(extra) HEAD "  \"gpus\": [\n" GPU_LINES(extra) "\n  ]\n}\n"
 
@@ -82,9 +83,9 @@ static void test_minimal_document_parses(void **state)
 static void test_shipped_scenarios(void **state)
 {
 	(void)state;
-	static const char *names[] = {"h100x1",       "h100x8-nvlink",        "a100x4-pcie",
-				      "rtx4090-throttle", "a100x2-pcie-degraded", "l4x2-foreign",
-				      "h100x1-lost"};
+	static const char *names[] = {"h100x1",           "h100x8-nvlink",        "a100x4-pcie",
+	                              "rtx4090-throttle", "a100x2-pcie-degraded", "l4x2-foreign",
+	                              "h100x1-lost"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		sim_scenario *s;
 		char err[600];
@@ -111,7 +112,8 @@ static void test_shipped_scenarios(void **state)
 	}
 	assert_string_equal(s->gpus[4].pci.bus_id, "00000000:9D:00.0");
 	sim_scenario_free(s);
-	assert_int_equal(sim_scenario_load(scenario_path("rtx4090-throttle"), &s, err, sizeof err), 0);
+	assert_int_equal(sim_scenario_load(scenario_path("rtx4090-throttle"), &s, err, sizeof err),
+	                 0);
 	const sim_gpu *g = &s->gpus[0];
 	assert_false(g->has_ecc);
 	assert_false(g->has_serial);
@@ -120,7 +122,7 @@ static void test_shipped_scenarios(void **state)
 	assert_int_equal(g->n_episodes, 2);
 	assert_float_equal(g->repeat, 120, 0);
 	assert_int_equal(g->episodes[0].reasons, nvmlClocksEventReasonSwThermalSlowdown |
-							 nvmlClocksThrottleReasonHwThermalSlowdown);
+	                                             nvmlClocksThrottleReasonHwThermalSlowdown);
 	sim_scenario_free(s);
 	assert_int_equal(sim_scenario_load(scenario_path("l4x2-foreign"), &s, err, sizeof err), 0);
 	assert_int_equal(s->n_procs, 2);
@@ -144,7 +146,8 @@ static void test_syntax_errors(void **state)
 	const char nul[] = "{\"name\": \"a\0b\"}";
 	char err[256];
 	sim_scenario *s;
-	assert_int_equal(sim_scenario_parse(nul, sizeof nul - 1, "t.json", &s, err, sizeof err), -1);
+	assert_int_equal(sim_scenario_parse(nul, sizeof nul - 1, "t.json", &s, err, sizeof err),
+	                 -1);
 }
 
 static void test_structure_errors(void **state)
@@ -156,7 +159,8 @@ static void test_structure_errors(void **state)
 	expect(HEAD "  \"gpus\": []\n}", "t.json:4:11: gpus: a scenario needs at least one GPU");
 	expect(HEAD "  \"gpus\": [],\n  \"gpuz\": 1\n}",
 	       "t.json:5:3: gpuz: unknown key \"gpuz\" (known keys: schema, name,");
-	expect(HEAD "  \"gpus\": [7]\n}", "t.json:4:12: gpus[0]: expected an object, got an integer");
+	expect(HEAD "  \"gpus\": [7]\n}",
+	       "t.json:4:12: gpus[0]: expected an object, got an integer");
 	expect("{\"schema\": 1, \"driver\": {\"version\": \"x\", \"cuda_version\": 12040}}",
 	       "driver: missing required key \"nvml_version\"");
 }
@@ -179,19 +183,24 @@ static void test_gpu_errors(void **state)
 	expect(DOC(",\n     \"cpu_affinity\": \"5-2\""), "is not a CPU list");
 	expect(HEAD "  \"gpus\": [\n" GPU_LINES_ARCH("ampere", ", \"gpm\": true") "\n  ]\n}\n",
 	       "t.json:13:90: gpus[0].gpm: GPM needs a Hopper");
-	expect(DOC(",\n     \"retired_pages\": {\"sbe\": [1]}"), "retired pages need an \"ecc\" object");
+	expect(DOC(",\n     \"retired_pages\": {\"sbe\": [1]}"),
+	       "retired pages need an \"ecc\" object");
 	expect(DOC(",\n     \"ecc\": {\"sbe_volatile\": 5, \"sbe_aggregate\": 2}"),
 	       "aggregate counts include the volatile ones");
-	expect(DOC(",\n     \"nvlink\": [{\"links\": 2, \"gpu\": 0}]"), "a GPU cannot link to itself");
+	expect(DOC(",\n     \"nvlink\": [{\"links\": 2, \"gpu\": 0}]"),
+	       "a GPU cannot link to itself");
 	expect(DOC(",\n     \"nvlink\": [{\"links\": 2}]"), "give the remote end as \"gpu\"");
 	expect(DOC(",\n     \"nvlink\": [{\"links\": 30, \"bus_id\": \"0000:05:00.0\"}, "
-		   "{\"links\": 7, \"bus_id\": \"0000:06:00.0\"}]"),
+	           "{\"links\": 7, \"bus_id\": \"0000:06:00.0\"}]"),
 	       "more than 36 NVLinks");
 	expect(DOC(",\n     \"uuid\": \"1234\""), "a GPU UUID starts with \"GPU-\"");
 	expect(HEAD "  \"gpus\": [{\"name\": \"\", \"architecture\": \"hopper\", \"vbios\": \"1\", "
-		    "\"compute_capability\": [9, 0]}]}",
-	       "t.json:4:22: gpus[0].name: the name cannot be empty");
-	expect(DOC(",\n     \"compute_capability\": [9]"), "expected [major, minor]");
+	            "\"compute_capability\": [9, 0]}]}",
+	       "t.json:4:21: gpus[0].name: the name cannot be empty");
+	expect(HEAD
+	       "  \"gpus\": [{\"name\": \"x\", \"architecture\": \"hopper\", \"vbios\": \"1\", "
+	       "\"compute_capability\": [9]}]}",
+	       "gpus[0].compute_capability: expected [major, minor], like [9, 0]");
 	expect(DOC(",\n     \"compute_mode\": \"shared\""),
 	       "unknown value \"shared\" (one of: default, exclusive_thread, prohibited, "
 	       "exclusive_process)");
@@ -202,8 +211,9 @@ static void test_missing_required_in_gpu(void **state)
 	(void)state;
 	const char *text = HEAD "  \"gpus\": [\n    {\"architecture\": \"hopper\"}\n  ]\n}\n";
 	expect(text, "t.json:5:5: gpus[0]: missing required key \"name\"");
-	expect(HEAD "  \"gpus\": [{\"name\": \"x\", \"architecture\": \"hopper\", \"vbios\": \"1\", "
-		    "\"compute_capability\": [9, 0]}]}",
+	expect(HEAD
+	       "  \"gpus\": [{\"name\": \"x\", \"architecture\": \"hopper\", \"vbios\": \"1\", "
+	       "\"compute_capability\": [9, 0]}]}",
 	       "gpus[0]: missing required key \"pci\"");
 }
 
@@ -211,40 +221,42 @@ static void test_value_errors(void **state)
 {
 	(void)state;
 	const char *base = HEAD "  \"gpus\": [{\"name\": \"x\", \"architecture\": \"hopper\", "
-				"\"vbios\": \"1\", \"compute_capability\": [9, 0], ";
+	                        "\"vbios\": \"1\", \"compute_capability\": [9, 0], ";
 	char buf[4096];
 	snprintf(buf, sizeof buf, "%s\"pci\": {\"bus_id\": \"1:2:3\"}}]}", base);
 	expect(buf, "is not a PCI bus id");
-	snprintf(buf, sizeof buf, "%s\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": \"0xZZ\"}}]}",
-		 base);
+	snprintf(buf, sizeof buf,
+	         "%s\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": \"0xZZ\"}}]}", base);
 	expect(buf, "\"0xZZ\" is not a 32-bit hex number");
 	snprintf(buf, sizeof buf,
-		 "%s\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": 1, \"max_gen\": 4, "
-		 "\"max_width\": 16, \"gen\": 5}}]}",
-		 base);
+	         "%s\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": 1, \"max_gen\": 4, "
+	         "\"max_width\": 16, \"gen\": 5}}]}",
+	         base);
 	expect(buf, "gpus[0].pci.gen: 5 is out of range (1 to 4)");
 	snprintf(buf, sizeof buf,
-		 "%s\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": 1, \"max_gen\": 4, "
-		 "\"max_width\": 3}}]}",
-		 base);
+	         "%s\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": 1, \"max_gen\": 4, "
+	         "\"max_width\": 3}}]}",
+	         base);
 	expect(buf, "3 is not a PCIe link width");
 	/* Power limit above its maximum, reserved memory as large as the memory, thresholds. */
-	const char *full = "\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": 1, \"max_gen\": 4, "
-			   "\"max_width\": 16}, \"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, "
-			   "\"idle_sm_mhz\": 300}, ";
+	const char *full =
+	    "\"pci\": {\"bus_id\": \"0000:01:00.0\", \"device_id\": 1, \"max_gen\": 4, "
+	    "\"max_width\": 16}, \"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, "
+	    "\"idle_sm_mhz\": 300}, ";
 	snprintf(buf, sizeof buf,
-		 "%s%s\"memory\": {\"total_mib\": 1000}, \"power\": {\"limit_w\": 900, "
-		 "\"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": 50, \"busy_w\": 450}}]}",
-		 base, full);
+	         "%s%s\"memory\": {\"total_mib\": 1000}, \"power\": {\"limit_w\": 900, "
+	         "\"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": 50, \"busy_w\": 450}}]}",
+	         base, full);
 	expect(buf, "gpus[0].power.limit_w: 900 is out of range (100 to 500)");
-	snprintf(buf, sizeof buf, "%s%s\"memory\": {\"total_mib\": 1000, \"reserved_mib\": 1000}}]}",
-		 base, full);
+	snprintf(buf, sizeof buf,
+	         "%s%s\"memory\": {\"total_mib\": 1000, \"reserved_mib\": 1000}}]}", base, full);
 	expect(buf, "gpus[0].memory.reserved_mib: 1000 is out of range (0 to 999)");
 	snprintf(buf, sizeof buf,
-		 "%s%s\"memory\": {\"total_mib\": 1000}, \"power\": {\"limit_w\": 400, "
-		 "\"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": 50, \"busy_w\": 450}, "
-		 "\"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 99, \"shutdown_c\": 95}}]}",
-		 base, full);
+	         "%s%s\"memory\": {\"total_mib\": 1000}, \"power\": {\"limit_w\": 400, "
+	         "\"min_limit_w\": 100, \"max_limit_w\": 500, \"idle_w\": 50, \"busy_w\": 450}, "
+	         "\"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 99, "
+	         "\"shutdown_c\": 95}}]}",
+	         base, full);
 	expect(buf, "gpus[0].thermal.slowdown_c: 99 is out of range (20 to 94)");
 	expect(DOC(",\n     \"serial\": \"0123456789012345678901234567890123456789\""),
 	       "gpus[0].serial: string is 40 bytes long, at most 29 allowed");
@@ -253,12 +265,13 @@ static void test_value_errors(void **state)
 static void test_behaviour_errors(void **state)
 {
 	(void)state;
-	expect(DOC(",\n     \"load\": [{\"start_s\": 0, \"level\": {\"util\": 50, \"sm_active\": 0.9}}]"),
+	expect(DOC(",\n     \"load\": [{\"start_s\": 0, \"level\": {\"util\": 50, \"sm_active\": "
+	           "0.9}}]"),
 	       "gpus[0].load[0].level: sm_active 0.9 exceeds util 50% / 100");
 	expect(DOC(",\n     \"load\": [{\"start_s\": 0, \"level\": {\"util\": 150}}]"),
 	       "gpus[0].load[0].level.util: 150 is out of range (0 to 100)");
 	expect(DOC(",\n     \"load\": [{\"start_s\": 0, \"end_s\": 10, \"level\": {\"util\": 5}}, "
-		   "{\"start_s\": 5, \"level\": {\"util\": 5}}]"),
+	           "{\"start_s\": 5, \"level\": {\"util\": 5}}]"),
 	       "gpus[0].load[1].start_s: load segments must be in order and must not overlap");
 	expect(DOC(",\n     \"load\": [{\"start_s\": 0, \"shape\": \"square\", \"level\": {}}]"),
 	       "gpus[0].load[0]: missing required key \"period_s\"");
@@ -274,25 +287,29 @@ static void test_behaviour_errors(void **state)
 	       "unknown key \"utilisation\"");
 	expect(DOC(",\n     \"episodes\": [{\"kind\": \"meltdown\", \"start_s\": 1}]"),
 	       "unknown value \"meltdown\"");
-	expect(DOC(",\n     \"episodes\": [{\"kind\": \"throttle\", \"start_s\": 1, \"reasons\": []}]"),
+	expect(DOC(",\n     \"episodes\": [{\"kind\": \"throttle\", \"start_s\": 1, \"reasons\": "
+	           "[]}]"),
 	       "a throttle episode needs at least one reason");
 	expect(DOC(",\n     \"episodes\": [{\"kind\": \"throttle\", \"start_s\": 1, "
-		   "\"reasons\": [\"too_hot\"]}]"),
+	           "\"reasons\": [\"too_hot\"]}]"),
 	       "gpus[0].episodes[0].reasons[0]: unknown reason \"too_hot\"");
 	expect(DOC(",\n     \"episodes\": [{\"kind\": \"throttle\", \"start_s\": 1, "
-		   "\"reasons\": [\"sw_thermal\"], \"fan_pct\": 100}]"),
+	           "\"reasons\": [\"sw_thermal\"], \"fan_pct\": 100}]"),
 	       "this GPU has no fan");
-	expect(DOC(",\n     \"episodes\": [{\"kind\": \"throttle\", \"start_s\": 1, "
-		   "\"reasons\": [\"sw_thermal\"], \"sm_clock_mhz\": 900, \"clock_drop_pct\": 20}]"),
-	       "give sm_clock_mhz or clock_drop_pct, not both");
+	expect(
+	    DOC(",\n     \"episodes\": [{\"kind\": \"throttle\", \"start_s\": 1, "
+	        "\"reasons\": [\"sw_thermal\"], \"sm_clock_mhz\": 900, \"clock_drop_pct\": 20}]"),
+	    "give sm_clock_mhz or clock_drop_pct, not both");
 	expect(DOC(",\n     \"episodes\": [{\"kind\": \"ecc\", \"at_s\": 1, \"sbe\": 1}]"),
 	       "ECC episodes need an \"ecc\" object");
 	expect(DOC(",\n     \"episodes\": [{\"kind\": \"xid\", \"start_s\": 1, \"code\": 1}]"),
 	       "unknown key \"start_s\"");
-	expect(DOC(",\n     \"episodes\": [{\"kind\": \"link_downtrain\", \"start_s\": 1, \"gen\": 6, "
-		   "\"width\": 8}]"),
-	       "gen: 6 is out of range (1 to 5)");
-	expect(DOC(",\n     \"repeat_s\": 10, \"load\": [{\"start_s\": 0, \"end_s\": 20, \"level\": {}}]"),
+	expect(
+	    DOC(",\n     \"episodes\": [{\"kind\": \"link_downtrain\", \"start_s\": 1, \"gen\": 6, "
+	        "\"width\": 8}]"),
+	    "gen: 6 is out of range (1 to 5)");
+	expect(DOC(",\n     \"repeat_s\": 10, \"load\": [{\"start_s\": 0, \"end_s\": 20, "
+	           "\"level\": {}}]"),
 	       "ends after repeat_s (10)");
 	expect(DOC(",\n     \"lost_after_s\": -1"), "lost_after_s: -1 is out of range");
 }
@@ -301,32 +318,39 @@ static void test_defaults_and_processes(void **state)
 {
 	(void)state;
 	/* A value from gpu_defaults is reported where it is written. */
-	const char *text = HEAD "  \"gpu_defaults\": {\"fan\": {\"idle_pct\": \"x\", \"busy_pct\": 50}},\n"
-				"  \"gpus\": [\n" GPU_LINES("") "\n  ]\n}\n";
+	const char *text =
+	    HEAD "  \"gpu_defaults\": {\"fan\": {\"idle_pct\": \"x\", \"busy_pct\": 50}},\n"
+	         "  \"gpus\": [\n" GPU_LINES("") "\n  ]\n}\n";
 	expect(text, "t.json:4:40: gpu_defaults.fan.idle_pct (for gpus[0]): expected a number");
-	expect(HEAD "  \"gpu_defaults\": {\"watts\": 3},\n  \"gpus\": [\n" GPU_LINES("") "\n  ]\n}\n",
+	expect(HEAD
+	       "  \"gpu_defaults\": {\"watts\": 3},\n  \"gpus\": [\n" GPU_LINES("") "\n  ]\n}\n",
 	       "t.json:4:20: gpu_defaults.watts: unknown key \"watts\"");
 	/* null removes a default. */
-	const char *err = parse_err(HEAD "  \"gpu_defaults\": {\"fan\": {\"idle_pct\": 10, \"busy_pct\": 50}},\n"
-					 "  \"gpus\": [\n" GPU_LINES(", \"fan\": null") "\n  ]\n}\n");
+	const char *err =
+	    parse_err(HEAD "  \"gpu_defaults\": {\"fan\": {\"idle_pct\": 10, \"busy_pct\": 50}},\n"
+	                   "  \"gpus\": [\n" GPU_LINES(", \"fan\": null") "\n  ]\n}\n");
 	if (err)
 		fail_msg("%s", err);
 	/* Two GPUs on one bus id; processes beyond the memory; bad process entries. */
 	expect(HEAD "  \"gpus\": [\n" GPU_LINES("") ",\n" GPU_LINES("") "\n  ]\n}\n",
 	       "gpus[1].pci: same PCI bus id as gpus[0]");
-	expect(HEAD "  \"gpus\": [\n" GPU_LINES("") "\n  ],\n"
-		    "  \"processes\": [{\"gpu\": 0, \"pid\": 10, \"used_mib\": 600}, "
-		    "{\"gpu\": 0, \"pid\": 11, \"used_mib\": 600}]\n}\n",
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES(
+	           "") "\n  ],\n"
+	               "  \"processes\": [{\"gpu\": 0, \"pid\": 10, \"used_mib\": 600}, "
+	               "{\"gpu\": 0, \"pid\": 11, \"used_mib\": 600}]\n}\n",
 	       "processes[1].used_mib: GPU 0 would hold 1200 MiB, more than its 1000 MiB");
-	expect(HEAD "  \"gpus\": [\n" GPU_LINES("") "\n  ],\n"
-		    "  \"processes\": [{\"gpu\": 1, \"pid\": 10, \"used_mib\": 6}]\n}\n",
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES(
+	           "") "\n  ],\n"
+	               "  \"processes\": [{\"gpu\": 1, \"pid\": 10, \"used_mib\": 6}]\n}\n",
 	       "processes[0].gpu: 1 is out of range (0 to 0)");
-	expect(HEAD "  \"gpus\": [\n" GPU_LINES("") "\n  ],\n"
-		    "  \"processes\": [{\"gpu\": 0, \"pid\": 10, \"used_mib\": 6}, "
-		    "{\"gpu\": 0, \"pid\": 10, \"used_mib\": 6}]\n}\n",
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES(
+	           "") "\n  ],\n"
+	               "  \"processes\": [{\"gpu\": 0, \"pid\": 10, \"used_mib\": 6}, "
+	               "{\"gpu\": 0, \"pid\": 10, \"used_mib\": 6}]\n}\n",
 	       "pid 10 is already listed on GPU 0");
-	expect(HEAD "  \"gpus\": [\n" GPU_LINES("") "\n  ],\n"
-		    "  \"processes\": [{\"gpu\": 0, \"pid\": 0, \"used_mib\": 6}]\n}\n",
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES(
+	           "") "\n  ],\n"
+	               "  \"processes\": [{\"gpu\": 0, \"pid\": 0, \"used_mib\": 6}]\n}\n",
 	       "pid: 0 is out of range");
 }
 
@@ -363,8 +387,8 @@ static void test_file_errors(void **state)
 	char *big = malloc(SIM_MAX_FILE_BYTES + 2);
 	assert_non_null(big);
 	memset(big, ' ', SIM_MAX_FILE_BYTES + 1);
-	assert_int_equal(sim_scenario_parse(big, SIM_MAX_FILE_BYTES + 1, "big.json", &s, err, sizeof err),
-			 -1);
+	assert_int_equal(
+	    sim_scenario_parse(big, SIM_MAX_FILE_BYTES + 1, "big.json", &s, err, sizeof err), -1);
 	assert_non_null(strstr(err, "big.json:1:1: file is larger than"));
 	free(big);
 }
@@ -388,18 +412,18 @@ static void test_state_name(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_minimal_document_parses),
-		cmocka_unit_test(test_shipped_scenarios),
-		cmocka_unit_test(test_syntax_errors),
-		cmocka_unit_test(test_structure_errors),
-		cmocka_unit_test(test_gpu_errors),
-		cmocka_unit_test(test_missing_required_in_gpu),
-		cmocka_unit_test(test_value_errors),
-		cmocka_unit_test(test_behaviour_errors),
-		cmocka_unit_test(test_defaults_and_processes),
-		cmocka_unit_test(test_truncations_never_crash),
-		cmocka_unit_test(test_file_errors),
-		cmocka_unit_test(test_state_name),
+	    cmocka_unit_test(test_minimal_document_parses),
+	    cmocka_unit_test(test_shipped_scenarios),
+	    cmocka_unit_test(test_syntax_errors),
+	    cmocka_unit_test(test_structure_errors),
+	    cmocka_unit_test(test_gpu_errors),
+	    cmocka_unit_test(test_missing_required_in_gpu),
+	    cmocka_unit_test(test_value_errors),
+	    cmocka_unit_test(test_behaviour_errors),
+	    cmocka_unit_test(test_defaults_and_processes),
+	    cmocka_unit_test(test_truncations_never_crash),
+	    cmocka_unit_test(test_file_errors),
+	    cmocka_unit_test(test_state_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,356 @@
+/* run.c - `gpuwhy run -- CMD`: run a command, record GPUs + host + its process tree, summarise. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "record/summary.h"
+#include "gpu/gpu.h"
+#include "record/recorder.h"
+#include "record/steps.h"
+#include "sample/timeline.h"
+#include "util/err.h"
+#include "util/parse.h"
+#include "util/timeutil.h"
+
+#define RUN_LINE_MAX 65536
+
+static volatile sig_atomic_t run_child_pid;
+static volatile sig_atomic_t run_got_sigint;
+
+static void forward_signal(int sig)
+{
+	/* Ctrl-C already reaches the child through the terminal's process group. */
+	if (sig == SIGINT) {
+		run_got_sigint = 1;
+		return;
+	}
+	if (run_child_pid > 0)
+		kill((pid_t)run_child_pid, sig);
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: gpuwhy run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary] -- CMD [ARGS...]\n"
+	      "\n"
+	      "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the host\n"
+	      "and CMD's whole process tree into FILE (default run.gpuwhy) while it runs,\n"
+	      "timestamps step lines in its output, and ends with a summary and the diagnosis.\n"
+	      "Exits with CMD's exit status (128+N when killed by signal N; 127 when CMD\n"
+	      "cannot be started).\n"
+	      "\n"
+	      "  -o, --output FILE    recording to write (an existing recording is replaced)\n"
+	      "  -i, --interval DUR   sampling interval: 1s (default), 100ms, ... (10ms..1h)\n"
+	      "  --step-regex RE      POSIX extended regex marking a step line; its first group,\n"
+	      "                       if any, is the step number (default: step N, iter N,\n"
+	      "                       [N/M], Epoch E ... N/M, tqdm bars)\n"
+	      "  --no-summary         do not print the summary at the end\n"
+	      "\n"
+	      "Step markers without output parsing: the program may write a line \"step\" or\n"
+	      "\"step N\" to the file descriptor named by $GPUWHY_STEP_FD.\n",
+	      out);
+}
+
+typedef struct {
+	char buf[RUN_LINE_MAX];
+	size_t len;
+} line_buf;
+
+typedef struct {
+	recorder *rec;
+	steps_matcher *steps;
+	steps_matcher *fd_steps;
+	long oom_seen;
+} run_ctx;
+
+static void on_line(run_ctx *rc, char *line, bool from_fd)
+{
+	long step;
+	if (from_fd) {
+		/* "step" or "step N" */
+		if (!strncmp(line, "step", 4) && steps_match(rc->fd_steps, line, &step))
+			recorder_step(rc->rec, step, line);
+		return;
+	}
+	if (steps_match(rc->steps, line, &step))
+		recorder_step(rc->rec, step, line);
+	if (steps_is_oom(line)) {
+		rc->oom_seen++;
+		recorder_event(rc->rec, TL_EV_OOM, -1, 0, line);
+	}
+}
+
+/* Split a chunk into lines on \n and \r (progress bars), keeping partial lines. */
+static void feed(run_ctx *rc, line_buf *lb, const char *data, size_t n, bool from_fd)
+{
+	for (size_t i = 0; i < n; i++) {
+		char ch = data[i];
+		if (ch == '\n' || ch == '\r') {
+			lb->buf[lb->len] = '\0';
+			if (lb->len)
+				on_line(rc, lb->buf, from_fd);
+			lb->len = 0;
+		} else if (lb->len < RUN_LINE_MAX - 1) {
+			lb->buf[lb->len++] = ch;
+		}
+	}
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* our stdout is gone; keep recording anyway */
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 3;
+	char *s = malloc(len);
+	s[0] = '\0';
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+/* fork + exec with pipes; exec failure comes back through a CLOEXEC pipe. */
+static pid_t spawn(char **argv, int out_fd[2], int err_fd[2], int step_fd[2], int *exec_errno)
+{
+	int ep[2];
+	if (pipe2(ep, O_CLOEXEC) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(ep[0]);
+		close(ep[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(ep[0]);
+		dup2(out_fd[1], 1);
+		dup2(err_fd[1], 2);
+		close(out_fd[0]);
+		close(out_fd[1]);
+		close(err_fd[0]);
+		close(err_fd[1]);
+		close(step_fd[0]);
+		char fdv[16];
+		snprintf(fdv, sizeof fdv, "%d", step_fd[1]);
+		setenv("GPUWHY_STEP_FD", fdv, 1);
+		/* Pipes make Python block-buffer stdout; step times need every line now. */
+		setenv("PYTHONUNBUFFERED", "1", 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		int e = errno;
+		ssize_t w = write(ep[1], &e, sizeof e);
+		(void)w;
+		_exit(127);
+	}
+	close(ep[1]);
+	int e = 0;
+	ssize_t r;
+	do
+		r = read(ep[0], &e, sizeof e);
+	while (r < 0 && errno == EINTR);
+	close(ep[0]);
+	*exec_errno = r == (ssize_t)sizeof e ? e : 0;
+	return pid;
+}
+
+static int wait_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/* Pump output until the child has exited and its pipes closed (or a grace period passed). */
+static int pump(run_ctx *rc, pid_t pid, int out_r, int err_r, int step_r)
+{
+	struct pollfd pf[3] = {{out_r, POLLIN, 0}, {err_r, POLLIN, 0}, {step_r, POLLIN, 0}};
+	line_buf *lbs = calloc(3, sizeof *lbs);
+	int status = 0;
+	bool exited = false;
+	int64_t exited_at = 0;
+	char chunk[8192];
+	for (;;) {
+		int open_fds = 0;
+		for (int i = 0; i < 3; i++)
+			open_fds += pf[i].fd >= 0;
+		if (exited && (open_fds == 0 || gw_mono_ns() - exited_at > 1000000000LL))
+			break;
+		int n = poll(pf, 3, 100);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 3 && n > 0; i++) {
+			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t r = read(pf[i].fd, chunk, sizeof chunk);
+			if (r <= 0) {
+				if (r < 0 && errno == EINTR)
+					continue;
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				continue;
+			}
+			if (i < 2)
+				write_all(i == 0 ? 1 : 2, chunk, (size_t)r);
+			feed(rc, &lbs[i], chunk, (size_t)r, i == 2);
+		}
+		if (!exited) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid) {
+				exited = true;
+				exited_at = gw_mono_ns();
+				run_child_pid = 0;
+			}
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		if (lbs[i].len) {
+			lbs[i].buf[lbs[i].len] = '\0';
+			on_line(rc, lbs[i].buf, i == 2);
+		}
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
+	}
+	free(lbs);
+	return wait_status(status);
+}
+
+typedef struct {
+	const char *out;
+	int64_t interval_ns;
+	const char *step_re;
+	bool summary;
+} run_opts;
+
+static int parse_opts(int argc, char **argv, run_opts *o)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},     {"interval", required_argument, NULL, 'i'},
+		{"step-regex", required_argument, NULL, 'r'}, {"no-summary", no_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "+o:i:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': o->out = optarg; break;
+		case 'i':
+			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->interval_ns) ||
+			    o->interval_ns < 10000000LL || o->interval_ns > 3600000000000LL)
+				return gw_error(GW_EXIT_USAGE, "--interval", "e.g. 1s, 500ms, 100ms",
+						"invalid interval '%s' (10ms to 1h)", optarg);
+			break;
+		case 'r': o->step_re = optarg; break;
+		case 'S': o->summary = false; break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return GW_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return gw_error(GW_EXIT_USAGE, "run", "gpuwhy run -- python train.py",
+				"no command given");
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv, const gw_global *g)
+{
+	run_opts o = {.out = "run.gpuwhy", .interval_ns = 1000000000LL, .summary = true};
+	int rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? GW_EXIT_OK : rc;
+	char **cmd = argv + optind;
+	char err[256];
+	run_ctx rx = {0};
+	rx.steps = steps_matcher_new(o.step_re, err, sizeof err);
+	if (!rx.steps)
+		return gw_error(GW_EXIT_USAGE, "--step-regex", "a POSIX extended regular expression",
+				"%s", err);
+	rx.fd_steps = steps_matcher_new("^step[[:space:]]*([0-9]*)", err, sizeof err);
+	gpu_ctx *gc = NULL;
+	gpu_open_opts go = {.gpus = g->gpus};
+	if (gpu_open(&go, &gc) != 0) {
+		gc = NULL;
+		fprintf(stderr, "gpuwhy: run: recording the host side only\n");
+	}
+	char *cmdline = join_argv(cmd);
+	recorder_opts ro = {.path = o.out, .interval_ns = o.interval_ns, .gpu = gc, .command = cmdline};
+	if ((rc = recorder_open(&ro, &rx.rec)) != 0) {
+		free(cmdline);
+		steps_matcher_free(rx.steps);
+		steps_matcher_free(rx.fd_steps);
+		gpu_close(gc);
+		return rc;
+	}
+	int out_p[2], err_p[2], step_p[2];
+	if (pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) || pipe(step_p)) {
+		gw_error(GW_EXIT_ENV, "run", NULL, "cannot create pipes: %s", strerror(errno));
+		recorder_finish(rx.rec, -1);
+		return GW_EXIT_ENV;
+	}
+	fcntl(step_p[0], F_SETFD, FD_CLOEXEC);
+	struct sigaction sa = {.sa_handler = forward_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int exec_errno = 0;
+	pid_t pid = spawn(cmd, out_p, err_p, step_p, &exec_errno);
+	close(out_p[1]);
+	close(err_p[1]);
+	close(step_p[1]);
+	int status;
+	if (pid < 0 || exec_errno) {
+		gw_error(GW_EXIT_ENV, cmd[0], "check the command name and PATH", "cannot execute: %s",
+			 strerror(exec_errno ? exec_errno : errno));
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		close(out_p[0]);
+		close(err_p[0]);
+		close(step_p[0]);
+		recorder_finish(rx.rec, 127);
+		status = 127;
+	} else {
+		run_child_pid = pid;
+		recorder_follow(rx.rec, pid);
+		recorder_start(rx.rec);
+		status = pump(&rx, pid, out_p[0], err_p[0], step_p[0]);
+		recorder_event(rx.rec, TL_EV_PROC_EXIT, -1, status, cmdline);
+		if (recorder_finish(rx.rec, status) != 0)
+			fprintf(stderr, "gpuwhy: %s: the recording is incomplete (see the error above)\n",
+				o.out);
+		if (o.summary)
+			summary_print_file(o.out, stderr);
+	}
+	free(cmdline);
+	steps_matcher_free(rx.steps);
+	steps_matcher_free(rx.fd_steps);
+	gpu_close(gc);
+	return status;
+}

@@ -1,0 +1,672 @@
+/* check_gpus.c - gpus.*: inventory and the bad states a GPU can be in. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor/internal.h"
+
+/* Every per-GPU check starts here: false (and a SKIP) when there is nothing to look at. */
+static bool have_gpus(dr_ctx *c, const char *check)
+{
+	if (c->m->nvml != DR_NVML_OK) {
+		dr_addf(c->r, check, DR_SKIP, "needs a working NVML (see driver.nvml)");
+		return false;
+	}
+	if (c->m->n == 0) {
+		dr_addf(c->r, check, DR_SKIP, "no GPUs (see gpus.inventory)");
+		return false;
+	}
+	return true;
+}
+
+static bool usable(const dr_machine *m, int i)
+{
+	return dr_gpu_selected(m, i) && !m->gpu[i].lost;
+}
+
+/* ---- gpus.inventory ---- */
+
+void dr_check_gpus_inventory(dr_ctx *c)
+{
+	const dr_machine *m = c->m;
+	if (m->nvml != DR_NVML_OK) {
+		dr_addf(c->r, "gpus.inventory", DR_SKIP, "needs a working NVML (see driver.nvml)");
+		return;
+	}
+	char bdf[GPU_MAX][16];
+	int npci = dr_pci_nvidia_gpus(c->p, bdf, GPU_MAX);
+	const dr_where *w = dr_ctx_where(c);
+	if (m->n == 0) {
+		dr_result *r = dr_addf(c->r, "gpus.inventory", DR_FAIL,
+				       "the driver loaded but enumerates no GPU%s",
+				       npci > 0 ? " although the PCI bus shows NVIDIA GPUs" : "");
+		if (w->container)
+			dr_fixf(r, "start the container with GPUs (--gpus all, or "
+				   "NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime)");
+		else
+			dr_fixf(r, "dmesg | grep -i nvrm shows why the driver skipped the GPU "
+				   "(RmInitAdapter failed, a GPU too new for this driver, disabled in "
+				   "BIOS)");
+		return;
+	}
+	dr_sb b = {0};
+	char mem[32];
+	int listed = 0;
+	for (int i = 0; i < m->n; i++) {
+		const dr_gpu *g = &m->gpu[i];
+		if (!dr_gpu_selected(m, i))
+			continue;
+		dr_sb_sep(&b, "; ");
+		dr_sb_addf(&b, "%d %s %s", g->st.index, g->st.name[0] ? g->st.name : "(no name)",
+			   g->st.uuid[0] ? g->st.uuid : "(no UUID)");
+		double t;
+		if (dr_val(g, GM_MEM_TOTAL, &t))
+			dr_sb_addf(&b, " %s", dr_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
+		if (g->lost)
+			dr_sb_addf(&b, " (lost)");
+		listed++;
+	}
+	/* A GPU on the bus that NVML does not list was not initialised by the driver. In a
+	 * container sysfs shows the host's whole bus, so only a host can tell. */
+	dr_sb missing = {0};
+	if (!w->container && !m->simulated && !m->has_selection) {
+		for (int k = 0; k < npci; k++) {
+			bool seen = false;
+			for (int i = 0; i < m->n; i++)
+				seen |= dr_same_pci(bdf[k], m->gpu[i].st.pci_bus_id);
+			if (!seen) {
+				dr_sb_sep(&missing, " ");
+				dr_sb_addf(&missing, "%s", bdf[k]);
+			}
+		}
+	}
+	if (missing.len) {
+		dr_result *r = dr_addf(c->r, "gpus.inventory", DR_WARN,
+				       "NVML sees %d GPU%s but the PCI bus has %d: %s not initialised "
+				       "by the driver; seen: %s",
+				       m->n, m->n == 1 ? "" : "s", npci, dr_sb_str(&missing),
+				       dr_sb_str(&b));
+		dr_fixf(r, "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
+			   "fallen off the bus); check power cables and seating; a driver too old "
+			   "for that GPU model also skips it");
+	} else {
+		dr_addf(c->r, "gpus.inventory", DR_PASS, "%d GPU%s: %s", listed,
+			listed == 1 ? "" : "s", dr_sb_str(&b));
+	}
+	dr_sb_free(&missing);
+	dr_sb_free(&b);
+}
+
+/* ---- gpus.lost ---- */
+
+void dr_check_gpus_lost(dr_ctx *c)
+{
+	if (!have_gpus(c, "gpus.lost"))
+		return;
+	const dr_machine *m = c->m;
+	dr_sb b = {0};
+	int n = 0;
+	for (int i = 0; i < m->n; i++) {
+		if (!dr_gpu_selected(m, i))
+			continue;
+		n++;
+		if (!m->gpu[i].lost)
+			continue;
+		dr_sb_sep(&b, ", ");
+		dr_sb_addf(&b, "GPU %d%s%s%s", m->gpu[i].st.index, m->gpu[i].st.pci_bus_id[0] ? " (" : "",
+			   m->gpu[i].st.pci_bus_id, m->gpu[i].st.pci_bus_id[0] ? ")" : "");
+	}
+	if (b.len) {
+		dr_result *r = dr_addf(c->r, "gpus.lost", DR_FAIL,
+				       "%s lost: fell off the bus or stopped answering", dr_sb_str(&b));
+		dr_fixf(r, "look for Xid 79 in the kernel log (gpus.xid); drain the node and reboot "
+			   "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
+			   "seating and temperatures");
+	} else {
+		dr_addf(c->r, "gpus.lost", DR_PASS, "all %d GPU%s answer", n, n == 1 ? "" : "s");
+	}
+	dr_sb_free(&b);
+}
+
+/* ---- gpus.memory_errors ---- */
+
+void dr_check_gpus_memory_errors(dr_ctx *c)
+{
+	if (!have_gpus(c, "gpus.memory_errors"))
+		return;
+	const dr_machine *m = c->m;
+	dr_status st = DR_SKIP;
+	dr_sb b = {0}, notes = {0}, fail_gpus = {0}, warn_gpus = {0};
+	static const gpu_metric_id counters[] = {GM_ECC_UNCORR_VOL, GM_ECC_UNCORR_AGG,
+						 GM_RETIRED_PENDING, GM_RETIRED_DBE,
+						 GM_REMAP_PENDING, GM_REMAP_FAILURE, GM_REMAP_UNCORR};
+	for (int i = 0; i < m->n; i++) {
+		if (!usable(m, i))
+			continue;
+		const dr_gpu *g = &m->gpu[i];
+		bool any = false;
+		for (size_t k = 0; k < sizeof counters / sizeof *counters; k++)
+			any |= g->v.ok[counters[k]] != 0;
+		if (!any)
+			continue;
+		st = dr_worse(st, DR_PASS);
+		double v;
+		int idx = g->st.index;
+		bool f = false, w = false;
+		if (dr_val(g, GM_ECC_UNCORR_VOL, &v) && v > 0) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d: %.0f uncorrected ECC error%s since the driver loaded", idx,
+				   v, v == 1 ? "" : "s");
+			f = true;
+		}
+		if (dr_val(g, GM_REMAP_FAILURE, &v) && v > 0) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d: row remapping failed", idx);
+			f = true;
+		}
+		if (dr_val(g, GM_RETIRED_PENDING, &v) && v > 0) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d: pages waiting to be retired", idx);
+			w = true;
+		}
+		if (dr_val(g, GM_REMAP_PENDING, &v) && v > 0) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d: row remap pending", idx);
+			w = true;
+		}
+		if (dr_val(g, GM_RETIRED_DBE, &v) && v > 0) {
+			dr_sb_sep(&notes, "; ");
+			dr_sb_addf(&notes, "GPU %d: %.0f page%s retired for double-bit errors", idx, v,
+				   v == 1 ? "" : "s");
+		}
+		if (dr_val(g, GM_REMAP_UNCORR, &v) && v > 0) {
+			dr_sb_sep(&notes, "; ");
+			dr_sb_addf(&notes, "GPU %d: %.0f row%s remapped for uncorrectable errors", idx, v,
+				   v == 1 ? "" : "s");
+		}
+		if (f) {
+			st = DR_FAIL;
+			dr_sb_sep(&fail_gpus, ",");
+			dr_sb_addf(&fail_gpus, "%d", idx);
+		} else if (w) {
+			st = dr_worse(st, DR_WARN);
+			dr_sb_sep(&warn_gpus, ",");
+			dr_sb_addf(&warn_gpus, "%d", idx);
+		}
+	}
+	if (st == DR_SKIP) {
+		dr_addf(c->r, "gpus.memory_errors", DR_SKIP,
+			"no GPU reports ECC or row-remap counters (consumer GPUs, or ECC disabled)");
+	} else if (st == DR_PASS) {
+		dr_addf(c->r, "gpus.memory_errors", DR_PASS,
+			"no uncorrected ECC errors, nothing pending%s%s", notes.len ? "; history: " : "",
+			dr_sb_str(&notes));
+	} else {
+		if (notes.len) {
+			dr_sb_addf(&b, "; history: %s", dr_sb_str(&notes));
+		}
+		dr_result *r = dr_addf(c->r, "gpus.memory_errors", st, "%s", dr_sb_str(&b));
+		if (st == DR_FAIL)
+			dr_fixf(r, "drain GPU %s, then reset it when idle (sudo nvidia-smi -r -i N) or "
+				   "reboot; uncorrected errors that come back, or a remap failure, mean "
+				   "the board needs replacing",
+				dr_sb_str(&fail_gpus));
+		else
+			dr_fixf(r, "reset GPU %s when it is idle (sudo nvidia-smi -r -i N) or reboot, so "
+				   "the pending retirement or remap takes effect",
+				dr_sb_str(&warn_gpus));
+	}
+	dr_sb_free(&b);
+	dr_sb_free(&notes);
+	dr_sb_free(&fail_gpus);
+	dr_sb_free(&warn_gpus);
+}
+
+/* ---- gpus.xid ---- */
+
+/* The GPU index at PCI bus bus, -1 when none. */
+static int gpu_at(const dr_machine *m, const char *bus)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->gpu[i].st.pci_bus_id[0] && dr_same_pci(bus, m->gpu[i].st.pci_bus_id))
+			return i;
+	return -1;
+}
+
+typedef struct {
+	char bus[32];
+	int gpu;
+	int xid;
+	int count;
+	bool hw;
+	const char *meaning;
+} xid_count;
+
+void dr_check_gpus_xid(dr_ctx *c)
+{
+	const dr_klog *k = dr_ctx_klog(c);
+	if (!k->readable) {
+		dr_result *r = dr_addf(c->r, "gpus.xid", DR_SKIP, "%s", k->why);
+		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
+		return;
+	}
+	xid_count seen[64];
+	int ns = 0;
+	for (size_t i = 0; i < k->n; i++) {
+		dr_xid x;
+		if (!dr_xid_parse(k->lines[i], &x))
+			continue;
+		int g = gpu_at(c->m, x.bus);
+		if (g >= 0 && !dr_gpu_selected(c->m, g))
+			continue;
+		int j = 0;
+		while (j < ns && !(seen[j].xid == x.xid && dr_same_pci(seen[j].bus, x.bus)))
+			j++;
+		if (j == ns) {
+			if (ns == 64)
+				continue;
+			memset(&seen[j], 0, sizeof seen[j]);
+			snprintf(seen[j].bus, sizeof seen[j].bus, "%s", x.bus);
+			seen[j].gpu = g;
+			seen[j].xid = x.xid;
+			seen[j].meaning = dr_xid_meaning(x.xid, &seen[j].hw);
+			ns++;
+		}
+		seen[j].count++;
+	}
+	if (ns == 0) {
+		dr_addf(c->r, "gpus.xid", DR_PASS, "no Xid errors in the kernel log (%s)", k->source);
+		return;
+	}
+	dr_sb b = {0};
+	bool hw = false;
+	for (int j = 0; j < ns; j++) {
+		dr_sb_sep(&b, "; ");
+		if (seen[j].gpu >= 0)
+			dr_sb_addf(&b, "GPU %d", c->m->gpu[seen[j].gpu].st.index);
+		else
+			dr_sb_addf(&b, "PCI %s", seen[j].bus);
+		dr_sb_addf(&b, ": Xid %d x%d (%s)", seen[j].xid, seen[j].count, seen[j].meaning);
+		hw |= seen[j].hw;
+	}
+	dr_result *r = dr_addf(c->r, "gpus.xid", hw ? DR_FAIL : DR_WARN, "%s", dr_sb_str(&b));
+	if (hw)
+		dr_fixf(r, "hardware or driver errors: drain the GPU, reset it (sudo nvidia-smi -r -i "
+			   "N) or reboot; if they recur check power, cooling and cabling, and send "
+			   "nvidia-bug-report.sh output to the vendor");
+	else
+		dr_fixf(r, "application faults: check the program that ran at that time (bad memory "
+			   "access, a killed kernel); compute-sanitizer finds the faulting kernel");
+	dr_sb_free(&b);
+}
+
+/* ---- gpus.pcie_errors ---- */
+
+/* Cumulative PCIe replays worth a warning: a handful over weeks of uptime is normal. */
+#define REPLAY_WARN 100
+
+void dr_check_gpus_pcie_errors(dr_ctx *c)
+{
+	const dr_machine *m = c->m;
+	const dr_klog *k = dr_ctx_klog(c);
+	bool gpus = m->nvml == DR_NVML_OK && m->n > 0;
+	dr_sb b = {0}, fix_gpus = {0};
+	dr_status st = DR_SKIP;
+	int other = 0, replay_known = 0;
+	if (k->readable) {
+		st = DR_PASS;
+		/* Per GPU: the PCI path from its root port down (sysfs), and error counts. */
+		int n = gpus ? m->n : 0;
+		char (*chain)[16][16] = calloc(n ? (size_t)n : 1, sizeof *chain);
+		int *nc = calloc(n ? (size_t)n : 1, sizeof *nc);
+		int *corr = calloc(n ? (size_t)n : 1, sizeof *corr);
+		int *uncorr = calloc(n ? (size_t)n : 1, sizeof *uncorr);
+		for (int i = 0; i < n; i++)
+			if (dr_gpu_selected(m, i) && m->gpu[i].st.pci_bus_id[0])
+				nc[i] = dr_pci_chain(c->p, m->gpu[i].st.pci_bus_id, chain[i], 16);
+		for (size_t l = 0; l < k->n; l++) {
+			dr_aer a;
+			if (!dr_aer_parse(k->lines[l], &a) || a.summary)
+				continue;
+			bool mine = false;
+			for (int i = 0; i < n; i++) {
+				bool on_path = false;
+				for (int j = 0; j < nc[i]; j++)
+					on_path |= dr_same_pci(a.device, chain[i][j]);
+				if (!on_path)
+					continue;
+				mine = true;
+				if (a.uncorrected)
+					uncorr[i]++;
+				else
+					corr[i]++;
+			}
+			other += !mine;
+		}
+		for (int i = 0; i < n; i++) {
+			if (!corr[i] && !uncorr[i])
+				continue;
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d (%s): ", m->gpu[i].st.index, m->gpu[i].st.pci_bus_id);
+			if (uncorr[i])
+				dr_sb_addf(&b, "%d uncorrected", uncorr[i]);
+			if (corr[i])
+				dr_sb_addf(&b, "%s%d corrected", uncorr[i] ? ", " : "", corr[i]);
+			dr_sb_addf(&b, " AER error%s", corr[i] + uncorr[i] == 1 ? "" : "s");
+			st = dr_worse(st, uncorr[i] ? DR_FAIL : DR_WARN);
+			dr_sb_sep(&fix_gpus, ",");
+			dr_sb_addf(&fix_gpus, "%d", m->gpu[i].st.index);
+		}
+		free(chain);
+		free(nc);
+		free(corr);
+		free(uncorr);
+	}
+	for (int i = 0; gpus && i < m->n; i++) {
+		double v;
+		if (!usable(m, i) || !dr_val(&m->gpu[i], GM_PCIE_REPLAY, &v))
+			continue;
+		replay_known++;
+		if (st == DR_SKIP)
+			st = DR_PASS;
+		if (v >= REPLAY_WARN) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d: %.0f PCIe replays (link retransmissions)",
+				   m->gpu[i].st.index, v);
+			st = dr_worse(st, DR_WARN);
+			dr_sb_sep(&fix_gpus, ",");
+			dr_sb_addf(&fix_gpus, "%d", m->gpu[i].st.index);
+		}
+	}
+	if (st == DR_SKIP) {
+		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", DR_SKIP, "%s; no replay counters",
+				       k->why);
+		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
+	} else if (st == DR_PASS) {
+		dr_addf(c->r, "gpus.pcie_errors", DR_PASS,
+			"no AER errors on GPU links%s%s%s", k->readable ? "" : " (kernel log not readable)",
+			replay_known ? ", replay counters low" : "",
+			other ? " (other PCI devices have AER messages)" : "");
+	} else {
+		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", dr_sb_str(&b));
+		dr_fixf(r, "check power, seating and risers/cables of GPU %s; watch whether the "
+			   "counters keep rising (nvidia-smi -q -d PCIE); to confirm signal "
+			   "integrity try that slot one PCIe generation lower in the BIOS",
+			dr_sb_str(&fix_gpus));
+	}
+	dr_sb_free(&b);
+	dr_sb_free(&fix_gpus);
+}
+
+/* ---- gpus.pcie_link ---- */
+
+void dr_check_gpus_pcie_link(dr_ctx *c)
+{
+	if (!have_gpus(c, "gpus.pcie_link"))
+		return;
+	const dr_machine *m = c->m;
+	dr_sb bad = {0}, ok = {0}, fix_gpus = {0};
+	int known = 0;
+	for (int i = 0; i < m->n; i++) {
+		if (!usable(m, i))
+			continue;
+		const dr_gpu *g = &m->gpu[i];
+		double gc = 0, gm = 0, wc = 0, wm = 0, util = 0;
+		bool have_gen = dr_val(g, GM_PCIE_GEN_CUR, &gc) && dr_val(g, GM_PCIE_GEN_MAX, &gm);
+		bool have_w = dr_val(g, GM_PCIE_WIDTH_CUR, &wc) && dr_val(g, GM_PCIE_WIDTH_MAX, &wm);
+		if (!have_gen && !have_w)
+			continue;
+		known++;
+		bool busy = dr_val(g, GM_UTIL_GPU, &util) && util >= 10;
+		bool narrow = have_w && wc < wm;
+		bool slow = have_gen && gc < gm && busy;
+		char desc[96];
+		snprintf(desc, sizeof desc, "GPU %d: ", g->st.index);
+		if (have_gen)
+			snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "gen %.0f of %.0f",
+				 gc, gm);
+		if (have_w)
+			snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "%sx%.0f of x%.0f",
+				 have_gen ? ", " : "", wc, wm);
+		if (narrow || slow) {
+			dr_sb_sep(&bad, "; ");
+			dr_sb_addf(&bad, "%s%s", desc,
+				   slow && !narrow ? " under load" : "");
+			dr_sb_sep(&fix_gpus, ",");
+			dr_sb_addf(&fix_gpus, "%d", g->st.index);
+		} else {
+			dr_sb_sep(&ok, "; ");
+			dr_sb_addf(&ok, "%s%s", desc,
+				   have_gen && gc < gm ? " (idle: the link slows down to save power)"
+						       : "");
+		}
+	}
+	if (!known) {
+		dr_addf(c->r, "gpus.pcie_link", DR_SKIP, "PCIe link state not reported");
+	} else if (bad.len) {
+		dr_result *r = dr_addf(c->r, "gpus.pcie_link", DR_WARN,
+				       "link trained below its maximum: %s (host<->GPU copies slow down "
+				       "in proportion)",
+				       dr_sb_str(&bad));
+		dr_fixf(r, "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
+			   "lspci -vv shows LnkSta vs LnkCap), check risers and BIOS PCIe settings, "
+			   "then compare under load with nvidia-smi -q -d PCIE",
+			dr_sb_str(&fix_gpus));
+	} else {
+		dr_addf(c->r, "gpus.pcie_link", DR_PASS, "%s", dr_sb_str(&ok));
+	}
+	dr_sb_free(&bad);
+	dr_sb_free(&ok);
+	dr_sb_free(&fix_gpus);
+}
+
+/* ---- gpus.thermal ---- */
+
+/* Within this many degrees of the slowdown threshold is a warning. */
+#define THERMAL_MARGIN_C 5
+
+void dr_check_gpus_thermal(dr_ctx *c)
+{
+	if (!have_gpus(c, "gpus.thermal"))
+		return;
+	const dr_machine *m = c->m;
+	dr_status st = DR_SKIP;
+	dr_sb b = {0}, fix_gpus = {0};
+	int hottest = -1;
+	double hot_t = -1, hot_s = 0;
+	for (int i = 0; i < m->n; i++) {
+		if (!usable(m, i))
+			continue;
+		double t, s;
+		const dr_gpu *g = &m->gpu[i];
+		if (!dr_val(g, GM_TEMP_GPU, &t) || !dr_val(g, GM_TEMP_SLOWDOWN, &s) || s <= 0)
+			continue;
+		st = dr_worse(st, DR_PASS);
+		if (t > hot_t) {
+			hot_t = t;
+			hot_s = s;
+			hottest = g->st.index;
+		}
+		if (t >= s || s - t <= THERMAL_MARGIN_C) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d at %.0f C, slowdown at %.0f C", g->st.index, t, s);
+			st = dr_worse(st, t >= s ? DR_FAIL : DR_WARN);
+			dr_sb_sep(&fix_gpus, ",");
+			dr_sb_addf(&fix_gpus, "%d", g->st.index);
+		}
+	}
+	if (st == DR_SKIP) {
+		dr_addf(c->r, "gpus.thermal", DR_SKIP,
+			"temperature or slowdown threshold not reported");
+	} else if (st == DR_PASS) {
+		dr_addf(c->r, "gpus.thermal", DR_PASS, "hottest GPU %d at %.0f C (slowdown at %.0f C)",
+			hottest, hot_t, hot_s);
+	} else {
+		dr_result *r = dr_addf(c->r, "gpus.thermal", st, "%s%s", dr_sb_str(&b),
+				       st == DR_FAIL ? ": clocks are being cut" : "");
+		dr_fixf(r, "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
+			   "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
+			   "trades a little speed for steady clocks",
+			dr_sb_str(&fix_gpus));
+	}
+	dr_sb_free(&b);
+	dr_sb_free(&fix_gpus);
+}
+
+/* ---- gpus.clocks ---- */
+
+void dr_check_gpus_clocks(dr_ctx *c)
+{
+	if (!have_gpus(c, "gpus.clocks"))
+		return;
+	const dr_machine *m = c->m;
+	dr_status st = DR_SKIP;
+	dr_sb b = {0};
+	bool power = false, hw = false, thermal = false, app = false;
+	for (int i = 0; i < m->n; i++) {
+		if (!usable(m, i))
+			continue;
+		const dr_gpu *g = &m->gpu[i];
+		double v;
+		if (!g->v.ok[GM_CLK_REASONS])
+			continue;
+		st = dr_worse(st, DR_PASS);
+		dr_sb why = {0};
+		dr_status gs = DR_PASS;
+		if (dr_val(g, GM_CLK_R_HW_SLOW, &v) && v > 0) {
+			dr_sb_sep(&why, ", ");
+			dr_sb_addf(&why, "hardware slowdown");
+			gs = DR_FAIL;
+			hw = true;
+		}
+		if (dr_val(g, GM_CLK_R_HW_THERMAL, &v) && v > 0) {
+			dr_sb_sep(&why, ", ");
+			dr_sb_addf(&why, "hardware thermal slowdown");
+			gs = DR_FAIL;
+			thermal = true;
+		}
+		if (dr_val(g, GM_CLK_R_HW_POWER_BRAKE, &v) && v > 0) {
+			dr_sb_sep(&why, ", ");
+			dr_sb_addf(&why, "power brake (external signal)");
+			gs = DR_FAIL;
+			hw = true;
+		}
+		if (dr_val(g, GM_CLK_R_SW_POWER, &v) && v > 0) {
+			double d, l;
+			dr_sb_sep(&why, ", ");
+			if (dr_val(g, GM_POWER_DRAW, &d) && dr_val(g, GM_POWER_ENFORCED_LIMIT, &l))
+				dr_sb_addf(&why, "power cap (%.0f W of %.0f W)", d, l);
+			else
+				dr_sb_addf(&why, "power cap");
+			gs = dr_worse(gs, DR_WARN);
+			power = true;
+		}
+		if (dr_val(g, GM_CLK_R_SW_THERMAL, &v) && v > 0) {
+			dr_sb_sep(&why, ", ");
+			dr_sb_addf(&why, "software thermal slowdown");
+			gs = dr_worse(gs, DR_WARN);
+			thermal = true;
+		}
+		double ag, mg;
+		/* Applications clocks only matter when someone set them below the maximum. */
+		if (dr_val(g, GM_CLK_R_APP, &v) && v > 0 && dr_val(g, GM_CLK_APP_GR, &ag) &&
+		    dr_val(g, GM_CLK_MAX_GR, &mg) && ag < mg) {
+			dr_sb_sep(&why, ", ");
+			dr_sb_addf(&why, "applications clocks set to %.0f of %.0f MHz", ag, mg);
+			gs = dr_worse(gs, DR_WARN);
+			app = true;
+		}
+		if (gs != DR_PASS) {
+			dr_sb_sep(&b, "; ");
+			double sm;
+			dr_sb_addf(&b, "GPU %d: %s", g->st.index, dr_sb_str(&why));
+			if (dr_val(g, GM_CLK_SM, &sm) && dr_val(g, GM_CLK_MAX_SM, &mg))
+				dr_sb_addf(&b, " (SM %.0f of %.0f MHz)", sm, mg);
+			st = dr_worse(st, gs);
+		}
+		dr_sb_free(&why);
+	}
+	if (st == DR_SKIP) {
+		dr_addf(c->r, "gpus.clocks", DR_SKIP, "clock event reasons not reported");
+	} else if (st == DR_PASS) {
+		dr_addf(c->r, "gpus.clocks", DR_PASS,
+			"no clocks held down (other than idle or sync boost)");
+	} else {
+		dr_result *r = dr_addf(c->r, "gpus.clocks", st, "clocks held down: %s", dr_sb_str(&b));
+		dr_sb fix = {0};
+		if (hw)
+			dr_sb_addf(&fix, "hardware slowdown on a cool GPU points at power delivery: check "
+					 "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
+					 "names the reason)");
+		if (thermal) {
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "improve cooling (see gpus.thermal)");
+		}
+		if (power) {
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "the job is power bound: expected for heavy kernels at the "
+					 "default limit; if the limit was lowered, restore it (see "
+					 "gpus.power_limit), else a higher limit up to the board's maximum "
+					 "(sudo nvidia-smi -pl W) helps if cooling allows");
+		}
+		if (app) {
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "reset applications clocks: sudo nvidia-smi -rac");
+		}
+		dr_fixf(r, "%s", dr_sb_str(&fix));
+		dr_sb_free(&fix);
+	}
+	dr_sb_free(&b);
+}
+
+/* ---- gpus.power_limit ---- */
+
+void dr_check_gpus_power_limit(dr_ctx *c)
+{
+	if (!have_gpus(c, "gpus.power_limit"))
+		return;
+	const dr_machine *m = c->m;
+	dr_status st = DR_SKIP;
+	dr_sb b = {0}, fix = {0};
+	for (int i = 0; i < m->n; i++) {
+		if (!usable(m, i))
+			continue;
+		const dr_gpu *g = &m->gpu[i];
+		double lim, def, enf;
+		bool have_lim = dr_val(g, GM_POWER_LIMIT, &lim);
+		bool have_def = dr_val(g, GM_POWER_DEFAULT_LIMIT, &def);
+		bool have_enf = dr_val(g, GM_POWER_ENFORCED_LIMIT, &enf);
+		if (!have_def || (!have_lim && !have_enf))
+			continue;
+		st = dr_worse(st, DR_PASS);
+		double set = have_lim ? lim : enf;
+		if (set < def - 1) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d limited to %.0f W, default %.0f W", g->st.index, set, def);
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "sudo nvidia-smi -i %d -pl %.0f", g->st.index, def);
+			st = DR_WARN;
+		} else if (have_enf && enf < set - 1) {
+			dr_sb_sep(&b, "; ");
+			dr_sb_addf(&b, "GPU %d enforces %.0f W, below its set %.0f W (a board or "
+				       "system-wide limit)",
+				   g->st.index, enf, set);
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "check the chassis/BMC power policy for GPU %d", g->st.index);
+			st = DR_WARN;
+		}
+	}
+	if (st == DR_SKIP) {
+		dr_addf(c->r, "gpus.power_limit", DR_SKIP, "power limits not reported");
+	} else if (st == DR_PASS) {
+		dr_addf(c->r, "gpus.power_limit", DR_PASS, "power limits at their defaults");
+	} else {
+		dr_result *r = dr_addf(c->r, "gpus.power_limit", DR_WARN,
+				       "%s: clocks drop earlier under load", dr_sb_str(&b));
+		dr_fixf(r, "%s (keep a lower limit only if it was set on purpose for cooling or the "
+			   "power budget)",
+			dr_sb_str(&fix));
+	}
+	dr_sb_free(&b);
+	dr_sb_free(&fix);
+}

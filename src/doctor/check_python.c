@@ -1,0 +1,417 @@
+/* check_python.c - python.*: the interpreter, each GPU framework, duplicate installs. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor/internal.h"
+
+void dr_check_python_interpreter(dr_ctx *c)
+{
+	const dr_python *py = dr_ctx_python(c);
+	if (!py->found) {
+		if (py->explicit_path) {
+			dr_result *r = dr_addf(c->r, "python.interpreter", DR_FAIL, "--python %s: %s",
+					       py->exe, py->error);
+			dr_fixf(r, "give the interpreter your job runs with, e.g. --python "
+				   "~/venv/bin/python");
+		} else {
+			dr_result *r = dr_addf(c->r, "python.interpreter", DR_SKIP,
+					       "no python3 or python on PATH");
+			dr_fixf(r, "pass --python PATH to check the environment your job uses");
+		}
+		return;
+	}
+	if (!py->ran) {
+		dr_result *r = dr_addf(c->r, "python.interpreter", py->explicit_path ? DR_FAIL : DR_WARN,
+				       "%s did not answer the probe: %s", py->exe, py->error);
+		dr_fixf(r, "run it by hand to see why: %s -c 'import sys; print(sys.version)'",
+			py->exe);
+		return;
+	}
+	if (py->major < 3) {
+		dr_result *r = dr_addf(c->r, "python.interpreter", DR_WARN,
+				       "%s is Python %s: current GPU frameworks need Python 3", py->exe,
+				       py->version);
+		dr_fixf(r, "--python python3 (or the interpreter of your virtualenv)");
+		return;
+	}
+	dr_sb have = {0};
+	for (int i = 0; i < DR_PY_NPKG; i++) {
+		if (!py->pkg[i].installed)
+			continue;
+		dr_sb_sep(&have, ", ");
+		dr_sb_addf(&have, "%s", py->pkg[i].name);
+	}
+	dr_addf(c->r, "python.interpreter", DR_PASS, "Python %s at %s%s; %s%s", py->version,
+		py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? " (virtualenv)" : "",
+		have.len ? "GPU frameworks: " : "none of torch, jax, tensorflow, onnxruntime, cupy installed",
+		dr_sb_str(&have));
+	dr_sb_free(&have);
+}
+
+/* ---- one framework ---- */
+
+typedef struct {
+	int pkg; /* index into dr_python.pkg */
+	const char *check;
+	const char *label;   /* how users name it */
+	const char *cpu_fix; /* how to get a CUDA build */
+} fw_desc;
+
+/* The newest PyTorch wheel tag (cuXYZ) not newer than the driver's CUDA. */
+static void torch_tag(int driver_cuda, char *out, size_t len)
+{
+	static const int tags[] = {118, 121, 124, 126, 128};
+	int best = 118;
+	for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
+		if (tags[i] / 10 * 1000 + tags[i] % 10 * 10 <= driver_cuda)
+			best = tags[i];
+	snprintf(out, len, "cu%d", best);
+}
+
+static void cpu_build_fix(dr_ctx *c, const fw_desc *f, dr_result *r)
+{
+	int dc = dr_cuda_version_int(c->m->cuda);
+	if (f->pkg == 0) {
+		char tag[16];
+		torch_tag(dc > 0 ? dc : 12040, tag, sizeof tag);
+		dr_fixf(r, "pip install --force-reinstall torch --index-url "
+			   "https://download.pytorch.org/whl/%s (a cuXYZ not newer than the driver's "
+			   "CUDA %s)",
+			tag, c->m->cuda[0] ? c->m->cuda : "version");
+	} else {
+		dr_fixf(r, "%s", f->cpu_fix);
+	}
+}
+
+/* Does the machine have an NVIDIA GPU at all (usable or not)? */
+static bool machine_has_gpu(dr_ctx *c)
+{
+	char bdf[4][16];
+	if (c->m->nvml == DR_NVML_OK)
+		return c->m->n > 0;
+	return dr_pci_nvidia_gpus(c->p, bdf, 4) > 0 || dr_driver_present(c);
+}
+
+/* How many GPUs CUDA should show this environment (after CUDA_VISIBLE_DEVICES). */
+static int expected_gpus(dr_ctx *c)
+{
+	const dr_machine *m = c->m;
+	if (m->nvml != DR_NVML_OK)
+		return 0;
+	dr_cvd_gpu g[DR_CVD_MAX];
+	int n = m->n < DR_CVD_MAX ? m->n : DR_CVD_MAX;
+	for (int i = 0; i < n; i++) {
+		memset(&g[i], 0, sizeof g[i]);
+		g[i].uuid = m->gpu[i].st.uuid;
+	}
+	const char *o = dr_env(c, "CUDA_DEVICE_ORDER");
+	dr_cvd_map map;
+	dr_cvd_resolve(dr_env(c, "CUDA_VISIBLE_DEVICES"), g, n, o && !strcmp(o, "PCI_BUS_ID"),
+		       &map);
+	return map.n;
+}
+
+static const char *devices_text(const dr_pypkg *k, char *out, size_t len)
+{
+	out[0] = '\0';
+	size_t used = 0;
+	for (int i = 0; i < k->ndev && used < len; i++) {
+		int same = 1;
+		bool first = true;
+		for (int j = 0; j < k->ndev; j++) {
+			if (j != i && !strcmp(k->dev_name[i], k->dev_name[j])) {
+				same++;
+				first &= j > i;
+			}
+		}
+		if (!first)
+			continue;
+		int w = snprintf(out + used, len - used, "%s%dx %s", used ? ", " : "", same,
+				 k->dev_name[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return out;
+}
+
+/* Compare the CUDA a framework was built for with what the driver supports. */
+static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, dr_sb *found,
+			     dr_sb *fix)
+{
+	int built = dr_cuda_version_int(k->cuda);
+	int drv = dr_cuda_version_int(c->m->cuda);
+	if (built < 0 || drv < 0)
+		return DR_PASS;
+	bool minor_known = strchr(k->cuda, '.') != NULL;
+	const char *need = dr_driver_for_cuda(built);
+	if (built / 1000 > drv / 1000) {
+		dr_sb_addf(found, "; built for CUDA %s but the driver supports at most %s, so it "
+				  "cannot use the GPU",
+			   k->cuda, c->m->cuda);
+		dr_sb_sep(fix, "; ");
+		dr_sb_addf(fix, "upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
+				"CUDA <= %s",
+			   need ? " to >= " : "", need ? need : "", k->cuda, f->label, c->m->cuda);
+		return DR_FAIL;
+	}
+	if (minor_known && built > drv) {
+		dr_sb_addf(found, "; built for CUDA %s, the driver supports %s: it runs through "
+				  "minor-version compatibility, but PTX JIT and the newest features fail",
+			   k->cuda, c->m->cuda);
+		dr_sb_sep(fix, "; ");
+		dr_sb_addf(fix, "upgrade the driver%s%s for full CUDA %s support, or use a build for "
+				"CUDA <= %s",
+			   need ? " to >= " : "", need ? need : "", k->cuda, c->m->cuda);
+		return DR_WARN;
+	}
+	return DR_PASS;
+}
+
+static void check_framework(dr_ctx *c, const fw_desc *f)
+{
+	const dr_python *py = dr_ctx_python(c);
+	if (!py->ran) {
+		dr_addf(c->r, f->check, DR_SKIP, "no working Python (see python.interpreter)");
+		return;
+	}
+	const dr_pypkg *k = &py->pkg[f->pkg];
+	if (!k->installed) {
+		dr_addf(c->r, f->check, DR_SKIP, "%s not installed for %s", f->label,
+			py->sys_exe[0] ? py->sys_exe : py->exe);
+		return;
+	}
+	if (py->major < 3) {
+		dr_addf(c->r, f->check, DR_SKIP, "not probed under Python %s", py->version);
+		return;
+	}
+	if (!k->probed || !k->version[0]) {
+		bool slow = k->timed_out;
+		dr_result *r = dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL,
+				       "import %s %s: %s", k->name, slow ? "hung" : "failed",
+				       k->error[0] ? k->error : "no answer");
+		if (slow)
+			dr_fixf(r, "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
+				   "network filesystem)",
+				py->exe, k->name);
+		else if (strstr(k->error, "libcu") || strstr(k->error, "libnv"))
+			dr_fixf(r, "the CUDA libraries it links against are missing: install the "
+				   "build's CUDA runtime (pip wheels bring their own; check "
+				   "LD_LIBRARY_PATH for a stray CUDA)");
+		else
+			dr_fixf(r, "pip install --force-reinstall %s (in the environment of %s)",
+				k->name, py->exe);
+		return;
+	}
+	bool has_gpu = machine_has_gpu(c);
+	dr_sb found = {0}, fix = {0};
+	dr_sb_addf(&found, "%s %s", k->name, k->version);
+	if (k->cuda[0])
+		dr_sb_addf(&found, " (CUDA %s)", k->cuda);
+	if (k->other_gpu[0])
+		dr_sb_addf(&found, " (%s)", k->other_gpu);
+	dr_status st = DR_PASS;
+	if (k->cpu_only) {
+		if (has_gpu) {
+			dr_sb_addf(&found, " is a CPU-only build: it will never use the GPU");
+			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", dr_sb_str(&found));
+			cpu_build_fix(c, f, r);
+		} else {
+			dr_sb_addf(&found, " is a CPU-only build (this machine has no NVIDIA GPU)");
+			dr_addf(c->r, f->check, DR_PASS, "%s", dr_sb_str(&found));
+		}
+		dr_sb_free(&found);
+		return;
+	}
+	if (k->other_gpu[0] && !k->cuda[0] && has_gpu) {
+		dr_sb_addf(&found, ": built for AMD GPUs, this machine has NVIDIA GPUs");
+		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", dr_sb_str(&found));
+		cpu_build_fix(c, f, r);
+		dr_sb_free(&found);
+		return;
+	}
+	if (c->m->nvml == DR_NVML_OK)
+		st = cuda_compat(c, f, k, &found, &fix);
+	char devs[256];
+	if (c->m->simulated) {
+		dr_sb_addf(&found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
+			   k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
+	} else if (k->gpu_count < 0) {
+		/* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
+		if (k->extra[0])
+			dr_sb_addf(&found, "; %s", k->extra);
+		if (k->error[0] && !has_gpu) {
+			dr_sb_addf(&found, "; %s (this machine has no NVIDIA GPU)", k->error);
+		} else if (k->error[0]) {
+			dr_sb_addf(&found, "; %s", k->error);
+			st = dr_worse(st, DR_FAIL);
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "install the CUDA and cuDNN versions this build needs (the "
+					 "missing library is named above)");
+		}
+	} else if (!has_gpu) {
+		dr_sb_addf(&found, "; sees no GPU (this machine has no NVIDIA GPU)");
+	} else if (k->gpu_count == 0) {
+		int want = expected_gpus(c);
+		dr_sb_addf(&found, "; sees no GPU");
+		if (k->error[0])
+			dr_sb_addf(&found, ": %s", k->error);
+		bool explained = st == DR_FAIL; /* the CUDA check above already says why */
+		st = DR_FAIL;
+		dr_sb_sep(&fix, "; ");
+		if (c->m->nvml != DR_NVML_OK)
+			dr_sb_addf(&fix, "fix the driver first (driver.nvml)");
+		else if (want == 0)
+			dr_sb_addf(&fix, "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
+		else if (explained)
+			dr_sb_addf(&fix, "then it sees the GPUs");
+		else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
+			dr_sb_addf(&fix, "upgrade the NVIDIA driver (see driver.cuda)");
+		else
+			dr_sb_addf(&fix, "run %s -c 'import %s' and initialise CUDA by hand for the "
+					 "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
+				   py->exe, k->name);
+	} else {
+		int want = expected_gpus(c);
+		dr_sb_addf(&found, "; sees %d GPU%s: %s", k->gpu_count, k->gpu_count == 1 ? "" : "s",
+			   devices_text(k, devs, sizeof devs));
+		if (k->gpu_count < want) {
+			dr_sb_addf(&found, " (CUDA should show %d)", want);
+			st = dr_worse(st, DR_WARN);
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "check the environment the job really runs with "
+					 "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
+		}
+	}
+	dr_result *r = dr_addf(c->r, f->check, st, "%s", dr_sb_str(&found));
+	if (st != DR_PASS && fix.len)
+		dr_fixf(r, "%s", dr_sb_str(&fix));
+	dr_sb_free(&found);
+	dr_sb_free(&fix);
+}
+
+static const fw_desc fws[DR_PY_NPKG] = {
+	{0, "python.torch", "PyTorch", NULL},
+	{1, "python.jax", "JAX", "pip install -U 'jax[cuda12]'"},
+	{2, "python.tensorflow", "TensorFlow",
+	 "pip install 'tensorflow[and-cuda]' (Linux; TensorFlow >= 2.11 has no GPU support on "
+	 "native Windows: use WSL2)"},
+	{3, "python.onnxruntime", "ONNX Runtime",
+	 "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"},
+	{4, "python.cupy", "CuPy", "pip install cupy-cuda12x"},
+};
+
+void dr_check_python_torch(dr_ctx *c)
+{
+	check_framework(c, &fws[0]);
+}
+
+void dr_check_python_jax(dr_ctx *c)
+{
+	check_framework(c, &fws[1]);
+}
+
+void dr_check_python_tensorflow(dr_ctx *c)
+{
+	check_framework(c, &fws[2]);
+}
+
+void dr_check_python_onnxruntime(dr_ctx *c)
+{
+	check_framework(c, &fws[3]);
+}
+
+void dr_check_python_cupy(dr_ctx *c)
+{
+	check_framework(c, &fws[4]);
+}
+
+/* ---- python.duplicates ---- */
+
+/* Which import module a distribution provides, -1 for none we track. */
+static int dist_module(const char *name)
+{
+	static const char *const tf[] = {"tensorflow",       "tensorflow-cpu", "tensorflow-gpu",
+					 "tensorflow-intel", "tensorflow-macos", "tensorflow-rocm",
+					 "tf-nightly",       "tf-nightly-cpu", "tf-nightly-gpu"};
+	if (!strcmp(name, "torch"))
+		return 0;
+	if (!strcmp(name, "jax"))
+		return 1;
+	for (size_t i = 0; i < sizeof tf / sizeof *tf; i++)
+		if (!strcmp(name, tf[i]))
+			return 2;
+	if ((!strncmp(name, "onnxruntime", 11) && (!name[11] || !strcmp(name + 11, "-gpu") ||
+						   !strcmp(name + 11, "-directml") ||
+						   !strcmp(name + 11, "-openvino") ||
+						   !strcmp(name + 11, "-training"))) ||
+	    !strncmp(name, "ort-nightly", 11))
+		return 3;
+	if (!strcmp(name, "cupy") || !strncmp(name, "cupy-cuda", 9) || !strncmp(name, "cupy-rocm", 9))
+		return 4;
+	return -1;
+}
+
+void dr_check_python_duplicates(dr_ctx *c)
+{
+	const dr_python *py = dr_ctx_python(c);
+	if (!py->ran) {
+		dr_addf(c->r, "python.duplicates", DR_SKIP, "no working Python (see python.interpreter)");
+		return;
+	}
+	dr_sb b = {0}, fix = {0}, ok = {0};
+	for (int m = 0; m < DR_PY_NPKG; m++) {
+		const dr_pydist *seen[16];
+		int n = 0;
+		for (size_t i = 0; i < py->ndists && n < 16; i++) {
+			const dr_pydist *d = &py->dists[i];
+			if (dist_module(d->name) != m)
+				continue;
+			bool dup = false; /* the same directory twice on sys.path */
+			for (int j = 0; j < n; j++)
+				dup |= !strcmp(seen[j]->name, d->name) &&
+				       !strcmp(seen[j]->location, d->location);
+			if (!dup)
+				seen[n++] = d;
+		}
+		if (n == 1) {
+			dr_sb_sep(&ok, ", ");
+			dr_sb_addf(&ok, "%s", seen[0]->name);
+		}
+		if (n < 2)
+			continue;
+		dr_sb_sep(&b, "; ");
+		dr_sb_addf(&b, "%s installed %d times:", py->pkg[m].name, n);
+		for (int j = 0; j < n; j++)
+			dr_sb_addf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name, seen[j]->version,
+				   seen[j]->location[0] ? seen[j]->location : "?");
+		if (py->pkg[m].file[0])
+			dr_sb_addf(&b, " (imports from %s)", py->pkg[m].file);
+		dr_sb_sep(&fix, "; ");
+		dr_sb_addf(&fix, "pip uninstall -y");
+		for (int j = 0; j < n; j++) {
+			bool again = false;
+			for (int i = 0; i < j; i++)
+				again |= !strcmp(seen[i]->name, seen[j]->name);
+			if (!again)
+				dr_sb_addf(&fix, " %s", seen[j]->name);
+		}
+		dr_sb_addf(&fix, " (repeat until pip finds none), then install the one build you want");
+	}
+	if (b.len) {
+		dr_result *r = dr_addf(c->r, "python.duplicates", DR_WARN,
+				       "%s: which one is imported depends on sys.path order, and the "
+				       "packages overwrite each other's files",
+				       dr_sb_str(&b));
+		dr_fixf(r, "%s; a virtualenv keeps user, system and conda site-packages apart",
+			dr_sb_str(&fix));
+	} else {
+		dr_addf(c->r, "python.duplicates", DR_PASS, "%s%s",
+			ok.len ? "one install each: " : "no GPU framework installed",
+			dr_sb_str(&ok));
+	}
+	dr_sb_free(&b);
+	dr_sb_free(&fix);
+	dr_sb_free(&ok);
+}

@@ -1,0 +1,411 @@
+/* cuda_visible.c - CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, resolved the way CUDA does. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "doctor/internal.h"
+
+/*
+ * CUDA's default order, FASTEST_FIRST, is a heuristic CUDA does not document.
+ * We predict it from what decides it in practice: the newer compute
+ * capability first, then the higher maximum SM clock; equal GPUs keep PCI
+ * bus order. The map is labelled a prediction wherever the two can differ.
+ */
+static void cuda_order(const dr_cvd_gpu *g, int n, bool pci, int *order)
+{
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	if (pci)
+		return;
+	/* insertion sort: stable, n <= 64 */
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i;
+		while (j > 0) {
+			const dr_cvd_gpu *a = &g[order[j - 1]], *b = &g[x];
+			bool faster = b->cc > a->cc || (b->cc == a->cc && b->max_sm_clock > a->max_sm_clock);
+			if (!faster)
+				break;
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+}
+
+/* UUID prefix match, case-insensitive, "GPU-" optional on both sides. */
+static int match_uuid(const dr_cvd_gpu *g, int n, const char *want, size_t wl, int *matches)
+{
+	const char *w = want;
+	if (wl >= 4 && !strncasecmp(w, "GPU-", 4)) {
+		w += 4;
+		wl -= 4;
+	}
+	int found = -1;
+	*matches = 0;
+	if (wl == 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const char *u = g[i].uuid ? g[i].uuid : "";
+		if (!strncasecmp(u, "GPU-", 4))
+			u += 4;
+		if (!strncasecmp(u, w, wl)) {
+			if (strlen(u) == wl) { /* an exact match wins over prefixes */
+				*matches = 1;
+				return i;
+			}
+			found = i;
+			(*matches)++;
+		}
+	}
+	return found;
+}
+
+static void stop(dr_cvd_map *o, int entry, const char *tok, size_t len, const char *why)
+{
+	o->stopped_at = entry;
+	snprintf(o->stop_entry, sizeof o->stop_entry, "%.*s", (int)(len < 90 ? len : 90), tok);
+	snprintf(o->stop_why, sizeof o->stop_why, "%s", why);
+}
+
+/* One entry of the list: the GPU it names, or -1 with o->stop_* filled. */
+static int resolve_entry(const char *t, size_t len, int entry, const dr_cvd_gpu *g, int n,
+			 const int *order, dr_cvd_map *o, bool *mig)
+{
+	char why[160];
+	int matches;
+	*mig = false;
+	if (len >= 4 && !strncasecmp(t, "MIG-", 4)) {
+		*mig = true;
+		/* Old form MIG-GPU-<uuid>/<gi>/<ci> names its parent; MIG-<uuid> does not. */
+		if (len > 8 && !strncasecmp(t + 4, "GPU-", 4)) {
+			const char *slash = memchr(t, '/', len);
+			size_t ul = slash ? (size_t)(slash - (t + 4)) : len - 4;
+			int k = match_uuid(g, n, t + 4, ul, &matches);
+			if (matches == 1)
+				return k;
+			stop(o, entry, t, len, "names no MIG-enabled GPU here");
+			return -1;
+		}
+		return -2; /* a MIG instance we cannot place on a parent */
+	}
+	if (len >= 4 && !strncasecmp(t, "GPU-", 4)) {
+		int k = match_uuid(g, n, t, len, &matches);
+		if (matches == 1)
+			return k;
+		if (matches == 0)
+			stop(o, entry, t, len, "matches no GPU's UUID");
+		else {
+			snprintf(why, sizeof why, "matches %d GPUs: too short a UUID prefix", matches);
+			stop(o, entry, t, len, why);
+		}
+		return -1;
+	}
+	/* An index: like strtoul, leading digits count and the rest is ignored. */
+	size_t d = 0;
+	while (d < len && isdigit((unsigned char)t[d]))
+		d++;
+	if (d == 0) {
+		stop(o, entry, t, len, len && t[0] == '-' ? "is negative" : "is not an index or a UUID");
+		return -1;
+	}
+	long v = strtol(t, NULL, 10);
+	if (v >= n) {
+		snprintf(why, sizeof why, "is not a GPU index (there %s %d GPU%s)",
+			 n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
+		stop(o, entry, t, len, why);
+		return -1;
+	}
+	return order[v];
+}
+
+void dr_cvd_resolve(const char *value, const dr_cvd_gpu *g, int n, bool pci, dr_cvd_map *o)
+{
+	memset(o, 0, sizeof *o);
+	o->stopped_at = -1;
+	if (n > DR_CVD_MAX)
+		n = DR_CVD_MAX;
+	cuda_order(g, n, pci, o->order);
+	o->order_is_pci = true;
+	for (int i = 0; i < n; i++)
+		o->order_is_pci &= o->order[i] == i;
+	if (!value) {
+		for (int i = 0; i < n; i++)
+			o->phys[o->n++] = o->order[i];
+		return;
+	}
+	o->set = true;
+	const char *p = value;
+	bool mig_taken = false;
+	for (int entry = 0;; entry++) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		const char *t = p;
+		while (len && isspace((unsigned char)*t)) {
+			t++;
+			len--;
+		}
+		while (len && isspace((unsigned char)t[len - 1]))
+			len--;
+		if (len == 0 && !comma && entry == 0)
+			return; /* "" : nothing visible */
+		bool mig;
+		int k = resolve_entry(t, len, entry, g, n, o->order, o, &mig);
+		if (k == -1)
+			return;
+		/* CUDA gives a process at most one MIG device: later ones are ignored. */
+		if (!(mig && mig_taken)) {
+			for (int j = 0; j < o->n && k >= 0; j++) {
+				if (o->phys[j] == k && !o->mig_entry[j] && !mig) {
+					/* A GPU listed twice makes CUDA see no device at all. */
+					o->duplicate = true;
+					o->n = 0;
+					stop(o, entry, t, len, "lists a GPU a second time");
+					return;
+				}
+			}
+			if (o->n < DR_CVD_MAX) {
+				o->phys[o->n] = k; /* -2: a MIG instance without a known parent */
+				o->mig_entry[o->n] = mig;
+				o->n++;
+			}
+			mig_taken |= mig;
+		}
+		if (!comma)
+			return;
+		p = comma + 1;
+	}
+}
+
+/* ---- the checks ---- */
+
+static int build_gpus(const dr_machine *m, dr_cvd_gpu *g)
+{
+	int n = m->n < DR_CVD_MAX ? m->n : DR_CVD_MAX;
+	for (int i = 0; i < n; i++) {
+		const dr_gpu *x = &m->gpu[i];
+		double v;
+		memset(&g[i], 0, sizeof g[i]);
+		g[i].uuid = x->st.uuid;
+		g[i].name = x->st.name;
+		g[i].pci = x->st.pci_bus_id;
+		if (dr_val(x, GM_COMPUTE_CAP, &v))
+			g[i].cc = v;
+		if (dr_val(x, GM_CLK_MAX_SM, &v))
+			g[i].max_sm_clock = v;
+		g[i].mig = dr_val(x, GM_MIG_CURRENT, &v) && v > 0;
+	}
+	return n;
+}
+
+static bool pci_order_env(dr_ctx *c)
+{
+	const char *o = dr_env(c, "CUDA_DEVICE_ORDER");
+	return o && !strcmp(o, "PCI_BUS_ID");
+}
+
+/* "cuda:0->GPU 2 (NVIDIA H100, GPU-8f2a1c3e)" for each ordinal. */
+static void map_text(const dr_machine *m, const dr_cvd_map *map, dr_sb *b)
+{
+	for (int k = 0; k < map->n; k++) {
+		dr_sb_sep(b, ", ");
+		int i = map->phys[k];
+		if (i < 0) {
+			dr_sb_addf(b, "cuda:%d->a MIG instance", k);
+			continue;
+		}
+		const dr_gpu *g = &m->gpu[i];
+		dr_sb_addf(b, "cuda:%d->GPU %d (%s%s%.12s)%s", k, g->st.index, g->st.name,
+			   g->st.name[0] ? ", " : "", g->st.uuid, map->mig_entry[k] ? " MIG" : "");
+	}
+}
+
+bool dr_cvd_hides_all(const char *v)
+{
+	while (isspace((unsigned char)*v))
+		v++;
+	return *v == '\0' || *v == ',' || *v == '-' ||
+	       !(isdigit((unsigned char)*v) || !strncasecmp(v, "GPU-", 4) ||
+		 !strncasecmp(v, "MIG-", 4));
+}
+
+/* Compare the predicted map with the ordinals PyTorch reports (when it gives UUIDs). */
+static void torch_agrees(dr_ctx *c, const dr_cvd_map *map, dr_sb *b, bool *differs)
+{
+	*differs = false;
+	if (c->m->simulated)
+		return;
+	const dr_python *py = dr_ctx_python(c);
+	const dr_pypkg *t = &py->pkg[0];
+	if (!py->ran || !t->probed || t->gpu_count < 0 || t->ndev == 0 || !t->dev_uuid[0][0])
+		return;
+	for (int k = 0; k < t->ndev && k < map->n; k++) {
+		int i = map->phys[k];
+		if (i < 0 || strcasecmp(c->m->gpu[i].st.uuid, t->dev_uuid[k])) {
+			dr_sb_addf(b, "; but PyTorch's cuda:%d is %s", k, t->dev_uuid[k]);
+			*differs = true;
+			return;
+		}
+	}
+	dr_sb_addf(b, " (PyTorch agrees)");
+}
+
+void dr_check_cuda_visible_devices(dr_ctx *c)
+{
+	const dr_machine *m = c->m;
+	const char *v = dr_env(c, "CUDA_VISIBLE_DEVICES");
+	if (m->nvml != DR_NVML_OK || m->n == 0) {
+		if (v && dr_cvd_hides_all(v)) {
+			dr_result *r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
+					       "CUDA_VISIBLE_DEVICES='%s' hides every GPU from CUDA", v);
+			dr_fixf(r, "unset CUDA_VISIBLE_DEVICES");
+		} else {
+			dr_addf(c->r, "cuda.visible_devices", DR_SKIP,
+				"no GPUs to map (see driver.nvml); CUDA_VISIBLE_DEVICES %s%s%s",
+				v ? "='" : "unset", v ? v : "", v ? "'" : "");
+		}
+		return;
+	}
+	dr_cvd_gpu g[DR_CVD_MAX];
+	int n = build_gpus(m, g);
+	dr_cvd_map map;
+	dr_cvd_resolve(v, g, n, pci_order_env(c), &map);
+	dr_sb b = {0};
+	map_text(m, &map, &b);
+	const char *pred = map.order_is_pci ? "" : " (predicted: CUDA orders fastest first)";
+	bool differs;
+	if (!map.set) {
+		dr_sb t = {0};
+		dr_sb_addf(&t, "unset: CUDA sees all %d GPU%s: %s%s", map.n, map.n == 1 ? "" : "s",
+			   dr_sb_str(&b), pred);
+		torch_agrees(c, &map, &t, &differs);
+		dr_addf(c->r, "cuda.visible_devices", differs ? DR_WARN : DR_PASS, "%s", dr_sb_str(&t));
+		if (differs)
+			dr_fixf(&c->r->v[c->r->n - 1], "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select "
+						       "GPUs by UUID");
+		dr_sb_free(&t);
+		dr_sb_free(&b);
+		return;
+	}
+	if (map.n == 0) {
+		dr_result *r;
+		if (map.duplicate)
+			r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
+				    "CUDA_VISIBLE_DEVICES='%s': entry '%s' lists a GPU a second time, "
+				    "so CUDA sees no GPU (programs fall back to the CPU)",
+				    v, map.stop_entry);
+		else if (map.stopped_at == 0)
+			r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
+				    "CUDA_VISIBLE_DEVICES='%s': the first entry '%s' %s, so CUDA sees "
+				    "no GPU (programs fall back to the CPU)",
+				    v, map.stop_entry, map.stop_why);
+		else
+			r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
+				    "CUDA_VISIBLE_DEVICES is empty: CUDA sees no GPU (programs fall back "
+				    "to the CPU)");
+		dr_fixf(r, "unset CUDA_VISIBLE_DEVICES, or list GPUs by index or UUID (nvidia-smi -L), "
+			   "e.g. CUDA_VISIBLE_DEVICES=0");
+		dr_sb_free(&b);
+		return;
+	}
+	dr_sb t = {0};
+	dr_sb_addf(&t, "CUDA_VISIBLE_DEVICES='%s': %s%s", v, dr_sb_str(&b), pred);
+	torch_agrees(c, &map, &t, &differs);
+	dr_status st = differs ? DR_WARN : DR_PASS;
+	dr_sb fix = {0};
+	if (map.stopped_at > 0) {
+		dr_sb_addf(&t, "; entry '%s' %s, so it and every entry after it are hidden",
+			   map.stop_entry, map.stop_why);
+		dr_sb_addf(&fix, "correct or remove '%s' (nvidia-smi -L lists indices and UUIDs)",
+			   map.stop_entry);
+		st = DR_WARN;
+	}
+	for (int k = 0; k < map.n; k++) {
+		int i = map.phys[k];
+		if (i >= 0 && !map.mig_entry[k] && g[i].mig) {
+			dr_sb_addf(&t, "; GPU %d is in MIG mode: CUDA cannot use it by index", i);
+			dr_sb_sep(&fix, "; ");
+			dr_sb_addf(&fix, "name one of GPU %d's MIG instances by its MIG-... UUID "
+					 "(nvidia-smi -L); a process gets one MIG device",
+				   i);
+			st = DR_WARN;
+			break;
+		}
+	}
+	if (differs) {
+		dr_sb_sep(&fix, "; ");
+		dr_sb_addf(&fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select GPUs by UUID");
+	}
+	dr_result *r = dr_addf(c->r, "cuda.visible_devices", st, "%s", dr_sb_str(&t));
+	if (fix.len)
+		dr_fixf(r, "%s", dr_sb_str(&fix));
+	dr_sb_free(&fix);
+	dr_sb_free(&t);
+	dr_sb_free(&b);
+}
+
+void dr_check_cuda_device_order(dr_ctx *c)
+{
+	const dr_machine *m = c->m;
+	if (m->nvml != DR_NVML_OK || m->n < 2) {
+		dr_addf(c->r, "cuda.device_order", DR_SKIP,
+			"fewer than two GPUs: CUDA and nvidia-smi cannot number them differently");
+		return;
+	}
+	const char *o = dr_env(c, "CUDA_DEVICE_ORDER");
+	if (o && strcmp(o, "PCI_BUS_ID") && strcmp(o, "FASTEST_FIRST")) {
+		dr_result *r = dr_addf(c->r, "cuda.device_order", DR_WARN,
+				       "CUDA_DEVICE_ORDER='%s' is not FASTEST_FIRST or PCI_BUS_ID: "
+				       "CUDA ignores it and orders fastest first",
+				       o);
+		dr_fixf(r, "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+		return;
+	}
+	if (o && !strcmp(o, "PCI_BUS_ID")) {
+		dr_addf(c->r, "cuda.device_order", DR_PASS,
+			"CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA numbers GPUs like nvidia-smi");
+		return;
+	}
+	dr_sb models = {0};
+	bool mixed = false;
+	for (int i = 0; i < m->n; i++) {
+		int same = 0;
+		bool first = true;
+		for (int j = 0; j < m->n; j++) {
+			if (!strcmp(m->gpu[i].st.name, m->gpu[j].st.name)) {
+				same++;
+				first &= j >= i;
+			}
+		}
+		if (!first)
+			continue;
+		if (same != m->n)
+			mixed = true;
+		dr_sb_sep(&models, ", ");
+		dr_sb_addf(&models, "%dx %s", same, m->gpu[i].st.name[0] ? m->gpu[i].st.name : "?");
+	}
+	if (!mixed) {
+		dr_addf(c->r, "cuda.device_order", DR_PASS,
+			"all %d GPUs are %s: CUDA's default order equals nvidia-smi's", m->n,
+			m->gpu[0].st.name[0] ? m->gpu[0].st.name : "the same model");
+		dr_sb_free(&models);
+		return;
+	}
+	dr_cvd_gpu g[DR_CVD_MAX];
+	int n = build_gpus(m, g);
+	dr_cvd_map map;
+	dr_cvd_resolve(NULL, g, n, false, &map);
+	dr_sb b = {0};
+	map_text(m, &map, &b);
+	dr_result *r = dr_addf(c->r, "cuda.device_order", DR_WARN,
+			       "mixed models (%s) and CUDA_DEVICE_ORDER %s: CUDA numbers the "
+			       "fastest first, %s, so cuda:N and indices in CUDA_VISIBLE_DEVICES "
+			       "%s nvidia-smi's GPU N",
+			       dr_sb_str(&models), o ? "=FASTEST_FIRST" : "unset",
+			       map.order_is_pci ? "probably in PCI order here"
+						: dr_sb_str(&b),
+			       map.order_is_pci ? "can differ from" : "differ from");
+	dr_fixf(r, "export CUDA_DEVICE_ORDER=PCI_BUS_ID (or select GPUs by UUID)");
+	dr_sb_free(&b);
+	dr_sb_free(&models);
+}

@@ -1,0 +1,165 @@
+/* report.c - doctor results: collecting, printing as text or JSON, the exit code. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor/doctor.h"
+#include "util/jsonw.h"
+
+const char *dr_status_name(dr_status s)
+{
+	switch (s) {
+	case DR_PASS: return "PASS";
+	case DR_WARN: return "WARN";
+	case DR_FAIL: return "FAIL";
+	default: return "SKIP";
+	}
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	return s;
+}
+
+dr_result *dr_addf(dr_report *r, const char *check, dr_status st, const char *found_fmt, ...)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		dr_result *v = realloc(r->v, cap * sizeof *v);
+		if (!v)
+			abort();
+		r->v = v;
+		r->cap = cap;
+	}
+	dr_result *res = &r->v[r->n++];
+	memset(res, 0, sizeof *res);
+	snprintf(res->check, sizeof res->check, "%s", check);
+	res->status = st;
+	va_list ap;
+	va_start(ap, found_fmt);
+	res->found = vformat(found_fmt, ap);
+	va_end(ap);
+	if (!res->found)
+		res->found = strdup("");
+	return res;
+}
+
+void dr_fixf(dr_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vformat(fmt, ap);
+	va_end(ap);
+	free(res->fix);
+	res->fix = s;
+}
+
+void dr_report_free(dr_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].found);
+		free(r->v[i].fix);
+	}
+	free(r->v);
+	memset(r, 0, sizeof *r);
+}
+
+int dr_exit_code(const dr_report *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].status == DR_FAIL)
+			return 1;
+	return 0;
+}
+
+void dr_print_text(FILE *f, const dr_report *r, bool color)
+{
+	static const char *colors[] = {"\033[32m", "\033[33m", "\033[1;31m", "\033[2m"};
+	int counts[4] = {0};
+	size_t width = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (strlen(r->v[i].check) > width)
+			width = strlen(r->v[i].check);
+	for (size_t i = 0; i < r->n; i++) {
+		const dr_result *x = &r->v[i];
+		counts[x->status]++;
+		if (color)
+			fprintf(f, "%s%s\033[0m", colors[x->status], dr_status_name(x->status));
+		else
+			fputs(dr_status_name(x->status), f);
+		fprintf(f, "  %-*s  %s", (int)width, x->check, x->found);
+		if (x->fix && *x->fix)
+			fprintf(f, "  fix: %s", x->fix);
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n, counts[DR_FAIL],
+		counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
+}
+
+void dr_print_json(FILE *f, const dr_report *r)
+{
+	jsonw w;
+	jsonw_init(&w, f, true);
+	jsonw_arr_begin(&w);
+	for (size_t i = 0; i < r->n; i++) {
+		const dr_result *x = &r->v[i];
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "check");
+		jsonw_str(&w, x->check);
+		jsonw_key(&w, "status");
+		jsonw_str(&w, dr_status_name(x->status));
+		jsonw_key(&w, "found");
+		jsonw_str(&w, x->found);
+		jsonw_key(&w, "fix");
+		jsonw_str(&w, x->fix && *x->fix ? x->fix : NULL);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	fputc('\n', f);
+}
+
+void dr_sb_addf(dr_sb *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vformat(fmt, ap);
+	va_end(ap);
+	if (!s)
+		return;
+	size_t l = strlen(s);
+	if (b->len + l + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 128;
+		while (cap < b->len + l + 1)
+			cap *= 2;
+		char *p = realloc(b->s, cap);
+		if (!p) {
+			free(s);
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, l + 1);
+	b->len += l;
+	free(s);
+}
+
+void dr_sb_sep(dr_sb *b, const char *sep)
+{
+	if (b->len)
+		dr_sb_addf(b, "%s", sep);
+}
+
+const char *dr_sb_str(const dr_sb *b)
+{
+	return b->s ? b->s : "";
+}
+
+void dr_sb_free(dr_sb *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof *b);
+}

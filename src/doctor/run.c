@@ -1,0 +1,90 @@
+/* run.c - the list of checks, in the order they print. */
+#include "doctor/internal.h"
+
+const dr_check dr_checks[] = {
+	{"driver.nvml", dr_check_driver_nvml,
+	 "NVML loads; if not, why (no library, module not loaded, version mismatch, permissions), "
+	 "with the kernel module and NVIDIA GPUs on the PCI bus as evidence"},
+	{"driver.version", dr_check_driver_version, "driver and kernel module versions"},
+	{"driver.cuda", dr_check_driver_cuda,
+	 "the highest CUDA version the driver supports (warns below 11.8)"},
+	{"driver.mismatch", dr_check_driver_mismatch,
+	 "kernel module version vs every libnvidia-ml.so.1 on the library path (stale copies)"},
+	{"driver.devices", dr_check_driver_devices,
+	 "/dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm present and read/writable by this user"},
+	{"driver.persistence", dr_check_driver_persistence,
+	 "persistence mode (without it every client re-initialises the GPU)"},
+	{"gpus.inventory", dr_check_gpus_inventory,
+	 "count, names, UUIDs, memory; NVIDIA GPUs on the PCI bus the driver did not initialise"},
+	{"gpus.lost", dr_check_gpus_lost, "GPUs that fell off the bus or stopped answering"},
+	{"gpus.memory_errors", dr_check_gpus_memory_errors,
+	 "uncorrected ECC errors, retired pages pending, row remap pending or failed"},
+	{"gpus.xid", dr_check_gpus_xid,
+	 "Xid errors in the kernel log, per GPU, hardware (FAIL) or application (WARN)"},
+	{"gpus.pcie_errors", dr_check_gpus_pcie_errors,
+	 "PCIe AER errors on each GPU's link (kernel log) and PCIe replay counters"},
+	{"gpus.pcie_link", dr_check_gpus_pcie_link,
+	 "PCIe link width below maximum, or generation below maximum under load"},
+	{"gpus.thermal", dr_check_gpus_thermal,
+	 "temperature at or within 5 C of the slowdown threshold"},
+	{"gpus.clocks", dr_check_gpus_clocks,
+	 "clocks held down by power cap, thermal or hardware slowdown, power brake, lowered "
+	 "applications clocks"},
+	{"gpus.power_limit", dr_check_gpus_power_limit,
+	 "power limit below the default, or an enforced limit below the set one"},
+	{"cuda.visible_devices", dr_check_cuda_visible_devices,
+	 "CUDA_VISIBLE_DEVICES parsed like CUDA (indices, full/short UUIDs, MIG, stops at an "
+	 "invalid entry, duplicates hide all): the cuda:N -> GPU map"},
+	{"cuda.device_order", dr_check_cuda_device_order,
+	 "mixed GPU models without CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's numbering differs from "
+	 "nvidia-smi's"},
+	{"python.interpreter", dr_check_python_interpreter,
+	 "the Python found (--python, else python3/python on PATH) and its GPU frameworks"},
+	{"python.torch", dr_check_python_torch,
+	 "PyTorch: version, CUDA build vs driver, CPU-only wheel, GPUs it sees"},
+	{"python.jax", dr_check_python_jax, "JAX: version, CUDA plugin vs driver, GPUs it sees"},
+	{"python.tensorflow", dr_check_python_tensorflow,
+	 "TensorFlow: version, CUDA build vs driver, GPUs it sees"},
+	{"python.onnxruntime", dr_check_python_onnxruntime,
+	 "ONNX Runtime: CUDA provider available and its library loadable"},
+	{"python.cupy", dr_check_python_cupy, "CuPy: CUDA runtime vs driver, GPUs it sees"},
+	{"python.duplicates", dr_check_python_duplicates,
+	 "the same framework installed more than once on sys.path (or CPU and GPU variants)"},
+	{"container.detect", dr_check_container_detect, "host or container, and which runtime"},
+	{"container.docker", dr_check_container_docker,
+	 "host: Docker has the nvidia runtime (or CDI) on a machine with NVIDIA GPUs"},
+	{"container.cdi", dr_check_container_cdi,
+	 "host: CDI specs for nvidia.com/gpu (/etc/cdi, /var/run/cdi, nvidia-ctk cdi list), stale "
+	 "driver version or GPU count"},
+	{"container.injection", dr_check_container_injection,
+	 "container: device nodes and driver libraries injected, NVIDIA_DRIVER_CAPABILITIES"},
+	{"container.pid_namespace", dr_check_container_pid_namespace,
+	 "nested PID namespace: NVML's host PIDs do not match /proc"},
+	{"wsl.detect", dr_check_wsl_detect, "WSL2 (GPU capable) or WSL1 (no GPU)"},
+	{"wsl.dxg", dr_check_wsl_dxg, "WSL2: /dev/dxg present and read/writable"},
+	{"wsl.libraries", dr_check_wsl_libraries,
+	 "WSL2: /usr/lib/wsl/lib/libnvidia-ml.so.1 and libcuda.so.1 from the Windows driver"},
+	{"wsl.linux_driver", dr_check_wsl_linux_driver,
+	 "WSL2: no Linux NVIDIA driver installed inside WSL"},
+	{"load.processes", dr_check_load_processes,
+	 "processes on each GPU with owner, command and memory; which GPUs are free"},
+	{"load.orphan_memory", dr_check_load_orphan_memory,
+	 "GPU memory held by gone or zombie processes, or by no listed process"},
+	{"load.port", dr_check_load_ports,
+	 "--port N: who listens on it (/proc/net/tcp{,6} socket inode -> /proc/*/fd)"},
+	{"load.need_mem", dr_check_load_need_mem,
+	 "--need-mem SIZE: which GPUs have that much free, and whether CUDA_VISIBLE_DEVICES picks "
+	 "them"},
+	{"env.gpu_hiding", dr_check_env_gpu_hiding,
+	 "variables that hide GPUs or force the CPU, named with the tool they affect"},
+	{"env.slowdown", dr_check_env_slowdown,
+	 "debugging switches that slow GPU work (CUDA_LAUNCH_BLOCKING, NCCL_P2P_DISABLE, ...)"},
+};
+
+const size_t dr_ncheck = sizeof dr_checks / sizeof *dr_checks;
+
+void dr_run_all(dr_ctx *c)
+{
+	for (size_t i = 0; i < dr_ncheck; i++)
+		dr_checks[i].fn(c);
+}

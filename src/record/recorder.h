@@ -1,0 +1,41 @@
+/*
+ * recorder.h - a sampler feeding a recording file: what `record`, `run` and
+ * `top -o` share. Creating the file is the first thing done, so an
+ * unwritable path fails before any command is started.
+ */
+#ifndef GPUWHY_RECORD_RECORDER_H
+#define GPUWHY_RECORD_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "sample/snapshot.h"
+
+typedef struct recorder recorder;
+
+typedef struct {
+	const char *path;
+	int64_t interval_ns;
+	gpu_ctx *gpu;	     /* may be NULL (host only) */
+	const char *command; /* watched command line, or NULL */
+	void (*on_snapshot)(const snapshot *s, void *arg); /* optional extra consumer */
+	void *arg;
+} recorder_opts;
+
+/* Returns 0 or GW_EXIT_ENV with a message printed. */
+int recorder_open(const recorder_opts *o, recorder **out);
+int recorder_follow(recorder *r, int pid);
+int recorder_start(recorder *r);
+/* Thread-safe: timestamped now. */
+void recorder_step(recorder *r, long step, const char *line);
+void recorder_event(recorder *r, const char *kind, int gpu_pos, long value, const char *text);
+/* Stop sampling, write the end facts, close the file. Returns 0, or -1 if the file had errors. */
+int recorder_finish(recorder *r, int exit_status);
+/* Samples written so far. */
+long recorder_samples(const recorder *r);
+
+/* Environment variables recorded in meta as env.<NAME> (and compared by `compare`). */
+bool recorder_env_of_interest(const char *name);
+
+#endif

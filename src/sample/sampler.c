@@ -1,0 +1,371 @@
+#include "sample/sampler.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+#include "host/host_kmsg.h"
+#include "host/pidbrief.h"
+#include "util/timeutil.h"
+
+#define SAMPLER_MAX_GPU_PROCS 512
+
+struct sampler {
+	sampler_opts o;
+	host_sampler *hs;
+	host_sample hsamp;
+	snapshot snap;
+	bool *was_lost;
+	gpu_proc *gp;
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t mu; /* guards hs follow list changes and stop */
+	pthread_cond_t cv;
+	bool stopping;
+	int64_t last_mono;
+	long ticks, late;
+	const char *proc_root;
+	host_kmsg *kmsg; /* NULL when the kernel log is not readable */
+};
+
+sampler *sampler_new(const sampler_opts *o)
+{
+	sampler *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->o = *o;
+	if (s->o.interval_ns <= 0)
+		s->o.interval_ns = 1000000000LL;
+	host_config cfg;
+	host_config_default(&cfg);
+	if (o->proc_root)
+		cfg.proc_root = o->proc_root;
+	if (o->sys_root)
+		cfg.sys_root = o->sys_root;
+	s->proc_root = cfg.proc_root;
+	s->hs = host_sampler_new(&cfg);
+	int ngpu = o->gpu ? gpu_count(o->gpu) : 0;
+	snapshot_init(&s->snap, ngpu);
+	s->was_lost = calloc(ngpu ? (size_t)ngpu : 1, sizeof *s->was_lost);
+	s->gp = calloc(SAMPLER_MAX_GPU_PROCS, sizeof *s->gp);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
+	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
+	if (!s->hs || !s->was_lost || !s->gp) {
+		sampler_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int sampler_follow(sampler *s, const int *pids, int n)
+{
+	pthread_mutex_lock(&s->mu);
+	int rc = host_sampler_follow(s->hs, pids, (size_t)n);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static double val(const host_val *v)
+{
+	return v->ok ? v->v : NAN;
+}
+
+static double mib(const host_val *v)
+{
+	return v->ok ? v->v / (1024.0 * 1024.0) : NAN;
+}
+
+/* Sum a per-device rate; absent when no device has it. */
+#define SUM_RATE(arr, n, id)                                                                 \
+	({                                                                                   \
+		double _s = NAN;                                                             \
+		for (size_t _i = 0; _i < (n); _i++)                                          \
+			if ((arr)[_i].v[id].ok)                                              \
+				_s = (isnan(_s) ? 0 : _s) + (arr)[_i].v[id].v;               \
+		_s;                                                                          \
+	})
+
+static void host_summary(sampler *s)
+{
+	snapshot *sn = &s->snap;
+	const host_sample *h = &s->hsamp;
+	sn->h[HM_CPU_BUSY_AVG] = val(&h->sys[HOST_SYS_CPU_BUSY]);
+	sn->h[HM_CPU_IOWAIT] = val(&h->sys[HOST_SYS_CPU_IOWAIT]);
+	sn->h[HM_CPU_STEAL] = val(&h->sys[HOST_SYS_CPU_STEAL]);
+	sn->h[HM_LOAD1] = val(&h->sys[HOST_SYS_LOAD1]);
+	sn->h[HM_MEM_TOTAL] = mib(&h->sys[HOST_SYS_MEM_TOTAL]);
+	sn->h[HM_MEM_USED] = mib(&h->sys[HOST_SYS_MEM_USED]);
+	sn->h[HM_MEM_AVAIL] = mib(&h->sys[HOST_SYS_MEM_AVAILABLE]);
+	sn->h[HM_MEM_CACHED] = mib(&h->sys[HOST_SYS_MEM_CACHED]);
+	sn->h[HM_SWAP_USED] = mib(&h->sys[HOST_SYS_SWAP_USED]);
+	sn->h[HM_SWAP_IN] = val(&h->sys[HOST_SYS_SWAP_IN_RATE]);
+	sn->h[HM_SWAP_OUT] = val(&h->sys[HOST_SYS_SWAP_OUT_RATE]);
+	sn->h[HM_DISK_READ] = SUM_RATE(h->disks, h->ndisks, HOST_DISK_READ_RATE);
+	sn->h[HM_DISK_WRITE] = SUM_RATE(h->disks, h->ndisks, HOST_DISK_WRITE_RATE);
+	sn->h[HM_NET_RX] = SUM_RATE(h->nets, h->nnets, HOST_NET_RX_RATE);
+	sn->h[HM_NET_TX] = SUM_RATE(h->nets, h->nnets, HOST_NET_TX_RATE);
+	double busy_max = NAN;
+	for (size_t i = 0; i < h->ndisks; i++)
+		if (h->disks[i].v[HOST_DISK_BUSY].ok &&
+		    (isnan(busy_max) || h->disks[i].v[HOST_DISK_BUSY].v > busy_max))
+			busy_max = h->disks[i].v[HOST_DISK_BUSY].v;
+	sn->h[HM_DISK_BUSY_MAX] = busy_max;
+	/* Per core, indexed by cpu id so an offline core leaves a hole, not a shift. */
+	int ncpu = 0;
+	for (size_t i = 0; i < h->ncpus; i++)
+		if (h->cpus[i].id + 1 > ncpu)
+			ncpu = h->cpus[i].id + 1;
+	snapshot_set_ncpu(sn, ncpu);
+	double cmax = NAN;
+	int cidx = -1;
+	for (size_t i = 0; i < h->ncpus; i++) {
+		int id = h->cpus[i].id;
+		if (id < 0)
+			continue;
+		sn->cpu_busy[id] = val(&h->cpus[i].v[HOST_CPU_BUSY]);
+		sn->cpu_iowait[id] = val(&h->cpus[i].v[HOST_CPU_IOWAIT]);
+		if (!isnan(sn->cpu_busy[id]) && (isnan(cmax) || sn->cpu_busy[id] > cmax)) {
+			cmax = sn->cpu_busy[id];
+			cidx = id;
+		}
+	}
+	sn->h[HM_CPU_BUSY_MAX] = cmax;
+	sn->h[HM_CPU_BUSY_MAX_CORE] = cidx >= 0 ? cidx : NAN;
+	/* The watched tree. */
+	double cpu = NAN, rss = NAN, rd = NAN;
+	for (size_t i = 0; i < h->nprocs; i++) {
+		const host_proc *p = &h->procs[i];
+		if (p->v[HOST_PROC_CPU].ok)
+			cpu = (isnan(cpu) ? 0 : cpu) + p->v[HOST_PROC_CPU].v;
+		if (p->v[HOST_PROC_RSS].ok)
+			rss = (isnan(rss) ? 0 : rss) + p->v[HOST_PROC_RSS].v / (1024.0 * 1024.0);
+		if (p->v[HOST_PROC_READ_RATE].ok)
+			rd = (isnan(rd) ? 0 : rd) + p->v[HOST_PROC_READ_RATE].v;
+	}
+	if (h->nprocs) {
+		sn->h[HM_TREE_CPU] = cpu;
+		sn->h[HM_TREE_RSS] = rss;
+		sn->h[HM_TREE_NPROC] = (double)h->nprocs;
+		sn->h[HM_TREE_READ] = rd;
+	}
+}
+
+static void fill_from_host(tl_proc *p, const host_proc *hp)
+{
+	p->ppid = (unsigned)hp->ppid;
+	p->in_tree = true;
+	p->alive = true;
+	p->cpu_pct = val(&hp->v[HOST_PROC_CPU]);
+	p->rss_mib = mib(&hp->v[HOST_PROC_RSS]);
+	snprintf(p->user, sizeof p->user, "%.31s", hp->user);
+	snprintf(p->cmd, sizeof p->cmd, "%.127s",
+		 hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
+}
+
+static void gpu_part(sampler *s)
+{
+	snapshot *sn = &s->snap;
+	gpu_ctx *g = s->o.gpu;
+	for (int i = 0; g && i < sn->ngpu; i++) {
+		gpu_sample(g, i, &sn->gpu[i]);
+		if (sn->gpu[i].lost && !s->was_lost[i]) {
+			s->was_lost[i] = true;
+			snapshot_add_event(sn, TL_EV_GPU_LOST, i, 0,
+					   "GPU fell off the bus (NVML: GPU is lost)");
+		}
+		if (sn->gpu[i].lost)
+			continue;
+		int np = gpu_processes(g, i, s->gp, SAMPLER_MAX_GPU_PROCS);
+		for (int k = 0; k < np; k++) {
+			tl_proc *p = snapshot_add_proc(sn);
+			p->pid = s->gp[k].pid;
+			p->gpu = i;
+			if (s->gp[k].mem_ok)
+				p->gpu_mem_mib = (double)s->gp[k].mem_bytes / (1024.0 * 1024.0);
+			if (s->gp[k].util_ok)
+				p->sm_pct = s->gp[k].sm_pct;
+			int hi = host_sample_find_proc(&s->hsamp, (int)p->pid);
+			if (hi >= 0) {
+				fill_from_host(p, &s->hsamp.procs[hi]);
+			} else {
+				host_pid_brief b;
+				host_pid_brief_read(s->proc_root, p->pid, &b);
+				p->alive = b.exists;
+				snprintf(p->user, sizeof p->user, "%.31s", b.user);
+				snprintf(p->cmd, sizeof p->cmd, "%.127s", b.cmd);
+			}
+		}
+	}
+}
+
+/* "0000:3b:00" (Xid) or "0000:3b:00.0" (AER) against NVML's "00000000:3B:00.0". */
+static bool same_pci(const char *a, const char *b)
+{
+	unsigned da, ba, va, db, bb, vb;
+	if (sscanf(a, "%x:%x:%x", &da, &ba, &va) != 3 || sscanf(b, "%x:%x:%x", &db, &bb, &vb) != 3)
+		return false;
+	return da == db && ba == bb && va == vb;
+}
+
+static void kmsg_part(sampler *s)
+{
+	if (!s->kmsg)
+		return;
+	host_kmsg_event ev[16];
+	int n = host_kmsg_read(s->kmsg, ev, 16);
+	for (int i = 0; i < n; i++) {
+		if (ev[i].detail)
+			continue; /* the summary line of the same AER error is counted */
+		int gpu = -1;
+		for (int g = 0; s->o.gpu && g < s->snap.ngpu; g++)
+			if (ev[i].pci[0] && same_pci(ev[i].pci, gpu_static_info(s->o.gpu, g)->pci_bus_id))
+				gpu = g;
+		char text[256];
+		if (ev[i].kind == HOST_KMSG_XID) {
+			snprintf(text, sizeof text, "Xid %d on %s: %.200s", ev[i].xid, ev[i].pci,
+				 ev[i].msg);
+			snapshot_add_event(&s->snap, TL_EV_XID, gpu, ev[i].xid_ok ? ev[i].xid : -1,
+					   text);
+		} else {
+			snprintf(text, sizeof text, "%.250s", ev[i].msg);
+			snapshot_add_event(&s->snap, TL_EV_AER, gpu, ev[i].kind, text);
+		}
+	}
+}
+
+static void tree_part(sampler *s)
+{
+	snapshot *sn = &s->snap;
+	const host_sample *h = &s->hsamp;
+	for (size_t i = 0; i < h->nprocs; i++) {
+		tl_proc *p = snapshot_add_proc(sn);
+		p->pid = (unsigned)h->procs[i].pid;
+		fill_from_host(p, &h->procs[i]);
+	}
+	for (size_t i = 0; i < h->nevents; i++) {
+		const host_proc_event *e = &h->events[i];
+		char text[256];
+		snprintf(text, sizeof text, "%.255s",
+			 e->cmdline && e->cmdline[0] ? e->cmdline : e->comm);
+		snapshot_add_event(sn, e->kind == HOST_PROC_START ? TL_EV_PROC_START : TL_EV_PROC_EXIT,
+				   -1, e->pid, text);
+	}
+}
+
+const snapshot *sampler_tick(sampler *s)
+{
+	snapshot *sn = &s->snap;
+	snapshot_clear(sn);
+	int64_t mono = gw_mono_ns();
+	double wall = gw_wall_s();
+	sn->t_mono_ns = mono;
+	sn->t_wall = wall;
+	sn->interval_s = s->last_mono ? (double)(mono - s->last_mono) / 1e9 : NAN;
+	s->last_mono = mono;
+	/* Host first, then GPU: the GPU part looks processes up in the host sample. */
+	pthread_mutex_lock(&s->mu);
+	host_sampler_sample_at(s->hs, mono, wall, &s->hsamp);
+	pthread_mutex_unlock(&s->mu);
+	host_summary(s);
+	gpu_part(s);
+	tree_part(s);
+	kmsg_part(s);
+	s->ticks++;
+	return sn;
+}
+
+static void *sampler_main(void *arg)
+{
+	sampler *s = arg;
+	int64_t next = gw_mono_ns();
+	for (;;) {
+		const snapshot *sn = sampler_tick(s);
+		if (s->o.cb)
+			s->o.cb(sn, s->o.arg);
+		pthread_mutex_lock(&s->mu);
+		int64_t interval = s->o.interval_ns;
+		pthread_mutex_unlock(&s->mu);
+		/* Drift correction: deadlines follow the schedule; a late tick skips ahead. */
+		next += interval;
+		int64_t now = gw_mono_ns();
+		if (now - next > interval / 2) {
+			s->late++;
+			next = now;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		int64_t wait = next - now;
+		int64_t abs_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + (wait > 0 ? wait : 0);
+		ts.tv_sec = abs_ns / 1000000000LL;
+		ts.tv_nsec = abs_ns % 1000000000LL;
+		pthread_mutex_lock(&s->mu);
+		while (!s->stopping && gw_mono_ns() < next)
+			if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0)
+				break;
+		bool stop = s->stopping;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			return NULL;
+	}
+}
+
+int sampler_start(sampler *s)
+{
+	if (s->running)
+		return 0;
+	if (pthread_create(&s->thread, NULL, sampler_main, s) != 0)
+		return -1;
+	s->running = true;
+	return 0;
+}
+
+void sampler_stop(sampler *s)
+{
+	if (!s->running)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	s->running = false;
+	s->stopping = false;
+}
+
+void sampler_free(sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	host_sample_free(&s->hsamp);
+	if (s->kmsg)
+		host_kmsg_close(s->kmsg);
+	if (s->hs)
+		host_sampler_free(s->hs);
+	snapshot_free(&s->snap);
+	free(s->was_lost);
+	free(s->gp);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+void sampler_stats(const sampler *s, long *ticks, long *late)
+{
+	*ticks = s->ticks;
+	*late = s->late;
+}
+
+void sampler_set_interval(sampler *s, int64_t interval_ns)
+{
+	pthread_mutex_lock(&s->mu);
+	if (interval_ns > 0)
+		s->o.interval_ns = interval_ns;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}

@@ -1,0 +1,45 @@
+/*
+ * sampler.h - the sampling thread: GPUs and host read together at a fixed
+ * cadence with drift correction, assembled into one snapshot per tick and
+ * handed to a callback (the recorder, the live view, the exporter).
+ *
+ * Slow GPU fields are refreshed by the device layer's own thread, so a tick
+ * never waits on ECC counters or the 20 ms PCIe throughput call.
+ */
+#ifndef GPUWHY_SAMPLE_SAMPLER_H
+#define GPUWHY_SAMPLE_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "sample/snapshot.h"
+
+typedef struct sampler sampler;
+typedef void (*sampler_cb)(const snapshot *s, void *arg);
+
+typedef struct {
+	int64_t interval_ns; /* default 1 s */
+	gpu_ctx *gpu;	     /* may be NULL: host only */
+	const char *proc_root; /* NULL = /proc */
+	const char *sys_root;  /* NULL = /sys */
+	bool follow_gpu_procs; /* also report host CPU/RSS of every GPU process */
+	sampler_cb cb;
+	void *arg;
+} sampler_opts;
+
+sampler *sampler_new(const sampler_opts *o);
+/* Follow these PIDs and their descendants (may be called while running). */
+int sampler_follow(sampler *s, const int *pids, int n);
+/* Take one snapshot now on the caller's thread (tests, --once). */
+const snapshot *sampler_tick(sampler *s);
+int sampler_start(sampler *s);
+/* Stop the thread after the tick in progress; safe to call twice. */
+void sampler_stop(sampler *s);
+void sampler_free(sampler *s);
+/* Ticks taken and how many were late by more than half an interval. */
+void sampler_stats(const sampler *s, long *ticks, long *late);
+/* Change the interval of a running sampler (live views). */
+void sampler_set_interval(sampler *s, int64_t interval_ns);
+
+#endif

@@ -1,0 +1,86 @@
+#include "sample/snapshot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort();
+	return q;
+}
+
+void snapshot_init(snapshot *s, int ngpu)
+{
+	memset(s, 0, sizeof *s);
+	s->ngpu = ngpu;
+	s->gpu = calloc(ngpu ? (size_t)ngpu : 1, sizeof *s->gpu);
+	s->interval_s = NAN;
+	for (int i = 0; i < HM__COUNT; i++)
+		s->h[i] = NAN;
+}
+
+void snapshot_free(snapshot *s)
+{
+	free(s->gpu);
+	free(s->cpu_id);
+	free(s->cpu_busy);
+	free(s->cpu_iowait);
+	free(s->procs);
+	free(s->events);
+	memset(s, 0, sizeof *s);
+}
+
+void snapshot_clear(snapshot *s)
+{
+	s->nproc = 0;
+	s->nevent = 0;
+	for (int i = 0; i < HM__COUNT; i++)
+		s->h[i] = NAN;
+}
+
+void snapshot_set_ncpu(snapshot *s, int ncpu)
+{
+	if (ncpu != s->ncpu) {
+		s->cpu_id = xrealloc(s->cpu_id, (size_t)ncpu * sizeof *s->cpu_id);
+		s->cpu_busy = xrealloc(s->cpu_busy, (size_t)ncpu * sizeof *s->cpu_busy);
+		s->cpu_iowait = xrealloc(s->cpu_iowait, (size_t)ncpu * sizeof *s->cpu_iowait);
+		s->ncpu = ncpu;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		s->cpu_id[i] = i;
+		s->cpu_busy[i] = s->cpu_iowait[i] = NAN;
+	}
+}
+
+tl_proc *snapshot_add_proc(snapshot *s)
+{
+	if (s->nproc == s->proc_cap) {
+		s->proc_cap = s->proc_cap ? s->proc_cap * 2 : 32;
+		s->procs = xrealloc(s->procs, (size_t)s->proc_cap * sizeof *s->procs);
+	}
+	tl_proc *p = &s->procs[s->nproc++];
+	memset(p, 0, sizeof *p);
+	p->gpu = -1;
+	p->gpu_mem_mib = p->sm_pct = p->cpu_pct = p->rss_mib = NAN;
+	return p;
+}
+
+tl_event *snapshot_add_event(snapshot *s, const char *kind, int gpu, long value, const char *text)
+{
+	if (s->nevent == s->event_cap) {
+		s->event_cap = s->event_cap ? s->event_cap * 2 : 8;
+		s->events = xrealloc(s->events, (size_t)s->event_cap * sizeof *s->events);
+	}
+	tl_event *e = &s->events[s->nevent++];
+	memset(e, 0, sizeof *e);
+	e->t = s->t_wall;
+	strncpy(e->kind, kind, sizeof e->kind - 1);
+	e->gpu = gpu;
+	e->value = value;
+	if (text)
+		strncpy(e->text, text, sizeof e->text - 1);
+	return e;
+}

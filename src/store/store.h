@@ -1,0 +1,67 @@
+/*
+ * store.h - the recording file (.gpuwhy): SQLite in WAL mode.
+ *
+ * Tables (documented in the README; `sqlite3 run.gpuwhy .schema` shows them):
+ *   meta(key, value)              schema_version, tool_version, hostname, driver,
+ *                                 cuda_driver_version, command, start, end, exit_status,
+ *                                 interval, env.<NAME> for environment variables of interest
+ *   gpus(idx, uuid, name, ...)    static facts, one row per recorded GPU
+ *   gpu_links(a, b, nvlinks, topo) interconnect between GPU indices
+ *   gpu_samples(t, gpu, lost, <one REAL column per metric of metrics.def>)  NULL = absent
+ *   host_samples(t, interval, <host summary columns>, core_busy, core_iowait)  per-core JSON arrays
+ *   processes(pid, cmd, user, first_t)  process_samples(t, pid, ppid, gpu, in_tree, alive, ...)
+ *   steps(t, step, line)          events(t, kind, gpu, value, text)
+ * t is wall-clock seconds since the epoch. gpu is the NVML index (NULL for host-only rows).
+ *
+ * Writes are batched in a transaction committed at least once a second, so a
+ * recorder killed with SIGKILL loses at most the last second.
+ */
+#ifndef GPUWHY_STORE_STORE_H
+#define GPUWHY_STORE_STORE_H
+
+#include <stddef.h>
+
+#include "gpu/gpu.h"
+#include "sample/snapshot.h"
+#include "sample/timeline.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+typedef struct store store;
+
+/*
+ * Create a new recording at path (an existing file is replaced only when
+ * it is a gpuwhy recording or empty). Returns 0, or -1 with a one-line reason in err.
+ */
+int store_create(const char *path, store **out, char *err, size_t errlen);
+int store_set_meta(store *st, const char *key, const char *value);
+int store_add_gpu(store *st, const gpu_static *g);
+int store_add_link(store *st, int a_idx, int b_idx, int nvlinks, int topo);
+/* gpu_index maps snapshot GPU positions to NVML indices. */
+int store_write_snapshot(store *st, const snapshot *s, const int *gpu_index);
+int store_write_step(store *st, double t_wall, long step, const char *line);
+int store_write_event(store *st, double t_wall, const char *kind, int gpu_idx, long value,
+		      const char *text);
+/* Commit what is pending now. */
+int store_flush(store *st);
+/* Commit and close; returns 0 or -1 if anything failed since creation. */
+int store_close(store *st);
+/* The first error seen (e.g. "database or disk is full"), or NULL. */
+const char *store_error(const store *st);
+
+typedef struct {
+	int n;
+	char **keys;
+	char **values;
+} store_meta;
+
+/*
+ * Read a whole recording. Returns 0, or a GW_EXIT_* code with a one-line
+ * message printed (unreadable file, not a gpuwhy recording, newer schema).
+ */
+int store_read_timeline(const char *path, timeline **out);
+int store_read_meta(const char *path, store_meta **out);
+const char *store_meta_get(const store_meta *m, const char *key);
+void store_meta_free(store_meta *m);
+
+#endif

@@ -1,0 +1,21 @@
+# Shared helpers for end-to-end tests (sourced, not run: it has no test of its own).
+set -u
+: "${GPUWHY:?GPUWHY must name the gpuwhy binary}"
+T=$(mktemp -d /tmp/gpuwhy-e2e.XXXXXX)
+PIDS_TO_KILL=()
+cleanup() {
+	for p in "${PIDS_TO_KILL[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+# The simulator's state must not leak between tests.
+export GPUWHY_SIM_STATE="$T/simstate"
+unset GPUWHY_NVML GPUWHY_SIM_SCENARIO GPUWHY_GPUS
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+assert_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"; }
+# assert_ge A B [what]: numeric A >= B
+assert_ge() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a+0 >= b+0)}' || fail "${3:-value}: expected >= $2, got '$1'"; }
+assert_le() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a+0 <= b+0)}' || fail "${3:-value}: expected <= $2, got '$1'"; }
+assert_contains() { printf '%s' "$1" | grep -q -- "$2" || fail "${3:-output} does not contain '$2': $1"; }
+have_sim() { "$GPUWHY" sim list 2>/dev/null | grep -q h100x1 && [ -e "$(dirname "$GPUWHY")/sim/libnvidia-ml.so.1" ]; }

@@ -1,0 +1,155 @@
+/* Recordings: what is written comes back, absent stays absent, bad files are refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/gpuwhy-test-store-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static void fill(snapshot *s, double t, double util)
+{
+	snapshot_clear(s);
+	s->t_wall = t;
+	memset(&s->gpu[0], 0, sizeof s->gpu[0]);
+	s->gpu[0].v[GM_UTIL_GPU] = util;
+	s->gpu[0].ok[GM_UTIL_GPU] = 1;
+	s->gpu[0].v[GM_MEM_USED] = 1234;
+	s->gpu[0].ok[GM_MEM_USED] = 1;
+	/* GPM absent: must come back as NAN */
+	memset(&s->gpu[1], 0, sizeof s->gpu[1]);
+	s->gpu[1].lost = true;
+	s->h[HM_CPU_BUSY_MAX] = 99.5;
+	snapshot_set_ncpu(s, 2);
+	s->cpu_busy[0] = 10;
+	s->cpu_busy[1] = 100;
+	s->cpu_iowait[0] = 1;
+	tl_proc *p = snapshot_add_proc(s);
+	p->pid = 4242;
+	p->gpu = 0;
+	p->in_tree = true;
+	p->alive = true;
+	p->gpu_mem_mib = 512;
+	strcpy(p->cmd, "python train.py");
+	strcpy(p->user, "alice");
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	char path[300], err[256];
+	snprintf(path, sizeof path, "%s/a.gpuwhy", dir);
+	store *st;
+	int crc = store_create(path, &st, err, sizeof err);
+	if (crc)
+		print_message("store_create: %s\n", err);
+	assert_int_equal(crc, 0);
+	store_set_meta(st, "command", "python train.py");
+	store_set_meta(st, "start", "1000.0");
+	store_set_meta(st, "exit_status", "3");
+	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
+	gpu_static g1 = {.index = 2, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbb"};
+	store_add_gpu(st, &g0);
+	store_add_gpu(st, &g1);
+	store_add_link(st, 0, 2, 18, 10);
+	snapshot s;
+	snapshot_init(&s, 2);
+	int idx[2] = {0, 2};
+	fill(&s, 1000.0, 0);
+	assert_int_equal(store_write_snapshot(st, &s, idx), 0);
+	fill(&s, 1001.0, 100);
+	s.interval_s = 1.0;
+	snapshot_add_event(&s, TL_EV_OOM, 0, 0, "CUDA out of memory");
+	assert_int_equal(store_write_snapshot(st, &s, idx), 0);
+	store_write_step(st, 1000.5, 1, "step 1");
+	store_write_step(st, 1001.5, 2, "step 2");
+	assert_int_equal(store_close(st), 0);
+	snapshot_free(&s);
+
+	timeline *tl;
+	assert_int_equal(store_read_timeline(path, &tl), 0);
+	assert_int_equal(tl->n, 2);
+	assert_int_equal(tl->ngpu, 2);
+	assert_int_equal(tl->gpu[1].index, 2);
+	assert_string_equal(tl->gpu[0].uuid, "GPU-aaa");
+	assert_true(tl->t[0] == 0.0 && tl->t[1] == 1.0);
+	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 1) == 100);
+	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 0) == 0);
+	assert_true(isnan(tl_gpu_at(tl, 0, GM_GPM_SM_ACTIVE, 0)));
+	assert_true(isnan(tl_gpu_at(tl, 1, GM_UTIL_GPU, 0)));
+	assert_true(tl->gpu[1].lost_at_end);
+	assert_true(tl_host_at(tl, HM_CPU_BUSY_MAX, 1) == 99.5);
+	assert_true(isnan(tl_host_at(tl, HM_SWAP_IN, 1)));
+	assert_int_equal(tl->ncpu, 2);
+	assert_true(tl->cpu_busy[1][0] == 100);
+	assert_true(isnan(tl->cpu_iowait[1][0]));
+	assert_int_equal(tl->nprocs, 2);
+	assert_int_equal(tl->procs[1].pid, 4242);
+	assert_int_equal(tl->procs[1].s, 1);
+	assert_string_equal(tl->procs[1].user, "alice");
+	assert_true(tl->procs[1].gpu_mem_mib == 512);
+	assert_int_equal(tl->nsteps, 2);
+	assert_true(fabs(tl->steps[1].t - 1.5) < 1e-9);
+	assert_int_equal(tl->nevents, 1);
+	assert_string_equal(tl->events[0].kind, "oom");
+	assert_int_equal(tl->nvlinks[0][1], 18);
+	assert_int_equal(tl->exit_status, 3);
+	assert_string_equal(tl->command, "python train.py");
+	tl_free(tl);
+}
+
+static void test_refuses_foreign_files(void **state)
+{
+	(void)state;
+	char path[300], err[256];
+	snprintf(path, sizeof path, "%s/notes.txt", dir);
+	FILE *f = fopen(path, "w");
+	fputs("precious notes\n", f);
+	fclose(f);
+	store *st;
+	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a gpuwhy recording"));
+	/* the file is untouched */
+	f = fopen(path, "r");
+	char buf[64] = {0};
+	assert_non_null(fgets(buf, sizeof buf, f));
+	fclose(f);
+	assert_string_equal(buf, "precious notes\n");
+	timeline *tl;
+	assert_int_equal(store_read_timeline(path, &tl), 3);
+	snprintf(path, sizeof path, "%s/missing.gpuwhy", dir);
+	assert_int_equal(store_read_timeline(path, &tl), 3);
+	snprintf(path, sizeof path, "%s/no/such/dir/x.gpuwhy", dir);
+	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_refuses_foreign_files),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
