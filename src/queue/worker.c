@@ -1361,6 +1361,9 @@ void queue_worker_poke(const char *dir)
 
 int queue_worker_ensure(const char *dir, const char *self_exe)
 {
+	if (!self_exe)
+		return gw_error(GW_EXIT_ENV, "queue worker", "start one with gpuwhy queue worker",
+				"cannot find this program in /proc/self/exe to start a worker");
 	char path[PATH_MAX];
 	queue_path(dir, "spawn.lock", path, sizeof path);
 	int sl = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
