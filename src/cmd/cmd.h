@@ -28,6 +28,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("doctor", cmd_doctor, "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, WSL, load") \
 	X("exporter", cmd_exporter, "Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings") \
 	X("demo", cmd_demo, "the whole loop on the simulated GPU: record, diagnose, fix, compare") \
+	X("queue", cmd_queue, "GPU-aware batch queue: memory-aware placement, retries, records, Slurm") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);

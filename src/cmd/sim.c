@@ -407,7 +407,8 @@ static void train_usage(FILE *out)
 	      "  --kernel-us Z       typical kernel length; short kernels keep the GPU busy\n"
 	      "                      with few SMs active (default 200)\n"
 	      "  --ranks R           rank processes, rank r on GPU I+r (default 1)\n"
-	      "  --gpu I             GPU of rank 0 (default 0)\n"
+	      "  --gpu I             GPU of rank 0 (default 0), counted among the GPUs\n"
+	      "                      CUDA_VISIBLE_DEVICES shows (indices or UUIDs)\n"
 	      "  --straggler K       rank whose GPU phase is longer ...\n"
 	      "  --straggler-ms M    ... by M ms (default 0)\n"
 	      "  --allreduce-mib A   all-reduce volume per step (default 256 with 2+ ranks)\n"
@@ -831,9 +832,52 @@ static int run_steps(rank_ctx *r, worker *w)
 	return 0;
 }
 
-static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long long rank)
+/*
+ * The GPUs a CUDA program would see, as NVML indices in CUDA's order:
+ * CUDA_VISIBLE_DEVICES (indices or UUID prefixes, up to the first entry
+ * that names no GPU, as CUDA reads it; "" hides them all), else all GPUs.
+ */
+static unsigned visible_gpus(nvml_api *api, unsigned count, unsigned *vis)
 {
-	rank_ctx r = {.o = o, .api = api, .sh = sh, .rank = rank, .gpu = (unsigned)(o->gpu + rank)};
+	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	unsigned n = 0;
+	if (!env) {
+		for (unsigned i = 0; i < count && i < SIM_MAX_GPUS; i++)
+			vis[n++] = i;
+		return n;
+	}
+	char list[1024], *save = NULL;
+	snprintf(list, sizeof list, "%s", env);
+	for (char *t = strtok_r(list, ",", &save); t && n < SIM_MAX_GPUS;
+	     t = strtok_r(NULL, ",", &save)) {
+		while (*t == ' ')
+			t++;
+		long long idx;
+		int found = -1;
+		if (gw_parse_int(t, 0, (long long)count - 1, &idx)) {
+			found = (int)idx;
+		} else {
+			for (unsigned i = 0; i < count && found < 0; i++) {
+				nvmlDevice_t d;
+				char uuid[96];
+				if (api->nvmlDeviceGetUUID &&
+				    api->nvmlDeviceGetHandleByIndex_v2(i, &d) == NVML_SUCCESS &&
+				    api->nvmlDeviceGetUUID(d, uuid, sizeof uuid) == NVML_SUCCESS &&
+				    *t && !strncmp(uuid, t, strlen(t)))
+					found = (int)i;
+			}
+		}
+		if (found < 0)
+			break;
+		vis[n++] = (unsigned)found;
+	}
+	return n;
+}
+
+static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long long rank,
+		    unsigned gpu)
+{
+	rank_ctx r = {.o = o, .api = api, .sh = sh, .rank = rank, .gpu = gpu};
 	char dir[PATH_MAX], err[600];
 	if (api->nvmlDeviceGetHandleByIndex_v2(r.gpu, &r.dev) != NVML_SUCCESS ||
 	    sim_state_dir(scenario_env(), dir, sizeof dir, err, sizeof err) != 0 ||
@@ -871,14 +915,16 @@ static int sim_train(int argc, char **argv)
 	nvml_api api;
 	if ((rc = nvml_open(&api, "sim train")))
 		return rc;
-	unsigned count = 0;
+	unsigned count = 0, vis[SIM_MAX_GPUS];
 	api.nvmlDeviceGetCount_v2(&count);
-	if (o.gpu + o.ranks > (long long)count) {
+	/* --gpu and ranks count in the GPUs CUDA_VISIBLE_DEVICES shows, like a CUDA program. */
+	unsigned nvis = visible_gpus(&api, count, vis);
+	if (o.gpu + o.ranks > (long long)nvis) {
 		nvml_close(&api);
 		return gw_error(GW_EXIT_USAGE, o.ranks > 1 ? "--ranks" : "--gpu",
-		                "rank r runs on GPU --gpu + r",
-		                "needs GPUs %lld to %lld, the scenario has %u", o.gpu,
-		                o.gpu + o.ranks - 1, count);
+				"rank r runs on GPU --gpu + r", "needs GPUs %lld to %lld, %u %s visible",
+				o.gpu, o.gpu + o.ranks - 1, nvis,
+				getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
 	}
 	train_shared *sh =
 	    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -897,7 +943,7 @@ static int sim_train(int argc, char **argv)
 		pid_t pid = fork();
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			int code = run_rank(&o, &api, sh, r);
+			int code = run_rank(&o, &api, sh, r, vis[o.gpu + r]);
 			fflush(stdout);
 			_exit(code);
 		}
@@ -908,7 +954,7 @@ static int sim_train(int argc, char **argv)
 		}
 		kids[r] = pid;
 	}
-	rc = run_rank(&o, &api, sh, 0);
+	rc = run_rank(&o, &api, sh, 0, vis[o.gpu]);
 	/* The first rank to fail decides the exit code; the others were only stopped. */
 	for (long long r = 1; r < o.ranks; r++) {
 		if (!kids[r])

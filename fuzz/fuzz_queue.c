@@ -1,0 +1,45 @@
+/* libFuzzer: the queue's parsers of outside input: task files (text and JSON),
+ * log tails (OOM recognition, token runs), Slurm command output. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	memcpy(text, data, size);
+	text[size] = '\0';
+
+	queue_spec tmpl;
+	queue_spec_init(&tmpl);
+	tmpl.cwd = strdup("/nonexistent-fuzz-dir");
+	for (int mode = 0; mode < 2; mode++) {
+		queue_spec *specs = NULL;
+		char err[512];
+		int n = queue_spec_parse_file(text, size, mode == 0, &tmpl, &specs, err, sizeof err);
+		for (int i = 0; i < n; i++)
+			queue_spec_free(&specs[i]);
+		free(specs);
+	}
+	queue_spec_free(&tmpl);
+
+	queue_oom_info oom;
+	queue_oom_scan(text, size, &oom);
+	queue_count_token_runs(text, size, "0123456789abcdef");
+
+	/* The Slurm parsers take NUL-terminated text. */
+	queue_slurm_job job;
+	char id[32];
+	int e, s;
+	queue_slurm_parse_scontrol(text, &job);
+	queue_slurm_parse_sacct(text, &job);
+	queue_slurm_parse_sbatch(text, id, sizeof id);
+	queue_slurm_exitcode(text, &e, &s);
+	queue_slurm_classify(text);
+	queue_slurm_time(text);
+	free(text);
+	return 0;
+}

@@ -1,0 +1,344 @@
+/*
+ * shim.c - `gpuwhy queue _shim`: the supervisor of one attempt.
+ *
+ * The worker starts one shim per attempt. The shim starts a session of its
+ * own, waits for the worker's go-ahead on a socket (sent only after the
+ * worker recorded the shim's PID, so a command never runs unrecorded), runs
+ * the command in a process group of its own with stdout/stderr appended to
+ * the task's log, enforces the time limit (SIGTERM, then SIGKILL to the
+ * whole group), and writes a status file when the command ends. Because
+ * the shim, not the worker, is the command's parent, a worker that dies
+ * (kill -9, restart) loses nothing: the next worker re-adopts a live shim
+ * or reads the status file it left.
+ *
+ * Signals: SIGUSR1 = cancel (recorded as cancelled); SIGTERM/SIGINT/SIGHUP
+ * (a shutdown) are passed on to the command and recorded as what killed it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "queue/queue.h"
+#include "util/parse.h"
+#include "util/timeutil.h"
+
+extern char **environ;
+
+typedef struct {
+	int sock;
+	const char *status, *log, *cwd;
+	int64_t timeout_ns, grace_ns;
+	char **argv;
+} shim_opts;
+
+typedef struct {
+	int task_pid;
+	double started, ended;
+	bool complete, not_started, exit_ok, timed_out, cancelled;
+	int exit_code, signal, exec_errno;
+	int64_t maxrss_kib;
+} shim_state;
+
+/* Write the status file atomically: readers see the old or the new one, never half. */
+static void write_status(const char *path, const shim_state *s)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "shim_pid=%d\n", (int)getpid());
+	if (s->task_pid)
+		fprintf(f, "task_pid=%d\n", s->task_pid);
+	if (s->started > 0)
+		fprintf(f, "started=%.6f\n", s->started);
+	if (s->not_started)
+		fprintf(f, "not_started=1\n");
+	if (s->cancelled)
+		fprintf(f, "cancelled=1\n");
+	if (s->complete) {
+		fprintf(f, "ended=%.6f\n", s->ended);
+		if (s->exit_ok)
+			fprintf(f, "exit=%d\n", s->exit_code);
+		if (s->signal)
+			fprintf(f, "signal=%d\n", s->signal);
+		if (s->timed_out)
+			fprintf(f, "timed_out=1\n");
+		if (s->exec_errno)
+			fprintf(f, "exec_errno=%d\n", s->exec_errno);
+		if (s->maxrss_kib > 0)
+			fprintf(f, "maxrss_kib=%lld\n", (long long)s->maxrss_kib);
+		fprintf(f, "complete=1\n");
+	}
+	/* No fsync: rename makes it whole or absent for a crashed process; after a power
+	 * loss a missing status only means the attempt is counted lost and retried. */
+	bool ok = fflush(f) == 0;
+	ok = fclose(f) == 0 && ok;
+	if (ok)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
+int queue_status_read(const char *path, queue_status *out)
+{
+	memset(out, 0, sizeof *out);
+	out->maxrss_kib = -1;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	out->present = true;
+	char line[256];
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		const char *k = line, *v = eq + 1;
+		if (!strcmp(k, "task_pid"))
+			out->task_pid = atoi(v);
+		else if (!strcmp(k, "started"))
+			out->started = gw_strtod_c(v, NULL);
+		else if (!strcmp(k, "ended"))
+			out->ended = gw_strtod_c(v, NULL);
+		else if (!strcmp(k, "exit")) {
+			out->exit_ok = true;
+			out->exit_code = atoi(v);
+		} else if (!strcmp(k, "signal"))
+			out->signal = atoi(v);
+		else if (!strcmp(k, "timed_out"))
+			out->timed_out = atoi(v) != 0;
+		else if (!strcmp(k, "cancelled"))
+			out->cancelled = atoi(v) != 0;
+		else if (!strcmp(k, "not_started"))
+			out->not_started = atoi(v) != 0;
+		else if (!strcmp(k, "exec_errno"))
+			out->exec_errno = atoi(v);
+		else if (!strcmp(k, "maxrss_kib"))
+			out->maxrss_kib = atoll(v);
+		else if (!strcmp(k, "complete"))
+			out->complete = atoi(v) != 0;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, shim_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->sock = -1;
+	o->grace_ns = 10000000000LL;
+	int i = 2; /* argv[0] = "queue", argv[1] = "_shim" */
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (i + 1 >= argc)
+			return -1;
+		const char *v = argv[++i];
+		long long x;
+		if (!strcmp(a, "--sock") && gw_parse_int(v, 0, 1 << 20, &x))
+			o->sock = (int)x;
+		else if (!strcmp(a, "--status"))
+			o->status = v;
+		else if (!strcmp(a, "--log"))
+			o->log = v;
+		else if (!strcmp(a, "--cwd"))
+			o->cwd = v;
+		else if (!strcmp(a, "--timeout-ms") && gw_parse_int(v, 0, INT64_MAX / 1000000, &x))
+			o->timeout_ns = x * 1000000;
+		else if (!strcmp(a, "--grace-ms") && gw_parse_int(v, 0, INT64_MAX / 1000000, &x))
+			o->grace_ns = x * 1000000;
+		else
+			return -1;
+	}
+	if (i >= argc || o->sock < 0 || !o->status || !o->log)
+		return -1;
+	o->argv = argv + i;
+	return 0;
+}
+
+static void log_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(int fd, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
+		return;
+}
+
+/*
+ * Start the command: its own process group, default signal handling, stdin
+ * from /dev/null, stdout and stderr appended to the log. posix_spawn (vfork
+ * underneath) costs far less than fork on a loaded or sandboxed machine.
+ * Returns the PID, or -errno when it could not be run.
+ */
+static pid_t spawn_command(const shim_opts *o, int logfd, const sigset_t *oldmask)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	if (o->cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, o->cwd);
+	sigset_t all;
+	sigfillset(&all);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setsigmask(&at, oldmask);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+					      POSIX_SPAWN_SETSIGMASK);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, o->argv[0], &fa, &at, o->argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return rc == 0 ? pid : -rc;
+}
+
+int queue_shim_main(int argc, char **argv)
+{
+	shim_opts o;
+	if (parse_opts(argc, argv, &o) != 0) {
+		fprintf(stderr, "gpuwhy: queue _shim: internal command with bad arguments "
+				"(it is started by the queue worker)\n");
+		return 2;
+	}
+	setsid();
+	signal(SIGPIPE, SIG_IGN);
+	fcntl(o.sock, F_SETFD, FD_CLOEXEC);
+	shim_state s = {0};
+
+	/* The go-ahead: 'g' run; 'x' cancelled before it started; 'n' (the worker could not
+	 * record the attempt) or EOF (the worker is gone): do not run. */
+	char go = 0;
+	ssize_t n;
+	while ((n = read(o.sock, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || go != 'g') {
+		s.not_started = true;
+		s.cancelled = n == 1 && go == 'x';
+		write_status(o.status, &s);
+		return 0;
+	}
+
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
+	int logfd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	s.started = gw_wall_s();
+	/* A working directory that is not there is the task's fault, not the program's. */
+	struct stat cwd_st;
+	bool cd_ok = !o.cwd || (stat(o.cwd, &cwd_st) == 0 && S_ISDIR(cwd_st.st_mode) &&
+				access(o.cwd, X_OK) == 0);
+	pid_t child = cd_ok ? spawn_command(&o, logfd, &old) : -(errno ? errno : ENOTDIR);
+	if (child < 0) {
+		int err = (int)-child;
+		log_line(logfd, "gpuwhy: cannot run '%s'%s%s: %s\n", o.argv[0],
+			 cd_ok ? "" : " in ", cd_ok ? "" : o.cwd, strerror(err));
+		s.complete = true;
+		s.exec_errno = err;
+		s.exit_ok = true;
+		/* The shell's convention: 127 not found, 126 found but not runnable. */
+		s.exit_code = cd_ok && err == ENOENT ? 127 : 126;
+		s.ended = gw_wall_s();
+		log_line(logfd, "=== gpuwhy attempt end: exit %d after 0.000s ===\n", s.exit_code);
+		write_status(o.status, &s);
+		return 0;
+	}
+	s.task_pid = child;
+	write_status(o.status, &s);
+
+	int64_t t0 = gw_mono_ns();
+	int64_t timeout_at = o.timeout_ns > 0 ? t0 + o.timeout_ns : 0;
+	int64_t kill_at = 0;
+	int status = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
+	for (;;) {
+		pid_t w = wait4(child, &status, WNOHANG, &ru);
+		if (w == child)
+			break;
+		int64_t now = gw_mono_ns();
+		if (timeout_at && now >= timeout_at && !s.timed_out && !s.cancelled) {
+			s.timed_out = true;
+			log_line(logfd, "gpuwhy: time limit reached; sending SIGTERM\n");
+			kill(-child, SIGTERM);
+			kill_at = now + o.grace_ns;
+		}
+		if (kill_at && now >= kill_at) {
+			kill(-child, SIGKILL);
+			kill_at = 0;
+		}
+		int64_t next = now + 1000000000LL;
+		if (timeout_at && !s.timed_out && timeout_at < next)
+			next = timeout_at;
+		if (kill_at && kill_at < next)
+			next = kill_at;
+		int64_t wait_ns = next - now;
+		struct timespec ts = {.tv_sec = wait_ns / 1000000000LL,
+				      .tv_nsec = wait_ns % 1000000000LL};
+		siginfo_t si;
+		int sig = sigtimedwait(&set, &si, &ts);
+		if (sig == SIGUSR1 || sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+			if (sig == SIGUSR1 && !s.cancelled) {
+				s.cancelled = true;
+				log_line(logfd, "gpuwhy: cancelled; sending SIGTERM\n");
+			}
+			kill(-child, SIGTERM);
+			if (!kill_at)
+				kill_at = gw_mono_ns() + o.grace_ns;
+		}
+	}
+	s.ended = gw_wall_s();
+	s.complete = true;
+	if (WIFEXITED(status)) {
+		s.exit_ok = true;
+		s.exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		s.signal = WTERMSIG(status);
+	}
+	s.maxrss_kib = ru.ru_maxrss;
+	/* What the command left behind in its group goes too: SIGTERM, then SIGKILL. */
+	if (kill(-child, 0) == 0) {
+		kill(-child, SIGTERM);
+		int64_t until = gw_mono_ns() + o.grace_ns;
+		while (kill(-child, 0) == 0 && gw_mono_ns() < until)
+			gw_sleep_ns(20000000);
+		kill(-child, SIGKILL);
+	}
+	double secs = s.ended - s.started;
+	if (s.signal)
+		log_line(logfd, "=== gpuwhy attempt end: signal %d after %.3fs ===\n", s.signal, secs);
+	else
+		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code, secs);
+	write_status(o.status, &s);
+	return 0;
+}

@@ -1,0 +1,591 @@
+/*
+ * slurmrun.c - the Slurm back end: the same tasks, placed by Slurm.
+ *
+ * A task with --backend slurm is submitted with `sbatch --parsable
+ * --gres=gpu:N` and followed through squeue, then `scontrol show job` (for
+ * ExitCode a:b, within MinJobAge) and sacct (with slurmdbd, or `sacct -c`
+ * on a jobcomp/filetxt setup). Its end is concluded like a local attempt:
+ * the same OOM detection on its log and the same retry policy.
+ *
+ * Slurm hands work over at least once: after a controller crash a job can
+ * run again from the start under the same id. Each attempt therefore has a
+ * token, exported to the job as GPUWHY_ATTEMPT_TOKEN and echoed as the
+ * first line of every run in the log; more than one such line means Slurm
+ * ran it more than once, and the record says so. The token also travels in
+ * the job's comment, so a job submitted by a worker that died before it
+ * stored the job id is found again.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "queue/queue.h"
+#include "util/subproc.h"
+#include "util/timeutil.h"
+
+#define SLURM_TIMEOUT_NS 60000000000LL
+#define SLURM_OUT_MAX (4u << 20)
+#define SLURM_MISSING_NS 120000000000LL
+#define MAX_FOLLOW 256
+
+typedef struct {
+	char job[32];
+	int64_t first_missing;
+	bool cancel_sent;
+} sl_mem;
+
+struct queue_slurm {
+	queue_store *st;
+	char dir[PATH_MAX];
+	int nactive;
+	bool recovered;
+	sl_mem mem[MAX_FOLLOW];
+	int nmem;
+};
+
+queue_slurm *queue_slurm_new(queue_store *st, const char *dir)
+{
+	queue_slurm *s = calloc(1, sizeof *s);
+	s->st = st;
+	snprintf(s->dir, sizeof s->dir, "%s", dir);
+	return s;
+}
+
+void queue_slurm_free(queue_slurm *s)
+{
+	free(s);
+}
+
+int queue_slurm_active(const queue_slurm *s)
+{
+	return s ? s->nactive : 0;
+}
+
+static sl_mem *memo(queue_slurm *s, const char *job)
+{
+	for (int i = 0; i < s->nmem; i++)
+		if (!strcmp(s->mem[i].job, job))
+			return &s->mem[i];
+	if (s->nmem == MAX_FOLLOW) {
+		/* Forget the oldest: it only costs a repeated scancel or a later LOST verdict. */
+		memmove(&s->mem[0], &s->mem[1], (MAX_FOLLOW - 1) * sizeof s->mem[0]);
+		s->nmem--;
+	}
+	sl_mem *m = &s->mem[s->nmem++];
+	memset(m, 0, sizeof *m);
+	snprintf(m->job, sizeof m->job, "%s", job);
+	return m;
+}
+
+/* Run a Slurm command; 0 with r filled when it exited 0. */
+static int slurm_cmd(char **argv, char **envp, gw_subproc *r)
+{
+	int rc = gw_subproc_run(argv, envp, SLURM_TIMEOUT_NS, SLURM_OUT_MAX, r);
+	if (rc != 0 || !r->exited || r->exit_code != 0)
+		return -1;
+	return 0;
+}
+
+static void first_line(const char *text, char *out, size_t len)
+{
+	const char *p = text ? text : "";
+	while (*p == '\n' || *p == ' ')
+		p++;
+	size_t n = strcspn(p, "\n");
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* ---- submission ---- */
+
+static char **task_env(const queue_spec *sp)
+{
+	json_t *obj = sp->env_json ? json_loads(sp->env_json, 0, NULL) : NULL;
+	if (!obj)
+		return NULL; /* the worker's own environment */
+	size_t n = json_object_size(obj);
+	char **env = calloc(n + 2, sizeof *env);
+	size_t k = 0;
+	const char *key;
+	json_t *v;
+	bool has_conf = false;
+	json_object_foreach(obj, key, v) {
+		if (!json_is_string(v))
+			continue;
+		size_t len = strlen(key) + strlen(json_string_value(v)) + 2;
+		env[k] = malloc(len);
+		snprintf(env[k++], len, "%s=%s", key, json_string_value(v));
+		has_conf |= !strcmp(key, "SLURM_CONF");
+	}
+	/* The worker may know where the cluster's configuration is when the task's shell did not. */
+	const char *conf = getenv("SLURM_CONF");
+	if (!has_conf && conf) {
+		size_t len = strlen(conf) + 12;
+		env[k] = malloc(len);
+		snprintf(env[k++], len, "SLURM_CONF=%s", conf);
+	}
+	env[k] = NULL;
+	json_decref(obj);
+	return env;
+}
+
+static void free_vec(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+static int write_script(const char *path, const queue_task *t, const queue_attempt *a)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	char *cmd = queue_argv_to_shell(t->spec.argv, t->spec.argc);
+	size_t ql = queue_shell_quote(t->spec.cwd ? t->spec.cwd : "/", NULL, 0) + 1;
+	char *cwd = malloc(ql);
+	queue_shell_quote(t->spec.cwd ? t->spec.cwd : "/", cwd, ql);
+	fprintf(f,
+		"#!/bin/sh\n"
+		"# gpuwhy queue: task %lld attempt %d (written by the worker; do not edit)\n"
+		"echo \"=== gpuwhy task %lld attempt %d token %s start $(date '+%%Y-%%m-%%d "
+		"%%H:%%M:%%S') host $(hostname) slurm job ${SLURM_JOB_ID:-?} "
+		"CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-} ===\"\n"
+		"export CUDA_DEVICE_ORDER=PCI_BUS_ID GPUWHY_TASK_ID=%lld GPUWHY_ATTEMPT=%d "
+		"GPUWHY_ATTEMPT_TOKEN=%s\n"
+		"cd %s || exit 126\n"
+		"exec %s\n",
+		(long long)t->id, a->n, (long long)t->id, a->n, a->token, (long long)t->id, a->n,
+		a->token, cwd, cmd);
+	free(cmd);
+	free(cwd);
+	bool ok = fclose(f) == 0;
+	return ok && chmod(path, 0700) == 0 ? 0 : -1;
+}
+
+static void submit(queue_slurm *s, const queue_candidate *c)
+{
+	queue_task t;
+	if (queue_store_get(s->st, c->id, &t) != 0)
+		return;
+	queue_attempt a;
+	memset(&a, 0, sizeof a);
+	a.task_id = c->id;
+	a.backend = QB_SLURM;
+	queue_new_token(a.token, sizeof a.token);
+	a.reserved_mib = c->mem_mib;
+	a.per_gpu = 1;
+	a.started = gw_wall_s();
+	a.peak_gpu_mib = a.peak_rss_kib = -1;
+	char logp[PATH_MAX], script[PATH_MAX + 64];
+	queue_log_path(s->dir, c->id, logp, sizeof logp);
+	struct stat stt;
+	a.log_offset = stat(logp, &stt) == 0 ? stt.st_size : 0;
+	if (queue_store_begin_attempt(s->st, &a, QS_SUBMITTED) != 0) {
+		queue_task_free(&t);
+		return;
+	}
+	snprintf(script, sizeof script, "%s/slurm/%lld.%d.sh", s->dir, (long long)c->id, a.n);
+	char name[QUEUE_NAME_MAX + 16], comment[64], gres[32], mem[32], tl[32];
+	snprintf(name, sizeof name, "%s", t.spec.name[0] ? t.spec.name : "");
+	if (!name[0])
+		snprintf(name, sizeof name, "gpuwhy-%lld", (long long)c->id);
+	snprintf(comment, sizeof comment, "--comment=gpuwhy:%s", a.token);
+	char *argv[64 + 32];
+	int n = 0;
+	argv[n++] = "sbatch";
+	argv[n++] = "--parsable";
+	argv[n++] = "-J";
+	argv[n++] = name;
+	argv[n++] = comment;
+	argv[n++] = "-o";
+	argv[n++] = logp;
+	argv[n++] = "--open-mode=append";
+	argv[n++] = "-D";
+	argv[n++] = t.spec.cwd ? t.spec.cwd : "/";
+	if (t.spec.gpus > 0) {
+		snprintf(gres, sizeof gres, "--gres=gpu:%d", t.spec.gpus);
+		argv[n++] = gres;
+	}
+	if (t.spec.host_mem_mib > 0) {
+		snprintf(mem, sizeof mem, "--mem=%lldM", (long long)t.spec.host_mem_mib);
+		argv[n++] = mem;
+	}
+	if (t.spec.timeout_ms > 0) {
+		/* Slurm counts whole minutes. */
+		long long min = (t.spec.timeout_ms + 59999) / 60000;
+		snprintf(tl, sizeof tl, "--time=%lld", min);
+		argv[n++] = tl;
+	}
+	json_t *extra = t.spec.slurm_args ? json_loads(t.spec.slurm_args, 0, NULL) : NULL;
+	size_t i;
+	json_t *x;
+	json_array_foreach(extra, i, x) {
+		if (n < 64 + 30 && json_is_string(x))
+			argv[n++] = (char *)json_string_value(x);
+	}
+	argv[n++] = script;
+	argv[n] = NULL;
+
+	gw_subproc r;
+	memset(&r, 0, sizeof r);
+	bool ok = write_script(script, &t, &a) == 0;
+	if (!ok)
+		snprintf(a.error, sizeof a.error, "cannot write %.300s: %s", script,
+				 strerror(errno));
+	char **envp = ok ? task_env(&t.spec) : NULL;
+	if (ok && slurm_cmd(argv, envp, &r) == 0 &&
+	    queue_slurm_parse_sbatch(r.out, a.slurm_job, sizeof a.slurm_job)) {
+		a.astate = QA_RUNNING;
+		snprintf(a.slurm_state, sizeof a.slurm_state, "PENDING");
+		queue_store_attempt_slurm(s->st, &a);
+		queue_wlog("task %lld attempt %d submitted to Slurm as job %s", (long long)c->id, a.n,
+			   a.slurm_job);
+	} else {
+		if (ok) {
+			char msg[300];
+			first_line(r.err && *r.err ? r.err : r.out, msg, sizeof msg);
+			snprintf(a.error, sizeof a.error, "sbatch failed: %s",
+				 *msg ? msg : "no output");
+		}
+		a.outcome = QO_FAILED;
+		a.ended = gw_wall_s();
+		int next = queue_attempt_conclude(s->st, &a, -1);
+		queue_wlog("task %lld: %s -> %s", (long long)c->id, a.error,
+			   next >= 0 ? queue_state_name((queue_state)next) : "?");
+	}
+	json_decref(extra);
+	free_vec(envp);
+	gw_subproc_free(&r);
+	queue_task_free(&t);
+}
+
+static void submit_queued(queue_slurm *s)
+{
+	queue_candidate cand[64];
+	int nc = queue_store_candidates(s->st, QB_SLURM, 0, cand, 64);
+	double now = gw_wall_s(), next_due = 0;
+	for (int i = 0; i < nc; i++) {
+		char reason[200];
+		int gate = queue_candidate_gate(s->st, &cand[i], now, reason, sizeof reason, &next_due);
+		if (gate == 1)
+			submit(s, &cand[i]);
+		else if (gate == 0)
+			queue_store_wait_reason(s->st, cand[i].id, reason);
+	}
+}
+
+/* ---- following jobs ---- */
+
+/* Facts about a job that squeue no longer lists: scontrol, then sacct, then sacct -c. */
+static bool job_details(const char *job, queue_slurm_job *out)
+{
+	gw_subproc r;
+	char *sc[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
+	if (slurm_cmd(sc, NULL, &r) == 0 && queue_slurm_parse_scontrol(r.out, out)) {
+		gw_subproc_free(&r);
+		return true;
+	}
+	gw_subproc_free(&r);
+	char *sa[] = {"sacct", "-X", "-P", "-n", "-j", (char *)job, "-o",
+		      "JobID,State,ExitCode,Start,End", NULL};
+	char *sc2[] = {"sacct", "-c", "-X", "-P", "-n", "-j", (char *)job, "-o",
+		       "JobID,State,ExitCode,Start,End", NULL};
+	char **tries[] = {sa, sc2};
+	for (int k = 0; k < 2; k++) {
+		bool found = false;
+		if (slurm_cmd(tries[k], NULL, &r) == 0) {
+			/* The last line for this job id (a requeued job appears more than once). */
+			char *save = NULL;
+			for (char *line = strtok_r(r.out, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save)) {
+				queue_slurm_job j;
+				if (queue_slurm_parse_sacct(line, &j) && !strcmp(j.job_id, job)) {
+					*out = j;
+					found = true;
+				}
+			}
+		}
+		gw_subproc_free(&r);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/* Peak host RSS of the batch step from accounting (slurmdbd only); -1 unknown. */
+static int64_t job_maxrss(const char *job)
+{
+	char step[48];
+	snprintf(step, sizeof step, "%s.batch", job);
+	char *argv[] = {"sacct", "-n", "-P", "-j", step, "-o", "MaxRSS", NULL};
+	gw_subproc r;
+	int64_t kib = -1;
+	if (slurm_cmd(argv, NULL, &r) == 0 && r.out[0]) {
+		char *end;
+		double v = strtod(r.out, &end);
+		if (end != r.out && v >= 0) {
+			double mult = *end == 'K' ? 1 : *end == 'M' ? 1024 : *end == 'G' ? 1048576
+				      : *end == 'T' ? 1073741824.0 : 1.0 / 1024;
+			kib = (int64_t)(v * mult);
+		}
+	}
+	gw_subproc_free(&r);
+	return kib;
+}
+
+/* From the log: how many runs this token had, and the GPUs of the last one. */
+static void scan_log(queue_slurm *s, queue_attempt *a)
+{
+	char path[PATH_MAX];
+	queue_log_path(s->dir, a->task_id, path, sizeof path);
+	size_t len;
+	char *text = queue_read_tail(path, a->log_offset, 8u << 20, &len);
+	if (!text)
+		return;
+	a->runs = queue_count_token_runs(text, len, a->token);
+	char needle[64];
+	snprintf(needle, sizeof needle, "token %s start", a->token);
+	const char *last = NULL;
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		last = p;
+	if (last) {
+		const char *cv = strstr(last, "CUDA_VISIBLE_DEVICES=");
+		const char *eol = strchr(last, '\n');
+		if (cv && (!eol || cv < eol)) {
+			cv += strlen("CUDA_VISIBLE_DEVICES=");
+			size_t n = strcspn(cv, " \n");
+			if (n >= sizeof a->gpu_idx)
+				n = sizeof a->gpu_idx - 1;
+			memcpy(a->gpu_idx, cv, n);
+			a->gpu_idx[n] = '\0';
+		}
+	}
+	free(text);
+}
+
+static void conclude(queue_slurm *s, queue_attempt *a, const queue_slurm_job *j)
+{
+	queue_slurm_class c = queue_slurm_classify(j->state);
+	snprintf(a->slurm_state, sizeof a->slurm_state, "%s", j->state);
+	if (j->start > 0)
+		a->started = j->start;
+	a->ended = j->end > 0 ? j->end : gw_wall_s();
+	a->exit_ok = j->exit_ok;
+	a->exit_code = j->exit_code;
+	a->signal = j->signal;
+	switch (c) {
+	case QSL_COMPLETED:
+		a->outcome = j->exit_ok && j->exit_code == 0 && j->signal == 0 ? QO_DONE : QO_FAILED;
+		break;
+	case QSL_CANCELLED:
+		a->outcome = QO_CANCELLED;
+		break;
+	case QSL_TIMEOUT:
+		a->outcome = QO_TIMEOUT;
+		snprintf(a->error, sizeof a->error, "Slurm: %s (time limit)", j->state);
+		break;
+	case QSL_OUT_OF_MEMORY:
+		a->outcome = QO_FAILED;
+		a->oom = QOOM_HOST;
+		snprintf(a->error, sizeof a->error, "Slurm: OUT_OF_MEMORY (host memory limit)");
+		break;
+	case QSL_NODE_FAIL:
+		a->outcome = QO_LOST;
+		if (!a->error[0])
+			snprintf(a->error, sizeof a->error, "Slurm: %s", j->state);
+		break;
+	default:
+		a->outcome = QO_FAILED;
+		break;
+	}
+	scan_log(s, a);
+	if (a->runs > 1) {
+		size_t l = strlen(a->error);
+		snprintf(a->error + l, sizeof a->error - l,
+			 "%sSlurm ran this attempt %d times (job %s was started again, e.g. after a "
+			 "controller restart)",
+			 l ? "; " : "", a->runs, a->slurm_job);
+	}
+	int64_t rss = job_maxrss(a->slurm_job);
+	if (rss > a->peak_rss_kib)
+		a->peak_rss_kib = rss;
+	int next = queue_attempt_conclude(s->st, a, -1);
+	queue_wlog("task %lld attempt %d (Slurm job %s) ended %s ExitCode %d:%d -> %s",
+		   (long long)a->task_id, a->n, a->slurm_job, j->state, j->exit_code, j->signal,
+		   next >= 0 ? queue_state_name((queue_state)next) : "?");
+}
+
+/* A job submitted by a worker that died before it stored the id: find it by its token. */
+static void recover_starting(queue_slurm *s, queue_attempt *a)
+{
+	char *argv[] = {"squeue", "-h", "-a", "-t", "all", "-o", "%i|%k", NULL};
+	gw_subproc r;
+	char want[64];
+	snprintf(want, sizeof want, "gpuwhy:%s", a->token);
+	bool found = false;
+	if (slurm_cmd(argv, NULL, &r) == 0) {
+		char *save = NULL;
+		for (char *line = strtok_r(r.out, "\n", &save); line && !found;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char *bar = strchr(line, '|');
+			if (bar && !strcmp(bar + 1, want)) {
+				*bar = '\0';
+				snprintf(a->slurm_job, sizeof a->slurm_job, "%s", line);
+				found = true;
+			}
+		}
+	}
+	gw_subproc_free(&r);
+	if (found) {
+		a->astate = QA_RUNNING;
+		queue_store_attempt_slurm(s->st, a);
+		queue_wlog("task %lld attempt %d: found its Slurm job %s by token",
+			   (long long)a->task_id, a->n, a->slurm_job);
+		return;
+	}
+	a->outcome = QO_NOT_STARTED;
+	a->ended = gw_wall_s();
+	queue_attempt_conclude(s->st, a, -1);
+	queue_wlog("task %lld attempt %d never reached Slurm; queued again", (long long)a->task_id,
+		   a->n);
+}
+
+static void follow(queue_slurm *s)
+{
+	queue_attempt *act;
+	int n;
+	if (queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+		return;
+	s->nactive = n;
+	if (n == 0) {
+		free(act);
+		return;
+	}
+	/* One squeue call for all of them. */
+	size_t cap = 16;
+	for (int i = 0; i < n; i++)
+		cap += strlen(act[i].slurm_job) + 1;
+	char *ids = calloc(1, cap);
+	for (int i = 0; i < n; i++)
+		if (act[i].slurm_job[0]) {
+			if (ids[0])
+				strcat(ids, ",");
+			strcat(ids, act[i].slurm_job);
+		}
+	gw_subproc r;
+	memset(&r, 0, sizeof r);
+	bool listed_ok = false;
+	if (ids[0]) {
+		char *argv[] = {"squeue", "-h", "-a", "-t", "all", "-j", ids, "-o", "%i|%T|%r", NULL};
+		listed_ok = slurm_cmd(argv, NULL, &r) == 0;
+	}
+	for (int i = 0; i < n; i++) {
+		queue_attempt *a = &act[i];
+		if (a->astate == QA_STARTING || !a->slurm_job[0]) {
+			if (!s->recovered)
+				recover_starting(s, a);
+			continue;
+		}
+		char state[48] = "", reason[64] = "";
+		if (listed_ok) {
+			char want[40];
+			snprintf(want, sizeof want, "%s|", a->slurm_job);
+			for (const char *p = r.out; p && *p;) {
+				if (!strncmp(p, want, strlen(want))) {
+					const char *f = p + strlen(want);
+					size_t l = strcspn(f, "|\n");
+					snprintf(state, sizeof state, "%.*s", (int)l, f);
+					if (f[l] == '|') {
+						const char *g = f + l + 1;
+						snprintf(reason, sizeof reason, "%.*s",
+							 (int)strcspn(g, "\n"), g);
+					}
+					break;
+				}
+				p = strchr(p, '\n');
+				if (p)
+					p++;
+			}
+		}
+		queue_slurm_class c = queue_slurm_classify(state);
+		sl_mem *m = memo(s, a->slurm_job);
+		if (queue_store_cancel_requested(s->st, a->task_id) > 0 && !m->cancel_sent &&
+		    (c == QSL_PENDING || c == QSL_RUNNING || c == QSL_UNKNOWN)) {
+			char *argv[] = {"scancel", a->slurm_job, NULL};
+			gw_subproc cr;
+			slurm_cmd(argv, NULL, &cr);
+			gw_subproc_free(&cr);
+			m->cancel_sent = true;
+			queue_wlog("task %lld: scancel %s", (long long)a->task_id, a->slurm_job);
+		}
+		if (c == QSL_PENDING || c == QSL_RUNNING) {
+			m->first_missing = 0;
+			char shown[48];
+			snprintf(shown, sizeof shown, "%s", state);
+			if (c == QSL_PENDING && reason[0] && strcmp(reason, "None"))
+				snprintf(shown, sizeof shown, "%.20s (%.20s)", state, reason);
+			bool changed = strcmp(shown, a->slurm_state) != 0;
+			if (c == QSL_RUNNING && !a->gpu_idx[0]) {
+				/* Which GPUs Slurm gave it: the job's first log line says. */
+				scan_log(s, a);
+				changed |= a->gpu_idx[0] != '\0';
+			}
+			if (changed) {
+				snprintf(a->slurm_state, sizeof a->slurm_state, "%s", shown);
+				queue_store_attempt_slurm(s->st, a);
+			}
+			if (c == QSL_RUNNING)
+				queue_store_task_began(s->st, a->task_id);
+			continue;
+		}
+		queue_slurm_job j;
+		if (job_details(a->slurm_job, &j)) {
+			queue_slurm_class dc = queue_slurm_classify(j.state);
+			if (dc != QSL_PENDING && dc != QSL_RUNNING && dc != QSL_UNKNOWN) {
+				conclude(s, a, &j);
+				continue;
+			}
+			m->first_missing = 0;
+			continue;
+		}
+		/* Slurm knows nothing about it (any more): give it a while, then call it lost. */
+		int64_t now = gw_mono_ns();
+		if (!m->first_missing)
+			m->first_missing = now;
+		else if (now - m->first_missing > SLURM_MISSING_NS) {
+			queue_slurm_job lost = {0};
+			snprintf(lost.job_id, sizeof lost.job_id, "%s", a->slurm_job);
+			snprintf(lost.state, sizeof lost.state, "NODE_FAIL");
+			snprintf(a->error, sizeof a->error, "Slurm no longer knows job %s",
+				 a->slurm_job);
+			conclude(s, a, &lost);
+		}
+	}
+	s->recovered = true;
+	gw_subproc_free(&r);
+	free(ids);
+	free(act);
+	int left;
+	queue_attempt *again;
+	if (queue_store_active(s->st, QB_SLURM, &again, &left) == 0) {
+		s->nactive = left;
+		free(again);
+	}
+}
+
+void queue_slurm_tick(queue_slurm *s, bool may_submit)
+{
+	if (may_submit)
+		submit_queued(s);
+	follow(s);
+}

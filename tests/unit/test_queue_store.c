@@ -1,0 +1,387 @@
+/* The SQLite state: task life cycles through the store, user actions, concurrent adds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "queue/queue.h"
+#include "util/timeutil.h"
+
+static char dir[256];
+static queue_store *st;
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/gw-store-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	return queue_store_open(dir, &st);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	queue_store_close(st);
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int64_t add(const char *word, int retries)
+{
+	queue_spec s;
+	queue_spec_init(&s);
+	char *argv[] = {"echo", (char *)word};
+	queue_spec_set_argv(&s, argv, 2);
+	s.cwd = strdup("/");
+	s.retries = retries;
+	s.retry_delay_ms = 5000;
+	s.mem_mib = 4096;
+	int64_t id = 0;
+	assert_int_equal(queue_store_add(st, &s, 1, &id), 0);
+	queue_spec_free(&s);
+	return id;
+}
+
+static queue_state state_of(int64_t id)
+{
+	queue_task t;
+	assert_int_equal(queue_store_get(st, id, &t), 0);
+	queue_state s = t.state;
+	queue_task_free(&t);
+	return s;
+}
+
+/* Start an attempt the way the worker does. */
+static queue_attempt start(int64_t id)
+{
+	queue_attempt a;
+	memset(&a, 0, sizeof a);
+	a.task_id = id;
+	a.backend = QB_LOCAL;
+	snprintf(a.token, sizeof a.token, "tok%lld", (long long)id);
+	snprintf(a.gpu_idx, sizeof a.gpu_idx, "1");
+	a.reserved_mib = 4096;
+	a.per_gpu = 2;
+	a.started = gw_wall_s();
+	assert_int_equal(queue_store_begin_attempt(st, &a, QS_RUNNING), 0);
+	a.shim_pid = 4242;
+	a.shim_start = 99;
+	bool cancel = true;
+	assert_int_equal(queue_store_attempt_running(st, &a, &cancel), 0);
+	assert_false(cancel);
+	a.astate = QA_RUNNING;
+	return a;
+}
+
+static void end(queue_attempt *a, queue_outcome o, int exit_code)
+{
+	a->outcome = o;
+	a->exit_ok = true;
+	a->exit_code = exit_code;
+	a->ended = gw_wall_s();
+	a->peak_gpu_mib = 1000 * a->n;
+	a->peak_rss_kib = 2048;
+	assert_true(queue_attempt_conclude(st, a, 81920) >= 0);
+}
+
+static void test_life_cycle_with_retries(void **state)
+{
+	(void)state;
+	int64_t id = add("x", 2);
+	assert_int_equal(state_of(id), QS_QUEUED);
+	queue_candidate c[4];
+	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 1);
+	assert_int_equal(c[0].mem_mib, 4096);
+	assert_int_equal(queue_store_candidates(st, QB_SLURM, 0, c, 4), 0);
+
+	queue_attempt a = start(id);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(state_of(id), QS_RUNNING);
+	/* A second start of the same task is refused: it is no longer queued. */
+	queue_attempt b = a;
+	assert_int_equal(queue_store_begin_attempt(st, &b, QS_RUNNING), 1);
+	queue_attempt *act;
+	int n;
+	assert_int_equal(queue_store_active(st, QB_LOCAL, &act, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(act[0].shim_pid, 4242);
+	assert_int_equal((int)act[0].shim_start, 99);
+	char tok[40];
+	snprintf(tok, sizeof tok, "tok%lld", (long long)id);
+	assert_string_equal(act[0].token, tok);
+	free(act);
+
+	/* Fails: queued again with the cooldown. */
+	double before = gw_wall_s();
+	end(&a, QO_FAILED, 1);
+	queue_task t;
+	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(t.state, QS_QUEUED);
+	assert_true(t.not_before >= before + 4.9);
+	assert_int_equal(t.attempts, 1);
+	assert_non_null(strstr(t.error, "retry 1 of 2"));
+	queue_task_free(&t);
+
+	/* Second attempt, OOM in its log: more memory reserved next time. */
+	char logp[512];
+	queue_log_path(dir, id, logp, sizeof logp);
+	FILE *f = fopen(logp, "a");
+	fprintf(f, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+	fclose(f);
+	queue_attempt a2 = start(id);
+	assert_int_equal(a2.n, 2);
+	end(&a2, QO_FAILED, 1);
+	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(t.state, QS_QUEUED);
+	assert_int_equal(t.oom_count, 1);
+	assert_int_equal(t.mem_hint_mib, 6144);
+	assert_int_equal(t.per_gpu_hint, 1);
+	queue_task_free(&t);
+	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 1);
+	assert_int_equal(c[0].mem_mib, 6144);
+	assert_int_equal(c[0].per_gpu_hint, 1);
+
+	/* The third attempt succeeds: done after 3 attempts, peaks are the maximum. */
+	queue_attempt a3 = start(id);
+	a3.log_offset = 1000000; /* past the OOM line: this attempt's log is clean */
+	end(&a3, QO_DONE, 0);
+	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(t.state, QS_DONE);
+	assert_int_equal(t.attempts, 3);
+	assert_int_equal(t.peak_gpu_mib, 3000);
+	assert_int_equal(t.peak_rss_kib, 2048);
+	assert_true(t.exit_ok && t.exit_code == 0);
+	assert_string_equal(t.error, "");
+	assert_string_equal(t.gpus_used, "1");
+	queue_task_free(&t);
+	queue_attempt *all;
+	assert_int_equal(queue_store_attempts(st, id, &all, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(all[0].outcome, QO_FAILED);
+	assert_int_equal(all[1].oom, QOOM_GPU);
+	assert_non_null(strstr(all[1].error, "CUDA out of memory"));
+	assert_int_equal(all[2].outcome, QO_DONE);
+	free(all);
+}
+
+static void test_not_started_does_not_count(void **state)
+{
+	(void)state;
+	int64_t id = add("y", 0);
+	queue_attempt a = start(id);
+	a.outcome = QO_NOT_STARTED;
+	a.ended = gw_wall_s();
+	assert_int_equal(queue_attempt_conclude(st, &a, -1), QS_QUEUED);
+	queue_task t;
+	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(t.attempts, 0);
+	assert_true(t.not_before == 0);
+	queue_task_free(&t);
+	/* The next attempt gets the next number: the record keeps both rows. */
+	queue_attempt b = start(id);
+	assert_int_equal(b.n, 2);
+}
+
+static void test_cancel_and_retry(void **state)
+{
+	(void)state;
+	int64_t q = add("q", 0), r = add("r", 3);
+	int result;
+	queue_attempt act;
+	assert_int_equal(queue_store_cancel(st, q, &result, &act), 0);
+	assert_int_equal(result, 0);
+	assert_int_equal(state_of(q), QS_CANCELLED);
+	assert_int_equal(queue_store_cancel(st, q, &result, &act), 0);
+	assert_int_equal(result, 2);
+	assert_int_equal(queue_store_cancel(st, 9999, &result, &act), 1);
+
+	/* Running: the request is recorded, the state stays until the process is gone. */
+	queue_attempt a = start(r);
+	assert_int_equal(queue_store_cancel(st, r, &result, &act), 0);
+	assert_int_equal(result, 1);
+	assert_int_equal(act.shim_pid, 4242);
+	assert_int_equal(state_of(r), QS_RUNNING);
+	assert_int_equal(queue_store_cancel_requested(st, r), 1);
+	int64_t ids[4];
+	assert_int_equal(queue_store_cancel_list(st, ids, 4), 1);
+	assert_int_equal(ids[0], r);
+	/* It then fails on its own; with a cancel pending it is not retried. */
+	end(&a, QO_FAILED, 1);
+	assert_int_equal(state_of(r), QS_CANCELLED);
+	assert_int_equal(queue_store_cancel_list(st, ids, 4), 0);
+
+	/* retry: back in the queue with a fresh budget; an active task cannot be retried. */
+	assert_int_equal(queue_store_retry(st, r, &result), 0);
+	assert_int_equal(result, 0);
+	queue_task t;
+	assert_int_equal(queue_store_get(st, r, &t), 0);
+	assert_int_equal(t.state, QS_QUEUED);
+	assert_int_equal(t.budget_from, 1);
+	assert_false(t.cancel_requested);
+	queue_task_free(&t);
+	assert_int_equal(queue_store_retry(st, r, &result), 0);
+	assert_int_equal(result, 1);
+	assert_int_equal(queue_store_retry(st, 9999, &result), 1);
+}
+
+static void test_dependencies_and_fail_now(void **state)
+{
+	(void)state;
+	int64_t a = add("a", 0);
+	queue_spec s;
+	queue_spec_init(&s);
+	char *argv[] = {"true"};
+	queue_spec_set_argv(&s, argv, 1);
+	s.cwd = strdup("/");
+	s.after_id = a;
+	int64_t b;
+	assert_int_equal(queue_store_add(st, &s, 1, &b), 0);
+	queue_spec_free(&s);
+	queue_candidate c[4];
+	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 2);
+	char reason[200];
+	double due = 0;
+	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due), 0);
+	assert_non_null(strstr(reason, "waiting for task"));
+	int result;
+	queue_attempt act;
+	queue_store_cancel(st, a, &result, &act);
+	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due), -1);
+	queue_task t;
+	assert_int_equal(queue_store_get(st, b, &t), 0);
+	assert_int_equal(t.state, QS_FAILED);
+	assert_non_null(strstr(t.error, "ended cancelled"));
+	queue_task_free(&t);
+	int64_t z = add("z", 0);
+	assert_int_equal(queue_store_fail_now(st, z, "needs 1 GPU with 100000 MiB"), 0);
+	assert_int_equal(state_of(z), QS_FAILED);
+	/* Cooldown: not yet, and the worker learns when to look again. */
+	queue_candidate cool = {.id = z, .not_before = gw_wall_s() + 60};
+	due = 0;
+	assert_int_equal(queue_candidate_gate(st, &cool, gw_wall_s(), reason, sizeof reason, &due), 0);
+	assert_true(due == cool.not_before);
+	assert_non_null(strstr(reason, "cooldown"));
+}
+
+static void test_config_and_view(void **state)
+{
+	(void)state;
+	char v[64];
+	queue_store_config_get(st, "per-gpu", v, sizeof v);
+	assert_string_equal(v, "1");
+	assert_int_equal(queue_store_config_set(st, "per-gpu", "4"), 0);
+	assert_int_equal(queue_store_config_int(st, "per-gpu"), 4);
+	assert_int_equal(queue_store_config_int(st, "kill-grace"), 10000000000LL);
+	char err[200];
+	assert_false(queue_config_check("per-gpu", "0", err, sizeof err));
+	assert_false(queue_config_check("visible", "serial", err, sizeof err));
+	assert_false(queue_config_check("gpus", "0;rm", err, sizeof err));
+	assert_true(queue_config_check("gpus", "2,GPU-8f2a,0", err, sizeof err));
+	assert_false(queue_config_check("sample-interval", "1ms", err, sizeof err));
+	assert_false(queue_config_check("nonsense", "1", err, sizeof err));
+	queue_gpu_row rows[2] = {{.index = 0, .total_mib = 81920, .free_mib = 1000,
+				  .pending_mib = 2000, .avail_mib = -1000, .ntasks = 2, .cap = 4},
+				 {.index = 1, .total_mib = -1, .free_mib = -1, .pending_mib = -1,
+				  .avail_mib = INT64_MIN}};
+	snprintf(rows[0].state, sizeof rows[0].state, "ok");
+	snprintf(rows[1].state, sizeof rows[1].state, "excluded");
+	assert_int_equal(queue_store_gpu_view_put(st, rows, 2, 123.5), 0);
+	queue_gpu_row *back;
+	int n;
+	double t;
+	assert_int_equal(queue_store_gpu_view_get(st, &back, &n, &t), 0);
+	assert_int_equal(n, 2);
+	assert_true(t == 123.5);
+	assert_int_equal(back[0].avail_mib, -1000);
+	assert_true(back[1].avail_mib == INT64_MIN);
+	assert_int_equal(back[1].total_mib, -1);
+	assert_string_equal(back[1].state, "excluded");
+	free(back);
+}
+
+static void test_clean_keeps_what_others_wait_for(void **state)
+{
+	(void)state;
+	int64_t a = add("a", 0), b = add("b", 0);
+	queue_attempt x = start(a);
+	end(&x, QO_DONE, 0);
+	queue_attempt y = start(b);
+	end(&y, QO_DONE, 0);
+	queue_spec s;
+	queue_spec_init(&s);
+	char *argv[] = {"true"};
+	queue_spec_set_argv(&s, argv, 1);
+	s.cwd = strdup("/");
+	s.after_id = b;
+	int64_t c;
+	assert_int_equal(queue_store_add(st, &s, 1, &c), 0);
+	queue_spec_free(&s);
+	int64_t *ids;
+	int n;
+	assert_int_equal(queue_store_clean(st, false, &ids, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], a);
+	free(ids);
+	queue_task t;
+	assert_int_equal(queue_store_get(st, a, &t), 1);
+	assert_int_equal(queue_store_get(st, b, &t), 0);
+	queue_task_free(&t);
+}
+
+static void test_concurrent_adds(void **state)
+{
+	(void)state;
+	/* Eight processes with their own connections add 25 tasks each at the same time. */
+	enum { KIDS = 8, EACH = 25 };
+	pid_t kids[KIDS];
+	for (int k = 0; k < KIDS; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			queue_store *mine;
+			if (queue_store_open(dir, &mine) != 0)
+				_exit(1);
+			for (int i = 0; i < EACH; i++) {
+				queue_spec s;
+				queue_spec_init(&s);
+				char *argv[] = {"true"};
+				queue_spec_set_argv(&s, argv, 1);
+				s.cwd = strdup("/");
+				int64_t id;
+				if (queue_store_add(mine, &s, 1, &id) != 0)
+					_exit(2);
+				queue_spec_free(&s);
+			}
+			queue_store_close(mine);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < KIDS; k++) {
+		int status;
+		assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(queue_store_count_state(st, QS_QUEUED), KIDS * EACH);
+	assert_int_equal(queue_store_count_state(st, -1), KIDS * EACH);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_life_cycle_with_retries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_started_does_not_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_and_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dependencies_and_fail_now, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_and_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clean_keeps_what_others_wait_for, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
