@@ -108,7 +108,7 @@ env GPUWHY_SIM_STATE="$T/state-cpu" "$GPUWHY" --sim h100x1 run -o "$T/cpu.gpuwhy
 expect cpu "error not-on-gpu" healthy
 
 # memory-full-compute-idle: 93 % of the memory held while the GPU mostly waits.
-rec fullidle h100x1 -- --workers 1 --cpu-ms 150 --gpu-ms 10 --steps 15 --mem-mib 76000 || fail "full idle run"
+rec fullidle h100x1 -- --workers 1 --cpu-ms 100 --gpu-ms 20 --steps 25 --mem-mib 76000 || fail "full idle run"
 expect fullidle "warn memory-full-compute-idle"
 
 # The confusion matrix: expected rule (row) against the most severe finding (column).
