@@ -33,7 +33,7 @@ static void sink_add(sink *s, const char *p, size_t n)
 }
 
 int gw_subproc_run(char *const argv[], char *const envp[], int64_t timeout_ns, size_t max_out,
-		   gw_subproc *r)
+                   gw_subproc *r)
 {
 	memset(r, 0, sizeof *r);
 	sink out = {.max = max_out}, err = {.max = max_out};
