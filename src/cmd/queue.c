@@ -202,7 +202,7 @@ static char *read_all(const char *path, size_t *len)
 			if (cap >= (64u << 20))
 				break;
 			cap *= 2;
-			buf = realloc(buf, cap);
+			buf = queue_xrealloc(buf, cap);
 		}
 	}
 	bool err = ferror(f);

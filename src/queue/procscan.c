@@ -131,7 +131,7 @@ bool queue_proc_has_env(int pid, const char *name, const char *value)
 			if (cap >= (1u << 22))
 				break;
 			cap *= 2;
-			buf = realloc(buf, cap);
+			buf = queue_xrealloc(buf, cap);
 		}
 	}
 	close(fd);

@@ -215,7 +215,7 @@ static char *expand(const char *tmpl, vars *v, bool quote)
 		}
 		if (len + pl + 1 > cap) {
 			cap = (len + pl + 1) * 2;
-			out = realloc(out, cap);
+			out = queue_xrealloc(out, cap);
 		}
 		memcpy(out + len, piece, pl);
 		len += pl;
@@ -529,7 +529,7 @@ static queue_spec *list_push(spec_list *l)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 16;
-		l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+		l->v = queue_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
 	}
 	return &l->v[l->n++];
 }

@@ -578,7 +578,7 @@ int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		read_task(s, &v[cnt++]);
 	}
@@ -660,7 +660,7 @@ static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		read_attempt(s, &v[cnt++]);
 	}
@@ -1196,7 +1196,7 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		queue_gpu_row *r = &v[cnt++];
 		memset(r, 0, sizeof *r);
@@ -1261,7 +1261,7 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		v[cnt++] = sqlite3_column_int64(s, 0);
 	}

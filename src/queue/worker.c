@@ -732,7 +732,7 @@ static void run_add(worker *w, wk_run *r)
 {
 	if (w->nrun == w->caprun) {
 		w->caprun = w->caprun ? w->caprun * 2 : 16;
-		w->run = realloc(w->run, (size_t)w->caprun * sizeof *w->run);
+		w->run = queue_xrealloc(w->run, (size_t)w->caprun * sizeof *w->run);
 	}
 	w->run[w->nrun++] = r;
 }
@@ -1557,7 +1557,7 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		int need = 2 + w->nrun;
 		if (need > capfds) {
 			capfds = need * 2;
-			fds = realloc(fds, (size_t)capfds * sizeof *fds);
+			fds = queue_xrealloc(fds, (size_t)capfds * sizeof *fds);
 		}
 		int nf = 0;
 		fds[nf++] = (struct pollfd){.fd = w->fifo, .events = POLLIN};
