@@ -44,6 +44,7 @@ struct queue_slurm {
 	char dir[PATH_MAX];
 	int nactive;
 	bool recovered;
+	bool down_logged;
 	sl_mem mem[MAX_FOLLOW];
 	int nmem;
 };
@@ -501,6 +502,22 @@ static void follow(queue_slurm *s)
 		char *argv[] = {"squeue", "-h", "-a", "-t",       "all",
 		                "-j",     ids,  "-o", "%i|%T|%r", NULL};
 		listed_ok = slurm_cmd(argv, NULL, &r) == 0;
+		/* squeue fails for ids it no longer knows: that is an answer. Anything else
+		 * (controller down or restarting) is not: wait rather than call jobs lost. */
+		if (!listed_ok && !(r.err && strstr(r.err, "Invalid job id"))) {
+			if (!s->down_logged) {
+				char msg[200];
+				first_line(r.err, msg, sizeof msg);
+				queue_wlog("Slurm does not answer (%s); following again later",
+				           *msg ? msg : "no output");
+				s->down_logged = true;
+			}
+			gw_subproc_free(&r);
+			free(ids);
+			free(act);
+			return;
+		}
+		s->down_logged = false;
 	}
 	for (int i = 0; i < n; i++) {
 		queue_attempt *a = &act[i];
