@@ -34,11 +34,15 @@ static void usage(FILE *out)
 	      "  ls [--json] [--state STATE]      list tasks\n"
 	      "  show ID [--json] [--lines N]     command, state, attempts, GPUs, peaks, log tail\n"
 	      "  log ID [-f] [--attempt N]        a task's output (-f: follow until it ends)\n"
-	      "  wait [ID...] [--timeout D]       until the tasks end; exit 1 if one did not end done\n"
+	      "  wait [ID...] [--timeout D]       until the tasks end; exit 1 if one did not end "
+	      "done\n"
 	      "  cancel ID... | --all             cancel queued or running tasks\n"
-	      "  retry ID...                      queue ended tasks again (with a fresh retry budget)\n"
-	      "  clean [--all]                    forget done tasks (--all: every ended task) and logs\n"
-	      "  pause | resume | drain           stop starting tasks / go on / finish and stop worker\n"
+	      "  retry ID...                      queue ended tasks again (with a fresh retry "
+	      "budget)\n"
+	      "  clean [--all]                    forget done tasks (--all: every ended task) and "
+	      "logs\n"
+	      "  pause | resume | drain           stop starting tasks / go on / finish and stop "
+	      "worker\n"
 	      "  drain --gpu LIST, resume --gpu LIST   take GPUs out of / back into placement\n"
 	      "  gpus [--json]                    what the scheduler sees on each GPU\n"
 	      "  config [KEY [VALUE]]             the queue's settings\n"
@@ -54,37 +58,38 @@ static void usage(FILE *out)
 
 static void add_usage(FILE *out)
 {
-	fputs("usage: gpuwhy queue add [OPTIONS] -- CMD [ARGS...]\n"
-	      "       gpuwhy queue add [OPTIONS] --from FILE\n"
-	      "\n"
-	      "  -g, --gpus N          GPUs the task gets (default 1; 0 = CPU only, sees no GPU)\n"
-	      "  -m, --mem SIZE        GPU memory it needs on each GPU (12G, 800M; a bare number\n"
-	      "                        is MiB); placement counts it as taken from the start\n"
-	      "      --per-gpu K       share each of its GPUs with at most K queue tasks in all\n"
-	      "                        (default: `config per-gpu`, 1)\n"
-	      "  -r, --retries N       retry a failed attempt up to N times (default 0)\n"
-	      "      --retry-delay D   cooldown before a retry (default 30s)\n"
-	      "  -t, --timeout D       time limit per attempt (2h, 90s); SIGTERM, then SIGKILL\n"
-	      "  -n, --name NAME       a name for listings\n"
-	      "      --after ID        start only after task ID ended done (fail if it did not)\n"
-	      "      --cwd DIR         working directory (default: the current one)\n"
-	      "      --allow-foreign   may share GPUs with processes the queue did not start\n"
-	      "      --backend B       local (default: `config backend`) or slurm\n"
-	      "      --host-mem SIZE   host memory for Slurm (--mem of sbatch)\n"
-	      "      --slurm-arg ARG   one more sbatch argument (repeatable), e.g. -p gpu\n"
-	      "  -f, --from FILE       tasks from FILE (- = stdin): text, one shell command a line;\n"
-	      "                        or JSON Lines / a JSON array of objects with the fields cmd,\n"
-	      "                        name, gpus, mem, per_gpu, retries, retry_delay, timeout,\n"
-	      "                        after, cwd, env, allow_foreign, backend, host_mem,\n"
-	      "                        slurm_args, input, log_file; or one object with input_dir\n"
-	      "                        (one task per file, {input} {output} {stem} in cmd),\n"
-	      "                        output_dir, max_retries, retry_interval_seconds, log_file\n"
-	      "      --no-worker       do not start a worker if none runs\n"
-	      "\n"
-	      "The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set to its\n"
-	      "GPUs' UUIDs (or indices, `config visible index`), CUDA_DEVICE_ORDER=PCI_BUS_ID,\n"
-	      "GPUWHY_TASK_ID, GPUWHY_ATTEMPT and GPUWHY_ATTEMPT_TOKEN. Prints the task ids.\n",
-	      out);
+	fputs(
+	    "usage: gpuwhy queue add [OPTIONS] -- CMD [ARGS...]\n"
+	    "       gpuwhy queue add [OPTIONS] --from FILE\n"
+	    "\n"
+	    "  -g, --gpus N          GPUs the task gets (default 1; 0 = CPU only, sees no GPU)\n"
+	    "  -m, --mem SIZE        GPU memory it needs on each GPU (12G, 800M; a bare number\n"
+	    "                        is MiB); placement counts it as taken from the start\n"
+	    "      --per-gpu K       share each of its GPUs with at most K queue tasks in all\n"
+	    "                        (default: `config per-gpu`, 1)\n"
+	    "  -r, --retries N       retry a failed attempt up to N times (default 0)\n"
+	    "      --retry-delay D   cooldown before a retry (default 30s)\n"
+	    "  -t, --timeout D       time limit per attempt (2h, 90s); SIGTERM, then SIGKILL\n"
+	    "  -n, --name NAME       a name for listings\n"
+	    "      --after ID        start only after task ID ended done (fail if it did not)\n"
+	    "      --cwd DIR         working directory (default: the current one)\n"
+	    "      --allow-foreign   may share GPUs with processes the queue did not start\n"
+	    "      --backend B       local (default: `config backend`) or slurm\n"
+	    "      --host-mem SIZE   host memory for Slurm (--mem of sbatch)\n"
+	    "      --slurm-arg ARG   one more sbatch argument (repeatable), e.g. -p gpu\n"
+	    "  -f, --from FILE       tasks from FILE (- = stdin): text, one shell command a line;\n"
+	    "                        or JSON Lines / a JSON array of objects with the fields cmd,\n"
+	    "                        name, gpus, mem, per_gpu, retries, retry_delay, timeout,\n"
+	    "                        after, cwd, env, allow_foreign, backend, host_mem,\n"
+	    "                        slurm_args, input, log_file; or one object with input_dir\n"
+	    "                        (one task per file, {input} {output} {stem} in cmd),\n"
+	    "                        output_dir, max_retries, retry_interval_seconds, log_file\n"
+	    "      --no-worker       do not start a worker if none runs\n"
+	    "\n"
+	    "The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set to its\n"
+	    "GPUs' UUIDs (or indices, `config visible index`), CUDA_DEVICE_ORDER=PCI_BUS_ID,\n"
+	    "GPUWHY_TASK_ID, GPUWHY_ATTEMPT and GPUWHY_ATTEMPT_TOKEN. Prints the task ids.\n",
+	    out);
 }
 
 /* ---- small helpers ---- */
@@ -150,7 +155,7 @@ static bool parse_id(const char *s, int64_t *id)
 static int bad_id(const char *s)
 {
 	return gw_error(GW_EXIT_USAGE, s, "task ids are the numbers `gpuwhy queue ls` shows",
-			"not a task id");
+	                "not a task id");
 }
 
 static int open_store(const char *dir, queue_store **st)
@@ -172,9 +177,10 @@ static char *capture_env(void)
 		if (v && json_object_set_new(o, k, v) != 0)
 			v = NULL;
 		if (!v)
-			fprintf(stderr, "gpuwhy: queue add: environment variable %s is not UTF-8; the "
-					"task will not see it\n",
-				k);
+			fprintf(stderr,
+			        "gpuwhy: queue add: environment variable %s is not UTF-8; the "
+			        "task will not see it\n",
+			        k);
 		free(k);
 	}
 	char *s = json_dumps(o, JSON_COMPACT);
@@ -196,7 +202,7 @@ static char *read_all(const char *path, size_t *len)
 			if (cap >= (64u << 20))
 				break;
 			cap *= 2;
-			buf = realloc(buf, cap);
+			buf = queue_xrealloc(buf, cap);
 		}
 	}
 	bool err = ferror(f);
@@ -237,7 +243,7 @@ static int parse_mib(const char *opt, const char *v, int64_t *out)
 		return 0;
 	}
 	return gw_error(GW_EXIT_USAGE, opt, "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number",
-			"'%s' is not a memory size", v);
+	                "'%s' is not a memory size", v);
 }
 
 static int parse_dur_ms(const char *opt, const char *v, int64_t *out)
@@ -245,23 +251,30 @@ static int parse_dur_ms(const char *opt, const char *v, int64_t *out)
 	int64_t ns;
 	if (!gw_parse_duration_ns(v, 1000000000LL, &ns))
 		return gw_error(GW_EXIT_USAGE, opt, "e.g. 30s, 10m, 2h (a bare number is seconds)",
-				"'%s' is not a duration", v);
+		                "'%s' is not a duration", v);
 	*out = ns / 1000000;
 	return 0;
 }
 
 static int q_add(const char *dir, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"gpus", required_argument, NULL, 'g'},     {"mem", required_argument, NULL, 'm'},
-		{"per-gpu", required_argument, NULL, 'K'},  {"retries", required_argument, NULL, 'r'},
-		{"retry-delay", required_argument, NULL, 'D'},
-		{"timeout", required_argument, NULL, 't'},  {"name", required_argument, NULL, 'n'},
-		{"after", required_argument, NULL, 'A'},    {"cwd", required_argument, NULL, 'C'},
-		{"allow-foreign", no_argument, NULL, 'F'},  {"backend", required_argument, NULL, 'B'},
-		{"host-mem", required_argument, NULL, 'H'}, {"slurm-arg", required_argument, NULL, 'S'},
-		{"from", required_argument, NULL, 'f'},     {"no-worker", no_argument, NULL, 'W'},
-		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"gpus", required_argument, NULL, 'g'},
+	                                     {"mem", required_argument, NULL, 'm'},
+	                                     {"per-gpu", required_argument, NULL, 'K'},
+	                                     {"retries", required_argument, NULL, 'r'},
+	                                     {"retry-delay", required_argument, NULL, 'D'},
+	                                     {"timeout", required_argument, NULL, 't'},
+	                                     {"name", required_argument, NULL, 'n'},
+	                                     {"after", required_argument, NULL, 'A'},
+	                                     {"cwd", required_argument, NULL, 'C'},
+	                                     {"allow-foreign", no_argument, NULL, 'F'},
+	                                     {"backend", required_argument, NULL, 'B'},
+	                                     {"host-mem", required_argument, NULL, 'H'},
+	                                     {"slurm-arg", required_argument, NULL, 'S'},
+	                                     {"from", required_argument, NULL, 'f'},
+	                                     {"no-worker", no_argument, NULL, 'W'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	queue_spec tmpl;
 	queue_spec_init(&tmpl);
 	const char *from = NULL;
@@ -274,29 +287,38 @@ static int q_add(const char *dir, int argc, char **argv)
 		case 'g':
 			if (!gw_parse_int(optarg, 0, GPU_MAX, &x))
 				rc = gw_error(GW_EXIT_USAGE, "--gpus", NULL,
-					      "'%s' is not a GPU count from 0 to %d", optarg, GPU_MAX);
+				              "'%s' is not a GPU count from 0 to %d", optarg,
+				              GPU_MAX);
 			tmpl.gpus = (int)x;
 			break;
-		case 'm': rc = parse_mib("--mem", optarg, &tmpl.mem_mib); break;
-		case 'H': rc = parse_mib("--host-mem", optarg, &tmpl.host_mem_mib); break;
+		case 'm':
+			rc = parse_mib("--mem", optarg, &tmpl.mem_mib);
+			break;
+		case 'H':
+			rc = parse_mib("--host-mem", optarg, &tmpl.host_mem_mib);
+			break;
 		case 'K':
 			if (!gw_parse_int(optarg, 1, 1024, &x))
 				rc = gw_error(GW_EXIT_USAGE, "--per-gpu", NULL,
-					      "'%s' is not an integer from 1 to 1024", optarg);
+				              "'%s' is not an integer from 1 to 1024", optarg);
 			tmpl.per_gpu = (int)x;
 			break;
 		case 'r':
 			if (!gw_parse_int(optarg, 0, 1000, &x))
 				rc = gw_error(GW_EXIT_USAGE, "--retries", NULL,
-					      "'%s' is not an integer from 0 to 1000", optarg);
+				              "'%s' is not an integer from 0 to 1000", optarg);
 			tmpl.retries = (int)x;
 			break;
-		case 'D': rc = parse_dur_ms("--retry-delay", optarg, &tmpl.retry_delay_ms); break;
-		case 't': rc = parse_dur_ms("--timeout", optarg, &tmpl.timeout_ms); break;
+		case 'D':
+			rc = parse_dur_ms("--retry-delay", optarg, &tmpl.retry_delay_ms);
+			break;
+		case 't':
+			rc = parse_dur_ms("--timeout", optarg, &tmpl.timeout_ms);
+			break;
 		case 'n':
 			if (strlen(optarg) >= QUEUE_NAME_MAX)
-				rc = gw_error(GW_EXIT_USAGE, "--name", NULL, "longer than %d characters",
-					      QUEUE_NAME_MAX - 1);
+				rc = gw_error(GW_EXIT_USAGE, "--name", NULL,
+				              "longer than %d characters", QUEUE_NAME_MAX - 1);
 			snprintf(tmpl.name, sizeof tmpl.name, "%s", optarg);
 			break;
 		case 'A':
@@ -307,14 +329,16 @@ static int q_add(const char *dir, int argc, char **argv)
 			char real[PATH_MAX];
 			if (!realpath(optarg, real))
 				rc = gw_error(GW_EXIT_USAGE, "--cwd", NULL, "'%s': %s", optarg,
-					      strerror(errno));
+				              strerror(errno));
 			else {
 				free(tmpl.cwd);
 				tmpl.cwd = strdup(real);
 			}
 			break;
 		}
-		case 'F': tmpl.allow_foreign = true; break;
+		case 'F':
+			tmpl.allow_foreign = true;
+			break;
 		case 'B':
 			backend_set = true;
 			if (!strcmp(optarg, "local"))
@@ -323,26 +347,34 @@ static int q_add(const char *dir, int argc, char **argv)
 				tmpl.backend = QB_SLURM;
 			else
 				rc = gw_error(GW_EXIT_USAGE, "--backend", "use local or slurm",
-					      "unknown back end '%s'", optarg);
+				              "unknown back end '%s'", optarg);
 			break;
-		case 'S': json_array_append_new(sargs, json_string(optarg)); break;
-		case 'f': from = optarg; break;
-		case 'W': no_worker = true; break;
+		case 'S':
+			json_array_append_new(sargs, json_string(optarg));
+			break;
+		case 'f':
+			from = optarg;
+			break;
+		case 'W':
+			no_worker = true;
+			break;
 		case 'h':
 			add_usage(stdout);
 			queue_spec_free(&tmpl);
 			json_decref(sargs);
 			return GW_EXIT_OK;
-		default: rc = GW_EXIT_USAGE; break;
+		default:
+			rc = GW_EXIT_USAGE;
+			break;
 		}
 	}
 	int ncmd = argc - optind;
 	if (!rc && !from && ncmd == 0)
-		rc = gw_error(GW_EXIT_USAGE, "queue add", "gpuwhy queue add -- CMD ARGS, or --from FILE",
-			      "no command given");
+		rc = gw_error(GW_EXIT_USAGE, "queue add",
+		              "gpuwhy queue add -- CMD ARGS, or --from FILE", "no command given");
 	if (!rc && from && ncmd > 0)
 		rc = gw_error(GW_EXIT_USAGE, "queue add", NULL,
-			      "give either a command or --from FILE, not both");
+		              "give either a command or --from FILE, not both");
 	if (rc) {
 		queue_spec_free(&tmpl);
 		json_decref(sargs);
@@ -369,7 +401,7 @@ static int q_add(const char *dir, int argc, char **argv)
 	}
 	if (tmpl.after_id > 0 && queue_store_state_of(st, tmpl.after_id) < 0) {
 		rc = gw_error(GW_EXIT_USAGE, "--after", NULL, "there is no task %lld",
-			      (long long)tmpl.after_id);
+		              (long long)tmpl.after_id);
 		queue_store_close(st);
 		queue_spec_free(&tmpl);
 		return rc;
@@ -380,14 +412,15 @@ static int q_add(const char *dir, int argc, char **argv)
 		size_t len;
 		char *text = read_all(from, &len);
 		if (!text) {
-			rc = gw_error(GW_EXIT_USAGE, from, NULL, "cannot read: %s", strerror(errno));
+			rc =
+			    gw_error(GW_EXIT_USAGE, from, NULL, "cannot read: %s", strerror(errno));
 		} else {
 			char err[512];
-			n = queue_spec_parse_file(text, len, text_file(from, text, len), &tmpl, &specs,
-						  err, sizeof err);
+			n = queue_spec_parse_file(text, len, text_file(from, text, len), &tmpl,
+			                          &specs, err, sizeof err);
 			if (n < 0)
-				rc = gw_error(GW_EXIT_USAGE, from, "see gpuwhy queue add --help", "%s",
-					      err);
+				rc = gw_error(GW_EXIT_USAGE, from, "see gpuwhy queue add --help",
+				              "%s", err);
 			free(text);
 		}
 	} else {
@@ -417,7 +450,7 @@ static int q_add(const char *dir, int argc, char **argv)
 		return rc;
 	if (draining)
 		fprintf(stderr, "gpuwhy: queue add: the queue is draining; the task waits for "
-				"`gpuwhy queue resume`\n");
+		                "`gpuwhy queue resume`\n");
 	else if (!no_worker && queue_worker_ensure(dir, self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_poke(dir);
@@ -462,9 +495,9 @@ static json_t *task_json(const queue_task *t)
 	json_object_set_new(o, "per_gpu_hint", j_opt_int(t->per_gpu_hint > 0, t->per_gpu_hint));
 	json_object_set_new(o, "retries", json_integer(t->spec.retries));
 	json_object_set_new(o, "retry_delay_s", json_real((double)t->spec.retry_delay_ms / 1000.0));
-	json_object_set_new(o, "timeout_s", t->spec.timeout_ms > 0
-						    ? json_real((double)t->spec.timeout_ms / 1000.0)
-						    : json_null());
+	json_object_set_new(o, "timeout_s",
+	                    t->spec.timeout_ms > 0 ? json_real((double)t->spec.timeout_ms / 1000.0)
+	                                           : json_null());
 	json_object_set_new(o, "after", j_opt_int(t->spec.after_id > 0, t->spec.after_id));
 	json_object_set_new(o, "attempts", json_integer(t->attempts));
 	json_object_set_new(o, "oom_retries", json_integer(t->oom_count));
@@ -526,26 +559,30 @@ static void task_info(const queue_task *t, char *out, size_t len)
 static int q_ls(const char *dir, int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-					     {"state", required_argument, NULL, 's'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"state", required_argument, NULL, 's'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	bool json = false;
 	int state = -1, c;
 	while ((c = getopt_long(argc, argv, "js:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = true; break;
+		case 'j':
+			json = true;
+			break;
 		case 's':
 			state = queue_state_parse(optarg);
 			if (state < 0)
-				return gw_error(GW_EXIT_USAGE, "--state",
-						"queued, submitted, running, done, failed, timeout, "
-						"cancelled or lost",
-						"unknown state '%s'", optarg);
+				return gw_error(
+				    GW_EXIT_USAGE, "--state",
+				    "queued, submitted, running, done, failed, timeout, "
+				    "cancelled or lost",
+				    "unknown state '%s'", optarg);
 			break;
 		case 'h':
 			puts("usage: gpuwhy queue ls [--json] [--state STATE]");
 			return GW_EXIT_OK;
-		default: return GW_EXIT_USAGE;
+		default:
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -572,21 +609,23 @@ static int q_ls(const char *dir, int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			const queue_task *x = &t[i];
 			char try[16], gpu[16], mem[16], peak[16], tm[16], cmd[64], info[600],
-				label[160];
+			    label[160];
 			/* After `queue retry` the budget starts again from the attempts so far. */
 			snprintf(try, sizeof try, "%d/%d", x->attempts,
-				 x->budget_from + x->spec.retries + 1);
+			         x->budget_from + x->spec.retries + 1);
 			if (x->gpus_used[0] && x->state != QS_QUEUED)
 				snprintf(gpu, sizeof gpu, "%.7s", x->gpus_used);
 			else
-				snprintf(gpu, sizeof gpu, x->spec.gpus ? "%dx" : "cpu", x->spec.gpus);
-			int64_t m = x->mem_hint_mib > x->spec.mem_mib ? x->mem_hint_mib : x->spec.mem_mib;
+				snprintf(gpu, sizeof gpu, x->spec.gpus ? "%dx" : "cpu",
+				         x->spec.gpus);
+			int64_t m =
+			    x->mem_hint_mib > x->spec.mem_mib ? x->mem_hint_mib : x->spec.mem_mib;
 			human_mib(m, mem, sizeof mem);
 			human_mib(x->peak_gpu_mib, peak, sizeof peak);
-			double dur = x->started <= 0        ? -1
-				     : x->ended > x->started ? x->ended - x->started
-				     : queue_state_final(x->state) ? -1
-							       : now - x->started;
+			double dur = x->started <= 0               ? -1
+			             : x->ended > x->started       ? x->ended - x->started
+			             : queue_state_final(x->state) ? -1
+			                                           : now - x->started;
 			human_dur(dur, tm, sizeof tm);
 			task_command(x, label, sizeof label);
 			if (x->spec.name[0])
@@ -625,12 +664,13 @@ static json_t *attempt_json(const queue_attempt *a)
 	json_t *o = json_object();
 	json_object_set_new(o, "n", json_integer(a->n));
 	json_object_set_new(o, "token", j_str(a->token));
-	json_object_set_new(o, "outcome", a->outcome != QO_NONE
-						  ? json_string(queue_outcome_name(a->outcome))
-						  : json_null());
+	json_object_set_new(o, "outcome",
+	                    a->outcome != QO_NONE ? json_string(queue_outcome_name(a->outcome))
+	                                          : json_null());
 	json_object_set_new(o, "backend", json_string(queue_backend_name(a->backend)));
 	json_object_set_new(o, "slurm_job", a->slurm_job[0] ? j_str(a->slurm_job) : json_null());
-	json_object_set_new(o, "slurm_state", a->slurm_state[0] ? j_str(a->slurm_state) : json_null());
+	json_object_set_new(o, "slurm_state",
+	                    a->slurm_state[0] ? j_str(a->slurm_state) : json_null());
 	json_object_set_new(o, "gpus", a->gpu_idx[0] ? j_str(a->gpu_idx) : json_null());
 	json_object_set_new(o, "gpu_uuids", a->gpu_uuids[0] ? j_str(a->gpu_uuids) : json_null());
 	json_object_set_new(o, "reserved_mib", j_opt_int(a->reserved_mib >= 0, a->reserved_mib));
@@ -639,9 +679,10 @@ static json_t *attempt_json(const queue_attempt *a)
 	json_object_set_new(o, "ended", j_time(a->ended));
 	json_object_set_new(o, "exit_code", j_opt_int(a->exit_ok, a->exit_code));
 	json_object_set_new(o, "signal", j_opt_int(a->signal != 0, a->signal));
-	json_object_set_new(o, "oom", a->oom == QOOM_GPU    ? json_string("gpu")
-				      : a->oom == QOOM_HOST ? json_string("host")
-							    : json_null());
+	json_object_set_new(o, "oom",
+	                    a->oom == QOOM_GPU    ? json_string("gpu")
+	                    : a->oom == QOOM_HOST ? json_string("host")
+	                                          : json_null());
 	json_object_set_new(o, "peak_gpu_mib", j_opt_int(a->peak_gpu_mib >= 0, a->peak_gpu_mib));
 	json_object_set_new(o, "peak_rss_kib", j_opt_int(a->peak_rss_kib >= 0, a->peak_rss_kib));
 	json_object_set_new(o, "runs", json_integer(a->runs));
@@ -653,28 +694,32 @@ static json_t *attempt_json(const queue_attempt *a)
 static int q_show(const char *dir, int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-					     {"lines", required_argument, NULL, 'l'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"lines", required_argument, NULL, 'l'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	bool json = false;
 	long long lines = 10;
 	int c;
 	while ((c = getopt_long(argc, argv, "jl:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = true; break;
+		case 'j':
+			json = true;
+			break;
 		case 'l':
 			if (!gw_parse_int(optarg, 0, 100000, &lines))
-				return gw_error(GW_EXIT_USAGE, "--lines", NULL, "'%s' is not a count",
-						optarg);
+				return gw_error(GW_EXIT_USAGE, "--lines", NULL,
+				                "'%s' is not a count", optarg);
 			break;
 		case 'h':
 			puts("usage: gpuwhy queue show ID [--json] [--lines N]");
 			return GW_EXIT_OK;
-		default: return GW_EXIT_USAGE;
+		default:
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "queue show", "gpuwhy queue show ID", "give one task id");
+		return gw_error(GW_EXIT_USAGE, "queue show", "gpuwhy queue show ID",
+		                "give one task id");
 	int64_t id;
 	if (!parse_id(argv[optind], &id))
 		return bad_id(argv[optind]);
@@ -687,7 +732,7 @@ static int q_show(const char *dir, int argc, char **argv)
 	if (rc != 0) {
 		queue_store_close(st);
 		return rc > 0 ? gw_error(GW_EXIT_USAGE, argv[optind], NULL, "no such task")
-			      : GW_EXIT_ENV;
+		              : GW_EXIT_ENV;
 	}
 	queue_attempt *at = NULL;
 	int na = 0;
@@ -720,14 +765,16 @@ static int q_show(const char *dir, int argc, char **argv)
 		printf(" after %d attempt%s (retries %d, delay %.3gs)%s\n", t.attempts,
 		       t.attempts == 1 ? "" : "s", t.spec.retries,
 		       (double)t.spec.retry_delay_ms / 1000.0,
-		       t.cancel_requested && !queue_state_final(t.state) ? ", cancel requested" : "");
+		       t.cancel_requested && !queue_state_final(t.state) ? ", cancel requested"
+		                                                         : "");
 		human_mib(t.spec.mem_mib, m1, sizeof m1);
 		if (t.spec.gpus == 0)
 			printf("  request    %s, no GPU", queue_backend_name(t.spec.backend));
 		else
 			printf("  request    %s, %d GPU%s, memory %s per GPU",
 			       queue_backend_name(t.spec.backend), t.spec.gpus,
-			       t.spec.gpus == 1 ? "" : "s", t.spec.mem_mib >= 0 ? m1 : "not declared");
+			       t.spec.gpus == 1 ? "" : "s",
+			       t.spec.mem_mib >= 0 ? m1 : "not declared");
 		if (t.spec.per_gpu)
 			printf(", at most %d per GPU", t.spec.per_gpu);
 		if (t.spec.timeout_ms)
@@ -741,7 +788,8 @@ static int q_show(const char *dir, int argc, char **argv)
 			       t.per_gpu_hint, t.oom_count, t.oom_count == 1 ? "y" : "ies");
 		}
 		if (t.spec.input || t.spec.output)
-			printf("  input      %s\n  output     %s\n", t.spec.input ? t.spec.input : "-",
+			printf("  input      %s\n  output     %s\n",
+			       t.spec.input ? t.spec.input : "-",
 			       t.spec.output ? t.spec.output : "-");
 		local_time(t.submitted, a, sizeof a);
 		printf("  submitted  %s\n", a);
@@ -760,14 +808,15 @@ static int q_show(const char *dir, int argc, char **argv)
 		if (t.state == QS_QUEUED && t.wait_reason[0])
 			printf("  waiting    %s\n", t.wait_reason);
 		if (na)
-			printf("  attempts\n    %-3s %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", "#",
-			       "START", "DURATION", "GPUS", "EXIT", "OUTCOME", "GPU", "RSS", "NOTE");
+			printf("  attempts\n    %-3s %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n",
+			       "#", "START", "DURATION", "GPUS", "EXIT", "OUTCOME", "GPU", "RSS",
+			       "NOTE");
 		for (int i = 0; i < na; i++) {
 			const queue_attempt *x = &at[i];
 			char dur[16], ex[24], note[700];
 			local_time(x->started, a, sizeof a);
-			human_dur(x->ended > 0 ? x->ended - x->started : gw_wall_s() - x->started, dur,
-				  sizeof dur);
+			human_dur(x->ended > 0 ? x->ended - x->started : gw_wall_s() - x->started,
+			          dur, sizeof dur);
 			if (x->signal)
 				snprintf(ex, sizeof ex, "sig %d", x->signal);
 			else if (x->exit_ok)
@@ -779,14 +828,14 @@ static int q_show(const char *dir, int argc, char **argv)
 			note[0] = '\0';
 			if (x->slurm_job[0])
 				snprintf(note, sizeof note, "slurm job %s %s; ", x->slurm_job,
-					 x->slurm_state);
+				         x->slurm_state);
 			size_t nl = strlen(note);
 			snprintf(note + nl, sizeof note - nl, "%s", x->error);
 			printf("    %-3d %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", x->n, a, dur,
 			       x->gpu_idx[0] ? x->gpu_idx : "-", ex,
-			       x->outcome != QO_NONE ? queue_outcome_name(x->outcome)
+			       x->outcome != QO_NONE      ? queue_outcome_name(x->outcome)
 			       : x->astate == QA_STARTING ? "starting"
-							  : "running",
+			                                  : "running",
 			       m1, m2, note);
 		}
 		if (lines > 0) {
@@ -813,28 +862,32 @@ static int q_show(const char *dir, int argc, char **argv)
 static int q_log(const char *dir, int argc, char **argv)
 {
 	static const struct option opts[] = {{"follow", no_argument, NULL, 'f'},
-					     {"attempt", required_argument, NULL, 'a'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"attempt", required_argument, NULL, 'a'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	bool follow = false;
 	long long attempt = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "fa:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': follow = true; break;
+		case 'f':
+			follow = true;
+			break;
 		case 'a':
 			if (!gw_parse_int(optarg, 1, 1000000, &attempt))
 				return gw_error(GW_EXIT_USAGE, "--attempt", NULL,
-						"'%s' is not an attempt number", optarg);
+				                "'%s' is not an attempt number", optarg);
 			break;
 		case 'h':
 			puts("usage: gpuwhy queue log ID [-f|--follow] [--attempt N]");
 			return GW_EXIT_OK;
-		default: return GW_EXIT_USAGE;
+		default:
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "queue log", "gpuwhy queue log ID", "give one task id");
+		return gw_error(GW_EXIT_USAGE, "queue log", "gpuwhy queue log ID",
+		                "give one task id");
 	int64_t id;
 	if (!parse_id(argv[optind], &id))
 		return bad_id(argv[optind]);
@@ -852,8 +905,8 @@ static int q_log(const char *dir, int argc, char **argv)
 		queue_attempt a, next;
 		if (queue_store_attempt_get(st, id, (int)attempt, &a) != 0) {
 			queue_store_close(st);
-			return gw_error(GW_EXIT_USAGE, "--attempt", NULL, "task %lld has no attempt %lld",
-					(long long)id, attempt);
+			return gw_error(GW_EXIT_USAGE, "--attempt", NULL,
+			                "task %lld has no attempt %lld", (long long)id, attempt);
 		}
 		from = a.log_offset;
 		if (queue_store_attempt_get(st, id, (int)attempt + 1, &next) == 0)
@@ -902,8 +955,8 @@ static int q_log(const char *dir, int argc, char **argv)
 static int q_wait(const char *dir, int argc, char **argv)
 {
 	static const struct option opts[] = {{"timeout", required_argument, NULL, 't'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	int64_t timeout_ms = 0;
 	int c, rc;
 	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
@@ -914,10 +967,12 @@ static int q_wait(const char *dir, int argc, char **argv)
 			break;
 		case 'h':
 			puts("usage: gpuwhy queue wait [ID...] [--timeout D]\n"
-			     "Waits until the tasks (all when none given) have ended. Exit 0 when all\n"
+			     "Waits until the tasks (all when none given) have ended. Exit 0 when "
+			     "all\n"
 			     "ended done, 1 when one ended otherwise or the timeout passed.");
 			return GW_EXIT_OK;
-		default: return GW_EXIT_USAGE;
+		default:
+			return GW_EXIT_USAGE;
 		}
 	}
 	int nids = argc - optind;
@@ -942,7 +997,7 @@ static int q_wait(const char *dir, int argc, char **argv)
 				int s = queue_store_state_of(st, ids[i]);
 				if (s < 0) {
 					rc = gw_error(GW_EXIT_USAGE, argv[optind + i], NULL,
-						      "no such task");
+					              "no such task");
 					goto out;
 				}
 				pending += !queue_state_final((queue_state)s);
@@ -954,7 +1009,8 @@ static int q_wait(const char *dir, int argc, char **argv)
 			if (queue_store_list(st, -1, &t, &n) == 0) {
 				for (int i = 0; i < n; i++) {
 					pending += !queue_state_final(t[i].state);
-					bad += queue_state_final(t[i].state) && t[i].state != QS_DONE;
+					bad +=
+					    queue_state_final(t[i].state) && t[i].state != QS_DONE;
 				}
 				queue_tasks_free(t, n);
 			}
@@ -962,20 +1018,21 @@ static int q_wait(const char *dir, int argc, char **argv)
 		if (pending == 0) {
 			rc = bad ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
 			if (bad)
-				fprintf(stderr, "gpuwhy: queue wait: %d task%s did not end done\n", bad,
-					bad == 1 ? "" : "s");
+				fprintf(stderr, "gpuwhy: queue wait: %d task%s did not end done\n",
+				        bad, bad == 1 ? "" : "s");
 			break;
 		}
 		if (deadline && gw_mono_ns() >= deadline) {
 			fprintf(stderr, "gpuwhy: queue wait: %d task%s still not ended\n", pending,
-				pending == 1 ? "" : "s");
+			        pending == 1 ? "" : "s");
 			rc = GW_EXIT_PROBLEMS;
 			break;
 		}
 		if (!hinted && queue_worker_pid(dir) == 0) {
-			fprintf(stderr, "gpuwhy: queue wait: no worker runs for %s (start one with "
-					"gpuwhy queue worker); waiting anyway\n",
-				dir);
+			fprintf(stderr,
+			        "gpuwhy: queue wait: no worker runs for %s (start one with "
+			        "gpuwhy queue worker); waiting anyway\n",
+			        dir);
 			hinted = true;
 		}
 		gw_sleep_ns(200000000);
@@ -994,7 +1051,8 @@ static int q_cancel(const char *dir, int argc, char **argv)
 	int first = 1;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		puts("usage: gpuwhy queue cancel ID... | --all\n"
-		     "A queued task is cancelled at once; a running one gets SIGTERM to its process\n"
+		     "A queued task is cancelled at once; a running one gets SIGTERM to its "
+		     "process\n"
 		     "group, then SIGKILL after `config kill-grace`; a Slurm job is scancel'ed.");
 		return GW_EXIT_OK;
 	}
@@ -1004,7 +1062,7 @@ static int q_cancel(const char *dir, int argc, char **argv)
 	}
 	if (!all && argc < 2)
 		return gw_error(GW_EXIT_USAGE, "queue cancel", "gpuwhy queue cancel ID... or --all",
-				"no task given");
+		                "no task given");
 	for (int i = first; i < argc; i++) {
 		int64_t id;
 		if (!parse_id(argv[i], &id))
@@ -1038,7 +1096,7 @@ static int q_cancel(const char *dir, int argc, char **argv)
 		int r = queue_store_cancel(st, ids[i], &result, &a);
 		if (r > 0) {
 			rc = gw_error(GW_EXIT_USAGE, "queue cancel", NULL, "no task %lld",
-				      (long long)ids[i]);
+			              (long long)ids[i]);
 			break;
 		}
 		if (r < 0) {
@@ -1053,9 +1111,10 @@ static int q_cancel(const char *dir, int argc, char **argv)
 			if (a.backend == QB_LOCAL && a.astate == QA_RUNNING &&
 			    queue_proc_alive(a.shim_pid, a.shim_start))
 				kill(a.shim_pid, SIGUSR1);
-			printf("task %lld: cancel requested (it is running; its record says cancelled "
-			       "once its processes are gone)\n",
-			       (long long)ids[i]);
+			printf(
+			    "task %lld: cancel requested (it is running; its record says cancelled "
+			    "once its processes are gone)\n",
+			    (long long)ids[i]);
 		} else {
 			queue_task t;
 			if (queue_store_get(st, ids[i], &t) == 0) {
@@ -1075,13 +1134,14 @@ static int q_retry(const char *dir, int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		puts("usage: gpuwhy queue retry ID...\n"
-		     "Queues ended tasks (done, failed, timeout, cancelled, lost) again with a fresh\n"
+		     "Queues ended tasks (done, failed, timeout, cancelled, lost) again with a "
+		     "fresh\n"
 		     "retry budget; earlier attempts stay in the record.");
 		return GW_EXIT_OK;
 	}
 	if (argc < 2)
 		return gw_error(GW_EXIT_USAGE, "queue retry", "gpuwhy queue retry ID...",
-				"no task given");
+		                "no task given");
 	for (int i = 1; i < argc; i++) {
 		int64_t id;
 		if (!parse_id(argv[i], &id))
@@ -1122,7 +1182,8 @@ static int q_clean(const char *dir, int argc, char **argv)
 		puts("usage: gpuwhy queue clean [--all]\n"
 		     "Forgets done tasks (--all: every ended task), their attempts and logs.\n"
 		     "Tasks that a queued task waits for (--after) are kept.");
-		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? GW_EXIT_USAGE : GW_EXIT_OK;
+		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? GW_EXIT_USAGE
+		                                                          : GW_EXIT_OK;
 	}
 	queue_store *st;
 	int rc = open_store(dir, &st);
@@ -1207,16 +1268,18 @@ static int q_flags(const char *dir, const char *sub, int argc, char **argv)
 	} else if (!strcmp(sub, "pause")) {
 		rc = queue_store_config_set(st, "paused", "1") ? GW_EXIT_ENV : 0;
 		if (!rc)
-			puts("paused: running tasks go on, no new task starts (gpuwhy queue resume)");
+			puts("paused: running tasks go on, no new task starts (gpuwhy queue "
+			     "resume)");
 	} else if (!strcmp(sub, "drain")) {
 		rc = queue_store_config_set(st, "draining", "1") ? GW_EXIT_ENV : 0;
 		if (!rc)
 			puts("draining: running tasks finish, no new task starts, then the worker "
 			     "stops (gpuwhy queue resume undoes it)");
 	} else {
-		rc = queue_store_config_set(st, "paused", "0") || queue_store_config_set(st, "draining", "0")
-			     ? GW_EXIT_ENV
-			     : 0;
+		rc = queue_store_config_set(st, "paused", "0") ||
+		             queue_store_config_set(st, "draining", "0")
+		         ? GW_EXIT_ENV
+		         : 0;
 		start = !rc;
 		if (!rc)
 			puts("resumed");
@@ -1235,11 +1298,14 @@ static int q_gpus(const char *dir, int argc, char **argv)
 {
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
 	if (argc > 1 && !json) {
-		puts("usage: gpuwhy queue gpus [--json]\n"
-		     "What the worker last saw: per GPU its memory, what placed tasks reserved but\n"
-		     "have not allocated yet (PENDING), what a new task can count on (AVAIL = free -\n"
-		     "pending), queue tasks on it and their cap, processes that are not ours.");
-		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? GW_EXIT_USAGE : GW_EXIT_OK;
+		puts(
+		    "usage: gpuwhy queue gpus [--json]\n"
+		    "What the worker last saw: per GPU its memory, what placed tasks reserved but\n"
+		    "have not allocated yet (PENDING), what a new task can count on (AVAIL = free "
+		    "-\n"
+		    "pending), queue tasks on it and their cap, processes that are not ours.");
+		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? GW_EXIT_USAGE
+		                                                          : GW_EXIT_OK;
 	}
 	queue_store *st;
 	int rc = open_store(dir, &st);
@@ -1266,12 +1332,14 @@ static int q_gpus(const char *dir, int argc, char **argv)
 			json_object_set_new(g, "index", json_integer(r->index));
 			json_object_set_new(g, "uuid", j_str(r->uuid));
 			json_object_set_new(g, "name", j_str(r->name));
-			json_object_set_new(g, "total_mib", j_opt_int(r->total_mib >= 0, r->total_mib));
-			json_object_set_new(g, "free_mib", j_opt_int(r->free_mib >= 0, r->free_mib));
+			json_object_set_new(g, "total_mib",
+			                    j_opt_int(r->total_mib >= 0, r->total_mib));
+			json_object_set_new(g, "free_mib",
+			                    j_opt_int(r->free_mib >= 0, r->free_mib));
 			json_object_set_new(g, "pending_mib",
-					    j_opt_int(r->pending_mib >= 0, r->pending_mib));
+			                    j_opt_int(r->pending_mib >= 0, r->pending_mib));
 			json_object_set_new(g, "available_mib",
-					    j_opt_int(r->avail_mib != INT64_MIN, r->avail_mib));
+			                    j_opt_int(r->avail_mib != INT64_MIN, r->avail_mib));
 			json_object_set_new(g, "tasks", json_integer(r->ntasks));
 			json_object_set_new(g, "task_ids", j_str(r->tasks));
 			json_object_set_new(g, "cap", j_opt_int(r->cap > 0, r->cap));
@@ -1285,8 +1353,8 @@ static int q_gpus(const char *dir, int argc, char **argv)
 		if (n == 0)
 			printf("no GPU view yet%s\n",
 			       wpid ? " (the worker has not sampled yet, or sees no GPU: see "
-				      "worker.log)"
-				    : ": no worker runs (gpuwhy queue worker starts one)");
+			              "worker.log)"
+			            : ": no worker runs (gpuwhy queue worker starts one)");
 		else {
 			char ts[32];
 			local_time(t, ts, sizeof ts);
@@ -1310,9 +1378,9 @@ static int q_gpus(const char *dir, int argc, char **argv)
 				} else
 					human_mib(r->avail_mib, av, sizeof av);
 				snprintf(cap, sizeof cap, r->cap ? "%d" : "-", r->cap);
-				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d %-8s %s\n", r->index,
-				       r->uuid, tot, fr, pe, av, r->ntasks, cap, r->foreign, r->state,
-				       r->tasks);
+				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d %-8s %s\n",
+				       r->index, r->uuid, tot, fr, pe, av, r->ntasks, cap,
+				       r->foreign, r->state, r->tasks);
 			}
 			if (drained[0])
 				printf("drained: %s\n", drained);
@@ -1338,7 +1406,7 @@ static int q_config(const char *dir, int argc, char **argv)
 		return gw_error(GW_EXIT_USAGE, argv[3], NULL, "unexpected argument");
 	if (argc > 1 && !queue_config_find(argv[1]))
 		return gw_error(GW_EXIT_USAGE, argv[1], "gpuwhy queue config --help lists the keys",
-				"unknown setting");
+		                "unknown setting");
 	char err[200];
 	if (argc == 3 && !queue_config_check(argv[1], argv[2], err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, argv[1], NULL, "%s", err);
@@ -1369,9 +1437,9 @@ static int q_config(const char *dir, int argc, char **argv)
 static int q_worker(const char *dir, int argc, char **argv, const gw_global *g)
 {
 	static const struct option opts[] = {{"idle-exit", required_argument, NULL, 'i'},
-					     {"ready-fd", required_argument, NULL, 'r'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"ready-fd", required_argument, NULL, 'r'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	queue_worker_opts o = {.dir = dir, .gpus = g->gpus, .ready_fd = -1, .self_exe = self_exe()};
 	int c;
 	long long x;
@@ -1381,23 +1449,29 @@ static int q_worker(const char *dir, int argc, char **argv, const gw_global *g)
 		case 'i':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &ns))
 				return gw_error(GW_EXIT_USAGE, "--idle-exit", NULL,
-						"'%s' is not a duration", optarg);
+				                "'%s' is not a duration", optarg);
 			o.idle_exit_ns = ns;
 			break;
 		case 'r':
 			if (!gw_parse_int(optarg, 0, 1 << 20, &x))
-				return gw_error(GW_EXIT_USAGE, "--ready-fd", NULL, "bad descriptor");
+				return gw_error(GW_EXIT_USAGE, "--ready-fd", NULL,
+				                "bad descriptor");
 			o.ready_fd = (int)x;
 			fcntl(o.ready_fd, F_SETFD, FD_CLOEXEC);
 			break;
 		case 'h':
-			puts("usage: gpuwhy [--gpus LIST] queue [--queue DIR] worker [--idle-exit D]\n"
-			     "Runs the scheduler in the foreground until SIGTERM/SIGINT (`gpuwhy queue\n"
-			     "stop`), or until idle for D. Running tasks survive it: the next worker\n"
-			     "re-adopts them. `add` starts one in the background (with --idle-exit 10m)\n"
+			puts("usage: gpuwhy [--gpus LIST] queue [--queue DIR] worker [--idle-exit "
+			     "D]\n"
+			     "Runs the scheduler in the foreground until SIGTERM/SIGINT (`gpuwhy "
+			     "queue\n"
+			     "stop`), or until idle for D. Running tasks survive it: the next "
+			     "worker\n"
+			     "re-adopts them. `add` starts one in the background (with --idle-exit "
+			     "10m)\n"
 			     "when none runs; its log is DIR/worker.log.");
 			return GW_EXIT_OK;
-		default: return GW_EXIT_USAGE;
+		default:
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -1415,8 +1489,8 @@ static int q_stop(const char *dir)
 		return GW_EXIT_OK;
 	}
 	if (pid < 0 || kill(pid, SIGTERM) != 0)
-		return gw_error(GW_EXIT_ENV, "queue stop", NULL, "cannot signal the worker (pid %d)",
-				pid);
+		return gw_error(GW_EXIT_ENV, "queue stop", NULL,
+		                "cannot signal the worker (pid %d)", pid);
 	int64_t until = gw_mono_ns() + 15000000000LL;
 	while (queue_worker_pid(dir) != 0 && gw_mono_ns() < until)
 		gw_sleep_ns(20000000);
@@ -1494,7 +1568,8 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 	else if (!strcmp(sub, "stop"))
 		rc = q_stop(dir);
 	else
-		rc = gw_error(GW_EXIT_USAGE, sub, "see gpuwhy queue --help", "unknown queue subcommand");
+		rc = gw_error(GW_EXIT_USAGE, sub, "see gpuwhy queue --help",
+		              "unknown queue subcommand");
 	free(av);
 	return rc;
 }

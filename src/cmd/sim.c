@@ -875,7 +875,7 @@ static unsigned visible_gpus(nvml_api *api, unsigned count, unsigned *vis)
 }
 
 static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long long rank,
-		    unsigned gpu)
+                    unsigned gpu)
 {
 	rank_ctx r = {.o = o, .api = api, .sh = sh, .rank = rank, .gpu = gpu};
 	char dir[PATH_MAX], err[600];
@@ -921,10 +921,11 @@ static int sim_train(int argc, char **argv)
 	unsigned nvis = visible_gpus(&api, count, vis);
 	if (o.gpu + o.ranks > (long long)nvis) {
 		nvml_close(&api);
-		return gw_error(GW_EXIT_USAGE, o.ranks > 1 ? "--ranks" : "--gpu",
-				"rank r runs on GPU --gpu + r", "needs GPUs %lld to %lld, %u %s visible",
-				o.gpu, o.gpu + o.ranks - 1, nvis,
-				getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
+		return gw_error(
+		    GW_EXIT_USAGE, o.ranks > 1 ? "--ranks" : "--gpu",
+		    "rank r runs on GPU --gpu + r", "needs GPUs %lld to %lld, %u %s visible", o.gpu,
+		    o.gpu + o.ranks - 1, nvis,
+		    getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
 	}
 	train_shared *sh =
 	    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -22,26 +22,26 @@ typedef struct {
 
 /* Most specific first: the first pattern that matches a line names its source. */
 static const oom_pattern patterns[] = {
-	{"torch.OutOfMemoryError", QOOM_GPU, "pytorch", false},
-	{"torch.cuda.OutOfMemoryError", QOOM_GPU, "pytorch", false},
-	{"CUDA out of memory", QOOM_GPU, "pytorch", false},
-	{"HIP out of memory", QOOM_GPU, "pytorch", false},
-	{"OOM when allocating", QOOM_GPU, "tensorflow", false},
-	{"ran out of memory trying to allocate", QOOM_GPU, "tensorflow", false},
-	{"RESOURCE_EXHAUSTED: Out of memory", QOOM_GPU, "jax", false},
-	{"RESOURCE_EXHAUSTED: Failed to allocate", QOOM_GPU, "jax", false},
-	{"XlaRuntimeError: RESOURCE_EXHAUSTED", QOOM_GPU, "jax", false},
-	{"Cuda failure 'out of memory'", QOOM_GPU, "nccl", false},
-	{"CUDA_ERROR_OUT_OF_MEMORY", QOOM_GPU, "cuda", false},
-	{"cudaErrorMemoryAllocation", QOOM_GPU, "cuda", false},
-	{"CUDA error: out of memory", QOOM_GPU, "cuda", false},
-	{"CUBLAS_STATUS_ALLOC_FAILED", QOOM_GPU, "cuda", false},
-	{"CUDNN_STATUS_ALLOC_FAILED", QOOM_GPU, "cuda", false},
-	{"oom_kill event", QOOM_HOST, "host", false},
-	{"oom-kill event", QOOM_HOST, "host", false},
-	{"std::bad_alloc", QOOM_HOST, "host", false},
-	{"java.lang.OutOfMemoryError", QOOM_HOST, "host", false},
-	{"MemoryError", QOOM_HOST, "host", true},
+    {"torch.OutOfMemoryError", QOOM_GPU, "pytorch", false},
+    {"torch.cuda.OutOfMemoryError", QOOM_GPU, "pytorch", false},
+    {"CUDA out of memory", QOOM_GPU, "pytorch", false},
+    {"HIP out of memory", QOOM_GPU, "pytorch", false},
+    {"OOM when allocating", QOOM_GPU, "tensorflow", false},
+    {"ran out of memory trying to allocate", QOOM_GPU, "tensorflow", false},
+    {"RESOURCE_EXHAUSTED: Out of memory", QOOM_GPU, "jax", false},
+    {"RESOURCE_EXHAUSTED: Failed to allocate", QOOM_GPU, "jax", false},
+    {"XlaRuntimeError: RESOURCE_EXHAUSTED", QOOM_GPU, "jax", false},
+    {"Cuda failure 'out of memory'", QOOM_GPU, "nccl", false},
+    {"CUDA_ERROR_OUT_OF_MEMORY", QOOM_GPU, "cuda", false},
+    {"cudaErrorMemoryAllocation", QOOM_GPU, "cuda", false},
+    {"CUDA error: out of memory", QOOM_GPU, "cuda", false},
+    {"CUBLAS_STATUS_ALLOC_FAILED", QOOM_GPU, "cuda", false},
+    {"CUDNN_STATUS_ALLOC_FAILED", QOOM_GPU, "cuda", false},
+    {"oom_kill event", QOOM_HOST, "host", false},
+    {"oom-kill event", QOOM_HOST, "host", false},
+    {"std::bad_alloc", QOOM_HOST, "host", false},
+    {"java.lang.OutOfMemoryError", QOOM_HOST, "host", false},
+    {"MemoryError", QOOM_HOST, "host", true},
 };
 
 static const char *find_ci(const char *line, size_t len, const char *needle, bool at_start)
@@ -52,7 +52,7 @@ static const char *find_ci(const char *line, size_t len, const char *needle, boo
 		while (start < len && (line[start] == ' ' || line[start] == '\t'))
 			start++;
 		return len - start >= nl && !strncasecmp(line + start, needle, nl) ? line + start
-										  : NULL;
+		                                                                   : NULL;
 	}
 	for (size_t i = 0; i + nl <= len; i++)
 		if (!strncasecmp(line + i, needle, nl))
@@ -90,11 +90,20 @@ static int64_t parse_size_after(const char *p, const char *end)
 	double mult = 1; /* bytes when no unit */
 	if (p < end) {
 		switch (toupper((unsigned char)*p)) {
-		case 'K': mult = 1024.0; break;
-		case 'M': mult = 1024.0 * 1024; break;
-		case 'G': mult = 1024.0 * 1024 * 1024; break;
-		case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
-		default: break;
+		case 'K':
+			mult = 1024.0;
+			break;
+		case 'M':
+			mult = 1024.0 * 1024;
+			break;
+		case 'G':
+			mult = 1024.0 * 1024 * 1024;
+			break;
+		case 'T':
+			mult = 1024.0 * 1024 * 1024 * 1024;
+			break;
+		default:
+			break;
 		}
 	}
 	double mib = v * mult / (1024.0 * 1024);
@@ -106,7 +115,7 @@ static int64_t parse_size_after(const char *p, const char *end)
 static int64_t tried_in(const char *line, size_t len)
 {
 	static const char *const phrases[] = {"Tried to allocate", "trying to allocate",
-					      "allocate request for", "failed to allocate"};
+	                                      "allocate request for", "failed to allocate"};
 	for (size_t k = 0; k < sizeof phrases / sizeof *phrases; k++) {
 		const char *at = find_ci(line, len, phrases[k], false);
 		if (at) {

@@ -23,8 +23,7 @@ int64_t queue_gpu_available(const queue_gpu_view *v)
 }
 
 /* Why GPU v cannot take r now (NULL when it can). */
-static const char *blocker(const queue_gpu_view *v, const queue_place_req *r, char *buf,
-			   size_t len)
+static const char *blocker(const queue_gpu_view *v, const queue_place_req *r, char *buf, size_t len)
 {
 	if (!v->usable)
 		return "is lost";
@@ -32,13 +31,13 @@ static const char *blocker(const queue_gpu_view *v, const queue_place_req *r, ch
 		return "is drained";
 	if (v->foreign > 0 && !r->allow_foreign) {
 		snprintf(buf, len, "has %d foreign process%s", v->foreign,
-			 v->foreign == 1 ? "" : "es");
+		         v->foreign == 1 ? "" : "es");
 		return buf;
 	}
 	if (v->ntasks >= r->per_gpu || (v->cap > 0 && v->ntasks >= v->cap)) {
 		int cap = v->cap > 0 && v->cap < r->per_gpu ? v->cap : r->per_gpu;
 		snprintf(buf, len, "runs %d task%s (cap %d)", v->ntasks, v->ntasks == 1 ? "" : "s",
-			 cap);
+		         cap);
 		return buf;
 	}
 	if (r->mem_mib >= 0) {
@@ -73,13 +72,13 @@ static void describe_need(const queue_place_req *r, char *out, size_t len)
 {
 	if (r->mem_mib >= 0)
 		snprintf(out, len, "%d GPU%s with %lld MiB", r->gpus, r->gpus == 1 ? "" : "s",
-			 (long long)r->mem_mib);
+		         (long long)r->mem_mib);
 	else
 		snprintf(out, len, "%d GPU%s", r->gpus, r->gpus == 1 ? "" : "s");
 }
 
 queue_place_verdict queue_place(const queue_gpu_view *v, int n, const queue_place_req *r,
-				queue_place_result *out)
+                                queue_place_result *out)
 {
 	memset(out, 0, sizeof *out);
 	char need[96];
@@ -88,7 +87,8 @@ queue_place_verdict queue_place(const queue_gpu_view *v, int n, const queue_plac
 	/* Could it ever fit here? Only lost GPUs and too-small ones rule a GPU out for good. */
 	int possible = 0;
 	for (int i = 0; i < n; i++)
-		if (v[i].usable && (r->mem_mib < 0 || !v[i].total_ok || v[i].total_mib >= r->mem_mib))
+		if (v[i].usable &&
+		    (r->mem_mib < 0 || !v[i].total_ok || v[i].total_mib >= r->mem_mib))
 			possible++;
 	if (r->gpus < 1 || possible < r->gpus) {
 		out->verdict = QP_NEVER;
@@ -98,11 +98,12 @@ queue_place_verdict queue_place(const queue_gpu_view *v, int n, const queue_plac
 				largest = v[i].total_mib;
 		if (r->mem_mib >= 0 && largest >= 0 && largest < r->mem_mib)
 			snprintf(out->reason, sizeof out->reason,
-				 "needs %s; the largest GPU has %lld MiB", need, (long long)largest);
+			         "needs %s; the largest GPU has %lld MiB", need,
+			         (long long)largest);
 		else
 			snprintf(out->reason, sizeof out->reason,
-				 "needs %s; the queue sees %d usable GPU%s", need, possible,
-				 possible == 1 ? "" : "s");
+			         "needs %s; the queue sees %d usable GPU%s", need, possible,
+			         possible == 1 ? "" : "s");
 		return out->verdict;
 	}
 
@@ -139,8 +140,8 @@ queue_place_verdict queue_place(const queue_gpu_view *v, int n, const queue_plac
 		const char *why = blocker(&v[i], r, buf, sizeof buf);
 		if (!why)
 			continue;
-		append(out->reason, sizeof out->reason, "%s GPU %d %s", first ? "" : ",", v[i].index,
-		       why);
+		append(out->reason, sizeof out->reason, "%s GPU %d %s", first ? "" : ",",
+		       v[i].index, why);
 		first = false;
 	}
 	return out->verdict;

@@ -53,12 +53,23 @@ bool queue_proc_read(int pid, queue_proc_stat *out)
 	long long rss_pages = 0;
 	for (char *t = strtok_r(p, " ", &save); t; t = strtok_r(NULL, " ", &save), field++) {
 		switch (field) {
-		case 4: out->ppid = atoi(t); break;
-		case 5: out->pgrp = atoi(t); break;
-		case 6: out->session = atoi(t); break;
-		case 22: out->starttime = strtoull(t, NULL, 10); break;
-		case 24: rss_pages = atoll(t); break;
-		default: break;
+		case 4:
+			out->ppid = atoi(t);
+			break;
+		case 5:
+			out->pgrp = atoi(t);
+			break;
+		case 6:
+			out->session = atoi(t);
+			break;
+		case 22:
+			out->starttime = strtoull(t, NULL, 10);
+			break;
+		case 24:
+			rss_pages = atoll(t);
+			break;
+		default:
+			break;
 		}
 		if (field == 24)
 			break;
@@ -120,7 +131,7 @@ bool queue_proc_has_env(int pid, const char *name, const char *value)
 			if (cap >= (1u << 22))
 				break;
 			cap *= 2;
-			buf = realloc(buf, cap);
+			buf = queue_xrealloc(buf, cap);
 		}
 	}
 	close(fd);
@@ -131,7 +142,7 @@ bool queue_proc_has_env(int pid, const char *name, const char *value)
 		const char *ent = buf + i;
 		size_t el = strnlen(ent, len - i);
 		found = el == nl + 1 + vl && !strncmp(ent, name, nl) && ent[nl] == '=' &&
-			!memcmp(ent + nl + 1, value, vl);
+		        !memcmp(ent + nl + 1, value, vl);
 		i += el + 1;
 	}
 	free(buf);
@@ -154,9 +165,9 @@ void queue_new_token(char *out, size_t outlen)
 	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
 		/* No entropy source: time and PID still make a token unique enough per host. */
 		unsigned long long v = (unsigned long long)getpid() * 0x9E3779B97F4A7C15ULL ^
-				       (unsigned long long)clock();
+		                       (unsigned long long)clock();
 		memcpy(r, &v, sizeof r);
 	}
-	snprintf(out, outlen, "%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5],
-		 r[6], r[7]);
+	snprintf(out, outlen, "%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
+	         r[5], r[6], r[7]);
 }

@@ -36,7 +36,7 @@ typedef enum {
 	QS_FAILED,    /* the last attempt failed and no retry is left */
 	QS_TIMEOUT,   /* the last attempt ran past --timeout */
 	QS_CANCELLED, /* cancelled by the user (or by Slurm) */
-	QS_LOST,      /* its process vanished without a status (worker or node died), no retry left */
+	QS_LOST, /* its process vanished without a status (worker or node died), no retry left */
 	QS__COUNT
 } queue_state;
 
@@ -86,27 +86,27 @@ int queue_outcome_parse(const char *s);
 
 /* One GPU as the scheduler sees it, in preference order. */
 typedef struct {
-	int index;             /* NVML index, for messages */
-	bool usable;           /* present and not lost */
-	bool drained;          /* `queue drain --gpu`: no new tasks */
+	int index;    /* NVML index, for messages */
+	bool usable;  /* present and not lost */
+	bool drained; /* `queue drain --gpu`: no new tasks */
 	bool total_ok;
 	int64_t total_mib;
 	bool free_ok;
-	int64_t free_mib;      /* as last measured */
-	int64_t pending_mib;   /* reservations of our tasks on it not yet allocated */
-	int64_t reserved_mib;  /* full reservations of our tasks on it */
-	int ntasks;            /* queue tasks placed on it */
-	int cap;               /* smallest per-GPU cap of those tasks (0 when none) */
-	int foreign;           /* processes on it that are not ours */
+	int64_t free_mib;     /* as last measured */
+	int64_t pending_mib;  /* reservations of our tasks on it not yet allocated */
+	int64_t reserved_mib; /* full reservations of our tasks on it */
+	int ntasks;           /* queue tasks placed on it */
+	int cap;              /* smallest per-GPU cap of those tasks (0 when none) */
+	int foreign;          /* processes on it that are not ours */
 } queue_gpu_view;
 
 typedef enum { QP_SPREAD, QP_PACK } queue_place_mode;
 
 typedef struct {
-	int gpus;            /* number of GPUs wanted (>= 1) */
-	int64_t mem_mib;     /* per GPU; -1 = not declared */
-	int per_gpu;         /* at most this many queue tasks on each chosen GPU (>= 1) */
-	bool allow_foreign;  /* may share a GPU with processes that are not ours */
+	int gpus;           /* number of GPUs wanted (>= 1) */
+	int64_t mem_mib;    /* per GPU; -1 = not declared */
+	int per_gpu;        /* at most this many queue tasks on each chosen GPU (>= 1) */
+	bool allow_foreign; /* may share a GPU with processes that are not ours */
 	queue_place_mode mode;
 } queue_place_req;
 
@@ -128,7 +128,7 @@ int64_t queue_gpu_available(const queue_gpu_view *v);
 
 /* Choose GPUs for r. Pure: no I/O. Returns out->verdict. */
 queue_place_verdict queue_place(const queue_gpu_view *v, int n, const queue_place_req *r,
-				queue_place_result *out);
+                                queue_place_result *out);
 
 /* ----------------------------------------------------------------- OOM */
 
@@ -148,9 +148,9 @@ void queue_oom_scan(const char *text, size_t len, queue_oom_info *out);
 
 typedef struct {
 	queue_outcome outcome;
-	bool exit_ok;            /* exit_code is meaningful */
+	bool exit_ok; /* exit_code is meaningful */
 	int exit_code;
-	int signal;              /* 0 when none */
+	int signal; /* 0 when none */
 	queue_oom_kind oom;
 	int64_t tried_mib;       /* from the OOM message, -1 unknown */
 	int attempts_used;       /* attempts counted against the budget, this one included */
@@ -163,11 +163,11 @@ typedef struct {
 } queue_retry_in;
 
 typedef struct {
-	queue_state next;        /* QS_QUEUED to retry, else a final state */
-	int64_t delay_ms;        /* cooldown before the retry */
-	int64_t mem_hint_mib;    /* reservation for the next attempt, -1 = unchanged */
-	int per_gpu_hint;        /* cap for the next attempt, 0 = unchanged */
-	char why[512];           /* one line for the record */
+	queue_state next;     /* QS_QUEUED to retry, else a final state */
+	int64_t delay_ms;     /* cooldown before the retry */
+	int64_t mem_hint_mib; /* reservation for the next attempt, -1 = unchanged */
+	int per_gpu_hint;     /* cap for the next attempt, 0 = unchanged */
+	char why[512];        /* one line for the record */
 } queue_retry_out;
 
 void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out);
@@ -175,8 +175,15 @@ void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out);
 /* ------------------------------------------------------------- Slurm text */
 
 typedef enum {
-	QSL_UNKNOWN, QSL_PENDING, QSL_RUNNING, QSL_COMPLETED, QSL_FAILED, QSL_CANCELLED,
-	QSL_TIMEOUT, QSL_OUT_OF_MEMORY, QSL_NODE_FAIL
+	QSL_UNKNOWN,
+	QSL_PENDING,
+	QSL_RUNNING,
+	QSL_COMPLETED,
+	QSL_FAILED,
+	QSL_CANCELLED,
+	QSL_TIMEOUT,
+	QSL_OUT_OF_MEMORY,
+	QSL_NODE_FAIL
 } queue_slurm_class;
 
 /* Classify a JobState word ("RUNNING", "CANCELLED by 0", "NODE_FAIL", ...). */
@@ -187,7 +194,7 @@ bool queue_slurm_exitcode(const char *s, int *exit_code, int *signal);
 
 typedef struct {
 	char job_id[32];
-	char state[32];    /* JobState word */
+	char state[32]; /* JobState word */
 	char reason[64];
 	bool exit_ok;
 	int exit_code, signal;
@@ -213,23 +220,23 @@ int queue_count_token_runs(const char *log, size_t len, const char *token);
 /* What `add` stores: the command and its policy. */
 typedef struct {
 	char name[QUEUE_NAME_MAX];
-	char **argv;        /* NULL-terminated, owned */
+	char **argv; /* NULL-terminated, owned */
 	int argc;
-	char *cwd;          /* owned */
-	char *env_json;     /* captured environment, JSON object, owned (NULL: the worker's) */
-	int gpus;           /* 0 = CPU-only task */
-	int64_t mem_mib;    /* per GPU, -1 = not declared */
-	int per_gpu;        /* 0 = queue default */
+	char *cwd;       /* owned */
+	char *env_json;  /* captured environment, JSON object, owned (NULL: the worker's) */
+	int gpus;        /* 0 = CPU-only task */
+	int64_t mem_mib; /* per GPU, -1 = not declared */
+	int per_gpu;     /* 0 = queue default */
 	int retries;
 	int64_t retry_delay_ms;
 	int64_t timeout_ms; /* 0 = none */
 	int64_t after_id;   /* 0 = none */
 	bool allow_foreign;
 	queue_backend backend;
-	int64_t host_mem_mib;  /* Slurm --mem, -1 none */
-	char *slurm_args;      /* JSON array of extra sbatch arguments, owned, NULL none */
-	char *input, *output;  /* free text kept in the record (batch shards), owned */
-	char *record_file;     /* JSON Lines file a final record is appended to, owned */
+	int64_t host_mem_mib; /* Slurm --mem, -1 none */
+	char *slurm_args;     /* JSON array of extra sbatch arguments, owned, NULL none */
+	char *input, *output; /* free text kept in the record (batch shards), owned */
+	char *record_file;    /* JSON Lines file a final record is appended to, owned */
 } queue_spec;
 
 void queue_spec_init(queue_spec *s);
@@ -249,7 +256,7 @@ void queue_spec_set_argv(queue_spec *s, char *const *argv, int argc);
  * each and the array) or -1 with a message in err naming the line.
  */
 int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const queue_spec *tmpl,
-			  queue_spec **out, char *err, size_t errlen);
+                          queue_spec **out, char *err, size_t errlen);
 
 /* Shell-quote one word into out ('...' with '\'' for quotes). Returns bytes needed. */
 size_t queue_shell_quote(const char *word, char *out, size_t outlen);
@@ -265,12 +272,12 @@ typedef struct {
 	int64_t id;
 	queue_spec spec;
 	queue_state state;
-	int attempts;        /* attempts that ran the command */
-	int budget_from;     /* attempts before the last manual retry */
+	int attempts;    /* attempts that ran the command */
+	int budget_from; /* attempts before the last manual retry */
 	int oom_count;
 	int64_t mem_hint_mib;
 	int per_gpu_hint;
-	double not_before;   /* cooldown end */
+	double not_before; /* cooldown end */
 	bool cancel_requested;
 	double submitted, started, ended;
 	bool exit_ok;
@@ -294,7 +301,7 @@ typedef struct {
 	char slurm_job[32];
 	char slurm_state[48];
 	int shim_pid;
-	uint64_t shim_start;  /* /proc/PID/stat starttime, guards against PID reuse */
+	uint64_t shim_start; /* /proc/PID/stat starttime, guards against PID reuse */
 	int task_pgid;
 	char boot_id[48];
 	char gpu_uuids[GPU_MAX * 16];
@@ -309,7 +316,7 @@ typedef struct {
 	char error[512];
 	int64_t peak_gpu_mib, peak_rss_kib;
 	int64_t log_offset;
-	int runs;             /* executions seen (Slurm may run a job twice) */
+	int runs; /* executions seen (Slurm may run a job twice) */
 } queue_attempt;
 
 /* Config keys (stored in the queue's database; `gpuwhy queue config`). */
@@ -356,28 +363,29 @@ int queue_store_retry(queue_store *st, int64_t id, int *result);
 typedef struct {
 	int64_t id;
 	int gpus;
-	int64_t mem_mib;   /* effective: max(declared, hint) */
-	int per_gpu;       /* declared, 0 = queue default */
-	int per_gpu_hint;  /* lowered after an OOM, 0 = none */
+	int64_t mem_mib;  /* effective: max(declared, hint) */
+	int per_gpu;      /* declared, 0 = queue default */
+	int per_gpu_hint; /* lowered after an OOM, 0 = none */
 	bool allow_foreign;
 	queue_backend backend;
 	int64_t after_id;
 	double not_before;
 } queue_candidate;
 /* Queued tasks with an id above after_id, in id order (at most max). */
-int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id,
-			   queue_candidate *out, int max);
+int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id, queue_candidate *out,
+                           int max);
 /* State of another task (for --after); -1 when it does not exist. */
 int queue_store_state_of(queue_store *st, int64_t id);
 int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state dep_state);
-/* queued -> running/submitted with a new attempt row (astate starting). 1 = task no longer queued. */
+/* queued -> running/submitted with a new attempt row (astate starting). 1 = task no longer queued.
+ */
 int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to);
 /* starting -> running with the shim's identity; *cancel says a cancel arrived meanwhile. */
 int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *cancel);
 int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a);
 /* Finish an attempt and apply the policy's decision to the task. */
 int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retry_out *d,
-		       int64_t task_peak_gpu, int64_t task_peak_rss);
+                       int64_t task_peak_gpu, int64_t task_peak_rss);
 int queue_store_peaks(queue_store *st, int64_t id, int n, int64_t gpu_mib, int64_t rss_kib);
 int queue_store_wait_reason(queue_store *st, int64_t id, const char *reason);
 int queue_store_fail_now(queue_store *st, int64_t id, const char *error);
@@ -452,13 +460,16 @@ int queue_shim_main(int argc, char **argv);
 
 typedef struct {
 	const char *dir;
-	const char *gpus;        /* global --gpus */
-	int64_t idle_exit_ns;    /* stop after this long with nothing to do, 0 never */
-	int ready_fd;            /* write one byte here once the lock is held, -1 none */
-	const char *self_exe;    /* gpuwhy binary for the shim */
+	const char *gpus;     /* global --gpus */
+	int64_t idle_exit_ns; /* stop after this long with nothing to do, 0 never */
+	int ready_fd;         /* write one byte here once the lock is held, -1 none */
+	const char *self_exe; /* gpuwhy binary for the shim */
 } queue_worker_opts;
 
 int queue_worker_run(const queue_worker_opts *o);
+
+/* realloc that aborts instead of returning NULL. */
+void *queue_xrealloc(void *p, size_t n);
 
 /* A time-stamped line in the worker's log (its stderr). */
 void queue_wlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -501,7 +512,7 @@ int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gp
  * or is missing: the task is failed here).
  */
 int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, char *reason,
-			 size_t len, double *next_due);
+                         size_t len, double *next_due);
 
 /* Read the log from offset (at most max bytes from its end). malloc'd, NUL-terminated. */
 char *queue_read_tail(const char *path, int64_t offset, size_t max, size_t *len);

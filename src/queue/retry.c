@@ -65,7 +65,7 @@ void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out)
 	case QO_NOT_STARTED:
 		out->next = QS_QUEUED;
 		snprintf(out->why, sizeof out->why,
-			 "the attempt never started its command; queued again");
+		         "the attempt never started its command; queued again");
 		return;
 	case QO_TIMEOUT:
 		out->next = QS_TIMEOUT;
@@ -79,7 +79,7 @@ void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out)
 	    (in->exit_code == 126 || in->exit_code == 127)) {
 		out->next = QS_FAILED;
 		snprintf(out->why, sizeof out->why, "exit %d: command %s (not retried)",
-			 in->exit_code, in->exit_code == 127 ? "not found" : "not executable");
+		         in->exit_code, in->exit_code == 127 ? "not found" : "not executable");
 		return;
 	}
 	int total = in->retries + 1;
@@ -87,7 +87,7 @@ void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out)
 		out->next = final;
 		if (in->retries > 0)
 			snprintf(out->why, sizeof out->why, "%s; no retry left (%d attempts)", end,
-				 in->attempts_used);
+			         in->attempts_used);
 		else
 			snprintf(out->why, sizeof out->why, "%s", end);
 		return;
@@ -99,13 +99,14 @@ void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out)
 		out->mem_hint_mib = oom_reservation(in);
 		out->per_gpu_hint = in->per_gpu > 1 ? in->per_gpu / 2 : 1;
 		if (out->mem_hint_mib >= 0)
-			snprintf(how, sizeof how, " with %lld MiB reserved, at most %d task%s per GPU",
-				 (long long)out->mem_hint_mib, out->per_gpu_hint,
-				 out->per_gpu_hint == 1 ? "" : "s");
+			snprintf(how, sizeof how,
+			         " with %lld MiB reserved, at most %d task%s per GPU",
+			         (long long)out->mem_hint_mib, out->per_gpu_hint,
+			         out->per_gpu_hint == 1 ? "" : "s");
 		else
-			snprintf(how, sizeof how, " with at most %d task%s per GPU", out->per_gpu_hint,
-				 out->per_gpu_hint == 1 ? "" : "s");
+			snprintf(how, sizeof how, " with at most %d task%s per GPU",
+			         out->per_gpu_hint, out->per_gpu_hint == 1 ? "" : "s");
 	}
 	snprintf(out->why, sizeof out->why, "%s; retry %d of %d after %.3gs%s", end,
-		 in->attempts_used, in->retries, (double)out->delay_ms / 1000.0, how);
+	         in->attempts_used, in->retries, (double)out->delay_ms / 1000.0, how);
 }

@@ -207,7 +207,7 @@ static pid_t spawn_command(const shim_opts *o, int logfd, const sigset_t *oldmas
 	posix_spawnattr_setsigmask(&at, oldmask);
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-					      POSIX_SPAWN_SETSIGMASK);
+	                                  POSIX_SPAWN_SETSIGMASK);
 	pid_t pid;
 	int rc = posix_spawnp(&pid, o->argv[0], &fa, &at, o->argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -220,7 +220,7 @@ int queue_shim_main(int argc, char **argv)
 	shim_opts o;
 	if (parse_opts(argc, argv, &o) != 0) {
 		fprintf(stderr, "gpuwhy: queue _shim: internal command with bad arguments "
-				"(it is started by the queue worker)\n");
+		                "(it is started by the queue worker)\n");
 		return 2;
 	}
 	setsid();
@@ -257,12 +257,12 @@ int queue_shim_main(int argc, char **argv)
 	/* A working directory that is not there is the task's fault, not the program's. */
 	struct stat cwd_st;
 	bool cd_ok = !o.cwd || (stat(o.cwd, &cwd_st) == 0 && S_ISDIR(cwd_st.st_mode) &&
-				access(o.cwd, X_OK) == 0);
+	                        access(o.cwd, X_OK) == 0);
 	pid_t child = cd_ok ? spawn_command(&o, logfd, &old) : -(errno ? errno : ENOTDIR);
 	if (child < 0) {
 		int err = (int)-child;
-		log_line(logfd, "gpuwhy: cannot run '%s'%s%s: %s\n", o.argv[0],
-			 cd_ok ? "" : " in ", cd_ok ? "" : o.cwd, strerror(err));
+		log_line(logfd, "gpuwhy: cannot run '%s'%s%s: %s\n", o.argv[0], cd_ok ? "" : " in ",
+		         cd_ok ? "" : o.cwd, strerror(err));
 		s.complete = true;
 		s.exec_errno = err;
 		s.exit_ok = true;
@@ -304,7 +304,7 @@ int queue_shim_main(int argc, char **argv)
 			next = kill_at;
 		int64_t wait_ns = next - now;
 		struct timespec ts = {.tv_sec = wait_ns / 1000000000LL,
-				      .tv_nsec = wait_ns % 1000000000LL};
+		                      .tv_nsec = wait_ns % 1000000000LL};
 		siginfo_t si;
 		int sig = sigtimedwait(&set, &si, &ts);
 		if (sig == SIGUSR1 || sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
@@ -336,9 +336,11 @@ int queue_shim_main(int argc, char **argv)
 	}
 	double secs = s.ended - s.started;
 	if (s.signal)
-		log_line(logfd, "=== gpuwhy attempt end: signal %d after %.3fs ===\n", s.signal, secs);
+		log_line(logfd, "=== gpuwhy attempt end: signal %d after %.3fs ===\n", s.signal,
+		         secs);
 	else
-		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code, secs);
+		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code,
+		         secs);
 	write_status(o.status, &s);
 	return 0;
 }

@@ -21,14 +21,18 @@ queue_slurm_class queue_slurm_classify(const char *state)
 		const char *word;
 		queue_slurm_class c;
 	} map[] = {
-		{"PENDING", QSL_PENDING},     {"CONFIGURING", QSL_PENDING}, {"REQUEUED", QSL_PENDING},
-		{"REQUEUE_FED", QSL_PENDING}, {"REQUEUE_HOLD", QSL_PENDING}, {"RESIZING", QSL_PENDING},
-		{"SUSPENDED", QSL_RUNNING},   {"STOPPED", QSL_RUNNING},     {"RUNNING", QSL_RUNNING},
-		{"COMPLETING", QSL_RUNNING},  {"SIGNALING", QSL_RUNNING},   {"STAGE_OUT", QSL_RUNNING},
-		{"COMPLETED", QSL_COMPLETED}, {"FAILED", QSL_FAILED},       {"SPECIAL_EXIT", QSL_FAILED},
-		{"CANCELLED", QSL_CANCELLED}, {"REVOKED", QSL_CANCELLED},   {"TIMEOUT", QSL_TIMEOUT},
-		{"DEADLINE", QSL_TIMEOUT},    {"OUT_OF_MEMORY", QSL_OUT_OF_MEMORY},
-		{"NODE_FAIL", QSL_NODE_FAIL}, {"BOOT_FAIL", QSL_NODE_FAIL}, {"PREEMPTED", QSL_NODE_FAIL},
+	    {"PENDING", QSL_PENDING},      {"CONFIGURING", QSL_PENDING},
+	    {"REQUEUED", QSL_PENDING},     {"REQUEUE_FED", QSL_PENDING},
+	    {"REQUEUE_HOLD", QSL_PENDING}, {"RESIZING", QSL_PENDING},
+	    {"SUSPENDED", QSL_RUNNING},    {"STOPPED", QSL_RUNNING},
+	    {"RUNNING", QSL_RUNNING},      {"COMPLETING", QSL_RUNNING},
+	    {"SIGNALING", QSL_RUNNING},    {"STAGE_OUT", QSL_RUNNING},
+	    {"COMPLETED", QSL_COMPLETED},  {"FAILED", QSL_FAILED},
+	    {"SPECIAL_EXIT", QSL_FAILED},  {"CANCELLED", QSL_CANCELLED},
+	    {"REVOKED", QSL_CANCELLED},    {"TIMEOUT", QSL_TIMEOUT},
+	    {"DEADLINE", QSL_TIMEOUT},     {"OUT_OF_MEMORY", QSL_OUT_OF_MEMORY},
+	    {"NODE_FAIL", QSL_NODE_FAIL},  {"BOOT_FAIL", QSL_NODE_FAIL},
+	    {"PREEMPTED", QSL_NODE_FAIL},
 	};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
 		if (!strcmp(w, map[i].word))
@@ -72,7 +76,8 @@ bool queue_slurm_parse_sbatch(const char *out, char *job, size_t joblen)
 	size_t n = 0;
 	while (isdigit((unsigned char)found[n]) || found[n] == '_')
 		n++;
-	if (n == 0 || n >= joblen || (found[n] && found[n] != ';' && !isspace((unsigned char)found[n])))
+	if (n == 0 || n >= joblen ||
+	    (found[n] && found[n] != ';' && !isspace((unsigned char)found[n])))
 		return false;
 	memcpy(job, found, n);
 	job[n] = '\0';

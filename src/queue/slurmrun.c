@@ -44,6 +44,7 @@ struct queue_slurm {
 	char dir[PATH_MAX];
 	int nactive;
 	bool recovered;
+	bool down_logged;
 	sl_mem mem[MAX_FOLLOW];
 	int nmem;
 };
@@ -116,7 +117,8 @@ static char **task_env(const queue_spec *sp)
 	const char *key;
 	json_t *v;
 	bool has_conf = false;
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		if (!json_is_string(v))
 			continue;
 		size_t len = strlen(key) + strlen(json_string_value(v)) + 2;
@@ -124,7 +126,8 @@ static char **task_env(const queue_spec *sp)
 		snprintf(env[k++], len, "%s=%s", key, json_string_value(v));
 		has_conf |= !strcmp(key, "SLURM_CONF");
 	}
-	/* The worker may know where the cluster's configuration is when the task's shell did not. */
+	/* The worker may know where the cluster's configuration is when the task's shell did not.
+	 */
 	const char *conf = getenv("SLURM_CONF");
 	if (!has_conf && conf) {
 		size_t len = strlen(conf) + 12;
@@ -155,17 +158,17 @@ static int write_script(const char *path, const queue_task *t, const queue_attem
 	char *cwd = malloc(ql);
 	queue_shell_quote(t->spec.cwd ? t->spec.cwd : "/", cwd, ql);
 	fprintf(f,
-		"#!/bin/sh\n"
-		"# gpuwhy queue: task %lld attempt %d (written by the worker; do not edit)\n"
-		"echo \"=== gpuwhy task %lld attempt %d token %s start $(date '+%%Y-%%m-%%d "
-		"%%H:%%M:%%S') host $(hostname) slurm job ${SLURM_JOB_ID:-?} "
-		"CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-} ===\"\n"
-		"export CUDA_DEVICE_ORDER=PCI_BUS_ID GPUWHY_TASK_ID=%lld GPUWHY_ATTEMPT=%d "
-		"GPUWHY_ATTEMPT_TOKEN=%s\n"
-		"cd %s || exit 126\n"
-		"exec %s\n",
-		(long long)t->id, a->n, (long long)t->id, a->n, a->token, (long long)t->id, a->n,
-		a->token, cwd, cmd);
+	        "#!/bin/sh\n"
+	        "# gpuwhy queue: task %lld attempt %d (written by the worker; do not edit)\n"
+	        "echo \"=== gpuwhy task %lld attempt %d token %s start $(date '+%%Y-%%m-%%d "
+	        "%%H:%%M:%%S') host $(hostname) slurm job ${SLURM_JOB_ID:-?} "
+	        "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-} ===\"\n"
+	        "export CUDA_DEVICE_ORDER=PCI_BUS_ID GPUWHY_TASK_ID=%lld GPUWHY_ATTEMPT=%d "
+	        "GPUWHY_ATTEMPT_TOKEN=%s\n"
+	        "cd %s || exit 126\n"
+	        "exec %s\n",
+	        (long long)t->id, a->n, (long long)t->id, a->n, a->token, (long long)t->id, a->n,
+	        a->token, cwd, cmd);
 	free(cmd);
 	free(cwd);
 	bool ok = fclose(f) == 0;
@@ -229,7 +232,8 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 	json_t *extra = t.spec.slurm_args ? json_loads(t.spec.slurm_args, 0, NULL) : NULL;
 	size_t i;
 	json_t *x;
-	json_array_foreach(extra, i, x) {
+	json_array_foreach(extra, i, x)
+	{
 		if (n < 64 + 30 && json_is_string(x))
 			argv[n++] = (char *)json_string_value(x);
 	}
@@ -241,27 +245,27 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 	bool ok = write_script(script, &t, &a) == 0;
 	if (!ok)
 		snprintf(a.error, sizeof a.error, "cannot write %.300s: %s", script,
-				 strerror(errno));
+		         strerror(errno));
 	char **envp = ok ? task_env(&t.spec) : NULL;
 	if (ok && slurm_cmd(argv, envp, &r) == 0 &&
 	    queue_slurm_parse_sbatch(r.out, a.slurm_job, sizeof a.slurm_job)) {
 		a.astate = QA_RUNNING;
 		snprintf(a.slurm_state, sizeof a.slurm_state, "PENDING");
 		queue_store_attempt_slurm(s->st, &a);
-		queue_wlog("task %lld attempt %d submitted to Slurm as job %s", (long long)c->id, a.n,
-			   a.slurm_job);
+		queue_wlog("task %lld attempt %d submitted to Slurm as job %s", (long long)c->id,
+		           a.n, a.slurm_job);
 	} else {
 		if (ok) {
 			char msg[300];
 			first_line(r.err && *r.err ? r.err : r.out, msg, sizeof msg);
 			snprintf(a.error, sizeof a.error, "sbatch failed: %s",
-				 *msg ? msg : "no output");
+			         *msg ? msg : "no output");
 		}
 		a.outcome = QO_FAILED;
 		a.ended = gw_wall_s();
 		int next = queue_attempt_conclude(s->st, &a, -1);
 		queue_wlog("task %lld: %s -> %s", (long long)c->id, a.error,
-			   next >= 0 ? queue_state_name((queue_state)next) : "?");
+		           next >= 0 ? queue_state_name((queue_state)next) : "?");
 	}
 	json_decref(extra);
 	free_vec(envp);
@@ -276,7 +280,8 @@ static void submit_queued(queue_slurm *s)
 	double now = gw_wall_s(), next_due = 0;
 	for (int i = 0; i < nc; i++) {
 		char reason[200];
-		int gate = queue_candidate_gate(s->st, &cand[i], now, reason, sizeof reason, &next_due);
+		int gate =
+		    queue_candidate_gate(s->st, &cand[i], now, reason, sizeof reason, &next_due);
 		if (gate == 1)
 			submit(s, &cand[i]);
 		else if (gate == 0)
@@ -296,10 +301,13 @@ static bool job_details(const char *job, queue_slurm_job *out)
 		return true;
 	}
 	gw_subproc_free(&r);
-	char *sa[] = {"sacct", "-X", "-P", "-n", "-j", (char *)job, "-o",
-		      "JobID,State,ExitCode,Start,End", NULL};
-	char *sc2[] = {"sacct", "-c", "-X", "-P", "-n", "-j", (char *)job, "-o",
-		       "JobID,State,ExitCode,Start,End", NULL};
+	char *sa[] = {"sacct", "-X",        "-P", "-n",
+	              "-j",    (char *)job, "-o", "JobID,State,ExitCode,Start,End",
+	              NULL};
+	char *sc2[] = {"sacct",     "-c", "-X",
+	               "-P",        "-n", "-j",
+	               (char *)job, "-o", "JobID,State,ExitCode,Start,End",
+	               NULL};
 	char **tries[] = {sa, sc2};
 	for (int k = 0; k < 2; k++) {
 		bool found = false;
@@ -334,8 +342,11 @@ static int64_t job_maxrss(const char *job)
 		char *end;
 		double v = strtod(r.out, &end);
 		if (end != r.out && v >= 0) {
-			double mult = *end == 'K' ? 1 : *end == 'M' ? 1024 : *end == 'G' ? 1048576
-				      : *end == 'T' ? 1073741824.0 : 1.0 / 1024;
+			double mult = *end == 'K'   ? 1
+			              : *end == 'M' ? 1024
+			              : *end == 'G' ? 1048576
+			              : *end == 'T' ? 1073741824.0
+			                            : 1.0 / 1024;
 			kib = (int64_t)(v * mult);
 		}
 	}
@@ -385,7 +396,8 @@ static void conclude(queue_slurm *s, queue_attempt *a, const queue_slurm_job *j)
 	a->signal = j->signal;
 	switch (c) {
 	case QSL_COMPLETED:
-		a->outcome = j->exit_ok && j->exit_code == 0 && j->signal == 0 ? QO_DONE : QO_FAILED;
+		a->outcome =
+		    j->exit_ok && j->exit_code == 0 && j->signal == 0 ? QO_DONE : QO_FAILED;
 		break;
 	case QSL_CANCELLED:
 		a->outcome = QO_CANCELLED;
@@ -411,18 +423,19 @@ static void conclude(queue_slurm *s, queue_attempt *a, const queue_slurm_job *j)
 	scan_log(s, a);
 	if (a->runs > 1) {
 		size_t l = strlen(a->error);
-		snprintf(a->error + l, sizeof a->error - l,
-			 "%sSlurm ran this attempt %d times (job %s was started again, e.g. after a "
-			 "controller restart)",
-			 l ? "; " : "", a->runs, a->slurm_job);
+		snprintf(
+		    a->error + l, sizeof a->error - l,
+		    "%sSlurm ran this attempt %d times (job %s was started again, e.g. after a "
+		    "controller restart)",
+		    l ? "; " : "", a->runs, a->slurm_job);
 	}
 	int64_t rss = job_maxrss(a->slurm_job);
 	if (rss > a->peak_rss_kib)
 		a->peak_rss_kib = rss;
 	int next = queue_attempt_conclude(s->st, a, -1);
 	queue_wlog("task %lld attempt %d (Slurm job %s) ended %s ExitCode %d:%d -> %s",
-		   (long long)a->task_id, a->n, a->slurm_job, j->state, j->exit_code, j->signal,
-		   next >= 0 ? queue_state_name((queue_state)next) : "?");
+	           (long long)a->task_id, a->n, a->slurm_job, j->state, j->exit_code, j->signal,
+	           next >= 0 ? queue_state_name((queue_state)next) : "?");
 }
 
 /* A job submitted by a worker that died before it stored the id: find it by its token. */
@@ -450,14 +463,14 @@ static void recover_starting(queue_slurm *s, queue_attempt *a)
 		a->astate = QA_RUNNING;
 		queue_store_attempt_slurm(s->st, a);
 		queue_wlog("task %lld attempt %d: found its Slurm job %s by token",
-			   (long long)a->task_id, a->n, a->slurm_job);
+		           (long long)a->task_id, a->n, a->slurm_job);
 		return;
 	}
 	a->outcome = QO_NOT_STARTED;
 	a->ended = gw_wall_s();
 	queue_attempt_conclude(s->st, a, -1);
 	queue_wlog("task %lld attempt %d never reached Slurm; queued again", (long long)a->task_id,
-		   a->n);
+	           a->n);
 }
 
 static void follow(queue_slurm *s)
@@ -486,8 +499,25 @@ static void follow(queue_slurm *s)
 	memset(&r, 0, sizeof r);
 	bool listed_ok = false;
 	if (ids[0]) {
-		char *argv[] = {"squeue", "-h", "-a", "-t", "all", "-j", ids, "-o", "%i|%T|%r", NULL};
+		char *argv[] = {"squeue", "-h", "-a", "-t",       "all",
+		                "-j",     ids,  "-o", "%i|%T|%r", NULL};
 		listed_ok = slurm_cmd(argv, NULL, &r) == 0;
+		/* squeue fails for ids it no longer knows: that is an answer. Anything else
+		 * (controller down or restarting) is not: wait rather than call jobs lost. */
+		if (!listed_ok && !(r.err && strstr(r.err, "Invalid job id"))) {
+			if (!s->down_logged) {
+				char msg[200];
+				first_line(r.err, msg, sizeof msg);
+				queue_wlog("Slurm does not answer (%s); following again later",
+				           *msg ? msg : "no output");
+				s->down_logged = true;
+			}
+			gw_subproc_free(&r);
+			free(ids);
+			free(act);
+			return;
+		}
+		s->down_logged = false;
 	}
 	for (int i = 0; i < n; i++) {
 		queue_attempt *a = &act[i];
@@ -508,7 +538,7 @@ static void follow(queue_slurm *s)
 					if (f[l] == '|') {
 						const char *g = f + l + 1;
 						snprintf(reason, sizeof reason, "%.*s",
-							 (int)strcspn(g, "\n"), g);
+						         (int)strcspn(g, "\n"), g);
 					}
 					break;
 				}
@@ -567,7 +597,7 @@ static void follow(queue_slurm *s)
 			snprintf(lost.job_id, sizeof lost.job_id, "%s", a->slurm_job);
 			snprintf(lost.state, sizeof lost.state, "NODE_FAIL");
 			snprintf(a->error, sizeof a->error, "Slurm no longer knows job %s",
-				 a->slurm_job);
+			         a->slurm_job);
 			conclude(s, a, &lost);
 		}
 	}

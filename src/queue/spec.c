@@ -92,8 +92,8 @@ size_t queue_shell_quote(const char *w, char *out, size_t outlen)
 	bool plain = *w != '\0';
 	for (const char *p = w; *p && plain; p++)
 		plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-			       "_-./=:,+@%",
-			       *p) != NULL;
+		               "_-./=:,+@%",
+		               *p) != NULL;
 	size_t need = 0;
 #define PUT(c)                                                                                     \
 	do {                                                                                       \
@@ -187,7 +187,8 @@ static char *expand(const char *tmpl, vars *v, bool quote)
 			const char *close = strchr(p, '}');
 			for (int i = 0; close && i < v->n; i++) {
 				size_t nl = strlen(v->name[i]);
-				if ((size_t)(close - p - 1) == nl && !strncmp(p + 1, v->name[i], nl)) {
+				if ((size_t)(close - p - 1) == nl &&
+				    !strncmp(p + 1, v->name[i], nl)) {
 					val = v->value[i];
 					v->used[i] = true;
 					skip = nl + 2;
@@ -214,7 +215,7 @@ static char *expand(const char *tmpl, vars *v, bool quote)
 		}
 		if (len + pl + 1 > cap) {
 			cap = (len + pl + 1) * 2;
-			out = realloc(out, cap);
+			out = queue_xrealloc(out, cap);
 		}
 		memcpy(out + len, piece, pl);
 		len += pl;
@@ -258,7 +259,7 @@ static char *abs_path(const char *base, const char *p)
 }
 
 static int get_int(json_t *v, const char *key, long long min, long long max, long long *out,
-		   perr *e)
+                   perr *e)
 {
 	if (!json_is_integer(v))
 		return fail(e, "'%s' must be an integer", key);
@@ -319,7 +320,8 @@ static int merge_env(queue_spec *s, json_t *env, perr *e)
 		base = json_object();
 	const char *k;
 	json_t *val;
-	json_object_foreach(env, k, val) {
+	json_object_foreach(env, k, val)
+	{
 		if (!json_is_string(val)) {
 			json_decref(base);
 			return fail(e, "env value of '%s' must be a string", k);
@@ -332,15 +334,17 @@ static int merge_env(queue_spec *s, json_t *env, perr *e)
 	return 0;
 }
 
-static const char *const shape_keys[] = {"input_dir", "output_dir", "pattern", "skip_existing",
-					 "output", NULL};
+static const char *const shape_keys[] = {"input_dir",     "output_dir", "pattern",
+                                         "skip_existing", "output",     NULL};
 
 static bool is_field(const char *k)
 {
 	static const char *const fields[] = {
-		"cmd", "command", "name", "gpus", "mem", "per_gpu", "retries", "max_retries",
-		"retry_delay", "retry_interval_seconds", "timeout", "after", "cwd", "env",
-		"allow_foreign", "backend", "host_mem", "slurm_args", "input", "log_file", NULL};
+	    "cmd",     "command",  "name",        "gpus",        "mem",
+	    "per_gpu", "retries",  "max_retries", "retry_delay", "retry_interval_seconds",
+	    "timeout", "after",    "cwd",         "env",         "allow_foreign",
+	    "backend", "host_mem", "slurm_args",  "input",       "log_file",
+	    NULL};
 	for (int i = 0; fields[i]; i++)
 		if (!strcmp(k, fields[i]))
 			return true;
@@ -357,7 +361,8 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 	json_t *v;
 	long long x;
 	const char *str = NULL;
-	json_object_foreach(obj, k, v) {
+	json_object_foreach(obj, k, v)
+	{
 		if (!strcmp(k, "name")) {
 			if (get_str(v, k, &str, e))
 				return -1;
@@ -417,7 +422,8 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 				return fail(e, "'slurm_args' must be an array of strings");
 			size_t i;
 			json_t *a;
-			json_array_foreach(v, i, a) {
+			json_array_foreach(v, i, a)
+			{
 				if (!json_is_string(a))
 					return fail(e, "'slurm_args' must be an array of strings");
 			}
@@ -443,7 +449,8 @@ static int collect_vars(json_t *obj, vars *v, perr *e)
 {
 	const char *k;
 	json_t *val;
-	json_object_foreach(obj, k, val) {
+	json_object_foreach(obj, k, val)
+	{
 		if (is_field(k))
 			continue;
 		char buf[64];
@@ -505,10 +512,11 @@ static int make_command(queue_spec *s, json_t *obj, vars *v, int extra_from, per
 	}
 	for (int i = extra_from; i < v->n; i++)
 		if (!v->used[i])
-			return fail(e,
-				    "key '%s' is not a task field and cmd does not use {%s} (remove it "
-				    "or use it in cmd)",
-				    v->name[i], v->name[i]);
+			return fail(
+			    e,
+			    "key '%s' is not a task field and cmd does not use {%s} (remove it "
+			    "or use it in cmd)",
+			    v->name[i], v->name[i]);
 	return 0;
 }
 
@@ -521,7 +529,7 @@ static queue_spec *list_push(spec_list *l)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 16;
-		l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+		l->v = queue_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
 	}
 	return &l->v[l->n++];
 }
@@ -543,7 +551,8 @@ static int file_filter(const struct dirent *d)
 /* The batch config shape: one task per file in input_dir. */
 static int expand_shards(json_t *obj, const queue_spec *tmpl, spec_list *l, perr *e)
 {
-	const char *in_dir = NULL, *out_dir = NULL, *pattern = NULL, *out_tmpl = "{output_dir}/{basename}";
+	const char *in_dir = NULL, *out_dir = NULL, *pattern = NULL,
+	           *out_tmpl = "{output_dir}/{basename}";
 	json_t *v;
 	if ((v = json_object_get(obj, "input_dir")) && get_str(v, "input_dir", &in_dir, e))
 		return -1;
@@ -575,7 +584,7 @@ static int expand_shards(json_t *obj, const queue_spec *tmpl, spec_list *l, perr
 		char *path = abs_path(in_abs, base);
 		struct stat st;
 		bool take = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-			    (!pattern || fnmatch(pattern, base, 0) == 0);
+		            (!pattern || fnmatch(pattern, base, 0) == 0);
 		if (!take) {
 			free(path);
 			continue;
@@ -685,7 +694,7 @@ static int parse_text(const char *text, size_t len, const queue_spec *tmpl, spec
 }
 
 int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const queue_spec *tmpl,
-			  queue_spec **out, char *err, size_t errlen)
+                          queue_spec **out, char *err, size_t errlen)
 {
 	spec_list l = {0};
 	perr e = {err, errlen, "file"};
@@ -699,7 +708,8 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 			size_t i;
 			json_t *o;
 			char where[64];
-			json_array_foreach(all, i, o) {
+			json_array_foreach(all, i, o)
+			{
 				snprintf(where, sizeof where, "task %zu", i + 1);
 				e.where = where;
 				if ((rc = one_object(o, tmpl, &l, &e)))
@@ -709,7 +719,7 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 			/* One object on one line is a one-line JSON Lines file: say "line 1". */
 			size_t end = len;
 			while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' ||
-					   text[end - 1] == ' '))
+			                   text[end - 1] == ' '))
 				end--;
 			if (!memchr(text, '\n', end))
 				e.where = "line 1";
@@ -725,7 +735,8 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 				p = nl ? nl + 1 : end;
 				lineno++;
 				size_t k = 0;
-				while (k < ll && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+				while (k < ll &&
+				       (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
 					k++;
 				if (k == ll || line[k] == '#')
 					continue;
@@ -733,7 +744,8 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 				e.where = where;
 				json_t *o = json_loadb(line, ll, JSON_REJECT_DUPLICATES, &je);
 				if (!o) {
-					rc = fail(&e, "not JSON: %s (column %d)", je.text, je.column);
+					rc = fail(&e, "not JSON: %s (column %d)", je.text,
+					          je.column);
 					break;
 				}
 				rc = one_object(o, tmpl, &l, &e);

@@ -4,9 +4,9 @@
 #include "queue/queue.h"
 
 static const char *const state_names[QS__COUNT] = {
-	[QS_QUEUED] = "queued",     [QS_SUBMITTED] = "submitted", [QS_RUNNING] = "running",
-	[QS_DONE] = "done",         [QS_FAILED] = "failed",       [QS_TIMEOUT] = "timeout",
-	[QS_CANCELLED] = "cancelled", [QS_LOST] = "lost",
+    [QS_QUEUED] = "queued",       [QS_SUBMITTED] = "submitted", [QS_RUNNING] = "running",
+    [QS_DONE] = "done",           [QS_FAILED] = "failed",       [QS_TIMEOUT] = "timeout",
+    [QS_CANCELLED] = "cancelled", [QS_LOST] = "lost",
 };
 
 const char *queue_state_name(queue_state s)
@@ -29,8 +29,13 @@ bool queue_state_final(queue_state s)
 }
 
 static const char *const outcome_names[QO__COUNT] = {
-	[QO_NONE] = "", [QO_DONE] = "done", [QO_FAILED] = "failed", [QO_TIMEOUT] = "timeout",
-	[QO_CANCELLED] = "cancelled", [QO_LOST] = "lost", [QO_NOT_STARTED] = "not_started",
+    [QO_NONE] = "",
+    [QO_DONE] = "done",
+    [QO_FAILED] = "failed",
+    [QO_TIMEOUT] = "timeout",
+    [QO_CANCELLED] = "cancelled",
+    [QO_LOST] = "lost",
+    [QO_NOT_STARTED] = "not_started",
 };
 
 const char *queue_outcome_name(queue_outcome o)

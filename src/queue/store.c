@@ -28,57 +28,58 @@ struct queue_store {
 };
 
 static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS tasks("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	" name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL, cwd TEXT NOT NULL, env TEXT,"
-	" gpus INTEGER NOT NULL, mem_mib INTEGER, per_gpu INTEGER NOT NULL DEFAULT 0,"
-	" retries INTEGER NOT NULL DEFAULT 0, retry_delay_ms INTEGER NOT NULL DEFAULT 0,"
-	" timeout_ms INTEGER NOT NULL DEFAULT 0, after_id INTEGER,"
-	" allow_foreign INTEGER NOT NULL DEFAULT 0, backend TEXT NOT NULL DEFAULT 'local',"
-	" host_mem_mib INTEGER, slurm_args TEXT, input TEXT, output TEXT, record_file TEXT,"
-	" state TEXT NOT NULL DEFAULT 'queued', attempts INTEGER NOT NULL DEFAULT 0,"
-	" budget_from INTEGER NOT NULL DEFAULT 0, oom_count INTEGER NOT NULL DEFAULT 0,"
-	" mem_hint_mib INTEGER, per_gpu_hint INTEGER NOT NULL DEFAULT 0,"
-	" not_before REAL NOT NULL DEFAULT 0, cancel_requested INTEGER NOT NULL DEFAULT 0,"
-	" submitted REAL NOT NULL, started REAL, ended REAL, exit_code INTEGER, signal INTEGER,"
-	" error TEXT, peak_gpu_mib INTEGER, peak_rss_kib INTEGER, wait_reason TEXT,"
-	" gpus_used TEXT);"
-	"CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state, id);"
-	"CREATE TABLE IF NOT EXISTS attempts("
-	" task_id INTEGER NOT NULL, n INTEGER NOT NULL, token TEXT NOT NULL,"
-	" astate TEXT NOT NULL, backend TEXT NOT NULL, slurm_job TEXT, slurm_state TEXT,"
-	" shim_pid INTEGER, shim_start INTEGER, task_pgid INTEGER, boot_id TEXT,"
-	" gpu_uuids TEXT, gpu_idx TEXT, reserved_mib INTEGER, per_gpu INTEGER,"
-	" started REAL, ended REAL, exit_code INTEGER, signal INTEGER, outcome TEXT,"
-	" oom TEXT, error TEXT, peak_gpu_mib INTEGER, peak_rss_kib INTEGER,"
-	" log_offset INTEGER NOT NULL DEFAULT 0, runs INTEGER NOT NULL DEFAULT 0,"
-	" PRIMARY KEY(task_id, n));"
-	"CREATE INDEX IF NOT EXISTS attempts_active ON attempts(astate);"
-	"CREATE TABLE IF NOT EXISTS gpu_view("
-	" pos INTEGER PRIMARY KEY, idx INTEGER, uuid TEXT, name TEXT, total_mib INTEGER,"
-	" free_mib INTEGER, pending_mib INTEGER, avail_mib INTEGER, ntasks INTEGER,"
-	" cap INTEGER, foreign_procs INTEGER, state TEXT, tasks TEXT, t REAL);"
-	"INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');";
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS tasks("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL, cwd TEXT NOT NULL, env TEXT,"
+    " gpus INTEGER NOT NULL, mem_mib INTEGER, per_gpu INTEGER NOT NULL DEFAULT 0,"
+    " retries INTEGER NOT NULL DEFAULT 0, retry_delay_ms INTEGER NOT NULL DEFAULT 0,"
+    " timeout_ms INTEGER NOT NULL DEFAULT 0, after_id INTEGER,"
+    " allow_foreign INTEGER NOT NULL DEFAULT 0, backend TEXT NOT NULL DEFAULT 'local',"
+    " host_mem_mib INTEGER, slurm_args TEXT, input TEXT, output TEXT, record_file TEXT,"
+    " state TEXT NOT NULL DEFAULT 'queued', attempts INTEGER NOT NULL DEFAULT 0,"
+    " budget_from INTEGER NOT NULL DEFAULT 0, oom_count INTEGER NOT NULL DEFAULT 0,"
+    " mem_hint_mib INTEGER, per_gpu_hint INTEGER NOT NULL DEFAULT 0,"
+    " not_before REAL NOT NULL DEFAULT 0, cancel_requested INTEGER NOT NULL DEFAULT 0,"
+    " submitted REAL NOT NULL, started REAL, ended REAL, exit_code INTEGER, signal INTEGER,"
+    " error TEXT, peak_gpu_mib INTEGER, peak_rss_kib INTEGER, wait_reason TEXT,"
+    " gpus_used TEXT);"
+    "CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state, id);"
+    "CREATE TABLE IF NOT EXISTS attempts("
+    " task_id INTEGER NOT NULL, n INTEGER NOT NULL, token TEXT NOT NULL,"
+    " astate TEXT NOT NULL, backend TEXT NOT NULL, slurm_job TEXT, slurm_state TEXT,"
+    " shim_pid INTEGER, shim_start INTEGER, task_pgid INTEGER, boot_id TEXT,"
+    " gpu_uuids TEXT, gpu_idx TEXT, reserved_mib INTEGER, per_gpu INTEGER,"
+    " started REAL, ended REAL, exit_code INTEGER, signal INTEGER, outcome TEXT,"
+    " oom TEXT, error TEXT, peak_gpu_mib INTEGER, peak_rss_kib INTEGER,"
+    " log_offset INTEGER NOT NULL DEFAULT 0, runs INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY(task_id, n));"
+    "CREATE INDEX IF NOT EXISTS attempts_active ON attempts(astate);"
+    "CREATE TABLE IF NOT EXISTS gpu_view("
+    " pos INTEGER PRIMARY KEY, idx INTEGER, uuid TEXT, name TEXT, total_mib INTEGER,"
+    " free_mib INTEGER, pending_mib INTEGER, avail_mib INTEGER, ntasks INTEGER,"
+    " cap INTEGER, foreign_procs INTEGER, state TEXT, tasks TEXT, t REAL);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');";
 
 /* ---- config keys ---- */
 
 const queue_config_key queue_config_keys[] = {
-	{"per-gpu", "1", "tasks per GPU for tasks added without --per-gpu"},
-	{"max-running", "0", "at most this many tasks at once (0: no limit but the GPUs)"},
-	{"cpu-slots", "0", "CPU-only tasks (--gpus 0) at once (0: the number of CPUs)"},
-	{"gpus", "", "GPU subset and preference order: indices or UUID prefixes (empty: all)"},
-	{"drained-gpus", "", "GPUs that take no new tasks (set by drain/resume --gpu)"},
-	{"foreign", "skip", "skip|allow GPUs that run processes not started by the queue"},
-	{"place", "spread", "spread (fewest tasks first) or pack (fill in preference order)"},
-	{"visible", "uuid", "CUDA_VISIBLE_DEVICES as uuid or index (with CUDA_DEVICE_ORDER=PCI_BUS_ID)"},
-	{"sample-interval", "1s", "how often the worker samples GPU memory and task processes"},
-	{"kill-grace", "10s", "SIGTERM to SIGKILL delay for timeouts and cancels"},
-	{"slurm-poll", "2s", "how often the worker asks Slurm about its jobs"},
-	{"backend", "local", "local|slurm for tasks added without --backend"},
-	{"paused", "0", "1 while paused (set by pause/resume)"},
-	{"draining", "0", "1 while draining (set by drain/resume)"},
-	{NULL, NULL, NULL},
+    {"per-gpu", "1", "tasks per GPU for tasks added without --per-gpu"},
+    {"max-running", "0", "at most this many tasks at once (0: no limit but the GPUs)"},
+    {"cpu-slots", "0", "CPU-only tasks (--gpus 0) at once (0: the number of CPUs)"},
+    {"gpus", "", "GPU subset and preference order: indices or UUID prefixes (empty: all)"},
+    {"drained-gpus", "", "GPUs that take no new tasks (set by drain/resume --gpu)"},
+    {"foreign", "skip", "skip|allow GPUs that run processes not started by the queue"},
+    {"place", "spread", "spread (fewest tasks first) or pack (fill in preference order)"},
+    {"visible", "uuid",
+     "CUDA_VISIBLE_DEVICES as uuid or index (with CUDA_DEVICE_ORDER=PCI_BUS_ID)"},
+    {"sample-interval", "1s", "how often the worker samples GPU memory and task processes"},
+    {"kill-grace", "10s", "SIGTERM to SIGKILL delay for timeouts and cancels"},
+    {"slurm-poll", "2s", "how often the worker asks Slurm about its jobs"},
+    {"backend", "local", "local|slurm for tasks added without --backend"},
+    {"paused", "0", "1 while paused (set by pause/resume)"},
+    {"draining", "0", "1 while draining (set by drain/resume)"},
+    {NULL, NULL, NULL},
 };
 
 const queue_config_key *queue_config_find(const char *key)
@@ -171,13 +172,14 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen)
 			snprintf(out, outlen, "%s/.local/state/gpuwhy/queue", home);
 		else
 			return gw_error(GW_EXIT_ENV, "queue directory", "use --queue DIR",
-					"neither XDG_STATE_HOME nor HOME is set");
+			                "neither XDG_STATE_HOME nor HOME is set");
 	}
 	/* Absolute, so a worker started from elsewhere and the shims agree on it. */
 	if (out[0] != '/') {
 		char cwd[PATH_MAX], tmp[2 * PATH_MAX + 2];
 		if (!getcwd(cwd, sizeof cwd))
-			return gw_error(GW_EXIT_ENV, "current directory", NULL, "%s", strerror(errno));
+			return gw_error(GW_EXIT_ENV, "current directory", NULL, "%s",
+			                strerror(errno));
 		snprintf(tmp, sizeof tmp, "%s/%s", cwd, out);
 		snprintf(out, outlen, "%s", tmp);
 	}
@@ -205,7 +207,8 @@ static int mkdir_p(const char *path)
 
 static int sql_fail(queue_store *st, const char *what)
 {
-	return gw_error(GW_EXIT_ENV, "queue database", NULL, "%s: %s", what, sqlite3_errmsg(st->db));
+	return gw_error(GW_EXIT_ENV, "queue database", NULL, "%s: %s", what,
+	                sqlite3_errmsg(st->db));
 }
 
 static int exec(queue_store *st, const char *sql)
@@ -298,12 +301,13 @@ int queue_store_open(const char *dir, queue_store **out)
 	char path[PATH_MAX + 32];
 	if (mkdir_p(dir) != 0)
 		return gw_error(GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
-				"cannot create the queue directory: %s", strerror(errno));
+		                "cannot create the queue directory: %s", strerror(errno));
 	const char *subs[] = {"logs", "run", "slurm"};
 	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
 		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return gw_error(GW_EXIT_ENV, path, NULL, "cannot create: %s", strerror(errno));
+			return gw_error(GW_EXIT_ENV, path, NULL, "cannot create: %s",
+			                strerror(errno));
 	}
 	queue_store *st = calloc(1, sizeof *st);
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
@@ -311,7 +315,7 @@ int queue_store_open(const char *dir, queue_store **out)
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {
 		int rc = gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s",
-				  st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		                  st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		sqlite3_close(st->db);
 		free(st);
 		return rc;
@@ -329,7 +333,7 @@ int queue_store_open(const char *dir, queue_store **out)
 			break;
 		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || ++tries > 300) {
 			int e = gw_error(GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s",
-					 sqlite3_errmsg(st->db));
+			                 sqlite3_errmsg(st->db));
 			sqlite3_close(st->db);
 			free(st);
 			return e;
@@ -393,7 +397,7 @@ int64_t queue_store_config_int(queue_store *st, const char *key)
 int queue_store_config_set(queue_store *st, const char *key, const char *value)
 {
 	sqlite3_stmt *s = prep(st, "INSERT INTO meta(key, value) VALUES('cfg.' || ?, ?) "
-				   "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+	                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
 	if (!s)
 		return -1;
 	bind_text(s, 1, key);
@@ -430,11 +434,11 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 {
 	if (begin(st))
 		return -1;
-	sqlite3_stmt *s = prep(
-		st, "INSERT INTO tasks(name, argv, cwd, env, gpus, mem_mib, per_gpu, retries,"
-		    " retry_delay_ms, timeout_ms, after_id, allow_foreign, backend, host_mem_mib,"
-		    " slurm_args, input, output, record_file, submitted)"
-		    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	sqlite3_stmt *s =
+	    prep(st, "INSERT INTO tasks(name, argv, cwd, env, gpus, mem_mib, per_gpu, retries,"
+	             " retry_delay_ms, timeout_ms, after_id, allow_foreign, backend, host_mem_mib,"
+	             " slurm_args, input, output, record_file, submitted)"
+	             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -563,8 +567,8 @@ int queue_store_get(queue_store *st, int64_t id, queue_task *out)
 int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 {
 	sqlite3_stmt *s =
-		prep(st, state >= 0 ? "SELECT " TASK_COLS " FROM tasks WHERE state = ? ORDER BY id"
-				    : "SELECT " TASK_COLS " FROM tasks ORDER BY id");
+	    prep(st, state >= 0 ? "SELECT " TASK_COLS " FROM tasks WHERE state = ? ORDER BY id"
+	                        : "SELECT " TASK_COLS " FROM tasks ORDER BY id");
 	if (!s)
 		return -1;
 	if (state >= 0)
@@ -574,7 +578,7 @@ int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		read_task(s, &v[cnt++]);
 	}
@@ -591,7 +595,7 @@ int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 /* ---- attempts ---- */
 
 #define ATT_COLS                                                                                   \
-	"task_id, n, token, astate, backend, slurm_job, slurm_state, shim_pid, shim_start,"         \
+	"task_id, n, token, astate, backend, slurm_job, slurm_state, shim_pid, shim_start,"        \
 	" task_pgid, boot_id, gpu_uuids, gpu_idx, reserved_mib, per_gpu, started, ended,"          \
 	" exit_code, signal, outcome, oom, error, peak_gpu_mib, peak_rss_kib, log_offset, runs"
 
@@ -656,7 +660,7 @@ static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		read_attempt(s, &v[cnt++]);
 	}
@@ -672,7 +676,8 @@ static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, 
 
 int queue_store_attempts(queue_store *st, int64_t id, queue_attempt **out, int *n)
 {
-	sqlite3_stmt *s = prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ? ORDER BY n");
+	sqlite3_stmt *s =
+	    prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ? ORDER BY n");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
@@ -696,7 +701,7 @@ int queue_store_attempt_get(queue_store *st, int64_t id, int n, queue_attempt *o
 int queue_store_active(queue_store *st, int backend, queue_attempt **out, int *n)
 {
 	sqlite3_stmt *s = prep(st, "SELECT " ATT_COLS " FROM attempts WHERE astate != 'ended'"
-				   " AND (? < 0 OR backend = ?) ORDER BY task_id, n");
+	                           " AND (? < 0 OR backend = ?) ORDER BY task_id, n");
 	if (!s)
 		return -1;
 	sqlite3_bind_int(s, 1, backend);
@@ -739,7 +744,7 @@ int queue_store_cancel(queue_store *st, int64_t id, int *result, queue_attempt *
 	sqlite3_stmt *s;
 	if (to == QS_CANCELLED) {
 		s = prep(st, "UPDATE tasks SET state = 'cancelled', ended = ?, wait_reason = NULL,"
-			     " error = 'cancelled while queued' WHERE id = ?");
+		             " error = 'cancelled while queued' WHERE id = ?");
 		if (!s) {
 			rollback(st);
 			return -1;
@@ -766,7 +771,7 @@ int queue_store_cancel(queue_store *st, int64_t id, int *result, queue_attempt *
 	}
 	if (*result == 1) {
 		sqlite3_stmt *q = prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ?"
-					   " AND astate != 'ended' ORDER BY n DESC LIMIT 1");
+		                           " AND astate != 'ended' ORDER BY n DESC LIMIT 1");
 		if (q) {
 			sqlite3_bind_int64(q, 1, id);
 			if (sqlite3_step(q) == SQLITE_ROW)
@@ -792,8 +797,8 @@ int queue_store_retry(queue_store *st, int64_t id, int *result)
 		return 0;
 	}
 	sqlite3_stmt *s = prep(st, "UPDATE tasks SET state = 'queued', budget_from = attempts,"
-				   " not_before = 0, cancel_requested = 0, ended = NULL,"
-				   " error = NULL, wait_reason = NULL WHERE id = ?");
+	                           " not_before = 0, cancel_requested = 0, ended = NULL,"
+	                           " error = NULL, wait_reason = NULL WHERE id = ?");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -809,13 +814,13 @@ int queue_store_retry(queue_store *st, int64_t id, int *result)
 
 /* ---- worker side ---- */
 
-int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id,
-			   queue_candidate *out, int max)
+int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id, queue_candidate *out,
+                           int max)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id, gpus, mem_mib, mem_hint_mib, per_gpu, per_gpu_hint,"
-				   " allow_foreign, after_id, not_before FROM tasks"
-				   " WHERE state = 'queued' AND id > ? AND backend = ? ORDER BY id"
-				   " LIMIT ?");
+	                           " allow_foreign, after_id, not_before FROM tasks"
+	                           " WHERE state = 'queued' AND id > ? AND backend = ? ORDER BY id"
+	                           " LIMIT ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, after_id);
@@ -842,7 +847,7 @@ int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id,
 static int fail_queued(queue_store *st, int64_t id, const char *error)
 {
 	sqlite3_stmt *s = prep(st, "UPDATE tasks SET state = 'failed', error = ?, ended = ?,"
-				   " wait_reason = NULL WHERE id = ? AND state = 'queued'");
+	                           " wait_reason = NULL WHERE id = ? AND state = 'queued'");
 	if (!s)
 		return -1;
 	bind_text(s, 1, error);
@@ -860,10 +865,11 @@ int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state
 {
 	char msg[160];
 	if ((int)dep_state < 0)
-		snprintf(msg, sizeof msg, "waits for task %lld, which does not exist", (long long)dep);
+		snprintf(msg, sizeof msg, "waits for task %lld, which does not exist",
+		         (long long)dep);
 	else
 		snprintf(msg, sizeof msg, "task %lld, which it waits for, ended %s", (long long)dep,
-			 queue_state_name(dep_state));
+		         queue_state_name(dep_state));
 	return fail_queued(st, id, msg);
 }
 
@@ -872,8 +878,8 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 	if (begin(st))
 		return -1;
 	sqlite3_stmt *s = prep(st, "UPDATE tasks SET state = ?, attempts = attempts + 1,"
-				   " started = COALESCE(started, ?), wait_reason = NULL,"
-				   " gpus_used = ? WHERE id = ? AND state = 'queued'");
+	                           " started = COALESCE(started, ?), wait_reason = NULL,"
+	                           " gpus_used = ? WHERE id = ? AND state = 'queued'");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -899,8 +905,8 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 	a->n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
 	sqlite3_finalize(s);
 	s = prep(st, "INSERT INTO attempts(task_id, n, token, astate, backend, boot_id, gpu_uuids,"
-		     " gpu_idx, reserved_mib, per_gpu, started, log_offset)"
-		     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+	             " gpu_idx, reserved_mib, per_gpu, started, log_offset)"
+	             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -930,7 +936,7 @@ int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *c
 	if (begin(st))
 		return -1;
 	sqlite3_stmt *s = prep(st, "UPDATE attempts SET astate = 'running', shim_pid = ?,"
-				   " shim_start = ?, task_pgid = ? WHERE task_id = ? AND n = ?");
+	                           " shim_start = ?, task_pgid = ? WHERE task_id = ? AND n = ?");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -972,8 +978,9 @@ int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a)
 {
 	if (set_gpus_used(st, a) != 0)
 		return -1;
-	sqlite3_stmt *s = prep(st, "UPDATE attempts SET astate = ?, slurm_job = ?, slurm_state = ?,"
-				   " runs = ?, gpu_idx = ?, started = ? WHERE task_id = ? AND n = ?");
+	sqlite3_stmt *s =
+	    prep(st, "UPDATE attempts SET astate = ?, slurm_job = ?, slurm_state = ?,"
+	             " runs = ?, gpu_idx = ?, started = ? WHERE task_id = ? AND n = ?");
 	if (!s)
 		return -1;
 	bind_text(s, 1, astate_name(a->astate));
@@ -990,7 +997,7 @@ int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a)
 int queue_store_task_began(queue_store *st, int64_t id)
 {
 	sqlite3_stmt *s = prep(st, "UPDATE tasks SET state = 'running' WHERE id = ?"
-				   " AND state = 'submitted'");
+	                           " AND state = 'submitted'");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
@@ -998,14 +1005,14 @@ int queue_store_task_began(queue_store *st, int64_t id)
 }
 
 int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retry_out *d,
-		       int64_t task_peak_gpu, int64_t task_peak_rss)
+                       int64_t task_peak_gpu, int64_t task_peak_rss)
 {
 	if (begin(st))
 		return -1;
 	sqlite3_stmt *s = prep(st, "UPDATE attempts SET astate = 'ended', started = ?, ended = ?,"
-				   " exit_code = ?, signal = ?, outcome = ?, oom = ?, error = ?,"
-				   " peak_gpu_mib = ?, peak_rss_kib = ?, runs = ?, slurm_state = ?,"
-				   " task_pgid = ?, gpu_idx = ? WHERE task_id = ? AND n = ?");
+	                           " exit_code = ?, signal = ?, outcome = ?, oom = ?, error = ?,"
+	                           " peak_gpu_mib = ?, peak_rss_kib = ?, runs = ?, slurm_state = ?,"
+	                           " task_pgid = ?, gpu_idx = ? WHERE task_id = ? AND n = ?");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -1034,15 +1041,16 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	}
 	bool final = queue_state_final(d->next);
 	bool not_started = a->outcome == QO_NOT_STARTED;
-	s = prep(st,
-		 "UPDATE tasks SET state = ?, attempts = attempts - ?, not_before = ?,"
-		 " mem_hint_mib = COALESCE(?, mem_hint_mib),"
-		 " per_gpu_hint = CASE WHEN ? > 0 THEN ? ELSE per_gpu_hint END,"
-		 " oom_count = oom_count + ?, ended = ?, exit_code = ?, signal = ?, error = ?,"
-		 " peak_gpu_mib = CASE WHEN ? IS NULL THEN peak_gpu_mib ELSE MAX(COALESCE(peak_gpu_mib, 0), ?) END,"
-		 " peak_rss_kib = CASE WHEN ? IS NULL THEN peak_rss_kib ELSE MAX(COALESCE(peak_rss_kib, 0), ?) END,"
-		 " cancel_requested = CASE WHEN ? THEN 0 ELSE cancel_requested END"
-		 " WHERE id = ?");
+	s = prep(st, "UPDATE tasks SET state = ?, attempts = attempts - ?, not_before = ?,"
+	             " mem_hint_mib = COALESCE(?, mem_hint_mib),"
+	             " per_gpu_hint = CASE WHEN ? > 0 THEN ? ELSE per_gpu_hint END,"
+	             " oom_count = oom_count + ?, ended = ?, exit_code = ?, signal = ?, error = ?,"
+	             " peak_gpu_mib = CASE WHEN ? IS NULL THEN peak_gpu_mib ELSE "
+	             "MAX(COALESCE(peak_gpu_mib, 0), ?) END,"
+	             " peak_rss_kib = CASE WHEN ? IS NULL THEN peak_rss_kib ELSE "
+	             "MAX(COALESCE(peak_rss_kib, 0), ?) END,"
+	             " cancel_requested = CASE WHEN ? THEN 0 ELSE cancel_requested END"
+	             " WHERE id = ?");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -1050,9 +1058,8 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	double now = gw_wall_s();
 	sqlite3_bind_text(s, 1, queue_state_name(d->next), -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, not_started ? 1 : 0);
-	sqlite3_bind_double(s, 3, d->next == QS_QUEUED && d->delay_ms > 0
-					  ? now + (double)d->delay_ms / 1000.0
-					  : 0);
+	sqlite3_bind_double(
+	    s, 3, d->next == QS_QUEUED && d->delay_ms > 0 ? now + (double)d->delay_ms / 1000.0 : 0);
 	bind_opt(s, 4, d->mem_hint_mib);
 	sqlite3_bind_int(s, 5, d->per_gpu_hint);
 	sqlite3_bind_int(s, 6, d->per_gpu_hint);
@@ -1083,7 +1090,7 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 int queue_store_peaks(queue_store *st, int64_t id, int n, int64_t gpu_mib, int64_t rss_kib)
 {
 	sqlite3_stmt *s = prep(st, "UPDATE attempts SET peak_gpu_mib = ?, peak_rss_kib = ?"
-				   " WHERE task_id = ? AND n = ?");
+	                           " WHERE task_id = ? AND n = ?");
 	if (!s)
 		return -1;
 	bind_opt(s, 1, gpu_mib);
@@ -1096,7 +1103,7 @@ int queue_store_peaks(queue_store *st, int64_t id, int n, int64_t gpu_mib, int64
 int queue_store_wait_reason(queue_store *st, int64_t id, const char *reason)
 {
 	sqlite3_stmt *s = prep(st, "UPDATE tasks SET wait_reason = ? WHERE id = ?"
-				   " AND state = 'queued'");
+	                           " AND state = 'queued'");
 	if (!s)
 		return -1;
 	bind_text(s, 1, reason && *reason ? reason : NULL);
@@ -1118,7 +1125,7 @@ int queue_store_cancel_requested(queue_store *st, int64_t id)
 int queue_store_count_state(queue_store *st, int state)
 {
 	sqlite3_stmt *s = prep(st, state >= 0 ? "SELECT COUNT(*) FROM tasks WHERE state = ?"
-					      : "SELECT COUNT(*) FROM tasks");
+	                                      : "SELECT COUNT(*) FROM tasks");
 	if (!s)
 		return -1;
 	if (state >= 0)
@@ -1139,8 +1146,8 @@ int queue_store_gpu_view_put(queue_store *st, const queue_gpu_row *rows, int n, 
 		return -1;
 	}
 	sqlite3_stmt *s = prep(st, "INSERT INTO gpu_view(pos, idx, uuid, name, total_mib, free_mib,"
-				   " pending_mib, avail_mib, ntasks, cap, foreign_procs, state,"
-				   " tasks, t) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	                           " pending_mib, avail_mib, ntasks, cap, foreign_procs, state,"
+	                           " tasks, t) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
 		rollback(st);
 		return -1;
@@ -1179,8 +1186,8 @@ int queue_store_gpu_view_put(queue_store *st, const queue_gpu_row *rows, int n, 
 int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, double *t)
 {
 	sqlite3_stmt *s = prep(st, "SELECT idx, uuid, name, total_mib, free_mib, pending_mib,"
-				   " avail_mib, ntasks, cap, foreign_procs, state, tasks, t"
-				   " FROM gpu_view ORDER BY pos");
+	                           " avail_mib, ntasks, cap, foreign_procs, state, tasks, t"
+	                           " FROM gpu_view ORDER BY pos");
 	if (!s)
 		return -1;
 	int cap = 8, cnt = 0;
@@ -1189,7 +1196,7 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		queue_gpu_row *r = &v[cnt++];
 		memset(r, 0, sizeof *r);
@@ -1199,8 +1206,9 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 		r->total_mib = col_opt(s, 3);
 		r->free_mib = col_opt(s, 4);
 		r->pending_mib = col_opt(s, 5);
-		r->avail_mib = sqlite3_column_type(s, 6) == SQLITE_NULL ? INT64_MIN
-									 : sqlite3_column_int64(s, 6);
+		r->avail_mib = sqlite3_column_type(s, 6) == SQLITE_NULL
+		                   ? INT64_MIN
+		                   : sqlite3_column_int64(s, 6);
 		r->ntasks = sqlite3_column_int(s, 7);
 		r->cap = sqlite3_column_int(s, 8);
 		r->foreign = sqlite3_column_int(s, 9);
@@ -1217,7 +1225,7 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 int queue_store_cancel_list(queue_store *st, int64_t *out, int max)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id FROM tasks WHERE cancel_requested = 1"
-				   " AND state IN ('running', 'submitted') ORDER BY id LIMIT ?");
+	                           " AND state IN ('running', 'submitted') ORDER BY id LIMIT ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int(s, 1, max);
@@ -1236,11 +1244,11 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 		return -1;
 	/* A task others still wait for (--after) stays: they need its outcome. */
 	const char *where =
-		all ? "state IN ('done', 'failed', 'timeout', 'cancelled', 'lost') AND id NOT IN"
-		      " (SELECT after_id FROM tasks WHERE after_id IS NOT NULL AND state IN"
-		      " ('queued', 'submitted', 'running'))"
-		    : "state = 'done' AND id NOT IN (SELECT after_id FROM tasks WHERE after_id IS"
-		      " NOT NULL AND state IN ('queued', 'submitted', 'running'))";
+	    all ? "state IN ('done', 'failed', 'timeout', 'cancelled', 'lost') AND id NOT IN"
+	          " (SELECT after_id FROM tasks WHERE after_id IS NOT NULL AND state IN"
+	          " ('queued', 'submitted', 'running'))"
+	        : "state = 'done' AND id NOT IN (SELECT after_id FROM tasks WHERE after_id IS"
+	          " NOT NULL AND state IN ('queued', 'submitted', 'running'))";
 	char sql[512];
 	snprintf(sql, sizeof sql, "SELECT id FROM tasks WHERE %s ORDER BY id", where);
 	sqlite3_stmt *s = prep(st, sql);
@@ -1253,13 +1261,13 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = realloc(v, (size_t)cap * sizeof *v);
+			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		v[cnt++] = sqlite3_column_int64(s, 0);
 	}
 	sqlite3_finalize(s);
 	snprintf(sql, sizeof sql,
-		 "DELETE FROM attempts WHERE task_id IN (SELECT id FROM tasks WHERE %s)", where);
+	         "DELETE FROM attempts WHERE task_id IN (SELECT id FROM tasks WHERE %s)", where);
 	int rc = exec(st, sql);
 	snprintf(sql, sizeof sql, "DELETE FROM tasks WHERE %s", where);
 	if (!rc)

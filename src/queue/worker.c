@@ -214,8 +214,8 @@ static void *sampler_main(void *arg)
 			tmp->ok = true;
 			sample_once(ctx, tmp);
 		} else {
-			snprintf(tmp->err, sizeof tmp->err, "no GPU: NVML not available (see %.100s/worker.log)",
-				 w->dir);
+			snprintf(tmp->err, sizeof tmp->err,
+			         "no GPU: NVML not available (see %.100s/worker.log)", w->dir);
 		}
 		tmp->t_mono = gw_mono_ns();
 		tmp->t_wall = gw_wall_s();
@@ -382,7 +382,8 @@ static void slurm_peaks(worker *w)
 			for (int k = 0; k < s->g[i].nproc; k++) {
 				const wk_proc *p = &s->g[i].proc[k];
 				if (p->owner != -1 || !p->mem_ok ||
-				    !queue_proc_has_env((int)p->pid, "GPUWHY_ATTEMPT_TOKEN", act[a].token))
+				    !queue_proc_has_env((int)p->pid, "GPUWHY_ATTEMPT_TOKEN",
+				                        act[a].token))
 					continue;
 				on_gpu += p->mem_mib;
 				seen = true;
@@ -391,7 +392,8 @@ static void slurm_peaks(worker *w)
 				best = on_gpu;
 		}
 		if (best > act[a].peak_gpu_mib)
-			queue_store_peaks(w->st, act[a].task_id, act[a].n, best, act[a].peak_rss_kib);
+			queue_store_peaks(w->st, act[a].task_id, act[a].n, best,
+			                  act[a].peak_rss_kib);
 	}
 	free(act);
 }
@@ -495,7 +497,8 @@ static int build_views(worker *w, queue_gpu_view *v, int *pos)
 				if (run->reserved_mib < 0)
 					continue;
 				x->reserved_mib += run->reserved_mib;
-				/* A task that started after the snapshot has allocated nothing in it. */
+				/* A task that started after the snapshot has allocated nothing in
+				 * it. */
 				int64_t used = run->started_mono < s->t_mono ? run->usage[j] : 0;
 				if (run->reserved_mib > used)
 					x->pending_mib += run->reserved_mib - used;
@@ -529,14 +532,16 @@ static void publish_view(worker *w)
 		r->cap = v[k].cap;
 		r->foreign = v[k].foreign;
 		snprintf(r->state, sizeof r->state, "%s",
-			 g->lost ? "lost" : v[k].drained ? "drained" : "ok");
+		         g->lost        ? "lost"
+		         : v[k].drained ? "drained"
+		                        : "ok");
 		size_t used = 0;
 		for (int i = 0; i < w->nrun; i++)
 			for (int j = 0; j < w->run[i]->ngpu; j++)
 				if (w->run[i]->gidx[j] == g->index && used + 24 < sizeof r->tasks)
-					used += (size_t)snprintf(r->tasks + used, sizeof r->tasks - used,
-								 "%s%lld", used ? "," : "",
-								 (long long)w->run[i]->task_id);
+					used += (size_t)snprintf(
+					    r->tasks + used, sizeof r->tasks - used, "%s%lld",
+					    used ? "," : "", (long long)w->run[i]->task_id);
 	}
 	/* GPUs outside the configured subset are listed too, so `queue gpus` explains them. */
 	for (int i = 0; i < s->n; i++) {
@@ -638,9 +643,9 @@ void queue_write_record(queue_store *st, int64_t id)
 	json_object_set_new(o, "signal", t.signal ? json_integer(t.signal) : json_null());
 	json_object_set_new(o, "gpus", json_string(t.gpus_used));
 	json_object_set_new(o, "peak_gpu_mib",
-			    t.peak_gpu_mib >= 0 ? json_integer(t.peak_gpu_mib) : json_null());
+	                    t.peak_gpu_mib >= 0 ? json_integer(t.peak_gpu_mib) : json_null());
 	json_object_set_new(o, "peak_rss_kib",
-			    t.peak_rss_kib >= 0 ? json_integer(t.peak_rss_kib) : json_null());
+	                    t.peak_rss_kib >= 0 ? json_integer(t.peak_rss_kib) : json_null());
 	json_object_set_new(o, "error", t.error[0] ? json_string(t.error) : json_null());
 	char *line = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -681,23 +686,23 @@ int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gp
 		if (oom.kind != QOOM_NONE) {
 			size_t used = strlen(a->error);
 			snprintf(a->error + used, sizeof a->error - used, "%s%s", used ? "; " : "",
-				 oom.line);
+			         oom.line);
 		}
 	}
 	queue_retry_in in = {
-		.outcome = a->outcome,
-		.exit_ok = a->exit_ok,
-		.exit_code = a->exit_code,
-		.signal = a->signal,
-		.oom = a->oom,
-		.tried_mib = oom.tried_mib,
-		.attempts_used = t.attempts - t.budget_from,
-		.retries = t.spec.retries,
-		.retry_delay_ms = t.spec.retry_delay_ms,
-		.mem_mib = a->reserved_mib,
-		.peak_gpu_mib = a->peak_gpu_mib,
-		.largest_gpu_mib = largest_gpu_mib,
-		.per_gpu = a->per_gpu > 0 ? a->per_gpu : 1,
+	    .outcome = a->outcome,
+	    .exit_ok = a->exit_ok,
+	    .exit_code = a->exit_code,
+	    .signal = a->signal,
+	    .oom = a->oom,
+	    .tried_mib = oom.tried_mib,
+	    .attempts_used = t.attempts - t.budget_from,
+	    .retries = t.spec.retries,
+	    .retry_delay_ms = t.spec.retry_delay_ms,
+	    .mem_mib = a->reserved_mib,
+	    .peak_gpu_mib = a->peak_gpu_mib,
+	    .largest_gpu_mib = largest_gpu_mib,
+	    .per_gpu = a->per_gpu > 0 ? a->per_gpu : 1,
 	};
 	queue_retry_out d;
 	queue_retry_decide(&in, &d);
@@ -727,7 +732,7 @@ static void run_add(worker *w, wk_run *r)
 {
 	if (w->nrun == w->caprun) {
 		w->caprun = w->caprun ? w->caprun * 2 : 16;
-		w->run = realloc(w->run, (size_t)w->caprun * sizeof *w->run);
+		w->run = queue_xrealloc(w->run, (size_t)w->caprun * sizeof *w->run);
 	}
 	w->run[w->nrun++] = r;
 }
@@ -768,8 +773,8 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 	} else if (!s.complete) {
 		a->outcome = QO_LOST;
 		snprintf(a->error, sizeof a->error,
-			 "its shim (pid %d) ended without recording how the command ended",
-			 a->shim_pid);
+		         "its shim (pid %d) ended without recording how the command ended",
+		         a->shim_pid);
 		/* A command still running without its shim must not run beside a retry. */
 		int pg = a->task_pgid;
 		if (pg > 0 && kill(-pg, 0) == 0 &&
@@ -777,7 +782,7 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 			kill(-pg, SIGKILL);
 			size_t l = strlen(a->error);
 			snprintf(a->error + l, sizeof a->error - l,
-				 "; its orphaned process group %d was killed", pg);
+			         "; its orphaned process group %d was killed", pg);
 		}
 	} else {
 		a->exit_ok = s.exit_ok;
@@ -793,7 +798,7 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 			a->outcome = QO_FAILED;
 		if (s.exec_errno)
 			snprintf(a->error, sizeof a->error, "cannot run the command: %s",
-				 strerror(s.exec_errno));
+			         strerror(s.exec_errno));
 		if (s.maxrss_kib > a->peak_rss_kib)
 			a->peak_rss_kib = s.maxrss_kib;
 	}
@@ -802,7 +807,7 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 		char how[64];
 		if (a->outcome == QO_DONE || a->outcome == QO_FAILED)
 			snprintf(how, sizeof how, a->signal ? "signal %d" : "exit %d",
-				 a->signal ? a->signal : a->exit_code);
+			         a->signal ? a->signal : a->exit_code);
 		else
 			snprintf(how, sizeof how, "%s", queue_outcome_name(a->outcome));
 		wlog("task %lld attempt %d ended: %s -> %s", (long long)a->task_id, a->n, how,
@@ -832,7 +837,7 @@ static void finish_run(worker *w, int i)
 	size_t used = 0;
 	for (int k = 0; k < r->ngpu; k++)
 		used += (size_t)snprintf(a.gpu_idx + used, sizeof a.gpu_idx - used, "%s%d",
-					 k ? "," : "", r->gidx[k]);
+		                         k ? "," : "", r->gidx[k]);
 	a.reserved_mib = r->reserved_mib;
 	a.per_gpu = r->per_gpu;
 	a.started = r->started;
@@ -865,7 +870,8 @@ static char **build_env(const char *env_json, char *const *extra, int nextra)
 	if (obj) {
 		const char *k;
 		json_t *v;
-		json_object_foreach(obj, k, v) {
+		json_object_foreach(obj, k, v)
+		{
 			size_t kl = strlen(k);
 			if (!json_is_string(v) || OVERRIDDEN(k, kl))
 				continue;
@@ -935,22 +941,22 @@ static int spawn_shim(worker *w, char **argv, char **envp, int *sock_out)
 }
 
 static void join_gpus(const worker *w, const int *pick, int n, char *idx, size_t idxlen,
-		      char *uuids, size_t uulen, char *visible, size_t vislen)
+                      char *uuids, size_t uulen, char *visible, size_t vislen)
 {
 	size_t a = 0, b = 0, c = 0;
 	idx[0] = uuids[0] = visible[0] = '\0';
 	for (int k = 0; k < n; k++) {
 		const wk_gpu *g = &w->snap->g[pick[k]];
 		a += (size_t)snprintf(idx + a, a < idxlen ? idxlen - a : 0, "%s%d", k ? "," : "",
-				      g->index);
+		                      g->index);
 		b += (size_t)snprintf(uuids + b, b < uulen ? uulen - b : 0, "%s%s", k ? "," : "",
-				      g->uuid);
+		                      g->uuid);
 		if (w->visible_index || !g->uuid[0])
 			c += (size_t)snprintf(visible + c, c < vislen ? vislen - c : 0, "%s%d",
-					      k ? "," : "", g->index);
+			                      k ? "," : "", g->index);
 		else
 			c += (size_t)snprintf(visible + c, c < vislen ? vislen - c : 0, "%s%s",
-					      k ? "," : "", g->uuid);
+			                      k ? "," : "", g->uuid);
 	}
 }
 
@@ -968,7 +974,7 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	snprintf(a.boot_id, sizeof a.boot_id, "%s", w->boot_id);
 	char visible[GPU_MAX * 100];
 	join_gpus(w, pick, n, a.gpu_idx, sizeof a.gpu_idx, a.gpu_uuids, sizeof a.gpu_uuids, visible,
-		  sizeof visible);
+	          sizeof visible);
 	a.reserved_mib = c->mem_mib;
 	a.per_gpu = per_gpu;
 	a.started = gw_wall_s();
@@ -992,17 +998,19 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 		struct tm tm;
 		localtime_r(&now, &tm);
 		strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-		int hl = snprintf(head, sizeof head,
-				  "=== gpuwhy task %lld attempt %d token %s start %s GPUs %s"
-				  " CUDA_VISIBLE_DEVICES=%s ===\n",
-				  (long long)c->id, a.n, a.token, ts, n ? a.gpu_idx : "none", visible);
+		int hl =
+		    snprintf(head, sizeof head,
+		             "=== gpuwhy task %lld attempt %d token %s start %s GPUs %s"
+		             " CUDA_VISIBLE_DEVICES=%s ===\n",
+		             (long long)c->id, a.n, a.token, ts, n ? a.gpu_idx : "none", visible);
 		if (write(logfd, head, (size_t)hl < sizeof head ? (size_t)hl : sizeof head - 1) < 0)
-			wlog("task %lld: cannot write its log: %s", (long long)c->id, strerror(errno));
+			wlog("task %lld: cannot write its log: %s", (long long)c->id,
+			     strerror(errno));
 		close(logfd);
 	}
 
 	char e_vis[GPU_MAX * 100 + 32], e_id[64], e_att[64], e_tok[80], e_q[PATH_MAX + 16],
-		e_gpus[300];
+	    e_gpus[300];
 	snprintf(e_vis, sizeof e_vis, "CUDA_VISIBLE_DEVICES=%s", visible);
 	snprintf(e_id, sizeof e_id, "GPUWHY_TASK_ID=%lld", (long long)c->id);
 	snprintf(e_att, sizeof e_att, "GPUWHY_ATTEMPT=%d", a.n);
@@ -1015,9 +1023,22 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	char s_timeout[32], s_grace[32];
 	snprintf(s_timeout, sizeof s_timeout, "%lld", (long long)t.spec.timeout_ms);
 	snprintf(s_grace, sizeof s_grace, "%lld", (long long)(w->grace_ns / 1000000));
-	const char *head[] = {w->self_exe, "queue", "_shim", "--sock", "3", "--status", statp,
-			      "--log", logp, "--cwd", t.spec.cwd ? t.spec.cwd : "/",
-			      "--timeout-ms", s_timeout, "--grace-ms", s_grace, "--"};
+	const char *head[] = {w->self_exe,
+	                      "queue",
+	                      "_shim",
+	                      "--sock",
+	                      "3",
+	                      "--status",
+	                      statp,
+	                      "--log",
+	                      logp,
+	                      "--cwd",
+	                      t.spec.cwd ? t.spec.cwd : "/",
+	                      "--timeout-ms",
+	                      s_timeout,
+	                      "--grace-ms",
+	                      s_grace,
+	                      "--"};
 	int nh = (int)(sizeof head / sizeof *head);
 	char **argv = calloc((size_t)(nh + t.spec.argc + 1), sizeof *argv);
 	for (int i = 0; i < nh; i++)
@@ -1137,7 +1158,8 @@ static void schedule(worker *w)
 	/* Candidates in batches: with a long queue and no room, only the head is read. */
 	for (int i = 0;; i++) {
 		if (i == nc) {
-			if (nc < WK_BATCH || seen >= WK_CANDIDATES || !room(w, view, nv, cpu_running))
+			if (nc < WK_BATCH || seen >= WK_CANDIDATES ||
+			    !room(w, view, nv, cpu_running))
 				break;
 			last = cand[nc - 1].id;
 			nc = queue_store_candidates(w->st, QB_LOCAL, last, cand, WK_BATCH);
@@ -1159,8 +1181,8 @@ static void schedule(worker *w)
 		}
 		if (c->gpus == 0) {
 			if (cpu_running >= w->cpu_slots) {
-				snprintf(reason, sizeof reason, "waiting for a CPU slot (%d in use)",
-					 cpu_running);
+				snprintf(reason, sizeof reason,
+				         "waiting for a CPU slot (%d in use)", cpu_running);
 				set_reason(w, c->id, reason, &reason_budget);
 				continue;
 			}
@@ -1169,25 +1191,28 @@ static void schedule(worker *w)
 			continue;
 		}
 		if (!w->snap->ok) {
-			set_reason(w, c->id, w->snap->seq ? w->snap->err : "waiting for the first GPU sample",
-				   &reason_budget);
+			set_reason(w, c->id,
+			           w->snap->seq ? w->snap->err : "waiting for the first GPU sample",
+			           &reason_budget);
 			continue;
 		}
 		int per_gpu = c->per_gpu > 0 ? c->per_gpu : w->per_gpu_default;
 		if (c->per_gpu_hint > 0 && c->per_gpu_hint < per_gpu)
 			per_gpu = c->per_gpu_hint;
 		queue_place_req req = {.gpus = c->gpus,
-				       .mem_mib = c->mem_mib,
-				       .per_gpu = per_gpu,
-				       .allow_foreign = c->allow_foreign || w->foreign_allow,
-				       .mode = w->mode};
+		                       .mem_mib = c->mem_mib,
+		                       .per_gpu = per_gpu,
+		                       .allow_foreign = c->allow_foreign || w->foreign_allow,
+		                       .mode = w->mode};
 		int usable = 0;
 		for (int k = 0; k < nv; k++)
 			usable += view[k].usable;
 		if (usable == 0) {
-			/* A subset that matches nothing or GPUs all lost: wait, do not fail work. */
-			set_reason(w, c->id, "no usable GPU in the queue's view (see gpuwhy queue gpus)",
-				   &reason_budget);
+			/* A subset that matches nothing or GPUs all lost: wait, do not fail work.
+			 */
+			set_reason(w, c->id,
+			           "no usable GPU in the queue's view (see gpuwhy queue gpus)",
+			           &reason_budget);
 			continue;
 		}
 		queue_place_result res;
@@ -1224,7 +1249,7 @@ static void schedule(worker *w)
 }
 
 int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, char *reason,
-			 size_t len, double *next_due)
+                         size_t len, double *next_due)
 {
 	if (c->not_before > now) {
 		if (*next_due == 0 || c->not_before < *next_due)
@@ -1241,15 +1266,16 @@ int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, 
 		int ds = queue_store_state_of(st, c->after_id);
 		if (ds < 0 || (queue_state_final((queue_state)ds) && ds != QS_DONE)) {
 			queue_store_dep_failed(st, c->id, c->after_id, (queue_state)ds);
-			wlog("task %lld failed: task %lld, which it waits for, %s%s", (long long)c->id,
-			     (long long)c->after_id, ds < 0 ? "does not exist" : "ended ",
+			wlog("task %lld failed: task %lld, which it waits for, %s%s",
+			     (long long)c->id, (long long)c->after_id,
+			     ds < 0 ? "does not exist" : "ended ",
 			     ds < 0 ? "" : queue_state_name((queue_state)ds));
 			queue_write_record(st, c->id);
 			return -1;
 		}
 		if (ds != QS_DONE) {
 			snprintf(reason, len, "waiting for task %lld (%s)", (long long)c->after_id,
-				 queue_state_name((queue_state)ds));
+			         queue_state_name((queue_state)ds));
 			return 0;
 		}
 	}
@@ -1306,7 +1332,8 @@ static void recover(worker *w)
 			r->reserved_mib = a->reserved_mib;
 			r->per_gpu = a->per_gpu > 0 ? a->per_gpu : 1;
 			r->started = a->started;
-			r->started_mono = gw_mono_ns() - (int64_t)((gw_wall_s() - a->started) * 1e9);
+			r->started_mono =
+			    gw_mono_ns() - (int64_t)((gw_wall_s() - a->started) * 1e9);
 			r->peak_gpu = a->peak_gpu_mib;
 			r->peak_rss = a->peak_rss_kib;
 			r->log_offset = a->log_offset;
@@ -1363,7 +1390,7 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 {
 	if (!self_exe)
 		return gw_error(GW_EXIT_ENV, "queue worker", "start one with gpuwhy queue worker",
-				"cannot find this program in /proc/self/exe to start a worker");
+		                "cannot find this program in /proc/self/exe to start a worker");
 	char path[PATH_MAX];
 	queue_path(dir, "spawn.lock", path, sizeof path);
 	int sl = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1402,8 +1429,8 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 			dup2(ready[1], 3);
 		close_range(4, ~0U, 0);
 		snprintf(fdbuf, sizeof fdbuf, "3");
-		char *argv[] = {(char *)self_exe, "queue", "--queue", (char *)dir, "worker",
-				"--ready-fd", fdbuf, "--idle-exit", "10m", NULL};
+		char *argv[] = {(char *)self_exe, "queue", "--queue",     (char *)dir, "worker",
+		                "--ready-fd",     fdbuf,   "--idle-exit", "10m",       NULL};
 		execv(self_exe, argv);
 		_exit(127);
 	}
@@ -1415,8 +1442,8 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 	char b;
 	if (pid < 0 || poll(&pf, 1, 10000) <= 0 || read(ready[0], &b, 1) != 1) {
 		if (queue_worker_pid(dir) == 0)
-			rc = gw_error(GW_EXIT_ENV, "queue worker", "see worker.log in the queue directory",
-				      "did not start");
+			rc = gw_error(GW_EXIT_ENV, "queue worker",
+			              "see worker.log in the queue directory", "did not start");
 	}
 	close(ready[0]);
 out:
@@ -1435,7 +1462,7 @@ static int take_lock(worker *w)
 	if (flock(w->lock, LOCK_EX | LOCK_NB) != 0) {
 		int pid = queue_worker_pid(w->dir);
 		return gw_error(GW_EXIT_ENV, "queue worker", "gpuwhy queue stop ends it",
-				"one already runs for %s (pid %d)", w->dir, pid);
+		                "one already runs for %s (pid %d)", w->dir, pid);
 	}
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
@@ -1510,8 +1537,10 @@ static void loop(worker *w, int64_t idle_exit_ns)
 			w->last_slurm = gw_mono_ns();
 		}
 		poked = false;
-		if (w->draining && w->nrun == 0 && (!w->slurm || queue_slurm_active(w->slurm) == 0)) {
-			wlog("drained: nothing runs; the worker stops (gpuwhy queue resume to go on)");
+		if (w->draining && w->nrun == 0 &&
+		    (!w->slurm || queue_slurm_active(w->slurm) == 0)) {
+			wlog("drained: nothing runs; the worker stops (gpuwhy queue resume to go "
+			     "on)");
 			break;
 		}
 		if (idle_exit_ns > 0) {
@@ -1528,7 +1557,7 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		int need = 2 + w->nrun;
 		if (need > capfds) {
 			capfds = need * 2;
-			fds = realloc(fds, (size_t)capfds * sizeof *fds);
+			fds = queue_xrealloc(fds, (size_t)capfds * sizeof *fds);
 		}
 		int nf = 0;
 		fds[nf++] = (struct pollfd){.fd = w->fifo, .events = POLLIN};
@@ -1566,13 +1595,15 @@ static void loop(worker *w, int64_t idle_exit_ns)
 				if (k < nf && (fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
 					char b;
 					ssize_t got = recv(run->sock, &b, 1, MSG_DONTWAIT);
-					ended = got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR);
+					ended = got == 0 ||
+					        (got < 0 && errno != EAGAIN && errno != EINTR);
 				}
 			} else {
 				ended = !queue_proc_alive(run->shim_pid, run->shim_start);
 			}
 			if (ended)
-				finish_run(w, r); /* capacity freed: the next pass schedules at once */
+				finish_run(w,
+				           r); /* capacity freed: the next pass schedules at once */
 		}
 	}
 	free(fds);
@@ -1655,7 +1686,8 @@ int queue_worker_run(const queue_worker_opts *o)
 	}
 	if (sampler_start(&w) != 0) {
 		worker_free(&w);
-		return gw_error(GW_EXIT_ENV, "queue worker", NULL, "cannot start the sampler thread");
+		return gw_error(GW_EXIT_ENV, "queue worker", NULL,
+		                "cannot start the sampler thread");
 	}
 	loop(&w, o->idle_exit_ns);
 	flush_peaks(&w);

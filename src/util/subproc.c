@@ -24,8 +24,12 @@ static void sink_add(sink *s, const char *p, size_t n)
 	if (s->len + n > s->max)
 		n = s->max > s->len ? s->max - s->len : 0;
 	if (s->len + n + 1 > s->cap) {
-		s->cap = (s->len + n + 1) * 2;
-		s->buf = realloc(s->buf, s->cap);
+		size_t cap = (s->len + n + 1) * 2;
+		char *b = realloc(s->buf, cap);
+		if (!b)
+			abort(); /* out of memory: nothing sane to do */
+		s->buf = b;
+		s->cap = cap;
 	}
 	memcpy(s->buf + s->len, p, n);
 	s->len += n;
@@ -33,7 +37,7 @@ static void sink_add(sink *s, const char *p, size_t n)
 }
 
 int gw_subproc_run(char *const argv[], char *const envp[], int64_t timeout_ns, size_t max_out,
-		   gw_subproc *r)
+                   gw_subproc *r)
 {
 	memset(r, 0, sizeof *r);
 	sink out = {.max = max_out}, err = {.max = max_out};

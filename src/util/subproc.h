@@ -7,14 +7,14 @@
 #include <stdint.h>
 
 typedef struct {
-	bool started;    /* the program could be run at all */
-	bool timed_out;  /* killed (SIGKILL to its process group) at the limit */
-	bool exited;     /* normal exit: exit_code is meaningful */
+	bool started;   /* the program could be run at all */
+	bool timed_out; /* killed (SIGKILL to its process group) at the limit */
+	bool exited;    /* normal exit: exit_code is meaningful */
 	int exit_code;
-	int signal;      /* killed by this signal, 0 when exited */
-	char *out;       /* stdout, NUL-terminated (at most max_out bytes kept) */
+	int signal; /* killed by this signal, 0 when exited */
+	char *out;  /* stdout, NUL-terminated (at most max_out bytes kept) */
 	size_t out_len;
-	char *err;       /* stderr, likewise */
+	char *err; /* stderr, likewise */
 	size_t err_len;
 } gw_subproc;
 
@@ -27,7 +27,7 @@ typedef struct {
  * functions before exec.
  */
 int gw_subproc_run(char *const argv[], char *const envp[], int64_t timeout_ns, size_t max_out,
-		   gw_subproc *r);
+                   gw_subproc *r);
 void gw_subproc_free(gw_subproc *r);
 
 #endif

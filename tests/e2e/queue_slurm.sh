@@ -176,6 +176,21 @@ q show 9 --json | json '(j["attempts"][0]["runs"], len(j["attempts"]))' | grep -
 	fail "duplicate run not recorded: $(q show 9)"
 q show 9 | grep -q "Slurm ran this attempt 2 times" || fail "no note of the second run: $(q show 9)"
 
+# --- the controller goes away for a while: its jobs are waited for, not called lost
+q add --gpus 1 -- sh -c 'echo up; sleep 8; echo still-here' >/dev/null   # 10
+until_true 30 sh -c "$GPUWHY queue log 10 | grep -qx up" || fail "job 10 never ran"
+until_true 10 sh -c "[ \"\$($GPUWHY queue show 10 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"task\"][\"state\"])')\" = running ]" ||
+	fail "task 10 is $(state 10) while its job runs"
+ctld=$(cat "$LAB/run/slurmctld.pid")
+kill "$ctld"
+until_true 20 sh -c "! kill -0 $ctld 2>/dev/null" || fail "slurmctld did not stop"
+until_true 20 grep -q "Slurm does not answer" "$GPUWHY_QUEUE/worker.log" || fail "worker did not notice"
+[ "$(state 10)" = running ] || fail "task 10 is $(state 10) while the controller is away"
+slurmctld || fail "slurmctld did not start again"
+wait_up "scontrol ping 2>/dev/null | grep -q UP" || fail "slurmctld not answering again"
+q wait 10 --timeout 90s || fail "task 10 after the controller came back: $(q show 10)"
+q log 10 | grep -qx still-here || fail "job 10 output"
+
 # --- a Slurm job on this machine using the simulated GPU: its peak GPU memory is recorded
 if sim_ok; then
 	(
@@ -191,13 +206,13 @@ if sim_ok; then
 fi
 
 # --- a time limit is reported as a timeout (Slurm enforces it coarsely: up to ~90 s)
-q add --gpus 1 --timeout 1m -- sleep 300 >/dev/null   # 10
-q wait 10 --timeout 240s && fail "time-limited job ended done"
-[ "$(state 10)" = timeout ] || fail "task 10 is $(state 10): $(q show 10)"
-[ "$(jobstate 10)" = TIMEOUT ] || fail "task 10 Slurm state $(jobstate 10)"
+q add --gpus 1 --timeout 1m -- sleep 300 >/dev/null   # 11
+q wait 11 --timeout 240s && fail "time-limited job ended done"
+[ "$(state 11)" = timeout ] || fail "task 11 is $(state 11): $(q show 11)"
+[ "$(jobstate 11)" = TIMEOUT ] || fail "task 11 Slurm state $(jobstate 11)"
 
 # --- a request Slurm can never satisfy fails with sbatch's words
-q add --gpus 5 -- true >/dev/null   # 11
-q wait 11 --timeout 60s && fail "impossible request ended done"
-q show 11 | grep -q "sbatch failed:.*not available" || fail "task 11: $(q show 11)"
+q add --gpus 5 -- true >/dev/null   # 12
+q wait 12 --timeout 60s && fail "impossible request ended done"
+q show 12 | grep -q "sbatch failed:.*not available" || fail "task 12: $(q show 12)"
 echo "queue_slurm: ok"

@@ -28,21 +28,24 @@ static void expect(const char *text, queue_oom_kind kind, const char *source, in
 static void test_pytorch(void **state)
 {
 	(void)state;
-	expect("step 3\nTraceback (most recent call last):\n  File \"train.py\", line 9\n"
-	       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
-	       "total capacity of 79.15 GiB of which 1.05 GiB is free.\n",
-	       QOOM_GPU, "pytorch", 2048);
+	expect(
+	    "step 3\nTraceback (most recent call last):\n  File \"train.py\", line 9\n"
+	    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+	    "total capacity of 79.15 GiB of which 1.05 GiB is free.\n",
+	    QOOM_GPU, "pytorch", 2048);
 	expect("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB "
 	       "total capacity; 9.71 GiB already allocated; 5.56 MiB free)\n",
 	       QOOM_GPU, "pytorch", 20);
 	expect("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB\n",
 	       QOOM_GPU, "pytorch", 512);
 	/* The simulated workload's message. */
-	expect("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.0 MiB. GPU 0 has a "
-	       "total capacity of 80.0 GiB of which 4.0 MiB is free.",
-	       QOOM_GPU, "pytorch", 20);
-	queue_oom_info o = scan("x\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1 "
-				"KiB\n");
+	expect(
+	    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.0 MiB. GPU 0 has a "
+	    "total capacity of 80.0 GiB of which 4.0 MiB is free.",
+	    QOOM_GPU, "pytorch", 20);
+	queue_oom_info o =
+	    scan("x\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1 "
+	         "KiB\n");
 	assert_non_null(strstr(o.line, "torch.OutOfMemoryError"));
 	assert_int_equal(o.tried_mib, 1);
 }
@@ -50,10 +53,11 @@ static void test_pytorch(void **state)
 static void test_tensorflow(void **state)
 {
 	(void)state;
-	expect("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
-	       "tensor with shape[8192,8192] and type float on /job:localhost/replica:0/task:0/"
-	       "device:GPU:0 by allocator GPU_0_bfc\n",
-	       QOOM_GPU, "tensorflow", -1);
+	expect(
+	    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+	    "tensor with shape[8192,8192] and type float on /job:localhost/replica:0/task:0/"
+	    "device:GPU:0 by allocator GPU_0_bfc\n",
+	    QOOM_GPU, "tensorflow", -1);
 	expect("W bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
 	       "256.00MiB (rounded to 268435456)\n",
 	       QOOM_GPU, "tensorflow", 256);
@@ -65,9 +69,10 @@ static void test_tensorflow(void **state)
 static void test_jax(void **state)
 {
 	(void)state;
-	expect("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
-	       "to allocate 17179869184 bytes.\n",
-	       QOOM_GPU, "jax", 16384);
+	expect(
+	    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+	    "to allocate 17179869184 bytes.\n",
+	    QOOM_GPU, "jax", 16384);
 	expect("XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.00GiB "
 	       "(2147483648B) on device ordinal 0\n",
 	       QOOM_GPU, "jax", 2048);
@@ -95,8 +100,8 @@ static void test_host(void **state)
 	       "tasks have been OOM Killed.\n",
 	       QOOM_HOST, "host", -1);
 	/* GPU evidence wins over host evidence. */
-	expect("MemoryError\nRuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB\n", QOOM_GPU,
-	       "pytorch", 1024);
+	expect("MemoryError\nRuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB\n",
+	       QOOM_GPU, "pytorch", 1024);
 }
 
 static void test_no_false_alarms(void **state)
@@ -117,9 +122,9 @@ static void test_no_false_alarms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pytorch),   cmocka_unit_test(test_tensorflow),
-		cmocka_unit_test(test_jax),       cmocka_unit_test(test_plain_cuda),
-		cmocka_unit_test(test_host),      cmocka_unit_test(test_no_false_alarms),
+	    cmocka_unit_test(test_pytorch), cmocka_unit_test(test_tensorflow),
+	    cmocka_unit_test(test_jax),     cmocka_unit_test(test_plain_cuda),
+	    cmocka_unit_test(test_host),    cmocka_unit_test(test_no_false_alarms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -208,14 +208,14 @@ static void test_reason_is_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reservations_count_before_allocation),
-		cmocka_unit_test(test_allocated_memory_is_not_counted_twice),
-		cmocka_unit_test(test_per_gpu_cap),
-		cmocka_unit_test(test_preference_order_and_spread),
-		cmocka_unit_test(test_multi_gpu),
-		cmocka_unit_test(test_foreign_processes),
-		cmocka_unit_test(test_nothing_fits),
-		cmocka_unit_test(test_reason_is_bounded),
+	    cmocka_unit_test(test_reservations_count_before_allocation),
+	    cmocka_unit_test(test_allocated_memory_is_not_counted_twice),
+	    cmocka_unit_test(test_per_gpu_cap),
+	    cmocka_unit_test(test_preference_order_and_spread),
+	    cmocka_unit_test(test_multi_gpu),
+	    cmocka_unit_test(test_foreign_processes),
+	    cmocka_unit_test(test_nothing_fits),
+	    cmocka_unit_test(test_reason_is_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,18 +11,18 @@
 static queue_retry_in failed(int exit_code, int used, int retries)
 {
 	queue_retry_in in = {
-		.outcome = QO_FAILED,
-		.exit_ok = true,
-		.exit_code = exit_code,
-		.oom = QOOM_NONE,
-		.tried_mib = -1,
-		.attempts_used = used,
-		.retries = retries,
-		.retry_delay_ms = 30000,
-		.mem_mib = -1,
-		.peak_gpu_mib = -1,
-		.largest_gpu_mib = 81920,
-		.per_gpu = 1,
+	    .outcome = QO_FAILED,
+	    .exit_ok = true,
+	    .exit_code = exit_code,
+	    .oom = QOOM_NONE,
+	    .tried_mib = -1,
+	    .attempts_used = used,
+	    .retries = retries,
+	    .retry_delay_ms = 30000,
+	    .mem_mib = -1,
+	    .peak_gpu_mib = -1,
+	    .largest_gpu_mib = 81920,
+	    .per_gpu = 1,
 	};
 	return in;
 }
@@ -182,12 +182,12 @@ static void test_transitions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_done_cancel_timeout),
-		cmocka_unit_test(test_budget_and_cooldown),
-		cmocka_unit_test(test_not_found_is_not_retried),
-		cmocka_unit_test(test_lost),
-		cmocka_unit_test(test_gpu_oom_gets_headroom),
-		cmocka_unit_test(test_transitions),
+	    cmocka_unit_test(test_done_cancel_timeout),
+	    cmocka_unit_test(test_budget_and_cooldown),
+	    cmocka_unit_test(test_not_found_is_not_retried),
+	    cmocka_unit_test(test_lost),
+	    cmocka_unit_test(test_gpu_oom_gets_headroom),
+	    cmocka_unit_test(test_transitions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

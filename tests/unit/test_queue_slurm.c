@@ -57,11 +57,12 @@ static void test_sbatch(void **state)
 	assert_string_equal(job, "123");
 	assert_true(queue_slurm_parse_sbatch("77;lab\n", job, sizeof job));
 	assert_string_equal(job, "77");
-	assert_true(queue_slurm_parse_sbatch("sbatch: warning: something\n4242\n", job, sizeof job));
+	assert_true(
+	    queue_slurm_parse_sbatch("sbatch: warning: something\n4242\n", job, sizeof job));
 	assert_string_equal(job, "4242");
 	assert_false(queue_slurm_parse_sbatch("", job, sizeof job));
 	assert_false(queue_slurm_parse_sbatch("sbatch: error: Batch job submission failed\n", job,
-					      sizeof job));
+	                                      sizeof job));
 	assert_false(queue_slurm_parse_sbatch("12abc\n", job, sizeof job));
 }
 
@@ -70,11 +71,12 @@ static void test_scontrol(void **state)
 	(void)state;
 	queue_slurm_job j;
 	const char *line =
-		"JobId=29 JobName=t1 UserId=root(0) GroupId=root(0) Priority=1 JobState=FAILED "
-		"Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 ExitCode=3:0 "
-		"RunTime=00:00:01 TimeLimit=UNLIMITED SubmitTime=2024-05-01T12:00:00 "
-		"StartTime=2024-05-01T12:00:01 EndTime=2024-05-01T12:00:02 NodeList=localhost "
-		"Nodes=localhost CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:1-2) WorkDir=/tmp\n";
+	    "JobId=29 JobName=t1 UserId=root(0) GroupId=root(0) Priority=1 JobState=FAILED "
+	    "Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 "
+	    "ExitCode=3:0 "
+	    "RunTime=00:00:01 TimeLimit=UNLIMITED SubmitTime=2024-05-01T12:00:00 "
+	    "StartTime=2024-05-01T12:00:01 EndTime=2024-05-01T12:00:02 NodeList=localhost "
+	    "Nodes=localhost CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:1-2) WorkDir=/tmp\n";
 	assert_true(queue_slurm_parse_scontrol(line, &j));
 	assert_string_equal(j.job_id, "29");
 	assert_string_equal(j.state, "FAILED");
@@ -88,8 +90,8 @@ static void test_scontrol(void **state)
 	assert_false(queue_slurm_parse_scontrol("JobId=3 NotJobState=RUNNING", &j));
 	assert_false(queue_slurm_parse_scontrol("slurm_load_jobs error: Invalid job id", &j));
 	assert_true(queue_slurm_parse_scontrol("JobId=4 JobState=TIMEOUT Reason=TimeLimit "
-					       "ExitCode=0:15 StartTime=Unknown EndTime=None",
-					       &j));
+	                                       "ExitCode=0:15 StartTime=Unknown EndTime=None",
+	                                       &j));
 	assert_int_equal(j.signal, 15);
 	assert_true(j.start == 0 && j.end == 0);
 }
@@ -98,11 +100,13 @@ static void test_sacct(void **state)
 {
 	(void)state;
 	queue_slurm_job j;
-	assert_true(queue_slurm_parse_sacct("1|FAILED|3:0|2024-05-01T12:00:01|2024-05-01T12:00:02", &j));
+	assert_true(
+	    queue_slurm_parse_sacct("1|FAILED|3:0|2024-05-01T12:00:01|2024-05-01T12:00:02", &j));
 	assert_string_equal(j.job_id, "1");
 	assert_string_equal(j.state, "FAILED");
 	assert_int_equal(j.exit_code, 3);
-	assert_true(queue_slurm_parse_sacct("2|CANCELLED by 0|0:0|Unknown|2024-05-01T12:00:09\n", &j));
+	assert_true(
+	    queue_slurm_parse_sacct("2|CANCELLED by 0|0:0|Unknown|2024-05-01T12:00:09\n", &j));
 	assert_string_equal(j.state, "CANCELLED");
 	assert_true(j.start == 0 && j.end > 0);
 	assert_false(queue_slurm_parse_sacct("", &j));
@@ -122,11 +126,11 @@ static void test_token_runs(void **state)
 {
 	(void)state;
 	const char *log = "=== gpuwhy task 3 attempt 1 token abc start 2024 host h slurm job 9 "
-			  "CUDA_VISIBLE_DEVICES=0 ===\nhello\n"
-			  "=== gpuwhy task 3 attempt 1 token abc start 2024 host h slurm job 9 "
-			  "CUDA_VISIBLE_DEVICES=1 ===\nhello\n"
-			  "=== gpuwhy task 3 attempt 2 token abd start ===\n"
-			  "the token abc start appears in output too\n";
+	                  "CUDA_VISIBLE_DEVICES=0 ===\nhello\n"
+	                  "=== gpuwhy task 3 attempt 1 token abc start 2024 host h slurm job 9 "
+	                  "CUDA_VISIBLE_DEVICES=1 ===\nhello\n"
+	                  "=== gpuwhy task 3 attempt 2 token abd start ===\n"
+	                  "the token abc start appears in output too\n";
 	assert_int_equal(queue_count_token_runs(log, strlen(log), "abc"), 2);
 	assert_int_equal(queue_count_token_runs(log, strlen(log), "abd"), 1);
 	assert_int_equal(queue_count_token_runs(log, strlen(log), "zzz"), 0);
@@ -148,10 +152,10 @@ static void test_shell_quote(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify), cmocka_unit_test(test_exitcode),
-		cmocka_unit_test(test_sbatch),   cmocka_unit_test(test_scontrol),
-		cmocka_unit_test(test_sacct),    cmocka_unit_test(test_token_runs),
-		cmocka_unit_test(test_shell_quote),
+	    cmocka_unit_test(test_classify),    cmocka_unit_test(test_exitcode),
+	    cmocka_unit_test(test_sbatch),      cmocka_unit_test(test_scontrol),
+	    cmocka_unit_test(test_sacct),       cmocka_unit_test(test_token_runs),
+	    cmocka_unit_test(test_shell_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,8 +56,8 @@ static void test_text(void **state)
 	(void)state;
 	queue_spec *s;
 	char err[512];
-	int n = parse("# shards\n\npython run.py --shard 0\n  python run.py --shard 1  \r\n", true, &s,
-		      err);
+	int n = parse("# shards\n\npython run.py --shard 0\n  python run.py --shard 1  \r\n", true,
+	              &s, err);
 	assert_int_equal(n, 2);
 	assert_int_equal(s[0].argc, 3);
 	assert_string_equal(s[0].argv[0], "sh");
@@ -80,13 +80,14 @@ static void test_jsonl(void **state)
 	(void)state;
 	queue_spec *s;
 	char err[512];
-	int n = parse("{\"cmd\": [\"python\", \"a.py\"], \"gpus\": 1, \"mem\": \"12G\", \"retries\": 3,"
-		      " \"retry_delay\": \"10s\", \"timeout\": 7200, \"name\": \"a\", \"per_gpu\": 2,"
-		      " \"env\": {\"X\": \"1\"}, \"backend\": \"slurm\", \"slurm_args\": [\"-p\", \"gpu\"]}\n"
-		      "\n"
-		      "{\"cmd\": \"echo hi | tr a-z A-Z\", \"mem\": 2048, \"cwd\": \"sub\","
-		      " \"allow_foreign\": true, \"after\": 4, \"host_mem\": \"1G\"}\n",
-		      false, &s, err);
+	int n = parse(
+	    "{\"cmd\": [\"python\", \"a.py\"], \"gpus\": 1, \"mem\": \"12G\", \"retries\": 3,"
+	    " \"retry_delay\": \"10s\", \"timeout\": 7200, \"name\": \"a\", \"per_gpu\": 2,"
+	    " \"env\": {\"X\": \"1\"}, \"backend\": \"slurm\", \"slurm_args\": [\"-p\", \"gpu\"]}\n"
+	    "\n"
+	    "{\"cmd\": \"echo hi | tr a-z A-Z\", \"mem\": 2048, \"cwd\": \"sub\","
+	    " \"allow_foreign\": true, \"after\": 4, \"host_mem\": \"1G\"}\n",
+	    false, &s, err);
 	assert_int_equal(n, 2);
 	assert_int_equal(s[0].argc, 2);
 	assert_string_equal(s[0].argv[1], "a.py");
@@ -121,9 +122,8 @@ static void test_errors_name_the_line(void **state)
 	(void)state;
 	queue_spec *s;
 	char err[512];
-	assert_int_equal(parse("{\"cmd\": \"a\"}\n{\"cmd\": \"b\", \"gpus\": \"two\"}\n", false, &s,
-			       err),
-			 -1);
+	assert_int_equal(
+	    parse("{\"cmd\": \"a\"}\n{\"cmd\": \"b\", \"gpus\": \"two\"}\n", false, &s, err), -1);
 	assert_non_null(strstr(err, "line 2"));
 	assert_non_null(strstr(err, "'gpus' must be an integer"));
 	assert_int_equal(parse("{\"cmd\": \"a\", \"retires\": 3}\n", false, &s, err), -1);
@@ -178,16 +178,18 @@ static void test_batch_config_shape(void **state)
 	touch("outputs/b.png");
 	queue_spec *s;
 	char err[512];
-	/* The seed's shape: input/output dirs, retry settings, a record file; batch_size is used. */
-	const char *cfg = "{\n  \"cmd\": \"python infer.py --bs {batch_size} {input} {output}\",\n"
-			  "  \"input_dir\": \"./inputs\", \"output_dir\": \"./outputs\",\n"
-			  "  \"pattern\": \"*.png\", \"batch_size\": 1, \"max_retries\": 3,\n"
-			  "  \"retry_interval_seconds\": 10, \"log_file\": \"./logs/batch.log\"\n}\n";
+	/* The seed's shape: input/output dirs, retry settings, a record file; batch_size is used.
+	 */
+	const char *cfg =
+	    "{\n  \"cmd\": \"python infer.py --bs {batch_size} {input} {output}\",\n"
+	    "  \"input_dir\": \"./inputs\", \"output_dir\": \"./outputs\",\n"
+	    "  \"pattern\": \"*.png\", \"batch_size\": 1, \"max_retries\": 3,\n"
+	    "  \"retry_interval_seconds\": 10, \"log_file\": \"./logs/batch.log\"\n}\n";
 	int n = parse(cfg, false, &s, err);
 	assert_int_equal(n, 2);
 	char want[600];
 	snprintf(want, sizeof want, "python infer.py --bs 1 %s/inputs/a.png %s/outputs/a.png", dir,
-		 dir);
+	         dir);
 	assert_string_equal(s[0].argv[2], want);
 	assert_string_equal(s[0].name, "a.png");
 	assert_int_equal(s[0].retries, 3);
@@ -200,24 +202,26 @@ static void test_batch_config_shape(void **state)
 	assert_string_equal(s[1].record_file, want);
 	free_specs(s, n);
 	/* Rerun with skip_existing: b.png has its output already. */
-	const char *again = "{\"cmd\": [\"conv\", \"{input}\", \"{stem}.jpg\"], \"input_dir\": \"inputs\","
-			    " \"output_dir\": \"outputs\", \"pattern\": \"*.png\","
-			    " \"skip_existing\": true}";
+	const char *again =
+	    "{\"cmd\": [\"conv\", \"{input}\", \"{stem}.jpg\"], \"input_dir\": \"inputs\","
+	    " \"output_dir\": \"outputs\", \"pattern\": \"*.png\","
+	    " \"skip_existing\": true}";
 	n = parse(again, false, &s, err);
 	assert_int_equal(n, 1);
 	assert_string_equal(s[0].argv[2], "a.jpg");
 	free_specs(s, n);
 	/* Quoting: names with spaces or quotes stay one word for sh -c. */
 	touch("inputs/it's here.png");
-	n = parse("{\"cmd\": \"cat {input}\", \"input_dir\": \"inputs\", \"pattern\": \"it*\"}", false,
-		  &s, err);
+	n = parse("{\"cmd\": \"cat {input}\", \"input_dir\": \"inputs\", \"pattern\": \"it*\"}",
+	          false, &s, err);
 	assert_int_equal(n, 1);
 	assert_non_null(strstr(s[0].argv[2], "'\\''s here.png'"));
 	free_specs(s, n);
 	/* An extra key that cmd does not use is a typo, not a placeholder. */
-	assert_int_equal(parse("{\"cmd\": \"x {input}\", \"input_dir\": \"inputs\", \"batch_sise\": 2}",
-			       false, &s, err),
-			 -1);
+	assert_int_equal(
+	    parse("{\"cmd\": \"x {input}\", \"input_dir\": \"inputs\", \"batch_sise\": 2}", false,
+	          &s, err),
+	    -1);
 	assert_non_null(strstr(err, "'batch_sise'"));
 	assert_int_equal(parse("{\"cmd\": \"x\", \"input_dir\": \"missing\"}", false, &s, err), -1);
 	assert_non_null(strstr(err, "input_dir"));
@@ -226,11 +230,11 @@ static void test_batch_config_shape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_text, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_jsonl, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_errors_name_the_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_array, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_batch_config_shape, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_text, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_jsonl, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_errors_name_the_line, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_array, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_config_shape, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,12 +249,14 @@ static void test_dependencies_and_fail_now(void **state)
 	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 2);
 	char reason[200];
 	double due = 0;
-	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due), 0);
+	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due),
+	                 0);
 	assert_non_null(strstr(reason, "waiting for task"));
 	int result;
 	queue_attempt act;
 	queue_store_cancel(st, a, &result, &act);
-	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due), -1);
+	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due),
+	                 -1);
 	queue_task t;
 	assert_int_equal(queue_store_get(st, b, &t), 0);
 	assert_int_equal(t.state, QS_FAILED);
@@ -266,7 +268,8 @@ static void test_dependencies_and_fail_now(void **state)
 	/* Cooldown: not yet, and the worker learns when to look again. */
 	queue_candidate cool = {.id = z, .not_before = gw_wall_s() + 60};
 	due = 0;
-	assert_int_equal(queue_candidate_gate(st, &cool, gw_wall_s(), reason, sizeof reason, &due), 0);
+	assert_int_equal(queue_candidate_gate(st, &cool, gw_wall_s(), reason, sizeof reason, &due),
+	                 0);
 	assert_true(due == cool.not_before);
 	assert_non_null(strstr(reason, "cooldown"));
 }
@@ -287,10 +290,18 @@ static void test_config_and_view(void **state)
 	assert_true(queue_config_check("gpus", "2,GPU-8f2a,0", err, sizeof err));
 	assert_false(queue_config_check("sample-interval", "1ms", err, sizeof err));
 	assert_false(queue_config_check("nonsense", "1", err, sizeof err));
-	queue_gpu_row rows[2] = {{.index = 0, .total_mib = 81920, .free_mib = 1000,
-				  .pending_mib = 2000, .avail_mib = -1000, .ntasks = 2, .cap = 4},
-				 {.index = 1, .total_mib = -1, .free_mib = -1, .pending_mib = -1,
-				  .avail_mib = INT64_MIN}};
+	queue_gpu_row rows[2] = {{.index = 0,
+	                          .total_mib = 81920,
+	                          .free_mib = 1000,
+	                          .pending_mib = 2000,
+	                          .avail_mib = -1000,
+	                          .ntasks = 2,
+	                          .cap = 4},
+	                         {.index = 1,
+	                          .total_mib = -1,
+	                          .free_mib = -1,
+	                          .pending_mib = -1,
+	                          .avail_mib = INT64_MIN}};
 	snprintf(rows[0].state, sizeof rows[0].state, "ok");
 	snprintf(rows[1].state, sizeof rows[1].state, "excluded");
 	assert_int_equal(queue_store_gpu_view_put(st, rows, 2, 123.5), 0);
@@ -375,13 +386,13 @@ static void test_concurrent_adds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_life_cycle_with_retries, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_started_does_not_count, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cancel_and_retry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dependencies_and_fail_now, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_config_and_view, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_clean_keeps_what_others_wait_for, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_life_cycle_with_retries, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_started_does_not_count, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cancel_and_retry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dependencies_and_fail_now, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_config_and_view, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_clean_keeps_what_others_wait_for, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
