@@ -51,6 +51,8 @@ typedef struct {
 	uint8_t cache_ok[GM__COUNT];
 	int64_t slow_t;
 	pthread_mutex_t slow_mu; /* one slow refresh at a time */
+	bool xid_ok;		 /* registered for Xid events */
+	unsigned long long xid_last; /* 0 until an Xid is seen */
 } gpu_dev;
 
 struct gpu_ctx {
@@ -66,6 +68,7 @@ struct gpu_ctx {
 	int64_t opened_ns;
 	int64_t slow_period_ns;
 	nvmlGpmMetricsGet_t *gpm_req;
+	nvmlEventSet_t xid_set; /* Xid events of every selected GPU, NULL when unsupported */
 	pthread_t slow_thread;
 	bool slow_running;
 	pthread_mutex_t stop_mu;
@@ -639,6 +642,27 @@ static void rd_gpm(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 				set(o, gpm_map[k].id, d->gpm_v[k]);
 }
 
+/*
+ * Xid errors arrive as NVML events on one set shared by all GPUs: drain it
+ * without waiting (timeout 0) and keep the last Xid of each GPU, the value
+ * dcgm-exporter publishes. 0 means none seen since gpuwhy started.
+ */
+static void rd_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	if (!d->xid_ok)
+		return;
+	nvmlEventData_t ev;
+	for (int k = 0; k < 64 && c->api.nvmlEventSetWait_v2(c->xid_set, &ev, 0) == NVML_SUCCESS;
+	     k++) {
+		if (!(ev.eventType & nvmlEventTypeXidCriticalError))
+			continue;
+		for (int i = 0; i < c->n; i++)
+			if (c->dev[i].h == ev.device)
+				c->dev[i].xid_last = ev.eventData;
+	}
+	set(o, GM_XID_LAST, (double)d->xid_last);
+}
+
 static const reader_fn readers[R__COUNT] = {
 	[R_IDENTITY] = rd_identity,
 	[R_MODES] = rd_modes,
@@ -667,6 +691,7 @@ static const reader_fn readers[R__COUNT] = {
 	[R_RETIRED] = rd_retired,
 	[R_REMAP] = rd_remap,
 	[R_GPM] = rd_gpm,
+	[R_XID] = rd_xid,
 };
 
 /* Run every reader of one kind into o, stopping once the GPU is lost. */
@@ -773,6 +798,29 @@ static void read_static(gpu_ctx *c, gpu_dev *d, unsigned index)
 }
 
 /* ---- open / close ---- */
+
+static void register_xid(gpu_ctx *c)
+{
+	if (!c->api.nvmlEventSetCreate || !c->api.nvmlDeviceRegisterEvents ||
+	    !c->api.nvmlEventSetWait_v2 || !c->api.nvmlEventSetFree ||
+	    c->api.nvmlEventSetCreate(&c->xid_set) != NVML_SUCCESS) {
+		c->xid_set = NULL;
+		return;
+	}
+	bool any = false;
+	for (int k = 0; k < c->n; k++) {
+		gpu_dev *d = &c->dev[k];
+		if (d->lost)
+			continue;
+		d->xid_ok = c->api.nvmlDeviceRegisterEvents(d->h, nvmlEventTypeXidCriticalError,
+							  c->xid_set) == NVML_SUCCESS;
+		any |= d->xid_ok;
+	}
+	if (!any) {
+		c->api.nvmlEventSetFree(c->xid_set);
+		c->xid_set = NULL;
+	}
+}
 
 static int load_library(gpu_ctx *c, const gpu_open_opts *o)
 {
@@ -991,6 +1039,7 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 			}
 		}
 	}
+	register_xid(c);
 	c->opened_ns = gw_mono_ns();
 	*out = c;
 	return 0;
@@ -1016,6 +1065,8 @@ void gpu_close(gpu_ctx *c)
 		pthread_mutex_destroy(&d->mu);
 		pthread_mutex_destroy(&d->slow_mu);
 	}
+	if (c->xid_set)
+		c->api.nvmlEventSetFree(c->xid_set);
 	if (c->api.nvmlShutdown)
 		c->api.nvmlShutdown();
 	if (c->lib)
@@ -1106,6 +1157,8 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 		memset(o->ok, 0, sizeof o->ok);
 		o->lost = true;
 		set(o, GM_INDEX, d->st.index);
+		/* The Xid that came with the loss (79: fallen off the bus) is still news. */
+		rd_xid(c, d, o);
 		for (int k = 0; k < GM__COUNT; k++)
 			if (gpu_metrics[k].fmt == GMF_STR && gpu_metric_text(c, i, (gpu_metric_id)k))
 				o->ok[k] = 1;

@@ -80,6 +80,14 @@ out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim "$T/lost3.json" query --query-gpu=index,
 assert_eq "$(echo "$out" | grep -c ', 81559$')" 7 "seven GPUs still sampled"
 assert_eq "$(echo "$out" | sed -n 4p)" "3, [N/A]" "GPU 3 lost"
 
+# Xid errors come as NVML events: 0 until one is seen, then the last one (79 when GPU 3
+# falls off the bus 2 s into its scenario); the other GPUs stay at 0
+GPUWHY_SIM_STATE="$T/xidstate" "$GPUWHY" --sim "$T/lost3.json" query --query-gpu=index,xid.last \
+	--format=csv,noheader -lms 500 --count 8 >"$T/xid.csv"
+assert_eq "$(head -8 "$T/xid.csv" | cut -d, -f2 | sort -u | tr -d ' ' | paste -sd' ')" "0" "no Xid at first"
+assert_eq "$(tail -8 "$T/xid.csv" | sed -n 4p)" "3, 79" "Xid 79 of the lost GPU"
+assert_eq "$(tail -8 "$T/xid.csv" | sed -n 1p)" "0, 0" "no Xid on a healthy GPU"
+
 # JSON: numbers as numbers, absent as null, booleans for Enabled/Active
 js=$("$GPUWHY" --sim h100x1 query --query-gpu=index,power.draw,fan.speed,persistence_mode,pstate --format=json)
 python3 -c 'import json,sys; g=json.loads(sys.argv[1])["gpus"][0]; assert g["index"]==0 and isinstance(g["power.draw"],(int,float)) and g["fan.speed"] is None and g["persistence_mode"] is True and g["pstate"]=="P0", g' "$js" || fail "query json"

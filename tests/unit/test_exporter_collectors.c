@@ -42,13 +42,14 @@ static void test_dcgm_layout(void **state)
 	exp_collectors c;
 	char unknown[256], err[256];
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
-	assert_string_equal(unknown, "DCGM_FI_DEV_XID_ERRORS, DCGM_FI_DEV_VGPU_LICENSE_STATUS");
-	assert_int_equal(c.n, 5);
+	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
+	assert_int_equal(c.n, 6);
 	assert_int_equal(c.order[0], GM_CLK_SM);
 	assert_int_equal(c.order[1], GM_CLK_MEM);
 	assert_int_equal(c.order[2], GM_POWER_DRAW);
 	assert_int_equal(c.order[3], GM_ENERGY);
-	assert_int_equal(c.order[4], GM_GPM_TENSOR_ACTIVE);
+	assert_int_equal(c.order[4], GM_XID_LAST);
+	assert_int_equal(c.order[5], GM_GPM_TENSOR_ACTIVE);
 	assert_int_equal(c.type[GM_POWER_DRAW], EXP_GAUGE);
 	assert_int_equal(c.type[GM_ENERGY], EXP_COUNTER);
 	assert_string_equal(c.help[GM_POWER_DRAW], "Power draw (in W).");

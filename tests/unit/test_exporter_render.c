@@ -232,13 +232,13 @@ static void test_collectors_limit_order_help_labels(void **state)
 	                   "DCGM_FI_DEV_POWER_USAGE, gauge, Power now (W).\n"
 	                   "DCGM_FI_DEV_GPU_UTIL, counter, \n"
 	                   "DCGM_FI_DEV_SERIAL, label, Serial\n"
-	                   "DCGM_FI_DEV_XID_ERRORS, gauge, not ours\n";
+	                   "DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, not ours\n";
 	exp_collectors c;
 	char unknown[128], err[128];
 	assert_int_equal(
 	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
 	    0);
-	assert_string_equal(unknown, "DCGM_FI_DEV_XID_ERRORS");
+	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
 	exp_snapshot *s = two_gpus();
 	exp_render_opts o = opts_default();
 	o.collectors = &c;
