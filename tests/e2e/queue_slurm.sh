@@ -67,12 +67,16 @@ EOF
 for i in 0 1 2 3; do ln -sf /dev/null "$LAB/dev/nvidia$i"; done
 export SLURM_CONF=$LAB/etc/slurm.conf
 
+# The daemons by their PID files: SIGTERM, then SIGKILL after 5 s.
 lab_down() {
 	local f pid
 	for f in "$LAB/run/slurmd-localhost.pid" "$LAB/run/slurmctld.pid" "$LAB/munge/munged.pid"; do
 		pid=$(cat "$f" 2>/dev/null) || continue
+		# only if that PID is still one of our daemons (a stale file's PID may be reused)
+		tr '\0' ' ' 2>/dev/null </proc/"$pid"/cmdline | grep -qE "slurm|munged" || continue
 		kill "$pid" 2>/dev/null || continue
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
 	done
 }
 # On exit: the queue first (its worker talks to Slurm), then Slurm, then the
@@ -82,7 +86,8 @@ cleanup_and_lab() {
 	for d in "$T"/q*; do
 		[ -d "$d" ] && GPUWHY_QUEUE=$d "$GPUWHY" queue stop >/dev/null 2>&1
 	done
-	scancel --user=root >/dev/null 2>&1 || true
+	# (bounded: scancel keeps trying a controller that is down)
+	timeout 10 scancel --user=root >/dev/null 2>&1 || true
 	lab_down
 	(exit $rc)
 	cleanup
@@ -184,6 +189,7 @@ until_true 10 sh -c "[ \"\$($GPUWHY queue show 10 --json | python3 -c 'import js
 ctld=$(cat "$LAB/run/slurmctld.pid")
 kill "$ctld"
 until_true 20 sh -c "! kill -0 $ctld 2>/dev/null" || fail "slurmctld did not stop"
+rm -f "$LAB/run/slurmctld.pid"
 until_true 20 grep -q "Slurm does not answer" "$GPUWHY_QUEUE/worker.log" || fail "worker did not notice"
 [ "$(state 10)" = running ] || fail "task 10 is $(state 10) while the controller is away"
 slurmctld || fail "slurmctld did not start again"
