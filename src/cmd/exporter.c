@@ -200,6 +200,28 @@ static void raise_fd_limit(unsigned max_connections)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/*
+ * Block until SIGINT or SIGTERM. SIGHUP (a closed terminal, or a service
+ * manager's "reload") does not stop the exporter. The options and the
+ * --collectors file are read once at start and the series families of a
+ * running exporter stay fixed, so it is ignored with one line saying so.
+ */
+static void wait_for_stop(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&set, &sig) != 0 || sig != SIGHUP)
+			return;
+		fprintf(stderr, "gpuwhy exporter: SIGHUP ignored (options and --collectors "
+		                "are read at start; restart to change them)\n");
+	}
+}
+
 static int serve(const exporter_args *a, const exp_collectors *collectors, const gw_global *g)
 {
 	gpu_ctx *gpu;
@@ -237,12 +259,7 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 		    "gpuwhy exporter: serving http://%s%s%s:%d/metrics (%d GPU%s, every %.3gs)\n",
 		    ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "", exp_server_port(server),
 		    gpu_count(gpu), gpu_count(gpu) == 1 ? "" : "s", (double)a->interval_ns / 1e9);
-		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGTERM);
-		int sig;
-		sigwait(&set, &sig);
+		wait_for_stop();
 	}
 	exp_server_stop(server);
 	exp_sampler_stop(sampler);
@@ -273,6 +290,7 @@ int cmd_exporter(int argc, char **argv, const gw_global *g)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit(a.server.max_connections);

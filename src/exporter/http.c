@@ -368,13 +368,44 @@ static enum MHD_Result send_index(exp_server *s, struct MHD_Connection *c)
 	return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8", html);
 }
 
+/* Whether the request announces a body (any Content-Length but 0, or any Transfer-Encoding). */
+static bool request_has_body(struct MHD_Connection *c)
+{
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return true;
+	const char *cl =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (!cl)
+		return false;
+	bool zero = false;
+	while (*cl == ' ' || *cl == '\t')
+		cl++;
+	for (; *cl == '0'; cl++)
+		zero = true;
+	while (*cl == ' ' || *cl == '\t')
+		cl++;
+	return !zero || *cl != '\0';
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
 	exp_server *s = cls;
-	/* Answer at once, before any body: MHD then closes the connection
-	 * instead of reading an upload nobody asked for. */
+	/*
+	 * MHD closes the connection after any response queued on the first call,
+	 * which comes before it knows the request is complete. A request without
+	 * a body is answered on the second call, so the connection stays open for
+	 * the next (keep-alive, pipelining); one announcing a body is answered at
+	 * once, and MHD closes the connection instead of reading an upload nobody
+	 * asked for.
+	 */
+	static int seen_marker;
+	if (!*con_cls && !request_has_body(c)) {
+		*con_cls = &seen_marker;
+		return MHD_YES;
+	}
+	*upload_data_size = 0;
 	switch (exp_route_request(method, url)) {
 	case EXP_ROUTE_INDEX:
 		return send_index(s, c);

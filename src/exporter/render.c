@@ -78,7 +78,9 @@ static void value_int(exp_buf *b, double v)
 static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
 {
 	const gpu_values *x = &g->vals;
-	if (x->lost)
+	/* A lost GPU keeps only its last Xid: the 79 that explains the loss is what
+	 * alerting rules on DCGM_FI_DEV_XID_ERRORS look for. */
+	if (x->lost && id != GM_XID_LAST)
 		return false;
 	gpu_metric_fmt f = gpu_metrics[id].fmt;
 	*is_int = f == GMF_INT || f == GMF_YESNO;
