@@ -39,44 +39,52 @@ static void usage(FILE *out)
 int cmd_record(int argc, char **argv, const gw_global *g)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},   {"interval", required_argument, NULL, 'i'},
-		{"duration", required_argument, NULL, 'd'}, {"pid", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0}};
+	    {"output", required_argument, NULL, 'o'},   {"interval", required_argument, NULL, 'i'},
+	    {"duration", required_argument, NULL, 'd'}, {"pid", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
 	const char *out = NULL;
 	int64_t interval = 1000000000LL, duration = 0;
 	long long pid = 0;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "o:i:d:p:h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'o': out = optarg; break;
+		case 'o':
+			out = optarg;
+			break;
 		case 'i':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &interval) ||
 			    interval < 10000000LL || interval > 3600000000000LL)
-				return gw_error(GW_EXIT_USAGE, "--interval", "e.g. 1s, 500ms, 100ms",
-						"invalid interval '%s' (10ms to 1h)", optarg);
+				return gw_error(GW_EXIT_USAGE, "--interval",
+				                "e.g. 1s, 500ms, 100ms",
+				                "invalid interval '%s' (10ms to 1h)", optarg);
 			break;
 		case 'd':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &duration) || duration <= 0)
 				return gw_error(GW_EXIT_USAGE, "--duration", "e.g. 30s, 10m, 2h",
-						"invalid duration '%s'", optarg);
+				                "invalid duration '%s'", optarg);
 			break;
 		case 'p':
 			if (!gw_parse_int(optarg, 1, 4194304, &pid))
-				return gw_error(GW_EXIT_USAGE, "--pid", "a process id", "invalid PID '%s'",
-						optarg);
+				return gw_error(GW_EXIT_USAGE, "--pid", "a process id",
+				                "invalid PID '%s'", optarg);
 			break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (!out)
 		return gw_error(GW_EXIT_USAGE, "record", "gpuwhy record -o run.gpuwhy",
-				"no output file given (-o)");
+		                "no output file given (-o)");
 	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "to record a command use gpuwhy run -- CMD",
-				"unexpected argument");
+		return gw_error(GW_EXIT_USAGE, argv[optind],
+		                "to record a command use gpuwhy run -- CMD", "unexpected argument");
 	if (pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		return gw_error(GW_EXIT_USAGE, "--pid", "check the PID with ps", "no process %lld", pid);
+		return gw_error(GW_EXIT_USAGE, "--pid", "check the PID with ps", "no process %lld",
+		                pid);
 	gpu_ctx *gc = NULL;
 	gpu_open_opts go = {.gpus = g->gpus};
 	if (gpu_open(&go, &gc) != 0) {
@@ -98,7 +106,7 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 		recorder_follow(r, (int)pid);
 	recorder_start(r);
 	fprintf(stderr, "gpuwhy: recording to %s every %.3g s; Ctrl-C stops\n", out,
-		(double)interval / 1e9);
+	        (double)interval / 1e9);
 	int64_t t0 = gw_mono_ns();
 	while (!record_stop) {
 		gw_sleep_ns(50000000LL);
@@ -109,8 +117,8 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 			break;
 		}
 	}
-	long n = recorder_samples(r);
-	rc = recorder_finish(r, -1) ? GW_EXIT_ENV : GW_EXIT_OK;
+	long n;
+	rc = recorder_finish_stored(r, -1, &n) ? GW_EXIT_ENV : GW_EXIT_OK;
 	fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, out);
 	gpu_close(gc);
 	return rc;

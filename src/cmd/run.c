@@ -24,22 +24,26 @@
 #define RUN_LINE_MAX 65536
 
 static volatile sig_atomic_t run_child_pid;
-static volatile sig_atomic_t run_got_sigint;
 
-static void forward_signal(int sig)
+/*
+ * Forward INT, TERM and HUP to the command. A Ctrl-C typed at the terminal
+ * (si_code SI_KERNEL) already reached the command through its process group,
+ * so only a signal sent by a process (kill -INT, a scheduler) is passed on:
+ * the command sees each interrupt once.
+ */
+static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
-	/* Ctrl-C already reaches the child through the terminal's process group. */
-	if (sig == SIGINT) {
-		run_got_sigint = 1;
+	(void)uctx;
+	if (sig == SIGINT && si && si->si_code == SI_KERNEL)
 		return;
-	}
 	if (run_child_pid > 0)
 		kill((pid_t)run_child_pid, sig);
 }
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary] -- CMD [ARGS...]\n"
+	fputs("usage: gpuwhy run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary] -- "
+	      "CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the host\n"
 	      "and CMD's whole process tree into FILE (default run.gpuwhy) while it runs,\n"
@@ -252,30 +256,43 @@ typedef struct {
 
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},     {"interval", required_argument, NULL, 'i'},
-		{"step-regex", required_argument, NULL, 'r'}, {"no-summary", no_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"interval", required_argument, NULL, 'i'},
+	                                     {"step-regex", required_argument, NULL, 'r'},
+	                                     {"no-summary", no_argument, NULL, 'S'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "+o:i:h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'o': o->out = optarg; break;
+		case 'o':
+			o->out = optarg;
+			break;
 		case 'i':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->interval_ns) ||
 			    o->interval_ns < 10000000LL || o->interval_ns > 3600000000000LL)
-				return gw_error(GW_EXIT_USAGE, "--interval", "e.g. 1s, 500ms, 100ms",
-						"invalid interval '%s' (10ms to 1h)", optarg);
+				return gw_error(GW_EXIT_USAGE, "--interval",
+				                "e.g. 1s, 500ms, 100ms",
+				                "invalid interval '%s' (10ms to 1h)", optarg);
 			break;
-		case 'r': o->step_re = optarg; break;
-		case 'S': o->summary = false; break;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'r':
+			o->step_re = optarg;
+			break;
+		case 'S':
+			o->summary = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
 		return gw_error(GW_EXIT_USAGE, "run", "gpuwhy run -- python train.py",
-				"no command given");
+		                "no command given");
 	}
 	return 0;
 }
@@ -291,8 +308,8 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 	run_ctx rx = {0};
 	rx.steps = steps_matcher_new(o.step_re, err, sizeof err);
 	if (!rx.steps)
-		return gw_error(GW_EXIT_USAGE, "--step-regex", "a POSIX extended regular expression",
-				"%s", err);
+		return gw_error(GW_EXIT_USAGE, "--step-regex",
+		                "a POSIX extended regular expression", "%s", err);
 	rx.fd_steps = steps_matcher_new("^step[[:space:]]*([0-9]*)", err, sizeof err);
 	gpu_ctx *gc = NULL;
 	gpu_open_opts go = {.gpus = g->gpus};
@@ -301,7 +318,8 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		fprintf(stderr, "gpuwhy: run: recording the host side only\n");
 	}
 	char *cmdline = join_argv(cmd);
-	recorder_opts ro = {.path = o.out, .interval_ns = o.interval_ns, .gpu = gc, .command = cmdline};
+	recorder_opts ro = {
+	    .path = o.out, .interval_ns = o.interval_ns, .gpu = gc, .command = cmdline};
 	if ((rc = recorder_open(&ro, &rx.rec)) != 0) {
 		free(cmdline);
 		steps_matcher_free(rx.steps);
@@ -316,7 +334,7 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		return GW_EXIT_ENV;
 	}
 	fcntl(step_p[0], F_SETFD, FD_CLOEXEC);
-	struct sigaction sa = {.sa_handler = forward_signal};
+	struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -328,8 +346,8 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 	close(step_p[1]);
 	int status;
 	if (pid < 0 || exec_errno) {
-		gw_error(GW_EXIT_ENV, cmd[0], "check the command name and PATH", "cannot execute: %s",
-			 strerror(exec_errno ? exec_errno : errno));
+		gw_error(GW_EXIT_ENV, cmd[0], "check the command name and PATH",
+		         "cannot execute: %s", strerror(exec_errno ? exec_errno : errno));
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
 		close(out_p[0]);
@@ -344,8 +362,9 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		status = pump(&rx, pid, out_p[0], err_p[0], step_p[0]);
 		recorder_event(rx.rec, TL_EV_PROC_EXIT, -1, status, cmdline);
 		if (recorder_finish(rx.rec, status) != 0)
-			fprintf(stderr, "gpuwhy: %s: the recording is incomplete (see the error above)\n",
-				o.out);
+			fprintf(stderr,
+			        "gpuwhy: %s: the recording is incomplete (see the error above)\n",
+			        o.out);
 		if (o.summary)
 			summary_print_file(o.out, stderr);
 	}

@@ -30,7 +30,7 @@
 #include "util/parse.h"
 #include "util/timeutil.h"
 
-#define MESSAGE_NS 3000000000LL	     /* a status-line message stays this long */
+#define MESSAGE_NS 3000000000LL        /* a status-line message stays this long */
 #define FINDINGS_EVERY_NS 1000000000LL /* rules run at most once a second */
 #define ONCE_INTERVAL_NS 250000000LL   /* --once: the rates of its frame cover this */
 
@@ -113,50 +113,73 @@ static void usage(FILE *out)
 static int parse_opts(int argc, char **argv, top_opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_ASCII, OPT_NO_COLOR, OPT_MOUSE };
-	static const struct option opts[] = {
-		{"interval", required_argument, NULL, 'i'}, {"output", required_argument, NULL, 'o'},
-		{"once", no_argument, NULL, OPT_ONCE},	    {"sort", required_argument, NULL, 's'},
-		{"filter", required_argument, NULL, 'f'},   {"tree", no_argument, NULL, 't'},
-		{"ascii", no_argument, NULL, OPT_ASCII},    {"no-color", no_argument, NULL, OPT_NO_COLOR},
-		{"mouse", no_argument, NULL, OPT_MOUSE},    {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"interval", required_argument, NULL, 'i'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"once", no_argument, NULL, OPT_ONCE},
+	                                     {"sort", required_argument, NULL, 's'},
+	                                     {"filter", required_argument, NULL, 'f'},
+	                                     {"tree", no_argument, NULL, 't'},
+	                                     {"ascii", no_argument, NULL, OPT_ASCII},
+	                                     {"no-color", no_argument, NULL, OPT_NO_COLOR},
+	                                     {"mouse", no_argument, NULL, OPT_MOUSE},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	*o = (top_opts){.interval_ns = 1000000000LL, .sort = TOP_SORT_GPU};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "i:o:s:f:th", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->interval_ns) ||
-			    o->interval_ns < TOP_INTERVAL_MIN_NS || o->interval_ns > TOP_INTERVAL_MAX_NS)
-				return gw_error(GW_EXIT_USAGE, "--interval", "e.g. 1s, 500ms, 100ms",
-						"invalid interval '%s' (100ms to 10s)", optarg);
+			    o->interval_ns < TOP_INTERVAL_MIN_NS ||
+			    o->interval_ns > TOP_INTERVAL_MAX_NS)
+				return gw_error(GW_EXIT_USAGE, "--interval",
+				                "e.g. 1s, 500ms, 100ms",
+				                "invalid interval '%s' (100ms to 10s)", optarg);
 			o->interval_given = true;
 			break;
-		case 'o': o->output = optarg; break;
-		case OPT_ONCE: o->once = true; break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_ONCE:
+			o->once = true;
+			break;
 		case 's':
 			o->sort = top_sort_parse(optarg);
 			if (o->sort < 0)
 				return gw_error(GW_EXIT_USAGE, "--sort",
-						"gpu, pid, user, mem, sm, cpu, rss or cmd",
-						"unknown sort key '%s'", optarg);
+				                "gpu, pid, user, mem, sm, cpu, rss or cmd",
+				                "unknown sort key '%s'", optarg);
 			break;
 		case 'f':
 			if (strlen(optarg) >= TOP_PROMPT_MAX)
 				return gw_error(GW_EXIT_USAGE, "--filter", NULL,
-						"filter longer than %d characters", TOP_PROMPT_MAX - 1);
+				                "filter longer than %d characters",
+				                TOP_PROMPT_MAX - 1);
 			o->filter = optarg;
 			break;
-		case 't': o->tree = true; break;
-		case OPT_ASCII: o->ascii = true; break;
-		case OPT_NO_COLOR: o->no_color = true; break;
-		case OPT_MOUSE: o->mouse = true; break;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 't':
+			o->tree = true;
+			break;
+		case OPT_ASCII:
+			o->ascii = true;
+			break;
+		case OPT_NO_COLOR:
+			o->no_color = true;
+			break;
+		case OPT_MOUSE:
+			o->mouse = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy top --help",
-				"unexpected argument");
+		                "unexpected argument");
 	return 0;
 }
 
@@ -170,8 +193,8 @@ static int open_gpus(top_app *a, const gw_global *g)
 	if (gpu_open(&go, &a->gc) != 0) {
 		a->gc = NULL;
 		snprintf(a->no_gpu, sizeof a->no_gpu,
-			 "no GPU (the reason was printed on stderr); showing the host only. "
-			 "gpuwhy --sim h100x8-nvlink top simulates eight");
+		         "no GPU (the reason was printed on stderr); showing the host only. "
+		         "gpuwhy --sim h100x8-nvlink top simulates eight");
 	} else {
 		n = gpu_count(a->gc);
 		if (n > GPU_MAX)
@@ -181,7 +204,8 @@ static int open_gpus(top_app *a, const gw_global *g)
 			info[i] = (top_gpu_info){.index = s->index};
 			snprintf(info[i].name, sizeof info[i].name, "%s", s->name);
 			snprintf(info[i].uuid, sizeof info[i].uuid, "%s", s->uuid);
-			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s", s->pci_bus_id);
+			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s",
+			         s->pci_bus_id);
 		}
 		if (n == 0)
 			snprintf(a->no_gpu, sizeof a->no_gpu, "the driver reports no GPU");
@@ -204,16 +228,19 @@ static int start_sampling(top_app *a)
 	if (!a->feed)
 		return gw_error(GW_EXIT_ENV, "top", NULL, "cannot set up the sample feed");
 	if (a->o.output) {
-		recorder_opts ro = {.path = a->o.output, .interval_ns = a->o.interval_ns, .gpu = a->gc,
-				    .on_snapshot = top_feed_push, .arg = a->feed};
+		recorder_opts ro = {.path = a->o.output,
+		                    .interval_ns = a->o.interval_ns,
+		                    .gpu = a->gc,
+		                    .on_snapshot = top_feed_push,
+		                    .arg = a->feed};
 		int rc = recorder_open(&ro, &a->rec);
 		if (rc)
 			return rc;
 		recorder_start(a->rec);
 		return 0;
 	}
-	sampler_opts so = {.interval_ns = a->o.interval_ns, .gpu = a->gc, .cb = top_feed_push,
-			   .arg = a->feed};
+	sampler_opts so = {
+	    .interval_ns = a->o.interval_ns, .gpu = a->gc, .cb = top_feed_push, .arg = a->feed};
 	a->smp = sampler_new(&so);
 	if (!a->smp)
 		return gw_error(GW_EXIT_ENV, "sampler", NULL, "cannot start the host sampler");
@@ -228,8 +255,8 @@ static int stop_sampling(top_app *a)
 {
 	int rc = 0;
 	if (a->rec) {
-		long n = recorder_samples(a->rec);
-		rc = recorder_finish(a->rec, -1) ? GW_EXIT_ENV : 0;
+		long n;
+		rc = recorder_finish_stored(a->rec, -1, &n) ? GW_EXIT_ENV : 0;
 		a->rec = NULL;
 		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, a->o.output);
 	}
@@ -263,13 +290,13 @@ static void say(top_app *a, const char *fmt, ...)
 static top_frame frame_of(top_app *a, const top_layout *L)
 {
 	return (top_frame){.m = &a->m,
-			   .L = L,
-			   .in = &a->in,
-			   .hostname = a->hostname,
-			   .interval_ns = a->o.interval_ns,
-			   .record_path = a->o.output,
-			   .message = a->message[0] ? a->message : NULL,
-			   .no_gpu = a->no_gpu[0] ? a->no_gpu : NULL};
+	                   .L = L,
+	                   .in = &a->in,
+	                   .hostname = a->hostname,
+	                   .interval_ns = a->o.interval_ns,
+	                   .record_path = a->o.output,
+	                   .message = a->message[0] ? a->message : NULL,
+	                   .no_gpu = a->no_gpu[0] ? a->no_gpu : NULL};
 }
 
 /* ------------------------------------------------------------------ --once */
@@ -303,9 +330,10 @@ static int run_once(top_app *a)
 	top_tree_line tl[256];
 	int ntree = a->m.tree ? top_model_tree(&a->m, tl, 256) : 0;
 	int rows = top_layout_natural_rows(cols, top_model_gpus_shown(&a->m), host_ncpu(&a->m),
-					   a->m.nrows, a->m.tree, ntree);
+	                                   a->m.nrows, a->m.tree, ntree);
 	top_layout L;
-	top_layout_compute(cols, rows, top_model_gpus_shown(&a->m), host_ncpu(&a->m), a->m.tree, &L);
+	top_layout_compute(cols, rows, top_model_gpus_shown(&a->m), host_ncpu(&a->m), a->m.tree,
+	                   &L);
 	top_canvas c;
 	if (top_canvas_init(&c, cols, rows, a->utf8) != 0)
 		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
@@ -374,7 +402,8 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 {
 	int visible = top_render_proc_rows(L);
 	switch (act->kind) {
-	case TOP_A_QUIT: return false;
+	case TOP_A_QUIT:
+		return false;
 	case TOP_A_SORT_NEXT:
 		top_model_next_sort(&a->m);
 		say(a, "sorted by %s", top_sort_name(a->m.sort));
@@ -383,7 +412,9 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 		a->m.reverse = !a->m.reverse;
 		top_model_refresh(&a->m);
 		break;
-	case TOP_A_FILTER: top_model_set_filter(&a->m, act->text); break;
+	case TOP_A_FILTER:
+		top_model_set_filter(&a->m, act->text);
+		break;
 	case TOP_A_GPUS: {
 		char err[160];
 		if (!top_model_set_gpus(&a->m, act->text, err, sizeof err))
@@ -401,15 +432,28 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 		else
 			say(a, "resumed");
 		break;
-	case TOP_A_TREE: a->m.tree = !a->m.tree; break;
-	case TOP_A_SLOWER: change_interval(a, 1); break;
-	case TOP_A_FASTER: change_interval(a, -1); break;
-	case TOP_A_MOVE: move_selection(a, act->delta, visible); break;
-	case TOP_A_MOUSE: mouse(a, L); break;
-	case TOP_A_RESIZE: top_screen_resize(); break;
+	case TOP_A_TREE:
+		a->m.tree = !a->m.tree;
+		break;
+	case TOP_A_SLOWER:
+		change_interval(a, 1);
+		break;
+	case TOP_A_FASTER:
+		change_interval(a, -1);
+		break;
+	case TOP_A_MOVE:
+		move_selection(a, act->delta, visible);
+		break;
+	case TOP_A_MOUSE:
+		mouse(a, L);
+		break;
+	case TOP_A_RESIZE:
+		top_screen_resize();
+		break;
 	case TOP_A_REDRAW:
 	case TOP_A_HELP:
-	case TOP_A_NONE: break;
+	case TOP_A_NONE:
+		break;
 	}
 	return true;
 }
@@ -535,8 +579,8 @@ static int run_ui(top_app *a)
 	bool color = !a->o.no_color && !(getenv("NO_COLOR") && getenv("NO_COLOR")[0]);
 	if (top_screen_open(color, a->o.mouse) != 0)
 		return gw_error(GW_EXIT_ENV, "terminal", "check TERM, or use --once",
-				"cannot drive this terminal (TERM=%s)",
-				getenv("TERM") ? getenv("TERM") : "unset");
+		                "cannot drive this terminal (TERM=%s)",
+		                getenv("TERM") ? getenv("TERM") : "unset");
 	capture_stderr(a);
 	top_canvas c = {0};
 	top_layout L;
@@ -548,9 +592,9 @@ static int run_ui(top_app *a)
 			timeout = left > 0 ? (int)(left / 1000000) + 1 : 0;
 		}
 		struct pollfd p[4] = {{STDIN_FILENO, POLLIN, 0},
-				      {top_feed_fd(a->feed), POLLIN, 0},
-				      {sig_pipe[0], POLLIN, 0},
-				      {a->err_pipe, POLLIN, 0}};
+		                      {top_feed_fd(a->feed), POLLIN, 0},
+		                      {sig_pipe[0], POLLIN, 0},
+		                      {a->err_pipe, POLLIN, 0}};
 		if (poll(p, a->err_pipe >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR)
 			break;
 		if (sig_quit)
@@ -612,7 +656,7 @@ int cmd_top(int argc, char **argv, const gw_global *g)
 		return rc < 0 ? GW_EXIT_OK : rc;
 	if (!a.o.once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		return gw_error(GW_EXIT_USAGE, "top", "use --once for one frame as text",
-				"needs a terminal on stdin and stdout");
+		                "needs a terminal on stdin and stdout");
 	if (a.o.once && !a.o.interval_given)
 		a.o.interval_ns = ONCE_INTERVAL_NS;
 	/* Only LC_CTYPE follows the locale (main.c); its codeset picks the glyphs. */

@@ -20,19 +20,32 @@ struct recorder {
 	int gpu_index[GPU_MAX];
 	pthread_mutex_t mu;
 	bool failed; /* the file stopped taking writes (disk full, ...) */
-	long samples;
 	double start;
 };
 
 bool recorder_env_of_interest(const char *n)
 {
 	static const char *const exact[] = {
-		"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
-		"OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF",
-		"CUDA_LAUNCH_BLOCKING", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK",
-		"MASTER_ADDR", "SLURM_JOB_ID", "GPUWHY_SIM_SCENARIO", "TF_FORCE_GPU_ALLOW_GROWTH",
-		"XLA_PYTHON_CLIENT_MEM_FRACTION", "CUBLAS_WORKSPACE_CONFIG", "HIP_VISIBLE_DEVICES",
-		"OLLAMA_NUM_GPU", "TOKENIZERS_PARALLELISM",
+	    "CUDA_VISIBLE_DEVICES",
+	    "CUDA_DEVICE_ORDER",
+	    "NVIDIA_VISIBLE_DEVICES",
+	    "OMP_NUM_THREADS",
+	    "MKL_NUM_THREADS",
+	    "PYTORCH_CUDA_ALLOC_CONF",
+	    "CUDA_LAUNCH_BLOCKING",
+	    "WORLD_SIZE",
+	    "LOCAL_WORLD_SIZE",
+	    "RANK",
+	    "LOCAL_RANK",
+	    "MASTER_ADDR",
+	    "SLURM_JOB_ID",
+	    "GPUWHY_SIM_SCENARIO",
+	    "TF_FORCE_GPU_ALLOW_GROWTH",
+	    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+	    "CUBLAS_WORKSPACE_CONFIG",
+	    "HIP_VISIBLE_DEVICES",
+	    "OLLAMA_NUM_GPU",
+	    "TOKENIZERS_PARALLELISM",
 	};
 	for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
 		if (!strcmp(n, exact[i]))
@@ -67,13 +80,11 @@ static void on_snapshot(const snapshot *s, void *arg)
 		pthread_mutex_lock(&r->mu);
 		r->failed = true;
 		pthread_mutex_unlock(&r->mu);
-		gw_error(GW_EXIT_ENV, r->o.path, "free some space; the command keeps running",
-			 "recording stopped: %s", store_error(r->st));
+		gw_error(GW_EXIT_ENV, r->o.path,
+		         r->o.command ? "free some space; the command keeps running"
+		                      : "free some space, or record to another disk with -o",
+		         "recording stopped: %s", store_error(r->st));
 		store_write_event(r->st, s->t_wall, TL_EV_RECORD_ERROR, -1, 0, store_error(r->st));
-	} else if (!failed) {
-		pthread_mutex_lock(&r->mu);
-		r->samples++;
-		pthread_mutex_unlock(&r->mu);
 	}
 	if (r->o.on_snapshot)
 		r->o.on_snapshot(s, r->o.arg);
@@ -110,7 +121,8 @@ static void write_static(recorder *r)
 		for (int j = 0; j < n; j++)
 			if (i != j)
 				store_add_link(r->st, r->gpu_index[i], r->gpu_index[j],
-					       gpu_nvlink_count(g, i, j), gpu_topology_level(g, i, j));
+				               gpu_nvlink_count(g, i, j),
+				               gpu_topology_level(g, i, j));
 }
 
 int recorder_open(const recorder_opts *o, recorder **out)
@@ -121,15 +133,23 @@ int recorder_open(const recorder_opts *o, recorder **out)
 	r->o = *o;
 	pthread_mutex_init(&r->mu, NULL);
 	char err[256];
-	if (store_create(o->path, &r->st, err, sizeof err) != 0) {
+	int src = store_create(o->path, &r->st, err, sizeof err);
+	if (src != 0) {
 		pthread_mutex_destroy(&r->mu);
 		free(r);
-		return gw_error(GW_EXIT_ENV, o->path, "choose a writable path with -o", "%s", err);
+		return gw_error(GW_EXIT_ENV, o->path,
+		                src == -2
+		                    ? "wait for it to finish, or record to another file with -o"
+		                    : "choose a writable path with -o",
+		                "%s", err);
 	}
 	r->start = gw_wall_s();
 	write_static(r);
+	/* From here on the file alone is a recording, before any sample. */
 	store_flush(r->st);
-	sampler_opts so = {.interval_ns = o->interval_ns, .gpu = o->gpu, .cb = on_snapshot, .arg = r};
+	store_checkpoint(r->st);
+	sampler_opts so = {
+	    .interval_ns = o->interval_ns, .gpu = o->gpu, .cb = on_snapshot, .arg = r};
 	r->smp = sampler_new(&so);
 	if (!r->smp) {
 		store_close(r->st);
@@ -177,10 +197,15 @@ void recorder_event(recorder *r, const char *kind, int gpu_pos, long value, cons
 
 long recorder_samples(const recorder *r)
 {
-	return r->samples;
+	return store_samples(r->st);
 }
 
 int recorder_finish(recorder *r, int exit_status)
+{
+	return recorder_finish_stored(r, exit_status, NULL);
+}
+
+int recorder_finish_stored(recorder *r, int exit_status, long *stored)
 {
 	sampler_stop(r->smp);
 	char v[64];
@@ -195,7 +220,7 @@ int recorder_finish(recorder *r, int exit_status)
 	snprintf(v, sizeof v, "%ld", late);
 	store_set_meta(r->st, "late_ticks", v);
 	sampler_free(r->smp);
-	int rc = store_close(r->st);
+	int rc = store_close_counted(r->st, stored);
 	bool failed = r->failed;
 	pthread_mutex_destroy(&r->mu);
 	free(r);

@@ -17,8 +17,8 @@ typedef struct recorder recorder;
 typedef struct {
 	const char *path;
 	int64_t interval_ns;
-	gpu_ctx *gpu;	     /* may be NULL (host only) */
-	const char *command; /* watched command line, or NULL */
+	gpu_ctx *gpu;                                      /* may be NULL (host only) */
+	const char *command;                               /* watched command line, or NULL */
 	void (*on_snapshot)(const snapshot *s, void *arg); /* optional extra consumer */
 	void *arg;
 } recorder_opts;
@@ -32,7 +32,9 @@ void recorder_step(recorder *r, long step, const char *line);
 void recorder_event(recorder *r, const char *kind, int gpu_pos, long value, const char *text);
 /* Stop sampling, write the end facts, close the file. Returns 0, or -1 if the file had errors. */
 int recorder_finish(recorder *r, int exit_status);
-/* Samples written so far. */
+/* recorder_finish, and *stored (if not NULL) = the samples the file holds at the end. */
+int recorder_finish_stored(recorder *r, int exit_status, long *stored);
+/* Samples committed to the file so far. */
 long recorder_samples(const recorder *r);
 
 /* Environment variables recorded in meta as env.<NAME> (and compared by `compare`). */

@@ -8,21 +8,63 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/err.h"
 #include "util/timeutil.h"
 
 #define COMMIT_EVERY_NS 1000000000LL
+#define CHECKPOINT_EVERY_NS 2000000000LL
+#define STALL_TELL_S 5.0
+#define CLOSE_WAIT_NS 10000000000LL
+#define BACKLOG_DEFAULT 3000
 
+/* The tables, in the order a flush copies them, and how rows meet existing ones. */
+static const struct {
+	const char *name, *verb;
+} tables[] = {
+    {"meta", "INSERT OR REPLACE"},
+    {"gpus", "INSERT OR REPLACE"},
+    {"gpu_links", "INSERT OR REPLACE"},
+    {"gpu_samples", "INSERT"},
+    {"host_samples", "INSERT"},
+    {"processes", "INSERT OR IGNORE"},
+    {"process_samples", "INSERT"},
+    {"steps", "INSERT"},
+    {"events", "INSERT"},
+};
+#define NTABLES (sizeof tables / sizeof *tables)
+
+/*
+ * Rows are staged in TEMP tables (memory, never locked by anyone else) and a
+ * flush moves them into the file in one write transaction once a second. A
+ * flush that finds another process holding the file's write lock leaves them
+ * staged for the next: sampling never waits for the file. At most backlog_max
+ * snapshots wait; beyond that their samples are dropped and the gap becomes
+ * an event once the lock frees.
+ */
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t mu;
 	sqlite3_stmt *ins_gpu, *ins_host, *ins_proc, *ins_procname, *ins_step, *ins_event,
-		*ins_meta;
-	bool in_tx;
-	int64_t tx_started;
+	    *ins_meta, *ins_gap;
+	char *flush_sql;
+	char path[4096];
+	int lock_fd;
+	bool staged_rows; /* anything waits in the TEMP tables */
+	long staged;      /* snapshots staged since the last flush */
+	long stored;      /* snapshots committed to the file */
+	long in_main;     /* of which checkpointed into the main file */
+	long backlog_max;
+	long dropped; /* snapshots whose samples were dropped in this stall */
+	double drop_t0, drop_t1;
+	double stall_since; /* wall time of a stall's first refused flush, 0 = none */
+	bool stall_told;
+	int64_t last_flush_try, last_ckpt;
 	char err[256];
 };
 
@@ -62,7 +104,7 @@ static int exec(store *st, const char *sql)
 
 /* Grow a heap string by printf. */
 static void sb_printf(char **buf, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void sb_printf(char **buf, size_t *len, const char *fmt, ...)
 {
 	va_list ap;
@@ -84,37 +126,40 @@ static int create_schema(store *st)
 	char *sql = NULL;
 	size_t len = 0;
 	char col[128];
-	sb_printf(&sql, &len,
-		  "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-		  "CREATE TABLE gpus(idx INTEGER PRIMARY KEY, uuid TEXT, name TEXT, pci_bus_id TEXT,"
-		  " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT);"
-		  "CREATE TABLE gpu_links(a INTEGER, b INTEGER, nvlinks INTEGER, topo INTEGER,"
-		  " PRIMARY KEY(a, b));"
-		  "CREATE TABLE gpu_samples(t REAL NOT NULL, gpu INTEGER NOT NULL, lost INTEGER");
+	sb_printf(
+	    &sql, &len,
+	    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+	    "CREATE TABLE gpus(idx INTEGER PRIMARY KEY, uuid TEXT, name TEXT, pci_bus_id TEXT,"
+	    " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT);"
+	    "CREATE TABLE gpu_links(a INTEGER, b INTEGER, nvlinks INTEGER, topo INTEGER,"
+	    " PRIMARY KEY(a, b));"
+	    "CREATE TABLE gpu_samples(t REAL NOT NULL, gpu INTEGER NOT NULL, lost INTEGER");
 	for (int i = 0; i < GM__COUNT; i++) {
 		if (!gpu_metric_stored(i))
 			continue;
 		gpu_metric_column((gpu_metric_id)i, col, sizeof col);
 		sb_printf(&sql, &len, ", \"%s\" REAL", col);
 	}
-	sb_printf(&sql, &len, ");CREATE INDEX gpu_samples_t ON gpu_samples(t);"
-			      "CREATE TABLE host_samples(t REAL NOT NULL, interval REAL");
+	sb_printf(&sql, &len,
+	          ");CREATE INDEX gpu_samples_t ON gpu_samples(t);"
+	          "CREATE TABLE host_samples(t REAL NOT NULL, interval REAL");
 	for (int i = 0; i < HM__COUNT; i++) {
 		host_column(i, col, sizeof col);
 		sb_printf(&sql, &len, ", \"%s\" REAL", col);
 	}
-	sb_printf(&sql, &len,
-		  ", core_busy TEXT, core_iowait TEXT);"
-		  "CREATE INDEX host_samples_t ON host_samples(t);"
-		  "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
-		  " first_t REAL, PRIMARY KEY(pid, cmd));"
-		  "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
-		  " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
-		  " cpu_pct REAL, rss_mib REAL, cmd TEXT);"
-		  "CREATE INDEX process_samples_t ON process_samples(t);"
-		  "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
-		  "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
-		  " value INTEGER, text TEXT);");
+	sb_printf(
+	    &sql, &len,
+	    ", core_busy TEXT, core_iowait TEXT);"
+	    "CREATE INDEX host_samples_t ON host_samples(t);"
+	    "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
+	    " first_t REAL, PRIMARY KEY(pid, cmd));"
+	    "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
+	    " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
+	    " cpu_pct REAL, rss_mib REAL, cmd TEXT);"
+	    "CREATE INDEX process_samples_t ON process_samples(t);"
+	    "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
+	    "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
+	    " value INTEGER, text TEXT);");
 	int rc = exec(st, sql);
 	free(sql);
 	return rc;
@@ -132,7 +177,7 @@ static int prepare_all(store *st)
 	char *sql = NULL;
 	size_t len = 0;
 	int n = 3;
-	sb_printf(&sql, &len, "INSERT INTO gpu_samples VALUES(?,?,?");
+	sb_printf(&sql, &len, "INSERT INTO temp.gpu_samples VALUES(?,?,?");
 	for (int i = 0; i < GM__COUNT; i++)
 		if (gpu_metric_stored(i)) {
 			sb_printf(&sql, &len, ",?");
@@ -143,7 +188,7 @@ static int prepare_all(store *st)
 	free(sql);
 	sql = NULL;
 	len = 0;
-	sb_printf(&sql, &len, "INSERT INTO host_samples VALUES(?,?");
+	sb_printf(&sql, &len, "INSERT INTO temp.host_samples VALUES(?,?");
 	for (int i = 0; i < HM__COUNT; i++)
 		sb_printf(&sql, &len, ",?");
 	sb_printf(&sql, &len, ",?,?)");
@@ -151,73 +196,159 @@ static int prepare_all(store *st)
 	free(sql);
 	(void)n;
 	rc |= prepare(st, &st->ins_proc,
-		      "INSERT INTO process_samples VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+	              "INSERT INTO temp.process_samples VALUES(?,?,?,?,?,?,?,?,?,?,?)");
 	rc |= prepare(st, &st->ins_procname,
-		      "INSERT OR IGNORE INTO processes(pid, cmd, user, first_t) VALUES(?,?,?,?)");
-	rc |= prepare(st, &st->ins_step, "INSERT INTO steps VALUES(?,?,?)");
-	rc |= prepare(st, &st->ins_event, "INSERT INTO events VALUES(?,?,?,?,?)");
-	rc |= prepare(st, &st->ins_meta, "INSERT OR REPLACE INTO meta VALUES(?,?)");
+	              "INSERT INTO temp.processes(pid, cmd, user, first_t) VALUES(?,?,?,?)");
+	rc |= prepare(st, &st->ins_step, "INSERT INTO temp.steps VALUES(?,?,?)");
+	rc |= prepare(st, &st->ins_event, "INSERT INTO temp.events VALUES(?,?,?,?,?)");
+	rc |= prepare(st, &st->ins_meta, "INSERT INTO temp.meta VALUES(?,?)");
+	rc |= prepare(st, &st->ins_gap, "INSERT INTO main.events VALUES(?,?,NULL,?,?)");
 	return rc ? -1 : 0;
 }
 
-/* Refuse to clobber a file that is neither empty nor an earlier recording. */
-static int check_replace(const char *path, char *err, size_t errlen)
+static int step_done(store *st, sqlite3_stmt *s, const char *what)
 {
-	struct stat sb;
-	if (stat(path, &sb) != 0)
-		return 0;
-	if (!S_ISREG(sb.st_mode)) {
-		snprintf(err, errlen, "exists and is not a regular file");
-		return -1;
-	}
-	if (sb.st_size == 0)
-		return unlink(path);
-	FILE *f = fopen(path, "rb");
-	char head[16] = {0};
-	if (f) {
-		size_t n = fread(head, 1, sizeof head, f);
-		(void)n;
-		fclose(f);
-	}
-	if (memcmp(head, "SQLite format 3", 15) != 0) {
-		snprintf(err, errlen, "exists and is not a gpuwhy recording (refusing to overwrite)");
-		return -1;
-	}
-	char side[4096];
-	snprintf(side, sizeof side, "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof side, "%s-shm", path);
-	unlink(side);
-	if (unlink(path) != 0) {
-		snprintf(err, errlen, "cannot replace the existing file");
-		return -1;
-	}
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return fail(st, what);
 	return 0;
+}
+
+/* TEMP copies of every table (no constraints: the flush applies them) and the flush itself. */
+static int create_staging(store *st)
+{
+	char *sql = NULL, *flush = NULL;
+	size_t len = 0, flen = 0;
+	sb_printf(&sql, &len, "PRAGMA temp_store=MEMORY;");
+	for (size_t i = 0; i < NTABLES; i++) {
+		sb_printf(&sql, &len, "CREATE TEMP TABLE %s AS SELECT * FROM main.%s WHERE 0;",
+		          tables[i].name, tables[i].name);
+		sb_printf(&flush, &flen, "%s INTO main.%s SELECT * FROM temp.%s ORDER BY rowid;",
+		          tables[i].verb, tables[i].name, tables[i].name);
+	}
+	for (size_t i = 0; i < NTABLES; i++)
+		sb_printf(&flush, &flen, "DELETE FROM temp.%s;", tables[i].name);
+	int rc = exec(st, sql);
+	free(sql);
+	st->flush_sql = flush;
+	return rc;
+}
+
+static long backlog_limit(void)
+{
+	const char *e = getenv("GPUWHY_RECORD_BACKLOG");
+	char *end;
+	long v = e ? strtol(e, &end, 10) : 0;
+	return e && *e && !*end && v >= 1 && v <= 10000000 ? v : BACKLOG_DEFAULT;
+}
+
+static void store_free(store *st)
+{
+	sqlite3_stmt **stmts[] = {&st->ins_gpu,  &st->ins_host,  &st->ins_proc, &st->ins_procname,
+	                          &st->ins_step, &st->ins_event, &st->ins_meta, &st->ins_gap};
+	for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++)
+		sqlite3_finalize(*stmts[i]);
+	sqlite3_close(st->db);
+	/* Closing the lock's descriptor drops the lock: only after SQLite is done. */
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
+	pthread_mutex_destroy(&st->mu);
+	free(st->flush_sql);
+	free(st);
+}
+
+static long long pragma_int(store *st, const char *sql)
+{
+	sqlite3_stmt *q;
+	long long v = -1;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+/*
+ * A checkpoint writes pages in place, so one cut short by a full disk leaves
+ * the main file inconsistent without its WAL. Afterwards the file is
+ * page_count pages long: only checkpoint when the disk and the file size
+ * limit leave room for that.
+ */
+static bool room_for_checkpoint(store *st)
+{
+	struct stat ds;
+	long long pages = pragma_int(st, "PRAGMA main.page_count");
+	long long psize = pragma_int(st, "PRAGMA main.page_size");
+	if (pages < 0 || psize <= 0 || fstat(st->lock_fd, &ds) != 0)
+		return false;
+	unsigned long long target = (unsigned long long)pages * (unsigned long long)psize;
+	unsigned long long have = (unsigned long long)ds.st_size;
+	if (target <= have)
+		return true;
+	struct statvfs vfs;
+	if (fstatvfs(st->lock_fd, &vfs) == 0) {
+		unsigned long long blocks = geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail;
+		if (blocks * (unsigned long long)vfs.f_frsize < target - have)
+			return false;
+	}
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    target > (unsigned long long)rl.rlim_cur)
+		return false;
+	return true;
+}
+
+/* Fold the WAL into the main file, so the .gpuwhy alone is the recording up to now. */
+static int checkpoint(store *st, int mode)
+{
+	st->last_ckpt = gw_mono_ns();
+	if (!room_for_checkpoint(st))
+		return SQLITE_FULL;
+	int nlog = 0, nckpt = 0;
+	int rc = sqlite3_wal_checkpoint_v2(st->db, "main", mode, &nlog, &nckpt);
+	if (rc == SQLITE_OK && nckpt >= nlog)
+		st->in_main = st->stored;
+	return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : rc;
 }
 
 int store_create(const char *path, store **out, char *err, size_t errlen)
 {
-	if (check_replace(path, err, errlen))
-		return -1;
+	int lock_fd;
+	int lrc = store_lock_path(path, &lock_fd, err, errlen);
+	if (lrc)
+		return lrc;
 	store *st = calloc(1, sizeof *st);
 	if (!st) {
+		close(lock_fd);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	st->lock_fd = lock_fd;
+	snprintf(st->path, sizeof st->path, "%s", path);
+	st->backlog_max = backlog_limit();
 	pthread_mutex_init(&st->mu, NULL);
 	int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s", st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
-		sqlite3_close(st->db);
-		pthread_mutex_destroy(&st->mu);
-		free(st);
+		store_free(st);
+		unlink(path);
 		return -1;
 	}
-	sqlite3_busy_timeout(st->db, 5000);
-	if (exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") ||
-	    create_schema(st) || prepare_all(st)) {
-		snprintf(err, errlen, "%s", st->err);
-		store_close(st);
+	/* Never wait for the file's write lock: a refused flush retries a second later. */
+	sqlite3_busy_timeout(st->db, 0);
+	/* Checkpoints are ours alone (see room_for_checkpoint); none behind our back. */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_wal_autocheckpoint(st->db, 0);
+	if (exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") || exec(st, "BEGIN") ||
+	    create_schema(st) || exec(st, "COMMIT") || create_staging(st) || prepare_all(st) ||
+	    checkpoint(st, SQLITE_CHECKPOINT_PASSIVE)) {
+		snprintf(err, errlen, "%s",
+		         st->err[0] ? st->err
+		                    : "no room on the disk (or under the file size limit)");
+		store_free(st);
 		unlink(path);
 		return -1;
 	}
@@ -235,45 +366,129 @@ const char *store_error(const store *st)
 	return st->err[0] ? st->err : NULL;
 }
 
-/* Open a transaction if none; commit when the current one is a second old. */
-static int tx_begin(store *st)
+static void clock_text(double t, char *out, size_t len)
 {
-	if (st->in_tx)
-		return 0;
-	if (exec(st, "BEGIN"))
-		return -1;
-	st->in_tx = true;
-	st->tx_started = gw_mono_ns();
-	return 0;
+	time_t tt = (time_t)t;
+	struct tm tm;
+	localtime_r(&tt, &tm);
+	strftime(out, len, "%H:%M:%S", &tm);
 }
 
-static int tx_commit(store *st)
+/* A flush was refused: another process holds the write lock. */
+static void stall_note(store *st)
 {
-	if (!st->in_tx)
-		return 0;
-	st->in_tx = false;
-	if (exec(st, "COMMIT")) {
-		exec(st, "ROLLBACK");
+	double now = gw_wall_s();
+	if (st->stall_since == 0)
+		st->stall_since = now;
+	if (!st->stall_told && now - st->stall_since >= STALL_TELL_S) {
+		st->stall_told = true;
+		fprintf(
+		    stderr,
+		    "gpuwhy: %s: another process holds the recording's write lock; samples wait "
+		    "in memory (up to %ld)\n",
+		    st->path, st->backlog_max);
+	}
+}
+
+/* Inside the flush transaction: the samples a stall dropped become an event. */
+static int write_gap(store *st)
+{
+	char a[16], b[16], text[256];
+	clock_text(st->drop_t0, a, sizeof a);
+	clock_text(st->drop_t1, b, sizeof b);
+	snprintf(text, sizeof text,
+	         "%ld samples from %s to %s not recorded: another process held the file's write "
+	         "lock",
+	         st->dropped, a, b);
+	sqlite3_stmt *q = st->ins_gap;
+	sqlite3_bind_double(q, 1, st->drop_t0);
+	sqlite3_bind_text(q, 2, STORE_EV_GAP, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 3, st->dropped);
+	sqlite3_bind_text(q, 4, text, -1, SQLITE_TRANSIENT);
+	return step_done(st, q, "events");
+}
+
+/* The flush after a stall went through: say what the stall cost. */
+static void stall_end(store *st, long written)
+{
+	double waited = st->stall_since ? gw_wall_s() - st->stall_since : 0;
+	if (st->dropped) {
+		char a[16], b[16];
+		clock_text(st->drop_t0, a, sizeof a);
+		clock_text(st->drop_t1, b, sizeof b);
+		gw_error(GW_EXIT_ENV, st->path,
+		         "a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples",
+		         "%ld samples from %s to %s not recorded: another process held the write "
+		         "lock for %.1f s",
+		         st->dropped, a, b, waited);
+	} else if (st->stall_told || waited >= 1.0) {
+		fprintf(
+		    stderr,
+		    "gpuwhy: %s: writes waited %.1f s for another process's write lock; the %ld "
+		    "samples held meanwhile are written\n",
+		    st->path, waited, written);
+	}
+	st->stall_since = 0;
+	st->stall_told = false;
+	st->dropped = 0;
+}
+
+/* A flush failed for good (disk full, I/O): keep what the file has, stop writing. */
+static int flush_failed(store *st)
+{
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (!st->err[0])
+		snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+	/* What was committed moves into the main file while it still can. */
+	checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
+	return -1;
+}
+
+/* Move the staged rows into the file. 0 done, 1 refused (lock held elsewhere), -1 failed. */
+static int flush_locked(store *st)
+{
+	if (st->err[0])
 		return -1;
+	st->last_flush_try = gw_mono_ns();
+	if (!st->staged_rows && !st->dropped)
+		return 0;
+	int rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+		stall_note(st);
+		return 1;
+	}
+	if (rc != SQLITE_OK)
+		return flush_failed(st);
+	if ((st->dropped && write_gap(st)) || exec(st, st->flush_sql) || exec(st, "COMMIT"))
+		return flush_failed(st);
+	long written = st->staged;
+	st->stored += st->staged;
+	st->staged = 0;
+	st->staged_rows = false;
+	if (st->stall_since || st->dropped)
+		stall_end(st, written);
+	if (gw_mono_ns() - st->last_ckpt >= CHECKPOINT_EVERY_NS) {
+		rc = checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
+		if (rc) {
+			/* Writing on would only grow a WAL that cannot be folded in. */
+			snprintf(st->err, sizeof st->err, "%s",
+			         rc == SQLITE_FULL
+			             ? "no room left on the disk (or under the file size "
+			               "limit) to fold the WAL into the file"
+			             : sqlite3_errstr(rc));
+			return -1;
+		}
 	}
 	return 0;
 }
 
-static int tx_maybe_commit(store *st)
+/* After a staged write: flush when the last attempt is a second old. */
+static int maybe_flush(store *st)
 {
-	if (st->in_tx && gw_mono_ns() - st->tx_started >= COMMIT_EVERY_NS)
-		return tx_commit(st);
-	return 0;
-}
-
-static int step_done(store *st, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc != SQLITE_DONE)
-		return fail(st, what);
-	return 0;
+	st->staged_rows = true;
+	if (gw_mono_ns() - st->last_flush_try < COMMIT_EVERY_NS)
+		return 0;
+	return flush_locked(st) < 0 ? -1 : 0;
 }
 
 static void bind_num(sqlite3_stmt *s, int i, double v)
@@ -296,10 +511,11 @@ int store_set_meta(store *st, const char *key, const char *value)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
-	if (!st->err[0] && !tx_begin(st)) {
+	if (!st->err[0]) {
 		sqlite3_bind_text(st->ins_meta, 1, key, -1, SQLITE_TRANSIENT);
 		bind_text(st->ins_meta, 2, value);
 		rc = step_done(st, st->ins_meta, "meta");
+		st->staged_rows = true;
 	}
 	pthread_mutex_unlock(&st->mu);
 	return rc;
@@ -310,8 +526,8 @@ int store_add_gpu(store *st, const gpu_static *g)
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
 	sqlite3_stmt *s = NULL;
-	if (!st->err[0] && !tx_begin(st) &&
-	    !prepare(st, &s, "INSERT OR REPLACE INTO gpus VALUES(?,?,?,?,?,?,?,?,?)")) {
+	st->staged_rows = true;
+	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpus VALUES(?,?,?,?,?,?,?,?,?)")) {
 		sqlite3_bind_int(s, 1, g->index);
 		bind_text(s, 2, g->uuid);
 		bind_text(s, 3, g->name);
@@ -334,8 +550,8 @@ int store_add_link(store *st, int a, int b, int nvlinks, int topo)
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
 	sqlite3_stmt *s = NULL;
-	if (!st->err[0] && !tx_begin(st) &&
-	    !prepare(st, &s, "INSERT OR REPLACE INTO gpu_links VALUES(?,?,?,?)")) {
+	st->staged_rows = true;
+	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpu_links VALUES(?,?,?,?)")) {
 		sqlite3_bind_int(s, 1, a);
 		sqlite3_bind_int(s, 2, b);
 		if (nvlinks >= 0)
@@ -435,7 +651,7 @@ static int write_procs(store *st, const snapshot *s, const int *gpu_index)
 }
 
 static int write_event_locked(store *st, double t, const char *kind, int gpu, long value,
-			      const char *text)
+                              const char *text)
 {
 	sqlite3_stmt *q = st->ins_event;
 	sqlite3_bind_double(q, 1, t);
@@ -447,20 +663,36 @@ static int write_event_locked(store *st, double t, const char *kind, int gpu, lo
 	return step_done(st, q, "events");
 }
 
+static int write_events(store *st, const snapshot *s, const int *gpu_index)
+{
+	int rc = 0;
+	for (int k = 0; k < s->nevent && !rc; k++) {
+		const tl_event *e = &s->events[k];
+		int gi = e->gpu >= 0 && e->gpu < s->ngpu ? gpu_index[e->gpu] : -1;
+		rc = write_event_locked(st, e->t, e->kind, gi, e->value, e->text);
+	}
+	return rc;
+}
+
 int store_write_snapshot(store *st, const snapshot *s, const int *gpu_index)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
-	if (!st->err[0] && !tx_begin(st) && !write_gpus(st, s, gpu_index) && !write_host(st, s) &&
-	    !write_procs(st, s, gpu_index)) {
-		rc = 0;
-		for (int k = 0; k < s->nevent && !rc; k++) {
-			const tl_event *e = &s->events[k];
-			int gi = e->gpu >= 0 && e->gpu < s->ngpu ? gpu_index[e->gpu] : -1;
-			rc = write_event_locked(st, e->t, e->kind, gi, e->value, e->text);
-		}
+	/* A full backlog first tries to write now; only a refused flush drops samples. */
+	if (st->err[0] || (st->staged >= st->backlog_max && flush_locked(st) < 0)) {
+		/* stopped: nothing more is written */
+	} else if (st->staged >= st->backlog_max) {
+		/* The backlog is full: the samples are dropped, the events still kept. */
+		if (!st->dropped++)
+			st->drop_t0 = s->t_wall;
+		st->drop_t1 = s->t_wall;
+		rc = write_events(st, s, gpu_index);
 		if (!rc)
-			rc = tx_maybe_commit(st);
+			rc = maybe_flush(st);
+	} else if (!write_gpus(st, s, gpu_index) && !write_host(st, s) &&
+	           !write_procs(st, s, gpu_index) && !write_events(st, s, gpu_index)) {
+		st->staged++;
+		rc = maybe_flush(st);
 	}
 	pthread_mutex_unlock(&st->mu);
 	return rc;
@@ -470,27 +702,27 @@ int store_write_step(store *st, double t, long step, const char *line)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
-	if (!st->err[0] && !tx_begin(st)) {
+	if (!st->err[0]) {
 		sqlite3_bind_double(st->ins_step, 1, t);
 		sqlite3_bind_int64(st->ins_step, 2, step);
 		bind_text(st->ins_step, 3, line);
 		rc = step_done(st, st->ins_step, "steps");
 		if (!rc)
-			rc = tx_maybe_commit(st);
+			rc = maybe_flush(st);
 	}
 	pthread_mutex_unlock(&st->mu);
 	return rc;
 }
 
 int store_write_event(store *st, double t, const char *kind, int gpu_idx, long value,
-		      const char *text)
+                      const char *text)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
-	if (!st->err[0] && !tx_begin(st)) {
+	if (!st->err[0]) {
 		rc = write_event_locked(st, t, kind, gpu_idx, value, text);
 		if (!rc)
-			rc = tx_maybe_commit(st);
+			rc = maybe_flush(st);
 	}
 	pthread_mutex_unlock(&st->mu);
 	return rc;
@@ -499,26 +731,78 @@ int store_write_event(store *st, double t, const char *kind, int gpu_idx, long v
 int store_flush(store *st)
 {
 	pthread_mutex_lock(&st->mu);
-	int rc = st->err[0] ? -1 : tx_commit(st);
+	int rc = flush_locked(st);
 	pthread_mutex_unlock(&st->mu);
-	return rc;
+	return rc < 0 ? -1 : 0;
+}
+
+int store_checkpoint(store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	int rc = checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
+	pthread_mutex_unlock(&st->mu);
+	return rc ? -1 : 0;
+}
+
+long store_samples(store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	long n = st->stored;
+	pthread_mutex_unlock(&st->mu);
+	return n;
+}
+
+/* The last flush: wait a bounded time for a write lock another process holds. */
+static void final_flush(store *st)
+{
+	int64_t t0 = gw_mono_ns();
+	bool told = false;
+	while (flush_locked(st) == 1) {
+		if (gw_mono_ns() - t0 >= CLOSE_WAIT_NS) {
+			snprintf(
+			    st->err, sizeof st->err,
+			    "%ld samples not written: another process still holds the write lock",
+			    st->staged);
+			return;
+		}
+		if (!told)
+			fprintf(stderr, "gpuwhy: %s: waiting for another process's write lock\n",
+			        st->path);
+		told = true;
+		gw_sleep_ns(100000000LL);
+	}
 }
 
 int store_close(store *st)
 {
+	return store_close_counted(st, NULL);
+}
+
+int store_close_counted(store *st, long *stored)
+{
+	if (stored)
+		*stored = 0;
 	if (!st)
 		return 0;
-	int rc = store_flush(st);
-	sqlite3_stmt **stmts[] = {&st->ins_gpu,	 &st->ins_host,	 &st->ins_proc, &st->ins_procname,
-				  &st->ins_step, &st->ins_event, &st->ins_meta};
-	for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++)
-		sqlite3_finalize(*stmts[i]);
-	/* Checkpoint so the recording is one self-contained file after a clean stop. */
-	if (!st->err[0])
-		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	sqlite3_close(st->db);
-	pthread_mutex_destroy(&st->mu);
-	rc = st->err[0] ? -1 : rc;
-	free(st);
+	pthread_mutex_lock(&st->mu);
+	final_flush(st);
+	/* Checkpoint so the recording is one self-contained file after any stop,
+	 * a disk-full one included (what was committed is all there is). */
+	sqlite3_busy_timeout(st->db, 1000);
+	if (checkpoint(st, SQLITE_CHECKPOINT_TRUNCATE))
+		checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
+	if (st->in_main >= st->stored)
+		/* Folded in whole: let SQLite remove the now empty -wal and -shm. */
+		sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+	else
+		fprintf(stderr,
+		        "gpuwhy: %s: the last %ld samples are only in %s-wal (no room to fold them "
+		        "into the file): keep the two files together\n",
+		        st->path, st->stored - st->in_main, st->path);
+	int rc = st->err[0] ? -1 : 0;
+	if (stored)
+		*stored = st->stored;
+	pthread_mutex_unlock(&st->mu);
+	store_free(st);
 	return rc;
 }

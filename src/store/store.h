@@ -13,8 +13,13 @@
  *   steps(t, step, line)          events(t, kind, gpu, value, text)
  * t is wall-clock seconds since the epoch. gpu is the NVML index (NULL for host-only rows).
  *
- * Writes are batched in a transaction committed at least once a second, so a
- * recorder killed with SIGKILL loses at most the last second.
+ * Writes are staged in memory and committed at least once a second, so a
+ * recorder killed with SIGKILL loses at most the last second; the WAL is
+ * checkpointed into the main file every 2 s and at close, so the .gpuwhy alone
+ * holds the recording up to then. The writer holds a lock on the file for its
+ * whole life (a second writer is refused). While another process holds the
+ * file's write lock, snapshots wait in memory (GPUWHY_RECORD_BACKLOG, default
+ * 3000); what the limit drops becomes a record_gap event.
  */
 #ifndef GPUWHY_STORE_STORE_H
 #define GPUWHY_STORE_STORE_H
@@ -29,11 +34,21 @@
 
 typedef struct store store;
 
+/* Samples a lock stall dropped: value = how many, t = the first. */
+#define STORE_EV_GAP "record_gap"
+
 /*
  * Create a new recording at path (an existing file is replaced only when
- * it is a gpuwhy recording or empty). Returns 0, or -1 with a one-line reason in err.
+ * it is a gpuwhy recording or empty). Returns 0; -2 when another gpuwhy
+ * holds the file (err names its PID); -1 otherwise, with a one-line reason in err.
  */
 int store_create(const char *path, store **out, char *err, size_t errlen);
+/*
+ * Open path for writing and take the writer's lock on it (held until the
+ * descriptor is closed), truncating an earlier recording in place. Same
+ * returns as store_create; *fd is the locked descriptor.
+ */
+int store_lock_path(const char *path, int *fd, char *err, size_t errlen);
 int store_set_meta(store *st, const char *key, const char *value);
 int store_add_gpu(store *st, const gpu_static *g);
 int store_add_link(store *st, int a_idx, int b_idx, int nvlinks, int topo);
@@ -41,11 +56,17 @@ int store_add_link(store *st, int a_idx, int b_idx, int nvlinks, int topo);
 int store_write_snapshot(store *st, const snapshot *s, const int *gpu_index);
 int store_write_step(store *st, double t_wall, long step, const char *line);
 int store_write_event(store *st, double t_wall, const char *kind, int gpu_idx, long value,
-		      const char *text);
-/* Commit what is pending now. */
+                      const char *text);
+/* Commit what is pending now (it stays pending while another process holds the lock). */
 int store_flush(store *st);
+/* Fold the WAL into the main file now. */
+int store_checkpoint(store *st);
+/* Snapshots committed to the file so far. */
+long store_samples(store *st);
 /* Commit and close; returns 0 or -1 if anything failed since creation. */
 int store_close(store *st);
+/* store_close, and *stored (if not NULL) = the snapshots the file holds. */
+int store_close_counted(store *st, long *stored);
 /* The first error seen (e.g. "database or disk is full"), or NULL. */
 const char *store_error(const store *st);
 

@@ -1,13 +1,23 @@
 /* store_read.c - a .gpuwhy recording back into a timeline. */
 #include <math.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/store.h"
 #include "util/err.h"
 #include "util/parse.h"
+
+/* Whether the -wal file that a WAL-mode database implies is next to it. */
+static bool wal_beside(const char *path)
+{
+	char wal[4200];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	return access(wal, F_OK) == 0;
+}
 
 /*
  * Read-write first: after a SIGKILL the WAL must be recovered, which needs
@@ -18,17 +28,21 @@ static int open_recording(const char *path, sqlite3 **db)
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return gw_error(GW_EXIT_ENV, path, "check the path", "cannot open recording");
-	char head[16] = {0};
+	unsigned char head[20] = {0};
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
+	/* Bytes 18 and 19 are 2 in a database in WAL mode. */
+	bool wal_mode = n == sizeof head && head[18] == 2 && head[19] == 2;
+	/* Checked before opening: opening creates an empty -wal. */
+	bool wal_missing = wal_mode && !wal_beside(path);
 	if (n < 16 || memcmp(head, "SQLite format 3", 15) != 0)
 		return gw_error(GW_EXIT_ENV, path, "record one with gpuwhy record or gpuwhy run",
-				"not a gpuwhy recording");
+		                "not a gpuwhy recording");
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		sqlite3_close(*db);
 		if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 			int rc = gw_error(GW_EXIT_ENV, path, NULL, "cannot open recording: %s",
-					  sqlite3_errmsg(*db));
+			                  sqlite3_errmsg(*db));
 			sqlite3_close(*db);
 			return rc;
 		}
@@ -36,10 +50,18 @@ static int open_recording(const char *path, sqlite3 **db)
 	sqlite3_busy_timeout(*db, 5000);
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(*db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s,
-			       NULL) != SQLITE_OK) {
+	                       NULL) != SQLITE_OK) {
 		sqlite3_close(*db);
+		if (wal_missing)
+			return gw_error(
+			    GW_EXIT_ENV, path,
+			    "copy its -wal file along with it, or copy it again once the "
+			    "recorder has stopped",
+			    "incomplete recording: its data is in %s-wal, which was left "
+			    "behind",
+			    path);
 		return gw_error(GW_EXIT_ENV, path, "record one with gpuwhy record or gpuwhy run",
-				"not a gpuwhy recording (no meta table)");
+		                "not a gpuwhy recording (no meta table)");
 	}
 	int ver = -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
@@ -47,13 +69,14 @@ static int open_recording(const char *path, sqlite3 **db)
 	sqlite3_finalize(s);
 	if (ver < 1) {
 		sqlite3_close(*db);
-		return gw_error(GW_EXIT_ENV, path, NULL, "not a gpuwhy recording (no schema version)");
+		return gw_error(GW_EXIT_ENV, path, NULL,
+		                "not a gpuwhy recording (no schema version)");
 	}
 	if (ver > STORE_SCHEMA_VERSION) {
 		sqlite3_close(*db);
 		return gw_error(GW_EXIT_ENV, path, "upgrade gpuwhy",
-				"recording schema %d is newer than this gpuwhy (%d)", ver,
-				STORE_SCHEMA_VERSION);
+		                "recording schema %d is newer than this gpuwhy (%d)", ver,
+		                STORE_SCHEMA_VERSION);
 	}
 	return 0;
 }
@@ -165,7 +188,7 @@ static int count_cpus(sqlite3 *db)
 	sqlite3_stmt *s;
 	int ncpu = 0;
 	if (sqlite3_prepare_v2(db, "SELECT max(json_array_length(core_busy)) FROM host_samples", -1,
-			       &s, NULL) == SQLITE_OK) {
+	                       &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW)
 			ncpu = sqlite3_column_int(s, 0);
 		sqlite3_finalize(s);
@@ -223,11 +246,11 @@ static void load_samples(sqlite3 *db, timeline *tl)
 		for (int h = 0; h < HM__COUNT; h++)
 			if (sqlite3_column_type(s, 2 + h) != SQLITE_NULL)
 				tl_set_host(tl, (host_metric_id)h, k,
-					    sqlite3_column_double(s, 2 + h));
-		int nb = parse_array((const char *)sqlite3_column_text(s, 2 + HM__COUNT), tmp,
-				     tl->ncpu);
+				            sqlite3_column_double(s, 2 + h));
+		int nb =
+		    parse_array((const char *)sqlite3_column_text(s, 2 + HM__COUNT), tmp, tl->ncpu);
 		int ni = parse_array((const char *)sqlite3_column_text(s, 3 + HM__COUNT), tmp2,
-				     tl->ncpu);
+		                     tl->ncpu);
 		for (int c = 0; c < nb; c++)
 			tl_set_cpu(tl, c, k, tmp[c], c < ni ? tmp2[c] : NAN);
 	}
@@ -239,7 +262,8 @@ static void load_samples(sqlite3 *db, timeline *tl)
 static void load_gpu_samples(sqlite3 *db, timeline *tl, const int *idx)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, "SELECT * FROM gpu_samples ORDER BY t", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT * FROM gpu_samples ORDER BY t", -1, &s, NULL) !=
+	    SQLITE_OK)
 		return;
 	/* Map result columns to metric ids by name: older files may lack newer columns. */
 	int ncol = sqlite3_column_count(s);
@@ -263,7 +287,7 @@ static void load_gpu_samples(sqlite3 *db, timeline *tl, const int *idx)
 		for (int c = 3; c < ncol; c++)
 			if (col_metric[c] >= 0 && sqlite3_column_type(s, c) != SQLITE_NULL)
 				tl_set_gpu(tl, g, (gpu_metric_id)col_metric[c], k,
-					   sqlite3_column_double(s, c));
+				           sqlite3_column_double(s, c));
 	}
 	free(col_metric);
 	sqlite3_finalize(s);
@@ -278,11 +302,11 @@ static void load_procs(sqlite3 *db, timeline *tl, const int *idx)
 {
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT ps.t, ps.pid, ps.ppid, ps.gpu, ps.in_tree, ps.alive,"
-			       " ps.gpu_mem_mib, ps.sm_pct, ps.cpu_pct, ps.rss_mib, ps.cmd, p.user"
-			       " FROM process_samples ps LEFT JOIN processes p"
-			       " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t",
-			       -1, &s, NULL) != SQLITE_OK)
+	                       "SELECT ps.t, ps.pid, ps.ppid, ps.gpu, ps.in_tree, ps.alive,"
+	                       " ps.gpu_mem_mib, ps.sm_pct, ps.cpu_pct, ps.rss_mib, ps.cmd, p.user"
+	                       " FROM process_samples ps LEFT JOIN processes p"
+	                       " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t",
+	                       -1, &s, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		tl_proc *p = tl_add_proc(tl);
@@ -290,8 +314,8 @@ static void load_procs(sqlite3 *db, timeline *tl, const int *idx)
 		p->pid = (unsigned)sqlite3_column_int64(s, 1);
 		p->ppid = (unsigned)sqlite3_column_int64(s, 2);
 		p->gpu = sqlite3_column_type(s, 3) == SQLITE_NULL
-				 ? -1
-				 : pos_of(idx, tl->ngpu, sqlite3_column_int(s, 3));
+		             ? -1
+		             : pos_of(idx, tl->ngpu, sqlite3_column_int(s, 3));
 		p->in_tree = sqlite3_column_int(s, 4);
 		p->alive = sqlite3_column_int(s, 5);
 		p->gpu_mem_mib = col_num(s, 6);
@@ -313,19 +337,19 @@ static void load_steps_events(sqlite3 *db, timeline *tl, const int *idx)
 	    SQLITE_OK) {
 		while (sqlite3_step(s) == SQLITE_ROW)
 			tl_add_step(tl, sqlite3_column_double(s, 0) - tl->t0_wall,
-				    (long)sqlite3_column_int64(s, 1));
+			            (long)sqlite3_column_int64(s, 1));
 		sqlite3_finalize(s);
 	}
-	if (sqlite3_prepare_v2(db, "SELECT t, kind, gpu, value, text FROM events ORDER BY t", -1, &s,
-			       NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT t, kind, gpu, value, text FROM events ORDER BY t", -1,
+	                       &s, NULL) == SQLITE_OK) {
 		while (sqlite3_step(s) == SQLITE_ROW) {
 			const char *kind = (const char *)sqlite3_column_text(s, 1);
 			int g = sqlite3_column_type(s, 2) == SQLITE_NULL
-					? -1
-					: pos_of(idx, tl->ngpu, sqlite3_column_int(s, 2));
+			            ? -1
+			            : pos_of(idx, tl->ngpu, sqlite3_column_int(s, 2));
 			tl_add_event(tl, sqlite3_column_double(s, 0) - tl->t0_wall,
-				     kind ? kind : "", g, (long)sqlite3_column_int64(s, 3),
-				     (const char *)sqlite3_column_text(s, 4));
+			             kind ? kind : "", g, (long)sqlite3_column_int64(s, 3),
+			             (const char *)sqlite3_column_text(s, 4));
 		}
 		sqlite3_finalize(s);
 	}
@@ -380,7 +404,8 @@ int store_read_timeline(const char *path, timeline **out)
 	store_meta *m = NULL;
 	if (ngpu < 0 || meta_load(db, &m)) {
 		sqlite3_close(db);
-		return gw_error(GW_EXIT_ENV, path, NULL, "recording is damaged (cannot read gpus/meta)");
+		return gw_error(GW_EXIT_ENV, path, NULL,
+		                "recording is damaged (cannot read gpus/meta)");
 	}
 	timeline *tl = tl_new(ngpu, count_cpus(db));
 	for (int g = 0; g < ngpu; g++) {

@@ -173,6 +173,9 @@ for _ in $(seq 100); do
 done
 grep -q '^gpuwhy_finding{gpu="0",rule="gpu_lost",severity="error"} 1$' "$T/x" ||
 	fail "no gpu_lost finding: $(grep -E 'lost|finding' "$T/x")"
-grep -q '^DCGM_FI_' "$T/x" && fail "DCGM series of a lost GPU: $(grep -m3 '^DCGM_FI_' "$T/x")"
+# a lost GPU keeps only its last Xid (79: fallen off the bus), for alerting
+grep '^DCGM_FI_' "$T/x" | grep -qv '^DCGM_FI_DEV_XID_ERRORS{' &&
+	fail "DCGM series of a lost GPU: $(grep -m3 '^DCGM_FI_' "$T/x")"
+grep -q '^DCGM_FI_DEV_XID_ERRORS{gpu="0",.*} 79$' "$T/x" || fail "no last Xid of the lost GPU"
 grep -q '^gpuwhy_gpu_info{gpu="0",uuid="GPU-' "$T/x" || fail "identity of the lost GPU"
 echo "exporter_promtool: ok"

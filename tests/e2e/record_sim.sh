@@ -43,9 +43,9 @@ assert_eq "$(sqlite3 "$T/b.gpuwhy" "SELECT value FROM meta WHERE key='exit_statu
 "$GPUWHY" --sim h100x1 run -o "$T/c.gpuwhy" --no-summary -- "$GPUWHY" sim train --steps 20 --gpu-ms 5 --cpu-ms 5 --oom-at 3 >/dev/null 2>&1
 assert_eq "$?" 1 "oom job exit"
 assert_eq "$(sqlite3 "$T/c.gpuwhy" "SELECT count(*) > 0 FROM events WHERE kind = 'oom'")" 1 "oom event"
-# a full disk (here a 300 KiB file-size limit) stops the recording with one line;
+# a full disk (here a 150 KiB file-size limit) stops the recording with one line;
 # the command runs on to its end and its status is kept; what was committed stays
-(ulimit -f 300; "$GPUWHY" --sim h100x8-nvlink run -o "$T/full.gpuwhy" -i 50ms --no-summary -- \
+(ulimit -f 150; "$GPUWHY" --sim h100x8-nvlink run -o "$T/full.gpuwhy" -i 50ms --no-summary -- \
 	bash -c 'for i in $(seq 40); do echo step $i; sleep 0.1; done; exit 4' >"$T/full.out" 2>"$T/full.err")
 assert_eq "$?" 4 "status of a command whose recording filled the disk"
 assert_eq "$(wc -l <"$T/full.out")" 40 "its output, whole"
