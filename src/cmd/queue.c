@@ -15,6 +15,7 @@
 
 #include "cmd/cmd.h"
 #include "queue/queue.h"
+#include "util/termsafe.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -609,7 +610,7 @@ static int q_ls(const char *dir, int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			const queue_task *x = &t[i];
 			char try[16], gpu[16], mem[16], peak[16], tm[16], cmd[64], info[600],
-			    label[160];
+			    label[160], safe_cmd[32], safe_info[GW_TERM_SAFE_LEN(600)];
 			/* After `queue retry` the budget starts again from the attempts so far. */
 			snprintf(try, sizeof try, "%d/%d", x->attempts,
 			         x->budget_from + x->spec.retries + 1);
@@ -633,8 +634,13 @@ static int q_ls(const char *dir, int argc, char **argv)
 			else
 				snprintf(cmd, sizeof cmd, "%.31s", label);
 			task_info(x, info, sizeof info);
+			/* Names, commands and errors come from the task: never raw to a terminal.
+			 */
+			gw_term_safe(cmd, safe_cmd, sizeof safe_cmd);
+			gw_term_safe(info, safe_info, sizeof safe_info);
 			printf("%5lld  %-9s %-5s %-7s %-6s %-6s %-7s %-32s %s\n", (long long)x->id,
-			       queue_state_name(x->state), try, gpu, mem, peak, tm, cmd, info);
+			       queue_state_name(x->state), try, gpu, mem, peak, tm, safe_cmd,
+			       safe_info);
 		}
 	}
 	queue_tasks_free(t, n);
@@ -758,9 +764,13 @@ static int q_show(const char *dir, int argc, char **argv)
 	} else {
 		char cmd[4096], a[64], b[64], m1[16], m2[16];
 		task_command(&t, cmd, sizeof cmd);
-		printf("task %lld%s%s\n", (long long)t.id, t.spec.name[0] ? "  " : "", t.spec.name);
-		printf("  command    %s\n", cmd);
-		printf("  cwd        %s\n", t.spec.cwd ? t.spec.cwd : "-");
+		/* Everything the task brought is escaped for the terminal. */
+		char safe[GW_TERM_SAFE_LEN(4096)];
+		printf("task %lld%s%s\n", (long long)t.id, t.spec.name[0] ? "  " : "",
+		       gw_term_safe(t.spec.name, safe, sizeof safe));
+		printf("  command    %s\n", gw_term_safe(cmd, safe, sizeof safe));
+		printf("  cwd        %s\n",
+		       gw_term_safe(t.spec.cwd ? t.spec.cwd : "-", safe, sizeof safe));
 		printf("  state      %s", queue_state_name(t.state));
 		printf(" after %d attempt%s (retries %d, delay %.3gs)%s\n", t.attempts,
 		       t.attempts == 1 ? "" : "s", t.spec.retries,
@@ -787,10 +797,13 @@ static int q_show(const char *dir, int argc, char **argv)
 			printf("  after OOM  reserve %s, at most %d per GPU (%d OOM retr%s)\n", m1,
 			       t.per_gpu_hint, t.oom_count, t.oom_count == 1 ? "y" : "ies");
 		}
-		if (t.spec.input || t.spec.output)
-			printf("  input      %s\n  output     %s\n",
-			       t.spec.input ? t.spec.input : "-",
-			       t.spec.output ? t.spec.output : "-");
+		if (t.spec.input || t.spec.output) {
+			printf("  input      %s\n",
+			       gw_term_safe(t.spec.input ? t.spec.input : "-", safe, sizeof safe));
+			printf(
+			    "  output     %s\n",
+			    gw_term_safe(t.spec.output ? t.spec.output : "-", safe, sizeof safe));
+		}
 		local_time(t.submitted, a, sizeof a);
 		printf("  submitted  %s\n", a);
 		local_time(t.started, a, sizeof a);
@@ -804,9 +817,9 @@ static int q_show(const char *dir, int argc, char **argv)
 		printf("  peaks      GPU memory %s (on one GPU), host RSS %s\n", m1, m2);
 		printf("  GPUs       %s\n", t.gpus_used[0] ? t.gpus_used : "-");
 		if (t.error[0])
-			printf("  error      %s\n", t.error);
+			printf("  error      %s\n", gw_term_safe(t.error, safe, sizeof safe));
 		if (t.state == QS_QUEUED && t.wait_reason[0])
-			printf("  waiting    %s\n", t.wait_reason);
+			printf("  waiting    %s\n", gw_term_safe(t.wait_reason, safe, sizeof safe));
 		if (na)
 			printf("  attempts\n    %-3s %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n",
 			       "#", "START", "DURATION", "GPUS", "EXIT", "OUTCOME", "GPU", "RSS",
@@ -836,7 +849,7 @@ static int q_show(const char *dir, int argc, char **argv)
 			       x->outcome != QO_NONE      ? queue_outcome_name(x->outcome)
 			       : x->astate == QA_STARTING ? "starting"
 			                                  : "running",
-			       m1, m2, note);
+			       m1, m2, gw_term_safe(note, safe, sizeof safe));
 		}
 		if (lines > 0) {
 			printf("  log        %s (last %lld lines)\n", logp, lines);

@@ -9,6 +9,7 @@
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "host/pidbrief.h"
+#include "util/termsafe.h"
 #include "util/err.h"
 #include "util/jsonw.h"
 
@@ -26,7 +27,7 @@ static void usage(FILE *out)
 
 /* "123" or "n/a" into buf, with an optional printf format for the number. */
 static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *buf,
-		       size_t len)
+                       size_t len)
 {
 	if (!v->ok[id])
 		snprintf(buf, len, "n/a");
@@ -52,8 +53,10 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 {
 	const gpu_static *s = gpu_static_info(c, i);
 	char a[32], b[32], d[32], e[32], f[32], g[32], h[32];
-	printf("GPU %-2d %-28.28s %-17s ", s->index, s->name[0] ? s->name : "n/a",
-	       s->pci_bus_id[0] ? s->pci_bus_id : "n/a");
+	char name[GW_TERM_SAFE_LEN(28)], bus[GW_TERM_SAFE_LEN(17)];
+	gw_term_safe(s->name[0] ? s->name : "n/a", name, sizeof name);
+	gw_term_safe(s->pci_bus_id[0] ? s->pci_bus_id : "n/a", bus, sizeof bus);
+	printf("GPU %-2d %-28.28s %-17s ", s->index, name, bus);
 	if (v->lost) {
 		printf("LOST: fell off the bus (GPU_IS_LOST); check the kernel log for Xid 79\n");
 		return;
@@ -64,14 +67,17 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	printf("%s\n", pst);
 	printf("       util %4s%%  mem %s / %s MiB  power %s / %s W  temp %sC (slowdown %sC)\n",
 	       num(v, GM_UTIL_GPU, "%.0f", a, sizeof a), num(v, GM_MEM_USED, "%.0f", b, sizeof b),
-	       num(v, GM_MEM_TOTAL, "%.0f", d, sizeof d), num(v, GM_POWER_DRAW, "%.0f", e, sizeof e),
+	       num(v, GM_MEM_TOTAL, "%.0f", d, sizeof d),
+	       num(v, GM_POWER_DRAW, "%.0f", e, sizeof e),
 	       num(v, GM_POWER_ENFORCED_LIMIT, "%.0f", f, sizeof f),
 	       num(v, GM_TEMP_GPU, "%.0f", g, sizeof g),
 	       num(v, GM_TEMP_SLOWDOWN, "%.0f", h, sizeof h));
 	char sm[32], smx[32], mm[32], gen[8], genx[8], w[8], wx[8];
 	printf("       clocks SM %s / %s MHz  mem %s MHz  PCIe Gen%s/%s x%s/%s",
-	       num(v, GM_CLK_SM, "%.0f", sm, sizeof sm), num(v, GM_CLK_MAX_SM, "%.0f", smx, sizeof smx),
-	       num(v, GM_CLK_MEM, "%.0f", mm, sizeof mm), num(v, GM_PCIE_GEN_CUR, "%.0f", gen, sizeof gen),
+	       num(v, GM_CLK_SM, "%.0f", sm, sizeof sm),
+	       num(v, GM_CLK_MAX_SM, "%.0f", smx, sizeof smx),
+	       num(v, GM_CLK_MEM, "%.0f", mm, sizeof mm),
+	       num(v, GM_PCIE_GEN_CUR, "%.0f", gen, sizeof gen),
 	       num(v, GM_PCIE_GEN_MAX, "%.0f", genx, sizeof genx),
 	       num(v, GM_PCIE_WIDTH_CUR, "%.0f", w, sizeof w),
 	       num(v, GM_PCIE_WIDTH_MAX, "%.0f", wx, sizeof wx));
@@ -114,8 +120,10 @@ static void print_procs_text(const status_proc *ps, int n, bool nested)
 {
 	printf("\nProcesses:\n");
 	if (nested)
-		printf("  (this process runs in a nested PID namespace: NVML reports host PIDs, which\n"
-		       "   this container cannot see; run it with --pid=host for users and commands)\n");
+		printf("  (this process runs in a nested PID namespace: NVML reports host PIDs, "
+		       "which\n"
+		       "   this container cannot see; run it with --pid=host for users and "
+		       "commands)\n");
 	if (n == 0) {
 		printf("  none\n");
 		return;
@@ -127,18 +135,24 @@ static void print_procs_text(const status_proc *ps, int n, bool nested)
 		char mem[24] = "n/a", sm[8] = "n/a";
 		if (p->p.mem_ok)
 			snprintf(mem, sizeof mem, "%llu MiB",
-				 (unsigned long long)(p->p.mem_bytes / (1024 * 1024)));
+			         (unsigned long long)(p->p.mem_bytes / (1024 * 1024)));
 		if (p->p.util_ok)
 			snprintf(sm, sizeof sm, "%u", p->p.sm_pct);
 		const char *type = p->p.type == 3 ? "C+G" : p->p.type == 2 ? "G" : "C";
-		const char *cmd = p->h.cmd[0] ? p->h.cmd : p->h.exists ? "n/a" : "(not running here)";
-		printf("  %3d %8u %-10.10s %4s %10s %4s  %.100s\n", p->gpu, p->p.pid,
-		       p->h.user[0] ? p->h.user : "n/a", type, mem, sm, cmd);
+		/* A process names itself: its command never reaches the terminal raw. */
+		char cmd[GW_TERM_SAFE_LEN(100)], user[GW_TERM_SAFE_LEN(32)];
+		const char *raw = p->h.cmd[0]   ? p->h.cmd
+		                  : p->h.exists ? "n/a"
+		                                : "(not running here)";
+		gw_term_safe(raw, cmd, sizeof cmd);
+		gw_term_safe(p->h.user[0] ? p->h.user : "n/a", user, sizeof user);
+		printf("  %3d %8u %-10.10s %4s %10s %4s  %.100s\n", p->gpu, p->p.pid, user, type,
+		       mem, sm, cmd);
 	}
 }
 
 static void print_json(gpu_ctx *c, const gpu_values *vals, const status_proc *ps, int np,
-		       bool nested)
+                       bool nested)
 {
 	jsonw w;
 	jsonw_init(&w, stdout, true);

@@ -5,6 +5,7 @@
 
 #include "diagnose/diag.h"
 #include "store/store.h"
+#include "util/termsafe.h"
 
 static void fmt_or_na(char *buf, size_t len, const char *fmt, double v)
 {
@@ -26,13 +27,18 @@ static void summary_findings(const timeline *tl, const char *path, FILE *out)
 		const diag_finding *f = &r.f[i];
 		if (f->severity < DIAG_WARN)
 			continue;
+		/* Titles quote process names: escaped for the terminal. */
+		char title[GW_TERM_SAFE_LEN(sizeof f->title)];
 		fprintf(out, "%s %-5s %s: %s\n", shown ? "            " : "  findings  ",
-			f->severity == DIAG_ERROR ? "ERROR" : "WARN", f->id, f->title);
+		        f->severity == DIAG_ERROR ? "ERROR" : "WARN", f->id,
+		        gw_term_safe(f->title, title, sizeof title));
 		shown++;
 	}
 	if (!shown) {
 		const diag_finding *top = diag_top_finding(&r);
-		fprintf(out, "  findings   %s\n", top ? top->title : "none");
+		char title[GW_TERM_SAFE_LEN(sizeof top->title)];
+		fprintf(out, "  findings   %s\n",
+		        top ? gw_term_safe(top->title, title, sizeof title) : "none");
 	}
 	fprintf(out, "  details    gpuwhy report %s\n", path);
 	diag_result_free(&r);
@@ -45,11 +51,11 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	int nd = tl_step_durations(tl, &d);
 	if (nd > 0) {
 		fprintf(out, "  steps      %d, step time p50 %.0f ms  p90 %.0f ms  p99 %.0f ms\n",
-			tl->nsteps, 1000 * tl_percentile(d, nd, 50), 1000 * tl_percentile(d, nd, 90),
-			1000 * tl_percentile(d, nd, 99));
+		        tl->nsteps, 1000 * tl_percentile(d, nd, 50),
+		        1000 * tl_percentile(d, nd, 90), 1000 * tl_percentile(d, nd, 99));
 	} else {
 		fprintf(out, "  steps      %d (no step lines recognised; see --step-regex)\n",
-			tl->nsteps);
+		        tl->nsteps);
 	}
 	free(d);
 	for (int g = 0; g < tl->ngpu; g++) {
@@ -57,12 +63,14 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 		char util[32], idle[32], sm[32], mem[32], tot[32];
 		fmt_or_na(util, sizeof util, "%.0f %%", tl_mean(G->m[GM_UTIL_GPU], 0, tl->n));
 		fmt_or_na(idle, sizeof idle, "%.0f %%",
-			  100 * tl_share(G->m[GM_UTIL_GPU], 0, tl->n, tl_pred_le, 5));
+		          100 * tl_share(G->m[GM_UTIL_GPU], 0, tl->n, tl_pred_le, 5));
 		fmt_or_na(sm, sizeof sm, "%.0f %%", tl_mean(G->m[GM_GPM_SM_ACTIVE], 0, tl->n));
 		fmt_or_na(mem, sizeof mem, "%.0f", tl_max(G->m[GM_MEM_USED], 0, tl->n));
 		fmt_or_na(tot, sizeof tot, "%.0f", tl_max(G->m[GM_MEM_TOTAL], 0, tl->n));
-		fprintf(out, "  GPU %-2d     util mean %s (samples at <=5 %%: %s)  SM active %s  memory peak %s / %s MiB%s\n",
-			G->index, util, idle, sm, mem, tot, G->lost_at_end ? "  LOST" : "");
+		fprintf(out,
+		        "  GPU %-2d     util mean %s (samples at <=5 %%: %s)  SM active %s  memory "
+		        "peak %s / %s MiB%s\n",
+		        G->index, util, idle, sm, mem, tot, G->lost_at_end ? "  LOST" : "");
 	}
 	if (tl->ngpu == 0)
 		fprintf(out, "  GPUs       none recorded\n");
@@ -74,10 +82,10 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	fmt_or_na(c2, sizeof c2, "%.1f %%", iow);
 	fmt_or_na(c3, sizeof c3, "%.0f B/s", swp);
 	fprintf(out, "  host       busiest core peak %s  iowait mean %s  swap-in peak %s\n", c1, c2,
-		c3);
+	        c3);
 	if (tl->exit_status >= 0)
 		fprintf(out, "  exit       %d%s\n", tl->exit_status,
-			tl->exit_status > 128 ? " (killed by a signal)" : "");
+		        tl->exit_status > 128 ? " (killed by a signal)" : "");
 	summary_findings(tl, path, out);
 }
 

@@ -5,9 +5,11 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
+#include "util/termsafe.h"
 
 #define WRAP 100
 #define SPARK_W 48
@@ -34,7 +36,20 @@ static const char *sev_color(const tx *t, diag_severity s)
 }
 
 /* Print text wrapped at WRAP columns; continuation lines start with `indent` spaces. */
+static void wrap_safe(FILE *out, int first_col, int indent, const char *text);
+
+/* Findings quote the recording (commands, process names): escaped for the terminal first. */
 static void wrap(FILE *out, int first_col, int indent, const char *text)
+{
+	size_t len = GW_TERM_SAFE_LEN(strlen(text));
+	char *safe = malloc(len);
+	if (!safe)
+		return;
+	wrap_safe(out, first_col, indent, gw_term_safe(text, safe, len));
+	free(safe);
+}
+
+static void wrap_safe(FILE *out, int first_col, int indent, const char *text)
 {
 	int colno = first_col;
 	const char *p = text;
@@ -89,19 +104,25 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
 	FILE *o = t->out;
 	fprintf(o, "%sgpuwhy report%s: %s\n", BOLD(t), RESET(t),
 	        t->st->source ? t->st->source : "");
+	/* A recording may come from anyone: what it says is escaped for the terminal. */
+	char safe[GW_TERM_SAFE_LEN(1024)], hs[GW_TERM_SAFE_LEN(256)], ds[GW_TERM_SAFE_LEN(64)],
+	    cs[GW_TERM_SAFE_LEN(64)];
 	const char *cmd = diag_meta_get(meta, "command");
 	if (cmd && *cmd)
-		fprintf(o, "  command   %s\n", cmd);
+		fprintf(o, "  command   %s\n", gw_term_safe(cmd, safe, sizeof safe));
 	const char *host = diag_meta_get(meta, "hostname"), *drv = diag_meta_get(meta, "driver");
 	const char *cuda = diag_meta_get(meta, "cuda_driver_version");
 	if (!cuda)
 		cuda = diag_meta_get(meta, "cuda");
-	fprintf(o, "  machine   %s, driver %s, CUDA %s, ", host && *host ? host : "n/a",
-	        drv && *drv ? drv : "n/a", cuda && *cuda ? cuda : "n/a");
+	fprintf(o, "  machine   %s, driver %s, CUDA %s, ",
+	        gw_term_safe(host && *host ? host : "n/a", hs, sizeof hs),
+	        gw_term_safe(drv && *drv ? drv : "n/a", ds, sizeof ds),
+	        gw_term_safe(cuda && *cuda ? cuda : "n/a", cs, sizeof cs));
 	if (tl->ngpu == 0)
 		fprintf(o, "no GPU recorded\n");
 	else
-		fprintf(o, "%d GPU%s (%s)\n", tl->ngpu, tl->ngpu == 1 ? "" : "s", tl->gpu[0].name);
+		fprintf(o, "%d GPU%s (%s)\n", tl->ngpu, tl->ngpu == 1 ? "" : "s",
+		        gw_term_safe(tl->gpu[0].name, safe, sizeof safe));
 	fprintf(o, "  recorded  %.1f s, %d samples", tl->duration, tl->n);
 	if (tl->exit_status >= 0)
 		fprintf(o, ", exit %d", tl->exit_status);
@@ -399,9 +420,12 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 	if (!c->nchanges)
 		fprintf(out,
 		        "  nothing recorded differs (command, environment, GPUs, driver, host)\n");
-	for (int i = 0; i < c->nchanges; i++)
-		fprintf(out, "  %-32s %s -> %s\n", c->changes[i].what, c->changes[i].base,
-		        c->changes[i].cand);
+	for (int i = 0; i < c->nchanges; i++) {
+		char w[GW_TERM_SAFE_LEN(128)], b[GW_TERM_SAFE_LEN(256)], a[GW_TERM_SAFE_LEN(256)];
+		fprintf(out, "  %-32s %s -> %s\n", gw_term_safe(c->changes[i].what, w, sizeof w),
+		        gw_term_safe(c->changes[i].base, b, sizeof b),
+		        gw_term_safe(c->changes[i].cand, a, sizeof a));
+	}
 	if (c->nchanges > 1)
 		fprintf(out,
 		        "\n%sWarning%s: %d things changed at once; the difference cannot be "

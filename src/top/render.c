@@ -6,28 +6,60 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/termsafe.h"
+
 /* ------------------------------------------------------------------ glyphs */
 
 typedef struct {
 	const char *bar_l, *bar_r;
 	const char *eighth[8]; /* partial horizontal fill, 1/8 .. 7/8 (index 0 unused) */
 	const char *full;
-	const char *level[9];  /* bottom-aligned column, 0/8 .. 8/8 */
+	const char *level[9]; /* bottom-aligned column, 0/8 .. 8/8 */
 	const char *dot, *up, *down;
 	const char *t_mid, *t_last, *t_pipe, *t_none;
 	const char *box_h, *box_v, *box_tl, *box_tr, *box_bl, *box_br;
 } glyphs;
 
 static const glyphs utf8_glyphs = {
-	"▕", "▏", {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}, "█",
-	{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}, "·", "▲", "▼",
-	"├─", "└─", "│ ", "  ", "─", "│", "┌", "┐", "└", "┘",
+    "▕",
+    "▏",
+    {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"},
+    "█",
+    {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
+    "·",
+    "▲",
+    "▼",
+    "├─",
+    "└─",
+    "│ ",
+    "  ",
+    "─",
+    "│",
+    "┌",
+    "┐",
+    "└",
+    "┘",
 };
 
 static const glyphs ascii_glyphs = {
-	"[", "]", {"", "", "", "", "", "", "", ""}, "|",
-	{" ", ".", ".", ":", ":", "+", "+", "#", "#"}, "-", "^", "v",
-	"|-", "`-", "| ", "  ", "-", "|", "+", "+", "+", "+",
+    "[",
+    "]",
+    {"", "", "", "", "", "", "", ""},
+    "|",
+    {" ", ".", ".", ":", ":", "+", "+", "#", "#"},
+    "-",
+    "^",
+    "v",
+    "|-",
+    "`-",
+    "| ",
+    "  ",
+    "-",
+    "|",
+    "+",
+    "+",
+    "+",
+    "+",
 };
 
 typedef struct {
@@ -69,8 +101,7 @@ static void fmt_rate(double bps, char *out, size_t len)
 		snprintf(out, len, bps < 10 ? "%.1f%c" : "%.0f%c", bps, units[u]);
 }
 
-static void fmt_num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *out,
-		    size_t len)
+static void fmt_num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *out, size_t len)
 {
 	if (!v->ok[id])
 		snprintf(out, len, "n/a");
@@ -80,7 +111,10 @@ static void fmt_num(const gpu_values *v, gpu_metric_id id, const char *fmt, char
 
 static top_style load_style(double pct, double mid, double high)
 {
-	return isnan(pct) ? TOP_S_DIM : pct >= high ? TOP_S_HIGH : pct >= mid ? TOP_S_MID : TOP_S_OK;
+	return isnan(pct)    ? TOP_S_DIM
+	       : pct >= high ? TOP_S_HIGH
+	       : pct >= mid  ? TOP_S_MID
+	                     : TOP_S_OK;
 }
 
 /* ------------------------------------------------------------------ line writer */
@@ -160,10 +194,10 @@ static void draw_bar(ctx *x, top_rect clip, int col, int y, int w, double frac, 
 
 /* "label [bar] value" as one field. */
 static bool bar_field(line *l, int gap, const char *label, int w, double frac, top_style fill,
-		      top_style vst, const char *value)
+                      top_style vst, const char *value)
 {
 	int need = gap + (label[0] ? (int)strlen(label) + 1 : 0) + w + 2 + 1 +
-		   top_text_width(l->x->c, value);
+	           top_text_width(l->x->c, value);
 	if (!fits(l, need))
 		return false;
 	l->col += gap;
@@ -218,7 +252,7 @@ static int draw_header(ctx *x)
 	}
 	double iv = (double)f->interval_ns / 1e9;
 	snprintf(buf, sizeof buf, iv < 1 ? "  every %.0f ms" : "  every %.3g s",
-		 iv < 1 ? iv * 1000 : iv);
+	         iv < 1 ? iv * 1000 : iv);
 	text(&l, TOP_S_HEAD, buf);
 	if (f->hostname && f->hostname[0]) {
 		snprintf(buf, sizeof buf, "  on %s", f->hostname);
@@ -305,9 +339,9 @@ static bool fmt_link(const gpu_values *v, char *out, size_t len)
 	fmt_num(v, GM_PCIE_GEN_CUR, "%.0f", g, sizeof g);
 	fmt_num(v, GM_PCIE_WIDTH_CUR, "%.0f", w, sizeof w);
 	bool down = (v->ok[GM_PCIE_GEN_CUR] && v->ok[GM_PCIE_GEN_MAX] &&
-		     v->v[GM_PCIE_GEN_CUR] < v->v[GM_PCIE_GEN_MAX]) ||
-		    (v->ok[GM_PCIE_WIDTH_CUR] && v->ok[GM_PCIE_WIDTH_MAX] &&
-		     v->v[GM_PCIE_WIDTH_CUR] < v->v[GM_PCIE_WIDTH_MAX]);
+	             v->v[GM_PCIE_GEN_CUR] < v->v[GM_PCIE_GEN_MAX]) ||
+	            (v->ok[GM_PCIE_WIDTH_CUR] && v->ok[GM_PCIE_WIDTH_MAX] &&
+	             v->v[GM_PCIE_WIDTH_CUR] < v->v[GM_PCIE_WIDTH_MAX]);
 	if (down) {
 		fmt_num(v, GM_PCIE_GEN_MAX, "%.0f", gm, sizeof gm);
 		fmt_num(v, GM_PCIE_WIDTH_MAX, "%.0f", wm, sizeof wm);
@@ -340,7 +374,7 @@ static void fmt_reasons(const gpu_values *v, char *out, size_t len)
 static bool reasons_bad(const gpu_values *v)
 {
 	static const gpu_metric_id bad[] = {GM_CLK_R_HW_SLOW, GM_CLK_R_HW_THERMAL,
-					    GM_CLK_R_HW_POWER_BRAKE, GM_CLK_R_SW_THERMAL};
+	                                    GM_CLK_R_HW_POWER_BRAKE, GM_CLK_R_SW_THERMAL};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
 		if (v->ok[bad[i]] && v->v[bad[i]] >= 0.5)
 			return true;
@@ -352,9 +386,9 @@ static top_style temp_style(const gpu_values *v)
 	if (!v->ok[GM_TEMP_GPU])
 		return TOP_S_DIM;
 	double slow = v->ok[GM_TEMP_SLOWDOWN] ? v->v[GM_TEMP_SLOWDOWN] : 85;
-	return v->v[GM_TEMP_GPU] >= slow ? TOP_S_HIGH
+	return v->v[GM_TEMP_GPU] >= slow        ? TOP_S_HIGH
 	       : v->v[GM_TEMP_GPU] >= slow - 10 ? TOP_S_MID
-						: TOP_S_NORMAL;
+	                                        : TOP_S_NORMAL;
 }
 
 static top_style st_of(const char *s, top_style st)
@@ -425,7 +459,7 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	double lim = power_limit(v), pw = val(v, GM_POWER_DRAW);
 	fmt_power(v, vs, sizeof vs);
 	bar_field(&l, 0, "pwr", bw / 2, pw / lim, load_style(100 * pw / lim, 90, 100),
-		  st_of(vs, TOP_S_NORMAL), vs);
+	          st_of(vs, TOP_S_NORMAL), vs);
 	fmt_num(v, GM_TEMP_GPU, "%.0fC", vs, sizeof vs);
 	pair(&l, 2, "temp", temp_style(v), vs);
 	char a[16], b[16];
@@ -493,7 +527,8 @@ static void draw_gpus(ctx *x)
 		if (!s || g >= s->ngpu) {
 			line l = line_at(x, r, r.x, y);
 			char buf[64];
-			snprintf(buf, sizeof buf, "GPU %d  waiting for the first sample", f->m->gpu[g].index);
+			snprintf(buf, sizeof buf, "GPU %d  waiting for the first sample",
+			         f->m->gpu[g].index);
 			text(&l, TOP_S_DIM, buf);
 			continue;
 		}
@@ -502,8 +537,8 @@ static void draw_gpus(ctx *x)
 			line l = line_at(x, r, r.x, y);
 			char buf[128];
 			snprintf(buf, sizeof buf,
-				 "GPU %d  LOST: fell off the bus; check the kernel log for Xid 79",
-				 f->m->gpu[g].index);
+			         "GPU %d  LOST: fell off the bus; check the kernel log for Xid 79",
+			         f->m->gpu[g].index);
 			text(&l, TOP_S_ERR, buf);
 			continue;
 		}
@@ -535,7 +570,8 @@ static void draw_history(ctx *x, top_rect area, int g)
 		for (int r = 0; r < rows; r++) {
 			int fill = total - r * 8;
 			fill = fill < 0 ? 0 : fill > 8 ? 8 : fill;
-			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK, x->g->level[fill]);
+			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK,
+			        x->g->level[fill]);
 		}
 	}
 }
@@ -581,7 +617,7 @@ static void draw_cpu_cells(ctx *x, top_rect r, const snapshot *s)
 			top_put(x->c, cell, cx + TOP_CPU_CELL_W - 4, y, TOP_S_DIM, "n/a");
 		else
 			top_putf(x->c, cell, cx + TOP_CPU_CELL_W - 4, y,
-				 b >= 90 ? TOP_S_HIGH : TOP_S_NORMAL, "%3.0f", b);
+			         b >= 90 ? TOP_S_HIGH : TOP_S_NORMAL, "%3.0f", b);
 	}
 }
 
@@ -670,14 +706,10 @@ typedef struct {
 
 enum { C_PID, C_USER, C_GPU, C_MEM, C_SM, C_CPU, C_RSS, C_CMD, C__N };
 static const pcol pcols[C__N] = {
-	[C_PID] = {"PID", 7, true, TOP_SORT_PID, 0},
-	[C_USER] = {"USER", 9, false, TOP_SORT_USER, 5},
-	[C_GPU] = {"GPU", 4, true, TOP_SORT_GPU, 0},
-	[C_MEM] = {"GPU MEM", 8, true, TOP_SORT_GPUMEM, 0},
-	[C_SM] = {"SM%", 4, true, TOP_SORT_SM, 3},
-	[C_CPU] = {"CPU%", 5, true, TOP_SORT_CPU, 2},
-	[C_RSS] = {"RSS", 6, true, TOP_SORT_RSS, 4},
-	[C_CMD] = {"COMMAND", 0, false, TOP_SORT_CMD, 0},
+    [C_PID] = {"PID", 7, true, TOP_SORT_PID, 0}, [C_USER] = {"USER", 9, false, TOP_SORT_USER, 5},
+    [C_GPU] = {"GPU", 4, true, TOP_SORT_GPU, 0}, [C_MEM] = {"GPU MEM", 8, true, TOP_SORT_GPUMEM, 0},
+    [C_SM] = {"SM%", 4, true, TOP_SORT_SM, 3},   [C_CPU] = {"CPU%", 5, true, TOP_SORT_CPU, 2},
+    [C_RSS] = {"RSS", 6, true, TOP_SORT_RSS, 4}, [C_CMD] = {"COMMAND", 0, false, TOP_SORT_CMD, 0},
 };
 #define CMD_MIN 12
 
@@ -695,7 +727,8 @@ static int columns(int w, int *xs)
 			break;
 		int worst = -1;
 		for (int c = 0; c < C_CMD; c++)
-			if (on[c] && pcols[c].drop && (worst < 0 || pcols[c].drop > pcols[worst].drop))
+			if (on[c] && pcols[c].drop &&
+			    (worst < 0 || pcols[c].drop > pcols[worst].drop))
 				worst = c;
 		if (worst < 0)
 			break;
@@ -716,8 +749,7 @@ int top_render_proc_rows(const top_layout *L)
 	return h > 0 ? h : 0;
 }
 
-static void cell_text(ctx *x, top_rect r, int y, int c, const int *xs, top_style st,
-		      const char *s)
+static void cell_text(ctx *x, top_rect r, int y, int c, const int *xs, top_style st, const char *s)
 {
 	if (xs[c] < 0)
 		return;
@@ -737,14 +769,15 @@ static void draw_proc_header(ctx *x, top_rect r, const int *xs)
 		bool sorted = pcols[c].key == m->sort;
 		/* The arrow says which end comes first: large amounts first is "down". */
 		bool down = (m->sort == TOP_SORT_GPUMEM || m->sort == TOP_SORT_SM ||
-			     m->sort == TOP_SORT_CPU || m->sort == TOP_SORT_RSS) != m->reverse;
+		             m->sort == TOP_SORT_CPU || m->sort == TOP_SORT_RSS) != m->reverse;
 		snprintf(t, sizeof t, "%s%s", pcols[c].title,
-			 sorted ? (down ? x->g->down : x->g->up) : "");
+		         sorted ? (down ? x->g->down : x->g->up) : "");
 		cell_text(x, r, r.y, c, xs, TOP_S_HEAD, t);
 	}
 	char info[96];
 	if (m->filter[0])
-		snprintf(info, sizeof info, "filter '%s': %d of %d ", m->filter, m->nrows, m->nprocs_all);
+		snprintf(info, sizeof info, "filter '%s': %d of %d ", m->filter, m->nrows,
+		         m->nprocs_all);
 	else
 		snprintf(info, sizeof info, "%d process%s ", m->nrows, m->nrows == 1 ? "" : "es");
 	int iw = top_text_width(x->c, info);
@@ -761,7 +794,9 @@ static void draw_proc_row(ctx *x, top_rect r, int y, const int *xs, const tl_pro
 	top_style dim = sel ? TOP_S_SEL : TOP_S_DIM;
 	snprintf(b, sizeof b, "%u", p->pid);
 	cell_text(x, r, y, C_PID, xs, st, b);
-	cell_text(x, r, y, C_USER, xs, p->user[0] ? st : dim, p->user[0] ? p->user : "?");
+	char safe[GW_TERM_SAFE_LEN(sizeof p->cmd)];
+	cell_text(x, r, y, C_USER, xs, p->user[0] ? st : dim,
+	          p->user[0] ? gw_term_safe(p->user, safe, sizeof safe) : "?");
 	snprintf(b, sizeof b, "%d", x->f->m->gpu[p->gpu].index);
 	cell_text(x, r, y, C_GPU, xs, st, b);
 	fmt_mib(p->gpu_mem_mib, b, sizeof b);
@@ -776,13 +811,18 @@ static void draw_proc_row(ctx *x, top_rect r, int y, const int *xs, const tl_pro
 	else
 		snprintf(b, sizeof b, "%.0f", p->cpu_pct);
 	cell_text(x, r, y, C_CPU, xs,
-		  isnan(p->cpu_pct) ? dim : !sel && p->cpu_pct >= 90 ? TOP_S_HIGH : st, b);
+	          isnan(p->cpu_pct)          ? dim
+	          : !sel && p->cpu_pct >= 90 ? TOP_S_HIGH
+	                                     : st,
+	          b);
 	fmt_mib(p->rss_mib, b, sizeof b);
 	cell_text(x, r, y, C_RSS, xs, isnan(p->rss_mib) ? dim : st, b);
 	if (!p->alive)
-		cell_text(x, r, y, C_CMD, xs, dim, "[not in /proc here: exited, or another PID namespace]");
+		cell_text(x, r, y, C_CMD, xs, dim,
+		          "[not in /proc here: exited, or another PID namespace]");
 	else
-		cell_text(x, r, y, C_CMD, xs, st, p->cmd[0] ? p->cmd : "?");
+		cell_text(x, r, y, C_CMD, xs, st,
+		          p->cmd[0] ? gw_term_safe(p->cmd, safe, sizeof safe) : "?");
 }
 
 static void draw_procs(ctx *x)
@@ -856,7 +896,8 @@ static void draw_tree(ctx *x)
 	top_fill(x->c, (top_rect){r.x, r.y, r.w, 1}, TOP_S_HEAD, L' ');
 	char buf[200];
 	if (f->m->sel >= 0)
-		snprintf(buf, sizeof buf, " tree of PID %u: PID, CPU %%, RSS, command", f->m->sel_pid);
+		snprintf(buf, sizeof buf, " tree of PID %u: PID, CPU %%, RSS, command",
+		         f->m->sel_pid);
 	else
 		snprintf(buf, sizeof buf, " process tree");
 	top_put(x->c, r, r.x, r.y, TOP_S_HEAD, buf);
@@ -866,7 +907,7 @@ static void draw_tree(ctx *x)
 			top_put(x->c, r, r.x, y, TOP_S_DIM, x->g->box_v);
 	if (n == 0) {
 		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM,
-			"select a GPU process (Up/Down) to see its tree");
+		        "select a GPU process (Up/Down) to see its tree");
 		return;
 	}
 	/* Keep the selected process on screen when the tree is taller than the panel. */
@@ -884,10 +925,10 @@ static void draw_tree(ctx *x)
 		int col = r.x + 1;
 		for (int d = 1; d < t->depth && d < 32; d++)
 			col = top_put(x->c, r, col, y, t->selected ? st : TOP_S_DIM,
-				      t->open & (1u << d) ? x->g->t_pipe : x->g->t_none);
+			              t->open & (1u << d) ? x->g->t_pipe : x->g->t_none);
 		if (t->depth > 0)
 			col = top_put(x->c, r, col, y, t->selected ? st : TOP_S_DIM,
-				      t->last ? x->g->t_last : x->g->t_mid);
+			              t->last ? x->g->t_last : x->g->t_mid);
 		const tl_proc *p = t->p;
 		char cpu[16], rss[16];
 		if (isnan(p->cpu_pct))
@@ -902,13 +943,16 @@ static void draw_tree(ctx *x)
 			for (int k = 0; k < f->m->ngpu && k < 64; k++) {
 				size_t used = strlen(g);
 				if (t->gpus & (1ULL << k))
-					snprintf(g + used, sizeof g - used, " %d", f->m->gpu[k].index);
+					snprintf(g + used, sizeof g - used, " %d",
+					         f->m->gpu[k].index);
 			}
 			size_t used = strlen(g);
 			snprintf(g + used, sizeof g - used, "] ");
 			col = top_put(x->c, r, col, y, t->selected ? st : TOP_S_ACCENT, g);
 		}
-		top_put(x->c, r, col, y, st, p->cmd[0] ? p->cmd : "?");
+		char safe[GW_TERM_SAFE_LEN(sizeof p->cmd)];
+		top_put(x->c, r, col, y, st,
+		        p->cmd[0] ? gw_term_safe(p->cmd, safe, sizeof safe) : "?");
 	}
 }
 
@@ -933,8 +977,8 @@ static void draw_status(ctx *x)
 	if (m->nfindings > 0) {
 		const top_finding *fd = &m->findings[0];
 		top_style st = fd->severity == TOP_SEV_ERROR  ? TOP_S_ERR
-			       : fd->severity == TOP_SEV_WARN ? TOP_S_WARN
-							      : TOP_S_NORMAL;
+		               : fd->severity == TOP_SEV_WARN ? TOP_S_WARN
+		                                              : TOP_S_NORMAL;
 		char more[48] = "";
 		if (m->nfindings > 1)
 			snprintf(more, sizeof more, "  (+%d more: h)", m->nfindings - 1);
@@ -966,7 +1010,7 @@ static void draw_keys(ctx *x)
 	char buf[256];
 	if (f->in && top_input_prompt(f->in))
 		snprintf(buf, sizeof buf, "Enter apply  Esc %s  Backspace  Ctrl-U erase",
-			 f->in->mode == TOP_IN_FILTER ? "clear" : "cancel");
+		         f->in->mode == TOP_IN_FILTER ? "clear" : "cancel");
 	else
 		top_keys_line(buf, sizeof buf, r.w);
 	top_put(x->c, r, r.x, r.y, TOP_S_DIM, buf);
@@ -1048,8 +1092,8 @@ static void draw_help(ctx *x)
 		for (int i = 0; i < f->m->nfindings && y < in.y + in.h; i++) {
 			const top_finding *fd = &f->m->findings[i];
 			top_style st = fd->severity == TOP_SEV_ERROR  ? TOP_S_ERR
-				       : fd->severity == TOP_SEV_WARN ? TOP_S_WARN
-								      : TOP_S_NORMAL;
+			               : fd->severity == TOP_SEV_WARN ? TOP_S_WARN
+			                                              : TOP_S_NORMAL;
 			y = put_wrapped(x, in, y, st, fd->text);
 		}
 	}
@@ -1064,8 +1108,9 @@ void top_render(top_canvas *c, const top_frame *f)
 	if (f->L->too_small) {
 		top_rect all = {0, 0, c->cols, c->rows};
 		top_putf(c, all, 0, 0, TOP_S_NORMAL, "terminal too small (%dx%d)", f->L->cols,
-			 f->L->rows);
-		top_putf(c, all, 0, 1, TOP_S_DIM, "need %dx%d; q quits", TOP_MIN_COLS, TOP_MIN_ROWS);
+		         f->L->rows);
+		top_putf(c, all, 0, 1, TOP_S_DIM, "need %dx%d; q quits", TOP_MIN_COLS,
+		         TOP_MIN_ROWS);
 		return;
 	}
 	graph_caption(&x, draw_header(&x));
