@@ -22,6 +22,7 @@
 #define STALL_TELL_S 5.0
 #define CLOSE_WAIT_NS 10000000000LL
 #define BACKLOG_DEFAULT 3000
+#define OTHER_PER_SAMPLE 16 /* steps and events that may wait per waiting sample */
 
 /* The tables, in the order a flush copies them, and how rows meet existing ones. */
 static const struct {
@@ -60,7 +61,9 @@ struct store {
 	long stored;      /* snapshots committed to the file */
 	long in_main;     /* of which checkpointed into the main file */
 	long backlog_max;
-	long dropped; /* snapshots whose samples were dropped in this stall */
+	long dropped;       /* snapshots whose samples were dropped in this stall */
+	long staged_other;  /* steps and events staged since the last flush */
+	long dropped_other; /* steps and events dropped in this stall */
 	double drop_t0, drop_t1;
 	double stall_since; /* wall time of a stall's first refused flush, 0 = none */
 	bool stall_told;
@@ -390,16 +393,31 @@ static void stall_note(store *st)
 	}
 }
 
+/* "12 samples (and 3 steps or events) from 10:01:02 to 10:01:09" */
+static void gap_text(const store *st, char *out, size_t len)
+{
+	char a[16], b[16], other[48] = "";
+	clock_text(st->drop_t0, a, sizeof a);
+	clock_text(st->drop_t1, b, sizeof b);
+	if (st->dropped_other)
+		snprintf(other, sizeof other, " (and %ld steps or events)", st->dropped_other);
+	snprintf(out, len, "%ld samples%s from %s to %s", st->dropped, other, a, b);
+}
+
+static void note_drop(store *st, double t)
+{
+	if (!st->dropped && !st->dropped_other)
+		st->drop_t0 = t;
+	st->drop_t1 = t;
+}
+
 /* Inside the flush transaction: the samples a stall dropped become an event. */
 static int write_gap(store *st)
 {
-	char a[16], b[16], text[256];
-	clock_text(st->drop_t0, a, sizeof a);
-	clock_text(st->drop_t1, b, sizeof b);
-	snprintf(text, sizeof text,
-	         "%ld samples from %s to %s not recorded: another process held the file's write "
-	         "lock",
-	         st->dropped, a, b);
+	char what[96], text[256];
+	gap_text(st, what, sizeof what);
+	snprintf(text, sizeof text, "%s not recorded: another process held the file's write lock",
+	         what);
 	sqlite3_stmt *q = st->ins_gap;
 	sqlite3_bind_double(q, 1, st->drop_t0);
 	sqlite3_bind_text(q, 2, STORE_EV_GAP, -1, SQLITE_STATIC);
@@ -412,15 +430,13 @@ static int write_gap(store *st)
 static void stall_end(store *st, long written)
 {
 	double waited = st->stall_since ? gw_wall_s() - st->stall_since : 0;
-	if (st->dropped) {
-		char a[16], b[16];
-		clock_text(st->drop_t0, a, sizeof a);
-		clock_text(st->drop_t1, b, sizeof b);
+	if (st->dropped || st->dropped_other) {
+		char what[96];
+		gap_text(st, what, sizeof what);
 		gw_error(GW_EXIT_ENV, st->path,
 		         "a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples",
-		         "%ld samples from %s to %s not recorded: another process held the write "
-		         "lock for %.1f s",
-		         st->dropped, a, b, waited);
+		         "%s not recorded: another process held the write lock for %.1f s", what,
+		         waited);
 	} else if (st->stall_told || waited >= 1.0) {
 		fprintf(
 		    stderr,
@@ -431,6 +447,7 @@ static void stall_end(store *st, long written)
 	st->stall_since = 0;
 	st->stall_told = false;
 	st->dropped = 0;
+	st->dropped_other = 0;
 }
 
 /* A flush failed for good (disk full, I/O): keep what the file has, stop writing. */
@@ -450,7 +467,7 @@ static int flush_locked(store *st)
 	if (st->err[0])
 		return -1;
 	st->last_flush_try = gw_mono_ns();
-	if (!st->staged_rows && !st->dropped)
+	if (!st->staged_rows && !st->dropped && !st->dropped_other)
 		return 0;
 	int rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
@@ -459,13 +476,16 @@ static int flush_locked(store *st)
 	}
 	if (rc != SQLITE_OK)
 		return flush_failed(st);
-	if ((st->dropped && write_gap(st)) || exec(st, st->flush_sql) || exec(st, "COMMIT"))
+	if ((st->dropped || st->dropped_other) && write_gap(st))
+		return flush_failed(st);
+	if (exec(st, st->flush_sql) || exec(st, "COMMIT"))
 		return flush_failed(st);
 	long written = st->staged;
 	st->stored += st->staged;
 	st->staged = 0;
+	st->staged_other = 0;
 	st->staged_rows = false;
-	if (st->stall_since || st->dropped)
+	if (st->stall_since || st->dropped || st->dropped_other)
 		stall_end(st, written);
 	if (gw_mono_ns() - st->last_ckpt >= CHECKPOINT_EVERY_NS) {
 		rc = checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
@@ -660,7 +680,21 @@ static int write_event_locked(store *st, double t, const char *kind, int gpu, lo
 		sqlite3_bind_int(q, 3, gpu);
 	sqlite3_bind_int64(q, 4, value);
 	bind_text(q, 5, text);
+	st->staged_other++;
 	return step_done(st, q, "events");
+}
+
+/*
+ * Steps and events wait too, up to OTHER_PER_SAMPLE for each sample that
+ * may wait; when full, write now, and drop only when that is refused.
+ */
+static bool other_room(store *st, double t)
+{
+	if (st->staged_other < st->backlog_max * OTHER_PER_SAMPLE || flush_locked(st) == 0)
+		return true;
+	note_drop(st, t);
+	st->dropped_other++;
+	return false;
 }
 
 static int write_events(store *st, const snapshot *s, const int *gpu_index)
@@ -683,9 +717,8 @@ int store_write_snapshot(store *st, const snapshot *s, const int *gpu_index)
 		/* stopped: nothing more is written */
 	} else if (st->staged >= st->backlog_max) {
 		/* The backlog is full: the samples are dropped, the events still kept. */
-		if (!st->dropped++)
-			st->drop_t0 = s->t_wall;
-		st->drop_t1 = s->t_wall;
+		note_drop(st, s->t_wall);
+		st->dropped++;
 		rc = write_events(st, s, gpu_index);
 		if (!rc)
 			rc = maybe_flush(st);
@@ -702,10 +735,13 @@ int store_write_step(store *st, double t, long step, const char *line)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
-	if (!st->err[0]) {
+	if (!st->err[0] && !other_room(st, t)) {
+		rc = st->err[0] ? -1 : 0;
+	} else if (!st->err[0]) {
 		sqlite3_bind_double(st->ins_step, 1, t);
 		sqlite3_bind_int64(st->ins_step, 2, step);
 		bind_text(st->ins_step, 3, line);
+		st->staged_other++;
 		rc = step_done(st, st->ins_step, "steps");
 		if (!rc)
 			rc = maybe_flush(st);
@@ -719,7 +755,9 @@ int store_write_event(store *st, double t, const char *kind, int gpu_idx, long v
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
-	if (!st->err[0]) {
+	if (!st->err[0] && !other_room(st, t)) {
+		rc = st->err[0] ? -1 : 0;
+	} else if (!st->err[0]) {
 		rc = write_event_locked(st, t, kind, gpu_idx, value, text);
 		if (!rc)
 			rc = maybe_flush(st);
