@@ -453,9 +453,10 @@ static void stall_end(store *st, long written)
 /* A flush failed for good (disk full, I/O): keep what the file has, stop writing. */
 static int flush_failed(store *st)
 {
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	if (!st->err[0])
 		snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	/* What was committed moves into the main file while it still can. */
 	checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
 	return -1;
