@@ -67,7 +67,12 @@ struct store {
 	double drop_t0, drop_t1;
 	double stall_since; /* wall time of a stall's first refused flush, 0 = none */
 	bool stall_told;
-	int64_t last_flush_try, last_ckpt;
+	int64_t last_flush_try;
+	sqlite3 *ckpt_db; /* the checkpoint thread's own connection */
+	pthread_t ckpt_thread;
+	pthread_mutex_t ckpt_mu;
+	pthread_cond_t ckpt_cv;
+	bool ckpt_running, ckpt_stop;
 	char err[256];
 };
 
@@ -247,12 +252,15 @@ static long backlog_limit(void)
 	return e && *e && !*end && v >= 1 && v <= 10000000 ? v : BACKLOG_DEFAULT;
 }
 
+static void checkpoint_stop(store *st);
+
 static void store_free(store *st)
 {
 	sqlite3_stmt **stmts[] = {&st->ins_gpu,  &st->ins_host,  &st->ins_proc, &st->ins_procname,
 	                          &st->ins_step, &st->ins_event, &st->ins_meta, &st->ins_gap};
 	for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++)
 		sqlite3_finalize(*stmts[i]);
+	checkpoint_stop(st);
 	sqlite3_close(st->db);
 	/* Closing the lock's descriptor drops the lock: only after SQLite is done. */
 	if (st->lock_fd >= 0)
@@ -262,11 +270,11 @@ static void store_free(store *st)
 	free(st);
 }
 
-static long long pragma_int(store *st, const char *sql)
+static long long pragma_int(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *q;
 	long long v = -1;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
 		return -1;
 	if (sqlite3_step(q) == SQLITE_ROW)
 		v = sqlite3_column_int64(q, 0);
@@ -280,11 +288,11 @@ static long long pragma_int(store *st, const char *sql)
  * page_count pages long: only checkpoint when the disk and the file size
  * limit leave room for that.
  */
-static bool room_for_checkpoint(store *st)
+static bool room_for_checkpoint(const store *st, sqlite3 *db)
 {
 	struct stat ds;
-	long long pages = pragma_int(st, "PRAGMA main.page_count");
-	long long psize = pragma_int(st, "PRAGMA main.page_size");
+	long long pages = pragma_int(db, "PRAGMA main.page_count");
+	long long psize = pragma_int(db, "PRAGMA main.page_size");
 	if (pages < 0 || psize <= 0 || fstat(st->lock_fd, &ds) != 0)
 		return false;
 	unsigned long long target = (unsigned long long)pages * (unsigned long long)psize;
@@ -304,17 +312,113 @@ static bool room_for_checkpoint(store *st)
 	return true;
 }
 
-/* Fold the WAL into the main file, so the .gpuwhy alone is the recording up to now. */
-static int checkpoint(store *st, int mode)
+/* Fold the WAL into the main file through db; *complete when all of it went in. */
+static int checkpoint_db(const store *st, sqlite3 *db, int mode, bool *complete)
 {
-	st->last_ckpt = gw_mono_ns();
-	if (!room_for_checkpoint(st))
+	*complete = false;
+	if (!room_for_checkpoint(st, db))
 		return SQLITE_FULL;
 	int nlog = 0, nckpt = 0;
-	int rc = sqlite3_wal_checkpoint_v2(st->db, "main", mode, &nlog, &nckpt);
-	if (rc == SQLITE_OK && nckpt >= nlog)
-		st->in_main = st->stored;
+	int rc = sqlite3_wal_checkpoint_v2(db, "main", mode, &nlog, &nckpt);
+	*complete = rc == SQLITE_OK && nckpt >= nlog;
 	return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : rc;
+}
+
+/* The same on the writer's connection (st->mu held), so the .gpuwhy alone is the recording. */
+static int checkpoint(store *st, int mode)
+{
+	bool complete;
+	int rc = checkpoint_db(st, st->db, mode, &complete);
+	if (complete)
+		st->in_main = st->stored;
+	return rc;
+}
+
+static void no_room(store *st, int rc)
+{
+	if (!st->err[0])
+		snprintf(st->err, sizeof st->err, "%s",
+		         rc == SQLITE_FULL
+		             ? "no room left on the disk (or under the file size limit) "
+		               "to fold the WAL into the file"
+		             : sqlite3_errstr(rc));
+}
+
+/*
+ * The periodic checkpoint runs on a thread and a connection of its own: it
+ * fsyncs, and sampling never waits for the disk. A checkpoint that finds no
+ * room stops the recording: writing on would only grow a WAL that cannot be
+ * folded in.
+ */
+static void checkpoint_tick(store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	long before = st->stored;
+	bool stopped = st->err[0] != '\0';
+	pthread_mutex_unlock(&st->mu);
+	if (stopped)
+		return;
+	bool complete;
+	int rc = checkpoint_db(st, st->ckpt_db, SQLITE_CHECKPOINT_PASSIVE, &complete);
+	pthread_mutex_lock(&st->mu);
+	if (rc)
+		no_room(st, rc);
+	else if (complete && before > st->in_main)
+		st->in_main = before;
+	pthread_mutex_unlock(&st->mu);
+}
+
+static void *checkpoint_main(void *arg)
+{
+	store *st = arg;
+	pthread_mutex_lock(&st->ckpt_mu);
+	while (!st->ckpt_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += CHECKPOINT_EVERY_NS / 1000000000LL;
+		pthread_cond_timedwait(&st->ckpt_cv, &st->ckpt_mu, &ts);
+		if (st->ckpt_stop)
+			break;
+		pthread_mutex_unlock(&st->ckpt_mu);
+		checkpoint_tick(st);
+		pthread_mutex_lock(&st->ckpt_mu);
+	}
+	pthread_mutex_unlock(&st->ckpt_mu);
+	return NULL;
+}
+
+static int checkpoint_start(store *st)
+{
+	if (sqlite3_open_v2(st->path, &st->ckpt_db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_busy_timeout(st->ckpt_db, 0);
+	sqlite3_db_config(st->ckpt_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_wal_autocheckpoint(st->ckpt_db, 0);
+	pthread_mutex_init(&st->ckpt_mu, NULL);
+	pthread_cond_init(&st->ckpt_cv, NULL);
+	if (pthread_create(&st->ckpt_thread, NULL, checkpoint_main, st) != 0) {
+		pthread_cond_destroy(&st->ckpt_cv);
+		pthread_mutex_destroy(&st->ckpt_mu);
+		return -1;
+	}
+	st->ckpt_running = true;
+	return 0;
+}
+
+static void checkpoint_stop(store *st)
+{
+	if (st->ckpt_running) {
+		pthread_mutex_lock(&st->ckpt_mu);
+		st->ckpt_stop = true;
+		pthread_cond_signal(&st->ckpt_cv);
+		pthread_mutex_unlock(&st->ckpt_mu);
+		pthread_join(st->ckpt_thread, NULL);
+		pthread_cond_destroy(&st->ckpt_cv);
+		pthread_mutex_destroy(&st->ckpt_mu);
+		st->ckpt_running = false;
+	}
+	sqlite3_close(st->ckpt_db);
+	st->ckpt_db = NULL;
 }
 
 int store_create(const char *path, store **out, char *err, size_t errlen)
@@ -359,7 +463,13 @@ int store_create(const char *path, store **out, char *err, size_t errlen)
 	snprintf(v, sizeof v, "%d", STORE_SCHEMA_VERSION);
 	store_set_meta(st, "schema_version", v);
 	store_set_meta(st, "tool_version", GPUWHY_VERSION);
-	store_flush(st);
+	if (store_flush(st) || checkpoint_start(st)) {
+		snprintf(err, errlen, "%s",
+		         st->err[0] ? st->err : "cannot start the checkpoint thread");
+		store_free(st);
+		unlink(path);
+		return -1;
+	}
 	*out = st;
 	return 0;
 }
@@ -488,18 +598,6 @@ static int flush_locked(store *st)
 	st->staged_rows = false;
 	if (st->stall_since || st->dropped || st->dropped_other)
 		stall_end(st, written);
-	if (gw_mono_ns() - st->last_ckpt >= CHECKPOINT_EVERY_NS) {
-		rc = checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
-		if (rc) {
-			/* Writing on would only grow a WAL that cannot be folded in. */
-			snprintf(st->err, sizeof st->err, "%s",
-			         rc == SQLITE_FULL
-			             ? "no room left on the disk (or under the file size "
-			               "limit) to fold the WAL into the file"
-			             : sqlite3_errstr(rc));
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -823,6 +921,8 @@ int store_close_counted(store *st, long *stored)
 		*stored = 0;
 	if (!st)
 		return 0;
+	/* First the checkpoint thread: it takes st->mu. */
+	checkpoint_stop(st);
 	pthread_mutex_lock(&st->mu);
 	final_flush(st);
 	/* Checkpoint so the recording is one self-contained file after any stop,
