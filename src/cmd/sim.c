@@ -47,6 +47,7 @@ static void sim_usage(FILE *out)
 	      "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
 	      "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
 	      "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
+	      "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
 	      "\n"
 	      "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
 	      "scenario given with --sim (or GPUWHY_SIM_SCENARIO).\n",
@@ -1176,6 +1177,8 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 		return sim_reset(sargc, sargv);
 	if (!strcmp(sub, "train"))
 		return sim_train(sargc, sargv);
+	if (!strcmp(sub, "hog"))
+		return cmd_sim_hog(sargc, sargv);
 	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
 	return GW_EXIT_USAGE;
 }
