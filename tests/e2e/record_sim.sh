@@ -26,6 +26,18 @@ assert_le "$util" 50 "mean utilization of a one-worker run"
 "$GPUWHY" --sim h100x1 run -o "$T/s.gpuwhy" -i 1s --no-summary -- \
 	"$GPUWHY" sim train --workers 1 --cpu-ms 500 --gpu-ms 400 --steps 5 >/dev/null 2>&1 || fail "long phases run"
 assert_eq "$(sqlite3 "$T/s.gpuwhy" 'SELECT max(utilization_gpu_samples_max) >= 90 AND min(utilization_gpu_samples_min) <= 10 FROM gpu_samples')" 1 "driver samples swing 0<->100"
+# a short job: the recorder samples every 100 ms for its first seconds, once at
+# its start and once more after it exited, whatever --interval says
+"$GPUWHY" --sim h100x1 run -o "$T/short.gpuwhy" -i 1s --no-summary -- \
+	"$GPUWHY" sim train --workers 0 --cpu-ms 0 --gpu-ms 100 --h2d-mib 0 --steps 8 >/dev/null 2>&1 || fail "short run"
+ssq() { sqlite3 "$T/short.gpuwhy" "$1"; }
+assert_ge "$(ssq 'SELECT count(*) FROM gpu_samples')" 5 "samples of a 0.8 s job at -i 1s"
+assert_eq "$(ssq "SELECT value FROM meta WHERE key='interval_fast'")" 0.100000 "fast interval in meta"
+assert_eq "$(ssq "SELECT min(t) <= (SELECT min(t) FROM steps) FROM gpu_samples")" 1 "a sample before the first step"
+assert_eq "$(ssq "SELECT max(t) >= (SELECT t FROM events WHERE kind = 'proc_exit') FROM gpu_samples")" 1 "a sample at the job's exit"
+assert_eq "$(ssq "SELECT max(t) >= (SELECT t FROM events WHERE kind = 'proc_exit') FROM host_samples")" 1 "a host sample at the job's exit"
+# the job was busy on the GPU: the driver's samples say so (no 0 % next to GPM activity)
+assert_ge "$(ssq 'SELECT max(utilization_gpu_samples_max) FROM gpu_samples')" 90 "driver samples of the short job"
 # export round-trips the table
 rows=$("$GPUWHY" export "$T/a.gpuwhy" --table gpu | tail -n +2 | wc -l)
 assert_eq "$rows" "$(sq 'SELECT count(*) FROM gpu_samples')" "export rows"
