@@ -281,28 +281,35 @@ const snapshot *sampler_tick(sampler *s)
 	return sn;
 }
 
-/* The interval now: the fast one while the run is young and it is the shorter. */
-static int64_t current_interval(sampler *s, int64_t next)
+/*
+ * The interval after a tick at `at`: the fast one while the run is young,
+ * then doubling at each tick up to the configured one, so a short job has
+ * several samples and a long one is not dominated by its first seconds.
+ */
+static int64_t current_interval(sampler *s, int64_t at, int64_t prev)
 {
 	pthread_mutex_lock(&s->mu);
 	int64_t interval = s->o.interval_ns;
 	pthread_mutex_unlock(&s->mu);
 	int64_t fast = s->o.fast_interval_ns;
-	if (fast > 0 && fast < interval && next + fast - s->start_mono < s->o.fast_for_ns)
+	if (fast <= 0 || fast >= interval)
+		return interval;
+	if (at + fast - s->start_mono <= s->o.fast_for_ns)
 		return fast;
-	return interval;
+	int64_t next = prev > 0 ? 2 * prev : 2 * fast;
+	return next < interval ? next : interval;
 }
 
 static void *sampler_main(void *arg)
 {
 	sampler *s = arg;
-	int64_t next = gw_mono_ns();
+	int64_t next = gw_mono_ns(), interval = 0;
 	s->start_mono = next;
 	for (;;) {
 		const snapshot *sn = sampler_tick(s);
 		if (s->o.cb)
 			s->o.cb(sn, s->o.arg);
-		int64_t interval = current_interval(s, next);
+		interval = current_interval(s, next, interval);
 		/* Drift correction: deadlines follow the schedule; a late tick skips ahead. */
 		next += interval;
 		int64_t now = gw_mono_ns();

@@ -20,7 +20,10 @@ typedef void (*sampler_cb)(const snapshot *s, void *arg);
 
 typedef struct {
 	int64_t interval_ns; /* default 1 s */
-	/* Sample every fast_interval_ns during the first fast_for_ns (short jobs); 0: off. */
+	/*
+	 * Sample every fast_interval_ns during the first fast_for_ns (short jobs),
+	 * then at twice the last interval until interval_ns is reached; 0: off.
+	 */
 	int64_t fast_interval_ns, fast_for_ns;
 	gpu_ctx *gpu;          /* may be NULL: host only */
 	const char *proc_root; /* NULL = /proc */
