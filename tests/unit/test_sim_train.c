@@ -318,6 +318,38 @@ static void test_short_job_stays_in_history(void **state)
 	N.nvmlShutdown();
 }
 
+/* Two jobs sharing a GPU are time-sliced: their SM shares add up to the GPU's at most. */
+static void test_shared_gpu_process_shares(void **state)
+{
+	(void)state;
+	sim_use("h100x1", NULL);
+	assert_int_equal(N.nvmlInit_v2(), NVML_SUCCESS);
+	const char *args[] = {"--workers", "0",       "--cpu-ms", "0", "--gpu-ms",
+	                      "50",        "--steps", "100000",   NULL};
+	pid_t p1 = start_train(args), p2 = start_train(args);
+	wait_listed(p1);
+	wait_listed(p2);
+	sleep_ms(1300);
+	nvmlProcessUtilizationSample_t u[16];
+	unsigned n = 16;
+	assert_int_equal(N.nvmlDeviceGetProcessUtilization(sim_dev(0), u, &n, 0), NVML_SUCCESS);
+	kill(p1, SIGTERM);
+	kill(p2, SIGTERM);
+	finish(p1);
+	finish(p2);
+	unsigned s1 = 0, s2 = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (u[i].pid == (unsigned)p1)
+			s1 = u[i].smUtil;
+		if (u[i].pid == (unsigned)p2)
+			s2 = u[i].smUtil;
+	}
+	print_message("shared GPU: SM %u %% and %u %%\n", s1, s2);
+	assert_true(s1 + s2 <= 101); /* rounding of each */
+	assert_true(s1 >= 25 && s2 >= 25);
+	N.nvmlShutdown();
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -354,6 +386,7 @@ int main(void)
 	    cmocka_unit_test(test_workers_feed_the_gpu),
 	    cmocka_unit_test(test_short_kernels_are_launch_bound),
 	    cmocka_unit_test(test_short_job_stays_in_history),
+	    cmocka_unit_test(test_shared_gpu_process_shares),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
