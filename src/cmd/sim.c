@@ -386,6 +386,8 @@ typedef struct {
 	uint32_t arrived;
 	uint32_t generation; /* futex word of the barrier */
 	uint32_t abort;      /* a rank failed: the others stop */
+	double
+	    link_bps[SIM_MAX_GPUS]; /* each rank's PCIe bandwidth now (all-reduce without NVLink) */
 } train_shared;
 
 static volatile sig_atomic_t train_stop;
@@ -793,6 +795,7 @@ typedef struct {
 	double held; /* bytes */
 	/* gpuwhySimWorkRate of the simulated library (NULL: the GPU runs at full speed) */
 	nvmlReturn_t (*work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
+	bool nvlink; /* collectives over NVLink (else PCIe) */
 } rank_ctx;
 
 /* Memory check before an allocation of `want` bytes. 0: fits; 1: out of memory; -1: GPU gone. */
@@ -920,6 +923,51 @@ static int h2d_copy(rank_ctx *r, double bytes)
 	return gpu_phase_fixed(r, bytes / bps * 1e9, (uint64_t)bytes);
 }
 
+/* Whether the GPU has an active NVLink (collectives go over it, else over PCIe). */
+static bool has_nvlink(rank_ctx *r)
+{
+	if (!r->api->nvmlDeviceGetNvLinkState)
+		return false;
+	for (unsigned l = 0; l < SIM_MAX_LINKS; l++) {
+		nvmlEnableState_t st;
+		if (r->api->nvmlDeviceGetNvLinkState(r->dev, l, &st) != NVML_SUCCESS)
+			return false;
+		if (st == NVML_FEATURE_ENABLED)
+			return true;
+	}
+	return false;
+}
+
+/* Tell the other ranks what this rank's PCIe link carries now. */
+static void publish_link(rank_ctx *r)
+{
+	double speed, bps;
+	if (gpu_speed(r, &speed, &bps) == 0)
+		__atomic_store(&r->sh->link_bps[r->rank], &bps, __ATOMIC_RELAXED);
+}
+
+/*
+ * How long moving an all-reduce of `bytes` takes once every rank is there:
+ * about 100 GiB/s over NVLink; over PCIe a ring sends 2 (R - 1) / R of it
+ * through every link, so the slowest rank's link sets the pace.
+ */
+static int64_t allreduce_ns(rank_ctx *r, double bytes)
+{
+	if (r->nvlink)
+		return (int64_t)(bytes / (102.4 * 1048576.0) * 1e6);
+	double slowest = 0;
+	for (long long k = 0; k < r->o->ranks; k++) {
+		double b;
+		__atomic_load(&r->sh->link_bps[k], &b, __ATOMIC_RELAXED);
+		if (b > 0 && (slowest == 0 || b < slowest))
+			slowest = b;
+	}
+	if (slowest <= 0)
+		slowest = 25e9;
+	double n = (double)r->o->ranks;
+	return (int64_t)(2 * (n - 1) / n * bytes / slowest * 1e9);
+}
+
 static int run_steps(rank_ctx *r, worker *w)
 {
 	const train_opts *o = r->o;
@@ -949,6 +997,7 @@ static int run_steps(rank_ctx *r, worker *w)
 		if (g != 0)
 			return g < 0 ? -1 : 1;
 		if (o->ranks > 1) {
+			publish_link(r);
 			int64_t a0 = gw_mono_ns(), lease = a0 + 1000000000LL;
 			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0,
 			            (uint64_t)(o->allreduce_mib * mib));
@@ -956,8 +1005,7 @@ static int run_steps(rank_ctx *r, worker *w)
 				sim_wl_set_end(r->wl, gw_mono_ns());
 				return -1;
 			}
-			/* Moving the data itself: about 100 GiB/s. */
-			int64_t a1 = gw_mono_ns() + (int64_t)(o->allreduce_mib / 102.4 * 1e6);
+			int64_t a1 = gw_mono_ns() + allreduce_ns(r, o->allreduce_mib * mib);
 			sim_wl_set_end(r->wl, a1);
 			if (sleep_until(a1) != 0)
 				return -1;
@@ -1066,6 +1114,7 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 	}
 	apply_hidden(o, r.wl);
 	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
+	r.nvlink = has_nvlink(&r);
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
 	int rc;
 	if (!w || spawn_workers(o, w) != 0) {
