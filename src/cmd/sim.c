@@ -854,73 +854,50 @@ static int gpu_speed(rank_ctx *r, double *speed, double *h2d_bps)
 }
 
 /*
- * Run `work_ms` of full-speed GPU work as one published phase. The GPU is
- * asked for its speed every slice, so a throttle or a neighbour that starts
+ * One step on the GPU: the host-to-device copy at what the current PCIe link
+ * carries (a copy engine's work, not slowed by SM clocks), then `work_ms` of
+ * full-speed GPU work, both published at once. The GPU is asked for its
+ * speed again every slice, so a throttle or a neighbour that starts
  * mid-phase stretches the rest of it. 0 done, -1 stopped, 1 GPU lost.
  */
-static int gpu_phase(rank_ctx *r, double work_ms, unsigned kernel_us, int kind, uint64_t h2d)
+static int gpu_step(rank_ctx *r, double h2d_bytes, double work_ms, unsigned kernel_us)
 {
 	const int64_t slice = 50000000LL;
-	double speed;
-	if (gpu_speed(r, &speed, NULL))
+	double speed, bps;
+	if (gpu_speed(r, &speed, &bps))
 		return 1;
+	int64_t t = gw_mono_ns(), copy_end = t;
+	if (h2d_bytes > 0) {
+		copy_end += (int64_t)llround(h2d_bytes / bps * 1e9);
+		sim_wl_push(r->wl, t, copy_end, 0, SIM_WL_COPY, (uint64_t)h2d_bytes, 0);
+	}
 	double left_ns = work_ms * 1e6;
-	int64_t t = gw_mono_ns(), end = t + (int64_t)llround(left_ns / speed);
-	sim_wl_push(r->wl, t, end, kernel_us, kind, h2d, 0);
+	int64_t end = copy_end + (int64_t)llround(left_ns / speed);
+	sim_wl_push(r->wl, copy_end, end, kernel_us, SIM_WL_COMPUTE, 0, 0);
 	while (t < end) {
 		int64_t until = end - t > slice ? t + slice : end;
 		if (sleep_until(until) != 0) {
 			sim_wl_set_end(r->wl, gw_mono_ns());
 			return -1;
 		}
-		int64_t now = gw_mono_ns();
-		left_ns -= (double)(now - t) * speed;
+		int64_t now = gw_mono_ns(), from = t > copy_end ? t : copy_end;
+		if (now > from)
+			left_ns -= (double)(now - from) * speed;
 		t = now;
+		if (t >= end && left_ns <= 0)
+			break;
 		if (gpu_speed(r, &speed, NULL)) {
 			sim_wl_set_end(r->wl, now);
 			return 1;
 		}
-		int64_t want = left_ns > 0 ? t + (int64_t)llround(left_ns / speed) : t;
+		int64_t base = t > copy_end ? t : copy_end;
+		int64_t want = left_ns > 0 ? base + (int64_t)llround(left_ns / speed) : t;
 		if (want != end) {
 			end = want;
 			sim_wl_set_end(r->wl, end);
 		}
 	}
 	return 0;
-}
-
-/* A copy of known length (ns), checking for a lost GPU every slice. */
-static int gpu_phase_fixed(rank_ctx *r, double ns, uint64_t bytes)
-{
-	const int64_t slice = 50000000LL;
-	int64_t t = gw_mono_ns(), end = t + (int64_t)llround(ns);
-	sim_wl_push(r->wl, t, end, 0, SIM_WL_COPY, bytes, 0);
-	while (t < end) {
-		int64_t until = end - t > slice ? t + slice : end;
-		if (sleep_until(until) != 0) {
-			sim_wl_set_end(r->wl, gw_mono_ns());
-			return -1;
-		}
-		t = gw_mono_ns();
-		double speed;
-		if (t < end && gpu_speed(r, &speed, NULL)) {
-			sim_wl_set_end(r->wl, t);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* The step's host-to-device copy at what the current PCIe link carries. */
-static int h2d_copy(rank_ctx *r, double bytes)
-{
-	double speed, bps;
-	if (bytes <= 0)
-		return 0;
-	if (gpu_speed(r, &speed, &bps))
-		return 1;
-	/* Expressed as full-speed work: a copy is not slowed by SM clocks. */
-	return gpu_phase_fixed(r, bytes / bps * 1e9, (uint64_t)bytes);
 }
 
 /* Whether the GPU has an active NVLink (collectives go over it, else over PCIe). */
@@ -991,9 +968,7 @@ static int run_steps(rank_ctx *r, worker *w)
 			return (int)o->fail_exit;
 		}
 		double gpu_ms = o->gpu_ms + (r->rank == o->straggler ? o->straggler_ms : 0);
-		int g = h2d_copy(r, o->h2d_mib * mib);
-		if (g == 0)
-			g = gpu_phase(r, gpu_ms, (unsigned)o->kernel_us, SIM_WL_COMPUTE, 0);
+		int g = gpu_step(r, o->h2d_mib * mib, gpu_ms, (unsigned)o->kernel_us);
 		if (g != 0)
 			return g < 0 ? -1 : 1;
 		if (o->ranks > 1) {
