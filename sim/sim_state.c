@@ -289,6 +289,21 @@ void sim_kernel_weights(unsigned kernel_us, int kind, double w[SIM_ACC_N])
 	w[SIM_ACC_INT] = 0.1 * sm;
 }
 
+void sim_interval_weights(const sim_wl_interval *e, double w[SIM_ACC_N])
+{
+	sim_kernel_weights(e->kernel_us, e->kind, w);
+	if (e->kind != SIM_WL_COMPUTE || !e->dram_pct)
+		return;
+	double dram = e->dram_pct > 100 ? 1.0 : e->dram_pct / 100.0;
+	double idle = 1.0 - 0.7 * dram; /* pipes waiting on memory */
+	w[SIM_ACC_DRAM] = dram;
+	w[SIM_ACC_TENSOR] *= idle;
+	w[SIM_ACC_FP64] *= idle;
+	w[SIM_ACC_FP32] *= idle;
+	w[SIM_ACC_FP16] *= idle;
+	w[SIM_ACC_INT] *= idle;
+}
+
 /* ---- PIDs ---- */
 
 uint64_t sim_pid_starttime(pid_t pid)
@@ -346,6 +361,7 @@ static void seq_end(uint64_t *seq)
 
 struct sim_wl {
 	sim_wl_file *f;
+	unsigned dram_pct; /* of the kernels pushed next */
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
 };
@@ -424,10 +440,15 @@ bool sim_wl_running(const sim_wl_file *hdr)
 	return hdr->exited_ns == 0 && sim_pid_alive(hdr->pid, hdr->starttime);
 }
 
+void sim_wl_set_dram(sim_wl *w, unsigned pct)
+{
+	w->dram_pct = pct > 100 ? 100 : pct;
+}
+
 static void add_weighted(double acc[SIM_ACC_N], const sim_wl_interval *e, double secs)
 {
 	double wt[SIM_ACC_N];
-	sim_kernel_weights(e->kernel_us, e->kind, wt);
+	sim_interval_weights(e, wt);
 	for (int i = 0; i < SIM_ACC_H2D; i++)
 		acc[i] += wt[i] * secs;
 }
@@ -446,11 +467,13 @@ void sim_wl_push(sim_wl *w, int64_t start_ns, int64_t end_ns, unsigned kernel_us
 		                     .end_ns = end_ns,
 		                     .kernel_us = kernel_us,
 		                     .kind = (uint16_t)kind,
+		                     .dram_pct =
+		                         (uint16_t)(kind == SIM_WL_COMPUTE ? w->dram_pct : 0),
 		                     .h2d_bytes = h2d_bytes,
 		                     .peer_bytes = peer_bytes};
 		/* Back-to-back phases of the same kind become one interval, so the ring lasts. */
 		if (last && last->kind == kind && last->kernel_us == kernel_us &&
-		    start_ns - last->end_ns <= 50000) {
+		    last->dram_pct == e.dram_pct && start_ns - last->end_ns <= 50000) {
 			add_weighted(f->acc, &e, (double)(end_ns - last->end_ns) / 1e9);
 			last->end_ns = end_ns;
 			last->h2d_bytes += h2d_bytes;

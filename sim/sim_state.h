@@ -67,9 +67,9 @@ enum {
 /* One stretch of GPU activity, in CLOCK_MONOTONIC ns. */
 typedef struct {
 	int64_t start_ns, end_ns;
-	uint32_t kernel_us; /* typical kernel length */
-	uint16_t kind;      /* SIM_WL_* */
-	uint16_t reserved;
+	uint32_t kernel_us;  /* typical kernel length */
+	uint16_t kind;       /* SIM_WL_* */
+	uint16_t dram_pct;   /* DRAM bandwidth of memory-bound kernels, 1-100; 0: from kernel_us */
 	uint64_t h2d_bytes;  /* host-to-device copies during the interval (PCIe RX) */
 	uint64_t peer_bytes; /* bytes exchanged with peers (all-reduce) */
 } sim_wl_interval;
@@ -133,6 +133,12 @@ int sim_clock_reset(const char *dir, char *err, size_t errlen);
  * H2D and PEER weights are 0 (bytes are carried by the interval).
  */
 void sim_kernel_weights(unsigned kernel_us, int kind, double w[SIM_ACC_N]);
+/*
+ * The weights of one interval: those of its kernels, and for memory-bound
+ * kernels (dram_pct) that DRAM bandwidth, with the compute pipes idling in
+ * proportion while they wait on memory.
+ */
+void sim_interval_weights(const sim_wl_interval *e, double w[SIM_ACC_N]);
 
 /* ---- writer: one workload process ---- */
 
@@ -140,6 +146,8 @@ typedef struct sim_wl sim_wl;
 
 int sim_wl_create(const char *dir, unsigned gpu, sim_wl **out, char *err, size_t errlen);
 void sim_wl_set_mem(sim_wl *w, uint64_t bytes);
+/* DRAM bandwidth (1-100 %) of the kernels pushed from now on; 0: from their length. */
+void sim_wl_set_dram(sim_wl *w, unsigned pct);
 /* The PID the driver lists the process under: another namespace's PID, or 0 for none. */
 void sim_wl_set_shown_pid(sim_wl *w, uint32_t pid);
 /* Publish [start, end) (start is moved past the previous interval if needed). */

@@ -378,7 +378,9 @@ enum { TRAIN_SHOWN, TRAIN_HIDDEN_PID, TRAIN_HIDDEN_NONE };
 typedef struct {
 	long long steps, workers, ranks, gpu, straggler, seed, oom_at, fail_at, fail_exit, prefetch;
 	double cpu_ms, gpu_ms, kernel_us, straggler_ms, mem_mib, growth_mib, h2d_mib, allreduce_mib;
-	int hidden; /* TRAIN_* */
+	int hidden;      /* TRAIN_* */
+	double dram_pct; /* memory-bound kernels' DRAM bandwidth, 0: from --kernel-us */
+	bool buffered;   /* stdout block-buffered, as Python writes to a pipe */
 } train_opts;
 
 /* Shared by the rank processes (anonymous shared mapping). */
@@ -428,6 +430,11 @@ static void train_usage(FILE *out)
 	      "                      --fail-exit is given) ...\n"
 	      "  --fail-exit CODE    ... with this exit code (default 1)\n"
 	      "  --seed N            seed of the loss curve (default 0)\n"
+	      "  --dram-pct P        memory-bound kernels: they keep DRAM bandwidth at P %\n"
+	      "                      while the compute pipes wait (default: from --kernel-us)\n"
+	      "  --buffered          block-buffer the step lines as Python does when writing\n"
+	      "                      to a pipe (they arrive in bursts), unless\n"
+	      "                      PYTHONUNBUFFERED is set (as gpuwhy run sets it)\n"
 	      "  --hidden[=MODE]     run as if in another PID namespace (a container): the\n"
 	      "                      GPU lists the job under a PID this host cannot see\n"
 	      "                      (MODE pid, the default) or not at all (MODE none);\n"
@@ -489,6 +496,8 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                                     {"fail-exit", required_argument, NULL, 'E'},
 	                                     {"seed", required_argument, NULL, 'S'},
 	                                     {"hidden", optional_argument, NULL, 'H'},
+	                                     {"dram-pct", required_argument, NULL, 'D'},
+	                                     {"buffered", no_argument, NULL, 'U'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	int c, idx;
@@ -550,6 +559,12 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		case 'R':
 			dv = &o->growth_mib, dhi = 1 << 30;
 			break;
+		case 'D':
+			dv = &o->dram_pct, dhi = 100;
+			break;
+		case 'U':
+			o->buffered = true;
+			break;
 		case 'H':
 			if ((o->hidden = parse_hidden(optarg ? optarg : "pid")) < 0)
 				return gw_error(GW_EXIT_USAGE, "--hidden",
@@ -577,6 +592,9 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		                "unexpected argument");
 	if (o->kernel_us < 1)
 		return gw_error(GW_EXIT_USAGE, "--kernel-us", NULL, "must be at least 1");
+	if (o->dram_pct > 0 && o->dram_pct < 1)
+		return gw_error(GW_EXIT_USAGE, "--dram-pct", "a percentage from 1 to 100",
+		                "'%g' is too small", o->dram_pct);
 	if (o->straggler >= o->ranks)
 		return gw_error(GW_EXIT_USAGE, "--straggler", NULL,
 		                "rank %lld does not exist (%lld ranks)", o->straggler, o->ranks);
@@ -989,7 +1007,8 @@ static int run_steps(rank_ctx *r, worker *w)
 		if (r->rank == 0) {
 			printf("step %lld/%lld loss %.4f time %.3fs\n", step, o->steps,
 			       train_loss(o, step), (double)(now - prev) / 1e9);
-			fflush(stdout);
+			if (!o->buffered)
+				fflush(stdout);
 		}
 		prev = now;
 	}
@@ -1088,6 +1107,7 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 		return GW_EXIT_ENV;
 	}
 	apply_hidden(o, r.wl);
+	sim_wl_set_dram(r.wl, (unsigned)llround(o->dram_pct));
 	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
 	r.nvlink = has_nvlink(&r);
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
@@ -1111,12 +1131,27 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 	return rc;
 }
 
+/*
+ * --buffered: what Python does with print() into a pipe: an 8 KiB block
+ * buffer, flushed when full or at exit, unless PYTHONUNBUFFERED is set to
+ * something (a terminal is line-buffered either way).
+ */
+static void apply_buffering(train_opts *o)
+{
+	const char *unbuf = getenv("PYTHONUNBUFFERED");
+	if (o->buffered && ((unbuf && *unbuf) || isatty(STDOUT_FILENO)))
+		o->buffered = false;
+	if (o->buffered)
+		setvbuf(stdout, NULL, _IOFBF, 8192);
+}
+
 static int sim_train(int argc, char **argv)
 {
 	train_opts o;
 	int rc = parse_train(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
+	apply_buffering(&o);
 	nvml_api api;
 	if ((rc = nvml_open(&api, "sim train")))
 		return rc;

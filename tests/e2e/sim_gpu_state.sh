@@ -94,6 +94,41 @@ assert_eq "$?" 2 "bad GPUWHY_SIM_HIDDEN"
 "$GPUWHY" --sim h100x1 sim train --hidden=maybe --steps 1 2>/dev/null
 assert_eq "$?" 2 "bad --hidden mode"
 
+# ---- memory-bound kernels: DRAM bandwidth at --dram-pct of the busy time ----
+"$GPUWHY" --sim h100x1 sim train --workers 0 --cpu-ms 0 --gpu-ms 100 --kernel-us 60 \
+	--dram-pct 85 --steps 100000 >/dev/null &
+job_pid=$!
+PIDS_TO_KILL+=("$job_pid")
+sleep 0.6
+show=$("$GPUWHY" --sim h100x1 sim show)
+kill -TERM "$job_pid"
+wait "$job_pid" 2>/dev/null
+util=$(sed -n 's/.* util=\([0-9]*\) .*/\1/p' <<<"$show")
+mem=$(sed -n 's/.* mem_util=\([0-9]*\) .*/\1/p' <<<"$show")
+echo "memory-bound: util $util %, memory interface $mem %"
+assert_ge "$util" 10 "utilization of the memory-bound job"
+# the same period: mem_util = 0.85 x util, give or take rounding
+awk -v u="$util" -v m="$mem" 'BEGIN{exit !(m >= 0.85 * u - 1.5 && m <= 0.85 * u + 1.5)}' ||
+	fail "memory interface $mem % should be 85 % of utilization $util %"
+"$GPUWHY" --sim h100x1 sim train --dram-pct 101 --steps 1 2>/dev/null
+assert_eq "$?" 2 "--dram-pct 101"
+
+# ---- --buffered: step lines in one burst, as Python prints into a pipe; gpuwhy run fixes it ----
+if command -v sqlite3 >/dev/null; then
+	burst=(sim train --workers 0 --cpu-ms 0 --gpu-ms 20 --h2d-mib 0 --steps 40 --buffered)
+	PYTHONUNBUFFERED= "$GPUWHY" --sim h100x1 run -o "$T/burst.gpuwhy" --no-summary -- "$GPUWHY" "${burst[@]}" \
+		>/dev/null 2>&1 || fail "buffered run"
+	"$GPUWHY" --sim h100x1 run -o "$T/paced.gpuwhy" --no-summary -- "$GPUWHY" "${burst[@]}" \
+		>/dev/null 2>&1 || fail "run of a buffered job"
+	span() { sqlite3 "$1" 'SELECT count(*) || " " || (max(t) - min(t)) FROM steps'; }
+	read -r n s <<<"$(span "$T/burst.gpuwhy")"
+	assert_eq "$n" 40 "steps of the buffered run"
+	assert_le "$s" 0.05 "span of step times arriving in one burst"
+	read -r n s <<<"$(span "$T/paced.gpuwhy")"
+	assert_eq "$n" 40 "steps under gpuwhy run's PYTHONUNBUFFERED=1"
+	assert_ge "$s" 0.7 "span of 39 steps of at least 20 ms each"
+fi
+
 # ---- hog: busy processes that are not the job ----
 "$GPUWHY" sim hog --cores 2 --seconds 30 >"$T/hog.out" &
 hog=$!

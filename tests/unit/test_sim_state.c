@@ -212,6 +212,18 @@ static void test_close_keeps_history(void **state)
 	sim_kernel_weights(100, SIM_WL_COPY, wc);
 	assert_float_equal(wc[SIM_ACC_BUSY], 0, 0);
 	assert_float_equal(wc[SIM_ACC_SM], 0, 0);
+	/* Memory-bound kernels: DRAM at their share, pipes idle in proportion, SMs as before. */
+	sim_wl_interval mb = {.kernel_us = 100, .kind = SIM_WL_COMPUTE, .dram_pct = 90};
+	double wm[SIM_ACC_N], wk[SIM_ACC_N];
+	sim_interval_weights(&mb, wm);
+	sim_kernel_weights(100, SIM_WL_COMPUTE, wk);
+	assert_float_equal(wm[SIM_ACC_DRAM], 0.9, 1e-12);
+	assert_float_equal(wm[SIM_ACC_SM], wk[SIM_ACC_SM], 1e-12);
+	assert_float_equal(wm[SIM_ACC_BUSY], 1, 0);
+	assert_float_equal(wm[SIM_ACC_TENSOR], wk[SIM_ACC_TENSOR] * (1 - 0.7 * 0.9), 1e-12);
+	mb.dram_pct = 0;
+	sim_interval_weights(&mb, wm);
+	assert_float_equal(wm[SIM_ACC_DRAM], wk[SIM_ACC_DRAM], 1e-12);
 	sim_wl_unmap(f);
 	assert_int_equal(sim_wl_reap(dir), 0);
 	assert_int_equal(sim_wl_reap_after(dir, 0), 1);
