@@ -813,7 +813,9 @@ typedef struct {
 	double held; /* bytes */
 	/* gpuwhySimWorkRate of the simulated library (NULL: the GPU runs at full speed) */
 	nvmlReturn_t (*work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
-	bool nvlink; /* collectives over NVLink (else PCIe) */
+	bool nvlink;    /* collectives over NVLink (else PCIe) */
+	double speed;   /* the GPU's speed for this job at the last look (1: full) */
+	double h2d_bps; /* what its PCIe link carried then */
 } rank_ctx;
 
 /* Memory check before an allocation of `want` bytes. 0: fits; 1: out of memory; -1: GPU gone. */
@@ -881,9 +883,8 @@ static int gpu_speed(rank_ctx *r, double *speed, double *h2d_bps)
 static int gpu_step(rank_ctx *r, double h2d_bytes, double work_ms, unsigned kernel_us)
 {
 	const int64_t slice = 50000000LL;
-	double speed, bps;
-	if (gpu_speed(r, &speed, &bps))
-		return 1;
+	/* Published at once with the last speed known, then corrected: no idle gap here. */
+	double speed = r->speed, bps = r->h2d_bps;
 	int64_t t = gw_mono_ns(), copy_end = t;
 	if (h2d_bytes > 0) {
 		copy_end += (int64_t)llround(h2d_bytes / bps * 1e9);
@@ -892,30 +893,41 @@ static int gpu_step(rank_ctx *r, double h2d_bytes, double work_ms, unsigned kern
 	double left_ns = work_ms * 1e6;
 	int64_t end = copy_end + (int64_t)llround(left_ns / speed);
 	sim_wl_push(r->wl, copy_end, end, kernel_us, SIM_WL_COMPUTE, 0, 0);
-	while (t < end) {
-		int64_t until = end - t > slice ? t + slice : end;
-		if (sleep_until(until) != 0) {
+	bool first = true;
+	for (;;) {
+		if (gpu_speed(r, &speed, first ? &bps : NULL)) {
 			sim_wl_set_end(r->wl, gw_mono_ns());
-			return -1;
-		}
-		int64_t now = gw_mono_ns(), from = t > copy_end ? t : copy_end;
-		if (now > from)
-			left_ns -= (double)(now - from) * speed;
-		t = now;
-		if (t >= end && left_ns <= 0)
-			break;
-		if (gpu_speed(r, &speed, NULL)) {
-			sim_wl_set_end(r->wl, now);
 			return 1;
 		}
-		int64_t base = t > copy_end ? t : copy_end;
-		int64_t want = left_ns > 0 ? base + (int64_t)llround(left_ns / speed) : t;
+		if (first && bps != r->h2d_bps && h2d_bytes > 0) {
+			/* The link changed since the last step: the copy takes what it takes now.
+			 */
+			int64_t c = t + (int64_t)llround(h2d_bytes / bps * 1e9);
+			end += c - copy_end;
+			copy_end = c;
+		}
+		first = false;
+		r->speed = speed;
+		r->h2d_bps = bps;
+		int64_t now = gw_mono_ns(), base = now > copy_end ? now : copy_end;
+		int64_t want = left_ns > 0 ? base + (int64_t)llround(left_ns / speed) : now;
 		if (want != end) {
 			end = want;
 			sim_wl_set_end(r->wl, end);
 		}
+		if (now >= end)
+			return 0;
+		int64_t until = end - now > slice ? now + slice : end;
+		if (sleep_until(until) != 0) {
+			sim_wl_set_end(r->wl, gw_mono_ns());
+			return -1;
+		}
+		int64_t after = gw_mono_ns(), from = now > copy_end ? now : copy_end;
+		if (after > from)
+			left_ns -= (double)(after - from) * speed;
+		if (left_ns <= 0 && after >= end)
+			return 0;
 	}
-	return 0;
 }
 
 /* Whether the GPU has an active NVLink (collectives go over it, else over PCIe). */
@@ -1110,6 +1122,8 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 	sim_wl_set_dram(r.wl, (unsigned)llround(o->dram_pct));
 	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
 	r.nvlink = has_nvlink(&r);
+	r.speed = 1;
+	r.h2d_bps = 25e9;
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
 	int rc;
 	if (!w || spawn_workers(o, w) != 0) {
