@@ -361,7 +361,8 @@ void sampler_stop(sampler *s)
 void sampler_finish(sampler *s)
 {
 	sampler_stop(s);
-	if (s->last_mono && gw_mono_ns() - s->last_mono < 20000000LL)
+	/* Never started (nothing to close), or the last tick is that moment already. */
+	if (!s->ticks || gw_mono_ns() - s->last_mono < 20000000LL)
 		return;
 	const snapshot *sn = sampler_tick(s);
 	if (s->o.cb)

@@ -43,7 +43,8 @@ int sampler_start(sampler *s);
 void sampler_stop(sampler *s);
 /*
  * Stop the thread, then take one last tick for the callback (the state at a
- * watched job's exit), unless the last one was taken under 20 ms ago.
+ * watched job's exit), unless the last one was taken under 20 ms ago or
+ * none was ever taken.
  */
 void sampler_finish(sampler *s);
 void sampler_free(sampler *s);
