@@ -175,12 +175,14 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 		return sim_leave(NVML_ERROR_MEMORY);
 	}
 	int np = list_procs(d, &now, SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS, e, MAX_PROCS);
-	double *sm = malloc((size_t)(np ? np : 1) * 2 * sizeof *sm), *mem = sm + (np ? np : 1);
+	size_t cap = np > 0 ? (size_t)np : 1;
+	double *sm = malloc(2 * cap * sizeof *sm);
 	if (!sm) {
 		free(e);
 		free(s);
 		return sim_leave(NVML_ERROR_MEMORY);
 	}
+	double *mem = sm + cap;
 	process_shares(d, &now, a, te, e, np, sm, mem);
 	unsigned n = 0;
 	for (int i = 0; i < np; i++) {
