@@ -42,7 +42,7 @@ SIM_EXPORT nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid,
                                           double *h2d_bytes_per_s);
 
 #define SIM_HISTORY 120      /* driver samples kept per GPU (20 s at 1/6 s) */
-#define SIM_MAX_WL 256       /* workload files followed at once */
+#define SIM_MAX_WL 1024      /* workload files followed at once (exited ones stay 60 s) */
 #define SIM_TEMP_WINDOW 30.0 /* seconds of activity the temperature follows */
 
 /* "Now": scenario seconds and the matching CLOCK_MONOTONIC instant. */
