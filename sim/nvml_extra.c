@@ -46,10 +46,12 @@ static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, pr
 	for (int i = 0; i < sim_g.n_wl && n < max; i++) {
 		sim_wl_ref *r = &sim_g.wl[i];
 		sim_wl_file h;
+		/* Exited processes' history still counts, but they are no longer listed;
+		 * one in another PID namespace is listed under that namespace's PID, or not. */
 		if (r->gpu != (unsigned)d->index || !sim_wl_ref_alive(r, now) ||
-		    !sim_wl_header(r->f, &h))
+		    !sim_wl_header(r->f, &h) || h.exited_ns || !h.shown_pid)
 			continue;
-		out[n++] = (proc_ent){.pid = r->pid, .mem = h.mem_bytes, .wl = r};
+		out[n++] = (proc_ent){.pid = h.shown_pid, .mem = h.mem_bytes, .wl = r};
 	}
 	return n;
 }
@@ -111,6 +113,41 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsig
 }
 
 /*
+ * Per-process SM and memory shares over [a, b] of scenario time. Workloads
+ * whose kernels overlapped were time-sliced: their shares are scaled so that
+ * together they never exceed what the GPU was busy with.
+ */
+static void process_shares(const struct nvmlDevice_st *d, const sim_time *now, double a, double b,
+                           const proc_ent *e, int np, double *sm, double *mem)
+{
+	double fixed = 0, wl = 0;
+	for (int i = 0; i < np; i++) {
+		if (e[i].fp) {
+			sm[i] = e[i].fp->sm_util / 100.0;
+			mem[i] = 0.4 * sm[i];
+			fixed += sm[i];
+			continue;
+		}
+		double acc[SIM_ACC_N] = {0};
+		sim_wl_activity(e[i].wl->f, sim_mono_of(now, a), sim_mono_of(now, b), acc);
+		sm[i] = acc[SIM_ACC_BUSY] / (b - a);
+		mem[i] = acc[SIM_ACC_DRAM] / (b - a);
+		wl += sm[i];
+	}
+	double m[SIM_M_COUNT];
+	sim_window(d, now, a, b, m);
+	double room = m[SIM_M_UTIL] - fixed;
+	if (wl <= 0 || wl <= room)
+		return;
+	double k = room > 0 ? room / wl : 0;
+	for (int i = 0; i < np; i++)
+		if (!e[i].fp) {
+			sm[i] *= k;
+			mem[i] *= k;
+		}
+}
+
+/*
  * One sample per process that ran since lastSeenTimeStamp (at most the last
  * second): SM % is the share of that time its kernels were running.
  */
@@ -138,28 +175,27 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 		return sim_leave(NVML_ERROR_MEMORY);
 	}
 	int np = list_procs(d, &now, SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS, e, MAX_PROCS);
+	size_t cap = np > 0 ? (size_t)np : 1;
+	double *sm = malloc(2 * cap * sizeof *sm);
+	if (!sm) {
+		free(e);
+		free(s);
+		return sim_leave(NVML_ERROR_MEMORY);
+	}
+	double *mem = sm + cap;
+	process_shares(d, &now, a, te, e, np, sm, mem);
 	unsigned n = 0;
 	for (int i = 0; i < np; i++) {
-		double sm, mem;
-		if (e[i].fp) {
-			if (e[i].fp->sm_util <= 0)
-				continue; /* holds memory, runs nothing: no samples */
-			sm = e[i].fp->sm_util / 100.0;
-			mem = 0.4 * sm;
-		} else {
-			double acc[SIM_ACC_N] = {0};
-			sim_wl_activity(e[i].wl->f, sim_mono_of(&now, a), sim_mono_of(&now, te),
-			                acc);
-			sm = acc[SIM_ACC_BUSY] / (te - a);
-			mem = acc[SIM_ACC_DRAM] / (te - a);
-		}
+		if (e[i].fp && e[i].fp->sm_util <= 0)
+			continue; /* holds memory, runs nothing: no samples */
 		s[n++] = (nvmlProcessUtilizationSample_t){
 		    .pid = e[i].pid,
 		    .timeStamp = ts,
-		    .smUtil = (unsigned)lround(fmin(sm, 1.0) * 100),
-		    .memUtil = (unsigned)lround(fmin(mem, 1.0) * 100),
+		    .smUtil = (unsigned)lround(fmin(sm[i], 1.0) * 100),
+		    .memUtil = (unsigned)lround(fmin(mem[i], 1.0) * 100),
 		};
 	}
+	free(sm);
 	nvmlReturn_t rc = NVML_SUCCESS;
 	if (n == 0)
 		rc = NVML_ERROR_NOT_FOUND;

@@ -260,6 +260,11 @@ int sim_clock_reset(const char *dir, char *err, size_t errlen)
 void sim_kernel_weights(unsigned kernel_us, int kind, double w[SIM_ACC_N])
 {
 	memset(w, 0, SIM_ACC_N * sizeof *w);
+	if (kind == SIM_WL_COPY) {
+		/* A copy engine writing device memory: no kernel runs, so not "busy". */
+		w[SIM_ACC_DRAM] = 0.1;
+		return;
+	}
 	w[SIM_ACC_BUSY] = 1.0;
 	if (kind == SIM_WL_COMM) {
 		/* A collective waiting or moving data: the GPU counts as busy, few SMs work. */
@@ -282,6 +287,21 @@ void sim_kernel_weights(unsigned kernel_us, int kind, double w[SIM_ACC_N])
 	w[SIM_ACC_FP32] = 0.25 * sm;
 	w[SIM_ACC_FP16] = 0.1 * sm;
 	w[SIM_ACC_INT] = 0.1 * sm;
+}
+
+void sim_interval_weights(const sim_wl_interval *e, double w[SIM_ACC_N])
+{
+	sim_kernel_weights(e->kernel_us, e->kind, w);
+	if (e->kind != SIM_WL_COMPUTE || !e->dram_pct)
+		return;
+	double dram = e->dram_pct > 100 ? 1.0 : e->dram_pct / 100.0;
+	double idle = 1.0 - 0.7 * dram; /* pipes waiting on memory */
+	w[SIM_ACC_DRAM] = dram;
+	w[SIM_ACC_TENSOR] *= idle;
+	w[SIM_ACC_FP64] *= idle;
+	w[SIM_ACC_FP32] *= idle;
+	w[SIM_ACC_FP16] *= idle;
+	w[SIM_ACC_INT] *= idle;
 }
 
 /* ---- PIDs ---- */
@@ -341,6 +361,7 @@ static void seq_end(uint64_t *seq)
 
 struct sim_wl {
 	sim_wl_file *f;
+	unsigned dram_pct; /* of the kernels pushed next */
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
 };
@@ -386,6 +407,7 @@ int sim_wl_create(const char *dir, unsigned gpu, sim_wl **out, char *err, size_t
 	w->f->gpu = gpu;
 	w->f->starttime = sim_pid_starttime(pid);
 	w->f->ring_cap = SIM_WL_RING;
+	w->f->shown_pid = (uint32_t)pid;
 	__atomic_store_n(&w->f->magic, SIM_WL_MAGIC, __ATOMIC_RELEASE);
 	/* Readers only ever see complete files: they appear by rename. */
 	if (rename(tmp, w->path) != 0) {
@@ -406,10 +428,27 @@ void sim_wl_set_mem(sim_wl *w, uint64_t bytes)
 	seq_end(&w->f->seq);
 }
 
+void sim_wl_set_shown_pid(sim_wl *w, uint32_t pid)
+{
+	seq_begin(&w->f->seq);
+	w->f->shown_pid = pid;
+	seq_end(&w->f->seq);
+}
+
+bool sim_wl_running(const sim_wl_file *hdr)
+{
+	return hdr->exited_ns == 0 && sim_pid_alive(hdr->pid, hdr->starttime);
+}
+
+void sim_wl_set_dram(sim_wl *w, unsigned pct)
+{
+	w->dram_pct = pct > 100 ? 100 : pct;
+}
+
 static void add_weighted(double acc[SIM_ACC_N], const sim_wl_interval *e, double secs)
 {
 	double wt[SIM_ACC_N];
-	sim_kernel_weights(e->kernel_us, e->kind, wt);
+	sim_interval_weights(e, wt);
 	for (int i = 0; i < SIM_ACC_H2D; i++)
 		acc[i] += wt[i] * secs;
 }
@@ -428,11 +467,13 @@ void sim_wl_push(sim_wl *w, int64_t start_ns, int64_t end_ns, unsigned kernel_us
 		                     .end_ns = end_ns,
 		                     .kernel_us = kernel_us,
 		                     .kind = (uint16_t)kind,
+		                     .dram_pct =
+		                         (uint16_t)(kind == SIM_WL_COMPUTE ? w->dram_pct : 0),
 		                     .h2d_bytes = h2d_bytes,
 		                     .peer_bytes = peer_bytes};
 		/* Back-to-back phases of the same kind become one interval, so the ring lasts. */
 		if (last && last->kind == kind && last->kernel_us == kernel_us &&
-		    start_ns - last->end_ns <= 50000) {
+		    last->dram_pct == e.dram_pct && start_ns - last->end_ns <= 50000) {
 			add_weighted(f->acc, &e, (double)(end_ns - last->end_ns) / 1e9);
 			last->end_ns = end_ns;
 			last->h2d_bytes += h2d_bytes;
@@ -496,18 +537,45 @@ void sim_wl_close(sim_wl *w)
 {
 	if (!w)
 		return;
-	int lk = lock_dir(w->dir);
-	retire_locked(w->dir, w->path, w->f);
-	unlock_dir(lk);
+	/* The GPU saw what the process did until now; the rest of its plan never happens. */
+	int64_t now = mono_ns();
+	sim_wl_file *f = w->f;
+	if (f->count && f->ring[(f->count - 1) % f->ring_cap].end_ns > now)
+		sim_wl_set_end(w, now);
+	seq_begin(&f->seq);
+	f->exited_ns = now;
+	f->mem_bytes = 0;
+	seq_end(&f->seq);
 	munmap(w->f, sizeof(sim_wl_file));
+	sim_wl_reap(w->dir);
 	free(w);
+}
+
+/* When a gone process's file may be retired: keep_ns after its last activity ended. */
+static bool expired(const sim_wl_file *f, int64_t now, int64_t keep_ns)
+{
+	sim_wl_file h;
+	if (!sim_wl_header(f, &h))
+		return false;
+	if (h.exited_ns == 0 && sim_pid_alive(h.pid, h.starttime))
+		return false;
+	/* Nothing done: nothing to keep. */
+	if (!h.count)
+		return true;
+	return now - f->ring[(h.count - 1) % h.ring_cap].end_ns > keep_ns;
 }
 
 int sim_wl_reap(const char *dir)
 {
+	return sim_wl_reap_after(dir, SIM_WL_KEEP_NS);
+}
+
+int sim_wl_reap_after(const char *dir, int64_t keep_ns)
+{
 	int lk = lock_dir(dir);
 	DIR *d = opendir(dir);
 	int n = 0;
+	int64_t now = mono_ns();
 	if (d) {
 		struct dirent *e;
 		while ((e = readdir(d))) {
@@ -519,7 +587,7 @@ int sim_wl_reap(const char *dir)
 			const sim_wl_file *f = sim_wl_map(p);
 			if (!f)
 				continue;
-			if (!sim_pid_alive(f->pid, f->starttime)) {
+			if (expired(f, now, keep_ns)) {
 				retire_locked(dir, p, f);
 				n++;
 			}

@@ -47,6 +47,7 @@ static void sim_usage(FILE *out)
 	      "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
 	      "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
 	      "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
+	      "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
 	      "\n"
 	      "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
 	      "scenario given with --sim (or GPUWHY_SIM_SCENARIO).\n",
@@ -371,9 +372,15 @@ static int sim_reset(int argc, char **argv)
 
 /* ---- train ---- */
 
+/* How the driver lists the job's processes (--hidden). */
+enum { TRAIN_SHOWN, TRAIN_HIDDEN_PID, TRAIN_HIDDEN_NONE };
+
 typedef struct {
 	long long steps, workers, ranks, gpu, straggler, seed, oom_at, fail_at, fail_exit, prefetch;
 	double cpu_ms, gpu_ms, kernel_us, straggler_ms, mem_mib, growth_mib, h2d_mib, allreduce_mib;
+	int hidden;      /* TRAIN_* */
+	double dram_pct; /* memory-bound kernels' DRAM bandwidth, 0: from --kernel-us */
+	bool buffered;   /* stdout block-buffered, as Python writes to a pipe */
 } train_opts;
 
 /* Shared by the rank processes (anonymous shared mapping). */
@@ -381,6 +388,8 @@ typedef struct {
 	uint32_t arrived;
 	uint32_t generation; /* futex word of the barrier */
 	uint32_t abort;      /* a rank failed: the others stop */
+	double
+	    link_bps[SIM_MAX_GPUS]; /* each rank's PCIe bandwidth now (all-reduce without NVLink) */
 } train_shared;
 
 static volatile sig_atomic_t train_stop;
@@ -421,10 +430,35 @@ static void train_usage(FILE *out)
 	      "                      --fail-exit is given) ...\n"
 	      "  --fail-exit CODE    ... with this exit code (default 1)\n"
 	      "  --seed N            seed of the loss curve (default 0)\n"
+	      "  --dram-pct P        memory-bound kernels: they keep DRAM bandwidth at P %\n"
+	      "                      while the compute pipes wait (default: from --kernel-us)\n"
+	      "  --buffered          block-buffer the step lines as Python does when writing\n"
+	      "                      to a pipe (they arrive in bursts), unless\n"
+	      "                      PYTHONUNBUFFERED is set (as gpuwhy run sets it)\n"
+	      "  --hidden[=MODE]     run as if in another PID namespace (a container): the\n"
+	      "                      GPU lists the job under a PID this host cannot see\n"
+	      "                      (MODE pid, the default) or not at all (MODE none);\n"
+	      "                      also GPUWHY_SIM_HIDDEN=pid|none\n"
+	      "\n"
+	      "GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
+	      "other work on the same GPU shares it, and the host-to-device copy takes as\n"
+	      "long as the current PCIe link needs. A GPU that falls off the bus fails the\n"
+	      "job at its next GPU call with a CUDA error.\n"
 	      "\n"
 	      "Exit codes: 0 done, 1 training failed (out of memory, GPU lost), CODE from\n"
 	      "--fail-exit, 2 bad option, 3 no simulated GPU, 128+N on signal N.\n",
 	      out);
+}
+
+static int parse_hidden(const char *mode)
+{
+	if (!strcmp(mode, "pid"))
+		return TRAIN_HIDDEN_PID;
+	if (!strcmp(mode, "none"))
+		return TRAIN_HIDDEN_NONE;
+	if (!strcmp(mode, "0") || !strcmp(mode, "no"))
+		return TRAIN_SHOWN;
+	return -1;
 }
 
 static int parse_train(int argc, char **argv, train_opts *o)
@@ -441,7 +475,8 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                  .kernel_us = 200,
 	                  .mem_mib = 1024,
 	                  .h2d_mib = 16,
-	                  .allreduce_mib = -1};
+	                  .allreduce_mib = -1,
+	                  .hidden = -1};
 	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
 	                                     {"workers", required_argument, NULL, 'w'},
 	                                     {"prefetch", required_argument, NULL, 'p'},
@@ -460,6 +495,9 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                                     {"fail-at", required_argument, NULL, 'F'},
 	                                     {"fail-exit", required_argument, NULL, 'E'},
 	                                     {"seed", required_argument, NULL, 'S'},
+	                                     {"hidden", optional_argument, NULL, 'H'},
+	                                     {"dram-pct", required_argument, NULL, 'D'},
+	                                     {"buffered", no_argument, NULL, 'U'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	int c, idx;
@@ -521,6 +559,18 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		case 'R':
 			dv = &o->growth_mib, dhi = 1 << 30;
 			break;
+		case 'D':
+			dv = &o->dram_pct, dhi = 100;
+			break;
+		case 'U':
+			o->buffered = true;
+			break;
+		case 'H':
+			if ((o->hidden = parse_hidden(optarg ? optarg : "pid")) < 0)
+				return gw_error(GW_EXIT_USAGE, "--hidden",
+				                "--hidden=pid or --hidden=none",
+				                "unknown mode '%s'", optarg);
+			break;
 		case 'h':
 			train_usage(stdout);
 			return -1;
@@ -542,6 +592,9 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		                "unexpected argument");
 	if (o->kernel_us < 1)
 		return gw_error(GW_EXIT_USAGE, "--kernel-us", NULL, "must be at least 1");
+	if (o->dram_pct > 0 && o->dram_pct < 1)
+		return gw_error(GW_EXIT_USAGE, "--dram-pct", "a percentage from 1 to 100",
+		                "'%g' is too small", o->dram_pct);
 	if (o->straggler >= o->ranks)
 		return gw_error(GW_EXIT_USAGE, "--straggler", NULL,
 		                "rank %lld does not exist (%lld ranks)", o->straggler, o->ranks);
@@ -554,6 +607,13 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		o->fail_at = o->steps;
 	if (o->fail_at > 0 && !o->fail_exit)
 		o->fail_exit = 1;
+	if (o->hidden < 0) {
+		const char *env = getenv("GPUWHY_SIM_HIDDEN");
+		o->hidden = env && *env ? parse_hidden(env) : TRAIN_SHOWN;
+		if (o->hidden < 0)
+			return gw_error(GW_EXIT_USAGE, "GPUWHY_SIM_HIDDEN", "pid, none or empty",
+			                "unknown mode '%s'", env);
+	}
 	return 0;
 }
 
@@ -751,6 +811,11 @@ typedef struct {
 	nvmlDevice_t dev;
 	sim_wl *wl;
 	double held; /* bytes */
+	/* gpuwhySimWorkRate of the simulated library (NULL: the GPU runs at full speed) */
+	nvmlReturn_t (*work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
+	bool nvlink;    /* collectives over NVLink (else PCIe) */
+	double speed;   /* the GPU's speed for this job at the last look (1: full) */
+	double h2d_bps; /* what its PCIe link carried then */
 } rank_ctx;
 
 /* Memory check before an allocation of `want` bytes. 0: fits; 1: out of memory; -1: GPU gone. */
@@ -772,6 +837,142 @@ static int try_alloc(rank_ctx *r, double want, bool forced)
 	r->held += want;
 	sim_wl_set_mem(r->wl, (uint64_t)r->held);
 	return 0;
+}
+
+/* ---- the GPU as the job meets it: speed, link, loss ---- */
+
+/* What PyTorch prints when a kernel fails because the GPU has fallen off the bus. */
+static void print_gpu_lost(const rank_ctx *r)
+{
+	fprintf(stderr,
+	        "RuntimeError: CUDA error: unspecified launch failure (GPU %u is lost)\n"
+	        "CUDA kernel errors might be asynchronously reported at some other API call, so "
+	        "the stacktrace below might be incorrect.\n",
+	        r->gpu);
+}
+
+/*
+ * The GPU's speed for this job now: 1 is the GPU alone at its unthrottled
+ * clock. Returns 0, or 1 when the GPU is lost (error printed).
+ */
+static int gpu_speed(rank_ctx *r, double *speed, double *h2d_bps)
+{
+	double clock = 1, share = 1, bps = 25e9;
+	nvmlReturn_t rc = r->work_rate
+	                      ? r->work_rate(r->dev, (unsigned)getpid(), &clock, &share, &bps)
+	                      : NVML_SUCCESS;
+	if (rc == NVML_ERROR_GPU_IS_LOST) {
+		print_gpu_lost(r);
+		return 1;
+	}
+	if (rc != NVML_SUCCESS)
+		clock = share = 1, bps = 25e9;
+	*speed = clock * share > 0.001 ? clock * share : 0.001;
+	if (h2d_bps)
+		*h2d_bps = bps > 1e6 ? bps : 1e6;
+	return 0;
+}
+
+/*
+ * One step on the GPU: the host-to-device copy at what the current PCIe link
+ * carries (a copy engine's work, not slowed by SM clocks), then `work_ms` of
+ * full-speed GPU work, both published at once. The GPU is asked for its
+ * speed again every slice, so a throttle or a neighbour that starts
+ * mid-phase stretches the rest of it. 0 done, -1 stopped, 1 GPU lost.
+ */
+static int gpu_step(rank_ctx *r, double h2d_bytes, double work_ms, unsigned kernel_us)
+{
+	const int64_t slice = 50000000LL;
+	/* Published at once with the last speed known, then corrected: no idle gap here. */
+	double speed = r->speed, bps = r->h2d_bps;
+	int64_t t = gw_mono_ns(), copy_end = t;
+	if (h2d_bytes > 0) {
+		copy_end += (int64_t)llround(h2d_bytes / bps * 1e9);
+		sim_wl_push(r->wl, t, copy_end, 0, SIM_WL_COPY, (uint64_t)h2d_bytes, 0);
+	}
+	double left_ns = work_ms * 1e6;
+	int64_t end = copy_end + (int64_t)llround(left_ns / speed);
+	sim_wl_push(r->wl, copy_end, end, kernel_us, SIM_WL_COMPUTE, 0, 0);
+	bool first = true;
+	for (;;) {
+		if (gpu_speed(r, &speed, first ? &bps : NULL)) {
+			sim_wl_set_end(r->wl, gw_mono_ns());
+			return 1;
+		}
+		if (first && bps != r->h2d_bps && h2d_bytes > 0) {
+			/* The link changed since the last step: the copy takes what it takes now.
+			 */
+			int64_t c = t + (int64_t)llround(h2d_bytes / bps * 1e9);
+			end += c - copy_end;
+			copy_end = c;
+		}
+		first = false;
+		r->speed = speed;
+		r->h2d_bps = bps;
+		int64_t now = gw_mono_ns(), base = now > copy_end ? now : copy_end;
+		int64_t want = left_ns > 0 ? base + (int64_t)llround(left_ns / speed) : now;
+		if (want != end) {
+			end = want;
+			sim_wl_set_end(r->wl, end);
+		}
+		if (now >= end)
+			return 0;
+		int64_t until = end - now > slice ? now + slice : end;
+		if (sleep_until(until) != 0) {
+			sim_wl_set_end(r->wl, gw_mono_ns());
+			return -1;
+		}
+		int64_t after = gw_mono_ns(), from = now > copy_end ? now : copy_end;
+		if (after > from)
+			left_ns -= (double)(after - from) * speed;
+		if (left_ns <= 0 && after >= end)
+			return 0;
+	}
+}
+
+/* Whether the GPU has an active NVLink (collectives go over it, else over PCIe). */
+static bool has_nvlink(rank_ctx *r)
+{
+	if (!r->api->nvmlDeviceGetNvLinkState)
+		return false;
+	for (unsigned l = 0; l < SIM_MAX_LINKS; l++) {
+		nvmlEnableState_t st;
+		if (r->api->nvmlDeviceGetNvLinkState(r->dev, l, &st) != NVML_SUCCESS)
+			return false;
+		if (st == NVML_FEATURE_ENABLED)
+			return true;
+	}
+	return false;
+}
+
+/* Tell the other ranks what this rank's PCIe link carries now. */
+static void publish_link(rank_ctx *r)
+{
+	double speed, bps;
+	if (gpu_speed(r, &speed, &bps) == 0)
+		__atomic_store(&r->sh->link_bps[r->rank], &bps, __ATOMIC_RELAXED);
+}
+
+/*
+ * How long moving an all-reduce of `bytes` takes once every rank is there:
+ * about 100 GiB/s over NVLink; over PCIe a ring sends 2 (R - 1) / R of it
+ * through every link, so the slowest rank's link sets the pace.
+ */
+static int64_t allreduce_ns(rank_ctx *r, double bytes)
+{
+	if (r->nvlink)
+		return (int64_t)(bytes / (102.4 * 1048576.0) * 1e6);
+	double slowest = 0;
+	for (long long k = 0; k < r->o->ranks; k++) {
+		double b;
+		__atomic_load(&r->sh->link_bps[k], &b, __ATOMIC_RELAXED);
+		if (b > 0 && (slowest == 0 || b < slowest))
+			slowest = b;
+	}
+	if (slowest <= 0)
+		slowest = 25e9;
+	double n = (double)r->o->ranks;
+	return (int64_t)(2 * (n - 1) / n * bytes / slowest * 1e9);
 }
 
 static int run_steps(rank_ctx *r, worker *w)
@@ -797,12 +998,11 @@ static int run_steps(rank_ctx *r, worker *w)
 			return (int)o->fail_exit;
 		}
 		double gpu_ms = o->gpu_ms + (r->rank == o->straggler ? o->straggler_ms : 0);
-		int64_t g0 = gw_mono_ns(), g1 = g0 + (int64_t)llround(gpu_ms * 1e6);
-		sim_wl_push(r->wl, g0, g1, (unsigned)o->kernel_us, SIM_WL_COMPUTE,
-		            (uint64_t)(o->h2d_mib * mib), 0);
-		if (sleep_until(g1) != 0)
-			return -1;
+		int g = gpu_step(r, o->h2d_mib * mib, gpu_ms, (unsigned)o->kernel_us);
+		if (g != 0)
+			return g < 0 ? -1 : 1;
 		if (o->ranks > 1) {
+			publish_link(r);
 			int64_t a0 = gw_mono_ns(), lease = a0 + 1000000000LL;
 			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0,
 			            (uint64_t)(o->allreduce_mib * mib));
@@ -810,8 +1010,7 @@ static int run_steps(rank_ctx *r, worker *w)
 				sim_wl_set_end(r->wl, gw_mono_ns());
 				return -1;
 			}
-			/* Moving the data itself: about 100 GiB/s. */
-			int64_t a1 = gw_mono_ns() + (int64_t)(o->allreduce_mib / 102.4 * 1e6);
+			int64_t a1 = gw_mono_ns() + allreduce_ns(r, o->allreduce_mib * mib);
 			sim_wl_set_end(r->wl, a1);
 			if (sleep_until(a1) != 0)
 				return -1;
@@ -820,7 +1019,8 @@ static int run_steps(rank_ctx *r, worker *w)
 		if (r->rank == 0) {
 			printf("step %lld/%lld loss %.4f time %.3fs\n", step, o->steps,
 			       train_loss(o, step), (double)(now - prev) / 1e9);
-			fflush(stdout);
+			if (!o->buffered)
+				fflush(stdout);
 		}
 		prev = now;
 	}
@@ -874,6 +1074,39 @@ static unsigned visible_gpus(nvml_api *api, unsigned count, unsigned *vis)
 	return n;
 }
 
+/*
+ * A PID that no process of this host has, as the driver reports a job in
+ * another PID namespace (NVML knows only the host's PIDs): near the top of
+ * pid_max, different per rank, probed until free.
+ */
+static uint32_t foreign_pid(void)
+{
+	long max = 4194304;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1 || max < 1024)
+			max = 32768;
+		fclose(f);
+	}
+	uint64_t h = sim_hash(0x6e73, (uint64_t)getpid(), 0, 0);
+	long span = max / 4;
+	for (long k = 0; k < 4096; k++) {
+		long pid = max - 1 - (long)((h + (uint64_t)k) % (uint64_t)span);
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+			return (uint32_t)pid;
+	}
+	return (uint32_t)(max - 1);
+}
+
+/* How the simulated driver lists this rank (--hidden). */
+static void apply_hidden(const train_opts *o, sim_wl *wl)
+{
+	if (o->hidden == TRAIN_HIDDEN_NONE)
+		sim_wl_set_shown_pid(wl, 0);
+	else if (o->hidden == TRAIN_HIDDEN_PID)
+		sim_wl_set_shown_pid(wl, foreign_pid());
+}
+
 static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long long rank,
                     unsigned gpu)
 {
@@ -885,6 +1118,12 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 		gw_error(GW_EXIT_ENV, "sim train", NULL, "rank %lld: %s", rank, err);
 		return GW_EXIT_ENV;
 	}
+	apply_hidden(o, r.wl);
+	sim_wl_set_dram(r.wl, (unsigned)llround(o->dram_pct));
+	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
+	r.nvlink = has_nvlink(&r);
+	r.speed = 1;
+	r.h2d_bps = 25e9;
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
 	int rc;
 	if (!w || spawn_workers(o, w) != 0) {
@@ -906,12 +1145,27 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 	return rc;
 }
 
+/*
+ * --buffered: what Python does with print() into a pipe: an 8 KiB block
+ * buffer, flushed when full or at exit, unless PYTHONUNBUFFERED is set to
+ * something (a terminal is line-buffered either way).
+ */
+static void apply_buffering(train_opts *o)
+{
+	const char *unbuf = getenv("PYTHONUNBUFFERED");
+	if (o->buffered && ((unbuf && *unbuf) || isatty(STDOUT_FILENO)))
+		o->buffered = false;
+	if (o->buffered)
+		setvbuf(stdout, NULL, _IOFBF, 8192);
+}
+
 static int sim_train(int argc, char **argv)
 {
 	train_opts o;
 	int rc = parse_train(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
+	apply_buffering(&o);
 	nvml_api api;
 	if ((rc = nvml_open(&api, "sim train")))
 		return rc;
@@ -996,6 +1250,8 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 		return sim_reset(sargc, sargv);
 	if (!strcmp(sub, "train"))
 		return sim_train(sargc, sargv);
+	if (!strcmp(sub, "hog"))
+		return cmd_sim_hog(sargc, sargv);
 	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
 	return GW_EXIT_USAGE;
 }

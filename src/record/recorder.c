@@ -100,6 +100,12 @@ static void write_static(recorder *r)
 	store_set_meta(r->st, "start", v);
 	snprintf(v, sizeof v, "%.6f", (double)r->o.interval_ns / 1e9);
 	store_set_meta(r->st, "interval", v);
+	if (r->o.interval_ns > RECORDER_FAST_INTERVAL_NS) {
+		snprintf(v, sizeof v, "%.6f", (double)RECORDER_FAST_INTERVAL_NS / 1e9);
+		store_set_meta(r->st, "interval_fast", v);
+		snprintf(v, sizeof v, "%.6f", (double)RECORDER_FAST_FOR_NS / 1e9);
+		store_set_meta(r->st, "interval_fast_for", v);
+	}
 	if (r->o.command)
 		store_set_meta(r->st, "command", r->o.command);
 	record_env(r->st);
@@ -148,8 +154,12 @@ int recorder_open(const recorder_opts *o, recorder **out)
 	/* From here on the file alone is a recording, before any sample. */
 	store_flush(r->st);
 	store_checkpoint(r->st);
-	sampler_opts so = {
-	    .interval_ns = o->interval_ns, .gpu = o->gpu, .cb = on_snapshot, .arg = r};
+	sampler_opts so = {.interval_ns = o->interval_ns,
+	                   .fast_interval_ns = RECORDER_FAST_INTERVAL_NS,
+	                   .fast_for_ns = RECORDER_FAST_FOR_NS,
+	                   .gpu = o->gpu,
+	                   .cb = on_snapshot,
+	                   .arg = r};
 	r->smp = sampler_new(&so);
 	if (!r->smp) {
 		store_close(r->st);
@@ -207,7 +217,8 @@ int recorder_finish(recorder *r, int exit_status)
 
 int recorder_finish_stored(recorder *r, int exit_status, long *stored)
 {
-	sampler_stop(r->smp);
+	/* One more sample: the state at the watched job's exit (or the end of recording). */
+	sampler_finish(r->smp);
 	char v[64];
 	snprintf(v, sizeof v, "%.6f", gw_wall_s());
 	store_set_meta(r->st, "end", v);

@@ -61,10 +61,10 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	for (int g = 0; g < tl->ngpu; g++) {
 		const tl_gpu *G = &tl->gpu[g];
 		char util[32], idle[32], sm[32], mem[32], tot[32];
-		fmt_or_na(util, sizeof util, "%.0f %%", tl_mean(G->m[GM_UTIL_GPU], 0, tl->n));
+		fmt_or_na(util, sizeof util, "%.0f %%", tl_wmean(tl, G->m[GM_UTIL_GPU], 0, tl->n));
 		fmt_or_na(idle, sizeof idle, "%.0f %%",
-		          100 * tl_share(G->m[GM_UTIL_GPU], 0, tl->n, tl_pred_le, 5));
-		fmt_or_na(sm, sizeof sm, "%.0f %%", tl_mean(G->m[GM_GPM_SM_ACTIVE], 0, tl->n));
+		          100 * tl_wshare(tl, G->m[GM_UTIL_GPU], 0, tl->n, tl_pred_le, 5));
+		fmt_or_na(sm, sizeof sm, "%.0f %%", tl_wmean(tl, G->m[GM_GPM_SM_ACTIVE], 0, tl->n));
 		fmt_or_na(mem, sizeof mem, "%.0f", tl_max(G->m[GM_MEM_USED], 0, tl->n));
 		fmt_or_na(tot, sizeof tot, "%.0f", tl_max(G->m[GM_MEM_TOTAL], 0, tl->n));
 		fprintf(out,
@@ -75,7 +75,7 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	if (tl->ngpu == 0)
 		fprintf(out, "  GPUs       none recorded\n");
 	double core = tl_max(tl->h[HM_CPU_BUSY_MAX], 0, tl->n);
-	double iow = tl_mean(tl->h[HM_CPU_IOWAIT], 0, tl->n);
+	double iow = tl_wmean(tl, tl->h[HM_CPU_IOWAIT], 0, tl->n);
 	double swp = tl_max(tl->h[HM_SWAP_IN], 0, tl->n);
 	char c1[32], c2[32], c3[32];
 	fmt_or_na(c1, sizeof c1, "%.0f %%", core);
