@@ -285,12 +285,14 @@ typedef struct {
 
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},     {"interval", required_argument, NULL, 'i'},
-		{"step-regex", required_argument, NULL, 'r'}, {"no-summary", no_argument, NULL, 'S'},
-		{"stop-after-steps", required_argument, NULL, 'N'},
-		{"stop-after", required_argument, NULL, 'D'},
-		{"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"interval", required_argument, NULL, 'i'},
+	                                     {"step-regex", required_argument, NULL, 'r'},
+	                                     {"no-summary", no_argument, NULL, 'S'},
+	                                     {"stop-after-steps", required_argument, NULL, 'N'},
+	                                     {"stop-after", required_argument, NULL, 'D'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "+o:i:h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -306,13 +308,13 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 		case 'N':
 			if (!gw_parse_int(optarg, 1, 100000000, &o->stop_steps))
 				return gw_error(GW_EXIT_USAGE, "--stop-after-steps", "e.g. 50",
-						"'%s' is not a whole number from 1", optarg);
+				                "'%s' is not a whole number from 1", optarg);
 			break;
 		case 'D':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->stop_ns) ||
 			    o->stop_ns <= 0)
 				return gw_error(GW_EXIT_USAGE, "--stop-after", "e.g. 60s, 5m",
-						"invalid duration '%s'", optarg);
+				                "invalid duration '%s'", optarg);
 			break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return GW_EXIT_USAGE;

@@ -374,9 +374,9 @@ static int sim_reset(int argc, char **argv)
 typedef struct {
 	long long steps, workers, ranks, gpu, straggler, seed, oom_at, fail_at, fail_exit, prefetch;
 	double cpu_ms, gpu_ms, kernel_us, straggler_ms, mem_mib, growth_mib, h2d_mib, allreduce_mib;
-	double io_ms;           /* I/O wait of preparing one batch (sleep, no CPU) */
-	long long batch;        /* --batch: samples per step; 0 = not given */
-	double per_item[3];     /* GPU ms, CPU ms, memory MiB per sample (see train_batch_*) */
+	double io_ms;       /* I/O wait of preparing one batch (sleep, no CPU) */
+	long long batch;    /* --batch: samples per step; 0 = not given */
+	double per_item[3]; /* GPU ms, CPU ms, memory MiB per sample (see train_batch_*) */
 } train_opts;
 
 /* The per-sample knobs of --batch, in the order of train_opts.per_item. */
@@ -457,21 +457,21 @@ static void train_apply_batch(train_opts *o)
 
 static int parse_train(int argc, char **argv, train_opts *o)
 {
-	*o = (train_opts){.steps = 50,
-	                  .workers = 1,
-	                  .ranks = 1,
-	                  .straggler = -1,
-	                  .oom_at = -1,
-	                  .fail_at = -1,
-	                  .prefetch = 2,
-	                  .cpu_ms = 20,
-	                  .gpu_ms = 30,
-	                  .kernel_us = 200,
-	                  .mem_mib = 1024,
-	                  .h2d_mib = 16,
-	                  .allreduce_mib = -1,
-	                  .per_item = {train_item_default[0], train_item_default[1],
-	                               train_item_default[2]}};
+	*o = (train_opts){
+	    .steps = 50,
+	    .workers = 1,
+	    .ranks = 1,
+	    .straggler = -1,
+	    .oom_at = -1,
+	    .fail_at = -1,
+	    .prefetch = 2,
+	    .cpu_ms = 20,
+	    .gpu_ms = 30,
+	    .kernel_us = 200,
+	    .mem_mib = 1024,
+	    .h2d_mib = 16,
+	    .allreduce_mib = -1,
+	    .per_item = {train_item_default[0], train_item_default[1], train_item_default[2]}};
 	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
 	                                     {"workers", required_argument, NULL, 'w'},
 	                                     {"prefetch", required_argument, NULL, 'p'},
