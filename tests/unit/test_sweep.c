@@ -1,0 +1,250 @@
+/* The sweep's pure parts: plan expansion, placeholders and quoting, the search, the fits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep/sweep.h"
+
+static char err[512];
+
+static void spec_with(sweep_spec *sp, char **cmd, int ncmd)
+{
+	sweep_spec_init(sp);
+	sp->cmd = cmd;
+	sp->ncmd = ncmd;
+}
+
+static void test_one_at_a_time(void **state)
+{
+	(void)state;
+	char *cmd[] = {"train", "--workers", "{workers}", "--bs", "{batch}"};
+	sweep_spec sp;
+	spec_with(&sp, cmd, 5);
+	assert_int_equal(sweep_var_parse(&sp, "workers=1,2,4,8", false, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "batch=16,32,64", false, err, sizeof err), 0);
+	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), 0);
+	assert_string_equal(sp.batch_var, "batch");
+	sweep_plan pl;
+	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	/* baseline + 3 more workers + 2 more batches */
+	assert_int_equal(pl.n, 6);
+	assert_string_equal(pl.c[0].name, "workers=1,batch=16");
+	assert_int_equal(pl.c[0].varied, -1);
+	assert_string_equal(pl.c[3].name, "workers=8,batch=16");
+	assert_int_equal(pl.c[3].varied, 0);
+	assert_string_equal(pl.c[5].name, "workers=1,batch=64");
+	assert_int_equal(pl.c[5].varied, 1);
+	assert_string_equal(pl.c[5].file, "workers=1,batch=64");
+	sweep_plan_free(&pl);
+	sp.grid = true;
+	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	assert_int_equal(pl.n, 12);
+	assert_string_equal(pl.c[11].name, "workers=8,batch=64");
+	assert_int_equal(pl.c[11].varied, -2);
+	assert_int_equal(pl.c[1].varied, 1); /* workers=1,batch=32: batch alone changed */
+	sweep_plan_free(&pl);
+	sp.max_runs = 11;
+	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--max-runs"));
+	sweep_spec_free(&sp);
+}
+
+static void test_ranges_and_bad_lists(void **state)
+{
+	(void)state;
+	char *cmd[] = {"x", "{w}"};
+	sweep_spec sp;
+	spec_with(&sp, cmd, 2);
+	assert_int_equal(sweep_var_parse(&sp, "w=pow2:1..16", false, err, sizeof err), 0);
+	assert_int_equal(sp.vars[0].nvalues, 5);
+	assert_string_equal(sp.vars[0].values[4], "16");
+	assert_int_equal(sweep_var_parse(&sp, "v=2..10:4", false, err, sizeof err), 0);
+	assert_int_equal(sp.vars[1].nvalues, 3); /* 2 6 10 */
+	assert_string_equal(sp.vars[1].values[2], "10");
+	assert_int_equal(sweep_var_parse(&sp, "e=", false, err, sizeof err), -1);
+	assert_non_null(strstr(err, "empty"));
+	assert_int_equal(sweep_var_parse(&sp, "e=1,,2", false, err, sizeof err), -1);
+	assert_int_equal(sweep_var_parse(&sp, "e=1,1", false, err, sizeof err), -1);
+	assert_int_equal(sweep_var_parse(&sp, "w=3", false, err, sizeof err), -1);
+	assert_non_null(strstr(err, "twice"));
+	assert_int_equal(sweep_var_parse(&sp, "1x=3", false, err, sizeof err), -1);
+	assert_int_equal(sweep_var_parse(&sp, "b=pow2:a..9", true, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not a range"));
+	assert_int_equal(sweep_var_parse(&sp, "b=9..3", true, err, sizeof err), -1);
+	sp.max_values = 3;
+	assert_int_equal(sweep_var_parse(&sp, "m=1,2,3,4", false, err, sizeof err), -1);
+	assert_non_null(strstr(err, "--max-values"));
+	assert_int_equal(sweep_var_parse(&sp, "m=1..100", false, err, sizeof err), -1);
+	assert_int_equal(sweep_var_parse(&sp, "m=1,2,3", false, err, sizeof err), 0);
+	sweep_spec_free(&sp);
+}
+
+static void test_placeholder_check(void **state)
+{
+	(void)state;
+	char *cmd[] = {"x", "{w}", "{nope}"};
+	sweep_spec sp;
+	spec_with(&sp, cmd, 3);
+	assert_int_equal(sweep_var_parse(&sp, "w=1,2", false, err, sizeof err), 0);
+	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), -1);
+	assert_non_null(strstr(err, "unknown placeholder {nope}"));
+	char *cmd2[] = {"x", "{{literal}}", "--bs"};
+	sp.cmd = cmd2;
+	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), -1);
+	assert_non_null(strstr(err, "used nowhere"));
+	char *env[] = {"W={w}"};
+	sp.env = env;
+	sp.nenv = 1;
+	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), 0);
+	sweep_spec_free(&sp);
+}
+
+static void test_substitution_quoting(void **state)
+{
+	(void)state;
+	char *cmd[] = {"python", "--name={v}", "{{v}}"};
+	sweep_spec sp;
+	spec_with(&sp, cmd, 3);
+	assert_int_equal(sweep_var_parse(&sp, "v=a b;rm -rf x,$(id)", false, err, sizeof err), 0);
+	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), 0);
+	sweep_plan pl;
+	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	char **argv = sweep_argv(&sp, &pl.c[0], err, sizeof err);
+	assert_string_equal(argv[1], "--name=a b;rm -rf x");
+	assert_string_equal(argv[2], "{v}");
+	assert_null(argv[3]);
+	sweep_strv_free(argv);
+	/* the file name keeps no shell or path characters and differs from a look-alike */
+	assert_null(strpbrk(pl.c[0].file, " ;/$()"));
+	assert_non_null(strchr(pl.c[0].file, '~'));
+	char *sh[] = {"/bin/sh", "-c", "echo {v} > out", "{v}"};
+	sp.cmd = sh;
+	sp.ncmd = 4;
+	int script;
+	assert_true(sweep_is_shell(sh, 4, &script));
+	assert_int_equal(script, 2);
+	argv = sweep_argv(&sp, &pl.c[1], err, sizeof err);
+	assert_string_equal(argv[2], "echo '$(id)' > out");
+	assert_string_equal(argv[3], "$(id)"); /* $0 is an argument, not code */
+	sweep_strv_free(argv);
+	char q[64];
+	sweep_shell_quote("it's", q, sizeof q);
+	assert_string_equal(q, "'it'\\''s'");
+	sweep_shell_quote("plain-1.5", q, sizeof q);
+	assert_string_equal(q, "plain-1.5");
+	sweep_shell_quote("", q, sizeof q);
+	assert_string_equal(q, "''");
+	char *notsh[] = {"python", "-c", "print({v})"};
+	assert_false(sweep_is_shell(notsh, 3, &script));
+	char *bash[] = {"bash", "-ec", "x"};
+	assert_true(sweep_is_shell(bash, 3, &script));
+	sweep_plan_free(&pl);
+	sweep_spec_free(&sp);
+}
+
+/* Run a search against a boundary: values up to fit_max fit. */
+static int search_against(long long lo, long long hi, long long step, long long fit_max,
+                          long long *seq, int max, sweep_search *s)
+{
+	sweep_search_init(s, lo, hi, step);
+	int n = 0;
+	long long x;
+	while ((x = sweep_search_next(s)) >= 0 && n < max) {
+		seq[n++] = x;
+		sweep_search_report(s, x, x <= fit_max);
+	}
+	return n;
+}
+
+static void test_search(void **state)
+{
+	(void)state;
+	long long seq[64];
+	sweep_search s;
+	int n = search_against(8, 4096, 8, 1245, seq, 64, &s);
+	long long want[] = {8,    16,   32,   64,   128,  256,  512,  1024,
+	                    2048, 1536, 1280, 1152, 1216, 1248, 1232, 1240};
+	assert_int_equal(n, (int)(sizeof want / sizeof *want));
+	for (int i = 0; i < n; i++)
+		assert_int_equal(seq[i], want[i]);
+	assert_int_equal(s.good, 1240);
+	assert_int_equal(s.bad, 1248);
+	/* everything fits: doubling stops at the upper bound */
+	n = search_against(8, 100, 8, 1 << 30, seq, 64, &s);
+	assert_int_equal(seq[n - 1], 100);
+	assert_int_equal(s.good, 100);
+	assert_int_equal(s.bad, -1);
+	/* nothing fits */
+	n = search_against(8, 100, 8, 1, seq, 64, &s);
+	assert_int_equal(n, 1);
+	assert_int_equal(s.good, -1);
+	/* the found value is within one step of the boundary, whatever the boundary */
+	for (long long b = 8; b < 3000; b += 37) {
+		search_against(8, 4096, 8, b, seq, 64, &s);
+		assert_true(s.good <= b && b - s.good < 8);
+		assert_true(s.bad > b);
+	}
+}
+
+static void test_memfit(void **state)
+{
+	(void)state;
+	double x[] = {64, 128, 256, 512, 1024};
+	double y[5];
+	for (int i = 0; i < 5; i++)
+		y[i] = 1024 + 24 * x[i] + (i % 2 ? 3 : -3);
+	sweep_memfit f;
+	assert_true(sweep_memfit_fit(x, y, 5, 81231, 0.10, &f));
+	assert_true(fabs(f.per_item - 24) < 0.05);
+	assert_true(fabs(f.fixed - 1024) < 10);
+	assert_true(fabs(f.boundary - (81231 - 1024) / 24.0) < 5);
+	assert_true(f.boundary_lo < f.boundary && f.boundary < f.boundary_hi);
+	assert_true(f.max_batch < f.boundary);
+	assert_true(fabs(f.max_batch - (81231 * 0.9 - 1024) / 24.0) < 5);
+	/* two points: a line, no interval */
+	assert_true(sweep_memfit_fit(x, y, 2, 81231, 0.1, &f));
+	assert_true(isnan(f.boundary_lo));
+	/* one batch value only, or memory that does not grow: no model */
+	double same[] = {64, 64, 64};
+	assert_false(sweep_memfit_fit(same, y, 3, 81231, 0.1, &f));
+	double flat[] = {100, 100, 100};
+	assert_false(sweep_memfit_fit(x, flat, 3, 81231, 0.1, &f));
+}
+
+static void test_stats(void **state)
+{
+	(void)state;
+	double thr[] = {10, 20, 40, 41, 42};
+	assert_int_equal(sweep_knee(thr, 5, 0.10), 2);
+	assert_int_equal(sweep_knee(thr, 3, 0.10), 2); /* still gaining at the end */
+	assert_int_equal(sweep_knee(thr, 0, 0.10), -1);
+	double xs[] = {1, 2, 3, 4};
+	double m, h;
+	sweep_mean_ci(xs, 4, &m, &h);
+	assert_true(fabs(m - 2.5) < 1e-12);
+	/* sd 1.291, t(3) 3.182: half-width 3.182 * 1.291 / 2 */
+	assert_true(fabs(h - 3.182 * sqrt(5.0 / 3) / 2) < 1e-3);
+	sweep_mean_ci(xs, 1, &m, &h);
+	assert_true(isnan(h));
+	assert_true(fabs(sweep_t95(1000) - 1.96) < 1e-9);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_one_at_a_time),
+	    cmocka_unit_test(test_ranges_and_bad_lists),
+	    cmocka_unit_test(test_placeholder_check),
+	    cmocka_unit_test(test_substitution_quoting),
+	    cmocka_unit_test(test_search),
+	    cmocka_unit_test(test_memfit),
+	    cmocka_unit_test(test_stats),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
