@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +107,8 @@ int sweep_run_local(const sweep_runner *rn, char **argv, char **env, const char 
 	if (pid == 0) {
 		/* A process group of its own: the sweep decides when the run is interrupted. */
 		setpgid(0, 0);
+		/* A sweep killed outright must not leave its run going on into a resumed one. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		int null = open("/dev/null", O_RDONLY);
 		if (null >= 0)
 			dup2(null, 0);
