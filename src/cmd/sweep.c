@@ -298,6 +298,7 @@ static int resume_args(const char *dir, sweep_state *st, sweep_opts *o, int *arg
 	int rc = sweep_state_load(dir, st);
 	if (rc)
 		return rc;
+	sweep_state_env_restore(st);
 	*argc = st->nargs + 1;
 	*argv = calloc((size_t)*argc + 1, sizeof **argv);
 	if (!*argv)
@@ -349,7 +350,7 @@ int cmd_sweep(int argc, char **argv, const gw_global *g)
 		}
 	}
 	if (rc == 0)
-		rc = sweep_drive(&o, &st, g->gpus);
+		rc = sweep_drive(&o, &st, o.resume ? getenv("GPUWHY_GPUS") : g->gpus);
 	sweep_state_free(&st);
 	free(rargv);
 	sweep_spec_free(&o.sp);

@@ -490,8 +490,10 @@ static int open_dir(drive_ctx *cx)
 	if (mkdir_p(dir) != 0)
 		return gw_error(GW_EXIT_ENV, dir, "check the path and its permissions",
 		                "cannot create: %s", strerror(errno));
-	if (!cx->o->resume)
+	if (!cx->o->resume) {
 		cx->st->free_cores = free_cores(&cx->st->ncpu);
+		sweep_state_env_save(cx->st);
+	}
 	return sweep_state_save(cx->st);
 }
 

@@ -32,6 +32,27 @@ bool sweep_status_parse(const char *s, sweep_status *out)
 	return false;
 }
 
+const char *const sweep_state_env_keys[4] = {"GPUWHY_SIM_SCENARIO", "GPUWHY_NVML", "GPUWHY_GPUS",
+                                             "GPUWHY_SIM_STATE"};
+
+void sweep_state_env_save(sweep_state *st)
+{
+	for (int i = 0; i < 4; i++) {
+		const char *v = getenv(sweep_state_env_keys[i]);
+		free(st->genv[i]);
+		st->genv[i] = v && *v ? strdup(v) : NULL;
+	}
+}
+
+void sweep_state_env_restore(const sweep_state *st)
+{
+	for (int i = 0; i < 4; i++) {
+		const char *now = getenv(sweep_state_env_keys[i]);
+		if (st->genv[i] && !(now && *now))
+			setenv(sweep_state_env_keys[i], st->genv[i], 1);
+	}
+}
+
 sweep_run *sweep_state_find(sweep_state *st, const char *config, int rep)
 {
 	for (int i = 0; i < st->n; i++)
@@ -83,6 +104,13 @@ int sweep_state_save(const sweep_state *st)
 	jsonw_int(&w, st->ncpu);
 	jsonw_key(&w, "free_cores");
 	jsonw_num(&w, st->free_cores);
+	jsonw_key(&w, "environment");
+	jsonw_obj_begin(&w);
+	for (int i = 0; i < 4; i++) {
+		jsonw_key(&w, sweep_state_env_keys[i]);
+		jsonw_str(&w, st->genv[i]);
+	}
+	jsonw_obj_end(&w);
 	jsonw_key(&w, "runs");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < st->n; i++) {
@@ -186,6 +214,11 @@ int sweep_state_load(const char *dir, sweep_state *st)
 	}
 	st->ncpu = (int)num_or(json_object_get(root, "ncpu"), 0);
 	st->free_cores = num_or(json_object_get(root, "free_cores"), NAN);
+	json_t *env = json_object_get(root, "environment");
+	for (int i = 0; i < 4; i++) {
+		const char *v = json_string_value(json_object_get(env, sweep_state_env_keys[i]));
+		st->genv[i] = v ? strdup(v) : NULL;
+	}
 	int rc = load_runs(st, runs, path);
 	json_decref(root);
 	return rc;
@@ -198,5 +231,7 @@ void sweep_state_free(sweep_state *st)
 			free(st->args[i]);
 	free(st->args);
 	free(st->r);
+	for (int i = 0; i < 4; i++)
+		free(st->genv[i]);
 	memset(st, 0, sizeof *st);
 }

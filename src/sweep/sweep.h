@@ -176,7 +176,15 @@ typedef struct {
 	int n, cap;
 	double free_cores; /* idle cores when the sweep started, NAN unknown */
 	int ncpu;
+	/* Which GPUs the sweep used (--sim, --nvml, --gpus as environment), for --resume. */
+	char *genv[4];
 } sweep_state;
+
+/* The variables of genv, in order. */
+extern const char *const sweep_state_env_keys[4];
+/* Remember them from the environment now / put back those not set now. */
+void sweep_state_env_save(sweep_state *st);
+void sweep_state_env_restore(const sweep_state *st);
 
 sweep_run *sweep_state_find(sweep_state *st, const char *config, int rep);
 sweep_run *sweep_state_add(sweep_state *st, const char *config, int rep, const char *file);
