@@ -267,6 +267,11 @@ static void var_sentence(sweep_results *R, sweep_var_result *vr)
 	const char *name = sp->vars[vr->var].name;
 	char a[32], b[32], why[400];
 	int n = vr->n;
+	if (!sp->vars[vr->var].search && sp->vars[vr->var].nvalues == 1) {
+		snprintf(vr->why, sizeof vr->why, "%s: held at %s", name,
+		         sp->vars[vr->var].values[0]);
+		return;
+	}
 	if (n < 2) {
 		snprintf(vr->why, sizeof vr->why,
 		         "%s: fewer than two values ran, nothing to compare", name);
