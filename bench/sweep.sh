@@ -29,7 +29,7 @@ vals=$(seq -s, 1 "$N")
 # half second the sweep spends measuring the host's free cores).
 t0=$(now)
 for i in $(seq "$N"); do
-	"$G" --sim h100x1 run -o "$W/plain-$i.gpuwhy" --no-summary --interval 200ms -- true 2>/dev/null
+	"$G" --sim h100x1 run -o "$W/plain-$i.gpuwhy" --no-summary --interval 200ms -- sh -c "exec true $i" 2>/dev/null
 done
 t1=$(now)
 "$G" --sim h100x1 sweep -o "$W/noop" --vary i="$vals" -- sh -c 'exec true {i}' >/dev/null 2>&1
