@@ -36,7 +36,7 @@ typedef struct {
 	sweep_runner rn;
 	char self[PATH_MAX];
 	int total, finished; /* runs planned (search estimated) and finished this time */
-	double spent;        /* seconds the runs finished this time took */
+	double t_start;      /* when this sweep (or resume) started, Unix seconds */
 	int search_var;
 	sweep_search srch;
 	bool failed; /* a configuration outside the search failed */
@@ -201,10 +201,10 @@ static void classify(sweep_run *r, int code)
 static void progress(drive_ctx *cx, const sweep_run *r)
 {
 	cx->finished++;
-	cx->spent += r->ended - r->started;
 	double ms = r->status == SWEEP_DONE ? recording_step_ms(r->file, (int)cx->o->warmup) : NAN;
 	int left = cx->total - cx->finished;
-	double eta = left > 0 ? cx->spent / cx->finished * left : 0;
+	/* Wall time per finished run so far: right for runs one by one and side by side. */
+	double eta = left > 0 ? (now_s() - cx->t_start) / cx->finished * left : 0;
 	fprintf(stderr, "gpuwhy sweep: [%d/%d] %s r%d: %s", cx->finished, cx->total, r->config,
 	        r->rep, sweep_status_name(r->status));
 	if (r->status != SWEEP_DONE && r->exit_code >= 0)
@@ -499,7 +499,7 @@ static int open_dir(drive_ctx *cx)
 
 int sweep_drive(sweep_opts *o, sweep_state *st, const char *gpus)
 {
-	drive_ctx cx = {.o = o, .st = st};
+	drive_ctx cx = {.o = o, .st = st, .t_start = now_s()};
 	int rc = prepare(&cx);
 	setup_runner(&cx, gpus);
 	if (!rc && o->dry_run)
