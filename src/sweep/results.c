@@ -64,10 +64,14 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 	double *d = NULL;
 	int nd = tl_step_durations(tl, &d);
 	int skip = warmup < nd ? warmup : nd;
-	sweep_mean_ci(d + skip, nd - skip, &rn->mean, &(double){0});
-	rn->p50 = tl_percentile(d + skip, nd - skip, 50);
-	rn->p90 = tl_percentile(d + skip, nd - skip, 90);
-	append(&r->steps, &r->nsteps, d + skip, nd - skip);
+	rn->mean = rn->p50 = rn->p90 = NAN;
+	if (nd > skip) {
+		double half;
+		sweep_mean_ci(d + skip, nd - skip, &rn->mean, &half);
+		rn->p50 = tl_percentile(d + skip, nd - skip, 50);
+		rn->p90 = tl_percentile(d + skip, nd - skip, 90);
+		append(&r->steps, &r->nsteps, d + skip, nd - skip);
+	}
 	free(d);
 	diag_opts o;
 	diag_opts_default(&o);
@@ -110,7 +114,35 @@ static double avg(const rep_numbers *reps, int n, size_t off)
 	return k ? s / k : NAN;
 }
 
-#define AVG(field) avg(reps, nok, offsetof(rep_numbers, field))
+#define AVG(field) avg(reps, nread, offsetof(rep_numbers, field))
+
+/* Step statistics of the repeats that timed steps (nok of them, first in reps). */
+static void step_stats(const sweep_results *R, const sweep_config *c, sweep_result *r,
+                       const rep_numbers *reps, int nread)
+{
+	double means[64];
+	int nok = 0;
+	for (int i = 0; i < nread; i++)
+		if (!isnan(reps[i].mean))
+			means[nok++] = reps[i].mean;
+	r->ok = nok > 0;
+	r->mean = r->p50 = r->p90 = r->ci_half = r->steps_s = r->samples_s = NAN;
+	if (!r->ok)
+		return;
+	r->ci_over_repeats = nok >= 2;
+	if (r->ci_over_repeats)
+		sweep_mean_ci(means, nok, &r->mean, &r->ci_half);
+	else
+		sweep_mean_ci(r->steps, r->nsteps, &r->mean, &r->ci_half);
+	r->p50 = tl_percentile(r->steps, r->nsteps, 50);
+	r->p90 = tl_percentile(r->steps, r->nsteps, 90);
+	r->steps_s = r->mean > 0 ? 1 / r->mean : NAN;
+	int bv = R->sp->batch_var ? sweep_var_index(R->sp, R->sp->batch_var) : -1;
+	double b;
+	char *end;
+	if (bv >= 0 && (b = strtod(c->val[bv], &end)) > 0 && *end == '\0')
+		r->samples_s = r->steps_s * b;
+}
 
 static void config_result(sweep_results *R, int ci)
 {
@@ -120,7 +152,7 @@ static void config_result(sweep_results *R, int ci)
 	r->exit_code = -1;
 	r->diff = r->diff_lo = r->diff_hi = NAN;
 	rep_numbers reps[64];
-	int nok = 0;
+	int nread = 0;
 	for (int k = 1; k <= R->sp->repeat; k++) {
 		sweep_run *run = sweep_state_find((sweep_state *)R->st, c->name, k);
 		if (!run)
@@ -129,36 +161,12 @@ static void config_result(sweep_results *R, int ci)
 		r->status = run->status;
 		r->exit_code = run->exit_code;
 		r->oom |= run->status == SWEEP_OOM;
-		if (run->status != SWEEP_DONE || nok >= 64)
-			continue;
-		if (read_rep(run->file, R->warmup, r, &reps[nok]) && !isnan(reps[nok].mean))
-			nok++;
+		if (run->status == SWEEP_DONE && nread < 64 &&
+		    read_rep(run->file, R->warmup, r, &reps[nread]))
+			nread++;
 	}
-	r->nrep_ok = nok;
-	r->ok = nok > 0;
-	if (!r->ok) {
-		r->mean = r->p50 = r->p90 = r->ci_half = r->steps_s = r->samples_s = NAN;
-		r->util = r->sm = r->mem_peak = r->mem_total = r->power = NAN;
-		r->core_max = r->host_busy = r->tree_cores = NAN;
-		return;
-	}
-	double means[64];
-	for (int i = 0; i < nok; i++)
-		means[i] = reps[i].mean;
-	r->ci_over_repeats = nok >= 2;
-	if (r->ci_over_repeats)
-		sweep_mean_ci(means, nok, &r->mean, &r->ci_half);
-	else
-		sweep_mean_ci(r->steps, r->nsteps, &r->mean, &r->ci_half);
-	r->p50 = tl_percentile(r->steps, r->nsteps, 50);
-	r->p90 = tl_percentile(r->steps, r->nsteps, 90);
-	r->steps_s = r->mean > 0 ? 1 / r->mean : NAN;
-	r->samples_s = NAN;
-	int bv = R->sp->batch_var ? sweep_var_index(R->sp, R->sp->batch_var) : -1;
-	double b;
-	char *end;
-	if (bv >= 0 && (b = strtod(c->val[bv], &end)) > 0 && *end == '\0')
-		r->samples_s = r->steps_s * b;
+	r->nrep_ok = nread;
+	step_stats(R, c, r, reps, nread);
 	r->util = AVG(util);
 	r->sm = AVG(sm);
 	r->mem_peak = AVG(mem_peak);
@@ -339,7 +347,7 @@ static void memory_model(sweep_results *R)
 	int m = 0;
 	for (int i = 0; i < n; i++) {
 		const sweep_config *c = &R->pl->c[i];
-		if ((c->varied != bv && c->varied != -1) || !R->res[i].ok)
+		if ((c->varied != bv && c->varied != -1) || isnan(R->res[i].mem_peak))
 			continue;
 		x[m] = num_val(c->val[bv]);
 		y[m] = R->res[i].mem_peak;
