@@ -16,9 +16,22 @@
 #include "store/store.h"
 #include "sweep/sweep.h"
 
+/* The numbers of one repeat averaged over repeats, by index. */
+enum {
+	RN_UTIL,
+	RN_SM,
+	RN_MEM_PEAK,
+	RN_MEM_TOTAL,
+	RN_POWER,
+	RN_CORE_MAX,
+	RN_HOST_BUSY,
+	RN_TREE,
+	RN__N
+};
+
 typedef struct {
 	double mean, p50, p90;
-	double util, sm, mem_peak, mem_total, power, core_max, host_busy, tree_cores;
+	double m[RN__N];
 } rep_numbers;
 
 static void append(double **xs, int *n, const double *src, int m)
@@ -79,15 +92,15 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 	diag_run(tl, &o, &dr);
 	diag_run_summary s;
 	diag_summarize(tl, &dr, &s);
-	rn->util = s.util_mean;
-	rn->sm = s.sm_active_mean;
-	rn->mem_peak = s.mem_peak_mib;
-	rn->power = s.power_mean;
-	rn->mem_total = usable_total(tl, &dr);
-	rn->core_max = tl_mean(tl->h[HM_CPU_BUSY_MAX], 0, tl->n);
-	rn->host_busy = tl_mean(tl->h[HM_CPU_BUSY_AVG], 0, tl->n);
+	rn->m[RN_UTIL] = s.util_mean;
+	rn->m[RN_SM] = s.sm_active_mean;
+	rn->m[RN_MEM_PEAK] = s.mem_peak_mib;
+	rn->m[RN_POWER] = s.power_mean;
+	rn->m[RN_MEM_TOTAL] = usable_total(tl, &dr);
+	rn->m[RN_CORE_MAX] = tl_mean(tl->h[HM_CPU_BUSY_MAX], 0, tl->n);
+	rn->m[RN_HOST_BUSY] = tl_mean(tl->h[HM_CPU_BUSY_AVG], 0, tl->n);
 	double tree = tl_mean(tl->h[HM_TREE_CPU], 0, tl->n);
-	rn->tree_cores = isnan(tree) ? NAN : tree / 100.0;
+	rn->m[RN_TREE] = isnan(tree) ? NAN : tree / 100.0;
 	const diag_finding *f = diag_top_finding(&dr);
 	if (f && f->severity >= DIAG_WARN) {
 		snprintf(r->finding_id, sizeof r->finding_id, "%s", f->id);
@@ -100,12 +113,12 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 }
 
 /* Mean of the repeats' values, ignoring absent ones. */
-static double avg(const rep_numbers *reps, int n, size_t off)
+static double avg(const rep_numbers *reps, int n, int idx)
 {
 	double s = 0;
 	int k = 0;
 	for (int i = 0; i < n; i++) {
-		double v = *(const double *)((const char *)&reps[i] + off);
+		double v = reps[i].m[idx];
 		if (!isnan(v)) {
 			s += v;
 			k++;
@@ -113,8 +126,6 @@ static double avg(const rep_numbers *reps, int n, size_t off)
 	}
 	return k ? s / k : NAN;
 }
-
-#define AVG(field) avg(reps, nread, offsetof(rep_numbers, field))
 
 /* Step statistics of the repeats that timed steps (nok of them, first in reps). */
 static void step_stats(const sweep_results *R, const sweep_config *c, sweep_result *r,
@@ -167,14 +178,14 @@ static void config_result(sweep_results *R, int ci)
 	}
 	r->nrep_ok = nread;
 	step_stats(R, c, r, reps, nread);
-	r->util = AVG(util);
-	r->sm = AVG(sm);
-	r->mem_peak = AVG(mem_peak);
-	r->mem_total = AVG(mem_total);
-	r->power = AVG(power);
-	r->core_max = AVG(core_max);
-	r->host_busy = AVG(host_busy);
-	r->tree_cores = AVG(tree_cores);
+	r->util = avg(reps, nread, RN_UTIL);
+	r->sm = avg(reps, nread, RN_SM);
+	r->mem_peak = avg(reps, nread, RN_MEM_PEAK);
+	r->mem_total = avg(reps, nread, RN_MEM_TOTAL);
+	r->power = avg(reps, nread, RN_POWER);
+	r->core_max = avg(reps, nread, RN_CORE_MAX);
+	r->host_busy = avg(reps, nread, RN_HOST_BUSY);
+	r->tree_cores = avg(reps, nread, RN_TREE);
 }
 
 double sweep_result_thr(const sweep_results *R, int cfg)
@@ -362,11 +373,9 @@ static void memory_model(sweep_results *R)
 	if (!R->have_fit || R->search_var != bv || R->search_good < 0 || R->search_bad < 0)
 		return;
 	/* The fit agrees when its boundary (or interval) meets the search's last bracket. */
-	double lo = R->fit.boundary, hi = R->fit.boundary;
-	if (!isnan(R->fit.boundary_lo)) {
-		lo = R->fit.boundary_lo;
-		hi = R->fit.boundary_hi;
-	}
+	bool interval = !isnan(R->fit.boundary_lo);
+	double lo = interval ? R->fit.boundary_lo : R->fit.boundary;
+	double hi = interval ? R->fit.boundary_hi : R->fit.boundary;
 	double slack = (double)R->search_step;
 	R->fit_check = hi >= (double)R->search_good - slack && lo <= (double)R->search_bad + slack;
 }
