@@ -21,6 +21,10 @@ for w in 1 2 4 8; do
 	[ -s "$D/workers=$w-r1.gpuwhy" ] || fail "no recording for workers=$w"
 done
 grep -q '^gpuwhy sweep: \[4/4\] workers=8 r1: done' "$T/err" || fail "progress lines: $(cat "$T/err")"
+# each run was stopped by `gpuwhy run --stop-after-steps` (2 + 20 + 1 step lines), recorded as done
+ev=$("$G" export "$D/workers=2-r1.gpuwhy" --table events --format csv)
+assert_contains "$ev" "annotation,,0,stopped after the steps asked for (--stop-after-steps)" "events"
+assert_ge "$("$G" export "$D/workers=2-r1.gpuwhy" --table steps --format csv | tail -n +2 | wc -l | tr -d ' ')" 23 "step lines recorded"
 j() { python3 -c "import json,sys; d=json.load(open('$D/results.json')); print($1)"; }
 assert_eq "$(j "d['variables'][0]['knee']")" 4 "knee of workers"
 assert_eq "$(j "d['configurations'][0]['vs_baseline']['verdict']")" baseline "baseline"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sweep/sweep.h"
 
@@ -235,6 +236,56 @@ static void test_stats(void **state)
 	assert_true(fabs(sweep_t95(1000) - 1.96) < 1e-9);
 }
 
+static void test_state_round_trip(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gpuwhy-test-sweep-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	sweep_state st = {0};
+	snprintf(st.dir, sizeof st.dir, "%s", dir);
+	char *args[] = {"-o", "x y", "--vary", "w=1,2", "--", "echo", "{w}"};
+	st.args = args;
+	st.nargs = 7;
+	st.ncpu = 2;
+	st.free_cores = 1.5;
+	sweep_run *r = sweep_state_add(&st, "w=1", 1, "/d/w=1-r1.gpuwhy");
+	r->status = SWEEP_DONE;
+	r->exit_code = 0;
+	r->started = 1700000000.25;
+	assert_ptr_equal(sweep_state_add(&st, "w=1", 1, "other"), r);
+	r = sweep_state_add(&st, "w=2", 1, "/d/w=2-r1.gpuwhy");
+	r->status = SWEEP_INTERRUPTED;
+	r->queue_id = 7;
+	assert_int_equal(sweep_state_save(&st), 0);
+	free(st.r);
+	sweep_state back;
+	assert_int_equal(sweep_state_load(dir, &back), 0);
+	assert_int_equal(back.nargs, 7);
+	assert_string_equal(back.args[1], "x y");
+	assert_int_equal(back.n, 2);
+	assert_int_equal(back.ncpu, 2);
+	assert_true(fabs(back.free_cores - 1.5) < 1e-9);
+	assert_int_equal(back.r[0].status, SWEEP_DONE);
+	assert_int_equal(back.r[0].exit_code, 0);
+	assert_true(fabs(back.r[0].started - 1700000000.25) < 1e-3);
+	assert_int_equal(back.r[1].status, SWEEP_INTERRUPTED);
+	assert_int_equal(back.r[1].exit_code, -1);
+	assert_int_equal(back.r[1].queue_id, 7);
+	assert_string_equal(back.r[1].file, "/d/w=2-r1.gpuwhy");
+	sweep_state_free(&back);
+	char path[600];
+	snprintf(path, sizeof path, "%s/sweep.json", dir);
+	FILE *f = fopen(path, "w");
+	fputs("{\"args\": [], \"runs\": [{\"config\": 3}]}", f);
+	fclose(f);
+	assert_int_equal(sweep_state_load(dir, &back), 3);
+	sweep_state_free(&back);
+	remove(path);
+	assert_int_equal(sweep_state_load(dir, &back), 2); /* no sweep here */
+	sweep_state_free(&back);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +296,7 @@ int main(void)
 	    cmocka_unit_test(test_search),
 	    cmocka_unit_test(test_memfit),
 	    cmocka_unit_test(test_stats),
+	    cmocka_unit_test(test_state_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
