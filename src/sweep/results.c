@@ -387,6 +387,12 @@ int sweep_results_compute(sweep_results *R)
 		abort();
 	for (int i = 0; i < R->pl->n; i++)
 		config_result(R, i);
+	sweep_results_analyse(R);
+	return 0;
+}
+
+void sweep_results_analyse(sweep_results *R)
+{
 	significance(R);
 	R->best = -1;
 	for (int i = 0; i < R->pl->n; i++) {
@@ -403,7 +409,6 @@ int sweep_results_compute(sweep_results *R)
 		R->search_best = vr->best >= 0 ? vr->cfg[vr->best] : -1;
 	}
 	memory_model(R);
-	return 0;
 }
 
 void sweep_results_free(sweep_results *R)

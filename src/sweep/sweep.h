@@ -266,6 +266,8 @@ typedef struct {
 
 /* Read every recording and compute everything above. Returns 0. */
 int sweep_results_compute(sweep_results *R);
+/* The part after reading (R->res filled): significance, best, curves, knees, why, memory. */
+void sweep_results_analyse(sweep_results *R);
 void sweep_results_free(sweep_results *R);
 /* The throughput a configuration is judged by: samples/s when known, else steps/s. */
 double sweep_result_thr(const sweep_results *R, int cfg);

@@ -286,6 +286,80 @@ static void test_state_round_trip(void **state)
 	rmdir(dir);
 }
 
+/* Results of a workers sweep built by hand: step time, GPU use, the job's cores. */
+static void fake_result(sweep_result *r, double step_s, double util, double job_cores)
+{
+	memset(r, 0, sizeof *r);
+	r->ok = true;
+	r->nrep = r->nrep_ok = 1;
+	r->status = SWEEP_DONE;
+	r->nsteps = 40;
+	r->steps = malloc(40 * sizeof *r->steps);
+	for (int i = 0; i < 40; i++)
+		r->steps[i] = step_s * (1 + 0.01 * ((i % 5) - 2));
+	sweep_mean_ci(r->steps, 40, &r->mean, &r->ci_half);
+	r->p50 = r->p90 = step_s;
+	r->steps_s = 1 / r->mean;
+	r->samples_s = NAN;
+	r->util = util;
+	r->tree_cores = job_cores;
+	r->sm = r->mem_peak = r->mem_total = r->power = r->core_max = r->host_busy = NAN;
+}
+
+static void workers_results(sweep_spec *sp, sweep_plan *pl, sweep_state *st, sweep_results *R,
+                            const double *step, const double *util, const double *cores)
+{
+	static char *cmd[] = {"train", "{workers}"};
+	spec_with(sp, cmd, 2);
+	assert_int_equal(sweep_var_parse(sp, "workers=1,2,4,8", false, err, sizeof err), 0);
+	assert_int_equal(sweep_spec_check(sp, err, sizeof err), 0);
+	assert_int_equal(sweep_plan_build(sp, pl, err, sizeof err), 0);
+	memset(st, 0, sizeof *st);
+	st->ncpu = 2;
+	st->free_cores = 2.0;
+	*R = (sweep_results){.sp = sp, .pl = pl, .st = st, .knee_share = 0.10, .search_var = -1};
+	R->res = calloc(4, sizeof *R->res);
+	for (int i = 0; i < 4; i++)
+		fake_result(&R->res[i], step[i], util[i], cores[i]);
+	sweep_results_analyse(R);
+}
+
+static void test_knee_explained(void **state)
+{
+	(void)state;
+	sweep_spec sp;
+	sweep_plan pl;
+	sweep_state st;
+	sweep_results R;
+	/* CPU-bound data loading on a host with 2 free cores: 80 ms of CPU per batch */
+	double step[] = {0.080, 0.040, 0.0395, 0.0398}, util[] = {25, 50, 51, 50},
+	       cores[] = {1.0, 1.95, 2.0, 2.0};
+	workers_results(&sp, &pl, &st, &R, step, util, cores);
+	const sweep_var_result *vr = &R.vr[0];
+	assert_int_equal(vr->n, 4);
+	assert_string_equal(pl.c[vr->cfg[vr->knee]].val[0], "2");
+	assert_non_null(strstr(vr->why, "workers: 1 -> 2 changes step time 80.0 ms -> 40.0 ms"));
+	assert_non_null(strstr(vr->why, "beyond 2"));
+	assert_non_null(strstr(vr->why, "the host's 2 cores"));
+	assert_non_null(strstr(vr->why, "saturated"));
+	assert_int_equal(R.res[1].verdict, -1); /* faster than the baseline */
+	assert_int_equal(R.res[2].verdict, -1);
+	sweep_results_free(&R);
+	sweep_plan_free(&pl);
+	sweep_spec_free(&sp);
+	/* enough workers: the GPU becomes the limit at 4 */
+	double step2[] = {0.045, 0.0225, 0.015, 0.0149}, util2[] = {33, 66, 98, 99},
+	       cores2[] = {0.1, 0.2, 0.3, 0.3};
+	workers_results(&sp, &pl, &st, &R, step2, util2, cores2);
+	vr = &R.vr[0];
+	assert_string_equal(pl.c[vr->cfg[vr->knee]].val[0], "4");
+	assert_non_null(strstr(vr->why, "the GPU is busy 98 %"));
+	assert_int_equal(R.res[3].verdict, -1);
+	sweep_results_free(&R);
+	sweep_plan_free(&pl);
+	sweep_spec_free(&sp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +371,7 @@ int main(void)
 	    cmocka_unit_test(test_memfit),
 	    cmocka_unit_test(test_stats),
 	    cmocka_unit_test(test_state_round_trip),
+	    cmocka_unit_test(test_knee_explained),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
