@@ -115,7 +115,10 @@ void sweep_render_text(FILE *o, const sweep_results *R)
 	}
 	for (int v = 0; v < R->sp->nvars; v++) {
 		const sweep_var_result *vr = &R->vr[v];
-		if (vr->n >= 2 && vr->knee >= 0)
+		if (vr->n >= 2 && vr->gaining)
+			fprintf(o, "knee %s: none up to %s (still gaining)\n", R->sp->vars[v].name,
+			        R->pl->c[vr->cfg[vr->knee]].val[v]);
+		else if (vr->n >= 2 && vr->knee >= 0)
 			fprintf(o, "knee %s: %s\n", R->sp->vars[v].name,
 			        R->pl->c[vr->cfg[vr->knee]].val[v]);
 	}
@@ -280,8 +283,10 @@ void sweep_render_json(FILE *o, const sweep_results *R)
 		jsonw_key(&w, "name");
 		jsonw_str(&w, R->sp->vars[v].name);
 		jsonw_key(&w, "knee");
-		jsonw_str(&w,
-		          vr->n >= 2 && vr->knee >= 0 ? R->pl->c[vr->cfg[vr->knee]].val[v] : NULL);
+		bool knee = vr->n >= 2 && vr->knee >= 0 && !vr->gaining;
+		jsonw_str(&w, knee ? R->pl->c[vr->cfg[vr->knee]].val[v] : NULL);
+		jsonw_key(&w, "still_gaining");
+		jsonw_bool(&w, vr->n >= 2 && vr->gaining);
 		jsonw_key(&w, "best");
 		jsonw_str(&w, vr->best >= 0 ? R->pl->c[vr->cfg[vr->best]].val[v] : NULL);
 		jsonw_key(&w, "why");

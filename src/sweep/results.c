@@ -342,6 +342,7 @@ static void curve(sweep_results *R, int v)
 			vr->best = i;
 	}
 	vr->knee = sweep_knee(thr, m, R->knee_share);
+	vr->gaining = m >= 2 && vr->knee == m - 1;
 	var_sentence(R, vr);
 }
 

@@ -240,8 +240,9 @@ typedef struct {
 	int var;
 	int *cfg; /* configurations along this variable, ordered by value */
 	int n;
-	int knee; /* index into cfg, -1 none */
-	int best; /* index into cfg, -1 none */
+	int knee;     /* index into cfg, -1 none */
+	bool gaining; /* every step gained: no knee within the values (knee = the last) */
+	int best;     /* index into cfg, -1 none */
 	char why[600];
 } sweep_var_result;
 
