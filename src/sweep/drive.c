@@ -36,6 +36,7 @@ typedef struct {
 	sweep_runner rn;
 	char self[PATH_MAX];
 	int total, finished; /* runs planned (search estimated) and finished this time */
+	int earlier;         /* runs a resumed sweep had finished before */
 	double t_start;      /* when this sweep (or resume) started, Unix seconds */
 	int search_var;
 	sweep_search srch;
@@ -202,11 +203,14 @@ static void progress(drive_ctx *cx, const sweep_run *r)
 {
 	cx->finished++;
 	double ms = r->status == SWEEP_DONE ? recording_step_ms(r->file, (int)cx->o->warmup) : NAN;
-	int left = cx->total - cx->finished;
+	int at = cx->earlier + cx->finished;
+	if (at > cx->total)
+		cx->total = at;
+	int left = cx->total - at;
 	/* Wall time per finished run so far: right for runs one by one and side by side. */
 	double eta = left > 0 ? (now_s() - cx->t_start) / cx->finished * left : 0;
-	fprintf(stderr, "gpuwhy sweep: [%d/%d] %s r%d: %s", cx->finished, cx->total, r->config,
-	        r->rep, sweep_status_name(r->status));
+	fprintf(stderr, "gpuwhy sweep: [%d/%d] %s r%d: %s", at, cx->total, r->config, r->rep,
+	        sweep_status_name(r->status));
 	if (r->status != SWEEP_DONE && r->exit_code >= 0)
 		fprintf(stderr, " (exit %d)", r->exit_code);
 	if (!isnan(ms))
@@ -494,6 +498,8 @@ static int open_dir(drive_ctx *cx)
 		cx->st->free_cores = free_cores(&cx->st->ncpu);
 		sweep_state_env_save(cx->st);
 	}
+	for (int i = 0; i < cx->st->n; i++)
+		cx->earlier += !needs_run(&cx->st->r[i]) && cx->st->r[i].status != SWEEP_RUNNING;
 	return sweep_state_save(cx->st);
 }
 
