@@ -298,12 +298,15 @@ static void file_name(const char *name, char *out, size_t len)
 	size_t k = 0;
 	bool changed = false;
 	uint32_t h = 2166136261u;
-	for (const char *p = name; *p && k + 10 < len; p++) {
+	for (const char *p = name; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 		h = (h ^ ch) * 16777619u;
 		bool ok = isalnum(ch) || ch == '=' || ch == ',' || ch == '.' || ch == '-' ||
 		          ch == '_' || ch == '+';
-		out[k++] = ok ? (char)ch : '_';
+		if (k + 10 < len)
+			out[k++] = ok ? (char)ch : '_';
+		else
+			ok = false; /* cut short: the hash tells long names apart */
 		changed |= !ok;
 	}
 	out[k] = '\0';
@@ -394,6 +397,8 @@ static void plan_grid(const sweep_spec *sp, sweep_plan *pl)
 	}
 }
 
+static void plan_one_at_a_time(const sweep_spec *sp, sweep_plan *pl);
+
 int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t errlen)
 {
 	memset(pl, 0, sizeof *pl);
@@ -412,10 +417,26 @@ int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t err
 		         sp->max_runs);
 		return -1;
 	}
-	if (sp->grid) {
+	if (sp->grid)
 		plan_grid(sp, pl);
-		return 0;
-	}
+	else
+		plan_one_at_a_time(sp, pl);
+	/* Names key the state file and the recordings: they must stay apart. */
+	for (int i = 0; i < pl->n; i++)
+		for (int k = 0; k < i; k++)
+			if (!strcmp(pl->c[i].name, pl->c[k].name) ||
+			    !strcmp(pl->c[i].file, pl->c[k].file)) {
+				snprintf(err, errlen,
+				         "values too long to tell configurations apart (%.60s...)",
+				         pl->c[i].name);
+				sweep_plan_free(pl);
+				return -1;
+			}
+	return 0;
+}
+
+static void plan_one_at_a_time(const sweep_spec *sp, sweep_plan *pl)
+{
 	sweep_config *b = plan_push(pl);
 	baseline_vals(sp, b);
 	sweep_config_name(sp, b);
@@ -430,7 +451,6 @@ int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t err
 			sweep_config_name(sp, c);
 		}
 	}
-	return 0;
 }
 
 void sweep_plan_free(sweep_plan *pl)

@@ -56,6 +56,37 @@ static void test_one_at_a_time(void **state)
 	sweep_spec_free(&sp);
 }
 
+static void test_long_values(void **state)
+{
+	(void)state;
+	char *cmd[] = {"x", "{v}"};
+	sweep_spec sp;
+	spec_with(&sp, cmd, 2);
+	char arg[1400] = "v=";
+	memset(arg + 2, 'a', 600);
+	arg[602] = ',';
+	memset(arg + 603, 'a', 599);
+	strcat(arg, "b");
+	assert_int_equal(sweep_var_parse(&sp, arg, false, err, sizeof err), 0);
+	sweep_plan pl;
+	/* the names are cut short alike: refused rather than mixed up */
+	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), -1);
+	assert_non_null(strstr(err, "too long"));
+	sweep_spec_free(&sp);
+	spec_with(&sp, cmd, 2);
+	char arg2[900] = "v=";
+	memset(arg2 + 2, 'a', 400);
+	strcat(arg2, "1,");
+	memset(arg2 + strlen(arg2), 'a', 400);
+	strcat(arg2, "2");
+	assert_int_equal(sweep_var_parse(&sp, arg2, false, err, sizeof err), 0);
+	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	assert_string_not_equal(pl.c[0].file, pl.c[1].file);
+	assert_true(strlen(pl.c[0].file) < sizeof pl.c[0].file);
+	sweep_plan_free(&pl);
+	sweep_spec_free(&sp);
+}
+
 static void test_ranges_and_bad_lists(void **state)
 {
 	(void)state;
@@ -353,6 +384,7 @@ static void test_knee_explained(void **state)
 	workers_results(&sp, &pl, &st, &R, step2, util2, cores2);
 	vr = &R.vr[0];
 	assert_string_equal(pl.c[vr->cfg[vr->knee]].val[0], "4");
+	assert_false(vr->gaining);
 	assert_non_null(strstr(vr->why, "the GPU is busy 98 %"));
 	assert_int_equal(R.res[3].verdict, -1);
 	sweep_results_free(&R);
@@ -372,6 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_stats),
 	    cmocka_unit_test(test_state_round_trip),
 	    cmocka_unit_test(test_knee_explained),
+	    cmocka_unit_test(test_long_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
