@@ -387,6 +387,9 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		status = 127;
 	} else {
 		run_child_pid = pid;
+		/* A Ctrl-C that came while CMD was being started did not reach it. */
+		if (run_got_sigint)
+			kill(pid, SIGINT);
 		rx.pid = pid;
 		rx.stop_steps = o.stop_steps;
 		rx.stop_at_ns = o.stop_ns ? gw_mono_ns() + o.stop_ns : 0;
