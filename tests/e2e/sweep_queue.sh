@@ -8,9 +8,14 @@ G=$GPUWHY
 export GPUWHY_QUEUE=$T/q
 trap '"$G" queue stop >/dev/null 2>&1; cleanup' EXIT
 D=$T/qs
+# Each task waits (up to 60 s) until all five have started, so they run at
+# the same time and the queue must give each a GPU of its own.
+mkdir -p "$T/bar"
 "$G" --sim h100x8-nvlink sweep -o "$D" --queue --vary seed=1,2,3,4 --vary fail=0,5 \
-	--interval 100ms -- sh -c '"$0" sim train --steps 40 --gpu-ms 20 --cpu-ms 1 --seed {seed} &&
-	exit {fail}' "$G" >"$T/out" 2>"$T/err"
+	--interval 100ms -- sh -c 'touch "$1/{seed}-{fail}"; i=0
+	while [ "$(ls "$1" | wc -l)" -lt 5 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	"$0" sim train --steps 40 --gpu-ms 20 --cpu-ms 1 --seed {seed} && exit {fail}' \
+	"$G" "$T/bar" >"$T/out" 2>"$T/err"
 assert_eq "$?" 1 "queue sweep with a failing configuration: $(cat "$T/err")"
 python3 - "$D/sweep.json" "$D/results.json" <<'PY' || fail "queue sweep state/results"
 import json, sys
@@ -26,7 +31,7 @@ for s in (1, 2, 3, 4):
 f = by["seed=1,fail=5"]
 assert f["status"] == "failed" and f["exit_code"] == 5, f
 PY
-# every task had a GPU of its own (8 GPUs, 5 tasks, the queue spreads them)
+# every task had a GPU of its own (8 GPUs, 5 tasks running at once)
 "$G" queue ls --json | python3 -c '
 import json, sys
 t = json.load(sys.stdin)
