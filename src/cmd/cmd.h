@@ -21,6 +21,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("topo", cmd_topo, "GPU interconnect matrix, CPU/NUMA affinity, NVLink states") \
 	X("record", cmd_record, "sample GPUs, host and processes into a .gpuwhy file until stopped") \
 	X("run", cmd_run, "run a command, record it and its process tree, summarise and diagnose") \
+	X("sweep", cmd_sweep, "run a command once per setting (workers, batch, ...): which feeds the GPU, and why") \
 	X("report", cmd_report, "diagnose a recording: findings, evidence, advice (text, JSON, HTML)") \
 	X("compare", cmd_compare, "is the second recording faster, and what changed between them") \
 	X("trace", cmd_trace, "analyse profiler timelines (Kineto JSON, nsys SQLite) like HTA") \

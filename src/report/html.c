@@ -39,6 +39,18 @@ typedef struct {
 	double y0, y1;
 } chart;
 
+static void esc(FILE *o, const char *s);
+
+void report_html_escape(FILE *o, const char *s)
+{
+	esc(o, s);
+}
+
+const char *report_html_color(int i)
+{
+	return palette[(i % 8 + 8) % 8];
+}
+
 static void esc(FILE *o, const char *s)
 {
 	for (; s && *s; s++) {
@@ -699,6 +711,11 @@ static const char css[] =
     ".chain li{margin:6px 0}.ok{color:#2e7d32}.bad{color:#c62828}.na{color:#9e9e9e}"
     ":target{outline:3px solid #1e88e5;outline-offset:2px}"
     "code{font-size:13px}";
+
+const char *report_html_css(void)
+{
+	return css;
+}
 
 void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
                  const report_style *st)
