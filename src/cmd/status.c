@@ -154,6 +154,8 @@ static void print_json(gpu_ctx *c, const gpu_values *vals, const status_proc *ps
 		jsonw_key(&w, "lost");
 		jsonw_bool(&w, vals[i].lost);
 		for (int m = 0; m < GM__COUNT; m++) {
+			if (!gpu_metric_readable((gpu_metric_id)m))
+				continue;
 			jsonw_key(&w, gpu_metrics[m].key);
 			gpu_cell_json(c, i, &vals[i], (gpu_metric_id)m, &w);
 		}
