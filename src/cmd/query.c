@@ -240,42 +240,6 @@ static void print_json_sel(gpu_ctx *c, const smi_sel *sel, const gpu_values *val
 	putchar('\n');
 }
 
-/* dmon: the columns of `nvidia-smi dmon -s pucct`, plus GPM SM activity. */
-static const struct {
-	const char *name, *unit;
-	gpu_metric_id id;
-} dmon_cols[] = {
-	{"pwr", "W", GM_POWER_DRAW},	 {"gtemp", "C", GM_TEMP_GPU}, {"mtemp", "C", GM_TEMP_MEM},
-	{"sm", "%", GM_UTIL_GPU},	 {"mem", "%", GM_UTIL_MEM},   {"enc", "%", GM_UTIL_ENC},
-	{"dec", "%", GM_UTIL_DEC},	 {"mclk", "MHz", GM_CLK_MEM}, {"pclk", "MHz", GM_CLK_SM},
-	{"rxpci", "MB/s", GM_PCIE_RX},	 {"txpci", "MB/s", GM_PCIE_TX},
-	{"smact", "%", GM_GPM_SM_ACTIVE},
-};
-#define DMON_NCOLS (sizeof dmon_cols / sizeof *dmon_cols)
-
-static void print_dmon_header(void)
-{
-	printf("# gpu");
-	for (size_t k = 0; k < DMON_NCOLS; k++)
-		printf(" %6s", dmon_cols[k].name);
-	printf("\n# Idx");
-	for (size_t k = 0; k < DMON_NCOLS; k++)
-		printf(" %6s", dmon_cols[k].unit);
-	putchar('\n');
-}
-
-static void print_dmon_row(const gpu_static *s, const gpu_values *v)
-{
-	printf("  %3d", s->index);
-	for (size_t k = 0; k < DMON_NCOLS; k++) {
-		if (v->ok[dmon_cols[k].id])
-			printf(" %6.0f", v->v[dmon_cols[k].id]);
-		else
-			printf(" %6s", "-");
-	}
-	putchar('\n');
-}
-
 static int set_kind(query_opts *q, query_kind k, const char *opt)
 {
 	if (q->kind != QK_NONE && q->kind != k)
@@ -425,10 +389,7 @@ static void print_sample(gpu_ctx *c, const smi_sel *sel, gpu_values *vals, const
 {
 	for (int k = 0; k < sel->n; k++)
 		gpu_sample(c, sel->idx[k], &vals[k]);
-	if (q->dmon) {
-		for (int k = 0; k < sel->n; k++)
-			print_dmon_row(gpu_static_info(c, sel->idx[k]), &vals[k]);
-	} else if (q->json) {
+	if (q->json) {
 		print_json_sel(c, sel, vals, q);
 	} else {
 		for (int k = 0; k < sel->n; k++)
@@ -479,8 +440,15 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (q.dmon) {
+		/* dmon's puct groups plus GPM activity, at -l/-lms for --count lines. */
+		smi_mon_opts mo = {.groups = "puctg", .interval_ns = q.interval_ns, .count = q.count};
+		rc = smi_dmon_run(c, &sel, &mo, &query_stop);
+		gpu_close(c);
+		return rc;
+	}
 	gpu_values *vals = calloc(sel.n ? (size_t)sel.n : 1, sizeof *vals);
-	bool sampled = q.dmon || q.kind == QK_GPU || q.kind == QK_REMAP || q.kind == QK_Q;
+	bool sampled = q.kind == QK_GPU || q.kind == QK_REMAP || q.kind == QK_Q;
 	/* Rates (GPM, PCIe, driver samples) need an interval even for one sample. */
 	if (sampled)
 		gpu_wait_rate_window(c);
@@ -488,12 +456,10 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 		gpu_slow_thread_start(c);
 	int64_t next = gw_mono_ns();
 	long long done = 0;
-	if (q.dmon)
-		print_dmon_header();
-	else if (sampled && q.kind != QK_Q && !q.json && !q.noheader)
+	if (sampled && q.kind != QK_Q && !q.json && !q.noheader)
 		print_csv_header(&q);
 	while (!query_stop) {
-		if (q.dmon || q.kind == QK_GPU || q.kind == QK_REMAP)
+		if (q.kind == QK_GPU || q.kind == QK_REMAP)
 			print_sample(c, &sel, vals, &q);
 		else
 			print_other(c, &sel, &q, done == 0);

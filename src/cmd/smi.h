@@ -3,6 +3,7 @@
 #ifndef GPUWHY_CMD_SMI_H
 #define GPUWHY_CMD_SMI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,5 +47,21 @@ void smi_list(gpu_ctx *c, const smi_sel *s);
 /* -q [-d SECTION,...]: nvidia-smi's sectioned text. sections: NULL for all. */
 int smi_q_parse_sections(const char *list, unsigned *mask);
 void smi_q_print(gpu_ctx *c, const smi_sel *s, unsigned mask);
+
+/* dmon / pmon: metric groups (-s letters), cadence, count, date/time columns. */
+typedef struct {
+	char groups[16]; /* dmon: p u c v m e t (and g, GPM); pmon: u m */
+	int64_t interval_ns;
+	long long count; /* 0: until stopped */
+	bool date, time; /* -o D / -o T */
+} smi_mon_opts;
+
+/* Parse -s/-o values; return 0 or GW_EXIT_USAGE with the message printed. */
+int smi_mon_groups(const char *s, const char *valid, char *out, size_t outlen);
+int smi_mon_dt(const char *s, smi_mon_opts *o);
+
+/* Stream until *stop, count rows per GPU, or a write error; returns a GW_EXIT_* code. */
+int smi_dmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop);
+int smi_pmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop);
 
 #endif

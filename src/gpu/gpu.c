@@ -1579,6 +1579,7 @@ static void proc_utilization(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n)
 				m++;
 			}
 			out[k].util_ok = true;
+			out[k].util_sampled = m > 0;
 			if (m) {
 				out[k].sm_pct = (unsigned)(sm / m + 0.5);
 				out[k].mem_pct = (unsigned)(mem / m + 0.5);

@@ -61,7 +61,8 @@ typedef struct {
 	unsigned type; /* gpu_proc_type bits */
 	bool mem_ok;
 	uint64_t mem_bytes;
-	bool util_ok; /* from nvmlDeviceGetProcessUtilization */
+	bool util_ok;	   /* from nvmlDeviceGetProcessUtilization */
+	bool util_sampled; /* the driver had samples of this PID in the window (else 0 %) */
 	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
 } gpu_proc;
 
