@@ -132,5 +132,11 @@ void smi_list(gpu_ctx *c, const smi_sel *s)
 		const gpu_static *st = gpu_static_info(c, s->idx[k]);
 		printf("GPU %d: %s (UUID: %s)\n", st->index, st->name[0] ? st->name : "N/A",
 		       st->uuid[0] ? st->uuid : "N/A");
+		gpu_mig m[GPU_MIG_MAX];
+		int n = gpu_mig_devices(c, s->idx[k], m, GPU_MIG_MAX);
+		for (int j = 0; j < n; j++)
+			printf("  MIG %-11s Device %2d: (UUID: %s)\n",
+			       m[j].profile[0] ? m[j].profile : "N/A", m[j].index,
+			       m[j].uuid[0] ? m[j].uuid : "N/A");
 	}
 }

@@ -132,6 +132,52 @@ static void metric_unit(const qgpu *g, int depth, const char *label, gpu_metric_
 	line(depth, label, buf);
 }
 
+static void uval(int depth, const char *label, bool ok, unsigned long long v, const char *unit)
+{
+	char b[48];
+	if (ok)
+		snprintf(b, sizeof b, "%llu%s", v, unit);
+	else
+		snprintf(b, sizeof b, "N/A");
+	line(depth, label, b);
+}
+
+/* MIG devices as nvidia-smi -q lists them under "MIG Mode". */
+static void mig_devices(const qgpu *g)
+{
+	gpu_mig m[GPU_MIG_MAX];
+	int n = gpu_mig_devices(g->c, g->i, m, GPU_MIG_MAX);
+	for (int k = 0; k < n; k++) {
+		const gpu_mig *d = &m[k];
+		head(1, "MIG Device");
+		uval(2, "Index", true, (unsigned long long)d->index, "");
+		uval(2, "GPU Instance ID", d->ids_ok, d->gi, "");
+		uval(2, "Compute Instance ID", d->ids_ok, d->ci, "");
+		head(2, "Device Attributes");
+		head(3, "Shared");
+		uval(4, "Multiprocessor count", d->attr_ok, d->sm_count, "");
+		uval(4, "Copy Engine count", d->attr_ok, d->ce_count, "");
+		uval(4, "Encoder count", d->attr_ok, d->enc_count, "");
+		uval(4, "Decoder count", d->attr_ok, d->dec_count, "");
+		uval(4, "OFA count", d->attr_ok, d->ofa_count, "");
+		uval(4, "JPG count", d->attr_ok, d->jpg_count, "");
+		head(2, "ECC Errors");
+		head(3, "Volatile");
+		line(4, "SRAM Uncorrectable", "N/A");
+		head(2, "Shared FB Memory Usage");
+		uval(3, "Total", d->mem_ok, (unsigned long long)d->mem_total_mib, " MiB");
+		uval(3, "Reserved", d->mem_ok,
+		     (unsigned long long)(d->mem_total_mib - d->mem_used_mib - d->mem_free_mib),
+		     " MiB");
+		uval(3, "Used", d->mem_ok, (unsigned long long)d->mem_used_mib, " MiB");
+		uval(3, "Free", d->mem_ok, (unsigned long long)d->mem_free_mib, " MiB");
+		head(2, "Shared BAR1 Memory");
+		line(3, "Total", "N/A");
+		line(3, "Used", "N/A");
+		line(3, "Free", "N/A");
+	}
+}
+
 static void identity(const qgpu *g)
 {
 	const gpu_static *s = gpu_static_info(g->c, g->i);
@@ -146,6 +192,7 @@ static void identity(const qgpu *g)
 	head(1, "MIG Mode");
 	metric(g, 2, "Current", GM_MIG_CURRENT);
 	metric(g, 2, "Pending", GM_MIG_PENDING);
+	mig_devices(g);
 	metric(g, 1, "Accounting Mode", GM_ACCOUNTING_MODE);
 	metric(g, 1, "Accounting Mode Buffer Size", GM_ACCOUNTING_BUFFER);
 	head(1, "Driver Model");
@@ -306,6 +353,11 @@ static void retired(const qgpu *g)
 
 static void remapped(const qgpu *g)
 {
+	/* Without the counters (MIG mode, pre-Ampere) nvidia-smi prints one N/A line. */
+	if (!g->v->ok[GM_REMAP_CORR] && !g->v->ok[GM_REMAP_UNCORR]) {
+		line(1, "Remapped Rows", "N/A");
+		return;
+	}
 	head(1, "Remapped Rows");
 	metric(g, 2, "Correctable Error", GM_REMAP_CORR);
 	metric(g, 2, "Uncorrectable Error", GM_REMAP_UNCORR);

@@ -13,6 +13,9 @@
 #define RULE                                                                                       \
 	"+-----------------------------------------+------------------------+--------------------" \
 	"--+"
+#define MIG_RULE                                                                                   \
+	"+------------------+----------------------------------+-----------+---------------------" \
+	"--+"
 #define WIDE                                                                                       \
 	"+---------------------------------------------------------------------------------------" \
 	"--+"
@@ -80,6 +83,55 @@ static void gpu_rows(gpu_ctx *c, int i, const gpu_values *v)
 	printf("| %3s%6s%6s%16s / %5s |%11s / %9s |%8s%13s |\n", fan, temp, perf, pwr, cap, used,
 	       total, util, compute_mode(v));
 	printf("|%41s|%24s|%21s |\n", "", "", onoff(v, GM_MIG_CURRENT, "Enabled", "Disabled"));
+}
+
+/* nvidia-smi's "MIG devices:" box: 18, 34, 11 and 23 wide. */
+static void mig_box(gpu_ctx *c)
+{
+	bool any = false;
+	gpu_mig m[GPU_MIG_MAX];
+	for (int i = 0; i < gpu_count(c); i++) {
+		int n = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
+		for (int k = 0; k < n; k++) {
+			const gpu_mig *d = &m[k];
+			if (!any) {
+				printf("\n" WIDE "\n"
+				       "| MIG devices:                                             "
+				       "                               |\n" MIG_RULE "\n"
+				       "| GPU  GI  CI  MIG |              Shared Memory-Usage |    "
+				       "    Vol|        Shared         |\n"
+				       "|      ID  ID  Dev |                Shared BAR1-Usage | SM "
+				       "    Unc| CE ENC  DEC  OFA  JPG |\n"
+				       "|                  |                                  |    "
+				       "    ECC|                       |\n"
+				       "|==================+==================================+===="
+				       "=======+=======================|\n");
+				any = true;
+			}
+			char gi[8] = "N/A", ci[8] = "N/A", used[24] = "N/A", total[24] = "N/A";
+			if (d->ids_ok) {
+				snprintf(gi, sizeof gi, "%u", d->gi);
+				snprintf(ci, sizeof ci, "%u", d->ci);
+			}
+			if (d->mem_ok) {
+				snprintf(used, sizeof used, "%.0fMiB", d->mem_used_mib);
+				snprintf(total, sizeof total, "%.0fMiB", d->mem_total_mib);
+			}
+			char sm[8] = "N/A";
+			if (d->attr_ok)
+				snprintf(sm, sizeof sm, "%u", d->sm_count);
+			printf("|%3d %4s %3s %3d  |%19s / %8s    |%3s%7s |",
+			       gpu_static_info(c, i)->index, gi, ci, d->index, used, total, sm,
+			       "N/A");
+			if (d->attr_ok)
+				printf("%3u%4u%5u%5u%5u |\n", d->ce_count, d->enc_count,
+				       d->dec_count, d->ofa_count, d->jpg_count);
+			else
+				printf("%22s |\n", "N/A");
+			printf("|%18s|%19s / %8s    |%11s|%23s|\n", "", "N/A", "N/A", "", "");
+			printf(MIG_RULE "\n");
+		}
+	}
 }
 
 static void procs(gpu_ctx *c)
@@ -151,5 +203,6 @@ void status_smi_print(gpu_ctx *c, const gpu_values *vals)
 		gpu_rows(c, i, &vals[i]);
 		printf(RULE "\n");
 	}
+	mig_box(c);
 	procs(c);
 }

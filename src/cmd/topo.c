@@ -170,6 +170,16 @@ static void print_text(gpu_ctx *c)
 	}
 	if (!any)
 		printf("  none (no NVLink, or not supported by these GPUs)\n");
+	for (int i = 0; i < n; i++) {
+		gpu_mig m[GPU_MIG_MAX];
+		int nm = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
+		if (nm)
+			printf("\nMIG devices of GPU%d (share its PCIe and NVLink paths):\n",
+			       gpu_static_info(c, i)->index);
+		for (int k = 0; k < nm; k++)
+			printf("  MIG %d  %-8s GI %u CI %u  %s\n", m[k].index,
+			       m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci, m[k].uuid);
+	}
 	printf("\nLegend:\n"
 	       "  X    = Self\n"
 	       "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"

@@ -1628,6 +1628,74 @@ int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 	return d->lost ? -1 : n;
 }
 
+/* NVML names a MIG device "<GPU name> MIG <profile>". */
+static void mig_profile(const char *name, char *out, size_t len)
+{
+	const char *p = strstr(name, " MIG ");
+	snprintf(out, len, "%s", p ? p + 5 : "");
+}
+
+static void read_mig(gpu_ctx *c, nvmlDevice_t h, gpu_mig *m)
+{
+	unsigned v;
+	if (c->api.nvmlDeviceGetGpuInstanceId && c->api.nvmlDeviceGetComputeInstanceId &&
+	    c->api.nvmlDeviceGetGpuInstanceId(h, &m->gi) == NVML_SUCCESS &&
+	    c->api.nvmlDeviceGetComputeInstanceId(h, &v) == NVML_SUCCESS) {
+		m->ci = v;
+		m->ids_ok = true;
+	}
+	if (c->api.nvmlDeviceGetUUID &&
+	    c->api.nvmlDeviceGetUUID(h, m->uuid, sizeof m->uuid) != NVML_SUCCESS)
+		m->uuid[0] = '\0';
+	if (c->api.nvmlDeviceGetName &&
+	    c->api.nvmlDeviceGetName(h, m->name, sizeof m->name) == NVML_SUCCESS)
+		mig_profile(m->name, m->profile, sizeof m->profile);
+	else
+		m->name[0] = '\0';
+	nvmlMemory_v2_t mem = {.version = nvmlMemory_v2};
+	if (c->api.nvmlDeviceGetMemoryInfo_v2 &&
+	    c->api.nvmlDeviceGetMemoryInfo_v2(h, &mem) == NVML_SUCCESS) {
+		m->mem_ok = true;
+		m->mem_total_mib = (double)(mem.total / (1024 * 1024));
+		m->mem_used_mib = (double)(mem.used / (1024 * 1024));
+		m->mem_free_mib = (double)(mem.free / (1024 * 1024));
+	}
+	nvmlDeviceAttributes_t a;
+	if (c->api.nvmlDeviceGetAttributes_v2 &&
+	    c->api.nvmlDeviceGetAttributes_v2(h, &a) == NVML_SUCCESS) {
+		m->attr_ok = true;
+		m->sm_count = a.multiprocessorCount;
+		m->ce_count = a.sharedCopyEngineCount;
+		m->dec_count = a.sharedDecoderCount;
+		m->enc_count = a.sharedEncoderCount;
+		m->jpg_count = a.sharedJpegCount;
+		m->ofa_count = a.sharedOfaCount;
+	}
+}
+
+int gpu_mig_devices(gpu_ctx *c, int i, gpu_mig *out, int max)
+{
+	gpu_dev *d = &c->dev[i];
+	unsigned cur, pend, slots;
+	if (d->lost || !c->api.nvmlDeviceGetMigMode || !c->api.nvmlDeviceGetMaxMigDeviceCount ||
+	    !c->api.nvmlDeviceGetMigDeviceHandleByIndex ||
+	    c->api.nvmlDeviceGetMigMode(d->h, &cur, &pend) != NVML_SUCCESS || !cur ||
+	    c->api.nvmlDeviceGetMaxMigDeviceCount(d->h, &slots) != NVML_SUCCESS)
+		return 0;
+	int n = 0;
+	for (unsigned k = 0; k < slots && n < max; k++) {
+		nvmlDevice_t h;
+		/* empty slots answer NOT_FOUND; the devices need not be contiguous */
+		if (c->api.nvmlDeviceGetMigDeviceHandleByIndex(d->h, k, &h) != NVML_SUCCESS)
+			continue;
+		memset(&out[n], 0, sizeof out[n]);
+		out[n].index = (int)k;
+		read_mig(c, h, &out[n]);
+		n++;
+	}
+	return n;
+}
+
 bool gpu_process_name(gpu_ctx *c, unsigned pid, char *out, int len)
 {
 	if (len <= 0)

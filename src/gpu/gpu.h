@@ -128,6 +128,25 @@ int gpu_slow_thread_start(gpu_ctx *ctx);
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
 
+#define GPU_MIG_MAX 8
+
+/* One MIG device (a GPU instance and its compute instance), read when asked. */
+typedef struct {
+	int index;	 /* MIG device index on its GPU: nvidia-smi's "MIG Dev" */
+	bool ids_ok;
+	unsigned gi, ci; /* GPU instance and compute instance ids */
+	char uuid[96];	 /* "MIG-..." */
+	char name[96];	 /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
+	char profile[32]; /* "3g.40gb", from the name; "" when unknown */
+	bool mem_ok;
+	double mem_total_mib, mem_used_mib, mem_free_mib;
+	bool attr_ok;
+	unsigned sm_count, ce_count, dec_count, enc_count, jpg_count, ofa_count;
+} gpu_mig;
+
+/* MIG devices of GPU i (0 when MIG is off or not supported); up to max are filled. */
+int gpu_mig_devices(gpu_ctx *ctx, int i, gpu_mig *out, int max);
+
 /* NVML's name for a process (the path it was started as); false when unknown. */
 bool gpu_process_name(gpu_ctx *ctx, unsigned pid, char *out, int len);
 

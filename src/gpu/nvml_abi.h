@@ -418,6 +418,21 @@ typedef struct {
 } nvmlRowRemapperHistogramValues_t;
 _Static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20, "nvmlRowRemapperHistogramValues_t");
 
+/* nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2): a MIG device's share of the GPU. */
+typedef struct {
+	unsigned int multiprocessorCount;
+	unsigned int sharedCopyEngineCount;
+	unsigned int sharedDecoderCount;
+	unsigned int sharedEncoderCount;
+	unsigned int sharedJpegCount;
+	unsigned int sharedOfaCount;
+	unsigned int gpuInstanceSliceCount;
+	unsigned int computeInstanceSliceCount;
+	unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+_Static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t size");
+_Static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32, "memorySizeMB");
+
 /*
  * Every entry point gpuwhy uses: X(return, exported symbol, (parameters)).
  * The device layer makes a function pointer of each; the simulator defines
@@ -580,6 +595,17 @@ _Static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20, "nvmlRowRemapperH
 	  (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, \
 	   nvmlMemoryLocation_t locationType, unsigned long long *count))                         \
 	X(nvmlReturn_t, nvmlDeviceGetRowRemapperHistogram,                                        \
-	  (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values))
+	  (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values))                       \
+	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count)) \
+	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                      \
+	  (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice))                     \
+	X(nvmlReturn_t, nvmlDeviceIsMigDeviceHandle,                                              \
+	  (nvmlDevice_t device, unsigned int *isMigDevice))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id))      \
+	X(nvmlReturn_t, nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id))  \
+	X(nvmlReturn_t, nvmlDeviceGetDeviceHandleFromMigDeviceHandle,                             \
+	  (nvmlDevice_t migDevice, nvmlDevice_t * device))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetAttributes_v2,                                               \
+	  (nvmlDevice_t device, nvmlDeviceAttributes_t * attributes))
 
 #endif
