@@ -69,6 +69,8 @@ typedef struct {
  * table's help texts, plus the driver version label. Gauges are typed gauge;
  * the table's counters untyped (see collectors.c). */
 void exp_collectors_default(exp_collectors *c);
+/* Type every exported counter metric (energy, replays, NVLink, remapped rows, ECC) as t. */
+void exp_collectors_counter_type(exp_collectors *c, exp_prom_type t);
 void exp_collectors_free(exp_collectors *c);
 
 /*
@@ -101,6 +103,8 @@ typedef struct {
 	int nprocs_total; /* processes on the GPU; -1 when unknown */
 	int nprocs;       /* kept in procs: the top ones by memory */
 	exp_proc procs[EXP_PROC_MAX];
+	int nmig; /* MIG devices (GPU instances), 0 when MIG is off */
+	gpu_mig mig[GPU_MIG_MAX];
 } exp_gpu;
 
 typedef struct {

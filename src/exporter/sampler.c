@@ -113,6 +113,7 @@ static void sample_gpus(exp_sampler *s, exp_snapshot *snap)
 		snprintf(g->serial, sizeof g->serial, "%s", st->serial);
 		snprintf(g->vbios, sizeof g->vbios, "%s", st->vbios);
 		gpu_sample(s->gpu, i, &g->vals);
+		g->nmig = gpu_mig_devices(s->gpu, i, g->mig, GPU_MIG_MAX);
 		sample_processes(s, i, g);
 	}
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 const gpu_metric_desc gpu_metrics[GM__COUNT] = {
-#define X(id, q, d, u, f, p, c, r, h) {GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h},
+#define X(id, q, d, u, f, p, c, r, h, e) {GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h, GME_##e},
 #include "gpu/metrics.def"
 #undef X
 };

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 typedef enum {
-#define X(id, q, d, u, f, p, c, r, h) GM_##id,
+#define X(id, q, d, u, f, p, c, r, h, e) GM_##id,
 #include "gpu/metrics.def"
 #undef X
 	GM__COUNT
@@ -35,6 +35,8 @@ typedef enum {
 
 typedef enum { GMC_STATIC, GMC_FAST, GMC_SLOW, GMC_NONE } gpu_metric_cadence;
 typedef enum { GMP_gauge, GMP_counter } gpu_metric_prom;
+/* Whether the exporter exports a DCGM-named metric by default or only when a CSV asks. */
+typedef enum { GME_DEF, GME_CSV } gpu_metric_export;
 
 typedef enum {
 	R_IDENTITY,
@@ -90,6 +92,7 @@ typedef struct {
 	gpu_metric_cadence cadence;
 	gpu_reader reader;
 	const char *help;
+	gpu_metric_export exported;
 } gpu_metric_desc;
 
 extern const gpu_metric_desc gpu_metrics[GM__COUNT];

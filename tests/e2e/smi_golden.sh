@@ -63,6 +63,13 @@ golden dmon_all_h100x1.txt "$GPUWHY" --sim h100x1 dmon -s pucvmet -c 1 -o DT
 golden pmon_l4x2.txt "$GPUWHY" --sim l4x2-foreign pmon -c 1
 golden status_smi_l4x2.txt "$GPUWHY" --sim l4x2-foreign status --nvidia-smi
 
+# MIG: devices under their GPU, per-instance memory, no whole-GPU utilization
+golden list_mig.txt "$GPUWHY" --sim h100x1-mig query -L
+golden q_mig.txt "$GPUWHY" --sim h100x1-mig query -q
+golden status_smi_mig.txt "$GPUWHY" --sim h100x1-mig status --nvidia-smi
+golden query_mig.csv "$GPUWHY" --sim h100x1-mig query --format=csv \
+	--query-gpu=name,mig.mode.current,utilization.gpu,utilization.memory,utilization.decoder,memory.used,remapped_rows.correctable
+
 # nvidia-smi's error for an unknown name; the rest of the list is not rejected
 "$GPUWHY" --sim h100x1 query --query-gpu=index,utilization.bogus 2>"$T/err"
 assert_eq "$?" 2 "unknown field exit"
