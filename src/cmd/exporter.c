@@ -23,6 +23,7 @@ typedef struct {
 	const char *collectors_path;
 	int processes;
 	int counter_type; /* -1: as the defaults or the CSV say, else exp_prom_type */
+	const char *kubernetes_root; /* NULL: no pod labels */
 } exporter_args;
 
 static void usage(FILE *out)
@@ -49,6 +50,11 @@ static void usage(FILE *out)
 	      "  --counter-type TYPE    counter or untyped: the type of the counter fields\n"
 	      "                         (energy, PCIe replays, NVLink, remapped rows, ECC);\n"
 	      "                         default untyped unless the CSV says counter\n"
+	      "  --kubernetes           pod, namespace and container labels on the series\n"
+	      "                         of GPUs and processes in Kubernetes pods (from\n"
+	      "                         /proc/PID/cgroup and /var/log/containers)\n"
+	      "  --kubernetes-root DIR  read proc/ and var/log/ below DIR (a DaemonSet\n"
+	      "                         mounting the host's at /host); implies --kubernetes\n"
 	      "  --processes N          top N processes per GPU by memory (default 5, 0..32)\n"
 	      "  --max-connections N    connection cap (default 256)\n"
 	      "  --request-timeout SECONDS\n"
@@ -69,6 +75,8 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	                                     {"collectors", required_argument, NULL, 'f'},
 	                                     {"processes", required_argument, NULL, 'p'},
 	                                     {"counter-type", required_argument, NULL, 'c'},
+	                                     {"kubernetes", no_argument, NULL, 'k'},
+	                                     {"kubernetes-root", required_argument, NULL, 'K'},
 	                                     {"max-connections", required_argument, NULL, 'm'},
 	                                     {"request-timeout", required_argument, NULL, 't'},
 	                                     {"help", no_argument, NULL, 'h'},
@@ -106,6 +114,11 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 		case 'f':
 			a->collectors_path = optarg;
 			break;
+		case 'k':
+			if (!a->kubernetes_root)
+				a->kubernetes_root = "";
+			break;
+		case 'K': a->kubernetes_root = optarg; break;
 		case 'c':
 			if (!strcmp(optarg, "counter"))
 				a->counter_type = EXP_COUNTER;
@@ -236,6 +249,7 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 	               .version = GPUWHY_VERSION},
 	    .findings = exp_diag_findings,
 	    .proc_root = "/proc",
+	    .kubernetes_root = a->kubernetes_root,
 	    .host = true,
 	};
 	if (!board)

@@ -132,6 +132,12 @@ static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 		label(b, false, "DCGM_FI_DRIVER_VERSION", s->driver);
 	if ((labels & EXP_LABEL_NVML) && s->nvml[0])
 		label(b, false, "DCGM_FI_NVML_VERSION", s->nvml);
+	/* Kubernetes attributes last, sorted, as dcgm-exporter adds them */
+	if (g->pod[0]) {
+		label(b, false, "container", g->container);
+		label(b, false, "namespace", g->namespace_);
+		label(b, false, "pod", g->pod);
+	}
 }
 
 /* Frame-buffer use of each GPU instance, the per-instance series dcgm-exporter has. */
@@ -292,6 +298,11 @@ static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, co
 	gpu_series_start(b, name, g);
 	label_int(b, false, "pid", p->pid);
 	label(b, false, "command", p->command);
+	if (p->pod[0]) {
+		label(b, false, "container", p->container);
+		label(b, false, "namespace", p->namespace_);
+		label(b, false, "pod", p->pod);
+	}
 	exp_buf_puts(b, "} ");
 }
 

@@ -1,5 +1,6 @@
-# Exporter on a MIG GPU: GPU-instance series with GPU_I_PROFILE and GPU_I_ID labels,
-# no whole-GPU utilization; --counter-type counter; a CSV selects non-default fields.
+# Exporter labels and types: MIG GPU-instance series with GPU_I_PROFILE and GPU_I_ID, no
+# whole-GPU utilization under MIG; Kubernetes pod/namespace/container from a fixture
+# cgroup tree; --counter-type counter; a CSV selects non-default fields.
 . "$(dirname "$0")/lib.bash"
 have_sim || skip "simulated GPU not built"
 command -v curl >/dev/null || skip "curl missing"
@@ -49,4 +50,18 @@ assert_eq "$(grep '^DCGM_FI_DEV_POWER_MGMT_LIMIT' "$T/m" | awk '{print $NF}')" 7
 assert_eq "$(grep '^DCGM_FI_DEV_CLOCK_THROTTLE_REASONS' "$T/m" | awk '{print $NF}')" 1 "idle reason bitmask"
 assert_eq "$(grep '^DCGM_FI_DEV_PCIE_LINK_GEN' "$T/m" | awk '{print $NF}')" 5 "link generation"
 grep -q '^DCGM_FI_DEV_GPU_TEMP' "$T/m" && fail "a CSV exports only its fields"
-echo "exporter_mig: ok"
+# Kubernetes: l4x2-foreign's GPU 0 runs PID 1, GPU 1 PID 4194001; only PID 1 is in a pod
+R=$T/host
+CID=3f9a1c2b4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8
+mkdir -p "$R/proc/1" "$R/proc/4194001" "$R/var/log/containers"
+echo "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod7c0e5a1b_2d3f_4e6a_9b8c_1d2e3f4a5b6c.slice/cri-containerd-$CID.scope" >"$R/proc/1/cgroup"
+echo "0::/system.slice/foreign.service" >"$R/proc/4194001/cgroup"
+touch "$R/var/log/containers/trainer-0_ml-team_pytorch-$CID.log"
+start_exporter "$T/k8s.log" --sim l4x2-foreign exporter --kubernetes-root "$R"
+assert_contains "$(grep '^DCGM_FI_DEV_FB_USED{gpu="0"' "$T/m")" 'container="pytorch",namespace="ml-team",pod="trainer-0"}' "GPU 0 pod labels"
+grep '^DCGM_FI_DEV_FB_USED{gpu="1"' "$T/m" | grep -q 'pod=' && fail "GPU 1 is not in a pod"
+assert_contains "$(grep '^gpuwhy_process_gpu_memory_bytes{gpu="0"' "$T/m")" 'pod="trainer-0"}' "process pod labels"
+# without --kubernetes there are no pod labels
+start_exporter "$T/nok8s.log" --sim l4x2-foreign exporter
+grep -q 'pod=' "$T/m" && fail "pod labels without --kubernetes"
+echo "exporter_labels: ok"
