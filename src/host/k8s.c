@@ -26,7 +26,8 @@ static bool pod_uid(const char *seg, size_t n, char *out, size_t outlen)
 	if (!p)
 		return false;
 	size_t len = 0;
-	while (p + len < seg + n && (isxdigit((unsigned char)p[len]) || p[len] == '_' || p[len] == '-'))
+	while (p + len < seg + n &&
+	       (isxdigit((unsigned char)p[len]) || p[len] == '_' || p[len] == '-'))
 		len++;
 	/* a UUID: 32 hex digits and 4 separators */
 	if (len != 36 || len >= outlen)

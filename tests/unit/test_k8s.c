@@ -18,7 +18,7 @@ static void test_systemd_containerd(void **state)
 	assert_true(host_k8s_lookup(FIX "proc", FIX "var/log", 4242, &k));
 	assert_string_equal(k.pod_uid, "7c0e5a1b-2d3f-4e6a-9b8c-1d2e3f4a5b6c");
 	assert_string_equal(k.container_id,
-			    "3f9a1c2b4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8");
+	                    "3f9a1c2b4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8");
 	assert_string_equal(k.pod, "trainer-7d9f");
 	assert_string_equal(k.namespace_, "ml-team");
 	assert_string_equal(k.container, "pytorch");
@@ -48,9 +48,9 @@ static void test_not_in_a_pod(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_systemd_containerd),
-		cmocka_unit_test(test_cgroupfs_without_names),
-		cmocka_unit_test(test_not_in_a_pod),
+	    cmocka_unit_test(test_systemd_containerd),
+	    cmocka_unit_test(test_cgroupfs_without_names),
+	    cmocka_unit_test(test_not_in_a_pod),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
