@@ -80,8 +80,9 @@ static void help_query(void)
 			if (!strcmp(gpu_metric_aliases[a][1], d->key) && (size_t)n < sizeof name)
 				n += snprintf(name + n, sizeof name - (size_t)n, " =%s",
 					      gpu_metric_aliases[a][0]);
-		printf("  %-52s %s%s%s\n", name, d->help, d->dcgm ? " DCGM: " : "",
-		       d->dcgm ? d->dcgm : "");
+		printf("  %-52s %s%s%s%s\n", name, d->help, d->dcgm ? " DCGM: " : "",
+		       d->dcgm ? d->dcgm : "",
+		       gpu_metric_readable((gpu_metric_id)i) ? "" : " (not read by gpuwhy: [N/A])");
 	}
 }
 
