@@ -70,6 +70,12 @@ golden status_smi_mig.txt "$GPUWHY" --sim h100x1-mig status --nvidia-smi
 golden query_mig.csv "$GPUWHY" --sim h100x1-mig query --format=csv \
 	--query-gpu=name,mig.mode.current,utilization.gpu,utilization.memory,utilization.decoder,memory.used,remapped_rows.correctable
 
+# diagnosis on a MIG GPU says what it cannot see instead of calling it idle or healthy
+"$GPUWHY" --sim h100x1-mig record -o "$T/mig.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG"
+rep=$("$GPUWHY" report "$T/mig.gpuwhy")
+assert_contains "$rep" "mig-no-utilization" "MIG finding"
+printf '%s' "$rep" | grep -q "low-utilization" && fail "low-utilization on a MIG GPU"
+
 # nvidia-smi's error for an unknown name; the rest of the list is not rejected
 "$GPUWHY" --sim h100x1 query --query-gpu=index,utilization.bogus 2>"$T/err"
 assert_eq "$?" 2 "unknown field exit"
