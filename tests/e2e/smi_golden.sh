@@ -98,4 +98,12 @@ assert_eq "$?" 3 "-f unwritable"
 out=$("$GPUWHY" --sim h100x8-nvlink query -f "$T/f.csv" --format=csv,noheader --query-gpu=index -i 2,5)
 assert_eq "$out" "" "-f leaves stdout empty"
 assert_eq "$(cat "$T/f.csv" | tr '\n' ' ')" "2 5 " "-f file and -i list"
+# a link named nvidia-smi answers nvidia-smi's command line
+ln -s "$GPUWHY" "$T/nvidia-smi"
+SMI_ENV="GPUWHY_NVML=$(dirname "$GPUWHY")/sim/libnvidia-ml.so.1 GPUWHY_SIM_SCENARIO=$SRC/sim/scenarios/h100x8-nvlink.json"
+assert_eq "$(env $SMI_ENV "$T/nvidia-smi" -L)" "$("$GPUWHY" --sim h100x8-nvlink query -L)" "nvidia-smi -L"
+assert_eq "$(env $SMI_ENV "$T/nvidia-smi" --query-gpu=index,pci.bus_id --format=csv,noheader -i 1)" "1, 00000000:43:00.0" "nvidia-smi --query-gpu"
+assert_eq "$(env $SMI_ENV "$T/nvidia-smi" topo -m | head -1 | cut -f2)" "GPU0" "nvidia-smi topo -m"
+assert_eq "$(env $SMI_ENV "$T/nvidia-smi" dmon -c 1 | grep -c '^ ')" 8 "nvidia-smi dmon"
+assert_contains "$(env $SMI_ENV "$T/nvidia-smi" | sed -n 3p)" "Driver Version: 550.54.15" "nvidia-smi table"
 echo "smi_golden: ok"
