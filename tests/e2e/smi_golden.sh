@@ -70,6 +70,9 @@ golden status_smi_mig.txt "$GPUWHY" --sim h100x1-mig status --nvidia-smi
 golden query_mig.csv "$GPUWHY" --sim h100x1-mig query --format=csv \
 	--query-gpu=name,mig.mode.current,utilization.gpu,utilization.memory,utilization.decoder,memory.used,remapped_rows.correctable
 
+# top on a MIG GPU says why there is no utilization
+assert_contains "$("$GPUWHY" --sim h100x1-mig top --once | sed -n 2p)" "util .* MIG" "top MIG"
+
 # diagnosis on a MIG GPU says what it cannot see instead of calling it idle or healthy
 "$GPUWHY" --sim h100x1-mig record -o "$T/mig.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG"
 rep=$("$GPUWHY" report "$T/mig.gpuwhy")
