@@ -17,6 +17,8 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 #define GW_COMMANDS(X) \
 	X("status", cmd_status, "one screen of every GPU and its processes (like nvidia-smi)") \
 	X("query", cmd_query, "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)") \
+	X("dmon", cmd_dmon, "nvidia-smi dmon: one line per GPU per interval (-s pucvmet, -d, -c, -o DT)") \
+	X("pmon", cmd_pmon, "nvidia-smi pmon: per-process SM/memory/codec utilization per interval") \
 	X("top", cmd_top, "live view: GPU meters and history, host cores, processes, findings as they happen") \
 	X("topo", cmd_topo, "GPU interconnect matrix, CPU/NUMA affinity, NVLink states") \
 	X("record", cmd_record, "sample GPUs, host and processes into a .gpuwhy file until stopped") \

@@ -212,6 +212,14 @@ static const advice_entry advice[] = {
      "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
      "while P99 stays within target; do not queue long.",
      "Load-test at the target request rate: P99 latency within target, throughput per GPU up."},
+    {"mig-no-utilization",
+     "Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
+     "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "
+     "(DCGM's per-instance DCGM_FI_PROF_* or Nsight Systems inside the instance). To let "
+     "gpuwhy's utilization rules judge the job, run it on a GPU with MIG off.",
+     "Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`; step time, "
+     "not utilization, is the measure on a partitioned GPU.",
+     NULL, NULL},
     {"healthy",
      "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
      "holds it back. Keep this recording as the baseline for later changes.",

@@ -627,7 +627,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	    rule_sync_wait,        rule_launch_bound, rule_memory_bound,
 	    rule_memory_full_idle, rule_oom_risk,     rule_throttled,
 	    rule_pcie_degraded,    rule_contention,   rule_host_swap,
-	    rule_low_utilization,  rule_healthy,
+	    rule_low_utilization,  rule_mig_no_utilization, rule_healthy,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
 		rules[i](&c);

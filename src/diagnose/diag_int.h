@@ -42,6 +42,7 @@ void rule_pcie_degraded(diag_ctx *c);
 void rule_contention(diag_ctx *c);
 void rule_host_swap(diag_ctx *c);
 void rule_low_utilization(diag_ctx *c);
+void rule_mig_no_utilization(diag_ctx *c);
 void rule_healthy(diag_ctx *c);
 
 /* quadrant.c, chain.c */

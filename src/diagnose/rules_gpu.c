@@ -701,6 +701,45 @@ void rule_low_utilization(diag_ctx *c)
 	dx_advice(c, f, "low-utilization");
 }
 
+/*
+ * ---- mig-no-utilization: what the rules cannot see on a partitioned GPU ----
+ * With MIG on the driver reports no whole-GPU utilization, so every rule
+ * that reads utilization is blind there; say so, with what remains visible
+ * (memory, GPM activity where the GPU has it), instead of staying silent.
+ */
+void rule_mig_no_utilization(diag_ctx *c)
+{
+	uint64_t m = 0;
+	int first = -1;
+	for (int g = 0; g < c->ngpu; g++) {
+		double mig = tl_max(c->tl->gpu[g].m[GM_MIG_CURRENT], c->from, c->to);
+		if (isnan(mig) || mig < 1 || !isnan(c->res->gpu[g].util_mean))
+			continue;
+		m |= 1ULL << g;
+		if (first < 0)
+			first = g;
+	}
+	if (!m)
+		return;
+	diag_finding *f = dx_add(c, "mig-no-utilization", DIAG_INFO, 0.9);
+	f->gpus = m;
+	char gl[64];
+	dx_gpu_list(c, m, gl, sizeof gl);
+	dx_title(f,
+		 "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
+		 "utilization rules cannot judge it",
+		 gl);
+	dx_ev(f, "mig.mode.current", "max", 1, "=", 1, "", first);
+	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
+	if (!isnan(mem))
+		dx_ev(f, "memory.used", "mean", mem, NULL, NAN, "MiB", first);
+	double sm = tl_mean(c->tl->gpu[first].m[GM_GPM_SM_ACTIVE], c->from, c->to);
+	if (!isnan(sm))
+		dx_ev(f, "gpm.sm_active", "mean", sm, NULL, NAN, "%", first);
+	dx_range_window(c, f);
+	dx_advice(c, f, "mig-no-utilization");
+}
+
 /* ---- healthy: nothing wrong, said explicitly ---- */
 
 void rule_healthy(diag_ctx *c)

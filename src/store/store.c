@@ -80,7 +80,8 @@ struct store {
 static bool gpu_metric_stored(int id)
 {
 	/* the gpu column already holds the index */
-	return gpu_metrics[id].fmt != GMF_STR && id != GM_INDEX;
+	return gpu_metrics[id].fmt != GMF_STR && id != GM_INDEX &&
+	       gpu_metrics[id].cadence != GMC_NONE;
 }
 
 static void host_column(int id, char *out, size_t len)
