@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/sim_serve.h"
 #include "gpu/loader.h"
 #include "gpu/nvml_abi.h"
 #include "sim_scenario.h"
@@ -996,6 +997,8 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 		return sim_reset(sargc, sargv);
 	if (!strcmp(sub, "train"))
 		return sim_train(sargc, sargv);
+	if (!strcmp(sub, "serve"))
+		return sim_serve(sargc, sargv);
 	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
 	return GW_EXIT_USAGE;
 }
