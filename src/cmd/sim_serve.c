@@ -7,7 +7,8 @@
  * the simulated NVML shows utilization and memory rising with it. The
  * GPU runs one batch at a time, as a model server with one instance does.
  * A batch needing more than --mem-mib fails with a CUDA out-of-memory
- * style 500. With "stream": true the answer is server-sent events, one
+ * style 500. Kernels are 10 us per input, so SM activity rises with the
+ * batch size as on a real GPU. With "stream": true the answer is server-sent events, one
  * every item_ms. Embeddings are a deterministic function of each input,
  * so a batched answer can be checked against a direct one.
  */
@@ -200,7 +201,10 @@ static bool run_on_gpu(serve_state *s, long n, char *msg, size_t msglen)
 	int64_t t0 = gw_mono_ns(), t1 = t0 + (int64_t)(ms * 1e6);
 	if (s->wl) {
 		sim_wl_set_mem(s->wl, (uint64_t)((o->model_mib + need) * 1048576.0));
-		sim_wl_push(s->wl, t0, t1, 2000, SIM_WL_COMPUTE, 0, 0);
+		/* Kernels grow with the batch: one input alone leaves most SMs idle
+		 * between launches, a full batch keeps them working. */
+		double k_us = fmin(fmax(10.0 * (double)n, 10.0), 10000.0);
+		sim_wl_push(s->wl, t0, t1, (unsigned)k_us, SIM_WL_COMPUTE, 0, 0);
 	}
 	gw_sleep_until_ns(t1);
 	while (gw_mono_ns() < t1)

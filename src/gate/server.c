@@ -470,8 +470,9 @@ static enum MHD_Result on_body(gate_srv *g, gate_req *r, const char *data, size_
 		              "request body is more than max_body_bytes %ld",
 		              g->cfg.max_body_bytes);
 		pthread_mutex_unlock(&g->mu);
-		/* Answer now; MHD closes the connection instead of reading the rest. */
-		return send_answer(r);
+		/* MHD takes an answer only once the upload ends: the rest is read and
+		 * dropped, within client_timeout_ms. */
+		return MHD_YES;
 	}
 	if (r->len + n > r->cap) {
 		size_t nc = r->cap ? r->cap : 4096;
