@@ -84,10 +84,19 @@ static bool may_go(const gate_user *u)
 	return u->head && u->inflight < u->concurrency;
 }
 
+/* Where the round goes on; computed late, so a user added since is next in line. */
+static int start_of(const gate_fairq *q)
+{
+	if (!q->nusers)
+		return 0;
+	return (q->cursor + (q->cursor_next ? 1 : 0)) % q->nusers;
+}
+
 gate_qitem *gate_fairq_peek(gate_fairq *q)
 {
+	int start = start_of(q);
 	for (int k = 0; k < q->nusers; k++) {
-		gate_user *u = &q->users[(q->cursor + k) % q->nusers];
+		gate_user *u = &q->users[(start + k) % q->nusers];
 		if (may_go(u))
 			return u->head;
 	}
@@ -100,12 +109,10 @@ void gate_fairq_take(gate_fairq *q, gate_qitem *it)
 	gate_fairq_remove(q, it);
 	int idx = (int)(u - q->users);
 	/* Users passed over before this one keep their turn for next time. */
-	if (--u->credit <= 0 || !u->head) {
+	q->cursor = idx;
+	q->cursor_next = --u->credit <= 0 || !u->head;
+	if (q->cursor_next)
 		u->credit = u->weight;
-		q->cursor = (idx + 1) % q->nusers;
-	} else {
-		q->cursor = idx;
-	}
 }
 
 void gate_fairq_walk(gate_fairq *q, int (*fn)(gate_qitem *it, void *arg), void *arg)
@@ -120,10 +127,11 @@ void gate_fairq_walk(gate_fairq *q, int (*fn)(gate_qitem *it, void *arg), void *
 		q->users[i].taken = 0;
 	}
 	bool any = true;
+	int start = start_of(q);
 	for (long round = 0; any; round++) {
 		any = false;
 		for (int k = 0; k < q->nusers; k++) {
-			int i = (q->cursor + k) % q->nusers;
+			int i = (start + k) % q->nusers;
 			gate_user *u = &q->users[i];
 			/* The cursor's user may have used part of its turn already. */
 			long quota = (round == 0 && k == 0) ? u->credit : u->weight;

@@ -164,7 +164,8 @@ typedef struct gate_user {
 typedef struct {
 	gate_user *users; /* fixed array of GATE_MAX_USERS: pointers stay valid */
 	int nusers;
-	int cursor; /* the user whose turn it is */
+	int cursor;	  /* the user served last ... */
+	bool cursor_next; /* ... and whether its turn is over */
 	long total; /* queued requests */
 } gate_fairq;
 

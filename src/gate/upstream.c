@@ -580,6 +580,7 @@ static void *dispatch_main(void *arg)
 		curl_multi_perform(g->multi, &running);
 		CURLMsg *msg;
 		int left;
+		bool freed = false;
 		while ((msg = curl_multi_info_read(g->multi, &left)))
 			if (msg->msg == CURLMSG_DONE) {
 				gate_xfer *x;
@@ -587,7 +588,11 @@ static void *dispatch_main(void *arg)
 				CURLcode rc = msg->data.result;
 				curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
 				finish(g, x, rc);
+				freed = true;
 			}
+		/* A finished transfer frees a slot: dispatch again before sleeping. */
+		if (freed)
+			continue;
 		int64_t wait = (next - gw_mono_ns()) / 1000000;
 		if (wait < 0)
 			wait = 0;
