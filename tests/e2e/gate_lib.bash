@@ -44,7 +44,7 @@ wait_port() {
 start_sim() {
 	local name=$1
 	shift
-	"$GPUWHY" --sim h100x1 sim serve --listen 127.0.0.1:0 "$@" 2>"$T/sim-$name.log" &
+	"$GPUWHY" --sim "${SCEN:-h100x1}" sim serve --listen 127.0.0.1:0 "$@" 2>"$T/sim-$name.log" &
 	local pid=$!
 	GATE_PIDS+=("$pid")
 	eval "SIM_PID_$name=$pid"
@@ -55,7 +55,7 @@ start_sim() {
 start_gate() {
 	local name=$1
 	shift
-	"$GPUWHY" --sim h100x1 gate --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+	"$GPUWHY" --sim "${SCEN:-h100x1}" gate --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
 		--access-log "$T/access-$name.jsonl" "$@" 2>"$T/gate-$name.log" &
 	local pid=$!
 	GATE_PIDS+=("$pid")
