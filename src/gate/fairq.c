@@ -106,13 +106,17 @@ gate_qitem *gate_fairq_peek(gate_fairq *q)
 void gate_fairq_take(gate_fairq *q, gate_qitem *it)
 {
 	gate_user *u = it->user;
+	int start = start_of(q);
 	gate_fairq_remove(q, it);
 	int idx = (int)(u - q->users);
-	/* Users passed over before this one keep their turn for next time. */
-	q->cursor = idx;
-	q->cursor_next = --u->credit <= 0 || !u->head;
-	if (q->cursor_next)
+	bool turn_over = --u->credit <= 0 || !u->head;
+	if (turn_over)
 		u->credit = u->weight;
+	/* A user passed over (at its concurrency) keeps its place in line. */
+	if (idx == start) {
+		q->cursor = idx;
+		q->cursor_next = turn_over;
+	}
 }
 
 void gate_fairq_walk(gate_fairq *q, int (*fn)(gate_qitem *it, void *arg), void *arg)

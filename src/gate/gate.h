@@ -164,9 +164,9 @@ typedef struct gate_user {
 typedef struct {
 	gate_user *users; /* fixed array of GATE_MAX_USERS: pointers stay valid */
 	int nusers;
-	int cursor;	  /* the user served last ... */
+	int cursor;       /* the user served last ... */
 	bool cursor_next; /* ... and whether its turn is over */
-	long total; /* queued requests */
+	long total;       /* queued requests */
 } gate_fairq;
 
 int gate_fairq_init(gate_fairq *q);
