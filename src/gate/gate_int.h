@@ -168,6 +168,8 @@ struct gate_srv {
 	/* the dispatcher */
 	CURLM *multi;
 	gate_xfer *xfers;
+	gate_req **cand; /* the dispatcher's scratch: queued requests in fair order */
+	long cand_cap;
 	unsigned pass;
 	char hold_why[1200]; /* why no upstream may take work, "" when one may */
 	pthread_t thread;

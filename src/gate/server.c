@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "exporter/exporter.h"
 #include "gate/gate_int.h"
@@ -737,6 +738,14 @@ static int bound_port(struct MHD_Daemon *d)
 	return di ? di->port : -1;
 }
 
+/* One HTTP thread per core, at most 4: parsing and answering scale, the
+ * dispatcher stays one thread. */
+static unsigned gate_server_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1U : n > 4 ? 4U : (unsigned)n;
+}
+
 int gate_server_start(gate_srv *g, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
@@ -756,7 +765,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
 	    MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
-	    MHD_OPTION_END);
+	    MHD_OPTION_THREAD_POOL_SIZE, gate_server_threads(), MHD_OPTION_END);
 	if (!g->d) {
 		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
 		return -1;
@@ -792,8 +801,13 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 
 void gate_server_quiesce(gate_srv *g)
 {
-	if (g->d)
-		MHD_quiesce_daemon(g->d);
+	/* The listening socket is ours once quiesced: closing it refuses new
+	 * connections while the open ones drain. */
+	if (g->d) {
+		MHD_socket fd = MHD_quiesce_daemon(g->d);
+		if (fd != MHD_INVALID_SOCKET)
+			close(fd);
+	}
 }
 
 void gate_server_stop(gate_srv *g)

@@ -166,10 +166,38 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 
 /* ----------------------------------------------------------- transfers */
 
+/* Finished easy handles are kept for the next transfers (the dispatcher's only). */
+#define EASY_POOL 64
+static CURL *easy_pool[EASY_POOL];
+static int easy_pooled;
+
+static CURL *easy_get(void)
+{
+	if (easy_pooled)
+		return easy_pool[--easy_pooled];
+	return curl_easy_init();
+}
+
+static void easy_put(CURL *e)
+{
+	if (easy_pooled < EASY_POOL) {
+		curl_easy_reset(e);
+		easy_pool[easy_pooled++] = e;
+	} else {
+		curl_easy_cleanup(e);
+	}
+}
+
+static void easy_pool_drain(void)
+{
+	while (easy_pooled)
+		curl_easy_cleanup(easy_pool[--easy_pooled]);
+}
+
 static void xfer_free(gate_xfer *x)
 {
 	if (x->easy)
-		curl_easy_cleanup(x->easy);
+		easy_put(x->easy);
 	curl_slist_free_all(x->hdrs);
 	free(x->m);
 	free(x->counts);
@@ -318,7 +346,7 @@ static void finish(gate_srv *g, gate_xfer *x, CURLcode rc)
 
 static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, size_t len)
 {
-	CURL *e = x->easy = curl_easy_init();
+	CURL *e = x->easy = easy_get();
 	if (!e)
 		return -1;
 	snprintf(x->url, sizeof x->url, "%s%s", g->up[x->up].cfg.url, r->uri);
@@ -332,7 +360,7 @@ static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, 
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, g->cfg.upstream_timeout_ms);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 	                 g->cfg.upstream_timeout_ms < 10000 ? g->cfg.upstream_timeout_ms : 10000L);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->fwd);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs ? x->hdrs : r->fwd);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (!strcmp(r->method, "GET")) {
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
@@ -369,6 +397,13 @@ static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl
 		free(roots);
 		body = x->body;
 		len = body ? strlen(body) : 0;
+	}
+	/* A batch answer is split, so it must come uncompressed. */
+	if (x && n > 1) {
+		for (struct curl_slist *h = m[0]->fwd; h; h = h->next)
+			if (strncasecmp(h->data, "Accept-Encoding:", 16))
+				x->hdrs = curl_slist_append(x->hdrs, h->data);
+		x->hdrs = curl_slist_append(x->hdrs, "Accept-Encoding: identity");
 	}
 	if (x) {
 		x->g = g;
@@ -486,14 +521,16 @@ static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
 	g->hold_why[0] = '\0';
 	if (!g->q.total)
 		return;
-	cands c = {.cap = g->q.total < 65536 ? g->q.total : 65536};
-	c.c = malloc((size_t)c.cap * sizeof *c.c);
-	gate_req **m = malloc(4096 * sizeof *m);
-	if (!c.c || !m) {
-		free(c.c);
-		free(m);
-		return;
+	long want = g->q.total < 65536 ? g->q.total : 65536;
+	if (want > g->cand_cap) {
+		gate_req **nc = realloc(g->cand, (size_t)want * sizeof *nc);
+		if (!nc)
+			return;
+		g->cand = nc;
+		g->cand_cap = want;
 	}
+	cands c = {.c = g->cand, .cap = want};
+	gate_req *m[4096];
 	gate_fairq_walk(&g->q, collect, &c);
 	g->pass++;
 	bool leftover = false;
@@ -520,8 +557,6 @@ static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
 	}
 	if (leftover)
 		*next = now;
-	free(c.c);
-	free(m);
 }
 
 /* Fail requests that waited longer than queue_timeout_ms (mu held). */
@@ -630,6 +665,9 @@ void gate_dispatch_stop(gate_srv *g)
 	gate_dispatch_wake(g);
 	pthread_join(g->thread, NULL);
 	g->thread_running = false;
+	easy_pool_drain();
+	free(g->cand);
+	g->cand = NULL;
 	curl_multi_cleanup(g->multi);
 	g->multi = NULL;
 }
