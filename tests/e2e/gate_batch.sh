@@ -12,7 +12,8 @@ start_sim b --batch-ms 20 --item-ms 2
 S="http://127.0.0.1:$SIM_PORT"
 start_gate pass --upstream "$S@0" --user-concurrency 64
 PASS="http://127.0.0.1:$GATE_PORT/v1/embeddings"
-start_gate batch --upstream "$S@0" --user-concurrency 64 --goal throughput --batch /v1/embeddings
+start_gate batch --upstream "$S@0" --user-concurrency 64 --max-inflight-per-upstream 2 \
+	--goal throughput --batch /v1/embeddings
 BATCH="http://127.0.0.1:$GATE_PORT/v1/embeddings"
 BM=$METRICS_PORT
 
@@ -67,7 +68,7 @@ PY
 # A failed batch fails every member with the upstream's status.
 start_sim oom --batch-ms 5 --item-ms 1 --mem-mib 1280 --model-mib 1024 --item-mib 32
 start_gate oom --upstream "http://127.0.0.1:$SIM_PORT@0" --user-concurrency 64 \
-	--batch /v1/embeddings --max-batch 16 --preferred 16 --batch-delay 300ms
+	--batch /v1/embeddings --max-batch 16 --preferred 16 --batch-delay 3s
 $LOAD "http://127.0.0.1:$GATE_PORT/v1/embeddings" --clients 16 --requests 1 \
 	--body '{"input":["o{c}"]}' >"$T/oom.json"
 python3 - "$T/oom.json" "$T/access-oom.jsonl" <<'PY' || fail "failed batch: $(cat "$T/oom.json")"

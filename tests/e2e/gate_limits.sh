@@ -10,8 +10,7 @@ T=$(mktemp -d /tmp/gpuwhy-gate-limits.XXXXXX)
 start_sim slow --batch-ms 400 --item-ms 0
 SLOW=$SIM_PORT
 start_gate lim --upstream "http://127.0.0.1:$SLOW@0" --max-body 1K --max-header 1K \
-	--user-concurrency 1 --user-queue 1 --queue-size 3 --queue-timeout 1500ms \
-	--upstream-timeout 20s --client-timeout 2s --max-inflight-per-upstream 1
+	--client-timeout 2s
 G="http://127.0.0.1:$GATE_PORT"
 
 [ "$(code "$G/health")" = 200 ] || fail "pass-through GET /health"
@@ -35,7 +34,11 @@ except OSError:
 sys.exit(0 if s.recv(100).startswith(b"HTTP/1.1 431") else 1)
 PY
 
-# 429 + Retry-After: one user, concurrency 1, queue 1, four at once.
+# 429 + Retry-After: one user, concurrency 1, queue 1, four at once. The
+# upstream takes 3 s a request, so all four are there before the first ends.
+start_sim slower --batch-ms 3000 --item-ms 0
+start_gate u429 --upstream "http://127.0.0.1:$SIM_PORT@0" --user-concurrency 1 --user-queue 1
+G4="http://127.0.0.1:$GATE_PORT"
 PIDS=()
 wait_n() {
 	local p
@@ -43,8 +46,8 @@ wait_n() {
 	PIDS=()
 }
 for i in 1 2 3 4; do
-	curl -s -D "$T/h429.$i" -o /dev/null -w '%{http_code}\n' -H 'X-Api-Key: alice' \
-		-d '{"input":["x"]}' "$G/v1/embeddings" >"$T/c429.$i" &
+	curl -s -D "$T/h429.$i" -o /dev/null -w '%{http_code}\n' --max-time 30 -H 'X-Api-Key: alice' \
+		-d '{"input":["x"]}' "$G4/v1/embeddings" >"$T/c429.$i" &
 	PIDS+=($!)
 done
 wait_n
@@ -54,20 +57,25 @@ n200=$(cat "$T"/c429.* | grep -c 200)
 grep -qi '^Retry-After: [0-9]' $(grep -l 429 "$T"/c429.* | sed 's/c429/h429/') ||
 	fail "429 without Retry-After"
 
-# 503 queue full: five users at once, queue of 3, one in flight.
-for i in 1 2 3 4 5 6; do
-	curl -s -D "$T/h503.$i" -o "$T/b503.$i" -w '%{http_code}\n' -H "X-Api-Key: u$i" \
-		-d '{"input":["x"]}' "$G/v1/embeddings" >"$T/c503.$i" &
+# 503: five users at once; one request at the upstream (3 s), two may wait,
+# and only for 1 s: two are refused as queue_full, two time out.
+start_gate u503 --upstream "http://127.0.0.1:$SIM_PORT@0" --max-inflight-per-upstream 1 \
+	--queue-size 2 --queue-timeout 1s
+G5="http://127.0.0.1:$GATE_PORT"
+for i in 1 2 3 4 5; do
+	curl -s -D "$T/h503.$i" -o "$T/b503.$i" -w '%{http_code}\n' --max-time 30 -H "X-Api-Key: u$i" \
+		-d '{"input":["x"]}' "$G5/v1/embeddings" >"$T/c503.$i" &
 	PIDS+=($!)
-	sleep 0.05
+	sleep 0.1
 done
 wait_n
-grep -l 503 "$T"/c503.* >/dev/null || fail "503 when the queue is full: $(cat "$T"/c503.* | tr '\n' ' ')"
-grep -q queue_full "$T"/b503.* || fail "503 body names queue_full"
-grep -q '"code":"queue_timeout"' "$T"/b503.* ||
-	fail "503 queue_timeout after 1.5 s in the queue: $(cat "$T"/b503.* | head -c 600)"
+[ "$(cat "$T"/c503.* | grep -c 503)" = 4 ] || fail "503s: $(cat "$T"/c503.* | tr '\n' ' ')"
+[ "$(grep -l '"code":"queue_full"' "$T"/b503.* | wc -l)" = 2 ] ||
+	fail "two 503 queue_full: $(cat "$T"/b503.* | head -c 900)"
+[ "$(grep -l '"code":"queue_timeout"' "$T"/b503.* | wc -l)" = 2 ] ||
+	fail "two 503 queue_timeout: $(cat "$T"/b503.* | head -c 900)"
 grep -qi '^Retry-After:' $(grep -l 503 "$T"/c503.* | sed 's/c503/h503/') || fail "503 without Retry-After"
-[ "$(metric "$METRICS_PORT" 'gpuwhy_gate_rejected_total{reason="queue_full"}')" -ge 1 ] ||
+[ "$(metric "$METRICS_PORT" 'gpuwhy_gate_rejected_total{reason="queue_full"}')" = 2 ] ||
 	fail "rejections by reason in /metrics"
 
 # Slow client: a request trickled byte by byte is cut off at --client-timeout.

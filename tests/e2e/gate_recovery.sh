@@ -72,20 +72,21 @@ grep -q 'holding new work: .*GPU 0 has' "$T/gate-mem.log" || fail "the log says 
 
 # --- routing: two servers, one per GPU; GPU 0 has another user's 15 GiB
 SCEN=l4x2-foreign
-start_sim g0 --batch-ms 2 --item-ms 0 --gpu 0
+start_sim g0 --batch-ms 100 --item-ms 0 --gpu 0
 U0=$SIM_PORT
-start_sim g1 --batch-ms 2 --item-ms 0 --gpu 1
+start_sim g1 --batch-ms 100 --item-ms 0 --gpu 1
 U1=$SIM_PORT
 start_gate route --upstream "http://127.0.0.1:$U0@0" --upstream "http://127.0.0.1:$U1@1" \
 	--min-free-mib 12000
-$LOAD "http://127.0.0.1:$GATE_PORT/v1/embeddings" --clients 4 --requests 10 \
+$LOAD "http://127.0.0.1:$GATE_PORT/v1/embeddings" --clients 4 --requests 5 \
 	--body '{"input":["r"]}' >"$T/route.json"
-grep -q '"status": {"200": 40}' "$T/route.json" || fail "routing: $(cat "$T/route.json")"
+grep -q '"status": {"200": 20}' "$T/route.json" || fail "routing: $(cat "$T/route.json")"
 n0=$(curl -fsS "http://127.0.0.1:$U0/stats" | jq_py "d['requests']")
 n1=$(curl -fsS "http://127.0.0.1:$U1/stats" | jq_py "d['requests']")
-[ "$n0" = 0 ] && [ "$n1" = 40 ] || fail "held GPU 0 got $n0 requests, GPU 1 got $n1"
+[ "$n0" = 0 ] && [ "$n1" = 20 ] || fail "held GPU 0 got $n0 requests, GPU 1 got $n1"
 start_gate route2 --upstream "http://127.0.0.1:$U0@0" --upstream "http://127.0.0.1:$U1@1"
-$LOAD "http://127.0.0.1:$GATE_PORT/v1/embeddings" --clients 8 --requests 10 \
+# Each request holds its server 100 ms: while one is busy the next goes to the other.
+$LOAD "http://127.0.0.1:$GATE_PORT/v1/embeddings" --clients 8 --requests 3 \
 	--body '{"input":["r"]}' >"$T/route2.json"
 n0b=$(curl -fsS "http://127.0.0.1:$U0/stats" | jq_py "d['requests']")
 n1b=$(curl -fsS "http://127.0.0.1:$U1/stats" | jq_py "d['requests']")

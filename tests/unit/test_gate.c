@@ -178,8 +178,8 @@ static void test_config_parse(void **state)
 	    "{\"upstreams\": [\"ftp://x\"]}",
 	    "{\"upstreams\": [\"http://x/path\"]}",
 	    "{\"batching\": [{\"path\": \"v1\"}]}",
-	    "{\"batching\": [{\"path\": \"/a\", \"max_batch_size\": 4, \"preferred_batch_sizes\": "
-	    "[8]}]}",
+	    ("{\"batching\": [{\"path\": \"/a\", \"max_batch_size\": 4, "
+	     "\"preferred_batch_sizes\": [8]}]}"),
 	    "{\"allow\": [\"10.0.0.0/33\"]}",
 	    "{\"listen\": 1}",
 	    "[1, 2]",
