@@ -59,6 +59,14 @@ static void bprintf(buf *b, const char *fmt, ...)
 {
 	if (b->oom)
 		return;
+	if (!b->p) {
+		b->cap = 16384;
+		b->p = malloc(b->cap);
+		if (!b->p) {
+			b->oom = true;
+			return;
+		}
+	}
 	for (;;) {
 		va_list ap;
 		va_start(ap, fmt);

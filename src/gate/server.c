@@ -306,9 +306,10 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void stream_free(void *cls)
 {
 	gate_req *r = cls;
-	pthread_mutex_lock(&r->g->mu);
+	gate_srv *g = r->g; /* r may be freed by the unref */
+	pthread_mutex_lock(&g->mu);
 	gate_req_unref(r);
-	pthread_mutex_unlock(&r->g->mu);
+	pthread_mutex_unlock(&g->mu);
 }
 
 static enum MHD_Result send_answer(gate_req *r)
@@ -752,8 +753,8 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	bool lo;
 	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
 		return -1;
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-	                 MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+	/* MHD's own messages stay off: every answer is in the access log. */
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The pool holds the request line and headers plus read buffers. */

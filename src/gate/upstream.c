@@ -156,7 +156,7 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 		return 0; /* the client left: stop the transfer */
 	}
 	buf_add(&r->sbuf, &r->slen, &r->scap, p, len);
-	bool wake = r->s_waiting;
+	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)
 		MHD_resume_connection(r->conn);
@@ -211,7 +211,7 @@ static void end_stream(gate_req *r)
 {
 	pthread_mutex_lock(&r->smu);
 	r->s_done = true;
-	bool wake = r->s_waiting;
+	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)
 		MHD_resume_connection(r->conn);

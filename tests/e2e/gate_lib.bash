@@ -14,6 +14,15 @@ gate_cleanup() {
 	for p in "${GATE_PIDS[@]}"; do
 		wait "$p" 2>/dev/null
 	done
+	# Under the sanitizers, a report at any process's exit fails the test.
+	local bad
+	bad=$(grep -l 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' "$T"/*.log 2>/dev/null)
+	if [ -n "$bad" ]; then
+		echo "FAIL: sanitizer report in $bad" >&2
+		grep -h -A8 'ERROR: \|runtime error:' $bad >&2
+		rm -rf "$T"
+		exit 1
+	fi
 	rm -rf "$T"
 }
 trap gate_cleanup EXIT
