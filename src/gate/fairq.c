@@ -34,10 +34,16 @@ gate_user *gate_fairq_user(gate_fairq *q, const char *name, long concurrency, lo
                            long weight)
 {
 	gate_user *u = gate_fairq_find(q, name);
-	if (!u) {
-		if (q->nusers == GATE_MAX_USERS)
-			return NULL;
+	if (!u && q->nusers < GATE_MAX_USERS)
 		u = &q->users[q->nusers++];
+	for (int i = 0; !u && i < q->nusers; i++) {
+		gate_user *x = &q->users[i];
+		if (!x->refs && !x->queued && !x->inflight && !x->head)
+			u = x;
+	}
+	if (!u)
+		return NULL;
+	if (strcmp(u->name, name) != 0) {
 		memset(u, 0, sizeof *u);
 		snprintf(u->name, sizeof u->name, "%s", name);
 	}

@@ -157,6 +157,7 @@ typedef struct gate_user {
 	long queued;
 	long credit; /* picks left in the current turn */
 	long taken;  /* scratch for gate_fairq_walk */
+	long refs;   /* requests that name this user; 0: its slot may be reused */
 	gate_qitem *head, *tail;
 	uint64_t served, rejected;
 } gate_user;
@@ -171,7 +172,11 @@ typedef struct {
 
 int gate_fairq_init(gate_fairq *q);
 void gate_fairq_free(gate_fairq *q);
-/* Find or add a user (NULL when the table is full); limits are updated. */
+/*
+ * Find or add a user; limits are updated. When the table is full, the slot
+ * of a user with nothing queued, in flight or referenced is reused; NULL
+ * when there is none.
+ */
 gate_user *gate_fairq_user(gate_fairq *q, const char *name, long concurrency, long queue_max,
                            long weight);
 gate_user *gate_fairq_find(gate_fairq *q, const char *name);

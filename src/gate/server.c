@@ -151,6 +151,8 @@ static bool identify(gate_req *r, const char *key)
 		snprintf(r->user, sizeof r->user, "%s", r->client);
 	}
 	r->u = gate_fairq_user(&g->q, r->user, conc, queue, weight);
+	if (r->u)
+		r->u->refs++;
 	return true;
 }
 
@@ -448,7 +450,10 @@ static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connectio
 		    "or X-Api-Key)");
 	else if (w.oom)
 		gate_req_fail(r, 503, -1, 1, "out of memory");
-	r->u = ok ? r->u : NULL;
+	if (!ok && r->u) {
+		r->u->refs--;
+		r->u = NULL;
+	}
 	r->cred = w.cred;
 	pthread_mutex_unlock(&g->mu);
 	if (r->state == RQ_READY)
@@ -565,6 +570,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_lock(&g->mu);
 	if (r->state == RQ_QUEUED)
 		gate_fairq_remove(&g->q, &r->q);
+	if (r->u)
+		r->u->refs--;
 	if (r->status) {
 		int cls_i = r->status / 100;
 		g->m.responses[cls_i >= 1 && cls_i <= 5 ? cls_i : 0]++;

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate.h"
+#include <math.h>
+
+#include "gate/gate_int.h"
 
 /* ------------------------------------------------------------ fair queue */
 
@@ -130,11 +132,20 @@ static void test_fairq_user_table(void **state)
 	char name[32];
 	for (int i = 0; i < GATE_MAX_USERS; i++) {
 		snprintf(name, sizeof name, "u%d", i);
-		assert_non_null(gate_fairq_user(&q, name, 1, 1, 1));
+		gate_user *u = gate_fairq_user(&q, name, 1, 1, 1);
+		assert_non_null(u);
+		u->refs = 1; /* a request names it */
 	}
 	assert_null(gate_fairq_user(&q, "one-too-many", 1, 1, 1));
 	assert_non_null(gate_fairq_user(&q, "u7", 3, 1, 1));
 	assert_int_equal(gate_fairq_find(&q, "u7")->concurrency, 3);
+	/* A user with nothing left gives its slot to a newcomer. */
+	gate_fairq_find(&q, "u5")->refs = 0;
+	gate_user *n = gate_fairq_user(&q, "newcomer", 2, 1, 1);
+	assert_non_null(n);
+	assert_null(gate_fairq_find(&q, "u5"));
+	assert_int_equal(n->inflight, 0);
+	assert_int_equal(n->concurrency, 2);
 	gate_fairq_free(&q);
 }
 
@@ -361,6 +372,67 @@ static void test_batch_choose(void **state)
 	assert_int_equal(gate_batch_choose(&r, 16, false), 16);
 }
 
+/* ---------------------------------------------------------------- routing */
+
+static void test_route(void **state)
+{
+	(void)state;
+	gate_srv *g = calloc(1, sizeof *g);
+	assert_non_null(g);
+	gate_config_defaults(&g->cfg);
+	g->cfg.min_free_mib = 4096;
+	g->nup = 2;
+	char err[200];
+	assert_int_equal(gate_parse_upstream("http://a:1@0", &g->up[0].cfg, err, sizeof err), 0);
+	assert_int_equal(gate_parse_upstream("http://b:1@1", &g->up[1].cfg, err, sizeof err), 0);
+	g->gpu_aware = true;
+	g->ngpu = 2;
+	for (int i = 0; i < 2; i++)
+		g->gpu[i] = (gate_gpu){.index = i, .valid = true, .free_mib = 60000, .util = 10};
+	gate_route_refresh(g);
+	bool held;
+	char why[600];
+	/* Equal load: the GPU with less utilization wins; then in-flight share. */
+	g->gpu[1].util = 5;
+	gate_route_refresh(g);
+	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 1);
+	g->up[1].inflight = 4;
+	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 0);
+	/* GPU 0 short of memory: only upstream 1, with the reason kept. */
+	g->gpu[0].free_mib = 1000;
+	gate_route_refresh(g);
+	assert_non_null(
+	    strstr(g->up[0].health, "GPU 0 has 1000 MiB free, below min_free_mib 4096"));
+	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 1);
+	/* GPU 1 throttled by a thermal slowdown, GPU 0 lost: nothing may take work. */
+	g->gpu[1].reasons_ok = true;
+	g->gpu[1].reasons = 0x40;
+	g->gpu[0].lost = true;
+	gate_route_refresh(g);
+	assert_true(g->up[0].lost);
+	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), -1);
+	assert_true(held);
+	assert_non_null(strstr(why, "GPU 0 is lost"));
+	assert_non_null(strstr(why, "GPU 1 is throttled"));
+	assert_non_null(strstr(why, "hw_thermal"));
+	/* The ordinary power cap (0x4) is not a reason to hold. */
+	g->gpu[1].reasons = 0x4;
+	gate_route_refresh(g);
+	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 1);
+	/* Full is not held: the request waits for a slot. */
+	g->up[1].inflight = g->cfg.max_inflight_per_up;
+	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), -1);
+	assert_false(held);
+	/* Unknown values are absent, not zero. */
+	g->gpu[1].free_mib = NAN;
+	g->up[1].inflight = 0;
+	gate_route_refresh(g);
+	assert_true(isnan(g->up[1].free_mib));
+	assert_string_equal(g->up[1].health, "");
+	gate_config_free(&g->cfg);
+	free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_keys_and_nets),
 	    cmocka_unit_test(test_batch_merge_split),
 	    cmocka_unit_test(test_batch_choose),
+	    cmocka_unit_test(test_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
