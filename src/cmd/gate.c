@@ -195,7 +195,9 @@ static int apply_flags(int argc, char **argv, gate_config *c, bool from_file_onl
 	optind = 0;
 	int o, nup_flags = 0, nallow_flags = 0, rc = 0;
 	char err[400];
-	/* --goal first: it sets the defaults the batching flags then adjust. */
+	/* --goal first: it sets the defaults the batching flags then adjust
+	 * (quietly: the main pass below reports unknown options once). */
+	opterr = 0;
 	while ((o = getopt_long(argc, argv, "", gate_opts, NULL)) != -1)
 		if (o == O_GOAL) {
 			if (strcmp(optarg, "latency") && strcmp(optarg, "throughput"))
@@ -203,6 +205,7 @@ static int apply_flags(int argc, char **argv, gate_config *c, bool from_file_onl
 			gate_goal_defaults(c, !strcmp(optarg, "throughput") ? GATE_GOAL_THROUGHPUT
 			                                                    : GATE_GOAL_LATENCY);
 		}
+	opterr = 1;
 	optind = 0;
 	while (!rc && (o = getopt_long(argc, argv, "", gate_opts, NULL)) != -1) {
 		gate_batch_rule *last = c->nrules ? &c->rule[c->nrules - 1] : NULL;
@@ -307,7 +310,10 @@ static int apply_flags(int argc, char **argv, gate_config *c, bool from_file_onl
 		case O_PREFERRED:
 		case O_BATCH_DELAY:
 			if (!last)
-				return gw_error(GW_EXIT_USAGE, gate_opts[o - O_UPSTREAM].name,
+				return gw_error(GW_EXIT_USAGE,
+				                o == O_MAX_BATCH   ? "--max-batch"
+				                : o == O_PREFERRED ? "--preferred"
+				                                   : "--batch-delay",
 				                "put it after --batch PATH",
 				                "names no batched endpoint");
 			if (o == O_MAX_BATCH) {
