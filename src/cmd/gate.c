@@ -190,7 +190,7 @@ static int preferred_opt(const char *v, gate_batch_rule *r)
 }
 
 /* The flags over cfg (after defaults and the config file). */
-static int apply_flags(int argc, char **argv, gate_config *c, bool from_file_only)
+static int apply_flags(int argc, char **argv, gate_config *c)
 {
 	optind = 0;
 	int o, nup_flags = 0, nallow_flags = 0, rc = 0;
@@ -346,7 +346,6 @@ static int apply_flags(int argc, char **argv, gate_config *c, bool from_file_onl
 			return GW_EXIT_USAGE;
 		}
 	}
-	(void)from_file_only;
 	if (!rc && optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy gate --help",
 		                "unexpected argument");
@@ -370,7 +369,7 @@ static int build_config(int argc, char **argv, gate_config *c)
 	if (file && gate_config_load(c, file, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, "--config", "see the README's gate section", "%s",
 		                err);
-	int rc = apply_flags(argc, argv, c, false);
+	int rc = apply_flags(argc, argv, c);
 	if (rc)
 		return rc;
 	if (gate_config_check(c, err, sizeof err))
