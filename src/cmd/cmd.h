@@ -32,6 +32,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	X("exporter", cmd_exporter, "Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings") \
 	X("demo", cmd_demo, "the whole loop on the simulated GPU: record, diagnose, fix, compare") \
 	X("queue", cmd_queue, "GPU-aware batch queue: memory-aware placement, retries, records, Slurm") \
+	X("gate", cmd_gate, "reverse proxy for inference servers: limits, fair queue, batching, GPU-aware") \
 	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/sim_serve.h"
 #include "gpu/loader.h"
 #include "gpu/nvml_abi.h"
 #include "sim_scenario.h"
@@ -48,6 +49,7 @@ static void sim_usage(FILE *out)
 	      "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
 	      "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
 	      "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
+	      "  serve [OPTIONS]    a simulated inference server doing its work on the GPU\n"
 	      "\n"
 	      "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
 	      "scenario given with --sim (or GPUWHY_SIM_SCENARIO).\n",
@@ -1311,6 +1313,8 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 		return sim_train(sargc, sargv);
 	if (!strcmp(sub, "hog"))
 		return cmd_sim_hog(sargc, sargv);
+	if (!strcmp(sub, "serve"))
+		return sim_serve(sargc, sargv);
 	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
 	return GW_EXIT_USAGE;
 }
