@@ -250,7 +250,7 @@ int queue_shim_main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
-	int logfd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int logfd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (logfd < 0)
 		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	s.started = gw_wall_s();

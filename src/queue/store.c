@@ -186,23 +186,6 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen)
 	return 0;
 }
 
-static int mkdir_p(const char *path)
-{
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 /* ---- helpers ---- */
 
 static int sql_fail(queue_store *st, const char *what)
@@ -299,16 +282,9 @@ static int step_done(queue_store *st, sqlite3_stmt *s)
 int queue_store_open(const char *dir, queue_store **out)
 {
 	char path[PATH_MAX + 32];
-	if (mkdir_p(dir) != 0)
-		return gw_error(GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
-		                "cannot create the queue directory: %s", strerror(errno));
-	const char *subs[] = {"logs", "run", "slurm"};
-	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
-		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return gw_error(GW_EXIT_ENV, path, NULL, "cannot create: %s",
-			                strerror(errno));
-	}
+	int prc = queue_dir_prepare(dir);
+	if (prc)
+		return prc;
 	queue_store *st = calloc(1, sizeof *st);
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
@@ -430,6 +406,8 @@ static void argv_from_json(queue_spec *sp, const char *txt)
 	json_decref(a);
 }
 
+static int task_state_locked(queue_store *st, int64_t id);
+
 int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 {
 	if (begin(st))
@@ -446,6 +424,24 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 	double now = gw_wall_s();
 	for (int i = 0; i < n; i++) {
 		const queue_spec *sp = &specs[i];
+		/* Checked here, in the same transaction: a task added earlier in the batch counts.
+		 */
+		if (sp->after_id > 0 && task_state_locked(st, sp->after_id) == -1) {
+			char what[64];
+			snprintf(what, sizeof what, "after %lld", (long long)sp->after_id);
+			sqlite3_finalize(s);
+			rollback(st);
+			if (n > 1)
+				return gw_error(
+				    GW_EXIT_USAGE, what,
+				    "task ids are the numbers `gpuwhy queue ls` shows",
+				    "task %d of %d waits for task %lld, which does not exist; "
+				    "nothing was added",
+				    i + 1, n, (long long)sp->after_id);
+			return gw_error(GW_EXIT_USAGE, what,
+			                "task ids are the numbers `gpuwhy queue ls` shows",
+			                "there is no task %lld", (long long)sp->after_id);
+		}
 		char *av = argv_json(sp);
 		sqlite3_reset(s);
 		bind_text(s, 1, sp->name);

@@ -980,7 +980,7 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	a.started = gw_wall_s();
 	char logp[PATH_MAX], statp[PATH_MAX];
 	queue_log_path(w->dir, c->id, logp, sizeof logp);
-	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	struct stat stt;
 	a.log_offset = logfd >= 0 && fstat(logfd, &stt) == 0 ? stt.st_size : 0;
 	int rc = queue_store_begin_attempt(w->st, &a, QS_RUNNING);
@@ -1414,7 +1414,7 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 			_exit(0);
 		char logp[PATH_MAX], fdbuf[16];
 		queue_path(dir, "worker.log", logp, sizeof logp);
-		int lf = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		int lf = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 		int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (dn >= 0)
 			dup2(dn, 0);
