@@ -443,7 +443,7 @@ static int q_add(const char *dir, int argc, char **argv)
 		                "`gpuwhy queue resume`\n");
 	else if (!no_worker && queue_worker_ensure(dir, self_exe()) != 0)
 		return GW_EXIT_ENV;
-	queue_worker_poke(dir);
+	queue_worker_wake(dir, QUEUE_POKE_ADD);
 	return GW_EXIT_OK;
 }
 

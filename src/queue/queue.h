@@ -473,7 +473,23 @@ typedef struct {
 } queue_status;
 
 int queue_status_read(const char *path, queue_status *out);
-/* `gpuwhy queue _shim`: run a command under supervision. */
+
+typedef struct {
+	int sock; /* the worker's end sends the go-ahead; closed when the shim exits */
+	const char *status, *log, *cwd;
+	int log_fd; /* the log, open for appending; -1: open log */
+	int64_t timeout_ns, grace_ns;
+	char **argv; /* the command; run with environ */
+} queue_shim_opts;
+
+/* What the shim sends on its socket once the final status file is in place, before
+ * it exits: the worker can conclude the attempt without waiting for the exit. */
+#define QUEUE_SHIM_ENDED 'e'
+
+/* Supervise one attempt in this process (a fresh one: it becomes a session leader);
+ * returns the process's exit code. */
+int queue_shim_run(const queue_shim_opts *o);
+/* `gpuwhy queue _shim`: the same, options from the command line. */
 int queue_shim_main(int argc, char **argv);
 
 /* ----------------------------------------------------------------- worker */
@@ -510,8 +526,11 @@ int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe,
 int queue_worker_pid(const char *dir);
 /* Start a detached worker unless one runs. 0 ok (or already running), else GW_EXIT code. */
 int queue_worker_ensure(const char *dir, const char *self_exe);
-/* Wake the worker (no-op when none listens). */
+/* Wake the worker (no-op when none listens): poke after a change of settings or a
+ * cancel (it re-reads them); wake with QUEUE_POKE_ADD after adding tasks (a pass only). */
+#define QUEUE_POKE_ADD 'a'
 void queue_worker_poke(const char *dir);
+void queue_worker_wake(const char *dir, char what);
 
 /* ---------------------------------------------------------- Slurm back end */
 

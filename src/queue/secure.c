@@ -95,7 +95,8 @@ int queue_dir_check(const char *dir)
 int queue_dir_prepare(const char *dir)
 {
 	char path[PATH_MAX + 16];
-	if (mkdir_p(dir) != 0)
+	struct stat st;
+	if (lstat(dir, &st) != 0 && mkdir_p(dir) != 0)
 		return gw_error(GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
 		                "cannot create the queue directory: %s", strerror(errno));
 	int rc = queue_dir_check(dir);

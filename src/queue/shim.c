@@ -35,12 +35,7 @@
 
 extern char **environ;
 
-typedef struct {
-	int sock;
-	const char *status, *log, *cwd;
-	int64_t timeout_ns, grace_ns;
-	char **argv;
-} shim_opts;
+typedef queue_shim_opts shim_opts;
 
 typedef struct {
 	int task_pid;
@@ -139,6 +134,7 @@ static int parse_opts(int argc, char **argv, shim_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->sock = -1;
+	o->log_fd = -1;
 	o->grace_ns = 10000000000LL;
 	int i = 2; /* argv[0] = "queue", argv[1] = "_shim" */
 	for (; i < argc; i++) {
@@ -223,6 +219,12 @@ int queue_shim_main(int argc, char **argv)
 		                "(it is started by the queue worker)\n");
 		return 2;
 	}
+	return queue_shim_run(&o);
+}
+
+int queue_shim_run(const queue_shim_opts *op)
+{
+	shim_opts o = *op;
 	setsid();
 	signal(SIGPIPE, SIG_IGN);
 	fcntl(o.sock, F_SETFD, FD_CLOEXEC);
@@ -250,7 +252,10 @@ int queue_shim_main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
-	int logfd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int logfd =
+	    o.log_fd >= 0 ? o.log_fd : open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (o.log_fd >= 0)
+		fcntl(logfd, F_SETFD, FD_CLOEXEC);
 	if (logfd < 0)
 		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	s.started = gw_wall_s();
@@ -342,5 +347,9 @@ int queue_shim_main(int argc, char **argv)
 		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code,
 		         secs);
 	write_status(o.status, &s);
+	char e = QUEUE_SHIM_ENDED;
+	if (send(o.sock, &e, 1, MSG_NOSIGNAL) != 1) {
+		/* The worker is gone: the next one reads the status file. */
+	}
 	return 0;
 }

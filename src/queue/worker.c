@@ -18,7 +18,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -109,6 +109,8 @@ typedef struct {
 	int wake_rd, wake_wr; /* sampler -> main */
 	wk_run **run;
 	int nrun, caprun;
+	int *reap; /* shims that reported their end and are still exiting */
+	int nreap, capreap;
 	char boot_id[48];
 	bool pidns_nested;
 	/* sampler */
@@ -820,9 +822,19 @@ static void finish_run(worker *w, int i)
 {
 	wk_run *r = w->run[i];
 	if (r->sock >= 0) {
+		/* It said it ended: it may still be exiting; reaped later then. */
 		int st;
-		while (waitpid(r->shim_pid, &st, 0) < 0 && errno == EINTR)
+		pid_t got;
+		while ((got = waitpid(r->shim_pid, &st, WNOHANG)) < 0 && errno == EINTR)
 			;
+		if (got == 0) {
+			if (w->nreap == w->capreap) {
+				w->capreap = w->capreap ? w->capreap * 2 : 8;
+				w->reap =
+				    queue_xrealloc(w->reap, (size_t)w->capreap * sizeof *w->reap);
+			}
+			w->reap[w->nreap++] = r->shim_pid;
+		}
 	}
 	/* Everything the record needs is in memory: no read before the write. */
 	queue_attempt a;
@@ -904,36 +916,50 @@ static void free_vec(char **v)
 	free(v);
 }
 
+/*
+ * The shim, in a child of this process. fork without exec: starting the program
+ * again (loading its libraries, relocating them) cost more than the rest of a
+ * task's start together. Only this thread exists in the child, and it takes no
+ * lock another thread of ours could have held (glibc resets malloc and stdio for
+ * the child); it keeps exactly stdin from /dev/null, the socket as fd 3 and our
+ * stdout/stderr, and nothing of the worker's state but what o names.
+ */
+static void shim_child(worker *w, int sock, queue_shim_opts *o, char **envp)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Out of the way first, so that no dup2 below overwrites the other. */
+	int hs = fcntl(sock, F_DUPFD, 100),
+	    hl = o->log_fd >= 0 ? fcntl(o->log_fd, F_DUPFD, 100) : -1;
+	if (hs < 0 || dup2(w->devnull, 0) < 0 || dup2(hs, 3) < 0 || (hl >= 0 && dup2(hl, 4) < 0))
+		_exit(127);
+	close_range(hl >= 0 ? 5 : 4, ~0U, 0);
+	o->sock = 3;
+	o->log_fd = hl >= 0 ? 4 : -1;
+	prctl(PR_SET_NAME, "gpuwhy-shim");
+	environ = envp;
+	_exit(queue_shim_run(o));
+}
+
 /* Start the shim; returns its PID and our end of the socket, or -1 (errno set). */
-static int spawn_shim(worker *w, char **argv, char **envp, int *sock_out)
+static int spawn_shim(worker *w, queue_shim_opts *o, char **envp, int *sock_out)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return -1;
-	/* posix_spawn: no fork of this (threaded, larger) process, and the shim gets
-	 * exactly stdin from /dev/null, the socket as fd 3 and our stdout/stderr. */
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_adddup2(&fa, w->devnull, 0);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 3); /* clears close-on-exec, also for 3 */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
-	sigset_t none, dfl;
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &dfl);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	pid_t pid;
-	int rc = posix_spawn(&pid, w->self_exe, &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
+	pid_t pid = fork();
+	if (pid == 0)
+		shim_child(w, sv[1], o, envp);
+	int err = errno;
 	close(sv[1]);
-	if (rc != 0) {
+	if (pid < 0) {
 		close(sv[0]);
-		errno = rc;
+		errno = err;
 		return -1;
 	}
 	*sock_out = sv[0];
@@ -990,8 +1016,8 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 		queue_task_free(&t);
 		return;
 	}
+	/* Attempt numbers are never reused, so no status file of an earlier run is there. */
 	queue_status_path(w->dir, c->id, a.n, statp, sizeof statp);
-	unlink(statp);
 	if (logfd >= 0) {
 		char ts[32], head[1024];
 		time_t now = (time_t)a.started;
@@ -1006,7 +1032,6 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 		if (write(logfd, head, (size_t)hl < sizeof head ? (size_t)hl : sizeof head - 1) < 0)
 			wlog("task %lld: cannot write its log: %s", (long long)c->id,
 			     strerror(errno));
-		close(logfd);
 	}
 
 	char e_vis[GPU_MAX * 100 + 32], e_id[64], e_att[64], e_tok[80], e_q[PATH_MAX + 16],
@@ -1020,35 +1045,17 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	char *extra[] = {e_vis, "CUDA_DEVICE_ORDER=PCI_BUS_ID", e_id, e_att, e_tok, e_q, e_gpus};
 	char **envp = build_env(t.spec.env_json, extra, (int)(sizeof extra / sizeof *extra));
 
-	char s_timeout[32], s_grace[32];
-	snprintf(s_timeout, sizeof s_timeout, "%lld", (long long)t.spec.timeout_ms);
-	snprintf(s_grace, sizeof s_grace, "%lld", (long long)(w->grace_ns / 1000000));
-	const char *head[] = {w->self_exe,
-	                      "queue",
-	                      "_shim",
-	                      "--sock",
-	                      "3",
-	                      "--status",
-	                      statp,
-	                      "--log",
-	                      logp,
-	                      "--cwd",
-	                      t.spec.cwd ? t.spec.cwd : "/",
-	                      "--timeout-ms",
-	                      s_timeout,
-	                      "--grace-ms",
-	                      s_grace,
-	                      "--"};
-	int nh = (int)(sizeof head / sizeof *head);
-	char **argv = calloc((size_t)(nh + t.spec.argc + 1), sizeof *argv);
-	for (int i = 0; i < nh; i++)
-		argv[i] = (char *)head[i];
-	for (int i = 0; i < t.spec.argc; i++)
-		argv[nh + i] = t.spec.argv[i];
-
+	queue_shim_opts so = {.status = statp,
+	                      .log = logp,
+	                      .log_fd = logfd,
+	                      .cwd = t.spec.cwd ? t.spec.cwd : "/",
+	                      .timeout_ns = t.spec.timeout_ms * 1000000,
+	                      .grace_ns = w->grace_ns,
+	                      .argv = t.spec.argv};
 	int sock = -1;
-	int pid = spawn_shim(w, argv, envp, &sock);
-	free(argv);
+	int pid = spawn_shim(w, &so, envp, &sock);
+	if (logfd >= 0)
+		close(logfd);
 	free_vec(envp);
 	queue_task_free(&t);
 	if (pid < 0) {
@@ -1371,6 +1378,11 @@ int queue_worker_pid(const char *dir)
 
 void queue_worker_poke(const char *dir)
 {
+	queue_worker_wake(dir, 1);
+}
+
+void queue_worker_wake(const char *dir, char what)
+{
 	char path[PATH_MAX];
 	queue_path(dir, "wake", path, sizeof path);
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -1378,8 +1390,7 @@ void queue_worker_poke(const char *dir)
 		return; /* ENXIO: nobody listens */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigaction(SIGPIPE, &ign, &old);
-	char b = 1;
-	if (write(fd, &b, 1) < 0) {
+	if (write(fd, &what, 1) < 0) {
 		/* Full pipe (the worker is already awake) or it just went away. */
 	}
 	sigaction(SIGPIPE, &old, NULL);
@@ -1391,6 +1402,8 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 	if (!self_exe)
 		return gw_error(GW_EXIT_ENV, "queue worker", "start one with gpuwhy queue worker",
 		                "cannot find this program in /proc/self/exe to start a worker");
+	if (queue_worker_pid(dir) != 0)
+		return 0; /* the common case: one runs (checked again under the lock otherwise) */
 	char path[PATH_MAX];
 	queue_path(dir, "spawn.lock", path, sizeof path);
 	int sl = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1484,11 +1497,16 @@ static int open_fifo(worker *w)
 	return 0;
 }
 
-static void drain_fd(int fd)
+/* Read all that is there; true when a byte other than QUEUE_POKE_ADD came. */
+static bool drain_fd(int fd)
 {
 	char buf[256];
-	while (read(fd, buf, sizeof buf) > 0)
-		;
+	bool other = false;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			other |= buf[i] != QUEUE_POKE_ADD;
+	return other;
 }
 
 /* ---- main loop ---- */
@@ -1507,9 +1525,12 @@ static void loop(worker *w, int64_t idle_exit_ns)
 	struct pollfd *fds = NULL;
 	int capfds = 0;
 	int64_t last_cfg = 0, idle_since = 0;
-	bool poked = true;
+	bool poked = true, added = false;
 	while (!wk_stop) {
 		int64_t now = gw_mono_ns();
+		for (int i = w->nreap - 1; i >= 0; i--)
+			if (waitpid(w->reap[i], NULL, WNOHANG) != 0)
+				w->reap[i] = w->reap[--w->nreap];
 		if (poked || now - last_cfg >= 1000000000LL) {
 			load_config(w);
 			deliver_cancels(w);
@@ -1532,11 +1553,11 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		}
 		w->next_due = 0;
 		schedule(w);
-		if (w->slurm && (poked || now - w->last_slurm >= w->slurm_poll_ns)) {
+		if (w->slurm && (poked || added || now - w->last_slurm >= w->slurm_poll_ns)) {
 			queue_slurm_tick(w->slurm, !w->paused && !w->draining);
 			w->last_slurm = gw_mono_ns();
 		}
-		poked = false;
+		poked = added = false;
 		if (w->draining && w->nrun == 0 &&
 		    (!w->slurm || queue_slurm_active(w->slurm) == 0)) {
 			wlog("drained: nothing runs; the worker stops (gpuwhy queue resume to go "
@@ -1579,8 +1600,10 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc > 0 && (fds[0].revents & POLLIN)) {
-			drain_fd(w->fifo);
-			poked = true;
+			/* New tasks only need a pass; anything else may have changed settings or
+			 * asked for a cancel. */
+			poked = drain_fd(w->fifo);
+			added = true;
 		}
 		if (rc > 0 && (fds[1].revents & POLLIN))
 			drain_fd(w->wake_rd);
@@ -1595,7 +1618,7 @@ static void loop(worker *w, int64_t idle_exit_ns)
 				if (k < nf && (fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
 					char b;
 					ssize_t got = recv(run->sock, &b, 1, MSG_DONTWAIT);
-					ended = got == 0 ||
+					ended = got == 0 || (got == 1 && b == QUEUE_SHIM_ENDED) ||
 					        (got < 0 && errno != EAGAIN && errno != EINTR);
 				}
 			} else {
@@ -1615,6 +1638,7 @@ static void worker_free(worker *w)
 	while (w->nrun > 0)
 		run_remove(w, w->nrun - 1);
 	free(w->run);
+	free(w->reap);
 	queue_slurm_free(w->slurm);
 	free(w->shared);
 	free(w->snap);
