@@ -356,6 +356,10 @@ int queue_store_open(const char *dir, queue_store **out)
 		return rc;
 	}
 	sqlite3_busy_timeout(st->db, 30000);
+	/* The last connection to close does not checkpoint (an fsync and a rewrite for every
+	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
+	 * checkpoint of a growing WAL still happens. */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	/* Switching to WAL needs a moment alone with the file: retry while others do it too. */
 	int tries = 0;
 	for (;;) {
