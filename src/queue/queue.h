@@ -482,9 +482,19 @@ typedef struct {
 	char **argv; /* the command; run with environ */
 } queue_shim_opts;
 
-/* What the shim sends on its socket once the final status file is in place, before
- * it exits: the worker can conclude the attempt without waiting for the exit. */
+/*
+ * Messages on the shim's socket (SOCK_SEQPACKET, one per send). Worker to shim:
+ * 'g' run, 'x' cancelled before the start, 'n' do not run; QUEUE_SHIM_RECORDED
+ * once the final status is in the database. Shim to worker: QUEUE_SHIM_PID and
+ * the command's PID after its start; QUEUE_SHIM_ENDED and the status text when
+ * it ended. A shim that gets no QUEUE_SHIM_RECORDED (the worker died) writes the
+ * status file instead, for the next worker.
+ */
+#define QUEUE_SHIM_PID 'p'
 #define QUEUE_SHIM_ENDED 'e'
+#define QUEUE_SHIM_RECORDED 'k'
+/* Parse status text (the status file's key=value lines). */
+void queue_status_parse(const char *text, queue_status *out);
 
 /* Supervise one attempt in this process (a fresh one: it becomes a session leader);
  * returns the process's exit code. */

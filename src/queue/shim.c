@@ -45,58 +45,88 @@ typedef struct {
 	int64_t maxrss_kib;
 } shim_state;
 
+/* The status as key=value lines (the status file's format, also sent to the worker). */
+static size_t format_status(char *buf, size_t len, const shim_state *s)
+{
+	size_t n = 0;
+#define PUT(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
+	PUT("shim_pid=%d\n", (int)getpid());
+	if (s->task_pid)
+		PUT("task_pid=%d\n", s->task_pid);
+	if (s->started > 0)
+		PUT("started=%.6f\n", s->started);
+	if (s->not_started)
+		PUT("not_started=1\n");
+	if (s->cancelled)
+		PUT("cancelled=1\n");
+	if (s->complete) {
+		PUT("ended=%.6f\n", s->ended);
+		if (s->exit_ok)
+			PUT("exit=%d\n", s->exit_code);
+		if (s->signal)
+			PUT("signal=%d\n", s->signal);
+		if (s->timed_out)
+			PUT("timed_out=1\n");
+		if (s->exec_errno)
+			PUT("exec_errno=%d\n", s->exec_errno);
+		if (s->maxrss_kib > 0)
+			PUT("maxrss_kib=%lld\n", (long long)s->maxrss_kib);
+		PUT("complete=1\n");
+	}
+#undef PUT
+	return n < len ? n : len - 1;
+}
+
 /* Write the status file atomically: readers see the old or the new one, never half. */
 static void write_status(const char *path, const shim_state *s)
 {
-	char tmp[4200];
+	char tmp[4200], text[1024];
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
+	size_t n = format_status(text, sizeof text, s);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return;
-	fprintf(f, "shim_pid=%d\n", (int)getpid());
-	if (s->task_pid)
-		fprintf(f, "task_pid=%d\n", s->task_pid);
-	if (s->started > 0)
-		fprintf(f, "started=%.6f\n", s->started);
-	if (s->not_started)
-		fprintf(f, "not_started=1\n");
-	if (s->cancelled)
-		fprintf(f, "cancelled=1\n");
-	if (s->complete) {
-		fprintf(f, "ended=%.6f\n", s->ended);
-		if (s->exit_ok)
-			fprintf(f, "exit=%d\n", s->exit_code);
-		if (s->signal)
-			fprintf(f, "signal=%d\n", s->signal);
-		if (s->timed_out)
-			fprintf(f, "timed_out=1\n");
-		if (s->exec_errno)
-			fprintf(f, "exec_errno=%d\n", s->exec_errno);
-		if (s->maxrss_kib > 0)
-			fprintf(f, "maxrss_kib=%lld\n", (long long)s->maxrss_kib);
-		fprintf(f, "complete=1\n");
-	}
 	/* No fsync: rename makes it whole or absent for a crashed process; after a power
 	 * loss a missing status only means the attempt is counted lost and retried. */
-	bool ok = fflush(f) == 0;
-	ok = fclose(f) == 0 && ok;
+	bool ok = write(fd, text, n) == (ssize_t)n;
+	ok = close(fd) == 0 && ok;
 	if (ok)
 		rename(tmp, path);
 	else
 		unlink(tmp);
 }
 
-int queue_status_read(const char *path, queue_status *out)
+/*
+ * Hand the final status to the worker and wait until it has recorded it ('k'):
+ * then no file is needed. false when the worker is gone (or went before
+ * answering): the caller writes the status file for the next worker.
+ */
+static bool hand_over(int sock, const shim_state *s)
+{
+	char msg[1100];
+	msg[0] = QUEUE_SHIM_ENDED;
+	size_t n = 1 + format_status(msg + 1, sizeof msg - 1, s);
+	if (send(sock, msg, n, MSG_NOSIGNAL) != (ssize_t)n)
+		return false;
+	char ack = 0;
+	ssize_t got;
+	while ((got = read(sock, &ack, 1)) < 0 && errno == EINTR)
+		;
+	return got == 1 && ack == QUEUE_SHIM_RECORDED;
+}
+
+void queue_status_parse(const char *text, queue_status *out)
 {
 	memset(out, 0, sizeof *out);
 	out->maxrss_kib = -1;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? 0 : -1;
 	out->present = true;
-	char line[256];
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+		char line[256];
+		snprintf(line, sizeof line, "%.*s", (int)(ll < sizeof line ? ll : sizeof line - 1),
+		         p);
+		p = nl ? nl + 1 : p + ll;
 		char *eq = strchr(line, '=');
 		if (!eq)
 			continue;
@@ -126,7 +156,20 @@ int queue_status_read(const char *path, queue_status *out)
 		else if (!strcmp(k, "complete"))
 			out->complete = atoi(v) != 0;
 	}
-	fclose(f);
+}
+
+int queue_status_read(const char *path, queue_status *out)
+{
+	memset(out, 0, sizeof *out);
+	out->maxrss_kib = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	char text[2048];
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	queue_status_parse(text, out);
 	return 0;
 }
 
@@ -279,7 +322,14 @@ int queue_shim_run(const queue_shim_opts *op)
 		return 0;
 	}
 	s.task_pid = child;
-	write_status(o.status, &s);
+	/* The worker keeps the command's PID (its process group) to end what a lost shim
+	 * leaves behind; without a worker nothing is written: the next one finds the group
+	 * by the attempt's token. */
+	char pmsg[32];
+	int pl = snprintf(pmsg, sizeof pmsg, "%c%d", QUEUE_SHIM_PID, (int)child);
+	if (send(o.sock, pmsg, (size_t)pl, MSG_NOSIGNAL | MSG_DONTWAIT) != pl) {
+		/* No worker listens. */
+	}
 
 	int64_t t0 = gw_mono_ns();
 	int64_t timeout_at = o.timeout_ns > 0 ? t0 + o.timeout_ns : 0;
@@ -346,10 +396,7 @@ int queue_shim_run(const queue_shim_opts *op)
 	else
 		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code,
 		         secs);
-	write_status(o.status, &s);
-	char e = QUEUE_SHIM_ENDED;
-	if (send(o.sock, &e, 1, MSG_NOSIGNAL) != 1) {
-		/* The worker is gone: the next one reads the status file. */
-	}
+	if (!hand_over(o.sock, &s))
+		write_status(o.status, &s);
 	return 0;
 }

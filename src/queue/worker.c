@@ -11,6 +11,7 @@
  * Placement counts memory that placed tasks reserved but have not
  * allocated yet (see place.c), so a burst of starts does not over-admit.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -93,6 +94,9 @@ typedef struct {
 	int64_t peak_gpu, peak_rss;
 	bool dirty, cancel_sent;
 	int64_t log_offset;
+	int task_pgid;    /* the command's PID (= process group), 0 until the shim says */
+	bool have_status; /* the shim handed over its final status (no file then) */
+	queue_status status;
 } wk_run;
 
 typedef struct {
@@ -757,13 +761,36 @@ static void parse_gidx(const char *list, wk_run *r)
 		r->gidx[r->ngpu++] = atoi(t);
 }
 
-/* The shim is gone: read what it recorded and conclude the attempt. */
-static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
+/* The process group of the attempt with this token, found by its environment; 0 none. */
+static int token_pgid(const char *token)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int pg = 0;
+	struct dirent *e;
+	while (!pg && (e = readdir(d))) {
+		int pid = atoi(e->d_name);
+		queue_proc_stat ps;
+		if (pid > 0 && queue_proc_has_env(pid, "GPUWHY_ATTEMPT_TOKEN", token) &&
+		    queue_proc_read(pid, &ps))
+			pg = ps.pgrp;
+	}
+	closedir(d);
+	return pg;
+}
+
+/* The shim ended: conclude the attempt from the status it handed over (given) or
+ * from its status file. Returns 0 once recorded. */
+static int finish_local(worker *w, queue_attempt *a, int task_pgid_hint, const queue_status *given)
 {
 	char path[PATH_MAX];
 	queue_status_path(w->dir, a->task_id, a->n, path, sizeof path);
 	queue_status s;
-	queue_status_read(path, &s);
+	if (given)
+		s = *given;
+	else
+		queue_status_read(path, &s);
 	a->ended = s.ended > 0 ? s.ended : gw_wall_s();
 	if (s.started > 0)
 		a->started = s.started;
@@ -778,7 +805,7 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 		         "its shim (pid %d) ended without recording how the command ended",
 		         a->shim_pid);
 		/* A command still running without its shim must not run beside a retry. */
-		int pg = a->task_pgid;
+		int pg = a->task_pgid > 0 ? a->task_pgid : token_pgid(a->token);
 		if (pg > 0 && kill(-pg, 0) == 0 &&
 		    queue_proc_has_env(pg, "GPUWHY_ATTEMPT_TOKEN", a->token)) {
 			kill(-pg, SIGKILL);
@@ -814,8 +841,10 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 			snprintf(how, sizeof how, "%s", queue_outcome_name(a->outcome));
 		wlog("task %lld attempt %d ended: %s -> %s", (long long)a->task_id, a->n, how,
 		     queue_state_name((queue_state)next));
-		unlink(path);
+		if (!given)
+			unlink(path);
 	}
+	return next >= 0 ? 0 : -1;
 }
 
 static void finish_run(worker *w, int i)
@@ -856,7 +885,13 @@ static void finish_run(worker *w, int i)
 	a.peak_gpu_mib = r->peak_gpu;
 	a.peak_rss_kib = r->peak_rss;
 	a.log_offset = r->log_offset;
-	finish_local(w, &a, 0);
+	if (finish_local(w, &a, r->task_pgid, r->have_status ? &r->status : NULL) == 0 &&
+	    r->have_status) {
+		char k = QUEUE_SHIM_RECORDED;
+		if (send(r->sock, &k, 1, MSG_NOSIGNAL) != 1) {
+			/* It went meanwhile: its status file, if any, is then left over. */
+		}
+	}
 	run_remove(w, i);
 }
 
@@ -950,7 +985,7 @@ static void shim_child(worker *w, int sock, queue_shim_opts *o, char **envp)
 static int spawn_shim(worker *w, queue_shim_opts *o, char **envp, int *sock_out)
 {
 	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0)
@@ -1308,6 +1343,32 @@ static void deliver_cancels(worker *w)
 		}
 }
 
+/* Status files of attempts no longer running: a shim whose worker died right after
+ * recording its end writes one nobody reads. */
+static void drop_stale_status(worker *w)
+{
+	char dir[PATH_MAX + 8], path[2 * PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/run", w->dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long long id;
+		int n;
+		if (e->d_name[0] == '.' || sscanf(e->d_name, "%lld.%d.", &id, &n) != 2)
+			continue;
+		bool live = false;
+		for (int r = 0; r < w->nrun && !live; r++)
+			live = w->run[r]->task_id == id && w->run[r]->n == n;
+		if (!live) {
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+}
+
 /* Pick up where an earlier worker left off: adopt live shims, conclude the rest. */
 static void recover(worker *w)
 {
@@ -1349,9 +1410,10 @@ static void recover(worker *w)
 			     (long long)a->task_id, a->n, a->shim_pid);
 			continue;
 		}
-		finish_local(w, a, 0);
+		finish_local(w, a, 0, NULL);
 	}
 	free(act);
+	drop_stale_status(w);
 }
 
 /* ---- lock, FIFO, poke ---- */
@@ -1511,6 +1573,28 @@ static bool drain_fd(int fd)
 
 /* ---- main loop ---- */
 
+/* Read what a shim sent; true when its attempt ended (its status handed over, or the
+ * socket closed: the shim is gone and its status, if any, is in the file). */
+static bool shim_message(wk_run *r)
+{
+	char msg[1200];
+	for (;;) {
+		ssize_t got = recv(r->sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+		if (got < 0)
+			return errno != EAGAIN && errno != EINTR;
+		if (got == 0)
+			return true;
+		msg[got] = '\0';
+		if (msg[0] == QUEUE_SHIM_PID) {
+			r->task_pgid = atoi(msg + 1);
+		} else if (msg[0] == QUEUE_SHIM_ENDED) {
+			queue_status_parse(msg + 1, &r->status);
+			r->have_status = true;
+			return true;
+		}
+	}
+}
+
 static bool idle(worker *w)
 {
 	if (w->nrun > 0 || (w->slurm && queue_slurm_active(w->slurm) > 0))
@@ -1615,12 +1699,8 @@ static void loop(worker *w, int64_t idle_exit_ns)
 				int k = 2;
 				while (k < nf && fds[k].fd != run->sock)
 					k++;
-				if (k < nf && (fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-					char b;
-					ssize_t got = recv(run->sock, &b, 1, MSG_DONTWAIT);
-					ended = got == 0 || (got == 1 && b == QUEUE_SHIM_ENDED) ||
-					        (got < 0 && errno != EAGAIN && errno != EINTR);
-				}
+				if (k < nf && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+					ended = shim_message(run);
 			} else {
 				ended = !queue_proc_alive(run->shim_pid, run->shim_start);
 			}
