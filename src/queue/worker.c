@@ -847,9 +847,9 @@ static int finish_local(worker *w, queue_attempt *a, int task_pgid_hint, const q
 	return next >= 0 ? 0 : -1;
 }
 
-static void finish_run(worker *w, int i)
+/* Conclude an ended attempt that is no longer in w->run; frees r. */
+static void finish_run(worker *w, wk_run *r)
 {
-	wk_run *r = w->run[i];
 	if (r->sock >= 0) {
 		/* It said it ended: it may still be exiting; reaped later then. */
 		int st;
@@ -892,7 +892,9 @@ static void finish_run(worker *w, int i)
 			/* It went meanwhile: its status file, if any, is then left over. */
 		}
 	}
-	run_remove(w, i);
+	if (r->sock >= 0)
+		close(r->sock);
+	free(r);
 }
 
 static bool overridden(char *const *extra, int nextra, const char *kv, size_t klen)
@@ -1607,7 +1609,8 @@ static bool idle(worker *w)
 static void loop(worker *w, int64_t idle_exit_ns)
 {
 	struct pollfd *fds = NULL;
-	int capfds = 0;
+	int capfds = 0, capended = 0;
+	wk_run **endedv = NULL;
 	int64_t last_cfg = 0, idle_since = 0;
 	bool poked = true, added = false;
 	while (!wk_stop) {
@@ -1691,7 +1694,11 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		}
 		if (rc > 0 && (fds[1].revents & POLLIN))
 			drain_fd(w->wake_rd);
-		/* Ended attempts: EOF on a shim's socket, or an adopted shim gone. */
+		/* Ended attempts: EOF on a shim's socket, or an adopted shim gone. Their
+		 * slots are free at once: the next tasks start before the ended ones are
+		 * recorded (a shim keeps its status until then, or writes it to its file
+		 * should this worker die meanwhile). */
+		int nended = 0;
 		for (int r = w->nrun - 1; r >= 0; r--) {
 			wk_run *run = w->run[r];
 			bool ended = false;
@@ -1704,11 +1711,24 @@ static void loop(worker *w, int64_t idle_exit_ns)
 			} else {
 				ended = !queue_proc_alive(run->shim_pid, run->shim_start);
 			}
-			if (ended)
-				finish_run(w,
-				           r); /* capacity freed: the next pass schedules at once */
+			if (ended) {
+				if (nended == capended) {
+					capended = capended ? capended * 2 : 8;
+					endedv = queue_xrealloc(endedv,
+					                        (size_t)capended * sizeof *endedv);
+				}
+				endedv[nended++] = run;
+				w->run[r] = w->run[--w->nrun];
+			}
 		}
+		if (nended > 0 && !wk_stop) {
+			w->next_due = 0;
+			schedule(w);
+		}
+		for (int e = 0; e < nended; e++)
+			finish_run(w, endedv[e]);
 	}
+	free(endedv);
 	free(fds);
 }
 
