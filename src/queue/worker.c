@@ -1182,22 +1182,26 @@ static bool room(const worker *w, const queue_gpu_view *v, int nv, int cpu_runni
 	return false;
 }
 
-static void schedule(worker *w)
+/* One pass over the queued tasks. quick (a pass for new tasks only): nothing at all
+ * when no slot is free; the wait reasons of new tasks come with the next full pass. */
+static void schedule(worker *w, bool quick)
 {
 	if (w->paused || w->draining)
 		return;
 	if (w->max_running > 0 && w->nrun >= w->max_running)
+		return;
+	queue_gpu_view view[GPU_MAX];
+	int pos[GPU_MAX];
+	int nv = w->snap->ok ? build_views(w, view, pos) : 0;
+	int cpu_running = running_cpu_tasks(w);
+	if (quick && !room(w, view, nv, cpu_running))
 		return;
 	queue_candidate cand[WK_BATCH];
 	int64_t last = 0;
 	int nc = queue_store_candidates(w->st, QB_LOCAL, last, cand, WK_BATCH);
 	if (nc <= 0)
 		return;
-	queue_gpu_view view[GPU_MAX];
-	int pos[GPU_MAX];
-	int nv = w->snap->ok ? build_views(w, view, pos) : 0;
 	double now = gw_wall_s();
-	int cpu_running = running_cpu_tasks(w);
 	int reason_budget = 32, seen = 0;
 	/* Candidates in batches: with a long queue and no room, only the head is read. */
 	for (int i = 0;; i++) {
@@ -1611,7 +1615,7 @@ static void loop(worker *w, int64_t idle_exit_ns)
 	struct pollfd *fds = NULL;
 	int capfds = 0, capended = 0;
 	wk_run **endedv = NULL;
-	int64_t last_cfg = 0, idle_since = 0;
+	int64_t last_cfg = 0, idle_since = 0, last_full = 0;
 	bool poked = true, added = false;
 	while (!wk_stop) {
 		int64_t now = gw_mono_ns();
@@ -1638,8 +1642,12 @@ static void loop(worker *w, int64_t idle_exit_ns)
 			flush_peaks(w);
 			publish_view(w);
 		}
-		w->next_due = 0;
-		schedule(w);
+		bool quick = added && !poked && !fresh && now - last_full < 1000000000LL;
+		if (!quick) {
+			last_full = now;
+			w->next_due = 0; /* recomputed by the full pass */
+		}
+		schedule(w, quick);
 		if (w->slurm && (poked || added || now - w->last_slurm >= w->slurm_poll_ns)) {
 			queue_slurm_tick(w->slurm, !w->paused && !w->draining);
 			w->last_slurm = gw_mono_ns();
@@ -1723,7 +1731,7 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		}
 		if (nended > 0 && !wk_stop) {
 			w->next_due = 0;
-			schedule(w);
+			schedule(w, false);
 		}
 		for (int e = 0; e < nended; e++)
 			finish_run(w, endedv[e]);
