@@ -89,7 +89,7 @@ static void load(void)
 		        dlerror());
 		return;
 	}
-	gw_mhd_api t;
+	gw_mhd_api t = api;
 	const char *missing = NULL;
 	LOAD(start_daemon, "MHD_start_daemon");
 	LOAD(stop_daemon, "MHD_stop_daemon");
