@@ -1500,8 +1500,6 @@ static int q_stop(const char *dir)
 
 int cmd_queue(int argc, char **argv, const gw_global *g)
 {
-	if (argc >= 2 && !strcmp(argv[1], "_shim"))
-		return queue_shim_main(argc, argv);
 	/* --queue DIR before the subcommand (or anywhere before `--`). */
 	const char *qopt = NULL;
 	char **av = calloc((size_t)argc + 1, sizeof *av);

@@ -499,8 +499,6 @@ void queue_status_parse(const char *text, queue_status *out);
 /* Supervise one attempt in this process (a fresh one: it becomes a session leader);
  * returns the process's exit code. */
 int queue_shim_run(const queue_shim_opts *o);
-/* `gpuwhy queue _shim`: the same, options from the command line. */
-int queue_shim_main(int argc, char **argv);
 
 /* ----------------------------------------------------------------- worker */
 

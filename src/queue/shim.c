@@ -1,12 +1,13 @@
 /*
- * shim.c - `gpuwhy queue _shim`: the supervisor of one attempt.
+ * shim.c - the supervisor of one attempt (a child the worker forks for it).
  *
  * The worker starts one shim per attempt. The shim starts a session of its
  * own, waits for the worker's go-ahead on a socket (sent only after the
  * worker recorded the shim's PID, so a command never runs unrecorded), runs
  * the command in a process group of its own with stdout/stderr appended to
  * the task's log, enforces the time limit (SIGTERM, then SIGKILL to the
- * whole group), and writes a status file when the command ends. Because
+ * whole group), and when the command ends hands its outcome to the worker
+ * (or, with no worker to take it, writes it to a status file). Because
  * the shim, not the worker, is the command's parent, a worker that dies
  * (kill -9, restart) loses nothing: the next worker re-adopts a live shim
  * or reads the status file it left.
@@ -173,44 +174,6 @@ int queue_status_read(const char *path, queue_status *out)
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, shim_opts *o)
-{
-	memset(o, 0, sizeof *o);
-	o->sock = -1;
-	o->log_fd = -1;
-	o->grace_ns = 10000000000LL;
-	int i = 2; /* argv[0] = "queue", argv[1] = "_shim" */
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (i + 1 >= argc)
-			return -1;
-		const char *v = argv[++i];
-		long long x;
-		if (!strcmp(a, "--sock") && gw_parse_int(v, 0, 1 << 20, &x))
-			o->sock = (int)x;
-		else if (!strcmp(a, "--status"))
-			o->status = v;
-		else if (!strcmp(a, "--log"))
-			o->log = v;
-		else if (!strcmp(a, "--cwd"))
-			o->cwd = v;
-		else if (!strcmp(a, "--timeout-ms") && gw_parse_int(v, 0, INT64_MAX / 1000000, &x))
-			o->timeout_ns = x * 1000000;
-		else if (!strcmp(a, "--grace-ms") && gw_parse_int(v, 0, INT64_MAX / 1000000, &x))
-			o->grace_ns = x * 1000000;
-		else
-			return -1;
-	}
-	if (i >= argc || o->sock < 0 || !o->status || !o->log)
-		return -1;
-	o->argv = argv + i;
-	return 0;
-}
-
 static void log_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_line(int fd, const char *fmt, ...)
 {
@@ -252,17 +215,6 @@ static pid_t spawn_command(const shim_opts *o, int logfd, const sigset_t *oldmas
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	return rc == 0 ? pid : -rc;
-}
-
-int queue_shim_main(int argc, char **argv)
-{
-	shim_opts o;
-	if (parse_opts(argc, argv, &o) != 0) {
-		fprintf(stderr, "gpuwhy: queue _shim: internal command with bad arguments "
-		                "(it is started by the queue worker)\n");
-		return 2;
-	}
-	return queue_shim_run(&o);
 }
 
 int queue_shim_run(const queue_shim_opts *op)
