@@ -212,6 +212,13 @@ static const advice_entry advice[] = {
      "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
      "while P99 stays within target; do not queue long.",
      "Load-test at the target request rate: P99 latency within target, throughput per GPU up."},
+    {"not-checked",
+     "Nothing to change in the job for this: GPU-level rules ran on every GPU that shows work. To "
+     "have the process rules checked too, follow the job (gpuwhy run -- CMD, or record --pid "
+     "PID) from a PID namespace that sees it (docker run --pid=host, or record inside the "
+     "container).",
+     "Record again following the job: the report then names its PIDs in step 1 of the chain.", NULL,
+     NULL},
     {"healthy",
      "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
      "holds it back. Keep this recording as the baseline for later changes.",

@@ -505,6 +505,27 @@ int dx_intended_gpus(const diag_ctx *c)
 
 /* ---- the run ---- */
 
+/*
+ * Does GPU g show work anywhere in the recording: utilization or SM activity
+ * above the idle threshold, or memory held beyond what an idle board keeps?
+ * Such a GPU is diagnosed whether or not its processes are visible.
+ */
+static bool gpu_works(diag_ctx *c, int g)
+{
+	const timeline *tl = c->tl;
+	double idle = c->th->idle_util_pct;
+	if (tl_max(c->act[g], 0, tl->n) > idle ||
+	    tl_max(tl->gpu[g].m[GM_GPM_SM_ACTIVE], 0, tl->n) > idle)
+		return true;
+	int from = c->from, to = c->to;
+	c->from = 0;
+	c->to = tl->n;
+	double used = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, g);
+	c->from = from;
+	c->to = to;
+	return tot > 0 && 100 * used / tot > c->th->idle_mem_pct;
+}
+
 /* Which GPUs belong to the job: where the watched tree held a context. */
 static void find_job_gpus(diag_ctx *c)
 {
@@ -513,6 +534,7 @@ static void find_job_gpus(diag_ctx *c)
 		const tl_proc *p = &tl->procs[i];
 		if (p->gpu < 0 || p->gpu >= c->ngpu)
 			continue;
+		c->procs_seen[p->gpu] = true;
 		if (p->in_tree) {
 			c->job[p->gpu] = true;
 			c->tree_on_gpu = true;
@@ -520,18 +542,29 @@ static void find_job_gpus(diag_ctx *c)
 			c->unmatched = true;
 		}
 	}
-	/* A tree whose PIDs cannot be matched to the GPU's (a container's PID
-	 * namespace): every GPU counts as the job's. */
-	if (tl->have_root && !c->tree_on_gpu && c->unmatched)
-		for (int g = 0; g < c->ngpu; g++)
-			c->job[g] = true;
+	for (int g = 0; g < c->ngpu; g++)
+		c->works[g] = gpu_works(c, g);
+	if (tl->have_root && !c->tree_on_gpu) {
+		/* A tree whose PIDs cannot be matched to the GPU's (a container's PID
+		 * namespace): every GPU counts as the job's. A GPU that works while no
+		 * process at all is visible on it (a driver that hides other
+		 * namespaces' processes) may be the job's too. */
+		for (int g = 0; g < c->ngpu; g++) {
+			if (c->unmatched || (c->works[g] && !c->procs_seen[g]))
+				c->job[g] = true;
+			if (c->job[g] && c->works[g])
+				c->hidden = true;
+		}
+	}
 	/* No tree watched (record without --pid, the live views): the job is
-	 * whatever runs on a GPU. An idle GPU that nobody uses has no job to
-	 * diagnose, so it raises no utilization finding. */
+	 * whatever runs on a GPU, or shows work there with its processes out of
+	 * sight. An idle GPU that nobody uses has no job to diagnose. */
 	if (!tl->have_root)
-		for (int i = 0; i < tl->nprocs; i++)
-			if (tl->procs[i].gpu >= 0 && tl->procs[i].gpu < c->ngpu)
-				c->job[tl->procs[i].gpu] = true;
+		for (int g = 0; g < c->ngpu; g++) {
+			c->job[g] = c->procs_seen[g] || c->works[g];
+			if (c->works[g] && !c->procs_seen[g])
+				c->hidden = true;
+		}
 	c->njob = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		c->njob += c->job[g];
@@ -627,7 +660,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	    rule_sync_wait,        rule_launch_bound, rule_memory_bound,
 	    rule_memory_full_idle, rule_oom_risk,     rule_throttled,
 	    rule_pcie_degraded,    rule_contention,   rule_host_swap,
-	    rule_low_utilization,  rule_healthy,
+	    rule_low_utilization,  rule_healthy,      rule_not_checked,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
 		rules[i](&c);

@@ -86,6 +86,7 @@ static timeline *cpu_only(void)
 		tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 0);
 		tl_set_gpu(tl, 0, GM_UTIL_SAMPLES_IDLE, s, 100);
 		tl_set_gpu(tl, 0, GM_MEM_USED, s, 0);
+		tl_set_gpu(tl, 0, GM_GPM_SM_ACTIVE, s, 0);
 		tl_set_host(tl, HM_TREE_CPU, s, 400);
 	}
 	return tl;
@@ -850,8 +851,11 @@ static void test_no_tree_idle_gpu(void **state)
 	(void)state;
 	timeline *tl = fx_healthy();
 	tl->have_root = false;
-	for (int s = 0; s < tl->n; s++)
+	for (int s = 0; s < tl->n; s++) {
 		tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 0);
+		tl_set_gpu(tl, 0, GM_GPM_SM_ACTIVE, s, 0);
+		tl_set_gpu(tl, 0, GM_MEM_USED, s, 300);
+	}
 	diag_result r;
 	fx_run(tl, &r);
 	expect(&r, "low-utilization", DIAG_WARN); /* its process is still on the GPU */
