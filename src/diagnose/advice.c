@@ -219,6 +219,17 @@ static const advice_entry advice[] = {
      "container).",
      "Record again following the job: the report then names its PIDs in step 1 of the chain.", NULL,
      NULL},
+    {"too-little-data",
+     "Record longer (a minute of steady work is a fair sample), or sample faster for a short "
+     "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples.",
+     "Record again: the report must show at least the minimum number of samples "
+     "(report --thresholds, min_samples) in its analysed window.",
+     NULL, NULL},
+    {"gpu-idle",
+     "Nothing ran on the GPU while recording: start the job (or record while it runs), check "
+     "that it was given this GPU (CUDA_VISIBLE_DEVICES, the scheduler's allocation), and record "
+     "with --pid PID or `gpuwhy run -- CMD` to follow it.",
+     "Record while the job runs: utilization.gpu must rise above the idle threshold.", NULL, NULL},
     {"healthy",
      "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
      "holds it back. Keep this recording as the baseline for later changes.",

@@ -655,12 +655,16 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	diag_gpu_summaries(&c);
 
 	void (*const rules[])(diag_ctx *) = {
-	    rule_gpu_fault,        rule_oom,          rule_not_on_gpu,
-	    rule_all_on_gpu0,      rule_imbalance,    rule_data_starved,
-	    rule_sync_wait,        rule_launch_bound, rule_memory_bound,
-	    rule_memory_full_idle, rule_oom_risk,     rule_throttled,
-	    rule_pcie_degraded,    rule_contention,   rule_host_swap,
-	    rule_low_utilization,  rule_healthy,      rule_not_checked,
+	    rule_gpu_fault,       rule_oom,
+	    rule_not_on_gpu,      rule_all_on_gpu0,
+	    rule_imbalance,       rule_data_starved,
+	    rule_sync_wait,       rule_launch_bound,
+	    rule_memory_bound,    rule_memory_full_idle,
+	    rule_oom_risk,        rule_throttled,
+	    rule_pcie_degraded,   rule_contention,
+	    rule_host_swap,       rule_low_utilization,
+	    rule_too_little_data, rule_gpu_idle,
+	    rule_healthy,         rule_not_checked,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
 		rules[i](&c);

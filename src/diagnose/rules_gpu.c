@@ -701,6 +701,77 @@ void rule_low_utilization(diag_ctx *c)
 	dx_advice(c, f, "low-utilization");
 }
 
+/* ---- too-little-data: no verdict from a handful of samples ---- */
+
+void rule_too_little_data(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	int k = c->to - c->from;
+	if (tl->n > 0 && k >= c->th->min_samples)
+		return;
+	diag_finding *f = dx_add(c, "too-little-data", DIAG_INFO, 0.9);
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g])
+			dx_gpu(f, g);
+	double dur = tl->duration > 0 ? tl->duration : tl->n > 0 ? tl->t[tl->n - 1] : 0;
+	if (tl->n == 0)
+		dx_title(f,
+		         "No samples were recorded (%.1f s): nothing to judge; record longer "
+		         "or use --interval 100ms",
+		         dur);
+	else if (k == tl->n || k == 0)
+		dx_title(f,
+		         "%d sample%s over %.1f s: too short to judge; record longer or use "
+		         "--interval 100ms",
+		         tl->n, tl->n == 1 ? "" : "s", dur);
+	else
+		dx_title(
+		    f,
+		    "%d of %d samples (%.1f of %.1f s) with the GPU at work: too few to judge; "
+		    "record longer or use --interval 100ms",
+		    k, tl->n, c->window_s, dur);
+	dx_ev(f, "samples", "in the analysed window", k, ">=", c->th->min_samples, "", -1);
+	dx_ev(f, "samples", "recorded", tl->n, NULL, NAN, "", -1);
+	dx_ev(f, "duration", "recorded", dur, NULL, NAN, "s", -1);
+	if (tl->n > 0)
+		dx_range(f, 0, dur);
+	dx_advice(c, f, "too-little-data");
+}
+
+/* ---- gpu-idle: no GPU showed any work ---- */
+
+void rule_gpu_idle(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	if (c->njob > 0 || c->ngpu == 0 || tl->n < c->th->min_samples)
+		return;
+	if (dx_has(c, "not-on-gpu") || dx_has(c, "gpu-fault"))
+		return;
+	diag_finding *f = dx_add(c, "gpu-idle", DIAG_INFO, 0.7);
+	double peak = NAN;
+	for (int g = 0; g < c->ngpu; g++) {
+		dx_gpu(f, g);
+		double m = tl_max(c->act[g], 0, tl->n);
+		if (!isnan(m) && (isnan(peak) || m > peak))
+			peak = m;
+	}
+	char gl[64];
+	dx_gpu_list(c, f->gpus, gl, sizeof gl);
+	if (!isnan(peak))
+		dx_title(f,
+		         "%s idle for the whole recording (utilization at most %.0f %%): no job "
+		         "ran on %s",
+		         gl, peak, c->ngpu == 1 ? "it" : "them");
+	else
+		dx_title(f, "%s showed no work during the recording: no job ran on %s", gl,
+		         c->ngpu == 1 ? "it" : "them");
+	if (!isnan(peak))
+		dx_ev(f, "utilization.gpu", "peak on any GPU", peak, "<=", c->th->idle_util_pct,
+		      "%", -1);
+	dx_range(f, 0, tl->duration > 0 ? tl->duration : tl->t[tl->n - 1]);
+	dx_advice(c, f, "gpu-idle");
+}
+
 /* ---- healthy: nothing wrong, said explicitly ---- */
 
 void rule_healthy(diag_ctx *c)
@@ -708,9 +779,11 @@ void rule_healthy(diag_ctx *c)
 	for (int i = 0; i < c->res->n; i++)
 		if (c->res->f[i].severity >= DIAG_WARN)
 			return;
+	/* No verdict without evidence, and an idle GPU is not a healthy busy one. */
+	if (dx_has(c, "too-little-data") || dx_has(c, "gpu-idle") || c->njob == 0)
+		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	diag_finding *f =
-	    dx_add(c, "healthy", DIAG_INFO, c->to - c->from >= c->th->min_samples ? 0.8 : 0.4);
+	diag_finding *f = dx_add(c, "healthy", DIAG_INFO, 0.8);
 	double usum = 0, smsum = 0;
 	int nu = 0, nsm = 0;
 	for (int g = 0; g < c->ngpu; g++) {

@@ -865,7 +865,10 @@ static void test_no_tree_idle_gpu(void **state)
 	assert_int_equal(r.njob, 0);
 	expect_none(&r, "low-utilization");
 	expect_none(&r, "data-starved");
-	expect(&r, "healthy", DIAG_INFO);
+	/* an idle GPU is never called busy */
+	expect_none(&r, "healthy");
+	const diag_finding *f = expect(&r, "gpu-idle", DIAG_INFO);
+	assert_non_null(strstr(f->title, "idle for the whole recording"));
 	diag_result_free(&r);
 	tl_free(tl);
 }

@@ -128,12 +128,56 @@ static void test_scope_memory_only(void **state)
 	tl_free(tl);
 }
 
+/* A 0.6 s job with 3 samples, one recording with none: no confident verdict either way. */
+static void test_too_little_data(void **state)
+{
+	(void)state;
+	timeline *tl = tl_new(1, 2);
+	tl->have_root = true;
+	tl->gpu[0].index = 0;
+	for (int i = 0; i < 3; i++) {
+		int s = tl_add_sample(tl, 0.3 * i);
+		fx_gpu_busy(tl, 0, s);
+	}
+	tl->duration = 0.6;
+	tl_proc *p = tl_add_proc(tl); /* the job's process, seen before its context existed */
+	p->s = 0;
+	p->pid = FX_PID;
+	p->gpu = -1;
+	p->in_tree = p->alive = true;
+	p->cpu_pct = 100;
+	diag_result r;
+	fx_run(tl, &r);
+	const diag_finding *f = expect(&r, "too-little-data", DIAG_INFO);
+	assert_string_equal(f->title, "3 samples over 0.6 s: too short to judge; record longer or "
+	                              "use --interval 100ms");
+	assert_float_equal(fx_ev(f, "samples", "in the analysed window")->value, 3, EPS);
+	assert_float_equal(fx_ev(f, "samples", "in the analysed window")->threshold, 5, EPS);
+	assert_int_equal(diag_exit_code(&r), 0);
+	expect_none(&r, "healthy");
+	for (int i = 0; i < r.n; i++)
+		assert_true(r.f[i].severity < DIAG_ERROR);
+	assert_string_equal(diag_top_finding(&r)->id, "too-little-data");
+	diag_result_free(&r);
+	tl_free(tl);
+
+	tl = tl_new(1, 2);
+	fx_run(tl, &r);
+	f = expect(&r, "too-little-data", DIAG_INFO);
+	assert_non_null(strstr(f->title, "No samples"));
+	expect_none(&r, "healthy");
+	assert_int_equal(r.n, 1);
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_machine_wide_hot),
 	    cmocka_unit_test(test_machine_wide_pcie),
 	    cmocka_unit_test(test_scope_memory_only),
+	    cmocka_unit_test(test_too_little_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
