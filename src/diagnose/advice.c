@@ -195,11 +195,18 @@ static const advice_entry advice[] = {
      "In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin.", NULL,
      NULL},
     {"gpu-fault",
-     "The GPU reported a hardware or driver error. Look the Xid up in NVIDIA's Xid table, read "
-     "`dmesg` around the time shown, check power and cooling, reset the GPU (or reboot) and "
-     "rerun; Xid 79 (fell off the bus) and repeated uncorrectable ECC or row-remap failures "
-     "call for taking the GPU out of service.",
+     "The GPU reported a hardware or driver error: the note gives each Xid's number, time, "
+     "meaning and first action. Read `dmesg` around that time (NVRM: Xid lines), check power and "
+     "cooling, reset the GPU (nvidia-smi -r, or reboot) and rerun; Xid 79 (fell off the bus), "
+     "48/95 (uncorrectable ECC) and 64 (row-remap failure), when they recur, call for taking the "
+     "GPU out of service.",
      "Rerun the job: no Xid or gpu_lost event, ECC counters flat.", NULL, NULL},
+    {"gpu-fault/xid-app",
+     "The Xid in the note (13, 31, 43, 45 and the like) is most often the application's own "
+     "fault: an illegal memory access or an out-of-range index in a kernel. Rerun with "
+     "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
+     "with different programs, treat it as hardware (reset the GPU, check dmesg).",
+     "Rerun the job: no Xid event in the recording.", NULL, NULL},
     {"low-utilization",
      "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
      "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "

@@ -9,18 +9,38 @@
 #include <string.h>
 
 #include "diagnose/diag_int.h"
+#include "gpu/xid.h"
 
 #define GIB 1024.0
 
 /* ---- gpu-fault: Xid, fell off the bus, uncorrectable ECC, failed row remapping ---- */
 
+/* One evidence line and one note sentence per distinct Xid (number and GPU), first time kept. */
+static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int *cited)
+{
+	char stat[64];
+	const char *meaning = e->value > 0 ? gpu_xid_meaning(e->value) : "number unreadable";
+	snprintf(stat, sizeof stat, "at %.1f s: %s", e->t, meaning);
+	dx_ev(f, "xid", stat, (double)e->value, NULL, NAN, "", e->gpu);
+	if ((*cited)++ >= 3)
+		return;
+	const gpu_xid_info *x = e->value > 0 ? gpu_xid_lookup(e->value) : NULL;
+	char where[32] = "";
+	if (e->gpu >= 0 && e->gpu < tl->ngpu)
+		snprintf(where, sizeof where, " on GPU %d", tl->gpu[e->gpu].index);
+	dx_note(f, "Xid %ld%s at %.1f s: %s%s%s.", e->value, where, e->t, meaning,
+	        x ? (x->hardware ? " (hardware). " : " (usually the application). ") : "",
+	        x ? x->action : "");
+}
+
 void rule_gpu_fault(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
 	diag_finding *f = NULL;
-	int nx = 0, lost = 0;
+	int nx = 0, lost = 0, cited = 0;
 	long first_xid = 0;
-	double first_t = NAN;
+	double first_t = NAN, lost_t = NAN;
+	bool hw = false;
 	for (int i = 0; i < tl->nevents; i++) {
 		const tl_event *e = &tl->events[i];
 		bool xid = !strcmp(e->kind, TL_EV_XID), gone = !strcmp(e->kind, TL_EV_GPU_LOST);
@@ -35,11 +55,20 @@ void rule_gpu_fault(diag_ctx *c)
 				first_xid = e->value;
 				first_t = e->t;
 			}
-			dx_ev(f, "xid", "Xid number", (double)e->value, NULL, NAN, "", e->gpu);
+			const gpu_xid_info *x = gpu_xid_lookup(e->value);
+			hw |= !x || x->hardware;
+			/* the same Xid again on the same GPU adds no evidence line */
+			bool again = false;
+			for (int k = 0; k < i; k++)
+				again |= !strcmp(tl->events[k].kind, TL_EV_XID) &&
+				         tl->events[k].value == e->value &&
+				         tl->events[k].gpu == e->gpu;
+			if (!again)
+				cite_xid(f, e, tl, &cited);
 		} else {
 			lost++;
-			if (isnan(first_t))
-				first_t = e->t;
+			if (isnan(lost_t))
+				lost_t = e->t;
 		}
 	}
 	for (int g = 0; g < c->ngpu; g++) {
@@ -55,6 +84,7 @@ void rule_gpu_fault(diag_ctx *c)
 			if (!f)
 				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
+			hw = true;
 			dx_ev(f, "ecc.errors.uncorrected.volatile.total", "increase during the run",
 			      d, ">", 0, "", g);
 		}
@@ -63,23 +93,33 @@ void rule_gpu_fault(diag_ctx *c)
 			if (!f)
 				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
+			hw = true;
 			dx_ev(f, "remapped_rows.failure", "value", rf, ">=", 1, "", g);
 		}
 	}
 	if (!f)
 		return;
-	char gl[64];
+	char gl[64], at[32] = "", xs[112] = "";
 	dx_gpu_list(c, f->gpus, gl, sizeof gl);
-	if (lost)
-		dx_title(f, "%s fell off the bus%s", gl, isnan(first_t) ? "" : " during the run");
-	else if (nx)
-		dx_title(f, "Xid %ld on %s at %.1f s (%d Xid event%s)", first_xid, gl, first_t, nx,
-		         nx == 1 ? "" : "s");
-	else
+	const char *first_meaning =
+	    first_xid > 0 ? gpu_xid_meaning(first_xid) : "number unreadable";
+	if (nx)
+		snprintf(xs, sizeof xs, "Xid %ld: %s", first_xid, first_meaning);
+	if (lost) {
+		if (!isnan(lost_t))
+			snprintf(at, sizeof at, " at %.1f s", lost_t);
+		dx_title(f, "%s fell off the bus%s%s%s", gl, at, nx ? "; first " : "", xs);
+	} else if (nx) {
+		dx_title(f, "Xid %ld on %s at %.1f s: %s; %d Xid event%s", first_xid, gl, first_t,
+		         first_meaning, nx, nx == 1 ? "" : "s");
+	} else {
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
+	}
 	if (lost)
 		dx_ev(f, "gpu_lost", "events", lost, ">=", 1, "", -1);
-	dx_advice(c, f, "gpu-fault");
+	if (nx)
+		dx_ev(f, "xid", "events", nx, ">=", 1, "", -1);
+	dx_advice(c, f, lost ? "gpu-fault" : nx && !hw ? "gpu-fault/xid-app" : "gpu-fault");
 }
 
 /* ---- oom: an out-of-memory message or exit ---- */

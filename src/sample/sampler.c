@@ -9,6 +9,7 @@
 #include "host/host.h"
 #include "host/host_kmsg.h"
 #include "host/pidbrief.h"
+#include "gpu/xid.h"
 #include "util/timeutil.h"
 
 #define SAMPLER_MAX_GPU_PROCS 512
@@ -29,7 +30,14 @@ struct sampler {
 	long ticks, late;
 	const char *proc_root;
 	host_kmsg *kmsg; /* NULL when the kernel log is not readable */
+	/* The last Xid NVML reported per GPU and when: the kernel log line of the
+	 * same error is not recorded twice. */
+	long xid_v[GPU_MAX];
+	double xid_t[GPU_MAX];
 };
+
+/* An Xid the kernel log and NVML both report arrives within this many seconds. */
+#define XID_SAME_S 10.0
 
 sampler *sampler_new(const sampler_opts *o)
 {
@@ -167,12 +175,29 @@ static void fill_from_host(tl_proc *p, const host_proc *hp)
 		 hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
 }
 
+/* Xid events NVML delivered for GPU i during its sample: one event each, with its meaning. */
+static void xid_events(sampler *s, int i)
+{
+	unsigned long long x[16];
+	int n = gpu_xid_take(s->o.gpu, i, x, 16);
+	for (int k = 0; k < n; k++) {
+		char text[256];
+		snprintf(text, sizeof text, "Xid %llu: %s", x[k], gpu_xid_meaning((long)x[k]));
+		snapshot_add_event(&s->snap, TL_EV_XID, i, (long)x[k], text);
+		if (i < GPU_MAX) {
+			s->xid_v[i] = (long)x[k];
+			s->xid_t[i] = s->snap.t_wall;
+		}
+	}
+}
+
 static void gpu_part(sampler *s)
 {
 	snapshot *sn = &s->snap;
 	gpu_ctx *g = s->o.gpu;
 	for (int i = 0; g && i < sn->ngpu; i++) {
 		gpu_sample(g, i, &sn->gpu[i]);
+		xid_events(s, i);
 		if (sn->gpu[i].lost && !s->was_lost[i]) {
 			s->was_lost[i] = true;
 			snapshot_add_event(sn, TL_EV_GPU_LOST, i, 0,
@@ -227,7 +252,11 @@ static void kmsg_part(sampler *s)
 				gpu = g;
 		char text[256];
 		if (ev[i].kind == HOST_KMSG_XID) {
-			snprintf(text, sizeof text, "Xid %d on %s: %.200s", ev[i].xid, ev[i].pci,
+			if (gpu >= 0 && gpu < GPU_MAX && ev[i].xid_ok && s->xid_v[gpu] == ev[i].xid &&
+			    fabs(s->snap.t_wall - s->xid_t[gpu]) <= XID_SAME_S)
+				continue; /* NVML reported it already */
+			snprintf(text, sizeof text, "Xid %d on %s (%s): %.150s", ev[i].xid, ev[i].pci,
+				 ev[i].xid_ok ? gpu_xid_meaning(ev[i].xid) : "unreadable number",
 				 ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_XID, gpu, ev[i].xid_ok ? ev[i].xid : -1,
 					   text);

@@ -789,8 +789,39 @@ static void test_gpu_fault(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "gpu-fault", DIAG_ERROR);
-	assert_string_equal(f->title, "Xid 79 on GPU 0 at 30.0 s (1 Xid event)");
-	assert_float_equal(fx_ev(f, "xid", NULL)->value, 79, EPS);
+	assert_string_equal(f->title,
+	                    "Xid 79 on GPU 0 at 30.0 s: GPU has fallen off the bus; 1 Xid event");
+	assert_float_equal(fx_ev(f, "xid", "at 30.0 s: GPU has fallen off the bus")->value, 79,
+	                   EPS);
+	assert_non_null(strstr(f->note, "Xid 79 on GPU 0 at 30.0 s: GPU has fallen off the bus "
+	                                "(hardware). Drain the node"));
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* Xid 48 twice and an application Xid: each named once, with its meaning and time. */
+	tl = fx_healthy();
+	tl_add_event(tl, 12.5, TL_EV_XID, 0, 48, "Xid 48");
+	tl_add_event(tl, 14, TL_EV_XID, 0, 48, "Xid 48");
+	tl_add_event(tl, 20, TL_EV_XID, 0, 13, "Xid 13");
+	fx_run(tl, &r);
+	f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_string_equal(f->title, "Xid 48 on GPU 0 at 12.5 s: double-bit ECC error "
+	                              "(uncorrectable memory error); 3 Xid events");
+	assert_non_null(fx_ev(f, "xid", "at 12.5 s: double-bit ECC"));
+	assert_null(fx_ev(f, "xid", "at 14.0 s"));
+	assert_float_equal(fx_ev(f, "xid", "at 20.0 s: graphics engine")->value, 13, EPS);
+	assert_float_equal(fx_ev(f, "xid", "events")->value, 3, EPS);
+	assert_non_null(strstr(f->note, "Xid 13 on GPU 0 at 20.0 s"));
+	assert_non_null(strstr(f->advice, "Xid's number, time"));
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* An application Xid alone gets the application's advice. */
+	tl = fx_healthy();
+	tl_add_event(tl, 3, TL_EV_XID, 0, 31, "Xid 31");
+	fx_run(tl, &r);
+	f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_non_null(strstr(f->advice, "compute-sanitizer"));
 	diag_result_free(&r);
 	tl_free(tl);
 
