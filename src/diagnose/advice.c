@@ -207,6 +207,15 @@ static const advice_entry advice[] = {
      "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
      "with different programs, treat it as hardware (reset the GPU, check dmesg).",
      "Rerun the job: no Xid event in the recording.", NULL, NULL},
+    {"power-capped",
+     "Someone set this GPU's power limit below its default (nvidia-smi -pl, a site policy, a "
+     "power budget), and under load the cap holds the clocks down. If the cap is not on "
+     "purpose, restore it: nvidia-smi -i N -pl DEFAULT (as root; check nvidia-smi -q -d POWER "
+     "for the default and the allowed range), or ask the cluster admins; if it is, expect the "
+     "slower steps and size the job for it.",
+     VERIFY_COMPARE "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
+                    "step time down.",
+     NULL, NULL},
     {"low-utilization",
      "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
      "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "

@@ -618,13 +618,20 @@ static void pick_activity(diag_ctx *c)
 	}
 }
 
-/* Errors first, then warnings, then info; rule order within a severity. */
+/* Errors first, then warnings, then info; within a severity the most
+ * confident first, rule order between equals (a stable insertion sort). */
+static bool ranks_below(const diag_finding *a, const diag_finding *b)
+{
+	return a->severity < b->severity ||
+	       (a->severity == b->severity && a->confidence < b->confidence);
+}
+
 static void sort_findings(diag_result *r)
 {
 	for (int i = 1; i < r->n; i++) {
 		diag_finding x = r->f[i];
 		int j = i;
-		while (j > 0 && r->f[j - 1].severity < x.severity) {
+		while (j > 0 && ranks_below(&r->f[j - 1], &x)) {
 			r->f[j] = r->f[j - 1];
 			j--;
 		}
@@ -654,17 +661,21 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 
 	diag_gpu_summaries(&c);
 
+	/* Order matters where a rule reads another's finding: sync-wait and
+	 * memory-bound before launch-bound (which yields to them), power-capped
+	 * before throttled, the fallbacks (low-utilization, healthy) last. */
 	void (*const rules[])(diag_ctx *) = {
 	    rule_gpu_fault,       rule_oom,
 	    rule_not_on_gpu,      rule_all_on_gpu0,
 	    rule_imbalance,       rule_data_starved,
-	    rule_sync_wait,       rule_launch_bound,
-	    rule_memory_bound,    rule_memory_full_idle,
-	    rule_oom_risk,        rule_throttled,
-	    rule_pcie_degraded,   rule_contention,
-	    rule_host_swap,       rule_low_utilization,
-	    rule_too_little_data, rule_gpu_idle,
-	    rule_healthy,         rule_not_checked,
+	    rule_sync_wait,       rule_memory_bound,
+	    rule_launch_bound,    rule_memory_full_idle,
+	    rule_oom_risk,        rule_power_capped,
+	    rule_throttled,       rule_pcie_degraded,
+	    rule_contention,      rule_host_swap,
+	    rule_low_utilization, rule_too_little_data,
+	    rule_gpu_idle,        rule_healthy,
+	    rule_not_checked,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
 		rules[i](&c);

@@ -40,6 +40,7 @@ void rule_launch_bound(diag_ctx *c);
 void rule_memory_bound(diag_ctx *c);
 void rule_memory_full_idle(diag_ctx *c);
 void rule_oom_risk(diag_ctx *c);
+void rule_power_capped(diag_ctx *c);
 void rule_throttled(diag_ctx *c);
 void rule_pcie_degraded(diag_ctx *c);
 void rule_contention(diag_ctx *c);

@@ -253,6 +253,12 @@ void rule_launch_bound(diag_ctx *c)
 	 * kernels. */
 	const diag_finding *sw = diag_find(c->res, "sync-wait");
 	uint64_t waiting = sw ? sw->gpus : 0;
+	/* Busy DRAM with moderate SMs is memory-bound: kernels that wait on memory
+	 * leave SMs idle too, and small kernels are not the cause there. */
+	const diag_finding *mb = diag_find(c->res, "memory-bound");
+	waiting |= mb ? mb->gpus : 0;
+	const diag_finding *ds = diag_find(c->res, "data-starved");
+	waiting |= ds ? ds->gpus : 0;
 	if (c->to - c->from >= th->min_samples) {
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g] || (waiting & (1ULL << g)))
@@ -488,6 +494,91 @@ static uint64_t reasons_at(const diag_ctx *c, int g, int s)
 	return r;
 }
 
+/* ---- power-capped: a limit set below the default holds clocks down under load ---- */
+
+void rule_power_capped(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	const timeline *tl = c->tl;
+	if (c->to - c->from < th->min_samples)
+		return;
+	diag_finding *f = NULL;
+	bool *mask = dx_mask_new(c);
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g] || !c->act[g])
+			continue;
+		double def = dx_max(c, tl->gpu[g].m[GM_POWER_DEFAULT_LIMIT]);
+		double lim = dx_min(c, tl->gpu[g].m[GM_POWER_ENFORCED_LIMIT]);
+		if (isnan(lim))
+			lim = dx_min(c, tl->gpu[g].m[GM_POWER_LIMIT]);
+		if (!(def > 0) || !(lim > 0) || lim >= th->power_cap_ratio * def)
+			continue;
+		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
+		int busy = 0, bound = 0, nclk = 0;
+		double clk = 0, pw = 0;
+		int npw = 0;
+		for (int s = c->from; s < c->to; s++) {
+			if (!(c->act[g][s] >= th->quad_util_pct))
+				continue;
+			busy++;
+			double p = tl_gpu_at(tl, g, GM_POWER_DRAW, s);
+			bool at_cap = (reasons_at(c, g, s) & R_SW_POWER) ||
+			              (!isnan(p) && p >= th->power_cap_ratio * lim);
+			if (!at_cap)
+				continue;
+			bound++;
+			mask[s] = true;
+			double k = tl_gpu_at(tl, g, GM_CLK_SM, s);
+			if (!isnan(k)) {
+				clk += k;
+				nclk++;
+			}
+			if (!isnan(p)) {
+				pw += p;
+				npw++;
+			}
+		}
+		double share = busy ? (double)bound / busy : 0;
+		double ratio = nclk && maxclk > 0 ? clk / nclk / maxclk : NAN;
+		if (share < th->throttle_share ||
+		    !(isnan(ratio) || ratio <= th->throttle_clock_ratio))
+			continue;
+		if (!f) {
+			f = dx_add(c, "power-capped", DIAG_WARN, isnan(ratio) ? 0.6 : 0.85);
+			char clock[64] = "";
+			if (!isnan(ratio))
+				snprintf(clock, sizeof clock,
+				         "; clocks at %.0f of %.0f MHz (%.0f %%)", clk / nclk,
+				         maxclk, 100 * ratio);
+			dx_title(
+			    f,
+			    "GPU %d power limit %.0f W is below its default %.0f W and holds it "
+			    "back %.0f %% of busy time%s",
+			    tl->gpu[g].index, lim, def, 100 * share, clock);
+		}
+		dx_gpu(f, g);
+		dx_ev(f, "enforced.power.limit", "lowest", lim, "<", th->power_cap_ratio * def, "W",
+		      g);
+		dx_ev(f, "power.default_limit", "value", def, NULL, NAN, "W", g);
+		dx_ev(f, "clocks_event_reasons.sw_power_cap", "share of busy samples at the cap",
+		      100 * share, ">=", 100 * th->throttle_share, "%", g);
+		if (npw)
+			dx_ev(f, "power.draw", "mean while at the cap", pw / npw, NULL, NAN, "W",
+			      g);
+		if (!isnan(ratio)) {
+			dx_ev(f, "clocks.current.sm", "mean while at the cap", clk / nclk, NULL,
+			      NAN, "MHz", g);
+			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while at the cap",
+			      100 * ratio, "<=", 100 * th->throttle_clock_ratio, "%", g);
+		}
+	}
+	if (f) {
+		dx_ranges_mask(c, f, mask);
+		dx_advice(c, f, "power-capped");
+	}
+	free(mask);
+}
+
 void rule_throttled(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -538,6 +629,9 @@ void rule_throttled(diag_ctx *c)
 		bool by_temp = near_share >= th->throttle_share;
 		if (!by_reason && !by_temp)
 			continue;
+		const diag_finding *pc = diag_find(c->res, "power-capped");
+		if (pc && (pc->gpus & (1ULL << g)) && !thermal && !hw && !by_temp)
+			continue; /* the cap someone set says it, with its numbers */
 		double sev_share = busy ? (double)(thermal > hw ? thermal : hw) / busy : 0;
 		diag_severity sev = DIAG_WARN;
 		const char *k = thermal >= hw && thermal > 0 ? "throttled/thermal"
