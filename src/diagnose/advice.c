@@ -216,6 +216,13 @@ static const advice_entry advice[] = {
      VERIFY_COMPARE "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
                     "step time down.",
      NULL, NULL},
+    {"step-bursts",
+     "Make the job write each step line as it happens: run Python unbuffered (PYTHONUNBUFFERED=1, "
+     "or python -u), flush after each step (print(..., flush=True)), or write \"step N\" to the "
+     "file descriptor `gpuwhy run` passes in $GPUWHY_STEP_FD, which it reads unbuffered.",
+     "Record again: the report's step line shows p50 and p90 near the mean step time and no "
+     "step-bursts finding.",
+     NULL, NULL},
     {"low-utilization",
      "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
      "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "

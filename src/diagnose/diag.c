@@ -657,6 +657,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	double *d;
 	int nd = diag_step_times(tl, &d);
 	diag_step_stats_of(d, nd, &res->steps);
+	diag_step_quality(tl, &o->th, &res->steps);
 	free(d);
 
 	diag_gpu_summaries(&c);
@@ -665,16 +666,13 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	 * memory-bound before launch-bound (which yields to them), power-capped
 	 * before throttled, the fallbacks (low-utilization, healthy) last. */
 	void (*const rules[])(diag_ctx *) = {
-	    rule_gpu_fault,       rule_oom,
-	    rule_not_on_gpu,      rule_all_on_gpu0,
-	    rule_imbalance,       rule_data_starved,
-	    rule_sync_wait,       rule_memory_bound,
-	    rule_launch_bound,    rule_memory_full_idle,
-	    rule_oom_risk,        rule_power_capped,
-	    rule_throttled,       rule_pcie_degraded,
-	    rule_contention,      rule_host_swap,
-	    rule_low_utilization, rule_too_little_data,
-	    rule_gpu_idle,        rule_healthy,
+	    rule_gpu_fault,        rule_oom,           rule_not_on_gpu,
+	    rule_all_on_gpu0,      rule_imbalance,     rule_data_starved,
+	    rule_sync_wait,        rule_memory_bound,  rule_launch_bound,
+	    rule_memory_full_idle, rule_oom_risk,      rule_power_capped,
+	    rule_throttled,        rule_pcie_degraded, rule_contention,
+	    rule_host_swap,        rule_step_bursts,   rule_low_utilization,
+	    rule_too_little_data,  rule_gpu_idle,      rule_healthy,
 	    rule_not_checked,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
@@ -734,8 +732,57 @@ int diag_step_times(const timeline *tl, double **out)
 	return n;
 }
 
+/*
+ * The quantum of the step timestamps: the coarsest of 1 us .. 10 ms that
+ * every timestamp (from the first) is a whole multiple of. Steps stamped by
+ * the recorder come out at 1 us; timestamps printed by the job itself in
+ * ms show 1 ms.
+ */
+static double step_resolution(const timeline *tl)
+{
+	static const double q[] = {1e-2, 1e-3, 1e-4, 1e-5, 1e-6};
+	if (tl->nsteps < 3)
+		return 1e-6;
+	for (size_t k = 0; k < sizeof q / sizeof *q; k++) {
+		bool whole = true;
+		for (int i = 1; i < tl->nsteps && whole; i++) {
+			double x = (tl->steps[i].t - tl->steps[0].t) / q[k];
+			whole = fabs(x - nearbyint(x)) < 1e-3;
+		}
+		if (whole)
+			return q[k];
+	}
+	return 1e-6;
+}
+
+void diag_step_quality(const timeline *tl, const diag_thresholds *th, diag_step_stats *st)
+{
+	st->bursty = false;
+	st->burst_share = NAN;
+	st->resolution = step_resolution(tl);
+	double *d;
+	int n = tl_step_durations(tl, &d);
+	if (n > 0) {
+		double gap = th->step_burst_gap_ms / 1e3, sum = 0;
+		int k = 0;
+		for (int i = 0; i < n; i++) {
+			k += d[i] < gap;
+			sum += d[i];
+		}
+		st->burst_share = (double)k / n;
+		/* Bursts, not a sub-millisecond loop: most intervals tiny while
+		 * the steps take far longer on average. */
+		st->bursty =
+		    n >= 4 && st->burst_share >= th->step_burst_share && sum / n >= 5 * gap;
+	}
+	free(d);
+}
+
 void diag_step_stats_of(const double *d, int n, diag_step_stats *out)
 {
+	out->bursty = false;
+	out->burst_share = NAN;
+	out->resolution = NAN;
 	out->n = n;
 	if (n <= 0) {
 		out->mean = out->p50 = out->p90 = out->p99 = out->per_s = NAN;

@@ -47,6 +47,7 @@ void rule_contention(diag_ctx *c);
 void rule_host_swap(diag_ctx *c);
 void rule_low_utilization(diag_ctx *c);
 void rule_healthy(diag_ctx *c);
+void rule_step_bursts(diag_ctx *c);
 void rule_too_little_data(diag_ctx *c);
 void rule_gpu_idle(diag_ctx *c);
 void rule_not_checked(diag_ctx *c);
