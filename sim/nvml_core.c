@@ -231,7 +231,8 @@ uint64_t sim_wl_gpu_mem(unsigned gpu, const sim_time *now)
 	for (int i = 0; i < sim_g.n_wl; i++) {
 		sim_wl_ref *r = &sim_g.wl[i];
 		sim_wl_file h;
-		if (r->gpu == gpu && sim_wl_ref_alive(r, now) && sim_wl_header(r->f, &h))
+		if (r->gpu == gpu && sim_wl_ref_alive(r, now) && sim_wl_header(r->f, &h) &&
+		    !h.exited_ns)
 			sum += h.mem_bytes;
 	}
 	return sum;
@@ -344,6 +345,12 @@ static unsigned clamp_mhz(double v)
 
 void sim_state_at(const struct nvmlDevice_st *d, const sim_time *now, double t, sim_inst *in)
 {
+	sim_state_under_load(d, now, t, false, in);
+}
+
+void sim_state_under_load(const struct nvmlDevice_st *d, const sim_time *now, double t,
+                          bool assume_busy, sim_inst *in)
+{
 	const sim_gpu *g = d->g;
 	double p = g->util_period;
 	long long slot = (long long)floor(t / p + 1e-9);
@@ -364,7 +371,7 @@ void sim_state_at(const struct nvmlDevice_st *d, const sim_time *now, double t, 
 	in->dec = m[SIM_M_DEC];
 	in->pcie_tx = m[SIM_M_PCIE_TX];
 	in->pcie_rx = m[SIM_M_PCIE_RX];
-	bool busy = in->util >= 0.01;
+	bool busy = assume_busy || in->util >= 0.01;
 	in->power_w = sim_power_of(g, pw[SIM_M_UTIL], pw[SIM_M_SM]);
 	in->power_now_w = sim_power_of(g, m[SIM_M_UTIL], m[SIM_M_SM]);
 	double act30 = 0.35 * tw[SIM_M_UTIL] + 0.65 * tw[SIM_M_SM];

@@ -46,10 +46,12 @@ static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, pr
 	for (int i = 0; i < sim_g.n_wl && n < max; i++) {
 		sim_wl_ref *r = &sim_g.wl[i];
 		sim_wl_file h;
+		/* Exited processes' history still counts, but they are no longer listed;
+		 * one in another PID namespace is listed under that namespace's PID, or not. */
 		if (r->gpu != (unsigned)d->index || !sim_wl_ref_alive(r, now) ||
-		    !sim_wl_header(r->f, &h))
+		    !sim_wl_header(r->f, &h) || h.exited_ns || !h.shown_pid)
 			continue;
-		out[n++] = (proc_ent){.pid = r->pid, .mem = h.mem_bytes, .wl = r};
+		out[n++] = (proc_ent){.pid = h.shown_pid, .mem = h.mem_bytes, .wl = r};
 	}
 	return n;
 }

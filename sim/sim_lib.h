@@ -28,6 +28,17 @@ NVML_ENTRY_POINTS(SIM_PROTO)
 
 /* Not NVML: why the last nvmlInit failed ("" when it did not). For gpuwhy's messages. */
 SIM_EXPORT const char *gpuwhySimLastError(void);
+/*
+ * Not NVML: how fast work of process pid runs on a GPU now (gpuwhy sim train
+ * asks before and during each phase). *clock_share: the SM clock a kernel gets
+ * now (throttling, power cap, thermal slowdown) over the GPU's unthrottled busy
+ * clock; *sm_share: the part of the GPU left to pid by other work on it (the
+ * scenario's own load and other workloads, time-sliced); *h2d_bytes_per_s: what
+ * the current PCIe link carries host to device. GPU_IS_LOST once it is off the bus.
+ */
+SIM_EXPORT nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid,
+                                          double *clock_share, double *sm_share,
+                                          double *h2d_bytes_per_s);
 
 #define SIM_HISTORY 120      /* driver samples kept per GPU (20 s at 1/6 s) */
 #define SIM_MAX_WL 256       /* workload files followed at once */
@@ -140,6 +151,9 @@ void sim_cumulative(const struct nvmlDevice_st *d, const sim_time *now, double m
 const sim_inst *sim_instant(struct nvmlDevice_st *d, const sim_time *now);
 /* Derive the clocks, reasons, power, temperature of a window ending at t. */
 void sim_state_at(const struct nvmlDevice_st *d, const sim_time *now, double t, sim_inst *in);
+/* The same with the GPU taken as busy (the clocks a kernel launched at t would get). */
+void sim_state_under_load(const struct nvmlDevice_st *d, const sim_time *now, double t,
+                          bool assume_busy, sim_inst *in);
 /* Energy since the driver loaded, mJ. */
 double sim_energy_mj(const struct nvmlDevice_st *d, const sim_time *now);
 unsigned long long sim_replay_count(const sim_gpu *g, double t);

@@ -260,6 +260,11 @@ int sim_clock_reset(const char *dir, char *err, size_t errlen)
 void sim_kernel_weights(unsigned kernel_us, int kind, double w[SIM_ACC_N])
 {
 	memset(w, 0, SIM_ACC_N * sizeof *w);
+	if (kind == SIM_WL_COPY) {
+		/* A copy engine writing device memory: no kernel runs, so not "busy". */
+		w[SIM_ACC_DRAM] = 0.1;
+		return;
+	}
 	w[SIM_ACC_BUSY] = 1.0;
 	if (kind == SIM_WL_COMM) {
 		/* A collective waiting or moving data: the GPU counts as busy, few SMs work. */
@@ -386,6 +391,7 @@ int sim_wl_create(const char *dir, unsigned gpu, sim_wl **out, char *err, size_t
 	w->f->gpu = gpu;
 	w->f->starttime = sim_pid_starttime(pid);
 	w->f->ring_cap = SIM_WL_RING;
+	w->f->shown_pid = (uint32_t)pid;
 	__atomic_store_n(&w->f->magic, SIM_WL_MAGIC, __ATOMIC_RELEASE);
 	/* Readers only ever see complete files: they appear by rename. */
 	if (rename(tmp, w->path) != 0) {
@@ -404,6 +410,18 @@ void sim_wl_set_mem(sim_wl *w, uint64_t bytes)
 	seq_begin(&w->f->seq);
 	w->f->mem_bytes = bytes;
 	seq_end(&w->f->seq);
+}
+
+void sim_wl_set_shown_pid(sim_wl *w, uint32_t pid)
+{
+	seq_begin(&w->f->seq);
+	w->f->shown_pid = pid;
+	seq_end(&w->f->seq);
+}
+
+bool sim_wl_running(const sim_wl_file *hdr)
+{
+	return hdr->exited_ns == 0 && sim_pid_alive(hdr->pid, hdr->starttime);
 }
 
 static void add_weighted(double acc[SIM_ACC_N], const sim_wl_interval *e, double secs)
@@ -496,18 +514,45 @@ void sim_wl_close(sim_wl *w)
 {
 	if (!w)
 		return;
-	int lk = lock_dir(w->dir);
-	retire_locked(w->dir, w->path, w->f);
-	unlock_dir(lk);
+	/* The GPU saw what the process did until now; the rest of its plan never happens. */
+	int64_t now = mono_ns();
+	sim_wl_file *f = w->f;
+	if (f->count && f->ring[(f->count - 1) % f->ring_cap].end_ns > now)
+		sim_wl_set_end(w, now);
+	seq_begin(&f->seq);
+	f->exited_ns = now;
+	f->mem_bytes = 0;
+	seq_end(&f->seq);
 	munmap(w->f, sizeof(sim_wl_file));
+	sim_wl_reap(w->dir);
 	free(w);
+}
+
+/* When a gone process's file may be retired: keep_ns after its last activity ended. */
+static bool expired(const sim_wl_file *f, int64_t now, int64_t keep_ns)
+{
+	sim_wl_file h;
+	if (!sim_wl_header(f, &h))
+		return false;
+	if (h.exited_ns == 0 && sim_pid_alive(h.pid, h.starttime))
+		return false;
+	/* Nothing done: nothing to keep. */
+	if (!h.count)
+		return true;
+	return now - f->ring[(h.count - 1) % h.ring_cap].end_ns > keep_ns;
 }
 
 int sim_wl_reap(const char *dir)
 {
+	return sim_wl_reap_after(dir, SIM_WL_KEEP_NS);
+}
+
+int sim_wl_reap_after(const char *dir, int64_t keep_ns)
+{
 	int lk = lock_dir(dir);
 	DIR *d = opendir(dir);
 	int n = 0;
+	int64_t now = mono_ns();
 	if (d) {
 		struct dirent *e;
 		while ((e = readdir(d))) {
@@ -519,7 +564,7 @@ int sim_wl_reap(const char *dir)
 			const sim_wl_file *f = sim_wl_map(p);
 			if (!f)
 				continue;
-			if (!sim_pid_alive(f->pid, f->starttime)) {
+			if (expired(f, now, keep_ns)) {
 				retire_locked(dir, p, f);
 				n++;
 			}

@@ -13,6 +13,9 @@
  *   w<pid>-g<gpu>.state
  *                  one per workload process and GPU (gpuwhy sim train): its
  *                  memory, kernel size and a ring of recent busy intervals.
+ *                  It stays SIM_WL_KEEP_NS after the process has gone (its
+ *                  past still counts, it is no longer listed), then its
+ *                  totals move into `retired`.
  *
  * The simulated NVML reads these on each query; `gpuwhy sim train` writes
  * them. Shared memory is read under a sequence lock, never blocked on.
@@ -28,12 +31,19 @@
 #include "sim_scenario.h"
 
 #define SIM_WL_MAGIC 0x4C575047u /* "GPWL" */
-#define SIM_WL_VERSION 1u
+#define SIM_WL_VERSION 2u
 #define SIM_WL_RING 2048
 #define SIM_RETIRED_MAGIC 0x54525047u /* "GPRT" */
 
-/* Kinds of busy interval. */
-enum { SIM_WL_COMPUTE = 0, SIM_WL_COMM = 1 };
+/* Kinds of interval: kernels, a collective, a host-to-device copy (no kernel runs). */
+enum { SIM_WL_COMPUTE = 0, SIM_WL_COMM = 1, SIM_WL_COPY = 2 };
+
+/*
+ * How long a workload's file outlives its process: longer than any window
+ * the driver reports over (20 s of samples, 30 s of temperature), so what
+ * a short job did stays in utilization as long as it stays in GPM.
+ */
+#define SIM_WL_KEEP_NS 60000000000LL
 
 /*
  * Activity accumulators: BUSY..INT are seconds of weighted activity (busy
@@ -78,7 +88,10 @@ typedef struct {
 	uint64_t seq;       /* sequence lock: odd while the writer updates */
 	uint64_t mem_bytes;
 	uint32_t ring_cap, kernel_us;
-	uint64_t count; /* intervals ever pushed; the newest is ring[(count - 1) % ring_cap] */
+	uint64_t count;     /* intervals ever pushed; the newest is ring[(count - 1) % ring_cap] */
+	uint32_t shown_pid; /* the PID the driver reports (another PID namespace); 0: not listed */
+	uint32_t reserved;
+	int64_t exited_ns; /* CLOCK_MONOTONIC when the process closed its file; 0 while it runs */
 	double acc[SIM_ACC_N];
 	sim_wl_interval ring[SIM_WL_RING];
 } sim_wl_file;
@@ -127,15 +140,25 @@ typedef struct sim_wl sim_wl;
 
 int sim_wl_create(const char *dir, unsigned gpu, sim_wl **out, char *err, size_t errlen);
 void sim_wl_set_mem(sim_wl *w, uint64_t bytes);
+/* The PID the driver lists the process under: another namespace's PID, or 0 for none. */
+void sim_wl_set_shown_pid(sim_wl *w, uint32_t pid);
 /* Publish [start, end) (start is moved past the previous interval if needed). */
 void sim_wl_push(sim_wl *w, int64_t start_ns, int64_t end_ns, unsigned kernel_us, int kind,
                  uint64_t h2d_bytes, uint64_t peer_bytes);
 /* Move the end of the newest interval (never before its start). */
 void sim_wl_set_end(sim_wl *w, int64_t end_ns);
-/* Add the totals to the retired file, remove the file, free w. */
+/* Mark the process as exited (its planned future is cut off), unmap, free w. */
 void sim_wl_close(sim_wl *w);
-/* Retire and remove the files of processes that no longer exist. Returns how many. */
+/*
+ * Retire (totals into `retired`, file removed) the files of processes that
+ * are gone and whose last activity ended more than SIM_WL_KEEP_NS ago.
+ * Returns how many.
+ */
 int sim_wl_reap(const char *dir);
+/* The same with another delay (0: every gone process's file). */
+int sim_wl_reap_after(const char *dir, int64_t keep_ns);
+/* Whether a workload's process is listed by the driver: running and not exited. */
+bool sim_wl_running(const sim_wl_file *hdr);
 
 /* ---- reader ---- */
 

@@ -35,4 +35,7 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 GW_COMMANDS(GW_DECLARE_CMD)
 #undef GW_DECLARE_CMD
 
+/* `gpuwhy sim hog` (sim_hog.c), dispatched by cmd_sim; argv[0] is "hog". */
+int cmd_sim_hog(int argc, char **argv);
+
 #endif

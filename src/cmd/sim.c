@@ -47,6 +47,7 @@ static void sim_usage(FILE *out)
 	      "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
 	      "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
 	      "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
+	      "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
 	      "\n"
 	      "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
 	      "scenario given with --sim (or GPUWHY_SIM_SCENARIO).\n",
@@ -371,9 +372,13 @@ static int sim_reset(int argc, char **argv)
 
 /* ---- train ---- */
 
+/* How the driver lists the job's processes (--hidden). */
+enum { TRAIN_SHOWN, TRAIN_HIDDEN_PID, TRAIN_HIDDEN_NONE };
+
 typedef struct {
 	long long steps, workers, ranks, gpu, straggler, seed, oom_at, fail_at, fail_exit, prefetch;
 	double cpu_ms, gpu_ms, kernel_us, straggler_ms, mem_mib, growth_mib, h2d_mib, allreduce_mib;
+	int hidden; /* TRAIN_* */
 } train_opts;
 
 /* Shared by the rank processes (anonymous shared mapping). */
@@ -421,10 +426,30 @@ static void train_usage(FILE *out)
 	      "                      --fail-exit is given) ...\n"
 	      "  --fail-exit CODE    ... with this exit code (default 1)\n"
 	      "  --seed N            seed of the loss curve (default 0)\n"
+	      "  --hidden[=MODE]     run as if in another PID namespace (a container): the\n"
+	      "                      GPU lists the job under a PID this host cannot see\n"
+	      "                      (MODE pid, the default) or not at all (MODE none);\n"
+	      "                      also GPUWHY_SIM_HIDDEN=pid|none\n"
+	      "\n"
+	      "GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
+	      "other work on the same GPU shares it, and the host-to-device copy takes as\n"
+	      "long as the current PCIe link needs. A GPU that falls off the bus fails the\n"
+	      "job at its next GPU call with a CUDA error.\n"
 	      "\n"
 	      "Exit codes: 0 done, 1 training failed (out of memory, GPU lost), CODE from\n"
 	      "--fail-exit, 2 bad option, 3 no simulated GPU, 128+N on signal N.\n",
 	      out);
+}
+
+static int parse_hidden(const char *mode)
+{
+	if (!strcmp(mode, "pid"))
+		return TRAIN_HIDDEN_PID;
+	if (!strcmp(mode, "none"))
+		return TRAIN_HIDDEN_NONE;
+	if (!strcmp(mode, "0") || !strcmp(mode, "no"))
+		return TRAIN_SHOWN;
+	return -1;
 }
 
 static int parse_train(int argc, char **argv, train_opts *o)
@@ -441,7 +466,8 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                  .kernel_us = 200,
 	                  .mem_mib = 1024,
 	                  .h2d_mib = 16,
-	                  .allreduce_mib = -1};
+	                  .allreduce_mib = -1,
+	                  .hidden = -1};
 	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
 	                                     {"workers", required_argument, NULL, 'w'},
 	                                     {"prefetch", required_argument, NULL, 'p'},
@@ -460,6 +486,7 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                                     {"fail-at", required_argument, NULL, 'F'},
 	                                     {"fail-exit", required_argument, NULL, 'E'},
 	                                     {"seed", required_argument, NULL, 'S'},
+	                                     {"hidden", optional_argument, NULL, 'H'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	int c, idx;
@@ -521,6 +548,12 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		case 'R':
 			dv = &o->growth_mib, dhi = 1 << 30;
 			break;
+		case 'H':
+			if ((o->hidden = parse_hidden(optarg ? optarg : "pid")) < 0)
+				return gw_error(GW_EXIT_USAGE, "--hidden",
+				                "--hidden=pid or --hidden=none",
+				                "unknown mode '%s'", optarg);
+			break;
 		case 'h':
 			train_usage(stdout);
 			return -1;
@@ -554,6 +587,13 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		o->fail_at = o->steps;
 	if (o->fail_at > 0 && !o->fail_exit)
 		o->fail_exit = 1;
+	if (o->hidden < 0) {
+		const char *env = getenv("GPUWHY_SIM_HIDDEN");
+		o->hidden = env && *env ? parse_hidden(env) : TRAIN_SHOWN;
+		if (o->hidden < 0)
+			return gw_error(GW_EXIT_USAGE, "GPUWHY_SIM_HIDDEN", "pid, none or empty",
+			                "unknown mode '%s'", env);
+	}
 	return 0;
 }
 
@@ -751,6 +791,8 @@ typedef struct {
 	nvmlDevice_t dev;
 	sim_wl *wl;
 	double held; /* bytes */
+	/* gpuwhySimWorkRate of the simulated library (NULL: the GPU runs at full speed) */
+	nvmlReturn_t (*work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
 } rank_ctx;
 
 /* Memory check before an allocation of `want` bytes. 0: fits; 1: out of memory; -1: GPU gone. */
@@ -772,6 +814,110 @@ static int try_alloc(rank_ctx *r, double want, bool forced)
 	r->held += want;
 	sim_wl_set_mem(r->wl, (uint64_t)r->held);
 	return 0;
+}
+
+/* ---- the GPU as the job meets it: speed, link, loss ---- */
+
+/* What PyTorch prints when a kernel fails because the GPU has fallen off the bus. */
+static void print_gpu_lost(const rank_ctx *r)
+{
+	fprintf(stderr,
+	        "RuntimeError: CUDA error: unspecified launch failure (GPU %u is lost)\n"
+	        "CUDA kernel errors might be asynchronously reported at some other API call, so "
+	        "the stacktrace below might be incorrect.\n",
+	        r->gpu);
+}
+
+/*
+ * The GPU's speed for this job now: 1 is the GPU alone at its unthrottled
+ * clock. Returns 0, or 1 when the GPU is lost (error printed).
+ */
+static int gpu_speed(rank_ctx *r, double *speed, double *h2d_bps)
+{
+	double clock = 1, share = 1, bps = 25e9;
+	nvmlReturn_t rc = r->work_rate
+	                      ? r->work_rate(r->dev, (unsigned)getpid(), &clock, &share, &bps)
+	                      : NVML_SUCCESS;
+	if (rc == NVML_ERROR_GPU_IS_LOST) {
+		print_gpu_lost(r);
+		return 1;
+	}
+	if (rc != NVML_SUCCESS)
+		clock = share = 1, bps = 25e9;
+	*speed = clock * share > 0.001 ? clock * share : 0.001;
+	if (h2d_bps)
+		*h2d_bps = bps > 1e6 ? bps : 1e6;
+	return 0;
+}
+
+/*
+ * Run `work_ms` of full-speed GPU work as one published phase. The GPU is
+ * asked for its speed every slice, so a throttle or a neighbour that starts
+ * mid-phase stretches the rest of it. 0 done, -1 stopped, 1 GPU lost.
+ */
+static int gpu_phase(rank_ctx *r, double work_ms, unsigned kernel_us, int kind, uint64_t h2d)
+{
+	const int64_t slice = 50000000LL;
+	double speed;
+	if (gpu_speed(r, &speed, NULL))
+		return 1;
+	double left_ns = work_ms * 1e6;
+	int64_t t = gw_mono_ns(), end = t + (int64_t)llround(left_ns / speed);
+	sim_wl_push(r->wl, t, end, kernel_us, kind, h2d, 0);
+	while (t < end) {
+		int64_t until = end - t > slice ? t + slice : end;
+		if (sleep_until(until) != 0) {
+			sim_wl_set_end(r->wl, gw_mono_ns());
+			return -1;
+		}
+		int64_t now = gw_mono_ns();
+		left_ns -= (double)(now - t) * speed;
+		t = now;
+		if (gpu_speed(r, &speed, NULL)) {
+			sim_wl_set_end(r->wl, now);
+			return 1;
+		}
+		int64_t want = left_ns > 0 ? t + (int64_t)llround(left_ns / speed) : t;
+		if (want != end) {
+			end = want;
+			sim_wl_set_end(r->wl, end);
+		}
+	}
+	return 0;
+}
+
+/* A copy of known length (ns), checking for a lost GPU every slice. */
+static int gpu_phase_fixed(rank_ctx *r, double ns, uint64_t bytes)
+{
+	const int64_t slice = 50000000LL;
+	int64_t t = gw_mono_ns(), end = t + (int64_t)llround(ns);
+	sim_wl_push(r->wl, t, end, 0, SIM_WL_COPY, bytes, 0);
+	while (t < end) {
+		int64_t until = end - t > slice ? t + slice : end;
+		if (sleep_until(until) != 0) {
+			sim_wl_set_end(r->wl, gw_mono_ns());
+			return -1;
+		}
+		t = gw_mono_ns();
+		double speed;
+		if (t < end && gpu_speed(r, &speed, NULL)) {
+			sim_wl_set_end(r->wl, t);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The step's host-to-device copy at what the current PCIe link carries. */
+static int h2d_copy(rank_ctx *r, double bytes)
+{
+	double speed, bps;
+	if (bytes <= 0)
+		return 0;
+	if (gpu_speed(r, &speed, &bps))
+		return 1;
+	/* Expressed as full-speed work: a copy is not slowed by SM clocks. */
+	return gpu_phase_fixed(r, bytes / bps * 1e9, (uint64_t)bytes);
 }
 
 static int run_steps(rank_ctx *r, worker *w)
@@ -797,11 +943,11 @@ static int run_steps(rank_ctx *r, worker *w)
 			return (int)o->fail_exit;
 		}
 		double gpu_ms = o->gpu_ms + (r->rank == o->straggler ? o->straggler_ms : 0);
-		int64_t g0 = gw_mono_ns(), g1 = g0 + (int64_t)llround(gpu_ms * 1e6);
-		sim_wl_push(r->wl, g0, g1, (unsigned)o->kernel_us, SIM_WL_COMPUTE,
-		            (uint64_t)(o->h2d_mib * mib), 0);
-		if (sleep_until(g1) != 0)
-			return -1;
+		int g = h2d_copy(r, o->h2d_mib * mib);
+		if (g == 0)
+			g = gpu_phase(r, gpu_ms, (unsigned)o->kernel_us, SIM_WL_COMPUTE, 0);
+		if (g != 0)
+			return g < 0 ? -1 : 1;
 		if (o->ranks > 1) {
 			int64_t a0 = gw_mono_ns(), lease = a0 + 1000000000LL;
 			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0,
@@ -874,6 +1020,39 @@ static unsigned visible_gpus(nvml_api *api, unsigned count, unsigned *vis)
 	return n;
 }
 
+/*
+ * A PID that no process of this host has, as the driver reports a job in
+ * another PID namespace (NVML knows only the host's PIDs): near the top of
+ * pid_max, different per rank, probed until free.
+ */
+static uint32_t foreign_pid(void)
+{
+	long max = 4194304;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1 || max < 1024)
+			max = 32768;
+		fclose(f);
+	}
+	uint64_t h = sim_hash(0x6e73, (uint64_t)getpid(), 0, 0);
+	long span = max / 4;
+	for (long k = 0; k < 4096; k++) {
+		long pid = max - 1 - (long)((h + (uint64_t)k) % (uint64_t)span);
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+			return (uint32_t)pid;
+	}
+	return (uint32_t)(max - 1);
+}
+
+/* How the simulated driver lists this rank (--hidden). */
+static void apply_hidden(const train_opts *o, sim_wl *wl)
+{
+	if (o->hidden == TRAIN_HIDDEN_NONE)
+		sim_wl_set_shown_pid(wl, 0);
+	else if (o->hidden == TRAIN_HIDDEN_PID)
+		sim_wl_set_shown_pid(wl, foreign_pid());
+}
+
 static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long long rank,
                     unsigned gpu)
 {
@@ -885,6 +1064,8 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 		gw_error(GW_EXIT_ENV, "sim train", NULL, "rank %lld: %s", rank, err);
 		return GW_EXIT_ENV;
 	}
+	apply_hidden(o, r.wl);
+	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
 	int rc;
 	if (!w || spawn_workers(o, w) != 0) {
@@ -996,6 +1177,8 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 		return sim_reset(sargc, sargv);
 	if (!strcmp(sub, "train"))
 		return sim_train(sargc, sargv);
+	if (!strcmp(sub, "hog"))
+		return cmd_sim_hog(sargc, sargv);
 	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
 	return GW_EXIT_USAGE;
 }

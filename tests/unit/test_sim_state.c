@@ -160,13 +160,62 @@ static void test_reap_dead_writer(void **state)
 	assert_false(sim_pid_alive((uint32_t)pid, 0));
 	assert_true(sim_pid_alive((uint32_t)getpid(), sim_pid_starttime(getpid())));
 	assert_false(sim_pid_alive((uint32_t)getpid(), 12345)); /* a reused PID is not believed */
-	assert_int_equal(sim_wl_reap(dir), 1);
+	/* Its recent past is still history the driver reports: kept for a while. */
+	assert_int_equal(sim_wl_reap(dir), 0);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(sim_wl_reap_after(dir, 0), 1);
 	assert_int_not_equal(access(path, F_OK), 0);
 	const sim_retired_file *r = sim_retired_map(dir);
 	assert_non_null(r);
 	assert_float_equal(r->acc[1][SIM_ACC_BUSY], 0.1, 1e-6);
 	sim_retired_unmap(r);
 	assert_int_equal(sim_wl_reap(dir), 0);
+}
+
+/*
+ * A process that closes its file is no longer running, but what it did stays
+ * readable (with its planned future cut off) until the file is retired.
+ */
+static void test_close_keeps_history(void **state)
+{
+	(void)state;
+	fresh_dir("keep");
+	sim_wl *w;
+	char err[600];
+	assert_int_equal(sim_wl_create(dir, 2, &w, err, sizeof err), 0);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/w%d-g2.state", dir, (int)getpid());
+	const sim_wl_file *f = sim_wl_map(path);
+	assert_non_null(f);
+	sim_wl_file h;
+	assert_true(sim_wl_header(f, &h));
+	assert_int_equal(h.shown_pid, (uint32_t)getpid());
+	assert_true(sim_wl_running(&h));
+	sim_wl_set_shown_pid(w, 0);
+	assert_true(sim_wl_header(f, &h));
+	assert_int_equal(h.shown_pid, 0);
+	int64_t t = mono();
+	sim_wl_push(w, t - 300000000, t + 10000000000LL, 100, SIM_WL_COMPUTE, 0, 0);
+	sim_wl_close(w);
+	int64_t after = mono();
+	assert_int_equal(access(path, F_OK), 0);
+	assert_true(sim_wl_header(f, &h));
+	assert_false(sim_wl_running(&h));
+	assert_true(h.exited_ns >= t && h.exited_ns <= after);
+	assert_int_equal(h.mem_bytes, 0);
+	double acc[SIM_ACC_N] = {0};
+	sim_wl_activity(f, t - 1000000000LL, after + 20000000000LL, acc);
+	assert_true(acc[SIM_ACC_BUSY] >= 0.3 - 1e-9);
+	assert_true(acc[SIM_ACC_BUSY] <= 0.3 + (double)(after - t) / 1e9 + 1e-9);
+	/* Copies move bytes without a kernel: the GPU does not count as busy. */
+	double wc[SIM_ACC_N];
+	sim_kernel_weights(100, SIM_WL_COPY, wc);
+	assert_float_equal(wc[SIM_ACC_BUSY], 0, 0);
+	assert_float_equal(wc[SIM_ACC_SM], 0, 0);
+	sim_wl_unmap(f);
+	assert_int_equal(sim_wl_reap(dir), 0);
+	assert_int_equal(sim_wl_reap_after(dir, 0), 1);
+	assert_int_not_equal(access(path, F_OK), 0);
 }
 
 static void test_clock(void **state)
@@ -243,8 +292,11 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_writer_reader),          cmocka_unit_test(test_ring_overflow),
-	    cmocka_unit_test(test_reap_dead_writer),       cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_writer_reader),
+	    cmocka_unit_test(test_ring_overflow),
+	    cmocka_unit_test(test_reap_dead_writer),
+	    cmocka_unit_test(test_close_keeps_history),
+	    cmocka_unit_test(test_clock),
 	    cmocka_unit_test(test_state_dir_must_be_ours),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,0 +1,61 @@
+/*
+ * nvml_rate.c - not NVML: how fast a workload's work runs on the simulated
+ * GPU now, so that `gpuwhy sim train` slows down the way a real job does
+ * when its GPU throttles, its PCIe link trains down or another process
+ * shares the GPU.
+ */
+#include <math.h>
+
+#include "sim_lib.h"
+
+/* Usable bytes/s per lane of a PCIe generation (line rate after encoding, 80 % after TLP overhead).
+ */
+static double pcie_lane_bps(unsigned gen)
+{
+	static const double gbs[] = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+	unsigned k = gen < 1 ? 1 : gen > 6 ? 6 : gen;
+	return gbs[k] * 1e9 * 0.8;
+}
+
+/*
+ * The share of the GPU busy with other work over the last second: the
+ * scenario's own load (other tenants) plus other workload processes.
+ */
+static double others_busy(const struct nvmlDevice_st *d, const sim_time *now, unsigned pid)
+{
+	double a = now->t - 1.0 > 0 ? now->t - 1.0 : 0;
+	double busy = 0;
+	if (now->t > a) {
+		double m[SIM_M_COUNT] = {0};
+		sim_scn_integral(d->g, a, now->t, m);
+		busy = m[SIM_M_UTIL] / (now->t - a);
+	}
+	double acc[SIM_ACC_N] = {0};
+	for (int i = 0; i < sim_g.n_wl; i++)
+		if (sim_g.wl[i].gpu == (unsigned)d->index && sim_g.wl[i].pid != pid)
+			sim_wl_activity(sim_g.wl[i].f, now->mono - 1000000000LL, now->mono, acc);
+	busy += acc[SIM_ACC_BUSY];
+	return busy < 0 ? 0 : busy > 1 ? 1 : busy;
+}
+
+nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid, double *clock_share,
+                               double *sm_share, double *h2d_bytes_per_s)
+{
+	struct nvmlDevice_st *d;
+	sim_time now;
+	nvmlReturn_t rc = sim_enter_dev(device, clock_share, &d, &now);
+	if (rc != NVML_SUCCESS)
+		return rc;
+	if (!sm_share || !h2d_bytes_per_s)
+		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
+	const sim_gpu *g = d->g;
+	sim_inst in;
+	sim_state_under_load(d, &now, now.t, true, &in);
+	double busy_mhz = g->clk_busy_sm ? (double)g->clk_busy_sm : (double)g->clk_max_sm;
+	double c = busy_mhz > 0 ? in.sm_mhz / busy_mhz : 1;
+	*clock_share = c > 1 ? 1 : c < 0.01 ? 0.01 : c;
+	/* Contexts are time-sliced: while the others run, pid gets half the GPU. */
+	*sm_share = 1.0 - others_busy(d, &now, pid) / 2.0;
+	*h2d_bytes_per_s = pcie_lane_bps(in.pcie_gen) * (in.pcie_width ? in.pcie_width : 1);
+	return sim_leave(NVML_SUCCESS);
+}
