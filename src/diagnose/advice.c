@@ -223,6 +223,16 @@ static const advice_entry advice[] = {
      "Record again: the report's step line shows p50 and p90 near the mean step time and no "
      "step-bursts finding.",
      NULL, NULL},
+    {"host-contention",
+     "Other processes, not the job, load the host's CPUs (or its storage) while the GPU waits: "
+     "the note names the busiest. Move them elsewhere or stop them; run the job where the cores "
+     "are free (a dedicated node, a Slurm allocation with --exclusive or enough --cpus-per-task); "
+     "or pin the job's data path to cores of its own (taskset, numactl --physcpubind, cgroup "
+     "cpusets) so the neighbours cannot take them. More DataLoader workers do not help while the "
+     "cores are taken.",
+     VERIFY_COMPARE "with the other load gone, GPU idle share and step time down; cpu.busy.max "
+                    "no longer saturated during the gaps.",
+     NULL, NULL},
     {"low-utilization",
      "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
      "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "

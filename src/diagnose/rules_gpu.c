@@ -789,10 +789,16 @@ void rule_low_utilization(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->njob == 0 || c->to - c->from < th->min_samples)
 		return;
-	static const char *const explains[] = {
-	    "not-on-gpu", "data-starved", "sync-wait",
-	    "imbalance",  "all-on-gpu0",  "memory-full-compute-idle",
-	    "contention", "gpu-fault",    "oom"};
+	static const char *const explains[] = {"not-on-gpu",
+	                                       "data-starved",
+	                                       "sync-wait",
+	                                       "host-contention",
+	                                       "imbalance",
+	                                       "all-on-gpu0",
+	                                       "memory-full-compute-idle",
+	                                       "contention",
+	                                       "gpu-fault",
+	                                       "oom"};
 	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
 		if (dx_has(c, explains[i]))
 			return;

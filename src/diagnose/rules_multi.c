@@ -271,8 +271,18 @@ void rule_sync_wait(diag_ctx *c)
 		if (c->job[g] &&
 		    (isnan(G[g].util_mean) || G[g].util_mean <= th->imbalance_idle_pct))
 			return;
+	/* All ranks starved for data wait together, not for one of them: only a
+	 * straggler in SM activity (which spinning collectives do not fake) tells
+	 * sync-wait apart then. */
+	uint64_t jobm = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g])
+			jobm |= 1ULL << g;
+	const diag_finding *ds = diag_find(c->res, "data-starved");
+	bool starved = ds && (ds->gpus & jobm) == jobm;
 	sync_case sc;
-	if (!sync_by(c, W_SM, &sc) && !sync_by(c, W_UTIL, &sc) && !sync_by(c, W_POWER, &sc))
+	if (!sync_by(c, W_SM, &sc) &&
+	    (starved || (!sync_by(c, W_UTIL, &sc) && !sync_by(c, W_POWER, &sc))))
 		return;
 	int strag = sc.strag, nothers = sc.nothers, episodes = sc.episodes;
 	uint64_t others = sc.others;

@@ -129,7 +129,8 @@ int recorder_open(const recorder_opts *o, recorder **out)
 	r->start = gw_wall_s();
 	write_static(r);
 	store_flush(r->st);
-	sampler_opts so = {.interval_ns = o->interval_ns, .gpu = o->gpu, .cb = on_snapshot, .arg = r};
+	sampler_opts so = {.interval_ns = o->interval_ns, .gpu = o->gpu, .cb = on_snapshot, .arg = r,
+			   .host_top = true};
 	r->smp = sampler_new(&so);
 	if (!r->smp) {
 		store_close(r->st);

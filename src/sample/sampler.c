@@ -10,6 +10,7 @@
 #include "host/host_kmsg.h"
 #include "host/pidbrief.h"
 #include "gpu/xid.h"
+#include "sample/hosttop.h"
 #include "util/timeutil.h"
 
 #define SAMPLER_MAX_GPU_PROCS 512
@@ -34,6 +35,8 @@ struct sampler {
 	 * same error is not recorded twice. */
 	long xid_v[GPU_MAX];
 	double xid_t[GPU_MAX];
+	hosttop *top; /* NULL unless o.host_top */
+	int64_t top_ns;
 };
 
 /* An Xid the kernel log and NVML both report arrives within this many seconds. */
@@ -63,6 +66,8 @@ sampler *sampler_new(const sampler_opts *o)
 	pthread_cond_init(&s->cv, NULL);
 	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
 	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
+	if (o->host_top)
+		s->top = hosttop_new(s->proc_root);
 	if (!s->hs || !s->was_lost || !s->gp) {
 		sampler_free(s);
 		return NULL;
@@ -267,6 +272,41 @@ static void kmsg_part(sampler *s)
 	}
 }
 
+/*
+ * The busiest host processes outside the followed tree, as host-only
+ * process records (gpu -1, not in the tree): the foreign load a data loader
+ * competes with. Once a second at most: a scan reads every /proc/PID/stat.
+ */
+static void top_part(sampler *s)
+{
+	if (!s->top)
+		return;
+	snapshot *sn = &s->snap;
+	if (s->top_ns && sn->t_mono_ns - s->top_ns < SAMPLER_HOST_TOP_PERIOD_NS * 9 / 10)
+		return;
+	s->top_ns = sn->t_mono_ns;
+	hosttop_entry e[SAMPLER_HOST_TOP + 16];
+	int n = hosttop_scan(s->top, sn->t_mono_ns, e, SAMPLER_HOST_TOP + 16,
+			     SAMPLER_HOST_TOP_MIN_PCT);
+	int kept = 0;
+	for (int i = 0; i < n && kept < SAMPLER_HOST_TOP; i++) {
+		if (host_sample_find_proc(&s->hsamp, (int)e[i].pid) >= 0)
+			continue; /* the job's own: recorded as a tree process */
+		tl_proc *p = snapshot_add_proc(sn);
+		p->pid = e[i].pid;
+		p->ppid = e[i].ppid;
+		p->gpu = -1;
+		p->in_tree = false;
+		p->alive = true;
+		p->cpu_pct = e[i].cpu_pct;
+		host_pid_brief b;
+		host_pid_brief_read(s->proc_root, p->pid, &b);
+		snprintf(p->user, sizeof p->user, "%.31s", b.user);
+		snprintf(p->cmd, sizeof p->cmd, "%.127s", b.cmd[0] ? b.cmd : e[i].comm);
+		kept++;
+	}
+}
+
 static void tree_part(sampler *s)
 {
 	snapshot *sn = &s->snap;
@@ -303,6 +343,7 @@ const snapshot *sampler_tick(sampler *s)
 	host_summary(s);
 	gpu_part(s);
 	tree_part(s);
+	top_part(s);
 	kmsg_part(s);
 	s->ticks++;
 	return sn;
@@ -377,6 +418,7 @@ void sampler_free(sampler *s)
 	if (s->hs)
 		host_sampler_free(s->hs);
 	snapshot_free(&s->snap);
+	hosttop_free(s->top);
 	free(s->was_lost);
 	free(s->gp);
 	pthread_mutex_destroy(&s->mu);
