@@ -91,69 +91,6 @@ static double power_cv(const diag_ctx *c, int g)
 	return n > 1 ? sqrt(ss / (n - 1)) / m : NAN;
 }
 
-typedef struct {
-	int total;     /* tree processes that used CPU */
-	int saturated; /* of which saturated most of the window */
-	double top_cpu;
-	unsigned top_pid;
-	int loaders, loaders_saturated; /* those without a GPU context: data-loader workers */
-} worker_stats;
-
-/* Does pid of the tree hold a GPU context at some sample? */
-static bool on_gpu(const timeline *tl, unsigned pid)
-{
-	for (int i = 0; i < tl->nprocs; i++)
-		if (tl->procs[i].pid == pid && tl->procs[i].in_tree && tl->procs[i].gpu >= 0)
-			return true;
-	return false;
-}
-
-/* Tree processes at or above a saturated core for most of their samples. */
-static void tree_workers(const diag_ctx *c, worker_stats *w)
-{
-	const timeline *tl = c->tl;
-	memset(w, 0, sizeof *w);
-	/* Distinct PIDs: the records are per sample, so group them. */
-	int cap = tl->nprocs ? tl->nprocs : 1, n = 0;
-	struct agg {
-		unsigned pid;
-		int k, hot;
-		double sum;
-	} *a = calloc((size_t)cap, sizeof *a);
-	if (!a)
-		abort();
-	for (int i = 0; i < tl->nprocs; i++) {
-		const tl_proc *p = &tl->procs[i];
-		if (!p->in_tree || isnan(p->cpu_pct) || p->s < c->from || p->s >= c->to)
-			continue;
-		int j = 0;
-		while (j < n && a[j].pid != p->pid)
-			j++;
-		if (j == n)
-			a[n++].pid = p->pid;
-		a[j].k++;
-		a[j].sum += p->cpu_pct;
-		a[j].hot += p->cpu_pct >= c->th->core_saturated_pct;
-	}
-	for (int j = 0; j < n; j++) {
-		double mean = a[j].sum / a[j].k;
-		if (mean < 10) /* idle helpers (the launcher shell) do not count */
-			continue;
-		w->total++;
-		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share;
-		w->saturated += sat;
-		if (!on_gpu(tl, a[j].pid)) {
-			w->loaders++;
-			w->loaders_saturated += sat;
-		}
-		if (mean > w->top_cpu) {
-			w->top_cpu = mean;
-			w->top_pid = a[j].pid;
-		}
-	}
-	free(a);
-}
-
 /* ---- foreign processes: the busiest host processes outside the job ---- */
 
 typedef struct {
@@ -208,6 +145,78 @@ static int foreign_procs(const diag_ctx *c, foreign_proc **out, double *total)
 	qsort(f, (size_t)n, sizeof *f, cmp_foreign);
 	*out = f;
 	return n;
+}
+
+typedef struct {
+	int total;     /* tree processes that used CPU */
+	int saturated; /* of which saturated most of the window */
+	double top_cpu;
+	unsigned top_pid;
+	int loaders, loaders_saturated; /* those without a GPU context: data-loader workers */
+	double fair; /* the busiest foreign process's mean CPU, 0 when none recorded */
+} worker_stats;
+
+/* Does pid of the tree hold a GPU context at some sample? */
+static bool on_gpu(const timeline *tl, unsigned pid)
+{
+	for (int i = 0; i < tl->nprocs; i++)
+		if (tl->procs[i].pid == pid && tl->procs[i].in_tree && tl->procs[i].gpu >= 0)
+			return true;
+	return false;
+}
+
+/* Tree processes at or above a saturated core for most of their samples. */
+static void tree_workers(const diag_ctx *c, worker_stats *w)
+{
+	const timeline *tl = c->tl;
+	memset(w, 0, sizeof *w);
+	/* Distinct PIDs: the records are per sample, so group them. */
+	int cap = tl->nprocs ? tl->nprocs : 1, n = 0;
+	struct agg {
+		unsigned pid;
+		int k, hot;
+		double sum;
+	} *a = calloc((size_t)cap, sizeof *a);
+	if (!a)
+		abort();
+	for (int i = 0; i < tl->nprocs; i++) {
+		const tl_proc *p = &tl->procs[i];
+		if (!p->in_tree || isnan(p->cpu_pct) || p->s < c->from || p->s >= c->to)
+			continue;
+		int j = 0;
+		while (j < n && a[j].pid != p->pid)
+			j++;
+		if (j == n)
+			a[n++].pid = p->pid;
+		a[j].k++;
+		a[j].sum += p->cpu_pct;
+		a[j].hot += p->cpu_pct >= c->th->core_saturated_pct;
+	}
+	/* On a host other processes load, a CPU-bound worker gets only its share
+	 * of a core: as much as the busiest foreign process (a hog) gets. */
+	foreign_proc *fp;
+	double ftotal;
+	int nf = foreign_procs(c, &fp, &ftotal);
+	w->fair = nf ? fp[0].cpu : 0;
+	free(fp);
+	for (int j = 0; j < n; j++) {
+		double mean = a[j].sum / a[j].k;
+		if (mean < 10) /* idle helpers (the launcher shell) do not count */
+			continue;
+		w->total++;
+		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share ||
+		           (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2);
+		w->saturated += sat;
+		if (!on_gpu(tl, a[j].pid)) {
+			w->loaders++;
+			w->loaders_saturated += sat;
+		}
+		if (mean > w->top_cpu) {
+			w->top_cpu = mean;
+			w->top_pid = a[j].pid;
+		}
+	}
+	free(a);
 }
 
 /* host-contention: the GPU waits while other processes, not the job, load the host. */
@@ -442,7 +451,8 @@ void rule_data_starved(diag_ctx *c)
 	bool followed = c->tl->have_root;
 	double job_cpu = followed ? host_mean_mask(c, HM_TREE_CPU, cond) : NAN;
 	double job_read = followed ? host_mean_mask(c, HM_TREE_READ, cond) : NAN;
-	bool cpu_mine = !followed || isnan(job_cpu) || job_cpu >= th->job_cpu_pct;
+	bool cpu_mine = !followed || isnan(job_cpu) || job_cpu >= th->job_cpu_pct ||
+	                (w.fair > 0 && w.top_cpu >= w.fair / 2);
 	bool io_mine = !followed || isnan(job_read) || job_read >= MIB;
 	bool cpu_foreign = cpu_cause && !cpu_mine && !worker_cause;
 	bool io_foreign = (io_cause || disk_cause) && !io_mine;

@@ -99,6 +99,18 @@ static void test_noisy_neighbour(void **state)
 	expect_none(&r, "host-contention");
 	diag_result_free(&r);
 
+	/* A loader getting 40 % of a core where a hog gets 60 %: CPU-bound on a shared host,
+	 * still the job's own data path. */
+	timeline *sh = fx_healthy();
+	idle_gpu_busy_host(sh);
+	set_tree(sh, 40, 40);
+	foreign_hog(sh, 779, 60);
+	fx_run(sh, &r);
+	expect(&r, "data-starved", DIAG_WARN);
+	expect_none(&r, "host-contention");
+	diag_result_free(&r);
+	tl_free(sh);
+
 	/* iowait from someone else's I/O: the job reads nothing. */
 	timeline *io = fx_healthy();
 	idle_gpu_busy_host(io);
