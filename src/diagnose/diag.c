@@ -771,9 +771,12 @@ void diag_step_quality(const timeline *tl, const diag_thresholds *th, diag_step_
 		}
 		st->burst_share = (double)k / n;
 		/* Bursts, not a sub-millisecond loop: most intervals tiny while
-		 * the steps take far longer on average. */
-		st->bursty =
-		    n >= 4 && st->burst_share >= th->step_burst_share && sum / n >= 5 * gap;
+		 * the steps take far longer on average, or every step line arriving
+		 * within a sliver of a run that lasted far longer (one flush at exit). */
+		double span = tl->steps[tl->nsteps - 1].t - tl->steps[0].t;
+		bool sliver = tl->duration >= 1 && span < 0.1 * tl->duration;
+		st->bursty = n >= 4 && st->burst_share >= th->step_burst_share &&
+		             (sum / n >= 5 * gap || sliver);
 	}
 	free(d);
 }

@@ -58,8 +58,16 @@ static void test_step_bursts(void **state)
 	assert_null(diag_find(&r, "step-bursts"));
 	diag_result_free(&r);
 	steps_every(tl, 0.0002, 500, 0);
+	tl->duration = 0.2; /* the loop is the whole run */
 	fx_run(tl, &r);
 	assert_false(r.steps.bursty);
+	diag_result_free(&r);
+	/* ... unless those lines all came in the last sliver of a two-minute run (one flush). */
+	tl->duration = 120;
+	fx_run(tl, &r);
+	assert_true(r.steps.bursty);
+	assert_float_equal(fx_ev(diag_find(&r, "step-bursts"), "steps", "run time per step")->value,
+	                   120.0 / 500, EPS);
 	diag_result_free(&r);
 	tl_free(tl);
 }
