@@ -174,7 +174,7 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 	int cap = tl->nprocs ? tl->nprocs : 1, n = 0;
 	struct agg {
 		unsigned pid;
-		int k, hot;
+		int k, hot, known, runnable;
 		double sum;
 	} *a = calloc((size_t)cap, sizeof *a);
 	if (!a)
@@ -191,6 +191,8 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		a[j].k++;
 		a[j].sum += p->cpu_pct;
 		a[j].hot += p->cpu_pct >= c->th->core_saturated_pct;
+		a[j].known += p->state != 0;
+		a[j].runnable += p->state == 'R';
 	}
 	/* On a host other processes load, a CPU-bound worker gets only its share
 	 * of a core: as much as the busiest foreign process (a hog) gets. */
@@ -204,7 +206,12 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		if (mean < 10) /* idle helpers (the launcher shell) do not count */
 			continue;
 		w->total++;
+		/* Saturated: at a full core most of the time; or, on a host that
+		 * others load, runnable (state R) whenever sampled (it waits for
+		 * nothing but a CPU) or getting as much as the busiest hog. */
+		double ready = a[j].known ? (double)a[j].runnable / a[j].known : NAN;
 		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share ||
+		           (!isnan(ready) && ready >= c->th->runnable_share) ||
 		           (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2);
 		w->saturated += sat;
 		if (!on_gpu(tl, a[j].pid)) {
@@ -451,8 +458,8 @@ void rule_data_starved(diag_ctx *c)
 	bool followed = c->tl->have_root;
 	double job_cpu = followed ? host_mean_mask(c, HM_TREE_CPU, cond) : NAN;
 	double job_read = followed ? host_mean_mask(c, HM_TREE_READ, cond) : NAN;
-	bool cpu_mine = !followed || isnan(job_cpu) || job_cpu >= th->job_cpu_pct ||
-	                (w.fair > 0 && w.top_cpu >= w.fair / 2);
+	bool cpu_mine =
+	    !followed || isnan(job_cpu) || job_cpu >= th->job_cpu_pct || w.saturated > 0;
 	bool io_mine = !followed || isnan(job_read) || job_read >= MIB;
 	bool cpu_foreign = cpu_cause && !cpu_mine && !worker_cause;
 	bool io_foreign = (io_cause || disk_cause) && !io_mine;

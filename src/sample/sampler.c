@@ -175,6 +175,7 @@ static void fill_from_host(tl_proc *p, const host_proc *hp)
 	p->alive = true;
 	p->cpu_pct = val(&hp->v[HOST_PROC_CPU]);
 	p->rss_mib = mib(&hp->v[HOST_PROC_RSS]);
+	p->state = hp->state;
 	snprintf(p->user, sizeof p->user, "%.31s", hp->user);
 	snprintf(p->cmd, sizeof p->cmd, "%.127s",
 		 hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);

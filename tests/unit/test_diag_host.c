@@ -111,6 +111,24 @@ static void test_noisy_neighbour(void **state)
 	diag_result_free(&r);
 	tl_free(sh);
 
+	/* A loader at 20 % of a core next to a two-core hog, but runnable whenever sampled:
+	 * it waits for nothing but a CPU, so it is CPU-bound. */
+	sh = fx_healthy();
+	idle_gpu_busy_host(sh);
+	set_tree(sh, 20, 20);
+	foreign_hog(sh, 780, 195);
+	fx_run(sh, &r);
+	expect(&r, "host-contention", DIAG_WARN); /* sleeping (state unknown): not its own */
+	diag_result_free(&r);
+	for (int i = 0; i < sh->nprocs; i++)
+		if (sh->procs[i].in_tree)
+			sh->procs[i].state = 'R';
+	fx_run(sh, &r);
+	expect(&r, "data-starved", DIAG_WARN);
+	expect_none(&r, "host-contention");
+	diag_result_free(&r);
+	tl_free(sh);
+
 	/* iowait from someone else's I/O: the job reads nothing. */
 	timeline *io = fx_healthy();
 	idle_gpu_busy_host(io);
