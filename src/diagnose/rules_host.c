@@ -203,15 +203,17 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 	free(fp);
 	for (int j = 0; j < n; j++) {
 		double mean = a[j].sum / a[j].k;
-		if (mean < 10) /* idle helpers (the launcher shell) do not count */
+		double ready = a[j].known ? (double)a[j].runnable / a[j].known : NAN;
+		bool runnable = !isnan(ready) && ready >= c->th->runnable_share;
+		/* Idle helpers (the launcher shell) do not count; a process runnable
+		 * whenever sampled does, however little CPU a crowded host gives it. */
+		if (mean < 10 && !runnable)
 			continue;
 		w->total++;
 		/* Saturated: at a full core most of the time; or, on a host that
 		 * others load, runnable (state R) whenever sampled (it waits for
 		 * nothing but a CPU) or getting as much as the busiest hog. */
-		double ready = a[j].known ? (double)a[j].runnable / a[j].known : NAN;
-		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share ||
-		           (!isnan(ready) && ready >= c->th->runnable_share) ||
+		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share || runnable ||
 		           (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2);
 		w->saturated += sat;
 		if (!on_gpu(tl, a[j].pid)) {
@@ -382,7 +384,10 @@ void rule_data_starved(diag_ctx *c)
 	 */
 	bool *gap = dx_mask_new(c);
 	int ngap = 0;
-	for (int s = c->from; s < c->to && !waiting; s++) {
+	/* The window's first and last samples straddle the start and the end of
+	 * the work: partly idle by nature, not gaps. */
+	int edge = c->to - c->from > th->min_samples + 2 ? 1 : 0;
+	for (int s = c->from + edge; s < c->to - edge && !waiting; s++) {
 		int present = 0, idle = 0;
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g])

@@ -154,7 +154,10 @@ expect() {
 	local got top
 	got=$(findings "$name")
 	top=$(printf '%s\n' "$got" | head -1 | cut -d' ' -f2)
-	[ "$top" = "$want" ] || fail "$name: expected top finding '$want', got: $(echo $got)"
+	if [ "$top" != "$want" ]; then
+		"$GPUWHY" report "$T/$name.gpuwhy" | sed -n '1,/^GPUs:/p' >&2
+		fail "$name: expected top finding '$want', got: $(echo $got)"
+	fi
 	printf '%s\n' "$got" | grep '^error ' | grep -vqx "error $want" &&
 		fail "$name: a wrong error-level finding: $(echo $got)"
 	for no in "$@"; do
