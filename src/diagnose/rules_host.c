@@ -153,7 +153,8 @@ typedef struct {
 	double top_cpu;
 	unsigned top_pid;
 	int loaders, loaders_saturated; /* those without a GPU context: data-loader workers */
-	double fair; /* the busiest foreign process's mean CPU, 0 when none recorded */
+	double fair;       /* the busiest foreign process's mean CPU, 0 when none recorded */
+	double loader_cpu; /* the loaders' summed mean CPU, % of one core */
 } worker_stats;
 
 /* Does pid of the tree hold a GPU context at some sample? */
@@ -205,6 +206,13 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		double mean = a[j].sum / a[j].k;
 		double ready = a[j].known ? (double)a[j].runnable / a[j].known : NAN;
 		bool runnable = !isnan(ready) && ready >= c->th->runnable_share;
+		bool loader = !on_gpu(tl, a[j].pid);
+		/* Loaders that hardly work still count against those that are
+		 * saturated: one busy process among many idle ones is not the data path. */
+		if (loader && (mean >= 1 || runnable)) {
+			w->loaders++;
+			w->loader_cpu += mean;
+		}
 		/* Idle helpers (the launcher shell) do not count; a process runnable
 		 * whenever sampled does, however little CPU a crowded host gives it. */
 		if (mean < 10 && !runnable)
@@ -216,10 +224,8 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share || runnable ||
 		           (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2);
 		w->saturated += sat;
-		if (!on_gpu(tl, a[j].pid)) {
-			w->loaders++;
+		if (loader)
 			w->loaders_saturated += sat;
-		}
 		if (mean > w->top_cpu) {
 			w->top_cpu = mean;
 			w->top_pid = a[j].pid;
@@ -311,8 +317,7 @@ static uint64_t ranks_waiting_for_data(const diag_ctx *c, const worker_stats *w)
 	if (!loaders_bound) {
 		double sat = tl_share(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to, tl_pred_ge,
 		                      th->core_saturated_pct);
-		double job = tl_mean(c->tl->h[HM_TREE_CPU], c->from, c->to);
-		loaders_bound = sat >= th->saturated_share && job >= th->job_cpu_pct;
+		loaders_bound = sat >= th->saturated_share && w->loader_cpu >= th->job_cpu_pct;
 	}
 	if (!loaders_bound)
 		return 0;
@@ -500,7 +505,7 @@ void rule_data_starved(diag_ctx *c)
 		snprintf(why, sizeof why,
 		         "the job's %d data-loader workers use %.0f %% of a core on "
 		         "a saturated host",
-		         w.loaders, job_cpu);
+		         w.loaders, w.loader_cpu);
 	else if (cpu_cause && core >= 0)
 		snprintf(why, sizeof why, "core %d is at %.0f %%", core, core_mean);
 	else if (cpu_cause)

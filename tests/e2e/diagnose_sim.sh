@@ -78,9 +78,9 @@ bg full rec full h100x1 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40 --mem-m
 # (utilization reads busy), their power draw gives them away ...
 bg sync_pcie rec sync_pcie a100x4-pcie -- --ranks 4 --workers 1 --cpu-ms 5 --gpu-ms 40 \
 	--straggler 0 --straggler-ms 60 --steps 30
-# ... also when the shortfall is small but steady (no GPM: power only, 17 %) ...
-bg sync_steady rec sync_steady a100x4-pcie -- --ranks 4 --workers 1 --cpu-ms 5 --gpu-ms 40 \
-	--straggler 0 --straggler-ms 30 --steps 70
+# ... also when the shortfall is small but steady (no GPM: power only, 18 %) ...
+bg sync_steady rec sync_steady a100x4-pcie -- --ranks 4 --workers 2 --cpu-ms 1 --gpu-ms 80 \
+	--straggler 0 --straggler-ms 60 --steps 50
 # ... and over NVLink SM activity shows the straggler.
 bg sync_nvl rec sync_nvl h100x8-nvlink -- --ranks 4 --workers 1 --cpu-ms 5 --gpu-ms 40 \
 	--straggler 0 --straggler-ms 60 --steps 30
