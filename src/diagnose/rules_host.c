@@ -325,9 +325,13 @@ static uint64_t ranks_waiting_for_data(const diag_ctx *c, const worker_stats *w)
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
-		double sm = c->res->gpu[g].sm_active_mean, idle = dx_idle_pct(c, g);
+		const diag_gpu_summary *G = &c->res->gpu[g];
+		double sm = G->sm_active_mean, idle = dx_idle_pct(c, g);
+		/* Without GPM a spinning collective shows as busy at low power. */
+		double pw = G->power_limit > 0 ? G->power_mean / G->power_limit : NAN;
 		bool waits = (!isnan(sm) && sm <= th->launch_sm_active_pct) ||
-		             (!isnan(idle) && idle >= th->starved_idle_pct);
+		             (!isnan(idle) && idle >= th->starved_idle_pct) ||
+		             (isnan(sm) && !isnan(pw) && pw <= th->launch_power_ratio);
 		if (!waits)
 			return 0;
 		m |= 1ULL << g;

@@ -11,6 +11,18 @@
 
 #include "diagnose/diag_int.h"
 
+/* GPU g works in recurring bursts (it takes part in every step and waits in
+ * between) rather than staying unused. */
+static bool works_in_bursts(const diag_ctx *c, int g)
+{
+	bool *m = dx_mask_new(c);
+	for (int s = c->from; s < c->to; s++)
+		m[s] = c->act[g] && c->act[g][s] > c->th->idle_util_pct;
+	int runs = dx_runs(c, m);
+	free(m);
+	return runs >= c->th->sync_min_episodes;
+}
+
 void rule_imbalance(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -33,7 +45,8 @@ void rule_imbalance(diag_ctx *c)
 				busy |= 1ULL << g;
 				if (top < 0 || G[g].util_mean > G[top].util_mean)
 					top = g;
-			} else if (G[g].util_mean <= th->imbalance_idle_pct) {
+			} else if (G[g].util_mean <= th->imbalance_idle_pct &&
+			           !works_in_bursts(c, g)) {
 				idle |= 1ULL << g;
 				isum += G[g].util_mean;
 				ni++;

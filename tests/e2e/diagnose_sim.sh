@@ -48,7 +48,7 @@ cmdrec() {
 # A job printing its step lines through a block-buffered pipe (python's stdout), beside a
 # training loop on the GPU whose own output is discarded.
 buffered_job() {
-	"$GPUWHY" sim train --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 60 >/dev/null 2>&1 &
+	"$GPUWHY" sim train --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 60 >/dev/null 2>&1 &
 	python3 -c '
 import time
 for i in range(1500):
@@ -68,21 +68,23 @@ inference_job() {
 }
 
 # --- the cases (name=expected top finding, in the README's confusion matrix) ---
-bg healthy rec healthy h100x1 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40
+# Jobs without a data path (--workers 0 --cpu-ms 0) keep their cause however loaded the host
+# is; the data-path cases make theirs far larger than any slowdown a busy host adds.
+bg healthy rec healthy h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
 bg starved rec starved h100x1 -- --workers 1 --cpu-ms 100 --gpu-ms 40 --steps 30
 bg cheap rec cheap h100x1 -- --workers 1 --cpu-ms 5 --gpu-ms 40 --steps 30
-bg tiny rec tiny h100x1 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --kernel-us 5 --steps 40
-bg oom rec oom h100x1 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40 --oom-at 20
-bg full rec full h100x1 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40 --mem-mib 79000
+bg tiny rec tiny h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --kernel-us 5 --steps 40
+bg oom rec oom h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40 --oom-at 20
+bg full rec full h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40 --mem-mib 79000
 # sync-wait over PCIe: rank 0 is 60 ms slower each step; the waiters' all-reduce spins
 # (utilization reads busy), their power draw gives them away ...
-bg sync_pcie rec sync_pcie a100x4-pcie -- --ranks 4 --workers 1 --cpu-ms 5 --gpu-ms 40 \
+bg sync_pcie rec sync_pcie a100x4-pcie -- --ranks 4 --workers 0 --cpu-ms 0 --gpu-ms 40 \
 	--straggler 0 --straggler-ms 60 --steps 30
 # ... also when the shortfall is small but steady (no GPM: power only, 18 %) ...
-bg sync_steady rec sync_steady a100x4-pcie -- --ranks 4 --workers 2 --cpu-ms 1 --gpu-ms 80 \
+bg sync_steady rec sync_steady a100x4-pcie -- --ranks 4 --workers 0 --cpu-ms 0 --gpu-ms 80 \
 	--straggler 0 --straggler-ms 60 --steps 50
 # ... and over NVLink SM activity shows the straggler.
-bg sync_nvl rec sync_nvl h100x8-nvlink -- --ranks 4 --workers 1 --cpu-ms 5 --gpu-ms 40 \
+bg sync_nvl rec sync_nvl h100x8-nvlink -- --ranks 4 --workers 0 --cpu-ms 0 --gpu-ms 40 \
 	--straggler 0 --straggler-ms 60 --steps 30
 # Four ranks waiting for one data-loader worker each: starved, not launch-bound or sync-wait.
 bg mstarved rec mstarved h100x8-nvlink -- --ranks 4 --workers 1 --cpu-ms 100 --gpu-ms 40 \
@@ -90,32 +92,32 @@ bg mstarved rec mstarved h100x8-nvlink -- --ranks 4 --workers 1 --cpu-ms 100 --g
 bg mstarved_pcie rec mstarved_pcie a100x4-pcie -- --ranks 4 --workers 1 --cpu-ms 100 \
 	--gpu-ms 40 --steps 25
 # Two ranks of tiny kernels: launch-bound.
-bg mtiny rec mtiny h100x8-nvlink -- --ranks 2 --workers 2 --cpu-ms 5 --gpu-ms 50 --kernel-us 5 \
+bg mtiny rec mtiny h100x8-nvlink -- --ranks 2 --workers 0 --cpu-ms 0 --gpu-ms 50 --kernel-us 5 \
 	--steps 40
 # throttled: scenario time pinned inside the thermal episode (an error), then the power cap
 # at the default limit (info).
-bg hot rec hot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40
-bg capped rec capped rtx4090-throttle GPUWHY_SIM_TIME=90 -- --workers 2 --cpu-ms 5 --gpu-ms 50 \
+bg hot rec hot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
+bg capped rec capped rtx4090-throttle GPUWHY_SIM_TIME=90 -- --workers 0 --cpu-ms 0 --gpu-ms 50 \
 	--steps 40
 # A power limit set at half the default holds the clocks: power-capped.
-bg powercap rec powercap "$FIX/h100x1-capped.json" -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40
-bg pcie rec pcie a100x2-pcie-degraded -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40
-bg foreign rec foreign l4x2-foreign -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 40
-bg lost rec lost h100x1-lost -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 200
-bg xid rec xid "$FIX/h100x1-xid48.json" -- --workers 2 --cpu-ms 5 --gpu-ms 50 --steps 50
+bg powercap rec powercap "$FIX/h100x1-capped.json" -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
+bg pcie rec pcie a100x2-pcie-degraded -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
+bg foreign rec foreign l4x2-foreign -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
+bg lost rec lost h100x1-lost -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 200
+bg xid rec xid "$FIX/h100x1-xid48.json" -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 50
 bg cpu cmdrec cpu h100x1 bash -c 'for i in $(seq 15); do echo "step $i"; sleep 0.1; done'
 bg fullidle rec fullidle h100x1 -- --workers 1 --cpu-ms 100 --gpu-ms 20 --steps 25 --mem-mib 76000
 # The job in a container (its PID not ours, or not listed at all): GPU rules still run.
-bg chot rec chot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --hidden=pid --workers 2 --cpu-ms 5 \
+bg chot rec chot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --hidden=pid --workers 0 --cpu-ms 0 \
 	--gpu-ms 50 --steps 40
-bg cpcie rec cpcie a100x2-pcie-degraded -- --hidden=none --workers 2 --cpu-ms 5 --gpu-ms 50 \
+bg cpcie rec cpcie a100x2-pcie-degraded -- --hidden=none --workers 0 --cpu-ms 0 --gpu-ms 50 \
 	--steps 40
 # The whole machine recorded (no --pid) while someone else's job runs.
 bg mhot mrec mhot "$FIX/h100x1-hot.json" 3
 bg mpcie mrec mpcie "$FIX/h100x1-downtrained.json" 3
 bg membound mrec membound "$FIX/h100x1-membound.json" 3
 # Too little to judge, and nothing to judge.
-bg short rec short h100x1 -- --workers 1 --cpu-ms 5 --gpu-ms 50 --steps 2
+bg short rec short h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 2
 bg instant cmdrec instant h100x1 true
 bg idle mrec idle h100x1 2
 # Step lines in bursts.
