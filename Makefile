@@ -16,7 +16,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo's output is the story: the build goes to a log, shown only when it fails.
+demo: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@echo "building gpuwhy (log in $(BUILD)/build.log) ..."
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || \
+		{ tail -n 30 $(BUILD)/build.log; echo "build failed: see $(BUILD)/build.log"; exit 1; }
 	@scripts/demo $(BUILD)/gpuwhy
 
 # The whole suite, in the normal build and again under ASan+UBSan.

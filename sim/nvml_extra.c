@@ -113,6 +113,41 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsig
 }
 
 /*
+ * Per-process SM and memory shares over [a, b] of scenario time. Workloads
+ * whose kernels overlapped were time-sliced: their shares are scaled so that
+ * together they never exceed what the GPU was busy with.
+ */
+static void process_shares(const struct nvmlDevice_st *d, const sim_time *now, double a, double b,
+                           const proc_ent *e, int np, double *sm, double *mem)
+{
+	double fixed = 0, wl = 0;
+	for (int i = 0; i < np; i++) {
+		if (e[i].fp) {
+			sm[i] = e[i].fp->sm_util / 100.0;
+			mem[i] = 0.4 * sm[i];
+			fixed += sm[i];
+			continue;
+		}
+		double acc[SIM_ACC_N] = {0};
+		sim_wl_activity(e[i].wl->f, sim_mono_of(now, a), sim_mono_of(now, b), acc);
+		sm[i] = acc[SIM_ACC_BUSY] / (b - a);
+		mem[i] = acc[SIM_ACC_DRAM] / (b - a);
+		wl += sm[i];
+	}
+	double m[SIM_M_COUNT];
+	sim_window(d, now, a, b, m);
+	double room = m[SIM_M_UTIL] - fixed;
+	if (wl <= 0 || wl <= room)
+		return;
+	double k = room > 0 ? room / wl : 0;
+	for (int i = 0; i < np; i++)
+		if (!e[i].fp) {
+			sm[i] *= k;
+			mem[i] *= k;
+		}
+}
+
+/*
  * One sample per process that ran since lastSeenTimeStamp (at most the last
  * second): SM % is the share of that time its kernels were running.
  */
@@ -140,28 +175,25 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 		return sim_leave(NVML_ERROR_MEMORY);
 	}
 	int np = list_procs(d, &now, SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS, e, MAX_PROCS);
+	double *sm = malloc((size_t)(np ? np : 1) * 2 * sizeof *sm), *mem = sm + (np ? np : 1);
+	if (!sm) {
+		free(e);
+		free(s);
+		return sim_leave(NVML_ERROR_MEMORY);
+	}
+	process_shares(d, &now, a, te, e, np, sm, mem);
 	unsigned n = 0;
 	for (int i = 0; i < np; i++) {
-		double sm, mem;
-		if (e[i].fp) {
-			if (e[i].fp->sm_util <= 0)
-				continue; /* holds memory, runs nothing: no samples */
-			sm = e[i].fp->sm_util / 100.0;
-			mem = 0.4 * sm;
-		} else {
-			double acc[SIM_ACC_N] = {0};
-			sim_wl_activity(e[i].wl->f, sim_mono_of(&now, a), sim_mono_of(&now, te),
-			                acc);
-			sm = acc[SIM_ACC_BUSY] / (te - a);
-			mem = acc[SIM_ACC_DRAM] / (te - a);
-		}
+		if (e[i].fp && e[i].fp->sm_util <= 0)
+			continue; /* holds memory, runs nothing: no samples */
 		s[n++] = (nvmlProcessUtilizationSample_t){
 		    .pid = e[i].pid,
 		    .timeStamp = ts,
-		    .smUtil = (unsigned)lround(fmin(sm, 1.0) * 100),
-		    .memUtil = (unsigned)lround(fmin(mem, 1.0) * 100),
+		    .smUtil = (unsigned)lround(fmin(sm[i], 1.0) * 100),
+		    .memUtil = (unsigned)lround(fmin(mem[i], 1.0) * 100),
 		};
 	}
+	free(sm);
 	nvmlReturn_t rc = NVML_SUCCESS;
 	if (n == 0)
 		rc = NVML_ERROR_NOT_FOUND;

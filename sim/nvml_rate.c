@@ -18,8 +18,9 @@ static double pcie_lane_bps(unsigned gen)
 }
 
 /*
- * The share of the GPU busy with other work over the last second: the
- * scenario's own load (other tenants) plus other workload processes.
+ * How much other work wanted the GPU over the last second, in GPUs: the
+ * scenario's own load (other tenants) plus every other workload process's
+ * busy share (two GPU-bound neighbours make 2).
  */
 static double others_busy(const struct nvmlDevice_st *d, const sim_time *now, unsigned pid)
 {
@@ -35,7 +36,7 @@ static double others_busy(const struct nvmlDevice_st *d, const sim_time *now, un
 		if (sim_g.wl[i].gpu == (unsigned)d->index && sim_g.wl[i].pid != pid)
 			sim_wl_activity(sim_g.wl[i].f, now->mono - 1000000000LL, now->mono, acc);
 	busy += acc[SIM_ACC_BUSY];
-	return busy < 0 ? 0 : busy > 1 ? 1 : busy;
+	return busy < 0 ? 0 : busy;
 }
 
 nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid, double *clock_share,
@@ -54,8 +55,8 @@ nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid, double *cl
 	double busy_mhz = g->clk_busy_sm ? (double)g->clk_busy_sm : (double)g->clk_max_sm;
 	double c = busy_mhz > 0 ? in.sm_mhz / busy_mhz : 1;
 	*clock_share = c > 1 ? 1 : c < 0.01 ? 0.01 : c;
-	/* Contexts are time-sliced: while the others run, pid gets half the GPU. */
-	*sm_share = 1.0 - others_busy(d, &now, pid) / 2.0;
+	/* Contexts are time-sliced: next to others wanting u GPUs, pid gets 1 / (1 + u). */
+	*sm_share = 1.0 / (1.0 + others_busy(d, &now, pid));
 	*h2d_bytes_per_s = pcie_lane_bps(in.pcie_gen) * (in.pcie_width ? in.pcie_width : 1);
 	return sim_leave(NVML_SUCCESS);
 }

@@ -33,7 +33,8 @@ SIM_EXPORT const char *gpuwhySimLastError(void);
  * asks before and during each phase). *clock_share: the SM clock a kernel gets
  * now (throttling, power cap, thermal slowdown) over the GPU's unthrottled busy
  * clock; *sm_share: the part of the GPU left to pid by other work on it (the
- * scenario's own load and other workloads, time-sliced); *h2d_bytes_per_s: what
+ * scenario's own load and other workloads, time-sliced: 1 / (1 + what they
+ * want)); *h2d_bytes_per_s: what
  * the current PCIe link carries host to device. GPU_IS_LOST once it is off the bus.
  */
 SIM_EXPORT nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid,

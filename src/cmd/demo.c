@@ -1,7 +1,16 @@
-/* demo.c - `gpuwhy demo`: the whole loop on the simulated GPU in under a minute. */
+/*
+ * demo.c - `gpuwhy demo`: the whole loop on the simulated GPU in under a
+ * minute: record a data-starved job, diagnose it, apply the fix sized to
+ * this machine's free cores, compare, and check the claim against what the
+ * recordings measured (saying plainly when the machine did not let it hold).
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,27 +19,41 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "diagnose/diag.h"
 #include "gpu/loader.h"
+#include "sample/timeline.h"
 #include "util/err.h"
+#include "util/timeutil.h"
+
+/* The job: each batch costs DEMO_CPU_MS of one core, each step DEMO_GPU_MS of GPU. */
+#define DEMO_CPU_MS 60
+#define DEMO_GPU_MS 20
+#define DEMO_STEPS "40"
+#define DEMO_MAX_WORKERS 4
+/* A fix worth the name makes the median step this much faster. */
+#define DEMO_MIN_SPEEDUP 1.25
 
 static void usage(FILE *out)
 {
 	fputs("usage: gpuwhy demo [--dir DIR]\n"
 	      "\n"
 	      "Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
-	      "GPU waits for the CPU), records the same job with four workers, and compares\n"
-	      "the two, on the simulated GPU (scenario h100x1, or the one given with --sim).\n"
-	      "Recordings and an HTML report are kept in DIR (default: a new directory\n"
-	      "under /tmp).\n",
+	      "GPU waits for the CPU), records the same job with as many workers as this\n"
+	      "machine has free cores (2 to 4), compares the two and checks that the fix\n"
+	      "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
+	      "with --sim). Recordings, the jobs' output and an HTML report are kept in DIR\n"
+	      "(default: a new directory under /tmp).\n"
+	      "\n"
+	      "Exit codes: 0 the fix worked, 1 it did not on this machine (the reason is\n"
+	      "printed), 3 a step of the demo could not run.\n",
 	      out);
 }
 
 static char demo_exe[PATH_MAX];
 
-/* Run our own binary with args; returns its exit status. */
-static int self(const char *const *args)
+/* Run our own binary with args (stdout to `out` when given); returns its exit status. */
+static int self(const char *const *args, const char *out)
 {
-	const char *exe = demo_exe;
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
@@ -39,11 +62,16 @@ static int self(const char *const *args)
 	if (pid == 0) {
 		const char *argv[32];
 		int k = 0;
-		argv[k++] = exe;
+		argv[k++] = demo_exe;
 		for (int i = 0; args[i] && k < 31; i++)
 			argv[k++] = args[i];
 		argv[k] = NULL;
-		execv(exe, (char *const *)argv);
+		if (out) {
+			int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				dup2(fd, STDOUT_FILENO);
+		}
+		execv(demo_exe, (char *const *)argv);
 		_exit(127);
 	}
 	int st;
@@ -52,23 +80,181 @@ static int self(const char *const *args)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void banner(const char *text)
+static void banner(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void banner(const char *fmt, ...)
 {
-	printf("\n\033[1m== %s\033[0m\n\n", text);
+	bool tty = isatty(STDOUT_FILENO);
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(tty ? "\n\033[1m== " : "\n== ", stdout);
+	vprintf(fmt, ap);
+	fputs(tty ? "\033[0m\n\n" : "\n\n", stdout);
+	va_end(ap);
+}
+
+/* ---- the machine ---- */
+
+typedef struct {
+	long ncpu;
+	double free; /* cores idle over the last half second */
+} demo_cpus;
+
+/* Busy and total jiffies of all CPUs from /proc/stat's first line. */
+static int cpu_jiffies(unsigned long long *busy, unsigned long long *total)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	unsigned long long v[8] = {0};
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+	               &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return -1;
+	*total = 0;
+	for (int i = 0; i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - v[4]; /* idle and iowait are free for a worker */
+	return 0;
+}
+
+static void measure_cpus(demo_cpus *c)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	c->ncpu = n > 0 ? n : 1;
+	c->free = (double)c->ncpu;
+	unsigned long long b0, t0, b1, t1;
+	if (cpu_jiffies(&b0, &t0) != 0)
+		return;
+	gw_sleep_until_ns(gw_mono_ns() + 500000000LL);
+	if (cpu_jiffies(&b1, &t1) != 0 || t1 <= t0)
+		return;
+	double busy = (double)(b1 - b0) / (double)(t1 - t0);
+	c->free = (1.0 - busy) * (double)c->ncpu;
+}
+
+/* Workers for the fix: what the free cores can run at once, at least one more than before. */
+static int choose_workers(const demo_cpus *c)
+{
+	int w = (int)floor(c->free + 0.25);
+	return w < 2 ? 2 : w > DEMO_MAX_WORKERS ? DEMO_MAX_WORKERS : w;
+}
+
+/* The best the fix can do: batches come W times as fast until the GPU phase bounds the step. */
+static double ideal_speedup(int workers)
+{
+	return DEMO_CPU_MS / fmax(DEMO_GPU_MS, (double)DEMO_CPU_MS / workers);
+}
+
+/* ---- the runs ---- */
+
+static int record_job(const char *rec, const char *log, int workers)
+{
+	char w[16], cpu[16], gpu[16];
+	snprintf(w, sizeof w, "%d", workers);
+	snprintf(cpu, sizeof cpu, "%d", DEMO_CPU_MS);
+	snprintf(gpu, sizeof gpu, "%d", DEMO_GPU_MS);
+	const char *a[] = {"run",    "-o",       rec,     "-i",        "200ms",    "--",
+	                   demo_exe, "sim",      "train", "--workers", w,          "--cpu-ms",
+	                   cpu,      "--gpu-ms", gpu,     "--steps",   DEMO_STEPS, NULL};
+	printf("(the job's step lines go to %s)\n", log);
+	return self(a, log);
+}
+
+/* Where a recording's CPUs went: the job's process tree, and everything else. */
+static void cpu_split(const timeline *tl, const demo_cpus *c, double *job, double *others)
+{
+	double tree = tl_wmean(tl, tl->h[HM_TREE_CPU], 0, tl->n) / 100.0;
+	double all = tl_wmean(tl, tl->h[HM_CPU_BUSY_AVG], 0, tl->n) / 100.0 * (double)c->ncpu;
+	*job = tree;
+	*others = isnan(all) || isnan(tree) ? NAN : fmax(0, all - tree);
+}
+
+/* Say whether the fix held, from the same comparison `gpuwhy compare` printed. */
+static int judge(const diag_comparison *cmp, const timeline *cand, int workers, const demo_cpus *c)
+{
+	double a = cmp->mean.base * 1000, b = cmp->mean.cand * 1000;
+	double speedup = a / b, ideal = ideal_speedup(workers), job, others;
+	cpu_split(cand, c, &job, &others);
+	printf("Mean step: %.0f ms with 1 worker, %.0f ms with %d: %.2fx as fast "
+	       "(at best %.1fx: the GPU phase takes %d ms).\n",
+	       a, b, workers, speedup, ideal, DEMO_GPU_MS);
+	char busy[96] = "the CPUs were busy";
+	if (!isnan(others))
+		snprintf(busy, sizeof busy, "other processes kept %.1f of the %ld cores busy",
+		         others, c->ncpu);
+	if (cmp->verdict < 0) {
+		printf("The fix worked: the GPU waits less for data.");
+		if (speedup < 0.7 * ideal)
+			printf(" Less than the best case because %s.", busy);
+		putchar('\n');
+		return GW_EXIT_OK;
+	}
+	printf("The fix did not help on this machine: %s while the job ran, so %d workers got "
+	       "no more CPU than one (the job used %.1f cores). With %d free cores the same "
+	       "change makes steps up to %.1fx as fast.\n",
+	       busy, workers, job, workers, ideal);
+	return GW_EXIT_PROBLEMS;
+}
+
+/* Check the claim "more workers make steps faster" against the two recordings. */
+static int verdict(const char *base, const char *cand, int workers, const demo_cpus *c)
+{
+	timeline *ta = NULL, *tb = NULL;
+	diag_meta ma = {0}, mb = {0};
+	if (report_load(base, &ta, &ma) != 0)
+		return GW_EXIT_ENV;
+	if (report_load(cand, &tb, &mb) != 0) {
+		tl_free(ta);
+		diag_meta_free(&ma);
+		return GW_EXIT_ENV;
+	}
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_comparison cmp;
+	diag_compare(ta, &ma, tb, &mb, &o, &cmp);
+	int rc = cmp.by_steps ? judge(&cmp, tb, workers, c)
+	                      : gw_error(GW_EXIT_ENV, "demo", NULL, "the runs have no step times");
+	diag_comparison_free(&cmp);
+	tl_free(ta);
+	tl_free(tb);
+	diag_meta_free(&ma);
+	diag_meta_free(&mb);
+	return rc;
+}
+
+static int demo_dir(const char **dir, char *tmp)
+{
+	if (!*dir) {
+		*dir = mkdtemp(tmp);
+		if (!*dir)
+			return gw_error(GW_EXIT_ENV, "/tmp", NULL, "cannot create a directory: %s",
+			                strerror(errno));
+	} else if (mkdir(*dir, 0755) != 0 && errno != EEXIST) {
+		return gw_error(GW_EXIT_ENV, *dir, NULL, "cannot create: %s", strerror(errno));
+	}
+	return 0;
 }
 
 int cmd_demo(int argc, char **argv, const gw_global *g)
 {
 	static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	const char *dir = NULL;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'd': dir = optarg; break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	/* The synthetic job can only load a simulated GPU: use one unless told which. */
@@ -78,55 +264,60 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 			return rc;
 	}
 	char tmp[] = "/tmp/gpuwhy-demo-XXXXXX";
-	if (!dir) {
-		dir = mkdtemp(tmp);
-		if (!dir)
-			return gw_error(GW_EXIT_ENV, "/tmp", NULL, "cannot create a directory: %s",
-					strerror(errno));
-	} else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		return gw_error(GW_EXIT_ENV, dir, NULL, "cannot create: %s", strerror(errno));
-	}
-	char base[PATH_MAX], cand[PATH_MAX], html[PATH_MAX];
+	int rc = demo_dir(&dir, tmp);
+	if (rc)
+		return rc;
+	ssize_t n = readlink("/proc/self/exe", demo_exe, sizeof demo_exe - 1);
+	if (n <= 0)
+		return gw_error(GW_EXIT_ENV, "/proc/self/exe", NULL,
+		                "cannot find the gpuwhy binary");
+	demo_exe[n] = '\0';
+	char base[PATH_MAX], cand[PATH_MAX], html[PATH_MAX], log1[PATH_MAX], log2[PATH_MAX];
 	snprintf(base, sizeof base, "%s/one-worker.gpuwhy", dir);
-	snprintf(cand, sizeof cand, "%s/four-workers.gpuwhy", dir);
+	snprintf(cand, sizeof cand, "%s/more-workers.gpuwhy", dir);
 	snprintf(html, sizeof html, "%s/one-worker.html", dir);
+	snprintf(log1, sizeof log1, "%s/one-worker.log", dir);
+	snprintf(log2, sizeof log2, "%s/more-workers.log", dir);
 	/* A private state directory so the demo's GPU is busy only with the demo's job. */
 	char state[PATH_MAX];
 	snprintf(state, sizeof state, "%s/simstate", dir);
 	setenv("GPUWHY_SIM_STATE", state, 1);
 
-	banner("1/4  A training job with one data-loading worker (CPU 60 ms per batch, GPU 20 ms)");
-	ssize_t n = readlink("/proc/self/exe", demo_exe, sizeof demo_exe - 1);
-	if (n <= 0)
-		return gw_error(GW_EXIT_ENV, "/proc/self/exe", NULL, "cannot find the gpuwhy binary");
-	demo_exe[n] = '\0';
-	const char *exe = demo_exe;
-	const char *a1[] = {"run",     "-o",	    base,      "-i",	  "200ms", "--",
-			    exe,       "sim",	    "train",   "--workers", "1",     "--cpu-ms",
-			    "60",      "--gpu-ms", "20",      "--steps", "40",    NULL};
-	int rc = self(a1);
-	if (rc != 0)
+	banner("1/4  A training job with one data-loading worker (CPU %d ms per batch, GPU %d "
+	       "ms per step)",
+	       DEMO_CPU_MS, DEMO_GPU_MS);
+	if ((rc = record_job(base, log1, 1)) != 0)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "the first run failed (exit %d)", rc);
 
 	banner("2/4  What is wrong with it?  gpuwhy report");
 	const char *a2[] = {"report", base, NULL};
-	rc = self(a2);
-	if (rc > 1)
+	if ((rc = self(a2, NULL)) > 1)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "report failed (exit %d)", rc);
 	const char *a2h[] = {"report", base, "--format", "html", "-o", html, NULL};
-	self(a2h);
+	self(a2h, NULL);
 
-	banner("3/4  The fix the diagnosis suggests: four data-loading workers");
-	const char *a3[] = {"run",     "-o",	    cand,      "-i",	  "200ms", "--",
-			    exe,       "sim",	    "train",   "--workers", "4",     "--cpu-ms",
-			    "60",      "--gpu-ms", "20",      "--steps", "40",    NULL};
-	rc = self(a3);
-	if (rc != 0)
+	demo_cpus cpus;
+	measure_cpus(&cpus);
+	int workers = choose_workers(&cpus);
+	banner("3/4  The fix the diagnosis suggests: more data-loading workers (%d)", workers);
+	if (cpus.free >= workers - 0.25)
+		printf("This machine has %ld cores, %.1f of them free just now: %d workers can "
+		       "prepare batches side by side.\n",
+		       cpus.ncpu, cpus.free, workers);
+	else
+		printf(
+		    "This machine has %ld core%s, only %.1f free just now (other processes use "
+		    "the rest): trying %d workers; the end of the demo says whether that helped.\n",
+		    cpus.ncpu, cpus.ncpu == 1 ? "" : "s", cpus.free, workers);
+	if ((rc = record_job(cand, log2, workers)) != 0)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "the second run failed (exit %d)", rc);
 
 	banner("4/4  Did it help?  gpuwhy compare");
 	const char *a4[] = {"compare", base, cand, NULL};
-	rc = self(a4);
-	printf("\nRecordings and an HTML report are in %s\n", dir);
-	return rc > 1 ? GW_EXIT_ENV : GW_EXIT_OK;
+	if ((rc = self(a4, NULL)) > 1)
+		return gw_error(GW_EXIT_ENV, "demo", NULL, "compare failed (exit %d)", rc);
+	putchar('\n');
+	rc = verdict(base, cand, workers, &cpus);
+	printf("\nRecordings, the jobs' output and an HTML report are in %s\n", dir);
+	return rc;
 }

@@ -386,6 +386,8 @@ typedef struct {
 	uint32_t arrived;
 	uint32_t generation; /* futex word of the barrier */
 	uint32_t abort;      /* a rank failed: the others stop */
+	double
+	    link_bps[SIM_MAX_GPUS]; /* each rank's PCIe bandwidth now (all-reduce without NVLink) */
 } train_shared;
 
 static volatile sig_atomic_t train_stop;
@@ -793,6 +795,7 @@ typedef struct {
 	double held; /* bytes */
 	/* gpuwhySimWorkRate of the simulated library (NULL: the GPU runs at full speed) */
 	nvmlReturn_t (*work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
+	bool nvlink; /* collectives over NVLink (else PCIe) */
 } rank_ctx;
 
 /* Memory check before an allocation of `want` bytes. 0: fits; 1: out of memory; -1: GPU gone. */
@@ -851,33 +854,44 @@ static int gpu_speed(rank_ctx *r, double *speed, double *h2d_bps)
 }
 
 /*
- * Run `work_ms` of full-speed GPU work as one published phase. The GPU is
- * asked for its speed every slice, so a throttle or a neighbour that starts
+ * One step on the GPU: the host-to-device copy at what the current PCIe link
+ * carries (a copy engine's work, not slowed by SM clocks), then `work_ms` of
+ * full-speed GPU work, both published at once. The GPU is asked for its
+ * speed again every slice, so a throttle or a neighbour that starts
  * mid-phase stretches the rest of it. 0 done, -1 stopped, 1 GPU lost.
  */
-static int gpu_phase(rank_ctx *r, double work_ms, unsigned kernel_us, int kind, uint64_t h2d)
+static int gpu_step(rank_ctx *r, double h2d_bytes, double work_ms, unsigned kernel_us)
 {
 	const int64_t slice = 50000000LL;
-	double speed;
-	if (gpu_speed(r, &speed, NULL))
+	double speed, bps;
+	if (gpu_speed(r, &speed, &bps))
 		return 1;
+	int64_t t = gw_mono_ns(), copy_end = t;
+	if (h2d_bytes > 0) {
+		copy_end += (int64_t)llround(h2d_bytes / bps * 1e9);
+		sim_wl_push(r->wl, t, copy_end, 0, SIM_WL_COPY, (uint64_t)h2d_bytes, 0);
+	}
 	double left_ns = work_ms * 1e6;
-	int64_t t = gw_mono_ns(), end = t + (int64_t)llround(left_ns / speed);
-	sim_wl_push(r->wl, t, end, kernel_us, kind, h2d, 0);
+	int64_t end = copy_end + (int64_t)llround(left_ns / speed);
+	sim_wl_push(r->wl, copy_end, end, kernel_us, SIM_WL_COMPUTE, 0, 0);
 	while (t < end) {
 		int64_t until = end - t > slice ? t + slice : end;
 		if (sleep_until(until) != 0) {
 			sim_wl_set_end(r->wl, gw_mono_ns());
 			return -1;
 		}
-		int64_t now = gw_mono_ns();
-		left_ns -= (double)(now - t) * speed;
+		int64_t now = gw_mono_ns(), from = t > copy_end ? t : copy_end;
+		if (now > from)
+			left_ns -= (double)(now - from) * speed;
 		t = now;
+		if (t >= end && left_ns <= 0)
+			break;
 		if (gpu_speed(r, &speed, NULL)) {
 			sim_wl_set_end(r->wl, now);
 			return 1;
 		}
-		int64_t want = left_ns > 0 ? t + (int64_t)llround(left_ns / speed) : t;
+		int64_t base = t > copy_end ? t : copy_end;
+		int64_t want = left_ns > 0 ? base + (int64_t)llround(left_ns / speed) : t;
 		if (want != end) {
 			end = want;
 			sim_wl_set_end(r->wl, end);
@@ -886,38 +900,49 @@ static int gpu_phase(rank_ctx *r, double work_ms, unsigned kernel_us, int kind, 
 	return 0;
 }
 
-/* A copy of known length (ns), checking for a lost GPU every slice. */
-static int gpu_phase_fixed(rank_ctx *r, double ns, uint64_t bytes)
+/* Whether the GPU has an active NVLink (collectives go over it, else over PCIe). */
+static bool has_nvlink(rank_ctx *r)
 {
-	const int64_t slice = 50000000LL;
-	int64_t t = gw_mono_ns(), end = t + (int64_t)llround(ns);
-	sim_wl_push(r->wl, t, end, 0, SIM_WL_COPY, bytes, 0);
-	while (t < end) {
-		int64_t until = end - t > slice ? t + slice : end;
-		if (sleep_until(until) != 0) {
-			sim_wl_set_end(r->wl, gw_mono_ns());
-			return -1;
-		}
-		t = gw_mono_ns();
-		double speed;
-		if (t < end && gpu_speed(r, &speed, NULL)) {
-			sim_wl_set_end(r->wl, t);
-			return 1;
-		}
+	if (!r->api->nvmlDeviceGetNvLinkState)
+		return false;
+	for (unsigned l = 0; l < SIM_MAX_LINKS; l++) {
+		nvmlEnableState_t st;
+		if (r->api->nvmlDeviceGetNvLinkState(r->dev, l, &st) != NVML_SUCCESS)
+			return false;
+		if (st == NVML_FEATURE_ENABLED)
+			return true;
 	}
-	return 0;
+	return false;
 }
 
-/* The step's host-to-device copy at what the current PCIe link carries. */
-static int h2d_copy(rank_ctx *r, double bytes)
+/* Tell the other ranks what this rank's PCIe link carries now. */
+static void publish_link(rank_ctx *r)
 {
 	double speed, bps;
-	if (bytes <= 0)
-		return 0;
-	if (gpu_speed(r, &speed, &bps))
-		return 1;
-	/* Expressed as full-speed work: a copy is not slowed by SM clocks. */
-	return gpu_phase_fixed(r, bytes / bps * 1e9, (uint64_t)bytes);
+	if (gpu_speed(r, &speed, &bps) == 0)
+		__atomic_store(&r->sh->link_bps[r->rank], &bps, __ATOMIC_RELAXED);
+}
+
+/*
+ * How long moving an all-reduce of `bytes` takes once every rank is there:
+ * about 100 GiB/s over NVLink; over PCIe a ring sends 2 (R - 1) / R of it
+ * through every link, so the slowest rank's link sets the pace.
+ */
+static int64_t allreduce_ns(rank_ctx *r, double bytes)
+{
+	if (r->nvlink)
+		return (int64_t)(bytes / (102.4 * 1048576.0) * 1e6);
+	double slowest = 0;
+	for (long long k = 0; k < r->o->ranks; k++) {
+		double b;
+		__atomic_load(&r->sh->link_bps[k], &b, __ATOMIC_RELAXED);
+		if (b > 0 && (slowest == 0 || b < slowest))
+			slowest = b;
+	}
+	if (slowest <= 0)
+		slowest = 25e9;
+	double n = (double)r->o->ranks;
+	return (int64_t)(2 * (n - 1) / n * bytes / slowest * 1e9);
 }
 
 static int run_steps(rank_ctx *r, worker *w)
@@ -943,12 +968,11 @@ static int run_steps(rank_ctx *r, worker *w)
 			return (int)o->fail_exit;
 		}
 		double gpu_ms = o->gpu_ms + (r->rank == o->straggler ? o->straggler_ms : 0);
-		int g = h2d_copy(r, o->h2d_mib * mib);
-		if (g == 0)
-			g = gpu_phase(r, gpu_ms, (unsigned)o->kernel_us, SIM_WL_COMPUTE, 0);
+		int g = gpu_step(r, o->h2d_mib * mib, gpu_ms, (unsigned)o->kernel_us);
 		if (g != 0)
 			return g < 0 ? -1 : 1;
 		if (o->ranks > 1) {
+			publish_link(r);
 			int64_t a0 = gw_mono_ns(), lease = a0 + 1000000000LL;
 			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0,
 			            (uint64_t)(o->allreduce_mib * mib));
@@ -956,8 +980,7 @@ static int run_steps(rank_ctx *r, worker *w)
 				sim_wl_set_end(r->wl, gw_mono_ns());
 				return -1;
 			}
-			/* Moving the data itself: about 100 GiB/s. */
-			int64_t a1 = gw_mono_ns() + (int64_t)(o->allreduce_mib / 102.4 * 1e6);
+			int64_t a1 = gw_mono_ns() + allreduce_ns(r, o->allreduce_mib * mib);
 			sim_wl_set_end(r->wl, a1);
 			if (sleep_until(a1) != 0)
 				return -1;
@@ -1066,6 +1089,7 @@ static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long l
 	}
 	apply_hidden(o, r.wl);
 	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
+	r.nvlink = has_nvlink(&r);
 	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
 	int rc;
 	if (!w || spawn_workers(o, w) != 0) {

@@ -328,9 +328,11 @@ const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id)
 	return c->tl->gpu[g].m[id];
 }
 
+/* Time-weighted: the recorder samples fast at first, and a mean per sample
+ * would overweight those first seconds. */
 double dx_mean(const diag_ctx *c, const double *x)
 {
-	return tl_mean(x, c->from, c->to);
+	return tl_wmean(c->tl, x, c->from, c->to);
 }
 
 double dx_max(const diag_ctx *c, const double *x)

@@ -27,12 +27,26 @@ struct recorder {
 bool recorder_env_of_interest(const char *n)
 {
 	static const char *const exact[] = {
-		"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
-		"OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF",
-		"CUDA_LAUNCH_BLOCKING", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK",
-		"MASTER_ADDR", "SLURM_JOB_ID", "GPUWHY_SIM_SCENARIO", "TF_FORCE_GPU_ALLOW_GROWTH",
-		"XLA_PYTHON_CLIENT_MEM_FRACTION", "CUBLAS_WORKSPACE_CONFIG", "HIP_VISIBLE_DEVICES",
-		"OLLAMA_NUM_GPU", "TOKENIZERS_PARALLELISM",
+	    "CUDA_VISIBLE_DEVICES",
+	    "CUDA_DEVICE_ORDER",
+	    "NVIDIA_VISIBLE_DEVICES",
+	    "OMP_NUM_THREADS",
+	    "MKL_NUM_THREADS",
+	    "PYTORCH_CUDA_ALLOC_CONF",
+	    "CUDA_LAUNCH_BLOCKING",
+	    "WORLD_SIZE",
+	    "LOCAL_WORLD_SIZE",
+	    "RANK",
+	    "LOCAL_RANK",
+	    "MASTER_ADDR",
+	    "SLURM_JOB_ID",
+	    "GPUWHY_SIM_SCENARIO",
+	    "TF_FORCE_GPU_ALLOW_GROWTH",
+	    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+	    "CUBLAS_WORKSPACE_CONFIG",
+	    "HIP_VISIBLE_DEVICES",
+	    "OLLAMA_NUM_GPU",
+	    "TOKENIZERS_PARALLELISM",
 	};
 	for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
 		if (!strcmp(n, exact[i]))
@@ -68,7 +82,7 @@ static void on_snapshot(const snapshot *s, void *arg)
 		r->failed = true;
 		pthread_mutex_unlock(&r->mu);
 		gw_error(GW_EXIT_ENV, r->o.path, "free some space; the command keeps running",
-			 "recording stopped: %s", store_error(r->st));
+		         "recording stopped: %s", store_error(r->st));
 		store_write_event(r->st, s->t_wall, TL_EV_RECORD_ERROR, -1, 0, store_error(r->st));
 	} else if (!failed) {
 		pthread_mutex_lock(&r->mu);
@@ -89,6 +103,12 @@ static void write_static(recorder *r)
 	store_set_meta(r->st, "start", v);
 	snprintf(v, sizeof v, "%.6f", (double)r->o.interval_ns / 1e9);
 	store_set_meta(r->st, "interval", v);
+	if (r->o.interval_ns > RECORDER_FAST_INTERVAL_NS) {
+		snprintf(v, sizeof v, "%.6f", (double)RECORDER_FAST_INTERVAL_NS / 1e9);
+		store_set_meta(r->st, "interval_fast", v);
+		snprintf(v, sizeof v, "%.6f", (double)RECORDER_FAST_FOR_NS / 1e9);
+		store_set_meta(r->st, "interval_fast_for", v);
+	}
 	if (r->o.command)
 		store_set_meta(r->st, "command", r->o.command);
 	record_env(r->st);
@@ -110,7 +130,8 @@ static void write_static(recorder *r)
 		for (int j = 0; j < n; j++)
 			if (i != j)
 				store_add_link(r->st, r->gpu_index[i], r->gpu_index[j],
-					       gpu_nvlink_count(g, i, j), gpu_topology_level(g, i, j));
+				               gpu_nvlink_count(g, i, j),
+				               gpu_topology_level(g, i, j));
 }
 
 int recorder_open(const recorder_opts *o, recorder **out)
@@ -129,8 +150,13 @@ int recorder_open(const recorder_opts *o, recorder **out)
 	r->start = gw_wall_s();
 	write_static(r);
 	store_flush(r->st);
-	sampler_opts so = {.interval_ns = o->interval_ns, .gpu = o->gpu, .cb = on_snapshot, .arg = r,
-			   .host_top = true};
+	sampler_opts so = {.interval_ns = o->interval_ns,
+	                   .fast_interval_ns = RECORDER_FAST_INTERVAL_NS,
+	                   .fast_for_ns = RECORDER_FAST_FOR_NS,
+	                   .gpu = o->gpu,
+	                   .cb = on_snapshot,
+	                   .arg = r,
+	                   .host_top = true};
 	r->smp = sampler_new(&so);
 	if (!r->smp) {
 		store_close(r->st);
@@ -183,7 +209,8 @@ long recorder_samples(const recorder *r)
 
 int recorder_finish(recorder *r, int exit_status)
 {
-	sampler_stop(r->smp);
+	/* One more sample: the state at the watched job's exit (or the end of recording). */
+	sampler_finish(r->smp);
 	char v[64];
 	snprintf(v, sizeof v, "%.6f", gw_wall_s());
 	store_set_meta(r->st, "end", v);

@@ -14,11 +14,22 @@
 
 typedef struct recorder recorder;
 
+/*
+ * A recording starts fast, so that a job of a second has several samples:
+ * every RECORDER_FAST_INTERVAL_NS during the first RECORDER_FAST_FOR_NS (when
+ * the interval asked for is longer), then doubling up to the interval (0.1 s
+ * for 1 s, then 0.2, 0.4, 0.8, 1 s). It also samples once more when it
+ * finishes (a watched job's exit). Samples are not evenly spaced: weigh them
+ * by the time each covers (tl_wmean).
+ */
+#define RECORDER_FAST_INTERVAL_NS 100000000LL
+#define RECORDER_FAST_FOR_NS 1000000000LL
+
 typedef struct {
 	const char *path;
 	int64_t interval_ns;
-	gpu_ctx *gpu;	     /* may be NULL (host only) */
-	const char *command; /* watched command line, or NULL */
+	gpu_ctx *gpu;                                      /* may be NULL (host only) */
+	const char *command;                               /* watched command line, or NULL */
 	void (*on_snapshot)(const snapshot *s, void *arg); /* optional extra consumer */
 	void *arg;
 } recorder_opts;

@@ -23,7 +23,7 @@ static void summary_findings(const diag_result *r, const char *path, FILE *out)
 		if (f->severity < DIAG_WARN)
 			continue;
 		fprintf(out, "%s %-5s %s: %s\n", shown ? "            " : "  findings  ",
-			f->severity == DIAG_ERROR ? "ERROR" : "WARN", f->id, f->title);
+		        f->severity == DIAG_ERROR ? "ERROR" : "WARN", f->id, f->title);
 		shown++;
 	}
 	if (!shown) {
@@ -45,17 +45,19 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	diag_result r;
 	diag_run(tl, &o, &r);
 	fprintf(out, "\ngpuwhy: recorded %.1f s into %s (%d samples); analysed %.1f-%.1f s\n",
-		tl->duration, path, tl->n, r.t_from, r.t_to);
+	        tl->duration, path, tl->n, r.t_from, r.t_to);
 	const diag_step_stats *st = &r.steps;
 	if (st->n > 0 && st->bursty)
-		fprintf(out, "  steps      %d, arriving in bursts (buffered output): not timed; mean %.0f ms\n",
-			tl->nsteps, 1000 * st->mean);
+		fprintf(out,
+		        "  steps      %d, arriving in bursts (buffered output): not timed; mean "
+		        "%.0f ms\n",
+		        tl->nsteps, 1000 * st->mean);
 	else if (st->n > 0)
 		fprintf(out, "  steps      %d, step time p50 %.0f ms  p90 %.0f ms  p99 %.0f ms\n",
-			tl->nsteps, 1000 * st->p50, 1000 * st->p90, 1000 * st->p99);
+		        tl->nsteps, 1000 * st->p50, 1000 * st->p90, 1000 * st->p99);
 	else
 		fprintf(out, "  steps      %d (no step lines recognised; see --step-regex)\n",
-			tl->nsteps);
+		        tl->nsteps);
 	for (int g = 0; g < tl->ngpu && g < r.ngpu; g++) {
 		const tl_gpu *G = &tl->gpu[g];
 		const diag_gpu_summary *s = &r.gpu[g];
@@ -65,8 +67,10 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 		fmt_or_na(sm, sizeof sm, "%.0f %%", s->sm_active_mean);
 		fmt_or_na(mem, sizeof mem, "%.0f", s->mem_peak_mib);
 		fmt_or_na(tot, sizeof tot, "%.0f", s->mem_total_mib);
-		fprintf(out, "  GPU %-2d     util mean %s (idle %s)  SM active %s  memory peak %s / %s MiB%s\n",
-			G->index, util, idle, sm, mem, tot, G->lost_at_end ? "  LOST" : "");
+		fprintf(out,
+		        "  GPU %-2d     util mean %s (idle %s)  SM active %s  memory peak %s / %s "
+		        "MiB%s\n",
+		        G->index, util, idle, sm, mem, tot, G->lost_at_end ? "  LOST" : "");
 	}
 	if (tl->ngpu == 0)
 		fprintf(out, "  GPUs       none recorded\n");
@@ -78,10 +82,10 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	fmt_or_na(c2, sizeof c2, "%.1f %%", iow);
 	fmt_or_na(c3, sizeof c3, "%.0f B/s", swp);
 	fprintf(out, "  host       busiest core peak %s  iowait mean %s  swap-in peak %s\n", c1, c2,
-		c3);
+	        c3);
 	if (tl->exit_status >= 0)
 		fprintf(out, "  exit       %d%s\n", tl->exit_status,
-			tl->exit_status > 128 ? " (killed by a signal)" : "");
+		        tl->exit_status > 128 ? " (killed by a signal)" : "");
 	summary_findings(&r, path, out);
 	diag_result_free(&r);
 }

@@ -27,7 +27,7 @@ struct sampler {
 	pthread_mutex_t mu; /* guards hs follow list changes and stop */
 	pthread_cond_t cv;
 	bool stopping;
-	int64_t last_mono;
+	int64_t last_mono, start_mono;
 	long ticks, late;
 	const char *proc_root;
 	host_kmsg *kmsg; /* NULL when the kernel log is not readable */
@@ -94,13 +94,13 @@ static double mib(const host_val *v)
 }
 
 /* Sum a per-device rate; absent when no device has it. */
-#define SUM_RATE(arr, n, id)                                                                 \
-	({                                                                                   \
-		double _s = NAN;                                                             \
-		for (size_t _i = 0; _i < (n); _i++)                                          \
-			if ((arr)[_i].v[id].ok)                                              \
-				_s = (isnan(_s) ? 0 : _s) + (arr)[_i].v[id].v;               \
-		_s;                                                                          \
+#define SUM_RATE(arr, n, id)                                                                       \
+	({                                                                                         \
+		double _s = NAN;                                                                   \
+		for (size_t _i = 0; _i < (n); _i++)                                                \
+			if ((arr)[_i].v[id].ok)                                                    \
+				_s = (isnan(_s) ? 0 : _s) + (arr)[_i].v[id].v;                     \
+		_s;                                                                                \
 	})
 
 static void host_summary(sampler *s)
@@ -178,7 +178,7 @@ static void fill_from_host(tl_proc *p, const host_proc *hp)
 	p->state = hp->state;
 	snprintf(p->user, sizeof p->user, "%.31s", hp->user);
 	snprintf(p->cmd, sizeof p->cmd, "%.127s",
-		 hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
+	         hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
 }
 
 /* Xid events NVML delivered for GPU i during its sample: one event each, with its meaning. */
@@ -207,7 +207,7 @@ static void gpu_part(sampler *s)
 		if (sn->gpu[i].lost && !s->was_lost[i]) {
 			s->was_lost[i] = true;
 			snapshot_add_event(sn, TL_EV_GPU_LOST, i, 0,
-					   "GPU fell off the bus (NVML: GPU is lost)");
+			                   "GPU fell off the bus (NVML: GPU is lost)");
 		}
 		if (sn->gpu[i].lost)
 			continue;
@@ -254,18 +254,21 @@ static void kmsg_part(sampler *s)
 			continue; /* the summary line of the same AER error is counted */
 		int gpu = -1;
 		for (int g = 0; s->o.gpu && g < s->snap.ngpu; g++)
-			if (ev[i].pci[0] && same_pci(ev[i].pci, gpu_static_info(s->o.gpu, g)->pci_bus_id))
+			if (ev[i].pci[0] &&
+			    same_pci(ev[i].pci, gpu_static_info(s->o.gpu, g)->pci_bus_id))
 				gpu = g;
 		char text[256];
 		if (ev[i].kind == HOST_KMSG_XID) {
-			if (gpu >= 0 && gpu < GPU_MAX && ev[i].xid_ok && s->xid_v[gpu] == ev[i].xid &&
+			if (gpu >= 0 && gpu < GPU_MAX && ev[i].xid_ok &&
+			    s->xid_v[gpu] == ev[i].xid &&
 			    fabs(s->snap.t_wall - s->xid_t[gpu]) <= XID_SAME_S)
 				continue; /* NVML reported it already */
-			snprintf(text, sizeof text, "Xid %d on %s (%s): %.150s", ev[i].xid, ev[i].pci,
-				 ev[i].xid_ok ? gpu_xid_meaning(ev[i].xid) : "unreadable number",
-				 ev[i].msg);
+			snprintf(text, sizeof text, "Xid %d on %s (%s): %.150s", ev[i].xid,
+			         ev[i].pci,
+			         ev[i].xid_ok ? gpu_xid_meaning(ev[i].xid) : "unreadable number",
+			         ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_XID, gpu, ev[i].xid_ok ? ev[i].xid : -1,
-					   text);
+			                   text);
 		} else {
 			snprintf(text, sizeof text, "%.250s", ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_AER, gpu, ev[i].kind, text);
@@ -287,8 +290,8 @@ static void top_part(sampler *s)
 		return;
 	s->top_ns = sn->t_mono_ns;
 	hosttop_entry e[SAMPLER_HOST_TOP + 16];
-	int n = hosttop_scan(s->top, sn->t_mono_ns, e, SAMPLER_HOST_TOP + 16,
-			     SAMPLER_HOST_TOP_MIN_PCT);
+	int n =
+	    hosttop_scan(s->top, sn->t_mono_ns, e, SAMPLER_HOST_TOP + 16, SAMPLER_HOST_TOP_MIN_PCT);
 	int kept = 0;
 	for (int i = 0; i < n && kept < SAMPLER_HOST_TOP; i++) {
 		if (host_sample_find_proc(&s->hsamp, (int)e[i].pid) >= 0)
@@ -321,9 +324,10 @@ static void tree_part(sampler *s)
 		const host_proc_event *e = &h->events[i];
 		char text[256];
 		snprintf(text, sizeof text, "%.255s",
-			 e->cmdline && e->cmdline[0] ? e->cmdline : e->comm);
-		snapshot_add_event(sn, e->kind == HOST_PROC_START ? TL_EV_PROC_START : TL_EV_PROC_EXIT,
-				   -1, e->pid, text);
+		         e->cmdline && e->cmdline[0] ? e->cmdline : e->comm);
+		snapshot_add_event(sn,
+		                   e->kind == HOST_PROC_START ? TL_EV_PROC_START : TL_EV_PROC_EXIT,
+		                   -1, e->pid, text);
 	}
 }
 
@@ -350,17 +354,35 @@ const snapshot *sampler_tick(sampler *s)
 	return sn;
 }
 
+/*
+ * The interval after a tick at `at`: the fast one while the run is young,
+ * then doubling at each tick up to the configured one, so a short job has
+ * several samples and a long one is not dominated by its first seconds.
+ */
+static int64_t current_interval(sampler *s, int64_t at, int64_t prev)
+{
+	pthread_mutex_lock(&s->mu);
+	int64_t interval = s->o.interval_ns;
+	pthread_mutex_unlock(&s->mu);
+	int64_t fast = s->o.fast_interval_ns;
+	if (fast <= 0 || fast >= interval)
+		return interval;
+	if (at + fast - s->start_mono <= s->o.fast_for_ns)
+		return fast;
+	int64_t next = prev > 0 ? 2 * prev : 2 * fast;
+	return next < interval ? next : interval;
+}
+
 static void *sampler_main(void *arg)
 {
 	sampler *s = arg;
-	int64_t next = gw_mono_ns();
+	int64_t next = gw_mono_ns(), interval = 0;
+	s->start_mono = next;
 	for (;;) {
 		const snapshot *sn = sampler_tick(s);
 		if (s->o.cb)
 			s->o.cb(sn, s->o.arg);
-		pthread_mutex_lock(&s->mu);
-		int64_t interval = s->o.interval_ns;
-		pthread_mutex_unlock(&s->mu);
+		interval = current_interval(s, next, interval);
 		/* Drift correction: deadlines follow the schedule; a late tick skips ahead. */
 		next += interval;
 		int64_t now = gw_mono_ns();
@@ -371,7 +393,8 @@ static void *sampler_main(void *arg)
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		int64_t wait = next - now;
-		int64_t abs_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + (wait > 0 ? wait : 0);
+		int64_t abs_ns =
+		    (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + (wait > 0 ? wait : 0);
 		ts.tv_sec = abs_ns / 1000000000LL;
 		ts.tv_nsec = abs_ns % 1000000000LL;
 		pthread_mutex_lock(&s->mu);
@@ -406,6 +429,16 @@ void sampler_stop(sampler *s)
 	pthread_join(s->thread, NULL);
 	s->running = false;
 	s->stopping = false;
+}
+
+void sampler_finish(sampler *s)
+{
+	sampler_stop(s);
+	if (s->last_mono && gw_mono_ns() - s->last_mono < 20000000LL)
+		return;
+	const snapshot *sn = sampler_tick(s);
+	if (s->o.cb)
+		s->o.cb(sn, s->o.arg);
 }
 
 void sampler_free(sampler *s)

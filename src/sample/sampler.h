@@ -24,7 +24,12 @@ typedef void (*sampler_cb)(const snapshot *s, void *arg);
 
 typedef struct {
 	int64_t interval_ns; /* default 1 s */
-	gpu_ctx *gpu;	     /* may be NULL: host only */
+	/*
+	 * Sample every fast_interval_ns during the first fast_for_ns (short jobs),
+	 * then at twice the last interval until interval_ns is reached; 0: off.
+	 */
+	int64_t fast_interval_ns, fast_for_ns;
+	gpu_ctx *gpu;          /* may be NULL: host only */
 	const char *proc_root; /* NULL = /proc */
 	const char *sys_root;  /* NULL = /sys */
 	bool follow_gpu_procs; /* also report host CPU/RSS of every GPU process */
@@ -44,6 +49,11 @@ const snapshot *sampler_tick(sampler *s);
 int sampler_start(sampler *s);
 /* Stop the thread after the tick in progress; safe to call twice. */
 void sampler_stop(sampler *s);
+/*
+ * Stop the thread, then take one last tick for the callback (the state at a
+ * watched job's exit), unless the last one was taken under 20 ms ago.
+ */
+void sampler_finish(sampler *s);
 void sampler_free(sampler *s);
 /* Ticks taken and how many were late by more than half an interval. */
 void sampler_stats(const sampler *s, long *ticks, long *late);

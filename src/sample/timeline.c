@@ -161,7 +161,7 @@ void tl_add_step(timeline *tl, double t, long step)
 }
 
 tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long value,
-		       const char *text)
+                       const char *text)
 {
 	if (tl->nevents == tl->events_cap) {
 		tl->events_cap = tl->events_cap ? tl->events_cap * 2 : 32;
@@ -284,6 +284,45 @@ bool tl_pred_le(double v, double arg)
 bool tl_pred_ge(double v, double arg)
 {
 	return v >= arg;
+}
+
+double tl_weight(const timeline *tl, int s)
+{
+	if (s < 0 || s >= tl->n)
+		return 0;
+	double w = tl->interval ? tl->interval[s] : NAN;
+	if (s == 0 && tl->n > 1 && tl->interval)
+		w = tl->interval[1];
+	return isfinite(w) && w > 0 ? w : 1;
+}
+
+double tl_wmean(const timeline *tl, const double *x, int from, int to)
+{
+	if (!x)
+		return NAN;
+	double sum = 0, wsum = 0;
+	for (int i = from; i < to; i++)
+		if (!isnan(x[i])) {
+			double w = tl_weight(tl, i);
+			sum += w * x[i];
+			wsum += w;
+		}
+	return wsum > 0 ? sum / wsum : NAN;
+}
+
+double tl_wshare(const timeline *tl, const double *x, int from, int to,
+                 bool (*pred)(double, double), double arg)
+{
+	if (!x)
+		return NAN;
+	double k = 0, wsum = 0;
+	for (int i = from; i < to; i++)
+		if (!isnan(x[i])) {
+			double w = tl_weight(tl, i);
+			wsum += w;
+			k += pred(x[i], arg) ? w : 0;
+		}
+	return wsum > 0 ? k / wsum : NAN;
 }
 
 int tl_step_durations(const timeline *tl, double **out)

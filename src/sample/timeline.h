@@ -36,23 +36,24 @@ typedef struct {
 } tl_gpu;
 
 typedef struct {
-	int s;		 /* sample index */
+	int s; /* sample index */
 	unsigned pid;
 	unsigned ppid;
-	int gpu;	 /* position in tl->gpu, -1 for a host-only record */
-	bool in_tree;	 /* part of the watched process tree */
-	bool alive;	 /* exists on this host (false: memory held by a gone process) */
+	int gpu;            /* position in tl->gpu, -1 for a host-only record */
+	bool in_tree;       /* part of the watched process tree */
+	bool alive;         /* exists on this host (false: memory held by a gone process) */
 	double gpu_mem_mib; /* NAN when unknown */
-	double sm_pct;	 /* NAN when unknown */
-	double cpu_pct;	 /* of one core, NAN when unknown */
-	double rss_mib;	 /* NAN when unknown */
-	char state;	 /* /proc state at the sample: 'R' running or runnable, 'S', 'D', ...; 0 unknown */
+	double sm_pct;      /* NAN when unknown */
+	double cpu_pct;     /* of one core, NAN when unknown */
+	double rss_mib;     /* NAN when unknown */
+	char state; /* /proc state at the sample: 'R' running or runnable, 'S', 'D', ...; 0 unknown
+	             */
 	char user[32];
 	char cmd[128];
 } tl_proc;
 
 typedef struct {
-	double t; /* seconds since the start of the timeline */
+	double t;  /* seconds since the start of the timeline */
 	long step; /* step number as printed, or a running count */
 } tl_step;
 
@@ -70,7 +71,7 @@ typedef struct {
 typedef struct {
 	double t;
 	char kind[24];
-	int gpu;  /* position in tl->gpu or -1 */
+	int gpu;    /* position in tl->gpu or -1 */
 	long value; /* exit status, xid number, ... */
 	char text[256];
 } tl_event;
@@ -87,17 +88,17 @@ typedef struct {
  */
 #define TL_KERNEL_SHORT_US 10.0
 typedef struct {
-	long kernels;	    /* kernels in the trace */
+	long kernels;       /* kernels in the trace */
 	long short_kernels; /* of which shorter than TL_KERNEL_SHORT_US */
 	double kernel_s;    /* summed kernel time */
-	double span_s;	    /* first kernel start to last kernel end */
+	double span_s;      /* first kernel start to last kernel end */
 } tl_trace_summary;
 
 typedef struct {
 	/* samples */
 	int n, cap;
-	double *t;      /* seconds since start (wall clock difference) */
-	double t0_wall; /* wall clock of t = 0 */
+	double *t;        /* seconds since start (wall clock difference) */
+	double t0_wall;   /* wall clock of t = 0 */
 	double *interval; /* achieved sampling interval in seconds (jitter), NAN for the first */
 	/* GPUs */
 	int ngpu;
@@ -117,13 +118,13 @@ typedef struct {
 	tl_event *events;
 	int nevents, events_cap;
 	/* facts */
-	char command[1024];   /* the watched command line, "" if none */
+	char command[1024]; /* the watched command line, "" if none */
 	char driver[96];
 	char cuda[16];
 	char hostname[256];
-	int exit_status;      /* -1 unknown; 0..255 exit code; 128+N killed by signal N */
-	bool have_root;       /* a process tree was watched */
-	double duration;      /* seconds */
+	int exit_status; /* -1 unknown; 0..255 exit code; 128+N killed by signal N */
+	bool have_root;  /* a process tree was watched */
+	double duration; /* seconds */
 	/* the recording's meta table, verbatim (readers fill it with tl_meta_set) */
 	tl_kv *meta;
 	int nmeta, meta_cap;
@@ -142,7 +143,7 @@ void tl_set_cpu(timeline *tl, int core, int s, double busy, double iowait);
 tl_proc *tl_add_proc(timeline *tl);
 void tl_add_step(timeline *tl, double t, long step);
 tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long value,
-		       const char *text);
+                       const char *text);
 
 /* Set (or replace) a meta key; get returns NULL when absent. */
 void tl_meta_set(timeline *tl, const char *key, const char *value);
@@ -158,9 +159,18 @@ double tl_max(const double *series, int from, int to);
 double tl_min(const double *series, int from, int to);
 /* Share (0..1) of present samples for which pred(v) holds; NAN when none present. */
 double tl_share(const double *series, int from, int to, bool (*pred)(double v, double arg),
-		double arg);
+                double arg);
 bool tl_pred_le(double v, double arg);
 bool tl_pred_ge(double v, double arg);
+/*
+ * The same weighted by the time each sample covers (the interval before it;
+ * the first covers as long as the second), for recordings whose samples are
+ * not evenly spaced: the recorder samples fast during the first second.
+ */
+double tl_weight(const timeline *tl, int s);
+double tl_wmean(const timeline *tl, const double *series, int from, int to);
+double tl_wshare(const timeline *tl, const double *series, int from, int to,
+                 bool (*pred)(double v, double arg), double arg);
 
 /* Step durations (seconds between consecutive steps); returns count, *out malloc'd. */
 int tl_step_durations(const timeline *tl, double **out);

@@ -99,8 +99,9 @@ expect_eq "$("$GPUWHY" --sim h100x1 sim show | grep -o 'mem_used_mib=[0-9]* .*pr
 ls "$GPUWHY_SIM_STATE"/h100x1/w$pid-g0.state >/dev/null 2>&1 || fail "the killed workload's recent history was dropped"
 
 # ---- ranks: rank 0 waits in the all-reduce for the straggler, busy but not computing ----
+# (data is prepared by the ranks themselves at no cost: a busy host must not starve them)
 "$GPUWHY" --sim h100x8-nvlink sim train --ranks 2 --straggler 1 --straggler-ms 40 --gpu-ms 10 \
-  --cpu-ms 5 --steps 60 --mem-mib 2048 >"$T/ranks.out" &
+  --workers 0 --cpu-ms 0 --steps 60 --mem-mib 2048 >"$T/ranks.out" &
 pid=$!
 sleep 0.8
 "$GPUWHY" --sim h100x8-nvlink sim show --count 5 --interval 200ms >"$T/ranks.show"
@@ -130,8 +131,10 @@ echo "utilization: 1 worker $m1 % (steps imply $i1), 4 workers $m4 % (steps impl
 [ "$m1" -lt 35 ] || fail "one worker at 40 ms per 10 ms step should starve the GPU (util $m1)"
 [ $((m1 - i1)) -le 12 ] && [ $((i1 - m1)) -le 12 ] || fail "1 worker: util $m1 vs $i1 implied"
 [ $((m4 - i4)) -le 12 ] && [ $((i4 - m4)) -le 12 ] || fail "4 workers: util $m4 vs $i4 implied"
-if [ $((i4 * 10)) -gt $((i1 * 13)) ]; then
-  [ $((m4 * 10)) -gt $((m1 * 12)) ] || fail "4 workers ($m4 %) should beat 1 ($m1 %)"
+# Only a clear difference in what the steps imply says more than the +-12 points
+# each measurement is allowed (a busy host gives four workers little more CPU).
+if [ $((i4 - i1)) -ge 25 ]; then
+  [ "$m4" -gt "$m1" ] || fail "4 workers ($m4 %) should beat 1 ($m1 %)"
 else
   echo "(the host ran four workers no faster than one: CPU saturated)"
 fi

@@ -246,6 +246,110 @@ static void test_short_kernels_are_launch_bound(void **state)
 	N.nvmlShutdown();
 }
 
+/* GPM graphics activity (%) between two GPM samples. */
+static double gpm_graphics(nvmlGpmSample_t a, nvmlGpmSample_t b)
+{
+	nvmlGpmMetricsGet_t *mg = calloc(1, sizeof *mg);
+	assert_non_null(mg);
+	mg->version = NVML_GPM_METRICS_GET_VERSION;
+	mg->numMetrics = 1;
+	mg->sample1 = a;
+	mg->sample2 = b;
+	mg->metrics[0].metricId = NVML_GPM_METRIC_GRAPHICS_UTIL;
+	assert_int_equal(N.nvmlGpmMetricsGet(mg), NVML_SUCCESS);
+	double v = mg->metrics[0].value;
+	free(mg);
+	return v;
+}
+
+/* Busy seconds in the driver's utilization samples newer than `seen`; *newest: the last one. */
+static double sampled_busy_s(unsigned long long seen, unsigned long long *newest)
+{
+	nvmlSample_t s[200];
+	nvmlValueType_t vt;
+	unsigned cnt = 200;
+	nvmlReturn_t rc =
+	    N.nvmlDeviceGetSamples(sim_dev(0), NVML_GPU_UTILIZATION_SAMPLES, seen, &vt, &cnt, s);
+	if (rc == NVML_ERROR_NOT_FOUND)
+		return 0;
+	assert_int_equal(rc, NVML_SUCCESS);
+	double busy = 0;
+	for (unsigned i = 0; i < cnt; i++)
+		busy += s[i].sampleValue.uiVal / 100.0 / 6.0; /* h100x1 samples every 1/6 s */
+	if (newest && cnt)
+		*newest = s[cnt - 1].timeStamp;
+	return busy;
+}
+
+/*
+ * A short job that has exited: it leaves the process list, but what it did
+ * stays in the driver's utilization history exactly as in GPM (no 0 %
+ * utilization next to a busy GPM).
+ */
+static void test_short_job_stays_in_history(void **state)
+{
+	(void)state;
+	sim_use("h100x1", NULL);
+	assert_int_equal(N.nvmlInit_v2(), NVML_SUCCESS);
+	sleep_ms(200);
+	unsigned long long seen = 0;
+	sampled_busy_s(0, &seen);
+	nvmlGpmSample_t g1, g2;
+	assert_int_equal(N.nvmlGpmSampleAlloc(&g1), NVML_SUCCESS);
+	assert_int_equal(N.nvmlGpmSampleAlloc(&g2), NVML_SUCCESS);
+	int64_t t1 = mono_ms();
+	assert_int_equal(N.nvmlGpmSampleGet(sim_dev(0), g1), NVML_SUCCESS);
+	const char *args[] = {"--workers", "0", "--cpu-ms", "0", "--gpu-ms", "100",
+	                      "--h2d-mib", "0", "--steps",  "5", NULL};
+	pid_t pid = start_train(args);
+	assert_int_equal(finish(pid), 0);
+	assert_true(proc_mib((unsigned)pid) < 0);
+	sleep_ms(400); /* the driver's periods covering the job's end are complete */
+	assert_int_equal(N.nvmlGpmSampleGet(sim_dev(0), g2), NVML_SUCCESS);
+	int64_t t2 = mono_ms();
+	double gpm_busy = gpm_graphics(g1, g2) / 100.0 * (double)(t2 - t1) / 1000.0;
+	double sampled = sampled_busy_s(seen, NULL);
+	print_message("short job: %.3f busy s in driver samples, %.3f in GPM\n", sampled, gpm_busy);
+	assert_true(sampled >= 0.45);
+	/* Same intervals behind both; they differ by rounding to whole percents and timing. */
+	assert_true(fabs(sampled - gpm_busy) < 0.1);
+	assert_int_equal(N.nvmlGpmSampleFree(g1), NVML_SUCCESS);
+	assert_int_equal(N.nvmlGpmSampleFree(g2), NVML_SUCCESS);
+	N.nvmlShutdown();
+}
+
+/* Two jobs sharing a GPU are time-sliced: their SM shares add up to the GPU's at most. */
+static void test_shared_gpu_process_shares(void **state)
+{
+	(void)state;
+	sim_use("h100x1", NULL);
+	assert_int_equal(N.nvmlInit_v2(), NVML_SUCCESS);
+	const char *args[] = {"--workers", "0",       "--cpu-ms", "0", "--gpu-ms",
+	                      "50",        "--steps", "100000",   NULL};
+	pid_t p1 = start_train(args), p2 = start_train(args);
+	wait_listed(p1);
+	wait_listed(p2);
+	sleep_ms(1300);
+	nvmlProcessUtilizationSample_t u[16];
+	unsigned n = 16;
+	assert_int_equal(N.nvmlDeviceGetProcessUtilization(sim_dev(0), u, &n, 0), NVML_SUCCESS);
+	kill(p1, SIGTERM);
+	kill(p2, SIGTERM);
+	finish(p1);
+	finish(p2);
+	unsigned s1 = 0, s2 = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (u[i].pid == (unsigned)p1)
+			s1 = u[i].smUtil;
+		if (u[i].pid == (unsigned)p2)
+			s2 = u[i].smUtil;
+	}
+	print_message("shared GPU: SM %u %% and %u %%\n", s1, s2);
+	assert_true(s1 + s2 <= 101); /* rounding of each */
+	assert_true(s1 >= 25 && s2 >= 25);
+	N.nvmlShutdown();
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -281,6 +385,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_workers_feed_the_gpu),
 	    cmocka_unit_test(test_short_kernels_are_launch_bound),
+	    cmocka_unit_test(test_short_job_stays_in_history),
+	    cmocka_unit_test(test_shared_gpu_process_shares),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
