@@ -83,7 +83,7 @@ void rule_not_on_gpu(diag_ctx *c)
 		return;
 	/* A GPU works with no process visible on it: the job may well be that
 	 * work, seen from outside its PID namespace; not-checked says so. */
-	if (c->hidden && !c->unmatched)
+	if (c->hidden)
 		return;
 	const char *cvd = dx_env(c, "CUDA_VISIBLE_DEVICES");
 	int visible = dx_visible_count(cvd);

@@ -70,6 +70,18 @@ static void test_machine_wide_hot(void **state)
 	assert_null(strstr(r.chain[4].answer, "No power or temperature"));
 	diag_result_free(&r);
 
+	/* The job in another PID namespace: the GPU lists a PID this host does not know. */
+	tl->have_root = true;
+	for (int s = 0; s < tl->n; s++)
+		fx_proc(tl, s, 912345, 0, false, false, 40000, NAN);
+	fx_run(tl, &r);
+	expect(&r, "throttled", DIAG_ERROR);
+	expect_none(&r, "not-on-gpu");
+	expect_none(&r, "contention"); /* not a leak: nothing resolves here */
+	expect(&r, "not-checked", DIAG_INFO);
+	diag_result_free(&r);
+	tl->nprocs = 0;
+
 	/* Following a job whose processes are not visible there: the same, and no not-on-gpu. */
 	tl->have_root = true;
 	fx_run(tl, &r);
