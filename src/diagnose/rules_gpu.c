@@ -867,9 +867,9 @@ void rule_too_little_data(diag_ctx *c)
 	else
 		dx_title(
 		    f,
-		    "%d of %d samples (%.1f of %.1f s) with the GPU at work: too few to judge; "
+		    "%d samples over %.1f s, %d of them with the GPU at work: too short to judge; "
 		    "record longer or use --interval 100ms",
-		    k, tl->n, c->window_s, dur);
+		    tl->n, dur, k);
 	dx_ev(f, "samples", "in the analysed window", k, ">=", c->th->min_samples, "", -1);
 	dx_ev(f, "samples", "recorded", tl->n, NULL, NAN, "", -1);
 	dx_ev(f, "duration", "recorded", dur, NULL, NAN, "s", -1);

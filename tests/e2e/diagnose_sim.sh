@@ -73,7 +73,7 @@ inference_job() {
 bg healthy rec healthy h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
 bg starved rec starved h100x1 -- --workers 1 --cpu-ms 100 --gpu-ms 40 --steps 30
 bg cheap rec cheap h100x1 -- --workers 1 --cpu-ms 5 --gpu-ms 40 --steps 30
-bg tiny rec tiny h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --kernel-us 5 --steps 40
+bg tiny rec tiny h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 150 --kernel-us 5 --steps 20
 bg oom rec oom h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40 --oom-at 20
 bg full rec full h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40 --mem-mib 79000
 # sync-wait over PCIe: rank 0 is 60 ms slower each step; the waiters' all-reduce spins
@@ -92,8 +92,8 @@ bg mstarved rec mstarved h100x8-nvlink -- --ranks 4 --workers 1 --cpu-ms 100 --g
 bg mstarved_pcie rec mstarved_pcie a100x4-pcie -- --ranks 4 --workers 1 --cpu-ms 100 \
 	--gpu-ms 40 --steps 25
 # Two ranks of tiny kernels: launch-bound.
-bg mtiny rec mtiny h100x8-nvlink -- --ranks 2 --workers 0 --cpu-ms 0 --gpu-ms 50 --kernel-us 5 \
-	--steps 40
+bg mtiny rec mtiny h100x8-nvlink -- --ranks 2 --workers 0 --cpu-ms 0 --gpu-ms 150 \
+	--kernel-us 5 --steps 20
 # throttled: scenario time pinned inside the thermal episode (an error), then the power cap
 # at the default limit (info).
 bg hot rec hot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
