@@ -773,12 +773,14 @@ void diag_step_quality(const timeline *tl, const diag_thresholds *th, diag_step_
 		}
 		st->burst_share = (double)k / n;
 		/* Bursts, not a sub-millisecond loop: most intervals tiny while
-		 * the steps take far longer on average, or every step line arriving
+		 * the steps take ten times longer on average, or every step line arriving
 		 * within a sliver of a run that lasted far longer (one flush at exit). */
 		double span = tl->steps[tl->nsteps - 1].t - tl->steps[0].t;
 		bool sliver = tl->duration >= 1 && span < 0.1 * tl->duration;
+		/* In bursts the typical interval is a line's copy time, far below the mean. */
+		double p50 = tl_percentile(d, n, 50);
 		st->bursty = n >= 4 && st->burst_share >= th->step_burst_share &&
-		             (sum / n >= 5 * gap || sliver);
+		             (10 * p50 < sum / n || sliver);
 	}
 	free(d);
 }

@@ -45,11 +45,12 @@ cmdrec() {
 		-i 200ms --no-summary -- "$@"
 }
 
-# A job printing its step lines through a block-buffered pipe (python's stdout), beside a
-# training loop on the GPU whose own output is discarded.
+# A job printing its step lines through a block-buffered pipe (python's stdout, with the
+# PYTHONUNBUFFERED=1 that `gpuwhy run` sets taken away), beside a training loop on the GPU
+# whose own output is discarded.
 buffered_job() {
 	"$GPUWHY" sim train --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 60 >/dev/null 2>&1 &
-	python3 -c '
+	PYTHONUNBUFFERED= python3 -c '
 import time
 for i in range(1500):
     print("step %d loss 0.5" % i)
