@@ -205,7 +205,9 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 	for (int j = 0; j < n; j++) {
 		double mean = a[j].sum / a[j].k;
 		double ready = a[j].known ? (double)a[j].runnable / a[j].known : NAN;
-		bool runnable = !isnan(ready) && ready >= c->th->runnable_share;
+		/* (a process seen a few times, starting up, proves nothing) */
+		bool runnable = !isnan(ready) && ready >= c->th->runnable_share &&
+		                a[j].known >= c->th->min_samples;
 		bool loader = !on_gpu(tl, a[j].pid);
 		/* Loaders that hardly work still count against those that are
 		 * saturated: one busy process among many idle ones is not the data path. */

@@ -234,7 +234,7 @@ expect idle gpu-idle healthy
 expect bursty step-bursts
 assert_contains "$("$GPUWHY" report "$T/bursty.gpuwhy")" "PYTHONUNBUFFERED=1" "bursty advice"
 expect noisy host-contention data-starved
-assert_contains "$("$GPUWHY" report "$T/noisy.gpuwhy")" "gpuwhy sim hog" "the neighbour is named"
+assert_contains "$("$GPUWHY" report "$T/noisy.gpuwhy")" "other processes load the host: PID" "the neighbours are named"
 
 # The confusion matrix: expected rule (row) against the top finding (column).
 confusion() {
