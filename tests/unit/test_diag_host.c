@@ -89,6 +89,8 @@ static void test_noisy_neighbour(void **state)
 	assert_non_null(strstr(f->advice, "Other processes"));
 	expect_none(&r, "low-utilization");
 	assert_string_equal(diag_top_finding(&r)->id, "host-contention");
+	assert_int_equal(r.chain[2].status, DIAG_STEP_PROBLEM);
+	assert_string_equal(r.chain[2].findings[0], "host-contention");
 	diag_result_free(&r);
 
 	/* The job's own loader at a core: data-starved, the neighbour named in a note. */
