@@ -251,15 +251,14 @@ for name, want in cases:
     if got not in cols:
         cols.append(got)
 print("confusion matrix (rows: the case's cause, columns: top finding; counts)")
-labels = sorted(set(w for w, _ in rows) | set(cols), key=lambda x: [w for w, _ in rows].index(x) if x in [w for w, _ in rows] else 99)
 wanted = []
 for w, _ in rows:
     if w not in wanted:
         wanted.append(w)
 w = max(len(c) for c in cols + wanted)
-print(" " * (w + 1) + " ".join(c[:6].rjust(6) for c in cols))
+print(" " * (w + 1) + " ".join(c[:8].rjust(8) for c in cols))
 for want in wanted:
-    print(want.ljust(w + 1) + " ".join(str(sum(1 for a, g in rows if a == want and g == c) or ".").rjust(6) for c in cols))
+    print(want.ljust(w + 1) + " ".join(str(sum(1 for a, g in rows if a == want and g == c) or ".").rjust(8) for c in cols))
 ok = sum(1 for want, got in rows if want == got)
 print("%d of %d cases diagnosed as their cause" % (ok, len(rows)))
 PY
