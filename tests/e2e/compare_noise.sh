@@ -21,9 +21,11 @@ for i in 1 2 3 4 5; do
 	for j in 1 2 3 4 5; do
 		[ "$i" -lt "$j" ] || continue
 		v=$(verdict "same$i" "same$j")
+		echo "same$i -> same$j: $v %"
 		case "$v" in no-difference*) ;; *) fail "same$i -> same$j: expected no change, got $v" ;; esac
 	done
 	v=$(verdict "same$i" slower)
+	echo "same$i -> slower: $v %"
 	case "$v" in slower*) ;; *) fail "same$i -> slower: expected slower, got $v" ;; esac
 done
 # The text says why a small significant difference is no change.
