@@ -142,6 +142,8 @@ void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary
 {
 	memset(out, 0, sizeof *out);
 	out->duration = tl->duration;
+	out->t_from = res->t_from;
+	out->t_to = res->t_to;
 	out->steps = res->steps;
 	out->njob = res->njob;
 	double u = 0, sm = 0, pw = 0, mem = NAN;
@@ -400,10 +402,27 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 	 * Faster means more steps per second: the mean step time decides. The
 	 * median alone can improve while the tail (and the run) gets slower.
 	 */
-	if (!isnan(out->mean.lo)) {
+	out->steps_bursty = ra.steps.bursty || rb.steps.bursty;
+	out->min_diff_pct = o->th.compare_min_diff_pct;
+	out->diff_pct = NAN;
+	if (out->mean.base > 0 && !isnan(out->mean.diff)) {
+		out->diff_pct = 100 * out->mean.diff / out->mean.base;
+		/* A difference the step timer cannot resolve is no difference. */
+		double res = fmax(ra.steps.resolution, rb.steps.resolution);
+		if (!isnan(res) && 100 * res / out->mean.base > out->min_diff_pct)
+			out->min_diff_pct = 100 * res / out->mean.base;
+	}
+	if (!isnan(out->mean.lo) && !out->steps_bursty) {
 		out->by_steps = true;
 		out->verdict = out->mean.hi < 0 ? -1 : out->mean.lo > 0 ? 1 : 0;
 		out->p50_verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
+		if (out->verdict && fabs(out->diff_pct) < out->min_diff_pct) {
+			out->verdict = 0;
+			out->below_min_diff = true;
+		}
+		if (out->p50_verdict && out->p50.base > 0 &&
+		    fabs(100 * out->p50.diff / out->p50.base) < out->min_diff_pct)
+			out->p50_verdict = 0;
 	} else if (base->duration > 0 && cand->duration > 0) {
 		double pct = 100 * (cand->duration - base->duration) / base->duration;
 		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT  ? -1

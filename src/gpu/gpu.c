@@ -54,6 +54,8 @@ typedef struct {
 	pthread_mutex_t slow_mu; /* one slow refresh at a time */
 	bool xid_ok;		 /* registered for Xid events */
 	unsigned long long xid_last; /* 0 until an Xid is seen */
+	unsigned long long xid_new[16]; /* Xids seen since the last gpu_xid_take() */
+	int nxid_new;
 } gpu_dev;
 
 struct gpu_ctx {
@@ -716,8 +718,13 @@ static void rd_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		if (!(ev.eventType & nvmlEventTypeXidCriticalError))
 			continue;
 		for (int i = 0; i < c->n; i++)
-			if (c->dev[i].h == ev.device)
-				c->dev[i].xid_last = ev.eventData;
+			if (c->dev[i].h == ev.device) {
+				gpu_dev *x = &c->dev[i];
+				x->xid_last = ev.eventData;
+				/* Kept for the events table; a flood past 16 per sample is cut. */
+				if (x->nxid_new < (int)(sizeof x->xid_new / sizeof *x->xid_new))
+					x->xid_new[x->nxid_new++] = ev.eventData;
+			}
 	}
 	set(o, GM_XID_LAST, (double)d->xid_last);
 }
@@ -1595,6 +1602,18 @@ static void proc_utilization(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n)
 		ok_rc(d, rc);
 	}
 	free(s);
+}
+
+int gpu_xid_take(gpu_ctx *c, int i, unsigned long long *out, int max)
+{
+	if (i < 0 || i >= c->n)
+		return 0;
+	gpu_dev *d = &c->dev[i];
+	int n = d->nxid_new < max ? d->nxid_new : max;
+	for (int k = 0; k < n; k++)
+		out[k] = d->xid_new[k];
+	d->nxid_new = 0;
+	return n;
 }
 
 int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)

@@ -125,6 +125,13 @@ void gpu_wait_rate_window(gpu_ctx *ctx);
 /* Refresh SLOW fields on a background thread every slow_period_ns. */
 int gpu_slow_thread_start(gpu_ctx *ctx);
 
+/*
+ * Xid numbers GPU i reported (NVML Xid events) since the last call, at most
+ * max, oldest first; the events arrive while gpu_sample() reads. Call from
+ * the sampling thread. Returns the count.
+ */
+int gpu_xid_take(gpu_ctx *ctx, int i, unsigned long long *out, int max);
+
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
 
