@@ -16,6 +16,8 @@
 
 /* Without step markers, run time must differ by this much (%) to call one side faster. */
 #define DIAG_COMPARE_DURATION_PCT 5.0
+/* Steps per half below which a run's own drift is not estimated. */
+#define DIAG_COMPARE_DRIFT_MIN_HALF 8
 
 /* splitmix64: tiny, fast, and the same sequence on every platform. */
 static uint64_t next_u64(uint64_t *s)
@@ -363,6 +365,27 @@ static int missing_ids(const diag_result *a, const diag_result *b, const char **
 	return n;
 }
 
+/*
+ * How far the two halves of one run's steps disagree, in % of its mean: the
+ * drift the machine's own state (other load, clocks) gives a run that does not
+ * change. A difference between two runs smaller than that is not the change's.
+ */
+static double step_drift_pct(const double *d, int n)
+{
+	if (n < 2 * DIAG_COMPARE_DRIFT_MIN_HALF)
+		return NAN;
+	double a = 0, b = 0;
+	int h = n / 2;
+	for (int i = 0; i < h; i++)
+		a += d[i];
+	for (int i = h; i < n; i++)
+		b += d[i];
+	a /= h;
+	b /= n - h;
+	double m = (a * h + b * (n - h)) / n;
+	return m > 0 ? 100 * fabs(b - a) / m : NAN;
+}
+
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
                   const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
 {
@@ -396,6 +419,7 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 	out->p50 = dd[1];
 	out->p90 = dd[2];
 	out->p99 = dd[3];
+	out->drift_pct = fmax(step_drift_pct(da, na), step_drift_pct(db, nb));
 	free(da);
 	free(db);
 	/*
@@ -411,6 +435,8 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 		double res = fmax(ra.steps.resolution, rb.steps.resolution);
 		if (!isnan(res) && 100 * res / out->mean.base > out->min_diff_pct)
 			out->min_diff_pct = 100 * res / out->mean.base;
+		if (!isnan(out->drift_pct) && out->drift_pct > out->min_diff_pct)
+			out->min_diff_pct = out->drift_pct;
 	}
 	if (!isnan(out->mean.lo) && !out->steps_bursty) {
 		out->by_steps = true;

@@ -247,15 +247,16 @@ typedef struct {
 	diag_run_summary base, cand;
 	diag_diff mean;          /* mean step time in seconds: decides the verdict */
 	diag_diff p50, p90, p99; /* step time in seconds; NAN diff when a side has no steps */
-	int verdict;     /* -1 candidate faster, 0 no (meaningful) difference / unknown, +1 slower */
-	int p50_verdict; /* the same judged on the median alone (differs when the tail moved) */
-	bool by_steps;   /* verdict from step times (else from run duration, no interval) */
+	int verdict; /* -1 candidate faster, 0 no (meaningful) difference / unknown, +1 slower */
+	int p50_verdict;   /* the same judged on the median alone (differs when the tail moved) */
+	bool by_steps;     /* verdict from step times (else from run duration, no interval) */
 	bool steps_bursty; /* a side's step lines came in bursts: not compared as timed */
 	/* Smallest change of the mean step time that counts, in % of the base's:
-	 * max(compare_min_diff_pct, the step timer's resolution); below it the
-	 * verdict is 0 even when the interval excludes zero. */
+	 * max(compare_min_diff_pct, the step timer's resolution, drift_pct); below
+	 * it the verdict is 0 even when the interval excludes zero. */
 	double min_diff_pct;
-	double diff_pct;     /* the mean's change in % of the base's, NAN when unknown */
+	double drift_pct; /* larger of the two runs' first-half/second-half disagreement, %; NAN */
+	double diff_pct;  /* the mean's change in % of the base's, NAN when unknown */
 	bool below_min_diff; /* significant but smaller than min_diff_pct */
 	diag_change *changes;
 	int nchanges;

@@ -248,6 +248,7 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	str(&w, "verdict", c->verdict < 0 ? "faster" : c->verdict > 0 ? "slower" : "no-difference");
 	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : "run-time");
 	num(&w, "min_meaningful_diff_pct", c->min_diff_pct);
+	num(&w, "run_drift_pct", c->drift_pct);
 	num(&w, "step_mean_diff_pct", c->diff_pct);
 	jsonw_key(&w, "below_min_meaningful_diff");
 	jsonw_bool(&w, c->below_min_diff);

@@ -400,7 +400,8 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 		fprintf(
 		    out,
 		    "Changes of the mean step time under %.1f %% count as none (minimum meaningful "
-		    "difference: --set compare_min_diff_pct=N, or the step timer's resolution)%s\n",
+		    "difference: --set compare_min_diff_pct=N, the step timer's resolution, or how "
+		    "far each run's two halves disagree)%s\n",
 		    c->min_diff_pct,
 		    c->below_min_diff ? "; this one is significant but smaller" : "");
 	if (c->by_steps && c->p50_verdict != c->verdict && c->p50_verdict != 0)
