@@ -5,6 +5,7 @@
  * as text (yajl's number callback) and are converted here, locale-independently: microseconds
  * with up to three decimals become exact integer nanoseconds. */
 #include "trace/trace_kineto.h"
+#include "trace/trace_jscan.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -683,6 +684,24 @@ static yajl_handle open_parser(kstate *k)
 	return h;
 }
 
+/*
+ * The fast scanner over a whole buffer. When it gives up, what its callbacks did is undone (the
+ * rank is emptied, keeping its path, and k starts again) so that yajl can read the buffer anew.
+ */
+static bool scan_or_reset(kstate *k, trace_rank *r, const void *buf, size_t len)
+{
+	if (trace_jscan(buf, len, &kineto_callbacks, k) && !k->err[0])
+		return true;
+	kstate_free(k);
+	char *path = r->path;
+	r->path = NULL;
+	trace_rank_free(r);
+	trace_rank_init(r, path);
+	free(path);
+	kstate_init(k, r);
+	return false;
+}
+
 int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz)
 {
 	kstate k;
@@ -693,9 +712,12 @@ int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err
 		return -1;
 	}
 	int rc = 0;
-	yajl_status st = yajl_parse(h, buf, len);
-	if (st == yajl_status_ok)
-		st = yajl_complete_parse(h);
+	yajl_status st = yajl_status_ok;
+	if (!scan_or_reset(&k, r, buf, len)) {
+		st = yajl_parse(h, buf, len);
+		if (st == yajl_status_ok)
+			st = yajl_complete_parse(h);
+	}
 	if (st != yajl_status_ok) {
 		yajl_reason(&k, h, buf, len, 0, err, errsz);
 		rc = -1;
@@ -983,6 +1005,17 @@ static size_t find_cut(const unsigned char *b, size_t len)
 	return 0;
 }
 
+/* A piece's reader state: inside the traceEvents array. */
+static void piece_start(piece *p)
+{
+	trace_rank_init(&p->r, "");
+	kstate_init(&p->k, &p->r);
+	p->k.fragment = true;
+	p->k.depth = 1;
+	p->k.top = TOP_EVENTS;
+	p->k.top_is_map = true;
+}
+
 /* A middle piece: its elements, without the trailing comma, as an array of their own. */
 static void parse_piece(piece *p)
 {
@@ -992,12 +1025,17 @@ static void parse_piece(piece *p)
 	if (end == 0 || p->buf[end - 1] != ',')
 		return;
 	end--;
-	trace_rank_init(&p->r, "");
-	kstate_init(&p->k, &p->r);
-	p->k.fragment = true;
-	p->k.depth = 1;
-	p->k.top = TOP_EVENTS;
-	p->k.top_is_map = true;
+	piece_start(p);
+	/* The fast scanner first: the elements, as if inside the array yajl is given below. */
+	cb_start_array(&p->k);
+	if (trace_jscan_elements(p->buf, end, &kineto_callbacks, &p->k) && cb_end_array(&p->k) &&
+	    !p->k.err[0] && p->k.depth == 1) {
+		p->ok = true;
+		return;
+	}
+	kstate_free(&p->k);
+	trace_rank_free(&p->r);
+	piece_start(p);
 	yajl_handle h = open_parser(&p->k);
 	if (!h)
 		return;
