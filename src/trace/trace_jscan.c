@@ -245,29 +245,35 @@ static bool scan_key(scanner *s)
 }
 
 /*
- * Values to the end of the text. base 0: one value, a container. base 1: the elements of an
- * array already open (and never closed here), comma-separated. first: the innermost container
- * was just opened, so it may close at once and no comma comes before its first element.
+ * Values to the end of the text. m->open: the containers already open when the text starts
+ * (their opening calls were made before); none: the text is a whole document. The text must end
+ * at depth m->end_depth, just after a comma when m->end_after_comma; containers at or below that
+ * depth are not closed here. first: the innermost container was just opened, so it may close at
+ * once and no comma comes before its first element.
  */
-static bool scan_body(scanner *s, int base)
+static bool scan_body(scanner *s, const trace_jscan_mode *m)
 {
 	char stack[MAX_DEPTH];
-	int depth = base;
-	stack[0] = '[';
+	int depth = (int)strlen(m->open);
+	if (depth >= MAX_DEPTH)
+		return false;
+	memcpy(stack, m->open, (size_t)depth);
+	const int open = depth;
 	bool first = true;
-	if (base == 0 && (!scan_value(s, stack, &depth) || depth == 0))
+	if (depth == 0 && (!scan_value(s, stack, &depth) || depth == 0))
 		return false;
 	for (;;) {
 		skip_ws(s);
 		if (s->p == s->end)
-			return depth == base && (base == 0 || !first);
+			return depth == m->end_depth && !m->end_after_comma &&
+			       (m->end_depth == 0 || !first);
 		if (depth == 0)
-			return false; /* text after the value */
+			return false; /* text after the document */
 		char top = stack[depth - 1];
 		unsigned char c = *s->p;
 		if ((top == '{' && c == '}') || (top == '[' && c == ']')) {
-			if (depth == 1 && base == 1)
-				return false;
+			if (depth <= m->end_depth && depth <= open)
+				return false; /* it stays open past the end */
 			s->p++;
 			depth--;
 			first = false;
@@ -283,6 +289,8 @@ static bool scan_body(scanner *s, int base)
 				return false;
 			s->p++;
 			skip_ws(s);
+			if (s->p == s->end)
+				return m->end_after_comma && depth == m->end_depth;
 		}
 		if (top == '{' && !scan_key(s))
 			return false;
@@ -293,24 +301,20 @@ static bool scan_body(scanner *s, int base)
 	}
 }
 
-static bool scan(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
-                 int base)
+bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
+                      const trace_jscan_mode *m)
 {
 	if (!cb->yajl_number || !len)
 		return false;
 	scanner s = {.p = buf, .end = buf + len, .cb = cb, .ctx = ctx};
 	skip_ws(&s);
-	bool ok = s.p < s.end && (base || *s.p == '{' || *s.p == '[') && scan_body(&s, base);
+	bool ok = s.p < s.end && (m->open[0] || *s.p == '{' || *s.p == '[') && scan_body(&s, m);
 	free(s.scratch);
 	return ok;
 }
 
 bool trace_jscan(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx)
 {
-	return scan(buf, len, cb, ctx, 0);
-}
-
-bool trace_jscan_elements(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx)
-{
-	return scan(buf, len, cb, ctx, 1);
+	static const trace_jscan_mode whole = {.open = "", .end_depth = 0};
+	return trace_jscan_part(buf, len, cb, ctx, &whole);
 }

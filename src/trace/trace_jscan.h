@@ -17,9 +17,17 @@
  */
 bool trace_jscan(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx);
 
-/* The same for the elements of an array whose opening was already seen (and whose closing is
- * not in buf): "1, {...}, [2]". The caller makes the array's start and end calls itself. */
-bool trace_jscan_elements(const unsigned char *buf, size_t len, const yajl_callbacks *cb,
-                          void *ctx);
+/* A part of a document. open: the containers open where it starts, outermost first ("{[": in
+ * an array in an object; "": at the start); end_depth: how many are still open where it ends,
+ * right after a comma when end_after_comma. */
+typedef struct {
+	const char *open;
+	int end_depth;
+	bool end_after_comma;
+} trace_jscan_mode;
+
+/* trace_jscan for a part: the caller made the calls for the containers open at its start. */
+bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
+                      const trace_jscan_mode *m);
 
 #endif

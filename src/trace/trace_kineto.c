@@ -1028,8 +1028,9 @@ static void parse_piece(piece *p)
 	piece_start(p);
 	/* The fast scanner first: the elements, as if inside the array yajl is given below. */
 	cb_start_array(&p->k);
-	if (trace_jscan_elements(p->buf, end, &kineto_callbacks, &p->k) && cb_end_array(&p->k) &&
-	    !p->k.err[0] && p->k.depth == 1) {
+	static const trace_jscan_mode elements = {.open = "[", .end_depth = 1};
+	if (trace_jscan_part(p->buf, end, &kineto_callbacks, &p->k, &elements) &&
+	    cb_end_array(&p->k) && !p->k.err[0] && p->k.depth == 1) {
 		p->ok = true;
 		return;
 	}
@@ -1178,10 +1179,9 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 	kstate_init(&k0, r);
 	trace_rank tail;
 	trace_rank_init(&tail, path);
-	yajl_handle h = open_parser(&k0);
 	size_t cap = BLOCK + 2 * READ, len = 0;
 	unsigned char *cur = malloc(cap);
-	int rc = (h && cur && nth > 0) ? 0 : -1;
+	int rc = (cur && nth > 0) ? 0 : -1;
 	if (rc)
 		snprintf(err, errsz, "out of memory or threads");
 	uint64_t total = 0, reported = 0, cut_at = 0, ord0 = 0;
@@ -1219,11 +1219,13 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		}
 		memcpy(rest, cur + cut, len - cut);
 		if (first) {
-			/* The document parser takes the first piece, comma included. */
-			if (yajl_parse(h, cur, cut) != yajl_status_ok) {
-				yajl_reason(&k0, h, cur, cut, 0, err, errsz);
-				rc = -1;
-			} else if (k0.depth != 2 || !k0.events_open || k0.in_event) {
+			/* The document parser takes the first piece, comma included. The fast
+			 * scanner reads it; where it gives up, yajl reads the whole file again in
+			 * one piece. */
+			static const trace_jscan_mode head = {
+			    .open = "", .end_depth = 2, .end_after_comma = true};
+			if (!trace_jscan_part(cur, cut, &kineto_callbacks, &k0, &head) ||
+			    k0.err[0] || k0.depth != 2 || !k0.events_open || k0.in_event) {
 				rc = RETRY;
 			}
 			free(cur);
@@ -1252,12 +1254,11 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		 * elsewhere, so that the events stay in order). */
 		if (!first)
 			k0.r = &tail;
-		if (yajl_parse(h, cur, len) != yajl_status_ok) {
-			yajl_reason(&k0, h, cur, len, cut_at, err, errsz);
-			rc = -1;
-		} else if (yajl_complete_parse(h) != yajl_status_ok) {
-			rc = truncated(&k0, h, total, err, errsz);
-		}
+		static const trace_jscan_mode tail_mode = {.open = "{[", .end_depth = 0};
+		bool fast = first ? trace_jscan(cur, len, &kineto_callbacks, &k0)
+		                  : trace_jscan_part(cur, len, &kineto_callbacks, &k0, &tail_mode);
+		if (!fast || k0.err[0])
+			rc = RETRY;
 		k0.r = r;
 	}
 	uint64_t middle = 0;
@@ -1290,8 +1291,6 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 	pthread_cond_destroy(&pl.space);
 	pthread_mutex_destroy(&pl.lock);
 	trace_rank_free(&tail);
-	if (h)
-		yajl_free(h);
 	kstate_free(&k0);
 	free(cur);
 	gzclose(g);
