@@ -977,6 +977,7 @@ typedef struct {
 	size_t next; /* next piece to hand out */
 	size_t in_flight, max_in_flight;
 	bool closed;
+	bool inline_parse; /* no workers: the reading thread parses each piece itself */
 } pool;
 
 static bool is_ws(unsigned char c)
@@ -1076,8 +1077,13 @@ static bool pool_add(pool *pl, unsigned char *buf, size_t len)
 		return false;
 	p->buf = buf;
 	p->len = len;
+	if (pl->inline_parse) {
+		parse_piece(p);
+		free(p->buf);
+		p->buf = NULL;
+	}
 	pthread_mutex_lock(&pl->lock);
-	while (pl->in_flight >= pl->max_in_flight)
+	while (!pl->inline_parse && pl->in_flight >= pl->max_in_flight)
 		pthread_cond_wait(&pl->space, &pl->lock);
 	bool ok = true;
 	if (pl->n_all == pl->cap_all) {
@@ -1092,8 +1098,12 @@ static bool pool_add(pool *pl, unsigned char *buf, size_t len)
 	}
 	if (ok) {
 		pl->all[pl->n_all++] = p;
-		pl->in_flight++;
-		pthread_cond_signal(&pl->work);
+		if (pl->inline_parse) {
+			pl->next = pl->n_all;
+		} else {
+			pl->in_flight++;
+			pthread_cond_signal(&pl->work);
+		}
 	}
 	pthread_mutex_unlock(&pl->lock);
 	if (!ok)
@@ -1166,13 +1176,13 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		return -1;
 	}
 	gzbuffer(g, READ);
-	pool pl = {.max_in_flight = (size_t)threads + 1};
+	pool pl = {.max_in_flight = (size_t)threads + 1, .inline_parse = threads <= 1};
 	pthread_mutex_init(&pl.lock, NULL);
 	pthread_cond_init(&pl.work, NULL);
 	pthread_cond_init(&pl.space, NULL);
 	pthread_t th[64];
 	int nth = 0;
-	for (; nth < threads && nth < 64; nth++)
+	for (; !pl.inline_parse && nth < threads && nth < 64; nth++)
 		if (pthread_create(&th[nth], NULL, piece_worker, &pl))
 			break;
 	kstate k0;
@@ -1181,7 +1191,7 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 	trace_rank_init(&tail, path);
 	size_t cap = BLOCK + 2 * READ, len = 0;
 	unsigned char *cur = malloc(cap);
-	int rc = (cur && nth > 0) ? 0 : -1;
+	int rc = (cur && (nth > 0 || pl.inline_parse)) ? 0 : -1;
 	if (rc)
 		snprintf(err, errsz, "out of memory or threads");
 	uint64_t total = 0, reported = 0, cut_at = 0, ord0 = 0;
@@ -1330,18 +1340,22 @@ static uint64_t text_size(const char *path)
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
                       char *err, size_t errsz)
 {
-	/* Pieces pay off for large documents only; small ones stay in one piece (less memory). */
-	if (threads > 1 && text_size(path) >= atomic_load(&parallel_min)) {
-		int rc = read_parallel(path, r, progress, threads, err, errsz);
-		if (rc != RETRY)
-			return rc;
-		/* A guessed cut fell inside a string or a nested object: read it in one piece. */
-		atomic_fetch_add(&restarts, 1);
-		gw_debug("%s: a piece boundary was not one; reading again in one piece", path);
-		char *p = strdup(r->path);
-		trace_rank_free(r);
-		trace_rank_init(r, p ? p : path);
-		free(p);
-	}
+	/* Pieces go to other threads for large documents only (each thread holds one); smaller
+	 * ones, or all with one thread, are read piece by piece by this thread. */
+	bool spread = threads > 1 && text_size(path) >= atomic_load(&parallel_min);
+	int rc = read_parallel(path, r, progress, spread ? threads : 1, err, errsz);
+	/* Spread over threads, a failure is the file's own; read by this thread alone, any
+	 * failure is reported as the one-piece reader (yajl) words it. */
+	if (rc == 0 || (spread && rc != RETRY))
+		return rc;
+	/* A guessed cut fell inside a string or a nested object, the fast scanner gave up, or
+	 * the file is broken: read it again in one piece. */
+	atomic_fetch_add(&restarts, 1);
+	gw_debug("%s: reading again in one piece", path);
+	char *p = strdup(r->path);
+	trace_rank_free(r);
+	trace_rank_init(r, p ? p : path);
+	free(p);
+	err[0] = 0;
 	return read_sequential(path, r, progress, threads > 1, err, errsz);
 }
