@@ -1194,7 +1194,7 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 	int rc = (cur && (nth > 0 || pl.inline_parse)) ? 0 : -1;
 	if (rc)
 		snprintf(err, errsz, "out of memory or threads");
-	uint64_t total = 0, reported = 0, cut_at = 0, ord0 = 0;
+	uint64_t total = 0, reported = 0, ord0 = 0;
 	bool first = true;
 	while (!rc) {
 		if (cap - len < READ) {
@@ -1246,7 +1246,6 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 			rc = -1;
 			snprintf(err, errsz, "out of memory");
 		}
-		cut_at += cut;
 		cur = rest;
 		len -= cut;
 	}
