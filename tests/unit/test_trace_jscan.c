@@ -141,7 +141,7 @@ static void test_parts(void **state)
 	    "{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\"},\n  ", /* ok */
 	    "{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\"}",      /* no comma */
 	    "{\"a\": [1], ",                                                 /* one deep */
-	    "{\"a\": [[1], ",                                                /* three deep */
+	    "{\"a\": [[1, ",                                                 /* three deep */
 	};
 	for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
 		calls = 0;
