@@ -1351,10 +1351,16 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 	 * the file is broken: read it again in one piece. */
 	atomic_fetch_add(&restarts, 1);
 	gw_debug("%s: reading again in one piece", path);
-	char *p = strdup(r->path);
+	/* path may be r->path itself: it is copied before the rank is emptied. */
+	char *p = strdup(path);
+	if (!p) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
 	trace_rank_free(r);
-	trace_rank_init(r, p ? p : path);
-	free(p);
+	trace_rank_init(r, p);
 	err[0] = 0;
-	return read_sequential(path, r, progress, threads > 1, err, errsz);
+	rc = read_sequential(p, r, progress, threads > 1, err, errsz);
+	free(p);
+	return rc;
 }
