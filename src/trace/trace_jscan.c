@@ -28,10 +28,15 @@ typedef struct {
 	void *ctx;
 } scanner;
 
-static void skip_ws(scanner *s)
+/* JSON's whitespace (yajl also takes \v and \f; the scanner leaves those to it). */
+static const uint8_t is_ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+
+static inline void skip_ws(scanner *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
-		s->p++;
+	const unsigned char *p = s->p, *e = s->end;
+	while (p < e && is_ws[*p])
+		p++;
+	s->p = p;
 }
 
 static bool scratch_put(scanner *s, size_t at, const unsigned char *src, size_t n)
