@@ -51,7 +51,7 @@ fuzz: deps
 	@scripts/run-fuzzers $(FUZZ_BUILD)
 
 bench: build
-	@scripts/install-deps --extra
+	@scripts/install-deps --extra --bench
 	@bench/run-all $(BUILD)
 
 clean:

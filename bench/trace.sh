@@ -1,27 +1,50 @@
 #!/usr/bin/env bash
-# Benchmark of `gpuwhy trace`: whole-process wall time, CPU time and peak RSS on each shared
-# trace (../shared/traces) and on a generated 1 GB Kineto trace (plain and gzip), against
-# HolisticTraceAnalysis' figures from ../shared/traces/README.md. Prints a markdown report.
+# Benchmark of `gpuwhy trace` against HolisticTraceAnalysis, side by side in one run: both as
+# whole processes (wall time from fork to exit, CPU user+sys and peak RSS from GNU time),
+# interleaved, medians of RUNS, on each shared trace (../shared/traces), on a generated trace
+# HTA can still load (MID_MB, default 64), and on a generated 1 GiB trace (plain and gzip; gpuwhy
+# alone: HTA would need about ten times the file in memory). HTA runs when its source is present
+# (../shared/peers/HolisticTraceAnalysis, with Debian's python3-pandas etc.); else this says so
+# and prints gpuwhy's figures alone. Prints a markdown report.
 #
-#   bench/trace.sh [BUILD_DIR]      (default build/; runs: RUNS=5, BIG_MB=1024)
+#   bench/trace.sh [BUILD_DIR]      (default build/; RUNS=3, BIG_MB=1024, MID_MB=64)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 gpuwhy="$build/gpuwhy"
-traces="${SHARED_DIR:-../shared}/traces"
-runs="${RUNS:-5}"
+shared="${SHARED_DIR:-../shared}"
+traces="$shared/traces"
+hta_src="$shared/peers/HolisticTraceAnalysis"
+hta_run="$shared/peers/hta_run.py"
+runs="${RUNS:-3}"
 big_mb="${BIG_MB:-1024}"
+mid_mb="${MID_MB:-64}"
 tmp="${TMPDIR:-/tmp}/gpuwhy-trace-bench"
 [ -x "$gpuwhy" ] || { echo "bench/trace.sh: build first (make build)" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "bench/trace.sh: needs GNU time" >&2; exit 2; }
 mkdir -p "$tmp"
 
-# The generated trace lives in /tmp only (it is not committed).
-cc -O2 -o "$tmp/trace_gen" bench/trace_gen.c
-if [ ! -s "$tmp/big.json" ] || [ "$(( $(stat -c %s "$tmp/big.json") >> 20 ))" -ne "$big_mb" ]; then
-  "$tmp/trace_gen" "$tmp/big.json" "$big_mb" 2>/dev/null
-  gzip -1 -c "$tmp/big.json" > "$tmp/big.json.gz"
+hta=""
+if [ -d "$hta_src/hta" ] && [ -f "$hta_run" ] &&
+   PYTHONPATH="$hta_src" /usr/bin/python3 -c 'import hta.trace_analysis' 2>/dev/null; then
+  hta=yes
+else
+  echo "HTA could not be run (needs $hta_src, $hta_run and python3-pandas python3-numpy"
+  echo "python3-plotly python3-networkx python3-psutil): gpuwhy's figures alone."
+  echo
 fi
+
+# Generated traces live in /tmp only (never committed). HTA reads directories.
+cc -O2 -o "$tmp/trace_gen" bench/trace_gen.c
+gen() { # gen FILE MB
+  if [ ! -s "$1" ] || [ "$(( $(stat -c %s "$1") >> 20 ))" -ne "$2" ]; then
+    "$tmp/trace_gen" "$1" "$2" 2>/dev/null
+  fi
+}
+mkdir -p "$tmp/mid"
+gen "$tmp/mid/mid.json" "$mid_mb"
+gen "$tmp/big.json" "$big_mb"
+[ "$tmp/big.json.gz" -nt "$tmp/big.json" ] || gzip -1 -c "$tmp/big.json" > "$tmp/big.json.gz"
 
 # uncompressed JSON bytes of a path (file or directory); SQLite counts as its size
 json_bytes() {
@@ -35,64 +58,63 @@ json_bytes() {
   echo "$total"
 }
 
-# median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-# measure NAME PATH HTA_WALL HTA_RSS [gpuwhy options...]
+# timed FILE CMD...: appends "wall_s cpu_s rss_kb" of one whole-process run to FILE
+timed() {
+  local out="$1"; shift
+  local t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f "%U %S %M" -o "$tmp/t" "$@" > /dev/null 2>&1 || echo "(run failed: $*)" >&2
+  t1=$(date +%s%N)
+  awk -v w="$(( (t1 - t0) / 1000 ))" '{print w / 1e6, $1 + $2, $3}' "$tmp/t" >> "$out"
+}
+
+col() { awk -v c="$1" '{print $c}' "$2" | median; }
+
+# measure NAME PATH HTA(yes|no) [gpuwhy options...]
 measure() {
-  local name="$1" path="$2" hta_s="$3" hta_mb="$4"; shift 4
-  local n="$runs" i
-  case "$name" in *generated*) n=3 ;; esac
-  : > "$tmp/times"
+  local name="$1" path="$2" with_hta="$3"; shift 3
+  local i
+  : > "$tmp/ours"; : > "$tmp/hta"
   find "$path" -type f -exec cat {} + > /dev/null # warm the page cache
-  for i in $(seq "$n"); do
-    local t0 t1
-    t0=$(date +%s%N)
-    /usr/bin/time -f "%U %S %M" -o "$tmp/t" "$gpuwhy" trace -q "$@" --format csv "$path" > /dev/null
-    t1=$(date +%s%N)
-    echo "$(( (t1 - t0) / 1000 )) $(cat "$tmp/t")" >> "$tmp/times"
+  [ "$with_hta" = yes ] && [ -n "$hta" ] || with_hta=no
+  for i in $(seq "$runs"); do
+    timed "$tmp/ours" "$gpuwhy" trace -q "$@" --format csv "$path"
+    [ "$with_hta" = no ] || PYTHONPATH="$hta_src" timed "$tmp/hta" /usr/bin/python3 "$hta_run" "$path"
   done
-  local wall best cpu rss bytes
-  wall=$(awk '{print $1 / 1e6}' "$tmp/times" | median)
-  best=$(awk '{print $1 / 1e6}' "$tmp/times" | sort -g | head -1)
-  cpu=$(awk '{print $2 + $3}' "$tmp/times" | median)
-  rss=$(awk '{print $4}' "$tmp/times" | median)
+  local w c m hw=0 hc=0 hm=0 bytes
+  w=$(col 1 "$tmp/ours"); c=$(col 2 "$tmp/ours"); m=$(col 3 "$tmp/ours")
+  if [ "$with_hta" = yes ]; then hw=$(col 1 "$tmp/hta"); hc=$(col 2 "$tmp/hta"); hm=$(col 3 "$tmp/hta"); fi
   bytes=$(json_bytes "$path")
-  awk -v name="$name" -v wall="$wall" -v best="$best" -v cpu="$cpu" -v rss="$rss" -v bytes="$bytes" \
-      -v hs="$hta_s" -v hm="$hta_mb" 'BEGIN {
+  awk -v name="$name" -v w="$w" -v c="$c" -v m="$m" -v hw="$hw" -v hc="$hc" -v hm="$hm" \
+      -v bytes="$bytes" 'BEGIN {
     mb = bytes / 1048576
-    # No HTA run exists for the generated trace. Two estimates from the shared README
-    # figures: HTA JSON parsing alone (9-12 MB/s, so 10.5 MB/s, after 0.75 s of imports) is a
-    # lower bound; HTA whole-process time per MB on the real traces (nccl: (2.25-0.75) s for
-    # 9.3 MB, kinetoold: (5.21-0.75) s for 25.0 MB; 0.170 s/MB on average) includes the analyses.
-    est = (hs == "est")
-    if (est) { hsv = 0.75 + mb / 10.5; hsv2 = 0.75 + mb * 0.170; hs_txt = sprintf("~%.0f-%.0f s (est.)", hsv, hsv2) }
-    else if (hs == "n/a") { hsv = 0; hs_txt = "cannot read it" }
-    else { hsv = hs; hs_txt = hs " s" }
-    if (cpu < 0.01) cpu = 0.01 # GNU time counts in 10 ms
-    printf "| %s | %.1f MB | %.3f s | %.3f s | %.2f s | %.0f MB/s | %.1f MB | %s | %s | %s | %s | %s |\n",
-      name, mb, wall, best, cpu, mb / wall, rss / 1024, hs_txt, (hm == "" ? "n/a" : hm " MB"),
-      (est ? sprintf("%.0f-%.0fx (best %.0f-%.0fx)", hsv / wall, hsv2 / wall, hsv / best, hsv2 / best) \
-           : hsv ? sprintf("%.0fx (best %.0fx)", hsv / wall, hsv / best) : "n/a"),
-      (est ? sprintf("%.0f-%.0fx", hsv / cpu, hsv2 / cpu) : hsv ? sprintf("%.0fx", hsv / cpu) : "n/a"),
-      (hm == "" ? "n/a" : sprintf("%.1fx less", hm / (rss / 1024)))
+    cc = (c < 0.01) ? 0.01 : c # GNU time counts in 10 ms
+    if (hw > 0)
+      printf "| %s | %.1f MB | %.3f s | %.2f s | %.0f MB/s | %.0f MB/CPU-s | %.1f MB (%.0f %%) | %.2f s | %.2f s | %.0f MB | %.0fx | %.0fx | %.0fx less |\n",
+        name, mb, w, c, mb / w, mb / cc, m / 1024, 100 * m / 1024 / mb, hw, hc, hm / 1024, hw / w, hc / cc, hm / m
+    else
+      printf "| %s | %.1f MB | %.3f s | %.2f s | %.0f MB/s | %.0f MB/CPU-s | %.1f MB (%.0f %%) | not run | | | | | |\n",
+        name, mb, w, c, mb / w, mb / cc, m / 1024, 100 * m / 1024 / mb
   }'
 }
 
-echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg); medians of $runs, interleaved"
 echo
-echo "| input | JSON | wall (median) | wall (best) | CPU user+sys | throughput (median) | peak RSS | HTA wall | HTA RSS | speed-up (wall) | speed-up (CPU) | memory |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| input | JSON | wall | CPU user+sys | MB/s (wall) | MB per CPU-s | peak RSS (of JSON) | HTA wall | HTA CPU | HTA RSS | speed-up (wall) | speed-up (CPU) | memory |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [ -d "$traces" ]; then
-  measure "sampled2 (2 ranks)" "$traces/sampled2" 2.54 98
-  measure "nccl" "$traces/nccl/nccl_data.json.gz" 2.25 134
-  measure "kinetoold (2021)" "$traces/kinetoold/worker0.pt.trace.json.gz" 5.21 210
-  measure "nsys SQLite" "$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" n/a ""
+  measure "sampled2 (2 ranks)" "$traces/sampled2" yes
+  measure "nccl" "$traces/nccl" yes
+  measure "kinetoold (2021)" "$traces/kinetoold" yes
+  measure "nsys SQLite (HTA cannot read it)" "$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" no
 else
-  echo "| (no shared traces at $traces: only the generated trace) | | | | | | | | | | | |"
+  echo "| (no shared traces at $traces) | | | | | | | | | | | | |"
 fi
-measure "generated $big_mb MB (.json)" "$tmp/big.json" est ""
-measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" est ""
-measure "generated $big_mb MB (.json), 1 thread" "$tmp/big.json" est "" -j 1
+measure "generated $mid_mb MB" "$tmp/mid" yes
+measure "generated $big_mb MB (.json)" "$tmp/big.json" no
+measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" no
+measure "generated $big_mb MB (.json), 1 thread" "$tmp/big.json" no -j 1
 echo
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -5,6 +5,7 @@
  * as text (yajl's number callback) and are converted here, locale-independently: microseconds
  * with up to three decimals become exact integer nanoseconds. */
 #include "trace/trace_kineto.h"
+#include "trace/trace_jscan.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -683,6 +684,24 @@ static yajl_handle open_parser(kstate *k)
 	return h;
 }
 
+/*
+ * The fast scanner over a whole buffer. When it gives up, what its callbacks did is undone (the
+ * rank is emptied, keeping its path, and k starts again) so that yajl can read the buffer anew.
+ */
+static bool scan_or_reset(kstate *k, trace_rank *r, const void *buf, size_t len)
+{
+	if (trace_jscan(buf, len, &kineto_callbacks, k) && !k->err[0])
+		return true;
+	kstate_free(k);
+	char *path = r->path;
+	r->path = NULL;
+	trace_rank_free(r);
+	trace_rank_init(r, path);
+	free(path);
+	kstate_init(k, r);
+	return false;
+}
+
 int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz)
 {
 	kstate k;
@@ -693,9 +712,12 @@ int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err
 		return -1;
 	}
 	int rc = 0;
-	yajl_status st = yajl_parse(h, buf, len);
-	if (st == yajl_status_ok)
-		st = yajl_complete_parse(h);
+	yajl_status st = yajl_status_ok;
+	if (!scan_or_reset(&k, r, buf, len)) {
+		st = yajl_parse(h, buf, len);
+		if (st == yajl_status_ok)
+			st = yajl_complete_parse(h);
+	}
 	if (st != yajl_status_ok) {
 		yajl_reason(&k, h, buf, len, 0, err, errsz);
 		rc = -1;
@@ -955,6 +977,7 @@ typedef struct {
 	size_t next; /* next piece to hand out */
 	size_t in_flight, max_in_flight;
 	bool closed;
+	bool inline_parse; /* no workers: the reading thread parses each piece itself */
 } pool;
 
 static bool is_ws(unsigned char c)
@@ -983,6 +1006,17 @@ static size_t find_cut(const unsigned char *b, size_t len)
 	return 0;
 }
 
+/* A piece's reader state: inside the traceEvents array. */
+static void piece_start(piece *p)
+{
+	trace_rank_init(&p->r, "");
+	kstate_init(&p->k, &p->r);
+	p->k.fragment = true;
+	p->k.depth = 1;
+	p->k.top = TOP_EVENTS;
+	p->k.top_is_map = true;
+}
+
 /* A middle piece: its elements, without the trailing comma, as an array of their own. */
 static void parse_piece(piece *p)
 {
@@ -992,12 +1026,18 @@ static void parse_piece(piece *p)
 	if (end == 0 || p->buf[end - 1] != ',')
 		return;
 	end--;
-	trace_rank_init(&p->r, "");
-	kstate_init(&p->k, &p->r);
-	p->k.fragment = true;
-	p->k.depth = 1;
-	p->k.top = TOP_EVENTS;
-	p->k.top_is_map = true;
+	piece_start(p);
+	/* The fast scanner first: the elements, as if inside the array yajl is given below. */
+	cb_start_array(&p->k);
+	static const trace_jscan_mode elements = {.open = "[", .end_depth = 1};
+	if (trace_jscan_part(p->buf, end, &kineto_callbacks, &p->k, &elements) &&
+	    cb_end_array(&p->k) && !p->k.err[0] && p->k.depth == 1) {
+		p->ok = true;
+		return;
+	}
+	kstate_free(&p->k);
+	trace_rank_free(&p->r);
+	piece_start(p);
 	yajl_handle h = open_parser(&p->k);
 	if (!h)
 		return;
@@ -1037,8 +1077,13 @@ static bool pool_add(pool *pl, unsigned char *buf, size_t len)
 		return false;
 	p->buf = buf;
 	p->len = len;
+	if (pl->inline_parse) {
+		parse_piece(p);
+		free(p->buf);
+		p->buf = NULL;
+	}
 	pthread_mutex_lock(&pl->lock);
-	while (pl->in_flight >= pl->max_in_flight)
+	while (!pl->inline_parse && pl->in_flight >= pl->max_in_flight)
 		pthread_cond_wait(&pl->space, &pl->lock);
 	bool ok = true;
 	if (pl->n_all == pl->cap_all) {
@@ -1053,8 +1098,12 @@ static bool pool_add(pool *pl, unsigned char *buf, size_t len)
 	}
 	if (ok) {
 		pl->all[pl->n_all++] = p;
-		pl->in_flight++;
-		pthread_cond_signal(&pl->work);
+		if (pl->inline_parse) {
+			pl->next = pl->n_all;
+		} else {
+			pl->in_flight++;
+			pthread_cond_signal(&pl->work);
+		}
 	}
 	pthread_mutex_unlock(&pl->lock);
 	if (!ok)
@@ -1127,26 +1176,25 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		return -1;
 	}
 	gzbuffer(g, READ);
-	pool pl = {.max_in_flight = (size_t)threads + 1};
+	pool pl = {.max_in_flight = (size_t)threads + 1, .inline_parse = threads <= 1};
 	pthread_mutex_init(&pl.lock, NULL);
 	pthread_cond_init(&pl.work, NULL);
 	pthread_cond_init(&pl.space, NULL);
 	pthread_t th[64];
 	int nth = 0;
-	for (; nth < threads && nth < 64; nth++)
+	for (; !pl.inline_parse && nth < threads && nth < 64; nth++)
 		if (pthread_create(&th[nth], NULL, piece_worker, &pl))
 			break;
 	kstate k0;
 	kstate_init(&k0, r);
 	trace_rank tail;
 	trace_rank_init(&tail, path);
-	yajl_handle h = open_parser(&k0);
 	size_t cap = BLOCK + 2 * READ, len = 0;
 	unsigned char *cur = malloc(cap);
-	int rc = (h && cur && nth > 0) ? 0 : -1;
+	int rc = (cur && (nth > 0 || pl.inline_parse)) ? 0 : -1;
 	if (rc)
 		snprintf(err, errsz, "out of memory or threads");
-	uint64_t total = 0, reported = 0, cut_at = 0, ord0 = 0;
+	uint64_t total = 0, reported = 0, ord0 = 0;
 	bool first = true;
 	while (!rc) {
 		if (cap - len < READ) {
@@ -1181,11 +1229,13 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		}
 		memcpy(rest, cur + cut, len - cut);
 		if (first) {
-			/* The document parser takes the first piece, comma included. */
-			if (yajl_parse(h, cur, cut) != yajl_status_ok) {
-				yajl_reason(&k0, h, cur, cut, 0, err, errsz);
-				rc = -1;
-			} else if (k0.depth != 2 || !k0.events_open || k0.in_event) {
+			/* The document parser takes the first piece, comma included. The fast
+			 * scanner reads it; where it gives up, yajl reads the whole file again in
+			 * one piece. */
+			static const trace_jscan_mode head = {
+			    .open = "", .end_depth = 2, .end_after_comma = true};
+			if (!trace_jscan_part(cur, cut, &kineto_callbacks, &k0, &head) ||
+			    k0.err[0] || k0.depth != 2 || !k0.events_open || k0.in_event) {
 				rc = RETRY;
 			}
 			free(cur);
@@ -1196,7 +1246,6 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 			rc = -1;
 			snprintf(err, errsz, "out of memory");
 		}
-		cut_at += cut;
 		cur = rest;
 		len -= cut;
 	}
@@ -1214,12 +1263,11 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 		 * elsewhere, so that the events stay in order). */
 		if (!first)
 			k0.r = &tail;
-		if (yajl_parse(h, cur, len) != yajl_status_ok) {
-			yajl_reason(&k0, h, cur, len, cut_at, err, errsz);
-			rc = -1;
-		} else if (yajl_complete_parse(h) != yajl_status_ok) {
-			rc = truncated(&k0, h, total, err, errsz);
-		}
+		static const trace_jscan_mode tail_mode = {.open = "{[", .end_depth = 0};
+		bool fast = first ? trace_jscan(cur, len, &kineto_callbacks, &k0)
+		                  : trace_jscan_part(cur, len, &kineto_callbacks, &k0, &tail_mode);
+		if (!fast || k0.err[0])
+			rc = RETRY;
 		k0.r = r;
 	}
 	uint64_t middle = 0;
@@ -1252,8 +1300,6 @@ static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *prog
 	pthread_cond_destroy(&pl.space);
 	pthread_mutex_destroy(&pl.lock);
 	trace_rank_free(&tail);
-	if (h)
-		yajl_free(h);
 	kstate_free(&k0);
 	free(cur);
 	gzclose(g);
@@ -1293,18 +1339,28 @@ static uint64_t text_size(const char *path)
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
                       char *err, size_t errsz)
 {
-	/* Pieces pay off for large documents only; small ones stay in one piece (less memory). */
-	if (threads > 1 && text_size(path) >= atomic_load(&parallel_min)) {
-		int rc = read_parallel(path, r, progress, threads, err, errsz);
-		if (rc != RETRY)
-			return rc;
-		/* A guessed cut fell inside a string or a nested object: read it in one piece. */
-		atomic_fetch_add(&restarts, 1);
-		gw_debug("%s: a piece boundary was not one; reading again in one piece", path);
-		char *p = strdup(r->path);
-		trace_rank_free(r);
-		trace_rank_init(r, p ? p : path);
-		free(p);
+	/* Pieces go to other threads for large documents only (each thread holds one); smaller
+	 * ones, or all with one thread, are read piece by piece by this thread. */
+	bool spread = threads > 1 && text_size(path) >= atomic_load(&parallel_min);
+	int rc = read_parallel(path, r, progress, spread ? threads : 1, err, errsz);
+	/* Spread over threads, a failure is the file's own; read by this thread alone, any
+	 * failure is reported as the one-piece reader (yajl) words it. */
+	if (rc == 0 || (spread && rc != RETRY))
+		return rc;
+	/* A guessed cut fell inside a string or a nested object, the fast scanner gave up, or
+	 * the file is broken: read it again in one piece. */
+	atomic_fetch_add(&restarts, 1);
+	gw_debug("%s: reading again in one piece", path);
+	/* path may be r->path itself: it is copied before the rank is emptied. */
+	char *p = strdup(path);
+	if (!p) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
 	}
-	return read_sequential(path, r, progress, threads > 1, err, errsz);
+	trace_rank_free(r);
+	trace_rank_init(r, p);
+	err[0] = 0;
+	rc = read_sequential(p, r, progress, threads > 1, err, errsz);
+	free(p);
+	return rc;
 }

@@ -122,14 +122,22 @@ void trace_names_free(trace_names *t)
 	memset(t, 0, sizeof *t);
 }
 
-static uint32_t fnv1a(const char *s, size_t len)
+/* Kernel names are long (C++ templates): hashed eight bytes at a step, not one. */
+static uint32_t name_hash(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
+	uint64_t h = 0x9e3779b97f4a7c15u ^ len;
+	for (; len >= 8; s += 8, len -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
 	}
-	return h;
+	uint64_t w = 0;
+	if (len)
+		memcpy(&w, s, len);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 29;
+	return (uint32_t)h;
 }
 
 static bool names_rehash(trace_names *t, uint32_t nslots)
@@ -191,7 +199,7 @@ uint32_t trace_names_intern(trace_names *t, const char *s, size_t len)
 		return UINT32_MAX;
 	if ((t->count + 1) * 2 > t->nslots && !names_rehash(t, t->nslots ? t->nslots * 2 : 1024))
 		return UINT32_MAX;
-	uint32_t h = fnv1a(s, len);
+	uint32_t h = name_hash(s, len);
 	uint32_t i = h & (t->nslots - 1);
 	for (;;) {
 		uint32_t v = t->slots[i];

@@ -1,0 +1,33 @@
+/* trace_jscan.h - a fast strict JSON scanner for whole in-memory buffers, with yajl's callbacks. */
+#ifndef GPUWHY_TRACE_JSCAN_H
+#define GPUWHY_TRACE_JSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <yajl/yajl_parse.h>
+
+/*
+ * Scans buf[0, len) as one JSON object or array and makes the calls yajl_parse followed by
+ * yajl_complete_parse would make with callbacks cb (yajl_number must be set: numbers arrive as
+ * their text). It knows only the common forms: a \u escape, \v or \f as whitespace, a nesting
+ * deeper than 256 or any syntax error make it give up. True: the buffer is valid JSON and every
+ * call was made and returned nonzero. False: nothing can be concluded, and the caller (which
+ * must undo the calls' effects) parses the buffer again with yajl, which finds the same values
+ * or reports the error.
+ */
+bool trace_jscan(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx);
+
+/* A part of a document. open: the containers open where it starts, outermost first ("{[": in
+ * an array in an object; "": at the start); end_depth: how many are still open where it ends,
+ * right after a comma when end_after_comma. */
+typedef struct {
+	const char *open;
+	int end_depth;
+	bool end_after_comma;
+} trace_jscan_mode;
+
+/* trace_jscan for a part: the caller made the calls for the containers open at its start. */
+bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
+                      const trace_jscan_mode *m);
+
+#endif

@@ -1,0 +1,164 @@
+/* test_trace_jscan.c - the fast JSON scanner makes yajl's calls, or gives up where yajl fails. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "trace/trace_jscan_diff.h"
+
+static trace_jscan_diff cmp_text(const char *s, const trace_jscan_mode *m)
+{
+	return trace_jscan_compare((const unsigned char *)s, strlen(s), m);
+}
+
+static int calls;
+static int on_null(void *c)
+{
+	(void)c;
+	return ++calls;
+}
+static int on_bool(void *c, int v)
+{
+	(void)v;
+	return on_null(c);
+}
+static int on_number(void *c, const char *s, size_t n)
+{
+	(void)s;
+	(void)n;
+	return on_null(c);
+}
+static int on_string(void *c, const unsigned char *s, size_t n)
+{
+	(void)s;
+	(void)n;
+	return on_null(c);
+}
+
+/* What the traces contain is read by the scanner itself, with yajl's values. */
+static void test_fast_path_matches_yajl(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {
+	    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void "
+	    "at::gemm<float>\","
+	    " \"ts\": 4458676388068.751, \"dur\": 2.5, \"args\": {\"stream\": 7, \"correlation\": "
+	    "-12, \"grid\": [1, 2, 3], \"flag\": true, \"none\": null, \"off\": false}}]}",
+	    "{}",
+	    "[]",
+	    " \t\r\n{\"a\":[[],{},[{}]]}\n",
+	    "{\"n\": [0, -0, 1e5, 1E+5, 1.5e-3, -12.25, 123456789012345678901234567890]}",
+	    "{\"esc\": \"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t end\", \"\": \"\"}",
+	    "{\"utf8\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		trace_jscan_diff d = cmp_text(ok[i], NULL);
+		assert_true(d.yajl_ok);
+		assert_true(d.scan_ok);
+		assert_true(d.same);
+	}
+}
+
+/* Malformed text is never accepted; forms the scanner does not know are left to yajl. */
+static void test_gives_up_where_unsure(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+	    "",
+	    "{",
+	    "{\"a\"}",
+	    "{\"a\":}",
+	    "[1,]",
+	    "[,1]",
+	    "{\"a\":1,}",
+	    "[01]",
+	    "[1.]",
+	    "[.5]",
+	    "[1e]",
+	    "[-]",
+	    "[+1]",
+	    "[1 2]",
+	    "[tru]",
+	    "[nul]",
+	    "[\"a]",
+	    "[\"\\x\"]",
+	    "[\"\x01\"]",
+	    "[\"\xff\"]",
+	    "[\"\xc3\"]",
+	    "[]]",
+	    "[] x",
+	    "{\"a\":1]",
+	    "[1}",
+	    "{1:2}",
+	    "[NaN]",
+	    "[1]/**/",
+	    "[\"\xe2\x82\"]",
+	    "5",
+	    "\"s\"",
+	    "[\"\\u00e9\"]",
+	    "[1\v]",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		trace_jscan_diff d = cmp_text(bad[i], NULL);
+		assert_false(d.scan_ok);
+	}
+	/* yajl reads these; the scanner leaves them to it */
+	assert_true(cmp_text("[\"\\u00e9\\ud83d\\ude00\"]", NULL).yajl_ok);
+	assert_true(cmp_text("[1\v]", NULL).yajl_ok);
+}
+
+/* Parts of a document: the elements of an open array, and the rest of one. */
+static void test_parts(void **state)
+{
+	(void)state;
+	const trace_jscan_mode elements = {.open = "[", .end_depth = 1};
+	const trace_jscan_mode tail = {.open = "{[", .end_depth = 0};
+	trace_jscan_diff d = cmp_text("{\"ts\": 1}, 2, [3, {\"x\": \"y\"}]", &elements);
+	assert_true(d.scan_ok && d.same);
+	d = cmp_text("{\"ts\": 1}, {}], \"deviceProperties\": [{\"name\": \"H100\"}]}", &tail);
+	assert_true(d.scan_ok && d.same);
+	/* an element list may not close its array, nor end on a comma */
+	assert_false(cmp_text("1, 2]", &elements).scan_ok);
+	assert_false(cmp_text("1, 2,", &elements).scan_ok);
+	assert_false(cmp_text("{\"a\": 1}], 5", &tail).scan_ok);
+	/* the first part of a document ends just after a comma, two containers deep */
+	const trace_jscan_mode head = {.open = "", .end_depth = 2, .end_after_comma = true};
+	static const yajl_callbacks count = {
+	    .yajl_null = on_null,
+	    .yajl_boolean = on_bool,
+	    .yajl_number = on_number,
+	    .yajl_string = on_string,
+	    .yajl_start_map = on_null,
+	    .yajl_map_key = on_string,
+	    .yajl_end_map = on_null,
+	    .yajl_start_array = on_null,
+	    .yajl_end_array = on_null,
+	};
+	static const char *const heads[] = {
+	    "{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\"},\n  ", /* ok */
+	    "{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\"}",      /* no comma */
+	    "{\"a\": [1], ",                                                 /* one deep */
+	    "{\"a\": [[1, ",                                                 /* three deep */
+	};
+	for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
+		calls = 0;
+		bool ok = trace_jscan_part((const unsigned char *)heads[i], strlen(heads[i]),
+		                           &count, NULL, &head);
+		assert_int_equal(ok, i == 0);
+		if (i == 0)
+			assert_int_equal(calls, 9);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fast_path_matches_yajl),
+	    cmocka_unit_test(test_gives_up_where_unsure),
+	    cmocka_unit_test(test_parts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
