@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark of `gpuwhy trace`: whole-process wall time, CPU time and peak RSS on each shared
-# trace (../shared/traces) and on a generated 1 GB Kineto trace (plain and gzip), against
-# HolisticTraceAnalysis' figures from ../shared/traces/README.md. Prints a markdown report.
+# trace (tests/fixtures/traces) and on a generated 1 GB Kineto trace (plain and gzip), against
+# HolisticTraceAnalysis' figures from tests/fixtures/traces/README.md. Prints a markdown report.
 #
 #   bench/trace.sh [BUILD_DIR]      (default build/; runs: RUNS=5, BIG_MB=1024)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 gpuwhy="$build/gpuwhy"
-traces="${SHARED_DIR:-../shared}/traces"
+traces="${TRACES:-tests/fixtures/traces}"
 runs="${RUNS:-5}"
 big_mb="${BIG_MB:-1024}"
 tmp="${TMPDIR:-/tmp}/gpuwhy-trace-bench"
