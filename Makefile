@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps test-deps build demo test test-fast test-asan format lint bench fuzz clean
+.PHONY: all deps test-deps build demo style test test-fast test-asan format lint bench fuzz clean
 
 all: build
 
@@ -26,6 +26,7 @@ demo: build
 
 # The whole suite, in the normal build and again under ASan+UBSan.
 test: test-deps build
+	@scripts/check-style
 	@scripts/run-tests $(BUILD) -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
 
@@ -42,8 +43,11 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 lint: build
-	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -I src $$(git ls-files 'src/*.c' 'sim/*.c')
+	@scripts/check-style --lint
+
+# The gate `make test` runs first: cppcheck, and clang-format clean on every C file.
+style: deps
+	@scripts/check-style
 
 fuzz: deps
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DGPUWHY_FUZZ=ON -DGPUWHY_WERROR=OFF >/dev/null
