@@ -25,10 +25,11 @@ demo: build
 	@scripts/demo $(BUILD)/gpuwhy
 
 # The whole suite, in the normal build and again under ASan+UBSan.
+# The style gate runs last, so that a formatting slip does not hide test results.
 test: test-deps build
-	@scripts/check-style
 	@scripts/run-tests $(BUILD) -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
+	@scripts/check-style
 
 test-fast: test-deps build
 	@scripts/run-tests $(BUILD) -j $(JOBS)
@@ -45,7 +46,7 @@ format:
 lint: build
 	@scripts/check-style --lint
 
-# The gate `make test` runs first: cppcheck, and clang-format clean on every C file.
+# The gate `make test` ends with: cppcheck, and clang-format clean on every C file.
 style: deps
 	@scripts/check-style
 
