@@ -4,7 +4,7 @@ import time
 from common import Steps, cuda_or_exit, parser
 
 p = parser(__doc__)
-p.add_argument("--fraction", type=float, default=0.9)
+p.add_argument("--fraction", type=float, default=0.93)
 a = p.parse_args()
 torch = cuda_or_exit()
 free, total = torch.cuda.mem_get_info()

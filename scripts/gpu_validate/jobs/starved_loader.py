@@ -1,5 +1,8 @@
-"""Data-starved (num_workers=0) or fed (--workers N): a DataLoader whose transform burns
-CPU for --cpu-ms per sample, feeding a small model. Same work either way, so
+"""Data-starved (num_workers=0) or fed (--workers N; -1: one per core but one): a
+DataLoader whose transform burns CPU for --cpu-ms per sample, feeding a model whose
+step holds the GPU for about --gpu-matmuls bf16 4096x4096 matmuls. One process
+needs batch x cpu-ms per batch (320 ms by default) against a step of some tens of
+ms: starved; fifteen workers bring it under the step: fed. Same work either way, so
 `gpuwhy compare` between the two runs measures only the data pipeline."""
 import os
 import time
@@ -10,6 +13,7 @@ p = parser(__doc__)
 p.add_argument("--workers", type=int, default=0)
 p.add_argument("--cpu-ms", type=float, default=20.0, help="CPU time per sample")
 p.add_argument("--batch", type=int, default=16)
+p.add_argument("--gpu-matmuls", type=int, default=200, help="GPU work per step")
 a = p.parse_args()
 torch = cuda_or_exit()
 from torch.utils.data import DataLoader, Dataset  # noqa: E402
@@ -46,6 +50,7 @@ loader = DataLoader(Heavy(a.cpu_ms), batch_size=a.batch, num_workers=workers,
 model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 64 * 64, 4096),
                             torch.nn.ReLU(), torch.nn.Linear(4096, 10)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+w = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
 steps = Steps(a.seconds)
 for batch in loader:
     if not steps.more():
@@ -55,6 +60,8 @@ for batch in loader:
     opt.zero_grad()
     loss.backward()
     opt.step()
+    for _ in range(a.gpu_matmuls):
+        v = w @ w
     torch.cuda.synchronize()
     steps.done()
-print("loader workers=%d: %d steps" % (workers, steps.n))
+print("loader workers=%d: %d steps, %.3g" % (workers, steps.n, float(v[0, 0])))
