@@ -190,13 +190,15 @@ done
 query 'gpuwhy_finding{job="throttle",rule="throttled"} == 1' | grep -q 'severity=error' ||
 	fail "gpuwhy_finding{rule=\"throttled\"} not in Prometheus: $(query 'gpuwhy_finding')"
 [ -z "$(query 'gpuwhy_finding{job="gpu",rule="pcie_degraded"}')" ] || fail "pcie_degraded on the healthy node"
-# The untyped energy counter works with rate(): under a steady power draw the
-# counter grows linearly, so its rate in mJ/s is that power in mW at any scrape times.
-r=$(value 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="prof",gpu="0"}[5s]) / 1000')
-p=$(value 'DCGM_FI_DEV_POWER_USAGE{job="prof",gpu="0"}')
-awk -v r="$r" -v p="$p" 'BEGIN{exit !(r > 0 && p > 0 && r / p > 0.99 && r / p < 1.01)}' ||
-	fail "energy rate $r W against the steady power $p W"
-[ -n "$(query 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="gpu"}[5s]) > 0')" ] ||
+# The untyped energy counter agrees with the power: the steady node has drawn its
+# power since the scenario began, so at the pinned 300 s the counter (mJ) is 300 s
+# of it. (A rate() over scrapes would mix the exporter's sampling moments with
+# Prometheus' scrape stamps, which a loaded machine pulls apart.)
+e=$(value 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="steady",gpu="0"}')
+p=$(value 'DCGM_FI_DEV_POWER_USAGE{job="steady",gpu="0"}')
+awk -v e="$e" -v p="$p" 'BEGIN{r = e / 1000 / 300 / p; exit !(p > 0 && r > 0.99 && r < 1.01)}' ||
+	fail "energy $e mJ at 300 s against the steady power $p W"
+[ -n "$(query 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="gpu"}[30s]) > 0')" ] ||
 	fail "the loaded node's energy counter does not grow"
 # Each training rank is a process on its GPU, with the 1 GiB it holds.
 n=$(query 'gpuwhy_process_gpu_memory_bytes{job="gpu",command="gpuwhy"} == 1073741824' | wc -l)
