@@ -109,8 +109,9 @@ expect_eq "$(grep -c '^step' "$T/ranks.out")" 60 "only rank 0 prints steps"
 grep -q '^gpu=1 .*procs=[0-9]*:2048$' "$T/ranks.show" || fail "rank 1 not on GPU 1: $(cat "$T/ranks.show")"
 # GPU 0 computes 10 ms a step and waits in the all-reduce for the straggler's 50 ms:
 # counted busy, but with few SMs active. So over the same windows (GPM, between two
-# samples) GPU 0's SM activity per busy time is far below GPU 1's, however late a
-# loaded host runs either rank: both ratios only weigh what each GPU did.
+# samples) GPU 0's SM activity per busy time is below GPU 1's, however late a loaded
+# host runs either rank: both ratios only weigh what each GPU did. (Were the wait
+# not busy, GPU 0's ratio would be pure compute, above GPU 1's.)
 "$GPUWHY" --sim h100x8-nvlink sim train --ranks 2 --straggler 1 --straggler-ms 40 --gpu-ms 10 \
   --cpu-ms 5 --steps 60 --mem-mib 2048 >/dev/null &
 pid=$!
@@ -121,7 +122,7 @@ wait $pid
 read -r r0 r1 < <(awk -F', ' '$2 != "[N/A]" && $1 <= 1 {sm[$1] += $2; gr[$1] += $3}
   END{if (gr[0] > 0 && gr[1] > 0) printf "%.3f %.3f\n", sm[0] / gr[0], sm[1] / gr[1]}' "$T/ranks.gpm")
 [ -n "${r0:-}" ] || fail "no GPM readings of the two ranks: $(cat "$T/ranks.gpm")"
-awk -v a="$r0" -v b="$r1" 'BEGIN{exit !(a < 0.6 * b)}' ||
+awk -v a="$r0" -v b="$r1" 'BEGIN{exit !(a < 0.9 * b)}' ||
   fail "GPU 0 waiting in the all-reduce should count as busy with few SMs (SM per busy $r0, straggler's GPU $r1)"
 
 # ---- data loading: one worker needs 40 ms of its own CPU time per batch ----
