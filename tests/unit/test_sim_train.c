@@ -186,7 +186,9 @@ static pid_t start_loader_run(const char *workers, int steps, const char *out)
 	const char *args[] = {"--workers", workers, "--cpu-ms",  "40",   "--gpu-ms", "10",
 	                      "--steps",   nsteps,  "--mem-mib", "3072", NULL};
 	pid_t pid = start_train_to(args, out);
-	wait_listed(pid);
+	/* Listed first, its memory a moment later: wait for both. */
+	WAIT_FOR(proc_mib((unsigned)pid) == 3072, "workload %d never listed with its 3072 MiB",
+	         (int)pid);
 	return pid;
 }
 
