@@ -1,16 +1,21 @@
 # gpuwhy: thin wrapper around CMake. `make demo` and `make test` install
-# missing Debian packages first (scripts/install-deps, quiet when all present).
+# missing Debian packages first (scripts/install-deps, quiet when all present);
+# `make test` also installs what the tests drive (Prometheus, Chromium, Slurm...),
+# so that the whole suite runs, and ends with a summary of any test skipped.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build demo test test-fast test-asan format lint bench fuzz clean
+.PHONY: all deps test-deps build demo style test test-fast test-asan format lint bench fuzz clean
 
 all: build
 
 deps:
 	@scripts/install-deps
+
+test-deps:
+	@scripts/install-deps --extra --slurm
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -25,25 +30,30 @@ demo: deps
 	@scripts/demo $(BUILD)/gpuwhy
 
 # The whole suite, in the normal build and again under ASan+UBSan.
-test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+# The style gate runs last, so that a formatting slip does not hide test results.
+test: test-deps build
+	@scripts/run-tests $(BUILD) -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
+	@scripts/check-style
 
-test-fast: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+test-fast: test-deps build
+	@scripts/run-tests $(BUILD) -j $(JOBS)
 
-test-asan: deps
+test-asan: test-deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DGPUWHY_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		scripts/run-tests $(ASAN_BUILD) -j $(JOBS)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 lint: build
-	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -I src $$(git ls-files 'src/*.c' 'sim/*.c')
+	@scripts/check-style --lint
+
+# The gate `make test` ends with: cppcheck, and clang-format clean on every C file.
+style: deps
+	@scripts/check-style
 
 fuzz: deps
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DGPUWHY_FUZZ=ON -DGPUWHY_WERROR=OFF >/dev/null

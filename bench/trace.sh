@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of `gpuwhy trace` against HolisticTraceAnalysis, side by side in one run: both as
 # whole processes (wall time from fork to exit, CPU user+sys and peak RSS from GNU time),
-# interleaved, medians of RUNS, on each shared trace (../shared/traces), on a generated trace
+# interleaved, medians of RUNS, on each shared trace (tests/fixtures/traces), on a generated trace
 # HTA can still load (MID_MB, default 64), and on a generated 1 GiB trace (plain and gzip; gpuwhy
 # alone: HTA would need about ten times the file in memory). HTA runs when its source is present
 # (../shared/peers/HolisticTraceAnalysis, with Debian's python3-pandas etc.); else this says so
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 build="${1:-build}"
 gpuwhy="$build/gpuwhy"
 shared="${SHARED_DIR:-../shared}"
-traces="$shared/traces"
+traces="${TRACES:-tests/fixtures/traces}"
 hta_src="$shared/peers/HolisticTraceAnalysis"
 hta_run="$shared/peers/hta_run.py"
 runs="${RUNS:-3}"

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gpu/calls.h"
 #include "gpu/nvml_abi.h"
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -1078,7 +1079,8 @@ static int load_library(gpu_ctx *c, const gpu_open_opts *o)
 				 "try --sim h100x1 to explore on a simulated GPU",
 				 "libnvidia-ml.so.1 not found");
 	}
-#define X(ret, name, args) *(void **)(&c->api.name) = dlsym(c->lib, #name);
+#define X(ret, name, args)                                                                 \
+	*(void **)(&c->api.name) = gpu_calls_wrap(GPU_CALL_##name, dlsym(c->lib, #name));
 	NVML_ENTRY_POINTS(X)
 #undef X
 	if (!(c->api.nvmlInit_v2 || c->api.nvmlInit) ||
@@ -1297,6 +1299,10 @@ void gpu_close(gpu_ctx *c)
 		c->api.nvmlEventSetFree(c->xid_set);
 	if (c->api.nvmlShutdown)
 		c->api.nvmlShutdown();
+	if (gpu_calls_report(c->lib_path) != 0)
+		gw_error(GW_EXIT_ENV, getenv("GPUWHY_NVML_CALLS"),
+			 "set GPUWHY_NVML_CALLS to a writable file, or - for stderr",
+			 "cannot write the NVML call census: %s", strerror(errno));
 	if (c->lib)
 		dlclose(c->lib);
 	pthread_mutex_destroy(&c->stop_mu);

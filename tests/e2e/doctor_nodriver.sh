@@ -13,13 +13,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-start=$(date +%s)
 timeout 120 "$GPUWHY" doctor >"$tmp/out" 2>"$tmp/err"
 rc=$?
-took=$(( $(date +%s) - start ))
 cat "$tmp/out"
+[ "$rc" -ne 124 ] || fail "doctor hung (killed after 120 s)"
 [ "$rc" -eq 1 ] || fail "exit status $rc, want 1 (driver.nvml fails)"
-[ "$took" -lt 60 ] || fail "took ${took}s"
 [ ! -s "$tmp/err" ] || { cat "$tmp/err"; fail "unexpected stderr"; }
 grep -q '^FAIL  driver\.nvml  .*libnvidia-ml\.so\.1 not found.*  fix: ' "$tmp/out" ||
 	fail "driver.nvml does not explain the missing library with a fix"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # A real Prometheus scrapes `gpuwhy --sim h100x8-nvlink exporter` every second
 # while a synthetic training job loads all 8 simulated GPUs: the target is up,
-# each of the Grafana dashboard 12239 queries returns 8 series with the
-# simulator's values, and a second target running a scenario with a problem
-# (rtx4090-throttle) shows gpuwhy_finding.
+# each of the Grafana dashboard 12239 queries returns 8 series with
+# dcgm-exporter's labels, and a target running a scenario with a problem
+# (rtx4090-throttle) shows gpuwhy_finding. The values are compared on targets
+# whose readings cannot move between two moments (a steady load, the clock
+# pinned), so `gpuwhy query` and Prometheus must agree exactly however late
+# a loaded machine runs either of them.
 set -u
 : "${GPUWHY:?GPUWHY must name the gpuwhy binary}"
 T=$(mktemp -d /tmp/gpuwhy-exp-prom.XXXXXX)
@@ -47,6 +50,20 @@ H100=$PORT
 # The throttling scenario pinned 45 s into its clock: inside a thermal slowdown.
 GPUWHY_SIM_TIME=45 start_exporter rtx4090-throttle "$T/rtx.log"
 RTX=$PORT
+# The same 8 GPUs under a load fixed by the scenario (no noise), in a state
+# directory of their own: pinned at 300 s (temperature settled) for the
+# readings, and on a running clock for GPM, which needs time to pass.
+python3 - "${GPUWHY_SRC:-.}/sim/scenarios/h100x8-nvlink.json" "$T/steady.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["name"] = "h100x8-steady"
+d["gpu_defaults"]["load"] = [{"start_s": 0, "level": {"util": 83, "sm_active": 0.61, "tensor_active": 0.37}}]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+GPUWHY_SIM_STATE="$T/steadystate" GPUWHY_SIM_TIME=300 start_exporter "$T/steady.json" "$T/steady.log"
+STEADY=$PORT
+GPUWHY_SIM_STATE="$T/steadystate" start_exporter "$T/steady.json" "$T/prof.log"
+PROF=$PORT
 
 # Prometheus on a free loopback port (bind, read, release: the kernel's choice).
 PROM=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -57,6 +74,10 @@ scrape_configs:
     static_configs: [{targets: ['127.0.0.1:$H100']}]
   - job_name: throttle
     static_configs: [{targets: ['127.0.0.1:$RTX']}]
+  - job_name: steady
+    static_configs: [{targets: ['127.0.0.1:$STEADY']}]
+  - job_name: prof
+    static_configs: [{targets: ['127.0.0.1:$PROF']}]
 YML
 promtool check config "$T/prometheus.yml" >/dev/null || fail "promtool check config"
 prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
@@ -77,97 +98,82 @@ for r in d["data"]["result"]:
 }
 value() { query "$1" | head -1 | cut -f2; }
 
-for _ in $(seq 300); do
-	[ "$(value 'up{job="gpu"}')" = 1 ] && [ "$(value 'up{job="throttle"}')" = 1 ] && break
-	sleep 0.1
-done
+all_up() {
+	for j in gpu throttle steady prof; do [ "$(value "up{job=\"$j\"}")" = 1 ] || return 1; done
+}
+for _ in $(seq 600); do all_up && break; sleep 0.1; done
 [ "$(value 'up{job="gpu"}')" = 1 ] || fail "gpu target not up: $(curl -fsS "http://127.0.0.1:$PROM/api/v1/targets")"
-[ "$(value 'up{job="throttle"}')" = 1 ] || fail "throttle target not up"
+all_up || fail "a target is not up: $(curl -fsS "http://127.0.0.1:$PROM/api/v1/targets")"
 # Let a few scrapes land.
-for _ in $(seq 100); do
-	[ "$(value 'count(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job="gpu"})')" = 8 ] && break
+for _ in $(seq 600); do
+	[ "$(value 'count(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job="gpu"})')" = 8 ] &&
+		[ "$(value 'count(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job="prof"})')" = 8 ] && break
 	sleep 0.1
 done
 
 # Grafana 12239's panel queries (its instance/gpu variables match everything here):
-# each returns 8 series with dcgm-exporter's labels, and the values are the
-# simulator's: every reading `gpuwhy query` takes during the window lies within
-# what Prometheus scraped over it (the load moves, so a reading is compared with
-# the range of scraped values, plus a small margin).
+# each returns 8 series with dcgm-exporter's labels on the loaded node, and on
+# the steady targets each series holds exactly what `gpuwhy query` reads there.
 cat >"$T/check.py" <<'PY'
-import json, subprocess, sys, time, urllib.parse, urllib.request
-prom, gpuwhy = sys.argv[1], sys.argv[2]
+import json, os, subprocess, sys, urllib.parse, urllib.request
+prom, gpuwhy, scenario, state = sys.argv[1:5]
 
-def query(expr, at=None):
-    args = {"query": expr}
-    if at is not None:
-        args["time"] = "%.3f" % at
-    url = "http://127.0.0.1:%s/api/v1/query?%s" % (prom, urllib.parse.urlencode(args))
-    d = json.load(urllib.request.urlopen(url, timeout=10))
+def query(expr):
+    url = "http://127.0.0.1:%s/api/v1/query?%s" % (prom, urllib.parse.urlencode({"query": expr}))
+    d = json.load(urllib.request.urlopen(url, timeout=30))
     assert d["status"] == "success", d
     return [(r["metric"], float(r["value"][1])) for r in d["data"]["result"]]
 
-fields = ["temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu", "memory.used", "gpm.tensor_active"]
-# panel query, query field, scale from the field to the series, margin (absolute)
+def read(fields, pinned):
+    env = dict(os.environ, GPUWHY_SIM_STATE=state)
+    env.pop("GPUWHY_SIM_TIME", None)
+    if pinned:
+        env["GPUWHY_SIM_TIME"] = "300"
+    # Two readings a second apart: the second covers a whole second of the steady load.
+    out = subprocess.run([gpuwhy, "--sim", scenario, "query", "--format=csv,noheader,nounits",
+                          "-l", "1", "--count", "2", "--query-gpu=index," + ",".join(fields)],
+                         env=env, capture_output=True, text=True, check=True)
+    rows = {}
+    for line in out.stdout.splitlines()[8:]:
+        f = [x.strip() for x in line.split(",")]
+        rows[f[0]] = [float(x) for x in f[1:]]
+    if sorted(rows) != [str(i) for i in range(8)]:
+        sys.exit("FAIL: gpuwhy query gave GPUs %s" % sorted(rows))
+    return rows
+
+pinned = read(["temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu", "memory.used"], True)
+running = read(["gpm.tensor_active"], False)
+# panel query, job holding the exact values, readings, column, scale from the field, tolerance
 panels = [
-    ('DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*", job="gpu"}', 0, 1, 1),
-    ('DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*", job="gpu"}', 1, 1, 35),
-    ('DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*", job="gpu"} * 1000000', 2, 1e6, 0),
-    ('DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*", job="gpu"}', 3, 1, 8),
-    ('DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*", job="gpu"}', 4, 1, 0),
-    ('DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*", job="gpu"}', 5, 0.01, 0.08),
+    ('DCGM_FI_DEV_GPU_TEMP{instance=~".*", gpu=~".*", job="%s"}', "steady", pinned, 0, 1, 0),
+    ('DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*", job="%s"}', "steady", pinned, 1, 1, 0.01),
+    ('DCGM_FI_DEV_SM_CLOCK{instance=~".*", gpu=~".*", job="%s"} * 1000000', "steady", pinned, 2, 1e6, 0),
+    ('DCGM_FI_DEV_GPU_UTIL{instance=~".*", gpu=~".*", job="%s"}', "steady", pinned, 3, 1, 0),
+    ('DCGM_FI_DEV_FB_USED{instance=~".*", gpu=~".*", job="%s"}', "steady", pinned, 4, 1, 0),
+    ('DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{instance=~".*", gpu=~".*", job="%s"}', "prof", running, 0, 0.01, 0.0001),
 ]
-t0 = time.time()
-time.sleep(2)
-# gpuwhy query sampling once a second like the exporter (its first reading covers
-# only 100 ms, a different window from the exporter's: skipped).
-out = subprocess.run([gpuwhy, "--sim", "h100x8-nvlink", "query", "--format=csv,noheader,nounits",
-                      "-l", "1", "--count", "5", "--query-gpu=index," + ",".join(fields)],
-                     capture_output=True, text=True, check=True)
-readings = []  # (gpu index, [values])
-for line in out.stdout.splitlines()[8:]:
-    f = [x.strip() for x in line.split(",")]
-    readings.append((f[0], [float(x) for x in f[1:]]))
-if len(readings) != 32:
-    sys.exit("FAIL: gpuwhy query gave %d readings" % len(readings))
-time.sleep(2)
-t1 = time.time()
-window = "%ds" % (int(t1 - t0) + 2)
-busy = False
-for expr, col, scale, margin in panels:
-    series = query(expr, t1)
-    if len(series) != 8:
-        sys.exit("FAIL: %s: %d series, expected 8" % (expr, len(series)))
-    for m, v in series:
-        for k in ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "instance", "job"):
-            if k not in m:
-                sys.exit("FAIL: %s: series %s lacks label %s" % (expr, m, k))
-        if m["device"] != "nvidia" + m["gpu"]:
-            sys.exit("FAIL: %s: device %s for gpu %s" % (expr, m["device"], m["gpu"]))
-    if sorted(m["gpu"] for m, _ in series) != [str(i) for i in range(8)]:
-        sys.exit("FAIL: %s: gpu labels %s" % (expr, sorted(m["gpu"] for m, _ in series)))
-    inner = expr.replace('instance=~".*", gpu=~".*", ', "")
-    base, _, mult = inner.partition(" * ")
-    for g in range(8):
-        sel = base.replace('job="gpu"', 'job="gpu", gpu="%d"' % g)
-        lo = query("min_over_time(%s[%s])" % (sel, window), t1)[0][1]
-        hi = query("max_over_time(%s[%s])" % (sel, window), t1)[0][1]
-        if mult:
-            lo, hi = lo * float(mult), hi * float(mult)
-        for idx, vals in readings:
-            if idx != str(g):
-                continue
-            want = vals[col] * scale
-            tol = margin * scale if mult else margin
-            if not (lo - tol <= want <= hi + tol):
-                sys.exit("FAIL: %s: GPU %d read %s by gpuwhy query, Prometheus scraped %s..%s" % (expr, g, want, lo, hi))
-            if col == 3 and want > 0:
-                busy = True
-    print("ok", expr)
-if not busy:
-    sys.exit("FAIL: the simulated GPUs were idle: the comparison proves little")
+if not all(v[3] > 0 for v in pinned.values()):
+    sys.exit("FAIL: the steady GPUs read idle: the comparison proves little")
+for expr, job, rows, col, scale, tol in panels:
+    for j in ("gpu", job):
+        series = query(expr % j)
+        if len(series) != 8:
+            sys.exit("FAIL: %s: %d series, expected 8" % (expr % j, len(series)))
+        for m, v in series:
+            for k in ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION", "instance", "job"):
+                if k not in m:
+                    sys.exit("FAIL: %s: series %s lacks label %s" % (expr % j, m, k))
+            if m["device"] != "nvidia" + m["gpu"]:
+                sys.exit("FAIL: %s: device %s for gpu %s" % (expr % j, m["device"], m["gpu"]))
+        if sorted(m["gpu"] for m, _ in series) != [str(i) for i in range(8)]:
+            sys.exit("FAIL: %s: gpu labels %s" % (expr % j, sorted(m["gpu"] for m, _ in series)))
+    for m, v in query(expr % job):
+        want = rows[m["gpu"]][col] * scale
+        if abs(v - want) > tol * scale + 1e-9:
+            sys.exit("FAIL: %s: GPU %s read %s by gpuwhy query, Prometheus scraped %s" % (expr % job, m["gpu"], want, v))
+    print("ok", expr % job)
 PY
-python3 "$T/check.py" "$PROM" "$GPUWHY" || fail "dashboard queries"
+python3 "$T/check.py" "$PROM" "$GPUWHY" "$T/steady.json" "$T/steadystate" || fail "dashboard queries"
 # The two aggregate panels.
 [ "$(query 'avg(DCGM_FI_DEV_GPU_TEMP{job="gpu"})' | wc -l)" = 1 ] || fail "avg(GPU_TEMP)"
 [ "$(query 'sum(DCGM_FI_DEV_POWER_USAGE{job="gpu"})' | wc -l)" = 1 ] || fail "sum(POWER_USAGE)"
@@ -184,11 +190,16 @@ done
 query 'gpuwhy_finding{job="throttle",rule="throttled"} == 1' | grep -q 'severity=error' ||
 	fail "gpuwhy_finding{rule=\"throttled\"} not in Prometheus: $(query 'gpuwhy_finding')"
 [ -z "$(query 'gpuwhy_finding{job="gpu",rule="pcie_degraded"}')" ] || fail "pcie_degraded on the healthy node"
-# The untyped energy counter works with rate(): mJ/s over the window is the mean power in mW.
-r=$(value 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="gpu",gpu="0"}[10s]) / 1000')
-p=$(value 'avg_over_time(DCGM_FI_DEV_POWER_USAGE{job="gpu",gpu="0"}[10s])')
-awk -v r="$r" -v p="$p" 'BEGIN{exit !(r > 0 && p > 0 && r / p > 0.75 && r / p < 1.33)}' ||
-	fail "energy rate $r W against mean power $p W"
+# The untyped energy counter agrees with the power: the steady node has drawn its
+# power since the scenario began, so at the pinned 300 s the counter (mJ) is 300 s
+# of it. (A rate() over scrapes would mix the exporter's sampling moments with
+# Prometheus' scrape stamps, which a loaded machine pulls apart.)
+e=$(value 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="steady",gpu="0"}')
+p=$(value 'DCGM_FI_DEV_POWER_USAGE{job="steady",gpu="0"}')
+awk -v e="$e" -v p="$p" 'BEGIN{r = e / 1000 / 300 / p; exit !(p > 0 && r > 0.99 && r < 1.01)}' ||
+	fail "energy $e mJ at 300 s against the steady power $p W"
+[ -n "$(query 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{job="gpu"}[30s]) > 0')" ] ||
+	fail "the loaded node's energy counter does not grow"
 # Each training rank is a process on its GPU, with the 1 GiB it holds.
 n=$(query 'gpuwhy_process_gpu_memory_bytes{job="gpu",command="gpuwhy"} == 1073741824' | wc -l)
 [ "$n" = 8 ] || fail "process series of the 8 ranks: $(query 'gpuwhy_process_gpu_memory_bytes')"

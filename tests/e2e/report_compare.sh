@@ -34,7 +34,8 @@ f = r["findings"][0]
 assert f["severity"] == "error" and f["evidence"][0]["value"] == 0, f
 assert len(r["chain"]) == 7 and r["chain"][0]["status"] == "problem", r["chain"][0]
 assert r["steps"]["intervals"] >= 30, r["steps"]
-assert abs(r["steps"]["p50_s"] - 0.06) < 0.03, r["steps"]
+# Each step sleeps 60 ms: a loaded host stretches steps, never shortens them much.
+assert r["steps"]["p50_s"] >= 0.05, r["steps"]
 assert "--workers 1" in r["recording"]["command"], r["recording"]
 PY
 
@@ -73,7 +74,8 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 assert c["verdict"] == "faster", c["verdict"]
 d = c["step_p50"]
-assert -0.06 < d["diff_s"] < -0.02 and d["ci95_high_s"] < 0, d
+# 60 ms against 20 ms steps: faster with certainty; by how much depends on the host's load.
+assert d["diff_s"] < 0 and d["ci95_high_s"] < 0, d
 assert c["bootstrap"]["resamples"] == 2000, c["bootstrap"]
 whats = [x["what"] for x in c["changes"]]
 assert "argument --workers" in whats, whats

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# gpuwhy trace against HolisticTraceAnalysis' own outputs for the shared real traces, and the
-# nsys export against its cross-check figures. Skipped (77) without ../shared/traces.
+# gpuwhy trace against HolisticTraceAnalysis' own outputs for the real traces in
+# tests/fixtures/traces (each with its licence and HTA's reference CSVs), and the
+# nsys export against its cross-check figures.
 set -euo pipefail
-traces="${SHARED_DIR:-}/traces"
-if [ -z "${SHARED_DIR:-}" ] || [ ! -d "$traces" ]; then
-  echo "skip: no shared traces at '$traces'"; exit 77
-fi
-command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 here="$(cd "$(dirname "$0")" && pwd)"
+traces="$here/../fixtures/traces"
+[ -d "$traces/sampled2" ] || { echo "FAIL: no trace corpus at $traces"; exit 1; }
+command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/install-deps)"; exit 77; }
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 status=0
 echo "| case | analysis | result |"
@@ -21,6 +20,7 @@ done
 
 # nsys: no HTA output exists; the shared README gives an independent implementation's figures.
 nsys="$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+[ -f "$nsys" ] || { echo "FAIL: $nsys missing"; exit 1; }
 if [ -f "$nsys" ]; then
   "$GPUWHY" trace --quiet --format csv "$nsys" > "$tmp/nsys.csv"
   python3 - "$tmp/nsys.csv" <<'PY' || status=1

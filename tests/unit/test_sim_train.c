@@ -1,9 +1,10 @@
 /*
  * test_sim_train.c - workload coupling: `gpuwhy sim train` runs for real on
  * the host and the simulated NVML, read from this process, sees it: its PID
- * and memory in the process list, utilization that is low when one data
- * worker starves the GPU and higher with four, SM activity that is low for
- * short kernels (launch-bound) and high for long ones.
+ * and memory in the process list, GPU activity that follows the workload's
+ * own steps, bounded by the CPU time one data worker needs per batch, SM
+ * activity per busy time that is low for short kernels (launch-bound) and
+ * high for long ones. Every bound holds however loaded the host is.
  *
  * The binary is $GPUWHY, else gpuwhy beside this test in the build tree.
  */
@@ -52,11 +53,6 @@ static pid_t start_train_to(const char *const *args, const char *out)
 	return pid;
 }
 
-static pid_t start_train(const char *const *args)
-{
-	return start_train_to(args, "/dev/null");
-}
-
 static int count_steps(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -99,51 +95,101 @@ static long long proc_mib(unsigned pid)
 	return -1;
 }
 
+/* Poll `cond` every 10 ms for up to 60 s: a busy machine slows the workload, never stops it. */
+#define WAIT_FOR(cond, ...)                                                                        \
+	do {                                                                                       \
+		int64_t wait_until_ = mono_ms() + 60000;                                           \
+		while (!(cond) && mono_ms() < wait_until_)                                         \
+			sleep_ms(10);                                                              \
+		if (!(cond))                                                                       \
+			fail_msg(__VA_ARGS__);                                                     \
+	} while (0)
+
 static void wait_listed(pid_t pid)
 {
-	for (int i = 0; i < 300 && proc_mib((unsigned)pid) < 0; i++)
-		sleep_ms(10);
-	if (proc_mib((unsigned)pid) < 0)
-		fail_msg("workload %d never appeared in the process list", (int)pid);
-}
-
-/* Mean of the driver's utilization over `ms`, read every 100 ms like a monitor would. */
-static double mean_util(int ms)
-{
-	double sum = 0;
-	int n = 0;
-	for (int t = 0; t < ms; t += 100, n++) {
-		nvmlUtilization_t u;
-		assert_int_equal(N.nvmlDeviceGetUtilizationRates(sim_dev(0), &u), NVML_SUCCESS);
-		sum += u.gpu;
-		sleep_ms(100);
-	}
-	return sum / n;
+	WAIT_FOR(proc_mib((unsigned)pid) >= 0, "workload %d never appeared in the process list",
+	         (int)pid);
 }
 
 /*
- * Run a data-loading configuration; return the mean NVML utilization over
- * 1.5 s and, in *expect, what the workload's own step rate in that window
- * implies (10 ms of GPU per step).
+ * GPM readings over a window that holds at least `steps` of the workload's
+ * printed steps and lasts at least `min_ms`. The step counts around the two
+ * samples bound what the GPU can have done in between, whatever the machine's
+ * load: each step counted inside the window (but the first) ran its whole GPU
+ * phase inside it, and no step printed after the window closed can have
+ * started before it, except the one in flight.
  */
-static double util_of_run(const char *workers, int steps, const char *out, double *expect,
-                          pid_t *pidp)
+typedef struct {
+	double gr, sm;         /* GPM graphics and SM utilization, % */
+	int inside;            /* steps printed between the two samples */
+	int around;            /* steps printed from just before to just after the window */
+	double min_ms, max_ms; /* bounds on the window's length */
+} gpm_window;
+
+static void measure_window(const char *out, int steps, int min_ms, gpm_window *w)
+{
+	nvmlGpmSample_t s1, s2;
+	assert_int_equal(N.nvmlGpmSampleAlloc(&s1), NVML_SUCCESS);
+	assert_int_equal(N.nvmlGpmSampleAlloc(&s2), NVML_SUCCESS);
+	int before = count_steps(out);
+	int64_t t_open = mono_ms();
+	assert_int_equal(N.nvmlGpmSampleGet(sim_dev(0), s1), NVML_SUCCESS);
+	int n0 = count_steps(out);
+	int64_t t0 = mono_ms();
+	WAIT_FOR(count_steps(out) >= n0 + steps && mono_ms() - t0 >= min_ms,
+	         "the workload printed no %d steps in 60 s", steps);
+	int n1 = count_steps(out);
+	int64_t t1 = mono_ms();
+	assert_int_equal(N.nvmlGpmSampleGet(sim_dev(0), s2), NVML_SUCCESS);
+	int64_t t_close = mono_ms();
+	int after = count_steps(out);
+	nvmlGpmMetricsGet_t *mg = calloc(1, sizeof *mg);
+	assert_non_null(mg);
+	mg->version = NVML_GPM_METRICS_GET_VERSION;
+	mg->numMetrics = 2;
+	mg->sample1 = s1;
+	mg->sample2 = s2;
+	mg->metrics[0].metricId = NVML_GPM_METRIC_GRAPHICS_UTIL;
+	mg->metrics[1].metricId = NVML_GPM_METRIC_SM_UTIL;
+	assert_int_equal(N.nvmlGpmMetricsGet(mg), NVML_SUCCESS);
+	*w = (gpm_window){.gr = mg->metrics[0].value,
+	                  .sm = mg->metrics[1].value,
+	                  .inside = n1 - n0,
+	                  .around = after - before,
+	                  .min_ms = (double)(t1 - t0),
+	                  .max_ms = (double)(t_close - t_open) + 1};
+	free(mg);
+	N.nvmlGpmSampleFree(s1);
+	N.nvmlGpmSampleFree(s2);
+}
+
+/*
+ * The GPU is busy at least for the GPU phases of the steps counted inside
+ * the window and at most for those counted around it (+2: the one running
+ * when it opened, the one running when it closed). `gpu_ms` per step.
+ */
+static void assert_busy_matches_steps(const gpm_window *w, double gpu_ms)
+{
+	double lo = 100.0 * (w->inside - 1) * gpu_ms / w->max_ms;
+	double hi = 100.0 * (w->around + 2) * gpu_ms / w->min_ms;
+	print_message("GPM utilization %.1f %% over %.0f-%.0f ms, %d steps inside, %d around: "
+	              "bounds %.1f-%.1f %%\n",
+	              w->gr, w->min_ms, w->max_ms, w->inside, w->around, lo, hi);
+	assert_true(w->gr >= lo - 0.5);
+	assert_true(w->gr <= hi + 0.5);
+}
+
+static pid_t start_loader_run(const char *workers, int steps, const char *out)
 {
 	char nsteps[16];
 	snprintf(nsteps, sizeof nsteps, "%d", steps);
 	const char *args[] = {"--workers", workers, "--cpu-ms",  "40",   "--gpu-ms", "10",
 	                      "--steps",   nsteps,  "--mem-mib", "3072", NULL};
 	pid_t pid = start_train_to(args, out);
-	wait_listed(pid);
-	sleep_ms(300);
-	int n0 = count_steps(out);
-	int64_t t0 = mono_ms();
-	double util = mean_util(1500);
-	int n1 = count_steps(out);
-	int64_t t1 = mono_ms();
-	*expect = 100.0 * (n1 - n0) * 10.0 / (double)(t1 - t0);
-	*pidp = pid;
-	return util;
+	/* Listed first, its memory a moment later: wait for both. */
+	WAIT_FOR(proc_mib((unsigned)pid) == 3072, "workload %d never listed with its 3072 MiB",
+	         (int)pid);
+	return pid;
 }
 
 static void test_workers_feed_the_gpu(void **state)
@@ -156,20 +202,31 @@ static void test_workers_feed_the_gpu(void **state)
 	snprintf(out1, sizeof out1, "%s/train1.out", sim_state_root);
 	snprintf(out4, sizeof out4, "%s/train4.out", sim_state_root);
 
-	double want1, want4;
-	pid_t pid;
-	double starved = util_of_run("1", 80, out1, &want1, &pid);
+	pid_t pid = start_loader_run("1", 100000, out1);
 	/* The workload is in the process list with its memory, and in the memory used. */
 	assert_int_equal(proc_mib((unsigned)pid), 3072);
 	assert_int_equal(N.nvmlDeviceGetMemoryInfo_v2(sim_dev(0), &m), NVML_SUCCESS);
 	assert_int_equal(m.used >> 20, 3072);
-	/* Per-process SM share agrees with the device. */
+	gpm_window starved;
+	measure_window(out1, 5, 1500, &starved);
+	assert_busy_matches_steps(&starved, 10);
+	/*
+	 * One worker spends 40 ms of its own CPU time per batch, and a loaded host
+	 * only stretches that: over the window at most one batch per 40 ms plus the
+	 * two prefetched and the one in progress, 10 ms of GPU each: 25 % and a bit.
+	 */
+	double cap = 100.0 * (starved.min_ms / 40.0 + 3) * 10.0 / starved.min_ms;
+	assert_true(starved.gr > 0);
+	assert_true(starved.gr <= cap + 0.5);
+	/* Per-process SM share: the one process, under the same CPU bound over NVML's 1 s. */
 	nvmlProcessUtilizationSample_t s[8];
 	unsigned cnt = 8;
-	assert_int_equal(N.nvmlDeviceGetProcessUtilization(sim_dev(0), s, &cnt, 0), NVML_SUCCESS);
-	assert_int_equal(cnt, 1);
+	WAIT_FOR(
+	    (cnt = 8, N.nvmlDeviceGetProcessUtilization(sim_dev(0), s, &cnt, 0) == NVML_SUCCESS &&
+	                  cnt == 1 && s[0].smUtil > 0),
+	    "no per-process utilization sample for the workload");
 	assert_int_equal(s[0].pid, (unsigned)pid);
-	assert_in_range(s[0].smUtil, 1, 49);
+	assert_true(s[0].smUtil <= (unsigned)lround(100.0 * (1000.0 / 40.0 + 3) * 10.0 / 1000.0));
 	kill(pid, SIGTERM);
 	assert_int_equal(finish(pid), 128 + SIGTERM);
 	/* Gone from the list and from the memory once it exits. */
@@ -177,61 +234,42 @@ static void test_workers_feed_the_gpu(void **state)
 	assert_int_equal(N.nvmlDeviceGetMemoryInfo_v2(sim_dev(0), &m), NVML_SUCCESS);
 	assert_int_equal(m.used, 0);
 
-	double fed = util_of_run("4", 400, out4, &want4, &pid);
+	/*
+	 * Four workers: the GPU follows the steps again. How much faster they go
+	 * depends on the cores the host has free, so that is reported, not asserted.
+	 */
+	pid = start_loader_run("4", 100000, out4);
+	gpm_window fed;
+	measure_window(out4, 5, 1500, &fed);
 	kill(pid, SIGTERM);
 	assert_int_equal(finish(pid), 128 + SIGTERM);
-	print_message("utilization: 1 worker %.1f %% (steps imply %.1f), 4 workers %.1f %% "
-	              "(steps imply %.1f)\n",
-	              starved, want1, fed, want4);
-	/* The GPU is busy exactly as much as the workload's steps say... */
-	assert_true(fabs(starved - want1) < 10);
-	assert_true(fabs(fed - want4) < 10);
-	/* ...so one worker preparing 40 ms of data per 10 ms step starves it (25 % at best). */
-	assert_true(starved > 1 && starved < 35);
-	/* Four workers help as far as the host has free cores to run them. */
-	if (want4 > want1 * 1.3)
-		assert_true(fed > starved * 1.2);
-	else
-		print_message("the host ran four workers no faster than one (CPU saturated)\n");
+	assert_busy_matches_steps(&fed, 10);
+	print_message("utilization: 1 worker %.1f %%, 4 workers %.1f %%\n", starved.gr, fed.gr);
 	N.nvmlShutdown();
 }
 
-/* GPM SM activity of the GPU over about one second of a running workload. */
-static double sm_active_while(const char *kernel_us)
+/*
+ * SM activity against graphics activity while a workload with kernels of
+ * `kernel_us` runs: the share of busy time the SMs are active does not depend
+ * on how often the loaded host lets the workload run.
+ */
+static double sm_share_while(const char *kernel_us)
 {
-	const char *args[] = {"--workers",   "0",       "--cpu-ms", "0",  "--gpu-ms", "50",
-	                      "--kernel-us", kernel_us, "--steps",  "60", NULL};
-	pid_t pid = start_train(args);
+	char out[PATH_MAX + 16];
+	snprintf(out, sizeof out, "%s/kernels%s.out", sim_state_root, kernel_us);
+	const char *args[] = {"--workers",   "0",       "--cpu-ms", "0",      "--gpu-ms", "50",
+	                      "--kernel-us", kernel_us, "--steps",  "100000", NULL};
+	pid_t pid = start_train_to(args, out);
 	wait_listed(pid);
-	sleep_ms(200);
-	nvmlGpmSample_t s1, s2;
-	assert_int_equal(N.nvmlGpmSampleAlloc(&s1), NVML_SUCCESS);
-	assert_int_equal(N.nvmlGpmSampleAlloc(&s2), NVML_SUCCESS);
-	assert_int_equal(N.nvmlGpmSampleGet(sim_dev(0), s1), NVML_SUCCESS);
-	double util = mean_util(1000);
-	assert_int_equal(N.nvmlGpmSampleGet(sim_dev(0), s2), NVML_SUCCESS);
-	nvmlGpmMetricsGet_t *mg = calloc(1, sizeof *mg);
-	assert_non_null(mg);
-	mg->version = NVML_GPM_METRICS_GET_VERSION;
-	mg->numMetrics = 2;
-	mg->sample1 = s1;
-	mg->sample2 = s2;
-	mg->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
-	mg->metrics[1].metricId = NVML_GPM_METRIC_GRAPHICS_UTIL;
-	assert_int_equal(N.nvmlGpmMetricsGet(mg), NVML_SUCCESS);
-	double sm = mg->metrics[0].value, gr = mg->metrics[1].value;
-	free(mg);
-	N.nvmlGpmSampleFree(s1);
-	N.nvmlGpmSampleFree(s2);
+	gpm_window w;
+	measure_window(out, 5, 1000, &w);
 	kill(pid, SIGTERM);
 	finish(pid);
-	print_message(
-	    "kernels of %s us: utilization %.1f %%, GPM graphics %.1f %%, SM active %.1f %%\n",
-	    kernel_us, util, gr, sm);
-	/* The GPU is busy all the time either way. */
-	assert_true(util > 80);
-	assert_true(gr > 80);
-	return sm;
+	print_message("kernels of %s us: GPM graphics %.1f %%, SM active %.1f %%\n", kernel_us,
+	              w.gr, w.sm);
+	assert_busy_matches_steps(&w, 50);
+	assert_true(w.gr > 0);
+	return w.sm / w.gr;
 }
 
 static void test_short_kernels_are_launch_bound(void **state)
@@ -239,10 +277,12 @@ static void test_short_kernels_are_launch_bound(void **state)
 	(void)state;
 	sim_use("h100x1", NULL);
 	assert_int_equal(N.nvmlInit_v2(), NVML_SUCCESS);
-	double small = sm_active_while("5");
-	double large = sm_active_while("2000");
-	assert_true(small < 20);
-	assert_true(large > 70);
+	double small = sm_share_while("5");
+	double large = sm_share_while("2000");
+	print_message("SM active per busy time: 5 us kernels %.2f, 2000 us kernels %.2f\n", small,
+	              large);
+	assert_true(small < 0.2);
+	assert_true(large > 0.7);
 	N.nvmlShutdown();
 }
 
