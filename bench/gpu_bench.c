@@ -115,7 +115,8 @@ int main(int argc, char **argv)
 	double secs = atof(argv[3]);
 	long ticks = 0;
 	double c0 = cpu_s();
-	int rc = !strcmp(argv[1], "bare") ? run_bare(hz, secs, &ticks) : run_layer(hz, secs, &ticks);
+	int rc =
+	    !strcmp(argv[1], "bare") ? run_bare(hz, secs, &ticks) : run_layer(hz, secs, &ticks);
 	double c1 = cpu_s();
 	if (rc)
 		return 1;

@@ -1265,9 +1265,10 @@ static bool parse_mig_devices(pctx *c, json_t *o, const char *path, sim_gpu *g)
 		return true;
 	if (!g->mig_current)
 		return fail(c, path, "devices", "MIG devices need \"current\": true");
-	static const char *const keys[] = {"profile", "uuid", "gpu_instance", "compute_instance",
-	                                   "sm_count", "copy_engines", "decoders", "jpeg", "ofa",
-	                                   "memory_mib", "used_mib", "bar1_mib", NULL};
+	static const char *const keys[] = {
+	    "profile",  "uuid", "gpu_instance", "compute_instance", "sm_count", "copy_engines",
+	    "decoders", "jpeg", "ofa",          "memory_mib",       "used_mib", "bar1_mib",
+	    NULL};
 	for (size_t k = 0; k < json_array_size(arr); k++) {
 		json_t *d = json_array_get(arr, k);
 		char sub[256];
@@ -1287,12 +1288,14 @@ static bool parse_mig_devices(pctx *c, json_t *o, const char *path, sim_gpu *g)
 		    !get_uns(c, d, sub, "jpeg", false, 0, 64, &m->jpg_count) ||
 		    !get_uns(c, d, sub, "ofa", false, 0, 64, &m->ofa_count) ||
 		    !get_ull(c, d, sub, "memory_mib", true, 1, 1LL << 30, &m->mem_total) ||
-		    !get_ull(c, d, sub, "used_mib", false, 0, (long long)m->mem_total, &m->mem_used) ||
+		    !get_ull(c, d, sub, "used_mib", false, 0, (long long)m->mem_total,
+		             &m->mem_used) ||
 		    !get_ull(c, d, sub, "bar1_mib", false, 0, 1LL << 30, &m->bar1_total))
 			return false;
 		for (size_t j = 0; j < k; j++)
 			if (g->mig[j].gi == m->gi)
-				return fail(c, sub, "gpu_instance", "GPU instance %u is listed twice", m->gi);
+				return fail(c, sub, "gpu_instance",
+				            "GPU instance %u is listed twice", m->gi);
 		g->n_mig++;
 	}
 	return true;

@@ -117,7 +117,7 @@ typedef struct {
 /* One MIG device: a GPU instance with one compute instance. */
 typedef struct {
 	char profile[16]; /* "3g.40gb" */
-	char uuid[96];	  /* "MIG-..." */
+	char uuid[96];    /* "MIG-..." */
 	unsigned gi, ci;  /* GPU and compute instance ids */
 	unsigned sm_count, ce_count, dec_count, jpg_count, ofa_count;
 	unsigned long long mem_total, mem_used, bar1_total; /* MiB */

@@ -75,21 +75,37 @@ int main(int argc, char **argv)
 	if (!strcmp(base ? base + 1 : argv[0], "nvidia-smi"))
 		return as_nvidia_smi(argc, argv);
 	gw_global g = {.argv0 = argv[0]};
-	static const struct option opts[] = {
-		{"sim", required_argument, NULL, 's'}, {"nvml", required_argument, NULL, 'n'},
-		{"gpus", required_argument, NULL, 'g'}, {"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},      {"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"sim", required_argument, NULL, 's'},
+	                                     {"nvml", required_argument, NULL, 'n'},
+	                                     {"gpus", required_argument, NULL, 'g'},
+	                                     {"verbose", no_argument, NULL, 'v'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"version", no_argument, NULL, 'V'},
+	                                     {NULL, 0, NULL, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': g.sim = optarg; break;
-		case 'n': g.nvml = optarg; break;
-		case 'g': g.gpus = optarg; break;
-		case 'v': g.verbose++; break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		case 'V': printf("gpuwhy %s\n", GPUWHY_VERSION); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 's':
+			g.sim = optarg;
+			break;
+		case 'n':
+			g.nvml = optarg;
+			break;
+		case 'g':
+			g.gpus = optarg;
+			break;
+		case 'v':
+			g.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		case 'V':
+			printf("gpuwhy %s\n", GPUWHY_VERSION);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	gw_verbose = g.verbose;

@@ -15,23 +15,24 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy doctor [--json] [--port N ...] [--need-mem SIZE] [--python PATH]\n"
-	      "       gpuwhy doctor --list\n"
-	      "\n"
-	      "Checks the driver, the GPUs' health, CUDA_VISIBLE_DEVICES, Python GPU frameworks,\n"
-	      "containers, WSL, other load on the GPUs and environment variables. Prints one line\n"
-	      "per check: PASS, WARN, FAIL or SKIP, what was found and, unless PASS, the fix.\n"
-	      "\n"
-	      "  --json           a JSON array of {check, status, found, fix}\n"
-	      "  --port N         who listens on TCP port N (repeatable, or N,M,...)\n"
-	      "  --need-mem SIZE  which GPUs have SIZE free (12G, 512M, 20GiB)\n"
-	      "  --python PATH    the Python to probe (default: python3, else python, on PATH)\n"
-	      "  --list           list the checks and exit\n"
-	      "\n"
-	      "Every external probe has a timeout (Python 10 s each, docker/nvidia-ctk/dmesg 5 s,\n"
-	      "NVML 60 s). The global --gpus LIST limits the per-GPU checks.\n"
-	      "Exit status: 0 nothing failed (warnings allowed), 1 a check failed, 2 usage error.\n",
-	      out);
+	fputs(
+	    "usage: gpuwhy doctor [--json] [--port N ...] [--need-mem SIZE] [--python PATH]\n"
+	    "       gpuwhy doctor --list\n"
+	    "\n"
+	    "Checks the driver, the GPUs' health, CUDA_VISIBLE_DEVICES, Python GPU frameworks,\n"
+	    "containers, WSL, other load on the GPUs and environment variables. Prints one line\n"
+	    "per check: PASS, WARN, FAIL or SKIP, what was found and, unless PASS, the fix.\n"
+	    "\n"
+	    "  --json           a JSON array of {check, status, found, fix}\n"
+	    "  --port N         who listens on TCP port N (repeatable, or N,M,...)\n"
+	    "  --need-mem SIZE  which GPUs have SIZE free (12G, 512M, 20GiB)\n"
+	    "  --python PATH    the Python to probe (default: python3, else python, on PATH)\n"
+	    "  --list           list the checks and exit\n"
+	    "\n"
+	    "Every external probe has a timeout (Python 10 s each, docker/nvidia-ctk/dmesg 5 s,\n"
+	    "NVML 60 s). The global --gpus LIST limits the per-GPU checks.\n"
+	    "Exit status: 0 nothing failed (warnings allowed), 1 a check failed, 2 usage error.\n",
+	    out);
 }
 
 static int add_ports(const char *arg, dr_opts *o)
@@ -42,9 +43,10 @@ static int add_ports(const char *arg, dr_opts *o)
 		long long v;
 		if (!gw_parse_int(t, 1, 65535, &v))
 			rc = gw_error(GW_EXIT_USAGE, "--port", "a TCP port from 1 to 65535",
-				      "invalid port '%s'", t);
+			              "invalid port '%s'", t);
 		else if (o->nports >= DR_PORTS_MAX)
-			rc = gw_error(GW_EXIT_USAGE, "--port", NULL, "at most %d ports", DR_PORTS_MAX);
+			rc = gw_error(GW_EXIT_USAGE, "--port", NULL, "at most %d ports",
+			              DR_PORTS_MAX);
 		else
 			o->ports[o->nports++] = (int)v;
 	}
@@ -54,39 +56,50 @@ static int add_ports(const char *arg, dr_opts *o)
 
 static int parse_args(int argc, char **argv, dr_opts *o, bool *json, bool *list)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},	    {"port", required_argument, NULL, 'p'},
-		{"need-mem", required_argument, NULL, 'm'}, {"python", required_argument, NULL, 'y'},
-		{"list", no_argument, NULL, 'l'},	    {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+	                                     {"port", required_argument, NULL, 'p'},
+	                                     {"need-mem", required_argument, NULL, 'm'},
+	                                     {"python", required_argument, NULL, 'y'},
+	                                     {"list", no_argument, NULL, 'l'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	int ch, rc;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'j': *json = true; break;
+		case 'j':
+			*json = true;
+			break;
 		case 'p':
 			if ((rc = add_ports(optarg, o)))
 				return rc;
 			break;
 		case 'm':
 			if (!gw_parse_size_bytes(optarg, &o->need_mem) || o->need_mem == 0)
-				return gw_error(GW_EXIT_USAGE, "--need-mem", "a size such as 20G or 512M",
-						"invalid size '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "--need-mem",
+				                "a size such as 20G or 512M", "invalid size '%s'",
+				                optarg);
 			o->need_mem_set = true;
 			break;
 		case 'y':
 			if (!*optarg)
-				return gw_error(GW_EXIT_USAGE, "--python", "a path or a command name",
-						"empty value");
+				return gw_error(GW_EXIT_USAGE, "--python",
+				                "a path or a command name", "empty value");
 			o->python = optarg;
 			break;
-		case 'l': *list = true; break;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'l':
+			*list = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy doctor --help",
-				"unexpected argument");
+		                "unexpected argument");
 	return 0;
 }
 

@@ -11,7 +11,8 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy export FILE [--format csv|jsonl] [--table gpu|host|process|steps|events|meta|gpus]\n"
+	fputs("usage: gpuwhy export FILE [--format csv|jsonl] [--table "
+	      "gpu|host|process|steps|events|meta|gpus]\n"
 	      "\n"
 	      "Writes one table of a recording to stdout: CSV with a header row (empty cell =\n"
 	      "absent), or JSON Lines (absent = null). Default: --format csv --table gpu.\n"
@@ -22,14 +23,14 @@ static void usage(FILE *out)
 static const struct {
 	const char *name, *sql;
 } tables[] = {
-	{"gpu", "SELECT * FROM gpu_samples ORDER BY t, gpu"},
-	{"host", "SELECT * FROM host_samples ORDER BY t"},
-	{"process", "SELECT ps.*, p.user FROM process_samples ps LEFT JOIN processes p"
-		    " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t, ps.pid"},
-	{"steps", "SELECT * FROM steps ORDER BY t"},
-	{"events", "SELECT * FROM events ORDER BY t"},
-	{"meta", "SELECT * FROM meta ORDER BY key"},
-	{"gpus", "SELECT * FROM gpus ORDER BY idx"},
+    {"gpu", "SELECT * FROM gpu_samples ORDER BY t, gpu"},
+    {"host", "SELECT * FROM host_samples ORDER BY t"},
+    {"process", "SELECT ps.*, p.user FROM process_samples ps LEFT JOIN processes p"
+                " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t, ps.pid"},
+    {"steps", "SELECT * FROM steps ORDER BY t"},
+    {"events", "SELECT * FROM events ORDER BY t"},
+    {"meta", "SELECT * FROM meta ORDER BY key"},
+    {"gpus", "SELECT * FROM gpus ORDER BY idx"},
 };
 
 static void csv_cell(const char *s)
@@ -53,10 +54,17 @@ static void row_csv(sqlite3_stmt *s, int ncol)
 		if (c)
 			putchar(',');
 		switch (sqlite3_column_type(s, c)) {
-		case SQLITE_NULL: break;
-		case SQLITE_INTEGER: printf("%lld", (long long)sqlite3_column_int64(s, c)); break;
-		case SQLITE_FLOAT: printf("%.15g", sqlite3_column_double(s, c)); break;
-		default: csv_cell((const char *)sqlite3_column_text(s, c)); break;
+		case SQLITE_NULL:
+			break;
+		case SQLITE_INTEGER:
+			printf("%lld", (long long)sqlite3_column_int64(s, c));
+			break;
+		case SQLITE_FLOAT:
+			printf("%.15g", sqlite3_column_double(s, c));
+			break;
+		default:
+			csv_cell((const char *)sqlite3_column_text(s, c));
+			break;
 		}
 	}
 	putchar('\n');
@@ -70,10 +78,18 @@ static void row_json(sqlite3_stmt *s, int ncol)
 	for (int c = 0; c < ncol; c++) {
 		jsonw_key(&w, sqlite3_column_name(s, c));
 		switch (sqlite3_column_type(s, c)) {
-		case SQLITE_NULL: jsonw_null(&w); break;
-		case SQLITE_INTEGER: jsonw_int(&w, sqlite3_column_int64(s, c)); break;
-		case SQLITE_FLOAT: jsonw_num(&w, sqlite3_column_double(s, c)); break;
-		default: jsonw_str(&w, (const char *)sqlite3_column_text(s, c)); break;
+		case SQLITE_NULL:
+			jsonw_null(&w);
+			break;
+		case SQLITE_INTEGER:
+			jsonw_int(&w, sqlite3_column_int64(s, c));
+			break;
+		case SQLITE_FLOAT:
+			jsonw_num(&w, sqlite3_column_double(s, c));
+			break;
+		default:
+			jsonw_str(&w, (const char *)sqlite3_column_text(s, c));
+			break;
 		}
 	}
 	jsonw_obj_end(&w);
@@ -84,33 +100,42 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
 	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-					     {"table", required_argument, NULL, 't'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	                                     {"table", required_argument, NULL, 't'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	const char *format = "csv", *table = "gpu";
 	int ch;
 	while ((ch = getopt_long(argc, argv, "f:t:h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'f': format = optarg; break;
-		case 't': table = optarg; break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'f':
+			format = optarg;
+			break;
+		case 't':
+			table = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (strcmp(format, "csv") && strcmp(format, "jsonl"))
-		return gw_error(GW_EXIT_USAGE, "--format", "use csv or jsonl", "unknown format '%s'",
-				format);
+		return gw_error(GW_EXIT_USAGE, "--format", "use csv or jsonl",
+		                "unknown format '%s'", format);
 	const char *sql = NULL;
 	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
 		if (!strcmp(tables[i].name, table))
 			sql = tables[i].sql;
 	if (!sql)
-		return gw_error(GW_EXIT_USAGE, "--table", "gpu, host, process, steps, events, meta or gpus",
-				"unknown table '%s'", table);
+		return gw_error(GW_EXIT_USAGE, "--table",
+		                "gpu, host, process, steps, events, meta or gpus",
+		                "unknown table '%s'", table);
 	if (optind + 1 != argc) {
 		usage(stderr);
 		return gw_error(GW_EXIT_USAGE, "export", "gpuwhy export run.gpuwhy",
-				"give exactly one recording");
+		                "give exactly one recording");
 	}
 	const char *path = argv[optind];
 	store_meta *m;
@@ -127,7 +152,7 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
 		rc = gw_error(GW_EXIT_ENV, path, NULL, "cannot read table %s: %s", table,
-			      sqlite3_errmsg(db));
+		              sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return rc;
 	}

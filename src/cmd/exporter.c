@@ -22,7 +22,7 @@ typedef struct {
 	exp_hostlabel host_label;
 	const char *collectors_path;
 	int processes;
-	int counter_type; /* -1: as the defaults or the CSV say, else exp_prom_type */
+	int counter_type;            /* -1: as the defaults or the CSV say, else exp_prom_type */
 	const char *kubernetes_root; /* NULL: no pod labels */
 } exporter_args;
 
@@ -118,15 +118,17 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 			if (!a->kubernetes_root)
 				a->kubernetes_root = "";
 			break;
-		case 'K': a->kubernetes_root = optarg; break;
+		case 'K':
+			a->kubernetes_root = optarg;
+			break;
 		case 'c':
 			if (!strcmp(optarg, "counter"))
 				a->counter_type = EXP_COUNTER;
 			else if (!strcmp(optarg, "untyped"))
 				a->counter_type = EXP_UNTYPED;
 			else
-				return gw_error(GW_EXIT_USAGE, "--counter-type", "counter or untyped",
-						"unknown type '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "--counter-type",
+				                "counter or untyped", "unknown type '%s'", optarg);
 			break;
 		case 'p':
 			if (!gw_parse_int(optarg, 0, EXP_PROC_MAX, &n))
@@ -298,9 +300,10 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 
 int cmd_exporter(int argc, char **argv, const gw_global *g)
 {
-	exporter_args a = {
-	    .interval_ns = 1000000000LL, .host_label = EXP_HOSTLABEL_UPPER, .processes = 5,
-	    .counter_type = -1};
+	exporter_args a = {.interval_ns = 1000000000LL,
+	                   .host_label = EXP_HOSTLABEL_UPPER,
+	                   .processes = 5,
+	                   .counter_type = -1};
 	exp_server_opts_default(&a.server);
 	int rc = parse_args(argc, argv, &a);
 	if (rc)

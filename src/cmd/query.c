@@ -79,7 +79,7 @@ static void help_query(void)
 		for (int a = 0; gpu_metric_aliases[a][0]; a++)
 			if (!strcmp(gpu_metric_aliases[a][1], d->key) && (size_t)n < sizeof name)
 				n += snprintf(name + n, sizeof name - (size_t)n, " =%s",
-					      gpu_metric_aliases[a][0]);
+				              gpu_metric_aliases[a][0]);
 		printf("  %-52s %s%s%s%s\n", name, d->help, d->dcgm ? " DCGM: " : "",
 		       d->dcgm ? d->dcgm : "",
 		       gpu_metric_readable((gpu_metric_id)i) ? "" : " (not read by gpuwhy: [N/A])");
@@ -106,14 +106,14 @@ static int parse_fields(const char *list, query_opts *q)
 		if (q->nfields >= QUERY_MAX_FIELDS) {
 			free(copy);
 			return gw_error(GW_EXIT_USAGE, "--query-gpu", NULL, "more than %d fields",
-					QUERY_MAX_FIELDS);
+			                QUERY_MAX_FIELDS);
 		}
 		q->fields[q->nfields++] = id;
 	}
 	free(copy);
 	if (q->nfields == 0)
-		return gw_error(GW_EXIT_USAGE, "--query-gpu", "e.g. --query-gpu=index,utilization.gpu",
-				"no fields given");
+		return gw_error(GW_EXIT_USAGE, "--query-gpu",
+		                "e.g. --query-gpu=index,utilization.gpu", "no fields given");
 	return 0;
 }
 
@@ -133,8 +133,9 @@ static int parse_format(const char *s, query_opts *q)
 		else if (!strcmp(t, "nounits"))
 			q->nounits = true;
 		else
-			rc = gw_error(GW_EXIT_USAGE, "--format", "use csv[,noheader][,nounits] or json",
-				      "unknown format '%s'", t);
+			rc = gw_error(GW_EXIT_USAGE, "--format",
+			              "use csv[,noheader][,nounits] or json", "unknown format '%s'",
+			              t);
 	}
 	free(copy);
 	return rc;
@@ -342,24 +343,34 @@ static int parse_args(int argc, char **argv, query_opts *q)
 		case 'l':
 			if (!gw_parse_duration_ns(optarg, 1000000000LL, &q->interval_ns) ||
 			    q->interval_ns < 1000000LL)
-				return gw_error(GW_EXIT_USAGE, "-l", "give seconds, e.g. -l 1 or -l 0.5",
-						"invalid loop interval '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "-l",
+				                "give seconds, e.g. -l 1 or -l 0.5",
+				                "invalid loop interval '%s'", optarg);
 			break;
 		case 'm':
 			if (!gw_parse_int(optarg, 1, 86400000LL, &n))
-				return gw_error(GW_EXIT_USAGE, "-lms", "give milliseconds, e.g. -lms 100",
-						"invalid loop interval '%s'", optarg);
+				return gw_error(GW_EXIT_USAGE, "-lms",
+				                "give milliseconds, e.g. -lms 100",
+				                "invalid loop interval '%s'", optarg);
 			q->interval_ns = n * 1000000LL;
 			break;
 		case 'c':
 			if (!gw_parse_int(optarg, 1, 1LL << 40, &q->count))
 				return gw_error(GW_EXIT_USAGE, "--count", "a positive whole number",
-						"invalid count '%s'", optarg);
+				                "invalid count '%s'", optarg);
 			break;
-		case 'd': q->dmon = true; break;
-		case 'H': help_query(); return -1;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'd':
+			q->dmon = true;
+			break;
+		case 'H':
+			help_query();
+			return -1;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -443,7 +454,8 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 	sigaction(SIGTERM, &sa, NULL);
 	if (q.dmon) {
 		/* dmon's puct groups plus GPM activity, at -l/-lms for --count lines. */
-		smi_mon_opts mo = {.groups = "puctg", .interval_ns = q.interval_ns, .count = q.count};
+		smi_mon_opts mo = {
+		    .groups = "puctg", .interval_ns = q.interval_ns, .count = q.count};
 		rc = smi_dmon_run(c, &sel, &mo, &query_stop);
 		gpu_close(c);
 		return rc;

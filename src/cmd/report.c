@@ -14,7 +14,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: gpuwhy report RECORDING [--format text|json|html] [-o FILE]\n"
-	      "                     [--goal throughput|latency] [--set NAME=VALUE]... [--trace FILE]\n"
+	      "                     [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
+	      "FILE]\n"
 	      "       gpuwhy report --thresholds\n"
 	      "\n"
 	      "Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
@@ -52,14 +53,11 @@ typedef enum { FMT_TEXT, FMT_JSON, FMT_HTML } out_format;
 int cmd_report(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-	                                     {"output", required_argument, NULL, 'o'},
-	                                     {"goal", required_argument, NULL, 'g'},
-	                                     {"set", required_argument, NULL, 's'},
-	                                     {"thresholds", no_argument, NULL, 't'},
-	                                     {"trace", required_argument, NULL, 'T'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+	    {"goal", required_argument, NULL, 'g'},   {"set", required_argument, NULL, 's'},
+	    {"thresholds", no_argument, NULL, 't'},   {"trace", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
 	diag_opts o;
 	diag_opts_default(&o);
 	out_format fmt = FMT_TEXT;
@@ -133,8 +131,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		char err[256];
 		rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
 		if (rc) {
-			gw_error(rc, trace_path, "give a Kineto .json/.json.gz or nsys .sqlite trace",
-			         "%s", err);
+			gw_error(rc, trace_path,
+			         "give a Kineto .json/.json.gz or nsys .sqlite trace", "%s", err);
 			diag_meta_free(&meta);
 			tl_free(tl);
 			return rc;

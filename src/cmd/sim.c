@@ -380,9 +380,9 @@ enum { TRAIN_SHOWN, TRAIN_HIDDEN_PID, TRAIN_HIDDEN_NONE };
 typedef struct {
 	long long steps, workers, ranks, gpu, straggler, seed, oom_at, fail_at, fail_exit, prefetch;
 	double cpu_ms, gpu_ms, kernel_us, straggler_ms, mem_mib, growth_mib, h2d_mib, allreduce_mib;
-	int hidden;      /* TRAIN_* */
-	double dram_pct; /* memory-bound kernels' DRAM bandwidth, 0: from --kernel-us */
-	bool buffered;   /* stdout block-buffered, as Python writes to a pipe */
+	int hidden;         /* TRAIN_* */
+	double dram_pct;    /* memory-bound kernels' DRAM bandwidth, 0: from --kernel-us */
+	bool buffered;      /* stdout block-buffered, as Python writes to a pipe */
 	double io_ms;       /* I/O wait of preparing one batch (sleep, no CPU) */
 	long long batch;    /* --batch: samples per step; 0 = not given */
 	double per_item[3]; /* GPU ms, CPU ms, memory MiB per sample (see train_batch_*) */
@@ -493,22 +493,22 @@ static void train_apply_batch(train_opts *o)
 
 static int parse_train(int argc, char **argv, train_opts *o)
 {
-	*o = (train_opts){.steps = 50,
-	                  .workers = 1,
-	                  .ranks = 1,
-	                  .straggler = -1,
-	                  .oom_at = -1,
-	                  .fail_at = -1,
-	                  .prefetch = 2,
-	                  .cpu_ms = 20,
-	                  .gpu_ms = 30,
-	                  .kernel_us = 200,
-	                  .mem_mib = 1024,
-	                  .h2d_mib = 16,
-	                  .allreduce_mib = -1,
-	                  .hidden = -1,
-	                  .per_item = {train_item_default[0], train_item_default[1],
-	                               train_item_default[2]}};
+	*o = (train_opts){
+	    .steps = 50,
+	    .workers = 1,
+	    .ranks = 1,
+	    .straggler = -1,
+	    .oom_at = -1,
+	    .fail_at = -1,
+	    .prefetch = 2,
+	    .cpu_ms = 20,
+	    .gpu_ms = 30,
+	    .kernel_us = 200,
+	    .mem_mib = 1024,
+	    .h2d_mib = 16,
+	    .allreduce_mib = -1,
+	    .hidden = -1,
+	    .per_item = {train_item_default[0], train_item_default[1], train_item_default[2]}};
 	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
 	                                     {"workers", required_argument, NULL, 'w'},
 	                                     {"prefetch", required_argument, NULL, 'p'},

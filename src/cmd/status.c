@@ -105,11 +105,12 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	gpu_mig m[GPU_MIG_MAX];
 	int nm = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
 	for (int k = 0; k < nm; k++)
-		printf("       MIG %d %-8s GI %u CI %u  mem %.0f / %.0f MiB  %u SMs  %s\n", m[k].index,
-		       m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci, m[k].mem_used_mib,
-		       m[k].mem_total_mib, m[k].sm_count, m[k].uuid);
+		printf("       MIG %d %-8s GI %u CI %u  mem %.0f / %.0f MiB  %u SMs  %s\n",
+		       m[k].index, m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci,
+		       m[k].mem_used_mib, m[k].mem_total_mib, m[k].sm_count, m[k].uuid);
 	if (nm && !v->ok[GM_UTIL_GPU])
-		printf("       (MIG on: the driver has no whole-GPU utilization; see per-instance memory "
+		printf("       (MIG on: the driver has no whole-GPU utilization; see per-instance "
+		       "memory "
 		       "and gpuwhy exporter's GPU_I_ID series)\n");
 }
 

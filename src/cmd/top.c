@@ -194,8 +194,8 @@ static void mig_summary(gpu_ctx *c, int i, top_gpu_info *info)
 	info->nmig = n;
 	info->mig[0] = '\0';
 	for (int k = 0; k < n && used < sizeof info->mig; k++) {
-		int w = snprintf(info->mig + used, sizeof info->mig - used, "%s%s GI %u", k ? ", " : "",
-				 m[k].profile[0] ? m[k].profile : "?", m[k].gi);
+		int w = snprintf(info->mig + used, sizeof info->mig - used, "%s%s GI %u",
+		                 k ? ", " : "", m[k].profile[0] ? m[k].profile : "?", m[k].gi);
 		if (w < 0)
 			break;
 		used += (size_t)w;
@@ -221,7 +221,8 @@ static int open_gpus(top_app *a, const gw_global *g)
 			info[i] = (top_gpu_info){.index = s->index};
 			snprintf(info[i].name, sizeof info[i].name, "%s", s->name);
 			snprintf(info[i].uuid, sizeof info[i].uuid, "%s", s->uuid);
-			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s", s->pci_bus_id);
+			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s",
+			         s->pci_bus_id);
 			mig_summary(a->gc, i, &info[i]);
 		}
 		if (n == 0)

@@ -13,15 +13,16 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy topo [--format text|json]\n"
-	      "       gpuwhy topo -m [--sysfs-root DIR]\n"
-	      "\n"
-	      "How each pair of GPUs is connected (NV# = # bonded NVLinks, PIX/PXB/PHB/NODE/SYS\n"
-	      "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link states.\n"
-	      "-m prints nvidia-smi topo -m's tab-separated matrix with the NICs (RDMA devices of\n"
-	      "/sys/class/infiniband, then PCI network devices of /sys/class/net) placed on the\n"
-	      "PCIe tree from sysfs; --sysfs-root reads sysfs below DIR instead of /.\n",
-	      out);
+	fputs(
+	    "usage: gpuwhy topo [--format text|json]\n"
+	    "       gpuwhy topo -m [--sysfs-root DIR]\n"
+	    "\n"
+	    "How each pair of GPUs is connected (NV# = # bonded NVLinks, PIX/PXB/PHB/NODE/SYS\n"
+	    "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link states.\n"
+	    "-m prints nvidia-smi topo -m's tab-separated matrix with the NICs (RDMA devices of\n"
+	    "/sys/class/infiniband, then PCI network devices of /sys/class/net) placed on the\n"
+	    "PCIe tree from sysfs; --sysfs-root reads sysfs below DIR instead of /.\n",
+	    out);
 }
 
 /* The matrix cell for GPUs i and j: "X", "NV18", "PIX", ... "n/a". */
@@ -38,41 +39,62 @@ static void cell(gpu_ctx *c, int i, int j, char *out, size_t len)
 	}
 	const char *w;
 	switch (gpu_topology_level(c, i, j)) {
-	case NVML_TOPOLOGY_INTERNAL: w = "X"; break;
-	case NVML_TOPOLOGY_SINGLE: w = "PIX"; break;
-	case NVML_TOPOLOGY_MULTIPLE: w = "PXB"; break;
-	case NVML_TOPOLOGY_HOSTBRIDGE: w = "PHB"; break;
-	case NVML_TOPOLOGY_NODE: w = "NODE"; break;
-	case NVML_TOPOLOGY_SYSTEM: w = "SYS"; break;
-	default: w = "n/a"; break;
+	case NVML_TOPOLOGY_INTERNAL:
+		w = "X";
+		break;
+	case NVML_TOPOLOGY_SINGLE:
+		w = "PIX";
+		break;
+	case NVML_TOPOLOGY_MULTIPLE:
+		w = "PXB";
+		break;
+	case NVML_TOPOLOGY_HOSTBRIDGE:
+		w = "PHB";
+		break;
+	case NVML_TOPOLOGY_NODE:
+		w = "NODE";
+		break;
+	case NVML_TOPOLOGY_SYSTEM:
+		w = "SYS";
+		break;
+	default:
+		w = "n/a";
+		break;
 	}
 	snprintf(out, len, "%s", w);
 }
 
 static const char legend[] =
-	"Legend:\n"
-	"\n"
-	"  X    = Self\n"
-	"  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
-	"(e.g., QPI/UPI)\n"
-	"  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
-	"within a NUMA node\n"
-	"  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
-	"  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
-	"Bridge)\n"
-	"  PIX  = Connection traversing at most a single PCIe bridge\n"
-	"  NV#  = Connection traversing a bonded set of # NVLinks\n";
+    "Legend:\n"
+    "\n"
+    "  X    = Self\n"
+    "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+    "(e.g., QPI/UPI)\n"
+    "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
+    "within a NUMA node\n"
+    "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+    "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
+    "Bridge)\n"
+    "  PIX  = Connection traversing at most a single PCIe bridge\n"
+    "  NV#  = Connection traversing a bonded set of # NVLinks\n";
 
 static const char *level_word(int lvl)
 {
 	switch (lvl) {
-	case NVML_TOPOLOGY_INTERNAL: return " X ";
-	case NVML_TOPOLOGY_SINGLE: return "PIX";
-	case NVML_TOPOLOGY_MULTIPLE: return "PXB";
-	case NVML_TOPOLOGY_HOSTBRIDGE: return "PHB";
-	case NVML_TOPOLOGY_NODE: return "NODE";
-	case NVML_TOPOLOGY_SYSTEM: return "SYS";
-	default: return "N/A";
+	case NVML_TOPOLOGY_INTERNAL:
+		return " X ";
+	case NVML_TOPOLOGY_SINGLE:
+		return "PIX";
+	case NVML_TOPOLOGY_MULTIPLE:
+		return "PXB";
+	case NVML_TOPOLOGY_HOSTBRIDGE:
+		return "PHB";
+	case NVML_TOPOLOGY_NODE:
+		return "NODE";
+	case NVML_TOPOLOGY_SYSTEM:
+		return "SYS";
+	default:
+		return "N/A";
 	}
 }
 
@@ -109,8 +131,8 @@ static void print_matrix(gpu_ctx *c, const char *root)
 	for (int k = 0; k < nn; k++) {
 		printf("NIC%d", k);
 		for (int j = 0; j < n; j++)
-			printf("\t%s", level_word(pcitopo_level(root, nics[k].bdf,
-								  gpu_static_info(c, j)->pci_bus_id)));
+			printf("\t%s", level_word(pcitopo_level(
+			                   root, nics[k].bdf, gpu_static_info(c, j)->pci_bus_id)));
 		for (int m = 0; m < nn; m++)
 			printf("\t%s", level_word(pcitopo_level(root, nics[k].bdf, nics[m].bdf)));
 		printf("\t\t\t\t\n");
@@ -182,10 +204,14 @@ static void print_text(gpu_ctx *c)
 	}
 	printf("\nLegend:\n"
 	       "  X    = Self\n"
-	       "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
-	       "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
-	       "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
-	       "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+	       "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA "
+	       "nodes\n"
+	       "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host "
+	       "Bridges within a NUMA node\n"
+	       "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the "
+	       "CPU)\n"
+	       "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe "
+	       "Host Bridge)\n"
 	       "  PIX  = Connection traversing at most a single PCIe bridge\n"
 	       "  NV#  = Connection traversing a bonded set of # NVLinks\n");
 }
@@ -239,9 +265,9 @@ static void print_json(gpu_ctx *c)
 int cmd_topo(int argc, char **argv, const gw_global *g)
 {
 	static const struct option opts[] = {
-		{"format", required_argument, NULL, 'f'}, {"m", no_argument, NULL, 'm'},
-		{"matrix", no_argument, NULL, 'm'},	  {"sysfs-root", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0}};
+	    {"format", required_argument, NULL, 'f'}, {"m", no_argument, NULL, 'm'},
+	    {"matrix", no_argument, NULL, 'm'},       {"sysfs-root", required_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
 	bool json = false, matrix = false;
 	const char *root = "";
 	int ch;
@@ -252,19 +278,28 @@ int cmd_topo(int argc, char **argv, const gw_global *g)
 				json = true;
 			else if (strcmp(optarg, "text"))
 				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
-						"unknown format '%s'", optarg);
+				                "unknown format '%s'", optarg);
 			break;
-		case 'm': matrix = true; break;
-		case 'r': root = optarg; break;
-		case 'h': usage(stdout); return GW_EXIT_OK;
-		default: usage(stderr); return GW_EXIT_USAGE;
+		case 'm':
+			matrix = true;
+			break;
+		case 'r':
+			root = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			usage(stderr);
+			return GW_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy topo --help",
-				"unexpected argument");
+		                "unexpected argument");
 	if (matrix && json)
-		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json", "-m is nvidia-smi's text");
+		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json",
+		                "-m is nvidia-smi's text");
 	gpu_ctx *c;
 	gpu_open_opts oo = {.gpus = g->gpus};
 	int rc = gpu_open(&oo, &c);

@@ -668,13 +668,17 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	 * memory-bound before launch-bound (which yields to them), power-capped
 	 * before throttled, the fallbacks (low-utilization, healthy) last. */
 	void (*const rules[])(diag_ctx *) = {
-	    rule_gpu_fault,        rule_oom,           rule_not_on_gpu,
-	    rule_all_on_gpu0,      rule_imbalance,     rule_data_starved,
-	    rule_sync_wait,        rule_memory_bound,  rule_launch_bound,
-	    rule_memory_full_idle, rule_oom_risk,      rule_power_capped,
-	    rule_throttled,        rule_pcie_degraded, rule_contention,
-	    rule_host_swap,        rule_step_bursts,   rule_low_utilization,
-	    rule_mig_no_utilization, rule_too_little_data,  rule_gpu_idle,      rule_healthy,
+	    rule_gpu_fault,          rule_oom,
+	    rule_not_on_gpu,         rule_all_on_gpu0,
+	    rule_imbalance,          rule_data_starved,
+	    rule_sync_wait,          rule_memory_bound,
+	    rule_launch_bound,       rule_memory_full_idle,
+	    rule_oom_risk,           rule_power_capped,
+	    rule_throttled,          rule_pcie_degraded,
+	    rule_contention,         rule_host_swap,
+	    rule_step_bursts,        rule_low_utilization,
+	    rule_mig_no_utilization, rule_too_little_data,
+	    rule_gpu_idle,           rule_healthy,
 	    rule_not_checked,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)

@@ -19,12 +19,12 @@ typedef struct {
 	double window_s;   /* its length in seconds */
 	bool job[GPU_MAX]; /* GPUs of the job */
 	int njob;
-	bool tree_on_gpu; /* the watched tree held a context on some GPU */
-	bool unmatched;   /* GPU processes whose PIDs do not exist here (PID namespace?) */
+	bool tree_on_gpu;         /* the watched tree held a context on some GPU */
+	bool unmatched;           /* GPU processes whose PIDs do not exist here (PID namespace?) */
 	bool procs_seen[GPU_MAX]; /* some process record names this GPU */
 	bool works[GPU_MAX];      /* the GPU shows work (utilization, SM or memory above idle) */
 	bool hidden;              /* a GPU of the job works but its processes are not visible */
-	char span[48];    /* "the run" or "the last 30 s", for titles */
+	char span[48];            /* "the run" or "the last 30 s", for titles */
 	const double *act[GPU_MAX]; /* activity series per GPU: util.gpu, else GPM activity */
 } diag_ctx;
 

@@ -866,9 +866,9 @@ void rule_mig_no_utilization(diag_ctx *c)
 	char gl[64];
 	dx_gpu_list(c, m, gl, sizeof gl);
 	dx_title(f,
-		 "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
-		 "utilization rules cannot judge it",
-		 gl);
+	         "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
+	         "utilization rules cannot judge it",
+	         gl);
 	dx_ev(f, "mig.mode.current", "max", 1, "=", 1, "", first);
 	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
 	if (!isnan(mem))

@@ -13,10 +13,10 @@ void dr_check_container_detect(dr_ctx *c)
 	const dr_where *w = dr_ctx_where(c);
 	if (w->container)
 		dr_addf(c->r, "container.detect", DR_PASS, "inside a %s container (%s)",
-			w->container_kind, w->container_why);
+		        w->container_kind, w->container_why);
 	else
 		dr_addf(c->r, "container.detect", DR_PASS,
-			"on the host (no /.dockerenv, /run/.containerenv or container cgroup)");
+		        "on the host (no /.dockerenv, /run/.containerenv or container cgroup)");
 }
 
 /* Any NVIDIA GPU here, usable or not? */
@@ -30,10 +30,10 @@ static bool gpu_host(dr_ctx *c)
 /* ---- CDI specs ---- */
 
 typedef struct {
-	char files[512];   /* spec files naming nvidia.com/gpu */
+	char files[512]; /* spec files naming nvidia.com/gpu */
 	int nfiles;
-	int gpu_nodes;     /* distinct /dev/nvidiaN the specs mention */
-	char driver[64];   /* driver version in the library paths of the spec */
+	int gpu_nodes;   /* distinct /dev/nvidiaN the specs mention */
+	char driver[64]; /* driver version in the library paths of the spec */
 } cdi_info;
 
 static void scan_spec(const char *path, const char *shown, cdi_info *ci, bool *seen)
@@ -89,7 +89,8 @@ static void scan_cdi(const dr_probe *p, cdi_info *ci)
 		struct dirent *e;
 		while ((e = readdir(d))) {
 			const char *dot = strrchr(e->d_name, '.');
-			if (!dot || (strcmp(dot, ".yaml") && strcmp(dot, ".yml") && strcmp(dot, ".json")))
+			if (!dot ||
+			    (strcmp(dot, ".yaml") && strcmp(dot, ".yml") && strcmp(dot, ".json")))
 				continue;
 			char path[1024], shown[512];
 			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -128,8 +129,8 @@ void dr_check_container_docker(dr_ctx *c)
 {
 	if (dr_ctx_where(c)->container) {
 		dr_addf(c->r, "container.docker", DR_SKIP,
-			"inside a container: Docker's GPU setup is the host's (see "
-			"container.injection)");
+		        "inside a container: Docker's GPU setup is the host's (see "
+		        "container.injection)");
 		return;
 	}
 	char *docker = gw_which("docker", c->p->path);
@@ -145,20 +146,21 @@ void dr_check_container_docker(dr_ctx *c)
 	char rt[256] = "";
 	bool have_rt = res.out && runtimes(res.out, rt, sizeof rt);
 	if (!have_rt) {
-		const char *why = res.timed_out ? "did not answer in time"
-				  : strstr(res.err, "permission denied") ||
-						  strstr(res.out, "permission denied")
-					  ? "permission denied on the Docker socket"
-				  : strstr(res.err, "Cannot connect") || strstr(res.out, "Cannot connect")
-					  ? "cannot connect to the Docker daemon"
-					  : "gave no runtime list";
+		const char *why =
+		    res.timed_out ? "did not answer in time"
+		    : strstr(res.err, "permission denied") || strstr(res.out, "permission denied")
+		        ? "permission denied on the Docker socket"
+		    : strstr(res.err, "Cannot connect") || strstr(res.out, "Cannot connect")
+		        ? "cannot connect to the Docker daemon"
+		        : "gave no runtime list";
 		dr_result *r = dr_addf(c->r, "container.docker", DR_WARN, "docker info %s", why);
 		if (strstr(why, "permission"))
-			dr_fixf(r, "sudo usermod -aG docker $USER (log in again), or run gpuwhy doctor "
-				   "with sudo");
+			dr_fixf(
+			    r, "sudo usermod -aG docker $USER (log in again), or run gpuwhy doctor "
+			       "with sudo");
 		else
 			dr_fixf(r, "start the daemon (sudo systemctl start docker) and check sudo "
-				   "systemctl status docker");
+			           "systemctl status docker");
 		gw_child_free(&res);
 		return;
 	}
@@ -168,26 +170,31 @@ void dr_check_container_docker(dr_ctx *c)
 	scan_cdi(c->p, &ci);
 	if (has_word(rt, "nvidia")) {
 		dr_addf(c->r, "container.docker", DR_PASS,
-			"docker has the nvidia runtime (runtimes: %s): docker run --gpus all works", rt);
+		        "docker has the nvidia runtime (runtimes: %s): docker run --gpus all works",
+		        rt);
 	} else if (ci.nfiles && cdi_dirs) {
 		dr_addf(c->r, "container.docker", DR_PASS,
-			"docker has no nvidia runtime but reads CDI specs (%s): use docker run --device "
-			"nvidia.com/gpu=all",
-			ci.files);
+		        "docker has no nvidia runtime but reads CDI specs (%s): use docker run "
+		        "--device "
+		        "nvidia.com/gpu=all",
+		        ci.files);
 	} else if (!gpu_host(c)) {
 		dr_addf(c->r, "container.docker", DR_SKIP,
-			"docker has no nvidia runtime (runtimes: %s), and there is no NVIDIA GPU here to "
-			"give it",
-			rt);
+		        "docker has no nvidia runtime (runtimes: %s), and there is no NVIDIA GPU "
+		        "here to "
+		        "give it",
+		        rt);
 	} else {
-		dr_result *r = dr_addf(c->r, "container.docker", DR_FAIL,
-				       "docker has no nvidia runtime (runtimes: %s) and no CDI spec for "
-				       "nvidia.com/gpu: docker run --gpus all fails (\"could not select "
-				       "device driver\" or \"failed to discover gpu vendor from cdi\")",
-				       rt);
-		dr_fixf(r, "install the NVIDIA Container Toolkit, then sudo nvidia-ctk runtime "
-			   "configure --runtime=docker && sudo systemctl restart docker; check with "
-			   "docker info | grep -i runtime");
+		dr_result *r =
+		    dr_addf(c->r, "container.docker", DR_FAIL,
+		            "docker has no nvidia runtime (runtimes: %s) and no CDI spec for "
+		            "nvidia.com/gpu: docker run --gpus all fails (\"could not select "
+		            "device driver\" or \"failed to discover gpu vendor from cdi\")",
+		            rt);
+		dr_fixf(r,
+		        "install the NVIDIA Container Toolkit, then sudo nvidia-ctk runtime "
+		        "configure --runtime=docker && sudo systemctl restart docker; check with "
+		        "docker info | grep -i runtime");
 	}
 }
 
@@ -196,7 +203,8 @@ void dr_check_container_docker(dr_ctx *c)
 void dr_check_container_cdi(dr_ctx *c)
 {
 	if (dr_ctx_where(c)->container) {
-		dr_addf(c->r, "container.cdi", DR_SKIP, "inside a container: CDI specs live on the host");
+		dr_addf(c->r, "container.cdi", DR_SKIP,
+		        "inside a container: CDI specs live on the host");
 		return;
 	}
 	cdi_info ci;
@@ -213,15 +221,17 @@ void dr_check_container_cdi(dr_ctx *c)
 			char why[256];
 			const char *e = res.err_len ? res.err : res.out;
 			snprintf(why, sizeof why, "%.*s", (int)strcspn(e, "\n"), e);
-			dr_result *r = dr_addf(c->r, "container.cdi", DR_FAIL, "nvidia-ctk cdi list %s%s%s",
-					       res.timed_out ? "did not answer in time" : "failed",
-					       why[0] ? ": " : "", why);
+			dr_result *r =
+			    dr_addf(c->r, "container.cdi", DR_FAIL, "nvidia-ctk cdi list %s%s%s",
+			            res.timed_out ? "did not answer in time" : "failed",
+			            why[0] ? ": " : "", why);
 			dr_fixf(r, "regenerate the spec: sudo nvidia-ctk cdi generate "
-				   "--output=/etc/cdi/nvidia.yaml");
+			           "--output=/etc/cdi/nvidia.yaml");
 			gw_child_free(&res);
 			return;
 		}
-		/* stdout: one "nvidia.com/gpu=0" per line (the "Found N CDI devices" note is on stderr) */
+		/* stdout: one "nvidia.com/gpu=0" per line (the "Found N CDI devices" note is on
+		 * stderr) */
 		for (const char *p = strstr(res.out, "nvidia.com/gpu="); p;
 		     p = strstr(p + 1, "nvidia.com/gpu=")) {
 			dr_sb_sep(&names, ",");
@@ -231,16 +241,20 @@ void dr_check_container_cdi(dr_ctx *c)
 	}
 	if (!ci.nfiles && !names.len) {
 		if (!gpu_host(c)) {
-			dr_addf(c->r, "container.cdi", DR_SKIP, "no CDI spec, and no NVIDIA GPU here");
+			dr_addf(c->r, "container.cdi", DR_SKIP,
+			        "no CDI spec, and no NVIDIA GPU here");
 		} else {
-			dr_result *r = dr_addf(c->r, "container.cdi", DR_WARN,
-					       "no CDI spec for nvidia.com/gpu in /etc/cdi or /var/run/cdi: "
-					       "Podman, containerd/CRI-O with CDI and docker run --device "
-					       "nvidia.com/gpu=all cannot inject GPUs, and Docker with CDI "
-					       "enabled reports \"failed to discover gpu vendor from cdi\"");
-			dr_fixf(r, "%ssudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then "
-				   "nvidia-ctk cdi list",
-				ctk ? "" : "install the NVIDIA Container Toolkit, then ");
+			dr_result *r =
+			    dr_addf(c->r, "container.cdi", DR_WARN,
+			            "no CDI spec for nvidia.com/gpu in /etc/cdi or /var/run/cdi: "
+			            "Podman, containerd/CRI-O with CDI and docker run --device "
+			            "nvidia.com/gpu=all cannot inject GPUs, and Docker with CDI "
+			            "enabled reports \"failed to discover gpu vendor from cdi\"");
+			dr_fixf(
+			    r,
+			    "%ssudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then "
+			    "nvidia-ctk cdi list",
+			    ctk ? "" : "install the NVIDIA Container Toolkit, then ");
 		}
 		dr_sb_free(&names);
 		return;
@@ -248,8 +262,8 @@ void dr_check_container_cdi(dr_ctx *c)
 	const dr_machine *m = c->m;
 	char mod[64] = "";
 	const char *drv = m->nvml == DR_NVML_OK && !m->simulated && m->driver[0] ? m->driver
-			  : dr_kernel_module_version(c->p, mod, sizeof mod) ? mod
-									    : "";
+	                  : dr_kernel_module_version(c->p, mod, sizeof mod)      ? mod
+	                                                                         : "";
 	dr_sb found = {0};
 	dr_sb_addf(&found, "CDI spec %s", ci.nfiles ? ci.files : "(from nvidia-ctk)");
 	if (names.len)
@@ -258,19 +272,21 @@ void dr_check_container_cdi(dr_ctx *c)
 		dr_sb_addf(&found, " (generated for driver %s)", ci.driver);
 	dr_status st = DR_PASS;
 	if (ci.driver[0] && drv[0] && strcmp(ci.driver, drv)) {
-		dr_sb_addf(&found, "; the driver is now %s: containers get stale library paths", drv);
+		dr_sb_addf(&found, "; the driver is now %s: containers get stale library paths",
+		           drv);
 		st = DR_WARN;
 	}
 	if (ci.nfiles && m->nvml == DR_NVML_OK && !m->simulated && ci.gpu_nodes != m->n) {
-		dr_sb_addf(&found, "; the spec names %d /dev/nvidiaN, NVML sees %d GPUs", ci.gpu_nodes,
-			   m->n);
+		dr_sb_addf(&found, "; the spec names %d /dev/nvidiaN, NVML sees %d GPUs",
+		           ci.gpu_nodes, m->n);
 		st = DR_WARN;
 	}
 	dr_result *r = dr_addf(c->r, "container.cdi", st, "%s", dr_sb_str(&found));
 	if (st != DR_PASS)
-		dr_fixf(r, "regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
-			   "(toolkit >= 1.17 also has the nvidia-cdi-refresh service for driver "
-			   "upgrades)");
+		dr_fixf(r,
+		        "regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
+		        "(toolkit >= 1.17 also has the nvidia-cdi-refresh service for driver "
+		        "upgrades)");
 	dr_sb_free(&found);
 	dr_sb_free(&names);
 }
@@ -286,7 +302,8 @@ static int count_gpu_nodes(const char *dev_root)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		const char *s = e->d_name;
-		n += !strncmp(s, "nvidia", 6) && s[6] && strspn(s + 6, "0123456789") == strlen(s + 6);
+		n += !strncmp(s, "nvidia", 6) && s[6] &&
+		     strspn(s + 6, "0123456789") == strlen(s + 6);
 	}
 	closedir(d);
 	return n;
@@ -302,7 +319,7 @@ void dr_check_container_injection(dr_ctx *c)
 	const dr_machine *m = c->m;
 	if (m->simulated) {
 		dr_addf(c->r, "container.injection", DR_PASS,
-			"simulated GPU: NVML comes from the simulator, no device nodes needed");
+		        "simulated GPU: NVML comes from the simulator, no device nodes needed");
 		return;
 	}
 	char path[512];
@@ -313,50 +330,56 @@ void dr_check_container_injection(dr_ctx *c)
 	const char *caps = dr_env(c, "NVIDIA_DRIVER_CAPABILITIES");
 	char env[256];
 	snprintf(env, sizeof env, "NVIDIA_VISIBLE_DEVICES=%s, NVIDIA_DRIVER_CAPABILITIES=%s",
-		 nvd ? nvd : "(unset)", caps ? caps : "(unset)");
+	         nvd ? nvd : "(unset)", caps ? caps : "(unset)");
 	char bdf[4][16];
 	if (!nodes && !libs && dr_pci_nvidia_gpus(c->p, bdf, 4) == 0) {
 		/* sysfs is not namespaced: an empty bus here is the host's bus */
 		dr_addf(c->r, "container.injection", DR_SKIP,
-			"nothing injected, and the host shows no NVIDIA GPU on its PCI bus (%s)", env);
+		        "nothing injected, and the host shows no NVIDIA GPU on its PCI bus (%s)",
+		        env);
 		return;
 	}
 	if (!nodes && !libs) {
-		dr_result *r = dr_addf(c->r, "container.injection", DR_FAIL,
-				       "no NVIDIA device nodes and no driver libraries were injected into "
-				       "this %s container (%s)",
-				       w->container_kind, env);
-		dr_fixf(r, "start it with GPUs: docker run --gpus all (host needs the NVIDIA Container "
-			   "Toolkit), podman run --device nvidia.com/gpu=all, or a nvidia.com/gpu "
-			   "resource request in Kubernetes");
+		dr_result *r =
+		    dr_addf(c->r, "container.injection", DR_FAIL,
+		            "no NVIDIA device nodes and no driver libraries were injected into "
+		            "this %s container (%s)",
+		            w->container_kind, env);
+		dr_fixf(
+		    r, "start it with GPUs: docker run --gpus all (host needs the NVIDIA Container "
+		       "Toolkit), podman run --device nvidia.com/gpu=all, or a nvidia.com/gpu "
+		       "resource request in Kubernetes");
 		return;
 	}
 	if (nodes && !libs) {
 		dr_result *r = dr_addf(c->r, "container.injection", DR_FAIL,
-				       "%d GPU device node%s but no libnvidia-ml.so.1 (%s)", nodes,
-				       nodes == 1 ? "" : "s", env);
+		                       "%d GPU device node%s but no libnvidia-ml.so.1 (%s)", nodes,
+		                       nodes == 1 ? "" : "s", env);
 		dr_fixf(r, "add the utility and compute capabilities: -e "
-			   "NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
+		           "NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
 		return;
 	}
 	if (!nodes && libs) {
-		dr_result *r = dr_addf(c->r, "container.injection", DR_FAIL,
-				       "driver libraries present but no /dev/nvidia* nodes (%s)", env);
-		dr_fixf(r, "do not install an NVIDIA driver into the image; start the container with "
-			   "--gpus all so nodes and libraries come from the host");
+		dr_result *r =
+		    dr_addf(c->r, "container.injection", DR_FAIL,
+		            "driver libraries present but no /dev/nvidia* nodes (%s)", env);
+		dr_fixf(r,
+		        "do not install an NVIDIA driver into the image; start the container with "
+		        "--gpus all so nodes and libraries come from the host");
 		return;
 	}
 	if (caps && !strstr(caps, "compute") && !strstr(caps, "all")) {
-		dr_result *r = dr_addf(c->r, "container.injection", DR_WARN,
-				       "%d GPU device node%s and NVML injected, but %s lacks compute: "
-				       "libcuda.so is not injected, so CUDA programs find no GPU",
-				       nodes, nodes == 1 ? "" : "s", env);
+		dr_result *r =
+		    dr_addf(c->r, "container.injection", DR_WARN,
+		            "%d GPU device node%s and NVML injected, but %s lacks compute: "
+		            "libcuda.so is not injected, so CUDA programs find no GPU",
+		            nodes, nodes == 1 ? "" : "s", env);
 		dr_fixf(r, "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
 		return;
 	}
 	dr_addf(c->r, "container.injection", DR_PASS,
-		"%d GPU device node%s and driver libraries injected (%s)", nodes, nodes == 1 ? "" : "s",
-		env);
+	        "%d GPU device node%s and driver libraries injected (%s)", nodes,
+	        nodes == 1 ? "" : "s", env);
 }
 
 /* ---- container.pid_namespace ---- */
@@ -365,20 +388,23 @@ void dr_check_container_pid_namespace(dr_ctx *c)
 {
 	const dr_where *w = dr_ctx_where(c);
 	if (!w->pidns_known) {
-		dr_addf(c->r, "container.pid_namespace", DR_SKIP,
-			"%s/self/status has no NSpid line (kernel before 4.1, or /proc not mounted)",
-			c->p->proc_root);
+		dr_addf(
+		    c->r, "container.pid_namespace", DR_SKIP,
+		    "%s/self/status has no NSpid line (kernel before 4.1, or /proc not mounted)",
+		    c->p->proc_root);
 		return;
 	}
 	if (w->pidns_nested) {
-		dr_result *r = dr_addf(c->r, "container.pid_namespace", DR_WARN,
-				       "nested PID namespace: NVML reports host PIDs, so GPU processes "
-				       "cannot be matched to /proc here (owners and commands show as "
-				       "unknown; gone and hidden processes look alike)");
-		dr_fixf(r, "docker run --pid=host (Kubernetes: hostPID: true) for per-process views, "
-			   "or run gpuwhy on the host");
+		dr_result *r =
+		    dr_addf(c->r, "container.pid_namespace", DR_WARN,
+		            "nested PID namespace: NVML reports host PIDs, so GPU processes "
+		            "cannot be matched to /proc here (owners and commands show as "
+		            "unknown; gone and hidden processes look alike)");
+		dr_fixf(r,
+		        "docker run --pid=host (Kubernetes: hostPID: true) for per-process views, "
+		        "or run gpuwhy on the host");
 		return;
 	}
 	dr_addf(c->r, "container.pid_namespace", DR_PASS,
-		"the host's PID namespace: GPU process IDs match /proc");
+	        "the host's PID namespace: GPU process IDs match /proc");
 }

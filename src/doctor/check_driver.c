@@ -1,4 +1,5 @@
-/* check_driver.c - driver.*: NVML loads, versions, CUDA support, mismatch, /dev nodes, persistence. */
+/* check_driver.c - driver.*: NVML loads, versions, CUDA support, mismatch, /dev nodes, persistence.
+ */
 #include <dirent.h>
 #include <grp.h>
 #include <stdlib.h>
@@ -13,13 +14,14 @@ static const struct {
 	int cuda;
 	const char *driver;
 } cuda_drivers[] = {
-	{11040, "470.42.01"}, {11050, "495.29.05"}, {11060, "510.39.01"}, {11070, "515.43.04"},
-	{11080, "520.61.05"}, {12000, "525.60.13"}, {12010, "530.30.02"}, {12020, "535.54.03"},
-	{12030, "545.23.06"}, {12040, "550.54.14"}, {12050, "555.42.02"}, {12060, "560.28.03"},
-	{12080, "570.26"},    {12090, "575.51.03"},
+    {11040, "470.42.01"}, {11050, "495.29.05"}, {11060, "510.39.01"}, {11070, "515.43.04"},
+    {11080, "520.61.05"}, {12000, "525.60.13"}, {12010, "530.30.02"}, {12020, "535.54.03"},
+    {12030, "545.23.06"}, {12040, "550.54.14"}, {12050, "555.42.02"}, {12060, "560.28.03"},
+    {12080, "570.26"},    {12090, "575.51.03"},
 };
 
-/* The minimum driver for full support of CUDA cuda (12040 = 12.4), NULL when older than the table. */
+/* The minimum driver for full support of CUDA cuda (12040 = 12.4), NULL when older than the table.
+ */
 const char *dr_driver_for_cuda(int cuda)
 {
 	const char *best = NULL;
@@ -42,44 +44,51 @@ static void nvml_fix(dr_ctx *c, dr_result *res, bool module, int npci)
 	switch (c->m->nvml) {
 	case DR_NVML_MISMATCH:
 		dr_fixf(res, "reboot (the old kernel module still runs after a driver upgrade), or "
-			     "reload it: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && "
-			     "sudo modprobe nvidia");
+		             "reload it: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && "
+		             "sudo modprobe nvidia");
 		return;
 	case DR_NVML_NO_PERMISSION:
-		dr_fixf(res, "add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*; "
-			     "often video or render): sudo usermod -aG GROUP $USER, then log in again");
+		dr_fixf(res,
+		        "add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*; "
+		        "often video or render): sudo usermod -aG GROUP $USER, then log in again");
 		return;
 	case DR_NVML_NOT_LOADED:
-		dr_fixf(res, "sudo modprobe nvidia; if that fails, dmesg | grep -i nvidia shows why "
-			     "(Secure Boot blocking an unsigned module, a module not built for the "
-			     "running kernel: reinstall the driver or its DKMS package)");
+		dr_fixf(res,
+		        "sudo modprobe nvidia; if that fails, dmesg | grep -i nvidia shows why "
+		        "(Secure Boot blocking an unsigned module, a module not built for the "
+		        "running kernel: reinstall the driver or its DKMS package)");
 		return;
 	case DR_NVML_OTHER:
 		dr_fixf(res, "run nvidia-smi for the driver's own message, and dmesg | grep -i -e "
-			     "nvrm -e xid for kernel errors");
+		             "nvrm -e xid for kernel errors");
 		return;
-	default: break;
+	default:
+		break;
 	}
 	if (w->wsl)
-		dr_fixf(res, "install or update the NVIDIA driver on Windows (it provides "
-			     "/usr/lib/wsl/lib/libnvidia-ml.so.1), never a Linux driver inside WSL; "
-			     "then wsl --shutdown and reopen the distribution");
+		dr_fixf(res,
+		        "install or update the NVIDIA driver on Windows (it provides "
+		        "/usr/lib/wsl/lib/libnvidia-ml.so.1), never a Linux driver inside WSL; "
+		        "then wsl --shutdown and reopen the distribution");
 	else if (npci == 0)
-		dr_fixf(res, "%s shows no NVIDIA GPU on its PCI bus: run on a machine with one (or pass "
-			     "the GPU through to this VM); to try gpuwhy without a GPU: gpuwhy --sim "
-			     "h100x1 doctor",
-			w->container ? "the host of this container" : "this machine");
+		dr_fixf(res,
+		        "%s shows no NVIDIA GPU on its PCI bus: run on a machine with one (or pass "
+		        "the GPU through to this VM); to try gpuwhy without a GPU: gpuwhy --sim "
+		        "h100x1 doctor",
+		        w->container ? "the host of this container" : "this machine");
 	else if (w->container)
-		dr_fixf(res, "start the container with GPU access: docker run --gpus all (NVIDIA "
-			     "Container Toolkit on the host), --device nvidia.com/gpu=all (CDI), or "
-			     "a nvidia.com/gpu resource request in Kubernetes");
+		dr_fixf(res,
+		        "start the container with GPU access: docker run --gpus all (NVIDIA "
+		        "Container Toolkit on the host), --device nvidia.com/gpu=all (CDI), or "
+		        "a nvidia.com/gpu resource request in Kubernetes");
 	else if (module)
-		dr_fixf(res, "the kernel module is loaded but its user-space libraries are missing: "
-			     "install the driver's library package of the same version "
-			     "(libnvidia-compute-XXX / nvidia-driver-libs)");
+		dr_fixf(res,
+		        "the kernel module is loaded but its user-space libraries are missing: "
+		        "install the driver's library package of the same version "
+		        "(libnvidia-compute-XXX / nvidia-driver-libs)");
 	else
 		dr_fixf(res, "install the NVIDIA driver (sudo ubuntu-drivers install, or your "
-			     "distribution's nvidia-driver package) and reboot");
+		             "distribution's nvidia-driver package) and reboot");
 }
 
 void dr_check_driver_nvml(dr_ctx *c)
@@ -87,9 +96,9 @@ void dr_check_driver_nvml(dr_ctx *c)
 	const dr_machine *m = c->m;
 	if (m->nvml == DR_NVML_OK) {
 		dr_addf(c->r, "driver.nvml", DR_PASS, "NVML %s loaded from %s%s",
-			m->nvml_version[0] ? m->nvml_version : "(version unknown)",
-			m->lib_path[0] ? m->lib_path : "libnvidia-ml.so.1",
-			m->simulated ? " (simulated GPU)" : "");
+		        m->nvml_version[0] ? m->nvml_version : "(version unknown)",
+		        m->lib_path[0] ? m->lib_path : "libnvidia-ml.so.1",
+		        m->simulated ? " (simulated GPU)" : "");
 		return;
 	}
 	char mod[64];
@@ -124,21 +133,22 @@ void dr_check_driver_version(dr_ctx *c)
 	if (m->nvml == DR_NVML_OK) {
 		if (!m->driver[0]) {
 			dr_result *r = dr_addf(c->r, "driver.version", DR_WARN,
-					       "NVML did not report the driver version");
-			dr_fixf(r, "update the NVIDIA driver; nvidia-smi shows the version it runs");
+			                       "NVML did not report the driver version");
+			dr_fixf(r,
+			        "update the NVIDIA driver; nvidia-smi shows the version it runs");
 			return;
 		}
 		if (module && strcmp(mod, m->driver))
 			dr_addf(c->r, "driver.version", DR_PASS, "driver %s (kernel module %s)",
-				m->driver, mod);
+			        m->driver, mod);
 		else
 			dr_addf(c->r, "driver.version", DR_PASS, "driver %s%s", m->driver,
-				module ? " (kernel module loaded)" : "");
+			        module ? " (kernel module loaded)" : "");
 		return;
 	}
 	if (module) {
 		dr_addf(c->r, "driver.version", DR_PASS,
-			"kernel module %s (its libraries are not usable: see driver.nvml)", mod);
+		        "kernel module %s (its libraries are not usable: see driver.nvml)", mod);
 		return;
 	}
 	dr_addf(c->r, "driver.version", DR_SKIP, "no NVIDIA driver installed (see driver.nvml)");
@@ -156,23 +166,23 @@ void dr_check_driver_cuda(dr_ctx *c)
 	int v = dr_cuda_version_int(m->cuda);
 	if (v < 0) {
 		dr_result *r = dr_addf(c->r, "driver.cuda", DR_WARN,
-				       "the driver did not report the CUDA version it supports");
+		                       "the driver did not report the CUDA version it supports");
 		dr_fixf(r, "update the NVIDIA driver (NVML reports it since CUDA 10.1 drivers)");
 		return;
 	}
 	if (v < 11080) {
 		dr_result *r = dr_addf(c->r, "driver.cuda", DR_WARN,
-				       "driver %s supports CUDA up to %s: current PyTorch, JAX and "
-				       "TensorFlow GPU builds need CUDA 11.8 or 12.x",
-				       m->driver, m->cuda);
+		                       "driver %s supports CUDA up to %s: current PyTorch, JAX and "
+		                       "TensorFlow GPU builds need CUDA 11.8 or 12.x",
+		                       m->driver, m->cuda);
 		dr_fixf(r, "upgrade the driver: >= %s for CUDA 11.8, >= %s for CUDA 12.x",
-			dr_driver_for_cuda(11080), dr_driver_for_cuda(12000));
+		        dr_driver_for_cuda(11080), dr_driver_for_cuda(12000));
 		return;
 	}
 	dr_addf(c->r, "driver.cuda", DR_PASS,
-		"driver %s supports CUDA up to %s (frameworks built for CUDA <= %s run; newer %d.x "
-		"builds only through minor-version compatibility)",
-		m->driver, m->cuda, m->cuda, v / 1000);
+	        "driver %s supports CUDA up to %s (frameworks built for CUDA <= %s run; newer %d.x "
+	        "builds only through minor-version compatibility)",
+	        m->driver, m->cuda, m->cuda, v / 1000);
 }
 
 /* ---- driver.mismatch ---- */
@@ -190,33 +200,33 @@ void dr_check_driver_mismatch(dr_ctx *c)
 	dr_sb libs_txt = {0};
 	for (int i = 0; i < n; i++) {
 		dr_sb_sep(&libs_txt, ", ");
-		dr_sb_addf(&libs_txt, "%s (%s)", libs[i].version[0] ? libs[i].version : "unversioned",
-			   libs[i].dir);
+		dr_sb_addf(&libs_txt, "%s (%s)",
+		           libs[i].version[0] ? libs[i].version : "unversioned", libs[i].dir);
 	}
 	if (m->nvml == DR_NVML_MISMATCH) {
 		dr_result *r = dr_addf(c->r, "driver.mismatch", DR_FAIL,
-				       "NVML: driver/library version mismatch; kernel module %s, "
-				       "libnvidia-ml %s",
-				       module ? mod : "unknown",
-				       libs_txt.len ? dr_sb_str(&libs_txt) : "not found");
+		                       "NVML: driver/library version mismatch; kernel module %s, "
+		                       "libnvidia-ml %s",
+		                       module ? mod : "unknown",
+		                       libs_txt.len ? dr_sb_str(&libs_txt) : "not found");
 		dr_fixf(r, "reboot after the driver upgrade, or reload the module: sudo rmmod "
-			   "nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia");
+		           "nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia");
 		dr_sb_free(&libs_txt);
 		return;
 	}
 	if (!module) {
 		const dr_where *w = dr_ctx_where(c);
 		dr_addf(c->r, "driver.mismatch", DR_SKIP, "%s",
-			w->wsl ? "WSL: the kernel side of the driver lives in Windows"
-			: m->simulated ? "simulated GPU: no kernel module to compare with"
-				       : "no nvidia kernel module loaded: nothing to compare");
+		        w->wsl         ? "WSL: the kernel side of the driver lives in Windows"
+		        : m->simulated ? "simulated GPU: no kernel module to compare with"
+		                       : "no nvidia kernel module loaded: nothing to compare");
 		dr_sb_free(&libs_txt);
 		return;
 	}
 	if (loaded[0] && strcmp(loaded, mod)) {
 		dr_result *r = dr_addf(c->r, "driver.mismatch", DR_FAIL,
-				       "loaded %s is version %s, the kernel module is %s",
-				       m->lib_path, loaded, mod);
+		                       "loaded %s is version %s, the kernel module is %s",
+		                       m->lib_path, loaded, mod);
 		dr_fixf(r, "reboot after the driver upgrade, or remove the stale library");
 		dr_sb_free(&libs_txt);
 		return;
@@ -229,23 +239,25 @@ void dr_check_driver_mismatch(dr_ctx *c)
 		}
 	}
 	if (stale.len) {
-		dr_result *r = dr_addf(c->r, "driver.mismatch", DR_WARN,
-				       "kernel module %s, but libnvidia-ml %s differs: a program whose "
-				       "library path finds it first fails with \"Driver/library "
-				       "version mismatch\"",
-				       mod, dr_sb_str(&stale));
+		dr_result *r =
+		    dr_addf(c->r, "driver.mismatch", DR_WARN,
+		            "kernel module %s, but libnvidia-ml %s differs: a program whose "
+		            "library path finds it first fails with \"Driver/library "
+		            "version mismatch\"",
+		            mod, dr_sb_str(&stale));
 		dr_fixf(r, "remove the stale copy (left by an older driver or a .run installer; "
-			   "dpkg -S or rpm -qf names its package), drop it from LD_LIBRARY_PATH, "
-			   "then sudo ldconfig");
+		           "dpkg -S or rpm -qf names its package), drop it from LD_LIBRARY_PATH, "
+		           "then sudo ldconfig");
 	} else if (n == 0) {
-		dr_result *r = dr_addf(c->r, "driver.mismatch", DR_WARN,
-				       "kernel module %s loaded, but no libnvidia-ml.so.1 in the library "
-				       "directories",
-				       mod);
+		dr_result *r =
+		    dr_addf(c->r, "driver.mismatch", DR_WARN,
+		            "kernel module %s loaded, but no libnvidia-ml.so.1 in the library "
+		            "directories",
+		            mod);
 		dr_fixf(r, "install the driver's user-space libraries of version %s", mod);
 	} else {
-		dr_addf(c->r, "driver.mismatch", DR_PASS, "kernel module %s matches libnvidia-ml %s",
-			mod, dr_sb_str(&libs_txt));
+		dr_addf(c->r, "driver.mismatch", DR_PASS,
+		        "kernel module %s matches libnvidia-ml %s", mod, dr_sb_str(&libs_txt));
 	}
 	dr_sb_free(&stale);
 	dr_sb_free(&libs_txt);
@@ -268,7 +280,8 @@ static int gpu_nodes(const char *dev_root, int *minor, int max)
 	struct dirent *e;
 	while ((e = readdir(d)) && n < max) {
 		const char *s = e->d_name;
-		if (strncmp(s, "nvidia", 6) || !s[6] || strspn(s + 6, "0123456789") != strlen(s + 6))
+		if (strncmp(s, "nvidia", 6) || !s[6] ||
+		    strspn(s + 6, "0123456789") != strlen(s + 6))
 			continue;
 		minor[n++] = atoi(s + 6);
 	}
@@ -279,7 +292,7 @@ static int gpu_nodes(const char *dev_root, int *minor, int max)
 
 /* "" when path is there and read/writable; else why not, and the owning group. */
 static bool node_usable(const dr_probe *p, const char *path, char *why, size_t len, char *group,
-			size_t glen)
+                        size_t glen)
 {
 	struct stat st;
 	group[0] = '\0';
@@ -296,7 +309,7 @@ static bool node_usable(const dr_probe *p, const char *path, char *why, size_t l
 	else
 		snprintf(group, glen, "%u", (unsigned)st.st_gid);
 	snprintf(why, len, "%s not read/writable by uid %u (group %s, mode %03o)", path,
-		 (unsigned)getuid(), group, (unsigned)(st.st_mode & 0777));
+	         (unsigned)getuid(), group, (unsigned)(st.st_mode & 0777));
 	return false;
 }
 
@@ -305,7 +318,7 @@ void dr_check_driver_devices(dr_ctx *c)
 	const dr_where *w = dr_ctx_where(c);
 	if (w->wsl) {
 		dr_addf(c->r, "driver.devices", DR_SKIP,
-			"WSL uses /dev/dxg instead of /dev/nvidia* (see wsl.dxg)");
+		        "WSL uses /dev/dxg instead of /dev/nvidia* (see wsl.dxg)");
 		return;
 	}
 	if (c->m->simulated) {
@@ -314,7 +327,7 @@ void dr_check_driver_devices(dr_ctx *c)
 	}
 	if (!dr_driver_present(c)) {
 		dr_addf(c->r, "driver.devices", DR_SKIP,
-			"no NVIDIA driver, so no /dev/nvidia* expected (see driver.nvml)");
+		        "no NVIDIA driver, so no /dev/nvidia* expected (see driver.nvml)");
 		return;
 	}
 	const char *dev = c->p->dev_root;
@@ -344,15 +357,17 @@ void dr_check_driver_devices(dr_ctx *c)
 	if (fails.len) {
 		dr_result *r = dr_addf(c->r, "driver.devices", DR_FAIL, "%s", dr_sb_str(&fails));
 		if (bad_group[0])
-			dr_fixf(r, "sudo usermod -aG %s $USER, then log in again (or fix the udev "
-				   "rule that sets the mode)",
-				bad_group);
+			dr_fixf(r,
+			        "sudo usermod -aG %s $USER, then log in again (or fix the udev "
+			        "rule that sets the mode)",
+			        bad_group);
 		else if (w->container)
 			dr_fixf(r, "start the container with --gpus all (or CDI --device "
-				   "nvidia.com/gpu=all) so the device nodes are injected");
+			           "nvidia.com/gpu=all) so the device nodes are injected");
 		else
-			dr_fixf(r, "create them: sudo nvidia-modprobe -c 0 -u (or reload the driver: "
-				   "sudo modprobe nvidia)");
+			dr_fixf(r,
+			        "create them: sudo nvidia-modprobe -c 0 -u (or reload the driver: "
+			        "sudo modprobe nvidia)");
 		dr_sb_free(&fails);
 		return;
 	}
@@ -365,23 +380,25 @@ void dr_check_driver_devices(dr_ctx *c)
 	bool uvm = node_usable(c->p, path, why, sizeof why, group, sizeof group);
 	int want = c->m->nvml == DR_NVML_OK ? c->m->n : 0;
 	if (!uvm) {
-		dr_result *r = dr_addf(c->r, "driver.devices", DR_WARN,
-				       "%s usable, but %s: CUDA needs it (on a host it appears on the "
-				       "first CUDA call, through nvidia-modprobe)",
-				       dr_sb_str(&ok), why);
+		dr_result *r =
+		    dr_addf(c->r, "driver.devices", DR_WARN,
+		            "%s usable, but %s: CUDA needs it (on a host it appears on the "
+		            "first CUDA call, through nvidia-modprobe)",
+		            dr_sb_str(&ok), why);
 		if (w->container)
-			dr_fixf(r, "start the container with --gpus all (it injects nvidia-uvm too)");
+			dr_fixf(r,
+			        "start the container with --gpus all (it injects nvidia-uvm too)");
 		else
 			dr_fixf(r, "sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia-uvm)");
 	} else if (nn < want) {
 		dr_result *r = dr_addf(c->r, "driver.devices", DR_WARN,
-				       "%d /dev/nvidiaN node%s for %d GPUs (%s)", nn, nn == 1 ? "" : "s",
-				       want, dr_sb_str(&ok));
+		                       "%d /dev/nvidiaN node%s for %d GPUs (%s)", nn,
+		                       nn == 1 ? "" : "s", want, dr_sb_str(&ok));
 		dr_fixf(r, "sudo nvidia-modprobe -c N for each missing minor number, or reload the "
-			   "driver");
+		           "driver");
 	} else {
 		dr_addf(c->r, "driver.devices", DR_PASS, "%s, nvidia-uvm present and read/writable",
-			dr_sb_str(&ok));
+		        dr_sb_str(&ok));
 	}
 	dr_sb_free(&ok);
 }
@@ -411,18 +428,20 @@ void dr_check_driver_persistence(dr_ctx *c)
 	}
 	if (!known) {
 		dr_addf(c->r, "driver.persistence", DR_SKIP,
-			"persistence mode not reported (Windows and WSL drivers have none)");
+		        "persistence mode not reported (Windows and WSL drivers have none)");
 	} else if (off.len) {
-		dr_result *r = dr_addf(c->r, "driver.persistence", DR_WARN,
-				       "persistence mode off on GPU %s: every NVML or CUDA client "
-				       "re-initialises the GPU (seconds of first-call latency, slow "
-				       "nvidia-smi and monitors)",
-				       dr_sb_str(&off));
-		dr_fixf(r, "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, "
-			   "which lasts until reboot)");
+		dr_result *r =
+		    dr_addf(c->r, "driver.persistence", DR_WARN,
+		            "persistence mode off on GPU %s: every NVML or CUDA client "
+		            "re-initialises the GPU (seconds of first-call latency, slow "
+		            "nvidia-smi and monitors)",
+		            dr_sb_str(&off));
+		dr_fixf(
+		    r, "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, "
+		       "which lasts until reboot)");
 	} else {
 		dr_addf(c->r, "driver.persistence", DR_PASS, "persistence mode on for all %d GPU%s",
-			on, on == 1 ? "" : "s");
+		        on, on == 1 ? "" : "s");
 	}
 	dr_sb_free(&off);
 }

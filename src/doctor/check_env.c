@@ -72,38 +72,38 @@ static bool r_tf_quiet(const char *v, bool ct)
 }
 
 static const hide_rule hide_rules[] = {
-	{"CUDA_VISIBLE_DEVICES", HIDE_FAIL, r_hides,
-	 "hides every NVIDIA GPU from CUDA programs (PyTorch, TensorFlow, JAX, ONNX Runtime, "
-	 "CuPy, Ollama, llama.cpp, vLLM)",
-	 "unset CUDA_VISIBLE_DEVICES (or list GPUs: CUDA_VISIBLE_DEVICES=0,1)"},
-	{"NVIDIA_VISIBLE_DEVICES", HIDE_FAIL, r_nvd,
-	 "NVIDIA Container Toolkit: no GPU is injected into this container",
-	 "start the container with --gpus all or -e NVIDIA_VISIBLE_DEVICES=all"},
-	{"OLLAMA_LLM_LIBRARY", HIDE_FAIL, r_cpu_prefix, "Ollama: forced onto its CPU runner",
-	 "unset OLLAMA_LLM_LIBRARY (for the service: sudo systemctl edit ollama.service) and "
-	 "restart Ollama"},
-	{"OLLAMA_NUM_GPU", HIDE_FAIL, r_zero, "Ollama: no model layers offloaded to the GPU",
-	 "unset OLLAMA_NUM_GPU (for the service: sudo systemctl edit ollama.service) and restart "
-	 "Ollama"},
-	{"LLAMA_ARG_N_GPU_LAYERS", HIDE_FAIL, r_zero, "llama.cpp server: no layers on the GPU",
-	 "unset LLAMA_ARG_N_GPU_LAYERS or set it to the layer count (e.g. 99)"},
-	{"JAX_PLATFORMS", HIDE_FAIL, r_jax, "JAX: restricted to the CPU backend",
-	 "unset JAX_PLATFORMS (or JAX_PLATFORMS=cuda,cpu)"},
-	{"JAX_PLATFORM_NAME", HIDE_FAIL, r_jax, "JAX: the CPU backend chosen",
-	 "unset JAX_PLATFORM_NAME"},
-	{"HIP_VISIBLE_DEVICES", HIDE_WARN, r_hides,
-	 "hides AMD GPUs from HIP programs (PyTorch ROCm, Ollama on AMD); no effect on CUDA",
-	 "unset HIP_VISIBLE_DEVICES"},
-	{"ROCR_VISIBLE_DEVICES", HIDE_WARN, r_hides,
-	 "hides AMD GPUs from the ROCm runtime; no effect on CUDA", "unset ROCR_VISIBLE_DEVICES"},
-	{"TF_FORCE_GPU_ALLOW_GROWTH", HARMLESS, r_set,
-	 "TensorFlow memory growth only, does not hide GPUs", NULL},
-	{"TF_CPP_MIN_LOG_LEVEL", HARMLESS, r_tf_quiet,
-	 "TensorFlow quiet: it will not log why a GPU was skipped", NULL},
-	{"PYTORCH_CUDA_ALLOC_CONF", HARMLESS, r_set, "PyTorch allocator tuning only", NULL},
-	{"XLA_PYTHON_CLIENT_PREALLOCATE", HARMLESS, r_set, "JAX memory preallocation only", NULL},
-	{"XLA_PYTHON_CLIENT_MEM_FRACTION", HARMLESS, r_set, "JAX memory fraction only", NULL},
-	{"CUDA_MODULE_LOADING", HARMLESS, r_set, "CUDA lazy loading only", NULL},
+    {"CUDA_VISIBLE_DEVICES", HIDE_FAIL, r_hides,
+     "hides every NVIDIA GPU from CUDA programs (PyTorch, TensorFlow, JAX, ONNX Runtime, "
+     "CuPy, Ollama, llama.cpp, vLLM)",
+     "unset CUDA_VISIBLE_DEVICES (or list GPUs: CUDA_VISIBLE_DEVICES=0,1)"},
+    {"NVIDIA_VISIBLE_DEVICES", HIDE_FAIL, r_nvd,
+     "NVIDIA Container Toolkit: no GPU is injected into this container",
+     "start the container with --gpus all or -e NVIDIA_VISIBLE_DEVICES=all"},
+    {"OLLAMA_LLM_LIBRARY", HIDE_FAIL, r_cpu_prefix, "Ollama: forced onto its CPU runner",
+     "unset OLLAMA_LLM_LIBRARY (for the service: sudo systemctl edit ollama.service) and "
+     "restart Ollama"},
+    {"OLLAMA_NUM_GPU", HIDE_FAIL, r_zero, "Ollama: no model layers offloaded to the GPU",
+     "unset OLLAMA_NUM_GPU (for the service: sudo systemctl edit ollama.service) and restart "
+     "Ollama"},
+    {"LLAMA_ARG_N_GPU_LAYERS", HIDE_FAIL, r_zero, "llama.cpp server: no layers on the GPU",
+     "unset LLAMA_ARG_N_GPU_LAYERS or set it to the layer count (e.g. 99)"},
+    {"JAX_PLATFORMS", HIDE_FAIL, r_jax, "JAX: restricted to the CPU backend",
+     "unset JAX_PLATFORMS (or JAX_PLATFORMS=cuda,cpu)"},
+    {"JAX_PLATFORM_NAME", HIDE_FAIL, r_jax, "JAX: the CPU backend chosen",
+     "unset JAX_PLATFORM_NAME"},
+    {"HIP_VISIBLE_DEVICES", HIDE_WARN, r_hides,
+     "hides AMD GPUs from HIP programs (PyTorch ROCm, Ollama on AMD); no effect on CUDA",
+     "unset HIP_VISIBLE_DEVICES"},
+    {"ROCR_VISIBLE_DEVICES", HIDE_WARN, r_hides,
+     "hides AMD GPUs from the ROCm runtime; no effect on CUDA", "unset ROCR_VISIBLE_DEVICES"},
+    {"TF_FORCE_GPU_ALLOW_GROWTH", HARMLESS, r_set,
+     "TensorFlow memory growth only, does not hide GPUs", NULL},
+    {"TF_CPP_MIN_LOG_LEVEL", HARMLESS, r_tf_quiet,
+     "TensorFlow quiet: it will not log why a GPU was skipped", NULL},
+    {"PYTORCH_CUDA_ALLOC_CONF", HARMLESS, r_set, "PyTorch allocator tuning only", NULL},
+    {"XLA_PYTHON_CLIENT_PREALLOCATE", HARMLESS, r_set, "JAX memory preallocation only", NULL},
+    {"XLA_PYTHON_CLIENT_MEM_FRACTION", HARMLESS, r_set, "JAX memory fraction only", NULL},
+    {"CUDA_MODULE_LOADING", HARMLESS, r_set, "CUDA lazy loading only", NULL},
 };
 
 void dr_check_env_gpu_hiding(dr_ctx *c)
@@ -129,11 +129,11 @@ void dr_check_env_gpu_hiding(dr_ctx *c)
 	}
 	if (st == DR_PASS) {
 		dr_addf(c->r, "env.gpu_hiding", DR_PASS,
-			"no variable hides GPUs or forces the CPU%s%s",
-			harmless.len ? "; set but harmless: " : "", dr_sb_str(&harmless));
+		        "no variable hides GPUs or forces the CPU%s%s",
+		        harmless.len ? "; set but harmless: " : "", dr_sb_str(&harmless));
 	} else {
 		dr_result *r = dr_addf(c->r, "env.gpu_hiding", st, "%s%s%s", dr_sb_str(&bad),
-				       harmless.len ? "; harmless: " : "", dr_sb_str(&harmless));
+		                       harmless.len ? "; harmless: " : "", dr_sb_str(&harmless));
 		dr_fixf(r, "%s", dr_sb_str(&fix));
 	}
 	dr_sb_free(&bad);
@@ -164,20 +164,20 @@ static bool s_p2p(const char *v)
 }
 
 static const slow_rule slow_rules[] = {
-	{"CUDA_LAUNCH_BLOCKING", s_true,
-	 "every kernel launch waits for the kernel to finish (a debugging switch): the GPU idles "
-	 "between kernels"},
-	{"CUDA_CACHE_DISABLE", s_true, "the JIT cache is off: PTX is recompiled at every start"},
-	{"PYTORCH_NO_CUDA_MEMORY_CACHING", s_true,
-	 "PyTorch's caching allocator is off: every allocation is a cudaMalloc (a debugging "
-	 "switch)"},
-	{"NCCL_P2P_DISABLE", s_true,
-	 "NCCL: NVLink/PCIe peer-to-peer off, all-reduce goes through host memory"},
-	{"NCCL_P2P_LEVEL", s_p2p, "NCCL: peer-to-peer restricted to nothing"},
-	{"NCCL_SHM_DISABLE", s_true, "NCCL: shared-memory transport off"},
-	{"NCCL_IB_DISABLE", s_true,
-	 "NCCL: InfiniBand off, multi-node traffic falls back to TCP sockets"},
-	{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", s_mps, "MPS gives this client only part of the SMs"},
+    {"CUDA_LAUNCH_BLOCKING", s_true,
+     "every kernel launch waits for the kernel to finish (a debugging switch): the GPU idles "
+     "between kernels"},
+    {"CUDA_CACHE_DISABLE", s_true, "the JIT cache is off: PTX is recompiled at every start"},
+    {"PYTORCH_NO_CUDA_MEMORY_CACHING", s_true,
+     "PyTorch's caching allocator is off: every allocation is a cudaMalloc (a debugging "
+     "switch)"},
+    {"NCCL_P2P_DISABLE", s_true,
+     "NCCL: NVLink/PCIe peer-to-peer off, all-reduce goes through host memory"},
+    {"NCCL_P2P_LEVEL", s_p2p, "NCCL: peer-to-peer restricted to nothing"},
+    {"NCCL_SHM_DISABLE", s_true, "NCCL: shared-memory transport off"},
+    {"NCCL_IB_DISABLE", s_true,
+     "NCCL: InfiniBand off, multi-node traffic falls back to TCP sockets"},
+    {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", s_mps, "MPS gives this client only part of the SMs"},
 };
 
 void dr_check_env_slowdown(dr_ctx *c)
@@ -200,7 +200,7 @@ void dr_check_env_slowdown(dr_ctx *c)
 		dr_fixf(r, "%s (unless you are debugging)", dr_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "env.slowdown", DR_PASS, "none of %s is set to slow GPU work down",
-			dr_sb_str(&names));
+		        dr_sb_str(&names));
 	}
 	dr_sb_free(&bad);
 	dr_sb_free(&fix);

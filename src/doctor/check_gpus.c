@@ -38,15 +38,16 @@ void dr_check_gpus_inventory(dr_ctx *c)
 	const dr_where *w = dr_ctx_where(c);
 	if (m->n == 0) {
 		dr_result *r = dr_addf(c->r, "gpus.inventory", DR_FAIL,
-				       "the driver loaded but enumerates no GPU%s",
-				       npci > 0 ? " although the PCI bus shows NVIDIA GPUs" : "");
+		                       "the driver loaded but enumerates no GPU%s",
+		                       npci > 0 ? " although the PCI bus shows NVIDIA GPUs" : "");
 		if (w->container)
 			dr_fixf(r, "start the container with GPUs (--gpus all, or "
-				   "NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime)");
+			           "NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime)");
 		else
-			dr_fixf(r, "dmesg | grep -i nvrm shows why the driver skipped the GPU "
-				   "(RmInitAdapter failed, a GPU too new for this driver, disabled in "
-				   "BIOS)");
+			dr_fixf(r,
+			        "dmesg | grep -i nvrm shows why the driver skipped the GPU "
+			        "(RmInitAdapter failed, a GPU too new for this driver, disabled in "
+			        "BIOS)");
 		return;
 	}
 	dr_sb b = {0};
@@ -58,7 +59,7 @@ void dr_check_gpus_inventory(dr_ctx *c)
 			continue;
 		dr_sb_sep(&b, "; ");
 		dr_sb_addf(&b, "%d %s %s", g->st.index, g->st.name[0] ? g->st.name : "(no name)",
-			   g->st.uuid[0] ? g->st.uuid : "(no UUID)");
+		           g->st.uuid[0] ? g->st.uuid : "(no UUID)");
 		double t;
 		if (dr_val(g, GM_MEM_TOTAL, &t))
 			dr_sb_addf(&b, " %s", dr_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
@@ -81,17 +82,18 @@ void dr_check_gpus_inventory(dr_ctx *c)
 		}
 	}
 	if (missing.len) {
-		dr_result *r = dr_addf(c->r, "gpus.inventory", DR_WARN,
-				       "NVML sees %d GPU%s but the PCI bus has %d: %s not initialised "
-				       "by the driver; seen: %s",
-				       m->n, m->n == 1 ? "" : "s", npci, dr_sb_str(&missing),
-				       dr_sb_str(&b));
-		dr_fixf(r, "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
-			   "fallen off the bus); check power cables and seating; a driver too old "
-			   "for that GPU model also skips it");
+		dr_result *r =
+		    dr_addf(c->r, "gpus.inventory", DR_WARN,
+		            "NVML sees %d GPU%s but the PCI bus has %d: %s not initialised "
+		            "by the driver; seen: %s",
+		            m->n, m->n == 1 ? "" : "s", npci, dr_sb_str(&missing), dr_sb_str(&b));
+		dr_fixf(r,
+		        "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
+		        "fallen off the bus); check power cables and seating; a driver too old "
+		        "for that GPU model also skips it");
 	} else {
 		dr_addf(c->r, "gpus.inventory", DR_PASS, "%d GPU%s: %s", listed,
-			listed == 1 ? "" : "s", dr_sb_str(&b));
+		        listed == 1 ? "" : "s", dr_sb_str(&b));
 	}
 	dr_sb_free(&missing);
 	dr_sb_free(&b);
@@ -113,15 +115,18 @@ void dr_check_gpus_lost(dr_ctx *c)
 		if (!m->gpu[i].lost)
 			continue;
 		dr_sb_sep(&b, ", ");
-		dr_sb_addf(&b, "GPU %d%s%s%s", m->gpu[i].st.index, m->gpu[i].st.pci_bus_id[0] ? " (" : "",
-			   m->gpu[i].st.pci_bus_id, m->gpu[i].st.pci_bus_id[0] ? ")" : "");
+		dr_sb_addf(&b, "GPU %d%s%s%s", m->gpu[i].st.index,
+		           m->gpu[i].st.pci_bus_id[0] ? " (" : "", m->gpu[i].st.pci_bus_id,
+		           m->gpu[i].st.pci_bus_id[0] ? ")" : "");
 	}
 	if (b.len) {
-		dr_result *r = dr_addf(c->r, "gpus.lost", DR_FAIL,
-				       "%s lost: fell off the bus or stopped answering", dr_sb_str(&b));
-		dr_fixf(r, "look for Xid 79 in the kernel log (gpus.xid); drain the node and reboot "
-			   "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
-			   "seating and temperatures");
+		dr_result *r =
+		    dr_addf(c->r, "gpus.lost", DR_FAIL,
+		            "%s lost: fell off the bus or stopped answering", dr_sb_str(&b));
+		dr_fixf(r,
+		        "look for Xid 79 in the kernel log (gpus.xid); drain the node and reboot "
+		        "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
+		        "seating and temperatures");
 	} else {
 		dr_addf(c->r, "gpus.lost", DR_PASS, "all %d GPU%s answer", n, n == 1 ? "" : "s");
 	}
@@ -137,9 +142,9 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 	const dr_machine *m = c->m;
 	dr_status st = DR_SKIP;
 	dr_sb b = {0}, notes = {0}, fail_gpus = {0}, warn_gpus = {0};
-	static const gpu_metric_id counters[] = {GM_ECC_UNCORR_VOL, GM_ECC_UNCORR_AGG,
-						 GM_RETIRED_PENDING, GM_RETIRED_DBE,
-						 GM_REMAP_PENDING, GM_REMAP_FAILURE, GM_REMAP_UNCORR};
+	static const gpu_metric_id counters[] = {
+	    GM_ECC_UNCORR_VOL, GM_ECC_UNCORR_AGG, GM_RETIRED_PENDING, GM_RETIRED_DBE,
+	    GM_REMAP_PENDING,  GM_REMAP_FAILURE,  GM_REMAP_UNCORR};
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
 			continue;
@@ -155,8 +160,9 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 		bool f = false, w = false;
 		if (dr_val(g, GM_ECC_UNCORR_VOL, &v) && v > 0) {
 			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: %.0f uncorrected ECC error%s since the driver loaded", idx,
-				   v, v == 1 ? "" : "s");
+			dr_sb_addf(&b,
+			           "GPU %d: %.0f uncorrected ECC error%s since the driver loaded",
+			           idx, v, v == 1 ? "" : "s");
 			f = true;
 		}
 		if (dr_val(g, GM_REMAP_FAILURE, &v) && v > 0) {
@@ -176,13 +182,13 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 		}
 		if (dr_val(g, GM_RETIRED_DBE, &v) && v > 0) {
 			dr_sb_sep(&notes, "; ");
-			dr_sb_addf(&notes, "GPU %d: %.0f page%s retired for double-bit errors", idx, v,
-				   v == 1 ? "" : "s");
+			dr_sb_addf(&notes, "GPU %d: %.0f page%s retired for double-bit errors", idx,
+			           v, v == 1 ? "" : "s");
 		}
 		if (dr_val(g, GM_REMAP_UNCORR, &v) && v > 0) {
 			dr_sb_sep(&notes, "; ");
-			dr_sb_addf(&notes, "GPU %d: %.0f row%s remapped for uncorrectable errors", idx, v,
-				   v == 1 ? "" : "s");
+			dr_sb_addf(&notes, "GPU %d: %.0f row%s remapped for uncorrectable errors",
+			           idx, v, v == 1 ? "" : "s");
 		}
 		if (f) {
 			st = DR_FAIL;
@@ -195,26 +201,31 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 		}
 	}
 	if (st == DR_SKIP) {
-		dr_addf(c->r, "gpus.memory_errors", DR_SKIP,
-			"no GPU reports ECC or row-remap counters (consumer GPUs, or ECC disabled)");
+		dr_addf(
+		    c->r, "gpus.memory_errors", DR_SKIP,
+		    "no GPU reports ECC or row-remap counters (consumer GPUs, or ECC disabled)");
 	} else if (st == DR_PASS) {
 		dr_addf(c->r, "gpus.memory_errors", DR_PASS,
-			"no uncorrected ECC errors, nothing pending%s%s", notes.len ? "; history: " : "",
-			dr_sb_str(&notes));
+		        "no uncorrected ECC errors, nothing pending%s%s",
+		        notes.len ? "; history: " : "", dr_sb_str(&notes));
 	} else {
 		if (notes.len) {
 			dr_sb_addf(&b, "; history: %s", dr_sb_str(&notes));
 		}
 		dr_result *r = dr_addf(c->r, "gpus.memory_errors", st, "%s", dr_sb_str(&b));
 		if (st == DR_FAIL)
-			dr_fixf(r, "drain GPU %s, then reset it when idle (sudo nvidia-smi -r -i N) or "
-				   "reboot; uncorrected errors that come back, or a remap failure, mean "
-				   "the board needs replacing",
-				dr_sb_str(&fail_gpus));
+			dr_fixf(
+			    r,
+			    "drain GPU %s, then reset it when idle (sudo nvidia-smi -r -i N) or "
+			    "reboot; uncorrected errors that come back, or a remap failure, mean "
+			    "the board needs replacing",
+			    dr_sb_str(&fail_gpus));
 		else
-			dr_fixf(r, "reset GPU %s when it is idle (sudo nvidia-smi -r -i N) or reboot, so "
-				   "the pending retirement or remap takes effect",
-				dr_sb_str(&warn_gpus));
+			dr_fixf(
+			    r,
+			    "reset GPU %s when it is idle (sudo nvidia-smi -r -i N) or reboot, so "
+			    "the pending retirement or remap takes effect",
+			    dr_sb_str(&warn_gpus));
 	}
 	dr_sb_free(&b);
 	dr_sb_free(&notes);
@@ -275,7 +286,8 @@ void dr_check_gpus_xid(dr_ctx *c)
 		seen[j].count++;
 	}
 	if (ns == 0) {
-		dr_addf(c->r, "gpus.xid", DR_PASS, "no Xid errors in the kernel log (%s)", k->source);
+		dr_addf(c->r, "gpus.xid", DR_PASS, "no Xid errors in the kernel log (%s)",
+		        k->source);
 		return;
 	}
 	dr_sb b = {0};
@@ -291,12 +303,14 @@ void dr_check_gpus_xid(dr_ctx *c)
 	}
 	dr_result *r = dr_addf(c->r, "gpus.xid", hw ? DR_FAIL : DR_WARN, "%s", dr_sb_str(&b));
 	if (hw)
-		dr_fixf(r, "hardware or driver errors: drain the GPU, reset it (sudo nvidia-smi -r -i "
-			   "N) or reboot; if they recur check power, cooling and cabling, and send "
-			   "nvidia-bug-report.sh output to the vendor");
+		dr_fixf(r,
+		        "hardware or driver errors: drain the GPU, reset it (sudo nvidia-smi -r -i "
+		        "N) or reboot; if they recur check power, cooling and cabling, and send "
+		        "nvidia-bug-report.sh output to the vendor");
 	else
-		dr_fixf(r, "application faults: check the program that ran at that time (bad memory "
-			   "access, a killed kernel); compute-sanitizer finds the faulting kernel");
+		dr_fixf(r,
+		        "application faults: check the program that ran at that time (bad memory "
+		        "access, a killed kernel); compute-sanitizer finds the faulting kernel");
 	dr_sb_free(&b);
 }
 
@@ -317,7 +331,7 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		st = DR_PASS;
 		/* Per GPU: the PCI path from its root port down (sysfs), and error counts. */
 		int n = gpus ? m->n : 0;
-		char (*chain)[16][16] = calloc(n ? (size_t)n : 1, sizeof *chain);
+		char(*chain)[16][16] = calloc(n ? (size_t)n : 1, sizeof *chain);
 		int *nc = calloc(n ? (size_t)n : 1, sizeof *nc);
 		int *corr = calloc(n ? (size_t)n : 1, sizeof *corr);
 		int *uncorr = calloc(n ? (size_t)n : 1, sizeof *uncorr);
@@ -347,7 +361,8 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 			if (!corr[i] && !uncorr[i])
 				continue;
 			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d (%s): ", m->gpu[i].st.index, m->gpu[i].st.pci_bus_id);
+			dr_sb_addf(&b, "GPU %d (%s): ", m->gpu[i].st.index,
+			           m->gpu[i].st.pci_bus_id);
 			if (uncorr[i])
 				dr_sb_addf(&b, "%d uncorrected", uncorr[i]);
 			if (corr[i])
@@ -372,27 +387,28 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		if (v >= REPLAY_WARN) {
 			dr_sb_sep(&b, "; ");
 			dr_sb_addf(&b, "GPU %d: %.0f PCIe replays (link retransmissions)",
-				   m->gpu[i].st.index, v);
+			           m->gpu[i].st.index, v);
 			st = dr_worse(st, DR_WARN);
 			dr_sb_sep(&fix_gpus, ",");
 			dr_sb_addf(&fix_gpus, "%d", m->gpu[i].st.index);
 		}
 	}
 	if (st == DR_SKIP) {
-		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", DR_SKIP, "%s; no replay counters",
-				       k->why);
+		dr_result *r =
+		    dr_addf(c->r, "gpus.pcie_errors", DR_SKIP, "%s; no replay counters", k->why);
 		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
 	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.pcie_errors", DR_PASS,
-			"no AER errors on GPU links%s%s%s", k->readable ? "" : " (kernel log not readable)",
-			replay_known ? ", replay counters low" : "",
-			other ? " (other PCI devices have AER messages)" : "");
+		dr_addf(c->r, "gpus.pcie_errors", DR_PASS, "no AER errors on GPU links%s%s%s",
+		        k->readable ? "" : " (kernel log not readable)",
+		        replay_known ? ", replay counters low" : "",
+		        other ? " (other PCI devices have AER messages)" : "");
 	} else {
 		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", dr_sb_str(&b));
-		dr_fixf(r, "check power, seating and risers/cables of GPU %s; watch whether the "
-			   "counters keep rising (nvidia-smi -q -d PCIE); to confirm signal "
-			   "integrity try that slot one PCIe generation lower in the BIOS",
-			dr_sb_str(&fix_gpus));
+		dr_fixf(r,
+		        "check power, seating and risers/cables of GPU %s; watch whether the "
+		        "counters keep rising (nvidia-smi -q -d PCIE); to confirm signal "
+		        "integrity try that slot one PCIe generation lower in the BIOS",
+		        dr_sb_str(&fix_gpus));
 	}
 	dr_sb_free(&b);
 	dr_sb_free(&fix_gpus);
@@ -413,7 +429,8 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 		const dr_gpu *g = &m->gpu[i];
 		double gc = 0, gm = 0, wc = 0, wm = 0, util = 0;
 		bool have_gen = dr_val(g, GM_PCIE_GEN_CUR, &gc) && dr_val(g, GM_PCIE_GEN_MAX, &gm);
-		bool have_w = dr_val(g, GM_PCIE_WIDTH_CUR, &wc) && dr_val(g, GM_PCIE_WIDTH_MAX, &wm);
+		bool have_w =
+		    dr_val(g, GM_PCIE_WIDTH_CUR, &wc) && dr_val(g, GM_PCIE_WIDTH_MAX, &wm);
 		if (!have_gen && !have_w)
 			continue;
 		known++;
@@ -423,35 +440,37 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 		char desc[96];
 		snprintf(desc, sizeof desc, "GPU %d: ", g->st.index);
 		if (have_gen)
-			snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "gen %.0f of %.0f",
-				 gc, gm);
+			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
+			         "gen %.0f of %.0f", gc, gm);
 		if (have_w)
-			snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "%sx%.0f of x%.0f",
-				 have_gen ? ", " : "", wc, wm);
+			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
+			         "%sx%.0f of x%.0f", have_gen ? ", " : "", wc, wm);
 		if (narrow || slow) {
 			dr_sb_sep(&bad, "; ");
-			dr_sb_addf(&bad, "%s%s", desc,
-				   slow && !narrow ? " under load" : "");
+			dr_sb_addf(&bad, "%s%s", desc, slow && !narrow ? " under load" : "");
 			dr_sb_sep(&fix_gpus, ",");
 			dr_sb_addf(&fix_gpus, "%d", g->st.index);
 		} else {
 			dr_sb_sep(&ok, "; ");
 			dr_sb_addf(&ok, "%s%s", desc,
-				   have_gen && gc < gm ? " (idle: the link slows down to save power)"
-						       : "");
+			           have_gen && gc < gm
+			               ? " (idle: the link slows down to save power)"
+			               : "");
 		}
 	}
 	if (!known) {
 		dr_addf(c->r, "gpus.pcie_link", DR_SKIP, "PCIe link state not reported");
 	} else if (bad.len) {
-		dr_result *r = dr_addf(c->r, "gpus.pcie_link", DR_WARN,
-				       "link trained below its maximum: %s (host<->GPU copies slow down "
-				       "in proportion)",
-				       dr_sb_str(&bad));
-		dr_fixf(r, "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
-			   "lspci -vv shows LnkSta vs LnkCap), check risers and BIOS PCIe settings, "
-			   "then compare under load with nvidia-smi -q -d PCIE",
-			dr_sb_str(&fix_gpus));
+		dr_result *r =
+		    dr_addf(c->r, "gpus.pcie_link", DR_WARN,
+		            "link trained below its maximum: %s (host<->GPU copies slow down "
+		            "in proportion)",
+		            dr_sb_str(&bad));
+		dr_fixf(r,
+		        "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
+		        "lspci -vv shows LnkSta vs LnkCap), check risers and BIOS PCIe settings, "
+		        "then compare under load with nvidia-smi -q -d PCIE",
+		        dr_sb_str(&fix_gpus));
 	} else {
 		dr_addf(c->r, "gpus.pcie_link", DR_PASS, "%s", dr_sb_str(&ok));
 	}
@@ -497,17 +516,18 @@ void dr_check_gpus_thermal(dr_ctx *c)
 	}
 	if (st == DR_SKIP) {
 		dr_addf(c->r, "gpus.thermal", DR_SKIP,
-			"temperature or slowdown threshold not reported");
+		        "temperature or slowdown threshold not reported");
 	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.thermal", DR_PASS, "hottest GPU %d at %.0f C (slowdown at %.0f C)",
-			hottest, hot_t, hot_s);
+		dr_addf(c->r, "gpus.thermal", DR_PASS,
+		        "hottest GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);
 	} else {
 		dr_result *r = dr_addf(c->r, "gpus.thermal", st, "%s%s", dr_sb_str(&b),
-				       st == DR_FAIL ? ": clocks are being cut" : "");
-		dr_fixf(r, "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
-			   "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
-			   "trades a little speed for steady clocks",
-			dr_sb_str(&fix_gpus));
+		                       st == DR_FAIL ? ": clocks are being cut" : "");
+		dr_fixf(r,
+		        "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
+		        "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
+		        "trades a little speed for steady clocks",
+		        dr_sb_str(&fix_gpus));
 	}
 	dr_sb_free(&b);
 	dr_sb_free(&fix_gpus);
@@ -590,24 +610,28 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		dr_addf(c->r, "gpus.clocks", DR_SKIP, "clock event reasons not reported");
 	} else if (st == DR_PASS) {
 		dr_addf(c->r, "gpus.clocks", DR_PASS,
-			"no clocks held down (other than idle or sync boost)");
+		        "no clocks held down (other than idle or sync boost)");
 	} else {
-		dr_result *r = dr_addf(c->r, "gpus.clocks", st, "clocks held down: %s", dr_sb_str(&b));
+		dr_result *r =
+		    dr_addf(c->r, "gpus.clocks", st, "clocks held down: %s", dr_sb_str(&b));
 		dr_sb fix = {0};
 		if (hw)
-			dr_sb_addf(&fix, "hardware slowdown on a cool GPU points at power delivery: check "
-					 "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
-					 "names the reason)");
+			dr_sb_addf(
+			    &fix, "hardware slowdown on a cool GPU points at power delivery: check "
+			          "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
+			          "names the reason)");
 		if (thermal) {
 			dr_sb_sep(&fix, "; ");
 			dr_sb_addf(&fix, "improve cooling (see gpus.thermal)");
 		}
 		if (power) {
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "the job is power bound: expected for heavy kernels at the "
-					 "default limit; if the limit was lowered, restore it (see "
-					 "gpus.power_limit), else a higher limit up to the board's maximum "
-					 "(sudo nvidia-smi -pl W) helps if cooling allows");
+			dr_sb_addf(
+			    &fix,
+			    "the job is power bound: expected for heavy kernels at the "
+			    "default limit; if the limit was lowered, restore it (see "
+			    "gpus.power_limit), else a higher limit up to the board's maximum "
+			    "(sudo nvidia-smi -pl W) helps if cooling allows");
 		}
 		if (app) {
 			dr_sb_sep(&fix, "; ");
@@ -642,17 +666,20 @@ void dr_check_gpus_power_limit(dr_ctx *c)
 		double set = have_lim ? lim : enf;
 		if (set < def - 1) {
 			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d limited to %.0f W, default %.0f W", g->st.index, set, def);
+			dr_sb_addf(&b, "GPU %d limited to %.0f W, default %.0f W", g->st.index, set,
+			           def);
 			dr_sb_sep(&fix, "; ");
 			dr_sb_addf(&fix, "sudo nvidia-smi -i %d -pl %.0f", g->st.index, def);
 			st = DR_WARN;
 		} else if (have_enf && enf < set - 1) {
 			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d enforces %.0f W, below its set %.0f W (a board or "
-				       "system-wide limit)",
-				   g->st.index, enf, set);
+			dr_sb_addf(&b,
+			           "GPU %d enforces %.0f W, below its set %.0f W (a board or "
+			           "system-wide limit)",
+			           g->st.index, enf, set);
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "check the chassis/BMC power policy for GPU %d", g->st.index);
+			dr_sb_addf(&fix, "check the chassis/BMC power policy for GPU %d",
+			           g->st.index);
 			st = DR_WARN;
 		}
 	}
@@ -662,10 +689,11 @@ void dr_check_gpus_power_limit(dr_ctx *c)
 		dr_addf(c->r, "gpus.power_limit", DR_PASS, "power limits at their defaults");
 	} else {
 		dr_result *r = dr_addf(c->r, "gpus.power_limit", DR_WARN,
-				       "%s: clocks drop earlier under load", dr_sb_str(&b));
-		dr_fixf(r, "%s (keep a lower limit only if it was set on purpose for cooling or the "
-			   "power budget)",
-			dr_sb_str(&fix));
+		                       "%s: clocks drop earlier under load", dr_sb_str(&b));
+		dr_fixf(r,
+		        "%s (keep a lower limit only if it was set on purpose for cooling or the "
+		        "power budget)",
+		        dr_sb_str(&fix));
 	}
 	dr_sb_free(&b);
 	dr_sb_free(&fix);

@@ -30,7 +30,8 @@ static char pid_state(const char *proc_root, unsigned pid, unsigned *ppid)
 	char st = 0;
 	*ppid = 0;
 	if (s) {
-		/* "PID (comm) S PPID ...": comm may hold spaces and parentheses, so use the last ')' */
+		/* "PID (comm) S PPID ...": comm may hold spaces and parentheses, so use the last
+		 * ')' */
 		char *rp = strrchr(s, ')');
 		if (rp && rp[1] == ' ' && rp[2]) {
 			st = rp[2];
@@ -76,7 +77,7 @@ void dr_check_load_processes(dr_ctx *c)
 			char cmd[96];
 			if (pb.exists)
 				dr_sb_addf(&b, " %s '%s'", pb.user[0] ? pb.user : "?",
-					   dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
+				           dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 			else if (w->pidns_nested)
 				dr_sb_addf(&b, " (not visible from this PID namespace)");
 			else
@@ -88,20 +89,23 @@ void dr_check_load_processes(dr_ctx *c)
 	}
 	if (nproc == 0) {
 		dr_addf(c->r, "load.processes", DR_PASS, "no processes on %s%d GPU%s%s%s",
-			ngpu > 1 ? "any of the " : "", ngpu, ngpu == 1 ? "" : "s",
-			unknown.len ? "; process list unavailable for GPU " : "", dr_sb_str(&unknown));
+		        ngpu > 1 ? "any of the " : "", ngpu, ngpu == 1 ? "" : "s",
+		        unknown.len ? "; process list unavailable for GPU " : "",
+		        dr_sb_str(&unknown));
 	} else {
-		dr_result *r = dr_addf(c->r, "load.processes", DR_WARN,
-				       "%d process%s on the GPUs: %s", nproc, nproc == 1 ? "" : "es",
-				       dr_sb_str(&b));
+		dr_result *r =
+		    dr_addf(c->r, "load.processes", DR_WARN, "%d process%s on the GPUs: %s", nproc,
+		            nproc == 1 ? "" : "es", dr_sb_str(&b));
 		if (free_gpus.len)
-			dr_fixf(r, "they compete for SM time and memory: run on a free GPU "
-				   "(CUDA_VISIBLE_DEVICES=%s), wait, or stop the ones that are yours "
-				   "(kill PID)",
-				dr_sb_str(&free_gpus));
+			dr_fixf(r,
+			        "they compete for SM time and memory: run on a free GPU "
+			        "(CUDA_VISIBLE_DEVICES=%s), wait, or stop the ones that are yours "
+			        "(kill PID)",
+			        dr_sb_str(&free_gpus));
 		else
-			dr_fixf(r, "no GPU is free: wait, agree with the owners, or stop the ones that "
-				   "are yours (kill PID)");
+			dr_fixf(
+			    r, "no GPU is free: wait, agree with the owners, or stop the ones that "
+			       "are yours (kill PID)");
 	}
 	dr_sb_free(&b);
 	dr_sb_free(&free_gpus);
@@ -151,19 +155,22 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
 			if (!pb.exists) {
 				dr_sb_sep(&b, "; ");
-				dr_sb_addf(&b, "GPU %d: pid %u is gone but NVML still lists it", g->st.index,
-					   p->pid);
+				dr_sb_addf(&b, "GPU %d: pid %u is gone but NVML still lists it",
+				           g->st.index, p->pid);
 				if (p->mem_ok)
-					dr_sb_addf(&b, " with %s", dr_bytes(p->mem_bytes, mem, sizeof mem));
+					dr_sb_addf(&b, " with %s",
+					           dr_bytes(p->mem_bytes, mem, sizeof mem));
 				orphan = true;
 			} else if (st == 'Z') {
 				dr_sb_sep(&b, "; ");
-				dr_sb_addf(&b, "GPU %d: pid %u is a zombie (defunct) still holding %s",
-					   g->st.index, p->pid,
-					   p->mem_ok ? dr_bytes(p->mem_bytes, mem, sizeof mem) : "memory");
+				dr_sb_addf(
+				    &b, "GPU %d: pid %u is a zombie (defunct) still holding %s",
+				    g->st.index, p->pid,
+				    p->mem_ok ? dr_bytes(p->mem_bytes, mem, sizeof mem) : "memory");
 				dr_sb_sep(&fix, "; ");
-				dr_sb_addf(&fix, "its parent pid %u must reap it: stop or restart pid %u",
-					   ppid, ppid);
+				dr_sb_addf(&fix,
+				           "its parent pid %u must reap it: stop or restart pid %u",
+				           ppid, ppid);
 				zombie = true;
 			}
 		}
@@ -173,30 +180,33 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		double unowned = used - owned;
 		if (unowned > unowned_threshold_mib(total)) {
 			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: %s of %s used is held by no listed process", g->st.index,
-				   dr_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
-				   dr_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
+			dr_sb_addf(&b, "GPU %d: %s of %s used is held by no listed process",
+			           g->st.index,
+			           dr_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
+			           dr_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
 			orphan = true;
 		}
 	}
 	if (!looked && !b.len) {
 		dr_addf(c->r, "load.orphan_memory", DR_SKIP,
-			"memory use or per-process memory not reported");
+		        "memory use or per-process memory not reported");
 	} else if (b.len) {
 		if (orphan) {
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "memory without a live owner: find holders with sudo fuser -v "
-					 "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
-					 "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
-					 "reboot");
+			dr_sb_addf(&fix,
+			           "memory without a live owner: find holders with sudo fuser -v "
+			           "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
+			           "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
+			           "reboot");
 		}
 		dr_result *r = dr_addf(c->r, "load.orphan_memory", DR_WARN, "%s", dr_sb_str(&b));
 		dr_fixf(r, "%s", dr_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "load.orphan_memory", DR_PASS,
-			"used memory belongs to listed processes on all %d GPU%s%s", looked,
-			looked == 1 ? "" : "s",
-			w->pidns_nested ? " (gone processes cannot be told from hidden ones here)" : "");
+		        "used memory belongs to listed processes on all %d GPU%s%s", looked,
+		        looked == 1 ? "" : "s",
+		        w->pidns_nested ? " (gone processes cannot be told from hidden ones here)"
+		                        : "");
 	}
 	(void)zombie;
 	dr_sb_free(&b);
@@ -248,13 +258,14 @@ static int find_listeners(const char *proc_root, int port, listener *out, int ma
 			continue;
 		readable++;
 		char *save = NULL;
-		for (char *line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		for (char *line = strtok_r(s, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
 			/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
 			char local[80], rem[80], st[8];
 			unsigned uid;
 			unsigned long inode;
-			if (sscanf(line, " %*[^:]: %79s %79s %7s %*s %*s %*s %u %*s %lu", local, rem, st,
-				   &uid, &inode) != 5)
+			if (sscanf(line, " %*[^:]: %79s %79s %7s %*s %*s %*s %u %*s %lu", local,
+			           rem, st, &uid, &inode) != 5)
 				continue;
 			char *colon = strrchr(local, ':');
 			if (!colon || strtol(colon + 1, NULL, 16) != port || strcmp(st, "0A"))
@@ -315,11 +326,12 @@ static void check_port(dr_ctx *c, int port)
 	int n = find_listeners(c->p->proc_root, port, ls, 8);
 	if (n < 0) {
 		dr_addf(c->r, "load.port", DR_SKIP, "port %d: %s/net/tcp not readable", port,
-			c->p->proc_root);
+		        c->p->proc_root);
 		return;
 	}
 	if (n == 0) {
-		dr_addf(c->r, "load.port", DR_PASS, "port %d is free (nothing listens on it)", port);
+		dr_addf(c->r, "load.port", DR_PASS, "port %d is free (nothing listens on it)",
+		        port);
 		return;
 	}
 	dr_sb b = {0};
@@ -335,28 +347,30 @@ static void check_port(dr_ctx *c, int port)
 			host_pid_brief_read(c->p->proc_root, p, &pb);
 			char cmd[96];
 			dr_sb_addf(&b, " by pid %u (%s: '%s')", p, pb.user[0] ? pb.user : "?",
-				   dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
+			           dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 		} else {
 			struct passwd pw, *res = NULL;
 			char buf[1024];
 			if (getpwuid_r(ls[i].uid, &pw, buf, sizeof buf, &res) == 0 && res)
 				dr_sb_addf(&b, " by a process of %s (not visible to this user)",
-					   pw.pw_name);
+				           pw.pw_name);
 			else
 				dr_sb_addf(&b, " by a process of uid %u (not visible to this user)",
-					   ls[i].uid);
+				           ls[i].uid);
 		}
 	}
 	dr_result *r = dr_addf(c->r, "load.port", DR_WARN, "port %d is taken: listened on at %s",
-			       port, dr_sb_str(&b));
+	                       port, dr_sb_str(&b));
 	if (pid)
-		dr_fixf(r, "if it is a leftover, stop it (kill %u, then kill -9 %u if it stays), or "
-			   "start your service on another port",
-			pid, pid);
+		dr_fixf(r,
+		        "if it is a leftover, stop it (kill %u, then kill -9 %u if it stays), or "
+		        "start your service on another port",
+		        pid, pid);
 	else
-		dr_fixf(r, "see who it is with sudo ss -ltnp 'sport = :%d' (or run gpuwhy doctor as "
-			   "root), or start your service on another port",
-			port);
+		dr_fixf(r,
+		        "see who it is with sudo ss -ltnp 'sport = :%d' (or run gpuwhy doctor as "
+		        "root), or start your service on another port",
+		        port);
 	dr_sb_free(&b);
 }
 
@@ -364,7 +378,7 @@ void dr_check_load_ports(dr_ctx *c)
 {
 	if (c->o->nports == 0) {
 		dr_addf(c->r, "load.port", DR_SKIP,
-			"no --port given (--port 7860 says who listens on a port)");
+		        "no --port given (--port 7860 says who listens on a port)");
 		return;
 	}
 	for (int i = 0; i < c->o->nports; i++)
@@ -377,7 +391,7 @@ void dr_check_load_need_mem(dr_ctx *c)
 {
 	if (!c->o->need_mem_set) {
 		dr_addf(c->r, "load.need_mem", DR_SKIP,
-			"no --need-mem given (--need-mem 20G lists GPUs with that much free)");
+		        "no --need-mem given (--need-mem 20G lists GPUs with that much free)");
 		return;
 	}
 	if (!have_gpus(c, "load.need_mem"))
@@ -412,7 +426,8 @@ void dr_check_load_need_mem(dr_ctx *c)
 		known++;
 		double free_b = fr * MIB;
 		dr_sb_sep(&all, ", ");
-		dr_sb_addf(&all, "GPU %d %s free", x->st.index, dr_bytes((uint64_t)free_b, a, sizeof a));
+		dr_sb_addf(&all, "GPU %d %s free", x->st.index,
+		           dr_bytes((uint64_t)free_b, a, sizeof a));
 		if (dr_val(x, GM_MEM_TOTAL, &tot)) {
 			dr_sb_addf(&all, " of %s", dr_bytes((uint64_t)(tot * MIB), b2, sizeof b2));
 			any_total |= tot * MIB >= need;
@@ -435,28 +450,30 @@ void dr_check_load_need_mem(dr_ctx *c)
 	if (!known) {
 		dr_addf(c->r, "load.need_mem", DR_SKIP, "free memory not reported");
 	} else if (!fits.len) {
-		dr_result *r = dr_addf(c->r, "load.need_mem", DR_FAIL, "no GPU has %s free: %s", want,
-				       dr_sb_str(&all));
+		dr_result *r = dr_addf(c->r, "load.need_mem", DR_FAIL, "no GPU has %s free: %s",
+		                       want, dr_sb_str(&all));
 		if (any_total)
-			dr_fixf(r, "free memory (see load.processes and load.orphan_memory) or wait; "
-				   "or need less: smaller batch, mixed precision, gradient "
-				   "checkpointing, offload");
+			dr_fixf(r,
+			        "free memory (see load.processes and load.orphan_memory) or wait; "
+			        "or need less: smaller batch, mixed precision, gradient "
+			        "checkpointing, offload");
 		else
-			dr_fixf(r, "no GPU here has %s in total: shard the model (tensor or pipeline "
-				   "parallel), quantize, or offload to the CPU",
-				want);
+			dr_fixf(r,
+			        "no GPU here has %s in total: shard the model (tensor or pipeline "
+			        "parallel), quantize, or offload to the CPU",
+			        want);
 	} else if (map.set && !fits_visible.len) {
-		dr_result *r = dr_addf(c->r, "load.need_mem", DR_WARN,
-				       "GPU %s ha%s %s free, but CUDA_VISIBLE_DEVICES='%s' selects none "
-				       "of them",
-				       dr_sb_str(&fits), strchr(dr_sb_str(&fits), ',') ? "ve" : "s", want,
-				       cvd);
+		dr_result *r = dr_addf(
+		    c->r, "load.need_mem", DR_WARN,
+		    "GPU %s ha%s %s free, but CUDA_VISIBLE_DEVICES='%s' selects none "
+		    "of them",
+		    dr_sb_str(&fits), strchr(dr_sb_str(&fits), ',') ? "ve" : "s", want, cvd);
 		dr_fixf(r, "CUDA_VISIBLE_DEVICES=%s", dr_sb_str(&sel));
 	} else {
 		dr_addf(c->r, "load.need_mem", DR_PASS,
-			"GPU %s ha%s %s free (CUDA_VISIBLE_DEVICES=%s%s)", dr_sb_str(&fits),
-			strchr(dr_sb_str(&fits), ',') ? "ve" : "s", want, dr_sb_str(&sel),
-			mixed ? ", by UUID prefix because the models differ" : "");
+		        "GPU %s ha%s %s free (CUDA_VISIBLE_DEVICES=%s%s)", dr_sb_str(&fits),
+		        strchr(dr_sb_str(&fits), ',') ? "ve" : "s", want, dr_sb_str(&sel),
+		        mixed ? ", by UUID prefix because the models differ" : "");
 	}
 	dr_sb_free(&fits);
 	dr_sb_free(&fits_visible);

@@ -10,28 +10,29 @@ void dr_check_python_interpreter(dr_ctx *c)
 	const dr_python *py = dr_ctx_python(c);
 	if (!py->found) {
 		if (py->explicit_path) {
-			dr_result *r = dr_addf(c->r, "python.interpreter", DR_FAIL, "--python %s: %s",
-					       py->exe, py->error);
+			dr_result *r = dr_addf(c->r, "python.interpreter", DR_FAIL,
+			                       "--python %s: %s", py->exe, py->error);
 			dr_fixf(r, "give the interpreter your job runs with, e.g. --python "
-				   "~/venv/bin/python");
+			           "~/venv/bin/python");
 		} else {
 			dr_result *r = dr_addf(c->r, "python.interpreter", DR_SKIP,
-					       "no python3 or python on PATH");
+			                       "no python3 or python on PATH");
 			dr_fixf(r, "pass --python PATH to check the environment your job uses");
 		}
 		return;
 	}
 	if (!py->ran) {
-		dr_result *r = dr_addf(c->r, "python.interpreter", py->explicit_path ? DR_FAIL : DR_WARN,
-				       "%s did not answer the probe: %s", py->exe, py->error);
+		dr_result *r =
+		    dr_addf(c->r, "python.interpreter", py->explicit_path ? DR_FAIL : DR_WARN,
+		            "%s did not answer the probe: %s", py->exe, py->error);
 		dr_fixf(r, "run it by hand to see why: %s -c 'import sys; print(sys.version)'",
-			py->exe);
+		        py->exe);
 		return;
 	}
 	if (py->major < 3) {
 		dr_result *r = dr_addf(c->r, "python.interpreter", DR_WARN,
-				       "%s is Python %s: current GPU frameworks need Python 3", py->exe,
-				       py->version);
+		                       "%s is Python %s: current GPU frameworks need Python 3",
+		                       py->exe, py->version);
 		dr_fixf(r, "--python python3 (or the interpreter of your virtualenv)");
 		return;
 	}
@@ -43,9 +44,10 @@ void dr_check_python_interpreter(dr_ctx *c)
 		dr_sb_addf(&have, "%s", py->pkg[i].name);
 	}
 	dr_addf(c->r, "python.interpreter", DR_PASS, "Python %s at %s%s; %s%s", py->version,
-		py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? " (virtualenv)" : "",
-		have.len ? "GPU frameworks: " : "none of torch, jax, tensorflow, onnxruntime, cupy installed",
-		dr_sb_str(&have));
+	        py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? " (virtualenv)" : "",
+	        have.len ? "GPU frameworks: "
+	                 : "none of torch, jax, tensorflow, onnxruntime, cupy installed",
+	        dr_sb_str(&have));
 	dr_sb_free(&have);
 }
 
@@ -75,10 +77,11 @@ static void cpu_build_fix(dr_ctx *c, const fw_desc *f, dr_result *r)
 	if (f->pkg == 0) {
 		char tag[16];
 		torch_tag(dc > 0 ? dc : 12040, tag, sizeof tag);
-		dr_fixf(r, "pip install --force-reinstall torch --index-url "
-			   "https://download.pytorch.org/whl/%s (a cuXYZ not newer than the driver's "
-			   "CUDA %s)",
-			tag, c->m->cuda[0] ? c->m->cuda : "version");
+		dr_fixf(r,
+		        "pip install --force-reinstall torch --index-url "
+		        "https://download.pytorch.org/whl/%s (a cuXYZ not newer than the driver's "
+		        "CUDA %s)",
+		        tag, c->m->cuda[0] ? c->m->cuda : "version");
 	} else {
 		dr_fixf(r, "%s", f->cpu_fix);
 	}
@@ -108,7 +111,7 @@ static int expected_gpus(dr_ctx *c)
 	const char *o = dr_env(c, "CUDA_DEVICE_ORDER");
 	dr_cvd_map map;
 	dr_cvd_resolve(dr_env(c, "CUDA_VISIBLE_DEVICES"), g, n, o && !strcmp(o, "PCI_BUS_ID"),
-		       &map);
+	               &map);
 	return map.n;
 }
 
@@ -128,7 +131,7 @@ static const char *devices_text(const dr_pypkg *k, char *out, size_t len)
 		if (!first)
 			continue;
 		int w = snprintf(out + used, len - used, "%s%dx %s", used ? ", " : "", same,
-				 k->dev_name[i]);
+		                 k->dev_name[i]);
 		if (w < 0)
 			break;
 		used += (size_t)w;
@@ -138,7 +141,7 @@ static const char *devices_text(const dr_pypkg *k, char *out, size_t len)
 
 /* Compare the CUDA a framework was built for with what the driver supports. */
 static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, dr_sb *found,
-			     dr_sb *fix)
+                             dr_sb *fix)
 {
 	int built = dr_cuda_version_int(k->cuda);
 	int drv = dr_cuda_version_int(c->m->cuda);
@@ -147,23 +150,27 @@ static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, dr_
 	bool minor_known = strchr(k->cuda, '.') != NULL;
 	const char *need = dr_driver_for_cuda(built);
 	if (built / 1000 > drv / 1000) {
-		dr_sb_addf(found, "; built for CUDA %s but the driver supports at most %s, so it "
-				  "cannot use the GPU",
-			   k->cuda, c->m->cuda);
+		dr_sb_addf(found,
+		           "; built for CUDA %s but the driver supports at most %s, so it "
+		           "cannot use the GPU",
+		           k->cuda, c->m->cuda);
 		dr_sb_sep(fix, "; ");
-		dr_sb_addf(fix, "upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
-				"CUDA <= %s",
-			   need ? " to >= " : "", need ? need : "", k->cuda, f->label, c->m->cuda);
+		dr_sb_addf(fix,
+		           "upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
+		           "CUDA <= %s",
+		           need ? " to >= " : "", need ? need : "", k->cuda, f->label, c->m->cuda);
 		return DR_FAIL;
 	}
 	if (minor_known && built > drv) {
-		dr_sb_addf(found, "; built for CUDA %s, the driver supports %s: it runs through "
-				  "minor-version compatibility, but PTX JIT and the newest features fail",
-			   k->cuda, c->m->cuda);
+		dr_sb_addf(found,
+		           "; built for CUDA %s, the driver supports %s: it runs through "
+		           "minor-version compatibility, but PTX JIT and the newest features fail",
+		           k->cuda, c->m->cuda);
 		dr_sb_sep(fix, "; ");
-		dr_sb_addf(fix, "upgrade the driver%s%s for full CUDA %s support, or use a build for "
-				"CUDA <= %s",
-			   need ? " to >= " : "", need ? need : "", k->cuda, c->m->cuda);
+		dr_sb_addf(fix,
+		           "upgrade the driver%s%s for full CUDA %s support, or use a build for "
+		           "CUDA <= %s",
+		           need ? " to >= " : "", need ? need : "", k->cuda, c->m->cuda);
 		return DR_WARN;
 	}
 	return DR_PASS;
@@ -179,7 +186,7 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 	const dr_pypkg *k = &py->pkg[f->pkg];
 	if (!k->installed) {
 		dr_addf(c->r, f->check, DR_SKIP, "%s not installed for %s", f->label,
-			py->sys_exe[0] ? py->sys_exe : py->exe);
+		        py->sys_exe[0] ? py->sys_exe : py->exe);
 		return;
 	}
 	if (py->major < 3) {
@@ -188,20 +195,21 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 	}
 	if (!k->probed || !k->version[0]) {
 		bool slow = k->timed_out;
-		dr_result *r = dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL,
-				       "import %s %s: %s", k->name, slow ? "hung" : "failed",
-				       k->error[0] ? k->error : "no answer");
+		dr_result *r =
+		    dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL, "import %s %s: %s", k->name,
+		            slow ? "hung" : "failed", k->error[0] ? k->error : "no answer");
 		if (slow)
-			dr_fixf(r, "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
-				   "network filesystem)",
-				py->exe, k->name);
+			dr_fixf(r,
+			        "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
+			        "network filesystem)",
+			        py->exe, k->name);
 		else if (strstr(k->error, "libcu") || strstr(k->error, "libnv"))
 			dr_fixf(r, "the CUDA libraries it links against are missing: install the "
-				   "build's CUDA runtime (pip wheels bring their own; check "
-				   "LD_LIBRARY_PATH for a stray CUDA)");
+			           "build's CUDA runtime (pip wheels bring their own; check "
+			           "LD_LIBRARY_PATH for a stray CUDA)");
 		else
 			dr_fixf(r, "pip install --force-reinstall %s (in the environment of %s)",
-				k->name, py->exe);
+			        k->name, py->exe);
 		return;
 	}
 	bool has_gpu = machine_has_gpu(c);
@@ -236,7 +244,7 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 	char devs[256];
 	if (c->m->simulated) {
 		dr_sb_addf(&found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
-			   k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
+		           k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
 	} else if (k->gpu_count < 0) {
 		/* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
 		if (k->extra[0])
@@ -247,8 +255,9 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 			dr_sb_addf(&found, "; %s", k->error);
 			st = dr_worse(st, DR_FAIL);
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "install the CUDA and cuDNN versions this build needs (the "
-					 "missing library is named above)");
+			dr_sb_addf(&fix,
+			           "install the CUDA and cuDNN versions this build needs (the "
+			           "missing library is named above)");
 		}
 	} else if (!has_gpu) {
 		dr_sb_addf(&found, "; sees no GPU (this machine has no NVIDIA GPU)");
@@ -263,25 +272,28 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 		if (c->m->nvml != DR_NVML_OK)
 			dr_sb_addf(&fix, "fix the driver first (driver.nvml)");
 		else if (want == 0)
-			dr_sb_addf(&fix, "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
+			dr_sb_addf(&fix,
+			           "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
 		else if (explained)
 			dr_sb_addf(&fix, "then it sees the GPUs");
 		else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
 			dr_sb_addf(&fix, "upgrade the NVIDIA driver (see driver.cuda)");
 		else
-			dr_sb_addf(&fix, "run %s -c 'import %s' and initialise CUDA by hand for the "
-					 "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
-				   py->exe, k->name);
+			dr_sb_addf(&fix,
+			           "run %s -c 'import %s' and initialise CUDA by hand for the "
+			           "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
+			           py->exe, k->name);
 	} else {
 		int want = expected_gpus(c);
-		dr_sb_addf(&found, "; sees %d GPU%s: %s", k->gpu_count, k->gpu_count == 1 ? "" : "s",
-			   devices_text(k, devs, sizeof devs));
+		dr_sb_addf(&found, "; sees %d GPU%s: %s", k->gpu_count,
+		           k->gpu_count == 1 ? "" : "s", devices_text(k, devs, sizeof devs));
 		if (k->gpu_count < want) {
 			dr_sb_addf(&found, " (CUDA should show %d)", want);
 			st = dr_worse(st, DR_WARN);
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "check the environment the job really runs with "
-					 "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
+			dr_sb_addf(
+			    &fix, "check the environment the job really runs with "
+			          "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
 		}
 	}
 	dr_result *r = dr_addf(c->r, f->check, st, "%s", dr_sb_str(&found));
@@ -292,14 +304,14 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 }
 
 static const fw_desc fws[DR_PY_NPKG] = {
-	{0, "python.torch", "PyTorch", NULL},
-	{1, "python.jax", "JAX", "pip install -U 'jax[cuda12]'"},
-	{2, "python.tensorflow", "TensorFlow",
-	 "pip install 'tensorflow[and-cuda]' (Linux; TensorFlow >= 2.11 has no GPU support on "
-	 "native Windows: use WSL2)"},
-	{3, "python.onnxruntime", "ONNX Runtime",
-	 "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"},
-	{4, "python.cupy", "CuPy", "pip install cupy-cuda12x"},
+    {0, "python.torch", "PyTorch", NULL},
+    {1, "python.jax", "JAX", "pip install -U 'jax[cuda12]'"},
+    {2, "python.tensorflow", "TensorFlow",
+     "pip install 'tensorflow[and-cuda]' (Linux; TensorFlow >= 2.11 has no GPU support on "
+     "native Windows: use WSL2)"},
+    {3, "python.onnxruntime", "ONNX Runtime",
+     "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"},
+    {4, "python.cupy", "CuPy", "pip install cupy-cuda12x"},
 };
 
 void dr_check_python_torch(dr_ctx *c)
@@ -332,9 +344,9 @@ void dr_check_python_cupy(dr_ctx *c)
 /* Which import module a distribution provides, -1 for none we track. */
 static int dist_module(const char *name)
 {
-	static const char *const tf[] = {"tensorflow",       "tensorflow-cpu", "tensorflow-gpu",
-					 "tensorflow-intel", "tensorflow-macos", "tensorflow-rocm",
-					 "tf-nightly",       "tf-nightly-cpu", "tf-nightly-gpu"};
+	static const char *const tf[] = {"tensorflow",       "tensorflow-cpu",   "tensorflow-gpu",
+	                                 "tensorflow-intel", "tensorflow-macos", "tensorflow-rocm",
+	                                 "tf-nightly",       "tf-nightly-cpu",   "tf-nightly-gpu"};
 	if (!strcmp(name, "torch"))
 		return 0;
 	if (!strcmp(name, "jax"))
@@ -342,13 +354,13 @@ static int dist_module(const char *name)
 	for (size_t i = 0; i < sizeof tf / sizeof *tf; i++)
 		if (!strcmp(name, tf[i]))
 			return 2;
-	if ((!strncmp(name, "onnxruntime", 11) && (!name[11] || !strcmp(name + 11, "-gpu") ||
-						   !strcmp(name + 11, "-directml") ||
-						   !strcmp(name + 11, "-openvino") ||
-						   !strcmp(name + 11, "-training"))) ||
+	if ((!strncmp(name, "onnxruntime", 11) &&
+	     (!name[11] || !strcmp(name + 11, "-gpu") || !strcmp(name + 11, "-directml") ||
+	      !strcmp(name + 11, "-openvino") || !strcmp(name + 11, "-training"))) ||
 	    !strncmp(name, "ort-nightly", 11))
 		return 3;
-	if (!strcmp(name, "cupy") || !strncmp(name, "cupy-cuda", 9) || !strncmp(name, "cupy-rocm", 9))
+	if (!strcmp(name, "cupy") || !strncmp(name, "cupy-cuda", 9) ||
+	    !strncmp(name, "cupy-rocm", 9))
 		return 4;
 	return -1;
 }
@@ -357,7 +369,8 @@ void dr_check_python_duplicates(dr_ctx *c)
 {
 	const dr_python *py = dr_ctx_python(c);
 	if (!py->ran) {
-		dr_addf(c->r, "python.duplicates", DR_SKIP, "no working Python (see python.interpreter)");
+		dr_addf(c->r, "python.duplicates", DR_SKIP,
+		        "no working Python (see python.interpreter)");
 		return;
 	}
 	dr_sb b = {0}, fix = {0}, ok = {0};
@@ -384,8 +397,9 @@ void dr_check_python_duplicates(dr_ctx *c)
 		dr_sb_sep(&b, "; ");
 		dr_sb_addf(&b, "%s installed %d times:", py->pkg[m].name, n);
 		for (int j = 0; j < n; j++)
-			dr_sb_addf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name, seen[j]->version,
-				   seen[j]->location[0] ? seen[j]->location : "?");
+			dr_sb_addf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name,
+			           seen[j]->version,
+			           seen[j]->location[0] ? seen[j]->location : "?");
 		if (py->pkg[m].file[0])
 			dr_sb_addf(&b, " (imports from %s)", py->pkg[m].file);
 		dr_sb_sep(&fix, "; ");
@@ -397,19 +411,21 @@ void dr_check_python_duplicates(dr_ctx *c)
 			if (!again)
 				dr_sb_addf(&fix, " %s", seen[j]->name);
 		}
-		dr_sb_addf(&fix, " (repeat until pip finds none), then install the one build you want");
+		dr_sb_addf(&fix,
+		           " (repeat until pip finds none), then install the one build you want");
 	}
 	if (b.len) {
-		dr_result *r = dr_addf(c->r, "python.duplicates", DR_WARN,
-				       "%s: which one is imported depends on sys.path order, and the "
-				       "packages overwrite each other's files",
-				       dr_sb_str(&b));
+		dr_result *r =
+		    dr_addf(c->r, "python.duplicates", DR_WARN,
+		            "%s: which one is imported depends on sys.path order, and the "
+		            "packages overwrite each other's files",
+		            dr_sb_str(&b));
 		dr_fixf(r, "%s; a virtualenv keeps user, system and conda site-packages apart",
-			dr_sb_str(&fix));
+		        dr_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "python.duplicates", DR_PASS, "%s%s",
-			ok.len ? "one install each: " : "no GPU framework installed",
-			dr_sb_str(&ok));
+		        ok.len ? "one install each: " : "no GPU framework installed",
+		        dr_sb_str(&ok));
 	}
 	dr_sb_free(&b);
 	dr_sb_free(&fix);

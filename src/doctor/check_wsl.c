@@ -1,4 +1,5 @@
-/* check_wsl.c - wsl.*: WSL2 detection, /dev/dxg, the Windows driver's libraries, no Linux driver. */
+/* check_wsl.c - wsl.*: WSL2 detection, /dev/dxg, the Windows driver's libraries, no Linux driver.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,8 +14,8 @@ static bool not_wsl(dr_ctx *c, const char *check)
 	const dr_where *w = dr_ctx_where(c);
 	if (w->wsl == 2)
 		return false;
-	dr_addf(c->r, check, DR_SKIP, w->wsl == 1 ? "WSL1 has no GPU support (see wsl.detect)"
-						  : "not WSL");
+	dr_addf(c->r, check, DR_SKIP,
+	        w->wsl == 1 ? "WSL1 has no GPU support (see wsl.detect)" : "not WSL");
 	return true;
 }
 
@@ -24,16 +25,18 @@ void dr_check_wsl_detect(dr_ctx *c)
 	const char *distro = dr_env(c, "WSL_DISTRO_NAME");
 	if (w->wsl == 0) {
 		dr_addf(c->r, "wsl.detect", DR_SKIP, "not WSL (kernel %s)",
-			w->kernel_release[0] ? w->kernel_release : "unknown");
+		        w->kernel_release[0] ? w->kernel_release : "unknown");
 	} else if (w->wsl == 1) {
-		dr_result *r = dr_addf(c->r, "wsl.detect", DR_FAIL,
-				       "WSL1 (kernel %s): WSL1 has no GPU support", w->kernel_release);
-		dr_fixf(r, "convert the distribution in Windows PowerShell: wsl --set-version %s 2 "
-			   "(wsl -l -v lists them)",
-			distro ? distro : "<distro>");
+		dr_result *r =
+		    dr_addf(c->r, "wsl.detect", DR_FAIL,
+		            "WSL1 (kernel %s): WSL1 has no GPU support", w->kernel_release);
+		dr_fixf(r,
+		        "convert the distribution in Windows PowerShell: wsl --set-version %s 2 "
+		        "(wsl -l -v lists them)",
+		        distro ? distro : "<distro>");
 	} else {
 		dr_addf(c->r, "wsl.detect", DR_PASS, "WSL2 (kernel %s%s%s)", w->kernel_release,
-			distro ? ", distribution " : "", distro ? distro : "");
+		        distro ? ", distribution " : "", distro ? distro : "");
 	}
 }
 
@@ -45,19 +48,22 @@ void dr_check_wsl_dxg(dr_ctx *c)
 	dr_pathf(path, sizeof path, c->p->dev_root, "/dxg");
 	struct stat st;
 	if (stat(path, &st) != 0) {
-		dr_result *r = dr_addf(c->r, "wsl.dxg", DR_FAIL,
-				       "no %s: this WSL2 kernel offers no GPU paravirtualization", path);
-		dr_fixf(r, "update WSL in Windows PowerShell (wsl --update; needs Windows 10 21H2 or "
-			   "Windows 11), then wsl --shutdown");
+		dr_result *r =
+		    dr_addf(c->r, "wsl.dxg", DR_FAIL,
+		            "no %s: this WSL2 kernel offers no GPU paravirtualization", path);
+		dr_fixf(r,
+		        "update WSL in Windows PowerShell (wsl --update; needs Windows 10 21H2 or "
+		        "Windows 11), then wsl --shutdown");
 		return;
 	}
 	if (c->p->access(path, R_OK | W_OK) != 0) {
-		dr_result *r = dr_addf(c->r, "wsl.dxg", DR_FAIL,
-				       "%s not read/writable by uid %u (mode %03o)", path,
-				       (unsigned)getuid(), (unsigned)(st.st_mode & 0777));
-		dr_fixf(r, "add the user to the group of %s (ls -l %s); a service user such as "
-			   "ollama needs it too",
-			path, path);
+		dr_result *r =
+		    dr_addf(c->r, "wsl.dxg", DR_FAIL, "%s not read/writable by uid %u (mode %03o)",
+		            path, (unsigned)getuid(), (unsigned)(st.st_mode & 0777));
+		dr_fixf(r,
+		        "add the user to the group of %s (ls -l %s); a service user such as "
+		        "ollama needs it too",
+		        path, path);
 		return;
 	}
 	dr_addf(c->r, "wsl.dxg", DR_PASS, "%s present and read/writable", path);
@@ -78,25 +84,27 @@ void dr_check_wsl_libraries(dr_ctx *c)
 	}
 	const dr_machine *m = c->m;
 	if (strstr(dr_sb_str(&missing), "libnvidia-ml")) {
-		dr_result *r = dr_addf(c->r, "wsl.libraries", DR_FAIL,
-				       "no " WSL_LIB "/libnvidia-ml.so.1 (missing: %s): the Windows NVIDIA "
-				       "driver is missing or too old for WSL",
-				       dr_sb_str(&missing));
-		dr_fixf(r, "install the current NVIDIA driver on Windows (not inside Linux), then wsl "
-			   "--shutdown");
+		dr_result *r =
+		    dr_addf(c->r, "wsl.libraries", DR_FAIL,
+		            "no " WSL_LIB "/libnvidia-ml.so.1 (missing: %s): the Windows NVIDIA "
+		            "driver is missing or too old for WSL",
+		            dr_sb_str(&missing));
+		dr_fixf(r,
+		        "install the current NVIDIA driver on Windows (not inside Linux), then wsl "
+		        "--shutdown");
 	} else if (m->nvml == DR_NVML_OK && !m->simulated && m->lib_path[0] &&
-		   strncmp(m->lib_path, WSL_LIB "/", strlen(WSL_LIB) + 1)) {
+	           strncmp(m->lib_path, WSL_LIB "/", strlen(WSL_LIB) + 1)) {
 		dr_result *r = dr_addf(c->r, "wsl.libraries", DR_WARN,
-				       "NVML was loaded from %s, not from " WSL_LIB, m->lib_path);
+		                       "NVML was loaded from %s, not from " WSL_LIB, m->lib_path);
 		dr_fixf(r, "remove the Linux copy (see wsl.linux_driver) and run sudo ldconfig");
 	} else if (missing.len) {
-		dr_result *r = dr_addf(c->r, "wsl.libraries", DR_WARN,
-				       WSL_LIB " has %s but lacks %s", dr_sb_str(&have),
-				       dr_sb_str(&missing));
+		dr_result *r =
+		    dr_addf(c->r, "wsl.libraries", DR_WARN, WSL_LIB " has %s but lacks %s",
+		            dr_sb_str(&have), dr_sb_str(&missing));
 		dr_fixf(r, "update the NVIDIA driver on Windows, then wsl --shutdown");
 	} else {
 		dr_addf(c->r, "wsl.libraries", DR_PASS, WSL_LIB " has %s (from the Windows driver)",
-			dr_sb_str(&have));
+		        dr_sb_str(&have));
 	}
 	dr_sb_free(&have);
 	dr_sb_free(&missing);
@@ -117,7 +125,7 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 				continue;
 			dr_sb_sep(&b, ", ");
 			dr_sb_addf(&b, "%s.1 in %s%s%s", sonames[s], libs[i].dir,
-				   libs[i].version[0] ? " (version " : "", libs[i].version);
+			           libs[i].version[0] ? " (version " : "", libs[i].version);
 			if (libs[i].version[0])
 				dr_sb_addf(&b, ")");
 		}
@@ -128,17 +136,20 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 		dr_sb_addf(&b, "nvidia kernel module %s", mod);
 	}
 	if (b.len) {
-		dr_result *r = dr_addf(c->r, "wsl.linux_driver", DR_FAIL,
-				       "a Linux NVIDIA driver is installed inside WSL (%s): it shadows the "
-				       "Windows driver's libraries",
-				       dr_sb_str(&b));
-		dr_fixf(r, "remove it (sudo apt-get remove --purge 'nvidia-driver-*' "
-			   "'libnvidia-compute-*', or the .run uninstaller), keep only the CUDA "
-			   "toolkit for WSL-Ubuntu (cuda-toolkit-12-x, never the cuda or cuda-drivers "
-			   "meta-packages), then sudo ldconfig");
+		dr_result *r =
+		    dr_addf(c->r, "wsl.linux_driver", DR_FAIL,
+		            "a Linux NVIDIA driver is installed inside WSL (%s): it shadows the "
+		            "Windows driver's libraries",
+		            dr_sb_str(&b));
+		dr_fixf(r,
+		        "remove it (sudo apt-get remove --purge 'nvidia-driver-*' "
+		        "'libnvidia-compute-*', or the .run uninstaller), keep only the CUDA "
+		        "toolkit for WSL-Ubuntu (cuda-toolkit-12-x, never the cuda or cuda-drivers "
+		        "meta-packages), then sudo ldconfig");
 	} else {
 		dr_addf(c->r, "wsl.linux_driver", DR_PASS,
-			"no Linux NVIDIA driver inside WSL: the Windows driver is used through " WSL_LIB);
+		        "no Linux NVIDIA driver inside WSL: the Windows driver is used "
+		        "through " WSL_LIB);
 	}
 	dr_sb_free(&b);
 }

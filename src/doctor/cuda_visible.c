@@ -23,7 +23,8 @@ static void cuda_order(const dr_cvd_gpu *g, int n, bool pci, int *order)
 		int x = order[i], j = i;
 		while (j > 0) {
 			const dr_cvd_gpu *a = &g[order[j - 1]], *b = &g[x];
-			bool faster = b->cc > a->cc || (b->cc == a->cc && b->max_sm_clock > a->max_sm_clock);
+			bool faster =
+			    b->cc > a->cc || (b->cc == a->cc && b->max_sm_clock > a->max_sm_clock);
 			if (!faster)
 				break;
 			order[j] = order[j - 1];
@@ -70,7 +71,7 @@ static void stop(dr_cvd_map *o, int entry, const char *tok, size_t len, const ch
 
 /* One entry of the list: the GPU it names, or -1 with o->stop_* filled. */
 static int resolve_entry(const char *t, size_t len, int entry, const dr_cvd_gpu *g, int n,
-			 const int *order, dr_cvd_map *o, bool *mig)
+                         const int *order, dr_cvd_map *o, bool *mig)
 {
 	char why[160];
 	int matches;
@@ -96,7 +97,8 @@ static int resolve_entry(const char *t, size_t len, int entry, const dr_cvd_gpu 
 		if (matches == 0)
 			stop(o, entry, t, len, "matches no GPU's UUID");
 		else {
-			snprintf(why, sizeof why, "matches %d GPUs: too short a UUID prefix", matches);
+			snprintf(why, sizeof why, "matches %d GPUs: too short a UUID prefix",
+			         matches);
 			stop(o, entry, t, len, why);
 		}
 		return -1;
@@ -106,13 +108,14 @@ static int resolve_entry(const char *t, size_t len, int entry, const dr_cvd_gpu 
 	while (d < len && isdigit((unsigned char)t[d]))
 		d++;
 	if (d == 0) {
-		stop(o, entry, t, len, len && t[0] == '-' ? "is negative" : "is not an index or a UUID");
+		stop(o, entry, t, len,
+		     len && t[0] == '-' ? "is negative" : "is not an index or a UUID");
 		return -1;
 	}
 	long v = strtol(t, NULL, 10);
 	if (v >= n) {
 		snprintf(why, sizeof why, "is not a GPU index (there %s %d GPU%s)",
-			 n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
+		         n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
 		stop(o, entry, t, len, why);
 		return -1;
 	}
@@ -216,7 +219,7 @@ static void map_text(const dr_machine *m, const dr_cvd_map *map, dr_sb *b)
 		}
 		const dr_gpu *g = &m->gpu[i];
 		dr_sb_addf(b, "cuda:%d->GPU %d (%s%s%.12s)%s", k, g->st.index, g->st.name,
-			   g->st.name[0] ? ", " : "", g->st.uuid, map->mig_entry[k] ? " MIG" : "");
+		           g->st.name[0] ? ", " : "", g->st.uuid, map->mig_entry[k] ? " MIG" : "");
 	}
 }
 
@@ -226,7 +229,7 @@ bool dr_cvd_hides_all(const char *v)
 		v++;
 	return *v == '\0' || *v == ',' || *v == '-' ||
 	       !(isdigit((unsigned char)*v) || !strncasecmp(v, "GPU-", 4) ||
-		 !strncasecmp(v, "MIG-", 4));
+	         !strncasecmp(v, "MIG-", 4));
 }
 
 /* Compare the predicted map with the ordinals PyTorch reports (when it gives UUIDs). */
@@ -256,13 +259,14 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	const char *v = dr_env(c, "CUDA_VISIBLE_DEVICES");
 	if (m->nvml != DR_NVML_OK || m->n == 0) {
 		if (v && dr_cvd_hides_all(v)) {
-			dr_result *r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
-					       "CUDA_VISIBLE_DEVICES='%s' hides every GPU from CUDA", v);
+			dr_result *r =
+			    dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
+			            "CUDA_VISIBLE_DEVICES='%s' hides every GPU from CUDA", v);
 			dr_fixf(r, "unset CUDA_VISIBLE_DEVICES");
 		} else {
 			dr_addf(c->r, "cuda.visible_devices", DR_SKIP,
-				"no GPUs to map (see driver.nvml); CUDA_VISIBLE_DEVICES %s%s%s",
-				v ? "='" : "unset", v ? v : "", v ? "'" : "");
+			        "no GPUs to map (see driver.nvml); CUDA_VISIBLE_DEVICES %s%s%s",
+			        v ? "='" : "unset", v ? v : "", v ? "'" : "");
 		}
 		return;
 	}
@@ -277,12 +281,14 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	if (!map.set) {
 		dr_sb t = {0};
 		dr_sb_addf(&t, "unset: CUDA sees all %d GPU%s: %s%s", map.n, map.n == 1 ? "" : "s",
-			   dr_sb_str(&b), pred);
+		           dr_sb_str(&b), pred);
 		torch_agrees(c, &map, &t, &differs);
-		dr_addf(c->r, "cuda.visible_devices", differs ? DR_WARN : DR_PASS, "%s", dr_sb_str(&t));
+		dr_addf(c->r, "cuda.visible_devices", differs ? DR_WARN : DR_PASS, "%s",
+		        dr_sb_str(&t));
 		if (differs)
-			dr_fixf(&c->r->v[c->r->n - 1], "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select "
-						       "GPUs by UUID");
+			dr_fixf(&c->r->v[c->r->n - 1],
+			        "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select "
+			        "GPUs by UUID");
 		dr_sb_free(&t);
 		dr_sb_free(&b);
 		return;
@@ -290,21 +296,25 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	if (map.n == 0) {
 		dr_result *r;
 		if (map.duplicate)
-			r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
-				    "CUDA_VISIBLE_DEVICES='%s': entry '%s' lists a GPU a second time, "
-				    "so CUDA sees no GPU (programs fall back to the CPU)",
-				    v, map.stop_entry);
+			r = dr_addf(
+			    c->r, "cuda.visible_devices", DR_FAIL,
+			    "CUDA_VISIBLE_DEVICES='%s': entry '%s' lists a GPU a second time, "
+			    "so CUDA sees no GPU (programs fall back to the CPU)",
+			    v, map.stop_entry);
 		else if (map.stopped_at == 0)
-			r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
-				    "CUDA_VISIBLE_DEVICES='%s': the first entry '%s' %s, so CUDA sees "
-				    "no GPU (programs fall back to the CPU)",
-				    v, map.stop_entry, map.stop_why);
+			r = dr_addf(
+			    c->r, "cuda.visible_devices", DR_FAIL,
+			    "CUDA_VISIBLE_DEVICES='%s': the first entry '%s' %s, so CUDA sees "
+			    "no GPU (programs fall back to the CPU)",
+			    v, map.stop_entry, map.stop_why);
 		else
-			r = dr_addf(c->r, "cuda.visible_devices", DR_FAIL,
-				    "CUDA_VISIBLE_DEVICES is empty: CUDA sees no GPU (programs fall back "
-				    "to the CPU)");
-		dr_fixf(r, "unset CUDA_VISIBLE_DEVICES, or list GPUs by index or UUID (nvidia-smi -L), "
-			   "e.g. CUDA_VISIBLE_DEVICES=0");
+			r = dr_addf(
+			    c->r, "cuda.visible_devices", DR_FAIL,
+			    "CUDA_VISIBLE_DEVICES is empty: CUDA sees no GPU (programs fall back "
+			    "to the CPU)");
+		dr_fixf(
+		    r, "unset CUDA_VISIBLE_DEVICES, or list GPUs by index or UUID (nvidia-smi -L), "
+		       "e.g. CUDA_VISIBLE_DEVICES=0");
 		dr_sb_free(&b);
 		return;
 	}
@@ -315,9 +325,9 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	dr_sb fix = {0};
 	if (map.stopped_at > 0) {
 		dr_sb_addf(&t, "; entry '%s' %s, so it and every entry after it are hidden",
-			   map.stop_entry, map.stop_why);
+		           map.stop_entry, map.stop_why);
 		dr_sb_addf(&fix, "correct or remove '%s' (nvidia-smi -L lists indices and UUIDs)",
-			   map.stop_entry);
+		           map.stop_entry);
 		st = DR_WARN;
 	}
 	for (int k = 0; k < map.n; k++) {
@@ -325,9 +335,10 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 		if (i >= 0 && !map.mig_entry[k] && g[i].mig) {
 			dr_sb_addf(&t, "; GPU %d is in MIG mode: CUDA cannot use it by index", i);
 			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "name one of GPU %d's MIG instances by its MIG-... UUID "
-					 "(nvidia-smi -L); a process gets one MIG device",
-				   i);
+			dr_sb_addf(&fix,
+			           "name one of GPU %d's MIG instances by its MIG-... UUID "
+			           "(nvidia-smi -L); a process gets one MIG device",
+			           i);
 			st = DR_WARN;
 			break;
 		}
@@ -349,21 +360,21 @@ void dr_check_cuda_device_order(dr_ctx *c)
 	const dr_machine *m = c->m;
 	if (m->nvml != DR_NVML_OK || m->n < 2) {
 		dr_addf(c->r, "cuda.device_order", DR_SKIP,
-			"fewer than two GPUs: CUDA and nvidia-smi cannot number them differently");
+		        "fewer than two GPUs: CUDA and nvidia-smi cannot number them differently");
 		return;
 	}
 	const char *o = dr_env(c, "CUDA_DEVICE_ORDER");
 	if (o && strcmp(o, "PCI_BUS_ID") && strcmp(o, "FASTEST_FIRST")) {
 		dr_result *r = dr_addf(c->r, "cuda.device_order", DR_WARN,
-				       "CUDA_DEVICE_ORDER='%s' is not FASTEST_FIRST or PCI_BUS_ID: "
-				       "CUDA ignores it and orders fastest first",
-				       o);
+		                       "CUDA_DEVICE_ORDER='%s' is not FASTEST_FIRST or PCI_BUS_ID: "
+		                       "CUDA ignores it and orders fastest first",
+		                       o);
 		dr_fixf(r, "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
 		return;
 	}
 	if (o && !strcmp(o, "PCI_BUS_ID")) {
 		dr_addf(c->r, "cuda.device_order", DR_PASS,
-			"CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA numbers GPUs like nvidia-smi");
+		        "CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA numbers GPUs like nvidia-smi");
 		return;
 	}
 	dr_sb models = {0};
@@ -386,8 +397,8 @@ void dr_check_cuda_device_order(dr_ctx *c)
 	}
 	if (!mixed) {
 		dr_addf(c->r, "cuda.device_order", DR_PASS,
-			"all %d GPUs are %s: CUDA's default order equals nvidia-smi's", m->n,
-			m->gpu[0].st.name[0] ? m->gpu[0].st.name : "the same model");
+		        "all %d GPUs are %s: CUDA's default order equals nvidia-smi's", m->n,
+		        m->gpu[0].st.name[0] ? m->gpu[0].st.name : "the same model");
 		dr_sb_free(&models);
 		return;
 	}
@@ -398,13 +409,12 @@ void dr_check_cuda_device_order(dr_ctx *c)
 	dr_sb b = {0};
 	map_text(m, &map, &b);
 	dr_result *r = dr_addf(c->r, "cuda.device_order", DR_WARN,
-			       "mixed models (%s) and CUDA_DEVICE_ORDER %s: CUDA numbers the "
-			       "fastest first, %s, so cuda:N and indices in CUDA_VISIBLE_DEVICES "
-			       "%s nvidia-smi's GPU N",
-			       dr_sb_str(&models), o ? "=FASTEST_FIRST" : "unset",
-			       map.order_is_pci ? "probably in PCI order here"
-						: dr_sb_str(&b),
-			       map.order_is_pci ? "can differ from" : "differ from");
+	                       "mixed models (%s) and CUDA_DEVICE_ORDER %s: CUDA numbers the "
+	                       "fastest first, %s, so cuda:N and indices in CUDA_VISIBLE_DEVICES "
+	                       "%s nvidia-smi's GPU N",
+	                       dr_sb_str(&models), o ? "=FASTEST_FIRST" : "unset",
+	                       map.order_is_pci ? "probably in PCI order here" : dr_sb_str(&b),
+	                       map.order_is_pci ? "can differ from" : "differ from");
 	dr_fixf(r, "export CUDA_DEVICE_ORDER=PCI_BUS_ID (or select GPUs by UUID)");
 	dr_sb_free(&b);
 	dr_sb_free(&models);

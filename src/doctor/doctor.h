@@ -44,7 +44,7 @@ typedef struct {
 } dr_report;
 
 dr_result *dr_addf(dr_report *r, const char *check, dr_status st, const char *found_fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void dr_fixf(dr_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dr_report_free(dr_report *r);
 /* 1 when any check failed, else 0 (WARN does not change the exit code). */
@@ -157,9 +157,9 @@ typedef struct {
 
 typedef struct {
 	bool container;
-	char container_kind[32];   /* "Docker", "Podman", "Kubernetes", "containerd", "LXC", ... */
-	char container_why[160];   /* the evidence */
-	int wsl;                   /* 0 not WSL, 1 WSL1, 2 WSL2 */
+	char container_kind[32]; /* "Docker", "Podman", "Kubernetes", "containerd", "LXC", ... */
+	char container_why[160]; /* the evidence */
+	int wsl;                 /* 0 not WSL, 1 WSL1, 2 WSL2 */
 	char kernel_release[128];
 	bool pidns_known;
 	bool pidns_nested;
@@ -169,9 +169,9 @@ typedef struct {
 #define DR_PY_NDEV 16
 
 typedef struct {
-	const char *name;   /* import name: torch, jax, tensorflow, onnxruntime, cupy */
-	bool installed;     /* the module can be found on sys.path */
-	bool probed;        /* the import child gave an answer */
+	const char *name; /* import name: torch, jax, tensorflow, onnxruntime, cupy */
+	bool installed;   /* the module can be found on sys.path */
+	bool probed;      /* the import child gave an answer */
 	bool timed_out;
 	char version[64];
 	char cuda[16];      /* CUDA version it was built for, "" when unknown or none */
@@ -182,8 +182,8 @@ typedef struct {
 	char dev_name[DR_PY_NDEV][96];
 	char dev_uuid[DR_PY_NDEV][96]; /* "GPU-..." when the framework reports it */
 	char file[256];
-	char extra[256];  /* framework-specific note (ONNX Runtime providers) */
-	char error[512];  /* import error, CUDA init error */
+	char extra[256]; /* framework-specific note (ONNX Runtime providers) */
+	char error[512]; /* import error, CUDA init error */
 } dr_pypkg;
 
 typedef struct {
@@ -196,7 +196,7 @@ typedef struct {
 	bool found;         /* an interpreter was found */
 	bool explicit_path; /* from --python */
 	char exe[512];
-	bool ran;           /* the listing child answered */
+	bool ran; /* the listing child answered */
 	char error[512];
 	char version[32];
 	int major;
@@ -218,8 +218,7 @@ typedef struct {
 	dr_python py;
 } dr_ctx;
 
-void dr_ctx_init(dr_ctx *c, const dr_probe *p, const dr_opts *o, const dr_machine *m,
-		 dr_report *r);
+void dr_ctx_init(dr_ctx *c, const dr_probe *p, const dr_opts *o, const dr_machine *m, dr_report *r);
 void dr_ctx_free(dr_ctx *c);
 const dr_klog *dr_ctx_klog(dr_ctx *c);
 const dr_where *dr_ctx_where(dr_ctx *c);
@@ -230,7 +229,7 @@ const dr_python *dr_ctx_python(dr_ctx *c);
 const char *dr_env(const dr_ctx *c, const char *name);
 /* root + formatted absolute path, into out. */
 void dr_pathf(char *out, size_t len, const char *root, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* Whole file (at most cap bytes), NUL-terminated; NULL when unreadable. */
 char *dr_slurp(const char *path, size_t cap);
 bool dr_exists(const char *path);
@@ -246,9 +245,9 @@ bool dr_kernel_module_version(const dr_probe *p, char *out, size_t len);
 bool dr_driver_present(dr_ctx *c);
 /* A driver library found on the library path (dr_find_libs). */
 typedef struct {
-	char dir[256];     /* directory searched, without fs_root */
-	char real[512];    /* resolved file */
-	char version[64];  /* "550.54.14" from the file name, "" when it has none */
+	char dir[256];    /* directory searched, without fs_root */
+	char real[512];   /* resolved file */
+	char version[64]; /* "550.54.14" from the file name, "" when it has none */
 } dr_libfile;
 /* Every SONAME.1 (e.g. "libnvidia-ml.so") in LD_LIBRARY_PATH and the usual library
  * directories under fs_root, one per resolved file, in search order. */
@@ -276,12 +275,12 @@ bool dr_xid_parse(const char *line, dr_xid *out);
 const char *dr_xid_meaning(int xid, bool *hardware);
 
 typedef struct {
-	char device[16];  /* BDF the error is about ("0000:3b:00.0") */
-	char reporter[16];/* BDF of the reporting port, "" when none */
-	bool uncorrected; /* Uncorrected (Non-Fatal) or Fatal */
+	char device[16];   /* BDF the error is about ("0000:3b:00.0") */
+	char reporter[16]; /* BDF of the reporting port, "" when none */
+	bool uncorrected;  /* Uncorrected (Non-Fatal) or Fatal */
 	bool fatal;
-	bool summary;     /* the port's "error received" line; the same event also has a
-			     "PCIe Bus Error" line from the device, so checks count only those */
+	bool summary; /* the port's "error received" line; the same event also has a
+	                 "PCIe Bus Error" line from the device, so checks count only those */
 } dr_aer;
 bool dr_aer_parse(const char *line, dr_aer *out);
 
@@ -290,23 +289,23 @@ bool dr_aer_parse(const char *line, dr_aer *out);
 #define DR_CVD_MAX GPU_MAX
 
 typedef struct {
-	const char *uuid;     /* "GPU-..." */
+	const char *uuid; /* "GPU-..." */
 	const char *name;
-	const char *pci;      /* bus id, for PCI_BUS_ID order */
-	double cc;            /* compute capability, 0 when unknown */
-	double max_sm_clock;  /* MHz, 0 when unknown */
-	bool mig;             /* MIG mode enabled */
+	const char *pci;     /* bus id, for PCI_BUS_ID order */
+	double cc;           /* compute capability, 0 when unknown */
+	double max_sm_clock; /* MHz, 0 when unknown */
+	bool mig;            /* MIG mode enabled */
 } dr_cvd_gpu;
 
 typedef struct {
-	bool set;           /* the variable is set */
-	int n;              /* CUDA ordinals that result */
-	int phys[DR_CVD_MAX];  /* ordinal -> index into the GPU list */
+	bool set;                  /* the variable is set */
+	int n;                     /* CUDA ordinals that result */
+	int phys[DR_CVD_MAX];      /* ordinal -> index into the GPU list */
 	int mig_entry[DR_CVD_MAX]; /* 1 when that ordinal is a MIG device */
-	int stopped_at;     /* entry number (0-based) that stopped parsing, -1 when none */
+	int stopped_at;            /* entry number (0-based) that stopped parsing, -1 when none */
 	char stop_entry[96];
 	char stop_why[160];
-	bool duplicate;     /* a device listed twice: CUDA then sees none */
+	bool duplicate;        /* a device listed twice: CUDA then sees none */
 	int order[DR_CVD_MAX]; /* CUDA's enumeration order without the variable */
 	bool order_is_pci;     /* that order equals PCI bus (NVML) order */
 } dr_cvd_map;
@@ -316,7 +315,7 @@ typedef struct {
  * (given in NVML / PCI bus order). pci_bus_order: CUDA_DEVICE_ORDER=PCI_BUS_ID.
  */
 void dr_cvd_resolve(const char *value, const dr_cvd_gpu *gpus, int n, bool pci_bus_order,
-		    dr_cvd_map *out);
+                    dr_cvd_map *out);
 
 /* Syntax alone: does the value hide every GPU on any machine ("", "-1", "none", "NoDevFiles")? */
 bool dr_cvd_hides_all(const char *value);

@@ -10,7 +10,7 @@
 #include "doctor/internal.h"
 #include "util/child.h"
 
-#define KLOG_CAP (16u << 20)     /* bytes read from a file or a tool */
+#define KLOG_CAP (16u << 20) /* bytes read from a file or a tool */
 #define KLOG_MAX_LINES 200000u
 
 /* Only these lines matter to the checks; the rest of the log is not kept. */
@@ -38,7 +38,8 @@ static void keep(dr_klog *k, const char *s, size_t len)
 	k->lines[k->n++] = line;
 }
 
-/* Strip what precedes the message: "6,1234,5678,-;", "[  12.345678] ", "Mon DD hh:mm:ss host kernel: ". */
+/* Strip what precedes the message: "6,1234,5678,-;", "[  12.345678] ", "Mon DD hh:mm:ss host
+ * kernel: ". */
 static const char *message_start(const char *s)
 {
 	const char *p = s;
@@ -182,8 +183,8 @@ void dr_klog_read(const dr_probe *p, dr_klog *k)
 		}
 	}
 	snprintf(k->why, sizeof k->why,
-		 "kernel log not readable (%s: %s; run as root or set kernel.dmesg_restrict=0)",
-		 p->kmsg_path ? p->kmsg_path : "kmsg", strerror(err ? err : ENOENT));
+	         "kernel log not readable (%s: %s; run as root or set kernel.dmesg_restrict=0)",
+	         p->kmsg_path ? p->kmsg_path : "kmsg", strerror(err ? err : ENOENT));
 }
 
 void dr_klog_free(dr_klog *k)
@@ -198,7 +199,8 @@ void dr_klog_free(dr_klog *k)
 
 bool dr_xid_parse(const char *line, dr_xid *out)
 {
-	/* "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." */
+	/* "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the
+	 * bus." */
 	const char *x = strstr(line, "Xid (");
 	if (!x)
 		return false;
@@ -234,32 +236,32 @@ const char *dr_xid_meaning(int xid, bool *hardware)
 		bool hw;
 		const char *what;
 	} t[] = {
-		{13, false, "graphics engine exception (usually the application)"},
-		{31, false, "GPU memory page fault (usually the application)"},
-		{32, false, "invalid or corrupted push buffer stream"},
-		{38, true, "driver firmware error"},
-		{43, false, "GPU stopped processing (application fault)"},
-		{45, false, "preemptive cleanup after earlier errors"},
-		{48, true, "double-bit ECC error"},
-		{54, true, "auxiliary power not connected"},
-		{61, true, "internal micro-controller breakpoint"},
-		{62, true, "internal micro-controller halt"},
-		{63, false, "ECC page retirement or row remap recorded (reset to apply)"},
-		{64, true, "ECC page retirement or row remap recording failed"},
-		{68, false, "video decoder exception"},
-		{69, false, "graphics engine class error"},
-		{74, true, "NVLink error"},
-		{79, true, "GPU has fallen off the bus"},
-		{92, false, "high single-bit ECC error rate"},
-		{94, false, "contained ECC error (the affected application was stopped)"},
-		{95, true, "uncontained ECC error (reset the GPU)"},
-		{109, false, "context switch timeout"},
-		{119, true, "GSP RPC timeout"},
-		{120, true, "GSP error"},
-		{121, true, "C2C link error"},
-		{140, true, "unrecovered ECC error"},
-		{143, true, "GPU initialization failure"},
-		{154, true, "GPU recovery action changed (reset or reboot required)"},
+	    {13, false, "graphics engine exception (usually the application)"},
+	    {31, false, "GPU memory page fault (usually the application)"},
+	    {32, false, "invalid or corrupted push buffer stream"},
+	    {38, true, "driver firmware error"},
+	    {43, false, "GPU stopped processing (application fault)"},
+	    {45, false, "preemptive cleanup after earlier errors"},
+	    {48, true, "double-bit ECC error"},
+	    {54, true, "auxiliary power not connected"},
+	    {61, true, "internal micro-controller breakpoint"},
+	    {62, true, "internal micro-controller halt"},
+	    {63, false, "ECC page retirement or row remap recorded (reset to apply)"},
+	    {64, true, "ECC page retirement or row remap recording failed"},
+	    {68, false, "video decoder exception"},
+	    {69, false, "graphics engine class error"},
+	    {74, true, "NVLink error"},
+	    {79, true, "GPU has fallen off the bus"},
+	    {92, false, "high single-bit ECC error rate"},
+	    {94, false, "contained ECC error (the affected application was stopped)"},
+	    {95, true, "uncontained ECC error (reset the GPU)"},
+	    {109, false, "context switch timeout"},
+	    {119, true, "GSP RPC timeout"},
+	    {120, true, "GSP error"},
+	    {121, true, "C2C link error"},
+	    {140, true, "unrecovered ECC error"},
+	    {143, true, "GPU initialization failure"},
+	    {154, true, "GPU recovery action changed (reset or reboot required)"},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
 		if (t[i].xid == xid) {
@@ -304,13 +306,14 @@ bool dr_aer_parse(const char *line, dr_aer *out)
 	if (strstr(line, "Uncorrect") || strstr(line, "Fatal")) {
 		out->uncorrected = true;
 		out->fatal = strstr(line, "(Fatal)") || strstr(line, "severity=Fatal") ||
-			     strstr(line, "Uncorrected (Fatal");
+		             strstr(line, "Uncorrected (Fatal");
 	} else if (!strstr(line, "Correct")) {
 		return false;
 	}
 	const char *marker = bus_err ? bus_err : aer;
 	if (!bus_err && recv) {
-		/* "... error received: 0000:3b:00.0" / "... error message received from 0000:3b:00.0" */
+		/* "... error received: 0000:3b:00.0" / "... error message received from
+		 * 0000:3b:00.0" */
 		if (!first_bdf(recv, NULL, out->device))
 			return false;
 		first_bdf(line, marker, out->reporter);

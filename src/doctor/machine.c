@@ -29,12 +29,17 @@ static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
 static dr_nvml_state classify(gpu_fail_kind kind)
 {
 	switch (kind) {
-	case GPU_FAIL_MISMATCH: return DR_NVML_MISMATCH;
-	case GPU_FAIL_NO_PERMISSION: return DR_NVML_NO_PERMISSION;
-	case GPU_FAIL_NOT_LOADED: return DR_NVML_NOT_LOADED;
+	case GPU_FAIL_MISMATCH:
+		return DR_NVML_MISMATCH;
+	case GPU_FAIL_NO_PERMISSION:
+		return DR_NVML_NO_PERMISSION;
+	case GPU_FAIL_NOT_LOADED:
+		return DR_NVML_NOT_LOADED;
 	case GPU_FAIL_NO_LIBRARY:
-	case GPU_FAIL_BAD_LIBRARY: return DR_NVML_NO_LIBRARY;
-	default: return DR_NVML_OTHER;
+	case GPU_FAIL_BAD_LIBRARY:
+		return DR_NVML_NO_LIBRARY;
+	default:
+		return DR_NVML_OTHER;
 	}
 }
 
@@ -189,7 +194,7 @@ int dr_machine_load_guarded(dr_machine *m, const char *gpus, int64_t timeout_ns)
 		close(fd[0]);
 		int rc = dr_machine_load(m, gpus);
 		bool ok = write_all(fd[1], m, sizeof *m) &&
-			  (m->n == 0 || write_all(fd[1], m->gpu, (size_t)m->n * sizeof *m->gpu));
+		          (m->n == 0 || write_all(fd[1], m->gpu, (size_t)m->n * sizeof *m->gpu));
 		fflush(stderr);
 		_exit(ok ? rc : 125);
 	}
@@ -202,7 +207,8 @@ int dr_machine_load_guarded(dr_machine *m, const char *gpus, int64_t timeout_ns)
 			ok = false;
 		else {
 			m->gpu = calloc((size_t)m->n, sizeof *m->gpu);
-			ok = m->gpu && read_all(fd[0], m->gpu, (size_t)m->n * sizeof *m->gpu, deadline);
+			ok = m->gpu &&
+			     read_all(fd[0], m->gpu, (size_t)m->n * sizeof *m->gpu, deadline);
 		}
 	}
 	close(fd[0]);
@@ -225,16 +231,18 @@ int dr_machine_load_guarded(dr_machine *m, const char *gpus, int64_t timeout_ns)
 		m->nvml = DR_NVML_OTHER;
 		if (died && WIFSIGNALED(st))
 			snprintf(m->error, sizeof m->error,
-				 "NVML crashed the process that loaded it (signal %d)", WTERMSIG(st));
+			         "NVML crashed the process that loaded it (signal %d)",
+			         WTERMSIG(st));
 		else if (died)
 			snprintf(m->error, sizeof m->error,
-				 "the process that loaded NVML exited early (status %d)",
-				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			         "the process that loaded NVML exited early (status %d)",
+			         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		else
-			snprintf(m->error, sizeof m->error,
-				 "NVML did not answer within %lld s (a hung GPU or driver: look for Xid "
-				 "79 or 119 in the kernel log)",
-				 (long long)(timeout_ns / 1000000000LL));
+			snprintf(
+			    m->error, sizeof m->error,
+			    "NVML did not answer within %lld s (a hung GPU or driver: look for Xid "
+			    "79 or 119 in the kernel log)",
+			    (long long)(timeout_ns / 1000000000LL));
 		return 0;
 	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)

@@ -254,8 +254,7 @@ const char *dr_gpu_label(const dr_gpu *g, char *out, size_t len)
 	return out;
 }
 
-void dr_ctx_init(dr_ctx *c, const dr_probe *p, const dr_opts *o, const dr_machine *m,
-		 dr_report *r)
+void dr_ctx_init(dr_ctx *c, const dr_probe *p, const dr_opts *o, const dr_machine *m, dr_report *r)
 {
 	memset(c, 0, sizeof *c);
 	c->p = p;
@@ -302,9 +301,9 @@ const dr_python *dr_ctx_python(dr_ctx *c)
 
 /* Directories the dynamic linker searches for the driver's libraries, plus LD_LIBRARY_PATH. */
 static const char *const lib_dirs[] = {
-	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-	"/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64", "/usr/local/lib",
-	"/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/wsl/lib",
+    "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",       "/usr/lib",
+    "/lib/x86_64-linux-gnu",     "/lib/aarch64-linux-gnu",     "/lib64",           "/usr/local/lib",
+    "/usr/local/nvidia/lib64",   "/usr/local/nvidia/lib",      "/usr/lib/wsl/lib",
 };
 
 static bool version_suffix(const char *file, const char *soname, char *out, size_t len)
@@ -323,7 +322,7 @@ static bool version_suffix(const char *file, const char *soname, char *out, size
 }
 
 static void add_lib(const char *dir, const char *soname, const char *fs_root, dr_libfile *out,
-		    int *n, int max)
+                    int *n, int max)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s%s/%s.1", fs_root, dir, soname);
@@ -374,7 +373,7 @@ bool dr_sysfs_bdf(const char *bus, char out[16])
 	if (!bus || !parse_bdf(bus, &b))
 		return false;
 	snprintf(out, 16, "%04lx:%02lx:%02lx.%lx", b.dom & 0xffff, b.bus & 0xff, b.dev & 0x1f,
-		 b.has_fn ? b.fn & 7 : 0);
+	         b.has_fn ? b.fn & 7 : 0);
 	return true;
 }
 
@@ -389,7 +388,8 @@ int dr_pci_chain(const dr_probe *p, const char *bus, char (*out)[16], int max)
 	if (real) {
 		/* /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0 */
 		char *save = NULL;
-		for (char *t = strtok_r(real, "/", &save); t && n < max; t = strtok_r(NULL, "/", &save)) {
+		for (char *t = strtok_r(real, "/", &save); t && n < max;
+		     t = strtok_r(NULL, "/", &save)) {
 			bdf_t b;
 			if (strlen(t) == 12 && t[4] == ':' && t[7] == ':' && t[10] == '.' &&
 			    parse_bdf(t, &b))

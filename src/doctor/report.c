@@ -9,10 +9,14 @@
 const char *dr_status_name(dr_status s)
 {
 	switch (s) {
-	case DR_PASS: return "PASS";
-	case DR_WARN: return "WARN";
-	case DR_FAIL: return "FAIL";
-	default: return "SKIP";
+	case DR_PASS:
+		return "PASS";
+	case DR_WARN:
+		return "WARN";
+	case DR_FAIL:
+		return "FAIL";
+	default:
+		return "SKIP";
 	}
 }
 
@@ -96,7 +100,7 @@ void dr_print_text(FILE *f, const dr_report *r, bool color)
 		fputc('\n', f);
 	}
 	fprintf(f, "\n%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n, counts[DR_FAIL],
-		counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
+	        counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
 }
 
 void dr_print_json(FILE *f, const dr_report *r)

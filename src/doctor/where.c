@@ -31,13 +31,14 @@ static void container_from_cgroup(const dr_probe *p, dr_where *w)
 	static const struct {
 		const char *needle, *kind;
 	} t[] = {
-		{"kubepods", "Kubernetes"}, {"libpod", "Podman"},     {"docker", "Docker"},
-		{"containerd", "containerd"}, {"/lxc", "LXC"},
+	    {"kubepods", "Kubernetes"},   {"libpod", "Podman"}, {"docker", "Docker"},
+	    {"containerd", "containerd"}, {"/lxc", "LXC"},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
 		if (strstr(s, t[i].needle)) {
 			char why[160];
-			snprintf(why, sizeof why, "%s/1/cgroup mentions %s", p->proc_root, t[i].needle);
+			snprintf(why, sizeof why, "%s/1/cgroup mentions %s", p->proc_root,
+			         t[i].needle);
 			set_container(w, t[i].kind, why);
 			break;
 		}
@@ -77,7 +78,8 @@ static void detect_wsl(const dr_probe *p, dr_where *w)
 	}
 	const char *r = w->kernel_release;
 	if (strcasestr(r, "microsoft"))
-		/* WSL2 kernels: "5.15.153.1-microsoft-standard-WSL2"; WSL1: "4.4.0-19041-Microsoft" */
+		/* WSL2 kernels: "5.15.153.1-microsoft-standard-WSL2"; WSL1: "4.4.0-19041-Microsoft"
+		 */
 		w->wsl = (strstr(r, "WSL2") || strstr(r, "microsoft-standard")) ? 2 : 1;
 	else if (penv(p, "WSL_DISTRO_NAME") && penv(p, "WSL_INTEROP"))
 		w->wsl = 2; /* a custom kernel inside WSL2 */

@@ -86,7 +86,7 @@ static void sample_pods(const exp_sampler *s, exp_gpu *g, int n)
 		if (!pod_of(s, s->procs[k].pid, &p))
 			continue;
 		bool same = !strcmp(p.pod, g->pod) && !strcmp(p.namespace_, g->namespace_) &&
-			    !strcmp(p.container, g->container);
+		            !strcmp(p.container, g->container);
 		if (owners == 0 || !same)
 			owners++;
 		snprintf(g->pod, sizeof g->pod, "%s", p.pod);

@@ -2,8 +2,8 @@
 
 #include <stdio.h>
 
-bool gpu_cell_text(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id id,
-		   bool with_units, char *out, size_t outlen)
+bool gpu_cell_text(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id id, bool with_units,
+                   char *out, size_t outlen)
 {
 	if (gpu_metrics[id].fmt == GMF_DEPRECATED ||
 	    (!v->ok[id] && v->why[id] == GPU_WHY_DEPRECATED)) {
@@ -31,10 +31,14 @@ void gpu_cell_json(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id i
 	}
 	char buf[128];
 	switch (gpu_metrics[id].fmt) {
-	case GMF_STR: jsonw_str(w, gpu_metric_text(c, i, id)); break;
+	case GMF_STR:
+		jsonw_str(w, gpu_metric_text(c, i, id));
+		break;
 	case GMF_ENABLED:
 	case GMF_ACTIVE:
-	case GMF_YESNO: jsonw_bool(w, v->v[id] != 0); break;
+	case GMF_YESNO:
+		jsonw_bool(w, v->v[id] != 0);
+		break;
 	case GMF_PSTATE:
 	case GMF_CMODE:
 	case GMF_CC:
@@ -47,6 +51,8 @@ void gpu_cell_json(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id i
 		jsonw_num(w, (double)(long long)(x * 100 + (x >= 0 ? 0.5 : -0.5)) / 100.0);
 		break;
 	}
-	default: jsonw_num(w, v->v[id]); break;
+	default:
+		jsonw_num(w, v->v[id]);
+		break;
 	}
 }

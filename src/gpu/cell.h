@@ -9,8 +9,8 @@
 #include "util/jsonw.h"
 
 /* nvidia-smi style text; returns false (and writes "[N/A]") when absent. */
-bool gpu_cell_text(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id id,
-		   bool with_units, char *out, size_t outlen);
+bool gpu_cell_text(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id id, bool with_units,
+                   char *out, size_t outlen);
 
 /* JSON value: numbers as numbers, booleans for Enabled/Active/Yes, absent as null. */
 void gpu_cell_json(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id id, jsonw *w);

@@ -52,9 +52,9 @@ typedef struct {
 	uint8_t cache_ok[GM__COUNT];
 	uint8_t cache_why[GM__COUNT];
 	int64_t slow_t;
-	pthread_mutex_t slow_mu; /* one slow refresh at a time */
-	bool xid_ok;		 /* registered for Xid events */
-	unsigned long long xid_last; /* 0 until an Xid is seen */
+	pthread_mutex_t slow_mu;        /* one slow refresh at a time */
+	bool xid_ok;                    /* registered for Xid events */
+	unsigned long long xid_last;    /* 0 until an Xid is seen */
 	unsigned long long xid_new[16]; /* Xids seen since the last gpu_xid_take() */
 	int nxid_new;
 } gpu_dev;
@@ -90,8 +90,8 @@ static void reader_kinds_init(void)
 		reader_kinds[r] = RK_STATIC;
 	for (int i = 0; i < GM__COUNT; i++) {
 		reader_kind k = gpu_metrics[i].cadence == GMC_FAST   ? RK_FAST
-				: gpu_metrics[i].cadence == GMC_SLOW ? RK_SLOW
-								     : RK_STATIC;
+		                : gpu_metrics[i].cadence == GMC_SLOW ? RK_SLOW
+		                                                     : RK_STATIC;
 		if (k > reader_kinds[gpu_metrics[i].reader])
 			reader_kinds[gpu_metrics[i].reader] = k;
 	}
@@ -101,10 +101,10 @@ static void reader_kinds_init(void)
 
 /* Report an open failure: print it (unless quiet) and keep it for the caller. */
 static int open_fail(const gpu_open_opts *o, gpu_fail_kind kind, int nvret, int code,
-		     const char *what, const char *hint, const char *fmt, ...)
-	__attribute__((format(printf, 7, 8)));
+                     const char *what, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 static int open_fail(const gpu_open_opts *o, gpu_fail_kind kind, int nvret, int code,
-		     const char *what, const char *hint, const char *fmt, ...)
+                     const char *what, const char *hint, const char *fmt, ...)
 {
 	char why[384];
 	va_list ap;
@@ -115,7 +115,7 @@ static int open_fail(const gpu_open_opts *o, gpu_fail_kind kind, int nvret, int 
 		o->failure->kind = kind;
 		o->failure->nvml_return = nvret;
 		snprintf(o->failure->msg, sizeof o->failure->msg, "%s: %s%s%s%s", what, why,
-			 hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
+		         hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
 	}
 	if (!(o && o->quiet))
 		gw_error(code, what, hint, "%s", why);
@@ -221,13 +221,20 @@ static void rd_codec(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 static double sample_value(nvmlValueType_t t, nvmlValue_t v)
 {
 	switch (t) {
-	case NVML_VALUE_TYPE_DOUBLE: return v.dVal;
-	case NVML_VALUE_TYPE_UNSIGNED_LONG: return (double)v.ulVal;
-	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return (double)v.ullVal;
-	case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return (double)v.sllVal;
-	case NVML_VALUE_TYPE_SIGNED_INT: return v.siVal;
-	case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.usVal;
-	default: return v.uiVal;
+	case NVML_VALUE_TYPE_DOUBLE:
+		return v.dVal;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG:
+		return (double)v.ulVal;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+		return (double)v.ullVal;
+	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+		return (double)v.sllVal;
+	case NVML_VALUE_TYPE_SIGNED_INT:
+		return v.siVal;
+	case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+		return v.usVal;
+	default:
+		return v.uiVal;
 	}
 }
 
@@ -239,7 +246,7 @@ static void rd_samples(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	nvmlValueType_t vt;
 	unsigned n = 0;
 	nvmlReturn_t rc = c->api.nvmlDeviceGetSamples(d->h, NVML_GPU_UTILIZATION_SAMPLES,
-						      d->util_last_ts, &vt, &n, NULL);
+	                                              d->util_last_ts, &vt, &n, NULL);
 	if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) {
 		ok_rc(d, rc);
 		return;
@@ -250,7 +257,7 @@ static void rd_samples(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (!s)
 		return;
 	rc = c->api.nvmlDeviceGetSamples(d->h, NVML_GPU_UTILIZATION_SAMPLES, d->util_last_ts, &vt,
-					 &n, s);
+	                                 &n, s);
 	if (ok_rc(d, rc) && n > 0) {
 		double mn = 1e300, mx = -1e300;
 		unsigned idle = 0;
@@ -366,15 +373,18 @@ static void rd_fields(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (f[0].nvmlReturn == NVML_SUCCESS && f[0].value.uiVal <= 200)
 		set(o, GM_TEMP_MEM, f[0].value.uiVal);
 	if (f[1].nvmlReturn == NVML_SUCCESS && f[2].nvmlReturn == NVML_SUCCESS) {
-		unsigned long long tx = (unsigned long long)sample_value(f[1].valueType, f[1].value);
-		unsigned long long rx = (unsigned long long)sample_value(f[2].valueType, f[2].value);
+		unsigned long long tx =
+		    (unsigned long long)sample_value(f[1].valueType, f[1].value);
+		unsigned long long rx =
+		    (unsigned long long)sample_value(f[2].valueType, f[2].value);
 		int64_t now = gw_mono_ns();
 		/* A rate, as dcgm-exporter exports it despite the name: KiB/s / 1000. */
 		if (d->nvl_prev_ok && now > d->nvl_t && tx >= d->nvl_tx && rx >= d->nvl_rx) {
 			double dt = (double)(now - d->nvl_t) / 1e9;
 			set(o, GM_NVLINK_BW,
-			    (double)(unsigned long long)((double)((tx - d->nvl_tx) + (rx - d->nvl_rx)) /
-							 dt / 1000.0));
+			    (double)(unsigned long long)((double)((tx - d->nvl_tx) +
+			                                          (rx - d->nvl_rx)) /
+			                                 dt / 1000.0));
 		}
 		d->nvl_prev_ok = true;
 		d->nvl_t = now;
@@ -389,10 +399,10 @@ static void rd_thresholds(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (!c->api.nvmlDeviceGetTemperatureThreshold)
 		return;
 	if (ok_rc(d, c->api.nvmlDeviceGetTemperatureThreshold(
-			     d->h, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &t)))
+	                 d->h, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &t)))
 		set(o, GM_TEMP_SLOWDOWN, t);
 	if (ok_rc(d, c->api.nvmlDeviceGetTemperatureThreshold(
-			     d->h, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &t)))
+	                 d->h, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &t)))
 		set(o, GM_TEMP_SHUTDOWN, t);
 }
 
@@ -479,14 +489,14 @@ static void rd_reasons(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		gpu_metric_id id;
 		unsigned long long bit;
 	} bits[] = {
-		{GM_CLK_R_IDLE, nvmlClocksEventReasonGpuIdle},
-		{GM_CLK_R_APP, nvmlClocksEventReasonApplicationsClocksSetting},
-		{GM_CLK_R_SW_POWER, nvmlClocksEventReasonSwPowerCap},
-		{GM_CLK_R_HW_SLOW, nvmlClocksThrottleReasonHwSlowdown},
-		{GM_CLK_R_SYNC_BOOST, nvmlClocksEventReasonSyncBoost},
-		{GM_CLK_R_SW_THERMAL, nvmlClocksEventReasonSwThermalSlowdown},
-		{GM_CLK_R_HW_THERMAL, nvmlClocksThrottleReasonHwThermalSlowdown},
-		{GM_CLK_R_HW_POWER_BRAKE, nvmlClocksThrottleReasonHwPowerBrakeSlowdown},
+	    {GM_CLK_R_IDLE, nvmlClocksEventReasonGpuIdle},
+	    {GM_CLK_R_APP, nvmlClocksEventReasonApplicationsClocksSetting},
+	    {GM_CLK_R_SW_POWER, nvmlClocksEventReasonSwPowerCap},
+	    {GM_CLK_R_HW_SLOW, nvmlClocksThrottleReasonHwSlowdown},
+	    {GM_CLK_R_SYNC_BOOST, nvmlClocksEventReasonSyncBoost},
+	    {GM_CLK_R_SW_THERMAL, nvmlClocksEventReasonSwThermalSlowdown},
+	    {GM_CLK_R_HW_THERMAL, nvmlClocksThrottleReasonHwThermalSlowdown},
+	    {GM_CLK_R_HW_POWER_BRAKE, nvmlClocksThrottleReasonHwPowerBrakeSlowdown},
 	};
 	unsigned long long mask;
 	nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -550,13 +560,13 @@ static void rd_pcie_throughput(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		f[1].fieldId = NVML_FI_DEV_PCIE_COUNT_RX_BYTES;
 		nvmlReturn_t rc = c->api.nvmlDeviceGetFieldValues(d->h, 2, f);
 		if (d->lost || (ok_rc(d, rc) && f[0].nvmlReturn == NVML_SUCCESS &&
-				f[1].nvmlReturn == NVML_SUCCESS)) {
+		                f[1].nvmlReturn == NVML_SUCCESS)) {
 			if (d->lost)
 				return;
 			unsigned long long tx =
-				(unsigned long long)sample_value(f[0].valueType, f[0].value);
+			    (unsigned long long)sample_value(f[0].valueType, f[0].value);
 			unsigned long long rx =
-				(unsigned long long)sample_value(f[1].valueType, f[1].value);
+			    (unsigned long long)sample_value(f[1].valueType, f[1].value);
 			int64_t now = gw_mono_ns();
 			if (d->pcie_prev_ok && now > d->pcie_t && tx >= d->pcie_tx &&
 			    rx >= d->pcie_rx) {
@@ -594,10 +604,10 @@ static void rd_ecc(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		gpu_metric_id id;
 		int err, counter;
 	} e[] = {
-		{GM_ECC_CORR_VOL, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC},
-		{GM_ECC_UNCORR_VOL, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC},
-		{GM_ECC_CORR_AGG, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC},
-		{GM_ECC_UNCORR_AGG, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC},
+	    {GM_ECC_CORR_VOL, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC},
+	    {GM_ECC_UNCORR_VOL, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC},
+	    {GM_ECC_CORR_AGG, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC},
+	    {GM_ECC_UNCORR_AGG, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC},
 	};
 	if (!c->api.nvmlDeviceGetTotalEccErrors)
 		return;
@@ -613,17 +623,18 @@ static void rd_retired(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	unsigned n;
 	nvmlReturn_t rc;
 	if (c->api.nvmlDeviceGetRetiredPages) {
-		/* pageCount 0 asks for the count only; drivers answer SUCCESS or INSUFFICIENT_SIZE. */
+		/* pageCount 0 asks for the count only; drivers answer SUCCESS or INSUFFICIENT_SIZE.
+		 */
 		n = 0;
 		rc = c->api.nvmlDeviceGetRetiredPages(
-			d->h, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, NULL);
+		    d->h, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &n, NULL);
 		if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE)
 			set(o, GM_RETIRED_SBE, n);
 		else
 			ok_rc(d, rc);
 		n = 0;
 		rc = c->api.nvmlDeviceGetRetiredPages(
-			d->h, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &n, NULL);
+		    d->h, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &n, NULL);
 		if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE)
 			set(o, GM_RETIRED_DBE, n);
 		else
@@ -652,13 +663,13 @@ static const struct {
 	unsigned gpm;
 	double scale; /* GPM gives MiB/s for bandwidth; the table keeps bytes/s */
 } gpm_map[7] = {
-	{GM_GPM_GR_ACTIVE, NVML_GPM_METRIC_GRAPHICS_UTIL, 1},
-	{GM_GPM_SM_ACTIVE, NVML_GPM_METRIC_SM_UTIL, 1},
-	{GM_GPM_SM_OCCUPANCY, NVML_GPM_METRIC_SM_OCCUPANCY, 1},
-	{GM_GPM_TENSOR_ACTIVE, NVML_GPM_METRIC_ANY_TENSOR_UTIL, 1},
-	{GM_GPM_DRAM_ACTIVE, NVML_GPM_METRIC_DRAM_BW_UTIL, 1},
-	{GM_GPM_PCIE_TX, NVML_GPM_METRIC_PCIE_TX_PER_SEC, 1048576.0},
-	{GM_GPM_PCIE_RX, NVML_GPM_METRIC_PCIE_RX_PER_SEC, 1048576.0},
+    {GM_GPM_GR_ACTIVE, NVML_GPM_METRIC_GRAPHICS_UTIL, 1},
+    {GM_GPM_SM_ACTIVE, NVML_GPM_METRIC_SM_UTIL, 1},
+    {GM_GPM_SM_OCCUPANCY, NVML_GPM_METRIC_SM_OCCUPANCY, 1},
+    {GM_GPM_TENSOR_ACTIVE, NVML_GPM_METRIC_ANY_TENSOR_UTIL, 1},
+    {GM_GPM_DRAM_ACTIVE, NVML_GPM_METRIC_DRAM_BW_UTIL, 1},
+    {GM_GPM_PCIE_TX, NVML_GPM_METRIC_PCIE_TX_PER_SEC, 1048576.0},
+    {GM_GPM_PCIE_RX, NVML_GPM_METRIC_PCIE_RX_PER_SEC, 1048576.0},
 };
 
 /*
@@ -673,7 +684,8 @@ static void rd_gpm(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (d->gpm_prev_t && now - d->gpm_prev_t >= GPM_MIN_INTERVAL_NS) {
 		if (ok_rc(d, c->api.nvmlGpmSampleGet(d->h, d->gpm_cur))) {
 			nvmlGpmMetricsGet_t *m = c->gpm_req;
-			memset(m, 0, offsetof(nvmlGpmMetricsGet_t, metrics) + 7 * sizeof m->metrics[0]);
+			memset(m, 0,
+			       offsetof(nvmlGpmMetricsGet_t, metrics) + 7 * sizeof m->metrics[0]);
 			m->version = NVML_GPM_METRICS_GET_VERSION;
 			m->numMetrics = 7;
 			m->sample1 = d->gpm_prev;
@@ -684,7 +696,7 @@ static void rd_gpm(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 				for (int k = 0; k < 7; k++) {
 					double v = m->metrics[k].value;
 					d->gpm_ok[k] = m->metrics[k].nvmlReturn == NVML_SUCCESS &&
-						       v == v; /* NaN is absent */
+					               v == v; /* NaN is absent */
 					d->gpm_v[k] = v * gpm_map[k].scale;
 				}
 				d->gpm_have_vals = true;
@@ -958,16 +970,17 @@ static void cpuset_to_ranges(const unsigned long *set, unsigned words, char *out
 	out[0] = '\0';
 	unsigned bits = words * (unsigned)(8 * sizeof(unsigned long));
 	for (unsigned b = 0; b < bits;) {
-		if (!(set[b / (8 * sizeof(unsigned long))] & (1UL << (b % (8 * sizeof(unsigned long)))))) {
+		if (!(set[b / (8 * sizeof(unsigned long))] &
+		      (1UL << (b % (8 * sizeof(unsigned long)))))) {
 			b++;
 			continue;
 		}
 		unsigned e = b;
 		while (e + 1 < bits && (set[(e + 1) / (8 * sizeof(unsigned long))] &
-					(1UL << ((e + 1) % (8 * sizeof(unsigned long))))))
+		                        (1UL << ((e + 1) % (8 * sizeof(unsigned long))))))
 			e++;
 		int w = (e == b) ? snprintf(out + n, outlen - n, "%s%u", n ? "," : "", b)
-				 : snprintf(out + n, outlen - n, "%s%u-%u", n ? "," : "", b, e);
+		                 : snprintf(out + n, outlen - n, "%s%u-%u", n ? "," : "", b, e);
 		if (w < 0 || (size_t)w >= outlen - n)
 			return;
 		n += (size_t)w;
@@ -1015,7 +1028,8 @@ static void read_static(gpu_ctx *c, gpu_dev *d, unsigned index)
 	    ok_rc(d, c->api.nvmlGpmQueryDeviceSupport(d->h, &gs)) && gs.isSupportedDevice)
 		s->gpm_supported = true;
 	unsigned node;
-	if (c->api.nvmlDeviceGetNumaNodeId && ok_rc(d, c->api.nvmlDeviceGetNumaNodeId(d->h, &node))) {
+	if (c->api.nvmlDeviceGetNumaNodeId &&
+	    ok_rc(d, c->api.nvmlDeviceGetNumaNodeId(d->h, &node))) {
 		s->numa_ok = true;
 		s->numa_node = (int)node;
 	}
@@ -1042,7 +1056,7 @@ static void register_xid(gpu_ctx *c)
 		if (d->lost)
 			continue;
 		d->xid_ok = c->api.nvmlDeviceRegisterEvents(d->h, nvmlEventTypeXidCriticalError,
-							  c->xid_set) == NVML_SUCCESS;
+		                                            c->xid_set) == NVML_SUCCESS;
 		any |= d->xid_ok;
 	}
 	if (!any) {
@@ -1055,7 +1069,7 @@ static int load_library(gpu_ctx *c, const gpu_open_opts *o)
 {
 	const char *want = getenv("GPUWHY_NVML");
 	const char *tries[] = {want, want ? NULL : "libnvidia-ml.so.1",
-			       want ? NULL : "libnvidia-ml.so"};
+	                       want ? NULL : "libnvidia-ml.so"};
 	char first_err[256] = "";
 	for (int i = 0; i < 3; i++) {
 		if (!tries[i])
@@ -1073,13 +1087,13 @@ static int load_library(gpu_ctx *c, const gpu_open_opts *o)
 	if (!c->lib) {
 		if (want)
 			return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, want,
-					 "check --nvml / GPUWHY_NVML", "cannot load NVML library: %s",
-					 first_err);
+			                 "check --nvml / GPUWHY_NVML",
+			                 "cannot load NVML library: %s", first_err);
 		return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, "no NVIDIA driver",
-				 "try --sim h100x1 to explore on a simulated GPU",
-				 "libnvidia-ml.so.1 not found");
+		                 "try --sim h100x1 to explore on a simulated GPU",
+		                 "libnvidia-ml.so.1 not found");
 	}
-#define X(ret, name, args)                                                                 \
+#define X(ret, name, args)                                                                         \
 	*(void **)(&c->api.name) = gpu_calls_wrap(GPU_CALL_##name, dlsym(c->lib, #name));
 	NVML_ENTRY_POINTS(X)
 #undef X
@@ -1088,8 +1102,8 @@ static int load_library(gpu_ctx *c, const gpu_open_opts *o)
 	    !(c->api.nvmlDeviceGetHandleByIndex_v2 || c->api.nvmlDeviceGetHandleByIndex) ||
 	    !c->api.nvmlErrorString)
 		return open_fail(o, GPU_FAIL_BAD_LIBRARY, 0, GW_EXIT_ENV, c->lib_path,
-				 "is it a real libnvidia-ml.so.1?",
-				 "library lacks the NVML entry points gpuwhy needs");
+		                 "is it a real libnvidia-ml.so.1?",
+		                 "library lacks the NVML entry points gpuwhy needs");
 	return 0;
 }
 
@@ -1098,26 +1112,27 @@ static int init_error(gpu_ctx *c, nvmlReturn_t rc, const gpu_open_opts *o)
 	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
 	if (scen && *scen)
 		return open_fail(o, GPU_FAIL_SIMULATOR, rc, GW_EXIT_ENV, scen,
-				 "fix the scenario (its error is above)",
-				 "the simulated GPU did not start: %s", nvml_err(c, rc));
+		                 "fix the scenario (its error is above)",
+		                 "the simulated GPU did not start: %s", nvml_err(c, rc));
 	switch (rc) {
 	case NVML_ERROR_DRIVER_NOT_LOADED:
-		return open_fail(o, GPU_FAIL_NOT_LOADED, rc, GW_EXIT_ENV, "NVIDIA driver not loaded",
-				 "load the kernel module (modprobe nvidia) or check dmesg",
-				 "NVML could not talk to the driver");
+		return open_fail(o, GPU_FAIL_NOT_LOADED, rc, GW_EXIT_ENV,
+		                 "NVIDIA driver not loaded",
+		                 "load the kernel module (modprobe nvidia) or check dmesg",
+		                 "NVML could not talk to the driver");
 	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-		return open_fail(o, GPU_FAIL_MISMATCH, rc, GW_EXIT_ENV,
-				 "driver/library version mismatch",
-				 "reboot, or reload the nvidia kernel modules after the driver upgrade",
-				 "libnvidia-ml.so.1 and the loaded kernel module differ");
+		return open_fail(
+		    o, GPU_FAIL_MISMATCH, rc, GW_EXIT_ENV, "driver/library version mismatch",
+		    "reboot, or reload the nvidia kernel modules after the driver upgrade",
+		    "libnvidia-ml.so.1 and the loaded kernel module differ");
 	case NVML_ERROR_NO_PERMISSION:
-		return open_fail(o, GPU_FAIL_NO_PERMISSION, rc, GW_EXIT_ENV,
-				 "no permission on /dev/nvidia*",
-				 "add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)",
-				 "NVML was refused access to the GPU devices");
+		return open_fail(
+		    o, GPU_FAIL_NO_PERMISSION, rc, GW_EXIT_ENV, "no permission on /dev/nvidia*",
+		    "add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)",
+		    "NVML was refused access to the GPU devices");
 	default:
 		return open_fail(o, GPU_FAIL_OTHER, rc, GW_EXIT_ENV, "NVML init failed",
-				 "gpuwhy doctor explains more", "%s", nvml_err(c, rc));
+		                 "gpuwhy doctor explains more", "%s", nvml_err(c, rc));
 	}
 }
 
@@ -1128,7 +1143,7 @@ static void read_system(gpu_ctx *c)
 		c->driver[0] = '\0';
 	if (c->api.nvmlSystemGetNVMLVersion &&
 	    c->api.nvmlSystemGetNVMLVersion(c->nvml_version, sizeof c->nvml_version) !=
-		    NVML_SUCCESS)
+	        NVML_SUCCESS)
 		c->nvml_version[0] = '\0';
 	int v = 0;
 	nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -1145,11 +1160,12 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 	pthread_once(&reader_once, reader_kinds_init);
 	gpu_ctx *c = calloc(1, sizeof *c);
 	if (!c)
-		return open_fail(opts, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL, "out of memory");
+		return open_fail(opts, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL,
+		                 "out of memory");
 	pthread_mutex_init(&c->stop_mu, NULL);
 	pthread_cond_init(&c->stop_cv, NULL);
-	c->slow_period_ns = opts && opts->slow_period_ns > 0 ? opts->slow_period_ns
-							     : DEFAULT_SLOW_PERIOD_NS;
+	c->slow_period_ns =
+	    opts && opts->slow_period_ns > 0 ? opts->slow_period_ns : DEFAULT_SLOW_PERIOD_NS;
 	if (opts && opts->failure)
 		memset(opts->failure, 0, sizeof *opts->failure);
 	int rc = load_library(c, opts);
@@ -1169,11 +1185,11 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 	read_system(c);
 	unsigned count = 0;
 	nr = c->api.nvmlDeviceGetCount_v2 ? c->api.nvmlDeviceGetCount_v2(&count)
-					   : c->api.nvmlDeviceGetCount(&count);
+	                                  : c->api.nvmlDeviceGetCount(&count);
 	if (nr != NVML_SUCCESS) {
 		rc = open_fail(opts, GPU_FAIL_OTHER, nr, GW_EXIT_ENV, "NVML",
-			       "gpuwhy doctor explains more", "cannot count GPUs: %s",
-			       nvml_err(c, nr));
+		               "gpuwhy doctor explains more", "cannot count GPUs: %s",
+		               nvml_err(c, nr));
 		gpu_close(c);
 		return rc;
 	}
@@ -1185,8 +1201,8 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 		pthread_mutex_init(&all[i].mu, NULL);
 		pthread_mutex_init(&all[i].slow_mu, NULL);
 		nr = c->api.nvmlDeviceGetHandleByIndex_v2
-			     ? c->api.nvmlDeviceGetHandleByIndex_v2(i, &all[i].h)
-			     : c->api.nvmlDeviceGetHandleByIndex(i, &all[i].h);
+		         ? c->api.nvmlDeviceGetHandleByIndex_v2(i, &all[i].h)
+		         : c->api.nvmlDeviceGetHandleByIndex(i, &all[i].h);
 		if (nr != NVML_SUCCESS) {
 			/* A GPU we cannot even get a handle for is reported lost. */
 			all[i].lost = true;
@@ -1212,8 +1228,9 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 				pthread_mutex_destroy(&all[i].slow_mu);
 			}
 			free(all);
-			rc = open_fail(opts, GPU_FAIL_SELECTION, 0, GW_EXIT_USAGE, "--gpus",
-				       "use indices or (short) UUIDs from gpuwhy status", "%s", err);
+			rc =
+			    open_fail(opts, GPU_FAIL_SELECTION, 0, GW_EXIT_USAGE, "--gpus",
+			              "use indices or (short) UUIDs from gpuwhy status", "%s", err);
 			gpu_close(c);
 			return rc;
 		}
@@ -1255,7 +1272,8 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 		rd_fields(c, d, &tmp);
 		rd_gpm(c, d, &tmp);
 		if (c->api.nvmlDeviceGetFieldValues) {
-			/* Only the byte counters: the 20 ms fallback is left to the slow cadence. */
+			/* Only the byte counters: the 20 ms fallback is left to the slow cadence.
+			 */
 			nvmlFieldValue_t f[2];
 			memset(f, 0, sizeof f);
 			f[0].fieldId = NVML_FI_DEV_PCIE_COUNT_TX_BYTES;
@@ -1264,8 +1282,10 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 			    f[0].nvmlReturn == NVML_SUCCESS && f[1].nvmlReturn == NVML_SUCCESS) {
 				d->pcie_prev_ok = true;
 				d->pcie_t = gw_mono_ns();
-				d->pcie_tx = (unsigned long long)sample_value(f[0].valueType, f[0].value);
-				d->pcie_rx = (unsigned long long)sample_value(f[1].valueType, f[1].value);
+				d->pcie_tx =
+				    (unsigned long long)sample_value(f[0].valueType, f[0].value);
+				d->pcie_rx =
+				    (unsigned long long)sample_value(f[1].valueType, f[1].value);
 			}
 		}
 	}
@@ -1301,8 +1321,8 @@ void gpu_close(gpu_ctx *c)
 		c->api.nvmlShutdown();
 	if (gpu_calls_report(c->lib_path) != 0)
 		gw_error(GW_EXIT_ENV, getenv("GPUWHY_NVML_CALLS"),
-			 "set GPUWHY_NVML_CALLS to a writable file, or - for stderr",
-			 "cannot write the NVML call census: %s", strerror(errno));
+		         "set GPUWHY_NVML_CALLS to a writable file, or - for stderr",
+		         "cannot write the NVML call census: %s", strerror(errno));
 	if (c->lib)
 		dlclose(c->lib);
 	pthread_mutex_destroy(&c->stop_mu);
@@ -1357,14 +1377,29 @@ const char *gpu_metric_text(const gpu_ctx *c, int i, gpu_metric_id id)
 	const gpu_static *s = &c->dev[i].st;
 	const char *t = NULL;
 	switch (id) {
-	case GM_NAME: t = s->name; break;
-	case GM_UUID: t = s->uuid; break;
-	case GM_SERIAL: t = s->serial; break;
-	case GM_PCI_BUS_ID: t = s->pci_bus_id; break;
-	case GM_VBIOS: t = s->vbios; break;
-	case GM_DRIVER: t = c->driver; break;
-	case GM_CUDA_DRIVER: t = c->cuda; break;
-	default: return NULL;
+	case GM_NAME:
+		t = s->name;
+		break;
+	case GM_UUID:
+		t = s->uuid;
+		break;
+	case GM_SERIAL:
+		t = s->serial;
+		break;
+	case GM_PCI_BUS_ID:
+		t = s->pci_bus_id;
+		break;
+	case GM_VBIOS:
+		t = s->vbios;
+		break;
+	case GM_DRIVER:
+		t = c->driver;
+		break;
+	case GM_CUDA_DRIVER:
+		t = c->cuda;
+		break;
+	default:
+		return NULL;
 	}
 	return t && *t ? t : NULL;
 }
@@ -1386,7 +1421,7 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 		bool stale;
 		pthread_mutex_lock(&d->mu);
 		stale = !c->slow_running &&
-			(d->slow_t == 0 || o->t_mono_ns - d->slow_t >= c->slow_period_ns);
+		        (d->slow_t == 0 || o->t_mono_ns - d->slow_t >= c->slow_period_ns);
 		pthread_mutex_unlock(&d->mu);
 		if (stale && !d->lost)
 			refresh_slow(c, d);
@@ -1399,7 +1434,8 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 		/* The Xid that came with the loss (79: fallen off the bus) is still news. */
 		rd_xid(c, d, o);
 		for (int k = 0; k < GM__COUNT; k++)
-			if (gpu_metrics[k].fmt == GMF_STR && gpu_metric_text(c, i, (gpu_metric_id)k))
+			if (gpu_metrics[k].fmt == GMF_STR &&
+			    gpu_metric_text(c, i, (gpu_metric_id)k))
 				o->ok[k] = 1;
 		return 0;
 	}
@@ -1466,7 +1502,7 @@ static bool plausible_proc(unsigned pid, unsigned long long mem, unsigned long l
 }
 
 static int merge_proc(gpu_proc *out, int n, int max, unsigned pid, unsigned long long mem,
-		      unsigned type)
+                      unsigned type)
 {
 	for (int k = 0; k < n; k++) {
 		if (out[k].pid == pid) {
@@ -1494,7 +1530,7 @@ static int merge_proc(gpu_proc *out, int n, int max, unsigned pid, unsigned long
 typedef nvmlReturn_t (*proc_fn)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
 
 static int list_procs(gpu_ctx *c, gpu_dev *d, proc_fn fn, unsigned type, gpu_proc *out, int n,
-		      int max, unsigned long long total)
+                      int max, unsigned long long total)
 {
 	unsigned cnt = 0;
 	nvmlReturn_t rc = fn(d->h, &cnt, NULL);
@@ -1534,7 +1570,7 @@ static int list_procs(gpu_ctx *c, gpu_dev *d, proc_fn fn, unsigned type, gpu_pro
 }
 
 static int list_procs_v1(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n, int max,
-			 unsigned long long total)
+                         unsigned long long total)
 {
 	unsigned cnt = 0;
 	nvmlReturn_t rc = c->api.nvmlDeviceGetComputeRunningProcesses(d->h, &cnt, NULL);
@@ -1550,7 +1586,7 @@ static int list_procs_v1(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n, int max,
 		for (unsigned k = 0; k < cnt; k++)
 			if (plausible_proc(p[k].pid, p[k].usedGpuMemory, total))
 				n = merge_proc(out, n, max, p[k].pid, p[k].usedGpuMemory,
-					       GPU_PROC_COMPUTE);
+				               GPU_PROC_COMPUTE);
 	free(p);
 	return n;
 }
@@ -1635,17 +1671,17 @@ int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 	int n = 0;
 	if (c->api.nvmlDeviceGetComputeRunningProcesses_v3)
 		n = list_procs(c, d, c->api.nvmlDeviceGetComputeRunningProcesses_v3,
-			       GPU_PROC_COMPUTE, out, n, max, total);
+		               GPU_PROC_COMPUTE, out, n, max, total);
 	else if (c->api.nvmlDeviceGetComputeRunningProcesses_v2)
 		n = list_procs(c, d, c->api.nvmlDeviceGetComputeRunningProcesses_v2,
-			       GPU_PROC_COMPUTE, out, n, max, total);
+		               GPU_PROC_COMPUTE, out, n, max, total);
 	else if (c->api.nvmlDeviceGetComputeRunningProcesses)
 		n = list_procs_v1(c, d, out, n, max, total);
 	if (n < 0)
 		return d->lost ? -1 : 0;
 	if (c->api.nvmlDeviceGetGraphicsRunningProcesses_v3) {
 		int m = list_procs(c, d, c->api.nvmlDeviceGetGraphicsRunningProcesses_v3,
-				   GPU_PROC_GRAPHICS, out, n, max, total);
+		                   GPU_PROC_GRAPHICS, out, n, max, total);
 		if (m >= 0)
 			n = m;
 	}
@@ -1816,8 +1852,9 @@ static int switch_links(gpu_ctx *c, int i, const int *states, int nl)
 	int n = 0;
 	for (int l = 0; l < nl; l++) {
 		nvmlIntNvLinkDeviceType_t t;
-		if (states[l] && c->api.nvmlDeviceGetNvLinkRemoteDeviceType(d->h, (unsigned)l, &t) ==
-					 NVML_SUCCESS &&
+		if (states[l] &&
+		    c->api.nvmlDeviceGetNvLinkRemoteDeviceType(d->h, (unsigned)l, &t) ==
+		        NVML_SUCCESS &&
 		    t == NVML_NVLINK_DEVICE_TYPE_SWITCH)
 			n++;
 	}
@@ -1845,7 +1882,7 @@ int gpu_nvlink_count(gpu_ctx *c, int i, int j)
 		nvmlPciInfo_t pci;
 		memset(&pci, 0, sizeof pci);
 		if (c->api.nvmlDeviceGetNvLinkRemotePciInfo_v2(d->h, (unsigned)l, &pci) ==
-			    NVML_SUCCESS &&
+		        NVML_SUCCESS &&
 		    same_bus_id(pci.busId, c->dev[j].st.pci_bus_id))
 			cnt++;
 	}
@@ -1876,7 +1913,7 @@ static bool uuid_matches(const char *uuid, const char *want, bool *exact)
 }
 
 int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel, int max_sel,
-			char *err, int errlen)
+                        char *err, int errlen)
 {
 	char *copy = strdup(list);
 	if (!copy) {
@@ -1915,20 +1952,22 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 			}
 			if (matches == 0 && numeric) {
 				/* All digits and no UUID starts so: it was meant as an index. */
-				snprintf(err, (size_t)errlen, "GPU index %s does not exist (%d GPU%s)",
-					 tok, n, n == 1 ? "" : "s");
+				snprintf(err, (size_t)errlen,
+				         "GPU index %s does not exist (%d GPU%s)", tok, n,
+				         n == 1 ? "" : "s");
 				free(copy);
 				return -1;
 			}
 			if (matches == 0) {
-				snprintf(err, (size_t)errlen, "no GPU has a UUID starting with '%s'",
-					 tok);
+				snprintf(err, (size_t)errlen,
+				         "no GPU has a UUID starting with '%s'", tok);
 				free(copy);
 				return -1;
 			}
 			if (matches > 1) {
 				snprintf(err, (size_t)errlen,
-					 "'%s' matches %d GPUs: give more of the UUID", tok, matches);
+				         "'%s' matches %d GPUs: give more of the UUID", tok,
+				         matches);
 				free(copy);
 				return -1;
 			}

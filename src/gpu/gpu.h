@@ -61,7 +61,7 @@ typedef struct {
 	unsigned type; /* gpu_proc_type bits */
 	bool mem_ok;
 	uint64_t mem_bytes;
-	bool util_ok;	   /* from nvmlDeviceGetProcessUtilization */
+	bool util_ok;      /* from nvmlDeviceGetProcessUtilization */
 	bool util_sampled; /* the driver had samples of this PID in the window (else 0 %) */
 	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
 } gpu_proc;
@@ -69,26 +69,26 @@ typedef struct {
 /* Why gpu_open failed, for callers that explain it themselves (doctor). */
 typedef enum {
 	GPU_FAIL_NONE,
-	GPU_FAIL_NO_LIBRARY,	/* libnvidia-ml.so.1 not found / not loadable */
-	GPU_FAIL_BAD_LIBRARY,	/* loaded, but lacks the entry points */
-	GPU_FAIL_NOT_LOADED,	/* NVML_ERROR_DRIVER_NOT_LOADED */
-	GPU_FAIL_MISMATCH,	/* NVML_ERROR_LIB_RM_VERSION_MISMATCH */
+	GPU_FAIL_NO_LIBRARY,    /* libnvidia-ml.so.1 not found / not loadable */
+	GPU_FAIL_BAD_LIBRARY,   /* loaded, but lacks the entry points */
+	GPU_FAIL_NOT_LOADED,    /* NVML_ERROR_DRIVER_NOT_LOADED */
+	GPU_FAIL_MISMATCH,      /* NVML_ERROR_LIB_RM_VERSION_MISMATCH */
 	GPU_FAIL_NO_PERMISSION, /* NVML_ERROR_NO_PERMISSION */
-	GPU_FAIL_SIMULATOR,	/* the simulated GPU's scenario did not load */
-	GPU_FAIL_SELECTION,	/* --gpus names no GPU */
+	GPU_FAIL_SIMULATOR,     /* the simulated GPU's scenario did not load */
+	GPU_FAIL_SELECTION,     /* --gpus names no GPU */
 	GPU_FAIL_OTHER,
 } gpu_fail_kind;
 
 typedef struct {
 	gpu_fail_kind kind;
 	int nvml_return; /* the nvmlReturn_t behind it, 0 when none */
-	char msg[512];	 /* the one-line message, without the "gpuwhy: " prefix */
+	char msg[512];   /* the one-line message, without the "gpuwhy: " prefix */
 } gpu_open_failure;
 
 typedef struct {
-	const char *gpus; /* --gpus LIST or NULL for all */
-	int64_t slow_period_ns; /* refresh period of SLOW fields; 0 = default 5 s */
-	bool quiet;	  /* do not print the failure (it is still in *failure) */
+	const char *gpus;          /* --gpus LIST or NULL for all */
+	int64_t slow_period_ns;    /* refresh period of SLOW fields; 0 = default 5 s */
+	bool quiet;                /* do not print the failure (it is still in *failure) */
 	gpu_open_failure *failure; /* optional: filled when gpu_open fails */
 } gpu_open_opts;
 
@@ -139,11 +139,11 @@ int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
 
 /* One MIG device (a GPU instance and its compute instance), read when asked. */
 typedef struct {
-	int index;	 /* MIG device index on its GPU: nvidia-smi's "MIG Dev" */
+	int index; /* MIG device index on its GPU: nvidia-smi's "MIG Dev" */
 	bool ids_ok;
-	unsigned gi, ci; /* GPU instance and compute instance ids */
-	char uuid[96];	 /* "MIG-..." */
-	char name[96];	 /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
+	unsigned gi, ci;  /* GPU instance and compute instance ids */
+	char uuid[96];    /* "MIG-..." */
+	char name[96];    /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
 	char profile[32]; /* "3g.40gb", from the name; "" when unknown */
 	bool mem_ok;
 	double mem_total_mib, mem_used_mib, mem_free_mib;
@@ -187,6 +187,6 @@ typedef struct {
  * a message in err when an entry matches no GPU or is ambiguous.
  */
 int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel, int max_sel,
-			char *err, int errlen);
+                        char *err, int errlen);
 
 #endif

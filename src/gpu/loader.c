@@ -97,12 +97,14 @@ int gpu_loader_configure(const char *sim, const char *nvml, const char *argv0)
 	if (sim) {
 		char scen[PATH_MAX];
 		if (gpu_scenario_resolve(sim, scen, sizeof scen) != 0)
-			return gw_error(GW_EXIT_USAGE, sim, "gpuwhy sim list shows the shipped scenarios",
-					"no such scenario");
+			return gw_error(GW_EXIT_USAGE, sim,
+			                "gpuwhy sim list shows the shipped scenarios",
+			                "no such scenario");
 		const char *lib = nvml ? nvml : gpu_sim_library(argv0);
 		if (!lib)
-			return gw_error(GW_EXIT_ENV, "--sim", "build it with make, or set GPUWHY_SIM_LIB",
-					"simulated libnvidia-ml.so.1 not found beside the binary");
+			return gw_error(GW_EXIT_ENV, "--sim",
+			                "build it with make, or set GPUWHY_SIM_LIB",
+			                "simulated libnvidia-ml.so.1 not found beside the binary");
 		setenv("GPUWHY_SIM_SCENARIO", scen, 1);
 		setenv("GPUWHY_NVML", lib, 1);
 		return 0;
@@ -110,7 +112,7 @@ int gpu_loader_configure(const char *sim, const char *nvml, const char *argv0)
 	if (nvml) {
 		if (!file_exists(nvml))
 			return gw_error(GW_EXIT_ENV, nvml, "give the path of a libnvidia-ml.so.1",
-					"cannot read NVML library");
+			                "cannot read NVML library");
 		setenv("GPUWHY_NVML", nvml, 1);
 	}
 	return 0;

@@ -4,7 +4,8 @@
 #include <string.h>
 
 const gpu_metric_desc gpu_metrics[GM__COUNT] = {
-#define X(id, q, d, u, f, p, c, r, h, e) {GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h, GME_##e},
+#define X(id, q, d, u, f, p, c, r, h, e)                                                           \
+	{GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h, GME_##e},
 #include "gpu/metrics.def"
 #undef X
 };
@@ -82,9 +83,15 @@ void gpu_metric_column(gpu_metric_id id, char *out, size_t outlen)
 }
 
 static const char *const reason_names[] = {
-	"gpu_idle",	       "applications_clocks_setting", "sw_power_cap",
-	"hw_slowdown",	       "sync_boost",		      "sw_thermal_slowdown",
-	"hw_thermal_slowdown", "hw_power_brake_slowdown",     "display_clock_setting",
+    "gpu_idle",
+    "applications_clocks_setting",
+    "sw_power_cap",
+    "hw_slowdown",
+    "sync_boost",
+    "sw_thermal_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+    "display_clock_setting",
 };
 
 const char *gpu_reason_name(uint64_t bit)
@@ -121,9 +128,9 @@ void gpu_reasons_words(uint64_t mask, char *out, size_t outlen)
 
 const char *gpu_arch_name(unsigned arch)
 {
-	static const char *const names[] = {"Unknown", "Unknown", "Kepler", "Maxwell", "Pascal",
-					    "Volta",   "Turing",  "Ampere", "Ada",     "Hopper",
-					    "Blackwell"};
+	static const char *const names[] = {"Unknown", "Unknown", "Kepler",   "Maxwell",
+	                                    "Pascal",  "Volta",   "Turing",   "Ampere",
+	                                    "Ada",     "Hopper",  "Blackwell"};
 	if (arch < sizeof names / sizeof *names)
 		return names[arch];
 	return "Unknown";
@@ -132,11 +139,16 @@ const char *gpu_arch_name(unsigned arch)
 static const char *compute_mode_name(int m)
 {
 	switch (m) {
-	case 0: return "Default";
-	case 1: return "Exclusive_Thread";
-	case 2: return "Prohibited";
-	case 3: return "Exclusive_Process";
-	default: return "Unknown";
+	case 0:
+		return "Default";
+	case 1:
+		return "Exclusive_Thread";
+	case 2:
+		return "Prohibited";
+	case 3:
+		return "Exclusive_Process";
+	default:
+		return "Unknown";
 	}
 }
 
@@ -212,7 +224,9 @@ double gpu_metric_dcgm_value(gpu_metric_id id, double v)
 	case GM_GPM_SM_ACTIVE:
 	case GM_GPM_SM_OCCUPANCY:
 	case GM_GPM_TENSOR_ACTIVE:
-	case GM_GPM_DRAM_ACTIVE: return v / 100.0;
-	default: return v;
+	case GM_GPM_DRAM_ACTIVE:
+		return v / 100.0;
+	default:
+		return v;
 	}
 }

@@ -438,174 +438,185 @@ _Static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32, "memorySize
  * The device layer makes a function pointer of each; the simulator defines
  * each one. Versioned names are the exported symbols (dlsym needs them).
  */
-#define NVML_ENTRY_POINTS(X)                                                                  \
-	X(nvmlReturn_t, nvmlInit_v2, (void))                                                      \
-	X(nvmlReturn_t, nvmlInit, (void))                                                         \
-	X(nvmlReturn_t, nvmlShutdown, (void))                                                     \
-	X(const char *, nvmlErrorString, (nvmlReturn_t result))                                   \
-	X(nvmlReturn_t, nvmlSystemGetDriverVersion, (char *version, unsigned int length))         \
-	X(nvmlReturn_t, nvmlSystemGetNVMLVersion, (char *version, unsigned int length))           \
-	X(nvmlReturn_t, nvmlSystemGetCudaDriverVersion, (int *cudaDriverVersion))                 \
-	X(nvmlReturn_t, nvmlSystemGetCudaDriverVersion_v2, (int *cudaDriverVersion))              \
-	X(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned int *deviceCount))                       \
-	X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int *deviceCount))                          \
+#define NVML_ENTRY_POINTS(X)                                                                       \
+	X(nvmlReturn_t, nvmlInit_v2, (void))                                                       \
+	X(nvmlReturn_t, nvmlInit, (void))                                                          \
+	X(nvmlReturn_t, nvmlShutdown, (void))                                                      \
+	X(const char *, nvmlErrorString, (nvmlReturn_t result))                                    \
+	X(nvmlReturn_t, nvmlSystemGetDriverVersion, (char *version, unsigned int length))          \
+	X(nvmlReturn_t, nvmlSystemGetNVMLVersion, (char *version, unsigned int length))            \
+	X(nvmlReturn_t, nvmlSystemGetCudaDriverVersion, (int *cudaDriverVersion))                  \
+	X(nvmlReturn_t, nvmlSystemGetCudaDriverVersion_v2, (int *cudaDriverVersion))               \
+	X(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned int *deviceCount))                        \
+	X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int *deviceCount))                           \
 	X(nvmlReturn_t, nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t *device)) \
-	X(nvmlReturn_t, nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t *device))   \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t *device))    \
 	X(nvmlReturn_t, nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length)) \
 	X(nvmlReturn_t, nvmlDeviceGetUUID, (nvmlDevice_t device, char *uuid, unsigned int length)) \
-	X(nvmlReturn_t, nvmlDeviceGetSerial, (nvmlDevice_t device, char *serial, unsigned int length)) \
-	X(nvmlReturn_t, nvmlDeviceGetVbiosVersion,                                                \
-	  (nvmlDevice_t device, char *version, unsigned int length))                              \
-	X(nvmlReturn_t, nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t * pci))      \
-	X(nvmlReturn_t, nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t * pci))      \
-	X(nvmlReturn_t, nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minor))     \
-	X(nvmlReturn_t, nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int *index))           \
-	X(nvmlReturn_t, nvmlDeviceGetArchitecture,                                                \
-	  (nvmlDevice_t device, nvmlDeviceArchitecture_t * arch))                                 \
-	X(nvmlReturn_t, nvmlDeviceGetCudaComputeCapability,                                       \
-	  (nvmlDevice_t device, int *major, int *minor))                                          \
-	X(nvmlReturn_t, nvmlDeviceGetPersistenceMode,                                             \
-	  (nvmlDevice_t device, nvmlEnableState_t * mode))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetSerial,                                                       \
+	  (nvmlDevice_t device, char *serial, unsigned int length))                                \
+	X(nvmlReturn_t, nvmlDeviceGetVbiosVersion,                                                 \
+	  (nvmlDevice_t device, char *version, unsigned int length))                               \
+	X(nvmlReturn_t, nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t * pci))       \
+	X(nvmlReturn_t, nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t * pci))       \
+	X(nvmlReturn_t, nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minor))      \
+	X(nvmlReturn_t, nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int *index))            \
+	X(nvmlReturn_t, nvmlDeviceGetArchitecture,                                                 \
+	  (nvmlDevice_t device, nvmlDeviceArchitecture_t * arch))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetCudaComputeCapability,                                        \
+	  (nvmlDevice_t device, int *major, int *minor))                                           \
+	X(nvmlReturn_t, nvmlDeviceGetPersistenceMode,                                              \
+	  (nvmlDevice_t device, nvmlEnableState_t * mode))                                         \
 	X(nvmlReturn_t, nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t * mode)) \
-	X(nvmlReturn_t, nvmlDeviceGetMigMode,                                                     \
-	  (nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode))            \
-	X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                                            \
-	  (nvmlDevice_t device, nvmlUtilization_t * utilization))                                 \
-	X(nvmlReturn_t, nvmlDeviceGetEncoderUtilization,                                          \
-	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))       \
-	X(nvmlReturn_t, nvmlDeviceGetDecoderUtilization,                                          \
-	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))       \
-	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2, (nvmlDevice_t device, nvmlMemory_v2_t * memory)) \
-	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory))    \
-	X(nvmlReturn_t, nvmlDeviceGetBAR1MemoryInfo,                                              \
-	  (nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory))                                   \
-	X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power))      \
-	X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int *limit)) \
-	X(nvmlReturn_t, nvmlDeviceGetPowerManagementDefaultLimit,                                 \
-	  (nvmlDevice_t device, unsigned int *defaultLimit))                                      \
-	X(nvmlReturn_t, nvmlDeviceGetEnforcedPowerLimit, (nvmlDevice_t device, unsigned int *limit)) \
-	X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                                      \
-	  (nvmlDevice_t device, unsigned long long *energy))                                      \
-	X(nvmlReturn_t, nvmlDeviceGetTemperature,                                                 \
-	  (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int *temp))         \
-	X(nvmlReturn_t, nvmlDeviceGetTemperatureThreshold,                                        \
-	  (nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int *temp))   \
-	X(nvmlReturn_t, nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int *speed))        \
-	X(nvmlReturn_t, nvmlDeviceGetClockInfo,                                                   \
-	  (nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock))                       \
-	X(nvmlReturn_t, nvmlDeviceGetMaxClockInfo,                                                \
-	  (nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock))                       \
-	X(nvmlReturn_t, nvmlDeviceGetApplicationsClock,                                           \
-	  (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz))               \
-	X(nvmlReturn_t, nvmlDeviceGetCurrentClocksEventReasons,                                   \
-	  (nvmlDevice_t device, unsigned long long *clocksEventReasons))                          \
-	X(nvmlReturn_t, nvmlDeviceGetCurrentClocksThrottleReasons,                                \
-	  (nvmlDevice_t device, unsigned long long *clocksThrottleReasons))                       \
-	X(nvmlReturn_t, nvmlDeviceGetPerformanceState, (nvmlDevice_t device, nvmlPstates_t * pState)) \
-	X(nvmlReturn_t, nvmlDeviceGetCurrPcieLinkGeneration,                                      \
-	  (nvmlDevice_t device, unsigned int *currLinkGen))                                       \
-	X(nvmlReturn_t, nvmlDeviceGetCurrPcieLinkWidth,                                           \
-	  (nvmlDevice_t device, unsigned int *currLinkWidth))                                     \
-	X(nvmlReturn_t, nvmlDeviceGetMaxPcieLinkGeneration,                                       \
-	  (nvmlDevice_t device, unsigned int *maxLinkGen))                                        \
-	X(nvmlReturn_t, nvmlDeviceGetMaxPcieLinkWidth,                                            \
-	  (nvmlDevice_t device, unsigned int *maxLinkWidth))                                      \
-	X(nvmlReturn_t, nvmlDeviceGetPcieThroughput,                                              \
-	  (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value))              \
-	X(nvmlReturn_t, nvmlDeviceGetPcieReplayCounter, (nvmlDevice_t device, unsigned int *value)) \
-	X(nvmlReturn_t, nvmlDeviceGetTotalEccErrors,                                              \
+	X(nvmlReturn_t, nvmlDeviceGetMigMode,                                                      \
+	  (nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode))             \
+	X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                                             \
+	  (nvmlDevice_t device, nvmlUtilization_t * utilization))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetEncoderUtilization,                                           \
+	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))        \
+	X(nvmlReturn_t, nvmlDeviceGetDecoderUtilization,                                           \
+	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))        \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2,                                                \
+	  (nvmlDevice_t device, nvmlMemory_v2_t * memory))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory))     \
+	X(nvmlReturn_t, nvmlDeviceGetBAR1MemoryInfo,                                               \
+	  (nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory))                                    \
+	X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power))       \
+	X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimit,                                         \
+	  (nvmlDevice_t device, unsigned int *limit))                                              \
+	X(nvmlReturn_t, nvmlDeviceGetPowerManagementDefaultLimit,                                  \
+	  (nvmlDevice_t device, unsigned int *defaultLimit))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetEnforcedPowerLimit,                                           \
+	  (nvmlDevice_t device, unsigned int *limit))                                              \
+	X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                                       \
+	  (nvmlDevice_t device, unsigned long long *energy))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetTemperature,                                                  \
+	  (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int *temp))          \
+	X(nvmlReturn_t, nvmlDeviceGetTemperatureThreshold,                                         \
+	  (nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int *temp))    \
+	X(nvmlReturn_t, nvmlDeviceGetFanSpeed, (nvmlDevice_t device, unsigned int *speed))         \
+	X(nvmlReturn_t, nvmlDeviceGetClockInfo,                                                    \
+	  (nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock))                        \
+	X(nvmlReturn_t, nvmlDeviceGetMaxClockInfo,                                                 \
+	  (nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock))                        \
+	X(nvmlReturn_t, nvmlDeviceGetApplicationsClock,                                            \
+	  (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz))                \
+	X(nvmlReturn_t, nvmlDeviceGetCurrentClocksEventReasons,                                    \
+	  (nvmlDevice_t device, unsigned long long *clocksEventReasons))                           \
+	X(nvmlReturn_t, nvmlDeviceGetCurrentClocksThrottleReasons,                                 \
+	  (nvmlDevice_t device, unsigned long long *clocksThrottleReasons))                        \
+	X(nvmlReturn_t, nvmlDeviceGetPerformanceState,                                             \
+	  (nvmlDevice_t device, nvmlPstates_t * pState))                                           \
+	X(nvmlReturn_t, nvmlDeviceGetCurrPcieLinkGeneration,                                       \
+	  (nvmlDevice_t device, unsigned int *currLinkGen))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetCurrPcieLinkWidth,                                            \
+	  (nvmlDevice_t device, unsigned int *currLinkWidth))                                      \
+	X(nvmlReturn_t, nvmlDeviceGetMaxPcieLinkGeneration,                                        \
+	  (nvmlDevice_t device, unsigned int *maxLinkGen))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetMaxPcieLinkWidth,                                             \
+	  (nvmlDevice_t device, unsigned int *maxLinkWidth))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetPcieThroughput,                                               \
+	  (nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value))               \
+	X(nvmlReturn_t, nvmlDeviceGetPcieReplayCounter,                                            \
+	  (nvmlDevice_t device, unsigned int *value))                                              \
+	X(nvmlReturn_t, nvmlDeviceGetTotalEccErrors,                                               \
 	  (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, \
-	   unsigned long long *eccCounts))                                                        \
-	X(nvmlReturn_t, nvmlDeviceGetRetiredPages,                                                \
-	  (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount,         \
-	   unsigned long long *addresses))                                                        \
-	X(nvmlReturn_t, nvmlDeviceGetRetiredPagesPendingStatus,                                   \
-	  (nvmlDevice_t device, nvmlEnableState_t * isPending))                                   \
-	X(nvmlReturn_t, nvmlDeviceGetRemappedRows,                                                \
-	  (nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,                    \
-	   unsigned int *isPending, unsigned int *failureOccurred))                               \
-	X(nvmlReturn_t, nvmlDeviceGetFieldValues,                                                 \
-	  (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))                       \
-	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,                                  \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
-	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,                                  \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
-	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,                                     \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))            \
-	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,                                 \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
-	X(nvmlReturn_t, nvmlDeviceGetProcessUtilization,                                          \
-	  (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization,                     \
-	   unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp))              \
-	X(nvmlReturn_t, nvmlDeviceGetSamples,                                                     \
-	  (nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp,    \
-	   nvmlValueType_t * sampleValType, unsigned int *sampleCount, nvmlSample_t *samples))    \
-	X(nvmlReturn_t, nvmlDeviceGetTopologyCommonAncestor,                                      \
-	  (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo))        \
-	X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                                                 \
-	  (nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive))                  \
-	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo_v2,                                      \
-	  (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci))                           \
-	X(nvmlReturn_t, nvmlDeviceGetCpuAffinity,                                                 \
-	  (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet))                  \
-	X(nvmlReturn_t, nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int *node))       \
-	X(nvmlReturn_t, nvmlEventSetCreate, (nvmlEventSet_t * set))                               \
-	X(nvmlReturn_t, nvmlDeviceRegisterEvents,                                                 \
-	  (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set))               \
-	X(nvmlReturn_t, nvmlEventSetWait_v2,                                                      \
-	  (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))                   \
-	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))                                   \
-	X(nvmlReturn_t, nvmlInitWithFlags, (unsigned int flags))                                 \
-	X(nvmlReturn_t, nvmlSystemGetProcessName, (unsigned int pid, char *name, unsigned int length)) \
-	X(nvmlReturn_t, nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *device))      \
-	X(nvmlReturn_t, nvmlDeviceGetHandleByPciBusId_v2,                                         \
-	  (const char *pciBusId, nvmlDevice_t *device))                                          \
-	X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimitConstraints,                             \
-	  (nvmlDevice_t device, unsigned int *minLimit, unsigned int *maxLimit))                 \
-	X(nvmlReturn_t, nvmlDeviceGetEccMode,                                                     \
-	  (nvmlDevice_t device, nvmlEnableState_t *current, nvmlEnableState_t *pending))         \
-	X(nvmlReturn_t, nvmlDeviceGetClock,                                                       \
-	  (nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId,               \
-	   unsigned int *clockMHz))                                                              \
-	X(nvmlReturn_t, nvmlDeviceGetGpuMaxPcieLinkGeneration,                                    \
-	  (nvmlDevice_t device, unsigned int *maxLinkGenDevice))                                 \
-	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                                      \
-	  (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)) \
-	X(nvmlReturn_t, nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport)) \
-	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * gpmSample))                        \
-	X(nvmlReturn_t, nvmlGpmSampleFree, (nvmlGpmSample_t gpmSample))                           \
-	X(nvmlReturn_t, nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))       \
-	X(nvmlReturn_t, nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metricsGet))                    \
-	X(nvmlReturn_t, nvmlDeviceGetDisplayMode, (nvmlDevice_t device, nvmlEnableState_t * display)) \
-	X(nvmlReturn_t, nvmlDeviceGetDisplayActive,                                               \
-	  (nvmlDevice_t device, nvmlEnableState_t * isActive))                                    \
-	X(nvmlReturn_t, nvmlDeviceGetAccountingMode, (nvmlDevice_t device, nvmlEnableState_t * mode)) \
-	X(nvmlReturn_t, nvmlDeviceGetAccountingBufferSize,                                        \
-	  (nvmlDevice_t device, unsigned int *bufferSize))                                        \
-	X(nvmlReturn_t, nvmlDeviceGetJpgUtilization,                                              \
-	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))       \
-	X(nvmlReturn_t, nvmlDeviceGetOfaUtilization,                                              \
-	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))       \
-	X(nvmlReturn_t, nvmlDeviceGetEncoderStats,                                                \
-	  (nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,             \
-	   unsigned int *averageLatency))                                                         \
-	X(nvmlReturn_t, nvmlDeviceGetSupportedClocksEventReasons,                                 \
-	  (nvmlDevice_t device, unsigned long long *supportedClocksEventReasons))                 \
-	X(nvmlReturn_t, nvmlDeviceGetMemoryErrorCounter,                                          \
+	   unsigned long long *eccCounts))                                                         \
+	X(nvmlReturn_t, nvmlDeviceGetRetiredPages,                                                 \
+	  (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount,          \
+	   unsigned long long *addresses))                                                         \
+	X(nvmlReturn_t, nvmlDeviceGetRetiredPagesPendingStatus,                                    \
+	  (nvmlDevice_t device, nvmlEnableState_t * isPending))                                    \
+	X(nvmlReturn_t, nvmlDeviceGetRemappedRows,                                                 \
+	  (nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,                     \
+	   unsigned int *isPending, unsigned int *failureOccurred))                                \
+	X(nvmlReturn_t, nvmlDeviceGetFieldValues,                                                  \
+	  (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))                        \
+	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,                                   \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                \
+	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v2,                                   \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                \
+	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,                                      \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))             \
+	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v3,                                  \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                \
+	X(nvmlReturn_t, nvmlDeviceGetProcessUtilization,                                           \
+	  (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization,                      \
+	   unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp))               \
+	X(nvmlReturn_t, nvmlDeviceGetSamples,                                                      \
+	  (nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp,     \
+	   nvmlValueType_t *sampleValType, unsigned int *sampleCount, nvmlSample_t *samples))      \
+	X(nvmlReturn_t, nvmlDeviceGetTopologyCommonAncestor,                                       \
+	  (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo))         \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                                                  \
+	  (nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive))                   \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo_v2,                                       \
+	  (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci))                            \
+	X(nvmlReturn_t, nvmlDeviceGetCpuAffinity,                                                  \
+	  (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet))                   \
+	X(nvmlReturn_t, nvmlDeviceGetNumaNodeId, (nvmlDevice_t device, unsigned int *node))        \
+	X(nvmlReturn_t, nvmlEventSetCreate, (nvmlEventSet_t * set))                                \
+	X(nvmlReturn_t, nvmlDeviceRegisterEvents,                                                  \
+	  (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set))                \
+	X(nvmlReturn_t, nvmlEventSetWait_v2,                                                       \
+	  (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms))                    \
+	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))                                    \
+	X(nvmlReturn_t, nvmlInitWithFlags, (unsigned int flags))                                   \
+	X(nvmlReturn_t, nvmlSystemGetProcessName,                                                  \
+	  (unsigned int pid, char *name, unsigned int length))                                     \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *device))       \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByPciBusId_v2,                                          \
+	  (const char *pciBusId, nvmlDevice_t *device))                                            \
+	X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimitConstraints,                              \
+	  (nvmlDevice_t device, unsigned int *minLimit, unsigned int *maxLimit))                   \
+	X(nvmlReturn_t, nvmlDeviceGetEccMode,                                                      \
+	  (nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending))         \
+	X(nvmlReturn_t, nvmlDeviceGetClock,                                                        \
+	  (nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId,                  \
+	   unsigned int *clockMHz))                                                                \
+	X(nvmlReturn_t, nvmlDeviceGetGpuMaxPcieLinkGeneration,                                     \
+	  (nvmlDevice_t device, unsigned int *maxLinkGenDevice))                                   \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                                       \
+	  (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType))  \
+	X(nvmlReturn_t, nvmlGpmQueryDeviceSupport,                                                 \
+	  (nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport))                                    \
+	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * gpmSample))                         \
+	X(nvmlReturn_t, nvmlGpmSampleFree, (nvmlGpmSample_t gpmSample))                            \
+	X(nvmlReturn_t, nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))        \
+	X(nvmlReturn_t, nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metricsGet))                     \
+	X(nvmlReturn_t, nvmlDeviceGetDisplayMode,                                                  \
+	  (nvmlDevice_t device, nvmlEnableState_t * display))                                      \
+	X(nvmlReturn_t, nvmlDeviceGetDisplayActive,                                                \
+	  (nvmlDevice_t device, nvmlEnableState_t * isActive))                                     \
+	X(nvmlReturn_t, nvmlDeviceGetAccountingMode,                                               \
+	  (nvmlDevice_t device, nvmlEnableState_t * mode))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetAccountingBufferSize,                                         \
+	  (nvmlDevice_t device, unsigned int *bufferSize))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetJpgUtilization,                                               \
+	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))        \
+	X(nvmlReturn_t, nvmlDeviceGetOfaUtilization,                                               \
+	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))        \
+	X(nvmlReturn_t, nvmlDeviceGetEncoderStats,                                                 \
+	  (nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,              \
+	   unsigned int *averageLatency))                                                          \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedClocksEventReasons,                                  \
+	  (nvmlDevice_t device, unsigned long long *supportedClocksEventReasons))                  \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryErrorCounter,                                           \
 	  (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, \
-	   nvmlMemoryLocation_t locationType, unsigned long long *count))                         \
-	X(nvmlReturn_t, nvmlDeviceGetRowRemapperHistogram,                                        \
-	  (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values))                       \
-	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count)) \
-	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                      \
-	  (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice))                     \
-	X(nvmlReturn_t, nvmlDeviceIsMigDeviceHandle,                                              \
-	  (nvmlDevice_t device, unsigned int *isMigDevice))                                       \
-	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id))      \
-	X(nvmlReturn_t, nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id))  \
-	X(nvmlReturn_t, nvmlDeviceGetDeviceHandleFromMigDeviceHandle,                             \
-	  (nvmlDevice_t migDevice, nvmlDevice_t * device))                                        \
-	X(nvmlReturn_t, nvmlDeviceGetAttributes_v2,                                               \
+	   nvmlMemoryLocation_t locationType, unsigned long long *count))                          \
+	X(nvmlReturn_t, nvmlDeviceGetRowRemapperHistogram,                                         \
+	  (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values))                        \
+	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount,                                            \
+	  (nvmlDevice_t device, unsigned int *count))                                              \
+	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                       \
+	  (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice))                      \
+	X(nvmlReturn_t, nvmlDeviceIsMigDeviceHandle,                                               \
+	  (nvmlDevice_t device, unsigned int *isMigDevice))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id))       \
+	X(nvmlReturn_t, nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id))   \
+	X(nvmlReturn_t, nvmlDeviceGetDeviceHandleFromMigDeviceHandle,                              \
+	  (nvmlDevice_t migDevice, nvmlDevice_t * device))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetAttributes_v2,                                                \
 	  (nvmlDevice_t device, nvmlDeviceAttributes_t * attributes))
 
 #endif

@@ -5,9 +5,9 @@
 #include <stdbool.h>
 
 typedef struct {
-	bool exists;    /* /proc/PID is there */
-	char user[64];  /* "" when unknown */
-	char cmd[512];  /* command line, arguments joined by spaces; "" when unknown */
+	bool exists;   /* /proc/PID is there */
+	char user[64]; /* "" when unknown */
+	char cmd[512]; /* command line, arguments joined by spaces; "" when unknown */
 } host_pid_brief;
 
 /* proc_root is "/proc" normally. Never fails: unknown parts stay empty. */

@@ -20,10 +20,11 @@ static const struct {
 	const char *re;
 	int group;
 } default_res[] = {
-	{"(^|[^[:alnum:]_])(global_step|step|iteration|iter|it)[[:space:]]*[:=#]?[[:space:]]*([0-9]+)", 3},
-	{"\\[[[:space:]]*([0-9]+)[[:space:]]*/[[:space:]]*[0-9]+[[:space:]]*\\]", 1},
-	{"epoch[^0-9]*[0-9]+[^0-9].*[^0-9.]([0-9]+)[[:space:]]*/[[:space:]]*[0-9]+", 1},
-	{"\\|[[:space:]]*([0-9]+)/[0-9]+[[:space:]]*\\[", 1},
+    {"(^|[^[:alnum:]_])(global_step|step|iteration|iter|it)[[:space:]]*[:=#]?[[:space:]]*([0-9]+)",
+     3},
+    {"\\[[[:space:]]*([0-9]+)[[:space:]]*/[[:space:]]*[0-9]+[[:space:]]*\\]", 1},
+    {"epoch[^0-9]*[0-9]+[^0-9].*[^0-9.]([0-9]+)[[:space:]]*/[[:space:]]*[0-9]+", 1},
+    {"\\|[[:space:]]*([0-9]+)/[0-9]+[[:space:]]*\\[", 1},
 };
 
 steps_matcher *steps_matcher_new(const char *user_re, char *err, int errlen)
@@ -90,10 +91,15 @@ bool steps_match(steps_matcher *m, const char *line, long *step)
 bool steps_is_oom(const char *line)
 {
 	static const char *const needles[] = {
-		"CUDA out of memory",	       "OutOfMemoryError",	  "CUDA_ERROR_OUT_OF_MEMORY",
-		"cudaErrorMemoryAllocation",   "RESOURCE_EXHAUSTED: Out of memory",
-		"failed to allocate memory",   "out of memory on device", "CUBLAS_STATUS_ALLOC_FAILED",
-		"OOM when allocating tensor",
+	    "CUDA out of memory",
+	    "OutOfMemoryError",
+	    "CUDA_ERROR_OUT_OF_MEMORY",
+	    "cudaErrorMemoryAllocation",
+	    "RESOURCE_EXHAUSTED: Out of memory",
+	    "failed to allocate memory",
+	    "out of memory on device",
+	    "CUBLAS_STATUS_ALLOC_FAILED",
+	    "OOM when allocating tensor",
 	};
 	for (size_t i = 0; i < sizeof needles / sizeof *needles; i++)
 		if (strcasestr(line, needles[i]))

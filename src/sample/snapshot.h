@@ -8,14 +8,14 @@
 #include "sample/timeline.h"
 
 typedef struct {
-	double t_wall;	   /* seconds since the epoch */
+	double t_wall;     /* seconds since the epoch */
 	int64_t t_mono_ns; /* CLOCK_MONOTONIC */
 	double interval_s; /* achieved interval since the previous snapshot, NAN for the first */
 	int ngpu;
-	gpu_values *gpu; /* [ngpu], positions as in the sampler's GPU list */
+	gpu_values *gpu;     /* [ngpu], positions as in the sampler's GPU list */
 	double h[HM__COUNT]; /* host summary, NAN = absent */
 	int ncpu;
-	int *cpu_id; /* [ncpu] N of cpuN */
+	int *cpu_id;                   /* [ncpu] N of cpuN */
 	double *cpu_busy, *cpu_iowait; /* [ncpu], NAN = absent */
 	int nproc, proc_cap;
 	tl_proc *procs; /* GPU processes and the watched tree (field s unused) */

@@ -156,18 +156,19 @@ static int create_schema(store *st)
 		host_column(i, col, sizeof col);
 		sb_printf(&sql, &len, ", \"%s\" REAL", col);
 	}
-	sb_printf(&sql, &len,
-		  ", core_busy TEXT, core_iowait TEXT);"
-		  "CREATE INDEX host_samples_t ON host_samples(t);"
-		  "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
-		  " first_t REAL, PRIMARY KEY(pid, cmd));"
-		  "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
-		  " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
-		  " cpu_pct REAL, rss_mib REAL, cmd TEXT, state TEXT);"
-		  "CREATE INDEX process_samples_t ON process_samples(t);"
-		  "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
-		  "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
-		  " value INTEGER, text TEXT);");
+	sb_printf(
+	    &sql, &len,
+	    ", core_busy TEXT, core_iowait TEXT);"
+	    "CREATE INDEX host_samples_t ON host_samples(t);"
+	    "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
+	    " first_t REAL, PRIMARY KEY(pid, cmd));"
+	    "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
+	    " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
+	    " cpu_pct REAL, rss_mib REAL, cmd TEXT, state TEXT);"
+	    "CREATE INDEX process_samples_t ON process_samples(t);"
+	    "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
+	    "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
+	    " value INTEGER, text TEXT);");
 	int rc = exec(st, sql);
 	free(sql);
 	return rc;

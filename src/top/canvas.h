@@ -41,7 +41,7 @@ typedef struct {
 typedef struct {
 	int cols, rows;
 	top_cell *cell; /* rows * cols */
-	bool utf8;	/* false: glyphs are plain ASCII */
+	bool utf8;      /* false: glyphs are plain ASCII */
 } top_canvas;
 
 int top_canvas_init(top_canvas *c, int cols, int rows, bool utf8);
@@ -58,7 +58,7 @@ void top_canvas_clear(top_canvas *c);
 int top_put(top_canvas *c, top_rect clip, int x, int y, top_style st, const char *text);
 /* printf into top_put. */
 int top_putf(top_canvas *c, top_rect clip, int x, int y, top_style st, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
+    __attribute__((format(printf, 6, 7)));
 /* One wide character (single column). */
 void top_putw(top_canvas *c, top_rect clip, int x, int y, top_style st, wchar_t ch);
 /* Fill a rectangle (clipped to the canvas) with one character. */

@@ -16,8 +16,8 @@
 
 typedef struct {
 	int pid;
-	long tick;  /* when it was (last) followed */
-	int tries;  /* follows so far: a root that never binds (PID reused) is retried twice */
+	long tick; /* when it was (last) followed */
+	int tries; /* follows so far: a root that never binds (PID reused) is retried twice */
 } followed;
 
 struct top_feed {
@@ -127,7 +127,7 @@ static void from_host(tl_proc *p, const host_proc *hp)
 		snprintf(p->user, sizeof p->user, "%.31s", hp->user);
 	if (!p->cmd[0])
 		snprintf(p->cmd, sizeof p->cmd, "%.127s",
-			 hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
+		         hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
 }
 
 static bool is_gpu_pid(const snapshot *s, int ngpu_procs, unsigned pid)

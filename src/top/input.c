@@ -10,27 +10,30 @@
 #include <wctype.h>
 
 const top_key_help top_keys[] = {
-	{"q", "quit", "quit (Ctrl-C too); the terminal is restored"},
-	{"h", "help", "this help (? and F1 too): keys and every finding; any key closes it"},
-	{"s", "sort", "sort processes by the next column: gpu pid user mem sm cpu rss cmd"},
-	{"r", "reverse", "reverse the sort order"},
-	{"/", "filter", "filter processes by PID, user or command (Enter keeps, Esc clears)"},
-	{"g", "GPUs", "show only some GPUs: indices or UUIDs, comma-separated; 'all' for every one"},
-	{"p", "pause", "pause the screen (space too); sampling and recording go on"},
-	{"t", "tree", "show the process tree around the selected process"},
-	{"+ -", "interval", "sample less / more often: 100 ms to 10 s"},
-	{"Up Down", NULL, "select a process (j k, PgUp PgDn, Home End too)"},
-	{"Ctrl-L", NULL, "redraw the screen"},
-	{"mouse", NULL, "with --mouse: click a process to select it, a column title to sort"},
+    {"q", "quit", "quit (Ctrl-C too); the terminal is restored"},
+    {"h", "help", "this help (? and F1 too): keys and every finding; any key closes it"},
+    {"s", "sort", "sort processes by the next column: gpu pid user mem sm cpu rss cmd"},
+    {"r", "reverse", "reverse the sort order"},
+    {"/", "filter", "filter processes by PID, user or command (Enter keeps, Esc clears)"},
+    {"g", "GPUs", "show only some GPUs: indices or UUIDs, comma-separated; 'all' for every one"},
+    {"p", "pause", "pause the screen (space too); sampling and recording go on"},
+    {"t", "tree", "show the process tree around the selected process"},
+    {"+ -", "interval", "sample less / more often: 100 ms to 10 s"},
+    {"Up Down", NULL, "select a process (j k, PgUp PgDn, Home End too)"},
+    {"Ctrl-L", NULL, "redraw the screen"},
+    {"mouse", NULL, "with --mouse: click a process to select it, a column title to sort"},
 };
 const int top_nkeys = (int)(sizeof top_keys / sizeof *top_keys);
 
 const char *top_input_prompt(const top_input *in)
 {
 	switch (in->mode) {
-	case TOP_IN_FILTER: return "filter: ";
-	case TOP_IN_GPUS: return "GPUs (e.g. 0,2 or all): ";
-	default: return NULL;
+	case TOP_IN_FILTER:
+		return "filter: ";
+	case TOP_IN_GPUS:
+		return "GPUs (e.g. 0,2 or all): ";
+	default:
+		return NULL;
 	}
 }
 
@@ -112,16 +115,32 @@ static top_action special_key(unsigned key)
 {
 	top_action a = act(TOP_A_MOVE);
 	switch (key) {
-	case KEY_UP: a.delta = -1; return a;
-	case KEY_DOWN: a.delta = 1; return a;
-	case KEY_PPAGE: a.delta = -TOP_MOVE_PAGE; return a;
-	case KEY_NPAGE: a.delta = TOP_MOVE_PAGE; return a;
-	case KEY_HOME: a.delta = -TOP_MOVE_END; return a;
-	case KEY_END: a.delta = TOP_MOVE_END; return a;
-	case KEY_F(1): return act(TOP_A_HELP);
-	case KEY_MOUSE: return act(TOP_A_MOUSE);
-	case KEY_RESIZE: return act(TOP_A_RESIZE);
-	default: return act(TOP_A_NONE);
+	case KEY_UP:
+		a.delta = -1;
+		return a;
+	case KEY_DOWN:
+		a.delta = 1;
+		return a;
+	case KEY_PPAGE:
+		a.delta = -TOP_MOVE_PAGE;
+		return a;
+	case KEY_NPAGE:
+		a.delta = TOP_MOVE_PAGE;
+		return a;
+	case KEY_HOME:
+		a.delta = -TOP_MOVE_END;
+		return a;
+	case KEY_END:
+		a.delta = TOP_MOVE_END;
+		return a;
+	case KEY_F(1):
+		return act(TOP_A_HELP);
+	case KEY_MOUSE:
+		return act(TOP_A_MOUSE);
+	case KEY_RESIZE:
+		return act(TOP_A_RESIZE);
+	default:
+		return act(TOP_A_NONE);
 	}
 }
 
@@ -139,20 +158,44 @@ top_action top_input_key(top_input *in, bool is_key, unsigned key)
 		return special_key(key);
 	top_action a = act(TOP_A_MOVE);
 	switch (key) {
-	case 'q': case 'Q': return act(TOP_A_QUIT);
-	case 's': return act(TOP_A_SORT_NEXT);
-	case 'r': return act(TOP_A_SORT_REVERSE);
-	case '/': open_prompt(in, TOP_IN_FILTER, in->filter); return with_text(TOP_A_FILTER, in->buf);
-	case 'g': open_prompt(in, TOP_IN_GPUS, ""); return act(TOP_A_REDRAW);
-	case 'p': case ' ': return act(TOP_A_PAUSE);
-	case 't': return act(TOP_A_TREE);
-	case '+': case '=': return act(TOP_A_SLOWER);
-	case '-': case '_': return act(TOP_A_FASTER);
-	case 'h': case '?': in->mode = TOP_IN_HELP; return act(TOP_A_HELP);
-	case 'j': a.delta = 1; return a;
-	case 'k': a.delta = -1; return a;
-	case 12: return act(TOP_A_REDRAW); /* Ctrl-L */
-	default: return act(TOP_A_NONE);
+	case 'q':
+	case 'Q':
+		return act(TOP_A_QUIT);
+	case 's':
+		return act(TOP_A_SORT_NEXT);
+	case 'r':
+		return act(TOP_A_SORT_REVERSE);
+	case '/':
+		open_prompt(in, TOP_IN_FILTER, in->filter);
+		return with_text(TOP_A_FILTER, in->buf);
+	case 'g':
+		open_prompt(in, TOP_IN_GPUS, "");
+		return act(TOP_A_REDRAW);
+	case 'p':
+	case ' ':
+		return act(TOP_A_PAUSE);
+	case 't':
+		return act(TOP_A_TREE);
+	case '+':
+	case '=':
+		return act(TOP_A_SLOWER);
+	case '-':
+	case '_':
+		return act(TOP_A_FASTER);
+	case 'h':
+	case '?':
+		in->mode = TOP_IN_HELP;
+		return act(TOP_A_HELP);
+	case 'j':
+		a.delta = 1;
+		return a;
+	case 'k':
+		a.delta = -1;
+		return a;
+	case 12:
+		return act(TOP_A_REDRAW); /* Ctrl-L */
+	default:
+		return act(TOP_A_NONE);
 	}
 }
 
@@ -166,7 +209,8 @@ void top_keys_line(char *out, size_t len, int width)
 		char entry[64];
 		/* "+ -" reads better on the line without its space. */
 		const char *keys = strcmp(top_keys[i].keys, "+ -") ? top_keys[i].keys : "+-";
-		int n = snprintf(entry, sizeof entry, "%s%s %s", k ? "  " : "", keys, top_keys[i].brief);
+		int n = snprintf(entry, sizeof entry, "%s%s %s", k ? "  " : "", keys,
+		                 top_keys[i].brief);
 		if ((int)k + n > width || k + (size_t)n + 1 > len)
 			break;
 		memcpy(out + k, entry, (size_t)n + 1);

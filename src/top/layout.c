@@ -149,7 +149,7 @@ void top_layout_compute(int cols, int rows, int ngpu, int ncpu, bool tree, top_l
 	int rest = avail - gpu_h;
 	place_graph(L, gpu_h, &rest);
 	int y = L->p[TOP_P_GRAPH].h && !L->graph_beside ? L->p[TOP_P_GRAPH].y + L->p[TOP_P_GRAPH].h
-							 : 1 + gpu_h;
+	                                                : 1 + gpu_h;
 	/* Cells get what the list can spare beyond its preferred rows; ticks beyond its minimum. */
 	place_cpus(L, ncpu, rest - PROCS_PREF - 1, rest - PROCS_MIN - 1);
 	int host_h = L->cpu_rows + 1;
@@ -161,8 +161,7 @@ void top_layout_compute(int cols, int rows, int ngpu, int ncpu, bool tree, top_l
 	L->p[TOP_P_KEYS] = rect(0, rows - 1, cols, 1);
 }
 
-int top_layout_natural_rows(int cols, int ngpu, int ncpu, int nproc_rows, bool tree,
-			    int ntree_rows)
+int top_layout_natural_rows(int cols, int ngpu, int ncpu, int nproc_rows, bool tree, int ntree_rows)
 {
 	top_layout L;
 	for (int rows = TOP_MIN_ROWS; rows < 4000; rows++) {

@@ -52,15 +52,15 @@ typedef enum {
 
 typedef struct {
 	int cols, rows;
-	bool too_small; /* below TOP_MIN_COLS x TOP_MIN_ROWS: only a message fits */
+	bool too_small;           /* below TOP_MIN_COLS x TOP_MIN_ROWS: only a message fits */
 	top_rect p[TOP_P__COUNT]; /* w == 0 or h == 0: panel hidden */
-	int gpu_rows;	  /* rows of each GPU block in GPUS */
-	int gpus_shown;	  /* how many GPUs have a block (the first ones of the selection) */
-	bool graph_beside; /* graph rows line up with the GPU blocks */
-	int graph_rows;	  /* rows of each GPU's graph */
+	int gpu_rows;             /* rows of each GPU block in GPUS */
+	int gpus_shown;           /* how many GPUs have a block (the first ones of the selection) */
+	bool graph_beside;        /* graph rows line up with the GPU blocks */
+	int graph_rows;           /* rows of each GPU's graph */
 	top_cpu_style cpu_style;
-	int cpu_per_row;  /* cells or ticks per row */
-	int cpu_rows;	  /* rows of core bars (HOST has one more line below them) */
+	int cpu_per_row;    /* cells or ticks per row */
+	int cpu_rows;       /* rows of core bars (HOST has one more line below them) */
 	int cores_per_tick; /* TICKS: cores merged into one character (1 = each its own) */
 } top_layout;
 
@@ -72,7 +72,7 @@ void top_layout_compute(int cols, int rows, int ngpu, int ncpu, bool tree, top_l
  * row): what --once prints, which has no terminal to fit.
  */
 int top_layout_natural_rows(int cols, int ngpu, int ncpu, int nproc_rows, bool tree,
-			    int ntree_rows);
+                            int ntree_rows);
 
 /* A centred box of at most want_w x want_h that stays on the screen. */
 top_rect top_layout_box(int cols, int rows, int want_w, int want_h);

@@ -148,26 +148,31 @@ static int cmp_key(const tl_proc *a, const tl_proc *b, top_sort_key key, bool *n
 {
 	*nan_tie = false;
 	switch (key) {
-	case TOP_SORT_GPU: return a->gpu - b->gpu;
-	case TOP_SORT_PID: return (a->pid > b->pid) - (a->pid < b->pid);
-	case TOP_SORT_USER: return strcmp(a->user, b->user);
-	case TOP_SORT_CMD: return strcmp(a->cmd, b->cmd);
+	case TOP_SORT_GPU:
+		return a->gpu - b->gpu;
+	case TOP_SORT_PID:
+		return (a->pid > b->pid) - (a->pid < b->pid);
+	case TOP_SORT_USER:
+		return strcmp(a->user, b->user);
+	case TOP_SORT_CMD:
+		return strcmp(a->cmd, b->cmd);
 	case TOP_SORT_GPUMEM:
 	case TOP_SORT_SM:
 	case TOP_SORT_CPU:
 	case TOP_SORT_RSS: {
 		double x = key == TOP_SORT_GPUMEM ? a->gpu_mem_mib
-			   : key == TOP_SORT_SM	  ? a->sm_pct
-			   : key == TOP_SORT_CPU  ? a->cpu_pct
-						  : a->rss_mib;
+		           : key == TOP_SORT_SM   ? a->sm_pct
+		           : key == TOP_SORT_CPU  ? a->cpu_pct
+		                                  : a->rss_mib;
 		double y = key == TOP_SORT_GPUMEM ? b->gpu_mem_mib
-			   : key == TOP_SORT_SM	  ? b->sm_pct
-			   : key == TOP_SORT_CPU  ? b->cpu_pct
-						  : b->rss_mib;
+		           : key == TOP_SORT_SM   ? b->sm_pct
+		           : key == TOP_SORT_CPU  ? b->cpu_pct
+		                                  : b->rss_mib;
 		*nan_tie = isnan(x) || isnan(y);
 		return cmp_num_desc(x, y);
 	}
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -266,9 +271,9 @@ void top_model_move(top_model *m, int delta, int visible)
 }
 
 static const char *const sort_names[TOP_SORT__COUNT] = {
-	[TOP_SORT_GPU] = "gpu", [TOP_SORT_PID] = "pid", [TOP_SORT_USER] = "user",
-	[TOP_SORT_GPUMEM] = "mem", [TOP_SORT_SM] = "sm", [TOP_SORT_CPU] = "cpu",
-	[TOP_SORT_RSS] = "rss", [TOP_SORT_CMD] = "cmd",
+    [TOP_SORT_GPU] = "gpu",    [TOP_SORT_PID] = "pid", [TOP_SORT_USER] = "user",
+    [TOP_SORT_GPUMEM] = "mem", [TOP_SORT_SM] = "sm",   [TOP_SORT_CPU] = "cpu",
+    [TOP_SORT_RSS] = "rss",    [TOP_SORT_CMD] = "cmd",
 };
 
 const char *top_sort_name(top_sort_key key)
@@ -393,9 +398,12 @@ static void walk(tree_walk *w, int i, int depth, uint32_t open, bool last)
 	if (w->count >= w->max || w->t[i].done)
 		return;
 	w->t[i].done = true; /* a ppid cycle (pid reuse) cannot loop */
-	w->out[w->count++] = (top_tree_line){
-		.p = w->t[i].p, .depth = depth, .open = open, .last = last, .gpus = w->t[i].gpus,
-		.selected = w->t[i].pid == w->sel};
+	w->out[w->count++] = (top_tree_line){.p = w->t[i].p,
+	                                     .depth = depth,
+	                                     .open = open,
+	                                     .last = last,
+	                                     .gpus = w->t[i].gpus,
+	                                     .selected = w->t[i].pid == w->sel};
 	int kids[512], nk = 0;
 	for (int k = 0; k < w->n && nk < 512; k++)
 		if (w->t[k].ppid == w->t[i].pid && k != i && !w->t[k].done)
@@ -531,16 +539,15 @@ void top_model_update_findings(top_model *m)
 /* ------------------------------------------------------------------ interval */
 
 static const int64_t interval_steps[] = {
-	100000000LL,  200000000LL,  500000000LL,  1000000000LL,
-	2000000000LL, 5000000000LL, 10000000000LL,
+    100000000LL, 200000000LL, 500000000LL, 1000000000LL, 2000000000LL, 5000000000LL, 10000000000LL,
 };
 #define NSTEPS ((int)(sizeof interval_steps / sizeof *interval_steps))
 
 int64_t top_interval_clamp(int64_t ns)
 {
-	return ns < TOP_INTERVAL_MIN_NS ? TOP_INTERVAL_MIN_NS
+	return ns < TOP_INTERVAL_MIN_NS   ? TOP_INTERVAL_MIN_NS
 	       : ns > TOP_INTERVAL_MAX_NS ? TOP_INTERVAL_MAX_NS
-					  : ns;
+	                                  : ns;
 }
 
 int64_t top_interval_step(int64_t cur, int dir)

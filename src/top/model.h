@@ -18,12 +18,12 @@
 #include "sample/timeline.h"
 #include "top/findings.h"
 
-#define TOP_RING_CAP 600     /* samples kept: a minute at 100 ms, ten at 1 s */
-#define TOP_WINDOW_S 60.0    /* findings look at this much of the past */
+#define TOP_RING_CAP 600  /* samples kept: a minute at 100 ms, ten at 1 s */
+#define TOP_WINDOW_S 60.0 /* findings look at this much of the past */
 #define TOP_FINDINGS_MAX 8
 #define TOP_FILTER_MAX 64
-#define TOP_INTERVAL_MIN_NS 100000000LL	   /* 100 ms */
-#define TOP_INTERVAL_MAX_NS 10000000000LL  /* 10 s */
+#define TOP_INTERVAL_MIN_NS 100000000LL   /* 100 ms */
+#define TOP_INTERVAL_MAX_NS 10000000000LL /* 10 s */
 
 typedef struct {
 	int index; /* NVML index */
@@ -53,11 +53,11 @@ typedef struct {
 
 /* One line of the process tree. */
 typedef struct {
-	const tl_proc *p;   /* the host record, or the GPU record when that is all there is */
-	int depth;	    /* 0 for the topmost known ancestor */
-	uint32_t open;	    /* bit d: the ancestor at depth d has siblings below this line */
-	bool last;	    /* the last child of its parent */
-	uint64_t gpus;	    /* bit g: uses GPU position g */
+	const tl_proc *p; /* the host record, or the GPU record when that is all there is */
+	int depth;        /* 0 for the topmost known ancestor */
+	uint32_t open;    /* bit d: the ancestor at depth d has siblings below this line */
+	bool last;        /* the last child of its parent */
+	uint64_t gpus;    /* bit g: uses GPU position g */
 	bool selected;
 } top_tree_line;
 
@@ -69,8 +69,8 @@ typedef struct {
 	int topo[GPU_MAX][GPU_MAX];    /* nvmlGpuTopologyLevel_t */
 	/* ring of snapshots: the newest is at (total - 1) % TOP_RING_CAP */
 	snapshot *ring;
-	int n;	    /* filled slots */
-	long total; /* snapshots ever ingested */
+	int n;        /* filled slots */
+	long total;   /* snapshots ever ingested */
 	long trimmed; /* samples before this one no longer keep their processes */
 	/* view state */
 	top_sort_key sort;
@@ -82,8 +82,8 @@ typedef struct {
 	bool tree;
 	unsigned sel_pid; /* the selection follows this process across refreshes */
 	int sel_gpu;
-	int sel;	  /* row index of the selection, -1 when there are no rows */
-	int scroll;	  /* first row on screen */
+	int sel;    /* row index of the selection, -1 when there are no rows */
+	int scroll; /* first row on screen */
 	/* derived by top_model_refresh() */
 	top_row *rows;
 	int nrows, rows_cap;

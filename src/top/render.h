@@ -21,13 +21,13 @@
 
 typedef struct {
 	const top_model *m;
-	const top_layout *L;   /* computed for the canvas size */
-	const top_input *in;   /* prompt and help state; NULL for none */
+	const top_layout *L; /* computed for the canvas size */
+	const top_input *in; /* prompt and help state; NULL for none */
 	const char *hostname;
 	int64_t interval_ns;
 	const char *record_path; /* -o FILE, or NULL */
-	const char *message;	 /* a passing message for the status line, or NULL */
-	const char *no_gpu;	 /* why there is no GPU (when m->ngpu == 0), or NULL */
+	const char *message;     /* a passing message for the status line, or NULL */
+	const char *no_gpu;      /* why there is no GPU (when m->ngpu == 0), or NULL */
 } top_frame;
 
 void top_render(top_canvas *c, const top_frame *f);

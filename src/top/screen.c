@@ -36,13 +36,10 @@ static void color_styles(void)
 		short fg, bg;
 		attr_t attr;
 	} map[] = {
-		{TOP_S_HEAD, COLOR_BLACK, COLOR_CYAN, A_NORMAL},
-		{TOP_S_OK, COLOR_GREEN, -1, A_NORMAL},
-		{TOP_S_MID, COLOR_YELLOW, -1, A_NORMAL},
-		{TOP_S_HIGH, COLOR_RED, -1, A_BOLD},
-		{TOP_S_WARN, COLOR_YELLOW, -1, A_BOLD},
-		{TOP_S_ERR, COLOR_RED, -1, A_BOLD},
-		{TOP_S_ACCENT, COLOR_CYAN, -1, A_BOLD},
+	    {TOP_S_HEAD, COLOR_BLACK, COLOR_CYAN, A_NORMAL}, {TOP_S_OK, COLOR_GREEN, -1, A_NORMAL},
+	    {TOP_S_MID, COLOR_YELLOW, -1, A_NORMAL},         {TOP_S_HIGH, COLOR_RED, -1, A_BOLD},
+	    {TOP_S_WARN, COLOR_YELLOW, -1, A_BOLD},          {TOP_S_ERR, COLOR_RED, -1, A_BOLD},
+	    {TOP_S_ACCENT, COLOR_CYAN, -1, A_BOLD},
 	};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
 		short pair = (short)(i + 1);
@@ -114,7 +111,8 @@ void top_screen_draw(const top_canvas *c, bool force)
 		for (int x = 0; x < c->cols && x < COLS; x++) {
 			const top_cell *cell = &c->cell[y * c->cols + x];
 			if (cell->ch == TOP_WCONT)
-				continue; /* ncurses places the right half of a wide character itself */
+				continue; /* ncurses places the right half of a wide character
+				             itself */
 			wchar_t wc[2] = {cell->ch, L'\0'};
 			unsigned st = cell->style;
 			setcchar(&row_buf[n++], wc, style_attr[st], style_pair[st], NULL);

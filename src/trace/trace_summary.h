@@ -1,4 +1,5 @@
-/* trace_summary.h - a profiler trace condensed for the diagnosis rules (kernel counts and times). */
+/* trace_summary.h - a profiler trace condensed for the diagnosis rules (kernel counts and times).
+ */
 #ifndef GPUWHY_TRACE_SUMMARY_H
 #define GPUWHY_TRACE_SUMMARY_H
 

@@ -170,7 +170,7 @@ static bool busy(const child_run *r)
 }
 
 int gw_child_run_many(const gw_child_spec *specs, size_t n, int64_t timeout_ns, size_t cap,
-		      gw_child_result *results)
+                      gw_child_result *results)
 {
 	int64_t deadline = gw_mono_ns() + timeout_ns;
 	child_run *runs = calloc(n ? n : 1, sizeof *runs);

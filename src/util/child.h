@@ -14,19 +14,19 @@
 #include <stdint.h>
 
 typedef struct {
-	const char *path;   /* executable (absolute, or found with gw_which) */
-	char *const *argv;  /* argv[0] included, NULL-terminated */
-	char *const *envp;  /* NULL: inherit this process's environment */
+	const char *path;  /* executable (absolute, or found with gw_which) */
+	char *const *argv; /* argv[0] included, NULL-terminated */
+	char *const *envp; /* NULL: inherit this process's environment */
 } gw_child_spec;
 
 typedef struct {
-	bool started;      /* fork and exec worked */
-	int start_errno;   /* why exec failed (ENOENT, EACCES, ...) when !started */
-	bool exited;       /* ended with exit(); status is the exit code */
+	bool started;    /* fork and exec worked */
+	int start_errno; /* why exec failed (ENOENT, EACCES, ...) when !started */
+	bool exited;     /* ended with exit(); status is the exit code */
 	int status;
-	int signal;        /* terminating signal when !exited (SIGKILL after a timeout) */
+	int signal; /* terminating signal when !exited (SIGKILL after a timeout) */
 	bool timed_out;
-	char *out;         /* NUL-terminated, never NULL after a run */
+	char *out; /* NUL-terminated, never NULL after a run */
 	size_t out_len;
 	bool out_truncated;
 	char *err;
@@ -40,7 +40,7 @@ typedef struct {
  * Returns 0; per-child outcomes are in results (free with gw_child_free).
  */
 int gw_child_run_many(const gw_child_spec *specs, size_t n, int64_t timeout_ns, size_t cap,
-		      gw_child_result *results);
+                      gw_child_result *results);
 
 /* One child: gw_child_run_many with n = 1. */
 int gw_child_run(const gw_child_spec *spec, int64_t timeout_ns, size_t cap, gw_child_result *res);

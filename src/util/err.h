@@ -17,7 +17,7 @@ enum {
  * Returns code so callers can write `return gw_error(GW_EXIT_USAGE, ...)`.
  */
 int gw_error(int code, const char *what, const char *hint, const char *why_fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Verbosity (-v): debug messages go to stderr only when enabled. */
 extern int gw_verbose;

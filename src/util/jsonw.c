@@ -39,11 +39,21 @@ void jsonw_escape(FILE *f, const char *s)
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
 		default:
 			if (*p < 0x20)
 				fprintf(f, "\\u%04x", *p);
@@ -114,7 +124,8 @@ void jsonw_num(jsonw *w, double v)
 	pre_value(w);
 	if (!isfinite(v))
 		fputs("null", w->f);
-	else if (fabs(v) < 9e15 && v == (double)(long long)v) /* range first: the cast is UB past it */
+	else if (fabs(v) < 9e15 &&
+	         v == (double)(long long)v) /* range first: the cast is UB past it */
 		fprintf(w->f, "%lld", (long long)v);
 	else
 		fprintf(w->f, "%.15g", v);

@@ -91,12 +91,26 @@ bool gw_parse_size_bytes(const char *s, uint64_t *out)
 		char u = (char)(*end >= 'a' ? *end - 32 : *end);
 		const char *rest = end + 1;
 		switch (u) {
-		case 'K': mult = 1024.0; break;
-		case 'M': mult = 1024.0 * 1024; break;
-		case 'G': mult = 1024.0 * 1024 * 1024; break;
-		case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
-		case 'B': mult = 1; rest = end + 1; if (*rest) return false; goto done;
-		default: return false;
+		case 'K':
+			mult = 1024.0;
+			break;
+		case 'M':
+			mult = 1024.0 * 1024;
+			break;
+		case 'G':
+			mult = 1024.0 * 1024 * 1024;
+			break;
+		case 'T':
+			mult = 1024.0 * 1024 * 1024 * 1024;
+			break;
+		case 'B':
+			mult = 1;
+			rest = end + 1;
+			if (*rest)
+				return false;
+			goto done;
+		default:
+			return false;
 		}
 		/* Accept K, KB, KiB (all binary: GPU memory is always counted in MiB). */
 		if (*rest && strcasecmp(rest, "B") && strcasecmp(rest, "iB"))

@@ -29,7 +29,7 @@ void gw_sleep_ns(int64_t ns)
 int gw_sleep_until_ns(int64_t deadline_ns)
 {
 	struct timespec ts = {.tv_sec = deadline_ns / 1000000000LL,
-			      .tv_nsec = deadline_ns % 1000000000LL};
+	                      .tv_nsec = deadline_ns % 1000000000LL};
 	int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	return rc == EINTR;
 }

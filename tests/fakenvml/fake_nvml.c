@@ -59,7 +59,7 @@ static int lost(nvmlDevice_t d)
 API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned len)
 {
 	const char *u = dev_index(d) ? "GPU-22222222-0000-0000-0000-000000000001"
-				     : "GPU-11111111-0000-0000-0000-000000000000";
+	                             : "GPU-11111111-0000-0000-0000-000000000000";
 	if (len < strlen(u) + 1)
 		return NVML_ERROR_INSUFFICIENT_SIZE;
 	strcpy(buf, u);
@@ -105,14 +105,15 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 
 /* The 535.43 trap: _v3 writes 32-byte entries. */
 API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
-							 nvmlProcessInfo_t *infos)
+                                                         nvmlProcessInfo_t *infos)
 {
 	if (lost(d))
 		return NVML_ERROR_GPU_IS_LOST;
 	const unsigned have = 2;
 	if (!infos || *count < have) {
 		*count = have;
-		return infos || *count ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_ERROR_INSUFFICIENT_SIZE;
+		return infos || *count ? NVML_ERROR_INSUFFICIENT_SIZE
+		                       : NVML_ERROR_INSUFFICIENT_SIZE;
 	}
 	nvmlProcessInfo_535_t *p = (nvmlProcessInfo_535_t *)infos;
 	for (unsigned i = 0; i < have; i++) {

@@ -53,8 +53,8 @@ static void output_is_capped_and_drained(void **state)
 {
 	(void)state;
 	/* 1 MB of output, 100 bytes kept: the child must still finish (pipe drained). */
-	gw_child_result r = run_sh("head -c 1000000 /dev/zero | tr '\\0' x; echo done >&2",
-				   5000000000LL, 100);
+	gw_child_result r =
+	    run_sh("head -c 1000000 /dev/zero | tr '\\0' x; echo done >&2", 5000000000LL, 100);
 	assert_true(gw_child_ok(&r));
 	assert_int_equal(r.out_len, 100);
 	assert_true(r.out_truncated);
@@ -82,7 +82,8 @@ static void runs_many_at_once(void **state)
 	char *a1[] = {"sh", "-c", "sleep 0.2; echo one", NULL};
 	char *a2[] = {"sh", "-c", "echo two", NULL};
 	char *a3[] = {"sh", "-c", "sleep 20", NULL};
-	gw_child_spec specs[3] = {{"/bin/sh", a1, NULL}, {"/bin/sh", a2, NULL}, {"/bin/sh", a3, NULL}};
+	gw_child_spec specs[3] = {
+	    {"/bin/sh", a1, NULL}, {"/bin/sh", a2, NULL}, {"/bin/sh", a3, NULL}};
 	gw_child_result res[3];
 	gw_child_run_many(specs, 3, 1500000000LL, 64, res);
 	assert_string_equal(res[0].out, "one\n");
@@ -130,13 +131,13 @@ static void which_searches_a_path_list(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(captures_stdout_stderr_and_status),
-		cmocka_unit_test(timeout_kills_the_whole_group),
-		cmocka_unit_test(output_is_capped_and_drained),
-		cmocka_unit_test(exec_failure_is_reported),
-		cmocka_unit_test(runs_many_at_once),
-		cmocka_unit_test(environment_is_passed),
-		cmocka_unit_test(which_searches_a_path_list),
+	    cmocka_unit_test(captures_stdout_stderr_and_status),
+	    cmocka_unit_test(timeout_kills_the_whole_group),
+	    cmocka_unit_test(output_is_capped_and_drained),
+	    cmocka_unit_test(exec_failure_is_reported),
+	    cmocka_unit_test(runs_many_at_once),
+	    cmocka_unit_test(environment_is_passed),
+	    cmocka_unit_test(which_searches_a_path_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,7 +207,7 @@ static inline void fx_nvml_ok(fx_t *f)
 	snprintf(f->m.cuda, sizeof f->m.cuda, "12.4");
 	snprintf(f->m.nvml_version, sizeof f->m.nvml_version, "12.550.54.14");
 	snprintf(f->m.lib_path, sizeof f->m.lib_path,
-		 "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14");
+	         "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14");
 }
 
 static inline void fx_set(dr_gpu *g, gpu_metric_id id, double v)
@@ -249,8 +249,8 @@ static inline void fx_expect(const dr_result *r, dr_status st, const char *found
 	if (r->status != st || (found && !strstr(r->found, found)) ||
 	    (fix && (!r->fix || !strstr(r->fix, fix))) || (!fix && st == DR_PASS && r->fix))
 		print_error("%s: got %s '%s' fix '%s'; want %s '%s' fix '%s'\n", r->check,
-			    dr_status_name(r->status), r->found, r->fix ? r->fix : "(none)",
-			    dr_status_name(st), found ? found : "", fix ? fix : "(none)");
+		            dr_status_name(r->status), r->found, r->fix ? r->fix : "(none)",
+		            dr_status_name(st), found ? found : "", fix ? fix : "(none)");
 	assert_int_equal(r->status, st);
 	if (found)
 		assert_non_null(strstr(r->found, found));

@@ -7,9 +7,9 @@
 
 /* GPU 0: T4 (7.5), GPU 1 and 2: A100 (8.0), in PCI order */
 static const dr_cvd_gpu mixed[3] = {
-	{U0, "Tesla T4", "00000000:1A:00.0", 7.5, 1590, false},
-	{U1, "NVIDIA A100-PCIE-40GB", "00000000:3B:00.0", 8.0, 1410, false},
-	{U2, "NVIDIA A100-PCIE-40GB", "00000000:5E:00.0", 8.0, 1410, false},
+    {U0, "Tesla T4", "00000000:1A:00.0", 7.5, 1590, false},
+    {U1, "NVIDIA A100-PCIE-40GB", "00000000:3B:00.0", 8.0, 1410, false},
+    {U2, "NVIDIA A100-PCIE-40GB", "00000000:5E:00.0", 8.0, 1410, false},
 };
 
 static void expect_map(const char *value, bool pci, int n, const int *phys)
@@ -18,7 +18,8 @@ static void expect_map(const char *value, bool pci, int n, const int *phys)
 	dr_cvd_resolve(value, mixed, 3, pci, &m);
 	if (m.n != n)
 		print_error("'%s': %d ordinals, want %d (stopped at %d: %s %s)\n",
-			    value ? value : "(unset)", m.n, n, m.stopped_at, m.stop_entry, m.stop_why);
+		            value ? value : "(unset)", m.n, n, m.stopped_at, m.stop_entry,
+		            m.stop_why);
 	assert_int_equal(m.n, n);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(m.phys[i], phys[i]);
@@ -106,8 +107,8 @@ static void resolve_mig(void **state)
 	assert_int_equal(m.phys[0], 2);
 	assert_int_equal(m.mig_entry[0], 1);
 	/* a MIG UUID (new form) cannot be placed, and a second MIG device is ignored */
-	dr_cvd_resolve("MIG-11111111-2222-3333-4444-555555555555,MIG-" U2 "/1/0,0", mixed, 3,
-		       true, &m);
+	dr_cvd_resolve("MIG-11111111-2222-3333-4444-555555555555,MIG-" U2 "/1/0,0", mixed, 3, true,
+	               &m);
 	assert_int_equal(m.n, 2);
 	assert_int_equal(m.phys[0], -2);
 	assert_int_equal(m.phys[1], 0);
@@ -137,30 +138,35 @@ static void visible_devices_outcomes(void **state)
 	(void)state;
 	fx_t *f = machine(false);
 	const dr_result *r = fx_run(f, dr_check_cuda_visible_devices);
-	fx_expect(r, DR_PASS, "unset: CUDA sees all 3 GPUs: cuda:0->GPU 0 (NVIDIA A100-PCIE-40GB, GPU-8f2a1c3e)",
-		  NULL);
+	fx_expect(
+	    r, DR_PASS,
+	    "unset: CUDA sees all 3 GPUs: cuda:0->GPU 0 (NVIDIA A100-PCIE-40GB, GPU-8f2a1c3e)",
+	    NULL);
 	assert_null(strstr(r->found, "predicted"));
 	fx_free(f);
 
 	f = machine(false);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=2,0");
-	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_PASS,
-		  "CUDA_VISIBLE_DEVICES='2,0': cuda:0->GPU 2 (NVIDIA A100-PCIE-40GB, GPU-c0ffee00), "
-		  "cuda:1->GPU 0",
-		  NULL);
+	fx_expect(
+	    fx_run(f, dr_check_cuda_visible_devices), DR_PASS,
+	    "CUDA_VISIBLE_DEVICES='2,0': cuda:0->GPU 2 (NVIDIA A100-PCIE-40GB, GPU-c0ffee00), "
+	    "cuda:1->GPU 0",
+	    NULL);
 	fx_free(f);
 
 	f = machine(false);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=1,GPU-zzzz,2");
-	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_WARN,
-		  "entry 'GPU-zzzz' matches no GPU's UUID, so it and every entry after it are hidden",
-		  "correct or remove 'GPU-zzzz'");
+	fx_expect(
+	    fx_run(f, dr_check_cuda_visible_devices), DR_WARN,
+	    "entry 'GPU-zzzz' matches no GPU's UUID, so it and every entry after it are hidden",
+	    "correct or remove 'GPU-zzzz'");
 	fx_free(f);
 
 	f = machine(false);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=-1");
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_FAIL,
-		  "the first entry '-1' is negative, so CUDA sees no GPU", "unset CUDA_VISIBLE_DEVICES");
+	          "the first entry '-1' is negative, so CUDA sees no GPU",
+	          "unset CUDA_VISIBLE_DEVICES");
 	fx_free(f);
 
 	f = machine(false);
@@ -171,30 +177,31 @@ static void visible_devices_outcomes(void **state)
 	f = machine(false);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=0,1,0");
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_FAIL, "lists a GPU a second time",
-		  "unset");
+	          "unset");
 	fx_free(f);
 
 	f = machine(false);
 	fx_set(&f->m.gpu[1], GM_MIG_CURRENT, 1);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=1");
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_WARN, "GPU 1 is in MIG mode",
-		  "MIG-... UUID");
+	          "MIG-... UUID");
 	fx_free(f);
 
 	f = machine(true); /* mixed: the map is a prediction and says so */
-	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_PASS,
-		  "cuda:0->GPU 1 (NVIDIA A100-PCIE-40GB, GPU-8f2b9d00), cuda:1->GPU 2 (NVIDIA "
-		  "A100-PCIE-40GB, GPU-c0ffee00), cuda:2->GPU 0 (Tesla T4, GPU-8f2a1c3e) (predicted",
-		  NULL);
+	fx_expect(
+	    fx_run(f, dr_check_cuda_visible_devices), DR_PASS,
+	    "cuda:0->GPU 1 (NVIDIA A100-PCIE-40GB, GPU-8f2b9d00), cuda:1->GPU 2 (NVIDIA "
+	    "A100-PCIE-40GB, GPU-c0ffee00), cuda:2->GPU 0 (Tesla T4, GPU-8f2a1c3e) (predicted",
+	    NULL);
 	fx_free(f);
 
 	f = fx_new();
 	f->m.nvml = DR_NVML_NO_LIBRARY;
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_SKIP,
-		  "no GPUs to map (see driver.nvml); CUDA_VISIBLE_DEVICES unset", NULL);
+	          "no GPUs to map (see driver.nvml); CUDA_VISIBLE_DEVICES unset", NULL);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=NoDevFiles");
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_FAIL,
-		  "CUDA_VISIBLE_DEVICES='NoDevFiles' hides every GPU", "unset");
+	          "CUDA_VISIBLE_DEVICES='NoDevFiles' hides every GPU", "unset");
 	fx_free(f);
 }
 
@@ -203,13 +210,13 @@ static void device_order_outcomes(void **state)
 	(void)state;
 	fx_t *f = machine(false);
 	fx_expect(fx_run(f, dr_check_cuda_device_order), DR_PASS,
-		  "all 3 GPUs are NVIDIA A100-PCIE-40GB", NULL);
+	          "all 3 GPUs are NVIDIA A100-PCIE-40GB", NULL);
 	fx_free(f);
 
 	f = machine(true);
 	const dr_result *r = fx_run(f, dr_check_cuda_device_order);
 	fx_expect(r, DR_WARN, "mixed models (1x Tesla T4, 2x NVIDIA A100-PCIE-40GB)",
-		  "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
+	          "export CUDA_DEVICE_ORDER=PCI_BUS_ID");
 	assert_non_null(strstr(r->found, "cuda:0->GPU 1"));
 	fx_env(f, "CUDA_DEVICE_ORDER=PCI_BUS_ID");
 	fx_expect(fx_run(f, dr_check_cuda_device_order), DR_PASS, "PCI_BUS_ID", NULL);
@@ -218,7 +225,7 @@ static void device_order_outcomes(void **state)
 	f = machine(true);
 	fx_env(f, "CUDA_DEVICE_ORDER=PCI");
 	fx_expect(fx_run(f, dr_check_cuda_device_order), DR_WARN,
-		  "CUDA_DEVICE_ORDER='PCI' is not FASTEST_FIRST or PCI_BUS_ID", "PCI_BUS_ID");
+	          "CUDA_DEVICE_ORDER='PCI' is not FASTEST_FIRST or PCI_BUS_ID", "PCI_BUS_ID");
 	fx_free(f);
 
 	f = fx_new();
@@ -231,14 +238,14 @@ static void device_order_outcomes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(resolve_unset_and_orders),
-		cmocka_unit_test(resolve_indices_follow_cuda_order),
-		cmocka_unit_test(resolve_stops_at_invalid_entry),
-		cmocka_unit_test(resolve_uuids),
-		cmocka_unit_test(resolve_duplicates_hide_all),
-		cmocka_unit_test(resolve_mig),
-		cmocka_unit_test(visible_devices_outcomes),
-		cmocka_unit_test(device_order_outcomes),
+	    cmocka_unit_test(resolve_unset_and_orders),
+	    cmocka_unit_test(resolve_indices_follow_cuda_order),
+	    cmocka_unit_test(resolve_stops_at_invalid_entry),
+	    cmocka_unit_test(resolve_uuids),
+	    cmocka_unit_test(resolve_duplicates_hide_all),
+	    cmocka_unit_test(resolve_mig),
+	    cmocka_unit_test(visible_devices_outcomes),
+	    cmocka_unit_test(device_order_outcomes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

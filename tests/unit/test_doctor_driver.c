@@ -2,10 +2,11 @@
 #include "test_doctor_common.h"
 
 #define MODULE_550                                                                                 \
-	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024\n" \
+	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC "      \
+	"2024\n"                                                                                   \
 	"GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n"
-#define MODULE_OPEN_550                                                                           \
-	"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "    \
+#define MODULE_OPEN_550                                                                            \
+	"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "      \
 	"(dvs-builder@U16-I3-B03-4-3)  Thu Feb 22 01:25:25 UTC 2024\n"
 
 /* An H100 on the PCI bus (sysfs) at 0000:3b:00.0. */
@@ -23,9 +24,10 @@ static void nvml_pass(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_nvml_ok(f);
-	fx_expect(fx_run(f, dr_check_driver_nvml), DR_PASS,
-		  "NVML 12.550.54.14 loaded from /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14",
-		  NULL);
+	fx_expect(
+	    fx_run(f, dr_check_driver_nvml), DR_PASS,
+	    "NVML 12.550.54.14 loaded from /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14",
+	    NULL);
 	fx_free(f);
 }
 
@@ -55,7 +57,8 @@ static void nvml_fail_gpu_without_driver(void **state)
 	fx_write(f, "sys/bus/pci/devices/0000:3b:00.1/vendor", "0x10de\n"); /* its audio function */
 	fx_write(f, "sys/bus/pci/devices/0000:3b:00.1/class", "0x040300\n");
 	const dr_result *r = fx_run(f, dr_check_driver_nvml);
-	fx_expect(r, DR_FAIL, "NVIDIA GPU on the PCI bus: 0000:3b:00.0", "install the NVIDIA driver");
+	fx_expect(r, DR_FAIL, "NVIDIA GPU on the PCI bus: 0000:3b:00.0",
+	          "install the NVIDIA driver");
 	assert_null(strstr(r->found, "3b:00.1"));
 	fx_free(f);
 }
@@ -69,7 +72,7 @@ static void nvml_fail_module_without_libraries(void **state)
 	fx_write(f, "proc/driver/nvidia/version", MODULE_OPEN_550);
 	pci_gpu(f, "0000:3b:00.0");
 	fx_expect(fx_run(f, dr_check_driver_nvml), DR_FAIL, "nvidia kernel module 550.54.14 loaded",
-		  "user-space libraries are missing");
+	          "user-space libraries are missing");
 	fx_free(f);
 }
 
@@ -80,12 +83,13 @@ static void nvml_fail_states_each_have_their_fix(void **state)
 		dr_nvml_state st;
 		const char *msg, *fix;
 	} cases[] = {
-		{DR_NVML_MISMATCH, "driver/library version mismatch: libnvidia-ml.so.1 and the "
-				   "loaded kernel module differ",
-		 "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"},
-		{DR_NVML_NO_PERMISSION, "no permission on /dev/nvidia*", "sudo usermod -aG GROUP"},
-		{DR_NVML_NOT_LOADED, "NVIDIA driver not loaded", "sudo modprobe nvidia"},
-		{DR_NVML_OTHER, "NVML init failed: Unknown Error", "run nvidia-smi"},
+	    {DR_NVML_MISMATCH,
+	     "driver/library version mismatch: libnvidia-ml.so.1 and the "
+	     "loaded kernel module differ",
+	     "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"},
+	    {DR_NVML_NO_PERMISSION, "no permission on /dev/nvidia*", "sudo usermod -aG GROUP"},
+	    {DR_NVML_NOT_LOADED, "NVIDIA driver not loaded", "sudo modprobe nvidia"},
+	    {DR_NVML_OTHER, "NVML init failed: Unknown Error", "run nvidia-smi"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		fx_t *f = fx_new();
@@ -112,7 +116,7 @@ static void nvml_fail_fix_in_container_and_wsl(void **state)
 	snprintf(f->m.error, sizeof f->m.error, "no NVIDIA driver: libnvidia-ml.so.1 not found");
 	fx_write(f, "proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n");
 	fx_expect(fx_run(f, dr_check_driver_nvml), DR_FAIL, NULL,
-		  "never a Linux driver inside WSL");
+	          "never a Linux driver inside WSL");
 	fx_free(f);
 }
 
@@ -129,7 +133,7 @@ static void version_outcomes(void **state)
 	fx_nvml_ok(f);
 	f->m.driver[0] = '\0';
 	fx_expect(fx_run(f, dr_check_driver_version), DR_WARN, "did not report the driver version",
-		  "update the NVIDIA driver");
+	          "update the NVIDIA driver");
 	fx_free(f);
 
 	f = fx_new();
@@ -157,14 +161,14 @@ static void cuda_outcomes(void **state)
 	snprintf(f->m.cuda, sizeof f->m.cuda, "11.4");
 	snprintf(f->m.driver, sizeof f->m.driver, "470.82.01");
 	fx_expect(fx_run(f, dr_check_driver_cuda), DR_WARN, "supports CUDA up to 11.4",
-		  ">= 520.61.05 for CUDA 11.8");
+	          ">= 520.61.05 for CUDA 11.8");
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	f->m.cuda[0] = '\0';
 	fx_expect(fx_run(f, dr_check_driver_cuda), DR_WARN, "did not report the CUDA version",
-		  "update the NVIDIA driver");
+	          "update the NVIDIA driver");
 	fx_free(f);
 
 	f = fx_new();
@@ -181,15 +185,16 @@ static void mismatch_outcomes(void **state)
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
 	fx_write(f, "fs/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14", "");
 	fx_symlink(f, "fs/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "libnvidia-ml.so.550.54.14");
-	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_PASS,
-		  "kernel module 550.54.14 matches libnvidia-ml 550.54.14 (/usr/lib/x86_64-linux-gnu)",
-		  NULL);
+	fx_expect(
+	    fx_run(f, dr_check_driver_mismatch), DR_PASS,
+	    "kernel module 550.54.14 matches libnvidia-ml 550.54.14 (/usr/lib/x86_64-linux-gnu)",
+	    NULL);
 	/* a stale copy from an old .run install, found first through LD_LIBRARY_PATH */
 	fx_write(f, "fs/opt/old/lib/libnvidia-ml.so.535.104.05", "");
 	fx_symlink(f, "fs/opt/old/lib/libnvidia-ml.so.1", "libnvidia-ml.so.535.104.05");
 	fx_env(f, "LD_LIBRARY_PATH=/opt/old/lib");
 	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_WARN, "535.104.05 in /opt/old/lib",
-		  "remove the stale copy");
+	          "remove the stale copy");
 	fx_free(f);
 
 	f = fx_new();
@@ -198,31 +203,32 @@ static void mismatch_outcomes(void **state)
 	fx_write(f, "fs/usr/lib64/libnvidia-ml.so.555.42.02", "");
 	fx_symlink(f, "fs/usr/lib64/libnvidia-ml.so.1", "libnvidia-ml.so.555.42.02");
 	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_FAIL,
-		  "kernel module 550.54.14, libnvidia-ml 555.42.02 (/usr/lib64)", "reboot");
+	          "kernel module 550.54.14, libnvidia-ml 555.42.02 (/usr/lib64)", "reboot");
 	fx_free(f);
 
 	f = fx_new(); /* the library NVML loaded is not the module's version */
 	fx_nvml_ok(f);
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
 	snprintf(f->m.lib_path, sizeof f->m.lib_path, "/opt/x/libnvidia-ml.so.535.104.05");
-	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_FAIL,
-		  "loaded /opt/x/libnvidia-ml.so.535.104.05 is version 535.104.05, the kernel module "
-		  "is 550.54.14",
-		  "remove the stale library");
+	fx_expect(
+	    fx_run(f, dr_check_driver_mismatch), DR_FAIL,
+	    "loaded /opt/x/libnvidia-ml.so.535.104.05 is version 535.104.05, the kernel module "
+	    "is 550.54.14",
+	    "remove the stale library");
 	fx_free(f);
 
 	f = fx_new(); /* a module and no libraries anywhere */
 	f->m.nvml = DR_NVML_NO_LIBRARY;
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
 	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_WARN,
-		  "kernel module 550.54.14 loaded, but no libnvidia-ml.so.1",
-		  "user-space libraries of version 550.54.14");
+	          "kernel module 550.54.14 loaded, but no libnvidia-ml.so.1",
+	          "user-space libraries of version 550.54.14");
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_SKIP, "no nvidia kernel module loaded",
-		  NULL);
+	          NULL);
 	fx_free(f);
 }
 
@@ -249,11 +255,11 @@ static void devices_outcomes(void **state)
 	char path[PATH_MAX];
 	unlink(fx_path(f, "dev/nvidia-uvm", path));
 	fx_expect(fx_run(f, dr_check_driver_devices), DR_WARN, "nvidia-uvm missing",
-		  "nvidia-modprobe -u -c 0");
+	          "nvidia-modprobe -u -c 0");
 
 	unlink(fx_path(f, "dev/nvidiactl", path));
 	fx_expect(fx_run(f, dr_check_driver_devices), DR_FAIL, "nvidiactl missing",
-		  "sudo nvidia-modprobe -c 0 -u");
+	          "sudo nvidia-modprobe -c 0 -u");
 	fx_free(f);
 
 	f = fx_new(); /* one node for two GPUs */
@@ -264,7 +270,7 @@ static void devices_outcomes(void **state)
 	fx_write(f, "dev/nvidia0", "");
 	fx_write(f, "dev/nvidia-uvm", "");
 	fx_expect(fx_run(f, dr_check_driver_devices), DR_WARN, "1 /dev/nvidiaN node for 2 GPUs",
-		  "nvidia-modprobe -c N");
+	          "nvidia-modprobe -c N");
 	fx_free(f);
 
 	f = fx_new();
@@ -291,7 +297,7 @@ static void persistence_outcomes(void **state)
 	fx_expect(fx_run(f, dr_check_driver_persistence), DR_PASS, "on for all 2 GPUs", NULL);
 	fx_set(&f->m.gpu[1], GM_PERSISTENCE, 0);
 	fx_expect(fx_run(f, dr_check_driver_persistence), DR_WARN, "off on GPU 1",
-		  "nvidia-persistenced");
+	          "nvidia-persistenced");
 	/* --gpus 0 leaves GPU 1 out */
 	f->m.has_selection = true;
 	f->m.selected[0] = true;
@@ -308,17 +314,17 @@ static void persistence_outcomes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(nvml_pass),
-		cmocka_unit_test(nvml_fail_no_gpu_anywhere),
-		cmocka_unit_test(nvml_fail_gpu_without_driver),
-		cmocka_unit_test(nvml_fail_module_without_libraries),
-		cmocka_unit_test(nvml_fail_states_each_have_their_fix),
-		cmocka_unit_test(nvml_fail_fix_in_container_and_wsl),
-		cmocka_unit_test(version_outcomes),
-		cmocka_unit_test(cuda_outcomes),
-		cmocka_unit_test(mismatch_outcomes),
-		cmocka_unit_test(devices_outcomes),
-		cmocka_unit_test(persistence_outcomes),
+	    cmocka_unit_test(nvml_pass),
+	    cmocka_unit_test(nvml_fail_no_gpu_anywhere),
+	    cmocka_unit_test(nvml_fail_gpu_without_driver),
+	    cmocka_unit_test(nvml_fail_module_without_libraries),
+	    cmocka_unit_test(nvml_fail_states_each_have_their_fix),
+	    cmocka_unit_test(nvml_fail_fix_in_container_and_wsl),
+	    cmocka_unit_test(version_outcomes),
+	    cmocka_unit_test(cuda_outcomes),
+	    cmocka_unit_test(mismatch_outcomes),
+	    cmocka_unit_test(devices_outcomes),
+	    cmocka_unit_test(persistence_outcomes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

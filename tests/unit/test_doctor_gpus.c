@@ -1,4 +1,5 @@
-/* gpus.*: inventory and bad states (lost, memory errors, Xid, AER, link, thermal, clocks, power). */
+/* gpus.*: inventory and bad states (lost, memory errors, Xid, AER, link, thermal, clocks, power).
+ */
 #include "test_doctor_common.h"
 
 #define KLOG FX_DOCTOR "/klog"
@@ -26,9 +27,10 @@ static void pci_dev(fx_t *f, const char *bdf, const char *vendor, const char *cl
 static void no_nvml_skips_every_gpu_check(void **state)
 {
 	(void)state;
-	dr_check_fn fns[] = {dr_check_gpus_inventory, dr_check_gpus_lost,
-			     dr_check_gpus_memory_errors, dr_check_gpus_pcie_link,
-			     dr_check_gpus_thermal, dr_check_gpus_clocks, dr_check_gpus_power_limit};
+	dr_check_fn fns[] = {dr_check_gpus_inventory,     dr_check_gpus_lost,
+	                     dr_check_gpus_memory_errors, dr_check_gpus_pcie_link,
+	                     dr_check_gpus_thermal,       dr_check_gpus_clocks,
+	                     dr_check_gpus_power_limit};
 	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
 		fx_t *f = fx_new();
 		f->m.nvml = DR_NVML_NO_LIBRARY;
@@ -45,20 +47,22 @@ static void inventory_outcomes(void **state)
 	pci_dev(f, "0000:5e:00.0", "0x10de\n", "0x030200\n");
 	pci_dev(f, "0000:0c:00.0", "0x10de\n", "0x068000\n"); /* an NVSwitch is not a GPU */
 	const dr_result *r = fx_run(f, dr_check_gpus_inventory);
-	fx_expect(r, DR_PASS, "2 GPUs: 0 NVIDIA H100 80GB HBM3 GPU-8f2a1c3e-0000-1111-2222-333344445555 79.6 GiB",
-		  NULL);
+	fx_expect(
+	    r, DR_PASS,
+	    "2 GPUs: 0 NVIDIA H100 80GB HBM3 GPU-8f2a1c3e-0000-1111-2222-333344445555 79.6 GiB",
+	    NULL);
 	assert_non_null(strstr(r->found, "; 1 NVIDIA H100 80GB HBM3 GPU-1b7e9d00"));
 	/* a third GPU on the bus that the driver skipped */
 	pci_dev(f, "0000:86:00.0", "0x10de\n", "0x030200\n");
 	fx_expect(fx_run(f, dr_check_gpus_inventory), DR_WARN,
-		  "NVML sees 2 GPUs but the PCI bus has 3: 0000:86:00.0 not initialised",
-		  "RmInitAdapter");
+	          "NVML sees 2 GPUs but the PCI bus has 3: 0000:86:00.0 not initialised",
+	          "RmInitAdapter");
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	fx_expect(fx_run(f, dr_check_gpus_inventory), DR_FAIL, "enumerates no GPU",
-		  "dmesg | grep -i nvrm");
+	          "dmesg | grep -i nvrm");
 	fx_free(f);
 
 	f = fx_new();
@@ -74,7 +78,7 @@ static void lost_outcomes(void **state)
 	fx_expect(fx_run(f, dr_check_gpus_lost), DR_PASS, "all 2 GPUs answer", NULL);
 	f->m.gpu[1].lost = true;
 	fx_expect(fx_run(f, dr_check_gpus_lost), DR_FAIL, "GPU 1 (00000000:5E:00.0) lost",
-		  "Xid 79");
+	          "Xid 79");
 	fx_free(f);
 	f = fx_new();
 	fx_nvml_ok(f);
@@ -94,17 +98,17 @@ static void memory_errors_outcomes(void **state)
 	}
 	fx_set(&f->m.gpu[0], GM_REMAP_UNCORR, 2);
 	fx_expect(fx_run(f, dr_check_gpus_memory_errors), DR_PASS,
-		  "nothing pending; history: GPU 0: 2 rows remapped", NULL);
+	          "nothing pending; history: GPU 0: 2 rows remapped", NULL);
 	fx_set(&f->m.gpu[1], GM_REMAP_PENDING, 1);
 	fx_expect(fx_run(f, dr_check_gpus_memory_errors), DR_WARN, "GPU 1: row remap pending",
-		  "reset GPU 1 when it is idle");
+	          "reset GPU 1 when it is idle");
 	fx_set(&f->m.gpu[0], GM_ECC_UNCORR_VOL, 3);
 	const dr_result *r = fx_run(f, dr_check_gpus_memory_errors);
 	fx_expect(r, DR_FAIL, "GPU 0: 3 uncorrected ECC errors since the driver loaded",
-		  "drain GPU 0");
+	          "drain GPU 0");
 	fx_set(&f->m.gpu[1], GM_REMAP_FAILURE, 1);
 	fx_expect(fx_run(f, dr_check_gpus_memory_errors), DR_FAIL, "GPU 1: row remapping failed",
-		  "board needs replacing");
+	          "board needs replacing");
 	fx_free(f);
 }
 
@@ -121,7 +125,7 @@ static void xid_outcomes(void **state)
 	f = two_h100(); /* kmsg record format, an application fault only */
 	fx_copy(f, "kmsg", KLOG "/kmsg-app-xid.txt");
 	fx_expect(fx_run(f, dr_check_gpus_xid), DR_WARN, "GPU 0: Xid 31 x1 (GPU memory page fault",
-		  "compute-sanitizer");
+	          "compute-sanitizer");
 	fx_free(f);
 
 	f = two_h100(); /* --gpus 1: GPU 0's faults are not this run's business */
@@ -134,8 +138,8 @@ static void xid_outcomes(void **state)
 	f = fx_new(); /* no NVML: Xids still name the PCI address */
 	f->m.nvml = DR_NVML_OTHER;
 	fx_copy(f, "kmsg", KLOG "/journal-xid.log");
-	fx_expect(fx_run(f, dr_check_gpus_xid), DR_FAIL, "PCI 0000:3b:00: Xid 48 x1 (double-bit ECC",
-		  "reset it");
+	fx_expect(fx_run(f, dr_check_gpus_xid), DR_FAIL,
+	          "PCI 0000:3b:00: Xid 48 x1 (double-bit ECC", "reset it");
 	fx_free(f);
 
 	f = two_h100();
@@ -144,9 +148,10 @@ static void xid_outcomes(void **state)
 	fx_free(f);
 
 	f = two_h100(); /* kernel log not readable, no fallback tools */
-	fx_expect(fx_run(f, dr_check_gpus_xid), DR_SKIP,
-		  "kernel log not readable", "dmesg_restrict=0");
-	assert_non_null(strstr(f->r.v[f->r.n - 1].found, "run as root or set kernel.dmesg_restrict=0"));
+	fx_expect(fx_run(f, dr_check_gpus_xid), DR_SKIP, "kernel log not readable",
+	          "dmesg_restrict=0");
+	assert_non_null(
+	    strstr(f->r.v[f->r.n - 1].found, "run as root or set kernel.dmesg_restrict=0"));
 	fx_free(f);
 }
 
@@ -154,13 +159,13 @@ static void xid_outcomes(void **state)
 static void pci_topology(fx_t *f)
 {
 	fx_mkdirs(strcat(strcpy((char[PATH_MAX]){0}, f->root),
-			 "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"));
+	                 "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"));
 	fx_mkdirs(strcat(strcpy((char[PATH_MAX]){0}, f->root),
-			 "/sys/devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0"));
+	                 "/sys/devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0"));
 	fx_symlink(f, "sys/bus/pci/devices/0000:3b:00.0",
-		   "../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0");
+	           "../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0");
 	fx_symlink(f, "sys/bus/pci/devices/0000:5e:00.0",
-		   "../../../devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0");
+	           "../../../devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0");
 }
 
 static void pcie_errors_outcomes(void **state)
@@ -171,38 +176,39 @@ static void pcie_errors_outcomes(void **state)
 	fx_copy(f, "kmsg", KLOG "/dmesg-aer.log");
 	const dr_result *r = fx_run(f, dr_check_gpus_pcie_errors);
 	fx_expect(r, DR_FAIL, "GPU 1 (00000000:5E:00.0): 1 uncorrected AER error",
-		  "check power, seating and risers/cables of GPU 0,1");
+	          "check power, seating and risers/cables of GPU 0,1");
 	assert_non_null(strstr(r->found, "GPU 0 (00000000:3B:00.0): 1 corrected AER error"));
 	fx_free(f);
 
 	f = two_h100(); /* an error on the root port above GPU 0 is on its link */
 	pci_topology(f);
-	fx_write(f, "kmsg",
-		 "[  1.0] pcieport 0000:3a:00.0: PCIe Bus Error: severity=Corrected, type=Data Link "
-		 "Layer, (Transmitter ID)\n");
-	fx_expect(fx_run(f, dr_check_gpus_pcie_errors), DR_WARN, "GPU 0 (00000000:3B:00.0): 1 corrected",
-		  "GPU 0");
+	fx_write(
+	    f, "kmsg",
+	    "[  1.0] pcieport 0000:3a:00.0: PCIe Bus Error: severity=Corrected, type=Data Link "
+	    "Layer, (Transmitter ID)\n");
+	fx_expect(fx_run(f, dr_check_gpus_pcie_errors), DR_WARN,
+	          "GPU 0 (00000000:3B:00.0): 1 corrected", "GPU 0");
 	fx_free(f);
 
 	f = two_h100(); /* only another device had errors; replay counters low */
 	pci_topology(f);
 	fx_write(f, "kmsg",
-		 "[400.0] igb 0000:02:00.0: PCIe Bus Error: severity=Corrected, type=Data Link "
-		 "Layer, (Transmitter ID)\n");
+	         "[400.0] igb 0000:02:00.0: PCIe Bus Error: severity=Corrected, type=Data Link "
+	         "Layer, (Transmitter ID)\n");
 	fx_set(&f->m.gpu[0], GM_PCIE_REPLAY, 3);
 	fx_expect(fx_run(f, dr_check_gpus_pcie_errors), DR_PASS,
-		  "no AER errors on GPU links, replay counters low (other PCI devices", NULL);
+	          "no AER errors on GPU links, replay counters low (other PCI devices", NULL);
 	fx_free(f);
 
 	f = two_h100(); /* log unreadable, but a replay counter speaks */
 	fx_set(&f->m.gpu[1], GM_PCIE_REPLAY, 5120);
 	fx_expect(fx_run(f, dr_check_gpus_pcie_errors), DR_WARN, "GPU 1: 5120 PCIe replays",
-		  "GPU 1");
+	          "GPU 1");
 	fx_free(f);
 
 	f = two_h100(); /* neither */
 	fx_expect(fx_run(f, dr_check_gpus_pcie_errors), DR_SKIP, "kernel log not readable",
-		  "dmesg_restrict");
+	          "dmesg_restrict");
 	fx_free(f);
 }
 
@@ -225,8 +231,8 @@ static void pcie_link_outcomes(void **state)
 	const dr_result *r = fx_run(f, dr_check_gpus_pcie_link);
 	fx_expect(r, DR_PASS, "GPU 1: gen 1 of 5, x16 of x16 (idle: the link slows down", NULL);
 	fx_set(&f->m.gpu[1], GM_UTIL_GPU, 97);
-	fx_expect(fx_run(f, dr_check_gpus_pcie_link), DR_WARN, "GPU 1: gen 1 of 5, x16 of x16 under load",
-		  "reseat GPU 1");
+	fx_expect(fx_run(f, dr_check_gpus_pcie_link), DR_WARN,
+	          "GPU 1: gen 1 of 5, x16 of x16 under load", "reseat GPU 1");
 	set_link(&f->m.gpu[0], 5, 5, 8, 16);
 	r = fx_run(f, dr_check_gpus_pcie_link);
 	fx_expect(r, DR_WARN, "GPU 0: gen 5 of 5, x8 of x16", "reseat GPU 0,1");
@@ -242,13 +248,14 @@ static void thermal_outcomes(void **state)
 		fx_set(&f->m.gpu[i], GM_TEMP_SLOWDOWN, 87);
 	fx_set(&f->m.gpu[0], GM_TEMP_GPU, 41);
 	fx_set(&f->m.gpu[1], GM_TEMP_GPU, 66);
-	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_PASS, "hottest GPU 1 at 66 C (slowdown at 87 C)",
-		  NULL);
+	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_PASS,
+	          "hottest GPU 1 at 66 C (slowdown at 87 C)", NULL);
 	fx_set(&f->m.gpu[1], GM_TEMP_GPU, 84);
 	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_WARN, "GPU 1 at 84 C, slowdown at 87 C",
-		  "cool GPU 1");
+	          "cool GPU 1");
 	fx_set(&f->m.gpu[0], GM_TEMP_GPU, 90);
-	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_FAIL, "clocks are being cut", "cool GPU 0,1");
+	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_FAIL, "clocks are being cut",
+	          "cool GPU 0,1");
 	fx_free(f);
 }
 
@@ -273,8 +280,8 @@ static void clocks_outcomes(void **state)
 	fx_set(&f->m.gpu[0], GM_CLK_R_APP, 1);
 	fx_expect(fx_run(f, dr_check_gpus_clocks), DR_PASS, "no clocks held down", NULL);
 	fx_set(&f->m.gpu[0], GM_CLK_APP_GR, 1410);
-	fx_expect(fx_run(f, dr_check_gpus_clocks), DR_WARN, "applications clocks set to 1410 of 1980",
-		  "nvidia-smi -rac");
+	fx_expect(fx_run(f, dr_check_gpus_clocks), DR_WARN,
+	          "applications clocks set to 1410 of 1980", "nvidia-smi -rac");
 	fx_set(&f->m.gpu[0], GM_CLK_R_APP, 0);
 	dr_gpu *g = &f->m.gpu[1];
 	fx_set(g, GM_CLK_R_SW_POWER, 1);
@@ -282,10 +289,10 @@ static void clocks_outcomes(void **state)
 	fx_set(g, GM_POWER_ENFORCED_LIMIT, 700);
 	fx_set(g, GM_CLK_SM, 1650);
 	fx_expect(fx_run(f, dr_check_gpus_clocks), DR_WARN,
-		  "GPU 1: power cap (699 W of 700 W) (SM 1650 of 1980 MHz)", "power bound");
+	          "GPU 1: power cap (699 W of 700 W) (SM 1650 of 1980 MHz)", "power bound");
 	fx_set(g, GM_CLK_R_HW_SLOW, 1);
 	fx_expect(fx_run(f, dr_check_gpus_clocks), DR_FAIL, "hardware slowdown, power cap",
-		  "GPU power cables");
+	          "GPU power cables");
 	fx_free(f);
 }
 
@@ -302,27 +309,27 @@ static void power_limit_outcomes(void **state)
 	fx_expect(fx_run(f, dr_check_gpus_power_limit), DR_PASS, "at their defaults", NULL);
 	fx_set(&f->m.gpu[1], GM_POWER_LIMIT, 450);
 	fx_set(&f->m.gpu[1], GM_POWER_ENFORCED_LIMIT, 450);
-	fx_expect(fx_run(f, dr_check_gpus_power_limit), DR_WARN, "GPU 1 limited to 450 W, default 700 W",
-		  "sudo nvidia-smi -i 1 -pl 700");
+	fx_expect(fx_run(f, dr_check_gpus_power_limit), DR_WARN,
+	          "GPU 1 limited to 450 W, default 700 W", "sudo nvidia-smi -i 1 -pl 700");
 	fx_set(&f->m.gpu[1], GM_POWER_LIMIT, 700);
-	fx_expect(fx_run(f, dr_check_gpus_power_limit), DR_WARN, "GPU 1 enforces 450 W, below its set 700 W",
-		  "BMC power policy");
+	fx_expect(fx_run(f, dr_check_gpus_power_limit), DR_WARN,
+	          "GPU 1 enforces 450 W, below its set 700 W", "BMC power policy");
 	fx_free(f);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(no_nvml_skips_every_gpu_check),
-		cmocka_unit_test(inventory_outcomes),
-		cmocka_unit_test(lost_outcomes),
-		cmocka_unit_test(memory_errors_outcomes),
-		cmocka_unit_test(xid_outcomes),
-		cmocka_unit_test(pcie_errors_outcomes),
-		cmocka_unit_test(pcie_link_outcomes),
-		cmocka_unit_test(thermal_outcomes),
-		cmocka_unit_test(clocks_outcomes),
-		cmocka_unit_test(power_limit_outcomes),
+	    cmocka_unit_test(no_nvml_skips_every_gpu_check),
+	    cmocka_unit_test(inventory_outcomes),
+	    cmocka_unit_test(lost_outcomes),
+	    cmocka_unit_test(memory_errors_outcomes),
+	    cmocka_unit_test(xid_outcomes),
+	    cmocka_unit_test(pcie_errors_outcomes),
+	    cmocka_unit_test(pcie_link_outcomes),
+	    cmocka_unit_test(thermal_outcomes),
+	    cmocka_unit_test(clocks_outcomes),
+	    cmocka_unit_test(power_limit_outcomes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

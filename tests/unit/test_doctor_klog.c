@@ -1,4 +1,5 @@
-/* The kernel log: sources (file, kmsg records, dmesg and journalctl fallbacks) and Xid/AER lines. */
+/* The kernel log: sources (file, kmsg records, dmesg and journalctl fallbacks) and Xid/AER lines.
+ */
 #include "test_doctor_common.h"
 
 #define KLOG FX_DOCTOR "/klog"
@@ -28,10 +29,10 @@ static void reads_dmesg_style_file(void **state)
 	assert_string_equal(k.source, f->kmsg);
 	/* timestamps removed; lines with nothing of interest dropped */
 	assert_true(has_line(&k, "NVRM: Xid (PCI:0000:5e:00): 79, pid='<unknown>', name=<unknown>, "
-				 "GPU has fallen off the bus."));
+	                         "GPU has fallen off the bus."));
 	assert_false(has_line(&k, "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) "
-				  "(x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0) "
-				  "#45-Ubuntu SMP PREEMPT_DYNAMIC"));
+	                          "(x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0) "
+	                          "#45-Ubuntu SMP PREEMPT_DYNAMIC"));
 	assert_int_equal(k.n, 7);
 	fx_free(f);
 }
@@ -77,12 +78,13 @@ static void falls_back_to_dmesg_then_journalctl(void **state)
 	f = fx_new();
 	f->p.klog_tools = true;
 	fx_exec(f, "bin/dmesg",
-		"#!/bin/sh\necho 'dmesg: read kernel buffer failed: Operation not permitted' >&2\n"
-		"exit 1\n");
+	        "#!/bin/sh\necho 'dmesg: read kernel buffer failed: Operation not permitted' >&2\n"
+	        "exit 1\n");
 	/* journalctl -o cat prints messages only */
-	fx_exec(f, "bin/journalctl",
-		"#!/bin/sh\n[ \"$1\" = -k ] || exit 2\n"
-		"echo 'NVRM: Xid (PCI:0000:3b:00): 94, pid=77, name=python, Contained: SM (0x1).'\n");
+	fx_exec(
+	    f, "bin/journalctl",
+	    "#!/bin/sh\n[ \"$1\" = -k ] || exit 2\n"
+	    "echo 'NVRM: Xid (PCI:0000:3b:00): 94, pid=77, name=python, Contained: SM (0x1).'\n");
 	k = read_log(f);
 	assert_true(k.readable);
 	assert_string_equal(k.source, "journalctl -k");
@@ -106,8 +108,8 @@ static void xid_lines(void **state)
 	(void)state;
 	dr_xid x;
 	assert_true(dr_xid_parse("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, "
-				 "GPU has fallen off the bus.",
-				 &x));
+	                         "GPU has fallen off the bus.",
+	                         &x));
 	assert_string_equal(x.bus, "0000:3b:00");
 	assert_int_equal(x.xid, 79);
 	assert_true(!strncmp(x.text, "pid='<unknown>'", 15));
@@ -131,42 +133,42 @@ static void aer_lines(void **state)
 {
 	(void)state;
 	dr_aer a;
-	assert_true(dr_aer_parse("pcieport 0000:3a:00.0: AER: Corrected error received: 0000:3b:00.0",
-				 &a));
+	assert_true(
+	    dr_aer_parse("pcieport 0000:3a:00.0: AER: Corrected error received: 0000:3b:00.0", &a));
 	assert_true(a.summary);
 	assert_false(a.uncorrected);
 	assert_string_equal(a.device, "0000:3b:00.0");
 	assert_string_equal(a.reporter, "0000:3a:00.0");
 	assert_true(dr_aer_parse("nvidia 0000:5e:00.0: PCIe Bus Error: severity=Uncorrected "
-				 "(Non-Fatal), type=Transaction Layer, (Requester ID)",
-				 &a));
+	                         "(Non-Fatal), type=Transaction Layer, (Requester ID)",
+	                         &a));
 	assert_false(a.summary);
 	assert_true(a.uncorrected);
 	assert_false(a.fatal);
 	assert_string_equal(a.device, "0000:5e:00.0");
 	assert_true(dr_aer_parse("pcieport 0000:00:01.0: PCIe Bus Error: severity=Uncorrected "
-				 "(Fatal), type=Transaction Layer, (Receiver ID)",
-				 &a));
+	                         "(Fatal), type=Transaction Layer, (Receiver ID)",
+	                         &a));
 	assert_true(a.fatal);
 	assert_true(dr_aer_parse("pcieport 0000:00:1c.0: AER: Corrected error message received "
-				 "from 0000:02:00.0",
-				 &a));
+	                         "from 0000:02:00.0",
+	                         &a));
 	assert_string_equal(a.device, "0000:02:00.0");
 	assert_false(dr_aer_parse("nvidia 0000:3b:00.0:   device [10de:2330] error "
-				  "status/mask=00000001/0000e000",
-				  &a));
+	                          "status/mask=00000001/0000e000",
+	                          &a));
 	assert_false(dr_aer_parse("pcieport 0000:00:01.0: AER: enabled with IRQ 24", &a));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(reads_dmesg_style_file),
-		cmocka_unit_test(reads_kmsg_records),
-		cmocka_unit_test(reads_journal_lines),
-		cmocka_unit_test(falls_back_to_dmesg_then_journalctl),
-		cmocka_unit_test(xid_lines),
-		cmocka_unit_test(aer_lines),
+	    cmocka_unit_test(reads_dmesg_style_file),
+	    cmocka_unit_test(reads_kmsg_records),
+	    cmocka_unit_test(reads_journal_lines),
+	    cmocka_unit_test(falls_back_to_dmesg_then_journalctl),
+	    cmocka_unit_test(xid_lines),
+	    cmocka_unit_test(aer_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* load.*: processes on the GPUs, memory nobody owns, who holds a port, which GPU has room; env.*. */
+/* load.*: processes on the GPUs, memory nobody owns, who holds a port, which GPU has room; env.*.
+ */
 #include "test_doctor_common.h"
 
 #define NET FX_DOCTOR "/net"
@@ -13,7 +14,8 @@ static fx_t *two_gpus(void)
 	fx_gpu(f, "NVIDIA A100-SXM4-80GB", "GPU-bbbb2222-0000-0000-0000-000000000000",
 	       "00000000:0F:00.0");
 	/* pid 4242: alive; pid 5151: a zombie whose parent is 5000 */
-	static const char cmd[] = "python\0train.py\0--batch-size\0" "64";
+	static const char cmd[] = "python\0train.py\0--batch-size\0"
+	                          "64";
 	fx_write_n(f, "proc/4242/cmdline", cmd, sizeof cmd); /* with the final NUL */
 	fx_write(f, "proc/4242/stat", "4242 (python) S 1 4242 4242 0 -1 4194560 0 0\n");
 	fx_write(f, "proc/5151/cmdline", "");
@@ -47,9 +49,9 @@ static void processes_outcomes(void **state)
 	add_proc(&f->m.gpu[0], 999, GIB / 2);
 	r = fx_run(f, dr_check_load_processes);
 	fx_expect(r, DR_WARN,
-		  "2 processes on the GPUs: GPU 0: pid 4242 root 'python train.py --batch-size 64' "
-		  "30.0 GiB; GPU 0: pid 999 (no such process here) 512 MiB",
-		  "run on a free GPU (CUDA_VISIBLE_DEVICES=1)");
+	          "2 processes on the GPUs: GPU 0: pid 4242 root 'python train.py --batch-size 64' "
+	          "30.0 GiB; GPU 0: pid 999 (no such process here) 512 MiB",
+	          "run on a free GPU (CUDA_VISIBLE_DEVICES=1)");
 	add_proc(&f->m.gpu[1], 4242, GIB);
 	fx_expect(fx_run(f, dr_check_load_processes), DR_WARN, "GPU 1: pid 4242", "no GPU is free");
 	fx_free(f);
@@ -58,7 +60,8 @@ static void processes_outcomes(void **state)
 	fx_write(f, "proc/self/status", "Name:\tgpuwhy\nNSpid:\t81234\t7\n");
 	add_proc(&f->m.gpu[1], 777001, 10 * GIB);
 	fx_expect(fx_run(f, dr_check_load_processes), DR_WARN,
-		  "GPU 1: pid 777001 (not visible from this PID namespace) 10.0 GiB", "CUDA_VISIBLE_DEVICES=0");
+	          "GPU 1: pid 777001 (not visible from this PID namespace) 10.0 GiB",
+	          "CUDA_VISIBLE_DEVICES=0");
 	fx_free(f);
 
 	f = fx_new();
@@ -75,27 +78,28 @@ static void orphan_memory_outcomes(void **state)
 	add_proc(&f->m.gpu[0], 4242, 30 * GIB);
 	used(&f->m.gpu[1], 0);
 	fx_expect(fx_run(f, dr_check_load_orphan_memory), DR_PASS,
-		  "used memory belongs to listed processes on all 2 GPUs", NULL);
+	          "used memory belongs to listed processes on all 2 GPUs", NULL);
 
 	used(&f->m.gpu[1], 20 * 1024);
 	fx_expect(fx_run(f, dr_check_load_orphan_memory), DR_WARN,
-		  "GPU 1: 20.0 GiB of 20.0 GiB used is held by no listed process",
-		  "sudo fuser -v /dev/nvidia*");
+	          "GPU 1: 20.0 GiB of 20.0 GiB used is held by no listed process",
+	          "sudo fuser -v /dev/nvidia*");
 	fx_free(f);
 
 	f = two_gpus();
 	add_proc(&f->m.gpu[0], 999, 4 * GIB);
 	used(&f->m.gpu[0], 4 * 1024);
 	fx_expect(fx_run(f, dr_check_load_orphan_memory), DR_WARN,
-		  "GPU 0: pid 999 is gone but NVML still lists it with 4.0 GiB", "nvidia-smi -r -i N");
+	          "GPU 0: pid 999 is gone but NVML still lists it with 4.0 GiB",
+	          "nvidia-smi -r -i N");
 	fx_free(f);
 
 	f = two_gpus();
 	add_proc(&f->m.gpu[1], 5151, 2 * GIB);
 	used(&f->m.gpu[1], 2 * 1024);
 	fx_expect(fx_run(f, dr_check_load_orphan_memory), DR_WARN,
-		  "GPU 1: pid 5151 is a zombie (defunct) still holding 2.0 GiB",
-		  "its parent pid 5000 must reap it");
+	          "GPU 1: pid 5151 is a zombie (defunct) still holding 2.0 GiB",
+	          "its parent pid 5000 must reap it");
 	fx_free(f);
 
 	f = two_gpus(); /* per-process memory hidden (WDDM) and no zombies: nothing to say */
@@ -128,13 +132,13 @@ static void ports_outcomes(void **state)
 	dr_check_load_ports(&f->c);
 	assert_int_equal(f->r.n, before + 4);
 	fx_expect(&f->r.v[before], DR_WARN,
-		  "port 7860 is taken: listened on at 0.0.0.0 by pid 4242 (root: 'python train.py "
-		  "--batch-size 64')",
-		  "kill 4242");
+	          "port 7860 is taken: listened on at 0.0.0.0 by pid 4242 (root: 'python train.py "
+	          "--batch-size 64')",
+	          "kill 4242");
 	fx_expect(&f->r.v[before + 1], DR_PASS, "port 9000 is free", NULL);
 	fx_expect(&f->r.v[before + 2], DR_WARN,
-		  "port 8080 is taken: listened on at :: by a process of uid 54321 (not visible",
-		  "sudo ss -ltnp 'sport = :8080'");
+	          "port 8080 is taken: listened on at :: by a process of uid 54321 (not visible",
+	          "sudo ss -ltnp 'sport = :8080'");
 	fx_expect(&f->r.v[before + 3], DR_WARN, "listened on at ::1 by a process of root", NULL);
 	fx_free(f);
 
@@ -155,18 +159,18 @@ static void need_mem_outcomes(void **state)
 	used(&f->m.gpu[0], 70 * 1024);
 	used(&f->m.gpu[1], 10 * 1024);
 	fx_expect(fx_run(f, dr_check_load_need_mem), DR_PASS,
-		  "GPU 1 has 20.0 GiB free (CUDA_VISIBLE_DEVICES=1)", NULL);
+	          "GPU 1 has 20.0 GiB free (CUDA_VISIBLE_DEVICES=1)", NULL);
 	fx_env(f, "CUDA_VISIBLE_DEVICES=0");
 	fx_expect(fx_run(f, dr_check_load_need_mem), DR_WARN,
-		  "GPU 1 has 20.0 GiB free, but CUDA_VISIBLE_DEVICES='0' selects none of them",
-		  "CUDA_VISIBLE_DEVICES=1");
+	          "GPU 1 has 20.0 GiB free, but CUDA_VISIBLE_DEVICES='0' selects none of them",
+	          "CUDA_VISIBLE_DEVICES=1");
 	used(&f->m.gpu[1], 70 * 1024);
 	fx_expect(fx_run(f, dr_check_load_need_mem), DR_FAIL,
-		  "no GPU has 20.0 GiB free: GPU 0 9.6 GiB free of 79.6 GiB, GPU 1 9.6 GiB free",
-		  "free memory (see load.processes");
+	          "no GPU has 20.0 GiB free: GPU 0 9.6 GiB free of 79.6 GiB, GPU 1 9.6 GiB free",
+	          "free memory (see load.processes");
 	f->o.need_mem = 100 * GIB;
 	fx_expect(fx_run(f, dr_check_load_need_mem), DR_FAIL, "no GPU has 100.0 GiB free",
-		  "shard the model");
+	          "shard the model");
 	fx_free(f);
 
 	f = fx_new();
@@ -187,28 +191,30 @@ static void gpu_hiding_outcomes(void **state)
 	fx_env(f, "TF_FORCE_GPU_ALLOW_GROWTH=true");
 	fx_env(f, "NVIDIA_VISIBLE_DEVICES=void"); /* on a host it changes nothing */
 	fx_expect(fx_run(f, dr_check_env_gpu_hiding), DR_PASS,
-		  "set but harmless: TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow memory growth only",
-		  NULL);
+	          "set but harmless: TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow memory growth only",
+	          NULL);
 	fx_env(f, "HIP_VISIBLE_DEVICES=-1");
 	fx_expect(fx_run(f, dr_check_env_gpu_hiding), DR_WARN,
-		  "HIP_VISIBLE_DEVICES='-1' hides AMD GPUs", "unset HIP_VISIBLE_DEVICES");
+	          "HIP_VISIBLE_DEVICES='-1' hides AMD GPUs", "unset HIP_VISIBLE_DEVICES");
 	fx_env(f, "CUDA_VISIBLE_DEVICES=-1");
 	fx_env(f, "OLLAMA_LLM_LIBRARY=cpu_avx2");
 	const dr_result *r = fx_run(f, dr_check_env_gpu_hiding);
-	fx_expect(r, DR_FAIL, "CUDA_VISIBLE_DEVICES='-1' hides every NVIDIA GPU from CUDA programs "
-			      "(PyTorch, TensorFlow, JAX, ONNX Runtime, CuPy, Ollama",
-		  "unset CUDA_VISIBLE_DEVICES");
-	assert_non_null(strstr(r->found, "OLLAMA_LLM_LIBRARY='cpu_avx2' Ollama: forced onto its CPU"));
+	fx_expect(r, DR_FAIL,
+	          "CUDA_VISIBLE_DEVICES='-1' hides every NVIDIA GPU from CUDA programs "
+	          "(PyTorch, TensorFlow, JAX, ONNX Runtime, CuPy, Ollama",
+	          "unset CUDA_VISIBLE_DEVICES");
+	assert_non_null(
+	    strstr(r->found, "OLLAMA_LLM_LIBRARY='cpu_avx2' Ollama: forced onto its CPU"));
 	assert_non_null(strstr(r->fix, "sudo systemctl edit ollama.service"));
 	assert_non_null(strstr(r->found, "harmless: TF_FORCE_GPU_ALLOW_GROWTH"));
 	fx_free(f);
 
 	static const char *const cases[][3] = {
-		{"OLLAMA_NUM_GPU=0", "Ollama: no model layers offloaded", "unset OLLAMA_NUM_GPU"},
-		{"JAX_PLATFORMS=cpu", "JAX: restricted to the CPU", "unset JAX_PLATFORMS"},
-		{"CUDA_VISIBLE_DEVICES=NoDevFiles", "hides every NVIDIA GPU", "unset"},
-		{"CUDA_VISIBLE_DEVICES=", "hides every NVIDIA GPU", "unset"},
-		{"LLAMA_ARG_N_GPU_LAYERS=0", "llama.cpp server", "LLAMA_ARG_N_GPU_LAYERS"},
+	    {"OLLAMA_NUM_GPU=0", "Ollama: no model layers offloaded", "unset OLLAMA_NUM_GPU"},
+	    {"JAX_PLATFORMS=cpu", "JAX: restricted to the CPU", "unset JAX_PLATFORMS"},
+	    {"CUDA_VISIBLE_DEVICES=NoDevFiles", "hides every NVIDIA GPU", "unset"},
+	    {"CUDA_VISIBLE_DEVICES=", "hides every NVIDIA GPU", "unset"},
+	    {"LLAMA_ARG_N_GPU_LAYERS=0", "llama.cpp server", "LLAMA_ARG_N_GPU_LAYERS"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		f = fx_new();
@@ -239,7 +245,7 @@ static void slowdown_outcomes(void **state)
 	fx_env(f, "NCCL_P2P_DISABLE=0");
 	fx_env(f, "NCCL_P2P_LEVEL=NVL");
 	fx_expect(fx_run(f, dr_check_env_slowdown), DR_PASS,
-		  "none of CUDA_LAUNCH_BLOCKING, CUDA_CACHE_DISABLE", NULL);
+	          "none of CUDA_LAUNCH_BLOCKING, CUDA_CACHE_DISABLE", NULL);
 	fx_free(f);
 
 	f = fx_new();
@@ -248,7 +254,7 @@ static void slowdown_outcomes(void **state)
 	fx_env(f, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25");
 	const dr_result *r = fx_run(f, dr_check_env_slowdown);
 	fx_expect(r, DR_WARN, "CUDA_LAUNCH_BLOCKING=1: every kernel launch waits",
-		  "unset CUDA_LAUNCH_BLOCKING; unset NCCL_P2P_LEVEL");
+	          "unset CUDA_LAUNCH_BLOCKING; unset NCCL_P2P_LEVEL");
 	assert_non_null(strstr(r->found, "NCCL_P2P_LEVEL=LOC"));
 	assert_non_null(strstr(r->found, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25"));
 	fx_free(f);
@@ -257,12 +263,9 @@ static void slowdown_outcomes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(processes_outcomes),
-		cmocka_unit_test(orphan_memory_outcomes),
-		cmocka_unit_test(ports_outcomes),
-		cmocka_unit_test(need_mem_outcomes),
-		cmocka_unit_test(gpu_hiding_outcomes),
-		cmocka_unit_test(slowdown_outcomes),
+	    cmocka_unit_test(processes_outcomes),  cmocka_unit_test(orphan_memory_outcomes),
+	    cmocka_unit_test(ports_outcomes),      cmocka_unit_test(need_mem_outcomes),
+	    cmocka_unit_test(gpu_hiding_outcomes), cmocka_unit_test(slowdown_outcomes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* python.*: the interpreter, each framework against the driver, duplicates; the real probe script. */
+/* python.*: the interpreter, each framework against the driver, duplicates; the real probe script.
+ */
 #include "test_doctor_common.h"
 
 #include <libgen.h>
@@ -10,10 +11,10 @@
 #define H100_1 "GPU-1b7e9d00-6666-7777-8888-999900001111"
 
 #define LIST_TORCH                                                                                 \
-	"{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"venv\": false, "        \
+	"{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"venv\": false, "         \
 	"\"modules\": {\"torch\": \"/usr/lib/python3/dist-packages/torch/__init__.py\", "          \
-	"\"jax\": null, \"tensorflow\": null, \"onnxruntime\": null, \"cupy\": null}, "           \
-	"\"dists\": [{\"name\": \"torch\", \"version\": \"2.3.1\", \"location\": "                \
+	"\"jax\": null, \"tensorflow\": null, \"onnxruntime\": null, \"cupy\": null}, "            \
+	"\"dists\": [{\"name\": \"torch\", \"version\": \"2.3.1\", \"location\": "                 \
 	"\"/usr/lib/python3/dist-packages\"}]}"
 
 /*
@@ -25,15 +26,15 @@ static void fake_python(fx_t *f, const char *list_json)
 {
 	char script[1024];
 	snprintf(script, sizeof script,
-		 "#!/bin/sh\n"
-		 "d='%s/py'\n"
-		 "[ \"$1\" = -c ] || exit 9\n"
-		 "[ -f \"$d/$3.sleep\" ] && exec sleep 30\n"
-		 "if [ -f \"$d/$3.fail\" ]; then cat \"$d/$3.fail\" >&2; exit 1; fi\n"
-		 "[ -f \"$d/$3.json\" ] || exit 3\n"
-		 "echo 'framework chatter on stdout'\n"
-		 "printf '@@GPUWHY@@'; cat \"$d/$3.json\"; echo\n",
-		 f->root);
+	         "#!/bin/sh\n"
+	         "d='%s/py'\n"
+	         "[ \"$1\" = -c ] || exit 9\n"
+	         "[ -f \"$d/$3.sleep\" ] && exec sleep 30\n"
+	         "if [ -f \"$d/$3.fail\" ]; then cat \"$d/$3.fail\" >&2; exit 1; fi\n"
+	         "[ -f \"$d/$3.json\" ] || exit 3\n"
+	         "echo 'framework chatter on stdout'\n"
+	         "printf '@@GPUWHY@@'; cat \"$d/$3.json\"; echo\n",
+	         f->root);
 	fx_exec(f, "bin/python3", script);
 	if (list_json)
 		fx_write(f, "py/list.json", list_json);
@@ -61,12 +62,12 @@ static void interpreter_outcomes(void **state)
 	fx_t *f = gpu_machine("12.4");
 	fake_python(f, LIST_TORCH);
 	fx_expect(fx_run(f, dr_check_python_interpreter), DR_PASS,
-		  "Python 3.11.7 at /usr/bin/python3; GPU frameworks: torch", NULL);
+	          "Python 3.11.7 at /usr/bin/python3; GPU frameworks: torch", NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4"); /* nothing on PATH */
 	fx_expect(fx_run(f, dr_check_python_interpreter), DR_SKIP, "no python3 or python on PATH",
-		  "--python PATH");
+	          "--python PATH");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "no working Python", NULL);
 	fx_expect(fx_run(f, dr_check_python_duplicates), DR_SKIP, "no working Python", NULL);
 	fx_free(f);
@@ -74,17 +75,18 @@ static void interpreter_outcomes(void **state)
 	f = gpu_machine("12.4");
 	f->o.python = "/nonexistent/venv/bin/python";
 	fx_expect(fx_run(f, dr_check_python_interpreter), DR_FAIL,
-		  "--python /nonexistent/venv/bin/python: not found or not executable",
-		  "--python ~/venv/bin/python");
+	          "--python /nonexistent/venv/bin/python: not found or not executable",
+	          "--python ~/venv/bin/python");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, NULL);
-	fx_write(f, "py/list.fail", "Fatal Python error: init_fs_encoding: failed to get the Python "
-				    "codec of the filesystem encoding\n");
+	fx_write(f, "py/list.fail",
+	         "Fatal Python error: init_fs_encoding: failed to get the Python "
+	         "codec of the filesystem encoding\n");
 	fx_expect(fx_run(f, dr_check_python_interpreter), DR_WARN,
-		  "did not answer the probe: exited with status 1: Fatal Python error",
-		  "-c 'import sys; print(sys.version)'");
+	          "did not answer the probe: exited with status 1: Fatal Python error",
+	          "-c 'import sys; print(sys.version)'");
 	fx_free(f);
 
 	f = gpu_machine("12.4"); /* the same, asked for explicitly: FAIL */
@@ -92,15 +94,17 @@ static void interpreter_outcomes(void **state)
 	fx_write(f, "py/list.fail", "boom\n");
 	char exe[PATH_MAX];
 	f->o.python = fx_path(f, "bin/python3", exe);
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_FAIL, "did not answer the probe", NULL);
+	fx_expect(fx_run(f, dr_check_python_interpreter), DR_FAIL, "did not answer the probe",
+	          NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, "{\"python\": \"2.7.18\", \"executable\": \"/usr/bin/python\", \"modules\": "
-		       "{\"torch\": \"/x/torch/__init__.py\"}, \"dists\": []}");
+	               "{\"torch\": \"/x/torch/__init__.py\"}, \"dists\": []}");
 	fx_expect(fx_run(f, dr_check_python_interpreter), DR_WARN, "is Python 2.7.18",
-		  "--python python3");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "not probed under Python 2.7.18", NULL);
+	          "--python python3");
+	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "not probed under Python 2.7.18",
+	          NULL);
 	fx_free(f);
 }
 
@@ -108,22 +112,23 @@ static void torch_pass_and_cross_check(void **state)
 {
 	(void)state;
 	fx_t *f = gpu_machine("12.4");
-	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"cpu_only\": false, \"gpu_count\": 2, \"devices\": [{\"name\": \"NVIDIA H100 "
-			"80GB HBM3\", \"uuid\": \"" H100_0 "\"}, {\"name\": \"NVIDIA H100 80GB HBM3\", "
-			"\"uuid\": \"" H100_1 "\"}]}");
+	torch_answer(
+	    f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
+	       "\"cpu_only\": false, \"gpu_count\": 2, \"devices\": [{\"name\": \"NVIDIA H100 "
+	       "80GB HBM3\", \"uuid\": \"" H100_0 "\"}, {\"name\": \"NVIDIA H100 80GB HBM3\", "
+	       "\"uuid\": \"" H100_1 "\"}]}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS,
-		  "torch 2.3.1+cu121 (CUDA 12.1); sees 2 GPUs: 2x NVIDIA H100 80GB HBM3", NULL);
+	          "torch 2.3.1+cu121 (CUDA 12.1); sees 2 GPUs: 2x NVIDIA H100 80GB HBM3", NULL);
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_PASS, "(PyTorch agrees)", NULL);
 	fx_free(f);
 
 	/* PyTorch numbers them the other way round from the prediction */
 	f = gpu_machine("12.4");
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"gpu_count\": 2, \"devices\": [{\"name\": \"H100\", \"uuid\": \"" H100_1
-			"\"}, {\"name\": \"H100\", \"uuid\": \"" H100_0 "\"}]}");
+	                "\"gpu_count\": 2, \"devices\": [{\"name\": \"H100\", \"uuid\": \"" H100_1
+	                "\"}, {\"name\": \"H100\", \"uuid\": \"" H100_0 "\"}]}");
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_WARN,
-		  "but PyTorch's cuda:0 is " H100_1, "CUDA_DEVICE_ORDER=PCI_BUS_ID");
+	          "but PyTorch's cuda:0 is " H100_1, "CUDA_DEVICE_ORDER=PCI_BUS_ID");
 	fx_free(f);
 }
 
@@ -131,12 +136,12 @@ static void torch_cpu_only(void **state)
 {
 	(void)state;
 	const char *cpu = "{\"name\": \"torch\", \"version\": \"2.3.1+cpu\", \"cuda\": null, "
-			  "\"cpu_only\": true, \"gpu_count\": 0, \"devices\": []}";
+	                  "\"cpu_only\": true, \"gpu_count\": 0, \"devices\": []}";
 	fx_t *f = gpu_machine("12.4");
 	torch_answer(f, cpu);
 	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL,
-		  "torch 2.3.1+cpu is a CPU-only build: it will never use the GPU",
-		  "https://download.pytorch.org/whl/cu124");
+	          "torch 2.3.1+cpu is a CPU-only build: it will never use the GPU",
+	          "https://download.pytorch.org/whl/cu124");
 	fx_free(f);
 
 	f = gpu_machine("12.2"); /* the wheel suggested is not newer than the driver */
@@ -148,7 +153,7 @@ static void torch_cpu_only(void **state)
 	f->m.nvml = DR_NVML_NO_LIBRARY;
 	torch_answer(f, cpu);
 	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS,
-		  "is a CPU-only build (this machine has no NVIDIA GPU)", NULL);
+	          "is a CPU-only build (this machine has no NVIDIA GPU)", NULL);
 	fx_free(f);
 }
 
@@ -157,24 +162,25 @@ static void torch_against_driver(void **state)
 	(void)state;
 	fx_t *f = gpu_machine("11.8");
 	snprintf(f->m.driver, sizeof f->m.driver, "520.61.05");
-	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"gpu_count\": 0, \"devices\": [], \"warning\": \"CUDA initialization: The "
-			"NVIDIA driver on your system is too old (found version 11080).\"}");
+	torch_answer(f,
+	             "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
+	             "\"gpu_count\": 0, \"devices\": [], \"warning\": \"CUDA initialization: The "
+	             "NVIDIA driver on your system is too old (found version 11080).\"}");
 	const dr_result *r = fx_run(f, dr_check_python_torch);
 	fx_expect(r, DR_FAIL, "built for CUDA 12.1 but the driver supports at most 11.8",
-		  "upgrade the NVIDIA driver to >= 530.30.02 (CUDA 12.1)");
+	          "upgrade the NVIDIA driver to >= 530.30.02 (CUDA 12.1)");
 	assert_non_null(strstr(r->found, "sees no GPU: CUDA initialization: The NVIDIA driver on "
-					 "your system is too old"));
+	                                 "your system is too old"));
 	fx_free(f);
 
 	f = gpu_machine("12.2");
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.4.0+cu124\", \"cuda\": \"12.4\", "
-			"\"gpu_count\": 2, \"devices\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}, "
-			"{\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
+	                "\"gpu_count\": 2, \"devices\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}, "
+	                "{\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN,
-		  "built for CUDA 12.4, the driver supports 12.2: it runs through minor-version "
-		  "compatibility",
-		  ">= 550.54.14 for full CUDA 12.4");
+	          "built for CUDA 12.4, the driver supports 12.2: it runs through minor-version "
+	          "compatibility",
+	          ">= 550.54.14 for full CUDA 12.4");
 	fx_free(f);
 }
 
@@ -182,34 +188,36 @@ static void torch_sees_too_few(void **state)
 {
 	(void)state;
 	fx_t *f = gpu_machine("12.4");
-	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"gpu_count\": 0, \"devices\": [], \"error\": \"RuntimeError: No CUDA GPUs are "
-			"available\"}");
+	torch_answer(
+	    f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
+	       "\"gpu_count\": 0, \"devices\": [], \"error\": \"RuntimeError: No CUDA GPUs are "
+	       "available\"}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL,
-		  "sees no GPU: RuntimeError: No CUDA GPUs are available",
-		  "initialise CUDA by hand");
+	          "sees no GPU: RuntimeError: No CUDA GPUs are available",
+	          "initialise CUDA by hand");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fx_env(f, "CUDA_VISIBLE_DEVICES=-1");
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"gpu_count\": 0, \"devices\": []}");
+	                "\"gpu_count\": 0, \"devices\": []}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL, "sees no GPU",
-		  "CUDA_VISIBLE_DEVICES hides every GPU");
+	          "CUDA_VISIBLE_DEVICES hides every GPU");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"gpu_count\": 1, \"devices\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN, "sees 1 GPU: 1x NVIDIA H100 80GB HBM3 "
-							     "(CUDA should show 2)",
-		  "CUDA_VISIBLE_DEVICES set inside the program");
+	                "\"gpu_count\": 1, \"devices\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
+	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN,
+	          "sees 1 GPU: 1x NVIDIA H100 80GB HBM3 "
+	          "(CUDA should show 2)",
+	          "CUDA_VISIBLE_DEVICES set inside the program");
 	fx_free(f);
 
 	f = gpu_machine("12.4"); /* simulated GPUs: no judgement on what torch sees */
 	f->m.simulated = true;
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
-			"\"gpu_count\": 0, \"devices\": []}");
+	                "\"gpu_count\": 0, \"devices\": []}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS, "simulated GPUs are invisible", NULL);
 	fx_free(f);
 }
@@ -218,36 +226,39 @@ static void torch_import_problems(void **state)
 {
 	(void)state;
 	fx_t *f = gpu_machine("12.4");
-	torch_answer(f, "{\"name\": \"torch\", \"error\": \"ImportError: libcudnn.so.8: cannot open "
-			"shared object file: No such file or directory\"}");
+	torch_answer(f,
+	             "{\"name\": \"torch\", \"error\": \"ImportError: libcudnn.so.8: cannot open "
+	             "shared object file: No such file or directory\"}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL,
-		  "import torch failed: ImportError: libcudnn.so.8", "CUDA libraries it links against");
+	          "import torch failed: ImportError: libcudnn.so.8",
+	          "CUDA libraries it links against");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	torch_answer(f, "{\"name\": \"torch\", \"error\": \"ModuleNotFoundError: No module named "
-			"'typing_extensions'\"}");
+	                "'typing_extensions'\"}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL, "No module named 'typing_extensions'",
-		  "pip install --force-reinstall torch");
+	          "pip install --force-reinstall torch");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, LIST_TORCH);
 	fx_write(f, "py/torch.sleep", "");
 	f->p.python_timeout_ns = 300000000LL;
-	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN, "import torch hung: no answer within 0.3 s",
-		  "to see where it hangs");
+	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN,
+	          "import torch hung: no answer within 0.3 s", "to see where it hangs");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
-	fake_python(f, "{\"python\": \"3.12.1\", \"executable\": \"/usr/bin/python3\", \"modules\": "
-		       "{\"torch\": null}, \"dists\": []}");
+	fake_python(f,
+	            "{\"python\": \"3.12.1\", \"executable\": \"/usr/bin/python3\", \"modules\": "
+	            "{\"torch\": null}, \"dists\": []}");
 	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "PyTorch not installed", NULL);
 	fx_free(f);
 }
 
 #define LIST_ORT                                                                                   \
-	"{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "            \
+	"{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "             \
 	"{\"onnxruntime\": \"/s/onnxruntime/__init__.py\"}, \"dists\": []}"
 
 static void onnxruntime_outcomes(void **state)
@@ -255,31 +266,32 @@ static void onnxruntime_outcomes(void **state)
 	(void)state;
 	fx_t *f = gpu_machine("12.4");
 	fake_python(f, LIST_ORT);
-	fx_write(f, "py/onnxruntime.json",
-		 "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"cpu_only\": false, \"gpu_count\": "
-		 "-1, \"extra\": \"providers: CUDAExecutionProvider, CPUExecutionProvider; CUDA "
-		 "provider library loads\"}");
+	fx_write(
+	    f, "py/onnxruntime.json",
+	    "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"cpu_only\": false, \"gpu_count\": "
+	    "-1, \"extra\": \"providers: CUDAExecutionProvider, CPUExecutionProvider; CUDA "
+	    "provider library loads\"}");
 	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_PASS,
-		  "onnxruntime 1.18.0 (CUDA 12.2); providers: CUDAExecutionProvider", NULL);
+	          "onnxruntime 1.18.0 (CUDA 12.2); providers: CUDAExecutionProvider", NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, LIST_ORT);
 	fx_write(f, "py/onnxruntime.json",
-		 "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1, \"extra\": "
-		 "\"providers: AzureExecutionProvider, CPUExecutionProvider\"}");
+	         "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1, \"extra\": "
+	         "\"providers: AzureExecutionProvider, CPUExecutionProvider\"}");
 	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_FAIL, "is a CPU-only build",
-		  "pip install onnxruntime-gpu");
+	          "pip install onnxruntime-gpu");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, LIST_ORT);
 	fx_write(f, "py/onnxruntime.json",
-		 "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
-		 "\"providers: CUDAExecutionProvider, CPUExecutionProvider\", \"error\": \"CUDA "
-		 "provider cannot load: libcublasLt.so.12: cannot open shared object file\"}");
+	         "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
+	         "\"providers: CUDAExecutionProvider, CPUExecutionProvider\", \"error\": \"CUDA "
+	         "provider cannot load: libcublasLt.so.12: cannot open shared object file\"}");
 	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_FAIL, "libcublasLt.so.12",
-		  "install the CUDA and cuDNN versions");
+	          "install the CUDA and cuDNN versions");
 	fx_free(f);
 }
 
@@ -292,28 +304,30 @@ static void duplicates_outcomes(void **state)
 	fx_free(f);
 
 	f = gpu_machine("12.4");
-	fake_python(f, "{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "
-		       "{\"torch\": \"/home/u/.local/lib/python3.11/site-packages/torch/__init__.py\", "
-		       "\"onnxruntime\": \"/usr/lib/python3/dist-packages/onnxruntime/__init__.py\"}, "
-		       "\"dists\": ["
-		       "{\"name\": \"torch\", \"version\": \"2.3.1\", \"location\": "
-		       "\"/home/u/.local/lib/python3.11/site-packages\"},"
-		       "{\"name\": \"torch\", \"version\": \"2.3.1\", \"location\": "
-		       "\"/home/u/.local/lib/python3.11/site-packages\"},"
-		       "{\"name\": \"torch\", \"version\": \"2.1.0\", \"location\": "
-		       "\"/usr/lib/python3/dist-packages\"},"
-		       "{\"name\": \"onnxruntime\", \"version\": \"1.18.0\", \"location\": "
-		       "\"/usr/lib/python3/dist-packages\"},"
-		       "{\"name\": \"onnxruntime-gpu\", \"version\": \"1.18.0\", \"location\": "
-		       "\"/usr/lib/python3/dist-packages\"},"
-		       "{\"name\": \"torchvision\", \"version\": \"0.18.1\", \"location\": "
-		       "\"/usr/lib/python3/dist-packages\"}]}");
+	fake_python(
+	    f, "{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "
+	       "{\"torch\": \"/home/u/.local/lib/python3.11/site-packages/torch/__init__.py\", "
+	       "\"onnxruntime\": \"/usr/lib/python3/dist-packages/onnxruntime/__init__.py\"}, "
+	       "\"dists\": ["
+	       "{\"name\": \"torch\", \"version\": \"2.3.1\", \"location\": "
+	       "\"/home/u/.local/lib/python3.11/site-packages\"},"
+	       "{\"name\": \"torch\", \"version\": \"2.3.1\", \"location\": "
+	       "\"/home/u/.local/lib/python3.11/site-packages\"},"
+	       "{\"name\": \"torch\", \"version\": \"2.1.0\", \"location\": "
+	       "\"/usr/lib/python3/dist-packages\"},"
+	       "{\"name\": \"onnxruntime\", \"version\": \"1.18.0\", \"location\": "
+	       "\"/usr/lib/python3/dist-packages\"},"
+	       "{\"name\": \"onnxruntime-gpu\", \"version\": \"1.18.0\", \"location\": "
+	       "\"/usr/lib/python3/dist-packages\"},"
+	       "{\"name\": \"torchvision\", \"version\": \"0.18.1\", \"location\": "
+	       "\"/usr/lib/python3/dist-packages\"}]}");
 	const dr_result *r = fx_run(f, dr_check_python_duplicates);
-	fx_expect(r, DR_WARN,
-		  "torch installed 2 times: torch 2.3.1 in /home/u/.local/lib/python3.11/site-packages, "
-		  "torch 2.1.0 in /usr/lib/python3/dist-packages (imports from "
-		  "/home/u/.local/lib/python3.11/site-packages/torch/__init__.py)",
-		  "pip uninstall -y torch (repeat");
+	fx_expect(
+	    r, DR_WARN,
+	    "torch installed 2 times: torch 2.3.1 in /home/u/.local/lib/python3.11/site-packages, "
+	    "torch 2.1.0 in /usr/lib/python3/dist-packages (imports from "
+	    "/home/u/.local/lib/python3.11/site-packages/torch/__init__.py)",
+	    "pip uninstall -y torch (repeat");
 	assert_non_null(strstr(r->found, "onnxruntime installed 2 times: onnxruntime 1.18.0"));
 	assert_non_null(strstr(r->fix, "pip uninstall -y onnxruntime onnxruntime-gpu"));
 	assert_null(strstr(r->found, "torchvision"));
@@ -329,38 +343,39 @@ static void other_frameworks_outcomes(void **state)
 		dr_check_fn fn;
 		const char *pass, *warn, *fail, *fail_fix;
 	} fw[] = {
-		{"jax", dr_check_python_jax,
-		 "{\"version\": \"0.4.30\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
-		 "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
-		 "{\"version\": \"0.4.35\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
-		 "{\"version\": \"0.4.30\", \"cpu_only\": true, \"gpu_count\": 0}", "jax[cuda12]"},
-		{"tensorflow", dr_check_python_tensorflow,
-		 "{\"version\": \"2.16.1\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
-		 "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
-		 "{\"version\": \"2.18.0\", \"cuda\": \"12.5.1\", \"gpu_count\": 2, \"devices\": []}",
-		 "{\"version\": \"2.16.1\", \"cpu_only\": true, \"gpu_count\": 0}",
-		 "tensorflow[and-cuda]"},
-		{"onnxruntime", dr_check_python_onnxruntime,
-		 "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
-		 "\"providers: CUDAExecutionProvider, CPUExecutionProvider\"}",
-		 "{\"version\": \"1.20.0\", \"cuda\": \"12.6\", \"gpu_count\": -1, \"extra\": "
-		 "\"providers: CUDAExecutionProvider\"}",
-		 "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1}",
-		 "pip install onnxruntime-gpu"},
-		{"cupy", dr_check_python_cupy,
-		 "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 2, \"devices\": "
-		 "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
-		 "{\"version\": \"13.3.0\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
-		 "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 0, \"error\": "
-		 "\"CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected\"}",
-		 "initialise CUDA by hand"},
+	    {"jax", dr_check_python_jax,
+	     "{\"version\": \"0.4.30\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
+	     "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+	     "{\"version\": \"0.4.35\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
+	     "{\"version\": \"0.4.30\", \"cpu_only\": true, \"gpu_count\": 0}", "jax[cuda12]"},
+	    {"tensorflow", dr_check_python_tensorflow,
+	     "{\"version\": \"2.16.1\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
+	     "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+	     "{\"version\": \"2.18.0\", \"cuda\": \"12.5.1\", \"gpu_count\": 2, \"devices\": []}",
+	     "{\"version\": \"2.16.1\", \"cpu_only\": true, \"gpu_count\": 0}",
+	     "tensorflow[and-cuda]"},
+	    {"onnxruntime", dr_check_python_onnxruntime,
+	     "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
+	     "\"providers: CUDAExecutionProvider, CPUExecutionProvider\"}",
+	     "{\"version\": \"1.20.0\", \"cuda\": \"12.6\", \"gpu_count\": -1, \"extra\": "
+	     "\"providers: CUDAExecutionProvider\"}",
+	     "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1}",
+	     "pip install onnxruntime-gpu"},
+	    {"cupy", dr_check_python_cupy,
+	     "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 2, \"devices\": "
+	     "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
+	     "{\"version\": \"13.3.0\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
+	     "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 0, \"error\": "
+	     "\"CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected\"}",
+	     "initialise CUDA by hand"},
 	};
 	for (size_t i = 0; i < sizeof fw / sizeof *fw; i++) {
 		char list[512], rel[64];
-		snprintf(list, sizeof list,
-			 "{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "
-			 "{\"%s\": \"/s/%s/__init__.py\"}, \"dists\": []}",
-			 fw[i].mod, fw[i].mod);
+		snprintf(
+		    list, sizeof list,
+		    "{\"python\": \"3.11.7\", \"executable\": \"/usr/bin/python3\", \"modules\": "
+		    "{\"%s\": \"/s/%s/__init__.py\"}, \"dists\": []}",
+		    fw[i].mod, fw[i].mod);
 		snprintf(rel, sizeof rel, "py/%s.json", fw[i].mod);
 		const char *answers[3] = {fw[i].pass, fw[i].warn, fw[i].fail};
 		const dr_status want[3] = {DR_PASS, DR_WARN, DR_FAIL};
@@ -370,7 +385,9 @@ static void other_frameworks_outcomes(void **state)
 			fx_write(f, rel, answers[k]);
 			const dr_result *r = fx_run(f, fw[i].fn);
 			fx_expect(r, want[k], fw[i].mod,
-				  k == 1 ? "for full CUDA" : k == 2 ? fw[i].fail_fix : NULL);
+			          k == 1   ? "for full CUDA"
+			          : k == 2 ? fw[i].fail_fix
+			                   : NULL);
 			fx_free(f);
 		}
 		fx_t *f = gpu_machine("12.4");
@@ -421,7 +438,7 @@ static void real_script_against_stand_ins(void **state)
 	assert_true(p->ran);
 	assert_true(p->major >= 3);
 	const dr_pypkg *t = &p->pkg[0], *j = &p->pkg[1], *tf = &p->pkg[2], *o = &p->pkg[3],
-		       *c = &p->pkg[4];
+	               *c = &p->pkg[4];
 	assert_true(t->probed);
 	assert_string_equal(t->version, "2.3.1+cu121");
 	assert_string_equal(t->cuda, "12.1");
@@ -445,14 +462,15 @@ static void real_script_against_stand_ins(void **state)
 	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS, "sees 2 GPUs", NULL);
 	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_PASS, "(PyTorch agrees)", NULL);
 	fx_expect(fx_run(f, dr_check_python_jax), DR_FAIL, "jax 0.4.30 (CUDA 12); sees no GPU",
-		  NULL);
+	          NULL);
 	fx_expect(fx_run(f, dr_check_python_tensorflow), DR_FAIL, "CPU-only build",
-		  "tensorflow[and-cuda]");
+	          "tensorflow[and-cuda]");
 	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_FAIL, "CUDA provider cannot load",
-		  NULL);
-	fx_expect(fx_run(f, dr_check_python_cupy), DR_FAIL,
-		  "cupy 13.1.0 (CUDA 12.2); sees no GPU: CUDARuntimeError: cudaErrorInsufficientDriver",
-		  "upgrade the NVIDIA driver");
+	          NULL);
+	fx_expect(
+	    fx_run(f, dr_check_python_cupy), DR_FAIL,
+	    "cupy 13.1.0 (CUDA 12.2); sees no GPU: CUDARuntimeError: cudaErrorInsufficientDriver",
+	    "upgrade the NVIDIA driver");
 	fx_expect(fx_run(f, dr_check_python_duplicates), DR_WARN, "torch installed 2 times", NULL);
 	fx_free(f);
 	if (saved) {
@@ -467,16 +485,16 @@ static void real_script_against_stand_ins(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(interpreter_outcomes),
-		cmocka_unit_test(torch_pass_and_cross_check),
-		cmocka_unit_test(torch_cpu_only),
-		cmocka_unit_test(torch_against_driver),
-		cmocka_unit_test(torch_sees_too_few),
-		cmocka_unit_test(torch_import_problems),
-		cmocka_unit_test(onnxruntime_outcomes),
-		cmocka_unit_test(duplicates_outcomes),
-		cmocka_unit_test(other_frameworks_outcomes),
-		cmocka_unit_test(real_script_against_stand_ins),
+	    cmocka_unit_test(interpreter_outcomes),
+	    cmocka_unit_test(torch_pass_and_cross_check),
+	    cmocka_unit_test(torch_cpu_only),
+	    cmocka_unit_test(torch_against_driver),
+	    cmocka_unit_test(torch_sees_too_few),
+	    cmocka_unit_test(torch_import_problems),
+	    cmocka_unit_test(onnxruntime_outcomes),
+	    cmocka_unit_test(duplicates_outcomes),
+	    cmocka_unit_test(other_frameworks_outcomes),
+	    cmocka_unit_test(real_script_against_stand_ins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,7 @@ static void json_is_an_array_of_check_status_found_fix(void **state)
 	assert_string_equal(json_string_value(json_object_get(o, "check")), "x.one");
 	assert_string_equal(json_string_value(json_object_get(o, "status")), "PASS");
 	assert_string_equal(json_string_value(json_object_get(o, "found")),
-			    "quote \" and backslash \\");
+	                    "quote \" and backslash \\");
 	assert_true(json_is_null(json_object_get(o, "fix")));
 	o = json_array_get(a, 1);
 	assert_string_equal(json_string_value(json_object_get(o, "status")), "FAIL");
@@ -114,8 +114,11 @@ static void helpers(void **state)
 	char b[32];
 	assert_string_equal(dr_bytes(80ULL << 30, b, sizeof b), "80.0 GiB");
 	assert_string_equal(dr_bytes(512ULL << 20, b, sizeof b), "512 MiB");
-	assert_string_equal(dr_lib_version("/usr/lib/libnvidia-ml.so.550.54.14", "libnvidia-ml.so",
-					   b, sizeof b) ? b : "", "550.54.14");
+	assert_string_equal(
+	    dr_lib_version("/usr/lib/libnvidia-ml.so.550.54.14", "libnvidia-ml.so", b, sizeof b)
+	        ? b
+	        : "",
+	    "550.54.14");
 	assert_false(dr_lib_version("/usr/lib/libnvidia-ml.so.1", "libnvidia-ml.so", b, sizeof b));
 }
 
@@ -131,7 +134,8 @@ static void every_check_is_listed_once(void **state)
 	}
 }
 
-/* The whole run over an empty machine: every check speaks exactly once (load.port once without ports). */
+/* The whole run over an empty machine: every check speaks exactly once (load.port once without
+ * ports). */
 static void run_all_on_an_empty_machine(void **state)
 {
 	(void)state;
@@ -155,12 +159,12 @@ static void run_all_on_an_empty_machine(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(text_is_one_line_per_check_with_fix),
-		cmocka_unit_test(json_is_an_array_of_check_status_found_fix),
-		cmocka_unit_test(string_builder),
-		cmocka_unit_test(helpers),
-		cmocka_unit_test(every_check_is_listed_once),
-		cmocka_unit_test(run_all_on_an_empty_machine),
+	    cmocka_unit_test(text_is_one_line_per_check_with_fix),
+	    cmocka_unit_test(json_is_an_array_of_check_status_found_fix),
+	    cmocka_unit_test(string_builder),
+	    cmocka_unit_test(helpers),
+	    cmocka_unit_test(every_check_is_listed_once),
+	    cmocka_unit_test(run_all_on_an_empty_machine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* The device layer against a minimal fake NVML: optional symbols, absent values, the 535 trap, lost GPUs. */
+/* The device layer against a minimal fake NVML: optional symbols, absent values, the 535 trap, lost
+ * GPUs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,7 +37,8 @@ static void test_absent_not_zero(void **state)
 	assert_false(v.ok[GM_ECC_UNCORR_VOL]);
 	assert_false(v.ok[GM_SERIAL]);
 	assert_true(v.ok[GM_NAME]);
-	assert_string_equal(gpu_metric_text(c, 0, GM_UUID), "GPU-11111111-0000-0000-0000-000000000000");
+	assert_string_equal(gpu_metric_text(c, 0, GM_UUID),
+	                    "GPU-11111111-0000-0000-0000-000000000000");
 	assert_null(gpu_metric_text(c, 0, GM_SERIAL));
 	assert_int_equal(gpu_topology_level(c, 0, 1), -1);
 	assert_int_equal(gpu_nvlink_states(c, 0, NULL, 0), 0);
@@ -105,10 +107,10 @@ static void test_no_library(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_absent_not_zero),
-		cmocka_unit_test(test_process_layout_535),
-		cmocka_unit_test(test_selection_and_lost),
-		cmocka_unit_test(test_no_library),
+	    cmocka_unit_test(test_absent_not_zero),
+	    cmocka_unit_test(test_process_layout_535),
+	    cmocka_unit_test(test_selection_and_lost),
+	    cmocka_unit_test(test_no_library),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -264,7 +264,8 @@ static void test_compare_faces(void **state)
 	json_t *j = json_loads(buf, 0, &err);
 	assert_non_null(j);
 	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "faster");
-	assert_string_equal(json_string_value(json_object_get(j, "judged_by")), "step-time-mean-ci95");
+	assert_string_equal(json_string_value(json_object_get(j, "judged_by")),
+	                    "step-time-mean-ci95");
 	json_t *mean = json_object_get(j, "step_mean");
 	assert_float_equal(json_number_value(json_object_get(mean, "diff_s")), -0.05, 2e-3);
 	json_t *p50 = json_object_get(j, "step_p50");

@@ -55,10 +55,12 @@ static void test_user_regex(void **state)
 static void test_oom(void **state)
 {
 	(void)state;
-	assert_true(steps_is_oom("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
+	assert_true(
+	    steps_is_oom("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
 	assert_true(steps_is_oom("RuntimeError: CUDA out of memory."));
 	assert_true(steps_is_oom("2024 W tensorflow: OOM when allocating tensor with shape[1024]"));
-	assert_true(steps_is_oom("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"));
+	assert_true(steps_is_oom("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of "
+	                         "memory while trying to allocate"));
 	assert_true(steps_is_oom("CUDA error: CUDA_ERROR_OUT_OF_MEMORY"));
 	assert_false(steps_is_oom("memory usage 12 GiB"));
 }
@@ -66,9 +68,9 @@ static void test_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_user_regex),
-		cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_user_regex),
+	    cmocka_unit_test(test_oom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

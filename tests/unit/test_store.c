@@ -148,8 +148,8 @@ static void test_refuses_foreign_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_refuses_foreign_files),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_refuses_foreign_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -113,8 +113,8 @@ static void test_queue_drops_oldest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_family_and_host_data),
-		cmocka_unit_test(test_queue_drops_oldest),
+	    cmocka_unit_test(test_family_and_host_data),
+	    cmocka_unit_test(test_queue_drops_oldest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

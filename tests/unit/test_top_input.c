@@ -155,9 +155,9 @@ static void test_key_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_normal_keys),  cmocka_unit_test(test_filter_prompt),
-		cmocka_unit_test(test_utf8_in_prompt), cmocka_unit_test(test_gpu_prompt),
-		cmocka_unit_test(test_help),	     cmocka_unit_test(test_key_line),
+	    cmocka_unit_test(test_normal_keys),    cmocka_unit_test(test_filter_prompt),
+	    cmocka_unit_test(test_utf8_in_prompt), cmocka_unit_test(test_gpu_prompt),
+	    cmocka_unit_test(test_help),           cmocka_unit_test(test_key_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,8 @@ static void check(int cols, int rows, int ngpu, int ncpu, bool tree)
 	top_layout L;
 	top_layout_compute(cols, rows, ngpu, ncpu, tree, &L);
 	char where[96];
-	snprintf(where, sizeof where, "%dx%d ngpu=%d ncpu=%d tree=%d", cols, rows, ngpu, ncpu, tree);
+	snprintf(where, sizeof where, "%dx%d ngpu=%d ncpu=%d tree=%d", cols, rows, ngpu, ncpu,
+	         tree);
 	if (L.too_small)
 		fail_msg("%s: too small", where);
 	for (int i = 0; i < TOP_P__COUNT; i++) {
@@ -28,7 +29,7 @@ static void check(int cols, int rows, int ngpu, int ncpu, bool tree)
 			continue;
 		if (r.x < 0 || r.y < 0 || r.x + r.w > cols || r.y + r.h > rows)
 			fail_msg("%s: panel %d (%d,%d %dx%d) leaves the screen", where, i, r.x, r.y,
-				 r.w, r.h);
+			         r.w, r.h);
 		for (int j = i + 1; j < TOP_P__COUNT; j++)
 			if (top_rect_overlap(r, L.p[j]))
 				fail_msg("%s: panels %d and %d overlap", where, i, j);
@@ -55,7 +56,7 @@ static void check(int cols, int rows, int ngpu, int ncpu, bool tree)
 			fail_msg("%s: %d GPUs shown", where, L.gpus_shown);
 		if (g.h != L.gpus_shown * L.gpu_rows || L.gpu_rows < 1 || L.gpu_rows > 4)
 			fail_msg("%s: GPU panel %d rows for %d x %d", where, g.h, L.gpus_shown,
-				 L.gpu_rows);
+			         L.gpu_rows);
 		if (g.w < 40)
 			fail_msg("%s: GPU meters only %d wide", where, g.w);
 	} else if (g.h != 1 || L.gpus_shown != 0) {
@@ -75,7 +76,7 @@ static void check(int cols, int rows, int ngpu, int ncpu, bool tree)
 		if (L.cpu_per_row * TOP_CPU_CELL_W > cols || L.cpu_per_row * L.cpu_rows < ncpu)
 			fail_msg("%s: core cells do not fit", where);
 	} else if (L.cpu_per_row + 4 > cols ||
-		   (long)L.cpu_per_row * L.cpu_rows * L.cores_per_tick < ncpu) {
+	           (long)L.cpu_per_row * L.cpu_rows * L.cores_per_tick < ncpu) {
 		fail_msg("%s: core ticks do not cover the cores", where);
 	}
 }
@@ -195,14 +196,14 @@ static void test_box_and_overlap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sweep),
-		cmocka_unit_test(test_sweep_big_machines),
-		cmocka_unit_test(test_too_small),
-		cmocka_unit_test(test_80x24_eight_gpus),
-		cmocka_unit_test(test_large_terminal),
-		cmocka_unit_test(test_many_cores_merge_into_ticks),
-		cmocka_unit_test(test_natural_rows),
-		cmocka_unit_test(test_box_and_overlap),
+	    cmocka_unit_test(test_sweep),
+	    cmocka_unit_test(test_sweep_big_machines),
+	    cmocka_unit_test(test_too_small),
+	    cmocka_unit_test(test_80x24_eight_gpus),
+	    cmocka_unit_test(test_large_terminal),
+	    cmocka_unit_test(test_many_cores_merge_into_ticks),
+	    cmocka_unit_test(test_natural_rows),
+	    cmocka_unit_test(test_box_and_overlap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,15 +13,17 @@
 /* Two GPUs at positions 0 and 1 that NVML calls 2 and 3 (as with --gpus 2,3). */
 static void init_model(top_model *m)
 {
-	top_gpu_info g[2] = {{.index = 2, .name = "NVIDIA H100 80GB HBM3",
-			      .uuid = "GPU-8f2a0000-1111-2222-3333-444444444444"},
-			     {.index = 3, .name = "NVIDIA H100 80GB HBM3",
-			      .uuid = "GPU-9c1b0000-1111-2222-3333-444444444444"}};
+	top_gpu_info g[2] = {{.index = 2,
+	                      .name = "NVIDIA H100 80GB HBM3",
+	                      .uuid = "GPU-8f2a0000-1111-2222-3333-444444444444"},
+	                     {.index = 3,
+	                      .name = "NVIDIA H100 80GB HBM3",
+	                      .uuid = "GPU-9c1b0000-1111-2222-3333-444444444444"}};
 	assert_int_equal(top_model_init(m, 2, g), 0);
 }
 
 static tl_proc *proc(snapshot *s, unsigned pid, unsigned ppid, int gpu, const char *user,
-		     const char *cmd)
+                     const char *cmd)
 {
 	tl_proc *p = snapshot_add_proc(s);
 	p->pid = pid;
@@ -432,16 +434,16 @@ static void test_findings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring),
-		cmocka_unit_test(test_sort_and_reverse),
-		cmocka_unit_test(test_filter_and_selection),
-		cmocka_unit_test(test_gpu_selection),
-		cmocka_unit_test(test_pause),
-		cmocka_unit_test(test_tree),
-		cmocka_unit_test(test_window),
-		cmocka_unit_test(test_old_processes_dropped),
-		cmocka_unit_test(test_interval_steps),
-		cmocka_unit_test(test_findings),
+	    cmocka_unit_test(test_ring),
+	    cmocka_unit_test(test_sort_and_reverse),
+	    cmocka_unit_test(test_filter_and_selection),
+	    cmocka_unit_test(test_gpu_selection),
+	    cmocka_unit_test(test_pause),
+	    cmocka_unit_test(test_tree),
+	    cmocka_unit_test(test_window),
+	    cmocka_unit_test(test_old_processes_dropped),
+	    cmocka_unit_test(test_interval_steps),
+	    cmocka_unit_test(test_findings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,9 @@ static void test_canvas_clip_and_wide(void **state)
 	top_canvas_clear(&c);
 	top_put(&c, (top_rect){0, 0, 10, 2}, 0, 0, TOP_S_NORMAL, "a\tb\x1b[\xff");
 	assert_string_equal(row(&c, 0), "a?b?[?");
-	assert_int_equal(top_text_width(&c, "\xe6\x97\xa5" "ab"), 4);
+	assert_int_equal(top_text_width(&c, "\xe6\x97\xa5"
+	                                    "ab"),
+	                 4);
 	top_canvas_free(&c);
 	setlocale(LC_CTYPE, "C");
 }
@@ -95,10 +97,14 @@ static void setv(gpu_values *v, gpu_metric_id id, double x)
 /* Two GPUs (NVML 0 and 1), 4 cores, 3 processes; GPU 1 has no power reading. */
 static void make_world(world *w, int nsamples)
 {
-	top_gpu_info g[2] = {{.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaaa",
-			      .pci_bus_id = "00000000:1B:00.0"},
-			     {.index = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbbb",
-			      .pci_bus_id = "00000000:43:00.0"}};
+	top_gpu_info g[2] = {{.index = 0,
+	                      .name = "NVIDIA H100 80GB HBM3",
+	                      .uuid = "GPU-aaaa",
+	                      .pci_bus_id = "00000000:1B:00.0"},
+	                     {.index = 1,
+	                      .name = "NVIDIA H100 80GB HBM3",
+	                      .uuid = "GPU-bbbb",
+	                      .pci_bus_id = "00000000:43:00.0"}};
 	top_model_init(&w->m, 2, g);
 	for (int k = 0; k < nsamples; k++) {
 		snapshot *s = &w->s;
@@ -127,7 +133,8 @@ static void make_world(world *w, int nsamples)
 			s->cpu_busy[c] = c == 3 ? 100 : 5;
 		s->h[HM_MEM_USED] = 8000;
 		s->h[HM_MEM_TOTAL] = 64000;
-		const char *cmds[] = {"python train.py", "ollama serve", "\xe6\x97\xa5\xe6\x9c\xac job"};
+		const char *cmds[] = {"python train.py", "ollama serve",
+		                      "\xe6\x97\xa5\xe6\x9c\xac job"};
 		for (int p = 0; p < 3; p++) {
 			tl_proc *t = snapshot_add_proc(s);
 			t->pid = 100 + p;
@@ -150,8 +157,8 @@ static char *frame(world *w, int cols, int rows, bool utf8, const top_input *in,
 	top_layout L;
 	top_layout_compute(cols, rows, top_model_gpus_shown(&w->m), 4, w->m.tree, &L);
 	assert_int_equal(top_canvas_init(c, cols, rows, utf8), 0);
-	top_frame f = {.m = &w->m, .L = &L, .in = in, .hostname = "node7",
-		       .interval_ns = 1000000000LL};
+	top_frame f = {
+	    .m = &w->m, .L = &L, .in = in, .hostname = "node7", .interval_ns = 1000000000LL};
 	top_render(c, &f);
 	return text_of(c);
 }
@@ -208,7 +215,8 @@ static void test_frame_ascii_only(void **state)
 		char *t = frame(&w, cols, 30, false, NULL, &c);
 		for (const unsigned char *p = (const unsigned char *)t; *p; p++)
 			if (*p >= 0x80)
-				fail_msg("%dx30: non-ASCII byte 0x%02x in an ASCII frame", cols, *p);
+				fail_msg("%dx30: non-ASCII byte 0x%02x in an ASCII frame", cols,
+				         *p);
 		assert_non_null(strstr(t, "tree of PID"));
 		free(t);
 		top_canvas_free(&c);
@@ -250,11 +258,12 @@ static void test_status_and_help(void **state)
 	make_world(&w, 3);
 	w.m.nfindings = 2;
 	w.m.findings[0] = (top_finding){
-		TOP_SEV_WARN,
-		"GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?"};
-	w.m.findings[1] = (top_finding){
-		TOP_SEV_ERROR, "GPU 1 fell off the bus: gpu-lost? and a long tail of words that goes on "
-			       "beyond the width of the help box so that it has to wrap: end"};
+	    TOP_SEV_WARN,
+	    "GPU 0 idle 45 % of the last 30 s while core 3 is at 100 %: data-starved?"};
+	w.m.findings[1] =
+	    (top_finding){TOP_SEV_ERROR,
+	                  "GPU 1 fell off the bus: gpu-lost? and a long tail of words that goes on "
+	                  "beyond the width of the help box so that it has to wrap: end"};
 	top_canvas c;
 	char *t = frame(&w, 120, 30, false, NULL, &c);
 	assert_non_null(strstr(row(&c, 28), "data-starved?"));
@@ -273,8 +282,8 @@ static void test_status_and_help(void **state)
 	top_canvas_free(&c);
 	/* a finding longer than the status line is cut visibly, the count stays */
 	snprintf(w.m.findings[0].text, sizeof w.m.findings[0].text, "%s",
-		 "GPU 0 waits in step for GPU 1 (utilization 18 % vs 70 %), 3 times; the link "
-		 "between the GPUs is unknown: sync-wait?");
+	         "GPU 0 waits in step for GPU 1 (utilization 18 % vs 70 %), 3 times; the link "
+	         "between the GPUs is unknown: sync-wait?");
 	t = frame(&w, 80, 24, false, NULL, &c);
 	const char *st = row(&c, 22);
 	assert_non_null(strstr(st, "...  (+1 more: h)"));
@@ -328,7 +337,8 @@ static void test_every_size_draws(void **state)
 	for (int cols = 40; cols <= 300; cols += 13)
 		for (int rows = 10; rows <= 100; rows += 9) {
 			char *t = frame(&w, cols, rows, false, NULL, &c);
-			if (!strstr(row(&c, 0), "gpuwhy top") || !strstr(row(&c, rows - 1), "q quit"))
+			if (!strstr(row(&c, 0), "gpuwhy top") ||
+			    !strstr(row(&c, rows - 1), "q quit"))
 				fail_msg("%dx%d: header or key line missing", cols, rows);
 			free(t);
 			top_canvas_free(&c);
@@ -339,14 +349,10 @@ static void test_every_size_draws(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_canvas_clip_and_wide),
-		cmocka_unit_test(test_canvas_ascii),
-		cmocka_unit_test(test_frame_80x24),
-		cmocka_unit_test(test_frame_ascii_only),
-		cmocka_unit_test(test_history_graph),
-		cmocka_unit_test(test_status_and_help),
-		cmocka_unit_test(test_too_small_and_hits),
-		cmocka_unit_test(test_every_size_draws),
+	    cmocka_unit_test(test_canvas_clip_and_wide), cmocka_unit_test(test_canvas_ascii),
+	    cmocka_unit_test(test_frame_80x24),          cmocka_unit_test(test_frame_ascii_only),
+	    cmocka_unit_test(test_history_graph),        cmocka_unit_test(test_status_and_help),
+	    cmocka_unit_test(test_too_small_and_hits),   cmocka_unit_test(test_every_size_draws),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

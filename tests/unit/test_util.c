@@ -98,16 +98,17 @@ static void test_jsonw(void **state)
 	jsonw_obj_end(&w);
 	jsonw_obj_end(&w);
 	fclose(f);
-	assert_string_equal(buf, "{\"a\":1,\"s\":\"q\\\"\\n\\u0001\",\"arr\":[1.5,null,true,null],\"o\":{}}");
+	assert_string_equal(
+	    buf, "{\"a\":1,\"s\":\"q\\\"\\n\\u0001\",\"arr\":[1.5,null,true,null],\"o\":{}}");
 	free(buf);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_int),	 cmocka_unit_test(test_duration),
-		cmocka_unit_test(test_size),	 cmocka_unit_test(test_double_locale_independent),
-		cmocka_unit_test(test_jsonw),
+	    cmocka_unit_test(test_int),   cmocka_unit_test(test_duration),
+	    cmocka_unit_test(test_size),  cmocka_unit_test(test_double_locale_independent),
+	    cmocka_unit_test(test_jsonw),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
