@@ -67,7 +67,7 @@ static int load(const char *path)
 	int missing = 0;
 #define LOAD(ret, name, params)                                                                    \
 	if (!(*(void **)&N.name = dlsym(lib, #name))) {                                            \
-		fprintf(stderr, "FAIL: missing symbol %s\n", #name);                              \
+		fprintf(stderr, "FAIL: missing symbol %s\n", #name);                               \
 		missing++;                                                                         \
 	}
 	NVML_ENTRY_POINTS(LOAD)
@@ -194,7 +194,8 @@ static void memory_power(unsigned i, nvmlDevice_t d, int lk)
 	expect("GetPowerManagementLimit", i, N.nvmlDeviceGetPowerManagementLimit(d, &u), lk | OPT);
 	expect("GetPowerManagementDefaultLimit", i,
 	       N.nvmlDeviceGetPowerManagementDefaultLimit(d, &u), lk | OPT);
-	if (expect("GetEnforcedPowerLimit", i, N.nvmlDeviceGetEnforcedPowerLimit(d, &lim), lk | OPT) &&
+	if (expect("GetEnforcedPowerLimit", i, N.nvmlDeviceGetEnforcedPowerLimit(d, &lim),
+	           lk | OPT) &&
 	    expect("GetPowerManagementLimitConstraints", i,
 	           N.nvmlDeviceGetPowerManagementLimitConstraints(d, &lo, &hi), lk | OPT) &&
 	    (lim < lo || lim > hi))
@@ -202,7 +203,8 @@ static void memory_power(unsigned i, nvmlDevice_t d, int lk)
 	expect("GetTotalEnergyConsumption", i, N.nvmlDeviceGetTotalEnergyConsumption(d, &energy),
 	       lk | OPT);
 	unsigned t = 0;
-	bool have_t = expect("GetTemperature", i, N.nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &t), lk);
+	bool have_t = expect("GetTemperature", i,
+	                     N.nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &t), lk);
 	nvmlTemperature_t tv = {.version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU};
 	if (expect("GetTemperatureV", i, N.nvmlDeviceGetTemperatureV(d, &tv), lk) && have_t &&
 	    pinned && tv.temperature != (int)t)
@@ -226,32 +228,38 @@ static void clocks_links(unsigned i, nvmlDevice_t d, int lk)
 	unsigned long long r, r2;
 	nvmlUtilization_t ut;
 	expect("GetUtilizationRates", i, N.nvmlDeviceGetUtilizationRates(d, &ut), lk | OPT);
-	expect("GetEncoderUtilization", i, N.nvmlDeviceGetEncoderUtilization(d, &u, &per), lk | OPT);
-	expect("GetDecoderUtilization", i, N.nvmlDeviceGetDecoderUtilization(d, &u, &per), lk | OPT);
+	expect("GetEncoderUtilization", i, N.nvmlDeviceGetEncoderUtilization(d, &u, &per),
+	       lk | OPT);
+	expect("GetDecoderUtilization", i, N.nvmlDeviceGetDecoderUtilization(d, &u, &per),
+	       lk | OPT);
 	for (nvmlClockType_t c = NVML_CLOCK_GRAPHICS; c <= NVML_CLOCK_VIDEO; c++) {
 		expect("GetClockInfo", i, N.nvmlDeviceGetClockInfo(d, c, &u), lk | OPT);
 		expect("GetMaxClockInfo", i, N.nvmlDeviceGetMaxClockInfo(d, c, &u), lk | OPT);
-		expect("GetApplicationsClock", i, N.nvmlDeviceGetApplicationsClock(d, c, &u), lk | OPT);
-		expect("GetClock", i, N.nvmlDeviceGetClock(d, c, NVML_CLOCK_ID_CURRENT, &u), lk | OPT);
+		expect("GetApplicationsClock", i, N.nvmlDeviceGetApplicationsClock(d, c, &u),
+		       lk | OPT);
+		expect("GetClock", i, N.nvmlDeviceGetClock(d, c, NVML_CLOCK_ID_CURRENT, &u),
+		       lk | OPT);
 	}
-	if (expect("GetCurrentClocksEventReasons", i, N.nvmlDeviceGetCurrentClocksEventReasons(d, &r),
-	           lk | OPT) &&
+	if (expect("GetCurrentClocksEventReasons", i,
+	           N.nvmlDeviceGetCurrentClocksEventReasons(d, &r), lk | OPT) &&
 	    expect("GetCurrentClocksThrottleReasons", i,
 	           N.nvmlDeviceGetCurrentClocksThrottleReasons(d, &r2), lk | OPT) &&
 	    pinned && r != r2)
 		fail("gpu %u: event reasons 0x%llx, throttle reasons 0x%llx", i, r, r2);
 	nvmlPstates_t ps;
 	expect("GetPerformanceState", i, N.nvmlDeviceGetPerformanceState(d, &ps), lk | OPT);
-	expect("GetCurrPcieLinkGeneration", i, N.nvmlDeviceGetCurrPcieLinkGeneration(d, &u), lk | OPT);
+	expect("GetCurrPcieLinkGeneration", i, N.nvmlDeviceGetCurrPcieLinkGeneration(d, &u),
+	       lk | OPT);
 	expect("GetCurrPcieLinkWidth", i, N.nvmlDeviceGetCurrPcieLinkWidth(d, &u), lk | OPT);
-	expect("GetMaxPcieLinkGeneration", i, N.nvmlDeviceGetMaxPcieLinkGeneration(d, &u), lk | OPT);
+	expect("GetMaxPcieLinkGeneration", i, N.nvmlDeviceGetMaxPcieLinkGeneration(d, &u),
+	       lk | OPT);
 	expect("GetMaxPcieLinkWidth", i, N.nvmlDeviceGetMaxPcieLinkWidth(d, &u), lk | OPT);
 	expect("GetGpuMaxPcieLinkGeneration", i, N.nvmlDeviceGetGpuMaxPcieLinkGeneration(d, &u),
 	       lk | OPT);
-	expect("GetPcieThroughput", i, N.nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_TX_BYTES, &u),
-	       lk | OPT);
-	expect("GetPcieThroughput", i, N.nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_RX_BYTES, &u),
-	       lk | OPT);
+	expect("GetPcieThroughput", i,
+	       N.nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_TX_BYTES, &u), lk | OPT);
+	expect("GetPcieThroughput", i,
+	       N.nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_RX_BYTES, &u), lk | OPT);
 	expect("GetPcieReplayCounter", i, N.nvmlDeviceGetPcieReplayCounter(d, &u), lk | OPT);
 	expect("GetTotalEccErrors", i,
 	       N.nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
@@ -279,8 +287,8 @@ static void processes(unsigned i, nvmlDevice_t d, int lk, int *nproc, int *nutil
 	                      N.nvmlDeviceGetComputeRunningProcesses, p, 64);
 	for (int k = 0; k < *nproc; k++) {
 		char name[256];
-		expect("SystemGetProcessName", i, N.nvmlSystemGetProcessName(p[k].pid, name, sizeof name),
-		       NOTFOUND);
+		expect("SystemGetProcessName", i,
+		       N.nvmlSystemGetProcessName(p[k].pid, name, sizeof name), NOTFOUND);
 	}
 	process_list("GetGraphicsRunningProcesses_v3", i, d, lk,
 	             N.nvmlDeviceGetGraphicsRunningProcesses_v3,
@@ -293,8 +301,8 @@ static void processes(unsigned i, nvmlDevice_t d, int lk, int *nproc, int *nutil
 	unsigned long long since = wall_us() - 1000000ULL;
 	nvmlProcessUtilizationSample_t us[64];
 	unsigned n = 64;
-	*nutil = expect("GetProcessUtilization", i, N.nvmlDeviceGetProcessUtilization(d, us, &n, since),
-	                lk | OPT | NOTFOUND)
+	*nutil = expect("GetProcessUtilization", i,
+	                N.nvmlDeviceGetProcessUtilization(d, us, &n, since), lk | OPT | NOTFOUND)
 	             ? (int)n
 	             : 0;
 	nvmlSample_t s[256];
@@ -307,7 +315,8 @@ static void processes(unsigned i, nvmlDevice_t d, int lk, int *nproc, int *nutil
 	             : 0;
 	for (int k = 0; k < *nsamp; k++)
 		if (s[k].timeStamp <= since)
-			fail("gpu %u: sample %d at %llu us is older than asked for", i, k, s[k].timeStamp);
+			fail("gpu %u: sample %d at %llu us is older than asked for", i, k,
+			     s[k].timeStamp);
 }
 
 static void events(unsigned i, nvmlDevice_t d, int lk)
@@ -315,8 +324,8 @@ static void events(unsigned i, nvmlDevice_t d, int lk)
 	nvmlEventSet_t set;
 	if (!expect("EventSetCreate", i, N.nvmlEventSetCreate(&set), 0))
 		return;
-	expect("RegisterEvents", i, N.nvmlDeviceRegisterEvents(d, nvmlEventTypeXidCriticalError, set),
-	       lk | OPT);
+	expect("RegisterEvents", i,
+	       N.nvmlDeviceRegisterEvents(d, nvmlEventTypeXidCriticalError, set), lk | OPT);
 	nvmlEventData_t ev;
 	nvmlReturn_t rc = N.nvmlEventSetWait_v2(set, &ev, 0);
 	if (rc != NVML_SUCCESS && rc != NVML_ERROR_TIMEOUT)
@@ -332,7 +341,8 @@ static void system_calls(void)
 	expect("SystemGetDriverVersion", 0, N.nvmlSystemGetDriverVersion(s, sizeof s), 0);
 	expect("SystemGetNVMLVersion", 0, N.nvmlSystemGetNVMLVersion(s, sizeof s), 0);
 	if (expect("SystemGetCudaDriverVersion", 0, N.nvmlSystemGetCudaDriverVersion(&v), 0) &&
-	    expect("SystemGetCudaDriverVersion_v2", 0, N.nvmlSystemGetCudaDriverVersion_v2(&v2), 0) &&
+	    expect("SystemGetCudaDriverVersion_v2", 0, N.nvmlSystemGetCudaDriverVersion_v2(&v2),
+	           0) &&
 	    v != v2)
 		fail("CUDA driver versions differ: %d and %d", v, v2);
 	if (expect("DeviceGetCount", 0, N.nvmlDeviceGetCount(&c), 0) &&
@@ -362,8 +372,8 @@ static void gpu(unsigned i, nvmlDevice_t first)
 		       N.nvmlDeviceGetTopologyCommonAncestor(first, d, &lvl), lk | OPT);
 	nvmlEnableState_t e;
 	nvmlReturn_t rc = N.nvmlDeviceGetNvLinkState(d, 0, &e);
-	if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_INVALID_ARGUMENT &&
-	    !(lost && rc == NVML_ERROR_GPU_IS_LOST))
+	if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_SUPPORTED &&
+	    rc != NVML_ERROR_INVALID_ARGUMENT && !(lost && rc == NVML_ERROR_GPU_IS_LOST))
 		fail("gpu %u: GetNvLinkState returned %d", i, rc);
 	printf("gpu %u: lost=%d procs=%d procutil=%d samples=%d\n", i, lost, np, nu, ns);
 }

@@ -93,7 +93,8 @@ static void test_peer_entry_points(void **state)
 	init_ok();
 	d = sim_dev(0);
 	assert_int_equal(P_nvmlDeviceGetTemperatureV(d, &t), NVML_ERROR_GPU_IS_LOST);
-	assert_int_equal(P_nvmlDeviceGetMPSComputeRunningProcesses_v2(d, &n, p), NVML_ERROR_GPU_IS_LOST);
+	assert_int_equal(P_nvmlDeviceGetMPSComputeRunningProcesses_v2(d, &n, p),
+	                 NVML_ERROR_GPU_IS_LOST);
 	assert_int_equal(P_nvmlDeviceGetDriverModel_v2(d, &cur, &pend), NVML_ERROR_GPU_IS_LOST);
 	shutdown_all();
 }
@@ -135,7 +136,8 @@ static void test_power_cap_holds(void **state)
 			unsigned long long r;
 			assert_int_equal(N.nvmlDeviceGetPowerUsage(d, &mw), NVML_SUCCESS);
 			assert_int_equal(N.nvmlDeviceGetEnforcedPowerLimit(d, &lim), NVML_SUCCESS);
-			assert_int_equal(N.nvmlDeviceGetCurrentClocksEventReasons(d, &r), NVML_SUCCESS);
+			assert_int_equal(N.nvmlDeviceGetCurrentClocksEventReasons(d, &r),
+			                 NVML_SUCCESS);
 			nvmlFieldValue_t fv = {.fieldId = NVML_FI_DEV_POWER_INSTANT};
 			assert_int_equal(N.nvmlDeviceGetFieldValues(d, 1, &fv), NVML_SUCCESS);
 			if (r & nvmlClocksEventReasonSwPowerCap)
@@ -172,7 +174,8 @@ static void test_pinned_timestamps_are_recent(void **state)
 		assert_true(s[i].timeStamp > after - 1000000);
 		assert_true(s[i].timeStamp <= after);
 	}
-	assert_true(s[cnt - 1].timeStamp >= before - 200000); /* the last one is the pinned instant */
+	assert_true(s[cnt - 1].timeStamp >=
+	            before - 200000); /* the last one is the pinned instant */
 	nvmlProcessUtilizationSample_t u[8];
 	cnt = 8;
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d, u, &cnt, after - 1000000),
