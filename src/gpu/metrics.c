@@ -10,34 +10,34 @@ const gpu_metric_desc gpu_metrics[GM__COUNT] = {
 };
 
 const char *const gpu_metric_aliases[][2] = {
-    {"gpu_name", "name"},
-    {"gpu_uuid", "uuid"},
-    {"gpu_serial", "serial"},
-    {"gpu_bus_id", "pci.bus_id"},
-    {"clocks.gr", "clocks.current.graphics"},
-    {"clocks.sm", "clocks.current.sm"},
-    {"clocks.mem", "clocks.current.memory"},
-    {"clocks.max.gr", "clocks.max.graphics"},
-    {"clocks.max.mem", "clocks.max.memory"},
-    {"clocks.applications.gr", "clocks.applications.graphics"},
-    {"clocks.applications.mem", "clocks.applications.memory"},
-    {"clocks_throttle_reasons.active", "clocks_event_reasons.active"},
-    {"clocks_throttle_reasons.gpu_idle", "clocks_event_reasons.gpu_idle"},
-    {"clocks_throttle_reasons.applications_clocks_setting",
-     "clocks_event_reasons.applications_clocks_setting"},
-    {"clocks_throttle_reasons.sw_power_cap", "clocks_event_reasons.sw_power_cap"},
-    {"clocks_throttle_reasons.hw_slowdown", "clocks_event_reasons.hw_slowdown"},
-    {"clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_thermal_slowdown"},
-    {"clocks_throttle_reasons.hw_power_brake_slowdown",
-     "clocks_event_reasons.hw_power_brake_slowdown"},
-    {"clocks_throttle_reasons.sw_thermal_slowdown", "clocks_event_reasons.sw_thermal_slowdown"},
-    {"clocks_throttle_reasons.sync_boost", "clocks_event_reasons.sync_boost"},
-    {"pcie.link.gen.gpucurrent", "pcie.link.gen.current"},
-    {"pcie.link.gen.hostmax", "pcie.link.gen.max"},
-    {"power.management", "persistence_mode"},
-    {"ecc.errors.corrected.volatile.device_memory", "ecc.errors.corrected.volatile.total"},
-    {"ecc.errors.uncorrected.volatile.device_memory", "ecc.errors.uncorrected.volatile.total"},
-    {NULL, NULL},
+	{"gpu_name", "name"},
+	{"gpu_uuid", "uuid"},
+	{"gpu_serial", "serial"},
+	{"gpu_bus_id", "pci.bus_id"},
+	{"clocks.gr", "clocks.current.graphics"},
+	{"clocks.sm", "clocks.current.sm"},
+	{"clocks.mem", "clocks.current.memory"},
+	{"clocks.max.gr", "clocks.max.graphics"},
+	{"clocks.max.mem", "clocks.max.memory"},
+	{"clocks.applications.gr", "clocks.applications.graphics"},
+	{"clocks.applications.mem", "clocks.applications.memory"},
+	{"clocks_throttle_reasons.active", "clocks_event_reasons.active"},
+	{"clocks_throttle_reasons.gpu_idle", "clocks_event_reasons.gpu_idle"},
+	{"clocks_throttle_reasons.applications_clocks_setting",
+	 "clocks_event_reasons.applications_clocks_setting"},
+	{"clocks_throttle_reasons.sw_power_cap", "clocks_event_reasons.sw_power_cap"},
+	{"clocks_throttle_reasons.hw_slowdown", "clocks_event_reasons.hw_slowdown"},
+	{"clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_thermal_slowdown"},
+	{"clocks_throttle_reasons.hw_power_brake_slowdown",
+	 "clocks_event_reasons.hw_power_brake_slowdown"},
+	{"clocks_throttle_reasons.sw_thermal_slowdown", "clocks_event_reasons.sw_thermal_slowdown"},
+	{"clocks_throttle_reasons.sync_boost", "clocks_event_reasons.sync_boost"},
+	{"pcie.link.gen.gpucurrent", "pcie.link.gen.current"},
+	{"pcie.link.gen.hostmax", "pcie.link.gen.max"},
+	{"power.management", "persistence_mode"},
+	{"ecc.errors.corrected.volatile.device_memory", "ecc.errors.corrected.volatile.total"},
+	{"ecc.errors.uncorrected.volatile.device_memory", "ecc.errors.uncorrected.volatile.total"},
+	{NULL, NULL},
 };
 
 int gpu_metric_lookup(const char *name)
@@ -60,15 +60,9 @@ void gpu_metric_column(gpu_metric_id id, char *out, size_t outlen)
 }
 
 static const char *const reason_names[] = {
-    "gpu_idle",
-    "applications_clocks_setting",
-    "sw_power_cap",
-    "hw_slowdown",
-    "sync_boost",
-    "sw_thermal_slowdown",
-    "hw_thermal_slowdown",
-    "hw_power_brake_slowdown",
-    "display_clock_setting",
+	"gpu_idle",	       "applications_clocks_setting", "sw_power_cap",
+	"hw_slowdown",	       "sync_boost",		      "sw_thermal_slowdown",
+	"hw_thermal_slowdown", "hw_power_brake_slowdown",     "display_clock_setting",
 };
 
 const char *gpu_reason_name(uint64_t bit)
@@ -142,9 +136,9 @@ void gpu_reasons_display(uint64_t mask, char *out, size_t outlen)
 
 const char *gpu_arch_name(unsigned arch)
 {
-	static const char *const names[] = {"Unknown", "Unknown", "Kepler",   "Maxwell",
-	                                    "Pascal",  "Volta",   "Turing",   "Ampere",
-	                                    "Ada",     "Hopper",  "Blackwell"};
+	static const char *const names[] = {"Unknown", "Unknown", "Kepler", "Maxwell", "Pascal",
+					    "Volta",   "Turing",  "Ampere", "Ada",     "Hopper",
+					    "Blackwell"};
 	if (arch < sizeof names / sizeof *names)
 		return names[arch];
 	return "Unknown";
@@ -153,16 +147,11 @@ const char *gpu_arch_name(unsigned arch)
 static const char *compute_mode_name(int m)
 {
 	switch (m) {
-	case 0:
-		return "Default";
-	case 1:
-		return "Exclusive_Thread";
-	case 2:
-		return "Prohibited";
-	case 3:
-		return "Exclusive_Process";
-	default:
-		return "Unknown";
+	case 0: return "Default";
+	case 1: return "Exclusive_Thread";
+	case 2: return "Prohibited";
+	case 3: return "Exclusive_Process";
+	default: return "Unknown";
 	}
 }
 
@@ -183,36 +172,16 @@ void gpu_metric_format(gpu_metric_id id, double v, bool with_units, char *out, s
 		else
 			snprintf(out, outlen, "%.2f", v);
 		break;
-	case GMF_F6:
-		snprintf(out, outlen, "%.6f", v);
-		break;
-	case GMF_ENABLED:
-		snprintf(out, outlen, "%s", v != 0 ? "Enabled" : "Disabled");
-		break;
-	case GMF_ACTIVE:
-		snprintf(out, outlen, "%s", v != 0 ? "Active" : "Not Active");
-		break;
-	case GMF_YESNO:
-		snprintf(out, outlen, "%s", v != 0 ? "Yes" : "No");
-		break;
-	case GMF_PSTATE:
-		snprintf(out, outlen, "P%.0f", v);
-		break;
-	case GMF_HEX:
-		snprintf(out, outlen, "0x%016llX", (unsigned long long)v);
-		break;
-	case GMF_CMODE:
-		snprintf(out, outlen, "%s", compute_mode_name((int)v));
-		break;
-	case GMF_CC:
-		snprintf(out, outlen, "%.1f", v);
-		break;
-	case GMF_ARCH:
-		snprintf(out, outlen, "%s", gpu_arch_name((unsigned)v));
-		break;
-	case GMF_STR:
-		snprintf(out, outlen, "%.0f", v);
-		break;
+	case GMF_F6: snprintf(out, outlen, "%.6f", v); break;
+	case GMF_ENABLED: snprintf(out, outlen, "%s", v != 0 ? "Enabled" : "Disabled"); break;
+	case GMF_ACTIVE: snprintf(out, outlen, "%s", v != 0 ? "Active" : "Not Active"); break;
+	case GMF_YESNO: snprintf(out, outlen, "%s", v != 0 ? "Yes" : "No"); break;
+	case GMF_PSTATE: snprintf(out, outlen, "P%.0f", v); break;
+	case GMF_HEX: snprintf(out, outlen, "0x%016llX", (unsigned long long)v); break;
+	case GMF_CMODE: snprintf(out, outlen, "%s", compute_mode_name((int)v)); break;
+	case GMF_CC: snprintf(out, outlen, "%.1f", v); break;
+	case GMF_ARCH: snprintf(out, outlen, "%s", gpu_arch_name((unsigned)v)); break;
+	case GMF_STR: snprintf(out, outlen, "%.0f", v); break;
 	}
 }
 
@@ -223,9 +192,7 @@ double gpu_metric_dcgm_value(gpu_metric_id id, double v)
 	case GM_GPM_SM_ACTIVE:
 	case GM_GPM_SM_OCCUPANCY:
 	case GM_GPM_TENSOR_ACTIVE:
-	case GM_GPM_DRAM_ACTIVE:
-		return v / 100.0;
-	default:
-		return v;
+	case GM_GPM_DRAM_ACTIVE: return v / 100.0;
+	default: return v;
 	}
 }
