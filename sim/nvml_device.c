@@ -27,12 +27,16 @@ static unsigned pct(double frac)
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
+	if (sim_is_mig_handle(device))
+		return sim_mig_name(device, name, length);
 	DEV_BEGIN(device, name);
 	return sim_leave(sim_copy_str(name, length, g->name));
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
+	if (sim_is_mig_handle(device))
+		return sim_mig_uuid(device, uuid, length);
 	DEV_BEGIN(device, uuid);
 	return sim_leave(sim_copy_str(uuid, length, g->uuid));
 }
@@ -167,7 +171,8 @@ static nvmlReturn_t codec_util(nvmlDevice_t device, unsigned *utilization, unsig
 	DEV_BEGIN(device, utilization);
 	if (!period)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
-	if (!(enc ? g->nvenc : g->nvdec))
+	/* Like whole-GPU utilization, codec utilization is not reported while partitioned. */
+	if (!(enc ? g->nvenc : g->nvdec) || (g->has_mig && g->mig_current))
 		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
 	const sim_inst *in = sim_instant(d, &now);
 	*utilization = pct(enc ? in->enc : in->dec);
@@ -209,6 +214,19 @@ static void memory_now(struct nvmlDevice_st *d, const sim_time *now, unsigned lo
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
 {
+	if (sim_is_mig_handle(device) && memory) {
+		if (memory->version != nvmlMemory_v2)
+			return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+		unsigned long long total, used;
+		nvmlReturn_t rc = sim_mig_memory(device, &total, &used);
+		if (rc == NVML_SUCCESS) {
+			memory->total = total;
+			memory->reserved = 0;
+			memory->used = used;
+			memory->free = total - used;
+		}
+		return rc;
+	}
 	DEV_BEGIN(device, memory);
 	if (memory->version != nvmlMemory_v2)
 		return sim_leave(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
@@ -223,6 +241,16 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
+	if (sim_is_mig_handle(device) && memory) {
+		unsigned long long total, used;
+		nvmlReturn_t rc = sim_mig_memory(device, &total, &used);
+		if (rc == NVML_SUCCESS) {
+			memory->total = total;
+			memory->used = used;
+			memory->free = total - used;
+		}
+		return rc;
+	}
 	DEV_BEGIN(device, memory);
 	unsigned long long reserved, used;
 	memory_now(d, &now, &reserved, &used);

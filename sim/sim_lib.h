@@ -116,6 +116,13 @@ nvmlReturn_t sim_enter(sim_time *now);
  */
 nvmlReturn_t sim_enter_dev(nvmlDevice_t device, const void *out, struct nvmlDevice_st **d,
                            sim_time *now);
+
+/* MIG device handles (nvml_mig.c): name, UUID and memory of the instance. */
+bool sim_is_mig_handle(nvmlDevice_t device);
+nvmlReturn_t sim_mig_name(nvmlDevice_t device, char *name, unsigned length);
+nvmlReturn_t sim_mig_uuid(nvmlDevice_t device, char *uuid, unsigned length);
+nvmlReturn_t sim_mig_memory(nvmlDevice_t device, unsigned long long *total,
+                            unsigned long long *used);
 /* Unlock and return rc. */
 nvmlReturn_t sim_leave(nvmlReturn_t rc);
 

@@ -1254,6 +1254,50 @@ static bool parse_identity(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 	return true;
 }
 
+/* mig.devices: the MIG devices of a GPU in MIG mode (one compute instance per GPU instance). */
+static bool parse_mig_devices(pctx *c, json_t *o, const char *path, sim_gpu *g)
+{
+	json_t *arr;
+	if (!get_arr(c, o, path, "devices", false, SIM_MAX_MIG, &arr))
+		return false;
+	g->n_mig = 0;
+	if (!arr)
+		return true;
+	if (!g->mig_current)
+		return fail(c, path, "devices", "MIG devices need \"current\": true");
+	static const char *const keys[] = {"profile", "uuid", "gpu_instance", "compute_instance",
+	                                   "sm_count", "copy_engines", "decoders", "jpeg", "ofa",
+	                                   "memory_mib", "used_mib", "bar1_mib", NULL};
+	for (size_t k = 0; k < json_array_size(arr); k++) {
+		json_t *d = json_array_get(arr, k);
+		char sub[256];
+		snprintf(sub, sizeof sub, "%.200s.devices[%zu]", path, k);
+		if (!json_is_object(d))
+			return fail(c, sub, NULL, "expected an object, got %s", tname(d));
+		sim_mig *m = &g->mig[k];
+		memset(m, 0, sizeof *m);
+		if (!check_keys(c, d, sub, keys) ||
+		    !get_str(c, d, sub, "profile", true, 15, m->profile, sizeof m->profile) ||
+		    !get_str(c, d, sub, "uuid", true, 95, m->uuid, sizeof m->uuid) ||
+		    !get_uns(c, d, sub, "gpu_instance", true, 0, 64, &m->gi) ||
+		    !get_uns(c, d, sub, "compute_instance", false, 0, 64, &m->ci) ||
+		    !get_uns(c, d, sub, "sm_count", true, 1, 1024, &m->sm_count) ||
+		    !get_uns(c, d, sub, "copy_engines", false, 0, 64, &m->ce_count) ||
+		    !get_uns(c, d, sub, "decoders", false, 0, 64, &m->dec_count) ||
+		    !get_uns(c, d, sub, "jpeg", false, 0, 64, &m->jpg_count) ||
+		    !get_uns(c, d, sub, "ofa", false, 0, 64, &m->ofa_count) ||
+		    !get_ull(c, d, sub, "memory_mib", true, 1, 1LL << 30, &m->mem_total) ||
+		    !get_ull(c, d, sub, "used_mib", false, 0, (long long)m->mem_total, &m->mem_used) ||
+		    !get_ull(c, d, sub, "bar1_mib", false, 0, 1LL << 30, &m->bar1_total))
+			return false;
+		for (size_t j = 0; j < k; j++)
+			if (g->mig[j].gi == m->gi)
+				return fail(c, sub, "gpu_instance", "GPU instance %u is listed twice", m->gi);
+		g->n_mig++;
+	}
+	return true;
+}
+
 static bool parse_modes(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
 	static const char *const cmodes[] = {"default", "exclusive_thread", "prohibited",
@@ -1288,14 +1332,15 @@ static bool parse_modes(pctx *c, json_t *gj, const char *path, sim_gpu *g)
 	if (!get_obj(c, gj, path, "mig", false, &o))
 		return false;
 	if (o) {
-		static const char *const keys[] = {"current", "pending", NULL};
+		static const char *const keys[] = {"current", "pending", "devices", NULL};
 		snprintf(sub, sizeof sub, "%.200s.mig", path);
 		g->has_mig = true;
 		if (!check_keys(c, o, sub, keys) ||
 		    !get_bool(c, o, sub, "current", true, &g->mig_current))
 			return false;
 		g->mig_pending = g->mig_current;
-		if (!get_bool(c, o, sub, "pending", false, &g->mig_pending))
+		if (!get_bool(c, o, sub, "pending", false, &g->mig_pending) ||
+		    !parse_mig_devices(c, o, sub, g))
 			return false;
 	}
 	if (!get_obj(c, gj, path, "fan", false, &o))

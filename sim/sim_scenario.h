@@ -21,6 +21,7 @@
 #define SIM_MAX_LINKS 36
 #define SIM_MAX_SWITCHES 4
 #define SIM_MAX_PAGES 64
+#define SIM_MAX_MIG 7 /* MIG devices per GPU (an H100 has seven slices) */
 #define SIM_MAX_SEGMENTS 256
 #define SIM_MAX_EPISODES 256
 #define SIM_MAX_PROCS 1024
@@ -113,6 +114,15 @@ typedef struct {
 	bool up;
 } sim_link;
 
+/* One MIG device: a GPU instance with one compute instance. */
+typedef struct {
+	char profile[16]; /* "3g.40gb" */
+	char uuid[96];	  /* "MIG-..." */
+	unsigned gi, ci;  /* GPU and compute instance ids */
+	unsigned sm_count, ce_count, dec_count, jpg_count, ofa_count;
+	unsigned long long mem_total, mem_used, bar1_total; /* MiB */
+} sim_mig;
+
 typedef struct {
 	int index;
 	char name[96], uuid[96], serial[32], vbios[32];
@@ -155,6 +165,8 @@ typedef struct {
 	bool persistence;
 	int compute_mode; /* nvmlComputeMode_t */
 	bool has_mig, mig_current, mig_pending;
+	sim_mig mig[SIM_MAX_MIG];
+	int n_mig;
 	int numa_node; /* -1 when not reported */
 	bool has_affinity;
 	unsigned long affinity[SIM_AFFINITY_WORDS];

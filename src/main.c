@@ -42,6 +42,28 @@ static void usage(FILE *out)
 	      out);
 }
 
+/*
+ * Run as `nvidia-smi` (a link named so), gpuwhy answers nvidia-smi's command
+ * line: `dmon`, `pmon` and `topo` as the commands of those names, no
+ * argument as nvidia-smi's table, anything else as `gpuwhy query`.
+ */
+static int as_nvidia_smi(int argc, char **argv)
+{
+	gw_global g = {.argv0 = argv[0], .gpus = getenv("GPUWHY_GPUS")};
+	optind = 0;
+	if (argc < 2) {
+		char *args[] = {argv[0], "--nvidia-smi", NULL};
+		return cmd_status(2, args, &g);
+	}
+	if (!strcmp(argv[1], "dmon"))
+		return cmd_dmon(argc - 1, argv + 1, &g);
+	if (!strcmp(argv[1], "pmon"))
+		return cmd_pmon(argc - 1, argv + 1, &g);
+	if (!strcmp(argv[1], "topo"))
+		return cmd_topo(argc - 1, argv + 1, &g);
+	return cmd_query(argc, argv, &g);
+}
+
 int main(int argc, char **argv)
 {
 	/* Only LC_CTYPE follows the user: numbers are always printed with '.'. */
@@ -49,6 +71,9 @@ int main(int argc, char **argv)
 	/* Past a file-size limit (ulimit -f), writes fail with EFBIG and are
 	 * reported like a full disk instead of killing the process. */
 	signal(SIGXFSZ, SIG_IGN);
+	const char *base = strrchr(argv[0], '/');
+	if (!strcmp(base ? base + 1 : argv[0], "nvidia-smi"))
+		return as_nvidia_smi(argc, argv);
 	gw_global g = {.argv0 = argv[0]};
 	static const struct option opts[] = {
 		{"sim", required_argument, NULL, 's'}, {"nvml", required_argument, NULL, 'n'},

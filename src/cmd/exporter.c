@@ -22,6 +22,8 @@ typedef struct {
 	exp_hostlabel host_label;
 	const char *collectors_path;
 	int processes;
+	int counter_type; /* -1: as the defaults or the CSV say, else exp_prom_type */
+	const char *kubernetes_root; /* NULL: no pod labels */
 } exporter_args;
 
 static void usage(FILE *out)
@@ -45,6 +47,14 @@ static void usage(FILE *out)
 	      "                         is $NODE_NAME, else the host name\n"
 	      "  --collectors FILE      a dcgm-exporter counters CSV (FIELD, prom_type,\n"
 	      "                         help): export only the DCGM fields it lists\n"
+	      "  --counter-type TYPE    counter or untyped: the type of the counter fields\n"
+	      "                         (energy, PCIe replays, NVLink, remapped rows, ECC);\n"
+	      "                         default untyped unless the CSV says counter\n"
+	      "  --kubernetes           pod, namespace and container labels on the series\n"
+	      "                         of GPUs and processes in Kubernetes pods (from\n"
+	      "                         /proc/PID/cgroup and /var/log/containers)\n"
+	      "  --kubernetes-root DIR  read proc/ and var/log/ below DIR (a DaemonSet\n"
+	      "                         mounting the host's at /host); implies --kubernetes\n"
 	      "  --processes N          top N processes per GPU by memory (default 5, 0..32)\n"
 	      "  --max-connections N    connection cap (default 256)\n"
 	      "  --request-timeout SECONDS\n"
@@ -64,6 +74,9 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	                                     {"hostname-label", required_argument, NULL, 'H'},
 	                                     {"collectors", required_argument, NULL, 'f'},
 	                                     {"processes", required_argument, NULL, 'p'},
+	                                     {"counter-type", required_argument, NULL, 'c'},
+	                                     {"kubernetes", no_argument, NULL, 'k'},
+	                                     {"kubernetes-root", required_argument, NULL, 'K'},
 	                                     {"max-connections", required_argument, NULL, 'm'},
 	                                     {"request-timeout", required_argument, NULL, 't'},
 	                                     {"help", no_argument, NULL, 'h'},
@@ -100,6 +113,20 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 			break;
 		case 'f':
 			a->collectors_path = optarg;
+			break;
+		case 'k':
+			if (!a->kubernetes_root)
+				a->kubernetes_root = "";
+			break;
+		case 'K': a->kubernetes_root = optarg; break;
+		case 'c':
+			if (!strcmp(optarg, "counter"))
+				a->counter_type = EXP_COUNTER;
+			else if (!strcmp(optarg, "untyped"))
+				a->counter_type = EXP_UNTYPED;
+			else
+				return gw_error(GW_EXIT_USAGE, "--counter-type", "counter or untyped",
+						"unknown type '%s'", optarg);
 			break;
 		case 'p':
 			if (!gw_parse_int(optarg, 0, EXP_PROC_MAX, &n))
@@ -244,6 +271,7 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 	               .version = GPUWHY_VERSION},
 	    .findings = exp_diag_findings,
 	    .proc_root = "/proc",
+	    .kubernetes_root = a->kubernetes_root,
 	    .host = true,
 	};
 	if (!board)
@@ -271,7 +299,8 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 int cmd_exporter(int argc, char **argv, const gw_global *g)
 {
 	exporter_args a = {
-	    .interval_ns = 1000000000LL, .host_label = EXP_HOSTLABEL_UPPER, .processes = 5};
+	    .interval_ns = 1000000000LL, .host_label = EXP_HOSTLABEL_UPPER, .processes = 5,
+	    .counter_type = -1};
 	exp_server_opts_default(&a.server);
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
@@ -285,6 +314,8 @@ int cmd_exporter(int argc, char **argv, const gw_global *g)
 	} else {
 		exp_collectors_default(&collectors);
 	}
+	if (a.counter_type >= 0)
+		exp_collectors_counter_type(&collectors, (exp_prom_type)a.counter_type);
 	/* Every thread started from here on inherits the mask: only sigwait sees them. */
 	sigset_t set;
 	sigemptyset(&set);

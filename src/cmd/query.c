@@ -1,4 +1,5 @@
 /* query.c - `gpuwhy query`: nvidia-smi --query-gpu compatible fields, CSV/JSON, loops, dmon. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "cmd/smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "util/err.h"
@@ -14,7 +16,7 @@
 #include "util/parse.h"
 #include "util/timeutil.h"
 
-#define QUERY_MAX_FIELDS 128
+#define QUERY_MAX_FIELDS SMI_MAX_FIELDS
 #define FIELD_TIMESTAMP (-2)
 
 static volatile sig_atomic_t query_stop;
@@ -25,26 +27,43 @@ static void on_signal(int sig)
 	query_stop = 1;
 }
 
+typedef enum { QK_NONE, QK_GPU, QK_APPS, QK_PAGES, QK_REMAP, QK_LIST, QK_Q } query_kind;
+
 typedef struct {
+	query_kind kind;
 	int fields[QUERY_MAX_FIELDS];
 	int nfields;
+	smi_fields other; /* compute apps / retired pages */
 	bool json, noheader, nounits, dmon;
-	int64_t interval_ns; /* 0 = once */
-	long long count;     /* 0 = unlimited when looping */
+	const char *ids;      /* -i/--id/--gpus */
+	const char *filename; /* -f */
+	unsigned sections;    /* -q -d */
+	int64_t interval_ns;  /* 0 = once */
+	long long count;      /* 0 = unlimited when looping */
 } query_opts;
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy query --query-gpu=FIELD[,FIELD...] [--format=csv[,noheader][,nounits]|json]\n"
-	      "                    [-l SECONDS | -lms MILLISECONDS] [--count N]\n"
-	      "       gpuwhy query --dmon [-l SECONDS | -lms MILLISECONDS] [--count N]\n"
-	      "       gpuwhy query --help-query\n"
-	      "\n"
-	      "Field names and units follow nvidia-smi --query-gpu; unsupported values print [N/A]\n"
-	      "(null in JSON). --format=json prints one JSON object per sample (JSON Lines when\n"
-	      "looping). --dmon streams the compact `nvidia-smi dmon -s pucct` columns plus SM\n"
-	      "activity. -l/-lms repeat at a fixed cadence until Ctrl-C or --count samples.\n",
-	      out);
+	fputs(
+	    "usage: gpuwhy query --query-gpu=FIELD[,FIELD...] "
+	    "[--format=csv[,noheader][,nounits]|json]\n"
+	    "                    [-i ID[,ID...]] [-f FILE] [-l SECONDS | -lms MILLISECONDS] "
+	    "[--count N]\n"
+	    "       gpuwhy query --query-compute-apps=FIELD,... | --query-retired-pages=FIELD,...\n"
+	    "                    | --query-remapped-rows=FIELD,... [--format=csv...] [-i ID] [-f "
+	    "FILE]\n"
+	    "       gpuwhy query -L [-i ID]            list GPUs\n"
+	    "       gpuwhy query -q [-d SECTION,...]   nvidia-smi -q sectioned text\n"
+	    "       gpuwhy query --dmon [-l SECONDS | -lms MILLISECONDS] [--count N]\n"
+	    "       gpuwhy query --help-query\n"
+	    "\n"
+	    "Field names and units follow nvidia-smi 590 --query-gpu (every name and alias of\n"
+	    "its --help-query-gpu); values NVML cannot give print [N/A] (null in JSON). The\n"
+	    "header keeps its units with nounits, as nvidia-smi does. -i takes indices, UUIDs\n"
+	    "and PCI bus ids. --format=json prints one JSON object per sample (JSON Lines when\n"
+	    "looping). --dmon streams the compact `nvidia-smi dmon -s pucct` columns plus SM\n"
+	    "activity. -l/-lms repeat at a fixed cadence until Ctrl-C or --count samples.\n",
+	    out);
 }
 
 static void help_query(void)
@@ -61,8 +80,9 @@ static void help_query(void)
 			if (!strcmp(gpu_metric_aliases[a][1], d->key) && (size_t)n < sizeof name)
 				n += snprintf(name + n, sizeof name - (size_t)n, " =%s",
 					      gpu_metric_aliases[a][0]);
-		printf("  %-52s %s%s%s\n", name, d->help, d->dcgm ? " DCGM: " : "",
-		       d->dcgm ? d->dcgm : "");
+		printf("  %-52s %s%s%s%s\n", name, d->help, d->dcgm ? " DCGM: " : "",
+		       d->dcgm ? d->dcgm : "",
+		       gpu_metric_readable((gpu_metric_id)i) ? "" : " (not read by gpuwhy: [N/A])");
 	}
 }
 
@@ -74,10 +94,12 @@ static int parse_fields(const char *list, query_opts *q)
 			t++;
 		if (!*t)
 			continue;
+		char *end = t + strlen(t);
+		while (end > t && end[-1] == ' ')
+			*--end = '\0';
 		int id = !strcmp(t, "timestamp") ? FIELD_TIMESTAMP : gpu_metric_lookup(t);
 		if (id == -1) {
-			int rc = gw_error(GW_EXIT_USAGE, t, "gpuwhy query --help-query lists them",
-					  "unknown --query-gpu field");
+			int rc = smi_bad_field(t, "gpuwhy query --help-query lists them");
 			free(copy);
 			return rc;
 		}
@@ -120,12 +142,40 @@ static int parse_format(const char *s, query_opts *q)
 
 static void timestamp_text(double wall, char *out, size_t len)
 {
-	time_t t = (time_t)wall;
-	struct tm tm;
-	localtime_r(&t, &tm);
-	char b[32];
-	strftime(b, sizeof b, "%Y/%m/%d %H:%M:%S", &tm);
-	snprintf(out, len, "%s.%03d", b, (int)((wall - (double)t) * 1000));
+	smi_timestamp(wall, out, len);
+}
+
+/* --query-remapped-rows: the GPU's identity and its remapped_rows.* fields. */
+static int check_remap_fields(const query_opts *q)
+{
+	for (int f = 0; f < q->nfields; f++) {
+		int id = q->fields[f];
+		if (id == FIELD_TIMESTAMP || id == GM_NAME || id == GM_UUID || id == GM_SERIAL ||
+		    id == GM_PCI_BUS_ID || !strncmp(gpu_metrics[id].key, "remapped_rows.", 14))
+			continue;
+		return smi_bad_field(gpu_metrics[id].key,
+		                     "gpuwhy query --help lists the remapped-row fields");
+	}
+	return 0;
+}
+
+/* The name a header shows: nvidia-smi's process and page queries say gpu_name, not name. */
+static const char *header_name(const query_opts *q, int id)
+{
+	if (q->kind == QK_REMAP)
+		switch (id) {
+		case GM_NAME:
+			return "gpu_name";
+		case GM_UUID:
+			return "gpu_uuid";
+		case GM_SERIAL:
+			return "gpu_serial";
+		case GM_PCI_BUS_ID:
+			return "gpu_bus_id";
+		default:
+			break;
+		}
+	return gpu_metrics[id].key;
 }
 
 static void print_csv_header(const query_opts *q)
@@ -136,8 +186,9 @@ static void print_csv_header(const query_opts *q)
 			printf("%stimestamp", f ? ", " : "");
 			continue;
 		}
-		printf("%s%s", f ? ", " : "", gpu_metrics[id].key);
-		if (!q->nounits && gpu_metrics[id].unit[0])
+		/* nounits drops units from the values only: the header keeps them. */
+		printf("%s%s", f ? ", " : "", header_name(q, id));
+		if (gpu_metrics[id].unit[0])
 			printf(" [%s]", gpu_metrics[id].unit);
 	}
 	putchar('\n');
@@ -157,8 +208,10 @@ static void print_csv_row(gpu_ctx *c, int i, const gpu_values *v, const query_op
 	putchar('\n');
 }
 
-static void print_json(gpu_ctx *c, const gpu_values *vals, int n, const query_opts *q)
+static void print_json_sel(gpu_ctx *c, const smi_sel *sel, const gpu_values *vals,
+                           const query_opts *q)
 {
+	int n = sel->n;
 	jsonw w;
 	char ts[64];
 	jsonw_init(&w, stdout, false);
@@ -167,18 +220,19 @@ static void print_json(gpu_ctx *c, const gpu_values *vals, int n, const query_op
 	jsonw_num(&w, n > 0 ? vals[0].t_wall : gw_wall_s());
 	jsonw_key(&w, "gpus");
 	jsonw_arr_begin(&w);
-	for (int i = 0; i < n; i++) {
+	for (int k = 0; k < n; k++) {
+		int i = sel->idx[k];
 		jsonw_obj_begin(&w);
 		for (int f = 0; f < q->nfields; f++) {
 			int id = q->fields[f];
 			if (id == FIELD_TIMESTAMP) {
-				timestamp_text(vals[i].t_wall, ts, sizeof ts);
+				timestamp_text(vals[k].t_wall, ts, sizeof ts);
 				jsonw_key(&w, "timestamp");
 				jsonw_str(&w, ts);
 				continue;
 			}
 			jsonw_key(&w, gpu_metrics[id].key);
-			gpu_cell_json(c, i, &vals[i], (gpu_metric_id)id, &w);
+			gpu_cell_json(c, i, &vals[k], (gpu_metric_id)id, &w);
 		}
 		jsonw_obj_end(&w);
 	}
@@ -187,58 +241,99 @@ static void print_json(gpu_ctx *c, const gpu_values *vals, int n, const query_op
 	putchar('\n');
 }
 
-/* dmon: the columns of `nvidia-smi dmon -s pucct`, plus GPM SM activity. */
-static const struct {
-	const char *name, *unit;
-	gpu_metric_id id;
-} dmon_cols[] = {
-	{"pwr", "W", GM_POWER_DRAW},	 {"gtemp", "C", GM_TEMP_GPU}, {"mtemp", "C", GM_TEMP_MEM},
-	{"sm", "%", GM_UTIL_GPU},	 {"mem", "%", GM_UTIL_MEM},   {"enc", "%", GM_UTIL_ENC},
-	{"dec", "%", GM_UTIL_DEC},	 {"mclk", "MHz", GM_CLK_MEM}, {"pclk", "MHz", GM_CLK_SM},
-	{"rxpci", "MB/s", GM_PCIE_RX},	 {"txpci", "MB/s", GM_PCIE_TX},
-	{"smact", "%", GM_GPM_SM_ACTIVE},
+static int set_kind(query_opts *q, query_kind k, const char *opt)
+{
+	if (q->kind != QK_NONE && q->kind != k)
+		return gw_error(GW_EXIT_USAGE, opt,
+		                "give one of --query-gpu, --query-compute-apps, "
+		                "--query-retired-pages, --query-remapped-rows, -L, -q",
+		                "only one query at a time");
+	q->kind = k;
+	return 0;
+}
+
+enum {
+	OPT_APPS = 256,
+	OPT_PAGES,
+	OPT_REMAP,
+	OPT_ID,
+	OPT_FILE,
+	OPT_LIST,
+	OPT_Q,
+	OPT_DISPLAY,
 };
-#define DMON_NCOLS (sizeof dmon_cols / sizeof *dmon_cols)
-
-static void print_dmon_header(void)
-{
-	printf("# gpu");
-	for (size_t k = 0; k < DMON_NCOLS; k++)
-		printf(" %6s", dmon_cols[k].name);
-	printf("\n# Idx");
-	for (size_t k = 0; k < DMON_NCOLS; k++)
-		printf(" %6s", dmon_cols[k].unit);
-	putchar('\n');
-}
-
-static void print_dmon_row(const gpu_static *s, const gpu_values *v)
-{
-	printf("  %3d", s->index);
-	for (size_t k = 0; k < DMON_NCOLS; k++) {
-		if (v->ok[dmon_cols[k].id])
-			printf(" %6.0f", v->v[dmon_cols[k].id]);
-		else
-			printf(" %6s", "-");
-	}
-	putchar('\n');
-}
 
 static int parse_args(int argc, char **argv, query_opts *q)
 {
 	static const struct option opts[] = {
-		{"query-gpu", required_argument, NULL, 'q'}, {"format", required_argument, NULL, 'f'},
-		{"l", required_argument, NULL, 'l'},	     {"loop", required_argument, NULL, 'l'},
-		{"lms", required_argument, NULL, 'm'},	     {"loop-ms", required_argument, NULL, 'm'},
-		{"count", required_argument, NULL, 'c'},     {"dmon", no_argument, NULL, 'd'},
-		{"help-query", no_argument, NULL, 'H'},	     {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	    {"query-gpu", required_argument, NULL, 'q'},
+	    {"query-compute-apps", required_argument, NULL, OPT_APPS},
+	    {"query-retired-pages", required_argument, NULL, OPT_PAGES},
+	    {"query-remapped-rows", required_argument, NULL, OPT_REMAP},
+	    {"format", required_argument, NULL, 'f'},
+	    {"i", required_argument, NULL, OPT_ID},
+	    {"id", required_argument, NULL, OPT_ID},
+	    {"gpus", required_argument, NULL, OPT_ID},
+	    {"f", required_argument, NULL, OPT_FILE},
+	    {"filename", required_argument, NULL, OPT_FILE},
+	    {"L", no_argument, NULL, OPT_LIST},
+	    {"list-gpus", no_argument, NULL, OPT_LIST},
+	    {"q", no_argument, NULL, OPT_Q},
+	    {"query", no_argument, NULL, OPT_Q},
+	    {"d", required_argument, NULL, OPT_DISPLAY},
+	    {"display", required_argument, NULL, OPT_DISPLAY},
+	    {"l", required_argument, NULL, 'l'},
+	    {"loop", required_argument, NULL, 'l'},
+	    {"lms", required_argument, NULL, 'm'},
+	    {"loop-ms", required_argument, NULL, 'm'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"dmon", no_argument, NULL, 'd'},
+	    {"help-query", no_argument, NULL, 'H'},
+	    {"help-query-gpu", no_argument, NULL, 'H'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
 	int ch, rc;
 	long long n;
+	const char *display = NULL;
 	while ((ch = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'q':
-			if ((rc = parse_fields(optarg, q)))
+			if ((rc = set_kind(q, q->kind == QK_REMAP ? QK_REMAP : QK_GPU,
+			                   "--query-gpu")) ||
+			    (rc = parse_fields(optarg, q)))
 				return rc;
+			break;
+		case OPT_REMAP:
+			if ((rc = set_kind(q, QK_REMAP, "--query-remapped-rows")) ||
+			    (rc = parse_fields(optarg, q)) || (rc = check_remap_fields(q)))
+				return rc;
+			break;
+		case OPT_APPS:
+			if ((rc = set_kind(q, QK_APPS, "--query-compute-apps")) ||
+			    (rc = smi_apps_parse(optarg, &q->other)))
+				return rc;
+			break;
+		case OPT_PAGES:
+			if ((rc = set_kind(q, QK_PAGES, "--query-retired-pages")) ||
+			    (rc = smi_pages_parse(optarg, &q->other)))
+				return rc;
+			break;
+		case OPT_LIST:
+			if ((rc = set_kind(q, QK_LIST, "-L")))
+				return rc;
+			break;
+		case OPT_Q:
+			if ((rc = set_kind(q, QK_Q, "-q")))
+				return rc;
+			break;
+		case OPT_DISPLAY:
+			display = optarg;
+			break;
+		case OPT_ID:
+			q->ids = optarg;
+			break;
+		case OPT_FILE:
+			q->filename = optarg;
 			break;
 		case 'f':
 			if ((rc = parse_format(optarg, q)))
@@ -269,14 +364,59 @@ static int parse_args(int argc, char **argv, query_opts *q)
 	}
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy query --help",
-				"unexpected argument");
-	if (!q->dmon && q->nfields == 0) {
+		                "unexpected argument");
+	if (display) {
+		if (q->kind != QK_Q)
+			return gw_error(GW_EXIT_USAGE, "-d",
+			                "use it with -q, e.g. -q -d CLOCK,PCIE",
+			                "-d selects sections of -q");
+		if ((rc = smi_q_parse_sections(display, &q->sections)))
+			return rc;
+	}
+	if (!q->dmon && q->kind == QK_NONE) {
 		usage(stderr);
 		return GW_EXIT_USAGE;
 	}
+	if ((q->kind == QK_APPS || q->kind == QK_PAGES) && q->json)
+		return gw_error(GW_EXIT_USAGE, "--format=json",
+		                "use --format=csv for process and page queries",
+		                "not available here");
 	if (q->dmon && !q->interval_ns)
 		q->interval_ns = 1000000000LL;
 	return 0;
+}
+
+static void print_sample(gpu_ctx *c, const smi_sel *sel, gpu_values *vals, const query_opts *q)
+{
+	for (int k = 0; k < sel->n; k++)
+		gpu_sample(c, sel->idx[k], &vals[k]);
+	if (q->json) {
+		print_json_sel(c, sel, vals, q);
+	} else {
+		for (int k = 0; k < sel->n; k++)
+			print_csv_row(c, sel->idx[k], &vals[k], q);
+	}
+}
+
+/* One pass of a query that is not a --query-gpu sample. */
+static void print_other(gpu_ctx *c, const smi_sel *sel, const query_opts *q, bool first)
+{
+	switch (q->kind) {
+	case QK_APPS:
+		smi_apps_print(c, sel, &q->other, first && !q->noheader, !q->nounits);
+		break;
+	case QK_PAGES:
+		smi_pages_print(c, sel, &q->other, first && !q->noheader);
+		break;
+	case QK_LIST:
+		smi_list(c, sel);
+		break;
+	case QK_Q:
+		smi_q_print(c, sel, q->sections);
+		break;
+	default:
+		break;
+	}
 }
 
 int cmd_query(int argc, char **argv, const gw_global *g)
@@ -286,36 +426,44 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 	int rc = parse_args(argc, argv, &q);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
+	if (q.filename && !freopen(q.filename, "w", stdout))
+		return gw_error(GW_EXIT_ENV, q.filename, "check the directory and permissions",
+		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
 	gpu_open_opts oo = {.gpus = g->gpus};
 	if ((rc = gpu_open(&oo, &c)))
 		return rc;
+	smi_sel sel;
+	if ((rc = smi_select(c, q.ids, &sel))) {
+		gpu_close(c);
+		return rc;
+	}
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	int n = gpu_count(c);
-	gpu_values *vals = calloc(n ? (size_t)n : 1, sizeof *vals);
+	if (q.dmon) {
+		/* dmon's puct groups plus GPM activity, at -l/-lms for --count lines. */
+		smi_mon_opts mo = {.groups = "puctg", .interval_ns = q.interval_ns, .count = q.count};
+		rc = smi_dmon_run(c, &sel, &mo, &query_stop);
+		gpu_close(c);
+		return rc;
+	}
+	gpu_values *vals = calloc(sel.n ? (size_t)sel.n : 1, sizeof *vals);
+	bool sampled = q.kind == QK_GPU || q.kind == QK_REMAP || q.kind == QK_Q;
 	/* Rates (GPM, PCIe, driver samples) need an interval even for one sample. */
-	gpu_wait_rate_window(c);
+	if (sampled)
+		gpu_wait_rate_window(c);
 	if (q.interval_ns)
 		gpu_slow_thread_start(c);
 	int64_t next = gw_mono_ns();
 	long long done = 0;
-	if (q.dmon)
-		print_dmon_header();
-	else if (!q.json && !q.noheader)
+	if (sampled && q.kind != QK_Q && !q.json && !q.noheader)
 		print_csv_header(&q);
 	while (!query_stop) {
-		for (int i = 0; i < n; i++)
-			gpu_sample(c, i, &vals[i]);
-		if (q.dmon)
-			for (int i = 0; i < n; i++)
-				print_dmon_row(gpu_static_info(c, i), &vals[i]);
-		else if (q.json)
-			print_json(c, vals, n, &q);
+		if (q.kind == QK_GPU || q.kind == QK_REMAP)
+			print_sample(c, &sel, vals, &q);
 		else
-			for (int i = 0; i < n; i++)
-				print_csv_row(c, i, &vals[i], &q);
+			print_other(c, &sel, &q, done == 0);
 		fflush(stdout);
 		done++;
 		if (!q.interval_ns || (q.count && done >= q.count))
@@ -329,5 +477,8 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 	}
 	free(vals);
 	gpu_close(c);
+	if (ferror(stdout))
+		return gw_error(GW_EXIT_ENV, q.filename ? q.filename : "stdout", NULL,
+		                "write failed");
 	return GW_EXIT_OK;
 }

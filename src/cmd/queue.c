@@ -317,26 +317,18 @@ static int q_add(const char *dir, int argc, char **argv)
 			rc = parse_dur_ms("--timeout", optarg, &tmpl.timeout_ms);
 			break;
 		case 'n':
-			if (strlen(optarg) >= QUEUE_NAME_MAX)
-				rc = gw_error(GW_EXIT_USAGE, "--name", NULL,
-				              "longer than %d characters", QUEUE_NAME_MAX - 1);
-			snprintf(tmpl.name, sizeof tmpl.name, "%s", optarg);
+		case 'C': {
+			char err[2 * PATH_MAX + 64];
+			if ((c == 'n' ? queue_spec_set_name(&tmpl, optarg, err, sizeof err)
+			              : queue_spec_set_cwd(&tmpl, optarg, err, sizeof err)))
+				rc = gw_error(GW_EXIT_USAGE, c == 'n' ? "--name" : "--cwd", NULL,
+				              "%s", err);
 			break;
+		}
 		case 'A':
 			if (!parse_id(optarg, &tmpl.after_id))
 				rc = bad_id(optarg);
 			break;
-		case 'C': {
-			char real[PATH_MAX];
-			if (!realpath(optarg, real))
-				rc = gw_error(GW_EXIT_USAGE, "--cwd", NULL, "'%s': %s", optarg,
-				              strerror(errno));
-			else {
-				free(tmpl.cwd);
-				tmpl.cwd = strdup(real);
-			}
-			break;
-		}
 		case 'F':
 			tmpl.allow_foreign = true;
 			break;
@@ -400,13 +392,6 @@ static int q_add(const char *dir, int argc, char **argv)
 		queue_store_config_get(st, "backend", b, sizeof b);
 		tmpl.backend = !strcmp(b, "slurm") ? QB_SLURM : QB_LOCAL;
 	}
-	if (tmpl.after_id > 0 && queue_store_state_of(st, tmpl.after_id) < 0) {
-		rc = gw_error(GW_EXIT_USAGE, "--after", NULL, "there is no task %lld",
-		              (long long)tmpl.after_id);
-		queue_store_close(st);
-		queue_spec_free(&tmpl);
-		return rc;
-	}
 	queue_spec *specs = NULL;
 	int n = 0;
 	if (from) {
@@ -425,16 +410,21 @@ static int q_add(const char *dir, int argc, char **argv)
 			free(text);
 		}
 	} else {
+		char err[PATH_MAX + 80];
 		specs = calloc(1, sizeof *specs);
 		queue_spec_copy(&specs[0], &tmpl);
 		queue_spec_set_argv(&specs[0], argv + optind, ncmd);
 		n = 1;
+		if (queue_spec_validate(&specs[0], err, sizeof err))
+			rc = gw_error(GW_EXIT_USAGE, "queue add", "see gpuwhy queue add --help",
+			              "%s", err);
 	}
 	int64_t *ids = NULL;
 	if (!rc) {
 		ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
-		if (queue_store_add(st, specs, n, ids) != 0)
-			rc = GW_EXIT_ENV;
+		int arc = queue_store_add(st, specs, n, ids);
+		if (arc)
+			rc = arc > 0 ? arc : GW_EXIT_ENV;
 	}
 	if (!rc)
 		for (int i = 0; i < n; i++)
@@ -454,7 +444,7 @@ static int q_add(const char *dir, int argc, char **argv)
 		                "`gpuwhy queue resume`\n");
 	else if (!no_worker && queue_worker_ensure(dir, self_exe()) != 0)
 		return GW_EXIT_ENV;
-	queue_worker_poke(dir);
+	queue_worker_wake(dir, QUEUE_POKE_ADD);
 	return GW_EXIT_OK;
 }
 
@@ -1496,14 +1486,20 @@ static int q_worker(const char *dir, int argc, char **argv, const gw_global *g)
 
 static int q_stop(const char *dir)
 {
+	struct stat dst;
+	int rc = lstat(dir, &dst) != 0 && errno == ENOENT ? 0 : queue_dir_check(dir);
+	if (rc)
+		return rc;
 	int pid = queue_worker_pid(dir);
 	if (pid == 0) {
 		puts("no worker runs");
 		return GW_EXIT_OK;
 	}
-	if (pid < 0 || kill(pid, SIGTERM) != 0)
-		return gw_error(GW_EXIT_ENV, "queue stop", NULL,
-		                "cannot signal the worker (pid %d)", pid);
+	char why[PATH_MAX + 80];
+	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, self_exe(), why, sizeof why) != 0)
+		return gw_error(GW_EXIT_ENV, "queue stop",
+		                "nothing was signalled; fuser -v DIR/worker.lock shows its holder",
+		                "worker.lock names pid %d: %s", pid, pid < 0 ? "no PID" : why);
 	int64_t until = gw_mono_ns() + 15000000000LL;
 	while (queue_worker_pid(dir) != 0 && gw_mono_ns() < until)
 		gw_sleep_ns(20000000);
@@ -1517,8 +1513,6 @@ static int q_stop(const char *dir)
 
 int cmd_queue(int argc, char **argv, const gw_global *g)
 {
-	if (argc >= 2 && !strcmp(argv[1], "_shim"))
-		return queue_shim_main(argc, argv);
 	/* --queue DIR before the subcommand (or anywhere before `--`). */
 	const char *qopt = NULL;
 	char **av = calloc((size_t)argc + 1, sizeof *av);

@@ -24,6 +24,7 @@
 #define RUN_LINE_MAX 65536
 
 static volatile sig_atomic_t run_child_pid;
+static volatile sig_atomic_t run_got_sigint;
 
 /*
  * Forward INT, TERM and HUP to the command. A Ctrl-C typed at the terminal
@@ -34,6 +35,11 @@ static volatile sig_atomic_t run_child_pid;
 static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
+	/* Before CMD exists, remember an interrupt and pass it on once it does. */
+	if (sig == SIGINT && run_child_pid <= 0) {
+		run_got_sigint = 1;
+		return;
+	}
 	if (sig == SIGINT && si && si->si_code == SI_KERNEL)
 		return;
 	if (run_child_pid > 0)
@@ -42,8 +48,8 @@ static void forward_signal(int sig, siginfo_t *si, void *uctx)
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary] -- "
-	      "CMD [ARGS...]\n"
+	fputs("usage: gpuwhy run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary]\n"
+	      "                  [--stop-after-steps N] [--stop-after DUR] -- CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the host\n"
 	      "and CMD's whole process tree into FILE (default run.gpuwhy) while it runs,\n"
@@ -57,6 +63,9 @@ static void usage(FILE *out)
 	      "                       if any, is the step number (default: step N, iter N,\n"
 	      "                       [N/M], Epoch E ... N/M, tqdm bars)\n"
 	      "  --no-summary         do not print the summary at the end\n"
+	      "  --stop-after-steps N stop CMD (SIGTERM to it) once N step lines were seen\n"
+	      "  --stop-after DUR     stop CMD once it ran this long (30s, 2m, ...)\n"
+	      "                       A CMD stopped this way counts as done: exit 0, recorded 0\n"
 	      "\n"
 	      "Step markers without output parsing: the program may write a line \"step\" or\n"
 	      "\"step N\" to the file descriptor named by $GPUWHY_STEP_FD.\n",
@@ -73,19 +82,40 @@ typedef struct {
 	steps_matcher *steps;
 	steps_matcher *fd_steps;
 	long oom_seen;
+	long nsteps;
+	long stop_steps;    /* stop the command after this many steps; 0: never */
+	int64_t stop_at_ns; /* monotonic deadline; 0: none */
+	pid_t pid;
+	bool stop_sent; /* the command was stopped by a limit, not by itself */
 } run_ctx;
+
+/* A limit was reached: end the command the way Ctrl-C would, so it can clean up. */
+static void run_stop(run_ctx *rc, const char *why)
+{
+	if (rc->stop_sent || rc->pid <= 0)
+		return;
+	rc->stop_sent = true;
+	recorder_event(rc->rec, TL_EV_ANNOTATION, -1, 0, why);
+	kill(rc->pid, SIGTERM);
+}
 
 static void on_line(run_ctx *rc, char *line, bool from_fd)
 {
 	long step;
 	if (from_fd) {
 		/* "step" or "step N" */
-		if (!strncmp(line, "step", 4) && steps_match(rc->fd_steps, line, &step))
+		if (!strncmp(line, "step", 4) && steps_match(rc->fd_steps, line, &step)) {
 			recorder_step(rc->rec, step, line);
-		return;
-	}
-	if (steps_match(rc->steps, line, &step))
+			rc->nsteps++;
+		}
+	} else if (steps_match(rc->steps, line, &step)) {
 		recorder_step(rc->rec, step, line);
+		rc->nsteps++;
+	}
+	if (rc->stop_steps > 0 && rc->nsteps >= rc->stop_steps)
+		run_stop(rc, "stopped after the steps asked for (--stop-after-steps)");
+	if (from_fd)
+		return;
 	if (steps_is_oom(line)) {
 		rc->oom_seen++;
 		recorder_event(rc->rec, TL_EV_OOM, -1, 0, line);
@@ -226,6 +256,8 @@ static int pump(run_ctx *rc, pid_t pid, int out_r, int err_r, int step_r)
 				write_all(i == 0 ? 1 : 2, chunk, (size_t)r);
 			feed(rc, &lbs[i], chunk, (size_t)r, i == 2);
 		}
+		if (!exited && rc->stop_at_ns && gw_mono_ns() >= rc->stop_at_ns)
+			run_stop(rc, "stopped at the time asked for (--stop-after)");
 		if (!exited) {
 			pid_t w = waitpid(pid, &status, WNOHANG);
 			if (w == pid) {
@@ -244,7 +276,11 @@ static int pump(run_ctx *rc, pid_t pid, int out_r, int err_r, int step_r)
 			close(pf[i].fd);
 	}
 	free(lbs);
-	return wait_status(status);
+	int st = wait_status(status);
+	/* Ended by our SIGTERM (or exiting on it): the run did what was asked. */
+	if (rc->stop_sent && (st == 0 || st == 128 + SIGTERM))
+		return 0;
+	return st;
 }
 
 typedef struct {
@@ -252,6 +288,8 @@ typedef struct {
 	int64_t interval_ns;
 	const char *step_re;
 	bool summary;
+	long long stop_steps;
+	int64_t stop_ns;
 } run_opts;
 
 static int parse_opts(int argc, char **argv, run_opts *o)
@@ -260,6 +298,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 	                                     {"interval", required_argument, NULL, 'i'},
 	                                     {"step-regex", required_argument, NULL, 'r'},
 	                                     {"no-summary", no_argument, NULL, 'S'},
+	                                     {"stop-after-steps", required_argument, NULL, 'N'},
+	                                     {"stop-after", required_argument, NULL, 'D'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	int ch;
@@ -280,6 +320,17 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 			break;
 		case 'S':
 			o->summary = false;
+			break;
+		case 'N':
+			if (!gw_parse_int(optarg, 1, 100000000, &o->stop_steps))
+				return gw_error(GW_EXIT_USAGE, "--stop-after-steps", "e.g. 50",
+				                "'%s' is not a whole number from 1", optarg);
+			break;
+		case 'D':
+			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->stop_ns) ||
+			    o->stop_ns <= 0)
+				return gw_error(GW_EXIT_USAGE, "--stop-after", "e.g. 60s, 5m",
+				                "invalid duration '%s'", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -357,6 +408,12 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		status = 127;
 	} else {
 		run_child_pid = pid;
+		/* A Ctrl-C that came while CMD was being started did not reach it. */
+		if (run_got_sigint)
+			kill(pid, SIGINT);
+		rx.pid = pid;
+		rx.stop_steps = o.stop_steps;
+		rx.stop_at_ns = o.stop_ns ? gw_mono_ns() + o.stop_ns : 0;
 		recorder_follow(rx.rec, pid);
 		recorder_start(rx.rec);
 		status = pump(&rx, pid, out_p[0], err_p[0], step_p[0]);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/sim_serve.h"
 #include "gpu/loader.h"
 #include "gpu/nvml_abi.h"
 #include "sim_scenario.h"
@@ -48,6 +49,7 @@ static void sim_usage(FILE *out)
 	      "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
 	      "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
 	      "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
+	      "  serve [OPTIONS]    a simulated inference server doing its work on the GPU\n"
 	      "\n"
 	      "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
 	      "scenario given with --sim (or GPUWHY_SIM_SCENARIO).\n",
@@ -381,7 +383,14 @@ typedef struct {
 	int hidden;      /* TRAIN_* */
 	double dram_pct; /* memory-bound kernels' DRAM bandwidth, 0: from --kernel-us */
 	bool buffered;   /* stdout block-buffered, as Python writes to a pipe */
+	double io_ms;       /* I/O wait of preparing one batch (sleep, no CPU) */
+	long long batch;    /* --batch: samples per step; 0 = not given */
+	double per_item[3]; /* GPU ms, CPU ms, memory MiB per sample (see train_batch_*) */
 } train_opts;
+
+/* The per-sample knobs of --batch, in the order of train_opts.per_item. */
+enum { TRAIN_ITEM_GPU_MS, TRAIN_ITEM_CPU_MS, TRAIN_ITEM_MEM_MIB };
+static const double train_item_default[3] = {0.1, 0.05, 24};
 
 /* Shared by the rank processes (anonymous shared mapping). */
 typedef struct {
@@ -439,6 +448,12 @@ static void train_usage(FILE *out)
 	      "                      GPU lists the job under a PID this host cannot see\n"
 	      "                      (MODE pid, the default) or not at all (MODE none);\n"
 	      "                      also GPUWHY_SIM_HIDDEN=pid|none\n"
+	      "  --io-ms X           I/O wait of preparing one batch, without CPU (default 0)\n"
+	      "  --batch B           samples per step: GPU time, data preparation and memory\n"
+	      "                      grow as fixed + B x per sample:\n"
+	      "  --gpu-ms-per-item   ... GPU ms per sample (default 0.1, added to --gpu-ms)\n"
+	      "  --cpu-ms-per-item   ... CPU ms per sample (default 0.05, added to --cpu-ms)\n"
+	      "  --mem-mib-per-item  ... MiB per sample (default 24, added to --mem-mib)\n"
 	      "\n"
 	      "GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
 	      "other work on the same GPU shares it, and the host-to-device copy takes as\n"
@@ -461,6 +476,21 @@ static int parse_hidden(const char *mode)
 	return -1;
 }
 
+/*
+ * --batch B: a step's GPU time, its batch's preparation and the memory held
+ * grow linearly with B (fixed part + B x per sample), as in a real model,
+ * so a batch-size sweep sees throughput rise and memory run out.
+ */
+static void train_apply_batch(train_opts *o)
+{
+	if (o->batch <= 0)
+		return;
+	double b = (double)o->batch;
+	o->gpu_ms += b * o->per_item[TRAIN_ITEM_GPU_MS];
+	o->cpu_ms += b * o->per_item[TRAIN_ITEM_CPU_MS];
+	o->mem_mib += b * o->per_item[TRAIN_ITEM_MEM_MIB];
+}
+
 static int parse_train(int argc, char **argv, train_opts *o)
 {
 	*o = (train_opts){.steps = 50,
@@ -476,7 +506,9 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                  .mem_mib = 1024,
 	                  .h2d_mib = 16,
 	                  .allreduce_mib = -1,
-	                  .hidden = -1};
+	                  .hidden = -1,
+	                  .per_item = {train_item_default[0], train_item_default[1],
+	                               train_item_default[2]}};
 	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
 	                                     {"workers", required_argument, NULL, 'w'},
 	                                     {"prefetch", required_argument, NULL, 'p'},
@@ -498,6 +530,11 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	                                     {"hidden", optional_argument, NULL, 'H'},
 	                                     {"dram-pct", required_argument, NULL, 'D'},
 	                                     {"buffered", no_argument, NULL, 'U'},
+	                                     {"io-ms", required_argument, NULL, 1000},
+	                                     {"batch", required_argument, NULL, 1001},
+	                                     {"gpu-ms-per-item", required_argument, NULL, 1002},
+	                                     {"cpu-ms-per-item", required_argument, NULL, 1003},
+	                                     {"mem-mib-per-item", required_argument, NULL, 1004},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	int c, idx;
@@ -571,6 +608,17 @@ static int parse_train(int argc, char **argv, train_opts *o)
 				                "--hidden=pid or --hidden=none",
 				                "unknown mode '%s'", optarg);
 			break;
+		case 1000:
+			dv = &o->io_ms, dhi = 600000;
+			break;
+		case 1001:
+			iv = &o->batch, lo = 1, hi = 100000000;
+			break;
+		case 1002:
+		case 1003:
+		case 1004:
+			dv = &o->per_item[c - 1002], dhi = 1 << 20;
+			break;
 		case 'h':
 			train_usage(stdout);
 			return -1;
@@ -603,6 +651,7 @@ static int parse_train(int argc, char **argv, train_opts *o)
 		                NULL, "is past the last step (%lld)", o->steps);
 	if (o->allreduce_mib < 0)
 		o->allreduce_mib = o->ranks > 1 ? 256 : 0;
+	train_apply_batch(o);
 	if (o->fail_exit && o->fail_at < 0)
 		o->fail_at = o->steps;
 	if (o->fail_at > 0 && !o->fail_exit)
@@ -639,7 +688,17 @@ typedef struct {
 	int credit_wr; /* permission to prepare one more */
 } worker;
 
-static void worker_main(int credit_rd, int data_wr, double cpu_ms)
+/* Waiting for storage: the worker sleeps, its core stays free. */
+static void wait_io(double ms)
+{
+	if (ms <= 0)
+		return;
+	int64_t until = gw_mono_ns() + (int64_t)llround(ms * 1e6);
+	while (gw_mono_ns() < until && !train_stop)
+		gw_sleep_until_ns(until);
+}
+
+static void worker_main(int credit_rd, int data_wr, double cpu_ms, double io_ms)
 {
 	char ch;
 	for (;;) {
@@ -648,6 +707,7 @@ static void worker_main(int credit_rd, int data_wr, double cpu_ms)
 			continue;
 		if (n != 1)
 			_exit(0);
+		wait_io(io_ms);
 		burn_cpu(cpu_ms);
 		if (write(data_wr, &ch, 1) != 1)
 			_exit(0);
@@ -678,7 +738,7 @@ static int spawn_workers(const train_opts *o, worker *w)
 				close(w[k].data_rd);
 				close(w[k].credit_wr);
 			}
-			worker_main(credit[0], data[1], o->cpu_ms);
+			worker_main(credit[0], data[1], o->cpu_ms, o->io_ms);
 		}
 		close(data[1]);
 		close(credit[0]);
@@ -707,6 +767,7 @@ static void stop_workers(const train_opts *o, worker *w)
 static int next_batch(const train_opts *o, worker *w, long long which)
 {
 	if (o->workers == 0) {
+		wait_io(o->io_ms);
 		burn_cpu(o->cpu_ms);
 		return train_stop ? -1 : 0;
 	}
@@ -1252,6 +1313,8 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 		return sim_train(sargc, sargv);
 	if (!strcmp(sub, "hog"))
 		return cmd_sim_hog(sargc, sargv);
+	if (!strcmp(sub, "serve"))
+		return sim_serve(sargc, sargv);
 	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
 	return GW_EXIT_USAGE;
 }

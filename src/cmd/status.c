@@ -6,6 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/cmdopt.h"
+#include "cmd/status_smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "host/pidbrief.h"
@@ -17,11 +18,12 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy status [--format text|json]\n"
+	fputs("usage: gpuwhy status [--format text|json] [--nvidia-smi]\n"
 	      "\n"
 	      "Driver, CUDA driver version, every GPU (utilization, memory, power against the\n"
 	      "limit, temperature, clocks, P-state, PCIe link, clock event reasons in words)\n"
-	      "and the processes on each GPU (PID, user, GPU memory, SM %, command).\n",
+	      "and the processes on each GPU (PID, user, GPU memory, SM %, command).\n"
+	      "--nvidia-smi prints nvidia-smi's boxed table instead.\n",
 	      out);
 }
 
@@ -88,6 +90,23 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	if (v->ok[GM_PERSISTENCE])
 		printf("  persistence %s", v->v[GM_PERSISTENCE] != 0 ? "on" : "off");
 	putchar('\n');
+	char fan[16], cm[32], mig[16], disp[16];
+	gpu_cell_text(c, i, v, GM_FAN, true, fan, sizeof fan);
+	gpu_cell_text(c, i, v, GM_COMPUTE_MODE, true, cm, sizeof cm);
+	gpu_cell_text(c, i, v, GM_MIG_CURRENT, true, mig, sizeof mig);
+	gpu_cell_text(c, i, v, GM_DISPLAY_ACTIVE, true, disp, sizeof disp);
+	printf("       fan %s  compute mode %s  MIG %s  display active %s\n",
+	       v->ok[GM_FAN] ? fan : "n/a", v->ok[GM_COMPUTE_MODE] ? cm : "n/a",
+	       v->ok[GM_MIG_CURRENT] ? mig : "n/a", v->ok[GM_DISPLAY_ACTIVE] ? disp : "n/a");
+	gpu_mig m[GPU_MIG_MAX];
+	int nm = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
+	for (int k = 0; k < nm; k++)
+		printf("       MIG %d %-8s GI %u CI %u  mem %.0f / %.0f MiB  %u SMs  %s\n", m[k].index,
+		       m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci, m[k].mem_used_mib,
+		       m[k].mem_total_mib, m[k].sm_count, m[k].uuid);
+	if (nm && !v->ok[GM_UTIL_GPU])
+		printf("       (MIG on: the driver has no whole-GPU utilization; see per-instance memory "
+		       "and gpuwhy exporter's GPU_I_ID series)\n");
 }
 
 typedef struct {
@@ -164,6 +183,8 @@ static void print_json(gpu_ctx *c, const gpu_values *vals, const status_proc *ps
 		jsonw_key(&w, "lost");
 		jsonw_bool(&w, vals[i].lost);
 		for (int m = 0; m < GM__COUNT; m++) {
+			if (!gpu_metric_readable((gpu_metric_id)m))
+				continue;
 			jsonw_key(&w, gpu_metrics[m].key);
 			gpu_cell_json(c, i, &vals[i], (gpu_metric_id)m, &w);
 		}
@@ -215,7 +236,16 @@ static void print_json(gpu_ctx *c, const gpu_values *vals, const status_proc *ps
 
 int cmd_status(int argc, char **argv, const gw_global *g)
 {
-	bool json;
+	bool json, smi = false;
+	/* --nvidia-smi is taken out before the shared --format parser sees the rest. */
+	int kept = 0;
+	for (int k = 0; k < argc; k++) {
+		if (k > 0 && !strcmp(argv[k], "--nvidia-smi"))
+			smi = true;
+		else
+			argv[kept++] = argv[k];
+	}
+	argc = kept;
 	int orc = cmdopt_text_json(argc, argv, "status", usage, &json);
 	if (orc)
 		return orc < 0 ? GW_EXIT_OK : orc;
@@ -234,6 +264,8 @@ int cmd_status(int argc, char **argv, const gw_global *g)
 	bool nested = host_pidns_nested("/proc");
 	if (json) {
 		print_json(c, vals, ps, np, nested);
+	} else if (smi) {
+		status_smi_print(c, vals);
 	} else {
 		char when[64];
 		time_t t = time(NULL);

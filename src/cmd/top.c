@@ -185,6 +185,23 @@ static int parse_opts(int argc, char **argv, top_opts *o)
 
 /* ------------------------------------------------------------------ set-up */
 
+/* The MIG layout, read once: instances change only when an administrator repartitions. */
+static void mig_summary(gpu_ctx *c, int i, top_gpu_info *info)
+{
+	gpu_mig m[GPU_MIG_MAX];
+	int n = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
+	size_t used = 0;
+	info->nmig = n;
+	info->mig[0] = '\0';
+	for (int k = 0; k < n && used < sizeof info->mig; k++) {
+		int w = snprintf(info->mig + used, sizeof info->mig - used, "%s%s GI %u", k ? ", " : "",
+				 m[k].profile[0] ? m[k].profile : "?", m[k].gi);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
 static int open_gpus(top_app *a, const gw_global *g)
 {
 	gpu_open_opts go = {.gpus = g->gpus};
@@ -204,8 +221,8 @@ static int open_gpus(top_app *a, const gw_global *g)
 			info[i] = (top_gpu_info){.index = s->index};
 			snprintf(info[i].name, sizeof info[i].name, "%s", s->name);
 			snprintf(info[i].uuid, sizeof info[i].uuid, "%s", s->uuid);
-			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s",
-			         s->pci_bus_id);
+			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s", s->pci_bus_id);
+			mig_summary(a->gc, i, &info[i]);
 		}
 		if (n == 0)
 			snprintf(a->no_gpu, sizeof a->no_gpu, "the driver reports no GPU");

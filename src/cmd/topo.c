@@ -1,11 +1,12 @@
 /* topo.c - `gpuwhy topo`: the GPU x GPU interconnect matrix, CPU/NUMA affinity, NVLink states. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/cmdopt.h"
 #include "gpu/gpu.h"
+#include "host/pcitopo.h"
 #include "gpu/nvml_abi.h"
 #include "util/err.h"
 #include "util/jsonw.h"
@@ -13,9 +14,13 @@
 static void usage(FILE *out)
 {
 	fputs("usage: gpuwhy topo [--format text|json]\n"
+	      "       gpuwhy topo -m [--sysfs-root DIR]\n"
 	      "\n"
 	      "How each pair of GPUs is connected (NV# = # bonded NVLinks, PIX/PXB/PHB/NODE/SYS\n"
-	      "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link states.\n",
+	      "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link states.\n"
+	      "-m prints nvidia-smi topo -m's tab-separated matrix with the NICs (RDMA devices of\n"
+	      "/sys/class/infiniband, then PCI network devices of /sys/class/net) placed on the\n"
+	      "PCIe tree from sysfs; --sysfs-root reads sysfs below DIR instead of /.\n",
 	      out);
 }
 
@@ -42,6 +47,81 @@ static void cell(gpu_ctx *c, int i, int j, char *out, size_t len)
 	default: w = "n/a"; break;
 	}
 	snprintf(out, len, "%s", w);
+}
+
+static const char legend[] =
+	"Legend:\n"
+	"\n"
+	"  X    = Self\n"
+	"  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+	"(e.g., QPI/UPI)\n"
+	"  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
+	"within a NUMA node\n"
+	"  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+	"  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
+	"Bridge)\n"
+	"  PIX  = Connection traversing at most a single PCIe bridge\n"
+	"  NV#  = Connection traversing a bonded set of # NVLinks\n";
+
+static const char *level_word(int lvl)
+{
+	switch (lvl) {
+	case NVML_TOPOLOGY_INTERNAL: return " X ";
+	case NVML_TOPOLOGY_SINGLE: return "PIX";
+	case NVML_TOPOLOGY_MULTIPLE: return "PXB";
+	case NVML_TOPOLOGY_HOSTBRIDGE: return "PHB";
+	case NVML_TOPOLOGY_NODE: return "NODE";
+	case NVML_TOPOLOGY_SYSTEM: return "SYS";
+	default: return "N/A";
+	}
+}
+
+/*
+ * nvidia-smi topo -m: tab-separated, " X " on the diagonal, then CPU
+ * affinity, NUMA affinity and GPU NUMA ID (the NUMA node of the GPU's own
+ * memory on coherent Grace systems; gpuwhy has no NVML call for it: N/A).
+ */
+static void print_matrix(gpu_ctx *c, const char *root)
+{
+	int n = gpu_count(c);
+	pcitopo_nic nics[PCITOPO_MAX_NICS];
+	int nn = pcitopo_nics(root, nics, PCITOPO_MAX_NICS);
+	char buf[16];
+	for (int j = 0; j < n; j++)
+		printf("\tGPU%d", gpu_static_info(c, j)->index);
+	for (int k = 0; k < nn; k++)
+		printf("\tNIC%d", k);
+	printf("\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+	for (int i = 0; i < n; i++) {
+		const gpu_static *s = gpu_static_info(c, i);
+		printf("GPU%d", s->index);
+		for (int j = 0; j < n; j++) {
+			cell(c, i, j, buf, sizeof buf);
+			printf("\t%s", i == j ? " X " : strcmp(buf, "n/a") ? buf : "N/A");
+		}
+		for (int k = 0; k < nn; k++)
+			printf("\t%s", level_word(pcitopo_level(root, s->pci_bus_id, nics[k].bdf)));
+		char numa[16] = "N/A";
+		if (s->numa_ok)
+			snprintf(numa, sizeof numa, "%d", s->numa_node);
+		printf("\t%s\t%s\t\tN/A\n", s->cpu_affinity[0] ? s->cpu_affinity : "N/A", numa);
+	}
+	for (int k = 0; k < nn; k++) {
+		printf("NIC%d", k);
+		for (int j = 0; j < n; j++)
+			printf("\t%s", level_word(pcitopo_level(root, nics[k].bdf,
+								  gpu_static_info(c, j)->pci_bus_id)));
+		for (int m = 0; m < nn; m++)
+			printf("\t%s", level_word(pcitopo_level(root, nics[k].bdf, nics[m].bdf)));
+		printf("\t\t\t\t\n");
+	}
+	printf("\n%s", legend);
+	if (nn) {
+		printf("\nNIC Legend:\n\n");
+		for (int k = 0; k < nn; k++)
+			printf("  NIC%d: %s\n", k, nics[k].name);
+		putchar('\n');
+	}
 }
 
 static void print_text(gpu_ctx *c)
@@ -90,6 +170,16 @@ static void print_text(gpu_ctx *c)
 	}
 	if (!any)
 		printf("  none (no NVLink, or not supported by these GPUs)\n");
+	for (int i = 0; i < n; i++) {
+		gpu_mig m[GPU_MIG_MAX];
+		int nm = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
+		if (nm)
+			printf("\nMIG devices of GPU%d (share its PCIe and NVLink paths):\n",
+			       gpu_static_info(c, i)->index);
+		for (int k = 0; k < nm; k++)
+			printf("  MIG %d  %-8s GI %u CI %u  %s\n", m[k].index,
+			       m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci, m[k].uuid);
+	}
 	printf("\nLegend:\n"
 	       "  X    = Self\n"
 	       "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
@@ -148,16 +238,41 @@ static void print_json(gpu_ctx *c)
 
 int cmd_topo(int argc, char **argv, const gw_global *g)
 {
-	bool json;
-	int orc = cmdopt_text_json(argc, argv, "topo", usage, &json);
-	if (orc)
-		return orc < 0 ? GW_EXIT_OK : orc;
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'}, {"m", no_argument, NULL, 'm'},
+		{"matrix", no_argument, NULL, 'm'},	  {"sysfs-root", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0}};
+	bool json = false, matrix = false;
+	const char *root = "";
+	int ch;
+	while ((ch = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = true;
+			else if (strcmp(optarg, "text"))
+				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
+						"unknown format '%s'", optarg);
+			break;
+		case 'm': matrix = true; break;
+		case 'r': root = optarg; break;
+		case 'h': usage(stdout); return GW_EXIT_OK;
+		default: usage(stderr); return GW_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy topo --help",
+				"unexpected argument");
+	if (matrix && json)
+		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json", "-m is nvidia-smi's text");
 	gpu_ctx *c;
 	gpu_open_opts oo = {.gpus = g->gpus};
 	int rc = gpu_open(&oo, &c);
 	if (rc)
 		return rc;
-	if (json)
+	if (matrix)
+		print_matrix(c, root);
+	else if (json)
 		print_json(c);
 	else
 		print_text(c);

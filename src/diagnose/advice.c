@@ -195,11 +195,44 @@ static const advice_entry advice[] = {
      "In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin.", NULL,
      NULL},
     {"gpu-fault",
-     "The GPU reported a hardware or driver error. Look the Xid up in NVIDIA's Xid table, read "
-     "`dmesg` around the time shown, check power and cooling, reset the GPU (or reboot) and "
-     "rerun; Xid 79 (fell off the bus) and repeated uncorrectable ECC or row-remap failures "
-     "call for taking the GPU out of service.",
+     "The GPU reported a hardware or driver error: the note gives each Xid's number, time, "
+     "meaning and first action. Read `dmesg` around that time (NVRM: Xid lines), check power and "
+     "cooling, reset the GPU (nvidia-smi -r, or reboot) and rerun; Xid 79 (fell off the bus), "
+     "48/95 (uncorrectable ECC) and 64 (row-remap failure), when they recur, call for taking the "
+     "GPU out of service.",
      "Rerun the job: no Xid or gpu_lost event, ECC counters flat.", NULL, NULL},
+    {"gpu-fault/xid-app",
+     "The Xid in the note (13, 31, 43, 45 and the like) is most often the application's own "
+     "fault: an illegal memory access or an out-of-range index in a kernel. Rerun with "
+     "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
+     "with different programs, treat it as hardware (reset the GPU, check dmesg).",
+     "Rerun the job: no Xid event in the recording.", NULL, NULL},
+    {"power-capped",
+     "Someone set this GPU's power limit below its default (nvidia-smi -pl, a site policy, a "
+     "power budget), and under load the cap holds the clocks down. If the cap is not on "
+     "purpose, restore it: nvidia-smi -i N -pl DEFAULT (as root; check nvidia-smi -q -d POWER "
+     "for the default and the allowed range), or ask the cluster admins; if it is, expect the "
+     "slower steps and size the job for it.",
+     VERIFY_COMPARE "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
+                    "step time down.",
+     NULL, NULL},
+    {"step-bursts",
+     "Make the job write each step line as it happens: run Python unbuffered (PYTHONUNBUFFERED=1, "
+     "or python -u), flush after each step (print(..., flush=True)), or write \"step N\" to the "
+     "file descriptor `gpuwhy run` passes in $GPUWHY_STEP_FD, which it reads unbuffered.",
+     "Record again: the report's step line shows p50 and p90 near the mean step time and no "
+     "step-bursts finding.",
+     NULL, NULL},
+    {"host-contention",
+     "Other processes, not the job, load the host's CPUs (or its storage) while the GPU waits: "
+     "the note names the busiest. Move them elsewhere or stop them; run the job where the cores "
+     "are free (a dedicated node, a Slurm allocation with --exclusive or enough --cpus-per-task); "
+     "or pin the job's data path to cores of its own (taskset, numactl --physcpubind, cgroup "
+     "cpusets) so the neighbours cannot take them. More DataLoader workers do not help while the "
+     "cores are taken.",
+     VERIFY_COMPARE "with the other load gone, GPU idle share and step time down; cpu.busy.max "
+                    "no longer saturated during the gaps.",
+     NULL, NULL},
     {"low-utilization",
      "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
      "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "
@@ -212,6 +245,32 @@ static const advice_entry advice[] = {
      "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
      "while P99 stays within target; do not queue long.",
      "Load-test at the target request rate: P99 latency within target, throughput per GPU up."},
+    {"mig-no-utilization",
+     "Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
+     "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "
+     "(DCGM's per-instance DCGM_FI_PROF_* or Nsight Systems inside the instance). To let "
+     "gpuwhy's utilization rules judge the job, run it on a GPU with MIG off.",
+     "Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`; step time, "
+     "not utilization, is the measure on a partitioned GPU.",
+     NULL, NULL},
+    {"not-checked",
+     "Nothing to change in the job for this: GPU-level rules ran on every GPU that shows work. To "
+     "have the process rules checked too, follow the job (gpuwhy run -- CMD, or record --pid "
+     "PID) from a PID namespace that sees it (docker run --pid=host, or record inside the "
+     "container).",
+     "Record again following the job: the report then names its PIDs in step 1 of the chain.", NULL,
+     NULL},
+    {"too-little-data",
+     "Record longer (a minute of steady work is a fair sample), or sample faster for a short "
+     "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples.",
+     "Record again: the report must show at least the minimum number of samples "
+     "(report --thresholds, min_samples) in its analysed window.",
+     NULL, NULL},
+    {"gpu-idle",
+     "Nothing ran on the GPU while recording: start the job (or record while it runs), check "
+     "that it was given this GPU (CUDA_VISIBLE_DEVICES, the scheduler's allocation), and record "
+     "with --pid PID or `gpuwhy run -- CMD` to follow it.",
+     "Record while the job runs: utilization.gpu must rise above the idle threshold.", NULL, NULL},
     {"healthy",
      "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
      "holds it back. Keep this recording as the baseline for later changes.",

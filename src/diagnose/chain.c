@@ -145,9 +145,16 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 		say(st, "The job's processes used %.0f %% of one core.", tree);
 	bool sat = !isnan(share) && share >= c->th->saturated_share;
 	const diag_finding *ds = diag_find(c->res, "data-starved");
+	const diag_finding *hc = diag_find(c->res, "host-contention");
+	if (!c->tl->have_root && !isnan(m))
+		say(st, "No job followed: these are the whole host's numbers.");
 	if (sat && ds) {
 		st->status = DIAG_STEP_PROBLEM;
 		st->findings[st->nfindings++] = ds->id;
+	} else if (hc) {
+		st->status = DIAG_STEP_PROBLEM;
+		say(st, "The cores are saturated by other processes, not by the job.");
+		st->findings[st->nfindings++] = hc->id;
 	} else if (sat && c->njob == 0) {
 		say(st, "The CPU did the work: the job did not use a GPU.");
 	} else if (sat) {

@@ -16,6 +16,8 @@
 
 /* Without step markers, run time must differ by this much (%) to call one side faster. */
 #define DIAG_COMPARE_DURATION_PCT 5.0
+/* Steps per half below which a run's own drift is not estimated. */
+#define DIAG_COMPARE_DRIFT_MIN_HALF 8
 
 /* splitmix64: tiny, fast, and the same sequence on every platform. */
 static uint64_t next_u64(uint64_t *s)
@@ -142,6 +144,8 @@ void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary
 {
 	memset(out, 0, sizeof *out);
 	out->duration = tl->duration;
+	out->t_from = res->t_from;
+	out->t_to = res->t_to;
 	out->steps = res->steps;
 	out->njob = res->njob;
 	double u = 0, sm = 0, pw = 0, mem = NAN;
@@ -361,6 +365,27 @@ static int missing_ids(const diag_result *a, const diag_result *b, const char **
 	return n;
 }
 
+/*
+ * How far the two halves of one run's steps disagree, in % of its mean: the
+ * drift the machine's own state (other load, clocks) gives a run that does not
+ * change. A difference between two runs smaller than that is not the change's.
+ */
+static double step_drift_pct(const double *d, int n)
+{
+	if (n < 2 * DIAG_COMPARE_DRIFT_MIN_HALF)
+		return NAN;
+	double a = 0, b = 0;
+	int h = n / 2;
+	for (int i = 0; i < h; i++)
+		a += d[i];
+	for (int i = h; i < n; i++)
+		b += d[i];
+	a /= h;
+	b /= n - h;
+	double m = (a * h + b * (n - h)) / n;
+	return m > 0 ? 100 * fabs(b - a) / m : NAN;
+}
+
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
                   const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
 {
@@ -394,16 +419,36 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 	out->p50 = dd[1];
 	out->p90 = dd[2];
 	out->p99 = dd[3];
+	out->drift_pct = fmax(step_drift_pct(da, na), step_drift_pct(db, nb));
 	free(da);
 	free(db);
 	/*
 	 * Faster means more steps per second: the mean step time decides. The
 	 * median alone can improve while the tail (and the run) gets slower.
 	 */
-	if (!isnan(out->mean.lo)) {
+	out->steps_bursty = ra.steps.bursty || rb.steps.bursty;
+	out->min_diff_pct = o->th.compare_min_diff_pct;
+	out->diff_pct = NAN;
+	if (out->mean.base > 0 && !isnan(out->mean.diff)) {
+		out->diff_pct = 100 * out->mean.diff / out->mean.base;
+		/* A difference the step timer cannot resolve is no difference. */
+		double res = fmax(ra.steps.resolution, rb.steps.resolution);
+		if (!isnan(res) && 100 * res / out->mean.base > out->min_diff_pct)
+			out->min_diff_pct = 100 * res / out->mean.base;
+		if (!isnan(out->drift_pct) && out->drift_pct > out->min_diff_pct)
+			out->min_diff_pct = out->drift_pct;
+	}
+	if (!isnan(out->mean.lo) && !out->steps_bursty) {
 		out->by_steps = true;
 		out->verdict = out->mean.hi < 0 ? -1 : out->mean.lo > 0 ? 1 : 0;
 		out->p50_verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
+		if (out->verdict && fabs(out->diff_pct) < out->min_diff_pct) {
+			out->verdict = 0;
+			out->below_min_diff = true;
+		}
+		if (out->p50_verdict && out->p50.base > 0 &&
+		    fabs(100 * out->p50.diff / out->p50.base) < out->min_diff_pct)
+			out->p50_verdict = 0;
 	} else if (base->duration > 0 && cand->duration > 0) {
 		double pct = 100 * (cand->duration - base->duration) / base->duration;
 		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT  ? -1

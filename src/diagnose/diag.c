@@ -328,9 +328,11 @@ const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id)
 	return c->tl->gpu[g].m[id];
 }
 
+/* Time-weighted: the recorder samples fast at first, and a mean per sample
+ * would overweight those first seconds. */
 double dx_mean(const diag_ctx *c, const double *x)
 {
-	return tl_mean(x, c->from, c->to);
+	return tl_wmean(c->tl, x, c->from, c->to);
 }
 
 double dx_max(const diag_ctx *c, const double *x)
@@ -505,6 +507,27 @@ int dx_intended_gpus(const diag_ctx *c)
 
 /* ---- the run ---- */
 
+/*
+ * Does GPU g show work anywhere in the recording: utilization or SM activity
+ * above the idle threshold, or memory held beyond what an idle board keeps?
+ * Such a GPU is diagnosed whether or not its processes are visible.
+ */
+static bool gpu_works(diag_ctx *c, int g)
+{
+	const timeline *tl = c->tl;
+	double idle = c->th->idle_util_pct;
+	if (tl_max(c->act[g], 0, tl->n) > idle ||
+	    tl_max(tl->gpu[g].m[GM_GPM_SM_ACTIVE], 0, tl->n) > idle)
+		return true;
+	int from = c->from, to = c->to;
+	c->from = 0;
+	c->to = tl->n;
+	double used = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, g);
+	c->from = from;
+	c->to = to;
+	return tot > 0 && 100 * used / tot > c->th->idle_mem_pct;
+}
+
 /* Which GPUs belong to the job: where the watched tree held a context. */
 static void find_job_gpus(diag_ctx *c)
 {
@@ -513,6 +536,7 @@ static void find_job_gpus(diag_ctx *c)
 		const tl_proc *p = &tl->procs[i];
 		if (p->gpu < 0 || p->gpu >= c->ngpu)
 			continue;
+		c->procs_seen[p->gpu] = true;
 		if (p->in_tree) {
 			c->job[p->gpu] = true;
 			c->tree_on_gpu = true;
@@ -520,18 +544,29 @@ static void find_job_gpus(diag_ctx *c)
 			c->unmatched = true;
 		}
 	}
-	/* A tree whose PIDs cannot be matched to the GPU's (a container's PID
-	 * namespace): every GPU counts as the job's. */
-	if (tl->have_root && !c->tree_on_gpu && c->unmatched)
-		for (int g = 0; g < c->ngpu; g++)
-			c->job[g] = true;
+	for (int g = 0; g < c->ngpu; g++)
+		c->works[g] = gpu_works(c, g);
+	if (tl->have_root && !c->tree_on_gpu) {
+		/* A tree whose PIDs cannot be matched to the GPU's (a container's PID
+		 * namespace): every GPU counts as the job's. A GPU that works while no
+		 * process at all is visible on it (a driver that hides other
+		 * namespaces' processes) may be the job's too. */
+		for (int g = 0; g < c->ngpu; g++) {
+			if (c->unmatched || (c->works[g] && !c->procs_seen[g]))
+				c->job[g] = true;
+			if (c->job[g] && c->works[g])
+				c->hidden = true;
+		}
+	}
 	/* No tree watched (record without --pid, the live views): the job is
-	 * whatever runs on a GPU. An idle GPU that nobody uses has no job to
-	 * diagnose, so it raises no utilization finding. */
+	 * whatever runs on a GPU, or shows work there with its processes out of
+	 * sight. An idle GPU that nobody uses has no job to diagnose. */
 	if (!tl->have_root)
-		for (int i = 0; i < tl->nprocs; i++)
-			if (tl->procs[i].gpu >= 0 && tl->procs[i].gpu < c->ngpu)
-				c->job[tl->procs[i].gpu] = true;
+		for (int g = 0; g < c->ngpu; g++) {
+			c->job[g] = c->procs_seen[g] || c->works[g];
+			if (c->works[g] && !c->procs_seen[g])
+				c->hidden = true;
+		}
 	c->njob = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		c->njob += c->job[g];
@@ -585,13 +620,20 @@ static void pick_activity(diag_ctx *c)
 	}
 }
 
-/* Errors first, then warnings, then info; rule order within a severity. */
+/* Errors first, then warnings, then info; within a severity the most
+ * confident first, rule order between equals (a stable insertion sort). */
+static bool ranks_below(const diag_finding *a, const diag_finding *b)
+{
+	return a->severity < b->severity ||
+	       (a->severity == b->severity && a->confidence < b->confidence);
+}
+
 static void sort_findings(diag_result *r)
 {
 	for (int i = 1; i < r->n; i++) {
 		diag_finding x = r->f[i];
 		int j = i;
-		while (j > 0 && r->f[j - 1].severity < x.severity) {
+		while (j > 0 && ranks_below(&r->f[j - 1], &x)) {
 			r->f[j] = r->f[j - 1];
 			j--;
 		}
@@ -617,17 +659,23 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	double *d;
 	int nd = diag_step_times(tl, &d);
 	diag_step_stats_of(d, nd, &res->steps);
+	diag_step_quality(tl, &o->th, &res->steps);
 	free(d);
 
 	diag_gpu_summaries(&c);
 
+	/* Order matters where a rule reads another's finding: sync-wait and
+	 * memory-bound before launch-bound (which yields to them), power-capped
+	 * before throttled, the fallbacks (low-utilization, healthy) last. */
 	void (*const rules[])(diag_ctx *) = {
-	    rule_gpu_fault,        rule_oom,          rule_not_on_gpu,
-	    rule_all_on_gpu0,      rule_imbalance,    rule_data_starved,
-	    rule_sync_wait,        rule_launch_bound, rule_memory_bound,
-	    rule_memory_full_idle, rule_oom_risk,     rule_throttled,
-	    rule_pcie_degraded,    rule_contention,   rule_host_swap,
-	    rule_low_utilization,  rule_healthy,
+	    rule_gpu_fault,        rule_oom,           rule_not_on_gpu,
+	    rule_all_on_gpu0,      rule_imbalance,     rule_data_starved,
+	    rule_sync_wait,        rule_memory_bound,  rule_launch_bound,
+	    rule_memory_full_idle, rule_oom_risk,      rule_power_capped,
+	    rule_throttled,        rule_pcie_degraded, rule_contention,
+	    rule_host_swap,        rule_step_bursts,   rule_low_utilization,
+	    rule_mig_no_utilization, rule_too_little_data,  rule_gpu_idle,      rule_healthy,
+	    rule_not_checked,
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
 		rules[i](&c);
@@ -686,8 +734,62 @@ int diag_step_times(const timeline *tl, double **out)
 	return n;
 }
 
+/*
+ * The quantum of the step timestamps: the coarsest of 1 us .. 10 ms that
+ * every timestamp (from the first) is a whole multiple of. Steps stamped by
+ * the recorder come out at 1 us; timestamps printed by the job itself in
+ * ms show 1 ms.
+ */
+static double step_resolution(const timeline *tl)
+{
+	static const double q[] = {1e-2, 1e-3, 1e-4, 1e-5, 1e-6};
+	if (tl->nsteps < 3)
+		return 1e-6;
+	for (size_t k = 0; k < sizeof q / sizeof *q; k++) {
+		bool whole = true;
+		for (int i = 1; i < tl->nsteps && whole; i++) {
+			double x = (tl->steps[i].t - tl->steps[0].t) / q[k];
+			whole = fabs(x - nearbyint(x)) < 1e-3;
+		}
+		if (whole)
+			return q[k];
+	}
+	return 1e-6;
+}
+
+void diag_step_quality(const timeline *tl, const diag_thresholds *th, diag_step_stats *st)
+{
+	st->bursty = false;
+	st->burst_share = NAN;
+	st->resolution = step_resolution(tl);
+	double *d;
+	int n = tl_step_durations(tl, &d);
+	if (n > 0) {
+		double gap = th->step_burst_gap_ms / 1e3, sum = 0;
+		int k = 0;
+		for (int i = 0; i < n; i++) {
+			k += d[i] < gap;
+			sum += d[i];
+		}
+		st->burst_share = (double)k / n;
+		/* Bursts, not a sub-millisecond loop: most intervals tiny while
+		 * the steps take ten times longer on average, or every step line arriving
+		 * within a sliver of a run that lasted far longer (one flush at exit). */
+		double span = tl->steps[tl->nsteps - 1].t - tl->steps[0].t;
+		bool sliver = tl->duration >= 1 && span < 0.1 * tl->duration;
+		/* In bursts the typical interval is a line's copy time, far below the mean. */
+		double p50 = tl_percentile(d, n, 50);
+		st->bursty = n >= 4 && st->burst_share >= th->step_burst_share &&
+		             (10 * p50 < sum / n || sliver);
+	}
+	free(d);
+}
+
 void diag_step_stats_of(const double *d, int n, diag_step_stats *out)
 {
+	out->bursty = false;
+	out->burst_share = NAN;
+	out->resolution = NAN;
 	out->n = n;
 	if (n <= 0) {
 		out->mean = out->p50 = out->p90 = out->p99 = out->per_s = NAN;

@@ -161,11 +161,19 @@ typedef struct {
 	int n; /* intervals used */
 	double mean, p50, p90, p99;
 	double per_s; /* steps per second */
+	/* The step lines arrive in bursts (buffered output): the intervals
+	 * measure the flushes, not the steps; mean and per_s still hold over
+	 * the whole run, the percentiles do not. */
+	bool bursty;
+	double burst_share; /* share of intervals under step_burst_gap_ms, 0..1 */
+	double resolution;  /* step timestamps' resolution in seconds (their quantum) */
 } diag_step_stats;
 
 /* Step intervals the statistics use (warm-up dropped, see DIAG_STEP_WARMUP_MIN); *out malloc'd. */
 int diag_step_times(const timeline *tl, double **out);
 void diag_step_stats_of(const double *d, int n, diag_step_stats *out);
+/* Burst detection and timestamp resolution of tl's steps into st (after diag_step_stats_of). */
+void diag_step_quality(const timeline *tl, const diag_thresholds *th, diag_step_stats *st);
 
 /* ---- result ---- */
 typedef struct {
@@ -228,6 +236,7 @@ typedef struct {
 
 typedef struct {
 	double duration;
+	double t_from, t_to; /* the analysed window (diag_result's), seconds */
 	diag_step_stats steps;
 	double util_mean, sm_active_mean, mem_peak_mib,
 	    power_mean; /* over the job's GPUs, NAN if absent */
@@ -238,9 +247,17 @@ typedef struct {
 	diag_run_summary base, cand;
 	diag_diff mean;          /* mean step time in seconds: decides the verdict */
 	diag_diff p50, p90, p99; /* step time in seconds; NAN diff when a side has no steps */
-	int verdict;     /* -1 candidate faster, 0 no significant difference / unknown, +1 slower */
-	int p50_verdict; /* the same judged on the median alone (differs when the tail moved) */
-	bool by_steps;   /* verdict from step times (else from run duration, no interval) */
+	int verdict; /* -1 candidate faster, 0 no (meaningful) difference / unknown, +1 slower */
+	int p50_verdict;   /* the same judged on the median alone (differs when the tail moved) */
+	bool by_steps;     /* verdict from step times (else from run duration, no interval) */
+	bool steps_bursty; /* a side's step lines came in bursts: not compared as timed */
+	/* Smallest change of the mean step time that counts, in % of the base's:
+	 * max(compare_min_diff_pct, the step timer's resolution, drift_pct); below
+	 * it the verdict is 0 even when the interval excludes zero. */
+	double min_diff_pct;
+	double drift_pct; /* larger of the two runs' first-half/second-half disagreement, %; NAN */
+	double diff_pct;  /* the mean's change in % of the base's, NAN when unknown */
+	bool below_min_diff; /* significant but smaller than min_diff_pct */
 	diag_change *changes;
 	int nchanges;
 	const char *fixed[24],

@@ -21,6 +21,9 @@ typedef struct {
 	int njob;
 	bool tree_on_gpu; /* the watched tree held a context on some GPU */
 	bool unmatched;   /* GPU processes whose PIDs do not exist here (PID namespace?) */
+	bool procs_seen[GPU_MAX]; /* some process record names this GPU */
+	bool works[GPU_MAX];      /* the GPU shows work (utilization, SM or memory above idle) */
+	bool hidden;              /* a GPU of the job works but its processes are not visible */
 	char span[48];    /* "the run" or "the last 30 s", for titles */
 	const double *act[GPU_MAX]; /* activity series per GPU: util.gpu, else GPM activity */
 } diag_ctx;
@@ -37,12 +40,18 @@ void rule_launch_bound(diag_ctx *c);
 void rule_memory_bound(diag_ctx *c);
 void rule_memory_full_idle(diag_ctx *c);
 void rule_oom_risk(diag_ctx *c);
+void rule_power_capped(diag_ctx *c);
 void rule_throttled(diag_ctx *c);
 void rule_pcie_degraded(diag_ctx *c);
 void rule_contention(diag_ctx *c);
 void rule_host_swap(diag_ctx *c);
 void rule_low_utilization(diag_ctx *c);
+void rule_mig_no_utilization(diag_ctx *c);
 void rule_healthy(diag_ctx *c);
+void rule_step_bursts(diag_ctx *c);
+void rule_too_little_data(diag_ctx *c);
+void rule_gpu_idle(diag_ctx *c);
+void rule_not_checked(diag_ctx *c);
 
 /* quadrant.c, chain.c */
 void diag_gpu_summaries(diag_ctx *c);

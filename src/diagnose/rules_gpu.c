@@ -9,18 +9,38 @@
 #include <string.h>
 
 #include "diagnose/diag_int.h"
+#include "gpu/xid.h"
 
 #define GIB 1024.0
 
 /* ---- gpu-fault: Xid, fell off the bus, uncorrectable ECC, failed row remapping ---- */
 
+/* One evidence line and one note sentence per distinct Xid (number and GPU), first time kept. */
+static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int *cited)
+{
+	char stat[64];
+	const char *meaning = e->value > 0 ? gpu_xid_meaning(e->value) : "number unreadable";
+	snprintf(stat, sizeof stat, "at %.1f s: %s", e->t, meaning);
+	dx_ev(f, "xid", stat, (double)e->value, NULL, NAN, "", e->gpu);
+	if ((*cited)++ >= 3)
+		return;
+	const gpu_xid_info *x = e->value > 0 ? gpu_xid_lookup(e->value) : NULL;
+	char where[32] = "";
+	if (e->gpu >= 0 && e->gpu < tl->ngpu)
+		snprintf(where, sizeof where, " on GPU %d", tl->gpu[e->gpu].index);
+	dx_note(f, "Xid %ld%s at %.1f s: %s%s%s.", e->value, where, e->t, meaning,
+	        x ? (x->hardware ? " (hardware). " : " (usually the application). ") : "",
+	        x ? x->action : "");
+}
+
 void rule_gpu_fault(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
 	diag_finding *f = NULL;
-	int nx = 0, lost = 0;
+	int nx = 0, lost = 0, cited = 0;
 	long first_xid = 0;
-	double first_t = NAN;
+	double first_t = NAN, lost_t = NAN;
+	bool hw = false;
 	for (int i = 0; i < tl->nevents; i++) {
 		const tl_event *e = &tl->events[i];
 		bool xid = !strcmp(e->kind, TL_EV_XID), gone = !strcmp(e->kind, TL_EV_GPU_LOST);
@@ -35,11 +55,20 @@ void rule_gpu_fault(diag_ctx *c)
 				first_xid = e->value;
 				first_t = e->t;
 			}
-			dx_ev(f, "xid", "Xid number", (double)e->value, NULL, NAN, "", e->gpu);
+			const gpu_xid_info *x = gpu_xid_lookup(e->value);
+			hw |= !x || x->hardware;
+			/* the same Xid again on the same GPU adds no evidence line */
+			bool again = false;
+			for (int k = 0; k < i; k++)
+				again |= !strcmp(tl->events[k].kind, TL_EV_XID) &&
+				         tl->events[k].value == e->value &&
+				         tl->events[k].gpu == e->gpu;
+			if (!again)
+				cite_xid(f, e, tl, &cited);
 		} else {
 			lost++;
-			if (isnan(first_t))
-				first_t = e->t;
+			if (isnan(lost_t))
+				lost_t = e->t;
 		}
 	}
 	for (int g = 0; g < c->ngpu; g++) {
@@ -55,6 +84,7 @@ void rule_gpu_fault(diag_ctx *c)
 			if (!f)
 				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
+			hw = true;
 			dx_ev(f, "ecc.errors.uncorrected.volatile.total", "increase during the run",
 			      d, ">", 0, "", g);
 		}
@@ -63,23 +93,33 @@ void rule_gpu_fault(diag_ctx *c)
 			if (!f)
 				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
+			hw = true;
 			dx_ev(f, "remapped_rows.failure", "value", rf, ">=", 1, "", g);
 		}
 	}
 	if (!f)
 		return;
-	char gl[64];
+	char gl[64], at[32] = "", xs[112] = "";
 	dx_gpu_list(c, f->gpus, gl, sizeof gl);
-	if (lost)
-		dx_title(f, "%s fell off the bus%s", gl, isnan(first_t) ? "" : " during the run");
-	else if (nx)
-		dx_title(f, "Xid %ld on %s at %.1f s (%d Xid event%s)", first_xid, gl, first_t, nx,
-		         nx == 1 ? "" : "s");
-	else
+	const char *first_meaning =
+	    first_xid > 0 ? gpu_xid_meaning(first_xid) : "number unreadable";
+	if (nx)
+		snprintf(xs, sizeof xs, "Xid %ld: %s", first_xid, first_meaning);
+	if (lost) {
+		if (!isnan(lost_t))
+			snprintf(at, sizeof at, " at %.1f s", lost_t);
+		dx_title(f, "%s fell off the bus%s%s%s", gl, at, nx ? "; first " : "", xs);
+	} else if (nx) {
+		dx_title(f, "Xid %ld on %s at %.1f s: %s; %d Xid event%s", first_xid, gl, first_t,
+		         first_meaning, nx, nx == 1 ? "" : "s");
+	} else {
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
+	}
 	if (lost)
 		dx_ev(f, "gpu_lost", "events", lost, ">=", 1, "", -1);
-	dx_advice(c, f, "gpu-fault");
+	if (nx)
+		dx_ev(f, "xid", "events", nx, ">=", 1, "", -1);
+	dx_advice(c, f, lost ? "gpu-fault" : nx && !hw ? "gpu-fault/xid-app" : "gpu-fault");
 }
 
 /* ---- oom: an out-of-memory message or exit ---- */
@@ -213,6 +253,12 @@ void rule_launch_bound(diag_ctx *c)
 	 * kernels. */
 	const diag_finding *sw = diag_find(c->res, "sync-wait");
 	uint64_t waiting = sw ? sw->gpus : 0;
+	/* Busy DRAM with moderate SMs is memory-bound: kernels that wait on memory
+	 * leave SMs idle too, and small kernels are not the cause there. */
+	const diag_finding *mb = diag_find(c->res, "memory-bound");
+	waiting |= mb ? mb->gpus : 0;
+	const diag_finding *ds = diag_find(c->res, "data-starved");
+	waiting |= ds ? ds->gpus : 0;
 	if (c->to - c->from >= th->min_samples) {
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g] || (waiting & (1ULL << g)))
@@ -448,6 +494,91 @@ static uint64_t reasons_at(const diag_ctx *c, int g, int s)
 	return r;
 }
 
+/* ---- power-capped: a limit set below the default holds clocks down under load ---- */
+
+void rule_power_capped(diag_ctx *c)
+{
+	const diag_thresholds *th = c->th;
+	const timeline *tl = c->tl;
+	if (c->to - c->from < th->min_samples)
+		return;
+	diag_finding *f = NULL;
+	bool *mask = dx_mask_new(c);
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g] || !c->act[g])
+			continue;
+		double def = dx_max(c, tl->gpu[g].m[GM_POWER_DEFAULT_LIMIT]);
+		double lim = dx_min(c, tl->gpu[g].m[GM_POWER_ENFORCED_LIMIT]);
+		if (isnan(lim))
+			lim = dx_min(c, tl->gpu[g].m[GM_POWER_LIMIT]);
+		if (!(def > 0) || !(lim > 0) || lim >= th->power_cap_ratio * def)
+			continue;
+		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
+		int busy = 0, bound = 0, nclk = 0;
+		double clk = 0, pw = 0;
+		int npw = 0;
+		for (int s = c->from; s < c->to; s++) {
+			if (!(c->act[g][s] >= th->quad_util_pct))
+				continue;
+			busy++;
+			double p = tl_gpu_at(tl, g, GM_POWER_DRAW, s);
+			bool at_cap = (reasons_at(c, g, s) & R_SW_POWER) ||
+			              (!isnan(p) && p >= th->power_cap_ratio * lim);
+			if (!at_cap)
+				continue;
+			bound++;
+			mask[s] = true;
+			double k = tl_gpu_at(tl, g, GM_CLK_SM, s);
+			if (!isnan(k)) {
+				clk += k;
+				nclk++;
+			}
+			if (!isnan(p)) {
+				pw += p;
+				npw++;
+			}
+		}
+		double share = busy ? (double)bound / busy : 0;
+		double ratio = nclk && maxclk > 0 ? clk / nclk / maxclk : NAN;
+		if (share < th->throttle_share ||
+		    !(isnan(ratio) || ratio <= th->throttle_clock_ratio))
+			continue;
+		if (!f) {
+			f = dx_add(c, "power-capped", DIAG_WARN, isnan(ratio) ? 0.6 : 0.85);
+			char clock[64] = "";
+			if (!isnan(ratio))
+				snprintf(clock, sizeof clock,
+				         "; clocks at %.0f of %.0f MHz (%.0f %%)", clk / nclk,
+				         maxclk, 100 * ratio);
+			dx_title(
+			    f,
+			    "GPU %d power limit %.0f W is below its default %.0f W and holds it "
+			    "back %.0f %% of busy time%s",
+			    tl->gpu[g].index, lim, def, 100 * share, clock);
+		}
+		dx_gpu(f, g);
+		dx_ev(f, "enforced.power.limit", "lowest", lim, "<", th->power_cap_ratio * def, "W",
+		      g);
+		dx_ev(f, "power.default_limit", "value", def, NULL, NAN, "W", g);
+		dx_ev(f, "clocks_event_reasons.sw_power_cap", "share of busy samples at the cap",
+		      100 * share, ">=", 100 * th->throttle_share, "%", g);
+		if (npw)
+			dx_ev(f, "power.draw", "mean while at the cap", pw / npw, NULL, NAN, "W",
+			      g);
+		if (!isnan(ratio)) {
+			dx_ev(f, "clocks.current.sm", "mean while at the cap", clk / nclk, NULL,
+			      NAN, "MHz", g);
+			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while at the cap",
+			      100 * ratio, "<=", 100 * th->throttle_clock_ratio, "%", g);
+		}
+	}
+	if (f) {
+		dx_ranges_mask(c, f, mask);
+		dx_advice(c, f, "power-capped");
+	}
+	free(mask);
+}
+
 void rule_throttled(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -498,6 +629,9 @@ void rule_throttled(diag_ctx *c)
 		bool by_temp = near_share >= th->throttle_share;
 		if (!by_reason && !by_temp)
 			continue;
+		const diag_finding *pc = diag_find(c->res, "power-capped");
+		if (pc && (pc->gpus & (1ULL << g)) && !thermal && !hw && !by_temp)
+			continue; /* the cap someone set says it, with its numbers */
 		double sev_share = busy ? (double)(thermal > hw ? thermal : hw) / busy : 0;
 		diag_severity sev = DIAG_WARN;
 		const char *k = thermal >= hw && thermal > 0 ? "throttled/thermal"
@@ -655,10 +789,16 @@ void rule_low_utilization(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->njob == 0 || c->to - c->from < th->min_samples)
 		return;
-	static const char *const explains[] = {
-	    "not-on-gpu", "data-starved", "sync-wait",
-	    "imbalance",  "all-on-gpu0",  "memory-full-compute-idle",
-	    "contention", "gpu-fault",    "oom"};
+	static const char *const explains[] = {"not-on-gpu",
+	                                       "data-starved",
+	                                       "sync-wait",
+	                                       "host-contention",
+	                                       "imbalance",
+	                                       "all-on-gpu0",
+	                                       "memory-full-compute-idle",
+	                                       "contention",
+	                                       "gpu-fault",
+	                                       "oom"};
 	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
 		if (dx_has(c, explains[i]))
 			return;
@@ -701,6 +841,116 @@ void rule_low_utilization(diag_ctx *c)
 	dx_advice(c, f, "low-utilization");
 }
 
+/*
+ * ---- mig-no-utilization: what the rules cannot see on a partitioned GPU ----
+ * With MIG on the driver reports no whole-GPU utilization, so every rule
+ * that reads utilization is blind there; say so, with what remains visible
+ * (memory, GPM activity where the GPU has it), instead of staying silent.
+ */
+void rule_mig_no_utilization(diag_ctx *c)
+{
+	uint64_t m = 0;
+	int first = -1;
+	for (int g = 0; g < c->ngpu; g++) {
+		double mig = tl_max(c->tl->gpu[g].m[GM_MIG_CURRENT], c->from, c->to);
+		if (isnan(mig) || mig < 1 || !isnan(c->res->gpu[g].util_mean))
+			continue;
+		m |= 1ULL << g;
+		if (first < 0)
+			first = g;
+	}
+	if (!m)
+		return;
+	diag_finding *f = dx_add(c, "mig-no-utilization", DIAG_INFO, 0.9);
+	f->gpus = m;
+	char gl[64];
+	dx_gpu_list(c, m, gl, sizeof gl);
+	dx_title(f,
+		 "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
+		 "utilization rules cannot judge it",
+		 gl);
+	dx_ev(f, "mig.mode.current", "max", 1, "=", 1, "", first);
+	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
+	if (!isnan(mem))
+		dx_ev(f, "memory.used", "mean", mem, NULL, NAN, "MiB", first);
+	double sm = tl_mean(c->tl->gpu[first].m[GM_GPM_SM_ACTIVE], c->from, c->to);
+	if (!isnan(sm))
+		dx_ev(f, "gpm.sm_active", "mean", sm, NULL, NAN, "%", first);
+	dx_range_window(c, f);
+	dx_advice(c, f, "mig-no-utilization");
+}
+
+/* ---- too-little-data: no verdict from a handful of samples ---- */
+
+void rule_too_little_data(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	int k = c->to - c->from;
+	if (tl->n > 0 && k >= c->th->min_samples)
+		return;
+	diag_finding *f = dx_add(c, "too-little-data", DIAG_INFO, 0.9);
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g])
+			dx_gpu(f, g);
+	double dur = tl->duration > 0 ? tl->duration : tl->n > 0 ? tl->t[tl->n - 1] : 0;
+	if (tl->n == 0)
+		dx_title(f,
+		         "No samples were recorded (%.1f s): nothing to judge; record longer "
+		         "or use --interval 100ms",
+		         dur);
+	else if (k == tl->n || k == 0)
+		dx_title(f,
+		         "%d sample%s over %.1f s: too short to judge; record longer or use "
+		         "--interval 100ms",
+		         tl->n, tl->n == 1 ? "" : "s", dur);
+	else
+		dx_title(
+		    f,
+		    "%d samples over %.1f s, %d of them with the GPU at work: too short to judge; "
+		    "record longer or use --interval 100ms",
+		    tl->n, dur, k);
+	dx_ev(f, "samples", "in the analysed window", k, ">=", c->th->min_samples, "", -1);
+	dx_ev(f, "samples", "recorded", tl->n, NULL, NAN, "", -1);
+	dx_ev(f, "duration", "recorded", dur, NULL, NAN, "s", -1);
+	if (tl->n > 0)
+		dx_range(f, 0, dur);
+	dx_advice(c, f, "too-little-data");
+}
+
+/* ---- gpu-idle: no GPU showed any work ---- */
+
+void rule_gpu_idle(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	if (c->njob > 0 || c->ngpu == 0 || tl->n < c->th->min_samples)
+		return;
+	if (dx_has(c, "not-on-gpu") || dx_has(c, "gpu-fault"))
+		return;
+	diag_finding *f = dx_add(c, "gpu-idle", DIAG_INFO, 0.7);
+	double peak = NAN;
+	for (int g = 0; g < c->ngpu; g++) {
+		dx_gpu(f, g);
+		double m = tl_max(c->act[g], 0, tl->n);
+		if (!isnan(m) && (isnan(peak) || m > peak))
+			peak = m;
+	}
+	char gl[64];
+	dx_gpu_list(c, f->gpus, gl, sizeof gl);
+	if (!isnan(peak))
+		dx_title(f,
+		         "%s idle for the whole recording (utilization at most %.0f %%): no job "
+		         "ran on %s",
+		         gl, peak, c->ngpu == 1 ? "it" : "them");
+	else
+		dx_title(f, "%s showed no work during the recording: no job ran on %s", gl,
+		         c->ngpu == 1 ? "it" : "them");
+	if (!isnan(peak))
+		dx_ev(f, "utilization.gpu", "peak on any GPU", peak, "<=", c->th->idle_util_pct,
+		      "%", -1);
+	dx_range(f, 0, tl->duration > 0 ? tl->duration : tl->t[tl->n - 1]);
+	dx_advice(c, f, "gpu-idle");
+}
+
 /* ---- healthy: nothing wrong, said explicitly ---- */
 
 void rule_healthy(diag_ctx *c)
@@ -708,9 +958,11 @@ void rule_healthy(diag_ctx *c)
 	for (int i = 0; i < c->res->n; i++)
 		if (c->res->f[i].severity >= DIAG_WARN)
 			return;
+	/* No verdict without evidence, and an idle GPU is not a healthy busy one. */
+	if (dx_has(c, "too-little-data") || dx_has(c, "gpu-idle") || c->njob == 0)
+		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	diag_finding *f =
-	    dx_add(c, "healthy", DIAG_INFO, c->to - c->from >= c->th->min_samples ? 0.8 : 0.4);
+	diag_finding *f = dx_add(c, "healthy", DIAG_INFO, 0.8);
 	double usum = 0, smsum = 0;
 	int nu = 0, nsm = 0;
 	for (int g = 0; g < c->ngpu; g++) {

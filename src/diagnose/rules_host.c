@@ -91,12 +91,80 @@ static double power_cv(const diag_ctx *c, int g)
 	return n > 1 ? sqrt(ss / (n - 1)) / m : NAN;
 }
 
+/* ---- foreign processes: the busiest host processes outside the job ---- */
+
+typedef struct {
+	unsigned pid;
+	double cpu; /* mean % of one core over the samples it was seen in */
+	const tl_proc *last;
+} foreign_proc;
+
+static int cmp_foreign(const void *a, const void *b)
+{
+	double x = ((const foreign_proc *)a)->cpu, y = ((const foreign_proc *)b)->cpu;
+	return (x < y) - (x > y);
+}
+
+/*
+ * Host-only process records outside the tree in the window (the recorder
+ * keeps the busiest few per second), by mean CPU, busiest first; *total is
+ * their summed mean CPU. Returns how many distinct PIDs, *out malloc'd.
+ */
+static int foreign_procs(const diag_ctx *c, foreign_proc **out, double *total)
+{
+	const timeline *tl = c->tl;
+	foreign_proc *f = calloc(tl->nprocs ? (size_t)tl->nprocs : 1, sizeof *f);
+	if (!f)
+		abort();
+	bool *scanned = dx_mask_new(c);
+	int n = 0, scans = 0;
+	for (int i = 0; i < tl->nprocs; i++) {
+		const tl_proc *p = &tl->procs[i];
+		if (p->in_tree || p->gpu >= 0 || isnan(p->cpu_pct) || p->s < c->from ||
+		    p->s >= c->to)
+			continue;
+		if (!scanned[p->s]) {
+			scans++;
+			scanned[p->s] = true;
+		}
+		int j = 0;
+		while (j < n && f[j].pid != p->pid)
+			j++;
+		if (j == n)
+			f[n++].pid = p->pid;
+		f[j].cpu += p->cpu_pct;
+		f[j].last = p;
+	}
+	*total = 0;
+	/* Over the scans, not the PID's own samples: a hog seen once is not a steady one. */
+	for (int j = 0; j < n; j++) {
+		f[j].cpu /= scans > 0 ? scans : 1;
+		*total += f[j].cpu;
+	}
+	free(scanned);
+	qsort(f, (size_t)n, sizeof *f, cmp_foreign);
+	*out = f;
+	return n;
+}
+
 typedef struct {
 	int total;     /* tree processes that used CPU */
 	int saturated; /* of which saturated most of the window */
 	double top_cpu;
 	unsigned top_pid;
+	int loaders, loaders_saturated; /* those without a GPU context: data-loader workers */
+	double fair;       /* the busiest foreign process's mean CPU, 0 when none recorded */
+	double loader_cpu; /* the loaders' summed mean CPU, % of one core */
 } worker_stats;
+
+/* Does pid of the tree hold a GPU context at some sample? */
+static bool on_gpu(const timeline *tl, unsigned pid)
+{
+	for (int i = 0; i < tl->nprocs; i++)
+		if (tl->procs[i].pid == pid && tl->procs[i].in_tree && tl->procs[i].gpu >= 0)
+			return true;
+	return false;
+}
 
 /* Tree processes at or above a saturated core for most of their samples. */
 static void tree_workers(const diag_ctx *c, worker_stats *w)
@@ -107,7 +175,7 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 	int cap = tl->nprocs ? tl->nprocs : 1, n = 0;
 	struct agg {
 		unsigned pid;
-		int k, hot;
+		int k, hot, known, runnable;
 		double sum;
 	} *a = calloc((size_t)cap, sizeof *a);
 	if (!a)
@@ -124,20 +192,153 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		a[j].k++;
 		a[j].sum += p->cpu_pct;
 		a[j].hot += p->cpu_pct >= c->th->core_saturated_pct;
+		a[j].known += p->state != 0;
+		a[j].runnable += p->state == 'R';
 	}
+	/* On a host other processes load, a CPU-bound worker gets only its share
+	 * of a core: as much as the busiest foreign process (a hog) gets. */
+	foreign_proc *fp;
+	double ftotal;
+	int nf = foreign_procs(c, &fp, &ftotal);
+	w->fair = nf ? fp[0].cpu : 0;
+	free(fp);
 	for (int j = 0; j < n; j++) {
 		double mean = a[j].sum / a[j].k;
-		if (mean < 10) /* idle helpers (the launcher shell) do not count */
+		double ready = a[j].known ? (double)a[j].runnable / a[j].known : NAN;
+		/* (a process seen a few times, starting up, proves nothing) */
+		bool runnable = !isnan(ready) && ready >= c->th->runnable_share &&
+		                a[j].known >= c->th->min_samples;
+		bool loader = !on_gpu(tl, a[j].pid);
+		/* Loaders that hardly work still count against those that are
+		 * saturated: one busy process among many idle ones is not the data path. */
+		if (loader && (mean >= 1 || runnable)) {
+			w->loaders++;
+			w->loader_cpu += mean;
+		}
+		/* Idle helpers (the launcher shell) do not count; a process runnable
+		 * whenever sampled does, however little CPU a crowded host gives it. */
+		if (mean < 10 && !runnable)
 			continue;
 		w->total++;
-		if ((double)a[j].hot / a[j].k >= c->th->saturated_share)
-			w->saturated++;
+		/* Saturated: at a full core most of the time; or, on a host that
+		 * others load, runnable (state R) whenever sampled (it waits for
+		 * nothing but a CPU) or getting as much as the busiest hog. */
+		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share || runnable ||
+		           (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2);
+		w->saturated += sat;
+		if (loader)
+			w->loaders_saturated += sat;
 		if (mean > w->top_cpu) {
 			w->top_cpu = mean;
 			w->top_pid = a[j].pid;
 		}
 	}
 	free(a);
+}
+
+/* host-contention: the GPU waits while other processes, not the job, load the host. */
+static void host_contention(diag_ctx *c, uint64_t starving, int worst, double worst_idle,
+                            double core_mean, double core_share, double iowait, double job_cpu,
+                            bool cpu_foreign, bool io_foreign)
+{
+	const diag_thresholds *th = c->th;
+	foreign_proc *fp;
+	double ftotal;
+	int nf = foreign_procs(c, &fp, &ftotal);
+	diag_finding *f = dx_add(c, "host-contention", DIAG_WARN, nf > 0 ? 0.75 : 0.55);
+	f->gpus = starving;
+	char gl[64], who[160] = "";
+	dx_gpu_list(c, starving, gl, sizeof gl);
+	size_t o = 0;
+	for (int i = 0; i < nf && i < 3 && o < sizeof who; i++)
+		o += (size_t)snprintf(who + o, sizeof who - o, "%sPID %u %.24s (%.0f %%)",
+		                      i ? ", " : "", fp[i].pid,
+		                      fp[i].last->cmd[0] ? fp[i].last->cmd : "?", fp[i].cpu);
+	char jc[48] = "";
+	if (!isnan(job_cpu))
+		snprintf(jc, sizeof jc, "; the job itself uses %.0f %% of a core", job_cpu);
+	if (cpu_foreign && nf)
+		dx_title(f, "%s idle %.0f %% of %s while other processes load the host: %s%s", gl,
+		         worst_idle, c->span, who, jc);
+	else if (cpu_foreign)
+		dx_title(f,
+		         "%s idle %.0f %% of %s while the busiest core is at %.0f %%, not by the "
+		         "job%s",
+		         gl, worst_idle, c->span, core_mean, jc);
+	else
+		dx_title(
+		    f, "%s idle %.0f %% of %s while iowait is %.0f %% from other processes' I/O%s",
+		    gl, worst_idle, c->span, iowait, jc);
+	dx_ev(f, dx_act_key(c, worst), "idle share (100 - mean)", worst_idle,
+	      ">=", th->starved_idle_pct, "%", worst);
+	if (!isnan(core_share))
+		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
+		      ">=", 100 * th->saturated_share, "%", -1);
+	if (!isnan(job_cpu))
+		dx_ev(f, "tree.cpu", "mean during gaps (% of one core)", job_cpu, "<",
+		      th->core_saturated_pct, "%", -1);
+	if (io_foreign && !isnan(iowait))
+		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
+	for (int i = 0; i < nf && i < 3; i++) {
+		char stat[64];
+		snprintf(stat, sizeof stat, "PID %u %.40s", fp[i].pid, fp[i].last->cmd);
+		dx_ev(f, "process.cpu", stat, fp[i].cpu, NULL, NAN, "%", -1);
+	}
+	if (nf) {
+		dx_ev(f, "process.cpu", "other processes, summed (% of one core)", ftotal, NULL,
+		      NAN, "%", -1);
+		double cap = 100.0 * (c->tl->ncpu > 0 ? c->tl->ncpu : 1);
+		dx_note(f,
+		        "Other processes took %.0f %% of one core (%.0f %% of the host's %d "
+		        "core%s); the busiest: %s.",
+		        ftotal, 100 * ftotal / cap, c->tl->ncpu, c->tl->ncpu == 1 ? "" : "s", who);
+	} else {
+		dx_note(f,
+		        "The recording has no per-process CPU of other processes (recorded by "
+		        "an older gpuwhy?); the job's own CPU is low, so the load is not its own.");
+	}
+	dx_range_window(c, f);
+	dx_advice(c, f, "host-contention");
+	free(fp);
+}
+
+/*
+ * Multi-GPU starvation: every rank waits in its collectives for data, so
+ * the GPUs read busy (the collective kernels spin) with few SMs active,
+ * while the job's data-loader workers are saturated. Returns the ranks.
+ */
+static uint64_t ranks_waiting_for_data(const diag_ctx *c, const worker_stats *w)
+{
+	const diag_thresholds *th = c->th;
+	if (c->njob < 2 || w->loaders == 0)
+		return 0;
+	/* Loaders at a full core each, or sharing a saturated host with the job
+	 * using at least job_cpu_pct itself (on a shared host a CPU-bound loader
+	 * gets only its share of a core). */
+	bool loaders_bound = w->loaders_saturated > 0 && 2 * w->loaders_saturated >= w->loaders;
+	if (!loaders_bound) {
+		double sat = tl_share(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to, tl_pred_ge,
+		                      th->core_saturated_pct);
+		loaders_bound = sat >= th->saturated_share && w->loader_cpu >= th->job_cpu_pct;
+	}
+	if (!loaders_bound)
+		return 0;
+	uint64_t m = 0;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!c->job[g])
+			continue;
+		const diag_gpu_summary *G = &c->res->gpu[g];
+		double sm = G->sm_active_mean, idle = dx_idle_pct(c, g);
+		/* Without GPM a spinning collective shows as busy at low power. */
+		double pw = G->power_limit > 0 ? G->power_mean / G->power_limit : NAN;
+		bool waits = (!isnan(sm) && sm <= th->launch_sm_active_pct) ||
+		             (!isnan(idle) && idle >= th->starved_idle_pct) ||
+		             (isnan(sm) && !isnan(pw) && pw <= th->launch_power_ratio);
+		if (!waits)
+			return 0;
+		m |= 1ULL << g;
+	}
+	return m;
 }
 
 void rule_data_starved(diag_ctx *c)
@@ -167,8 +368,25 @@ void rule_data_starved(diag_ctx *c)
 			}
 		}
 	}
-	if (worst < 0)
+	worker_stats w;
+	tree_workers(c, &w);
+	uint64_t waiting = ranks_waiting_for_data(c, &w);
+	if (worst < 0 && !waiting)
 		return;
+	if (waiting) {
+		starving |= waiting;
+		for (int g = 0; g < c->ngpu; g++) {
+			if (!(waiting & (1ULL << g)))
+				continue;
+			/* Waiting ranks: their SMs idle while utilization spins. */
+			double sm = c->res->gpu[g].sm_active_mean, idle = dx_idle_pct(c, g);
+			double wi = !isnan(sm) ? 100 - sm : idle;
+			if (wi > worst_idle) {
+				worst_idle = wi;
+				worst = g;
+			}
+		}
+	}
 
 	/*
 	 * GPU gaps: samples where every GPU of the job idled a large share. A
@@ -177,7 +395,10 @@ void rule_data_starved(diag_ctx *c)
 	 */
 	bool *gap = dx_mask_new(c);
 	int ngap = 0;
-	for (int s = c->from; s < c->to; s++) {
+	/* The window's first and last samples straddle the start and the end of
+	 * the work: partly idle by nature, not gaps. */
+	int edge = c->to - c->from > th->min_samples + 2 ? 1 : 0;
+	for (int s = c->from + edge; s < c->to - edge && !waiting; s++) {
 		int present = 0, idle = 0;
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g])
@@ -196,11 +417,12 @@ void rule_data_starved(diag_ctx *c)
 	bool *cond = gap;
 	bool *all = NULL;
 	if (ngap < 2) {
-		if (c->njob > 1) {
+		if (c->njob > 1 && !waiting) {
 			free(gap);
 			return; /* no common gaps across the job's GPUs */
 		}
-		/* One GPU idling a little in every sample: condition on the whole window. */
+		/* One GPU idling a little in every sample (or ranks waiting in every
+		 * sample): condition on the whole window. */
 		all = dx_mask_new(c);
 		for (int s = c->from; s < c->to; s++)
 			all[s] = true;
@@ -235,8 +457,6 @@ void rule_data_starved(diag_ctx *c)
 	bool cpu_cause = !isnan(core_share) && core_share >= th->saturated_share;
 
 	/* Cause 2: the job's worker processes saturated. */
-	worker_stats w;
-	tree_workers(c, &w);
 	bool worker_cause = w.saturated >= 1 && 2 * w.saturated >= w.total;
 
 	/* Causes 3 and 4: storage during the gaps. */
@@ -246,7 +466,27 @@ void rule_data_starved(diag_ctx *c)
 	bool io_cause = !isnan(iowait) && iowait >= th->iowait_pct;
 	bool disk_cause = !isnan(disk_busy) && disk_busy >= th->disk_busy_pct;
 
+	/*
+	 * Whose load is it? With the job followed, a busy core is the job's
+	 * only when the job itself uses about a core or more, and storage only
+	 * when the job reads; otherwise other processes load the host.
+	 */
+	bool followed = c->tl->have_root;
+	double job_cpu = followed ? host_mean_mask(c, HM_TREE_CPU, cond) : NAN;
+	double job_read = followed ? host_mean_mask(c, HM_TREE_READ, cond) : NAN;
+	bool cpu_mine =
+	    !followed || isnan(job_cpu) || job_cpu >= th->job_cpu_pct || w.saturated > 0;
+	bool io_mine = !followed || isnan(job_read) || job_read >= MIB;
+	bool cpu_foreign = cpu_cause && !cpu_mine && !worker_cause;
+	bool io_foreign = (io_cause || disk_cause) && !io_mine;
+	cpu_cause &= cpu_mine;
+	io_cause &= io_mine;
+	disk_cause &= io_mine;
+
 	if (!cpu_cause && !worker_cause && !io_cause && !disk_cause) {
+		if ((cpu_foreign || io_foreign) && worst >= 0)
+			host_contention(c, starving, worst, worst_idle, core_mean, core_share,
+			                iowait, job_cpu, cpu_foreign, io_foreign);
 		free(gap);
 		free(all);
 		return;
@@ -256,11 +496,23 @@ void rule_data_starved(diag_ctx *c)
 	bool unstable = !isnan(pcv) && pcv >= th->power_cv;
 	int causes = cpu_cause + worker_cause + io_cause + disk_cause;
 	double conf = 0.55 + 0.1 * (causes - 1) + (oscillating ? 0.15 : 0) + (unstable ? 0.1 : 0);
+	if (waiting)
+		conf += 0.15; /* every rank waits while the loaders are saturated */
+	if (!followed)
+		conf -= 0.15; /* host-wide evidence: the load may be someone else's */
 	diag_finding *f = dx_add(c, "data-starved", DIAG_WARN, conf > 0.95 ? 0.95 : conf);
 	f->gpus = starving;
 	char gl[64], why[128];
 	dx_gpu_list(c, starving, gl, sizeof gl);
-	if (cpu_cause && core >= 0)
+	if (waiting && w.loaders_saturated)
+		snprintf(why, sizeof why, "%d of %d data-loader workers are at 100 %% of a core",
+		         w.loaders_saturated, w.loaders);
+	else if (waiting)
+		snprintf(why, sizeof why,
+		         "the job's %d data-loader workers use %.0f %% of a core on "
+		         "a saturated host",
+		         w.loaders, w.loader_cpu);
+	else if (cpu_cause && core >= 0)
 		snprintf(why, sizeof why, "core %d is at %.0f %%", core, core_mean);
 	else if (cpu_cause)
 		snprintf(why, sizeof why, "the busiest core is at %.0f %%", core_mean);
@@ -271,21 +523,35 @@ void rule_data_starved(diag_ctx *c)
 		snprintf(why, sizeof why, "iowait is %.0f %%", iowait);
 	else
 		snprintf(why, sizeof why, "the disk is %.0f %% busy", disk_busy);
-	dx_title(f, "%s idle %.0f %% of %s while %s", gl, worst_idle, c->span, why);
+	if (waiting)
+		dx_title(f, "%s wait for data in every step (SMs active %.0f %%) while %s", gl,
+		         100 - worst_idle, why);
+	else
+		dx_title(f, "%s idle %.0f %% of %s while %s", gl, worst_idle, c->span, why);
 
 	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
-	dx_ev(f, dx_act_key(c, worst),
-	      c->act[worst] ? "idle share (100 - mean)" : "mean idle share", worst_idle,
-	      ">=", th->starved_idle_pct, "%", worst);
+	if (waiting)
+		dx_ev(f, "gpm.sm_active", "idle share of the SMs (100 - mean)", worst_idle,
+		      ">=", 100 - th->launch_sm_active_pct, "%", worst);
+	else
+		dx_ev(f, dx_act_key(c, worst),
+		      c->act[worst] ? "idle share (100 - mean)" : "mean idle share", worst_idle,
+		      ">=", th->starved_idle_pct, "%", worst);
 	if (!isnan(core_share))
 		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
 		      ">=", 100 * th->saturated_share, "%", -1);
 	if (!isnan(core_mean))
 		dx_ev(f, "cpu.busy.max", "mean during gaps", core_mean,
 		      ">=", th->core_saturated_pct, "%", -1);
+	if (!isnan(job_cpu))
+		dx_ev(f, "tree.cpu", "mean during gaps (% of one core)", job_cpu, NULL, NAN, "%",
+		      -1);
 	if (w.total > 0)
 		dx_ev(f, "tree.cpu", "worker processes saturated", w.saturated,
 		      ">=", (w.total + 1) / 2, "", -1);
+	if (waiting)
+		dx_ev(f, "tree.cpu", "data-loader workers saturated", w.loaders_saturated,
+		      ">=", (w.loaders + 1) / 2, "", -1);
 	if (!isnan(iowait))
 		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
 	if (!isnan(disk_busy))
@@ -300,8 +566,29 @@ void rule_data_starved(diag_ctx *c)
 	if (!isnan(pcv))
 		dx_ev(f, "power.draw", "coefficient of variation", pcv, ">=", th->power_cv, "",
 		      worst);
+	if (waiting)
+		dx_note(
+		    f, "Every rank waits in its collectives for the next batch: utilization "
+		       "reads busy because the collective kernels spin, not because of small "
+		       "kernels (not launch-bound), and no single rank is slower (not sync-wait).");
+	if (!followed)
+		dx_note(
+		    f, "No job followed: the CPU and I/O evidence is the whole host's, and part of "
+		       "the load may be other processes'.");
 	if (io_cause || disk_cause)
 		dx_note(f, "Storage is part of the wait (iowait or disk busy during GPU gaps).");
+	if (followed) {
+		foreign_proc *fp;
+		double ftotal;
+		int nf = foreign_procs(c, &fp, &ftotal);
+		if (nf && ftotal >= th->job_cpu_pct)
+			dx_note(
+			    f,
+			    "Other processes also load the host (%.0f %% of a core; busiest PID "
+			    "%u %.40s at %.0f %%): the loaders get less of the CPU.",
+			    ftotal, fp[0].pid, fp[0].last->cmd, fp[0].cpu);
+		free(fp);
+	}
 	if (worker_cause && w.top_pid)
 		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", w.top_pid,
 		        w.top_cpu);

@@ -11,6 +11,18 @@
 
 #include "diagnose/diag_int.h"
 
+/* GPU g works in recurring bursts (it takes part in every step and waits in
+ * between) rather than staying unused. */
+static bool works_in_bursts(const diag_ctx *c, int g)
+{
+	bool *m = dx_mask_new(c);
+	for (int s = c->from; s < c->to; s++)
+		m[s] = c->act[g] && c->act[g][s] > c->th->idle_util_pct;
+	int runs = dx_runs(c, m);
+	free(m);
+	return runs >= c->th->sync_min_episodes;
+}
+
 void rule_imbalance(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -33,7 +45,8 @@ void rule_imbalance(diag_ctx *c)
 				busy |= 1ULL << g;
 				if (top < 0 || G[g].util_mean > G[top].util_mean)
 					top = g;
-			} else if (G[g].util_mean <= th->imbalance_idle_pct) {
+			} else if (G[g].util_mean <= th->imbalance_idle_pct &&
+			           !works_in_bursts(c, g)) {
 				idle |= 1ULL << g;
 				isum += G[g].util_mean;
 				ni++;
@@ -187,6 +200,7 @@ typedef struct {
 	uint64_t others;
 	double lag, deficit, share, strag_mean, others_mean; /* means in the signal's own unit */
 	bool *wait;
+	bool steady; /* accepted on steady waits with the smaller shortfall */
 } sync_case;
 
 /* Does the job wait on one straggler by signal kind? Fills sc (wait mask malloc'd) when so. */
@@ -215,34 +229,58 @@ static bool sync_by(const diag_ctx *c, work_kind kind, sync_case *sc)
 		}
 	om /= no;
 	double lag = w.mean[strag] - om, deficit = 100 * (1 - om / w.mean[strag]);
-	if (lag < th->sync_lag_pct || deficit < th->sync_wait_idle_pct)
+	if (lag < th->sync_lag_pct ||
+	    deficit < fmin(th->sync_wait_idle_pct, th->sync_steady_deficit_pct))
 		return false;
-	/* The waits, sample by sample: the straggler works while every other GPU falls short. */
-	bool *wait = dx_mask_new(c);
+	/*
+	 * The waits, sample by sample: the straggler works while every other GPU
+	 * falls short. Steady waits (the same straggler ahead and every other GPU
+	 * short in most samples) are periodic structure a coarse mean misses, so
+	 * they count with a smaller shortfall.
+	 */
+	bool steady = false;
+	bool *wait = NULL;
 	int nwait = 0, k = 0;
-	double keep = 1 - th->sync_wait_idle_pct / 100;
-	for (int s = c->from; s < c->to; s++) {
-		double sw = work_at(&w, strag, s);
-		if (isnan(sw))
-			continue;
-		k++;
-		double osum = 0;
-		int on = 0;
-		bool all_short = true;
-		for (int g = 0; g < c->ngpu; g++) {
-			if (!(others & (1ULL << g)))
+	for (int pass = 0; pass < 2; pass++) {
+		double need = pass == 0 ? th->sync_wait_idle_pct : th->sync_steady_deficit_pct;
+		free(wait);
+		wait = dx_mask_new(c);
+		nwait = k = 0;
+		int ahead = 0;
+		double keep = 1 - need / 100;
+		for (int s = c->from; s < c->to; s++) {
+			double sw = work_at(&w, strag, s);
+			if (isnan(sw))
 				continue;
-			double u = work_at(&w, g, s);
-			if (isnan(u) || u > sw * keep)
-				all_short = false;
-			if (!isnan(u)) {
-				osum += u;
-				on++;
+			k++;
+			double osum = 0;
+			int on = 0;
+			bool all_short = true, leads = true;
+			for (int g = 0; g < c->ngpu; g++) {
+				if (!(others & (1ULL << g)))
+					continue;
+				double u = work_at(&w, g, s);
+				if (isnan(u) || u > sw * keep)
+					all_short = false;
+				if (!isnan(u) && u >= sw)
+					leads = false;
+				if (!isnan(u)) {
+					osum += u;
+					on++;
+				}
+			}
+			ahead += leads;
+			if (all_short && on && sw - osum / on >= th->sync_lag_pct) {
+				wait[s] = true;
+				nwait++;
 			}
 		}
-		if (all_short && on && sw - osum / on >= th->sync_lag_pct) {
-			wait[s] = true;
-			nwait++;
+		if (deficit >= th->sync_wait_idle_pct)
+			break; /* the plain test holds */
+		steady = k && 2 * nwait >= k && (double)ahead / k >= th->sync_steady_share;
+		if (pass == 1 && !steady) {
+			free(wait);
+			return false;
 		}
 	}
 	int episodes = dx_runs(c, wait);
@@ -253,9 +291,10 @@ static bool sync_by(const diag_ctx *c, work_kind kind, sync_case *sc)
 		return false;
 	}
 	double unscale = kind == W_POWER ? 1 / w.scale : 1;
-	*sc = (sync_case){
-	    kind,         strag, no, episodes, others, lag, deficit, share, w.mean[strag] * unscale,
-	    om * unscale, wait};
+	*sc = (sync_case){kind,         strag,  no,
+	                  episodes,     others, lag,
+	                  deficit,      share,  w.mean[strag] * unscale,
+	                  om * unscale, wait,   steady && deficit < th->sync_wait_idle_pct};
 	return true;
 }
 
@@ -271,8 +310,18 @@ void rule_sync_wait(diag_ctx *c)
 		if (c->job[g] &&
 		    (isnan(G[g].util_mean) || G[g].util_mean <= th->imbalance_idle_pct))
 			return;
+	/* All ranks starved for data wait together, not for one of them: only a
+	 * straggler in SM activity (which spinning collectives do not fake) tells
+	 * sync-wait apart then. */
+	uint64_t jobm = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g])
+			jobm |= 1ULL << g;
+	const diag_finding *ds = diag_find(c->res, "data-starved");
+	bool starved = ds && (ds->gpus & jobm) == jobm;
 	sync_case sc;
-	if (!sync_by(c, W_SM, &sc) && !sync_by(c, W_UTIL, &sc) && !sync_by(c, W_POWER, &sc))
+	if (!sync_by(c, W_SM, &sc) &&
+	    (starved || (!sync_by(c, W_UTIL, &sc) && !sync_by(c, W_POWER, &sc))))
 		return;
 	int strag = sc.strag, nothers = sc.nothers, episodes = sc.episodes;
 	uint64_t others = sc.others;
@@ -311,8 +360,11 @@ void rule_sync_wait(diag_ctx *c)
 	      sc.kind == W_POWER ? "straggler minus others (% of the straggler's draw)"
 	                         : "straggler minus others (mean)",
 	      sc.lag, ">=", th->sync_lag_pct, "points", strag);
-	dx_ev(f, sig_metric[sc.kind], "shortfall of the waiting GPUs against the straggler",
-	      sc.deficit, ">=", th->sync_wait_idle_pct, "%", -1);
+	dx_ev(f, sig_metric[sc.kind],
+	      sc.steady ? "shortfall of the waiting GPUs (steady waits)"
+	                : "shortfall of the waiting GPUs against the straggler",
+	      sc.deficit, ">=", sc.steady ? th->sync_steady_deficit_pct : th->sync_wait_idle_pct,
+	      "%", -1);
 	dx_ev(f, sig_metric[sc.kind], "wait episodes", episodes, ">=", th->sync_min_episodes, "",
 	      -1);
 	/* or, when the waits are shorter than a sample, most samples hold one */
@@ -332,6 +384,12 @@ void rule_sync_wait(diag_ctx *c)
 		dx_ev(f, "nvlink", "fewest links between two of the job's GPUs", links, NULL, NAN,
 		      "", -1);
 	dx_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
+	if (sc.steady)
+		dx_note(
+		    f,
+		    "The shortfall is small on average but steady: GPU %d leads every other GPU "
+		    "in at least %.0f %% of the samples.",
+		    tl->gpu[strag].index, 100 * th->sync_steady_share);
 	dx_ranges_mask(c, f, wait);
 	dx_advice(c, f,
 	          lk == LINK_PCIE     ? "sync-wait/pcie"

@@ -81,6 +81,10 @@ void rule_not_on_gpu(diag_ctx *c)
 	const timeline *tl = c->tl;
 	if (!tl->have_root || c->tree_on_gpu || tl->n == 0)
 		return;
+	/* A GPU works with no process visible on it: the job may well be that
+	 * work, seen from outside its PID namespace; not-checked says so. */
+	if (c->hidden)
+		return;
 	const char *cvd = dx_env(c, "CUDA_VISIBLE_DEVICES");
 	int visible = dx_visible_count(cvd);
 	double gpu_busy = NAN;
@@ -100,6 +104,12 @@ void rule_not_on_gpu(diag_ctx *c)
 		conf = 0.3;
 	} else if (!isnan(gpu_busy) && gpu_busy > c->th->idle_util_pct) {
 		conf = 0.7; /* something used a GPU, just not the job */
+	}
+	/* A few samples can miss a short job's context: not enough to call it an error. */
+	bool few = tl->n < c->th->min_samples && visible != 0;
+	if (few) {
+		sev = DIAG_INFO;
+		conf = 0.3;
 	}
 	diag_finding *f = dx_add(c, "not-on-gpu", sev, conf);
 	int np = tree_pids(tl);
@@ -130,6 +140,9 @@ void rule_not_on_gpu(diag_ctx *c)
 		           "container without --pid=host the job may be among them.");
 	else if (!isnan(gpu_busy) && gpu_busy > c->th->idle_util_pct)
 		dx_note(f, "GPU activity during the run came from other processes.");
+	if (few)
+		dx_note(f, "Only %d sample%s: a context held between samples would be missed.",
+		        tl->n, tl->n == 1 ? "" : "s");
 	dx_range(f, 0, tl->duration);
 	dx_advice(c, f, "not-on-gpu");
 }
@@ -307,4 +320,59 @@ void rule_contention(diag_ctx *c)
 	}
 	free(mask);
 	free(a);
+}
+
+/*
+ * not-checked: what the rules that need the job's processes could not
+ * check, and why. Without a watched tree the CPU and I/O evidence is the
+ * whole host's; with the job's processes out of sight (another PID
+ * namespace) nobody can tell its contexts from someone else's.
+ */
+void rule_not_checked(diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	if (tl->n == 0 || c->njob == 0)
+		return;
+	bool whole = !tl->have_root;
+	if (!whole && !c->hidden)
+		return;
+	diag_finding *f = dx_add(c, "not-checked", DIAG_INFO, 0.3);
+	uint64_t m = 0;
+	int nhidden = 0;
+	for (int g = 0; g < c->ngpu; g++)
+		if (c->job[g]) {
+			dx_gpu(f, g);
+			if (c->works[g] && (!c->procs_seen[g] || c->unmatched)) {
+				m |= 1ULL << g;
+				nhidden++;
+			}
+		}
+	char gl[64];
+	dx_gpu_list(c, m, gl, sizeof gl);
+	if (whole && !nhidden)
+		dx_title(f, "No job followed (recorded without --pid): the CPU and I/O evidence is "
+		            "the whole host's; per-job checks were not made");
+	else if (whole)
+		dx_title(f,
+		         "%s show%s work but %s processes are not visible (other PID namespace); "
+		         "no job followed: CPU evidence is host-wide",
+		         gl, nhidden == 1 ? "s" : "", nhidden == 1 ? "its" : "their");
+	else
+		dx_title(f,
+		         "%s show%s work but the job's processes are not visible there (other PID "
+		         "namespace)",
+		         gl, nhidden == 1 ? "s" : "");
+	dx_ev(f, "gpus", "GPUs diagnosed", c->njob, NULL, NAN, "", -1);
+	dx_ev(f, "gpus", "of which working with no visible process", nhidden, NULL, NAN, "", -1);
+	if (whole)
+		dx_note(f, "Not checked: not-on-gpu, all-on-gpu0 and imbalance need the job's "
+		           "processes; contention cannot tell the job from other users; the "
+		           "data-starved evidence is host-wide. Record with --pid PID or "
+		           "`gpuwhy run -- CMD` to follow the job.");
+	else
+		dx_note(f, "Not checked: whether the job holds a context (not-on-gpu), how its "
+		           "ranks map to GPUs (all-on-gpu0, imbalance) and who else shares them "
+		           "(contention). In a container, run with --pid=host to see them.");
+	dx_range_window(c, f);
+	dx_advice(c, f, "not-checked");
 }

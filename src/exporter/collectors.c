@@ -29,12 +29,19 @@ void exp_collectors_default(exp_collectors *c)
 	 * --collectors CSV that says counter gets counter.
 	 */
 	for (int i = 0; i < GM__COUNT; i++) {
-		if (!gpu_metrics[i].dcgm)
+		if (!gpu_metrics[i].dcgm || gpu_metrics[i].exported != GME_DEF)
 			continue;
 		c->order[c->n++] = i;
 		c->type[i] = gpu_metrics[i].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
 	}
 	c->labels = EXP_LABEL_DRIVER;
+}
+
+void exp_collectors_counter_type(exp_collectors *c, exp_prom_type t)
+{
+	for (int k = 0; k < c->n; k++)
+		if (gpu_metrics[c->order[k]].prom == GMP_counter)
+			c->type[c->order[k]] = t;
 }
 
 void exp_collectors_free(exp_collectors *c)

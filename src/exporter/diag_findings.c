@@ -41,11 +41,14 @@ int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max
 	diag_run(tl, &o, &r);
 	for (int i = 0; i < r.n; i++) {
 		const diag_finding *f = &r.f[i];
-		if (!strcmp(f->id, "healthy"))
-			continue; /* the absence of series says that */
+		/* The absence of series says "healthy"; an idle GPU, a window too
+		 * short yet, or what a machine-wide view cannot check are no problems. */
+		if (!strcmp(f->id, "healthy") || !strcmp(f->id, "gpu-idle") ||
+		    !strcmp(f->id, "too-little-data") || !strcmp(f->id, "not-checked"))
+			continue;
 		exp_severity sev = f->severity == DIAG_ERROR  ? EXP_SEV_ERROR
-				   : f->severity == DIAG_WARN ? EXP_SEV_WARN
-							      : EXP_SEV_INFO;
+		                   : f->severity == DIAG_WARN ? EXP_SEV_WARN
+		                                              : EXP_SEV_INFO;
 		bool any = false;
 		for (int p = 0; p < tl->ngpu && p < 64; p++) {
 			if (!(f->gpus & (1ULL << p)))

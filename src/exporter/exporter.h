@@ -69,6 +69,8 @@ typedef struct {
  * table's help texts, plus the driver version label. Gauges are typed gauge;
  * the table's counters untyped (see collectors.c). */
 void exp_collectors_default(exp_collectors *c);
+/* Type every exported counter metric (energy, replays, NVLink, remapped rows, ECC) as t. */
+void exp_collectors_counter_type(exp_collectors *c, exp_prom_type t);
 void exp_collectors_free(exp_collectors *c);
 
 /*
@@ -92,6 +94,8 @@ typedef struct {
 	uint64_t mem_bytes;
 	bool sm_ok;
 	double sm_ratio; /* 0..1 */
+	/* Kubernetes pod of the process, "" when not in one or not looked up */
+	char pod[254], namespace_[64], container[64];
 } exp_proc;
 
 typedef struct {
@@ -101,6 +105,10 @@ typedef struct {
 	int nprocs_total; /* processes on the GPU; -1 when unknown */
 	int nprocs;       /* kept in procs: the top ones by memory */
 	exp_proc procs[EXP_PROC_MAX];
+	/* the one Kubernetes container whose processes use the GPU, "" when none or several */
+	char pod[254], namespace_[64], container[64];
+	int nmig; /* MIG devices (GPU instances), 0 when MIG is off */
+	gpu_mig mig[GPU_MIG_MAX];
 } exp_gpu;
 
 typedef struct {
@@ -298,6 +306,8 @@ typedef struct {
 	void *findings_user;
 	const char *proc_root; /* "/proc" */
 	bool host;             /* also sample the host (CPU, memory, swap) */
+	/* pod/namespace/container labels: NULL off, else the root holding proc/ and var/log/ */
+	const char *kubernetes_root;
 } exp_sampler_opts;
 
 typedef struct exp_sampler exp_sampler;

@@ -12,7 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
+#include "exporter/mhd_dl.h"
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -83,7 +83,7 @@ static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
 	if (x->lost && id != GM_XID_LAST)
 		return false;
 	gpu_metric_fmt f = gpu_metrics[id].fmt;
-	*is_int = f == GMF_INT || f == GMF_YESNO;
+	*is_int = f == GMF_INT || f == GMF_YESNO || f == GMF_HEX || f == GMF_PSTATE;
 	if (x->ok[id]) {
 		*v = gpu_metric_dcgm_value((gpu_metric_id)id, x->v[id]);
 		return isfinite(*v);
@@ -103,9 +103,13 @@ static const char *hostlabel_name(exp_hostlabel h)
 	return h == EXP_HOSTLABEL_UPPER ? "Hostname" : h == EXP_HOSTLABEL_LOWER ? "hostname" : NULL;
 }
 
-/* Labels of one GPU's DCGM series, in dcgm-exporter's order, without braces. */
+/*
+ * Labels of one GPU's DCGM series, in dcgm-exporter's order, without braces;
+ * a GPU instance's series (mig != NULL) add GPU_I_PROFILE and GPU_I_ID after
+ * modelName and keep the GPU's UUID, as dcgm-exporter does.
+ */
 static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
-                        const exp_render_opts *o, unsigned labels)
+                        const exp_render_opts *o, unsigned labels, const gpu_mig *mig)
 {
 	char device[24];
 	snprintf(device, sizeof device, "nvidia%d", g->index);
@@ -114,6 +118,10 @@ static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 	label(b, false, "pci_bus_id", g->pci_bus_id);
 	label(b, false, "device", device);
 	label(b, false, "modelName", g->name);
+	if (mig) {
+		label(b, false, "GPU_I_PROFILE", mig->profile);
+		label_int(b, false, "GPU_I_ID", (long long)mig->gi);
+	}
 	const char *hl = hostlabel_name(o->host_label);
 	if (hl)
 		label(b, false, hl, o->hostname ? o->hostname : "");
@@ -126,6 +134,31 @@ static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 		label(b, false, "DCGM_FI_DRIVER_VERSION", s->driver);
 	if ((labels & EXP_LABEL_NVML) && s->nvml[0])
 		label(b, false, "DCGM_FI_NVML_VERSION", s->nvml);
+	/* Kubernetes attributes last, sorted, as dcgm-exporter adds them */
+	if (g->pod[0]) {
+		label(b, false, "container", g->container);
+		label(b, false, "namespace", g->namespace_);
+		label(b, false, "pod", g->pod);
+	}
+}
+
+/* Frame-buffer use of each GPU instance, the per-instance series dcgm-exporter has. */
+static void mig_series(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
+                       const exp_render_opts *o, unsigned labels, int id)
+{
+	if (id != GM_MEM_USED && id != GM_MEM_FREE)
+		return;
+	for (int k = 0; k < g->nmig; k++) {
+		const gpu_mig *m = &g->mig[k];
+		if (!m->mem_ok || !m->ids_ok)
+			continue;
+		exp_buf_puts(b, gpu_metrics[id].dcgm);
+		exp_buf_puts(b, "{");
+		dcgm_labels(b, s, g, o, labels, m);
+		exp_buf_puts(b, "} ");
+		value_int(b, id == GM_MEM_USED ? m->mem_used_mib : m->mem_free_mib);
+		exp_buf_puts(b, "\n");
+	}
 }
 
 static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const exp_collectors *c,
@@ -137,7 +170,7 @@ static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const e
 		return;
 	}
 	for (int i = 0; i < s->ngpus; i++)
-		dcgm_labels(&lab[i], s, &s->gpus[i], o, c->labels);
+		dcgm_labels(&lab[i], s, &s->gpus[i], o, c->labels, NULL);
 	for (int k = 0; k < c->n; k++) {
 		int id = c->order[k];
 		double v;
@@ -165,6 +198,7 @@ static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const e
 			else
 				exp_buf_fixed6(b, v);
 			exp_buf_puts(b, "\n");
+			mig_series(b, s, &s->gpus[i], o, c->labels, id);
 		}
 	}
 	for (int i = 0; i < s->ngpus; i++)
@@ -266,6 +300,11 @@ static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, co
 	gpu_series_start(b, name, g);
 	label_int(b, false, "pid", p->pid);
 	label(b, false, "command", p->command);
+	if (p->pod[0]) {
+		label(b, false, "container", p->container);
+		label(b, false, "namespace", p->namespace_);
+		label(b, false, "pod", p->pod);
+	}
 	exp_buf_puts(b, "} ");
 }
 

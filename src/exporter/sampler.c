@@ -12,6 +12,7 @@
 
 #include "exporter/exporter.h"
 #include "host/host.h"
+#include "host/k8s.h"
 #include "host/pidbrief.h"
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -67,14 +68,46 @@ static void short_command(const char *cmd, char *out, size_t outlen)
 	out[len] = '\0';
 }
 
+/* The pod of every process on the GPU; the GPU gets the labels only when one container has it. */
+static bool pod_of(const exp_sampler *s, unsigned pid, host_k8s *k)
+{
+	char proc[512], logs[512];
+	snprintf(proc, sizeof proc, "%s/proc", s->o.kubernetes_root);
+	snprintf(logs, sizeof logs, "%s/var/log", s->o.kubernetes_root);
+	return host_k8s_lookup(proc, logs, pid, k);
+}
+
+/* The GPU gets pod labels only when the processes on it are all in one container. */
+static void sample_pods(const exp_sampler *s, exp_gpu *g, int n)
+{
+	int owners = 0;
+	for (int k = 0; k < n; k++) {
+		host_k8s p;
+		if (!pod_of(s, s->procs[k].pid, &p))
+			continue;
+		bool same = !strcmp(p.pod, g->pod) && !strcmp(p.namespace_, g->namespace_) &&
+			    !strcmp(p.container, g->container);
+		if (owners == 0 || !same)
+			owners++;
+		snprintf(g->pod, sizeof g->pod, "%s", p.pod);
+		snprintf(g->namespace_, sizeof g->namespace_, "%s", p.namespace_);
+		snprintf(g->container, sizeof g->container, "%s", p.container);
+	}
+	if (owners != 1)
+		g->pod[0] = g->namespace_[0] = g->container[0] = '\0';
+}
+
 static void sample_processes(exp_sampler *s, int i, exp_gpu *g)
 {
 	g->nprocs = 0;
 	g->nprocs_total = -1;
+	g->pod[0] = g->namespace_[0] = g->container[0] = '\0';
 	int n = gpu_processes(s->gpu, i, s->procs, PROC_BUF);
 	if (n < 0)
 		return;
 	g->nprocs_total = n;
+	if (s->o.kubernetes_root)
+		sample_pods(s, g, n);
 	if (s->o.processes <= 0 || n == 0)
 		return;
 	qsort(s->procs, (size_t)n, sizeof *s->procs, proc_cmp);
@@ -95,6 +128,12 @@ static void sample_processes(exp_sampler *s, int i, exp_gpu *g)
 			host_pid_brief_read(s->o.proc_root, p->pid, &b);
 			short_command(b.cmd, e->command, sizeof e->command);
 		}
+		host_k8s pod;
+		if (s->o.kubernetes_root && pod_of(s, p->pid, &pod)) {
+			snprintf(e->pod, sizeof e->pod, "%s", pod.pod);
+			snprintf(e->namespace_, sizeof e->namespace_, "%s", pod.namespace_);
+			snprintf(e->container, sizeof e->container, "%s", pod.container);
+		}
 	}
 	g->nprocs = keep;
 }
@@ -113,6 +152,7 @@ static void sample_gpus(exp_sampler *s, exp_snapshot *snap)
 		snprintf(g->serial, sizeof g->serial, "%s", st->serial);
 		snprintf(g->vbios, sizeof g->vbios, "%s", st->vbios);
 		gpu_sample(s->gpu, i, &g->vals);
+		g->nmig = gpu_mig_devices(s->gpu, i, g->mig, GPU_MIG_MAX);
 		sample_processes(s, i, g);
 	}
 }

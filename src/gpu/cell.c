@@ -5,6 +5,11 @@
 bool gpu_cell_text(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id id,
 		   bool with_units, char *out, size_t outlen)
 {
+	if (gpu_metrics[id].fmt == GMF_DEPRECATED ||
+	    (!v->ok[id] && v->why[id] == GPU_WHY_DEPRECATED)) {
+		snprintf(out, outlen, "%s", GPU_DEPRECATED_TEXT);
+		return false;
+	}
 	if (!v->ok[id]) {
 		snprintf(out, outlen, "[N/A]");
 		return false;

@@ -49,10 +49,13 @@ typedef struct {
 	pthread_mutex_t mu;
 	double cache_v[GM__COUNT];
 	uint8_t cache_ok[GM__COUNT];
+	uint8_t cache_why[GM__COUNT];
 	int64_t slow_t;
 	pthread_mutex_t slow_mu; /* one slow refresh at a time */
 	bool xid_ok;		 /* registered for Xid events */
 	unsigned long long xid_last; /* 0 until an Xid is seen */
+	unsigned long long xid_new[16]; /* Xids seen since the last gpu_xid_take() */
+	int nxid_new;
 } gpu_dev;
 
 struct gpu_ctx {
@@ -124,6 +127,13 @@ static void set(gpu_values *o, gpu_metric_id id, double v)
 	o->ok[id] = 1;
 }
 
+/* Keep why a read failed where nvidia-smi prints more than [N/A]. */
+static void why_absent(gpu_values *o, gpu_metric_id id, nvmlReturn_t rc)
+{
+	if (rc == NVML_ERROR_DEPRECATED)
+		o->why[id] = GPU_WHY_DEPRECATED;
+}
+
 /* True on success. Remembers a lost GPU so later reads stop early. */
 static bool ok_rc(gpu_dev *d, nvmlReturn_t rc)
 {
@@ -152,6 +162,7 @@ static void rd_identity(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
 	unsigned u;
 	set(o, GM_INDEX, d->st.index);
+	set(o, GM_COUNT, c->n_all);
 	if (c->api.nvmlDeviceGetMinorNumber && ok_rc(d, c->api.nvmlDeviceGetMinorNumber(d->h, &u)))
 		set(o, GM_MINOR, u);
 	if (d->st.arch)
@@ -198,6 +209,12 @@ static void rd_codec(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (c->api.nvmlDeviceGetDecoderUtilization &&
 	    ok_rc(d, c->api.nvmlDeviceGetDecoderUtilization(d->h, &u, &p)))
 		set(o, GM_UTIL_DEC, u);
+	if (c->api.nvmlDeviceGetJpgUtilization &&
+	    ok_rc(d, c->api.nvmlDeviceGetJpgUtilization(d->h, &u, &p)))
+		set(o, GM_UTIL_JPG, u);
+	if (c->api.nvmlDeviceGetOfaUtilization &&
+	    ok_rc(d, c->api.nvmlDeviceGetOfaUtilization(d->h, &u, &p)))
+		set(o, GM_UTIL_OFA, u);
 }
 
 static double sample_value(nvmlValueType_t t, nvmlValue_t v)
@@ -306,6 +323,12 @@ static void rd_power_limits(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (c->api.nvmlDeviceGetEnforcedPowerLimit &&
 	    ok_rc(d, c->api.nvmlDeviceGetEnforcedPowerLimit(d->h, &mw)))
 		set(o, GM_POWER_ENFORCED_LIMIT, mw / 1000.0);
+	unsigned mn, mx;
+	if (c->api.nvmlDeviceGetPowerManagementLimitConstraints &&
+	    ok_rc(d, c->api.nvmlDeviceGetPowerManagementLimitConstraints(d->h, &mn, &mx))) {
+		set(o, GM_POWER_MIN_LIMIT, mn / 1000.0);
+		set(o, GM_POWER_MAX_LIMIT, mx / 1000.0);
+	}
 }
 
 static void rd_energy(gpu_ctx *c, gpu_dev *d, gpu_values *o)
@@ -390,6 +413,8 @@ static void rd_clocks(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		set(o, GM_CLK_SM, mhz);
 	if (ok_rc(d, c->api.nvmlDeviceGetClockInfo(d->h, NVML_CLOCK_MEM, &mhz)))
 		set(o, GM_CLK_MEM, mhz);
+	if (ok_rc(d, c->api.nvmlDeviceGetClockInfo(d->h, NVML_CLOCK_VIDEO, &mhz)))
+		set(o, GM_CLK_VIDEO, mhz);
 }
 
 static void rd_max_clocks(gpu_ctx *c, gpu_dev *d, gpu_values *o)
@@ -408,12 +433,43 @@ static void rd_max_clocks(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 static void rd_app_clocks(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
 	unsigned mhz;
+	nvmlReturn_t rc;
 	if (!c->api.nvmlDeviceGetApplicationsClock)
 		return;
-	if (ok_rc(d, c->api.nvmlDeviceGetApplicationsClock(d->h, NVML_CLOCK_GRAPHICS, &mhz)))
+	if (ok_rc(d, rc = c->api.nvmlDeviceGetApplicationsClock(d->h, NVML_CLOCK_GRAPHICS, &mhz)))
 		set(o, GM_CLK_APP_GR, mhz);
-	if (ok_rc(d, c->api.nvmlDeviceGetApplicationsClock(d->h, NVML_CLOCK_MEM, &mhz)))
+	else
+		why_absent(o, GM_CLK_APP_GR, rc);
+	if (ok_rc(d, rc = c->api.nvmlDeviceGetApplicationsClock(d->h, NVML_CLOCK_MEM, &mhz)))
 		set(o, GM_CLK_APP_MEM, mhz);
+	else
+		why_absent(o, GM_CLK_APP_MEM, rc);
+}
+
+static void rd_def_app_clocks(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	unsigned mhz;
+	nvmlReturn_t rc;
+	if (!c->api.nvmlDeviceGetClock)
+		return;
+	if (ok_rc(d, rc = c->api.nvmlDeviceGetClock(d->h, NVML_CLOCK_GRAPHICS,
+	                                            NVML_CLOCK_ID_APP_CLOCK_DEFAULT, &mhz)))
+		set(o, GM_CLK_DEF_APP_GR, mhz);
+	else
+		why_absent(o, GM_CLK_DEF_APP_GR, rc);
+	if (ok_rc(d, rc = c->api.nvmlDeviceGetClock(d->h, NVML_CLOCK_MEM,
+	                                            NVML_CLOCK_ID_APP_CLOCK_DEFAULT, &mhz)))
+		set(o, GM_CLK_DEF_APP_MEM, mhz);
+	else
+		why_absent(o, GM_CLK_DEF_APP_MEM, rc);
+}
+
+static void rd_supported_reasons(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	unsigned long long mask;
+	if (c->api.nvmlDeviceGetSupportedClocksEventReasons &&
+	    ok_rc(d, c->api.nvmlDeviceGetSupportedClocksEventReasons(d->h, &mask)))
+		set(o, GM_CLK_R_SUPPORTED, (double)mask);
 }
 
 static void rd_reasons(gpu_ctx *c, gpu_dev *d, gpu_values *o)
@@ -456,8 +512,10 @@ static void rd_pcie_link(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
 	unsigned v;
 	if (c->api.nvmlDeviceGetCurrPcieLinkGeneration &&
-	    ok_rc(d, c->api.nvmlDeviceGetCurrPcieLinkGeneration(d->h, &v)))
+	    ok_rc(d, c->api.nvmlDeviceGetCurrPcieLinkGeneration(d->h, &v))) {
 		set(o, GM_PCIE_GEN_CUR, v);
+		set(o, GM_PCIE_GEN_GPUCUR, v);
+	}
 	if (c->api.nvmlDeviceGetCurrPcieLinkWidth &&
 	    ok_rc(d, c->api.nvmlDeviceGetCurrPcieLinkWidth(d->h, &v)))
 		set(o, GM_PCIE_WIDTH_CUR, v);
@@ -469,6 +527,9 @@ static void rd_pcie_link_max(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (c->api.nvmlDeviceGetMaxPcieLinkGeneration &&
 	    ok_rc(d, c->api.nvmlDeviceGetMaxPcieLinkGeneration(d->h, &v)))
 		set(o, GM_PCIE_GEN_MAX, v);
+	if (c->api.nvmlDeviceGetGpuMaxPcieLinkGeneration &&
+	    ok_rc(d, c->api.nvmlDeviceGetGpuMaxPcieLinkGeneration(d->h, &v)))
+		set(o, GM_PCIE_GEN_GPUMAX, v);
 	if (c->api.nvmlDeviceGetMaxPcieLinkWidth &&
 	    ok_rc(d, c->api.nvmlDeviceGetMaxPcieLinkWidth(d->h, &v)))
 		set(o, GM_PCIE_WIDTH_MAX, v);
@@ -657,48 +718,207 @@ static void rd_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		if (!(ev.eventType & nvmlEventTypeXidCriticalError))
 			continue;
 		for (int i = 0; i < c->n; i++)
-			if (c->dev[i].h == ev.device)
-				c->dev[i].xid_last = ev.eventData;
+			if (c->dev[i].h == ev.device) {
+				gpu_dev *x = &c->dev[i];
+				x->xid_last = ev.eventData;
+				/* Kept for the events table; a flood past 16 per sample is cut. */
+				if (x->nxid_new < (int)(sizeof x->xid_new / sizeof *x->xid_new))
+					x->xid_new[x->nxid_new++] = ev.eventData;
+			}
 	}
 	set(o, GM_XID_LAST, (double)d->xid_last);
 }
 
+static void rd_pci(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	(void)c;
+	if (!d->st.pci_ok)
+		return;
+	set(o, GM_PCI_DOMAIN, d->st.pci_domain);
+	set(o, GM_PCI_BUS, d->st.pci_bus);
+	set(o, GM_PCI_DEVICE, d->st.pci_device);
+	set(o, GM_PCI_DEVICE_ID, d->st.pci_device_id);
+	set(o, GM_PCI_SUB_DEVICE_ID, d->st.pci_subsystem_id);
+}
+
+static void rd_display(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	nvmlEnableState_t e;
+	/* nvidia-smi's display_attached is NVML's display mode: a monitor is connected. */
+	if (c->api.nvmlDeviceGetDisplayMode && ok_rc(d, c->api.nvmlDeviceGetDisplayMode(d->h, &e)))
+		set(o, GM_DISPLAY_ATTACHED, e == NVML_FEATURE_ENABLED);
+	if (c->api.nvmlDeviceGetDisplayActive &&
+	    ok_rc(d, c->api.nvmlDeviceGetDisplayActive(d->h, &e)))
+		set(o, GM_DISPLAY_ACTIVE, e == NVML_FEATURE_ENABLED);
+}
+
+static void rd_accounting(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	nvmlEnableState_t e;
+	unsigned n;
+	if (c->api.nvmlDeviceGetAccountingMode &&
+	    ok_rc(d, c->api.nvmlDeviceGetAccountingMode(d->h, &e)))
+		set(o, GM_ACCOUNTING_MODE, e == NVML_FEATURE_ENABLED);
+	if (c->api.nvmlDeviceGetAccountingBufferSize &&
+	    ok_rc(d, c->api.nvmlDeviceGetAccountingBufferSize(d->h, &n)))
+		set(o, GM_ACCOUNTING_BUFFER, n);
+}
+
+static void rd_enc_stats(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	unsigned n, fps, lat;
+	if (c->api.nvmlDeviceGetEncoderStats &&
+	    ok_rc(d, c->api.nvmlDeviceGetEncoderStats(d->h, &n, &fps, &lat))) {
+		set(o, GM_ENC_SESSIONS, n);
+		set(o, GM_ENC_FPS, fps);
+		set(o, GM_ENC_LATENCY, lat);
+	}
+}
+
+/* Field values read by id into metrics; scale turns NVML's unit into the table's. */
+typedef struct {
+	gpu_metric_id id;
+	unsigned field;
+	double scale;
+} field_map;
+
+static void read_fields(gpu_ctx *c, gpu_dev *d, gpu_values *o, const field_map *m, int n)
+{
+	nvmlFieldValue_t f[16];
+	if (!c->api.nvmlDeviceGetFieldValues || n > 16)
+		return;
+	memset(f, 0, sizeof f);
+	for (int k = 0; k < n; k++)
+		f[k].fieldId = m[k].field;
+	if (!ok_rc(d, c->api.nvmlDeviceGetFieldValues(d->h, n, f)))
+		return;
+	for (int k = 0; k < n; k++)
+		if (f[k].nvmlReturn == NVML_SUCCESS)
+			set(o, m[k].id, sample_value(f[k].valueType, f[k].value) * m[k].scale);
+}
+
+static void rd_power_fields(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	static const field_map m[] = {
+	    {GM_POWER_AVG, NVML_FI_DEV_POWER_AVERAGE, 0.001},
+	    {GM_POWER_INSTANT, NVML_FI_DEV_POWER_INSTANT, 0.001},
+	};
+	read_fields(c, d, o, m, 2);
+}
+
+static void rd_pcie_errors(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	static const field_map m[] = {
+	    {GM_PCIE_ERR_CORRECTABLE, NVML_FI_DEV_PCIE_COUNT_CORRECTABLE_ERRORS, 1},
+	    {GM_PCIE_ERR_RECEIVER, NVML_FI_DEV_PCIE_COUNT_RECEIVER_ERROR, 1},
+	    {GM_PCIE_ERR_BAD_TLP, NVML_FI_DEV_PCIE_COUNT_BAD_TLP, 1},
+	    {GM_PCIE_ERR_BAD_DLLP, NVML_FI_DEV_PCIE_COUNT_BAD_DLLP, 1},
+	    {GM_PCIE_ERR_NAKS_RECEIVED, NVML_FI_DEV_PCIE_COUNT_NAKS_RECEIVED, 1},
+	    {GM_PCIE_ERR_NAKS_SENT, NVML_FI_DEV_PCIE_COUNT_NAKS_SENT, 1},
+	    {GM_PCIE_ERR_L0_TO_RECOVERY, NVML_FI_DEV_PCIE_L0_TO_RECOVERY_COUNTER, 1},
+	};
+	read_fields(c, d, o, m, 7);
+}
+
+static void rd_ecc_mode(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	nvmlEnableState_t cur, pend;
+	if (c->api.nvmlDeviceGetEccMode &&
+	    ok_rc(d, c->api.nvmlDeviceGetEccMode(d->h, &cur, &pend))) {
+		set(o, GM_ECC_MODE_CUR, cur == NVML_FEATURE_ENABLED);
+		set(o, GM_ECC_MODE_PEND, pend == NVML_FEATURE_ENABLED);
+	}
+}
+
+/* ecc.errors.<type>.<counter>.<location>: the table's rows run location-fastest. */
+_Static_assert(GM_ECC_UNCORR_AGG_SRAM == GM_ECC_CORR_VOL_DEVICE_MEMORY + 31,
+               "metrics.def keeps the ECC detail rows together");
+
+static void rd_ecc_detail(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	static const int locs[8] = {
+	    NVML_MEMORY_LOCATION_DEVICE_MEMORY, NVML_MEMORY_LOCATION_DRAM,
+	    NVML_MEMORY_LOCATION_REGISTER_FILE, NVML_MEMORY_LOCATION_L1_CACHE,
+	    NVML_MEMORY_LOCATION_L2_CACHE,      NVML_MEMORY_LOCATION_TEXTURE_MEMORY,
+	    NVML_MEMORY_LOCATION_CBU,           NVML_MEMORY_LOCATION_SRAM,
+	};
+	static const int types[2] = {NVML_MEMORY_ERROR_TYPE_CORRECTED,
+	                             NVML_MEMORY_ERROR_TYPE_UNCORRECTED};
+	static const int counters[2] = {NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC};
+	if (!c->api.nvmlDeviceGetMemoryErrorCounter)
+		return;
+	int id = GM_ECC_CORR_VOL_DEVICE_MEMORY;
+	for (int t = 0; t < 2; t++)
+		for (int k = 0; k < 2; k++)
+			for (int l = 0; l < 8 && !d->lost; l++, id++) {
+				unsigned long long n;
+				if (ok_rc(d, c->api.nvmlDeviceGetMemoryErrorCounter(
+				                 d->h, types[t], counters[k], locs[l], &n)))
+					set(o, (gpu_metric_id)id, (double)n);
+			}
+}
+
+static void rd_remap_hist(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	nvmlRowRemapperHistogramValues_t h;
+	if (!c->api.nvmlDeviceGetRowRemapperHistogram ||
+	    !ok_rc(d, c->api.nvmlDeviceGetRowRemapperHistogram(d->h, &h)))
+		return;
+	set(o, GM_REMAP_HIST_MAX, h.max);
+	set(o, GM_REMAP_HIST_HIGH, h.high);
+	set(o, GM_REMAP_HIST_PARTIAL, h.partial);
+	set(o, GM_REMAP_HIST_LOW, h.low);
+	set(o, GM_REMAP_HIST_NONE, h.none);
+}
+
 static const reader_fn readers[R__COUNT] = {
-	[R_IDENTITY] = rd_identity,
-	[R_MODES] = rd_modes,
-	[R_UTIL] = rd_util,
-	[R_CODEC] = rd_codec,
-	[R_SAMPLES] = rd_samples,
-	[R_MEM] = rd_mem,
-	[R_BAR1] = rd_bar1,
-	[R_POWER] = rd_power,
-	[R_POWER_LIMITS] = rd_power_limits,
-	[R_ENERGY] = rd_energy,
-	[R_TEMP] = rd_temp,
-	[R_FIELDS] = rd_fields,
-	[R_THRESHOLDS] = rd_thresholds,
-	[R_FAN] = rd_fan,
-	[R_CLOCKS] = rd_clocks,
-	[R_MAX_CLOCKS] = rd_max_clocks,
-	[R_APP_CLOCKS] = rd_app_clocks,
-	[R_REASONS] = rd_reasons,
-	[R_PSTATE] = rd_pstate,
-	[R_PCIE_LINK] = rd_pcie_link,
-	[R_PCIE_LINK_MAX] = rd_pcie_link_max,
-	[R_PCIE_THROUGHPUT] = rd_pcie_throughput,
-	[R_PCIE_REPLAY] = rd_pcie_replay,
-	[R_ECC] = rd_ecc,
-	[R_RETIRED] = rd_retired,
-	[R_REMAP] = rd_remap,
-	[R_GPM] = rd_gpm,
-	[R_XID] = rd_xid,
+    [R_IDENTITY] = rd_identity,
+    [R_MODES] = rd_modes,
+    [R_UTIL] = rd_util,
+    [R_CODEC] = rd_codec,
+    [R_SAMPLES] = rd_samples,
+    [R_MEM] = rd_mem,
+    [R_BAR1] = rd_bar1,
+    [R_POWER] = rd_power,
+    [R_POWER_LIMITS] = rd_power_limits,
+    [R_ENERGY] = rd_energy,
+    [R_TEMP] = rd_temp,
+    [R_FIELDS] = rd_fields,
+    [R_THRESHOLDS] = rd_thresholds,
+    [R_FAN] = rd_fan,
+    [R_CLOCKS] = rd_clocks,
+    [R_MAX_CLOCKS] = rd_max_clocks,
+    [R_APP_CLOCKS] = rd_app_clocks,
+    [R_REASONS] = rd_reasons,
+    [R_PSTATE] = rd_pstate,
+    [R_PCIE_LINK] = rd_pcie_link,
+    [R_PCIE_LINK_MAX] = rd_pcie_link_max,
+    [R_PCIE_THROUGHPUT] = rd_pcie_throughput,
+    [R_PCIE_REPLAY] = rd_pcie_replay,
+    [R_ECC] = rd_ecc,
+    [R_RETIRED] = rd_retired,
+    [R_REMAP] = rd_remap,
+    [R_GPM] = rd_gpm,
+    [R_XID] = rd_xid,
+    [R_PCI] = rd_pci,
+    [R_DISPLAY] = rd_display,
+    [R_ACCOUNTING] = rd_accounting,
+    [R_ENC_STATS] = rd_enc_stats,
+    [R_POWER_FIELDS] = rd_power_fields,
+    [R_DEF_APP_CLOCKS] = rd_def_app_clocks,
+    [R_SUPPORTED_REASONS] = rd_supported_reasons,
+    [R_PCIE_ERRORS] = rd_pcie_errors,
+    [R_ECC_MODE] = rd_ecc_mode,
+    [R_ECC_DETAIL] = rd_ecc_detail,
+    [R_REMAP_HIST] = rd_remap_hist,
+    [R_NONE] = NULL, /* names gpuwhy accepts but cannot read: always absent */
 };
 
 /* Run every reader of one kind into o, stopping once the GPU is lost. */
 static void run_readers(gpu_ctx *c, gpu_dev *d, reader_kind kind, gpu_values *o)
 {
 	for (int r = 0; r < R__COUNT && !d->lost; r++)
-		if (reader_kinds[r] == kind)
+		if (reader_kinds[r] == kind && readers[r])
 			readers[r](c, d, o);
 }
 
@@ -711,6 +931,7 @@ static void cache_store(gpu_dev *d, reader_kind kind, const gpu_values *o)
 			continue;
 		d->cache_v[i] = o->v[i];
 		d->cache_ok[i] = o->ok[i];
+		d->cache_why[i] = o->why[i];
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -774,8 +995,15 @@ static void read_static(gpu_ctx *c, gpu_dev *d, unsigned index)
 		rc = c->api.nvmlDeviceGetPciInfo_v3(d->h, &pci);
 	if (rc != NVML_SUCCESS && c->api.nvmlDeviceGetPciInfo_v2)
 		rc = c->api.nvmlDeviceGetPciInfo_v2(d->h, &pci);
-	if (ok_rc(d, rc))
+	if (ok_rc(d, rc)) {
 		snprintf(s->pci_bus_id, sizeof s->pci_bus_id, "%.31s", pci.busId);
+		s->pci_ok = true;
+		s->pci_domain = pci.domain;
+		s->pci_bus = pci.bus;
+		s->pci_device = pci.device;
+		s->pci_device_id = pci.pciDeviceId;
+		s->pci_subsystem_id = pci.pciSubSystemId;
+	}
 	nvmlDeviceArchitecture_t arch;
 	if (c->api.nvmlDeviceGetArchitecture &&
 	    ok_rc(d, c->api.nvmlDeviceGetArchitecture(d->h, &arch)))
@@ -1083,6 +1311,11 @@ int gpu_count(const gpu_ctx *c)
 	return c->n;
 }
 
+int gpu_count_all(const gpu_ctx *c)
+{
+	return c->n_all;
+}
+
 const gpu_static *gpu_static_info(const gpu_ctx *c, int i)
 {
 	return &c->dev[i].st;
@@ -1170,6 +1403,7 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 			continue;
 		o->v[k] = d->cache_v[k];
 		o->ok[k] = d->cache_ok[k];
+		o->why[k] = d->cache_why[k];
 	}
 	pthread_mutex_unlock(&d->mu);
 	for (int k = 0; k < GM__COUNT; k++)
@@ -1352,6 +1586,7 @@ static void proc_utilization(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n)
 				m++;
 			}
 			out[k].util_ok = true;
+			out[k].util_sampled = m > 0;
 			if (m) {
 				out[k].sm_pct = (unsigned)(sm / m + 0.5);
 				out[k].mem_pct = (unsigned)(mem / m + 0.5);
@@ -1367,6 +1602,18 @@ static void proc_utilization(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n)
 		ok_rc(d, rc);
 	}
 	free(s);
+}
+
+int gpu_xid_take(gpu_ctx *c, int i, unsigned long long *out, int max)
+{
+	if (i < 0 || i >= c->n)
+		return 0;
+	gpu_dev *d = &c->dev[i];
+	int n = d->nxid_new < max ? d->nxid_new : max;
+	for (int k = 0; k < n; k++)
+		out[k] = d->xid_new[k];
+	d->nxid_new = 0;
+	return n;
 }
 
 int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
@@ -1398,6 +1645,118 @@ int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 	}
 	proc_utilization(c, d, out, n);
 	return d->lost ? -1 : n;
+}
+
+/* NVML names a MIG device "<GPU name> MIG <profile>". */
+static void mig_profile(const char *name, char *out, size_t len)
+{
+	const char *p = strstr(name, " MIG ");
+	snprintf(out, len, "%s", p ? p + 5 : "");
+}
+
+static void read_mig(gpu_ctx *c, nvmlDevice_t h, gpu_mig *m)
+{
+	unsigned v;
+	if (c->api.nvmlDeviceGetGpuInstanceId && c->api.nvmlDeviceGetComputeInstanceId &&
+	    c->api.nvmlDeviceGetGpuInstanceId(h, &m->gi) == NVML_SUCCESS &&
+	    c->api.nvmlDeviceGetComputeInstanceId(h, &v) == NVML_SUCCESS) {
+		m->ci = v;
+		m->ids_ok = true;
+	}
+	if (c->api.nvmlDeviceGetUUID &&
+	    c->api.nvmlDeviceGetUUID(h, m->uuid, sizeof m->uuid) != NVML_SUCCESS)
+		m->uuid[0] = '\0';
+	if (c->api.nvmlDeviceGetName &&
+	    c->api.nvmlDeviceGetName(h, m->name, sizeof m->name) == NVML_SUCCESS)
+		mig_profile(m->name, m->profile, sizeof m->profile);
+	else
+		m->name[0] = '\0';
+	nvmlMemory_v2_t mem = {.version = nvmlMemory_v2};
+	if (c->api.nvmlDeviceGetMemoryInfo_v2 &&
+	    c->api.nvmlDeviceGetMemoryInfo_v2(h, &mem) == NVML_SUCCESS) {
+		m->mem_ok = true;
+		m->mem_total_mib = (double)(mem.total / (1024 * 1024));
+		m->mem_used_mib = (double)(mem.used / (1024 * 1024));
+		m->mem_free_mib = (double)(mem.free / (1024 * 1024));
+	}
+	nvmlDeviceAttributes_t a;
+	if (c->api.nvmlDeviceGetAttributes_v2 &&
+	    c->api.nvmlDeviceGetAttributes_v2(h, &a) == NVML_SUCCESS) {
+		m->attr_ok = true;
+		m->sm_count = a.multiprocessorCount;
+		m->ce_count = a.sharedCopyEngineCount;
+		m->dec_count = a.sharedDecoderCount;
+		m->enc_count = a.sharedEncoderCount;
+		m->jpg_count = a.sharedJpegCount;
+		m->ofa_count = a.sharedOfaCount;
+	}
+}
+
+int gpu_mig_devices(gpu_ctx *c, int i, gpu_mig *out, int max)
+{
+	gpu_dev *d = &c->dev[i];
+	unsigned cur, pend, slots;
+	if (d->lost || !c->api.nvmlDeviceGetMigMode || !c->api.nvmlDeviceGetMaxMigDeviceCount ||
+	    !c->api.nvmlDeviceGetMigDeviceHandleByIndex ||
+	    c->api.nvmlDeviceGetMigMode(d->h, &cur, &pend) != NVML_SUCCESS || !cur ||
+	    c->api.nvmlDeviceGetMaxMigDeviceCount(d->h, &slots) != NVML_SUCCESS)
+		return 0;
+	int n = 0;
+	for (unsigned k = 0; k < slots && n < max; k++) {
+		nvmlDevice_t h;
+		/* empty slots answer NOT_FOUND; the devices need not be contiguous */
+		if (c->api.nvmlDeviceGetMigDeviceHandleByIndex(d->h, k, &h) != NVML_SUCCESS)
+			continue;
+		memset(&out[n], 0, sizeof out[n]);
+		out[n].index = (int)k;
+		read_mig(c, h, &out[n]);
+		n++;
+	}
+	return n;
+}
+
+bool gpu_process_name(gpu_ctx *c, unsigned pid, char *out, int len)
+{
+	if (len <= 0)
+		return false;
+	out[0] = '\0';
+	if (!c->api.nvmlSystemGetProcessName ||
+	    c->api.nvmlSystemGetProcessName(pid, out, (unsigned)len) != NVML_SUCCESS) {
+		out[0] = '\0';
+		return false;
+	}
+	out[len - 1] = '\0';
+	return out[0] != '\0';
+}
+
+int gpu_retired_pages(gpu_ctx *c, int i, int cause, unsigned long long *addrs, int max)
+{
+	gpu_dev *d = &c->dev[i];
+	if (d->lost || !c->api.nvmlDeviceGetRetiredPages || max < 0)
+		return -1;
+	unsigned n = 0;
+	nvmlReturn_t rc = c->api.nvmlDeviceGetRetiredPages(d->h, cause, &n, NULL);
+	if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) {
+		ok_rc(d, rc);
+		return -1;
+	}
+	if (n == 0 || max == 0)
+		return (int)n;
+	unsigned want = n < (unsigned)max ? n : (unsigned)max;
+	unsigned long long *buf = calloc(n, sizeof *buf);
+	if (!buf)
+		return -1;
+	unsigned got = n;
+	rc = c->api.nvmlDeviceGetRetiredPages(d->h, cause, &got, buf);
+	if (!ok_rc(d, rc)) {
+		free(buf);
+		return -1;
+	}
+	if (got < want)
+		want = got;
+	memcpy(addrs, buf, want * sizeof *buf);
+	free(buf);
+	return (int)got;
 }
 
 /* ---- topology ---- */

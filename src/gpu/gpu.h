@@ -38,6 +38,8 @@ typedef struct {
 	bool numa_ok;
 	int numa_node;
 	char cpu_affinity[256]; /* "0-31,64-95", "" when unknown */
+	bool pci_ok;
+	unsigned pci_domain, pci_bus, pci_device, pci_device_id, pci_subsystem_id;
 } gpu_static;
 
 /* One instant of one GPU. */
@@ -47,7 +49,10 @@ typedef struct {
 	bool lost; /* fell off the bus: every metric absent */
 	double v[GM__COUNT];
 	uint8_t ok[GM__COUNT];
+	uint8_t why[GM__COUNT]; /* GPU_WHY_*: why an absent value is absent (0: unknown) */
 } gpu_values;
+
+enum { GPU_WHY_NONE = 0, GPU_WHY_DEPRECATED = 1 };
 
 typedef enum { GPU_PROC_COMPUTE = 1, GPU_PROC_GRAPHICS = 2 } gpu_proc_type;
 
@@ -56,7 +61,8 @@ typedef struct {
 	unsigned type; /* gpu_proc_type bits */
 	bool mem_ok;
 	uint64_t mem_bytes;
-	bool util_ok; /* from nvmlDeviceGetProcessUtilization */
+	bool util_ok;	   /* from nvmlDeviceGetProcessUtilization */
+	bool util_sampled; /* the driver had samples of this PID in the window (else 0 %) */
 	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
 } gpu_proc;
 
@@ -95,6 +101,8 @@ void gpu_close(gpu_ctx *ctx);
 
 /* Number of selected GPUs (after --gpus); i below is 0..count-1 in that list. */
 int gpu_count(const gpu_ctx *ctx);
+/* Number of GPUs NVML sees, selected or not. */
+int gpu_count_all(const gpu_ctx *ctx);
 const gpu_static *gpu_static_info(const gpu_ctx *ctx, int i);
 const char *gpu_driver_version(const gpu_ctx *ctx);      /* "" when unknown */
 const char *gpu_cuda_driver_version(const gpu_ctx *ctx); /* "12.4", "" when unknown */
@@ -117,8 +125,44 @@ void gpu_wait_rate_window(gpu_ctx *ctx);
 /* Refresh SLOW fields on a background thread every slow_period_ns. */
 int gpu_slow_thread_start(gpu_ctx *ctx);
 
+/*
+ * Xid numbers GPU i reported (NVML Xid events) since the last call, at most
+ * max, oldest first; the events arrive while gpu_sample() reads. Call from
+ * the sampling thread. Returns the count.
+ */
+int gpu_xid_take(gpu_ctx *ctx, int i, unsigned long long *out, int max);
+
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
+
+#define GPU_MIG_MAX 8
+
+/* One MIG device (a GPU instance and its compute instance), read when asked. */
+typedef struct {
+	int index;	 /* MIG device index on its GPU: nvidia-smi's "MIG Dev" */
+	bool ids_ok;
+	unsigned gi, ci; /* GPU instance and compute instance ids */
+	char uuid[96];	 /* "MIG-..." */
+	char name[96];	 /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
+	char profile[32]; /* "3g.40gb", from the name; "" when unknown */
+	bool mem_ok;
+	double mem_total_mib, mem_used_mib, mem_free_mib;
+	bool attr_ok;
+	unsigned sm_count, ce_count, dec_count, enc_count, jpg_count, ofa_count;
+} gpu_mig;
+
+/* MIG devices of GPU i (0 when MIG is off or not supported); up to max are filled. */
+int gpu_mig_devices(gpu_ctx *ctx, int i, gpu_mig *out, int max);
+
+/* NVML's name for a process (the path it was started as); false when unknown. */
+bool gpu_process_name(gpu_ctx *ctx, unsigned pid, char *out, int len);
+
+/*
+ * Retired pages of GPU i for one cause (0: multiple single-bit, 1: double-bit):
+ * fills up to max addresses and returns how many the driver has, -1 when the
+ * GPU does not retire pages (row remapping replaced it on Ampere and newer).
+ */
+int gpu_retired_pages(gpu_ctx *ctx, int i, int cause, unsigned long long *addrs, int max);
 
 /* Topology between selected GPUs i and j: nvmlGpuTopologyLevel_t, or -1 when unknown. */
 int gpu_topology_level(gpu_ctx *ctx, int i, int j);

@@ -4,40 +4,57 @@
 #include <string.h>
 
 const gpu_metric_desc gpu_metrics[GM__COUNT] = {
-#define X(id, q, d, u, f, p, c, r, h) {GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h},
+#define X(id, q, d, u, f, p, c, r, h, e) {GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h, GME_##e},
 #include "gpu/metrics.def"
 #undef X
 };
 
+/* The aliases nvidia-smi 590 --help-query-gpu lists ("X" or "Y"). */
 const char *const gpu_metric_aliases[][2] = {
-	{"gpu_name", "name"},
-	{"gpu_uuid", "uuid"},
-	{"gpu_serial", "serial"},
-	{"gpu_bus_id", "pci.bus_id"},
-	{"clocks.gr", "clocks.current.graphics"},
-	{"clocks.sm", "clocks.current.sm"},
-	{"clocks.mem", "clocks.current.memory"},
-	{"clocks.max.gr", "clocks.max.graphics"},
-	{"clocks.max.mem", "clocks.max.memory"},
-	{"clocks.applications.gr", "clocks.applications.graphics"},
-	{"clocks.applications.mem", "clocks.applications.memory"},
-	{"clocks_throttle_reasons.active", "clocks_event_reasons.active"},
-	{"clocks_throttle_reasons.gpu_idle", "clocks_event_reasons.gpu_idle"},
-	{"clocks_throttle_reasons.applications_clocks_setting",
-	 "clocks_event_reasons.applications_clocks_setting"},
-	{"clocks_throttle_reasons.sw_power_cap", "clocks_event_reasons.sw_power_cap"},
-	{"clocks_throttle_reasons.hw_slowdown", "clocks_event_reasons.hw_slowdown"},
-	{"clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_thermal_slowdown"},
-	{"clocks_throttle_reasons.hw_power_brake_slowdown",
-	 "clocks_event_reasons.hw_power_brake_slowdown"},
-	{"clocks_throttle_reasons.sw_thermal_slowdown", "clocks_event_reasons.sw_thermal_slowdown"},
-	{"clocks_throttle_reasons.sync_boost", "clocks_event_reasons.sync_boost"},
-	{"pcie.link.gen.gpucurrent", "pcie.link.gen.current"},
-	{"pcie.link.gen.hostmax", "pcie.link.gen.max"},
-	{"power.management", "persistence_mode"},
-	{"ecc.errors.corrected.volatile.device_memory", "ecc.errors.corrected.volatile.total"},
-	{"ecc.errors.uncorrected.volatile.device_memory", "ecc.errors.uncorrected.volatile.total"},
-	{NULL, NULL},
+    {"gpu_name", "name"},
+    {"gpu_serial", "serial"},
+    {"gpu_uuid", "uuid"},
+    {"gpu_bus_id", "pci.bus_id"},
+    {"inforom.image", "inforom.img"},
+    {"inforom.power", "inforom.pwr"},
+    {"gpu_operation_mode.current", "gom.current"},
+    {"gpu_operation_mode.pending", "gom.pending"},
+    {"clocks_throttle_reasons.supported", "clocks_event_reasons.supported"},
+    {"clocks_throttle_reasons.active", "clocks_event_reasons.active"},
+    {"clocks_throttle_reasons.gpu_idle", "clocks_event_reasons.gpu_idle"},
+    {"clocks_throttle_reasons.applications_clocks_setting",
+     "clocks_event_reasons.applications_clocks_setting"},
+    {"clocks_throttle_reasons.sw_power_cap", "clocks_event_reasons.sw_power_cap"},
+    {"clocks_throttle_reasons.hw_slowdown", "clocks_event_reasons.hw_slowdown"},
+    {"clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_thermal_slowdown"},
+    {"clocks_throttle_reasons.hw_power_brake_slowdown",
+     "clocks_event_reasons.hw_power_brake_slowdown"},
+    {"clocks_throttle_reasons.sw_thermal_slowdown", "clocks_event_reasons.sw_thermal_slowdown"},
+    {"clocks_throttle_reasons.sync_boost", "clocks_event_reasons.sync_boost"},
+    {"retired_pages.sbe", "retired_pages.single_bit_ecc.count"},
+    {"retired_pages.dbe", "retired_pages.double_bit.count"},
+    {"remapped_rows.sbe", "remapped_rows.correctable"},
+    {"remapped_rows.dbe", "remapped_rows.uncorrectable"},
+    {"gpu.power.draw.average", "power.draw.average"},
+    {"gpu.power.draw.instant", "power.draw.instant"},
+    {"gpu.power.requested_limit", "power.limit"},
+    {"gpu.power.current_limit", "enforced.power.limit"},
+    {"gpu.power.default_limit", "power.default_limit"},
+    {"gpu.power.min_limit", "power.min_limit"},
+    {"gpu.power.max_limit", "power.max_limit"},
+    {"module.power.requested_limit", "module.power.limit"},
+    {"module.power.current_limit", "module.enforced.power.limit"},
+    {"clocks.gr", "clocks.current.graphics"},
+    {"clocks.sm", "clocks.current.sm"},
+    {"clocks.mem", "clocks.current.memory"},
+    {"clocks.video", "clocks.current.video"},
+    {"clocks.applications.gr", "clocks.applications.graphics"},
+    {"clocks.applications.mem", "clocks.applications.memory"},
+    {"clocks.default_applications.gr", "clocks.default_applications.graphics"},
+    {"clocks.default_applications.mem", "clocks.default_applications.memory"},
+    {"clocks.max.gr", "clocks.max.graphics"},
+    {"clocks.max.mem", "clocks.max.memory"},
+    {NULL, NULL},
 };
 
 int gpu_metric_lookup(const char *name)
@@ -49,6 +66,11 @@ int gpu_metric_lookup(const char *name)
 		if (!strcmp(gpu_metric_aliases[i][0], name))
 			return gpu_metric_lookup(gpu_metric_aliases[i][1]);
 	return -1;
+}
+
+bool gpu_metric_readable(gpu_metric_id id)
+{
+	return gpu_metrics[id].cadence != GMC_NONE;
 }
 
 void gpu_metric_column(gpu_metric_id id, char *out, size_t outlen)
@@ -172,16 +194,51 @@ void gpu_metric_format(gpu_metric_id id, double v, bool with_units, char *out, s
 		else
 			snprintf(out, outlen, "%.2f", v);
 		break;
-	case GMF_F6: snprintf(out, outlen, "%.6f", v); break;
-	case GMF_ENABLED: snprintf(out, outlen, "%s", v != 0 ? "Enabled" : "Disabled"); break;
-	case GMF_ACTIVE: snprintf(out, outlen, "%s", v != 0 ? "Active" : "Not Active"); break;
-	case GMF_YESNO: snprintf(out, outlen, "%s", v != 0 ? "Yes" : "No"); break;
-	case GMF_PSTATE: snprintf(out, outlen, "P%.0f", v); break;
-	case GMF_HEX: snprintf(out, outlen, "0x%016llX", (unsigned long long)v); break;
-	case GMF_CMODE: snprintf(out, outlen, "%s", compute_mode_name((int)v)); break;
-	case GMF_CC: snprintf(out, outlen, "%.1f", v); break;
-	case GMF_ARCH: snprintf(out, outlen, "%s", gpu_arch_name((unsigned)v)); break;
-	case GMF_STR: snprintf(out, outlen, "%.0f", v); break;
+	case GMF_F6:
+		snprintf(out, outlen, "%.6f", v);
+		break;
+	case GMF_ENABLED:
+		snprintf(out, outlen, "%s", v != 0 ? "Enabled" : "Disabled");
+		break;
+	case GMF_ACTIVE:
+		snprintf(out, outlen, "%s", v != 0 ? "Active" : "Not Active");
+		break;
+	case GMF_YESNO:
+		snprintf(out, outlen, "%s", v != 0 ? "Yes" : "No");
+		break;
+	case GMF_PSTATE:
+		snprintf(out, outlen, "P%.0f", v);
+		break;
+	case GMF_HEX:
+		snprintf(out, outlen, "0x%016llX", (unsigned long long)v);
+		break;
+	case GMF_CMODE:
+		snprintf(out, outlen, "%s", compute_mode_name((int)v));
+		break;
+	case GMF_CC:
+		snprintf(out, outlen, "%.1f", v);
+		break;
+	case GMF_ARCH:
+		snprintf(out, outlen, "%s", gpu_arch_name((unsigned)v));
+		break;
+	case GMF_STR:
+		snprintf(out, outlen, "%.0f", v);
+		break;
+	case GMF_HEX2:
+		snprintf(out, outlen, "0x%02llX", (unsigned long long)v);
+		break;
+	case GMF_HEX4:
+		snprintf(out, outlen, "0x%04llX", (unsigned long long)v);
+		break;
+	case GMF_HEX8:
+		snprintf(out, outlen, "0x%08llX", (unsigned long long)v);
+		break;
+	case GMF_HEXN:
+		snprintf(out, outlen, "0x%llX", (unsigned long long)v);
+		break;
+	case GMF_DEPRECATED:
+		snprintf(out, outlen, "%s", GPU_DEPRECATED_TEXT);
+		break;
 	}
 }
 

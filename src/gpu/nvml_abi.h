@@ -369,6 +369,13 @@ enum {
 	NVML_FI_DEV_REMAPPED_UNC = 143,
 	NVML_FI_DEV_REMAPPED_PENDING = 144,
 	NVML_FI_DEV_REMAPPED_FAILURE = 145,
+	NVML_FI_DEV_PCIE_L0_TO_RECOVERY_COUNTER = 169,
+	NVML_FI_DEV_PCIE_COUNT_CORRECTABLE_ERRORS = 173,
+	NVML_FI_DEV_PCIE_COUNT_NAKS_RECEIVED = 174,
+	NVML_FI_DEV_PCIE_COUNT_RECEIVER_ERROR = 175,
+	NVML_FI_DEV_PCIE_COUNT_BAD_TLP = 176,
+	NVML_FI_DEV_PCIE_COUNT_NAKS_SENT = 177,
+	NVML_FI_DEV_PCIE_COUNT_BAD_DLLP = 178,
 	NVML_FI_DEV_POWER_AVERAGE = 185,
 	NVML_FI_DEV_POWER_INSTANT = 186,
 	NVML_FI_DEV_PCIE_COUNT_TX_BYTES = 197,
@@ -432,6 +439,45 @@ typedef struct {
 	unsigned int isSupportedDevice;
 } nvmlGpmSupport_t;
 _Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t size");
+
+/* nvmlMemoryLocation_t: where nvmlDeviceGetMemoryErrorCounter counts (DRAM == DEVICE_MEMORY). */
+typedef int nvmlMemoryLocation_t;
+enum {
+	NVML_MEMORY_LOCATION_L1_CACHE = 0,
+	NVML_MEMORY_LOCATION_L2_CACHE = 1,
+	NVML_MEMORY_LOCATION_DRAM = 2,
+	NVML_MEMORY_LOCATION_DEVICE_MEMORY = 2,
+	NVML_MEMORY_LOCATION_REGISTER_FILE = 3,
+	NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+	NVML_MEMORY_LOCATION_TEXTURE_SHM = 5,
+	NVML_MEMORY_LOCATION_CBU = 6,
+	NVML_MEMORY_LOCATION_SRAM = 7,
+};
+
+/* nvmlRowRemapperHistogramValues_t: banks by how many spare rows they have left. */
+typedef struct {
+	unsigned int max;
+	unsigned int high;
+	unsigned int partial;
+	unsigned int low;
+	unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+_Static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20, "nvmlRowRemapperHistogramValues_t");
+
+/* nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2): a MIG device's share of the GPU. */
+typedef struct {
+	unsigned int multiprocessorCount;
+	unsigned int sharedCopyEngineCount;
+	unsigned int sharedDecoderCount;
+	unsigned int sharedEncoderCount;
+	unsigned int sharedJpegCount;
+	unsigned int sharedOfaCount;
+	unsigned int gpuInstanceSliceCount;
+	unsigned int computeInstanceSliceCount;
+	unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+_Static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t size");
+_Static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32, "memorySizeMB");
 
 /*
  * Every entry point gpuwhy uses: X(return, exported symbol, (parameters)).
@@ -575,6 +621,37 @@ _Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t size");
 	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * gpmSample))                        \
 	X(nvmlReturn_t, nvmlGpmSampleFree, (nvmlGpmSample_t gpmSample))                           \
 	X(nvmlReturn_t, nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t gpmSample))       \
-	X(nvmlReturn_t, nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metricsGet))
+	X(nvmlReturn_t, nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metricsGet))                    \
+	X(nvmlReturn_t, nvmlDeviceGetDisplayMode, (nvmlDevice_t device, nvmlEnableState_t * display)) \
+	X(nvmlReturn_t, nvmlDeviceGetDisplayActive,                                               \
+	  (nvmlDevice_t device, nvmlEnableState_t * isActive))                                    \
+	X(nvmlReturn_t, nvmlDeviceGetAccountingMode, (nvmlDevice_t device, nvmlEnableState_t * mode)) \
+	X(nvmlReturn_t, nvmlDeviceGetAccountingBufferSize,                                        \
+	  (nvmlDevice_t device, unsigned int *bufferSize))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetJpgUtilization,                                              \
+	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))       \
+	X(nvmlReturn_t, nvmlDeviceGetOfaUtilization,                                              \
+	  (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs))       \
+	X(nvmlReturn_t, nvmlDeviceGetEncoderStats,                                                \
+	  (nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,             \
+	   unsigned int *averageLatency))                                                         \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedClocksEventReasons,                                 \
+	  (nvmlDevice_t device, unsigned long long *supportedClocksEventReasons))                 \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryErrorCounter,                                          \
+	  (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, \
+	   nvmlMemoryLocation_t locationType, unsigned long long *count))                         \
+	X(nvmlReturn_t, nvmlDeviceGetRowRemapperHistogram,                                        \
+	  (nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values))                       \
+	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count)) \
+	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                      \
+	  (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice))                     \
+	X(nvmlReturn_t, nvmlDeviceIsMigDeviceHandle,                                              \
+	  (nvmlDevice_t device, unsigned int *isMigDevice))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id))      \
+	X(nvmlReturn_t, nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id))  \
+	X(nvmlReturn_t, nvmlDeviceGetDeviceHandleFromMigDeviceHandle,                             \
+	  (nvmlDevice_t migDevice, nvmlDevice_t * device))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetAttributes_v2,                                               \
+	  (nvmlDevice_t device, nvmlDeviceAttributes_t * attributes))
 
 #endif

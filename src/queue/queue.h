@@ -247,6 +247,17 @@ void queue_spec_copy(queue_spec *dst, const queue_spec *src);
 void queue_spec_set_argv(queue_spec *s, char *const *argv, int argc);
 
 /*
+ * The checks every task passes, whether from the command line or a file
+ * (0, or -1 with err saying why): a name under QUEUE_NAME_MAX bytes; a
+ * working directory that exists (set_cwd resolves it against s->cwd when
+ * relative); a command; counts in range. That `after` names an existing
+ * task is checked by queue_store_add, in the transaction that adds it.
+ */
+int queue_spec_set_name(queue_spec *s, const char *name, char *err, size_t errlen);
+int queue_spec_set_cwd(queue_spec *s, const char *dir, char *err, size_t errlen);
+int queue_spec_validate(const queue_spec *s, char *err, size_t errlen);
+
+/*
  * Parse a task file: text (one shell command a line, # comments), JSON Lines,
  * a JSON array, or one JSON object (the batch config shape: cmd with {input}
  * and {output}, input_dir, output_dir, max_retries, retry_interval_seconds,
@@ -331,12 +342,21 @@ bool queue_config_check(const char *key, const char *value, char *err, size_t er
 /* Resolve the queue directory: opt, else $GPUWHY_QUEUE, else XDG state. */
 int queue_dir_resolve(const char *opt, char *out, size_t outlen);
 
+/*
+ * Create DIR (0700), its subdirectories and queue.db (0600) as needed, and
+ * refuse them (one line printed, GW_EXIT_ENV) when they are not owned by
+ * this user or root, or are writable by group or others. check only looks.
+ */
+int queue_dir_prepare(const char *dir);
+int queue_dir_check(const char *dir);
+
 /* Open (and create) DIR/queue.db. Prints one line on failure and returns a GW_EXIT code. */
 int queue_store_open(const char *dir, queue_store **out);
 void queue_store_close(queue_store *st);
 const char *queue_store_dir(const queue_store *st);
 
-/* Insert tasks atomically; ids filled. Returns 0 or -1 (message printed). */
+/* Insert tasks atomically; ids filled. Returns 0, -1 (a database error) or GW_EXIT_USAGE
+ * (an `after` that names no task: nothing added); a message is printed. */
 int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids);
 
 int queue_store_get(queue_store *st, int64_t id, queue_task *out); /* 0, 1 not found, -1 */
@@ -453,8 +473,32 @@ typedef struct {
 } queue_status;
 
 int queue_status_read(const char *path, queue_status *out);
-/* `gpuwhy queue _shim`: run a command under supervision. */
-int queue_shim_main(int argc, char **argv);
+
+typedef struct {
+	int sock; /* the worker's end sends the go-ahead; closed when the shim exits */
+	const char *status, *log, *cwd;
+	int log_fd; /* the log, open for appending; -1: open log */
+	int64_t timeout_ns, grace_ns;
+	char **argv; /* the command; run with environ */
+} queue_shim_opts;
+
+/*
+ * Messages on the shim's socket (SOCK_SEQPACKET, one per send). Worker to shim:
+ * 'g' run, 'x' cancelled before the start, 'n' do not run; QUEUE_SHIM_RECORDED
+ * once the final status is in the database. Shim to worker: QUEUE_SHIM_PID and
+ * the command's PID after its start; QUEUE_SHIM_ENDED and the status text when
+ * it ended. A shim that gets no QUEUE_SHIM_RECORDED (the worker died) writes the
+ * status file instead, for the next worker.
+ */
+#define QUEUE_SHIM_PID 'p'
+#define QUEUE_SHIM_ENDED 'e'
+#define QUEUE_SHIM_RECORDED 'k'
+/* Parse status text (the status file's key=value lines). */
+void queue_status_parse(const char *text, queue_status *out);
+
+/* Supervise one attempt in this process (a fresh one: it becomes a session leader);
+ * returns the process's exit code. */
+int queue_shim_run(const queue_shim_opts *o);
 
 /* ----------------------------------------------------------------- worker */
 
@@ -479,12 +523,22 @@ void queue_path(const char *dir, const char *leaf, char *out, size_t outlen);
 void queue_log_path(const char *dir, int64_t id, char *out, size_t outlen);
 void queue_status_path(const char *dir, int64_t id, int n, char *out, size_t outlen);
 
+/* Whether pid is DIR's worker: holds worker.lock, runs self_exe, has `queue worker`
+ * arguments. 0 yes, else -1 with why filled. */
+int queue_worker_verify(const char *dir, int pid, const char *self_exe, char *why, size_t len);
+/* Verify as above, then signal it (through a pidfd where the kernel has them). */
+int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe, char *why,
+                        size_t len);
+
 /* PID of the worker holding DIR's lock, 0 when none. */
 int queue_worker_pid(const char *dir);
 /* Start a detached worker unless one runs. 0 ok (or already running), else GW_EXIT code. */
 int queue_worker_ensure(const char *dir, const char *self_exe);
-/* Wake the worker (no-op when none listens). */
+/* Wake the worker (no-op when none listens): poke after a change of settings or a
+ * cancel (it re-reads them); wake with QUEUE_POKE_ADD after adding tasks (a pass only). */
+#define QUEUE_POKE_ADD 'a'
 void queue_worker_poke(const char *dir);
+void queue_worker_wake(const char *dir, char what);
 
 /* ---------------------------------------------------------- Slurm back end */
 

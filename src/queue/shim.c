@@ -1,12 +1,13 @@
 /*
- * shim.c - `gpuwhy queue _shim`: the supervisor of one attempt.
+ * shim.c - the supervisor of one attempt (a child the worker forks for it).
  *
  * The worker starts one shim per attempt. The shim starts a session of its
  * own, waits for the worker's go-ahead on a socket (sent only after the
  * worker recorded the shim's PID, so a command never runs unrecorded), runs
  * the command in a process group of its own with stdout/stderr appended to
  * the task's log, enforces the time limit (SIGTERM, then SIGKILL to the
- * whole group), and writes a status file when the command ends. Because
+ * whole group), and when the command ends hands its outcome to the worker
+ * (or, with no worker to take it, writes it to a status file). Because
  * the shim, not the worker, is the command's parent, a worker that dies
  * (kill -9, restart) loses nothing: the next worker re-adopts a live shim
  * or reads the status file it left.
@@ -35,12 +36,7 @@
 
 extern char **environ;
 
-typedef struct {
-	int sock;
-	const char *status, *log, *cwd;
-	int64_t timeout_ns, grace_ns;
-	char **argv;
-} shim_opts;
+typedef queue_shim_opts shim_opts;
 
 typedef struct {
 	int task_pid;
@@ -50,58 +46,88 @@ typedef struct {
 	int64_t maxrss_kib;
 } shim_state;
 
+/* The status as key=value lines (the status file's format, also sent to the worker). */
+static size_t format_status(char *buf, size_t len, const shim_state *s)
+{
+	size_t n = 0;
+#define PUT(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
+	PUT("shim_pid=%d\n", (int)getpid());
+	if (s->task_pid)
+		PUT("task_pid=%d\n", s->task_pid);
+	if (s->started > 0)
+		PUT("started=%.6f\n", s->started);
+	if (s->not_started)
+		PUT("not_started=1\n");
+	if (s->cancelled)
+		PUT("cancelled=1\n");
+	if (s->complete) {
+		PUT("ended=%.6f\n", s->ended);
+		if (s->exit_ok)
+			PUT("exit=%d\n", s->exit_code);
+		if (s->signal)
+			PUT("signal=%d\n", s->signal);
+		if (s->timed_out)
+			PUT("timed_out=1\n");
+		if (s->exec_errno)
+			PUT("exec_errno=%d\n", s->exec_errno);
+		if (s->maxrss_kib > 0)
+			PUT("maxrss_kib=%lld\n", (long long)s->maxrss_kib);
+		PUT("complete=1\n");
+	}
+#undef PUT
+	return n < len ? n : len - 1;
+}
+
 /* Write the status file atomically: readers see the old or the new one, never half. */
 static void write_status(const char *path, const shim_state *s)
 {
-	char tmp[4200];
+	char tmp[4200], text[1024];
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
+	size_t n = format_status(text, sizeof text, s);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return;
-	fprintf(f, "shim_pid=%d\n", (int)getpid());
-	if (s->task_pid)
-		fprintf(f, "task_pid=%d\n", s->task_pid);
-	if (s->started > 0)
-		fprintf(f, "started=%.6f\n", s->started);
-	if (s->not_started)
-		fprintf(f, "not_started=1\n");
-	if (s->cancelled)
-		fprintf(f, "cancelled=1\n");
-	if (s->complete) {
-		fprintf(f, "ended=%.6f\n", s->ended);
-		if (s->exit_ok)
-			fprintf(f, "exit=%d\n", s->exit_code);
-		if (s->signal)
-			fprintf(f, "signal=%d\n", s->signal);
-		if (s->timed_out)
-			fprintf(f, "timed_out=1\n");
-		if (s->exec_errno)
-			fprintf(f, "exec_errno=%d\n", s->exec_errno);
-		if (s->maxrss_kib > 0)
-			fprintf(f, "maxrss_kib=%lld\n", (long long)s->maxrss_kib);
-		fprintf(f, "complete=1\n");
-	}
 	/* No fsync: rename makes it whole or absent for a crashed process; after a power
 	 * loss a missing status only means the attempt is counted lost and retried. */
-	bool ok = fflush(f) == 0;
-	ok = fclose(f) == 0 && ok;
+	bool ok = write(fd, text, n) == (ssize_t)n;
+	ok = close(fd) == 0 && ok;
 	if (ok)
 		rename(tmp, path);
 	else
 		unlink(tmp);
 }
 
-int queue_status_read(const char *path, queue_status *out)
+/*
+ * Hand the final status to the worker and wait until it has recorded it ('k'):
+ * then no file is needed. false when the worker is gone (or went before
+ * answering): the caller writes the status file for the next worker.
+ */
+static bool hand_over(int sock, const shim_state *s)
+{
+	char msg[1100];
+	msg[0] = QUEUE_SHIM_ENDED;
+	size_t n = 1 + format_status(msg + 1, sizeof msg - 1, s);
+	if (send(sock, msg, n, MSG_NOSIGNAL) != (ssize_t)n)
+		return false;
+	char ack = 0;
+	ssize_t got;
+	while ((got = read(sock, &ack, 1)) < 0 && errno == EINTR)
+		;
+	return got == 1 && ack == QUEUE_SHIM_RECORDED;
+}
+
+void queue_status_parse(const char *text, queue_status *out)
 {
 	memset(out, 0, sizeof *out);
 	out->maxrss_kib = -1;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? 0 : -1;
 	out->present = true;
-	char line[256];
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+		char line[256];
+		snprintf(line, sizeof line, "%.*s", (int)(ll < sizeof line ? ll : sizeof line - 1),
+		         p);
+		p = nl ? nl + 1 : p + ll;
 		char *eq = strchr(line, '=');
 		if (!eq)
 			continue;
@@ -131,44 +157,20 @@ int queue_status_read(const char *path, queue_status *out)
 		else if (!strcmp(k, "complete"))
 			out->complete = atoi(v) != 0;
 	}
-	fclose(f);
-	return 0;
 }
 
-static int parse_opts(int argc, char **argv, shim_opts *o)
+int queue_status_read(const char *path, queue_status *out)
 {
-	memset(o, 0, sizeof *o);
-	o->sock = -1;
-	o->grace_ns = 10000000000LL;
-	int i = 2; /* argv[0] = "queue", argv[1] = "_shim" */
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (i + 1 >= argc)
-			return -1;
-		const char *v = argv[++i];
-		long long x;
-		if (!strcmp(a, "--sock") && gw_parse_int(v, 0, 1 << 20, &x))
-			o->sock = (int)x;
-		else if (!strcmp(a, "--status"))
-			o->status = v;
-		else if (!strcmp(a, "--log"))
-			o->log = v;
-		else if (!strcmp(a, "--cwd"))
-			o->cwd = v;
-		else if (!strcmp(a, "--timeout-ms") && gw_parse_int(v, 0, INT64_MAX / 1000000, &x))
-			o->timeout_ns = x * 1000000;
-		else if (!strcmp(a, "--grace-ms") && gw_parse_int(v, 0, INT64_MAX / 1000000, &x))
-			o->grace_ns = x * 1000000;
-		else
-			return -1;
-	}
-	if (i >= argc || o->sock < 0 || !o->status || !o->log)
-		return -1;
-	o->argv = argv + i;
+	memset(out, 0, sizeof *out);
+	out->maxrss_kib = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	char text[2048];
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	queue_status_parse(text, out);
 	return 0;
 }
 
@@ -215,14 +217,9 @@ static pid_t spawn_command(const shim_opts *o, int logfd, const sigset_t *oldmas
 	return rc == 0 ? pid : -rc;
 }
 
-int queue_shim_main(int argc, char **argv)
+int queue_shim_run(const queue_shim_opts *op)
 {
-	shim_opts o;
-	if (parse_opts(argc, argv, &o) != 0) {
-		fprintf(stderr, "gpuwhy: queue _shim: internal command with bad arguments "
-		                "(it is started by the queue worker)\n");
-		return 2;
-	}
+	shim_opts o = *op;
 	setsid();
 	signal(SIGPIPE, SIG_IGN);
 	fcntl(o.sock, F_SETFD, FD_CLOEXEC);
@@ -250,7 +247,10 @@ int queue_shim_main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
-	int logfd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int logfd =
+	    o.log_fd >= 0 ? o.log_fd : open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (o.log_fd >= 0)
+		fcntl(logfd, F_SETFD, FD_CLOEXEC);
 	if (logfd < 0)
 		logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	s.started = gw_wall_s();
@@ -274,7 +274,14 @@ int queue_shim_main(int argc, char **argv)
 		return 0;
 	}
 	s.task_pid = child;
-	write_status(o.status, &s);
+	/* The worker keeps the command's PID (its process group) to end what a lost shim
+	 * leaves behind; without a worker nothing is written: the next one finds the group
+	 * by the attempt's token. */
+	char pmsg[32];
+	int pl = snprintf(pmsg, sizeof pmsg, "%c%d", QUEUE_SHIM_PID, (int)child);
+	if (send(o.sock, pmsg, (size_t)pl, MSG_NOSIGNAL | MSG_DONTWAIT) != pl) {
+		/* No worker listens. */
+	}
 
 	int64_t t0 = gw_mono_ns();
 	int64_t timeout_at = o.timeout_ns > 0 ? t0 + o.timeout_ns : 0;
@@ -341,6 +348,7 @@ int queue_shim_main(int argc, char **argv)
 	else
 		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code,
 		         secs);
-	write_status(o.status, &s);
+	if (!hand_over(o.sock, &s))
+		write_status(o.status, &s);
 	return 0;
 }

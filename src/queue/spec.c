@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,63 @@ void queue_spec_free(queue_spec *s)
 	free(s->output);
 	free(s->record_file);
 	queue_spec_init(s);
+}
+
+/* ---- the checks every task passes, from the command line or from a file ---- */
+
+int queue_spec_set_name(queue_spec *s, const char *name, char *err, size_t errlen)
+{
+	if (strlen(name) >= QUEUE_NAME_MAX) {
+		snprintf(err, errlen, "longer than %d bytes", QUEUE_NAME_MAX - 1);
+		return -1;
+	}
+	snprintf(s->name, sizeof s->name, "%s", name);
+	return 0;
+}
+
+int queue_spec_set_cwd(queue_spec *s, const char *dir, char *err, size_t errlen)
+{
+	char joined[2 * PATH_MAX + 2], real[PATH_MAX];
+	if (dir[0] != '/' && s->cwd)
+		snprintf(joined, sizeof joined, "%s/%s", s->cwd, dir);
+	else
+		snprintf(joined, sizeof joined, "%s", dir);
+	struct stat st;
+	if (!realpath(joined, real) || stat(real, &st) != 0) {
+		snprintf(err, errlen, "'%s': %s", joined, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a directory", real);
+		return -1;
+	}
+	free(s->cwd);
+	s->cwd = strdup(real);
+	return 0;
+}
+
+int queue_spec_validate(const queue_spec *s, char *err, size_t errlen)
+{
+	struct stat st;
+	if (s->argc <= 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
+		snprintf(err, errlen, "no command");
+	else if (strnlen(s->name, sizeof s->name) >= QUEUE_NAME_MAX)
+		snprintf(err, errlen, "'name' is longer than %d bytes", QUEUE_NAME_MAX - 1);
+	else if (!s->cwd || s->cwd[0] != '/')
+		snprintf(err, errlen, "no working directory (an absolute 'cwd')");
+	else if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "'cwd' '%s' is not a directory", s->cwd);
+	else if (s->gpus < 0 || s->gpus > GPU_MAX)
+		snprintf(err, errlen, "'gpus' must be between 0 and %d", GPU_MAX);
+	else if (s->per_gpu < 0 || s->per_gpu > 1024)
+		snprintf(err, errlen, "'per_gpu' must be between 1 and 1024");
+	else if (s->retries < 0 || s->retries > 1000)
+		snprintf(err, errlen, "'retries' must be between 0 and 1000");
+	else if (s->after_id < 0 || s->retry_delay_ms < 0 || s->timeout_ms < 0)
+		snprintf(err, errlen, "'after', 'retry_delay' and 'timeout' must not be negative");
+	else
+		return 0;
+	return -1;
 }
 
 static char *dup_or_null(const char *s)
@@ -364,9 +422,11 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 	json_object_foreach(obj, k, v)
 	{
 		if (!strcmp(k, "name")) {
+			char why[200];
 			if (get_str(v, k, &str, e))
 				return -1;
-			snprintf(s->name, sizeof s->name, "%s", str);
+			if (queue_spec_set_name(s, str, why, sizeof why))
+				return fail(e, "'name' is %s", why);
 		} else if (!strcmp(k, "gpus")) {
 			if (get_int(v, k, 0, GPU_MAX, &x, e))
 				return -1;
@@ -396,11 +456,11 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 				return -1;
 			s->after_id = x;
 		} else if (!strcmp(k, "cwd")) {
+			char why[2 * PATH_MAX + 64];
 			if (get_str(v, k, &str, e))
 				return -1;
-			char *p = abs_path(s->cwd, str);
-			free(s->cwd);
-			s->cwd = p;
+			if (queue_spec_set_cwd(s, str, why, sizeof why))
+				return fail(e, "'cwd' %s", why);
 		} else if (!strcmp(k, "env")) {
 			if (merge_env(s, v, e))
 				return -1;
@@ -441,6 +501,14 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 			s->record_file = abs_path(s->cwd, str);
 		}
 	}
+	return 0;
+}
+
+static int check(const queue_spec *s, perr *e)
+{
+	char why[PATH_MAX + 80];
+	if (queue_spec_validate(s, why, sizeof why))
+		return fail(e, "%s", why);
 	return 0;
 }
 
@@ -624,6 +692,7 @@ static int expand_shards(json_t *obj, const queue_spec *tmpl, spec_list *l, perr
 				s->output = output ? strdup(output) : NULL;
 				if (!s->name[0])
 					snprintf(s->name, sizeof s->name, "%.127s", base);
+				rc = check(s, e);
 				index++;
 			}
 		}
@@ -655,6 +724,8 @@ static int one_object(json_t *obj, const queue_spec *tmpl, spec_list *l, perr *e
 		rc = apply_fields(s, obj, e);
 	if (!rc)
 		rc = make_command(s, obj, &vs, 0, e);
+	if (!rc)
+		rc = check(s, e);
 	vars_free(&vs);
 	return rc;
 }
@@ -689,6 +760,10 @@ static int parse_text(const char *text, size_t len, const queue_spec *tmpl, spec
 		char *argv[] = {"sh", "-c", t};
 		queue_spec_set_argv(s, argv, 3);
 		free(line);
+		snprintf(where, sizeof where, "line %d", lineno);
+		e->where = where;
+		if (check(s, e))
+			return -1;
 	}
 	return 0;
 }

@@ -22,9 +22,21 @@
 #include "util/parse.h"
 #include "util/timeutil.h"
 
+/* Statements are compiled once per connection and kept: the worker runs the same
+ * few dozen on every pass, and compiling costs more than running them. */
+#define STMT_CACHE 64
+
+typedef struct {
+	char *sql;
+	sqlite3_stmt *s;
+	bool busy;
+} cached_stmt;
+
 struct queue_store {
 	sqlite3 *db;
 	char dir[PATH_MAX];
+	cached_stmt cache[STMT_CACHE];
+	int ncache;
 };
 
 static const char schema[] =
@@ -186,23 +198,6 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen)
 	return 0;
 }
 
-static int mkdir_p(const char *path)
-{
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 /* ---- helpers ---- */
 
 static int sql_fail(queue_store *st, const char *what)
@@ -223,29 +218,76 @@ static int exec(queue_store *st, const char *sql)
 	return 0;
 }
 
+/* A statement for sql: the cached one when it is free, else a new one (cached when
+ * there is room). Give it back with done(). */
 static sqlite3_stmt *prep(queue_store *st, const char *sql)
 {
+	for (int i = 0; i < st->ncache; i++) {
+		cached_stmt *c = &st->cache[i];
+		if (!c->busy && !strcmp(c->sql, sql)) {
+			c->busy = true;
+			return c->s;
+		}
+	}
 	sqlite3_stmt *s = NULL;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
 		sql_fail(st, "prepare");
 		return NULL;
 	}
+	if (st->ncache < STMT_CACHE)
+		st->cache[st->ncache++] = (cached_stmt){strdup(sql), s, true};
 	return s;
+}
+
+/* Reset a cached statement for its next use (it holds no lock then); finalize others. */
+static void done(queue_store *st, sqlite3_stmt *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < st->ncache; i++)
+		if (st->cache[i].s == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			st->cache[i].busy = false;
+			return;
+		}
+	sqlite3_finalize(s);
+}
+
+/* Run a statement without results (BEGIN, COMMIT): one line printed on failure. */
+static int run1(queue_store *st, const char *sql)
+{
+	sqlite3_stmt *s = prep(st, sql);
+	if (!s)
+		return -1;
+	int rc = sqlite3_step(s);
+	done(st, s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		gw_error(GW_EXIT_ENV, "queue database", NULL, "%s", sqlite3_errmsg(st->db));
+		return -1;
+	}
+	return 0;
 }
 
 static int begin(queue_store *st)
 {
-	return exec(st, "BEGIN IMMEDIATE");
+	return run1(st, "BEGIN IMMEDIATE");
 }
 
 static int commit(queue_store *st)
 {
-	return exec(st, "COMMIT");
+	return run1(st, "COMMIT");
 }
 
 static void rollback(queue_store *st)
 {
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (sqlite3_get_autocommit(st->db))
+		return;
+	sqlite3_stmt *s = prep(st, "ROLLBACK");
+	if (s) {
+		sqlite3_step(s);
+		done(st, s);
+	}
 }
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -286,7 +328,7 @@ static char *col_dup(sqlite3_stmt *s, int i)
 static int step_done(queue_store *st, sqlite3_stmt *s)
 {
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	done(st, s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		sql_fail(st, "write");
 		return -1;
@@ -299,16 +341,9 @@ static int step_done(queue_store *st, sqlite3_stmt *s)
 int queue_store_open(const char *dir, queue_store **out)
 {
 	char path[PATH_MAX + 32];
-	if (mkdir_p(dir) != 0)
-		return gw_error(GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
-		                "cannot create the queue directory: %s", strerror(errno));
-	const char *subs[] = {"logs", "run", "slurm"};
-	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
-		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return gw_error(GW_EXIT_ENV, path, NULL, "cannot create: %s",
-			                strerror(errno));
-	}
+	int prc = queue_dir_prepare(dir);
+	if (prc)
+		return prc;
 	queue_store *st = calloc(1, sizeof *st);
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
@@ -321,6 +356,10 @@ int queue_store_open(const char *dir, queue_store **out)
 		return rc;
 	}
 	sqlite3_busy_timeout(st->db, 30000);
+	/* The last connection to close does not checkpoint (an fsync and a rewrite for every
+	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
+	 * checkpoint of a growing WAL still happens. */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	/* Switching to WAL needs a moment alone with the file: retry while others do it too. */
 	int tries = 0;
 	for (;;) {
@@ -328,7 +367,7 @@ int queue_store_open(const char *dir, queue_store **out)
 		int rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
 		if (rc == SQLITE_OK)
 			rc = sqlite3_step(s);
-		sqlite3_finalize(s);
+		done(st, s);
 		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 			break;
 		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || ++tries > 300) {
@@ -340,11 +379,21 @@ int queue_store_open(const char *dir, queue_store **out)
 		}
 		gw_sleep_ns(10000000);
 	}
-	if (exec(st, "PRAGMA synchronous=NORMAL") || begin(st)) {
+	/* synchronous=NORMAL in WAL mode: a commit is in the WAL file once it returns, so
+	 * it survives any process crash (kill -9 of the worker, a shim or a client); only
+	 * a power loss or kernel crash can take back the last commits before a checkpoint.
+	 * FULL would add an fsync to every state change. */
+	if (exec(st, "PRAGMA synchronous=NORMAL")) {
 		queue_store_close(st);
 		return GW_EXIT_ENV;
 	}
-	if (exec(st, schema) || commit(st)) {
+	/* The schema is created once (user_version 1 says it is there), not checked in a
+	 * write transaction by every client. */
+	sqlite3_stmt *v = prep(st, "PRAGMA user_version");
+	int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
+	done(st, v);
+	if (version < 1 &&
+	    (begin(st) || exec(st, schema) || exec(st, "PRAGMA user_version = 1") || commit(st))) {
 		rollback(st);
 		queue_store_close(st);
 		return GW_EXIT_ENV;
@@ -357,6 +406,10 @@ void queue_store_close(queue_store *st)
 {
 	if (!st)
 		return;
+	for (int i = 0; i < st->ncache; i++) {
+		sqlite3_finalize(st->cache[i].s);
+		free(st->cache[i].sql);
+	}
 	sqlite3_close(st->db);
 	free(st);
 }
@@ -378,7 +431,7 @@ void queue_store_config_get(queue_store *st, const char *key, char *out, size_t 
 	bind_text(s, 1, key);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		col_copy(s, 0, out, outlen);
-	sqlite3_finalize(s);
+	done(st, s);
 }
 
 int64_t queue_store_config_int(queue_store *st, const char *key)
@@ -430,6 +483,8 @@ static void argv_from_json(queue_spec *sp, const char *txt)
 	json_decref(a);
 }
 
+static int task_state_locked(queue_store *st, int64_t id);
+
 int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 {
 	if (begin(st))
@@ -446,6 +501,24 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 	double now = gw_wall_s();
 	for (int i = 0; i < n; i++) {
 		const queue_spec *sp = &specs[i];
+		/* Checked here, in the same transaction: a task added earlier in the batch counts.
+		 */
+		if (sp->after_id > 0 && task_state_locked(st, sp->after_id) == -1) {
+			char what[64];
+			snprintf(what, sizeof what, "after %lld", (long long)sp->after_id);
+			done(st, s);
+			rollback(st);
+			if (n > 1)
+				return gw_error(
+				    GW_EXIT_USAGE, what,
+				    "task ids are the numbers `gpuwhy queue ls` shows",
+				    "task %d of %d waits for task %lld, which does not exist; "
+				    "nothing was added",
+				    i + 1, n, (long long)sp->after_id);
+			return gw_error(GW_EXIT_USAGE, what,
+			                "task ids are the numbers `gpuwhy queue ls` shows",
+			                "there is no task %lld", (long long)sp->after_id);
+		}
 		char *av = argv_json(sp);
 		sqlite3_reset(s);
 		bind_text(s, 1, sp->name);
@@ -471,13 +544,13 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 		free(av);
 		if (rc != SQLITE_DONE) {
 			sql_fail(st, "add");
-			sqlite3_finalize(s);
+			done(st, s);
 			rollback(st);
 			return -1;
 		}
 		ids[i] = sqlite3_last_insert_rowid(st->db);
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	if (commit(st)) {
 		rollback(st);
 		return -1;
@@ -560,7 +633,7 @@ int queue_store_get(queue_store *st, int64_t id, queue_task *out)
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		read_task(s, out);
-	sqlite3_finalize(s);
+	done(st, s);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
 }
 
@@ -582,7 +655,7 @@ int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 		}
 		read_task(s, &v[cnt++]);
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	if (rc != SQLITE_DONE) {
 		queue_tasks_free(v, cnt);
 		return sql_fail(st, "list"), -1;
@@ -664,7 +737,7 @@ static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, 
 		}
 		read_attempt(s, &v[cnt++]);
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	if (rc != SQLITE_DONE) {
 		free(v);
 		return sql_fail(st, "attempts"), -1;
@@ -694,7 +767,7 @@ int queue_store_attempt_get(queue_store *st, int64_t id, int n, queue_attempt *o
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		read_attempt(s, out);
-	sqlite3_finalize(s);
+	done(st, s);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
 }
 
@@ -720,7 +793,7 @@ static int task_state_locked(queue_store *st, int64_t id)
 	int state = -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		state = queue_state_parse((const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
+	done(st, s);
 	return state;
 }
 
@@ -776,7 +849,7 @@ int queue_store_cancel(queue_store *st, int64_t id, int *result, queue_attempt *
 			sqlite3_bind_int64(q, 1, id);
 			if (sqlite3_step(q) == SQLITE_ROW)
 				read_attempt(q, active);
-			sqlite3_finalize(q);
+			done(st, q);
 		}
 	}
 	return commit(st) ? (rollback(st), -1) : 0;
@@ -840,7 +913,7 @@ int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id, q
 		c->not_before = sqlite3_column_double(s, 8);
 		c->backend = b;
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	return n;
 }
 
@@ -903,7 +976,7 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 	}
 	sqlite3_bind_int64(s, 1, a->task_id);
 	a->n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
-	sqlite3_finalize(s);
+	done(st, s);
 	s = prep(st, "INSERT INTO attempts(task_id, n, token, astate, backend, boot_id, gpu_uuids,"
 	             " gpu_idx, reserved_mib, per_gpu, started, log_offset)"
 	             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -956,7 +1029,7 @@ int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *c
 		sqlite3_bind_int64(s, 1, a->task_id);
 		if (sqlite3_step(s) == SQLITE_ROW)
 			*cancel = sqlite3_column_int(s, 0) != 0;
-		sqlite3_finalize(s);
+		done(st, s);
 	}
 	return commit(st) ? (rollback(st), -1) : 0;
 }
@@ -1118,7 +1191,7 @@ int queue_store_cancel_requested(queue_store *st, int64_t id)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
-	sqlite3_finalize(s);
+	done(st, s);
 	return v;
 }
 
@@ -1131,7 +1204,7 @@ int queue_store_count_state(queue_store *st, int state)
 	if (state >= 0)
 		bind_text(s, 1, queue_state_name((queue_state)state));
 	int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-	sqlite3_finalize(s);
+	done(st, s);
 	return v;
 }
 
@@ -1174,12 +1247,12 @@ int queue_store_gpu_view_put(queue_store *st, const queue_gpu_row *rows, int n, 
 		sqlite3_bind_double(s, 14, t);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			sql_fail(st, "gpu view");
-			sqlite3_finalize(s);
+			done(st, s);
 			rollback(st);
 			return -1;
 		}
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	return commit(st) ? (rollback(st), -1) : 0;
 }
 
@@ -1216,7 +1289,7 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 		col_copy(s, 11, r->tasks, sizeof r->tasks);
 		*t = sqlite3_column_double(s, 12);
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	*rows = v;
 	*n = cnt;
 	return 0;
@@ -1232,7 +1305,7 @@ int queue_store_cancel_list(queue_store *st, int64_t *out, int max)
 	int n = 0;
 	while (n < max && sqlite3_step(s) == SQLITE_ROW)
 		out[n++] = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	done(st, s);
 	return n;
 }
 
@@ -1265,7 +1338,7 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 		}
 		v[cnt++] = sqlite3_column_int64(s, 0);
 	}
-	sqlite3_finalize(s);
+	done(st, s);
 	snprintf(sql, sizeof sql,
 	         "DELETE FROM attempts WHERE task_id IN (SELECT id FROM tasks WHERE %s)", where);
 	int rc = exec(st, sql);

@@ -11,6 +11,7 @@
  * Placement counts memory that placed tasks reserved but have not
  * allocated yet (see place.c), so a burst of starts does not over-admit.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -18,7 +19,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -93,6 +94,9 @@ typedef struct {
 	int64_t peak_gpu, peak_rss;
 	bool dirty, cancel_sent;
 	int64_t log_offset;
+	int task_pgid;    /* the command's PID (= process group), 0 until the shim says */
+	bool have_status; /* the shim handed over its final status (no file then) */
+	queue_status status;
 } wk_run;
 
 typedef struct {
@@ -109,6 +113,8 @@ typedef struct {
 	int wake_rd, wake_wr; /* sampler -> main */
 	wk_run **run;
 	int nrun, caprun;
+	int *reap; /* shims that reported their end and are still exiting */
+	int nreap, capreap;
 	char boot_id[48];
 	bool pidns_nested;
 	/* sampler */
@@ -755,13 +761,36 @@ static void parse_gidx(const char *list, wk_run *r)
 		r->gidx[r->ngpu++] = atoi(t);
 }
 
-/* The shim is gone: read what it recorded and conclude the attempt. */
-static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
+/* The process group of the attempt with this token, found by its environment; 0 none. */
+static int token_pgid(const char *token)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int pg = 0;
+	struct dirent *e;
+	while (!pg && (e = readdir(d))) {
+		int pid = atoi(e->d_name);
+		queue_proc_stat ps;
+		if (pid > 0 && queue_proc_has_env(pid, "GPUWHY_ATTEMPT_TOKEN", token) &&
+		    queue_proc_read(pid, &ps))
+			pg = ps.pgrp;
+	}
+	closedir(d);
+	return pg;
+}
+
+/* The shim ended: conclude the attempt from the status it handed over (given) or
+ * from its status file. Returns 0 once recorded. */
+static int finish_local(worker *w, queue_attempt *a, int task_pgid_hint, const queue_status *given)
 {
 	char path[PATH_MAX];
 	queue_status_path(w->dir, a->task_id, a->n, path, sizeof path);
 	queue_status s;
-	queue_status_read(path, &s);
+	if (given)
+		s = *given;
+	else
+		queue_status_read(path, &s);
 	a->ended = s.ended > 0 ? s.ended : gw_wall_s();
 	if (s.started > 0)
 		a->started = s.started;
@@ -776,7 +805,7 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 		         "its shim (pid %d) ended without recording how the command ended",
 		         a->shim_pid);
 		/* A command still running without its shim must not run beside a retry. */
-		int pg = a->task_pgid;
+		int pg = a->task_pgid > 0 ? a->task_pgid : token_pgid(a->token);
 		if (pg > 0 && kill(-pg, 0) == 0 &&
 		    queue_proc_has_env(pg, "GPUWHY_ATTEMPT_TOKEN", a->token)) {
 			kill(-pg, SIGKILL);
@@ -812,17 +841,29 @@ static void finish_local(worker *w, queue_attempt *a, int task_pgid_hint)
 			snprintf(how, sizeof how, "%s", queue_outcome_name(a->outcome));
 		wlog("task %lld attempt %d ended: %s -> %s", (long long)a->task_id, a->n, how,
 		     queue_state_name((queue_state)next));
-		unlink(path);
+		if (!given)
+			unlink(path);
 	}
+	return next >= 0 ? 0 : -1;
 }
 
-static void finish_run(worker *w, int i)
+/* Conclude an ended attempt that is no longer in w->run; frees r. */
+static void finish_run(worker *w, wk_run *r)
 {
-	wk_run *r = w->run[i];
 	if (r->sock >= 0) {
+		/* It said it ended: it may still be exiting; reaped later then. */
 		int st;
-		while (waitpid(r->shim_pid, &st, 0) < 0 && errno == EINTR)
+		pid_t got;
+		while ((got = waitpid(r->shim_pid, &st, WNOHANG)) < 0 && errno == EINTR)
 			;
+		if (got == 0) {
+			if (w->nreap == w->capreap) {
+				w->capreap = w->capreap ? w->capreap * 2 : 8;
+				w->reap =
+				    queue_xrealloc(w->reap, (size_t)w->capreap * sizeof *w->reap);
+			}
+			w->reap[w->nreap++] = r->shim_pid;
+		}
 	}
 	/* Everything the record needs is in memory: no read before the write. */
 	queue_attempt a;
@@ -844,8 +885,16 @@ static void finish_run(worker *w, int i)
 	a.peak_gpu_mib = r->peak_gpu;
 	a.peak_rss_kib = r->peak_rss;
 	a.log_offset = r->log_offset;
-	finish_local(w, &a, 0);
-	run_remove(w, i);
+	if (finish_local(w, &a, r->task_pgid, r->have_status ? &r->status : NULL) == 0 &&
+	    r->have_status) {
+		char k = QUEUE_SHIM_RECORDED;
+		if (send(r->sock, &k, 1, MSG_NOSIGNAL) != 1) {
+			/* It went meanwhile: its status file, if any, is then left over. */
+		}
+	}
+	if (r->sock >= 0)
+		close(r->sock);
+	free(r);
 }
 
 static bool overridden(char *const *extra, int nextra, const char *kv, size_t klen)
@@ -904,36 +953,50 @@ static void free_vec(char **v)
 	free(v);
 }
 
+/*
+ * The shim, in a child of this process. fork without exec: starting the program
+ * again (loading its libraries, relocating them) cost more than the rest of a
+ * task's start together. Only this thread exists in the child, and it takes no
+ * lock another thread of ours could have held (glibc resets malloc and stdio for
+ * the child); it keeps exactly stdin from /dev/null, the socket as fd 3 and our
+ * stdout/stderr, and nothing of the worker's state but what o names.
+ */
+static void shim_child(worker *w, int sock, queue_shim_opts *o, char **envp)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Out of the way first, so that no dup2 below overwrites the other. */
+	int hs = fcntl(sock, F_DUPFD, 100),
+	    hl = o->log_fd >= 0 ? fcntl(o->log_fd, F_DUPFD, 100) : -1;
+	if (hs < 0 || dup2(w->devnull, 0) < 0 || dup2(hs, 3) < 0 || (hl >= 0 && dup2(hl, 4) < 0))
+		_exit(127);
+	close_range(hl >= 0 ? 5 : 4, ~0U, 0);
+	o->sock = 3;
+	o->log_fd = hl >= 0 ? 4 : -1;
+	prctl(PR_SET_NAME, "gpuwhy-shim");
+	environ = envp;
+	_exit(queue_shim_run(o));
+}
+
 /* Start the shim; returns its PID and our end of the socket, or -1 (errno set). */
-static int spawn_shim(worker *w, char **argv, char **envp, int *sock_out)
+static int spawn_shim(worker *w, queue_shim_opts *o, char **envp, int *sock_out)
 {
 	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return -1;
-	/* posix_spawn: no fork of this (threaded, larger) process, and the shim gets
-	 * exactly stdin from /dev/null, the socket as fd 3 and our stdout/stderr. */
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_adddup2(&fa, w->devnull, 0);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 3); /* clears close-on-exec, also for 3 */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
-	sigset_t none, dfl;
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &dfl);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	pid_t pid;
-	int rc = posix_spawn(&pid, w->self_exe, &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
+	pid_t pid = fork();
+	if (pid == 0)
+		shim_child(w, sv[1], o, envp);
+	int err = errno;
 	close(sv[1]);
-	if (rc != 0) {
+	if (pid < 0) {
 		close(sv[0]);
-		errno = rc;
+		errno = err;
 		return -1;
 	}
 	*sock_out = sv[0];
@@ -980,7 +1043,7 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	a.started = gw_wall_s();
 	char logp[PATH_MAX], statp[PATH_MAX];
 	queue_log_path(w->dir, c->id, logp, sizeof logp);
-	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	struct stat stt;
 	a.log_offset = logfd >= 0 && fstat(logfd, &stt) == 0 ? stt.st_size : 0;
 	int rc = queue_store_begin_attempt(w->st, &a, QS_RUNNING);
@@ -990,8 +1053,8 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 		queue_task_free(&t);
 		return;
 	}
+	/* Attempt numbers are never reused, so no status file of an earlier run is there. */
 	queue_status_path(w->dir, c->id, a.n, statp, sizeof statp);
-	unlink(statp);
 	if (logfd >= 0) {
 		char ts[32], head[1024];
 		time_t now = (time_t)a.started;
@@ -1006,7 +1069,6 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 		if (write(logfd, head, (size_t)hl < sizeof head ? (size_t)hl : sizeof head - 1) < 0)
 			wlog("task %lld: cannot write its log: %s", (long long)c->id,
 			     strerror(errno));
-		close(logfd);
 	}
 
 	char e_vis[GPU_MAX * 100 + 32], e_id[64], e_att[64], e_tok[80], e_q[PATH_MAX + 16],
@@ -1020,35 +1082,17 @@ static void start_task(worker *w, const queue_candidate *c, int per_gpu, const i
 	char *extra[] = {e_vis, "CUDA_DEVICE_ORDER=PCI_BUS_ID", e_id, e_att, e_tok, e_q, e_gpus};
 	char **envp = build_env(t.spec.env_json, extra, (int)(sizeof extra / sizeof *extra));
 
-	char s_timeout[32], s_grace[32];
-	snprintf(s_timeout, sizeof s_timeout, "%lld", (long long)t.spec.timeout_ms);
-	snprintf(s_grace, sizeof s_grace, "%lld", (long long)(w->grace_ns / 1000000));
-	const char *head[] = {w->self_exe,
-	                      "queue",
-	                      "_shim",
-	                      "--sock",
-	                      "3",
-	                      "--status",
-	                      statp,
-	                      "--log",
-	                      logp,
-	                      "--cwd",
-	                      t.spec.cwd ? t.spec.cwd : "/",
-	                      "--timeout-ms",
-	                      s_timeout,
-	                      "--grace-ms",
-	                      s_grace,
-	                      "--"};
-	int nh = (int)(sizeof head / sizeof *head);
-	char **argv = calloc((size_t)(nh + t.spec.argc + 1), sizeof *argv);
-	for (int i = 0; i < nh; i++)
-		argv[i] = (char *)head[i];
-	for (int i = 0; i < t.spec.argc; i++)
-		argv[nh + i] = t.spec.argv[i];
-
+	queue_shim_opts so = {.status = statp,
+	                      .log = logp,
+	                      .log_fd = logfd,
+	                      .cwd = t.spec.cwd ? t.spec.cwd : "/",
+	                      .timeout_ns = t.spec.timeout_ms * 1000000,
+	                      .grace_ns = w->grace_ns,
+	                      .argv = t.spec.argv};
 	int sock = -1;
-	int pid = spawn_shim(w, argv, envp, &sock);
-	free(argv);
+	int pid = spawn_shim(w, &so, envp, &sock);
+	if (logfd >= 0)
+		close(logfd);
 	free_vec(envp);
 	queue_task_free(&t);
 	if (pid < 0) {
@@ -1138,22 +1182,26 @@ static bool room(const worker *w, const queue_gpu_view *v, int nv, int cpu_runni
 	return false;
 }
 
-static void schedule(worker *w)
+/* One pass over the queued tasks. quick (a pass for new tasks only): nothing at all
+ * when no slot is free; the wait reasons of new tasks come with the next full pass. */
+static void schedule(worker *w, bool quick)
 {
 	if (w->paused || w->draining)
 		return;
 	if (w->max_running > 0 && w->nrun >= w->max_running)
+		return;
+	queue_gpu_view view[GPU_MAX];
+	int pos[GPU_MAX];
+	int nv = w->snap->ok ? build_views(w, view, pos) : 0;
+	int cpu_running = running_cpu_tasks(w);
+	if (quick && !room(w, view, nv, cpu_running))
 		return;
 	queue_candidate cand[WK_BATCH];
 	int64_t last = 0;
 	int nc = queue_store_candidates(w->st, QB_LOCAL, last, cand, WK_BATCH);
 	if (nc <= 0)
 		return;
-	queue_gpu_view view[GPU_MAX];
-	int pos[GPU_MAX];
-	int nv = w->snap->ok ? build_views(w, view, pos) : 0;
 	double now = gw_wall_s();
-	int cpu_running = running_cpu_tasks(w);
 	int reason_budget = 32, seen = 0;
 	/* Candidates in batches: with a long queue and no room, only the head is read. */
 	for (int i = 0;; i++) {
@@ -1301,6 +1349,32 @@ static void deliver_cancels(worker *w)
 		}
 }
 
+/* Status files of attempts no longer running: a shim whose worker died right after
+ * recording its end writes one nobody reads. */
+static void drop_stale_status(worker *w)
+{
+	char dir[PATH_MAX + 8], path[2 * PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/run", w->dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long long id;
+		int n;
+		if (e->d_name[0] == '.' || sscanf(e->d_name, "%lld.%d.", &id, &n) != 2)
+			continue;
+		bool live = false;
+		for (int r = 0; r < w->nrun && !live; r++)
+			live = w->run[r]->task_id == id && w->run[r]->n == n;
+		if (!live) {
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+}
+
 /* Pick up where an earlier worker left off: adopt live shims, conclude the rest. */
 static void recover(worker *w)
 {
@@ -1342,9 +1416,10 @@ static void recover(worker *w)
 			     (long long)a->task_id, a->n, a->shim_pid);
 			continue;
 		}
-		finish_local(w, a, 0);
+		finish_local(w, a, 0, NULL);
 	}
 	free(act);
+	drop_stale_status(w);
 }
 
 /* ---- lock, FIFO, poke ---- */
@@ -1371,6 +1446,11 @@ int queue_worker_pid(const char *dir)
 
 void queue_worker_poke(const char *dir)
 {
+	queue_worker_wake(dir, 1);
+}
+
+void queue_worker_wake(const char *dir, char what)
+{
 	char path[PATH_MAX];
 	queue_path(dir, "wake", path, sizeof path);
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -1378,8 +1458,7 @@ void queue_worker_poke(const char *dir)
 		return; /* ENXIO: nobody listens */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigaction(SIGPIPE, &ign, &old);
-	char b = 1;
-	if (write(fd, &b, 1) < 0) {
+	if (write(fd, &what, 1) < 0) {
 		/* Full pipe (the worker is already awake) or it just went away. */
 	}
 	sigaction(SIGPIPE, &old, NULL);
@@ -1391,6 +1470,8 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 	if (!self_exe)
 		return gw_error(GW_EXIT_ENV, "queue worker", "start one with gpuwhy queue worker",
 		                "cannot find this program in /proc/self/exe to start a worker");
+	if (queue_worker_pid(dir) != 0)
+		return 0; /* the common case: one runs (checked again under the lock otherwise) */
 	char path[PATH_MAX];
 	queue_path(dir, "spawn.lock", path, sizeof path);
 	int sl = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1414,7 +1495,7 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 			_exit(0);
 		char logp[PATH_MAX], fdbuf[16];
 		queue_path(dir, "worker.log", logp, sizeof logp);
-		int lf = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		int lf = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 		int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (dn >= 0)
 			dup2(dn, 0);
@@ -1484,14 +1565,41 @@ static int open_fifo(worker *w)
 	return 0;
 }
 
-static void drain_fd(int fd)
+/* Read all that is there; true when a byte other than QUEUE_POKE_ADD came. */
+static bool drain_fd(int fd)
 {
 	char buf[256];
-	while (read(fd, buf, sizeof buf) > 0)
-		;
+	bool other = false;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			other |= buf[i] != QUEUE_POKE_ADD;
+	return other;
 }
 
 /* ---- main loop ---- */
+
+/* Read what a shim sent; true when its attempt ended (its status handed over, or the
+ * socket closed: the shim is gone and its status, if any, is in the file). */
+static bool shim_message(wk_run *r)
+{
+	char msg[1200];
+	for (;;) {
+		ssize_t got = recv(r->sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+		if (got < 0)
+			return errno != EAGAIN && errno != EINTR;
+		if (got == 0)
+			return true;
+		msg[got] = '\0';
+		if (msg[0] == QUEUE_SHIM_PID) {
+			r->task_pgid = atoi(msg + 1);
+		} else if (msg[0] == QUEUE_SHIM_ENDED) {
+			queue_status_parse(msg + 1, &r->status);
+			r->have_status = true;
+			return true;
+		}
+	}
+}
 
 static bool idle(worker *w)
 {
@@ -1505,11 +1613,15 @@ static bool idle(worker *w)
 static void loop(worker *w, int64_t idle_exit_ns)
 {
 	struct pollfd *fds = NULL;
-	int capfds = 0;
-	int64_t last_cfg = 0, idle_since = 0;
-	bool poked = true;
+	int capfds = 0, capended = 0;
+	wk_run **endedv = NULL;
+	int64_t last_cfg = 0, idle_since = 0, last_full = 0;
+	bool poked = true, added = false;
 	while (!wk_stop) {
 		int64_t now = gw_mono_ns();
+		for (int i = w->nreap - 1; i >= 0; i--)
+			if (waitpid(w->reap[i], NULL, WNOHANG) != 0)
+				w->reap[i] = w->reap[--w->nreap];
 		if (poked || now - last_cfg >= 1000000000LL) {
 			load_config(w);
 			deliver_cancels(w);
@@ -1530,13 +1642,17 @@ static void loop(worker *w, int64_t idle_exit_ns)
 			flush_peaks(w);
 			publish_view(w);
 		}
-		w->next_due = 0;
-		schedule(w);
-		if (w->slurm && (poked || now - w->last_slurm >= w->slurm_poll_ns)) {
+		bool quick = added && !poked && !fresh && now - last_full < 1000000000LL;
+		if (!quick) {
+			last_full = now;
+			w->next_due = 0; /* recomputed by the full pass */
+		}
+		schedule(w, quick);
+		if (w->slurm && (poked || added || now - w->last_slurm >= w->slurm_poll_ns)) {
 			queue_slurm_tick(w->slurm, !w->paused && !w->draining);
 			w->last_slurm = gw_mono_ns();
 		}
-		poked = false;
+		poked = added = false;
 		if (w->draining && w->nrun == 0 &&
 		    (!w->slurm || queue_slurm_active(w->slurm) == 0)) {
 			wlog("drained: nothing runs; the worker stops (gpuwhy queue resume to go "
@@ -1579,12 +1695,18 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc > 0 && (fds[0].revents & POLLIN)) {
-			drain_fd(w->fifo);
-			poked = true;
+			/* New tasks only need a pass; anything else may have changed settings or
+			 * asked for a cancel. */
+			poked = drain_fd(w->fifo);
+			added = true;
 		}
 		if (rc > 0 && (fds[1].revents & POLLIN))
 			drain_fd(w->wake_rd);
-		/* Ended attempts: EOF on a shim's socket, or an adopted shim gone. */
+		/* Ended attempts: EOF on a shim's socket, or an adopted shim gone. Their
+		 * slots are free at once: the next tasks start before the ended ones are
+		 * recorded (a shim keeps its status until then, or writes it to its file
+		 * should this worker die meanwhile). */
+		int nended = 0;
 		for (int r = w->nrun - 1; r >= 0; r--) {
 			wk_run *run = w->run[r];
 			bool ended = false;
@@ -1592,20 +1714,29 @@ static void loop(worker *w, int64_t idle_exit_ns)
 				int k = 2;
 				while (k < nf && fds[k].fd != run->sock)
 					k++;
-				if (k < nf && (fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-					char b;
-					ssize_t got = recv(run->sock, &b, 1, MSG_DONTWAIT);
-					ended = got == 0 ||
-					        (got < 0 && errno != EAGAIN && errno != EINTR);
-				}
+				if (k < nf && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+					ended = shim_message(run);
 			} else {
 				ended = !queue_proc_alive(run->shim_pid, run->shim_start);
 			}
-			if (ended)
-				finish_run(w,
-				           r); /* capacity freed: the next pass schedules at once */
+			if (ended) {
+				if (nended == capended) {
+					capended = capended ? capended * 2 : 8;
+					endedv = queue_xrealloc(endedv,
+					                        (size_t)capended * sizeof *endedv);
+				}
+				endedv[nended++] = run;
+				w->run[r] = w->run[--w->nrun];
+			}
 		}
+		if (nended > 0 && !wk_stop) {
+			w->next_due = 0;
+			schedule(w, false);
+		}
+		for (int e = 0; e < nended; e++)
+			finish_run(w, endedv[e]);
 	}
+	free(endedv);
 	free(fds);
 }
 
@@ -1615,6 +1746,7 @@ static void worker_free(worker *w)
 	while (w->nrun > 0)
 		run_remove(w, w->nrun - 1);
 	free(w->run);
+	free(w->reap);
 	queue_slurm_free(w->slurm);
 	free(w->shared);
 	free(w->snap);

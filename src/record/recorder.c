@@ -159,7 +159,8 @@ int recorder_open(const recorder_opts *o, recorder **out)
 	                   .fast_for_ns = RECORDER_FAST_FOR_NS,
 	                   .gpu = o->gpu,
 	                   .cb = on_snapshot,
-	                   .arg = r};
+	                   .arg = r,
+	                   .host_top = true};
 	r->smp = sampler_new(&so);
 	if (!r->smp) {
 		store_close(r->st);

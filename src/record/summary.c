@@ -16,15 +16,11 @@ static void fmt_or_na(char *buf, size_t len, const char *fmt, double v)
 }
 
 /* The diagnosis in brief: one line per warn/error finding, then where the details are. */
-static void summary_findings(const timeline *tl, const char *path, FILE *out)
+static void summary_findings(const diag_result *r, const char *path, FILE *out)
 {
-	diag_opts o;
-	diag_opts_default(&o);
-	diag_result r;
-	diag_run(tl, &o, &r);
 	int shown = 0;
-	for (int i = 0; i < r.n; i++) {
-		const diag_finding *f = &r.f[i];
+	for (int i = 0; i < r->n; i++) {
+		const diag_finding *f = &r->f[i];
 		if (f->severity < DIAG_WARN)
 			continue;
 		/* Titles quote process names: escaped for the terminal. */
@@ -35,48 +31,58 @@ static void summary_findings(const timeline *tl, const char *path, FILE *out)
 		shown++;
 	}
 	if (!shown) {
-		const diag_finding *top = diag_top_finding(&r);
+		const diag_finding *top = diag_top_finding(r);
 		char title[GW_TERM_SAFE_LEN(sizeof top->title)];
 		fprintf(out, "  findings   %s\n",
 		        top ? gw_term_safe(top->title, title, sizeof title) : "none");
 	}
 	fprintf(out, "  details    gpuwhy report %s\n", path);
-	diag_result_free(&r);
 }
 
+/*
+ * The numbers are the diagnosis's own, over its analysed window (the samples
+ * where the job's GPUs worked), so this summary, `report` and `compare` show
+ * one value per fact.
+ */
 void summary_print(const timeline *tl, const char *path, FILE *out)
 {
-	fprintf(out, "\ngpuwhy: recorded %.1f s into %s (%d samples)\n", tl->duration, path, tl->n);
-	double *d = NULL;
-	int nd = tl_step_durations(tl, &d);
-	if (nd > 0) {
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_result r;
+	diag_run(tl, &o, &r);
+	fprintf(out, "\ngpuwhy: recorded %.1f s into %s (%d samples); analysed %.1f-%.1f s\n",
+	        tl->duration, path, tl->n, r.t_from, r.t_to);
+	const diag_step_stats *st = &r.steps;
+	if (st->n > 0 && st->bursty)
+		fprintf(out,
+		        "  steps      %d, arriving in bursts (buffered output): not timed; mean "
+		        "%.0f ms\n",
+		        tl->nsteps, 1000 * st->mean);
+	else if (st->n > 0)
 		fprintf(out, "  steps      %d, step time p50 %.0f ms  p90 %.0f ms  p99 %.0f ms\n",
-		        tl->nsteps, 1000 * tl_percentile(d, nd, 50),
-		        1000 * tl_percentile(d, nd, 90), 1000 * tl_percentile(d, nd, 99));
-	} else {
+		        tl->nsteps, 1000 * st->p50, 1000 * st->p90, 1000 * st->p99);
+	else
 		fprintf(out, "  steps      %d (no step lines recognised; see --step-regex)\n",
 		        tl->nsteps);
-	}
-	free(d);
-	for (int g = 0; g < tl->ngpu; g++) {
+	for (int g = 0; g < tl->ngpu && g < r.ngpu; g++) {
 		const tl_gpu *G = &tl->gpu[g];
+		const diag_gpu_summary *s = &r.gpu[g];
 		char util[32], idle[32], sm[32], mem[32], tot[32];
-		fmt_or_na(util, sizeof util, "%.0f %%", tl_wmean(tl, G->m[GM_UTIL_GPU], 0, tl->n));
-		fmt_or_na(idle, sizeof idle, "%.0f %%",
-		          100 * tl_wshare(tl, G->m[GM_UTIL_GPU], 0, tl->n, tl_pred_le, 5));
-		fmt_or_na(sm, sizeof sm, "%.0f %%", tl_wmean(tl, G->m[GM_GPM_SM_ACTIVE], 0, tl->n));
-		fmt_or_na(mem, sizeof mem, "%.0f", tl_max(G->m[GM_MEM_USED], 0, tl->n));
-		fmt_or_na(tot, sizeof tot, "%.0f", tl_max(G->m[GM_MEM_TOTAL], 0, tl->n));
+		fmt_or_na(util, sizeof util, "%.0f %%", s->util_mean);
+		fmt_or_na(idle, sizeof idle, "%.0f %%", s->idle_pct);
+		fmt_or_na(sm, sizeof sm, "%.0f %%", s->sm_active_mean);
+		fmt_or_na(mem, sizeof mem, "%.0f", s->mem_peak_mib);
+		fmt_or_na(tot, sizeof tot, "%.0f", s->mem_total_mib);
 		fprintf(out,
-		        "  GPU %-2d     util mean %s (samples at <=5 %%: %s)  SM active %s  memory "
-		        "peak %s / %s MiB%s\n",
+		        "  GPU %-2d     util mean %s (idle %s)  SM active %s  memory peak %s / %s "
+		        "MiB%s\n",
 		        G->index, util, idle, sm, mem, tot, G->lost_at_end ? "  LOST" : "");
 	}
 	if (tl->ngpu == 0)
 		fprintf(out, "  GPUs       none recorded\n");
-	double core = tl_max(tl->h[HM_CPU_BUSY_MAX], 0, tl->n);
-	double iow = tl_wmean(tl, tl->h[HM_CPU_IOWAIT], 0, tl->n);
-	double swp = tl_max(tl->h[HM_SWAP_IN], 0, tl->n);
+	double core = tl_max(tl->h[HM_CPU_BUSY_MAX], r.from, r.to);
+	double iow = tl_mean(tl->h[HM_CPU_IOWAIT], r.from, r.to);
+	double swp = tl_max(tl->h[HM_SWAP_IN], r.from, r.to);
 	char c1[32], c2[32], c3[32];
 	fmt_or_na(c1, sizeof c1, "%.0f %%", core);
 	fmt_or_na(c2, sizeof c2, "%.1f %%", iow);
@@ -86,7 +92,8 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 	if (tl->exit_status >= 0)
 		fprintf(out, "  exit       %d%s\n", tl->exit_status,
 		        tl->exit_status > 128 ? " (killed by a signal)" : "");
-	summary_findings(tl, path, out);
+	summary_findings(&r, path, out);
+	diag_result_free(&r);
 }
 
 int summary_print_file(const char *path, FILE *out)

@@ -43,6 +43,18 @@ typedef struct {
 	double y0, y1;
 } chart;
 
+static void esc(FILE *o, const char *s);
+
+void report_html_escape(FILE *o, const char *s)
+{
+	esc(o, s);
+}
+
+const char *report_html_color(int i)
+{
+	return palette[(i % 8 + 8) % 8];
+}
+
 static void esc(FILE *o, const char *s)
 {
 	for (; s && *s; s++) {
@@ -849,6 +861,11 @@ static void shade_masks(hx *h)
 		h->any_thr |= h->thr[s];
 		h->any_lost |= h->lost[s];
 	}
+}
+
+const char *report_html_css(void)
+{
+	return css;
 }
 
 void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,

@@ -114,6 +114,9 @@ static void steps(jsonw *w, const diag_step_stats *s)
 	num(w, "p90_s", s->p90);
 	num(w, "p99_s", s->p99);
 	num(w, "per_s", s->per_s);
+	jsonw_key(w, "bursty");
+	jsonw_bool(w, s->bursty);
+	num(w, "timer_resolution_s", s->resolution);
 	jsonw_obj_end(w);
 }
 
@@ -241,6 +244,11 @@ static void summary(jsonw *w, const char *k, const diag_run_summary *s)
 	jsonw_key(w, k);
 	jsonw_obj_begin(w);
 	num(w, "duration_s", s->duration);
+	jsonw_key(w, "window");
+	jsonw_obj_begin(w);
+	num(w, "from_s", s->t_from);
+	num(w, "to_s", s->t_to);
+	jsonw_obj_end(w);
 	jsonw_key(w, "steps");
 	steps(w, &s->steps);
 	num(w, "util_mean", s->util_mean);
@@ -263,6 +271,13 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	str(&w, "candidate", cand);
 	str(&w, "verdict", c->verdict < 0 ? "faster" : c->verdict > 0 ? "slower" : "no-difference");
 	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : "run-time");
+	num(&w, "min_meaningful_diff_pct", c->min_diff_pct);
+	num(&w, "run_drift_pct", c->drift_pct);
+	num(&w, "step_mean_diff_pct", c->diff_pct);
+	jsonw_key(&w, "below_min_meaningful_diff");
+	jsonw_bool(&w, c->below_min_diff);
+	jsonw_key(&w, "steps_bursty");
+	jsonw_bool(&w, c->steps_bursty);
 	str(&w, "median_verdict",
 	    !c->by_steps         ? NULL
 	    : c->p50_verdict < 0 ? "faster"

@@ -43,6 +43,12 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 char *report_sparkline(const double *x, int from, int to, double lo, double hi, int width,
                        bool utf8, char *out, size_t len);
 
+/* Pieces of the HTML page other pages share: text with &<>"' escaped, colour i of
+ * the series palette, the style sheet. */
+void report_html_escape(FILE *o, const char *s);
+const char *report_html_color(int i);
+const char *report_html_css(void);
+
 /* "%.*f" of v, or "n/a" when v is NAN. */
 const char *report_num(double v, int decimals, char *buf, size_t len);
 

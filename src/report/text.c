@@ -128,7 +128,13 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
 		fprintf(o, ", exit %d", tl->exit_status);
 	fprintf(o, "; analysed %.1f-%.1f s; goal %s\n", r->t_from, r->t_to,
 	        diag_goal_name(r->goal));
-	if (r->steps.n > 0)
+	if (r->steps.n > 0 && r->steps.bursty)
+		fprintf(
+		    o,
+		    "  steps     %d, arriving in bursts (buffered output): not timed; mean %.0f ms "
+		    "over the run (%.2f steps/s)\n",
+		    tl->nsteps, 1e3 * r->steps.mean, r->steps.per_s);
+	else if (r->steps.n > 0)
 		fprintf(o,
 		        "  steps     %d; p50 %.0f ms  p90 %.0f ms  p99 %.0f ms  (%.2f steps/s)\n",
 		        tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
@@ -369,20 +375,35 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 		verdict = "The candidate is FASTER";
 	else if (c->verdict > 0)
 		verdict = "The candidate is SLOWER";
+	else if (c->below_min_diff)
+		verdict = "No meaningful change";
 	else
 		verdict = "No significant difference";
 	fprintf(out, "%s%s%s", BOLD(&t), verdict, RESET(&t));
 	if (c->by_steps)
 		fprintf(out,
-		        " (mean step time %+.1f ms, 95 %% CI %+.1f to %+.1f ms; %d bootstrap "
-		        "resamples)\n",
-		        1e3 * c->mean.diff, 1e3 * c->mean.lo, 1e3 * c->mean.hi,
+		        " (mean step time %+.1f ms = %+.2f %%, 95 %% CI %+.1f to %+.1f ms; %d "
+		        "bootstrap resamples)\n",
+		        1e3 * c->mean.diff, c->diff_pct, 1e3 * c->mean.lo, 1e3 * c->mean.hi,
 		        DIAG_BOOTSTRAP_RESAMPLES);
+	else if (c->steps_bursty)
+		fprintf(out,
+		        " (step lines came in bursts, so step times were not compared: judged by "
+		        "run time, %.1f s -> %.1f s, without a confidence interval)\n",
+		        c->base.duration, c->cand.duration);
 	else
 		fprintf(out,
 		        " (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
 		        "without a confidence interval)\n",
 		        c->base.duration, c->cand.duration);
+	if (c->by_steps)
+		fprintf(
+		    out,
+		    "Changes of the mean step time under %.1f %% count as none (minimum meaningful "
+		    "difference: --set compare_min_diff_pct=N, the step timer's resolution, or how "
+		    "far each run's two halves disagree)%s\n",
+		    c->min_diff_pct,
+		    c->below_min_diff ? "; this one is significant but smaller" : "");
 	if (c->by_steps && c->p50_verdict != c->verdict && c->p50_verdict != 0)
 		fprintf(out,
 		        "The median step got %s (p50 %+.1f ms) but the tail moved the other way "
@@ -399,6 +420,8 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 	cmp_row(&t, "throughput", c->base.steps.per_s, c->cand.steps.per_s, "steps/s", 2, 1, false);
 	cmp_row(&t, "step intervals timed", c->base.steps.n, c->cand.steps.n, "", 0, 1, false);
 	cmp_row(&t, "run time", c->base.duration, c->cand.duration, "s", 1, 1, true);
+	fprintf(out, "  %-22s %5.1f-%-6.1f %5.1f-%-6.1f\n", "analysed window (s)", c->base.t_from,
+	        c->base.t_to, c->cand.t_from, c->cand.t_to);
 	cmp_row(&t, "GPU utilization", c->base.util_mean, c->cand.util_mean, "%", 1, 1, false);
 	cmp_row(&t, "SM activity", c->base.sm_active_mean, c->cand.sm_active_mean, "%", 1, 1,
 	        false);

@@ -9,6 +9,8 @@
 #include "host/host.h"
 #include "host/host_kmsg.h"
 #include "host/pidbrief.h"
+#include "gpu/xid.h"
+#include "sample/hosttop.h"
 #include "util/timeutil.h"
 
 #define SAMPLER_MAX_GPU_PROCS 512
@@ -29,7 +31,16 @@ struct sampler {
 	long ticks, late;
 	const char *proc_root;
 	host_kmsg *kmsg; /* NULL when the kernel log is not readable */
+	/* The last Xid NVML reported per GPU and when: the kernel log line of the
+	 * same error is not recorded twice. */
+	long xid_v[GPU_MAX];
+	double xid_t[GPU_MAX];
+	hosttop *top; /* NULL unless o.host_top */
+	int64_t top_ns;
 };
+
+/* An Xid the kernel log and NVML both report arrives within this many seconds. */
+#define XID_SAME_S 10.0
 
 sampler *sampler_new(const sampler_opts *o)
 {
@@ -55,6 +66,8 @@ sampler *sampler_new(const sampler_opts *o)
 	pthread_cond_init(&s->cv, NULL);
 	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
 	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
+	if (o->host_top)
+		s->top = hosttop_new(s->proc_root);
 	if (!s->hs || !s->was_lost || !s->gp) {
 		sampler_free(s);
 		return NULL;
@@ -162,9 +175,26 @@ static void fill_from_host(tl_proc *p, const host_proc *hp)
 	p->alive = true;
 	p->cpu_pct = val(&hp->v[HOST_PROC_CPU]);
 	p->rss_mib = mib(&hp->v[HOST_PROC_RSS]);
+	p->state = hp->state;
 	snprintf(p->user, sizeof p->user, "%.31s", hp->user);
 	snprintf(p->cmd, sizeof p->cmd, "%.127s",
 	         hp->cmdline && hp->cmdline[0] ? hp->cmdline : hp->comm);
+}
+
+/* Xid events NVML delivered for GPU i during its sample: one event each, with its meaning. */
+static void xid_events(sampler *s, int i)
+{
+	unsigned long long x[16];
+	int n = gpu_xid_take(s->o.gpu, i, x, 16);
+	for (int k = 0; k < n; k++) {
+		char text[256];
+		snprintf(text, sizeof text, "Xid %llu: %s", x[k], gpu_xid_meaning((long)x[k]));
+		snapshot_add_event(&s->snap, TL_EV_XID, i, (long)x[k], text);
+		if (i < GPU_MAX) {
+			s->xid_v[i] = (long)x[k];
+			s->xid_t[i] = s->snap.t_wall;
+		}
+	}
 }
 
 static void gpu_part(sampler *s)
@@ -173,6 +203,7 @@ static void gpu_part(sampler *s)
 	gpu_ctx *g = s->o.gpu;
 	for (int i = 0; g && i < sn->ngpu; i++) {
 		gpu_sample(g, i, &sn->gpu[i]);
+		xid_events(s, i);
 		if (sn->gpu[i].lost && !s->was_lost[i]) {
 			s->was_lost[i] = true;
 			snapshot_add_event(sn, TL_EV_GPU_LOST, i, 0,
@@ -228,7 +259,13 @@ static void kmsg_part(sampler *s)
 				gpu = g;
 		char text[256];
 		if (ev[i].kind == HOST_KMSG_XID) {
-			snprintf(text, sizeof text, "Xid %d on %s: %.200s", ev[i].xid, ev[i].pci,
+			if (gpu >= 0 && gpu < GPU_MAX && ev[i].xid_ok &&
+			    s->xid_v[gpu] == ev[i].xid &&
+			    fabs(s->snap.t_wall - s->xid_t[gpu]) <= XID_SAME_S)
+				continue; /* NVML reported it already */
+			snprintf(text, sizeof text, "Xid %d on %s (%s): %.150s", ev[i].xid,
+			         ev[i].pci,
+			         ev[i].xid_ok ? gpu_xid_meaning(ev[i].xid) : "unreadable number",
 			         ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_XID, gpu, ev[i].xid_ok ? ev[i].xid : -1,
 			                   text);
@@ -236,6 +273,41 @@ static void kmsg_part(sampler *s)
 			snprintf(text, sizeof text, "%.250s", ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_AER, gpu, ev[i].kind, text);
 		}
+	}
+}
+
+/*
+ * The busiest host processes outside the followed tree, as host-only
+ * process records (gpu -1, not in the tree): the foreign load a data loader
+ * competes with. Once a second at most: a scan reads every /proc/PID/stat.
+ */
+static void top_part(sampler *s)
+{
+	if (!s->top)
+		return;
+	snapshot *sn = &s->snap;
+	if (s->top_ns && sn->t_mono_ns - s->top_ns < SAMPLER_HOST_TOP_PERIOD_NS * 9 / 10)
+		return;
+	s->top_ns = sn->t_mono_ns;
+	hosttop_entry e[SAMPLER_HOST_TOP + 16];
+	int n =
+	    hosttop_scan(s->top, sn->t_mono_ns, e, SAMPLER_HOST_TOP + 16, SAMPLER_HOST_TOP_MIN_PCT);
+	int kept = 0;
+	for (int i = 0; i < n && kept < SAMPLER_HOST_TOP; i++) {
+		if (host_sample_find_proc(&s->hsamp, (int)e[i].pid) >= 0)
+			continue; /* the job's own: recorded as a tree process */
+		tl_proc *p = snapshot_add_proc(sn);
+		p->pid = e[i].pid;
+		p->ppid = e[i].ppid;
+		p->gpu = -1;
+		p->in_tree = false;
+		p->alive = true;
+		p->cpu_pct = e[i].cpu_pct;
+		host_pid_brief b;
+		host_pid_brief_read(s->proc_root, p->pid, &b);
+		snprintf(p->user, sizeof p->user, "%.31s", b.user);
+		snprintf(p->cmd, sizeof p->cmd, "%.127s", b.cmd[0] ? b.cmd : e[i].comm);
+		kept++;
 	}
 }
 
@@ -276,6 +348,7 @@ const snapshot *sampler_tick(sampler *s)
 	host_summary(s);
 	gpu_part(s);
 	tree_part(s);
+	top_part(s);
 	kmsg_part(s);
 	s->ticks++;
 	return sn;
@@ -380,6 +453,7 @@ void sampler_free(sampler *s)
 	if (s->hs)
 		host_sampler_free(s->hs);
 	snapshot_free(&s->snap);
+	hosttop_free(s->top);
 	free(s->was_lost);
 	free(s->gp);
 	pthread_mutex_destroy(&s->mu);

@@ -16,6 +16,10 @@
 #include "sample/snapshot.h"
 
 typedef struct sampler sampler;
+
+#define SAMPLER_HOST_TOP 5
+#define SAMPLER_HOST_TOP_MIN_PCT 5.0
+#define SAMPLER_HOST_TOP_PERIOD_NS 1000000000LL
 typedef void (*sampler_cb)(const snapshot *s, void *arg);
 
 typedef struct {
@@ -29,6 +33,10 @@ typedef struct {
 	const char *proc_root; /* NULL = /proc */
 	const char *sys_root;  /* NULL = /sys */
 	bool follow_gpu_procs; /* also report host CPU/RSS of every GPU process */
+	/* Also record the busiest host processes outside the followed tree
+	 * (SAMPLER_HOST_TOP of them at SAMPLER_HOST_TOP_MIN_PCT of a core or
+	 * more, once a second at most): who else loads the CPUs. */
+	bool host_top;
 	sampler_cb cb;
 	void *arg;
 } sampler_opts;

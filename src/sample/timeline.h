@@ -46,6 +46,8 @@ typedef struct {
 	double sm_pct;      /* NAN when unknown */
 	double cpu_pct;     /* of one core, NAN when unknown */
 	double rss_mib;     /* NAN when unknown */
+	char state; /* /proc state at the sample: 'R' running or runnable, 'S', 'D', ...; 0 unknown
+	             */
 	char user[32];
 	char cmd[128];
 } tl_proc;

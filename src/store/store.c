@@ -80,7 +80,8 @@ struct store {
 static bool gpu_metric_stored(int id)
 {
 	/* the gpu column already holds the index */
-	return gpu_metrics[id].fmt != GMF_STR && id != GM_INDEX;
+	return gpu_metrics[id].fmt != GMF_STR && id != GM_INDEX &&
+	       gpu_metrics[id].cadence != GMC_NONE;
 }
 
 static void host_column(int id, char *out, size_t len)
@@ -155,19 +156,18 @@ static int create_schema(store *st)
 		host_column(i, col, sizeof col);
 		sb_printf(&sql, &len, ", \"%s\" REAL", col);
 	}
-	sb_printf(
-	    &sql, &len,
-	    ", core_busy TEXT, core_iowait TEXT);"
-	    "CREATE INDEX host_samples_t ON host_samples(t);"
-	    "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
-	    " first_t REAL, PRIMARY KEY(pid, cmd));"
-	    "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
-	    " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
-	    " cpu_pct REAL, rss_mib REAL, cmd TEXT);"
-	    "CREATE INDEX process_samples_t ON process_samples(t);"
-	    "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
-	    "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
-	    " value INTEGER, text TEXT);");
+	sb_printf(&sql, &len,
+		  ", core_busy TEXT, core_iowait TEXT);"
+		  "CREATE INDEX host_samples_t ON host_samples(t);"
+		  "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
+		  " first_t REAL, PRIMARY KEY(pid, cmd));"
+		  "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
+		  " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
+		  " cpu_pct REAL, rss_mib REAL, cmd TEXT, state TEXT);"
+		  "CREATE INDEX process_samples_t ON process_samples(t);"
+		  "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
+		  "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
+		  " value INTEGER, text TEXT);");
 	int rc = exec(st, sql);
 	free(sql);
 	return rc;
@@ -204,7 +204,7 @@ static int prepare_all(store *st)
 	free(sql);
 	(void)n;
 	rc |= prepare(st, &st->ins_proc,
-	              "INSERT INTO temp.process_samples VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+	              "INSERT INTO temp.process_samples VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
 	rc |= prepare(st, &st->ins_procname,
 	              "INSERT INTO temp.processes(pid, cmd, user, first_t) VALUES(?,?,?,?)");
 	rc |= prepare(st, &st->ins_step, "INSERT INTO temp.steps VALUES(?,?,?)");
@@ -763,6 +763,12 @@ static int write_procs(store *st, const snapshot *s, const int *gpu_index)
 		bind_num(q, 9, p->cpu_pct);
 		bind_num(q, 10, p->rss_mib);
 		sqlite3_bind_text(q, 11, p->cmd, -1, SQLITE_TRANSIENT);
+		if (p->state) {
+			char stc[2] = {p->state, 0};
+			sqlite3_bind_text(q, 12, stc, 1, SQLITE_TRANSIENT);
+		} else {
+			sqlite3_bind_null(q, 12);
+		}
 		if (step_done(st, q, "process_samples"))
 			return -1;
 	}

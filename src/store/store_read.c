@@ -301,12 +301,20 @@ static double col_num(sqlite3_stmt *s, int c)
 static void load_procs(sqlite3 *db, timeline *tl, const int *idx)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db,
-	                       "SELECT ps.t, ps.pid, ps.ppid, ps.gpu, ps.in_tree, ps.alive,"
-	                       " ps.gpu_mem_mib, ps.sm_pct, ps.cpu_pct, ps.rss_mib, ps.cmd, p.user"
-	                       " FROM process_samples ps LEFT JOIN processes p"
-	                       " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t",
-	                       -1, &s, NULL) != SQLITE_OK)
+	/* Recordings before the state column read as state unknown. */
+	bool with_state = sqlite3_prepare_v2(db,
+			       "SELECT ps.t, ps.pid, ps.ppid, ps.gpu, ps.in_tree, ps.alive,"
+			       " ps.gpu_mem_mib, ps.sm_pct, ps.cpu_pct, ps.rss_mib, ps.cmd, p.user,"
+			       " ps.state FROM process_samples ps LEFT JOIN processes p"
+			       " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t",
+			       -1, &s, NULL) == SQLITE_OK;
+	if (!with_state &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT ps.t, ps.pid, ps.ppid, ps.gpu, ps.in_tree, ps.alive,"
+			       " ps.gpu_mem_mib, ps.sm_pct, ps.cpu_pct, ps.rss_mib, ps.cmd, p.user"
+			       " FROM process_samples ps LEFT JOIN processes p"
+			       " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t",
+			       -1, &s, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		tl_proc *p = tl_add_proc(tl);
@@ -326,6 +334,8 @@ static void load_procs(sqlite3 *db, timeline *tl, const int *idx)
 		const char *user = (const char *)sqlite3_column_text(s, 11);
 		snprintf(p->cmd, sizeof p->cmd, "%s", cmd ? cmd : "");
 		snprintf(p->user, sizeof p->user, "%s", user ? user : "");
+		const char *state = with_state ? (const char *)sqlite3_column_text(s, 12) : NULL;
+		p->state = state && state[0] ? state[0] : 0;
 	}
 	sqlite3_finalize(s);
 }

@@ -441,6 +441,9 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	int bw = r.w >= 110 ? 14 : wide ? 10 : 8;
 	double util = val(v, GM_UTIL_GPU);
 	fmt_pct(util, vs, sizeof vs);
+	/* MIG on: no whole-GPU utilization exists; say why instead of a bare n/a */
+	if (gi->nmig > 0 && !v->ok[GM_UTIL_GPU])
+		snprintf(vs, sizeof vs, "MIG");
 	bar_field(&l, 1, "util", bw, util / 100, TOP_S_OK, st_of(vs, TOP_S_NORMAL), vs);
 	double sm = val(v, GM_GPM_SM_ACTIVE);
 	fmt_pct(sm, vs, sizeof vs);
@@ -487,12 +490,20 @@ static void gpu_full(ctx *x, top_rect r, int y, int rows, int g, const gpu_value
 	pair(&l, 2, "ECC uncorr", ecc ? TOP_S_HIGH : st_of(vs, TOP_S_NORMAL), vs);
 	fmt_num(v, GM_PCIE_REPLAY, "%.0f", vs, sizeof vs);
 	pair(&l, 2, "replays", st_of(vs, TOP_S_NORMAL), vs);
+	if (gi->nmig > 0) {
+		/* MIG on: the driver has no whole-GPU utilization (util shows n/a) */
+		snprintf(vs, sizeof vs, "%d instances, no GPU util", gi->nmig);
+		pair(&l, 2, "MIG", TOP_S_MID, vs);
+	}
 	if (rows < 4)
 		return;
-	/* line 4: where it sits */
+	/* line 4: where it sits, and its MIG instances */
 	l = line_at(x, r, r.x + 6, y + 3);
 	pair(&l, 0, "bus", TOP_S_DIM, gi->pci_bus_id[0] ? gi->pci_bus_id : "n/a");
-	pair(&l, 2, "", TOP_S_DIM, gi->uuid[0] ? gi->uuid : "n/a");
+	if (gi->nmig > 0)
+		pair(&l, 2, "MIG", TOP_S_DIM, gi->mig);
+	else
+		pair(&l, 2, "", TOP_S_DIM, gi->uuid[0] ? gi->uuid : "n/a");
 }
 
 /* The GPU positions on screen, in order: the shown ones that fit. */

@@ -102,7 +102,7 @@ assert_contains "$("$GPUWHY" query --help-query)" "gpm.sm_active" "help-query"
 
 # errors: unknown field, bad format, malformed scenario, no driver
 "$GPUWHY" --sim h100x1 query --query-gpu=index,bogus 2>"$T/err"; assert_eq "$?" 2 "unknown field"
-assert_contains "$(cat "$T/err")" "bogus: unknown --query-gpu field" "unknown field message"
+assert_contains "$(cat "$T/err")" 'Field "bogus" is not a valid field to query.' "unknown field message"
 "$GPUWHY" --sim h100x1 query --query-gpu=index --format=xml 2>/dev/null; assert_eq "$?" 2 "bad format"
 printf '{\n  "schema": 1,\n  "gpus": [ {"name": "x",, } ]\n}\n' >"$T/bad.json"
 "$GPUWHY" --sim "$T/bad.json" status >/dev/null 2>"$T/err"; rc=$?

@@ -37,7 +37,7 @@ wait "$WPID" 2>/dev/null || true
 # C's shim and command die too (as in an OOM kill of the whole session).
 cshim=$(sqlite3 "$DB" "SELECT shim_pid FROM attempts WHERE task_id = 3 AND n = 1")
 [ -n "$cshim" ] || fail "no shim recorded for C"
-cpg=$(sed -n 's/^task_pid=//p' "$GPUWHY_QUEUE/run/3.1.status")
+cpg=$(ps -o pid= --ppid "$cshim" | tr -d ' ')
 kill -9 "$cshim" || fail "C's shim $cshim was not running"
 kill -9 -- "-$cpg" || fail "C's process group $cpg was not running"
 touch "$T/B.go" # B ends meanwhile; its shim records how

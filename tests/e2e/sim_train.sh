@@ -18,11 +18,11 @@ expect_eq() { [ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"; }
 
 # ---- list and check ----
 list=$("$GPUWHY" sim list)
-for s in h100x1 h100x8-nvlink a100x4-pcie rtx4090-throttle a100x2-pcie-degraded l4x2-foreign h100x1-lost; do
+for s in h100x1 h100x8-nvlink a100x4-pcie rtx4090-throttle a100x2-pcie-degraded l4x2-foreign h100x1-lost h100x1-mig; do
   grep -qx "$s" <<<"$list" || fail "sim list lacks $s"
 done
 "$GPUWHY" sim check "$SRC"/sim/scenarios/*.json >"$T/check.out" || fail "shipped scenarios do not check"
-expect_eq "$(grep -c ': ok, ' "$T/check.out")" 7 "sim check ok lines"
+expect_eq "$(grep -c ': ok, ' "$T/check.out")" "$(ls "$SRC"/sim/scenarios/*.json | wc -l)" "sim check ok lines"
 printf '{\n  "schema": 1,\n  "gpuz": []\n}\n' >"$T/bad.json"
 "$GPUWHY" sim check "$T/bad.json" 2>"$T/err" >/dev/null
 expect_eq "$?" 1 "sim check of an invalid file"

@@ -26,10 +26,6 @@ static struct {
 } N;
 #undef PTR
 
-/* Looked up by nvitop; the simulator's MIG support defines them. */
-static nvmlReturn_t (*display_active)(nvmlDevice_t, nvmlEnableState_t *);
-static nvmlReturn_t (*is_mig_handle)(nvmlDevice_t, unsigned int *);
-
 static int failures;
 static bool pinned; /* GPUWHY_SIM_TIME set: readings taken twice must agree */
 
@@ -73,8 +69,6 @@ static int load(const char *path)
 	NVML_ENTRY_POINTS(LOAD)
 	NVML_PEER_ENTRY_POINTS(LOAD)
 #undef LOAD
-	*(void **)&display_active = dlsym(lib, "nvmlDeviceGetDisplayActive");
-	*(void **)&is_mig_handle = dlsym(lib, "nvmlDeviceIsMigDeviceHandle");
 	return missing ? 3 : 0;
 }
 
@@ -156,10 +150,11 @@ static void identity(unsigned i, nvmlDevice_t d, int lk)
 	unsigned cur, pend;
 	expect("GetMigMode", i, N.nvmlDeviceGetMigMode(d, &cur, &pend), lk | OPT);
 	expect("GetEccMode", i, N.nvmlDeviceGetEccMode(d, &e, &e2), lk | OPT);
-	if (display_active)
-		expect("GetDisplayActive", i, display_active(d, &e), lk | OPT);
-	if (is_mig_handle && expect("IsMigDeviceHandle", i, is_mig_handle(d, &u), lk) && u != 0)
+	expect("GetDisplayMode", i, N.nvmlDeviceGetDisplayMode(d, &e), lk | OPT);
+	expect("GetDisplayActive", i, N.nvmlDeviceGetDisplayActive(d, &e), lk | OPT);
+	if (expect("IsMigDeviceHandle", i, N.nvmlDeviceIsMigDeviceHandle(d, &u), lk) && u != 0)
 		fail("gpu %u: a whole GPU's handle called a MIG device handle", i);
+	expect("GetAccountingMode", i, N.nvmlDeviceGetAccountingMode(d, &e), lk | OPT);
 	/* The driver model is Windows-only: Linux drivers answer NOT_SUPPORTED. */
 	nvmlDriverModel_t dm, dp;
 	nvmlReturn_t rc = N.nvmlDeviceGetDriverModel_v2(d, &dm, &dp);

@@ -86,6 +86,7 @@ static timeline *cpu_only(void)
 		tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 0);
 		tl_set_gpu(tl, 0, GM_UTIL_SAMPLES_IDLE, s, 100);
 		tl_set_gpu(tl, 0, GM_MEM_USED, s, 0);
+		tl_set_gpu(tl, 0, GM_GPM_SM_ACTIVE, s, 0);
 		tl_set_host(tl, HM_TREE_CPU, s, 400);
 	}
 	return tl;
@@ -186,7 +187,7 @@ static void test_data_starved_cpu(void **state)
 	assert_float_equal(f->confidence, 0.9, EPS);
 	assert_true(f->gpus == 1);
 	assert_int_equal(f->nranges, 1);
-	assert_float_equal(f->ranges[0].t1, 119, EPS);
+	assert_float_equal(f->ranges[0].t1, 118, EPS); /* the last sample straddles the end */
 	expect_none(&r, "low-utilization");
 	expect_none(&r, "healthy");
 	assert_int_equal(r.gpu[0].quadrant, DIAG_Q_IDLE_EMPTY);
@@ -788,8 +789,39 @@ static void test_gpu_fault(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "gpu-fault", DIAG_ERROR);
-	assert_string_equal(f->title, "Xid 79 on GPU 0 at 30.0 s (1 Xid event)");
-	assert_float_equal(fx_ev(f, "xid", NULL)->value, 79, EPS);
+	assert_string_equal(f->title,
+	                    "Xid 79 on GPU 0 at 30.0 s: GPU has fallen off the bus; 1 Xid event");
+	assert_float_equal(fx_ev(f, "xid", "at 30.0 s: GPU has fallen off the bus")->value, 79,
+	                   EPS);
+	assert_non_null(strstr(f->note, "Xid 79 on GPU 0 at 30.0 s: GPU has fallen off the bus "
+	                                "(hardware). Drain the node"));
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* Xid 48 twice and an application Xid: each named once, with its meaning and time. */
+	tl = fx_healthy();
+	tl_add_event(tl, 12.5, TL_EV_XID, 0, 48, "Xid 48");
+	tl_add_event(tl, 14, TL_EV_XID, 0, 48, "Xid 48");
+	tl_add_event(tl, 20, TL_EV_XID, 0, 13, "Xid 13");
+	fx_run(tl, &r);
+	f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_string_equal(f->title, "Xid 48 on GPU 0 at 12.5 s: double-bit ECC error "
+	                              "(uncorrectable memory error); 3 Xid events");
+	assert_non_null(fx_ev(f, "xid", "at 12.5 s: double-bit ECC"));
+	assert_null(fx_ev(f, "xid", "at 14.0 s"));
+	assert_float_equal(fx_ev(f, "xid", "at 20.0 s: graphics engine")->value, 13, EPS);
+	assert_float_equal(fx_ev(f, "xid", "events")->value, 3, EPS);
+	assert_non_null(strstr(f->note, "Xid 13 on GPU 0 at 20.0 s"));
+	assert_non_null(strstr(f->advice, "Xid's number, time"));
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* An application Xid alone gets the application's advice. */
+	tl = fx_healthy();
+	tl_add_event(tl, 3, TL_EV_XID, 0, 31, "Xid 31");
+	fx_run(tl, &r);
+	f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_non_null(strstr(f->advice, "compute-sanitizer"));
 	diag_result_free(&r);
 	tl_free(tl);
 
@@ -850,8 +882,11 @@ static void test_no_tree_idle_gpu(void **state)
 	(void)state;
 	timeline *tl = fx_healthy();
 	tl->have_root = false;
-	for (int s = 0; s < tl->n; s++)
+	for (int s = 0; s < tl->n; s++) {
 		tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 0);
+		tl_set_gpu(tl, 0, GM_GPM_SM_ACTIVE, s, 0);
+		tl_set_gpu(tl, 0, GM_MEM_USED, s, 300);
+	}
 	diag_result r;
 	fx_run(tl, &r);
 	expect(&r, "low-utilization", DIAG_WARN); /* its process is still on the GPU */
@@ -861,7 +896,10 @@ static void test_no_tree_idle_gpu(void **state)
 	assert_int_equal(r.njob, 0);
 	expect_none(&r, "low-utilization");
 	expect_none(&r, "data-starved");
-	expect(&r, "healthy", DIAG_INFO);
+	/* an idle GPU is never called busy */
+	expect_none(&r, "healthy");
+	const diag_finding *f = expect(&r, "gpu-idle", DIAG_INFO);
+	assert_non_null(strstr(f->title, "idle for the whole recording"));
 	diag_result_free(&r);
 	tl_free(tl);
 }

@@ -56,6 +56,34 @@ static void test_dcgm_layout(void **state)
 	assert_string_equal(c.help[GM_GPM_TENSOR_ACTIVE],
 	                    "Ratio of cycles the tensor (HMMA) pipe is active.");
 	assert_int_equal(c.labels, EXP_LABEL_DRIVER);
+	/* fields dcgm-exporter's default CSV leaves commented out stay out */
+	for (int k = 0; k < c.n; k++)
+		assert_int_not_equal(c.order[k], GM_FAN);
+	/* --counter-type counter types the counters counter, the gauges stay */
+	exp_collectors_counter_type(&c, EXP_COUNTER);
+	for (int k = 0; k < c.n; k++)
+		assert_int_equal(c.type[c.order[k]], gpu_metrics[c.order[k]].prom == GMP_counter
+		                                         ? EXP_COUNTER
+		                                         : EXP_GAUGE);
+	exp_collectors_free(&c);
+}
+
+/* A CSV selects fields outside the default set that NVML supplies. */
+static void test_csv_selects_optional(void **state)
+{
+	(void)state;
+	static const char csv[] = "DCGM_FI_DEV_FAN_SPEED, gauge, Fan speed.\n"
+	                          "DCGM_FI_DEV_POWER_MGMT_LIMIT, gauge, Power limit.\n"
+	                          "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS, gauge, Reasons.\n";
+	exp_collectors c;
+	char unknown[256], err[256];
+	assert_int_equal(
+	    exp_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown, err, sizeof err),
+	    0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.order[0], GM_FAN);
+	assert_int_equal(c.order[1], GM_POWER_LIMIT);
+	assert_int_equal(c.order[2], GM_CLK_REASONS);
 	exp_collectors_free(&c);
 }
 
@@ -142,7 +170,7 @@ static void test_default_set(void **state)
 	exp_collectors_default(&c);
 	int with_dcgm = 0;
 	for (int i = 0; i < GM__COUNT; i++)
-		with_dcgm += gpu_metrics[i].dcgm != NULL;
+		with_dcgm += gpu_metrics[i].dcgm != NULL && gpu_metrics[i].exported == GME_DEF;
 	assert_int_equal(c.n, with_dcgm);
 	assert_true(c.n >= 20);
 	for (int k = 0; k < c.n; k++) {
@@ -167,6 +195,7 @@ int main(void)
 	    cmocka_unit_test(test_nul_byte_is_an_error),
 	    cmocka_unit_test(test_unknown_list_is_bounded),
 	    cmocka_unit_test(test_default_set),
+	    cmocka_unit_test(test_csv_selects_optional),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

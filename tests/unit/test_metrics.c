@@ -24,8 +24,9 @@ static void test_keys_unique_and_wellformed(void **state)
 		assert_non_null(k);
 		assert_true(strlen(k) > 0);
 		for (const char *p = k; *p; p++)
-			assert_true((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' ||
-				    *p == '_');
+			/* nvidia-smi's own names have capitals (pci.baseClass, fabric.cliqueId). */
+			assert_true((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			            (*p >= '0' && *p <= '9') || *p == '.' || *p == '_');
 		for (int j = i + 1; j < GM__COUNT; j++)
 			assert_string_not_equal(k, gpu_metrics[j].key);
 		assert_non_null(gpu_metrics[i].help);
@@ -98,6 +99,35 @@ static void test_format_like_nvidia_smi(void **state)
 	assert_string_equal(b, "0x0000000000000044");
 	gpu_metric_format(GM_TEMP_GPU, 45, true, b, sizeof b);
 	assert_string_equal(b, "45");
+	/* PCI fields as an nvidia-smi 590 capture prints them */
+	gpu_metric_format(GM_PCI_DOMAIN, 0, true, b, sizeof b);
+	assert_string_equal(b, "0x0000");
+	gpu_metric_format(GM_PCI_BUS, 0x1b, true, b, sizeof b);
+	assert_string_equal(b, "0x1B");
+	gpu_metric_format(GM_PCI_DEVICE_ID, 0x233010DE, true, b, sizeof b);
+	assert_string_equal(b, "0x233010DE");
+	gpu_metric_format(GM_POWER_MGMT, 0, true, b, sizeof b);
+	assert_string_equal(b, "[Requested functionality has been deprecated]");
+	gpu_metric_format(GM_CLK_R_SUPPORTED, 0x1FF, true, b, sizeof b);
+	assert_string_equal(b, "0x00000000000001FF");
+}
+
+/* The names nvidia-smi 590 lists as separate fields are not aliases of each other. */
+static void test_590_fields_are_distinct(void **state)
+{
+	(void)state;
+	assert_int_not_equal(gpu_metric_lookup("power.management"), GM_PERSISTENCE);
+	assert_int_equal(gpu_metric_lookup("pcie.link.gen.gpucurrent"), GM_PCIE_GEN_GPUCUR);
+	assert_int_equal(gpu_metric_lookup("pcie.link.gen.hostmax"), GM_PCIE_GEN_HOSTMAX);
+	assert_int_not_equal(gpu_metric_lookup("ecc.errors.corrected.volatile.device_memory"),
+	                     GM_ECC_CORR_VOL);
+	assert_int_equal(gpu_metric_lookup("clocks_throttle_reasons.supported"),
+	                 GM_CLK_R_SUPPORTED);
+	assert_int_equal(gpu_metric_lookup("gpu.power.current_limit"), GM_POWER_ENFORCED_LIMIT);
+	assert_int_equal(gpu_metric_lookup("remapped_rows.sbe"), GM_REMAP_CORR);
+	/* names gpuwhy cannot read are accepted, never recorded */
+	assert_false(gpu_metric_readable(GM_PCIE_GEN_HOSTMAX));
+	assert_true(gpu_metric_readable(GM_PCIE_GEN_GPUMAX));
 }
 
 static void test_reason_words(void **state)
@@ -137,9 +167,9 @@ static void test_selection(void **state)
 	assert_int_equal(sel[0], 2);
 	assert_int_equal(gpu_parse_selection("8f2b", ids, 3, sel, 8, err, sizeof err), 1);
 	assert_int_equal(sel[0], 1);
-	assert_int_equal(gpu_parse_selection("GPU-8f2b2222-aaaa-bbbb-cccc-000000000001", ids, 3, sel,
-					     8, err, sizeof err),
-			 1);
+	assert_int_equal(gpu_parse_selection("GPU-8f2b2222-aaaa-bbbb-cccc-000000000001", ids, 3,
+	                                     sel, 8, err, sizeof err),
+	                 1);
 	assert_int_equal(sel[0], 1);
 	assert_int_equal(gpu_parse_selection("8f2", ids, 3, sel, 8, err, sizeof err), -1);
 	assert_non_null(strstr(err, "matches 2 GPUs"));
@@ -155,11 +185,16 @@ static void test_selection(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ids_in_order),	    cmocka_unit_test(test_keys_unique_and_wellformed),
-		cmocka_unit_test(test_columns_unique),	    cmocka_unit_test(test_dcgm_names_unique),
-		cmocka_unit_test(test_aliases_resolve),	    cmocka_unit_test(test_format_like_nvidia_smi),
-		cmocka_unit_test(test_reason_words),	    cmocka_unit_test(test_dcgm_scale),
-		cmocka_unit_test(test_selection),
+	    cmocka_unit_test(test_ids_in_order),
+	    cmocka_unit_test(test_keys_unique_and_wellformed),
+	    cmocka_unit_test(test_columns_unique),
+	    cmocka_unit_test(test_dcgm_names_unique),
+	    cmocka_unit_test(test_aliases_resolve),
+	    cmocka_unit_test(test_format_like_nvidia_smi),
+	    cmocka_unit_test(test_reason_words),
+	    cmocka_unit_test(test_dcgm_scale),
+	    cmocka_unit_test(test_selection),
+	    cmocka_unit_test(test_590_fields_are_distinct),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

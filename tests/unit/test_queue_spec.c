@@ -24,6 +24,10 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	tmpl.cwd = strdup(dir);
+	char sub[300];
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	if (mkdir(sub, 0700) != 0)
+		return -1;
 	tmpl.gpus = 2;
 	tmpl.retries = 1;
 	tmpl.env_json = strdup("{\"HOME\":\"/root\"}");
@@ -143,6 +147,44 @@ static void test_errors_name_the_line(void **state)
 	assert_non_null(strstr(err, "unknown key 'x'"));
 }
 
+/* The checks of the command line hold for task files too. */
+static void test_file_checks_match_the_command_line(void **state)
+{
+	(void)state;
+	queue_spec *s;
+	char err[512], name[200], line[400];
+	memset(name, 'n', 128);
+	name[128] = '\0';
+	snprintf(line, sizeof line, "{\"cmd\": \"a\", \"name\": \"%s\"}\n", name);
+	assert_int_equal(parse(line, false, &s, err), -1);
+	assert_non_null(strstr(err, "'name' is longer than 127 bytes"));
+	name[127] = '\0';
+	snprintf(line, sizeof line, "{\"cmd\": \"a\", \"name\": \"%s\"}\n", name);
+	assert_int_equal(parse(line, false, &s, err), 1);
+	free_specs(s, 1);
+	assert_int_equal(
+	    parse("{\"cmd\": \"a\"}\n{\"cmd\": \"a\", \"cwd\": \"nowhere\"}\n", false, &s, err),
+	    -1);
+	assert_non_null(strstr(err, "line 2: 'cwd'"));
+	assert_non_null(strstr(err, "nowhere"));
+	/* The same checks, called as the command line calls them. */
+	queue_spec one;
+	queue_spec_copy(&one, &tmpl);
+	assert_int_equal(queue_spec_set_name(&one, name, err, sizeof err), 0);
+	name[127] = 'n';
+	assert_int_equal(queue_spec_set_name(&one, name, err, sizeof err), -1);
+	assert_int_equal(queue_spec_set_cwd(&one, "nowhere", err, sizeof err), -1);
+	assert_int_equal(queue_spec_set_cwd(&one, "sub", err, sizeof err), 0);
+	char *argv[] = {"true"};
+	queue_spec_set_argv(&one, argv, 1);
+	assert_int_equal(queue_spec_validate(&one, err, sizeof err), 0);
+	free(one.cwd);
+	one.cwd = strdup("/no/such/dir");
+	assert_int_equal(queue_spec_validate(&one, err, sizeof err), -1);
+	assert_non_null(strstr(err, "'cwd'"));
+	queue_spec_free(&one);
+}
+
 static void test_array(void **state)
 {
 	(void)state;
@@ -233,6 +275,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_text, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_jsonl, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors_name_the_line, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_file_checks_match_the_command_line, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_array, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_config_shape, setup, teardown),
 	};

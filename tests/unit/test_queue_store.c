@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "queue/queue.h"
+#include "util/err.h"
 #include "util/timeutil.h"
 
 static char dir[256];
@@ -274,6 +275,30 @@ static void test_dependencies_and_fail_now(void **state)
 	assert_non_null(strstr(reason, "cooldown"));
 }
 
+/* `after` must name a task that exists, or one added before it in the same batch. */
+static void test_add_checks_after(void **state)
+{
+	(void)state;
+	int64_t a = add("a", 0);
+	queue_spec two[2];
+	char *argv[] = {"true"};
+	for (int i = 0; i < 2; i++) {
+		queue_spec_init(&two[i]);
+		queue_spec_set_argv(&two[i], argv, 1);
+		two[i].cwd = strdup("/");
+	}
+	int64_t ids[2];
+	two[0].after_id = a;
+	two[1].after_id = a + 5;
+	assert_int_equal(queue_store_add(st, two, 2, ids), GW_EXIT_USAGE);
+	assert_int_equal(queue_store_state_of(st, a + 1), -1); /* nothing of the batch stayed */
+	two[1].after_id = a + 1;                               /* the first of this batch */
+	assert_int_equal(queue_store_add(st, two, 2, ids), 0);
+	assert_int_equal(ids[1], a + 2);
+	for (int i = 0; i < 2; i++)
+		queue_spec_free(&two[i]);
+}
+
 static void test_config_and_view(void **state)
 {
 	(void)state;
@@ -390,6 +415,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_started_does_not_count, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_and_retry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dependencies_and_fail_now, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_add_checks_after, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_config_and_view, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_keeps_what_others_wait_for, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),

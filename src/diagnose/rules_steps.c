@@ -1,0 +1,53 @@
+/*
+ * rules_steps.c - what the step lines themselves say: step-bursts, when a
+ * job's output is block-buffered (stdout to a pipe) and its step lines reach
+ * gpuwhy many at once, so their times measure the flushes, not the steps.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "diagnose/diag_int.h"
+
+void rule_step_bursts(diag_ctx *c)
+{
+	const diag_step_stats *st = &c->res->steps;
+	if (!st->bursty)
+		return;
+	double *d;
+	int n = tl_step_durations(c->tl, &d);
+	double gap = c->th->step_burst_gap_ms / 1e3, longest = 0, sum = 0;
+	int flushes = 0;
+	for (int i = 0; i < n; i++) {
+		if (d[i] >= gap) {
+			flushes++;
+			sum += d[i];
+		}
+		if (d[i] > longest)
+			longest = d[i];
+	}
+	free(d);
+	diag_finding *f = dx_add(c, "step-bursts", DIAG_WARN, 0.9);
+	dx_title(f,
+	         "Step lines arrive in bursts: %.0f %% of %d step intervals are under %.0f ms, "
+	         "then %d gaps of %.2f s on average: the job's output is buffered, so step times "
+	         "are not measured",
+	         100 * st->burst_share, n, c->th->step_burst_gap_ms, flushes,
+	         flushes ? sum / flushes : 0);
+	dx_ev(f, "steps", "share of intervals inside bursts", 100 * st->burst_share,
+	      ">=", 100 * c->th->step_burst_share, "%", -1);
+	dx_ev(f, "steps", "intervals", n, NULL, NAN, "", -1);
+	dx_ev(f, "steps", "gaps between bursts", flushes, NULL, NAN, "", -1);
+	dx_ev(f, "steps", "longest interval", longest, NULL, NAN, "s", -1);
+	/* All lines in one flush at exit: only the run's length says how long a step took. */
+	const timeline *tl = c->tl;
+	double per = tl->duration > 0 && tl->nsteps > 0 ? tl->duration / tl->nsteps : st->mean;
+	dx_ev(f, "steps", "run time per step", per, NULL, NAN, "s", -1);
+	dx_note(f,
+	        "Step percentiles and compare's step-time test are not used for these steps; the "
+	        "run took %.4f s per step on average.",
+	        per);
+	if (c->tl->nsteps > 0)
+		dx_range(f, c->tl->steps[0].t, c->tl->steps[c->tl->nsteps - 1].t);
+	dx_advice(c, f, "step-bursts");
+}

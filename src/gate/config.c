@@ -1,0 +1,733 @@
+/*
+ * config.c - the gate's options: defaults, --goal, the JSON config file and
+ * the keys file. Both files are parsed strictly (unknown keys and wrong
+ * types are errors with line:column), so a typo never silently loosens a
+ * limit.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/gate.h"
+
+void gate_rule_defaults(gate_batch_rule *r, gate_goal goal, const char *path)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->path, sizeof r->path, "%s", path);
+	snprintf(r->input, sizeof r->input, "/input");
+	snprintf(r->output, sizeof r->output, "/data");
+	/* The guide's trade-off: a short wait and small batches keep P99 low;
+	 * a longer wait fills the GPU at the cost of latency. */
+	if (goal == GATE_GOAL_THROUGHPUT) {
+		r->max_batch_size = 64;
+		r->npreferred = 3;
+		r->preferred[0] = 16;
+		r->preferred[1] = 32;
+		r->preferred[2] = 64;
+		r->max_queue_delay_us = 20000;
+	} else {
+		r->max_batch_size = 16;
+		r->npreferred = 2;
+		r->preferred[0] = 8;
+		r->preferred[1] = 16;
+		r->max_queue_delay_us = 2000;
+	}
+}
+
+void gate_goal_defaults(gate_config *c, gate_goal goal)
+{
+	c->goal = goal;
+	for (int i = 0; i < c->nrules; i++) {
+		char path[256];
+		snprintf(path, sizeof path, "%s", c->rule[i].path);
+		gate_batch_rule keep = c->rule[i];
+		gate_rule_defaults(&c->rule[i], goal, path);
+		snprintf(c->rule[i].input, sizeof c->rule[i].input, "%s", keep.input);
+		snprintf(c->rule[i].output, sizeof c->rule[i].output, "%s", keep.output);
+	}
+}
+
+void gate_config_defaults(gate_config *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->listen, sizeof c->listen, "127.0.0.1:8080");
+	c->max_body_bytes = 16L << 20;
+	c->max_header_bytes = 16L << 10;
+	c->max_inflight = 64;
+	c->max_inflight_per_up = 16;
+	c->user_concurrency = 4;
+	c->user_queue = 64;
+	c->queue_size = 1024;
+	c->queue_timeout_ms = 30000;
+	c->upstream_timeout_ms = 300000;
+	c->client_timeout_ms = 30000;
+	c->max_connections = 1024;
+	c->drain_timeout_ms = 30000;
+	c->min_free_mib = 0;
+	c->hold_throttled = true;
+	c->gpu_interval_ms = 500;
+	c->goal = GATE_GOAL_LATENCY;
+}
+
+void gate_config_free(gate_config *c)
+{
+	free(c->keys);
+	c->keys = NULL;
+	c->nkeys = 0;
+}
+
+int gate_config_copy(gate_config *dst, const gate_config *src)
+{
+	*dst = *src;
+	dst->keys = NULL;
+	if (src->nkeys) {
+		dst->keys = malloc((size_t)src->nkeys * sizeof *dst->keys);
+		if (!dst->keys)
+			return -1;
+		memcpy(dst->keys, src->keys, (size_t)src->nkeys * sizeof *dst->keys);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ small parsers */
+
+bool gate_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return false;
+}
+
+int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	char host[80];
+	const char *slash = strchr(s, '/');
+	size_t hl = slash ? (size_t)(slash - s) : strlen(s);
+	if (hl == 0 || hl >= sizeof host) {
+		snprintf(err, errlen, "'%s' is not ADDRESS[/BITS]", s);
+		return -1;
+	}
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	if (inet_pton(AF_INET, host, out->addr) == 1)
+		out->v6 = false;
+	else if (inet_pton(AF_INET6, host, out->addr) == 1)
+		out->v6 = true;
+	else {
+		snprintf(err, errlen, "'%s' is not a numeric IPv4 or IPv6 address", host);
+		return -1;
+	}
+	int max = out->v6 ? 128 : 32;
+	out->bits = max;
+	if (slash) {
+		char *end;
+		errno = 0;
+		long b = strtol(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || *end || b < 0 || b > max) {
+			snprintf(err, errlen, "prefix length '%s' is not 0 to %d", slash + 1, max);
+			return -1;
+		}
+		out->bits = (int)b;
+	}
+	return 0;
+}
+
+bool gate_net_match(const gate_net *n, const void *addr, bool v6)
+{
+	const uint8_t *a = addr;
+	uint8_t mapped[4];
+	/* An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d. */
+	if (v6 && !n->v6) {
+		static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		if (memcmp(a, pre, 12) != 0)
+			return false;
+		memcpy(mapped, a + 12, 4);
+		a = mapped;
+		v6 = false;
+	}
+	if (v6 != n->v6)
+		return false;
+	int full = n->bits / 8, rest = n->bits % 8;
+	if (memcmp(a, n->addr, (size_t)full) != 0)
+		return false;
+	if (rest) {
+		uint8_t m = (uint8_t)(0xff << (8 - rest));
+		if ((a[full] & m) != (n->addr[full] & m))
+			return false;
+	}
+	return true;
+}
+
+static int parse_gpu_list(const char *s, gate_upstream_cfg *out, char *err, size_t errlen)
+{
+	snprintf(out->gpu_text, sizeof out->gpu_text, "%s", s);
+	if (!strcmp(s, "none")) {
+		out->ngpu = 0;
+		return 0;
+	}
+	out->ngpu = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (errno || end == p || v < 0 || v > 63 || (*end && *end != ',')) {
+			snprintf(err, errlen, "GPU list '%s' is not indices such as 0 or 0,1", s);
+			return -1;
+		}
+		if (out->ngpu == GATE_MAX_GPUS_PER_UP) {
+			snprintf(err, errlen, "more than %d GPUs for one upstream",
+			         GATE_MAX_GPUS_PER_UP);
+			return -1;
+		}
+		out->gpu[out->ngpu++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	if (!out->ngpu) {
+		snprintf(err, errlen, "empty GPU list after @");
+		return -1;
+	}
+	return 0;
+}
+
+int gate_parse_upstream(const char *s, gate_upstream_cfg *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	out->ngpu = -1;
+	const char *at = strrchr(s, '@');
+	const char *scheme = strstr(s, "://");
+	/* user@host in a URL is not a GPU list: only an @ after the authority. */
+	if (at && scheme && strchr(scheme + 3, '/') && at < strchr(scheme + 3, '/'))
+		at = NULL;
+	size_t ul = at ? (size_t)(at - s) : strlen(s);
+	if (ul >= sizeof out->url) {
+		snprintf(err, errlen, "URL too long");
+		return -1;
+	}
+	memcpy(out->url, s, ul);
+	out->url[ul] = '\0';
+	if (strncmp(out->url, "http://", 7) && strncmp(out->url, "https://", 8)) {
+		snprintf(err, errlen, "'%s' is not an http:// or https:// URL", out->url);
+		return -1;
+	}
+	const char *host = strstr(out->url, "://") + 3;
+	if (!*host || *host == '/' || *host == ':') {
+		snprintf(err, errlen, "'%s' names no host", out->url);
+		return -1;
+	}
+	while (ul > 0 && out->url[ul - 1] == '/')
+		out->url[--ul] = '\0';
+	if (strchr(host, '/') || strchr(host, '?')) {
+		snprintf(err, errlen, "'%s' has a path; give only scheme://host:port", out->url);
+		return -1;
+	}
+	if (at)
+		return parse_gpu_list(at + 1, out, err, errlen);
+	return 0;
+}
+
+const gate_key *gate_key_find(const gate_config *c, const char *key)
+{
+	for (int i = 0; i < c->nkeys; i++)
+		if (!strcmp(c->keys[i].key, key))
+			return &c->keys[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------- JSON parsing */
+
+static void set_err(char *err, size_t errlen, const json_error_t *je)
+{
+	if (je->line > 0)
+		snprintf(err, errlen, "%d:%d: %s", je->line, je->column, je->text);
+	else
+		snprintf(err, errlen, "%s", je->text);
+}
+
+static int get_long(json_t *o, const char *k, long min, long max, long *out, char *err,
+                    size_t errlen)
+{
+	json_t *v = json_object_get(o, k);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		snprintf(err, errlen, "\"%s\" must be an integer from %ld to %ld", k, min, max);
+		return -1;
+	}
+	*out = (long)json_integer_value(v);
+	return 0;
+}
+
+static int get_str(json_t *o, const char *k, char *out, size_t outlen, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, k);
+	if (!v)
+		return 0;
+	if (!json_is_string(v) || json_string_length(v) >= outlen) {
+		snprintf(err, errlen, "\"%s\" must be a string shorter than %zu", k, outlen);
+		return -1;
+	}
+	snprintf(out, outlen, "%s", json_string_value(v));
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *k, bool *out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, k);
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "\"%s\" must be true or false", k);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* Reject keys outside the allowed list, so typos are errors. */
+static int only_keys(json_t *o, const char *where, const char *const *allowed, char *err,
+                     size_t errlen)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v)
+	{
+		bool ok = false;
+		for (int i = 0; allowed[i] && !ok; i++)
+			ok = !strcmp(k, allowed[i]);
+		if (!ok) {
+			snprintf(err, errlen, "%s: unknown key \"%s\"", where, k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"max_body_bytes",
+	                                   "max_header_bytes",
+	                                   "max_inflight",
+	                                   "max_inflight_per_upstream",
+	                                   "user_concurrency",
+	                                   "user_queue",
+	                                   "queue_size",
+	                                   "queue_timeout_ms",
+	                                   "upstream_timeout_ms",
+	                                   "client_timeout_ms",
+	                                   "max_connections",
+	                                   "drain_timeout_ms",
+	                                   NULL};
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "\"limits\" must be an object");
+		return -1;
+	}
+	const long big = 1L << 40;
+	if (only_keys(o, "limits", keys, err, errlen) ||
+	    get_long(o, "max_body_bytes", 1, big, &c->max_body_bytes, err, errlen) ||
+	    get_long(o, "max_header_bytes", 256, 1L << 20, &c->max_header_bytes, err, errlen) ||
+	    get_long(o, "max_inflight", 1, 100000, &c->max_inflight, err, errlen) ||
+	    get_long(o, "max_inflight_per_upstream", 1, 100000, &c->max_inflight_per_up, err,
+	             errlen) ||
+	    get_long(o, "user_concurrency", 1, 100000, &c->user_concurrency, err, errlen) ||
+	    get_long(o, "user_queue", 0, 1000000, &c->user_queue, err, errlen) ||
+	    get_long(o, "queue_size", 0, 1000000, &c->queue_size, err, errlen) ||
+	    get_long(o, "queue_timeout_ms", 1, big, &c->queue_timeout_ms, err, errlen) ||
+	    get_long(o, "upstream_timeout_ms", 1, big, &c->upstream_timeout_ms, err, errlen) ||
+	    get_long(o, "client_timeout_ms", 1, big, &c->client_timeout_ms, err, errlen) ||
+	    get_long(o, "max_connections", 1, 1000000, &c->max_connections, err, errlen) ||
+	    get_long(o, "drain_timeout_ms", 0, big, &c->drain_timeout_ms, err, errlen))
+		return -1;
+	return 0;
+}
+
+static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"path",
+	                                   "input",
+	                                   "output",
+	                                   "max_batch_size",
+	                                   "preferred_batch_sizes",
+	                                   "max_queue_delay_us",
+	                                   NULL};
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "each \"batching\" entry must be an object");
+		return -1;
+	}
+	json_t *p = json_object_get(o, "path");
+	if (!json_is_string(p) || json_string_value(p)[0] != '/') {
+		snprintf(err, errlen, "batching: \"path\" must be a string starting with /");
+		return -1;
+	}
+	gate_rule_defaults(r, c->goal, json_string_value(p));
+	if (only_keys(o, "batching", keys, err, errlen) ||
+	    get_str(o, "path", r->path, sizeof r->path, err, errlen) ||
+	    get_str(o, "input", r->input, sizeof r->input, err, errlen) ||
+	    get_str(o, "output", r->output, sizeof r->output, err, errlen) ||
+	    get_long(o, "max_batch_size", 1, 100000, &r->max_batch_size, err, errlen) ||
+	    get_long(o, "max_queue_delay_us", 0, 60000000, &r->max_queue_delay_us, err, errlen))
+		return -1;
+	if (r->input[0] != '/' || r->output[0] != '/') {
+		snprintf(err, errlen,
+		         "batching: \"input\" and \"output\" are JSON pointers (/input)");
+		return -1;
+	}
+	json_t *pref = json_object_get(o, "preferred_batch_sizes");
+	if (pref) {
+		if (!json_is_array(pref) || json_array_size(pref) > GATE_MAX_PREFERRED) {
+			snprintf(err, errlen,
+			         "\"preferred_batch_sizes\" must be a list of at most %d sizes",
+			         GATE_MAX_PREFERRED);
+			return -1;
+		}
+		r->npreferred = 0;
+		size_t i;
+		json_t *v;
+		json_array_foreach(pref, i, v)
+		{
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > r->max_batch_size) {
+				snprintf(err, errlen,
+				         "preferred batch size must be an integer from 1 to "
+				         "max_batch_size (%ld)",
+				         r->max_batch_size);
+				return -1;
+			}
+			r->preferred[r->npreferred++] = (long)json_integer_value(v);
+		}
+	} else {
+		/* The goal's preferred sizes, clipped to a smaller max_batch_size. */
+		int n = 0;
+		for (int i = 0; i < r->npreferred; i++)
+			if (r->preferred[i] <= r->max_batch_size)
+				r->preferred[n++] = r->preferred[i];
+		r->npreferred = n;
+	}
+	return 0;
+}
+
+static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a) || json_array_size(a) > GATE_MAX_UPSTREAMS) {
+		snprintf(err, errlen, "\"upstreams\" must be a list of at most %d",
+		         GATE_MAX_UPSTREAMS);
+		return -1;
+	}
+	c->nup = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		gate_upstream_cfg *u = &c->up[c->nup];
+		char e2[256];
+		if (json_is_string(v)) {
+			if (gate_parse_upstream(json_string_value(v), u, e2, sizeof e2)) {
+				snprintf(err, errlen, "upstreams[%zu]: %s", i, e2);
+				return -1;
+			}
+		} else if (json_is_object(v)) {
+			static const char *const keys[] = {"url", "gpu", "max_inflight", NULL};
+			json_t *url = json_object_get(v, "url"), *gpu = json_object_get(v, "gpu");
+			if (only_keys(v, "upstreams", keys, err, errlen))
+				return -1;
+			if (!json_is_string(url) ||
+			    gate_parse_upstream(json_string_value(url), u, e2, sizeof e2)) {
+				snprintf(err, errlen, "upstreams[%zu]: %s", i,
+				         json_is_string(url) ? e2 : "\"url\" must be a string");
+				return -1;
+			}
+			if (gpu && (!json_is_string(gpu) ||
+			            parse_gpu_list(json_string_value(gpu), u, e2, sizeof e2))) {
+				snprintf(err, errlen, "upstreams[%zu]: %s", i,
+				         json_is_string(gpu)
+				             ? e2
+				             : "\"gpu\" must be a string (\"0,1\")");
+				return -1;
+			}
+			if (get_long(v, "max_inflight", 1, 100000, &u->max_inflight, err, errlen))
+				return -1;
+		} else {
+			snprintf(err, errlen, "upstreams[%zu] must be a URL or an object", i);
+			return -1;
+		}
+		c->nup++;
+	}
+	return 0;
+}
+
+static int parse_allow(gate_config *c, json_t *a, char *err, size_t errlen)
+{
+	if (!json_is_array(a) || json_array_size(a) > GATE_MAX_ALLOW) {
+		snprintf(err, errlen, "\"allow\" must be a list of at most %d networks",
+		         GATE_MAX_ALLOW);
+		return -1;
+	}
+	c->nallow = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		char e2[200];
+		if (!json_is_string(v) ||
+		    gate_parse_net(json_string_value(v), &c->allow[c->nallow], e2, sizeof e2)) {
+			snprintf(err, errlen, "allow[%zu]: %s", i,
+			         json_is_string(v) ? e2 : "must be a string");
+			return -1;
+		}
+		c->nallow++;
+	}
+	return 0;
+}
+
+static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"listen",    "metrics_listen", "allow_remote", "allow",
+	                                   "upstreams", "limits",         "users",        "gpu",
+	                                   "goal",      "batching",       "access_log",   NULL};
+	if (only_keys(root, "config", keys, err, errlen) ||
+	    get_str(root, "listen", c->listen, sizeof c->listen, err, errlen) ||
+	    get_str(root, "metrics_listen", c->metrics_listen, sizeof c->metrics_listen, err,
+	            errlen) ||
+	    get_bool(root, "allow_remote", &c->allow_remote, err, errlen) ||
+	    get_str(root, "access_log", c->access_log, sizeof c->access_log, err, errlen))
+		return -1;
+	json_t *v;
+	if ((v = json_object_get(root, "goal"))) {
+		const char *g = json_string_value(v);
+		if (!g || (strcmp(g, "latency") && strcmp(g, "throughput"))) {
+			snprintf(err, errlen, "\"goal\" must be \"latency\" or \"throughput\"");
+			return -1;
+		}
+		gate_goal_defaults(c, !strcmp(g, "throughput") ? GATE_GOAL_THROUGHPUT
+		                                               : GATE_GOAL_LATENCY);
+	}
+	if ((v = json_object_get(root, "allow")) && parse_allow(c, v, err, errlen))
+		return -1;
+	if ((v = json_object_get(root, "upstreams")) && parse_upstreams(c, v, err, errlen))
+		return -1;
+	if ((v = json_object_get(root, "limits")) && parse_limits(c, v, err, errlen))
+		return -1;
+	if ((v = json_object_get(root, "users"))) {
+		static const char *const uk[] = {"header", "keys_file", "require_keys", NULL};
+		if (!json_is_object(v) || only_keys(v, "users", uk, err, errlen) ||
+		    get_str(v, "header", c->user_header, sizeof c->user_header, err, errlen) ||
+		    get_str(v, "keys_file", c->keys_file, sizeof c->keys_file, err, errlen) ||
+		    get_bool(v, "require_keys", &c->require_keys, err, errlen)) {
+			if (!json_is_object(v))
+				snprintf(err, errlen, "\"users\" must be an object");
+			return -1;
+		}
+	}
+	if ((v = json_object_get(root, "gpu"))) {
+		static const char *const gk[] = {"min_free_mib", "hold_throttled", "interval_ms",
+		                                 NULL};
+		if (!json_is_object(v) || only_keys(v, "gpu", gk, err, errlen) ||
+		    get_long(v, "min_free_mib", 0, 1L << 30, &c->min_free_mib, err, errlen) ||
+		    get_bool(v, "hold_throttled", &c->hold_throttled, err, errlen) ||
+		    get_long(v, "interval_ms", 50, 60000, &c->gpu_interval_ms, err, errlen)) {
+			if (!json_is_object(v))
+				snprintf(err, errlen, "\"gpu\" must be an object");
+			return -1;
+		}
+	}
+	if ((v = json_object_get(root, "batching"))) {
+		if (!json_is_array(v) || json_array_size(v) > GATE_MAX_RULES) {
+			snprintf(err, errlen, "\"batching\" must be a list of at most %d endpoints",
+			         GATE_MAX_RULES);
+			return -1;
+		}
+		c->nrules = 0;
+		size_t i;
+		json_t *r;
+		json_array_foreach(v, i, r)
+		{
+			if (parse_rule(c, r, &c->rule[c->nrules], err, errlen))
+				return -1;
+			c->nrules++;
+		}
+	}
+	return 0;
+}
+
+int gate_config_parse(gate_config *c, const char *text, size_t len, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		set_err(err, errlen, &je);
+		return -1;
+	}
+	int rc = -1;
+	if (!json_is_object(root))
+		snprintf(err, errlen, "the config must be a JSON object");
+	else
+		rc = parse_sections(c, root, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
+static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+		if (cap >= (64u << 20)) {
+			snprintf(err, errlen, "larger than 64 MiB");
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	if (buf && ferror(f)) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		set_err(err, errlen, &je);
+		return -1;
+	}
+	static const char *const top[] = {"keys", NULL};
+	static const char *const kk[] = {"name", "concurrency", "queue", "weight", NULL};
+	json_t *keys = json_object_get(root, "keys");
+	int rc = -1;
+	gate_key *arr = NULL;
+	int n = 0;
+	if (!json_is_object(root) || only_keys(root, "keys file", top, err, errlen) ||
+	    !json_is_object(keys)) {
+		if (!json_is_object(root) || !json_is_object(keys))
+			snprintf(err, errlen, "expected {\"keys\": {\"KEY\": {\"name\": ...}}}");
+		goto out;
+	}
+	arr = calloc(json_object_size(keys) + 1, sizeof *arr);
+	if (!arr) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(keys, k, v)
+	{
+		gate_key *g = &arr[n];
+		if (!*k || strlen(k) >= sizeof g->key) {
+			snprintf(err, errlen, "keys: a key must be 1 to %zu characters",
+			         sizeof g->key - 1);
+			goto out;
+		}
+		snprintf(g->key, sizeof g->key, "%s", k);
+		snprintf(g->lim.name, sizeof g->lim.name, "key%d", n + 1);
+		g->lim.weight = 1;
+		if (!json_is_object(v)) {
+			snprintf(err, errlen, "keys: the value of each key must be an object");
+			goto out;
+		}
+		if (only_keys(v, "keys", kk, err, errlen) ||
+		    get_str(v, "name", g->lim.name, sizeof g->lim.name, err, errlen) ||
+		    get_long(v, "concurrency", 1, 100000, &g->lim.concurrency, err, errlen) ||
+		    get_long(v, "queue", 0, 1000000, &g->lim.queue, err, errlen) ||
+		    get_long(v, "weight", 1, 1000, &g->lim.weight, err, errlen))
+			goto out;
+		n++;
+	}
+	free(c->keys);
+	c->keys = arr;
+	c->nkeys = n;
+	arr = NULL;
+	rc = 0;
+out:
+	free(arr);
+	json_decref(root);
+	return rc;
+}
+
+int gate_keys_load(gate_config *c, const char *path, char *err, size_t errlen)
+{
+	size_t len;
+	char e2[256];
+	char *text = slurp(path, &len, e2, sizeof e2);
+	if (!text) {
+		snprintf(err, errlen, "%s: %s", path, e2);
+		return -1;
+	}
+	int rc = gate_keys_parse(c, text, len, e2, sizeof e2);
+	if (rc)
+		snprintf(err, errlen, "%s: %s", path, e2);
+	free(text);
+	return rc;
+}
+
+int gate_config_load(gate_config *c, const char *path, char *err, size_t errlen)
+{
+	size_t len;
+	char e2[400];
+	char *text = slurp(path, &len, e2, sizeof e2);
+	if (!text) {
+		snprintf(err, errlen, "%s: %s", path, e2);
+		return -1;
+	}
+	int rc = gate_config_parse(c, text, len, e2, sizeof e2);
+	free(text);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, e2);
+		return -1;
+	}
+	snprintf(c->config_file, sizeof c->config_file, "%s", path);
+	if (c->keys_file[0])
+		return gate_keys_load(c, c->keys_file, err, errlen);
+	return 0;
+}
+
+int gate_config_check(const gate_config *c, char *err, size_t errlen)
+{
+	if (c->nup == 0) {
+		snprintf(err, errlen, "no upstream (give --upstream URL)");
+		return -1;
+	}
+	if (c->require_keys && c->nkeys == 0) {
+		snprintf(err, errlen, "keys are required but no keys file names any");
+		return -1;
+	}
+	for (int i = 0; i < c->nrules; i++)
+		for (int j = 0; j < c->rule[i].npreferred; j++)
+			if (c->rule[i].preferred[j] > c->rule[i].max_batch_size) {
+				snprintf(err, errlen,
+				         "%s: preferred batch size %ld exceeds max_batch_size %ld",
+				         c->rule[i].path, c->rule[i].preferred[j],
+				         c->rule[i].max_batch_size);
+				return -1;
+			}
+	return 0;
+}

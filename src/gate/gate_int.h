@@ -1,0 +1,232 @@
+/*
+ * gate_int.h - the running gate: requests, transfers, upstream state and
+ * metrics shared by server.c, upstream.c, route.c, gpuwatch.c, metrics.c.
+ */
+#ifndef GPUWHY_GATE_GATE_INT_H
+#define GPUWHY_GATE_GATE_INT_H
+
+#include <curl/curl.h>
+#include <microhttpd.h>
+#include <stdio.h>
+
+#include "gate/gate.h"
+#include "gpu/gpu.h"
+
+/* Why a request was refused: the label of gpuwhy_gate_rejected_total. */
+#define GATE_REASONS(X)                                                                            \
+	X(BODY_TOO_LARGE, "body_too_large")                                                        \
+	X(HEADERS_TOO_LARGE, "headers_too_large")                                                  \
+	X(NO_KEY, "unknown_key")                                                                   \
+	X(USER_QUEUE_FULL, "user_queue_full")                                                      \
+	X(QUEUE_FULL, "queue_full")                                                                \
+	X(QUEUE_TIMEOUT, "queue_timeout")                                                          \
+	X(GPU_HOLD, "gpu_unavailable")                                                             \
+	X(DRAINING, "draining")                                                                    \
+	X(TOO_MANY_USERS, "too_many_users")
+
+#define GATE_REASON_ENUM(id, name) GATE_R_##id,
+enum { GATE_REASONS(GATE_REASON_ENUM) GATE_R__COUNT };
+#undef GATE_REASON_ENUM
+
+/* How a transfer to an upstream failed: gpuwhy_gate_upstream_errors_total. */
+enum { GATE_UE_CONNECT, GATE_UE_TIMEOUT, GATE_UE_STATUS_5XX, GATE_UE_OTHER, GATE_UE__COUNT };
+
+enum {
+	RQ_READING,   /* receiving the request */
+	RQ_QUEUED,    /* suspended in the fair queue */
+	RQ_INFLIGHT,  /* at an upstream (suspended) */
+	RQ_READY,     /* a whole response is ready: resume and send it */
+	RQ_STREAMING, /* headers known, body streams from the upstream */
+	RQ_SENT,      /* handed to MHD */
+};
+
+#define GATE_HIST_N 16
+typedef struct {
+	double le[GATE_HIST_N]; /* upper bounds; +Inf is implicit */
+	int n;
+	uint64_t count[GATE_HIST_N + 1];
+	double sum;
+	uint64_t total;
+} gate_hist;
+
+typedef struct gate_srv gate_srv;
+typedef struct gate_xfer gate_xfer;
+
+typedef struct gate_req {
+	gate_qitem q; /* first: the fair queue's link */
+	gate_srv *g;
+	struct MHD_Connection *conn;
+	uint64_t id;
+	int state;
+	int refs; /* the connection and, while at an upstream, the transfer */
+	char method[16];
+	char *uri; /* raw path and query as the client sent it */
+	char client[64];
+	char user[128];
+	gate_user *u;
+	struct curl_slist *fwd; /* headers forwarded to the upstream */
+	uint64_t cred;          /* hash of forwarded credentials (batch key) */
+	char *body;
+	size_t len, cap;
+	bool too_big;
+	int64_t t_arrive, t_queued, t_sent, t_done;
+	/* batching */
+	int rule;              /* -1: not batchable */
+	gate_batch_rule brule; /* its rule as it was on arrival */
+	json_t *jroot;
+	char *bkey;
+	long ninputs;
+	uint64_t batch_id;
+	int batch_size; /* inputs in the batch it went in */
+	unsigned pass;  /* the dispatcher's pass that last looked at it */
+	int up;         /* upstream index, -1 before routing */
+	/* response */
+	int status;
+	char *rbody;
+	size_t rlen;
+	char *rhdrs; /* "Name: value\n" lines to pass on */
+	char reason_code[32];
+	char reason[512]; /* why the gate answered itself */
+	long retry_after_s;
+	size_t bytes_out;
+	/* streaming: the transfer writes, MHD's reader takes */
+	pthread_mutex_t smu;
+	char *sbuf;
+	size_t slen, scap, soff;
+	bool s_done, s_waiting, conn_gone;
+} gate_req;
+
+struct gate_xfer {
+	struct gate_xfer *prev, *next; /* every transfer in flight */
+	CURL *easy;
+	bool decided; /* whether the answer streams is known */
+	char url[1200];
+	gate_srv *g;
+	int up;
+	int n;
+	gate_req **m; /* members; one unless batched */
+	long *counts;
+	char *body; /* the merged body of a batch */
+	struct curl_slist *hdrs;
+	long status;
+	char ctype[128];
+	bool has_length, chunked;
+	char *hbuf; /* response headers to pass on */
+	size_t hlen, hcap;
+	char *rbuf;
+	size_t rlen, rcap;
+	bool streaming;
+	int64_t t_start;
+	uint64_t batch_id;
+};
+
+typedef struct {
+	gate_upstream_cfg cfg;
+	long inflight;
+	bool down; /* last connect failed: others are preferred */
+	int64_t down_until_ns;
+	char health[512]; /* why it may not take work now, "" when healthy */
+	bool lost;        /* a GPU of it fell off the bus */
+	double util;      /* mean GPU utilization of its GPUs, NAN unknown */
+	double free_mib;  /* least free memory among its GPUs, NAN unknown */
+	uint64_t errors[GATE_UE__COUNT];
+	uint64_t requests;
+	gate_hist upstream_s;
+} gate_up;
+
+typedef struct {
+	int index; /* NVML index */
+	bool valid, lost;
+	double free_mib, total_mib, util;
+	uint64_t reasons;
+	bool reasons_ok;
+} gate_gpu;
+
+typedef struct {
+	uint64_t rejected[GATE_R__COUNT];
+	uint64_t responses[6]; /* by status class 1xx..5xx, [0] other */
+	gate_hist latency, queue_wait, batch_size;
+	uint64_t batches;
+	uint64_t requests;
+} gate_metrics;
+
+struct gate_srv {
+	pthread_mutex_t mu;
+	gate_config cfg;
+	gate_fairq q;
+	int nup;
+	gate_up up[GATE_MAX_UPSTREAMS];
+	int ngpu;
+	gate_gpu gpu[GPU_MAX];
+	bool gpu_aware;
+	long inflight; /* transfers' members at upstreams */
+	long inflight_xfers;
+	uint64_t next_id, next_batch;
+	gate_metrics m;
+	bool draining, stopping, abort_all;
+	int64_t drain_deadline_ns;
+	/* the dispatcher */
+	CURLM *multi;
+	gate_xfer *xfers;
+	gate_req **cand; /* the dispatcher's scratch: queued requests in fair order */
+	long cand_cap;
+	unsigned pass;
+	char hold_why[1200]; /* why no upstream may take work, "" when one may */
+	pthread_t thread;
+	bool thread_running;
+	/* the client side */
+	struct MHD_Daemon *d, *md;
+	int port, metrics_port;
+	FILE *log; /* access log, NULL when off */
+	bool log_close;
+	int64_t t_start;
+	/* the connection watchdog */
+	pthread_t watchdog;
+	bool watchdog_running;
+	pthread_cond_t cv;
+	struct gate_track *tracks;
+};
+
+/* route.c */
+/* Recompute each upstream's health from the GPUs (mu held). */
+void gate_route_refresh(gate_srv *g);
+/*
+ * The upstream to send to now (mu held), or -1: *held is then true when
+ * no upstream is healthy (why in why), false when all are merely full.
+ */
+int gate_route_pick(gate_srv *g, bool *held, char *why, size_t whylen);
+/* Whether some upstream is healthy; why explains when none is (mu held). */
+bool gate_route_any_healthy(gate_srv *g, char *why, size_t whylen);
+
+/* gpuwatch.c */
+typedef struct gate_gpuwatch gate_gpuwatch;
+/* Start sampling the GPUs. Returns 0, 1 when no GPU can be read (notice in msg). */
+int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msglen);
+void gate_gpuwatch_stop(gate_gpuwatch *w);
+
+/* metrics.c */
+void gate_hist_init(gate_hist *h, const double *le, int n);
+void gate_hist_add(gate_hist *h, double v);
+void gate_metrics_init(gate_srv *g);
+/* The Prometheus text page (mu taken inside); free() it. */
+char *gate_metrics_render(gate_srv *g, size_t *len);
+extern const char *const gate_reason_names[GATE_R__COUNT];
+
+/* upstream.c */
+int gate_dispatch_start(gate_srv *g);
+void gate_dispatch_wake(gate_srv *g);
+void gate_dispatch_stop(gate_srv *g);
+
+/* server.c */
+int gate_server_start(gate_srv *g, char *err, size_t errlen);
+void gate_server_quiesce(gate_srv *g);
+void gate_server_stop(gate_srv *g);
+/* Give r a response of the gate's own (mu held); the caller resumes it. */
+void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Resume a suspended request whose response is ready (mu not needed). */
+void gate_req_resume(gate_req *r);
+/* Drop one reference (mu held); frees r at zero. */
+void gate_req_unref(gate_req *r);
+
+#endif

@@ -1,0 +1,835 @@
+/*
+ * server.c - the client side of the gate on libmicrohttpd.
+ *
+ * A request is received (headers checked against max_header_bytes, the
+ * body against max_body_bytes), its user identified, then admitted: put in
+ * the fair queue and its connection suspended until the dispatcher has an
+ * answer, or refused at once (429 / 503 with Retry-After). Streamed
+ * answers are read by MHD from the request's buffer, the connection being
+ * suspended again whenever the buffer is empty.
+ *
+ * A watchdog closes connections that take longer than client_timeout_ms
+ * to send a whole request (slow clients trickling bytes keep MHD's idle
+ * timeout from firing); connections whose request is being served are
+ * left alone.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exporter/exporter.h"
+#include "gate/gate_int.h"
+#include "util/timeutil.h"
+
+typedef struct gate_track {
+	struct gate_track *prev, *next;
+	int fd;
+	int64_t deadline_ns; /* 0 while a request of it is being served */
+	bool shut;
+} gate_track;
+
+/* ---------------------------------------------------------------- requests */
+
+static void req_free(gate_req *r)
+{
+	curl_slist_free_all(r->fwd);
+	json_decref(r->jroot);
+	free(r->bkey);
+	free(r->uri);
+	free(r->body);
+	free(r->rbody);
+	free(r->rhdrs);
+	free(r->sbuf);
+	pthread_mutex_destroy(&r->smu);
+	free(r);
+}
+
+void gate_req_unref(gate_req *r)
+{
+	if (--r->refs == 0)
+		req_free(r);
+}
+
+void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+	va_end(ap);
+	gate_srv *g = r->g;
+	if (reason >= 0 && reason < GATE_R__COUNT) {
+		g->m.rejected[reason]++;
+		snprintf(r->reason_code, sizeof r->reason_code, "%s", gate_reason_names[reason]);
+		if (r->u)
+			r->u->rejected++;
+	} else {
+		snprintf(r->reason_code, sizeof r->reason_code, "upstream");
+	}
+	json_t *j = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", r->reason, "type",
+	                      "gpuwhy_gate", "code", r->reason_code);
+	free(r->rbody);
+	r->rbody = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (r->rbody) {
+		r->rlen = strlen(r->rbody);
+		r->rbody[r->rlen++] = '\n'; /* replaces the terminator: rlen counts bytes */
+	} else {
+		r->rlen = 0;
+	}
+	free(r->rhdrs);
+	r->rhdrs = strdup("Content-Type: application/json\n");
+	r->status = status;
+	r->retry_after_s = retry_after_s;
+	r->state = RQ_READY;
+}
+
+void gate_req_resume(gate_req *r)
+{
+	MHD_resume_connection(r->conn);
+}
+
+/* ------------------------------------------------------------------ users */
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The API key the client presents, or NULL. */
+static const char *client_key(gate_srv *g, struct MHD_Connection *c)
+{
+	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	if (a && !strncasecmp(a, "Bearer ", 7)) {
+		a += 7;
+		while (*a == ' ')
+			a++;
+		if (*a)
+			return a;
+	}
+	const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Api-Key");
+	if (k && *k)
+		return k;
+	if (g->cfg.user_header[0]) {
+		k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, g->cfg.user_header);
+		if (k && *k)
+			return k;
+	}
+	return NULL;
+}
+
+/* Name the user and find its limits (mu held). Returns false when refused. */
+static bool identify(gate_req *r, const char *key)
+{
+	gate_srv *g = r->g;
+	const gate_key *k = key ? gate_key_find(&g->cfg, key) : NULL;
+	long conc = g->cfg.user_concurrency, queue = g->cfg.user_queue, weight = 1;
+	if (k) {
+		snprintf(r->user, sizeof r->user, "%s", k->lim.name);
+		conc = k->lim.concurrency ? k->lim.concurrency : conc;
+		queue = k->lim.queue ? k->lim.queue : queue;
+		weight = k->lim.weight;
+	} else if (key) {
+		if (g->cfg.require_keys)
+			return false;
+		/* Never the key itself: user names appear in metrics and logs. */
+		snprintf(r->user, sizeof r->user, "key-%08" PRIx64, fnv1a(key) >> 32);
+	} else {
+		if (g->cfg.require_keys)
+			return false;
+		snprintf(r->user, sizeof r->user, "%s", r->client);
+	}
+	r->u = gate_fairq_user(&g->q, r->user, conc, queue, weight);
+	if (r->u)
+		r->u->refs++;
+	return true;
+}
+
+/* ----------------------------------------------------------- the handlers */
+
+static bool hop_by_hop(const char *k)
+{
+	static const char *const h[] = {"Connection",          "Keep-Alive", "Proxy-Connection",
+	                                "Proxy-Authorization", "TE",         "Trailer",
+	                                "Transfer-Encoding",   "Upgrade",    "Host",
+	                                "Content-Length",      "Expect",     NULL};
+	for (int i = 0; h[i]; i++)
+		if (!strcasecmp(k, h[i]))
+			return true;
+	return false;
+}
+
+typedef struct {
+	gate_req *r;
+	size_t bytes;
+	bool strip_creds;
+	uint64_t cred;
+	bool oom;
+} hdr_walk;
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	hdr_walk *w = cls;
+	w->bytes += strlen(k) + (v ? strlen(v) : 0) + 4;
+	if (!v || hop_by_hop(k))
+		return MHD_YES;
+	bool cred = !strcasecmp(k, "Authorization") || !strcasecmp(k, "X-Api-Key") ||
+	            (w->r->g->cfg.user_header[0] && !strcasecmp(k, w->r->g->cfg.user_header));
+	if (cred) {
+		/* The gate consumed the key when it manages keys; otherwise it goes on,
+		 * and only requests with the same credentials share a batch. */
+		if (w->strip_creds)
+			return MHD_YES;
+		w->cred = w->cred * 31 + fnv1a(v);
+	}
+	size_t n = strlen(k) + strlen(v) + 3;
+	char *line = malloc(n);
+	if (!line) {
+		w->oom = true;
+		return MHD_NO;
+	}
+	snprintf(line, n, "%s: %s", k, v);
+	struct curl_slist *s = curl_slist_append(w->r->fwd, line);
+	free(line);
+	if (!s) {
+		w->oom = true;
+		return MHD_NO;
+	}
+	w->r->fwd = s;
+	return MHD_YES;
+}
+
+static void client_addr(struct MHD_Connection *c, char *out, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	snprintf(out, len, "unknown");
+	if (!ci || !ci->client_addr)
+		return;
+	const struct sockaddr *sa = ci->client_addr;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
+		          (socklen_t)len);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+		          out, (socklen_t)len);
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	gate_srv *g = cls;
+	gate_req *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->uri = strdup(uri ? uri : "/");
+	pthread_mutex_init(&r->smu, NULL);
+	r->g = g;
+	r->conn = c;
+	r->refs = 1;
+	r->rule = -1;
+	r->up = -1;
+	r->t_arrive = gw_mono_ns();
+	return r;
+}
+
+static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (!ci || !ci->socket_context)
+		return;
+	gate_track *t = ci->socket_context;
+	pthread_mutex_lock(&g->mu);
+	t->deadline_ns = busy ? 0 : gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void add_headers(struct MHD_Response *resp, const char *lines)
+{
+	if (!lines)
+		return;
+	const char *p = lines;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char line[8192];
+		if (n < sizeof line) {
+			memcpy(line, p, n);
+			line[n] = '\0';
+			char *colon = strchr(line, ':');
+			if (colon) {
+				*colon = '\0';
+				char *v = colon + 1;
+				while (*v == ' ')
+					v++;
+				MHD_add_response_header(resp, line, v);
+			}
+		}
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	gate_req *r = cls;
+	pthread_mutex_lock(&r->smu);
+	if (r->slen > r->soff) {
+		size_t n = r->slen - r->soff < max ? r->slen - r->soff : max;
+		memcpy(buf, r->sbuf + r->soff, n);
+		r->soff += n;
+		if (r->soff == r->slen)
+			r->soff = r->slen = 0;
+		r->bytes_out += n;
+		pthread_mutex_unlock(&r->smu);
+		return (ssize_t)n;
+	}
+	if (r->s_done) {
+		pthread_mutex_unlock(&r->smu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	/* Nothing yet: sleep until the transfer writes more (it resumes us). */
+	r->s_waiting = true;
+	MHD_suspend_connection(r->conn);
+	pthread_mutex_unlock(&r->smu);
+	return 0;
+}
+
+static void stream_free(void *cls)
+{
+	gate_req *r = cls;
+	gate_srv *g = r->g; /* r may be freed by the unref */
+	pthread_mutex_lock(&g->mu);
+	gate_req_unref(r);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static enum MHD_Result send_answer(gate_req *r)
+{
+	struct MHD_Response *resp;
+	if (r->state == RQ_STREAMING) {
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, r,
+		                                         stream_free);
+		if (resp) {
+			pthread_mutex_lock(&r->g->mu);
+			r->refs++;
+			pthread_mutex_unlock(&r->g->mu);
+		}
+	} else {
+		resp = MHD_create_response_from_buffer(r->rlen, r->rbody, MHD_RESPMEM_MUST_COPY);
+		r->bytes_out = r->rlen;
+	}
+	if (!resp)
+		return MHD_NO;
+	add_headers(resp, r->rhdrs);
+	if (r->retry_after_s > 0) {
+		char ra[24];
+		snprintf(ra, sizeof ra, "%ld", r->retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+	}
+	enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	r->t_done = gw_mono_ns();
+	r->state = RQ_SENT;
+	return rc;
+}
+
+/* Queue r or refuse it (mu held). Returns true when it was queued. */
+static bool admit(gate_srv *g, gate_req *r)
+{
+	char why[1200];
+	if (g->draining) {
+		gate_req_fail(r, 503, GATE_R_DRAINING, 1, "the gate is shutting down");
+		return false;
+	}
+	if (!r->u) {
+		gate_req_fail(r, 503, GATE_R_TOO_MANY_USERS, 1,
+		              "too many distinct users (%d); retry later", GATE_MAX_USERS);
+		return false;
+	}
+	gate_user *u = r->u;
+	if (u->inflight + u->queued >= u->concurrency + u->queue_max) {
+		gate_req_fail(
+		    r, 429, GATE_R_USER_QUEUE_FULL, 1,
+		    "user %s has %ld in flight and %ld queued (concurrency %ld, queue %ld)",
+		    u->name, u->inflight, u->queued, u->concurrency, u->queue_max);
+		return false;
+	}
+	if (g->q.total >= g->cfg.queue_size) {
+		gate_req_fail(r, 503, GATE_R_QUEUE_FULL, 1,
+		              "the gate's queue is full (%ld waiting)", g->q.total);
+		return false;
+	}
+	if (!gate_route_any_healthy(g, why, sizeof why)) {
+		gate_req_fail(r, 503, GATE_R_GPU_HOLD, 5, "held: %s", why);
+		fprintf(stderr, "gpuwhy gate: holding new work: %s\n", why);
+		return false;
+	}
+	r->t_queued = gw_mono_ns();
+	r->q.t_enqueue_ns = r->t_queued;
+	gate_fairq_push(&g->q, u, &r->q);
+	r->state = RQ_QUEUED;
+	MHD_suspend_connection(r->conn);
+	return true;
+}
+
+static void prepare_batching(gate_srv *g, gate_req *r, uint64_t cred)
+{
+	if (strcmp(r->method, "POST") != 0)
+		return;
+	const char *path = r->uri;
+	size_t plen = strcspn(path, "?");
+	int idx = -1;
+	pthread_mutex_lock(&g->mu);
+	for (int i = 0; i < g->cfg.nrules && idx < 0; i++)
+		if (strlen(g->cfg.rule[i].path) == plen &&
+		    !strncmp(g->cfg.rule[i].path, path, plen)) {
+			idx = i;
+			r->brule = g->cfg.rule[i];
+		}
+	pthread_mutex_unlock(&g->mu);
+	if (idx < 0)
+		return;
+	char *key;
+	long n = gate_batch_key(&r->brule, r->body ? r->body : "", r->len, &r->jroot, &key);
+	if (n < 1)
+		return;
+	/* Requests share a batch only on the same endpoint, query and credentials. */
+	size_t kl = strlen(key) + strlen(path) + 40;
+	r->bkey = malloc(kl);
+	if (r->bkey) {
+		snprintf(r->bkey, kl, "%s %016" PRIx64 " %s", path, cred, key);
+		r->rule = idx;
+		r->ninputs = n;
+	} else {
+		json_decref(r->jroot);
+		r->jroot = NULL;
+	}
+	free(key);
+}
+
+static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connection *c,
+                                  const char *method)
+{
+	snprintf(r->method, sizeof r->method, "%s", method);
+	client_addr(c, r->client, sizeof r->client);
+	track_busy(c, g, false);
+	pthread_mutex_lock(&g->mu);
+	r->id = ++g->next_id;
+	g->m.requests++;
+	hdr_walk w = {.r = r, .strip_creds = g->cfg.nkeys > 0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &w);
+	r->fwd = curl_slist_append(r->fwd, "Expect:");
+	char xff[96];
+	snprintf(xff, sizeof xff, "X-Forwarded-For: %s", r->client);
+	r->fwd = curl_slist_append(r->fwd, xff);
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	bool ok = identify(r, client_key(g, c));
+	if (w.bytes > (size_t)g->cfg.max_header_bytes)
+		gate_req_fail(r, 431, GATE_R_HEADERS_TOO_LARGE, 0,
+		              "request headers are %zu bytes, more than max_header_bytes %ld",
+		              w.bytes, g->cfg.max_header_bytes);
+	else if (cl && strtoull(cl, NULL, 10) > (unsigned long long)g->cfg.max_body_bytes)
+		gate_req_fail(r, 413, GATE_R_BODY_TOO_LARGE, 0,
+		              "request body of %s bytes is more than max_body_bytes %ld", cl,
+		              g->cfg.max_body_bytes);
+	else if (!ok)
+		gate_req_fail(
+		    r, 401, GATE_R_NO_KEY, 0,
+		    "an API key from the keys file is required (Authorization: Bearer KEY "
+		    "or X-Api-Key)");
+	else if (w.oom)
+		gate_req_fail(r, 503, -1, 1, "out of memory");
+	if (!ok && r->u) {
+		r->u->refs--;
+		r->u = NULL;
+	}
+	r->cred = w.cred;
+	pthread_mutex_unlock(&g->mu);
+	if (r->state == RQ_READY)
+		return send_answer(r);
+	return MHD_YES;
+}
+
+static enum MHD_Result on_body(gate_srv *g, gate_req *r, const char *data, size_t *size)
+{
+	size_t n = *size;
+	*size = 0;
+	if (r->too_big || r->state != RQ_READING)
+		return MHD_YES;
+	if (r->len + n > (size_t)g->cfg.max_body_bytes) {
+		r->too_big = true;
+		free(r->body);
+		r->body = NULL;
+		r->len = r->cap = 0;
+		pthread_mutex_lock(&g->mu);
+		gate_req_fail(r, 413, GATE_R_BODY_TOO_LARGE, 0,
+		              "request body is more than max_body_bytes %ld",
+		              g->cfg.max_body_bytes);
+		pthread_mutex_unlock(&g->mu);
+		/* MHD takes an answer only once the upload ends: the rest is read and
+		 * dropped, within client_timeout_ms. */
+		return MHD_YES;
+	}
+	if (r->len + n > r->cap) {
+		size_t nc = r->cap ? r->cap : 4096;
+		while (nc < r->len + n)
+			nc *= 2;
+		char *nb = realloc(r->body, nc);
+		if (!nb)
+			return MHD_NO;
+		r->body = nb;
+		r->cap = nc;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+	gate_srv *g = cls;
+	gate_req *r = *con_cls;
+	if (!r)
+		return MHD_NO;
+	if (!r->method[0])
+		return first_call(g, r, c, method);
+	if (*upload_size)
+		return on_body(g, r, upload, upload_size);
+	if (r->state == RQ_READING) {
+		prepare_batching(g, r, r->cred);
+		track_busy(c, g, true);
+		pthread_mutex_lock(&g->mu);
+		bool queued = admit(g, r);
+		pthread_mutex_unlock(&g->mu);
+		if (queued) {
+			gate_dispatch_wake(g);
+			return MHD_YES;
+		}
+		return send_answer(r);
+	}
+	if (r->state == RQ_READY || r->state == RQ_STREAMING)
+		return send_answer(r);
+	return MHD_YES;
+}
+
+/* ------------------------------------------------------------- access log */
+
+static void log_line(gate_srv *g, gate_req *r)
+{
+	if (!g->log)
+		return;
+	double qw = r->t_sent && r->t_queued ? (double)(r->t_sent - r->t_queued) / 1e6 : 0;
+	double up = r->t_sent && r->t_done ? (double)(r->t_done - r->t_sent) / 1e6 : 0;
+	double total = r->t_done ? (double)(r->t_done - r->t_arrive) / 1e6 : 0;
+	json_t *j = json_pack(
+	    "{s:f,s:I,s:s,s:s,s:s,s:s,s:i,s:I,s:I,s:f,s:f,s:f}", "ts", gw_wall_s(), "id",
+	    (json_int_t)r->id, "client", r->client, "user", r->user, "method", r->method, "path",
+	    r->uri ? r->uri : "", "status", r->status, "bytes_in", (json_int_t)r->len, "bytes_out",
+	    (json_int_t)r->bytes_out, "queue_ms", qw, "upstream_ms", up, "total_ms", total);
+	if (!j)
+		return;
+	if (r->batch_id) {
+		json_object_set_new(j, "batch_id", json_integer((json_int_t)r->batch_id));
+		json_object_set_new(j, "batch_size", json_integer(r->batch_size));
+	}
+	if (r->up >= 0)
+		json_object_set_new(j, "upstream", json_string(g->up[r->up].cfg.url));
+	if (r->reason[0])
+		json_object_set_new(j, "reason", json_string(r->reason));
+	char *s = json_dumps(j, JSON_COMPACT);
+	if (s) {
+		fprintf(g->log, "%s\n", s);
+		fflush(g->log);
+	}
+	free(s);
+	json_decref(j);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	gate_srv *g = cls;
+	gate_req *r = *con_cls;
+	*con_cls = NULL;
+	track_busy(c, g, false);
+	if (!r)
+		return;
+	pthread_mutex_lock(&g->mu);
+	if (r->state == RQ_QUEUED)
+		gate_fairq_remove(&g->q, &r->q);
+	if (r->u)
+		r->u->refs--;
+	if (r->status) {
+		int cls_i = r->status / 100;
+		g->m.responses[cls_i >= 1 && cls_i <= 5 ? cls_i : 0]++;
+		if (r->t_done)
+			gate_hist_add(&g->m.latency, (double)(r->t_done - r->t_arrive) / 1e9);
+		log_line(g, r);
+	}
+	pthread_mutex_lock(&r->smu);
+	r->conn_gone = true;
+	pthread_mutex_unlock(&r->smu);
+	gate_req_unref(r);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* ---------------------------------------------------- connections, watchdog */
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	gate_srv *g = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		gate_track *t = calloc(1, sizeof *t);
+		if (!t || !ci) {
+			free(t);
+			return;
+		}
+		t->fd = ci->connect_fd;
+		pthread_mutex_lock(&g->mu);
+		t->deadline_ns = gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
+		t->next = g->tracks;
+		if (g->tracks)
+			g->tracks->prev = t;
+		g->tracks = t;
+		pthread_mutex_unlock(&g->mu);
+		*socket_context = t;
+		return;
+	}
+	gate_track *t = *socket_context;
+	if (!t)
+		return;
+	pthread_mutex_lock(&g->mu);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		g->tracks = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	pthread_mutex_unlock(&g->mu);
+	free(t);
+	*socket_context = NULL;
+}
+
+static void *watchdog_main(void *arg)
+{
+	gate_srv *g = arg;
+	pthread_mutex_lock(&g->mu);
+	while (!g->stopping) {
+		int64_t now = gw_mono_ns();
+		for (gate_track *t = g->tracks; t; t = t->next)
+			if (!t->shut && t->deadline_ns && now > t->deadline_ns) {
+				/* MHD sees the hang-up and closes the connection itself. */
+				shutdown(t->fd, SHUT_RDWR);
+				t->shut = true;
+			}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	gate_srv *g = cls;
+	if (!g->cfg.allow_remote)
+		return MHD_YES; /* bound to loopback only */
+	const void *a;
+	bool v6 = addr->sa_family == AF_INET6;
+	if (v6)
+		a = &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
+	else if (addr->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)addr)->sin_addr;
+	else
+		return MHD_NO;
+	char host[64];
+	inet_ntop(addr->sa_family, a, host, sizeof host);
+	if (gate_is_loopback(host))
+		return MHD_YES;
+	for (int i = 0; i < g->cfg.nallow; i++)
+		if (gate_net_match(&g->cfg.allow[i], a, v6))
+			return MHD_YES;
+	return MHD_NO;
+}
+
+/* ------------------------------------------------------------ the metrics */
+
+static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+	gate_srv *g = cls;
+	const char *body = "not found\n";
+	unsigned status = 404;
+	char *page = NULL;
+	size_t len = strlen(body);
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		body = "only GET\n";
+		status = 405;
+		len = strlen(body);
+	} else if (!strcmp(url, "/metrics")) {
+		page = gate_metrics_render(g, &len);
+		body = page ? page : "out of memory\n";
+		status = page ? 200 : 503;
+		len = page ? len : strlen(body);
+	} else if (!strcmp(url, "/health")) {
+		body = "ok\n";
+		status = 200;
+		len = 3;
+	}
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	free(page);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                        status == 200 && !strcmp(url, "/metrics")
+	                            ? "text/plain; version=0.0.4; charset=utf-8"
+	                            : "text/plain; charset=utf-8");
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* --------------------------------------------------------------- starting */
+
+static int bind_addr(const char *listen, struct sockaddr_storage *ss, char *err, size_t errlen,
+                     bool *loopback)
+{
+	exp_listen_addr a;
+	char e2[200];
+	if (exp_parse_listen(listen, &a, e2, sizeof e2) != 0) {
+		snprintf(err, errlen, "%s: %s", listen, e2);
+		return -1;
+	}
+	memset(ss, 0, sizeof *ss);
+	if (a.ipv6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)a.port);
+		inet_pton(AF_INET6, a.host, &s6->sin6_addr);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)a.port);
+		inet_pton(AF_INET, a.host, &s4->sin_addr);
+	}
+	*loopback = gate_is_loopback(a.host);
+	return 0;
+}
+
+static int bound_port(struct MHD_Daemon *d)
+{
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	return di ? di->port : -1;
+}
+
+/* One HTTP thread per core, at most 4: parsing and answering scale, the
+ * dispatcher stays one thread. */
+static unsigned gate_server_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1U : n > 4 ? 4U : (unsigned)n;
+}
+
+int gate_server_start(gate_srv *g, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	bool lo;
+	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
+		return -1;
+	/* MHD's own messages stay off: every answer is in the access log. */
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* The pool holds the request line and headers plus read buffers. */
+	size_t pool = (size_t)g->cfg.max_header_bytes * 2 + 32768;
+	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
+	g->d = MHD_start_daemon(
+	    flags, 0, on_accept, g, on_request, g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, g, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
+	    MHD_OPTION_THREAD_POOL_SIZE, gate_server_threads(), MHD_OPTION_END);
+	if (!g->d) {
+		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
+		return -1;
+	}
+	g->port = bound_port(g->d);
+	if (g->cfg.metrics_listen[0]) {
+		struct sockaddr_storage ms;
+		bool mlo;
+		if (bind_addr(g->cfg.metrics_listen, &ms, err, errlen, &mlo) != 0) {
+			MHD_stop_daemon(g->d);
+			g->d = NULL;
+			return -1;
+		}
+		unsigned mf = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+		if (ms.ss_family == AF_INET6)
+			mf |= MHD_USE_IPv6;
+		g->md = MHD_start_daemon(mf, 0, on_accept, g, on_metrics, g, MHD_OPTION_SOCK_ADDR,
+		                         (struct sockaddr *)&ms, MHD_OPTION_CONNECTION_LIMIT, 64U,
+		                         MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
+		if (!g->md) {
+			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.metrics_listen,
+			         strerror(errno));
+			MHD_stop_daemon(g->d);
+			g->d = NULL;
+			return -1;
+		}
+		g->metrics_port = bound_port(g->md);
+	}
+	pthread_cond_init(&g->cv, NULL);
+	g->watchdog_running = pthread_create(&g->watchdog, NULL, watchdog_main, g) == 0;
+	return 0;
+}
+
+void gate_server_quiesce(gate_srv *g)
+{
+	/* The listening socket is ours once quiesced: closing it refuses new
+	 * connections while the open ones drain. */
+	if (g->d) {
+		MHD_socket fd = MHD_quiesce_daemon(g->d);
+		if (fd != MHD_INVALID_SOCKET)
+			close(fd);
+	}
+}
+
+void gate_server_stop(gate_srv *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->stopping = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	if (g->watchdog_running)
+		pthread_join(g->watchdog, NULL);
+	g->watchdog_running = false;
+	if (g->md)
+		MHD_stop_daemon(g->md);
+	if (g->d)
+		MHD_stop_daemon(g->d);
+	g->d = g->md = NULL;
+}

@@ -1,0 +1,673 @@
+/*
+ * upstream.c - the dispatcher: one thread that takes requests from the
+ * fair queue when an upstream has a free slot (forming batches on
+ * batchable endpoints), runs every transfer on one libcurl multi handle,
+ * and hands answers back to the suspended client connections.
+ *
+ * Waiting requests time out here (503), so do transfers (504 via curl's
+ * timeout); an unreachable upstream is a 502 and is tried again by later
+ * requests, so it recovers without a restart.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gate/gate_int.h"
+#include "util/timeutil.h"
+
+#define MAX_RESPONSE_BYTES (256UL << 20)
+
+typedef struct {
+	struct MHD_Connection **c;
+	int n, cap;
+} resume_list;
+
+static void rl_add(resume_list *l, gate_req *r)
+{
+	if (l->n == l->cap) {
+		int nc = l->cap ? l->cap * 2 : 64;
+		struct MHD_Connection **np = realloc(l->c, (size_t)nc * sizeof *np);
+		if (!np) {
+			/* Resuming now is safe, only slower: MHD takes its own lock. */
+			MHD_resume_connection(r->conn);
+			return;
+		}
+		l->c = np;
+		l->cap = nc;
+	}
+	l->c[l->n++] = r->conn;
+}
+
+static void rl_run(resume_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		MHD_resume_connection(l->c[i]);
+	l->n = 0;
+}
+
+void gate_dispatch_wake(gate_srv *g)
+{
+	if (g->multi)
+		curl_multi_wakeup(g->multi);
+}
+
+/* ------------------------------------------------------------- callbacks */
+
+static bool skip_response_header(const char *name, size_t n)
+{
+	static const char *const h[] = {"Connection",     "Keep-Alive", "Transfer-Encoding",
+	                                "Content-Length", "Date",       "Trailer",
+	                                "Upgrade",        NULL};
+	for (int i = 0; h[i]; i++)
+		if (strlen(h[i]) == n && !strncasecmp(name, h[i], n))
+			return true;
+	return false;
+}
+
+static void buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t nc = *cap ? *cap : 1024;
+		while (nc < *len + n + 1)
+			nc *= 2;
+		char *nb = realloc(*b, nc);
+		if (!nb)
+			return;
+		*b = nb;
+		*cap = nc;
+	}
+	memcpy(*b + *len, p, n);
+	*len += n;
+	(*b)[*len] = '\0';
+}
+
+static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+{
+	gate_xfer *x = ud;
+	size_t len = size * nitems, n = len;
+	while (n && (p[n - 1] == '\r' || p[n - 1] == '\n'))
+		n--;
+	if (n >= 5 && !strncmp(p, "HTTP/", 5)) {
+		/* A new status line (after 100 Continue): forget what came before. */
+		x->hlen = 0;
+		x->ctype[0] = '\0';
+		x->has_length = x->chunked = false;
+		return len;
+	}
+	const char *colon = memchr(p, ':', n);
+	if (!colon)
+		return len;
+	size_t kl = (size_t)(colon - p);
+	const char *v = colon + 1;
+	while (v < p + n && *v == ' ')
+		v++;
+	size_t vl = (size_t)(p + n - v);
+	if (kl == 14 && !strncasecmp(p, "Content-Length", 14))
+		x->has_length = true;
+	if (kl == 17 && !strncasecmp(p, "Transfer-Encoding", 17))
+		x->chunked = true;
+	if (kl == 12 && !strncasecmp(p, "Content-Type", 12))
+		snprintf(x->ctype, sizeof x->ctype, "%.*s", (int)vl, v);
+	if (!skip_response_header(p, kl)) {
+		buf_add(&x->hbuf, &x->hlen, &x->hcap, p, n);
+		buf_add(&x->hbuf, &x->hlen, &x->hcap, "\n", 1);
+	}
+	return len;
+}
+
+/* Begin streaming to the client: headers go now, the body as it comes. */
+static void start_stream(gate_xfer *x)
+{
+	gate_srv *g = x->g;
+	gate_req *r = x->m[0];
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+	pthread_mutex_lock(&g->mu);
+	r->status = (int)x->status;
+	free(r->rhdrs);
+	r->rhdrs = x->hbuf ? strdup(x->hbuf) : NULL;
+	r->state = RQ_STREAMING;
+	pthread_mutex_unlock(&g->mu);
+	MHD_resume_connection(r->conn);
+}
+
+static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
+{
+	gate_xfer *x = ud;
+	size_t len = size * nitems;
+	if (!x->decided) {
+		x->decided = true;
+		bool sse = !strncasecmp(x->ctype, "text/event-stream", 17);
+		/* A batch is never streamed: it is split once complete. */
+		x->streaming = x->n == 1 && (sse || x->chunked || !x->has_length);
+		if (x->streaming)
+			start_stream(x);
+	}
+	if (!x->streaming) {
+		if (x->rlen + len > MAX_RESPONSE_BYTES)
+			return 0;
+		buf_add(&x->rbuf, &x->rlen, &x->rcap, p, len);
+		return len;
+	}
+	gate_req *r = x->m[0];
+	pthread_mutex_lock(&r->smu);
+	if (r->conn_gone) {
+		pthread_mutex_unlock(&r->smu);
+		return 0; /* the client left: stop the transfer */
+	}
+	buf_add(&r->sbuf, &r->slen, &r->scap, p, len);
+	bool wake = r->s_waiting && !r->conn_gone;
+	r->s_waiting = false;
+	if (wake)
+		MHD_resume_connection(r->conn);
+	pthread_mutex_unlock(&r->smu);
+	return len;
+}
+
+/* ----------------------------------------------------------- transfers */
+
+/* Finished easy handles are kept for the next transfers (the dispatcher's only). */
+#define EASY_POOL 64
+static CURL *easy_pool[EASY_POOL];
+static int easy_pooled;
+
+static CURL *easy_get(void)
+{
+	if (easy_pooled)
+		return easy_pool[--easy_pooled];
+	return curl_easy_init();
+}
+
+static void easy_put(CURL *e)
+{
+	if (easy_pooled < EASY_POOL) {
+		curl_easy_reset(e);
+		easy_pool[easy_pooled++] = e;
+	} else {
+		curl_easy_cleanup(e);
+	}
+}
+
+static void easy_pool_drain(void)
+{
+	while (easy_pooled)
+		curl_easy_cleanup(easy_pool[--easy_pooled]);
+}
+
+static void xfer_free(gate_xfer *x)
+{
+	if (x->easy)
+		easy_put(x->easy);
+	curl_slist_free_all(x->hdrs);
+	free(x->m);
+	free(x->counts);
+	free(x->body);
+	free(x->hbuf);
+	free(x->rbuf);
+	free(x);
+}
+
+static void end_stream(gate_req *r)
+{
+	pthread_mutex_lock(&r->smu);
+	r->s_done = true;
+	bool wake = r->s_waiting && !r->conn_gone;
+	r->s_waiting = false;
+	if (wake)
+		MHD_resume_connection(r->conn);
+	pthread_mutex_unlock(&r->smu);
+}
+
+/* Give every member its answer from a finished batch (mu held). */
+static void answer_batch(gate_xfer *x)
+{
+	gate_req *r0 = x->m[0];
+	bool ok2xx = x->status >= 200 && x->status < 300;
+	char **parts = calloc((size_t)x->n, sizeof *parts);
+	bool split = ok2xx && parts &&
+	             gate_batch_split(&r0->brule, x->rbuf ? x->rbuf : "", x->rlen, x->counts, x->n,
+	                              parts) == 0;
+	for (int i = 0; i < x->n; i++) {
+		gate_req *r = x->m[i];
+		if (ok2xx && !split) {
+			gate_req_fail(r, 502, -1, 0,
+			              "the upstream's batch answer has no list of %ld items at %s",
+			              x->counts[i], r0->brule.output);
+			continue;
+		}
+		r->status = (int)x->status;
+		free(r->rbody);
+		free(r->rhdrs);
+		r->rhdrs = x->hbuf ? strdup(x->hbuf) : NULL;
+		if (split) {
+			r->rbody = parts[i];
+			r->rlen = strlen(parts[i]);
+			parts[i] = NULL;
+		} else {
+			/* A failed batch fails each member with the upstream's status and body. */
+			r->rbody = malloc(x->rlen + 1);
+			if (r->rbody && x->rlen)
+				memcpy(r->rbody, x->rbuf, x->rlen);
+			r->rlen = r->rbody ? x->rlen : 0;
+		}
+		r->state = RQ_READY;
+	}
+	if (parts)
+		for (int i = 0; i < x->n; i++)
+			free(parts[i]);
+	free(parts);
+}
+
+static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *why, size_t wl)
+{
+	gate_up *u = &g->up[x->up];
+	*status = 0;
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		if (x->status >= 500)
+			u->errors[GATE_UE_STATUS_5XX]++;
+		u->down = false;
+		return;
+	}
+	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) {
+		u->errors[GATE_UE_CONNECT]++;
+		u->down = true;
+		u->down_until_ns = gw_mono_ns() + 1000000000LL;
+		*status = 502;
+		snprintf(why, wl, "upstream %s is unreachable: %s", u->cfg.url,
+		         curl_easy_strerror(rc));
+	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
+		u->errors[GATE_UE_TIMEOUT]++;
+		*status = 504;
+		snprintf(why, wl, "upstream %s did not answer within upstream_timeout_ms %ld",
+		         u->cfg.url, g->cfg.upstream_timeout_ms);
+	} else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		*status = 503;
+		snprintf(why, wl, "the gate shut down before %s answered", u->cfg.url);
+	} else {
+		u->errors[GATE_UE_OTHER]++;
+		*status = 502;
+		snprintf(why, wl, "upstream %s failed: %s", u->cfg.url, curl_easy_strerror(rc));
+	}
+}
+
+static void finish(gate_srv *g, gate_xfer *x, CURLcode rc)
+{
+	resume_list rl = {0};
+	pthread_mutex_lock(&g->mu);
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		g->xfers = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	gate_up *u = &g->up[x->up];
+	u->inflight--;
+	g->inflight_xfers--;
+	int64_t now = gw_mono_ns();
+	gate_hist_add(&u->upstream_s, (double)(now - x->t_start) / 1e9);
+	int fail;
+	char why[700];
+	classify(g, x, rc, &fail, why, sizeof why);
+	if (!fail && !x->streaming && x->n > 1)
+		answer_batch(x);
+	for (int i = 0; i < x->n; i++) {
+		gate_req *r = x->m[i];
+		if (r->u)
+			r->u->inflight--;
+		g->inflight--;
+		if (x->streaming) {
+			end_stream(r);
+		} else if (fail) {
+			gate_req_fail(r, fail, -1, 0, "%s", why);
+			rl_add(&rl, r);
+		} else if (x->n == 1) {
+			r->status = (int)x->status;
+			free(r->rbody);
+			free(r->rhdrs);
+			r->rbody = x->rbuf;
+			r->rlen = x->rlen;
+			x->rbuf = NULL;
+			r->rhdrs = x->hbuf;
+			x->hbuf = NULL;
+			r->state = RQ_READY;
+			rl_add(&rl, r);
+		} else {
+			rl_add(&rl, r);
+		}
+		gate_req_unref(r);
+	}
+	pthread_mutex_unlock(&g->mu);
+	rl_run(&rl);
+	free(rl.c);
+	curl_multi_remove_handle(g->multi, x->easy);
+	xfer_free(x);
+}
+
+static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, size_t len)
+{
+	CURL *e = x->easy = easy_get();
+	if (!e)
+		return -1;
+	snprintf(x->url, sizeof x->url, "%s%s", g->up[x->up].cfg.url, r->uri);
+	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, g->cfg.upstream_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	                 g->cfg.upstream_timeout_ms < 10000 ? g->cfg.upstream_timeout_ms : 10000L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs ? x->hdrs : r->fwd);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (!strcmp(r->method, "GET")) {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	} else if (!strcmp(r->method, "HEAD")) {
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	} else {
+		if (strcmp(r->method, "POST"))
+			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+		if (len || !strcmp(r->method, "POST")) {
+			curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+			curl_easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
+		}
+	}
+	return 0;
+}
+
+/* Send members (already taken from the queue) to upstream up (mu held). */
+static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl)
+{
+	int64_t now = gw_mono_ns();
+	gate_xfer *x = calloc(1, sizeof *x);
+	gate_req **mm = x ? malloc((size_t)n * sizeof *mm) : NULL;
+	long *counts = x ? malloc((size_t)n * sizeof *counts) : NULL;
+	long inputs = 0;
+	for (int i = 0; i < n; i++)
+		inputs += m[i]->ninputs;
+	const char *body = m[0]->body;
+	size_t len = m[0]->len;
+	if (x && mm && counts && n > 1) {
+		json_t **roots = malloc((size_t)n * sizeof *roots);
+		for (int i = 0; roots && i < n; i++)
+			roots[i] = m[i]->jroot;
+		x->body = roots ? gate_batch_merge(&m[0]->brule, roots, n) : NULL;
+		free(roots);
+		body = x->body;
+		len = body ? strlen(body) : 0;
+	}
+	/* A batch answer is split, so it must come uncompressed. */
+	if (x && n > 1) {
+		for (struct curl_slist *h = m[0]->fwd; h; h = h->next)
+			if (strncasecmp(h->data, "Accept-Encoding:", 16))
+				x->hdrs = curl_slist_append(x->hdrs, h->data);
+		x->hdrs = curl_slist_append(x->hdrs, "Accept-Encoding: identity");
+	}
+	if (x) {
+		x->g = g;
+		x->up = up;
+		x->m = mm;
+		x->counts = counts;
+		x->n = n;
+	}
+	if (!x || !mm || !counts || (n > 1 && !body) || setup_easy(g, x, m[0], body, len) ||
+	    curl_multi_add_handle(g->multi, x->easy) != CURLM_OK) {
+		for (int i = 0; i < n; i++) {
+			gate_req_fail(m[i], 503, -1, 1, "the gate could not start the transfer");
+			rl_add(rl, m[i]);
+		}
+		if (x)
+			xfer_free(x);
+		else {
+			free(mm);
+			free(counts);
+		}
+		return;
+	}
+	x->t_start = now;
+	uint64_t bid = m[0]->rule >= 0 ? ++g->next_batch : 0;
+	if (bid)
+		gate_hist_add(&g->m.batch_size, (double)inputs);
+	if (n > 1)
+		g->m.batches++;
+	for (int i = 0; i < n; i++) {
+		gate_req *r = m[i];
+		mm[i] = r;
+		counts[i] = r->ninputs;
+		r->refs++;
+		r->state = RQ_INFLIGHT;
+		r->t_sent = now;
+		r->up = up;
+		r->batch_id = bid;
+		r->batch_size = (int)inputs;
+		if (r->u) {
+			r->u->inflight++;
+			r->u->served++;
+		}
+		gate_hist_add(&g->m.queue_wait, (double)(now - r->t_queued) / 1e9);
+		g->inflight++;
+	}
+	g->up[up].inflight++;
+	g->up[up].requests++;
+	g->inflight_xfers++;
+	x->next = g->xfers;
+	if (g->xfers)
+		g->xfers->prev = x;
+	g->xfers = x;
+}
+
+/* ----------------------------------------------------------- dispatching */
+
+typedef struct {
+	gate_req **c;
+	long n, cap;
+} cands;
+
+static int collect(gate_qitem *it, void *arg)
+{
+	cands *c = arg;
+	if (c->n == c->cap)
+		return -1;
+	c->c[c->n++] = (gate_req *)it;
+	return 1;
+}
+
+/* Form the batch that r heads; returns how many members are in m (0: wait). */
+static int form_batch(gate_srv *g, cands *c, long i, int64_t now, gate_req **m, int64_t *next,
+                      bool *leftover)
+{
+	gate_req *r = c->c[i];
+	const gate_batch_rule *rule = &r->brule;
+	long total = r->ninputs;
+	int64_t oldest = r->t_queued;
+	int n = 1;
+	m[0] = r;
+	r->pass = g->pass;
+	for (long j = i + 1; j < c->n; j++) {
+		gate_req *s = c->c[j];
+		if (s->state != RQ_QUEUED || s->rule < 0 || s->pass == g->pass ||
+		    strcmp(s->bkey, r->bkey) != 0)
+			continue;
+		s->pass = g->pass;
+		if (total + s->ninputs > rule->max_batch_size || n == 4096) {
+			*leftover = true;
+			continue;
+		}
+		m[n++] = s;
+		total += s->ninputs;
+		if (s->t_queued < oldest)
+			oldest = s->t_queued;
+	}
+	int64_t due = oldest + rule->max_queue_delay_us * 1000LL;
+	long size = gate_batch_choose(rule, total, now >= due);
+	if (size == 0) {
+		if (due < *next)
+			*next = due;
+		return 0;
+	}
+	long sum = 0;
+	int k = 0;
+	while (k < n && (k == 0 || sum + m[k]->ninputs <= size))
+		sum += m[k++]->ninputs;
+	if (k < n)
+		*leftover = true;
+	return k;
+}
+
+static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
+{
+	g->hold_why[0] = '\0';
+	if (!g->q.total)
+		return;
+	long want = g->q.total < 65536 ? g->q.total : 65536;
+	if (want > g->cand_cap) {
+		gate_req **nc = realloc(g->cand, (size_t)want * sizeof *nc);
+		if (!nc)
+			return;
+		g->cand = nc;
+		g->cand_cap = want;
+	}
+	cands c = {.c = g->cand, .cap = want};
+	gate_req *m[4096];
+	gate_fairq_walk(&g->q, collect, &c);
+	g->pass++;
+	bool leftover = false;
+	for (long i = 0; i < c.n; i++) {
+		gate_req *r = c.c[i];
+		if (r->state != RQ_QUEUED || r->pass == g->pass)
+			continue;
+		if (g->inflight_xfers >= g->cfg.max_inflight)
+			break;
+		bool held;
+		int up = gate_route_pick(g, &held, g->hold_why, sizeof g->hold_why);
+		if (up < 0)
+			break;
+		int n = 1;
+		m[0] = r;
+		if (r->rule >= 0) {
+			n = form_batch(g, &c, i, now, m, next, &leftover);
+			if (n == 0)
+				continue;
+		}
+		for (int k = 0; k < n; k++)
+			gate_fairq_take(&g->q, &m[k]->q);
+		start_xfer(g, up, m, n, rl);
+	}
+	if (leftover)
+		*next = now;
+}
+
+/* Fail requests that waited longer than queue_timeout_ms (mu held). */
+static void expire(gate_srv *g, int64_t now, int64_t *next, resume_list *rl, bool all)
+{
+	int64_t limit = g->cfg.queue_timeout_ms * 1000000LL;
+	for (int i = 0; i < g->q.nusers; i++) {
+		gate_user *u = &g->q.users[i];
+		while (u->head) {
+			gate_req *r = (gate_req *)u->head;
+			if (!all && now - r->t_queued < limit) {
+				if (r->t_queued + limit < *next)
+					*next = r->t_queued + limit;
+				break;
+			}
+			gate_fairq_remove(&g->q, &r->q);
+			if (all)
+				gate_req_fail(r, 503, GATE_R_DRAINING, 1,
+				              "the gate shut down before this request was sent");
+			else if (g->hold_why[0])
+				gate_req_fail(r, 503, GATE_R_GPU_HOLD, 5,
+				              "waited %ld ms in the queue, held: %s",
+				              g->cfg.queue_timeout_ms, g->hold_why);
+			else
+				gate_req_fail(r, 503, GATE_R_QUEUE_TIMEOUT, 1,
+				              "waited %ld ms in the queue (queue_timeout_ms)",
+				              g->cfg.queue_timeout_ms);
+			rl_add(rl, r);
+		}
+	}
+}
+
+static void *dispatch_main(void *arg)
+{
+	gate_srv *g = arg;
+	resume_list rl = {0};
+	for (;;) {
+		pthread_mutex_lock(&g->mu);
+		bool abort_all = g->abort_all;
+		if (g->stopping && g->inflight_xfers == 0 && g->q.total == 0) {
+			pthread_mutex_unlock(&g->mu);
+			break;
+		}
+		int64_t now = gw_mono_ns(), next = now + 1000000000LL;
+		expire(g, now, &next, &rl, abort_all);
+		if (!abort_all)
+			dispatch(g, now, &next, &rl);
+		gate_xfer *victim = abort_all ? g->xfers : NULL;
+		pthread_mutex_unlock(&g->mu);
+		rl_run(&rl);
+		if (victim) {
+			finish(g, victim, CURLE_ABORTED_BY_CALLBACK);
+			continue;
+		}
+		int running;
+		curl_multi_perform(g->multi, &running);
+		CURLMsg *msg;
+		int left;
+		bool freed = false;
+		while ((msg = curl_multi_info_read(g->multi, &left)))
+			if (msg->msg == CURLMSG_DONE) {
+				gate_xfer *x;
+				CURL *e = msg->easy_handle;
+				CURLcode rc = msg->data.result;
+				curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+				finish(g, x, rc);
+				freed = true;
+			}
+		/* A finished transfer frees a slot: dispatch again before sleeping. */
+		if (freed)
+			continue;
+		int64_t wait = (next - gw_mono_ns()) / 1000000;
+		if (wait < 0)
+			wait = 0;
+		if (wait > 1000)
+			wait = 1000;
+		curl_multi_poll(g->multi, NULL, 0, (int)wait, NULL);
+	}
+	free(rl.c);
+	return NULL;
+}
+
+int gate_dispatch_start(gate_srv *g)
+{
+	g->multi = curl_multi_init();
+	if (!g->multi)
+		return -1;
+	/* Idle connections to each upstream are kept for reuse. */
+	curl_multi_setopt(g->multi, CURLMOPT_MAXCONNECTS, (long)g->cfg.max_inflight * 2);
+	if (pthread_create(&g->thread, NULL, dispatch_main, g) != 0) {
+		curl_multi_cleanup(g->multi);
+		g->multi = NULL;
+		return -1;
+	}
+	g->thread_running = true;
+	return 0;
+}
+
+void gate_dispatch_stop(gate_srv *g)
+{
+	if (!g->thread_running)
+		return;
+	pthread_mutex_lock(&g->mu);
+	g->stopping = true;
+	pthread_mutex_unlock(&g->mu);
+	gate_dispatch_wake(g);
+	pthread_join(g->thread, NULL);
+	g->thread_running = false;
+	easy_pool_drain();
+	free(g->cand);
+	g->cand = NULL;
+	curl_multi_cleanup(g->multi);
+	g->multi = NULL;
+}

@@ -1,0 +1,119 @@
+/*
+ * model.c - the numbers a sweep is judged by: a least-squares memory model
+ * (peak = fixed + per-sample x batch) with the largest batch it predicts to
+ * fit, 95 % intervals over repeats, and the knee of a throughput curve.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "sweep/sweep.h"
+
+double sweep_t95(int dof)
+{
+	static const double t[] = {NAN,   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+	                           2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+	                           2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+	                           2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+	if (dof <= 0)
+		return NAN;
+	if (dof < (int)(sizeof t / sizeof *t))
+		return t[dof];
+	if (dof < 60)
+		return 2.00;
+	if (dof < 120)
+		return 1.98;
+	return 1.96;
+}
+
+void sweep_mean_ci(const double *xs, int n, double *mean, double *half)
+{
+	*mean = *half = NAN;
+	if (n <= 0)
+		return;
+	double s = 0;
+	for (int i = 0; i < n; i++)
+		s += xs[i];
+	*mean = s / n;
+	if (n < 2)
+		return;
+	double ss = 0;
+	for (int i = 0; i < n; i++)
+		ss += (xs[i] - *mean) * (xs[i] - *mean);
+	*half = sweep_t95(n - 1) * sqrt(ss / (n - 1) / n);
+}
+
+int sweep_knee(const double *thr, int n, double share)
+{
+	if (n <= 0)
+		return -1;
+	for (int i = 0; i + 1 < n; i++) {
+		if (isnan(thr[i]) || isnan(thr[i + 1]) || thr[i] <= 0)
+			return i;
+		if ((thr[i + 1] - thr[i]) / thr[i] < share)
+			return i;
+	}
+	return n - 1;
+}
+
+/* x where fixed + per_item x = limit, with its 95 % interval by the delta method. */
+static void solve(const sweep_memfit *f, double limit, double *x, double *lo, double *hi)
+{
+	*x = (limit - f->fixed) / f->per_item;
+	*lo = *hi = NAN;
+	if (isnan(f->se_fixed))
+		return;
+	double b = f->per_item;
+	double var = (f->se_fixed * f->se_fixed + *x * *x * f->se_per_item * f->se_per_item +
+	              2 * *x * f->cov) /
+	             (b * b);
+	double h = sweep_t95(f->n - 2) * sqrt(var > 0 ? var : 0);
+	*lo = *x - h;
+	*hi = *x + h;
+}
+
+bool sweep_memfit_fit(const double *batch, const double *peak_mib, int n, double total_mib,
+                      double headroom, sweep_memfit *out)
+{
+	*out = (sweep_memfit){.n = 0, .total_mib = total_mib, .headroom = headroom};
+	double sx = 0, sy = 0;
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (isnan(batch[i]) || isnan(peak_mib[i]))
+			continue;
+		sx += batch[i];
+		sy += peak_mib[i];
+		m++;
+	}
+	if (m < 2)
+		return false;
+	double mx = sx / m, my = sy / m, sxx = 0, sxy = 0, syy = 0;
+	for (int i = 0; i < n; i++) {
+		if (isnan(batch[i]) || isnan(peak_mib[i]))
+			continue;
+		sxx += (batch[i] - mx) * (batch[i] - mx);
+		sxy += (batch[i] - mx) * (peak_mib[i] - my);
+		syy += (peak_mib[i] - my) * (peak_mib[i] - my);
+	}
+	if (sxx <= 0)
+		return false;
+	out->n = m;
+	out->per_item = sxy / sxx;
+	out->fixed = my - out->per_item * mx;
+	if (out->per_item <= 0)
+		return false;
+	double sse = syy - out->per_item * sxy;
+	if (sse < 0)
+		sse = 0;
+	out->r2 = syy > 0 ? 1 - sse / syy : 1;
+	out->se_fixed = out->se_per_item = out->cov = NAN;
+	if (m >= 3) {
+		double s2 = sse / (m - 2);
+		out->se_per_item = sqrt(s2 / sxx);
+		out->se_fixed = sqrt(s2 * (1.0 / m + mx * mx / sxx));
+		out->cov = -mx * s2 / sxx;
+	}
+	solve(out, total_mib * (1 - headroom), &out->max_batch, &out->max_batch_lo,
+	      &out->max_batch_hi);
+	solve(out, total_mib, &out->boundary, &out->boundary_lo, &out->boundary_hi);
+	return true;
+}

@@ -1,0 +1,463 @@
+/*
+ * plan.c - the variables of a sweep and the configurations they make: by
+ * default the baseline (every variable at its first value) and then one
+ * variable changed at a time, because a gain can only be attributed to a
+ * variable when nothing else changed; --grid for the full product.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep/sweep.h"
+#include "util/parse.h"
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+	if (!q)
+		abort();
+	return q;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		abort();
+	return d;
+}
+
+void sweep_spec_init(sweep_spec *sp)
+{
+	memset(sp, 0, sizeof *sp);
+	sp->max_values = SWEEP_DEFAULT_MAX_VALUES;
+	sp->max_runs = SWEEP_DEFAULT_MAX_RUNS;
+	sp->repeat = 1;
+}
+
+void sweep_spec_free(sweep_spec *sp)
+{
+	for (int i = 0; i < sp->nvars; i++) {
+		for (int k = 0; k < sp->vars[i].nvalues; k++)
+			free(sp->vars[i].values[k]);
+		free(sp->vars[i].values);
+	}
+	sp->nvars = 0;
+}
+
+int sweep_var_index(const sweep_spec *sp, const char *name)
+{
+	for (int i = 0; i < sp->nvars; i++)
+		if (!strcmp(sp->vars[i].name, name))
+			return i;
+	return -1;
+}
+
+static bool valid_name(const char *s, size_t n)
+{
+	if (n == 0 || n >= SWEEP_NAME_MAX || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static void add_value(sweep_var *v, const char *s, size_t n)
+{
+	v->values = xrealloc(v->values, (size_t)(v->nvalues + 1) * sizeof *v->values);
+	char *d = malloc(n + 1);
+	if (!d)
+		abort();
+	memcpy(d, s, n);
+	d[n] = '\0';
+	v->values[v->nvalues++] = d;
+}
+
+/* "LO..HI[:STEP]" into v; false when not whole numbers in order. */
+static bool parse_range(const char *s, sweep_var *v)
+{
+	const char *dots = strstr(s, "..");
+	if (!dots)
+		return false;
+	char lo[32], rest[64];
+	size_t n = (size_t)(dots - s);
+	if (n == 0 || n >= sizeof lo || strlen(dots + 2) >= sizeof rest)
+		return false;
+	memcpy(lo, s, n);
+	lo[n] = '\0';
+	snprintf(rest, sizeof rest, "%s", dots + 2);
+	char *colon = strchr(rest, ':');
+	long long st = 0;
+	if (colon) {
+		*colon = '\0';
+		if (!gw_parse_int(colon + 1, 1, 1LL << 40, &st))
+			return false;
+	}
+	if (!gw_parse_int(lo, 1, 1LL << 40, &v->lo) || !gw_parse_int(rest, 1, 1LL << 40, &v->hi))
+		return false;
+	if (v->hi < v->lo)
+		return false;
+	v->step = st ? st : v->lo;
+	return true;
+}
+
+static int fail(char *err, size_t len, const char *fmt, const char *a, const char *b)
+{
+	snprintf(err, len, fmt, a, b);
+	return -1;
+}
+
+/* --search: the range of the searched variable. */
+static int parse_search(sweep_var *v, const char *arg, const char *rhs, char *err, size_t errlen)
+{
+	v->search = true;
+	v->pow2 = !strncmp(rhs, "pow2:", 5);
+	if (!parse_range(v->pow2 ? rhs + 5 : rhs, v))
+		return fail(err, errlen,
+		            "--search %s: '%s' is not a range of whole numbers (e.g. "
+		            "batch=pow2:8..4096, batch=16..512:16)",
+		            arg, rhs);
+	char lo[32];
+	snprintf(lo, sizeof lo, "%lld", v->lo);
+	add_value(v, lo, strlen(lo));
+	return 0;
+}
+
+/* --vary: a comma-separated list, or a range LO..HI[:STEP] of whole numbers. */
+static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const char *rhs,
+                      char *err, size_t errlen)
+{
+	sweep_var r = {0};
+	if (strstr(rhs, "..") && !strchr(rhs, ',')) {
+		if (!parse_range(!strncmp(rhs, "pow2:", 5) ? rhs + 5 : rhs, &r))
+			return fail(err, errlen,
+			            "--vary %s: '%s' is not a range of whole numbers (e.g. 1..8, "
+			            "pow2:1..64)",
+			            arg, rhs);
+		bool pow2 = !strncmp(rhs, "pow2:", 5);
+		for (long long x = r.lo; x <= r.hi; x = pow2 ? x * 2 : x + r.step) {
+			if (v->nvalues >= sp->max_values)
+				break;
+			char b[32];
+			snprintf(b, sizeof b, "%lld", x);
+			add_value(v, b, strlen(b));
+		}
+		if (v->nvalues >= sp->max_values && (pow2 ? r.hi / 2 >= r.lo : r.hi > r.lo))
+			goto too_many;
+		return 0;
+	}
+	for (const char *p = rhs;;) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n == 0)
+			return fail(err, errlen,
+			            "--vary %s: empty value in '%s' (values are v1,v2,...)", arg,
+			            rhs);
+		for (int k = 0; k < v->nvalues; k++)
+			if (strlen(v->values[k]) == n && !strncmp(v->values[k], p, n))
+				return fail(err, errlen, "--vary %s: value listed twice in '%s'",
+				            arg, rhs);
+		if (v->nvalues >= sp->max_values)
+			goto too_many;
+		add_value(v, p, n);
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return 0;
+too_many:
+	snprintf(err, errlen, "--vary %s: more than %d values (--max-values N raises the limit)",
+	         arg, sp->max_values);
+	return -1;
+}
+
+int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, char *err, size_t errlen)
+{
+	const char *opt = search ? "--search" : "--vary";
+	const char *eq = strchr(arg, '=');
+	if (!eq || !valid_name(arg, (size_t)(eq - arg))) {
+		snprintf(err, errlen, "%s %s: expected NAME=VALUES with NAME a word like workers",
+		         opt, arg);
+		return -1;
+	}
+	char name[SWEEP_NAME_MAX];
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	const char *rhs = eq + 1;
+	if (!*rhs) {
+		snprintf(err, errlen, "%s %s: empty list of values (e.g. %s=1,2,4)", opt, arg,
+		         name);
+		return -1;
+	}
+	if (sweep_var_index(sp, name) >= 0) {
+		snprintf(err, errlen, "%s %s: variable '%s' given twice", opt, arg, name);
+		return -1;
+	}
+	if (sp->nvars >= SWEEP_MAX_VARS) {
+		snprintf(err, errlen, "%s %s: at most %d variables", opt, arg, SWEEP_MAX_VARS);
+		return -1;
+	}
+	if (search)
+		for (int i = 0; i < sp->nvars; i++)
+			if (sp->vars[i].search) {
+				snprintf(err, errlen,
+				         "--search %s: only one variable can be searched", arg);
+				return -1;
+			}
+	sweep_var *v = &sp->vars[sp->nvars];
+	memset(v, 0, sizeof *v);
+	snprintf(v->name, sizeof v->name, "%s", name);
+	int rc = search ? parse_search(v, arg, rhs, err, errlen)
+	                : parse_list(sp, v, arg, rhs, err, errlen);
+	if (rc) {
+		for (int k = 0; k < v->nvalues; k++)
+			free(v->values[k]);
+		free(v->values);
+		memset(v, 0, sizeof *v);
+		return -1;
+	}
+	sp->nvars++;
+	return 0;
+}
+
+typedef struct {
+	const sweep_spec *sp;
+	bool used[SWEEP_MAX_VARS];
+	char bad[SWEEP_NAME_MAX + 8];
+} check_ctx;
+
+static int check_one(const char *name, size_t len, void *arg)
+{
+	check_ctx *cx = arg;
+	for (int i = 0; i < cx->sp->nvars; i++)
+		if (strlen(cx->sp->vars[i].name) == len &&
+		    !strncmp(cx->sp->vars[i].name, name, len)) {
+			cx->used[i] = true;
+			return 0;
+		}
+	snprintf(cx->bad, sizeof cx->bad, "%.*s",
+	         (int)(len < SWEEP_NAME_MAX ? len : SWEEP_NAME_MAX), name);
+	return -1;
+}
+
+static bool batch_like(const char *n)
+{
+	return !strcmp(n, "batch") || !strcmp(n, "batch_size") || !strcmp(n, "bs") ||
+	       !strcmp(n, "batchsize");
+}
+
+int sweep_spec_check(sweep_spec *sp, char *err, size_t errlen)
+{
+	if (sp->nvars == 0) {
+		snprintf(err, errlen,
+		         "nothing to sweep (give --vary NAME=V1,V2 or --search NAME=RANGE)");
+		return -1;
+	}
+	if (sp->ncmd == 0) {
+		snprintf(err, errlen, "no command given (gpuwhy sweep ... -- CMD {name} ...)");
+		return -1;
+	}
+	check_ctx cx = {.sp = sp};
+	for (int i = 0; i < sp->ncmd + sp->nenv; i++) {
+		const char *t = i < sp->ncmd ? sp->cmd[i] : strchr(sp->env[i - sp->ncmd], '=') + 1;
+		if (sweep_placeholders(t, check_one, &cx) != 0) {
+			snprintf(err, errlen,
+			         "unknown placeholder {%s} in '%s' (variables come from "
+			         "--vary/--search; "
+			         "{{ and }} are literal braces)",
+			         cx.bad, t);
+			return -1;
+		}
+	}
+	for (int i = 0; i < sp->nvars; i++)
+		if (!cx.used[i]) {
+			snprintf(
+			    err, errlen,
+			    "variable '%s' is used nowhere (put {%s} in the command or an --env)",
+			    sp->vars[i].name, sp->vars[i].name);
+			return -1;
+		}
+	if (sp->batch_var) {
+		if (sweep_var_index(sp, sp->batch_var) < 0) {
+			snprintf(err, errlen, "--batch-var %s: no such variable", sp->batch_var);
+			return -1;
+		}
+	} else {
+		for (int i = 0; i < sp->nvars; i++)
+			if (batch_like(sp->vars[i].name))
+				sp->batch_var = sp->vars[i].name;
+	}
+	return 0;
+}
+
+/* A file name from a configuration name: safe characters kept, a hash when any was changed. */
+static void file_name(const char *name, char *out, size_t len)
+{
+	size_t k = 0;
+	bool changed = false;
+	uint32_t h = 2166136261u;
+	for (const char *p = name; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		h = (h ^ ch) * 16777619u;
+		bool ok = isalnum(ch) || ch == '=' || ch == ',' || ch == '.' || ch == '-' ||
+		          ch == '_' || ch == '+';
+		if (k + 10 < len)
+			out[k++] = ok ? (char)ch : '_';
+		else
+			ok = false; /* cut short: the hash tells long names apart */
+		changed |= !ok;
+	}
+	out[k] = '\0';
+	if (changed)
+		snprintf(out + k, len - k, "~%06x", h & 0xffffffu);
+}
+
+void sweep_config_name(const sweep_spec *sp, sweep_config *c)
+{
+	size_t k = 0;
+	c->name[0] = '\0';
+	for (int i = 0; i < sp->nvars && k < sizeof c->name; i++)
+		k += (size_t)snprintf(c->name + k, sizeof c->name - k, "%s%s=%s", i ? "," : "",
+		                      sp->vars[i].name, c->val[i]);
+	file_name(c->name, c->file, sizeof c->file);
+}
+
+static sweep_config *plan_push(sweep_plan *pl)
+{
+	if (pl->n == pl->cap) {
+		pl->cap = pl->cap ? pl->cap * 2 : 16;
+		pl->c = xrealloc(pl->c, (size_t)pl->cap * sizeof *pl->c);
+	}
+	sweep_config *c = &pl->c[pl->n++];
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+static void baseline_vals(const sweep_spec *sp, sweep_config *c)
+{
+	for (int i = 0; i < sp->nvars; i++)
+		c->val[i] = sp->vars[i].values[0];
+	c->varied = -1;
+}
+
+int sweep_plan_add(sweep_plan *pl, const sweep_spec *sp, int v, const char *value)
+{
+	sweep_config tmp;
+	baseline_vals(sp, &tmp);
+	tmp.val[v] = value;
+	for (int i = 0; i < pl->n; i++) {
+		bool same = true;
+		for (int k = 0; k < sp->nvars && same; k++)
+			same = !strcmp(pl->c[i].val[k], tmp.val[k]);
+		if (same)
+			return i;
+	}
+	if (pl->nowned == pl->owned_cap) {
+		pl->owned_cap = pl->owned_cap ? pl->owned_cap * 2 : 16;
+		pl->owned = xrealloc(pl->owned, (size_t)pl->owned_cap * sizeof *pl->owned);
+	}
+	char *own = xstrdup(value);
+	pl->owned[pl->nowned++] = own;
+	sweep_config *c = plan_push(pl);
+	baseline_vals(sp, c);
+	c->val[v] = own;
+	c->varied = v;
+	sweep_config_name(sp, c);
+	return pl->n - 1;
+}
+
+static void plan_grid(const sweep_spec *sp, sweep_plan *pl)
+{
+	int idx[SWEEP_MAX_VARS] = {0};
+	for (;;) {
+		sweep_config *c = plan_push(pl);
+		int changed = -1, nchanged = 0;
+		for (int i = 0; i < sp->nvars; i++) {
+			c->val[i] = sp->vars[i].values[sp->vars[i].search ? 0 : idx[i]];
+			if (idx[i]) {
+				changed = i;
+				nchanged++;
+			}
+		}
+		/* A grid point off the baseline in one variable is also that variable's curve. */
+		c->varied = nchanged == 1 ? changed : (nchanged == 0 ? -1 : -2);
+		sweep_config_name(sp, c);
+		int i = sp->nvars - 1;
+		for (; i >= 0; i--) {
+			if (sp->vars[i].search)
+				continue;
+			if (++idx[i] < sp->vars[i].nvalues)
+				break;
+			idx[i] = 0;
+		}
+		if (i < 0)
+			return;
+	}
+}
+
+static void plan_one_at_a_time(const sweep_spec *sp, sweep_plan *pl);
+
+int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t errlen)
+{
+	memset(pl, 0, sizeof *pl);
+	long long runs = 1;
+	if (sp->grid) {
+		for (int i = 0; i < sp->nvars; i++)
+			runs *= sp->vars[i].search ? 1 : sp->vars[i].nvalues;
+	} else {
+		for (int i = 0; i < sp->nvars; i++)
+			runs += sp->vars[i].search ? 0 : sp->vars[i].nvalues - 1;
+	}
+	runs *= sp->repeat;
+	if (runs > sp->max_runs) {
+		snprintf(err, errlen,
+		         "%lld runs planned, more than %d (--max-runs N raises the limit)", runs,
+		         sp->max_runs);
+		return -1;
+	}
+	if (sp->grid)
+		plan_grid(sp, pl);
+	else
+		plan_one_at_a_time(sp, pl);
+	/* Names key the state file and the recordings: they must stay apart. */
+	for (int i = 0; i < pl->n; i++)
+		for (int k = 0; k < i; k++)
+			if (!strcmp(pl->c[i].name, pl->c[k].name) ||
+			    !strcmp(pl->c[i].file, pl->c[k].file)) {
+				snprintf(err, errlen,
+				         "values too long to tell configurations apart (%.60s...)",
+				         pl->c[i].name);
+				sweep_plan_free(pl);
+				return -1;
+			}
+	return 0;
+}
+
+static void plan_one_at_a_time(const sweep_spec *sp, sweep_plan *pl)
+{
+	sweep_config *b = plan_push(pl);
+	baseline_vals(sp, b);
+	sweep_config_name(sp, b);
+	for (int v = 0; v < sp->nvars; v++) {
+		if (sp->vars[v].search)
+			continue;
+		for (int k = 1; k < sp->vars[v].nvalues; k++) {
+			sweep_config *c = plan_push(pl);
+			baseline_vals(sp, c);
+			c->val[v] = sp->vars[v].values[k];
+			c->varied = v;
+			sweep_config_name(sp, c);
+		}
+	}
+}
+
+void sweep_plan_free(sweep_plan *pl)
+{
+	for (int i = 0; i < pl->nowned; i++)
+		free(pl->owned[i]);
+	free(pl->owned);
+	free(pl->c);
+	memset(pl, 0, sizeof *pl);
+}
