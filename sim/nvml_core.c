@@ -27,8 +27,19 @@ static int64_t mono_now(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Wall time used for timestamps while the clock is pinned: 2023-11-14 22:13:20 UTC. */
-#define SIM_PINNED_WALL_US 1700000000000000LL
+/*
+ * Wall clock (microseconds) when nvmlInit last succeeded. While the clock is
+ * pinned, the pinned instant is stamped with it, so timestamps are recent and
+ * a client asking for samples since "now - 1 s" gets some.
+ */
+static int64_t pinned_wall_us;
+
+static int64_t wall_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
 
 /* ---- time ---- */
 
@@ -56,7 +67,7 @@ static void time_now(sim_time *now)
 		now->pinned = true;
 		now->t = pinned;
 		now->epoch_mono = now->mono - (int64_t)llround(pinned * 1e9);
-		now->epoch_wall_us = SIM_PINNED_WALL_US;
+		now->epoch_wall_us = pinned_wall_us - (int64_t)llround(pinned * 1e6);
 		return;
 	}
 	now->pinned = false;
@@ -338,6 +349,20 @@ void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
 	*dbe_agg = g->ecc_dbe_agg + dbe;
 }
 
+/*
+ * Power with its noise added. While the power cap holds the clocks down the
+ * controller keeps the one-second average at or just under the enforced
+ * limit, so the noise only ever takes power below it (real boards hover a
+ * few watts under the cap, never over it).
+ */
+static double capped_power(double w, double noise, bool capped, double limit)
+{
+	if (capped)
+		return limit - fabs(noise);
+	w += noise;
+	return w > limit ? limit : w;
+}
+
 static unsigned clamp_mhz(double v)
 {
 	return v < 1 ? 1 : (unsigned)lround(v);
@@ -419,9 +444,11 @@ void sim_state_under_load(const struct nvmlDevice_st *d, const sim_time *now, do
 		in->reasons |= nvmlClocksEventReasonSwThermalSlowdown;
 	}
 	if (g->noise_power > 0) {
-		in->power_w += g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 1, slot);
-		in->power_now_w +=
-		    g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 2, slot);
+		double n1 = g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 1, slot);
+		double n2 = g->noise_power * sim_noise(seed, d->index, SIM_M_COUNT + 2, slot);
+		bool capped = (in->reasons & nvmlClocksEventReasonSwPowerCap) != 0;
+		in->power_w = capped_power(in->power_w, n1, capped, g->power_limit);
+		in->power_now_w = capped_power(in->power_now_w, n2, capped, g->power_limit);
 	}
 	if (g->noise_temp > 0)
 		in->temp_c += g->noise_temp * sim_noise(seed, d->index, SIM_M_COUNT + 3, slot);
@@ -574,6 +601,7 @@ static nvmlReturn_t init_locked(void)
 	sim_g.dir_mtime = -1;
 	sim_g.dir_fd = open(sim_g.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	sim_g.touched_at = mono_now();
+	pinned_wall_us = wall_now_us();
 	wl_scan();
 	sim_g.refs = 1;
 	return NVML_SUCCESS;
@@ -725,6 +753,41 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 	return nvmlSystemGetCudaDriverVersion(cudaDriverVersion);
 }
 
+/*
+ * The name the driver gives a process: the path it was started as (argv[0]
+ * from /proc/PID/cmdline, "/usr/bin/python3"), as nvidia-smi's process list
+ * shows it; the executable's path when the command line is empty (a zombie),
+ * and the short name only when neither can be read.
+ */
+static bool process_path(unsigned pid, char *out, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%u/cmdline", pid);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		size_t n = fread(out, 1, cap - 1, f);
+		fclose(f);
+		out[n] = '\0';
+		if (out[0])
+			return true;
+	}
+	snprintf(p, sizeof p, "/proc/%u/exe", pid);
+	ssize_t n = readlink(p, out, cap - 1);
+	if (n > 0) {
+		out[n] = '\0';
+		return true;
+	}
+	snprintf(p, sizeof p, "/proc/%u/comm", pid);
+	f = fopen(p, "re");
+	if (!f)
+		return false;
+	if (!fgets(out, (int)cap, f))
+		out[0] = '\0';
+	fclose(f);
+	out[strcspn(out, "\n")] = '\0';
+	return true;
+}
+
 nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
 {
 	sim_time now;
@@ -737,16 +800,10 @@ nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int
 	for (int i = 0; i < sim_g.scn->n_procs; i++)
 		if (sim_g.scn->procs[i].pid == pid)
 			return sim_leave(sim_copy_str(name, length, sim_g.scn->procs[i].name));
-	char p[64], comm[256];
-	snprintf(p, sizeof p, "/proc/%u/comm", pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
+	char exe[PATH_MAX];
+	if (!process_path(pid, exe, sizeof exe))
 		return sim_leave(NVML_ERROR_NOT_FOUND);
-	if (!fgets(comm, sizeof comm, f))
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	return sim_leave(sim_copy_str(name, length, comm));
+	return sim_leave(sim_copy_str(name, length, exe));
 }
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)

@@ -112,6 +112,55 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsig
 	return processes(device, infoCount, infos, SIM_PROC_GRAPHICS, false);
 }
 
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                      nvmlProcessInfo_t *infos)
+{
+	return processes(device, infoCount, infos, SIM_PROC_GRAPHICS, false);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                   nvmlProcessInfo_v1_t *infos)
+{
+	return processes(device, infoCount, infos, SIM_PROC_GRAPHICS, true);
+}
+
+/*
+ * Processes that reach the GPU through an MPS server: Volta and newer. The
+ * simulated host runs no MPS control daemon, so every process has a context
+ * of its own and this list is empty, as on a real host without MPS.
+ */
+static nvmlReturn_t mps_processes(nvmlDevice_t device, unsigned *count)
+{
+	DEV_BEGIN(device, count);
+	if (g->arch < NVML_DEVICE_ARCH_VOLTA)
+		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
+	*count = 0;
+	return sim_leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                        unsigned int *infoCount,
+                                                        nvmlProcessInfo_t *infos)
+{
+	(void)infos;
+	return mps_processes(device, infoCount);
+}
+
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                        unsigned int *infoCount,
+                                                        nvmlProcessInfo_t *infos)
+{
+	(void)infos;
+	return mps_processes(device, infoCount);
+}
+
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_v1_t *infos)
+{
+	(void)infos;
+	return mps_processes(device, infoCount);
+}
+
 /*
  * Per-process SM and memory shares over [a, b] of scenario time. Workloads
  * whose kernels overlapped were time-sliced: their shares are scaled so that

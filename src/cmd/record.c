@@ -2,12 +2,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/record_status.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "util/err.h"
@@ -24,29 +26,38 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy record -o FILE [--interval DUR] [--duration DUR] [--pid PID]\n"
-	      "\n"
-	      "Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
-	      "--duration has passed, or (with --pid) until that process and its children exit.\n"
-	      "\n"
-	      "  -o, --output FILE    recording to write (an existing recording is replaced)\n"
-	      "  -i, --interval DUR   sampling interval: 1s (default), 100ms, ... (10ms..1h)\n"
-	      "  -d, --duration DUR   stop after this long (10s, 10m, 2h)\n"
-	      "  -p, --pid PID        follow this process and its descendants\n",
-	      out);
+	fputs(
+	    "usage: gpuwhy record -o FILE [--interval DUR] [--duration DUR] [--pid PID] [--quiet]\n"
+	    "\n"
+	    "Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
+	    "--duration has passed, or (with --pid) until that process and its children exit.\n"
+	    "\n"
+	    "  -o, --output FILE    recording to write (an existing recording is replaced)\n"
+	    "  -i, --interval DUR   sampling interval: 1s (default), 100ms, ... (10ms..1h)\n"
+	    "  -d, --duration DUR   stop after this long (10s, 10m, 2h)\n"
+	    "  -p, --pid PID        follow this process and its descendants\n"
+	    "  -q, --quiet          no status line and no progress messages (errors only)\n"
+	    "\n"
+	    "On a terminal a status line shows, once a second, the time recorded, the\n"
+	    "samples written, the file's size and the live top finding.\n",
+	    out);
 }
 
 int cmd_record(int argc, char **argv, const gw_global *g)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},   {"interval", required_argument, NULL, 'i'},
-	    {"duration", required_argument, NULL, 'd'}, {"pid", required_argument, NULL, 'p'},
-	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"interval", required_argument, NULL, 'i'},
+	                                     {"duration", required_argument, NULL, 'd'},
+	                                     {"pid", required_argument, NULL, 'p'},
+	                                     {"quiet", no_argument, NULL, 'q'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	const char *out = NULL;
 	int64_t interval = 1000000000LL, duration = 0;
 	long long pid = 0;
+	bool quiet = false;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "o:i:d:p:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "o:i:d:p:qh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			out = optarg;
@@ -67,6 +78,9 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 			if (!gw_parse_int(optarg, 1, 4194304, &pid))
 				return gw_error(GW_EXIT_USAGE, "--pid", "a process id",
 				                "invalid PID '%s'", optarg);
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -93,8 +107,16 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	}
 	recorder *r;
 	recorder_opts ro = {.path = out, .interval_ns = interval, .gpu = gc};
+	/* The status line only where someone watches it: a terminal, and not --quiet. */
+	record_status *st =
+	    !quiet && isatty(STDERR_FILENO) ? record_status_new(gc, out, stderr) : NULL;
+	if (st) {
+		ro.on_snapshot = record_status_feed;
+		ro.arg = st;
+	}
 	int rc = recorder_open(&ro, &r);
 	if (rc) {
+		record_status_free(st);
 		gpu_close(gc);
 		return rc;
 	}
@@ -105,21 +127,29 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	if (pid)
 		recorder_follow(r, (int)pid);
 	recorder_start(r);
-	fprintf(stderr, "gpuwhy: recording to %s every %.3g s; Ctrl-C stops\n", out,
-	        (double)interval / 1e9);
+	if (!quiet)
+		fprintf(stderr, "gpuwhy: recording to %s every %.3g s; Ctrl-C stops\n", out,
+		        (double)interval / 1e9);
 	int64_t t0 = gw_mono_ns();
+	bool exited = false;
 	while (!record_stop) {
 		gw_sleep_ns(50000000LL);
-		if (duration && gw_mono_ns() - t0 >= duration)
+		int64_t el = gw_mono_ns() - t0;
+		if (duration && el >= duration)
 			break;
 		if (pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			fprintf(stderr, "gpuwhy: process %lld exited; recording stopped\n", pid);
+			exited = true;
 			break;
 		}
+		record_status_tick(st, recorder_samples(r), el);
 	}
 	long n;
 	rc = recorder_finish_stored(r, -1, &n) ? GW_EXIT_ENV : GW_EXIT_OK;
-	fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, out);
+	record_status_free(st);
+	if (exited && !quiet)
+		fprintf(stderr, "gpuwhy: process %lld exited; recording stopped\n", pid);
+	if (!quiet || rc)
+		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, out);
 	gpu_close(gc);
 	return rc;
 }

@@ -44,11 +44,7 @@ static void reason_text(const gpu_values *v, char *out, size_t len)
 		snprintf(out, len, "n/a");
 		return;
 	}
-	uint64_t mask = (uint64_t)v->v[GM_CLK_REASONS];
-	/* Idle is not a problem worth a word on this screen. */
-	gpu_reasons_words(mask & ~1ULL, out, len);
-	if (mask == 1ULL)
-		snprintf(out, len, "idle");
+	gpu_reasons_display((uint64_t)v->v[GM_CLK_REASONS], out, len);
 }
 
 static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)

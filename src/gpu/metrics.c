@@ -126,6 +126,43 @@ void gpu_reasons_words(uint64_t mask, char *out, size_t outlen)
 	}
 }
 
+/* nvidia-smi -q's names of the clock event reasons, by bit. */
+static const char *const reason_display[] = {
+    "Idle",
+    "Applications Clocks Setting",
+    "SW Power Cap",
+    "HW Slowdown",
+    "Sync Boost",
+    "SW Thermal Slowdown",
+    "HW Thermal Slowdown",
+    "HW Power Brake Slowdown",
+    "Display Clock Setting",
+};
+
+void gpu_reasons_display(uint64_t mask, char *out, size_t outlen)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	if (!mask) {
+		snprintf(out, outlen, "none");
+		return;
+	}
+	for (unsigned i = 0; i < 64; i++) {
+		if (!(mask & (1ULL << i)))
+			continue;
+		char unknown[40];
+		const char *nm = unknown;
+		if (i < sizeof reason_display / sizeof *reason_display)
+			nm = reason_display[i];
+		else
+			snprintf(unknown, sizeof unknown, "Unknown (0x%llx)", 1ULL << i);
+		int w = snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", n ? ", " : "", nm);
+		if (w < 0 || (size_t)w >= outlen - n)
+			return;
+		n += (size_t)w;
+	}
+}
+
 const char *gpu_arch_name(unsigned arch)
 {
 	static const char *const names[] = {"Unknown", "Unknown", "Kepler",   "Maxwell",

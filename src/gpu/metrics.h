@@ -126,6 +126,12 @@ double gpu_metric_dcgm_value(gpu_metric_id id, double v);
 const char *gpu_reason_name(uint64_t bit);
 /* Comma-separated words for a reason mask ("sw_power_cap,hw_thermal_slowdown"), "none" for 0. */
 void gpu_reasons_words(uint64_t mask, char *out, size_t outlen);
+/*
+ * The same mask in the driver's own words, as nvidia-smi -q lists "Clocks
+ * Event Reasons" ("Idle", "SW Power Cap, HW Slowdown"; "none" for 0): what
+ * every human-readable face shows.
+ */
+void gpu_reasons_display(uint64_t mask, char *out, size_t outlen);
 
 /* Architecture name from nvmlDeviceArchitecture_t, "Unknown" otherwise. */
 const char *gpu_arch_name(unsigned arch);

@@ -150,6 +150,52 @@ typedef struct {
 } nvmlProcessInfo_535_t;
 _Static_assert(sizeof(nvmlProcessInfo_535_t) == 32, "nvmlProcessInfo_535_t size");
 
+/* nvmlDeviceGetTemperatureV's argument; version = nvmlTemperature_v1. */
+typedef struct {
+	unsigned int version;
+	int sensorType; /* nvmlTemperatureSensors_t */
+	int temperature;
+} nvmlTemperature_t;
+_Static_assert(sizeof(nvmlTemperature_t) == 12, "nvmlTemperature_t size");
+_Static_assert(offsetof(nvmlTemperature_t, temperature) == 8, "nvmlTemperature_t.temperature");
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION(sizeof(nvmlTemperature_t), 1)
+
+/* Confidential Computing split of the framebuffer, in KiB. */
+typedef struct {
+	unsigned long long protectedMemSizeKib;
+	unsigned long long unprotectedMemSizeKib;
+} nvmlConfComputeMemSizeInfo_t;
+_Static_assert(sizeof(nvmlConfComputeMemSizeInfo_t) == 16, "nvmlConfComputeMemSizeInfo_t size");
+
+/* Windows driver models; the query is NOT_SUPPORTED on Linux. */
+typedef int nvmlDriverModel_t;
+enum { NVML_DRIVER_WDDM = 0, NVML_DRIVER_WDM = 1, NVML_DRIVER_MCDM = 2 };
+
+/*
+ * Entry points gpuwhy itself does not call but other NVML programs (nvtop,
+ * nvitop, gpustat, pynvml, nvidia-ml-py) look up: the simulator defines each,
+ * so those programs run unchanged on it. Same X(return, symbol, (parameters)).
+ */
+#define NVML_PEER_ENTRY_POINTS(X)                                                             \
+	X(nvmlReturn_t, nvmlDeviceGetDriverModel_v2,                                              \
+	  (nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending))        \
+	X(nvmlReturn_t, nvmlDeviceGetDriverModel,                                                 \
+	  (nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending))        \
+	X(nvmlReturn_t, nvmlDeviceGetConfComputeMemSizeInfo,                                      \
+	  (nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t * memInfo))                          \
+	X(nvmlReturn_t, nvmlDeviceGetTemperatureV,                                                \
+	  (nvmlDevice_t device, nvmlTemperature_t * temperature))                                 \
+	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v2,                                 \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
+	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,                                    \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))            \
+	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v3,                               \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
+	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v2,                               \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
+	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses,                                  \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))
+
 typedef struct {
 	unsigned int pid;
 	unsigned long long timeStamp;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report/report.h"
 
@@ -31,7 +32,10 @@ typedef struct {
 	double t0, t1; /* x range of every chart */
 	bool *gap;     /* samples where every job GPU idled */
 	bool *thr;     /* samples where a job GPU was throttled */
-	int ngpu_show; /* job GPUs drawn (at most 8) */
+	bool *lost;    /* samples after a job GPU fell off the bus */
+	bool any_gap, any_thr, any_lost;
+	double idle_pct; /* utilization at or below which a sample is idle (the diagnosis's) */
+	int ngpu_show;   /* job GPUs drawn (at most 8) */
 	int show[8];
 } hx;
 
@@ -106,6 +110,19 @@ static double nice_step(double span, int n)
 	return isfinite(st) && st > 0 ? st : 0;
 }
 
+/* Local wall-clock time (HH:MM:SS) of t seconds into the recording; "" when unknown. */
+static void clock_of(const hx *h, double t, char *out, size_t len)
+{
+	out[0] = '\0';
+	double w = h->tl->t0_wall + t;
+	if (!(h->tl->t0_wall > 0) || !isfinite(w) || w > 253402300799.0)
+		return;
+	time_t s = (time_t)floor(w);
+	struct tm tm;
+	if (localtime_r(&s, &tm))
+		strftime(out, len, "%H:%M:%S", &tm);
+}
+
 static void band_rect(const hx *h, double a, double b, double t0, double t1, const char *cls,
                       const char *tip)
 {
@@ -114,7 +131,10 @@ static void band_rect(const hx *h, double a, double b, double t0, double t1, con
 	fprintf(h->o, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"><title>",
 	        cls, a, MT, b - a, CH - MT - MB);
 	esc(h->o, tip);
-	fprintf(h->o, " %.1f-%.1f s</title></rect>\n", t0, t1);
+	char c0[16], c1[16];
+	clock_of(h, t0, c0, sizeof c0);
+	clock_of(h, t1, c1, sizeof c1);
+	fprintf(h->o, " %.1f-%.1f s (%s-%s)</title></rect>\n", t0, t1, c0, c1);
 }
 
 /*
@@ -150,6 +170,31 @@ static void bands(const hx *h, const bool *mask, const char *cls, const char *ti
 		band_rect(h, a, b, t0, t1, cls, tip);
 }
 
+/*
+ * Invisible columns across the plot whose tooltips give the time under the
+ * pointer as seconds and wall-clock time (the page runs no script), so a
+ * moment lines up with logs and Grafana. Shaded spans drawn on top keep
+ * their own tooltips.
+ */
+static void hover_strip(const hx *h)
+{
+	if (!(h->tl->t0_wall > 0))
+		return;
+	enum { COLS = 60 };
+	double dt = (h->t1 - h->t0) / COLS;
+	for (int k = 0; k < COLS; k++) {
+		double a = h->t0 + k * dt, b = a + dt;
+		char c0[16], c1[16];
+		clock_of(h, a, c0, sizeof c0);
+		clock_of(h, b, c1, sizeof c1);
+		fprintf(h->o,
+		        "<rect class=\"hov\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">"
+		        "<title>%.1f-%.1f s, %s-%s</title></rect>",
+		        X(h, a), MT, X(h, b) - X(h, a), CH - MT - MB, a, b, c0, c1);
+	}
+	fputc('\n', h->o);
+}
+
 static void chart_begin(const hx *h, const chart *c, const char *id, const char *title,
                         const char *unit)
 {
@@ -178,15 +223,22 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 		double t = (ceil(h->t0 / xs) + k) * xs;
 		if (t > h->t1 + 1e-9)
 			break;
-		fprintf(
-		    o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g s</text>",
-		    X(h, t), CH - 8, t);
+		char ck[16];
+		clock_of(h, t, ck, sizeof ck);
+		fprintf(o,
+		        "<text class=\"lbl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g "
+		        "s<title>%s</title></text>",
+		        X(h, t), CH - 8, t, ck);
 	}
 	fprintf(o, "\n<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", ML, CH - MB,
 	        CW - MR, CH - MB);
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
 	        CH - MB);
+	hover_strip(h);
 	bands(h, h->gap, "gap", "GPU idle");
+	bands(h, h->thr, "thr",
+	      "throttled: clocks held down (power cap, thermal or hardware slowdown)");
+	bands(h, h->lost, "lost", "GPU lost: fell off the bus");
 }
 
 /* Finding ranges (warn and error) as marks along the top of a chart. */
@@ -211,10 +263,29 @@ static void finding_marks(const hx *h)
 	fputc('\n', h->o);
 }
 
+/* The shaded spans present in this recording, with what each means. */
+static void band_legend(const hx *h)
+{
+	FILE *o = h->o;
+	if (h->any_gap)
+		fprintf(o,
+		        " <span class=\"sw gapk\"></span>GPU idle (utilization at or below %g %%, "
+		        "the diagnosis's idle threshold idle_util_pct)",
+		        h->idle_pct);
+	if (h->any_thr)
+		fputs(" <span class=\"sw thrk\"></span>throttled (SW Power Cap, SW/HW Thermal "
+		      "Slowdown, HW Slowdown or HW Power Brake)",
+		      o);
+	if (h->any_lost)
+		fputs(" <span class=\"sw lostk\"></span>GPU lost (off the bus)", o);
+}
+
 static void chart_end(const hx *h, const char *legend)
 {
 	finding_marks(h);
-	fprintf(h->o, "</svg>\n<div class=\"legend\">%s</div></figure>\n", legend);
+	fprintf(h->o, "</svg>\n<div class=\"legend\">%s", legend);
+	band_legend(h);
+	fputs("</div></figure>\n", h->o);
 }
 
 /* The pixel column of time t, bounded whatever t is (a damaged file may hold anything). */
@@ -331,14 +402,13 @@ static void chart_util(hx *h)
 			legend_add(leg, sizeof leg, col, true, lab);
 		}
 	}
-	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
 	chart_end(h, leg);
 }
 
 /* Memory, power, SM clock: each GPU's series against its capacity or limit. */
 static void chart_vs_limit(hx *h, const char *id, const char *title, const char *unit,
                            gpu_metric_id val, gpu_metric_id lim, gpu_metric_id lim2, double scale,
-                           const char *what, bool throttle_bands)
+                           const char *what)
 {
 	if (!any_gpu_series(h, val))
 		return;
@@ -350,9 +420,6 @@ static void chart_vs_limit(hx *h, const char *id, const char *title, const char 
 	chart c = {0, isnan(top) || top <= 0 ? 1 : top * 1.05};
 	char leg[2048] = "", lab[96];
 	chart_begin(h, &c, id, title, unit);
-	if (throttle_bands)
-		bands(h, h->thr, "thr",
-		      "clocks held down (power cap, thermal or hardware slowdown)");
 	for (int i = 0; i < h->ngpu_show; i++) {
 		int g = h->show[i];
 		const char *col = palette[i % 8];
@@ -368,10 +435,6 @@ static void chart_vs_limit(hx *h, const char *id, const char *title, const char 
 			legend_add(leg, sizeof leg, col, true, lab);
 		}
 	}
-	if (throttle_bands)
-		strncat(leg, "<span class=\"sw thrk\"></span>throttled ",
-		        sizeof leg - strlen(leg) - 1);
-	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
 	chart_end(h, leg);
 }
 
@@ -415,7 +478,6 @@ static void chart_host(hx *h)
 	legend_add(leg, sizeof leg, "#c62828", false, "busiest core");
 	legend_add(leg, sizeof leg, "#757575", false, "all cores");
 	legend_add(leg, sizeof leg, "#6a1b9a", true, "iowait");
-	strncat(leg, "<span class=\"sw gapk\"></span>GPU idle", sizeof leg - strlen(leg) - 1);
 	chart_end(h, leg);
 }
 
@@ -465,8 +527,7 @@ static void chart_steps(hx *h)
 	if (!isnan(p50))
 		hline(h, &c, 1e3 * p50, "#37474f", "median step time");
 	chart_end(h, "<span class=\"sw\" style=\"border-color:#37474f\"></span>step time "
-	             "<span class=\"sw d\" style=\"border-color:#37474f\"></span>median "
-	             "<span class=\"sw gapk\"></span>GPU idle");
+	             "<span class=\"sw d\" style=\"border-color:#37474f\"></span>median");
 }
 
 /* One row per finding with its time ranges, each linked to the finding's card. */
@@ -645,6 +706,25 @@ static void chain_list(hx *h)
 	fputs("</ol>\n", o);
 }
 
+/* The wall-clock start, local with its UTC offset and in UTC, for lining up with logs. */
+static void started_row(const hx *h)
+{
+	double w = h->tl->t0_wall;
+	if (!(w > 0) || w > 253402300799.0)
+		return;
+	time_t s = (time_t)floor(w);
+	struct tm lt, ut;
+	char l[40] = "", u[32] = "";
+	if (localtime_r(&s, &lt))
+		strftime(l, sizeof l, "%Y-%m-%d %H:%M:%S %z", &lt);
+	if (gmtime_r(&s, &ut))
+		strftime(u, sizeof u, "%Y-%m-%dT%H:%M:%SZ", &ut);
+	fprintf(h->o,
+	        "<tr><th>started</th><td>%s (%s); chart times are seconds from here, "
+	        "hover for the clock time</td></tr>\n",
+	        l, u);
+}
+
 static void header(hx *h, const diag_meta *meta)
 {
 	FILE *o = h->o;
@@ -669,6 +749,7 @@ static void header(hx *h, const diag_meta *meta)
 		esc(o, v);
 		fputs("</td></tr>\n", o);
 	}
+	started_row(h);
 	fprintf(o, "<tr><th>recorded</th><td>%.1f s, %d samples", tl->duration, tl->n);
 	if (tl->exit_status >= 0)
 		fprintf(o, ", exit status %d", tl->exit_status);
@@ -708,9 +789,79 @@ static const char css[] =
     "vertical-align:middle}.sw.d{border-top-style:dashed}"
     ".sw.gapk{height:10px;border:0;background:rgba(158,158,158,.35)}"
     ".sw.thrk{height:10px;border:0;background:rgba(255,152,0,.4)}"
+    ".lost{fill:#b71c1c;fill-opacity:.18}.hov{fill:#000;fill-opacity:0}"
+    ".sw.lostk{height:10px;border:0;background:rgba(183,28,28,.35)}"
     ".chain li{margin:6px 0}.ok{color:#2e7d32}.bad{color:#c62828}.na{color:#9e9e9e}"
     ":target{outline:3px solid #1e88e5;outline-offset:2px}"
     "code{font-size:13px}";
+
+/* When GPU g (a position) fell off the bus: its gpu_lost event, else NAN. */
+static double lost_at(const timeline *tl, int g)
+{
+	for (int i = 0; i < tl->nevents; i++)
+		if (tl->events[i].gpu == g && strcmp(tl->events[i].kind, TL_EV_GPU_LOST) == 0)
+			return tl->events[i].t;
+	return NAN;
+}
+
+/* A job GPU's sample is throttled when the power cap or a thermal/hardware slowdown holds it. */
+static bool throttled_at(const timeline *tl, int g, int s)
+{
+	double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
+	/* power cap, HW/thermal slowdowns; only exact integer masks count */
+	if (m >= 0 && m < 9007199254740992.0 && ((uint64_t)m & 0xECULL))
+		return true;
+	return tl_gpu_at(tl, g, GM_CLK_R_SW_POWER, s) >= 1 ||
+	       tl_gpu_at(tl, g, GM_CLK_R_HW_SLOW, s) >= 1 ||
+	       tl_gpu_at(tl, g, GM_CLK_R_HW_THERMAL, s) >= 1 ||
+	       tl_gpu_at(tl, g, GM_CLK_R_SW_THERMAL, s) >= 1;
+}
+
+/*
+ * The shaded spans. Idle is what the diagnosis calls idle: every job GPU at
+ * or below idle_util_pct (utilization, or the driver's sub-samples when that
+ * is absent). Throttled: any job GPU held down. Lost: after any job GPU fell
+ * off the bus (it has no readings to be idle or busy with).
+ */
+static void shade_masks(hx *h)
+{
+	const timeline *tl = h->tl;
+	diag_opts def;
+	diag_opts_default(&def);
+	h->idle_pct = (h->st->opts ? h->st->opts : &def)->th.idle_util_pct;
+	size_t n = tl->n ? (size_t)tl->n : 1;
+	h->gap = calloc(n, sizeof *h->gap);
+	h->thr = calloc(n, sizeof *h->thr);
+	h->lost = calloc(n, sizeof *h->lost);
+	if (!h->gap || !h->thr || !h->lost)
+		abort();
+	double lost_t = NAN;
+	for (int i = 0; i < h->ngpu_show; i++) {
+		double t = lost_at(tl, h->show[i]);
+		if (!isnan(t) && !(t >= lost_t))
+			lost_t = t;
+	}
+	for (int s = 0; s < tl->n; s++) {
+		int present = 0, idle_n = 0;
+		for (int i = 0; i < h->ngpu_show; i++) {
+			int g = h->show[i];
+			const double *a = activity(tl, g);
+			double u = a && !isnan(a[s])
+			               ? a[s]
+			               : 100 - tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
+			if (!isnan(u)) {
+				present++;
+				idle_n += u <= h->idle_pct;
+			}
+			h->thr[s] |= throttled_at(tl, g, s);
+		}
+		h->lost[s] = !isnan(lost_t) && tl->t[s] >= lost_t;
+		h->gap[s] = !h->lost[s] && present > 0 && idle_n == present;
+		h->any_gap |= h->gap[s];
+		h->any_thr |= h->thr[s];
+		h->any_lost |= h->lost[s];
+	}
+}
 
 const char *report_html_css(void)
 {
@@ -731,36 +882,7 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	for (int g = 0; g < r->ngpu && h.ngpu_show < 8; g++)
 		if (r->gpu[g].job)
 			h.show[h.ngpu_show++] = g;
-	/* Shade a sample when every job GPU idled most of it. */
-	const double idle_share = 50;
-	h.gap = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.gap);
-	h.thr = calloc(tl->n ? (size_t)tl->n : 1, sizeof *h.thr);
-	if (!h.gap || !h.thr)
-		abort();
-	for (int s = 0; s < tl->n; s++) {
-		int present = 0, idle_n = 0;
-		for (int i = 0; i < h.ngpu_show; i++) {
-			int g = h.show[i];
-			const double *a = activity(tl, g);
-			/* 100 - utilization, as the rules read it; driver sub-samples if absent */
-			double id = a && !isnan(a[s]) ? 100 - a[s]
-			                              : tl_gpu_at(tl, g, GM_UTIL_SAMPLES_IDLE, s);
-			if (!isnan(id)) {
-				present++;
-				idle_n += id > idle_share;
-			}
-			double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
-			/* power cap, HW/thermal slowdowns; only exact integer masks count */
-			if (m >= 0 && m < 9007199254740992.0 && ((uint64_t)m & 0xECULL))
-				h.thr[s] = true;
-			if (tl_gpu_at(tl, g, GM_CLK_R_SW_POWER, s) >= 1 ||
-			    tl_gpu_at(tl, g, GM_CLK_R_HW_SLOW, s) >= 1 ||
-			    tl_gpu_at(tl, g, GM_CLK_R_HW_THERMAL, s) >= 1 ||
-			    tl_gpu_at(tl, g, GM_CLK_R_SW_THERMAL, s) >= 1)
-				h.thr[s] = true;
-		}
-		h.gap[s] = present > 0 && idle_n == present;
-	}
+	shade_masks(&h);
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, "
@@ -786,11 +908,11 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	if (h.ngpu_show)
 		chart_util(&h);
 	chart_vs_limit(&h, "chart-mem", "GPU memory used against capacity", "GiB", GM_MEM_USED,
-	               GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, "memory used", false);
+	               GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, "memory used");
 	chart_vs_limit(&h, "chart-power", "Power draw against the limit", "W", GM_POWER_DRAW,
-	               GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, "power", false);
+	               GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, "power");
 	chart_vs_limit(&h, "chart-clocks", "SM clock against its maximum, throttled time shaded",
-	               "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, "SM clock", true);
+	               "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, "SM clock");
 	chart_pcie(&h);
 	chart_host(&h);
 	chart_steps(&h);
@@ -800,4 +922,5 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	      out);
 	free(h.gap);
 	free(h.thr);
+	free(h.lost);
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "report/report.h"
 #include "util/jsonw.h"
@@ -19,6 +20,26 @@ static void str(jsonw *w, const char *k, const char *v)
 {
 	jsonw_key(w, k);
 	jsonw_str(w, v);
+}
+
+/* Seconds into the recording as Unix time (null when the start is unknown). */
+static void wall(jsonw *w, const timeline *tl, const char *k, double t)
+{
+	num(w, k, tl->t0_wall > 0 ? tl->t0_wall + t : NAN);
+}
+
+/* The recording's wall-clock start as Unix time and as UTC ISO 8601 (null when unknown). */
+static void start_wall(jsonw *w, const timeline *tl)
+{
+	wall(w, tl, "start_wall", 0);
+	char day[24] = "", u[40] = "";
+	time_t s = (time_t)floor(tl->t0_wall);
+	struct tm ut;
+	if (tl->t0_wall > 0 && tl->t0_wall < 253402300799.0 && gmtime_r(&s, &ut) &&
+	    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &ut))
+		snprintf(u, sizeof u, "%s.%03dZ", day,
+		         (int)((tl->t0_wall - floor(tl->t0_wall)) * 1000) % 1000);
+	str(w, "start_wall_utc", u[0] ? u : NULL);
 }
 
 static void gpu_index(jsonw *w, const timeline *tl, int pos)
@@ -48,6 +69,8 @@ static void finding(jsonw *w, const timeline *tl, const diag_finding *f)
 		jsonw_obj_begin(w);
 		num(w, "from_s", f->ranges[i].t0);
 		num(w, "to_s", f->ranges[i].t1);
+		wall(w, tl, "from_wall", f->ranges[i].t0);
+		wall(w, tl, "to_wall", f->ranges[i].t1);
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
@@ -118,6 +141,7 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	const char *cuda = diag_meta_get(meta, "cuda_driver_version");
 	str(&w, "cuda", cuda ? cuda : diag_meta_get(meta, "cuda"));
 	num(&w, "duration_s", tl->duration);
+	start_wall(&w, tl);
 	jsonw_key(&w, "samples");
 	jsonw_int(&w, tl->n);
 	jsonw_key(&w, "exit_status");

@@ -360,15 +360,14 @@ static void fmt_pcie_io(const gpu_values *v, char *out, size_t len)
 	snprintf(out, len, "rx %s/s tx %s/s", rx, tx);
 }
 
-/* Throttle reasons worth a word (idle is not one). */
+/* The clock event reasons in the driver's words, as status shows them. */
 static void fmt_reasons(const gpu_values *v, char *out, size_t len)
 {
 	if (!v->ok[GM_CLK_REASONS]) {
 		snprintf(out, len, "n/a");
 		return;
 	}
-	uint64_t mask = (uint64_t)v->v[GM_CLK_REASONS] & ~1ULL;
-	gpu_reasons_words(mask, out, len);
+	gpu_reasons_display((uint64_t)v->v[GM_CLK_REASONS], out, len);
 }
 
 static bool reasons_bad(const gpu_values *v)
