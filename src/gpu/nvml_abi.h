@@ -176,24 +176,24 @@ enum { NVML_DRIVER_WDDM = 0, NVML_DRIVER_WDM = 1, NVML_DRIVER_MCDM = 2 };
  * nvitop, gpustat, pynvml, nvidia-ml-py) look up: the simulator defines each,
  * so those programs run unchanged on it. Same X(return, symbol, (parameters)).
  */
-#define NVML_PEER_ENTRY_POINTS(X)                                                             \
-	X(nvmlReturn_t, nvmlDeviceGetDriverModel_v2,                                              \
-	  (nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending))        \
-	X(nvmlReturn_t, nvmlDeviceGetDriverModel,                                                 \
-	  (nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending))        \
-	X(nvmlReturn_t, nvmlDeviceGetConfComputeMemSizeInfo,                                      \
-	  (nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t * memInfo))                          \
-	X(nvmlReturn_t, nvmlDeviceGetTemperatureV,                                                \
-	  (nvmlDevice_t device, nvmlTemperature_t * temperature))                                 \
-	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v2,                                 \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
-	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,                                    \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))            \
-	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v3,                               \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
-	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v2,                               \
-	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))               \
-	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses,                                  \
+#define NVML_PEER_ENTRY_POINTS(X)                                                                  \
+	X(nvmlReturn_t, nvmlDeviceGetDriverModel_v2,                                               \
+	  (nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending))         \
+	X(nvmlReturn_t, nvmlDeviceGetDriverModel,                                                  \
+	  (nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending))         \
+	X(nvmlReturn_t, nvmlDeviceGetConfComputeMemSizeInfo,                                       \
+	  (nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t * memInfo))                           \
+	X(nvmlReturn_t, nvmlDeviceGetTemperatureV,                                                 \
+	  (nvmlDevice_t device, nvmlTemperature_t * temperature))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses_v2,                                  \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                \
+	X(nvmlReturn_t, nvmlDeviceGetGraphicsRunningProcesses,                                     \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))             \
+	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v3,                                \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                \
+	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses_v2,                                \
+	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                \
+	X(nvmlReturn_t, nvmlDeviceGetMPSComputeRunningProcesses,                                   \
 	  (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))
 
 typedef struct {
