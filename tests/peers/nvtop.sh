@@ -3,7 +3,7 @@
 # on every shipped scenario prints every GPU with no error. nvtop is the one
 # in PATH, $NVTOP, or built once from ../shared/peers/nvtop (the peer sources
 # kept for benchmarks) into the build directory; skipped when none can be had.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../e2e/lib.bash"
 have_sim || skip "simulated GPU not built"
 B="${GPUWHY_BUILD:-$(dirname "$GPUWHY")}"
 NV="${NVTOP:-$(command -v nvtop || true)}"
