@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "doctor/internal.h"
+#include "gpu/xid.h"
 #include "util/child.h"
 
 #define KLOG_CAP (16u << 20) /* bytes read from a file or a tool */
@@ -230,47 +231,10 @@ bool dr_xid_parse(const char *line, dr_xid *out)
 
 const char *dr_xid_meaning(int xid, bool *hardware)
 {
-	/* Meanings from NVIDIA's Xid catalogue; hardware = the GPU or its link, not the app. */
-	static const struct {
-		int xid;
-		bool hw;
-		const char *what;
-	} t[] = {
-	    {13, false, "graphics engine exception (usually the application)"},
-	    {31, false, "GPU memory page fault (usually the application)"},
-	    {32, false, "invalid or corrupted push buffer stream"},
-	    {38, true, "driver firmware error"},
-	    {43, false, "GPU stopped processing (application fault)"},
-	    {45, false, "preemptive cleanup after earlier errors"},
-	    {48, true, "double-bit ECC error"},
-	    {54, true, "auxiliary power not connected"},
-	    {61, true, "internal micro-controller breakpoint"},
-	    {62, true, "internal micro-controller halt"},
-	    {63, false, "ECC page retirement or row remap recorded (reset to apply)"},
-	    {64, true, "ECC page retirement or row remap recording failed"},
-	    {68, false, "video decoder exception"},
-	    {69, false, "graphics engine class error"},
-	    {74, true, "NVLink error"},
-	    {79, true, "GPU has fallen off the bus"},
-	    {92, false, "high single-bit ECC error rate"},
-	    {94, false, "contained ECC error (the affected application was stopped)"},
-	    {95, true, "uncontained ECC error (reset the GPU)"},
-	    {109, false, "context switch timeout"},
-	    {119, true, "GSP RPC timeout"},
-	    {120, true, "GSP error"},
-	    {121, true, "C2C link error"},
-	    {140, true, "unrecovered ECC error"},
-	    {143, true, "GPU initialization failure"},
-	    {154, true, "GPU recovery action changed (reset or reboot required)"},
-	};
-	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
-		if (t[i].xid == xid) {
-			*hardware = t[i].hw;
-			return t[i].what;
-		}
-	}
-	*hardware = false;
-	return "see NVIDIA's Xid catalogue";
+	/* One table of Xid meanings for every face: the device layer's. */
+	const gpu_xid_info *x = gpu_xid_lookup(xid);
+	*hardware = x && x->hardware;
+	return gpu_xid_meaning(xid);
 }
 
 /* ---- PCIe AER ---- */
