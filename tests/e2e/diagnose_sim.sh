@@ -107,7 +107,10 @@ bg foreign rec foreign l4x2-foreign -- --workers 0 --cpu-ms 0 --gpu-ms 50 --step
 bg lost rec lost h100x1-lost -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 200
 bg xid rec xid "$FIX/h100x1-xid48.json" -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 50
 bg cpu cmdrec cpu h100x1 bash -c 'for i in $(seq 15); do echo "step $i"; sleep 0.1; done'
-bg fullidle rec fullidle h100x1 -- --workers 1 --cpu-ms 100 --gpu-ms 20 --steps 25 --mem-mib 76000
+# Memory held while the job waits on something that is not the host's CPU (a remote
+# service, a network read: --io-ms sleeps), so the GPU idles with its memory full.
+bg fullidle rec fullidle h100x1 -- --workers 1 --cpu-ms 0 --io-ms 100 --gpu-ms 20 --steps 25 \
+	--mem-mib 76000
 # The job in a container (its PID not ours, or not listed at all): GPU rules still run.
 bg chot rec chot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --hidden=pid --workers 0 --cpu-ms 0 \
 	--gpu-ms 50 --steps 40
@@ -223,7 +226,7 @@ assert_contains "$out" "double-bit ECC error" "the Xid's meaning"
 [ "$(sqlite3 "$T/xid.gpuwhy" "select count(*) from events where kind='xid' and value=48" 2>/dev/null || echo 1)" -ge 1 ] ||
 	fail "the Xid is an event of the recording"
 expect cpu not-on-gpu healthy
-expect fullidle memory-full-compute-idle
+expect fullidle memory-full-compute-idle data-starved
 
 expect chot throttled not-on-gpu
 assert_contains "$(findings chot)" "info not-checked" "container: what was not checked"
