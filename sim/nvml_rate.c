@@ -19,8 +19,9 @@ static double pcie_lane_bps(unsigned gen)
 
 /*
  * How much other work wanted the GPU over the last second, in GPUs: the
- * scenario's own load (other tenants) plus every other workload process's
- * busy share (two GPU-bound neighbours make 2).
+ * scenario's own load (other tenants) plus every other running workload
+ * process's busy share (two GPU-bound neighbours make 2). A process that has
+ * exited competes for nothing, whatever its last second was.
  */
 static double others_busy(const struct nvmlDevice_st *d, const sim_time *now, unsigned pid)
 {
@@ -33,7 +34,8 @@ static double others_busy(const struct nvmlDevice_st *d, const sim_time *now, un
 	}
 	double acc[SIM_ACC_N] = {0};
 	for (int i = 0; i < sim_g.n_wl; i++)
-		if (sim_g.wl[i].gpu == (unsigned)d->index && sim_g.wl[i].pid != pid)
+		if (sim_g.wl[i].gpu == (unsigned)d->index && sim_g.wl[i].pid != pid &&
+		    sim_wl_ref_alive(&sim_g.wl[i], now))
 			sim_wl_activity(sim_g.wl[i].f, now->mono - 1000000000LL, now->mono, acc);
 	busy += acc[SIM_ACC_BUSY];
 	return busy < 0 ? 0 : busy;
