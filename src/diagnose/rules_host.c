@@ -153,8 +153,9 @@ typedef struct {
 	double top_cpu;
 	unsigned top_pid;
 	int loaders, loaders_saturated; /* those without a GPU context: data-loader workers */
-	double fair;       /* the busiest foreign process's mean CPU, 0 when none recorded */
-	double loader_cpu; /* the loaders' summed mean CPU, % of one core */
+	double fair;         /* the busiest foreign process's mean CPU, 0 when none recorded */
+	double loader_cpu;   /* the loaders' summed mean CPU, % of one core */
+	int known, runnable; /* the tree's process samples with a state, and those in R */
 } worker_stats;
 
 /* Does pid of the tree hold a GPU context at some sample? */
@@ -194,6 +195,8 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		a[j].hot += p->cpu_pct >= c->th->core_saturated_pct;
 		a[j].known += p->state != 0;
 		a[j].runnable += p->state == 'R';
+		w->known += p->state != 0;
+		w->runnable += p->state == 'R';
 	}
 	/* On a host other processes load, a CPU-bound worker gets only its share
 	 * of a core: as much as the busiest foreign process (a hog) gets. */
@@ -239,13 +242,18 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 /* host-contention: the GPU waits while other processes, not the job, load the host. */
 static void host_contention(diag_ctx *c, uint64_t starving, int worst, double worst_idle,
                             double core_mean, double core_share, double iowait, double job_cpu,
-                            bool cpu_foreign, bool io_foreign)
+                            bool cpu_foreign, bool io_foreign, const worker_stats *w)
 {
 	const diag_thresholds *th = c->th;
 	foreign_proc *fp;
 	double ftotal;
 	int nf = foreign_procs(c, &fp, &ftotal);
-	diag_finding *f = dx_add(c, "host-contention", DIAG_WARN, nf > 0 ? 0.75 : 0.55);
+	/* A job whose processes seldom wait for a CPU (state R) is held back by
+	 * something else (I/O, a remote service): the others' load is beside it. */
+	double ready = w->known >= th->min_samples ? (double)w->runnable / w->known : NAN;
+	bool asleep = cpu_foreign && !io_foreign && !isnan(ready) && ready < 1 - th->runnable_share;
+	diag_finding *f =
+	    dx_add(c, "host-contention", DIAG_WARN, (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
 	f->gpus = starving;
 	char gl[64], who[160] = "";
 	dx_gpu_list(c, starving, gl, sizeof gl);
@@ -279,6 +287,9 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 		      th->core_saturated_pct, "%", -1);
 	if (io_foreign && !isnan(iowait))
 		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
+	if (!isnan(ready))
+		dx_ev(f, "process.state", "job samples runnable (R)", 100 * ready, NULL, NAN, "%",
+		      -1);
 	for (int i = 0; i < nf && i < 3; i++) {
 		char stat[64];
 		snprintf(stat, sizeof stat, "PID %u %.40s", fp[i].pid, fp[i].last->cmd);
@@ -298,6 +309,12 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 		        "an older gpuwhy?); the job's own CPU is low, so the load is not its own.");
 	}
 	dx_range_window(c, f);
+	if (asleep)
+		dx_note(f,
+		        "The job's processes were runnable in only %.0f %% of their samples: they "
+		        "mostly wait on something other than a CPU, so this load is probably not "
+		        "what holds the GPU back.",
+		        100 * ready);
 	dx_advice(c, f, "host-contention");
 	free(fp);
 }
@@ -486,7 +503,7 @@ void rule_data_starved(diag_ctx *c)
 	if (!cpu_cause && !worker_cause && !io_cause && !disk_cause) {
 		if ((cpu_foreign || io_foreign) && worst >= 0)
 			host_contention(c, starving, worst, worst_idle, core_mean, core_share,
-			                iowait, job_cpu, cpu_foreign, io_foreign);
+			                iowait, job_cpu, cpu_foreign, io_foreign, &w);
 		free(gap);
 		free(all);
 		return;

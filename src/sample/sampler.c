@@ -434,8 +434,10 @@ void sampler_stop(sampler *s)
 void sampler_finish(sampler *s)
 {
 	sampler_stop(s);
-	/* Never started (nothing to close), or the last tick is that moment already. */
-	if (!s->ticks || gw_mono_ns() - s->last_mono < 20000000LL)
+	/* Never started (nothing to close), or the last tick is this very moment
+	 * (within 1 ms). A tick a few ms old still comes before the job's exit,
+	 * which the closing sample must follow. */
+	if (!s->ticks || gw_mono_ns() - s->last_mono < 1000000LL)
 		return;
 	const snapshot *sn = sampler_tick(s);
 	if (s->o.cb)

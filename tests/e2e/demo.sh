@@ -24,8 +24,10 @@ assert_contains "$out" "argument --workers               1 -> $workers" "what ch
 # The claim quotes the comparison's own mean step times.
 read -r cb cc < <(sed -n 's/^  step time mean (ms) *\([0-9.]*\) *\([0-9.]*\).*/\1 \2/p' <<<"$out")
 read -r vb vc < <(sed -n 's/^Mean step: \([0-9]*\) ms with 1 worker, \([0-9]*\) ms with.*/\1 \2/p' <<<"$out")
-assert_eq "$vb" "$(printf '%.0f' "$cb")" "base mean step in the claim"
-assert_eq "$vc" "$(printf '%.0f' "$cc")" "candidate mean step in the claim"
+# (the claim rounds the exact mean to whole ms, the table shows it to 0.1 ms)
+near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=0.55)}'; }
+near "$vb" "$cb" || fail "base mean step in the claim: $vb ms, the comparison says $cb"
+near "$vc" "$cc" || fail "candidate mean step in the claim: $vc ms, the comparison says $cc"
 case $rc in
 0)
 	assert_contains "$out" "The fix worked" "claim"
