@@ -91,7 +91,23 @@ static void test_noisy_neighbour(void **state)
 	assert_string_equal(diag_top_finding(&r)->id, "host-contention");
 	assert_int_equal(r.chain[2].status, DIAG_STEP_PROBLEM);
 	assert_string_equal(r.chain[2].findings[0], "host-contention");
+	double conf_unknown = f->confidence;
 	diag_result_free(&r);
+
+	/* The same job with its processes asleep whenever sampled (waiting on I/O or a
+	 * remote service, not on a CPU): still said, but ranked lower, and why. */
+	for (int i = 0; i < tl->nprocs; i++)
+		if (tl->procs[i].in_tree)
+			tl->procs[i].state = 'S';
+	fx_run(tl, &r);
+	f = expect(&r, "host-contention", DIAG_WARN);
+	assert_float_equal(f->confidence, conf_unknown - 0.3, EPS);
+	assert_float_equal(fx_ev(f, "process.state", NULL)->value, 0, EPS);
+	assert_non_null(strstr(f->note, "runnable in only 0 %"));
+	diag_result_free(&r);
+	for (int i = 0; i < tl->nprocs; i++)
+		if (tl->procs[i].in_tree)
+			tl->procs[i].state = 0;
 
 	/* The job's own loader at a core: data-starved, the neighbour named in a note. */
 	set_tree(tl, 100, 100);
