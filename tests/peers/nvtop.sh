@@ -22,6 +22,13 @@ fi
 [ -n "$NV" ] && [ -x "$NV" ] || skip "no nvtop (none in PATH, no \$NVTOP, no peer sources)"
 SCN="${GPUWHY_SRC:?}/sim/scenarios"
 LIBDIR="$(dirname "$GPUWHY")/sim"
+# A sanitizer build's simulated library needs the ASan runtime loaded first,
+# which nvtop (built without it) does not bring: preload it (the suite's ASan pass).
+if grep -q __asan_init "$LIBDIR/libnvidia-ml.so.1" 2>/dev/null; then
+	rt=$(clang -print-file-name="libclang_rt.asan-$(uname -m).so" 2>/dev/null)
+	[ -f "$rt" ] || fail "the simulated library is an ASan build and clang's ASan runtime is missing"
+	export LD_PRELOAD="$rt" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+fi
 
 for f in "$SCN"/*.json; do
 	s=$(basename "$f" .json)
