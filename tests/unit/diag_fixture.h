@@ -153,4 +153,29 @@ static inline const diag_evidence *fx_ev(const diag_finding *f, const char *metr
 	return NULL;
 }
 
+/*
+ * The finding `id` at severity `sev`, with its advice and verification; fails
+ * the test, listing what did fire, when it is absent. (cmocka's assertions:
+ * include <cmocka.h> before this header to use these two.)
+ */
+#ifdef cmocka_unit_test
+static inline const diag_finding *fx_expect(const diag_result *r, const char *id, diag_severity sev)
+{
+	const diag_finding *f = diag_find(r, id);
+	if (!f)
+		fail_msg("expected finding %s, got: %s", id, fx_ids(r));
+	assert_int_equal(f->severity, sev);
+	assert_non_null(f->advice);
+	assert_non_null(f->verify);
+	return f;
+}
+
+/* Fails the test when the finding `id` fired. */
+static inline void fx_expect_none(const diag_result *r, const char *id)
+{
+	if (diag_find(r, id))
+		fail_msg("finding %s must not fire here; got: %s", id, fx_ids(r));
+}
+#endif
+
 #endif

@@ -15,23 +15,6 @@
 
 #define EPS 1e-6
 
-static const diag_finding *expect(const diag_result *r, const char *id, diag_severity sev)
-{
-	const diag_finding *f = diag_find(r, id);
-	if (!f)
-		fail_msg("expected finding %s, got: %s", id, fx_ids(r));
-	assert_int_equal(f->severity, sev);
-	assert_non_null(f->advice);
-	assert_non_null(f->verify);
-	return f;
-}
-
-static void expect_none(const diag_result *r, const char *id)
-{
-	if (diag_find(r, id))
-		fail_msg("finding %s must not fire here; got: %s", id, fx_ids(r));
-}
-
 /* Limit set to 450 W of a 700 W default; the power cap holds clocks at 1500 MHz under load. */
 static void cap(timeline *tl, double limit)
 {
@@ -52,7 +35,7 @@ static void test_power_capped(void **state)
 	cap(tl, 450);
 	diag_result r;
 	fx_run(tl, &r);
-	const diag_finding *f = expect(&r, "power-capped", DIAG_WARN);
+	const diag_finding *f = fx_expect(&r, "power-capped", DIAG_WARN);
 	assert_string_equal(f->title,
 	                    "GPU 0 power limit 450 W is below its default 700 W and holds "
 	                    "it back 100 % of busy time; clocks at 1500 of 1980 MHz (76 %)");
@@ -61,8 +44,8 @@ static void test_power_capped(void **state)
 	assert_float_equal(fx_ev(f, "power.default_limit", NULL)->value, 700, EPS);
 	assert_float_equal(fx_ev(f, "clocks.current.sm", NULL)->value, 1500, EPS);
 	assert_float_equal(fx_ev(f, "power.draw", NULL)->value, 445, EPS);
-	expect_none(&r, "throttled"); /* not told twice */
-	expect_none(&r, "healthy");
+	fx_expect_none(&r, "throttled"); /* not told twice */
+	fx_expect_none(&r, "healthy");
 	assert_string_equal(diag_top_finding(&r)->id, "power-capped");
 	diag_result_free(&r);
 
@@ -71,8 +54,8 @@ static void test_power_capped(void **state)
 	tl = fx_healthy();
 	cap(tl, FX_POWER_LIMIT);
 	fx_run(tl, &r);
-	expect_none(&r, "power-capped");
-	expect(&r, "throttled", DIAG_INFO);
+	fx_expect_none(&r, "power-capped");
+	fx_expect(&r, "throttled", DIAG_INFO);
 	diag_result_free(&r);
 
 	/* A lowered limit the job never reaches (clocks at full speed): nothing to say. */
@@ -85,8 +68,8 @@ static void test_power_capped(void **state)
 		tl_set_gpu(tl, 0, GM_POWER_DRAW, s, 500);
 	}
 	fx_run(tl, &r);
-	expect_none(&r, "power-capped");
-	expect(&r, "healthy", DIAG_INFO);
+	fx_expect_none(&r, "power-capped");
+	fx_expect(&r, "healthy", DIAG_INFO);
 	diag_result_free(&r);
 	tl_free(tl);
 }
@@ -103,8 +86,8 @@ static void test_memory_over_launch(void **state)
 	}
 	diag_result r;
 	fx_run(tl, &r);
-	expect(&r, "memory-bound", DIAG_WARN);
-	expect_none(&r, "launch-bound");
+	fx_expect(&r, "memory-bound", DIAG_WARN);
+	fx_expect_none(&r, "launch-bound");
 	assert_string_equal(diag_top_finding(&r)->id, "memory-bound");
 	diag_result_free(&r);
 
@@ -112,8 +95,8 @@ static void test_memory_over_launch(void **state)
 	for (int s = 0; s < tl->n; s++)
 		tl_set_gpu(tl, 0, GM_GPM_DRAM_ACTIVE, s, 20);
 	fx_run(tl, &r);
-	expect(&r, "launch-bound", DIAG_WARN);
-	expect_none(&r, "memory-bound");
+	fx_expect(&r, "launch-bound", DIAG_WARN);
+	fx_expect_none(&r, "memory-bound");
 	diag_result_free(&r);
 	tl_free(tl);
 }

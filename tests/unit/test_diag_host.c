@@ -17,23 +17,6 @@
 
 #define EPS 1e-6
 
-static const diag_finding *expect(const diag_result *r, const char *id, diag_severity sev)
-{
-	const diag_finding *f = diag_find(r, id);
-	if (!f)
-		fail_msg("expected finding %s, got: %s", id, fx_ids(r));
-	assert_int_equal(f->severity, sev);
-	assert_non_null(f->advice);
-	assert_non_null(f->verify);
-	return f;
-}
-
-static void expect_none(const diag_result *r, const char *id)
-{
-	if (diag_find(r, id))
-		fail_msg("finding %s must not fire here; got: %s", id, fx_ids(r));
-}
-
 /* GPU 0 idles 60 % with the driver samples swinging; core 1 saturated. */
 static void idle_gpu_busy_host(timeline *tl)
 {
@@ -76,8 +59,8 @@ static void test_noisy_neighbour(void **state)
 	foreign_hog(tl, 778, 20);
 	diag_result r;
 	fx_run(tl, &r);
-	expect_none(&r, "data-starved");
-	const diag_finding *f = expect(&r, "host-contention", DIAG_WARN);
+	fx_expect_none(&r, "data-starved");
+	const diag_finding *f = fx_expect(&r, "host-contention", DIAG_WARN);
 	assert_non_null(strstr(f->title, "other processes load the host: PID 777 ffmpeg -i big.mkv "
 	                                 "(195 %), PID 778"));
 	assert_non_null(strstr(f->title, "the job itself uses 1 % of a core"));
@@ -87,7 +70,7 @@ static void test_noisy_neighbour(void **state)
 	assert_float_equal(fx_ev(f, "process.cpu", "other processes")->value, 215, EPS);
 	assert_non_null(strstr(f->note, "of the host's 4 cores"));
 	assert_non_null(strstr(f->advice, "Other processes"));
-	expect_none(&r, "low-utilization");
+	fx_expect_none(&r, "low-utilization");
 	assert_string_equal(diag_top_finding(&r)->id, "host-contention");
 	assert_int_equal(r.chain[2].status, DIAG_STEP_PROBLEM);
 	assert_string_equal(r.chain[2].findings[0], "host-contention");
@@ -100,7 +83,7 @@ static void test_noisy_neighbour(void **state)
 		if (tl->procs[i].in_tree)
 			tl->procs[i].state = 'S';
 	fx_run(tl, &r);
-	f = expect(&r, "host-contention", DIAG_WARN);
+	f = fx_expect(&r, "host-contention", DIAG_WARN);
 	assert_float_equal(f->confidence, conf_unknown - 0.3, EPS);
 	assert_float_equal(fx_ev(f, "process.state", NULL)->value, 0, EPS);
 	assert_non_null(strstr(f->note, "runnable in only 0 %"));
@@ -112,9 +95,9 @@ static void test_noisy_neighbour(void **state)
 	/* The job's own loader at a core: data-starved, the neighbour named in a note. */
 	set_tree(tl, 100, 100);
 	fx_run(tl, &r);
-	f = expect(&r, "data-starved", DIAG_WARN);
+	f = fx_expect(&r, "data-starved", DIAG_WARN);
 	assert_non_null(strstr(f->note, "Other processes also load the host"));
-	expect_none(&r, "host-contention");
+	fx_expect_none(&r, "host-contention");
 	diag_result_free(&r);
 
 	/* A loader getting 40 % of a core where a hog gets 60 %: CPU-bound on a shared host,
@@ -124,8 +107,8 @@ static void test_noisy_neighbour(void **state)
 	set_tree(sh, 40, 40);
 	foreign_hog(sh, 779, 60);
 	fx_run(sh, &r);
-	expect(&r, "data-starved", DIAG_WARN);
-	expect_none(&r, "host-contention");
+	fx_expect(&r, "data-starved", DIAG_WARN);
+	fx_expect_none(&r, "host-contention");
 	diag_result_free(&r);
 	tl_free(sh);
 
@@ -136,14 +119,14 @@ static void test_noisy_neighbour(void **state)
 	set_tree(sh, 20, 20);
 	foreign_hog(sh, 780, 195);
 	fx_run(sh, &r);
-	expect(&r, "host-contention", DIAG_WARN); /* sleeping (state unknown): not its own */
+	fx_expect(&r, "host-contention", DIAG_WARN); /* sleeping (state unknown): not its own */
 	diag_result_free(&r);
 	for (int i = 0; i < sh->nprocs; i++)
 		if (sh->procs[i].in_tree)
 			sh->procs[i].state = 'R';
 	fx_run(sh, &r);
-	expect(&r, "data-starved", DIAG_WARN);
-	expect_none(&r, "host-contention");
+	fx_expect(&r, "data-starved", DIAG_WARN);
+	fx_expect_none(&r, "host-contention");
 	diag_result_free(&r);
 	tl_free(sh);
 
@@ -157,8 +140,8 @@ static void test_noisy_neighbour(void **state)
 		tl_set_host(io, HM_TREE_READ, s, 0);
 	}
 	fx_run(io, &r);
-	expect_none(&r, "data-starved");
-	f = expect(&r, "host-contention", DIAG_WARN);
+	fx_expect_none(&r, "data-starved");
+	f = fx_expect(&r, "host-contention", DIAG_WARN);
 	assert_non_null(strstr(f->title, "iowait is 40 %"));
 	diag_result_free(&r);
 	tl_free(io);
@@ -176,7 +159,7 @@ static void test_machine_wide_starved(void **state)
 		tl->procs[i].in_tree = false;
 	diag_result r;
 	fx_run(tl, &r);
-	const diag_finding *f = expect(&r, "data-starved", DIAG_WARN);
+	const diag_finding *f = fx_expect(&r, "data-starved", DIAG_WARN);
 	assert_non_null(strstr(f->note, "the CPU and I/O evidence is the whole host's"));
 	assert_true(f->confidence < 0.8);
 	diag_result_free(&r);
@@ -208,13 +191,13 @@ static void test_multi_gpu_starved(void **state)
 	timeline *tl = ranks_waiting(true);
 	diag_result r;
 	fx_run(tl, &r);
-	const diag_finding *f = expect(&r, "data-starved", DIAG_WARN);
+	const diag_finding *f = fx_expect(&r, "data-starved", DIAG_WARN);
 	assert_non_null(strstr(f->title, "GPUs 0, 1, 2 and 3 wait for data in every step"));
 	assert_non_null(strstr(f->title, "4 of 4 data-loader workers are at 100 %"));
 	assert_float_equal(fx_ev(f, "tree.cpu", "data-loader workers saturated")->value, 4, EPS);
 	assert_non_null(strstr(f->note, "not launch-bound"));
-	expect_none(&r, "launch-bound");
-	expect_none(&r, "sync-wait");
+	fx_expect_none(&r, "launch-bound");
+	fx_expect_none(&r, "sync-wait");
 	assert_string_equal(diag_top_finding(&r)->id, "data-starved");
 	diag_result_free(&r);
 	tl_free(tl);
@@ -222,8 +205,8 @@ static void test_multi_gpu_starved(void **state)
 	/* The same GPUs with idle loaders and the ranks' own threads busy: launch-bound. */
 	tl = ranks_waiting(false);
 	fx_run(tl, &r);
-	expect(&r, "launch-bound", DIAG_WARN);
-	expect_none(&r, "data-starved");
+	fx_expect(&r, "launch-bound", DIAG_WARN);
+	fx_expect_none(&r, "data-starved");
 	diag_result_free(&r);
 	tl_free(tl);
 
@@ -235,9 +218,9 @@ static void test_multi_gpu_starved(void **state)
 	for (int s = 0; s < tl->n; s++)
 		tl_set_host(tl, HM_TREE_CPU, s, 4 * 45 + 20);
 	fx_run(tl, &r);
-	f = expect(&r, "data-starved", DIAG_WARN);
+	f = fx_expect(&r, "data-starved", DIAG_WARN);
 	assert_non_null(strstr(f->title, "on a saturated host"));
-	expect_none(&r, "launch-bound");
+	fx_expect_none(&r, "launch-bound");
 	diag_result_free(&r);
 	tl_free(tl);
 }
@@ -263,7 +246,7 @@ static void test_sync_wait_steady(void **state)
 		}
 	diag_result r;
 	fx_run(tl, &r);
-	const diag_finding *f = expect(&r, "sync-wait", DIAG_WARN);
+	const diag_finding *f = fx_expect(&r, "sync-wait", DIAG_WARN);
 	assert_non_null(strstr(f->title, "GPUs 1, 2 and 3 wait in step for GPU 0"));
 	const diag_evidence *e = fx_ev(f, "power.draw", "shortfall of the waiting GPUs (steady");
 	assert_non_null(e);
@@ -278,7 +261,7 @@ static void test_sync_wait_steady(void **state)
 		for (int g = 0; g < 4; g++)
 			tl_set_gpu(tl, g, GM_POWER_DRAW, s, (s % 2 ? g == 0 : g == 1) ? 500 : 420);
 	fx_run(tl, &r);
-	expect_none(&r, "sync-wait");
+	fx_expect_none(&r, "sync-wait");
 	diag_result_free(&r);
 	tl_free(tl);
 }

@@ -16,23 +16,6 @@
 
 #define EPS 1e-6
 
-static const diag_finding *expect(const diag_result *r, const char *id, diag_severity sev)
-{
-	const diag_finding *f = diag_find(r, id);
-	if (!f)
-		fail_msg("expected finding %s, got: %s", id, fx_ids(r));
-	assert_int_equal(f->severity, sev);
-	assert_non_null(f->advice);
-	assert_non_null(f->verify);
-	return f;
-}
-
-static void expect_none(const diag_result *r, const char *id)
-{
-	if (diag_find(r, id))
-		fail_msg("finding %s must not fire here; got: %s", id, fx_ids(r));
-}
-
 /* 89 C with thermal slowdown in 25 of every 30 samples. */
 static void hot(timeline *tl)
 {
@@ -56,12 +39,12 @@ static void test_machine_wide_hot(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	assert_int_equal(r.njob, 1);
-	const diag_finding *f = expect(&r, "throttled", DIAG_ERROR);
+	const diag_finding *f = fx_expect(&r, "throttled", DIAG_ERROR);
 	assert_string_equal(diag_top_finding(&r)->id, "throttled");
 	assert_float_equal(fx_ev(f, "clocks_event_reasons", "thermal")->value, 100.0 * 100 / 120,
 	                   EPS);
-	expect_none(&r, "healthy");
-	f = expect(&r, "not-checked", DIAG_INFO);
+	fx_expect_none(&r, "healthy");
+	f = fx_expect(&r, "not-checked", DIAG_INFO);
 	assert_non_null(strstr(f->title, "not visible"));
 	assert_non_null(strstr(f->title, "host-wide"));
 	assert_non_null(strstr(f->note, "not-on-gpu"));
@@ -75,19 +58,19 @@ static void test_machine_wide_hot(void **state)
 	for (int s = 0; s < tl->n; s++)
 		fx_proc(tl, s, 912345, 0, false, false, 40000, NAN);
 	fx_run(tl, &r);
-	expect(&r, "throttled", DIAG_ERROR);
-	expect_none(&r, "not-on-gpu");
-	expect_none(&r, "contention"); /* not a leak: nothing resolves here */
-	expect(&r, "not-checked", DIAG_INFO);
+	fx_expect(&r, "throttled", DIAG_ERROR);
+	fx_expect_none(&r, "not-on-gpu");
+	fx_expect_none(&r, "contention"); /* not a leak: nothing resolves here */
+	fx_expect(&r, "not-checked", DIAG_INFO);
 	diag_result_free(&r);
 	tl->nprocs = 0;
 
 	/* Following a job whose processes are not visible there: the same, and no not-on-gpu. */
 	tl->have_root = true;
 	fx_run(tl, &r);
-	expect(&r, "throttled", DIAG_ERROR);
-	expect_none(&r, "not-on-gpu");
-	f = expect(&r, "not-checked", DIAG_INFO);
+	fx_expect(&r, "throttled", DIAG_ERROR);
+	fx_expect_none(&r, "not-on-gpu");
+	f = fx_expect(&r, "not-checked", DIAG_INFO);
 	assert_non_null(strstr(f->title, "job's processes are not visible"));
 	assert_int_equal(diag_exit_code(&r), 1);
 	diag_result_free(&r);
@@ -107,7 +90,7 @@ static void test_machine_wide_pcie(void **state)
 	}
 	diag_result r;
 	fx_run(tl, &r);
-	expect(&r, "pcie-degraded", DIAG_WARN);
+	fx_expect(&r, "pcie-degraded", DIAG_WARN);
 	assert_string_equal(diag_top_finding(&r)->id, "pcie-degraded");
 	diag_result_free(&r);
 	tl_free(tl);
@@ -128,14 +111,14 @@ static void test_scope_memory_only(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	assert_int_equal(r.njob, 1);
-	expect(&r, "memory-full-compute-idle", DIAG_WARN);
+	fx_expect(&r, "memory-full-compute-idle", DIAG_WARN);
 	diag_result_free(&r);
 	for (int s = 0; s < tl->n; s++)
 		tl_set_gpu(tl, 0, GM_MEM_USED, s, 300);
 	fx_run(tl, &r);
 	assert_int_equal(r.njob, 0);
-	expect_none(&r, "not-checked");
-	expect_none(&r, "low-utilization");
+	fx_expect_none(&r, "not-checked");
+	fx_expect_none(&r, "low-utilization");
 	diag_result_free(&r);
 	tl_free(tl);
 }
@@ -160,13 +143,13 @@ static void test_too_little_data(void **state)
 	p->cpu_pct = 100;
 	diag_result r;
 	fx_run(tl, &r);
-	const diag_finding *f = expect(&r, "too-little-data", DIAG_INFO);
+	const diag_finding *f = fx_expect(&r, "too-little-data", DIAG_INFO);
 	assert_string_equal(f->title, "3 samples over 0.6 s: too short to judge; record longer or "
 	                              "use --interval 100ms");
 	assert_float_equal(fx_ev(f, "samples", "in the analysed window")->value, 3, EPS);
 	assert_float_equal(fx_ev(f, "samples", "in the analysed window")->threshold, 5, EPS);
 	assert_int_equal(diag_exit_code(&r), 0);
-	expect_none(&r, "healthy");
+	fx_expect_none(&r, "healthy");
 	for (int i = 0; i < r.n; i++)
 		assert_true(r.f[i].severity < DIAG_ERROR);
 	assert_string_equal(diag_top_finding(&r)->id, "too-little-data");
@@ -175,9 +158,9 @@ static void test_too_little_data(void **state)
 
 	tl = tl_new(1, 2);
 	fx_run(tl, &r);
-	f = expect(&r, "too-little-data", DIAG_INFO);
+	f = fx_expect(&r, "too-little-data", DIAG_INFO);
 	assert_non_null(strstr(f->title, "No samples"));
-	expect_none(&r, "healthy");
+	fx_expect_none(&r, "healthy");
 	assert_int_equal(r.n, 1);
 	diag_result_free(&r);
 	tl_free(tl);
