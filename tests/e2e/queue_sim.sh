@@ -58,9 +58,11 @@ done
 # --- simulated OOM: under-declared task fails, is retried with more headroom, succeeds
 new_queue q3
 q config per-gpu 4 >/dev/null
-"$GPUWHY" --sim h100x1 queue add --mem 50G -n big -- $(train 60 50000) >/dev/null
-until_true 30 sh -c "[ \"\$($GPUWHY queue gpus --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"gpus\"][0][\"tasks\"])' 2>/dev/null)\" = 1 ]" ||
-	fail "the big task did not start"
+"$GPUWHY" --sim h100x1 queue add --mem 50G -n big -- $(train 150 50000) >/dev/null
+# Started is not enough: the under-declared task must meet the big one's
+# 50 GB already allocated, or a slow start lets it fit and never OOM.
+until_true 30 sh -c "[ \"\$($GPUWHY queue gpus --json | python3 -c 'import json,sys; g = json.load(sys.stdin)[\"gpus\"][0]; print(g[\"tasks\"] == 1 and (g[\"free_mib\"] or 1e9) < 40000)' 2>/dev/null)\" = True ]" ||
+	fail "the big task did not start and allocate its memory"
 "$GPUWHY" --sim h100x1 queue add --mem 20G --retries 2 --retry-delay 500ms -n under -- $(train 5 40000) >/dev/null
 q wait 2 --timeout 120s || fail "the OOM task did not end done: $(q show 2)"
 q show 2 --json | python3 -c '
