@@ -365,24 +365,39 @@ static int missing_ids(const diag_result *a, const diag_result *b, const char **
 	return n;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of d[0..n) (n >= 1), sorting a copy. NAN when out of memory. */
+static double median_of(const double *d, int n)
+{
+	double *c = malloc((size_t)n * sizeof *c);
+	if (!c)
+		return NAN;
+	memcpy(c, d, (size_t)n * sizeof *c);
+	qsort(c, (size_t)n, sizeof *c, dbl_cmp);
+	double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return m;
+}
+
 /*
- * How far the two halves of one run's steps disagree, in % of its mean: the
- * drift the machine's own state (other load, clocks) gives a run that does not
- * change. A difference between two runs smaller than that is not the change's.
+ * How far the two halves of one run's steps disagree, in % of its median:
+ * the drift the machine's own state (other load, clocks) gives a run that
+ * does not change. A difference between two runs smaller than that is not
+ * the change's. Medians, so that a few steps stalled by a burst of other
+ * load do not make every comparison on a busy machine "no change"; a
+ * lasting shift of the step time still moves the median of its half.
  */
 static double step_drift_pct(const double *d, int n)
 {
 	if (n < 2 * DIAG_COMPARE_DRIFT_MIN_HALF)
 		return NAN;
-	double a = 0, b = 0;
 	int h = n / 2;
-	for (int i = 0; i < h; i++)
-		a += d[i];
-	for (int i = h; i < n; i++)
-		b += d[i];
-	a /= h;
-	b /= n - h;
-	double m = (a * h + b * (n - h)) / n;
+	double a = median_of(d, h), b = median_of(d + h, n - h), m = median_of(d, n);
 	return m > 0 ? 100 * fabs(b - a) / m : NAN;
 }
 

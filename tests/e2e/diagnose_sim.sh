@@ -181,7 +181,21 @@ assert_contains "$("$GPUWHY" report "$T/starved.gpuwhy")" "DataLoader" "data-sta
 # ... and cheaper preparation (decoded offline) fixes it: compare says faster, with one
 # change. (More workers need free cores; this machine may have two.)
 out=$("$GPUWHY" compare "$T/starved.gpuwhy" "$T/cheap.gpuwhy")
-assert_contains "$out" "The candidate is FASTER" "compare after cheaper preparation"
+# Faster, unless other load made a run's own halves disagree by more than
+# the change (then compare must say the change is below that drift, not
+# claim a speed-up it cannot tell from the machine's noise).
+drift=$("$GPUWHY" compare "$T/starved.gpuwhy" "$T/cheap.gpuwhy" --format json | python3 -c '
+import json, sys
+c = json.load(sys.stdin)
+d, m = c["step_mean_diff_pct"], c["min_meaningful_diff_pct"]
+print("masked %.0f %.0f" % (d, m) if d is not None and d < 0 and abs(d) < m and c["below_min_meaningful_diff"] else "clear")')
+case $drift in
+masked*)
+	echo "note: a busy machine: the runs drift more than the change ($drift)"
+	assert_contains "$out" "No meaningful change" "compare under drift larger than the change"
+	;;
+*) assert_contains "$out" "The candidate is FASTER" "compare after cheaper preparation" ;;
+esac
 assert_contains "$out" "argument --cpu-ms                100 -> 0" "compare names the change"
 # The fixed finding is listed as gone when it is gone: a host with no core to spare
 # can still starve the cheaper run, and then compare must not claim it fixed.
