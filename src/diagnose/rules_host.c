@@ -252,8 +252,8 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 	 * something else (I/O, a remote service): the others' load is beside it. */
 	double ready = w->known >= th->min_samples ? (double)w->runnable / w->known : NAN;
 	bool asleep = cpu_foreign && !io_foreign && !isnan(ready) && ready < 1 - th->runnable_share;
-	diag_finding *f =
-	    dx_add(c, "host-contention", DIAG_WARN, (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
+	diag_finding *f = dx_add(c, DIAG_R_HOST_CONTENTION, DIAG_WARN,
+	                         (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
 	f->gpus = starving;
 	char gl[64], who[160] = "";
 	dx_gpu_list(c, starving, gl, sizeof gl);
@@ -277,27 +277,32 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 		dx_title(
 		    f, "%s idle %.0f %% of %s while iowait is %.0f %% from other processes' I/O%s",
 		    gl, worst_idle, c->span, iowait, jc);
-	dx_ev(f, dx_act_key(c, worst), "idle share (100 - mean)", worst_idle,
-	      ">=", th->starved_idle_pct, "%", worst);
+	DX_EV(f, worst, .metric = dx_act_key(c, worst), .stat = "idle share (100 - mean)",
+	      .value = worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct, .unit = "%");
 	if (!isnan(core_share))
-		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
-		      ">=", 100 * th->saturated_share, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
+		      .stat = "share of gap samples saturated", .value = 100 * core_share,
+		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(job_cpu))
-		dx_ev(f, "tree.cpu", "mean during gaps (% of one core)", job_cpu, "<",
-		      th->core_saturated_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
+		      .stat = "mean during gaps (% of one core)", .value = job_cpu, .cmp = "<",
+		      .threshold = th->core_saturated_pct, .unit = "%");
 	if (io_foreign && !isnan(iowait))
-		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean during gaps",
+		      .value = iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(ready))
-		dx_ev(f, "process.state", "job samples runnable (R)", 100 * ready, NULL, NAN, "%",
-		      -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_STATE, .stat = "job samples runnable (R)",
+		      .value = 100 * ready, .unit = "%");
 	for (int i = 0; i < nf && i < 3; i++) {
 		char stat[64];
 		snprintf(stat, sizeof stat, "PID %u %.40s", fp[i].pid, fp[i].last->cmd);
-		dx_ev(f, "process.cpu", stat, fp[i].cpu, NULL, NAN, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU, .stat = stat, .value = fp[i].cpu,
+		      .unit = "%");
 	}
 	if (nf) {
-		dx_ev(f, "process.cpu", "other processes, summed (% of one core)", ftotal, NULL,
-		      NAN, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU,
+		      .stat = "other processes, summed (% of one core)", .value = ftotal,
+		      .unit = "%");
 		double cap = 100.0 * (c->tl->ncpu > 0 ? c->tl->ncpu : 1);
 		dx_note(f,
 		        "Other processes took %.0f %% of one core (%.0f %% of the host's %d "
@@ -315,7 +320,7 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 		        "mostly wait on something other than a CPU, so this load is probably not "
 		        "what holds the GPU back.",
 		        100 * ready);
-	dx_advice(c, f, "host-contention");
+	dx_advice(c, f, NULL);
 	free(fp);
 }
 
@@ -517,7 +522,7 @@ void rule_data_starved(diag_ctx *c)
 		conf += 0.15; /* every rank waits while the loaders are saturated */
 	if (!followed)
 		conf -= 0.15; /* host-wide evidence: the load may be someone else's */
-	diag_finding *f = dx_add(c, "data-starved", DIAG_WARN, conf > 0.95 ? 0.95 : conf);
+	diag_finding *f = dx_add(c, DIAG_R_DATA_STARVED, DIAG_WARN, conf > 0.95 ? 0.95 : conf);
 	f->gpus = starving;
 	char gl[64], why[128];
 	dx_gpu_list(c, starving, gl, sizeof gl);
@@ -548,41 +553,47 @@ void rule_data_starved(diag_ctx *c)
 
 	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
 	if (waiting)
-		dx_ev(f, "gpm.sm_active", "idle share of the SMs (100 - mean)", worst_idle,
-		      ">=", 100 - th->launch_sm_active_pct, "%", worst);
+		DX_EV(f, worst, .metric = DX_GM(GPM_SM_ACTIVE),
+		      .stat = "idle share of the SMs (100 - mean)", .value = worst_idle,
+		      .cmp = ">=", .threshold = 100 - th->launch_sm_active_pct, .unit = "%");
 	else
-		dx_ev(f, dx_act_key(c, worst),
-		      c->act[worst] ? "idle share (100 - mean)" : "mean idle share", worst_idle,
-		      ">=", th->starved_idle_pct, "%", worst);
+		DX_EV(f, worst, .metric = dx_act_key(c, worst),
+		      .stat = c->act[worst] ? "idle share (100 - mean)" : "mean idle share",
+		      .value = worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct,
+		      .unit = "%");
 	if (!isnan(core_share))
-		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
-		      ">=", 100 * th->saturated_share, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
+		      .stat = "share of gap samples saturated", .value = 100 * core_share,
+		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(core_mean))
-		dx_ev(f, "cpu.busy.max", "mean during gaps", core_mean,
-		      ">=", th->core_saturated_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = "mean during gaps",
+		      .value = core_mean, .cmp = ">=", .threshold = th->core_saturated_pct,
+		      .unit = "%");
 	if (!isnan(job_cpu))
-		dx_ev(f, "tree.cpu", "mean during gaps (% of one core)", job_cpu, NULL, NAN, "%",
-		      -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
+		      .stat = "mean during gaps (% of one core)", .value = job_cpu, .unit = "%");
 	if (w.total > 0)
-		dx_ev(f, "tree.cpu", "worker processes saturated", w.saturated,
-		      ">=", (w.total + 1) / 2, "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "worker processes saturated",
+		      .value = w.saturated, .cmp = ">=", .threshold = (w.total + 1) / 2);
 	if (waiting)
-		dx_ev(f, "tree.cpu", "data-loader workers saturated", w.loaders_saturated,
-		      ">=", (w.loaders + 1) / 2, "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "data-loader workers saturated",
+		      .value = w.loaders_saturated, .cmp = ">=", .threshold = (w.loaders + 1) / 2);
 	if (!isnan(iowait))
-		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean during gaps",
+		      .value = iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(disk_busy))
-		dx_ev(f, "disk.busy.max", "mean during gaps", disk_busy, ">=", th->disk_busy_pct,
-		      "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_BUSY_MAX), .stat = "mean during gaps",
+		      .value = disk_busy, .cmp = ">=", .threshold = th->disk_busy_pct, .unit = "%");
 	if (!isnan(disk_read))
-		dx_ev(f, "disk.read", "mean during gaps", disk_read / MIB, NULL, NAN, "MiB/s", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_READ), .stat = "mean during gaps",
+		      .value = disk_read / MIB, .unit = "MiB/s");
 	if (!isnan(osc))
-		dx_ev(f, drv ? "utilization.gpu.samples" : "utilization.gpu",
-		      "share of samples swinging idle<->busy", 100 * osc,
-		      ">=", 100 * th->oscillation_share, "%", worst);
+		DX_EV(f, worst, .metric = drv ? DX_EV_UTIL_SAMPLES : DX_GM(UTIL_GPU),
+		      .stat = "share of samples swinging idle<->busy", .value = 100 * osc,
+		      .cmp = ">=", .threshold = 100 * th->oscillation_share, .unit = "%");
 	if (!isnan(pcv))
-		dx_ev(f, "power.draw", "coefficient of variation", pcv, ">=", th->power_cv, "",
-		      worst);
+		DX_EV(f, worst, .metric = DX_GM(POWER_DRAW), .stat = "coefficient of variation",
+		      .value = pcv, .cmp = ">=", .threshold = th->power_cv);
 	if (waiting)
 		dx_note(
 		    f, "Every rank waits in its collectives for the next batch: utilization "
@@ -610,7 +621,7 @@ void rule_data_starved(diag_ctx *c)
 		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", w.top_pid,
 		        w.top_cpu);
 	dx_ranges_mask(c, f, ngap >= 2 ? gap : cond);
-	dx_advice(c, f, "data-starved");
+	dx_advice(c, f, NULL);
 	free(gap);
 	free(all);
 }
@@ -641,23 +652,28 @@ void rule_host_swap(diag_ctx *c)
 		free(mask);
 		return;
 	}
-	diag_finding *f = dx_add(c, "host-swap", DIAG_WARN, 0.9);
+	diag_finding *f = dx_add(c, DIAG_R_HOST_SWAP, DIAG_WARN, 0.9);
 	dx_title(f, "The host swapped %.0f MiB during %s (peak %.1f MiB/s)", total,
 	         c->o->live ? c->span : "the recording", peak / MIB);
-	dx_ev(f, "swap.in+swap.out", "total swapped", total, ">=", c->th->swap_min_mib, "MiB", -1);
-	dx_ev(f, "swap.in", "total", in / MIB, NULL, NAN, "MiB", -1);
-	dx_ev(f, "swap.out", "total", out / MIB, NULL, NAN, "MiB", -1);
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .plus = DX_HM(SWAP_OUT), .stat = "total swapped",
+	      .value = total, .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = "total", .value = in / MIB,
+	      .unit = "MiB");
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = "total", .value = out / MIB,
+	      .unit = "MiB");
 	double used = tl_max(tl->h[HM_SWAP_USED], 0, tl->n);
 	if (!isnan(used))
-		dx_ev(f, "swap.used", "peak", used, NULL, NAN, "MiB", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = "peak", .value = used,
+		      .unit = "MiB");
 	double avail = tl_min(tl->h[HM_MEM_AVAIL], 0, tl->n);
 	if (!isnan(avail))
-		dx_ev(f, "mem.available", "lowest", avail, NULL, NAN, "MiB", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = "lowest", .value = avail,
+		      .unit = "MiB");
 	/* Whole-recording ranges: widen the window temporarily. */
 	diag_ctx whole = *c;
 	whole.from = 0;
 	whole.to = tl->n;
 	dx_ranges_mask(&whole, f, mask);
-	dx_advice(c, f, "host-swap");
+	dx_advice(c, f, NULL);
 	free(mask);
 }

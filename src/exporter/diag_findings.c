@@ -43,8 +43,8 @@ int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max
 		const diag_finding *f = &r.f[i];
 		/* The absence of series says "healthy"; an idle GPU, a window too
 		 * short yet, or what a machine-wide view cannot check are no problems. */
-		if (!strcmp(f->id, "healthy") || !strcmp(f->id, "gpu-idle") ||
-		    !strcmp(f->id, "too-little-data") || !strcmp(f->id, "not-checked"))
+		if (f->rule == DIAG_R_HEALTHY || f->rule == DIAG_R_GPU_IDLE ||
+		    f->rule == DIAG_R_TOO_LITTLE_DATA || f->rule == DIAG_R_NOT_CHECKED)
 			continue;
 		exp_severity sev = f->severity == DIAG_ERROR  ? EXP_SEV_ERROR
 		                   : f->severity == DIAG_WARN ? EXP_SEV_WARN
