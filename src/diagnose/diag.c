@@ -114,6 +114,16 @@ int diag_rule_lookup(const char *id)
 	return -1;
 }
 
+void diag_rule_label(diag_rule r, char *out, size_t len)
+{
+	const char *id = diag_rule_id(r);
+	size_t i = 0;
+	for (; id && id[i] && i + 1 < len; i++)
+		out[i] = id[i] == '-' ? '_' : id[i];
+	if (len)
+		out[i] = '\0';
+}
+
 /* ---- meta ---- */
 
 static char *dupstr(const char *s)

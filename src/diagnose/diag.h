@@ -96,6 +96,8 @@ const char *diag_rule_id(diag_rule r);
 const char *diag_rule_summary(diag_rule r);
 /* The rule with this id, -1 when none. */
 int diag_rule_lookup(const char *id);
+/* The id as a label value, snake_case like metric names: "data-starved" -> "data_starved". */
+void diag_rule_label(diag_rule r, char *out, size_t len);
 
 /* ---- findings ---- */
 typedef enum { DIAG_INFO = 0, DIAG_WARN = 1, DIAG_ERROR = 2 } diag_severity;

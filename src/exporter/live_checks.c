@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 
+#include "diagnose/diag.h"
 #include "exporter/exporter.h"
 #include "gpu/gpu_reasons.h"
 
@@ -22,6 +23,14 @@ static int add(exp_finding *out, int n, int max, int gpu, const char *rule, exp_
 	snprintf(out[n].rule, sizeof out[n].rule, "%s", rule);
 	out[n].severity = sev;
 	return n + 1;
+}
+
+/* A finding named after a diagnosis rule, as its label ("pcie_degraded"). */
+static int add_rule(exp_finding *out, int n, int max, int gpu, diag_rule r, exp_severity sev)
+{
+	char label[32];
+	diag_rule_label(r, label, sizeof label);
+	return add(out, n, max, gpu, label, sev);
 }
 
 /* Worst severity among the active reasons other than gpu_idle; -1 when none. */
@@ -73,10 +82,11 @@ int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max
 		if (have(v, GM_CLK_REASONS)) {
 			int sev = throttle_severity((uint64_t)v->v[GM_CLK_REASONS]);
 			if (sev >= 0)
-				n = add(out, n, max, g->index, "throttled", (exp_severity)sev);
+				n = add_rule(out, n, max, g->index, DIAG_R_THROTTLED,
+				             (exp_severity)sev);
 		}
 		if (pcie_degraded(v))
-			n = add(out, n, max, g->index, "pcie_degraded", EXP_SEV_WARN);
+			n = add_rule(out, n, max, g->index, DIAG_R_PCIE_DEGRADED, EXP_SEV_WARN);
 	}
 	return n;
 }
