@@ -14,6 +14,7 @@
 
 #include "cmd/smi.h"
 #include "gpu/cell.h"
+#include "gpu/gpu_reasons.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 
@@ -268,8 +269,9 @@ static void performance(const qgpu *g)
 	metric(g, 2, "SW Thermal Slowdown", GM_CLK_R_SW_THERMAL);
 	if (g->v->ok[GM_CLK_REASONS])
 		line(2, "Display Clock Setting",
-		     ((unsigned long long)g->v->v[GM_CLK_REASONS] & 0x100ULL) ? "Active"
-		                                                              : "Not Active");
+		     ((uint64_t)g->v->v[GM_CLK_REASONS] & gpu_reason_bit(GPU_REASON_DISPLAY_CLOCKS))
+		         ? "Active"
+		         : "Not Active");
 	else
 		line(2, "Display Clock Setting", "N/A");
 	head(1, "Clocks Event Reasons Counters");

@@ -6,8 +6,8 @@
 
 #include "cmd/cmd.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_reasons.h"
 #include "host/pcitopo.h"
-#include "gpu/nvml_abi.h"
 #include "util/err.h"
 #include "util/jsonw.h"
 
@@ -37,31 +37,8 @@ static void cell(gpu_ctx *c, int i, int j, char *out, size_t len)
 		snprintf(out, len, "NV%d", nv);
 		return;
 	}
-	const char *w;
-	switch (gpu_topology_level(c, i, j)) {
-	case NVML_TOPOLOGY_INTERNAL:
-		w = "X";
-		break;
-	case NVML_TOPOLOGY_SINGLE:
-		w = "PIX";
-		break;
-	case NVML_TOPOLOGY_MULTIPLE:
-		w = "PXB";
-		break;
-	case NVML_TOPOLOGY_HOSTBRIDGE:
-		w = "PHB";
-		break;
-	case NVML_TOPOLOGY_NODE:
-		w = "NODE";
-		break;
-	case NVML_TOPOLOGY_SYSTEM:
-		w = "SYS";
-		break;
-	default:
-		w = "n/a";
-		break;
-	}
-	snprintf(out, len, "%s", w);
+	const char *w = gpu_topo_level_name(gpu_topology_level(c, i, j));
+	snprintf(out, len, "%s", w ? w : "n/a");
 }
 
 static const char legend[] =
@@ -80,22 +57,10 @@ static const char legend[] =
 
 static const char *level_word(int lvl)
 {
-	switch (lvl) {
-	case NVML_TOPOLOGY_INTERNAL:
+	if (gpu_topo_level_is_internal(lvl))
 		return " X ";
-	case NVML_TOPOLOGY_SINGLE:
-		return "PIX";
-	case NVML_TOPOLOGY_MULTIPLE:
-		return "PXB";
-	case NVML_TOPOLOGY_HOSTBRIDGE:
-		return "PHB";
-	case NVML_TOPOLOGY_NODE:
-		return "NODE";
-	case NVML_TOPOLOGY_SYSTEM:
-		return "SYS";
-	default:
-		return "N/A";
-	}
+	const char *w = gpu_topo_level_name(lvl);
+	return w ? w : "N/A";
 }
 
 /*

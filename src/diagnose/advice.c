@@ -10,7 +10,8 @@
 #include "diagnose/diag_int.h"
 
 typedef struct {
-	const char *key;
+	diag_rule rule;
+	const char *variant; /* the case ("pcie", "thermal", ...), NULL for the rule's own advice */
 	const char *change, *verify;
 	const char *change_latency, *verify_latency; /* NULL: same as throughput */
 } advice_entry;
@@ -20,7 +21,7 @@ typedef struct {
 	"before.gpuwhy after.gpuwhy`: "
 
 static const advice_entry advice[] = {
-    {"not-on-gpu",
+    {DIAG_R_NOT_ON_GPU, NULL,
      "Make the job see and use the GPU: check that CUDA_VISIBLE_DEVICES is not empty or -1; that "
      "the framework is a CUDA build (python -c 'import torch; print(torch.cuda.is_available(), "
      "torch.version.cuda)' must print True and a version; a CPU-only wheel prints None); that the "
@@ -30,7 +31,7 @@ static const advice_entry advice[] = {
      "Run the check above in the job's own environment, then record again: step 1 of the chain "
      "must show the job's PID on a GPU and utilization must rise.",
      NULL, NULL},
-    {"data-starved",
+    {DIAG_R_DATA_STARVED, NULL,
      "Feed the GPU faster than it computes: give the DataLoader worker processes "
      "(num_workers=2, 4, 8 ... up to the free cores), prefetch_factor=4, pin_memory=True and "
      "persistent_workers=True; move heavy decoding and augmentation to the GPU or do it once "
@@ -44,7 +45,7 @@ static const advice_entry advice[] = {
      "compact, and queue at the API layer instead of in front of a saturated core.",
      "Measure P99 latency at the same request rate before and after; in a new recording the "
      "busiest core must no longer sit at 100 % while the GPU idles."},
-    {"launch-bound",
+    {DIAG_R_LAUNCH_BOUND, NULL,
      "Give each kernel more work: a larger batch (with gradient accumulation if memory is "
      "short), mixed precision, fused elementwise operations (torch.compile), CUDA graphs for "
      "the steady-state step (torch.compile mode='reduce-overhead'), no per-element Python loops "
@@ -57,7 +58,7 @@ static const advice_entry advice[] = {
      "requests.",
      "Compare P99 latency and throughput at the same request rate; SM activity per request "
      "must rise."},
-    {"sync-wait",
+    {DIAG_R_SYNC_WAIT, NULL,
      "The GPUs wait on one another at synchronisation. Find the straggler's extra work (uneven "
      "batch or sequence lengths per rank, its data loader, logging or checkpointing on one rank "
      "only) and make synchronisation cheaper (gradient accumulation to sync less often, DDP "
@@ -65,7 +66,7 @@ static const advice_entry advice[] = {
      VERIFY_COMPARE "the waiting GPUs' shortfall against the straggler (SM activity, "
                     "power or utilization) must shrink and step time p50 drop.",
      NULL, NULL},
-    {"sync-wait/pcie",
+    {DIAG_R_SYNC_WAIT, "pcie",
      "The job's GPUs synchronise over PCIe, without NVLink, so every all-reduce waits on the bus. "
      "Run the job on GPUs joined by NVLink (NV# in `gpuwhy topo`; select them with "
      "CUDA_VISIBLE_DEVICES), or communicate less: gradient accumulation, a larger per-GPU "
@@ -74,7 +75,7 @@ static const advice_entry advice[] = {
      VERIFY_COMPARE "the waiting GPUs' shortfall against the straggler must shrink and step "
                     "time p50 drop; on NVLink GPUs the waits should nearly vanish.",
      NULL, NULL},
-    {"sync-wait/nvlink",
+    {DIAG_R_SYNC_WAIT, "nvlink",
      "The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "
      "straggler is slower - uneven batch or sequence lengths per rank, its data loader starving, "
      "that GPU throttled (see throttled), or one rank doing extra work (evaluation, logging, "
@@ -82,7 +83,7 @@ static const advice_entry advice[] = {
      VERIFY_COMPARE "the GPUs' SM activity (or power) must line up and step time p50 drop; "
                     "utilization alone may not show it, as waiting collectives spin.",
      NULL, NULL},
-    {"memory-bound",
+    {DIAG_R_MEMORY_BOUND, NULL,
      "Kernels wait on device memory. Move fewer bytes: mixed precision (bf16/fp16, fp8 where "
      "supported), fused kernels (torch.compile, fused optimizers, FlashAttention-style "
      "attention), channels_last for convolutions, no needless copies and casts. A larger batch "
@@ -92,7 +93,7 @@ static const advice_entry advice[] = {
      "Inference kernels are bandwidth-bound (typical for small-batch decoding): lower-precision "
      "weights (fp16/int8/fp8 quantisation) and batching requests raise work per byte read.",
      "Compare P99 latency and requests per second at the same load."},
-    {"memory-full-compute-idle",
+    {DIAG_R_MEMORY_FULL_IDLE, NULL,
      "Memory is nearly full but little is computed: weights and cached tensors wait for work. "
      "Find the stall first (see data-starved, sync-wait, the chain below); if the batch was "
      "raised only to fill memory, go back to a batch that fits with margin; check what holds "
@@ -102,7 +103,7 @@ static const advice_entry advice[] = {
      "A serving process keeps its model resident and computes per request: normal while latency "
      "meets its target. If several models share the GPU, unload or offload idle ones.",
      "Watch P99 latency and memory headroom under peak load."},
-    {"oom",
+    {DIAG_R_OOM, NULL,
      "Lower the memory peak: a smaller batch with gradient accumulation to keep the effective "
      "batch, mixed precision, activation (gradient) checkpointing, shorter sequences or lower "
      "resolution, model offload or sharding (FSDP/ZeRO) for very large models. Print "
@@ -112,12 +113,12 @@ static const advice_entry advice[] = {
      "Lower the peak per request: cap batch size and sequence/context length, use fp16/int8 "
      "weights, offload unused models; in image generation lower resolution or batch.",
      "Replay the heaviest requests: no oom event and memory peak under 90 % of capacity."},
-    {"oom/host",
+    {DIAG_R_OOM, "host",
      "The host ran out of memory: fewer DataLoader workers (each holds a copy of the data set "
      "object), a smaller prefetch_factor, memory-mapped data sets instead of loading them into "
      "RAM, fewer pinned buffers; or more RAM.",
      "Record again: no oom event, mem.available never near 0 and no swapping.", NULL, NULL},
-    {"oom-risk",
+    {DIAG_R_OOM_RISK, NULL,
      "Leave headroom: a longer sequence, a larger image or fragmentation will run out of memory "
      "at this peak. Lower the batch a step (keep the effective batch with gradient "
      "accumulation), use activation checkpointing or mixed precision, and set "
@@ -127,7 +128,7 @@ static const advice_entry advice[] = {
      "Bound the largest request (max batch, max tokens or resolution) so the peak stays under "
      "capacity with margin under concurrent load.",
      "Replay peak traffic and watch the memory peak."},
-    {"throttled/power",
+    {DIAG_R_THROTTLED, "power",
      "The board is at its power cap: it is working as hard as its budget allows. If clocks swing "
      "with the cap, a fixed, slightly lower power limit (nvidia-smi -pl WATTS, data-center "
      "boards) gives steadier throughput; check that the limit was not lowered by mistake "
@@ -135,7 +136,7 @@ static const advice_entry advice[] = {
      "nvidia-smi -q -d PERFORMANCE,POWER during the run; in a new recording, SM clocks steady "
      "and step time p90/p50 closer.",
      NULL, NULL},
-    {"throttled/thermal",
+    {DIAG_R_THROTTLED, "thermal",
      "The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
      "airflow (blanking panels, spacing between cards, inlet temperature); a lower power limit "
      "(nvidia-smi -pl) trades a little peak speed for no thermal slowdown. Fan control on "
@@ -143,14 +144,14 @@ static const advice_entry advice[] = {
      "nvidia-smi -q -d CLOCK,TEMPERATURE under load; in a new recording, no thermal reason in "
      "busy samples and temperature below the slowdown threshold with margin.",
      NULL, NULL},
-    {"throttled/hw",
+    {DIAG_R_THROTTLED, "hw",
      "Hardware slowdown (power brake or an external signal) halves the clocks: check the power "
      "supply's capacity and the GPU's power connectors and cables, and the system's power "
      "events; this is not fixed by software settings.",
      "nvidia-smi -q -d PERFORMANCE shows the active reasons; in a new recording, no hardware "
      "slowdown in busy samples.",
      NULL, NULL},
-    {"pcie-degraded",
+    {DIAG_R_PCIE_DEGRADED, NULL,
      "The PCIe link runs below its maximum under load or retries packets: reseat the card, check "
      "the slot (a x16 card in a x8 slot), riser and cables, the GPU's power supply and the BIOS "
      "PCIe settings. `nvidia-smi -q -d PCIE` shows current against max and the error counters, "
@@ -159,7 +160,7 @@ static const advice_entry advice[] = {
      "In a new recording: pcie.link.gen/width current equal to max while busy, and the replay "
      "counter flat.",
      NULL, NULL},
-    {"imbalance",
+    {DIAG_R_IMBALANCE, NULL,
      "Only some of the job's GPUs compute. Start one process per GPU (torchrun "
      "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) and "
      "DistributedDataParallel; DataParallel in one process concentrates work and memory on GPU "
@@ -167,7 +168,7 @@ static const advice_entry advice[] = {
      "During the run `gpuwhy status` shows one process per GPU with similar utilization; "
      "`gpuwhy compare` shows step time falling.",
      NULL, NULL},
-    {"all-on-gpu0",
+    {DIAG_R_ALL_ON_GPU0, NULL,
      "Every process of the job landed on the same GPU: the ranks do not select their device. Call "
      "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before creating tensors or the process "
      "group, use device=f'cuda:{local_rank}', and list the GPUs in CUDA_VISIBLE_DEVICES "
@@ -175,39 +176,39 @@ static const advice_entry advice[] = {
      "During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises and "
      "GPU 0's memory drops.",
      NULL, NULL},
-    {"contention",
+    {DIAG_R_CONTENTION, NULL,
      "Other processes share the job's GPUs. Give the job GPUs of its own (CUDA_VISIBLE_DEVICES, a "
      "scheduler such as Slurm --gres=gpu:N, or `gpuwhy queue`), or stop the other work; compute "
      "mode Exclusive_Process (nvidia-smi -c) keeps a second process off a GPU.",
      "In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
      "`gpuwhy compare`.",
      NULL, NULL},
-    {"contention/gone",
+    {DIAG_R_CONTENTION, "gone",
      "GPU memory is held by processes that no longer exist here: the owner is usually still "
      "running somewhere (a zombie or orphaned child, a container without --pid=host, a stuck "
      "DataLoader worker). Find it with `gpuwhy status` or `nvidia-smi`, `lsof /dev/nvidia*`, and "
      "end it; memory is freed when the owning process ends.",
      "`gpuwhy status` shows the memory released and no unknown PID on the GPU.", NULL, NULL},
-    {"host-swap",
+    {DIAG_R_HOST_SWAP, NULL,
      "The host swapped: page-ins stall the data pipeline and pinned-memory allocation. Use less "
      "host memory (fewer DataLoader workers, a smaller prefetch_factor, memory-mapped data "
      "instead of loading it, fewer pinned buffers) or add RAM.",
      "In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin.", NULL,
      NULL},
-    {"gpu-fault",
+    {DIAG_R_GPU_FAULT, NULL,
      "The GPU reported a hardware or driver error: the note gives each Xid's number, time, "
      "meaning and first action. Read `dmesg` around that time (NVRM: Xid lines), check power and "
      "cooling, reset the GPU (nvidia-smi -r, or reboot) and rerun; Xid 79 (fell off the bus), "
      "48/95 (uncorrectable ECC) and 64 (row-remap failure), when they recur, call for taking the "
      "GPU out of service.",
      "Rerun the job: no Xid or gpu_lost event, ECC counters flat.", NULL, NULL},
-    {"gpu-fault/xid-app",
+    {DIAG_R_GPU_FAULT, "xid-app",
      "The Xid in the note (13, 31, 43, 45 and the like) is most often the application's own "
      "fault: an illegal memory access or an out-of-range index in a kernel. Rerun with "
      "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
      "with different programs, treat it as hardware (reset the GPU, check dmesg).",
      "Rerun the job: no Xid event in the recording.", NULL, NULL},
-    {"power-capped",
+    {DIAG_R_POWER_CAPPED, NULL,
      "Someone set this GPU's power limit below its default (nvidia-smi -pl, a site policy, a "
      "power budget), and under load the cap holds the clocks down. If the cap is not on "
      "purpose, restore it: nvidia-smi -i N -pl DEFAULT (as root; check nvidia-smi -q -d POWER "
@@ -216,14 +217,14 @@ static const advice_entry advice[] = {
      VERIFY_COMPARE "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
                     "step time down.",
      NULL, NULL},
-    {"step-bursts",
+    {DIAG_R_STEP_BURSTS, NULL,
      "Make the job write each step line as it happens: run Python unbuffered (PYTHONUNBUFFERED=1, "
      "or python -u), flush after each step (print(..., flush=True)), or write \"step N\" to the "
      "file descriptor `gpuwhy run` passes in $GPUWHY_STEP_FD, which it reads unbuffered.",
      "Record again: the report's step line shows p50 and p90 near the mean step time and no "
      "step-bursts finding.",
      NULL, NULL},
-    {"host-contention",
+    {DIAG_R_HOST_CONTENTION, NULL,
      "Other processes, not the job, load the host's CPUs (or its storage) while the GPU waits: "
      "the note names the busiest. Move them elsewhere or stop them; run the job where the cores "
      "are free (a dedicated node, a Slurm allocation with --exclusive or enough --cpus-per-task); "
@@ -233,7 +234,7 @@ static const advice_entry advice[] = {
      VERIFY_COMPARE "with the other load gone, GPU idle share and step time down; cpu.busy.max "
                     "no longer saturated during the gaps.",
      NULL, NULL},
-    {"low-utilization",
+    {DIAG_R_LOW_UTILIZATION, NULL,
      "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
      "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "
      "(.item(), .cpu(), printing tensors), evaluation or checkpoint phases, Python overhead "
@@ -245,7 +246,7 @@ static const advice_entry advice[] = {
      "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
      "while P99 stays within target; do not queue long.",
      "Load-test at the target request rate: P99 latency within target, throughput per GPU up."},
-    {"mig-no-utilization",
+    {DIAG_R_MIG_NO_UTILIZATION, NULL,
      "Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
      "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "
      "(DCGM's per-instance DCGM_FI_PROF_* or Nsight Systems inside the instance). To let "
@@ -253,25 +254,25 @@ static const advice_entry advice[] = {
      "Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`; step time, "
      "not utilization, is the measure on a partitioned GPU.",
      NULL, NULL},
-    {"not-checked",
+    {DIAG_R_NOT_CHECKED, NULL,
      "Nothing to change in the job for this: GPU-level rules ran on every GPU that shows work. To "
      "have the process rules checked too, follow the job (gpuwhy run -- CMD, or record --pid "
      "PID) from a PID namespace that sees it (docker run --pid=host, or record inside the "
      "container).",
      "Record again following the job: the report then names its PIDs in step 1 of the chain.", NULL,
      NULL},
-    {"too-little-data",
+    {DIAG_R_TOO_LITTLE_DATA, NULL,
      "Record longer (a minute of steady work is a fair sample), or sample faster for a short "
      "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples.",
      "Record again: the report must show at least the minimum number of samples "
      "(report --thresholds, min_samples) in its analysed window.",
      NULL, NULL},
-    {"gpu-idle",
+    {DIAG_R_GPU_IDLE, NULL,
      "Nothing ran on the GPU while recording: start the job (or record while it runs), check "
      "that it was given this GPU (CUDA_VISIBLE_DEVICES, the scheduler's allocation), and record "
      "with --pid PID or `gpuwhy run -- CMD` to follow it.",
      "Record while the job runs: utilization.gpu must rise above the idle threshold.", NULL, NULL},
-    {"healthy",
+    {DIAG_R_HEALTHY, NULL,
      "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
      "holds it back. Keep this recording as the baseline for later changes.",
      "Compare later recordings against this one with `gpuwhy compare`.",
@@ -280,12 +281,14 @@ static const advice_entry advice[] = {
      "Compare later recordings against this one with `gpuwhy compare`, with P99 latency."},
 };
 
-void diag_advice_lookup(const char *key, diag_goal goal, const char **change, const char **verify)
+void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,
+                        const char **verify)
 {
 	*change = *verify = NULL;
 	for (size_t i = 0; i < sizeof advice / sizeof *advice; i++) {
 		const advice_entry *a = &advice[i];
-		if (strcmp(a->key, key))
+		if (a->rule != rule ||
+		    (variant ? !a->variant || strcmp(a->variant, variant) : a->variant != NULL))
 			continue;
 		bool lat = goal == DIAG_GOAL_LATENCY;
 		*change = lat && a->change_latency ? a->change_latency : a->change;

@@ -39,11 +39,11 @@ static void say(diag_chain_step *st, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Link findings with these ids to the step; any warn/error among them makes it a problem. */
-static void link_ids(const diag_ctx *c, diag_chain_step *st, const char *const *ids, int n)
+/* Link findings of these rules to the step; any warn/error among them makes it a problem. */
+static void link_ids(const diag_ctx *c, diag_chain_step *st, const diag_rule *ids, int n)
 {
 	for (int i = 0; i < n; i++) {
-		const diag_finding *f = diag_find(c->res, ids[i]);
+		const diag_finding *f = dx_find(c, ids[i]);
 		if (!f || st->nfindings >= 6)
 			continue;
 		st->findings[st->nfindings++] = f->id;
@@ -53,7 +53,7 @@ static void link_ids(const diag_ctx *c, diag_chain_step *st, const char *const *
 }
 #define LINK(c, st, ...)                                                                           \
 	do {                                                                                       \
-		static const char *const ids_[] = {__VA_ARGS__};                                   \
+		static const diag_rule ids_[] = {__VA_ARGS__};                                     \
 		link_ids(c, st, ids_, (int)(sizeof ids_ / sizeof *ids_));                          \
 	} while (0)
 
@@ -91,7 +91,7 @@ static void step1(const diag_ctx *c, diag_chain_step *st)
 		dx_gpu_list(c, m, gl, sizeof gl);
 		say(st, "Yes: PID%s %s held a context on %s.", np == 1 ? "" : "s", pl, gl);
 	}
-	LINK(c, st, "not-on-gpu", "all-on-gpu0", "contention");
+	LINK(c, st, DIAG_R_NOT_ON_GPU, DIAG_R_ALL_ON_GPU0, DIAG_R_CONTENTION);
 }
 
 static void step2(const diag_ctx *c, diag_chain_step *st)
@@ -119,7 +119,8 @@ static void step2(const diag_ctx *c, diag_chain_step *st)
 	say(st, "Window analysed: %.1f-%.1f s (%.0f s).", r->t_from, r->t_to, c->window_s);
 	if (c->window_s < CHAIN_MIN_OBSERVE_S)
 		say(st, "That is under the 60 s to watch before judging: record longer.");
-	LINK(c, st, "data-starved", "low-utilization", "imbalance", "launch-bound");
+	LINK(c, st, DIAG_R_DATA_STARVED, DIAG_R_LOW_UTILIZATION, DIAG_R_IMBALANCE,
+	     DIAG_R_LAUNCH_BOUND);
 }
 
 static void step3(const diag_ctx *c, diag_chain_step *st)
@@ -144,8 +145,8 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 	if (!isnan(tree))
 		say(st, "The job's processes used %.0f %% of one core.", tree);
 	bool sat = !isnan(share) && share >= c->th->saturated_share;
-	const diag_finding *ds = diag_find(c->res, "data-starved");
-	const diag_finding *hc = diag_find(c->res, "host-contention");
+	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
+	const diag_finding *hc = dx_find(c, DIAG_R_HOST_CONTENTION);
 	if (!c->tl->have_root && !isnan(m))
 		say(st, "No job followed: these are the whole host's numbers.");
 	if (sat && ds) {
@@ -187,13 +188,13 @@ static void step4(const diag_ctx *c, diag_chain_step *st)
 		say(st, "Network received %.1f MiB/s.", net / MIB);
 	bool slow_io = (!isnan(io) && io >= c->th->iowait_pct) ||
 	               (!isnan(busy) && busy >= c->th->disk_busy_pct);
-	const diag_finding *ds = diag_find(c->res, "data-starved");
+	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
 	if (slow_io) {
 		st->status = DIAG_STEP_PROBLEM;
 		if (ds)
 			st->findings[st->nfindings++] = ds->id;
 	}
-	LINK(c, st, "host-swap");
+	LINK(c, st, DIAG_R_HOST_SWAP);
 }
 
 static void step5(const diag_ctx *c, diag_chain_step *st)
@@ -227,7 +228,7 @@ static void step5(const diag_ctx *c, diag_chain_step *st)
 		say(st, "No power or temperature was recorded.");
 		return;
 	}
-	LINK(c, st, "throttled", "launch-bound");
+	LINK(c, st, DIAG_R_THROTTLED, DIAG_R_LAUNCH_BOUND);
 }
 
 static void step6(const diag_ctx *c, diag_chain_step *st)
@@ -236,7 +237,7 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 		st->status = DIAG_STEP_NA;
 		say(st, "The job used %s GPU: no inter-GPU communication to wait on.",
 		    c->njob == 1 ? "one" : "no");
-		LINK(c, st, "imbalance");
+		LINK(c, st, DIAG_R_IMBALANCE);
 		return;
 	}
 	int level, links;
@@ -252,7 +253,7 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 		    c->njob, dx_level_name(level));
 	else
 		say(st, "The links between the job's %d GPUs are unknown.", c->njob);
-	LINK(c, st, "sync-wait", "imbalance", "all-on-gpu0");
+	LINK(c, st, DIAG_R_SYNC_WAIT, DIAG_R_IMBALANCE, DIAG_R_ALL_ON_GPU0);
 	if (st->status != DIAG_STEP_PROBLEM)
 		say(st, "No periodic waiting between the GPUs was seen.");
 }
@@ -273,7 +274,7 @@ static void step7(const diag_ctx *c, diag_chain_step *st)
 	if (tr->span_s > 0)
 		say(st, "Kernels ran %.0f %% of the traced span (the rest is GPU idle).",
 		    100 * tr->kernel_s / tr->span_s);
-	LINK(c, st, "launch-bound");
+	LINK(c, st, DIAG_R_LAUNCH_BOUND);
 }
 
 void diag_chain(diag_ctx *c)

@@ -83,6 +83,47 @@ const char *diag_severity_name(diag_severity s)
 	}
 }
 
+/* ---- rules ---- */
+
+static const struct {
+	const char *id, *summary;
+	void (*run)(diag_ctx *);
+} rule_table[DIAG_R__COUNT] = {
+#define RULE(sym, id, fn, summary) [DIAG_R_##sym] = {id, summary, fn},
+#define RULE_ID(sym, id, summary) [DIAG_R_##sym] = {id, summary, NULL},
+#include "diagnose/rules.def"
+#undef RULE
+#undef RULE_ID
+};
+
+const char *diag_rule_id(diag_rule r)
+{
+	return (unsigned)r < DIAG_R__COUNT ? rule_table[r].id : NULL;
+}
+
+const char *diag_rule_summary(diag_rule r)
+{
+	return (unsigned)r < DIAG_R__COUNT ? rule_table[r].summary : NULL;
+}
+
+int diag_rule_lookup(const char *id)
+{
+	for (int r = 0; r < DIAG_R__COUNT; r++)
+		if (!strcmp(rule_table[r].id, id))
+			return r;
+	return -1;
+}
+
+void diag_rule_label(diag_rule r, char *out, size_t len)
+{
+	const char *id = diag_rule_id(r);
+	size_t i = 0;
+	for (; id && id[i] && i + 1 < len; i++)
+		out[i] = id[i] == '-' ? '_' : id[i];
+	if (len)
+		out[i] = '\0';
+}
+
 /* ---- meta ---- */
 
 static char *dupstr(const char *s)
@@ -162,7 +203,7 @@ void diag_meta_from_timeline(diag_meta *m, const timeline *tl)
 
 /* ---- findings ---- */
 
-diag_finding *dx_add(diag_ctx *c, const char *id, diag_severity sev, double confidence)
+diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence)
 {
 	diag_result *r = c->res;
 	if (r->n == r->cap) {
@@ -173,7 +214,8 @@ diag_finding *dx_add(diag_ctx *c, const char *id, diag_severity sev, double conf
 	}
 	diag_finding *f = &r->f[r->n++];
 	memset(f, 0, sizeof *f);
-	f->id = id;
+	f->rule = rule;
+	f->id = diag_rule_id(rule);
 	f->severity = sev;
 	f->confidence = confidence < 0 ? 0 : confidence > 1 ? 1 : confidence;
 	return f;
@@ -200,18 +242,19 @@ void dx_note(diag_finding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, const char *cmp,
-           double threshold, const char *unit, int gpu)
+void dx_ev_add(diag_finding *f, int gpu, const dx_ev_spec *in)
 {
 	if (f->nev >= DIAG_MAX_EVIDENCE)
 		return;
 	diag_evidence *e = &f->ev[f->nev++];
-	snprintf(e->metric, sizeof e->metric, "%s", metric);
-	snprintf(e->stat, sizeof e->stat, "%s", stat);
-	e->value = value;
-	snprintf(e->cmp, sizeof e->cmp, "%s", cmp ? cmp : "");
-	e->threshold = cmp && *cmp ? threshold : NAN;
-	snprintf(e->unit, sizeof e->unit, "%s", unit ? unit : "");
+	const char *op = in->per ? "/" : in->plus ? "+" : "";
+	const char *second = in->per ? in->per : in->plus ? in->plus : "";
+	snprintf(e->metric, sizeof e->metric, "%s%s%s", in->metric, op, second);
+	snprintf(e->stat, sizeof e->stat, "%s", in->stat);
+	e->value = in->value;
+	snprintf(e->cmp, sizeof e->cmp, "%s", in->cmp ? in->cmp : "");
+	e->threshold = in->cmp && *in->cmp ? in->threshold : NAN;
+	snprintf(e->unit, sizeof e->unit, "%s", in->unit ? in->unit : "");
 	e->gpu = gpu;
 }
 
@@ -237,9 +280,9 @@ void dx_gpu(diag_finding *f, int g)
 		f->gpus |= 1ULL << g;
 }
 
-void dx_advice(diag_ctx *c, diag_finding *f, const char *key)
+void dx_advice(diag_ctx *c, diag_finding *f, const char *variant)
 {
-	diag_advice_lookup(key, c->o->goal, &f->advice, &f->verify);
+	diag_advice_lookup(f->rule, variant, c->o->goal, &f->advice, &f->verify);
 }
 
 void dx_range(diag_finding *f, double t0, double t1)
@@ -311,12 +354,14 @@ void dx_range_window(const diag_ctx *c, diag_finding *f)
 		dx_range(f, dx_t0(c, c->from), c->tl->t[c->to - 1]);
 }
 
-bool dx_has(const diag_ctx *c, const char *id)
+const diag_finding *dx_find(const diag_ctx *c, diag_rule rule)
 {
-	for (int i = 0; i < c->res->n; i++)
-		if (!strcmp(c->res->f[i].id, id))
-			return true;
-	return false;
+	return diag_find_rule(c->res, rule);
+}
+
+bool dx_has(const diag_ctx *c, diag_rule rule)
+{
+	return dx_find(c, rule) != NULL;
 }
 
 /* ---- series ---- */
@@ -380,12 +425,12 @@ const char *dx_act_key(const diag_ctx *c, int g)
 {
 	const tl_gpu *G = &c->tl->gpu[g];
 	if (c->act[g] && c->act[g] == G->m[GM_UTIL_GPU])
-		return "utilization.gpu";
+		return DX_GM(UTIL_GPU);
 	if (c->act[g] && c->act[g] == G->m[GM_GPM_GR_ACTIVE])
-		return "gpm.graphics_active";
+		return DX_GM(GPM_GR_ACTIVE);
 	if (c->act[g])
-		return "gpm.sm_active";
-	return "utilization.gpu.samples.idle";
+		return DX_GM(GPM_SM_ACTIVE);
+	return DX_GM(UTIL_SAMPLES_IDLE);
 }
 
 double dx_mem_total(const diag_ctx *c, int g)
@@ -664,25 +709,10 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 
 	diag_gpu_summaries(&c);
 
-	/* Order matters where a rule reads another's finding: sync-wait and
-	 * memory-bound before launch-bound (which yields to them), power-capped
-	 * before throttled, the fallbacks (low-utilization, healthy) last. */
-	void (*const rules[])(diag_ctx *) = {
-	    rule_gpu_fault,          rule_oom,
-	    rule_not_on_gpu,         rule_all_on_gpu0,
-	    rule_imbalance,          rule_data_starved,
-	    rule_sync_wait,          rule_memory_bound,
-	    rule_launch_bound,       rule_memory_full_idle,
-	    rule_oom_risk,           rule_power_capped,
-	    rule_throttled,          rule_pcie_degraded,
-	    rule_contention,         rule_host_swap,
-	    rule_step_bursts,        rule_low_utilization,
-	    rule_mig_no_utilization, rule_too_little_data,
-	    rule_gpu_idle,           rule_healthy,
-	    rule_not_checked,
-	};
-	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
-		rules[i](&c);
+	/* In rules.def's order: some rules read the findings of earlier ones. */
+	for (int r = 0; r < DIAG_R__COUNT; r++)
+		if (rule_table[r].run)
+			rule_table[r].run(&c);
 	sort_findings(res);
 	diag_chain(&c);
 	return 0;
@@ -705,6 +735,14 @@ const diag_finding *diag_top_finding(const diag_result *res)
 			best = f;
 	}
 	return best;
+}
+
+const diag_finding *diag_find_rule(const diag_result *res, diag_rule r)
+{
+	for (int i = 0; i < res->n; i++)
+		if (res->f[i].rule == r)
+			return &res->f[i];
+	return NULL;
 }
 
 const diag_finding *diag_find(const diag_result *res, const char *id)

@@ -13,8 +13,8 @@
  *
  * Every finding carries an id (stable, kebab-case), a severity, a confidence,
  * the GPUs and time ranges it covers, its evidence as numbers (metric, value,
- * threshold) and advice (what to change, how to verify). Advice texts live in
- * advice.c; thresholds in thresholds.def.
+ * threshold) and advice (what to change, how to verify). The rules and their
+ * ids live in rules.def, advice texts in advice.c, thresholds in thresholds.def.
  */
 #ifndef GPUWHY_DIAGNOSE_DIAG_H
 #define GPUWHY_DIAGNOSE_DIAG_H
@@ -80,6 +80,25 @@ void diag_opts_default(diag_opts *o);
 bool diag_goal_parse(const char *s, diag_goal *out);
 const char *diag_goal_name(diag_goal g);
 
+/* ---- rules (rules.def): one table of ids, in the order they run ---- */
+typedef enum {
+#define RULE(sym, id, fn, summary) DIAG_R_##sym,
+#define RULE_ID(sym, id, summary) DIAG_R_##sym,
+#include "diagnose/rules.def"
+#undef RULE
+#undef RULE_ID
+	DIAG_R__COUNT
+} diag_rule;
+
+/* The printed id ("data-starved"); NULL when r is out of range. */
+const char *diag_rule_id(diag_rule r);
+/* One line: what a finding of rule r means. */
+const char *diag_rule_summary(diag_rule r);
+/* The rule with this id, -1 when none. */
+int diag_rule_lookup(const char *id);
+/* The id as a label value, snake_case like metric names: "data-starved" -> "data_starved". */
+void diag_rule_label(diag_rule r, char *out, size_t len);
+
 /* ---- findings ---- */
 typedef enum { DIAG_INFO = 0, DIAG_WARN = 1, DIAG_ERROR = 2 } diag_severity;
 const char *diag_severity_name(diag_severity s); /* "info", "warn", "error" */
@@ -107,7 +126,8 @@ typedef struct {
 } diag_range;
 
 typedef struct {
-	const char *id; /* "data-starved", ... (static) */
+	diag_rule rule;
+	const char *id; /* diag_rule_id(rule): "data-starved", ... (static) */
 	diag_severity severity;
 	double confidence; /* 0..1 */
 	char title[240];   /* one line with the numbers that matter */
@@ -197,6 +217,8 @@ void diag_result_free(diag_result *res);
 const diag_finding *diag_top_finding(const diag_result *res);
 /* The first finding with this id, NULL if none. */
 const diag_finding *diag_find(const diag_result *res, const char *id);
+/* The first finding of rule r, NULL if none. */
+const diag_finding *diag_find_rule(const diag_result *res, diag_rule r);
 /* 1 (GW_EXIT_PROBLEMS) when any finding is an error, else 0. */
 int diag_exit_code(const diag_result *res);
 

@@ -28,53 +28,84 @@ typedef struct {
 	const double *act[GPU_MAX]; /* activity series per GPU: util.gpu, else GPM activity */
 } diag_ctx;
 
-/* Rules: each adds zero or more findings to c->res. */
-void rule_gpu_fault(diag_ctx *c);
-void rule_oom(diag_ctx *c);
-void rule_not_on_gpu(diag_ctx *c);
-void rule_all_on_gpu0(diag_ctx *c);
-void rule_imbalance(diag_ctx *c);
-void rule_data_starved(diag_ctx *c);
-void rule_sync_wait(diag_ctx *c);
-void rule_launch_bound(diag_ctx *c);
-void rule_memory_bound(diag_ctx *c);
-void rule_memory_full_idle(diag_ctx *c);
-void rule_oom_risk(diag_ctx *c);
-void rule_power_capped(diag_ctx *c);
-void rule_throttled(diag_ctx *c);
-void rule_pcie_degraded(diag_ctx *c);
-void rule_contention(diag_ctx *c);
-void rule_host_swap(diag_ctx *c);
-void rule_low_utilization(diag_ctx *c);
-void rule_mig_no_utilization(diag_ctx *c);
-void rule_healthy(diag_ctx *c);
-void rule_step_bursts(diag_ctx *c);
-void rule_too_little_data(diag_ctx *c);
-void rule_gpu_idle(diag_ctx *c);
-void rule_not_checked(diag_ctx *c);
+/* Rules (rules.def): each adds zero or more findings to c->res. */
+#define RULE(sym, id, fn, summary) void fn(diag_ctx *c);
+#define RULE_ID(sym, id, summary)
+#include "diagnose/rules.def"
+#undef RULE
+#undef RULE_ID
 
 /* quadrant.c, chain.c */
 void diag_gpu_summaries(diag_ctx *c);
 void diag_chain(diag_ctx *c);
 
-/* advice.c: the texts for a key ("data-starved", "sync-wait/pcie", ...) and goal. */
-void diag_advice_lookup(const char *key, diag_goal goal, const char **change, const char **verify);
+/* advice.c: the texts for a rule, its case (NULL, or "pcie" for sync-wait over PCIe, ...) and goal.
+ */
+void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,
+                        const char **verify);
 
 /* ---- building findings ---- */
-diag_finding *dx_add(diag_ctx *c, const char *id, diag_severity sev, double confidence);
+diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence);
 void dx_title(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dx_note(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dx_ev(diag_finding *f, const char *metric, const char *stat, double value, const char *cmp,
-           double threshold, const char *unit, int gpu);
+
+/*
+ * One evidence line, by named fields:
+ *   DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = u,
+ *         .cmp = ">=", .threshold = th->launch_util_pct, .unit = "%");
+ * g is the GPU's position in tl->gpu, DX_JOB for the host or the job as a whole.
+ */
+typedef struct {
+	const char *metric; /* a metric table key (DX_GM, DX_HM) or an evidence name (DX_EV_*) */
+	const char *per;    /* printed "metric/per": a ratio of two metrics */
+	const char *plus;   /* printed "metric+plus": a sum of two */
+	const char *stat;   /* "mean", "peak", "share of samples", ... */
+	double value;
+	const char *cmp;  /* ">=", "<=", ">", "<", "="; NULL: context, no threshold */
+	double threshold; /* read only with cmp */
+	const char *unit; /* NULL: none */
+} dx_ev_spec;
+#define DX_JOB (-1)
+void dx_ev_add(diag_finding *f, int gpu, const dx_ev_spec *e);
+#define DX_EV(f, gpu, ...) dx_ev_add((f), (gpu), &(const dx_ev_spec){__VA_ARGS__})
+
+/*
+ * Evidence names. Metrics are named by their table's key; the host table is
+ * reached through DX_HM alone, so it can move without touching a rule.
+ */
+#define DX_GM(sym) (gpu_metrics[GM_##sym].key)
+#define DX_HM(sym) (host_metrics[HM_##sym].key)
+/* Families of metric keys, cited as one. */
+#define DX_EV_REASONS "clocks_event_reasons"         /* the clock event reason bits */
+#define DX_EV_UTIL_SAMPLES "utilization.gpu.samples" /* the driver's sub-sample min/max */
+#define DX_EV_PCIE_LINK "pcie.link"                  /* generation and width together */
+/* Facts that are no metric: processes, steps, the trace, the recording, the topology. */
+#define DX_EV_PROC_GPU "process.gpu"
+#define DX_EV_PROC_GPU_MEM "process.gpu_memory"
+#define DX_EV_PROC_CPU "process.cpu"
+#define DX_EV_PROC_STATE "process.state"
+#define DX_EV_PROC_SM "process.sm"
+#define DX_EV_STEPS "steps"
+#define DX_EV_TRACE_KERNELS "trace.kernels"
+#define DX_EV_GPUS "gpus"
+#define DX_EV_SAMPLES "samples"
+#define DX_EV_DURATION "duration"
+#define DX_EV_COMMAND "command"
+#define DX_EV_TOPOLOGY "topology"
+#define DX_EV_NVLINK "nvlink"
+/* (events are cited by their kind: TL_EV_XID, TL_EV_GPU_LOST, TL_EV_OOM, TL_EV_AER) */
+
 void dx_gpu(diag_finding *f, int g);
-void dx_advice(diag_ctx *c, diag_finding *f, const char *key);
+/* The advice of f's rule for the case variant (NULL: the rule's own; see advice.c). */
+void dx_advice(diag_ctx *c, diag_finding *f, const char *variant);
 /* Add [t0, t1]; overlapping or touching ranges merge; past the limit the closest merge. */
 void dx_range(diag_finding *f, double t0, double t1);
 /* Add one range per run of samples in the window where mask[s] is true. */
 void dx_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask);
 /* The whole analysed window as a range. */
 void dx_range_window(const diag_ctx *c, diag_finding *f);
-bool dx_has(const diag_ctx *c, const char *id); /* a finding with this id exists already */
+bool dx_has(const diag_ctx *c, diag_rule rule); /* a finding of this rule exists already */
+const diag_finding *dx_find(const diag_ctx *c, diag_rule rule); /* the first one, or NULL */
 
 /* ---- series over the window ---- */
 const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id);
@@ -101,7 +132,7 @@ bool *dx_mask_new(const diag_ctx *c); /* all false, length tl->n; free() it */
 /* How the job's GPUs talk: NVLink between every pair, or PCIe somewhere (worst NVML level). */
 typedef enum { LINK_UNKNOWN, LINK_NVLINK, LINK_PCIE } link_kind;
 link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links);
-/* nvmlGpuTopologyLevel_t as nvidia-smi topo -m writes it: PIX, PXB, PHB, NODE, SYS. */
+/* A topology level for a title: PIX .. SYS, "the same board", or "PCIe" when unknown. */
 const char *dx_level_name(int level);
 
 /* An environment variable of the job (meta key env.NAME), NULL when not recorded. */

@@ -1,7 +1,8 @@
 /*
  * rules_gpu.c - rules read from the GPU's own counters: faults, out of
- * memory, small kernels, memory bandwidth, memory held while idle, clock
- * throttling, the PCIe link, plain low utilization and "healthy".
+ * memory, small kernels, memory bandwidth, memory held while idle, plain
+ * low utilization, MIG blindness, too little data, idle GPUs and "healthy".
+ * Clocks and the PCIe link are in rules_clock.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@ static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int
 	char stat[64];
 	const char *meaning = e->value > 0 ? gpu_xid_meaning(e->value) : "number unreadable";
 	snprintf(stat, sizeof stat, "at %.1f s: %s", e->t, meaning);
-	dx_ev(f, "xid", stat, (double)e->value, NULL, NAN, "", e->gpu);
+	DX_EV(f, e->gpu, .metric = TL_EV_XID, .stat = stat, .value = (double)e->value);
 	if ((*cited)++ >= 3)
 		return;
 	const gpu_xid_info *x = e->value > 0 ? gpu_xid_lookup(e->value) : NULL;
@@ -47,7 +48,7 @@ void rule_gpu_fault(diag_ctx *c)
 		if (!xid && !gone)
 			continue;
 		if (!f)
-			f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.95);
+			f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
 		dx_gpu(f, e->gpu);
 		dx_range(f, e->t, e->t);
 		if (xid) {
@@ -74,7 +75,7 @@ void rule_gpu_fault(diag_ctx *c)
 	for (int g = 0; g < c->ngpu; g++) {
 		if (tl->gpu[g].lost_at_end && !lost) {
 			if (!f)
-				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.95);
+				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
 			dx_gpu(f, g);
 			lost++;
 		}
@@ -82,19 +83,21 @@ void rule_gpu_fault(diag_ctx *c)
 		double d = tl_max(ecc, 0, tl->n) - tl_min(ecc, 0, tl->n);
 		if (d > 0) {
 			if (!f)
-				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
+				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
 			hw = true;
-			dx_ev(f, "ecc.errors.uncorrected.volatile.total", "increase during the run",
-			      d, ">", 0, "", g);
+			DX_EV(f, g, .metric = DX_GM(ECC_UNCORR_VOL),
+			      .stat = "increase during the run", .value = d, .cmp = ">",
+			      .threshold = 0);
 		}
 		double rf = tl_max(tl->gpu[g].m[GM_REMAP_FAILURE], 0, tl->n);
 		if (rf >= 1) {
 			if (!f)
-				f = dx_add(c, "gpu-fault", DIAG_ERROR, 0.9);
+				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
 			hw = true;
-			dx_ev(f, "remapped_rows.failure", "value", rf, ">=", 1, "", g);
+			DX_EV(f, g, .metric = DX_GM(REMAP_FAILURE), .stat = "value", .value = rf,
+			      .cmp = ">=", .threshold = 1);
 		}
 	}
 	if (!f)
@@ -116,10 +119,12 @@ void rule_gpu_fault(diag_ctx *c)
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
 	}
 	if (lost)
-		dx_ev(f, "gpu_lost", "events", lost, ">=", 1, "", -1);
+		DX_EV(f, DX_JOB, .metric = TL_EV_GPU_LOST, .stat = "events", .value = lost,
+		      .cmp = ">=", .threshold = 1);
 	if (nx)
-		dx_ev(f, "xid", "events", nx, ">=", 1, "", -1);
-	dx_advice(c, f, lost ? "gpu-fault" : nx && !hw ? "gpu-fault/xid-app" : "gpu-fault");
+		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = "events", .value = nx,
+		      .cmp = ">=", .threshold = 1);
+	dx_advice(c, f, !lost && nx && !hw ? "xid-app" : NULL);
 }
 
 /* ---- oom: an out-of-memory message or exit ---- */
@@ -143,7 +148,7 @@ void rule_oom(diag_ctx *c)
 	if (!e)
 		return;
 	bool gpu = e->gpu >= 0 || mentions_gpu(e->text);
-	diag_finding *f = dx_add(c, "oom", DIAG_ERROR, 0.95);
+	diag_finding *f = dx_add(c, DIAG_R_OOM, DIAG_ERROR, 0.95);
 	dx_range(f, e->t, e->t);
 	/* The message's first sentence ("...: CUDA out of memory."), else its start. */
 	char text[96];
@@ -169,24 +174,29 @@ void rule_oom(diag_ctx *c)
 			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index,
 			         e->t, text);
 			if (!isnan(peak))
-				dx_ev(f, "memory.used", "peak", peak, NULL, NAN, "MiB", g);
+				DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "peak",
+				      .value = peak, .unit = "MiB");
 			if (!isnan(tot))
-				dx_ev(f, "memory.total", "capacity", tot, NULL, NAN, "MiB", g);
+				DX_EV(f, g, .metric = DX_GM(MEM_TOTAL), .stat = "capacity",
+				      .value = tot, .unit = "MiB");
 		} else {
 			dx_title(f, "Out of GPU memory at %.1f s: %s", e->t, text);
 		}
-		dx_advice(c, f, "oom");
+		dx_advice(c, f, NULL);
 	} else {
 		dx_title(f, "Out of host memory at %.1f s: %s", e->t, text);
 		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n),
 		       tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
 		if (!isnan(used))
-			dx_ev(f, "mem.used", "peak", used, NULL, NAN, "MiB", -1);
+			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_USED), .stat = "peak", .value = used,
+			      .unit = "MiB");
 		if (!isnan(tot))
-			dx_ev(f, "mem.total", "capacity", tot, NULL, NAN, "MiB", -1);
-		dx_advice(c, f, "oom/host");
+			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_TOTAL), .stat = "capacity",
+			      .value = tot, .unit = "MiB");
+		dx_advice(c, f, "host");
 	}
-	dx_ev(f, "oom", "events", count, ">=", 1, "", -1);
+	DX_EV(f, DX_JOB, .metric = TL_EV_OOM, .stat = "events", .value = count,
+	      .cmp = ">=", .threshold = 1);
 	if (tl->exit_status > 0)
 		dx_note(f, "The job exited with status %d.", tl->exit_status);
 }
@@ -195,7 +205,7 @@ void rule_oom(diag_ctx *c)
 
 void rule_oom_risk(diag_ctx *c)
 {
-	if (dx_has(c, "oom"))
+	if (dx_has(c, DIAG_R_OOM))
 		return; /* it happened: the oom finding says it all */
 	const timeline *tl = c->tl;
 	diag_finding *f = NULL;
@@ -213,9 +223,10 @@ void rule_oom_risk(diag_ctx *c)
 		if (!(pct >= limit) || !isfinite(pct))
 			continue;
 		if (!f)
-			f = dx_add(c, "oom-risk", DIAG_WARN, 0.8);
+			f = dx_add(c, DIAG_R_OOM_RISK, DIAG_WARN, 0.8);
 		dx_gpu(f, g);
-		dx_ev(f, "memory.used", "peak share of capacity", pct, ">=", limit, "%", g);
+		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "peak share of capacity",
+		      .value = pct, .cmp = ">=", .threshold = limit, .unit = "%");
 		for (int s = 0; s < tl->n; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= limit)
 				mask[s] = true;
@@ -236,7 +247,7 @@ void rule_oom_risk(diag_ctx *c)
 		whole.from = 0;
 		whole.to = tl->n;
 		dx_ranges_mask(&whole, f, mask);
-		dx_advice(c, f, "oom-risk");
+		dx_advice(c, f, NULL);
 	}
 	free(mask);
 }
@@ -251,13 +262,13 @@ void rule_launch_bound(diag_ctx *c)
 	double worst_sm = INFINITY, wu = NAN, wp = NAN;
 	/* GPUs waiting at a collective spin with few SMs busy: that is sync-wait, not small
 	 * kernels. */
-	const diag_finding *sw = diag_find(c->res, "sync-wait");
+	const diag_finding *sw = dx_find(c, DIAG_R_SYNC_WAIT);
 	uint64_t waiting = sw ? sw->gpus : 0;
 	/* Busy DRAM with moderate SMs is memory-bound: kernels that wait on memory
 	 * leave SMs idle too, and small kernels are not the cause there. */
-	const diag_finding *mb = diag_find(c->res, "memory-bound");
+	const diag_finding *mb = dx_find(c, DIAG_R_MEMORY_BOUND);
 	waiting |= mb ? mb->gpus : 0;
-	const diag_finding *ds = diag_find(c->res, "data-starved");
+	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
 	waiting |= ds ? ds->gpus : 0;
 	if (c->to - c->from >= th->min_samples) {
 		for (int g = 0; g < c->ngpu; g++) {
@@ -280,18 +291,23 @@ void rule_launch_bound(diag_ctx *c)
 			if (conf == 0)
 				continue;
 			if (!f)
-				f = dx_add(c, "launch-bound", DIAG_WARN, conf);
+				f = dx_add(c, DIAG_R_LAUNCH_BOUND, DIAG_WARN, conf);
 			else if (conf > f->confidence)
 				f->confidence = conf;
 			dx_gpu(f, g);
-			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->launch_util_pct,
-			      "%", g);
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			      .value = s->util_mean, .cmp = ">=", .threshold = th->launch_util_pct,
+			      .unit = "%");
 			if (!isnan(s->sm_active_mean))
-				dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean,
-				      "<=", th->launch_sm_active_pct, "%", g);
+				DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+				      .value = s->sm_active_mean,
+				      .cmp = "<=", .threshold = th->launch_sm_active_pct,
+				      .unit = "%");
 			if (!isnan(ratio))
-				dx_ev(f, "power.draw/power.limit", "mean", 100 * ratio,
-				      "<=", 100 * th->launch_power_ratio, "%", g);
+				DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
+				      .stat = "mean", .value = 100 * ratio,
+				      .cmp = "<=", .threshold = 100 * th->launch_power_ratio,
+				      .unit = "%");
 			double key = isnan(s->sm_active_mean) ? 100 * ratio : s->sm_active_mean;
 			if (key < worst_sm) {
 				worst_sm = key;
@@ -306,19 +322,21 @@ void rule_launch_bound(diag_ctx *c)
 	bool trace_hit = !isnan(short_share) && short_share >= th->short_kernel_share;
 	if (trace_hit) {
 		if (!f) {
-			f = dx_add(c, "launch-bound", DIAG_WARN, 0.8);
+			f = dx_add(c, DIAG_R_LAUNCH_BOUND, DIAG_WARN, 0.8);
 			for (int g = 0; g < c->ngpu; g++)
 				if (c->job[g])
 					dx_gpu(f, g);
 		} else if (f->confidence < 0.95) {
 			f->confidence += 0.1;
 		}
-		dx_ev(f, "trace.kernels", "share shorter than 10 us", 100 * short_share,
-		      ">=", 100 * th->short_kernel_share, "%", -1);
-		dx_ev(f, "trace.kernels", "count", (double)tr->kernels, NULL, NAN, "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "share shorter than 10 us",
+		      .value = 100 * short_share,
+		      .cmp = ">=", .threshold = 100 * th->short_kernel_share, .unit = "%");
+		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "count",
+		      .value = (double)tr->kernels);
 		if (tr->kernels > 0 && tr->kernel_s > 0)
-			dx_ev(f, "trace.kernels", "mean duration", 1e6 * tr->kernel_s / tr->kernels,
-			      NULL, NAN, "us", -1);
+			DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "mean duration",
+			      .value = 1e6 * tr->kernel_s / tr->kernels, .unit = "us");
 	}
 	if (!f)
 		return;
@@ -339,7 +357,7 @@ void rule_launch_bound(diag_ctx *c)
 		         100 * short_share, tr->kernels);
 	}
 	dx_range_window(c, f);
-	dx_advice(c, f, "launch-bound");
+	dx_advice(c, f, NULL);
 }
 
 /* ---- memory-bound: DRAM busy while the SMs are moderately active ---- */
@@ -377,7 +395,7 @@ void rule_memory_bound(diag_ctx *c)
 		if (f && gsev > f->severity)
 			f->severity = gsev;
 		if (!f) {
-			f = dx_add(c, "memory-bound", gsev, conf);
+			f = dx_add(c, DIAG_R_MEMORY_BOUND, gsev, conf);
 			dx_title(f,
 			         "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
 			         "bandwidth",
@@ -391,18 +409,21 @@ void rule_memory_bound(diag_ctx *c)
 			}
 		}
 		dx_gpu(f, g);
-		dx_ev(f, gpm ? "gpm.dram_active" : "utilization.memory", "mean", dram,
-		      ">=", th->membound_dram_pct, "%", g);
+		DX_EV(f, g, .metric = gpm ? DX_GM(GPM_DRAM_ACTIVE) : DX_GM(UTIL_MEM),
+		      .stat = "mean", .value = dram,
+		      .cmp = ">=", .threshold = th->membound_dram_pct, .unit = "%");
 		if (!isnan(s->sm_active_mean))
-			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean,
-			      "<=", th->membound_sm_max_pct, "%", g);
+			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+			      .value = s->sm_active_mean,
+			      .cmp = "<=", .threshold = th->membound_sm_max_pct, .unit = "%");
 		else
-			dx_ev(f, "utilization.gpu", "mean", s->util_mean, ">=", th->quad_util_pct,
-			      "%", g);
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			      .value = s->util_mean, .cmp = ">=", .threshold = th->quad_util_pct,
+			      .unit = "%");
 	}
 	if (f) {
 		dx_range_window(c, f);
-		dx_advice(c, f, "memory-bound");
+		dx_advice(c, f, NULL);
 	}
 }
 
@@ -445,339 +466,22 @@ void rule_memory_full_idle(diag_ctx *c)
 		if (util > th->memfull_util_pct)
 			continue;
 		if (!f) {
-			f = dx_add(c, "memory-full-compute-idle", sev, 0.75);
+			f = dx_add(c, DIAG_R_MEMORY_FULL_IDLE, sev, 0.75);
 			dx_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
 			         c->tl->gpu[g].index, mem, util);
 		}
 		dx_gpu(f, g);
-		dx_ev(f, "memory.used", "mean share of capacity while full", mem,
-		      ">=", th->memfull_pct, "%", g);
-		dx_ev(f, "utilization.gpu", "mean while memory is full", util,
-		      "<=", th->memfull_util_pct, "%", g);
+		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "mean share of capacity while full",
+		      .value = mem, .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
+		DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean while memory is full",
+		      .value = util, .cmp = "<=", .threshold = th->memfull_util_pct, .unit = "%");
 		for (int s = c->from; s < c->to; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= th->memfull_pct)
 				mask[s] = true;
 	}
 	if (f) {
 		dx_ranges_mask(c, f, mask);
-		dx_advice(c, f, "memory-full-compute-idle");
-	}
-	free(mask);
-}
-
-/* ---- throttled: clocks held down by power, heat or hardware slowdown ---- */
-
-#define R_SW_POWER 0x4ULL
-#define R_HW_SLOW 0x8ULL
-#define R_SW_THERMAL 0x20ULL
-#define R_HW_THERMAL 0x40ULL
-#define R_HW_BRAKE 0x80ULL
-
-/* Clock-event reason bits active at sample s: the mask, else the per-reason series. */
-static uint64_t reasons_at(const diag_ctx *c, int g, int s)
-{
-	double m = tl_gpu_at(c->tl, g, GM_CLK_REASONS, s);
-	if (!isnan(m))
-		return m >= 0 && m < 9007199254740992.0 ? (uint64_t)m : 0; /* 2^53: exact doubles */
-	static const struct {
-		gpu_metric_id id;
-		uint64_t bit;
-	} map[] = {{GM_CLK_R_SW_POWER, R_SW_POWER},
-	           {GM_CLK_R_HW_SLOW, R_HW_SLOW},
-	           {GM_CLK_R_SW_THERMAL, R_SW_THERMAL},
-	           {GM_CLK_R_HW_THERMAL, R_HW_THERMAL},
-	           {GM_CLK_R_HW_POWER_BRAKE, R_HW_BRAKE}};
-	uint64_t r = 0;
-	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-		if (tl_gpu_at(c->tl, g, map[i].id, s) >= 1)
-			r |= map[i].bit;
-	return r;
-}
-
-/* ---- power-capped: a limit set below the default holds clocks down under load ---- */
-
-void rule_power_capped(diag_ctx *c)
-{
-	const diag_thresholds *th = c->th;
-	const timeline *tl = c->tl;
-	if (c->to - c->from < th->min_samples)
-		return;
-	diag_finding *f = NULL;
-	bool *mask = dx_mask_new(c);
-	for (int g = 0; g < c->ngpu; g++) {
-		if (!c->job[g] || !c->act[g])
-			continue;
-		double def = dx_max(c, tl->gpu[g].m[GM_POWER_DEFAULT_LIMIT]);
-		double lim = dx_min(c, tl->gpu[g].m[GM_POWER_ENFORCED_LIMIT]);
-		if (isnan(lim))
-			lim = dx_min(c, tl->gpu[g].m[GM_POWER_LIMIT]);
-		if (!(def > 0) || !(lim > 0) || lim >= th->power_cap_ratio * def)
-			continue;
-		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
-		int busy = 0, bound = 0, nclk = 0;
-		double clk = 0, pw = 0;
-		int npw = 0;
-		for (int s = c->from; s < c->to; s++) {
-			if (!(c->act[g][s] >= th->quad_util_pct))
-				continue;
-			busy++;
-			double p = tl_gpu_at(tl, g, GM_POWER_DRAW, s);
-			bool at_cap = (reasons_at(c, g, s) & R_SW_POWER) ||
-			              (!isnan(p) && p >= th->power_cap_ratio * lim);
-			if (!at_cap)
-				continue;
-			bound++;
-			mask[s] = true;
-			double k = tl_gpu_at(tl, g, GM_CLK_SM, s);
-			if (!isnan(k)) {
-				clk += k;
-				nclk++;
-			}
-			if (!isnan(p)) {
-				pw += p;
-				npw++;
-			}
-		}
-		double share = busy ? (double)bound / busy : 0;
-		double ratio = nclk && maxclk > 0 ? clk / nclk / maxclk : NAN;
-		if (share < th->throttle_share ||
-		    !(isnan(ratio) || ratio <= th->throttle_clock_ratio))
-			continue;
-		if (!f) {
-			f = dx_add(c, "power-capped", DIAG_WARN, isnan(ratio) ? 0.6 : 0.85);
-			char clock[64] = "";
-			if (!isnan(ratio))
-				snprintf(clock, sizeof clock,
-				         "; clocks at %.0f of %.0f MHz (%.0f %%)", clk / nclk,
-				         maxclk, 100 * ratio);
-			dx_title(
-			    f,
-			    "GPU %d power limit %.0f W is below its default %.0f W and holds it "
-			    "back %.0f %% of busy time%s",
-			    tl->gpu[g].index, lim, def, 100 * share, clock);
-		}
-		dx_gpu(f, g);
-		dx_ev(f, "enforced.power.limit", "lowest", lim, "<", th->power_cap_ratio * def, "W",
-		      g);
-		dx_ev(f, "power.default_limit", "value", def, NULL, NAN, "W", g);
-		dx_ev(f, "clocks_event_reasons.sw_power_cap", "share of busy samples at the cap",
-		      100 * share, ">=", 100 * th->throttle_share, "%", g);
-		if (npw)
-			dx_ev(f, "power.draw", "mean while at the cap", pw / npw, NULL, NAN, "W",
-			      g);
-		if (!isnan(ratio)) {
-			dx_ev(f, "clocks.current.sm", "mean while at the cap", clk / nclk, NULL,
-			      NAN, "MHz", g);
-			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while at the cap",
-			      100 * ratio, "<=", 100 * th->throttle_clock_ratio, "%", g);
-		}
-	}
-	if (f) {
-		dx_ranges_mask(c, f, mask);
-		dx_advice(c, f, "power-capped");
-	}
-	free(mask);
-}
-
-void rule_throttled(diag_ctx *c)
-{
-	const diag_thresholds *th = c->th;
-	const timeline *tl = c->tl;
-	if (c->to - c->from < th->min_samples)
-		return;
-	bool *mask = dx_mask_new(c);
-	diag_finding *f = NULL;
-	const char *kind = "throttled/power";
-	double worst_share = 0;
-	for (int g = 0; g < c->ngpu; g++) {
-		if (!c->job[g] || !c->act[g])
-			continue;
-		int busy = 0, any = 0, power = 0, thermal = 0, hw = 0, nclk = 0, near = 0,
-		    ntemp = 0;
-		double clk = 0;
-		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
-		double slow = tl_max(tl->gpu[g].m[GM_TEMP_SLOWDOWN], 0, tl->n);
-		for (int s = c->from; s < c->to; s++) {
-			double t = tl_gpu_at(tl, g, GM_TEMP_GPU, s);
-			if (!isnan(t) && !isnan(slow)) {
-				ntemp++;
-				near += t >= slow - th->temp_margin_c;
-			}
-			if (!(c->act[g][s] >= th->quad_util_pct))
-				continue; /* idle clocks drop by design */
-			busy++;
-			uint64_t r = reasons_at(c, g, s) & (R_SW_POWER | R_HW_SLOW | R_SW_THERMAL |
-			                                    R_HW_THERMAL | R_HW_BRAKE);
-			if (!r)
-				continue;
-			any++;
-			power += !!(r & R_SW_POWER);
-			thermal += !!(r & (R_SW_THERMAL | R_HW_THERMAL));
-			hw += !!(r & (R_HW_SLOW | R_HW_BRAKE));
-			double k = tl_gpu_at(tl, g, GM_CLK_SM, s);
-			if (!isnan(k)) {
-				clk += k;
-				nclk++;
-			}
-			mask[s] = true;
-		}
-		double share = busy ? (double)any / busy : 0;
-		double ratio = nclk && maxclk > 0 ? clk / nclk / maxclk : NAN;
-		double near_share = ntemp ? (double)near / ntemp : 0;
-		bool clocks_down = isnan(ratio) || ratio <= th->throttle_clock_ratio;
-		bool by_reason = share >= th->throttle_share && clocks_down;
-		bool by_temp = near_share >= th->throttle_share;
-		if (!by_reason && !by_temp)
-			continue;
-		const diag_finding *pc = diag_find(c->res, "power-capped");
-		if (pc && (pc->gpus & (1ULL << g)) && !thermal && !hw && !by_temp)
-			continue; /* the cap someone set says it, with its numbers */
-		double sev_share = busy ? (double)(thermal > hw ? thermal : hw) / busy : 0;
-		diag_severity sev = DIAG_WARN;
-		const char *k = thermal >= hw && thermal > 0 ? "throttled/thermal"
-		                : hw > 0                     ? "throttled/hw"
-		                : by_temp                    ? "throttled/thermal"
-		                                             : "throttled/power";
-		/* At the power cap under full load the board does what it is built
-		 * for; worth knowing, not a fault. Heat and hardware slowdown are. */
-		if (!strcmp(k, "throttled/power"))
-			sev = DIAG_INFO;
-		if (sev_share >= th->throttle_severe_share)
-			sev = DIAG_ERROR;
-		if (!f || sev > f->severity || share > worst_share) {
-			if (!f)
-				f = dx_add(c, "throttled", sev, by_reason ? 0.85 : 0.6);
-			if (sev > f->severity)
-				f->severity = sev;
-			worst_share = share;
-			kind = k;
-			const char *why = !strcmp(k, "throttled/thermal") ? "thermal slowdown"
-			                  : !strcmp(k, "throttled/hw")    ? "hardware slowdown"
-			                                                  : "the power cap";
-			char clock[64] = "", temp[64] = "";
-			if (!isnan(ratio))
-				snprintf(clock, sizeof clock, " at %.0f of %.0f MHz (%.0f %%)",
-				         clk / nclk, maxclk, 100 * ratio);
-			double tmax = dx_max(c, tl->gpu[g].m[GM_TEMP_GPU]);
-			if (!isnan(tmax) && !isnan(slow))
-				snprintf(temp, sizeof temp, "; up to %.0f C, slowdown at %.0f C",
-				         tmax, slow);
-			if (by_reason)
-				dx_title(f, "GPU %d clocks held%s by %s for %.0f %% of busy time%s",
-				         tl->gpu[g].index, clock, why, 100 * share, temp);
-			else
-				dx_title(
-				    f,
-				    "GPU %d runs within %.0f C of its slowdown temperature %.0f %% "
-				    "of the time%s",
-				    tl->gpu[g].index, th->temp_margin_c, 100 * near_share, temp);
-		}
-		dx_gpu(f, g);
-		dx_ev(f, "clocks_event_reasons", "share of busy samples throttled", 100 * share,
-		      ">=", 100 * th->throttle_share, "%", g);
-		if (thermal)
-			dx_ev(f, "clocks_event_reasons", "thermal share of busy samples",
-			      100.0 * thermal / busy, ">=", 100 * th->throttle_severe_share, "%",
-			      g);
-		if (hw)
-			dx_ev(f, "clocks_event_reasons.hw_slowdown", "share of busy samples",
-			      100.0 * hw / busy, ">=", 100 * th->throttle_severe_share, "%", g);
-		if (power)
-			dx_ev(f, "clocks_event_reasons.sw_power_cap", "share of busy samples",
-			      100.0 * power / busy, NULL, NAN, "%", g);
-		if (!isnan(ratio))
-			dx_ev(f, "clocks.current.sm/clocks.max.sm", "mean while throttled",
-			      100 * ratio, "<=", 100 * th->throttle_clock_ratio, "%", g);
-		if (ntemp)
-			dx_ev(f, "temperature.gpu", "share within margin of slowdown",
-			      100 * near_share, ">=", 100 * th->throttle_share, "%", g);
-	}
-	if (f) {
-		dx_ranges_mask(c, f, mask);
-		if (f->nranges == 0)
-			dx_range_window(c, f);
-		dx_advice(c, f, kind);
-	}
-	free(mask);
-}
-
-/* ---- pcie-degraded: link below its maximum under load, replays rising ---- */
-
-void rule_pcie_degraded(diag_ctx *c)
-{
-	const diag_thresholds *th = c->th;
-	const timeline *tl = c->tl;
-	diag_finding *f = NULL;
-	bool *mask = dx_mask_new(c);
-	for (int g = 0; g < c->ngpu; g++) {
-		if (!c->job[g])
-			continue;
-		double gmax = tl_max(tl->gpu[g].m[GM_PCIE_GEN_MAX], 0, tl->n);
-		double wmax = tl_max(tl->gpu[g].m[GM_PCIE_WIDTH_MAX], 0, tl->n);
-		int loaded = 0, low = 0;
-		double gsum = 0, wsum = 0;
-		for (int s = c->from; s < c->to; s++) {
-			/* Links drop generation when idle to save power: judge under load only. */
-			if (!c->act[g] || !(c->act[g][s] >= th->quad_util_pct))
-				continue;
-			double gc = tl_gpu_at(tl, g, GM_PCIE_GEN_CUR, s),
-			       wc = tl_gpu_at(tl, g, GM_PCIE_WIDTH_CUR, s);
-			if (isnan(gc) && isnan(wc))
-				continue;
-			loaded++;
-			gsum += gc;
-			wsum += wc;
-			if ((!isnan(gc) && gc < gmax) || (!isnan(wc) && wc < wmax)) {
-				low++;
-				mask[s] = true;
-			}
-		}
-		const double *rp = tl->gpu[g].m[GM_PCIE_REPLAY];
-		double rise = dx_max(c, rp) - dx_min(c, rp);
-		int aer = 0;
-		for (int i = 0; i < tl->nevents; i++)
-			if (!strcmp(tl->events[i].kind, TL_EV_AER) && (tl->events[i].gpu == g))
-				aer++;
-		double share = loaded ? (double)low / loaded : 0;
-		bool degraded = loaded >= th->min_samples && share >= th->pcie_degraded_share;
-		bool replays = !isnan(rise) && rise >= th->pcie_replay_min;
-		if (!degraded && !replays && !aer)
-			continue;
-		if (!f) {
-			f = dx_add(c, "pcie-degraded", DIAG_WARN, degraded || aer ? 0.85 : 0.7);
-			if (degraded)
-				dx_title(f,
-				         "GPU %d PCIe link at Gen%.0f x%.0f under load (max "
-				         "Gen%.0f x%.0f)",
-				         tl->gpu[g].index, gsum / loaded, wsum / loaded, gmax,
-				         wmax);
-			else if (replays)
-				dx_title(f, "GPU %d PCIe replay counter rose by %.0f during %s",
-				         tl->gpu[g].index, rise, c->span);
-			else
-				dx_title(f, "GPU %d reported %d PCIe AER error%s", tl->gpu[g].index,
-				         aer, aer == 1 ? "" : "s");
-		}
-		dx_gpu(f, g);
-		if (loaded) {
-			dx_ev(f, "pcie.link.gen.current", "mean under load", gsum / loaded, "<",
-			      gmax, "", g);
-			dx_ev(f, "pcie.link.width.current", "mean under load", wsum / loaded, "<",
-			      wmax, "", g);
-			dx_ev(f, "pcie.link", "share of loaded samples below max", 100 * share,
-			      ">=", 100 * th->pcie_degraded_share, "%", g);
-		}
-		if (!isnan(rise))
-			dx_ev(f, "pcie.replay_counter", "increase", rise, ">=", th->pcie_replay_min,
-			      "", g);
-		if (aer)
-			dx_ev(f, "pcie_aer", "events", aer, ">=", 1, "", g);
-	}
-	if (f) {
-		dx_ranges_mask(c, f, mask);
-		if (f->nranges == 0)
-			dx_range_window(c, f);
-		dx_advice(c, f, "pcie-degraded");
+		dx_advice(c, f, NULL);
 	}
 	free(mask);
 }
@@ -789,16 +493,10 @@ void rule_low_utilization(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->njob == 0 || c->to - c->from < th->min_samples)
 		return;
-	static const char *const explains[] = {"not-on-gpu",
-	                                       "data-starved",
-	                                       "sync-wait",
-	                                       "host-contention",
-	                                       "imbalance",
-	                                       "all-on-gpu0",
-	                                       "memory-full-compute-idle",
-	                                       "contention",
-	                                       "gpu-fault",
-	                                       "oom"};
+	static const diag_rule explains[] = {
+	    DIAG_R_NOT_ON_GPU, DIAG_R_DATA_STARVED, DIAG_R_SYNC_WAIT,        DIAG_R_HOST_CONTENTION,
+	    DIAG_R_IMBALANCE,  DIAG_R_ALL_ON_GPU0,  DIAG_R_MEMORY_FULL_IDLE, DIAG_R_CONTENTION,
+	    DIAG_R_GPU_FAULT,  DIAG_R_OOM};
 	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
 		if (dx_has(c, explains[i]))
 			return;
@@ -813,7 +511,7 @@ void rule_low_utilization(diag_ctx *c)
 		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
 	diag_finding *f =
-	    dx_add(c, "low-utilization", latency ? DIAG_INFO : DIAG_WARN, latency ? 0.6 : 0.5);
+	    dx_add(c, DIAG_R_LOW_UTILIZATION, latency ? DIAG_INFO : DIAG_WARN, latency ? 0.6 : 0.5);
 	uint64_t m = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
@@ -830,15 +528,18 @@ void rule_low_utilization(diag_ctx *c)
 		dx_title(
 		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
 		    gl, wu);
-	dx_ev(f, "utilization.gpu", "mean", wu, "<", th->lowutil_pct, "%", worst);
+	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = wu, .cmp = "<",
+	      .threshold = th->lowutil_pct, .unit = "%");
 	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
 	if (!isnan(core))
-		dx_ev(f, "cpu.busy.max", "mean", core, "<", th->core_saturated_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = "mean", .value = core,
+		      .cmp = "<", .threshold = th->core_saturated_pct, .unit = "%");
 	double io = tl_mean(c->tl->h[HM_CPU_IOWAIT], c->from, c->to);
 	if (!isnan(io))
-		dx_ev(f, "cpu.iowait", "mean", io, "<", th->iowait_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean", .value = io,
+		      .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
 	dx_range_window(c, f);
-	dx_advice(c, f, "low-utilization");
+	dx_advice(c, f, NULL);
 }
 
 /*
@@ -861,7 +562,7 @@ void rule_mig_no_utilization(diag_ctx *c)
 	}
 	if (!m)
 		return;
-	diag_finding *f = dx_add(c, "mig-no-utilization", DIAG_INFO, 0.9);
+	diag_finding *f = dx_add(c, DIAG_R_MIG_NO_UTILIZATION, DIAG_INFO, 0.9);
 	f->gpus = m;
 	char gl[64];
 	dx_gpu_list(c, m, gl, sizeof gl);
@@ -869,15 +570,18 @@ void rule_mig_no_utilization(diag_ctx *c)
 	         "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
 	         "utilization rules cannot judge it",
 	         gl);
-	dx_ev(f, "mig.mode.current", "max", 1, "=", 1, "", first);
+	DX_EV(f, first, .metric = DX_GM(MIG_CURRENT), .stat = "max", .value = 1, .cmp = "=",
+	      .threshold = 1);
 	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
 	if (!isnan(mem))
-		dx_ev(f, "memory.used", "mean", mem, NULL, NAN, "MiB", first);
+		DX_EV(f, first, .metric = DX_GM(MEM_USED), .stat = "mean", .value = mem,
+		      .unit = "MiB");
 	double sm = tl_mean(c->tl->gpu[first].m[GM_GPM_SM_ACTIVE], c->from, c->to);
 	if (!isnan(sm))
-		dx_ev(f, "gpm.sm_active", "mean", sm, NULL, NAN, "%", first);
+		DX_EV(f, first, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean", .value = sm,
+		      .unit = "%");
 	dx_range_window(c, f);
-	dx_advice(c, f, "mig-no-utilization");
+	dx_advice(c, f, NULL);
 }
 
 /* ---- too-little-data: no verdict from a handful of samples ---- */
@@ -888,7 +592,7 @@ void rule_too_little_data(diag_ctx *c)
 	int k = c->to - c->from;
 	if (tl->n > 0 && k >= c->th->min_samples)
 		return;
-	diag_finding *f = dx_add(c, "too-little-data", DIAG_INFO, 0.9);
+	diag_finding *f = dx_add(c, DIAG_R_TOO_LITTLE_DATA, DIAG_INFO, 0.9);
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g])
 			dx_gpu(f, g);
@@ -909,12 +613,13 @@ void rule_too_little_data(diag_ctx *c)
 		    "%d samples over %.1f s, %d of them with the GPU at work: too short to judge; "
 		    "record longer or use --interval 100ms",
 		    tl->n, dur, k);
-	dx_ev(f, "samples", "in the analysed window", k, ">=", c->th->min_samples, "", -1);
-	dx_ev(f, "samples", "recorded", tl->n, NULL, NAN, "", -1);
-	dx_ev(f, "duration", "recorded", dur, NULL, NAN, "s", -1);
+	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = "in the analysed window", .value = k,
+	      .cmp = ">=", .threshold = c->th->min_samples);
+	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = "recorded", .value = tl->n);
+	DX_EV(f, DX_JOB, .metric = DX_EV_DURATION, .stat = "recorded", .value = dur, .unit = "s");
 	if (tl->n > 0)
 		dx_range(f, 0, dur);
-	dx_advice(c, f, "too-little-data");
+	dx_advice(c, f, NULL);
 }
 
 /* ---- gpu-idle: no GPU showed any work ---- */
@@ -924,9 +629,9 @@ void rule_gpu_idle(diag_ctx *c)
 	const timeline *tl = c->tl;
 	if (c->njob > 0 || c->ngpu == 0 || tl->n < c->th->min_samples)
 		return;
-	if (dx_has(c, "not-on-gpu") || dx_has(c, "gpu-fault"))
+	if (dx_has(c, DIAG_R_NOT_ON_GPU) || dx_has(c, DIAG_R_GPU_FAULT))
 		return;
-	diag_finding *f = dx_add(c, "gpu-idle", DIAG_INFO, 0.7);
+	diag_finding *f = dx_add(c, DIAG_R_GPU_IDLE, DIAG_INFO, 0.7);
 	double peak = NAN;
 	for (int g = 0; g < c->ngpu; g++) {
 		dx_gpu(f, g);
@@ -945,10 +650,10 @@ void rule_gpu_idle(diag_ctx *c)
 		dx_title(f, "%s showed no work during the recording: no job ran on %s", gl,
 		         c->ngpu == 1 ? "it" : "them");
 	if (!isnan(peak))
-		dx_ev(f, "utilization.gpu", "peak on any GPU", peak, "<=", c->th->idle_util_pct,
-		      "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = "peak on any GPU",
+		      .value = peak, .cmp = "<=", .threshold = c->th->idle_util_pct, .unit = "%");
 	dx_range(f, 0, tl->duration > 0 ? tl->duration : tl->t[tl->n - 1]);
-	dx_advice(c, f, "gpu-idle");
+	dx_advice(c, f, NULL);
 }
 
 /* ---- healthy: nothing wrong, said explicitly ---- */
@@ -959,10 +664,10 @@ void rule_healthy(diag_ctx *c)
 		if (c->res->f[i].severity >= DIAG_WARN)
 			return;
 	/* No verdict without evidence, and an idle GPU is not a healthy busy one. */
-	if (dx_has(c, "too-little-data") || dx_has(c, "gpu-idle") || c->njob == 0)
+	if (dx_has(c, DIAG_R_TOO_LITTLE_DATA) || dx_has(c, DIAG_R_GPU_IDLE) || c->njob == 0)
 		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	diag_finding *f = dx_add(c, "healthy", DIAG_INFO, 0.8);
+	diag_finding *f = dx_add(c, DIAG_R_HEALTHY, DIAG_INFO, 0.8);
 	double usum = 0, smsum = 0;
 	int nu = 0, nsm = 0;
 	for (int g = 0; g < c->ngpu; g++) {
@@ -973,16 +678,19 @@ void rule_healthy(diag_ctx *c)
 		if (!isnan(s->util_mean)) {
 			usum += s->util_mean;
 			nu++;
-			dx_ev(f, "utilization.gpu", "mean", s->util_mean, NULL, NAN, "%", g);
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			      .value = s->util_mean, .unit = "%");
 		}
 		if (!isnan(s->sm_active_mean)) {
 			smsum += s->sm_active_mean;
 			nsm++;
-			dx_ev(f, "gpm.sm_active", "mean", s->sm_active_mean, NULL, NAN, "%", g);
+			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+			      .value = s->sm_active_mean, .unit = "%");
 		}
 		if (s->power_limit > 0 && !isnan(s->power_mean))
-			dx_ev(f, "power.draw/power.limit", "mean",
-			      100 * s->power_mean / s->power_limit, NULL, NAN, "%", g);
+			DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
+			      .stat = "mean", .value = 100 * s->power_mean / s->power_limit,
+			      .unit = "%");
 	}
 	char busy[96] = "";
 	if (nu && nsm)
@@ -992,5 +700,5 @@ void rule_healthy(diag_ctx *c)
 		snprintf(busy, sizeof busy, ": utilization %.0f %%", usum / nu);
 	dx_title(f, "No problem found%s%s", latency ? " for a latency goal" : "", busy);
 	dx_range_window(c, f);
-	dx_advice(c, f, "healthy");
+	dx_advice(c, f, NULL);
 }

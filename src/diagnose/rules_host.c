@@ -239,12 +239,33 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 	free(a);
 }
 
+/* What rule_data_starved learns, step by step. */
+typedef struct {
+	uint64_t starving, waiting; /* GPUs idle for data; ranks waiting in collectives */
+	int worst;                  /* the GPU that waits most */
+	double worst_idle;
+	worker_stats w;
+	bool *gap; /* samples where every GPU of the job idled */
+	int ngap;
+	bool *all;                    /* the whole window, when there are too few gaps */
+	bool *cond;                   /* the samples the causes are judged on: gap or all */
+	double core_share, core_mean; /* the busiest core during cond */
+	int core;                     /* the core most often saturated, -1 */
+	double iowait, disk_busy, disk_read, job_cpu, job_read;
+	bool followed; /* a job was followed (its tree's own CPU and I/O are known) */
+	bool cpu_cause, worker_cause, io_cause, disk_cause, cpu_foreign, io_foreign;
+} starve_case;
+
 /* host-contention: the GPU waits while other processes, not the job, load the host. */
-static void host_contention(diag_ctx *c, uint64_t starving, int worst, double worst_idle,
-                            double core_mean, double core_share, double iowait, double job_cpu,
-                            bool cpu_foreign, bool io_foreign, const worker_stats *w)
+static void host_contention(diag_ctx *c, const starve_case *sc)
 {
 	const diag_thresholds *th = c->th;
+	const worker_stats *w = &sc->w;
+	uint64_t starving = sc->starving;
+	int worst = sc->worst;
+	double worst_idle = sc->worst_idle, core_mean = sc->core_mean, core_share = sc->core_share;
+	double iowait = sc->iowait, job_cpu = sc->job_cpu;
+	bool cpu_foreign = sc->cpu_foreign, io_foreign = sc->io_foreign;
 	foreign_proc *fp;
 	double ftotal;
 	int nf = foreign_procs(c, &fp, &ftotal);
@@ -252,8 +273,8 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 	 * something else (I/O, a remote service): the others' load is beside it. */
 	double ready = w->known >= th->min_samples ? (double)w->runnable / w->known : NAN;
 	bool asleep = cpu_foreign && !io_foreign && !isnan(ready) && ready < 1 - th->runnable_share;
-	diag_finding *f =
-	    dx_add(c, "host-contention", DIAG_WARN, (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
+	diag_finding *f = dx_add(c, DIAG_R_HOST_CONTENTION, DIAG_WARN,
+	                         (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
 	f->gpus = starving;
 	char gl[64], who[160] = "";
 	dx_gpu_list(c, starving, gl, sizeof gl);
@@ -277,27 +298,32 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 		dx_title(
 		    f, "%s idle %.0f %% of %s while iowait is %.0f %% from other processes' I/O%s",
 		    gl, worst_idle, c->span, iowait, jc);
-	dx_ev(f, dx_act_key(c, worst), "idle share (100 - mean)", worst_idle,
-	      ">=", th->starved_idle_pct, "%", worst);
+	DX_EV(f, worst, .metric = dx_act_key(c, worst), .stat = "idle share (100 - mean)",
+	      .value = worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct, .unit = "%");
 	if (!isnan(core_share))
-		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
-		      ">=", 100 * th->saturated_share, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
+		      .stat = "share of gap samples saturated", .value = 100 * core_share,
+		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(job_cpu))
-		dx_ev(f, "tree.cpu", "mean during gaps (% of one core)", job_cpu, "<",
-		      th->core_saturated_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
+		      .stat = "mean during gaps (% of one core)", .value = job_cpu, .cmp = "<",
+		      .threshold = th->core_saturated_pct, .unit = "%");
 	if (io_foreign && !isnan(iowait))
-		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean during gaps",
+		      .value = iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(ready))
-		dx_ev(f, "process.state", "job samples runnable (R)", 100 * ready, NULL, NAN, "%",
-		      -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_STATE, .stat = "job samples runnable (R)",
+		      .value = 100 * ready, .unit = "%");
 	for (int i = 0; i < nf && i < 3; i++) {
 		char stat[64];
 		snprintf(stat, sizeof stat, "PID %u %.40s", fp[i].pid, fp[i].last->cmd);
-		dx_ev(f, "process.cpu", stat, fp[i].cpu, NULL, NAN, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU, .stat = stat, .value = fp[i].cpu,
+		      .unit = "%");
 	}
 	if (nf) {
-		dx_ev(f, "process.cpu", "other processes, summed (% of one core)", ftotal, NULL,
-		      NAN, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU,
+		      .stat = "other processes, summed (% of one core)", .value = ftotal,
+		      .unit = "%");
 		double cap = 100.0 * (c->tl->ncpu > 0 ? c->tl->ncpu : 1);
 		dx_note(f,
 		        "Other processes took %.0f %% of one core (%.0f %% of the host's %d "
@@ -315,7 +341,7 @@ static void host_contention(diag_ctx *c, uint64_t starving, int worst, double wo
 		        "mostly wait on something other than a CPU, so this load is probably not "
 		        "what holds the GPU back.",
 		        100 * ready);
-	dx_advice(c, f, "host-contention");
+	dx_advice(c, f, NULL);
 	free(fp);
 }
 
@@ -358,19 +384,17 @@ static uint64_t ranks_waiting_for_data(const diag_ctx *c, const worker_stats *w)
 	return m;
 }
 
-void rule_data_starved(diag_ctx *c)
+/*
+ * Starving GPUs: active at some point of the window (a GPU never used is
+ * imbalance, not starvation), idle a large share of it. A badly starved
+ * GPU may average under the idle threshold: that is the extreme case.
+ * False when no GPU starves and no rank waits for data.
+ */
+static bool starving_gpus(const diag_ctx *c, starve_case *sc)
 {
 	const diag_thresholds *th = c->th;
-	if (c->njob == 0 || c->to - c->from < th->min_samples)
-		return;
-	/*
-	 * Starving GPUs: active at some point of the window (a GPU never used is
-	 * imbalance, not starvation), idle a large share of it. A badly starved
-	 * GPU may average under the idle threshold: that is the extreme case.
-	 */
-	uint64_t starving = 0;
-	int worst = -1;
-	double worst_idle = -1;
+	sc->worst = -1;
+	sc->worst_idle = -1;
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
@@ -378,44 +402,46 @@ void rule_data_starved(diag_ctx *c)
 		if (isnan(idle) || isnan(peak) || peak <= th->idle_util_pct)
 			continue;
 		if (idle >= th->starved_idle_pct) {
-			starving |= 1ULL << g;
-			if (idle > worst_idle) {
-				worst_idle = idle;
-				worst = g;
+			sc->starving |= 1ULL << g;
+			if (idle > sc->worst_idle) {
+				sc->worst_idle = idle;
+				sc->worst = g;
 			}
 		}
 	}
-	worker_stats w;
-	tree_workers(c, &w);
-	uint64_t waiting = ranks_waiting_for_data(c, &w);
-	if (worst < 0 && !waiting)
-		return;
-	if (waiting) {
-		starving |= waiting;
-		for (int g = 0; g < c->ngpu; g++) {
-			if (!(waiting & (1ULL << g)))
-				continue;
-			/* Waiting ranks: their SMs idle while utilization spins. */
-			double sm = c->res->gpu[g].sm_active_mean, idle = dx_idle_pct(c, g);
-			double wi = !isnan(sm) ? 100 - sm : idle;
-			if (wi > worst_idle) {
-				worst_idle = wi;
-				worst = g;
-			}
+	tree_workers(c, &sc->w);
+	sc->waiting = ranks_waiting_for_data(c, &sc->w);
+	if (sc->worst < 0 && !sc->waiting)
+		return false;
+	sc->starving |= sc->waiting;
+	for (int g = 0; g < c->ngpu; g++) {
+		if (!(sc->waiting & (1ULL << g)))
+			continue;
+		/* Waiting ranks: their SMs idle while utilization spins. */
+		double sm = c->res->gpu[g].sm_active_mean, idle = dx_idle_pct(c, g);
+		double wi = !isnan(sm) ? 100 - sm : idle;
+		if (wi > sc->worst_idle) {
+			sc->worst_idle = wi;
+			sc->worst = g;
 		}
 	}
+	return true;
+}
 
-	/*
-	 * GPU gaps: samples where every GPU of the job idled a large share. A
-	 * stall in the input pipeline leaves all ranks waiting together; one
-	 * GPU busy while the others idle is sync-wait or imbalance instead.
-	 */
-	bool *gap = dx_mask_new(c);
-	int ngap = 0;
+/*
+ * GPU gaps: samples where every GPU of the job idled a large share. A
+ * stall in the input pipeline leaves all ranks waiting together; one
+ * GPU busy while the others idle is sync-wait or imbalance instead.
+ * False when a multi-GPU job has no common gaps.
+ */
+static bool gap_samples(const diag_ctx *c, starve_case *sc)
+{
+	const diag_thresholds *th = c->th;
+	sc->gap = dx_mask_new(c);
 	/* The window's first and last samples straddle the start and the end of
 	 * the work: partly idle by nature, not gaps. */
 	int edge = c->to - c->from > th->min_samples + 2 ? 1 : 0;
-	for (int s = c->from + edge; s < c->to - edge && !waiting; s++) {
+	for (int s = c->from + edge; s < c->to - edge && !sc->waiting; s++) {
 		int present = 0, idle = 0;
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g])
@@ -427,30 +453,31 @@ void rule_data_starved(diag_ctx *c)
 			idle += i >= th->starved_idle_pct;
 		}
 		if (present && idle == present) {
-			gap[s] = true;
-			ngap++;
+			sc->gap[s] = true;
+			sc->ngap++;
 		}
 	}
-	bool *cond = gap;
-	bool *all = NULL;
-	if (ngap < 2) {
-		if (c->njob > 1 && !waiting) {
-			free(gap);
-			return; /* no common gaps across the job's GPUs */
-		}
-		/* One GPU idling a little in every sample (or ranks waiting in every
-		 * sample): condition on the whole window. */
-		all = dx_mask_new(c);
-		for (int s = c->from; s < c->to; s++)
-			all[s] = true;
-		cond = all;
-	}
+	sc->cond = sc->gap;
+	if (sc->ngap >= 2)
+		return true;
+	if (c->njob > 1 && !sc->waiting)
+		return false;
+	/* One GPU idling a little in every sample (or ranks waiting in every
+	 * sample): condition on the whole window. */
+	sc->all = dx_mask_new(c);
+	for (int s = c->from; s < c->to; s++)
+		sc->all[s] = true;
+	sc->cond = sc->all;
+	return true;
+}
 
-	/* Cause 1: a saturated core while the GPU waits. */
+/* Cause 1: a saturated core while the GPU waits. */
+static void busy_core(const diag_ctx *c, starve_case *sc)
+{
 	int nc = 0, hot = 0, core_votes[256] = {0};
 	double core_sum = 0;
 	for (int s = c->from; s < c->to; s++) {
-		if (!cond[s])
+		if (!sc->cond[s])
 			continue;
 		int core;
 		double b = busiest_core(c, s, &core);
@@ -458,147 +485,137 @@ void rule_data_starved(diag_ctx *c)
 			continue;
 		nc++;
 		core_sum += b;
-		if (b >= th->core_saturated_pct) {
+		if (b >= c->th->core_saturated_pct) {
 			hot++;
 			if (core >= 0 && core < 256)
 				core_votes[core]++;
 		}
 	}
-	double core_share = nc ? (double)hot / nc : NAN, core_mean = nc ? core_sum / nc : NAN;
-	int core = -1;
+	sc->core_share = nc ? (double)hot / nc : NAN;
+	sc->core_mean = nc ? core_sum / nc : NAN;
+	sc->core = -1;
 	for (int i = 0, best = 0; i < 256; i++)
 		if (core_votes[i] > best) {
 			best = core_votes[i];
-			core = i;
+			sc->core = i;
 		}
-	bool cpu_cause = !isnan(core_share) && core_share >= th->saturated_share;
+	sc->cpu_cause = !isnan(sc->core_share) && sc->core_share >= c->th->saturated_share;
+}
 
-	/* Cause 2: the job's worker processes saturated. */
-	bool worker_cause = w.saturated >= 1 && 2 * w.saturated >= w.total;
-
-	/* Causes 3 and 4: storage during the gaps. */
-	double iowait = host_mean_mask(c, HM_CPU_IOWAIT, cond);
-	double disk_busy = host_mean_mask(c, HM_DISK_BUSY_MAX, cond);
-	double disk_read = host_mean_mask(c, HM_DISK_READ, cond);
-	bool io_cause = !isnan(iowait) && iowait >= th->iowait_pct;
-	bool disk_cause = !isnan(disk_busy) && disk_busy >= th->disk_busy_pct;
-
+/* Causes 2 to 4 (workers, iowait, disk), then whose load each one is. */
+static void load_causes(const diag_ctx *c, starve_case *sc)
+{
+	const diag_thresholds *th = c->th;
+	const worker_stats *w = &sc->w;
+	sc->worker_cause = w->saturated >= 1 && 2 * w->saturated >= w->total;
+	sc->iowait = host_mean_mask(c, HM_CPU_IOWAIT, sc->cond);
+	sc->disk_busy = host_mean_mask(c, HM_DISK_BUSY_MAX, sc->cond);
+	sc->disk_read = host_mean_mask(c, HM_DISK_READ, sc->cond);
+	sc->io_cause = !isnan(sc->iowait) && sc->iowait >= th->iowait_pct;
+	sc->disk_cause = !isnan(sc->disk_busy) && sc->disk_busy >= th->disk_busy_pct;
 	/*
 	 * Whose load is it? With the job followed, a busy core is the job's
 	 * only when the job itself uses about a core or more, and storage only
 	 * when the job reads; otherwise other processes load the host.
 	 */
-	bool followed = c->tl->have_root;
-	double job_cpu = followed ? host_mean_mask(c, HM_TREE_CPU, cond) : NAN;
-	double job_read = followed ? host_mean_mask(c, HM_TREE_READ, cond) : NAN;
-	bool cpu_mine =
-	    !followed || isnan(job_cpu) || job_cpu >= th->job_cpu_pct || w.saturated > 0;
-	bool io_mine = !followed || isnan(job_read) || job_read >= MIB;
-	bool cpu_foreign = cpu_cause && !cpu_mine && !worker_cause;
-	bool io_foreign = (io_cause || disk_cause) && !io_mine;
-	cpu_cause &= cpu_mine;
-	io_cause &= io_mine;
-	disk_cause &= io_mine;
+	sc->followed = c->tl->have_root;
+	sc->job_cpu = sc->followed ? host_mean_mask(c, HM_TREE_CPU, sc->cond) : NAN;
+	sc->job_read = sc->followed ? host_mean_mask(c, HM_TREE_READ, sc->cond) : NAN;
+	bool cpu_mine = !sc->followed || isnan(sc->job_cpu) || sc->job_cpu >= th->job_cpu_pct ||
+	                w->saturated > 0;
+	bool io_mine = !sc->followed || isnan(sc->job_read) || sc->job_read >= MIB;
+	sc->cpu_foreign = sc->cpu_cause && !cpu_mine && !sc->worker_cause;
+	sc->io_foreign = (sc->io_cause || sc->disk_cause) && !io_mine;
+	sc->cpu_cause &= cpu_mine;
+	sc->io_cause &= io_mine;
+	sc->disk_cause &= io_mine;
+}
 
-	if (!cpu_cause && !worker_cause && !io_cause && !disk_cause) {
-		if ((cpu_foreign || io_foreign) && worst >= 0)
-			host_contention(c, starving, worst, worst_idle, core_mean, core_share,
-			                iowait, job_cpu, cpu_foreign, io_foreign, &w);
-		free(gap);
-		free(all);
-		return;
-	}
-	double osc = oscillation_share(c, worst), pcv = power_cv(c, worst);
-	bool oscillating = !isnan(osc) && osc >= th->oscillation_share;
-	bool unstable = !isnan(pcv) && pcv >= th->power_cv;
-	int causes = cpu_cause + worker_cause + io_cause + disk_cause;
-	double conf = 0.55 + 0.1 * (causes - 1) + (oscillating ? 0.15 : 0) + (unstable ? 0.1 : 0);
-	if (waiting)
-		conf += 0.15; /* every rank waits while the loaders are saturated */
-	if (!followed)
-		conf -= 0.15; /* host-wide evidence: the load may be someone else's */
-	diag_finding *f = dx_add(c, "data-starved", DIAG_WARN, conf > 0.95 ? 0.95 : conf);
-	f->gpus = starving;
+static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case *sc)
+{
+	const worker_stats *w = &sc->w;
 	char gl[64], why[128];
-	dx_gpu_list(c, starving, gl, sizeof gl);
-	if (waiting && w.loaders_saturated)
+	dx_gpu_list(c, sc->starving, gl, sizeof gl);
+	if (sc->waiting && w->loaders_saturated)
 		snprintf(why, sizeof why, "%d of %d data-loader workers are at 100 %% of a core",
-		         w.loaders_saturated, w.loaders);
-	else if (waiting)
+		         w->loaders_saturated, w->loaders);
+	else if (sc->waiting)
 		snprintf(why, sizeof why,
 		         "the job's %d data-loader workers use %.0f %% of a core on "
 		         "a saturated host",
-		         w.loaders, w.loader_cpu);
-	else if (cpu_cause && core >= 0)
-		snprintf(why, sizeof why, "core %d is at %.0f %%", core, core_mean);
-	else if (cpu_cause)
-		snprintf(why, sizeof why, "the busiest core is at %.0f %%", core_mean);
-	else if (worker_cause)
+		         w->loaders, w->loader_cpu);
+	else if (sc->cpu_cause && sc->core >= 0)
+		snprintf(why, sizeof why, "core %d is at %.0f %%", sc->core, sc->core_mean);
+	else if (sc->cpu_cause)
+		snprintf(why, sizeof why, "the busiest core is at %.0f %%", sc->core_mean);
+	else if (sc->worker_cause)
 		snprintf(why, sizeof why, "%d of %d worker processes are at 100 %% of a core",
-		         w.saturated, w.total);
-	else if (io_cause)
-		snprintf(why, sizeof why, "iowait is %.0f %%", iowait);
+		         w->saturated, w->total);
+	else if (sc->io_cause)
+		snprintf(why, sizeof why, "iowait is %.0f %%", sc->iowait);
 	else
-		snprintf(why, sizeof why, "the disk is %.0f %% busy", disk_busy);
-	if (waiting)
+		snprintf(why, sizeof why, "the disk is %.0f %% busy", sc->disk_busy);
+	if (sc->waiting)
 		dx_title(f, "%s wait for data in every step (SMs active %.0f %%) while %s", gl,
-		         100 - worst_idle, why);
+		         100 - sc->worst_idle, why);
 	else
-		dx_title(f, "%s idle %.0f %% of %s while %s", gl, worst_idle, c->span, why);
+		dx_title(f, "%s idle %.0f %% of %s while %s", gl, sc->worst_idle, c->span, why);
+}
 
-	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
-	if (waiting)
-		dx_ev(f, "gpm.sm_active", "idle share of the SMs (100 - mean)", worst_idle,
-		      ">=", 100 - th->launch_sm_active_pct, "%", worst);
-	else
-		dx_ev(f, dx_act_key(c, worst),
-		      c->act[worst] ? "idle share (100 - mean)" : "mean idle share", worst_idle,
-		      ">=", th->starved_idle_pct, "%", worst);
-	if (!isnan(core_share))
-		dx_ev(f, "cpu.busy.max", "share of gap samples saturated", 100 * core_share,
-		      ">=", 100 * th->saturated_share, "%", -1);
-	if (!isnan(core_mean))
-		dx_ev(f, "cpu.busy.max", "mean during gaps", core_mean,
-		      ">=", th->core_saturated_pct, "%", -1);
-	if (!isnan(job_cpu))
-		dx_ev(f, "tree.cpu", "mean during gaps (% of one core)", job_cpu, NULL, NAN, "%",
-		      -1);
-	if (w.total > 0)
-		dx_ev(f, "tree.cpu", "worker processes saturated", w.saturated,
-		      ">=", (w.total + 1) / 2, "", -1);
-	if (waiting)
-		dx_ev(f, "tree.cpu", "data-loader workers saturated", w.loaders_saturated,
-		      ">=", (w.loaders + 1) / 2, "", -1);
-	if (!isnan(iowait))
-		dx_ev(f, "cpu.iowait", "mean during gaps", iowait, ">=", th->iowait_pct, "%", -1);
-	if (!isnan(disk_busy))
-		dx_ev(f, "disk.busy.max", "mean during gaps", disk_busy, ">=", th->disk_busy_pct,
-		      "%", -1);
-	if (!isnan(disk_read))
-		dx_ev(f, "disk.read", "mean during gaps", disk_read / MIB, NULL, NAN, "MiB/s", -1);
-	if (!isnan(osc))
-		dx_ev(f, drv ? "utilization.gpu.samples" : "utilization.gpu",
-		      "share of samples swinging idle<->busy", 100 * osc,
-		      ">=", 100 * th->oscillation_share, "%", worst);
-	if (!isnan(pcv))
-		dx_ev(f, "power.draw", "coefficient of variation", pcv, ">=", th->power_cv, "",
-		      worst);
-	if (waiting)
+/* The host's side of the evidence: cores, the job's workers, storage. */
+static void starved_host_evidence(const diag_ctx *c, diag_finding *f, const starve_case *sc)
+{
+	const diag_thresholds *th = c->th;
+	const worker_stats *w = &sc->w;
+	if (!isnan(sc->core_share))
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
+		      .stat = "share of gap samples saturated", .value = 100 * sc->core_share,
+		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
+	if (!isnan(sc->core_mean))
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = "mean during gaps",
+		      .value = sc->core_mean, .cmp = ">=", .threshold = th->core_saturated_pct,
+		      .unit = "%");
+	if (!isnan(sc->job_cpu))
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
+		      .stat = "mean during gaps (% of one core)", .value = sc->job_cpu,
+		      .unit = "%");
+	if (w->total > 0)
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "worker processes saturated",
+		      .value = w->saturated, .cmp = ">=", .threshold = (w->total + 1) / 2);
+	if (sc->waiting)
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "data-loader workers saturated",
+		      .value = w->loaders_saturated,
+		      .cmp = ">=", .threshold = (w->loaders + 1) / 2);
+	if (!isnan(sc->iowait))
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean during gaps",
+		      .value = sc->iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
+	if (!isnan(sc->disk_busy))
+		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_BUSY_MAX), .stat = "mean during gaps",
+		      .value = sc->disk_busy, .cmp = ">=", .threshold = th->disk_busy_pct,
+		      .unit = "%");
+	if (!isnan(sc->disk_read))
+		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_READ), .stat = "mean during gaps",
+		      .value = sc->disk_read / MIB, .unit = "MiB/s");
+}
+
+static void starved_notes(const diag_ctx *c, diag_finding *f, const starve_case *sc)
+{
+	if (sc->waiting)
 		dx_note(
 		    f, "Every rank waits in its collectives for the next batch: utilization "
 		       "reads busy because the collective kernels spin, not because of small "
 		       "kernels (not launch-bound), and no single rank is slower (not sync-wait).");
-	if (!followed)
+	if (!sc->followed)
 		dx_note(
 		    f, "No job followed: the CPU and I/O evidence is the whole host's, and part of "
 		       "the load may be other processes'.");
-	if (io_cause || disk_cause)
+	if (sc->io_cause || sc->disk_cause)
 		dx_note(f, "Storage is part of the wait (iowait or disk busy during GPU gaps).");
-	if (followed) {
+	if (sc->followed) {
 		foreign_proc *fp;
 		double ftotal;
 		int nf = foreign_procs(c, &fp, &ftotal);
-		if (nf && ftotal >= th->job_cpu_pct)
+		if (nf && ftotal >= c->th->job_cpu_pct)
 			dx_note(
 			    f,
 			    "Other processes also load the host (%.0f %% of a core; busiest PID "
@@ -606,13 +623,68 @@ void rule_data_starved(diag_ctx *c)
 			    ftotal, fp[0].pid, fp[0].last->cmd, fp[0].cpu);
 		free(fp);
 	}
-	if (worker_cause && w.top_pid)
-		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", w.top_pid,
-		        w.top_cpu);
-	dx_ranges_mask(c, f, ngap >= 2 ? gap : cond);
-	dx_advice(c, f, "data-starved");
-	free(gap);
-	free(all);
+	if (sc->worker_cause && sc->w.top_pid)
+		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", sc->w.top_pid,
+		        sc->w.top_cpu);
+}
+
+/* The data-starved finding from a case with at least one cause of the job's own. */
+static void starved_finding(diag_ctx *c, const starve_case *sc)
+{
+	const diag_thresholds *th = c->th;
+	int worst = sc->worst;
+	double osc = oscillation_share(c, worst), pcv = power_cv(c, worst);
+	bool oscillating = !isnan(osc) && osc >= th->oscillation_share;
+	bool unstable = !isnan(pcv) && pcv >= th->power_cv;
+	int causes = sc->cpu_cause + sc->worker_cause + sc->io_cause + sc->disk_cause;
+	double conf = 0.55 + 0.1 * (causes - 1) + (oscillating ? 0.15 : 0) + (unstable ? 0.1 : 0);
+	if (sc->waiting)
+		conf += 0.15; /* every rank waits while the loaders are saturated */
+	if (!sc->followed)
+		conf -= 0.15; /* host-wide evidence: the load may be someone else's */
+	diag_finding *f = dx_add(c, DIAG_R_DATA_STARVED, DIAG_WARN, conf > 0.95 ? 0.95 : conf);
+	f->gpus = sc->starving;
+	starved_title(c, f, sc);
+	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
+	if (sc->waiting)
+		DX_EV(f, worst, .metric = DX_GM(GPM_SM_ACTIVE),
+		      .stat = "idle share of the SMs (100 - mean)", .value = sc->worst_idle,
+		      .cmp = ">=", .threshold = 100 - th->launch_sm_active_pct, .unit = "%");
+	else
+		DX_EV(f, worst, .metric = dx_act_key(c, worst),
+		      .stat = c->act[worst] ? "idle share (100 - mean)" : "mean idle share",
+		      .value = sc->worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct,
+		      .unit = "%");
+	starved_host_evidence(c, f, sc);
+	if (!isnan(osc))
+		DX_EV(f, worst, .metric = drv ? DX_EV_UTIL_SAMPLES : DX_GM(UTIL_GPU),
+		      .stat = "share of samples swinging idle<->busy", .value = 100 * osc,
+		      .cmp = ">=", .threshold = 100 * th->oscillation_share, .unit = "%");
+	if (!isnan(pcv))
+		DX_EV(f, worst, .metric = DX_GM(POWER_DRAW), .stat = "coefficient of variation",
+		      .value = pcv, .cmp = ">=", .threshold = th->power_cv);
+	starved_notes(c, f, sc);
+	dx_ranges_mask(c, f, sc->ngap >= 2 ? sc->gap : sc->cond);
+	dx_advice(c, f, NULL);
+}
+
+void rule_data_starved(diag_ctx *c)
+{
+	if (c->njob == 0 || c->to - c->from < c->th->min_samples)
+		return;
+	starve_case sc = {0};
+	if (!starving_gpus(c, &sc))
+		return;
+	if (gap_samples(c, &sc)) {
+		busy_core(c, &sc);
+		load_causes(c, &sc);
+		if (sc.cpu_cause || sc.worker_cause || sc.io_cause || sc.disk_cause)
+			starved_finding(c, &sc);
+		else if ((sc.cpu_foreign || sc.io_foreign) && sc.worst >= 0)
+			host_contention(c, &sc);
+	}
+	free(sc.gap);
+	free(sc.all);
 }
 
 void rule_host_swap(diag_ctx *c)
@@ -641,23 +713,28 @@ void rule_host_swap(diag_ctx *c)
 		free(mask);
 		return;
 	}
-	diag_finding *f = dx_add(c, "host-swap", DIAG_WARN, 0.9);
+	diag_finding *f = dx_add(c, DIAG_R_HOST_SWAP, DIAG_WARN, 0.9);
 	dx_title(f, "The host swapped %.0f MiB during %s (peak %.1f MiB/s)", total,
 	         c->o->live ? c->span : "the recording", peak / MIB);
-	dx_ev(f, "swap.in+swap.out", "total swapped", total, ">=", c->th->swap_min_mib, "MiB", -1);
-	dx_ev(f, "swap.in", "total", in / MIB, NULL, NAN, "MiB", -1);
-	dx_ev(f, "swap.out", "total", out / MIB, NULL, NAN, "MiB", -1);
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .plus = DX_HM(SWAP_OUT), .stat = "total swapped",
+	      .value = total, .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = "total", .value = in / MIB,
+	      .unit = "MiB");
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = "total", .value = out / MIB,
+	      .unit = "MiB");
 	double used = tl_max(tl->h[HM_SWAP_USED], 0, tl->n);
 	if (!isnan(used))
-		dx_ev(f, "swap.used", "peak", used, NULL, NAN, "MiB", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = "peak", .value = used,
+		      .unit = "MiB");
 	double avail = tl_min(tl->h[HM_MEM_AVAIL], 0, tl->n);
 	if (!isnan(avail))
-		dx_ev(f, "mem.available", "lowest", avail, NULL, NAN, "MiB", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = "lowest", .value = avail,
+		      .unit = "MiB");
 	/* Whole-recording ranges: widen the window temporarily. */
 	diag_ctx whole = *c;
 	whole.from = 0;
 	whole.to = tl->n;
 	dx_ranges_mask(&whole, f, mask);
-	dx_advice(c, f, "host-swap");
+	dx_advice(c, f, NULL);
 	free(mask);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "diagnose/diag_int.h"
+#include "gpu/gpu_reasons.h"
 
 /* GPU g works in recurring bursts (it takes part in every step and waits in
  * between) rather than staying unused. */
@@ -27,7 +28,7 @@ void rule_imbalance(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
 	const timeline *tl = c->tl;
-	if (dx_has(c, "all-on-gpu0") || c->to - c->from < th->min_samples || c->ngpu < 2)
+	if (dx_has(c, DIAG_R_ALL_ON_GPU0) || c->to - c->from < th->min_samples || c->ngpu < 2)
 		return;
 	if (!tl->have_root || !c->tree_on_gpu)
 		return; /* without the job's contexts, an idle GPU may simply not be ours */
@@ -54,7 +55,7 @@ void rule_imbalance(diag_ctx *c)
 		}
 		if (!busy || !idle)
 			return;
-		diag_finding *f = dx_add(c, "imbalance", DIAG_WARN, 0.85);
+		diag_finding *f = dx_add(c, DIAG_R_IMBALANCE, DIAG_WARN, 0.85);
 		f->gpus = busy | idle;
 		char bl[64], il[96];
 		dx_gpu_list(c, busy, bl, sizeof bl);
@@ -63,16 +64,20 @@ void rule_imbalance(diag_ctx *c)
 		         G[top].util_mean, il, ni > 1 ? "stay" : "stays", isum / ni);
 		for (int g = 0; g < c->ngpu; g++) {
 			if (busy & (1ULL << g))
-				dx_ev(f, "utilization.gpu", "mean", G[g].util_mean,
-				      ">=", th->imbalance_busy_pct, "%", g);
+				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+				      .value = G[g].util_mean,
+				      .cmp = ">=", .threshold = th->imbalance_busy_pct,
+				      .unit = "%");
 			if (idle & (1ULL << g))
-				dx_ev(f, "utilization.gpu", "mean", G[g].util_mean,
-				      "<=", th->imbalance_idle_pct, "%", g);
+				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+				      .value = G[g].util_mean,
+				      .cmp = "<=", .threshold = th->imbalance_idle_pct,
+				      .unit = "%");
 		}
 		dx_note(f, "The job holds memory on every one of these GPUs but computes on %s.",
 		        bl);
 		dx_range_window(c, f);
-		dx_advice(c, f, "imbalance");
+		dx_advice(c, f, NULL);
 		return;
 	}
 	/* One GPU used although the job asked for several. */
@@ -82,36 +87,27 @@ void rule_imbalance(diag_ctx *c)
 	int g0 = 0;
 	while (g0 < c->ngpu && !c->job[g0])
 		g0++;
-	diag_finding *f = dx_add(c, "imbalance", DIAG_WARN, 0.7);
+	diag_finding *f = dx_add(c, DIAG_R_IMBALANCE, DIAG_WARN, 0.7);
 	dx_gpu(f, g0);
 	dx_title(f, "The job asked for %d GPUs but only GPU %d did any work", intended,
 	         tl->gpu[g0].index);
-	dx_ev(f, "command", "GPUs the job asked for", intended, NULL, NAN, "", -1);
-	dx_ev(f, "process.gpu", "GPUs the job held a context on", 1, "<", intended, "", -1);
+	DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = "GPUs the job asked for",
+	      .value = intended);
+	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = "GPUs the job held a context on",
+	      .value = 1, .cmp = "<", .threshold = intended);
 	if (!isnan(G[g0].util_mean))
-		dx_ev(f, "utilization.gpu", "mean", G[g0].util_mean, NULL, NAN, "%", g0);
+		DX_EV(f, g0, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = G[g0].util_mean,
+		      .unit = "%");
 	dx_range_window(c, f);
-	dx_advice(c, f, "imbalance");
+	dx_advice(c, f, NULL);
 }
 
 const char *dx_level_name(int level)
 {
-	switch (level) {
-	case 0:
+	if (gpu_topo_level_is_internal(level))
 		return "the same board";
-	case 10:
-		return "PIX";
-	case 20:
-		return "PXB";
-	case 30:
-		return "PHB";
-	case 40:
-		return "NODE";
-	case 50:
-		return "SYS";
-	default:
-		return "PCIe";
-	}
+	const char *w = gpu_topo_level_name(level);
+	return w ? w : "PCIe";
 }
 
 link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links)
@@ -317,7 +313,7 @@ void rule_sync_wait(diag_ctx *c)
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g])
 			jobm |= 1ULL << g;
-	const diag_finding *ds = diag_find(c->res, "data-starved");
+	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
 	bool starved = ds && (ds->gpus & jobm) == jobm;
 	sync_case sc;
 	if (!sync_by(c, W_SM, &sc) &&
@@ -331,7 +327,7 @@ void rule_sync_wait(diag_ctx *c)
 	link_kind lk = dx_job_links(c, &level, &links);
 	double conf = (sc.kind == W_POWER ? 0.5 : 0.6) + (lk == LINK_PCIE ? 0.15 : 0) +
 	              (episodes >= th->sync_min_episodes ? 0.1 : 0);
-	diag_finding *f = dx_add(c, "sync-wait", DIAG_WARN, conf);
+	diag_finding *f = dx_add(c, DIAG_R_SYNC_WAIT, DIAG_WARN, conf);
 	f->gpus = others | (1ULL << strag);
 	char ol[96], link[96], times[48], what[64];
 	dx_gpu_list(c, others, ol, sizeof ol);
@@ -346,7 +342,8 @@ void rule_sync_wait(diag_ctx *c)
 		snprintf(times, sizeof times, "%d times", episodes);
 	else
 		snprintf(times, sizeof times, "in %.0f %% of samples", 100 * share);
-	static const char *const sig_metric[] = {"gpm.sm_active", "utilization.gpu", "power.draw"};
+	static const gpu_metric_id sig_id[] = {GM_GPM_SM_ACTIVE, GM_UTIL_GPU, GM_POWER_DRAW};
+	const char *sig_metric = gpu_metrics[sig_id[sc.kind]].key;
 	if (sc.kind == W_POWER)
 		snprintf(what, sizeof what, "power %.0f W vs %.0f W", sc.others_mean,
 		         sc.strag_mean);
@@ -356,20 +353,21 @@ void rule_sync_wait(diag_ctx *c)
 		         sc.strag_mean);
 	dx_title(f, "%s wait%s in step for GPU %d (%s), %s%s", ol, nothers == 1 ? "s" : "",
 	         tl->gpu[strag].index, what, times, link);
-	dx_ev(f, sig_metric[sc.kind],
-	      sc.kind == W_POWER ? "straggler minus others (% of the straggler's draw)"
-	                         : "straggler minus others (mean)",
-	      sc.lag, ">=", th->sync_lag_pct, "points", strag);
-	dx_ev(f, sig_metric[sc.kind],
-	      sc.steady ? "shortfall of the waiting GPUs (steady waits)"
-	                : "shortfall of the waiting GPUs against the straggler",
-	      sc.deficit, ">=", sc.steady ? th->sync_steady_deficit_pct : th->sync_wait_idle_pct,
-	      "%", -1);
-	dx_ev(f, sig_metric[sc.kind], "wait episodes", episodes, ">=", th->sync_min_episodes, "",
-	      -1);
+	DX_EV(f, strag, .metric = sig_metric,
+	      .stat = sc.kind == W_POWER ? "straggler minus others (% of the straggler's draw)"
+	                                 : "straggler minus others (mean)",
+	      .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = "points");
+	DX_EV(f, DX_JOB, .metric = sig_metric,
+	      .stat = sc.steady ? "shortfall of the waiting GPUs (steady waits)"
+	                        : "shortfall of the waiting GPUs against the straggler",
+	      .value = sc.deficit, .cmp = ">=",
+	      .threshold = sc.steady ? th->sync_steady_deficit_pct : th->sync_wait_idle_pct,
+	      .unit = "%");
+	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = "wait episodes", .value = episodes,
+	      .cmp = ">=", .threshold = th->sync_min_episodes);
 	/* or, when the waits are shorter than a sample, most samples hold one */
-	dx_ev(f, sig_metric[sc.kind], "share of samples with a wait", 100 * share, ">=", 50, "%",
-	      -1);
+	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = "share of samples with a wait",
+	      .value = 100 * share, .cmp = ">=", .threshold = 50, .unit = "%");
 	double uo = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (others & (1ULL << g))
@@ -378,11 +376,11 @@ void rule_sync_wait(diag_ctx *c)
 		dx_note(f, "Utilization alone does not show the wait: the waiting GPUs' collective "
 		           "kernels spin, so they read busy.");
 	if (lk == LINK_PCIE)
-		dx_ev(f, "topology", "worst path between the job's GPUs (NVML level)", level, NULL,
-		      NAN, "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_TOPOLOGY,
+		      .stat = "worst path between the job's GPUs (NVML level)", .value = level);
 	else if (lk == LINK_NVLINK)
-		dx_ev(f, "nvlink", "fewest links between two of the job's GPUs", links, NULL, NAN,
-		      "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_NVLINK,
+		      .stat = "fewest links between two of the job's GPUs", .value = links);
 	dx_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
 	if (sc.steady)
 		dx_note(
@@ -391,9 +389,6 @@ void rule_sync_wait(diag_ctx *c)
 		    "in at least %.0f %% of the samples.",
 		    tl->gpu[strag].index, 100 * th->sync_steady_share);
 	dx_ranges_mask(c, f, wait);
-	dx_advice(c, f,
-	          lk == LINK_PCIE     ? "sync-wait/pcie"
-	          : lk == LINK_NVLINK ? "sync-wait/nvlink"
-	                              : "sync-wait");
+	dx_advice(c, f, lk == LINK_PCIE ? "pcie" : lk == LINK_NVLINK ? "nvlink" : NULL);
 	free(wait);
 }

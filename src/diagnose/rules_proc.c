@@ -111,7 +111,7 @@ void rule_not_on_gpu(diag_ctx *c)
 		sev = DIAG_INFO;
 		conf = 0.3;
 	}
-	diag_finding *f = dx_add(c, "not-on-gpu", sev, conf);
+	diag_finding *f = dx_add(c, DIAG_R_NOT_ON_GPU, sev, conf);
 	int np = tree_pids(tl);
 	double cpu = tl_mean(tl->h[HM_TREE_CPU], 0, tl->n);
 	char cpu_s[64] = "";
@@ -125,12 +125,16 @@ void rule_not_on_gpu(diag_ctx *c)
 	else
 		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s",
 		         tl->duration, cpu_s);
-	dx_ev(f, "process.gpu", "job processes holding a GPU context", 0, ">=", 1, "", -1);
+	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = "job processes holding a GPU context",
+	      .value = 0, .cmp = ">=", .threshold = 1);
 	if (!isnan(cpu))
-		dx_ev(f, "tree.cpu", "mean", cpu, NULL, NAN, "%", -1);
-	dx_ev(f, "gpus", "GPUs visible to the recorder", c->ngpu, NULL, NAN, "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "mean", .value = cpu,
+		      .unit = "%");
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = "GPUs visible to the recorder",
+	      .value = c->ngpu);
 	if (!isnan(gpu_busy))
-		dx_ev(f, "utilization.gpu", "peak on any GPU", gpu_busy, NULL, NAN, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = "peak on any GPU",
+		      .value = gpu_busy, .unit = "%");
 	if (visible == 0)
 		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU from the job.", cvd);
 	if (c->ngpu == 0)
@@ -144,7 +148,7 @@ void rule_not_on_gpu(diag_ctx *c)
 		dx_note(f, "Only %d sample%s: a context held between samples would be missed.",
 		        tl->n, tl->n == 1 ? "" : "s");
 	dx_range(f, 0, tl->duration);
-	dx_advice(c, f, "not-on-gpu");
+	dx_advice(c, f, NULL);
 }
 
 void rule_all_on_gpu0(diag_ctx *c)
@@ -196,7 +200,7 @@ void rule_all_on_gpu0(diag_ctx *c)
 	}
 	if (intended < 2 && !others_idle)
 		return;
-	diag_finding *f = dx_add(c, "all-on-gpu0", intended >= 2 ? DIAG_ERROR : DIAG_WARN,
+	diag_finding *f = dx_add(c, DIAG_R_ALL_ON_GPU0, intended >= 2 ? DIAG_ERROR : DIAG_WARN,
 	                         intended >= 2 ? 0.9 : 0.65);
 	dx_gpu(f, gpu);
 	char gl[96];
@@ -208,13 +212,17 @@ void rule_all_on_gpu0(diag_ctx *c)
 	else
 		dx_title(f, "All %d processes of the job run on GPU %d; %s unused", np,
 		         tl->gpu[gpu].index, gl);
-	dx_ev(f, "process.gpu", "job processes with a GPU context", np, ">=", 2, "", gpu);
-	dx_ev(f, "process.gpu", "distinct GPUs they use", 1, "<", 2, "", -1);
+	DX_EV(f, gpu, .metric = DX_EV_PROC_GPU, .stat = "job processes with a GPU context",
+	      .value = np, .cmp = ">=", .threshold = 2);
+	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = "distinct GPUs they use", .value = 1,
+	      .cmp = "<", .threshold = 2);
 	if (on)
-		dx_ev(f, "utilization.gpu", "mean of the other GPUs", osum / on,
-		      "<=", c->th->imbalance_idle_pct, "%", -1);
+		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = "mean of the other GPUs",
+		      .value = osum / on, .cmp = "<=", .threshold = c->th->imbalance_idle_pct,
+		      .unit = "%");
 	if (intended >= 2)
-		dx_ev(f, "command", "GPUs the job asked for", intended, NULL, NAN, "", -1);
+		DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = "GPUs the job asked for",
+		      .value = intended);
 	char list[160] = "";
 	size_t o = 0;
 	for (int i = 0; i < np && i < 12 && o < sizeof list; i++)
@@ -224,7 +232,7 @@ void rule_all_on_gpu0(diag_ctx *c)
 	if (cvd)
 		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\".", cvd);
 	dx_range(f, 0, tl->duration);
-	dx_advice(c, f, "all-on-gpu0");
+	dx_advice(c, f, NULL);
 }
 
 static int cmp_mem_desc(const void *a, const void *b)
@@ -262,18 +270,19 @@ void rule_contention(diag_ctx *c)
 		if (!foreign && !gone)
 			continue;
 		if (!f)
-			f = dx_add(c, "contention", DIAG_WARN, foreign ? 0.8 : 0.6);
+			f = dx_add(c, DIAG_R_CONTENTION, DIAG_WARN, foreign ? 0.8 : 0.6);
 		dx_gpu(f, x->gpu);
 		const tl_proc *p = x->last;
 		char what[96];
 		snprintf(what, sizeof what, "PID %u%s%s", x->pid, p->user[0] ? " " : "", p->user);
 		if (foreign) {
 			nforeign++;
-			dx_ev(f, "process.gpu_memory", what, x->mem_max, ">=", th->foreign_mem_mib,
-			      "MiB", x->gpu);
+			DX_EV(f, x->gpu, .metric = DX_EV_PROC_GPU_MEM, .stat = what,
+			      .value = x->mem_max, .cmp = ">=", .threshold = th->foreign_mem_mib,
+			      .unit = "MiB");
 			if (!isnan(sm))
-				dx_ev(f, "process.sm", what, sm, ">=", th->foreign_sm_pct, "%",
-				      x->gpu);
+				DX_EV(f, x->gpu, .metric = DX_EV_PROC_SM, .stat = what, .value = sm,
+				      .cmp = ">=", .threshold = th->foreign_sm_pct, .unit = "%");
 			char smt[32] = "";
 			if (!isnan(sm))
 				snprintf(smt, sizeof smt, " and %.0f %% SM", sm);
@@ -284,8 +293,9 @@ void rule_contention(diag_ctx *c)
 		} else {
 			ngone++;
 			gone_mib += x->mem_max;
-			dx_ev(f, "process.gpu_memory", "held by a PID that no longer exists",
-			      x->mem_max, ">=", th->gone_mem_mib, "MiB", x->gpu);
+			DX_EV(f, x->gpu, .metric = DX_EV_PROC_GPU_MEM,
+			      .stat = "held by a PID that no longer exists", .value = x->mem_max,
+			      .cmp = ">=", .threshold = th->gone_mem_mib, .unit = "MiB");
 			if (ngone <= 3)
 				dx_note(f,
 				        "PID %u holds %.0f MiB on GPU %d but does not exist on "
@@ -316,7 +326,7 @@ void rule_contention(diag_ctx *c)
 			         gone_mib, gl, ngone, ngone == 1 ? "" : "es",
 			         ngone == 1 ? "s" : "");
 		dx_ranges_mask(c, f, mask);
-		dx_advice(c, f, nforeign ? "contention" : "contention/gone");
+		dx_advice(c, f, nforeign ? NULL : "gone");
 	}
 	free(mask);
 	free(a);
@@ -336,7 +346,7 @@ void rule_not_checked(diag_ctx *c)
 	bool whole = !tl->have_root;
 	if (!whole && !c->hidden)
 		return;
-	diag_finding *f = dx_add(c, "not-checked", DIAG_INFO, 0.3);
+	diag_finding *f = dx_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
 	uint64_t m = 0;
 	int nhidden = 0;
 	for (int g = 0; g < c->ngpu; g++)
@@ -362,8 +372,9 @@ void rule_not_checked(diag_ctx *c)
 		         "%s show%s work but the job's processes are not visible there (other PID "
 		         "namespace)",
 		         gl, nhidden == 1 ? "s" : "");
-	dx_ev(f, "gpus", "GPUs diagnosed", c->njob, NULL, NAN, "", -1);
-	dx_ev(f, "gpus", "of which working with no visible process", nhidden, NULL, NAN, "", -1);
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = "GPUs diagnosed", .value = c->njob);
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = "of which working with no visible process",
+	      .value = nhidden);
 	if (whole)
 		dx_note(f, "Not checked: not-on-gpu, all-on-gpu0 and imbalance need the job's "
 		           "processes; contention cannot tell the job from other users; the "
@@ -374,5 +385,5 @@ void rule_not_checked(diag_ctx *c)
 		           "ranks map to GPUs (all-on-gpu0, imbalance) and who else shares them "
 		           "(contention). In a container, run with --pid=host to see them.");
 	dx_range_window(c, f);
-	dx_advice(c, f, "not-checked");
+	dx_advice(c, f, NULL);
 }

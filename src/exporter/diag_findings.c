@@ -9,20 +9,12 @@
 #include "exporter/exporter.h"
 
 /* Rule ids are label values: "data-starved" becomes "data_starved" (snake_case like the names). */
-static void rule_label(const char *id, char *out, size_t len)
-{
-	size_t i = 0;
-	for (; id[i] && i + 1 < len; i++)
-		out[i] = id[i] == '-' ? '_' : id[i];
-	out[i] = '\0';
-}
-
-static int add(exp_finding *out, int n, int max, int gpu, const char *rule, exp_severity sev)
+static int add(exp_finding *out, int n, int max, int gpu, diag_rule rule, exp_severity sev)
 {
 	if (n >= max)
 		return n;
 	out[n].gpu = gpu;
-	rule_label(rule, out[n].rule, sizeof out[n].rule);
+	diag_rule_label(rule, out[n].rule, sizeof out[n].rule);
 	out[n].severity = sev;
 	return n + 1;
 }
@@ -43,8 +35,8 @@ int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max
 		const diag_finding *f = &r.f[i];
 		/* The absence of series says "healthy"; an idle GPU, a window too
 		 * short yet, or what a machine-wide view cannot check are no problems. */
-		if (!strcmp(f->id, "healthy") || !strcmp(f->id, "gpu-idle") ||
-		    !strcmp(f->id, "too-little-data") || !strcmp(f->id, "not-checked"))
+		if (f->rule == DIAG_R_HEALTHY || f->rule == DIAG_R_GPU_IDLE ||
+		    f->rule == DIAG_R_TOO_LITTLE_DATA || f->rule == DIAG_R_NOT_CHECKED)
 			continue;
 		exp_severity sev = f->severity == DIAG_ERROR  ? EXP_SEV_ERROR
 		                   : f->severity == DIAG_WARN ? EXP_SEV_WARN
@@ -53,11 +45,11 @@ int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max
 		for (int p = 0; p < tl->ngpu && p < 64; p++) {
 			if (!(f->gpus & (1ULL << p)))
 				continue;
-			n = add(out, n, max, tl->gpu[p].index, f->id, sev);
+			n = add(out, n, max, tl->gpu[p].index, f->rule, sev);
 			any = true;
 		}
 		if (!any)
-			n = add(out, n, max, -1, f->id, sev);
+			n = add(out, n, max, -1, f->rule, sev);
 	}
 	diag_result_free(&r);
 	return n;

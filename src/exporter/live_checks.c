@@ -6,15 +6,9 @@
  */
 #include <stdio.h>
 
+#include "diagnose/diag.h"
 #include "exporter/exporter.h"
-
-/* nvmlClocksEventReason* bits (nvml.h). */
-#define REASON_GPU_IDLE 0x1ULL
-#define REASON_HW_SLOWDOWN 0x8ULL
-#define REASON_SW_THERMAL 0x20ULL
-#define REASON_HW_THERMAL 0x40ULL
-#define REASON_HW_POWER_BRAKE 0x80ULL
-#define REASON_KNOWN 0x1FFULL
+#include "gpu/gpu_reasons.h"
 
 static bool have(const gpu_values *v, gpu_metric_id id)
 {
@@ -31,23 +25,33 @@ static int add(exp_finding *out, int n, int max, int gpu, const char *rule, exp_
 	return n + 1;
 }
 
+/* A finding named after a diagnosis rule, as its label ("pcie_degraded"). */
+static int add_rule(exp_finding *out, int n, int max, int gpu, diag_rule r, exp_severity sev)
+{
+	char label[32];
+	diag_rule_label(r, label, sizeof label);
+	return add(out, n, max, gpu, label, sev);
+}
+
 /* Worst severity among the active reasons other than gpu_idle; -1 when none. */
 static int throttle_severity(uint64_t mask)
 {
-	mask &= REASON_KNOWN & ~REASON_GPU_IDLE;
-	if (!mask)
-		return -1;
-	if (mask & (REASON_HW_SLOWDOWN | REASON_HW_THERMAL | REASON_HW_POWER_BRAKE))
+	switch (gpu_reasons_severity(mask)) {
+	case GPU_REASON_SEV_HARDWARE:
 		return EXP_SEV_ERROR;
-	if (mask & REASON_SW_THERMAL)
+	case GPU_REASON_SEV_THERMAL:
 		return EXP_SEV_WARN;
-	return EXP_SEV_INFO; /* power cap, sync boost, application or display clocks */
+	case GPU_REASON_SEV_SETTING:
+		return EXP_SEV_INFO; /* power cap, sync boost, application or display clocks */
+	default:
+		return -1;
+	}
 }
 
 /* Busy enough that a lowered link generation is not power saving. */
 static bool gpu_busy(const gpu_values *v)
 {
-	if (have(v, GM_CLK_REASONS) && ((uint64_t)v->v[GM_CLK_REASONS] & REASON_GPU_IDLE))
+	if (have(v, GM_CLK_REASONS) && gpu_reasons_idle((uint64_t)v->v[GM_CLK_REASONS]))
 		return false;
 	return have(v, GM_UTIL_GPU) && v->v[GM_UTIL_GPU] > 0;
 }
@@ -78,10 +82,11 @@ int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max
 		if (have(v, GM_CLK_REASONS)) {
 			int sev = throttle_severity((uint64_t)v->v[GM_CLK_REASONS]);
 			if (sev >= 0)
-				n = add(out, n, max, g->index, "throttled", (exp_severity)sev);
+				n = add_rule(out, n, max, g->index, DIAG_R_THROTTLED,
+				             (exp_severity)sev);
 		}
 		if (pcie_degraded(v))
-			n = add(out, n, max, g->index, "pcie_degraded", EXP_SEV_WARN);
+			n = add_rule(out, n, max, g->index, DIAG_R_PCIE_DEGRADED, EXP_SEV_WARN);
 	}
 	return n;
 }

@@ -14,13 +14,8 @@
 #include <string.h>
 
 #include "gate/gate_int.h"
+#include "gpu/gpu_reasons.h"
 #include "util/timeutil.h"
-
-/* Clock event reasons that mean the GPU is slowed against its will. */
-#define R_HW_SLOWDOWN 0x8ULL
-#define R_SW_THERMAL 0x20ULL
-#define R_HW_THERMAL 0x40ULL
-#define R_HW_BRAKE 0x80ULL
 
 static const gate_gpu *find_gpu(const gate_srv *g, int index)
 {
@@ -32,9 +27,11 @@ static const gate_gpu *find_gpu(const gate_srv *g, int index)
 
 static void reasons_text(uint64_t r, char *out, size_t len)
 {
-	snprintf(out, len, "%s%s%s%s", r & R_HW_SLOWDOWN ? " hw_slowdown" : "",
-	         r & R_SW_THERMAL ? " sw_thermal" : "", r & R_HW_THERMAL ? " hw_thermal" : "",
-	         r & R_HW_BRAKE ? " power_brake" : "");
+	snprintf(out, len, "%s%s%s%s",
+	         r & gpu_reason_bit(GPU_REASON_HW_SLOWDOWN) ? " hw_slowdown" : "",
+	         r & gpu_reason_bit(GPU_REASON_SW_THERMAL) ? " sw_thermal" : "",
+	         r & gpu_reason_bit(GPU_REASON_HW_THERMAL) ? " hw_thermal" : "",
+	         r & gpu_reason_bit(GPU_REASON_HW_POWER_BRAKE) ? " power_brake" : "");
 }
 
 /* One GPU's verdict: "" when it may take work. */
@@ -51,10 +48,10 @@ static void gpu_health(const gate_srv *g, const gate_gpu *x, char *why, size_t l
 		         x->free_mib, g->cfg.min_free_mib);
 		return;
 	}
-	uint64_t bad = R_HW_SLOWDOWN | R_SW_THERMAL | R_HW_THERMAL | R_HW_BRAKE;
-	if (g->cfg.hold_throttled && x->reasons_ok && (x->reasons & bad)) {
+	uint64_t bad = gpu_reasons_unwanted(x->reasons);
+	if (g->cfg.hold_throttled && x->reasons_ok && bad) {
 		char names[80];
-		reasons_text(x->reasons & bad, names, sizeof names);
+		reasons_text(bad, names, sizeof names);
 		snprintf(why, len, "GPU %d is throttled (clock event reasons 0x%llx:%s)", x->index,
 		         (unsigned long long)x->reasons, names);
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu/gpu_reasons.h"
 #include "report/report.h"
 
 #define CW 1000 /* chart viewBox width */
@@ -809,7 +810,7 @@ static bool throttled_at(const timeline *tl, int g, int s)
 {
 	double m = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
 	/* power cap, HW/thermal slowdowns; only exact integer masks count */
-	if (m >= 0 && m < 9007199254740992.0 && ((uint64_t)m & 0xECULL))
+	if (gpu_reasons_slowing(gpu_reasons_from_value(m)))
 		return true;
 	return tl_gpu_at(tl, g, GM_CLK_R_SW_POWER, s) >= 1 ||
 	       tl_gpu_at(tl, g, GM_CLK_R_HW_SLOW, s) >= 1 ||

@@ -16,9 +16,9 @@
  * GPU, an idle GPU is simply free, not a problem (and a busy host core
  * then starves nothing).
  */
-static bool about_idleness(const char *id)
+static bool about_idleness(diag_rule r)
 {
-	return !strcmp(id, "low-utilization") || !strcmp(id, "data-starved");
+	return r == DIAG_R_LOW_UTILIZATION || r == DIAG_R_DATA_STARVED;
 }
 
 static bool gpu_in_use(const timeline *tl)
@@ -48,11 +48,11 @@ int top_findings(const timeline *tl, top_finding *out, int max)
 	const diag_finding *top = diag_top_finding(&r);
 	int n = 0;
 	/* The most severe and confident problem first, as diag_live_summary() picks it. */
-	if (top && top->severity >= DIAG_WARN && (in_use || !about_idleness(top->id)))
+	if (top && top->severity >= DIAG_WARN && (in_use || !about_idleness(top->rule)))
 		put(&out[n++], top);
 	for (int i = 0; i < r.n && n < max; i++) {
 		const diag_finding *f = &r.f[i];
-		if (f == top || f->severity < DIAG_WARN || (!in_use && about_idleness(f->id)))
+		if (f == top || f->severity < DIAG_WARN || (!in_use && about_idleness(f->rule)))
 			continue;
 		put(&out[n++], f);
 	}

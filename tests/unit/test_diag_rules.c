@@ -1,0 +1,160 @@
+/*
+ * The rules table (diagnose/rules.def): ids unique and stable in form, every
+ * rule with advice, findings carrying their rule, and evidence named after
+ * the metric tables.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "diagnose/diag_int.h"
+#include "diag_fixture.h"
+
+static void test_ids(void **state)
+{
+	(void)state;
+	for (int r = 0; r < DIAG_R__COUNT; r++) {
+		const char *id = diag_rule_id((diag_rule)r);
+		assert_non_null(id);
+		assert_true(id[0] != '\0');
+		for (const char *p = id; *p; p++) /* kebab-case */
+			assert_true(islower((unsigned char)*p) || isdigit((unsigned char)*p) ||
+			            *p == '-');
+		assert_int_equal(diag_rule_lookup(id), r); /* unique: the first match is r */
+		assert_non_null(diag_rule_summary((diag_rule)r));
+	}
+	assert_null(diag_rule_id(DIAG_R__COUNT));
+	assert_int_equal(diag_rule_lookup("no-such-rule"), -1);
+	/* The ids printed before the table existed. */
+	assert_string_equal(diag_rule_id(DIAG_R_DATA_STARVED), "data-starved");
+	assert_string_equal(diag_rule_id(DIAG_R_MEMORY_FULL_IDLE), "memory-full-compute-idle");
+	assert_string_equal(diag_rule_id(DIAG_R_ALL_ON_GPU0), "all-on-gpu0");
+}
+
+static void test_labels(void **state)
+{
+	(void)state;
+	char l[48];
+	diag_rule_label(DIAG_R_MEMORY_FULL_IDLE, l, sizeof l);
+	assert_string_equal(l, "memory_full_compute_idle");
+	diag_rule_label(DIAG_R_THROTTLED, l, sizeof l);
+	assert_string_equal(l, "throttled");
+	diag_rule_label(DIAG_R_PCIE_DEGRADED, l, 5); /* cut, still terminated */
+	assert_string_equal(l, "pcie");
+}
+
+/* Every rule has its own advice, or (throttled) one per kind of throttling. */
+static void test_advice(void **state)
+{
+	(void)state;
+	for (int g = DIAG_GOAL_THROUGHPUT; g <= DIAG_GOAL_LATENCY; g++)
+		for (int r = 0; r < DIAG_R__COUNT; r++) {
+			const char *change, *verify;
+			if (r == DIAG_R_THROTTLED) {
+				static const char *const kinds[] = {"power", "thermal", "hw"};
+				for (int k = 0; k < 3; k++) {
+					diag_advice_lookup((diag_rule)r, kinds[k], (diag_goal)g,
+					                   &change, &verify);
+					assert_non_null(change);
+					assert_non_null(verify);
+				}
+				continue;
+			}
+			diag_advice_lookup((diag_rule)r, NULL, (diag_goal)g, &change, &verify);
+			if (!change)
+				fail_msg("no advice for %s", diag_rule_id((diag_rule)r));
+			assert_non_null(verify);
+			diag_advice_lookup((diag_rule)r, "no-such-case", (diag_goal)g, &change,
+			                   &verify);
+			assert_null(change);
+		}
+}
+
+/* A metric key, a/b or a+b of keys, an event kind, or one of the named facts. */
+static bool known_name(const char *m)
+{
+	static const char *const facts[] = {
+	    DX_EV_REASONS,      DX_EV_UTIL_SAMPLES,  DX_EV_PCIE_LINK,  DX_EV_PROC_GPU,
+	    DX_EV_PROC_GPU_MEM, DX_EV_PROC_CPU,      DX_EV_PROC_STATE, DX_EV_PROC_SM,
+	    DX_EV_STEPS,        DX_EV_TRACE_KERNELS, DX_EV_GPUS,       DX_EV_SAMPLES,
+	    DX_EV_DURATION,     DX_EV_COMMAND,       DX_EV_TOPOLOGY,   DX_EV_NVLINK,
+	    TL_EV_XID,          TL_EV_GPU_LOST,      TL_EV_OOM,        TL_EV_AER};
+	for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+		if (!strcmp(m, facts[i]))
+			return true;
+	if (gpu_metric_lookup(m) >= 0)
+		return true;
+	for (int h = 0; h < HM__COUNT; h++)
+		if (!strcmp(m, host_metrics[h].key))
+			return true;
+	char a[40];
+	snprintf(a, sizeof a, "%s", m);
+	char *op = strpbrk(a, "/+");
+	if (!op)
+		return false;
+	*op = '\0';
+	return known_name(a) && known_name(op + 1);
+}
+
+static void check_names(const diag_result *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		const diag_finding *f = &r->f[i];
+		assert_string_equal(f->id, diag_rule_id(f->rule));
+		for (int e = 0; e < f->nev; e++)
+			if (!known_name(f->ev[e].metric))
+				fail_msg("%s cites '%s', in no table", f->id, f->ev[e].metric);
+	}
+}
+
+static void test_evidence_names(void **state)
+{
+	(void)state;
+	diag_result r;
+	/* healthy; then heat and swapping on the same job; then a starved one */
+	timeline *tl = fx_healthy();
+	fx_run(tl, &r);
+	assert_non_null(diag_find_rule(&r, DIAG_R_HEALTHY));
+	check_names(&r);
+	diag_result_free(&r);
+	for (int s = 0; s < tl->n; s++) {
+		tl_set_gpu(tl, 0, GM_CLK_REASONS, s, 0x44);
+		tl_set_gpu(tl, 0, GM_CLK_SM, s, 1400);
+		tl_set_host(tl, HM_SWAP_IN, s, 5.0 * 1024 * 1024);
+	}
+	fx_run(tl, &r);
+	assert_non_null(diag_find_rule(&r, DIAG_R_THROTTLED));
+	assert_non_null(diag_find_rule(&r, DIAG_R_HOST_SWAP));
+	check_names(&r);
+	diag_result_free(&r);
+	tl_free(tl);
+	tl = fx_healthy();
+	for (int s = 0; s < tl->n; s++)
+		if (s % 2) {
+			tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 0);
+			tl_set_gpu(tl, 0, GM_UTIL_SAMPLES_MIN, s, 0);
+			tl_set_host(tl, HM_CPU_BUSY_MAX, s, 100);
+			tl_set_host(tl, HM_TREE_CPU, s, 100);
+		}
+	fx_run(tl, &r);
+	assert_non_null(diag_find_rule(&r, DIAG_R_DATA_STARVED));
+	check_names(&r);
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_labels),
+	    cmocka_unit_test(test_advice),
+	    cmocka_unit_test(test_evidence_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
