@@ -223,9 +223,8 @@ static bool batch_round(batch *b, int64_t deadline, size_t cap, gw_child_result 
 	if (!any || left <= 0)
 		return false;
 	/* With every pipe closed only an exit is awaited: poll it every 10 ms. */
-	int64_t ms = (left + 999999) / 1000000;
-	if (ms > (any_fd ? 1000 : 10))
-		ms = any_fd ? 1000 : 10;
+	int64_t cap_ms = any_fd ? 1000 : 10;
+	int64_t ms = left / 1000000 >= cap_ms ? cap_ms : (left + 999999) / 1000000;
 	if (poll(np ? b->pfd : NULL, np, (int)ms) < 0 && errno != EINTR)
 		return false;
 	for (size_t i = 0; i < b->n; i++) {
