@@ -23,6 +23,7 @@
 #include "gpu/loader.h"
 #include "sample/timeline.h"
 #include "util/err.h"
+#include "util/selfexe.h"
 #include "util/timeutil.h"
 
 /* The job: each batch costs DEMO_CPU_MS of one core, each step DEMO_GPU_MS of GPU. */
@@ -267,11 +268,11 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 	int rc = demo_dir(&dir, tmp);
 	if (rc)
 		return rc;
-	ssize_t n = readlink("/proc/self/exe", demo_exe, sizeof demo_exe - 1);
-	if (n <= 0)
+	const char *exe = gw_self_exe();
+	if (!exe)
 		return gw_error(GW_EXIT_ENV, "/proc/self/exe", NULL,
 		                "cannot find the gpuwhy binary");
-	demo_exe[n] = '\0';
+	snprintf(demo_exe, sizeof demo_exe, "%s", exe);
 	char base[PATH_MAX], cand[PATH_MAX], html[PATH_MAX], log1[PATH_MAX], log2[PATH_MAX];
 	snprintf(base, sizeof base, "%s/one-worker.gpuwhy", dir);
 	snprintf(cand, sizeof cand, "%s/more-workers.gpuwhy", dir);

@@ -15,10 +15,12 @@
 
 #include "cmd/cmd.h"
 #include "queue/queue.h"
+#include "util/selfexe.h"
 #include "util/termsafe.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -94,16 +96,6 @@ static void add_usage(FILE *out)
 }
 
 /* ---- small helpers ---- */
-
-static const char *self_exe(void)
-{
-	static char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return path;
-}
 
 static void human_mib(int64_t mib, char *out, size_t len)
 {
@@ -203,7 +195,7 @@ static char *read_all(const char *path, size_t *len)
 			if (cap >= (64u << 20))
 				break;
 			cap *= 2;
-			buf = queue_xrealloc(buf, cap);
+			buf = gw_xrealloc(buf, cap);
 		}
 	}
 	bool err = ferror(f);
@@ -442,7 +434,7 @@ static int q_add(const char *dir, int argc, char **argv)
 	if (draining)
 		fprintf(stderr, "gpuwhy: queue add: the queue is draining; the task waits for "
 		                "`gpuwhy queue resume`\n");
-	else if (!no_worker && queue_worker_ensure(dir, self_exe()) != 0)
+	else if (!no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_wake(dir, QUEUE_POKE_ADD);
 	return GW_EXIT_OK;
@@ -1172,7 +1164,7 @@ static int q_retry(const char *dir, int argc, char **argv)
 	}
 	bool draining = queue_store_config_int(st, "draining") != 0;
 	queue_store_close(st);
-	if (any && !draining && queue_worker_ensure(dir, self_exe()) != 0)
+	if (any && !draining && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_poke(dir);
 	return rc;
@@ -1289,7 +1281,7 @@ static int q_flags(const char *dir, const char *sub, int argc, char **argv)
 	}
 	int queued = queue_store_count_state(st, QS_QUEUED);
 	queue_store_close(st);
-	if (!rc && start && queued > 0 && queue_worker_ensure(dir, self_exe()) != 0)
+	if (!rc && start && queued > 0 && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_poke(dir);
 	return rc;
@@ -1443,7 +1435,8 @@ static int q_worker(const char *dir, int argc, char **argv, const gw_global *g)
 	                                     {"ready-fd", required_argument, NULL, 'r'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
-	queue_worker_opts o = {.dir = dir, .gpus = g->gpus, .ready_fd = -1, .self_exe = self_exe()};
+	queue_worker_opts o = {
+	    .dir = dir, .gpus = g->gpus, .ready_fd = -1, .self_exe = gw_self_exe()};
 	int c;
 	long long x;
 	int64_t ns;
@@ -1496,7 +1489,7 @@ static int q_stop(const char *dir)
 		return GW_EXIT_OK;
 	}
 	char why[PATH_MAX + 80];
-	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, self_exe(), why, sizeof why) != 0)
+	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), why, sizeof why) != 0)
 		return gw_error(GW_EXIT_ENV, "queue stop",
 		                "nothing was signalled; fuser -v DIR/worker.lock shows its holder",
 		                "worker.lock names pid %d: %s", pid, pid < 0 ? "no PID" : why);

@@ -11,30 +11,25 @@
  * busy exactly when the workload says so.
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/sim_serve.h"
 #include "gpu/loader.h"
-#include "gpu/nvml_abi.h"
+#include "gpu/gpu.h"
 #include "sim_scenario.h"
 #include "sim_state.h"
+#include "train/train.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -58,61 +53,29 @@ static void sim_usage(FILE *out)
 
 /* ---- the simulated NVML, loaded like any libnvidia-ml.so.1 ---- */
 
-#define NVML_API_PTR(ret, name, params) ret(*name) params;
-typedef struct {
-	void *handle;
-	NVML_ENTRY_POINTS(NVML_API_PTR)
-} nvml_api;
-#undef NVML_API_PTR
-
 static const char *scenario_env(void)
 {
 	const char *s = getenv("GPUWHY_SIM_SCENARIO");
 	return s && *s ? s : NULL;
 }
 
-/* Load and initialise the simulated NVML. Returns 0 or a GW_EXIT_* code (message printed). */
-static int nvml_open(nvml_api *api, const char *who)
+/* The simulated GPU through the device layer. Returns 0 or a GW_EXIT_* code (message printed). */
+static int sim_gpu_open(gpu_ctx **ctx, const char *who)
 {
-	memset(api, 0, sizeof *api);
 	if (!scenario_env())
 		return gw_error(GW_EXIT_USAGE, who, "run it as gpuwhy --sim SCENARIO sim ...",
 		                "needs the simulated GPU");
 	const char *lib = getenv("GPUWHY_NVML");
-	if (!lib || !*lib)
+	if (!lib || !*lib) {
 		lib = gpu_sim_library(NULL);
-	if (!lib)
-		return gw_error(GW_EXIT_ENV, who, "build it with make, or set GPUWHY_SIM_LIB",
-		                "simulated libnvidia-ml.so.1 not found");
-	api->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!api->handle)
-		return gw_error(GW_EXIT_ENV, lib, NULL, "cannot load: %s", dlerror());
-#define NVML_API_LOAD(ret, name, params) api->name = (ret(*) params)dlsym(api->handle, #name);
-	NVML_ENTRY_POINTS(NVML_API_LOAD)
-#undef NVML_API_LOAD
-	if (!api->nvmlInit_v2 || !api->nvmlDeviceGetCount_v2 ||
-	    !api->nvmlDeviceGetHandleByIndex_v2 || !api->nvmlDeviceGetMemoryInfo_v2 ||
-	    !api->nvmlErrorString) {
-		dlclose(api->handle);
-		return gw_error(GW_EXIT_ENV, lib, NULL, "not an NVML library");
+		if (!lib)
+			return gw_error(GW_EXIT_ENV, who,
+			                "build it with make, or set GPUWHY_SIM_LIB",
+			                "simulated libnvidia-ml.so.1 not found");
+		setenv("GPUWHY_NVML", lib, 1);
 	}
-	nvmlReturn_t rc = api->nvmlInit_v2();
-	if (rc != NVML_SUCCESS) {
-		const char *why = api->nvmlErrorString(rc);
-		dlclose(api->handle);
-		return gw_error(GW_EXIT_ENV, who, "see the message above", "NVML init failed: %s",
-		                why);
-	}
-	return 0;
-}
-
-static void nvml_close(nvml_api *api)
-{
-	if (!api->handle)
-		return;
-	api->nvmlShutdown();
-	dlclose(api->handle);
-	api->handle = NULL;
+	gpu_open_opts go = {0};
+	return gpu_open(&go, ctx);
 }
 
 /* ---- list ---- */
@@ -215,41 +178,53 @@ static int sim_check(int argc, char **argv)
 
 /* ---- show ---- */
 
-static void show_gpu(nvml_api *a, unsigned i)
+/* A reading as sim show prints it: the integer the driver gave, "n/a" when absent. */
+static void show_val(const gpu_values *v, gpu_metric_id id, const char *key, const char *fmt)
 {
-	nvmlDevice_t d;
-	if (a->nvmlDeviceGetHandleByIndex_v2(i, &d) != NVML_SUCCESS)
-		return;
-	nvmlMemory_v2_t mem = {.version = nvmlMemory_v2};
-	nvmlReturn_t rc = a->nvmlDeviceGetMemoryInfo_v2(d, &mem);
-	if (rc == NVML_ERROR_GPU_IS_LOST) {
-		printf("gpu=%u lost\n", i);
+	printf("%s=", key);
+	if (v->ok[id])
+		printf(fmt, v->v[id]);
+	else
+		fputs("n/a", stdout);
+	putchar(' ');
+}
+
+static void show_gpu(gpu_ctx *ctx, int i)
+{
+	gpu_values v;
+	gpu_sample(ctx, i, &v);
+	if (v.lost) {
+		printf("gpu=%d lost\n", i);
 		return;
 	}
-	nvmlUtilization_t u = {0};
-	unsigned power = 0, temp = 0, sm = 0, gen = 0, width = 0, replay = 0;
-	unsigned long long reasons = 0;
-	a->nvmlDeviceGetUtilizationRates(d, &u);
-	a->nvmlDeviceGetPowerUsage(d, &power);
-	a->nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &temp);
-	a->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &sm);
-	a->nvmlDeviceGetCurrentClocksEventReasons(d, &reasons);
-	a->nvmlDeviceGetCurrPcieLinkGeneration(d, &gen);
-	a->nvmlDeviceGetCurrPcieLinkWidth(d, &width);
-	a->nvmlDeviceGetPcieReplayCounter(d, &replay);
-	printf("gpu=%u util=%u mem_util=%u mem_used_mib=%llu mem_total_mib=%llu power_w=%.2f "
-	       "temp_c=%u sm_mhz=%u reasons=0x%llx pcie=gen%ux%u replay=%u procs=",
-	       i, u.gpu, u.memory, mem.used >> 20, mem.total >> 20, power / 1000.0, temp, sm,
-	       reasons, gen, width, replay);
-	nvmlProcessInfo_t procs[64];
-	unsigned n = 64;
-	if (a->nvmlDeviceGetComputeRunningProcesses_v3(d, &n, procs) == NVML_SUCCESS && n) {
-		for (unsigned k = 0; k < n; k++)
-			printf("%s%u:%llu", k ? "," : "", procs[k].pid,
-			       procs[k].usedGpuMemory >> 20);
-	} else {
-		printf("-");
+	printf("gpu=%d ", i);
+	show_val(&v, GM_UTIL_GPU, "util", "%.0f");
+	show_val(&v, GM_UTIL_MEM, "mem_util", "%.0f");
+	show_val(&v, GM_MEM_USED, "mem_used_mib", "%.0f");
+	show_val(&v, GM_MEM_TOTAL, "mem_total_mib", "%.0f");
+	show_val(&v, GM_POWER_DRAW, "power_w", "%.2f");
+	show_val(&v, GM_TEMP_GPU, "temp_c", "%.0f");
+	show_val(&v, GM_CLK_SM, "sm_mhz", "%.0f");
+	if (v.ok[GM_CLK_REASONS])
+		printf("reasons=0x%llx ", (unsigned long long)v.v[GM_CLK_REASONS]);
+	else
+		fputs("reasons=n/a ", stdout);
+	if (v.ok[GM_PCIE_GEN_CUR] && v.ok[GM_PCIE_WIDTH_CUR])
+		printf("pcie=gen%.0fx%.0f ", v.v[GM_PCIE_GEN_CUR], v.v[GM_PCIE_WIDTH_CUR]);
+	else
+		fputs("pcie=n/a ", stdout);
+	show_val(&v, GM_PCIE_REPLAY, "replay", "%.0f");
+	fputs("procs=", stdout);
+	gpu_proc procs[64];
+	int n = gpu_processes(ctx, i, procs, 64), shown = 0;
+	for (int k = 0; k < n; k++) {
+		if (!(procs[k].type & GPU_PROC_COMPUTE))
+			continue;
+		printf("%s%u:%llu", shown++ ? "," : "", procs[k].pid,
+		       procs[k].mem_ok ? (unsigned long long)(procs[k].mem_bytes >> 20) : 0ULL);
 	}
+	if (!shown)
+		putchar('-');
 	putchar('\n');
 }
 
@@ -312,15 +287,14 @@ static int sim_show(int argc, char **argv)
 	if (optind < argc)
 		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim show --help",
 		                "unexpected argument");
-	nvml_api api;
-	int rc = nvml_open(&api, "sim show");
+	gpu_ctx *ctx;
+	int rc = sim_gpu_open(&ctx, "sim show");
 	if (rc)
 		return rc;
-	unsigned n = 0;
-	api.nvmlDeviceGetCount_v2(&n);
+	int n = gpu_count(ctx);
 	if (gpu >= (long long)n) {
-		nvml_close(&api);
-		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "GPU %lld does not exist (%u GPUs)",
+		gpu_close(ctx);
+		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "GPU %lld does not exist (%d GPUs)",
 		                gpu, n);
 	}
 	int64_t next = gw_mono_ns();
@@ -329,12 +303,12 @@ static int sim_show(int argc, char **argv)
 			next += interval;
 			gw_sleep_until_ns(next);
 		}
-		for (unsigned i = 0; i < n; i++)
-			if (gpu < 0 || (unsigned)gpu == i)
-				show_gpu(&api, i);
+		for (int i = 0; i < n; i++)
+			if (gpu < 0 || gpu == i)
+				show_gpu(ctx, i);
 		fflush(stdout);
 	}
-	nvml_close(&api);
+	gpu_close(ctx);
 	return GW_EXIT_OK;
 }
 
@@ -374,39 +348,7 @@ static int sim_reset(int argc, char **argv)
 
 /* ---- train ---- */
 
-/* How the driver lists the job's processes (--hidden). */
-enum { TRAIN_SHOWN, TRAIN_HIDDEN_PID, TRAIN_HIDDEN_NONE };
-
-typedef struct {
-	long long steps, workers, ranks, gpu, straggler, seed, oom_at, fail_at, fail_exit, prefetch;
-	double cpu_ms, gpu_ms, kernel_us, straggler_ms, mem_mib, growth_mib, h2d_mib, allreduce_mib;
-	int hidden;         /* TRAIN_* */
-	double dram_pct;    /* memory-bound kernels' DRAM bandwidth, 0: from --kernel-us */
-	bool buffered;      /* stdout block-buffered, as Python writes to a pipe */
-	double io_ms;       /* I/O wait of preparing one batch (sleep, no CPU) */
-	long long batch;    /* --batch: samples per step; 0 = not given */
-	double per_item[3]; /* GPU ms, CPU ms, memory MiB per sample (see train_batch_*) */
-} train_opts;
-
-/* The per-sample knobs of --batch, in the order of train_opts.per_item. */
-enum { TRAIN_ITEM_GPU_MS, TRAIN_ITEM_CPU_MS, TRAIN_ITEM_MEM_MIB };
 static const double train_item_default[3] = {0.1, 0.05, 24};
-
-/* Shared by the rank processes (anonymous shared mapping). */
-typedef struct {
-	uint32_t arrived;
-	uint32_t generation; /* futex word of the barrier */
-	uint32_t abort;      /* a rank failed: the others stop */
-	double
-	    link_bps[SIM_MAX_GPUS]; /* each rank's PCIe bandwidth now (all-reduce without NVLink) */
-} train_shared;
-
-static volatile sig_atomic_t train_stop;
-
-static void on_stop(int sig)
-{
-	train_stop = sig;
-}
 
 static void train_usage(FILE *out)
 {
@@ -666,627 +608,13 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	return 0;
 }
 
-/* Spend ms of this thread's CPU time on arithmetic. */
-static void burn_cpu(double ms)
-{
-	struct timespec t0, t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	volatile double x = 1.0;
-	double spent;
-	do {
-		for (int i = 0; i < 4000; i++)
-			x = x * 1.0000001 + 1e-9;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-		spent =
-		    (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
-	} while (spent < ms && !train_stop);
-}
-
-typedef struct {
-	pid_t pid;
-	int data_rd;   /* batches ready */
-	int credit_wr; /* permission to prepare one more */
-} worker;
-
-/* Waiting for storage: the worker sleeps, its core stays free. */
-static void wait_io(double ms)
-{
-	if (ms <= 0)
-		return;
-	int64_t until = gw_mono_ns() + (int64_t)llround(ms * 1e6);
-	while (gw_mono_ns() < until && !train_stop)
-		gw_sleep_until_ns(until);
-}
-
-static void worker_main(int credit_rd, int data_wr, double cpu_ms, double io_ms)
-{
-	char ch;
-	for (;;) {
-		ssize_t n = read(credit_rd, &ch, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != 1)
-			_exit(0);
-		wait_io(io_ms);
-		burn_cpu(cpu_ms);
-		if (write(data_wr, &ch, 1) != 1)
-			_exit(0);
-	}
-}
-
-static int spawn_workers(const train_opts *o, worker *w)
-{
-	for (long long i = 0; i < o->workers; i++) {
-		int data[2], credit[2];
-		if (pipe2(data, O_CLOEXEC) != 0)
-			return -1;
-		if (pipe2(credit, O_CLOEXEC) != 0) {
-			close(data[0]);
-			close(data[1]);
-			return -1;
-		}
-		pid_t pid = fork();
-		if (pid < 0)
-			return -1;
-		if (pid == 0) {
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(data[0]);
-			close(credit[1]);
-			for (long long k = 0; k < i; k++) {
-				close(w[k].data_rd);
-				close(w[k].credit_wr);
-			}
-			worker_main(credit[0], data[1], o->cpu_ms, o->io_ms);
-		}
-		close(data[1]);
-		close(credit[0]);
-		w[i] = (worker){.pid = pid, .data_rd = data[0], .credit_wr = credit[1]};
-		char credits[64] = {0};
-		if (write(w[i].credit_wr, credits, (size_t)o->prefetch) != (ssize_t)o->prefetch)
-			return -1;
-	}
-	return 0;
-}
-
-static void stop_workers(const train_opts *o, worker *w)
-{
-	for (long long i = 0; i < o->workers; i++) {
-		close(w[i].credit_wr);
-		close(w[i].data_rd);
-	}
-	for (long long i = 0; i < o->workers; i++) {
-		kill(w[i].pid, SIGTERM);
-		while (waitpid(w[i].pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-}
-
-/* Wait for the next batch: from worker `which`, or prepared here. */
-static int next_batch(const train_opts *o, worker *w, long long which)
-{
-	if (o->workers == 0) {
-		wait_io(o->io_ms);
-		burn_cpu(o->cpu_ms);
-		return train_stop ? -1 : 0;
-	}
-	worker *k = &w[which % o->workers];
-	char ch;
-	for (;;) {
-		ssize_t n = read(k->data_rd, &ch, 1);
-		if (n == 1)
-			break;
-		if (n < 0 && errno == EINTR && !train_stop)
-			continue;
-		return -1;
-	}
-	return write(k->credit_wr, &ch, 1) == 1 ? 0 : -1;
-}
-
-static int sleep_until(int64_t t)
-{
-	while (gw_mono_ns() < t)
-		if (gw_sleep_until_ns(t) && train_stop)
-			return -1;
-	return 0;
-}
-
-static void futex_wait(uint32_t *addr, uint32_t val, long ns)
-{
-	struct timespec ts = {0, ns};
-	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
-}
-
-static void futex_wake(uint32_t *addr)
-{
-	syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/*
- * The all-reduce barrier. While a rank waits, its GPU shows busy with few
- * SMs active (a collective spinning): the lease on the published interval
- * is extended second by second until everyone has arrived.
- */
-static int barrier(train_shared *sh, long long ranks, sim_wl *wl, int64_t *lease)
-{
-	uint32_t gen = __atomic_load_n(&sh->generation, __ATOMIC_ACQUIRE);
-	if (__atomic_add_fetch(&sh->arrived, 1, __ATOMIC_ACQ_REL) == (uint32_t)ranks) {
-		__atomic_store_n(&sh->arrived, 0, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&sh->generation, 1, __ATOMIC_RELEASE);
-		futex_wake(&sh->generation);
-		return 0;
-	}
-	while (__atomic_load_n(&sh->generation, __ATOMIC_ACQUIRE) == gen) {
-		if (__atomic_load_n(&sh->abort, __ATOMIC_ACQUIRE) || train_stop)
-			return -1;
-		futex_wait(&sh->generation, gen, 5000000);
-		int64_t now = gw_mono_ns();
-		if (now > *lease - 200000000LL) {
-			*lease = now + 1000000000LL;
-			sim_wl_set_end(wl, *lease);
-		}
-	}
-	return 0;
-}
-
-static void fmt_size(double bytes, char *out, size_t len)
-{
-	if (bytes >= 1073741824.0)
-		snprintf(out, len, "%.2f GiB", bytes / 1073741824.0);
-	else
-		snprintf(out, len, "%.2f MiB", bytes / 1048576.0);
-}
-
-/* What PyTorch prints when the caching allocator cannot get memory. */
-static void print_oom(unsigned gpu, double want, const nvmlMemory_v2_t *m, double held)
-{
-	char a[32], t[32], f[32], h[32];
-	fmt_size(want, a, sizeof a);
-	fmt_size((double)m->total, t, sizeof t);
-	fmt_size((double)m->free, f, sizeof f);
-	fmt_size(held, h, sizeof h);
-	fprintf(
-	    stderr,
-	    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %u has a total "
-	    "capacity of %s of which %s is free. Including non-PyTorch memory, this process has "
-	    "%s memory in use. Of the allocated memory %s is allocated by PyTorch, and 0 bytes is "
-	    "reserved by PyTorch but unallocated.\n",
-	    a, gpu, t, f, h, h);
-}
-
-static double train_loss(const train_opts *o, long long step)
-{
-	double noise =
-	    (double)(sim_hash((uint64_t)o->seed, 7, (uint64_t)step, 0) >> 11) / 9007199254740992.0 -
-	    0.5;
-	return 0.35 + 2.2 * exp(-3.0 * (double)step / (double)o->steps) + 0.04 * noise;
-}
-
-typedef struct {
-	const train_opts *o;
-	nvml_api *api;
-	train_shared *sh;
-	long long rank;
-	unsigned gpu;
-	nvmlDevice_t dev;
-	sim_wl *wl;
-	double held; /* bytes */
-	/* gpuwhySimWorkRate of the simulated library (NULL: the GPU runs at full speed) */
-	nvmlReturn_t (*work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
-	bool nvlink;    /* collectives over NVLink (else PCIe) */
-	double speed;   /* the GPU's speed for this job at the last look (1: full) */
-	double h2d_bps; /* what its PCIe link carried then */
-} rank_ctx;
-
-/* Memory check before an allocation of `want` bytes. 0: fits; 1: out of memory; -1: GPU gone. */
-static int try_alloc(rank_ctx *r, double want, bool forced)
-{
-	nvmlMemory_v2_t m = {.version = nvmlMemory_v2};
-	nvmlReturn_t rc = r->api->nvmlDeviceGetMemoryInfo_v2(r->dev, &m);
-	if (rc != NVML_SUCCESS) {
-		fprintf(stderr, "RuntimeError: CUDA error: %s\n",
-		        rc == NVML_ERROR_GPU_IS_LOST
-		            ? "unspecified launch failure (the GPU is lost)"
-		            : r->api->nvmlErrorString(rc));
-		return -1;
-	}
-	if (forced || want > (double)m.free) {
-		print_oom(r->gpu, want, &m, r->held);
-		return 1;
-	}
-	r->held += want;
-	sim_wl_set_mem(r->wl, (uint64_t)r->held);
-	return 0;
-}
-
-/* ---- the GPU as the job meets it: speed, link, loss ---- */
-
-/* What PyTorch prints when a kernel fails because the GPU has fallen off the bus. */
-static void print_gpu_lost(const rank_ctx *r)
-{
-	fprintf(stderr,
-	        "RuntimeError: CUDA error: unspecified launch failure (GPU %u is lost)\n"
-	        "CUDA kernel errors might be asynchronously reported at some other API call, so "
-	        "the stacktrace below might be incorrect.\n",
-	        r->gpu);
-}
-
-/*
- * The GPU's speed for this job now: 1 is the GPU alone at its unthrottled
- * clock. Returns 0, or 1 when the GPU is lost (error printed).
- */
-static int gpu_speed(rank_ctx *r, double *speed, double *h2d_bps)
-{
-	double clock = 1, share = 1, bps = 25e9;
-	nvmlReturn_t rc = r->work_rate
-	                      ? r->work_rate(r->dev, (unsigned)getpid(), &clock, &share, &bps)
-	                      : NVML_SUCCESS;
-	if (rc == NVML_ERROR_GPU_IS_LOST) {
-		print_gpu_lost(r);
-		return 1;
-	}
-	if (rc != NVML_SUCCESS)
-		clock = share = 1, bps = 25e9;
-	*speed = clock * share > 0.001 ? clock * share : 0.001;
-	if (h2d_bps)
-		*h2d_bps = bps > 1e6 ? bps : 1e6;
-	return 0;
-}
-
-/*
- * One step on the GPU: the host-to-device copy at what the current PCIe link
- * carries (a copy engine's work, not slowed by SM clocks), then `work_ms` of
- * full-speed GPU work, both published at once. The GPU is asked for its
- * speed again every slice, so a throttle or a neighbour that starts
- * mid-phase stretches the rest of it. 0 done, -1 stopped, 1 GPU lost.
- */
-static int gpu_step(rank_ctx *r, double h2d_bytes, double work_ms, unsigned kernel_us)
-{
-	const int64_t slice = 50000000LL;
-	/* Published at once with the last speed known, then corrected: no idle gap here. */
-	double speed = r->speed, bps = r->h2d_bps;
-	int64_t t = gw_mono_ns(), copy_end = t;
-	if (h2d_bytes > 0) {
-		copy_end += (int64_t)llround(h2d_bytes / bps * 1e9);
-		sim_wl_push(r->wl, t, copy_end, 0, SIM_WL_COPY, (uint64_t)h2d_bytes, 0);
-	}
-	double left_ns = work_ms * 1e6;
-	int64_t end = copy_end + (int64_t)llround(left_ns / speed);
-	sim_wl_push(r->wl, copy_end, end, kernel_us, SIM_WL_COMPUTE, 0, 0);
-	bool first = true;
-	for (;;) {
-		if (gpu_speed(r, &speed, first ? &bps : NULL)) {
-			sim_wl_set_end(r->wl, gw_mono_ns());
-			return 1;
-		}
-		if (first && bps != r->h2d_bps && h2d_bytes > 0) {
-			/* The link changed since the last step: the copy takes what it takes now.
-			 */
-			int64_t c = t + (int64_t)llround(h2d_bytes / bps * 1e9);
-			end += c - copy_end;
-			copy_end = c;
-		}
-		first = false;
-		r->speed = speed;
-		r->h2d_bps = bps;
-		int64_t now = gw_mono_ns(), base = now > copy_end ? now : copy_end;
-		int64_t want = left_ns > 0 ? base + (int64_t)llround(left_ns / speed) : now;
-		if (want != end) {
-			end = want;
-			sim_wl_set_end(r->wl, end);
-		}
-		if (now >= end)
-			return 0;
-		int64_t until = end - now > slice ? now + slice : end;
-		if (sleep_until(until) != 0) {
-			sim_wl_set_end(r->wl, gw_mono_ns());
-			return -1;
-		}
-		int64_t after = gw_mono_ns(), from = now > copy_end ? now : copy_end;
-		if (after > from)
-			left_ns -= (double)(after - from) * speed;
-		if (left_ns <= 0 && after >= end)
-			return 0;
-	}
-}
-
-/* Whether the GPU has an active NVLink (collectives go over it, else over PCIe). */
-static bool has_nvlink(rank_ctx *r)
-{
-	if (!r->api->nvmlDeviceGetNvLinkState)
-		return false;
-	for (unsigned l = 0; l < SIM_MAX_LINKS; l++) {
-		nvmlEnableState_t st;
-		if (r->api->nvmlDeviceGetNvLinkState(r->dev, l, &st) != NVML_SUCCESS)
-			return false;
-		if (st == NVML_FEATURE_ENABLED)
-			return true;
-	}
-	return false;
-}
-
-/* Tell the other ranks what this rank's PCIe link carries now. */
-static void publish_link(rank_ctx *r)
-{
-	double speed, bps;
-	if (gpu_speed(r, &speed, &bps) == 0)
-		__atomic_store(&r->sh->link_bps[r->rank], &bps, __ATOMIC_RELAXED);
-}
-
-/*
- * How long moving an all-reduce of `bytes` takes once every rank is there:
- * about 100 GiB/s over NVLink; over PCIe a ring sends 2 (R - 1) / R of it
- * through every link, so the slowest rank's link sets the pace.
- */
-static int64_t allreduce_ns(rank_ctx *r, double bytes)
-{
-	if (r->nvlink)
-		return (int64_t)(bytes / (102.4 * 1048576.0) * 1e6);
-	double slowest = 0;
-	for (long long k = 0; k < r->o->ranks; k++) {
-		double b;
-		__atomic_load(&r->sh->link_bps[k], &b, __ATOMIC_RELAXED);
-		if (b > 0 && (slowest == 0 || b < slowest))
-			slowest = b;
-	}
-	if (slowest <= 0)
-		slowest = 25e9;
-	double n = (double)r->o->ranks;
-	return (int64_t)(2 * (n - 1) / n * bytes / slowest * 1e9);
-}
-
-static int run_steps(rank_ctx *r, worker *w)
-{
-	const train_opts *o = r->o;
-	const double mib = 1048576.0;
-	int64_t prev = gw_mono_ns(), t_start = prev;
-	for (long long step = 1; step <= o->steps; step++) {
-		if (train_stop || __atomic_load_n(&r->sh->abort, __ATOMIC_ACQUIRE))
-			return -1;
-		if (next_batch(o, w, step - 1) != 0)
-			return -1;
-		if (step == o->oom_at || o->growth_mib > 0) {
-			double want = o->growth_mib > 0 ? o->growth_mib * mib : 20 * mib;
-			int rc = try_alloc(r, want, step == o->oom_at);
-			if (rc != 0)
-				return 1;
-		}
-		if (step == o->fail_at) {
-			fprintf(stderr,
-			        "RuntimeError: synthetic failure at step %lld (--fail-exit %lld)\n",
-			        step, o->fail_exit);
-			return (int)o->fail_exit;
-		}
-		double gpu_ms = o->gpu_ms + (r->rank == o->straggler ? o->straggler_ms : 0);
-		int g = gpu_step(r, o->h2d_mib * mib, gpu_ms, (unsigned)o->kernel_us);
-		if (g != 0)
-			return g < 0 ? -1 : 1;
-		if (o->ranks > 1) {
-			publish_link(r);
-			int64_t a0 = gw_mono_ns(), lease = a0 + 1000000000LL;
-			sim_wl_push(r->wl, a0, lease, 0, SIM_WL_COMM, 0,
-			            (uint64_t)(o->allreduce_mib * mib));
-			if (barrier(r->sh, o->ranks, r->wl, &lease) != 0) {
-				sim_wl_set_end(r->wl, gw_mono_ns());
-				return -1;
-			}
-			int64_t a1 = gw_mono_ns() + allreduce_ns(r, o->allreduce_mib * mib);
-			sim_wl_set_end(r->wl, a1);
-			if (sleep_until(a1) != 0)
-				return -1;
-		}
-		int64_t now = gw_mono_ns();
-		if (r->rank == 0) {
-			printf("step %lld/%lld loss %.4f time %.3fs\n", step, o->steps,
-			       train_loss(o, step), (double)(now - prev) / 1e9);
-			if (!o->buffered)
-				fflush(stdout);
-		}
-		prev = now;
-	}
-	if (r->rank == 0) {
-		printf("training finished: %lld steps in %.3fs\n", o->steps,
-		       (double)(gw_mono_ns() - t_start) / 1e9);
-		fflush(stdout);
-	}
-	return 0;
-}
-
-/*
- * The GPUs a CUDA program would see, as NVML indices in CUDA's order:
- * CUDA_VISIBLE_DEVICES (indices or UUID prefixes, up to the first entry
- * that names no GPU, as CUDA reads it; "" hides them all), else all GPUs.
- */
-static unsigned visible_gpus(nvml_api *api, unsigned count, unsigned *vis)
-{
-	const char *env = getenv("CUDA_VISIBLE_DEVICES");
-	unsigned n = 0;
-	if (!env) {
-		for (unsigned i = 0; i < count && i < SIM_MAX_GPUS; i++)
-			vis[n++] = i;
-		return n;
-	}
-	char list[1024], *save = NULL;
-	snprintf(list, sizeof list, "%s", env);
-	for (char *t = strtok_r(list, ",", &save); t && n < SIM_MAX_GPUS;
-	     t = strtok_r(NULL, ",", &save)) {
-		while (*t == ' ')
-			t++;
-		long long idx;
-		int found = -1;
-		if (gw_parse_int(t, 0, (long long)count - 1, &idx)) {
-			found = (int)idx;
-		} else {
-			for (unsigned i = 0; i < count && found < 0; i++) {
-				nvmlDevice_t d;
-				char uuid[96];
-				if (api->nvmlDeviceGetUUID &&
-				    api->nvmlDeviceGetHandleByIndex_v2(i, &d) == NVML_SUCCESS &&
-				    api->nvmlDeviceGetUUID(d, uuid, sizeof uuid) == NVML_SUCCESS &&
-				    *t && !strncmp(uuid, t, strlen(t)))
-					found = (int)i;
-			}
-		}
-		if (found < 0)
-			break;
-		vis[n++] = (unsigned)found;
-	}
-	return n;
-}
-
-/*
- * A PID that no process of this host has, as the driver reports a job in
- * another PID namespace (NVML knows only the host's PIDs): near the top of
- * pid_max, different per rank, probed until free.
- */
-static uint32_t foreign_pid(void)
-{
-	long max = 4194304;
-	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
-	if (f) {
-		if (fscanf(f, "%ld", &max) != 1 || max < 1024)
-			max = 32768;
-		fclose(f);
-	}
-	uint64_t h = sim_hash(0x6e73, (uint64_t)getpid(), 0, 0);
-	long span = max / 4;
-	for (long k = 0; k < 4096; k++) {
-		long pid = max - 1 - (long)((h + (uint64_t)k) % (uint64_t)span);
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-			return (uint32_t)pid;
-	}
-	return (uint32_t)(max - 1);
-}
-
-/* How the simulated driver lists this rank (--hidden). */
-static void apply_hidden(const train_opts *o, sim_wl *wl)
-{
-	if (o->hidden == TRAIN_HIDDEN_NONE)
-		sim_wl_set_shown_pid(wl, 0);
-	else if (o->hidden == TRAIN_HIDDEN_PID)
-		sim_wl_set_shown_pid(wl, foreign_pid());
-}
-
-static int run_rank(const train_opts *o, nvml_api *api, train_shared *sh, long long rank,
-                    unsigned gpu)
-{
-	rank_ctx r = {.o = o, .api = api, .sh = sh, .rank = rank, .gpu = gpu};
-	char dir[PATH_MAX], err[600];
-	if (api->nvmlDeviceGetHandleByIndex_v2(r.gpu, &r.dev) != NVML_SUCCESS ||
-	    sim_state_dir(scenario_env(), dir, sizeof dir, err, sizeof err) != 0 ||
-	    sim_wl_create(dir, r.gpu, &r.wl, err, sizeof err) != 0) {
-		gw_error(GW_EXIT_ENV, "sim train", NULL, "rank %lld: %s", rank, err);
-		return GW_EXIT_ENV;
-	}
-	apply_hidden(o, r.wl);
-	sim_wl_set_dram(r.wl, (unsigned)llround(o->dram_pct));
-	*(void **)&r.work_rate = dlsym(api->handle, "gpuwhySimWorkRate");
-	r.nvlink = has_nvlink(&r);
-	r.speed = 1;
-	r.h2d_bps = 25e9;
-	worker *w = calloc((size_t)(o->workers ? o->workers : 1), sizeof *w);
-	int rc;
-	if (!w || spawn_workers(o, w) != 0) {
-		gw_error(GW_EXIT_ENV, "sim train", NULL, "cannot start workers: %s",
-		         strerror(errno));
-		rc = GW_EXIT_ENV;
-	} else {
-		int a = try_alloc(&r, o->mem_mib * 1048576.0, false);
-		rc = a != 0 ? 1 : run_steps(&r, w);
-		if (rc < 0)
-			rc = train_stop ? 128 + train_stop : 1;
-		stop_workers(o, w);
-	}
-	if (rc != 0)
-		__atomic_store_n(&sh->abort, 1, __ATOMIC_RELEASE);
-	futex_wake(&sh->generation);
-	free(w);
-	sim_wl_close(r.wl);
-	return rc;
-}
-
-/*
- * --buffered: what Python does with print() into a pipe: an 8 KiB block
- * buffer, flushed when full or at exit, unless PYTHONUNBUFFERED is set to
- * something (a terminal is line-buffered either way).
- */
-static void apply_buffering(train_opts *o)
-{
-	const char *unbuf = getenv("PYTHONUNBUFFERED");
-	if (o->buffered && ((unbuf && *unbuf) || isatty(STDOUT_FILENO)))
-		o->buffered = false;
-	if (o->buffered)
-		setvbuf(stdout, NULL, _IOFBF, 8192);
-}
-
 static int sim_train(int argc, char **argv)
 {
 	train_opts o;
 	int rc = parse_train(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
-	apply_buffering(&o);
-	nvml_api api;
-	if ((rc = nvml_open(&api, "sim train")))
-		return rc;
-	unsigned count = 0, vis[SIM_MAX_GPUS];
-	api.nvmlDeviceGetCount_v2(&count);
-	/* --gpu and ranks count in the GPUs CUDA_VISIBLE_DEVICES shows, like a CUDA program. */
-	unsigned nvis = visible_gpus(&api, count, vis);
-	if (o.gpu + o.ranks > (long long)nvis) {
-		nvml_close(&api);
-		return gw_error(
-		    GW_EXIT_USAGE, o.ranks > 1 ? "--ranks" : "--gpu",
-		    "rank r runs on GPU --gpu + r", "needs GPUs %lld to %lld, %u %s visible", o.gpu,
-		    o.gpu + o.ranks - 1, nvis,
-		    getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
-	}
-	train_shared *sh =
-	    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		nvml_close(&api);
-		return gw_error(GW_EXIT_ENV, "sim train", NULL, "mmap: %s", strerror(errno));
-	}
-	struct sigaction sa = {.sa_handler = on_stop};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	fflush(stdout);
-	pid_t kids[SIM_MAX_GPUS] = {0};
-	for (long long r = 1; r < o.ranks; r++) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			int code = run_rank(&o, &api, sh, r, vis[o.gpu + r]);
-			fflush(stdout);
-			_exit(code);
-		}
-		if (pid < 0) {
-			__atomic_store_n(&sh->abort, 1, __ATOMIC_RELEASE);
-			gw_error(GW_EXIT_ENV, "sim train", NULL, "fork: %s", strerror(errno));
-			break;
-		}
-		kids[r] = pid;
-	}
-	rc = run_rank(&o, &api, sh, 0, vis[o.gpu]);
-	/* The first rank to fail decides the exit code; the others were only stopped. */
-	for (long long r = 1; r < o.ranks; r++) {
-		if (!kids[r])
-			continue;
-		if (train_stop)
-			kill(kids[r], SIGTERM);
-		int st;
-		while (waitpid(kids[r], &st, 0) < 0 && errno == EINTR)
-			kill(kids[r], SIGTERM);
-		int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (rc == 0 || (rc == 1 && code != 1 && code != 0))
-			rc = code;
-	}
-	munmap(sh, sizeof *sh);
-	nvml_close(&api);
-	return rc;
+	return train_run(&o);
 }
 
 int cmd_sim(int argc, char **argv, const gw_global *g)

@@ -30,6 +30,7 @@
 #include "sim_state.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 typedef struct {
@@ -48,8 +49,7 @@ typedef struct {
 } serve_state;
 
 typedef struct {
-	char *body;
-	size_t len, cap;
+	gw_strbuf body;
 	bool too_big;
 } serve_req;
 
@@ -355,20 +355,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return r ? MHD_YES : MHD_NO;
 	}
 	if (*upload_size) {
-		if (r->len + *upload_size > (64u << 20))
+		if (r->body.len + *upload_size > (64u << 20))
 			r->too_big = true;
-		else {
-			if (r->len + *upload_size + 1 > r->cap) {
-				size_t nc = (r->len + *upload_size + 1) * 2;
-				char *nb = realloc(r->body, nc);
-				if (!nb)
-					return MHD_NO;
-				r->body = nb;
-				r->cap = nc;
-			}
-			memcpy(r->body + r->len, upload, *upload_size);
-			r->len += *upload_size;
-		}
+		else
+			gw_sb_put(&r->body, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
@@ -389,7 +379,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		    error_json("POST a JSON body, or GET /health or /stats", "invalid_request"), 0);
 	if (r->too_big)
 		return reply(c, 413, error_json("body larger than 64 MiB", "invalid_request"), 0);
-	return infer(s, c, r->body, r->len);
+	return infer(s, c, r->body.p, r->body.len);
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -397,7 +387,7 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 {
 	serve_req *r = *con_cls;
 	if (r) {
-		free(r->body);
+		gw_sb_free(&r->body);
 		free(r);
 	}
 	*con_cls = NULL;

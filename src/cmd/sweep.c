@@ -19,6 +19,7 @@
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/xalloc.h"
 
 static void usage(FILE *out)
 {
@@ -300,9 +301,7 @@ static int resume_args(const char *dir, sweep_state *st, sweep_opts *o, int *arg
 		return rc;
 	sweep_state_env_restore(st);
 	*argc = st->nargs + 1;
-	*argv = calloc((size_t)*argc + 1, sizeof **argv);
-	if (!*argv)
-		abort();
+	*argv = gw_xcalloc((size_t)*argc + 1, sizeof **argv);
 	(*argv)[0] = "sweep";
 	for (int i = 0; i < st->nargs; i++)
 		(*argv)[i + 1] = st->args[i];
@@ -342,9 +341,7 @@ int cmd_sweep(int argc, char **argv, const gw_global *g)
 		if (rc == 0) {
 			st.free_cores = NAN;
 			snprintf(st.dir, sizeof st.dir, "%s", o.dir);
-			st.args = calloc((size_t)argc, sizeof *st.args);
-			if (!st.args)
-				abort();
+			st.args = gw_xcalloc((size_t)argc, sizeof *st.args);
 			for (int i = 1; i < argc; i++)
 				st.args[st.nargs++] = strdup(argv[i]);
 		}

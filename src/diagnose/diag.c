@@ -7,6 +7,7 @@
 #include "diagnose/diag_int.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/xalloc.h"
 
 /* ---- thresholds ---- */
 
@@ -126,16 +127,6 @@ void diag_rule_label(diag_rule r, char *out, size_t len)
 
 /* ---- meta ---- */
 
-static char *dupstr(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = malloc(n);
-	if (!d)
-		abort();
-	memcpy(d, s, n);
-	return d;
-}
-
 void diag_meta_set(diag_meta *m, const char *key, const char *value)
 {
 	if (!key || !value)
@@ -143,17 +134,15 @@ void diag_meta_set(diag_meta *m, const char *key, const char *value)
 	for (int i = 0; i < m->n; i++)
 		if (!strcmp(m->kv[i].key, key)) {
 			free(m->kv[i].value);
-			m->kv[i].value = dupstr(value);
+			m->kv[i].value = gw_xstrdup(value);
 			return;
 		}
 	if (m->n == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
-		m->kv = realloc(m->kv, (size_t)m->cap * sizeof *m->kv);
-		if (!m->kv)
-			abort();
+		m->kv = gw_xrealloc(m->kv, (size_t)m->cap * sizeof *m->kv);
 	}
-	m->kv[m->n].key = dupstr(key);
-	m->kv[m->n].value = dupstr(value);
+	m->kv[m->n].key = gw_xstrdup(key);
+	m->kv[m->n].value = gw_xstrdup(value);
 	m->n++;
 }
 
@@ -208,9 +197,7 @@ diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double conf
 	diag_result *r = c->res;
 	if (r->n == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 16;
-		r->f = realloc(r->f, (size_t)r->cap * sizeof *r->f);
-		if (!r->f)
-			abort();
+		r->f = gw_xrealloc(r->f, (size_t)r->cap * sizeof *r->f);
 	}
 	diag_finding *f = &r->f[r->n++];
 	memset(f, 0, sizeof *f);
@@ -477,9 +464,7 @@ void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
 
 bool *dx_mask_new(const diag_ctx *c)
 {
-	bool *m = calloc(c->tl->n ? (size_t)c->tl->n : 1, sizeof *m);
-	if (!m)
-		abort();
+	bool *m = gw_xcalloc(c->tl->n ? (size_t)c->tl->n : 1, sizeof *m);
 	return m;
 }
 

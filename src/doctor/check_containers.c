@@ -210,7 +210,7 @@ void dr_check_container_cdi(dr_ctx *c)
 	cdi_info ci;
 	scan_cdi(c->p, &ci);
 	char *ctk = gw_which("nvidia-ctk", c->p->path);
-	dr_sb names = {0};
+	gw_strbuf names = {0};
 	if (ctk) {
 		char *argv[] = {"nvidia-ctk", "cdi", "list", NULL};
 		gw_child_spec spec = {.path = ctk, .argv = argv};
@@ -234,8 +234,8 @@ void dr_check_container_cdi(dr_ctx *c)
 		 * stderr) */
 		for (const char *p = strstr(res.out, "nvidia.com/gpu="); p;
 		     p = strstr(p + 1, "nvidia.com/gpu=")) {
-			dr_sb_sep(&names, ",");
-			dr_sb_addf(&names, "%.*s", (int)strcspn(p + 15, " \t\r\n"), p + 15);
+			gw_sb_sep(&names, ",");
+			gw_sb_printf(&names, "%.*s", (int)strcspn(p + 15, " \t\r\n"), p + 15);
 		}
 		gw_child_free(&res);
 	}
@@ -256,7 +256,7 @@ void dr_check_container_cdi(dr_ctx *c)
 			    "nvidia-ctk cdi list",
 			    ctk ? "" : "install the NVIDIA Container Toolkit, then ");
 		}
-		dr_sb_free(&names);
+		gw_sb_free(&names);
 		return;
 	}
 	const dr_machine *m = c->m;
@@ -264,31 +264,31 @@ void dr_check_container_cdi(dr_ctx *c)
 	const char *drv = m->nvml == DR_NVML_OK && !m->simulated && m->driver[0] ? m->driver
 	                  : dr_kernel_module_version(c->p, mod, sizeof mod)      ? mod
 	                                                                         : "";
-	dr_sb found = {0};
-	dr_sb_addf(&found, "CDI spec %s", ci.nfiles ? ci.files : "(from nvidia-ctk)");
+	gw_strbuf found = {0};
+	gw_sb_printf(&found, "CDI spec %s", ci.nfiles ? ci.files : "(from nvidia-ctk)");
 	if (names.len)
-		dr_sb_addf(&found, ": nvidia.com/gpu=%s", dr_sb_str(&names));
+		gw_sb_printf(&found, ": nvidia.com/gpu=%s", gw_sb_str(&names));
 	if (ci.driver[0])
-		dr_sb_addf(&found, " (generated for driver %s)", ci.driver);
+		gw_sb_printf(&found, " (generated for driver %s)", ci.driver);
 	dr_status st = DR_PASS;
 	if (ci.driver[0] && drv[0] && strcmp(ci.driver, drv)) {
-		dr_sb_addf(&found, "; the driver is now %s: containers get stale library paths",
-		           drv);
+		gw_sb_printf(&found, "; the driver is now %s: containers get stale library paths",
+		             drv);
 		st = DR_WARN;
 	}
 	if (ci.nfiles && m->nvml == DR_NVML_OK && !m->simulated && ci.gpu_nodes != m->n) {
-		dr_sb_addf(&found, "; the spec names %d /dev/nvidiaN, NVML sees %d GPUs",
-		           ci.gpu_nodes, m->n);
+		gw_sb_printf(&found, "; the spec names %d /dev/nvidiaN, NVML sees %d GPUs",
+		             ci.gpu_nodes, m->n);
 		st = DR_WARN;
 	}
-	dr_result *r = dr_addf(c->r, "container.cdi", st, "%s", dr_sb_str(&found));
+	dr_result *r = dr_addf(c->r, "container.cdi", st, "%s", gw_sb_str(&found));
 	if (st != DR_PASS)
 		dr_fixf(r,
 		        "regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
 		        "(toolkit >= 1.17 also has the nvidia-cdi-refresh service for driver "
 		        "upgrades)");
-	dr_sb_free(&found);
-	dr_sb_free(&names);
+	gw_sb_free(&found);
+	gw_sb_free(&names);
 }
 
 /* ---- container.injection ---- */

@@ -105,21 +105,21 @@ void dr_check_driver_nvml(dr_ctx *c)
 	bool module = dr_kernel_module_version(c->p, mod, sizeof mod);
 	char bdf[GPU_MAX][16];
 	int npci = dr_pci_nvidia_gpus(c->p, bdf, GPU_MAX);
-	dr_sb b = {0};
-	dr_sb_addf(&b, "%s", m->error[0] ? m->error : "NVML could not be loaded");
+	gw_strbuf b = {0};
+	gw_sb_printf(&b, "%s", m->error[0] ? m->error : "NVML could not be loaded");
 	if (module)
-		dr_sb_addf(&b, "; nvidia kernel module %s loaded", mod);
+		gw_sb_printf(&b, "; nvidia kernel module %s loaded", mod);
 	else
-		dr_sb_addf(&b, "; no nvidia kernel module loaded");
+		gw_sb_printf(&b, "; no nvidia kernel module loaded");
 	if (npci > 0) {
-		dr_sb_addf(&b, "; NVIDIA GPU%s on the PCI bus:", npci == 1 ? "" : "s");
+		gw_sb_printf(&b, "; NVIDIA GPU%s on the PCI bus:", npci == 1 ? "" : "s");
 		for (int i = 0; i < npci; i++)
-			dr_sb_addf(&b, " %s", bdf[i]);
+			gw_sb_printf(&b, " %s", bdf[i]);
 	} else if (npci == 0) {
-		dr_sb_addf(&b, "; no NVIDIA GPU on the PCI bus");
+		gw_sb_printf(&b, "; no NVIDIA GPU on the PCI bus");
 	}
-	dr_result *res = dr_addf(c->r, "driver.nvml", DR_FAIL, "%s", dr_sb_str(&b));
-	dr_sb_free(&b);
+	dr_result *res = dr_addf(c->r, "driver.nvml", DR_FAIL, "%s", gw_sb_str(&b));
+	gw_sb_free(&b);
 	nvml_fix(c, res, module, npci);
 }
 
@@ -197,21 +197,21 @@ void dr_check_driver_mismatch(dr_ctx *c)
 	char loaded[64] = "";
 	if (m->nvml == DR_NVML_OK && !m->simulated)
 		dr_lib_version(m->lib_path, "libnvidia-ml.so", loaded, sizeof loaded);
-	dr_sb libs_txt = {0};
+	gw_strbuf libs_txt = {0};
 	for (int i = 0; i < n; i++) {
-		dr_sb_sep(&libs_txt, ", ");
-		dr_sb_addf(&libs_txt, "%s (%s)",
-		           libs[i].version[0] ? libs[i].version : "unversioned", libs[i].dir);
+		gw_sb_sep(&libs_txt, ", ");
+		gw_sb_printf(&libs_txt, "%s (%s)",
+		             libs[i].version[0] ? libs[i].version : "unversioned", libs[i].dir);
 	}
 	if (m->nvml == DR_NVML_MISMATCH) {
 		dr_result *r = dr_addf(c->r, "driver.mismatch", DR_FAIL,
 		                       "NVML: driver/library version mismatch; kernel module %s, "
 		                       "libnvidia-ml %s",
 		                       module ? mod : "unknown",
-		                       libs_txt.len ? dr_sb_str(&libs_txt) : "not found");
+		                       libs_txt.len ? gw_sb_str(&libs_txt) : "not found");
 		dr_fixf(r, "reboot after the driver upgrade, or reload the module: sudo rmmod "
 		           "nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia");
-		dr_sb_free(&libs_txt);
+		gw_sb_free(&libs_txt);
 		return;
 	}
 	if (!module) {
@@ -220,7 +220,7 @@ void dr_check_driver_mismatch(dr_ctx *c)
 		        w->wsl         ? "WSL: the kernel side of the driver lives in Windows"
 		        : m->simulated ? "simulated GPU: no kernel module to compare with"
 		                       : "no nvidia kernel module loaded: nothing to compare");
-		dr_sb_free(&libs_txt);
+		gw_sb_free(&libs_txt);
 		return;
 	}
 	if (loaded[0] && strcmp(loaded, mod)) {
@@ -228,14 +228,14 @@ void dr_check_driver_mismatch(dr_ctx *c)
 		                       "loaded %s is version %s, the kernel module is %s",
 		                       m->lib_path, loaded, mod);
 		dr_fixf(r, "reboot after the driver upgrade, or remove the stale library");
-		dr_sb_free(&libs_txt);
+		gw_sb_free(&libs_txt);
 		return;
 	}
-	dr_sb stale = {0};
+	gw_strbuf stale = {0};
 	for (int i = 0; i < n; i++) {
 		if (libs[i].version[0] && strcmp(libs[i].version, mod)) {
-			dr_sb_sep(&stale, ", ");
-			dr_sb_addf(&stale, "%s in %s", libs[i].version, libs[i].dir);
+			gw_sb_sep(&stale, ", ");
+			gw_sb_printf(&stale, "%s in %s", libs[i].version, libs[i].dir);
 		}
 	}
 	if (stale.len) {
@@ -244,7 +244,7 @@ void dr_check_driver_mismatch(dr_ctx *c)
 		            "kernel module %s, but libnvidia-ml %s differs: a program whose "
 		            "library path finds it first fails with \"Driver/library "
 		            "version mismatch\"",
-		            mod, dr_sb_str(&stale));
+		            mod, gw_sb_str(&stale));
 		dr_fixf(r, "remove the stale copy (left by an older driver or a .run installer; "
 		           "dpkg -S or rpm -qf names its package), drop it from LD_LIBRARY_PATH, "
 		           "then sudo ldconfig");
@@ -257,10 +257,10 @@ void dr_check_driver_mismatch(dr_ctx *c)
 		dr_fixf(r, "install the driver's user-space libraries of version %s", mod);
 	} else {
 		dr_addf(c->r, "driver.mismatch", DR_PASS,
-		        "kernel module %s matches libnvidia-ml %s", mod, dr_sb_str(&libs_txt));
+		        "kernel module %s matches libnvidia-ml %s", mod, gw_sb_str(&libs_txt));
 	}
-	dr_sb_free(&stale);
-	dr_sb_free(&libs_txt);
+	gw_sb_free(&stale);
+	gw_sb_free(&libs_txt);
 }
 
 /* ---- driver.devices ---- */
@@ -332,30 +332,30 @@ void dr_check_driver_devices(dr_ctx *c)
 	}
 	const char *dev = c->p->dev_root;
 	char path[512], why[512], group[64], bad_group[64] = "";
-	dr_sb fails = {0};
+	gw_strbuf fails = {0};
 	int minors[GPU_MAX];
 	int nn = gpu_nodes(dev, minors, GPU_MAX);
 	dr_pathf(path, sizeof path, dev, "/nvidiactl");
 	if (!node_usable(c->p, path, why, sizeof why, group, sizeof group)) {
-		dr_sb_addf(&fails, "%s", why);
+		gw_sb_printf(&fails, "%s", why);
 		if (group[0])
 			snprintf(bad_group, sizeof bad_group, "%s", group);
 	}
 	if (nn == 0) {
-		dr_sb_sep(&fails, "; ");
-		dr_sb_addf(&fails, "no %s/nvidia0..N nodes", dev);
+		gw_sb_sep(&fails, "; ");
+		gw_sb_printf(&fails, "no %s/nvidia0..N nodes", dev);
 	}
 	for (int i = 0; i < nn; i++) {
 		dr_pathf(path, sizeof path, dev, "/nvidia%d", minors[i]);
 		if (!node_usable(c->p, path, why, sizeof why, group, sizeof group)) {
-			dr_sb_sep(&fails, "; ");
-			dr_sb_addf(&fails, "%s", why);
+			gw_sb_sep(&fails, "; ");
+			gw_sb_printf(&fails, "%s", why);
 			if (group[0])
 				snprintf(bad_group, sizeof bad_group, "%s", group);
 		}
 	}
 	if (fails.len) {
-		dr_result *r = dr_addf(c->r, "driver.devices", DR_FAIL, "%s", dr_sb_str(&fails));
+		dr_result *r = dr_addf(c->r, "driver.devices", DR_FAIL, "%s", gw_sb_str(&fails));
 		if (bad_group[0])
 			dr_fixf(r,
 			        "sudo usermod -aG %s $USER, then log in again (or fix the udev "
@@ -368,14 +368,14 @@ void dr_check_driver_devices(dr_ctx *c)
 			dr_fixf(r,
 			        "create them: sudo nvidia-modprobe -c 0 -u (or reload the driver: "
 			        "sudo modprobe nvidia)");
-		dr_sb_free(&fails);
+		gw_sb_free(&fails);
 		return;
 	}
-	dr_sb_free(&fails);
-	dr_sb ok = {0};
-	dr_sb_addf(&ok, "%s/nvidiactl, ", dev);
+	gw_sb_free(&fails);
+	gw_strbuf ok = {0};
+	gw_sb_printf(&ok, "%s/nvidiactl, ", dev);
 	for (int i = 0; i < nn; i++)
-		dr_sb_addf(&ok, "%snvidia%d", i ? "," : "", minors[i]);
+		gw_sb_printf(&ok, "%snvidia%d", i ? "," : "", minors[i]);
 	dr_pathf(path, sizeof path, dev, "/nvidia-uvm");
 	bool uvm = node_usable(c->p, path, why, sizeof why, group, sizeof group);
 	int want = c->m->nvml == DR_NVML_OK ? c->m->n : 0;
@@ -384,7 +384,7 @@ void dr_check_driver_devices(dr_ctx *c)
 		    dr_addf(c->r, "driver.devices", DR_WARN,
 		            "%s usable, but %s: CUDA needs it (on a host it appears on the "
 		            "first CUDA call, through nvidia-modprobe)",
-		            dr_sb_str(&ok), why);
+		            gw_sb_str(&ok), why);
 		if (w->container)
 			dr_fixf(r,
 			        "start the container with --gpus all (it injects nvidia-uvm too)");
@@ -393,14 +393,14 @@ void dr_check_driver_devices(dr_ctx *c)
 	} else if (nn < want) {
 		dr_result *r = dr_addf(c->r, "driver.devices", DR_WARN,
 		                       "%d /dev/nvidiaN node%s for %d GPUs (%s)", nn,
-		                       nn == 1 ? "" : "s", want, dr_sb_str(&ok));
+		                       nn == 1 ? "" : "s", want, gw_sb_str(&ok));
 		dr_fixf(r, "sudo nvidia-modprobe -c N for each missing minor number, or reload the "
 		           "driver");
 	} else {
 		dr_addf(c->r, "driver.devices", DR_PASS, "%s, nvidia-uvm present and read/writable",
-		        dr_sb_str(&ok));
+		        gw_sb_str(&ok));
 	}
-	dr_sb_free(&ok);
+	gw_sb_free(&ok);
 }
 
 /* ---- driver.persistence ---- */
@@ -412,7 +412,7 @@ void dr_check_driver_persistence(dr_ctx *c)
 		dr_addf(c->r, "driver.persistence", DR_SKIP, "no GPUs to ask (see driver.nvml)");
 		return;
 	}
-	dr_sb off = {0};
+	gw_strbuf off = {0};
 	int known = 0, on = 0;
 	for (int i = 0; i < m->n; i++) {
 		double v;
@@ -422,8 +422,8 @@ void dr_check_driver_persistence(dr_ctx *c)
 		if (v >= 1) {
 			on++;
 		} else {
-			dr_sb_sep(&off, ", ");
-			dr_sb_addf(&off, "%d", m->gpu[i].st.index);
+			gw_sb_sep(&off, ", ");
+			gw_sb_printf(&off, "%d", m->gpu[i].st.index);
 		}
 	}
 	if (!known) {
@@ -435,7 +435,7 @@ void dr_check_driver_persistence(dr_ctx *c)
 		            "persistence mode off on GPU %s: every NVML or CUDA client "
 		            "re-initialises the GPU (seconds of first-call latency, slow "
 		            "nvidia-smi and monitors)",
-		            dr_sb_str(&off));
+		            gw_sb_str(&off));
 		dr_fixf(
 		    r, "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, "
 		       "which lasts until reboot)");
@@ -443,5 +443,5 @@ void dr_check_driver_persistence(dr_ctx *c)
 		dr_addf(c->r, "driver.persistence", DR_PASS, "persistence mode on for all %d GPU%s",
 		        on, on == 1 ? "" : "s");
 	}
-	dr_sb_free(&off);
+	gw_sb_free(&off);
 }

@@ -109,7 +109,7 @@ static const hide_rule hide_rules[] = {
 void dr_check_env_gpu_hiding(dr_ctx *c)
 {
 	bool ct = dr_ctx_where(c)->container;
-	dr_sb bad = {0}, fix = {0}, harmless = {0};
+	gw_strbuf bad = {0}, fix = {0}, harmless = {0};
 	dr_status st = DR_PASS;
 	for (size_t i = 0; i < sizeof hide_rules / sizeof *hide_rules; i++) {
 		const hide_rule *h = &hide_rules[i];
@@ -117,28 +117,28 @@ void dr_check_env_gpu_hiding(dr_ctx *c)
 		if (!v || !h->applies(v, ct))
 			continue;
 		if (h->kind == HARMLESS) {
-			dr_sb_sep(&harmless, "; ");
-			dr_sb_addf(&harmless, "%s=%s (%s)", h->var, v, h->effect);
+			gw_sb_sep(&harmless, "; ");
+			gw_sb_printf(&harmless, "%s=%s (%s)", h->var, v, h->effect);
 			continue;
 		}
-		dr_sb_sep(&bad, "; ");
-		dr_sb_addf(&bad, "%s='%s' %s", h->var, v, h->effect);
-		dr_sb_sep(&fix, "; ");
-		dr_sb_addf(&fix, "%s", h->fix);
+		gw_sb_sep(&bad, "; ");
+		gw_sb_printf(&bad, "%s='%s' %s", h->var, v, h->effect);
+		gw_sb_sep(&fix, "; ");
+		gw_sb_printf(&fix, "%s", h->fix);
 		st = dr_worse(st, h->kind == HIDE_FAIL ? DR_FAIL : DR_WARN);
 	}
 	if (st == DR_PASS) {
 		dr_addf(c->r, "env.gpu_hiding", DR_PASS,
 		        "no variable hides GPUs or forces the CPU%s%s",
-		        harmless.len ? "; set but harmless: " : "", dr_sb_str(&harmless));
+		        harmless.len ? "; set but harmless: " : "", gw_sb_str(&harmless));
 	} else {
-		dr_result *r = dr_addf(c->r, "env.gpu_hiding", st, "%s%s%s", dr_sb_str(&bad),
-		                       harmless.len ? "; harmless: " : "", dr_sb_str(&harmless));
-		dr_fixf(r, "%s", dr_sb_str(&fix));
+		dr_result *r = dr_addf(c->r, "env.gpu_hiding", st, "%s%s%s", gw_sb_str(&bad),
+		                       harmless.len ? "; harmless: " : "", gw_sb_str(&harmless));
+		dr_fixf(r, "%s", gw_sb_str(&fix));
 	}
-	dr_sb_free(&bad);
-	dr_sb_free(&fix);
-	dr_sb_free(&harmless);
+	gw_sb_free(&bad);
+	gw_sb_free(&fix);
+	gw_sb_free(&harmless);
 }
 
 typedef struct {
@@ -182,27 +182,27 @@ static const slow_rule slow_rules[] = {
 
 void dr_check_env_slowdown(dr_ctx *c)
 {
-	dr_sb bad = {0}, fix = {0}, names = {0};
+	gw_strbuf bad = {0}, fix = {0}, names = {0};
 	for (size_t i = 0; i < sizeof slow_rules / sizeof *slow_rules; i++) {
 		const slow_rule *s = &slow_rules[i];
 		const char *v = dr_env(c, s->var);
-		dr_sb_sep(&names, ", ");
-		dr_sb_addf(&names, "%s", s->var);
+		gw_sb_sep(&names, ", ");
+		gw_sb_printf(&names, "%s", s->var);
 		if (!v || !*v || !s->applies(v))
 			continue;
-		dr_sb_sep(&bad, "; ");
-		dr_sb_addf(&bad, "%s=%s: %s", s->var, v, s->effect);
-		dr_sb_sep(&fix, "; ");
-		dr_sb_addf(&fix, "unset %s", s->var);
+		gw_sb_sep(&bad, "; ");
+		gw_sb_printf(&bad, "%s=%s: %s", s->var, v, s->effect);
+		gw_sb_sep(&fix, "; ");
+		gw_sb_printf(&fix, "unset %s", s->var);
 	}
 	if (bad.len) {
-		dr_result *r = dr_addf(c->r, "env.slowdown", DR_WARN, "%s", dr_sb_str(&bad));
-		dr_fixf(r, "%s (unless you are debugging)", dr_sb_str(&fix));
+		dr_result *r = dr_addf(c->r, "env.slowdown", DR_WARN, "%s", gw_sb_str(&bad));
+		dr_fixf(r, "%s (unless you are debugging)", gw_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "env.slowdown", DR_PASS, "none of %s is set to slow GPU work down",
-		        dr_sb_str(&names));
+		        gw_sb_str(&names));
 	}
-	dr_sb_free(&bad);
-	dr_sb_free(&fix);
-	dr_sb_free(&names);
+	gw_sb_free(&bad);
+	gw_sb_free(&fix);
+	gw_sb_free(&names);
 }

@@ -50,34 +50,35 @@ void dr_check_gpus_inventory(dr_ctx *c)
 			        "BIOS)");
 		return;
 	}
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	char mem[32];
 	int listed = 0;
 	for (int i = 0; i < m->n; i++) {
 		const dr_gpu *g = &m->gpu[i];
 		if (!dr_gpu_selected(m, i))
 			continue;
-		dr_sb_sep(&b, "; ");
-		dr_sb_addf(&b, "%d %s %s", g->st.index, g->st.name[0] ? g->st.name : "(no name)",
-		           g->st.uuid[0] ? g->st.uuid : "(no UUID)");
+		gw_sb_sep(&b, "; ");
+		gw_sb_printf(&b, "%d %s %s", g->st.index, g->st.name[0] ? g->st.name : "(no name)",
+		             g->st.uuid[0] ? g->st.uuid : "(no UUID)");
 		double t;
 		if (dr_val(g, GM_MEM_TOTAL, &t))
-			dr_sb_addf(&b, " %s", dr_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
+			gw_sb_printf(&b, " %s",
+			             dr_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
 		if (g->lost)
-			dr_sb_addf(&b, " (lost)");
+			gw_sb_printf(&b, " (lost)");
 		listed++;
 	}
 	/* A GPU on the bus that NVML does not list was not initialised by the driver. In a
 	 * container sysfs shows the host's whole bus, so only a host can tell. */
-	dr_sb missing = {0};
+	gw_strbuf missing = {0};
 	if (!w->container && !m->simulated && !m->has_selection) {
 		for (int k = 0; k < npci; k++) {
 			bool seen = false;
 			for (int i = 0; i < m->n; i++)
 				seen |= dr_same_pci(bdf[k], m->gpu[i].st.pci_bus_id);
 			if (!seen) {
-				dr_sb_sep(&missing, " ");
-				dr_sb_addf(&missing, "%s", bdf[k]);
+				gw_sb_sep(&missing, " ");
+				gw_sb_printf(&missing, "%s", bdf[k]);
 			}
 		}
 	}
@@ -86,17 +87,17 @@ void dr_check_gpus_inventory(dr_ctx *c)
 		    dr_addf(c->r, "gpus.inventory", DR_WARN,
 		            "NVML sees %d GPU%s but the PCI bus has %d: %s not initialised "
 		            "by the driver; seen: %s",
-		            m->n, m->n == 1 ? "" : "s", npci, dr_sb_str(&missing), dr_sb_str(&b));
+		            m->n, m->n == 1 ? "" : "s", npci, gw_sb_str(&missing), gw_sb_str(&b));
 		dr_fixf(r,
 		        "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
 		        "fallen off the bus); check power cables and seating; a driver too old "
 		        "for that GPU model also skips it");
 	} else {
 		dr_addf(c->r, "gpus.inventory", DR_PASS, "%d GPU%s: %s", listed,
-		        listed == 1 ? "" : "s", dr_sb_str(&b));
+		        listed == 1 ? "" : "s", gw_sb_str(&b));
 	}
-	dr_sb_free(&missing);
-	dr_sb_free(&b);
+	gw_sb_free(&missing);
+	gw_sb_free(&b);
 }
 
 /* ---- gpus.lost ---- */
@@ -106,7 +107,7 @@ void dr_check_gpus_lost(dr_ctx *c)
 	if (!have_gpus(c, "gpus.lost"))
 		return;
 	const dr_machine *m = c->m;
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	int n = 0;
 	for (int i = 0; i < m->n; i++) {
 		if (!dr_gpu_selected(m, i))
@@ -114,15 +115,15 @@ void dr_check_gpus_lost(dr_ctx *c)
 		n++;
 		if (!m->gpu[i].lost)
 			continue;
-		dr_sb_sep(&b, ", ");
-		dr_sb_addf(&b, "GPU %d%s%s%s", m->gpu[i].st.index,
-		           m->gpu[i].st.pci_bus_id[0] ? " (" : "", m->gpu[i].st.pci_bus_id,
-		           m->gpu[i].st.pci_bus_id[0] ? ")" : "");
+		gw_sb_sep(&b, ", ");
+		gw_sb_printf(&b, "GPU %d%s%s%s", m->gpu[i].st.index,
+		             m->gpu[i].st.pci_bus_id[0] ? " (" : "", m->gpu[i].st.pci_bus_id,
+		             m->gpu[i].st.pci_bus_id[0] ? ")" : "");
 	}
 	if (b.len) {
 		dr_result *r =
 		    dr_addf(c->r, "gpus.lost", DR_FAIL,
-		            "%s lost: fell off the bus or stopped answering", dr_sb_str(&b));
+		            "%s lost: fell off the bus or stopped answering", gw_sb_str(&b));
 		dr_fixf(r,
 		        "look for Xid 79 in the kernel log (gpus.xid); drain the node and reboot "
 		        "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
@@ -130,7 +131,7 @@ void dr_check_gpus_lost(dr_ctx *c)
 	} else {
 		dr_addf(c->r, "gpus.lost", DR_PASS, "all %d GPU%s answer", n, n == 1 ? "" : "s");
 	}
-	dr_sb_free(&b);
+	gw_sb_free(&b);
 }
 
 /* ---- gpus.memory_errors ---- */
@@ -141,7 +142,7 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 		return;
 	const dr_machine *m = c->m;
 	dr_status st = DR_SKIP;
-	dr_sb b = {0}, notes = {0}, fail_gpus = {0}, warn_gpus = {0};
+	gw_strbuf b = {0}, notes = {0}, fail_gpus = {0}, warn_gpus = {0};
 	static const gpu_metric_id counters[] = {
 	    GM_ECC_UNCORR_VOL, GM_ECC_UNCORR_AGG, GM_RETIRED_PENDING, GM_RETIRED_DBE,
 	    GM_REMAP_PENDING,  GM_REMAP_FAILURE,  GM_REMAP_UNCORR};
@@ -159,45 +160,45 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 		int idx = g->st.index;
 		bool f = false, w = false;
 		if (dr_val(g, GM_ECC_UNCORR_VOL, &v) && v > 0) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b,
-			           "GPU %d: %.0f uncorrected ECC error%s since the driver loaded",
-			           idx, v, v == 1 ? "" : "s");
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b,
+			             "GPU %d: %.0f uncorrected ECC error%s since the driver loaded",
+			             idx, v, v == 1 ? "" : "s");
 			f = true;
 		}
 		if (dr_val(g, GM_REMAP_FAILURE, &v) && v > 0) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: row remapping failed", idx);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d: row remapping failed", idx);
 			f = true;
 		}
 		if (dr_val(g, GM_RETIRED_PENDING, &v) && v > 0) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: pages waiting to be retired", idx);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d: pages waiting to be retired", idx);
 			w = true;
 		}
 		if (dr_val(g, GM_REMAP_PENDING, &v) && v > 0) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: row remap pending", idx);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d: row remap pending", idx);
 			w = true;
 		}
 		if (dr_val(g, GM_RETIRED_DBE, &v) && v > 0) {
-			dr_sb_sep(&notes, "; ");
-			dr_sb_addf(&notes, "GPU %d: %.0f page%s retired for double-bit errors", idx,
-			           v, v == 1 ? "" : "s");
+			gw_sb_sep(&notes, "; ");
+			gw_sb_printf(&notes, "GPU %d: %.0f page%s retired for double-bit errors",
+			             idx, v, v == 1 ? "" : "s");
 		}
 		if (dr_val(g, GM_REMAP_UNCORR, &v) && v > 0) {
-			dr_sb_sep(&notes, "; ");
-			dr_sb_addf(&notes, "GPU %d: %.0f row%s remapped for uncorrectable errors",
-			           idx, v, v == 1 ? "" : "s");
+			gw_sb_sep(&notes, "; ");
+			gw_sb_printf(&notes, "GPU %d: %.0f row%s remapped for uncorrectable errors",
+			             idx, v, v == 1 ? "" : "s");
 		}
 		if (f) {
 			st = DR_FAIL;
-			dr_sb_sep(&fail_gpus, ",");
-			dr_sb_addf(&fail_gpus, "%d", idx);
+			gw_sb_sep(&fail_gpus, ",");
+			gw_sb_printf(&fail_gpus, "%d", idx);
 		} else if (w) {
 			st = dr_worse(st, DR_WARN);
-			dr_sb_sep(&warn_gpus, ",");
-			dr_sb_addf(&warn_gpus, "%d", idx);
+			gw_sb_sep(&warn_gpus, ",");
+			gw_sb_printf(&warn_gpus, "%d", idx);
 		}
 	}
 	if (st == DR_SKIP) {
@@ -207,30 +208,30 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 	} else if (st == DR_PASS) {
 		dr_addf(c->r, "gpus.memory_errors", DR_PASS,
 		        "no uncorrected ECC errors, nothing pending%s%s",
-		        notes.len ? "; history: " : "", dr_sb_str(&notes));
+		        notes.len ? "; history: " : "", gw_sb_str(&notes));
 	} else {
 		if (notes.len) {
-			dr_sb_addf(&b, "; history: %s", dr_sb_str(&notes));
+			gw_sb_printf(&b, "; history: %s", gw_sb_str(&notes));
 		}
-		dr_result *r = dr_addf(c->r, "gpus.memory_errors", st, "%s", dr_sb_str(&b));
+		dr_result *r = dr_addf(c->r, "gpus.memory_errors", st, "%s", gw_sb_str(&b));
 		if (st == DR_FAIL)
 			dr_fixf(
 			    r,
 			    "drain GPU %s, then reset it when idle (sudo nvidia-smi -r -i N) or "
 			    "reboot; uncorrected errors that come back, or a remap failure, mean "
 			    "the board needs replacing",
-			    dr_sb_str(&fail_gpus));
+			    gw_sb_str(&fail_gpus));
 		else
 			dr_fixf(
 			    r,
 			    "reset GPU %s when it is idle (sudo nvidia-smi -r -i N) or reboot, so "
 			    "the pending retirement or remap takes effect",
-			    dr_sb_str(&warn_gpus));
+			    gw_sb_str(&warn_gpus));
 	}
-	dr_sb_free(&b);
-	dr_sb_free(&notes);
-	dr_sb_free(&fail_gpus);
-	dr_sb_free(&warn_gpus);
+	gw_sb_free(&b);
+	gw_sb_free(&notes);
+	gw_sb_free(&fail_gpus);
+	gw_sb_free(&warn_gpus);
 }
 
 /* ---- gpus.xid ---- */
@@ -290,18 +291,18 @@ void dr_check_gpus_xid(dr_ctx *c)
 		        k->source);
 		return;
 	}
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	bool hw = false;
 	for (int j = 0; j < ns; j++) {
-		dr_sb_sep(&b, "; ");
+		gw_sb_sep(&b, "; ");
 		if (seen[j].gpu >= 0)
-			dr_sb_addf(&b, "GPU %d", c->m->gpu[seen[j].gpu].st.index);
+			gw_sb_printf(&b, "GPU %d", c->m->gpu[seen[j].gpu].st.index);
 		else
-			dr_sb_addf(&b, "PCI %s", seen[j].bus);
-		dr_sb_addf(&b, ": Xid %d x%d (%s)", seen[j].xid, seen[j].count, seen[j].meaning);
+			gw_sb_printf(&b, "PCI %s", seen[j].bus);
+		gw_sb_printf(&b, ": Xid %d x%d (%s)", seen[j].xid, seen[j].count, seen[j].meaning);
 		hw |= seen[j].hw;
 	}
-	dr_result *r = dr_addf(c->r, "gpus.xid", hw ? DR_FAIL : DR_WARN, "%s", dr_sb_str(&b));
+	dr_result *r = dr_addf(c->r, "gpus.xid", hw ? DR_FAIL : DR_WARN, "%s", gw_sb_str(&b));
 	if (hw)
 		dr_fixf(r,
 		        "hardware or driver errors: drain the GPU, reset it (sudo nvidia-smi -r -i "
@@ -311,7 +312,7 @@ void dr_check_gpus_xid(dr_ctx *c)
 		dr_fixf(r,
 		        "application faults: check the program that ran at that time (bad memory "
 		        "access, a killed kernel); compute-sanitizer finds the faulting kernel");
-	dr_sb_free(&b);
+	gw_sb_free(&b);
 }
 
 /* ---- gpus.pcie_errors ---- */
@@ -324,7 +325,7 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 	const dr_machine *m = c->m;
 	const dr_klog *k = dr_ctx_klog(c);
 	bool gpus = m->nvml == DR_NVML_OK && m->n > 0;
-	dr_sb b = {0}, fix_gpus = {0};
+	gw_strbuf b = {0}, fix_gpus = {0};
 	dr_status st = DR_SKIP;
 	int other = 0, replay_known = 0;
 	if (k->readable) {
@@ -360,17 +361,17 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		for (int i = 0; i < n; i++) {
 			if (!corr[i] && !uncorr[i])
 				continue;
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d (%s): ", m->gpu[i].st.index,
-			           m->gpu[i].st.pci_bus_id);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d (%s): ", m->gpu[i].st.index,
+			             m->gpu[i].st.pci_bus_id);
 			if (uncorr[i])
-				dr_sb_addf(&b, "%d uncorrected", uncorr[i]);
+				gw_sb_printf(&b, "%d uncorrected", uncorr[i]);
 			if (corr[i])
-				dr_sb_addf(&b, "%s%d corrected", uncorr[i] ? ", " : "", corr[i]);
-			dr_sb_addf(&b, " AER error%s", corr[i] + uncorr[i] == 1 ? "" : "s");
+				gw_sb_printf(&b, "%s%d corrected", uncorr[i] ? ", " : "", corr[i]);
+			gw_sb_printf(&b, " AER error%s", corr[i] + uncorr[i] == 1 ? "" : "s");
 			st = dr_worse(st, uncorr[i] ? DR_FAIL : DR_WARN);
-			dr_sb_sep(&fix_gpus, ",");
-			dr_sb_addf(&fix_gpus, "%d", m->gpu[i].st.index);
+			gw_sb_sep(&fix_gpus, ",");
+			gw_sb_printf(&fix_gpus, "%d", m->gpu[i].st.index);
 		}
 		free(chain);
 		free(nc);
@@ -385,12 +386,12 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		if (st == DR_SKIP)
 			st = DR_PASS;
 		if (v >= REPLAY_WARN) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: %.0f PCIe replays (link retransmissions)",
-			           m->gpu[i].st.index, v);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d: %.0f PCIe replays (link retransmissions)",
+			             m->gpu[i].st.index, v);
 			st = dr_worse(st, DR_WARN);
-			dr_sb_sep(&fix_gpus, ",");
-			dr_sb_addf(&fix_gpus, "%d", m->gpu[i].st.index);
+			gw_sb_sep(&fix_gpus, ",");
+			gw_sb_printf(&fix_gpus, "%d", m->gpu[i].st.index);
 		}
 	}
 	if (st == DR_SKIP) {
@@ -403,15 +404,15 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		        replay_known ? ", replay counters low" : "",
 		        other ? " (other PCI devices have AER messages)" : "");
 	} else {
-		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", dr_sb_str(&b));
+		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", gw_sb_str(&b));
 		dr_fixf(r,
 		        "check power, seating and risers/cables of GPU %s; watch whether the "
 		        "counters keep rising (nvidia-smi -q -d PCIE); to confirm signal "
 		        "integrity try that slot one PCIe generation lower in the BIOS",
-		        dr_sb_str(&fix_gpus));
+		        gw_sb_str(&fix_gpus));
 	}
-	dr_sb_free(&b);
-	dr_sb_free(&fix_gpus);
+	gw_sb_free(&b);
+	gw_sb_free(&fix_gpus);
 }
 
 /* ---- gpus.pcie_link ---- */
@@ -421,7 +422,7 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 	if (!have_gpus(c, "gpus.pcie_link"))
 		return;
 	const dr_machine *m = c->m;
-	dr_sb bad = {0}, ok = {0}, fix_gpus = {0};
+	gw_strbuf bad = {0}, ok = {0}, fix_gpus = {0};
 	int known = 0;
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
@@ -446,16 +447,16 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
 			         "%sx%.0f of x%.0f", have_gen ? ", " : "", wc, wm);
 		if (narrow || slow) {
-			dr_sb_sep(&bad, "; ");
-			dr_sb_addf(&bad, "%s%s", desc, slow && !narrow ? " under load" : "");
-			dr_sb_sep(&fix_gpus, ",");
-			dr_sb_addf(&fix_gpus, "%d", g->st.index);
+			gw_sb_sep(&bad, "; ");
+			gw_sb_printf(&bad, "%s%s", desc, slow && !narrow ? " under load" : "");
+			gw_sb_sep(&fix_gpus, ",");
+			gw_sb_printf(&fix_gpus, "%d", g->st.index);
 		} else {
-			dr_sb_sep(&ok, "; ");
-			dr_sb_addf(&ok, "%s%s", desc,
-			           have_gen && gc < gm
-			               ? " (idle: the link slows down to save power)"
-			               : "");
+			gw_sb_sep(&ok, "; ");
+			gw_sb_printf(&ok, "%s%s", desc,
+			             have_gen && gc < gm
+			                 ? " (idle: the link slows down to save power)"
+			                 : "");
 		}
 	}
 	if (!known) {
@@ -465,18 +466,18 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 		    dr_addf(c->r, "gpus.pcie_link", DR_WARN,
 		            "link trained below its maximum: %s (host<->GPU copies slow down "
 		            "in proportion)",
-		            dr_sb_str(&bad));
+		            gw_sb_str(&bad));
 		dr_fixf(r,
 		        "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
 		        "lspci -vv shows LnkSta vs LnkCap), check risers and BIOS PCIe settings, "
 		        "then compare under load with nvidia-smi -q -d PCIE",
-		        dr_sb_str(&fix_gpus));
+		        gw_sb_str(&fix_gpus));
 	} else {
-		dr_addf(c->r, "gpus.pcie_link", DR_PASS, "%s", dr_sb_str(&ok));
+		dr_addf(c->r, "gpus.pcie_link", DR_PASS, "%s", gw_sb_str(&ok));
 	}
-	dr_sb_free(&bad);
-	dr_sb_free(&ok);
-	dr_sb_free(&fix_gpus);
+	gw_sb_free(&bad);
+	gw_sb_free(&ok);
+	gw_sb_free(&fix_gpus);
 }
 
 /* ---- gpus.thermal ---- */
@@ -490,7 +491,7 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		return;
 	const dr_machine *m = c->m;
 	dr_status st = DR_SKIP;
-	dr_sb b = {0}, fix_gpus = {0};
+	gw_strbuf b = {0}, fix_gpus = {0};
 	int hottest = -1;
 	double hot_t = -1, hot_s = 0;
 	for (int i = 0; i < m->n; i++) {
@@ -507,11 +508,11 @@ void dr_check_gpus_thermal(dr_ctx *c)
 			hottest = g->st.index;
 		}
 		if (t >= s || s - t <= THERMAL_MARGIN_C) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d at %.0f C, slowdown at %.0f C", g->st.index, t, s);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d at %.0f C, slowdown at %.0f C", g->st.index, t, s);
 			st = dr_worse(st, t >= s ? DR_FAIL : DR_WARN);
-			dr_sb_sep(&fix_gpus, ",");
-			dr_sb_addf(&fix_gpus, "%d", g->st.index);
+			gw_sb_sep(&fix_gpus, ",");
+			gw_sb_printf(&fix_gpus, "%d", g->st.index);
 		}
 	}
 	if (st == DR_SKIP) {
@@ -521,16 +522,16 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		dr_addf(c->r, "gpus.thermal", DR_PASS,
 		        "hottest GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);
 	} else {
-		dr_result *r = dr_addf(c->r, "gpus.thermal", st, "%s%s", dr_sb_str(&b),
+		dr_result *r = dr_addf(c->r, "gpus.thermal", st, "%s%s", gw_sb_str(&b),
 		                       st == DR_FAIL ? ": clocks are being cut" : "");
 		dr_fixf(r,
 		        "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
 		        "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
 		        "trades a little speed for steady clocks",
-		        dr_sb_str(&fix_gpus));
+		        gw_sb_str(&fix_gpus));
 	}
-	dr_sb_free(&b);
-	dr_sb_free(&fix_gpus);
+	gw_sb_free(&b);
+	gw_sb_free(&fix_gpus);
 }
 
 /* ---- gpus.clocks ---- */
@@ -541,7 +542,7 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		return;
 	const dr_machine *m = c->m;
 	dr_status st = DR_SKIP;
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	bool power = false, hw = false, thermal = false, app = false;
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
@@ -551,39 +552,39 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		if (!g->v.ok[GM_CLK_REASONS])
 			continue;
 		st = dr_worse(st, DR_PASS);
-		dr_sb why = {0};
+		gw_strbuf why = {0};
 		dr_status gs = DR_PASS;
 		if (dr_val(g, GM_CLK_R_HW_SLOW, &v) && v > 0) {
-			dr_sb_sep(&why, ", ");
-			dr_sb_addf(&why, "hardware slowdown");
+			gw_sb_sep(&why, ", ");
+			gw_sb_printf(&why, "hardware slowdown");
 			gs = DR_FAIL;
 			hw = true;
 		}
 		if (dr_val(g, GM_CLK_R_HW_THERMAL, &v) && v > 0) {
-			dr_sb_sep(&why, ", ");
-			dr_sb_addf(&why, "hardware thermal slowdown");
+			gw_sb_sep(&why, ", ");
+			gw_sb_printf(&why, "hardware thermal slowdown");
 			gs = DR_FAIL;
 			thermal = true;
 		}
 		if (dr_val(g, GM_CLK_R_HW_POWER_BRAKE, &v) && v > 0) {
-			dr_sb_sep(&why, ", ");
-			dr_sb_addf(&why, "power brake (external signal)");
+			gw_sb_sep(&why, ", ");
+			gw_sb_printf(&why, "power brake (external signal)");
 			gs = DR_FAIL;
 			hw = true;
 		}
 		if (dr_val(g, GM_CLK_R_SW_POWER, &v) && v > 0) {
 			double d, l;
-			dr_sb_sep(&why, ", ");
+			gw_sb_sep(&why, ", ");
 			if (dr_val(g, GM_POWER_DRAW, &d) && dr_val(g, GM_POWER_ENFORCED_LIMIT, &l))
-				dr_sb_addf(&why, "power cap (%.0f W of %.0f W)", d, l);
+				gw_sb_printf(&why, "power cap (%.0f W of %.0f W)", d, l);
 			else
-				dr_sb_addf(&why, "power cap");
+				gw_sb_printf(&why, "power cap");
 			gs = dr_worse(gs, DR_WARN);
 			power = true;
 		}
 		if (dr_val(g, GM_CLK_R_SW_THERMAL, &v) && v > 0) {
-			dr_sb_sep(&why, ", ");
-			dr_sb_addf(&why, "software thermal slowdown");
+			gw_sb_sep(&why, ", ");
+			gw_sb_printf(&why, "software thermal slowdown");
 			gs = dr_worse(gs, DR_WARN);
 			thermal = true;
 		}
@@ -591,20 +592,20 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		/* Applications clocks only matter when someone set them below the maximum. */
 		if (dr_val(g, GM_CLK_R_APP, &v) && v > 0 && dr_val(g, GM_CLK_APP_GR, &ag) &&
 		    dr_val(g, GM_CLK_MAX_GR, &mg) && ag < mg) {
-			dr_sb_sep(&why, ", ");
-			dr_sb_addf(&why, "applications clocks set to %.0f of %.0f MHz", ag, mg);
+			gw_sb_sep(&why, ", ");
+			gw_sb_printf(&why, "applications clocks set to %.0f of %.0f MHz", ag, mg);
 			gs = dr_worse(gs, DR_WARN);
 			app = true;
 		}
 		if (gs != DR_PASS) {
-			dr_sb_sep(&b, "; ");
+			gw_sb_sep(&b, "; ");
 			double sm;
-			dr_sb_addf(&b, "GPU %d: %s", g->st.index, dr_sb_str(&why));
+			gw_sb_printf(&b, "GPU %d: %s", g->st.index, gw_sb_str(&why));
 			if (dr_val(g, GM_CLK_SM, &sm) && dr_val(g, GM_CLK_MAX_SM, &mg))
-				dr_sb_addf(&b, " (SM %.0f of %.0f MHz)", sm, mg);
+				gw_sb_printf(&b, " (SM %.0f of %.0f MHz)", sm, mg);
 			st = dr_worse(st, gs);
 		}
-		dr_sb_free(&why);
+		gw_sb_free(&why);
 	}
 	if (st == DR_SKIP) {
 		dr_addf(c->r, "gpus.clocks", DR_SKIP, "clock event reasons not reported");
@@ -613,20 +614,20 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		        "no clocks held down (other than idle or sync boost)");
 	} else {
 		dr_result *r =
-		    dr_addf(c->r, "gpus.clocks", st, "clocks held down: %s", dr_sb_str(&b));
-		dr_sb fix = {0};
+		    dr_addf(c->r, "gpus.clocks", st, "clocks held down: %s", gw_sb_str(&b));
+		gw_strbuf fix = {0};
 		if (hw)
-			dr_sb_addf(
+			gw_sb_printf(
 			    &fix, "hardware slowdown on a cool GPU points at power delivery: check "
 			          "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
 			          "names the reason)");
 		if (thermal) {
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "improve cooling (see gpus.thermal)");
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(&fix, "improve cooling (see gpus.thermal)");
 		}
 		if (power) {
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(
 			    &fix,
 			    "the job is power bound: expected for heavy kernels at the "
 			    "default limit; if the limit was lowered, restore it (see "
@@ -634,13 +635,13 @@ void dr_check_gpus_clocks(dr_ctx *c)
 			    "(sudo nvidia-smi -pl W) helps if cooling allows");
 		}
 		if (app) {
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "reset applications clocks: sudo nvidia-smi -rac");
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(&fix, "reset applications clocks: sudo nvidia-smi -rac");
 		}
-		dr_fixf(r, "%s", dr_sb_str(&fix));
-		dr_sb_free(&fix);
+		dr_fixf(r, "%s", gw_sb_str(&fix));
+		gw_sb_free(&fix);
 	}
-	dr_sb_free(&b);
+	gw_sb_free(&b);
 }
 
 /* ---- gpus.power_limit ---- */
@@ -651,7 +652,7 @@ void dr_check_gpus_power_limit(dr_ctx *c)
 		return;
 	const dr_machine *m = c->m;
 	dr_status st = DR_SKIP;
-	dr_sb b = {0}, fix = {0};
+	gw_strbuf b = {0}, fix = {0};
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
 			continue;
@@ -665,21 +666,21 @@ void dr_check_gpus_power_limit(dr_ctx *c)
 		st = dr_worse(st, DR_PASS);
 		double set = have_lim ? lim : enf;
 		if (set < def - 1) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d limited to %.0f W, default %.0f W", g->st.index, set,
-			           def);
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "sudo nvidia-smi -i %d -pl %.0f", g->st.index, def);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d limited to %.0f W, default %.0f W", g->st.index,
+			             set, def);
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(&fix, "sudo nvidia-smi -i %d -pl %.0f", g->st.index, def);
 			st = DR_WARN;
 		} else if (have_enf && enf < set - 1) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b,
-			           "GPU %d enforces %.0f W, below its set %.0f W (a board or "
-			           "system-wide limit)",
-			           g->st.index, enf, set);
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix, "check the chassis/BMC power policy for GPU %d",
-			           g->st.index);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b,
+			             "GPU %d enforces %.0f W, below its set %.0f W (a board or "
+			             "system-wide limit)",
+			             g->st.index, enf, set);
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(&fix, "check the chassis/BMC power policy for GPU %d",
+			             g->st.index);
 			st = DR_WARN;
 		}
 	}
@@ -689,12 +690,12 @@ void dr_check_gpus_power_limit(dr_ctx *c)
 		dr_addf(c->r, "gpus.power_limit", DR_PASS, "power limits at their defaults");
 	} else {
 		dr_result *r = dr_addf(c->r, "gpus.power_limit", DR_WARN,
-		                       "%s: clocks drop earlier under load", dr_sb_str(&b));
+		                       "%s: clocks drop earlier under load", gw_sb_str(&b));
 		dr_fixf(r,
 		        "%s (keep a lower limit only if it was set on purpose for cooling or the "
 		        "power budget)",
-		        dr_sb_str(&fix));
+		        gw_sb_str(&fix));
 	}
-	dr_sb_free(&b);
-	dr_sb_free(&fix);
+	gw_sb_free(&b);
+	gw_sb_free(&fix);
 }

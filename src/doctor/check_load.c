@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "doctor/internal.h"
+#include "host/host_parse.h"
 #include "host/pidbrief.h"
 
 #define MIB 1048576.0
@@ -27,19 +28,16 @@ static char pid_state(const char *proc_root, unsigned pid, unsigned *ppid)
 	char path[256];
 	snprintf(path, sizeof path, "%s/%u/stat", proc_root, pid);
 	char *s = dr_slurp(path, 4096);
-	char st = 0;
+	host_pid_stat ps;
 	*ppid = 0;
-	if (s) {
-		/* "PID (comm) S PPID ...": comm may hold spaces and parentheses, so use the last
-		 * ')' */
-		char *rp = strrchr(s, ')');
-		if (rp && rp[1] == ' ' && rp[2]) {
-			st = rp[2];
-			*ppid = (unsigned)strtoul(rp + 3, NULL, 10);
-		}
-		free(s);
-	}
-	return st;
+	if (!s)
+		return 0;
+	int rc = host_parse_pid_stat(s, strlen(s), &ps);
+	free(s);
+	if (rc != 0)
+		return 0;
+	*ppid = (unsigned)ps.ppid;
+	return ps.state;
 }
 
 /* ---- load.processes ---- */
@@ -50,7 +48,7 @@ void dr_check_load_processes(dr_ctx *c)
 		return;
 	const dr_machine *m = c->m;
 	const dr_where *w = dr_ctx_where(c);
-	dr_sb b = {0}, free_gpus = {0}, unknown = {0};
+	gw_strbuf b = {0}, free_gpus = {0}, unknown = {0};
 	int nproc = 0, ngpu = 0;
 	char mem[32];
 	for (int i = 0; i < m->n; i++) {
@@ -59,31 +57,32 @@ void dr_check_load_processes(dr_ctx *c)
 			continue;
 		ngpu++;
 		if (!g->procs_ok) {
-			dr_sb_sep(&unknown, ",");
-			dr_sb_addf(&unknown, "%d", g->st.index);
+			gw_sb_sep(&unknown, ",");
+			gw_sb_printf(&unknown, "%d", g->st.index);
 			continue;
 		}
 		if (g->nproc == 0) {
-			dr_sb_sep(&free_gpus, ",");
-			dr_sb_addf(&free_gpus, "%d", g->st.index);
+			gw_sb_sep(&free_gpus, ",");
+			gw_sb_printf(&free_gpus, "%d", g->st.index);
 			continue;
 		}
 		for (int k = 0; k < g->nproc; k++) {
 			const gpu_proc *p = &g->procs[k];
 			host_pid_brief pb;
 			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: pid %u", g->st.index, p->pid);
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d: pid %u", g->st.index, p->pid);
 			char cmd[96];
 			if (pb.exists)
-				dr_sb_addf(&b, " %s '%s'", pb.user[0] ? pb.user : "?",
-				           dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
+				gw_sb_printf(
+				    &b, " %s '%s'", pb.user[0] ? pb.user : "?",
+				    dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 			else if (w->pidns_nested)
-				dr_sb_addf(&b, " (not visible from this PID namespace)");
+				gw_sb_printf(&b, " (not visible from this PID namespace)");
 			else
-				dr_sb_addf(&b, " (no such process here)");
+				gw_sb_printf(&b, " (no such process here)");
 			if (p->mem_ok)
-				dr_sb_addf(&b, " %s", dr_bytes(p->mem_bytes, mem, sizeof mem));
+				gw_sb_printf(&b, " %s", dr_bytes(p->mem_bytes, mem, sizeof mem));
 			nproc++;
 		}
 	}
@@ -91,25 +90,25 @@ void dr_check_load_processes(dr_ctx *c)
 		dr_addf(c->r, "load.processes", DR_PASS, "no processes on %s%d GPU%s%s%s",
 		        ngpu > 1 ? "any of the " : "", ngpu, ngpu == 1 ? "" : "s",
 		        unknown.len ? "; process list unavailable for GPU " : "",
-		        dr_sb_str(&unknown));
+		        gw_sb_str(&unknown));
 	} else {
 		dr_result *r =
 		    dr_addf(c->r, "load.processes", DR_WARN, "%d process%s on the GPUs: %s", nproc,
-		            nproc == 1 ? "" : "es", dr_sb_str(&b));
+		            nproc == 1 ? "" : "es", gw_sb_str(&b));
 		if (free_gpus.len)
 			dr_fixf(r,
 			        "they compete for SM time and memory: run on a free GPU "
 			        "(CUDA_VISIBLE_DEVICES=%s), wait, or stop the ones that are yours "
 			        "(kill PID)",
-			        dr_sb_str(&free_gpus));
+			        gw_sb_str(&free_gpus));
 		else
 			dr_fixf(
 			    r, "no GPU is free: wait, agree with the owners, or stop the ones that "
 			       "are yours (kill PID)");
 	}
-	dr_sb_free(&b);
-	dr_sb_free(&free_gpus);
-	dr_sb_free(&unknown);
+	gw_sb_free(&b);
+	gw_sb_free(&free_gpus);
+	gw_sb_free(&unknown);
 }
 
 /* ---- load.orphan_memory ---- */
@@ -127,7 +126,7 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		return;
 	const dr_machine *m = c->m;
 	const dr_where *w = dr_ctx_where(c);
-	dr_sb b = {0}, fix = {0};
+	gw_strbuf b = {0}, fix = {0};
 	int looked = 0;
 	char mem[32], mem2[32];
 	bool zombie = false, orphan = false;
@@ -154,23 +153,23 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 			host_pid_brief pb;
 			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
 			if (!pb.exists) {
-				dr_sb_sep(&b, "; ");
-				dr_sb_addf(&b, "GPU %d: pid %u is gone but NVML still lists it",
-				           g->st.index, p->pid);
+				gw_sb_sep(&b, "; ");
+				gw_sb_printf(&b, "GPU %d: pid %u is gone but NVML still lists it",
+				             g->st.index, p->pid);
 				if (p->mem_ok)
-					dr_sb_addf(&b, " with %s",
-					           dr_bytes(p->mem_bytes, mem, sizeof mem));
+					gw_sb_printf(&b, " with %s",
+					             dr_bytes(p->mem_bytes, mem, sizeof mem));
 				orphan = true;
 			} else if (st == 'Z') {
-				dr_sb_sep(&b, "; ");
-				dr_sb_addf(
+				gw_sb_sep(&b, "; ");
+				gw_sb_printf(
 				    &b, "GPU %d: pid %u is a zombie (defunct) still holding %s",
 				    g->st.index, p->pid,
 				    p->mem_ok ? dr_bytes(p->mem_bytes, mem, sizeof mem) : "memory");
-				dr_sb_sep(&fix, "; ");
-				dr_sb_addf(&fix,
-				           "its parent pid %u must reap it: stop or restart pid %u",
-				           ppid, ppid);
+				gw_sb_sep(&fix, "; ");
+				gw_sb_printf(
+				    &fix, "its parent pid %u must reap it: stop or restart pid %u",
+				    ppid, ppid);
 				zombie = true;
 			}
 		}
@@ -179,11 +178,11 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		looked++;
 		double unowned = used - owned;
 		if (unowned > unowned_threshold_mib(total)) {
-			dr_sb_sep(&b, "; ");
-			dr_sb_addf(&b, "GPU %d: %s of %s used is held by no listed process",
-			           g->st.index,
-			           dr_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
-			           dr_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
+			gw_sb_sep(&b, "; ");
+			gw_sb_printf(&b, "GPU %d: %s of %s used is held by no listed process",
+			             g->st.index,
+			             dr_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
+			             dr_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
 			orphan = true;
 		}
 	}
@@ -192,15 +191,15 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		        "memory use or per-process memory not reported");
 	} else if (b.len) {
 		if (orphan) {
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix,
-			           "memory without a live owner: find holders with sudo fuser -v "
-			           "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
-			           "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
-			           "reboot");
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(
+			    &fix, "memory without a live owner: find holders with sudo fuser -v "
+			          "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
+			          "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
+			          "reboot");
 		}
-		dr_result *r = dr_addf(c->r, "load.orphan_memory", DR_WARN, "%s", dr_sb_str(&b));
-		dr_fixf(r, "%s", dr_sb_str(&fix));
+		dr_result *r = dr_addf(c->r, "load.orphan_memory", DR_WARN, "%s", gw_sb_str(&b));
+		dr_fixf(r, "%s", gw_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "load.orphan_memory", DR_PASS,
 		        "used memory belongs to listed processes on all %d GPU%s%s", looked,
@@ -209,8 +208,8 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		                        : "");
 	}
 	(void)zombie;
-	dr_sb_free(&b);
-	dr_sb_free(&fix);
+	gw_sb_free(&b);
+	gw_sb_free(&fix);
 }
 
 /* ---- load.port ---- */
@@ -334,33 +333,34 @@ static void check_port(dr_ctx *c, int port)
 		        port);
 		return;
 	}
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	unsigned pid = 0;
 	for (int i = 0; i < n; i++) {
 		unsigned p = socket_owner(c->p->proc_root, ls[i].inode);
 		if (p && !pid)
 			pid = p;
-		dr_sb_sep(&b, "; ");
-		dr_sb_addf(&b, "%s", ls[i].addr);
+		gw_sb_sep(&b, "; ");
+		gw_sb_printf(&b, "%s", ls[i].addr);
 		if (p) {
 			host_pid_brief pb;
 			host_pid_brief_read(c->p->proc_root, p, &pb);
 			char cmd[96];
-			dr_sb_addf(&b, " by pid %u (%s: '%s')", p, pb.user[0] ? pb.user : "?",
-			           dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
+			gw_sb_printf(&b, " by pid %u (%s: '%s')", p, pb.user[0] ? pb.user : "?",
+			             dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 		} else {
 			struct passwd pw, *res = NULL;
 			char buf[1024];
 			if (getpwuid_r(ls[i].uid, &pw, buf, sizeof buf, &res) == 0 && res)
-				dr_sb_addf(&b, " by a process of %s (not visible to this user)",
-				           pw.pw_name);
+				gw_sb_printf(&b, " by a process of %s (not visible to this user)",
+				             pw.pw_name);
 			else
-				dr_sb_addf(&b, " by a process of uid %u (not visible to this user)",
-				           ls[i].uid);
+				gw_sb_printf(&b,
+				             " by a process of uid %u (not visible to this user)",
+				             ls[i].uid);
 		}
 	}
 	dr_result *r = dr_addf(c->r, "load.port", DR_WARN, "port %d is taken: listened on at %s",
-	                       port, dr_sb_str(&b));
+	                       port, gw_sb_str(&b));
 	if (pid)
 		dr_fixf(r,
 		        "if it is a leftover, stop it (kill %u, then kill -9 %u if it stays), or "
@@ -371,7 +371,7 @@ static void check_port(dr_ctx *c, int port)
 		        "see who it is with sudo ss -ltnp 'sport = :%d' (or run gpuwhy doctor as "
 		        "root), or start your service on another port",
 		        port);
-	dr_sb_free(&b);
+	gw_sb_free(&b);
 }
 
 void dr_check_load_ports(dr_ctx *c)
@@ -415,7 +415,7 @@ void dr_check_load_need_mem(dr_ctx *c)
 	bool mixed = false;
 	for (int i = 1; i < n; i++)
 		mixed |= strcmp(g[i].name, g[0].name) != 0;
-	dr_sb fits = {0}, fits_visible = {0}, all = {0}, sel = {0};
+	gw_strbuf fits = {0}, fits_visible = {0}, all = {0}, sel = {0};
 	bool any_total = false;
 	int known = 0;
 	for (int i = 0; i < n; i++) {
@@ -425,33 +425,34 @@ void dr_check_load_need_mem(dr_ctx *c)
 			continue;
 		known++;
 		double free_b = fr * MIB;
-		dr_sb_sep(&all, ", ");
-		dr_sb_addf(&all, "GPU %d %s free", x->st.index,
-		           dr_bytes((uint64_t)free_b, a, sizeof a));
+		gw_sb_sep(&all, ", ");
+		gw_sb_printf(&all, "GPU %d %s free", x->st.index,
+		             dr_bytes((uint64_t)free_b, a, sizeof a));
 		if (dr_val(x, GM_MEM_TOTAL, &tot)) {
-			dr_sb_addf(&all, " of %s", dr_bytes((uint64_t)(tot * MIB), b2, sizeof b2));
+			gw_sb_printf(&all, " of %s",
+			             dr_bytes((uint64_t)(tot * MIB), b2, sizeof b2));
 			any_total |= tot * MIB >= need;
 		}
 		if (free_b < need)
 			continue;
-		dr_sb_sep(&fits, ", ");
-		dr_sb_addf(&fits, "%d", x->st.index);
-		dr_sb_sep(&sel, ",");
+		gw_sb_sep(&fits, ", ");
+		gw_sb_printf(&fits, "%d", x->st.index);
+		gw_sb_sep(&sel, ",");
 		if (mixed)
-			dr_sb_addf(&sel, "%.12s", x->st.uuid);
+			gw_sb_printf(&sel, "%.12s", x->st.uuid);
 		else
-			dr_sb_addf(&sel, "%d", x->st.index);
+			gw_sb_printf(&sel, "%d", x->st.index);
 		for (int k = 0; k < map.n; k++)
 			if (map.phys[k] == i) {
-				dr_sb_sep(&fits_visible, ", ");
-				dr_sb_addf(&fits_visible, "%d", x->st.index);
+				gw_sb_sep(&fits_visible, ", ");
+				gw_sb_printf(&fits_visible, "%d", x->st.index);
 			}
 	}
 	if (!known) {
 		dr_addf(c->r, "load.need_mem", DR_SKIP, "free memory not reported");
 	} else if (!fits.len) {
 		dr_result *r = dr_addf(c->r, "load.need_mem", DR_FAIL, "no GPU has %s free: %s",
-		                       want, dr_sb_str(&all));
+		                       want, gw_sb_str(&all));
 		if (any_total)
 			dr_fixf(r,
 			        "free memory (see load.processes and load.orphan_memory) or wait; "
@@ -467,16 +468,16 @@ void dr_check_load_need_mem(dr_ctx *c)
 		    c->r, "load.need_mem", DR_WARN,
 		    "GPU %s ha%s %s free, but CUDA_VISIBLE_DEVICES='%s' selects none "
 		    "of them",
-		    dr_sb_str(&fits), strchr(dr_sb_str(&fits), ',') ? "ve" : "s", want, cvd);
-		dr_fixf(r, "CUDA_VISIBLE_DEVICES=%s", dr_sb_str(&sel));
+		    gw_sb_str(&fits), strchr(gw_sb_str(&fits), ',') ? "ve" : "s", want, cvd);
+		dr_fixf(r, "CUDA_VISIBLE_DEVICES=%s", gw_sb_str(&sel));
 	} else {
 		dr_addf(c->r, "load.need_mem", DR_PASS,
-		        "GPU %s ha%s %s free (CUDA_VISIBLE_DEVICES=%s%s)", dr_sb_str(&fits),
-		        strchr(dr_sb_str(&fits), ',') ? "ve" : "s", want, dr_sb_str(&sel),
+		        "GPU %s ha%s %s free (CUDA_VISIBLE_DEVICES=%s%s)", gw_sb_str(&fits),
+		        strchr(gw_sb_str(&fits), ',') ? "ve" : "s", want, gw_sb_str(&sel),
 		        mixed ? ", by UUID prefix because the models differ" : "");
 	}
-	dr_sb_free(&fits);
-	dr_sb_free(&fits_visible);
-	dr_sb_free(&all);
-	dr_sb_free(&sel);
+	gw_sb_free(&fits);
+	gw_sb_free(&fits_visible);
+	gw_sb_free(&all);
+	gw_sb_free(&sel);
 }

@@ -36,19 +36,19 @@ void dr_check_python_interpreter(dr_ctx *c)
 		dr_fixf(r, "--python python3 (or the interpreter of your virtualenv)");
 		return;
 	}
-	dr_sb have = {0};
+	gw_strbuf have = {0};
 	for (int i = 0; i < DR_PY_NPKG; i++) {
 		if (!py->pkg[i].installed)
 			continue;
-		dr_sb_sep(&have, ", ");
-		dr_sb_addf(&have, "%s", py->pkg[i].name);
+		gw_sb_sep(&have, ", ");
+		gw_sb_printf(&have, "%s", py->pkg[i].name);
 	}
 	dr_addf(c->r, "python.interpreter", DR_PASS, "Python %s at %s%s; %s%s", py->version,
 	        py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? " (virtualenv)" : "",
 	        have.len ? "GPU frameworks: "
 	                 : "none of torch, jax, tensorflow, onnxruntime, cupy installed",
-	        dr_sb_str(&have));
-	dr_sb_free(&have);
+	        gw_sb_str(&have));
+	gw_sb_free(&have);
 }
 
 /* ---- one framework ---- */
@@ -140,8 +140,8 @@ static const char *devices_text(const dr_pypkg *k, char *out, size_t len)
 }
 
 /* Compare the CUDA a framework was built for with what the driver supports. */
-static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, dr_sb *found,
-                             dr_sb *fix)
+static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, gw_strbuf *found,
+                             gw_strbuf *fix)
 {
 	int built = dr_cuda_version_int(k->cuda);
 	int drv = dr_cuda_version_int(c->m->cuda);
@@ -150,27 +150,29 @@ static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, dr_
 	bool minor_known = strchr(k->cuda, '.') != NULL;
 	const char *need = dr_driver_for_cuda(built);
 	if (built / 1000 > drv / 1000) {
-		dr_sb_addf(found,
-		           "; built for CUDA %s but the driver supports at most %s, so it "
-		           "cannot use the GPU",
-		           k->cuda, c->m->cuda);
-		dr_sb_sep(fix, "; ");
-		dr_sb_addf(fix,
-		           "upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
-		           "CUDA <= %s",
-		           need ? " to >= " : "", need ? need : "", k->cuda, f->label, c->m->cuda);
+		gw_sb_printf(found,
+		             "; built for CUDA %s but the driver supports at most %s, so it "
+		             "cannot use the GPU",
+		             k->cuda, c->m->cuda);
+		gw_sb_sep(fix, "; ");
+		gw_sb_printf(fix,
+		             "upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
+		             "CUDA <= %s",
+		             need ? " to >= " : "", need ? need : "", k->cuda, f->label,
+		             c->m->cuda);
 		return DR_FAIL;
 	}
 	if (minor_known && built > drv) {
-		dr_sb_addf(found,
-		           "; built for CUDA %s, the driver supports %s: it runs through "
-		           "minor-version compatibility, but PTX JIT and the newest features fail",
-		           k->cuda, c->m->cuda);
-		dr_sb_sep(fix, "; ");
-		dr_sb_addf(fix,
-		           "upgrade the driver%s%s for full CUDA %s support, or use a build for "
-		           "CUDA <= %s",
-		           need ? " to >= " : "", need ? need : "", k->cuda, c->m->cuda);
+		gw_sb_printf(
+		    found,
+		    "; built for CUDA %s, the driver supports %s: it runs through "
+		    "minor-version compatibility, but PTX JIT and the newest features fail",
+		    k->cuda, c->m->cuda);
+		gw_sb_sep(fix, "; ");
+		gw_sb_printf(fix,
+		             "upgrade the driver%s%s for full CUDA %s support, or use a build for "
+		             "CUDA <= %s",
+		             need ? " to >= " : "", need ? need : "", k->cuda, c->m->cuda);
 		return DR_WARN;
 	}
 	return DR_PASS;
@@ -213,94 +215,95 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 		return;
 	}
 	bool has_gpu = machine_has_gpu(c);
-	dr_sb found = {0}, fix = {0};
-	dr_sb_addf(&found, "%s %s", k->name, k->version);
+	gw_strbuf found = {0}, fix = {0};
+	gw_sb_printf(&found, "%s %s", k->name, k->version);
 	if (k->cuda[0])
-		dr_sb_addf(&found, " (CUDA %s)", k->cuda);
+		gw_sb_printf(&found, " (CUDA %s)", k->cuda);
 	if (k->other_gpu[0])
-		dr_sb_addf(&found, " (%s)", k->other_gpu);
+		gw_sb_printf(&found, " (%s)", k->other_gpu);
 	dr_status st = DR_PASS;
 	if (k->cpu_only) {
 		if (has_gpu) {
-			dr_sb_addf(&found, " is a CPU-only build: it will never use the GPU");
-			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", dr_sb_str(&found));
+			gw_sb_printf(&found, " is a CPU-only build: it will never use the GPU");
+			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(&found));
 			cpu_build_fix(c, f, r);
 		} else {
-			dr_sb_addf(&found, " is a CPU-only build (this machine has no NVIDIA GPU)");
-			dr_addf(c->r, f->check, DR_PASS, "%s", dr_sb_str(&found));
+			gw_sb_printf(&found,
+			             " is a CPU-only build (this machine has no NVIDIA GPU)");
+			dr_addf(c->r, f->check, DR_PASS, "%s", gw_sb_str(&found));
 		}
-		dr_sb_free(&found);
+		gw_sb_free(&found);
 		return;
 	}
 	if (k->other_gpu[0] && !k->cuda[0] && has_gpu) {
-		dr_sb_addf(&found, ": built for AMD GPUs, this machine has NVIDIA GPUs");
-		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", dr_sb_str(&found));
+		gw_sb_printf(&found, ": built for AMD GPUs, this machine has NVIDIA GPUs");
+		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(&found));
 		cpu_build_fix(c, f, r);
-		dr_sb_free(&found);
+		gw_sb_free(&found);
 		return;
 	}
 	if (c->m->nvml == DR_NVML_OK)
 		st = cuda_compat(c, f, k, &found, &fix);
 	char devs[256];
 	if (c->m->simulated) {
-		dr_sb_addf(&found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
-		           k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
+		gw_sb_printf(&found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
+		             k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
 	} else if (k->gpu_count < 0) {
 		/* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
 		if (k->extra[0])
-			dr_sb_addf(&found, "; %s", k->extra);
+			gw_sb_printf(&found, "; %s", k->extra);
 		if (k->error[0] && !has_gpu) {
-			dr_sb_addf(&found, "; %s (this machine has no NVIDIA GPU)", k->error);
+			gw_sb_printf(&found, "; %s (this machine has no NVIDIA GPU)", k->error);
 		} else if (k->error[0]) {
-			dr_sb_addf(&found, "; %s", k->error);
+			gw_sb_printf(&found, "; %s", k->error);
 			st = dr_worse(st, DR_FAIL);
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix,
-			           "install the CUDA and cuDNN versions this build needs (the "
-			           "missing library is named above)");
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(&fix,
+			             "install the CUDA and cuDNN versions this build needs (the "
+			             "missing library is named above)");
 		}
 	} else if (!has_gpu) {
-		dr_sb_addf(&found, "; sees no GPU (this machine has no NVIDIA GPU)");
+		gw_sb_printf(&found, "; sees no GPU (this machine has no NVIDIA GPU)");
 	} else if (k->gpu_count == 0) {
 		int want = expected_gpus(c);
-		dr_sb_addf(&found, "; sees no GPU");
+		gw_sb_printf(&found, "; sees no GPU");
 		if (k->error[0])
-			dr_sb_addf(&found, ": %s", k->error);
+			gw_sb_printf(&found, ": %s", k->error);
 		bool explained = st == DR_FAIL; /* the CUDA check above already says why */
 		st = DR_FAIL;
-		dr_sb_sep(&fix, "; ");
+		gw_sb_sep(&fix, "; ");
 		if (c->m->nvml != DR_NVML_OK)
-			dr_sb_addf(&fix, "fix the driver first (driver.nvml)");
+			gw_sb_printf(&fix, "fix the driver first (driver.nvml)");
 		else if (want == 0)
-			dr_sb_addf(&fix,
-			           "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
+			gw_sb_printf(&fix,
+			             "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
 		else if (explained)
-			dr_sb_addf(&fix, "then it sees the GPUs");
+			gw_sb_printf(&fix, "then it sees the GPUs");
 		else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
-			dr_sb_addf(&fix, "upgrade the NVIDIA driver (see driver.cuda)");
+			gw_sb_printf(&fix, "upgrade the NVIDIA driver (see driver.cuda)");
 		else
-			dr_sb_addf(&fix,
-			           "run %s -c 'import %s' and initialise CUDA by hand for the "
-			           "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
-			           py->exe, k->name);
+			gw_sb_printf(&fix,
+			             "run %s -c 'import %s' and initialise CUDA by hand for the "
+			             "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
+			             py->exe, k->name);
 	} else {
 		int want = expected_gpus(c);
-		dr_sb_addf(&found, "; sees %d GPU%s: %s", k->gpu_count,
-		           k->gpu_count == 1 ? "" : "s", devices_text(k, devs, sizeof devs));
+		gw_sb_printf(&found, "; sees %d GPU%s: %s", k->gpu_count,
+		             k->gpu_count == 1 ? "" : "s", devices_text(k, devs, sizeof devs));
 		if (k->gpu_count < want) {
-			dr_sb_addf(&found, " (CUDA should show %d)", want);
+			gw_sb_printf(&found, " (CUDA should show %d)", want);
 			st = dr_worse(st, DR_WARN);
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(
 			    &fix, "check the environment the job really runs with "
 			          "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
 		}
 	}
-	dr_result *r = dr_addf(c->r, f->check, st, "%s", dr_sb_str(&found));
+	dr_result *r = dr_addf(c->r, f->check, st, "%s", gw_sb_str(&found));
 	if (st != DR_PASS && fix.len)
-		dr_fixf(r, "%s", dr_sb_str(&fix));
-	dr_sb_free(&found);
-	dr_sb_free(&fix);
+		dr_fixf(r, "%s", gw_sb_str(&fix));
+	gw_sb_free(&found);
+	gw_sb_free(&fix);
 }
 
 static const fw_desc fws[DR_PY_NPKG] = {
@@ -373,7 +376,7 @@ void dr_check_python_duplicates(dr_ctx *c)
 		        "no working Python (see python.interpreter)");
 		return;
 	}
-	dr_sb b = {0}, fix = {0}, ok = {0};
+	gw_strbuf b = {0}, fix = {0}, ok = {0};
 	for (int m = 0; m < DR_PY_NPKG; m++) {
 		const dr_pydist *seen[16];
 		int n = 0;
@@ -389,45 +392,45 @@ void dr_check_python_duplicates(dr_ctx *c)
 				seen[n++] = d;
 		}
 		if (n == 1) {
-			dr_sb_sep(&ok, ", ");
-			dr_sb_addf(&ok, "%s", seen[0]->name);
+			gw_sb_sep(&ok, ", ");
+			gw_sb_printf(&ok, "%s", seen[0]->name);
 		}
 		if (n < 2)
 			continue;
-		dr_sb_sep(&b, "; ");
-		dr_sb_addf(&b, "%s installed %d times:", py->pkg[m].name, n);
+		gw_sb_sep(&b, "; ");
+		gw_sb_printf(&b, "%s installed %d times:", py->pkg[m].name, n);
 		for (int j = 0; j < n; j++)
-			dr_sb_addf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name,
-			           seen[j]->version,
-			           seen[j]->location[0] ? seen[j]->location : "?");
+			gw_sb_printf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name,
+			             seen[j]->version,
+			             seen[j]->location[0] ? seen[j]->location : "?");
 		if (py->pkg[m].file[0])
-			dr_sb_addf(&b, " (imports from %s)", py->pkg[m].file);
-		dr_sb_sep(&fix, "; ");
-		dr_sb_addf(&fix, "pip uninstall -y");
+			gw_sb_printf(&b, " (imports from %s)", py->pkg[m].file);
+		gw_sb_sep(&fix, "; ");
+		gw_sb_printf(&fix, "pip uninstall -y");
 		for (int j = 0; j < n; j++) {
 			bool again = false;
 			for (int i = 0; i < j; i++)
 				again |= !strcmp(seen[i]->name, seen[j]->name);
 			if (!again)
-				dr_sb_addf(&fix, " %s", seen[j]->name);
+				gw_sb_printf(&fix, " %s", seen[j]->name);
 		}
-		dr_sb_addf(&fix,
-		           " (repeat until pip finds none), then install the one build you want");
+		gw_sb_printf(&fix,
+		             " (repeat until pip finds none), then install the one build you want");
 	}
 	if (b.len) {
 		dr_result *r =
 		    dr_addf(c->r, "python.duplicates", DR_WARN,
 		            "%s: which one is imported depends on sys.path order, and the "
 		            "packages overwrite each other's files",
-		            dr_sb_str(&b));
+		            gw_sb_str(&b));
 		dr_fixf(r, "%s; a virtualenv keeps user, system and conda site-packages apart",
-		        dr_sb_str(&fix));
+		        gw_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "python.duplicates", DR_PASS, "%s%s",
 		        ok.len ? "one install each: " : "no GPU framework installed",
-		        dr_sb_str(&ok));
+		        gw_sb_str(&ok));
 	}
-	dr_sb_free(&b);
-	dr_sb_free(&fix);
-	dr_sb_free(&ok);
+	gw_sb_free(&b);
+	gw_sb_free(&fix);
+	gw_sb_free(&ok);
 }

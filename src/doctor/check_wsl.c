@@ -74,21 +74,21 @@ void dr_check_wsl_libraries(dr_ctx *c)
 	if (not_wsl(c, "wsl.libraries"))
 		return;
 	static const char *const libs[] = {"libnvidia-ml.so.1", "libcuda.so.1", "nvidia-smi"};
-	dr_sb have = {0}, missing = {0};
+	gw_strbuf have = {0}, missing = {0};
 	for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
 		char path[512];
 		dr_pathf(path, sizeof path, c->p->fs_root, WSL_LIB "/%s", libs[i]);
-		dr_sb *b = dr_exists(path) ? &have : &missing;
-		dr_sb_sep(b, ", ");
-		dr_sb_addf(b, "%s", libs[i]);
+		gw_strbuf *b = dr_exists(path) ? &have : &missing;
+		gw_sb_sep(b, ", ");
+		gw_sb_printf(b, "%s", libs[i]);
 	}
 	const dr_machine *m = c->m;
-	if (strstr(dr_sb_str(&missing), "libnvidia-ml")) {
+	if (strstr(gw_sb_str(&missing), "libnvidia-ml")) {
 		dr_result *r =
 		    dr_addf(c->r, "wsl.libraries", DR_FAIL,
 		            "no " WSL_LIB "/libnvidia-ml.so.1 (missing: %s): the Windows NVIDIA "
 		            "driver is missing or too old for WSL",
-		            dr_sb_str(&missing));
+		            gw_sb_str(&missing));
 		dr_fixf(r,
 		        "install the current NVIDIA driver on Windows (not inside Linux), then wsl "
 		        "--shutdown");
@@ -100,21 +100,21 @@ void dr_check_wsl_libraries(dr_ctx *c)
 	} else if (missing.len) {
 		dr_result *r =
 		    dr_addf(c->r, "wsl.libraries", DR_WARN, WSL_LIB " has %s but lacks %s",
-		            dr_sb_str(&have), dr_sb_str(&missing));
+		            gw_sb_str(&have), gw_sb_str(&missing));
 		dr_fixf(r, "update the NVIDIA driver on Windows, then wsl --shutdown");
 	} else {
 		dr_addf(c->r, "wsl.libraries", DR_PASS, WSL_LIB " has %s (from the Windows driver)",
-		        dr_sb_str(&have));
+		        gw_sb_str(&have));
 	}
-	dr_sb_free(&have);
-	dr_sb_free(&missing);
+	gw_sb_free(&have);
+	gw_sb_free(&missing);
 }
 
 void dr_check_wsl_linux_driver(dr_ctx *c)
 {
 	if (not_wsl(c, "wsl.linux_driver"))
 		return;
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	static const char *const sonames[] = {"libnvidia-ml.so", "libcuda.so"};
 	for (size_t s = 0; s < sizeof sonames / sizeof *sonames; s++) {
 		dr_libfile libs[16];
@@ -123,24 +123,24 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 			/* The WSL copies and links into them are the Windows driver's. */
 			if (!strcmp(libs[i].dir, WSL_LIB) || strstr(libs[i].real, WSL_LIB "/"))
 				continue;
-			dr_sb_sep(&b, ", ");
-			dr_sb_addf(&b, "%s.1 in %s%s%s", sonames[s], libs[i].dir,
-			           libs[i].version[0] ? " (version " : "", libs[i].version);
+			gw_sb_sep(&b, ", ");
+			gw_sb_printf(&b, "%s.1 in %s%s%s", sonames[s], libs[i].dir,
+			             libs[i].version[0] ? " (version " : "", libs[i].version);
 			if (libs[i].version[0])
-				dr_sb_addf(&b, ")");
+				gw_sb_printf(&b, ")");
 		}
 	}
 	char mod[64];
 	if (dr_kernel_module_version(c->p, mod, sizeof mod)) {
-		dr_sb_sep(&b, ", ");
-		dr_sb_addf(&b, "nvidia kernel module %s", mod);
+		gw_sb_sep(&b, ", ");
+		gw_sb_printf(&b, "nvidia kernel module %s", mod);
 	}
 	if (b.len) {
 		dr_result *r =
 		    dr_addf(c->r, "wsl.linux_driver", DR_FAIL,
 		            "a Linux NVIDIA driver is installed inside WSL (%s): it shadows the "
 		            "Windows driver's libraries",
-		            dr_sb_str(&b));
+		            gw_sb_str(&b));
 		dr_fixf(r,
 		        "remove it (sudo apt-get remove --purge 'nvidia-driver-*' "
 		        "'libnvidia-compute-*', or the .run uninstaller), keep only the CUDA "
@@ -151,5 +151,5 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 		        "no Linux NVIDIA driver inside WSL: the Windows driver is used "
 		        "through " WSL_LIB);
 	}
-	dr_sb_free(&b);
+	gw_sb_free(&b);
 }

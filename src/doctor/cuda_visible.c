@@ -208,18 +208,19 @@ static bool pci_order_env(dr_ctx *c)
 }
 
 /* "cuda:0->GPU 2 (NVIDIA H100, GPU-8f2a1c3e)" for each ordinal. */
-static void map_text(const dr_machine *m, const dr_cvd_map *map, dr_sb *b)
+static void map_text(const dr_machine *m, const dr_cvd_map *map, gw_strbuf *b)
 {
 	for (int k = 0; k < map->n; k++) {
-		dr_sb_sep(b, ", ");
+		gw_sb_sep(b, ", ");
 		int i = map->phys[k];
 		if (i < 0) {
-			dr_sb_addf(b, "cuda:%d->a MIG instance", k);
+			gw_sb_printf(b, "cuda:%d->a MIG instance", k);
 			continue;
 		}
 		const dr_gpu *g = &m->gpu[i];
-		dr_sb_addf(b, "cuda:%d->GPU %d (%s%s%.12s)%s", k, g->st.index, g->st.name,
-		           g->st.name[0] ? ", " : "", g->st.uuid, map->mig_entry[k] ? " MIG" : "");
+		gw_sb_printf(b, "cuda:%d->GPU %d (%s%s%.12s)%s", k, g->st.index, g->st.name,
+		             g->st.name[0] ? ", " : "", g->st.uuid,
+		             map->mig_entry[k] ? " MIG" : "");
 	}
 }
 
@@ -233,7 +234,7 @@ bool dr_cvd_hides_all(const char *v)
 }
 
 /* Compare the predicted map with the ordinals PyTorch reports (when it gives UUIDs). */
-static void torch_agrees(dr_ctx *c, const dr_cvd_map *map, dr_sb *b, bool *differs)
+static void torch_agrees(dr_ctx *c, const dr_cvd_map *map, gw_strbuf *b, bool *differs)
 {
 	*differs = false;
 	if (c->m->simulated)
@@ -245,12 +246,12 @@ static void torch_agrees(dr_ctx *c, const dr_cvd_map *map, dr_sb *b, bool *diffe
 	for (int k = 0; k < t->ndev && k < map->n; k++) {
 		int i = map->phys[k];
 		if (i < 0 || strcasecmp(c->m->gpu[i].st.uuid, t->dev_uuid[k])) {
-			dr_sb_addf(b, "; but PyTorch's cuda:%d is %s", k, t->dev_uuid[k]);
+			gw_sb_printf(b, "; but PyTorch's cuda:%d is %s", k, t->dev_uuid[k]);
 			*differs = true;
 			return;
 		}
 	}
-	dr_sb_addf(b, " (PyTorch agrees)");
+	gw_sb_printf(b, " (PyTorch agrees)");
 }
 
 void dr_check_cuda_visible_devices(dr_ctx *c)
@@ -274,23 +275,23 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	int n = build_gpus(m, g);
 	dr_cvd_map map;
 	dr_cvd_resolve(v, g, n, pci_order_env(c), &map);
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	map_text(m, &map, &b);
 	const char *pred = map.order_is_pci ? "" : " (predicted: CUDA orders fastest first)";
 	bool differs;
 	if (!map.set) {
-		dr_sb t = {0};
-		dr_sb_addf(&t, "unset: CUDA sees all %d GPU%s: %s%s", map.n, map.n == 1 ? "" : "s",
-		           dr_sb_str(&b), pred);
+		gw_strbuf t = {0};
+		gw_sb_printf(&t, "unset: CUDA sees all %d GPU%s: %s%s", map.n,
+		             map.n == 1 ? "" : "s", gw_sb_str(&b), pred);
 		torch_agrees(c, &map, &t, &differs);
 		dr_addf(c->r, "cuda.visible_devices", differs ? DR_WARN : DR_PASS, "%s",
-		        dr_sb_str(&t));
+		        gw_sb_str(&t));
 		if (differs)
 			dr_fixf(&c->r->v[c->r->n - 1],
 			        "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select "
 			        "GPUs by UUID");
-		dr_sb_free(&t);
-		dr_sb_free(&b);
+		gw_sb_free(&t);
+		gw_sb_free(&b);
 		return;
 	}
 	if (map.n == 0) {
@@ -315,44 +316,44 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 		dr_fixf(
 		    r, "unset CUDA_VISIBLE_DEVICES, or list GPUs by index or UUID (nvidia-smi -L), "
 		       "e.g. CUDA_VISIBLE_DEVICES=0");
-		dr_sb_free(&b);
+		gw_sb_free(&b);
 		return;
 	}
-	dr_sb t = {0};
-	dr_sb_addf(&t, "CUDA_VISIBLE_DEVICES='%s': %s%s", v, dr_sb_str(&b), pred);
+	gw_strbuf t = {0};
+	gw_sb_printf(&t, "CUDA_VISIBLE_DEVICES='%s': %s%s", v, gw_sb_str(&b), pred);
 	torch_agrees(c, &map, &t, &differs);
 	dr_status st = differs ? DR_WARN : DR_PASS;
-	dr_sb fix = {0};
+	gw_strbuf fix = {0};
 	if (map.stopped_at > 0) {
-		dr_sb_addf(&t, "; entry '%s' %s, so it and every entry after it are hidden",
-		           map.stop_entry, map.stop_why);
-		dr_sb_addf(&fix, "correct or remove '%s' (nvidia-smi -L lists indices and UUIDs)",
-		           map.stop_entry);
+		gw_sb_printf(&t, "; entry '%s' %s, so it and every entry after it are hidden",
+		             map.stop_entry, map.stop_why);
+		gw_sb_printf(&fix, "correct or remove '%s' (nvidia-smi -L lists indices and UUIDs)",
+		             map.stop_entry);
 		st = DR_WARN;
 	}
 	for (int k = 0; k < map.n; k++) {
 		int i = map.phys[k];
 		if (i >= 0 && !map.mig_entry[k] && g[i].mig) {
-			dr_sb_addf(&t, "; GPU %d is in MIG mode: CUDA cannot use it by index", i);
-			dr_sb_sep(&fix, "; ");
-			dr_sb_addf(&fix,
-			           "name one of GPU %d's MIG instances by its MIG-... UUID "
-			           "(nvidia-smi -L); a process gets one MIG device",
-			           i);
+			gw_sb_printf(&t, "; GPU %d is in MIG mode: CUDA cannot use it by index", i);
+			gw_sb_sep(&fix, "; ");
+			gw_sb_printf(&fix,
+			             "name one of GPU %d's MIG instances by its MIG-... UUID "
+			             "(nvidia-smi -L); a process gets one MIG device",
+			             i);
 			st = DR_WARN;
 			break;
 		}
 	}
 	if (differs) {
-		dr_sb_sep(&fix, "; ");
-		dr_sb_addf(&fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select GPUs by UUID");
+		gw_sb_sep(&fix, "; ");
+		gw_sb_printf(&fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select GPUs by UUID");
 	}
-	dr_result *r = dr_addf(c->r, "cuda.visible_devices", st, "%s", dr_sb_str(&t));
+	dr_result *r = dr_addf(c->r, "cuda.visible_devices", st, "%s", gw_sb_str(&t));
 	if (fix.len)
-		dr_fixf(r, "%s", dr_sb_str(&fix));
-	dr_sb_free(&fix);
-	dr_sb_free(&t);
-	dr_sb_free(&b);
+		dr_fixf(r, "%s", gw_sb_str(&fix));
+	gw_sb_free(&fix);
+	gw_sb_free(&t);
+	gw_sb_free(&b);
 }
 
 void dr_check_cuda_device_order(dr_ctx *c)
@@ -377,7 +378,7 @@ void dr_check_cuda_device_order(dr_ctx *c)
 		        "CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA numbers GPUs like nvidia-smi");
 		return;
 	}
-	dr_sb models = {0};
+	gw_strbuf models = {0};
 	bool mixed = false;
 	for (int i = 0; i < m->n; i++) {
 		int same = 0;
@@ -392,30 +393,31 @@ void dr_check_cuda_device_order(dr_ctx *c)
 			continue;
 		if (same != m->n)
 			mixed = true;
-		dr_sb_sep(&models, ", ");
-		dr_sb_addf(&models, "%dx %s", same, m->gpu[i].st.name[0] ? m->gpu[i].st.name : "?");
+		gw_sb_sep(&models, ", ");
+		gw_sb_printf(&models, "%dx %s", same,
+		             m->gpu[i].st.name[0] ? m->gpu[i].st.name : "?");
 	}
 	if (!mixed) {
 		dr_addf(c->r, "cuda.device_order", DR_PASS,
 		        "all %d GPUs are %s: CUDA's default order equals nvidia-smi's", m->n,
 		        m->gpu[0].st.name[0] ? m->gpu[0].st.name : "the same model");
-		dr_sb_free(&models);
+		gw_sb_free(&models);
 		return;
 	}
 	dr_cvd_gpu g[DR_CVD_MAX];
 	int n = build_gpus(m, g);
 	dr_cvd_map map;
 	dr_cvd_resolve(NULL, g, n, false, &map);
-	dr_sb b = {0};
+	gw_strbuf b = {0};
 	map_text(m, &map, &b);
 	dr_result *r = dr_addf(c->r, "cuda.device_order", DR_WARN,
 	                       "mixed models (%s) and CUDA_DEVICE_ORDER %s: CUDA numbers the "
 	                       "fastest first, %s, so cuda:N and indices in CUDA_VISIBLE_DEVICES "
 	                       "%s nvidia-smi's GPU N",
-	                       dr_sb_str(&models), o ? "=FASTEST_FIRST" : "unset",
-	                       map.order_is_pci ? "probably in PCI order here" : dr_sb_str(&b),
+	                       gw_sb_str(&models), o ? "=FASTEST_FIRST" : "unset",
+	                       map.order_is_pci ? "probably in PCI order here" : gw_sb_str(&b),
 	                       map.order_is_pci ? "can differ from" : "differ from");
 	dr_fixf(r, "export CUDA_DEVICE_ORDER=PCI_BUS_ID (or select GPUs by UUID)");
-	dr_sb_free(&b);
-	dr_sb_free(&models);
+	gw_sb_free(&b);
+	gw_sb_free(&models);
 }

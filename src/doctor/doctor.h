@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "gpu/gpu.h"
+#include "util/strbuf.h"
 
 /* ---- results ---- */
 
@@ -51,16 +52,6 @@ void dr_report_free(dr_report *r);
 int dr_exit_code(const dr_report *r);
 void dr_print_text(FILE *f, const dr_report *r, bool color);
 void dr_print_json(FILE *f, const dr_report *r);
-
-/* A growable string for building "found" lists. */
-typedef struct {
-	char *s;
-	size_t len, cap;
-} dr_sb;
-void dr_sb_addf(dr_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dr_sb_sep(dr_sb *b, const char *sep); /* adds sep unless b is empty */
-const char *dr_sb_str(const dr_sb *b);     /* "" when empty */
-void dr_sb_free(dr_sb *b);
 
 /* ---- probes ---- */
 

@@ -14,6 +14,7 @@
 #include "doctor/internal.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 /* Open quietly: the failure's kind and text become the doctor's own findings. */
 static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
@@ -56,9 +57,7 @@ static int find_nvml_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 dr_gpu *dr_machine_add_gpu(dr_machine *m)
 {
-	dr_gpu *g = realloc(m->gpu, (size_t)(m->n + 1) * sizeof *g);
-	if (!g)
-		abort();
+	dr_gpu *g = gw_xrealloc(m->gpu, (size_t)(m->n + 1) * sizeof *g);
 	m->gpu = g;
 	g = &m->gpu[m->n];
 	memset(g, 0, sizeof *g);

@@ -5,6 +5,7 @@
 
 #include "doctor/doctor.h"
 #include "util/jsonw.h"
+#include "util/xalloc.h"
 
 const char *dr_status_name(dr_status s)
 {
@@ -32,9 +33,7 @@ dr_result *dr_addf(dr_report *r, const char *check, dr_status st, const char *fo
 {
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
-		dr_result *v = realloc(r->v, cap * sizeof *v);
-		if (!v)
-			abort();
+		dr_result *v = gw_xrealloc(r->v, cap * sizeof *v);
 		r->v = v;
 		r->cap = cap;
 	}
@@ -123,47 +122,4 @@ void dr_print_json(FILE *f, const dr_report *r)
 	}
 	jsonw_arr_end(&w);
 	fputc('\n', f);
-}
-
-void dr_sb_addf(dr_sb *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = vformat(fmt, ap);
-	va_end(ap);
-	if (!s)
-		return;
-	size_t l = strlen(s);
-	if (b->len + l + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 128;
-		while (cap < b->len + l + 1)
-			cap *= 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			free(s);
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, l + 1);
-	b->len += l;
-	free(s);
-}
-
-void dr_sb_sep(dr_sb *b, const char *sep)
-{
-	if (b->len)
-		dr_sb_addf(b, "%s", sep);
-}
-
-const char *dr_sb_str(const dr_sb *b)
-{
-	return b->s ? b->s : "";
-}
-
-void dr_sb_free(dr_sb *b)
-{
-	free(b->s);
-	memset(b, 0, sizeof *b);
 }

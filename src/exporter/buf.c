@@ -1,4 +1,4 @@
-/* buf.c - the exposition's text buffer; numbers never go through the locale. */
+/* buf.c - numbers and escapes of the exposition text; numbers never go through the locale. */
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -7,45 +7,6 @@
 #include <string.h>
 
 #include "exporter/exporter.h"
-
-void exp_buf_free(exp_buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof *b);
-}
-
-static bool buf_grow(exp_buf *b, size_t need)
-{
-	if (b->oom)
-		return false;
-	if (b->len + need + 1 <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + need + 1)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = true;
-		return false;
-	}
-	b->p = p;
-	b->cap = cap;
-	return true;
-}
-
-void exp_buf_put(exp_buf *b, const char *s, size_t n)
-{
-	if (!buf_grow(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void exp_buf_puts(exp_buf *b, const char *s)
-{
-	exp_buf_put(b, s, strlen(s));
-}
 
 /* Digits of v (v >= 0) into the end of tmp; returns the start. */
 static char *utoa_rev(unsigned long long v, char *end)
@@ -65,7 +26,7 @@ void exp_buf_int(exp_buf *b, long long v)
 	char *p = utoa_rev(u, end);
 	if (v < 0)
 		*--p = '-';
-	exp_buf_put(b, p, (size_t)(end - p));
+	gw_sb_put(b, p, (size_t)(end - p));
 }
 
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
@@ -79,11 +40,11 @@ static void c_locale_init(void)
 void exp_buf_fixed6(exp_buf *b, double v)
 {
 	if (isnan(v)) {
-		exp_buf_puts(b, "NaN");
+		gw_sb_puts(b, "NaN");
 		return;
 	}
 	if (isinf(v)) {
-		exp_buf_puts(b, v > 0 ? "+Inf" : "-Inf");
+		gw_sb_puts(b, v > 0 ? "+Inf" : "-Inf");
 		return;
 	}
 	bool neg = signbit(v);
@@ -99,7 +60,7 @@ void exp_buf_fixed6(exp_buf *b, double v)
 		p = utoa_rev(micro / 1000000ULL, p);
 		if (neg && micro)
 			*--p = '-';
-		exp_buf_put(b, p, (size_t)(end - p));
+		gw_sb_put(b, p, (size_t)(end - p));
 		return;
 	}
 	/* Huge (never a real GPU value): printf under the C locale, this thread only. */
@@ -110,7 +71,7 @@ void exp_buf_fixed6(exp_buf *b, double v)
 	if (old)
 		uselocale(old);
 	if (n > 0)
-		exp_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+		gw_sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), 0 when invalid. */
@@ -169,12 +130,12 @@ static void put_escaped(exp_buf *b, const char *str, bool quotes)
 			s += n;
 			continue;
 		}
-		exp_buf_put(b, (const char *)run, (size_t)(s - run));
-		exp_buf_puts(b, esc);
+		gw_sb_put(b, (const char *)run, (size_t)(s - run));
+		gw_sb_puts(b, esc);
 		s += n;
 		run = s;
 	}
-	exp_buf_put(b, (const char *)run, (size_t)(s - run));
+	gw_sb_put(b, (const char *)run, (size_t)(s - run));
 }
 
 void exp_buf_label_value(exp_buf *b, const char *s)

@@ -24,18 +24,17 @@
 
 #include "gpu/gpu.h"
 #include "sample/timeline.h"
+#include "util/strbuf.h"
 
 /* ------------------------------------------------------------------ buffer */
 
-typedef struct {
-	char *p;
-	size_t len, cap;
-	bool oom; /* an allocation failed: contents are truncated */
-} exp_buf;
+/*
+ * The exposition text: a util string buffer (gw_sb_put, gw_sb_puts, ...)
+ * whose bytes the HTTP side takes without a copy, plus the number and
+ * escape writers of the text format below.
+ */
+typedef gw_strbuf exp_buf;
 
-void exp_buf_free(exp_buf *b);
-void exp_buf_put(exp_buf *b, const char *s, size_t n);
-void exp_buf_puts(exp_buf *b, const char *s);
 void exp_buf_int(exp_buf *b, long long v);
 /* Fixed six decimals like printf("%f") in the C locale, whatever the user's locale. */
 void exp_buf_fixed6(exp_buf *b, double v);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "exporter/exporter.h"
+#include "util/xalloc.h"
 
 const char *exp_severity_name(exp_severity s)
 {
@@ -30,35 +31,35 @@ const char *exp_severity_name(exp_severity s)
 
 static void family(exp_buf *b, const char *name, const char *type, const char *help)
 {
-	exp_buf_puts(b, "# HELP ");
-	exp_buf_puts(b, name);
-	exp_buf_puts(b, " ");
+	gw_sb_puts(b, "# HELP ");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, " ");
 	exp_buf_help_text(b, help);
-	exp_buf_puts(b, "\n# TYPE ");
-	exp_buf_puts(b, name);
-	exp_buf_puts(b, " ");
-	exp_buf_puts(b, type);
-	exp_buf_puts(b, "\n");
+	gw_sb_puts(b, "\n# TYPE ");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, " ");
+	gw_sb_puts(b, type);
+	gw_sb_puts(b, "\n");
 }
 
 static void label(exp_buf *b, bool first, const char *name, const char *value)
 {
 	if (!first)
-		exp_buf_puts(b, ",");
-	exp_buf_puts(b, name);
-	exp_buf_puts(b, "=\"");
+		gw_sb_puts(b, ",");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, "=\"");
 	exp_buf_label_value(b, value);
-	exp_buf_puts(b, "\"");
+	gw_sb_puts(b, "\"");
 }
 
 static void label_int(exp_buf *b, bool first, const char *name, long long v)
 {
 	if (!first)
-		exp_buf_puts(b, ",");
-	exp_buf_puts(b, name);
-	exp_buf_puts(b, "=\"");
+		gw_sb_puts(b, ",");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, "=\"");
 	exp_buf_int(b, v);
-	exp_buf_puts(b, "\"");
+	gw_sb_puts(b, "\"");
 }
 
 /* Integers as integers (the value is whole already; clamp what cannot be one). */
@@ -152,23 +153,19 @@ static void mig_series(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 		const gpu_mig *m = &g->mig[k];
 		if (!m->mem_ok || !m->ids_ok)
 			continue;
-		exp_buf_puts(b, gpu_metrics[id].dcgm);
-		exp_buf_puts(b, "{");
+		gw_sb_puts(b, gpu_metrics[id].dcgm);
+		gw_sb_puts(b, "{");
 		dcgm_labels(b, s, g, o, labels, m);
-		exp_buf_puts(b, "} ");
+		gw_sb_puts(b, "} ");
 		value_int(b, id == GM_MEM_USED ? m->mem_used_mib : m->mem_free_mib);
-		exp_buf_puts(b, "\n");
+		gw_sb_puts(b, "\n");
 	}
 }
 
 static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const exp_collectors *c,
                         exp_buf *b)
 {
-	exp_buf *lab = calloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
-	if (!lab) {
-		b->oom = true;
-		return;
-	}
+	exp_buf *lab = gw_xcalloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
 	for (int i = 0; i < s->ngpus; i++)
 		dcgm_labels(&lab[i], s, &s->gpus[i], o, c->labels, NULL);
 	for (int k = 0; k < c->n; k++) {
@@ -188,21 +185,21 @@ static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const e
 		for (int i = 0; i < s->ngpus; i++) {
 			if (!dcgm_value(&s->gpus[i], id, &v, &is_int))
 				continue;
-			exp_buf_puts(b, name);
-			exp_buf_puts(b, "{");
+			gw_sb_puts(b, name);
+			gw_sb_puts(b, "{");
 			if (lab[i].p)
-				exp_buf_put(b, lab[i].p, lab[i].len);
-			exp_buf_puts(b, "} ");
+				gw_sb_put(b, lab[i].p, lab[i].len);
+			gw_sb_puts(b, "} ");
 			if (is_int)
 				value_int(b, v);
 			else
 				exp_buf_fixed6(b, v);
-			exp_buf_puts(b, "\n");
+			gw_sb_puts(b, "\n");
 			mig_series(b, s, &s->gpus[i], o, c->labels, id);
 		}
 	}
 	for (int i = 0; i < s->ngpus; i++)
-		exp_buf_free(&lab[i]);
+		gw_sb_free(&lab[i]);
 	free(lab);
 }
 
@@ -210,8 +207,8 @@ static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const e
 
 static void gpu_series_start(exp_buf *b, const char *name, const exp_gpu *g)
 {
-	exp_buf_puts(b, name);
-	exp_buf_puts(b, "{");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, "{");
 	label_int(b, true, "gpu", g->index);
 }
 
@@ -228,9 +225,9 @@ static void table_family(exp_buf *b, const exp_snapshot *s, const char *name, co
 			family(b, name, "gauge", help);
 		any = true;
 		gpu_series_start(b, name, &s->gpus[i]);
-		exp_buf_puts(b, "} ");
+		gw_sb_puts(b, "} ");
 		value_int(b, x->v[id]);
-		exp_buf_puts(b, "\n");
+		gw_sb_puts(b, "\n");
 	}
 }
 
@@ -247,13 +244,13 @@ static void render_gpu_info(const exp_snapshot *s, exp_buf *b)
 		label(b, false, "pci_bus_id", g->pci_bus_id);
 		label(b, false, "model_name", g->name);
 		label(b, false, "driver_version", s->driver);
-		exp_buf_puts(b, "} 1\n");
+		gw_sb_puts(b, "} 1\n");
 	}
 	family(b, "gpuwhy_gpu_lost", "gauge",
 	       "1 when the GPU fell off the bus (NVML reports it lost), else 0.");
 	for (int i = 0; i < s->ngpus; i++) {
 		gpu_series_start(b, "gpuwhy_gpu_lost", &s->gpus[i]);
-		exp_buf_puts(b, s->gpus[i].vals.lost ? "} 1\n" : "} 0\n");
+		gw_sb_puts(b, s->gpus[i].vals.lost ? "} 1\n" : "} 0\n");
 	}
 }
 
@@ -276,7 +273,7 @@ static void render_throttle(const exp_snapshot *s, exp_buf *b)
 				continue;
 			gpu_series_start(b, "gpuwhy_gpu_throttle_reason", &s->gpus[i]);
 			label(b, false, "reason", reason);
-			exp_buf_puts(b, (mask >> bit) & 1 ? "} 1\n" : "} 0\n");
+			gw_sb_puts(b, (mask >> bit) & 1 ? "} 1\n" : "} 0\n");
 		}
 	}
 }
@@ -305,7 +302,7 @@ static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, co
 		label(b, false, "namespace", p->namespace_);
 		label(b, false, "pod", p->pod);
 	}
-	exp_buf_puts(b, "} ");
+	gw_sb_puts(b, "} ");
 }
 
 static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
@@ -320,9 +317,9 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 			       "Processes using the GPU (compute and graphics).");
 		any = true;
 		gpu_series_start(b, "gpuwhy_gpu_processes", g);
-		exp_buf_puts(b, "} ");
+		gw_sb_puts(b, "} ");
 		exp_buf_int(b, g->nprocs_total);
-		exp_buf_puts(b, "\n");
+		gw_sb_puts(b, "\n");
 	}
 	if (top <= 0)
 		return;
@@ -339,7 +336,7 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 			any = true;
 			proc_series_start(b, "gpuwhy_process_gpu_memory_bytes", g, &g->procs[k]);
 			exp_buf_int(b, (long long)g->procs[k].mem_bytes);
-			exp_buf_puts(b, "\n");
+			gw_sb_puts(b, "\n");
 		}
 	}
 	any = false;
@@ -356,7 +353,7 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 			proc_series_start(b, "gpuwhy_process_sm_utilization_ratio", g,
 			                  &g->procs[k]);
 			exp_buf_fixed6(b, g->procs[k].sm_ratio);
-			exp_buf_puts(b, "\n");
+			gw_sb_puts(b, "\n");
 		}
 	}
 }
@@ -370,7 +367,7 @@ static void render_findings(const exp_snapshot *s, exp_buf *b)
 	       "the series disappears when it no longer holds.");
 	for (int k = 0; k < s->nfindings; k++) {
 		const exp_finding *f = &s->findings[k];
-		exp_buf_puts(b, "gpuwhy_finding{");
+		gw_sb_puts(b, "gpuwhy_finding{");
 		bool first = true;
 		if (f->gpu >= 0) {
 			label_int(b, true, "gpu", f->gpu);
@@ -378,7 +375,7 @@ static void render_findings(const exp_snapshot *s, exp_buf *b)
 		}
 		label(b, first, "rule", f->rule);
 		label(b, false, "severity", exp_severity_name(f->severity));
-		exp_buf_puts(b, "} 1\n");
+		gw_sb_puts(b, "} 1\n");
 	}
 }
 
@@ -389,13 +386,13 @@ static void host_single(exp_buf *b, const char *name, const char *help, exp_val 
 	if (!v.ok || !isfinite(v.v))
 		return;
 	family(b, name, "gauge", help);
-	exp_buf_puts(b, name);
-	exp_buf_puts(b, " ");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, " ");
 	if (ratio)
 		exp_buf_fixed6(b, v.v);
 	else
 		value_int(b, v.v);
-	exp_buf_puts(b, "\n");
+	gw_sb_puts(b, "\n");
 }
 
 static void host_per_cpu(exp_buf *b, const exp_host *h, const char *name, const char *help,
@@ -409,12 +406,12 @@ static void host_per_cpu(exp_buf *b, const exp_host *h, const char *name, const 
 		if (!any)
 			family(b, name, "gauge", help);
 		any = true;
-		exp_buf_puts(b, name);
-		exp_buf_puts(b, "{");
+		gw_sb_puts(b, name);
+		gw_sb_puts(b, "{");
 		label_int(b, true, "cpu", h->cpus[i].id);
-		exp_buf_puts(b, "} ");
+		gw_sb_puts(b, "} ");
 		exp_buf_fixed6(b, v.v);
-		exp_buf_puts(b, "\n");
+		gw_sb_puts(b, "\n");
 	}
 }
 
@@ -448,24 +445,24 @@ static void render_host(const exp_host *h, exp_buf *b)
 static void render_self(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)
 {
 	family(b, "gpuwhy_exporter_build_info", "gauge", "gpuwhy version; always 1.");
-	exp_buf_puts(b, "gpuwhy_exporter_build_info{");
+	gw_sb_puts(b, "gpuwhy_exporter_build_info{");
 	label(b, true, "version", o->version ? o->version : "");
-	exp_buf_puts(b, "} 1\n");
+	gw_sb_puts(b, "} 1\n");
 	family(b, "gpuwhy_exporter_samples_total", "counter",
 	       "Samples taken since the exporter started.");
-	exp_buf_puts(b, "gpuwhy_exporter_samples_total ");
+	gw_sb_puts(b, "gpuwhy_exporter_samples_total ");
 	exp_buf_int(b, (long long)s->samples_total);
-	exp_buf_puts(b, "\n");
+	gw_sb_puts(b, "\n");
 	family(b, "gpuwhy_exporter_sample_duration_seconds", "gauge",
 	       "Time the last sample took (every GPU and the host).");
-	exp_buf_puts(b, "gpuwhy_exporter_sample_duration_seconds ");
+	gw_sb_puts(b, "gpuwhy_exporter_sample_duration_seconds ");
 	exp_buf_fixed6(b, s->sample_seconds);
-	exp_buf_puts(b, "\n");
+	gw_sb_puts(b, "\n");
 	family(b, "gpuwhy_exporter_last_sample_timestamp_seconds", "gauge",
 	       "When the served sample was taken, seconds since the epoch.");
-	exp_buf_puts(b, "gpuwhy_exporter_last_sample_timestamp_seconds ");
+	gw_sb_puts(b, "gpuwhy_exporter_last_sample_timestamp_seconds ");
 	exp_buf_fixed6(b, s->t_wall);
-	exp_buf_puts(b, "\n");
+	gw_sb_puts(b, "\n");
 }
 
 void exp_render(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)

@@ -240,9 +240,8 @@ static void publish(exp_sampler *s, const exp_snapshot *snap, int64_t t_mono)
 {
 	exp_buf b = {0};
 	exp_render(snap, &s->o.render, &b);
-	if (b.oom || !b.p) {
-		gw_debug("exporter: out of memory rendering; keeping the previous page");
-		exp_buf_free(&b);
+	if (!b.p) {
+		gw_debug("exporter: nothing rendered; keeping the previous page");
 		return;
 	}
 	exp_page *p = exp_page_new(b.p, b.len, snap->t_wall, t_mono);

@@ -5,12 +5,12 @@
  * GPU verdict. Series that are unknown (no GPU read) are left out.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gate/gate_int.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define GATE_REASON_NAME(id, name) name,
@@ -48,49 +48,6 @@ void gate_metrics_init(gate_srv *g)
 		gate_hist_init(&g->up[i].upstream_s, time_le, nt);
 }
 
-typedef struct {
-	char *p;
-	size_t len, cap;
-	bool oom;
-} buf;
-
-static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(buf *b, const char *fmt, ...)
-{
-	if (b->oom)
-		return;
-	if (!b->p) {
-		b->cap = 16384;
-		b->p = malloc(b->cap);
-		if (!b->p) {
-			b->oom = true;
-			return;
-		}
-	}
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t nc = (b->cap + (size_t)n + 1) * 2;
-		char *np = realloc(b->p, nc);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
-	}
-}
-
 /* A label value with \, " and newlines escaped as the text format wants. */
 static const char *esc(const char *s, char *out, size_t len)
 {
@@ -110,77 +67,78 @@ static const char *esc(const char *s, char *out, size_t len)
 	return out;
 }
 
-static void head(buf *b, const char *name, const char *type, const char *help)
+static void head(gw_strbuf *b, const char *name, const char *type, const char *help)
 {
-	bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	gw_sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void hist(buf *b, const char *name, const char *labels, const gate_hist *h)
+static void hist(gw_strbuf *b, const char *name, const char *labels, const gate_hist *h)
 {
 	uint64_t cum = 0;
 	const char *sep = labels[0] ? "," : "";
 	for (int i = 0; i < h->n; i++) {
 		cum += h->count[i];
-		bprintf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, h->le[i],
-		        (unsigned long long)cum);
+		gw_sb_printf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, h->le[i],
+		             (unsigned long long)cum);
 	}
-	bprintf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
-	        (unsigned long long)h->total);
-	bprintf(b, "%s_sum%s%s%s %.9g\n", name, labels[0] ? "{" : "", labels, labels[0] ? "}" : "",
-	        h->sum);
-	bprintf(b, "%s_count%s%s%s %llu\n", name, labels[0] ? "{" : "", labels,
-	        labels[0] ? "}" : "", (unsigned long long)h->total);
+	gw_sb_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+	             (unsigned long long)h->total);
+	gw_sb_printf(b, "%s_sum%s%s%s %.9g\n", name, labels[0] ? "{" : "", labels,
+	             labels[0] ? "}" : "", h->sum);
+	gw_sb_printf(b, "%s_count%s%s%s %llu\n", name, labels[0] ? "{" : "", labels,
+	             labels[0] ? "}" : "", (unsigned long long)h->total);
 }
 
-static void render_users(buf *b, gate_srv *g)
+static void render_users(gw_strbuf *b, gate_srv *g)
 {
 	char e[300];
 	head(b, "gpuwhy_gate_user_queued", "gauge", "Requests of the user waiting in the gate.");
 	for (int i = 0; i < g->q.nusers; i++)
-		bprintf(b, "gpuwhy_gate_user_queued{user=\"%s\"} %ld\n",
-		        esc(g->q.users[i].name, e, sizeof e), g->q.users[i].queued);
+		gw_sb_printf(b, "gpuwhy_gate_user_queued{user=\"%s\"} %ld\n",
+		             esc(g->q.users[i].name, e, sizeof e), g->q.users[i].queued);
 	head(b, "gpuwhy_gate_user_inflight", "gauge", "Requests of the user at an upstream.");
 	for (int i = 0; i < g->q.nusers; i++)
-		bprintf(b, "gpuwhy_gate_user_inflight{user=\"%s\"} %ld\n",
-		        esc(g->q.users[i].name, e, sizeof e), g->q.users[i].inflight);
+		gw_sb_printf(b, "gpuwhy_gate_user_inflight{user=\"%s\"} %ld\n",
+		             esc(g->q.users[i].name, e, sizeof e), g->q.users[i].inflight);
 	head(b, "gpuwhy_gate_user_served_total", "counter",
 	     "Requests of the user sent to an upstream.");
 	for (int i = 0; i < g->q.nusers; i++)
-		bprintf(b, "gpuwhy_gate_user_served_total{user=\"%s\"} %llu\n",
-		        esc(g->q.users[i].name, e, sizeof e),
-		        (unsigned long long)g->q.users[i].served);
+		gw_sb_printf(b, "gpuwhy_gate_user_served_total{user=\"%s\"} %llu\n",
+		             esc(g->q.users[i].name, e, sizeof e),
+		             (unsigned long long)g->q.users[i].served);
 	head(b, "gpuwhy_gate_user_rejected_total", "counter",
 	     "Requests of the user refused with 429 or 503.");
 	for (int i = 0; i < g->q.nusers; i++)
-		bprintf(b, "gpuwhy_gate_user_rejected_total{user=\"%s\"} %llu\n",
-		        esc(g->q.users[i].name, e, sizeof e),
-		        (unsigned long long)g->q.users[i].rejected);
+		gw_sb_printf(b, "gpuwhy_gate_user_rejected_total{user=\"%s\"} %llu\n",
+		             esc(g->q.users[i].name, e, sizeof e),
+		             (unsigned long long)g->q.users[i].rejected);
 }
 
-static void render_upstreams(buf *b, gate_srv *g)
+static void render_upstreams(gw_strbuf *b, gate_srv *g)
 {
 	static const char *const kinds[GATE_UE__COUNT] = {"connect", "timeout", "status_5xx",
 	                                                  "other"};
 	char e[600], l[700];
 	head(b, "gpuwhy_gate_upstream_inflight", "gauge", "Requests at the upstream now.");
 	for (int i = 0; i < g->nup; i++)
-		bprintf(b, "gpuwhy_gate_upstream_inflight{upstream=\"%s\"} %ld\n",
-		        esc(g->up[i].cfg.url, e, sizeof e), g->up[i].inflight);
+		gw_sb_printf(b, "gpuwhy_gate_upstream_inflight{upstream=\"%s\"} %ld\n",
+		             esc(g->up[i].cfg.url, e, sizeof e), g->up[i].inflight);
 	head(b, "gpuwhy_gate_upstream_healthy", "gauge",
 	     "1 when the upstream may take work, 0 while its GPUs hold it.");
 	for (int i = 0; i < g->nup; i++)
-		bprintf(b, "gpuwhy_gate_upstream_healthy{upstream=\"%s\"} %d\n",
-		        esc(g->up[i].cfg.url, e, sizeof e), g->up[i].health[0] ? 0 : 1);
+		gw_sb_printf(b, "gpuwhy_gate_upstream_healthy{upstream=\"%s\"} %d\n",
+		             esc(g->up[i].cfg.url, e, sizeof e), g->up[i].health[0] ? 0 : 1);
 	head(b, "gpuwhy_gate_upstream_requests_total", "counter",
 	     "Transfers sent to the upstream (a batch is one).");
 	for (int i = 0; i < g->nup; i++)
-		bprintf(b, "gpuwhy_gate_upstream_requests_total{upstream=\"%s\"} %llu\n",
-		        esc(g->up[i].cfg.url, e, sizeof e), (unsigned long long)g->up[i].requests);
+		gw_sb_printf(b, "gpuwhy_gate_upstream_requests_total{upstream=\"%s\"} %llu\n",
+		             esc(g->up[i].cfg.url, e, sizeof e),
+		             (unsigned long long)g->up[i].requests);
 	head(b, "gpuwhy_gate_upstream_errors_total", "counter",
 	     "Failed transfers to the upstream by kind.");
 	for (int i = 0; i < g->nup; i++)
 		for (int k = 0; k < GATE_UE__COUNT; k++)
-			bprintf(
+			gw_sb_printf(
 			    b,
 			    "gpuwhy_gate_upstream_errors_total{upstream=\"%s\",kind=\"%s\"} %llu\n",
 			    esc(g->up[i].cfg.url, e, sizeof e), kinds[k],
@@ -199,31 +157,31 @@ static void render_upstreams(buf *b, gate_srv *g)
 		     "Least free memory among the upstream's GPUs (MiB).");
 		for (int i = 0; i < g->nup; i++)
 			if (!isnan(g->up[i].free_mib))
-				bprintf(b,
-				        "gpuwhy_gate_upstream_gpu_free_mib{upstream=\"%s\"} %.0f\n",
-				        esc(g->up[i].cfg.url, e, sizeof e), g->up[i].free_mib);
+				gw_sb_printf(
+				    b, "gpuwhy_gate_upstream_gpu_free_mib{upstream=\"%s\"} %.0f\n",
+				    esc(g->up[i].cfg.url, e, sizeof e), g->up[i].free_mib);
 	}
 }
 
 char *gate_metrics_render(gate_srv *g, size_t *len)
 {
-	buf b = {0};
+	gw_strbuf b = {0};
 	pthread_mutex_lock(&g->mu);
 	head(&b, "gpuwhy_gate_queue_depth", "gauge", "Requests waiting in the gate's queue.");
-	bprintf(&b, "gpuwhy_gate_queue_depth %ld\n", g->q.total);
+	gw_sb_printf(&b, "gpuwhy_gate_queue_depth %ld\n", g->q.total);
 	head(&b, "gpuwhy_gate_inflight", "gauge", "Requests at upstreams now.");
-	bprintf(&b, "gpuwhy_gate_inflight %ld\n", g->inflight);
+	gw_sb_printf(&b, "gpuwhy_gate_inflight %ld\n", g->inflight);
 	head(&b, "gpuwhy_gate_requests_total", "counter", "Requests received.");
-	bprintf(&b, "gpuwhy_gate_requests_total %llu\n", (unsigned long long)g->m.requests);
+	gw_sb_printf(&b, "gpuwhy_gate_requests_total %llu\n", (unsigned long long)g->m.requests);
 	head(&b, "gpuwhy_gate_responses_total", "counter", "Responses sent, by status class.");
 	static const char *const cls[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 	for (int i = 0; i < 6; i++)
-		bprintf(&b, "gpuwhy_gate_responses_total{code=\"%s\"} %llu\n", cls[i],
-		        (unsigned long long)g->m.responses[i]);
+		gw_sb_printf(&b, "gpuwhy_gate_responses_total{code=\"%s\"} %llu\n", cls[i],
+		             (unsigned long long)g->m.responses[i]);
 	head(&b, "gpuwhy_gate_rejected_total", "counter", "Requests the gate refused, by reason.");
 	for (int i = 0; i < GATE_R__COUNT; i++)
-		bprintf(&b, "gpuwhy_gate_rejected_total{reason=\"%s\"} %llu\n",
-		        gate_reason_names[i], (unsigned long long)g->m.rejected[i]);
+		gw_sb_printf(&b, "gpuwhy_gate_rejected_total{reason=\"%s\"} %llu\n",
+		             gate_reason_names[i], (unsigned long long)g->m.rejected[i]);
 	head(&b, "gpuwhy_gate_request_duration_seconds", "histogram",
 	     "Time from a complete request to the start of its answer.");
 	hist(&b, "gpuwhy_gate_request_duration_seconds", "", &g->m.latency);
@@ -233,14 +191,10 @@ char *gate_metrics_render(gate_srv *g, size_t *len)
 	head(&b, "gpuwhy_gate_batch_size", "histogram", "Inputs per batch sent to an upstream.");
 	hist(&b, "gpuwhy_gate_batch_size", "", &g->m.batch_size);
 	head(&b, "gpuwhy_gate_batches_total", "counter", "Merged batches sent to upstreams.");
-	bprintf(&b, "gpuwhy_gate_batches_total %llu\n", (unsigned long long)g->m.batches);
+	gw_sb_printf(&b, "gpuwhy_gate_batches_total %llu\n", (unsigned long long)g->m.batches);
 	render_users(&b, g);
 	render_upstreams(&b, g);
 	pthread_mutex_unlock(&g->mu);
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
 	*len = b.len;
-	return b.p;
+	return gw_sb_take(&b);
 }

@@ -7,26 +7,11 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/selfexe.h"
 
 static int file_exists(const char *p)
 {
 	return access(p, R_OK) == 0;
-}
-
-/* Directory of the running binary (via /proc/self/exe), without trailing slash. */
-static int exe_dir(char *out, size_t outlen)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	snprintf(out, outlen, "%s", buf);
-	return 0;
 }
 
 const char *gpu_sim_library(const char *argv0)
@@ -36,7 +21,7 @@ const char *gpu_sim_library(const char *argv0)
 	if (env && file_exists(env))
 		return env;
 	char dir[PATH_MAX];
-	if (exe_dir(dir, sizeof dir) == 0) {
+	if (gw_self_dir(dir, sizeof dir) == 0) {
 		/* build tree: build/gpuwhy + build/sim/; installed: bin/ + lib/gpuwhy/ */
 		snprintf(path, sizeof path, "%s/sim/libnvidia-ml.so.1", dir);
 		if (file_exists(path))
@@ -56,7 +41,7 @@ const char *gpu_scenario_dir(void)
 	if (env && file_exists(env))
 		return env;
 	char dir[PATH_MAX];
-	if (exe_dir(dir, sizeof dir) == 0) {
+	if (gw_self_dir(dir, sizeof dir) == 0) {
 		snprintf(path, sizeof path, "%s/../share/gpuwhy/scenarios", dir);
 		if (file_exists(path))
 			return path;

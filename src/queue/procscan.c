@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "queue/queue.h"
+#include "util/xalloc.h"
 
 static ssize_t read_small(const char *path, char *buf, size_t len)
 {
@@ -131,7 +132,7 @@ bool queue_proc_has_env(int pid, const char *name, const char *value)
 			if (cap >= (1u << 22))
 				break;
 			cap *= 2;
-			buf = queue_xrealloc(buf, cap);
+			buf = gw_xrealloc(buf, cap);
 		}
 	}
 	close(fd);

@@ -512,9 +512,6 @@ typedef struct {
 
 int queue_worker_run(const queue_worker_opts *o);
 
-/* realloc that aborts instead of returning NULL. */
-void *queue_xrealloc(void *p, size_t n);
-
 /* A time-stamped line in the worker's log (its stderr). */
 void queue_wlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

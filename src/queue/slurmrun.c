@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "queue/queue.h"
-#include "util/subproc.h"
+#include "util/child.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #define SLURM_TIMEOUT_NS 60000000000LL
 #define SLURM_OUT_MAX (4u << 20)
@@ -84,12 +85,18 @@ static sl_mem *memo(queue_slurm *s, const char *job)
 }
 
 /* Run a Slurm command; 0 with r filled when it exited 0. */
-static int slurm_cmd(char **argv, char **envp, gw_subproc *r)
+static int slurm_cmd(char **argv, char **envp, gw_child_result *r)
 {
-	int rc = gw_subproc_run(argv, envp, SLURM_TIMEOUT_NS, SLURM_OUT_MAX, r);
-	if (rc != 0 || !r->exited || r->exit_code != 0)
+	gw_child_spec spec = {.argv = argv, .envp = envp};
+	gw_child_run(&spec, SLURM_TIMEOUT_NS, SLURM_OUT_MAX, r);
+	if (!r->started) {
+		gw_child_free(r);
+		if (asprintf(&r->err, "cannot run %s: %s", argv[0], strerror(r->start_errno)) < 0)
+			gw_out_of_memory();
+		r->out = gw_xstrdup("");
 		return -1;
-	return 0;
+	}
+	return gw_child_ok(r) ? 0 : -1;
 }
 
 static void first_line(const char *text, char *out, size_t len)
@@ -240,7 +247,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 	argv[n++] = script;
 	argv[n] = NULL;
 
-	gw_subproc r;
+	gw_child_result r;
 	memset(&r, 0, sizeof r);
 	bool ok = write_script(script, &t, &a) == 0;
 	if (!ok)
@@ -269,7 +276,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 	}
 	json_decref(extra);
 	free_vec(envp);
-	gw_subproc_free(&r);
+	gw_child_free(&r);
 	queue_task_free(&t);
 }
 
@@ -294,13 +301,13 @@ static void submit_queued(queue_slurm *s)
 /* Facts about a job that squeue no longer lists: scontrol, then sacct, then sacct -c. */
 static bool job_details(const char *job, queue_slurm_job *out)
 {
-	gw_subproc r;
+	gw_child_result r;
 	char *sc[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
 	if (slurm_cmd(sc, NULL, &r) == 0 && queue_slurm_parse_scontrol(r.out, out)) {
-		gw_subproc_free(&r);
+		gw_child_free(&r);
 		return true;
 	}
-	gw_subproc_free(&r);
+	gw_child_free(&r);
 	char *sa[] = {"sacct", "-X",        "-P", "-n",
 	              "-j",    (char *)job, "-o", "JobID,State,ExitCode,Start,End",
 	              NULL};
@@ -323,7 +330,7 @@ static bool job_details(const char *job, queue_slurm_job *out)
 				}
 			}
 		}
-		gw_subproc_free(&r);
+		gw_child_free(&r);
 		if (found)
 			return true;
 	}
@@ -336,7 +343,7 @@ static int64_t job_maxrss(const char *job)
 	char step[48];
 	snprintf(step, sizeof step, "%s.batch", job);
 	char *argv[] = {"sacct", "-n", "-P", "-j", step, "-o", "MaxRSS", NULL};
-	gw_subproc r;
+	gw_child_result r;
 	int64_t kib = -1;
 	if (slurm_cmd(argv, NULL, &r) == 0 && r.out[0]) {
 		char *end;
@@ -350,7 +357,7 @@ static int64_t job_maxrss(const char *job)
 			kib = (int64_t)(v * mult);
 		}
 	}
-	gw_subproc_free(&r);
+	gw_child_free(&r);
 	return kib;
 }
 
@@ -442,7 +449,7 @@ static void conclude(queue_slurm *s, queue_attempt *a, const queue_slurm_job *j)
 static void recover_starting(queue_slurm *s, queue_attempt *a)
 {
 	char *argv[] = {"squeue", "-h", "-a", "-t", "all", "-o", "%i|%k", NULL};
-	gw_subproc r;
+	gw_child_result r;
 	char want[64];
 	snprintf(want, sizeof want, "gpuwhy:%s", a->token);
 	bool found = false;
@@ -458,7 +465,7 @@ static void recover_starting(queue_slurm *s, queue_attempt *a)
 			}
 		}
 	}
-	gw_subproc_free(&r);
+	gw_child_free(&r);
 	if (found) {
 		a->astate = QA_RUNNING;
 		queue_store_attempt_slurm(s->st, a);
@@ -495,7 +502,7 @@ static void follow(queue_slurm *s)
 				strcat(ids, ",");
 			strcat(ids, act[i].slurm_job);
 		}
-	gw_subproc r;
+	gw_child_result r;
 	memset(&r, 0, sizeof r);
 	bool listed_ok = false;
 	if (ids[0]) {
@@ -512,7 +519,7 @@ static void follow(queue_slurm *s)
 				           *msg ? msg : "no output");
 				s->down_logged = true;
 			}
-			gw_subproc_free(&r);
+			gw_child_free(&r);
 			free(ids);
 			free(act);
 			return;
@@ -552,9 +559,9 @@ static void follow(queue_slurm *s)
 		if (queue_store_cancel_requested(s->st, a->task_id) > 0 && !m->cancel_sent &&
 		    (c == QSL_PENDING || c == QSL_RUNNING || c == QSL_UNKNOWN)) {
 			char *argv[] = {"scancel", a->slurm_job, NULL};
-			gw_subproc cr;
+			gw_child_result cr;
 			slurm_cmd(argv, NULL, &cr);
-			gw_subproc_free(&cr);
+			gw_child_free(&cr);
 			m->cancel_sent = true;
 			queue_wlog("task %lld: scancel %s", (long long)a->task_id, a->slurm_job);
 		}
@@ -602,7 +609,7 @@ static void follow(queue_slurm *s)
 		}
 	}
 	s->recovered = true;
-	gw_subproc_free(&r);
+	gw_child_free(&r);
 	free(ids);
 	free(act);
 	int left;

@@ -23,6 +23,7 @@
 
 #include "queue/queue.h"
 #include "util/parse.h"
+#include "util/xalloc.h"
 
 void queue_spec_init(queue_spec *s)
 {
@@ -273,7 +274,7 @@ static char *expand(const char *tmpl, vars *v, bool quote)
 		}
 		if (len + pl + 1 > cap) {
 			cap = (len + pl + 1) * 2;
-			out = queue_xrealloc(out, cap);
+			out = gw_xrealloc(out, cap);
 		}
 		memcpy(out + len, piece, pl);
 		len += pl;
@@ -597,7 +598,7 @@ static queue_spec *list_push(spec_list *l)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 16;
-		l->v = queue_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+		l->v = gw_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
 	}
 	return &l->v[l->n++];
 }

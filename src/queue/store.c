@@ -21,6 +21,7 @@
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 /* Statements are compiled once per connection and kept: the worker runs the same
  * few dozen on every pass, and compiling costs more than running them. */
@@ -651,7 +652,7 @@ int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
+			v = gw_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		read_task(s, &v[cnt++]);
 	}
@@ -733,7 +734,7 @@ static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
+			v = gw_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		read_attempt(s, &v[cnt++]);
 	}
@@ -1269,7 +1270,7 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
+			v = gw_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		queue_gpu_row *r = &v[cnt++];
 		memset(r, 0, sizeof *r);
@@ -1334,7 +1335,7 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (cnt == cap) {
 			cap *= 2;
-			v = queue_xrealloc(v, (size_t)cap * sizeof *v);
+			v = gw_xrealloc(v, (size_t)cap * sizeof *v);
 		}
 		v[cnt++] = sqlite3_column_int64(s, 0);
 	}

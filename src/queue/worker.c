@@ -38,6 +38,7 @@
 #include "queue/queue.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -738,7 +739,7 @@ static void run_add(worker *w, wk_run *r)
 {
 	if (w->nrun == w->caprun) {
 		w->caprun = w->caprun ? w->caprun * 2 : 16;
-		w->run = queue_xrealloc(w->run, (size_t)w->caprun * sizeof *w->run);
+		w->run = gw_xrealloc(w->run, (size_t)w->caprun * sizeof *w->run);
 	}
 	w->run[w->nrun++] = r;
 }
@@ -860,7 +861,7 @@ static void finish_run(worker *w, wk_run *r)
 			if (w->nreap == w->capreap) {
 				w->capreap = w->capreap ? w->capreap * 2 : 8;
 				w->reap =
-				    queue_xrealloc(w->reap, (size_t)w->capreap * sizeof *w->reap);
+				    gw_xrealloc(w->reap, (size_t)w->capreap * sizeof *w->reap);
 			}
 			w->reap[w->nreap++] = r->shim_pid;
 		}
@@ -1673,7 +1674,7 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		int need = 2 + w->nrun;
 		if (need > capfds) {
 			capfds = need * 2;
-			fds = queue_xrealloc(fds, (size_t)capfds * sizeof *fds);
+			fds = gw_xrealloc(fds, (size_t)capfds * sizeof *fds);
 		}
 		int nf = 0;
 		fds[nf++] = (struct pollfd){.fd = w->fifo, .events = POLLIN};
@@ -1722,8 +1723,8 @@ static void loop(worker *w, int64_t idle_exit_ns)
 			if (ended) {
 				if (nended == capended) {
 					capended = capended ? capended * 2 : 8;
-					endedv = queue_xrealloc(endedv,
-					                        (size_t)capended * sizeof *endedv);
+					endedv =
+					    gw_xrealloc(endedv, (size_t)capended * sizeof *endedv);
 				}
 				endedv[nended++] = run;
 				w->run[r] = w->run[--w->nrun];

@@ -13,6 +13,7 @@
 
 #include "gpu/gpu_reasons.h"
 #include "report/report.h"
+#include "util/xalloc.h"
 
 #define CW 1000 /* chart viewBox width */
 #define CH 210  /* chart viewBox height */
@@ -831,11 +832,9 @@ static void shade_masks(hx *h)
 	diag_opts_default(&def);
 	h->idle_pct = (h->st->opts ? h->st->opts : &def)->th.idle_util_pct;
 	size_t n = tl->n ? (size_t)tl->n : 1;
-	h->gap = calloc(n, sizeof *h->gap);
-	h->thr = calloc(n, sizeof *h->thr);
-	h->lost = calloc(n, sizeof *h->lost);
-	if (!h->gap || !h->thr || !h->lost)
-		abort();
+	h->gap = gw_xcalloc(n, sizeof *h->gap);
+	h->thr = gw_xcalloc(n, sizeof *h->thr);
+	h->lost = gw_xcalloc(n, sizeof *h->lost);
 	double lost_t = NAN;
 	for (int i = 0; i < h->ngpu_show; i++) {
 		double t = lost_at(tl, h->show[i]);

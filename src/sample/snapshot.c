@@ -4,13 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q)
-		abort();
-	return q;
-}
+#include "util/xalloc.h"
 
 void snapshot_init(snapshot *s, int ngpu)
 {
@@ -44,9 +38,9 @@ void snapshot_clear(snapshot *s)
 void snapshot_set_ncpu(snapshot *s, int ncpu)
 {
 	if (ncpu != s->ncpu) {
-		s->cpu_id = xrealloc(s->cpu_id, (size_t)ncpu * sizeof *s->cpu_id);
-		s->cpu_busy = xrealloc(s->cpu_busy, (size_t)ncpu * sizeof *s->cpu_busy);
-		s->cpu_iowait = xrealloc(s->cpu_iowait, (size_t)ncpu * sizeof *s->cpu_iowait);
+		s->cpu_id = gw_xrealloc(s->cpu_id, (size_t)ncpu * sizeof *s->cpu_id);
+		s->cpu_busy = gw_xrealloc(s->cpu_busy, (size_t)ncpu * sizeof *s->cpu_busy);
+		s->cpu_iowait = gw_xrealloc(s->cpu_iowait, (size_t)ncpu * sizeof *s->cpu_iowait);
 		s->ncpu = ncpu;
 	}
 	for (int i = 0; i < ncpu; i++) {
@@ -59,7 +53,7 @@ tl_proc *snapshot_add_proc(snapshot *s)
 {
 	if (s->nproc == s->proc_cap) {
 		s->proc_cap = s->proc_cap ? s->proc_cap * 2 : 32;
-		s->procs = xrealloc(s->procs, (size_t)s->proc_cap * sizeof *s->procs);
+		s->procs = gw_xrealloc(s->procs, (size_t)s->proc_cap * sizeof *s->procs);
 	}
 	tl_proc *p = &s->procs[s->nproc++];
 	memset(p, 0, sizeof *p);
@@ -72,7 +66,7 @@ tl_event *snapshot_add_event(snapshot *s, const char *kind, int gpu, long value,
 {
 	if (s->nevent == s->event_cap) {
 		s->event_cap = s->event_cap ? s->event_cap * 2 : 8;
-		s->events = xrealloc(s->events, (size_t)s->event_cap * sizeof *s->events);
+		s->events = gw_xrealloc(s->events, (size_t)s->event_cap * sizeof *s->events);
 	}
 	tl_event *e = &s->events[s->nevent++];
 	memset(e, 0, sizeof *e);

@@ -4,23 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 const host_metric_desc host_metrics[HM__COUNT] = {
 #define X(id, key, unit, help) {key, unit, help},
 #include "sample/host_metrics.def"
 #undef X
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q)
-		abort(); /* out of memory in a monitoring tool: nothing sane to do */
-	return q;
-}
-
 static double *new_series(int cap)
 {
-	double *s = xrealloc(NULL, (size_t)cap * sizeof *s);
+	double *s = gw_xrealloc(NULL, (size_t)cap * sizeof *s);
 	for (int i = 0; i < cap; i++)
 		s[i] = NAN;
 	return s;
@@ -30,16 +24,14 @@ static void grow_series(double **s, int old_cap, int cap)
 {
 	if (!*s)
 		return;
-	*s = xrealloc(*s, (size_t)cap * sizeof **s);
+	*s = gw_xrealloc(*s, (size_t)cap * sizeof **s);
 	for (int i = old_cap; i < cap; i++)
 		(*s)[i] = NAN;
 }
 
 timeline *tl_new(int ngpu, int ncpu)
 {
-	timeline *tl = calloc(1, sizeof *tl);
-	if (!tl)
-		abort();
+	timeline *tl = gw_xcalloc(1, sizeof *tl);
 	tl->ngpu = ngpu;
 	tl->gpu = calloc(ngpu ? (size_t)ngpu : 1, sizeof *tl->gpu);
 	tl->ncpu = ncpu;
@@ -85,8 +77,8 @@ int tl_add_sample(timeline *tl, double t)
 {
 	if (tl->n == tl->cap) {
 		int old = tl->cap, cap = old ? old * 2 : 64;
-		tl->t = xrealloc(tl->t, (size_t)cap * sizeof *tl->t);
-		tl->interval = xrealloc(tl->interval, (size_t)cap * sizeof *tl->interval);
+		tl->t = gw_xrealloc(tl->t, (size_t)cap * sizeof *tl->t);
+		tl->interval = gw_xrealloc(tl->interval, (size_t)cap * sizeof *tl->interval);
 		for (int g = 0; g < tl->ngpu; g++)
 			for (int m = 0; m < GM__COUNT; m++)
 				grow_series(&tl->gpu[g].m[m], old, cap);
@@ -140,7 +132,7 @@ tl_proc *tl_add_proc(timeline *tl)
 {
 	if (tl->nprocs == tl->procs_cap) {
 		tl->procs_cap = tl->procs_cap ? tl->procs_cap * 2 : 64;
-		tl->procs = xrealloc(tl->procs, (size_t)tl->procs_cap * sizeof *tl->procs);
+		tl->procs = gw_xrealloc(tl->procs, (size_t)tl->procs_cap * sizeof *tl->procs);
 	}
 	tl_proc *p = &tl->procs[tl->nprocs++];
 	memset(p, 0, sizeof *p);
@@ -153,7 +145,7 @@ void tl_add_step(timeline *tl, double t, long step)
 {
 	if (tl->nsteps == tl->steps_cap) {
 		tl->steps_cap = tl->steps_cap ? tl->steps_cap * 2 : 64;
-		tl->steps = xrealloc(tl->steps, (size_t)tl->steps_cap * sizeof *tl->steps);
+		tl->steps = gw_xrealloc(tl->steps, (size_t)tl->steps_cap * sizeof *tl->steps);
 	}
 	tl->steps[tl->nsteps].t = t;
 	tl->steps[tl->nsteps].step = step;
@@ -165,7 +157,7 @@ tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long v
 {
 	if (tl->nevents == tl->events_cap) {
 		tl->events_cap = tl->events_cap ? tl->events_cap * 2 : 32;
-		tl->events = xrealloc(tl->events, (size_t)tl->events_cap * sizeof *tl->events);
+		tl->events = gw_xrealloc(tl->events, (size_t)tl->events_cap * sizeof *tl->events);
 	}
 	tl_event *e = &tl->events[tl->nevents++];
 	memset(e, 0, sizeof *e);
@@ -181,7 +173,7 @@ tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long v
 static char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *d = xrealloc(NULL, n);
+	char *d = gw_xrealloc(NULL, n);
 	memcpy(d, s, n);
 	return d;
 }
@@ -198,7 +190,7 @@ void tl_meta_set(timeline *tl, const char *key, const char *value)
 		}
 	if (tl->nmeta == tl->meta_cap) {
 		tl->meta_cap = tl->meta_cap ? tl->meta_cap * 2 : 16;
-		tl->meta = xrealloc(tl->meta, (size_t)tl->meta_cap * sizeof *tl->meta);
+		tl->meta = gw_xrealloc(tl->meta, (size_t)tl->meta_cap * sizeof *tl->meta);
 	}
 	tl->meta[tl->nmeta].key = xstrdup(key);
 	tl->meta[tl->nmeta].value = xstrdup(value);
@@ -330,7 +322,7 @@ int tl_step_durations(const timeline *tl, double **out)
 	*out = NULL;
 	if (tl->nsteps < 2)
 		return 0;
-	double *d = xrealloc(NULL, (size_t)(tl->nsteps - 1) * sizeof *d);
+	double *d = gw_xrealloc(NULL, (size_t)(tl->nsteps - 1) * sizeof *d);
 	for (int i = 1; i < tl->nsteps; i++)
 		d[i - 1] = tl->steps[i].t - tl->steps[i - 1].t;
 	*out = d;
@@ -347,7 +339,7 @@ double tl_percentile(const double *xs, int n, double p)
 {
 	if (n <= 0)
 		return NAN;
-	double *c = xrealloc(NULL, (size_t)n * sizeof *c);
+	double *c = gw_xrealloc(NULL, (size_t)n * sizeof *c);
 	memcpy(c, xs, (size_t)n * sizeof *c);
 	qsort(c, (size_t)n, sizeof *c, cmp_double);
 	double pos = p / 100.0 * (n - 1);

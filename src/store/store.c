@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define COMMIT_EVERY_NS 1000000000LL
@@ -111,32 +111,12 @@ static int exec(store *st, const char *sql)
 	return 0;
 }
 
-/* Grow a heap string by printf. */
-static void sb_printf(char **buf, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void sb_printf(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *b = realloc(*buf, *len + (size_t)n + 1);
-	if (!b)
-		abort();
-	va_start(ap, fmt);
-	vsnprintf(b + *len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	*buf = b;
-	*len += (size_t)n;
-}
-
 static int create_schema(store *st)
 {
-	char *sql = NULL;
-	size_t len = 0;
+	gw_strbuf sql = {0};
 	char col[128];
-	sb_printf(
-	    &sql, &len,
+	gw_sb_printf(
+	    &sql,
 	    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
 	    "CREATE TABLE gpus(idx INTEGER PRIMARY KEY, uuid TEXT, name TEXT, pci_bus_id TEXT,"
 	    " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT);"
@@ -147,17 +127,16 @@ static int create_schema(store *st)
 		if (!gpu_metric_stored(i))
 			continue;
 		gpu_metric_column((gpu_metric_id)i, col, sizeof col);
-		sb_printf(&sql, &len, ", \"%s\" REAL", col);
+		gw_sb_printf(&sql, ", \"%s\" REAL", col);
 	}
-	sb_printf(&sql, &len,
-	          ");CREATE INDEX gpu_samples_t ON gpu_samples(t);"
-	          "CREATE TABLE host_samples(t REAL NOT NULL, interval REAL");
+	gw_sb_printf(&sql, ");CREATE INDEX gpu_samples_t ON gpu_samples(t);"
+	                   "CREATE TABLE host_samples(t REAL NOT NULL, interval REAL");
 	for (int i = 0; i < HM__COUNT; i++) {
 		host_column(i, col, sizeof col);
-		sb_printf(&sql, &len, ", \"%s\" REAL", col);
+		gw_sb_printf(&sql, ", \"%s\" REAL", col);
 	}
-	sb_printf(
-	    &sql, &len,
+	gw_sb_printf(
+	    &sql,
 	    ", core_busy TEXT, core_iowait TEXT);"
 	    "CREATE INDEX host_samples_t ON host_samples(t);"
 	    "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
@@ -169,8 +148,8 @@ static int create_schema(store *st)
 	    "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
 	    "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
 	    " value INTEGER, text TEXT);");
-	int rc = exec(st, sql);
-	free(sql);
+	int rc = exec(st, gw_sb_str(&sql));
+	gw_sb_free(&sql);
 	return rc;
 }
 
@@ -183,26 +162,23 @@ static int prepare(store *st, sqlite3_stmt **out, const char *sql)
 
 static int prepare_all(store *st)
 {
-	char *sql = NULL;
-	size_t len = 0;
+	gw_strbuf sql = {0};
 	int n = 3;
-	sb_printf(&sql, &len, "INSERT INTO temp.gpu_samples VALUES(?,?,?");
+	gw_sb_printf(&sql, "INSERT INTO temp.gpu_samples VALUES(?,?,?");
 	for (int i = 0; i < GM__COUNT; i++)
 		if (gpu_metric_stored(i)) {
-			sb_printf(&sql, &len, ",?");
+			gw_sb_printf(&sql, ",?");
 			n++;
 		}
-	sb_printf(&sql, &len, ")");
-	int rc = prepare(st, &st->ins_gpu, sql);
-	free(sql);
-	sql = NULL;
-	len = 0;
-	sb_printf(&sql, &len, "INSERT INTO temp.host_samples VALUES(?,?");
+	gw_sb_printf(&sql, ")");
+	int rc = prepare(st, &st->ins_gpu, gw_sb_str(&sql));
+	gw_sb_clear(&sql);
+	gw_sb_printf(&sql, "INSERT INTO temp.host_samples VALUES(?,?");
 	for (int i = 0; i < HM__COUNT; i++)
-		sb_printf(&sql, &len, ",?");
-	sb_printf(&sql, &len, ",?,?)");
-	rc |= prepare(st, &st->ins_host, sql);
-	free(sql);
+		gw_sb_printf(&sql, ",?");
+	gw_sb_printf(&sql, ",?,?)");
+	rc |= prepare(st, &st->ins_host, gw_sb_str(&sql));
+	gw_sb_free(&sql);
 	(void)n;
 	rc |= prepare(st, &st->ins_proc,
 	              "INSERT INTO temp.process_samples VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -228,20 +204,19 @@ static int step_done(store *st, sqlite3_stmt *s, const char *what)
 /* TEMP copies of every table (no constraints: the flush applies them) and the flush itself. */
 static int create_staging(store *st)
 {
-	char *sql = NULL, *flush = NULL;
-	size_t len = 0, flen = 0;
-	sb_printf(&sql, &len, "PRAGMA temp_store=MEMORY;");
+	gw_strbuf sql = {0}, flush = {0};
+	gw_sb_printf(&sql, "PRAGMA temp_store=MEMORY;");
 	for (size_t i = 0; i < NTABLES; i++) {
-		sb_printf(&sql, &len, "CREATE TEMP TABLE %s AS SELECT * FROM main.%s WHERE 0;",
-		          tables[i].name, tables[i].name);
-		sb_printf(&flush, &flen, "%s INTO main.%s SELECT * FROM temp.%s ORDER BY rowid;",
-		          tables[i].verb, tables[i].name, tables[i].name);
+		gw_sb_printf(&sql, "CREATE TEMP TABLE %s AS SELECT * FROM main.%s WHERE 0;",
+		             tables[i].name, tables[i].name);
+		gw_sb_printf(&flush, "%s INTO main.%s SELECT * FROM temp.%s ORDER BY rowid;",
+		             tables[i].verb, tables[i].name, tables[i].name);
 	}
 	for (size_t i = 0; i < NTABLES; i++)
-		sb_printf(&flush, &flen, "DELETE FROM temp.%s;", tables[i].name);
-	int rc = exec(st, sql);
-	free(sql);
-	st->flush_sql = flush;
+		gw_sb_printf(&flush, "DELETE FROM temp.%s;", tables[i].name);
+	int rc = exec(st, gw_sb_str(&sql));
+	gw_sb_free(&sql);
+	st->flush_sql = gw_sb_take(&flush);
 	return rc;
 }
 
@@ -687,17 +662,16 @@ int store_add_link(store *st, int a, int b, int nvlinks, int topo)
 
 static char *json_array(const double *x, int n)
 {
-	char *b = NULL;
-	size_t len = 0;
-	sb_printf(&b, &len, "[");
+	gw_strbuf b = {0};
+	gw_sb_putc(&b, '[');
 	for (int i = 0; i < n; i++) {
 		if (isnan(x[i]))
-			sb_printf(&b, &len, "%snull", i ? "," : "");
+			gw_sb_printf(&b, "%snull", i ? "," : "");
 		else
-			sb_printf(&b, &len, "%s%.1f", i ? "," : "", x[i]);
+			gw_sb_printf(&b, "%s%.1f", i ? "," : "", x[i]);
 	}
-	sb_printf(&b, &len, "]");
-	return b;
+	gw_sb_putc(&b, ']');
+	return gw_sb_take(&b);
 }
 
 static int write_gpus(store *st, const snapshot *s, const int *gpu_index)

@@ -20,7 +20,9 @@
 #include "store/store.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
+#include "util/selfexe.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 static volatile int sweep_interrupted;
 
@@ -321,9 +323,7 @@ static void note_failure(drive_ctx *cx, const sweep_run *r)
 static int run_plan_queue(drive_ctx *cx)
 {
 	int n = cx->pl.n * cx->o->sp.repeat, rc = 0;
-	sweep_run **runs = calloc((size_t)n + 1, sizeof *runs);
-	if (!runs)
-		abort();
+	sweep_run **runs = gw_xcalloc((size_t)n + 1, sizeof *runs);
 	for (int i = 0; i < n && !rc && !sweep_interrupted; i++)
 		rc =
 		    submit(cx, &cx->pl.c[i / cx->o->sp.repeat], i % cx->o->sp.repeat + 1, &runs[i]);
@@ -441,8 +441,8 @@ static int finish(drive_ctx *cx)
 static void setup_runner(drive_ctx *cx, const char *gpus)
 {
 	sweep_opts *o = cx->o;
-	ssize_t n = readlink("/proc/self/exe", cx->self, sizeof cx->self - 1);
-	cx->self[n > 0 ? n : 0] = '\0';
+	const char *self = gw_self_exe();
+	snprintf(cx->self, sizeof cx->self, "%s", self ? self : "");
 	cx->rn = (sweep_runner){.self = cx->self,
 	                        .gpus = gpus,
 	                        .interval_ns = o->interval_ns,

@@ -11,22 +11,7 @@
 
 #include "sweep/sweep.h"
 #include "util/parse.h"
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-	if (!q)
-		abort();
-	return q;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		abort();
-	return d;
-}
+#include "util/xalloc.h"
 
 void sweep_spec_init(sweep_spec *sp)
 {
@@ -66,10 +51,8 @@ static bool valid_name(const char *s, size_t n)
 
 static void add_value(sweep_var *v, const char *s, size_t n)
 {
-	v->values = xrealloc(v->values, (size_t)(v->nvalues + 1) * sizeof *v->values);
-	char *d = malloc(n + 1);
-	if (!d)
-		abort();
+	v->values = gw_xrealloc(v->values, (size_t)(v->nvalues + 1) * sizeof *v->values);
+	char *d = gw_xmalloc(n + 1);
 	memcpy(d, s, n);
 	d[n] = '\0';
 	v->values[v->nvalues++] = d;
@@ -328,7 +311,7 @@ static sweep_config *plan_push(sweep_plan *pl)
 {
 	if (pl->n == pl->cap) {
 		pl->cap = pl->cap ? pl->cap * 2 : 16;
-		pl->c = xrealloc(pl->c, (size_t)pl->cap * sizeof *pl->c);
+		pl->c = gw_xrealloc(pl->c, (size_t)pl->cap * sizeof *pl->c);
 	}
 	sweep_config *c = &pl->c[pl->n++];
 	memset(c, 0, sizeof *c);
@@ -356,9 +339,9 @@ int sweep_plan_add(sweep_plan *pl, const sweep_spec *sp, int v, const char *valu
 	}
 	if (pl->nowned == pl->owned_cap) {
 		pl->owned_cap = pl->owned_cap ? pl->owned_cap * 2 : 16;
-		pl->owned = xrealloc(pl->owned, (size_t)pl->owned_cap * sizeof *pl->owned);
+		pl->owned = gw_xrealloc(pl->owned, (size_t)pl->owned_cap * sizeof *pl->owned);
 	}
-	char *own = xstrdup(value);
+	char *own = gw_xstrdup(value);
 	pl->owned[pl->nowned++] = own;
 	sweep_config *c = plan_push(pl);
 	baseline_vals(sp, c);

@@ -15,6 +15,7 @@
 #include "diagnose/diag.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
+#include "util/xalloc.h"
 
 /* The numbers of one repeat averaged over repeats, by index. */
 enum {
@@ -38,9 +39,7 @@ static void append(double **xs, int *n, const double *src, int m)
 {
 	if (m <= 0)
 		return;
-	*xs = realloc(*xs, (size_t)(*n + m) * sizeof **xs);
-	if (!*xs)
-		abort();
+	*xs = gw_xrealloc(*xs, (size_t)(*n + m) * sizeof **xs);
 	memcpy(*xs + *n, src, (size_t)m * sizeof *src);
 	*n += m;
 }
@@ -323,9 +322,7 @@ static void curve(sweep_results *R, int v)
 {
 	sweep_var_result *vr = &R->vr[v];
 	vr->var = v;
-	vr->cfg = malloc((size_t)R->pl->n * sizeof *vr->cfg);
-	if (!vr->cfg)
-		abort();
+	vr->cfg = gw_xmalloc((size_t)R->pl->n * sizeof *vr->cfg);
 	vr->n = 0;
 	for (int i = 0; i < R->pl->n; i++)
 		if ((R->pl->c[i].varied == v || R->pl->c[i].varied == -1) && R->res[i].ok)
@@ -383,9 +380,7 @@ static void memory_model(sweep_results *R)
 
 int sweep_results_compute(sweep_results *R)
 {
-	R->res = calloc((size_t)(R->pl->n ? R->pl->n : 1), sizeof *R->res);
-	if (!R->res)
-		abort();
+	R->res = gw_xcalloc((size_t)(R->pl->n ? R->pl->n : 1), sizeof *R->res);
 	for (int i = 0; i < R->pl->n; i++)
 		config_result(R, i);
 	sweep_results_analyse(R);

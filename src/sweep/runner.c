@@ -19,6 +19,7 @@
 #include "sweep/sweep.h"
 #include "util/child.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -31,13 +32,9 @@ static void sv_add(strv *s, const char *a)
 {
 	if (s->n + 2 > s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 32;
-		s->v = realloc(s->v, (size_t)s->cap * sizeof *s->v);
-		if (!s->v)
-			abort();
+		s->v = gw_xrealloc(s->v, (size_t)s->cap * sizeof *s->v);
 	}
-	s->v[s->n] = strdup(a);
-	if (!s->v[s->n])
-		abort();
+	s->v[s->n] = gw_xstrdup(a);
 	s->v[++s->n] = NULL;
 }
 

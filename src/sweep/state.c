@@ -13,6 +13,7 @@
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/jsonw.h"
+#include "util/xalloc.h"
 
 static const char *const status_names[] = {"pending", "running", "done",
                                            "failed",  "oom",     "interrupted"};
@@ -68,9 +69,7 @@ sweep_run *sweep_state_add(sweep_state *st, const char *config, int rep, const c
 		return r;
 	if (st->n == st->cap) {
 		st->cap = st->cap ? st->cap * 2 : 32;
-		st->r = realloc(st->r, (size_t)st->cap * sizeof *st->r);
-		if (!st->r)
-			abort();
+		st->r = gw_xrealloc(st->r, (size_t)st->cap * sizeof *st->r);
 	}
 	r = &st->r[st->n++];
 	memset(r, 0, sizeof *r);
@@ -205,9 +204,7 @@ int sweep_state_load(const char *dir, sweep_state *st)
 		                "no args or runs");
 	}
 	st->nargs = (int)json_array_size(args);
-	st->args = calloc((size_t)st->nargs + 1, sizeof *st->args);
-	if (!st->args)
-		abort();
+	st->args = gw_xcalloc((size_t)st->nargs + 1, sizeof *st->args);
 	for (int i = 0; i < st->nargs; i++) {
 		const char *a = json_string_value(json_array_get(args, (size_t)i));
 		st->args[i] = strdup(a ? a : "");

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "sweep/sweep.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
 
 static bool ident_start(char c)
 {
@@ -79,38 +81,19 @@ void sweep_shell_quote(const char *s, char *out, size_t len)
 	out[k < len ? k : len - 1] = '\0';
 }
 
-typedef struct {
-	char *s;
-	size_t n, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->s = realloc(b->s, b->cap);
-		if (!b->s)
-			abort();
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
 char *sweep_subst(const sweep_spec *sp, const sweep_config *c, const char *tmpl, bool shell,
                   char *err, size_t errlen)
 {
-	sbuf b = {0};
-	sb_add(&b, "", 0);
+	gw_strbuf b = {0};
 	for (const char *p = tmpl; *p;) {
 		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
-			sb_add(&b, p, 1);
+			gw_sb_put(&b, p, 1);
 			p += 2;
 			continue;
 		}
 		size_t nl, l = placeholder_at(p, &nl);
 		if (!l) {
-			sb_add(&b, p++, 1);
+			gw_sb_put(&b, p++, 1);
 			continue;
 		}
 		int v = -1;
@@ -119,24 +102,22 @@ char *sweep_subst(const sweep_spec *sp, const sweep_config *c, const char *tmpl,
 				v = i;
 		if (v < 0) {
 			snprintf(err, errlen, "unknown placeholder {%.*s}", (int)nl, p + 1);
-			free(b.s);
+			gw_sb_free(&b);
 			return NULL;
 		}
 		const char *val = c->val[v];
 		if (shell) {
 			size_t qlen = strlen(val) * 4 + 3;
-			char *q = malloc(qlen);
-			if (!q)
-				abort();
+			char *q = gw_xmalloc(qlen);
 			sweep_shell_quote(val, q, qlen);
-			sb_add(&b, q, strlen(q));
+			gw_sb_puts(&b, q);
 			free(q);
 		} else {
-			sb_add(&b, val, strlen(val));
+			gw_sb_puts(&b, val);
 		}
 		p += l;
 	}
-	return b.s;
+	return gw_sb_take(&b);
 }
 
 bool sweep_is_shell(char *const *argv, int argc, int *script)
@@ -179,9 +160,7 @@ char **sweep_argv(const sweep_spec *sp, const sweep_config *c, char *err, size_t
 {
 	int script = -1;
 	sweep_is_shell(sp->cmd, sp->ncmd, &script);
-	char **v = calloc((size_t)sp->ncmd + 1, sizeof *v);
-	if (!v)
-		abort();
+	char **v = gw_xcalloc((size_t)sp->ncmd + 1, sizeof *v);
 	for (int i = 0; i < sp->ncmd; i++) {
 		v[i] = sweep_subst(sp, c, sp->cmd[i], i == script, err, errlen);
 		if (!v[i]) {
@@ -194,9 +173,7 @@ char **sweep_argv(const sweep_spec *sp, const sweep_config *c, char *err, size_t
 
 char **sweep_envv(const sweep_spec *sp, const sweep_config *c, char *err, size_t errlen)
 {
-	char **v = calloc((size_t)sp->nenv + 1, sizeof *v);
-	if (!v)
-		abort();
+	char **v = gw_xcalloc((size_t)sp->nenv + 1, sizeof *v);
 	for (int i = 0; i < sp->nenv; i++) {
 		v[i] = sweep_subst(sp, c, sp->env[i], false, err, errlen);
 		if (!v[i]) {

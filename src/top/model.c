@@ -6,21 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ snapshots */
+#include "util/xalloc.h"
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p)
-		abort(); /* out of memory in a monitor: nothing sane to do */
-	return p;
-}
+/* ------------------------------------------------------------------ snapshots */
 
 void top_snapshot_copy(snapshot *d, const snapshot *s)
 {
 	if (d->ngpu != s->ngpu || !d->gpu) {
 		free(d->gpu);
-		d->gpu = xcalloc((size_t)s->ngpu, sizeof *d->gpu);
+		d->gpu = gw_xcalloc((size_t)s->ngpu, sizeof *d->gpu);
 		d->ngpu = s->ngpu;
 	}
 	if (s->ngpu)
@@ -57,7 +51,7 @@ int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus)
 	for (int i = 0; i < GPU_MAX; i++)
 		for (int j = 0; j < GPU_MAX; j++)
 			m->nvlinks[i][j] = m->topo[i][j] = -1;
-	m->ring = xcalloc(TOP_RING_CAP, sizeof *m->ring);
+	m->ring = gw_xcalloc(TOP_RING_CAP, sizeof *m->ring);
 	m->sort = TOP_SORT_GPU;
 	m->sel = -1;
 	m->sel_gpu = -1;
@@ -233,9 +227,7 @@ void top_model_refresh(top_model *m)
 			continue;
 		if (m->nrows == m->rows_cap) {
 			m->rows_cap = m->rows_cap ? m->rows_cap * 2 : 64;
-			m->rows = realloc(m->rows, (size_t)m->rows_cap * sizeof *m->rows);
-			if (!m->rows)
-				abort();
+			m->rows = gw_xrealloc(m->rows, (size_t)m->rows_cap * sizeof *m->rows);
 		}
 		m->rows[m->nrows++].p = p;
 	}
@@ -422,7 +414,7 @@ int top_model_tree(const top_model *m, top_tree_line *out, int max)
 	const snapshot *s = top_model_shown(m);
 	if (!s || m->sel < 0 || max <= 0)
 		return 0;
-	tnode *t = xcalloc((size_t)s->nproc, sizeof *t);
+	tnode *t = gw_xcalloc((size_t)s->nproc, sizeof *t);
 	int n = 0;
 	for (int i = 0; i < s->nproc; i++) {
 		const tl_proc *p = &s->procs[i];

@@ -4,34 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	unsigned char *b;
-	size_t n, cap;
-	bool oom;
-} calllog;
+#include "util/strbuf.h"
 
+/* A call log: per call its tag, the length of its bytes and the bytes. */
 static int put(void *ctx, char tag, const void *s, size_t n)
 {
-	calllog *l = ctx;
-	size_t need = l->n + n + 1 + sizeof n;
-	if (need > l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		while (cap < need)
-			cap *= 2;
-		unsigned char *b = realloc(l->b, cap);
-		if (!b) {
-			l->oom = true;
-			return 0;
-		}
-		l->b = b;
-		l->cap = cap;
-	}
-	l->b[l->n++] = (unsigned char)tag;
-	memcpy(l->b + l->n, &n, sizeof n);
-	l->n += sizeof n;
-	if (n)
-		memcpy(l->b + l->n, s, n);
-	l->n += n;
+	gw_strbuf *l = ctx;
+	gw_sb_putc(l, tag);
+	gw_sb_put(l, &n, sizeof n);
+	gw_sb_put(l, s, n);
 	return 1;
 }
 
@@ -88,7 +69,8 @@ static const yajl_callbacks logging = {
  * yajl on the part: the open containers first ("{[" becomes {"_":[ ), then the text, then
  * what closes them. The log keeps only the part's own calls.
  */
-static bool yajl_read(const unsigned char *text, size_t len, const trace_jscan_mode *m, calllog *l)
+static bool yajl_read(const unsigned char *text, size_t len, const trace_jscan_mode *m,
+                      gw_strbuf *l)
 {
 	yajl_handle h = yajl_alloc(&logging, NULL, l);
 	if (!h)
@@ -99,9 +81,9 @@ static bool yajl_read(const unsigned char *text, size_t len, const trace_jscan_m
 		const char *o = m->open[i] == '{' ? "{\"_\":" : "[";
 		ok = yajl_parse(h, (const unsigned char *)o, strlen(o)) == yajl_status_ok;
 	}
-	size_t skip = l->n;
+	size_t skip = l->len;
 	ok = ok && yajl_parse(h, text, len) == yajl_status_ok;
-	size_t mark = l->n;
+	size_t mark = l->len;
 	if (ok && m) {
 		if (m->end_after_comma)
 			ok = yajl_parse(h, (const unsigned char *)"0", 1) == yajl_status_ok;
@@ -115,22 +97,22 @@ static bool yajl_read(const unsigned char *text, size_t len, const trace_jscan_m
 	ok = ok && yajl_complete_parse(h) == yajl_status_ok;
 	yajl_free(h);
 	if (mark > skip)
-		memmove(l->b, l->b + skip, mark - skip);
-	l->n = mark - skip;
+		memmove(l->p, l->p + skip, mark - skip);
+	l->len = mark - skip;
 	return ok;
 }
 
 trace_jscan_diff trace_jscan_compare(const unsigned char *text, size_t len,
                                      const trace_jscan_mode *m)
 {
-	calllog a = {0}, b = {0};
+	gw_strbuf a = {0}, b = {0};
 	trace_jscan_diff d = {0};
-	d.yajl_ok = yajl_read(text, len, m, &a) && !a.oom;
+	d.yajl_ok = yajl_read(text, len, m, &a);
 	d.scan_ok = (m ? trace_jscan_part(text, len, &logging, &b, m)
-	               : trace_jscan(text, len, &logging, &b)) &&
-	            !b.oom;
-	d.same = d.yajl_ok && d.scan_ok && a.n == b.n && (a.n == 0 || !memcmp(a.b, b.b, a.n));
-	free(a.b);
-	free(b.b);
+	               : trace_jscan(text, len, &logging, &b));
+	d.same =
+	    d.yajl_ok && d.scan_ok && a.len == b.len && (a.len == 0 || !memcmp(a.p, b.p, a.len));
+	gw_sb_free(&a);
+	gw_sb_free(&b);
 	return d;
 }

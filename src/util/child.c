@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/strbuf.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 extern char **environ;
 
@@ -22,8 +25,7 @@ typedef struct {
 } child_run;
 
 typedef struct {
-	char **buf;
-	size_t *len;
+	gw_strbuf b;
 	bool *trunc;
 } sink;
 
@@ -50,6 +52,10 @@ static void child_exec(const gw_child_spec *s, int out_w, int err_w, int status_
 	}
 	dup2(out_w, 1);
 	dup2(err_w, 2);
+	/* No descriptor of the parent's leaks into the program (status_w closes at exec). */
+	if (status_w > 3)
+		close_range(3, (unsigned)status_w - 1, 0);
+	close_range((unsigned)status_w + 1, ~0U, 0);
 	execve(s->path, s->argv, s->envp ? s->envp : environ);
 	int e = errno;
 	ssize_t w = write(status_w, &e, sizeof e);
@@ -119,7 +125,7 @@ static child_run start_one(const gw_child_spec *s, gw_child_result *res)
 	return r;
 }
 
-static void drain(int *fd, sink k, size_t cap)
+static void drain(int *fd, sink *k, size_t cap)
 {
 	char chunk[65536];
 	for (;;) {
@@ -132,15 +138,11 @@ static void drain(int *fd, sink k, size_t cap)
 			close_fd(fd);
 			return;
 		}
-		size_t room = cap > *k.len ? cap - *k.len : 0;
+		size_t room = cap > k->b.len ? cap - k->b.len : 0;
 		size_t take = (size_t)n < room ? (size_t)n : room;
 		if (take < (size_t)n)
-			*k.trunc = true;
-		if (take) {
-			memcpy(*k.buf + *k.len, chunk, take);
-			*k.len += take;
-			(*k.buf)[*k.len] = '\0';
-		}
+			*k->trunc = true;
+		gw_sb_put(&k->b, chunk, take);
 	}
 }
 
@@ -169,71 +171,112 @@ static bool busy(const child_run *r)
 	return r->fd[0] >= 0 || r->fd[1] >= 0 || !r->reaped;
 }
 
+/* Everything gw_child_run_many tracks for its n children. */
+typedef struct {
+	size_t n;
+	child_run *runs;
+	sink *out, *err;
+	struct pollfd *pfd;
+	char **paths; /* argv[0] found in PATH when a spec has no path */
+} batch;
+
+static void batch_start(batch *b, const gw_child_spec *specs, gw_child_result *results)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		gw_child_spec s = specs[i];
+		memset(&results[i], 0, sizeof results[i]);
+		results[i].status = -1;
+		b->out[i].trunc = &results[i].out_truncated;
+		b->err[i].trunc = &results[i].err_truncated;
+		if (!s.path) {
+			/* Searched here, not after fork: the child may only call async-signal-safe
+			 * functions. */
+			const char *path = getenv("PATH");
+			b->paths[i] = gw_which(s.argv[0], path ? path : "/bin:/usr/bin");
+			s.path = b->paths[i];
+		}
+		if (!s.path) {
+			b->runs[i] = (child_run){.pid = -1, .fd = {-1, -1}, .reaped = true};
+			results[i].start_errno = ENOENT;
+			continue;
+		}
+		b->runs[i] = start_one(&s, &results[i]);
+	}
+}
+
+/* One round: reap, poll every open pipe, drain. False when nothing is left to wait for. */
+static bool batch_round(batch *b, int64_t deadline, size_t cap, gw_child_result *results)
+{
+	bool any = false, any_fd = false;
+	size_t np = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		reap(&b->runs[i], &results[i], WNOHANG);
+		any |= busy(&b->runs[i]);
+		for (int k = 0; k < 2; k++) {
+			if (b->runs[i].fd[k] < 0)
+				continue;
+			b->pfd[np++] = (struct pollfd){.fd = b->runs[i].fd[k], .events = POLLIN};
+			any_fd = true;
+		}
+	}
+	int64_t left = deadline ? deadline - gw_mono_ns() : INT64_MAX;
+	if (!any || left <= 0)
+		return false;
+	/* With every pipe closed only an exit is awaited: poll it every 10 ms. */
+	int64_t cap_ms = any_fd ? 1000 : 10;
+	int64_t ms = left / 1000000 >= cap_ms ? cap_ms : (left + 999999) / 1000000;
+	if (poll(np ? b->pfd : NULL, np, (int)ms) < 0 && errno != EINTR)
+		return false;
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->runs[i].fd[0] >= 0)
+			drain(&b->runs[i].fd[0], &b->out[i], cap);
+		if (b->runs[i].fd[1] >= 0)
+			drain(&b->runs[i].fd[1], &b->err[i], cap);
+	}
+	return true;
+}
+
+/* Kill what is still running, reap everything, hand the output over. */
+static void batch_finish(batch *b, gw_child_result *results)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		child_run *r = &b->runs[i];
+		if (busy(r) && r->pid > 0) {
+			results[i].timed_out = true;
+			kill(-r->pid, SIGKILL);
+			kill(r->pid, SIGKILL);
+		}
+		close_fd(&r->fd[0]);
+		close_fd(&r->fd[1]);
+		reap(r, &results[i], 0);
+		results[i].out_len = b->out[i].b.len;
+		results[i].out = gw_sb_take(&b->out[i].b);
+		results[i].err_len = b->err[i].b.len;
+		results[i].err = gw_sb_take(&b->err[i].b);
+		free(b->paths[i]);
+	}
+}
+
 int gw_child_run_many(const gw_child_spec *specs, size_t n, int64_t timeout_ns, size_t cap,
                       gw_child_result *results)
 {
-	int64_t deadline = gw_mono_ns() + timeout_ns;
-	child_run *runs = calloc(n ? n : 1, sizeof *runs);
-	struct pollfd *pfd = calloc(n ? 2 * n : 1, sizeof *pfd);
-	if (!runs || !pfd) {
-		free(runs);
-		free(pfd);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		memset(&results[i], 0, sizeof results[i]);
-		results[i].out = calloc(1, cap + 1);
-		results[i].err = calloc(1, cap + 1);
-		results[i].status = -1;
-		runs[i] = start_one(&specs[i], &results[i]);
-	}
-	for (;;) {
-		bool any = false, any_fd = false;
-		size_t np = 0;
-		for (size_t i = 0; i < n; i++) {
-			reap(&runs[i], &results[i], WNOHANG);
-			any |= busy(&runs[i]);
-			for (int k = 0; k < 2; k++) {
-				if (runs[i].fd[k] < 0)
-					continue;
-				pfd[np].fd = runs[i].fd[k];
-				pfd[np].events = POLLIN;
-				pfd[np].revents = 0;
-				np++;
-				any_fd = true;
-			}
-		}
-		int64_t left = deadline - gw_mono_ns();
-		if (!any || left <= 0)
-			break;
-		/* With every pipe closed only an exit is awaited: poll it every 10 ms. */
-		int64_t ms = (left + 999999) / 1000000;
-		if (ms > (any_fd ? 1000 : 10))
-			ms = any_fd ? 1000 : 10;
-		int pr = poll(np ? pfd : NULL, np, (int)ms);
-		if (pr < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < n; i++) {
-			sink so = {&results[i].out, &results[i].out_len, &results[i].out_truncated};
-			sink se = {&results[i].err, &results[i].err_len, &results[i].err_truncated};
-			if (runs[i].fd[0] >= 0)
-				drain(&runs[i].fd[0], so, cap);
-			if (runs[i].fd[1] >= 0)
-				drain(&runs[i].fd[1], se, cap);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (busy(&runs[i]) && runs[i].pid > 0) {
-			results[i].timed_out = true;
-			kill(-runs[i].pid, SIGKILL);
-			kill(runs[i].pid, SIGKILL);
-		}
-		close_fd(&runs[i].fd[0]);
-		close_fd(&runs[i].fd[1]);
-		reap(&runs[i], &results[i], 0);
-	}
-	free(runs);
-	free(pfd);
+	size_t m = n ? n : 1;
+	batch b = {.n = n,
+	           .runs = gw_xcalloc(m, sizeof *b.runs),
+	           .out = gw_xcalloc(m, sizeof *b.out),
+	           .err = gw_xcalloc(m, sizeof *b.err),
+	           .pfd = gw_xcalloc(2 * m, sizeof *b.pfd),
+	           .paths = gw_xcalloc(m, sizeof *b.paths)};
+	int64_t deadline = timeout_ns > 0 ? gw_mono_ns() + timeout_ns : 0;
+	batch_start(&b, specs, results);
+	while (batch_round(&b, deadline, cap, results))
+		;
+	batch_finish(&b, results);
+	free(b.runs);
+	free(b.out);
+	free(b.err);
+	free(b.pfd);
+	free(b.paths);
 	return 0;
 }
 

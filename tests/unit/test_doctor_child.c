@@ -1,7 +1,10 @@
 /* Child processes with a deadline (src/util/child.c), as the doctor's probes use them. */
 #include "test_doctor_common.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "util/child.h"
 #include "util/timeutil.h"
@@ -128,6 +131,57 @@ static void which_searches_a_path_list(void **state)
 	fx_free(f);
 }
 
+/* No path: argv[0] is found in PATH, as the Slurm back end runs sbatch. */
+static void path_is_searched_without_one(void **state)
+{
+	(void)state;
+	char *argv[] = {"sh", "-c", "echo found", NULL};
+	gw_child_spec spec = {.argv = argv};
+	gw_child_result r;
+	gw_child_run(&spec, 5000000000LL, 64, &r);
+	assert_true(gw_child_ok(&r));
+	assert_string_equal(r.out, "found\n");
+	gw_child_free(&r);
+	char *nope[] = {"gpuwhy-no-such-program", NULL};
+	spec.argv = nope;
+	gw_child_run(&spec, 5000000000LL, 64, &r);
+	assert_false(r.started);
+	assert_int_equal(r.start_errno, ENOENT);
+	assert_string_equal(r.out, "");
+	gw_child_free(&r);
+}
+
+/* A timeout of 0 waits as long as the child runs. */
+static void zero_timeout_means_no_limit(void **state)
+{
+	(void)state;
+	char *argv[] = {"/bin/sh", "-c", "sleep 0.2; echo late", NULL};
+	gw_child_spec spec = {.path = "/bin/sh", .argv = argv};
+	gw_child_result r;
+	gw_child_run(&spec, 0, 64, &r);
+	assert_false(r.timed_out);
+	assert_true(gw_child_ok(&r));
+	assert_string_equal(r.out, "late\n");
+	gw_child_free(&r);
+}
+
+/* A descriptor this process holds open (without O_CLOEXEC) is not the child's. */
+static void descriptors_are_not_inherited(void **state)
+{
+	(void)state;
+	int fd = open("/dev/null", O_RDONLY);
+	assert_true(fd > 2);
+	char script[64];
+	snprintf(script, sizeof script, "[ -e /proc/self/fd/%d ] && echo open || echo closed", fd);
+	char *argv[] = {"/bin/sh", "-c", script, NULL};
+	gw_child_spec spec = {.path = "/bin/sh", .argv = argv};
+	gw_child_result r;
+	gw_child_run(&spec, 5000000000LL, 64, &r);
+	assert_string_equal(r.out, "closed\n");
+	gw_child_free(&r);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +192,9 @@ int main(void)
 	    cmocka_unit_test(runs_many_at_once),
 	    cmocka_unit_test(environment_is_passed),
 	    cmocka_unit_test(which_searches_a_path_list),
+	    cmocka_unit_test(path_is_searched_without_one),
+	    cmocka_unit_test(zero_timeout_means_no_limit),
+	    cmocka_unit_test(descriptors_are_not_inherited),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

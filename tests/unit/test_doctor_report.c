@@ -76,17 +76,17 @@ static void json_is_an_array_of_check_status_found_fix(void **state)
 static void string_builder(void **state)
 {
 	(void)state;
-	dr_sb b = {0};
-	assert_string_equal(dr_sb_str(&b), "");
-	dr_sb_sep(&b, ", ");
-	dr_sb_addf(&b, "%d", 1);
+	gw_strbuf b = {0};
+	assert_string_equal(gw_sb_str(&b), "");
+	gw_sb_sep(&b, ", ");
+	gw_sb_printf(&b, "%d", 1);
 	for (int i = 2; i <= 200; i++) {
-		dr_sb_sep(&b, ",");
-		dr_sb_addf(&b, "%d", i);
+		gw_sb_sep(&b, ",");
+		gw_sb_printf(&b, "%d", i);
 	}
-	assert_true(!strncmp(dr_sb_str(&b), "1,2,3,", 6));
-	assert_non_null(strstr(dr_sb_str(&b), ",199,200"));
-	dr_sb_free(&b);
+	assert_true(!strncmp(gw_sb_str(&b), "1,2,3,", 6));
+	assert_non_null(strstr(gw_sb_str(&b), ",199,200"));
+	gw_sb_free(&b);
 }
 
 static void helpers(void **state)

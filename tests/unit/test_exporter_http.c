@@ -46,13 +46,13 @@ typedef struct {
 static char *metrics_text(size_t *len)
 {
 	exp_buf b = {0};
-	exp_buf_puts(&b, "# HELP gpuwhy_test A test family.\n# TYPE gpuwhy_test gauge\n");
+	gw_sb_puts(&b, "# HELP gpuwhy_test A test family.\n# TYPE gpuwhy_test gauge\n");
 	for (int i = 0; i < 3000; i++) {
-		exp_buf_puts(&b, "gpuwhy_test{i=\"");
+		gw_sb_puts(&b, "gpuwhy_test{i=\"");
 		exp_buf_int(&b, i);
-		exp_buf_puts(&b, "\"} ");
+		gw_sb_puts(&b, "\"} ");
 		exp_buf_fixed6(&b, i * 0.5);
-		exp_buf_puts(&b, "\n");
+		gw_sb_puts(&b, "\n");
 	}
 	*len = b.len;
 	return b.p;

@@ -59,7 +59,6 @@ static char *render(const exp_snapshot *s, const exp_render_opts *o)
 {
 	exp_buf b = {0};
 	exp_render(s, o, &b);
-	assert_false(b.oom);
 	assert_non_null(b.p);
 	return b.p;
 }
@@ -417,7 +416,7 @@ static void fixed6(double v, const char *want)
 	exp_buf b = {0};
 	exp_buf_fixed6(&b, v);
 	assert_string_equal(b.p, want);
-	exp_buf_free(&b);
+	gw_sb_free(&b);
 }
 
 static void check_numbers(void)
@@ -433,12 +432,12 @@ static void check_numbers(void)
 	fixed6(-2.5e15, "-2500000000000000.000000");
 	exp_buf b = {0};
 	exp_buf_int(&b, -9223372036854775807LL - 1);
-	exp_buf_puts(&b, " ");
+	gw_sb_puts(&b, " ");
 	exp_buf_int(&b, 0);
-	exp_buf_puts(&b, " ");
+	gw_sb_puts(&b, " ");
 	exp_buf_int(&b, 1234567);
 	assert_string_equal(b.p, "-9223372036854775808 0 1234567");
-	exp_buf_free(&b);
+	gw_sb_free(&b);
 }
 
 static void test_numbers_c_locale(void **state)

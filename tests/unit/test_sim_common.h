@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gpu/nvml_abi.h"
+#include "util/selfexe.h"
 
 #define SIM_API_PTR(ret, name, params) ret(*name) params;
 typedef struct {
@@ -28,27 +29,12 @@ static sim_api N __attribute__((unused));
 static char sim_build_dir[PATH_MAX] __attribute__((unused));
 static char sim_state_root[PATH_MAX];
 
-static inline int sim_exe_dir(char *out, size_t len)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	snprintf(out, len, "%s", buf);
-	return 0;
-}
-
 /* Load the library; returns 0, or -1 with a reason on stderr. */
 static inline int sim_load(void)
 {
 	char path[PATH_MAX + 32];
 	const char *env = getenv("GPUWHY_SIM_LIB");
-	if (sim_exe_dir(sim_build_dir, sizeof sim_build_dir) != 0)
+	if (gw_self_dir(sim_build_dir, sizeof sim_build_dir) != 0)
 		return -1;
 	if (env && *env)
 		snprintf(path, sizeof path, "%s", env);

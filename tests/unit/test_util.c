@@ -1,4 +1,4 @@
-/* Strict value parsers and the JSON writer. */
+/* Strict value parsers, the JSON writer, the string buffer, xalloc, the binary's path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,9 @@
 
 #include "util/jsonw.h"
 #include "util/parse.h"
+#include "util/selfexe.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
 
 static void test_int(void **state)
 {
@@ -103,12 +106,78 @@ static void test_jsonw(void **state)
 	free(buf);
 }
 
+static void test_strbuf(void **state)
+{
+	(void)state;
+	gw_strbuf b = {0};
+	assert_string_equal(gw_sb_str(&b), "");
+	gw_sb_sep(&b, ", ");
+	assert_int_equal(b.len, 0);
+	gw_sb_puts(&b, "a");
+	gw_sb_sep(&b, ", ");
+	gw_sb_putc(&b, 'b');
+	gw_sb_put(&b, "c\0d", 3);
+	assert_int_equal(b.len, 7);
+	assert_memory_equal(b.p, "a, bc\0d", 8); /* bytes kept as given, NUL after them */
+	/* printf past the first allocation: the whole text, in one piece */
+	char big[5000];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	gw_sb_clear(&b);
+	gw_sb_printf(&b, "<%s|%d>", big, 42);
+	assert_int_equal(b.len, sizeof big - 1 + 5);
+	assert_int_equal(strlen(gw_sb_str(&b)), b.len);
+	assert_string_equal(b.p + b.len - 4, "|42>");
+	char *t = gw_sb_take(&b);
+	assert_null(b.p);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(t[0], '<');
+	free(t);
+	t = gw_sb_take(&b); /* empty: still a string */
+	assert_string_equal(t, "");
+	free(t);
+	gw_sb_free(&b);
+}
+
+static void test_xalloc(void **state)
+{
+	(void)state;
+	char *s = gw_xstrndup("abcdef", 3);
+	assert_string_equal(s, "abc");
+	free(s);
+	s = gw_xstrdup("");
+	assert_string_equal(s, "");
+	free(s);
+	int *v = gw_xcalloc(4, sizeof *v);
+	assert_int_equal(v[3], 0);
+	v = gw_xreallocarray(v, 8, sizeof *v);
+	v[7] = 7;
+	free(v);
+	free(gw_xmalloc(0)); /* a valid pointer even for 0 bytes */
+}
+
+static void test_self_exe(void **state)
+{
+	(void)state;
+	const char *exe = gw_self_exe();
+	assert_non_null(exe);
+	assert_int_equal(exe[0], '/');
+	assert_non_null(strstr(exe, "test_util"));
+	assert_ptr_equal(gw_self_exe(), exe); /* read once */
+	char dir[4096];
+	assert_int_equal(gw_self_dir(dir, sizeof dir), 0);
+	assert_int_equal(strncmp(exe, dir, strlen(dir)), 0);
+	assert_int_equal(exe[strlen(dir)], '/');
+	assert_int_equal(gw_self_dir(dir, 2), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_int),   cmocka_unit_test(test_duration),
-	    cmocka_unit_test(test_size),  cmocka_unit_test(test_double_locale_independent),
-	    cmocka_unit_test(test_jsonw),
+	    cmocka_unit_test(test_int),    cmocka_unit_test(test_duration),
+	    cmocka_unit_test(test_size),   cmocka_unit_test(test_double_locale_independent),
+	    cmocka_unit_test(test_jsonw),  cmocka_unit_test(test_strbuf),
+	    cmocka_unit_test(test_xalloc), cmocka_unit_test(test_self_exe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
