@@ -32,7 +32,7 @@
 #include "cmd/cmd.h"
 #include "cmd/sim_serve.h"
 #include "gpu/loader.h"
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "sim_scenario.h"
 #include "sim_state.h"
 #include "util/err.h"

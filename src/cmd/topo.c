@@ -7,7 +7,7 @@
 #include "cmd/cmd.h"
 #include "gpu/gpu.h"
 #include "host/pcitopo.h"
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "util/err.h"
 #include "util/jsonw.h"
 
