@@ -9,7 +9,6 @@
 #include "trace/trace_kineto_int.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

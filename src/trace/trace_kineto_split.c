@@ -1,4 +1,13 @@
-/* trace_kineto_split.c - large Kineto traces parsed in pieces on several cores. */
+/* trace_kineto_split.c - large Kineto traces parsed in pieces on several cores.
+ *
+ * The decompressed text is cut into pieces of about BLOCK bytes at guessed element boundaries
+ * ("}" "," "{" with optional whitespace). The first piece goes to the document parser, the
+ * middle ones to worker threads as stand-alone arrays of elements, and the rest of the document
+ * back to the document parser, which carries on as if it had read the middle. A guess can only
+ * be wrong inside a string or a nested object, and then a piece does not parse on its own or the
+ * document parser is not between elements: the file is read again in one piece. Pieces in
+ * flight are bounded, so memory stays bounded too.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,16 +17,6 @@
 #include "trace/trace_jscan.h"
 #include "trace/trace_kineto_int.h"
 #include "util/parse.h"
-
-/* ------------------------------------------------------------------------------------------
- * Large traces on several cores. The decompressed text is cut into pieces of about BLOCK bytes
- * at guessed element boundaries ("}" "," "{" with optional whitespace). The first piece goes to
- * the document parser, the middle ones to worker threads as stand-alone arrays of elements, and
- * the rest of the document back to the document parser, which carries on as if it had read the
- * middle. A guess can only be wrong inside a string or a nested object, and then a piece does
- * not parse on its own or the document parser is not between elements: the file is read again
- * in one piece. Pieces in flight are bounded, so memory stays bounded too.
- */
 
 enum { BLOCK = 4 << 20, WINDOW = 1 << 20, READ = 256 << 10 };
 
