@@ -5,8 +5,8 @@ set -euo pipefail
 : "${GPUWHY_BUILD:?run through bench/run-all}" "${GPUWHY_SRC:?}"
 out="$GPUWHY_SRC/bench/out"
 mkdir -p "$out"
-cc -std=c11 -O2 -D_GNU_SOURCE -DGPUWHY_VERSION='"bench"' -I"$GPUWHY_SRC/src" \
-	"$GPUWHY_SRC/bench/diagnose_bench.c" "$GPUWHY_BUILD/libgpuwhy_core.a" \
+cc -std=c11 -O2 -D_GNU_SOURCE -DGPUWHY_VERSION='"bench"' -I"$GPUWHY_SRC/src" -I"$GPUWHY_SRC/include" \
+	"$GPUWHY_SRC/bench/diagnose_bench.c" $(cat "$GPUWHY_BUILD/gpuwhy-archives.txt") \
 	$(pkg-config --libs sqlite3 jansson yajl libmicrohttpd ncursesw zlib) -lpthread -ldl -lm \
 	-o "$out/diagnose_bench"
 for n in 3600 86400; do

@@ -10,7 +10,7 @@ build="${1:-$src/build}"
 secs="${2:-10}"
 out="$build/bench"
 mkdir -p "$out"
-cc -std=c11 -O2 -D_GNU_SOURCE -I"$src/src" "$src/bench/gpu_bench.c" "$build/libgpuwhy_core.a" \
+cc -std=c11 -O2 -D_GNU_SOURCE -I"$src/src" -I"$src/include" "$src/bench/gpu_bench.c" $(cat "$build/gpuwhy-archives.txt") \
 	-o "$out/gpu_bench" $(pkg-config --libs sqlite3 jansson yajl libmicrohttpd ncursesw zlib) -ldl -lpthread -lm
 export GPUWHY_NVML="$build/sim/libnvidia-ml.so.1"
 export GPUWHY_SIM_SCENARIO="$src/sim/scenarios/h100x8-nvlink.json"

@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 
 #include "gpu/gpu.h"
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "util/timeutil.h"
 
 static double cpu_s(void)

@@ -7,10 +7,10 @@ set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$src/build}"
 children="${2:-200}"
-[ -f "$build/libgpuwhy_core.a" ] || cmake --build "$build" --target gpuwhy_core >/dev/null
+[ -f "$build/gpuwhy-archives.txt" ] || cmake --build "$build" --target gpuwhy >/dev/null
 out="$build/bench"
 mkdir -p "$out"
-cc -std=c11 -O2 -D_GNU_SOURCE -I"$src/src" "$src/bench/host_bench.c" "$build/libgpuwhy_core.a" \
+cc -std=c11 -O2 -D_GNU_SOURCE -I"$src/src" -I"$src/include" "$src/bench/host_bench.c" $(cat "$build/gpuwhy-archives.txt") \
 	-o "$out/host_bench" -lm
 command -v python3 >/dev/null || echo "host-sampling: python3 missing, its row will be n/a" >&2
 echo "### host sampling ($(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r))"

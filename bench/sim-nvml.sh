@@ -9,7 +9,7 @@ build="${1:-$src/build}"
 rounds="${2:-300}"
 out="$build/bench"
 mkdir -p "$out"
-cc -std=c11 -O2 -D_GNU_SOURCE -I"$src/src" "$src/bench/sim_nvml_bench.c" -o "$out/sim_nvml_bench" -ldl
+cc -std=c11 -O2 -D_GNU_SOURCE -I"$src/include" "$src/bench/sim_nvml_bench.c" -o "$out/sim_nvml_bench" -ldl
 export GPUWHY_NVML="$build/sim/libnvidia-ml.so.1"
 export GPUWHY_SIM_SCENARIO="$src/sim/scenarios/h100x8-nvlink.json"
 export GPUWHY_SIM_STATE="$(mktemp -d)"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 
 typedef struct {
 #define X(ret, name, args) ret(*name) args;

@@ -1,6 +1,6 @@
 /*
  * fuzz_scenario.c - libFuzzer target for the scenario parser (sim/sim_scenario.c,
- * part of gpuwhy_core). Any input must give a scenario or one error message,
+ * part of gpuwhy's sim layer). Any input must give a scenario or one error message,
  * never a crash, a leak or an unterminated message.
  * Seeds: the shipped scenarios in sim/scenarios.
  */

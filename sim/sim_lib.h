@@ -2,7 +2,7 @@
  * sim_lib.h - internals of the simulated libnvidia-ml.so.1.
  *
  * Every exported NVML entry point is declared here from the X-macro in
- * gpu/nvml_abi.h, so a definition whose signature drifts from the ABI
+ * include/nvml_abi.h, so a definition whose signature drifts from the ABI
  * header does not compile. All entry points serialise on one mutex (NVML
  * is thread-safe); the only call that blocks (PCIe throughput, event wait)
  * sleeps with the mutex released.
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "sim_model.h"
 #include "sim_scenario.h"
 #include "sim_state.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 
 #define MIB 1048576.0
 

@@ -1,11 +1,10 @@
 /* export.c - `gpuwhy export`: a recording's tables as CSV or JSON Lines for pandas & co. */
 #include <getopt.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "store/store.h"
+#include "store/store_export.h"
 #include "util/err.h"
 #include "util/jsonw.h"
 
@@ -19,19 +18,6 @@ static void usage(FILE *out)
 	      "Times are seconds since the epoch.\n",
 	      out);
 }
-
-static const struct {
-	const char *name, *sql;
-} tables[] = {
-    {"gpu", "SELECT * FROM gpu_samples ORDER BY t, gpu"},
-    {"host", "SELECT * FROM host_samples ORDER BY t"},
-    {"process", "SELECT ps.*, p.user FROM process_samples ps LEFT JOIN processes p"
-                " ON p.pid = ps.pid AND p.cmd = ps.cmd ORDER BY ps.t, ps.pid"},
-    {"steps", "SELECT * FROM steps ORDER BY t"},
-    {"events", "SELECT * FROM events ORDER BY t"},
-    {"meta", "SELECT * FROM meta ORDER BY key"},
-    {"gpus", "SELECT * FROM gpus ORDER BY idx"},
-};
 
 static void csv_cell(const char *s)
 {
@@ -48,47 +34,47 @@ static void csv_cell(const char *s)
 	putchar('"');
 }
 
-static void row_csv(sqlite3_stmt *s, int ncol)
+static void row_csv(const store_cell *cells, int ncol)
 {
 	for (int c = 0; c < ncol; c++) {
 		if (c)
 			putchar(',');
-		switch (sqlite3_column_type(s, c)) {
-		case SQLITE_NULL:
+		switch (cells[c].kind) {
+		case STORE_CELL_NULL:
 			break;
-		case SQLITE_INTEGER:
-			printf("%lld", (long long)sqlite3_column_int64(s, c));
+		case STORE_CELL_INT:
+			printf("%lld", (long long)cells[c].i);
 			break;
-		case SQLITE_FLOAT:
-			printf("%.15g", sqlite3_column_double(s, c));
+		case STORE_CELL_REAL:
+			printf("%.15g", cells[c].r);
 			break;
-		default:
-			csv_cell((const char *)sqlite3_column_text(s, c));
+		case STORE_CELL_TEXT:
+			csv_cell(cells[c].s);
 			break;
 		}
 	}
 	putchar('\n');
 }
 
-static void row_json(sqlite3_stmt *s, int ncol)
+static void row_json(const store_export *x, const store_cell *cells, int ncol)
 {
 	jsonw w;
 	jsonw_init(&w, stdout, false);
 	jsonw_obj_begin(&w);
 	for (int c = 0; c < ncol; c++) {
-		jsonw_key(&w, sqlite3_column_name(s, c));
-		switch (sqlite3_column_type(s, c)) {
-		case SQLITE_NULL:
+		jsonw_key(&w, store_export_column(x, c));
+		switch (cells[c].kind) {
+		case STORE_CELL_NULL:
 			jsonw_null(&w);
 			break;
-		case SQLITE_INTEGER:
-			jsonw_int(&w, sqlite3_column_int64(s, c));
+		case STORE_CELL_INT:
+			jsonw_int(&w, cells[c].i);
 			break;
-		case SQLITE_FLOAT:
-			jsonw_num(&w, sqlite3_column_double(s, c));
+		case STORE_CELL_REAL:
+			jsonw_num(&w, cells[c].r);
 			break;
-		default:
-			jsonw_str(&w, (const char *)sqlite3_column_text(s, c));
+		case STORE_CELL_TEXT:
+			jsonw_str(&w, cells[c].s);
 			break;
 		}
 	}
@@ -124,11 +110,7 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 	if (strcmp(format, "csv") && strcmp(format, "jsonl"))
 		return gw_error(GW_EXIT_USAGE, "--format", "use csv or jsonl",
 		                "unknown format '%s'", format);
-	const char *sql = NULL;
-	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
-		if (!strcmp(tables[i].name, table))
-			sql = tables[i].sql;
-	if (!sql)
+	if (!store_export_known(table))
 		return gw_error(GW_EXIT_USAGE, "--table",
 		                "gpu, host, process, steps, events, meta or gpus",
 		                "unknown table '%s'", table);
@@ -137,42 +119,23 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "export", "gpuwhy export run.gpuwhy",
 		                "give exactly one recording");
 	}
-	const char *path = argv[optind];
-	store_meta *m;
-	int rc = store_read_meta(path, &m); /* validates the file and recovers its WAL */
+	store_export *x;
+	int rc = store_export_open(argv[optind], table, &x);
 	if (rc)
 		return rc;
-	store_meta_free(m);
-	sqlite3 *db;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		rc = gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return rc;
-	}
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-		rc = gw_error(GW_EXIT_ENV, path, NULL, "cannot read table %s: %s", table,
-		              sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return rc;
-	}
-	int ncol = sqlite3_column_count(s);
+	int ncol = store_export_columns(x);
 	bool csv = !strcmp(format, "csv");
 	if (csv) {
 		for (int c = 0; c < ncol; c++)
-			printf("%s%s", c ? "," : "", sqlite3_column_name(s, c));
+			printf("%s%s", c ? "," : "", store_export_column(x, c));
 		putchar('\n');
 	}
-	int step;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+	const store_cell *cells;
+	while ((cells = store_export_next(x))) {
 		if (csv)
-			row_csv(s, ncol);
+			row_csv(cells, ncol);
 		else
-			row_json(s, ncol);
+			row_json(x, cells, ncol);
 	}
-	if (step != SQLITE_DONE)
-		rc = gw_error(GW_EXIT_ENV, path, NULL, "read error: %s", sqlite3_errmsg(db));
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return rc;
+	return store_export_close(x);
 }

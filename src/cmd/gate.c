@@ -6,19 +6,16 @@
  * a flag always wins; SIGHUP repeats the same steps and applies the result
  * (limits, keys, batching), SIGTERM drains.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "exporter/exporter.h"
-#include "gate/gate_int.h"
+#include "gate/gate.h"
 #include "util/err.h"
 #include "util/parse.h"
-#include "util/timeutil.h"
 
 static void gate_usage(FILE *out)
 {
@@ -398,226 +395,35 @@ static int check_exposure(const gate_config *c, const char *opt, const char *add
 	return 0;
 }
 
-/* ---------------------------------------------------------------- running */
+typedef struct {
+	int argc;
+	char **argv;
+} gate_args;
 
-static int open_log(gate_srv *g)
+/* SIGHUP: the same steps as at the start, into out. */
+static int reload_config(void *ctx, gate_config *out)
 {
-	const char *p = g->cfg.access_log;
-	if (!strcmp(p, "off"))
-		g->log = NULL;
-	else if (!*p)
-		g->log = stderr;
-	else if (!strcmp(p, "-"))
-		g->log = stdout;
-	else {
-		g->log = fopen(p, "a");
-		if (!g->log)
-			return gw_error(GW_EXIT_ENV, p, "check the directory and permissions",
-			                "cannot open the access log: %s", strerror(errno));
-		g->log_close = true;
-	}
-	return 0;
-}
-
-static void reload(gate_srv *g, int argc, char **argv)
-{
-	gate_config nc;
-	int rc = build_config(argc, argv, &nc);
-	if (rc) {
-		fprintf(stderr, "gpuwhy gate: config not reloaded (the message above says why); "
-		                "the previous settings stay\n");
-		gate_config_free(&nc);
-		return;
-	}
-	pthread_mutex_lock(&g->mu);
-	bool moved = strcmp(nc.listen, g->cfg.listen) || nc.nup != g->nup ||
-	             strcmp(nc.metrics_listen, g->cfg.metrics_listen);
-	for (int i = 0; !moved && i < nc.nup; i++)
-		moved = strcmp(nc.up[i].url, g->up[i].cfg.url) != 0;
-	/* Addresses and upstreams stay as started; everything else changes now. */
-	snprintf(nc.listen, sizeof nc.listen, "%s", g->cfg.listen);
-	snprintf(nc.metrics_listen, sizeof nc.metrics_listen, "%s", g->cfg.metrics_listen);
-	nc.nup = g->cfg.nup;
-	memcpy(nc.up, g->cfg.up, sizeof nc.up);
-	for (int i = 0; i < g->nup; i++)
-		if (i < nc.nup)
-			g->up[i].cfg.max_inflight = nc.up[i].max_inflight;
-	gate_config_free(&g->cfg);
-	g->cfg = nc;
-	gate_route_refresh(g);
-	pthread_mutex_unlock(&g->mu);
-	gate_dispatch_wake(g);
-	fprintf(stderr, "gpuwhy gate: config reloaded%s\n",
-	        moved ? " (listen addresses and upstreams change only on restart)" : "");
-}
-
-static bool idle(gate_srv *g)
-{
-	pthread_mutex_lock(&g->mu);
-	bool done = g->inflight_xfers == 0 && g->q.total == 0;
-	pthread_mutex_unlock(&g->mu);
-	return done;
-}
-
-static void drain(gate_srv *g)
-{
-	pthread_mutex_lock(&g->mu);
-	g->draining = true;
-	int64_t deadline = gw_mono_ns() + g->cfg.drain_timeout_ms * 1000000LL;
-	pthread_mutex_unlock(&g->mu);
-	gate_server_quiesce(g);
-	fprintf(stderr, "gpuwhy gate: draining (up to %ld ms)\n", g->cfg.drain_timeout_ms);
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	struct timespec tick = {0, 50000000L};
-	while (!idle(g) && gw_mono_ns() < deadline)
-		if (sigtimedwait(&set, NULL, &tick) > 0)
-			break; /* a second signal: stop waiting */
-	if (!idle(g)) {
-		pthread_mutex_lock(&g->mu);
-		g->abort_all = true;
-		pthread_mutex_unlock(&g->mu);
-		gate_dispatch_wake(g);
-		for (int i = 0; i < 40 && !idle(g); i++)
-			gw_sleep_ns(25000000LL);
-	}
-	/* Let the last answers leave before the daemon closes connections. */
-	gw_sleep_ns(100000000LL);
-}
-
-static void print_start(gate_srv *g)
-{
-	fprintf(stderr, "gpuwhy gate: serving http://%s -> ", g->cfg.listen);
-	for (int i = 0; i < g->nup; i++)
-		fprintf(stderr, "%s%s%s%s", i ? ", " : "", g->up[i].cfg.url,
-		        g->up[i].cfg.gpu_text[0] ? "@" : "", g->up[i].cfg.gpu_text);
-	fprintf(stderr, " (port %d)\n", g->port);
-	if (g->md)
-		fprintf(stderr, "gpuwhy gate: metrics on http://%s/metrics (port %d)\n",
-		        g->cfg.metrics_listen, g->metrics_port);
-}
-
-static int start_gpus(gate_srv *g, gate_gpuwatch **w)
-{
-	bool named = false, any = false;
-	for (int i = 0; i < g->nup; i++) {
-		named |= g->up[i].cfg.ngpu > 0;
-		any |= g->up[i].cfg.ngpu != 0;
-	}
-	if (!any)
-		return 0;
-	char msg[600];
-	if (gate_gpuwatch_start(g, w, msg, sizeof msg) != 0) {
-		if (named)
-			return gw_error(GW_EXIT_ENV, "--upstream URL@GPU",
-			                "drop @GPU to run without GPU awareness",
-			                "cannot read the GPUs: %s", msg);
-		fprintf(stderr, "gpuwhy gate: GPUs not read (%s); admission ignores the GPU\n",
-		        msg);
-		return 0;
-	}
-	for (int i = 0; i < g->nup; i++)
-		for (int k = 0; k < g->up[i].cfg.ngpu; k++) {
-			bool found = false;
-			for (int j = 0; j < g->ngpu; j++)
-				found |= g->gpu[j].index == g->up[i].cfg.gpu[k];
-			if (!found)
-				return gw_error(GW_EXIT_USAGE, g->up[i].cfg.url,
-				                "gpuwhy status lists them",
-				                "GPU %d is not one of the %d GPUs here",
-				                g->up[i].cfg.gpu[k], g->ngpu);
-		}
-	return 0;
-}
-
-static int serve(gate_srv *g, int argc, char **argv)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	/* Threads started from here on leave the signals to this one. */
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	gate_gpuwatch *w = NULL;
-	char err[700];
-	int rc = start_gpus(g, &w);
-	if (rc) {
-		gate_gpuwatch_stop(w);
-		return rc;
-	}
-	if (gate_dispatch_start(g) != 0) {
-		gate_gpuwatch_stop(w);
-		return gw_error(GW_EXIT_ENV, "gate", NULL, "cannot start the dispatcher");
-	}
-	if (gate_server_start(g, err, sizeof err) != 0) {
-		gate_dispatch_stop(g);
-		gate_gpuwatch_stop(w);
-		return gw_error(GW_EXIT_ENV, "gate", "pick another port with --listen", "%s", err);
-	}
-	print_start(g);
-	for (;;) {
-		int sig = 0;
-		if (sigwait(&set, &sig) != 0)
-			continue;
-		if (sig == SIGHUP) {
-			reload(g, argc, argv);
-			continue;
-		}
-		break;
-	}
-	drain(g);
-	gate_server_stop(g);
-	gate_dispatch_stop(g);
-	gate_gpuwatch_stop(w);
-	fprintf(stderr, "gpuwhy gate: stopped\n");
-	return GW_EXIT_OK;
+	const gate_args *a = ctx;
+	return build_config(a->argc, a->argv, out);
 }
 
 int cmd_gate(int argc, char **argv, const gw_global *gl)
 {
 	(void)gl;
-	gate_srv *g = calloc(1, sizeof *g);
-	if (!g)
-		return gw_error(GW_EXIT_ENV, "gate", NULL, "out of memory");
-	int rc = build_config(argc, argv, &g->cfg);
+	gate_config c;
+	int rc = build_config(argc, argv, &c);
 	if (rc == -1) {
 		gate_usage(stdout);
-		free(g);
 		return GW_EXIT_OK;
 	}
 	if (!rc)
-		rc = check_exposure(&g->cfg, "--listen", g->cfg.listen);
-	if (!rc && g->cfg.metrics_listen[0])
-		rc = check_exposure(&g->cfg, "--metrics-listen", g->cfg.metrics_listen);
-	if (!rc && gate_fairq_init(&g->q) != 0)
-		rc = gw_error(GW_EXIT_ENV, "gate", NULL, "out of memory");
-	if (!rc)
-		rc = open_log(g);
+		rc = check_exposure(&c, "--listen", c.listen);
+	if (!rc && c.metrics_listen[0])
+		rc = check_exposure(&c, "--metrics-listen", c.metrics_listen);
 	if (rc) {
-		gate_fairq_free(&g->q);
-		gate_config_free(&g->cfg);
-		free(g);
+		gate_config_free(&c);
 		return rc;
 	}
-	pthread_mutex_init(&g->mu, NULL);
-	g->nup = g->cfg.nup;
-	for (int i = 0; i < g->nup; i++)
-		g->up[i].cfg = g->cfg.up[i];
-	gate_metrics_init(g);
-	gate_route_refresh(g);
-	g->t_start = gw_mono_ns();
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rc = serve(g, argc, argv);
-	curl_global_cleanup();
-	if (g->log_close)
-		fclose(g->log);
-	gate_fairq_free(&g->q);
-	gate_config_free(&g->cfg);
-	pthread_mutex_destroy(&g->mu);
-	free(g);
-	return rc;
+	gate_args a = {argc, argv};
+	return gate_run(&c, reload_config, &a);
 }

@@ -227,4 +227,17 @@ int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, 
 /* The batch size to send now from avail waiting inputs (0: keep waiting). */
 long gate_batch_choose(const gate_batch_rule *rule, long avail, bool delay_expired);
 
+/* ---------------------------------------------------------------- running */
+
+/* Builds the settings anew (SIGHUP): 0, or an exit code with the reason printed. */
+typedef int (*gate_reload_fn)(void *ctx, gate_config *out);
+
+/*
+ * Serves with the settings c (taken over, freed at the end) until SIGTERM or
+ * SIGINT, then drains the requests in flight. On SIGHUP, reload builds new
+ * settings: limits, keys and batching change at once; listen addresses and
+ * upstreams stay as started. Returns an exit code (GW_EXIT_*).
+ */
+int gate_run(gate_config *c, gate_reload_fn reload, void *ctx);
+
 #endif

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 
 typedef enum {
 #define X(ret, name, args) GPU_CALL_##name,

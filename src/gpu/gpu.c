@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "gpu/calls.h"
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 

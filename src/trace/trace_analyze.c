@@ -4,6 +4,7 @@
  * Where HTA sorts, the frame's row order and trace_argsort reproduce its order of equal keys,
  * because gaps and counter values depend on it. */
 #include "trace/trace_analyze.h"
+#include "trace/trace_analyze_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -11,28 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-	int64_t ts, end;
-} span_t;
-
-/* Frame rows with a stream, chained by correlation id in frame order: for a dense correlation
- * index x, head[x] is the first position and next[] links the rest; row[] gives the event. */
-typedef struct {
-	uint32_t *head, *next, *row;
-	size_t n;
-} chain_t;
-
-/* Scratch buffers sized for the whole frame, reused by every analysis. */
-typedef struct {
-	const trace_rank *r;
-	const trace_frame *f;
-	int64_t *keys;
-	uint32_t *idx;
-	uint32_t *rows;
-	uint8_t *mark; /* per correlation index */
-	chain_t gpu;
-} ctx_t;
 
 const char *trace_idle_cat_name(trace_idle_cat c)
 {
@@ -87,16 +66,6 @@ const char *trace_verdict_id_str(trace_verdict_id v)
 	}
 }
 
-static inline const trace_event *EV(const ctx_t *c, uint32_t row)
-{
-	return &c->r->ev[row];
-}
-
-static inline trace_ktype ktype_of(const ctx_t *c, const trace_event *e)
-{
-	return (trace_ktype)c->r->names.names[e->name].ktype;
-}
-
 /* HTA's merge_kernel_intervals: sort by ts, a new group starts where ts exceeds the running
  * maximum of the previous ends (touching intervals merge). rows are event indices in frame
  * order. Returns the number of groups written to out. */
@@ -142,7 +111,7 @@ static double pct2(int64_t x, int64_t span)
 }
 
 /* Rows of the frame with a stream (HTA's "GPU kernels"), and those of one kernel type. */
-static size_t gpu_rows(const ctx_t *c, int type, uint32_t *out)
+size_t trace_an_gpu_rows(const ctx_t *c, int type, uint32_t *out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < c->f->n; i++) {
@@ -227,7 +196,7 @@ static size_t add_sweep(sweep_t *sw, size_t m, const span_t *g, size_t n, int v)
 
 static int temporal_and_types(ctx_t *c, trace_result *res)
 {
-	size_t n = gpu_rows(c, -1, c->rows);
+	size_t n = trace_an_gpu_rows(c, -1, c->rows);
 	res->n_gpu_events = n;
 	span_t *all = malloc((n + 1) * sizeof *all);
 	span_t *tg[3] = {0};
@@ -244,7 +213,7 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 		t->idle = t->span - spans_total(all, g);
 	}
 	for (int k = 0; k < 3; k++) {
-		size_t m = gpu_rows(c, k, c->rows);
+		size_t m = trace_an_gpu_rows(c, k, c->rows);
 		tg[k] = malloc((m + 1) * sizeof *tg[k]);
 		if (!tg[k])
 			goto out;
@@ -561,7 +530,7 @@ static int kernel_type_rows(ctx_t *c, const kacc_t *a, size_t n, trace_kernel_ro
 static int kernel_breakdown(ctx_t *c, trace_result *res)
 {
 	const trace_rank *r = c->r;
-	size_t n = gpu_rows(c, -1, c->rows);
+	size_t n = trace_an_gpu_rows(c, -1, c->rows);
 	uint32_t *slot = malloc(((size_t)r->names.count + 1) * sizeof *slot);
 	if (!slot)
 		return -1;
@@ -623,419 +592,6 @@ out:
 const char *trace_kernel_row_name(const trace_result *res, const trace_kernel_row *k)
 {
 	return k->name == TRACE_NONE ? "others" : trace_name_str(&res->r->names, k->name);
-}
-
-static int chain_build(ctx_t *c)
-{
-	const trace_frame *f = c->f;
-	chain_t *ch = &c->gpu;
-	ch->head = malloc(((size_t)f->n_cidx + 1) * sizeof *ch->head);
-	uint32_t *tail = malloc(((size_t)f->n_cidx + 1) * sizeof *tail);
-	ch->next = malloc((f->n + 1) * sizeof *ch->next);
-	ch->row = malloc((f->n + 1) * sizeof *ch->row);
-	if (!ch->head || !tail || !ch->next || !ch->row) {
-		free(tail);
-		return -1;
-	}
-	memset(ch->head, 0xff, ((size_t)f->n_cidx + 1) * sizeof *ch->head);
-	for (size_t i = 0; i < f->n; i++) {
-		uint32_t ev = f->rows[i], x = f->cidx[ev];
-		if (EV(c, ev)->stream == -1 || x == TRACE_NONE)
-			continue;
-		uint32_t p = (uint32_t)ch->n++;
-		ch->row[p] = ev;
-		ch->next[p] = UINT32_MAX;
-		if (ch->head[x] == UINT32_MAX)
-			ch->head[x] = p;
-		else
-			ch->next[tail[x]] = p;
-		tail[x] = p;
-	}
-	free(tail);
-	return 0;
-}
-
-static void chain_free(chain_t *ch)
-{
-	free(ch->head);
-	free(ch->next);
-	free(ch->row);
-	memset(ch, 0, sizeof *ch);
-}
-
-/* First GPU row (position in the chain) with the correlation of event ev, or UINT32_MAX. */
-static uint32_t chain_first(const ctx_t *c, uint32_t ev)
-{
-	uint32_t x = c->f->cidx[ev];
-	return x == TRACE_NONE ? UINT32_MAX : c->gpu.head[x];
-}
-
-static double median_us(uint64_t *k, size_t n)
-{
-	if (!n || !trace_radix_sort(k, NULL, n))
-		return NAN;
-	double a = (double)(int64_t)(k[(n - 1) / 2] ^ (1ull << 63));
-	double b = (double)(int64_t)(k[n / 2] ^ (1ull << 63));
-	return (a + b) / 2.0 / 1000.0;
-}
-
-/* HTA's cuda_kernel_launch_stats: launch calls (stream -1) joined with their GPU events on the
- * correlation id. */
-static int launch_stats(ctx_t *c, trace_result *res)
-{
-	const trace_frame *f = c->f;
-	trace_launch *L = &res->launch;
-	memset(c->mark, 0, (size_t)f->n_cidx + 1);
-	for (size_t i = 0; i < f->n; i++) {
-		uint32_t ev = f->rows[i];
-		if ((c->r->names.names[EV(c, ev)->name].nflags &
-		     (TRACE_NAME_LAUNCH | TRACE_NAME_MEM_LAUNCH)) &&
-		    f->cidx[ev] != TRACE_NONE)
-			c->mark[f->cidx[ev]] = 1;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		size_t k = 0;
-		for (size_t i = 0; i < f->n; i++) {
-			uint32_t ev = f->rows[i];
-			const trace_event *e = EV(c, ev);
-			if (e->stream != -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
-				continue;
-			for (uint32_t p = chain_first(c, ev); p != UINT32_MAX; p = c->gpu.next[p]) {
-				const trace_event *g = EV(c, c->gpu.row[p]);
-				if (pass == 1) {
-					int64_t d = g->ts - e->ts - e->dur;
-					L->rows[k] = (trace_launch_row){e->corr, e->dur, g->dur,
-					                                d > 0 ? d : 0};
-				}
-				k++;
-			}
-		}
-		if (pass == 0 && !(L->rows = malloc((k + 1) * sizeof *L->rows)))
-			return -1;
-		L->n = k;
-	}
-	uint64_t *v = malloc((L->n + 1) * sizeof *v);
-	if (!v)
-		return -1;
-	for (int which = 0; which < 3; which++) {
-		for (size_t i = 0; i < L->n; i++) {
-			const trace_launch_row *l = &L->rows[i];
-			v[i] = trace_key_i64(which == 0   ? l->cpu_dur
-			                     : which == 1 ? l->gpu_dur
-			                                  : l->delay);
-			if (which == 0) {
-				if (l->cpu_dur <= TRACE_RUNTIME_CUTOFF_NS &&
-				    l->gpu_dur < l->cpu_dur)
-					L->n_short++;
-				if (l->cpu_dur > TRACE_RUNTIME_CUTOFF_NS)
-					L->n_runtime_outliers++;
-				if (l->delay > TRACE_LAUNCH_DELAY_NS)
-					L->n_delay_outliers++;
-			}
-		}
-		double m = median_us(v, L->n);
-		*(which == 0   ? &L->median_cpu_us
-		  : which == 1 ? &L->median_gpu_us
-		               : &L->median_delay_us) = m;
-	}
-	free(v);
-	return 0;
-}
-
-/* One point of a counter series before sorting: HTA concatenates, then sorts by ts. */
-typedef struct {
-	int64_t ts;
-	int64_t group; /* stream, or memory group; INT64_MIN: no group (dropped by groupby) */
-	double delta;
-} point_t;
-
-static int cmp_group(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* Equal times matter only within a group, and only between different steps: two equal steps
- * give the same running values in either order. */
-static bool same_group(uint32_t a, uint32_t b, const void *arg)
-{
-	const point_t *pt = arg;
-	return pt[a].group == pt[b].group && pt[a].delta != pt[b].delta;
-}
-
-/* The distinct groups of the points, ascending. */
-static int64_t *distinct_groups(const point_t *pt, size_t n, size_t *count)
-{
-	trace_imap seen;
-	size_t m = 0, cap = 16;
-	int64_t *g = malloc(cap * sizeof *g);
-	if (!g || !trace_imap_init(&seen, 16)) {
-		free(g);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (pt[i].group == INT64_MIN)
-			continue;
-		uint32_t *v = trace_imap_slot(&seen, pt[i].group);
-		if (!v)
-			goto fail;
-		if (*v != UINT32_MAX)
-			continue;
-		*v = 1;
-		if (m == cap) {
-			int64_t *ng = realloc(g, 2 * cap * sizeof *g);
-			if (!ng)
-				goto fail;
-			g = ng;
-			cap *= 2;
-		}
-		g[m++] = pt[i].group;
-	}
-	trace_imap_free(&seen);
-	qsort(g, m, sizeof *g, cmp_group);
-	*count = m;
-	return g;
-fail:
-	trace_imap_free(&seen);
-	free(g);
-	return NULL;
-}
-
-static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order_out,
-                         int64_t **groups_out, size_t *ngroups)
-{
-	(void)c;
-	int64_t *keys = calloc(n + 1, sizeof *keys);
-	uint32_t *idx = malloc((n + 1) * sizeof *idx);
-	int64_t *g = distinct_groups(pt, n, ngroups);
-	if (!keys || !idx || !g) {
-		free(keys);
-		free(idx);
-		free(g);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		keys[i] = pt[i].ts;
-	trace_argsort_fast(keys, idx, n, same_group, pt);
-	free(keys);
-	*order_out = idx;
-	*groups_out = g;
-	return 0;
-}
-
-static bool queue_launch(const ctx_t *c, const trace_event *e)
-{
-	if (!(c->r->names.names[e->name].nflags & TRACE_NAME_QUEUE_LAUNCH))
-		return false;
-	/* HTA keeps launches with index_correlation > 0: a partner that is not row 0. */
-	uint32_t p = c->f->partner[e - c->r->ev];
-	return p != TRACE_NONE && c->r->ev[p].ord > 0;
-}
-
-/* HTA's queue length series: +1 at each launch call (on its kernel's stream), -1 when the GPU
- * event starts; per stream, the running sum at every point. */
-static int queue_length(ctx_t *c, trace_result *res)
-{
-	const trace_frame *f = c->f;
-	point_t *pt = NULL;
-	uint32_t *order = NULL, *pos = NULL;
-	int64_t *groups = NULL;
-	double *vals = NULL;
-	int rc = -1;
-	memset(c->mark, 0, (size_t)f->n_cidx + 1);
-	size_t n = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		n = 0;
-		for (size_t i = 0; i < f->n; i++) {
-			uint32_t ev = f->rows[i];
-			const trace_event *e = EV(c, ev);
-			if (!queue_launch(c, e))
-				continue;
-			if (pass == 0 && f->cidx[ev] != TRACE_NONE)
-				c->mark[f->cidx[ev]] = 1;
-			uint32_t p = chain_first(c, ev);
-			if (p == UINT32_MAX) {
-				if (pass == 1)
-					pt[n] = (point_t){e->ts, INT64_MIN, 1};
-				n++;
-			}
-			for (; p != UINT32_MAX; p = c->gpu.next[p]) {
-				if (pass == 1)
-					pt[n] = (point_t){e->ts, EV(c, c->gpu.row[p])->stream, 1};
-				n++;
-			}
-		}
-		for (size_t i = 0; i < f->n; i++) {
-			uint32_t ev = f->rows[i];
-			const trace_event *e = EV(c, ev);
-			if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
-				continue;
-			if (pass == 1)
-				pt[n] = (point_t){e->ts, e->stream, -1};
-			n++;
-		}
-		if (pass == 0 && !(pt = malloc((n + 1) * sizeof *pt)))
-			goto out;
-	}
-	size_t ng;
-	if (sorted_groups(c, pt, n, &order, &groups, &ng) < 0)
-		goto out;
-	res->queue = calloc(ng + 1, sizeof *res->queue);
-	vals = malloc((n + 1) * sizeof *vals);
-	pos = malloc((n + 1) * sizeof *pos);
-	if (!res->queue || !vals || !pos)
-		goto out;
-	res->n_queue = ng;
-	/* Points regrouped by stream, each group in sorted order (pandas' groupby). */
-	trace_imap gslot;
-	uint32_t *gi = malloc((n + 1) * sizeof *gi);
-	size_t *start = calloc(ng + 2, sizeof *start);
-	if (!gi || !start || !trace_imap_init(&gslot, ng)) {
-		free(gi);
-		free(start);
-		goto out;
-	}
-	for (size_t g = 0; g < ng; g++)
-		*trace_imap_slot(&gslot, groups[g]) = (uint32_t)g;
-	int64_t last = INT64_MIN;
-	uint32_t last_g = UINT32_MAX;
-	for (size_t i = 0; i < n; i++) { /* streams come in runs: remember the last one */
-		if (pt[i].group != last) {
-			last = pt[i].group;
-			last_g = last == INT64_MIN ? UINT32_MAX : trace_imap_get(&gslot, last);
-		}
-		gi[i] = last_g;
-	}
-	trace_imap_free(&gslot);
-	for (size_t k = 0; k < n; k++)
-		if (gi[order[k]] != UINT32_MAX)
-			start[gi[order[k]] + 1]++;
-	for (size_t g = 0; g < ng; g++)
-		start[g + 1] += start[g];
-	for (size_t k = 0; k < n; k++)
-		if (gi[order[k]] != UINT32_MAX)
-			pos[start[gi[order[k]]]++] = order[k];
-	free(gi);
-	/* Queue lengths are whole numbers that move by one: a histogram summarises them. */
-	uint64_t *hist = calloc(2 * n + 3, sizeof *hist);
-	if (!hist) {
-		free(start);
-		goto out;
-	}
-	size_t from = 0;
-	for (size_t g = 0; g < ng; g++) {
-		trace_queue_stream *q = &res->queue[g];
-		q->stream = groups[g];
-		int64_t len = 0, lo = 0, hi = 0;
-		for (size_t k = from; k < start[g]; k++) {
-			const point_t *p = &pt[pos[k]];
-			/* time at or above the limit lasts until the next point */
-			if (k > from && len >= TRACE_QUEUE_MAX)
-				q->blocked += p->ts - pt[pos[k - 1]].ts;
-			len += (int64_t)p->delta;
-			if (k == from || len < lo)
-				lo = len;
-			if (k == from || len > hi)
-				hi = len;
-			vals[k - from] = (double)len;
-		}
-		size_t m = start[g] - from;
-		if (m && hi - lo < (int64_t)(2 * n + 2)) {
-			size_t nb = (size_t)(hi - lo + 1);
-			memset(hist, 0, nb * sizeof *hist);
-			for (size_t k = 0; k < m; k++)
-				hist[(int64_t)vals[k] - lo]++;
-			trace_describe_hist(lo, hist, nb, &q->len);
-		} else {
-			trace_describe_values(vals, m, &q->len);
-		}
-		from = start[g];
-	}
-	free(hist);
-	free(start);
-	rc = 0;
-out:
-	free(pt);
-	free(order);
-	free(pos);
-	free(groups);
-	free(vals);
-	return rc;
-}
-
-/* HTA's memory bandwidth series: per memory group (first 11 characters of the name, or
- * Memset), +bandwidth at the start of each memory event and -bandwidth at its end (a zero
- * duration counts as 1 us); summaries over the running sum's points above 0. */
-static int memory_bw(ctx_t *c, trace_result *res)
-{
-	const trace_rank *r = c->r;
-	size_t n = gpu_rows(c, TRACE_KT_MEMORY, c->rows);
-	point_t *pt = malloc((2 * n + 1) * sizeof *pt);
-	char(*gname)[16] = malloc((n + 1) * sizeof *gname);
-	uint32_t *order = NULL;
-	int64_t *groups = NULL;
-	double *vals = NULL;
-	size_t ng_names = 0;
-	int rc = -1;
-	if (!pt || !gname)
-		goto out;
-	for (int end = 0; end < 2; end++) {
-		for (size_t i = 0; i < n; i++) {
-			const trace_event *e = EV(c, c->rows[i]);
-			char g[16];
-			trace_mem_group(trace_name_str(&r->names, e->name), g, sizeof g);
-			size_t gi = 0;
-			while (gi < ng_names && strcmp(gname[gi], g))
-				gi++;
-			if (gi == ng_names)
-				memcpy(gname[ng_names++], g, sizeof g);
-			int64_t dur = e->dur == 0 ? 1000 : e->dur;
-			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi,
-			                            end ? -e->bw_gbps : e->bw_gbps};
-		}
-	}
-	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */
-	int64_t rank_of[64] = {0};
-	size_t ngn = ng_names < 64 ? ng_names : 64;
-	for (size_t a = 0; a < ngn; a++)
-		for (size_t b = 0; b < ngn; b++)
-			if (strcmp(gname[b], gname[a]) < 0)
-				rank_of[a]++;
-	for (size_t i = 0; i < 2 * n; i++)
-		pt[i].group = pt[i].group < 64 ? rank_of[pt[i].group] : INT64_MIN;
-	size_t ng;
-	if (sorted_groups(c, pt, 2 * n, &order, &groups, &ng) < 0)
-		goto out;
-	res->membw = calloc(ng + 1, sizeof *res->membw);
-	vals = malloc((2 * n + 1) * sizeof *vals);
-	if (!res->membw || !vals)
-		goto out;
-	res->n_membw = ng;
-	for (size_t g = 0; g < ng; g++) {
-		trace_membw *mb = &res->membw[g];
-		for (size_t a = 0; a < ngn; a++)
-			if (rank_of[a] == groups[g])
-				memcpy(mb->group, gname[a], sizeof mb->group);
-		double run = 0;
-		size_t m = 0;
-		for (size_t k = 0; k < 2 * n; k++) {
-			const point_t *p = &pt[order[k]];
-			if (p->group != groups[g] || isnan(p->delta))
-				continue;
-			run += p->delta;
-			if (run > 0)
-				vals[m++] = run;
-		}
-		trace_describe_values(vals, m, &mb->bw);
-	}
-	rc = 0;
-out:
-	free(pt);
-	free(gname);
-	free(order);
-	free(groups);
-	free(vals);
-	return rc;
 }
 
 static void evidence(trace_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1138,8 +694,8 @@ typedef struct {
 static void *side_analyses(void *arg)
 {
 	side_t *s = arg;
-	s->rc = (launch_stats(s->c, s->res) < 0 || queue_length(s->c, s->res) < 0 ||
-	         memory_bw(s->c, s->res) < 0)
+	s->rc = (trace_an_launch_stats(s->c, s->res) < 0 ||
+	         trace_an_queue_length(s->c, s->res) < 0 || trace_an_memory_bw(s->c, s->res) < 0)
 	            ? -1
 	            : 0;
 	return NULL;
@@ -1160,7 +716,7 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	b.mark = malloc((size_t)res->frame.n_cidx + 1);
 	side_t side = {.c = &b, .res = res, .rc = -1};
 	int rc = -1;
-	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || chain_build(&b) < 0)
+	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || trace_an_chain_build(&b) < 0)
 		goto out;
 	pthread_t th;
 	bool helper = threads > 1 && pthread_create(&th, NULL, side_analyses, &side) == 0;
@@ -1183,7 +739,7 @@ out:
 	free(a.rows);
 	free(b.rows);
 	free(b.mark);
-	chain_free(&b.gpu);
+	trace_an_chain_free(&b.gpu);
 	if (rc < 0)
 		trace_result_free(res);
 	return rc;

@@ -6,9 +6,9 @@
  * with up to three decimals become exact integer nanoseconds. */
 #include "trace/trace_kineto.h"
 #include "trace/trace_jscan.h"
+#include "trace/trace_kineto_int.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,53 +17,6 @@
 
 #include "util/err.h"
 #include "util/parse.h"
-
-enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_DEVPROPS, TOP_BASETIME };
-enum {
-	K_NONE = 0,
-	K_PH,
-	K_CAT,
-	K_NAME,
-	K_TS,
-	K_DUR,
-	K_ARGS,
-	K_STREAM,
-	K_CORR,
-	K_BW,
-	K_DEVNAME,
-	K_WORLD
-};
-
-typedef struct {
-	bool has_ts, has_dur, has_cat, has_name, bad;
-	bool cat_trace, cat_instant, cat_profstep;
-	char ph;
-	uint8_t cat;
-	int64_t ts, dur, stream, corr;
-	double bw;
-	bool has_bw;
-	uint32_t name; /* interned as it arrives: no copy, classified once per distinct name */
-} kevent;
-
-typedef struct {
-	trace_rank *r;
-	int depth;      /* open containers */
-	int key_depth;  /* depth of the map whose key is pending, -1 none */
-	int key;        /* K_* of the pending key */
-	int rank_depth; /* depth of a pending "rank" key, -1 none */
-	int top;        /* the top-level key the parser is under */
-	bool top_is_map;
-	bool saw_events, events_open, in_event, in_args;
-	uint64_t ord; /* elements of traceEvents seen */
-	int devprops_elem;
-	kevent e;
-	char *catsym; /* the current event's cat when it contains "ProfilerStep" (rare) */
-	size_t catsym_len;
-	bool old_cats, base_time;
-	bool fragment; /* parsing a run of traceEvents elements, not a document */
-	uint64_t no_ts, bad_value;
-	char err[200];
-} kstate;
 
 static int fail(kstate *k, const char *msg)
 {
@@ -605,7 +558,7 @@ static int cb_end_array(void *ctx)
 	return 1;
 }
 
-static const yajl_callbacks kineto_callbacks = {
+const yajl_callbacks trace_kineto_callbacks = {
     .yajl_null = cb_null,
     .yajl_boolean = cb_boolean,
     .yajl_number = cb_number,
@@ -617,7 +570,7 @@ static const yajl_callbacks kineto_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-static void kstate_init(kstate *k, trace_rank *r)
+void trace_kstate_init(kstate *k, trace_rank *r)
 {
 	memset(k, 0, sizeof *k);
 	k->r = r;
@@ -626,13 +579,13 @@ static void kstate_init(kstate *k, trace_rank *r)
 	r->source = TRACE_SRC_KINETO;
 }
 
-static void kstate_free(kstate *k)
+void trace_kstate_free(kstate *k)
 {
 	free(k->catsym);
 }
 
-static void yajl_reason(kstate *k, yajl_handle h, const unsigned char *chunk, size_t len,
-                        uint64_t base, char *err, size_t errsz)
+void trace_kineto_reason(kstate *k, yajl_handle h, const unsigned char *chunk, size_t len,
+                         uint64_t base, char *err, size_t errsz)
 {
 	if (k->err[0]) {
 		snprintf(err, errsz, "%s", k->err);
@@ -647,7 +600,7 @@ static void yajl_reason(kstate *k, yajl_handle h, const unsigned char *chunk, si
 }
 
 /* Checks that make a parsed document a usable trace; sets the format description. */
-static int finish(kstate *k, char *err, size_t errsz)
+int trace_kineto_finish(kstate *k, char *err, size_t errsz)
 {
 	trace_rank *r = k->r;
 	if (!k->top_is_map) {
@@ -678,9 +631,9 @@ static int finish(kstate *k, char *err, size_t errsz)
 	return 0;
 }
 
-static yajl_handle open_parser(kstate *k)
+yajl_handle trace_kineto_parser(kstate *k)
 {
-	yajl_handle h = yajl_alloc(&kineto_callbacks, NULL, k);
+	yajl_handle h = yajl_alloc(&trace_kineto_callbacks, NULL, k);
 	return h;
 }
 
@@ -690,23 +643,23 @@ static yajl_handle open_parser(kstate *k)
  */
 static bool scan_or_reset(kstate *k, trace_rank *r, const void *buf, size_t len)
 {
-	if (trace_jscan(buf, len, &kineto_callbacks, k) && !k->err[0])
+	if (trace_jscan(buf, len, &trace_kineto_callbacks, k) && !k->err[0])
 		return true;
-	kstate_free(k);
+	trace_kstate_free(k);
 	char *path = r->path;
 	r->path = NULL;
 	trace_rank_free(r);
 	trace_rank_init(r, path);
 	free(path);
-	kstate_init(k, r);
+	trace_kstate_init(k, r);
 	return false;
 }
 
 int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz)
 {
 	kstate k;
-	kstate_init(&k, r);
-	yajl_handle h = open_parser(&k);
+	trace_kstate_init(&k, r);
+	yajl_handle h = trace_kineto_parser(&k);
 	if (!h) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
@@ -719,648 +672,13 @@ int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err
 			st = yajl_complete_parse(h);
 	}
 	if (st != yajl_status_ok) {
-		yajl_reason(&k, h, buf, len, 0, err, errsz);
+		trace_kineto_reason(&k, h, buf, len, 0, err, errsz);
 		rc = -1;
 	}
 	r->bytes = len;
 	if (!rc)
-		rc = finish(&k, err, errsz);
+		rc = trace_kineto_finish(&k, err, errsz);
 	yajl_free(h);
-	kstate_free(&k);
-	return rc;
-}
-
-/* Reads a gzip or plain error into err after gzread returned n <= 0; 1 when it was a clean end
- * of file. */
-static int read_status(gzFile g, int n, char *err, size_t errsz)
-{
-	int zerr;
-	const char *m = gzerror(g, &zerr);
-	if (n < 0) {
-		snprintf(err, errsz, "%s: %s", zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
-		         zerr == Z_ERRNO ? strerror(errno) : m);
-		return -1;
-	}
-	if (zerr == Z_BUF_ERROR) {
-		snprintf(err, errsz,
-		         "truncated gzip file (it ends in the middle of the compressed stream)");
-		return -1;
-	}
-	return 1;
-}
-
-static void add_progress(gzFile g, _Atomic uint64_t *progress, uint64_t *reported)
-{
-	if (!progress)
-		return;
-	uint64_t off = (uint64_t)gzoffset(g);
-	if (off > *reported) {
-		atomic_fetch_add(progress, off - *reported);
-		*reported = off;
-	}
-}
-
-static int truncated(kstate *k, yajl_handle h, uint64_t total, char *err, size_t errsz)
-{
-	yajl_reason(k, h, NULL, 0, total, err, errsz);
-	if (!k->err[0])
-		snprintf(err, errsz,
-		         "truncated JSON: the document ends after %llu bytes before it is complete",
-		         (unsigned long long)total);
-	return -1;
-}
-
-/* The decompressed text in chunks; with a second thread allowed, a reader inflates ahead
- * while the parser works (gzip costs about as much as parsing). */
-enum { CHUNK = 256 * 1024, NSLOT = 4 };
-
-typedef struct {
-	gzFile g;
-	_Atomic uint64_t *progress;
-	uint64_t reported;
-	bool ahead;
-	pthread_t th;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned char *slot[NSLOT];
-	int len[NSLOT]; /* bytes; 0 at the end, -1 on an error */
-	bool full[NSLOT];
-	bool stop;
-	int status; /* read_status() at the end */
-	char err[200];
-	size_t next; /* the slot the parser takes next */
-} source;
-
-/* One chunk into slot s; the end or an error is recorded. */
-static int source_fill(source *src, int s)
-{
-	int n = gzread(src->g, src->slot[s], CHUNK);
-	add_progress(src->g, src->progress, &src->reported);
-	if (n <= 0)
-		src->status = read_status(src->g, n, src->err, sizeof src->err);
-	return n;
-}
-
-static void *source_reader(void *arg)
-{
-	source *src = arg;
-	for (size_t i = 0;; i++) {
-		int s = (int)(i % NSLOT);
-		pthread_mutex_lock(&src->lock);
-		while (src->full[s] && !src->stop)
-			pthread_cond_wait(&src->cond, &src->lock);
-		bool stop = src->stop;
-		pthread_mutex_unlock(&src->lock);
-		if (stop)
-			break;
-		int n = source_fill(src, s);
-		pthread_mutex_lock(&src->lock);
-		src->len[s] = n;
-		src->full[s] = true;
-		pthread_cond_broadcast(&src->cond);
-		pthread_mutex_unlock(&src->lock);
-		if (n <= 0)
-			break;
-	}
-	return NULL;
-}
-
-/* The next chunk: its bytes in *buf, the count returned (0 at the end, -1 on an error). */
-static int source_next(source *src, unsigned char **buf)
-{
-	if (!src->ahead) {
-		*buf = src->slot[0];
-		return source_fill(src, 0);
-	}
-	int s = (int)(src->next++ % NSLOT);
-	pthread_mutex_lock(&src->lock);
-	if (src->next > 1) { /* the slot before this one is parsed: hand it back */
-		int prev = (s + NSLOT - 1) % NSLOT;
-		src->full[prev] = false;
-		pthread_cond_broadcast(&src->cond);
-	}
-	while (!src->full[s])
-		pthread_cond_wait(&src->cond, &src->lock);
-	int n = src->len[s];
-	pthread_mutex_unlock(&src->lock);
-	*buf = src->slot[s];
-	return n;
-}
-
-static int source_open(source *src, const char *path, _Atomic uint64_t *progress, bool ahead,
-                       char *err, size_t errsz)
-{
-	memset(src, 0, sizeof *src);
-	src->g = gzopen(path, "rb");
-	if (!src->g) {
-		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
-		return -1;
-	}
-	gzbuffer(src->g, CHUNK);
-	src->progress = progress;
-	/* Reading ahead pays for compressed input only. */
-	ahead = ahead && gzdirect(src->g) == 0;
-	for (int s = 0; s < (ahead ? NSLOT : 1); s++)
-		if (!(src->slot[s] = malloc(CHUNK))) {
-			snprintf(err, errsz, "out of memory");
-			return -1;
-		}
-	if (ahead) {
-		pthread_mutex_init(&src->lock, NULL);
-		pthread_cond_init(&src->cond, NULL);
-		src->ahead = pthread_create(&src->th, NULL, source_reader, src) == 0;
-		if (!src->ahead) {
-			pthread_cond_destroy(&src->cond);
-			pthread_mutex_destroy(&src->lock);
-		}
-	}
-	return 0;
-}
-
-static void source_close(source *src)
-{
-	if (src->ahead) {
-		pthread_mutex_lock(&src->lock);
-		src->stop = true;
-		pthread_cond_broadcast(&src->cond);
-		pthread_mutex_unlock(&src->lock);
-		pthread_join(src->th, NULL);
-		pthread_cond_destroy(&src->cond);
-		pthread_mutex_destroy(&src->lock);
-	}
-	for (int s = 0; s < NSLOT; s++)
-		free(src->slot[s]);
-	if (src->g)
-		gzclose(src->g);
-}
-
-static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *progress, bool ahead,
-                           char *err, size_t errsz)
-{
-	source src;
-	if (source_open(&src, path, progress, ahead, err, errsz) < 0) {
-		source_close(&src);
-		return -1;
-	}
-	kstate k;
-	kstate_init(&k, r);
-	yajl_handle h = open_parser(&k);
-	if (!h) {
-		source_close(&src);
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
-	int rc = 0;
-	uint64_t total = 0;
-	for (;;) {
-		unsigned char *buf;
-		int n = source_next(&src, &buf);
-		if (n <= 0) {
-			rc = src.status;
-			if (rc < 0)
-				snprintf(err, errsz, "%s", src.err);
-			else
-				rc = yajl_complete_parse(h) == yajl_status_ok
-				         ? 0
-				         : truncated(&k, h, total, err, errsz);
-			break;
-		}
-		if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
-			yajl_reason(&k, h, buf, (size_t)n, total, err, errsz);
-			rc = -1;
-			break;
-		}
-		total += (uint64_t)n;
-	}
-	r->bytes = total;
-	if (!rc)
-		rc = finish(&k, err, errsz);
-	yajl_free(h);
-	kstate_free(&k);
-	source_close(&src);
-	return rc;
-}
-
-/* ------------------------------------------------------------------------------------------
- * Large traces on several cores. The decompressed text is cut into pieces of about BLOCK bytes
- * at guessed element boundaries ("}" "," "{" with optional whitespace). The first piece goes to
- * the document parser, the middle ones to worker threads as stand-alone arrays of elements, and
- * the rest of the document back to the document parser, which carries on as if it had read the
- * middle. A guess can only be wrong inside a string or a nested object, and then a piece does
- * not parse on its own or the document parser is not between elements: the file is read again
- * in one piece. Pieces in flight are bounded, so memory stays bounded too.
- */
-
-enum { BLOCK = 4 << 20, WINDOW = 1 << 20, READ = 256 << 10, RETRY = 2 };
-
-/* Documents from this size on are parsed in pieces (tests lower it). */
-static _Atomic uint64_t parallel_min = (uint64_t)64 << 20;
-
-void trace_kineto_set_parallel_min(uint64_t bytes)
-{
-	atomic_store(&parallel_min, bytes);
-}
-
-typedef struct {
-	unsigned char *buf;
-	size_t len;
-	kstate k;
-	trace_rank r;
-	bool ok;
-} piece;
-
-typedef struct {
-	pthread_mutex_t lock;
-	pthread_cond_t work, space;
-	piece **all; /* every middle piece, in order */
-	size_t n_all, cap_all;
-	size_t next; /* next piece to hand out */
-	size_t in_flight, max_in_flight;
-	bool closed;
-	bool inline_parse; /* no workers: the reading thread parses each piece itself */
-} pool;
-
-static bool is_ws(unsigned char c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-/* The '{' of an element start guessed from the end of b backwards, or 0. */
-static size_t find_cut(const unsigned char *b, size_t len)
-{
-	size_t lo = len > WINDOW ? len - WINDOW : 0;
-	for (size_t i = len; i-- > lo + 2;) {
-		if (b[i] != '{')
-			continue;
-		size_t j = i;
-		while (j > lo && is_ws(b[j - 1]))
-			j--;
-		if (j == lo || b[j - 1] != ',')
-			continue;
-		j--;
-		while (j > lo && is_ws(b[j - 1]))
-			j--;
-		if (j > lo && b[j - 1] == '}')
-			return i;
-	}
-	return 0;
-}
-
-/* A piece's reader state: inside the traceEvents array. */
-static void piece_start(piece *p)
-{
-	trace_rank_init(&p->r, "");
-	kstate_init(&p->k, &p->r);
-	p->k.fragment = true;
-	p->k.depth = 1;
-	p->k.top = TOP_EVENTS;
-	p->k.top_is_map = true;
-}
-
-/* A middle piece: its elements, without the trailing comma, as an array of their own. */
-static void parse_piece(piece *p)
-{
-	size_t end = p->len;
-	while (end > 0 && is_ws(p->buf[end - 1]))
-		end--;
-	if (end == 0 || p->buf[end - 1] != ',')
-		return;
-	end--;
-	piece_start(p);
-	/* The fast scanner first: the elements, as if inside the array yajl is given below. */
-	cb_start_array(&p->k);
-	static const trace_jscan_mode elements = {.open = "[", .end_depth = 1};
-	if (trace_jscan_part(p->buf, end, &kineto_callbacks, &p->k, &elements) &&
-	    cb_end_array(&p->k) && !p->k.err[0] && p->k.depth == 1) {
-		p->ok = true;
-		return;
-	}
-	kstate_free(&p->k);
-	trace_rank_free(&p->r);
-	piece_start(p);
-	yajl_handle h = open_parser(&p->k);
-	if (!h)
-		return;
-	p->ok = yajl_parse(h, (const unsigned char *)"[", 1) == yajl_status_ok &&
-	        yajl_parse(h, p->buf, end) == yajl_status_ok &&
-	        yajl_parse(h, (const unsigned char *)"]", 1) == yajl_status_ok &&
-	        yajl_complete_parse(h) == yajl_status_ok && !p->k.err[0] && p->k.depth == 1;
-	yajl_free(h);
-}
-
-static void *piece_worker(void *arg)
-{
-	pool *pl = arg;
-	pthread_mutex_lock(&pl->lock);
-	for (;;) {
-		while (pl->next == pl->n_all && !pl->closed)
-			pthread_cond_wait(&pl->work, &pl->lock);
-		if (pl->next == pl->n_all)
-			break;
-		piece *p = pl->all[pl->next++];
-		pthread_mutex_unlock(&pl->lock);
-		parse_piece(p);
-		free(p->buf);
-		p->buf = NULL;
-		pthread_mutex_lock(&pl->lock);
-		pl->in_flight--;
-		pthread_cond_signal(&pl->space);
-	}
-	pthread_mutex_unlock(&pl->lock);
-	return NULL;
-}
-
-static bool pool_add(pool *pl, unsigned char *buf, size_t len)
-{
-	piece *p = calloc(1, sizeof *p);
-	if (!p)
-		return false;
-	p->buf = buf;
-	p->len = len;
-	if (pl->inline_parse) {
-		parse_piece(p);
-		free(p->buf);
-		p->buf = NULL;
-	}
-	pthread_mutex_lock(&pl->lock);
-	while (!pl->inline_parse && pl->in_flight >= pl->max_in_flight)
-		pthread_cond_wait(&pl->space, &pl->lock);
-	bool ok = true;
-	if (pl->n_all == pl->cap_all) {
-		size_t cap = pl->cap_all ? pl->cap_all * 2 : 64;
-		piece **a = realloc(pl->all, cap * sizeof *a);
-		if (a) {
-			pl->all = a;
-			pl->cap_all = cap;
-		} else {
-			ok = false;
-		}
-	}
-	if (ok) {
-		pl->all[pl->n_all++] = p;
-		if (pl->inline_parse) {
-			pl->next = pl->n_all;
-		} else {
-			pl->in_flight++;
-			pthread_cond_signal(&pl->work);
-		}
-	}
-	pthread_mutex_unlock(&pl->lock);
-	if (!ok)
-		free(p);
-	return ok;
-}
-
-/* Moves the events of from (a piece or the tail) into r, renumbering names and rows. */
-static bool merge_rank(trace_rank *r, trace_rank *from, uint64_t ord_add)
-{
-	uint32_t *remap = malloc(((size_t)from->names.count + 1) * sizeof *remap);
-	if (!remap)
-		return false;
-	for (uint32_t i = 0; i < from->names.count; i++) {
-		remap[i] = trace_names_intern(&r->names, trace_name_str(&from->names, i),
-		                              from->names.names[i].len);
-		if (remap[i] == UINT32_MAX) {
-			free(remap);
-			return false;
-		}
-	}
-	for (size_t i = 0; i < from->n; i++) {
-		trace_event e = from->ev[i];
-		e.name = remap[e.name];
-		e.ord = (uint32_t)(e.ord + ord_add);
-		if (!trace_rank_push(r, &e)) {
-			free(remap);
-			return false;
-		}
-	}
-	free(remap);
-	r->ts_float |= from->ts_float;
-	r->n_rows += from->n_rows;
-	if (from->have_span) {
-		if (!r->have_span || from->first_ts < r->first_ts)
-			r->first_ts = from->first_ts;
-		if (!r->have_span || from->last_end > r->last_end)
-			r->last_end = from->last_end;
-		r->have_span = true;
-	}
-	for (int i = 0; i < from->n_profstep_syms; i++)
-		trace_rank_note_profstep(r, from->profstep_syms[i], strlen(from->profstep_syms[i]));
-	if (!r->rank_found && from->rank_found) {
-		r->rank = from->rank;
-		r->rank_found = true;
-	}
-	if (!r->device_name[0])
-		memcpy(r->device_name, from->device_name, sizeof r->device_name);
-	if (!r->world_size)
-		r->world_size = from->world_size;
-	return true;
-}
-
-static void merge_counts(kstate *k, const kstate *from)
-{
-	k->ord += from->ord;
-	k->no_ts += from->no_ts;
-	k->bad_value += from->bad_value;
-	k->old_cats |= from->old_cats;
-	k->base_time |= from->base_time;
-}
-
-static int read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                         char *err, size_t errsz)
-{
-	gw_strtod_c("0", NULL); /* its C locale is made once, before the threads share it */
-	gzFile g = gzopen(path, "rb");
-	if (!g) {
-		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
-		return -1;
-	}
-	gzbuffer(g, READ);
-	pool pl = {.max_in_flight = (size_t)threads + 1, .inline_parse = threads <= 1};
-	pthread_mutex_init(&pl.lock, NULL);
-	pthread_cond_init(&pl.work, NULL);
-	pthread_cond_init(&pl.space, NULL);
-	pthread_t th[64];
-	int nth = 0;
-	for (; !pl.inline_parse && nth < threads && nth < 64; nth++)
-		if (pthread_create(&th[nth], NULL, piece_worker, &pl))
-			break;
-	kstate k0;
-	kstate_init(&k0, r);
-	trace_rank tail;
-	trace_rank_init(&tail, path);
-	size_t cap = BLOCK + 2 * READ, len = 0;
-	unsigned char *cur = malloc(cap);
-	int rc = (cur && (nth > 0 || pl.inline_parse)) ? 0 : -1;
-	if (rc)
-		snprintf(err, errsz, "out of memory or threads");
-	uint64_t total = 0, reported = 0, ord0 = 0;
-	bool first = true;
-	while (!rc) {
-		if (cap - len < READ) {
-			unsigned char *b = realloc(cur, cap * 2);
-			if (!b) {
-				rc = -1;
-				snprintf(err, errsz, "out of memory");
-				break;
-			}
-			cur = b;
-			cap *= 2;
-		}
-		int n = gzread(g, cur + len, READ);
-		add_progress(g, progress, &reported);
-		if (n <= 0) {
-			if (read_status(g, n, err, errsz) < 0)
-				rc = -1;
-			break;
-		}
-		len += (size_t)n;
-		total += (uint64_t)n;
-		if (len < BLOCK)
-			continue;
-		size_t cut = find_cut(cur, len);
-		if (!cut)
-			continue;
-		unsigned char *rest = malloc(cap);
-		if (!rest) {
-			rc = -1;
-			snprintf(err, errsz, "out of memory");
-			break;
-		}
-		memcpy(rest, cur + cut, len - cut);
-		if (first) {
-			/* The document parser takes the first piece, comma included. The fast
-			 * scanner reads it; where it gives up, yajl reads the whole file again in
-			 * one piece. */
-			static const trace_jscan_mode head = {
-			    .open = "", .end_depth = 2, .end_after_comma = true};
-			if (!trace_jscan_part(cur, cut, &kineto_callbacks, &k0, &head) ||
-			    k0.err[0] || k0.depth != 2 || !k0.events_open || k0.in_event) {
-				rc = RETRY;
-			}
-			free(cur);
-			ord0 = k0.ord;
-			first = false;
-		} else if (!pool_add(&pl, cur, cut)) {
-			free(cur);
-			rc = -1;
-			snprintf(err, errsz, "out of memory");
-		}
-		cur = rest;
-		len -= cut;
-	}
-	pthread_mutex_lock(&pl.lock);
-	pl.closed = true;
-	pthread_cond_broadcast(&pl.work);
-	pthread_mutex_unlock(&pl.lock);
-	for (int i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	for (size_t i = 0; !rc && i < pl.n_all; i++)
-		if (!pl.all[i]->ok)
-			rc = RETRY;
-	if (!rc) {
-		/* The rest of the document, to the document parser (into tail when pieces went
-		 * elsewhere, so that the events stay in order). */
-		if (!first)
-			k0.r = &tail;
-		static const trace_jscan_mode tail_mode = {.open = "{[", .end_depth = 0};
-		bool fast = first ? trace_jscan(cur, len, &kineto_callbacks, &k0)
-		                  : trace_jscan_part(cur, len, &kineto_callbacks, &k0, &tail_mode);
-		if (!fast || k0.err[0])
-			rc = RETRY;
-		k0.r = r;
-	}
-	uint64_t middle = 0;
-	for (size_t i = 0; !rc && i < pl.n_all; i++) {
-		piece *p = pl.all[i];
-		if (!merge_rank(r, &p->r, ord0 + middle)) {
-			rc = -1;
-			snprintf(err, errsz, "out of memory");
-		}
-		middle += p->k.ord;
-		merge_counts(&k0, &p->k);
-		trace_rank_free(&p->r); /* merged: no need to hold it twice */
-	}
-	if (!rc && !merge_rank(r, &tail, middle)) {
-		rc = -1;
-		snprintf(err, errsz, "out of memory");
-	}
-	r->bytes = total;
-	if (!rc)
-		rc = finish(&k0, err, errsz);
-	for (size_t i = 0; i < pl.n_all; i++) {
-		if (pl.all[i]->k.r)
-			kstate_free(&pl.all[i]->k);
-		trace_rank_free(&pl.all[i]->r);
-		free(pl.all[i]->buf);
-		free(pl.all[i]);
-	}
-	free(pl.all);
-	pthread_cond_destroy(&pl.work);
-	pthread_cond_destroy(&pl.space);
-	pthread_mutex_destroy(&pl.lock);
-	trace_rank_free(&tail);
-	kstate_free(&k0);
-	free(cur);
-	gzclose(g);
-	return rc;
-}
-
-static atomic_ulong restarts;
-
-unsigned long trace_kineto_restarts(void)
-{
-	return atomic_load(&restarts);
-}
-
-/* The uncompressed size, near enough to choose how to read: the file size, or for gzip the
- * size its trailer records (modulo 4 GiB, so never less than the compressed size). */
-static uint64_t text_size(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return 0;
-	unsigned char head[2] = {0}, tail[4] = {0};
-	uint64_t size = 0;
-	if (fread(head, 1, 2, f) == 2 && fseek(f, 0, SEEK_END) == 0) {
-		long end = ftell(f);
-		size = end > 0 ? (uint64_t)end : 0;
-		if (head[0] == 0x1f && head[1] == 0x8b && end >= 4 && fseek(f, -4, SEEK_END) == 0 &&
-		    fread(tail, 1, 4, f) == 4) {
-			uint64_t isize = (uint64_t)tail[0] | (uint64_t)tail[1] << 8 |
-			                 (uint64_t)tail[2] << 16 | (uint64_t)tail[3] << 24;
-			size = isize > size ? isize : size;
-		}
-	}
-	fclose(f);
-	return size;
-}
-
-int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                      char *err, size_t errsz)
-{
-	/* Pieces go to other threads for large documents only (each thread holds one); smaller
-	 * ones, or all with one thread, are read piece by piece by this thread. */
-	bool spread = threads > 1 && text_size(path) >= atomic_load(&parallel_min);
-	int rc = read_parallel(path, r, progress, spread ? threads : 1, err, errsz);
-	/* Spread over threads, a failure is the file's own; read by this thread alone, any
-	 * failure is reported as the one-piece reader (yajl) words it. */
-	if (rc == 0 || (spread && rc != RETRY))
-		return rc;
-	/* A guessed cut fell inside a string or a nested object, the fast scanner gave up, or
-	 * the file is broken: read it again in one piece. */
-	atomic_fetch_add(&restarts, 1);
-	gw_debug("%s: reading again in one piece", path);
-	/* path may be r->path itself: it is copied before the rank is emptied. */
-	char *p = strdup(path);
-	if (!p) {
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
-	trace_rank_free(r);
-	trace_rank_init(r, p);
-	err[0] = 0;
-	rc = read_sequential(p, r, progress, threads > 1, err, errsz);
-	free(p);
+	trace_kstate_free(&k);
 	return rc;
 }

@@ -579,7 +579,8 @@ static void csv_kernels(FILE *out, const trace_job *job)
 	fputc('\n', out);
 }
 
-void trace_report_csv(FILE *out, const trace_job *job)
+/* The temporal breakdown and the idle time sections. */
+static void csv_temporal_idle(FILE *out, const trace_job *job)
 {
 	char b[4][40];
 	fputs("# temporal_breakdown\nrank,idle_time(us),compute_time(us),non_compute_time(us),"
@@ -632,6 +633,12 @@ void trace_report_csv(FILE *out, const trace_job *job)
 			fputc('\n', out);
 		}
 	}
+}
+
+void trace_report_csv(FILE *out, const trace_job *job)
+{
+	char b[4][40];
+	csv_temporal_idle(out, job);
 	ktotal_t kt[TRACE_KMASK_N];
 	int64_t total;
 	size_t n = kernel_totals(job, kt, &total);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 
 #define API __attribute__((visibility("default")))
 

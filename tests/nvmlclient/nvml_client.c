@@ -1,7 +1,7 @@
 /*
  * nvml_client.c - an NVML client of the kind nvtop, nvitop, gpustat and
  * pynvml are: it dlopen()s a libnvidia-ml.so.1, looks up every entry point
- * those programs look up (by the public prototypes in gpu/nvml_abi.h) and
+ * those programs look up (by the public prototypes in include/nvml_abi.h) and
  * calls each one on every GPU, checking the return code against what NVML
  * documents for it and the values against each other.
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 
 /* Every entry point, typed from the public prototypes. */
 #define PTR(ret, name, params) ret(*name) params;

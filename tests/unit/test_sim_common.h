@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "util/selfexe.h"
 
 #define SIM_API_PTR(ret, name, params) ret(*name) params;

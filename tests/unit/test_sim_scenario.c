@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "sim_scenario.h"
 #include "sim_state.h"
 
