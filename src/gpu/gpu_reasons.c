@@ -1,7 +1,7 @@
 /* gpu_reasons.c - NVML topology levels and clock event reason bits, by meaning. */
 #include "gpu/gpu_reasons.h"
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 
 const char *gpu_topo_level_name(int level)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "gpu/nvml_abi.h"
+#include "nvml_abi.h"
 #include "train/train_int.h"
 #include "util/timeutil.h"
 
