@@ -224,17 +224,14 @@ static int place_devices(gpu_ctx *c, const gpu_probe *all, const int *sel, int n
 /* GPM buffers, the STATIC cache and a first reading of every rate. */
 static void prepare_devices(gpu_ctx *c)
 {
-	bool any_gpm = false;
-	for (int k = 0; k < c->n; k++)
-		any_gpm |= c->dev[k].st.gpm_supported;
-	if (any_gpm)
-		c->gpm_req = calloc(1, sizeof *c->gpm_req);
 	for (int k = 0; k < c->n; k++) {
 		gpu_dev *d = &c->dev[k];
-		if (d->lost)
+		if (gpu_lost(d))
 			continue;
-		if (d->st.gpm_supported && c->gpm_req) {
-			if (c->api.nvmlGpmSampleAlloc(&d->gpm_prev) != NVML_SUCCESS ||
+		if (d->st.gpm_supported) {
+			d->gpm_req = calloc(1, sizeof *d->gpm_req);
+			if (!d->gpm_req ||
+			    c->api.nvmlGpmSampleAlloc(&d->gpm_prev) != NVML_SUCCESS ||
 			    c->api.nvmlGpmSampleAlloc(&d->gpm_cur) != NVML_SUCCESS)
 				d->st.gpm_supported = false;
 		}
@@ -259,7 +256,7 @@ static void register_xid(gpu_ctx *c)
 	bool any = false;
 	for (int k = 0; k < c->n; k++) {
 		gpu_dev *d = &c->dev[k];
-		if (d->lost)
+		if (gpu_lost(d))
 			continue;
 		d->xid_ok = c->api.nvmlDeviceRegisterEvents(d->h, nvmlEventTypeXidCriticalError,
 		                                            c->xid_set) == NVML_SUCCESS;
@@ -371,6 +368,7 @@ static gpu_ctx *ctx_new(const gpu_open_opts *opts)
 		return NULL;
 	pthread_mutex_init(&c->stop_mu, NULL);
 	pthread_cond_init(&c->stop_cv, NULL);
+	pthread_mutex_init(&c->xid_mu, NULL);
 	c->slow_period_ns =
 	    opts && opts->slow_period_ns > 0 ? opts->slow_period_ns : DEFAULT_SLOW_PERIOD_NS;
 	return c;
@@ -383,6 +381,7 @@ static void ctx_free_unstarted(gpu_ctx *c)
 		dlclose(c->lib);
 	pthread_mutex_destroy(&c->stop_mu);
 	pthread_cond_destroy(&c->stop_cv);
+	pthread_mutex_destroy(&c->xid_mu);
 	free(c);
 }
 
@@ -465,6 +464,7 @@ void gpu_close(gpu_ctx *c)
 			c->api.nvmlGpmSampleFree(d->gpm_prev);
 		if (d->gpm_cur && c->api.nvmlGpmSampleFree)
 			c->api.nvmlGpmSampleFree(d->gpm_cur);
+		free(d->gpm_req);
 		pthread_mutex_destroy(&d->mu);
 		pthread_mutex_destroy(&d->slow_mu);
 	}
@@ -479,7 +479,6 @@ void gpu_close(gpu_ctx *c)
 		          "cannot write the NVML call census: %s", strerror(errno));
 		gpu_failure_print(&f);
 	}
-	free(c->gpm_req);
 	free(c->dev);
 	ctx_free_unstarted(c);
 }
@@ -521,7 +520,7 @@ const char *gpu_library_path(const gpu_ctx *c)
 
 bool gpu_is_lost(const gpu_ctx *c, int i)
 {
-	return c->dev[i].lost;
+	return gpu_lost(&c->dev[i]);
 }
 
 const char *gpu_metric_text(const gpu_ctx *c, int i, gpu_metric_id id)
@@ -559,7 +558,7 @@ const char *gpu_metric_text(const gpu_ctx *c, int i, gpu_metric_id id)
 int gpu_read_memory(gpu_ctx *c, int i, gpu_memory *out)
 {
 	gpu_dev *d = &c->dev[i];
-	if (d->lost) {
+	if (gpu_lost(d)) {
 		memset(out, 0, sizeof *out);
 		return NVML_ERROR_GPU_IS_LOST;
 	}
@@ -572,7 +571,7 @@ int gpu_sim_work_rate(gpu_ctx *c, int i, unsigned pid, double *clock_share, doub
 	if (!c->sim_work_rate)
 		return -1;
 	gpu_dev *d = &c->dev[i];
-	if (d->lost)
+	if (gpu_lost(d))
 		return NVML_ERROR_GPU_IS_LOST;
 	nvmlReturn_t rc = c->sim_work_rate(d->h, pid, clock_share, sm_share, h2d_bytes_per_s);
 	gpu_ok(d, rc);

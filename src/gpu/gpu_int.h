@@ -35,7 +35,9 @@ typedef struct {
 
 /*
  * One selected GPU. It holds two mutexes, so it is built in place in
- * gpu_ctx.dev and never copied once they are initialised.
+ * gpu_ctx.dev and never copied once they are initialised. Its rate state
+ * belongs to the one thread that samples it; different GPUs may be sampled
+ * from different threads.
  */
 typedef struct {
 	nvmlDevice_t h;
@@ -46,6 +48,7 @@ typedef struct {
 	unsigned long long util_last_ts, proc_last_ts;
 	gpu_pair_rate nvl; /* NVLink data counters */
 	nvmlGpmSample_t gpm_prev, gpm_cur;
+	nvmlGpmMetricsGet_t *gpm_req; /* this GPU's own request buffer, NULL without GPM */
 	int64_t gpm_prev_t;
 	bool gpm_have_vals;
 	double gpm_v[GPU_GPM_METRICS];
@@ -58,8 +61,9 @@ typedef struct {
 	uint8_t cache_ok[GM__COUNT];
 	uint8_t cache_why[GM__COUNT];
 	int64_t slow_t;
-	pthread_mutex_t slow_mu;        /* one slow refresh at a time */
-	bool xid_ok;                    /* registered for Xid events */
+	pthread_mutex_t slow_mu; /* one slow refresh at a time */
+	bool xid_ok;             /* registered for Xid events */
+	/* under gpu_ctx.xid_mu: the event set is drained by whichever GPU samples first */
 	unsigned long long xid_last;    /* 0 until an Xid is seen */
 	unsigned long long xid_new[16]; /* Xids seen since the last gpu_xid_take() */
 	int nxid_new;
@@ -77,8 +81,8 @@ struct gpu_ctx {
 	gpu_dev *dev; /* selected devices, n entries, mutexes initialised */
 	int64_t opened_ns;
 	int64_t slow_period_ns;
-	nvmlGpmMetricsGet_t *gpm_req;
 	nvmlEventSet_t xid_set; /* Xid events of every selected GPU, NULL when unsupported */
+	pthread_mutex_t xid_mu; /* the event set and every GPU's Xid fields */
 	pthread_t slow_thread;
 	bool slow_running;
 	pthread_mutex_t stop_mu;
@@ -97,12 +101,20 @@ static inline void gpu_set(gpu_values *o, gpu_metric_id id, double v)
 	o->ok[id] = 1;
 }
 
-/* True on success. Remembers a lost GPU in *lost so later reads stop early. */
+/*
+ * True on success. Remembers a lost GPU in *lost so later reads stop early.
+ * The sampling and the slow thread both may see the loss: the flag is atomic.
+ */
 static inline bool gpu_rc_ok(bool *lost, nvmlReturn_t rc)
 {
 	if (rc == NVML_ERROR_GPU_IS_LOST)
-		*lost = true;
+		__atomic_store_n(lost, true, __ATOMIC_RELAXED);
 	return rc == NVML_SUCCESS;
+}
+
+static inline bool gpu_lost(const gpu_dev *d)
+{
+	return __atomic_load_n(&d->lost, __ATOMIC_RELAXED);
 }
 
 static inline bool gpu_ok(gpu_dev *d, nvmlReturn_t rc)

@@ -162,7 +162,7 @@ static void proc_utilization(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n)
 int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 {
 	gpu_dev *d = &c->dev[i];
-	if (d->lost)
+	if (gpu_lost(d))
 		return -1;
 	unsigned long long total = 0;
 	pthread_mutex_lock(&d->mu);
@@ -179,7 +179,7 @@ int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 	else if (c->api.nvmlDeviceGetComputeRunningProcesses)
 		n = list_procs_v1(c, d, out, n, max, total);
 	if (n < 0)
-		return d->lost ? -1 : 0;
+		return gpu_lost(d) ? -1 : 0;
 	if (c->api.nvmlDeviceGetGraphicsRunningProcesses_v3) {
 		int m = list_procs(c, d, c->api.nvmlDeviceGetGraphicsRunningProcesses_v3,
 		                   GPU_PROC_GRAPHICS, out, n, max, total);
@@ -187,7 +187,7 @@ int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 			n = m;
 	}
 	proc_utilization(c, d, out, n);
-	return d->lost ? -1 : n;
+	return gpu_lost(d) ? -1 : n;
 }
 
 bool gpu_process_name(gpu_ctx *c, unsigned pid, char *out, int len)
@@ -207,7 +207,7 @@ bool gpu_process_name(gpu_ctx *c, unsigned pid, char *out, int len)
 int gpu_retired_pages(gpu_ctx *c, int i, int cause, unsigned long long *addrs, int max)
 {
 	gpu_dev *d = &c->dev[i];
-	if (d->lost || !c->api.nvmlDeviceGetRetiredPages || max < 0)
+	if (gpu_lost(d) || !c->api.nvmlDeviceGetRetiredPages || max < 0)
 		return -1;
 	unsigned n = 0;
 	nvmlReturn_t rc = c->api.nvmlDeviceGetRetiredPages(d->h, cause, &n, NULL);

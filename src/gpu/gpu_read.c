@@ -84,7 +84,7 @@ nvmlReturn_t gpu_read_mem(gpu_ctx *c, nvmlDevice_t h, bool *lost, gpu_memory *m)
 			*m = (gpu_memory){v2.total, v2.reserved, v2.used, v2.free, true};
 			return rc;
 		}
-		if (*lost)
+		if (__atomic_load_n(lost, __ATOMIC_RELAXED))
 			return rc;
 	}
 	if (c->api.nvmlDeviceGetMemoryInfo) {
@@ -436,7 +436,7 @@ static void rd_reasons(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (c->api.nvmlDeviceGetCurrentClocksEventReasons)
 		rc = c->api.nvmlDeviceGetCurrentClocksEventReasons(d->h, &mask);
-	if (rc != NVML_SUCCESS && !d->lost && c->api.nvmlDeviceGetCurrentClocksThrottleReasons)
+	if (rc != NVML_SUCCESS && !gpu_lost(d) && c->api.nvmlDeviceGetCurrentClocksThrottleReasons)
 		rc = c->api.nvmlDeviceGetCurrentClocksThrottleReasons(d->h, &mask);
 	if (!gpu_ok(d, rc))
 		return;
@@ -502,7 +502,7 @@ static void rd_pcie_throughput(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		return;
 	}
 	unsigned kb;
-	if (d->lost || !c->api.nvmlDeviceGetPcieThroughput)
+	if (gpu_lost(d) || !c->api.nvmlDeviceGetPcieThroughput)
 		return;
 	if (gpu_ok(d, c->api.nvmlDeviceGetPcieThroughput(d->h, NVML_PCIE_UTIL_TX_BYTES, &kb)))
 		gpu_set(o, GM_PCIE_TX, kb / 1024.0);
@@ -528,7 +528,7 @@ static void rd_ecc(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	};
 	if (!c->api.nvmlDeviceGetTotalEccErrors)
 		return;
-	for (unsigned k = 0; k < sizeof e / sizeof *e && !d->lost; k++) {
+	for (unsigned k = 0; k < sizeof e / sizeof *e && !gpu_lost(d); k++) {
 		unsigned long long n;
 		if (gpu_ok(d, c->api.nvmlDeviceGetTotalEccErrors(d->h, e[k].err, e[k].counter, &n)))
 			gpu_set(o, e[k].id, (double)n);
@@ -589,7 +589,7 @@ static const struct {
 /* The metrics of the interval between d's two GPM samples into d->gpm_v. */
 static void gpm_compute(gpu_ctx *c, gpu_dev *d)
 {
-	nvmlGpmMetricsGet_t *m = c->gpm_req;
+	nvmlGpmMetricsGet_t *m = d->gpm_req;
 	memset(m, 0,
 	       offsetof(nvmlGpmMetricsGet_t, metrics) + GPU_GPM_METRICS * sizeof m->metrics[0]);
 	m->version = NVML_GPM_METRICS_GET_VERSION;
@@ -615,7 +615,7 @@ static void gpm_compute(gpu_ctx *c, gpu_dev *d)
  */
 static void rd_gpm(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
-	if (!d->st.gpm_supported || !c->gpm_req || !d->gpm_prev || !d->gpm_cur)
+	if (!d->st.gpm_supported || !d->gpm_req || !d->gpm_prev || !d->gpm_cur)
 		return;
 	int64_t now = gw_mono_ns();
 	if (d->gpm_prev_t && now - d->gpm_prev_t >= GPM_MIN_INTERVAL_NS) {
@@ -646,6 +646,7 @@ void gpu_read_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	if (!d->xid_ok)
 		return;
 	nvmlEventData_t ev;
+	pthread_mutex_lock(&c->xid_mu);
 	for (int k = 0; k < 64 && c->api.nvmlEventSetWait_v2(c->xid_set, &ev, 0) == NVML_SUCCESS;
 	     k++) {
 		if (!(ev.eventType & nvmlEventTypeXidCriticalError))
@@ -660,6 +661,7 @@ void gpu_read_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 			}
 	}
 	gpu_set(o, GM_XID_LAST, (double)d->xid_last);
+	pthread_mutex_unlock(&c->xid_mu);
 }
 
 static void rd_pci(gpu_ctx *c, gpu_dev *d, gpu_values *o)
@@ -774,7 +776,7 @@ static void rd_ecc_detail(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	int id = GM_ECC_CORR_VOL_DEVICE_MEMORY;
 	for (int t = 0; t < 2; t++)
 		for (int k = 0; k < 2; k++)
-			for (int l = 0; l < 8 && !d->lost; l++, id++) {
+			for (int l = 0; l < 8 && !gpu_lost(d); l++, id++) {
 				unsigned long long n;
 				if (gpu_ok(d, c->api.nvmlDeviceGetMemoryErrorCounter(
 				                  d->h, types[t], counters[k], locs[l], &n)))
@@ -862,7 +864,7 @@ gpu_reader_kind gpu_reader_kind_of(gpu_reader id)
 
 void gpu_run_readers(gpu_ctx *c, gpu_dev *d, gpu_reader_kind kind, gpu_values *o)
 {
-	for (int r = 0; r < R__COUNT && !d->lost; r++)
+	for (int r = 0; r < R__COUNT && !gpu_lost(d); r++)
 		if (gpu_reader_kind_of((gpu_reader)r) == kind && readers[r])
 			readers[r](c, d, o);
 }

@@ -64,17 +64,17 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 	memset(o, 0, sizeof *o);
 	o->t_mono_ns = gw_mono_ns();
 	o->t_wall = gw_wall_s();
-	if (!d->lost) {
+	if (!gpu_lost(d)) {
 		gpu_run_readers(c, d, RK_FAST, o);
 		bool stale;
 		pthread_mutex_lock(&d->mu);
 		stale = !c->slow_running &&
 		        (d->slow_t == 0 || o->t_mono_ns - d->slow_t >= c->slow_period_ns);
 		pthread_mutex_unlock(&d->mu);
-		if (stale && !d->lost)
+		if (stale && !gpu_lost(d))
 			refresh_slow(c, d);
 	}
-	if (d->lost) {
+	if (gpu_lost(d)) {
 		sample_lost(c, i, o);
 		return 0;
 	}
@@ -98,7 +98,7 @@ static void *slow_main(void *arg)
 	gpu_ctx *c = arg;
 	for (;;) {
 		for (int k = 0; k < c->n; k++)
-			if (!c->dev[k].lost)
+			if (!gpu_lost(&c->dev[k]))
 				refresh_slow(c, &c->dev[k]);
 		int64_t until = gw_mono_ns() + c->slow_period_ns;
 		struct timespec ts;
@@ -123,7 +123,7 @@ int gpu_slow_thread_start(gpu_ctx *c)
 		return 0;
 	/* Fill the cache once first so the first fast sample has slow fields. */
 	for (int k = 0; k < c->n; k++)
-		if (!c->dev[k].lost)
+		if (!gpu_lost(&c->dev[k]))
 			refresh_slow(c, &c->dev[k]);
 	if (pthread_create(&c->slow_thread, NULL, slow_main, c) != 0)
 		return -1;
@@ -148,9 +148,11 @@ int gpu_xid_take(gpu_ctx *c, int i, unsigned long long *out, int max)
 	if (i < 0 || i >= c->n)
 		return 0;
 	gpu_dev *d = &c->dev[i];
+	pthread_mutex_lock(&c->xid_mu);
 	int n = d->nxid_new < max ? d->nxid_new : max;
 	for (int k = 0; k < n; k++)
 		out[k] = d->xid_new[k];
 	d->nxid_new = 0;
+	pthread_mutex_unlock(&c->xid_mu);
 	return n;
 }

@@ -11,7 +11,7 @@ int gpu_topology_level(gpu_ctx *c, int i, int j)
 		return NVML_TOPOLOGY_INTERNAL;
 	gpu_dev *a = &c->dev[i], *b = &c->dev[j];
 	nvmlGpuTopologyLevel_t lvl;
-	if (a->lost || b->lost || !c->api.nvmlDeviceGetTopologyCommonAncestor)
+	if (gpu_lost(a) || gpu_lost(b) || !c->api.nvmlDeviceGetTopologyCommonAncestor)
 		return -1;
 	if (c->api.nvmlDeviceGetTopologyCommonAncestor(a->h, b->h, &lvl) != NVML_SUCCESS)
 		return -1;
@@ -31,7 +31,7 @@ static bool same_bus_id(const char *x, const char *y)
 int gpu_nvlink_states(gpu_ctx *c, int i, int *states, int max)
 {
 	gpu_dev *d = &c->dev[i];
-	if (d->lost || !c->api.nvmlDeviceGetNvLinkState)
+	if (gpu_lost(d) || !c->api.nvmlDeviceGetNvLinkState)
 		return 0;
 	int n = 0;
 	/* The link count differs by driver (18 or 36): ask until the driver says no. */
@@ -71,7 +71,7 @@ static int switch_links(gpu_ctx *c, int i, const int *states, int nl)
 int gpu_nvlink_count(gpu_ctx *c, int i, int j)
 {
 	gpu_dev *d = &c->dev[i];
-	if (i == j || d->lost || c->dev[j].lost)
+	if (i == j || gpu_lost(d) || gpu_lost(&c->dev[j]))
 		return 0;
 	if (!c->api.nvmlDeviceGetNvLinkState || !c->api.nvmlDeviceGetNvLinkRemotePciInfo_v2)
 		return -1;
