@@ -144,14 +144,10 @@ static void read_static(gpu_ctx *c, gpu_probe *p, unsigned index)
 {
 	gpu_static *s = &p->st;
 	s->index = (int)index;
-	gpu_read_name(c, p->h, &p->lost, s->name, sizeof s->name);
-	gpu_read_uuid(c, p->h, &p->lost, s->uuid, sizeof s->uuid);
-	if (c->api.nvmlDeviceGetSerial &&
-	    !gpu_rc_ok(&p->lost, c->api.nvmlDeviceGetSerial(p->h, s->serial, sizeof s->serial)))
-		s->serial[0] = '\0';
-	if (c->api.nvmlDeviceGetVbiosVersion &&
-	    !gpu_rc_ok(&p->lost, c->api.nvmlDeviceGetVbiosVersion(p->h, s->vbios, sizeof s->vbios)))
-		s->vbios[0] = '\0';
+	gpu_read_text(c->api.nvmlDeviceGetName, p->h, &p->lost, s->name, sizeof s->name);
+	gpu_read_text(c->api.nvmlDeviceGetUUID, p->h, &p->lost, s->uuid, sizeof s->uuid);
+	gpu_read_text(c->api.nvmlDeviceGetSerial, p->h, &p->lost, s->serial, sizeof s->serial);
+	gpu_read_text(c->api.nvmlDeviceGetVbiosVersion, p->h, &p->lost, s->vbios, sizeof s->vbios);
 	read_pci(c, p->h, &p->lost, s);
 	read_placement(c, p->h, &p->lost, s);
 }

@@ -137,11 +137,11 @@ void gpu_prime_rates(gpu_ctx *c, gpu_dev *d);
 /* Drain the Xid events and publish GPU d's last one (also for a lost GPU). */
 void gpu_read_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o);
 /*
- * The string getters GPU and MIG devices share: name and UUID. "" when the
- * driver does not answer. Returns whether the name was read.
+ * One of NVML's string getters (name, UUID, serial, VBIOS) of a GPU or MIG
+ * device into buf; "" when the entry point is missing or the driver says no.
  */
-bool gpu_read_name(gpu_ctx *c, nvmlDevice_t h, bool *lost, char *name, size_t namelen);
-bool gpu_read_uuid(gpu_ctx *c, nvmlDevice_t h, bool *lost, char *uuid, size_t uuidlen);
+typedef nvmlReturn_t (*gpu_text_getter)(nvmlDevice_t, char *, unsigned);
+bool gpu_read_text(gpu_text_getter fn, nvmlDevice_t h, bool *lost, char *buf, size_t len);
 /*
  * Memory in bytes, _v2 first (reserved known) then v1 (used includes
  * reserved, reserved unknown). Returns the NVML result of the last call.

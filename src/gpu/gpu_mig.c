@@ -48,8 +48,8 @@ static void read_mig(gpu_ctx *c, nvmlDevice_t h, gpu_mig *m)
 {
 	bool mig_lost = false;
 	read_mig_ids(c, h, m);
-	gpu_read_uuid(c, h, &mig_lost, m->uuid, sizeof m->uuid);
-	if (gpu_read_name(c, h, &mig_lost, m->name, sizeof m->name))
+	gpu_read_text(c->api.nvmlDeviceGetUUID, h, &mig_lost, m->uuid, sizeof m->uuid);
+	if (gpu_read_text(c->api.nvmlDeviceGetName, h, &mig_lost, m->name, sizeof m->name))
 		mig_profile(m->name, m->profile, sizeof m->profile);
 	gpu_memory mem;
 	if (gpu_read_mem(c, h, &mig_lost, &mem) == NVML_SUCCESS) {

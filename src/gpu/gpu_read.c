@@ -10,6 +10,7 @@
 
 typedef void (*reader_fn)(gpu_ctx *c, gpu_dev *d, gpu_values *o);
 typedef nvmlReturn_t (*uint_getter)(nvmlDevice_t, unsigned *);
+typedef nvmlReturn_t (*ull_getter)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*state_getter)(nvmlDevice_t, nvmlEnableState_t *);
 
 /* Keep why a read failed where nvidia-smi prints more than [N/A]. */
@@ -47,6 +48,14 @@ static void read_uint(gpu_dev *d, gpu_values *o, uint_getter fn, gpu_metric_id i
 		gpu_set(o, id, div == 1 ? u : u / div);
 }
 
+/* The getters of one 64-bit count or mask. */
+static void read_ull(gpu_dev *d, gpu_values *o, ull_getter fn, gpu_metric_id id)
+{
+	unsigned long long u;
+	if (fn && gpu_ok(d, fn(d->h, &u)))
+		gpu_set(o, id, (double)u);
+}
+
 /* An on/off state as 1/0. */
 static void read_flag(gpu_dev *d, gpu_values *o, state_getter fn, gpu_metric_id id)
 {
@@ -55,21 +64,11 @@ static void read_flag(gpu_dev *d, gpu_values *o, state_getter fn, gpu_metric_id 
 		gpu_set(o, id, e == NVML_FEATURE_ENABLED);
 }
 
-bool gpu_read_name(gpu_ctx *c, nvmlDevice_t h, bool *lost, char *name, size_t namelen)
+bool gpu_read_text(gpu_text_getter fn, nvmlDevice_t h, bool *lost, char *buf, size_t len)
 {
-	if (c->api.nvmlDeviceGetName &&
-	    gpu_rc_ok(lost, c->api.nvmlDeviceGetName(h, name, (unsigned)namelen)))
+	if (fn && gpu_rc_ok(lost, fn(h, buf, (unsigned)len)))
 		return true;
-	name[0] = '\0';
-	return false;
-}
-
-bool gpu_read_uuid(gpu_ctx *c, nvmlDevice_t h, bool *lost, char *uuid, size_t uuidlen)
-{
-	if (c->api.nvmlDeviceGetUUID &&
-	    gpu_rc_ok(lost, c->api.nvmlDeviceGetUUID(h, uuid, (unsigned)uuidlen)))
-		return true;
-	uuid[0] = '\0';
+	buf[0] = '\0';
 	return false;
 }
 
@@ -242,10 +241,7 @@ static void rd_power_limits(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 
 static void rd_energy(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
-	unsigned long long mj;
-	if (c->api.nvmlDeviceGetTotalEnergyConsumption &&
-	    gpu_ok(d, c->api.nvmlDeviceGetTotalEnergyConsumption(d->h, &mj)))
-		gpu_set(o, GM_ENERGY, (double)mj);
+	read_ull(d, o, c->api.nvmlDeviceGetTotalEnergyConsumption, GM_ENERGY);
 }
 
 static void rd_temp(gpu_ctx *c, gpu_dev *d, gpu_values *o)
@@ -337,29 +333,20 @@ typedef struct {
 static bool get_clock(gpu_ctx *c, nvmlDevice_t h, clock_kind k, nvmlClockType_t t, unsigned *mhz,
                       nvmlReturn_t *rc)
 {
-	switch (k) {
-	case CLK_CURRENT:
-		if (!c->api.nvmlDeviceGetClockInfo)
-			return false;
-		*rc = c->api.nvmlDeviceGetClockInfo(h, t, mhz);
-		return true;
-	case CLK_MAX:
-		if (!c->api.nvmlDeviceGetMaxClockInfo)
-			return false;
-		*rc = c->api.nvmlDeviceGetMaxClockInfo(h, t, mhz);
-		return true;
-	case CLK_APP:
-		if (!c->api.nvmlDeviceGetApplicationsClock)
-			return false;
-		*rc = c->api.nvmlDeviceGetApplicationsClock(h, t, mhz);
-		return true;
-	case CLK_DEFAULT_APP:
+	if (k == CLK_DEFAULT_APP) {
 		if (!c->api.nvmlDeviceGetClock)
 			return false;
 		*rc = c->api.nvmlDeviceGetClock(h, t, NVML_CLOCK_ID_APP_CLOCK_DEFAULT, mhz);
 		return true;
 	}
-	return false;
+	nvmlReturn_t (*fn)(nvmlDevice_t, nvmlClockType_t, unsigned *) =
+	    k == CLK_CURRENT ? c->api.nvmlDeviceGetClockInfo
+	    : k == CLK_MAX   ? c->api.nvmlDeviceGetMaxClockInfo
+	                     : c->api.nvmlDeviceGetApplicationsClock;
+	if (!fn)
+		return false;
+	*rc = fn(h, t, mhz);
+	return true;
 }
 
 /* Application clocks are deprecated on new drivers, and nvidia-smi says so. */
@@ -411,10 +398,7 @@ static void rd_def_app_clocks(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 
 static void rd_supported_reasons(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
-	unsigned long long mask;
-	if (c->api.nvmlDeviceGetSupportedClocksEventReasons &&
-	    gpu_ok(d, c->api.nvmlDeviceGetSupportedClocksEventReasons(d->h, &mask)))
-		gpu_set(o, GM_CLK_R_SUPPORTED, (double)mask);
+	read_ull(d, o, c->api.nvmlDeviceGetSupportedClocksEventReasons, GM_CLK_R_SUPPORTED);
 }
 
 static void rd_reasons(gpu_ctx *c, gpu_dev *d, gpu_values *o)
