@@ -427,7 +427,7 @@ static int open_devices(gpu_ctx *c, const gpu_open_opts *opts, gpu_open_failure 
 
 int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 {
-	gpu_open_failure local;
+	gpu_open_failure local = {.kind = GPU_FAIL_NONE};
 	gpu_open_failure *f = opts && opts->failure ? opts->failure : &local;
 	memset(f, 0, sizeof *f);
 	int rc;

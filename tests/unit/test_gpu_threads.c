@@ -2,7 +2,8 @@
  * The device layer from more than one thread, on the simulated GPUs: opened
  * again and again (with and without --gpus), sampled by two threads (one set
  * of GPUs each) while the slow thread refreshes the cache; NVML error texts
- * asked from two threads at once. Written to run clean under ASan and TSan.
+ * asked from two threads at once; the reads a small command makes. Written
+ * to run clean under ASan and TSan.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -239,6 +240,29 @@ static void test_error_text_from_two_threads(void **state)
 	gpu_close(c);
 }
 
+/* What a small command reads: memory in bytes now, and the simulated GPU's speed. */
+static void test_small_command_reads(void **state)
+{
+	(void)state;
+	sim_use("h100x8-nvlink", NULL);
+	gpu_ctx *c;
+	gpu_open_opts o = {.quiet = true};
+	assert_int_equal(gpu_open(&o, &c), 0);
+	gpu_values v;
+	gpu_sample(c, 3, &v);
+	gpu_memory m;
+	assert_int_equal(gpu_read_memory(c, 3, &m), 0);
+	assert_true(m.total > 0 && m.used <= m.total && m.free <= m.total);
+	assert_true(v.ok[GM_MEM_TOTAL] && v.v[GM_MEM_TOTAL] == (double)(m.total >> 20));
+	double clock = -1, share = -1, bps = -1;
+	assert_int_equal(gpu_sim_work_rate(c, 3, (unsigned)getpid(), &clock, &share, &bps), 0);
+	assert_true(clock > 0 && clock <= 1 && share > 0 && share <= 1 && bps > 0);
+	int states[GPU_NVLINK_MAX];
+	assert_true(gpu_nvlink_states(c, 3, states, GPU_NVLINK_MAX) > 0);
+	assert_false(gpu_is_lost(c, 3));
+	gpu_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +270,7 @@ int main(void)
 	    cmocka_unit_test(test_selected_devices_keep_their_facts),
 	    cmocka_unit_test(test_failure_is_data),
 	    cmocka_unit_test(test_error_text_from_two_threads),
+	    cmocka_unit_test(test_small_command_reads),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
