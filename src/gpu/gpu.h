@@ -7,10 +7,12 @@
  * metric absent (ok[id] == 0), never 0. A GPU that falls off the bus is
  * marked lost and the others keep being sampled.
  *
- * Thread use: gpu_sample() and gpu_processes() may be called from one
- * sampling thread while gpu_slow_thread_start() refreshes the slow fields
- * (ECC, thresholds, the 20 ms PCIe throughput call) on a thread of its own,
- * so a fast sample never waits for them.
+ * Thread use: gpu_sample(), gpu_processes() and gpu_xid_take() of one GPU
+ * are called from one thread at a time (its rate state is that thread's);
+ * different GPUs may be sampled from different threads. Meanwhile
+ * gpu_slow_thread_start() refreshes the slow fields (ECC, thresholds, the
+ * 20 ms PCIe throughput call) on a thread of its own, so a fast sample never
+ * waits for them. The static facts and gpu_nvml_error() serve any thread.
  */
 #ifndef GPUWHY_GPU_GPU_H
 #define GPUWHY_GPU_GPU_H
