@@ -7,15 +7,18 @@
  * metric absent (ok[id] == 0), never 0. A GPU that falls off the bus is
  * marked lost and the others keep being sampled.
  *
- * Thread use: gpu_sample() and gpu_processes() may be called from one
- * sampling thread while gpu_slow_thread_start() refreshes the slow fields
- * (ECC, thresholds, the 20 ms PCIe throughput call) on a thread of its own,
- * so a fast sample never waits for them.
+ * Thread use: gpu_sample(), gpu_processes() and gpu_xid_take() of one GPU
+ * are called from one thread at a time (its rate state is that thread's);
+ * different GPUs may be sampled from different threads. Meanwhile
+ * gpu_slow_thread_start() refreshes the slow fields (ECC, thresholds, the
+ * 20 ms PCIe throughput call) on a thread of its own, so a fast sample never
+ * waits for them. The static facts and gpu_nvml_error() serve any thread.
  */
 #ifndef GPUWHY_GPU_GPU_H
 #define GPUWHY_GPU_GPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpu/metrics.h"
@@ -93,11 +96,22 @@ typedef struct {
 } gpu_open_opts;
 
 /*
- * Load NVML and initialise it. On failure prints one line (what, why, hint)
- * and returns a GW_EXIT_* code; on success returns 0 and *out.
+ * Load NVML and initialise it. On failure fills opts->failure (when given),
+ * prints its one line unless opts->quiet, and returns a GW_EXIT_* code; on
+ * success returns 0 and *out. Safe to call again after gpu_close().
  */
 int gpu_open(const gpu_open_opts *opts, gpu_ctx **out);
+/* Stop the slow thread, shut NVML down, write the call census (calls.h). */
 void gpu_close(gpu_ctx *ctx);
+
+/* Print a failure as "gpuwhy: <msg>" on stderr, for faces that held it as data. */
+void gpu_failure_print(const gpu_open_failure *f);
+
+/*
+ * NVML's text for a return code (nvmlErrorString), or "NVML error <n>"
+ * written into buf when NVML has none. Never a shared buffer: any thread.
+ */
+const char *gpu_nvml_error(const gpu_ctx *ctx, int nvml_return, char *buf, size_t len);
 
 /* Number of selected GPUs (after --gpus); i below is 0..count-1 in that list. */
 int gpu_count(const gpu_ctx *ctx);
@@ -131,6 +145,22 @@ int gpu_slow_thread_start(gpu_ctx *ctx);
  * the sampling thread. Returns the count.
  */
 int gpu_xid_take(gpu_ctx *ctx, int i, unsigned long long *out, int max);
+
+/* Memory of GPU i in bytes, read now (not the sampled MiB). */
+typedef struct {
+	unsigned long long total, reserved, used, free;
+	bool reserved_ok; /* the driver has _v2: used excludes reserved */
+} gpu_memory;
+/* 0, or the NVML return code (GPU_IS_LOST marks the GPU lost); *out is zero on failure. */
+int gpu_read_memory(gpu_ctx *ctx, int i, gpu_memory *out);
+
+/*
+ * The simulated GPU's speed for process pid on GPU i (gpuwhySimWorkRate,
+ * see sim/sim_lib.h): -1 when the library is a real driver without it,
+ * else the NVML return code (GPU_IS_LOST once it is off the bus).
+ */
+int gpu_sim_work_rate(gpu_ctx *ctx, int i, unsigned pid, double *clock_share, double *sm_share,
+                      double *h2d_bytes_per_s);
 
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);

@@ -77,28 +77,50 @@ int gpu_scenario_resolve(const char *name, char *out, size_t outlen)
 	return 0;
 }
 
-int gpu_loader_configure(const char *sim, const char *nvml, const char *argv0)
+/* Fill *f as gpu_open does ("what: why (hint)") and return code. */
+static int loader_fail(gpu_open_failure *f, gpu_fail_kind kind, int code, const char *what,
+                       const char *hint, const char *why)
 {
+	f->kind = kind;
+	f->nvml_return = 0;
+	snprintf(f->msg, sizeof f->msg, "%s: %s (%s)", what, why, hint);
+	return code;
+}
+
+int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_open_failure *f)
+{
+	memset(f, 0, sizeof *f);
 	if (sim) {
 		char scen[PATH_MAX];
 		if (gpu_scenario_resolve(sim, scen, sizeof scen) != 0)
-			return gw_error(GW_EXIT_USAGE, sim,
-			                "gpuwhy sim list shows the shipped scenarios",
-			                "no such scenario");
+			return loader_fail(f, GPU_FAIL_SIMULATOR, GW_EXIT_USAGE, sim,
+			                   "gpuwhy sim list shows the shipped scenarios",
+			                   "no such scenario");
 		const char *lib = nvml ? nvml : gpu_sim_library(argv0);
 		if (!lib)
-			return gw_error(GW_EXIT_ENV, "--sim",
-			                "build it with make, or set GPUWHY_SIM_LIB",
-			                "simulated libnvidia-ml.so.1 not found beside the binary");
+			return loader_fail(
+			    f, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, "--sim",
+			    "build it with make, or set GPUWHY_SIM_LIB",
+			    "simulated libnvidia-ml.so.1 not found beside the binary");
 		setenv("GPUWHY_SIM_SCENARIO", scen, 1);
 		setenv("GPUWHY_NVML", lib, 1);
 		return 0;
 	}
 	if (nvml) {
 		if (!file_exists(nvml))
-			return gw_error(GW_EXIT_ENV, nvml, "give the path of a libnvidia-ml.so.1",
-			                "cannot read NVML library");
+			return loader_fail(f, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, nvml,
+			                   "give the path of a libnvidia-ml.so.1",
+			                   "cannot read NVML library");
 		setenv("GPUWHY_NVML", nvml, 1);
 	}
 	return 0;
+}
+
+int gpu_loader_configure(const char *sim, const char *nvml, const char *argv0)
+{
+	gpu_open_failure f;
+	int rc = gpu_loader_setup(sim, nvml, argv0, &f);
+	if (rc)
+		gpu_failure_print(&f);
+	return rc;
 }

@@ -42,6 +42,12 @@ static void test_absent_not_zero(void **state)
 	assert_null(gpu_metric_text(c, 0, GM_SERIAL));
 	assert_int_equal(gpu_topology_level(c, 0, 1), -1);
 	assert_int_equal(gpu_nvlink_states(c, 0, NULL, 0), 0);
+	/* A library that is not the simulator has no speed answer; memory is read now. */
+	double clock, share, bps;
+	assert_int_equal(gpu_sim_work_rate(c, 0, 1, &clock, &share, &bps), -1);
+	gpu_memory m;
+	assert_int_equal(gpu_read_memory(c, 0, &m), 0);
+	assert_true(m.reserved_ok && m.total == 81920ULL << 20 && m.used == 4096ULL << 20);
 	gpu_close(c);
 }
 

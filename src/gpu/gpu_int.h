@@ -1,0 +1,160 @@
+/*
+ * gpu_int.h - what the files of the device layer share and nobody else sees:
+ * the loaded NVML entry points, one selected GPU (gpu_dev), the context,
+ * and the small helpers every reader uses.
+ *
+ * Files: gpu.c (open, close, the device table), gpu_read.c (one reader per
+ * NVML call group, the READER column of metrics.def), gpu_sample.c (fast
+ * reads, the STATIC/SLOW cache and its thread), gpu_procs.c (processes,
+ * retired pages), gpu_topo.c (topology, NVLink), gpu_select.c (--gpus),
+ * gpu_mig.c (MIG devices).
+ */
+#ifndef GPUWHY_GPU_GPU_INT_H
+#define GPUWHY_GPU_GPU_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "gpu/gpu.h"
+#include "nvml_abi.h"
+
+#define GPU_GPM_METRICS 7
+
+typedef struct {
+#define X(ret, name, args) ret(*name) args;
+	NVML_ENTRY_POINTS(X)
+#undef X
+} nvml_api;
+
+/* The previous reading of two cumulative byte counters, for their rates. */
+typedef struct {
+	bool ok;
+	int64_t t;
+	unsigned long long tx, rx;
+} gpu_pair_rate;
+
+/*
+ * One selected GPU. It holds two mutexes, so it is built in place in
+ * gpu_ctx.dev and never copied once they are initialised. Its rate state
+ * belongs to the one thread that samples it; different GPUs may be sampled
+ * from different threads.
+ */
+typedef struct {
+	nvmlDevice_t h;
+	gpu_static st;
+	bool lost;
+	int proc_layout; /* 0 unknown, 24 or 32: bytes per nvmlProcessInfo from _v3 */
+	/* rate state, touched only by the sampling thread */
+	unsigned long long util_last_ts, proc_last_ts;
+	gpu_pair_rate nvl; /* NVLink data counters */
+	nvmlGpmSample_t gpm_prev, gpm_cur;
+	nvmlGpmMetricsGet_t *gpm_req; /* this GPU's own request buffer, NULL without GPM */
+	int64_t gpm_prev_t;
+	bool gpm_have_vals;
+	double gpm_v[GPU_GPM_METRICS];
+	uint8_t gpm_ok[GPU_GPM_METRICS];
+	/* rate state of the slow readers, touched only under slow_mu */
+	gpu_pair_rate pcie; /* PCIe byte counters */
+	/* STATIC and SLOW values, shared with the slow thread */
+	pthread_mutex_t mu;
+	double cache_v[GM__COUNT];
+	uint8_t cache_ok[GM__COUNT];
+	uint8_t cache_why[GM__COUNT];
+	int64_t slow_t;
+	pthread_mutex_t slow_mu; /* one slow refresh at a time */
+	bool xid_ok;             /* registered for Xid events */
+	/* under gpu_ctx.xid_mu: the event set is drained by whichever GPU samples first */
+	unsigned long long xid_last;    /* 0 until an Xid is seen */
+	unsigned long long xid_new[16]; /* Xids seen since the last gpu_xid_take() */
+	int nxid_new;
+} gpu_dev;
+
+struct gpu_ctx {
+	void *lib;
+	char lib_path[512];
+	nvml_api api;
+	char driver[96];
+	char cuda[16];
+	char nvml_version[96];
+	int n_all;
+	int n;
+	gpu_dev *dev; /* selected devices, n entries, mutexes initialised */
+	int64_t opened_ns;
+	int64_t slow_period_ns;
+	nvmlEventSet_t xid_set; /* Xid events of every selected GPU, NULL when unsupported */
+	pthread_mutex_t xid_mu; /* the event set and every GPU's Xid fields */
+	pthread_t slow_thread;
+	bool slow_running;
+	pthread_mutex_t stop_mu;
+	pthread_cond_t stop_cv;
+	bool stopping;
+	/* the simulated GPU's own entry point, NULL on a real driver */
+	nvmlReturn_t (*sim_work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
+};
+
+/* Which cadence a reader runs on: the fastest of the metrics it fills. */
+typedef enum { RK_STATIC, RK_SLOW, RK_FAST } gpu_reader_kind;
+
+static inline void gpu_set(gpu_values *o, gpu_metric_id id, double v)
+{
+	o->v[id] = v;
+	o->ok[id] = 1;
+}
+
+/*
+ * True on success. Remembers a lost GPU in *lost so later reads stop early.
+ * The sampling and the slow thread both may see the loss: the flag is atomic.
+ */
+static inline bool gpu_rc_ok(bool *lost, nvmlReturn_t rc)
+{
+	if (rc == NVML_ERROR_GPU_IS_LOST)
+		__atomic_store_n(lost, true, __ATOMIC_RELAXED);
+	return rc == NVML_SUCCESS;
+}
+
+static inline bool gpu_lost(const gpu_dev *d)
+{
+	return __atomic_load_n(&d->lost, __ATOMIC_RELAXED);
+}
+
+static inline bool gpu_ok(gpu_dev *d, nvmlReturn_t rc)
+{
+	return gpu_rc_ok(&d->lost, rc);
+}
+
+/* A typed NVML value (samples, field values) as a double. */
+double gpu_nvml_value(nvmlValueType_t t, nvmlValue_t v);
+
+/* NVML's text for rc, or "NVML error <rc>" written into buf; safe from any thread. */
+const char *gpu_err_text(const char *(*error_string)(nvmlReturn_t), int rc, char *buf, size_t len);
+
+/* gpu_read.c */
+gpu_reader_kind gpu_reader_kind_of(gpu_reader id);
+/* Run every reader of one kind into o, stopping once the GPU is lost. */
+void gpu_run_readers(gpu_ctx *c, gpu_dev *d, gpu_reader_kind kind, gpu_values *o);
+/* Take a first reading of every rate so the next sample has an interval. */
+void gpu_prime_rates(gpu_ctx *c, gpu_dev *d);
+/* Drain the Xid events and publish GPU d's last one (also for a lost GPU). */
+void gpu_read_xid(gpu_ctx *c, gpu_dev *d, gpu_values *o);
+/*
+ * One of NVML's string getters (name, UUID, serial, VBIOS) of a GPU or MIG
+ * device into buf; "" when the entry point is missing or the driver says no.
+ */
+typedef nvmlReturn_t (*gpu_text_getter)(nvmlDevice_t, char *, unsigned);
+bool gpu_read_text(gpu_text_getter fn, nvmlDevice_t h, bool *lost, char *buf, size_t len);
+/*
+ * Memory in bytes, _v2 first (reserved known) then v1 (used includes
+ * reserved, reserved unknown). Returns the NVML result of the last call.
+ */
+nvmlReturn_t gpu_read_mem(gpu_ctx *c, nvmlDevice_t h, bool *lost, gpu_memory *m);
+
+/* MIG mode, current and pending (NVML_DEVICE_MIG_ENABLE/DISABLE). */
+nvmlReturn_t gpu_read_mig_mode(gpu_ctx *c, nvmlDevice_t h, unsigned *cur, unsigned *pend);
+
+/* gpu_sample.c */
+/* Copy the STATIC/SLOW metrics filled by readers of `kind` into d's cache. */
+void gpu_cache_store(gpu_dev *d, gpu_reader_kind kind, const gpu_values *o);
+/* Stop and join the slow thread when it runs. */
+void gpu_slow_thread_stop(gpu_ctx *c);
+
+#endif
