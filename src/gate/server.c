@@ -752,7 +752,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The pool holds the request line and headers plus read buffers. */
-	size_t pool = (size_t)g->cfg.max_header_bytes * 2 + 32768;
+	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
 	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
 	g->d = MHD_start_daemon(
 	    flags, 0, on_accept, g, on_request, g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,

@@ -373,6 +373,10 @@ static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, 
 	                 g->cfg.upstream_timeout_ms < 10000 ? g->cfg.upstream_timeout_ms : 10000L);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs ? x->hdrs : r->fwd);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Upstreams are reached directly: an http_proxy meant for the user's
+	 * own traffic must not reroute a reverse proxy (and reading the
+	 * environment for it costs every request). */
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
 	if (!strcmp(r->method, "GET")) {
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	} else if (!strcmp(r->method, "HEAD")) {
