@@ -55,22 +55,40 @@ gate() { # gate NAME OPTIONS...: sets PORT
 	PIDS+=($!)
 	PORT=$(port_of "$W/gate-$n.log" "serving")
 }
-# wrk_json URL CONNS [LUA]: requests/s, p50 and p99 in ms as "rps p50 p99"
+# cpu_ticks PID...: user+system clock ticks of those processes so far
+cpu_ticks() {
+	local t=0 p
+	for p in "$@"; do
+		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
+}
+# wrk_run URL CONNS [LUA [PID...]]: "rps p50 p99 non2xx ok cpu_us_per_request"
+# (p50/p99 in ms; the CPU is that of the PIDs, the proxy's, during the run:
+# a figure another process on the machine cannot inflate, unlike req/s).
 wrk_run() {
 	local url=$1 c=$2 lua=${3:-}
+	shift 3 2>/dev/null || shift $#
+	local t0
+	t0=$(cpu_ticks "$@")
 	wrk -t1 -c"$c" -d"${SECS}s" --latency ${lua:+-s "$lua"} "$url" >"$W/wrk.out" 2>&1
-	python3 - "$W/wrk.out" <<'PY'
+	local t1
+	t1=$(cpu_ticks "$@")
+	python3 - "$W/wrk.out" "$((t1 - t0))" "$(getconf CLK_TCK)" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
+ticks, hz = int(sys.argv[2]), int(sys.argv[3])
 def ms(v):
     m = re.match(r"([\d.]+)(us|ms|s)", v)
     return float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
-p50 = ms(re.search(r"50%\s+(\S+)", t).group(1))
-p99 = ms(re.search(r"99%\s+(\S+)", t).group(1))
+p50 = ms(re.search(r"^\s+50%\s+(\S+)", t, re.M).group(1))
+p99 = ms(re.search(r"^\s+99%\s+(\S+)", t, re.M).group(1))
 non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", t)
 errs = re.search(r"Socket errors: (.*)", t)
-print("%.1f %.4f %.4f %s %s" % (rps, p50, p99, non2xx.group(1) if non2xx else 0, "err" if errs else "ok"))
+n = int(re.search(r"(\d+) requests in", t).group(1))
+cpu_us = ticks * 1e6 / hz / n if n else 0
+print("%.1f %.4f %.4f %s %s %.1f" % (rps, p50, p99, non2xx.group(1) if non2xx else 0, "err" if errs else "ok", cpu_us))
 PY
 }
 
@@ -81,6 +99,7 @@ sim fast --batch-ms 0 --item-ms 0
 UP=$PORT
 gate pass --upstream "http://127.0.0.1:$UP@0"
 GP=$PORT
+GATE_PID=${PIDS[-1]}
 NP=$(free_port)
 mkdir -p "$W/nginx"
 cat >"$W/nginx/nginx.conf" <<NGX
@@ -111,23 +130,27 @@ NGX
 "$NGINX" -c "$W/nginx/nginx.conf" -p "$W/nginx" >/dev/null 2>&1 &
 PIDS+=($!)
 for i in $(seq 50); do curl -fsS -o /dev/null "http://127.0.0.1:$NP/health" 2>/dev/null && break; sleep 0.1; done
+# The master and its worker (whose command line does not name the config).
+NGINX_MASTER=$(pgrep -f "$W/nginx/nginx.conf" | head -1)
+NGINX_PIDS="$NGINX_MASTER $(pgrep -P "$NGINX_MASTER" | tr '\n' ' ')"
 
 echo
 echo "## proxy overhead: GET /health, wrk -t1, ${SECS}s each"
 echo
-echo "| path | conns | requests/s | p50 ms | p99 ms | added p50 us | added p99 us | vs nginx req/s |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| path | conns | requests/s | p50 ms | p99 ms | added p50 us | added p99 us | vs nginx req/s | proxy CPU us/req | vs nginx CPU |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for c in 1 16; do
-	read -r d_rps d_p50 d_p99 _ _ < <(wrk_run "http://127.0.0.1:$UP/health" $c)
-	read -r n_rps n_p50 n_p99 _ _ < <(wrk_run "http://127.0.0.1:$NP/health" $c)
-	read -r g_rps g_p50 g_p99 g_bad _ < <(wrk_run "http://127.0.0.1:$GP/health" $c)
-	python3 - "$c" "$d_rps $d_p50 $d_p99" "$n_rps $n_p50 $n_p99" "$g_rps $g_p50 $g_p99" <<'PY'
+	read -r d_rps d_p50 d_p99 _ _ _ < <(wrk_run "http://127.0.0.1:$UP/health" $c "")
+	# shellcheck disable=SC2086
+	read -r n_rps n_p50 n_p99 _ _ n_cpu < <(wrk_run "http://127.0.0.1:$NP/health" $c "" $NGINX_PIDS)
+	read -r g_rps g_p50 g_p99 g_bad _ g_cpu < <(wrk_run "http://127.0.0.1:$GP/health" $c "" "$GATE_PID")
+	python3 - "$c" "$d_rps $d_p50 $d_p99" "$n_rps $n_p50 $n_p99 $n_cpu" "$g_rps $g_p50 $g_p99 $g_cpu" <<'PY'
 import sys
 c = sys.argv[1]
 d, n, g = ([float(x) for x in a.split()] for a in sys.argv[2:])
-print("| direct | %s | %.0f | %.3f | %.3f | - | - | - |" % (c, d[0], d[1], d[2]))
-print("| nginx proxy_pass | %s | %.0f | %.3f | %.3f | %.0f | %.0f | 1.00x |" % (c, n[0], n[1], n[2], (n[1] - d[1]) * 1000, (n[2] - d[2]) * 1000))
-print("| gpuwhy gate | %s | %.0f | %.3f | %.3f | %.0f | %.0f | %.2fx |" % (c, g[0], g[1], g[2], (g[1] - d[1]) * 1000, (g[2] - d[2]) * 1000, g[0] / n[0]))
+print("| direct | %s | %.0f | %.3f | %.3f | - | - | - | - | - |" % (c, d[0], d[1], d[2]))
+print("| nginx proxy_pass | %s | %.0f | %.3f | %.3f | %.0f | %.0f | 1.00x | %.1f | 1.00x |" % (c, n[0], n[1], n[2], (n[1] - d[1]) * 1000, (n[2] - d[2]) * 1000, n[3]))
+print("| gpuwhy gate | %s | %.0f | %.3f | %.3f | %.0f | %.0f | %.2fx | %.1f | %.2fx |" % (c, g[0], g[1], g[2], (g[1] - d[1]) * 1000, (g[2] - d[2]) * 1000, g[0] / n[0], g[3], g[3] / n[3] if n[3] else 0))
 PY
 done
 
@@ -175,7 +198,7 @@ for c in 1 8 64; do
 		"$G" --sim h100x1 query --query-gpu=utilization.gpu,gpm.sm_active \
 			--format=csv,noheader,nounits -lms 500 >"$W/gpu.csv" 2>/dev/null </dev/null &
 		QP=$!
-		read -r rps p50 p99 bad _ < <(wrk_run "http://127.0.0.1:$port/v1/embeddings" $c "$W/post.lua")
+		read -r rps p50 p99 bad _ _ < <(wrk_run "http://127.0.0.1:$port/v1/embeddings" $c "$W/post.lua")
 		kill $QP 2>/dev/null || true
 		wait $QP 2>/dev/null || true
 		read -r b1 i1 < <(stats)

@@ -31,6 +31,11 @@ enum { GATE_REASONS(GATE_REASON_ENUM) GATE_R__COUNT };
 /* How a transfer to an upstream failed: gpuwhy_gate_upstream_errors_total. */
 enum { GATE_UE_CONNECT, GATE_UE_TIMEOUT, GATE_UE_STATUS_5XX, GATE_UE_OTHER, GATE_UE__COUNT };
 
+/* A stream's buffer in the gate: the upstream is paused above HIGH bytes
+ * not yet taken by the client and resumed once it is down to LOW. */
+#define GATE_STREAM_HIGH (1UL << 20)
+#define GATE_STREAM_LOW (256UL << 10)
+
 enum {
 	RQ_READING,   /* receiving the request */
 	RQ_QUEUED,    /* suspended in the fair queue */
@@ -94,6 +99,7 @@ typedef struct gate_req {
 	char *sbuf;
 	size_t slen, scap, soff;
 	bool s_done, s_waiting, conn_gone;
+	gate_xfer *x; /* its transfer while the answer streams */
 } gate_req;
 
 struct gate_xfer {
@@ -116,6 +122,7 @@ struct gate_xfer {
 	char *rbuf;
 	size_t rlen, rcap;
 	bool streaming;
+	bool paused; /* held by backpressure (on_data returned PAUSE) */
 	int64_t t_start;
 	uint64_t batch_id;
 };
@@ -172,8 +179,13 @@ struct gate_srv {
 	long cand_cap;
 	unsigned pass;
 	char hold_why[1200]; /* why no upstream may take work, "" when one may */
-	pthread_t thread;
-	bool thread_running;
+	int npaused;         /* paused transfers (the loop's only) */
+	/* the event loop (loop.c): clients, upstreams and wake-ups in one thread */
+	int ep, wakefd;
+	int64_t curl_due_ns; /* when curl wants its timeout action, INT64_MAX none */
+	pthread_t loop;
+	bool loop_running, loop_exit, quiesce_req, quiesced;
+	bool mhd_kick; /* a connection was resumed: the daemon must run */
 	/* the client side */
 	struct MHD_Daemon *d, *md;
 	int port, metrics_port;
@@ -212,10 +224,29 @@ void gate_metrics_init(gate_srv *g);
 char *gate_metrics_render(gate_srv *g, size_t *len);
 extern const char *const gate_reason_names[GATE_R__COUNT];
 
-/* upstream.c */
+/* upstream.c: all but start/stop run in the loop thread */
 int gate_dispatch_start(gate_srv *g);
-void gate_dispatch_wake(gate_srv *g);
 void gate_dispatch_stop(gate_srv *g);
+/* Expire and dispatch queued requests; *next is when to look again. */
+void gate_dispatch_step(gate_srv *g, int64_t *next);
+/* Answer finished transfers. Returns true when one ended (a slot is free). */
+bool gate_dispatch_reap(gate_srv *g);
+/* End every transfer in flight with a 503. */
+void gate_dispatch_abort(gate_srv *g);
+/* Resume paused streams whose client has caught up. */
+void gate_dispatch_unpause(gate_srv *g);
+
+/* loop.c */
+int gate_loop_init(gate_srv *g);
+/* Start the loop thread once the client daemon exists. */
+int gate_loop_start(gate_srv *g);
+/* Wake the loop (any thread): the queue, the GPUs or the config changed. */
+void gate_dispatch_wake(gate_srv *g);
+/* Stop accepting connections (the loop closes the listening socket). */
+void gate_loop_quiesce(gate_srv *g);
+/* End the loop thread; in-flight work is left to gate_dispatch_stop. */
+void gate_loop_stop(gate_srv *g);
+void gate_loop_free(gate_srv *g);
 
 /* server.c */
 int gate_server_start(gate_srv *g, char *err, size_t errlen);
@@ -224,8 +255,16 @@ void gate_server_stop(gate_srv *g);
 /* Give r a response of the gate's own (mu held); the caller resumes it. */
 void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-/* Resume a suspended request whose response is ready (mu not needed). */
-void gate_req_resume(gate_req *r);
+/*
+ * Resume a suspended connection (mu not needed). A daemon run from an
+ * outside loop sees a resume only when it runs next, so the loop is told
+ * to run it.
+ */
+static inline void gate_resume(gate_srv *g, struct MHD_Connection *c)
+{
+	g->mhd_kick = true;
+	MHD_resume_connection(c);
+}
 /* Drop one reference (mu held); frees r at zero. */
 void gate_req_unref(gate_req *r);
 

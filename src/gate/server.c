@@ -92,11 +92,6 @@ void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, cons
 	r->state = RQ_READY;
 }
 
-void gate_req_resume(gate_req *r)
-{
-	MHD_resume_connection(r->conn);
-}
-
 /* ------------------------------------------------------------------ users */
 
 static uint64_t fnv1a(const char *s)
@@ -514,10 +509,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_lock(&g->mu);
 		bool queued = admit(g, r);
 		pthread_mutex_unlock(&g->mu);
-		if (queued) {
-			gate_dispatch_wake(g);
+		/* Queued: the loop dispatches it as soon as this callback returns. */
+		if (queued)
 			return MHD_YES;
-		}
 		return send_answer(r);
 	}
 	if (r->state == RQ_READY || r->state == RQ_STREAMING)
@@ -746,14 +740,6 @@ static int bound_port(struct MHD_Daemon *d)
 	return di ? di->port : -1;
 }
 
-/* One HTTP thread per core, at most 4: parsing and answering scale, the
- * dispatcher stays one thread. */
-static unsigned gate_server_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1U : n > 4 ? 4U : (unsigned)n;
-}
-
 int gate_server_start(gate_srv *g, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
@@ -761,11 +747,12 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
 		return -1;
 	/* MHD's own messages stay off: every answer is in the access log. */
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+	/* No threads of its own: the gate's loop runs it (loop.c). */
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The pool holds the request line and headers plus read buffers. */
-	size_t pool = (size_t)g->cfg.max_header_bytes * 2 + 32768;
+	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
 	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
 	g->d = MHD_start_daemon(
 	    flags, 0, on_accept, g, on_request, g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -773,7 +760,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
 	    MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
-	    MHD_OPTION_THREAD_POOL_SIZE, gate_server_threads(), MHD_OPTION_END);
+	    MHD_OPTION_END);
 	if (!g->d) {
 		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
 		return -1;
@@ -803,19 +790,23 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		g->metrics_port = bound_port(g->md);
 	}
 	pthread_cond_init(&g->cv, NULL);
+	if (gate_loop_start(g) != 0) {
+		snprintf(err, errlen, "%s: cannot start the event loop: %s", g->cfg.listen,
+		         strerror(errno));
+		if (g->md)
+			MHD_stop_daemon(g->md);
+		MHD_stop_daemon(g->d);
+		g->d = g->md = NULL;
+		return -1;
+	}
 	g->watchdog_running = pthread_create(&g->watchdog, NULL, watchdog_main, g) == 0;
 	return 0;
 }
 
 void gate_server_quiesce(gate_srv *g)
 {
-	/* The listening socket is ours once quiesced: closing it refuses new
-	 * connections while the open ones drain. */
-	if (g->d) {
-		MHD_socket fd = MHD_quiesce_daemon(g->d);
-		if (fd != MHD_INVALID_SOCKET)
-			close(fd);
-	}
+	if (g->d)
+		gate_loop_quiesce(g);
 }
 
 void gate_server_stop(gate_srv *g)
@@ -827,6 +818,8 @@ void gate_server_stop(gate_srv *g)
 	if (g->watchdog_running)
 		pthread_join(g->watchdog, NULL);
 	g->watchdog_running = false;
+	/* The daemon is the loop's: end the loop before stopping it. */
+	gate_loop_stop(g);
 	if (g->md)
 		MHD_stop_daemon(g->md);
 	if (g->d)

@@ -1,8 +1,10 @@
 /*
- * upstream.c - the dispatcher: one thread that takes requests from the
- * fair queue when an upstream has a free slot (forming batches on
- * batchable endpoints), runs every transfer on one libcurl multi handle,
- * and hands answers back to the suspended client connections.
+ * upstream.c - the dispatcher: takes requests from the fair queue when an
+ * upstream has a free slot (forming batches on batchable endpoints), runs
+ * every transfer on one libcurl multi handle, and hands answers back to
+ * the suspended client connections. It runs in the gate's event loop
+ * (loop.c), the same thread that serves the clients, so a request goes
+ * from its client to its upstream and back without a thread hop.
  *
  * Waiting requests time out here (503), so do transfers (504 via curl's
  * timeout); an unreachable upstream is a 502 and is tried again by later
@@ -25,12 +27,14 @@ typedef struct {
 
 static void rl_add(resume_list *l, gate_req *r)
 {
+	if (r->conn_gone)
+		return; /* its connection is closed: nothing to resume */
 	if (l->n == l->cap) {
 		int nc = l->cap ? l->cap * 2 : 64;
 		struct MHD_Connection **np = realloc(l->c, (size_t)nc * sizeof *np);
 		if (!np) {
 			/* Resuming now is safe, only slower: MHD takes its own lock. */
-			MHD_resume_connection(r->conn);
+			gate_resume(r->g, r->conn);
 			return;
 		}
 		l->c = np;
@@ -39,17 +43,11 @@ static void rl_add(resume_list *l, gate_req *r)
 	l->c[l->n++] = r->conn;
 }
 
-static void rl_run(resume_list *l)
+static void rl_run(gate_srv *g, resume_list *l)
 {
 	for (int i = 0; i < l->n; i++)
-		MHD_resume_connection(l->c[i]);
+		gate_resume(g, l->c[i]);
 	l->n = 0;
-}
-
-void gate_dispatch_wake(gate_srv *g)
-{
-	if (g->multi)
-		curl_multi_wakeup(g->multi);
 }
 
 /* ------------------------------------------------------------- callbacks */
@@ -127,8 +125,9 @@ static void start_stream(gate_xfer *x)
 	free(r->rhdrs);
 	r->rhdrs = x->hbuf ? strdup(x->hbuf) : NULL;
 	r->state = RQ_STREAMING;
+	r->x = x;
 	pthread_mutex_unlock(&g->mu);
-	MHD_resume_connection(r->conn);
+	gate_resume(g, r->conn);
 }
 
 static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
@@ -155,11 +154,20 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 		pthread_mutex_unlock(&r->smu);
 		return 0; /* the client left: stop the transfer */
 	}
+	if (r->slen - r->soff >= GATE_STREAM_HIGH) {
+		/* The client reads slower than the upstream writes: hold the
+		 * upstream (curl keeps this chunk) until the client has taken most
+		 * of what is buffered, so a stream never grows without bound. */
+		x->paused = true;
+		x->g->npaused++;
+		pthread_mutex_unlock(&r->smu);
+		return CURL_WRITEFUNC_PAUSE;
+	}
 	buf_add(&r->sbuf, &r->slen, &r->scap, p, len);
 	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)
-		MHD_resume_connection(r->conn);
+		gate_resume(r->g, r->conn);
 	pthread_mutex_unlock(&r->smu);
 	return len;
 }
@@ -196,6 +204,8 @@ static void easy_pool_drain(void)
 
 static void xfer_free(gate_xfer *x)
 {
+	if (x->paused)
+		x->g->npaused--;
 	if (x->easy)
 		easy_put(x->easy);
 	curl_slist_free_all(x->hdrs);
@@ -214,7 +224,7 @@ static void end_stream(gate_req *r)
 	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)
-		MHD_resume_connection(r->conn);
+		gate_resume(r->g, r->conn);
 	pthread_mutex_unlock(&r->smu);
 }
 
@@ -317,6 +327,7 @@ static void finish(gate_srv *g, gate_xfer *x, CURLcode rc)
 			r->u->inflight--;
 		g->inflight--;
 		if (x->streaming) {
+			r->x = NULL;
 			end_stream(r);
 		} else if (fail) {
 			gate_req_fail(r, fail, -1, 0, "%s", why);
@@ -338,7 +349,7 @@ static void finish(gate_srv *g, gate_xfer *x, CURLcode rc)
 		gate_req_unref(r);
 	}
 	pthread_mutex_unlock(&g->mu);
-	rl_run(&rl);
+	rl_run(g, &rl);
 	free(rl.c);
 	curl_multi_remove_handle(g->multi, x->easy);
 	xfer_free(x);
@@ -362,6 +373,10 @@ static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, 
 	                 g->cfg.upstream_timeout_ms < 10000 ? g->cfg.upstream_timeout_ms : 10000L);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs ? x->hdrs : r->fwd);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Upstreams are reached directly: an http_proxy meant for the user's
+	 * own traffic must not reroute a reverse proxy (and reading the
+	 * environment for it costs every request). */
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
 	if (!strcmp(r->method, "GET")) {
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	} else if (!strcmp(r->method, "HEAD")) {
@@ -589,54 +604,70 @@ static void expire(gate_srv *g, int64_t now, int64_t *next, resume_list *rl, boo
 	}
 }
 
-static void *dispatch_main(void *arg)
+void gate_dispatch_step(gate_srv *g, int64_t *next)
 {
-	gate_srv *g = arg;
 	resume_list rl = {0};
+	pthread_mutex_lock(&g->mu);
+	bool abort_all = g->abort_all;
+	int64_t now = gw_mono_ns();
+	*next = now + 1000000000LL;
+	expire(g, now, next, &rl, abort_all);
+	if (!abort_all)
+		dispatch(g, now, next, &rl);
+	pthread_mutex_unlock(&g->mu);
+	rl_run(g, &rl);
+	free(rl.c);
+	if (abort_all)
+		gate_dispatch_abort(g);
+}
+
+bool gate_dispatch_reap(gate_srv *g)
+{
+	CURLMsg *msg;
+	int left;
+	bool freed = false;
+	while ((msg = curl_multi_info_read(g->multi, &left)))
+		if (msg->msg == CURLMSG_DONE) {
+			gate_xfer *x;
+			CURL *e = msg->easy_handle;
+			CURLcode rc = msg->data.result;
+			curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+			finish(g, x, rc);
+			freed = true;
+		}
+	return freed;
+}
+
+void gate_dispatch_abort(gate_srv *g)
+{
 	for (;;) {
 		pthread_mutex_lock(&g->mu);
-		bool abort_all = g->abort_all;
-		if (g->stopping && g->inflight_xfers == 0 && g->q.total == 0) {
-			pthread_mutex_unlock(&g->mu);
-			break;
-		}
-		int64_t now = gw_mono_ns(), next = now + 1000000000LL;
-		expire(g, now, &next, &rl, abort_all);
-		if (!abort_all)
-			dispatch(g, now, &next, &rl);
-		gate_xfer *victim = abort_all ? g->xfers : NULL;
+		gate_xfer *victim = g->xfers;
 		pthread_mutex_unlock(&g->mu);
-		rl_run(&rl);
-		if (victim) {
-			finish(g, victim, CURLE_ABORTED_BY_CALLBACK);
-			continue;
-		}
-		int running;
-		curl_multi_perform(g->multi, &running);
-		CURLMsg *msg;
-		int left;
-		bool freed = false;
-		while ((msg = curl_multi_info_read(g->multi, &left)))
-			if (msg->msg == CURLMSG_DONE) {
-				gate_xfer *x;
-				CURL *e = msg->easy_handle;
-				CURLcode rc = msg->data.result;
-				curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
-				finish(g, x, rc);
-				freed = true;
-			}
-		/* A finished transfer frees a slot: dispatch again before sleeping. */
-		if (freed)
-			continue;
-		int64_t wait = (next - gw_mono_ns()) / 1000000;
-		if (wait < 0)
-			wait = 0;
-		if (wait > 1000)
-			wait = 1000;
-		curl_multi_poll(g->multi, NULL, 0, (int)wait, NULL);
+		if (!victim)
+			return;
+		finish(g, victim, CURLE_ABORTED_BY_CALLBACK);
 	}
-	free(rl.c);
-	return NULL;
+}
+
+void gate_dispatch_unpause(gate_srv *g)
+{
+	if (!g->npaused)
+		return;
+	for (gate_xfer *x = g->xfers; x; x = x->next) {
+		if (!x->paused || !x->streaming)
+			continue;
+		gate_req *r = x->m[0];
+		pthread_mutex_lock(&r->smu);
+		bool go = r->conn_gone || r->slen - r->soff <= GATE_STREAM_LOW;
+		pthread_mutex_unlock(&r->smu);
+		if (go) {
+			x->paused = false;
+			g->npaused--;
+			/* May deliver the held chunk at once, into on_data. */
+			curl_easy_pause(x->easy, CURLPAUSE_CONT);
+		}
+	}
 }
 
 int gate_dispatch_start(gate_srv *g)
@@ -646,25 +677,16 @@ int gate_dispatch_start(gate_srv *g)
 		return -1;
 	/* Idle connections to each upstream are kept for reuse. */
 	curl_multi_setopt(g->multi, CURLMOPT_MAXCONNECTS, (long)g->cfg.max_inflight * 2);
-	if (pthread_create(&g->thread, NULL, dispatch_main, g) != 0) {
-		curl_multi_cleanup(g->multi);
-		g->multi = NULL;
-		return -1;
-	}
-	g->thread_running = true;
-	return 0;
+	return gate_loop_init(g);
 }
 
 void gate_dispatch_stop(gate_srv *g)
 {
-	if (!g->thread_running)
+	if (!g->multi)
 		return;
-	pthread_mutex_lock(&g->mu);
-	g->stopping = true;
-	pthread_mutex_unlock(&g->mu);
-	gate_dispatch_wake(g);
-	pthread_join(g->thread, NULL);
-	g->thread_running = false;
+	/* The loop has ended: what is still in flight has no one to answer. */
+	gate_dispatch_abort(g);
+	gate_loop_free(g);
 	easy_pool_drain();
 	free(g->cand);
 	g->cand = NULL;
