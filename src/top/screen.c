@@ -4,6 +4,7 @@
 
 #include <curses.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -12,6 +13,10 @@ static attr_t style_attr[TOP_S__COUNT];
 static short style_pair[TOP_S__COUNT];
 static cchar_t *row_buf;
 static int row_cap;
+/* What the last frames handed to ncurses, cell by cell (drawn_valid: all of it). */
+static top_cell *drawn;
+static int drawn_cols, drawn_rows;
+static bool drawn_valid;
 
 static void mono_styles(void)
 {
@@ -81,6 +86,10 @@ void top_screen_close(void)
 	free(row_buf);
 	row_buf = NULL;
 	row_cap = 0;
+	free(drawn);
+	drawn = NULL;
+	drawn_cols = drawn_rows = 0;
+	drawn_valid = false;
 }
 
 void top_screen_size(int *cols, int *rows)
@@ -96,6 +105,73 @@ void top_screen_resize(void)
 		resize_term(ws.ws_row, ws.ws_col);
 }
 
+/* The terminal can hold what a cell holds: the same character in the same style. */
+static bool same_cell(const top_cell *a, const top_cell *b)
+{
+	return a->ch == b->ch && a->style == b->style;
+}
+
+/* Forget what was drawn: the next frame is copied whole. */
+static int reset_drawn(const top_canvas *c)
+{
+	size_t n = (size_t)c->cols * (size_t)c->rows;
+	if (c->cols != drawn_cols || c->rows != drawn_rows) {
+		free(drawn);
+		drawn = malloc(n * sizeof *drawn);
+		drawn_cols = drawn ? c->cols : 0;
+		drawn_rows = drawn ? c->rows : 0;
+		if (!drawn)
+			return -1;
+	}
+	drawn_valid = false;
+	return 0;
+}
+
+/*
+ * The columns x0..x1 of row y that differ from what was drawn there, widened
+ * so that both halves of a two-column character go together. Returns false
+ * when the row is unchanged.
+ */
+static bool changed_span(const top_cell *now, const top_cell *was, int cols, int *x0, int *x1)
+{
+	int a = 0, b = cols - 1;
+	while (a < cols && same_cell(&now[a], &was[a]))
+		a++;
+	if (a == cols)
+		return false;
+	while (b > a && same_cell(&now[b], &was[b]))
+		b--;
+	while (a > 0 && now[a].ch == TOP_WCONT)
+		a--;
+	if (b + 1 < cols && now[b + 1].ch == TOP_WCONT)
+		b++;
+	*x0 = a;
+	*x1 = b;
+	return true;
+}
+
+/* Cells x0..x1 of a canvas row into ncurses at column x0. */
+static void put_span(int y, const top_cell *row, int x0, int x1)
+{
+	int n = 0;
+	for (int x = x0; x <= x1; x++) {
+		const top_cell *cell = &row[x];
+		if (cell->ch == TOP_WCONT)
+			continue; /* ncurses places the right half of a wide character itself */
+		wchar_t wc[2] = {cell->ch, L'\0'};
+		unsigned st = cell->style;
+		setcchar(&row_buf[n++], wc, style_attr[st], style_pair[st], NULL);
+	}
+	/* add_wchnstr does not move the cursor, so the bottom-right cell cannot scroll. */
+	mvadd_wchnstr(y, x0, row_buf, n);
+}
+
+/*
+ * Only the cells that changed since the last frame are handed to ncurses:
+ * most of a frame (labels, frames, the slower meters) is the same from one
+ * refresh to the next, and ncurses' own comparison then looks at the few
+ * lines touched instead of every cell of the screen.
+ */
 void top_screen_draw(const top_canvas *c, bool force)
 {
 	if (c->cols > row_cap) {
@@ -105,24 +181,30 @@ void top_screen_draw(const top_canvas *c, bool force)
 		if (!row_buf)
 			return;
 	}
+	if ((force || c->cols != drawn_cols || c->rows != drawn_rows) && reset_drawn(c) != 0)
+		return;
 	int rows = c->rows < LINES ? c->rows : LINES;
+	int cols = c->cols < COLS ? c->cols : COLS;
+	bool any = false;
 	for (int y = 0; y < rows; y++) {
-		int n = 0;
-		for (int x = 0; x < c->cols && x < COLS; x++) {
-			const top_cell *cell = &c->cell[y * c->cols + x];
-			if (cell->ch == TOP_WCONT)
-				continue; /* ncurses places the right half of a wide character
-				             itself */
-			wchar_t wc[2] = {cell->ch, L'\0'};
-			unsigned st = cell->style;
-			setcchar(&row_buf[n++], wc, style_attr[st], style_pair[st], NULL);
-		}
-		/* add_wchnstr does not move the cursor, so the bottom-right cell cannot scroll. */
-		mvadd_wchnstr(y, 0, row_buf, n);
+		const top_cell *now = &c->cell[y * c->cols];
+		top_cell *was = &drawn[y * c->cols];
+		int x0 = 0, x1 = cols - 1;
+		if (drawn_valid && !changed_span(now, was, cols, &x0, &x1))
+			continue;
+		if (x1 >= x0)
+			put_span(y, now, x0, x1);
+		memcpy(&was[x0], &now[x0], (size_t)(x1 - x0 + 1) * sizeof *was);
+		any = true;
 	}
+	/* Rows or columns past the terminal were not drawn: compare them again next time. */
+	drawn_valid = rows == c->rows && cols == c->cols;
 	if (force)
 		clearok(curscr, TRUE);
-	refresh();
+	if (any || force) {
+		wnoutrefresh(stdscr);
+		doupdate();
+	}
 }
 
 int top_screen_key(bool *is_key, unsigned *key)
