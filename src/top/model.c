@@ -58,6 +58,7 @@ int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus)
 		for (int j = 0; j < GPU_MAX; j++)
 			m->nvlinks[i][j] = m->topo[i][j] = -1;
 	m->ring = xcalloc(TOP_RING_CAP, sizeof *m->ring);
+	m->util = xcalloc((size_t)TOP_RING_CAP * (size_t)(ngpu ? ngpu : 1), sizeof *m->util);
 	m->sort = TOP_SORT_GPU;
 	m->sel = -1;
 	m->sel_gpu = -1;
@@ -70,6 +71,7 @@ void top_model_free(top_model *m)
 		for (int i = 0; i < TOP_RING_CAP; i++)
 			snapshot_free(&m->ring[i]);
 	free(m->ring);
+	free(m->util);
 	free(m->rows);
 	memset(m, 0, sizeof *m);
 }
@@ -86,7 +88,7 @@ static const snapshot *at_abs(const top_model *m, long a)
 	return &m->ring[a % TOP_RING_CAP];
 }
 
-static void trim_old_procs(top_model *m)
+static void trim_old(top_model *m)
 {
 	const snapshot *shown = top_model_shown(m);
 	if (!shown)
@@ -101,20 +103,27 @@ static void trim_old_procs(top_model *m)
 		free(old->procs);
 		old->procs = NULL;
 		old->nproc = old->proc_cap = 0;
+		free(old->gpu);
+		old->gpu = NULL;
+		old->ngpu = 0;
 		m->trimmed++;
 	}
 }
 
 void top_model_ingest(top_model *m, const snapshot *s)
 {
-	top_snapshot_copy(&m->ring[m->total % TOP_RING_CAP], s);
+	long slot = m->total % TOP_RING_CAP;
+	top_snapshot_copy(&m->ring[slot], s);
+	double *u = &m->util[slot * m->ngpu];
+	for (int g = 0; g < m->ngpu; g++)
+		u[g] = g < s->ngpu && s->gpu[g].ok[GM_UTIL_GPU] ? s->gpu[g].v[GM_UTIL_GPU] : NAN;
 	m->total++;
 	if (m->n < TOP_RING_CAP)
 		m->n++;
 	/* A frozen sample about to leave the ring ends the pause rather than vanish. */
 	if (m->paused && m->frozen < m->total - m->n)
 		m->paused = false;
-	trim_old_procs(m);
+	trim_old(m);
 }
 
 const snapshot *top_model_shown(const top_model *m)
@@ -125,6 +134,15 @@ const snapshot *top_model_shown(const top_model *m)
 const snapshot *top_model_back(const top_model *m, int back)
 {
 	return at_abs(m, shown_abs(m) - back);
+}
+
+bool top_model_util(const top_model *m, int back, int g, double *util)
+{
+	long a = shown_abs(m) - back;
+	if (g < 0 || g >= m->ngpu || !at_abs(m, a))
+		return false;
+	*util = m->util[(a % TOP_RING_CAP) * m->ngpu + g];
+	return true;
 }
 
 void top_model_pause(top_model *m, bool paused)

@@ -104,6 +104,14 @@ static void test_ring(void **state)
 	assert_float_equal(top_model_back(&m, 1)->t_wall, 1000 + TOP_RING_CAP + 98, 1e-9);
 	assert_non_null(top_model_back(&m, TOP_RING_CAP - 1));
 	assert_null(top_model_back(&m, TOP_RING_CAP));
+	/* the graph's history reaches as far as the ring; absent stays absent */
+	double u;
+	assert_true(top_model_util(&m, TOP_RING_CAP - 1, 0, &u));
+	assert_float_equal(u, 0, 0); /* the oldest kept: sample 100, at 100 % 100 */
+	assert_true(top_model_util(&m, 3, 1, &u));
+	assert_true(isnan(u));
+	assert_false(top_model_util(&m, TOP_RING_CAP, 0, &u));
+	assert_false(top_model_util(&m, 0, 2, &u));
 	/* the copy is deep: absent stays absent */
 	assert_false(now->gpu[1].ok[GM_UTIL_GPU]);
 	top_model_free(&m);
@@ -363,7 +371,13 @@ static void test_old_processes_dropped(void **state)
 	/* the last minute (and a second) keeps its processes, older samples only their values */
 	assert_int_equal(top_model_back(&m, 61)->nproc, 1);
 	assert_int_equal(top_model_back(&m, 62)->nproc, 0);
-	assert_true(top_model_back(&m, 150)->gpu[0].ok[GM_UTIL_GPU]);
+	/* ... and no GPU values, but the graph's utilization stays for the whole ring */
+	assert_int_equal(top_model_back(&m, 61)->ngpu, 2);
+	assert_int_equal(top_model_back(&m, 62)->ngpu, 0);
+	double u;
+	assert_true(top_model_util(&m, 150, 0, &u));
+	assert_float_equal(u, 50, 0);
+	assert_false(top_model_util(&m, 200, 0, &u));
 	/* paused, the frozen sample's minute stays whole while new samples come */
 	top_model_pause(&m, true);
 	for (int i = 200; i < 260; i++) {
