@@ -576,9 +576,11 @@ static void draw_history(ctx *x, top_rect area, int g)
 		}
 		u = u < 0 ? 0 : u > 100 ? 100 : u;
 		int total = (int)lround(u / 100.0 * rows * 8);
-		for (int r = 0; r < rows; r++) {
+		/* Above the column the cells stay blank (and unstyled: a styled blank
+		 * looks the same but would count as a change on the next frame). */
+		for (int r = 0; r < rows && total - r * 8 > 0; r++) {
 			int fill = total - r * 8;
-			fill = fill < 0 ? 0 : fill > 8 ? 8 : fill;
+			fill = fill > 8 ? 8 : fill;
 			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK,
 			        x->g->level[fill]);
 		}
