@@ -96,6 +96,9 @@ typedef struct {
 	top_finding findings[TOP_FINDINGS_MAX];
 	int nfindings;
 	double window_s; /* span the findings looked at */
+	/* the findings' window, kept between updates: samples win_first..win_last */
+	timeline *win;
+	long win_first, win_last, win_stride;
 } top_model;
 
 int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus);
@@ -149,6 +152,11 @@ int top_model_tree(const top_model *m, top_tree_line *out, int max);
  * NULL when fewer than two samples are kept. Free with tl_free().
  */
 timeline *top_model_window(const top_model *m, double seconds, int max_samples);
+/*
+ * The same window, owned by the model and brought up to date from the one
+ * the last call returned (valid until the next call or top_model_free).
+ */
+const timeline *top_model_window_kept(top_model *m, double seconds, int max_samples);
 /* Recompute the findings over the window ending at the shown sample. */
 void top_model_update_findings(top_model *m);
 
