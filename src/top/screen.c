@@ -3,9 +3,13 @@
 #include "top/screen.h"
 
 #include <curses.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <term.h>
 #include <unistd.h>
 
 static SCREEN *scr;
@@ -17,6 +21,22 @@ static int row_cap;
 static top_cell *drawn;
 static int drawn_cols, drawn_rows;
 static bool drawn_valid;
+
+/*
+ * Frames go to the terminal directly, as cursor moves and SGR strings from
+ * its terminfo entry: ncurses' doupdate spends most of a refresh comparing
+ * and re-encoding cells the diff here has already chosen. ncurses still
+ * sets the terminal up, clears it, reads keys and restores it. Without
+ * cursor addressing the cells go through ncurses as before.
+ */
+static bool direct;
+static const char *cup;         /* cursor_address */
+static char *sgr[TOP_S__COUNT]; /* the whole appearance of each style, from plain */
+static bool skip_last_cell;     /* writing the bottom-right cell would scroll */
+static short style_fg[TOP_S__COUNT], style_bg[TOP_S__COUNT];
+static char *out_buf;
+static size_t out_len, out_cap;
+static volatile sig_atomic_t resumed; /* SIGCONT: the terminal holds nothing of ours */
 
 static void mono_styles(void)
 {
@@ -51,7 +71,107 @@ static void color_styles(void)
 		init_pair(pair, map[i].fg, map[i].bg);
 		style_pair[map[i].st] = pair;
 		style_attr[map[i].st] = map[i].attr;
+		style_fg[map[i].st] = map[i].fg;
+		style_bg[map[i].st] = map[i].bg;
 	}
+}
+
+static void out_add(const char *p, size_t n)
+{
+	if (out_len + n > out_cap) {
+		size_t cap = out_cap ? out_cap : 16384;
+		while (cap < out_len + n)
+			cap *= 2;
+		char *b = realloc(out_buf, cap);
+		if (!b)
+			return; /* the frame is cut short; the next full redraw repairs it */
+		out_buf = b;
+		out_cap = cap;
+	}
+	memcpy(out_buf + out_len, p, n);
+	out_len += n;
+}
+
+static void out_str(const char *p)
+{
+	if (p)
+		out_add(p, strlen(p));
+}
+
+static void out_flush(void)
+{
+	size_t off = 0;
+	while (off < out_len) {
+		ssize_t w = write(STDOUT_FILENO, out_buf + off, out_len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* the terminal went away: the main loop notices on stdin */
+		off += (size_t)w;
+	}
+	out_len = 0;
+}
+
+/* terminfo's string capability, or NULL when the terminal lacks it. */
+static const char *cap(const char *name)
+{
+	char *v = tigetstr(name);
+	return v && v != (char *)-1 ? v : NULL;
+}
+
+static void add_color(const char *name, short color)
+{
+	const char *c = cap(name);
+	if (c && color >= 0)
+		out_str(tiparm(c, color));
+}
+
+/* The SGR string of each style: everything off, then its attributes and colours. */
+static bool direct_styles(bool color)
+{
+	static const struct {
+		attr_t a;
+		const char *cap;
+	} attrs[] = {{A_BOLD, "bold"}, {A_DIM, "dim"}, {A_REVERSE, "rev"}, {A_UNDERLINE, "smul"}};
+	for (int st = 0; st < TOP_S__COUNT; st++) {
+		out_len = 0;
+		out_str(cap("sgr0"));
+		if (color)
+			out_str(cap("op"));
+		for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++)
+			if (style_attr[st] & attrs[i].a)
+				out_str(cap(attrs[i].cap));
+		if (color && style_pair[st]) {
+			add_color("setaf", style_fg[st]);
+			add_color("setab", style_bg[st]);
+		}
+		free(sgr[st]);
+		sgr[st] = malloc(out_len + 1);
+		if (!sgr[st])
+			return false;
+		memcpy(sgr[st], out_buf ? out_buf : "", out_len);
+		sgr[st][out_len] = '\0';
+	}
+	out_len = 0;
+	return true;
+}
+
+static void on_cont(int sig)
+{
+	(void)sig;
+	resumed = 1;
+}
+
+static void direct_open(bool color)
+{
+	cup = cap("cup");
+	direct = cup && direct_styles(color);
+	skip_last_cell = tigetflag("am") > 0 && tigetflag("xenl") <= 0;
+	/* ncurses repaints only its own (blank) picture after a suspend. */
+	struct sigaction sa = {.sa_handler = on_cont};
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGCONT, &sa, NULL);
 }
 
 int top_screen_open(bool color, bool mouse)
@@ -73,6 +193,7 @@ int top_screen_open(bool color, bool mouse)
 		color_styles();
 	if (mouse)
 		mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
+	direct_open(color && has_colors());
 	return 0;
 }
 
@@ -80,6 +201,11 @@ void top_screen_close(void)
 {
 	if (!scr)
 		return;
+	if (direct) {
+		/* ncurses has not followed the cursor: give it the place to leave from. */
+		mvcur(-1, -1, LINES - 1, 0);
+		signal(SIGCONT, SIG_DFL);
+	}
 	endwin();
 	delscreen(scr);
 	scr = NULL;
@@ -90,6 +216,14 @@ void top_screen_close(void)
 	drawn = NULL;
 	drawn_cols = drawn_rows = 0;
 	drawn_valid = false;
+	for (int st = 0; st < TOP_S__COUNT; st++) {
+		free(sgr[st]);
+		sgr[st] = NULL;
+	}
+	free(out_buf);
+	out_buf = NULL;
+	out_len = out_cap = 0;
+	direct = false;
 }
 
 void top_screen_size(int *cols, int *rows)
@@ -166,6 +300,47 @@ static void put_span(int y, const top_cell *row, int x0, int x1)
 	mvadd_wchnstr(y, x0, row_buf, n);
 }
 
+/* UTF-8 of one cell (the canvas holds plain ASCII when the locale is not UTF-8). */
+static void out_char(wchar_t wc)
+{
+	char b[4];
+	uint32_t c = (uint32_t)wc;
+	if (c < 0x80) {
+		b[0] = (char)c;
+		out_add(b, 1);
+	} else if (c < 0x800) {
+		b[0] = (char)(0xc0 | c >> 6);
+		b[1] = (char)(0x80 | (c & 0x3f));
+		out_add(b, 2);
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xe0 | c >> 12);
+		b[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		b[2] = (char)(0x80 | (c & 0x3f));
+		out_add(b, 3);
+	} else {
+		b[0] = (char)(0xf0 | c >> 18);
+		b[1] = (char)(0x80 | (c >> 12 & 0x3f));
+		b[2] = (char)(0x80 | (c >> 6 & 0x3f));
+		b[3] = (char)(0x80 | (c & 0x3f));
+		out_add(b, 4);
+	}
+}
+
+/* Cells x0..x1 of a canvas row to the terminal; *cur is the style the terminal is in. */
+static void out_span(int y, const top_cell *row, int x0, int x1, int *cur)
+{
+	out_str(tiparm(cup, y, x0));
+	for (int x = x0; x <= x1; x++) {
+		if (row[x].ch == TOP_WCONT)
+			continue; /* the terminal moves past both columns of a wide character */
+		if (row[x].style != *cur) {
+			*cur = row[x].style;
+			out_str(sgr[*cur]);
+		}
+		out_char(row[x].ch);
+	}
+}
+
 /*
  * Only the cells that changed since the last frame are handed to ncurses:
  * most of a frame (labels, frames, the slower meters) is the same from one
@@ -181,24 +356,47 @@ void top_screen_draw(const top_canvas *c, bool force)
 		if (!row_buf)
 			return;
 	}
+	if (resumed) {
+		resumed = 0;
+		force = true;
+	}
 	if ((force || c->cols != drawn_cols || c->rows != drawn_rows) && reset_drawn(c) != 0)
 		return;
+	if (direct && !drawn_valid) {
+		/* ncurses clears the terminal (its picture is blank), then the whole frame follows.
+		 */
+		clearok(curscr, TRUE);
+		wnoutrefresh(stdscr);
+		doupdate();
+	}
 	int rows = c->rows < LINES ? c->rows : LINES;
 	int cols = c->cols < COLS ? c->cols : COLS;
 	bool any = false;
+	int cur = -1;
 	for (int y = 0; y < rows; y++) {
 		const top_cell *now = &c->cell[y * c->cols];
 		top_cell *was = &drawn[y * c->cols];
 		int x0 = 0, x1 = cols - 1;
 		if (drawn_valid && !changed_span(now, was, cols, &x0, &x1))
 			continue;
-		if (x1 >= x0)
+		int last = x1;
+		if (direct && skip_last_cell && y == LINES - 1 && x1 == COLS - 1)
+			last = now[x1].ch == TOP_WCONT ? x1 - 2 : x1 - 1;
+		if (last >= x0 && direct)
+			out_span(y, now, x0, last, &cur);
+		else if (last >= x0)
 			put_span(y, now, x0, x1);
 		memcpy(&was[x0], &now[x0], (size_t)(x1 - x0 + 1) * sizeof *was);
 		any = true;
 	}
 	/* Rows or columns past the terminal were not drawn: compare them again next time. */
 	drawn_valid = rows == c->rows && cols == c->cols;
+	if (direct) {
+		if (cur >= 0)
+			out_str(sgr[TOP_S_NORMAL]);
+		out_flush();
+		return;
+	}
 	if (force)
 		clearok(curscr, TRUE);
 	if (any || force) {
