@@ -98,6 +98,20 @@ static void out_str(const char *p)
 		out_add(p, strlen(p));
 }
 
+static int out_putc(int ch)
+{
+	char b = (char)ch;
+	out_add(&b, 1);
+	return ch;
+}
+
+/* A terminfo string, its padding ("$<5>") interpreted as tputs does. */
+static void out_ti(const char *p)
+{
+	if (p)
+		tputs(p, 1, out_putc);
+}
+
 static void out_flush(void)
 {
 	size_t off = 0;
@@ -123,7 +137,7 @@ static void add_color(const char *name, short color)
 {
 	const char *c = cap(name);
 	if (c && color >= 0)
-		out_str(tiparm(c, color));
+		out_ti(tiparm(c, color));
 }
 
 /* The SGR string of each style: everything off, then its attributes and colours. */
@@ -135,12 +149,12 @@ static bool direct_styles(bool color)
 	} attrs[] = {{A_BOLD, "bold"}, {A_DIM, "dim"}, {A_REVERSE, "rev"}, {A_UNDERLINE, "smul"}};
 	for (int st = 0; st < TOP_S__COUNT; st++) {
 		out_len = 0;
-		out_str(cap("sgr0"));
+		out_ti(cap("sgr0"));
 		if (color)
-			out_str(cap("op"));
+			out_ti(cap("op"));
 		for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++)
 			if (style_attr[st] & attrs[i].a)
-				out_str(cap(attrs[i].cap));
+				out_ti(cap(attrs[i].cap));
 		if (color && style_pair[st]) {
 			add_color("setaf", style_fg[st]);
 			add_color("setab", style_bg[st]);
@@ -329,7 +343,7 @@ static void out_char(wchar_t wc)
 /* Cells x0..x1 of a canvas row to the terminal; *cur is the style the terminal is in. */
 static void out_span(int y, const top_cell *row, int x0, int x1, int *cur)
 {
-	out_str(tiparm(cup, y, x0));
+	out_ti(tiparm(cup, y, x0));
 	for (int x = x0; x <= x1; x++) {
 		if (row[x].ch == TOP_WCONT)
 			continue; /* the terminal moves past both columns of a wide character */
