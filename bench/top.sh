@@ -14,8 +14,8 @@
 # figure that other load on the machine cannot change.
 # nvtop is $NVTOP, the one in PATH, or built once from the peers' sources
 # ($SHARED_DIR/peers/nvtop, default ../shared beside the project) into
-# BUILD_DIR/peers/nvtop (as tests/peers/nvtop.sh does); without one, procps top
-# (a host-only monitor) is the peer.
+# BUILD_DIR/peers/nvtop (as tests/peers/nvtop.sh does); without one (or with
+# NVTOP=none), procps top (a host-only monitor) is the peer.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$src/build}" && pwd)"
@@ -29,7 +29,8 @@ command -v python3 >/dev/null || { echo "bench/top.sh: python3 is not installed;
 
 find_nvtop() {
 	local nv="${NVTOP:-$(command -v nvtop || true)}" srcdir="${SHARED_DIR:-$src/../shared}/peers/nvtop"
-	[ -n "$nv" ] && { echo "$nv"; return; }
+	[ "$nv" = none ] && return 0
+	[ -n "$nv" ] && [ -x "$nv" ] && { echo "$nv"; return; }
 	nv="$build/peers/nvtop/src/nvtop"
 	if [ ! -x "$nv" ] && [ -f "$srcdir/CMakeLists.txt" ]; then
 		local off=() v
