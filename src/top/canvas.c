@@ -117,7 +117,19 @@ void top_putw(top_canvas *c, top_rect clip, int x, int y, top_style st, wchar_t 
 int top_put(top_canvas *c, top_rect clip, int x, int y, top_style st, const char *text)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	size_t n = strlen(text);
+	/* Most text is printable ASCII: one cell a byte, straight into the row. */
+	int x0 = clip.x > 0 ? clip.x : 0;
+	int x1 = clip.x + clip.w < c->cols ? clip.x + clip.w : c->cols;
+	bool row_ok = y >= 0 && y < c->rows && y >= clip.y && y < clip.y + clip.h;
+	while (*s >= 0x20 && *s < 0x7f) {
+		if (row_ok && x >= x0 && x < x1) {
+			unpair(c, x, y);
+			set(c, x, y, (wchar_t)*s, st);
+		}
+		x++;
+		s++;
+	}
+	size_t n = strlen((const char *)s);
 	while (n > 0) {
 		uint32_t wc;
 		size_t used = c->utf8 ? utf8_decode(s, n, &wc) : 1;
@@ -178,9 +190,13 @@ void top_restyle(top_canvas *c, top_rect r, top_style st)
 int top_text_width(const top_canvas *c, const char *text)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	size_t n = strlen(text);
-	bool utf8 = c->utf8;
 	int cols = 0;
+	while (*s >= 0x20 && *s < 0x7f) {
+		cols++;
+		s++;
+	}
+	size_t n = strlen((const char *)s);
+	bool utf8 = c->utf8;
 	while (n > 0) {
 		uint32_t wc;
 		size_t used = utf8 ? utf8_decode(s, n, &wc) : 1;

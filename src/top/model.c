@@ -52,6 +52,7 @@ int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus)
 		for (int j = 0; j < GPU_MAX; j++)
 			m->nvlinks[i][j] = m->topo[i][j] = -1;
 	m->ring = gw_xcalloc(TOP_RING_CAP, sizeof *m->ring);
+	m->util = gw_xcalloc((size_t)TOP_RING_CAP * (size_t)(ngpu ? ngpu : 1), sizeof *m->util);
 	m->sort = TOP_SORT_GPU;
 	m->sel = -1;
 	m->sel_gpu = -1;
@@ -64,7 +65,9 @@ void top_model_free(top_model *m)
 		for (int i = 0; i < TOP_RING_CAP; i++)
 			snapshot_free(&m->ring[i]);
 	free(m->ring);
+	free(m->util);
 	free(m->rows);
+	tl_free(m->win);
 	memset(m, 0, sizeof *m);
 }
 
@@ -80,7 +83,7 @@ static const snapshot *at_abs(const top_model *m, long a)
 	return &m->ring[a % TOP_RING_CAP];
 }
 
-static void trim_old_procs(top_model *m)
+static void trim_old(top_model *m)
 {
 	const snapshot *shown = top_model_shown(m);
 	if (!shown)
@@ -95,20 +98,27 @@ static void trim_old_procs(top_model *m)
 		free(old->procs);
 		old->procs = NULL;
 		old->nproc = old->proc_cap = 0;
+		free(old->gpu);
+		old->gpu = NULL;
+		old->ngpu = 0;
 		m->trimmed++;
 	}
 }
 
 void top_model_ingest(top_model *m, const snapshot *s)
 {
-	top_snapshot_copy(&m->ring[m->total % TOP_RING_CAP], s);
+	long slot = m->total % TOP_RING_CAP;
+	top_snapshot_copy(&m->ring[slot], s);
+	double *u = &m->util[slot * m->ngpu];
+	for (int g = 0; g < m->ngpu; g++)
+		u[g] = g < s->ngpu && s->gpu[g].ok[GM_UTIL_GPU] ? s->gpu[g].v[GM_UTIL_GPU] : NAN;
 	m->total++;
 	if (m->n < TOP_RING_CAP)
 		m->n++;
 	/* A frozen sample about to leave the ring ends the pause rather than vanish. */
 	if (m->paused && m->frozen < m->total - m->n)
 		m->paused = false;
-	trim_old_procs(m);
+	trim_old(m);
 }
 
 const snapshot *top_model_shown(const top_model *m)
@@ -119,6 +129,15 @@ const snapshot *top_model_shown(const top_model *m)
 const snapshot *top_model_back(const top_model *m, int back)
 {
 	return at_abs(m, shown_abs(m) - back);
+}
+
+bool top_model_util(const top_model *m, int back, int g, double *util)
+{
+	long a = shown_abs(m) - back;
+	if (g < 0 || g >= m->ngpu || !at_abs(m, a))
+		return false;
+	*util = m->util[(a % TOP_RING_CAP) * m->ngpu + g];
+	return true;
 }
 
 void top_model_pause(top_model *m, bool paused)
@@ -476,26 +495,39 @@ static void add_sample(timeline *tl, const snapshot *s, int k)
 	}
 }
 
-timeline *top_model_window(const top_model *m, double seconds, int max_samples)
+/* The samples of a window over `seconds` up to the shown one: every stride-th from start. */
+typedef struct {
+	long first, last, start, stride;
+	int ncpu;
+} win_range;
+
+static bool window_range(const top_model *m, double seconds, int max_samples, win_range *w)
 {
 	long last = shown_abs(m);
 	const snapshot *end = at_abs(m, last);
 	if (!end || max_samples < 2)
-		return NULL;
+		return false;
 	long first = last;
 	while (at_abs(m, first - 1) && at_abs(m, first - 1)->t_wall >= end->t_wall - seconds)
 		first--;
 	long count = last - first + 1;
 	if (count < 2)
-		return NULL;
-	long stride = (count + max_samples - 1) / max_samples;
-	long start = last - ((count - 1) / stride) * stride;
-	int ncpu = 0;
-	for (long a = start; a <= last; a += stride)
+		return false;
+	w->first = first;
+	w->last = last;
+	w->stride = (count + max_samples - 1) / max_samples;
+	w->start = last - ((count - 1) / w->stride) * w->stride;
+	w->ncpu = 0;
+	for (long a = w->start; a <= last; a += w->stride)
 		for (int c = 0; c < at_abs(m, a)->ncpu; c++)
-			if (at_abs(m, a)->cpu_id[c] + 1 > ncpu)
-				ncpu = at_abs(m, a)->cpu_id[c] + 1;
-	timeline *tl = tl_new(m->ngpu, ncpu);
+			if (at_abs(m, a)->cpu_id[c] + 1 > w->ncpu)
+				w->ncpu = at_abs(m, a)->cpu_id[c] + 1;
+	return true;
+}
+
+/* What the window takes from the model and its last sample rather than from every sample. */
+static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
+{
 	for (int g = 0; g < m->ngpu; g++) {
 		tl->gpu[g].index = m->gpu[g].index;
 		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", m->gpu[g].uuid);
@@ -504,28 +536,148 @@ timeline *top_model_window(const top_model *m, double seconds, int max_samples)
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);
-	double t0 = at_abs(m, start)->t_wall;
-	tl->t0_wall = t0;
-	for (long a = start; a <= last; a += stride)
-		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0));
-	/* Events of every sample, thinned or not: a lost GPU must not slip between strides. */
-	for (long a = first; a <= last; a++) {
+}
+
+/* Events of every sample, thinned or not: a lost GPU must not slip between strides. */
+static void window_events(timeline *tl, const top_model *m, const win_range *w)
+{
+	tl->nevents = 0;
+	for (long a = w->first; a <= w->last; a++) {
 		const snapshot *s = at_abs(m, a);
 		for (int i = 0; i < s->nevent; i++) {
 			const tl_event *e = &s->events[i];
-			double t = e->t - t0 < 0 ? 0 : e->t - t0;
+			double t = e->t - tl->t0_wall < 0 ? 0 : e->t - tl->t0_wall;
 			tl_add_event(tl, t, e->kind, e->gpu, e->value, e->text);
 		}
 	}
+}
+
+static timeline *window_build(const top_model *m, const win_range *w)
+{
+	timeline *tl = tl_new(m->ngpu, w->ncpu);
+	window_facts(tl, m, at_abs(m, w->last));
+	double t0 = at_abs(m, w->start)->t_wall;
+	tl->t0_wall = t0;
+	for (long a = w->start; a <= w->last; a += w->stride)
+		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0));
+	window_events(tl, m, w);
 	return tl;
+}
+
+timeline *top_model_window(const top_model *m, double seconds, int max_samples)
+{
+	win_range w;
+	return window_range(m, seconds, max_samples, &w) ? window_build(m, &w) : NULL;
+}
+
+/*
+ * Drop the first d samples of one series (n stay), leaving NAN behind as
+ * tl_add_sample expects; a series with nothing left becomes NULL, as one
+ * never present in the window would be.
+ */
+static void drop_series(double **p, int d, int n)
+{
+	double *v = *p;
+	if (!v)
+		return;
+	memmove(v, v + d, (size_t)n * sizeof *v);
+	for (int i = n; i < n + d; i++)
+		v[i] = NAN;
+	int k = 0;
+	while (k < n && isnan(v[k]))
+		k++;
+	if (k == n) {
+		free(v);
+		*p = NULL;
+	}
+}
+
+/* The window without its first d samples (fewer than it has); times are set by the caller. */
+static void drop_front(timeline *tl, int d)
+{
+	int n = tl->n - d;
+	for (int g = 0; g < tl->ngpu; g++)
+		for (int id = 0; id < GM__COUNT; id++)
+			drop_series(&tl->gpu[g].m[id], d, n);
+	for (int c = 0; c < tl->ncpu; c++) {
+		drop_series(&tl->cpu_busy[c], d, n);
+		drop_series(&tl->cpu_iowait[c], d, n);
+	}
+	for (int h = 0; h < HM__COUNT; h++)
+		drop_series(&tl->h[h], d, n);
+	int k = 0;
+	tl->have_root = false;
+	for (int i = 0; i < tl->nprocs; i++) {
+		if (tl->procs[i].s < d)
+			continue;
+		tl->procs[k] = tl->procs[i];
+		tl->procs[k].s -= d;
+		tl->have_root |= tl->procs[k].gpu >= 0 && tl->procs[k].alive;
+		k++;
+	}
+	tl->nprocs = k;
+	tl->n = n;
+}
+
+/*
+ * Bring the kept window from the range it covers (m->win_*) to w: drop the
+ * samples that left it, add the new ones, times again from the new first
+ * sample. Only for unthinned windows that overlap; false when it cannot.
+ */
+static bool window_advance(top_model *m, const win_range *w)
+{
+	timeline *tl = m->win;
+	if (!tl || w->stride != 1 || m->win_stride != 1 || w->first < m->win_first ||
+	    w->last < m->win_last || w->first > m->win_last || w->ncpu != tl->ncpu ||
+	    tl->ngpu != m->ngpu)
+		return false;
+	int d = (int)(w->first - m->win_first);
+	if (d > 0)
+		drop_front(tl, d);
+	double t0 = at_abs(m, w->first)->t_wall;
+	tl->t0_wall = t0;
+	tl->duration = 0;
+	for (int i = 0; i < tl->n; i++) {
+		tl->t[i] = at_abs(m, w->first + i)->t_wall - t0;
+		tl->interval[i] = i > 0 ? tl->t[i] - tl->t[i - 1] : NAN;
+		if (tl->t[i] > tl->duration)
+			tl->duration = tl->t[i];
+	}
+	for (long a = m->win_last + 1; a <= w->last; a++)
+		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0));
+	window_facts(tl, m, at_abs(m, w->last));
+	window_events(tl, m, w);
+	return true;
+}
+
+/*
+ * Each refresh moves the window by a sample or two: rather than building it
+ * again from every kept sample (most of the work of a refresh), the last
+ * one is kept and moved along.
+ */
+const timeline *top_model_window_kept(top_model *m, double seconds, int max_samples)
+{
+	win_range w;
+	if (!window_range(m, seconds, max_samples, &w)) {
+		tl_free(m->win);
+		m->win = NULL;
+		return NULL;
+	}
+	if (!window_advance(m, &w)) {
+		tl_free(m->win);
+		m->win = window_build(m, &w);
+	}
+	m->win_first = w.start;
+	m->win_last = w.last;
+	m->win_stride = w.stride;
+	return m->win;
 }
 
 void top_model_update_findings(top_model *m)
 {
-	timeline *tl = top_model_window(m, TOP_WINDOW_S, 120);
+	const timeline *tl = top_model_window_kept(m, TOP_WINDOW_S, 120);
 	m->nfindings = tl ? top_findings(tl, m->findings, TOP_FINDINGS_MAX) : 0;
 	m->window_s = tl ? tl->t[tl->n - 1] - tl->t[0] : 0;
-	tl_free(tl);
 }
 
 /* ------------------------------------------------------------------ interval */

@@ -67,11 +67,16 @@ typedef struct {
 	/* static facts for diagnosis, by position; -1 unknown (top_model_init sets them so) */
 	int nvlinks[GPU_MAX][GPU_MAX]; /* active NVLinks between two GPUs */
 	int topo[GPU_MAX][GPU_MAX];    /* nvmlGpuTopologyLevel_t */
-	/* ring of snapshots: the newest is at (total - 1) % TOP_RING_CAP */
+	/*
+	 * ring of snapshots: the newest is at (total - 1) % TOP_RING_CAP. Only
+	 * the findings window keeps whole snapshots; older ones keep their time,
+	 * host summary and cores, and the graph's utilization in util.
+	 */
 	snapshot *ring;
+	double *util; /* [TOP_RING_CAP][ngpu]: GPU utilization %, NAN when absent */
 	int n;        /* filled slots */
 	long total;   /* snapshots ever ingested */
-	long trimmed; /* samples before this one no longer keep their processes */
+	long trimmed; /* samples before this one no longer keep processes or GPU values */
 	/* view state */
 	top_sort_key sort;
 	bool reverse; /* against the key's natural order (large first for amounts) */
@@ -91,6 +96,9 @@ typedef struct {
 	top_finding findings[TOP_FINDINGS_MAX];
 	int nfindings;
 	double window_s; /* span the findings looked at */
+	/* the findings' window, kept between updates: samples win_first..win_last */
+	timeline *win;
+	long win_first, win_last, win_stride;
 } top_model;
 
 int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus);
@@ -98,14 +106,20 @@ void top_model_free(top_model *m);
 
 /*
  * Keep a copy of s (deep) as the newest sample. Samples older than the
- * findings window before the shown one drop their process lists (the graph
- * needs only their GPU values), so memory stays bounded by the window.
+ * findings window before the shown one drop their process lists and GPU
+ * values (the graph reads only their utilization, top_model_util), so
+ * memory stays bounded by the window, not by the ring.
  */
 void top_model_ingest(top_model *m, const snapshot *s);
 /* The sample on screen: the newest, or the frozen one while paused; NULL before the first. */
 const snapshot *top_model_shown(const top_model *m);
 /* The sample `back` before the shown one (0 = shown); NULL when no longer kept. */
 const snapshot *top_model_back(const top_model *m, int back);
+/*
+ * GPU position g's utilization `back` samples before the shown one, NAN
+ * when that sample had none; false when the sample is no longer kept.
+ */
+bool top_model_util(const top_model *m, int back, int g, double *util);
 
 /* Pause freezes the screen on the current sample; sampling and recording go on. */
 void top_model_pause(top_model *m, bool paused);
@@ -138,6 +152,11 @@ int top_model_tree(const top_model *m, top_tree_line *out, int max);
  * NULL when fewer than two samples are kept. Free with tl_free().
  */
 timeline *top_model_window(const top_model *m, double seconds, int max_samples);
+/*
+ * The same window, owned by the model and brought up to date from the one
+ * the last call returned (valid until the next call or top_model_free).
+ */
+const timeline *top_model_window_kept(top_model *m, double seconds, int max_samples);
 /* Recompute the findings over the window ending at the shown sample. */
 void top_model_update_findings(top_model *m);
 

@@ -565,21 +565,22 @@ static void draw_history(ctx *x, top_rect area, int g)
 	const top_model *m = x->f->m;
 	int rows = area.h;
 	for (int k = 0; k < area.w; k++) {
-		const snapshot *s = top_model_back(m, k);
-		if (!s)
+		double u;
+		if (!top_model_util(m, k, g, &u))
 			break;
 		int col = area.x + area.w - 1 - k;
-		if (g >= s->ngpu || !s->gpu[g].ok[GM_UTIL_GPU]) {
+		if (isnan(u)) {
 			/* Absent is not 0 %: a dim dot on the base line. */
 			top_put(x->c, area, col, area.y + rows - 1, TOP_S_DIM, x->g->dot);
 			continue;
 		}
-		double u = s->gpu[g].v[GM_UTIL_GPU];
 		u = u < 0 ? 0 : u > 100 ? 100 : u;
 		int total = (int)lround(u / 100.0 * rows * 8);
-		for (int r = 0; r < rows; r++) {
+		/* Above the column the cells stay blank (and unstyled: a styled blank
+		 * looks the same but would count as a change on the next frame). */
+		for (int r = 0; r < rows && total - r * 8 > 0; r++) {
 			int fill = total - r * 8;
-			fill = fill < 0 ? 0 : fill > 8 ? 8 : fill;
+			fill = fill > 8 ? 8 : fill;
 			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK,
 			        x->g->level[fill]);
 		}

@@ -104,6 +104,14 @@ static void test_ring(void **state)
 	assert_float_equal(top_model_back(&m, 1)->t_wall, 1000 + TOP_RING_CAP + 98, 1e-9);
 	assert_non_null(top_model_back(&m, TOP_RING_CAP - 1));
 	assert_null(top_model_back(&m, TOP_RING_CAP));
+	/* the graph's history reaches as far as the ring; absent stays absent */
+	double u;
+	assert_true(top_model_util(&m, TOP_RING_CAP - 1, 0, &u));
+	assert_float_equal(u, 0, 0); /* the oldest kept: sample 100, at 100 % 100 */
+	assert_true(top_model_util(&m, 3, 1, &u));
+	assert_true(isnan(u));
+	assert_false(top_model_util(&m, TOP_RING_CAP, 0, &u));
+	assert_false(top_model_util(&m, 0, 2, &u));
 	/* the copy is deep: absent stays absent */
 	assert_false(now->gpu[1].ok[GM_UTIL_GPU]);
 	top_model_free(&m);
@@ -348,6 +356,95 @@ static void test_window(void **state)
 	top_model_free(&m);
 }
 
+/* Two series hold the same values (NAN where the other has NAN), or are both absent. */
+static void same_series(const double *a, const double *b, int n)
+{
+	assert_true((a == NULL) == (b == NULL));
+	for (int i = 0; a && i < n; i++) {
+		assert_int_equal(isnan(a[i]), isnan(b[i]));
+		if (!isnan(a[i]))
+			assert_float_equal(a[i], b[i], 0);
+	}
+}
+
+static void same_timeline(const timeline *a, const timeline *b)
+{
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->ngpu, b->ngpu);
+	assert_int_equal(a->ncpu, b->ncpu);
+	assert_float_equal(a->t0_wall, b->t0_wall, 0);
+	assert_float_equal(a->duration, b->duration, 0);
+	assert_int_equal(a->have_root, b->have_root);
+	same_series(a->t, b->t, a->n);
+	same_series(a->interval, b->interval, a->n);
+	for (int g = 0; g < a->ngpu; g++) {
+		assert_int_equal(a->gpu[g].index, b->gpu[g].index);
+		assert_int_equal(a->gpu[g].lost_at_end, b->gpu[g].lost_at_end);
+		for (int id = 0; id < GM__COUNT; id++)
+			same_series(a->gpu[g].m[id], b->gpu[g].m[id], a->n);
+	}
+	for (int c = 0; c < a->ncpu; c++) {
+		same_series(a->cpu_busy[c], b->cpu_busy[c], a->n);
+		same_series(a->cpu_iowait[c], b->cpu_iowait[c], a->n);
+	}
+	for (int h = 0; h < HM__COUNT; h++)
+		same_series(a->h[h], b->h[h], a->n);
+	assert_int_equal(a->nprocs, b->nprocs);
+	for (int i = 0; i < a->nprocs; i++)
+		assert_memory_equal(&a->procs[i], &b->procs[i], sizeof a->procs[i]);
+	assert_int_equal(a->nevents, b->nevents);
+	for (int i = 0; i < a->nevents; i++)
+		assert_memory_equal(&a->events[i], &b->events[i], sizeof a->events[i]);
+}
+
+/*
+ * The window kept between refreshes (moved along by a sample at a time) is
+ * the window built afresh from the ring: at every sample, through a metric
+ * that stops being reported, processes that come and go, events, a pause,
+ * and faster sampling that makes the window thinned.
+ */
+static void test_window_kept(void **state)
+{
+	(void)state;
+	top_model m;
+	init_model(&m);
+	snapshot s;
+	double t = 0;
+	for (int i = 0; i < 900; i++) {
+		t += i < 200 ? 1 : 0.1; /* then ten times as fast */
+		sample(&s, t, i % 7 ? 40 + i % 50 : NAN, 30);
+		if (i < 30) {
+			s.gpu[0].v[GM_POWER_DRAW] = 300 + i;
+			s.gpu[0].ok[GM_POWER_DRAW] = 1;
+		}
+		if (i % 3)
+			proc(&s, 42, 1, 0, "u", "job")->cpu_pct = i;
+		if (i % 5 == 0)
+			proc(&s, 43, 42, -1, "u", "loader");
+		if (i % 40 == 0)
+			snapshot_add_event(&s, TL_EV_PROC_START, 0, i, "start");
+		top_model_ingest(&m, &s);
+		snapshot_free(&s);
+		if (i == 120)
+			top_model_pause(&m, true);
+		if (i == 140)
+			top_model_pause(&m, false);
+		timeline *fresh = top_model_window(&m, TOP_WINDOW_S, 120);
+		const timeline *kept = top_model_window_kept(&m, TOP_WINDOW_S, 120);
+		if (!fresh) {
+			assert_null(kept);
+			continue;
+		}
+		same_timeline(kept, fresh);
+		tl_free(fresh);
+	}
+	/* the fast samples make it thinned: the ring's 600 samples of the minute, every 5th */
+	assert_int_equal(top_model_window_kept(&m, TOP_WINDOW_S, 120)->n, 120);
+	top_model_free(&m);
+}
+
 static void test_old_processes_dropped(void **state)
 {
 	(void)state;
@@ -363,7 +460,13 @@ static void test_old_processes_dropped(void **state)
 	/* the last minute (and a second) keeps its processes, older samples only their values */
 	assert_int_equal(top_model_back(&m, 61)->nproc, 1);
 	assert_int_equal(top_model_back(&m, 62)->nproc, 0);
-	assert_true(top_model_back(&m, 150)->gpu[0].ok[GM_UTIL_GPU]);
+	/* ... and no GPU values, but the graph's utilization stays for the whole ring */
+	assert_int_equal(top_model_back(&m, 61)->ngpu, 2);
+	assert_int_equal(top_model_back(&m, 62)->ngpu, 0);
+	double u;
+	assert_true(top_model_util(&m, 150, 0, &u));
+	assert_float_equal(u, 50, 0);
+	assert_false(top_model_util(&m, 200, 0, &u));
 	/* paused, the frozen sample's minute stays whole while new samples come */
 	top_model_pause(&m, true);
 	for (int i = 200; i < 260; i++) {
@@ -441,6 +544,7 @@ int main(void)
 	    cmocka_unit_test(test_pause),
 	    cmocka_unit_test(test_tree),
 	    cmocka_unit_test(test_window),
+	    cmocka_unit_test(test_window_kept),
 	    cmocka_unit_test(test_old_processes_dropped),
 	    cmocka_unit_test(test_interval_steps),
 	    cmocka_unit_test(test_findings),
