@@ -13,13 +13,25 @@ new_queue() {
 	q config kill-grace 1s >/dev/null
 }
 train() { echo "$GPUWHY" sim train --steps "$1" --gpu-ms 40 --cpu-ms 1 --mem-mib "$2"; }
+# gate DIR: shell words that mark a task started in DIR and hold it until DIR/go
+# exists, so how many run at once does not depend on how fast this machine is.
+gate() { echo "touch $1/s.\$\$; until [ -e $1/go ]; do sleep 0.05; done;"; }
+# open_gate DIR N: wait for N tasks held at DIR's gate, check no more came, open it.
+open_gate() {
+	until_true 120 sh -c "[ \$(ls $1 | grep -c '^s\.') -ge $2 ]" || fail "$2 tasks did not start together: $(ls "$1")"
+	sleep 1
+	[ "$(ls "$1" | grep -c '^s\.')" = "$2" ] || fail "more than $2 tasks at once: $(ls "$1")"
+	touch "$1/go"
+}
 
 # --- h100x1 (80 GB): eight 30 GiB tasks, up to 8 per GPU -> two at a time
 new_queue q1
+mkdir "$T/g1"
 for i in $(seq 8); do
 	"$GPUWHY" --sim h100x1 queue add --mem 30G --per-gpu 8 -n "h$i" -- \
-		sh -c "echo visible=\$CUDA_VISIBLE_DEVICES order=\$CUDA_DEVICE_ORDER; exec $(train 12 30000)" >/dev/null
+		sh -c "$(gate "$T/g1") echo visible=\$CUDA_VISIBLE_DEVICES order=\$CUDA_DEVICE_ORDER; exec $(train 12 30000)" >/dev/null
 done
+open_gate "$T/g1" 2
 q wait $(seq 8) --timeout 120s || fail "h100x1 tasks did not all end done"
 [ "$(max_overlap)" = 2 ] || fail "h100x1: $(max_overlap) tasks at once, not 2"
 uuid=$(q gpus --json | json 'j["gpus"][0]["uuid"]')
@@ -34,10 +46,12 @@ assert 29000 <= t["peak_gpu_mib"] <= 30720, t["peak_gpu_mib"]
 
 # --- a100x4-pcie (4 x 80 GB): eight 50 GiB tasks -> four at a time, one per GPU
 new_queue q2
+mkdir "$T/g2"
 for i in $(seq 8); do
 	"$GPUWHY" --sim a100x4-pcie queue add --mem 50G --per-gpu 4 -n "a$i" -- \
-		sh -c "echo visible=\$CUDA_VISIBLE_DEVICES; exec $(train 12 50000)" >/dev/null
+		sh -c "$(gate "$T/g2") echo visible=\$CUDA_VISIBLE_DEVICES; exec $(train 12 50000)" >/dev/null
 done
+open_gate "$T/g2" 4
 q wait $(seq 8) --timeout 120s || fail "a100x4 tasks did not all end done"
 [ "$(max_overlap)" = 4 ] || fail "a100x4: $(max_overlap) tasks at once, not 4"
 sqlite3 "$DB" "SELECT started, ended, gpu_idx, gpu_uuids FROM attempts" | python3 -c '
