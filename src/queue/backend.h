@@ -74,6 +74,9 @@ void queue_gpuwatch_stop(queue_gpuwatch *w);
  * token in their environment (attrib.c); -1 when none is seen. */
 int64_t queue_token_gpu_mib(const queue_gpus *s, const char *token);
 
+/* Free a NULL-terminated vector of strings (an environment), NULL too (spawn.c). */
+void queue_env_free(char **v);
+
 /* ------------------------------------------------------------ settings */
 
 /* The queue's settings as the worker last read them (`gpuwhy queue config`). */

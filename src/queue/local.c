@@ -220,22 +220,12 @@ static void drop_stale_status(queue_local *l)
 /* A shim of an earlier worker that still runs: follow it by PID. */
 static void adopt(queue_local *l, const queue_attempt *a)
 {
-	local_run *r = queue_xrealloc(NULL, sizeof *r);
-	memset(r, 0, sizeof *r);
-	r->task_id = a->task_id;
-	r->n = a->n;
-	snprintf(r->token, sizeof r->token, "%s", a->token);
-	r->shim_pid = a->shim_pid;
-	r->shim_start = a->shim_start;
-	r->sock = -1;
+	local_run *r = local_run_new(a, -1);
 	parse_gidx(a->gpu_idx, r);
-	r->reserved_mib = a->reserved_mib;
 	r->per_gpu = a->per_gpu > 0 ? a->per_gpu : 1;
-	r->started = a->started;
 	r->started_mono = gw_mono_ns() - (int64_t)((gw_wall_s() - a->started) * 1e9);
 	r->peak_gpu = a->peak_gpu_mib;
 	r->peak_rss = a->peak_rss_kib;
-	r->log_offset = a->log_offset;
 	local_run_add(l, r);
 	queue_wlog("task %lld attempt %d: re-adopted its running shim (pid %d)",
 	           (long long)a->task_id, a->n, a->shim_pid);

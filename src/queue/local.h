@@ -65,6 +65,8 @@ void local_schedule(queue_local *l, bool quick);
 void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, const int *pick,
                       int n);
 void local_run_add(queue_local *l, local_run *r);
+/* A run for attempt a (identity, reservation, start, log offset) with socket sock. */
+local_run *local_run_new(const queue_attempt *a, int sock);
 
 /* attrib.c */
 /* Who uses which GPU: usage, peaks and foreign counts from the sample. */

@@ -124,15 +124,6 @@ static char **task_env(const queue_spec *sp)
 	return env;
 }
 
-static void free_vec(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 static int write_script(const char *path, const queue_task *t, const queue_attempt *a)
 {
 	FILE *f = fopen(path, "w");
@@ -254,7 +245,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 		           next >= 0 ? queue_state_name((queue_state)next) : "?");
 	}
 	json_decref(extra);
-	free_vec(envp);
+	queue_env_free(envp);
 	gw_subproc_free(&r);
 	queue_task_free(&t);
 }

@@ -75,7 +75,7 @@ static char **build_env(const char *env_json, char *const *extra, int nextra)
 	return env;
 }
 
-static void free_vec(char **v)
+void queue_env_free(char **v)
 {
 	if (!v)
 		return;
@@ -205,8 +205,7 @@ static void hand_over(queue_local *l, queue_attempt *a, int pid, int sock)
 		queue_wlog("task %lld: its shim did not take the go-ahead", (long long)a->task_id);
 }
 
-static local_run *run_of(const queue_local *l, const queue_attempt *a, int sock, const int *pick,
-                         int n)
+local_run *local_run_new(const queue_attempt *a, int sock)
 {
 	local_run *r = queue_xrealloc(NULL, sizeof *r);
 	memset(r, 0, sizeof *r);
@@ -216,15 +215,22 @@ static local_run *run_of(const queue_local *l, const queue_attempt *a, int sock,
 	r->shim_pid = a->shim_pid;
 	r->shim_start = a->shim_start;
 	r->sock = sock;
+	r->reserved_mib = a->reserved_mib;
+	r->started = a->started;
+	r->log_offset = a->log_offset;
+	return r;
+}
+
+static local_run *run_of(const queue_local *l, const queue_attempt *a, int sock, const int *pick,
+                         int n)
+{
+	local_run *r = local_run_new(a, sock);
 	r->ngpu = n;
 	for (int k = 0; k < n; k++)
 		r->gidx[k] = l->env.gpus->g[pick[k]].index;
-	r->reserved_mib = a->reserved_mib;
 	r->per_gpu = a->per_gpu;
-	r->started = a->started;
 	r->started_mono = gw_mono_ns();
 	r->peak_gpu = r->peak_rss = -1;
-	r->log_offset = a->log_offset;
 	return r;
 }
 
@@ -283,7 +289,7 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	int err = errno;
 	if (logfd >= 0)
 		close(logfd);
-	free_vec(envp);
+	queue_env_free(envp);
 	queue_task_free(&t);
 	if (pid < 0) {
 		spawn_failed(l, &a, err);
