@@ -9,6 +9,7 @@
  * wake pipe tells the loop.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -95,7 +96,7 @@ static void on_snapshot(const snapshot *sn, void *arg)
 			continue;
 		queue_gpu_proc *q = &t->g[p->gpu].proc[t->g[p->gpu].nproc++];
 		q->pid = p->pid;
-		q->mem_ok = p->gpu_mem_mib == p->gpu_mem_mib; /* NAN: unknown */
+		q->mem_ok = !isnan(p->gpu_mem_mib);
 		q->mem_mib = q->mem_ok ? (int64_t)p->gpu_mem_mib : 0;
 	}
 	t->t_mono = sn->t_mono_ns;

@@ -15,13 +15,11 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host/pidbrief.h"
@@ -59,22 +57,6 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	wk_stop = 1;
-}
-
-void queue_wlog(const char *fmt, ...)
-{
-	char ts[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(stderr, "%s ", ts);
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
 }
 
 void queue_wconfig_load(queue_store *st, queue_wconfig *c)
