@@ -58,7 +58,9 @@ done
 # --- simulated OOM: under-declared task fails, is retried with more headroom, succeeds
 new_queue q3
 q config per-gpu 4 >/dev/null
-"$GPUWHY" --sim h100x1 queue add --mem 50G -n big -- $(train 60 50000) >/dev/null
+# The big task runs for about 6 s: long enough for the polls below (a python3 start
+# each, seconds on a loaded machine) to see it and add the second task beside it.
+"$GPUWHY" --sim h100x1 queue add --mem 50G -n big -- $(train 150 50000) >/dev/null
 until_true 30 sh -c "[ \"\$($GPUWHY queue gpus --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"gpus\"][0][\"tasks\"])' 2>/dev/null)\" = 1 ]" ||
 	fail "the big task did not start"
 "$GPUWHY" --sim h100x1 queue add --mem 20G --retries 2 --retry-delay 500ms -n under -- $(train 5 40000) >/dev/null
