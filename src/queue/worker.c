@@ -189,7 +189,7 @@ static void follow_all(worker *w, const queue_pass *p)
 {
 	for (int i = 0; i < NBACKENDS; i++) {
 		wk_backend *b = &w->b[i];
-		b->ops->follow(b->be, p, w->fds + b->fd0, b->nfd);
+		b->ops->follow(b->be, p, b->nfd ? w->fds + b->fd0 : NULL, b->nfd);
 		b->nfd = 0; /* revents are used once */
 	}
 }
@@ -240,7 +240,8 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		p.poked = p.added = false;
 		if (should_stop(w, now, idle_exit_ns, &idle_since))
 			break;
-		int rc = poll(w->fds, (nfds_t)w->nfds, gather_fds(w, now));
+		int timeout = gather_fds(w, now); /* may move w->fds */
+		int rc = poll(w->fds, (nfds_t)w->nfds, timeout);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc > 0 && (w->fds[0].revents & POLLIN)) {
