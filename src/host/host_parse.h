@@ -236,6 +236,8 @@ enum {
 	HOST_PS_VSIZE = 1u << 8,
 	HOST_PS_RSS = 1u << 9,
 	HOST_PS_PROCESSOR = 1u << 10,
+	HOST_PS_PGRP = 1u << 11,
+	HOST_PS_SESSION = 1u << 12,
 };
 
 #define HOST_COMM_LEN 64            /* kernel threads may show names longer than TASK_COMM_LEN */
@@ -247,6 +249,7 @@ typedef struct host_pid_stat {
 	char comm[HOST_COMM_LEN]; /* between the first '(' and the LAST ')', truncated */
 	char state;               /* R S D Z T t X I ... */
 	int ppid;
+	int64_t pgrp, session;                        /* process group and session ids */
 	uint64_t flags, minflt, majflt, utime, stime; /* ticks for utime/stime */
 	int64_t nice;
 	uint64_t threads, starttime, vsize; /* starttime: ticks after boot; vsize: bytes */

@@ -63,6 +63,8 @@ int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 		size_t off;
 		bool is_signed;
 	} pick[] = {
+	    {5, HOST_PS_PGRP, offsetof(host_pid_stat, pgrp), true},
+	    {6, HOST_PS_SESSION, offsetof(host_pid_stat, session), true},
 	    {9, HOST_PS_FLAGS, offsetof(host_pid_stat, flags), false},
 	    {10, HOST_PS_MINFLT, offsetof(host_pid_stat, minflt), false},
 	    {12, HOST_PS_MAJFLT, offsetof(host_pid_stat, majflt), false},

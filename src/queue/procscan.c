@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/host_parse.h"
 #include "queue/queue.h"
 #include "util/xalloc.h"
 
@@ -34,50 +35,21 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
 
 bool queue_proc_read(int pid, queue_proc_stat *out)
 {
-	char path[64], buf[1024];
+	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if (pid <= 0 || read_small(path, buf, sizeof buf) <= 0)
+	ssize_t n = pid > 0 ? read_small(path, buf, sizeof buf) : -1;
+	host_pid_stat ps;
+	const unsigned need = HOST_PS_PGRP | HOST_PS_SESSION | HOST_PS_STARTTIME | HOST_PS_RSS;
+	if (n <= 0 || host_parse_pid_stat(buf, (size_t)n, &ps) != 0 || (ps.has & need) != need)
 		return false;
-	/* The command name may hold spaces and parentheses: fields start after the last ')'. */
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	p += 2;
 	memset(out, 0, sizeof *out);
 	out->pid = pid;
-	out->state = *p;
-	/* Fields 4.. from "state" on: ppid pgrp session tty_nr tpgid flags minflt cminflt
-	 * majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue
-	 * starttime vsize rss */
-	char *save = NULL;
-	int field = 3;
-	long long rss_pages = 0;
-	for (char *t = strtok_r(p, " ", &save); t; t = strtok_r(NULL, " ", &save), field++) {
-		switch (field) {
-		case 4:
-			out->ppid = atoi(t);
-			break;
-		case 5:
-			out->pgrp = atoi(t);
-			break;
-		case 6:
-			out->session = atoi(t);
-			break;
-		case 22:
-			out->starttime = strtoull(t, NULL, 10);
-			break;
-		case 24:
-			rss_pages = atoll(t);
-			break;
-		default:
-			break;
-		}
-		if (field == 24)
-			break;
-	}
-	if (field < 24)
-		return false;
-	out->rss_kib = rss_pages * (sysconf(_SC_PAGESIZE) / 1024);
+	out->ppid = ps.ppid;
+	out->pgrp = (int)ps.pgrp;
+	out->session = (int)ps.session;
+	out->state = ps.state;
+	out->starttime = ps.starttime;
+	out->rss_kib = ps.rss_pages * (sysconf(_SC_PAGESIZE) / 1024);
 	return true;
 }
 

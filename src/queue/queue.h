@@ -11,8 +11,12 @@
  *   store              (store.c)  the SQLite state (WAL, busy timeout)
  *   shim               (shim.c)   the per-attempt supervisor process (timeout, status file)
  *   proc scan          (procscan.c) process tree RSS and PID -> task attribution via /proc
- *   worker             (worker.c) the scheduler loop, GPU sampler thread, local runner
- *   Slurm back end     (slurmrun.c) submit, follow, cancel through the Slurm commands
+ *   worker             (worker.c) the loop: lock, wake FIFO, settings, the back ends
+ *   worker control     (wctl.c)   find, start and wake a queue's worker
+ *   GPU watch          (gpuwatch.c) the project's sampler, feeding the worker's GPU view
+ *   back ends          (backend.h) one interface; local.c (with sched.c, spawn.c,
+ *                                 attrib.c) runs shims here, slurmrun.c submits to Slurm
+ *   conclusion         (conclude.c) OOM scan, retry policy and record of an ended attempt
  *
  * Memory sizes are MiB (int64_t, -1 = unknown or not declared); times are
  * wall-clock seconds (double, 0 = not set) unless a name says _ms / _ns.
@@ -537,15 +541,7 @@ int queue_worker_ensure(const char *dir, const char *self_exe);
 void queue_worker_poke(const char *dir);
 void queue_worker_wake(const char *dir, char what);
 
-/* ---------------------------------------------------------- Slurm back end */
-
-typedef struct queue_slurm queue_slurm;
-queue_slurm *queue_slurm_new(queue_store *st, const char *dir);
-void queue_slurm_free(queue_slurm *s);
-/* One pass: submit queued Slurm tasks, follow active jobs, cancel on request. */
-void queue_slurm_tick(queue_slurm *s, bool may_submit);
-/* Number of Slurm attempts being followed. */
-int queue_slurm_active(const queue_slurm *s);
+/* ------------------------------------------- shared by the back ends (conclude.c) */
 
 /*
  * Conclude an attempt whose outcome, exit status, times, peaks and log

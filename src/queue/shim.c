@@ -217,6 +217,85 @@ static pid_t spawn_command(const shim_opts *o, int logfd, const sigset_t *oldmas
 	return rc == 0 ? pid : -rc;
 }
 
+/* Wait for the command, ending it on its time limit or a cancel (SIGTERM, then
+ * SIGKILL after the grace period). Returns its wait status; ru gets its usage. */
+static int supervise(const shim_opts *o, pid_t child, int logfd, const sigset_t *set, shim_state *s,
+                     struct rusage *ru)
+{
+	int64_t t0 = gw_mono_ns();
+	int64_t timeout_at = o->timeout_ns > 0 ? t0 + o->timeout_ns : 0;
+	int64_t kill_at = 0;
+	int status = 0;
+	memset(ru, 0, sizeof *ru);
+	for (;;) {
+		pid_t w = wait4(child, &status, WNOHANG, ru);
+		if (w == child)
+			break;
+		int64_t now = gw_mono_ns();
+		if (timeout_at && now >= timeout_at && !s->timed_out && !s->cancelled) {
+			s->timed_out = true;
+			log_line(logfd, "gpuwhy: time limit reached; sending SIGTERM\n");
+			kill(-child, SIGTERM);
+			kill_at = now + o->grace_ns;
+		}
+		if (kill_at && now >= kill_at) {
+			kill(-child, SIGKILL);
+			kill_at = 0;
+		}
+		int64_t next = now + 1000000000LL;
+		if (timeout_at && !s->timed_out && timeout_at < next)
+			next = timeout_at;
+		if (kill_at && kill_at < next)
+			next = kill_at;
+		int64_t wait_ns = next - now;
+		struct timespec ts = {.tv_sec = wait_ns / 1000000000LL,
+		                      .tv_nsec = wait_ns % 1000000000LL};
+		siginfo_t si;
+		int sig = sigtimedwait(set, &si, &ts);
+		if (sig == SIGUSR1 || sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+			if (sig == SIGUSR1 && !s->cancelled) {
+				s->cancelled = true;
+				log_line(logfd, "gpuwhy: cancelled; sending SIGTERM\n");
+			}
+			kill(-child, SIGTERM);
+			if (!kill_at)
+				kill_at = gw_mono_ns() + o->grace_ns;
+		}
+	}
+	return status;
+}
+
+/* The command ended: what it left behind in its group goes too, and the log says how
+ * it ended. */
+static void conclude(const shim_opts *o, pid_t child, int logfd, shim_state *s, int status,
+                     const struct rusage *ru)
+{
+	s->ended = gw_wall_s();
+	s->complete = true;
+	if (WIFEXITED(status)) {
+		s->exit_ok = true;
+		s->exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		s->signal = WTERMSIG(status);
+	}
+	s->maxrss_kib = ru->ru_maxrss;
+	/* What the command left behind in its group goes too: SIGTERM, then SIGKILL. */
+	if (kill(-child, 0) == 0) {
+		kill(-child, SIGTERM);
+		int64_t until = gw_mono_ns() + o->grace_ns;
+		while (kill(-child, 0) == 0 && gw_mono_ns() < until)
+			gw_sleep_ns(20000000);
+		kill(-child, SIGKILL);
+	}
+	double secs = s->ended - s->started;
+	if (s->signal)
+		log_line(logfd, "=== gpuwhy attempt end: signal %d after %.3fs ===\n", s->signal,
+		         secs);
+	else
+		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s->exit_code,
+		         secs);
+}
+
 int queue_shim_run(const queue_shim_opts *op)
 {
 	shim_opts o = *op;
@@ -283,71 +362,9 @@ int queue_shim_run(const queue_shim_opts *op)
 		/* No worker listens. */
 	}
 
-	int64_t t0 = gw_mono_ns();
-	int64_t timeout_at = o.timeout_ns > 0 ? t0 + o.timeout_ns : 0;
-	int64_t kill_at = 0;
-	int status = 0;
 	struct rusage ru;
-	memset(&ru, 0, sizeof ru);
-	for (;;) {
-		pid_t w = wait4(child, &status, WNOHANG, &ru);
-		if (w == child)
-			break;
-		int64_t now = gw_mono_ns();
-		if (timeout_at && now >= timeout_at && !s.timed_out && !s.cancelled) {
-			s.timed_out = true;
-			log_line(logfd, "gpuwhy: time limit reached; sending SIGTERM\n");
-			kill(-child, SIGTERM);
-			kill_at = now + o.grace_ns;
-		}
-		if (kill_at && now >= kill_at) {
-			kill(-child, SIGKILL);
-			kill_at = 0;
-		}
-		int64_t next = now + 1000000000LL;
-		if (timeout_at && !s.timed_out && timeout_at < next)
-			next = timeout_at;
-		if (kill_at && kill_at < next)
-			next = kill_at;
-		int64_t wait_ns = next - now;
-		struct timespec ts = {.tv_sec = wait_ns / 1000000000LL,
-		                      .tv_nsec = wait_ns % 1000000000LL};
-		siginfo_t si;
-		int sig = sigtimedwait(&set, &si, &ts);
-		if (sig == SIGUSR1 || sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
-			if (sig == SIGUSR1 && !s.cancelled) {
-				s.cancelled = true;
-				log_line(logfd, "gpuwhy: cancelled; sending SIGTERM\n");
-			}
-			kill(-child, SIGTERM);
-			if (!kill_at)
-				kill_at = gw_mono_ns() + o.grace_ns;
-		}
-	}
-	s.ended = gw_wall_s();
-	s.complete = true;
-	if (WIFEXITED(status)) {
-		s.exit_ok = true;
-		s.exit_code = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		s.signal = WTERMSIG(status);
-	}
-	s.maxrss_kib = ru.ru_maxrss;
-	/* What the command left behind in its group goes too: SIGTERM, then SIGKILL. */
-	if (kill(-child, 0) == 0) {
-		kill(-child, SIGTERM);
-		int64_t until = gw_mono_ns() + o.grace_ns;
-		while (kill(-child, 0) == 0 && gw_mono_ns() < until)
-			gw_sleep_ns(20000000);
-		kill(-child, SIGKILL);
-	}
-	double secs = s.ended - s.started;
-	if (s.signal)
-		log_line(logfd, "=== gpuwhy attempt end: signal %d after %.3fs ===\n", s.signal,
-		         secs);
-	else
-		log_line(logfd, "=== gpuwhy attempt end: exit %d after %.3fs ===\n", s.exit_code,
-		         secs);
+	int status = supervise(&o, child, logfd, &set, &s, &ru);
+	conclude(&o, child, logfd, &s, status, &ru);
 	if (!hand_over(o.sock, &s))
 		write_status(o.status, &s);
 	return 0;

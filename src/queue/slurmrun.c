@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/backend.h"
 #include "util/child.h"
-#include "util/timeutil.h"
 #include "util/xalloc.h"
+#include "util/timeutil.h"
 
 #define SLURM_TIMEOUT_NS 60000000000LL
 #define SLURM_OUT_MAX (4u << 20)
@@ -40,33 +40,18 @@ typedef struct {
 	bool cancel_sent;
 } sl_mem;
 
-struct queue_slurm {
+typedef struct {
+	queue_backend_env env;
 	queue_store *st;
-	char dir[PATH_MAX];
+	const char *dir;
 	int nactive;
-	bool recovered;
 	bool down_logged;
+	bool due;             /* this round asks Slurm: submit too */
+	bool recover_pending; /* attempts an earlier worker left unsubmitted: look for them */
+	int64_t last_ask;     /* monotonic ns of the last round that asked */
 	sl_mem mem[MAX_FOLLOW];
 	int nmem;
-};
-
-queue_slurm *queue_slurm_new(queue_store *st, const char *dir)
-{
-	queue_slurm *s = calloc(1, sizeof *s);
-	s->st = st;
-	snprintf(s->dir, sizeof s->dir, "%s", dir);
-	return s;
-}
-
-void queue_slurm_free(queue_slurm *s)
-{
-	free(s);
-}
-
-int queue_slurm_active(const queue_slurm *s)
-{
-	return s ? s->nactive : 0;
-}
+} queue_slurm;
 
 static sl_mem *memo(queue_slurm *s, const char *job)
 {
@@ -144,15 +129,6 @@ static char **task_env(const queue_spec *sp)
 	env[k] = NULL;
 	json_decref(obj);
 	return env;
-}
-
-static void free_vec(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
 }
 
 static int write_script(const char *path, const queue_task *t, const queue_attempt *a)
@@ -259,6 +235,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 		a.astate = QA_RUNNING;
 		snprintf(a.slurm_state, sizeof a.slurm_state, "PENDING");
 		queue_store_attempt_slurm(s->st, &a);
+		s->nactive++;
 		queue_wlog("task %lld attempt %d submitted to Slurm as job %s", (long long)c->id,
 		           a.n, a.slurm_job);
 	} else {
@@ -275,7 +252,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 		           next >= 0 ? queue_state_name((queue_state)next) : "?");
 	}
 	json_decref(extra);
-	free_vec(envp);
+	queue_env_free(envp);
 	gw_child_free(&r);
 	queue_task_free(&t);
 }
@@ -480,18 +457,81 @@ static void recover_starting(queue_slurm *s, queue_attempt *a)
 	           a->n);
 }
 
-static void follow(queue_slurm *s)
+/* State and reason of job in squeue's "%i|%T|%r" lines. */
+static void listed_state(const char *out, const char *job, char *state, size_t slen, char *reason,
+                         size_t rlen)
 {
-	queue_attempt *act;
-	int n;
-	if (queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
-		return;
-	s->nactive = n;
-	if (n == 0) {
-		free(act);
+	char want[40];
+	snprintf(want, sizeof want, "%s|", job);
+	for (const char *p = out; p && *p;) {
+		if (!strncmp(p, want, strlen(want))) {
+			const char *f = p + strlen(want);
+			size_t l = strcspn(f, "|\n");
+			snprintf(state, slen, "%.*s", (int)l, f);
+			if (f[l] == '|') {
+				const char *g = f + l + 1;
+				snprintf(reason, rlen, "%.*s", (int)strcspn(g, "\n"), g);
+			}
+			return;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+}
+
+/* Still pending or running: keep what is shown about it up to date. */
+static void follow_live(queue_slurm *s, queue_attempt *a, queue_slurm_class c, const char *state,
+                        const char *reason)
+{
+	char shown[48];
+	snprintf(shown, sizeof shown, "%s", state);
+	if (c == QSL_PENDING && reason[0] && strcmp(reason, "None"))
+		snprintf(shown, sizeof shown, "%.20s (%.20s)", state, reason);
+	bool changed = strcmp(shown, a->slurm_state) != 0;
+	if (c == QSL_RUNNING && !a->gpu_idx[0]) {
+		/* Which GPUs Slurm gave it: the job's first log line says. */
+		scan_log(s, a);
+		changed |= a->gpu_idx[0] != '\0';
+	}
+	if (changed) {
+		snprintf(a->slurm_state, sizeof a->slurm_state, "%s", shown);
+		queue_store_attempt_slurm(s->st, a);
+	}
+	if (c == QSL_RUNNING)
+		queue_store_task_began(s->st, a->task_id);
+}
+
+/* squeue no longer lists it: ask for its end, or call it lost after a while. */
+static void follow_gone(queue_slurm *s, queue_attempt *a, sl_mem *m)
+{
+	queue_slurm_job j;
+	if (job_details(a->slurm_job, &j)) {
+		queue_slurm_class dc = queue_slurm_classify(j.state);
+		if (dc != QSL_PENDING && dc != QSL_RUNNING && dc != QSL_UNKNOWN)
+			conclude(s, a, &j);
+		else
+			m->first_missing = 0;
 		return;
 	}
-	/* One squeue call for all of them. */
+	/* Slurm knows nothing about it (any more): give it a while, then call it lost. */
+	int64_t now = gw_mono_ns();
+	if (!m->first_missing) {
+		m->first_missing = now;
+	} else if (now - m->first_missing > SLURM_MISSING_NS) {
+		queue_slurm_job lost = {0};
+		snprintf(lost.job_id, sizeof lost.job_id, "%s", a->slurm_job);
+		snprintf(lost.state, sizeof lost.state, "NODE_FAIL");
+		snprintf(a->error, sizeof a->error, "Slurm no longer knows job %s", a->slurm_job);
+		conclude(s, a, &lost);
+	}
+}
+
+/* One squeue call for all the jobs. false when Slurm gave no answer (controller down
+ * or restarting): then wait rather than call jobs lost. */
+static bool list_jobs(queue_slurm *s, const queue_attempt *act, int n, gw_child_result *r,
+                      bool *listed_ok)
+{
 	size_t cap = 16;
 	for (int i = 0; i < n; i++)
 		cap += strlen(act[i].slurm_job) + 1;
@@ -502,116 +542,28 @@ static void follow(queue_slurm *s)
 				strcat(ids, ",");
 			strcat(ids, act[i].slurm_job);
 		}
-	gw_child_result r;
-	memset(&r, 0, sizeof r);
-	bool listed_ok = false;
+	*listed_ok = false;
+	bool answer = true;
 	if (ids[0]) {
 		char *argv[] = {"squeue", "-h", "-a", "-t",       "all",
 		                "-j",     ids,  "-o", "%i|%T|%r", NULL};
-		listed_ok = slurm_cmd(argv, NULL, &r) == 0;
-		/* squeue fails for ids it no longer knows: that is an answer. Anything else
-		 * (controller down or restarting) is not: wait rather than call jobs lost. */
-		if (!listed_ok && !(r.err && strstr(r.err, "Invalid job id"))) {
-			if (!s->down_logged) {
-				char msg[200];
-				first_line(r.err, msg, sizeof msg);
-				queue_wlog("Slurm does not answer (%s); following again later",
-				           *msg ? msg : "no output");
-				s->down_logged = true;
-			}
-			gw_child_free(&r);
-			free(ids);
-			free(act);
-			return;
+		*listed_ok = slurm_cmd(argv, NULL, r) == 0;
+		/* squeue fails for ids it no longer knows: that is an answer. */
+		answer = *listed_ok || (r->err && strstr(r->err, "Invalid job id"));
+		if (!answer && !s->down_logged) {
+			char msg[200];
+			first_line(r->err, msg, sizeof msg);
+			queue_wlog("Slurm does not answer (%s); following again later",
+			           *msg ? msg : "no output");
 		}
-		s->down_logged = false;
+		s->down_logged = !answer;
 	}
-	for (int i = 0; i < n; i++) {
-		queue_attempt *a = &act[i];
-		if (a->astate == QA_STARTING || !a->slurm_job[0]) {
-			if (!s->recovered)
-				recover_starting(s, a);
-			continue;
-		}
-		char state[48] = "", reason[64] = "";
-		if (listed_ok) {
-			char want[40];
-			snprintf(want, sizeof want, "%s|", a->slurm_job);
-			for (const char *p = r.out; p && *p;) {
-				if (!strncmp(p, want, strlen(want))) {
-					const char *f = p + strlen(want);
-					size_t l = strcspn(f, "|\n");
-					snprintf(state, sizeof state, "%.*s", (int)l, f);
-					if (f[l] == '|') {
-						const char *g = f + l + 1;
-						snprintf(reason, sizeof reason, "%.*s",
-						         (int)strcspn(g, "\n"), g);
-					}
-					break;
-				}
-				p = strchr(p, '\n');
-				if (p)
-					p++;
-			}
-		}
-		queue_slurm_class c = queue_slurm_classify(state);
-		sl_mem *m = memo(s, a->slurm_job);
-		if (queue_store_cancel_requested(s->st, a->task_id) > 0 && !m->cancel_sent &&
-		    (c == QSL_PENDING || c == QSL_RUNNING || c == QSL_UNKNOWN)) {
-			char *argv[] = {"scancel", a->slurm_job, NULL};
-			gw_child_result cr;
-			slurm_cmd(argv, NULL, &cr);
-			gw_child_free(&cr);
-			m->cancel_sent = true;
-			queue_wlog("task %lld: scancel %s", (long long)a->task_id, a->slurm_job);
-		}
-		if (c == QSL_PENDING || c == QSL_RUNNING) {
-			m->first_missing = 0;
-			char shown[48];
-			snprintf(shown, sizeof shown, "%s", state);
-			if (c == QSL_PENDING && reason[0] && strcmp(reason, "None"))
-				snprintf(shown, sizeof shown, "%.20s (%.20s)", state, reason);
-			bool changed = strcmp(shown, a->slurm_state) != 0;
-			if (c == QSL_RUNNING && !a->gpu_idx[0]) {
-				/* Which GPUs Slurm gave it: the job's first log line says. */
-				scan_log(s, a);
-				changed |= a->gpu_idx[0] != '\0';
-			}
-			if (changed) {
-				snprintf(a->slurm_state, sizeof a->slurm_state, "%s", shown);
-				queue_store_attempt_slurm(s->st, a);
-			}
-			if (c == QSL_RUNNING)
-				queue_store_task_began(s->st, a->task_id);
-			continue;
-		}
-		queue_slurm_job j;
-		if (job_details(a->slurm_job, &j)) {
-			queue_slurm_class dc = queue_slurm_classify(j.state);
-			if (dc != QSL_PENDING && dc != QSL_RUNNING && dc != QSL_UNKNOWN) {
-				conclude(s, a, &j);
-				continue;
-			}
-			m->first_missing = 0;
-			continue;
-		}
-		/* Slurm knows nothing about it (any more): give it a while, then call it lost. */
-		int64_t now = gw_mono_ns();
-		if (!m->first_missing)
-			m->first_missing = now;
-		else if (now - m->first_missing > SLURM_MISSING_NS) {
-			queue_slurm_job lost = {0};
-			snprintf(lost.job_id, sizeof lost.job_id, "%s", a->slurm_job);
-			snprintf(lost.state, sizeof lost.state, "NODE_FAIL");
-			snprintf(a->error, sizeof a->error, "Slurm no longer knows job %s",
-			         a->slurm_job);
-			conclude(s, a, &lost);
-		}
-	}
-	s->recovered = true;
-	gw_child_free(&r);
 	free(ids);
-	free(act);
+	return answer;
+}
+
+static void count_active(queue_slurm *s)
+{
 	int left;
 	queue_attempt *again;
 	if (queue_store_active(s->st, QB_SLURM, &again, &left) == 0) {
@@ -620,9 +572,185 @@ static void follow(queue_slurm *s)
 	}
 }
 
-void queue_slurm_tick(queue_slurm *s, bool may_submit)
+static void follow(queue_slurm *s)
 {
-	if (may_submit)
-		submit_queued(s);
-	follow(s);
+	queue_attempt *act;
+	int n;
+	if (queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+		return;
+	s->nactive = n;
+	gw_child_result r;
+	memset(&r, 0, sizeof r);
+	bool listed_ok = false;
+	if (n > 0 && list_jobs(s, act, n, &r, &listed_ok)) {
+		for (int i = 0; i < n; i++) {
+			queue_attempt *a = &act[i];
+			if (a->astate == QA_STARTING || !a->slurm_job[0]) {
+				if (s->recover_pending)
+					recover_starting(s, a);
+				continue;
+			}
+			char state[48] = "", reason[64] = "";
+			if (listed_ok)
+				listed_state(r.out, a->slurm_job, state, sizeof state, reason,
+				             sizeof reason);
+			queue_slurm_class c = queue_slurm_classify(state);
+			sl_mem *m = memo(s, a->slurm_job);
+			if (c == QSL_PENDING || c == QSL_RUNNING) {
+				m->first_missing = 0;
+				follow_live(s, a, c, state, reason);
+			} else {
+				follow_gone(s, a, m);
+			}
+		}
+		s->recover_pending = false;
+		count_active(s);
+	}
+	gw_child_free(&r);
+	free(act);
 }
+
+/* ---- the back-end table ---- */
+
+static void *slurm_open(const queue_backend_env *env)
+{
+	queue_slurm *s = gw_xrealloc(NULL, sizeof *s);
+	memset(s, 0, sizeof *s);
+	s->env = *env;
+	s->st = env->st;
+	s->dir = env->dir;
+	return s;
+}
+
+static void slurm_close(void *be)
+{
+	free(be);
+}
+
+/* Attempts an earlier worker was submitting when it died are looked for by their
+ * token in the first round that reaches Slurm. */
+static void slurm_recover(void *be)
+{
+	queue_slurm *s = be;
+	s->recover_pending = true;
+	count_active(s);
+}
+
+/*
+ * Slurm jobs running on this machine: their processes carry the attempt's
+ * token in their environment, so their GPU memory can be recorded too. They
+ * stay "foreign" for local placement: they use the GPU and reserved nothing.
+ */
+static void slurm_observe(void *be)
+{
+	queue_slurm *s = be;
+	if (s->nactive == 0 || s->env.pidns_nested)
+		return;
+	queue_attempt *act;
+	int n;
+	if (queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+		return;
+	for (int a = 0; a < n; a++) {
+		int64_t best = queue_token_gpu_mib(s->env.gpus, act[a].token);
+		if (best > act[a].peak_gpu_mib)
+			queue_store_peaks(s->st, act[a].task_id, act[a].n, best,
+			                  act[a].peak_rss_kib);
+	}
+	free(act);
+}
+
+static bool wants_cancel(const int64_t *ids, int n, int64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static void slurm_cancel(void *be)
+{
+	queue_slurm *s = be;
+	int64_t ids[64];
+	int nids = s->nactive > 0 ? queue_store_cancel_list(s->st, ids, 64) : 0;
+	queue_attempt *act;
+	int n;
+	if (nids <= 0 || queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		queue_attempt *a = &act[i];
+		if (!a->slurm_job[0] || !wants_cancel(ids, nids, a->task_id))
+			continue;
+		sl_mem *m = memo(s, a->slurm_job);
+		if (m->cancel_sent)
+			continue;
+		char *argv[] = {"scancel", a->slurm_job, NULL};
+		gw_child_result cr;
+		slurm_cmd(argv, NULL, &cr);
+		gw_child_free(&cr);
+		m->cancel_sent = true;
+		queue_wlog("task %lld: scancel %s", (long long)a->task_id, a->slurm_job);
+	}
+	free(act);
+}
+
+/* Slurm is asked when something changed, and every slurm-poll otherwise. */
+static void slurm_follow(void *be, const queue_pass *p, const struct pollfd *fds, int n)
+{
+	queue_slurm *s = be;
+	(void)fds;
+	(void)n;
+	if (p->stopping)
+		return;
+	if (!p->poked && !p->added && p->now - s->last_ask < s->env.cfg->slurm_poll_ns)
+		return;
+	follow(s);
+	s->last_ask = p->now;
+	s->due = true;
+}
+
+static void slurm_start(void *be, const queue_pass *p)
+{
+	queue_slurm *s = be;
+	(void)p;
+	if (!s->due)
+		return;
+	s->due = false;
+	if (!s->env.cfg->paused && !s->env.cfg->draining)
+		submit_queued(s);
+}
+
+static int slurm_fds(void *be, struct pollfd *out, int max)
+{
+	(void)be;
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+static int64_t slurm_wait_ms(void *be, int64_t now)
+{
+	queue_slurm *s = be;
+	if (s->nactive == 0)
+		return -1;
+	int64_t left = (s->last_ask + s->env.cfg->slurm_poll_ns - now) / 1000000;
+	return left < 0 ? 0 : left;
+}
+
+static int slurm_active(const void *be)
+{
+	return ((const queue_slurm *)be)->nactive;
+}
+
+const queue_backend_ops queue_backend_slurm = {
+    .kind = QB_SLURM,
+    .open = slurm_open,
+    .close = slurm_close,
+    .recover = slurm_recover,
+    .observe = slurm_observe,
+    .cancel = slurm_cancel,
+    .start = slurm_start,
+    .fds = slurm_fds,
+    .wait_ms = slurm_wait_ms,
+    .follow = slurm_follow,
+    .active = slurm_active,
+};

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/sql.h"
 #include "util/err.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -101,14 +102,7 @@ static int fail(store *st, const char *what)
 
 static int exec(store *st, const char *sql)
 {
-	char *msg = NULL;
-	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		if (!st->err[0])
-			snprintf(st->err, sizeof st->err, "%s", msg ? msg : "SQL error");
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
+	return sql_exec(st->db, sql, st->err, sizeof st->err) == SQLITE_OK ? 0 : -1;
 }
 
 static int create_schema(store *st)
@@ -193,12 +187,7 @@ static int prepare_all(store *st)
 
 static int step_done(store *st, sqlite3_stmt *s, const char *what)
 {
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc != SQLITE_DONE)
-		return fail(st, what);
-	return 0;
+	return sql_step_done(s) == SQLITE_OK ? 0 : fail(st, what);
 }
 
 /* TEMP copies of every table (no constraints: the flush applies them) and the flush itself. */
@@ -246,18 +235,6 @@ static void store_free(store *st)
 	free(st);
 }
 
-static long long pragma_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *q;
-	long long v = -1;
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(q) == SQLITE_ROW)
-		v = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	return v;
-}
-
 /*
  * A checkpoint writes pages in place, so one cut short by a full disk leaves
  * the main file inconsistent without its WAL. Afterwards the file is
@@ -267,8 +244,8 @@ static long long pragma_int(sqlite3 *db, const char *sql)
 static bool room_for_checkpoint(const store *st, sqlite3 *db)
 {
 	struct stat ds;
-	long long pages = pragma_int(db, "PRAGMA main.page_count");
-	long long psize = pragma_int(db, "PRAGMA main.page_size");
+	long long pages = sql_int(db, "PRAGMA main.page_count", -1);
+	long long psize = sql_int(db, "PRAGMA main.page_size", -1);
 	if (pages < 0 || psize <= 0 || fstat(st->lock_fd, &ds) != 0)
 		return false;
 	unsigned long long target = (unsigned long long)pages * (unsigned long long)psize;
@@ -365,9 +342,8 @@ static void *checkpoint_main(void *arg)
 
 static int checkpoint_start(store *st)
 {
-	if (sqlite3_open_v2(st->path, &st->ckpt_db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+	if (sql_open(st->path, SQLITE_OPEN_READWRITE, 0, &st->ckpt_db, NULL, 0) != SQLITE_OK)
 		return -1;
-	sqlite3_busy_timeout(st->ckpt_db, 0);
 	sqlite3_db_config(st->ckpt_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_wal_autocheckpoint(st->ckpt_db, 0);
 	pthread_mutex_init(&st->ckpt_mu, NULL);
@@ -413,20 +389,18 @@ int store_create(const char *path, store **out, char *err, size_t errlen)
 	snprintf(st->path, sizeof st->path, "%s", path);
 	st->backlog_max = backlog_limit();
 	pthread_mutex_init(&st->mu, NULL);
-	int rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "%s", st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+	/* Never wait for the file's write lock: a refused flush retries a second later. */
+	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 0, &st->db, err, errlen) !=
+	    SQLITE_OK) {
 		store_free(st);
 		unlink(path);
 		return -1;
 	}
-	/* Never wait for the file's write lock: a refused flush retries a second later. */
-	sqlite3_busy_timeout(st->db, 0);
 	/* Checkpoints are ours alone (see room_for_checkpoint); none behind our back. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_wal_autocheckpoint(st->db, 0);
-	if (exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") || exec(st, "BEGIN") ||
-	    create_schema(st) || exec(st, "COMMIT") || create_staging(st) || prepare_all(st) ||
+	if (sql_wal(st->db, 0, st->err, sizeof st->err) || exec(st, "BEGIN") || create_schema(st) ||
+	    exec(st, "COMMIT") || create_staging(st) || prepare_all(st) ||
 	    checkpoint(st, SQLITE_CHECKPOINT_PASSIVE)) {
 		snprintf(err, errlen, "%s",
 		         st->err[0] ? st->err
@@ -541,8 +515,7 @@ static int flush_failed(store *st)
 {
 	if (!st->err[0])
 		snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-	if (!sqlite3_get_autocommit(st->db))
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	sql_rollback(st->db);
 	/* What was committed moves into the main file while it still can. */
 	checkpoint(st, SQLITE_CHECKPOINT_PASSIVE);
 	return -1;
@@ -594,21 +567,13 @@ static void bind_num(sqlite3_stmt *s, int i, double v)
 		sqlite3_bind_double(s, i, v);
 }
 
-static void bind_text(sqlite3_stmt *s, int i, const char *t)
-{
-	if (t && *t)
-		sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(s, i);
-}
-
 int store_set_meta(store *st, const char *key, const char *value)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
 	if (!st->err[0]) {
 		sqlite3_bind_text(st->ins_meta, 1, key, -1, SQLITE_TRANSIENT);
-		bind_text(st->ins_meta, 2, value);
+		sql_bind_nonempty(st->ins_meta, 2, value);
 		rc = step_done(st, st->ins_meta, "meta");
 		st->staged_rows = true;
 	}
@@ -624,15 +589,15 @@ int store_add_gpu(store *st, const gpu_static *g)
 	st->staged_rows = true;
 	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpus VALUES(?,?,?,?,?,?,?,?,?)")) {
 		sqlite3_bind_int(s, 1, g->index);
-		bind_text(s, 2, g->uuid);
-		bind_text(s, 3, g->name);
-		bind_text(s, 4, g->pci_bus_id);
-		bind_text(s, 5, g->serial);
-		bind_text(s, 6, g->vbios);
-		bind_text(s, 7, g->arch ? gpu_arch_name(g->arch) : NULL);
+		sql_bind_nonempty(s, 2, g->uuid);
+		sql_bind_nonempty(s, 3, g->name);
+		sql_bind_nonempty(s, 4, g->pci_bus_id);
+		sql_bind_nonempty(s, 5, g->serial);
+		sql_bind_nonempty(s, 6, g->vbios);
+		sql_bind_nonempty(s, 7, g->arch ? gpu_arch_name(g->arch) : NULL);
 		if (g->numa_ok)
 			sqlite3_bind_int(s, 8, g->numa_node);
-		bind_text(s, 9, g->cpu_affinity);
+		sql_bind_nonempty(s, 9, g->cpu_affinity);
 		rc = step_done(st, s, "gpus");
 	}
 	sqlite3_finalize(s);
@@ -705,8 +670,8 @@ static int write_host(store *st, const snapshot *s)
 		bind_num(q, 3 + i, s->h[i]);
 	char *busy = s->ncpu ? json_array(s->cpu_busy, s->ncpu) : NULL;
 	char *iow = s->ncpu ? json_array(s->cpu_iowait, s->ncpu) : NULL;
-	bind_text(q, 3 + HM__COUNT, busy);
-	bind_text(q, 4 + HM__COUNT, iow);
+	sql_bind_nonempty(q, 3 + HM__COUNT, busy);
+	sql_bind_nonempty(q, 4 + HM__COUNT, iow);
 	int rc = step_done(st, q, "host_samples");
 	free(busy);
 	free(iow);
@@ -720,7 +685,7 @@ static int write_procs(store *st, const snapshot *s, const int *gpu_index)
 		sqlite3_stmt *q = st->ins_procname;
 		sqlite3_bind_int64(q, 1, p->pid);
 		sqlite3_bind_text(q, 2, p->cmd, -1, SQLITE_TRANSIENT);
-		bind_text(q, 3, p->user);
+		sql_bind_nonempty(q, 3, p->user);
 		sqlite3_bind_double(q, 4, s->t_wall);
 		if (step_done(st, q, "processes"))
 			return -1;
@@ -759,7 +724,7 @@ static int write_event_locked(store *st, double t, const char *kind, int gpu, lo
 	if (gpu >= 0)
 		sqlite3_bind_int(q, 3, gpu);
 	sqlite3_bind_int64(q, 4, value);
-	bind_text(q, 5, text);
+	sql_bind_nonempty(q, 5, text);
 	st->staged_other++;
 	return step_done(st, q, "events");
 }
@@ -820,7 +785,7 @@ int store_write_step(store *st, double t, long step, const char *line)
 	} else if (!st->err[0]) {
 		sqlite3_bind_double(st->ins_step, 1, t);
 		sqlite3_bind_int64(st->ins_step, 2, step);
-		bind_text(st->ins_step, 3, line);
+		sql_bind_nonempty(st->ins_step, 3, line);
 		st->staged_other++;
 		rc = step_done(st, st->ins_step, "steps");
 		if (!rc)

@@ -237,6 +237,10 @@ static void test_pid_stat(void **state)
 	assert_string_equal(ps.comm, "my (weird) proc");
 	assert_int_equal(ps.state, 'S');
 	assert_int_equal(ps.ppid, 100);
+	assert_true((ps.has & (HOST_PS_PGRP | HOST_PS_SESSION)) ==
+	            (HOST_PS_PGRP | HOST_PS_SESSION));
+	assert_int_equal(ps.pgrp, 101);
+	assert_int_equal(ps.session, 101);
 	assert_int_equal(ps.utime, 10);
 	assert_int_equal(ps.starttime, 50100);
 	assert_int_equal(ps.processor, 1);
@@ -248,6 +252,8 @@ static void test_pid_stat(void **state)
 	assert_string_equal(ps.comm, "a) R 9 (b");
 	assert_int_equal(ps.state, 'S');
 	assert_int_equal(ps.ppid, 7);
+	assert_int_equal(ps.pgrp, 1);
+	assert_int_equal(ps.session, 1);
 	assert_int_equal(ps.majflt, 2);
 	assert_int_equal(ps.utime, 3);
 	assert_int_equal(ps.stime, 4);

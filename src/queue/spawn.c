@@ -1,0 +1,303 @@
+/*
+ * spawn.c - starting a local attempt: the attempt row, the header line in
+ * the task's log, the command's environment, and its shim.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/xalloc.h"
+#include "queue/local.h"
+#include "util/timeutil.h"
+
+extern char **environ;
+
+void local_run_add(queue_local *l, local_run *r)
+{
+	if (l->nrun == l->caprun) {
+		l->caprun = l->caprun ? l->caprun * 2 : 16;
+		l->run = gw_xrealloc(l->run, (size_t)l->caprun * sizeof *l->run);
+	}
+	l->run[l->nrun++] = r;
+}
+
+static bool overridden(char *const *extra, int nextra, const char *kv, size_t klen)
+{
+	for (int i = 0; i < nextra; i++)
+		if (!strncmp(extra[i], kv, klen) && extra[i][klen] == '=')
+			return true;
+	return false;
+}
+
+/* The task's captured environment (or ours), with our variables winning over its own. */
+static char **build_env(const char *env_json, char *const *extra, int nextra)
+{
+	json_t *obj = env_json ? json_loads(env_json, 0, NULL) : NULL;
+	size_t cap = (obj ? json_object_size(obj) : 0) + (size_t)nextra + 1;
+	if (!obj)
+		for (char **e = environ; *e; e++)
+			cap++;
+	char **env = gw_xrealloc(NULL, cap * sizeof *env);
+	size_t n = 0;
+	if (obj) {
+		const char *k;
+		json_t *v;
+		json_object_foreach(obj, k, v)
+		{
+			size_t kl = strlen(k);
+			if (!json_is_string(v) || overridden(extra, nextra, k, kl))
+				continue;
+			size_t len = kl + 1 + strlen(json_string_value(v)) + 1;
+			env[n] = gw_xrealloc(NULL, len);
+			snprintf(env[n++], len, "%s=%s", k, json_string_value(v));
+		}
+		json_decref(obj);
+	} else {
+		for (char **e = environ; *e; e++) {
+			const char *eq = strchr(*e, '=');
+			if (!eq || overridden(extra, nextra, *e, (size_t)(eq - *e)))
+				continue;
+			env[n++] = strdup(*e);
+		}
+	}
+	for (int i = 0; i < nextra; i++)
+		env[n++] = strdup(extra[i]);
+	env[n] = NULL;
+	return env;
+}
+
+void queue_env_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+/*
+ * The shim, in a child of this process. fork without exec: starting the program
+ * again (loading its libraries, relocating them) cost more than the rest of a
+ * task's start together. Only this thread exists in the child, and it takes no
+ * lock another thread of ours could have held (glibc resets malloc and stdio for
+ * the child); it keeps exactly stdin from /dev/null, the socket as fd 3 and our
+ * stdout/stderr, and nothing of the worker's state but what o names.
+ */
+static void shim_child(int devnull, int sock, queue_shim_opts *o, char **envp)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Out of the way first, so that no dup2 below overwrites the other. */
+	int hs = fcntl(sock, F_DUPFD, 100),
+	    hl = o->log_fd >= 0 ? fcntl(o->log_fd, F_DUPFD, 100) : -1;
+	if (hs < 0 || dup2(devnull, 0) < 0 || dup2(hs, 3) < 0 || (hl >= 0 && dup2(hl, 4) < 0))
+		_exit(127);
+	close_range(hl >= 0 ? 5 : 4, ~0U, 0);
+	o->sock = 3;
+	o->log_fd = hl >= 0 ? 4 : -1;
+	prctl(PR_SET_NAME, "gpuwhy-shim");
+	environ = envp;
+	_exit(queue_shim_run(o));
+}
+
+/* Start the shim; returns its PID and our end of the socket, or -1 (errno set). */
+static int spawn_shim(int devnull, queue_shim_opts *o, char **envp, int *sock_out)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		shim_child(devnull, sv[1], o, envp);
+	int err = errno;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		errno = err;
+		return -1;
+	}
+	*sock_out = sv[0];
+	return pid;
+}
+
+/* GPU indices, UUIDs and the CUDA_VISIBLE_DEVICES value for the picked positions. */
+static void join_gpus(const queue_local *l, const int *pick, int n, queue_attempt *a, char *visible,
+                      size_t vislen)
+{
+	char *idx = a->gpu_idx, *uuids = a->gpu_uuids;
+	size_t idxlen = sizeof a->gpu_idx, uulen = sizeof a->gpu_uuids;
+	size_t i = 0, u = 0, c = 0;
+	idx[0] = uuids[0] = visible[0] = '\0';
+	for (int k = 0; k < n; k++) {
+		const queue_gpu_seen *g = &l->env.gpus->g[pick[k]];
+		const char *sep = k ? "," : "";
+		i += (size_t)snprintf(idx + i, i < idxlen ? idxlen - i : 0, "%s%d", sep, g->index);
+		u += (size_t)snprintf(uuids + u, u < uulen ? uulen - u : 0, "%s%s", sep, g->uuid);
+		if (l->env.cfg->visible_index || !g->uuid[0])
+			c += (size_t)snprintf(visible + c, c < vislen ? vislen - c : 0, "%s%d", sep,
+			                      g->index);
+		else
+			c += (size_t)snprintf(visible + c, c < vislen ? vislen - c : 0, "%s%s", sep,
+			                      g->uuid);
+	}
+}
+
+static void log_header(int logfd, const queue_attempt *a, int ngpu, const char *visible)
+{
+	char ts[32], head[1024];
+	time_t now = (time_t)a->started;
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+	int hl = snprintf(head, sizeof head,
+	                  "=== gpuwhy task %lld attempt %d token %s start %s GPUs %s"
+	                  " CUDA_VISIBLE_DEVICES=%s ===\n",
+	                  (long long)a->task_id, a->n, a->token, ts, ngpu ? a->gpu_idx : "none",
+	                  visible);
+	if (write(logfd, head, (size_t)hl < sizeof head ? (size_t)hl : sizeof head - 1) < 0)
+		queue_wlog("task %lld: cannot write its log: %s", (long long)a->task_id,
+		           strerror(errno));
+}
+
+/* The command's environment: the task's own plus what tells it where it runs. */
+static char **attempt_env(const queue_local *l, const queue_task *t, const queue_attempt *a,
+                          const char *visible)
+{
+	char e_vis[GPU_MAX * 100 + 32], e_id[64], e_att[64], e_tok[80], e_q[PATH_MAX + 16],
+	    e_gpus[300];
+	snprintf(e_vis, sizeof e_vis, "CUDA_VISIBLE_DEVICES=%s", visible);
+	snprintf(e_id, sizeof e_id, "GPUWHY_TASK_ID=%lld", (long long)t->id);
+	snprintf(e_att, sizeof e_att, "GPUWHY_ATTEMPT=%d", a->n);
+	snprintf(e_tok, sizeof e_tok, "GPUWHY_ATTEMPT_TOKEN=%s", a->token);
+	snprintf(e_q, sizeof e_q, "GPUWHY_QUEUE=%s", l->env.dir);
+	snprintf(e_gpus, sizeof e_gpus, "GPUWHY_TASK_GPUS=%s", a->gpu_idx);
+	char *extra[] = {e_vis, "CUDA_DEVICE_ORDER=PCI_BUS_ID", e_id, e_att, e_tok, e_q, e_gpus};
+	return build_env(t->spec.env_json, extra, (int)(sizeof extra / sizeof *extra));
+}
+
+/* The shim is up: record it running and let it go (or not). */
+static void hand_over(queue_local *l, queue_attempt *a, int pid, int sock)
+{
+	queue_proc_stat ps;
+	a->shim_pid = pid;
+	a->shim_start = queue_proc_read(pid, &ps) ? ps.starttime : 0;
+	bool cancel = false;
+	char go = 'g';
+	if (queue_store_attempt_running(l->env.st, a, &cancel) != 0)
+		go = 'n'; /* unrecorded: it must not run (queued again once the shim is gone) */
+	else if (cancel)
+		go = 'x';
+	if (send(sock, &go, 1, MSG_NOSIGNAL) != 1)
+		queue_wlog("task %lld: its shim did not take the go-ahead", (long long)a->task_id);
+}
+
+local_run *local_run_new(const queue_attempt *a, int sock)
+{
+	local_run *r = gw_xrealloc(NULL, sizeof *r);
+	memset(r, 0, sizeof *r);
+	r->task_id = a->task_id;
+	r->n = a->n;
+	snprintf(r->token, sizeof r->token, "%s", a->token);
+	r->shim_pid = a->shim_pid;
+	r->shim_start = a->shim_start;
+	r->sock = sock;
+	r->reserved_mib = a->reserved_mib;
+	r->started = a->started;
+	r->log_offset = a->log_offset;
+	return r;
+}
+
+static local_run *run_of(const queue_local *l, const queue_attempt *a, int sock, const int *pick,
+                         int n)
+{
+	local_run *r = local_run_new(a, sock);
+	r->ngpu = n;
+	for (int k = 0; k < n; k++)
+		r->gidx[k] = l->env.gpus->g[pick[k]].index;
+	r->per_gpu = a->per_gpu;
+	r->started_mono = gw_mono_ns();
+	r->peak_gpu = r->peak_rss = -1;
+	return r;
+}
+
+/* The shim could not be started: the attempt failed without running. */
+static void spawn_failed(queue_local *l, queue_attempt *a, int err)
+{
+	queue_wlog("task %lld: cannot start its shim: %s", (long long)a->task_id, strerror(err));
+	a->outcome = QO_FAILED;
+	a->ended = gw_wall_s();
+	snprintf(a->error, sizeof a->error, "cannot start: %s", strerror(err));
+	a->peak_gpu_mib = a->peak_rss_kib = -1;
+	queue_attempt_conclude(l->env.st, a, queue_gpus_largest(l->env.gpus));
+}
+
+void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, const int *pick, int n)
+{
+	queue_task t;
+	if (queue_store_get(l->env.st, c->id, &t) != 0)
+		return;
+	queue_attempt a;
+	memset(&a, 0, sizeof a);
+	a.task_id = c->id;
+	a.backend = QB_LOCAL;
+	queue_new_token(a.token, sizeof a.token);
+	snprintf(a.boot_id, sizeof a.boot_id, "%s", l->env.boot_id);
+	char visible[GPU_MAX * 100];
+	join_gpus(l, pick, n, &a, visible, sizeof visible);
+	a.reserved_mib = c->mem_mib;
+	a.per_gpu = per_gpu;
+	a.started = gw_wall_s();
+	char logp[PATH_MAX], statp[PATH_MAX];
+	queue_log_path(l->env.dir, c->id, logp, sizeof logp);
+	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	struct stat stt;
+	a.log_offset = logfd >= 0 && fstat(logfd, &stt) == 0 ? stt.st_size : 0;
+	if (queue_store_begin_attempt(l->env.st, &a, QS_RUNNING) != 0) {
+		if (logfd >= 0)
+			close(logfd);
+		queue_task_free(&t);
+		return;
+	}
+	/* Attempt numbers are never reused, so no status file of an earlier run is there. */
+	queue_status_path(l->env.dir, c->id, a.n, statp, sizeof statp);
+	if (logfd >= 0)
+		log_header(logfd, &a, n, visible);
+	char **envp = attempt_env(l, &t, &a, visible);
+	queue_shim_opts so = {.status = statp,
+	                      .log = logp,
+	                      .log_fd = logfd,
+	                      .cwd = t.spec.cwd ? t.spec.cwd : "/",
+	                      .timeout_ns = t.spec.timeout_ms * 1000000,
+	                      .grace_ns = l->env.cfg->grace_ns,
+	                      .argv = t.spec.argv};
+	int sock = -1;
+	int pid = spawn_shim(l->env.devnull, &so, envp, &sock);
+	int err = errno;
+	if (logfd >= 0)
+		close(logfd);
+	queue_env_free(envp);
+	queue_task_free(&t);
+	if (pid < 0) {
+		spawn_failed(l, &a, err);
+		return;
+	}
+	hand_over(l, &a, pid, sock);
+	local_run_add(l, run_of(l, &a, sock, pick, n));
+	queue_wlog("task %lld attempt %d started on GPU %s (shim pid %d)", (long long)c->id, a.n,
+	           n ? a.gpu_idx : "none", pid);
+}

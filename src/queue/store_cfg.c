@@ -1,0 +1,135 @@
+/*
+ * store_cfg.c - the queue's settings (their keys, defaults and checks) and
+ * where its files are.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "queue/queue.h"
+#include "util/err.h"
+#include "util/parse.h"
+
+const queue_config_key queue_config_keys[] = {
+    {"per-gpu", "1", "tasks per GPU for tasks added without --per-gpu"},
+    {"max-running", "0", "at most this many tasks at once (0: no limit but the GPUs)"},
+    {"cpu-slots", "0", "CPU-only tasks (--gpus 0) at once (0: the number of CPUs)"},
+    {"gpus", "", "GPU subset and preference order: indices or UUID prefixes (empty: all)"},
+    {"drained-gpus", "", "GPUs that take no new tasks (set by drain/resume --gpu)"},
+    {"foreign", "skip", "skip|allow GPUs that run processes not started by the queue"},
+    {"place", "spread", "spread (fewest tasks first) or pack (fill in preference order)"},
+    {"visible", "uuid",
+     "CUDA_VISIBLE_DEVICES as uuid or index (with CUDA_DEVICE_ORDER=PCI_BUS_ID)"},
+    {"sample-interval", "1s", "how often the worker samples GPU memory and task processes"},
+    {"kill-grace", "10s", "SIGTERM to SIGKILL delay for timeouts and cancels"},
+    {"slurm-poll", "2s", "how often the worker asks Slurm about its jobs"},
+    {"backend", "local", "local|slurm for tasks added without --backend"},
+    {"paused", "0", "1 while paused (set by pause/resume)"},
+    {"draining", "0", "1 while draining (set by drain/resume)"},
+    {NULL, NULL, NULL},
+};
+
+const queue_config_key *queue_config_find(const char *key)
+{
+	for (int i = 0; queue_config_keys[i].key; i++)
+		if (!strcmp(queue_config_keys[i].key, key))
+			return &queue_config_keys[i];
+	return NULL;
+}
+
+bool queue_config_check(const char *key, const char *value, char *err, size_t errlen)
+{
+	long long x;
+	int64_t ns;
+	if (!queue_config_find(key)) {
+		snprintf(err, errlen, "unknown key (gpuwhy queue config lists them)");
+		return false;
+	}
+	bool ok = true;
+	const char *want = "";
+	if (!strcmp(key, "per-gpu")) {
+		ok = gw_parse_int(value, 1, 1024, &x);
+		want = "an integer from 1 to 1024";
+	} else if (!strcmp(key, "max-running") || !strcmp(key, "cpu-slots")) {
+		ok = gw_parse_int(value, 0, 100000, &x);
+		want = "an integer >= 0";
+	} else if (!strcmp(key, "foreign")) {
+		ok = !strcmp(value, "skip") || !strcmp(value, "allow");
+		want = "skip or allow";
+	} else if (!strcmp(key, "place")) {
+		ok = !strcmp(value, "spread") || !strcmp(value, "pack");
+		want = "spread or pack";
+	} else if (!strcmp(key, "visible")) {
+		ok = !strcmp(value, "uuid") || !strcmp(value, "index");
+		want = "uuid or index";
+	} else if (!strcmp(key, "backend")) {
+		ok = !strcmp(value, "local") || !strcmp(value, "slurm");
+		want = "local or slurm";
+	} else if (!strcmp(key, "sample-interval") || !strcmp(key, "slurm-poll")) {
+		ok = gw_parse_duration_ns(value, 1000000000LL, &ns) && ns >= 50000000LL &&
+		     ns <= 3600000000000LL;
+		want = "a duration from 50ms to 1h";
+	} else if (!strcmp(key, "kill-grace")) {
+		ok = gw_parse_duration_ns(value, 1000000000LL, &ns) && ns <= 3600000000000LL;
+		want = "a duration up to 1h";
+	} else if (!strcmp(key, "paused") || !strcmp(key, "draining")) {
+		ok = !strcmp(value, "0") || !strcmp(value, "1");
+		want = "0 or 1";
+	} else if (!strcmp(key, "gpus") || !strcmp(key, "drained-gpus")) {
+		for (const char *p = value; *p && ok; p++)
+			ok = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+			     (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == ',';
+		want = "a comma-separated list of GPU indices or UUID prefixes";
+	}
+	if (!ok)
+		snprintf(err, errlen, "'%s' is not %s", value, want);
+	return ok;
+}
+
+void queue_path(const char *dir, const char *leaf, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s/%s", dir, leaf);
+}
+
+void queue_log_path(const char *dir, int64_t id, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s/logs/%lld.log", dir, (long long)id);
+}
+
+void queue_status_path(const char *dir, int64_t id, int n, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s/run/%lld.%d.status", dir, (long long)id, n);
+}
+
+int queue_dir_resolve(const char *opt, char *out, size_t outlen)
+{
+	const char *env = getenv("GPUWHY_QUEUE");
+	if (opt && *opt)
+		snprintf(out, outlen, "%s", opt);
+	else if (env && *env)
+		snprintf(out, outlen, "%s", env);
+	else {
+		const char *state = getenv("XDG_STATE_HOME");
+		const char *home = getenv("HOME");
+		if (state && *state == '/')
+			snprintf(out, outlen, "%s/gpuwhy/queue", state);
+		else if (home && *home)
+			snprintf(out, outlen, "%s/.local/state/gpuwhy/queue", home);
+		else
+			return gw_error(GW_EXIT_ENV, "queue directory", "use --queue DIR",
+			                "neither XDG_STATE_HOME nor HOME is set");
+	}
+	/* Absolute, so a worker started from elsewhere and the shims agree on it. */
+	if (out[0] != '/') {
+		char cwd[PATH_MAX], tmp[2 * PATH_MAX + 2];
+		if (!getcwd(cwd, sizeof cwd))
+			return gw_error(GW_EXIT_ENV, "current directory", NULL, "%s",
+			                strerror(errno));
+		snprintf(tmp, sizeof tmp, "%s/%s", cwd, out);
+		snprintf(out, outlen, "%s", tmp);
+	}
+	return 0;
+}
