@@ -21,7 +21,7 @@
 #include "cmd/cmd.h"
 #include "diagnose/diag.h"
 #include "gpu/loader.h"
-#include "sample/timeline.h"
+#include "model/timeline.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 

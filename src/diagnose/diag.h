@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 /* ---- thresholds (defaults and meanings in thresholds.def) ---- */
 typedef struct {

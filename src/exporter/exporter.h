@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 /* ------------------------------------------------------------------ buffer */
 

@@ -10,7 +10,7 @@
 #include "host/host_kmsg.h"
 #include "host/pidbrief.h"
 #include "gpu/xid.h"
-#include "sample/hosttop.h"
+#include "host/hosttop.h"
 #include "util/timeutil.h"
 
 #define SAMPLER_MAX_GPU_PROCS 512

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 typedef struct {
 	double t_wall;     /* seconds since the epoch */

@@ -1,4 +1,4 @@
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 const host_metric_desc host_metrics[HM__COUNT] = {
 #define X(id, key, unit, help) {key, unit, help},
-#include "sample/host_metrics.def"
+#include "model/host_metrics.def"
 #undef X
 };
 

@@ -1,4 +1,4 @@
-#include "sample/snapshot.h"
+#include "model/snapshot.h"
 
 #include <math.h>
 #include <stdlib.h>

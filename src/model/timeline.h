@@ -17,7 +17,7 @@
 
 typedef enum {
 #define X(id, key, unit, help) HM_##id,
-#include "sample/host_metrics.def"
+#include "model/host_metrics.def"
 #undef X
 	HM__COUNT
 } host_metric_id;
