@@ -20,6 +20,7 @@
 
 #include "cmd/cmd.h"
 #include "diagnose/diag.h"
+#include "report/report.h"
 #include "gpu/loader.h"
 #include "model/timeline.h"
 #include "util/err.h"

@@ -273,11 +273,4 @@ void diag_comparison_free(diag_comparison *c);
 /* Summary numbers of one run (used by compare, and by report headers). */
 void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary *out);
 
-/*
- * Load a recording (.gpuwhy) for report/compare: the timeline through the
- * store's reader and its meta. Prints one error line and returns a GW_EXIT_*
- * code on failure; 0 and *tl, *meta on success.
- */
-int report_load(const char *path, timeline **tl, diag_meta *meta);
-
 #endif

@@ -1,6 +1,6 @@
 /* snapshot.h - everything known at one instant: GPUs, host summary, per-core CPU, processes. */
-#ifndef GPUWHY_SAMPLE_SNAPSHOT_H
-#define GPUWHY_SAMPLE_SNAPSHOT_H
+#ifndef GPUWHY_MODEL_SNAPSHOT_H
+#define GPUWHY_MODEL_SNAPSHOT_H
 
 #include <stdint.h>
 

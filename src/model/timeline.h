@@ -7,8 +7,8 @@
  * present is NULL. Built by the recorder's reader (store/) or from the live
  * sampler's ring; rules never do I/O.
  */
-#ifndef GPUWHY_SAMPLE_TIMELINE_H
-#define GPUWHY_SAMPLE_TIMELINE_H
+#ifndef GPUWHY_MODEL_TIMELINE_H
+#define GPUWHY_MODEL_TIMELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
