@@ -5,10 +5,16 @@
 #include <string.h>
 
 const host_metric_desc host_metrics[HM__COUNT] = {
-#define X(id, key, unit, help) {key, unit, help},
-#include "model/host_metrics.def"
-#undef X
+#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, help) {key, unit, help, family},
+#include "host/host_metrics.def"
+#undef HOST_SUM_METRIC
 };
+
+double host_metric_base_scale(host_metric_id id)
+{
+	const char *u = host_metrics[id].unit;
+	return !strcmp(u, "percent") ? 0.01 : !strcmp(u, "MiB") ? 1048576.0 : 1.0;
+}
 
 static void *xrealloc(void *p, size_t n)
 {
