@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/window.h"
+
 /* ------------------------------------------------------------------ snapshots */
 
 static void *xcalloc(size_t n, size_t size)
@@ -18,28 +20,7 @@ static void *xcalloc(size_t n, size_t size)
 
 void top_snapshot_copy(snapshot *d, const snapshot *s)
 {
-	if (d->ngpu != s->ngpu || !d->gpu) {
-		free(d->gpu);
-		d->gpu = xcalloc((size_t)s->ngpu, sizeof *d->gpu);
-		d->ngpu = s->ngpu;
-	}
-	if (s->ngpu)
-		memcpy(d->gpu, s->gpu, (size_t)s->ngpu * sizeof *d->gpu);
-	snapshot_clear(d);
-	d->t_wall = s->t_wall;
-	d->t_mono_ns = s->t_mono_ns;
-	d->interval_s = s->interval_s;
-	memcpy(d->h, s->h, sizeof d->h);
-	snapshot_set_ncpu(d, s->ncpu);
-	if (s->ncpu) {
-		memcpy(d->cpu_id, s->cpu_id, (size_t)s->ncpu * sizeof *d->cpu_id);
-		memcpy(d->cpu_busy, s->cpu_busy, (size_t)s->ncpu * sizeof *d->cpu_busy);
-		memcpy(d->cpu_iowait, s->cpu_iowait, (size_t)s->ncpu * sizeof *d->cpu_iowait);
-	}
-	for (int i = 0; i < s->nproc; i++)
-		*snapshot_add_proc(d) = s->procs[i];
-	for (int i = 0; i < s->nevent; i++)
-		*snapshot_add_event(d, "", -1, 0, NULL) = s->events[i];
+	snapshot_copy(d, s);
 }
 
 /* ------------------------------------------------------------------ ring */
@@ -456,34 +437,6 @@ int top_model_tree(const top_model *m, top_tree_line *out, int max)
 
 /* ------------------------------------------------------------------ window */
 
-static void add_sample(timeline *tl, const snapshot *s, int k)
-{
-	for (int g = 0; g < tl->ngpu && g < s->ngpu; g++)
-		for (int id = 0; id < GM__COUNT; id++)
-			if (s->gpu[g].ok[id])
-				tl_set_gpu(tl, g, (gpu_metric_id)id, k, s->gpu[g].v[id]);
-	for (int h = 0; h < HM__COUNT; h++)
-		if (!isnan(s->h[h]))
-			tl_set_host(tl, (host_metric_id)h, k, s->h[h]);
-	for (int c = 0; c < s->ncpu; c++)
-		if (!isnan(s->cpu_busy[c]))
-			tl_set_cpu(tl, s->cpu_id[c], k, s->cpu_busy[c], s->cpu_iowait[c]);
-	for (int i = 0; i < s->nproc; i++) {
-		tl_proc *p = tl_add_proc(tl);
-		*p = s->procs[i];
-		p->s = k;
-		/*
-		 * Live, the watched job is whatever runs on the GPUs: their processes
-		 * and the families the feed follows around them. A GPU nobody uses is
-		 * then not read as the job's idle GPU. With no GPU process at all
-		 * there is no job, and every GPU is looked at (have_root stays false).
-		 */
-		p->in_tree = p->alive;
-		if (p->gpu >= 0 && p->alive)
-			tl->have_root = true;
-	}
-}
-
 timeline *top_model_window(const top_model *m, double seconds, int max_samples)
 {
 	long last = shown_abs(m);
@@ -497,34 +450,18 @@ timeline *top_model_window(const top_model *m, double seconds, int max_samples)
 	if (count < 2)
 		return NULL;
 	long stride = (count + max_samples - 1) / max_samples;
-	long start = last - ((count - 1) / stride) * stride;
-	int ncpu = 0;
-	for (long a = start; a <= last; a += stride)
-		for (int c = 0; c < at_abs(m, a)->ncpu; c++)
-			if (at_abs(m, a)->cpu_id[c] + 1 > ncpu)
-				ncpu = at_abs(m, a)->cpu_id[c] + 1;
-	timeline *tl = tl_new(m->ngpu, ncpu);
+	const snapshot **v = xcalloc((size_t)count, sizeof *v);
+	for (long a = first; a <= last; a++)
+		v[a - first] = at_abs(m, a);
+	timeline *tl = tl_from_snapshots(v, (int)count, (int)stride, m->ngpu, true);
+	free(v);
 	for (int g = 0; g < m->ngpu; g++) {
 		tl->gpu[g].index = m->gpu[g].index;
 		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", m->gpu[g].uuid);
 		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", m->gpu[g].name);
-		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);
-	double t0 = at_abs(m, start)->t_wall;
-	tl->t0_wall = t0;
-	for (long a = start; a <= last; a += stride)
-		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0));
-	/* Events of every sample, thinned or not: a lost GPU must not slip between strides. */
-	for (long a = first; a <= last; a++) {
-		const snapshot *s = at_abs(m, a);
-		for (int i = 0; i < s->nevent; i++) {
-			const tl_event *e = &s->events[i];
-			double t = e->t - t0 < 0 ? 0 : e->t - t0;
-			tl_add_event(tl, t, e->kind, e->gpu, e->value, e->text);
-		}
-	}
 	return tl;
 }
 
