@@ -67,7 +67,7 @@ sampler *sampler_new(const sampler_opts *o)
 	pthread_cond_init(&s->cv, NULL);
 	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
 	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
-	if (o->host_top)
+	if (o->host_top && !o->gpu_only)
 		s->top = hosttop_new(s->proc_root);
 	if (!s->hs || !s->was_lost || !s->gp) {
 		sampler_free(s);
@@ -158,6 +158,8 @@ static void gpu_part(sampler *s)
 		if (sn->gpu[i].lost)
 			continue;
 		int np = gpu_processes(g, i, s->gp, SAMPLER_MAX_GPU_PROCS);
+		if (np >= 0 && i < 64)
+			sn->gpu_procs_known |= 1ULL << i;
 		for (int k = 0; k < np; k++) {
 			tl_proc *p = snapshot_add_proc(sn);
 			p->pid = s->gp[k].pid;
@@ -288,10 +290,12 @@ const snapshot *sampler_tick(sampler *s)
 	sn->interval_s = s->last_mono ? (double)(mono - s->last_mono) / 1e9 : NAN;
 	s->last_mono = mono;
 	/* Host first, then GPU: the GPU part looks processes up in the host sample. */
-	pthread_mutex_lock(&s->mu);
-	host_sampler_sample_at(s->hs, mono, wall, &s->hsamp);
-	pthread_mutex_unlock(&s->mu);
-	host_summary(s);
+	if (!s->o.gpu_only) {
+		pthread_mutex_lock(&s->mu);
+		host_sampler_sample_at(s->hs, mono, wall, &s->hsamp);
+		pthread_mutex_unlock(&s->mu);
+		host_summary(s);
+	}
 	gpu_part(s);
 	tree_part(s);
 	top_part(s);
@@ -323,11 +327,18 @@ static void *sampler_main(void *arg)
 {
 	sampler *s = arg;
 	int64_t next = gw_mono_ns(), interval = 0;
+	/* A tick taken before the start is the first one of the schedule. */
+	bool ticked = s->ticks > 0;
+	if (ticked)
+		next = s->last_mono;
 	s->start_mono = next;
 	for (;;) {
-		const snapshot *sn = sampler_tick(s);
-		if (s->o.cb)
-			s->o.cb(sn, s->o.arg);
+		if (!ticked) {
+			const snapshot *sn = sampler_tick(s);
+			if (s->o.cb)
+				s->o.cb(sn, s->o.arg);
+		}
+		ticked = false;
 		interval = current_interval(s, next, interval);
 		/* Drift correction: deadlines follow the schedule; a late tick skips ahead. */
 		next += interval;
