@@ -108,8 +108,8 @@ static const char *hostlabel_name(exp_hostlabel h)
  * a GPU instance's series (mig != NULL) add GPU_I_PROFILE and GPU_I_ID after
  * modelName and keep the GPU's UUID, as dcgm-exporter does.
  */
-static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g,
-                        const exp_render_opts *o, unsigned labels, const gpu_mig *mig)
+static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
+                        unsigned labels, const gpu_mig *mig)
 {
 	char device[24];
 	snprintf(device, sizeof device, "nvidia%d", g->index);
@@ -143,8 +143,8 @@ static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g,
 }
 
 /* Frame-buffer use of each GPU instance, the per-instance series dcgm-exporter has. */
-static void mig_series(exp_buf *b, const exp_frame *s, const exp_gpu *g,
-                       const exp_render_opts *o, unsigned labels, int id)
+static void mig_series(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
+                       unsigned labels, int id)
 {
 	if (id != GM_MEM_USED && id != GM_MEM_FREE)
 		return;
@@ -429,8 +429,9 @@ static void render_host(const exp_frame *f, exp_buf *b)
 	/* The per-CPU families follow the machine-wide CPU ones. */
 	for (int id = 0; id < HM__COUNT; id++) {
 		host_summary_family(b, sn, (host_metric_id)id);
-		bool last_cpu = !strncmp(host_metrics[id].key, "cpu.", 4) &&
-		                (id + 1 == HM__COUNT || strncmp(host_metrics[id + 1].key, "cpu.", 4));
+		bool last_cpu =
+		    !strncmp(host_metrics[id].key, "cpu.", 4) &&
+		    (id + 1 == HM__COUNT || strncmp(host_metrics[id + 1].key, "cpu.", 4));
 		if (!last_cpu)
 			continue;
 		host_per_cpu(b, sn, "gpuwhy_host_core_busy_ratio",

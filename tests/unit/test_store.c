@@ -149,9 +149,9 @@ static void test_reads_older_host_columns(void **state)
 
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "ALTER TABLE host_samples DROP COLUMN swap_total", NULL,
-	                              NULL, NULL),
-	                 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db, "ALTER TABLE host_samples DROP COLUMN swap_total", NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(db);
 
 	timeline *tl;
