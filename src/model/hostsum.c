@@ -13,7 +13,7 @@ typedef struct {
 } sum_rule;
 
 static const sum_rule rules[HM__COUNT] = {
-#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, help)                              \
+#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, label, help)                       \
 	{AGG_##agg, HOST_TABLE_##table, HOST_##table##_##src},
 #include "host/host_metrics.def"
 #undef HOST_SUM_METRIC

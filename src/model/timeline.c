@@ -5,7 +5,8 @@
 #include <string.h>
 
 const host_metric_desc host_metrics[HM__COUNT] = {
-#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, help) {key, unit, help, family},
+#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, label, help)                       \
+	{key, unit, help, family, label},
 #include "host/host_metrics.def"
 #undef HOST_SUM_METRIC
 };

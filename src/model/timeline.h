@@ -17,7 +17,7 @@
 
 /* The host summary: the HOST_SUM_METRIC table of host/host_metrics.def. */
 typedef enum {
-#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, help) HM_##id,
+#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, label, help) HM_##id,
 #include "host/host_metrics.def"
 #undef HOST_SUM_METRIC
 	HM__COUNT
@@ -26,6 +26,7 @@ typedef enum {
 typedef struct {
 	const char *key, *unit, *help;
 	const char *family; /* the exporter's Prometheus gauge, "" for none */
+	const char *label;  /* on `top`'s host line, "" for none */
 } host_metric_desc;
 extern const host_metric_desc host_metrics[HM__COUNT];
 /* Factor from the summary's unit to the family's base unit (percent -> ratio, MiB -> bytes). */
