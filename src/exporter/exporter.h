@@ -8,7 +8,7 @@
  *   exp_frame       a snapshot of the one sampler plus the exporter's labels
  *   exp_render()    frame -> exposition text (pure: unit-tested on hand-built data)
  *   exp_findings_fn the hook that turns a window of snapshots into findings;
- *                   exp_live_findings() is the built-in one until diagnose/ lands
+ *                   exp_diag_findings(): the instant checks plus the diagnosis rules
  *   exp_page        one rendered exposition, shared read-only by every scrape
  *   exp_server      HTTP on libmicrohttpd: serves the latest page, nothing else
  *   exp_sampler     the sampler's callback: window, findings, render, publish
