@@ -17,18 +17,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		if (strlen(unknown) >= sizeof unknown)
 			__builtin_trap();
-		exp_snapshot *s = exp_snapshot_new(1);
-		if (s) {
+		exp_frame *f = exp_frame_new(1);
+		snapshot sn;
+		snapshot_init(&sn, 1);
+		if (f) {
 			for (int i = 0; i < GM__COUNT; i++) {
-				s->gpus[0].vals.ok[i] = 1;
-				s->gpus[0].vals.v[i] = i;
+				sn.gpu[0].ok[i] = 1;
+				sn.gpu[0].v[i] = i;
 			}
+			f->snap = &sn;
+			f->gpus[0].vals = &sn.gpu[0];
 			exp_render_opts o = {.collectors = &c, .hostname = "h", .version = "v"};
 			exp_buf b = {0};
-			exp_render(s, &o, &b);
-			exp_buf_free(&b);
-			exp_snapshot_free(s);
+			exp_render(f, &o, &b);
+			gw_sb_free(&b);
+			exp_frame_free(f);
 		}
+		snapshot_free(&sn);
 		exp_collectors_free(&c);
 	}
 	return 0;

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else if (b.p[i] == '"')
 			__builtin_trap();
 	}
-	exp_buf_free(&b);
+	gw_sb_free(&b);
 	free(s);
 	return 0;
 }

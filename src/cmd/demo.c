@@ -20,8 +20,9 @@
 
 #include "cmd/cmd.h"
 #include "diagnose/diag.h"
+#include "report/report.h"
 #include "gpu/loader.h"
-#include "sample/timeline.h"
+#include "model/timeline.h"
 #include "util/err.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "gpu/gpu.h"
-#include "sample/snapshot.h"
+#include "model/snapshot.h"
 
 typedef struct record_status record_status;
 

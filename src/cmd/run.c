@@ -16,7 +16,7 @@
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "record/steps.h"
-#include "sample/timeline.h"
+#include "model/timeline.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/timeutil.h"

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 /* ---- thresholds (defaults and meanings in thresholds.def) ---- */
 typedef struct {
@@ -294,12 +294,5 @@ void diag_comparison_free(diag_comparison *c);
 
 /* Summary numbers of one run (used by compare, and by report headers). */
 void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary *out);
-
-/*
- * Load a recording (.gpuwhy) for report/compare: the timeline through the
- * store's reader and its meta. Prints one error line and returns a GW_EXIT_*
- * code on failure; 0 and *tl, *meta on success.
- */
-int report_load(const char *path, timeline **tl, diag_meta *meta);
 
 #endif

@@ -5,12 +5,13 @@
  * Pieces, from pure to threaded:
  *   exp_buf         a growable text buffer with locale-free number printing
  *   exp_collectors  which DCGM families to export (a dcgm-exporter counters CSV)
- *   exp_render()    snapshot -> exposition text (pure: unit-tested on hand-built data)
+ *   exp_frame       a snapshot of the one sampler plus the exporter's labels
+ *   exp_render()    frame -> exposition text (pure: unit-tested on hand-built data)
  *   exp_findings_fn the hook that turns a window of snapshots into findings;
- *                   exp_live_findings() is the built-in one until diagnose/ lands
+ *                   exp_diag_findings(): the instant checks plus the diagnosis rules
  *   exp_page        one rendered exposition, shared read-only by every scrape
  *   exp_server      HTTP on libmicrohttpd: serves the latest page, nothing else
- *   exp_sampler     the thread that samples on its own cadence, renders and publishes
+ *   exp_sampler     the sampler's callback: window, findings, render, publish
  *
  * A scrape never samples and never renders: it takes a reference to the page
  * the sampler published last, so a slow NVML call cannot delay it.
@@ -23,7 +24,8 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/timeline.h"
+#include "model/snapshot.h"
+#include "model/timeline.h"
 #include "util/strbuf.h"
 
 /* ------------------------------------------------------------------ buffer */
@@ -82,7 +84,7 @@ void exp_collectors_free(exp_collectors *c);
 int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char *unknown,
                          size_t unknownlen, char *err, size_t errlen);
 
-/* ---------------------------------------------------------------- snapshot */
+/* ------------------------------------------------------------------- frame */
 
 #define EXP_PROC_MAX 32 /* upper bound of --processes */
 
@@ -97,36 +99,19 @@ typedef struct {
 	char pod[254], namespace_[64], container[64];
 } exp_proc;
 
+/* What the exporter shows of one GPU beside its values: labels, top processes, MIG. */
 typedef struct {
 	int index; /* NVML index: dcgm-exporter's gpu label */
 	char uuid[96], pci_bus_id[32], name[96], serial[32], vbios[32];
-	gpu_values vals;
-	int nprocs_total; /* processes on the GPU; -1 when unknown */
-	int nprocs;       /* kept in procs: the top ones by memory */
+	const gpu_values *vals; /* this GPU's values in the frame's snapshot */
+	int nprocs_total;       /* processes on the GPU; -1 when unknown */
+	int nprocs;             /* kept in procs: the top ones by memory */
 	exp_proc procs[EXP_PROC_MAX];
 	/* the one Kubernetes container whose processes use the GPU, "" when none or several */
 	char pod[254], namespace_[64], container[64];
 	int nmig; /* MIG devices (GPU instances), 0 when MIG is off */
 	gpu_mig mig[GPU_MIG_MAX];
 } exp_gpu;
-
-typedef struct {
-	bool ok;
-	double v;
-} exp_val;
-
-typedef struct {
-	int id;               /* N of cpuN */
-	exp_val busy, iowait; /* ratios 0..1 of the last interval */
-} exp_cpu;
-
-typedef struct {
-	bool present;                 /* the host was sampled at all */
-	exp_val cpu_busy, cpu_iowait; /* all CPUs, ratios */
-	exp_cpu *cpus;
-	int ncpus, cpus_cap;
-	exp_val mem_total, mem_used, mem_available, swap_total, swap_used; /* bytes */
-} exp_host;
 
 typedef enum { EXP_SEV_INFO, EXP_SEV_WARN, EXP_SEV_ERROR } exp_severity;
 
@@ -138,23 +123,26 @@ typedef struct {
 
 #define EXP_FINDINGS_MAX 256
 
+/*
+ * One published sample: the sampler's snapshot (every value: the GPUs by
+ * position, the host summary, the cores) and what only the exporter shows
+ * beside it.
+ */
 typedef struct {
-	double t_wall;          /* when the sample was taken */
-	double sample_seconds;  /* how long taking it took */
+	const snapshot *snap;
+	bool host;              /* export the host families */
+	double sample_seconds;  /* how long taking the sample took */
 	uint64_t samples_total; /* samples taken since start, this one included */
 	char driver[96], nvml[96];
 	int ngpus;
-	exp_gpu *gpus;
-	exp_host host;
+	exp_gpu *gpus; /* [ngpus], positions as in snap->gpu */
 	int nfindings;
 	exp_finding findings[EXP_FINDINGS_MAX];
-} exp_snapshot;
+} exp_frame;
 
-/* Allocate a snapshot with room for ngpus GPUs; NULL on ENOMEM. */
-exp_snapshot *exp_snapshot_new(int ngpus);
-void exp_snapshot_free(exp_snapshot *s);
-/* Make sure host.cpus holds n entries. 0, or -1 on ENOMEM. */
-int exp_host_reserve(exp_host *h, int n);
+/* Allocate a frame with room for ngpus GPUs; NULL on ENOMEM. */
+exp_frame *exp_frame_new(int ngpus);
+void exp_frame_free(exp_frame *f);
 
 const char *exp_severity_name(exp_severity s);
 
@@ -162,20 +150,24 @@ const char *exp_severity_name(exp_severity s);
 
 /*
  * The newest len snapshots, oldest first; snaps[len-1] is the one being
- * published. tl points at the owner's slot for the timeline form (NULL
- * until asked for, freed by the owner after the hook).
+ * published. gpus[0..ngpus) name the GPUs by position (index, UUID, name).
+ * tl points at the owner's slot for the timeline form (NULL until asked
+ * for, freed by the owner after the hook).
  */
 typedef struct {
-	const exp_snapshot *const *snaps;
+	const snapshot *const *snaps;
 	int len;
+	const exp_gpu *gpus;
+	int ngpus;
+	const char *driver; /* NULL when unknown */
 	timeline **tl;
 } exp_window;
 
 /*
- * The window as a timeline (the type diagnosis rules read): t from the first
- * snapshot, every present GPU metric, host CPU (overall, busiest core, per
- * core) and memory, the exported processes. Built once per window; NULL when
- * the window is empty.
+ * The window as a timeline (the type diagnosis rules read), through the
+ * conversion `top` uses too (model/window.h): every present GPU and host
+ * series, the cores, the processes and events the sampler saw. Built once
+ * per window; NULL when the window is empty.
  */
 const timeline *exp_window_timeline(const exp_window *w);
 
@@ -221,8 +213,8 @@ typedef struct {
 	const char *version;              /* gpuwhy version for the build_info series */
 } exp_render_opts;
 
-/* Append the whole exposition (text format 0.0.4) for s to b. */
-void exp_render(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b);
+/* Append the whole exposition (text format 0.0.4) for f to b. */
+void exp_render(const exp_frame *f, const exp_render_opts *o, exp_buf *b);
 
 /* -------------------------------------------------------------------- page */
 
@@ -304,17 +296,22 @@ typedef struct {
 	exp_findings_fn findings;
 	void *findings_user;
 	const char *proc_root; /* "/proc" */
-	bool host;             /* also sample the host (CPU, memory, swap) */
+	bool host;             /* also sample the host (CPU, memory, swap, disks, network) */
 	/* pod/namespace/container labels: NULL off, else the root holding proc/ and var/log/ */
 	const char *kubernetes_root;
 } exp_sampler_opts;
 
+/*
+ * The exporter's side of the one sampler (sample/sampler.h): each snapshot
+ * it takes joins a short window, gets its labels, processes and findings,
+ * is rendered once and published on the board.
+ */
 typedef struct exp_sampler exp_sampler;
 
 /*
  * Take and publish the first sample before returning (so /metrics is never
- * empty), then keep sampling on a thread at a fixed cadence. gpu may be used
- * by the sampler thread only from now on.
+ * empty), then keep sampling on the sampler's thread at a fixed cadence. gpu
+ * may be used by that thread only from now on.
  */
 int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o, exp_sampler **out);
 void exp_sampler_stop(exp_sampler *s);

@@ -70,11 +70,11 @@ int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max
 	(void)user;
 	if (!w || w->len <= 0)
 		return 0;
-	const exp_snapshot *s = w->snaps[w->len - 1];
+	const snapshot *s = w->snaps[w->len - 1];
 	int n = 0;
-	for (int i = 0; i < s->ngpus; i++) {
-		const exp_gpu *g = &s->gpus[i];
-		const gpu_values *v = &g->vals;
+	for (int i = 0; i < w->ngpus && i < s->ngpu; i++) {
+		const exp_gpu *g = &w->gpus[i];
+		const gpu_values *v = &s->gpu[i];
 		if (v->lost) {
 			n = add(out, n, max, g->index, "gpu_lost", EXP_SEV_ERROR);
 			continue;

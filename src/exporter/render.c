@@ -1,5 +1,5 @@
 /*
- * render.c - snapshot -> Prometheus text exposition (format 0.0.4). Pure.
+ * render.c - frame -> Prometheus text exposition (format 0.0.4). Pure.
  *
  * The DCGM families copy dcgm-exporter exactly: names, help texts, label set
  * and order (gpu, UUID, pci_bus_id, device, modelName, Hostname|hostname,
@@ -78,7 +78,7 @@ static void value_int(exp_buf *b, double v)
 /* The value dcgm-exporter would export for metric id of g; false when absent. */
 static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
 {
-	const gpu_values *x = &g->vals;
+	const gpu_values *x = g->vals;
 	/* A lost GPU keeps only its last Xid: the 79 that explains the loss is what
 	 * alerting rules on DCGM_FI_DEV_XID_ERRORS look for. */
 	if (x->lost && id != GM_XID_LAST)
@@ -109,8 +109,8 @@ static const char *hostlabel_name(exp_hostlabel h)
  * a GPU instance's series (mig != NULL) add GPU_I_PROFILE and GPU_I_ID after
  * modelName and keep the GPU's UUID, as dcgm-exporter does.
  */
-static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
-                        const exp_render_opts *o, unsigned labels, const gpu_mig *mig)
+static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
+                        unsigned labels, const gpu_mig *mig)
 {
 	char device[24];
 	snprintf(device, sizeof device, "nvidia%d", g->index);
@@ -144,8 +144,8 @@ static void dcgm_labels(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 }
 
 /* Frame-buffer use of each GPU instance, the per-instance series dcgm-exporter has. */
-static void mig_series(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
-                       const exp_render_opts *o, unsigned labels, int id)
+static void mig_series(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
+                       unsigned labels, int id)
 {
 	if (id != GM_MEM_USED && id != GM_MEM_FREE)
 		return;
@@ -162,7 +162,7 @@ static void mig_series(exp_buf *b, const exp_snapshot *s, const exp_gpu *g,
 	}
 }
 
-static void render_dcgm(const exp_snapshot *s, const exp_render_opts *o, const exp_collectors *c,
+static void render_dcgm(const exp_frame *s, const exp_render_opts *o, const exp_collectors *c,
                         exp_buf *b)
 {
 	exp_buf *lab = gw_xcalloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
@@ -213,12 +213,12 @@ static void gpu_series_start(exp_buf *b, const char *name, const exp_gpu *g)
 }
 
 /* A per-GPU gauge straight from the table: absent values are left out. */
-static void table_family(exp_buf *b, const exp_snapshot *s, const char *name, const char *help,
+static void table_family(exp_buf *b, const exp_frame *s, const char *name, const char *help,
                          gpu_metric_id id)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
-		const gpu_values *x = &s->gpus[i].vals;
+		const gpu_values *x = s->gpus[i].vals;
 		if (x->lost || !x->ok[id] || !isfinite(x->v[id]))
 			continue;
 		if (!any)
@@ -231,7 +231,7 @@ static void table_family(exp_buf *b, const exp_snapshot *s, const char *name, co
 	}
 }
 
-static void render_gpu_info(const exp_snapshot *s, exp_buf *b)
+static void render_gpu_info(const exp_frame *s, exp_buf *b)
 {
 	if (s->ngpus <= 0)
 		return;
@@ -250,15 +250,15 @@ static void render_gpu_info(const exp_snapshot *s, exp_buf *b)
 	       "1 when the GPU fell off the bus (NVML reports it lost), else 0.");
 	for (int i = 0; i < s->ngpus; i++) {
 		gpu_series_start(b, "gpuwhy_gpu_lost", &s->gpus[i]);
-		gw_sb_puts(b, s->gpus[i].vals.lost ? "} 1\n" : "} 0\n");
+		gw_sb_puts(b, s->gpus[i].vals->lost ? "} 1\n" : "} 0\n");
 	}
 }
 
-static void render_throttle(const exp_snapshot *s, exp_buf *b)
+static void render_throttle(const exp_frame *s, exp_buf *b)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
-		const gpu_values *x = &s->gpus[i].vals;
+		const gpu_values *x = s->gpus[i].vals;
 		if (x->lost || !x->ok[GM_CLK_REASONS])
 			continue;
 		if (!any)
@@ -278,7 +278,7 @@ static void render_throttle(const exp_snapshot *s, exp_buf *b)
 	}
 }
 
-static void render_pcie(const exp_snapshot *s, exp_buf *b)
+static void render_pcie(const exp_frame *s, exp_buf *b)
 {
 	table_family(b, s, "gpuwhy_gpu_pcie_link_gen_current",
 	             "Current PCIe link generation (GPUs lower it when idle to save power).",
@@ -305,12 +305,12 @@ static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, co
 	gw_sb_puts(b, "} ");
 }
 
-static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
+static void render_processes(const exp_frame *s, int top, exp_buf *b)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
 		const exp_gpu *g = &s->gpus[i];
-		if (g->vals.lost || g->nprocs_total < 0)
+		if (g->vals->lost || g->nprocs_total < 0)
 			continue;
 		if (!any)
 			family(b, "gpuwhy_gpu_processes", "gauge",
@@ -327,7 +327,7 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 	for (int i = 0; i < s->ngpus; i++) {
 		const exp_gpu *g = &s->gpus[i];
 		for (int k = 0; k < g->nprocs && k < top; k++) {
-			if (g->vals.lost || !g->procs[k].mem_ok)
+			if (g->vals->lost || !g->procs[k].mem_ok)
 				continue;
 			if (!any)
 				family(b, "gpuwhy_process_gpu_memory_bytes", "gauge",
@@ -343,7 +343,7 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 	for (int i = 0; i < s->ngpus; i++) {
 		const exp_gpu *g = &s->gpus[i];
 		for (int k = 0; k < g->nprocs && k < top; k++) {
-			if (g->vals.lost || !g->procs[k].sm_ok)
+			if (g->vals->lost || !g->procs[k].sm_ok)
 				continue;
 			if (!any)
 				family(b, "gpuwhy_process_sm_utilization_ratio", "gauge",
@@ -358,7 +358,7 @@ static void render_processes(const exp_snapshot *s, int top, exp_buf *b)
 	}
 }
 
-static void render_findings(const exp_snapshot *s, exp_buf *b)
+static void render_findings(const exp_frame *s, exp_buf *b)
 {
 	if (s->nfindings <= 0)
 		return;
@@ -381,68 +381,66 @@ static void render_findings(const exp_snapshot *s, exp_buf *b)
 
 /* ---------------------------------------------------------------- host */
 
-static void host_single(exp_buf *b, const char *name, const char *help, exp_val v, bool ratio)
-{
-	if (!v.ok || !isfinite(v.v))
-		return;
-	family(b, name, "gauge", help);
-	gw_sb_puts(b, name);
-	gw_sb_puts(b, " ");
-	if (ratio)
-		exp_buf_fixed6(b, v.v);
-	else
-		value_int(b, v.v);
-	gw_sb_puts(b, "\n");
-}
-
-static void host_per_cpu(exp_buf *b, const exp_host *h, const char *name, const char *help,
+static void host_per_cpu(exp_buf *b, const snapshot *sn, const char *name, const char *help,
                          bool iowait)
 {
 	bool any = false;
-	for (int i = 0; i < h->ncpus; i++) {
-		exp_val v = iowait ? h->cpus[i].iowait : h->cpus[i].busy;
-		if (!v.ok || !isfinite(v.v))
+	for (int i = 0; i < sn->ncpu; i++) {
+		double v = iowait ? sn->cpu_iowait[i] : sn->cpu_busy[i];
+		if (!isfinite(v))
 			continue;
 		if (!any)
 			family(b, name, "gauge", help);
 		any = true;
 		gw_sb_puts(b, name);
 		gw_sb_puts(b, "{");
-		label_int(b, true, "cpu", h->cpus[i].id);
+		label_int(b, true, "cpu", sn->cpu_id[i]);
 		gw_sb_puts(b, "} ");
-		exp_buf_fixed6(b, v.v);
+		exp_buf_fixed6(b, v / 100.0);
 		gw_sb_puts(b, "\n");
 	}
 }
 
-static void render_host(const exp_host *h, exp_buf *b)
+/* One gauge per summary metric the host table names a family for, in base units. */
+static void host_summary_family(exp_buf *b, const snapshot *sn, host_metric_id id)
 {
-	if (!h->present)
+	const host_metric_desc *d = &host_metrics[id];
+	if (!d->family[0] || !isfinite(sn->h[id]))
 		return;
-	host_single(
-	    b, "gpuwhy_host_cpu_busy_ratio",
-	    "Share of the last interval all CPUs together were busy (not idle, not iowait).",
-	    h->cpu_busy, true);
-	host_single(b, "gpuwhy_host_cpu_iowait_ratio",
-	            "Share of the last interval all CPUs together were idle with I/O outstanding.",
-	            h->cpu_iowait, true);
-	host_per_cpu(b, h, "gpuwhy_host_core_busy_ratio",
-	             "Share of the last interval this CPU was busy (not idle, not iowait).", false);
-	host_per_cpu(b, h, "gpuwhy_host_core_iowait_ratio",
-	             "Share of the last interval this CPU was idle with I/O outstanding.", true);
-	host_single(b, "gpuwhy_host_memory_total_bytes", "Installed memory (MemTotal).",
-	            h->mem_total, false);
-	host_single(b, "gpuwhy_host_memory_used_bytes", "Memory in use (MemTotal - MemAvailable).",
-	            h->mem_used, false);
-	host_single(b, "gpuwhy_host_memory_available_bytes",
-	            "Memory available without swapping (MemAvailable).", h->mem_available, false);
-	host_single(b, "gpuwhy_host_swap_total_bytes", "Swap space (SwapTotal).", h->swap_total,
-	            false);
-	host_single(b, "gpuwhy_host_swap_used_bytes", "Swap in use (SwapTotal - SwapFree).",
-	            h->swap_used, false);
+	double scale = host_metric_base_scale(id);
+	family(b, d->family, "gauge", d->help);
+	gw_sb_puts(b, d->family);
+	gw_sb_puts(b, " ");
+	if (scale > 1) /* bytes: whole numbers */
+		value_int(b, sn->h[id] * scale);
+	else
+		exp_buf_fixed6(b, sn->h[id] * scale);
+	gw_sb_puts(b, "\n");
 }
 
-static void render_self(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)
+static void render_host(const exp_frame *f, exp_buf *b)
+{
+	if (!f->host || !f->snap)
+		return;
+	const snapshot *sn = f->snap;
+	/* The per-CPU families follow the machine-wide CPU ones. */
+	for (int id = 0; id < HM__COUNT; id++) {
+		host_summary_family(b, sn, (host_metric_id)id);
+		bool last_cpu =
+		    !strncmp(host_metrics[id].key, "cpu.", 4) &&
+		    (id + 1 == HM__COUNT || strncmp(host_metrics[id + 1].key, "cpu.", 4));
+		if (!last_cpu)
+			continue;
+		host_per_cpu(b, sn, "gpuwhy_host_core_busy_ratio",
+		             "Share of the last interval this CPU was busy (not idle, not iowait).",
+		             false);
+		host_per_cpu(b, sn, "gpuwhy_host_core_iowait_ratio",
+		             "Share of the last interval this CPU was idle with I/O outstanding.",
+		             true);
+	}
+}
+
+static void render_self(const exp_frame *s, const exp_render_opts *o, exp_buf *b)
 {
 	family(b, "gpuwhy_exporter_build_info", "gauge", "gpuwhy version; always 1.");
 	gw_sb_puts(b, "gpuwhy_exporter_build_info{");
@@ -461,11 +459,11 @@ static void render_self(const exp_snapshot *s, const exp_render_opts *o, exp_buf
 	family(b, "gpuwhy_exporter_last_sample_timestamp_seconds", "gauge",
 	       "When the served sample was taken, seconds since the epoch.");
 	gw_sb_puts(b, "gpuwhy_exporter_last_sample_timestamp_seconds ");
-	exp_buf_fixed6(b, s->t_wall);
+	exp_buf_fixed6(b, s->snap->t_wall);
 	gw_sb_puts(b, "\n");
 }
 
-void exp_render(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)
+void exp_render(const exp_frame *s, const exp_render_opts *o, exp_buf *b)
 {
 	exp_collectors def;
 	const exp_collectors *c = o->collectors;
@@ -479,6 +477,6 @@ void exp_render(const exp_snapshot *s, const exp_render_opts *o, exp_buf *b)
 	render_pcie(s, b);
 	render_processes(s, o->processes, b);
 	render_findings(s, b);
-	render_host(&s->host, b);
+	render_host(s, b);
 	render_self(s, o, b);
 }

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/snapshot.h"
+#include "model/snapshot.h"
 
 typedef struct recorder recorder;
 

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 /* Print the summary of a timeline (path names the recording). */
 void summary_print(const timeline *tl, const char *path, FILE *out);

@@ -52,4 +52,11 @@ const char *report_html_css(void);
 /* "%.*f" of v, or "n/a" when v is NAN. */
 const char *report_num(double v, int decimals, char *buf, size_t len);
 
+/*
+ * Load a recording (.gpuwhy) for report/compare: the timeline through the
+ * store's reader and its meta. Prints one error line and returns a GW_EXIT_*
+ * code on failure; 0 and *tl, *meta on success.
+ */
+int report_load(const char *path, timeline **tl, diag_meta *meta);
+
 #endif

@@ -10,7 +10,8 @@
 #include "host/host_kmsg.h"
 #include "host/pidbrief.h"
 #include "gpu/xid.h"
-#include "sample/hosttop.h"
+#include "host/hosttop.h"
+#include "model/hostsum.h"
 #include "util/timeutil.h"
 
 #define SAMPLER_MAX_GPU_PROCS 512
@@ -66,7 +67,7 @@ sampler *sampler_new(const sampler_opts *o)
 	pthread_cond_init(&s->cv, NULL);
 	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
 	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
-	if (o->host_top)
+	if (o->host_top && !o->gpu_only)
 		s->top = hosttop_new(s->proc_root);
 	if (!s->hs || !s->was_lost || !s->gp) {
 		sampler_free(s);
@@ -93,78 +94,23 @@ static double mib(const host_val *v)
 	return v->ok ? v->v / (1024.0 * 1024.0) : NAN;
 }
 
-/* Sum a per-device rate; absent when no device has it. */
-#define SUM_RATE(arr, n, id)                                                                       \
-	({                                                                                         \
-		double _s = NAN;                                                                   \
-		for (size_t _i = 0; _i < (n); _i++)                                                \
-			if ((arr)[_i].v[id].ok)                                                    \
-				_s = (isnan(_s) ? 0 : _s) + (arr)[_i].v[id].v;                     \
-		_s;                                                                                \
-	})
-
 static void host_summary(sampler *s)
 {
 	snapshot *sn = &s->snap;
 	const host_sample *h = &s->hsamp;
-	sn->h[HM_CPU_BUSY_AVG] = val(&h->sys[HOST_SYS_CPU_BUSY]);
-	sn->h[HM_CPU_IOWAIT] = val(&h->sys[HOST_SYS_CPU_IOWAIT]);
-	sn->h[HM_CPU_STEAL] = val(&h->sys[HOST_SYS_CPU_STEAL]);
-	sn->h[HM_LOAD1] = val(&h->sys[HOST_SYS_LOAD1]);
-	sn->h[HM_MEM_TOTAL] = mib(&h->sys[HOST_SYS_MEM_TOTAL]);
-	sn->h[HM_MEM_USED] = mib(&h->sys[HOST_SYS_MEM_USED]);
-	sn->h[HM_MEM_AVAIL] = mib(&h->sys[HOST_SYS_MEM_AVAILABLE]);
-	sn->h[HM_MEM_CACHED] = mib(&h->sys[HOST_SYS_MEM_CACHED]);
-	sn->h[HM_SWAP_USED] = mib(&h->sys[HOST_SYS_SWAP_USED]);
-	sn->h[HM_SWAP_IN] = val(&h->sys[HOST_SYS_SWAP_IN_RATE]);
-	sn->h[HM_SWAP_OUT] = val(&h->sys[HOST_SYS_SWAP_OUT_RATE]);
-	sn->h[HM_DISK_READ] = SUM_RATE(h->disks, h->ndisks, HOST_DISK_READ_RATE);
-	sn->h[HM_DISK_WRITE] = SUM_RATE(h->disks, h->ndisks, HOST_DISK_WRITE_RATE);
-	sn->h[HM_NET_RX] = SUM_RATE(h->nets, h->nnets, HOST_NET_RX_RATE);
-	sn->h[HM_NET_TX] = SUM_RATE(h->nets, h->nnets, HOST_NET_TX_RATE);
-	double busy_max = NAN;
-	for (size_t i = 0; i < h->ndisks; i++)
-		if (h->disks[i].v[HOST_DISK_BUSY].ok &&
-		    (isnan(busy_max) || h->disks[i].v[HOST_DISK_BUSY].v > busy_max))
-			busy_max = h->disks[i].v[HOST_DISK_BUSY].v;
-	sn->h[HM_DISK_BUSY_MAX] = busy_max;
+	host_summary_fill(h, sn->h);
 	/* Per core, indexed by cpu id so an offline core leaves a hole, not a shift. */
 	int ncpu = 0;
 	for (size_t i = 0; i < h->ncpus; i++)
 		if (h->cpus[i].id + 1 > ncpu)
 			ncpu = h->cpus[i].id + 1;
 	snapshot_set_ncpu(sn, ncpu);
-	double cmax = NAN;
-	int cidx = -1;
 	for (size_t i = 0; i < h->ncpus; i++) {
 		int id = h->cpus[i].id;
 		if (id < 0)
 			continue;
 		sn->cpu_busy[id] = val(&h->cpus[i].v[HOST_CPU_BUSY]);
 		sn->cpu_iowait[id] = val(&h->cpus[i].v[HOST_CPU_IOWAIT]);
-		if (!isnan(sn->cpu_busy[id]) && (isnan(cmax) || sn->cpu_busy[id] > cmax)) {
-			cmax = sn->cpu_busy[id];
-			cidx = id;
-		}
-	}
-	sn->h[HM_CPU_BUSY_MAX] = cmax;
-	sn->h[HM_CPU_BUSY_MAX_CORE] = cidx >= 0 ? cidx : NAN;
-	/* The watched tree. */
-	double cpu = NAN, rss = NAN, rd = NAN;
-	for (size_t i = 0; i < h->nprocs; i++) {
-		const host_proc *p = &h->procs[i];
-		if (p->v[HOST_PROC_CPU].ok)
-			cpu = (isnan(cpu) ? 0 : cpu) + p->v[HOST_PROC_CPU].v;
-		if (p->v[HOST_PROC_RSS].ok)
-			rss = (isnan(rss) ? 0 : rss) + p->v[HOST_PROC_RSS].v / (1024.0 * 1024.0);
-		if (p->v[HOST_PROC_READ_RATE].ok)
-			rd = (isnan(rd) ? 0 : rd) + p->v[HOST_PROC_READ_RATE].v;
-	}
-	if (h->nprocs) {
-		sn->h[HM_TREE_CPU] = cpu;
-		sn->h[HM_TREE_RSS] = rss;
-		sn->h[HM_TREE_NPROC] = (double)h->nprocs;
-		sn->h[HM_TREE_READ] = rd;
 	}
 }
 
@@ -212,6 +158,8 @@ static void gpu_part(sampler *s)
 		if (sn->gpu[i].lost)
 			continue;
 		int np = gpu_processes(g, i, s->gp, SAMPLER_MAX_GPU_PROCS);
+		if (np >= 0 && i < 64)
+			sn->gpu_procs_known |= 1ULL << i;
 		for (int k = 0; k < np; k++) {
 			tl_proc *p = snapshot_add_proc(sn);
 			p->pid = s->gp[k].pid;
@@ -342,10 +290,12 @@ const snapshot *sampler_tick(sampler *s)
 	sn->interval_s = s->last_mono ? (double)(mono - s->last_mono) / 1e9 : NAN;
 	s->last_mono = mono;
 	/* Host first, then GPU: the GPU part looks processes up in the host sample. */
-	pthread_mutex_lock(&s->mu);
-	host_sampler_sample_at(s->hs, mono, wall, &s->hsamp);
-	pthread_mutex_unlock(&s->mu);
-	host_summary(s);
+	if (!s->o.gpu_only) {
+		pthread_mutex_lock(&s->mu);
+		host_sampler_sample_at(s->hs, mono, wall, &s->hsamp);
+		pthread_mutex_unlock(&s->mu);
+		host_summary(s);
+	}
 	gpu_part(s);
 	tree_part(s);
 	top_part(s);
@@ -377,11 +327,18 @@ static void *sampler_main(void *arg)
 {
 	sampler *s = arg;
 	int64_t next = gw_mono_ns(), interval = 0;
+	/* A tick taken before the start is the first one of the schedule. */
+	bool ticked = s->ticks > 0;
+	if (ticked)
+		next = s->last_mono;
 	s->start_mono = next;
 	for (;;) {
-		const snapshot *sn = sampler_tick(s);
-		if (s->o.cb)
-			s->o.cb(sn, s->o.arg);
+		if (!ticked) {
+			const snapshot *sn = sampler_tick(s);
+			if (s->o.cb)
+				s->o.cb(sn, s->o.arg);
+		}
+		ticked = false;
 		interval = current_interval(s, next, interval);
 		/* Drift correction: deadlines follow the schedule; a late tick skips ahead. */
 		next += interval;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/snapshot.h"
+#include "model/snapshot.h"
 
 typedef struct sampler sampler;
 
@@ -37,6 +37,8 @@ typedef struct {
 	 * (SAMPLER_HOST_TOP of them at SAMPLER_HOST_TOP_MIN_PCT of a core or
 	 * more, once a second at most): who else loads the CPUs. */
 	bool host_top;
+	/* GPUs only: no host reading (summary, cores, followed tree, host processes). */
+	bool gpu_only;
 	sampler_cb cb;
 	void *arg;
 } sampler_opts;
@@ -46,6 +48,11 @@ sampler *sampler_new(const sampler_opts *o);
 int sampler_follow(sampler *s, const int *pids, int n);
 /* Take one snapshot now on the caller's thread (tests, --once). */
 const snapshot *sampler_tick(sampler *s);
+/*
+ * Start the thread. Its first tick is at once, or, when a tick was already
+ * taken with sampler_tick (a first reading the caller used), one interval
+ * after that one.
+ */
 int sampler_start(sampler *s);
 /* Stop the thread after the tick in progress; safe to call twice. */
 void sampler_stop(sampler *s);

@@ -27,8 +27,8 @@
 #include <stddef.h>
 
 #include "gpu/gpu.h"
-#include "sample/snapshot.h"
-#include "sample/timeline.h"
+#include "model/snapshot.h"
+#include "model/timeline.h"
 
 #define STORE_SCHEMA_VERSION 1
 

@@ -223,15 +223,73 @@ static int pos_of(const int *idx, int n, int gpu)
 	return -1;
 }
 
+/* A host_samples column name is its summary key with '_' for '.'. */
+static bool host_key_is(const char *key, const char *col)
+{
+	for (; *key && *col; key++, col++)
+		if ((*key == '.' ? '_' : *key) != *col)
+			return false;
+	return !*key && !*col;
+}
+
+/* Result column -> summary metric id, or one of these for the other columns. */
+enum { HCOL_OTHER = -1, HCOL_INTERVAL = -2, HCOL_BUSY = -3, HCOL_IOWAIT = -4 };
+
+static int host_col(const char *name)
+{
+	if (!name)
+		return HCOL_OTHER;
+	if (!strcmp(name, "interval"))
+		return HCOL_INTERVAL;
+	if (!strcmp(name, "core_busy"))
+		return HCOL_BUSY;
+	if (!strcmp(name, "core_iowait"))
+		return HCOL_IOWAIT;
+	for (int h = 0; h < HM__COUNT; h++)
+		if (host_key_is(host_metrics[h].key, name))
+			return h;
+	return HCOL_OTHER;
+}
+
+static void load_host_row(sqlite3_stmt *s, const int *cols, int ncol, timeline *tl, int k,
+                          double *busy, double *iowait)
+{
+	int nb = 0, ni = 0;
+	for (int c = 1; c < ncol; c++) {
+		if (cols[c] == HCOL_BUSY) {
+			nb = parse_array((const char *)sqlite3_column_text(s, c), busy, tl->ncpu);
+			continue;
+		}
+		if (cols[c] == HCOL_IOWAIT) {
+			ni = parse_array((const char *)sqlite3_column_text(s, c), iowait, tl->ncpu);
+			continue;
+		}
+		if (cols[c] == HCOL_OTHER || sqlite3_column_type(s, c) == SQLITE_NULL)
+			continue;
+		if (cols[c] == HCOL_INTERVAL)
+			tl->interval[k] = sqlite3_column_double(s, c);
+		else
+			tl_set_host(tl, (host_metric_id)cols[c], k, sqlite3_column_double(s, c));
+	}
+	for (int c = 0; c < nb; c++)
+		tl_set_cpu(tl, c, k, busy[c], c < ni ? iowait[c] : NAN);
+}
+
 static void load_samples(sqlite3 *db, timeline *tl)
 {
 	sqlite3_stmt *s;
-	char sql[256];
-	snprintf(sql, sizeof sql, "SELECT * FROM host_samples ORDER BY t");
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT * FROM host_samples ORDER BY t", -1, &s, NULL) !=
+	    SQLITE_OK)
 		return;
+	/* Columns by name: older files lack newer summary columns. */
+	int ncol = sqlite3_column_count(s);
+	int *cols = calloc((size_t)ncol, sizeof *cols);
 	double *tmp = calloc(tl->ncpu ? (size_t)tl->ncpu : 1, sizeof *tmp);
 	double *tmp2 = calloc(tl->ncpu ? (size_t)tl->ncpu : 1, sizeof *tmp2);
+	if (!cols || !tmp || !tmp2)
+		goto out;
+	for (int c = 0; c < ncol; c++)
+		cols[c] = host_col(sqlite3_column_name(s, c));
 	bool first = true;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		double t = sqlite3_column_double(s, 0);
@@ -241,19 +299,10 @@ static void load_samples(sqlite3 *db, timeline *tl)
 			first = false;
 		}
 		int k = tl_add_sample(tl, t - tl->t0_wall);
-		if (sqlite3_column_type(s, 1) != SQLITE_NULL)
-			tl->interval[k] = sqlite3_column_double(s, 1);
-		for (int h = 0; h < HM__COUNT; h++)
-			if (sqlite3_column_type(s, 2 + h) != SQLITE_NULL)
-				tl_set_host(tl, (host_metric_id)h, k,
-				            sqlite3_column_double(s, 2 + h));
-		int nb =
-		    parse_array((const char *)sqlite3_column_text(s, 2 + HM__COUNT), tmp, tl->ncpu);
-		int ni = parse_array((const char *)sqlite3_column_text(s, 3 + HM__COUNT), tmp2,
-		                     tl->ncpu);
-		for (int c = 0; c < nb; c++)
-			tl_set_cpu(tl, c, k, tmp[c], c < ni ? tmp2[c] : NAN);
+		load_host_row(s, cols, ncol, tl, k, tmp, tmp2);
 	}
+out:
+	free(cols);
 	free(tmp);
 	free(tmp2);
 	sqlite3_finalize(s);

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
 #include "util/err.h"

@@ -12,7 +12,7 @@
 #ifndef GPUWHY_TOP_FEED_H
 #define GPUWHY_TOP_FEED_H
 
-#include "sample/snapshot.h"
+#include "model/snapshot.h"
 #include "top/model.h"
 
 #define TOP_FEED_QUEUE 32 /* snapshots waiting for the UI; beyond it the oldest are dropped */

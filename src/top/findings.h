@@ -9,7 +9,7 @@
 #ifndef GPUWHY_TOP_FINDINGS_H
 #define GPUWHY_TOP_FINDINGS_H
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 #define TOP_FINDING_LEN 320 /* a diagnosis title (240) and its id */
 

@@ -6,34 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/window.h"
 #include "util/xalloc.h"
 
 /* ------------------------------------------------------------------ snapshots */
 
 void top_snapshot_copy(snapshot *d, const snapshot *s)
 {
-	if (d->ngpu != s->ngpu || !d->gpu) {
-		free(d->gpu);
-		d->gpu = gw_xcalloc((size_t)s->ngpu, sizeof *d->gpu);
-		d->ngpu = s->ngpu;
-	}
-	if (s->ngpu)
-		memcpy(d->gpu, s->gpu, (size_t)s->ngpu * sizeof *d->gpu);
-	snapshot_clear(d);
-	d->t_wall = s->t_wall;
-	d->t_mono_ns = s->t_mono_ns;
-	d->interval_s = s->interval_s;
-	memcpy(d->h, s->h, sizeof d->h);
-	snapshot_set_ncpu(d, s->ncpu);
-	if (s->ncpu) {
-		memcpy(d->cpu_id, s->cpu_id, (size_t)s->ncpu * sizeof *d->cpu_id);
-		memcpy(d->cpu_busy, s->cpu_busy, (size_t)s->ncpu * sizeof *d->cpu_busy);
-		memcpy(d->cpu_iowait, s->cpu_iowait, (size_t)s->ncpu * sizeof *d->cpu_iowait);
-	}
-	for (int i = 0; i < s->nproc; i++)
-		*snapshot_add_proc(d) = s->procs[i];
-	for (int i = 0; i < s->nevent; i++)
-		*snapshot_add_event(d, "", -1, 0, NULL) = s->events[i];
+	snapshot_copy(d, s);
 }
 
 /* ------------------------------------------------------------------ ring */
@@ -467,32 +447,13 @@ int top_model_tree(const top_model *m, top_tree_line *out, int max)
 
 /* ------------------------------------------------------------------ window */
 
-static void add_sample(timeline *tl, const snapshot *s, int k)
+/* Sample k of the window from s, as every live window is made (model/window.c). */
+static void add_sample(timeline *tl, const snapshot *s, int k, bool whole)
 {
-	for (int g = 0; g < tl->ngpu && g < s->ngpu; g++)
-		for (int id = 0; id < GM__COUNT; id++)
-			if (s->gpu[g].ok[id])
-				tl_set_gpu(tl, g, (gpu_metric_id)id, k, s->gpu[g].v[id]);
-	for (int h = 0; h < HM__COUNT; h++)
-		if (!isnan(s->h[h]))
-			tl_set_host(tl, (host_metric_id)h, k, s->h[h]);
-	for (int c = 0; c < s->ncpu; c++)
-		if (!isnan(s->cpu_busy[c]))
-			tl_set_cpu(tl, s->cpu_id[c], k, s->cpu_busy[c], s->cpu_iowait[c]);
-	for (int i = 0; i < s->nproc; i++) {
-		tl_proc *p = tl_add_proc(tl);
-		*p = s->procs[i];
-		p->s = k;
-		/*
-		 * Live, the watched job is whatever runs on the GPUs: their processes
-		 * and the families the feed follows around them. A GPU nobody uses is
-		 * then not read as the job's idle GPU. With no GPU process at all
-		 * there is no job, and every GPU is looked at (have_root stays false).
-		 */
-		p->in_tree = p->alive;
-		if (p->gpu >= 0 && p->alive)
-			tl->have_root = true;
-	}
+	/* The achieved interval is the one before this sample only when none is skipped. */
+	if (whole)
+		tl->interval[k] = s->interval_s;
+	tl_fill_from_snapshot(tl, s, k, true);
 }
 
 /* The samples of a window over `seconds` up to the shown one: every stride-th from start. */
@@ -532,24 +493,19 @@ static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 		tl->gpu[g].index = m->gpu[g].index;
 		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", m->gpu[g].uuid);
 		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", m->gpu[g].name);
-		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);
+	for (int g = 0; g < m->ngpu; g++)
+		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
 }
 
 /* Events of every sample, thinned or not: a lost GPU must not slip between strides. */
 static void window_events(timeline *tl, const top_model *m, const win_range *w)
 {
 	tl->nevents = 0;
-	for (long a = w->first; a <= w->last; a++) {
-		const snapshot *s = at_abs(m, a);
-		for (int i = 0; i < s->nevent; i++) {
-			const tl_event *e = &s->events[i];
-			double t = e->t - tl->t0_wall < 0 ? 0 : e->t - tl->t0_wall;
-			tl_add_event(tl, t, e->kind, e->gpu, e->value, e->text);
-		}
-	}
+	for (long a = w->first; a <= w->last; a++)
+		tl_add_snapshot_events(tl, at_abs(m, a));
 }
 
 static timeline *window_build(const top_model *m, const win_range *w)
@@ -559,7 +515,8 @@ static timeline *window_build(const top_model *m, const win_range *w)
 	double t0 = at_abs(m, w->start)->t_wall;
 	tl->t0_wall = t0;
 	for (long a = w->start; a <= w->last; a += w->stride)
-		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0));
+		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0),
+		           w->stride == 1);
 	window_events(tl, m, w);
 	return tl;
 }
@@ -639,12 +596,12 @@ static bool window_advance(top_model *m, const win_range *w)
 	tl->duration = 0;
 	for (int i = 0; i < tl->n; i++) {
 		tl->t[i] = at_abs(m, w->first + i)->t_wall - t0;
-		tl->interval[i] = i > 0 ? tl->t[i] - tl->t[i - 1] : NAN;
+		tl->interval[i] = at_abs(m, w->first + i)->interval_s;
 		if (tl->t[i] > tl->duration)
 			tl->duration = tl->t[i];
 	}
 	for (long a = m->win_last + 1; a <= w->last; a++)
-		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0));
+		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0), true);
 	window_facts(tl, m, at_abs(m, w->last));
 	window_events(tl, m, w);
 	return true;

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/snapshot.h"
-#include "sample/timeline.h"
+#include "model/snapshot.h"
+#include "model/timeline.h"
 #include "top/findings.h"
 
 #define TOP_RING_CAP 600  /* samples kept: a minute at 100 ms, ten at 1 s */

@@ -675,33 +675,36 @@ static void draw_host(ctx *x)
 	fmt_mib(h[HM_MEM_USED], a, sizeof a);
 	fmt_mib(h[HM_MEM_TOTAL], b, sizeof b);
 	snprintf(buf, sizeof buf, "%s/%s", a, b);
-	bar_field(&l, 0, "mem", 8, mf, load_style(mf * 100, 80, 95), st_of(buf, TOP_S_NORMAL), buf);
+	bar_field(&l, 0, host_metrics[HM_MEM_USED].label, 8, mf, load_style(mf * 100, 80, 95),
+	          st_of(buf, TOP_S_NORMAL), buf);
 	fmt_mib(h[HM_SWAP_USED], a, sizeof a);
-	pair(&l, 2, "swap", st_of(a, TOP_S_NORMAL), a);
+	pair(&l, 2, host_metrics[HM_SWAP_USED].label, st_of(a, TOP_S_NORMAL), a);
 	fmt_rate(h[HM_SWAP_IN], a, sizeof a);
 	fmt_rate(h[HM_SWAP_OUT], b, sizeof b);
 	snprintf(buf, sizeof buf, "%s/%s", a, b);
 	bool swapping = !isnan(h[HM_SWAP_IN]) && h[HM_SWAP_IN] > 1048576;
-	pair(&l, 1, "in/out", swapping ? TOP_S_HIGH : TOP_S_NORMAL, buf);
+	pair(&l, 1, host_metrics[HM_SWAP_IN].label, swapping ? TOP_S_HIGH : TOP_S_NORMAL, buf);
 	fmt_rate(h[HM_DISK_READ], a, sizeof a);
 	fmt_rate(h[HM_DISK_WRITE], b, sizeof b);
 	snprintf(buf, sizeof buf, "r %s w %s", a, b);
-	pair(&l, 2, "disk", TOP_S_NORMAL, buf);
+	pair(&l, 2, host_metrics[HM_DISK_READ].label, TOP_S_NORMAL, buf);
 	if (!isnan(h[HM_DISK_BUSY_MAX])) {
 		snprintf(buf, sizeof buf, "%.0f%%", h[HM_DISK_BUSY_MAX]);
-		pair(&l, 1, "busy", load_style(h[HM_DISK_BUSY_MAX], 70, 90), buf);
+		pair(&l, 1, host_metrics[HM_DISK_BUSY_MAX].label,
+		     load_style(h[HM_DISK_BUSY_MAX], 70, 90), buf);
 	}
 	if (!isnan(h[HM_CPU_IOWAIT])) {
 		snprintf(buf, sizeof buf, "%.0f%%", h[HM_CPU_IOWAIT]);
-		pair(&l, 2, "iowait", load_style(h[HM_CPU_IOWAIT], 10, 30), buf);
+		pair(&l, 2, host_metrics[HM_CPU_IOWAIT].label, load_style(h[HM_CPU_IOWAIT], 10, 30),
+		     buf);
 	}
 	fmt_rate(h[HM_NET_RX], a, sizeof a);
 	fmt_rate(h[HM_NET_TX], b, sizeof b);
 	snprintf(buf, sizeof buf, "rx %s tx %s", a, b);
-	pair(&l, 2, "net", TOP_S_NORMAL, buf);
+	pair(&l, 2, host_metrics[HM_NET_RX].label, TOP_S_NORMAL, buf);
 	if (!isnan(h[HM_LOAD1])) {
 		snprintf(buf, sizeof buf, "%.2f", h[HM_LOAD1]);
-		pair(&l, 2, "load", TOP_S_NORMAL, buf);
+		pair(&l, 2, host_metrics[HM_LOAD1].label, TOP_S_NORMAL, buf);
 	}
 }
 

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 /*
  * Read one trace file (Kineto JSON / JSON.gz or nsys SQLite) and summarise its

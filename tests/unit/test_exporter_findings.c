@@ -5,39 +5,64 @@
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "exporter/exporter.h"
 
-static void set(exp_gpu *g, gpu_metric_id id, double v)
+/* One sample as the findings hook sees it: the snapshot's values, the GPUs' labels. */
+typedef struct {
+	snapshot snap;
+	exp_gpu gpus[4];
+	int ngpus;
+} sample;
+
+static sample *sample_new(int ngpus)
 {
-	g->vals.v[id] = v;
-	g->vals.ok[id] = 1;
+	sample *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	snapshot_init(&s->snap, ngpus);
+	s->ngpus = ngpus;
+	for (int i = 0; i < ngpus; i++)
+		s->gpus[i].vals = &s->snap.gpu[i];
+	return s;
+}
+
+static void sample_free(sample *s)
+{
+	snapshot_free(&s->snap);
+	free(s);
+}
+
+static void set(sample *s, int i, gpu_metric_id id, double v)
+{
+	s->snap.gpu[i].v[id] = v;
+	s->snap.gpu[i].ok[id] = 1;
 }
 
 /* A healthy, busy GPU at full link speed. */
-static void healthy(exp_gpu *g, int index)
+static void healthy(sample *s, int i, int index)
 {
-	memset(g, 0, sizeof *g);
-	g->index = index;
-	set(g, GM_UTIL_GPU, 95);
-	set(g, GM_CLK_REASONS, 0);
-	set(g, GM_PCIE_GEN_CUR, 5);
-	set(g, GM_PCIE_GEN_MAX, 5);
-	set(g, GM_PCIE_WIDTH_CUR, 16);
-	set(g, GM_PCIE_WIDTH_MAX, 16);
+	memset(&s->snap.gpu[i], 0, sizeof s->snap.gpu[i]);
+	s->gpus[i].index = index;
+	set(s, i, GM_UTIL_GPU, 95);
+	set(s, i, GM_CLK_REASONS, 0);
+	set(s, i, GM_PCIE_GEN_CUR, 5);
+	set(s, i, GM_PCIE_GEN_MAX, 5);
+	set(s, i, GM_PCIE_WIDTH_CUR, 16);
+	set(s, i, GM_PCIE_WIDTH_MAX, 16);
 }
 
-static int run(const exp_snapshot *s, exp_finding *out, int max)
+static int run(const sample *s, exp_finding *out, int max)
 {
-	const exp_snapshot *snaps[1] = {s};
-	exp_window w = {snaps, 1, NULL};
+	const snapshot *snaps[1] = {&s->snap};
+	exp_window w = {snaps, 1, s->gpus, s->ngpus, NULL, NULL};
 	return exp_live_findings(NULL, &w, out, max);
 }
 
-static void expect_one(const exp_snapshot *s, int gpu, const char *rule, exp_severity sev)
+static void expect_one(const sample *s, int gpu, const char *rule, exp_severity sev)
 {
 	exp_finding f[8];
 	int n = run(s, f, 8);
@@ -49,71 +74,71 @@ static void expect_one(const exp_snapshot *s, int gpu, const char *rule, exp_sev
 
 static void test_healthy_has_none(void **state)
 {
-	exp_snapshot *s = exp_snapshot_new(2);
-	healthy(&s->gpus[0], 0);
-	healthy(&s->gpus[1], 1);
+	sample *s = sample_new(2);
+	healthy(s, 0, 0);
+	healthy(s, 1, 1);
 	exp_finding f[8];
 	assert_int_equal(run(s, f, 8), 0);
 	/* Idle: gpu_idle alone is not throttling, a lowered gen while idle is power saving. */
-	set(&s->gpus[1], GM_CLK_REASONS, 0x1);
-	set(&s->gpus[1], GM_UTIL_GPU, 0);
-	set(&s->gpus[1], GM_PCIE_GEN_CUR, 1);
+	set(s, 1, GM_CLK_REASONS, 0x1);
+	set(s, 1, GM_UTIL_GPU, 0);
+	set(s, 1, GM_PCIE_GEN_CUR, 1);
 	assert_int_equal(run(s, f, 8), 0);
 	/* Unknown values decide nothing. */
-	memset(s->gpus[0].vals.ok, 0, sizeof s->gpus[0].vals.ok);
+	memset(s->snap.gpu[0].ok, 0, sizeof s->snap.gpu[0].ok);
 	assert_int_equal(run(s, f, 8), 0);
-	exp_snapshot_free(s);
+	sample_free(s);
 }
 
 static void test_throttled_severity(void **state)
 {
-	exp_snapshot *s = exp_snapshot_new(2);
-	healthy(&s->gpus[0], 0);
-	healthy(&s->gpus[1], 5);
-	set(&s->gpus[1], GM_CLK_REASONS, 0x4); /* sw power cap */
+	sample *s = sample_new(2);
+	healthy(s, 0, 0);
+	healthy(s, 1, 5);
+	set(s, 1, GM_CLK_REASONS, 0x4); /* sw power cap */
 	expect_one(s, 5, "throttled", EXP_SEV_INFO);
-	set(&s->gpus[1], GM_CLK_REASONS, 0x4 | 0x20); /* + sw thermal */
+	set(s, 1, GM_CLK_REASONS, 0x4 | 0x20); /* + sw thermal */
 	expect_one(s, 5, "throttled", EXP_SEV_WARN);
-	set(&s->gpus[1], GM_CLK_REASONS, 0x1 | 0x40); /* hw thermal, even with idle */
+	set(s, 1, GM_CLK_REASONS, 0x1 | 0x40); /* hw thermal, even with idle */
 	expect_one(s, 5, "throttled", EXP_SEV_ERROR);
-	set(&s->gpus[1], GM_CLK_REASONS, 0x8);
+	set(s, 1, GM_CLK_REASONS, 0x8);
 	expect_one(s, 5, "throttled", EXP_SEV_ERROR);
-	set(&s->gpus[1], GM_CLK_REASONS, 0x80);
+	set(s, 1, GM_CLK_REASONS, 0x80);
 	expect_one(s, 5, "throttled", EXP_SEV_ERROR);
-	set(&s->gpus[1], GM_CLK_REASONS, 0x1000); /* a bit NVML does not define */
+	set(s, 1, GM_CLK_REASONS, 0x1000); /* a bit NVML does not define */
 	exp_finding f[8];
 	assert_int_equal(run(s, f, 8), 0);
-	exp_snapshot_free(s);
+	sample_free(s);
 }
 
 static void test_pcie_degraded(void **state)
 {
-	exp_snapshot *s = exp_snapshot_new(1);
-	healthy(&s->gpus[0], 3);
-	set(&s->gpus[0], GM_PCIE_WIDTH_CUR, 8);
+	sample *s = sample_new(1);
+	healthy(s, 0, 3);
+	set(s, 0, GM_PCIE_WIDTH_CUR, 8);
 	expect_one(s, 3, "pcie_degraded", EXP_SEV_WARN);
 	/* Width is degraded even when idle. */
-	set(&s->gpus[0], GM_UTIL_GPU, 0);
+	set(s, 0, GM_UTIL_GPU, 0);
 	expect_one(s, 3, "pcie_degraded", EXP_SEV_WARN);
 	/* Generation only counts while busy. */
-	set(&s->gpus[0], GM_PCIE_WIDTH_CUR, 16);
-	set(&s->gpus[0], GM_PCIE_GEN_CUR, 3);
+	set(s, 0, GM_PCIE_WIDTH_CUR, 16);
+	set(s, 0, GM_PCIE_GEN_CUR, 3);
 	exp_finding f[8];
 	assert_int_equal(run(s, f, 8), 0);
-	set(&s->gpus[0], GM_UTIL_GPU, 40);
+	set(s, 0, GM_UTIL_GPU, 40);
 	expect_one(s, 3, "pcie_degraded", EXP_SEV_WARN);
-	exp_snapshot_free(s);
+	sample_free(s);
 }
 
 static void test_lost_and_bounds(void **state)
 {
-	exp_snapshot *s = exp_snapshot_new(3);
+	sample *s = sample_new(3);
 	for (int i = 0; i < 3; i++) {
-		healthy(&s->gpus[i], i);
-		set(&s->gpus[i], GM_CLK_REASONS, 0x40);
-		set(&s->gpus[i], GM_PCIE_WIDTH_CUR, 4);
+		healthy(s, i, i);
+		set(s, i, GM_CLK_REASONS, 0x40);
+		set(s, i, GM_PCIE_WIDTH_CUR, 4);
 	}
-	s->gpus[1].vals.lost = true;
+	s->snap.gpu[1].lost = true;
 	exp_finding f[8];
 	int n = run(s, f, 8);
 	assert_int_equal(n, 5);
@@ -123,45 +148,47 @@ static void test_lost_and_bounds(void **state)
 	/* Never more than max. */
 	assert_int_equal(run(s, f, 2), 2);
 	/* An empty window has no findings. */
-	exp_window w = {NULL, 0, NULL};
+	exp_window w = {NULL, 0, NULL, 0, NULL, NULL};
 	assert_int_equal(exp_live_findings(NULL, &w, f, 8), 0);
-	exp_snapshot_free(s);
+	sample_free(s);
 }
 
 /* The window as the timeline diagnosis rules read. */
 static void test_window_timeline(void **state)
 {
-	exp_snapshot *s[3];
+	sample *s[3];
 	for (int k = 0; k < 3; k++) {
-		s[k] = exp_snapshot_new(2);
-		s[k]->t_wall = 1000.0 + k;
-		snprintf(s[k]->driver, sizeof s[k]->driver, "550.54.15");
+		s[k] = sample_new(2);
+		s[k]->snap.t_wall = 1000.0 + k;
 		for (int g = 0; g < 2; g++) {
-			healthy(&s[k]->gpus[g], 4 + g);
+			healthy(s[k], g, 4 + g);
 			snprintf(s[k]->gpus[g].uuid, sizeof s[k]->gpus[g].uuid, "GPU-%d", g);
-			set(&s[k]->gpus[g], GM_UTIL_GPU, 10 * k + g);
+			set(s[k], g, GM_UTIL_GPU, 10 * k + g);
 		}
-		exp_host *h = &s[k]->host;
-		h->present = true;
-		h->cpu_busy = (exp_val){true, 0.5};
-		h->mem_used = (exp_val){true, 2 * 1048576.0};
-		assert_int_equal(exp_host_reserve(h, 2), 0);
-		h->ncpus = 2;
-		h->cpus[0] = (exp_cpu){.id = 0, .busy = {true, 0.25}, .iowait = {true, 0.0}};
-		h->cpus[1] = (exp_cpu){.id = 3, .busy = {true, 0.75}, .iowait = {false, 0}};
-		exp_gpu *g0 = &s[k]->gpus[0];
-		g0->nprocs = 1;
-		g0->procs[0] = (exp_proc){.pid = 77,
-		                          .command = "python3",
-		                          .mem_ok = true,
-		                          .mem_bytes = 3 * 1048576ULL,
-		                          .sm_ok = true,
-		                          .sm_ratio = 0.5};
+		/* The host summary as the sampler derives it (model/hostsum.h). */
+		snapshot *h = &s[k]->snap;
+		h->h[HM_CPU_BUSY_AVG] = 50;
+		h->h[HM_MEM_USED] = 2;
+		h->h[HM_CPU_BUSY_MAX] = 75;
+		h->h[HM_CPU_BUSY_MAX_CORE] = 3;
+		snapshot_set_ncpu(h, 4);
+		h->cpu_busy[0] = 25;
+		h->cpu_iowait[0] = 0;
+		h->cpu_busy[3] = 75;
+		h->gpu_procs_known = 3;
+		tl_proc *p = snapshot_add_proc(h);
+		p->pid = 77;
+		p->gpu = 0;
+		p->alive = true;
+		p->gpu_mem_mib = 3;
+		p->sm_pct = 50;
+		snprintf(p->cmd, sizeof p->cmd, "python3");
 	}
-	s[1]->gpus[0].vals.ok[GM_UTIL_GPU] = 0; /* absent in the middle */
-	s[2]->gpus[1].vals.lost = true;
+	s[1]->snap.gpu[0].ok[GM_UTIL_GPU] = 0; /* absent in the middle */
+	s[2]->snap.gpu[1].lost = true;
+	const snapshot *snaps[3] = {&s[0]->snap, &s[1]->snap, &s[2]->snap};
 	timeline *cache = NULL;
-	exp_window w = {(const exp_snapshot *const *)s, 3, &cache};
+	exp_window w = {snaps, 3, s[2]->gpus, 2, "550.54.15", &cache};
 	const timeline *tl = exp_window_timeline(&w);
 	assert_non_null(tl);
 	assert_ptr_equal(exp_window_timeline(&w), tl); /* built once */
@@ -194,10 +221,10 @@ static void test_window_timeline(void **state)
 	assert_true(tl->procs[2].sm_pct == 50);
 	assert_string_equal(tl->procs[2].cmd, "python3");
 	tl_free(cache);
-	exp_window empty = {NULL, 0, &cache};
+	exp_window empty = {NULL, 0, NULL, 0, NULL, &cache};
 	assert_null(exp_window_timeline(&empty));
 	for (int k = 0; k < 3; k++)
-		exp_snapshot_free(s[k]);
+		sample_free(s[k]);
 }
 
 int main(void)

@@ -13,23 +13,39 @@
 
 #include "exporter/exporter.h"
 
+/* The frame's values live in its snapshot; the test owns both. */
+static gpu_values *vals_of(exp_gpu *g)
+{
+	return (gpu_values *)g->vals;
+}
+
 static void set(exp_gpu *g, gpu_metric_id id, double v)
 {
-	g->vals.v[id] = v;
-	g->vals.ok[id] = 1;
+	vals_of(g)->v[id] = v;
+	vals_of(g)->ok[id] = 1;
+}
+
+static snapshot *snap_of(exp_frame *f)
+{
+	return (snapshot *)f->snap;
 }
 
 /* Two H100s: GPU 0 fully populated, GPU 1 with GPM absent. */
-static exp_snapshot *two_gpus(void)
+static exp_frame *two_gpus(void)
 {
-	exp_snapshot *s = exp_snapshot_new(2);
+	exp_frame *s = exp_frame_new(2);
+	snapshot *sn = calloc(1, sizeof *sn);
+	assert_non_null(sn);
+	snapshot_init(sn, 2);
+	s->snap = sn;
 	snprintf(s->driver, sizeof s->driver, "550.54.15");
 	snprintf(s->nvml, sizeof s->nvml, "12.550.54.15");
-	s->t_wall = 1700000000.25;
+	sn->t_wall = 1700000000.25;
 	s->sample_seconds = 0.0042;
 	s->samples_total = 7;
 	for (int i = 0; i < 2; i++) {
 		exp_gpu *g = &s->gpus[i];
+		g->vals = &sn->gpu[i];
 		g->index = i;
 		snprintf(g->uuid, sizeof g->uuid, "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", i);
 		snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "00000000:%02X:00.0", 0x18 + i);
@@ -55,7 +71,14 @@ static exp_snapshot *two_gpus(void)
 	return s;
 }
 
-static char *render(const exp_snapshot *s, const exp_render_opts *o)
+static void frame_free(exp_frame *s)
+{
+	snapshot_free(snap_of(s));
+	free(snap_of(s));
+	exp_frame_free(s);
+}
+
+static char *render(const exp_frame *s, const exp_render_opts *o)
 {
 	exp_buf b = {0};
 	exp_render(s, o, &b);
@@ -153,7 +176,7 @@ static void assert_well_formed(const char *text)
 
 static void test_dcgm_labels_and_values(void **state)
 {
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	exp_render_opts o = opts_default();
 	char *t = render(s, &o);
 	assert_well_formed(t);
@@ -183,12 +206,12 @@ static void test_dcgm_labels_and_values(void **state)
 	assert_null(line_with(t, "# HELP DCGM_FI_DEV_FB_FREE"));
 	assert_null(line_with(t, "DCGM_FI_DEV_FB_FREE"));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void test_hostname_label_modes(void **state)
 {
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	exp_render_opts o = opts_default();
 	o.host_label = EXP_HOSTLABEL_LOWER;
 	char *t = render(s, &o);
@@ -203,13 +226,13 @@ static void test_hostname_label_modes(void **state)
 	assert_non_null(strstr(l, "modelName=\"NVIDIA H100 80GB HBM3\",DCGM_FI_DRIVER_VERSION="));
 	assert_null(strstr(t, "ostname=\""));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void test_lost_gpu(void **state)
 {
-	exp_snapshot *s = two_gpus();
-	s->gpus[1].vals.lost = true;
+	exp_frame *s = two_gpus();
+	vals_of(&s->gpus[1])->lost = true;
 	exp_render_opts o = opts_default();
 	char *t = render(s, &o);
 	assert_well_formed(t);
@@ -222,7 +245,7 @@ static void test_lost_gpu(void **state)
 	            "pci_bus_id=\"00000000:19:00.0\",model_name=\"NVIDIA H100 80GB HBM3\","
 	            "driver_version=\"550.54.15\"} 1");
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void test_collectors_limit_order_help_labels(void **state)
@@ -238,7 +261,7 @@ static void test_collectors_limit_order_help_labels(void **state)
 	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
 	    0);
 	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	exp_render_opts o = opts_default();
 	o.collectors = &c;
 	char *t = render(s, &o);
@@ -260,7 +283,7 @@ static void test_collectors_limit_order_help_labels(void **state)
 	/* gpuwhy's own series are not affected by the collectors file. */
 	assert_non_null(line_with(t, "gpuwhy_gpu_info{"));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 	exp_collectors_free(&c);
 }
 
@@ -274,7 +297,7 @@ static void test_label_fields_sorted(void **state)
 	assert_int_equal(
 	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
 	    0);
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	exp_render_opts o = opts_default();
 	o.collectors = &c;
 	char *t = render(s, &o);
@@ -283,13 +306,13 @@ static void test_label_fields_sorted(void **state)
 	                          "DCGM_FI_DRIVER_VERSION=\"550.54.15\","
 	                          "DCGM_FI_NVML_VERSION=\"12.550.54.15\"} 61\n"));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 	exp_collectors_free(&c);
 }
 
 static void test_escaping_and_utf8(void **state)
 {
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	snprintf(s->gpus[0].name, sizeof s->gpus[0].name, "Odd \"GPU\" \\ x\ny");
 	exp_render_opts o = opts_default();
 	o.hostname = "h\xff\xc3\xa9";
@@ -299,12 +322,12 @@ static void test_escaping_and_utf8(void **state)
 	/* An invalid byte becomes '?', valid UTF-8 (é) stays. */
 	assert_non_null(strstr(t, "Hostname=\"h?\xc3\xa9\""));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void test_pcie_fallback_without_gpm(void **state)
 {
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	set(&s->gpus[1], GM_PCIE_TX, 1.5); /* MiB/s from NVML's PCIe counters */
 	set(&s->gpus[1], GM_PCIE_RX, 0.25);
 	exp_render_opts o = opts_default();
@@ -316,12 +339,12 @@ static void test_pcie_fallback_without_gpm(void **state)
 	assert_non_null(l);
 	assert_true(!strncmp(strchr(l, '}'), "} 262144\n", 9));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void test_gpuwhy_series(void **state)
 {
-	exp_snapshot *s = two_gpus();
+	exp_frame *s = two_gpus();
 	set(&s->gpus[1], GM_CLK_REASONS, 0x1 | 0x40);
 	s->gpus[0].nprocs_total = 3;
 	s->gpus[0].nprocs = 3;
@@ -376,23 +399,25 @@ static void test_gpuwhy_series(void **state)
 	assert_null(strstr(t, "gpuwhy_process_"));
 	assert_non_null(line_with(t, "gpuwhy_finding{gpu=\"1\",rule=\"throttled\""));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void test_host_series(void **state)
 {
-	exp_snapshot *s = two_gpus();
-	exp_host *h = &s->host;
-	h->present = true;
-	h->cpu_busy = (exp_val){true, 0.625};
-	h->cpu_iowait = (exp_val){true, 0.125};
-	assert_int_equal(exp_host_reserve(h, 2), 0);
-	h->ncpus = 2;
-	h->cpus[0] = (exp_cpu){.id = 0, .busy = {true, 1.0}, .iowait = {true, 0.0}};
-	h->cpus[1] = (exp_cpu){.id = 3, .busy = {true, 0.25}, .iowait = {false, 0}};
-	h->mem_total = (exp_val){true, 25769803776.0};
-	h->mem_used = (exp_val){true, 1073741824.0};
-	h->swap_total = (exp_val){true, 0};
+	exp_frame *s = two_gpus();
+	snapshot *h = snap_of(s);
+	s->host = true;
+	h->h[HM_CPU_BUSY_AVG] = 62.5;
+	h->h[HM_CPU_IOWAIT] = 12.5;
+	snapshot_set_ncpu(h, 4);
+	h->cpu_busy[0] = 100;
+	h->cpu_iowait[0] = 0;
+	h->cpu_busy[3] = 25;
+	h->h[HM_MEM_TOTAL] = 24576; /* MiB */
+	h->h[HM_MEM_USED] = 1024;
+	h->h[HM_SWAP_TOTAL] = 0;
+	h->h[HM_DISK_READ] = 1048576.5;
+	h->h[HM_CPU_BUSY_MAX] = 100;
 	exp_render_opts o = opts_default();
 	char *t = render(s, &o);
 	assert_well_formed(t);
@@ -407,8 +432,13 @@ static void test_host_series(void **state)
 	assert_line(t, "gpuwhy_host_swap_total_bytes 0");
 	assert_null(strstr(t, "gpuwhy_host_swap_used_bytes"));
 	assert_null(strstr(t, "gpuwhy_host_memory_available_bytes"));
+	/* Every family comes from the host table; a row without one is not exported. */
+	assert_line(t, "gpuwhy_host_disk_read_bytes_per_second 1048576.500000");
+	assert_line(t, "# TYPE gpuwhy_host_disk_read_bytes_per_second gauge");
+	assert_null(strstr(t, "busy_max"));
+	assert_null(strstr(t, "gpuwhy_host_swap_in"));
 	free(t);
-	exp_snapshot_free(s);
+	frame_free(s);
 }
 
 static void fixed6(double v, const char *want)
@@ -464,13 +494,13 @@ static void test_numbers_decimal_comma_locale(void **state)
 		snprintf(probe, sizeof probe, "%.1f", 1.5);
 		assert_string_equal(probe, "1,5"); /* the locale really is active */
 		check_numbers();
-		exp_snapshot *s = two_gpus();
+		exp_frame *s = two_gpus();
 		exp_render_opts o = opts_default();
 		char *t = render(s, &o);
 		assert_non_null(strstr(t, "} 312.500000\n"));
 		assert_null(strstr(t, "312,5"));
 		free(t);
-		exp_snapshot_free(s);
+		frame_free(s);
 		setlocale(LC_ALL, "C");
 		unsetenv("LOCPATH");
 	}

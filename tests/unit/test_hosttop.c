@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sample/hosttop.h"
+#include "host/hosttop.h"
 
 static char root[64];
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -120,6 +121,52 @@ static void test_round_trip(void **state)
 	tl_free(tl);
 }
 
+/*
+ * A recording made before a summary column existed (swap_total here) reads
+ * the same: host columns are found by name, not by position.
+ */
+static void test_reads_older_host_columns(void **state)
+{
+	(void)state;
+	char path[300], err[256];
+	snprintf(path, sizeof path, "%s/old.gpuwhy", dir);
+	store *st;
+	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
+	gpu_static g1 = {.index = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbb"};
+	store_add_gpu(st, &g0);
+	store_add_gpu(st, &g1);
+	snapshot s;
+	snapshot_init(&s, 2);
+	int idx[2] = {0, 1};
+	fill(&s, 1000.0, 50);
+	s.h[HM_MEM_USED] = 2048;
+	s.h[HM_TREE_READ] = 7e6;
+	s.h[HM_SWAP_TOTAL] = 512;
+	assert_int_equal(store_write_snapshot(st, &s, idx), 0);
+	assert_int_equal(store_close(st), 0);
+	snapshot_free(&s);
+
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db, "ALTER TABLE host_samples DROP COLUMN swap_total", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+
+	timeline *tl;
+	assert_int_equal(store_read_timeline(path, &tl), 0);
+	assert_int_equal(tl->n, 1);
+	assert_true(tl_host_at(tl, HM_CPU_BUSY_MAX, 0) == 99.5);
+	assert_true(tl_host_at(tl, HM_MEM_USED, 0) == 2048);
+	assert_true(tl_host_at(tl, HM_TREE_READ, 0) == 7e6);
+	assert_true(isnan(tl_host_at(tl, HM_SWAP_TOTAL, 0)));
+	assert_int_equal(tl->ncpu, 2);
+	assert_true(tl->cpu_busy[1][0] == 100);
+	assert_true(tl->cpu_iowait[0][0] == 1);
+	tl_free(tl);
+}
+
 static void test_refuses_foreign_files(void **state)
 {
 	(void)state;
@@ -149,6 +196,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_reads_older_host_columns),
 	    cmocka_unit_test(test_refuses_foreign_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 /* 11 samples 0.0 .. 1.0 s at 100 ms (value 0: idle while loading), then 9 at 1 s (100). */
 static timeline *uneven(void)

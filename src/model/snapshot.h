@@ -1,11 +1,11 @@
 /* snapshot.h - everything known at one instant: GPUs, host summary, per-core CPU, processes. */
-#ifndef GPUWHY_SAMPLE_SNAPSHOT_H
-#define GPUWHY_SAMPLE_SNAPSHOT_H
+#ifndef GPUWHY_MODEL_SNAPSHOT_H
+#define GPUWHY_MODEL_SNAPSHOT_H
 
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 typedef struct {
 	double t_wall;     /* seconds since the epoch */
@@ -21,6 +21,8 @@ typedef struct {
 	tl_proc *procs; /* GPU processes and the watched tree (field s unused) */
 	int nevent, event_cap;
 	tl_event *events; /* noticed during this snapshot; t is the wall clock */
+	/* bit g: GPU g's process list was read (it may be empty); clear: unknown */
+	uint64_t gpu_procs_known;
 } snapshot;
 
 void snapshot_init(snapshot *s, int ngpu);
@@ -30,5 +32,7 @@ void snapshot_clear(snapshot *s);
 tl_proc *snapshot_add_proc(snapshot *s);
 tl_event *snapshot_add_event(snapshot *s, const char *kind, int gpu, long value, const char *text);
 void snapshot_set_ncpu(snapshot *s, int ncpu);
+/* Make d a deep copy of s (d initialised, its storage reused). */
+void snapshot_copy(snapshot *d, const snapshot *s);
 
 #endif

@@ -1,5 +1,5 @@
 /* load.c - the one place report and compare read a recording: through the store's reader. */
-#include "diagnose/diag.h"
+#include "report/report.h"
 #include "store/store.h"
 
 int report_load(const char *path, timeline **tl, diag_meta *meta)

@@ -1,4 +1,4 @@
-#include "sample/snapshot.h"
+#include "model/snapshot.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@ void snapshot_clear(snapshot *s)
 {
 	s->nproc = 0;
 	s->nevent = 0;
+	s->gpu_procs_known = 0;
 	for (int i = 0; i < HM__COUNT; i++)
 		s->h[i] = NAN;
 }
@@ -77,4 +78,30 @@ tl_event *snapshot_add_event(snapshot *s, const char *kind, int gpu, long value,
 	if (text)
 		strncpy(e->text, text, sizeof e->text - 1);
 	return e;
+}
+
+void snapshot_copy(snapshot *d, const snapshot *s)
+{
+	if (d->ngpu != s->ngpu || !d->gpu) {
+		d->gpu = gw_xrealloc(d->gpu, (size_t)(s->ngpu ? s->ngpu : 1) * sizeof *d->gpu);
+		d->ngpu = s->ngpu;
+	}
+	if (s->ngpu)
+		memcpy(d->gpu, s->gpu, (size_t)s->ngpu * sizeof *d->gpu);
+	snapshot_clear(d);
+	d->t_wall = s->t_wall;
+	d->t_mono_ns = s->t_mono_ns;
+	d->interval_s = s->interval_s;
+	d->gpu_procs_known = s->gpu_procs_known;
+	memcpy(d->h, s->h, sizeof d->h);
+	snapshot_set_ncpu(d, s->ncpu);
+	if (s->ncpu) {
+		memcpy(d->cpu_id, s->cpu_id, (size_t)s->ncpu * sizeof *d->cpu_id);
+		memcpy(d->cpu_busy, s->cpu_busy, (size_t)s->ncpu * sizeof *d->cpu_busy);
+		memcpy(d->cpu_iowait, s->cpu_iowait, (size_t)s->ncpu * sizeof *d->cpu_iowait);
+	}
+	for (int i = 0; i < s->nproc; i++)
+		*snapshot_add_proc(d) = s->procs[i];
+	for (int i = 0; i < s->nevent; i++)
+		*snapshot_add_event(d, "", -1, 0, NULL) = s->events[i];
 }

@@ -9,8 +9,8 @@
  *   int n = hosttop_scan(h, gw_mono_ns(), top, 5, 5.0);  // first call: 0 (no rate yet)
  *   hosttop_free(h);
  */
-#ifndef GPUWHY_SAMPLE_HOSTTOP_H
-#define GPUWHY_SAMPLE_HOSTTOP_H
+#ifndef GPUWHY_HOST_HOSTTOP_H
+#define GPUWHY_HOST_HOSTTOP_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "sample/timeline.h"
+#include "model/timeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,10 +7,17 @@
 #include "util/xalloc.h"
 
 const host_metric_desc host_metrics[HM__COUNT] = {
-#define X(id, key, unit, help) {key, unit, help},
-#include "sample/host_metrics.def"
-#undef X
+#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, label, help)                       \
+	{key, unit, help, family, label},
+#include "host/host_metrics.def"
+#undef HOST_SUM_METRIC
 };
+
+double host_metric_base_scale(host_metric_id id)
+{
+	const char *u = host_metrics[id].unit;
+	return !strcmp(u, "percent") ? 0.01 : !strcmp(u, "MiB") ? 1048576.0 : 1.0;
+}
 
 static double *new_series(int cap)
 {

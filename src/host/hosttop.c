@@ -1,5 +1,5 @@
 /* hosttop.c - CPU of every host process between two scans of /proc, the busiest kept. */
-#include "sample/hosttop.h"
+#include "host/hosttop.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -7,25 +7,30 @@
  * present is NULL. Built by the recorder's reader (store/) or from the live
  * sampler's ring; rules never do I/O.
  */
-#ifndef GPUWHY_SAMPLE_TIMELINE_H
-#define GPUWHY_SAMPLE_TIMELINE_H
+#ifndef GPUWHY_MODEL_TIMELINE_H
+#define GPUWHY_MODEL_TIMELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "gpu/gpu.h"
 
+/* The host summary: the HOST_SUM_METRIC table of host/host_metrics.def. */
 typedef enum {
-#define X(id, key, unit, help) HM_##id,
-#include "sample/host_metrics.def"
-#undef X
+#define HOST_SUM_METRIC(id, key, unit, agg, table, src, family, label, help) HM_##id,
+#include "host/host_metrics.def"
+#undef HOST_SUM_METRIC
 	HM__COUNT
 } host_metric_id;
 
 typedef struct {
 	const char *key, *unit, *help;
+	const char *family; /* the exporter's Prometheus gauge, "" for none */
+	const char *label;  /* on `top`'s host line, "" for none */
 } host_metric_desc;
 extern const host_metric_desc host_metrics[HM__COUNT];
+/* Factor from the summary's unit to the family's base unit (percent -> ratio, MiB -> bytes). */
+double host_metric_base_scale(host_metric_id id);
 
 typedef struct {
 	int index; /* NVML index */

@@ -1,0 +1,26 @@
+/* frame.c - allocation of the exporter's frames. */
+#include <stdlib.h>
+
+#include "exporter/exporter.h"
+
+exp_frame *exp_frame_new(int ngpus)
+{
+	exp_frame *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->gpus = calloc((size_t)(ngpus > 0 ? ngpus : 1), sizeof *f->gpus);
+	if (!f->gpus) {
+		free(f);
+		return NULL;
+	}
+	f->ngpus = ngpus;
+	return f;
+}
+
+void exp_frame_free(exp_frame *f)
+{
+	if (!f)
+		return;
+	free(f->gpus);
+	free(f);
+}
