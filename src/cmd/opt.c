@@ -103,7 +103,7 @@ static int bad_value(const opt_def *o, const char *value, const char *why, const
 
 static void see_help(const opt_cmd *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "see gpuwhy %s --help", c->name);
+	snprintf(buf, len, "see gpuwhy %s%s--help", c->name, c->name[0] ? " " : "");
 }
 
 int opt_unexpected(const opt_cmd *c, const char *a)
@@ -122,7 +122,7 @@ static bool has_range(const opt_def *o)
 
 static int set_int(const opt_def *o, const char *v)
 {
-	bool wide = o->kind == OPT_INT64;
+	bool wide = o->kind == OPTK_INT64;
 	long long lo = has_range(o) ? (long long)o->min : wide ? INT64_MIN : INT_MIN;
 	long long hi = has_range(o) ? (long long)o->max : wide ? INT64_MAX : INT_MAX;
 	long long x;
@@ -225,27 +225,27 @@ static int set_enum(const opt_def *o, const char *v)
 static int set_value(const opt_cmd *c, const opt_def *o, const char *v)
 {
 	switch (o->kind) {
-	case OPT_FLAG:
+	case OPTK_FLAG:
 		*(bool *)o->target = true;
 		return 0;
-	case OPT_COUNT:
+	case OPTK_COUNT:
 		(*(int *)o->target)++;
 		return 0;
-	case OPT_INT:
-	case OPT_INT64:
+	case OPTK_INT:
+	case OPTK_INT64:
 		return set_int(o, v);
-	case OPT_DOUBLE:
+	case OPTK_DOUBLE:
 		return set_double(o, v);
-	case OPT_DURATION:
+	case OPTK_DURATION:
 		return set_duration(o, v);
-	case OPT_SIZE:
+	case OPTK_SIZE:
 		return set_size(o, v);
-	case OPT_STRING:
+	case OPTK_STRING:
 		*(const char **)o->target = v;
 		return 0;
-	case OPT_ENUM:
+	case OPTK_ENUM:
 		return set_enum(o, v);
-	case OPT_LIST: {
+	case OPTK_LIST: {
 		opt_list *l = o->target;
 		const char **nv = realloc(l->v, (size_t)(l->n + 1) * sizeof *nv);
 		if (!nv)
@@ -254,9 +254,9 @@ static int set_value(const opt_cmd *c, const opt_def *o, const char *v)
 		l->v = nv;
 		return 0;
 	}
-	case OPT_CALL:
+	case OPTK_CALL:
 		return o->call(o, v, c->ctx);
-	case OPT_END:
+	case OPTK_END:
 		break;
 	}
 	return 0;
@@ -264,7 +264,7 @@ static int set_value(const opt_cmd *c, const opt_def *o, const char *v)
 
 static bool takes_value(const opt_def *o)
 {
-	return o->kind != OPT_FLAG && o->kind != OPT_COUNT && !(o->kind == OPT_CALL && !o->arg);
+	return o->kind != OPTK_FLAG && o->kind != OPTK_COUNT && !(o->kind == OPTK_CALL && !o->arg);
 }
 
 /* ---- lookup ---- */
@@ -530,9 +530,9 @@ void opt_help(const opt_cmd *c, FILE *out)
 		if (!o->hidden)
 			help_line(out, o);
 	if (!table_has_help(c->opts))
-		help_line(
-		    out,
-		    &(opt_def){.name = "help", .shrt = 'h', .kind = OPT_FLAG, .help = "this help"});
+		help_line(out,
+		          &(opt_def){
+		              .name = "help", .shrt = 'h', .kind = OPTK_FLAG, .help = "this help"});
 	if (c->more)
 		fprintf(out, "\n%s\n", c->more);
 	char codes[512];

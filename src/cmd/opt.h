@@ -16,18 +16,18 @@
 #include <stdio.h>
 
 typedef enum {
-	OPT_END = 0,  /* terminates a table */
-	OPT_FLAG,     /* bool *: set to true; no value */
-	OPT_COUNT,    /* int *: incremented each time it is given; no value */
-	OPT_INT,      /* int *: a base-10 integer in [min, max] */
-	OPT_INT64,    /* int64_t *: a base-10 integer in [min, max] */
-	OPT_DOUBLE,   /* double *: a number in [min, max] */
-	OPT_DURATION, /* int64_t *: 30s, 10m, 2h, 100ms; stored in units of `unit` ns */
-	OPT_SIZE,     /* int64_t *: 12G, 800M, 1.5GiB; stored in units of `unit` bytes */
-	OPT_STRING,   /* const char **: the value as given */
-	OPT_ENUM,     /* int *: the index of the value in `choices` */
-	OPT_LIST,     /* opt_list *: every value of a repeatable option, in order */
-	OPT_CALL,     /* `call` parses the value (or, with no `arg`, takes none) */
+	OPTK_END = 0,  /* terminates a table */
+	OPTK_FLAG,     /* bool *: set to true; no value */
+	OPTK_COUNT,    /* int *: incremented each time it is given; no value */
+	OPTK_INT,      /* int *: a base-10 integer in [min, max] */
+	OPTK_INT64,    /* int64_t *: a base-10 integer in [min, max] */
+	OPTK_DOUBLE,   /* double *: a number in [min, max] */
+	OPTK_DURATION, /* int64_t *: 30s, 10m, 2h, 100ms; stored in units of `unit` ns */
+	OPTK_SIZE,     /* int64_t *: 12G, 800M, 1.5GiB; stored in units of `unit` bytes */
+	OPTK_STRING,   /* const char **: the value as given */
+	OPTK_ENUM,     /* int *: the index of the value in `choices` */
+	OPTK_LIST,     /* opt_list *: every value of a repeatable option, in order */
+	OPTK_CALL,     /* `call` parses the value (or, with no `arg`, takes none) */
 } opt_kind;
 
 struct opt_def;
@@ -51,7 +51,7 @@ typedef struct opt_def {
 	bool hidden;      /* parsed but left out of --help (internal options) */
 } opt_def;
 
-/* Values of an OPT_LIST option; free with opt_list_free. */
+/* Values of an OPTK_LIST option; free with opt_list_free. */
 typedef struct {
 	const char **v;
 	int n;
@@ -67,7 +67,7 @@ typedef struct {
 	const char *exit1;      /* what exit code 1 means, NULL when never returned */
 	int min_args, max_args; /* positional arguments; max -1: any number */
 	bool stop_at_arg;       /* options end at the first positional (commands run programs) */
-	void *ctx;              /* passed to OPT_CALL functions */
+	void *ctx;              /* passed to OPTK_CALL functions */
 } opt_cmd;
 
 /* opt_parse returns this after printing --help (the command exits 0). */
@@ -100,10 +100,65 @@ enum { OPT_FMT_TEXT, OPT_FMT_JSON, OPT_FMT_CSV };
 extern const char *const opt_fmt_text_json[];     /* text, json */
 extern const char *const opt_fmt_text_csv_json[]; /* text, json, csv */
 
-#define OPT_FORMAT_TJ(t)                                                                           \
+/*
+ * Table rows: OPT_X(short, "long", ...target..., "help", extra fields), where
+ * the extras are designated initializers such as .why, .hint, .hidden, .min.
+ */
+#define OPT_FLAG(s, l, t, h, ...)                                                                  \
 	{                                                                                          \
-		.name = "format", .kind = OPT_ENUM, .arg = "FMT",                                  \
-		.help = "text (default) or json", .target = (t), .choices = opt_fmt_text_json      \
+		.shrt = (s), .name = (l), .kind = OPTK_FLAG, .target = (t), .help = (h),           \
+		__VA_ARGS__                                                                        \
 	}
+#define OPT_COUNT(s, l, t, h, ...)                                                                 \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = OPTK_COUNT, .target = (t), .help = (h),          \
+		__VA_ARGS__                                                                        \
+	}
+#define OPT_NUM_(k, s, l, a, t, lo, hi, h, ...)                                                    \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = (k), .arg = (a), .target = (t), .min = (lo),     \
+		.max = (hi), .help = (h), __VA_ARGS__                                              \
+	}
+#define OPT_INT(...) OPT_NUM_(OPTK_INT, __VA_ARGS__)
+#define OPT_INT64(...) OPT_NUM_(OPTK_INT64, __VA_ARGS__)
+#define OPT_DOUBLE(...) OPT_NUM_(OPTK_DOUBLE, __VA_ARGS__)
+#define OPT_UNIT_(k, s, l, a, t, u, h, ...)                                                        \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = (k), .arg = (a), .target = (t), .unit = (u),     \
+		.help = (h), __VA_ARGS__                                                           \
+	}
+/* unit: ns per stored unit (DURATION), bytes per stored unit (SIZE); 0 for ns or bytes. */
+#define OPT_DURATION(...) OPT_UNIT_(OPTK_DURATION, __VA_ARGS__)
+#define OPT_SIZE(...) OPT_UNIT_(OPTK_SIZE, __VA_ARGS__)
+#define OPT_STRING(s, l, a, t, h, ...)                                                             \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = OPTK_STRING, .arg = (a), .target = (t),          \
+		.help = (h), __VA_ARGS__                                                           \
+	}
+#define OPT_LIST(s, l, a, t, h, ...)                                                               \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = OPTK_LIST, .arg = (a), .target = (t),            \
+		.help = (h), __VA_ARGS__                                                           \
+	}
+#define OPT_ENUM(s, l, a, t, c, h, ...)                                                            \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = OPTK_ENUM, .arg = (a), .target = (t),            \
+		.choices = (c), .help = (h), __VA_ARGS__                                           \
+	}
+/* a NULL: the option takes no value and fn gets NULL. */
+#define OPT_CALL(s, l, a, fn, h, ...)                                                              \
+	{                                                                                          \
+		.shrt = (s), .name = (l), .kind = OPTK_CALL, .arg = (a), .call = (fn),             \
+		.help = (h), __VA_ARGS__                                                           \
+	}
+#define OPT_END                                                                                    \
+	{                                                                                          \
+		.kind = OPTK_END                                                                   \
+	}
+
+/* --format text|json into an int (OPT_FMT_*); --json, where given, is its alias. */
+#define OPT_FORMAT_TJ(t)                                                                           \
+	OPT_ENUM(0, "format", "FMT", (t), opt_fmt_text_json, "text (default) or json")
+#define OPT_JSON_ALIAS(t) OPT_FLAG(0, "json", (t), "the same as --format json")
 
 #endif

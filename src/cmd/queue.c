@@ -17,13 +17,9 @@
 
 static const char *queue_dir;
 static const opt_def queue_opts[] = {
-    {.name = "queue",
-     .shrt = 'q',
-     .kind = OPT_STRING,
-     .arg = "DIR",
-     .target = &queue_dir,
-     .help = "the queue's directory (before or after the subcommand, before `--`)"},
-    {0}};
+    OPT_STRING('q', "queue", "DIR", &queue_dir,
+               "the queue's directory (before or after the subcommand, before `--`)"),
+    OPT_END};
 
 static const opt_cmd queue_cmd = {
     .name = "queue",

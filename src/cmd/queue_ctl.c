@@ -20,13 +20,8 @@
 
 int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	bool all = false;
-	const opt_def opts[] = {{.name = "all",
-	                         .kind = OPT_FLAG,
-	                         .target = &all,
-	                         .help = "every task that has not ended"},
-	                        {0}};
+	const opt_def opts[] = {OPT_FLAG(0, "all", &all, "every task that has not ended"), OPT_END};
 	const opt_cmd oc = {
 	    .name = "queue cancel",
 	    .usage = "queue cancel ID... | --all",
@@ -110,8 +105,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 
 int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
-	const opt_def opts[] = {{0}};
+	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue retry",
 	                    .usage = "queue retry ID...",
 	                    .about = "Queues ended tasks (done, failed, timeout, cancelled, lost) "
@@ -160,13 +154,9 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 
 int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	bool all = false;
-	const opt_def opts[] = {{.name = "all",
-	                         .kind = OPT_FLAG,
-	                         .target = &all,
-	                         .help = "every ended task, not only the done ones"},
-	                        {0}};
+	const opt_def opts[] = {
+	    OPT_FLAG(0, "all", &all, "every ended task, not only the done ones"), OPT_END};
 	const opt_cmd oc = {.name = "queue clean",
 	                    .usage = "queue clean [--all]",
 	                    .about = "Forgets done tasks (--all: every ended task), their "
@@ -237,16 +227,13 @@ static int edit_drained(queue_store *st, const char *list, bool add)
 
 int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	const char *sub = argv[0], *gpu = NULL;
 	bool pause = !strcmp(sub, "pause");
-	const opt_def opts[] = {{.name = "gpu",
-	                         .kind = OPT_STRING,
-	                         .arg = "LIST",
-	                         .target = &gpu,
-	                         .help = "only these GPUs (indices or UUIDs): drain takes them out "
-	                                 "of placement, resume puts them back"},
-	                        {0}};
+	const opt_def opts[] = {
+	    OPT_STRING(0, "gpu", "LIST", &gpu,
+	               "only these GPUs (indices or UUIDs): drain takes them out "
+	               "of placement, resume puts them back"),
+	    OPT_END};
 	char usage[64];
 	snprintf(usage, sizeof usage, "queue %s%s", sub, pause ? "" : " [--gpu LIST]");
 	const opt_cmd oc = {.name = pause           ? "queue pause"
@@ -300,15 +287,10 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 
 int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 {
-	(void)gl;
 	bool json = false;
 	int fmt = OPT_FMT_TEXT;
 	const opt_def opts[] = {OPT_FORMAT_TJ(&fmt),
-	                        {.name = "json",
-	                         .kind = OPT_FLAG,
-	                         .target = &json,
-	                         .help = "the same as --format json"},
-	                        {0}};
+	                        OPT_FLAG(0, "json", &json, "the same as --format json"), OPT_END};
 	const opt_cmd oc = {
 	    .name = "queue gpus",
 	    .usage = "queue gpus [--format json]",
@@ -409,8 +391,7 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 
 int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
-	const opt_def opts[] = {{0}};
+	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue config",
 	                    .usage = "queue config [KEY [VALUE]]",
 	                    .about = "Without KEY every setting, with KEY its value, with VALUE "
@@ -482,17 +463,10 @@ int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g)
 {
 	queue_worker_opts o = {
 	    .dir = dir, .gpus = g->gpus, .ready_fd = -1, .self_exe = qcmd_self_exe()};
-	const opt_def opts[] = {{.name = "idle-exit",
-	                         .kind = OPT_DURATION,
-	                         .arg = "D",
-	                         .target = &o.idle_exit_ns,
-	                         .help = "stop after D with nothing to do (default: never)"},
-	                        {.name = "ready-fd",
-	                         .kind = OPT_CALL,
-	                         .arg = "FD",
-	                         .call = set_ready_fd,
-	                         .hidden = true},
-	                        {0}};
+	const opt_def opts[] = {OPT_DURATION(0, "idle-exit", "D", &o.idle_exit_ns, 0,
+	                                     "stop after D with nothing to do (default: never)"),
+	                        OPT_CALL(0, "ready-fd", "FD", set_ready_fd, NULL, .hidden = true),
+	                        OPT_END};
 	const opt_cmd oc = {
 	    .name = "queue worker",
 	    .usage = "[--gpus LIST] queue [--queue DIR] worker [--idle-exit D]",
@@ -513,8 +487,7 @@ int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g)
 
 int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
-	const opt_def opts[] = {{0}};
+	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue stop",
 	                    .usage = "queue stop",
 	                    .about = "Stops the worker; running tasks go on and the next worker "

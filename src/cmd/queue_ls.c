@@ -102,24 +102,14 @@ static int set_state(const opt_def *o, const char *v, void *ctx)
 
 int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	bool json = false;
 	int state = -1, fmt = OPT_FMT_TEXT;
 	const opt_def opts[] = {
-	    OPT_FORMAT_TJ(&fmt),
-	    {.name = "json",
-	     .shrt = 'j',
-	     .kind = OPT_FLAG,
-	     .target = &json,
-	     .help = "the same as --format json"},
-	    {.name = "state",
-	     .shrt = 's',
-	     .kind = OPT_CALL,
-	     .arg = "STATE",
-	     .call = set_state,
-	     .help = "only tasks in STATE: queued, submitted, running, done, failed, timeout, "
-	             "cancelled or lost"},
-	    {0}};
+	    OPT_FORMAT_TJ(&fmt), OPT_FLAG('j', "json", &json, "the same as --format json"),
+	    OPT_CALL('s', "state", "STATE", set_state,
+	             "only tasks in STATE: queued, submitted, running, done, failed, timeout, "
+	             "cancelled or lost"),
+	    OPT_END};
 	const opt_cmd oc = {.name = "queue ls",
 	                    .usage = "queue ls [--format json] [--state STATE]",
 	                    .about = "Lists the tasks, oldest first.",
@@ -242,25 +232,13 @@ static json_t *attempt_json(const queue_attempt *a)
 
 int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	bool json = false;
 	int lines = 10, fmt = OPT_FMT_TEXT;
-	const opt_def opts[] = {OPT_FORMAT_TJ(&fmt),
-	                        {.name = "json",
-	                         .shrt = 'j',
-	                         .kind = OPT_FLAG,
-	                         .target = &json,
-	                         .help = "the same as --format json"},
-	                        {.name = "lines",
-	                         .shrt = 'l',
-	                         .kind = OPT_INT,
-	                         .arg = "N",
-	                         .target = &lines,
-	                         .min = 0,
-	                         .max = 100000,
-	                         .why = "'%s' is not a count",
-	                         .help = "lines of the log's tail to show (default 10)"},
-	                        {0}};
+	const opt_def opts[] = {
+	    OPT_FORMAT_TJ(&fmt), OPT_FLAG('j', "json", &json, "the same as --format json"),
+	    OPT_INT('l', "lines", "N", &lines, 0, 100000,
+	            "lines of the log's tail to show (default 10)", .why = "'%s' is not a count"),
+	    OPT_END};
 	const opt_cmd oc = {.name = "queue show",
 	                    .usage = "queue show ID [--format json] [--lines N]",
 	                    .about = "A task's command, state, attempts, GPUs, peaks and log tail.",

@@ -14,24 +14,13 @@
 
 int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	bool follow = false;
 	int attempt = 0;
-	const opt_def opts[] = {{.name = "follow",
-	                         .shrt = 'f',
-	                         .kind = OPT_FLAG,
-	                         .target = &follow,
-	                         .help = "follow the output until the task ends"},
-	                        {.name = "attempt",
-	                         .shrt = 'a',
-	                         .kind = OPT_INT,
-	                         .arg = "N",
-	                         .target = &attempt,
-	                         .min = 1,
-	                         .max = 1000000,
-	                         .why = "'%s' is not an attempt number",
-	                         .help = "only the output of attempt N"},
-	                        {0}};
+	const opt_def opts[] = {
+	    OPT_FLAG('f', "follow", &follow, "follow the output until the task ends"),
+	    OPT_INT('a', "attempt", "N", &attempt, 1, 1000000, "only the output of attempt N",
+	            .why = "'%s' is not an attempt number"),
+	    OPT_END};
 	const opt_cmd oc = {.name = "queue log",
 	                    .usage = "queue log ID [-f|--follow] [--attempt N]",
 	                    .about = "A task's output, all attempts one after the other.",
@@ -109,16 +98,10 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 
 int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 {
-	(void)g;
 	int64_t timeout_ms = 0;
-	const opt_def opts[] = {{.name = "timeout",
-	                         .shrt = 't',
-	                         .kind = OPT_DURATION,
-	                         .arg = "D",
-	                         .target = &timeout_ms,
-	                         .unit = 1000000,
-	                         .help = "give up after D (30s, 10m, 2h)"},
-	                        {0}};
+	const opt_def opts[] = {OPT_DURATION('t', "timeout", "D", &timeout_ms, 1000000,
+	                                     "give up after D (30s, 10m, 2h)"),
+	                        OPT_END};
 	const opt_cmd oc = {.name = "queue wait",
 	                    .usage = "queue wait [ID...] [--timeout D]",
 	                    .about = "Waits until the tasks (all when none given) have ended.",
