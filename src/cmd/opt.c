@@ -257,6 +257,7 @@ static int set_value(const opt_cmd *c, const opt_def *o, const char *v)
 	case OPTK_CALL:
 		return o->call(o, v, c->ctx);
 	case OPTK_END:
+	case OPTK_GROUP:
 		break;
 	}
 	return 0;
@@ -496,7 +497,7 @@ static void wrap(FILE *out, const char *text, int col, int indent)
 	fputc('\n', out);
 }
 
-static void help_line(FILE *out, const opt_def *o)
+static void help_line(FILE *out, const opt_def *o, bool any_short)
 {
 	char left[96];
 	const char *arg = o->arg ? o->arg : "", *sp = o->arg ? " " : "";
@@ -506,7 +507,8 @@ static void help_line(FILE *out, const opt_def *o)
 	else if (o->shrt)
 		n = snprintf(left, sizeof left, "  -%c%s%s", o->shrt, sp, arg);
 	else
-		n = snprintf(left, sizeof left, "      --%s%s%s", o->name, sp, arg);
+		n = snprintf(left, sizeof left, "%s--%s%s%s", any_short ? "      " : "  ", o->name,
+		             sp, arg);
 	fputs(left, out);
 	if (n >= OPT_HELP_COL - 1)
 		fprintf(out, "\n%*s", OPT_HELP_COL, "");
@@ -525,16 +527,27 @@ void opt_help(const opt_cmd *c, FILE *out)
 	}
 	if (c->about)
 		fprintf(out, "\n%s\n", c->about);
-	fputs("\nOptions:\n", out);
+	/* Long-only options leave room for "-x, " when any option has a short name. */
+	bool any_short = false;
 	for (const opt_def *o = c->opts; o->kind; o++)
-		if (!o->hidden)
-			help_line(out, o);
+		any_short |= o->shrt != 0 && !o->hidden;
+	fputs(c->opts->kind == OPTK_GROUP ? "\n" : "\nOptions:\n", out);
+	for (const opt_def *o = c->opts; o->kind; o++)
+		if (o->kind == OPTK_GROUP)
+			fprintf(out, "%s\n", o->help);
+		else if (!o->hidden)
+			help_line(out, o, any_short);
 	if (!table_has_help(c->opts))
 		help_line(out,
-		          &(opt_def){
-		              .name = "help", .shrt = 'h', .kind = OPTK_FLAG, .help = "this help"});
+		          &(opt_def){.name = "help",
+		                     .shrt = any_short ? 'h' : 0,
+		                     .kind = OPTK_FLAG,
+		                     .help = "this help"},
+		          any_short);
 	if (c->more)
 		fprintf(out, "\n%s\n", c->more);
+	if (c->more_fn)
+		c->more_fn(out);
 	char codes[512];
 	snprintf(codes, sizeof codes,
 	         "Exit codes: 0 ok, %s%s%s2 usage error, 3 environment or I/O error.",

@@ -28,6 +28,7 @@ typedef enum {
 	OPTK_ENUM,     /* int *: the index of the value in `choices` */
 	OPTK_LIST,     /* opt_list *: every value of a repeatable option, in order */
 	OPTK_CALL,     /* `call` parses the value (or, with no `arg`, takes none) */
+	OPTK_GROUP,    /* a heading in --help (help is its text); no option */
 } opt_kind;
 
 struct opt_def;
@@ -63,11 +64,12 @@ typedef struct {
 	const char *usage; /* lines after "usage: gpuwhy ", '\n'-separated */
 	const char *about; /* paragraph(s) before the options, may be NULL */
 	const opt_def *opts;
-	const char *more;       /* text after the options, may be NULL */
-	const char *exit1;      /* what exit code 1 means, NULL when never returned */
-	int min_args, max_args; /* positional arguments; max -1: any number */
-	bool stop_at_arg;       /* options end at the first positional (commands run programs) */
-	void *ctx;              /* passed to OPTK_CALL functions */
+	const char *more;           /* text after the options, may be NULL */
+	void (*more_fn)(FILE *out); /* prints after more: what is known only at run time */
+	const char *exit1;          /* what exit code 1 means, NULL when never returned */
+	int min_args, max_args;     /* positional arguments; max -1: any number */
+	bool stop_at_arg; /* options end at the first positional (commands run programs) */
+	void *ctx;        /* passed to OPTK_CALL functions */
 } opt_cmd;
 
 /* opt_parse returns this after printing --help (the command exits 0). */
@@ -154,6 +156,10 @@ extern const char *const opt_fmt_text_csv_json[]; /* text, json, csv */
 #define OPT_END                                                                                    \
 	{                                                                                          \
 		.kind = OPTK_END                                                                   \
+	}
+#define OPT_GROUP(h)                                                                               \
+	{                                                                                          \
+		.kind = OPTK_GROUP, .help = (h)                                                    \
 	}
 
 /* --format text|json into an int (OPT_FMT_*); --json, where given, is its alias. */

@@ -389,6 +389,13 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 
 /* ---- config ---- */
 
+static void config_keys(FILE *out)
+{
+	for (int i = 0; queue_config_keys[i].key; i++)
+		fprintf(out, "  %-16s %s (default '%s')\n", queue_config_keys[i].key,
+		        queue_config_keys[i].help, queue_config_keys[i].def);
+}
+
 int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 {
 	const opt_def opts[] = {OPT_END};
@@ -401,10 +408,6 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	                    .max_args = 2,
 	                    .stop_at_arg = true};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
-	if (rc == OPT_HELP)
-		for (int i = 0; queue_config_keys[i].key; i++)
-			printf("  %-16s %s (default '%s')\n", queue_config_keys[i].key,
-			       queue_config_keys[i].help, queue_config_keys[i].def);
 	if (rc)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	int n = argc - first;
