@@ -69,7 +69,7 @@ const char *opt_suggest(const char *word, const char *const *cands, size_t n)
 			best = cands[i];
 		}
 	}
-	return best && best_d <= limit ? best : NULL;
+	return best && best_d <= limit && best_d < wl ? best : NULL;
 }
 
 /* ---- messages ---- */
@@ -290,12 +290,13 @@ static int unknown_long(const opt_cmd *c, const char *name, size_t len)
 	if (!table_has_help(c->opts))
 		cands[n++] = "help";
 	const char *s = opt_suggest(word, cands, n);
+	const char *dash = c->long_only ? "-" : "--";
 	if (s)
-		snprintf(hint, sizeof hint, "did you mean --%s?", s);
+		snprintf(hint, sizeof hint, "did you mean %s%s?", dash, s);
 	else
 		see_help(c, hint, sizeof hint);
 	char what[100];
-	snprintf(what, sizeof what, "--%s", word);
+	snprintf(what, sizeof what, "%s%s", dash, word);
 	return gw_error(GW_EXIT_USAGE, what, hint, "unknown option");
 }
 
@@ -311,7 +312,9 @@ static int find_long(const opt_cmd *c, const char *name, size_t len, const opt_d
 			*out = o;
 			return 0;
 		}
-		if (!pre || pre->target != o->target || pre->kind != o->kind)
+		/* Aliases of one option (same target or function) are one match. */
+		if (!pre || pre->target != o->target || pre->kind != o->kind ||
+		    pre->call != o->call)
 			npre++;
 		pre = o;
 	}
@@ -359,9 +362,9 @@ static bool is_help(const opt_cmd *c, const char *name, size_t len)
 	return !table_has_help(c->opts) && len == 4 && !strncmp(name, "help", 4);
 }
 
-static int parse_long(opt_state *s, const char *arg)
+static int parse_long(opt_state *s, const char *name)
 {
-	const char *name = arg + 2, *eq = strchr(name, '=');
+	const char *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	if (is_help(s->c, name, len))
 		return OPT_HELP;
@@ -438,7 +441,10 @@ int opt_parse(const opt_cmd *c, int argc, char **argv, int *first)
 			rest = true;
 			continue;
 		}
-		rc = a[1] == '-' ? parse_long(&s, a) : parse_short(&s, a);
+		if (a[1] == '-')
+			rc = parse_long(&s, a + 2);
+		else
+			rc = c->long_only ? parse_long(&s, a + 1) : parse_short(&s, a);
 		for (int k = at; k < s.i; k++)
 			optv[nopt++] = argv[k];
 	}

@@ -68,12 +68,16 @@ typedef struct {
 	void (*more_fn)(FILE *out); /* prints after more: what is known only at run time */
 	const char *exit1;          /* what exit code 1 means, NULL when never returned */
 	int min_args, max_args;     /* positional arguments; max -1: any number */
+	bool long_only;             /* -name is --name, as nvidia-smi spells them (-lms, -i) */
 	bool stop_at_arg; /* options end at the first positional (commands run programs) */
 	void *ctx;        /* passed to OPTK_CALL functions */
 } opt_cmd;
 
 /* opt_parse returns this after printing --help (the command exits 0). */
 #define OPT_HELP (-1)
+/* An OPT_CALL function returns this when it printed all there is to print
+ * (--help-query): parsing stops and opt_parse returns it; the command exits 0. */
+#define OPT_STOP (-2)
 
 /*
  * Parse argv[1..argc) (argv[0] is the command's name). --opt=value, --opt

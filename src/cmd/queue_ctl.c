@@ -405,6 +405,7 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	                             "sets it.",
 	                    .opts = opts,
 	                    .more = "Keys:",
+	                    .more_fn = config_keys,
 	                    .max_args = 2,
 	                    .stop_at_arg = true};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
