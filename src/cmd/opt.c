@@ -555,9 +555,12 @@ void opt_help(const opt_cmd *c, FILE *out)
 	if (c->more_fn)
 		c->more_fn(out);
 	char codes[512];
-	snprintf(codes, sizeof codes,
-	         "Exit codes: 0 ok, %s%s%s2 usage error, 3 environment or I/O error.",
-	         c->exit1 ? "1 " : "", c->exit1 ? c->exit1 : "", c->exit1 ? ", " : "");
+	if (c->exits)
+		snprintf(codes, sizeof codes, "Exit codes: %s.", c->exits);
+	else
+		snprintf(codes, sizeof codes,
+		         "Exit codes: 0 ok, %s%s%s2 usage error, 3 environment or I/O error.",
+		         c->exit1 ? "1 " : "", c->exit1 ? c->exit1 : "", c->exit1 ? ", " : "");
 	fputc('\n', out);
 	wrap(out, codes, 0, 0);
 }

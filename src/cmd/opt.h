@@ -67,10 +67,11 @@ typedef struct {
 	const char *more;           /* text after the options, may be NULL */
 	void (*more_fn)(FILE *out); /* prints after more: what is known only at run time */
 	const char *exit1;          /* what exit code 1 means, NULL when never returned */
-	int min_args, max_args;     /* positional arguments; max -1: any number */
-	bool long_only;             /* -name is --name, as nvidia-smi spells them (-lms, -i) */
-	bool stop_at_arg; /* options end at the first positional (commands run programs) */
-	void *ctx;        /* passed to OPTK_CALL functions */
+	const char *exits; /* the whole exit-code text, where the command passes on another\'s */
+	int min_args, max_args; /* positional arguments; max -1: any number */
+	bool long_only;         /* -name is --name, as nvidia-smi spells them (-lms, -i) */
+	bool stop_at_arg;       /* options end at the first positional (commands run programs) */
+	void *ctx;              /* passed to OPTK_CALL functions */
 } opt_cmd;
 
 /* opt_parse returns this after printing --help (the command exits 0). */
