@@ -359,7 +359,8 @@ typedef struct {
 
 static bool is_help(const opt_cmd *c, const char *name, size_t len)
 {
-	return !table_has_help(c->opts) && len == 4 && !strncmp(name, "help", 4);
+	return !table_has_help(c->opts) && ((len == 4 && !strncmp(name, "help", 4)) ||
+	                                    (c->long_only && len == 1 && name[0] == 'h'));
 }
 
 static int parse_long(opt_state *s, const char *name)
