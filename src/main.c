@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "gpu/loader.h"
 #include "util/err.h"
 #include "util/termsafe.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
 #include "util/err.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "diagnose/diag.h"
 #include "gpu/loader.h"
 #include "sample/timeline.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "cmd/smi.h"
 #include "util/err.h"
 #include "util/parse.h"

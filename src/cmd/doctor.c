@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "doctor/doctor.h"
 #include "util/err.h"
 #include "util/parse.h"

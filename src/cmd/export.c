@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/jsonw.h"

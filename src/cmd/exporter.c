@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "exporter/exporter.h"
 #include "util/err.h"
 #include "util/parse.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "exporter/exporter.h"
 #include "gate/gate_int.h"
 #include "util/err.h"

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/queue.h"
 #include "util/err.h"

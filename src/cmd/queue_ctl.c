@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/queue.h"
 #include "util/err.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/queue.h"
 #include "util/err.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "cmd/record_status.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"

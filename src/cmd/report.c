@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
 #include "trace/trace_summary.h"

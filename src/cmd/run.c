@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "record/summary.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "cmd/status_smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"

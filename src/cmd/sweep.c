@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/parse.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "sample/sampler.h"

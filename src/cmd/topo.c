@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "gpu/gpu.h"
 #include "host/pcitopo.h"
 #include "gpu/nvml_abi.h"

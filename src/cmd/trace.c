@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "trace/trace_job.h"
 #include "trace/trace_report.h"
 #include "util/err.h"

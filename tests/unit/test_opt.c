@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd/opt.h"
+#include "util/opt.h"
 #include "util/err.h"
 
 static const char *const colours[] = {"red", "green", "blue", NULL};

@@ -1,5 +1,5 @@
 /* opt.c - the option-table parser, its one-line errors and the generated --help. */
-#include "cmd/opt.h"
+#include "util/opt.h"
 
 #include <limits.h>
 #include <math.h>

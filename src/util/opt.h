@@ -7,8 +7,8 @@
  * in the targets the table points at; errors are printed in the usual
  * `gpuwhy: <what>: <why> (<hint>)` form and come back as GW_EXIT_USAGE.
  */
-#ifndef GPUWHY_CMD_OPT_H
-#define GPUWHY_CMD_OPT_H
+#ifndef GPUWHY_UTIL_OPT_H
+#define GPUWHY_UTIL_OPT_H
 
 #include <stdbool.h>
 #include <stddef.h>
