@@ -6,7 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
-#include "cmd/smi.h"
+#include "smi/smi.h"
 #include "util/err.h"
 #include "util/parse.h"
 

@@ -8,7 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
-#include "cmd/smi.h"
+#include "smi/smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "util/err.h"

@@ -5,8 +5,8 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "smi/smi.h"
 #include "util/opt.h"
-#include "cmd/status_smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "host/pidbrief.h"
