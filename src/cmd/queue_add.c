@@ -101,6 +101,52 @@ static int set_after(const opt_def *o, const char *v, void *ctx)
 
 static const char *const backends[] = {"local", "slurm", NULL};
 
+/* The tasks to add: those of --from FILE, or the one command line, over tmpl. */
+static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int ncmd,
+                      queue_spec **specs, int *n)
+{
+	if (from) {
+		size_t len;
+		char *text = read_all(from, &len);
+		if (!text)
+			return gw_error(GW_EXIT_USAGE, from, NULL, "cannot read: %s",
+			                strerror(errno));
+		char err[512];
+		*n = queue_spec_parse_file(text, len, text_file(from, text, len), tmpl, specs, err,
+		                           sizeof err);
+		free(text);
+		if (*n < 0) {
+			*n = 0;
+			return gw_error(GW_EXIT_USAGE, from, "see gpuwhy queue add --help", "%s",
+			                err);
+		}
+		return 0;
+	}
+	char err[PATH_MAX + 80];
+	*specs = calloc(1, sizeof **specs);
+	queue_spec_copy(&(*specs)[0], tmpl);
+	queue_spec_set_argv(&(*specs)[0], cmd, ncmd);
+	*n = 1;
+	if (queue_spec_validate(&(*specs)[0], err, sizeof err))
+		return gw_error(GW_EXIT_USAGE, "queue add", "see gpuwhy queue add --help", "%s",
+		                err);
+	return 0;
+}
+
+/* Add them in one transaction and print their ids. */
+static int store_specs(queue_store *st, queue_spec *specs, int n)
+{
+	int64_t *ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
+	int rc = queue_store_add(st, specs, n, ids);
+	if (rc)
+		rc = rc > 0 ? rc : GW_EXIT_ENV;
+	else
+		for (int i = 0; i < n; i++)
+			printf("%lld\n", (long long)ids[i]);
+	free(ids);
+	return rc;
+}
+
 int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
 {
 	queue_spec tmpl;
@@ -207,48 +253,15 @@ int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
 	}
 	queue_spec *specs = NULL;
 	int n = 0;
-	if (from) {
-		size_t len;
-		char *text = read_all(from, &len);
-		if (!text) {
-			rc =
-			    gw_error(GW_EXIT_USAGE, from, NULL, "cannot read: %s", strerror(errno));
-		} else {
-			char err[512];
-			n = queue_spec_parse_file(text, len, text_file(from, text, len), &tmpl,
-			                          &specs, err, sizeof err);
-			if (n < 0)
-				rc = gw_error(GW_EXIT_USAGE, from, "see gpuwhy queue add --help",
-				              "%s", err);
-			free(text);
-		}
-	} else {
-		char err[PATH_MAX + 80];
-		specs = calloc(1, sizeof *specs);
-		queue_spec_copy(&specs[0], &tmpl);
-		queue_spec_set_argv(&specs[0], argv + first, ncmd);
-		n = 1;
-		if (queue_spec_validate(&specs[0], err, sizeof err))
-			rc = gw_error(GW_EXIT_USAGE, "queue add", "see gpuwhy queue add --help",
-			              "%s", err);
-	}
-	int64_t *ids = NULL;
-	if (!rc) {
-		ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
-		int arc = queue_store_add(st, specs, n, ids);
-		if (arc)
-			rc = arc > 0 ? arc : GW_EXIT_ENV;
-	}
+	rc = make_specs(from, &tmpl, argv + first, ncmd, &specs, &n);
 	if (!rc)
-		for (int i = 0; i < n; i++)
-			printf("%lld\n", (long long)ids[i]);
+		rc = store_specs(st, specs, n);
 	fflush(stdout);
 	bool draining = !rc && queue_store_config_int(st, "draining") != 0;
 	queue_store_close(st);
 	for (int i = 0; i < n && specs; i++)
 		queue_spec_free(&specs[i]);
 	free(specs);
-	free(ids);
 	queue_spec_free(&tmpl);
 	if (rc)
 		return rc;

@@ -416,7 +416,7 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	if (key && !queue_config_find(key)) {
 		const char *keys[64];
 		size_t nk = 0;
-		for (; queue_config_keys[nk].key && nk < 64; nk++)
+		for (; nk < 64 && queue_config_keys[nk].key; nk++)
 			keys[nk] = queue_config_keys[nk].key;
 		const char *s = opt_suggest(key, keys, nk);
 		char hint[96];

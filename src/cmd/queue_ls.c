@@ -230,6 +230,114 @@ static json_t *attempt_json(const queue_attempt *a)
 	return o;
 }
 
+/* The task's fields as `show` prints them; everything the task brought is escaped. */
+static void show_task_text(const queue_task *t)
+{
+	char cmd[4096], a[64], b[64], m1[16], m2[16];
+	task_command(t, cmd, sizeof cmd);
+	/* Everything the task brought is escaped for the terminal. */
+	char safe[GW_TERM_SAFE_LEN(4096)];
+	printf("task %lld%s%s\n", (long long)t->id, t->spec.name[0] ? "  " : "",
+	       gw_term_safe(t->spec.name, safe, sizeof safe));
+	printf("  command    %s\n", gw_term_safe(cmd, safe, sizeof safe));
+	printf("  cwd        %s\n",
+	       gw_term_safe(t->spec.cwd ? t->spec.cwd : "-", safe, sizeof safe));
+	printf("  state      %s", queue_state_name(t->state));
+	printf(" after %d attempt%s (retries %d, delay %.3gs)%s\n", t->attempts,
+	       t->attempts == 1 ? "" : "s", t->spec.retries,
+	       (double)t->spec.retry_delay_ms / 1000.0,
+	       t->cancel_requested && !queue_state_final(t->state) ? ", cancel requested" : "");
+	qcmd_mib(t->spec.mem_mib, m1, sizeof m1);
+	if (t->spec.gpus == 0)
+		printf("  request    %s, no GPU", queue_backend_name(t->spec.backend));
+	else
+		printf("  request    %s, %d GPU%s, memory %s per GPU",
+		       queue_backend_name(t->spec.backend), t->spec.gpus,
+		       t->spec.gpus == 1 ? "" : "s", t->spec.mem_mib >= 0 ? m1 : "not declared");
+	if (t->spec.per_gpu)
+		printf(", at most %d per GPU", t->spec.per_gpu);
+	if (t->spec.timeout_ms)
+		printf(", timeout %.3gs", (double)t->spec.timeout_ms / 1000.0);
+	if (t->spec.after_id)
+		printf(", after task %lld", (long long)t->spec.after_id);
+	putchar('\n');
+	if (t->mem_hint_mib >= 0 || t->per_gpu_hint > 0) {
+		qcmd_mib(t->mem_hint_mib, m1, sizeof m1);
+		printf("  after OOM  reserve %s, at most %d per GPU (%d OOM retr%s)\n", m1,
+		       t->per_gpu_hint, t->oom_count, t->oom_count == 1 ? "y" : "ies");
+	}
+	if (t->spec.input || t->spec.output) {
+		printf("  input      %s\n",
+		       gw_term_safe(t->spec.input ? t->spec.input : "-", safe, sizeof safe));
+		printf("  output     %s\n",
+		       gw_term_safe(t->spec.output ? t->spec.output : "-", safe, sizeof safe));
+	}
+	qcmd_time(t->submitted, a, sizeof a);
+	printf("  submitted  %s\n", a);
+	qcmd_time(t->started, a, sizeof a);
+	qcmd_time(t->ended, b, sizeof b);
+	printf("  started    %s\n  ended      %s\n", a, b);
+	if (t->exit_ok || t->signal)
+		printf("  exit       %s%d\n", t->signal ? "signal " : "",
+		       t->signal ? t->signal : t->exit_code);
+	qcmd_mib(t->peak_gpu_mib, m1, sizeof m1);
+	qcmd_kib(t->peak_rss_kib, m2, sizeof m2);
+	printf("  peaks      GPU memory %s (on one GPU), host RSS %s\n", m1, m2);
+	printf("  GPUs       %s\n", t->gpus_used[0] ? t->gpus_used : "-");
+	if (t->error[0])
+		printf("  error      %s\n", gw_term_safe(t->error, safe, sizeof safe));
+	if (t->state == QS_QUEUED && t->wait_reason[0])
+		printf("  waiting    %s\n", gw_term_safe(t->wait_reason, safe, sizeof safe));
+}
+
+/* Each attempt as a table row, then the last lines of the log. */
+static void show_attempts_text(const queue_attempt *at, int na, const char *logp, const char *from,
+                               int lines)
+{
+	char a[64], m1[16], m2[16], safe[GW_TERM_SAFE_LEN(4096)];
+	if (na)
+		printf("  attempts\n    %-3s %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", "#",
+		       "START", "DURATION", "GPUS", "EXIT", "OUTCOME", "GPU", "RSS", "NOTE");
+	for (int i = 0; i < na; i++) {
+		const queue_attempt *x = &at[i];
+		char dur[16], ex[24], note[700];
+		qcmd_time(x->started, a, sizeof a);
+		qcmd_dur(x->ended > 0 ? x->ended - x->started : gw_wall_s() - x->started, dur,
+		         sizeof dur);
+		if (x->signal)
+			snprintf(ex, sizeof ex, "sig %d", x->signal);
+		else if (x->exit_ok)
+			snprintf(ex, sizeof ex, "%d", x->exit_code);
+		else
+			snprintf(ex, sizeof ex, "-");
+		qcmd_mib(x->peak_gpu_mib, m1, sizeof m1);
+		qcmd_kib(x->peak_rss_kib, m2, sizeof m2);
+		note[0] = '\0';
+		if (x->slurm_job[0])
+			snprintf(note, sizeof note, "slurm job %s %s; ", x->slurm_job,
+			         x->slurm_state);
+		size_t nl = strlen(note);
+		snprintf(note + nl, sizeof note - nl, "%s", x->error);
+		printf("    %-3d %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", x->n, a, dur,
+		       x->gpu_idx[0] ? x->gpu_idx : "-", ex,
+		       x->outcome != QO_NONE      ? queue_outcome_name(x->outcome)
+		       : x->astate == QA_STARTING ? "starting"
+		                                  : "running",
+		       m1, m2, gw_term_safe(note, safe, sizeof safe));
+	}
+	if (lines > 0) {
+		printf("  log        %s (last %d lines)\n", logp, lines);
+		const char *p = from;
+		while (*p) {
+			size_t l = strcspn(p, "\n");
+			printf("    %.*s\n", (int)l, p);
+			p += l;
+			if (*p)
+				p++;
+		}
+	}
+}
+
 int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 {
 	bool json = false;
@@ -287,106 +395,8 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 		json_object_set_new(o, "log_tail", qcmd_jstr(from));
 		qcmd_print_json(o, true);
 	} else {
-		char cmd[4096], a[64], b[64], m1[16], m2[16];
-		task_command(&t, cmd, sizeof cmd);
-		/* Everything the task brought is escaped for the terminal. */
-		char safe[GW_TERM_SAFE_LEN(4096)];
-		printf("task %lld%s%s\n", (long long)t.id, t.spec.name[0] ? "  " : "",
-		       gw_term_safe(t.spec.name, safe, sizeof safe));
-		printf("  command    %s\n", gw_term_safe(cmd, safe, sizeof safe));
-		printf("  cwd        %s\n",
-		       gw_term_safe(t.spec.cwd ? t.spec.cwd : "-", safe, sizeof safe));
-		printf("  state      %s", queue_state_name(t.state));
-		printf(" after %d attempt%s (retries %d, delay %.3gs)%s\n", t.attempts,
-		       t.attempts == 1 ? "" : "s", t.spec.retries,
-		       (double)t.spec.retry_delay_ms / 1000.0,
-		       t.cancel_requested && !queue_state_final(t.state) ? ", cancel requested"
-		                                                         : "");
-		qcmd_mib(t.spec.mem_mib, m1, sizeof m1);
-		if (t.spec.gpus == 0)
-			printf("  request    %s, no GPU", queue_backend_name(t.spec.backend));
-		else
-			printf("  request    %s, %d GPU%s, memory %s per GPU",
-			       queue_backend_name(t.spec.backend), t.spec.gpus,
-			       t.spec.gpus == 1 ? "" : "s",
-			       t.spec.mem_mib >= 0 ? m1 : "not declared");
-		if (t.spec.per_gpu)
-			printf(", at most %d per GPU", t.spec.per_gpu);
-		if (t.spec.timeout_ms)
-			printf(", timeout %.3gs", (double)t.spec.timeout_ms / 1000.0);
-		if (t.spec.after_id)
-			printf(", after task %lld", (long long)t.spec.after_id);
-		putchar('\n');
-		if (t.mem_hint_mib >= 0 || t.per_gpu_hint > 0) {
-			qcmd_mib(t.mem_hint_mib, m1, sizeof m1);
-			printf("  after OOM  reserve %s, at most %d per GPU (%d OOM retr%s)\n", m1,
-			       t.per_gpu_hint, t.oom_count, t.oom_count == 1 ? "y" : "ies");
-		}
-		if (t.spec.input || t.spec.output) {
-			printf("  input      %s\n",
-			       gw_term_safe(t.spec.input ? t.spec.input : "-", safe, sizeof safe));
-			printf(
-			    "  output     %s\n",
-			    gw_term_safe(t.spec.output ? t.spec.output : "-", safe, sizeof safe));
-		}
-		qcmd_time(t.submitted, a, sizeof a);
-		printf("  submitted  %s\n", a);
-		qcmd_time(t.started, a, sizeof a);
-		qcmd_time(t.ended, b, sizeof b);
-		printf("  started    %s\n  ended      %s\n", a, b);
-		if (t.exit_ok || t.signal)
-			printf("  exit       %s%d\n", t.signal ? "signal " : "",
-			       t.signal ? t.signal : t.exit_code);
-		qcmd_mib(t.peak_gpu_mib, m1, sizeof m1);
-		qcmd_kib(t.peak_rss_kib, m2, sizeof m2);
-		printf("  peaks      GPU memory %s (on one GPU), host RSS %s\n", m1, m2);
-		printf("  GPUs       %s\n", t.gpus_used[0] ? t.gpus_used : "-");
-		if (t.error[0])
-			printf("  error      %s\n", gw_term_safe(t.error, safe, sizeof safe));
-		if (t.state == QS_QUEUED && t.wait_reason[0])
-			printf("  waiting    %s\n", gw_term_safe(t.wait_reason, safe, sizeof safe));
-		if (na)
-			printf("  attempts\n    %-3s %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n",
-			       "#", "START", "DURATION", "GPUS", "EXIT", "OUTCOME", "GPU", "RSS",
-			       "NOTE");
-		for (int i = 0; i < na; i++) {
-			const queue_attempt *x = &at[i];
-			char dur[16], ex[24], note[700];
-			qcmd_time(x->started, a, sizeof a);
-			qcmd_dur(x->ended > 0 ? x->ended - x->started : gw_wall_s() - x->started,
-			         dur, sizeof dur);
-			if (x->signal)
-				snprintf(ex, sizeof ex, "sig %d", x->signal);
-			else if (x->exit_ok)
-				snprintf(ex, sizeof ex, "%d", x->exit_code);
-			else
-				snprintf(ex, sizeof ex, "-");
-			qcmd_mib(x->peak_gpu_mib, m1, sizeof m1);
-			qcmd_kib(x->peak_rss_kib, m2, sizeof m2);
-			note[0] = '\0';
-			if (x->slurm_job[0])
-				snprintf(note, sizeof note, "slurm job %s %s; ", x->slurm_job,
-				         x->slurm_state);
-			size_t nl = strlen(note);
-			snprintf(note + nl, sizeof note - nl, "%s", x->error);
-			printf("    %-3d %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", x->n, a, dur,
-			       x->gpu_idx[0] ? x->gpu_idx : "-", ex,
-			       x->outcome != QO_NONE      ? queue_outcome_name(x->outcome)
-			       : x->astate == QA_STARTING ? "starting"
-			                                  : "running",
-			       m1, m2, gw_term_safe(note, safe, sizeof safe));
-		}
-		if (lines > 0) {
-			printf("  log        %s (last %d lines)\n", logp, lines);
-			const char *p = from;
-			while (*p) {
-				size_t l = strcspn(p, "\n");
-				printf("    %.*s\n", (int)l, p);
-				p += l;
-				if (*p)
-					p++;
-			}
-		}
+		show_task_text(&t);
+		show_attempts_text(at, na, logp, from, lines);
 	}
 	free(tail);
 	free(at);

@@ -134,8 +134,8 @@ int cmd_sim_hog(int argc, char **argv)
 	char span[64] = "until stopped";
 	if (o.seconds > 0)
 		snprintf(span, sizeof span, "for %g s", o.seconds);
-	printf("sim hog: %d busy process%s at %d %% %s, PIDs", o.cores,
-	       o.cores == 1 ? "" : "es", o.duty, span);
+	printf("sim hog: %d busy process%s at %d %% %s, PIDs", o.cores, o.cores == 1 ? "" : "es",
+	       o.duty, span);
 	for (long long i = 0; i < o.cores; i++)
 		printf(" %d", (int)kids[i]);
 	putchar('\n');

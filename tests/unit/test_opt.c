@@ -104,7 +104,7 @@ static void test_kinds(void **state)
 	int first;
 	assert_int_equal(parse(&first, "-fvv", "--count=3", "--big", "-5000000000", "--ratio",
 	                       "0.25", "-t", "90", "-m12G", "--name", "x", "--colour", "blue",
-	                       "--tag", "a", "--tag=b", "--call", "ok", "file", NULL),
+	                       "--tag", "a", "--tag=b", "--call", "ok", "file", (char *)NULL),
 	                 0);
 	assert_true(V.flag);
 	assert_int_equal(V.verbose, 2);
@@ -125,16 +125,16 @@ static void test_units(void **state)
 {
 	(void)state;
 	int first;
-	assert_int_equal(parse(&first, "-t", "250ms", "--mem", "800", NULL), 0);
+	assert_int_equal(parse(&first, "-t", "250ms", "--mem", "800", (char *)NULL), 0);
 	assert_int_equal(V.dur_ms, 250);
 	assert_int_equal(V.mem_mib, 800); /* a bare size is MiB here */
-	assert_int_equal(parse(&first, "--mem", "1.5GiB", "-t", "2h", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--mem", "1.5GiB", "-t", "2h", (char *)NULL), GW_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--timeout: '2h' is not a duration from 0s to 3600s"));
-	assert_int_equal(parse(&first, "--mem", "1.5GiB", NULL), 0);
+	assert_int_equal(parse(&first, "--mem", "1.5GiB", (char *)NULL), 0);
 	assert_int_equal(V.mem_mib, 1536);
-	assert_int_equal(parse(&first, "--mem", "lots", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--mem", "lots", (char *)NULL), GW_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "gpuwhy: --mem: 'lots' is not a size (e.g. 12G"));
-	assert_int_equal(parse(&first, "-t", "soon", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "-t", "soon", (char *)NULL), GW_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "gpuwhy: --timeout: 'soon' is not a duration ("));
 }
 
@@ -142,16 +142,16 @@ static void test_ranges(void **state)
 {
 	(void)state;
 	int first;
-	assert_int_equal(parse(&first, "-n", "11", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "-n", "11", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: --count: '11' is not an integer from 1 to 10\n");
-	assert_int_equal(parse(&first, "-n", "1x", NULL), GW_EXIT_USAGE);
-	assert_int_equal(parse(&first, "--ratio", "1.5", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "-n", "1x", (char *)NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--ratio", "1.5", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: --ratio: '1.5' is not a number from 0 to 1\n");
-	assert_int_equal(parse(&first, "--ratio", "nan", NULL), GW_EXIT_USAGE);
-	assert_int_equal(parse(&first, "--colour", "pink", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--ratio", "nan", (char *)NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--colour", "pink", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text,
 	                    "gpuwhy: --colour: unknown colour 'pink' (use red, green or blue)\n");
-	assert_int_equal(parse(&first, "--call", "bad", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--call", "bad", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: --call: refused\n");
 }
 
@@ -159,23 +159,23 @@ static void test_errors(void **state)
 {
 	(void)state;
 	int first;
-	assert_int_equal(parse(&first, "--coutn", "3", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--coutn", "3", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: --coutn: unknown option (did you mean --count?)\n");
-	assert_int_equal(parse(&first, "--zzzzzz", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--zzzzzz", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text,
 	                    "gpuwhy: --zzzzzz: unknown option (see gpuwhy thing --help)\n");
-	assert_int_equal(parse(&first, "-q", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "-q", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: -q: unknown option (see gpuwhy thing --help)\n");
-	assert_int_equal(parse(&first, "--count", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--count", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: --count: needs a value (--count N)\n");
-	assert_int_equal(parse(&first, "--flag=1", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--flag=1", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: --flag: takes no value\n");
-	assert_int_equal(parse(&first, "a", "b", "c", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "a", "b", "c", (char *)NULL), GW_EXIT_USAGE);
 	assert_string_equal(err_text, "gpuwhy: c: unexpected argument (see gpuwhy thing --help)\n");
 	/* Unique prefixes are accepted, as getopt_long did. */
-	assert_int_equal(parse(&first, "--cou", "4", NULL), 0);
+	assert_int_equal(parse(&first, "--cou", "4", (char *)NULL), 0);
 	assert_int_equal(V.n, 4);
-	assert_int_equal(parse(&first, "--co", "4", NULL), GW_EXIT_USAGE);
+	assert_int_equal(parse(&first, "--co", "4", (char *)NULL), GW_EXIT_USAGE);
 	assert_non_null(strstr(err_text, "--co: ambiguous option"));
 }
 
@@ -219,8 +219,8 @@ static void test_help(void **state)
 	                            "error, 3 environment or\nI/O error.\n"));
 	free(buf);
 	int first;
-	assert_int_equal(parse(&first, "--help", NULL), OPT_HELP);
-	assert_int_equal(parse(&first, "-h", NULL), OPT_HELP);
+	assert_int_equal(parse(&first, "--help", (char *)NULL), OPT_HELP);
+	assert_int_equal(parse(&first, "-h", (char *)NULL), OPT_HELP);
 }
 
 static void test_suggest(void **state)
