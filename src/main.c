@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "gpu/loader.h"
 #include "util/err.h"
+#include "util/termsafe.h"
 
 typedef struct {
 	const char *name;
@@ -20,26 +22,69 @@ typedef struct {
 static const gw_cmd commands[] = {GW_COMMANDS(GW_CMD_ENTRY)};
 #undef GW_CMD_ENTRY
 
+static gw_global glob;
+static bool want_version;
+
+static const opt_def global_opts[] = {
+    OPT_STRING(0, "sim", "SCENARIO", &glob.sim,
+               "use the simulated GPU (a shipped scenario name or a .json path)"),
+    OPT_STRING(0, "nvml", "PATH", &glob.nvml, "load this libnvidia-ml.so instead of the system's"),
+    OPT_STRING(0, "gpus", "LIST", &glob.gpus,
+               "only these GPUs: indices, full or short UUIDs (0,2 or GPU-8f2a)"),
+    OPT_COUNT('v', "verbose", &glob.verbose, "debug messages on stderr (repeat for more)"),
+    OPT_FLAG('V', "version", &want_version, "print the version"),
+    OPT_END};
+
+#define GW_CMD_COUNT (sizeof commands / sizeof *commands)
+
+/* The global options and the list of commands, as one table for parsing and --help. */
+static const opt_cmd *main_cmd(void)
+{
+	static char about[4096];
+	static opt_cmd top = {.name = "",
+	                      .usage = "[GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\nhelp COMMAND",
+	                      .about = about,
+	                      .opts = global_opts,
+	                      .more =
+	                          "`gpuwhy help COMMAND` (or `gpuwhy COMMAND --help`) describes "
+	                          "a command;\n--format json gives its output as JSON where the "
+	                          "output is data.",
+	                      .exit1 = "problems found",
+	                      .max_args = -1,
+	                      .stop_at_arg = true};
+	if (!about[0]) {
+		size_t n = (size_t)snprintf(about, sizeof about,
+		                            "Why is my GPU job slow? Measure, record, "
+		                            "diagnose.\n\nCommands:");
+		for (size_t i = 0; i < GW_CMD_COUNT && n < sizeof about; i++)
+			n += (size_t)snprintf(about + n, sizeof about - n, "\n  %-9s %s",
+			                      commands[i].name, commands[i].summary);
+	}
+	return &top;
+}
+
 static void usage(FILE *out)
 {
-	fputs("usage: gpuwhy [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n"
-	      "\n"
-	      "Why is my GPU job slow? Measure, record, diagnose.\n"
-	      "\n"
-	      "Global options:\n"
-	      "  --sim SCENARIO   use the simulated GPU (a shipped scenario name or a .json path)\n"
-	      "  --nvml PATH      load this libnvidia-ml.so instead of the system's\n"
-	      "  --gpus LIST      only these GPUs: indices, full or short UUIDs (0,2 or GPU-8f2a)\n"
-	      "  -v, --verbose    debug messages on stderr (repeat for more)\n"
-	      "  -h, --help       this help; `gpuwhy COMMAND --help` for a command\n"
-	      "  -V, --version    print the version\n"
-	      "\n"
-	      "Commands:\n",
-	      out);
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fputs("\nExit codes: 0 ok, 1 problems found, 2 usage error, 3 environment or I/O error.\n",
-	      out);
+	opt_help(main_cmd(), out);
+}
+
+static const gw_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < GW_CMD_COUNT; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	const char *names[GW_CMD_COUNT + 1];
+	for (size_t i = 0; i < GW_CMD_COUNT; i++)
+		names[i] = commands[i].name;
+	names[GW_CMD_COUNT] = "help";
+	const char *s = opt_suggest(name, names, GW_CMD_COUNT + 1);
+	char safe[GW_TERM_SAFE_LEN(64)];
+	gw_term_safe(name, safe, sizeof safe);
+	if (s)
+		fprintf(stderr, "gpuwhy: unknown command '%s' (did you mean '%s'?)\n", safe, s);
+	else
+		fprintf(stderr, "gpuwhy: unknown command '%s' (see gpuwhy --help)\n", safe);
+	return NULL;
 }
 
 /*
@@ -74,66 +119,60 @@ int main(int argc, char **argv)
 	const char *base = strrchr(argv[0], '/');
 	if (!strcmp(base ? base + 1 : argv[0], "nvidia-smi"))
 		return as_nvidia_smi(argc, argv);
-	gw_global g = {.argv0 = argv[0]};
-	static const struct option opts[] = {{"sim", required_argument, NULL, 's'},
-	                                     {"nvml", required_argument, NULL, 'n'},
-	                                     {"gpus", required_argument, NULL, 'g'},
-	                                     {"verbose", no_argument, NULL, 'v'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {"version", no_argument, NULL, 'V'},
-	                                     {NULL, 0, NULL, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "+vhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			g.sim = optarg;
-			break;
-		case 'n':
-			g.nvml = optarg;
-			break;
-		case 'g':
-			g.gpus = optarg;
-			break;
-		case 'v':
-			g.verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		case 'V':
-			printf("gpuwhy %s\n", GPUWHY_VERSION);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
+	glob.argv0 = argv[0];
+	int first, rc = opt_parse(main_cmd(), argc, argv, &first);
+	if (rc == OPT_HELP || rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	if (want_version) {
+		printf("gpuwhy %s\n", GPUWHY_VERSION);
+		return GW_EXIT_OK;
 	}
-	gw_verbose = g.verbose;
-	if (optind >= argc) {
+	gw_verbose = glob.verbose;
+	if (first >= argc) {
 		usage(stderr);
 		return GW_EXIT_USAGE;
 	}
-	const char *name = argv[optind];
-	const gw_cmd *cmd = NULL;
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		if (!strcmp(commands[i].name, name))
-			cmd = &commands[i];
-	if (!cmd)
-		return gw_error(GW_EXIT_USAGE, name, "see gpuwhy --help", "unknown command");
+	/* `gpuwhy help CMD [SUB]` is `gpuwhy CMD [SUB] --help`. */
+	char **help_argv = NULL;
+	if (!strcmp(argv[first], "help")) {
+		if (first + 1 >= argc) {
+			usage(stdout);
+			return GW_EXIT_OK;
+		}
+		int n = argc - first - 1;
+		help_argv = calloc((size_t)n + 2, sizeof *help_argv);
+		if (!help_argv)
+			return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+		memcpy(help_argv, argv + first + 1, (size_t)n * sizeof *help_argv);
+		help_argv[n] = "--help";
+		argv = help_argv;
+		argc = n + 1;
+		first = 0;
+	}
+	const gw_cmd *cmd = find_cmd(argv[first]);
+	if (!cmd) {
+		free(help_argv);
+		return GW_EXIT_USAGE;
+	}
+	gw_global g = glob;
 
 	/* --sim and --nvml go into the environment so that child processes
 	 * (gpuwhy run -- gpuwhy sim train ...) see the same GPU. */
 	if (g.sim || g.nvml) {
-		int rc = gpu_loader_configure(g.sim, g.nvml, argv[0]);
-		if (rc)
+		rc = gpu_loader_configure(g.sim, g.nvml, glob.argv0);
+		if (rc) {
+			free(help_argv);
 			return rc;
+		}
 	}
 	if (g.gpus)
 		setenv("GPUWHY_GPUS", g.gpus, 1);
 	else
 		g.gpus = getenv("GPUWHY_GPUS");
-	int sub_argc = argc - optind;
-	char **sub_argv = argv + optind;
+	int sub_argc = argc - first;
+	char **sub_argv = argv + first;
 	optind = 0; /* reset getopt for the command (0 also re-reads GNU extensions) */
-	return cmd->fn(sub_argc, sub_argv, &g);
+	rc = cmd->fn(sub_argc, sub_argv, &g);
+	free(help_argv);
+	return rc;
 }

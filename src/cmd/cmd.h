@@ -51,6 +51,12 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 GW_COMMANDS(GW_DECLARE_CMD)
 #undef GW_DECLARE_CMD
 
+/* Option callbacks of report and compare (report.c): --goal, and --set NAME=VALUE
+ * (hint from the table's row); ctx is their diag_opts. */
+struct opt_def;
+int report_opt_goal(const struct opt_def *d, const char *v, void *ctx);
+int report_opt_set(const struct opt_def *d, const char *v, void *ctx);
+
 /* `gpuwhy sim hog` (sim_hog.c), dispatched by cmd_sim; argv[0] is "hog". */
 int cmd_sim_hog(int argc, char **argv);
 

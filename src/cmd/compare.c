@@ -1,85 +1,58 @@
 /* compare.c - `gpuwhy compare`: is the candidate recording faster, and what changed. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
 #include "util/err.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-	        "usage: gpuwhy compare BASE CANDIDATE [--format text|json] [--goal "
-	        "throughput|latency]\n"
-	        "                      [--set NAME=VALUE]...\n"
-	        "\n"
-	        "Compare two recordings of the same job: step time p50/p90/p99 with a 95 %%\n"
-	        "bootstrap confidence interval of the difference (%d resamples, fixed seed),\n"
-	        "throughput, utilization, SM activity, memory peak and power; the findings that\n"
-	        "went away or appeared; and what changed between the recordings (command-line\n"
-	        "arguments, environment variables of interest, GPU set, driver, host), with a\n"
-	        "warning when more than one thing changed.\n"
-	        "\n"
-	        "  --format FMT   text (default) or json\n"
-	        "  --goal GOAL    passed to the diagnosis of both recordings\n"
-	        "  --set N=V      override a diagnosis threshold (gpuwhy report --thresholds)\n"
-	        "\n"
-	        "Exit status: 0 compared (whatever the verdict), 2 usage error, 3 unreadable\n"
-	        "recording.\n",
-	        DIAG_BOOTSTRAP_RESAMPLES);
-}
+#define CMP_STR2(x) #x
+#define CMP_STR(x) CMP_STR2(x)
 
 int cmd_compare(int argc, char **argv, const gw_global *g)
 {
-	(void)g;
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-	                                     {"goal", required_argument, NULL, 'g'},
-	                                     {"set", required_argument, NULL, 's'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
 	diag_opts o;
 	diag_opts_default(&o);
-	bool json = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "text"))
-				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
-				                "unknown format '%s'", optarg);
-			break;
-		case 'g':
-			if (!diag_goal_parse(optarg, &o.goal))
-				return gw_error(GW_EXIT_USAGE, "--goal",
-				                "use throughput or latency", "unknown goal '%s'",
-				                optarg);
-			break;
-		case 's':
-			if (!diag_threshold_set(&o.th, optarg))
-				return gw_error(
-				    GW_EXIT_USAGE, "--set",
-				    "NAME=VALUE with a name from gpuwhy report --thresholds",
-				    "cannot apply '%s'", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		usage(stderr);
+	int fmt = OPT_FMT_TEXT;
+	const opt_def opts[] = {
+	    OPT_FORMAT_TJ(&fmt),
+	    OPT_CALL(0, "goal", "GOAL", report_opt_goal,
+	             "passed to the diagnosis of both recordings: throughput or latency"),
+	    OPT_CALL(0, "set", "N=V", report_opt_set,
+	             "override a diagnosis threshold (gpuwhy report --thresholds)",
+	             .hint = "NAME=VALUE with a name from gpuwhy report --thresholds"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "compare",
+	    .usage = "compare BASE CANDIDATE [--format text|json] [--goal throughput|latency]\n"
+	             "               [--set NAME=VALUE]...",
+	    .about =
+	        "Compare two recordings of the same job: step time p50/p90/p99 with a 95 %\n"
+	        "bootstrap confidence interval of the difference (" CMP_STR(
+	            DIAG_BOOTSTRAP_RESAMPLES) " resamples, fixed seed),\n"
+	                                      "throughput, utilization, SM activity, memory "
+	                                      "peak and power; the findings that\n"
+	                                      "went away or appeared; and what changed between "
+	                                      "the recordings (command-line\n"
+	                                      "arguments, environment variables of interest, "
+	                                      "GPU set, driver, host), with a\n"
+	                                      "warning when more than one thing changed.",
+	    .opts = opts,
+	    .more = "Exit code 0 whatever the verdict.",
+	    .max_args = -1,
+	    .ctx = &o};
+	int first, prc = opt_parse(&oc, argc, argv, &first);
+	if (prc)
+		return prc == OPT_HELP ? GW_EXIT_OK : prc;
+	bool json = fmt == OPT_FMT_JSON;
+	if (argc - first != 2) {
 		return gw_error(GW_EXIT_USAGE, "compare",
 		                "gpuwhy compare before.gpuwhy after.gpuwhy",
-		                "two recordings expected, got %d", argc - optind);
+		                "two recordings expected, got %d", argc - first);
 	}
-	const char *pa = argv[optind], *pb = argv[optind + 1];
+	const char *pa = argv[first], *pb = argv[first + 1];
 	timeline *ta = NULL, *tb = NULL;
 	diag_meta ma = {0}, mb = {0};
 	int rc = report_load(pa, &ta, &ma);

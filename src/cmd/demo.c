@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
 #include "gpu/loader.h"
@@ -34,22 +34,6 @@
 #define DEMO_MAX_WORKERS 4
 /* A fix worth the name makes the median step this much faster. */
 #define DEMO_MIN_SPEEDUP 1.25
-
-static void usage(FILE *out)
-{
-	fputs("usage: gpuwhy demo [--dir DIR]\n"
-	      "\n"
-	      "Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
-	      "GPU waits for the CPU), records the same job with as many workers as this\n"
-	      "machine has free cores (2 to 4), compares the two and checks that the fix\n"
-	      "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
-	      "with --sim). Recordings, the jobs' output and an HTML report are kept in DIR\n"
-	      "(default: a new directory under /tmp).\n"
-	      "\n"
-	      "Exit codes: 0 the fix worked, 1 it did not on this machine (the reason is\n"
-	      "printed), 3 a step of the demo could not run.\n",
-	      out);
-}
 
 static char demo_exe[PATH_MAX];
 
@@ -241,24 +225,27 @@ static int demo_dir(const char **dir, char *tmp)
 
 int cmd_demo(int argc, char **argv, const gw_global *g)
 {
-	static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
 	const char *dir = NULL;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
+	const opt_def opts[] = {
+	    OPT_STRING('d', "dir", "DIR", &dir,
+	               "keep the recordings, the jobs' output and an HTML report in DIR (default: "
+	               "a new directory under /tmp)"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "demo",
+	    .usage = "demo [--dir DIR]",
+	    .about =
+	        "Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
+	        "GPU waits for the CPU), records the same job with as many workers as this\n"
+	        "machine has free cores (2 to 4), compares the two and checks that the fix\n"
+	        "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
+	        "with --sim).",
+	    .opts = opts,
+	    .exits = "0 the fix worked, 1 it did not on this machine (the reason is printed), 2 "
+	             "usage error, 3 a step of the demo could not run"};
+	int first, orc = opt_parse(&oc, argc, argv, &first);
+	if (orc)
+		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	/* The synthetic job can only load a simulated GPU: use one unless told which. */
 	if (!g->sim) {
 		int rc = gpu_loader_configure("h100x1", NULL, g->argv0);

@@ -1,11 +1,11 @@
 /* doctor.c - `gpuwhy doctor`: the pre-flight checklist, one line per check. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "doctor/doctor.h"
 #include "util/err.h"
 #include "util/parse.h"
@@ -13,30 +13,9 @@
 /* NVML on 8 GPUs without persistence mode can take tens of seconds to initialise. */
 #define DOCTOR_NVML_TIMEOUT_NS (60LL * 1000000000LL)
 
-static void usage(FILE *out)
+static int add_ports(const opt_def *d, const char *arg, void *ctx)
 {
-	fputs(
-	    "usage: gpuwhy doctor [--json] [--port N ...] [--need-mem SIZE] [--python PATH]\n"
-	    "       gpuwhy doctor --list\n"
-	    "\n"
-	    "Checks the driver, the GPUs' health, CUDA_VISIBLE_DEVICES, Python GPU frameworks,\n"
-	    "containers, WSL, other load on the GPUs and environment variables. Prints one line\n"
-	    "per check: PASS, WARN, FAIL or SKIP, what was found and, unless PASS, the fix.\n"
-	    "\n"
-	    "  --json           a JSON array of {check, status, found, fix}\n"
-	    "  --port N         who listens on TCP port N (repeatable, or N,M,...)\n"
-	    "  --need-mem SIZE  which GPUs have SIZE free (12G, 512M, 20GiB)\n"
-	    "  --python PATH    the Python to probe (default: python3, else python, on PATH)\n"
-	    "  --list           list the checks and exit\n"
-	    "\n"
-	    "Every external probe has a timeout (Python 10 s each, docker/nvidia-ctk/dmesg 5 s,\n"
-	    "NVML 60 s). The global --gpus LIST limits the per-GPU checks.\n"
-	    "Exit status: 0 nothing failed (warnings allowed), 1 a check failed, 2 usage error.\n",
-	    out);
-}
-
-static int add_ports(const char *arg, dr_opts *o)
-{
+	dr_opts *o = ctx;
 	char *copy = strdup(arg), *save = NULL;
 	int rc = 0;
 	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
@@ -54,52 +33,53 @@ static int add_ports(const char *arg, dr_opts *o)
 	return rc;
 }
 
+static int set_need_mem(const opt_def *d, const char *v, void *ctx)
+{
+	dr_opts *o = ctx;
+	if (!gw_parse_size_bytes(v, &o->need_mem) || o->need_mem == 0)
+		return gw_error(GW_EXIT_USAGE, "--need-mem", "a size such as 20G or 512M",
+		                "invalid size '%s'", v);
+	o->need_mem_set = true;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, dr_opts *o, bool *json, bool *list)
 {
-	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-	                                     {"port", required_argument, NULL, 'p'},
-	                                     {"need-mem", required_argument, NULL, 'm'},
-	                                     {"python", required_argument, NULL, 'y'},
-	                                     {"list", no_argument, NULL, 'l'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	int ch, rc;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			*json = true;
-			break;
-		case 'p':
-			if ((rc = add_ports(optarg, o)))
-				return rc;
-			break;
-		case 'm':
-			if (!gw_parse_size_bytes(optarg, &o->need_mem) || o->need_mem == 0)
-				return gw_error(GW_EXIT_USAGE, "--need-mem",
-				                "a size such as 20G or 512M", "invalid size '%s'",
-				                optarg);
-			o->need_mem_set = true;
-			break;
-		case 'y':
-			if (!*optarg)
-				return gw_error(GW_EXIT_USAGE, "--python",
-				                "a path or a command name", "empty value");
-			o->python = optarg;
-			break;
-		case 'l':
-			*list = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy doctor --help",
-		                "unexpected argument");
+	int fmt = OPT_FMT_TEXT;
+	const opt_def opts[] = {
+	    OPT_FORMAT_TJ(&fmt),
+	    OPT_FLAG(0, "json", json,
+	             "the same as --format json: a JSON array of {check, status, "
+	             "found, fix}"),
+	    OPT_CALL(0, "port", "N", add_ports,
+	             "who listens on TCP port N (repeatable, or N,M,...)"),
+	    OPT_CALL(0, "need-mem", "SIZE", set_need_mem,
+	             "which GPUs have SIZE free (12G, 512M, 20GiB)"),
+	    OPT_STRING(0, "python", "PATH", &o->python,
+	               "the Python to probe (default: python3, else python, on PATH)"),
+	    OPT_FLAG(0, "list", list, "list the checks and exit"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "doctor",
+	    .usage = "doctor [--format json] [--port N ...] [--need-mem SIZE] [--python PATH]\n"
+	             "doctor --list",
+	    .about =
+	        "Checks the driver, the GPUs' health, CUDA_VISIBLE_DEVICES, Python GPU "
+	        "frameworks,\ncontainers, WSL, other load on the GPUs and environment variables. "
+	        "Prints one line\nper check: PASS, WARN, FAIL or SKIP, what was found and, "
+	        "unless PASS, the fix.",
+	    .opts = opts,
+	    .more = "Every external probe has a timeout (Python 10 s each, docker/nvidia-ctk/dmesg "
+	            "5 s,\nNVML 60 s). The global --gpus LIST limits the per-GPU checks.",
+	    .exit1 = "a check failed (warnings allowed)",
+	    .ctx = o};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc;
+	*json |= fmt == OPT_FMT_JSON;
+	if (o->python && !*o->python)
+		return gw_error(GW_EXIT_USAGE, "--python", "a path or a command name",
+		                "empty value");
 	return 0;
 }
 

@@ -1,5 +1,4 @@
 /* export.c - `gpuwhy export`: a recording's tables as CSV or JSON Lines for pandas & co. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,17 +6,10 @@
 #include "store/store_export.h"
 #include "util/err.h"
 #include "util/jsonw.h"
+#include "util/opt.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: gpuwhy export FILE [--format csv|jsonl] [--table "
-	      "gpu|host|process|steps|events|meta|gpus]\n"
-	      "\n"
-	      "Writes one table of a recording to stdout: CSV with a header row (empty cell =\n"
-	      "absent), or JSON Lines (absent = null). Default: --format csv --table gpu.\n"
-	      "Times are seconds since the epoch.\n",
-	      out);
-}
+/* JSON Lines is what --format json gives too: one object per row. */
+static const char *const formats[] = {"csv", "jsonl", "json", NULL};
 
 static void csv_cell(const char *s)
 {
@@ -85,46 +77,39 @@ static void row_json(const store_export *x, const store_cell *cells, int ncol)
 int cmd_export(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-	                                     {"table", required_argument, NULL, 't'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	const char *format = "csv", *table = "gpu";
-	int ch;
-	while ((ch = getopt_long(argc, argv, "f:t:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			format = optarg;
-			break;
-		case 't':
-			table = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (strcmp(format, "csv") && strcmp(format, "jsonl"))
-		return gw_error(GW_EXIT_USAGE, "--format", "use csv or jsonl",
-		                "unknown format '%s'", format);
+	const char *table = "gpu";
+	int format = 0;
+	const opt_def opts[] = {
+	    OPT_ENUM('f', "format", "FMT", &format, formats,
+	             "csv (default; a header row, empty cell = absent) or jsonl (= json; absent = "
+	             "null)"),
+	    OPT_STRING('t', "table", "T", &table,
+	               "gpu (default), host, process, steps, events, meta or gpus"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "export",
+	    .usage = "export FILE [--format csv|jsonl] [--table gpu|host|process|steps|events|meta|"
+	             "gpus]",
+	    .about =
+	        "Writes one table of a recording to stdout. Times are seconds since the epoch.",
+	    .opts = opts,
+	    .max_args = -1};
+	int first, orc = opt_parse(&oc, argc, argv, &first);
+	if (orc)
+		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	if (!store_export_known(table))
 		return gw_error(GW_EXIT_USAGE, "--table",
 		                "gpu, host, process, steps, events, meta or gpus",
 		                "unknown table '%s'", table);
-	if (optind + 1 != argc) {
-		usage(stderr);
+	if (first + 1 != argc)
 		return gw_error(GW_EXIT_USAGE, "export", "gpuwhy export run.gpuwhy",
 		                "give exactly one recording");
-	}
 	store_export *x;
-	int rc = store_export_open(argv[optind], table, &x);
+	int rc = store_export_open(argv[first], table, &x);
 	if (rc)
 		return rc;
 	int ncol = store_export_columns(x);
-	bool csv = !strcmp(format, "csv");
+	bool csv = format == 0;
 	if (csv) {
 		for (int c = 0; c < ncol; c++)
 			printf("%s%s", c ? "," : "", store_export_column(x, c));

@@ -1,6 +1,5 @@
 /* exporter.c - `gpuwhy exporter`: Prometheus /metrics, a dcgm-exporter drop-in plus diagnosis. */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "exporter/exporter.h"
 #include "util/err.h"
 #include "util/parse.h"
@@ -26,142 +26,80 @@ typedef struct {
 	const char *kubernetes_root; /* NULL: no pod labels */
 } exporter_args;
 
-static void usage(FILE *out)
+static int set_listen(const opt_def *o, const char *v, void *ctx)
 {
-	/* clang-format off */
-	fputs("usage: gpuwhy exporter [--listen ADDR:PORT] [--interval DURATION]\n"
-	      "         [--hostname-label Hostname|hostname|none] [--collectors FILE]\n"
-	      "         [--processes N] [--max-connections N] [--request-timeout SECONDS]\n"
-	      "\n"
-	      "Serve Prometheus metrics: dcgm-exporter's DCGM_FI_* series (same names,\n"
-	      "labels and help texts) without DCGM, plus gpuwhy_* series for the host,\n"
-	      "processes, throttle reasons, PCIe links and live findings.\n"
-	      "\n"
-	      "  --listen ADDR:PORT     where to listen (default 127.0.0.1:9400: loopback\n"
-	      "                         only; 0.0.0.0:9400 exposes it on every interface;\n"
-	      "                         port 0 takes any free port)\n"
-	      "  --interval DURATION    sampling period (default 1s, at least 100ms); a\n"
-	      "                         scrape serves the latest sample, never waits\n"
-	      "  --hostname-label NAME  Hostname (default, released dcgm-exporters),\n"
-	      "                         hostname (newer dcgm-exporter) or none; the value\n"
-	      "                         is $NODE_NAME, else the host name\n"
-	      "  --collectors FILE      a dcgm-exporter counters CSV (FIELD, prom_type,\n"
-	      "                         help): export only the DCGM fields it lists\n"
-	      "  --counter-type TYPE    counter or untyped: the type of the counter fields\n"
-	      "                         (energy, PCIe replays, NVLink, remapped rows, ECC);\n"
-	      "                         default untyped unless the CSV says counter\n"
-	      "  --kubernetes           pod, namespace and container labels on the series\n"
-	      "                         of GPUs and processes in Kubernetes pods (from\n"
-	      "                         /proc/PID/cgroup and /var/log/containers)\n"
-	      "  --kubernetes-root DIR  read proc/ and var/log/ below DIR (a DaemonSet\n"
-	      "                         mounting the host's at /host); implies --kubernetes\n"
-	      "  --processes N          top N processes per GPU by memory (default 5, 0..32)\n"
-	      "  --max-connections N    connection cap (default 256)\n"
-	      "  --request-timeout SECONDS\n"
-	      "                         a connection must complete each request within\n"
-	      "                         this (default 10)\n"
-	      "\n"
-	      "Endpoints: GET /metrics (text format 0.0.4, gzip when asked), GET /health,\n"
-	      "GET / (index). Stop with Ctrl-C or SIGTERM.\n",
-	      out);
-	/* clang-format on */
+	char err[160];
+	if (exp_parse_listen(v, &((exporter_args *)ctx)->server.addr, err, sizeof err))
+		return gw_error(GW_EXIT_USAGE, "--listen",
+		                "e.g. --listen 127.0.0.1:9400 or 0.0.0.0:9400", "'%s': %s", v, err);
+	return 0;
 }
+
+static const char *const host_labels[] = {"Hostname", "hostname", "none", NULL}; /* exp_hostlabel */
+static const char *const counter_types[] = {"counter", "untyped", NULL};
 
 static int parse_args(int argc, char **argv, exporter_args *a)
 {
-	static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
-	                                     {"interval", required_argument, NULL, 'i'},
-	                                     {"hostname-label", required_argument, NULL, 'H'},
-	                                     {"collectors", required_argument, NULL, 'f'},
-	                                     {"processes", required_argument, NULL, 'p'},
-	                                     {"counter-type", required_argument, NULL, 'c'},
-	                                     {"kubernetes", no_argument, NULL, 'k'},
-	                                     {"kubernetes-root", required_argument, NULL, 'K'},
-	                                     {"max-connections", required_argument, NULL, 'm'},
-	                                     {"request-timeout", required_argument, NULL, 't'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	char err[160];
-	long long n;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			if (exp_parse_listen(optarg, &a->server.addr, err, sizeof err))
-				return gw_error(GW_EXIT_USAGE, "--listen",
-				                "e.g. --listen 127.0.0.1:9400 or 0.0.0.0:9400",
-				                "'%s': %s", optarg, err);
-			break;
-		case 'i':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &a->interval_ns) ||
-			    a->interval_ns < 100000000LL || a->interval_ns > 3600000000000LL)
-				return gw_error(GW_EXIT_USAGE, "--interval",
-				                "from 100ms to 1h, e.g. --interval 1s",
-				                "invalid interval '%s'", optarg);
-			break;
-		case 'H':
-			if (!strcmp(optarg, "Hostname"))
-				a->host_label = EXP_HOSTLABEL_UPPER;
-			else if (!strcmp(optarg, "hostname"))
-				a->host_label = EXP_HOSTLABEL_LOWER;
-			else if (!strcmp(optarg, "none"))
-				a->host_label = EXP_HOSTLABEL_NONE;
-			else
-				return gw_error(GW_EXIT_USAGE, "--hostname-label",
-				                "use Hostname, hostname or none",
-				                "unknown value '%s'", optarg);
-			break;
-		case 'f':
-			a->collectors_path = optarg;
-			break;
-		case 'k':
-			if (!a->kubernetes_root)
-				a->kubernetes_root = "";
-			break;
-		case 'K':
-			a->kubernetes_root = optarg;
-			break;
-		case 'c':
-			if (!strcmp(optarg, "counter"))
-				a->counter_type = EXP_COUNTER;
-			else if (!strcmp(optarg, "untyped"))
-				a->counter_type = EXP_UNTYPED;
-			else
-				return gw_error(GW_EXIT_USAGE, "--counter-type",
-				                "counter or untyped", "unknown type '%s'", optarg);
-			break;
-		case 'p':
-			if (!gw_parse_int(optarg, 0, EXP_PROC_MAX, &n))
-				return gw_error(GW_EXIT_USAGE, "--processes",
-				                "a number from 0 to 32", "invalid value '%s'",
-				                optarg);
-			a->processes = (int)n;
-			break;
-		case 'm':
-			if (!gw_parse_int(optarg, 1, 100000, &n))
-				return gw_error(GW_EXIT_USAGE, "--max-connections",
-				                "a number from 1 to 100000", "invalid value '%s'",
-				                optarg);
-			a->server.max_connections = (unsigned)n;
-			break;
-		case 't':
-			if (!gw_parse_int(optarg, 1, 3600, &n))
-				return gw_error(GW_EXIT_USAGE, "--request-timeout",
-				                "whole seconds from 1 to 3600",
-				                "invalid value '%s'", optarg);
-			a->server.timeout_s = (unsigned)n;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy exporter --help",
-		                "unexpected argument");
+	int host_label = (int)a->host_label, counter_type = -1;
+	bool kube = false;
+	int max_conn = (int)a->server.max_connections, timeout_s = (int)a->server.timeout_s;
+	const opt_def opts[] = {
+	    OPT_CALL(0, "listen", "ADDR:PORT", set_listen,
+	             "where to listen (default 127.0.0.1:9400: loopback only; 0.0.0.0:9400 "
+	             "exposes it on every interface; port 0 takes any free port)"),
+	    OPT_DURATION(0, "interval", "DURATION", &a->interval_ns, 0,
+	                 "sampling period (default 1s, at least 100ms); a scrape serves the latest "
+	                 "sample, never waits",
+	                 .min = 0.1, .max = 3600, .why = "invalid interval '%s'",
+	                 .hint = "from 100ms to 1h, e.g. --interval 1s"),
+	    OPT_ENUM(0, "hostname-label", "NAME", &host_label, host_labels,
+	             "Hostname (default, released dcgm-exporters), hostname (newer dcgm-exporter) "
+	             "or none; the value is $NODE_NAME, else the host name",
+	             .why = "unknown value '%s'"),
+	    OPT_STRING(0, "collectors", "FILE", &a->collectors_path,
+	               "a dcgm-exporter counters CSV (FIELD, prom_type, help): export only the "
+	               "DCGM fields it lists"),
+	    OPT_ENUM(0, "counter-type", "TYPE", &counter_type, counter_types,
+	             "counter or untyped: the type of the counter fields (energy, PCIe replays, "
+	             "NVLink, remapped rows, ECC); default untyped unless the CSV says counter",
+	             .why = "unknown type '%s'", .hint = "counter or untyped"),
+	    OPT_FLAG(0, "kubernetes", &kube,
+	             "pod, namespace and container labels on the series of GPUs and processes in "
+	             "Kubernetes pods (from /proc/PID/cgroup and /var/log/containers)"),
+	    OPT_STRING(0, "kubernetes-root", "DIR", &a->kubernetes_root,
+	               "read proc/ and var/log/ below DIR (a DaemonSet mounting the host's at "
+	               "/host); implies --kubernetes"),
+	    OPT_INT(0, "processes", "N", &a->processes, 0, EXP_PROC_MAX,
+	            "top N processes per GPU by memory (default 5, 0..32)",
+	            .why = "invalid value '%s'", .hint = "a number from 0 to 32"),
+	    OPT_INT(0, "max-connections", "N", &max_conn, 1, 100000, "connection cap (default 256)",
+	            .why = "invalid value '%s'", .hint = "a number from 1 to 100000"),
+	    OPT_INT(0, "request-timeout", "SECONDS", &timeout_s, 1, 3600,
+	            "a connection must complete each request within this (default 10)",
+	            .why = "invalid value '%s'", .hint = "whole seconds from 1 to 3600"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "exporter",
+	    .usage = "exporter [--listen ADDR:PORT] [--interval DURATION]\n"
+	             "         [--hostname-label Hostname|hostname|none] [--collectors FILE]\n"
+	             "         [--processes N] [--max-connections N] [--request-timeout SECONDS]",
+	    .about = "Serve Prometheus metrics: dcgm-exporter's DCGM_FI_* series (same names,\n"
+	             "labels and help texts) without DCGM, plus gpuwhy_* series for the host,\n"
+	             "processes, throttle reasons, PCIe links and live findings.",
+	    .opts = opts,
+	    .more = "Endpoints: GET /metrics (text format 0.0.4, gzip when asked), GET /health,\n"
+	            "GET / (index). Stop with Ctrl-C or SIGTERM.",
+	    .ctx = a};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc;
+	a->host_label = (exp_hostlabel)host_label;
+	if (counter_type >= 0)
+		a->counter_type = counter_type ? EXP_UNTYPED : EXP_COUNTER;
+	if (kube && !a->kubernetes_root)
+		a->kubernetes_root = "";
+	a->server.max_connections = (unsigned)max_conn;
+	a->server.timeout_s = (unsigned)timeout_s;
 	return 0;
 }
 

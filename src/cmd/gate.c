@@ -6,368 +6,299 @@
  * a flag always wins; SIGHUP repeats the same steps and applies the result
  * (limits, keys, batching), SIGTERM drains.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "exporter/exporter.h"
 #include "gate/gate.h"
 #include "util/err.h"
 #include "util/parse.h"
 
-static void gate_usage(FILE *out)
-{
-	fputs("usage: gpuwhy gate --upstream URL[@GPU] [OPTIONS]\n"
-	      "\n"
-	      "A reverse proxy for a GPU inference server (ComfyUI, Ollama, vLLM, Triton,\n"
-	      "any HTTP API): size limits, per-user concurrency, a fair queue, timeouts,\n"
-	      "GPU-aware admission and routing, dynamic batching, Prometheus metrics.\n"
-	      "\n"
-	      "where\n"
-	      "  --upstream URL[@GPU]   the server, e.g. http://127.0.0.1:11434@0 (repeat for one\n"
-	      "                         server per GPU; @none: do not watch its GPU)\n"
-	      "  --listen ADDR:PORT     where clients connect (default 127.0.0.1:8080)\n"
-	      "  --metrics-listen A:P   Prometheus /metrics (default 127.0.0.1:9410, off: none)\n"
-	      "  --allow-remote         permit a non-loopback --listen ...\n"
-	      "  --allow NET            ... for clients in NET (10.0.0.0/8; repeatable)\n"
-	      "  --config FILE          JSON settings (see the README); flags override it\n"
-	      "limits\n"
-	      "  --max-body SIZE        largest request body (default 16M; 413 beyond)\n"
-	      "  --max-header SIZE      largest request headers (default 16K; 431 beyond)\n"
-	      "  --max-inflight N       requests at all upstreams together (default 64)\n"
-	      "  --max-inflight-per-upstream N   (default 16)\n"
-	      "  --user-concurrency N   in flight per user (default 4)\n"
-	      "  --user-queue N         waiting per user (default 64; 429 beyond)\n"
-	      "  --queue-size N         waiting in all (default 1024; 503 beyond)\n"
-	      "  --queue-timeout DUR    longest wait in the queue (default 30s; 503)\n"
-	      "  --upstream-timeout DUR longest upstream answer (default 300s; 504)\n"
-	      "  --client-timeout DUR   a client must send its request within (default 30s)\n"
-	      "users\n"
-	      "  --keys FILE            API keys with names and per-user limits\n"
-	      "  --require-keys         refuse requests without a known key (401)\n"
-	      "  --user-header NAME     another header carrying the key\n"
-	      "GPU\n"
-	      "  --min-free-mib N       hold new work while an upstream's GPU has less free\n"
-	      "  --no-hold-throttled    keep sending to thermally throttled GPUs\n"
-	      "  --gpu-interval DUR     how often the GPUs are read (default 500ms)\n"
-	      "batching\n"
-	      "  --goal latency|throughput   batching defaults (short waits, small batches, or\n"
-	      "                         the opposite; default latency)\n"
-	      "  --batch PATH           batch POST PATH (list at /input, answer list at /data)\n"
-	      "  --max-batch N          inputs per batch\n"
-	      "  --preferred LIST       preferred batch sizes, e.g. 8,16\n"
-	      "  --batch-delay DUR      longest wait for a batch to fill (e.g. 5ms)\n"
-	      "other\n"
-	      "  --access-log FILE      one JSON line per request (default stderr; - stdout; off)\n"
-	      "  --drain-timeout DUR    on SIGTERM, wait this long for requests (default 30s)\n",
-	      out);
-}
-
-enum {
-	O_UPSTREAM = 256,
-	O_LISTEN,
-	O_METRICS,
-	O_ALLOW_REMOTE,
-	O_ALLOW,
-	O_CONFIG,
-	O_MAX_BODY,
-	O_MAX_HEADER,
-	O_MAX_INFLIGHT,
-	O_MAX_INFLIGHT_UP,
-	O_USER_CONC,
-	O_USER_QUEUE,
-	O_QUEUE_SIZE,
-	O_QUEUE_TIMEOUT,
-	O_UP_TIMEOUT,
-	O_CLIENT_TIMEOUT,
-	O_KEYS,
-	O_REQUIRE_KEYS,
-	O_USER_HEADER,
-	O_MIN_FREE,
-	O_NO_HOLD_THROTTLED,
-	O_GPU_INTERVAL,
-	O_GOAL,
-	O_BATCH,
-	O_MAX_BATCH,
-	O_PREFERRED,
-	O_BATCH_DELAY,
-	O_ACCESS_LOG,
-	O_DRAIN,
-	O_HELP,
-};
-
-static const struct option gate_opts[] = {
-    {"upstream", required_argument, NULL, O_UPSTREAM},
-    {"listen", required_argument, NULL, O_LISTEN},
-    {"metrics-listen", required_argument, NULL, O_METRICS},
-    {"allow-remote", no_argument, NULL, O_ALLOW_REMOTE},
-    {"allow", required_argument, NULL, O_ALLOW},
-    {"config", required_argument, NULL, O_CONFIG},
-    {"max-body", required_argument, NULL, O_MAX_BODY},
-    {"max-header", required_argument, NULL, O_MAX_HEADER},
-    {"max-inflight", required_argument, NULL, O_MAX_INFLIGHT},
-    {"max-inflight-per-upstream", required_argument, NULL, O_MAX_INFLIGHT_UP},
-    {"user-concurrency", required_argument, NULL, O_USER_CONC},
-    {"user-queue", required_argument, NULL, O_USER_QUEUE},
-    {"queue-size", required_argument, NULL, O_QUEUE_SIZE},
-    {"queue-timeout", required_argument, NULL, O_QUEUE_TIMEOUT},
-    {"upstream-timeout", required_argument, NULL, O_UP_TIMEOUT},
-    {"client-timeout", required_argument, NULL, O_CLIENT_TIMEOUT},
-    {"keys", required_argument, NULL, O_KEYS},
-    {"require-keys", no_argument, NULL, O_REQUIRE_KEYS},
-    {"user-header", required_argument, NULL, O_USER_HEADER},
-    {"min-free-mib", required_argument, NULL, O_MIN_FREE},
-    {"no-hold-throttled", no_argument, NULL, O_NO_HOLD_THROTTLED},
-    {"gpu-interval", required_argument, NULL, O_GPU_INTERVAL},
-    {"goal", required_argument, NULL, O_GOAL},
-    {"batch", required_argument, NULL, O_BATCH},
-    {"max-batch", required_argument, NULL, O_MAX_BATCH},
-    {"preferred", required_argument, NULL, O_PREFERRED},
-    {"batch-delay", required_argument, NULL, O_BATCH_DELAY},
-    {"access-log", required_argument, NULL, O_ACCESS_LOG},
-    {"drain-timeout", required_argument, NULL, O_DRAIN},
-    {"help", no_argument, NULL, O_HELP},
-    {NULL, 0, NULL, 0},
-};
-
 /* ------------------------------------------------------------- settings */
 
-static int bad(const char *opt, const char *val, const char *why)
+/* The flags are read twice: once for --config and --goal (into a scratch
+ * config), then over the defaults, the file and the goal. */
+typedef struct {
+	gate_config *c;
+	int nup, nallow;
+	const char *file, *goal;
+} gate_pass;
+
+static int bad(const opt_def *o, const char *val, const char *why)
 {
 	char what[300];
-	snprintf(what, sizeof what, "%s %s", opt, val);
+	snprintf(what, sizeof what, "--%s %s", o->name, val);
 	return gw_error(GW_EXIT_USAGE, what, "see gpuwhy gate --help", "%s", why);
 }
 
-static int num(const char *opt, const char *v, long min, long max, long *out)
+/* Whole numbers into a long of gate_config, in [min, max]. */
+static int g_num(const opt_def *o, const char *v, void *ctx)
 {
 	long long x;
-	if (!gw_parse_int(v, min, max, &x)) {
+	if (!gw_parse_int(v, (long long)o->min, (long long)o->max, &x)) {
 		char why[100];
-		snprintf(why, sizeof why, "not a whole number from %ld to %ld", min, max);
-		return bad(opt, v, why);
+		snprintf(why, sizeof why, "not a whole number from %.0f to %.0f", o->min, o->max);
+		return bad(o, v, why);
 	}
-	*out = (long)x;
+	*(long *)o->target = (long)x;
 	return 0;
 }
 
-static int size_opt(const char *opt, const char *v, long *out)
+/* Sizes in bytes, at least min. */
+static int g_size(const opt_def *o, const char *v, void *ctx)
 {
 	uint64_t b;
 	if (!gw_parse_size_bytes(v, &b) || b == 0 || b > (1ULL << 40))
-		return bad(opt, v, "not a size such as 16M, 64K or 1048576");
-	*out = (long)b;
+		return bad(o, v, "not a size such as 16M, 64K or 1048576");
+	if ((double)b < o->min)
+		return bad(o, v, "must be at least 256 bytes");
+	*(long *)o->target = (long)b;
 	return 0;
 }
 
-static int dur_ms(const char *opt, const char *v, long *out)
+/* Durations in ms, rounded up, at least min ms. */
+static int g_ms(const opt_def *o, const char *v, void *ctx)
 {
 	int64_t ns;
 	if (!gw_parse_duration_ns(v, 1000000000LL, &ns) || ns <= 0)
-		return bad(opt, v, "not a duration such as 500ms, 30s or 5m");
-	*out = (long)((ns + 999999) / 1000000);
+		return bad(o, v, "not a duration such as 500ms, 30s or 5m");
+	long ms = (long)((ns + 999999) / 1000000);
+	if (ms < o->min)
+		return bad(o, v, "must be at least 50ms");
+	*(long *)o->target = ms;
 	return 0;
 }
 
-static int preferred_opt(const char *v, gate_batch_rule *r)
+/* Strings into the fixed arrays of gate_config (o->max is the array's size). */
+static int g_str(const opt_def *o, const char *v, void *ctx)
 {
-	r->npreferred = 0;
-	char tmp[256];
-	snprintf(tmp, sizeof tmp, "%s", v);
-	for (char *save, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		long long x;
-		if (r->npreferred == GATE_MAX_PREFERRED || !gw_parse_int(t, 1, 100000, &x))
-			return bad("--preferred", v,
-			           "not a list of up to 8 batch sizes such as 8,16");
-		r->preferred[r->npreferred++] = (long)x;
-	}
+	bool off = o->min > 0 && !strcmp(v, "off");
+	snprintf(o->target, (size_t)o->max, "%s", off ? "" : v);
 	return 0;
 }
 
-/* The flags over cfg (after defaults and the config file). */
-static int apply_flags(int argc, char **argv, gate_config *c)
+static int g_nohold(const opt_def *o, const char *v, void *ctx)
 {
-	optind = 0;
-	int o, nup_flags = 0, nallow_flags = 0, rc = 0;
+	((gate_pass *)ctx)->c->hold_throttled = false;
+	return 0;
+}
+
+static int g_upstream(const opt_def *o, const char *v, void *ctx)
+{
+	gate_pass *x = ctx;
+	gate_config *c = x->c;
 	char err[400];
-	/* --goal first: it sets the defaults the batching flags then adjust
-	 * (quietly: the main pass below reports unknown options once). */
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "", gate_opts, NULL)) != -1)
-		if (o == O_GOAL) {
-			if (strcmp(optarg, "latency") && strcmp(optarg, "throughput"))
-				return bad("--goal", optarg, "must be latency or throughput");
-			gate_goal_defaults(c, !strcmp(optarg, "throughput") ? GATE_GOAL_THROUGHPUT
-			                                                    : GATE_GOAL_LATENCY);
-		}
-	opterr = 1;
-	optind = 0;
-	while (!rc && (o = getopt_long(argc, argv, "", gate_opts, NULL)) != -1) {
-		gate_batch_rule *last = c->nrules ? &c->rule[c->nrules - 1] : NULL;
-		switch (o) {
-		case O_UPSTREAM:
-			if (nup_flags == 0)
-				c->nup = 0; /* flags replace the file's list */
-			if (c->nup == GATE_MAX_UPSTREAMS)
-				return bad("--upstream", optarg, "too many upstreams (16 at most)");
-			if (gate_parse_upstream(optarg, &c->up[c->nup], err, sizeof err))
-				return bad("--upstream", optarg, err);
-			c->nup++;
-			nup_flags++;
-			break;
-		case O_LISTEN:
-			snprintf(c->listen, sizeof c->listen, "%s", optarg);
-			break;
-		case O_METRICS:
-			snprintf(c->metrics_listen, sizeof c->metrics_listen, "%s",
-			         strcmp(optarg, "off") ? optarg : "");
-			break;
-		case O_ALLOW_REMOTE:
-			c->allow_remote = true;
-			break;
-		case O_ALLOW:
-			if (nallow_flags++ == 0)
-				c->nallow = 0;
-			if (c->nallow == GATE_MAX_ALLOW)
-				return bad("--allow", optarg, "too many networks (16 at most)");
-			if (gate_parse_net(optarg, &c->allow[c->nallow], err, sizeof err))
-				return bad("--allow", optarg, err);
-			c->nallow++;
-			break;
-		case O_MAX_BODY:
-			rc = size_opt("--max-body", optarg, &c->max_body_bytes);
-			break;
-		case O_MAX_HEADER:
-			rc = size_opt("--max-header", optarg, &c->max_header_bytes);
-			if (!rc && c->max_header_bytes < 256)
-				rc = bad("--max-header", optarg, "must be at least 256 bytes");
-			break;
-		case O_MAX_INFLIGHT:
-			rc = num("--max-inflight", optarg, 1, 100000, &c->max_inflight);
-			break;
-		case O_MAX_INFLIGHT_UP:
-			rc = num("--max-inflight-per-upstream", optarg, 1, 100000,
-			         &c->max_inflight_per_up);
-			break;
-		case O_USER_CONC:
-			rc = num("--user-concurrency", optarg, 1, 100000, &c->user_concurrency);
-			break;
-		case O_USER_QUEUE:
-			rc = num("--user-queue", optarg, 0, 1000000, &c->user_queue);
-			break;
-		case O_QUEUE_SIZE:
-			rc = num("--queue-size", optarg, 0, 1000000, &c->queue_size);
-			break;
-		case O_QUEUE_TIMEOUT:
-			rc = dur_ms("--queue-timeout", optarg, &c->queue_timeout_ms);
-			break;
-		case O_UP_TIMEOUT:
-			rc = dur_ms("--upstream-timeout", optarg, &c->upstream_timeout_ms);
-			break;
-		case O_CLIENT_TIMEOUT:
-			rc = dur_ms("--client-timeout", optarg, &c->client_timeout_ms);
-			break;
-		case O_DRAIN:
-			rc = dur_ms("--drain-timeout", optarg, &c->drain_timeout_ms);
-			break;
-		case O_GPU_INTERVAL:
-			rc = dur_ms("--gpu-interval", optarg, &c->gpu_interval_ms);
-			if (!rc && c->gpu_interval_ms < 50)
-				rc = bad("--gpu-interval", optarg, "must be at least 50ms");
-			break;
-		case O_KEYS:
-			snprintf(c->keys_file, sizeof c->keys_file, "%s", optarg);
-			if (gate_keys_load(c, optarg, err, sizeof err))
-				return gw_error(GW_EXIT_USAGE, "--keys",
-				                "see the README for its format", "%s", err);
-			break;
-		case O_REQUIRE_KEYS:
-			c->require_keys = true;
-			break;
-		case O_USER_HEADER:
-			snprintf(c->user_header, sizeof c->user_header, "%s", optarg);
-			break;
-		case O_MIN_FREE:
-			rc = num("--min-free-mib", optarg, 0, 1L << 30, &c->min_free_mib);
-			break;
-		case O_NO_HOLD_THROTTLED:
-			c->hold_throttled = false;
-			break;
-		case O_BATCH:
-			if (optarg[0] != '/')
-				return bad("--batch", optarg, "a path starting with /");
-			if (c->nrules == GATE_MAX_RULES)
-				return bad("--batch", optarg,
-				           "too many batched endpoints (8 at most)");
-			gate_rule_defaults(&c->rule[c->nrules++], c->goal, optarg);
-			break;
-		case O_MAX_BATCH:
-		case O_PREFERRED:
-		case O_BATCH_DELAY:
-			if (!last)
-				return gw_error(GW_EXIT_USAGE,
-				                o == O_MAX_BATCH   ? "--max-batch"
-				                : o == O_PREFERRED ? "--preferred"
-				                                   : "--batch-delay",
-				                "put it after --batch PATH",
-				                "names no batched endpoint");
-			if (o == O_MAX_BATCH) {
-				rc = num("--max-batch", optarg, 1, 100000, &last->max_batch_size);
-				int n = 0;
-				for (int i = 0; i < last->npreferred; i++)
-					if (last->preferred[i] <= last->max_batch_size)
-						last->preferred[n++] = last->preferred[i];
-				last->npreferred = n;
-			} else if (o == O_PREFERRED) {
-				rc = preferred_opt(optarg, last);
-			} else {
-				int64_t ns;
-				if (!gw_parse_duration_ns(optarg, 1000LL, &ns) || ns < 0)
-					rc = bad("--batch-delay", optarg,
-					         "not a duration such as 5ms");
-				else
-					last->max_queue_delay_us = (long)(ns / 1000);
-			}
-			break;
-		case O_ACCESS_LOG:
-			snprintf(c->access_log, sizeof c->access_log, "%s", optarg);
-			break;
-		case O_CONFIG:
-		case O_GOAL:
-			break;
-		case O_HELP:
-			return -1;
-		default:
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (!rc && optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy gate --help",
-		                "unexpected argument");
-	return rc;
+	if (x->nup++ == 0)
+		c->nup = 0; /* flags replace the file's list */
+	if (c->nup == GATE_MAX_UPSTREAMS)
+		return bad(o, v, "too many upstreams (16 at most)");
+	if (gate_parse_upstream(v, &c->up[c->nup], err, sizeof err))
+		return bad(o, v, err);
+	c->nup++;
+	return 0;
 }
 
-/* Defaults, then --config, then the flags. Returns 0, -1 (--help) or GW_EXIT_*. */
+static int g_allow(const opt_def *o, const char *v, void *ctx)
+{
+	gate_pass *x = ctx;
+	gate_config *c = x->c;
+	char err[400];
+	if (x->nallow++ == 0)
+		c->nallow = 0;
+	if (c->nallow == GATE_MAX_ALLOW)
+		return bad(o, v, "too many networks (16 at most)");
+	if (gate_parse_net(v, &c->allow[c->nallow], err, sizeof err))
+		return bad(o, v, err);
+	c->nallow++;
+	return 0;
+}
+
+static int g_keys(const opt_def *o, const char *v, void *ctx)
+{
+	gate_config *c = ((gate_pass *)ctx)->c;
+	char err[400];
+	snprintf(c->keys_file, sizeof c->keys_file, "%s", v);
+	if (gate_keys_load(c, v, err, sizeof err))
+		return gw_error(GW_EXIT_USAGE, "--keys", "see the README for its format", "%s",
+		                err);
+	return 0;
+}
+
+static int g_goal(const opt_def *o, const char *v, void *ctx)
+{
+	if (strcmp(v, "latency") && strcmp(v, "throughput"))
+		return bad(o, v, "must be latency or throughput");
+	((gate_pass *)ctx)->goal = v;
+	return 0;
+}
+
+static int g_config(const opt_def *o, const char *v, void *ctx)
+{
+	((gate_pass *)ctx)->file = v;
+	return 0;
+}
+
+static int g_batch(const opt_def *o, const char *v, void *ctx)
+{
+	gate_config *c = ((gate_pass *)ctx)->c;
+	if (v[0] != '/')
+		return bad(o, v, "a path starting with /");
+	if (c->nrules == GATE_MAX_RULES)
+		return bad(o, v, "too many batched endpoints (8 at most)");
+	gate_rule_defaults(&c->rule[c->nrules++], c->goal, v);
+	return 0;
+}
+
+/* --max-batch, --preferred and --batch-delay adjust the last --batch. */
+static int g_rule(const opt_def *o, const char *v, void *ctx)
+{
+	gate_config *c = ((gate_pass *)ctx)->c;
+	gate_batch_rule *r = c->nrules ? &c->rule[c->nrules - 1] : NULL;
+	char what[64];
+	snprintf(what, sizeof what, "--%s", o->name);
+	if (!r)
+		return gw_error(GW_EXIT_USAGE, what, "put it after --batch PATH",
+		                "names no batched endpoint");
+	if (o->name[0] == 'm') {
+		opt_def n = *o;
+		n.target = &r->max_batch_size;
+		int rc = g_num(&n, v, ctx);
+		int k = 0;
+		for (int i = 0; i < r->npreferred; i++)
+			if (r->preferred[i] <= r->max_batch_size)
+				r->preferred[k++] = r->preferred[i];
+		r->npreferred = k;
+		return rc;
+	}
+	if (o->name[0] == 'p') {
+		r->npreferred = 0;
+		char tmp[256];
+		snprintf(tmp, sizeof tmp, "%s", v);
+		for (char *save, *t = strtok_r(tmp, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			long long x;
+			if (r->npreferred == GATE_MAX_PREFERRED || !gw_parse_int(t, 1, 100000, &x))
+				return bad(o, v, "not a list of up to 8 batch sizes such as 8,16");
+			r->preferred[r->npreferred++] = (long)x;
+		}
+		return 0;
+	}
+	int64_t ns;
+	if (!gw_parse_duration_ns(v, 1000LL, &ns) || ns < 0)
+		return bad(o, v, "not a duration such as 5ms");
+	r->max_queue_delay_us = (long)(ns / 1000);
+	return 0;
+}
+
+#define G_NUM(l, t, lo, hi, h) OPT_CALL(0, l, "N", g_num, h, .target = (t), .min = lo, .max = hi)
+#define G_MS(l, t, h) OPT_CALL(0, l, "DUR", g_ms, h, .target = (t))
+#define G_STR(l, a, t, h) OPT_CALL(0, l, a, g_str, h, .target = (t), .max = sizeof(t))
+
+static int parse_pass(int argc, char **argv, gate_pass *x)
+{
+	gate_config *c = x->c;
+	const opt_def opts[] = {
+	    OPT_GROUP("where"),
+	    OPT_CALL(0, "upstream", "URL[@GPU]", g_upstream,
+	             "the server, e.g. http://127.0.0.1:11434@0 (repeat for one server per GPU; "
+	             "@none: do not watch its GPU)"),
+	    G_STR("listen", "ADDR:PORT", c->listen,
+	          "where clients connect (default 127.0.0.1:8080)"),
+	    OPT_CALL(0, "metrics-listen", "A:P", g_str,
+	             "Prometheus /metrics (default 127.0.0.1:9410, off: none)",
+	             .target = c->metrics_listen, .max = sizeof c->metrics_listen, .min = 1),
+	    OPT_FLAG(0, "allow-remote", &c->allow_remote, "permit a non-loopback --listen ..."),
+	    OPT_CALL(0, "allow", "NET", g_allow, "... for clients in NET (10.0.0.0/8; repeatable)"),
+	    OPT_CALL(0, "config", "FILE", g_config,
+	             "JSON settings (see the README); flags override it"),
+	    OPT_GROUP("limits"),
+	    OPT_CALL(0, "max-body", "SIZE", g_size,
+	             "largest request body (default 16M; 413 beyond)",
+	             .target = &c->max_body_bytes),
+	    OPT_CALL(0, "max-header", "SIZE", g_size,
+	             "largest request headers (default 16K; 431 beyond)",
+	             .target = &c->max_header_bytes, .min = 256),
+	    G_NUM("max-inflight", &c->max_inflight, 1, 100000,
+	          "requests at all upstreams together (default 64)"),
+	    G_NUM("max-inflight-per-upstream", &c->max_inflight_per_up, 1, 100000, "(default 16)"),
+	    G_NUM("user-concurrency", &c->user_concurrency, 1, 100000,
+	          "in flight per user (default 4)"),
+	    G_NUM("user-queue", &c->user_queue, 0, 1000000,
+	          "waiting per user (default 64; 429 beyond)"),
+	    G_NUM("queue-size", &c->queue_size, 0, 1000000,
+	          "waiting in all (default 1024; 503 beyond)"),
+	    G_MS("queue-timeout", &c->queue_timeout_ms,
+	         "longest wait in the queue (default 30s; 503)"),
+	    G_MS("upstream-timeout", &c->upstream_timeout_ms,
+	         "longest upstream answer (default 300s; 504)"),
+	    G_MS("client-timeout", &c->client_timeout_ms,
+	         "a client must send its request within (default 30s)"),
+	    OPT_GROUP("users"),
+	    OPT_CALL(0, "keys", "FILE", g_keys, "API keys with names and per-user limits"),
+	    OPT_FLAG(0, "require-keys", &c->require_keys,
+	             "refuse requests without a known key (401)"),
+	    G_STR("user-header", "NAME", c->user_header, "another header carrying the key"),
+	    OPT_GROUP("GPU"),
+	    G_NUM("min-free-mib", &c->min_free_mib, 0, 1L << 30,
+	          "hold new work while an upstream's GPU has less free"),
+	    OPT_CALL(0, "no-hold-throttled", NULL, g_nohold,
+	             "keep sending to thermally throttled GPUs"),
+	    OPT_CALL(0, "gpu-interval", "DUR", g_ms, "how often the GPUs are read (default 500ms)",
+	             .target = &c->gpu_interval_ms, .min = 50),
+	    OPT_GROUP("batching"),
+	    OPT_CALL(0, "goal", "latency|throughput", g_goal,
+	             "batching defaults (short waits, small batches, or the opposite; default "
+	             "latency)"),
+	    OPT_CALL(0, "batch", "PATH", g_batch,
+	             "batch POST PATH (list at /input, answer list at /data)"),
+	    OPT_CALL(0, "max-batch", "N", g_rule, "inputs per batch", .min = 1, .max = 100000),
+	    OPT_CALL(0, "preferred", "LIST", g_rule, "preferred batch sizes, e.g. 8,16"),
+	    OPT_CALL(0, "batch-delay", "DUR", g_rule,
+	             "longest wait for a batch to fill (e.g. 5ms)"),
+	    OPT_GROUP("other"),
+	    G_STR("access-log", "FILE", c->access_log,
+	          "one JSON line per request (default stderr; - stdout; off)"),
+	    G_MS("drain-timeout", &c->drain_timeout_ms,
+	         "on SIGTERM, wait this long for requests (default 30s)"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "gate",
+	    .usage = "gate --upstream URL[@GPU] [OPTIONS]",
+	    .about = "A reverse proxy for a GPU inference server (ComfyUI, Ollama, vLLM, Triton,\n"
+	             "any HTTP API): size limits, per-user concurrency, a fair queue, timeouts,\n"
+	             "GPU-aware admission and routing, dynamic batching, Prometheus metrics.",
+	    .opts = opts,
+	    .more = "SIGHUP reads --config and the flags again; SIGTERM drains.",
+	    .ctx = x};
+	int first;
+	return opt_parse(&oc, argc, argv, &first);
+}
+
+/* Defaults, then --config, then the flags. Returns 0, OPT_HELP or GW_EXIT_*. */
 static int build_config(int argc, char **argv, gate_config *c)
 {
+	gate_config scratch;
+	gate_config_defaults(&scratch);
+	gate_pass pre = {.c = &scratch};
+	int rc = parse_pass(argc, argv, &pre);
+	gate_config_free(&scratch);
 	gate_config_defaults(c);
+	if (rc)
+		return rc;
 	snprintf(c->metrics_listen, sizeof c->metrics_listen, "127.0.0.1:9410");
-	const char *file = NULL;
-	optind = 0;
-	opterr = 0;
-	int o;
-	while ((o = getopt_long(argc, argv, "", gate_opts, NULL)) != -1)
-		if (o == O_CONFIG)
-			file = optarg;
-	opterr = 1;
 	char err[700];
-	if (file && gate_config_load(c, file, err, sizeof err))
+	if (pre.file && gate_config_load(c, pre.file, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, "--config", "see the README's gate section", "%s",
 		                err);
-	int rc = apply_flags(argc, argv, c);
-	if (rc)
+	/* --goal first: it sets the defaults the batching flags then adjust. */
+	if (pre.goal)
+		gate_goal_defaults(c, !strcmp(pre.goal, "throughput") ? GATE_GOAL_THROUGHPUT
+		                                                      : GATE_GOAL_LATENCY);
+	gate_pass x = {.c = c};
+	if ((rc = parse_pass(argc, argv, &x)))
 		return rc;
 	if (gate_config_check(c, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, "gate", "see gpuwhy gate --help", "%s", err);
@@ -412,8 +343,8 @@ int cmd_gate(int argc, char **argv, const gw_global *gl)
 	(void)gl;
 	gate_config c;
 	int rc = build_config(argc, argv, &c);
-	if (rc == -1) {
-		gate_usage(stdout);
+	if (rc == OPT_HELP) {
+		gate_config_free(&c);
 		return GW_EXIT_OK;
 	}
 	if (!rc)

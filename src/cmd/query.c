@@ -1,6 +1,5 @@
 /* query.c - `gpuwhy query`: nvidia-smi --query-gpu compatible fields, CSV/JSON, loops, dmon. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +7,8 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "cmd/smi.h"
+#include "util/opt.h"
+#include "smi/smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "util/err.h"
@@ -39,32 +39,8 @@ typedef struct {
 	const char *filename; /* -f */
 	unsigned sections;    /* -q -d */
 	int64_t interval_ns;  /* 0 = once */
-	long long count;      /* 0 = unlimited when looping */
+	int64_t count;        /* 0 = unlimited when looping */
 } query_opts;
-
-static void usage(FILE *out)
-{
-	fputs(
-	    "usage: gpuwhy query --query-gpu=FIELD[,FIELD...] "
-	    "[--format=csv[,noheader][,nounits]|json]\n"
-	    "                    [-i ID[,ID...]] [-f FILE] [-l SECONDS | -lms MILLISECONDS] "
-	    "[--count N]\n"
-	    "       gpuwhy query --query-compute-apps=FIELD,... | --query-retired-pages=FIELD,...\n"
-	    "                    | --query-remapped-rows=FIELD,... [--format=csv...] [-i ID] [-f "
-	    "FILE]\n"
-	    "       gpuwhy query -L [-i ID]            list GPUs\n"
-	    "       gpuwhy query -q [-d SECTION,...]   nvidia-smi -q sectioned text\n"
-	    "       gpuwhy query --dmon [-l SECONDS | -lms MILLISECONDS] [--count N]\n"
-	    "       gpuwhy query --help-query\n"
-	    "\n"
-	    "Field names and units follow nvidia-smi 590 --query-gpu (every name and alias of\n"
-	    "its --help-query-gpu); values NVML cannot give print [N/A] (null in JSON). The\n"
-	    "header keeps its units with nounits, as nvidia-smi does. -i takes indices, UUIDs\n"
-	    "and PCI bus ids. --format=json prints one JSON object per sample (JSON Lines when\n"
-	    "looping). --dmon streams the compact `nvidia-smi dmon -s pucct` columns plus SM\n"
-	    "activity. -l/-lms repeat at a fixed cadence until Ctrl-C or --count samples.\n",
-	    out);
-}
 
 static void help_query(void)
 {
@@ -253,129 +229,138 @@ static int set_kind(query_opts *q, query_kind k, const char *opt)
 	return 0;
 }
 
-enum {
-	OPT_APPS = 256,
-	OPT_PAGES,
-	OPT_REMAP,
-	OPT_ID,
-	OPT_FILE,
-	OPT_LIST,
-	OPT_Q,
-	OPT_DISPLAY,
-};
+static int q_gpu(const opt_def *o, const char *v, void *ctx)
+{
+	query_opts *q = ctx;
+	int rc = set_kind(q, q->kind == QK_REMAP ? QK_REMAP : QK_GPU, "--query-gpu");
+	return rc ? rc : parse_fields(v, q);
+}
+
+static int q_remap(const opt_def *o, const char *v, void *ctx)
+{
+	query_opts *q = ctx;
+	int rc = set_kind(q, QK_REMAP, "--query-remapped-rows");
+	if (!rc)
+		rc = parse_fields(v, q);
+	return rc ? rc : check_remap_fields(q);
+}
+
+static int q_apps(const opt_def *o, const char *v, void *ctx)
+{
+	query_opts *q = ctx;
+	int rc = set_kind(q, QK_APPS, "--query-compute-apps");
+	return rc ? rc : smi_apps_parse(v, &q->other);
+}
+
+static int q_pages(const opt_def *o, const char *v, void *ctx)
+{
+	query_opts *q = ctx;
+	int rc = set_kind(q, QK_PAGES, "--query-retired-pages");
+	return rc ? rc : smi_pages_parse(v, &q->other);
+}
+
+static int q_list(const opt_def *o, const char *v, void *ctx)
+{
+	return set_kind(ctx, QK_LIST, "-L");
+}
+
+static int q_q(const opt_def *o, const char *v, void *ctx)
+{
+	return set_kind(ctx, QK_Q, "-q");
+}
+
+static int q_format(const opt_def *o, const char *v, void *ctx)
+{
+	return parse_format(v, ctx);
+}
+
+static int q_loop(const opt_def *o, const char *v, void *ctx)
+{
+	query_opts *q = ctx;
+	if (!gw_parse_duration_ns(v, 1000000000LL, &q->interval_ns) || q->interval_ns < 1000000LL)
+		return gw_error(GW_EXIT_USAGE, "-l", "give seconds, e.g. -l 1 or -l 0.5",
+		                "invalid loop interval '%s'", v);
+	return 0;
+}
+
+static int q_loop_ms(const opt_def *o, const char *v, void *ctx)
+{
+	long long n;
+	if (!gw_parse_int(v, 1, 86400000LL, &n))
+		return gw_error(GW_EXIT_USAGE, "-lms", "give milliseconds, e.g. -lms 100",
+		                "invalid loop interval '%s'", v);
+	((query_opts *)ctx)->interval_ns = n * 1000000LL;
+	return 0;
+}
+
+static int q_help_query(const opt_def *o, const char *v, void *ctx)
+{
+	help_query();
+	return OPT_STOP;
+}
+
+#define Q_ALIAS(l, a, fn) OPT_CALL(0, l, a, fn, NULL, .hidden = true)
 
 static int parse_args(int argc, char **argv, query_opts *q)
 {
-	static const struct option opts[] = {
-	    {"query-gpu", required_argument, NULL, 'q'},
-	    {"query-compute-apps", required_argument, NULL, OPT_APPS},
-	    {"query-retired-pages", required_argument, NULL, OPT_PAGES},
-	    {"query-remapped-rows", required_argument, NULL, OPT_REMAP},
-	    {"format", required_argument, NULL, 'f'},
-	    {"i", required_argument, NULL, OPT_ID},
-	    {"id", required_argument, NULL, OPT_ID},
-	    {"gpus", required_argument, NULL, OPT_ID},
-	    {"f", required_argument, NULL, OPT_FILE},
-	    {"filename", required_argument, NULL, OPT_FILE},
-	    {"L", no_argument, NULL, OPT_LIST},
-	    {"list-gpus", no_argument, NULL, OPT_LIST},
-	    {"q", no_argument, NULL, OPT_Q},
-	    {"query", no_argument, NULL, OPT_Q},
-	    {"d", required_argument, NULL, OPT_DISPLAY},
-	    {"display", required_argument, NULL, OPT_DISPLAY},
-	    {"l", required_argument, NULL, 'l'},
-	    {"loop", required_argument, NULL, 'l'},
-	    {"lms", required_argument, NULL, 'm'},
-	    {"loop-ms", required_argument, NULL, 'm'},
-	    {"count", required_argument, NULL, 'c'},
-	    {"dmon", no_argument, NULL, 'd'},
-	    {"help-query", no_argument, NULL, 'H'},
-	    {"help-query-gpu", no_argument, NULL, 'H'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0}};
-	int ch, rc;
-	long long n;
 	const char *display = NULL;
-	while ((ch = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'q':
-			if ((rc = set_kind(q, q->kind == QK_REMAP ? QK_REMAP : QK_GPU,
-			                   "--query-gpu")) ||
-			    (rc = parse_fields(optarg, q)))
-				return rc;
-			break;
-		case OPT_REMAP:
-			if ((rc = set_kind(q, QK_REMAP, "--query-remapped-rows")) ||
-			    (rc = parse_fields(optarg, q)) || (rc = check_remap_fields(q)))
-				return rc;
-			break;
-		case OPT_APPS:
-			if ((rc = set_kind(q, QK_APPS, "--query-compute-apps")) ||
-			    (rc = smi_apps_parse(optarg, &q->other)))
-				return rc;
-			break;
-		case OPT_PAGES:
-			if ((rc = set_kind(q, QK_PAGES, "--query-retired-pages")) ||
-			    (rc = smi_pages_parse(optarg, &q->other)))
-				return rc;
-			break;
-		case OPT_LIST:
-			if ((rc = set_kind(q, QK_LIST, "-L")))
-				return rc;
-			break;
-		case OPT_Q:
-			if ((rc = set_kind(q, QK_Q, "-q")))
-				return rc;
-			break;
-		case OPT_DISPLAY:
-			display = optarg;
-			break;
-		case OPT_ID:
-			q->ids = optarg;
-			break;
-		case OPT_FILE:
-			q->filename = optarg;
-			break;
-		case 'f':
-			if ((rc = parse_format(optarg, q)))
-				return rc;
-			break;
-		case 'l':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &q->interval_ns) ||
-			    q->interval_ns < 1000000LL)
-				return gw_error(GW_EXIT_USAGE, "-l",
-				                "give seconds, e.g. -l 1 or -l 0.5",
-				                "invalid loop interval '%s'", optarg);
-			break;
-		case 'm':
-			if (!gw_parse_int(optarg, 1, 86400000LL, &n))
-				return gw_error(GW_EXIT_USAGE, "-lms",
-				                "give milliseconds, e.g. -lms 100",
-				                "invalid loop interval '%s'", optarg);
-			q->interval_ns = n * 1000000LL;
-			break;
-		case 'c':
-			if (!gw_parse_int(optarg, 1, 1LL << 40, &q->count))
-				return gw_error(GW_EXIT_USAGE, "--count", "a positive whole number",
-				                "invalid count '%s'", optarg);
-			break;
-		case 'd':
-			q->dmon = true;
-			break;
-		case 'H':
-			help_query();
-			return -1;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy query --help",
-		                "unexpected argument");
+	const opt_def opts[] = {
+	    OPT_CALL(0, "query-gpu", "FIELD,...", q_gpu,
+	             "these fields of every GPU (names and units of nvidia-smi --query-gpu)"),
+	    OPT_CALL(0, "query-compute-apps", "FIELD,...", q_apps, "the GPUs' compute processes"),
+	    OPT_CALL(0, "query-retired-pages", "FIELD,...", q_pages, "retired memory pages"),
+	    OPT_CALL(0, "query-remapped-rows", "FIELD,...", q_remap, "remapped memory rows"),
+	    OPT_CALL(0, "format", "FMT", q_format, "csv[,noheader][,nounits] (default) or json"),
+	    OPT_STRING(0, "i", "ID,...", &q->ids,
+	               "only these GPUs: indices, UUIDs, PCI bus ids (also --id, --gpus)"),
+	    OPT_STRING(0, "id", "ID,...", &q->ids, NULL, .hidden = true),
+	    OPT_STRING(0, "gpus", "ID,...", &q->ids, NULL, .hidden = true),
+	    OPT_STRING(0, "f", "FILE", &q->filename, "write to FILE (also --filename)"),
+	    OPT_STRING(0, "filename", "FILE", &q->filename, NULL, .hidden = true),
+	    OPT_CALL(0, "L", NULL, q_list, "list the GPUs (also --list-gpus)"),
+	    Q_ALIAS("list-gpus", NULL, q_list),
+	    OPT_CALL(0, "q", NULL, q_q, "nvidia-smi -q sectioned text (also --query)"),
+	    Q_ALIAS("query", NULL, q_q),
+	    OPT_STRING(0, "d", "SECTION,...", &display,
+	               "with -q, only these sections (also --display)"),
+	    OPT_STRING(0, "display", "SECTION,...", &display, NULL, .hidden = true),
+	    OPT_CALL(0, "l", "SECONDS", q_loop, "repeat every SECONDS (also --loop)"),
+	    Q_ALIAS("loop", "SECONDS", q_loop),
+	    OPT_CALL(0, "lms", "MS", q_loop_ms, "repeat every MS milliseconds (also --loop-ms)"),
+	    Q_ALIAS("loop-ms", "MS", q_loop_ms),
+	    OPT_INT64(0, "count", "N", &q->count, 1, (double)(1LL << 40), "stop after N samples",
+	              .why = "invalid count '%s'", .hint = "a positive whole number"),
+	    OPT_FLAG(0, "dmon", &q->dmon, "the compact nvidia-smi dmon columns plus SM activity"),
+	    OPT_CALL(0, "help-query", NULL, q_help_query,
+	             "list the fields of --query-gpu (also --help-query-gpu)"),
+	    Q_ALIAS("help-query-gpu", NULL, q_help_query),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "query",
+	    .usage = "query --query-gpu=FIELD[,FIELD...] [--format=csv[,noheader][,nounits]|json]\n"
+	             "             [-i ID[,ID...]] [-f FILE] [-l SECONDS | -lms MILLISECONDS] "
+	             "[--count N]\n"
+	             "query --query-compute-apps=FIELD,... | --query-retired-pages=FIELD,...\n"
+	             "             | --query-remapped-rows=FIELD,... [--format=csv...] [-i ID] [-f "
+	             "FILE]\n"
+	             "query -L [-i ID]            list GPUs\n"
+	             "query -q [-d SECTION,...]   nvidia-smi -q sectioned text\n"
+	             "query --dmon [-l SECONDS | -lms MILLISECONDS] [--count N]\n"
+	             "query --help-query",
+	    .about =
+	        "Field names and units follow nvidia-smi 590 --query-gpu (every name and alias "
+	        "of\nits --help-query-gpu); values NVML cannot give print [N/A] (null in JSON). "
+	        "The\nheader keeps its units with nounits, as nvidia-smi does. -i takes "
+	        "indices, UUIDs\nand PCI bus ids. --format=json prints one JSON object per "
+	        "sample (JSON Lines when\nlooping). --dmon streams the compact `nvidia-smi dmon "
+	        "-s pucct` columns plus SM\nactivity. -l/-lms repeat at a fixed cadence until "
+	        "Ctrl-C or --count samples.\nOptions take one dash or two, as nvidia-smi's do.",
+	    .opts = opts,
+	    .long_only = true,
+	    .ctx = q};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc == OPT_STOP ? OPT_HELP : rc;
 	if (display) {
 		if (q->kind != QK_Q)
 			return gw_error(GW_EXIT_USAGE, "-d",
@@ -384,10 +369,10 @@ static int parse_args(int argc, char **argv, query_opts *q)
 		if ((rc = smi_q_parse_sections(display, &q->sections)))
 			return rc;
 	}
-	if (!q->dmon && q->kind == QK_NONE) {
-		usage(stderr);
-		return GW_EXIT_USAGE;
-	}
+	if (!q->dmon && q->kind == QK_NONE)
+		return gw_error(GW_EXIT_USAGE, "query",
+		                "e.g. --query-gpu=index,utilization.gpu; see gpuwhy query --help",
+		                "no query given");
 	if ((q->kind == QK_APPS || q->kind == QK_PAGES) && q->json)
 		return gw_error(GW_EXIT_USAGE, "--format=json",
 		                "use --format=csv for process and page queries",

@@ -1,6 +1,5 @@
 /* record.c - `gpuwhy record`: sample GPUs, host and processes into a file until stopped. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "cmd/record_status.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
@@ -24,81 +24,49 @@ static void on_signal(int sig)
 	record_stop = 1;
 }
 
-static void usage(FILE *out)
-{
-	fputs(
-	    "usage: gpuwhy record -o FILE [--interval DUR] [--duration DUR] [--pid PID] [--quiet]\n"
-	    "\n"
-	    "Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
-	    "--duration has passed, or (with --pid) until that process and its children exit.\n"
-	    "\n"
-	    "  -o, --output FILE    recording to write (an existing recording is replaced)\n"
-	    "  -i, --interval DUR   sampling interval: 1s (default), 100ms, ... (10ms..1h)\n"
-	    "  -d, --duration DUR   stop after this long (10s, 10m, 2h)\n"
-	    "  -p, --pid PID        follow this process and its descendants\n"
-	    "  -q, --quiet          no status line and no progress messages (errors only)\n"
-	    "\n"
-	    "On a terminal a status line shows, once a second, the time recorded, the\n"
-	    "samples written, the file's size and the live top finding.\n",
-	    out);
-}
-
 int cmd_record(int argc, char **argv, const gw_global *g)
 {
-	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-	                                     {"interval", required_argument, NULL, 'i'},
-	                                     {"duration", required_argument, NULL, 'd'},
-	                                     {"pid", required_argument, NULL, 'p'},
-	                                     {"quiet", no_argument, NULL, 'q'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
 	const char *out = NULL;
-	int64_t interval = 1000000000LL, duration = 0;
-	long long pid = 0;
+	int64_t interval = 1000000000LL, duration = 0, pid = 0;
 	bool quiet = false;
-	int ch;
-	while ((ch = getopt_long(argc, argv, "o:i:d:p:qh", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'i':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &interval) ||
-			    interval < 10000000LL || interval > 3600000000000LL)
-				return gw_error(GW_EXIT_USAGE, "--interval",
-				                "e.g. 1s, 500ms, 100ms",
-				                "invalid interval '%s' (10ms to 1h)", optarg);
-			break;
-		case 'd':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &duration) || duration <= 0)
-				return gw_error(GW_EXIT_USAGE, "--duration", "e.g. 30s, 10m, 2h",
-				                "invalid duration '%s'", optarg);
-			break;
-		case 'p':
-			if (!gw_parse_int(optarg, 1, 4194304, &pid))
-				return gw_error(GW_EXIT_USAGE, "--pid", "a process id",
-				                "invalid PID '%s'", optarg);
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
+	const opt_def opts[] = {
+	    OPT_STRING('o', "output", "FILE", &out,
+	               "recording to write (an existing recording is replaced)"),
+	    OPT_DURATION('i', "interval", "DUR", &interval, 0,
+	                 "sampling interval: 1s (default), 100ms, ... (10ms..1h)", .min = 0.01,
+	                 .max = 3600, .why = "invalid interval '%s' (10ms to 1h)",
+	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	    OPT_DURATION('d', "duration", "DUR", &duration, 0,
+	                 "stop after this long (10s, 10m, 2h)", .min = 1e-9, .max = 1e9,
+	                 .why = "invalid duration '%s'", .hint = "e.g. 30s, 10m, 2h"),
+	    OPT_INT64('p', "pid", "PID", &pid, 1, 4194304,
+	              "follow this process and its descendants", .why = "invalid PID '%s'",
+	              .hint = "a process id"),
+	    OPT_FLAG('q', "quiet", &quiet, "no status line and no progress messages (errors only)"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "record",
+	    .usage = "record -o FILE [--interval DUR] [--duration DUR] [--pid PID] [--quiet]",
+	    .about =
+	        "Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
+	        "--duration has passed, or (with --pid) until that process and its children "
+	        "exit.",
+	    .opts = opts,
+	    .more = "On a terminal a status line shows, once a second, the time recorded, the\n"
+	            "samples written, the file's size and the live top finding.",
+	    .max_args = -1};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	if (!out)
 		return gw_error(GW_EXIT_USAGE, "record", "gpuwhy record -o run.gpuwhy",
 		                "no output file given (-o)");
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind],
+	if (first < argc)
+		return gw_error(GW_EXIT_USAGE, argv[first],
 		                "to record a command use gpuwhy run -- CMD", "unexpected argument");
 	if (pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
 		return gw_error(GW_EXIT_USAGE, "--pid", "check the PID with ps", "no process %lld",
-		                pid);
+		                (long long)pid);
 	gpu_ctx *gc = NULL;
 	gpu_open_opts go = {.gpus = g->gpus};
 	if (gpu_open(&go, &gc) != 0) {
@@ -114,7 +82,7 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 		ro.on_snapshot = record_status_feed;
 		ro.arg = st;
 	}
-	int rc = recorder_open(&ro, &r);
+	rc = recorder_open(&ro, &r);
 	if (rc) {
 		record_status_free(st);
 		gpu_close(gc);
@@ -147,7 +115,7 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	rc = recorder_finish_stored(r, -1, &n) ? GW_EXIT_ENV : GW_EXIT_OK;
 	record_status_free(st);
 	if (exited && !quiet)
-		fprintf(stderr, "gpuwhy: process %lld exited; recording stopped\n", pid);
+		fprintf(stderr, "gpuwhy: process %lld exited; recording stopped\n", (long long)pid);
 	if (!quiet || rc)
 		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, out);
 	gpu_close(gc);

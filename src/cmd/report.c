@@ -1,42 +1,15 @@
 /* report.c - `gpuwhy report`: diagnose a recording; text, JSON or one HTML page. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
 #include "trace/trace_summary.h"
 #include "util/err.h"
-
-static void usage(FILE *out)
-{
-	fputs("usage: gpuwhy report RECORDING [--format text|json|html] [-o FILE]\n"
-	      "                     [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
-	      "FILE]\n"
-	      "       gpuwhy report --thresholds\n"
-	      "\n"
-	      "Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
-	      "idles in, with the evidence as numbers and what to change. Text shows the\n"
-	      "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
-	      "with sparklines; json is for machines; html is one self-contained page with\n"
-	      "charts.\n"
-	      "\n"
-	      "  --format FMT     text (default), json or html\n"
-	      "  -o, --output F   write to F instead of standard output\n"
-	      "  --goal GOAL      throughput (default: training, batch jobs) or latency\n"
-	      "                   (online inference: moderate utilization is not a problem)\n"
-	      "  --set N=V        override a threshold (see --thresholds), repeatable\n"
-	      "  --thresholds     list every threshold with its default and meaning\n"
-	      "  --trace FILE     a profiler trace of the same run (Kineto JSON/.json.gz or\n"
-	      "                   nsys SQLite): its kernel lengths feed launch-bound and step 7\n"
-	      "\n"
-	      "Exit status: 0 no error-level finding, 1 error-level findings, 2 usage error,\n"
-	      "3 unreadable recording or output.\n",
-	      out);
-}
 
 static void print_thresholds(diag_thresholds *th)
 {
@@ -48,77 +21,74 @@ static void print_thresholds(diag_thresholds *th)
 	}
 }
 
-typedef enum { FMT_TEXT, FMT_JSON, FMT_HTML } out_format;
+enum { FMT_TEXT, FMT_JSON, FMT_HTML };
+static const char *const formats[] = {"text", "json", "html", NULL};
+
+int report_opt_goal(const opt_def *d, const char *v, void *ctx)
+{
+	if (!diag_goal_parse(v, &((diag_opts *)ctx)->goal))
+		return gw_error(GW_EXIT_USAGE, "--goal", "use throughput or latency",
+		                "unknown goal '%s'", v);
+	return 0;
+}
+
+int report_opt_set(const opt_def *d, const char *v, void *ctx)
+{
+	if (!diag_threshold_set(&((diag_opts *)ctx)->th, v))
+		return gw_error(GW_EXIT_USAGE, "--set", d->hint, "cannot apply '%s'", v);
+	return 0;
+}
 
 int cmd_report(int argc, char **argv, const gw_global *g)
 {
-	(void)g;
-	static const struct option opts[] = {
-	    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-	    {"goal", required_argument, NULL, 'g'},   {"set", required_argument, NULL, 's'},
-	    {"thresholds", no_argument, NULL, 't'},   {"trace", required_argument, NULL, 'T'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
 	diag_opts o;
 	diag_opts_default(&o);
-	out_format fmt = FMT_TEXT;
-	const char *outpath = NULL;
+	int fmt = FMT_TEXT;
+	const char *outpath = NULL, *trace_path = NULL;
 	bool list = false;
-	const char *trace_path = NULL;
-	int c;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				fmt = FMT_JSON;
-			else if (!strcmp(optarg, "html"))
-				fmt = FMT_HTML;
-			else
-				return gw_error(GW_EXIT_USAGE, "--format", "use text, json or html",
-				                "unknown format '%s'", optarg);
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'g':
-			if (!diag_goal_parse(optarg, &o.goal))
-				return gw_error(GW_EXIT_USAGE, "--goal",
-				                "use throughput or latency", "unknown goal '%s'",
-				                optarg);
-			break;
-		case 's':
-			if (!diag_threshold_set(&o.th, optarg))
-				return gw_error(GW_EXIT_USAGE, "--set",
-				                "NAME=VALUE with a name from --thresholds and a "
-				                "non-negative number",
-				                "cannot apply '%s'", optarg);
-			break;
-		case 't':
-			list = true;
-			break;
-		case 'T':
-			trace_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
+	const opt_def opts[] = {
+	    OPT_ENUM(0, "format", "FMT", &fmt, formats, "text (default), json or html"),
+	    OPT_STRING('o', "output", "F", &outpath, "write to F instead of standard output"),
+	    OPT_CALL(0, "goal", "GOAL", report_opt_goal,
+	             "throughput (default: training, batch jobs) or latency (online inference: "
+	             "moderate utilization is not a problem)"),
+	    OPT_CALL(0, "set", "N=V", report_opt_set,
+	             "override a threshold (see --thresholds), repeatable",
+	             .hint = "NAME=VALUE with a name from --thresholds and a non-negative number"),
+	    OPT_FLAG(0, "thresholds", &list, "list every threshold with its default and meaning"),
+	    OPT_STRING(
+	        0, "trace", "FILE", &trace_path,
+	        "a profiler trace of the same run (Kineto JSON/.json.gz or nsys SQLite): its "
+	        "kernel lengths feed launch-bound and step 7"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "report",
+	    .usage = "report RECORDING [--format text|json|html] [-o FILE]\n"
+	             "              [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
+	             "FILE]\nreport --thresholds",
+	    .about =
+	        "Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
+	        "idles in, with the evidence as numbers and what to change. Text shows the\n"
+	        "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
+	        "with sparklines; json is for machines; html is one self-contained page with\n"
+	        "charts.",
+	    .opts = opts,
+	    .exit1 = "error-level findings",
+	    .max_args = -1,
+	    .ctx = &o};
+	int first, prc = opt_parse(&oc, argc, argv, &first);
+	if (prc)
+		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	if (list) {
 		print_thresholds(&o.th);
 		return GW_EXIT_OK;
 	}
-	if (argc - optind != 1) {
-		usage(stderr);
+	if (argc - first != 1) {
 		return gw_error(GW_EXIT_USAGE, "report", "gpuwhy report run.gpuwhy",
-		                argc - optind ? "exactly one recording expected"
-		                              : "no recording given");
+		                argc - first ? "exactly one recording expected"
+		                             : "no recording given");
 	}
-	const char *path = argv[optind];
+	const char *path = argv[first];
 	timeline *tl;
 	diag_meta meta = {0};
 	int rc = report_load(path, &tl, &meta);

@@ -1,7 +1,6 @@
 /* run.c - `gpuwhy run -- CMD`: run a command, record GPUs + host + its process tree, summarise. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "record/summary.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
@@ -44,32 +44,6 @@ static void forward_signal(int sig, siginfo_t *si, void *uctx)
 		return;
 	if (run_child_pid > 0)
 		kill((pid_t)run_child_pid, sig);
-}
-
-static void usage(FILE *out)
-{
-	fputs("usage: gpuwhy run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary]\n"
-	      "                  [--stop-after-steps N] [--stop-after DUR] -- CMD [ARGS...]\n"
-	      "\n"
-	      "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the host\n"
-	      "and CMD's whole process tree into FILE (default run.gpuwhy) while it runs,\n"
-	      "timestamps step lines in its output, and ends with a summary and the diagnosis.\n"
-	      "Exits with CMD's exit status (128+N when killed by signal N; 127 when CMD\n"
-	      "cannot be started).\n"
-	      "\n"
-	      "  -o, --output FILE    recording to write (an existing recording is replaced)\n"
-	      "  -i, --interval DUR   sampling interval: 1s (default), 100ms, ... (10ms..1h)\n"
-	      "  --step-regex RE      POSIX extended regex marking a step line; its first group,\n"
-	      "                       if any, is the step number (default: step N, iter N,\n"
-	      "                       [N/M], Epoch E ... N/M, tqdm bars)\n"
-	      "  --no-summary         do not print the summary at the end\n"
-	      "  --stop-after-steps N stop CMD (SIGTERM to it) once N step lines were seen\n"
-	      "  --stop-after DUR     stop CMD once it ran this long (30s, 2m, ...)\n"
-	      "                       A CMD stopped this way counts as done: exit 0, recorded 0\n"
-	      "\n"
-	      "Step markers without output parsing: the program may write a line \"step\" or\n"
-	      "\"step N\" to the file descriptor named by $GPUWHY_STEP_FD.\n",
-	      out);
 }
 
 typedef struct {
@@ -288,63 +262,57 @@ typedef struct {
 	int64_t interval_ns;
 	const char *step_re;
 	bool summary;
-	long long stop_steps;
+	int64_t stop_steps;
 	int64_t stop_ns;
+	int first; /* argv index of CMD */
 } run_opts;
 
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
-	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-	                                     {"interval", required_argument, NULL, 'i'},
-	                                     {"step-regex", required_argument, NULL, 'r'},
-	                                     {"no-summary", no_argument, NULL, 'S'},
-	                                     {"stop-after-steps", required_argument, NULL, 'N'},
-	                                     {"stop-after", required_argument, NULL, 'D'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	int ch;
-	while ((ch = getopt_long(argc, argv, "+o:i:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'i':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->interval_ns) ||
-			    o->interval_ns < 10000000LL || o->interval_ns > 3600000000000LL)
-				return gw_error(GW_EXIT_USAGE, "--interval",
-				                "e.g. 1s, 500ms, 100ms",
-				                "invalid interval '%s' (10ms to 1h)", optarg);
-			break;
-		case 'r':
-			o->step_re = optarg;
-			break;
-		case 'S':
-			o->summary = false;
-			break;
-		case 'N':
-			if (!gw_parse_int(optarg, 1, 100000000, &o->stop_steps))
-				return gw_error(GW_EXIT_USAGE, "--stop-after-steps", "e.g. 50",
-				                "'%s' is not a whole number from 1", optarg);
-			break;
-		case 'D':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->stop_ns) ||
-			    o->stop_ns <= 0)
-				return gw_error(GW_EXIT_USAGE, "--stop-after", "e.g. 60s, 5m",
-				                "invalid duration '%s'", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		usage(stderr);
+	bool no_summary = false;
+	const opt_def opts[] = {
+	    OPT_STRING(
+	        'o', "output", "FILE", &o->out,
+	        "recording to write (default run.gpuwhy; an existing recording is replaced)"),
+	    OPT_DURATION('i', "interval", "DUR", &o->interval_ns, 0,
+	                 "sampling interval: 1s (default), 100ms, ... (10ms..1h)", .min = 0.01,
+	                 .max = 3600, .why = "invalid interval '%s' (10ms to 1h)",
+	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	    OPT_STRING(0, "step-regex", "RE", &o->step_re,
+	               "POSIX extended regex marking a step line; its first group, if any, is the "
+	               "step number (default: step N, iter N, [N/M], Epoch E ... N/M, tqdm bars)"),
+	    OPT_FLAG(0, "no-summary", &no_summary, "do not print the summary at the end"),
+	    OPT_INT64(0, "stop-after-steps", "N", &o->stop_steps, 1, 100000000,
+	              "stop CMD (SIGTERM to it) once N step lines were seen",
+	              .why = "'%s' is not a whole number from 1", .hint = "e.g. 50"),
+	    OPT_DURATION(0, "stop-after", "DUR", &o->stop_ns, 0,
+	                 "stop CMD once it ran this long (30s, 2m, ...). A CMD stopped this way "
+	                 "counts as done: exit 0, recorded 0",
+	                 .min = 1e-9, .max = 1e9, .why = "invalid duration '%s'",
+	                 .hint = "e.g. 60s, 5m"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "run",
+	    .usage = "run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary]\n"
+	             "           [--stop-after-steps N] [--stop-after DUR] -- CMD [ARGS...]",
+	    .about = "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the "
+	             "host\nand CMD's whole process tree into FILE (default run.gpuwhy) while it "
+	             "runs,\ntimestamps step lines in its output, and ends with a summary and the "
+	             "diagnosis.",
+	    .opts = opts,
+	    .more = "Step markers without output parsing: the program may write a line \"step\" "
+	            "or\n\"step N\" to the file descriptor named by $GPUWHY_STEP_FD.",
+	    .exits = "CMD's exit status (128+N when killed by signal N; 127 when CMD cannot be "
+	             "started), 2 usage error, 3 environment or I/O error",
+	    .max_args = -1,
+	    .stop_at_arg = true};
+	int rc = opt_parse(&oc, argc, argv, &o->first);
+	if (rc)
+		return rc;
+	o->summary = !no_summary;
+	if (o->first >= argc)
 		return gw_error(GW_EXIT_USAGE, "run", "gpuwhy run -- python train.py",
 		                "no command given");
-	}
 	return 0;
 }
 
@@ -354,7 +322,7 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 	int rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
-	char **cmd = argv + optind;
+	char **cmd = argv + o.first;
 	char err[256];
 	run_ctx rx = {0};
 	rx.steps = steps_matcher_new(o.step_re, err, sizeof err);

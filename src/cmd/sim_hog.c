@@ -5,7 +5,6 @@
  * so that host contention can be recorded and diagnosed on purpose.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "util/err.h"
+#include "util/opt.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -24,9 +24,9 @@
 #define HOG_PERIOD_NS 100000000LL
 
 typedef struct {
-	long long cores;
+	int cores;
 	double seconds; /* 0: until stopped */
-	long long duty; /* percent of each period spent computing */
+	int duty;       /* percent of each period spent computing */
 } hog_opts;
 
 static volatile sig_atomic_t hog_stop;
@@ -36,64 +36,31 @@ static void hog_on_signal(int sig)
 	hog_stop = sig;
 }
 
-static void hog_usage(FILE *out)
-{
-	fputs("usage: gpuwhy sim hog [--cores N] [--seconds S] [--duty PCT]\n"
-	      "\n"
-	      "Loads the host's CPUs like another user's job: N busy processes (named\n"
-	      "gpuwhy-hog), each computing on one core. Prints their PIDs, runs until S\n"
-	      "seconds have passed or it is interrupted, then stops them. Needs no GPU.\n"
-	      "\n"
-	      "  --cores N      busy processes (default: one per online CPU)\n"
-	      "  --seconds S    how long (default 0: until SIGINT or SIGTERM)\n"
-	      "  --duty PCT     busy share of every 100 ms, 1-100 (default 100)\n"
-	      "\n"
-	      "Exit codes: 0 done, 2 bad option, 3 cannot start processes, 128+N on signal N.\n",
-	      out);
-}
-
 static int hog_parse(int argc, char **argv, hog_opts *o)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	*o = (hog_opts){.cores = ncpu > 0 ? ncpu : 1, .seconds = 0, .duty = 100};
-	static const struct option opts[] = {{"cores", required_argument, NULL, 'c'},
-	                                     {"seconds", required_argument, NULL, 's'},
-	                                     {"duty", required_argument, NULL, 'd'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (!gw_parse_int(optarg, 1, HOG_MAX, &o->cores))
-				return gw_error(GW_EXIT_USAGE, "--cores", "a number from 1 to 1024",
-				                "bad value '%s'", optarg);
-			break;
-		case 's':
-			if (!gw_parse_double(optarg, &o->seconds) || o->seconds < 0 ||
-			    o->seconds > 1e7)
-				return gw_error(GW_EXIT_USAGE, "--seconds",
-				                "seconds, like 30 or 0.5", "bad value '%s'",
-				                optarg);
-			break;
-		case 'd':
-			if (!gw_parse_int(optarg, 1, 100, &o->duty))
-				return gw_error(GW_EXIT_USAGE, "--duty",
-				                "a percentage from 1 to 100", "bad value '%s'",
-				                optarg);
-			break;
-		case 'h':
-			hog_usage(stdout);
-			return -1;
-		default:
-			hog_usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim hog --help",
-		                "unexpected argument");
-	return 0;
+	*o = (hog_opts){.cores = ncpu > 0 ? (int)ncpu : 1, .seconds = 0, .duty = 100};
+	const opt_def opts[] = {
+	    OPT_INT(0, "cores", "N", &o->cores, 1, HOG_MAX,
+	            "busy processes (default: one per online CPU)", .why = "bad value '%s'",
+	            .hint = "a number from 1 to 1024"),
+	    OPT_DOUBLE(0, "seconds", "S", &o->seconds, 0, 1e7,
+	               "how long (default 0: until SIGINT or SIGTERM)", .why = "bad value '%s'",
+	               .hint = "seconds, like 30 or 0.5"),
+	    OPT_INT(0, "duty", "PCT", &o->duty, 1, 100,
+	            "busy share of every 100 ms, 1-100 (default 100)", .why = "bad value '%s'",
+	            .hint = "a percentage from 1 to 100"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "sim hog",
+	    .usage = "sim hog [--cores N] [--seconds S] [--duty PCT]",
+	    .about = "Loads the host's CPUs like another user's job: N busy processes (named\n"
+	             "gpuwhy-hog), each computing on one core. Prints their PIDs, runs until S\n"
+	             "seconds have passed or it is interrupted, then stops them. Needs no GPU.",
+	    .opts = opts,
+	    .exits = "0 done, 2 bad option, 3 cannot start processes, 128+N on signal N"};
+	int first;
+	return opt_parse(&oc, argc, argv, &first);
 }
 
 static int64_t thread_cpu_ns(void)
@@ -167,8 +134,8 @@ int cmd_sim_hog(int argc, char **argv)
 	char span[64] = "until stopped";
 	if (o.seconds > 0)
 		snprintf(span, sizeof span, "for %g s", o.seconds);
-	printf("sim hog: %lld busy process%s at %lld %% %s, PIDs", o.cores,
-	       o.cores == 1 ? "" : "es", o.duty, span);
+	printf("sim hog: %d busy process%s at %d %% %s, PIDs", o.cores, o.cores == 1 ? "" : "es",
+	       o.duty, span);
 	for (long long i = 0; i < o.cores; i++)
 		printf(" %d", (int)kids[i]);
 	putchar('\n');

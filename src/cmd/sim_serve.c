@@ -13,7 +13,6 @@
  * so a batched answer can be checked against a direct one.
  */
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <microhttpd.h>
@@ -29,13 +28,14 @@
 #include "exporter/exporter.h"
 #include "sim_state.h"
 #include "util/err.h"
+#include "util/opt.h"
 #include "util/parse.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
 typedef struct {
 	double batch_ms, item_ms, mem_mib, model_mib, item_mib;
-	long max_batch, dim, gpu;
+	int max_batch, dim, gpu;
 	char listen[128];
 } serve_opts;
 
@@ -53,27 +53,11 @@ typedef struct {
 	bool too_big;
 } serve_req;
 
-static void serve_usage(FILE *out)
-{
-	fputs("usage: gpuwhy --sim SCENARIO sim serve [OPTIONS]\n"
-	      "\n"
-	      "A simulated inference server. POST a JSON body with \"input\": [..] to any\n"
-	      "path (e.g. /v1/embeddings); the answer is {\"data\": [{\"index\", \"embedding\"}]}\n"
-	      "after batch-ms + item-ms x inputs of work on the simulated GPU, one batch at\n"
-	      "a time. \"stream\": true answers with server-sent events. GET /health, /stats.\n"
-	      "\n"
-	      "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8000; port 0: any)\n"
-	      "  --batch-ms A        fixed cost of one batch (default 20)\n"
-	      "  --item-ms B         cost of each input (default 2)\n"
-	      "  --max-batch N       most inputs in one request (default 256; 400 beyond)\n"
-	      "  --mem-mib M         GPU memory the server may use (default 8192)\n"
-	      "  --model-mib W       memory the model holds (default 1024)\n"
-	      "  --item-mib X        memory each input needs while it runs (default 32);\n"
-	      "                      past --mem-mib the batch fails with CUDA out of memory\n"
-	      "  --dim D             embedding length (default 8)\n"
-	      "  --gpu I             the simulated GPU (default 0)\n",
-	      out);
-}
+#define SERVE_MS(l, t, h)                                                                          \
+	OPT_DOUBLE(0, l, "MS", t, 0, 1e7, h, .why = "'%s' is not a non-negative number",           \
+	           .hint = "give a number such as 20")
+#define SERVE_N(l, a, t, lo, hi, h)                                                                \
+	OPT_INT(0, l, a, t, lo, hi, h, .why = "'%s' is out of range", .hint = "give a whole number")
 
 static int parse_serve(int argc, char **argv, serve_opts *o)
 {
@@ -85,78 +69,34 @@ static int parse_serve(int argc, char **argv, serve_opts *o)
 	                  .max_batch = 256,
 	                  .dim = 8,
 	                  .gpu = 0};
-	snprintf(o->listen, sizeof o->listen, "127.0.0.1:8000");
-	static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
-	                                     {"batch-ms", required_argument, NULL, 'a'},
-	                                     {"item-ms", required_argument, NULL, 'b'},
-	                                     {"max-batch", required_argument, NULL, 'n'},
-	                                     {"mem-mib", required_argument, NULL, 'm'},
-	                                     {"model-mib", required_argument, NULL, 'w'},
-	                                     {"item-mib", required_argument, NULL, 'x'},
-	                                     {"dim", required_argument, NULL, 'd'},
-	                                     {"gpu", required_argument, NULL, 'g'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	int c;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		double d;
-		long long n;
-		const char *name = NULL;
-		switch (c) {
-		case 'l':
-			snprintf(o->listen, sizeof o->listen, "%s", optarg);
-			continue;
-		case 'h':
-			serve_usage(stdout);
-			return -1;
-		case 'a':
-			name = "--batch-ms";
-			break;
-		case 'b':
-			name = "--item-ms";
-			break;
-		case 'm':
-			name = "--mem-mib";
-			break;
-		case 'w':
-			name = "--model-mib";
-			break;
-		case 'x':
-			name = "--item-mib";
-			break;
-		case 'n':
-			name = "--max-batch";
-			break;
-		case 'd':
-			name = "--dim";
-			break;
-		case 'g':
-			name = "--gpu";
-			break;
-		default:
-			return GW_EXIT_USAGE;
-		}
-		if (c == 'n' || c == 'd' || c == 'g') {
-			if (!gw_parse_int(optarg, c == 'g' ? 0 : 1, c == 'g' ? 63 : 100000, &n))
-				return gw_error(GW_EXIT_USAGE, name, "give a whole number",
-				                "'%s' is out of range", optarg);
-			*(c == 'n' ? &o->max_batch : c == 'd' ? &o->dim : &o->gpu) = (long)n;
-			continue;
-		}
-		if (!gw_parse_double(optarg, &d) || !(d >= 0) || d > 1e7)
-			return gw_error(GW_EXIT_USAGE, name, "give a number such as 20",
-			                "'%s' is not a non-negative number", optarg);
-		*(c == 'a'   ? &o->batch_ms
-		  : c == 'b' ? &o->item_ms
-		  : c == 'm' ? &o->mem_mib
-		  : c == 'w' ? &o->model_mib
-		             : &o->item_mib) = d;
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim serve --help",
-		                "unexpected argument");
-	return 0;
+	const char *listen = "127.0.0.1:8000";
+	const opt_def opts[] = {
+	    OPT_STRING(0, "listen", "ADDR:PORT", &listen,
+	               "where to listen (default 127.0.0.1:8000; port 0: any)"),
+	    SERVE_MS("batch-ms", &o->batch_ms, "fixed cost of one batch (default 20)"),
+	    SERVE_MS("item-ms", &o->item_ms, "cost of each input (default 2)"),
+	    SERVE_N("max-batch", "N", &o->max_batch, 1, 100000,
+	            "most inputs in one request (default 256; 400 beyond)"),
+	    SERVE_MS("mem-mib", &o->mem_mib, "GPU memory the server may use (default 8192)"),
+	    SERVE_MS("model-mib", &o->model_mib, "memory the model holds (default 1024)"),
+	    SERVE_MS("item-mib", &o->item_mib,
+	             "memory each input needs while it runs (default 32); past --mem-mib the batch "
+	             "fails with CUDA out of memory"),
+	    SERVE_N("dim", "D", &o->dim, 1, 100000, "embedding length (default 8)"),
+	    SERVE_N("gpu", "I", &o->gpu, 0, 63, "the simulated GPU (default 0)"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "sim serve",
+	    .usage = "--sim SCENARIO sim serve [OPTIONS]",
+	    .about = "A simulated inference server. POST a JSON body with \"input\": [..] to any\n"
+	             "path (e.g. /v1/embeddings); the answer is {\"data\": [{\"index\", "
+	             "\"embedding\"}]}\nafter batch-ms + item-ms x inputs of work on the "
+	             "simulated GPU, one batch at\na time. \"stream\": true answers with "
+	             "server-sent events. GET /health, /stats.",
+	    .opts = opts};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	snprintf(o->listen, sizeof o->listen, "%s", listen);
+	return rc;
 }
 
 /* ------------------------------------------------------------- the work */
@@ -189,7 +129,7 @@ static bool run_on_gpu(serve_state *s, long n, char *msg, size_t msglen)
 	if (o->model_mib + need > o->mem_mib) {
 		pthread_mutex_unlock(&s->gpu);
 		snprintf(msg, msglen,
-		         "CUDA out of memory. Tried to allocate %.2f MiB (GPU %ld; %.2f MiB total "
+		         "CUDA out of memory. Tried to allocate %.2f MiB (GPU %d; %.2f MiB total "
 		         "capacity; %.2f MiB already allocated; %.2f MiB free)",
 		         need, o->gpu, o->mem_mib, o->model_mib, o->mem_mib - o->model_mib);
 		pthread_mutex_lock(&s->mu);
@@ -311,7 +251,7 @@ static enum MHD_Result infer(serve_state *s, struct MHD_Connection *c, const cha
 	long n = list ? (long)json_array_size(list) : 0;
 	if (n < 1 || n > s->o.max_batch) {
 		char m[160];
-		snprintf(m, sizeof m, "\"input\" must be a list of 1 to %ld items", s->o.max_batch);
+		snprintf(m, sizeof m, "\"input\" must be a list of 1 to %d items", s->o.max_batch);
 		json_decref(list);
 		json_decref(root);
 		return reply(c, 400, error_json(m, "invalid_request"), 0);
@@ -452,7 +392,7 @@ int sim_serve(int argc, char **argv)
 		return gw_error(GW_EXIT_ENV, s.o.listen, "pick another port", "cannot listen");
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "gpuwhy sim serve: listening on http://%s (port %d) on GPU %ld\n",
+	fprintf(stderr, "gpuwhy sim serve: listening on http://%s (port %d) on GPU %d\n",
 	        s.o.listen, di ? di->port : -1, s.o.gpu);
 	int sig;
 	sigwait(&set, &sig);

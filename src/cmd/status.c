@@ -5,8 +5,8 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "cmd/cmdopt.h"
-#include "cmd/status_smi.h"
+#include "smi/smi.h"
+#include "util/opt.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "host/pidbrief.h"
@@ -15,17 +15,6 @@
 #include "util/jsonw.h"
 
 #define STATUS_MAX_PROCS 256
-
-static void usage(FILE *out)
-{
-	fputs("usage: gpuwhy status [--format text|json] [--nvidia-smi]\n"
-	      "\n"
-	      "Driver, CUDA driver version, every GPU (utilization, memory, power against the\n"
-	      "limit, temperature, clocks, P-state, PCIe link, clock event reasons in words)\n"
-	      "and the processes on each GPU (PID, user, GPU memory, SM %, command).\n"
-	      "--nvidia-smi prints nvidia-smi's boxed table instead.\n",
-	      out);
-}
 
 /* "123" or "n/a" into buf, with an optional printf format for the number. */
 static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *buf,
@@ -237,19 +226,23 @@ static void print_json(gpu_ctx *c, const gpu_values *vals, const status_proc *ps
 
 int cmd_status(int argc, char **argv, const gw_global *g)
 {
-	bool json, smi = false;
-	/* --nvidia-smi is taken out before the shared --format parser sees the rest. */
-	int kept = 0;
-	for (int k = 0; k < argc; k++) {
-		if (k > 0 && !strcmp(argv[k], "--nvidia-smi"))
-			smi = true;
-		else
-			argv[kept++] = argv[k];
-	}
-	argc = kept;
-	int orc = cmdopt_text_json(argc, argv, "status", usage, &json);
+	bool smi = false;
+	int fmt = OPT_FMT_TEXT;
+	const opt_def opts[] = {OPT_FORMAT_TJ(&fmt),
+	                        OPT_FLAG(0, "nvidia-smi", &smi, "nvidia-smi's boxed table instead"),
+	                        OPT_END};
+	const opt_cmd oc = {
+	    .name = "status",
+	    .usage = "status [--format text|json] [--nvidia-smi]",
+	    .about =
+	        "Driver, CUDA driver version, every GPU (utilization, memory, power against the\n"
+	        "limit, temperature, clocks, P-state, PCIe link, clock event reasons in words)\n"
+	        "and the processes on each GPU (PID, user, GPU memory, SM %, command).",
+	    .opts = opts};
+	int first, orc = opt_parse(&oc, argc, argv, &first);
 	if (orc)
-		return orc < 0 ? GW_EXIT_OK : orc;
+		return orc == OPT_HELP ? GW_EXIT_OK : orc;
+	bool json = fmt == OPT_FMT_JSON;
 	gpu_ctx *c;
 	gpu_open_opts oo = {.gpus = g->gpus};
 	int rc = gpu_open(&oo, &c);

@@ -5,7 +5,6 @@
  * fits, and say which setting feeds the GPU best and why.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,108 +15,11 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
-
-static void usage(FILE *out)
-{
-	fputs("usage: gpuwhy sweep -o DIR --vary NAME=V1,V2,... [--vary ...] [OPTIONS] -- CMD "
-	      "{NAME} ...\n"
-	      "       gpuwhy sweep -o DIR --search NAME=pow2:LO..HI [OPTIONS] -- CMD {NAME} ...\n"
-	      "       gpuwhy sweep --resume DIR\n"
-	      "\n"
-	      "Runs CMD once per configuration under `gpuwhy run` (recorded as\n"
-	      "DIR/NAME=VALUE[,...]-rK.gpuwhy), then prints per configuration the step time\n"
-	      "(mean, p50, p90, 95 % interval), throughput, GPU and host use and the top\n"
-	      "finding, the best configuration, each variable's knee and why. {NAME} in CMD\n"
-	      "and in --env values takes each value ({{ and }} are literal braces); values\n"
-	      "stay single arguments (CMD runs without a shell; in `sh -c SCRIPT` they are\n"
-	      "quoted). By default the first values are the baseline and one variable\n"
-	      "changes at a time.\n"
-	      "\n"
-	      "  -o, --output DIR      where recordings, sweep.json, results.json/.txt and\n"
-	      "                        report.html go\n"
-	      "  --vary NAME=LIST      values: a,b,c or a range 1..8[:STEP] or pow2:1..64\n"
-	      "  --search NAME=RANGE   the largest value that runs without running out of\n"
-	      "                        memory, doubling from LO then bisecting to STEP:\n"
-	      "                        pow2:LO..HI[:STEP] or LO..HI[:STEP] (STEP default LO)\n"
-	      "  --grid                every combination instead of one variable at a time\n"
-	      "  --repeat N            runs per configuration (default 1; search values: 1)\n"
-	      "  --steps N             stop each run once N steps after the warm-up are timed\n"
-	      "  --duration DUR        stop each run after DUR (60s, 5m)\n"
-	      "  --warmup-steps K      step intervals left out at the start (default 1)\n"
-	      "  --env NAME=VALUE      environment of each run, placeholders allowed\n"
-	      "  --batch-var NAME      the variable counting samples per step (default: one\n"
-	      "                        named batch, batch_size, bs): samples/s, memory model\n"
-	      "  --knee SHARE          the knee is where the next value gains less (10%)\n"
-	      "  --headroom SHARE      memory kept free by the predicted largest batch (10%)\n"
-	      "  --interval DUR        sampling interval of each run (default 200ms)\n"
-	      "  --step-regex RE       step lines, as for gpuwhy run\n"
-	      "  --max-values N        longest value list accepted (default 64)\n"
-	      "  --max-runs N          most runs accepted (default 1000)\n"
-	      "  --dry-run             print the plan and exit\n"
-	      "  --resume DIR          go on with an earlier sweep: finished runs are kept\n"
-	      "  --queue               submit each run as a queue task (configurations run\n"
-	      "                        side by side on separate GPUs); --queue-dir DIR, and\n"
-	      "                        --queue-mem SIZE reserves GPU memory per task\n"
-	      "  --format text|json    what goes to stdout (default text)\n"
-	      "\n"
-	      "Exit codes: 0 every configuration ran, 1 one failed (out of memory in a\n"
-	      "search does not count), 2 bad input, 3 the directory or a recording cannot be\n"
-	      "used, 130 interrupted (resume with --resume DIR).\n",
-	      out);
-}
-
-enum {
-	O_VARY = 1000,
-	O_SEARCH,
-	O_GRID,
-	O_REPEAT,
-	O_STEPS,
-	O_DURATION,
-	O_WARMUP,
-	O_ENV,
-	O_BATCHVAR,
-	O_KNEE,
-	O_HEADROOM,
-	O_INTERVAL,
-	O_STEPRE,
-	O_MAXVAL,
-	O_MAXRUNS,
-	O_DRY,
-	O_RESUME,
-	O_QUEUE,
-	O_QUEUEDIR,
-	O_QUEUEMEM,
-	O_FORMAT,
-};
-
-static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                     {"vary", required_argument, NULL, O_VARY},
-                                     {"search", required_argument, NULL, O_SEARCH},
-                                     {"grid", no_argument, NULL, O_GRID},
-                                     {"repeat", required_argument, NULL, O_REPEAT},
-                                     {"steps", required_argument, NULL, O_STEPS},
-                                     {"duration", required_argument, NULL, O_DURATION},
-                                     {"warmup-steps", required_argument, NULL, O_WARMUP},
-                                     {"env", required_argument, NULL, O_ENV},
-                                     {"batch-var", required_argument, NULL, O_BATCHVAR},
-                                     {"knee", required_argument, NULL, O_KNEE},
-                                     {"headroom", required_argument, NULL, O_HEADROOM},
-                                     {"interval", required_argument, NULL, O_INTERVAL},
-                                     {"step-regex", required_argument, NULL, O_STEPRE},
-                                     {"max-values", required_argument, NULL, O_MAXVAL},
-                                     {"max-runs", required_argument, NULL, O_MAXRUNS},
-                                     {"dry-run", no_argument, NULL, O_DRY},
-                                     {"resume", required_argument, NULL, O_RESUME},
-                                     {"queue", no_argument, NULL, O_QUEUE},
-                                     {"queue-dir", required_argument, NULL, O_QUEUEDIR},
-                                     {"queue-mem", required_argument, NULL, O_QUEUEMEM},
-                                     {"format", required_argument, NULL, O_FORMAT},
-                                     {"help", no_argument, NULL, 'h'},
-                                     {NULL, 0, NULL, 0}};
 
 /* "10%", "0.1": a share from 0 to 1 (exclusive). */
 static bool parse_share(const char *s, double *out)
@@ -145,127 +47,165 @@ static int bad(const char *what, const char *hint, const char *why)
 }
 
 /* Every list of strings lives in argv or in o, so nothing here needs freeing but the vars. */
-static int parse_one(int ch, sweep_opts *o, char *err, size_t errlen)
+static int sw_var(const opt_def *d, const char *v, void *ctx)
 {
-	long long v;
-	switch (ch) {
-	case 'o':
-		o->dir = optarg;
-		return 0;
-	case O_VARY:
-	case O_SEARCH:
-		if (sweep_var_parse(&o->sp, optarg, ch == O_SEARCH, err, errlen) != 0)
-			return gw_error(GW_EXIT_USAGE, "sweep", "see gpuwhy sweep --help", "%s",
-			                err);
-		return 0;
-	case O_GRID:
-		o->sp.grid = true;
-		return 0;
-	case O_REPEAT:
-		if (!gw_parse_int(optarg, 1, 64, &v))
-			return bad("--repeat", "1 to 64", "not a whole number from 1 to 64");
-		o->sp.repeat = (int)v;
-		return 0;
-	case O_STEPS:
-		if (!gw_parse_int(optarg, 1, 10000000, &o->steps))
-			return bad("--steps", "e.g. --steps 50", "not a whole number from 1");
-		return 0;
-	case O_DURATION:
-		if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->duration_ns) ||
-		    o->duration_ns <= 0)
-			return bad("--duration", "e.g. 60s, 5m", "not a duration");
-		return 0;
-	case O_WARMUP:
-		if (!gw_parse_int(optarg, 0, 100000, &o->warmup))
-			return bad("--warmup-steps", "e.g. 5", "not a whole number from 0");
-		return 0;
-	case O_ENV:
-		if (!strchr(optarg, '=') || optarg[0] == '=')
-			return bad("--env", "--env NAME=VALUE", "expected NAME=VALUE");
-		if (o->sp.nenv >= SWEEP_OPTS_MAX_ENV)
-			return bad("--env", NULL, "too many");
-		o->env[o->sp.nenv++] = optarg;
-		return 0;
-	case O_BATCHVAR:
-		o->sp.batch_var = optarg;
-		return 0;
-	case O_KNEE:
-		if (!parse_share(optarg, &o->knee) || o->knee <= 0)
-			return bad("--knee", "e.g. 10% or 0.1",
-			           "not a share above 0 and below 100 %");
-		return 0;
-	case O_HEADROOM:
-		if (!parse_share(optarg, &o->headroom))
-			return bad("--headroom", "e.g. 10% or 0.1",
-			           "not a share from 0 to below 100 %");
-		return 0;
-	case O_INTERVAL:
-		if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->interval_ns) ||
-		    o->interval_ns < 10000000LL || o->interval_ns > 3600000000000LL)
-			return bad("--interval", "e.g. 200ms, 1s",
-			           "not a duration from 10ms to 1h");
-		return 0;
-	case O_STEPRE:
-		o->step_re = optarg;
-		return 0;
-	case O_MAXVAL:
-		if (!gw_parse_int(optarg, 1, 100000, &v))
-			return bad("--max-values", "e.g. 128", "not a whole number from 1");
-		o->sp.max_values = (int)v;
-		return 0;
-	case O_MAXRUNS:
-		if (!gw_parse_int(optarg, 1, 1000000, &v))
-			return bad("--max-runs", "e.g. 2000", "not a whole number from 1");
-		o->sp.max_runs = (int)v;
-		return 0;
-	case O_DRY:
-		o->dry_run = true;
-		return 0;
-	case O_RESUME:
-		o->resume = optarg;
-		return 0;
-	case O_QUEUE:
-		o->queue = true;
-		return 0;
-	case O_QUEUEDIR:
-		o->queue = true;
-		o->queue_dir = optarg;
-		return 0;
-	case O_QUEUEMEM: {
-		uint64_t b;
-		if (!gw_parse_size_bytes(optarg, &b))
-			return bad("--queue-mem", "e.g. 12G, 800M", "not a size");
-		o->queue = true;
-		o->queue_mem = optarg;
-		return 0;
-	}
-	case O_FORMAT:
-		if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-			return bad("--format", "text or json", "unknown format");
-		o->json = !strcmp(optarg, "json");
-		return 0;
-	case 'h':
-		usage(stdout);
-		return -1;
-	default:
-		usage(stderr);
-		return GW_EXIT_USAGE;
-	}
+	char err[512];
+	if (sweep_var_parse(&((sweep_opts *)ctx)->sp, v, d->name[0] == 's', err, sizeof err) != 0)
+		return gw_error(GW_EXIT_USAGE, "sweep", "see gpuwhy sweep --help", "%s", err);
+	return 0;
 }
+
+/* Whole numbers into a long long of sweep_opts (d->target), in [d->min, d->max]. */
+static int sw_ll(const opt_def *d, const char *v, void *ctx)
+{
+	char what[40];
+	snprintf(what, sizeof what, "--%s", d->name);
+	if (!gw_parse_int(v, (long long)d->min, (long long)d->max, d->target))
+		return bad(what, d->hint, d->why);
+	return 0;
+}
+
+static int sw_duration(const opt_def *d, const char *v, void *ctx)
+{
+	sweep_opts *o = ctx;
+	if (!gw_parse_duration_ns(v, 1000000000LL, &o->duration_ns) || o->duration_ns <= 0)
+		return bad("--duration", "e.g. 60s, 5m", "not a duration");
+	return 0;
+}
+
+static int sw_env(const opt_def *d, const char *v, void *ctx)
+{
+	sweep_opts *o = ctx;
+	if (!strchr(v, '=') || v[0] == '=')
+		return bad("--env", "--env NAME=VALUE", "expected NAME=VALUE");
+	if (o->sp.nenv >= SWEEP_OPTS_MAX_ENV)
+		return bad("--env", NULL, "too many");
+	o->env[o->sp.nenv++] = (char *)v; /* a string of argv */
+	return 0;
+}
+
+static int sw_share(const opt_def *d, const char *v, void *ctx)
+{
+	double *x = d->target;
+	bool knee = d->name[0] == 'k';
+	if (!parse_share(v, x) || (knee && *x <= 0))
+		return bad(knee ? "--knee" : "--headroom", "e.g. 10% or 0.1",
+		           knee ? "not a share above 0 and below 100 %"
+		                : "not a share from 0 to below 100 %");
+	return 0;
+}
+
+static int sw_queue_dir(const opt_def *d, const char *v, void *ctx)
+{
+	sweep_opts *o = ctx;
+	o->queue = true;
+	o->queue_dir = v;
+	return 0;
+}
+
+static int sw_queue_mem(const opt_def *d, const char *v, void *ctx)
+{
+	sweep_opts *o = ctx;
+	uint64_t b;
+	if (!gw_parse_size_bytes(v, &b))
+		return bad("--queue-mem", "e.g. 12G, 800M", "not a size");
+	o->queue = true;
+	o->queue_mem = v;
+	return 0;
+}
+
+static int sw_format(const opt_def *d, const char *v, void *ctx)
+{
+	if (strcmp(v, "text") && strcmp(v, "json"))
+		return bad("--format", "text or json", "unknown format");
+	((sweep_opts *)ctx)->json = !strcmp(v, "json");
+	return 0;
+}
+
+#define SW_LL(l, t, lo, hi, h, w, hn)                                                              \
+	OPT_CALL(0, l, "N", sw_ll, h, .target = (t), .min = lo, .max = hi, .why = w, .hint = hn)
 
 /* --vary options must come before `--`; every value list was checked as it came. */
 static int parse_args(int argc, char **argv, sweep_opts *o)
 {
-	char err[512];
-	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
-		int rc = parse_one(ch, o, err, sizeof err);
-		if (rc)
-			return rc;
-	}
-	o->sp.cmd = argv + optind;
-	o->sp.ncmd = argc - optind;
+	const opt_def opts[] = {
+	    OPT_STRING('o', "output", "DIR", &o->dir,
+	               "where recordings, sweep.json, results.json/.txt and report.html go"),
+	    OPT_CALL(0, "vary", "NAME=LIST", sw_var,
+	             "values: a,b,c or a range 1..8[:STEP] or pow2:1..64"),
+	    OPT_CALL(0, "search", "NAME=RANGE", sw_var,
+	             "the largest value that runs without running out of memory, doubling from LO "
+	             "then bisecting to STEP: pow2:LO..HI[:STEP] or LO..HI[:STEP] (STEP default "
+	             "LO)"),
+	    OPT_FLAG(0, "grid", &o->sp.grid, "every combination instead of one variable at a time"),
+	    OPT_INT(0, "repeat", "N", &o->sp.repeat, 1, 64,
+	            "runs per configuration (default 1; search values: 1)",
+	            .why = "not a whole number from 1 to 64", .hint = "1 to 64"),
+	    SW_LL("steps", &o->steps, 1, 10000000,
+	          "stop each run once N steps after the warm-up are timed",
+	          "not a whole number from 1", "e.g. --steps 50"),
+	    OPT_CALL(0, "duration", "DUR", sw_duration, "stop each run after DUR (60s, 5m)"),
+	    SW_LL("warmup-steps", &o->warmup, 0, 100000,
+	          "step intervals left out at the start (default 1)", "not a whole number from 0",
+	          "e.g. 5"),
+	    OPT_CALL(0, "env", "NAME=VALUE", sw_env,
+	             "environment of each run, placeholders allowed"),
+	    OPT_STRING(0, "batch-var", "NAME", &o->sp.batch_var,
+	               "the variable counting samples per step (default: one named batch, "
+	               "batch_size, bs): samples/s, memory model"),
+	    OPT_CALL(0, "knee", "SHARE", sw_share,
+	             "the knee is where the next value gains less (10%)", .target = &o->knee),
+	    OPT_CALL(0, "headroom", "SHARE", sw_share,
+	             "memory kept free by the predicted largest batch (10%)",
+	             .target = &o->headroom),
+	    OPT_DURATION(0, "interval", "DUR", &o->interval_ns, 0,
+	                 "sampling interval of each run (default 200ms)", .min = 0.01, .max = 3600,
+	                 .why = "not a duration from 10ms to 1h", .hint = "e.g. 200ms, 1s"),
+	    OPT_STRING(0, "step-regex", "RE", &o->step_re, "step lines, as for gpuwhy run"),
+	    OPT_INT(0, "max-values", "N", &o->sp.max_values, 1, 100000,
+	            "longest value list accepted (default 64)", .why = "not a whole number from 1",
+	            .hint = "e.g. 128"),
+	    OPT_INT(0, "max-runs", "N", &o->sp.max_runs, 1, 1000000,
+	            "most runs accepted (default 1000)", .why = "not a whole number from 1",
+	            .hint = "e.g. 2000"),
+	    OPT_FLAG(0, "dry-run", &o->dry_run, "print the plan and exit"),
+	    OPT_STRING(0, "resume", "DIR", &o->resume,
+	               "go on with an earlier sweep: finished runs are kept"),
+	    OPT_FLAG(0, "queue", &o->queue,
+	             "submit each run as a queue task (configurations run side by side on "
+	             "separate GPUs)"),
+	    OPT_CALL(0, "queue-dir", "DIR", sw_queue_dir,
+	             "the queue to submit to (implies --queue)"),
+	    OPT_CALL(0, "queue-mem", "SIZE", sw_queue_mem,
+	             "GPU memory reserved per task (implies --queue)"),
+	    OPT_CALL(0, "format", "FMT", sw_format, "what goes to stdout: text (default) or json"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "sweep",
+	    .usage = "sweep -o DIR --vary NAME=V1,V2,... [--vary ...] [OPTIONS] -- CMD {NAME} ...\n"
+	             "sweep -o DIR --search NAME=pow2:LO..HI [OPTIONS] -- CMD {NAME} ...\n"
+	             "sweep --resume DIR",
+	    .about =
+	        "Runs CMD once per configuration under `gpuwhy run` (recorded as\n"
+	        "DIR/NAME=VALUE[,...]-rK.gpuwhy), then prints per configuration the step time\n"
+	        "(mean, p50, p90, 95 % interval), throughput, GPU and host use and the top\n"
+	        "finding, the best configuration, each variable's knee and why. {NAME} in CMD\n"
+	        "and in --env values takes each value ({{ and }} are literal braces); values\n"
+	        "stay single arguments (CMD runs without a shell; in `sh -c SCRIPT` they are\n"
+	        "quoted). By default the first values are the baseline and one variable\n"
+	        "changes at a time.",
+	    .opts = opts,
+	    .exits = "0 every configuration ran, 1 one failed (out of memory in a search does not "
+	             "count), 2 bad input, 3 the directory or a recording cannot be used, 130 "
+	             "interrupted (resume with --resume DIR)",
+	    .max_args = -1,
+	    .stop_at_arg = true,
+	    .ctx = o};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc;
+	o->sp.cmd = argv + first;
+	o->sp.ncmd = argc - first;
 	o->sp.env = o->env;
 	return 0;
 }

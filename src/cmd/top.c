@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <langinfo.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "sample/sampler.h"
@@ -80,106 +80,70 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-static void usage(FILE *out)
+static void keys_help(FILE *out)
 {
-	fputs("usage: gpuwhy top [-i DUR] [-o FILE] [--once] [-s KEY] [-f TEXT] [-t]\n"
-	      "                  [--ascii] [--no-color] [--mouse]\n"
-	      "\n"
-	      "The live view: every GPU's meters (utilization, SM active where the GPU has it,\n"
-	      "memory, power against the limit, temperature, clocks, PCIe link and throughput)\n"
-	      "with a utilization history; every host core as a small bar, memory, swap, disk\n"
-	      "and network; the GPU processes (PID, user, GPU, GPU memory, SM %, CPU %, RSS,\n"
-	      "command) and the tree around one; and on the status line what the diagnosis\n"
-	      "rules find in the last minute. Sampling runs on its own thread.\n"
-	      "\n"
-	      "  -i, --interval DUR  sampling interval, 100ms to 10s (default 1s)\n"
-	      "  -o, --output FILE   also record what is shown into FILE (.gpuwhy); the\n"
-	      "                      interval is then fixed\n"
-	      "      --once          print one frame as plain text and exit (no terminal needed;\n"
-	      "                      width from $COLUMNS, else 120)\n"
-	      "  -s, --sort KEY      gpu (default), pid, user, mem, sm, cpu, rss or cmd\n"
-	      "  -f, --filter TEXT   show processes whose PID, user or command contains TEXT\n"
-	      "  -t, --tree          start with the process tree shown\n"
-	      "      --ascii         ASCII only (automatic when the locale is not UTF-8)\n"
-	      "      --no-color      no colour (also when NO_COLOR is set)\n"
-	      "      --mouse         click to select a process or sort by a column\n"
-	      "\n"
-	      "Keys:\n",
-	      out);
 	top_keys_print(out);
 	fputs("\nWith --gpus LIST (a global option) only those GPUs are opened.\n", out);
 }
 
+static int set_sort(const opt_def *d, const char *v, void *ctx)
+{
+	top_opts *o = ctx;
+	o->sort = top_sort_parse(v);
+	if (o->sort < 0)
+		return gw_error(GW_EXIT_USAGE, "--sort", "gpu, pid, user, mem, sm, cpu, rss or cmd",
+		                "unknown sort key '%s'", v);
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, top_opts *o)
 {
-	enum { OPT_ONCE = 256, OPT_ASCII, OPT_NO_COLOR, OPT_MOUSE };
-	static const struct option opts[] = {{"interval", required_argument, NULL, 'i'},
-	                                     {"output", required_argument, NULL, 'o'},
-	                                     {"once", no_argument, NULL, OPT_ONCE},
-	                                     {"sort", required_argument, NULL, 's'},
-	                                     {"filter", required_argument, NULL, 'f'},
-	                                     {"tree", no_argument, NULL, 't'},
-	                                     {"ascii", no_argument, NULL, OPT_ASCII},
-	                                     {"no-color", no_argument, NULL, OPT_NO_COLOR},
-	                                     {"mouse", no_argument, NULL, OPT_MOUSE},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	*o = (top_opts){.interval_ns = 1000000000LL, .sort = TOP_SORT_GPU};
-	int ch;
-	while ((ch = getopt_long(argc, argv, "i:o:s:f:th", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'i':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &o->interval_ns) ||
-			    o->interval_ns < TOP_INTERVAL_MIN_NS ||
-			    o->interval_ns > TOP_INTERVAL_MAX_NS)
-				return gw_error(GW_EXIT_USAGE, "--interval",
-				                "e.g. 1s, 500ms, 100ms",
-				                "invalid interval '%s' (100ms to 10s)", optarg);
-			o->interval_given = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_ONCE:
-			o->once = true;
-			break;
-		case 's':
-			o->sort = top_sort_parse(optarg);
-			if (o->sort < 0)
-				return gw_error(GW_EXIT_USAGE, "--sort",
-				                "gpu, pid, user, mem, sm, cpu, rss or cmd",
-				                "unknown sort key '%s'", optarg);
-			break;
-		case 'f':
-			if (strlen(optarg) >= TOP_PROMPT_MAX)
-				return gw_error(GW_EXIT_USAGE, "--filter", NULL,
-				                "filter longer than %d characters",
-				                TOP_PROMPT_MAX - 1);
-			o->filter = optarg;
-			break;
-		case 't':
-			o->tree = true;
-			break;
-		case OPT_ASCII:
-			o->ascii = true;
-			break;
-		case OPT_NO_COLOR:
-			o->no_color = true;
-			break;
-		case OPT_MOUSE:
-			o->mouse = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy top --help",
-		                "unexpected argument");
+	*o = (top_opts){.sort = TOP_SORT_GPU};
+	const opt_def opts[] = {
+	    OPT_DURATION('i', "interval", "DUR", &o->interval_ns, 0,
+	                 "sampling interval, 100ms to 10s (default 1s)",
+	                 .min = TOP_INTERVAL_MIN_NS / 1e9, .max = TOP_INTERVAL_MAX_NS / 1e9,
+	                 .why = "invalid interval '%s' (100ms to 10s)",
+	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	    OPT_STRING('o', "output", "FILE", &o->output,
+	               "also record what is shown into FILE (.gpuwhy); the interval is then "
+	               "fixed"),
+	    OPT_FLAG(0, "once", &o->once,
+	             "print one frame as plain text and exit (no terminal needed; width from "
+	             "$COLUMNS, else 120)"),
+	    OPT_CALL('s', "sort", "KEY", set_sort,
+	             "gpu (default), pid, user, mem, sm, cpu, rss or cmd"),
+	    OPT_STRING('f', "filter", "TEXT", &o->filter,
+	               "show processes whose PID, user or command contains TEXT"),
+	    OPT_FLAG('t', "tree", &o->tree, "start with the process tree shown"),
+	    OPT_FLAG(0, "ascii", &o->ascii, "ASCII only (automatic when the locale is not UTF-8)"),
+	    OPT_FLAG(0, "no-color", &o->no_color, "no colour (also when NO_COLOR is set)"),
+	    OPT_FLAG(0, "mouse", &o->mouse, "click to select a process or sort by a column"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "top",
+	    .usage = "top [-i DUR] [-o FILE] [--once] [-s KEY] [-f TEXT] [-t]\n"
+	             "           [--ascii] [--no-color] [--mouse]",
+	    .about = "The live view: every GPU's meters (utilization, SM active where the GPU has "
+	             "it,\nmemory, power against the limit, temperature, clocks, PCIe link and "
+	             "throughput)\nwith a utilization history; every host core as a small bar, "
+	             "memory, swap, disk\nand network; the GPU processes (PID, user, GPU, GPU "
+	             "memory, SM %, CPU %, RSS,\ncommand) and the tree around one; and on the "
+	             "status line what the diagnosis\nrules find in the last minute. Sampling "
+	             "runs on its own thread.",
+	    .opts = opts,
+	    .more = "Keys:",
+	    .more_fn = keys_help,
+	    .ctx = o};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc;
+	o->interval_given = o->interval_ns != 0;
+	if (!o->interval_given)
+		o->interval_ns = 1000000000LL;
+	if (o->filter && strlen(o->filter) >= TOP_PROMPT_MAX)
+		return gw_error(GW_EXIT_USAGE, "--filter", NULL, "filter longer than %d characters",
+		                TOP_PROMPT_MAX - 1);
 	return 0;
 }
 

@@ -1,29 +1,15 @@
 /* topo.c - `gpuwhy topo`: the GPU x GPU interconnect matrix, CPU/NUMA affinity, NVLink states. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_reasons.h"
 #include "host/pcitopo.h"
 #include "util/err.h"
 #include "util/jsonw.h"
-
-static void usage(FILE *out)
-{
-	fputs(
-	    "usage: gpuwhy topo [--format text|json]\n"
-	    "       gpuwhy topo -m [--sysfs-root DIR]\n"
-	    "\n"
-	    "How each pair of GPUs is connected (NV# = # bonded NVLinks, PIX/PXB/PHB/NODE/SYS\n"
-	    "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link states.\n"
-	    "-m prints nvidia-smi topo -m's tab-separated matrix with the NICs (RDMA devices of\n"
-	    "/sys/class/infiniband, then PCI network devices of /sys/class/net) placed on the\n"
-	    "PCIe tree from sysfs; --sysfs-root reads sysfs below DIR instead of /.\n",
-	    out);
-}
 
 /* The matrix cell for GPUs i and j: "X", "NV18", "PIX", ... "n/a". */
 static void cell(gpu_ctx *c, int i, int j, char *out, size_t len)
@@ -229,39 +215,30 @@ static void print_json(gpu_ctx *c)
 
 int cmd_topo(int argc, char **argv, const gw_global *g)
 {
-	static const struct option opts[] = {
-	    {"format", required_argument, NULL, 'f'}, {"m", no_argument, NULL, 'm'},
-	    {"matrix", no_argument, NULL, 'm'},       {"sysfs-root", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-	bool json = false, matrix = false;
+	bool matrix = false;
+	int fmt = OPT_FMT_TEXT;
 	const char *root = "";
-	int ch;
-	while ((ch = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "text"))
-				return gw_error(GW_EXIT_USAGE, "--format", "use text or json",
-				                "unknown format '%s'", optarg);
-			break;
-		case 'm':
-			matrix = true;
-			break;
-		case 'r':
-			root = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return GW_EXIT_OK;
-		default:
-			usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy topo --help",
-		                "unexpected argument");
+	const opt_def opts[] = {
+	    OPT_FORMAT_TJ(&fmt),
+	    OPT_FLAG(0, "m", &matrix, "nvidia-smi topo -m's tab-separated matrix (also --matrix)"),
+	    OPT_FLAG(0, "matrix", &matrix, NULL, .hidden = true),
+	    OPT_STRING(0, "sysfs-root", "DIR", &root, "with -m, read sysfs below DIR instead of /"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "topo",
+	    .usage = "topo [--format text|json]\ntopo -m [--sysfs-root DIR]",
+	    .about =
+	        "How each pair of GPUs is connected (NV# = # bonded NVLinks, PIX/PXB/PHB/NODE/SYS\n"
+	        "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link "
+	        "states.\n-m prints nvidia-smi topo -m's tab-separated matrix with the NICs "
+	        "(RDMA devices of\n/sys/class/infiniband, then PCI network devices of "
+	        "/sys/class/net) placed on the\nPCIe tree from sysfs.",
+	    .opts = opts,
+	    .long_only = true};
+	int first, orc = opt_parse(&oc, argc, argv, &first);
+	if (orc)
+		return orc == OPT_HELP ? GW_EXIT_OK : orc;
+	bool json = fmt == OPT_FMT_JSON;
 	if (matrix && json)
 		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json",
 		                "-m is nvidia-smi's text");

@@ -1,39 +1,16 @@
 /* trace.c - `gpuwhy trace`: profiler timelines (PyTorch/Kineto JSON, nsys SQLite) analysed with
  * HolisticTraceAnalysis' semantics: where and why the GPU idles, per rank. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/opt.h"
 #include "trace/trace_job.h"
 #include "trace/trace_report.h"
 #include "util/err.h"
 #include "util/parse.h"
-
-static void trace_usage(FILE *out)
-{
-	fputs(
-	    "usage: gpuwhy trace [OPTIONS] PATH...\n"
-	    "\n"
-	    "Analyse profiler timelines like HolisticTraceAnalysis: where the GPU idles and why.\n"
-	    "PATH is a trace file or a directory of per-rank files: PyTorch profiler (Kineto)\n"
-	    "JSON or JSON.gz, or an Nsight Systems SQLite export (nsys export --type sqlite).\n"
-	    "\n"
-	    "  -f, --format FMT        text (default), json, or csv (HTA's tables)\n"
-	    "  -r, --ranks LIST        only these ranks: 0,2,4-7 (all files are still read)\n"
-	    "      --include-last-step keep the last ProfilerStep (HTA drops it)\n"
-	    "      --no-ns-rounding    keep nanosecond timestamps exact (HTA rounds them to\n"
-	    "                          whole microseconds: ceil(ts), floor(ts + dur))\n"
-	    "  -j, --threads N         ranks read in parallel (default: one per CPU)\n"
-	    "  -q, --quiet             no progress line on stderr\n"
-	    "  -h, --help              this help\n"
-	    "\n"
-	    "Verdicts: host-bound, launch-bound, communication-bound, healthy.\n"
-	    "Exit codes: 0 ok, 2 usage error, 3 unreadable or malformed input file.\n",
-	    out);
-}
 
 /* "0,2,4-7" -> ranks; false on a malformed list. */
 static bool parse_ranks(const char *s, int **out, size_t *n)
@@ -77,77 +54,69 @@ static bool parse_ranks(const char *s, int **out, size_t *n)
 	return true;
 }
 
+static const char *const formats[] = {"text", "json", "csv", NULL};
+
+static int set_ranks(const opt_def *d, const char *v, void *ctx)
+{
+	trace_job_opts *o = ctx;
+	free((void *)o->ranks);
+	o->ranks = NULL;
+	int *ranks;
+	if (!parse_ranks(v, &ranks, &o->n_ranks))
+		return gw_error(GW_EXIT_USAGE, "--ranks", "e.g. --ranks 0,2,4-7",
+		                "bad rank list '%s'", v);
+	o->ranks = ranks;
+	return 0;
+}
+
 int cmd_trace(int argc, char **argv, const gw_global *g)
 {
-	(void)g;
-	enum { OPT_LAST = 256, OPT_NO_ROUND };
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-	                                     {"ranks", required_argument, NULL, 'r'},
-	                                     {"include-last-step", no_argument, NULL, OPT_LAST},
-	                                     {"no-ns-rounding", no_argument, NULL, OPT_NO_ROUND},
-	                                     {"threads", required_argument, NULL, 'j'},
-	                                     {"quiet", no_argument, NULL, 'q'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	const char *format = "text";
 	trace_job_opts o = {.prep = {.ns_rounding = true}, .progress = isatty(STDERR_FILENO)};
-	int *ranks = NULL, c;
-	long long v;
-	while ((c = getopt_long(argc, argv, "f:r:j:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
-			    strcmp(optarg, "csv")) {
-				free(ranks);
-				return gw_error(GW_EXIT_USAGE, "--format", "use text, json or csv",
-				                "unknown format '%s'", optarg);
-			}
-			format = optarg;
-			break;
-		case 'r':
-			free(ranks);
-			ranks = NULL;
-			if (!parse_ranks(optarg, &ranks, &o.n_ranks))
-				return gw_error(GW_EXIT_USAGE, "--ranks", "e.g. --ranks 0,2,4-7",
-				                "bad rank list '%s'", optarg);
-			o.ranks = ranks;
-			break;
-		case OPT_LAST:
-			o.prep.include_last_step = true;
-			break;
-		case OPT_NO_ROUND:
-			o.prep.ns_rounding = false;
-			break;
-		case 'j':
-			if (!gw_parse_int(optarg, 1, 1024, &v)) {
-				free(ranks);
-				return gw_error(GW_EXIT_USAGE, "--threads",
-				                "a number from 1 to 1024", "bad value '%s'",
-				                optarg);
-			}
-			o.threads = (int)v;
-			break;
-		case 'q':
-			o.progress = false;
-			break;
-		case 'h':
-			trace_usage(stdout);
-			free(ranks);
-			return GW_EXIT_OK;
-		default:
-			trace_usage(stderr);
-			free(ranks);
-			return GW_EXIT_USAGE;
-		}
+	int fmt = 0;
+	bool last = false, exact = false, quiet = false;
+	const opt_def opts[] = {
+	    OPT_ENUM('f', "format", "FMT", &fmt, formats,
+	             "text (default), json, or csv (HTA's tables)"),
+	    OPT_CALL('r', "ranks", "LIST", set_ranks,
+	             "only these ranks: 0,2,4-7 (all files are still read)"),
+	    OPT_FLAG(0, "include-last-step", &last, "keep the last ProfilerStep (HTA drops it)"),
+	    OPT_FLAG(0, "no-ns-rounding", &exact,
+	             "keep nanosecond timestamps exact (HTA rounds them to whole microseconds: "
+	             "ceil(ts), floor(ts + dur))"),
+	    OPT_INT('j', "threads", "N", &o.threads, 1, 1024,
+	            "ranks read in parallel (default: one per CPU)", .why = "bad value '%s'",
+	            .hint = "a number from 1 to 1024"),
+	    OPT_FLAG('q', "quiet", &quiet, "no progress line on stderr"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "trace",
+	    .usage = "trace [OPTIONS] PATH...",
+	    .about =
+	        "Analyse profiler timelines like HolisticTraceAnalysis: where the GPU idles and "
+	        "why.\nPATH is a trace file or a directory of per-rank files: PyTorch profiler "
+	        "(Kineto)\nJSON or JSON.gz, or an Nsight Systems SQLite export (nsys export "
+	        "--type sqlite).",
+	    .opts = opts,
+	    .more = "Verdicts: host-bound, launch-bound, communication-bound, healthy.",
+	    .max_args = -1,
+	    .ctx = &o};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	int *ranks = (int *)o.ranks;
+	if (!rc && first >= argc) {
+		opt_help(&oc, stderr);
+		rc = GW_EXIT_USAGE;
 	}
-	if (optind >= argc) {
+	if (rc) {
 		free(ranks);
-		trace_usage(stderr);
-		return GW_EXIT_USAGE;
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	}
+	o.prep.include_last_step = last;
+	o.prep.ns_rounding = !exact;
+	o.progress &= !quiet;
+	const char *format = formats[fmt];
 	char **paths = NULL;
 	size_t npaths = 0;
-	int rc = trace_job_collect(argv + optind, (size_t)(argc - optind), &paths, &npaths);
+	rc = trace_job_collect(argv + first, (size_t)(argc - first), &paths, &npaths);
 	if (rc) {
 		free(ranks);
 		return rc;

@@ -1,5 +1,5 @@
 /* smi.c - GPU selection by index, UUID or PCI bus id, timestamps, errors and -L. */
-#include "cmd/smi.h"
+#include "smi/smi.h"
 
 #include <stdio.h>
 #include <stdlib.h>

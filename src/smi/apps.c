@@ -1,9 +1,9 @@
-/* smi_apps.c - nvidia-smi's --query-compute-apps and --query-retired-pages. */
+/* apps.c - nvidia-smi's --query-compute-apps and --query-retired-pages. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/smi.h"
+#include "smi/smi.h"
 #include "gpu/metrics.h"
 #include "util/err.h"
 #include "util/timeutil.h"

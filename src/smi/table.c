@@ -1,5 +1,5 @@
 /*
- * status_smi.c - `gpuwhy status --nvidia-smi`: nvidia-smi's boxed table, column for
+ * table.c - `gpuwhy status --nvidia-smi`: nvidia-smi's boxed table, column for
  * column (91 wide), for people who compare screenshots. The first line names
  * gpuwhy and its version where nvidia-smi names itself.
  */
@@ -7,8 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd/status_smi.h"
-#include "cmd/smi.h"
+#include "smi/smi.h"
 
 #define RULE                                                                                       \
 	"+-----------------------------------------+------------------------+--------------------" \

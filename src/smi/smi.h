@@ -1,7 +1,8 @@
-/* smi.h - the nvidia-smi compatible views of `gpuwhy query`: selection, -L, process and
- * page queries, -q, dmon and pmon. */
-#ifndef GPUWHY_CMD_SMI_H
-#define GPUWHY_CMD_SMI_H
+/* smi.h - the nvidia-smi compatible views (src/smi/): GPU selection, -L, process and page
+ * queries, -q, dmon and pmon, and the boxed summary table. The commands that print them
+ * (query, dmon, pmon, status --nvidia-smi) parse their options in src/cmd/. */
+#ifndef GPUWHY_SMI_SMI_H
+#define GPUWHY_SMI_SMI_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -63,5 +64,9 @@ int smi_mon_dt(const char *s, smi_mon_opts *o);
 /* Stream until *stop, count rows per GPU, or a write error; returns a GW_EXIT_* code. */
 int smi_dmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop);
 int smi_pmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop);
+
+/* nvidia-smi's boxed table (table.c): every selected GPU (vals[i] sampled) and their
+ * processes, for `gpuwhy status --nvidia-smi`. */
+void status_smi_print(gpu_ctx *c, const gpu_values *vals);
 
 #endif

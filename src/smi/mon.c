@@ -1,5 +1,5 @@
 /*
- * smi_mon.c - `gpuwhy dmon` and `gpuwhy pmon`: nvidia-smi's scrolling monitors.
+ * mon.c - `gpuwhy dmon` and `gpuwhy pmon`: nvidia-smi's scrolling monitors.
  *
  * Columns, group letters, units and widths follow nvidia-smi 590 (the
  * header lines are the ones its captures show); a value NVML does not give
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd/smi.h"
+#include "smi/smi.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * smi_q.c - `gpuwhy query -q [-d SECTION,...]`: nvidia-smi -q's sectioned text.
+ * q.c - `gpuwhy query -q [-d SECTION,...]`: nvidia-smi -q's sectioned text.
  *
  * The layout follows nvidia-smi 590's: a label column 55 wide (indent
  * included), then ": value"; values NVML does not give print N/A. PCIE is
@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "cmd/smi.h"
+#include "smi/smi.h"
 #include "gpu/cell.h"
 #include "gpu/gpu_reasons.h"
 #include "util/err.h"

@@ -1,0 +1,277 @@
+/* queue_add.c - `gpuwhy queue add`: one task from a command line, or many from a file. */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/opt.h"
+#include "cmd/queue_cmd.h"
+#include "gpu/gpu.h"
+#include "queue/queue.h"
+#include "util/err.h"
+#include "util/selfexe.h"
+#include "util/xalloc.h"
+
+extern char **environ;
+
+static char *capture_env(void)
+{
+	json_t *o = json_object();
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || eq == *e)
+			continue;
+		char *k = strndup(*e, (size_t)(eq - *e));
+		json_t *v = json_string(eq + 1);
+		if (v && json_object_set_new(o, k, v) != 0)
+			v = NULL;
+		if (!v)
+			fprintf(stderr,
+			        "gpuwhy: queue add: environment variable %s is not UTF-8; the "
+			        "task will not see it\n",
+			        k);
+		free(k);
+	}
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f)
+		return NULL;
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (n + 1 >= cap) {
+			if (cap >= (64u << 20))
+				break;
+			cap *= 2;
+			buf = gw_xrealloc(buf, cap);
+		}
+	}
+	bool err = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static bool text_file(const char *path, const char *text, size_t len)
+{
+	const char *dot = strrchr(path, '.');
+	if (dot && !strcmp(dot, ".txt"))
+		return true;
+	if (dot && (!strcmp(dot, ".json") || !strcmp(dot, ".jsonl") || !strcmp(dot, ".ndjson")))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+			return text[i] != '{' && text[i] != '[';
+	return true;
+}
+
+#define QCMD_STR2(x) #x
+#define QCMD_STR(x) QCMD_STR2(x)
+
+static int set_name(const opt_def *o, const char *v, void *ctx)
+{
+	char err[2 * PATH_MAX + 64];
+	bool cwd = o->shrt != 'n';
+	if (cwd ? queue_spec_set_cwd(ctx, v, err, sizeof err)
+	        : queue_spec_set_name(ctx, v, err, sizeof err))
+		return gw_error(GW_EXIT_USAGE, cwd ? "--cwd" : "--name", NULL, "%s", err);
+	return 0;
+}
+
+static int set_after(const opt_def *o, const char *v, void *ctx)
+{
+	(void)o;
+	return qcmd_parse_id(v, &((queue_spec *)ctx)->after_id) ? 0 : qcmd_bad_id(v);
+}
+
+static const char *const backends[] = {"local", "slurm", NULL};
+
+/* The tasks to add: those of --from FILE, or the one command line, over tmpl. */
+static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int ncmd,
+                      queue_spec **specs, int *n)
+{
+	if (from) {
+		size_t len;
+		char *text = read_all(from, &len);
+		if (!text)
+			return gw_error(GW_EXIT_USAGE, from, NULL, "cannot read: %s",
+			                strerror(errno));
+		char err[512];
+		*n = queue_spec_parse_file(text, len, text_file(from, text, len), tmpl, specs, err,
+		                           sizeof err);
+		free(text);
+		if (*n < 0) {
+			*n = 0;
+			return gw_error(GW_EXIT_USAGE, from, "see gpuwhy queue add --help", "%s",
+			                err);
+		}
+		return 0;
+	}
+	char err[PATH_MAX + 80];
+	*specs = calloc(1, sizeof **specs);
+	queue_spec_copy(&(*specs)[0], tmpl);
+	queue_spec_set_argv(&(*specs)[0], cmd, ncmd);
+	*n = 1;
+	if (queue_spec_validate(&(*specs)[0], err, sizeof err))
+		return gw_error(GW_EXIT_USAGE, "queue add", "see gpuwhy queue add --help", "%s",
+		                err);
+	return 0;
+}
+
+/* Add them in one transaction and print their ids. */
+static int store_specs(queue_store *st, queue_spec *specs, int n)
+{
+	int64_t *ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
+	int rc = queue_store_add(st, specs, n, ids);
+	if (rc)
+		rc = rc > 0 ? rc : GW_EXIT_ENV;
+	else
+		for (int i = 0; i < n; i++)
+			printf("%lld\n", (long long)ids[i]);
+	free(ids);
+	return rc;
+}
+
+int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
+{
+	queue_spec tmpl;
+	queue_spec_init(&tmpl);
+	const char *from = NULL;
+	bool no_worker = false;
+	int backend = -1;
+	opt_list sargs = {0};
+	const opt_def opts[] = {
+	    OPT_INT('g', "gpus", "N", &tmpl.gpus, 0, GPU_MAX,
+	            "GPUs the task gets (default 1; 0 = CPU only, sees no GPU)",
+	            .why = "'%s' is not a GPU count from 0 to " QCMD_STR(GPU_MAX)),
+	    OPT_SIZE('m', "mem", "SIZE", &tmpl.mem_mib, 1 << 20,
+	             "GPU memory it needs on each GPU (12G, 800M; a bare number is MiB); "
+	             "placement counts it as taken from the start",
+	             .bare = 1 << 20, .why = "'%s' is not a memory size",
+	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
+	    OPT_INT(0, "per-gpu", "K", &tmpl.per_gpu, 1, 1024,
+	            "share each of its GPUs with at most K queue tasks in all (default: "
+	            "`config per-gpu`, 1)"),
+	    OPT_INT('r', "retries", "N", &tmpl.retries, 0, 1000,
+	            "retry a failed attempt up to N times (default 0)"),
+	    OPT_DURATION(0, "retry-delay", "D", &tmpl.retry_delay_ms, 1000000,
+	                 "cooldown before a retry (default 30s)"),
+	    OPT_DURATION('t', "timeout", "D", &tmpl.timeout_ms, 1000000,
+	                 "time limit per attempt (2h, 90s); SIGTERM, then SIGKILL"),
+	    OPT_CALL('n', "name", "NAME", set_name, "a name for listings"),
+	    OPT_CALL(0, "after", "ID", set_after,
+	             "start only after task ID ended done (fail if it did not)"),
+	    OPT_CALL(0, "cwd", "DIR", set_name, "working directory (default: the current one)"),
+	    OPT_FLAG(0, "allow-foreign", &tmpl.allow_foreign,
+	             "may share GPUs with processes the queue did not start"),
+	    OPT_ENUM(0, "backend", "B", &backend, backends,
+	             "local (default: `config backend`) or slurm", .why = "unknown back end '%s'"),
+	    OPT_SIZE(0, "host-mem", "SIZE", &tmpl.host_mem_mib, 1 << 20,
+	             "host memory for Slurm (--mem of sbatch)", .bare = 1 << 20,
+	             .why = "'%s' is not a memory size",
+	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
+	    OPT_LIST(0, "slurm-arg", "ARG", &sargs,
+	             "one more sbatch argument (repeatable), e.g. -p gpu"),
+	    OPT_STRING('f', "from", "FILE", &from,
+	               "tasks from FILE (- = stdin): text, one shell command a line; or JSON "
+	               "Lines / a JSON array of objects with the fields cmd, name, gpus, mem, "
+	               "per_gpu, retries, retry_delay, timeout, after, cwd, env, allow_foreign, "
+	               "backend, host_mem, slurm_args, input, log_file; or one object with "
+	               "input_dir (one task per file, {input} {output} {stem} in cmd), "
+	               "output_dir, max_retries, retry_interval_seconds, log_file"),
+	    OPT_FLAG(0, "no-worker", &no_worker, "do not start a worker if none runs"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "queue add",
+	    .usage = "queue add [OPTIONS] -- CMD [ARGS...]\nqueue add [OPTIONS] --from FILE",
+	    .opts = opts,
+	    .more = "The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set "
+	            "to its\nGPUs' UUIDs (or indices, `config visible index`), "
+	            "CUDA_DEVICE_ORDER=PCI_BUS_ID,\nGPUWHY_TASK_ID, GPUWHY_ATTEMPT and "
+	            "GPUWHY_ATTEMPT_TOKEN. Prints the task ids.",
+	    .max_args = -1,
+	    .stop_at_arg = true,
+	    .ctx = &tmpl};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc) {
+		queue_spec_free(&tmpl);
+		opt_list_free(&sargs);
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	}
+	bool backend_set = backend >= 0;
+	if (backend_set)
+		tmpl.backend = backend ? QB_SLURM : QB_LOCAL;
+	json_t *sarr = json_array();
+	for (int i = 0; i < sargs.n; i++)
+		json_array_append_new(sarr, json_string(sargs.v[i]));
+	opt_list_free(&sargs);
+	int ncmd = argc - first;
+	if (!rc && !from && ncmd == 0)
+		rc = gw_error(GW_EXIT_USAGE, "queue add",
+		              "gpuwhy queue add -- CMD ARGS, or --from FILE", "no command given");
+	if (!rc && from && ncmd > 0)
+		rc = gw_error(GW_EXIT_USAGE, "queue add", NULL,
+		              "give either a command or --from FILE, not both");
+	if (rc) {
+		queue_spec_free(&tmpl);
+		json_decref(sarr);
+		return rc;
+	}
+	if (!tmpl.cwd) {
+		char cwd[PATH_MAX];
+		tmpl.cwd = strdup(getcwd(cwd, sizeof cwd) ? cwd : "/");
+	}
+	if (json_array_size(sarr))
+		tmpl.slurm_args = json_dumps(sarr, JSON_COMPACT);
+	json_decref(sarr);
+	tmpl.env_json = capture_env();
+
+	queue_store *st;
+	if ((rc = queue_store_open(dir, &st))) {
+		queue_spec_free(&tmpl);
+		return rc;
+	}
+	if (!backend_set) {
+		char b[16];
+		queue_store_config_get(st, "backend", b, sizeof b);
+		tmpl.backend = !strcmp(b, "slurm") ? QB_SLURM : QB_LOCAL;
+	}
+	queue_spec *specs = NULL;
+	int n = 0;
+	rc = make_specs(from, &tmpl, argv + first, ncmd, &specs, &n);
+	if (!rc)
+		rc = store_specs(st, specs, n);
+	fflush(stdout);
+	bool draining = !rc && queue_store_config_int(st, "draining") != 0;
+	queue_store_close(st);
+	for (int i = 0; i < n && specs; i++)
+		queue_spec_free(&specs[i]);
+	free(specs);
+	queue_spec_free(&tmpl);
+	if (rc)
+		return rc;
+	if (draining)
+		fprintf(stderr, "gpuwhy: queue add: the queue is draining; the task waits for "
+		                "`gpuwhy queue resume`\n");
+	else if (!no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
+		return GW_EXIT_ENV;
+	queue_worker_wake(dir, QUEUE_POKE_ADD);
+	return GW_EXIT_OK;
+}

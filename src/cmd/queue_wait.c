@@ -1,0 +1,180 @@
+/* queue_wait.c - `gpuwhy queue log` and `gpuwhy queue wait`: following tasks. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/opt.h"
+#include "cmd/queue_cmd.h"
+#include "queue/queue.h"
+#include "util/err.h"
+#include "util/timeutil.h"
+
+int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
+{
+	bool follow = false;
+	int attempt = 0;
+	const opt_def opts[] = {
+	    OPT_FLAG('f', "follow", &follow, "follow the output until the task ends"),
+	    OPT_INT('a', "attempt", "N", &attempt, 1, 1000000, "only the output of attempt N",
+	            .why = "'%s' is not an attempt number"),
+	    OPT_END};
+	const opt_cmd oc = {.name = "queue log",
+	                    .usage = "queue log ID [-f|--follow] [--attempt N]",
+	                    .about = "A task's output, all attempts one after the other.",
+	                    .opts = opts,
+	                    .max_args = -1};
+	int first, prc = opt_parse(&oc, argc, argv, &first);
+	if (prc)
+		return prc == OPT_HELP ? GW_EXIT_OK : prc;
+	if (first + 1 != argc)
+		return gw_error(GW_EXIT_USAGE, "queue log", "gpuwhy queue log ID",
+		                "give one task id");
+	int64_t id;
+	if (!qcmd_parse_id(argv[first], &id))
+		return qcmd_bad_id(argv[first]);
+	queue_store *st;
+	int rc = queue_store_open(dir, &st);
+	if (rc)
+		return rc;
+	int state = queue_store_state_of(st, id);
+	if (state < 0) {
+		queue_store_close(st);
+		return gw_error(GW_EXIT_USAGE, argv[first], NULL, "no such task");
+	}
+	int64_t from = 0, until = -1;
+	if (attempt > 0) {
+		queue_attempt a, next;
+		if (queue_store_attempt_get(st, id, attempt, &a) != 0) {
+			queue_store_close(st);
+			return gw_error(GW_EXIT_USAGE, "--attempt", NULL,
+			                "task %lld has no attempt %d", (long long)id, attempt);
+		}
+		from = a.log_offset;
+		if (queue_store_attempt_get(st, id, attempt + 1, &next) == 0)
+			until = next.log_offset;
+	}
+	char path[PATH_MAX];
+	queue_log_path(dir, id, path, sizeof path);
+	int64_t off = from;
+	int quiet_rounds = 0;
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		bool grew = false;
+		if (fd >= 0) {
+			char buf[65536];
+			for (;;) {
+				size_t want = sizeof buf;
+				if (until >= 0 && off + (int64_t)want > until)
+					want = until > off ? (size_t)(until - off) : 0;
+				if (want == 0)
+					break;
+				ssize_t n = pread(fd, buf, want, off);
+				if (n <= 0)
+					break;
+				fwrite(buf, 1, (size_t)n, stdout);
+				off += n;
+				grew = true;
+			}
+			close(fd);
+		}
+		fflush(stdout);
+		if (!follow || until >= 0)
+			break;
+		state = queue_store_state_of(st, id);
+		quiet_rounds = grew ? 0 : quiet_rounds + 1;
+		/* Stop once it ended and its last words are out. */
+		if (state >= 0 && queue_state_final((queue_state)state) && quiet_rounds >= 2)
+			break;
+		gw_sleep_ns(200000000);
+	}
+	queue_store_close(st);
+	return GW_EXIT_OK;
+}
+
+/* ---- wait ---- */
+
+int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
+{
+	int64_t timeout_ms = 0;
+	const opt_def opts[] = {OPT_DURATION('t', "timeout", "D", &timeout_ms, 1000000,
+	                                     "give up after D (30s, 10m, 2h)"),
+	                        OPT_END};
+	const opt_cmd oc = {.name = "queue wait",
+	                    .usage = "queue wait [ID...] [--timeout D]",
+	                    .about = "Waits until the tasks (all when none given) have ended.",
+	                    .opts = opts,
+	                    .exit1 = "a task ended otherwise than done, or the timeout passed",
+	                    .max_args = -1};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	int nids = argc - first;
+	int64_t *ids = calloc((size_t)nids + 1, sizeof *ids);
+	for (int i = 0; i < nids; i++)
+		if (!qcmd_parse_id(argv[first + i], &ids[i])) {
+			free(ids);
+			return qcmd_bad_id(argv[first + i]);
+		}
+	queue_store *st;
+	if ((rc = queue_store_open(dir, &st))) {
+		free(ids);
+		return rc;
+	}
+	int64_t deadline = timeout_ms > 0 ? gw_mono_ns() + timeout_ms * 1000000 : 0;
+	bool hinted = false;
+	rc = GW_EXIT_OK;
+	for (;;) {
+		int pending = 0, bad = 0;
+		if (nids > 0) {
+			for (int i = 0; i < nids; i++) {
+				int s = queue_store_state_of(st, ids[i]);
+				if (s < 0) {
+					rc = gw_error(GW_EXIT_USAGE, argv[first + i], NULL,
+					              "no such task");
+					goto out;
+				}
+				pending += !queue_state_final((queue_state)s);
+				bad += queue_state_final((queue_state)s) && s != QS_DONE;
+			}
+		} else {
+			queue_task *t;
+			int n;
+			if (queue_store_list(st, -1, &t, &n) == 0) {
+				for (int i = 0; i < n; i++) {
+					pending += !queue_state_final(t[i].state);
+					bad +=
+					    queue_state_final(t[i].state) && t[i].state != QS_DONE;
+				}
+				queue_tasks_free(t, n);
+			}
+		}
+		if (pending == 0) {
+			rc = bad ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
+			if (bad)
+				fprintf(stderr, "gpuwhy: queue wait: %d task%s did not end done\n",
+				        bad, bad == 1 ? "" : "s");
+			break;
+		}
+		if (deadline && gw_mono_ns() >= deadline) {
+			fprintf(stderr, "gpuwhy: queue wait: %d task%s still not ended\n", pending,
+			        pending == 1 ? "" : "s");
+			rc = GW_EXIT_PROBLEMS;
+			break;
+		}
+		if (!hinted && queue_worker_pid(dir) == 0) {
+			fprintf(stderr,
+			        "gpuwhy: queue wait: no worker runs for %s (start one with "
+			        "gpuwhy queue worker); waiting anyway\n",
+			        dir);
+			hinted = true;
+		}
+		gw_sleep_ns(200000000);
+	}
+out:
+	free(ids);
+	queue_store_close(st);
+	return rc;
+}

@@ -1,0 +1,567 @@
+/* opt.c - the option-table parser, its one-line errors and the generated --help. */
+#include "util/opt.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/parse.h"
+
+const char *const opt_fmt_text_json[] = {"text", "json", NULL};
+const char *const opt_fmt_text_csv_json[] = {"text", "json", "csv", NULL};
+
+void opt_list_free(opt_list *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* ---- edit distance and suggestions ---- */
+
+size_t opt_distance(const char *a, const char *b)
+{
+	/* Optimal string alignment: Levenshtein plus adjacent transpositions,
+	 * the commonest typo ("recrod"). Names are short: three rows suffice. */
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return la > lb ? la : lb;
+	size_t rows[3][65];
+	size_t *pp = rows[0], *p = rows[1], *cur = rows[2];
+	for (size_t j = 0; j <= lb; j++)
+		p[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t d = p[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (p[j - 1] + cost < d)
+				d = p[j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = pp;
+		pp = p;
+		p = cur;
+		cur = t;
+	}
+	return p[lb];
+}
+
+const char *opt_suggest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX, wl = strlen(word);
+	/* Up to a third of the word may be wrong, at least one edit, at most three. */
+	size_t limit = wl / 3 < 1 ? 1 : wl / 3 > 3 ? 3 : wl / 3;
+	for (size_t i = 0; i < n; i++) {
+		if (!cands[i])
+			continue;
+		size_t d = opt_distance(word, cands[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = cands[i];
+		}
+	}
+	return best && best_d <= limit && best_d < wl ? best : NULL;
+}
+
+/* ---- messages ---- */
+
+static const char *opt_label(const opt_def *o, char *buf, size_t len)
+{
+	if (o->name)
+		snprintf(buf, len, "--%s", o->name);
+	else
+		snprintf(buf, len, "-%c", o->shrt);
+	return buf;
+}
+
+/* Replace the first %s of fmt with value: the table's texts are not printf formats. */
+static void subst(char *out, size_t len, const char *fmt, const char *value)
+{
+	const char *p = strstr(fmt, "%s");
+	if (!p)
+		snprintf(out, len, "%s", fmt);
+	else
+		snprintf(out, len, "%.*s%s%s", (int)(p - fmt), fmt, value, p + 2);
+}
+
+static int bad_value(const opt_def *o, const char *value, const char *why, const char *hint)
+{
+	char what[80], msg[512];
+	subst(msg, sizeof msg, o->why ? o->why : why, value);
+	return gw_error(GW_EXIT_USAGE, opt_label(o, what, sizeof what), o->hint ? o->hint : hint,
+	                "%s", msg);
+}
+
+static void see_help(const opt_cmd *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "see gpuwhy %s%s--help", c->name, c->name[0] ? " " : "");
+}
+
+int opt_unexpected(const opt_cmd *c, const char *a)
+{
+	char hint[96];
+	see_help(c, hint, sizeof hint);
+	return gw_error(GW_EXIT_USAGE, a, hint, "unexpected argument");
+}
+
+/* ---- values ---- */
+
+static bool has_range(const opt_def *o)
+{
+	return o->min != 0 || o->max != 0;
+}
+
+static int set_int(const opt_def *o, const char *v)
+{
+	bool wide = o->kind == OPTK_INT64;
+	long long lo = has_range(o) ? (long long)o->min : wide ? INT64_MIN : INT_MIN;
+	long long hi = has_range(o) ? (long long)o->max : wide ? INT64_MAX : INT_MAX;
+	long long x;
+	if (!gw_parse_int(v, lo, hi, &x)) {
+		char why[128];
+		snprintf(why, sizeof why, "'%%s' is not an integer from %lld to %lld", lo, hi);
+		return bad_value(o, v, why, NULL);
+	}
+	if (wide)
+		*(int64_t *)o->target = x;
+	else
+		*(int *)o->target = (int)x;
+	return 0;
+}
+
+static int set_double(const opt_def *o, const char *v)
+{
+	double x;
+	bool ok = gw_parse_double(v, &x) && isfinite(x);
+	if (ok && has_range(o) && (x < o->min || x > o->max))
+		ok = false;
+	if (!ok) {
+		char why[128];
+		if (has_range(o))
+			snprintf(why, sizeof why, "'%%s' is not a number from %g to %g", o->min,
+			         o->max);
+		else
+			snprintf(why, sizeof why, "'%%s' is not a number");
+		return bad_value(o, v, why, NULL);
+	}
+	*(double *)o->target = x;
+	return 0;
+}
+
+static int set_duration(const opt_def *o, const char *v)
+{
+	int64_t ns;
+	bool ok = gw_parse_duration_ns(v, o->bare ? o->bare : 1000000000LL, &ns);
+	if (ok && has_range(o) && ((double)ns < o->min * 1e9 || (double)ns > o->max * 1e9)) {
+		char why[128];
+		snprintf(why, sizeof why, "'%%s' is not a duration from %gs to %gs", o->min,
+		         o->max);
+		return bad_value(o, v, why, NULL);
+	}
+	if (!ok)
+		return bad_value(o, v, "'%s' is not a duration",
+		                 o->bare && o->bare != 1000000000LL
+		                     ? "e.g. 500ms, 30s, 10m, 2h"
+		                     : "e.g. 30s, 10m, 2h (a bare number is seconds)");
+	*(int64_t *)o->target = o->unit > 1 ? ns / o->unit : ns;
+	return 0;
+}
+
+static int set_size(const opt_def *o, const char *v)
+{
+	long long x;
+	uint64_t bytes;
+	int64_t unit = o->unit > 1 ? o->unit : 1, bare = o->bare > 1 ? o->bare : 1;
+	bool ok = true;
+	if (gw_parse_int(v, 0, INT64_MAX / bare, &x))
+		bytes = (uint64_t)x * (uint64_t)bare;
+	else
+		ok = gw_parse_size_bytes(v, &bytes) && bytes <= (uint64_t)INT64_MAX;
+	if (!ok)
+		return bad_value(o, v, "'%s' is not a size", "e.g. 12G, 800M, 1.5GiB");
+	int64_t val = (int64_t)((bytes + (uint64_t)unit - 1) / (uint64_t)unit);
+	if (has_range(o) && ((double)val < o->min || (double)val > o->max)) {
+		char why[128];
+		snprintf(why, sizeof why, "'%%s' is out of range");
+		return bad_value(o, v, why, NULL);
+	}
+	*(int64_t *)o->target = val;
+	return 0;
+}
+
+static int set_enum(const opt_def *o, const char *v)
+{
+	char hint[256] = "use ";
+	int n = 0;
+	while (o->choices[n])
+		n++;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(o->choices[i], v)) {
+			*(int *)o->target = i;
+			return 0;
+		}
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(hint);
+		snprintf(hint + l, sizeof hint - l, "%s%s",
+		         i == 0       ? ""
+		         : i == n - 1 ? " or "
+		                      : ", ",
+		         o->choices[i]);
+	}
+	char why[128];
+	snprintf(why, sizeof why, "unknown %s '%%s'", o->name ? o->name : "value");
+	return bad_value(o, v, why, hint);
+}
+
+static int set_value(const opt_cmd *c, const opt_def *o, const char *v)
+{
+	switch (o->kind) {
+	case OPTK_FLAG:
+		*(bool *)o->target = true;
+		return 0;
+	case OPTK_COUNT:
+		(*(int *)o->target)++;
+		return 0;
+	case OPTK_INT:
+	case OPTK_INT64:
+		return set_int(o, v);
+	case OPTK_DOUBLE:
+		return set_double(o, v);
+	case OPTK_DURATION:
+		return set_duration(o, v);
+	case OPTK_SIZE:
+		return set_size(o, v);
+	case OPTK_STRING:
+		*(const char **)o->target = v;
+		return 0;
+	case OPTK_ENUM:
+		return set_enum(o, v);
+	case OPTK_LIST: {
+		opt_list *l = o->target;
+		const char **nv = realloc(l->v, (size_t)(l->n + 1) * sizeof *nv);
+		if (!nv)
+			return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+		nv[l->n++] = v;
+		l->v = nv;
+		return 0;
+	}
+	case OPTK_CALL:
+		return o->call(o, v, c->ctx);
+	case OPTK_END:
+	case OPTK_GROUP:
+		break;
+	}
+	return 0;
+}
+
+static bool takes_value(const opt_def *o)
+{
+	return o->kind != OPTK_FLAG && o->kind != OPTK_COUNT && !(o->kind == OPTK_CALL && !o->arg);
+}
+
+/* ---- lookup ---- */
+
+static bool table_has_help(const opt_def *opts)
+{
+	for (const opt_def *o = opts; o->kind; o++)
+		if ((o->name && !strcmp(o->name, "help")) || o->shrt == 'h')
+			return true;
+	return false;
+}
+
+static int unknown_long(const opt_cmd *c, const char *name, size_t len)
+{
+	char word[96], hint[160];
+	snprintf(word, sizeof word, "%.*s", (int)(len < 90 ? len : 90), name);
+	const char *cands[128];
+	size_t n = 0;
+	for (const opt_def *o = c->opts; o->kind && n < 127; o++)
+		if (o->name && !o->hidden)
+			cands[n++] = o->name;
+	if (!table_has_help(c->opts))
+		cands[n++] = "help";
+	const char *s = opt_suggest(word, cands, n);
+	const char *dash = c->long_only ? "-" : "--";
+	if (s)
+		snprintf(hint, sizeof hint, "did you mean %s%s?", dash, s);
+	else
+		see_help(c, hint, sizeof hint);
+	char what[100];
+	snprintf(what, sizeof what, "%s%s", dash, word);
+	return gw_error(GW_EXIT_USAGE, what, hint, "unknown option");
+}
+
+/* Exact long name, else a unique prefix (getopt_long accepted those). */
+static int find_long(const opt_cmd *c, const char *name, size_t len, const opt_def **out)
+{
+	const opt_def *pre = NULL;
+	int npre = 0;
+	for (const opt_def *o = c->opts; o->kind; o++) {
+		if (!o->name || strncmp(o->name, name, len))
+			continue;
+		if (strlen(o->name) == len) {
+			*out = o;
+			return 0;
+		}
+		/* Aliases of one option (same target or function) are one match. */
+		if (!pre || pre->target != o->target || pre->kind != o->kind ||
+		    pre->call != o->call)
+			npre++;
+		pre = o;
+	}
+	if (npre == 1) {
+		*out = pre;
+		return 0;
+	}
+	if (npre > 1) {
+		char what[100];
+		snprintf(what, sizeof what, "--%.*s", (int)(len < 90 ? len : 90), name);
+		char hint[96];
+		see_help(c, hint, sizeof hint);
+		return gw_error(GW_EXIT_USAGE, what, hint, "ambiguous option");
+	}
+	return unknown_long(c, name, len);
+}
+
+static const opt_def *find_short(const opt_cmd *c, int ch)
+{
+	for (const opt_def *o = c->opts; o->kind; o++)
+		if (o->shrt == ch)
+			return o;
+	return NULL;
+}
+
+static int missing_value(const opt_def *o)
+{
+	char what[80], hint[128];
+	opt_label(o, what, sizeof what);
+	snprintf(hint, sizeof hint, "%s %s", what, o->arg ? o->arg : "VALUE");
+	return gw_error(GW_EXIT_USAGE, what, hint, "needs a value");
+}
+
+/* ---- the parser ---- */
+
+typedef struct {
+	const opt_cmd *c;
+	int argc;
+	char **argv;
+	int i; /* next argv index */
+} opt_state;
+
+static bool is_help(const opt_cmd *c, const char *name, size_t len)
+{
+	return !table_has_help(c->opts) && ((len == 4 && !strncmp(name, "help", 4)) ||
+	                                    (c->long_only && len == 1 && name[0] == 'h'));
+}
+
+static int parse_long(opt_state *s, const char *name)
+{
+	const char *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	if (is_help(s->c, name, len))
+		return OPT_HELP;
+	const opt_def *o = NULL;
+	int rc = find_long(s->c, name, len, &o);
+	if (rc)
+		return rc;
+	if (!takes_value(o)) {
+		if (eq) {
+			char what[80];
+			return gw_error(GW_EXIT_USAGE, opt_label(o, what, sizeof what), NULL,
+			                "takes no value");
+		}
+		return set_value(s->c, o, NULL);
+	}
+	if (eq)
+		return set_value(s->c, o, eq + 1);
+	if (s->i >= s->argc)
+		return missing_value(o);
+	return set_value(s->c, o, s->argv[s->i++]);
+}
+
+static int parse_short(opt_state *s, const char *arg)
+{
+	for (const char *p = arg + 1; *p; p++) {
+		const opt_def *o = find_short(s->c, *p);
+		if (!o && *p == 'h' && !table_has_help(s->c->opts))
+			return OPT_HELP;
+		if (!o) {
+			char what[8], hint[96];
+			snprintf(what, sizeof what, "-%c", *p);
+			see_help(s->c, hint, sizeof hint);
+			return gw_error(GW_EXIT_USAGE, what, hint, "unknown option");
+		}
+		if (!takes_value(o)) {
+			int rc = set_value(s->c, o, NULL);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (p[1])
+			return set_value(s->c, o, p + 1);
+		if (s->i >= s->argc)
+			return missing_value(o);
+		return set_value(s->c, o, s->argv[s->i++]);
+	}
+	return 0;
+}
+
+int opt_parse(const opt_cmd *c, int argc, char **argv, int *first)
+{
+	opt_state s = {.c = c, .argc = argc, .argv = argv, .i = 1};
+	char **pos = calloc((size_t)argc + 1, sizeof *pos);
+	if (!pos)
+		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+	int npos = 0, nopt = 1, rc = 0;
+	char **optv = calloc((size_t)argc + 1, sizeof *optv);
+	if (!optv) {
+		free(pos);
+		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+	}
+	bool rest = false;
+	while (!rc && s.i < argc) {
+		int at = s.i;
+		char *a = argv[s.i++];
+		if (rest || a[0] != '-' || !a[1]) {
+			pos[npos++] = a;
+			rest |= c->stop_at_arg;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			/* Kept with the options, so argv[first..argc) are the arguments. */
+			optv[nopt++] = a;
+			rest = true;
+			continue;
+		}
+		if (a[1] == '-')
+			rc = parse_long(&s, a + 2);
+		else
+			rc = c->long_only ? parse_long(&s, a + 1) : parse_short(&s, a);
+		for (int k = at; k < s.i; k++)
+			optv[nopt++] = argv[k];
+	}
+	if (!rc) {
+		/* Options first, then the positionals in their order (as GNU getopt). */
+		for (int k = 1; k < nopt; k++)
+			argv[k] = optv[k];
+		for (int k = 0; k < npos; k++)
+			argv[nopt + k] = pos[k];
+		*first = nopt;
+		if (npos < c->min_args) {
+			char hint[96];
+			see_help(c, hint, sizeof hint);
+			rc = gw_error(GW_EXIT_USAGE, c->name, hint, "missing argument");
+		} else if (c->max_args >= 0 && npos > c->max_args)
+			rc = opt_unexpected(c, pos[c->max_args]);
+	}
+	free(pos);
+	free(optv);
+	if (rc == OPT_HELP)
+		opt_help(c, stdout);
+	return rc;
+}
+
+/* ---- --help ---- */
+
+#define OPT_HELP_COL 24
+#define OPT_WIDTH 80
+
+/* Print text wrapped at OPT_WIDTH, continuation lines indented by indent;
+ * col is where the cursor already is. A '\n' in text is a hard break. */
+static void wrap(FILE *out, const char *text, int col, int indent)
+{
+	const char *p = text;
+	while (*p) {
+		if (*p == '\n') {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+			p++;
+			continue;
+		}
+		size_t w = strcspn(p, " \n");
+		if (col > indent && col + 1 + (int)w > OPT_WIDTH) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, w, out);
+		col += (int)w;
+		p += w;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
+static void help_line(FILE *out, const opt_def *o, bool any_short)
+{
+	char left[96];
+	const char *arg = o->arg ? o->arg : "", *sp = o->arg ? " " : "";
+	int n;
+	if (o->shrt && o->name)
+		n = snprintf(left, sizeof left, "  -%c, --%s%s%s", o->shrt, o->name, sp, arg);
+	else if (o->shrt)
+		n = snprintf(left, sizeof left, "  -%c%s%s", o->shrt, sp, arg);
+	else
+		n = snprintf(left, sizeof left, "%s--%s%s%s", any_short ? "      " : "  ", o->name,
+		             sp, arg);
+	fputs(left, out);
+	if (n >= OPT_HELP_COL - 1)
+		fprintf(out, "\n%*s", OPT_HELP_COL, "");
+	else
+		fprintf(out, "%*s", OPT_HELP_COL - n, "");
+	wrap(out, o->help ? o->help : "", OPT_HELP_COL, OPT_HELP_COL);
+}
+
+void opt_help(const opt_cmd *c, FILE *out)
+{
+	const char *u = c->usage;
+	for (int line = 0; *u; line++) {
+		size_t l = strcspn(u, "\n");
+		fprintf(out, "%s gpuwhy %.*s\n", line ? "      " : "usage:", (int)l, u);
+		u += l + (u[l] == '\n');
+	}
+	if (c->about)
+		fprintf(out, "\n%s\n", c->about);
+	/* Long-only options leave room for "-x, " when any option has a short name. */
+	bool any_short = false;
+	for (const opt_def *o = c->opts; o->kind; o++)
+		any_short |= o->shrt != 0 && !o->hidden;
+	fputs(c->opts->kind == OPTK_GROUP ? "\n" : "\nOptions:\n", out);
+	for (const opt_def *o = c->opts; o->kind; o++)
+		if (o->kind == OPTK_GROUP)
+			fprintf(out, "%s\n", o->help);
+		else if (!o->hidden)
+			help_line(out, o, any_short);
+	if (!table_has_help(c->opts))
+		help_line(out,
+		          &(opt_def){.name = "help",
+		                     .shrt = any_short ? 'h' : 0,
+		                     .kind = OPTK_FLAG,
+		                     .help = "this help"},
+		          any_short);
+	if (c->more)
+		fprintf(out, "\n%s\n", c->more);
+	if (c->more_fn)
+		c->more_fn(out);
+	char codes[512];
+	if (c->exits)
+		snprintf(codes, sizeof codes, "Exit codes: %s.", c->exits);
+	else
+		snprintf(codes, sizeof codes,
+		         "Exit codes: 0 ok, %s%s%s2 usage error, 3 environment or I/O error.",
+		         c->exit1 ? "1 " : "", c->exit1 ? c->exit1 : "", c->exit1 ? ", " : "");
+	fputc('\n', out);
+	wrap(out, codes, 0, 0);
+}
