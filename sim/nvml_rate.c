@@ -62,13 +62,3 @@ nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid, double *cl
 	*h2d_bytes_per_s = pcie_lane_bps(in.pcie_gen) * (in.pcie_width ? in.pcie_width : 1);
 	return sim_leave(NVML_SUCCESS);
 }
-
-nvmlReturn_t gpuwhySimWorkRateByIndex(unsigned int index, unsigned int pid, double *clock_share,
-                                      double *sm_share, double *h2d_bytes_per_s)
-{
-	nvmlDevice_t d;
-	nvmlReturn_t rc = nvmlDeviceGetHandleByIndex_v2(index, &d);
-	if (rc != NVML_SUCCESS)
-		return rc;
-	return gpuwhySimWorkRate(d, pid, clock_share, sm_share, h2d_bytes_per_s);
-}

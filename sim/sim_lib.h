@@ -41,10 +41,6 @@ SIM_EXPORT const char *gpuwhySimLastError(void);
 SIM_EXPORT nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid,
                                           double *clock_share, double *sm_share,
                                           double *h2d_bytes_per_s);
-/* The same for the GPU at NVML index `index`: for callers that hold no nvmlDevice_t. */
-SIM_EXPORT nvmlReturn_t gpuwhySimWorkRateByIndex(unsigned int index, unsigned int pid,
-                                                 double *clock_share, double *sm_share,
-                                                 double *h2d_bytes_per_s);
 
 #define SIM_HISTORY 120      /* driver samples kept per GPU (20 s at 1/6 s) */
 #define SIM_MAX_WL 1024      /* workload files followed at once (exited ones stay 60 s) */

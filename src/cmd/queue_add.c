@@ -149,54 +149,59 @@ static int store_specs(queue_store *st, queue_spec *specs, int n)
 	return rc;
 }
 
-int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
+/* What queue add's options give besides the task template. */
+typedef struct {
+	const char *from;
+	bool no_worker;
+	int backend; /* -1: the queue's `config backend` */
+	opt_list sargs;
+	int first; /* argv index of the command */
+} add_args;
+
+/* Parse the options into tmpl and a. 0, OPT_HELP or a usage exit code (message printed). */
+static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 {
-	queue_spec tmpl;
-	queue_spec_init(&tmpl);
-	const char *from = NULL;
-	bool no_worker = false;
-	int backend = -1;
-	opt_list sargs = {0};
+	*a = (add_args){.backend = -1};
 	const opt_def opts[] = {
-	    OPT_INT('g', "gpus", "N", &tmpl.gpus, 0, GPU_MAX,
+	    OPT_INT('g', "gpus", "N", &tmpl->gpus, 0, GPU_MAX,
 	            "GPUs the task gets (default 1; 0 = CPU only, sees no GPU)",
 	            .why = "'%s' is not a GPU count from 0 to " QCMD_STR(GPU_MAX)),
-	    OPT_SIZE('m', "mem", "SIZE", &tmpl.mem_mib, 1 << 20,
+	    OPT_SIZE('m', "mem", "SIZE", &tmpl->mem_mib, 1 << 20,
 	             "GPU memory it needs on each GPU (12G, 800M; a bare number is MiB); "
 	             "placement counts it as taken from the start",
 	             .bare = 1 << 20, .why = "'%s' is not a memory size",
 	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
-	    OPT_INT(0, "per-gpu", "K", &tmpl.per_gpu, 1, 1024,
+	    OPT_INT(0, "per-gpu", "K", &tmpl->per_gpu, 1, 1024,
 	            "share each of its GPUs with at most K queue tasks in all (default: "
 	            "`config per-gpu`, 1)"),
-	    OPT_INT('r', "retries", "N", &tmpl.retries, 0, 1000,
+	    OPT_INT('r', "retries", "N", &tmpl->retries, 0, 1000,
 	            "retry a failed attempt up to N times (default 0)"),
-	    OPT_DURATION(0, "retry-delay", "D", &tmpl.retry_delay_ms, 1000000,
+	    OPT_DURATION(0, "retry-delay", "D", &tmpl->retry_delay_ms, 1000000,
 	                 "cooldown before a retry (default 30s)"),
-	    OPT_DURATION('t', "timeout", "D", &tmpl.timeout_ms, 1000000,
+	    OPT_DURATION('t', "timeout", "D", &tmpl->timeout_ms, 1000000,
 	                 "time limit per attempt (2h, 90s); SIGTERM, then SIGKILL"),
 	    OPT_CALL('n', "name", "NAME", set_name, "a name for listings"),
 	    OPT_CALL(0, "after", "ID", set_after,
 	             "start only after task ID ended done (fail if it did not)"),
 	    OPT_CALL(0, "cwd", "DIR", set_name, "working directory (default: the current one)"),
-	    OPT_FLAG(0, "allow-foreign", &tmpl.allow_foreign,
+	    OPT_FLAG(0, "allow-foreign", &tmpl->allow_foreign,
 	             "may share GPUs with processes the queue did not start"),
-	    OPT_ENUM(0, "backend", "B", &backend, backends,
+	    OPT_ENUM(0, "backend", "B", &a->backend, backends,
 	             "local (default: `config backend`) or slurm", .why = "unknown back end '%s'"),
-	    OPT_SIZE(0, "host-mem", "SIZE", &tmpl.host_mem_mib, 1 << 20,
+	    OPT_SIZE(0, "host-mem", "SIZE", &tmpl->host_mem_mib, 1 << 20,
 	             "host memory for Slurm (--mem of sbatch)", .bare = 1 << 20,
 	             .why = "'%s' is not a memory size",
 	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
-	    OPT_LIST(0, "slurm-arg", "ARG", &sargs,
+	    OPT_LIST(0, "slurm-arg", "ARG", &a->sargs,
 	             "one more sbatch argument (repeatable), e.g. -p gpu"),
-	    OPT_STRING('f', "from", "FILE", &from,
+	    OPT_STRING('f', "from", "FILE", &a->from,
 	               "tasks from FILE (- = stdin): text, one shell command a line; or JSON "
 	               "Lines / a JSON array of objects with the fields cmd, name, gpus, mem, "
 	               "per_gpu, retries, retry_delay, timeout, after, cwd, env, allow_foreign, "
 	               "backend, host_mem, slurm_args, input, log_file; or one object with "
 	               "input_dir (one task per file, {input} {output} {stem} in cmd), "
 	               "output_dir, max_retries, retry_interval_seconds, log_file"),
-	    OPT_FLAG(0, "no-worker", &no_worker, "do not start a worker if none runs"),
+	    OPT_FLAG(0, "no-worker", &a->no_worker, "do not start a worker if none runs"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "queue add",
@@ -208,69 +213,92 @@ int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
 	            "GPUWHY_ATTEMPT_TOKEN. Prints the task ids.",
 	    .max_args = -1,
 	    .stop_at_arg = true,
-	    .ctx = &tmpl};
-	int first, rc = opt_parse(&oc, argc, argv, &first);
-	if (rc) {
-		queue_spec_free(&tmpl);
-		opt_list_free(&sargs);
-		return rc == OPT_HELP ? GW_EXIT_OK : rc;
-	}
-	bool backend_set = backend >= 0;
-	if (backend_set)
-		tmpl.backend = backend ? QB_SLURM : QB_LOCAL;
+	    .ctx = tmpl};
+	return opt_parse(&oc, argc, argv, &a->first);
+}
+
+/* The rest of the template: back end, one command or --from, cwd, sbatch arguments, env. */
+static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
+{
+	if (a->backend >= 0)
+		tmpl->backend = a->backend ? QB_SLURM : QB_LOCAL;
 	json_t *sarr = json_array();
-	for (int i = 0; i < sargs.n; i++)
-		json_array_append_new(sarr, json_string(sargs.v[i]));
-	opt_list_free(&sargs);
-	int ncmd = argc - first;
-	if (!rc && !from && ncmd == 0)
+	for (int i = 0; i < a->sargs.n; i++)
+		json_array_append_new(sarr, json_string(a->sargs.v[i]));
+	opt_list_free(&a->sargs);
+	int rc = 0;
+	if (!a->from && ncmd == 0)
 		rc = gw_error(GW_EXIT_USAGE, "queue add",
 		              "gpuwhy queue add -- CMD ARGS, or --from FILE", "no command given");
-	if (!rc && from && ncmd > 0)
+	else if (a->from && ncmd > 0)
 		rc = gw_error(GW_EXIT_USAGE, "queue add", NULL,
 		              "give either a command or --from FILE, not both");
 	if (rc) {
-		queue_spec_free(&tmpl);
 		json_decref(sarr);
 		return rc;
 	}
-	if (!tmpl.cwd) {
+	if (!tmpl->cwd) {
 		char cwd[PATH_MAX];
-		tmpl.cwd = strdup(getcwd(cwd, sizeof cwd) ? cwd : "/");
+		tmpl->cwd = strdup(getcwd(cwd, sizeof cwd) ? cwd : "/");
 	}
 	if (json_array_size(sarr))
-		tmpl.slurm_args = json_dumps(sarr, JSON_COMPACT);
+		tmpl->slurm_args = json_dumps(sarr, JSON_COMPACT);
 	json_decref(sarr);
-	tmpl.env_json = capture_env();
+	tmpl->env_json = capture_env();
+	return 0;
+}
 
+/* Add the tasks to the queue in dir; *draining: the queue will not start them yet. */
+static int add_to_queue(const char *dir, queue_spec *tmpl, const add_args *a, char **cmd, int ncmd,
+                        bool *draining)
+{
 	queue_store *st;
-	if ((rc = queue_store_open(dir, &st))) {
-		queue_spec_free(&tmpl);
+	int rc = queue_store_open(dir, &st);
+	if (rc)
 		return rc;
-	}
-	if (!backend_set) {
+	if (a->backend < 0) {
 		char b[16];
 		queue_store_config_get(st, "backend", b, sizeof b);
-		tmpl.backend = !strcmp(b, "slurm") ? QB_SLURM : QB_LOCAL;
+		tmpl->backend = !strcmp(b, "slurm") ? QB_SLURM : QB_LOCAL;
 	}
 	queue_spec *specs = NULL;
 	int n = 0;
-	rc = make_specs(from, &tmpl, argv + first, ncmd, &specs, &n);
+	rc = make_specs(a->from, tmpl, cmd, ncmd, &specs, &n);
 	if (!rc)
 		rc = store_specs(st, specs, n);
 	fflush(stdout);
-	bool draining = !rc && queue_store_config_int(st, "draining") != 0;
+	*draining = !rc && queue_store_config_int(st, "draining") != 0;
 	queue_store_close(st);
 	for (int i = 0; i < n && specs; i++)
 		queue_spec_free(&specs[i]);
 	free(specs);
+	return rc;
+}
+
+int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
+{
+	(void)g;
+	queue_spec tmpl;
+	queue_spec_init(&tmpl);
+	add_args a;
+	int rc = add_parse(argc, argv, &tmpl, &a);
+	if (rc) {
+		queue_spec_free(&tmpl);
+		opt_list_free(&a.sargs);
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	}
+	int ncmd = argc - a.first;
+	bool draining = false;
+	rc = add_complete(&tmpl, &a, ncmd);
+	if (!rc)
+		rc = add_to_queue(dir, &tmpl, &a, argv + a.first, ncmd, &draining);
 	queue_spec_free(&tmpl);
 	if (rc)
 		return rc;
 	if (draining)
 		fprintf(stderr, "gpuwhy: queue add: the queue is draining; the task waits for "
 		                "`gpuwhy queue resume`\n");
-	else if (!no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
+	else if (!a.no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_wake(dir, QUEUE_POKE_ADD);
 	return GW_EXIT_OK;

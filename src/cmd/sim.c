@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -31,25 +30,9 @@
 #include "sim_state.h"
 #include "train/train.h"
 #include "util/err.h"
+#include "util/opt.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
-
-static void sim_usage(FILE *out)
-{
-	fputs("usage: gpuwhy [--sim SCENARIO] sim COMMAND [OPTIONS]\n"
-	      "\n"
-	      "  list [-l]          the shipped scenarios (-l: with descriptions)\n"
-	      "  check FILE...      validate scenario files (exit 1 when one is invalid)\n"
-	      "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
-	      "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
-	      "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
-	      "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
-	      "  serve [OPTIONS]    a simulated inference server doing its work on the GPU\n"
-	      "\n"
-	      "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
-	      "scenario given with --sim (or GPUWHY_SIM_SCENARIO).\n",
-	      out);
-}
 
 /* ---- the simulated NVML, loaded like any libnvidia-ml.so.1 ---- */
 
@@ -85,23 +68,33 @@ static int names_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The shipped scenarios' names, sorted; returns how many (at most max). */
+static size_t scenario_names(DIR *d, char **names, size_t max)
+{
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < max) {
+		size_t len = strlen(e->d_name);
+		if (len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
+		    (names[n] = strndup(e->d_name, len - 5)))
+			n++;
+	}
+	qsort(names, n, sizeof *names, names_cmp);
+	return n;
+}
+
 static int sim_list(int argc, char **argv)
 {
 	bool lng = false;
-	static const struct option opts[] = {
-	    {"long", no_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "lh", opts, NULL)) != -1) {
-		if (c == 'l')
-			lng = true;
-		else if (c == 'h') {
-			puts("usage: gpuwhy sim list [-l|--long]\n\n"
-			     "Lists the shipped scenarios; -l adds each one's description.");
-			return GW_EXIT_OK;
-		} else {
-			return GW_EXIT_USAGE;
-		}
-	}
+	const opt_def opts[] = {OPT_FLAG('l', "long", &lng, "with each one's description"),
+	                        OPT_END};
+	const opt_cmd oc = {.name = "sim list",
+	                    .usage = "sim list [-l|--long]",
+	                    .about = "Lists the shipped scenarios; -l adds each one's description.",
+	                    .opts = opts};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	const char *dir = gpu_scenario_dir();
 	if (!dir)
 		return gw_error(GW_EXIT_ENV, "scenarios", "set GPUWHY_SCENARIOS",
@@ -110,16 +103,8 @@ static int sim_list(int argc, char **argv)
 	if (!d)
 		return gw_error(GW_EXIT_ENV, dir, NULL, "cannot open scenario directory");
 	char *names[256] = {NULL};
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < 256) {
-		size_t len = strlen(e->d_name);
-		if (len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
-		    (names[n] = strndup(e->d_name, len - 5)))
-			n++;
-	}
+	size_t n = scenario_names(d, names, 256);
 	closedir(d);
-	qsort(names, n, sizeof *names, names_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (!lng) {
 			puts(names[i]);
@@ -141,37 +126,46 @@ static int sim_list(int argc, char **argv)
 
 /* ---- check ---- */
 
+/* Check one file: 0 valid, 1 invalid, 3 unreadable (message printed). */
+static int check_file(const char *path)
+{
+	char err[700];
+	sim_scenario *s;
+	if (sim_scenario_load(path, &s, err, sizeof err) != 0) {
+		FILE *f = fopen(path, "r");
+		bool readable = f != NULL;
+		if (f)
+			fclose(f);
+		fprintf(stderr, "gpuwhy: %s\n", err);
+		return readable ? GW_EXIT_PROBLEMS : GW_EXIT_ENV;
+	}
+	printf("%s: ok, %d GPU%s (%s)\n", path, s->n_gpus, s->n_gpus == 1 ? "" : "s",
+	       s->gpus[0].name);
+	sim_scenario_free(s);
+	return GW_EXIT_OK;
+}
+
 static int sim_check(int argc, char **argv)
 {
-	if (argc < 2)
+	const opt_def opts[] = {OPT_END};
+	const opt_cmd oc = {.name = "sim check",
+	                    .usage = "sim check FILE...",
+	                    .about = "Parses and validates scenario files. Errors are printed as\n"
+	                             "FILE:LINE:COLUMN: PATH: what.",
+	                    .opts = opts,
+	                    .exit1 = "a file is invalid",
+	                    .max_args = -1};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	if (first >= argc)
 		return gw_error(GW_EXIT_USAGE, "sim check", "gpuwhy sim check FILE...",
 		                "no scenario file given");
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		puts("usage: gpuwhy sim check FILE...\n\n"
-		     "Parses and validates scenario files. Errors are printed as\n"
-		     "FILE:LINE:COLUMN: PATH: what; the exit code is 1 when a file is invalid,\n"
-		     "3 when one cannot be read.");
-		return GW_EXIT_OK;
-	}
-	int rc = GW_EXIT_OK;
-	for (int i = 1; i < argc; i++) {
-		char err[700];
-		sim_scenario *s;
-		if (sim_scenario_load(argv[i], &s, err, sizeof err) != 0) {
-			FILE *f = fopen(argv[i], "r");
-			bool readable = f != NULL;
-			if (f)
-				fclose(f);
-			fprintf(stderr, "gpuwhy: %s\n", err);
-			if (!readable)
-				rc = GW_EXIT_ENV;
-			else if (rc == GW_EXIT_OK)
-				rc = GW_EXIT_PROBLEMS;
-			continue;
-		}
-		printf("%s: ok, %d GPU%s (%s)\n", argv[i], s->n_gpus, s->n_gpus == 1 ? "" : "s",
-		       s->gpus[0].name);
-		sim_scenario_free(s);
+	for (int i = first; i < argc; i++) {
+		int one = check_file(argv[i]);
+		/* An unreadable file outweighs an invalid one. */
+		if (one == GW_EXIT_ENV || (one && rc == GW_EXIT_OK))
+			rc = one;
 	}
 	return rc;
 }
@@ -228,77 +222,55 @@ static void show_gpu(gpu_ctx *ctx, int i)
 	putchar('\n');
 }
 
+/* --at SECONDS pins the scenario clock for the simulated library (GPUWHY_SIM_TIME). */
+static int show_set_at(const opt_def *o, const char *v, void *ctx)
+{
+	(void)o, (void)ctx;
+	double at;
+	if (!gw_parse_double(v, &at) || !isfinite(at) || at < 0 || at > 1e9)
+		return gw_error(GW_EXIT_USAGE, "--at", "seconds of scenario time, like 30",
+		                "bad value '%s'", v);
+	setenv("GPUWHY_SIM_TIME", v, 1);
+	return 0;
+}
+
 static int sim_show(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"gpu", required_argument, NULL, 'g'},      {"count", required_argument, NULL, 'c'},
-	    {"interval", required_argument, NULL, 'i'}, {"at", required_argument, NULL, 'a'},
-	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-	long long gpu = -1, count = 1;
+	int gpu = -1, count = 1;
 	int64_t interval = 1000000000LL;
-	int c;
-	while ((c = getopt_long(argc, argv, "g:c:i:a:h", opts, NULL)) != -1) {
-		double at;
-		switch (c) {
-		case 'g':
-			if (!gw_parse_int(optarg, 0, SIM_MAX_GPUS - 1, &gpu))
-				return gw_error(GW_EXIT_USAGE, "--gpu", "an index like 0",
-				                "bad value '%s'", optarg);
-			break;
-		case 'c':
-			if (!gw_parse_int(optarg, 1, 1000000, &count))
-				return gw_error(GW_EXIT_USAGE, "--count", "a number from 1",
-				                "bad value '%s'", optarg);
-			break;
-		case 'i':
-			if (!gw_parse_duration_ns(optarg, 1000000000LL, &interval))
-				return gw_error(GW_EXIT_USAGE, "--interval",
-				                "a duration like 250ms", "bad value '%s'", optarg);
-			break;
-		case 'a':
-			if (!gw_parse_double(optarg, &at) || at < 0 || at > 1e9)
-				return gw_error(GW_EXIT_USAGE, "--at",
-				                "seconds of scenario time, like 30",
-				                "bad value '%s'", optarg);
-			setenv("GPUWHY_SIM_TIME", optarg, 1);
-			break;
-		case 'h':
-			puts("usage: gpuwhy --sim SCENARIO sim show [--gpu I] [--count N] "
-			     "[--interval DUR] "
-			     "[--at SECONDS]\n\n"
-			     "Prints what the simulated NVML reports, one line of key=value per "
-			     "GPU:\n"
-			     "util, mem_util (%), mem_used_mib, mem_total_mib, power_w, temp_c, "
-			     "sm_mhz,\n"
-			     "reasons (clock event bits), pcie (current link), replay (PCIe "
-			     "replays),\n"
-			     "procs (pid:MiB of compute processes). A GPU off the bus prints "
-			     "'lost'.\n"
-			     "  --gpu I          only GPU I\n"
-			     "  --count N        N readings (default 1) ...\n"
-			     "  --interval DUR   ... this far apart (default 1s)\n"
-			     "  --at SECONDS     at this scenario time (pins the clock, "
-			     "GPUWHY_SIM_TIME)");
-			return GW_EXIT_OK;
-		default:
-			return GW_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim show --help",
-		                "unexpected argument");
-	gpu_ctx *ctx;
-	int rc = sim_gpu_open(&ctx, "sim show");
+	const opt_def opts[] = {
+	    OPT_INT('g', "gpu", "I", &gpu, 0, SIM_MAX_GPUS - 1, "only GPU I",
+	            .why = "bad value '%s'", .hint = "an index like 0"),
+	    OPT_INT('c', "count", "N", &count, 1, 1000000, "N readings (default 1) ...",
+	            .why = "bad value '%s'", .hint = "a number from 1"),
+	    OPT_DURATION('i', "interval", "DUR", &interval, 0, "... this far apart (default 1s)",
+	                 .why = "bad value '%s'", .hint = "a duration like 250ms"),
+	    OPT_CALL('a', "at", "SECONDS", show_set_at,
+	             "at this scenario time (pins the clock, GPUWHY_SIM_TIME)"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "sim show",
+	    .usage = "--sim SCENARIO sim show [--gpu I] [--count N] [--interval DUR] "
+	             "[--at SECONDS]",
+	    .about = "Prints what the simulated NVML reports, one line of key=value per GPU:\n"
+	             "util, mem_util (%), mem_used_mib, mem_total_mib, power_w, temp_c, sm_mhz,\n"
+	             "reasons (clock event bits), pcie (current link), replay (PCIe replays),\n"
+	             "procs (pid:MiB of compute processes). A GPU off the bus prints 'lost'.",
+	    .opts = opts};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	gpu_ctx *ctx;
+	if ((rc = sim_gpu_open(&ctx, "sim show")))
 		return rc;
 	int n = gpu_count(ctx);
-	if (gpu >= (long long)n) {
+	if (gpu >= n) {
 		gpu_close(ctx);
-		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "GPU %lld does not exist (%d GPUs)",
+		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "GPU %d does not exist (%d GPUs)",
 		                gpu, n);
 	}
 	int64_t next = gw_mono_ns();
-	for (long long k = 0; k < count; k++) {
+	for (int k = 0; k < count; k++) {
 		if (k) {
 			next += interval;
 			gw_sleep_until_ns(next);
@@ -316,20 +288,23 @@ static int sim_show(int argc, char **argv)
 
 static int sim_reset(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: gpuwhy sim reset [SCENARIO]\n\n"
-		     "Restarts the scenario's clock: its time 0 becomes now for every process\n"
-		     "that uses it (a lost GPU is back, episodes start over). Without SCENARIO,\n"
-		     "the one given with --sim.");
-		return GW_EXIT_OK;
-	}
+	const opt_def opts[] = {OPT_END};
+	const opt_cmd oc = {
+	    .name = "sim reset",
+	    .usage = "sim reset [SCENARIO]",
+	    .about = "Restarts the scenario's clock: its time 0 becomes now for every process\n"
+	             "that uses it (a lost GPU is back, episodes start over). Without SCENARIO,\n"
+	             "the one given with --sim.",
+	    .opts = opts,
+	    .max_args = 1};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	char path[PATH_MAX];
-	if (argc > 2)
-		return gw_error(GW_EXIT_USAGE, argv[2], "gpuwhy sim reset [SCENARIO]",
-		                "unexpected argument");
-	if (argc == 2) {
-		if (gpu_scenario_resolve(argv[1], path, sizeof path) != 0)
-			return gw_error(GW_EXIT_USAGE, argv[1],
+	const char *name = first < argc ? argv[first] : NULL;
+	if (name) {
+		if (gpu_scenario_resolve(name, path, sizeof path) != 0)
+			return gw_error(GW_EXIT_USAGE, name,
 			                "gpuwhy sim list shows the shipped ones",
 			                "no such scenario");
 	} else if (scenario_env()) {
@@ -349,63 +324,6 @@ static int sim_reset(int argc, char **argv)
 /* ---- train ---- */
 
 static const double train_item_default[3] = {0.1, 0.05, 24};
-
-static void train_usage(FILE *out)
-{
-	fputs("usage: gpuwhy --sim SCENARIO sim train [OPTIONS]\n"
-	      "\n"
-	      "A synthetic training loop. Worker processes prepare each batch by burning\n"
-	      "host CPU; each step then runs a GPU phase on the simulated GPU; ranks meet\n"
-	      "at an all-reduce barrier. Rank 0 prints `step N/S loss L time T`.\n"
-	      "\n"
-	      "  --steps S           steps to run (default 50)\n"
-	      "  --workers N         data-loader worker processes (default 1; 0: the rank\n"
-	      "                      prepares data itself)\n"
-	      "  --prefetch P        batches each worker prepares ahead (default 2)\n"
-	      "  --cpu-ms X          CPU time to prepare one batch (default 20)\n"
-	      "  --gpu-ms Y          GPU time of one step (default 30)\n"
-	      "  --kernel-us Z       typical kernel length; short kernels keep the GPU busy\n"
-	      "                      with few SMs active (default 200)\n"
-	      "  --ranks R           rank processes, rank r on GPU I+r (default 1)\n"
-	      "  --gpu I             GPU of rank 0 (default 0), counted among the GPUs\n"
-	      "                      CUDA_VISIBLE_DEVICES shows (indices or UUIDs)\n"
-	      "  --straggler K       rank whose GPU phase is longer ...\n"
-	      "  --straggler-ms M    ... by M ms (default 0)\n"
-	      "  --allreduce-mib A   all-reduce volume per step (default 256 with 2+ ranks)\n"
-	      "  --h2d-mib B         host-to-GPU copy per step (default 16)\n"
-	      "  --mem-mib M         GPU memory held while running (default 1024)\n"
-	      "  --mem-growth-mib G  more memory each step; past the free memory the step\n"
-	      "                      fails with torch.OutOfMemoryError and exit 1\n"
-	      "  --oom-at STEP       fail with an out-of-memory error at this step\n"
-	      "  --fail-at STEP      fail at this step (default: after the last one when\n"
-	      "                      --fail-exit is given) ...\n"
-	      "  --fail-exit CODE    ... with this exit code (default 1)\n"
-	      "  --seed N            seed of the loss curve (default 0)\n"
-	      "  --dram-pct P        memory-bound kernels: they keep DRAM bandwidth at P %\n"
-	      "                      while the compute pipes wait (default: from --kernel-us)\n"
-	      "  --buffered          block-buffer the step lines as Python does when writing\n"
-	      "                      to a pipe (they arrive in bursts), unless\n"
-	      "                      PYTHONUNBUFFERED is set (as gpuwhy run sets it)\n"
-	      "  --hidden[=MODE]     run as if in another PID namespace (a container): the\n"
-	      "                      GPU lists the job under a PID this host cannot see\n"
-	      "                      (MODE pid, the default) or not at all (MODE none);\n"
-	      "                      also GPUWHY_SIM_HIDDEN=pid|none\n"
-	      "  --io-ms X           I/O wait of preparing one batch, without CPU (default 0)\n"
-	      "  --batch B           samples per step: GPU time, data preparation and memory\n"
-	      "                      grow as fixed + B x per sample:\n"
-	      "  --gpu-ms-per-item   ... GPU ms per sample (default 0.1, added to --gpu-ms)\n"
-	      "  --cpu-ms-per-item   ... CPU ms per sample (default 0.05, added to --cpu-ms)\n"
-	      "  --mem-mib-per-item  ... MiB per sample (default 24, added to --mem-mib)\n"
-	      "\n"
-	      "GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
-	      "other work on the same GPU shares it, and the host-to-device copy takes as\n"
-	      "long as the current PCIe link needs. A GPU that falls off the bus fails the\n"
-	      "job at its next GPU call with a CUDA error.\n"
-	      "\n"
-	      "Exit codes: 0 done, 1 training failed (out of memory, GPU lost), CODE from\n"
-	      "--fail-exit, 2 bad option, 3 no simulated GPU, 128+N on signal N.\n",
-	      out);
-}
 
 static int parse_hidden(const char *mode)
 {
@@ -433,153 +351,39 @@ static void train_apply_batch(train_opts *o)
 	o->mem_mib += b * o->per_item[TRAIN_ITEM_MEM_MIB];
 }
 
-static int parse_train(int argc, char **argv, train_opts *o)
+#define TRAIN_SEE "see gpuwhy sim train --help"
+
+/* A whole-number option into a long long of train_opts, in the row's [min, max]. */
+static int train_set_int(const opt_def *d, const char *v, void *ctx)
 {
-	*o = (train_opts){
-	    .steps = 50,
-	    .workers = 1,
-	    .ranks = 1,
-	    .straggler = -1,
-	    .oom_at = -1,
-	    .fail_at = -1,
-	    .prefetch = 2,
-	    .cpu_ms = 20,
-	    .gpu_ms = 30,
-	    .kernel_us = 200,
-	    .mem_mib = 1024,
-	    .h2d_mib = 16,
-	    .allreduce_mib = -1,
-	    .hidden = -1,
-	    .per_item = {train_item_default[0], train_item_default[1], train_item_default[2]}};
-	static const struct option opts[] = {{"steps", required_argument, NULL, 's'},
-	                                     {"workers", required_argument, NULL, 'w'},
-	                                     {"prefetch", required_argument, NULL, 'p'},
-	                                     {"cpu-ms", required_argument, NULL, 'C'},
-	                                     {"gpu-ms", required_argument, NULL, 'G'},
-	                                     {"kernel-us", required_argument, NULL, 'k'},
-	                                     {"ranks", required_argument, NULL, 'r'},
-	                                     {"gpu", required_argument, NULL, 'g'},
-	                                     {"straggler", required_argument, NULL, 'K'},
-	                                     {"straggler-ms", required_argument, NULL, 'M'},
-	                                     {"allreduce-mib", required_argument, NULL, 'A'},
-	                                     {"h2d-mib", required_argument, NULL, 'B'},
-	                                     {"mem-mib", required_argument, NULL, 'm'},
-	                                     {"mem-growth-mib", required_argument, NULL, 'R'},
-	                                     {"oom-at", required_argument, NULL, 'O'},
-	                                     {"fail-at", required_argument, NULL, 'F'},
-	                                     {"fail-exit", required_argument, NULL, 'E'},
-	                                     {"seed", required_argument, NULL, 'S'},
-	                                     {"hidden", optional_argument, NULL, 'H'},
-	                                     {"dram-pct", required_argument, NULL, 'D'},
-	                                     {"buffered", no_argument, NULL, 'U'},
-	                                     {"io-ms", required_argument, NULL, 1000},
-	                                     {"batch", required_argument, NULL, 1001},
-	                                     {"gpu-ms-per-item", required_argument, NULL, 1002},
-	                                     {"cpu-ms-per-item", required_argument, NULL, 1003},
-	                                     {"mem-mib-per-item", required_argument, NULL, 1004},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	int c, idx;
-	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
-		long long *iv = NULL, lo = 0, hi = 0;
-		double *dv = NULL, dhi = 1e7;
-		switch (c) {
-		case 's':
-			iv = &o->steps, lo = 1, hi = 10000000;
-			break;
-		case 'w':
-			iv = &o->workers, lo = 0, hi = 256;
-			break;
-		case 'p':
-			iv = &o->prefetch, lo = 1, hi = 64;
-			break;
-		case 'r':
-			iv = &o->ranks, lo = 1, hi = SIM_MAX_GPUS;
-			break;
-		case 'g':
-			iv = &o->gpu, lo = 0, hi = SIM_MAX_GPUS - 1;
-			break;
-		case 'K':
-			iv = &o->straggler, lo = 0, hi = SIM_MAX_GPUS - 1;
-			break;
-		case 'O':
-			iv = &o->oom_at, lo = 1, hi = 10000000;
-			break;
-		case 'F':
-			iv = &o->fail_at, lo = 1, hi = 10000000;
-			break;
-		case 'E':
-			iv = &o->fail_exit, lo = 1, hi = 255;
-			break;
-		case 'S':
-			iv = &o->seed, lo = 0, hi = (1LL << 53);
-			break;
-		case 'C':
-			dv = &o->cpu_ms, dhi = 600000;
-			break;
-		case 'G':
-			dv = &o->gpu_ms, dhi = 600000;
-			break;
-		case 'k':
-			dv = &o->kernel_us, dhi = 10000000;
-			break;
-		case 'M':
-			dv = &o->straggler_ms, dhi = 600000;
-			break;
-		case 'A':
-			dv = &o->allreduce_mib, dhi = 1048576;
-			break;
-		case 'B':
-			dv = &o->h2d_mib, dhi = 1048576;
-			break;
-		case 'm':
-			dv = &o->mem_mib, dhi = 1 << 30;
-			break;
-		case 'R':
-			dv = &o->growth_mib, dhi = 1 << 30;
-			break;
-		case 'D':
-			dv = &o->dram_pct, dhi = 100;
-			break;
-		case 'U':
-			o->buffered = true;
-			break;
-		case 'H':
-			if ((o->hidden = parse_hidden(optarg ? optarg : "pid")) < 0)
-				return gw_error(GW_EXIT_USAGE, "--hidden",
-				                "--hidden=pid or --hidden=none",
-				                "unknown mode '%s'", optarg);
-			break;
-		case 1000:
-			dv = &o->io_ms, dhi = 600000;
-			break;
-		case 1001:
-			iv = &o->batch, lo = 1, hi = 100000000;
-			break;
-		case 1002:
-		case 1003:
-		case 1004:
-			dv = &o->per_item[c - 1002], dhi = 1 << 20;
-			break;
-		case 'h':
-			train_usage(stdout);
-			return -1;
-		default:
-			train_usage(stderr);
-			return GW_EXIT_USAGE;
-		}
-		if (iv && !gw_parse_int(optarg, lo, hi, iv))
-			return gw_error(
-			    GW_EXIT_USAGE, argv[optind - 1], "see gpuwhy sim train --help",
-			    "'%s' is not a whole number from %lld to %lld", optarg, lo, hi);
-		if (dv && (!gw_parse_double(optarg, dv) || *dv < 0 || *dv > dhi))
-			return gw_error(GW_EXIT_USAGE, argv[optind - 1],
-			                "see gpuwhy sim train --help",
-			                "'%s' is not a number from 0 to %g", optarg, dhi);
+	(void)ctx;
+	long long lo = (long long)d->min, hi = (long long)d->max;
+	if (!gw_parse_int(v, lo, hi, d->target)) {
+		char what[80];
+		snprintf(what, sizeof what, "--%s", d->name);
+		return gw_error(GW_EXIT_USAGE, what, TRAIN_SEE,
+		                "'%s' is not a whole number from %lld to %lld", v, lo, hi);
 	}
-	if (optind < argc)
-		return gw_error(GW_EXIT_USAGE, argv[optind], "see gpuwhy sim train --help",
-		                "unexpected argument");
+	return 0;
+}
+
+static int train_set_hidden(const opt_def *d, const char *v, void *ctx)
+{
+	(void)d;
+	train_opts *o = ctx;
+	if ((o->hidden = parse_hidden(v ? v : "pid")) < 0)
+		return gw_error(GW_EXIT_USAGE, "--hidden", "--hidden=pid or --hidden=none",
+		                "unknown mode '%s'", v);
+	return 0;
+}
+
+#define TRAIN_INT(l, a, t, lo, hi, h)                                                              \
+	OPT_CALL(0, l, a, train_set_int, h, .target = (t), .min = (lo), .max = (hi))
+#define TRAIN_NUM(l, a, t, hi, h) OPT_DOUBLE(0, l, a, t, 0, hi, h, .hint = TRAIN_SEE)
+
+/* The options that depend on each other, and the defaults that depend on others. */
+static int train_check(train_opts *o)
+{
 	if (o->kernel_us < 1)
 		return gw_error(GW_EXIT_USAGE, "--kernel-us", NULL, "must be at least 1");
 	if (o->dram_pct > 0 && o->dram_pct < 1)
@@ -608,41 +412,166 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	return 0;
 }
 
+/* 0, OPT_HELP after --help, or a usage exit code (message printed). */
+static int parse_train(int argc, char **argv, train_opts *o)
+{
+	*o = (train_opts){
+	    .steps = 50,
+	    .workers = 1,
+	    .ranks = 1,
+	    .straggler = -1,
+	    .oom_at = -1,
+	    .fail_at = -1,
+	    .prefetch = 2,
+	    .cpu_ms = 20,
+	    .gpu_ms = 30,
+	    .kernel_us = 200,
+	    .mem_mib = 1024,
+	    .h2d_mib = 16,
+	    .allreduce_mib = -1,
+	    .hidden = -1,
+	    .per_item = {train_item_default[0], train_item_default[1], train_item_default[2]}};
+	const opt_def opts[] = {
+	    TRAIN_INT("steps", "S", &o->steps, 1, 10000000, "steps to run (default 50)"),
+	    TRAIN_INT("workers", "N", &o->workers, 0, 256,
+	              "data-loader worker processes (default 1; 0: the rank prepares data "
+	              "itself)"),
+	    TRAIN_INT("prefetch", "P", &o->prefetch, 1, 64,
+	              "batches each worker prepares ahead (default 2)"),
+	    TRAIN_NUM("cpu-ms", "X", &o->cpu_ms, 600000,
+	              "CPU time to prepare one batch (default 20)"),
+	    TRAIN_NUM("gpu-ms", "Y", &o->gpu_ms, 600000, "GPU time of one step (default 30)"),
+	    TRAIN_NUM("kernel-us", "Z", &o->kernel_us, 10000000,
+	              "typical kernel length; short kernels keep the GPU busy with few SMs "
+	              "active (default 200)"),
+	    TRAIN_INT("ranks", "R", &o->ranks, 1, SIM_MAX_GPUS,
+	              "rank processes, rank r on GPU I+r (default 1)"),
+	    TRAIN_INT("gpu", "I", &o->gpu, 0, SIM_MAX_GPUS - 1,
+	              "GPU of rank 0 (default 0), counted among the GPUs CUDA_VISIBLE_DEVICES "
+	              "shows (indices or UUIDs)"),
+	    TRAIN_INT("straggler", "K", &o->straggler, 0, SIM_MAX_GPUS - 1,
+	              "rank whose GPU phase is longer ..."),
+	    TRAIN_NUM("straggler-ms", "M", &o->straggler_ms, 600000, "... by M ms (default 0)"),
+	    TRAIN_NUM("allreduce-mib", "A", &o->allreduce_mib, 1048576,
+	              "all-reduce volume per step (default 256 with 2+ ranks)"),
+	    TRAIN_NUM("h2d-mib", "B", &o->h2d_mib, 1048576,
+	              "host-to-GPU copy per step (default 16)"),
+	    TRAIN_NUM("mem-mib", "M", &o->mem_mib, 1 << 30,
+	              "GPU memory held while running (default 1024)"),
+	    TRAIN_NUM("mem-growth-mib", "G", &o->growth_mib, 1 << 30,
+	              "more memory each step; past the free memory the step fails with "
+	              "torch.OutOfMemoryError and exit 1"),
+	    TRAIN_INT("oom-at", "STEP", &o->oom_at, 1, 10000000,
+	              "fail with an out-of-memory error at this step"),
+	    TRAIN_INT("fail-at", "STEP", &o->fail_at, 1, 10000000,
+	              "fail at this step (default: after the last one when --fail-exit is "
+	              "given) ..."),
+	    TRAIN_INT("fail-exit", "CODE", &o->fail_exit, 1, 255,
+	              "... with this exit code (default 1)"),
+	    TRAIN_INT("seed", "N", &o->seed, 0, 9007199254740992.0,
+	              "seed of the loss curve (default 0)"),
+	    TRAIN_NUM("dram-pct", "P", &o->dram_pct, 100,
+	              "memory-bound kernels: they keep DRAM bandwidth at P % while the compute "
+	              "pipes wait (default: from --kernel-us)"),
+	    OPT_FLAG(0, "buffered", &o->buffered,
+	             "block-buffer the step lines as Python does when writing to a pipe (they "
+	             "arrive in bursts), unless PYTHONUNBUFFERED is set (as gpuwhy run sets it)"),
+	    OPT_CALL(0, "hidden", "MODE", train_set_hidden,
+	             "run as if in another PID namespace (a container): the GPU lists the job "
+	             "under a PID this host cannot see (MODE pid, the default) or not at all "
+	             "(MODE none); also GPUWHY_SIM_HIDDEN=pid|none",
+	             .optional = true),
+	    TRAIN_NUM("io-ms", "X", &o->io_ms, 600000,
+	              "I/O wait of preparing one batch, without CPU (default 0)"),
+	    TRAIN_INT("batch", "B", &o->batch, 1, 100000000,
+	              "samples per step: GPU time, data preparation and memory grow as fixed + "
+	              "B x per sample:"),
+	    TRAIN_NUM("gpu-ms-per-item", "X", &o->per_item[TRAIN_ITEM_GPU_MS], 1 << 20,
+	              "... GPU ms per sample (default 0.1, added to --gpu-ms)"),
+	    TRAIN_NUM("cpu-ms-per-item", "X", &o->per_item[TRAIN_ITEM_CPU_MS], 1 << 20,
+	              "... CPU ms per sample (default 0.05, added to --cpu-ms)"),
+	    TRAIN_NUM("mem-mib-per-item", "X", &o->per_item[TRAIN_ITEM_MEM_MIB], 1 << 20,
+	              "... MiB per sample (default 24, added to --mem-mib)"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "sim train",
+	    .usage = "--sim SCENARIO sim train [OPTIONS]",
+	    .about = "A synthetic training loop. Worker processes prepare each batch by burning\n"
+	             "host CPU; each step then runs a GPU phase on the simulated GPU; ranks meet\n"
+	             "at an all-reduce barrier. Rank 0 prints `step N/S loss L time T`.",
+	    .opts = opts,
+	    .more = "GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
+	            "other work on the same GPU shares it, and the host-to-device copy takes as\n"
+	            "long as the current PCIe link needs. A GPU that falls off the bus fails the\n"
+	            "job at its next GPU call with a CUDA error.",
+	    .exits = "0 done, 1 training failed (out of memory, GPU lost), CODE from "
+	             "--fail-exit, 2 bad option, 3 no simulated GPU, 128+N on signal N",
+	    .ctx = o};
+	int first, rc = opt_parse(&oc, argc, argv, &first);
+	return rc ? rc : train_check(o);
+}
+
 static int sim_train(int argc, char **argv)
 {
 	train_opts o;
 	int rc = parse_train(argc, argv, &o);
 	if (rc)
-		return rc < 0 ? GW_EXIT_OK : rc;
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	return train_run(&o);
 }
+
+/* ---- dispatch ---- */
+
+static const opt_def sim_opts[] = {OPT_END};
+
+static const opt_cmd sim_cmd = {
+    .name = "sim",
+    .usage = "[--sim SCENARIO] sim COMMAND [OPTIONS]",
+    .about = "The simulated GPU's own commands.\n"
+             "\n"
+             "  list [-l]          the shipped scenarios (-l: with descriptions)\n"
+             "  check FILE...      validate scenario files (exit 1 when one is invalid)\n"
+             "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
+             "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
+             "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
+             "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
+             "  serve [OPTIONS]    a simulated inference server doing its work on the GPU",
+    .opts = sim_opts,
+    .more = "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
+            "scenario given with --sim (or GPUWHY_SIM_SCENARIO).",
+    .exits = "0 ok, 1 a scenario file is invalid (check) or training failed (train), CODE "
+             "of train --fail-exit, 2 usage error, 3 environment or I/O error (no "
+             "simulated GPU, an unreadable file), 128+N on signal N"};
+
+typedef struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} sim_sub;
+
+static const sim_sub sim_subs[] = {
+    {"list", sim_list},   {"check", sim_check}, {"show", sim_show},   {"reset", sim_reset},
+    {"train", sim_train}, {"hog", cmd_sim_hog}, {"serve", sim_serve},
+};
+#define SIM_NSUBS (sizeof sim_subs / sizeof *sim_subs)
 
 int cmd_sim(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		sim_usage(argc < 2 ? stderr : stdout);
+		opt_help(&sim_cmd, argc < 2 ? stderr : stdout);
 		return argc < 2 ? GW_EXIT_USAGE : GW_EXIT_OK;
 	}
 	/* Each subcommand parses its own options with argv[0] = the subcommand. */
 	const char *sub = argv[1];
-	int sargc = argc - 1;
-	char **sargv = argv + 1;
-	optind = 0;
-	if (!strcmp(sub, "list"))
-		return sim_list(sargc, sargv);
-	if (!strcmp(sub, "check"))
-		return sim_check(sargc, sargv);
-	if (!strcmp(sub, "show"))
-		return sim_show(sargc, sargv);
-	if (!strcmp(sub, "reset"))
-		return sim_reset(sargc, sargv);
-	if (!strcmp(sub, "train"))
-		return sim_train(sargc, sargv);
-	if (!strcmp(sub, "hog"))
-		return cmd_sim_hog(sargc, sargv);
-	if (!strcmp(sub, "serve"))
-		return sim_serve(sargc, sargv);
-	gw_error(GW_EXIT_USAGE, sub, "see gpuwhy sim --help", "unknown sim subcommand");
-	return GW_EXIT_USAGE;
+	const char *names[SIM_NSUBS];
+	for (size_t i = 0; i < SIM_NSUBS; i++) {
+		if (!strcmp(sim_subs[i].name, sub))
+			return sim_subs[i].fn(argc - 1, argv + 1);
+		names[i] = sim_subs[i].name;
+	}
+	const char *s = opt_suggest(sub, names, SIM_NSUBS);
+	char hint[96];
+	snprintf(hint, sizeof hint, "did you mean 'gpuwhy sim %s'?", s ? s : "");
+	return gw_error(GW_EXIT_USAGE, sub, s ? hint : "see gpuwhy sim --help",
+	                "unknown sim subcommand");
 }

@@ -178,42 +178,158 @@ static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, gw_
 	return DR_PASS;
 }
 
-static void check_framework(dr_ctx *c, const fw_desc *f)
+/* The import failed or hung: say which and what to try. */
+static void framework_import_failed(dr_ctx *c, const fw_desc *f, const dr_python *py,
+                                    const dr_pypkg *k)
+{
+	bool slow = k->timed_out;
+	dr_result *r =
+	    dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL, "import %s %s: %s", k->name,
+	            slow ? "hung" : "failed", k->error[0] ? k->error : "no answer");
+	if (slow)
+		dr_fixf(r,
+		        "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
+		        "network filesystem)",
+		        py->exe, k->name);
+	else if (strstr(k->error, "libcu") || strstr(k->error, "libnv"))
+		dr_fixf(r, "the CUDA libraries it links against are missing: install the "
+		           "build's CUDA runtime (pip wheels bring their own; check "
+		           "LD_LIBRARY_PATH for a stray CUDA)");
+	else
+		dr_fixf(r, "pip install --force-reinstall %s (in the environment of %s)", k->name,
+		        py->exe);
+}
+
+/* The framework's probe result, or NULL after reporting why there is none to judge. */
+static const dr_pypkg *framework_probed(dr_ctx *c, const fw_desc *f)
 {
 	const dr_python *py = dr_ctx_python(c);
 	if (!py->ran) {
 		dr_addf(c->r, f->check, DR_SKIP, "no working Python (see python.interpreter)");
-		return;
+		return NULL;
 	}
 	const dr_pypkg *k = &py->pkg[f->pkg];
 	if (!k->installed) {
 		dr_addf(c->r, f->check, DR_SKIP, "%s not installed for %s", f->label,
 		        py->sys_exe[0] ? py->sys_exe : py->exe);
-		return;
+		return NULL;
 	}
 	if (py->major < 3) {
 		dr_addf(c->r, f->check, DR_SKIP, "not probed under Python %s", py->version);
-		return;
+		return NULL;
 	}
 	if (!k->probed || !k->version[0]) {
-		bool slow = k->timed_out;
-		dr_result *r =
-		    dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL, "import %s %s: %s", k->name,
-		            slow ? "hung" : "failed", k->error[0] ? k->error : "no answer");
-		if (slow)
-			dr_fixf(r,
-			        "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
-			        "network filesystem)",
-			        py->exe, k->name);
-		else if (strstr(k->error, "libcu") || strstr(k->error, "libnv"))
-			dr_fixf(r, "the CUDA libraries it links against are missing: install the "
-			           "build's CUDA runtime (pip wheels bring their own; check "
-			           "LD_LIBRARY_PATH for a stray CUDA)");
-		else
-			dr_fixf(r, "pip install --force-reinstall %s (in the environment of %s)",
-			        k->name, py->exe);
-		return;
+		framework_import_failed(c, f, py, k);
+		return NULL;
 	}
+	return k;
+}
+
+/* A build that cannot use NVIDIA GPUs (CPU-only, AMD): reported here, true. */
+static bool framework_wrong_build(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, bool has_gpu,
+                                  gw_strbuf *found)
+{
+	if (k->cpu_only) {
+		if (has_gpu) {
+			gw_sb_printf(found, " is a CPU-only build: it will never use the GPU");
+			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(found));
+			cpu_build_fix(c, f, r);
+		} else {
+			gw_sb_printf(found,
+			             " is a CPU-only build (this machine has no NVIDIA GPU)");
+			dr_addf(c->r, f->check, DR_PASS, "%s", gw_sb_str(found));
+		}
+		return true;
+	}
+	if (k->other_gpu[0] && !k->cuda[0] && has_gpu) {
+		gw_sb_printf(found, ": built for AMD GPUs, this machine has NVIDIA GPUs");
+		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(found));
+		cpu_build_fix(c, f, r);
+		return true;
+	}
+	return false;
+}
+
+/* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
+static dr_status framework_uncounted(const dr_pypkg *k, bool has_gpu, dr_status st,
+                                     gw_strbuf *found, gw_strbuf *fix)
+{
+	if (k->extra[0])
+		gw_sb_printf(found, "; %s", k->extra);
+	if (k->error[0] && !has_gpu) {
+		gw_sb_printf(found, "; %s (this machine has no NVIDIA GPU)", k->error);
+	} else if (k->error[0]) {
+		gw_sb_printf(found, "; %s", k->error);
+		st = dr_worse(st, DR_FAIL);
+		gw_sb_sep(fix, "; ");
+		gw_sb_printf(fix, "install the CUDA and cuDNN versions this build needs (the "
+		                  "missing library is named above)");
+	}
+	return st;
+}
+
+/* The framework sees no GPU on a machine that has some: why, as far as is known. */
+static dr_status framework_sees_none(dr_ctx *c, const dr_python *py, const dr_pypkg *k,
+                                     dr_status st, gw_strbuf *found, gw_strbuf *fix)
+{
+	int want = expected_gpus(c);
+	gw_sb_printf(found, "; sees no GPU");
+	if (k->error[0])
+		gw_sb_printf(found, ": %s", k->error);
+	bool explained = st == DR_FAIL; /* the CUDA check already says why */
+	gw_sb_sep(fix, "; ");
+	if (c->m->nvml != DR_NVML_OK)
+		gw_sb_printf(fix, "fix the driver first (driver.nvml)");
+	else if (want == 0)
+		gw_sb_printf(fix, "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
+	else if (explained)
+		gw_sb_printf(fix, "then it sees the GPUs");
+	else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
+		gw_sb_printf(fix, "upgrade the NVIDIA driver (see driver.cuda)");
+	else
+		gw_sb_printf(fix,
+		             "run %s -c 'import %s' and initialise CUDA by hand for the "
+		             "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
+		             py->exe, k->name);
+	return DR_FAIL;
+}
+
+/* The GPUs the framework sees against the ones it should. */
+static dr_status framework_gpus(dr_ctx *c, const dr_pypkg *k, bool has_gpu, dr_status st,
+                                gw_strbuf *found, gw_strbuf *fix)
+{
+	if (c->m->simulated) {
+		gw_sb_printf(found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
+		             k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
+		return st;
+	}
+	if (k->gpu_count < 0)
+		return framework_uncounted(k, has_gpu, st, found, fix);
+	if (!has_gpu) {
+		gw_sb_printf(found, "; sees no GPU (this machine has no NVIDIA GPU)");
+		return st;
+	}
+	if (k->gpu_count == 0)
+		return framework_sees_none(c, dr_ctx_python(c), k, st, found, fix);
+	int want = expected_gpus(c);
+	char devs[256];
+	gw_sb_printf(found, "; sees %d GPU%s: %s", k->gpu_count, k->gpu_count == 1 ? "" : "s",
+	             devices_text(k, devs, sizeof devs));
+	if (k->gpu_count < want) {
+		gw_sb_printf(found, " (CUDA should show %d)", want);
+		st = dr_worse(st, DR_WARN);
+		gw_sb_sep(fix, "; ");
+		gw_sb_printf(fix, "check the environment the job really runs with "
+		                  "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
+	}
+	return st;
+}
+
+static void check_framework(dr_ctx *c, const fw_desc *f)
+{
+	const dr_pypkg *k = framework_probed(c, f);
+	if (!k)
+		return;
 	bool has_gpu = machine_has_gpu(c);
 	gw_strbuf found = {0}, fix = {0};
 	gw_sb_printf(&found, "%s %s", k->name, k->version);
@@ -221,84 +337,14 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 		gw_sb_printf(&found, " (CUDA %s)", k->cuda);
 	if (k->other_gpu[0])
 		gw_sb_printf(&found, " (%s)", k->other_gpu);
+	if (framework_wrong_build(c, f, k, has_gpu, &found)) {
+		gw_sb_free(&found);
+		return;
+	}
 	dr_status st = DR_PASS;
-	if (k->cpu_only) {
-		if (has_gpu) {
-			gw_sb_printf(&found, " is a CPU-only build: it will never use the GPU");
-			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(&found));
-			cpu_build_fix(c, f, r);
-		} else {
-			gw_sb_printf(&found,
-			             " is a CPU-only build (this machine has no NVIDIA GPU)");
-			dr_addf(c->r, f->check, DR_PASS, "%s", gw_sb_str(&found));
-		}
-		gw_sb_free(&found);
-		return;
-	}
-	if (k->other_gpu[0] && !k->cuda[0] && has_gpu) {
-		gw_sb_printf(&found, ": built for AMD GPUs, this machine has NVIDIA GPUs");
-		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(&found));
-		cpu_build_fix(c, f, r);
-		gw_sb_free(&found);
-		return;
-	}
 	if (c->m->nvml == DR_NVML_OK)
 		st = cuda_compat(c, f, k, &found, &fix);
-	char devs[256];
-	if (c->m->simulated) {
-		gw_sb_printf(&found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
-		             k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
-	} else if (k->gpu_count < 0) {
-		/* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
-		if (k->extra[0])
-			gw_sb_printf(&found, "; %s", k->extra);
-		if (k->error[0] && !has_gpu) {
-			gw_sb_printf(&found, "; %s (this machine has no NVIDIA GPU)", k->error);
-		} else if (k->error[0]) {
-			gw_sb_printf(&found, "; %s", k->error);
-			st = dr_worse(st, DR_FAIL);
-			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix,
-			             "install the CUDA and cuDNN versions this build needs (the "
-			             "missing library is named above)");
-		}
-	} else if (!has_gpu) {
-		gw_sb_printf(&found, "; sees no GPU (this machine has no NVIDIA GPU)");
-	} else if (k->gpu_count == 0) {
-		int want = expected_gpus(c);
-		gw_sb_printf(&found, "; sees no GPU");
-		if (k->error[0])
-			gw_sb_printf(&found, ": %s", k->error);
-		bool explained = st == DR_FAIL; /* the CUDA check above already says why */
-		st = DR_FAIL;
-		gw_sb_sep(&fix, "; ");
-		if (c->m->nvml != DR_NVML_OK)
-			gw_sb_printf(&fix, "fix the driver first (driver.nvml)");
-		else if (want == 0)
-			gw_sb_printf(&fix,
-			             "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
-		else if (explained)
-			gw_sb_printf(&fix, "then it sees the GPUs");
-		else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
-			gw_sb_printf(&fix, "upgrade the NVIDIA driver (see driver.cuda)");
-		else
-			gw_sb_printf(&fix,
-			             "run %s -c 'import %s' and initialise CUDA by hand for the "
-			             "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
-			             py->exe, k->name);
-	} else {
-		int want = expected_gpus(c);
-		gw_sb_printf(&found, "; sees %d GPU%s: %s", k->gpu_count,
-		             k->gpu_count == 1 ? "" : "s", devices_text(k, devs, sizeof devs));
-		if (k->gpu_count < want) {
-			gw_sb_printf(&found, " (CUDA should show %d)", want);
-			st = dr_worse(st, DR_WARN);
-			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(
-			    &fix, "check the environment the job really runs with "
-			          "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
-		}
-	}
+	st = framework_gpus(c, k, has_gpu, st, &found, &fix);
 	dr_result *r = dr_addf(c->r, f->check, st, "%s", gw_sb_str(&found));
 	if (st != DR_PASS && fix.len)
 		dr_fixf(r, "%s", gw_sb_str(&fix));

@@ -202,7 +202,6 @@ static int run_rank(const train_opts *o, gpu_ctx *ctx, train_shared *sh, long lo
 	}
 	apply_hidden(o, r.wl);
 	sim_wl_set_dram(r.wl, (unsigned)llround(o->dram_pct));
-	r.work_rate = train_rate_probe(ctx);
 	r.nvlink = train_has_nvlink(&r);
 	r.speed = 1;
 	r.h2d_bps = 25e9;

@@ -3,7 +3,6 @@
  * out, a GPU that falls off the bus, clocks and neighbours that set the
  * speed of each phase, and the link its collectives cross.
  */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -69,19 +68,6 @@ static void print_gpu_lost(const train_rank *r)
 	        r->gpu);
 }
 
-train_rate_fn train_rate_probe(gpu_ctx *ctx)
-{
-	/* The library gpu_open loaded: RTLD_NOLOAD finds it without loading another copy. */
-	const char *lib = gpu_library_path(ctx);
-	void *h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	if (!h)
-		return NULL;
-	train_rate_fn f;
-	*(void **)&f = dlsym(h, "gpuwhySimWorkRateByIndex");
-	dlclose(h); /* drops only the reference taken here */
-	return f;
-}
-
 /*
  * The GPU's speed for this job now: 1 is the GPU alone at its unthrottled
  * clock. Returns 0, or 1 when the GPU is lost (error printed).
@@ -89,8 +75,9 @@ train_rate_fn train_rate_probe(gpu_ctx *ctx)
 static int gpu_speed(train_rank *r, double *speed, double *h2d_bps)
 {
 	double clock = 1, share = 1, bps = 25e9;
-	int rc = r->work_rate ? r->work_rate(r->gpu, (unsigned)getpid(), &clock, &share, &bps)
-	                      : NVML_SUCCESS;
+	/* -1: a real driver without the simulator's probe; the GPU runs at full speed. */
+	int rc =
+	    gpu_sim_work_rate(r->gpu_ctx, (int)r->gpu, (unsigned)getpid(), &clock, &share, &bps);
 	if (rc == NVML_ERROR_GPU_IS_LOST) {
 		print_gpu_lost(r);
 		return 1;

@@ -42,9 +42,6 @@ int train_barrier(train_shared *sh, long long ranks, sim_wl *wl, int64_t *lease)
 
 /* ---- the GPU as the job meets it (train_gpu.c) ---- */
 
-/* gpuwhySimWorkRateByIndex of the simulated library. */
-typedef int (*train_rate_fn)(unsigned, unsigned, double *, double *, double *);
-
 typedef struct {
 	const train_opts *o;
 	gpu_ctx *gpu_ctx;
@@ -52,15 +49,12 @@ typedef struct {
 	long long rank;
 	unsigned gpu; /* NVML index, as in gpu_ctx with every GPU selected */
 	sim_wl *wl;
-	double held;             /* bytes */
-	train_rate_fn work_rate; /* NULL: the GPU runs at full speed */
-	bool nvlink;             /* collectives over NVLink (else PCIe) */
-	double speed;            /* the GPU's speed for this job at the last look (1: full) */
-	double h2d_bps;          /* what its PCIe link carried then */
+	double held;    /* bytes */
+	bool nvlink;    /* collectives over NVLink (else PCIe) */
+	double speed;   /* the GPU's speed for this job at the last look (1: full) */
+	double h2d_bps; /* what its PCIe link carried then */
 } train_rank;
 
-/* The simulator's speed probe in the library gpu_ctx loaded, NULL when it has none. */
-train_rate_fn train_rate_probe(gpu_ctx *ctx);
 int train_try_alloc(train_rank *r, double want, bool forced);
 int train_gpu_step(train_rank *r, double h2d_bytes, double work_ms, unsigned kernel_us);
 bool train_has_nvlink(train_rank *r);

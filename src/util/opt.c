@@ -373,6 +373,8 @@ static int parse_long(opt_state *s, const char *name)
 	int rc = find_long(s->c, name, len, &o);
 	if (rc)
 		return rc;
+	if (o->optional)
+		return set_value(s->c, o, eq ? eq + 1 : NULL);
 	if (!takes_value(o)) {
 		if (eq) {
 			char what[80];
@@ -400,6 +402,8 @@ static int parse_short(opt_state *s, const char *arg)
 			see_help(s->c, hint, sizeof hint);
 			return gw_error(GW_EXIT_USAGE, what, hint, "unknown option");
 		}
+		if (o->optional)
+			return set_value(s->c, o, p[1] ? p + 1 : NULL);
 		if (!takes_value(o)) {
 			int rc = set_value(s->c, o, NULL);
 			if (rc)
@@ -506,8 +510,12 @@ static void wrap(FILE *out, const char *text, int col, int indent)
 
 static void help_line(FILE *out, const opt_def *o, bool any_short)
 {
-	char left[96];
+	char left[96], opt_arg[64];
 	const char *arg = o->arg ? o->arg : "", *sp = o->arg ? " " : "";
+	if (o->optional && o->arg) {
+		snprintf(opt_arg, sizeof opt_arg, "[=%s]", o->arg);
+		arg = opt_arg, sp = "";
+	}
 	int n;
 	if (o->shrt && o->name)
 		n = snprintf(left, sizeof left, "  -%c, --%s%s%s", o->shrt, o->name, sp, arg);

@@ -50,6 +50,8 @@ typedef struct opt_def {
 	const char *why;  /* the reason on a bad value, printf with the value as %s */
 	const char *hint; /* the hint on a bad value */
 	bool hidden;      /* parsed but left out of --help (internal options) */
+	bool optional;    /* the value may be left out: only --name=VALUE or -xVALUE give one
+	                     (getopt's optional_argument); a CALL then gets NULL */
 } opt_def;
 
 /* Values of an OPTK_LIST option; free with opt_list_free. */

@@ -19,7 +19,8 @@ typedef struct {
 	int verbose, n, colour, calls;
 	int64_t big, dur_ms, mem_mib;
 	double ratio;
-	const char *name;
+	const char *name, *mode;
+	int modes;
 	opt_list tags;
 } vals;
 
@@ -34,6 +35,15 @@ static int on_call(const opt_def *o, const char *v, void *ctx)
 }
 
 static vals V;
+
+static int on_mode(const opt_def *o, const char *v, void *ctx)
+{
+	(void)o;
+	vals *x = ctx;
+	x->mode = v;
+	x->modes++;
+	return 0;
+}
 
 static const opt_def table[] = {
     OPT_FLAG('f', "flag", &V.flag, "a flag"),
@@ -50,6 +60,7 @@ static const opt_def table[] = {
     OPT_ENUM(0, "colour", "C", &V.colour, colours, "red, green or blue"),
     OPT_LIST(0, "tag", "T", &V.tags, "repeatable"),
     OPT_CALL(0, "call", "V", on_call, "checked"),
+    OPT_CALL('o', "mode", "M", on_mode, "a value only with =", .optional = true),
     OPT_FLAG(0, "secret", &V.flag, NULL, .hidden = true),
     {0},
 };
@@ -192,6 +203,26 @@ static void test_positionals(void **state)
 	assert_string_equal(argv[4], "-n"); /* after `--`, an argument */
 }
 
+/* An optional value comes only with = (or joined to the short name), as getopt's. */
+static void test_optional(void **state)
+{
+	(void)state;
+	int first;
+	assert_int_equal(parse(&first, "--mode", (char *)NULL), 0);
+	assert_int_equal(V.modes, 1);
+	assert_null(V.mode);
+	assert_int_equal(parse(&first, "--mode=fast", (char *)NULL), 0);
+	assert_string_equal(V.mode, "fast");
+	assert_int_equal(parse(&first, "-oslow", (char *)NULL), 0);
+	assert_string_equal(V.mode, "slow");
+	assert_int_equal(parse(&first, "--mode", "file", (char *)NULL), 0);
+	assert_null(V.mode);
+	assert_int_equal(first, 2); /* "file" is an argument, not the value */
+	assert_int_equal(parse(&first, "-o", (char *)NULL), 0);
+	assert_null(V.mode);
+	assert_int_equal(V.modes, 1);
+}
+
 static void test_help(void **state)
 {
 	(void)state;
@@ -206,6 +237,7 @@ static void test_help(void **state)
 	assert_non_null(strstr(buf, "      --big N           large\n"));
 	assert_non_null(strstr(buf, "  -h, --help            this help\n"));
 	assert_null(strstr(buf, "secret"));
+	assert_non_null(strstr(buf, "  -o, --mode[=M]        a value only with =\n"));
 	/* Long help is wrapped under its own column. */
 	assert_non_null(strstr(
 	    buf, "  -t, --timeout D       a time limit that is described at such length that the\n"
@@ -241,7 +273,7 @@ int main(void)
 	    cmocka_unit_test(test_kinds),       cmocka_unit_test(test_units),
 	    cmocka_unit_test(test_ranges),      cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_positionals), cmocka_unit_test(test_help),
-	    cmocka_unit_test(test_suggest),
+	    cmocka_unit_test(test_suggest),     cmocka_unit_test(test_optional),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	opt_list_free(&V.tags);

@@ -1,0 +1,345 @@
+/* render_gpu.c - top's GPU panel: one meter block per GPU, and the utilization history. */
+#include "top/render_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ GPUs */
+
+/* The name without the vendor prefix every GPU shares. */
+static const char *short_name(const char *name)
+{
+	return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
+}
+
+static double power_limit(const gpu_values *v)
+{
+	if (v->ok[GM_POWER_ENFORCED_LIMIT] && v->v[GM_POWER_ENFORCED_LIMIT] > 0)
+		return v->v[GM_POWER_ENFORCED_LIMIT];
+	if (v->ok[GM_POWER_LIMIT] && v->v[GM_POWER_LIMIT] > 0)
+		return v->v[GM_POWER_LIMIT];
+	return NAN;
+}
+
+static double ratio(const gpu_values *v, gpu_metric_id a, gpu_metric_id b)
+{
+	if (!v->ok[a] || !v->ok[b] || v->v[b] <= 0)
+		return NAN;
+	return v->v[a] / v->v[b];
+}
+
+static double val(const gpu_values *v, gpu_metric_id id)
+{
+	return v->ok[id] ? v->v[id] : NAN;
+}
+
+static void fmt_pct(double v, char *out, size_t len)
+{
+	if (isnan(v))
+		snprintf(out, len, "n/a");
+	else
+		snprintf(out, len, "%3.0f%%", v);
+}
+
+static void fmt_mem_pair(const gpu_values *v, char *out, size_t len)
+{
+	char a[16], b[16];
+	top_r_fmt_mib(val(v, GM_MEM_USED), a, sizeof a);
+	top_r_fmt_mib(val(v, GM_MEM_TOTAL), b, sizeof b);
+	/* Padded, so the fields after it line up from GPU to GPU. */
+	snprintf(out, len, "%5s/%s", a, b);
+}
+
+static void fmt_power(const gpu_values *v, char *out, size_t len)
+{
+	char a[16], b[16];
+	top_r_fmt_num(v, GM_POWER_DRAW, "%.0f", a, sizeof a);
+	double lim = power_limit(v);
+	if (isnan(lim))
+		snprintf(b, sizeof b, "n/a");
+	else
+		snprintf(b, sizeof b, "%.0f", lim);
+	snprintf(out, len, "%3s/%sW", a, b);
+}
+
+/* "Gen5x16", or "Gen3x8<Gen5x16" when the link trained below its maximum. */
+static bool fmt_link(const gpu_values *v, char *out, size_t len)
+{
+	char g[8], w[8], gm[8], wm[8];
+	top_r_fmt_num(v, GM_PCIE_GEN_CUR, "%.0f", g, sizeof g);
+	top_r_fmt_num(v, GM_PCIE_WIDTH_CUR, "%.0f", w, sizeof w);
+	bool down = (v->ok[GM_PCIE_GEN_CUR] && v->ok[GM_PCIE_GEN_MAX] &&
+	             v->v[GM_PCIE_GEN_CUR] < v->v[GM_PCIE_GEN_MAX]) ||
+	            (v->ok[GM_PCIE_WIDTH_CUR] && v->ok[GM_PCIE_WIDTH_MAX] &&
+	             v->v[GM_PCIE_WIDTH_CUR] < v->v[GM_PCIE_WIDTH_MAX]);
+	if (down) {
+		top_r_fmt_num(v, GM_PCIE_GEN_MAX, "%.0f", gm, sizeof gm);
+		top_r_fmt_num(v, GM_PCIE_WIDTH_MAX, "%.0f", wm, sizeof wm);
+		snprintf(out, len, "Gen%sx%s<Gen%sx%s", g, w, gm, wm);
+	} else {
+		snprintf(out, len, "Gen%sx%s", g, w);
+	}
+	return down;
+}
+
+static void fmt_pcie_io(const gpu_values *v, char *out, size_t len)
+{
+	char rx[16], tx[16];
+	top_r_fmt_rate(v->ok[GM_PCIE_RX] ? v->v[GM_PCIE_RX] * 1048576.0 : NAN, rx, sizeof rx);
+	top_r_fmt_rate(v->ok[GM_PCIE_TX] ? v->v[GM_PCIE_TX] * 1048576.0 : NAN, tx, sizeof tx);
+	snprintf(out, len, "rx %s/s tx %s/s", rx, tx);
+}
+
+/* The clock event reasons in the driver's words, as status shows them. */
+static void fmt_reasons(const gpu_values *v, char *out, size_t len)
+{
+	if (!v->ok[GM_CLK_REASONS]) {
+		snprintf(out, len, "n/a");
+		return;
+	}
+	gpu_reasons_display((uint64_t)v->v[GM_CLK_REASONS], out, len);
+}
+
+static bool reasons_bad(const gpu_values *v)
+{
+	static const gpu_metric_id bad[] = {GM_CLK_R_HW_SLOW, GM_CLK_R_HW_THERMAL,
+	                                    GM_CLK_R_HW_POWER_BRAKE, GM_CLK_R_SW_THERMAL};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		if (v->ok[bad[i]] && v->v[bad[i]] >= 0.5)
+			return true;
+	return false;
+}
+
+static top_style temp_style(const gpu_values *v)
+{
+	if (!v->ok[GM_TEMP_GPU])
+		return TOP_S_DIM;
+	double slow = v->ok[GM_TEMP_SLOWDOWN] ? v->v[GM_TEMP_SLOWDOWN] : 85;
+	return v->v[GM_TEMP_GPU] >= slow        ? TOP_S_HIGH
+	       : v->v[GM_TEMP_GPU] >= slow - 10 ? TOP_S_MID
+	                                        : TOP_S_NORMAL;
+}
+
+/* One line per GPU: everything that fits, most important first. */
+static void gpu_compact(top_rctx *x, top_rect r, int y, int g, const gpu_values *v)
+{
+	const top_gpu_info *gi = &x->f->m->gpu[g];
+	top_line l = top_r_line_at(x, r, r.x, y);
+	char buf[64], val_s[32];
+	snprintf(buf, sizeof buf, "%2d", gi->index);
+	top_r_text(&l, TOP_S_ACCENT, buf);
+	double util = val(v, GM_UTIL_GPU);
+	fmt_pct(util, val_s, sizeof val_s);
+	top_r_bar_field(&l, 1, "", 10, util / 100, TOP_S_OK, top_r_st_of(val_s, TOP_S_NORMAL),
+	                val_s);
+	if (v->ok[GM_GPM_SM_ACTIVE]) {
+		snprintf(buf, sizeof buf, "%3.0f%%", v->v[GM_GPM_SM_ACTIVE]);
+		top_r_pair(&l, 1, "sm", TOP_S_NORMAL, buf);
+	}
+	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);
+	fmt_mem_pair(v, buf, sizeof buf);
+	top_r_bar_field(&l, 1, "mem", 5, mf, top_r_load_style(mf * 100, 80, 95),
+	                top_r_st_of(buf, TOP_S_NORMAL), buf);
+	fmt_power(v, buf, sizeof buf);
+	top_r_pair(&l, 1, "",
+	           top_r_load_style(100 * val(v, GM_POWER_DRAW) / power_limit(v), 90, 100), buf);
+	top_r_fmt_num(v, GM_TEMP_GPU, "%.0fC", buf, sizeof buf);
+	top_r_pair(&l, 1, "", temp_style(v), buf);
+	top_r_fmt_num(v, GM_CLK_SM, "%4.0fMHz", buf, sizeof buf);
+	top_r_pair(&l, 1, "", reasons_bad(v) ? TOP_S_HIGH : top_r_st_of(buf, TOP_S_NORMAL), buf);
+	bool down = fmt_link(v, buf, sizeof buf);
+	top_r_pair(&l, 1, "", down ? TOP_S_MID : TOP_S_NORMAL, buf);
+	fmt_pcie_io(v, buf, sizeof buf);
+	top_r_pair(&l, 1, "", TOP_S_NORMAL, buf);
+	top_r_pair(&l, 1, "", TOP_S_DIM, short_name(gi->name));
+}
+
+static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_values *v)
+{
+	const top_gpu_info *gi = &x->f->m->gpu[g];
+	char buf[96], vs[48];
+	/* line 1: identity, util, SM active, memory */
+	top_line l = top_r_line_at(x, r, r.x, y);
+	snprintf(buf, sizeof buf, "GPU %d", gi->index);
+	top_r_text(&l, TOP_S_ACCENT, buf);
+	/* Narrow blocks: shorter name and bars, SM active as a number. */
+	bool wide = r.w >= 100;
+	snprintf(buf, sizeof buf, wide ? " %-16.16s" : " %-12.12s", short_name(gi->name));
+	top_r_text(&l, TOP_S_DIM, buf);
+	int bw = r.w >= 110 ? 14 : wide ? 10 : 8;
+	double util = val(v, GM_UTIL_GPU);
+	fmt_pct(util, vs, sizeof vs);
+	/* MIG on: no whole-GPU utilization exists; say why instead of a bare n/a */
+	if (gi->nmig > 0 && !v->ok[GM_UTIL_GPU])
+		snprintf(vs, sizeof vs, "MIG");
+	top_r_bar_field(&l, 1, "util", bw, util / 100, TOP_S_OK, top_r_st_of(vs, TOP_S_NORMAL), vs);
+	double sm = val(v, GM_GPM_SM_ACTIVE);
+	fmt_pct(sm, vs, sizeof vs);
+	if (wide)
+		top_r_bar_field(&l, 2, "SM", bw / 2, sm / 100, TOP_S_OK,
+		                top_r_st_of(vs, TOP_S_NORMAL), vs);
+	else
+		top_r_pair(&l, 2, "SM", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);
+	fmt_mem_pair(v, vs, sizeof vs);
+	top_r_bar_field(&l, 2, "mem", bw, mf, top_r_load_style(mf * 100, 80, 95),
+	                top_r_st_of(vs, TOP_S_NORMAL), vs);
+	if (rows < 2)
+		return;
+	/* line 2: power, temperature, clocks, PCIe */
+	l = top_r_line_at(x, r, r.x + 6, y + 1);
+	double lim = power_limit(v), pw = val(v, GM_POWER_DRAW);
+	fmt_power(v, vs, sizeof vs);
+	top_r_bar_field(&l, 0, "pwr", bw / 2, pw / lim, top_r_load_style(100 * pw / lim, 90, 100),
+	                top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_fmt_num(v, GM_TEMP_GPU, "%.0fC", vs, sizeof vs);
+	top_r_pair(&l, 2, "temp", temp_style(v), vs);
+	char a[16], b[16];
+	top_r_fmt_num(v, GM_CLK_SM, "%4.0f", a, sizeof a);
+	top_r_fmt_num(v, GM_CLK_MAX_SM, "%.0f", b, sizeof b);
+	snprintf(vs, sizeof vs, "%s/%sMHz", a, b);
+	top_r_pair(&l, 2, "sm clk", reasons_bad(v) ? TOP_S_HIGH : top_r_st_of(vs, TOP_S_NORMAL),
+	           vs);
+	bool down = fmt_link(v, vs, sizeof vs);
+	top_r_pair(&l, 2, "PCIe", down ? TOP_S_MID : TOP_S_NORMAL, vs);
+	fmt_pcie_io(v, vs, sizeof vs);
+	top_r_pair(&l, 1, "", TOP_S_NORMAL, vs);
+	top_r_fmt_num(v, GM_CLK_MEM, "%.0fMHz", vs, sizeof vs);
+	top_r_pair(&l, 2, "mem clk", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	if (rows < 3)
+		return;
+	/* line 3: state and reasons, fan, ECC, codecs */
+	l = top_r_line_at(x, r, r.x + 6, y + 2);
+	top_r_fmt_num(v, GM_PSTATE, "P%.0f", vs, sizeof vs);
+	top_r_pair(&l, 0, "pstate", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	fmt_reasons(v, buf, sizeof buf);
+	top_r_pair(&l, 2, "clocks held by",
+	           reasons_bad(v) ? TOP_S_HIGH : top_r_st_of(buf, TOP_S_NORMAL), buf);
+	top_r_fmt_num(v, GM_FAN, "%.0f%%", vs, sizeof vs);
+	top_r_pair(&l, 2, "fan", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_fmt_num(v, GM_ECC_UNCORR_VOL, "%.0f", vs, sizeof vs);
+	bool ecc = v->ok[GM_ECC_UNCORR_VOL] && v->v[GM_ECC_UNCORR_VOL] > 0;
+	top_r_pair(&l, 2, "ECC uncorr", ecc ? TOP_S_HIGH : top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_fmt_num(v, GM_PCIE_REPLAY, "%.0f", vs, sizeof vs);
+	top_r_pair(&l, 2, "replays", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	if (gi->nmig > 0) {
+		/* MIG on: the driver has no whole-GPU utilization (util shows n/a) */
+		snprintf(vs, sizeof vs, "%d instances, no GPU util", gi->nmig);
+		top_r_pair(&l, 2, "MIG", TOP_S_MID, vs);
+	}
+	if (rows < 4)
+		return;
+	/* line 4: where it sits, and its MIG instances */
+	l = top_r_line_at(x, r, r.x + 6, y + 3);
+	top_r_pair(&l, 0, "bus", TOP_S_DIM, gi->pci_bus_id[0] ? gi->pci_bus_id : "n/a");
+	if (gi->nmig > 0)
+		top_r_pair(&l, 2, "MIG", TOP_S_DIM, gi->mig);
+	else
+		top_r_pair(&l, 2, "", TOP_S_DIM, gi->uuid[0] ? gi->uuid : "n/a");
+}
+
+/* The GPU positions on screen, in order: the shown ones that fit. */
+static int visible_gpus(const top_frame *f, int *pos)
+{
+	int n = 0;
+	for (int g = 0; g < f->m->ngpu && n < f->L->gpus_shown; g++)
+		if (f->m->shown_gpu[g])
+			pos[n++] = g;
+	return n;
+}
+
+void top_r_gpus(top_rctx *x)
+{
+	const top_frame *f = x->f;
+	top_rect r = f->L->p[TOP_P_GPUS];
+	const snapshot *s = top_model_shown(f->m);
+	if (f->m->ngpu == 0) {
+		top_r_text(&(top_line){x, r, r.x, r.y, false}, TOP_S_DIM,
+		           f->no_gpu ? f->no_gpu : "no GPU: showing the host only");
+		return;
+	}
+	int pos[GPU_MAX], n = visible_gpus(f, pos);
+	if (n == 0) {
+		top_r_text(&(top_line){x, r, r.x, r.y, false}, TOP_S_DIM,
+		           "no GPU selected (g, then 'all')");
+		return;
+	}
+	int gh = f->L->gpu_rows;
+	for (int i = 0; i < n; i++) {
+		int g = pos[i], y = r.y + i * gh;
+		if (!s || g >= s->ngpu) {
+			top_line l = top_r_line_at(x, r, r.x, y);
+			char buf[64];
+			snprintf(buf, sizeof buf, "GPU %d  waiting for the first sample",
+			         f->m->gpu[g].index);
+			top_r_text(&l, TOP_S_DIM, buf);
+			continue;
+		}
+		const gpu_values *v = &s->gpu[g];
+		if (v->lost) {
+			top_line l = top_r_line_at(x, r, r.x, y);
+			char buf[128];
+			snprintf(buf, sizeof buf,
+			         "GPU %d  LOST: fell off the bus; check the kernel log for Xid 79",
+			         f->m->gpu[g].index);
+			top_r_text(&l, TOP_S_ERR, buf);
+			continue;
+		}
+		if (gh == 1)
+			gpu_compact(x, r, y, g, v);
+		else
+			gpu_full(x, r, y, gh, g, v);
+	}
+}
+
+/* Utilization history: one column per sample, the newest on the right. */
+static void draw_history(top_rctx *x, top_rect area, int g)
+{
+	const top_model *m = x->f->m;
+	int rows = area.h;
+	for (int k = 0; k < area.w; k++) {
+		double u;
+		if (!top_model_util(m, k, g, &u))
+			break;
+		int col = area.x + area.w - 1 - k;
+		if (isnan(u)) {
+			/* Absent is not 0 %: a dim dot on the base line. */
+			top_put(x->c, area, col, area.y + rows - 1, TOP_S_DIM, x->g->dot);
+			continue;
+		}
+		u = u < 0 ? 0 : u > 100 ? 100 : u;
+		int total = (int)lround(u / 100.0 * rows * 8);
+		/* Above the column the cells stay blank (and unstyled: a styled blank
+		 * looks the same but would count as a change on the next frame). */
+		for (int r = 0; r < rows && total - r * 8 > 0; r++) {
+			int fill = total - r * 8;
+			fill = fill > 8 ? 8 : fill;
+			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK,
+			        x->g->level[fill]);
+		}
+	}
+}
+
+void top_r_graph(top_rctx *x)
+{
+	const top_frame *f = x->f;
+	top_rect r = f->L->p[TOP_P_GRAPH];
+	if (!r.w || !r.h)
+		return;
+	int pos[GPU_MAX], n = visible_gpus(f, pos);
+	int each = f->L->graph_rows;
+	for (int i = 0; i < n; i++) {
+		top_rect area = {r.x + 1, r.y + i * each, r.w - 1, each};
+		if (!f->L->graph_beside) {
+			char lab[16];
+			snprintf(lab, sizeof lab, "%2d ", f->m->gpu[pos[i]].index);
+			top_put(x->c, r, r.x, area.y, TOP_S_DIM, lab);
+			area.x = r.x + 3;
+			area.w = r.w - 3;
+		}
+		if (area.h > r.y + r.h - area.y)
+			area.h = r.y + r.h - area.y;
+		draw_history(x, area, pos[i]);
+	}
+}
