@@ -8,8 +8,9 @@
 # the libraries ldd lists, peak RSS of `status` (/usr/bin/time) and of `top`
 # in a 160x50 pseudo-terminal for TOP_SECONDS (default 70, after a 3 s
 # warm-up; bench/top_pty.py), and the start-up time of
-# `gpuwhy --sim h100x1 status` (hyperfine, 200 runs each, interleaved by
-# hyperfine's own order; else a timed loop of 200).
+# `gpuwhy --sim h100x1 status` and of `gpuwhy --version` (start and exit,
+# what a short command such as `queue add` pays on top of its work):
+# hyperfine, 200 runs each, one command after the other; else a timed loop.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 old="${1:?usage: bench/lazy-libs.sh OLD_GPUWHY [BUILD_DIR] [TOP_SECONDS]}"
@@ -39,24 +40,27 @@ wait $a $b
 
 if command -v hyperfine >/dev/null; then
 	hyperfine -N -w 20 -r 200 --export-json "$work/hf.json" \
-		"$old --sim h100x1 status" "$new --sim h100x1 status" >/dev/null 2>&1
-	read -r t_old t_new < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(*(x["median"]*1000 for x in r))' "$work/hf.json")
+		"$old --sim h100x1 status" "$new --sim h100x1 status" "$old --version" "$new --version" \
+		>/dev/null 2>&1
+	read -r t_old t_new v_old v_new < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(*(x["median"]*1000 for x in r))' "$work/hf.json")
 	how="hyperfine -N, 200 runs each after 20 warm-up runs, median"
 else
-	loop() { local s e i; s=$(date +%s%N); for i in $(seq 200); do "$1" --sim h100x1 status >/dev/null; done; e=$(date +%s%N); echo $(((e - s) / 200000))e-3; }
-	t_old=$(loop "$old") t_new=$(loop "$new")
+	loop() { local s e i; s=$(date +%s%N); for i in $(seq 200); do "$@" >/dev/null; done; e=$(date +%s%N); echo $(((e - s) / 200000))e-3; }
+	t_old=$(loop "$old" --sim h100x1 status) t_new=$(loop "$new" --sim h100x1 status)
+	v_old=$(loop "$old" --version) v_new=$(loop "$new" --version)
 	how="a loop of 200 runs each, mean"
 fi
 
 echo "### lazy libcurl and libmicrohttpd ($(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1 /proc/loadavg))"
 echo
-echo "| | libraries linked (ldd) | libraries initialised by \`status\` | peak RSS \`status\` MiB | peak RSS \`top\` MiB (${secs} s) | start-up \`--sim h100x1 status\` ms |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| | libraries linked (ldd) | libraries initialised by \`status\` | peak RSS \`status\` MiB | peak RSS \`top\` MiB (${secs} s) | \`--sim h100x1 status\` ms | \`--version\` ms |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for w in old new; do
 	g=$old; [ $w = new ] && g=$new
-	t=$t_old; [ $w = new ] && t=$t_new
-	printf '| %s | %s | %s | %s | %s | %.2f |\n' "$w" "$(lddn "$g")" "$(inits "$g")" \
-		"$(mib "$(rss_status "$g")")" "$(mib "$(field "$work/$w.json" hwm_kib)")" "$t"
+	t=$t_old v=$v_old
+	[ $w = new ] && t=$t_new v=$v_new
+	printf '| %s | %s | %s | %s | %s | %.2f | %.2f |\n' "$w" "$(lddn "$g")" "$(inits "$g")" \
+		"$(mib "$(rss_status "$g")")" "$(mib "$(field "$work/$w.json" hwm_kib)")" "$t" "$v"
 done
 echo
-echo "new / old: top peak RSS $(ratio "$(field "$work/new.json" hwm_kib)" "$(field "$work/old.json" hwm_kib)"), start-up $(ratio "$t_new" "$t_old") ($how)."
+echo "new / old: top peak RSS $(ratio "$(field "$work/new.json" hwm_kib)" "$(field "$work/old.json" hwm_kib)"), \`status\` $(ratio "$t_new" "$t_old"), \`--version\` $(ratio "$v_new" "$v_old") ($how)."
