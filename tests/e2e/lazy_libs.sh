@@ -46,7 +46,8 @@ grep -qx 'gpuwhy: gate: cannot load libcurl.so.4 (apt-get install libcurl4)' "$T
 	fail "gate without libcurl said: $(cat "$T/nocurl.err")"
 
 # A library by the right name without the functions (another library under
-# libmicrohttpd's name): sim serve names the first function missing, exit 3.
+# libmicrohttpd's name): sim serve and the exporter name the first function
+# missing, exit 3.
 zlib=$(ldd "$GPUWHY" | awk '/libz\.so/ { print $3 }')
 [ -f "$zlib" ] || fail "no libz.so.1 in ldd $GPUWHY"
 mkdir -p "$T/badmhd"
@@ -57,4 +58,10 @@ rc=$?
 [ "$rc" = 3 ] || fail "sim serve without libmicrohttpd: exit $rc, expected 3: $(cat "$T/nomhd.err")"
 grep -qx 'gpuwhy: sim serve: libmicrohttpd.so.12 has no MHD_start_daemon (.*)' "$T/nomhd.err" ||
 	fail "sim serve without libmicrohttpd said: $(cat "$T/nomhd.err")"
+LD_LIBRARY_PATH="$T/badmhd" timeout 20 "$GPUWHY" --sim h100x1 exporter --listen 127.0.0.1:0 \
+	>"$T/expmhd.out" 2>"$T/expmhd.err"
+rc=$?
+[ "$rc" = 3 ] || fail "exporter without libmicrohttpd: exit $rc, expected 3: $(cat "$T/expmhd.err")"
+grep -q '^gpuwhy: exporter: libmicrohttpd.so.12 has no MHD_start_daemon' "$T/expmhd.err" ||
+	fail "exporter without libmicrohttpd said: $(cat "$T/expmhd.err")"
 echo "PASS"
