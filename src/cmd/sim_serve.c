@@ -15,7 +15,6 @@
 #include <arpa/inet.h>
 #include <limits.h>
 #include <math.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include "exporter/exporter.h"
 #include "sim_state.h"
 #include "util/err.h"
+#include "util/mhd_dl.h"
 #include "util/opt.h"
 #include "util/parse.h"
 #include "util/strbuf.h"
@@ -358,6 +358,9 @@ int sim_serve(int argc, char **argv)
 	char err[200];
 	if (exp_parse_listen(s.o.listen, &a, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, s.o.listen, "use ADDRESS:PORT", "%s", err);
+	const char *why = gw_mhd_error();
+	if (why)
+		return gw_error(GW_EXIT_ENV, "sim serve", NULL, "%s", why);
 	if ((rc = open_workload(&s)))
 		return rc;
 	pthread_mutex_init(&s.gpu, NULL);

@@ -12,7 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include "exporter/mhd_dl.h"
+#include "util/mhd_dl.h"
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -488,6 +488,11 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	s->board = board;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	const char *lib = gw_mhd_error();
+	if (lib) {
+		exp_server_stop(s);
+		return gw_error(GW_EXIT_ENV, "exporter", NULL, "%s", lib);
+	}
 	int fd = listen_socket(&o->addr, &s->port, why, sizeof why);
 	if (fd < 0) {
 		exp_server_stop(s);

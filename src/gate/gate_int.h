@@ -5,12 +5,12 @@
 #ifndef GPUWHY_GATE_GATE_INT_H
 #define GPUWHY_GATE_GATE_INT_H
 
-#include <curl/curl.h>
-#include <microhttpd.h>
 #include <stdio.h>
 
 #include "gate/gate.h"
 #include "gpu/gpu.h"
+#include "util/curl_dl.h"
+#include "util/mhd_dl.h"
 
 /* Why a request was refused: the label of gpuwhy_gate_rejected_total. */
 #define GATE_REASONS(X)                                                                            \

@@ -191,8 +191,23 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 	return GW_EXIT_OK;
 }
 
+/* Both libraries are opened at start, so a missing one is one line and exit 3,
+ * not a gate that listens and then fails every request. */
+static int load_libraries(void)
+{
+	const char *why = gw_curl_error();
+	if (!why)
+		why = gw_mhd_error();
+	return why ? gw_error(GW_EXIT_ENV, "gate", NULL, "%s", why) : 0;
+}
+
 int gate_run(gate_config *c, gate_reload_fn reload_fn, void *ctx)
 {
+	int lrc = load_libraries();
+	if (lrc) {
+		gate_config_free(c);
+		return lrc;
+	}
 	gate_srv *g = calloc(1, sizeof *g);
 	if (!g) {
 		gate_config_free(c);
