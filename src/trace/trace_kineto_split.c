@@ -231,7 +231,7 @@ static void merge_counts(kstate *k, const kstate *from)
 /* One parallel read: the document parser's state, the pool of middle pieces, the text not
  * yet cut. */
 typedef struct {
-	gzFile g;
+	trace_gzin *g;
 	pool pl;
 	pthread_t th[64];
 	int nth;
@@ -255,12 +255,11 @@ static int split_open(splitter *sp, const char *path, trace_rank *r, int threads
                       size_t errsz)
 {
 	memset(sp, 0, sizeof *sp);
-	sp->g = gzopen(path, "rb");
+	sp->g = trace_gzin_open(path, READ);
 	if (!sp->g) {
 		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
 		return -1;
 	}
-	gzbuffer(sp->g, READ);
 	sp->pl = (pool){.max_in_flight = (size_t)threads + 1, .inline_parse = threads <= 1};
 	pthread_mutex_init(&sp->pl.lock, NULL);
 	pthread_cond_init(&sp->pl.work, NULL);
@@ -342,7 +341,7 @@ static int split_read(splitter *sp, _Atomic uint64_t *progress, char *err, size_
 			sp->cur = b;
 			sp->cap *= 2;
 		}
-		int n = gzread(sp->g, sp->cur + sp->len, READ);
+		int n = trace_gzin_read(sp->g, sp->cur + sp->len, READ);
 		trace_kineto_add_progress(sp->g, progress, &sp->reported);
 		if (n <= 0)
 			return trace_kineto_read_status(sp->g, n, err, errsz) < 0 ? -1 : 0;
@@ -411,7 +410,7 @@ static void split_close(splitter *sp)
 	trace_rank_free(&sp->tail);
 	trace_kstate_free(&sp->k0);
 	free(sp->cur);
-	gzclose(sp->g);
+	trace_gzin_close(sp->g);
 }
 
 int trace_kineto_read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *progress,
