@@ -85,8 +85,9 @@ static unsigned char *read_all(size_t step, size_t *len, int *status, char *err,
 	for (;;) {
 		if (cap - n < step) {
 			cap = cap * 2 + step;
-			out = realloc(out, cap);
-			assert_non_null(out);
+			unsigned char *grown = realloc(out, cap);
+			assert_non_null(grown);
+			out = grown;
 		}
 		r = trace_gzin_read(g, out + n, step);
 		if (r <= 0)
