@@ -14,11 +14,15 @@
 
 #include "trace/trace_gzin.h"
 
-static char path[] = "/tmp/gpuwhy-gzin-test-XXXXXX";
+static char path[64];
 
 static int setup(void **state)
 {
 	(void)state;
+	/* mkstemp's template: six X at the end */
+	size_t n = (size_t)snprintf(path, sizeof path, "/tmp/gpuwhy-gzin-test-");
+	memset(path + n, 'X', 6);
+	path[n + 6] = 0;
 	int fd = mkstemp(path);
 	if (fd < 0)
 		return -1;
