@@ -297,10 +297,10 @@ static int regroup(const point_t *pt, size_t n, const uint32_t *order, const int
 	return 0;
 }
 
-/* One stream's running queue length over its points pos[from..to), summarised in q. vals and
- * hist are scratch for n points. */
-static void queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_t from, size_t to,
-                         double *vals, uint64_t *hist, trace_queue_stream *q)
+/* One stream's running queue length over its points pos[from..to), summarised in q. hist is
+ * scratch for 2 n + 3 counts. Returns -1 when memory runs out. */
+static int queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_t from, size_t to,
+                        uint64_t *hist, trace_queue_stream *q)
 {
 	int64_t len = 0, lo = 0, hi = 0;
 	for (size_t k = from; k < to; k++) {
@@ -313,19 +313,32 @@ static void queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_
 			lo = len;
 		if (k == from || len > hi)
 			hi = len;
-		vals[k - from] = (double)len;
 	}
 	size_t m = to - from;
-	/* Queue lengths are whole numbers that move by one: a histogram summarises them. */
+	/* Queue lengths are whole numbers that move by one: a histogram summarises them, filled
+	 * on a second walk, so no value per point is held. */
 	if (m && hi - lo < (int64_t)(2 * n + 2)) {
 		size_t nb = (size_t)(hi - lo + 1);
 		memset(hist, 0, nb * sizeof *hist);
-		for (size_t k = 0; k < m; k++)
-			hist[(int64_t)vals[k] - lo]++;
+		len = 0;
+		for (size_t k = from; k < to; k++) {
+			len += (int64_t)pt[pos[k]].delta;
+			hist[len - lo]++;
+		}
 		trace_describe_hist(lo, hist, nb, &q->len);
-	} else {
-		trace_describe_values(vals, m, &q->len);
+		return 0;
 	}
+	double *vals = malloc((m + 1) * sizeof *vals);
+	if (!vals)
+		return -1;
+	len = 0;
+	for (size_t k = from; k < to; k++) {
+		len += (int64_t)pt[pos[k]].delta;
+		vals[k - from] = (double)len;
+	}
+	trace_describe_values(vals, m, &q->len);
+	free(vals);
+	return 0;
 }
 
 /* HTA's queue length series: +1 at each launch call (on its kernel's stream), -1 when the GPU
@@ -335,7 +348,6 @@ int trace_an_queue_length(ctx_t *c, trace_result *res)
 	point_t *pt = NULL;
 	uint32_t *order = NULL, *pos = NULL;
 	int64_t *groups = NULL;
-	double *vals = NULL;
 	size_t *start = NULL;
 	uint64_t *hist = NULL;
 	int rc = -1;
@@ -343,26 +355,27 @@ int trace_an_queue_length(ctx_t *c, trace_result *res)
 	if (queue_points(c, &pt, &n) < 0 || sorted_groups(c, pt, n, &order, &groups, &ng) < 0)
 		goto out;
 	res->queue = calloc(ng + 1, sizeof *res->queue);
-	vals = malloc((n + 1) * sizeof *vals);
 	pos = malloc((n + 1) * sizeof *pos);
 	start = calloc(ng + 2, sizeof *start);
-	hist = calloc(2 * n + 3, sizeof *hist);
-	if (!res->queue || !vals || !pos || !start || !hist)
+	if (!res->queue || !pos || !start)
 		goto out;
 	res->n_queue = ng;
 	if (regroup(pt, n, order, groups, ng, pos, start) < 0)
 		goto out;
-	for (size_t g = 0, from = 0; g < ng; from = start[g++]) {
-		res->queue[g].stream = groups[g];
-		queue_stream(pt, n, pos, from, start[g], vals, hist, &res->queue[g]);
-	}
+	free(order); /* regrouped: pos holds the order now */
+	order = NULL;
+	if (!(hist = calloc(2 * n + 3, sizeof *hist)))
+		goto out;
 	rc = 0;
+	for (size_t g = 0, from = 0; rc == 0 && g < ng; from = start[g++]) {
+		res->queue[g].stream = groups[g];
+		rc = queue_stream(pt, n, pos, from, start[g], hist, &res->queue[g]);
+	}
 out:
 	free(pt);
 	free(order);
 	free(pos);
 	free(groups);
-	free(vals);
 	free(start);
 	free(hist);
 	return rc;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
+#include "trace/trace_gzin.h"
 
 #include "trace/trace_model.h"
 
@@ -72,9 +72,9 @@ void trace_kineto_reason(kstate *k, yajl_handle h, const unsigned char *chunk, s
 int trace_kineto_finish(kstate *k, char *err, size_t errsz);
 
 /* After gzread returned n <= 0: -1 with the gzip or read error in err, or 1 at a clean end. */
-int trace_kineto_read_status(gzFile g, int n, char *err, size_t errsz);
+int trace_kineto_read_status(const trace_gzin *g, int n, char *err, size_t errsz);
 /* Advances progress by the compressed bytes consumed since *reported. */
-void trace_kineto_add_progress(gzFile g, _Atomic uint64_t *progress, uint64_t *reported);
+void trace_kineto_add_progress(const trace_gzin *g, _Atomic uint64_t *progress, uint64_t *reported);
 
 /* trace_kineto_read_parallel's answer when the guessed pieces did not parse: read it again in
  * one piece. */

@@ -11,28 +11,16 @@
 #include "trace/trace_kineto_int.h"
 #include "util/err.h"
 
-int trace_kineto_read_status(gzFile g, int n, char *err, size_t errsz)
+int trace_kineto_read_status(const trace_gzin *g, int n, char *err, size_t errsz)
 {
-	int zerr;
-	const char *m = gzerror(g, &zerr);
-	if (n < 0) {
-		snprintf(err, errsz, "%s: %s", zerr == Z_ERRNO ? "read error" : "corrupt gzip data",
-		         zerr == Z_ERRNO ? strerror(errno) : m);
-		return -1;
-	}
-	if (zerr == Z_BUF_ERROR) {
-		snprintf(err, errsz,
-		         "truncated gzip file (it ends in the middle of the compressed stream)");
-		return -1;
-	}
-	return 1;
+	return trace_gzin_status(g, n, err, errsz);
 }
 
-void trace_kineto_add_progress(gzFile g, _Atomic uint64_t *progress, uint64_t *reported)
+void trace_kineto_add_progress(const trace_gzin *g, _Atomic uint64_t *progress, uint64_t *reported)
 {
 	if (!progress)
 		return;
-	uint64_t off = (uint64_t)gzoffset(g);
+	uint64_t off = trace_gzin_offset(g);
 	if (off > *reported) {
 		atomic_fetch_add(progress, off - *reported);
 		*reported = off;
@@ -54,7 +42,7 @@ static int truncated(kstate *k, yajl_handle h, uint64_t total, char *err, size_t
 enum { CHUNK = 256 * 1024, NSLOT = 4 };
 
 typedef struct {
-	gzFile g;
+	trace_gzin *g;
 	_Atomic uint64_t *progress;
 	uint64_t reported;
 	bool ahead;
@@ -73,7 +61,7 @@ typedef struct {
 /* One chunk into slot s; the end or an error is recorded. */
 static int source_fill(source *src, int s)
 {
-	int n = gzread(src->g, src->slot[s], CHUNK);
+	int n = trace_gzin_read(src->g, src->slot[s], CHUNK);
 	trace_kineto_add_progress(src->g, src->progress, &src->reported);
 	if (n <= 0)
 		src->status = trace_kineto_read_status(src->g, n, src->err, sizeof src->err);
@@ -130,15 +118,14 @@ static int source_open(source *src, const char *path, _Atomic uint64_t *progress
                        char *err, size_t errsz)
 {
 	memset(src, 0, sizeof *src);
-	src->g = gzopen(path, "rb");
+	src->g = trace_gzin_open(path, CHUNK);
 	if (!src->g) {
 		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
 		return -1;
 	}
-	gzbuffer(src->g, CHUNK);
 	src->progress = progress;
 	/* Reading ahead pays for compressed input only. */
-	ahead = ahead && gzdirect(src->g) == 0;
+	ahead = ahead && !trace_gzin_direct(src->g);
 	for (int s = 0; s < (ahead ? NSLOT : 1); s++)
 		if (!(src->slot[s] = malloc(CHUNK))) {
 			snprintf(err, errsz, "out of memory");
@@ -169,8 +156,7 @@ static void source_close(source *src)
 	}
 	for (int s = 0; s < NSLOT; s++)
 		free(src->slot[s]);
-	if (src->g)
-		gzclose(src->g);
+	trace_gzin_close(src->g);
 }
 
 static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *progress, bool ahead,

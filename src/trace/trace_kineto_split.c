@@ -26,6 +26,7 @@ typedef struct {
 	kstate k;
 	trace_rank r;
 	bool ok;
+	bool done; /* parsed (under the pool's lock) */
 } piece;
 
 typedef struct {
@@ -122,6 +123,7 @@ static void *piece_worker(void *arg)
 		free(p->buf);
 		p->buf = NULL;
 		pthread_mutex_lock(&pl->lock);
+		p->done = true;
 		pl->in_flight--;
 		pthread_cond_signal(&pl->space);
 	}
@@ -140,6 +142,7 @@ static bool pool_add(pool *pl, unsigned char *buf, size_t len)
 		parse_piece(p);
 		free(p->buf);
 		p->buf = NULL;
+		p->done = true;
 	}
 	pthread_mutex_lock(&pl->lock);
 	while (!pl->inline_parse && pl->in_flight >= pl->max_in_flight)
@@ -228,7 +231,7 @@ static void merge_counts(kstate *k, const kstate *from)
 /* One parallel read: the document parser's state, the pool of middle pieces, the text not
  * yet cut. */
 typedef struct {
-	gzFile g;
+	trace_gzin *g;
 	pool pl;
 	pthread_t th[64];
 	int nth;
@@ -237,7 +240,9 @@ typedef struct {
 	unsigned char *cur;
 	size_t cap, len;
 	uint64_t total, reported, ord0;
-	bool first; /* no piece cut yet */
+	size_t merged;   /* pieces already moved into the rank, in order */
+	uint64_t middle; /* their elements */
+	bool first;      /* no piece cut yet */
 } splitter;
 
 static int oom(char *err, size_t errsz)
@@ -250,12 +255,11 @@ static int split_open(splitter *sp, const char *path, trace_rank *r, int threads
                       size_t errsz)
 {
 	memset(sp, 0, sizeof *sp);
-	sp->g = gzopen(path, "rb");
+	sp->g = trace_gzin_open(path, READ);
 	if (!sp->g) {
 		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
 		return -1;
 	}
-	gzbuffer(sp->g, READ);
 	sp->pl = (pool){.max_in_flight = (size_t)threads + 1, .inline_parse = threads <= 1};
 	pthread_mutex_init(&sp->pl.lock, NULL);
 	pthread_cond_init(&sp->pl.work, NULL);
@@ -273,6 +277,26 @@ static int split_open(splitter *sp, const char *path, trace_rank *r, int threads
 		return -1;
 	}
 	return 0;
+}
+
+/* Moves the parsed pieces at the front into r, in order, as soon as they are done, so that
+ * the events are not held twice (in their pieces and in the rank) until the end. A piece that
+ * did not parse stops the merge: the file is read again in one piece anyway. */
+static bool split_merge(splitter *sp, trace_rank *r)
+{
+	for (;;) {
+		pthread_mutex_lock(&sp->pl.lock);
+		piece *p = sp->merged < sp->pl.n_all ? sp->pl.all[sp->merged] : NULL;
+		bool ready = p && p->done && p->ok;
+		pthread_mutex_unlock(&sp->pl.lock);
+		if (!ready)
+			return true;
+		if (!merge_rank(r, &p->r, sp->ord0 + sp->middle))
+			return false;
+		sp->middle += p->k.ord;
+		trace_rank_free(&p->r);
+		sp->merged++;
+	}
 }
 
 /* The text up to cut: the document parser's first piece (comma included), or a middle piece. */
@@ -298,6 +322,8 @@ static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
 	} else if (!pool_add(&sp->pl, sp->cur, cut)) {
 		free(sp->cur);
 		rc = oom(err, errsz);
+	} else if (!split_merge(sp, sp->k0.r)) {
+		rc = oom(err, errsz);
 	}
 	sp->cur = rest;
 	sp->len -= cut;
@@ -315,7 +341,7 @@ static int split_read(splitter *sp, _Atomic uint64_t *progress, char *err, size_
 			sp->cur = b;
 			sp->cap *= 2;
 		}
-		int n = gzread(sp->g, sp->cur + sp->len, READ);
+		int n = trace_gzin_read(sp->g, sp->cur + sp->len, READ);
 		trace_kineto_add_progress(sp->g, progress, &sp->reported);
 		if (n <= 0)
 			return trace_kineto_read_status(sp->g, n, err, errsz) < 0 ? -1 : 0;
@@ -358,16 +384,12 @@ static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
 	sp->k0.r = r;
 	if (!fast || sp->k0.err[0])
 		return TRACE_KINETO_RETRY;
-	uint64_t middle = 0;
-	for (size_t i = 0; i < sp->pl.n_all; i++) {
-		piece *p = sp->pl.all[i];
-		if (!merge_rank(r, &p->r, sp->ord0 + middle))
-			return oom(err, errsz);
-		middle += p->k.ord;
-		merge_counts(&sp->k0, &p->k);
-		trace_rank_free(&p->r); /* merged: no need to hold it twice */
-	}
-	if (!merge_rank(r, &sp->tail, middle))
+	if (!split_merge(sp, r) || sp->merged != sp->pl.n_all)
+		return oom(err, errsz);
+	/* The counts only now: the document parser numbered the tail's elements from ord0. */
+	for (size_t i = 0; i < sp->pl.n_all; i++)
+		merge_counts(&sp->k0, &sp->pl.all[i]->k);
+	if (!merge_rank(r, &sp->tail, sp->middle))
 		return oom(err, errsz);
 	return 0;
 }
@@ -388,7 +410,7 @@ static void split_close(splitter *sp)
 	trace_rank_free(&sp->tail);
 	trace_kstate_free(&sp->k0);
 	free(sp->cur);
-	gzclose(sp->g);
+	trace_gzin_close(sp->g);
 }
 
 int trace_kineto_read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *progress,

@@ -1,0 +1,31 @@
+/* trace_gzin.h - a trace file's text, gzip or plain, read in order.
+ *
+ * What zlib's gzread gives (members one after another, trailing bytes after a member ignored,
+ * plain files passed through), with the gzip CRC-32 computed by libdeflate where it is there
+ * (carry-less multiply, many times zlib's speed; zlib's crc32 otherwise) and checked against
+ * each member's trailer together with its length.
+ */
+#ifndef GPUWHY_TRACE_GZIN_H
+#define GPUWHY_TRACE_GZIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct trace_gzin trace_gzin;
+
+/* NULL with errno set when the file cannot be opened or memory runs out. bufsz: the size of
+ * the compressed input buffer. */
+trace_gzin *trace_gzin_open(const char *path, size_t bufsz);
+void trace_gzin_close(trace_gzin *g);
+/* Up to len bytes of text into buf: their number, 0 at the end, -1 on an error. */
+int trace_gzin_read(trace_gzin *g, void *buf, size_t len);
+/* Bytes of the file consumed so far (for progress). */
+uint64_t trace_gzin_offset(const trace_gzin *g);
+/* Whether the file is passed through as it is (not gzip). */
+bool trace_gzin_direct(const trace_gzin *g);
+/* After a read returned n (0 or -1): 1 for a clean end, or -1 with the reason in err ("read
+ * error: ...", "corrupt gzip data: ...", "truncated gzip file (...)"). */
+int trace_gzin_status(const trace_gzin *g, int n, char *err, size_t errsz);
+
+#endif
