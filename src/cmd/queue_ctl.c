@@ -511,8 +511,7 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 		return GW_EXIT_OK;
 	}
 	char why[PATH_MAX + 80];
-	if (pid < 0 ||
-	    queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), why, sizeof why) != 0)
+	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), why, sizeof why) != 0)
 		return gw_error(GW_EXIT_ENV, "queue stop",
 		                "nothing was signalled; fuser -v DIR/worker.lock shows its holder",
 		                "worker.lock names pid %d: %s", pid, pid < 0 ? "no PID" : why);

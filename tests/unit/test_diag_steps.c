@@ -104,9 +104,9 @@ static void test_compare_min_diff(void **state)
 	diag_comparison c;
 	diag_compare(a, NULL, b, NULL, &o, &c);
 	assert_true(c.mean.lo > 0);     /* the interval excludes zero ... */
-	assert_int_equal(c.verdict, 0); /* ... yet the change is below 1 % */
+	assert_int_equal(c.verdict, 0); /* ... yet the change is below the default 2 % */
 	assert_true(c.below_min_diff);
-	assert_float_equal(c.min_diff_pct, 1, EPS);
+	assert_float_equal(c.min_diff_pct, 2, EPS);
 	assert_float_equal(c.diff_pct, 0.07, 0.001);
 	diag_comparison_free(&c);
 
