@@ -71,6 +71,18 @@ static void solve(const sweep_memfit *f, double limit, double *x, double *lo, do
 	*hi = *x + h;
 }
 
+/*
+ * Whether a run's (batch, peak) enters the fit. A GPU job that ran holds at
+ * least its context, so a peak of 0 MiB means the samples missed its memory
+ * (a short run on a slow machine read before the allocation showed): it
+ * says nothing about how memory grows with the batch and would pull the
+ * line down.
+ */
+static bool fit_point(double batch, double peak_mib)
+{
+	return !isnan(batch) && !isnan(peak_mib) && peak_mib > 0;
+}
+
 bool sweep_memfit_fit(const double *batch, const double *peak_mib, int n, double total_mib,
                       double headroom, sweep_memfit *out)
 {
@@ -78,7 +90,7 @@ bool sweep_memfit_fit(const double *batch, const double *peak_mib, int n, double
 	double sx = 0, sy = 0;
 	int m = 0;
 	for (int i = 0; i < n; i++) {
-		if (isnan(batch[i]) || isnan(peak_mib[i]))
+		if (!fit_point(batch[i], peak_mib[i]))
 			continue;
 		sx += batch[i];
 		sy += peak_mib[i];
@@ -88,7 +100,7 @@ bool sweep_memfit_fit(const double *batch, const double *peak_mib, int n, double
 		return false;
 	double mx = sx / m, my = sy / m, sxx = 0, sxy = 0, syy = 0;
 	for (int i = 0; i < n; i++) {
-		if (isnan(batch[i]) || isnan(peak_mib[i]))
+		if (!fit_point(batch[i], peak_mib[i]))
 			continue;
 		sxx += (batch[i] - mx) * (batch[i] - mx);
 		sxy += (batch[i] - mx) * (peak_mib[i] - my);

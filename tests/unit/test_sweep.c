@@ -247,6 +247,17 @@ static void test_memfit(void **state)
 	assert_false(sweep_memfit_fit(same, y, 3, 81231, 0.1, &f));
 	double flat[] = {100, 100, 100};
 	assert_false(sweep_memfit_fit(x, flat, 3, 81231, 0.1, &f));
+	/* a run whose samples missed its memory (peak 0) leaves the line as it was */
+	double y0[5];
+	memcpy(y0, y, sizeof y0);
+	y0[1] = 0;
+	sweep_memfit g;
+	double x4[] = {64, 256, 512, 1024}, y4[] = {y[0], y[2], y[3], y[4]};
+	assert_true(sweep_memfit_fit(x, y0, 5, 81231, 0.10, &g));
+	assert_true(sweep_memfit_fit(x4, y4, 4, 81231, 0.10, &f));
+	assert_int_equal(g.n, 4);
+	assert_float_equal(g.per_item, f.per_item, 1e-9);
+	assert_float_equal(g.fixed, f.fixed, 1e-9);
 }
 
 static void test_stats(void **state)
