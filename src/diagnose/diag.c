@@ -826,8 +826,11 @@ void diag_step_stats_of(const double *d, int n, diag_step_stats *out)
 	for (int i = 0; i < n; i++)
 		sum += d[i];
 	out->mean = sum / n;
-	out->p50 = tl_percentile(d, n, 50);
-	out->p90 = tl_percentile(d, n, 90);
-	out->p99 = tl_percentile(d, n, 99);
+	static const double ps[] = {50, 90, 99};
+	double pv[3];
+	tl_percentiles(d, n, ps, 3, pv);
+	out->p50 = pv[0];
+	out->p90 = pv[1];
+	out->p99 = pv[2];
 	out->per_s = out->mean > 0 ? 1.0 / out->mean : NAN;
 }

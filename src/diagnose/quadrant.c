@@ -48,11 +48,14 @@ const char *diag_quadrant_meaning(diag_quadrant q)
 	}
 }
 
-/* Percentile of the non-NAN values of x in the window. */
-static double window_pct(const diag_ctx *c, const double *x, double p)
+/* The percentiles ps[] of the non-NAN values of x in the window, from one sort. */
+static void window_pcts(const diag_ctx *c, const double *x, const double *ps, int k, double *out)
 {
-	if (!x || c->to <= c->from)
-		return NAN;
+	if (!x || c->to <= c->from) {
+		for (int i = 0; i < k; i++)
+			out[i] = NAN;
+		return;
+	}
 	double *v = malloc((size_t)(c->to - c->from) * sizeof *v);
 	if (!v)
 		abort();
@@ -60,9 +63,8 @@ static double window_pct(const diag_ctx *c, const double *x, double p)
 	for (int s = c->from; s < c->to; s++)
 		if (!isnan(x[s]))
 			v[n++] = x[s];
-	double r = tl_percentile(v, n, p);
+	tl_percentiles(v, n, ps, k, out);
 	free(v);
-	return r;
 }
 
 void diag_gpu_summaries(diag_ctx *c)
@@ -78,8 +80,11 @@ void diag_gpu_summaries(diag_ctx *c)
 		s->index = c->tl->gpu[g].index;
 		s->job = c->job[g];
 		s->util_mean = dx_mean(c, c->act[g]);
-		s->util_p10 = window_pct(c, c->act[g], 10);
-		s->util_p90 = window_pct(c, c->act[g], 90);
+		static const double util_ps[] = {10, 90};
+		double util_pct[2];
+		window_pcts(c, c->act[g], util_ps, 2, util_pct);
+		s->util_p10 = util_pct[0];
+		s->util_p90 = util_pct[1];
 		s->idle_pct = dx_idle_pct(c, g);
 		s->sm_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_SM_ACTIVE));
 		s->dram_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_DRAM_ACTIVE));

@@ -342,17 +342,88 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double tl_percentile(const double *xs, int n, double p)
+/* Stable insertion sort of c[lo..hi): quick on the short runs merge_sort starts from. */
+static void insertion_sort(double *c, int lo, int hi)
 {
-	if (n <= 0)
-		return NAN;
-	double *c = gw_xrealloc(NULL, (size_t)n * sizeof *c);
-	memcpy(c, xs, (size_t)n * sizeof *c);
-	qsort(c, (size_t)n, sizeof *c, cmp_double);
+	for (int i = lo + 1; i < hi; i++) {
+		double x = c[i];
+		int j = i;
+		for (; j > lo && c[j - 1] > x; j--)
+			c[j] = c[j - 1];
+		c[j] = x;
+	}
+}
+
+/*
+ * Stable bottom-up merge sort without a comparison callback. Without NaN the
+ * order is total (up to -0 == +0, which stability keeps in input order, as
+ * glibc's merge-sorting qsort does), so the result is the one qsort gives.
+ */
+static void merge_sort(double *c, int n)
+{
+	enum { RUN = 16 };
+	for (int lo = 0; lo < n; lo += RUN)
+		insertion_sort(c, lo, lo + RUN < n ? lo + RUN : n);
+	if (n <= RUN)
+		return;
+	double *tmp = gw_xrealloc(NULL, (size_t)n * sizeof *tmp), *src = c, *dst = tmp;
+	for (int w = RUN; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = src[j] < src[i] ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		double *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != c)
+		memcpy(c, src, (size_t)n * sizeof *c);
+	free(tmp);
+}
+
+/* Ascending. NaN keeps the order qsort with cmp_double has always given it. */
+static void sort_doubles(double *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (isnan(c[i])) {
+			qsort(c, (size_t)n, sizeof *c, cmp_double);
+			return;
+		}
+	merge_sort(c, n);
+}
+
+static double sorted_percentile(const double *c, int n, double p)
+{
 	double pos = p / 100.0 * (n - 1);
 	int lo = (int)floor(pos);
 	int hi = lo + 1 < n ? lo + 1 : lo;
-	double r = c[lo] + (c[hi] - c[lo]) * (pos - lo);
+	return c[lo] + (c[hi] - c[lo]) * (pos - lo);
+}
+
+void tl_percentiles(const double *xs, int n, const double *ps, int k, double *out)
+{
+	if (n <= 0) {
+		for (int i = 0; i < k; i++)
+			out[i] = NAN;
+		return;
+	}
+	double *c = gw_xrealloc(NULL, (size_t)n * sizeof *c);
+	memcpy(c, xs, (size_t)n * sizeof *c);
+	sort_doubles(c, n);
+	for (int i = 0; i < k; i++)
+		out[i] = sorted_percentile(c, n, ps[i]);
 	free(c);
+}
+
+double tl_percentile(const double *xs, int n, double p)
+{
+	double r;
+	tl_percentiles(xs, n, &p, 1, &r);
 	return r;
 }

@@ -181,5 +181,7 @@ double tl_wshare(const timeline *tl, const double *series, int from, int to,
 int tl_step_durations(const timeline *tl, double **out);
 /* Percentile p (0..100) of a copy of xs (linear interpolation); NAN when n == 0. */
 double tl_percentile(const double *xs, int n, double p);
+/* The k percentiles ps[] of xs into out[], from one sorted copy: each equal to tl_percentile's. */
+void tl_percentiles(const double *xs, int n, const double *ps, int k, double *out);
 
 #endif

@@ -53,6 +53,73 @@ static const top_glyphs ascii_glyphs = {
 
 /* ------------------------------------------------------------------ numbers */
 
+/* The digits of rint(v), sign included, reversed into dig; returns their count. */
+static int f0_digits(double v, char dig[24])
+{
+	double r = rint(v);
+	unsigned long long u = (unsigned long long)fabs(r);
+	int nd = 0;
+	do {
+		dig[nd++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	/* printf writes "-0" for a negative value that rounds to zero. */
+	if (signbit(r))
+		dig[nd++] = '-';
+	return nd;
+}
+
+/* The fast path of top_r_fmt_f0 into buf; false when fmt or v is not one it covers. */
+static bool f0_fast(char *buf, size_t cap, const char *fmt, double v)
+{
+	if (!isfinite(v) || fabs(v) >= 1e15)
+		return false;
+	size_t n = 0;
+	bool conv = false;
+	for (const char *p = fmt; *p;) {
+		if (*p != '%' || p[1] == '%') {
+			if (n + 1 >= cap)
+				return false;
+			buf[n++] = *p;
+			p += *p == '%' ? 2 : 1;
+			continue;
+		}
+		int w = 0;
+		for (p++; *p >= '0' && *p <= '9' && w < 100; p++)
+			w = w * 10 + (*p - '0');
+		if (conv || strncmp(p, ".0f", 3) != 0)
+			return false;
+		p += 3;
+		conv = true;
+		char dig[24];
+		int nd = f0_digits(v, dig);
+		if (n + (size_t)(w > nd ? w : nd) + 1 >= cap)
+			return false;
+		for (int i = nd; i < w; i++)
+			buf[n++] = ' ';
+		while (nd)
+			buf[n++] = dig[--nd];
+	}
+	buf[n] = 0;
+	return conv;
+}
+
+void top_r_fmt_f0(char *out, size_t len, const char *fmt, double v)
+{
+	char buf[128];
+	if (!f0_fast(buf, sizeof buf, fmt, v)) {
+		snprintf(out, len, fmt, v);
+		return;
+	}
+	if (len == 0)
+		return;
+	size_t n = strlen(buf);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, buf, n);
+	out[n] = 0;
+}
+
 void top_r_fmt_mib(double mib, char *out, size_t len)
 {
 	if (isnan(mib))
@@ -62,7 +129,7 @@ void top_r_fmt_mib(double mib, char *out, size_t len)
 	else if (mib >= 1024)
 		snprintf(out, len, "%.1fG", mib / 1024);
 	else
-		snprintf(out, len, "%.0fM", mib);
+		top_r_fmt_f0(out, len, "%.0fM", mib);
 }
 
 /* Bytes per second as "0", "12K", "1.2M", "3.4G". */
@@ -78,10 +145,14 @@ void top_r_fmt_rate(double bps, char *out, size_t len)
 		bps /= 1024;
 		u++;
 	}
-	if (u == 0)
-		snprintf(out, len, "%.0fB", bps);
-	else
-		snprintf(out, len, bps < 10 ? "%.1f%c" : "%.0f%c", bps, units[u]);
+	if (u == 0) {
+		top_r_fmt_f0(out, len, "%.0fB", bps);
+	} else if (bps < 10) {
+		snprintf(out, len, "%.1f%c", bps, units[u]);
+	} else {
+		const char fmt[] = {'%', '.', '0', 'f', units[u], 0};
+		top_r_fmt_f0(out, len, fmt, bps);
+	}
 }
 
 void top_r_fmt_num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *out, size_t len)
@@ -89,7 +160,7 @@ void top_r_fmt_num(const gpu_values *v, gpu_metric_id id, const char *fmt, char 
 	if (!v->ok[id])
 		snprintf(out, len, "n/a");
 	else
-		snprintf(out, len, fmt, v->v[id]);
+		top_r_fmt_f0(out, len, fmt, v->v[id]);
 }
 
 top_style top_r_load_style(double pct, double mid, double high)

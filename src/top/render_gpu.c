@@ -39,7 +39,7 @@ static void fmt_pct(double v, char *out, size_t len)
 	if (isnan(v))
 		snprintf(out, len, "n/a");
 	else
-		snprintf(out, len, "%3.0f%%", v);
+		top_r_fmt_f0(out, len, "%3.0f%%", v);
 }
 
 static void fmt_mem_pair(const gpu_values *v, char *out, size_t len)
@@ -59,7 +59,7 @@ static void fmt_power(const gpu_values *v, char *out, size_t len)
 	if (isnan(lim))
 		snprintf(b, sizeof b, "n/a");
 	else
-		snprintf(b, sizeof b, "%.0f", lim);
+		top_r_fmt_f0(b, sizeof b, "%.0f", lim);
 	snprintf(out, len, "%3s/%sW", a, b);
 }
 
@@ -134,7 +134,7 @@ static void gpu_compact(top_rctx *x, top_rect r, int y, int g, const gpu_values 
 	top_r_bar_field(&l, 1, "", 10, util / 100, TOP_S_OK, top_r_st_of(val_s, TOP_S_NORMAL),
 	                val_s);
 	if (v->ok[GM_GPM_SM_ACTIVE]) {
-		snprintf(buf, sizeof buf, "%3.0f%%", v->v[GM_GPM_SM_ACTIVE]);
+		top_r_fmt_f0(buf, sizeof buf, "%3.0f%%", v->v[GM_GPM_SM_ACTIVE]);
 		top_r_pair(&l, 1, "sm", TOP_S_NORMAL, buf);
 	}
 	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);

@@ -39,6 +39,13 @@ typedef struct {
 
 /* ---- numbers (render.c) ---- */
 
+/*
+ * snprintf(out, len, fmt, v) for a fmt with one "%.0f" or "%W.0f" (and "%%"),
+ * without printf's floating-point conversion where v allows: rint rounds half
+ * to even like printf. Any other fmt, or v infinite, NaN or beyond 1e15, goes
+ * to snprintf.
+ */
+void top_r_fmt_f0(char *out, size_t len, const char *fmt, double v);
 /* MiB as "512M", "1.5G", "2.0T"; "n/a" when NaN. */
 void top_r_fmt_mib(double mib, char *out, size_t len);
 /* Bytes per second as "0B", "12K", "1.2M", "3.4G"; "n/a" when NaN. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "top/render.h"
+#include "top/render_int.h"
 
 static bool utf8_locale(void)
 {
@@ -346,13 +347,68 @@ static void test_every_size_draws(void **state)
 	top_model_free(&w.m);
 }
 
+/* The hand-made "%.0f" writes exactly what snprintf writes: ties, signs, widths, truncation. */
+static void test_fmt_f0_matches_snprintf(void **state)
+{
+	(void)state;
+	static const char *fmts[] = {"%.0f",  "%3.0f%%", "%4.0f",  "%4.0fMHz", "P%.0f",
+	                             "%.0fC", "%.0fM",   "%.0f%%", "%.0fK",    "%.1f"};
+	static const double special[] = {0.0,
+	                                 -0.0,
+	                                 0.5,
+	                                 1.5,
+	                                 2.5,
+	                                 -0.5,
+	                                 -1.5,
+	                                 -0.4,
+	                                 0.49999999999999994,
+	                                 99.5,
+	                                 100.5,
+	                                 1e15,
+	                                 1e15 - 0.5,
+	                                 123456789012.5,
+	                                 -98765.49,
+	                                 INFINITY,
+	                                 -INFINITY,
+	                                 NAN};
+	uint64_t r = 0x9e3779b97f4a7c15u;
+	for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++)
+		for (int i = 0; i < 2000; i++) {
+			double v;
+			if (i < (int)(sizeof special / sizeof *special)) {
+				v = special[i];
+			} else {
+				r ^= r << 13;
+				r ^= r >> 7;
+				r ^= r << 17;
+				double scale = (double)(1ull << (r % 40)) / 16;
+				v = ((double)(r >> 11) / 9007199254740992.0 - 0.25) * scale;
+				if (i % 3 == 0)
+					v = rint(v * 2) / 2; /* exact halves */
+			}
+			for (size_t len = 0; len <= 12; len += 3) {
+				char want[16] = "untouched", got[16] = "untouched";
+				snprintf(want, len, fmts[f], v);
+				top_r_fmt_f0(got, len, fmts[f], v);
+				if (strcmp(want, got) != 0)
+					fail_msg("%s of %.17g (len %zu): \"%s\", snprintf \"%s\"",
+					         fmts[f], v, len, got, want);
+			}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_canvas_clip_and_wide), cmocka_unit_test(test_canvas_ascii),
-	    cmocka_unit_test(test_frame_80x24),          cmocka_unit_test(test_frame_ascii_only),
-	    cmocka_unit_test(test_history_graph),        cmocka_unit_test(test_status_and_help),
-	    cmocka_unit_test(test_too_small_and_hits),   cmocka_unit_test(test_every_size_draws),
+	    cmocka_unit_test(test_fmt_f0_matches_snprintf),
+	    cmocka_unit_test(test_canvas_clip_and_wide),
+	    cmocka_unit_test(test_canvas_ascii),
+	    cmocka_unit_test(test_frame_80x24),
+	    cmocka_unit_test(test_frame_ascii_only),
+	    cmocka_unit_test(test_history_graph),
+	    cmocka_unit_test(test_status_and_help),
+	    cmocka_unit_test(test_too_small_and_hits),
+	    cmocka_unit_test(test_every_size_draws),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
