@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/i18n.h"
 #include "util/opt.h"
 #include "gpu/loader.h"
 #include "util/err.h"
@@ -31,6 +32,8 @@ static const opt_def global_opts[] = {
     OPT_STRING(0, "nvml", "PATH", &glob.nvml, "load this libnvidia-ml.so instead of the system's"),
     OPT_STRING(0, "gpus", "LIST", &glob.gpus,
                "only these GPUs: indices, full or short UUIDs (0,2 or GPU-8f2a)"),
+    OPT_STRING(0, "lang", "LANG", &glob.lang,
+               "language of messages: zh_CN or en (default: LC_ALL, LC_MESSAGES, LANG)"),
     OPT_COUNT('v', "verbose", &glob.verbose, "debug messages on stderr (repeat for more)"),
     OPT_FLAG('V', "version", &want_version, "print the version"),
     OPT_END};
@@ -109,6 +112,27 @@ static int as_nvidia_smi(int argc, char **argv)
 	return cmd_query(argc, argv, &g);
 }
 
+/* The last --lang among the global options (before the command), as the
+ * option parser will keep it; NULL when absent. */
+static const char *prescan_lang(int argc, char **argv)
+{
+	const char *lang = NULL;
+	for (int i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strncmp(argv[i], "--lang=", 7))
+			lang = argv[i] + 7;
+		else if (!strcmp(argv[i], "--lang") && i + 1 < argc)
+			lang = argv[++i];
+		/* the other global options that take a value */
+		if ((!strcmp(argv[i], "--sim") || !strcmp(argv[i], "--nvml") ||
+		     !strcmp(argv[i], "--gpus")) &&
+		    i + 1 < argc)
+			i++;
+	}
+	return lang;
+}
+
 int main(int argc, char **argv)
 {
 	/* Only LC_CTYPE follows the user: numbers are always printed with '.'. */
@@ -118,7 +142,14 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	const char *base = strrchr(argv[0], '/');
 	if (!strcmp(base ? base + 1 : argv[0], "nvidia-smi"))
-		return as_nvidia_smi(argc, argv);
+		return as_nvidia_smi(argc, argv); /* nvidia-smi's output is English */
+	/* The language is chosen before parsing, so that its errors speak it. */
+	const char *lang = prescan_lang(argc, argv);
+	if (gw_i18n_init(lang) != 0) {
+		char hint[600];
+		snprintf(hint, sizeof hint, _("one of: %s"), gw_i18n_available());
+		return gw_error(GW_EXIT_USAGE, "--lang", hint, _("no messages in '%s'"), lang);
+	}
 	glob.argv0 = argv[0];
 	int first, rc = opt_parse(main_cmd(), argc, argv, &first);
 	if (rc == OPT_HELP || rc)

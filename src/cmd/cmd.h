@@ -7,6 +7,7 @@ typedef struct {
 	const char *sim;   /* --sim SCENARIO (already applied to the environment) */
 	const char *nvml;  /* --nvml PATH */
 	const char *gpus;  /* --gpus LIST: indices, full or short UUIDs */
+	const char *lang;  /* --lang LANG (already in force: util/i18n.h) */
 	int verbose;       /* -v, repeatable */
 	const char *argv0; /* how gpuwhy was invoked (for re-exec of itself) */
 } gw_global;
