@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps test-deps build demo style test test-fast test-asan format lint bench fuzz clean
+.PHONY: all deps test-deps build demo style test test-fast test-asan format lint bench fuzz clean po
 
 all: build
 
@@ -44,6 +44,12 @@ test-asan: test-deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		scripts/run-tests $(ASAN_BUILD) -j $(JOBS)
+
+# Bring po/zh_CN.po up to the messages the code marks today (new ones come in
+# untranslated, for the translator; po/glossary.md fixes the terms).
+po: build
+	@msgmerge --quiet --update --backup=none --no-fuzzy-matching po/zh_CN.po $(BUILD)/gpuwhy.pot
+	@LC_ALL=C msgfmt --check --statistics -o /dev/null po/zh_CN.po
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

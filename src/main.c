@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 	/* The language is chosen before parsing, so that its errors speak it. */
 	const char *lang = prescan_lang(argc, argv);
 	if (gw_i18n_init(lang) != 0) {
+		gw_i18n_init(NULL); /* say so in the environment's language */
 		char hint[600];
 		snprintf(hint, sizeof hint, _("one of: %s"), gw_i18n_available());
 		return gw_error(GW_EXIT_USAGE, "--lang", hint, _("no messages in '%s'"), lang);
