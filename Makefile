@@ -48,7 +48,7 @@ test-asan: test-deps
 # Bring po/zh_CN.po up to the messages the code marks today (new ones come in
 # untranslated, for the translator; po/glossary.md fixes the terms).
 po: build
-	@msgmerge --quiet --update --backup=none --no-fuzzy-matching po/zh_CN.po $(BUILD)/gpuwhy.pot
+	@msgmerge --quiet --update --backup=none --no-fuzzy-matching --add-location=file po/zh_CN.po $(BUILD)/gpuwhy.pot
 	@LC_ALL=C msgfmt --check --statistics -o /dev/null po/zh_CN.po
 
 format:
