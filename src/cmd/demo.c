@@ -235,14 +235,14 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 	    .name = "demo",
 	    .usage = "demo [--dir DIR]",
 	    .about =
-	        "Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
-	        "GPU waits for the CPU), records the same job with as many workers as this\n"
-	        "machine has free cores (2 to 4), compares the two and checks that the fix\n"
-	        "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
-	        "with --sim).",
+	        N_("Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
+	           "GPU waits for the CPU), records the same job with as many workers as this\n"
+	           "machine has free cores (2 to 4), compares the two and checks that the fix\n"
+	           "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
+	           "with --sim)."),
 	    .opts = opts,
-	    .exits = "0 the fix worked, 1 it did not on this machine (the reason is printed), 2 "
-	             "usage error, 3 a step of the demo could not run"};
+	    .exits = N_("0 the fix worked, 1 it did not on this machine (the reason is printed), 2 "
+	                "usage error, 3 a step of the demo could not run")};
 	int first, orc = opt_parse(&oc, argc, argv, &first);
 	if (orc)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;

@@ -85,16 +85,16 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 	             : "dmon [-s pucvmetg] [-d SECONDS] [-c COUNT] [-o D|T|DT] [-i ID,...] [-f "
 	               "FILE]",
 	    .about =
-	        pmon ? "nvidia-smi pmon's columns: per process on each GPU, "
-	               "SM/memory/encoder/decoder\nutilization (u, the default) and "
-	               "frame-buffer memory (m). '-' when the driver\nhas no sample of the "
-	               "process in the interval."
-	             : "nvidia-smi dmon's columns, one line per GPU per interval. Groups: p "
-	               "power and\ntemperatures, u utilization (sm mem enc dec jpg ofa), c "
-	               "clocks, v power and\nthermal violations, m frame-buffer/BAR1/protected "
-	               "memory, e ECC and PCIe replay\nerrors, t PCIe throughput; g (gpuwhy's) "
-	               "GPM SM activity, occupancy, tensor and\nDRAM activity. Default puc. '-' "
-	               "marks a value the driver does not give.",
+	        pmon ? N_("nvidia-smi pmon's columns: per process on each GPU, "
+	                  "SM/memory/encoder/decoder\nutilization (u, the default) and "
+	                  "frame-buffer memory (m). '-' when the driver\nhas no sample of the "
+	                  "process in the interval.")
+	             : N_("nvidia-smi dmon's columns, one line per GPU per interval. Groups: p "
+	                  "power and\ntemperatures, u utilization (sm mem enc dec jpg ofa), c "
+	                  "clocks, v power and\nthermal violations, m frame-buffer/BAR1/protected "
+	                  "memory, e ECC and PCIe replay\nerrors, t PCIe throughput; g (gpuwhy's) "
+	                  "GPM SM activity, occupancy, tensor and\nDRAM activity. Default puc. '-' "
+	                  "marks a value the driver does not give."),
 	    .opts = opts,
 	    .long_only = true,
 	    .ctx = &m};

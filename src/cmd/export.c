@@ -91,7 +91,7 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 	    .usage = "export FILE [--format csv|jsonl] [--table gpu|host|process|steps|events|meta|"
 	             "gpus]",
 	    .about =
-	        "Writes one table of a recording to stdout. Times are seconds since the epoch.",
+	        N_("Writes one table of a recording to stdout. Times are seconds since the epoch."),
 	    .opts = opts,
 	    .max_args = -1};
 	int first, orc = opt_parse(&oc, argc, argv, &first);

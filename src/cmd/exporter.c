@@ -50,19 +50,19 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	    OPT_DURATION(0, "interval", "DURATION", &a->interval_ns, 0,
 	                 "sampling period (default 1s, at least 100ms); a scrape serves the latest "
 	                 "sample, never waits",
-	                 .min = 0.1, .max = 3600, .why = "invalid interval '%s'",
-	                 .hint = "from 100ms to 1h, e.g. --interval 1s"),
+	                 .min = 0.1, .max = 3600, .why = N_("invalid interval '%s'"),
+	                 .hint = N_("from 100ms to 1h, e.g. --interval 1s")),
 	    OPT_ENUM(0, "hostname-label", "NAME", &host_label, host_labels,
 	             "Hostname (default, released dcgm-exporters), hostname (newer dcgm-exporter) "
 	             "or none; the value is $NODE_NAME, else the host name",
-	             .why = "unknown value '%s'"),
+	             .why = N_("unknown value '%s'")),
 	    OPT_STRING(0, "collectors", "FILE", &a->collectors_path,
 	               "a dcgm-exporter counters CSV (FIELD, prom_type, help): export only the "
 	               "DCGM fields it lists"),
 	    OPT_ENUM(0, "counter-type", "TYPE", &counter_type, counter_types,
 	             "counter or untyped: the type of the counter fields (energy, PCIe replays, "
 	             "NVLink, remapped rows, ECC); default untyped unless the CSV says counter",
-	             .why = "unknown type '%s'", .hint = "counter or untyped"),
+	             .why = N_("unknown type '%s'"), .hint = N_("counter or untyped")),
 	    OPT_FLAG(0, "kubernetes", &kube,
 	             "pod, namespace and container labels on the series of GPUs and processes in "
 	             "Kubernetes pods (from /proc/PID/cgroup and /var/log/containers)"),
@@ -71,24 +71,25 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	               "/host); implies --kubernetes"),
 	    OPT_INT(0, "processes", "N", &a->processes, 0, EXP_PROC_MAX,
 	            "top N processes per GPU by memory (default 5, 0..32)",
-	            .why = "invalid value '%s'", .hint = "a number from 0 to 32"),
+	            .why = N_("invalid value '%s'"), .hint = N_("a number from 0 to 32")),
 	    OPT_INT(0, "max-connections", "N", &max_conn, 1, 100000, "connection cap (default 256)",
-	            .why = "invalid value '%s'", .hint = "a number from 1 to 100000"),
+	            .why = N_("invalid value '%s'"), .hint = N_("a number from 1 to 100000")),
 	    OPT_INT(0, "request-timeout", "SECONDS", &timeout_s, 1, 3600,
 	            "a connection must complete each request within this (default 10)",
-	            .why = "invalid value '%s'", .hint = "whole seconds from 1 to 3600"),
+	            .why = N_("invalid value '%s'"), .hint = N_("whole seconds from 1 to 3600")),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "exporter",
 	    .usage = "exporter [--listen ADDR:PORT] [--interval DURATION]\n"
 	             "         [--hostname-label Hostname|hostname|none] [--collectors FILE]\n"
 	             "         [--processes N] [--max-connections N] [--request-timeout SECONDS]",
-	    .about = "Serve Prometheus metrics: dcgm-exporter's DCGM_FI_* series (same names,\n"
-	             "labels and help texts) without DCGM, plus gpuwhy_* series for the host,\n"
-	             "processes, throttle reasons, PCIe links and live findings.",
+	    .about = N_("Serve Prometheus metrics: dcgm-exporter's DCGM_FI_* series (same names,\n"
+	                "labels and help texts) without DCGM, plus gpuwhy_* series for the host,\n"
+	                "processes, throttle reasons, PCIe links and live findings."),
 	    .opts = opts,
-	    .more = "Endpoints: GET /metrics (text format 0.0.4, gzip when asked), GET /health,\n"
-	            "GET / (index). Stop with Ctrl-C or SIGTERM.",
+	    .more =
+	        N_("Endpoints: GET /metrics (text format 0.0.4, gzip when asked), GET /health,\n"
+	           "GET / (index). Stop with Ctrl-C or SIGTERM."),
 	    .ctx = a};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)

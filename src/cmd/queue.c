@@ -24,7 +24,7 @@ static const opt_def queue_opts[] = {
 static const opt_cmd queue_cmd = {
     .name = "queue",
     .usage = "queue [--queue DIR] SUBCOMMAND [OPTIONS]",
-    .about =
+    .about = N_(
         "A GPU-aware batch queue: memory-aware placement, several tasks per GPU with a\n"
         "cap, retries with a cooldown, out-of-memory recognition, a record per task,\n"
         "state that survives restarts, and a Slurm back end.\n"
@@ -43,13 +43,13 @@ static const opt_cmd queue_cmd = {
         "  gpus [--json]                    what the scheduler sees on each GPU\n"
         "  config [KEY [VALUE]]             the queue's settings\n"
         "  worker [--idle-exit D]           run the scheduler in the foreground\n"
-        "  stop                             stop the worker (running tasks go on)",
+        "  stop                             stop the worker (running tasks go on)"),
     .opts = queue_opts,
-    .more = "The queue lives in --queue DIR, else $GPUWHY_QUEUE, else\n"
-            "$XDG_STATE_HOME/gpuwhy/queue (~/.local/state/gpuwhy/queue). `gpuwhy queue "
-            "SUBCOMMAND\n--help` describes each one; --format json (or --json) where the "
-            "output is data.",
-    .exit1 = "a waited-for task did not end done"};
+    .more = N_("The queue lives in --queue DIR, else $GPUWHY_QUEUE, else\n"
+               "$XDG_STATE_HOME/gpuwhy/queue (~/.local/state/gpuwhy/queue). `gpuwhy queue "
+               "SUBCOMMAND\n--help` describes each one; --format json (or --json) where the "
+               "output is data."),
+    .exit1 = N_("a waited-for task did not end done")};
 
 typedef struct {
 	const char *name;

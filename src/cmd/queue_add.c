@@ -169,8 +169,8 @@ static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 	    OPT_SIZE('m', "mem", "SIZE", &tmpl->mem_mib, 1 << 20,
 	             "GPU memory it needs on each GPU (12G, 800M; a bare number is MiB); "
 	             "placement counts it as taken from the start",
-	             .bare = 1 << 20, .why = "'%s' is not a memory size",
-	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
+	             .bare = 1 << 20, .why = N_("'%s' is not a memory size"),
+	             .hint = N_("e.g. 12G, 800M, 1.5GiB, or MiB as a plain number")),
 	    OPT_INT(0, "per-gpu", "K", &tmpl->per_gpu, 1, 1024,
 	            "share each of its GPUs with at most K queue tasks in all (default: "
 	            "`config per-gpu`, 1)"),
@@ -187,11 +187,12 @@ static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 	    OPT_FLAG(0, "allow-foreign", &tmpl->allow_foreign,
 	             "may share GPUs with processes the queue did not start"),
 	    OPT_ENUM(0, "backend", "B", &a->backend, backends,
-	             "local (default: `config backend`) or slurm", .why = "unknown back end '%s'"),
+	             "local (default: `config backend`) or slurm",
+	             .why = N_("unknown back end '%s'")),
 	    OPT_SIZE(0, "host-mem", "SIZE", &tmpl->host_mem_mib, 1 << 20,
 	             "host memory for Slurm (--mem of sbatch)", .bare = 1 << 20,
-	             .why = "'%s' is not a memory size",
-	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
+	             .why = N_("'%s' is not a memory size"),
+	             .hint = N_("e.g. 12G, 800M, 1.5GiB, or MiB as a plain number")),
 	    OPT_LIST(0, "slurm-arg", "ARG", &a->sargs,
 	             "one more sbatch argument (repeatable), e.g. -p gpu"),
 	    OPT_STRING('f', "from", "FILE", &a->from,
@@ -207,10 +208,10 @@ static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 	    .name = "queue add",
 	    .usage = "queue add [OPTIONS] -- CMD [ARGS...]\nqueue add [OPTIONS] --from FILE",
 	    .opts = opts,
-	    .more = "The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set "
-	            "to its\nGPUs' UUIDs (or indices, `config visible index`), "
-	            "CUDA_DEVICE_ORDER=PCI_BUS_ID,\nGPUWHY_TASK_ID, GPUWHY_ATTEMPT and "
-	            "GPUWHY_ATTEMPT_TOKEN. Prints the task ids.",
+	    .more = N_("The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set "
+	               "to its\nGPUs' UUIDs (or indices, `config visible index`), "
+	               "CUDA_DEVICE_ORDER=PCI_BUS_ID,\nGPUWHY_TASK_ID, GPUWHY_ATTEMPT and "
+	               "GPUWHY_ATTEMPT_TOKEN. Prints the task ids."),
 	    .max_args = -1,
 	    .stop_at_arg = true,
 	    .ctx = tmpl};

@@ -26,9 +26,9 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_cmd oc = {
 	    .name = "queue cancel",
 	    .usage = "queue cancel ID... | --all",
-	    .about = "A queued task is cancelled at once; a running one gets SIGTERM to its "
-	             "process\ngroup, then SIGKILL after `config kill-grace`; a Slurm job is "
-	             "scancel'ed.",
+	    .about = N_("A queued task is cancelled at once; a running one gets SIGTERM to its "
+	                "process\ngroup, then SIGKILL after `config kill-grace`; a Slurm job is "
+	                "scancel'ed."),
 	    .opts = opts,
 	    .max_args = -1};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -109,9 +109,10 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue retry",
 	                    .usage = "queue retry ID...",
-	                    .about = "Queues ended tasks (done, failed, timeout, cancelled, lost) "
-	                             "again with a fresh\nretry budget; earlier attempts stay in "
-	                             "the record.",
+	                    .about =
+	                        N_("Queues ended tasks (done, failed, timeout, cancelled, lost) "
+	                           "again with a fresh\nretry budget; earlier attempts stay in "
+	                           "the record."),
 	                    .opts = opts,
 	                    .max_args = -1};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -160,9 +161,9 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 	    OPT_FLAG(0, "all", &all, "every ended task, not only the done ones"), OPT_END};
 	const opt_cmd oc = {.name = "queue clean",
 	                    .usage = "queue clean [--all]",
-	                    .about = "Forgets done tasks (--all: every ended task), their "
-	                             "attempts and logs.\nTasks that a queued task waits for "
-	                             "(--after) are kept.",
+	                    .about = N_("Forgets done tasks (--all: every ended task), their "
+	                                "attempts and logs.\nTasks that a queued task waits for "
+	                                "(--after) are kept."),
 	                    .opts = opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
@@ -241,11 +242,11 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	                            : sub[0] == 'd' ? "queue drain"
 	                                            : "queue resume",
 	                    .usage = usage,
-	                    .about = pause ? "No new task starts; running tasks go on."
+	                    .about = pause ? N_("No new task starts; running tasks go on.")
 	                             : sub[0] == 'd'
-	                                 ? "Running tasks finish, no new task starts, then the "
-	                                   "worker stops."
-	                                 : "Tasks start again (undoes pause and drain).",
+	                                 ? N_("Running tasks finish, no new task starts, then the "
+	                                      "worker stops.")
+	                                 : N_("Tasks start again (undoes pause and drain)."),
 	                    .opts = pause ? opts + 1 : opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
@@ -296,9 +297,9 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 	    .name = "queue gpus",
 	    .usage = "queue gpus [--format json]",
 	    .about =
-	        "What the worker last saw: per GPU its memory, what placed tasks reserved but\n"
-	        "have not allocated yet (PENDING), what a new task can count on (AVAIL = free "
-	        "-\npending), queue tasks on it and their cap, processes that are not ours.",
+	        N_("What the worker last saw: per GPU its memory, what placed tasks reserved but\n"
+	           "have not allocated yet (PENDING), what a new task can count on (AVAIL = free "
+	           "-\npending), queue tasks on it and their cap, processes that are not ours."),
 	    .opts = opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
@@ -402,10 +403,10 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue config",
 	                    .usage = "queue config [KEY [VALUE]]",
-	                    .about = "Without KEY every setting, with KEY its value, with VALUE "
-	                             "sets it.",
+	                    .about = N_("Without KEY every setting, with KEY its value, with VALUE "
+	                                "sets it."),
 	                    .opts = opts,
-	                    .more = "Keys:",
+	                    .more = N_("Keys:"),
 	                    .more_fn = config_keys,
 	                    .max_args = 2,
 	                    .stop_at_arg = true};
@@ -475,10 +476,11 @@ int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_cmd oc = {
 	    .name = "queue worker",
 	    .usage = "[--gpus LIST] queue [--queue DIR] worker [--idle-exit D]",
-	    .about = "Runs the scheduler in the foreground until SIGTERM/SIGINT (`gpuwhy queue\n"
-	             "stop`), or until idle for D. Running tasks survive it: the next worker\n"
-	             "re-adopts them. `add` starts one in the background (with --idle-exit 10m)\n"
-	             "when none runs; its log is DIR/worker.log.",
+	    .about =
+	        N_("Runs the scheduler in the foreground until SIGTERM/SIGINT (`gpuwhy queue\n"
+	           "stop`), or until idle for D. Running tasks survive it: the next worker\n"
+	           "re-adopts them. `add` starts one in the background (with --idle-exit 10m)\n"
+	           "when none runs; its log is DIR/worker.log."),
 	    .opts = opts,
 	    .stop_at_arg = true,
 	    .ctx = &o};
@@ -495,8 +497,8 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue stop",
 	                    .usage = "queue stop",
-	                    .about = "Stops the worker; running tasks go on and the next worker "
-	                             "re-adopts them.",
+	                    .about = N_("Stops the worker; running tasks go on and the next worker "
+	                                "re-adopts them."),
 	                    .opts = opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)

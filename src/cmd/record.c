@@ -34,26 +34,26 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	               "recording to write (an existing recording is replaced)"),
 	    OPT_DURATION('i', "interval", "DUR", &interval, 0,
 	                 "sampling interval: 1s (default), 100ms, ... (10ms..1h)", .min = 0.01,
-	                 .max = 3600, .why = "invalid interval '%s' (10ms to 1h)",
-	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	                 .max = 3600, .why = N_("invalid interval '%s' (10ms to 1h)"),
+	                 .hint = N_("e.g. 1s, 500ms, 100ms")),
 	    OPT_DURATION('d', "duration", "DUR", &duration, 0,
 	                 "stop after this long (10s, 10m, 2h)", .min = 1e-9, .max = 1e9,
-	                 .why = "invalid duration '%s'", .hint = "e.g. 30s, 10m, 2h"),
+	                 .why = N_("invalid duration '%s'"), .hint = N_("e.g. 30s, 10m, 2h")),
 	    OPT_INT64('p', "pid", "PID", &pid, 1, 4194304,
-	              "follow this process and its descendants", .why = "invalid PID '%s'",
-	              .hint = "a process id"),
+	              "follow this process and its descendants", .why = N_("invalid PID '%s'"),
+	              .hint = N_("a process id")),
 	    OPT_FLAG('q', "quiet", &quiet, "no status line and no progress messages (errors only)"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "record",
 	    .usage = "record -o FILE [--interval DUR] [--duration DUR] [--pid PID] [--quiet]",
 	    .about =
-	        "Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
-	        "--duration has passed, or (with --pid) until that process and its children "
-	        "exit.",
+	        N_("Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
+	           "--duration has passed, or (with --pid) until that process and its children "
+	           "exit."),
 	    .opts = opts,
-	    .more = "On a terminal a status line shows, once a second, the time recorded, the\n"
-	            "samples written, the file's size and the live top finding.",
+	    .more = N_("On a terminal a status line shows, once a second, the time recorded, the\n"
+	               "samples written, the file's size and the live top finding."),
 	    .max_args = -1};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)

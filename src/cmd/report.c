@@ -54,7 +54,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	             "moderate utilization is not a problem)"),
 	    OPT_CALL(0, "set", "N=V", report_opt_set,
 	             "override a threshold (see --thresholds), repeatable",
-	             .hint = "NAME=VALUE with a name from --thresholds and a non-negative number"),
+	             .hint =
+	                 N_("NAME=VALUE with a name from --thresholds and a non-negative number")),
 	    OPT_FLAG(0, "thresholds", &list, "list every threshold with its default and meaning"),
 	    OPT_STRING(
 	        0, "trace", "FILE", &trace_path,
@@ -67,13 +68,13 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	             "              [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
 	             "FILE]\nreport --thresholds",
 	    .about =
-	        "Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
-	        "idles in, with the evidence as numbers and what to change. Text shows the\n"
-	        "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
-	        "with sparklines; json is for machines; html is one self-contained page with\n"
-	        "charts.",
+	        N_("Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
+	           "idles in, with the evidence as numbers and what to change. Text shows the\n"
+	           "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
+	           "with sparklines; json is for machines; html is one self-contained page with\n"
+	           "charts."),
 	    .opts = opts,
-	    .exit1 = "error-level findings",
+	    .exit1 = N_("error-level findings"),
 	    .max_args = -1,
 	    .ctx = &o};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
