@@ -63,8 +63,8 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 	int rc;
 	const opt_def opts[] = {
 	    OPT_CALL(0, "s", pmon ? "u|m|um" : "pucvmetg", set_groups,
-	             pmon ? "u utilization (default), m frame-buffer memory (also --select)"
-	                  : "the column groups (default puc; also --select)"),
+	             pmon ? N_("u utilization (default), m frame-buffer memory (also --select)")
+	                  : N_("the column groups (default puc; also --select)")),
 	    MON_ALIAS("select", "GROUPS", set_groups),
 	    OPT_CALL(0, "d", "SECONDS", set_delay, "interval in whole seconds (also --delay)"),
 	    MON_ALIAS("delay", "SECONDS", set_delay),

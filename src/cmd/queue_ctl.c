@@ -394,8 +394,8 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 static void config_keys(FILE *out)
 {
 	for (int i = 0; queue_config_keys[i].key; i++)
-		fprintf(out, "  %-16s %s (default '%s')\n", queue_config_keys[i].key,
-		        queue_config_keys[i].help, queue_config_keys[i].def);
+		fprintf(out, _("  %-16s %s (default '%s')\n"), queue_config_keys[i].key,
+		        _(queue_config_keys[i].help), queue_config_keys[i].def);
 }
 
 int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)

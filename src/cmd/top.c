@@ -83,7 +83,7 @@ static void on_signal(int sig)
 static void keys_help(FILE *out)
 {
 	top_keys_print(out);
-	fputs("\nWith --gpus LIST (a global option) only those GPUs are opened.\n", out);
+	fprintf(out, "\n%s\n", _("With --gpus LIST (a global option) only those GPUs are opened."));
 }
 
 static int set_sort(const opt_def *d, const char *v, void *ctx)

@@ -611,18 +611,24 @@ static void wrap(FILE *out, const char *text, int col, int indent)
  * line ("  name    text"), where the text after the first run of two spaces begins. */
 static int hang_of(const char *line, size_t len)
 {
-	size_t lead = strspn(line, " ");
-	const char *two = NULL;
-	for (size_t i = lead; i + 1 < len; i++)
-		if (line[i] == ' ' && line[i + 1] == ' ') {
-			two = line + i;
-			break;
+	size_t lead = strspn(line, " "), word = 0; /* characters of the current word */
+	/* The gap follows a word of two characters or more: a one-character
+	 * prefix (a bullet, a mark) is not a column. */
+	for (size_t i = lead; i < len;) {
+		wchar_t wc;
+		size_t k = char_at(line + i, len - i, &wc);
+		if (wc != ' ') {
+			word++;
+		} else if (i + 1 < len && line[i + 1] == ' ' && word >= 2) {
+			size_t at = i + strspn(line + i, " ");
+			int hang = text_cols(line, at);
+			return hang < OPT_WIDTH / 2 ? hang : (int)lead;
+		} else if (i + 1 < len && line[i + 1] == ' ') {
+			word = 0;
 		}
-	if (!two)
-		return (int)lead;
-	size_t at = (size_t)(two - line) + strspn(two, " ");
-	int hang = text_cols(line, at);
-	return hang < OPT_WIDTH / 2 ? hang : (int)lead;
+		i += k;
+	}
+	return (int)lead;
 }
 
 /* Print one line of a paragraph: as it is when it fits (its spacing may align
@@ -740,16 +746,19 @@ void opt_help(const opt_cmd *c, FILE *out)
 	}
 	if (c->more_fn)
 		c->more_fn(out);
+	/* "Exit codes: 0 ok, ...", one paragraph after its label. */
 	char codes[1024];
 	if (c->exits)
-		snprintf(codes, sizeof codes, _("Exit codes: %s."), _(c->exits));
+		/* TRANSLATORS: the command's own list of exit codes, as a sentence. */
+		snprintf(codes, sizeof codes, _("%s."), _(c->exits));
 	else if (c->exit1)
 		snprintf(codes, sizeof codes,
-		         _("Exit codes: 0 ok, 1 %s, 2 usage error, 3 environment or I/O error."),
-		         _(c->exit1));
+		         _("0 ok, 1 %s, 2 usage error, 3 environment or I/O error."), _(c->exit1));
 	else
 		snprintf(codes, sizeof codes, "%s",
-		         _("Exit codes: 0 ok, 2 usage error, 3 environment or I/O error."));
-	fputc('\n', out);
-	wrap(out, codes, 0, 0);
+		         _("0 ok, 2 usage error, 3 environment or I/O error."));
+	const char *codes_label = _("Exit codes:");
+	int cw = text_cols(codes_label, strlen(codes_label)) + 1;
+	fprintf(out, "\n%s ", codes_label);
+	wrap(out, codes, cw, 0);
 }
