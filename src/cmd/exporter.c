@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "exporter/exporter.h"
 #include "util/err.h"
 #include "util/parse.h"
@@ -185,8 +186,9 @@ static void wait_for_stop(void)
 		int sig = 0;
 		if (sigwait(&set, &sig) != 0 || sig != SIGHUP)
 			return;
-		fprintf(stderr, "gpuwhy exporter: SIGHUP ignored (options and --collectors "
-		                "are read at start; restart to change them)\n");
+		fprintf(stderr, "gpuwhy exporter: %s\n",
+		        _("SIGHUP ignored (options and --collectors are read at start; restart to "
+		          "change them)"));
 	}
 }
 
@@ -223,11 +225,14 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 		rc = exp_server_start(&a->server, board, &server);
 	if (!rc) {
 		const exp_listen_addr *ad = &a->server.addr;
-		fprintf(
-		    stderr,
-		    "gpuwhy exporter: serving http://%s%s%s:%d/metrics (%d GPU%s, every %.3gs)\n",
-		    ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "", exp_server_port(server),
-		    gpu_count(gpu), gpu_count(gpu) == 1 ? "" : "s", (double)a->interval_ns / 1e9);
+		int ng = gpu_count(gpu);
+		fputs("gpuwhy exporter: ", stderr);
+		fprintf(stderr,
+		        P_("serving http://%s%s%s:%d/metrics (%d GPU, every %.3gs)",
+		           "serving http://%s%s%s:%d/metrics (%d GPUs, every %.3gs)", ng),
+		        ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "", exp_server_port(server),
+		        ng, (double)a->interval_ns / 1e9);
+		fputc('\n', stderr);
 		wait_for_stop();
 	}
 	exp_server_stop(server);

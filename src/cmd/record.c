@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "cmd/record_status.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
@@ -71,7 +72,7 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	gpu_open_opts go = {.gpus = g->gpus};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
-		fprintf(stderr, "gpuwhy: record: recording the host side only\n");
+		fprintf(stderr, "gpuwhy: record: %s\n", _("recording the host side only"));
 	}
 	recorder *r;
 	recorder_opts ro = {.path = out, .interval_ns = interval, .gpu = gc};
@@ -95,9 +96,12 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	if (pid)
 		recorder_follow(r, (int)pid);
 	recorder_start(r);
-	if (!quiet)
-		fprintf(stderr, "gpuwhy: recording to %s every %.3g s; Ctrl-C stops\n", out,
+	if (!quiet) {
+		fputs("gpuwhy: ", stderr);
+		fprintf(stderr, _("recording to %s every %.3g s; Ctrl-C stops"), out,
 		        (double)interval / 1e9);
+		fputc('\n', stderr);
+	}
 	int64_t t0 = gw_mono_ns();
 	bool exited = false;
 	while (!record_stop) {
@@ -114,10 +118,16 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	long n;
 	rc = recorder_finish_stored(r, -1, &n) ? GW_EXIT_ENV : GW_EXIT_OK;
 	record_status_free(st);
-	if (exited && !quiet)
-		fprintf(stderr, "gpuwhy: process %lld exited; recording stopped\n", (long long)pid);
-	if (!quiet || rc)
-		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, out);
+	if (exited && !quiet) {
+		fputs("gpuwhy: ", stderr);
+		fprintf(stderr, _("process %lld exited; recording stopped"), (long long)pid);
+		fputc('\n', stderr);
+	}
+	if (!quiet || rc) {
+		fputs("gpuwhy: ", stderr);
+		fprintf(stderr, P_("%ld sample in %s", "%ld samples in %s", n), n, out);
+		fputc('\n', stderr);
+	}
 	gpu_close(gc);
 	return rc;
 }
