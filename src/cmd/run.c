@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "record/summary.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
@@ -335,7 +336,7 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 	gpu_open_opts go = {.gpus = g->gpus};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
-		fprintf(stderr, "gpuwhy: run: recording the host side only\n");
+		fprintf(stderr, "gpuwhy: run: %s\n", _("recording the host side only"));
 	}
 	char *cmdline = join_argv(cmd);
 	recorder_opts ro = {
@@ -388,9 +389,8 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		status = pump(&rx, pid, out_p[0], err_p[0], step_p[0]);
 		recorder_event(rx.rec, TL_EV_PROC_EXIT, -1, status, cmdline);
 		if (recorder_finish(rx.rec, status) != 0)
-			fprintf(stderr,
-			        "gpuwhy: %s: the recording is incomplete (see the error above)\n",
-			        o.out);
+			fprintf(stderr, "gpuwhy: %s: %s\n", o.out,
+			        _("the recording is incomplete (see the error above)"));
 		if (o.summary)
 			summary_print_file(o.out, stderr);
 	}

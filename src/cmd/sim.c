@@ -31,6 +31,7 @@
 #include "train/train.h"
 #include "util/err.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -117,7 +118,9 @@ static int sim_list(int argc, char **argv)
 				printf("%-22s %s\n", names[i], s->description);
 				sim_scenario_free(s);
 			} else {
-				printf("%-22s (invalid: %s)\n", names[i], err);
+				printf("%-22s ", names[i]);
+				printf(_("(invalid: %s)"), err);
+				putchar('\n');
 			}
 		}
 		free(names[i]);
@@ -140,8 +143,9 @@ static int check_file(const char *path)
 		fprintf(stderr, "gpuwhy: %s\n", err);
 		return readable ? GW_EXIT_PROBLEMS : GW_EXIT_ENV;
 	}
-	printf("%s: ok, %d GPU%s (%s)\n", path, s->n_gpus, s->n_gpus == 1 ? "" : "s",
-	       s->gpus[0].name);
+	printf("%s: ", path);
+	printf(P_("ok, %d GPU (%s)", "ok, %d GPUs (%s)", s->n_gpus), s->n_gpus, s->gpus[0].name);
+	putchar('\n');
 	sim_scenario_free(s);
 	return GW_EXIT_OK;
 }
@@ -321,7 +325,9 @@ static int sim_reset(int argc, char **argv)
 	if (sim_state_dir(path, dir, sizeof dir, err, sizeof err) != 0 ||
 	    sim_clock_reset(dir, err, sizeof err) != 0)
 		return gw_error(GW_EXIT_ENV, "sim reset", NULL, "%s", err);
-	printf("%s: clock restarted (state in %s)\n", path, dir);
+	printf("%s: ", path);
+	printf(_("clock restarted (state in %s)"), dir);
+	putchar('\n');
 	return GW_EXIT_OK;
 }
 
