@@ -18,7 +18,7 @@ sed -e 's/charset=CHARSET/charset=UTF-8/' \
 	msgfilter --keep-header -o "$T/every.po" sed -e "s/^/$I18N_MARK/" 2>/dev/null &&
 	msgfmt -o "$T/mark/qaa/LC_MESSAGES/gpuwhy.mo" "$T/every.po" || fail "every-line marker catalogue"
 mark() { GPUWHY_LOCALEDIR="$T/mark" "$GPUWHY" --lang qaa "$@"; }
-zh() { LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= "$GPUWHY" "$@"; }
+zh() { LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' "$GPUWHY" "$@"; }
 
 # Every command from gpuwhy --help, and the subcommands of queue and sim.
 cmds=$("$GPUWHY" --help | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}')
@@ -111,16 +111,16 @@ S=(--sim h100x1)
 # Data on these screens: GPU names, bus ids, NVML's own words (Default, Disabled,
 # clock reasons), the version line.
 data_re='NVIDIA|^GPU [0-9]|^GPU[0-9]|^ +GPU[0-9]'
-for f in status topo; do
+for f in status:利用率 topo:亲和性; do
+	word=${f#*:} f=${f%:*}
 	mark "${S[@]}" $f >"$T/m" || fail "$f under the marker language: exit $?"
 	i18n_unmarked "$T/m" "$data_re" >"$T/bad" || fail "$f: lines outside gettext:
 $(cat "$T/bad")"
 	zh "${S[@]}" $f >"$T/z" || fail "$f in Chinese"
-	cjk "$T/z" || fail "$f in Chinese has no Chinese"
+	grep -q "$word" "$T/z" || fail "$f in Chinese lacks $word: $(head -5 "$T/z")"
 	zh --lang en "${S[@]}" $f >"$T/en"
 	cjk "$T/en" && fail "--lang en $f under zh_CN prints Chinese"
 done
-grep -q '利用率' "$T/z" || true
 # Machine output does not change with the language.
 for args in "status --format json" "topo --format json" "topo -m" "status --nvidia-smi" \
 	"query --query-gpu=index,name,utilization.gpu,memory.used --format=csv"; do
