@@ -128,16 +128,31 @@ static int collect_procs(gpu_ctx *c, status_proc *out, int max)
 }
 
 /* s in a column of w display columns (a CJK character takes two), padded on
- * the left (right-aligned) or on the right; never cut. */
-static void put_col(const char *s, int w, bool right)
+ * the left (right-aligned) or on the right; with cut, cut at a character
+ * boundary where it is wider (else a wider s pushes the next column). */
+static void put_col(const char *s, int w, bool right, bool cut)
 {
-	wchar_t ws[64];
-	size_t n = mbstowcs(ws, s, sizeof ws / sizeof *ws);
-	int cols = n == (size_t)-1 ? (int)strlen(s) : wcswidth(ws, n);
-	if (cols < 0)
-		cols = (int)strlen(s);
+	mbstate_t mb;
+	memset(&mb, 0, sizeof mb);
+	size_t len = strlen(s), end = 0;
+	int cols = 0;
+	while (end < len) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s + end, len - end, &mb);
+		int cw = 1;
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			k = 1;
+			memset(&mb, 0, sizeof mb);
+		} else if ((cw = wcwidth(wc)) < 0) {
+			cw = 0;
+		}
+		if (cut && cols + cw > w)
+			break;
+		cols += cw;
+		end += k;
+	}
 	int padn = cols < w ? w - cols : 0;
-	printf("%*s%s%*s", right ? padn : 0, "", s, right ? 0 : padn, "");
+	printf("%*s%.*s%*s", right ? padn : 0, "", (int)end, s, right ? 0 : padn, "");
 }
 
 static void print_procs_text(const status_proc *ps, int n, bool nested)
@@ -154,11 +169,11 @@ static void print_procs_text(const status_proc *ps, int n, bool nested)
 	}
 	/* TRANSLATORS: the column heads of the process table: keep them short. */
 	printf("  %3s %8s ", "GPU", "PID");
-	put_col(_("USER"), 10, false);
+	put_col(_("USER"), 10, false, false);
 	putchar(' ');
-	put_col(_("TYPE"), 4, true);
+	put_col(_("TYPE"), 4, true, false);
 	putchar(' ');
-	put_col(_("GPU MEM"), 10, true);
+	put_col(_("GPU MEM"), 10, true, false);
 	printf(" %4s  %s\n", "SM%", _("COMMAND"));
 	for (int k = 0; k < n; k++) {
 		const status_proc *p = &ps[k];
@@ -178,8 +193,13 @@ static void print_procs_text(const status_proc *ps, int n, bool nested)
 		                                : _("(not running here)");
 		gw_term_safe(raw, cmd, sizeof cmd);
 		gw_term_safe(p->h.user[0] ? p->h.user : _("n/a"), user, sizeof user);
-		printf("  %3d %8u %-10.10s %4s %10s %4s  %.100s\n", p->gpu, p->p.pid, user, type,
-		       mem, sm, cmd);
+		printf("  %3d %8u ", p->gpu, p->p.pid);
+		put_col(user, 10, false, true);
+		printf(" %4s ", type);
+		put_col(mem, 10, true, false);
+		putchar(' ');
+		put_col(sm, 4, true, false);
+		printf("  %.100s\n", cmd);
 	}
 }
 

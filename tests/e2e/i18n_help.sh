@@ -121,6 +121,22 @@ $(cat "$T/bad")"
 	zh --lang en "${S[@]}" $f >"$T/en"
 	cjk "$T/en" && fail "--lang en $f under zh_CN prints Chinese"
 done
+# The process table keeps its columns in Chinese (n/a is 无数据, two columns a
+# character): each row's GPU MEM ends at the same display column as in English.
+GPUWHY_SIM_TIME=5 "$GPUWHY" --sim l4x2-foreign status >"$T/pe"
+GPUWHY_SIM_TIME=5 zh --sim l4x2-foreign status >"$T/pz"
+grep -q '无数据 ' "$T/pz" || fail "no n/a user in the Chinese process table: $(tail -3 "$T/pz")"
+python3 - "$T/pe" "$T/pz" <<'PY' || fail "the Chinese process table does not line up: $(tail -3 "$T/pz")"
+import re, sys, unicodedata
+def cols(s):
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+def ends(path):
+    rows = [l for l in open(path, encoding="utf-8").read().splitlines() if re.search(r" MiB +\S+  ", l)]
+    return [cols(l[: l.index(" MiB") + 4]) for l in rows]
+e, z = ends(sys.argv[1]), ends(sys.argv[2])
+sys.exit(0 if e and e == z else 1)
+PY
+
 # Machine output does not change with the language.
 for args in "status --format json" "topo --format json" "topo -m" "status --nvidia-smi" \
 	"query --query-gpu=index,name,utilization.gpu,memory.used --format=csv"; do
