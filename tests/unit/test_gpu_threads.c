@@ -90,7 +90,7 @@ static int teardown(void **state)
 static void run_round(const char *gpus, bool slow_thread, int *samples)
 {
 	gpu_open_failure f;
-	gpu_open_opts o = {.gpus = gpus, .slow_period_ns = 1000000, .quiet = true, .failure = &f};
+	gpu_open_opts o = {.gpus = gpus, .slow_period_ns = 1000000, .failure = &f};
 	gpu_ctx *c = NULL;
 	assert_int_equal(gpu_open(&o, &c), 0);
 	int n = gpu_count(c);
@@ -133,9 +133,9 @@ static void test_selected_devices_keep_their_facts(void **state)
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
 	gpu_ctx *all, *some;
-	gpu_open_opts quiet = {.quiet = true};
+	gpu_open_opts quiet = {0};
 	assert_int_equal(gpu_open(&quiet, &all), 0);
-	gpu_open_opts o = {.gpus = "6,2", .quiet = true};
+	gpu_open_opts o = {.gpus = "6,2"};
 	assert_int_equal(gpu_open(&o, &some), 0);
 	assert_int_equal(gpu_count(some), 2);
 	assert_int_equal(gpu_count_all(some), 8);
@@ -154,20 +154,26 @@ static void test_selected_devices_keep_their_facts(void **state)
 	gpu_close(all);
 }
 
-/* A failed open says why as data and prints nothing when asked to be quiet. */
+/* A failed open says why as data (what, why and hint apart too) and prints nothing. */
 static void test_failure_is_data(void **state)
 {
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
 	gpu_open_failure f;
-	gpu_open_opts o = {.gpus = "9", .quiet = true, .failure = &f};
+	gpu_open_opts o = {.gpus = "9", .failure = &f};
 	gpu_ctx *c = NULL;
 	assert_int_equal(gpu_open(&o, &c), 2);
 	assert_int_equal(f.kind, GPU_FAIL_SELECTION);
 	assert_non_null(strstr(f.msg, "--gpus: GPU index 9 does not exist (8 GPUs)"));
+	assert_int_equal(f.err.code, 2);
+	assert_string_equal(f.err.what, "--gpus");
+	assert_string_equal(f.err.why, "GPU index 9 does not exist (8 GPUs)");
+	assert_string_equal(f.err.hint, "use indices or (short) UUIDs from gpuwhy status");
 	/* The loader says what is wrong the same way. */
 	assert_int_equal(gpu_loader_setup("no-such-scenario", NULL, NULL, &f), 2);
 	assert_non_null(strstr(f.msg, "no-such-scenario: no such scenario"));
+	assert_string_equal(f.err.what, "no-such-scenario");
+	assert_int_equal(f.err.code, 2);
 	assert_int_equal(gpu_loader_setup(NULL, "/nonexistent/libnvidia-ml.so.1", NULL, &f), 3);
 	assert_int_equal(f.kind, GPU_FAIL_NO_LIBRARY);
 }
@@ -227,7 +233,7 @@ static void test_error_text_from_two_threads(void **state)
 	/* With the simulated library: NVML's own constant texts, per code. */
 	sim_use("h100x8-nvlink", NULL);
 	gpu_ctx *c;
-	gpu_open_opts o = {.quiet = true};
+	gpu_open_opts o = {0};
 	assert_int_equal(gpu_open(&o, &c), 0);
 	err_asker b[2] = {{.c = c, .rc = NVML_ERROR_NOT_SUPPORTED},
 	                  {.c = c, .rc = NVML_ERROR_GPU_IS_LOST}};
@@ -246,7 +252,7 @@ static void test_small_command_reads(void **state)
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
 	gpu_ctx *c;
-	gpu_open_opts o = {.quiet = true};
+	gpu_open_opts o = {0};
 	assert_int_equal(gpu_open(&o, &c), 0);
 	gpu_values v;
 	gpu_sample(c, 3, &v);
