@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu/gpu.h"
 #include "gpu/loader.h"
@@ -154,11 +155,37 @@ static void test_selected_devices_keep_their_facts(void **state)
 	gpu_close(all);
 }
 
+/* stderr into a temporary file, so a test can see that nothing was printed. */
+static int stderr_capture(FILE **tmp)
+{
+	fflush(stderr);
+	*tmp = tmpfile();
+	assert_non_null(*tmp);
+	int saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(*tmp), STDERR_FILENO) >= 0);
+	return saved;
+}
+
+/* Restore stderr; returns how many bytes were written to it meanwhile. */
+static long stderr_release(FILE *tmp, int saved)
+{
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	assert_int_equal(fseek(tmp, 0, SEEK_END), 0);
+	long n = ftell(tmp);
+	fclose(tmp);
+	return n;
+}
+
 /* A failed open says why as data (what, why and hint apart too) and prints nothing. */
 static void test_failure_is_data(void **state)
 {
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
+	FILE *tmp;
+	int saved = stderr_capture(&tmp);
 	gpu_open_failure f;
 	gpu_open_opts o = {.gpus = "9", .failure = &f};
 	gpu_ctx *c = NULL;
@@ -176,6 +203,28 @@ static void test_failure_is_data(void **state)
 	assert_int_equal(f.err.code, 2);
 	assert_int_equal(gpu_loader_setup(NULL, "/nonexistent/libnvidia-ml.so.1", NULL, &f), 3);
 	assert_int_equal(f.kind, GPU_FAIL_NO_LIBRARY);
+	/* A library that is not there: gpu_open fails the same way, silently too. */
+	const char *lib = getenv("GPUWHY_NVML");
+	char *keep = lib ? strdup(lib) : NULL;
+	setenv("GPUWHY_NVML", "/nonexistent/libnvidia-ml.so.1", 1);
+	gpu_open_opts none = {.failure = &f};
+	int rc = gpu_open(&none, &c);
+	if (keep)
+		setenv("GPUWHY_NVML", keep, 1);
+	else
+		unsetenv("GPUWHY_NVML");
+	free(keep);
+	assert_int_not_equal(rc, 0);
+	assert_int_equal(f.err.code, 3);
+	assert_true(f.msg[0] != '\0');
+	assert_int_equal(stderr_release(tmp, saved), 0);
+	/* The face prints it: the same line, with the prefix. */
+	char line[600];
+	snprintf(line, sizeof line, "gpuwhy: %s", f.msg);
+	saved = stderr_capture(&tmp);
+	assert_int_equal(gw_fail_print(&f.err), 3);
+	long n = stderr_release(tmp, saved);
+	assert_int_equal(n, (long)strlen(line) + 1);
 }
 
 /*
