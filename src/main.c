@@ -11,6 +11,7 @@
 #include "util/opt.h"
 #include "gpu/loader.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/termsafe.h"
 
 typedef struct {
@@ -194,10 +195,10 @@ int main(int argc, char **argv)
 	/* --sim and --nvml go into the environment so that child processes
 	 * (gpuwhy run -- gpuwhy sim train ...) see the same GPU. */
 	if (g.sim || g.nvml) {
-		rc = gpu_loader_configure(g.sim, g.nvml, glob.argv0);
-		if (rc) {
+		gpu_open_failure lf;
+		if (gpu_loader_setup(g.sim, g.nvml, glob.argv0, &lf) != 0) {
 			free(help_argv);
-			return rc;
+			return gw_fail_print(&lf.err);
 		}
 	}
 	if (g.gpus)
@@ -209,5 +210,8 @@ int main(int argc, char **argv)
 	optind = 0; /* reset getopt for the command (0 also re-reads GNU extensions) */
 	rc = cmd->fn(sub_argc, sub_argv, &g);
 	free(help_argv);
+	gw_fail census;
+	if (gpu_close_failure(&census))
+		gw_fail_print(&census);
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include "gpu/loader.h"
 #include "model/timeline.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"
 
@@ -248,9 +249,9 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	/* The synthetic job can only load a simulated GPU: use one unless told which. */
 	if (!g->sim) {
-		int rc = gpu_loader_configure("h100x1", NULL, g->argv0);
-		if (rc)
-			return rc;
+		gpu_open_failure lf;
+		if (gpu_loader_setup("h100x1", NULL, g->argv0, &lf) != 0)
+			return gw_fail_print(&lf.err);
 	}
 	char tmp[] = "/tmp/gpuwhy-demo-XXXXXX";
 	int rc = demo_dir(&dir, tmp);

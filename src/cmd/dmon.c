@@ -8,6 +8,7 @@
 #include "util/opt.h"
 #include "smi/smi.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 
 static volatile sig_atomic_t mon_stop;
@@ -105,9 +106,10 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 		return gw_error(GW_EXIT_ENV, file, "check the directory and permissions",
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	if ((rc = gpu_open(&oo, &c)))
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	smi_sel sel;
 	if ((rc = smi_select(c, ids, &sel)) == 0) {
 		struct sigaction sa = {.sa_handler = on_signal};

@@ -13,6 +13,7 @@
 #include "util/i18n.h"
 #include "exporter/exporter.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 
 #define COLLECTORS_MAX_BYTES (1 << 20)
@@ -195,10 +196,11 @@ static void wait_for_stop(void)
 static int serve(const exporter_args *a, const exp_collectors *collectors, const gw_global *g)
 {
 	gpu_ctx *gpu;
-	gpu_open_opts oo = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	int rc = gpu_open(&oo, &gpu);
 	if (rc)
-		return rc;
+		return gw_fail_print(&gf.err);
 	gpu_slow_thread_start(gpu);
 	char host[256];
 	hostname_value(host, sizeof host);

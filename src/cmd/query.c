@@ -12,6 +12,7 @@
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -426,9 +427,10 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_ENV, q.filename, "check the directory and permissions",
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	if ((rc = gpu_open(&oo, &c)))
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	smi_sel sel;
 	if ((rc = smi_select(c, q.ids, &sel))) {
 		gpu_close(c);

@@ -14,6 +14,7 @@
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -69,9 +70,11 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "--pid", "check the PID with ps", "no process %lld",
 		                (long long)pid);
 	gpu_ctx *gc = NULL;
-	gpu_open_opts go = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
+		gw_fail_print(&gf.err);
 		fprintf(stderr, "gpuwhy: record: %s\n", _("recording the host side only"));
 	}
 	recorder *r;

@@ -19,6 +19,7 @@
 #include "record/steps.h"
 #include "model/timeline.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -333,9 +334,11 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		                "a POSIX extended regular expression", "%s", err);
 	rx.fd_steps = steps_matcher_new("^step[[:space:]]*([0-9]*)", err, sizeof err);
 	gpu_ctx *gc = NULL;
-	gpu_open_opts go = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
+		gw_fail_print(&gf.err);
 		fprintf(stderr, "gpuwhy: run: %s\n", _("recording the host side only"));
 	}
 	char *cmdline = join_argv(cmd);

@@ -30,6 +30,7 @@
 #include "sim_state.h"
 #include "train/train.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/opt.h"
 #include "util/i18n.h"
 #include "util/parse.h"
@@ -58,8 +59,9 @@ static int sim_gpu_open(gpu_ctx **ctx, const char *who)
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
-	gpu_open_opts go = {0};
-	return gpu_open(&go, ctx);
+	gpu_open_failure gf;
+	gpu_open_opts go = {.failure = &gf};
+	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf.err) : 0;
 }
 
 /* ---- list ---- */

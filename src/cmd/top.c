@@ -27,6 +27,7 @@
 #include "top/render.h"
 #include "top/screen.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -169,11 +170,13 @@ static void mig_summary(gpu_ctx *c, int i, top_gpu_info *info)
 
 static int open_gpus(top_app *a, const gw_global *g)
 {
-	gpu_open_opts go = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	top_gpu_info info[GPU_MAX];
 	int n = 0;
 	if (gpu_open(&go, &a->gc) != 0) {
 		a->gc = NULL;
+		gw_fail_print(&gf.err);
 		snprintf(a->no_gpu, sizeof a->no_gpu,
 		         "no GPU (the reason was printed on stderr); showing the host only. "
 		         "gpuwhy --sim h100x8-nvlink top simulates eight");

@@ -11,6 +11,7 @@
 #include "host/pcitopo.h"
 #include "util/err.h"
 #include "util/i18n.h"
+#include "util/fail.h"
 #include "util/jsonw.h"
 
 /* The matrix cell for GPUs i and j: "X", "NV18", "PIX", ... "n/a". */
@@ -271,10 +272,10 @@ int cmd_topo(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json",
 		                "-m is nvidia-smi's text");
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	int rc = gpu_open(&oo, &c);
-	if (rc)
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	if (matrix)
 		print_matrix(c, root);
 	else if (json)

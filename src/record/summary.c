@@ -5,6 +5,7 @@
 
 #include "diagnose/diag.h"
 #include "store/store.h"
+#include "util/fail.h"
 #include "util/termsafe.h"
 
 static void fmt_or_na(char *buf, size_t len, const char *fmt, double v)
@@ -99,9 +100,9 @@ void summary_print(const timeline *tl, const char *path, FILE *out)
 int summary_print_file(const char *path, FILE *out)
 {
 	timeline *tl;
-	int rc = store_read_timeline(path, &tl);
-	if (rc)
-		return rc;
+	gw_fail err;
+	if (store_read_timeline(path, &tl, &err) != 0)
+		return gw_fail_print(&err);
 	summary_print(tl, path, out);
 	tl_free(tl);
 	return 0;
