@@ -92,9 +92,10 @@ void rule_power_capped(diag_ctx *c)
 			    tl->gpu[g].index, lim, def, 100 * share, clock);
 		}
 		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(POWER_ENFORCED_LIMIT), .stat = "lowest", .value = lim,
-		      .cmp = "<", .threshold = th->power_cap_ratio * def, .unit = "W");
-		DX_EV(f, g, .metric = DX_GM(POWER_DEFAULT_LIMIT), .stat = "value", .value = def,
+		DX_EV(f, g, .metric = DX_GM(POWER_ENFORCED_LIMIT), .stat = N_("lowest"),
+		      .value = lim, .cmp = "<", .threshold = th->power_cap_ratio * def,
+		      .unit = "W");
+		DX_EV(f, g, .metric = DX_GM(POWER_DEFAULT_LIMIT), .stat = N_("value"), .value = def,
 		      .unit = "W");
 		DX_EV(f, g, .metric = DX_GM(CLK_R_SW_POWER),
 		      .stat = N_("share of busy samples at the cap"), .value = 100 * share,
@@ -344,10 +345,10 @@ void rule_pcie_degraded(diag_ctx *c)
 			      .cmp = ">=", .threshold = 100 * th->pcie_degraded_share, .unit = "%");
 		}
 		if (!isnan(rise))
-			DX_EV(f, g, .metric = DX_GM(PCIE_REPLAY), .stat = "increase", .value = rise,
-			      .cmp = ">=", .threshold = th->pcie_replay_min);
+			DX_EV(f, g, .metric = DX_GM(PCIE_REPLAY), .stat = N_("increase"),
+			      .value = rise, .cmp = ">=", .threshold = th->pcie_replay_min);
 		if (aer)
-			DX_EV(f, g, .metric = TL_EV_AER, .stat = "events", .value = aer,
+			DX_EV(f, g, .metric = TL_EV_AER, .stat = N_("events"), .value = aer,
 			      .cmp = ">=", .threshold = 1);
 	}
 	if (f) {

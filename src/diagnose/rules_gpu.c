@@ -96,8 +96,8 @@ void rule_gpu_fault(diag_ctx *c)
 				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
 			hw = true;
-			DX_EV(f, g, .metric = DX_GM(REMAP_FAILURE), .stat = "value", .value = rf,
-			      .cmp = ">=", .threshold = 1);
+			DX_EV(f, g, .metric = DX_GM(REMAP_FAILURE), .stat = N_("value"),
+			      .value = rf, .cmp = ">=", .threshold = 1);
 		}
 	}
 	if (!f)
@@ -119,10 +119,10 @@ void rule_gpu_fault(diag_ctx *c)
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
 	}
 	if (lost)
-		DX_EV(f, DX_JOB, .metric = TL_EV_GPU_LOST, .stat = "events", .value = lost,
+		DX_EV(f, DX_JOB, .metric = TL_EV_GPU_LOST, .stat = N_("events"), .value = lost,
 		      .cmp = ">=", .threshold = 1);
 	if (nx)
-		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = "events", .value = nx,
+		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = N_("events"), .value = nx,
 		      .cmp = ">=", .threshold = 1);
 	dx_advice(c, f, !lost && nx && !hw ? "xid-app" : NULL);
 }
@@ -174,10 +174,10 @@ void rule_oom(diag_ctx *c)
 			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index,
 			         e->t, text);
 			if (!isnan(peak))
-				DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "peak",
+				DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak"),
 				      .value = peak, .unit = "MiB");
 			if (!isnan(tot))
-				DX_EV(f, g, .metric = DX_GM(MEM_TOTAL), .stat = "capacity",
+				DX_EV(f, g, .metric = DX_GM(MEM_TOTAL), .stat = N_("capacity"),
 				      .value = tot, .unit = "MiB");
 		} else {
 			dx_title(f, "Out of GPU memory at %.1f s: %s", e->t, text);
@@ -188,14 +188,14 @@ void rule_oom(diag_ctx *c)
 		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n),
 		       tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
 		if (!isnan(used))
-			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_USED), .stat = "peak", .value = used,
-			      .unit = "MiB");
+			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_USED), .stat = N_("peak"),
+			      .value = used, .unit = "MiB");
 		if (!isnan(tot))
-			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_TOTAL), .stat = "capacity",
+			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_TOTAL), .stat = N_("capacity"),
 			      .value = tot, .unit = "MiB");
 		dx_advice(c, f, "host");
 	}
-	DX_EV(f, DX_JOB, .metric = TL_EV_OOM, .stat = "events", .value = count,
+	DX_EV(f, DX_JOB, .metric = TL_EV_OOM, .stat = N_("events"), .value = count,
 	      .cmp = ">=", .threshold = 1);
 	if (tl->exit_status > 0)
 		dx_note(f, "The job exited with status %d.", tl->exit_status);
@@ -295,17 +295,17 @@ void rule_launch_bound(diag_ctx *c)
 			else if (conf > f->confidence)
 				f->confidence = conf;
 			dx_gpu(f, g);
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 			      .value = s->util_mean, .cmp = ">=", .threshold = th->launch_util_pct,
 			      .unit = "%");
 			if (!isnan(s->sm_active_mean))
-				DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+				DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
 				      .value = s->sm_active_mean,
 				      .cmp = "<=", .threshold = th->launch_sm_active_pct,
 				      .unit = "%");
 			if (!isnan(ratio))
 				DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
-				      .stat = "mean", .value = 100 * ratio,
+				      .stat = N_("mean"), .value = 100 * ratio,
 				      .cmp = "<=", .threshold = 100 * th->launch_power_ratio,
 				      .unit = "%");
 			double key = isnan(s->sm_active_mean) ? 100 * ratio : s->sm_active_mean;
@@ -332,7 +332,7 @@ void rule_launch_bound(diag_ctx *c)
 		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS,
 		      .stat = N_("share shorter than 10 us"), .value = 100 * short_share,
 		      .cmp = ">=", .threshold = 100 * th->short_kernel_share, .unit = "%");
-		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "count",
+		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = N_("count"),
 		      .value = (double)tr->kernels);
 		if (tr->kernels > 0 && tr->kernel_s > 0)
 			DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = N_("mean duration"),
@@ -411,14 +411,14 @@ void rule_memory_bound(diag_ctx *c)
 		}
 		dx_gpu(f, g);
 		DX_EV(f, g, .metric = gpm ? DX_GM(GPM_DRAM_ACTIVE) : DX_GM(UTIL_MEM),
-		      .stat = "mean", .value = dram,
+		      .stat = N_("mean"), .value = dram,
 		      .cmp = ">=", .threshold = th->membound_dram_pct, .unit = "%");
 		if (!isnan(s->sm_active_mean))
-			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
 			      .value = s->sm_active_mean,
 			      .cmp = "<=", .threshold = th->membound_sm_max_pct, .unit = "%");
 		else
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 			      .value = s->util_mean, .cmp = ">=", .threshold = th->quad_util_pct,
 			      .unit = "%");
 	}
@@ -530,15 +530,15 @@ void rule_low_utilization(diag_ctx *c)
 		dx_title(
 		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
 		    gl, wu);
-	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = wu, .cmp = "<",
+	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"), .value = wu, .cmp = "<",
 	      .threshold = th->lowutil_pct, .unit = "%");
 	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
 	if (!isnan(core))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = "mean", .value = core,
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = N_("mean"), .value = core,
 		      .cmp = "<", .threshold = th->core_saturated_pct, .unit = "%");
 	double io = tl_mean(c->tl->h[HM_CPU_IOWAIT], c->from, c->to);
 	if (!isnan(io))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean", .value = io,
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean"), .value = io,
 		      .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
@@ -572,15 +572,15 @@ void rule_mig_no_utilization(diag_ctx *c)
 	         "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
 	         "utilization rules cannot judge it",
 	         gl);
-	DX_EV(f, first, .metric = DX_GM(MIG_CURRENT), .stat = "max", .value = 1, .cmp = "=",
+	DX_EV(f, first, .metric = DX_GM(MIG_CURRENT), .stat = N_("max"), .value = 1, .cmp = "=",
 	      .threshold = 1);
 	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
 	if (!isnan(mem))
-		DX_EV(f, first, .metric = DX_GM(MEM_USED), .stat = "mean", .value = mem,
+		DX_EV(f, first, .metric = DX_GM(MEM_USED), .stat = N_("mean"), .value = mem,
 		      .unit = "MiB");
 	double sm = tl_mean(c->tl->gpu[first].m[GM_GPM_SM_ACTIVE], c->from, c->to);
 	if (!isnan(sm))
-		DX_EV(f, first, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean", .value = sm,
+		DX_EV(f, first, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"), .value = sm,
 		      .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
@@ -617,8 +617,9 @@ void rule_too_little_data(diag_ctx *c)
 		    tl->n, dur, k);
 	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = N_("in the analysed window"), .value = k,
 	      .cmp = ">=", .threshold = c->th->min_samples);
-	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = "recorded", .value = tl->n);
-	DX_EV(f, DX_JOB, .metric = DX_EV_DURATION, .stat = "recorded", .value = dur, .unit = "s");
+	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = N_("recorded"), .value = tl->n);
+	DX_EV(f, DX_JOB, .metric = DX_EV_DURATION, .stat = N_("recorded"), .value = dur,
+	      .unit = "s");
 	if (tl->n > 0)
 		dx_range(f, 0, dur);
 	dx_advice(c, f, NULL);
@@ -680,18 +681,18 @@ void rule_healthy(diag_ctx *c)
 		if (!isnan(s->util_mean)) {
 			usum += s->util_mean;
 			nu++;
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 			      .value = s->util_mean, .unit = "%");
 		}
 		if (!isnan(s->sm_active_mean)) {
 			smsum += s->sm_active_mean;
 			nsm++;
-			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
 			      .value = s->sm_active_mean, .unit = "%");
 		}
 		if (s->power_limit > 0 && !isnan(s->power_mean))
 			DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
-			      .stat = "mean", .value = 100 * s->power_mean / s->power_limit,
+			      .stat = N_("mean"), .value = 100 * s->power_mean / s->power_limit,
 			      .unit = "%");
 	}
 	char busy[96] = "";

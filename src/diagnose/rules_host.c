@@ -723,17 +723,17 @@ void rule_host_swap(diag_ctx *c)
 	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .plus = DX_HM(SWAP_OUT),
 	      .stat = N_("total swapped"), .value = total,
 	      .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = "total", .value = in / MIB,
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = N_("total"), .value = in / MIB,
 	      .unit = "MiB");
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = "total", .value = out / MIB,
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = N_("total"), .value = out / MIB,
 	      .unit = "MiB");
 	double used = tl_max(tl->h[HM_SWAP_USED], 0, tl->n);
 	if (!isnan(used))
-		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = "peak", .value = used,
+		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = N_("peak"), .value = used,
 		      .unit = "MiB");
 	double avail = tl_min(tl->h[HM_MEM_AVAIL], 0, tl->n);
 	if (!isnan(avail))
-		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = "lowest", .value = avail,
+		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = N_("lowest"), .value = avail,
 		      .unit = "MiB");
 	/* Whole-recording ranges: widen the window temporarily. */
 	diag_ctx whole = *c;

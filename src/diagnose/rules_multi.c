@@ -64,12 +64,12 @@ void rule_imbalance(diag_ctx *c)
 		         G[top].util_mean, il, ni > 1 ? L_("stay") : L_("stays"), isum / ni);
 		for (int g = 0; g < c->ngpu; g++) {
 			if (busy & (1ULL << g))
-				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 				      .value = G[g].util_mean,
 				      .cmp = ">=", .threshold = th->imbalance_busy_pct,
 				      .unit = "%");
 			if (idle & (1ULL << g))
-				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 				      .value = G[g].util_mean,
 				      .cmp = "<=", .threshold = th->imbalance_idle_pct,
 				      .unit = "%");
@@ -96,8 +96,8 @@ void rule_imbalance(diag_ctx *c)
 	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = N_("GPUs the job held a context on"),
 	      .value = 1, .cmp = "<", .threshold = intended);
 	if (!isnan(G[g0].util_mean))
-		DX_EV(f, g0, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = G[g0].util_mean,
-		      .unit = "%");
+		DX_EV(f, g0, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
+		      .value = G[g0].util_mean, .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
 }

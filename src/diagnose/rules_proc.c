@@ -129,7 +129,7 @@ void rule_not_on_gpu(diag_ctx *c)
 	      .stat = N_("job processes holding a GPU context"), .value = 0,
 	      .cmp = ">=", .threshold = 1);
 	if (!isnan(cpu))
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "mean", .value = cpu,
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = N_("mean"), .value = cpu,
 		      .unit = "%");
 	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs visible to the recorder"),
 	      .value = c->ngpu);

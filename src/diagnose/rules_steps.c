@@ -37,7 +37,7 @@ void rule_step_bursts(diag_ctx *c)
 	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("share of intervals inside bursts"),
 	      .value = 100 * st->burst_share,
 	      .cmp = ">=", .threshold = 100 * c->th->step_burst_share, .unit = "%");
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = "intervals", .value = n);
+	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("intervals"), .value = n);
 	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("gaps between bursts"),
 	      .value = flushes);
 	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("longest interval"), .value = longest,

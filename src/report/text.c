@@ -13,7 +13,8 @@
 #include "util/termsafe.h"
 #include "util/textwidth.h"
 
-#define WRAP 100
+#define WRAP_DEFAULT 100
+#define WRAP (wrap_cols())
 #define SPARK_W 48
 #define MIB (1024.0 * 1024.0)
 
@@ -35,6 +36,23 @@ static const char *sev_color(const tx *t, diag_severity s)
 	return col(t, s == DIAG_ERROR  ? "\033[1;31m"
 	              : s == DIAG_WARN ? "\033[1;33m"
 	                               : "\033[1;36m");
+}
+
+/*
+ * The width text is wrapped at: COLUMNS when the user sets it (the POSIX
+ * convention for a terminal's width; a very large value turns wrapping off),
+ * else 100.
+ */
+static int wrap_cols(void)
+{
+	static int cols;
+	if (!cols) {
+		const char *e = getenv("COLUMNS");
+		char *end = NULL;
+		long v = e && *e ? strtol(e, &end, 10) : 0;
+		cols = v >= 40 && end && *end == '\0' ? (v > 1000000 ? 1000000 : (int)v) : WRAP_DEFAULT;
+	}
+	return cols;
 }
 
 /* Print text wrapped at WRAP columns; continuation lines start with `indent` spaces. */
