@@ -50,7 +50,8 @@ static int wrap_cols(void)
 		const char *e = getenv("COLUMNS");
 		char *end = NULL;
 		long v = e && *e ? strtol(e, &end, 10) : 0;
-		cols = v >= 40 && end && *end == '\0' ? (v > 1000000 ? 1000000 : (int)v) : WRAP_DEFAULT;
+		cols = v >= 40 && end && *end == '\0' ? (v > 1000000 ? 1000000 : (int)v)
+		                                      : WRAP_DEFAULT;
 	}
 	return cols;
 }
