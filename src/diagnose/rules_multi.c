@@ -357,7 +357,7 @@ void rule_sync_wait(diag_ctx *c)
 	      .stat = sc.kind == W_POWER ? /* xgettext:no-c-format */ N_(
 	                                       "straggler minus others (% of the straggler's draw)")
 	                                 : N_("straggler minus others (mean)"),
-	      .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = "points");
+	      .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = N_("points"));
 	DX_EV(f, DX_JOB, .metric = sig_metric,
 	      .stat = sc.steady ? N_("shortfall of the waiting GPUs (steady waits)")
 	                        : N_("shortfall of the waiting GPUs against the straggler"),

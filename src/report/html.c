@@ -619,13 +619,13 @@ static void finding_card(hx *h, int i)
 			fputs("</td><td>", o);
 			esc(o, e->stat);
 			fprintf(o, "</td><td class=\"n\">%.4g ", e->value);
-			esc(o, e->unit);
+			esc(o, _(e->unit));
 			fputs("</td><td class=\"n\">", o);
 			int met = diag_evidence_met(e);
 			if (met >= 0) {
 				esc(o, e->cmp);
 				fprintf(o, " %.4g ", e->threshold);
-				esc(o, e->unit);
+				esc(o, _(e->unit));
 			}
 			fprintf(o, "</td><td class=\"%s\">%s</td></tr>\n", met > 0 ? "ok" : "na",
 			        met > 0    ? _("met")

@@ -4,6 +4,7 @@
  * with sparklines. Colour only when asked (a TTY without NO_COLOR).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,24 +82,46 @@ static size_t char_len(const char *p)
 	return n;
 }
 
+/* Punctuation a line must not start with (closing) or end with (opening). */
+static bool no_break_before(const char *c)
+{
+	static const char *const closing[] = {"\u3002", "\uff0c", "\u3001", "\uff1b", "\uff1a",
+	                                      "\uff09", "\u201d", "\uff01", "\uff1f", "\u300b"};
+	for (size_t i = 0; i < sizeof closing / sizeof *closing; i++)
+		if (!strncmp(c, closing[i], strlen(closing[i])))
+			return true;
+	return false;
+}
+static bool no_break_after(const char *c)
+{
+	static const char *const opening[] = {"\uff08", "\u201c", "\u300a"};
+	for (size_t i = 0; i < sizeof opening / sizeof *opening; i++)
+		if (!strncmp(c, opening[i], strlen(opening[i])))
+			return true;
+	return false;
+}
+
 /*
  * Chinese puts no spaces between words: a line may break between two
- * characters where either is wide (CJK). Returns the bytes of the longest
+ * characters where either is wide (CJK), except before closing or after
+ * opening punctuation. Returns the bytes of the longest
  * start of [p, e) that fits in `cols` columns and ends at such a break, 0
  * when there is none.
  */
 static size_t cjk_break(const char *p, const char *e, int cols)
 {
-	size_t best = 0, off = 0;
+	size_t best = 0, off = 0, prev = 0;
 	int w = 0, prev_wide = 0;
 	while (p + off < e) {
 		size_t n = char_len(p + off);
 		int cw = gw_text_width_n(p + off, n), wide = cw > 1;
-		if (off && (wide || prev_wide))
+		if (off && (wide || prev_wide) && !no_break_before(p + off) &&
+		    !no_break_after(p + prev))
 			best = off;
 		if (w + cw > cols)
 			break;
 		w += cw;
+		prev = off;
 		off += n;
 		prev_wide = wide;
 	}
@@ -131,8 +154,9 @@ static void wrap_safe(FILE *out, int first_col, int indent, const char *text)
 		/* A run of CJK text too long for the line is cut between its characters. */
 		while (colno + (colno > indent) + wl > WRAP) {
 			int room = WRAP - colno - (colno > indent);
-			size_t cut = room > 0 ? cjk_break(p, e, room) : 0;
-			if (cut == 0 && colno == indent)
+			/* A bracketed threshold is never cut. */
+			size_t cut = room > 0 && *p != '[' ? cjk_break(p, e, room) : 0;
+			if (cut == 0 && colno == indent && *p != '[')
 				cut = cjk_break(p, e, WRAP - indent);
 			if (cut > 0 && cut < (size_t)(e - p)) {
 				if (colno > indent)
@@ -253,11 +277,12 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 	for (int i = 0; i < f->nev; i++) {
 		const diag_evidence *e = &f->ev[i];
 		char v[48], line[320], th[96] = "", who[16] = "";
-		fmt_value(e->value, e->unit, v, sizeof v);
+		const char *unit = _(e->unit); /* "points" is a word; "%", "W" stay */
+		fmt_value(e->value, unit, v, sizeof v);
 		int met = diag_evidence_met(e);
 		if (met >= 0) {
 			char tv[48];
-			fmt_value(e->threshold, e->unit, tv, sizeof tv);
+			fmt_value(e->threshold, unit, tv, sizeof tv);
 			snprintf(th, sizeof th, "  [%s %s: %s]", e->cmp, tv,
 			         met ? _("yes") : _("no"));
 		}
