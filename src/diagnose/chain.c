@@ -32,7 +32,9 @@ static void chain_say(diag_chain_step *st, const char *fmt, ...)
 	size_t o = strlen(st->answer);
 	if (o + 2 >= sizeof st->answer)
 		return;
-	if (o)
+	/* Sentences are set apart by a space, except after a CJK character
+	 * (fullwidth punctuation carries its own space). */
+	if (o && !(o >= 3 && (unsigned char)st->answer[o - 3] >= 0xE0))
 		st->answer[o++] = ' ';
 	va_list ap;
 	va_start(ap, fmt);
@@ -183,7 +185,8 @@ static void step4(const diag_ctx *c, diag_chain_step *st)
 	if (!isnan(io))
 		chain_say(st, "iowait averaged %.1f %%.", io);
 	if (!isnan(rd))
-		chain_say(st, "Disks read %.1f MiB/s%s", rd / MIB, isnan(busy) ? "." : ",");
+		/* TRANSLATORS: the sentence goes on after "," and ";" and ends with ".". */
+		chain_say(st, "Disks read %.1f MiB/s%s", rd / MIB, isnan(busy) ? L_(".") : L_(","));
 	if (!isnan(busy))
 		chain_say(st, "the busiest disk was %.0f %% busy.", busy);
 	if (!isnan(tr))
@@ -212,11 +215,11 @@ static void step5(const diag_ctx *c, diag_chain_step *st)
 			chain_say(st,
 			          "GPU %d drew %.0f W on average, %.0f %% of its %.0f W limit%s",
 			          s->index, s->power_mean, 100 * s->power_mean / s->power_limit,
-			          s->power_limit, isnan(s->temp_max) ? "." : ";");
+			          s->power_limit, isnan(s->temp_max) ? L_(".") : L_(";"));
 			shown++;
 		} else if (!isnan(s->power_mean)) {
 			chain_say(st, "GPU %d drew %.0f W on average%s", s->index, s->power_mean,
-			          isnan(s->temp_max) ? "." : ";");
+			          isnan(s->temp_max) ? L_(".") : L_(";"));
 			shown++;
 		}
 		if (!isnan(s->temp_max)) {
