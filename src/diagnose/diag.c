@@ -236,7 +236,8 @@ void dx_note(diag_finding *f, const char *fmt, ...)
 	size_t o = strlen(f->note);
 	if (o + 2 >= sizeof f->note)
 		return;
-	if (o)
+	/* A space between sentences, except after CJK text (its punctuation is wide). */
+	if (o && !(o >= 3 && (unsigned char)f->note[o - 3] >= 0xE0))
 		f->note[o++] = ' ';
 	va_list ap;
 	va_start(ap, fmt);
