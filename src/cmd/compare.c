@@ -57,6 +57,7 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 		rc = report_load(pb, &tb, &mb);
 	if (!rc) {
 		diag_comparison cmp;
+		o.localize = !json; /* JSON is for machines: English whatever the language */
 		diag_compare(ta, &ma, tb, &mb, &o, &cmp);
 		if (json) {
 			compare_json(stdout, &cmp, pa, pb);

@@ -25,6 +25,7 @@
 #include "model/timeline.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"
 
@@ -75,7 +76,7 @@ static void banner(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	fputs(tty ? "\n\033[1m== " : "\n== ", stdout);
-	vprintf(fmt, ap);
+	vprintf(_(fmt), ap);
 	fputs(tty ? "\033[0m\n\n" : "\n\n", stdout);
 	va_end(ap);
 }
@@ -145,7 +146,7 @@ static int record_job(const char *rec, const char *log, int workers)
 	const char *a[] = {"run",    "-o",       rec,     "-i",        "200ms",    "--",
 	                   demo_exe, "sim",      "train", "--workers", w,          "--cpu-ms",
 	                   cpu,      "--gpu-ms", gpu,     "--steps",   DEMO_STEPS, NULL};
-	printf("(the job's step lines go to %s)\n", log);
+	printf(_("(the job's step lines go to %s)\n"), log);
 	return self(a, log);
 }
 
@@ -164,23 +165,24 @@ static int judge(const diag_comparison *cmp, const timeline *cand, int workers, 
 	double a = cmp->mean.base * 1000, b = cmp->mean.cand * 1000;
 	double speedup = a / b, ideal = ideal_speedup(workers), job, others;
 	cpu_split(cand, c, &job, &others);
-	printf("Mean step: %.0f ms with 1 worker, %.0f ms with %d: %.2fx as fast "
-	       "(at best %.1fx: the GPU phase takes %d ms).\n",
+	printf(_("Mean step: %.0f ms with 1 worker, %.0f ms with %d: %.2fx as fast "
+	         "(at best %.1fx: the GPU phase takes %d ms).\n"),
 	       a, b, workers, speedup, ideal, DEMO_GPU_MS);
-	char busy[96] = "the CPUs were busy";
+	char busy[160];
+	snprintf(busy, sizeof busy, "%s", _("the CPUs were busy"));
 	if (!isnan(others))
-		snprintf(busy, sizeof busy, "other processes kept %.1f of the %ld cores busy",
+		snprintf(busy, sizeof busy, _("other processes kept %.1f of the %ld cores busy"),
 		         others, c->ncpu);
 	if (cmp->verdict < 0) {
-		printf("The fix worked: the GPU waits less for data.");
+		fputs(_("The fix worked: the GPU waits less for data."), stdout);
 		if (speedup < 0.7 * ideal)
-			printf(" Less than the best case because %s.", busy);
+			printf(_(" Less than the best case because %s."), busy);
 		putchar('\n');
 		return GW_EXIT_OK;
 	}
-	printf("The fix did not help on this machine: %s while the job ran, so %d workers got "
-	       "no more CPU than one (the job used %.1f cores). With %d free cores the same "
-	       "change makes steps up to %.1fx as fast.\n",
+	printf(_("The fix did not help on this machine: %s while the job ran, so %d workers got "
+	         "no more CPU than one (the job used %.1f cores). With %d free cores the same "
+	         "change makes steps up to %.1fx as fast.\n"),
 	       busy, workers, job, workers, ideal);
 	return GW_EXIT_PROBLEMS;
 }
@@ -291,14 +293,19 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 	int workers = choose_workers(&cpus);
 	banner("3/4  The fix the diagnosis suggests: more data-loading workers (%d)", workers);
 	if (cpus.free >= workers - 0.25)
-		printf("This machine has %ld cores, %.1f of them free just now: %d workers can "
-		       "prepare batches side by side.\n",
+		printf(_("This machine has %ld cores, %.1f of them free just now: %d workers can "
+		         "prepare batches side by side.\n"),
 		       cpus.ncpu, cpus.free, workers);
 	else
 		printf(
-		    "This machine has %ld core%s, only %.1f free just now (other processes use "
-		    "the rest): trying %d workers; the end of the demo says whether that helped.\n",
-		    cpus.ncpu, cpus.ncpu == 1 ? "" : "s", cpus.free, workers);
+		    P_("This machine has %ld core, only %.1f free just now (other processes use "
+		       "the rest): trying %d workers; the end of the demo says whether that "
+		       "helped.\n",
+		       "This machine has %ld cores, only %.1f free just now (other processes use "
+		       "the rest): trying %d workers; the end of the demo says whether that "
+		       "helped.\n",
+		       cpus.ncpu),
+		    cpus.ncpu, cpus.free, workers);
 	if ((rc = record_job(cand, log2, workers)) != 0)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "the second run failed (exit %d)", rc);
 
@@ -308,6 +315,7 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "compare failed (exit %d)", rc);
 	putchar('\n');
 	rc = verdict(base, cand, workers, &cpus);
-	printf("\nRecordings, the jobs' output and an HTML report are in %s\n", dir);
+	putchar('\n');
+	printf(_("Recordings, the jobs' output and an HTML report are in %s\n"), dir);
 	return rc;
 }

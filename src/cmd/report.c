@@ -10,6 +10,7 @@
 #include "report/report.h"
 #include "trace/trace_summary.h"
 #include "util/err.h"
+#include "util/i18n.h"
 
 static void print_thresholds(diag_thresholds *th)
 {
@@ -109,6 +110,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 			return rc;
 		}
 	}
+	/* JSON is for machines: its texts stay English whatever the language. */
+	o.localize = fmt != FMT_JSON;
 	diag_result r;
 	diag_run(tl, &o, &r);
 
@@ -134,7 +137,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		goto done;
 	}
 	if (outpath)
-		fprintf(stderr, "gpuwhy: report written to %s\n", outpath);
+		fprintf(stderr, _("gpuwhy: report written to %s\n"), outpath);
 	rc = diag_exit_code(&r);
 done:
 	diag_result_free(&r);
