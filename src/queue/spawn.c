@@ -46,11 +46,15 @@ static bool set_by_us(const char *k, size_t klen)
 }
 
 /* The task's captured environment as KEY=VALUE strings, without what the queue sets
- * (NULL-terminated; *n strings). */
+ * (NULL-terminated; *n strings); NULL when it is not a JSON object. */
 static char **parse_env(const char *env_json, int *n)
 {
 	json_t *obj = json_loads(env_json, 0, NULL);
-	char **env = gw_xrealloc(NULL, ((obj ? json_object_size(obj) : 0) + 1) * sizeof *env);
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		return NULL;
+	}
+	char **env = gw_xrealloc(NULL, (json_object_size(obj) + 1) * sizeof *env);
 	*n = 0;
 	const char *k;
 	json_t *v;
@@ -73,20 +77,21 @@ static char **parse_env(const char *env_json, int *n)
  * fifth of the worker's work per task. */
 static char *const *base_env(queue_local *l, const char *env_json, int *n)
 {
-	if (!env_json) {
-		*n = 0;
-		while (environ[*n])
-			(*n)++;
-		return environ;
-	}
-	if (!l->env_key || strcmp(l->env_key, env_json)) {
+	if (env_json && (!l->env_key || strcmp(l->env_key, env_json))) {
+		char **parsed = parse_env(env_json, &l->env_nbase);
 		queue_env_free(l->env_base);
 		free(l->env_key);
-		l->env_key = strdup(env_json);
-		l->env_base = parse_env(env_json, &l->env_nbase);
+		l->env_base = parsed;
+		l->env_key = parsed ? gw_xstrdup(env_json) : NULL;
 	}
-	*n = l->env_nbase;
-	return l->env_base;
+	if (env_json && l->env_base) {
+		*n = l->env_nbase;
+		return l->env_base;
+	}
+	*n = 0;
+	while (environ[*n])
+		(*n)++;
+	return environ;
 }
 
 /* The attempt's environment: base (less what the queue sets), then copies of the NSET
