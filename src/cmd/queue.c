@@ -111,6 +111,27 @@ bool qcmd_parse_id(const char *s, int64_t *id)
 	return true;
 }
 
+int qcmd_err(const queue_err *e)
+{
+	int code = e->code ? e->code : GW_EXIT_ENV;
+	return gw_error(code, e->what, e->hint[0] ? e->hint : NULL, "%s", e->why);
+}
+
+static void print_err(const queue_err *e)
+{
+	qcmd_err(e);
+}
+
+int qcmd_open(const char *dir, queue_store **st)
+{
+	queue_err e = {0};
+	int rc = queue_store_open(dir, st, &e);
+	if (rc)
+		return qcmd_err(&e);
+	queue_store_on_error(*st, print_err);
+	return 0;
+}
+
 int qcmd_bad_id(const char *s)
 {
 	return gw_error(GW_EXIT_USAGE, s, "task ids are the numbers `gpuwhy queue ls` shows",
@@ -171,9 +192,10 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 		return rc;
 	}
 	char dir[PATH_MAX];
-	if ((rc = queue_dir_resolve(qopt, dir, sizeof dir))) {
+	queue_err e = {0};
+	if ((rc = queue_dir_resolve(qopt, dir, sizeof dir, &e))) {
 		free(av);
-		return rc;
+		return qcmd_err(&e);
 	}
 	const char *sub = av[1];
 	int sac = ac - 1;

@@ -43,7 +43,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 			return qcmd_bad_id(argv[i]);
 	}
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int64_t *ids = NULL;
@@ -127,7 +127,7 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 			return qcmd_bad_id(argv[i]);
 	}
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	bool any = false;
@@ -169,7 +169,7 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int64_t *ids;
@@ -252,7 +252,7 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	bool start = false;
@@ -306,7 +306,7 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_gpu_row *rows;
@@ -431,7 +431,7 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	if (val && !queue_config_check(key, val, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, key, NULL, "%s", err);
 	queue_store *st;
-	if ((rc = queue_store_open(dir, &st)))
+	if ((rc = qcmd_open(dir, &st)))
 		return rc;
 	char v[256];
 	if (!key) {
@@ -504,9 +504,9 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	struct stat dst;
-	int rc = lstat(dir, &dst) != 0 && errno == ENOENT ? 0 : queue_dir_check(dir);
-	if (rc)
-		return rc;
+	queue_err e = {0};
+	if (!(lstat(dir, &dst) != 0 && errno == ENOENT) && queue_dir_check(dir, &e))
+		return qcmd_err(&e);
 	int pid = queue_worker_pid(dir);
 	if (pid == 0) {
 		puts("no worker runs");

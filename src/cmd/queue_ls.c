@@ -120,7 +120,7 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_task *t;
@@ -365,7 +365,7 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_task t;

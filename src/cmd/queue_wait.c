@@ -36,7 +36,7 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int state = queue_store_state_of(st, id);
@@ -119,7 +119,7 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 			return qcmd_bad_id(argv[first + i]);
 		}
 	queue_store *st;
-	if ((rc = queue_store_open(dir, &st))) {
+	if ((rc = qcmd_open(dir, &st))) {
 		free(ids);
 		return rc;
 	}

@@ -105,7 +105,7 @@ void queue_status_path(const char *dir, int64_t id, int n, char *out, size_t out
 	snprintf(out, outlen, "%s/run/%lld.%d.status", dir, (long long)id, n);
 }
 
-int queue_dir_resolve(const char *opt, char *out, size_t outlen)
+int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e)
 {
 	const char *env = getenv("GPUWHY_QUEUE");
 	if (opt && *opt)
@@ -120,15 +120,15 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen)
 		else if (home && *home)
 			snprintf(out, outlen, "%s/.local/state/gpuwhy/queue", home);
 		else
-			return gw_error(GW_EXIT_ENV, "queue directory", "use --queue DIR",
-			                "neither XDG_STATE_HOME nor HOME is set");
+			return queue_err_set(e, GW_EXIT_ENV, "queue directory", "use --queue DIR",
+			                     "neither XDG_STATE_HOME nor HOME is set");
 	}
 	/* Absolute, so a worker started from elsewhere and the shims agree on it. */
 	if (out[0] != '/') {
 		char cwd[PATH_MAX], tmp[2 * PATH_MAX + 2];
 		if (!getcwd(cwd, sizeof cwd))
-			return gw_error(GW_EXIT_ENV, "current directory", NULL, "%s",
-			                strerror(errno));
+			return queue_err_set(e, GW_EXIT_ENV, "current directory", NULL, "%s",
+			                     strerror(errno));
 		snprintf(tmp, sizeof tmp, "%s/%s", cwd, out);
 		snprintf(out, outlen, "%s", tmp);
 	}
