@@ -92,6 +92,8 @@ static inline const unsigned char *str_run(const unsigned char *q, const unsigne
 
 static bool scratch_put(scanner *s, size_t at, const unsigned char *src, size_t n)
 {
+	if (n == 0)
+		return true; /* nothing to copy (and no buffer yet, before the first escape) */
 	if (at + n > s->scap) {
 		size_t cap = s->scap ? s->scap : 256;
 		while (cap < at + n)

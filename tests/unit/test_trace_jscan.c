@@ -53,6 +53,7 @@ static void test_fast_path_matches_yajl(void **state)
 	    "{\"n\": [0, -0, 1e5, 1E+5, 1.5e-3, -12.25, 123456789012345678901234567890]}",
 	    "{\"esc\": \"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t end\", \"\": \"\"}",
 	    "{\"utf8\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
+	    "{\"lead\": \"\\n\", \"\\t\": [\"\\\"\"]}", /* an escape first: no text before it */
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		trace_jscan_diff d = cmp_text(ok[i], NULL);
