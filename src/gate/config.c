@@ -65,6 +65,8 @@ void gate_config_defaults(gate_config *c)
 	c->client_timeout_ms = 30000;
 	c->max_connections = 1024;
 	c->drain_timeout_ms = 30000;
+	c->user_websockets = 16;
+	c->websocket_idle_ms = 3600000;
 	c->min_free_mib = 0;
 	c->hold_throttled = true;
 	c->gpu_interval_ms = 500;
@@ -324,6 +326,8 @@ static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 	                                   "client_timeout_ms",
 	                                   "max_connections",
 	                                   "drain_timeout_ms",
+	                                   "user_websockets",
+	                                   "websocket_idle_ms",
 	                                   NULL};
 	if (!json_is_object(o)) {
 		snprintf(err, errlen, "\"limits\" must be an object");
@@ -343,7 +347,9 @@ static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 	    get_long(o, "upstream_timeout_ms", 1, big, &c->upstream_timeout_ms, err, errlen) ||
 	    get_long(o, "client_timeout_ms", 1, big, &c->client_timeout_ms, err, errlen) ||
 	    get_long(o, "max_connections", 1, 1000000, &c->max_connections, err, errlen) ||
-	    get_long(o, "drain_timeout_ms", 0, big, &c->drain_timeout_ms, err, errlen))
+	    get_long(o, "drain_timeout_ms", 0, big, &c->drain_timeout_ms, err, errlen) ||
+	    get_long(o, "user_websockets", 0, 100000, &c->user_websockets, err, errlen) ||
+	    get_long(o, "websocket_idle_ms", 1, big, &c->websocket_idle_ms, err, errlen))
 		return -1;
 	return 0;
 }

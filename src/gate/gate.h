@@ -94,6 +94,8 @@ typedef struct {
 	long client_timeout_ms; /* a client must send its whole request within this */
 	long max_connections;
 	long drain_timeout_ms;
+	long user_websockets;   /* open WebSockets per user (0: none allowed) */
+	long websocket_idle_ms; /* a WebSocket with no bytes this long is closed */
 	/* users */
 	char user_header[64]; /* extra header naming the key ("" = none) */
 	char keys_file[512];
@@ -155,9 +157,10 @@ typedef struct gate_user {
 	long concurrency, queue_max, weight;
 	long inflight; /* requests of this user at an upstream */
 	long queued;
-	long credit; /* picks left in the current turn */
-	long taken;  /* scratch for gate_fairq_walk */
-	long refs;   /* requests that name this user; 0: its slot may be reused */
+	long websockets; /* open WebSockets (ws.c) */
+	long credit;     /* picks left in the current turn */
+	long taken;      /* scratch for gate_fairq_walk */
+	long refs;       /* requests that name this user; 0: its slot may be reused */
 	gate_qitem *head, *tail;
 	uint64_t served, rejected;
 } gate_user;

@@ -22,7 +22,8 @@
 	X(QUEUE_TIMEOUT, "queue_timeout")                                                          \
 	X(GPU_HOLD, "gpu_unavailable")                                                             \
 	X(DRAINING, "draining")                                                                    \
-	X(TOO_MANY_USERS, "too_many_users")
+	X(TOO_MANY_USERS, "too_many_users")                                                        \
+	X(USER_WEBSOCKETS, "user_websockets")
 
 #define GATE_REASON_ENUM(id, name) GATE_R_##id,
 enum { GATE_REASONS(GATE_REASON_ENUM) GATE_R__COUNT };
@@ -43,7 +44,18 @@ enum {
 	RQ_READY,     /* a whole response is ready: resume and send it */
 	RQ_STREAMING, /* headers known, body streams from the upstream */
 	RQ_SENT,      /* handed to MHD */
+	RQ_WS,        /* a WebSocket upgrade: the upstream's answer is awaited */
+	RQ_WS_READY,  /* the upstream said 101: upgrade the client */
 };
+
+/* What an epoll event of the loop is about: a tag in the top bits of its
+ * data (below them a descriptor, or a pointer: user space ends at 2^47). */
+#define GATE_TAG_MHD (1ULL << 56)
+#define GATE_TAG_WAKE (2ULL << 56)
+#define GATE_TAG_CURL (3ULL << 56)
+#define GATE_TAG_WSU (4ULL << 56) /* a WebSocket's upstream socket */
+#define GATE_TAG_WSC (5ULL << 56) /* a WebSocket's client socket */
+#define GATE_TAG_MASK (0xffULL << 56)
 
 #define GATE_HIST_N 16
 typedef struct {
@@ -56,6 +68,7 @@ typedef struct {
 
 typedef struct gate_srv gate_srv;
 typedef struct gate_xfer gate_xfer;
+typedef struct gate_ws gate_ws;
 
 typedef struct gate_req {
 	gate_qitem q; /* first: the fair queue's link */
@@ -99,7 +112,9 @@ typedef struct gate_req {
 	char *sbuf;
 	size_t slen, scap, soff;
 	bool s_done, s_waiting, conn_gone;
-	gate_xfer *x; /* its transfer while the answer streams */
+	gate_xfer *x;  /* its transfer while the answer streams */
+	gate_ws *ws;   /* its WebSocket until the client is upgraded */
+	bool upgraded; /* answered 101: ws.c logs it when it ends */
 } gate_req;
 
 struct gate_xfer {
@@ -138,6 +153,7 @@ typedef struct {
 	double free_mib;  /* least free memory among its GPUs, NAN unknown */
 	uint64_t errors[GATE_UE__COUNT];
 	uint64_t requests;
+	long websockets; /* open through it */
 	gate_hist upstream_s;
 } gate_up;
 
@@ -192,6 +208,10 @@ struct gate_srv {
 	FILE *log; /* access log, NULL when off */
 	bool log_close;
 	int64_t t_start;
+	/* WebSockets (ws.c; the loop's only, the counts under mu) */
+	gate_ws *wss;
+	long ws_open;
+	uint64_t ws_total;
 	/* the connection watchdog */
 	pthread_t watchdog;
 	bool watchdog_running;
@@ -247,6 +267,25 @@ void gate_loop_quiesce(gate_srv *g);
 /* End the loop thread; in-flight work is left to gate_dispatch_stop. */
 void gate_loop_stop(gate_srv *g);
 void gate_loop_free(gate_srv *g);
+
+/* ws.c: all in the loop thread */
+/* Whether the request asks for a WebSocket upgrade. */
+bool gate_ws_wanted(struct MHD_Connection *c, const char *method);
+/*
+ * Check the limits and start the upstream side of r's upgrade, suspending
+ * r until the upstream answers. False when r got an answer of the gate's
+ * own instead (state RQ_READY).
+ */
+bool gate_ws_begin(gate_srv *g, gate_req *r);
+/* The 101 answer for r (state RQ_WS_READY); its headers are r->rhdrs. */
+struct MHD_Response *gate_ws_response(gate_req *r);
+/* An epoll event on one of a WebSocket's sockets (data as registered). */
+void gate_ws_event(gate_srv *g, uint64_t data, uint32_t events);
+/* End idle WebSockets and late handshakes; *next is lowered to the next due. */
+void gate_ws_tick(gate_srv *g, int64_t *next);
+/* End them all (the gate stops); gate_ws_reap frees them once the daemon is gone. */
+void gate_ws_close_all(gate_srv *g);
+void gate_ws_reap(gate_srv *g);
 
 /* server.c */
 int gate_server_start(gate_srv *g, char *err, size_t errlen);

@@ -22,11 +22,10 @@
 #include "gate/gate_int.h"
 #include "util/timeutil.h"
 
-/* What an epoll event is about: the tag in the high bits of its data. */
-#define TAG_MHD (1ULL << 40)
-#define TAG_WAKE (2ULL << 40)
-#define TAG_CURL (3ULL << 40)
-#define TAG_MASK (0xffULL << 40)
+#define TAG_MHD GATE_TAG_MHD
+#define TAG_WAKE GATE_TAG_WAKE
+#define TAG_CURL GATE_TAG_CURL
+#define TAG_MASK GATE_TAG_MASK
 
 static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
 {
@@ -144,6 +143,7 @@ static bool control(gate_srv *g)
 	pthread_mutex_unlock(&g->mu);
 	int64_t next;
 	gate_dispatch_step(g, &next);
+	gate_ws_close_all(g);
 	MHD_run(g->d);
 	return true;
 }
@@ -160,6 +160,7 @@ static void *loop_main(void *arg)
 		}
 		int64_t next;
 		gate_dispatch_step(g, &next);
+		gate_ws_tick(g, &next);
 		if (g->curl_due_ns <= gw_mono_ns())
 			curl_action(g, CURL_SOCKET_TIMEOUT, 0);
 		/* A finished transfer frees a slot: dispatch again before sleeping. */
@@ -174,6 +175,9 @@ static void *loop_main(void *arg)
 			uint64_t d = evs[i].data.u64;
 			if ((d & TAG_MASK) == TAG_MHD) {
 				mhd_ready = true;
+			} else if ((d & TAG_MASK) == GATE_TAG_WSU ||
+			           (d & TAG_MASK) == GATE_TAG_WSC) {
+				gate_ws_event(g, d, evs[i].events);
 			} else if ((d & TAG_MASK) == TAG_WAKE) {
 				uint64_t v;
 				if (read(g->wakefd, &v, sizeof v) < 0 && errno != EAGAIN)

@@ -35,6 +35,7 @@ typedef struct gate_track {
 	int fd;
 	int64_t deadline_ns; /* 0 while a request of it is being served */
 	bool shut;
+	bool ws; /* upgraded to a WebSocket: ws.c times it out */
 } gate_track;
 
 /* ---------------------------------------------------------------- requests */
@@ -246,7 +247,22 @@ static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
 		return;
 	gate_track *t = ci->socket_context;
 	pthread_mutex_lock(&g->mu);
-	t->deadline_ns = busy ? 0 : gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
+	if (!t->ws)
+		t->deadline_ns = busy ? 0 : gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* The connection becomes a WebSocket: the watchdog leaves it alone. */
+static void track_ws(struct MHD_Connection *c, gate_srv *g)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (!ci || !ci->socket_context)
+		return;
+	gate_track *t = ci->socket_context;
+	pthread_mutex_lock(&g->mu);
+	t->ws = true;
+	t->deadline_ns = 0;
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -312,7 +328,12 @@ static void stream_free(void *cls)
 static enum MHD_Result send_answer(gate_req *r)
 {
 	struct MHD_Response *resp;
-	if (r->state == RQ_STREAMING) {
+	if (r->state == RQ_WS_READY) {
+		resp = gate_ws_response(r);
+		if (resp)
+			track_ws(r->conn, r->g);
+		r->upgraded = resp != NULL;
+	} else if (r->state == RQ_STREAMING) {
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, r,
 		                                         stream_free);
 		if (resp) {
@@ -503,6 +524,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return first_call(g, r, c, method);
 	if (*upload_size)
 		return on_body(g, r, upload, upload_size);
+	if (r->state == RQ_READING && gate_ws_wanted(c, r->method)) {
+		track_busy(c, g, true);
+		if (gate_ws_begin(g, r))
+			return MHD_YES; /* suspended until the upstream answers */
+		return send_answer(r);
+	}
 	if (r->state == RQ_READING) {
 		prepare_batching(g, r, r->cred);
 		track_busy(c, g, true);
@@ -514,7 +541,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_YES;
 		return send_answer(r);
 	}
-	if (r->state == RQ_READY || r->state == RQ_STREAMING)
+	if (r->state == RQ_READY || r->state == RQ_STREAMING || r->state == RQ_WS_READY)
 		return send_answer(r);
 	return MHD_YES;
 }
@@ -571,7 +598,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		g->m.responses[cls_i >= 1 && cls_i <= 5 ? cls_i : 0]++;
 		if (r->t_done)
 			gate_hist_add(&g->m.latency, (double)(r->t_done - r->t_arrive) / 1e9);
-		log_line(g, r);
+		if (!r->upgraded)
+			log_line(g, r);
 	}
 	pthread_mutex_lock(&r->smu);
 	r->conn_gone = true;
@@ -748,7 +776,8 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		return -1;
 	/* MHD's own messages stay off: every answer is in the access log. */
 	/* No threads of its own: the gate's loop runs it (loop.c). */
-	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+	unsigned flags =
+	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_ALLOW_UPGRADE;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The pool holds the request line and headers plus read buffers. */
@@ -825,4 +854,5 @@ void gate_server_stop(gate_srv *g)
 	if (g->d)
 		MHD_stop_daemon(g->d);
 	g->d = g->md = NULL;
+	gate_ws_reap(g);
 }

@@ -113,6 +113,19 @@ static void no_destroy(struct MHD_Response *r)
 	(void)r;
 }
 
+static struct MHD_Response *no_upgrade(MHD_UpgradeHandler h, void *cls)
+{
+	(void)h, (void)cls;
+	return NULL;
+}
+
+static enum MHD_Result no_action(struct MHD_UpgradeResponseHandle *urh, enum MHD_UpgradeAction a,
+                                 ...)
+{
+	(void)urh, (void)a;
+	return MHD_NO;
+}
+
 static gw_mhd_api api = {
     .start_daemon = no_start,
     .stop_daemon = no_daemon,
@@ -131,6 +144,8 @@ static gw_mhd_api api = {
     .add_response_header = no_header,
     .queue_response = no_queue,
     .destroy_response = no_destroy,
+    .create_response_for_upgrade = no_upgrade,
+    .upgrade_action = no_action,
 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -164,6 +179,8 @@ static int load_all(void *h, gw_mhd_api *out, const char **missingp)
 	LOAD(add_response_header, "MHD_add_response_header");
 	LOAD(queue_response, "MHD_queue_response");
 	LOAD(destroy_response, "MHD_destroy_response");
+	LOAD(create_response_for_upgrade, "MHD_create_response_for_upgrade");
+	LOAD(upgrade_action, "MHD_upgrade_action");
 	*missingp = missing;
 	if (missing)
 		return -1;
