@@ -265,6 +265,8 @@ static int parse_pass(int argc, char **argv, gate_pass *x)
 	    OPT_GROUP("other"),
 	    G_STR("access-log", "FILE", c->access_log,
 	          "one JSON line per request (default stderr; - stdout; off)"),
+	    G_NUM("workers", &c->workers, 0, GATE_MAX_WORKERS,
+	          "event loops, one core each (default 0: online CPUs, at most 4)"),
 	    G_MS("drain-timeout", &c->drain_timeout_ms,
 	         "on SIGTERM, wait this long for requests (default 30s)"),
 	    OPT_END};

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate/gate.h"
 
@@ -496,12 +497,14 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 {
 	static const char *const keys[] = {"listen",    "metrics_listen", "allow_remote", "allow",
 	                                   "upstreams", "limits",         "users",        "gpu",
-	                                   "goal",      "batching",       "access_log",   NULL};
+	                                   "goal",      "batching",       "access_log",   "workers",
+	                                   NULL};
 	if (only_keys(root, "config", keys, err, errlen) ||
 	    get_str(root, "listen", c->listen, sizeof c->listen, err, errlen) ||
 	    get_str(root, "metrics_listen", c->metrics_listen, sizeof c->metrics_listen, err,
 	            errlen) ||
 	    get_bool(root, "allow_remote", &c->allow_remote, err, errlen) ||
+	    get_long(root, "workers", 0, GATE_MAX_WORKERS, &c->workers, err, errlen) ||
 	    get_str(root, "access_log", c->access_log, sizeof c->access_log, err, errlen))
 		return -1;
 	json_t *v;
@@ -714,6 +717,16 @@ int gate_config_load(gate_config *c, const char *path, char *err, size_t errlen)
 	if (c->keys_file[0])
 		return gate_keys_load(c, c->keys_file, err, errlen);
 	return 0;
+}
+
+int gate_workers(const gate_config *c)
+{
+	if (c->workers > 0)
+		return (int)(c->workers < GATE_MAX_WORKERS ? c->workers : GATE_MAX_WORKERS);
+	/* One loop per core, up to the point where the shared queue's lock
+	 * and the upstream, not the loops, are what limits. */
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
 int gate_config_check(const gate_config *c, char *err, size_t errlen)

@@ -30,6 +30,7 @@
 #define GATE_MAX_PREFERRED 8
 #define GATE_MAX_ALLOW 16
 #define GATE_MAX_USERS 4096
+#define GATE_MAX_WORKERS 64 /* event loops */
 
 /* ------------------------------------------------------------------ config */
 
@@ -96,6 +97,7 @@ typedef struct {
 	long drain_timeout_ms;
 	long user_websockets;   /* open WebSockets per user (0: none allowed) */
 	long websocket_idle_ms; /* a WebSocket with no bytes this long is closed */
+	long workers;           /* event loops; 0: one per online CPU, at most 4 */
 	/* users */
 	char user_header[64]; /* extra header naming the key ("" = none) */
 	char keys_file[512];
@@ -142,6 +144,8 @@ bool gate_is_loopback(const char *host);
 const gate_key *gate_key_find(const gate_config *c, const char *key);
 /* Check the whole config for consistency. Returns 0 or -1 with err. */
 int gate_config_check(const gate_config *c, char *err, size_t errlen);
+/* How many event loops c asks for (workers, or the CPUs' default). */
+int gate_workers(const gate_config *c);
 
 /* -------------------------------------------------------------- fair queue */
 

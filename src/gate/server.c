@@ -224,13 +224,14 @@ static void client_addr(struct MHD_Connection *c, char *out, size_t len)
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
-	gate_srv *g = cls;
+	gate_loop *l = cls;
 	gate_req *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
 	r->uri = strdup(uri ? uri : "/");
 	pthread_mutex_init(&r->smu, NULL);
-	r->g = g;
+	r->g = l->g;
+	r->lp = l;
 	r->conn = c;
 	r->refs = 1;
 	r->rule = -1;
@@ -516,7 +517,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-	gate_srv *g = cls;
+	gate_loop *l = cls;
+	gate_srv *g = l->g;
 	gate_req *r = *con_cls;
 	if (!r)
 		return MHD_NO;
@@ -526,7 +528,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return on_body(g, r, upload, upload_size);
 	if (r->state == RQ_READING && gate_ws_wanted(c, r->method)) {
 		track_busy(c, g, true);
-		if (gate_ws_begin(g, r))
+		if (gate_ws_begin(l, r))
 			return MHD_YES; /* suspended until the upstream answers */
 		return send_answer(r);
 	}
@@ -768,39 +770,113 @@ static int bound_port(struct MHD_Daemon *d)
 	return di ? di->port : -1;
 }
 
+static socklen_t addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* A listening socket on ss (SO_REUSEPORT when shared by several loops). */
+static int listen_socket(const struct sockaddr_storage *ss, bool reuseport)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if ((reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+	    bind(fd, (const struct sockaddr *)ss, addr_len(ss)) != 0 || listen(fd, 1024) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Resolve the port (0: a free one) with a plain socket first: the bind
+ * fails, as it should, when anyone holds the port, even another process
+ * sharing it with SO_REUSEPORT, which the loops' own sockets would join.
+ */
+static int claim_port(struct sockaddr_storage *ss)
+{
+	int fd = listen_socket(ss, false);
+	if (fd < 0)
+		return -1;
+	socklen_t len = sizeof *ss;
+	int rc = getsockname(fd, (struct sockaddr *)ss, &len);
+	close(fd);
+	return rc;
+}
+
+static int start_loop_daemon(gate_srv *g, gate_loop *l, const struct sockaddr_storage *ss)
+{
+	int fd = listen_socket(ss, g->nloops > 1);
+	if (fd < 0)
+		return -1;
+	/* MHD's own messages stay off: every answer is in the access log. */
+	/* No threads of its own: the gate's loop runs it (loop.c). */
+	unsigned flags =
+	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_ALLOW_UPGRADE;
+	if (ss->ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* The pool holds the request line and headers plus read buffers. */
+	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
+	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
+	/* Each loop may hold every connection: the kernel, not the gate, picks the loop. */
+	l->d = MHD_start_daemon(flags, 0, on_accept, g, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
+	                        MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED,
+	                        on_completed, g, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
+	                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
+	if (!l->d) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static void stop_daemons(gate_srv *g)
+{
+	if (g->md)
+		MHD_stop_daemon(g->md);
+	g->md = NULL;
+	for (int i = 0; i < g->nloops; i++) {
+		gate_loop *l = &g->loops[i];
+		if (l->d)
+			MHD_stop_daemon(l->d);
+		l->d = NULL;
+		gate_ws_reap(l);
+	}
+}
+
 int gate_server_start(gate_srv *g, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	bool lo;
 	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
 		return -1;
-	/* MHD's own messages stay off: every answer is in the access log. */
-	/* No threads of its own: the gate's loop runs it (loop.c). */
-	unsigned flags =
-	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_ALLOW_UPGRADE;
-	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	/* The pool holds the request line and headers plus read buffers. */
-	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
-	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
-	g->d = MHD_start_daemon(
-	    flags, 0, on_accept, g, on_request, g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, g, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
-	    MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
-	    MHD_OPTION_END);
-	if (!g->d) {
+	if (claim_port(&ss) != 0) {
 		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
 		return -1;
 	}
-	g->port = bound_port(g->d);
+	g->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+	                                         : ((struct sockaddr_in *)&ss)->sin_port);
+	for (int i = 0; i < g->nloops; i++)
+		if (start_loop_daemon(g, &g->loops[i], &ss) != 0) {
+			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen,
+			         strerror(errno));
+			stop_daemons(g);
+			return -1;
+		}
 	if (g->cfg.metrics_listen[0]) {
 		struct sockaddr_storage ms;
 		bool mlo;
 		if (bind_addr(g->cfg.metrics_listen, &ms, err, errlen, &mlo) != 0) {
-			MHD_stop_daemon(g->d);
-			g->d = NULL;
+			stop_daemons(g);
 			return -1;
 		}
 		unsigned mf = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
@@ -812,20 +888,17 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		if (!g->md) {
 			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.metrics_listen,
 			         strerror(errno));
-			MHD_stop_daemon(g->d);
-			g->d = NULL;
+			stop_daemons(g);
 			return -1;
 		}
 		g->metrics_port = bound_port(g->md);
 	}
 	pthread_cond_init(&g->cv, NULL);
 	if (gate_loop_start(g) != 0) {
-		snprintf(err, errlen, "%s: cannot start the event loop: %s", g->cfg.listen,
+		snprintf(err, errlen, "%s: cannot start the event loops: %s", g->cfg.listen,
 		         strerror(errno));
-		if (g->md)
-			MHD_stop_daemon(g->md);
-		MHD_stop_daemon(g->d);
-		g->d = g->md = NULL;
+		gate_loop_stop(g);
+		stop_daemons(g);
 		return -1;
 	}
 	g->watchdog_running = pthread_create(&g->watchdog, NULL, watchdog_main, g) == 0;
@@ -834,8 +907,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 
 void gate_server_quiesce(gate_srv *g)
 {
-	if (g->d)
-		gate_loop_quiesce(g);
+	gate_loop_quiesce(g);
 }
 
 void gate_server_stop(gate_srv *g)
@@ -847,12 +919,7 @@ void gate_server_stop(gate_srv *g)
 	if (g->watchdog_running)
 		pthread_join(g->watchdog, NULL);
 	g->watchdog_running = false;
-	/* The daemon is the loop's: end the loop before stopping it. */
+	/* A daemon is its loop's: end the loops before stopping them. */
 	gate_loop_stop(g);
-	if (g->md)
-		MHD_stop_daemon(g->md);
-	if (g->d)
-		MHD_stop_daemon(g->d);
-	g->d = g->md = NULL;
-	gate_ws_reap(g);
+	stop_daemons(g);
 }

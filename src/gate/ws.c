@@ -50,7 +50,8 @@ typedef struct {
 struct gate_ws {
 	struct gate_ws *prev, *next;
 	gate_srv *g;
-	gate_req *r; /* until the client is upgraded (a reference) */
+	gate_loop *l; /* the loop whose daemon holds its client */
+	gate_req *r;  /* until the client is upgraded (a reference) */
 	gate_user *u;
 	int up, state;
 	int ufd;
@@ -84,14 +85,14 @@ static void watch(gate_ws *w, int fd, uint32_t *have, uint32_t want, uint64_t ta
 		return;
 	struct epoll_event ev = {.events = want, .data.u64 = tag | (uint64_t)(uintptr_t)w};
 	int op = *have == UINT32_MAX ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
-	if (epoll_ctl(w->g->ep, op, fd, &ev) == 0)
+	if (epoll_ctl(w->l->ep, op, fd, &ev) == 0)
 		*have = want;
 }
 
 static void unwatch(gate_ws *w, int fd, uint32_t *have)
 {
 	if (fd >= 0 && *have != UINT32_MAX)
-		epoll_ctl(w->g->ep, EPOLL_CTL_DEL, fd, NULL);
+		epoll_ctl(w->l->ep, EPOLL_CTL_DEL, fd, NULL);
 	*have = UINT32_MAX;
 }
 
@@ -137,7 +138,8 @@ static void ws_end(gate_ws *w, const char *why)
 	w->ufd = -1;
 	if (w->urh) {
 		MHD_upgrade_action(w->urh, MHD_UPGRADE_ACTION_CLOSE);
-		g->mhd_kick = true; /* the daemon finishes the connection when it runs */
+		/* The daemon finishes the connection when it runs. */
+		__atomic_store_n(&w->l->mhd_kick, true, __ATOMIC_RELEASE);
 		w->urh = NULL;
 	}
 	w->cfd = MHD_INVALID_SOCKET;
@@ -178,13 +180,13 @@ static void ws_refuse(gate_ws *w, int status, const char *fmt, ...)
 	bool gone = r->conn_gone;
 	pthread_mutex_unlock(&g->mu);
 	if (!gone)
-		gate_resume(g, r->conn);
+		gate_resume(w->l, r->conn);
 	ws_end(w, "refused");
 }
 
-void gate_ws_reap(gate_srv *g)
+void gate_ws_reap(gate_loop *l)
 {
-	gate_ws **p = &g->wss;
+	gate_ws **p = &l->wss;
 	while (*p) {
 		gate_ws *w = *p;
 		if (w->state != WS_DEAD) {
@@ -199,9 +201,9 @@ void gate_ws_reap(gate_srv *g)
 	}
 }
 
-void gate_ws_close_all(gate_srv *g)
+void gate_ws_close_all(gate_loop *l)
 {
-	for (gate_ws *w = g->wss; w; w = w->next) {
+	for (gate_ws *w = l->wss; w; w = w->next) {
 		if (w->state < WS_UPGRADING)
 			ws_refuse(w, 503, "the gate shut down before the upstream answered");
 		else
@@ -320,8 +322,9 @@ static bool ws_admit(gate_srv *g, gate_req *r, int *up)
 	return true;
 }
 
-bool gate_ws_begin(gate_srv *g, gate_req *r)
+bool gate_ws_begin(gate_loop *l, gate_req *r)
 {
+	gate_srv *g = l->g;
 	int up;
 	pthread_mutex_lock(&g->mu);
 	bool ok = ws_admit(g, r, &up);
@@ -358,6 +361,7 @@ bool gate_ws_begin(gate_srv *g, gate_req *r)
 		return false;
 	}
 	w->g = g;
+	w->l = l;
 	w->r = r;
 	w->u = r->u;
 	w->up = up;
@@ -384,8 +388,8 @@ bool gate_ws_begin(gate_srv *g, gate_req *r)
 	r->ws = w;
 	r->state = RQ_WS;
 	pthread_mutex_unlock(&g->mu);
-	w->next = g->wss;
-	g->wss = w;
+	w->next = l->wss;
+	l->wss = w;
 	watch(w, fd, &w->umask, EPOLLOUT, GATE_TAG_WSU);
 	MHD_suspend_connection(r->conn);
 	return true;
@@ -471,7 +475,7 @@ static void got_head(gate_ws *w, char *body)
 	if (gone)
 		ws_end(w, "client left");
 	else
-		gate_resume(g, r->conn);
+		gate_resume(w->l, r->conn);
 }
 
 static void read_head(gate_ws *w)
@@ -619,9 +623,9 @@ struct MHD_Response *gate_ws_response(gate_req *r)
 
 /* ------------------------------------------------------------ the loop */
 
-void gate_ws_event(gate_srv *g, uint64_t data, uint32_t events)
+void gate_ws_event(gate_loop *l, uint64_t data, uint32_t events)
 {
-	(void)g;
+	(void)l;
 	gate_ws *w = (gate_ws *)(uintptr_t)(data & ~GATE_TAG_MASK);
 	switch (w->state) {
 	case WS_CONNECTING:
@@ -642,12 +646,13 @@ void gate_ws_event(gate_srv *g, uint64_t data, uint32_t events)
 	}
 }
 
-void gate_ws_tick(gate_srv *g, int64_t *next)
+void gate_ws_tick(gate_loop *l, int64_t *next)
 {
-	if (!g->wss)
+	gate_srv *g = l->g;
+	if (!l->wss)
 		return;
 	int64_t now = gw_mono_ns(), idle = g->cfg.websocket_idle_ms * 1000000LL;
-	for (gate_ws *w = g->wss; w; w = w->next) {
+	for (gate_ws *w = l->wss; w; w = w->next) {
 		int64_t due = w->state == WS_RELAY ? w->last_ns + idle : w->handshake_due_ns;
 		if (w->state == WS_DEAD)
 			continue;
@@ -669,5 +674,5 @@ void gate_ws_tick(gate_srv *g, int64_t *next)
 			          "upstream %s did not answer the WebSocket upgrade in time",
 			          g->up[w->up].cfg.url);
 	}
-	gate_ws_reap(g);
+	gate_ws_reap(l);
 }
