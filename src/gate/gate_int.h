@@ -208,6 +208,8 @@ struct gate_loop {
 	gate_ws *wss;   /* this loop's WebSockets */
 	uint32_t *fdst; /* per curl descriptor: FD_* bits and the events epoll has */
 	int nfdst;
+	curl_socket_t soon[64]; /* reused connections to try writing at once */
+	int nsoon;
 };
 
 struct gate_srv {

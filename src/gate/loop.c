@@ -53,6 +53,8 @@ gate_loop *gate_loop_self(void)
  */
 #define FD_IN_SET (1U << 31) /* registered with epoll (as far as we know) */
 #define FD_WANTED (1U << 30) /* curl asked for events on it */
+#define FD_SOON (1U << 29)   /* to be told "writable" without asking epoll */
+#define FD_TRIED (1U << 28)  /* ... which was tried: ask epoll next time */
 #define FD_EVENTS 0xffffU
 
 static uint32_t *fd_state(gate_loop *l, curl_socket_t s)
@@ -80,7 +82,7 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 	uint32_t *st = fd_state(l, s);
 	if (what == CURL_POLL_REMOVE) {
 		if (st)
-			*st &= ~FD_WANTED;
+			*st &= ~(FD_WANTED | FD_SOON | FD_TRIED);
 		else
 			epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
 		return 0;
@@ -88,7 +90,21 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 	struct epoll_event ev = {.data.u64 = TAG_CURL | (uint32_t)s};
 	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
 	if (st && (*st & FD_IN_SET) && (*st & FD_EVENTS) == ev.events) {
-		*st |= FD_WANTED;
+		*st = (*st | FD_WANTED) & ~FD_TRIED;
+		return 0;
+	}
+	/*
+	 * A connection from curl's cache that wants to write is about to send
+	 * a request on an idle, connected socket: it can write now. Telling
+	 * curl so when this action returns saves two epoll_ctl calls and a
+	 * pass of the loop; should the socket be full after all, curl asks
+	 * again and epoll is asked then.
+	 */
+	if (st && (*st & FD_IN_SET) && what == CURL_POLL_OUT && !(*st & FD_TRIED) &&
+	    l->nsoon < (int)(sizeof l->soon / sizeof *l->soon)) {
+		if (!(*st & FD_SOON))
+			l->soon[l->nsoon++] = s;
+		*st |= FD_WANTED | FD_SOON;
 		return 0;
 	}
 	/* A reused descriptor number may still be in the set, or gone from it
@@ -103,6 +119,22 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
 	if (st)
 		*st = FD_IN_SET | FD_WANTED | ev.events;
 	return 0;
+}
+
+static void curl_action(gate_loop *l, curl_socket_t s, int mask);
+
+/* Tell curl the sockets it is about to write on are writable. */
+static void run_soon(gate_loop *l)
+{
+	while (l->nsoon) {
+		curl_socket_t s = l->soon[--l->nsoon];
+		uint32_t *st = s < l->nfdst ? &l->fdst[s] : NULL;
+		if (!st || !(*st & FD_SOON))
+			continue;
+		*st = (*st & ~FD_SOON) | FD_TRIED;
+		if (*st & FD_WANTED)
+			curl_action(l, s, CURL_CSELECT_OUT);
+	}
 }
 
 /* An event on a curl descriptor: true when curl wants it. */
@@ -174,6 +206,7 @@ static void curl_action(gate_loop *l, curl_socket_t s, int mask)
 	if (s == CURL_SOCKET_TIMEOUT)
 		l->curl_due_ns = INT64_MAX; /* curl sets the next one as it acts */
 	curl_multi_socket_action(l->multi, s, mask, &running);
+	run_soon(l);
 }
 
 /* Milliseconds epoll may sleep: until the first of the queue's, curl's and
