@@ -247,10 +247,13 @@ static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
 	if (!ci || !ci->socket_context)
 		return;
 	gate_track *t = ci->socket_context;
-	pthread_mutex_lock(&g->mu);
-	if (!t->ws)
-		t->deadline_ns = busy ? 0 : gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
-	pthread_mutex_unlock(&g->mu);
+	/* Only its loop writes it and the watchdog only reads it: no lock,
+	 * which would be taken three times a request by every loop. */
+	if (!t->ws) {
+		long ms = __atomic_load_n(&g->cfg.client_timeout_ms, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->deadline_ns, busy ? 0 : gw_mono_ns() + ms * 1000000LL,
+		                 __ATOMIC_RELAXED);
+	}
 }
 
 /* The connection becomes a WebSocket: the watchdog leaves it alone. */
@@ -261,10 +264,9 @@ static void track_ws(struct MHD_Connection *c, gate_srv *g)
 	if (!ci || !ci->socket_context)
 		return;
 	gate_track *t = ci->socket_context;
-	pthread_mutex_lock(&g->mu);
+	(void)g;
 	t->ws = true;
-	t->deadline_ns = 0;
-	pthread_mutex_unlock(&g->mu);
+	__atomic_store_n(&t->deadline_ns, 0, __ATOMIC_RELAXED);
 }
 
 static void add_headers(struct MHD_Response *resp, const char *lines)
@@ -656,12 +658,14 @@ static void *watchdog_main(void *arg)
 	pthread_mutex_lock(&g->mu);
 	while (!g->stopping) {
 		int64_t now = gw_mono_ns();
-		for (gate_track *t = g->tracks; t; t = t->next)
-			if (!t->shut && t->deadline_ns && now > t->deadline_ns) {
+		for (gate_track *t = g->tracks; t; t = t->next) {
+			int64_t due = __atomic_load_n(&t->deadline_ns, __ATOMIC_RELAXED);
+			if (!t->shut && due && now > due) {
 				/* MHD sees the hang-up and closes the connection itself. */
 				shutdown(t->fd, SHUT_RDWR);
 				t->shut = true;
 			}
+		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 200000000L;
@@ -823,13 +827,15 @@ static int start_loop_daemon(gate_srv *g, gate_loop *l, const struct sockaddr_st
 	/* The pool holds the request line and headers plus read buffers. */
 	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
 	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
-	/* Each loop may hold every connection: the kernel, not the gate, picks the loop. */
-	l->d = MHD_start_daemon(flags, 0, on_accept, g, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
-	                        MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED,
-	                        on_completed, g, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
-	                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
-	                        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
+	/* max_connections is for the gate: each loop takes its share (the
+	 * kernel spreads connections over the loops about evenly). */
+	unsigned per_loop = (unsigned)((g->cfg.max_connections + g->nloops - 1) / g->nloops);
+	l->d =
+	    MHD_start_daemon(flags, 0, on_accept, g, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
+	                     MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED,
+	                     on_completed, g, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
+	                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_CONNECTION_LIMIT,
+	                     per_loop, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
 	if (!l->d) {
 		int e = errno;
 		close(fd);
