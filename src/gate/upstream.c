@@ -27,27 +27,43 @@ typedef struct {
 	gate_loop *l;
 } resume_one;
 
+/* Connections to resume once the lock is let go; most passes have a few. */
 typedef struct {
 	resume_one *c;
 	int n, cap;
+	resume_one inl[16];
 } resume_list;
+
+#define RL_INIT(l)                                                                                 \
+	{                                                                                          \
+		.c = (l).inl, .cap = 16                                                            \
+	}
 
 static void rl_add(resume_list *l, gate_req *r)
 {
 	if (r->conn_gone)
 		return; /* its connection is closed: nothing to resume */
 	if (l->n == l->cap) {
-		int nc = l->cap ? l->cap * 2 : 64;
-		resume_one *np = realloc(l->c, (size_t)nc * sizeof *np);
+		int nc = l->cap * 2;
+		resume_one *np = l->c == l->inl ? malloc((size_t)nc * sizeof *np)
+		                                : realloc(l->c, (size_t)nc * sizeof *np);
 		if (!np) {
 			/* Resuming now is safe, only slower: MHD takes its own lock. */
 			gate_resume(r->lp, r->conn);
 			return;
 		}
+		if (l->c == l->inl)
+			memcpy(np, l->inl, sizeof l->inl);
 		l->c = np;
 		l->cap = nc;
 	}
 	l->c[l->n++] = (resume_one){r->conn, r->lp};
+}
+
+static void rl_free(resume_list *l)
+{
+	if (l->c != l->inl)
+		free(l->c);
 }
 
 /* A suspended connection stays until resumed, so these are still there. */
@@ -308,7 +324,7 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 static void finish(gate_xfer *x, CURLcode rc)
 {
 	gate_srv *g = x->g;
-	resume_list rl = {0};
+	resume_list rl = RL_INIT(rl);
 	pthread_mutex_lock(&g->mu);
 	if (x->prev)
 		x->prev->next = x->next;
@@ -355,7 +371,7 @@ static void finish(gate_xfer *x, CURLcode rc)
 	}
 	pthread_mutex_unlock(&g->mu);
 	rl_run(&rl);
-	free(rl.c);
+	rl_free(&rl);
 	if (x->easy)
 		curl_multi_remove_handle(x->l->multi, x->easy);
 	xfer_free(x);
@@ -483,11 +499,11 @@ static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl
 }
 
 /* Start the transfers other loops (or this one) dispatched to l. */
-static void take_pending(gate_loop *l)
+/* (mu held) Returns the ones that could not start, for finish() once unlocked. */
+static gate_xfer *take_pending(gate_loop *l)
 {
 	gate_srv *g = l->g;
 	gate_xfer *failed = NULL;
-	pthread_mutex_lock(&g->mu);
 	gate_xfer *x = l->pending;
 	l->pending = NULL;
 	while (x) {
@@ -504,11 +520,7 @@ static void take_pending(gate_loop *l)
 		}
 		x = nx;
 	}
-	pthread_mutex_unlock(&g->mu);
-	for (; failed; failed = x) {
-		x = failed->pnext;
-		finish(failed, CURLE_FAILED_INIT);
-	}
+	return failed;
 }
 
 /* ----------------------------------------------------------- dispatching */
@@ -569,7 +581,14 @@ static int form_batch(gate_srv *g, cands *c, long i, int64_t now, gate_req **m, 
 	return k;
 }
 
-static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
+/*
+ * How long a request just queued by its loop is left for that loop to
+ * send: it dispatches right after reading the request, and sending from
+ * there saves a hand-over (a wake-up of that loop) per request.
+ */
+#define HANDOFF_GRACE_NS 200000LL
+
+static void dispatch(gate_srv *g, gate_loop *self, int64_t now, int64_t *next, resume_list *rl)
 {
 	g->hold_why[0] = '\0';
 	if (!g->q.total)
@@ -593,6 +612,12 @@ static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
 			continue;
 		if (g->inflight_xfers >= g->cfg.max_inflight)
 			break;
+		/* Stop rather than skip it: the fair order holds across loops. */
+		if (r->lp != self && now - r->t_queued < HANDOFF_GRACE_NS) {
+			if (r->t_queued + HANDOFF_GRACE_NS < *next)
+				*next = r->t_queued + HANDOFF_GRACE_NS;
+			break;
+		}
 		bool held;
 		int up = gate_route_pick(g, &held, g->hold_why, sizeof g->hold_why);
 		if (up < 0)
@@ -655,18 +680,22 @@ void gate_dispatch_step(gate_loop *l, int64_t *next)
 		*next = gw_mono_ns() + 1000000000LL;
 		return;
 	}
-	resume_list rl = {0};
+	resume_list rl = RL_INIT(rl);
 	pthread_mutex_lock(&g->mu);
 	bool abort_all = g->abort_all;
 	int64_t now = gw_mono_ns();
 	*next = now + 1000000000LL;
 	expire(g, now, next, &rl, abort_all);
 	if (!abort_all)
-		dispatch(g, now, next, &rl);
+		dispatch(g, l, now, next, &rl);
+	gate_xfer *failed = take_pending(l);
 	pthread_mutex_unlock(&g->mu);
 	rl_run(&rl);
-	free(rl.c);
-	take_pending(l);
+	rl_free(&rl);
+	for (gate_xfer *nx; failed; failed = nx) {
+		nx = failed->pnext;
+		finish(failed, CURLE_FAILED_INIT);
+	}
 	if (abort_all)
 		gate_dispatch_abort(l);
 }
