@@ -797,27 +797,40 @@ static int listen_socket(const struct sockaddr_storage *ss, bool reuseport)
 	return fd;
 }
 
-/*
- * Resolve the port (0: a free one) with a plain socket first: the bind
- * fails, as it should, when anyone holds the port, even another process
- * sharing it with SO_REUSEPORT, which the loops' own sockets would join.
- */
-static int claim_port(struct sockaddr_storage *ss)
+static in_port_t port_of(const struct sockaddr_storage *ss)
 {
+	return ss->ss_family == AF_INET6
+	           ? ((const struct sockaddr_in6 *)(const void *)ss)->sin6_port
+	           : ((const struct sockaddr_in *)(const void *)ss)->sin_port;
+}
+
+/*
+ * A port given by number is tried with a plain socket first: that bind
+ * fails, as it should, when anyone holds the port, even another process
+ * sharing it with SO_REUSEPORT, which the loops' sockets would join. Port
+ * 0 is left to the first loop's socket, which the kernel gives a free one.
+ */
+static int claim_port(const struct sockaddr_storage *ss)
+{
+	if (!port_of(ss))
+		return 0;
 	int fd = listen_socket(ss, false);
 	if (fd < 0)
 		return -1;
-	socklen_t len = sizeof *ss;
-	int rc = getsockname(fd, (struct sockaddr *)ss, &len);
 	close(fd);
-	return rc;
+	return 0;
 }
 
-static int start_loop_daemon(gate_srv *g, gate_loop *l, const struct sockaddr_storage *ss)
+static int start_loop_daemon(gate_srv *g, gate_loop *l, struct sockaddr_storage *ss)
 {
 	int fd = listen_socket(ss, g->nloops > 1);
 	if (fd < 0)
 		return -1;
+	socklen_t len = sizeof *ss;
+	if (!port_of(ss) && getsockname(fd, (struct sockaddr *)ss, &len) != 0) {
+		close(fd);
+		return -1;
+	}
 	/* MHD's own messages stay off: every answer is in the access log. */
 	/* No threads of its own: the gate's loop runs it (loop.c). */
 	unsigned flags =
@@ -869,8 +882,6 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
 		return -1;
 	}
-	g->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-	                                         : ((struct sockaddr_in *)&ss)->sin_port);
 	for (int i = 0; i < g->nloops; i++)
 		if (start_loop_daemon(g, &g->loops[i], &ss) != 0) {
 			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen,
@@ -878,6 +889,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 			stop_daemons(g);
 			return -1;
 		}
+	g->port = ntohs(port_of(&ss));
 	if (g->cfg.metrics_listen[0]) {
 		struct sockaddr_storage ms;
 		bool mlo;
