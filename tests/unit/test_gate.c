@@ -162,7 +162,7 @@ static void test_config_parse(void **state)
 	    " {\"url\": \"http://h:1\", \"gpu\": \"none\", \"max_inflight\": 2}],"
 	    " \"limits\": {\"max_body_bytes\": 1000, \"user_concurrency\": 2,"
 	    " \"user_websockets\": 0, \"websocket_idle_ms\": 5000},"
-	    " \"goal\": \"throughput\","
+	    " \"goal\": \"throughput\", \"workers\": 3,"
 	    " \"batching\": [{\"path\": \"/v1/embeddings\", \"max_batch_size\": 32}],"
 	    " \"gpu\": {\"min_free_mib\": 2048}, \"allow\": [\"10.0.0.0/8\"]}";
 	assert_int_equal(gate_config_parse(&c, ok, strlen(ok), err, sizeof err), 0);
@@ -176,6 +176,8 @@ static void test_config_parse(void **state)
 	assert_int_equal(c.user_concurrency, 2);
 	assert_int_equal(c.user_websockets, 0);
 	assert_int_equal(c.websocket_idle_ms, 5000);
+	assert_int_equal(c.workers, 3);
+	assert_int_equal(gate_workers(&c), 3);
 	assert_int_equal(c.min_free_mib, 2048);
 	assert_int_equal(c.nrules, 1);
 	assert_int_equal(c.rule[0].max_batch_size, 32);
@@ -191,6 +193,8 @@ static void test_config_parse(void **state)
 	    "{\"goal\": \"fast\"}",
 	    "{\"limits\": {\"user_websockets\": -1}}",
 	    "{\"limits\": {\"websocket_idle_ms\": 0}}",
+	    "{\"workers\": -1}",
+	    "{\"workers\": 1000}",
 	    "{\"upstreams\": [\"ftp://x\"]}",
 	    "{\"upstreams\": [\"http://x/path\"]}",
 	    "{\"batching\": [{\"path\": \"v1\"}]}",
@@ -213,6 +217,8 @@ static void test_config_parse(void **state)
 	}
 	gate_config_free(&c);
 	gate_config_defaults(&c);
+	/* By default one loop per online CPU, at most 4. */
+	assert_true(gate_workers(&c) >= 1 && gate_workers(&c) <= 4);
 	assert_int_equal(gate_config_check(&c, err, sizeof err), -1); /* no upstream */
 	assert_non_null(strstr(err, "upstream"));
 }
