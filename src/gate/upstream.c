@@ -34,10 +34,12 @@ typedef struct {
 	resume_one inl[16];
 } resume_list;
 
-#define RL_INIT(l)                                                                                 \
-	{                                                                                          \
-		.c = (l).inl, .cap = 16                                                            \
-	}
+static void rl_init(resume_list *l)
+{
+	l->c = l->inl;
+	l->n = 0;
+	l->cap = 16;
+}
 
 static void rl_add(resume_list *l, gate_req *r)
 {
@@ -324,7 +326,8 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 static void finish(gate_xfer *x, CURLcode rc)
 {
 	gate_srv *g = x->g;
-	resume_list rl = RL_INIT(rl);
+	resume_list rl;
+	rl_init(&rl);
 	pthread_mutex_lock(&g->mu);
 	if (x->prev)
 		x->prev->next = x->next;
@@ -680,7 +683,8 @@ void gate_dispatch_step(gate_loop *l, int64_t *next)
 		*next = gw_mono_ns() + 1000000000LL;
 		return;
 	}
-	resume_list rl = RL_INIT(rl);
+	resume_list rl;
+	rl_init(&rl);
 	pthread_mutex_lock(&g->mu);
 	bool abort_all = g->abort_all;
 	int64_t now = gw_mono_ns();
