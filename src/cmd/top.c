@@ -52,6 +52,7 @@ typedef struct {
 	top_feed *feed;
 	top_model m;
 	top_input in;
+	top_render_memo memo; /* what is on the screen's canvas */
 	char hostname[256];
 	char no_gpu[160];
 	char message[200];
@@ -278,7 +279,8 @@ static top_frame frame_of(top_app *a, const top_layout *L)
 	                   .interval_ns = a->o.interval_ns,
 	                   .record_path = a->o.output,
 	                   .message = a->message[0] ? a->message : NULL,
-	                   .no_gpu = a->no_gpu[0] ? a->no_gpu : NULL};
+	                   .no_gpu = a->no_gpu[0] ? a->no_gpu : NULL,
+	                   .memo = &a->memo};
 }
 
 /* ------------------------------------------------------------------ --once */
@@ -321,6 +323,7 @@ static int run_once(top_app *a)
 		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
 	top_frame f = frame_of(a, &L);
 	f.in = NULL;
+	f.memo = NULL;
 	top_render(&c, &f);
 	top_canvas_print(&c, stdout);
 	top_canvas_free(&c);

@@ -410,10 +410,41 @@ static void draw_help(top_rctx *x)
 
 /* ------------------------------------------------------------------ frame */
 
+void top_r_blank(top_rctx *x, top_panel p)
+{
+	if (x->keep)
+		top_fill(x->c, x->f->L->p[p], TOP_S_NORMAL, L' ');
+}
+
+/* Whether the last frame drawn with memo is still on c and can be drawn over. */
+static bool memo_holds(const top_render_memo *memo, const top_canvas *c, const top_frame *f)
+{
+	return memo->valid && memo->c == c && memo->m == f->m && memo->cols == c->cols &&
+	       memo->rows == c->rows && memo->utf8 == c->utf8 &&
+	       !memcmp(&memo->L, f->L, sizeof memo->L);
+}
+
 void top_render(top_canvas *c, const top_frame *f)
 {
-	top_rctx x = {c, f, c->utf8 ? &utf8_glyphs : &ascii_glyphs};
-	top_canvas_clear(c);
+	top_render_memo *memo = f->memo;
+	bool help = f->in && f->in->mode == TOP_IN_HELP;
+	top_rctx x = {c, f, c->utf8 ? &utf8_glyphs : &ascii_glyphs, NULL};
+	if (memo && memo_holds(memo, c, f))
+		x.keep = memo;
+	else
+		top_canvas_clear(c);
+	if (memo) {
+		/* The help box covers panels: the next frame must not keep what it hid. */
+		memo->valid = !help && !f->L->too_small;
+		memo->L = *f->L;
+		memo->m = f->m;
+		memo->c = c;
+		memo->cols = c->cols;
+		memo->rows = c->rows;
+		memo->utf8 = c->utf8;
+		if (!x.keep)
+			memo->ngpu = 0;
+	}
 	if (f->L->too_small) {
 		top_rect all = {0, 0, c->cols, c->rows};
 		top_putf(c, all, 0, 0, TOP_S_NORMAL, "terminal too small (%dx%d)", f->L->cols,
@@ -422,14 +453,19 @@ void top_render(top_canvas *c, const top_frame *f)
 		         TOP_MIN_ROWS);
 		return;
 	}
+	/* The header fills its own row; the GPU panel blanks only the blocks it redraws. */
 	graph_caption(&x, draw_header(&x));
 	top_r_gpus(&x);
+	static const top_panel over[] = {TOP_P_GRAPH, TOP_P_HOST,   TOP_P_PROCS,
+	                                 TOP_P_TREE,  TOP_P_STATUS, TOP_P_KEYS};
+	for (size_t i = 0; i < sizeof over / sizeof *over; i++)
+		top_r_blank(&x, over[i]);
 	top_r_graph(&x);
 	top_r_host(&x);
 	top_r_procs(&x);
 	top_r_tree(&x);
 	top_r_status(&x);
 	top_r_keys(&x);
-	if (f->in && f->in->mode == TOP_IN_HELP)
+	if (help)
 		draw_help(&x);
 }

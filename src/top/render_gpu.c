@@ -239,6 +239,85 @@ static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_
 		top_r_pair(&l, 2, "", TOP_S_DIM, gi->uuid[0] ? gi->uuid : "n/a");
 }
 
+/* Every value gpu_full and gpu_compact read: a block whose values are all the same is kept. */
+static const gpu_metric_id key_metrics[] = {
+    GM_UTIL_GPU,
+    GM_GPM_SM_ACTIVE,
+    GM_MEM_USED,
+    GM_MEM_TOTAL,
+    GM_POWER_DRAW,
+    GM_POWER_ENFORCED_LIMIT,
+    GM_POWER_LIMIT,
+    GM_TEMP_GPU,
+    GM_TEMP_SLOWDOWN,
+    GM_CLK_SM,
+    GM_CLK_MAX_SM,
+    GM_CLK_MEM,
+    GM_PCIE_GEN_CUR,
+    GM_PCIE_GEN_MAX,
+    GM_PCIE_WIDTH_CUR,
+    GM_PCIE_WIDTH_MAX,
+    GM_PCIE_RX,
+    GM_PCIE_TX,
+    GM_CLK_REASONS,
+    GM_CLK_R_HW_SLOW,
+    GM_CLK_R_HW_THERMAL,
+    GM_CLK_R_HW_POWER_BRAKE,
+    GM_CLK_R_SW_THERMAL,
+    GM_PSTATE,
+    GM_FAN,
+    GM_ECC_UNCORR_VOL,
+    GM_PCIE_REPLAY,
+};
+#define NKEY (int)(sizeof key_metrics / sizeof *key_metrics)
+_Static_assert(sizeof key_metrics / sizeof *key_metrics <= TOP_GPU_KEY_N,
+               "TOP_GPU_KEY_N holds every value a GPU block shows");
+
+bool top_r_gpu_metric_drawn(gpu_metric_id id)
+{
+	for (int i = 0; i < NKEY; i++)
+		if (key_metrics[i] == id)
+			return true;
+	return false;
+}
+
+enum { BLOCK_WAITING, BLOCK_LOST, BLOCK_METERS };
+
+static top_gpu_key key_of(int g, int kind, const gpu_values *v)
+{
+	top_gpu_key k;
+	memset(&k, 0, sizeof k); /* padding too: keys compare with memcmp */
+	k.g = g;
+	k.kind = kind;
+	if (kind == BLOCK_METERS)
+		for (int i = 0; i < NKEY; i++) {
+			k.ok[i] = v->ok[key_metrics[i]];
+			k.v[i] = k.ok[i] ? v->v[key_metrics[i]] : 0;
+		}
+	return k;
+}
+
+/*
+ * Whether block i must be drawn: always without a memo, else when what it
+ * shows changed (it is then blanked first). Records the new key.
+ */
+static bool block_changed(top_rctx *x, int i, const top_gpu_key *k, top_rect block)
+{
+	top_render_memo *memo = x->f->memo;
+	if (!memo)
+		return true;
+	bool same = x->keep && i < memo->ngpu && !memcmp(&memo->gpu[i], k, sizeof *k);
+	memo->gpu[i] = *k;
+	if (same) {
+		memo->kept++;
+		return false;
+	}
+	memo->redrawn++;
+	if (x->keep)
+		top_fill(x->c, block, TOP_S_NORMAL, L' ');
+	return true;
+}
+
 /* The GPU positions on screen, in order: the shown ones that fit. */
 static int visible_gpus(const top_frame *f, int *pos)
 {
@@ -254,12 +333,17 @@ void top_r_gpus(top_rctx *x)
 	const top_frame *f = x->f;
 	top_rect r = f->L->p[TOP_P_GPUS];
 	const snapshot *s = top_model_shown(f->m);
+	int pos[GPU_MAX], n = f->m->ngpu ? visible_gpus(f, pos) : 0;
+	if (f->memo && (!x->keep || f->memo->ngpu != n || n == 0)) {
+		/* Another set of blocks: all of them again. */
+		top_r_blank(x, TOP_P_GPUS);
+		f->memo->ngpu = 0;
+	}
 	if (f->m->ngpu == 0) {
 		top_r_text(&(top_line){x, r, r.x, r.y, false}, TOP_S_DIM,
 		           f->no_gpu ? f->no_gpu : "no GPU: showing the host only");
 		return;
 	}
-	int pos[GPU_MAX], n = visible_gpus(f, pos);
 	if (n == 0) {
 		top_r_text(&(top_line){x, r, r.x, r.y, false}, TOP_S_DIM,
 		           "no GPU selected (g, then 'all')");
@@ -268,7 +352,14 @@ void top_r_gpus(top_rctx *x)
 	int gh = f->L->gpu_rows;
 	for (int i = 0; i < n; i++) {
 		int g = pos[i], y = r.y + i * gh;
-		if (!s || g >= s->ngpu) {
+		bool have = s && g < s->ngpu;
+		const gpu_values *v = have ? &s->gpu[g] : NULL;
+		int kind = !have ? BLOCK_WAITING : v->lost ? BLOCK_LOST : BLOCK_METERS;
+		top_gpu_key k = key_of(g, kind, v);
+		top_rect block = {r.x, y, r.w, y + gh <= r.y + r.h ? gh : r.y + r.h - y};
+		if (!block_changed(x, i, &k, block))
+			continue;
+		if (kind == BLOCK_WAITING) {
 			top_line l = top_r_line_at(x, r, r.x, y);
 			char buf[64];
 			snprintf(buf, sizeof buf, "GPU %d  waiting for the first sample",
@@ -276,8 +367,7 @@ void top_r_gpus(top_rctx *x)
 			top_r_text(&l, TOP_S_DIM, buf);
 			continue;
 		}
-		const gpu_values *v = &s->gpu[g];
-		if (v->lost) {
+		if (kind == BLOCK_LOST) {
 			top_line l = top_r_line_at(x, r, r.x, y);
 			char buf[128];
 			snprintf(buf, sizeof buf,
@@ -291,6 +381,8 @@ void top_r_gpus(top_rctx *x)
 		else
 			gpu_full(x, r, y, gh, g, v);
 	}
+	if (f->memo)
+		f->memo->ngpu = n;
 }
 
 /* Utilization history: one column per sample, the newest on the right. */

@@ -27,6 +27,7 @@ typedef struct {
 	top_canvas *c;
 	const top_frame *f;
 	const top_glyphs *g;
+	top_render_memo *keep; /* the last frame is still on the canvas (else NULL) */
 } top_rctx;
 
 /* Writes fields left to right and stops at the first that does not fit whole. */
@@ -76,6 +77,11 @@ bool top_r_bar_field(top_line *l, int gap, const char *label, int w, double frac
                      top_style vst, const char *value);
 
 /* ---- the panels ---- */
+
+/* Whether a GPU block shows metric id (its key holds exactly these). */
+bool top_r_gpu_metric_drawn(gpu_metric_id id);
+/* Blank panel p before it is drawn over the last frame (nothing when the canvas was cleared). */
+void top_r_blank(top_rctx *x, top_panel p);
 
 void top_r_gpus(top_rctx *x);
 void top_r_graph(top_rctx *x);
