@@ -486,7 +486,18 @@ static bool window_range(const top_model *m, double seconds, int max_samples, wi
 	return true;
 }
 
-/* What the window takes from the model and its last sample rather than from every sample. */
+/* Which GPUs the window's last sample has lost. */
+static void window_lost(timeline *tl, const top_model *m, const snapshot *end)
+{
+	for (int g = 0; g < m->ngpu; g++)
+		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
+}
+
+/*
+ * What the window takes from the model and its last sample rather than from
+ * every sample. The model's part (names, links) never changes, so a window
+ * moved along keeps it (window_advance).
+ */
 static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 {
 	for (int g = 0; g < m->ngpu; g++) {
@@ -496,8 +507,7 @@ static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);
-	for (int g = 0; g < m->ngpu; g++)
-		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
+	window_lost(tl, m, end);
 }
 
 /* Events of every sample, thinned or not: a lost GPU must not slip between strides. */
@@ -602,7 +612,7 @@ static bool window_advance(top_model *m, const win_range *w)
 	}
 	for (long a = m->win_last + 1; a <= w->last; a++)
 		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0), true);
-	window_facts(tl, m, at_abs(m, w->last));
+	window_lost(tl, m, at_abs(m, w->last));
 	window_events(tl, m, w);
 	return true;
 }

@@ -385,8 +385,21 @@ void top_r_gpus(top_rctx *x)
 		f->memo->ngpu = n;
 }
 
+/* The one character of a glyph (the graph's levels are one column each, our own UTF-8). */
+static wchar_t glyph_char(const char *glyph)
+{
+	const unsigned char *p = (const unsigned char *)glyph;
+	if (p[0] < 0x80)
+		return p[0];
+	if ((p[0] & 0xe0) == 0xc0)
+		return (wchar_t)((p[0] & 0x1fu) << 6 | (p[1] & 0x3fu));
+	if ((p[0] & 0xf0) == 0xe0)
+		return (wchar_t)((p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu));
+	return L'?';
+}
+
 /* Utilization history: one column per sample, the newest on the right. */
-static void draw_history(top_rctx *x, top_rect area, int g)
+static void draw_history(top_rctx *x, top_rect area, int g, const wchar_t *level)
 {
 	const top_model *m = x->f->m;
 	int rows = area.h;
@@ -407,8 +420,7 @@ static void draw_history(top_rctx *x, top_rect area, int g)
 		for (int r = 0; r < rows && total - r * 8 > 0; r++) {
 			int fill = total - r * 8;
 			fill = fill > 8 ? 8 : fill;
-			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK,
-			        x->g->level[fill]);
+			top_putw(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK, level[fill]);
 		}
 	}
 }
@@ -421,6 +433,10 @@ void top_r_graph(top_rctx *x)
 		return;
 	int pos[GPU_MAX], n = visible_gpus(f, pos);
 	int each = f->L->graph_rows;
+	/* The canvas holds the glyphs as wide characters: decode them once, not per cell. */
+	wchar_t level[9];
+	for (int i = 0; i < 9; i++)
+		level[i] = glyph_char(x->g->level[i]);
 	for (int i = 0; i < n; i++) {
 		top_rect area = {r.x + 1, r.y + i * each, r.w - 1, each};
 		if (!f->L->graph_beside) {
@@ -432,6 +448,6 @@ void top_r_graph(top_rctx *x)
 		}
 		if (area.h > r.y + r.h - area.y)
 			area.h = r.y + r.h - area.y;
-		draw_history(x, area, pos[i]);
+		draw_history(x, area, pos[i], level);
 	}
 }
