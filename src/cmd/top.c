@@ -27,6 +27,7 @@
 #include "top/render.h"
 #include "top/screen.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -84,7 +85,8 @@ static void on_signal(int sig)
 static void keys_help(FILE *out)
 {
 	top_keys_print(out);
-	fputs("\nWith --gpus LIST (a global option) only those GPUs are opened.\n", out);
+	fputc('\n', out);
+	fputs(_("With --gpus LIST (a global option) only those GPUs are opened.\n"), out);
 }
 
 static int set_sort(const opt_def *d, const char *v, void *ctx)
@@ -174,9 +176,9 @@ static int open_gpus(top_app *a, const gw_global *g)
 	int n = 0;
 	if (gpu_open(&go, &a->gc) != 0) {
 		a->gc = NULL;
-		snprintf(a->no_gpu, sizeof a->no_gpu,
-		         "no GPU (the reason was printed on stderr); showing the host only. "
-		         "gpuwhy --sim h100x8-nvlink top simulates eight");
+		snprintf(a->no_gpu, sizeof a->no_gpu, "%s",
+		         _("no GPU (the reason was printed on stderr); showing the host only. "
+		           "gpuwhy --sim h100x8-nvlink top simulates eight"));
 	} else {
 		n = gpu_count(a->gc);
 		if (n > GPU_MAX)
@@ -191,7 +193,7 @@ static int open_gpus(top_app *a, const gw_global *g)
 			mig_summary(a->gc, i, &info[i]);
 		}
 		if (n == 0)
-			snprintf(a->no_gpu, sizeof a->no_gpu, "the driver reports no GPU");
+			snprintf(a->no_gpu, sizeof a->no_gpu, "%s", _("the driver reports no GPU"));
 	}
 	if (top_model_init(&a->m, n, info) != 0)
 		return -1;
@@ -241,7 +243,8 @@ static int stop_sampling(top_app *a)
 		long n;
 		rc = recorder_finish_stored(a->rec, -1, &n) ? GW_EXIT_ENV : 0;
 		a->rec = NULL;
-		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, a->o.output);
+		fprintf(stderr, P_("gpuwhy: %ld sample in %s\n", "gpuwhy: %ld samples in %s\n", n),
+		        n, a->o.output);
 	}
 	if (a->smp) {
 		sampler_free(a->smp);
@@ -335,23 +338,25 @@ static int run_once(top_app *a)
 static void change_interval(top_app *a, int dir)
 {
 	if (a->rec) {
-		say(a, "the interval stays %.3g s while recording to %s",
+		say(a, _("the interval stays %.3g s while recording to %s"),
 		    (double)a->o.interval_ns / 1e9, a->o.output);
 		return;
 	}
 	int64_t next = top_interval_step(a->o.interval_ns, dir);
 	if (next == a->o.interval_ns) {
-		say(a, "the interval is already at its %s (%s)", dir > 0 ? "longest" : "shortest",
-		    dir > 0 ? "10 s" : "100 ms");
+		if (dir > 0)
+			say(a, "%s", _("the interval is already at its longest (10 s)"));
+		else
+			say(a, "%s", _("the interval is already at its shortest (100 ms)"));
 		return;
 	}
 	a->o.interval_ns = next;
 	sampler_set_interval(a->smp, next);
 	double s = (double)next / 1e9;
 	if (s < 1)
-		say(a, "sampling every %.0f ms", s * 1000);
+		say(a, _("sampling every %.0f ms"), s * 1000);
 	else
-		say(a, "sampling every %.3g s", s);
+		say(a, _("sampling every %.3g s"), s);
 }
 
 static void move_selection(top_app *a, int delta, int visible)
@@ -391,7 +396,8 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 		return false;
 	case TOP_A_SORT_NEXT:
 		top_model_next_sort(&a->m);
-		say(a, "sorted by %s", top_sort_name(a->m.sort));
+		/* TRANSLATORS: a sort key of -s/--sort follows (gpu, pid, user, ...), kept as is */
+		say(a, _("sorted by %s"), top_sort_name(a->m.sort));
 		break;
 	case TOP_A_SORT_REVERSE:
 		a->m.reverse = !a->m.reverse;
@@ -403,19 +409,21 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 	case TOP_A_GPUS: {
 		char err[160];
 		if (!top_model_set_gpus(&a->m, act->text, err, sizeof err))
-			say(a, "GPUs: %s", err);
+			say(a, _("GPUs: %s"), err);
 		else
-			say(a, "showing %d of %d GPUs", top_model_gpus_shown(&a->m), a->m.ngpu);
+			say(a, P_("showing %d of %d GPU", "showing %d of %d GPUs", a->m.ngpu),
+			    top_model_gpus_shown(&a->m), a->m.ngpu);
 		break;
 	}
 	case TOP_A_PAUSE:
 		top_model_pause(&a->m, !a->m.paused);
 		top_model_refresh(&a->m);
-		if (a->m.paused)
-			say(a, "paused: %s on; p resumes",
-			    a->rec ? "sampling and recording go" : "sampling goes");
+		if (a->m.paused && a->rec)
+			say(a, "%s", _("paused: sampling and recording go on; p resumes"));
+		else if (a->m.paused)
+			say(a, "%s", _("paused: sampling goes on; p resumes"));
 		else
-			say(a, "resumed");
+			say(a, "%s", _("resumed"));
 		break;
 	case TOP_A_TREE:
 		a->m.tree = !a->m.tree;

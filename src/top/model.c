@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/window.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 /* ------------------------------------------------------------------ snapshots */
@@ -326,7 +327,7 @@ bool top_model_set_gpus(top_model *m, const char *list, char *err, int errlen)
 				if (m->gpu[g].index == v)
 					pos = g;
 			if (pos < 0) {
-				snprintf(err, (size_t)errlen, "no GPU %s here", tok);
+				snprintf(err, (size_t)errlen, _("no GPU %s here"), tok);
 				return false;
 			}
 		} else {

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/i18n.h"
+#include "util/textwidth.h"
+
 /* ------------------------------------------------------------------ glyphs */
 
 static const top_glyphs utf8_glyphs = {
@@ -50,6 +53,12 @@ static const top_glyphs ascii_glyphs = {
     "+",
     "+",
 };
+
+const char *top_r_pgettext(const char *ctx_msgid, const char *msgid)
+{
+	const char *t = _(ctx_msgid);
+	return t == ctx_msgid ? msgid : t;
+}
 
 /* ------------------------------------------------------------------ numbers */
 
@@ -213,7 +222,8 @@ bool top_r_text(top_line *l, top_style st, const char *s)
 /* "label value" after gap spaces, as one field. */
 bool top_r_pair(top_line *l, int gap, const char *label, top_style st, const char *value)
 {
-	int w = gap + (label[0] ? (int)strlen(label) + 1 : 0) + top_text_width(l->x->c, value);
+	int w = gap + (label[0] ? top_text_width(l->x->c, label) + 1 : 0) +
+	        top_text_width(l->x->c, value);
 	if (!top_r_fits(l, w))
 		return false;
 	l->col += gap;
@@ -247,7 +257,7 @@ void top_r_bar(top_rctx *x, top_rect clip, int col, int y, int w, double frac, t
 bool top_r_bar_field(top_line *l, int gap, const char *label, int w, double frac, top_style fill,
                      top_style vst, const char *value)
 {
-	int need = gap + (label[0] ? (int)strlen(label) + 1 : 0) + w + 2 + 1 +
+	int need = gap + (label[0] ? top_text_width(l->x->c, label) + 1 : 0) + w + 2 + 1 +
 	           top_text_width(l->x->c, value);
 	if (!top_r_fits(l, need))
 		return false;
@@ -278,18 +288,19 @@ static int draw_header(top_rctx *x)
 	int shown = top_model_gpus_shown(m), drawn = f->L->gpus_shown;
 	if (m->ngpu) {
 		if (drawn < shown)
-			snprintf(buf, sizeof buf, "  %d/%d GPUs fit (g)", drawn, shown);
+			snprintf(buf, sizeof buf, _("  %d/%d GPUs fit (g)"), drawn, shown);
 		else if (shown < m->ngpu)
-			snprintf(buf, sizeof buf, "  %d of %d GPUs (g)", shown, m->ngpu);
+			snprintf(buf, sizeof buf, _("  %d of %d GPUs (g)"), shown, m->ngpu);
 		else
-			snprintf(buf, sizeof buf, "  %d GPU%s", m->ngpu, m->ngpu == 1 ? "" : "s");
+			snprintf(buf, sizeof buf, P_("  %d GPU", "  %d GPUs", m->ngpu), m->ngpu);
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	if (m->paused)
-		top_r_text(&l, TOP_S_HEAD, "  [PAUSED]");
+		top_r_text(&l, TOP_S_HEAD, _("  [PAUSED]"));
 	if (f->record_path) {
 		const char *base = strrchr(f->record_path, '/');
-		snprintf(buf, sizeof buf, "  [rec %s]", base ? base + 1 : f->record_path);
+		/* TRANSLATORS: recording what is shown into this file */
+		snprintf(buf, sizeof buf, _("  [rec %s]"), base ? base + 1 : f->record_path);
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	const snapshot *s = top_model_shown(m);
@@ -302,11 +313,14 @@ static int draw_header(top_rctx *x)
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	double iv = (double)f->interval_ns / 1e9;
-	snprintf(buf, sizeof buf, iv < 1 ? "  every %.0f ms" : "  every %.3g s",
-	         iv < 1 ? iv * 1000 : iv);
+	if (iv < 1)
+		snprintf(buf, sizeof buf, _("  every %.0f ms"), iv * 1000);
+	else
+		snprintf(buf, sizeof buf, _("  every %.3g s"), iv);
 	top_r_text(&l, TOP_S_HEAD, buf);
 	if (f->hostname && f->hostname[0]) {
-		snprintf(buf, sizeof buf, "  on %s", f->hostname);
+		/* TRANSLATORS: the host name follows */
+		snprintf(buf, sizeof buf, _("  on %s"), f->hostname);
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	return l.col;
@@ -319,8 +333,8 @@ static void graph_caption(top_rctx *x, int header_end)
 	top_rect gr = L->p[TOP_P_GRAPH], hr = L->p[TOP_P_HEADER];
 	if (!gr.w || !L->graph_beside)
 		return;
-	const char *cap = "GPU util history ";
-	int w = (int)strlen(cap);
+	const char *cap = _("GPU util history ");
+	int w = top_text_width(x->c, cap);
 	if (hr.x + hr.w - w >= header_end + 2 && hr.x + hr.w - w >= gr.x)
 		top_put(x->c, hr, hr.x + hr.w - w, hr.y, TOP_S_HEAD, cap);
 }
@@ -344,15 +358,20 @@ static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char 
 			char buf[TOP_FINDING_LEN];
 			cut = 0;
 			for (size_t k = 1; k <= len && k < sizeof buf; k++) {
+				if (p[k] != ' ' && p[k] != '\0')
+					continue;
 				memcpy(buf, p, k);
 				buf[k] = '\0';
 				if (top_text_width(x->c, buf) > w)
 					break;
-				if (p[k] == ' ' || p[k] == '\0')
-					cut = k;
+				cut = k;
 			}
+			/* No space in reach (a long word, or Chinese, which has none): break
+			 * between characters. */
 			if (cut == 0)
-				cut = (size_t)w < len ? (size_t)w : len;
+				cut = gw_text_fit(p, w, NULL);
+			if (cut == 0)
+				cut = len; /* not even one character fits: the clip cuts it */
 		}
 		char line_buf[TOP_FINDING_LEN];
 		snprintf(line_buf, sizeof line_buf, "%.*s", (int)cut, p);
@@ -386,17 +405,17 @@ static void draw_help(top_rctx *x)
 	top_put(x->c, b, b.x + b.w - 1, b.y + b.h - 1, TOP_S_DIM, g->box_br);
 	top_rect in = {b.x + 2, b.y + 1, b.w - 4, b.h - 2};
 	int y = in.y;
-	top_put(x->c, in, in.x, y++, TOP_S_ACCENT, "gpuwhy top: keys (any key closes this)");
+	top_put(x->c, in, in.x, y++, TOP_S_ACCENT, _("gpuwhy top: keys (any key closes this)"));
 	y++;
 	top_rect what = {in.x + 10, in.y, in.w - 10, in.h};
 	for (int i = 0; i < top_nkeys && y < in.y + in.h; i++) {
 		top_put(x->c, in, in.x, y, TOP_S_ACCENT, top_keys[i].keys);
-		y = put_wrapped(x, what, y, TOP_S_NORMAL, top_keys[i].what);
+		y = put_wrapped(x, what, y, TOP_S_NORMAL, _(top_keys[i].what));
 	}
 	if (f->m->nfindings && y + 1 < in.y + in.h) {
 		y++;
 		char t[80];
-		snprintf(t, sizeof t, "findings over the last %.0f s:", f->m->window_s);
+		snprintf(t, sizeof t, _("findings over the last %.0f s:"), f->m->window_s);
 		top_put(x->c, in, in.x, y++, TOP_S_ACCENT, t);
 		for (int i = 0; i < f->m->nfindings && y < in.y + in.h; i++) {
 			const top_finding *fd = &f->m->findings[i];
@@ -447,9 +466,9 @@ void top_render(top_canvas *c, const top_frame *f)
 	}
 	if (f->L->too_small) {
 		top_rect all = {0, 0, c->cols, c->rows};
-		top_putf(c, all, 0, 0, TOP_S_NORMAL, "terminal too small (%dx%d)", f->L->cols,
+		top_putf(c, all, 0, 0, TOP_S_NORMAL, _("terminal too small (%dx%d)"), f->L->cols,
 		         f->L->rows);
-		top_putf(c, all, 0, 1, TOP_S_DIM, "need %dx%d; q quits", TOP_MIN_COLS,
+		top_putf(c, all, 0, 1, TOP_S_DIM, _("need %dx%d; q quits"), TOP_MIN_COLS,
 		         TOP_MIN_ROWS);
 		return;
 	}
