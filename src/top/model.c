@@ -86,10 +86,9 @@ static void trim_old(top_model *m)
 	}
 }
 
-void top_model_ingest(top_model *m, const snapshot *s)
+/* The newest slot now holds s: its graph value, the count, the pause, the trim. */
+static void ingested(top_model *m, long slot, const snapshot *s)
 {
-	long slot = m->total % TOP_RING_CAP;
-	top_snapshot_copy(&m->ring[slot], s);
 	double *u = &m->util[slot * m->ngpu];
 	for (int g = 0; g < m->ngpu; g++)
 		u[g] = g < s->ngpu && s->gpu[g].ok[GM_UTIL_GPU] ? s->gpu[g].v[GM_UTIL_GPU] : NAN;
@@ -100,6 +99,22 @@ void top_model_ingest(top_model *m, const snapshot *s)
 	if (m->paused && m->frozen < m->total - m->n)
 		m->paused = false;
 	trim_old(m);
+}
+
+void top_model_ingest(top_model *m, const snapshot *s)
+{
+	long slot = m->total % TOP_RING_CAP;
+	top_snapshot_copy(&m->ring[slot], s);
+	ingested(m, slot, s);
+}
+
+void top_model_ingest_take(top_model *m, snapshot *s)
+{
+	long slot = m->total % TOP_RING_CAP;
+	snapshot old = m->ring[slot];
+	m->ring[slot] = *s;
+	*s = old;
+	ingested(m, slot, &m->ring[slot]);
 }
 
 const snapshot *top_model_shown(const top_model *m)
