@@ -346,7 +346,7 @@ static void graph_caption(top_rctx *x, int header_end)
  * the width is cut); continuation lines are indented by two. Returns the row
  * after the last one written.
  */
-static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char *text)
+static int wrap_text(top_rctx *x, top_rect r, int y, top_style st, const char *text, bool draw)
 {
 	const char *p = text;
 	int indent = 0;
@@ -373,9 +373,12 @@ static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char 
 			if (cut == 0)
 				cut = len; /* not even one character fits: the clip cuts it */
 		}
-		char line_buf[TOP_FINDING_LEN];
-		snprintf(line_buf, sizeof line_buf, "%.*s", (int)cut, p);
-		top_put(x->c, r, r.x + indent, y++, st, line_buf);
+		if (draw) {
+			char line_buf[TOP_FINDING_LEN];
+			snprintf(line_buf, sizeof line_buf, "%.*s", (int)cut, p);
+			top_put(x->c, r, r.x + indent, y, st, line_buf);
+		}
+		y++;
 		p += cut;
 		while (*p == ' ')
 			p++;
@@ -384,12 +387,37 @@ static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char 
 	return y;
 }
 
+static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char *text)
+{
+	return wrap_text(x, r, y, st, text, true);
+}
+
+/* Rows text takes wrapped to width w (as put_wrapped writes it). */
+static int wrapped_rows(top_rctx *x, int w, const char *text)
+{
+	return wrap_text(x, (top_rect){0, 0, w, 1 << 20}, 0, TOP_S_NORMAL, text, false);
+}
+
+/* The help box's height for its inner width w: title, keys, findings, all wrapped. */
+static int help_height(top_rctx *x, int w)
+{
+	int h = 2 + 2; /* the frame, the title and the blank line under it */
+	for (int i = 0; i < top_nkeys; i++)
+		h += wrapped_rows(x, w - 10, _(top_keys[i].what));
+	const top_model *m = x->f->m;
+	if (m->nfindings)
+		h += 2;
+	for (int i = 0; i < m->nfindings; i++)
+		h += wrapped_rows(x, w, m->findings[i].text);
+	return h;
+}
+
 static void draw_help(top_rctx *x)
 {
 	const top_frame *f = x->f;
 	const top_glyphs *g = x->g;
-	int want_h = top_nkeys + 5 + (f->m->nfindings ? 3 * f->m->nfindings + 2 : 0);
-	top_rect b = top_layout_box(f->L->cols, f->L->rows, 92, want_h);
+	int bw = top_layout_box(f->L->cols, f->L->rows, 92, 1).w; /* the width it will get */
+	top_rect b = top_layout_box(f->L->cols, f->L->rows, 92, help_height(x, bw - 4));
 	top_fill(x->c, b, TOP_S_NORMAL, L' ');
 	for (int i = 1; i < b.w - 1; i++) {
 		top_put(x->c, b, b.x + i, b.y, TOP_S_DIM, g->box_h);
