@@ -29,8 +29,10 @@ void top_canvas_free(top_canvas *c)
 
 void top_canvas_clear(top_canvas *c)
 {
-	for (int i = 0; i < c->cols * c->rows; i++)
+	for (int i = 0; i < c->cols; i++)
 		c->cell[i] = (top_cell){.ch = L' ', .style = TOP_S_NORMAL};
+	for (int y = 1; y < c->rows; y++)
+		memcpy(&c->cell[y * c->cols], c->cell, (size_t)c->cols * sizeof *c->cell);
 }
 
 /*
@@ -179,14 +181,20 @@ void top_fill(top_canvas *c, top_rect r, top_style st, wchar_t ch)
 	if (x0 >= x1)
 		return;
 	top_cell fill = {.ch = ch, .style = (unsigned char)st};
+	const top_cell *first = NULL;
 	for (int y = y0; y < y1; y++) {
 		/* Only the two ends can split a wide character: the cells between are all replaced.
 		 */
 		unpair(c, x0, y);
 		unpair(c, x1 - 1, y);
 		top_cell *row = &c->cell[y * c->cols];
+		if (first) { /* the rows after the first are copies of it */
+			memcpy(&row[x0], first, (size_t)(x1 - x0) * sizeof *row);
+			continue;
+		}
 		for (int x = x0; x < x1; x++)
 			row[x] = fill;
+		first = &row[x0];
 	}
 }
 

@@ -191,6 +191,18 @@ void top_r_status(top_rctx *x)
 	top_put(x->c, r, r.x, r.y, TOP_S_DIM, buf);
 }
 
+/* The key line depends only on the width (the language is chosen once): made once per width. */
+static void keys_line(char *out, size_t len, int width)
+{
+	static char line[256];
+	static int line_w = -1;
+	if (width != line_w) {
+		top_keys_line(line, sizeof line, width);
+		line_w = width;
+	}
+	snprintf(out, len, "%s", line);
+}
+
 void top_r_keys(top_rctx *x)
 {
 	const top_frame *f = x->f;
@@ -202,6 +214,6 @@ void top_r_keys(top_rctx *x)
 		             ? _("Enter apply  Esc clear  Backspace  Ctrl-U erase")
 		             : _("Enter apply  Esc cancel  Backspace  Ctrl-U erase"));
 	else
-		top_keys_line(buf, sizeof buf, r.w);
+		keys_line(buf, sizeof buf, r.w);
 	top_put(x->c, r, r.x, r.y, TOP_S_DIM, buf);
 }
