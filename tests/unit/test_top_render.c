@@ -347,6 +347,18 @@ static void test_every_size_draws(void **state)
 	top_model_free(&w.m);
 }
 
+/* Every label of the host table that the host line prints reaches the catalogue. */
+static void test_host_labels_listed(void **state)
+{
+	(void)state;
+	for (int id = 0; id < HM__COUNT; id++) {
+		const char *l = host_metrics[id].label;
+		if (l[0] && !top_r_host_label_listed(l))
+			fail_msg("host label '%s' (%s) is not in render_host.c's list", l,
+			         host_metrics[id].key);
+	}
+}
+
 /* Text without spaces (Chinese) wraps in the help box between characters, whole and in the box. */
 static void test_help_wraps_chinese(void **state)
 {
@@ -598,6 +610,7 @@ int main(void)
 	    cmocka_unit_test(test_too_small_and_hits),
 	    cmocka_unit_test(test_every_size_draws),
 	    cmocka_unit_test(test_help_wraps_chinese),
+	    cmocka_unit_test(test_host_labels_listed),
 	    cmocka_unit_test(test_memo_draws_the_same),
 	    cmocka_unit_test(test_memo_key_is_complete),
 	};
