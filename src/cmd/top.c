@@ -656,6 +656,9 @@ int cmd_top(int argc, char **argv, const gw_global *g)
 		a.o.interval_ns = ONCE_INTERVAL_NS;
 	/* Only LC_CTYPE follows the locale (main.c); its codeset picks the glyphs. */
 	a.utf8 = !a.o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+	/* An ASCII screen cannot show a translation: it speaks English. */
+	if (!a.utf8 && gw_i18n_active())
+		gw_i18n_init("en");
 	gethostname(a.hostname, sizeof a.hostname - 1);
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return gw_error(GW_EXIT_ENV, "pipe", NULL, "%s", strerror(errno));

@@ -52,6 +52,10 @@ out=$(COLUMNS=120 LANG=zh_CN.UTF-8 "$GPUWHY" --lang en --sim $SCEN top --once -t
 assert_contains "$out" "GPUs" "--lang en frame"
 printf '%s' "$out" | LC_ALL=C.UTF-8 grep -qP '[\p{Han}\x{3000}-\x{303f}\x{ff00}-\x{ffef}]' &&
 	fail "CJK in the --lang en frame: $out"
+# an ASCII screen (--ascii) cannot show Chinese: it is English, not question marks
+out=$(COLUMNS=120 LANG=zh_CN.UTF-8 "$GPUWHY" --sim $SCEN top --once --ascii | grep -v "训练任务")
+assert_contains "$out" "GPUs" "--ascii frame under zh_CN"
+printf '%s' "$out" | LC_ALL=C grep -q '[^[:print:][:space:]]' && fail "non-ASCII bytes in an --ascii frame"
 help=$(LANG=zh_CN.UTF-8 "$GPUWHY" --lang en top --help)
 printf '%s' "$help" | LC_ALL=C.UTF-8 grep -qP '\p{Han}' && fail "CJK in --lang en top --help"
 
