@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "store/store_export.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/jsonw.h"
 #include "util/opt.h"
 
@@ -91,7 +92,7 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 	    .usage = "export FILE [--format csv|jsonl] [--table gpu|host|process|steps|events|meta|"
 	             "gpus]",
 	    .about =
-	        "Writes one table of a recording to stdout. Times are seconds since the epoch.",
+	        N_("Writes one table of a recording to stdout. Times are seconds since the epoch."),
 	    .opts = opts,
 	    .max_args = -1};
 	int first, orc = opt_parse(&oc, argc, argv, &first);
@@ -105,9 +106,9 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "export", "gpuwhy export run.gpuwhy",
 		                "give exactly one recording");
 	store_export *x;
-	int rc = store_export_open(argv[first], table, &x);
-	if (rc)
-		return rc;
+	gw_fail err;
+	if (store_export_open(argv[first], table, &x, &err) != 0)
+		return gw_fail_print(&err);
 	int ncol = store_export_columns(x);
 	bool csv = format == 0;
 	if (csv) {
@@ -122,5 +123,5 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		else
 			row_json(x, cells, ncol);
 	}
-	return store_export_close(x);
+	return store_export_close(x, &err) != 0 ? gw_fail_print(&err) : 0;
 }
