@@ -15,7 +15,7 @@ static bool not_wsl(dr_ctx *c, const char *check)
 	if (w->wsl == 2)
 		return false;
 	dr_addf(c->r, check, DR_SKIP,
-	        w->wsl == 1 ? "WSL1 has no GPU support (see wsl.detect)" : "not WSL");
+	        w->wsl == 1 ? DR_("WSL1 has no GPU support (see wsl.detect)") : DR_("not WSL"));
 	return true;
 }
 
@@ -25,7 +25,7 @@ void dr_check_wsl_detect(dr_ctx *c)
 	const char *distro = dr_env(c, "WSL_DISTRO_NAME");
 	if (w->wsl == 0) {
 		dr_addf(c->r, "wsl.detect", DR_SKIP, "not WSL (kernel %s)",
-		        w->kernel_release[0] ? w->kernel_release : "unknown");
+		        w->kernel_release[0] ? w->kernel_release : DR_("unknown"));
 	} else if (w->wsl == 1) {
 		dr_result *r =
 		    dr_addf(c->r, "wsl.detect", DR_FAIL,
@@ -36,7 +36,7 @@ void dr_check_wsl_detect(dr_ctx *c)
 		        distro ? distro : "<distro>");
 	} else {
 		dr_addf(c->r, "wsl.detect", DR_PASS, "WSL2 (kernel %s%s%s)", w->kernel_release,
-		        distro ? ", distribution " : "", distro ? distro : "");
+		        distro ? DR_(", distribution ") : "", distro ? distro : "");
 	}
 }
 
@@ -125,7 +125,7 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 				continue;
 			gw_sb_sep(&b, ", ");
 			gw_sb_printf(&b, "%s.1 in %s%s%s", sonames[s], libs[i].dir,
-			             libs[i].version[0] ? " (version " : "", libs[i].version);
+			             libs[i].version[0] ? DR_(" (version ") : "", libs[i].version);
 			if (libs[i].version[0])
 				gw_sb_printf(&b, ")");
 		}
@@ -133,7 +133,7 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 	char mod[64];
 	if (dr_kernel_module_version(c->p, mod, sizeof mod)) {
 		gw_sb_sep(&b, ", ");
-		gw_sb_printf(&b, "nvidia kernel module %s", mod);
+		gw_sb_printf(&b, DR_("nvidia kernel module %s"), mod);
 	}
 	if (b.len) {
 		dr_result *r =
