@@ -456,10 +456,10 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 		bool narrow = have_w && wc < wm;
 		bool slow = have_gen && gc < gm && busy;
 		char desc[96];
-		snprintf(desc, sizeof desc, "GPU %d: ", g->st.index);
+		snprintf(desc, sizeof desc, DR_("GPU %d: "), g->st.index);
 		if (have_gen)
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
-			         "gen %.0f of %.0f", gc, gm);
+			         DR_("gen %.0f of %.0f"), gc, gm);
 		if (have_w)
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
 			         DR_("%sx%.0f of x%.0f"), have_gen ? ", " : "", wc, wm);

@@ -34,10 +34,13 @@ const char *dr_tr(const char *msgid)
 	return dr_translate ? _(msgid) : msgid;
 }
 
-/* A bare "%s" passes text composed (and translated) piece by piece. */
+/* A format of bare "%s" directives glues pieces translated one by one. */
 static const char *format_tr(const char *fmt)
 {
-	return strcmp(fmt, "%s") ? dr_tr(fmt) : fmt;
+	const char *p = fmt;
+	while (p[0] == '%' && p[1] == 's')
+		p += 2;
+	return *p ? dr_tr(fmt) : fmt;
 }
 
 const char *dr_ntr(const char *one, const char *many, unsigned long n)

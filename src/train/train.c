@@ -18,6 +18,7 @@
 #include "gpu/loader.h"
 #include "train/train_int.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -254,9 +255,11 @@ int train_run(train_opts *o)
 		gpu_close(ctx);
 		return gw_error(
 		    GW_EXIT_USAGE, o->ranks > 1 ? "--ranks" : "--gpu",
-		    "rank r runs on GPU --gpu + r", "needs GPUs %lld to %lld, %u %s visible",
-		    o->gpu, o->gpu + o->ranks - 1, nvis,
-		    getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
+		    N_("rank r runs on GPU --gpu + r"),
+		    getenv("CUDA_VISIBLE_DEVICES")
+		        ? N_("needs GPUs %lld to %lld, %u CUDA_VISIBLE_DEVICES makes visible")
+		        : N_("needs GPUs %lld to %lld, %u are visible"),
+		    o->gpu, o->gpu + o->ranks - 1, nvis);
 	}
 	train_shared *sh =
 	    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

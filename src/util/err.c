@@ -8,6 +8,13 @@
 
 int gw_verbose;
 
+static bool only_strings(const char *fmt)
+{
+	while (fmt[0] == '%' && fmt[1] == 's')
+		fmt += 2;
+	return !*fmt;
+}
+
 static bool ascii_only(const char *s)
 {
 	for (; *s; s++)
@@ -21,7 +28,7 @@ int gw_error(int code, const char *what, const char *hint, const char *why_fmt, 
 	va_list ap;
 	/* "gpuwhy:" and what (a path, an option) are what the user typed: never translated.
 	 * A bare "%s" passes a message translated where it was written. */
-	const char *fmt = strcmp(why_fmt, "%s") ? _(why_fmt) : why_fmt;
+	const char *fmt = only_strings(why_fmt) ? why_fmt : _(why_fmt);
 	fprintf(stderr, "gpuwhy: %s: ", what);
 	va_start(ap, why_fmt);
 	vfprintf(stderr, fmt, ap);
