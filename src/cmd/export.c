@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "store/store_export.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/opt.h"
 
@@ -99,10 +100,10 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	if (!store_export_known(table))
 		return gw_error(GW_EXIT_USAGE, "--table",
-		                "gpu, host, process, steps, events, meta or gpus",
+		                N_("gpu, host, process, steps, events, meta or gpus"),
 		                "unknown table '%s'", table);
 	if (first + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "export", "gpuwhy export run.gpuwhy",
+		return gw_error(GW_EXIT_USAGE, "export", N_("gpuwhy export run.gpuwhy"),
 		                "give exactly one recording");
 	store_export *x;
 	int rc = store_export_open(argv[first], table, &x);

@@ -25,6 +25,7 @@
 
 #include "exporter/exporter.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -497,7 +498,7 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	if (fd < 0) {
 		exp_server_stop(s);
 		return gw_error(GW_EXIT_ENV, what,
-		                "is another exporter running? pick another port with --listen",
+		                N_("is another exporter running? pick another port with --listen"),
 		                "cannot listen: %s", why);
 	}
 	s->d = MHD_start_daemon(

@@ -15,6 +15,7 @@
 
 #include "store/sql.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -494,7 +495,7 @@ static void stall_end(store *st, long written)
 		char what[96];
 		gap_text(st, what, sizeof what);
 		gw_error(GW_EXIT_ENV, st->path,
-		         "a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples",
+		         N_("a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples"),
 		         "%s not recorded: another process held the write lock for %.1f s", what,
 		         waited);
 	} else if (st->stall_told || waited >= 1.0) {

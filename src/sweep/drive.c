@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -460,7 +461,8 @@ static int prepare(drive_ctx *cx)
 	char err[512];
 	sweep_opts *o = cx->o;
 	if (sweep_plan_build(&o->sp, &cx->pl, err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", "fewer values, or --max-runs", "%s", err);
+		return gw_error(GW_EXIT_USAGE, "sweep", N_("fewer values, or --max-runs"), "%s",
+		                err);
 	cx->search_var = -1;
 	for (int i = 0; i < o->sp.nvars; i++)
 		if (o->sp.vars[i].search)
@@ -469,7 +471,7 @@ static int prepare(drive_ctx *cx)
 	if (cx->search_var >= 0)
 		cx->total += search_estimate(&o->sp.vars[cx->search_var]);
 	if (cx->total > o->sp.max_runs)
-		return gw_error(GW_EXIT_USAGE, "sweep", "a narrower range, or --max-runs",
+		return gw_error(GW_EXIT_USAGE, "sweep", N_("a narrower range, or --max-runs"),
 		                "about %d runs planned, more than %d", cx->total, o->sp.max_runs);
 	/* Every configuration's command is built once now, so a bad one fails before any runs. */
 	for (int i = 0; i < cx->pl.n; i++) {
@@ -489,10 +491,10 @@ static int open_dir(drive_ctx *cx)
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/sweep.json", dir);
 	if (!cx->o->resume && access(path, F_OK) == 0)
-		return gw_error(GW_EXIT_USAGE, dir, "gpuwhy sweep --resume DIR goes on with it",
+		return gw_error(GW_EXIT_USAGE, dir, N_("gpuwhy sweep --resume DIR goes on with it"),
 		                "holds a sweep already");
 	if (mkdir_p(dir) != 0)
-		return gw_error(GW_EXIT_ENV, dir, "check the path and its permissions",
+		return gw_error(GW_EXIT_ENV, dir, N_("check the path and its permissions"),
 		                "cannot create: %s", strerror(errno));
 	if (!cx->o->resume) {
 		cx->st->free_cores = free_cores(&cx->st->ncpu);

@@ -40,14 +40,14 @@ static int open_gpus(gpu_ctx **ctx)
 {
 	if (!scenario_env())
 		return gw_error(GW_EXIT_USAGE, "sim train",
-		                "run it as gpuwhy --sim SCENARIO sim ...",
+		                N_("run it as gpuwhy --sim SCENARIO sim ..."),
 		                "needs the simulated GPU");
 	const char *lib = getenv("GPUWHY_NVML");
 	if (!lib || !*lib) {
 		lib = gpu_sim_library(NULL);
 		if (!lib)
 			return gw_error(GW_EXIT_ENV, "sim train",
-			                "build it with make, or set GPUWHY_SIM_LIB",
+			                N_("build it with make, or set GPUWHY_SIM_LIB"),
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
