@@ -130,8 +130,12 @@ static int search_estimate(const sweep_var *v)
 static int dry_run(drive_ctx *cx)
 {
 	sweep_opts *o = cx->o;
-	printf("gpuwhy sweep plan: %d configuration%s x %d repeat%s into %s\n", cx->pl.n,
-	       cx->pl.n == 1 ? "" : "s", o->sp.repeat, o->sp.repeat == 1 ? "" : "s", o->dir);
+	char cfgs[96], reps[96];
+	snprintf(cfgs, sizeof cfgs, P_("%d configuration", "%d configurations", cx->pl.n),
+	         cx->pl.n);
+	snprintf(reps, sizeof reps, P_("%d repeat", "%d repeats", o->sp.repeat), o->sp.repeat);
+	/* TRANSLATORS: "gpuwhy sweep plan: 4 configurations x 2 repeats into DIR". */
+	printf(_("gpuwhy sweep plan: %s x %s into %s\n"), cfgs, reps, o->dir);
 	char err[256];
 	for (int i = 0; i < cx->pl.n; i++) {
 		char **argv = sweep_argv(&o->sp, &cx->pl.c[i], err, sizeof err);
@@ -147,16 +151,16 @@ static int dry_run(drive_ctx *cx)
 	}
 	if (cx->search_var >= 0) {
 		const sweep_var *v = &o->sp.vars[cx->search_var];
-		printf(
-		    "then search %s from %lld to %lld (doubling, then bisecting to %lld; about %d "
-		    "runs, one each)\n",
-		    v->name, v->lo, v->hi, v->step, search_estimate(v));
+		printf(_("then search %s from %lld to %lld (doubling, then bisecting to %lld; "
+		         "about %d "
+		         "runs, one each)\n"),
+		       v->name, v->lo, v->hi, v->step, search_estimate(v));
 	}
 	if (o->steps)
-		printf("each run stops once %lld steps after %lld warm-up steps are timed\n",
+		printf(_("each run stops once %lld steps after %lld warm-up steps are timed\n"),
 		       o->steps, o->warmup);
 	if (o->duration_ns)
-		printf("each run stops after %.0f s\n", o->duration_ns / 1e9);
+		printf(_("each run stops after %.0f s\n"), o->duration_ns / 1e9);
 	return GW_EXIT_OK;
 }
 
@@ -213,14 +217,14 @@ static void progress(drive_ctx *cx, const sweep_run *r)
 	/* Wall time per finished run so far: right for runs one by one and side by side. */
 	double eta = left > 0 ? (now_s() - cx->t_start) / cx->finished * left : 0;
 	fprintf(stderr, "gpuwhy sweep: [%d/%d] %s r%d: %s", at, cx->total, r->config, r->rep,
-	        sweep_status_name(r->status));
+	        _(sweep_status_name(r->status)));
 	if (r->status != SWEEP_DONE && r->exit_code >= 0)
-		fprintf(stderr, " (exit %d)", r->exit_code);
+		fprintf(stderr, _(" (exit %d)"), r->exit_code);
 	if (!isnan(ms))
-		fprintf(stderr, ", %.1f ms/step", ms);
-	fprintf(stderr, " in %.1f s", r->ended - r->started);
+		fprintf(stderr, _(", %.1f ms/step"), ms);
+	fprintf(stderr, _(" in %.1f s"), r->ended - r->started);
 	if (left > 0)
-		fprintf(stderr, "; about %.0f s left", eta);
+		fprintf(stderr, _("; about %.0f s left"), eta);
 	fputc('\n', stderr);
 }
 
@@ -371,8 +375,8 @@ static int search_step(drive_ctx *cx, long long value, bool *fits)
 	}
 	if (r->status == SWEEP_FAILED)
 		fprintf(stderr,
-		        "gpuwhy sweep: %s failed without running out of memory (exit %d); "
-		        "taken as not fitting (see its log)\n",
+		        _("gpuwhy sweep: %s failed without running out of memory (exit %d); "
+		          "taken as not fitting (see its log)\n"),
 		        c->name, r->exit_code);
 	*fits = r->status == SWEEP_DONE;
 	return r->status == SWEEP_INTERRUPTED ? -1 : 0;
@@ -434,7 +438,7 @@ static int finish(drive_ctx *cx)
 	else
 		sweep_render_text(stdout, &R);
 	if (!cx->o->json)
-		printf("files: %s/results.txt, results.json, report.html\n", cx->st->dir);
+		printf(_("files: %s/results.txt, results.json, report.html\n"), cx->st->dir);
 	sweep_results_free(&R);
 	return rc;
 }
@@ -526,7 +530,7 @@ int sweep_drive(sweep_opts *o, sweep_state *st, const char *gpus)
 			rc = finish(&cx);
 		if (!rc && sweep_interrupted) {
 			fprintf(stderr,
-			        "gpuwhy sweep: interrupted; gpuwhy sweep --resume %s goes on\n",
+			        _("gpuwhy sweep: interrupted; gpuwhy sweep --resume %s goes on\n"),
 			        st->dir);
 			rc = 130;
 		} else if (!rc && cx.failed) {

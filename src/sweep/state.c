@@ -16,8 +16,9 @@
 #include "util/jsonw.h"
 #include "util/xalloc.h"
 
-static const char *const status_names[] = {"pending", "running", "done",
-                                           "failed",  "oom",     "interrupted"};
+/* Names in sweep.json; N_ lets the text output show them translated. */
+static const char *const status_names[] = {N_("pending"), N_("running"), N_("done"),
+                                           N_("failed"),  N_("oom"),     N_("interrupted")};
 
 const char *sweep_status_name(sweep_status s)
 {

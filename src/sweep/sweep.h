@@ -243,7 +243,8 @@ typedef struct {
 	int knee;     /* index into cfg, -1 none */
 	bool gaining; /* every step gained: no knee within the values (knee = the last) */
 	int best;     /* index into cfg, -1 none */
-	char why[600];
+	char why[600];      /* English, for results.json */
+	char why_text[600]; /* the same in the user's language, for text and HTML */
 } sweep_var_result;
 
 typedef struct {
