@@ -107,6 +107,39 @@ for args in "${errors[@]}"; do
 
 done
 
+# ---- sweep's human output: plan, progress, table, best, knee, why ----
+sweep_args() { # DIR [OPTION...]
+	local d=$1
+	shift
+	echo --sim h100x1 sweep -o "$d" "$@" --vary workers=1,2 --interval 100ms -- \
+		"$GPUWHY" sim train --steps 15 --workers {workers} --cpu-ms 1 --gpu-ms 20
+}
+# shellcheck disable=SC2046
+marked $(sweep_args "$tmp/sweep-plan" --dry-run) >"$tmp/plan" 2>&1 || fail "sweep --dry-run"
+# Its lines of recording and command are the sweep's own data.
+unmarked "$tmp/plan" '^  [^ ]+\.gpuwhy '
+# shellcheck disable=SC2046
+marked $(sweep_args "$tmp/sweep-marked") >"$tmp/sweep" 2>&1 || fail "sweep: $(cat "$tmp/sweep")"
+# The top finding's title is the diagnosis's text (results.json has it): cut it out.
+python3 - "$tmp/sweep-marked/results.json" "$tmp/sweep" <<'PY' || fail "results.json"
+import json, sys
+configs = json.load(open(sys.argv[1]))["configurations"]
+titles = {c.get("top_finding_title") for c in configs} - {None}
+text = open(sys.argv[2], encoding="utf-8").read()
+for t in titles:
+    text = text.replace(t, "")
+open(sys.argv[2], "w", encoding="utf-8").write(text)
+PY
+sed -i -E 's/^gpuwhy sweep: //' "$tmp/sweep"
+unmarked "$tmp/sweep"
+# shellcheck disable=SC2046
+LANG=zh_CN.UTF-8 "$GPUWHY" $(sweep_args "$tmp/sweep-zh") >"$tmp/sweep.zh" 2>&1 ||
+	fail "sweep under zh_CN: $(cat "$tmp/sweep.zh")"
+LC_ALL=C.UTF-8 grep -qP '^原因  .*[\x{4e00}-\x{9fff}]' "$tmp/sweep-zh/results.txt" ||
+	fail "results.txt has no Chinese why: $(cat "$tmp/sweep-zh/results.txt")"
+LC_ALL=C.UTF-8 grep -qP '[\x{4e00}-\x{9fff}]' "$tmp/sweep-zh/results.json" &&
+	fail "results.json holds Chinese"
+
 # ---- Chinese: doctor and errors; exit codes and JSON unchanged; --lang en ----
 # Scenario time pinned, so that runs moments apart read the same values.
 export GPUWHY_SIM_TIME=30
