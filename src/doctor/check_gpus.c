@@ -461,8 +461,9 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
 			         DR_("gen %.0f of %.0f"), gc, gm);
 		if (have_w)
+			/* TRANSLATORS: between the PCIe generation and the link width. */
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
-			         DR_("%sx%.0f of x%.0f"), have_gen ? ", " : "", wc, wm);
+			         DR_("%sx%.0f of x%.0f"), have_gen ? DR_(", ") : "", wc, wm);
 		if (narrow || slow) {
 			gw_sb_sep(&bad, "; ");
 			gw_sb_printf(&bad, "%s%s", desc, slow && !narrow ? DR_(" under load") : "");

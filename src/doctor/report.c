@@ -142,8 +142,8 @@ void dr_print_text(FILE *f, const dr_report *r, bool color)
 	}
 	fputc('\n', f);
 	fprintf(f,
-	        P_("%zu check: %d FAIL, %d WARN, %d PASS, %d SKIP\n",
-	           "%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n),
+	        DR_P("%zu check: %d FAIL, %d WARN, %d PASS, %d SKIP\n",
+	             "%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n),
 	        r->n, counts[DR_FAIL], counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
 }
 
