@@ -7,7 +7,9 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps test-deps build demo style test test-fast test-asan format lint bench fuzz clean po
+PREFIX     ?= /usr/local
+
+.PHONY: all deps test-deps build install demo style test test-fast test-asan format lint bench fuzz clean po
 
 all: build
 
@@ -20,6 +22,15 @@ test-deps:
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# Install the binary, the simulated GPU, its scenarios and the message catalogues
+# under PREFIX (bin/, lib/gpuwhy/, share/gpuwhy/scenarios/, share/locale/); the
+# installed gpuwhy finds them beside itself, so PREFIX can be any directory.
+# An existing build tree is installed as it is configured (build type kept).
+install:
+	@test -f $(BUILD)/CMakeCache.txt || $(MAKE) --no-print-directory build
+	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The demo's output is the story: the build goes to a log, shown only when it fails.
 demo: deps

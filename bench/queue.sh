@@ -4,8 +4,11 @@
 # task-spooler (`tsp`, one slot), in the same run on the same machine.
 #
 # task-spooler keeps one client process per queued job and serves about 1000
-# of them at most, so both systems get the tasks in batches of 500, each
-# queued behind a blocker task and then released. Measured for each:
+# of them at most, so both systems get the tasks in batches of 100, each
+# queued behind a blocker task and then released. The batches alternate
+# between the two systems (gpuwhy's, then task-spooler's, then gpuwhy's...),
+# so a change in the machine's load from other work reaches both alike.
+# Measured for each:
 #   submit   sequential `gpuwhy queue add` / `tsp` calls from a shell (tasks/s)
 #   drain    `true` tasks: tasks / (end of the batch's last task - release) (tasks/s)
 #   gap      tasks that print $EPOCHREALTIME as their first and last action:
@@ -30,7 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-B=$((N < 500 ? N : 500))
+B=$((N < 100 ? N : 100))
 BATCHES=$(((N + B - 1) / B))
 
 now() { date +%s.%N; }
@@ -50,48 +53,59 @@ print("%.2f %.2f %.2f %d" % (g[n // 2] * 1e3, g[int(n * 0.95)] * 1e3, sum(g) / n
 PY
 }
 
-# run_system NAME SUBMIT...: drain and gap runs through SUBMIT (called as SUBMIT CMD ARGS).
-run_system() {
-	local name=$1 kind k i t0 t1 rel sub_t=0 drain_t=0
-	shift
-	for kind in drain gap; do
-		for k in $(seq "$BATCHES"); do
-			rm -f "$W/go" "$W/end"
-			"$@" sh -c "until [ -e $W/go ]; do sleep 0.01; done"
-			t0=$(now)
-			for i in $(seq "$B"); do
-				if [ "$kind" = drain ]; then
-					"$@" true
-				else
-					"$@" bash -c "printf '%s s $k\n' \$EPOCHREALTIME >>$W/$name-stamps; printf '%s e $k\n' \$EPOCHREALTIME >>$W/$name-stamps"
-				fi
-			done
-			t1=$(now)
-			"$@" bash -c "echo \$EPOCHREALTIME >$W/end"
-			rel=$(now)
-			touch "$W/go"
-			wait_file "$W/end"
-			if [ "$kind" = drain ]; then
-				sub_t=$(calc "$sub_t + $t1 - $t0")
-				drain_t=$(calc "$drain_t + $(cat "$W/end") - $rel")
-			fi
-		done
+declare -A SUB_T DRAIN_T
+# batch NAME KIND K SUBMIT...: B tasks of KIND (drain: `true`; gap: stamping) through
+# SUBMIT (called as SUBMIT CMD ARGS), queued behind a blocker, then released.
+batch() {
+	local name=$1 kind=$2 k=$3 i t0 t1 rel
+	shift 3
+	rm -f "$W/go" "$W/end"
+	"$@" sh -c "until [ -e $W/go ]; do sleep 0.01; done"
+	t0=$(now)
+	for i in $(seq "$B"); do
+		if [ "$kind" = drain ]; then
+			"$@" true
+		else
+			"$@" bash -c "printf '%s s $k\n' \$EPOCHREALTIME >>$W/$name-stamps; printf '%s e $k\n' \$EPOCHREALTIME >>$W/$name-stamps"
+		fi
 	done
-	SUBMIT=$(calc "'%.1f' % ($B * $BATCHES / $sub_t)")
-	DRAIN=$(calc "'%.1f' % ($B * $BATCHES / $drain_t)")
-	read -r MED P95 MEAN NGAPS < <(gaps "$W/$name-stamps")
-	cp "$W/$name-stamps" "$OUT/queue-$name-stamps.txt"
+	t1=$(now)
+	"$@" bash -c "echo \$EPOCHREALTIME >$W/end"
+	rel=$(now)
+	touch "$W/go"
+	wait_file "$W/end"
+	if [ "$kind" = drain ]; then
+		SUB_T[$name]=$(calc "${SUB_T[$name]:-0} + $t1 - $t0")
+		DRAIN_T[$name]=$(calc "${DRAIN_T[$name]:-0} + $(cat "$W/end") - $rel")
+	fi
 }
 
 gq() { "$G" queue add --gpus 0 -- "$@" >/dev/null; }
 tq() { tsp "$@" >/dev/null; }
 
-# ---- gpuwhy queue ----
+# Both systems up, each idle while the other runs a batch.
 "$G" queue config cpu-slots 1 >/dev/null
 "$G" queue worker >"$W/worker.log" 2>&1 &
 until "$G" queue gpus --json 2>/dev/null | grep -q '"worker_pid": *[0-9]'; do sleep 0.05; done
-run_system gpuwhy gq
+tsp -S 1 >/dev/null
+for kind in drain gap; do
+	for k in $(seq "$BATCHES"); do
+		batch gpuwhy "$kind" "$k" gq
+		batch tsp "$kind" "$k" tq
+	done
+done
+# results NAME: the figures of one system into SUBMIT DRAIN MED P95 MEAN NGAPS
+results() {
+	SUBMIT=$(calc "'%.1f' % ($B * $BATCHES / ${SUB_T[$1]})")
+	DRAIN=$(calc "'%.1f' % ($B * $BATCHES / ${DRAIN_T[$1]})")
+	read -r MED P95 MEAN NGAPS < <(gaps "$W/$1-stamps")
+	cp "$W/$1-stamps" "$OUT/queue-$1-stamps.txt"
+}
+results gpuwhy
 g_submit=$SUBMIT g_drain=$DRAIN g_med=$MED g_p95=$P95 g_mean=$MEAN g_n=$NGAPS
+results tsp
+t_submit=$SUBMIT t_drain=$DRAIN t_med=$MED t_p95=$P95 t_mean=$MEAN
+
 # --from: N tasks in one call
 for i in $(seq "$N"); do echo true; done >"$W/tasks.txt"
 t0=$(now)
@@ -101,17 +115,12 @@ g_from=$(calc "'%.0f' % ($N / ($t1 - $t0))")
 "$G" queue wait --timeout 600s >/dev/null
 "$G" queue stop >/dev/null
 
-# ---- task-spooler ----
-tsp -S 1 >/dev/null
-run_system tsp tq
-t_submit=$SUBMIT t_drain=$DRAIN t_med=$MED t_p95=$P95 t_mean=$MEAN
-
 ratio() { calc "'%.2f' % ($1 / $2)"; }
 cat <<EOF
 ### gpuwhy queue vs task-spooler ($(date +%Y-%m-%d))
 Machine: $(nproc)-core VM, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), Debian $(cat /etc/debian_version).
 Peer: task-spooler $(dpkg-query -W -f='${Version}' task-spooler 2>/dev/null) (\`tsp -S 1\`). gpuwhy: \`queue\` local back end, \`config cpu-slots 1\`, \`--gpus 0\` tasks.
-$((B * BATCHES)) tasks per measure and system ($BATCHES batches of $B behind a blocker); $g_n gaps.
+$((B * BATCHES)) tasks per measure and system ($BATCHES batches of $B behind a blocker, alternating between the systems); $g_n gaps.
 
 | measure | gpuwhy queue | tsp | gpuwhy / tsp |
 | --- | ---: | ---: | ---: |

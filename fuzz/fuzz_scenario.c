@@ -1,5 +1,5 @@
 /*
- * fuzz_scenario.c - libFuzzer target for the scenario parser (sim/sim_scenario.c,
+ * fuzz_scenario.c - libFuzzer target for the scenario parser (sim/sim_scenario*.c, sim_parse.c,
  * part of gpuwhy's sim layer). Any input must give a scenario or one error message,
  * never a crash, a leak or an unterminated message.
  * Seeds: the shipped scenarios in sim/scenarios.

@@ -11,6 +11,7 @@
 #include "util/opt.h"
 #include "gpu/loader.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/termsafe.h"
 
 typedef struct {
@@ -49,19 +50,20 @@ static const opt_cmd *main_cmd(void)
 	                      .about = about,
 	                      .opts = global_opts,
 	                      .more =
-	                          "`gpuwhy help COMMAND` (or `gpuwhy COMMAND --help`) describes "
-	                          "a command;\n--format json gives its output as JSON where the "
-	                          "output is data.",
-	                      .exit1 = "problems found",
+	                          N_("`gpuwhy help COMMAND` (or `gpuwhy COMMAND --help`) describes "
+	                             "a command;\n--format json gives its output as JSON where the "
+	                             "output is data."),
+	                      .exit1 = N_("problems found"),
 	                      .max_args = -1,
 	                      .stop_at_arg = true};
 	if (!about[0]) {
-		size_t n = (size_t)snprintf(about, sizeof about,
-		                            "Why is my GPU job slow? Measure, record, "
-		                            "diagnose.\n\nCommands:");
+		/* Built after the language is chosen: opt_help prints it as it is. */
+		size_t n = (size_t)snprintf(about, sizeof about, "%s\n\n%s",
+		                            _("Why is my GPU job slow? Measure, record, diagnose."),
+		                            _("Commands:"));
 		for (size_t i = 0; i < GW_CMD_COUNT && n < sizeof about; i++)
 			n += (size_t)snprintf(about + n, sizeof about - n, "\n  %-9s %s",
-			                      commands[i].name, commands[i].summary);
+			                      commands[i].name, _(commands[i].summary));
 	}
 	return &top;
 }
@@ -83,10 +85,12 @@ static const gw_cmd *find_cmd(const char *name)
 	const char *s = opt_suggest(name, names, GW_CMD_COUNT + 1);
 	char safe[GW_TERM_SAFE_LEN(64)];
 	gw_term_safe(name, safe, sizeof safe);
+	fputs("gpuwhy: ", stderr);
 	if (s)
-		fprintf(stderr, "gpuwhy: unknown command '%s' (did you mean '%s'?)\n", safe, s);
+		fprintf(stderr, _("unknown command '%s' (did you mean '%s'?)"), safe, s);
 	else
-		fprintf(stderr, "gpuwhy: unknown command '%s' (see gpuwhy --help)\n", safe);
+		fprintf(stderr, _("unknown command '%s' (see gpuwhy --help)"), safe);
+	fputc('\n', stderr);
 	return NULL;
 }
 
@@ -174,7 +178,7 @@ int main(int argc, char **argv)
 		int n = argc - first - 1;
 		help_argv = calloc((size_t)n + 2, sizeof *help_argv);
 		if (!help_argv)
-			return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+			return gw_error(GW_EXIT_ENV, "memory", NULL, "%s", _("out of memory"));
 		memcpy(help_argv, argv + first + 1, (size_t)n * sizeof *help_argv);
 		help_argv[n] = "--help";
 		argv = help_argv;
@@ -191,10 +195,10 @@ int main(int argc, char **argv)
 	/* --sim and --nvml go into the environment so that child processes
 	 * (gpuwhy run -- gpuwhy sim train ...) see the same GPU. */
 	if (g.sim || g.nvml) {
-		rc = gpu_loader_configure(g.sim, g.nvml, glob.argv0);
-		if (rc) {
+		gpu_open_failure lf;
+		if (gpu_loader_setup(g.sim, g.nvml, glob.argv0, &lf) != 0) {
 			free(help_argv);
-			return rc;
+			return gw_fail_print(&lf.err);
 		}
 	}
 	if (g.gpus)
@@ -206,5 +210,8 @@ int main(int argc, char **argv)
 	optind = 0; /* reset getopt for the command (0 also re-reads GNU extensions) */
 	rc = cmd->fn(sub_argc, sub_argv, &g);
 	free(help_argv);
+	gw_fail census;
+	if (gpu_close_failure(&census))
+		gw_fail_print(&census);
 	return rc;
 }

@@ -16,37 +16,42 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 
 /* X(name, function, one-line summary). Keep in the order `gpuwhy --help` shows. */
 #define GW_COMMANDS(X)                                                                             \
-	X("status", cmd_status, "one screen of every GPU and its processes (like nvidia-smi)")     \
+	X("status", cmd_status, N_("one screen of every GPU and its processes (like nvidia-smi)")) \
 	X("query", cmd_query,                                                                      \
-	  "selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)")          \
+	  N_("selected fields as CSV/JSON, once or in a loop (like nvidia-smi --query-gpu)"))      \
 	X("dmon", cmd_dmon,                                                                        \
-	  "nvidia-smi dmon: one line per GPU per interval (-s pucvmet, -d, -c, -o DT)")            \
+	  N_("nvidia-smi dmon: one line per GPU per interval (-s pucvmet, -d, -c, -o DT)"))        \
 	X("pmon", cmd_pmon,                                                                        \
-	  "nvidia-smi pmon: per-process SM/memory/codec utilization per interval")                 \
+	  N_("nvidia-smi pmon: per-process SM/memory/codec utilization per interval"))             \
 	X("top", cmd_top,                                                                          \
-	  "live view: GPU meters and history, host cores, processes, findings as they happen")     \
-	X("topo", cmd_topo, "GPU interconnect matrix, CPU/NUMA affinity, NVLink states")           \
+	  N_("live view: GPU meters and history, host cores, processes, findings as they happen")) \
+	X("topo", cmd_topo, N_("GPU interconnect matrix, CPU/NUMA affinity, NVLink states"))       \
 	X("record", cmd_record,                                                                    \
-	  "sample GPUs, host and processes into a .gpuwhy file until stopped")                     \
-	X("run", cmd_run, "run a command, record it and its process tree, summarise and diagnose") \
+	  N_("sample GPUs, host and processes into a .gpuwhy file until stopped"))                 \
+	X("run", cmd_run,                                                                          \
+	  N_("run a command, record it and its process tree, summarise and diagnose"))             \
 	X("sweep", cmd_sweep,                                                                      \
-	  "run a command once per setting (workers, batch, ...): which feeds the GPU, and why")    \
+	  N_("run a command once per setting (workers, batch, ...): which feeds the GPU, and "     \
+	     "why"))                                                                               \
 	X("report", cmd_report,                                                                    \
-	  "diagnose a recording: findings, evidence, advice (text, JSON, HTML)")                   \
-	X("compare", cmd_compare, "is the second recording faster, and what changed between them") \
-	X("trace", cmd_trace, "analyse profiler timelines (Kineto JSON, nsys SQLite) like HTA")    \
-	X("export", cmd_export, "a recording's tables as CSV or JSON Lines")                       \
+	  N_("diagnose a recording: findings, evidence, advice (text, JSON, HTML)"))               \
+	X("compare", cmd_compare,                                                                  \
+	  N_("is the second recording faster, and what changed between them"))                     \
+	X("trace", cmd_trace,                                                                      \
+	  N_("analyse profiler timelines (Kineto JSON, nsys SQLite) like HTA"))                    \
+	X("export", cmd_export, N_("a recording's tables as CSV or JSON Lines"))                   \
 	X("doctor", cmd_doctor,                                                                    \
-	  "environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, "     \
-	  "WSL, load")                                                                             \
+	  N_("environment checks: driver, GPU health, CUDA_VISIBLE_DEVICES, Python, containers, "  \
+	     "WSL, load"))                                                                         \
 	X("exporter", cmd_exporter,                                                                \
-	  "Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings")               \
-	X("demo", cmd_demo, "the whole loop on the simulated GPU: record, diagnose, fix, compare") \
+	  N_("Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings"))           \
+	X("demo", cmd_demo,                                                                        \
+	  N_("the whole loop on the simulated GPU: record, diagnose, fix, compare"))               \
 	X("queue", cmd_queue,                                                                      \
-	  "GPU-aware batch queue: memory-aware placement, retries, records, Slurm")                \
+	  N_("GPU-aware batch queue: memory-aware placement, retries, records, Slurm"))            \
 	X("gate", cmd_gate,                                                                        \
-	  "reverse proxy for inference servers: limits, fair queue, batching, GPU-aware")          \
-	X("sim", cmd_sim, "simulated GPU: list scenarios, run a synthetic training job")
+	  N_("reverse proxy for inference servers: limits, fair queue, batching, GPU-aware"))      \
+	X("sim", cmd_sim, N_("simulated GPU: list scenarios, run a synthetic training job"))
 
 #define GW_DECLARE_CMD(name, fn, summary) int fn(int argc, char **argv, const gw_global *g);
 GW_COMMANDS(GW_DECLARE_CMD)

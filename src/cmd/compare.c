@@ -8,9 +8,6 @@
 #include "report/report.h"
 #include "util/err.h"
 
-#define CMP_STR2(x) #x
-#define CMP_STR(x) CMP_STR2(x)
-
 int cmd_compare(int argc, char **argv, const gw_global *g)
 {
 	diag_opts o;
@@ -22,25 +19,25 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	             "passed to the diagnosis of both recordings: throughput or latency"),
 	    OPT_CALL(0, "set", "N=V", report_opt_set,
 	             "override a diagnosis threshold (gpuwhy report --thresholds)",
-	             .hint = "NAME=VALUE with a name from gpuwhy report --thresholds"),
+	             .hint = N_("NAME=VALUE with a name from gpuwhy report --thresholds")),
 	    OPT_END};
+	char about[1024];
+	snprintf(
+	    about, sizeof about,
+	    _("Compare two recordings of the same job: step time p50/p90/p99 with a 95 %%\n"
+	      "bootstrap confidence interval of the difference (%d resamples, fixed seed),\n"
+	      "throughput, utilization, SM activity, memory peak and power; the findings that\n"
+	      "went away or appeared; and what changed between the recordings (command-line\n"
+	      "arguments, environment variables of interest, GPU set, driver, host), with a\n"
+	      "warning when more than one thing changed."),
+	    DIAG_BOOTSTRAP_RESAMPLES);
 	const opt_cmd oc = {
 	    .name = "compare",
 	    .usage = "compare BASE CANDIDATE [--format text|json] [--goal throughput|latency]\n"
 	             "               [--set NAME=VALUE]...",
-	    .about =
-	        "Compare two recordings of the same job: step time p50/p90/p99 with a 95 %\n"
-	        "bootstrap confidence interval of the difference (" CMP_STR(
-	            DIAG_BOOTSTRAP_RESAMPLES) " resamples, fixed seed),\n"
-	                                      "throughput, utilization, SM activity, memory "
-	                                      "peak and power; the findings that\n"
-	                                      "went away or appeared; and what changed between "
-	                                      "the recordings (command-line\n"
-	                                      "arguments, environment variables of interest, "
-	                                      "GPU set, driver, host), with a\n"
-	                                      "warning when more than one thing changed.",
+	    .about = about,
 	    .opts = opts,
-	    .more = "Exit code 0 whatever the verdict.",
+	    .more = N_("Exit code 0 whatever the verdict."),
 	    .max_args = -1,
 	    .ctx = &o};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -60,6 +57,7 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 		rc = report_load(pb, &tb, &mb);
 	if (!rc) {
 		diag_comparison cmp;
+		o.localize = !json; /* JSON is for machines: English whatever the language */
 		diag_compare(ta, &ma, tb, &mb, &o, &cmp);
 		if (json) {
 			compare_json(stdout, &cmp, pa, pb);

@@ -24,6 +24,8 @@
 #include "gpu/loader.h"
 #include "model/timeline.h"
 #include "util/err.h"
+#include "util/fail.h"
+#include "util/i18n.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"
 
@@ -74,7 +76,7 @@ static void banner(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	fputs(tty ? "\n\033[1m== " : "\n== ", stdout);
-	vprintf(fmt, ap);
+	vprintf(_(fmt), ap);
 	fputs(tty ? "\033[0m\n\n" : "\n\n", stdout);
 	va_end(ap);
 }
@@ -144,7 +146,7 @@ static int record_job(const char *rec, const char *log, int workers)
 	const char *a[] = {"run",    "-o",       rec,     "-i",        "200ms",    "--",
 	                   demo_exe, "sim",      "train", "--workers", w,          "--cpu-ms",
 	                   cpu,      "--gpu-ms", gpu,     "--steps",   DEMO_STEPS, NULL};
-	printf("(the job's step lines go to %s)\n", log);
+	printf(_("(the job's step lines go to %s)\n"), log);
 	return self(a, log);
 }
 
@@ -163,23 +165,24 @@ static int judge(const diag_comparison *cmp, const timeline *cand, int workers, 
 	double a = cmp->mean.base * 1000, b = cmp->mean.cand * 1000;
 	double speedup = a / b, ideal = ideal_speedup(workers), job, others;
 	cpu_split(cand, c, &job, &others);
-	printf("Mean step: %.0f ms with 1 worker, %.0f ms with %d: %.2fx as fast "
-	       "(at best %.1fx: the GPU phase takes %d ms).\n",
+	printf(_("Mean step: %.0f ms with 1 worker, %.0f ms with %d: %.2fx as fast "
+	         "(at best %.1fx: the GPU phase takes %d ms).\n"),
 	       a, b, workers, speedup, ideal, DEMO_GPU_MS);
-	char busy[96] = "the CPUs were busy";
+	char busy[160];
+	snprintf(busy, sizeof busy, "%s", _("the CPUs were busy"));
 	if (!isnan(others))
-		snprintf(busy, sizeof busy, "other processes kept %.1f of the %ld cores busy",
+		snprintf(busy, sizeof busy, _("other processes kept %.1f of the %ld cores busy"),
 		         others, c->ncpu);
 	if (cmp->verdict < 0) {
-		printf("The fix worked: the GPU waits less for data.");
+		fputs(_("The fix worked: the GPU waits less for data."), stdout);
 		if (speedup < 0.7 * ideal)
-			printf(" Less than the best case because %s.", busy);
+			printf(_(" Less than the best case because %s."), busy);
 		putchar('\n');
 		return GW_EXIT_OK;
 	}
-	printf("The fix did not help on this machine: %s while the job ran, so %d workers got "
-	       "no more CPU than one (the job used %.1f cores). With %d free cores the same "
-	       "change makes steps up to %.1fx as fast.\n",
+	printf(_("The fix did not help on this machine: %s while the job ran, so %d workers got "
+	         "no more CPU than one (the job used %.1f cores). With %d free cores the same "
+	         "change makes steps up to %.1fx as fast.\n"),
 	       busy, workers, job, workers, ideal);
 	return GW_EXIT_PROBLEMS;
 }
@@ -235,22 +238,22 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 	    .name = "demo",
 	    .usage = "demo [--dir DIR]",
 	    .about =
-	        "Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
-	        "GPU waits for the CPU), records the same job with as many workers as this\n"
-	        "machine has free cores (2 to 4), compares the two and checks that the fix\n"
-	        "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
-	        "with --sim).",
+	        N_("Records a one-worker synthetic training run, diagnoses it (data-starved: the\n"
+	           "GPU waits for the CPU), records the same job with as many workers as this\n"
+	           "machine has free cores (2 to 4), compares the two and checks that the fix\n"
+	           "made steps faster, on the simulated GPU (scenario h100x1, or the one given\n"
+	           "with --sim)."),
 	    .opts = opts,
-	    .exits = "0 the fix worked, 1 it did not on this machine (the reason is printed), 2 "
-	             "usage error, 3 a step of the demo could not run"};
+	    .exits = N_("0 the fix worked, 1 it did not on this machine (the reason is printed), 2 "
+	                "usage error, 3 a step of the demo could not run")};
 	int first, orc = opt_parse(&oc, argc, argv, &first);
 	if (orc)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	/* The synthetic job can only load a simulated GPU: use one unless told which. */
 	if (!g->sim) {
-		int rc = gpu_loader_configure("h100x1", NULL, g->argv0);
-		if (rc)
-			return rc;
+		gpu_open_failure lf;
+		if (gpu_loader_setup("h100x1", NULL, g->argv0, &lf) != 0)
+			return gw_fail_print(&lf.err);
 	}
 	char tmp[] = "/tmp/gpuwhy-demo-XXXXXX";
 	int rc = demo_dir(&dir, tmp);
@@ -290,14 +293,19 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 	int workers = choose_workers(&cpus);
 	banner("3/4  The fix the diagnosis suggests: more data-loading workers (%d)", workers);
 	if (cpus.free >= workers - 0.25)
-		printf("This machine has %ld cores, %.1f of them free just now: %d workers can "
-		       "prepare batches side by side.\n",
+		printf(_("This machine has %ld cores, %.1f of them free just now: %d workers can "
+		         "prepare batches side by side.\n"),
 		       cpus.ncpu, cpus.free, workers);
 	else
 		printf(
-		    "This machine has %ld core%s, only %.1f free just now (other processes use "
-		    "the rest): trying %d workers; the end of the demo says whether that helped.\n",
-		    cpus.ncpu, cpus.ncpu == 1 ? "" : "s", cpus.free, workers);
+		    P_("This machine has %ld core, only %.1f free just now (other processes use "
+		       "the rest): trying %d workers; the end of the demo says whether that "
+		       "helped.\n",
+		       "This machine has %ld cores, only %.1f free just now (other processes use "
+		       "the rest): trying %d workers; the end of the demo says whether that "
+		       "helped.\n",
+		       cpus.ncpu),
+		    cpus.ncpu, cpus.free, workers);
 	if ((rc = record_job(cand, log2, workers)) != 0)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "the second run failed (exit %d)", rc);
 
@@ -307,6 +315,7 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_ENV, "demo", NULL, "compare failed (exit %d)", rc);
 	putchar('\n');
 	rc = verdict(base, cand, workers, &cpus);
-	printf("\nRecordings, the jobs' output and an HTML report are in %s\n", dir);
+	putchar('\n');
+	printf(_("Recordings, the jobs' output and an HTML report are in %s\n"), dir);
 	return rc;
 }

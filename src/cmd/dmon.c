@@ -8,6 +8,7 @@
 #include "util/opt.h"
 #include "smi/smi.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/parse.h"
 
@@ -64,8 +65,8 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 	int rc;
 	const opt_def opts[] = {
 	    OPT_CALL(0, "s", pmon ? "u|m|um" : "pucvmetg", set_groups,
-	             pmon ? "u utilization (default), m frame-buffer memory (also --select)"
-	                  : "the column groups (default puc; also --select)"),
+	             pmon ? N_("u utilization (default), m frame-buffer memory (also --select)")
+	                  : N_("the column groups (default puc; also --select)")),
 	    MON_ALIAS("select", "GROUPS", set_groups),
 	    OPT_CALL(0, "d", "SECONDS", set_delay, "interval in whole seconds (also --delay)"),
 	    MON_ALIAS("delay", "SECONDS", set_delay),
@@ -86,16 +87,16 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 	             : "dmon [-s pucvmetg] [-d SECONDS] [-c COUNT] [-o D|T|DT] [-i ID,...] [-f "
 	               "FILE]",
 	    .about =
-	        pmon ? "nvidia-smi pmon's columns: per process on each GPU, "
-	               "SM/memory/encoder/decoder\nutilization (u, the default) and "
-	               "frame-buffer memory (m). '-' when the driver\nhas no sample of the "
-	               "process in the interval."
-	             : "nvidia-smi dmon's columns, one line per GPU per interval. Groups: p "
-	               "power and\ntemperatures, u utilization (sm mem enc dec jpg ofa), c "
-	               "clocks, v power and\nthermal violations, m frame-buffer/BAR1/protected "
-	               "memory, e ECC and PCIe replay\nerrors, t PCIe throughput; g (gpuwhy's) "
-	               "GPM SM activity, occupancy, tensor and\nDRAM activity. Default puc. '-' "
-	               "marks a value the driver does not give.",
+	        pmon ? N_("nvidia-smi pmon's columns: per process on each GPU, "
+	                  "SM/memory/encoder/decoder\nutilization (u, the default) and "
+	                  "frame-buffer memory (m). '-' when the driver\nhas no sample of the "
+	                  "process in the interval.")
+	             : N_("nvidia-smi dmon's columns, one line per GPU per interval. Groups: p "
+	                  "power and\ntemperatures, u utilization (sm mem enc dec jpg ofa), c "
+	                  "clocks, v power and\nthermal violations, m frame-buffer/BAR1/protected "
+	                  "memory, e ECC and PCIe replay\nerrors, t PCIe throughput; g (gpuwhy's) "
+	                  "GPM SM activity, occupancy, tensor and\nDRAM activity. Default puc. '-' "
+	                  "marks a value the driver does not give."),
 	    .opts = opts,
 	    .long_only = true,
 	    .ctx = &m};
@@ -106,9 +107,10 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 		return gw_error(GW_EXIT_ENV, file, N_("check the directory and permissions"),
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	if ((rc = gpu_open(&oo, &c)))
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	smi_sel sel;
 	if ((rc = smi_select(c, ids, &sel)) == 0) {
 		struct sigaction sa = {.sa_handler = on_signal};

@@ -64,15 +64,16 @@ static int parse_args(int argc, char **argv, dr_opts *o, bool *json, bool *list)
 	    .name = "doctor",
 	    .usage = "doctor [--format json] [--port N ...] [--need-mem SIZE] [--python PATH]\n"
 	             "doctor --list",
-	    .about =
+	    .about = N_(
 	        "Checks the driver, the GPUs' health, CUDA_VISIBLE_DEVICES, Python GPU "
 	        "frameworks,\ncontainers, WSL, other load on the GPUs and environment variables. "
 	        "Prints one line\nper check: PASS, WARN, FAIL or SKIP, what was found and, "
-	        "unless PASS, the fix.",
+	        "unless PASS, the fix."),
 	    .opts = opts,
-	    .more = "Every external probe has a timeout (Python 10 s each, docker/nvidia-ctk/dmesg "
-	            "5 s,\nNVML 60 s). The global --gpus LIST limits the per-GPU checks.",
-	    .exit1 = "a check failed (warnings allowed)",
+	    .more =
+	        N_("Every external probe has a timeout (Python 10 s each, docker/nvidia-ctk/dmesg "
+	           "5 s,\nNVML 60 s). The global --gpus LIST limits the per-GPU checks."),
+	    .exit1 = N_("a check failed (warnings allowed)"),
 	    .ctx = o};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)

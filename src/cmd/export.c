@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "store/store_export.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/opt.h"
@@ -92,7 +93,7 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 	    .usage = "export FILE [--format csv|jsonl] [--table gpu|host|process|steps|events|meta|"
 	             "gpus]",
 	    .about =
-	        "Writes one table of a recording to stdout. Times are seconds since the epoch.",
+	        N_("Writes one table of a recording to stdout. Times are seconds since the epoch."),
 	    .opts = opts,
 	    .max_args = -1};
 	int first, orc = opt_parse(&oc, argc, argv, &first);
@@ -106,9 +107,9 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "export", N_("gpuwhy export run.gpuwhy"),
 		                "give exactly one recording");
 	store_export *x;
-	int rc = store_export_open(argv[first], table, &x);
-	if (rc)
-		return rc;
+	gw_fail err;
+	if (store_export_open(argv[first], table, &x, &err) != 0)
+		return gw_fail_print(&err);
 	int ncol = store_export_columns(x);
 	bool csv = format == 0;
 	if (csv) {
@@ -123,5 +124,5 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		else
 			row_json(x, cells, ncol);
 	}
-	return store_export_close(x);
+	return store_export_close(x, &err) != 0 ? gw_fail_print(&err) : 0;
 }

@@ -10,8 +10,10 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "exporter/exporter.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/parse.h"
 
@@ -52,19 +54,19 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	    OPT_DURATION(0, "interval", "DURATION", &a->interval_ns, 0,
 	                 "sampling period (default 1s, at least 100ms); a scrape serves the latest "
 	                 "sample, never waits",
-	                 .min = 0.1, .max = 3600, .why = "invalid interval '%s'",
-	                 .hint = "from 100ms to 1h, e.g. --interval 1s"),
+	                 .min = 0.1, .max = 3600, .why = N_("invalid interval '%s'"),
+	                 .hint = N_("from 100ms to 1h, e.g. --interval 1s")),
 	    OPT_ENUM(0, "hostname-label", "NAME", &host_label, host_labels,
 	             "Hostname (default, released dcgm-exporters), hostname (newer dcgm-exporter) "
 	             "or none; the value is $NODE_NAME, else the host name",
-	             .why = "unknown value '%s'"),
+	             .why = N_("unknown value '%s'")),
 	    OPT_STRING(0, "collectors", "FILE", &a->collectors_path,
 	               "a dcgm-exporter counters CSV (FIELD, prom_type, help): export only the "
 	               "DCGM fields it lists"),
 	    OPT_ENUM(0, "counter-type", "TYPE", &counter_type, counter_types,
 	             "counter or untyped: the type of the counter fields (energy, PCIe replays, "
 	             "NVLink, remapped rows, ECC); default untyped unless the CSV says counter",
-	             .why = "unknown type '%s'", .hint = "counter or untyped"),
+	             .why = N_("unknown type '%s'"), .hint = N_("counter or untyped")),
 	    OPT_FLAG(0, "kubernetes", &kube,
 	             "pod, namespace and container labels on the series of GPUs and processes in "
 	             "Kubernetes pods (from /proc/PID/cgroup and /var/log/containers)"),
@@ -73,24 +75,25 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	               "/host); implies --kubernetes"),
 	    OPT_INT(0, "processes", "N", &a->processes, 0, EXP_PROC_MAX,
 	            "top N processes per GPU by memory (default 5, 0..32)",
-	            .why = "invalid value '%s'", .hint = "a number from 0 to 32"),
+	            .why = N_("invalid value '%s'"), .hint = N_("a number from 0 to 32")),
 	    OPT_INT(0, "max-connections", "N", &max_conn, 1, 100000, "connection cap (default 256)",
-	            .why = "invalid value '%s'", .hint = "a number from 1 to 100000"),
+	            .why = N_("invalid value '%s'"), .hint = N_("a number from 1 to 100000")),
 	    OPT_INT(0, "request-timeout", "SECONDS", &timeout_s, 1, 3600,
 	            "a connection must complete each request within this (default 10)",
-	            .why = "invalid value '%s'", .hint = "whole seconds from 1 to 3600"),
+	            .why = N_("invalid value '%s'"), .hint = N_("whole seconds from 1 to 3600")),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "exporter",
 	    .usage = "exporter [--listen ADDR:PORT] [--interval DURATION]\n"
 	             "         [--hostname-label Hostname|hostname|none] [--collectors FILE]\n"
 	             "         [--processes N] [--max-connections N] [--request-timeout SECONDS]",
-	    .about = "Serve Prometheus metrics: dcgm-exporter's DCGM_FI_* series (same names,\n"
-	             "labels and help texts) without DCGM, plus gpuwhy_* series for the host,\n"
-	             "processes, throttle reasons, PCIe links and live findings.",
+	    .about = N_("Serve Prometheus metrics: dcgm-exporter's DCGM_FI_* series (same names,\n"
+	                "labels and help texts) without DCGM, plus gpuwhy_* series for the host,\n"
+	                "processes, throttle reasons, PCIe links and live findings."),
 	    .opts = opts,
-	    .more = "Endpoints: GET /metrics (text format 0.0.4, gzip when asked), GET /health,\n"
-	            "GET / (index). Stop with Ctrl-C or SIGTERM.",
+	    .more =
+	        N_("Endpoints: GET /metrics (text format 0.0.4, gzip when asked), GET /health,\n"
+	           "GET / (index). Stop with Ctrl-C or SIGTERM."),
 	    .ctx = a};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
@@ -186,18 +189,20 @@ static void wait_for_stop(void)
 		int sig = 0;
 		if (sigwait(&set, &sig) != 0 || sig != SIGHUP)
 			return;
-		fprintf(stderr, "gpuwhy exporter: SIGHUP ignored (options and --collectors "
-		                "are read at start; restart to change them)\n");
+		fprintf(stderr, "gpuwhy exporter: %s\n",
+		        _("SIGHUP ignored (options and --collectors are read at start; restart to "
+		          "change them)"));
 	}
 }
 
 static int serve(const exporter_args *a, const exp_collectors *collectors, const gw_global *g)
 {
 	gpu_ctx *gpu;
-	gpu_open_opts oo = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	int rc = gpu_open(&oo, &gpu);
 	if (rc)
-		return rc;
+		return gw_fail_print(&gf.err);
 	gpu_slow_thread_start(gpu);
 	char host[256];
 	hostname_value(host, sizeof host);
@@ -224,11 +229,14 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 		rc = exp_server_start(&a->server, board, &server);
 	if (!rc) {
 		const exp_listen_addr *ad = &a->server.addr;
-		fprintf(
-		    stderr,
-		    "gpuwhy exporter: serving http://%s%s%s:%d/metrics (%d GPU%s, every %.3gs)\n",
-		    ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "", exp_server_port(server),
-		    gpu_count(gpu), gpu_count(gpu) == 1 ? "" : "s", (double)a->interval_ns / 1e9);
+		int ng = gpu_count(gpu);
+		fputs("gpuwhy exporter: ", stderr);
+		fprintf(stderr,
+		        P_("serving http://%s%s%s:%d/metrics (%d GPU, every %.3gs)",
+		           "serving http://%s%s%s:%d/metrics (%d GPUs, every %.3gs)", ng),
+		        ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "", exp_server_port(server),
+		        ng, (double)a->interval_ns / 1e9);
+		fputc('\n', stderr);
 		wait_for_stop();
 	}
 	exp_server_stop(server);

@@ -267,11 +267,12 @@ static int parse_pass(int argc, char **argv, gate_pass *x)
 	const opt_cmd oc = {
 	    .name = "gate",
 	    .usage = "gate --upstream URL[@GPU] [OPTIONS]",
-	    .about = "A reverse proxy for a GPU inference server (ComfyUI, Ollama, vLLM, Triton,\n"
-	             "any HTTP API): size limits, per-user concurrency, a fair queue, timeouts,\n"
-	             "GPU-aware admission and routing, dynamic batching, Prometheus metrics.",
+	    .about =
+	        N_("A reverse proxy for a GPU inference server (ComfyUI, Ollama, vLLM, Triton,\n"
+	           "any HTTP API): size limits, per-user concurrency, a fair queue, timeouts,\n"
+	           "GPU-aware admission and routing, dynamic batching, Prometheus metrics."),
 	    .opts = opts,
-	    .more = "SIGHUP reads --config and the flags again; SIGTERM drains.",
+	    .more = N_("SIGHUP reads --config and the flags again; SIGTERM drains."),
 	    .ctx = x};
 	int first;
 	return opt_parse(&oc, argc, argv, &first);

@@ -12,6 +12,7 @@
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -329,7 +330,7 @@ static int parse_args(int argc, char **argv, query_opts *q)
 	    OPT_CALL(0, "lms", "MS", q_loop_ms, "repeat every MS milliseconds (also --loop-ms)"),
 	    Q_ALIAS("loop-ms", "MS", q_loop_ms),
 	    OPT_INT64(0, "count", "N", &q->count, 1, (double)(1LL << 40), "stop after N samples",
-	              .why = "invalid count '%s'", .hint = "a positive whole number"),
+	              .why = N_("invalid count '%s'"), .hint = N_("a positive whole number")),
 	    OPT_FLAG(0, "dmon", &q->dmon, "the compact nvidia-smi dmon columns plus SM activity"),
 	    OPT_CALL(0, "help-query", NULL, q_help_query,
 	             "list the fields of --query-gpu (also --help-query-gpu)"),
@@ -348,13 +349,13 @@ static int parse_args(int argc, char **argv, query_opts *q)
 	             "query --dmon [-l SECONDS | -lms MILLISECONDS] [--count N]\n"
 	             "query --help-query",
 	    .about =
-	        "Field names and units follow nvidia-smi 590 --query-gpu (every name and alias "
-	        "of\nits --help-query-gpu); values NVML cannot give print [N/A] (null in JSON). "
-	        "The\nheader keeps its units with nounits, as nvidia-smi does. -i takes "
-	        "indices, UUIDs\nand PCI bus ids. --format=json prints one JSON object per "
-	        "sample (JSON Lines when\nlooping). --dmon streams the compact `nvidia-smi dmon "
-	        "-s pucct` columns plus SM\nactivity. -l/-lms repeat at a fixed cadence until "
-	        "Ctrl-C or --count samples.\nOptions take one dash or two, as nvidia-smi's do.",
+	        N_("Field names and units follow nvidia-smi 590 --query-gpu (every name and alias "
+	           "of\nits --help-query-gpu); values NVML cannot give print [N/A] (null in JSON). "
+	           "The\nheader keeps its units with nounits, as nvidia-smi does. -i takes "
+	           "indices, UUIDs\nand PCI bus ids. --format=json prints one JSON object per "
+	           "sample (JSON Lines when\nlooping). --dmon streams the compact `nvidia-smi dmon "
+	           "-s pucct` columns plus SM\nactivity. -l/-lms repeat at a fixed cadence until "
+	           "Ctrl-C or --count samples.\nOptions take one dash or two, as nvidia-smi's do."),
 	    .opts = opts,
 	    .long_only = true,
 	    .ctx = q};
@@ -426,9 +427,10 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_ENV, q.filename, "check the directory and permissions",
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	if ((rc = gpu_open(&oo, &c)))
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	smi_sel sel;
 	if ((rc = smi_select(c, q.ids, &sel))) {
 		gpu_close(c);

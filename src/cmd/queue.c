@@ -24,7 +24,7 @@ static const opt_def queue_opts[] = {
 static const opt_cmd queue_cmd = {
     .name = "queue",
     .usage = "queue [--queue DIR] SUBCOMMAND [OPTIONS]",
-    .about =
+    .about = N_(
         "A GPU-aware batch queue: memory-aware placement, several tasks per GPU with a\n"
         "cap, retries with a cooldown, out-of-memory recognition, a record per task,\n"
         "state that survives restarts, and a Slurm back end.\n"
@@ -43,13 +43,13 @@ static const opt_cmd queue_cmd = {
         "  gpus [--json]                    what the scheduler sees on each GPU\n"
         "  config [KEY [VALUE]]             the queue's settings\n"
         "  worker [--idle-exit D]           run the scheduler in the foreground\n"
-        "  stop                             stop the worker (running tasks go on)",
+        "  stop                             stop the worker (running tasks go on)"),
     .opts = queue_opts,
-    .more = "The queue lives in --queue DIR, else $GPUWHY_QUEUE, else\n"
-            "$XDG_STATE_HOME/gpuwhy/queue (~/.local/state/gpuwhy/queue). `gpuwhy queue "
-            "SUBCOMMAND\n--help` describes each one; --format json (or --json) where the "
-            "output is data.",
-    .exit1 = "a waited-for task did not end done"};
+    .more = N_("The queue lives in --queue DIR, else $GPUWHY_QUEUE, else\n"
+               "$XDG_STATE_HOME/gpuwhy/queue (~/.local/state/gpuwhy/queue). `gpuwhy queue "
+               "SUBCOMMAND\n--help` describes each one; --format json (or --json) where the "
+               "output is data."),
+    .exit1 = N_("a waited-for task did not end done")};
 
 typedef struct {
 	const char *name;
@@ -109,6 +109,27 @@ bool qcmd_parse_id(const char *s, int64_t *id)
 		return false;
 	*id = x;
 	return true;
+}
+
+int qcmd_err(const queue_err *e)
+{
+	int code = e->code ? e->code : GW_EXIT_ENV;
+	return gw_error(code, e->what, e->hint[0] ? e->hint : NULL, "%s", e->why);
+}
+
+static void print_err(const queue_err *e)
+{
+	qcmd_err(e);
+}
+
+int qcmd_open(const char *dir, queue_store **st)
+{
+	queue_err e = {0};
+	int rc = queue_store_open(dir, st, &e);
+	if (rc)
+		return qcmd_err(&e);
+	queue_store_on_error(*st, print_err);
+	return 0;
 }
 
 int qcmd_bad_id(const char *s)
@@ -171,9 +192,10 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 		return rc;
 	}
 	char dir[PATH_MAX];
-	if ((rc = queue_dir_resolve(qopt, dir, sizeof dir))) {
+	queue_err e = {0};
+	if ((rc = queue_dir_resolve(qopt, dir, sizeof dir, &e))) {
 		free(av);
-		return rc;
+		return qcmd_err(&e);
 	}
 	const char *sub = av[1];
 	int sac = ac - 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <yajl/yajl_gen.h>
 
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
@@ -17,27 +18,48 @@
 
 extern char **environ;
 
+/* True when s[0..len) is valid UTF-8 (a JSON string can hold it). */
+static bool utf8_ok(yajl_gen chk, const char *s, size_t len)
+{
+	yajl_gen_reset(chk, NULL);
+	yajl_gen_clear(chk);
+	return yajl_gen_string(chk, (const unsigned char *)s, len) == yajl_gen_status_ok;
+}
+
+/* The environment as one JSON object, written as it is read: a tree of it (and its hash
+ * table) cost a tenth of an `add`. */
 static char *capture_env(void)
 {
-	json_t *o = json_object();
+	yajl_gen g = yajl_gen_alloc(NULL), chk = yajl_gen_alloc(NULL);
+	if (!g || !chk)
+		abort();
+	yajl_gen_config(chk, yajl_gen_validate_utf8, 1);
+	yajl_gen_map_open(g);
 	for (char **e = environ; *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || eq == *e)
 			continue;
-		char *k = strndup(*e, (size_t)(eq - *e));
-		json_t *v = json_string(eq + 1);
-		if (v && json_object_set_new(o, k, v) != 0)
-			v = NULL;
-		if (!v)
+		size_t kl = (size_t)(eq - *e), vl = strlen(eq + 1);
+		if (!utf8_ok(chk, *e, kl) || !utf8_ok(chk, eq + 1, vl)) {
 			fprintf(stderr,
-			        "gpuwhy: queue add: environment variable %s is not UTF-8; the "
+			        "gpuwhy: queue add: environment variable %.*s is not UTF-8; the "
 			        "task will not see it\n",
-			        k);
-		free(k);
+			        (int)kl, *e);
+			continue;
+		}
+		yajl_gen_string(g, (const unsigned char *)*e, kl);
+		yajl_gen_string(g, (const unsigned char *)eq + 1, vl);
 	}
-	char *s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	return s;
+	yajl_gen_map_close(g);
+	const unsigned char *buf;
+	size_t len;
+	yajl_gen_get_buf(g, &buf, &len);
+	char *out = gw_xrealloc(NULL, len + 1);
+	memcpy(out, buf, len);
+	out[len] = '\0';
+	yajl_gen_free(g);
+	yajl_gen_free(chk);
+	return out;
 }
 
 static char *read_all(const char *path, size_t *len)
@@ -169,8 +191,8 @@ static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 	    OPT_SIZE('m', "mem", "SIZE", &tmpl->mem_mib, 1 << 20,
 	             "GPU memory it needs on each GPU (12G, 800M; a bare number is MiB); "
 	             "placement counts it as taken from the start",
-	             .bare = 1 << 20, .why = "'%s' is not a memory size",
-	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
+	             .bare = 1 << 20, .why = N_("'%s' is not a memory size"),
+	             .hint = N_("e.g. 12G, 800M, 1.5GiB, or MiB as a plain number")),
 	    OPT_INT(0, "per-gpu", "K", &tmpl->per_gpu, 1, 1024,
 	            "share each of its GPUs with at most K queue tasks in all (default: "
 	            "`config per-gpu`, 1)"),
@@ -187,11 +209,12 @@ static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 	    OPT_FLAG(0, "allow-foreign", &tmpl->allow_foreign,
 	             "may share GPUs with processes the queue did not start"),
 	    OPT_ENUM(0, "backend", "B", &a->backend, backends,
-	             "local (default: `config backend`) or slurm", .why = "unknown back end '%s'"),
+	             "local (default: `config backend`) or slurm",
+	             .why = N_("unknown back end '%s'")),
 	    OPT_SIZE(0, "host-mem", "SIZE", &tmpl->host_mem_mib, 1 << 20,
 	             "host memory for Slurm (--mem of sbatch)", .bare = 1 << 20,
-	             .why = "'%s' is not a memory size",
-	             .hint = "e.g. 12G, 800M, 1.5GiB, or MiB as a plain number"),
+	             .why = N_("'%s' is not a memory size"),
+	             .hint = N_("e.g. 12G, 800M, 1.5GiB, or MiB as a plain number")),
 	    OPT_LIST(0, "slurm-arg", "ARG", &a->sargs,
 	             "one more sbatch argument (repeatable), e.g. -p gpu"),
 	    OPT_STRING('f', "from", "FILE", &a->from,
@@ -207,10 +230,10 @@ static int add_parse(int argc, char **argv, queue_spec *tmpl, add_args *a)
 	    .name = "queue add",
 	    .usage = "queue add [OPTIONS] -- CMD [ARGS...]\nqueue add [OPTIONS] --from FILE",
 	    .opts = opts,
-	    .more = "The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set "
-	            "to its\nGPUs' UUIDs (or indices, `config visible index`), "
-	            "CUDA_DEVICE_ORDER=PCI_BUS_ID,\nGPUWHY_TASK_ID, GPUWHY_ATTEMPT and "
-	            "GPUWHY_ATTEMPT_TOKEN. Prints the task ids.",
+	    .more = N_("The task runs with the environment of this shell, CUDA_VISIBLE_DEVICES set "
+	               "to its\nGPUs' UUIDs (or indices, `config visible index`), "
+	               "CUDA_DEVICE_ORDER=PCI_BUS_ID,\nGPUWHY_TASK_ID, GPUWHY_ATTEMPT and "
+	               "GPUWHY_ATTEMPT_TOKEN. Prints the task ids."),
 	    .max_args = -1,
 	    .stop_at_arg = true,
 	    .ctx = tmpl};
@@ -253,7 +276,7 @@ static int add_to_queue(const char *dir, queue_spec *tmpl, const add_args *a, ch
                         bool *draining)
 {
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	if (a->backend < 0) {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cmd/cmd.h"
+#include "queue/queue.h"
 
 /* One subcommand: argv[0] is its name, dir the resolved queue directory. */
 int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g);
@@ -23,6 +24,11 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *g);
 int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g);
 int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g);
 int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g);
+
+/* Print a queue failure as one line (`gpuwhy: what: why (hint)`); returns its code. */
+int qcmd_err(const queue_err *e);
+/* Open the queue's database; its failures, then and on every later call, are printed. */
+int qcmd_open(const char *dir, queue_store **st);
 
 /* Human units for tables: "-" when unknown (negative). */
 void qcmd_mib(int64_t mib, char *out, size_t len);

@@ -26,9 +26,9 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_cmd oc = {
 	    .name = "queue cancel",
 	    .usage = "queue cancel ID... | --all",
-	    .about = "A queued task is cancelled at once; a running one gets SIGTERM to its "
-	             "process\ngroup, then SIGKILL after `config kill-grace`; a Slurm job is "
-	             "scancel'ed.",
+	    .about = N_("A queued task is cancelled at once; a running one gets SIGTERM to its "
+	                "process\ngroup, then SIGKILL after `config kill-grace`; a Slurm job is "
+	                "scancel'ed."),
 	    .opts = opts,
 	    .max_args = -1};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -43,7 +43,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 			return qcmd_bad_id(argv[i]);
 	}
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int64_t *ids = NULL;
@@ -109,9 +109,10 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue retry",
 	                    .usage = "queue retry ID...",
-	                    .about = "Queues ended tasks (done, failed, timeout, cancelled, lost) "
-	                             "again with a fresh\nretry budget; earlier attempts stay in "
-	                             "the record.",
+	                    .about =
+	                        N_("Queues ended tasks (done, failed, timeout, cancelled, lost) "
+	                           "again with a fresh\nretry budget; earlier attempts stay in "
+	                           "the record."),
 	                    .opts = opts,
 	                    .max_args = -1};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -126,7 +127,7 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 			return qcmd_bad_id(argv[i]);
 	}
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	bool any = false;
@@ -160,15 +161,15 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 	    OPT_FLAG(0, "all", &all, "every ended task, not only the done ones"), OPT_END};
 	const opt_cmd oc = {.name = "queue clean",
 	                    .usage = "queue clean [--all]",
-	                    .about = "Forgets done tasks (--all: every ended task), their "
-	                             "attempts and logs.\nTasks that a queued task waits for "
-	                             "(--after) are kept.",
+	                    .about = N_("Forgets done tasks (--all: every ended task), their "
+	                                "attempts and logs.\nTasks that a queued task waits for "
+	                                "(--after) are kept."),
 	                    .opts = opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int64_t *ids;
@@ -241,17 +242,17 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	                            : sub[0] == 'd' ? "queue drain"
 	                                            : "queue resume",
 	                    .usage = usage,
-	                    .about = pause ? "No new task starts; running tasks go on."
+	                    .about = pause ? N_("No new task starts; running tasks go on.")
 	                             : sub[0] == 'd'
-	                                 ? "Running tasks finish, no new task starts, then the "
-	                                   "worker stops."
-	                                 : "Tasks start again (undoes pause and drain).",
+	                                 ? N_("Running tasks finish, no new task starts, then the "
+	                                      "worker stops.")
+	                                 : N_("Tasks start again (undoes pause and drain)."),
 	                    .opts = pause ? opts + 1 : opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	bool start = false;
@@ -296,16 +297,16 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 	    .name = "queue gpus",
 	    .usage = "queue gpus [--format json]",
 	    .about =
-	        "What the worker last saw: per GPU its memory, what placed tasks reserved but\n"
-	        "have not allocated yet (PENDING), what a new task can count on (AVAIL = free "
-	        "-\npending), queue tasks on it and their cap, processes that are not ours.",
+	        N_("What the worker last saw: per GPU its memory, what placed tasks reserved but\n"
+	           "have not allocated yet (PENDING), what a new task can count on (AVAIL = free "
+	           "-\npending), queue tasks on it and their cap, processes that are not ours."),
 	    .opts = opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_gpu_row *rows;
@@ -393,8 +394,8 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 static void config_keys(FILE *out)
 {
 	for (int i = 0; queue_config_keys[i].key; i++)
-		fprintf(out, "  %-16s %s (default '%s')\n", queue_config_keys[i].key,
-		        queue_config_keys[i].help, queue_config_keys[i].def);
+		fprintf(out, _("  %-16s %s (default '%s')\n"), queue_config_keys[i].key,
+		        _(queue_config_keys[i].help), queue_config_keys[i].def);
 }
 
 int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
@@ -402,10 +403,10 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue config",
 	                    .usage = "queue config [KEY [VALUE]]",
-	                    .about = "Without KEY every setting, with KEY its value, with VALUE "
-	                             "sets it.",
+	                    .about = N_("Without KEY every setting, with KEY its value, with VALUE "
+	                                "sets it."),
 	                    .opts = opts,
-	                    .more = "Keys:",
+	                    .more = N_("Keys:"),
 	                    .more_fn = config_keys,
 	                    .max_args = 2,
 	                    .stop_at_arg = true};
@@ -430,7 +431,7 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	if (val && !queue_config_check(key, val, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, key, NULL, "%s", err);
 	queue_store *st;
-	if ((rc = queue_store_open(dir, &st)))
+	if ((rc = qcmd_open(dir, &st)))
 		return rc;
 	char v[256];
 	if (!key) {
@@ -475,10 +476,11 @@ int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_cmd oc = {
 	    .name = "queue worker",
 	    .usage = "[--gpus LIST] queue [--queue DIR] worker [--idle-exit D]",
-	    .about = "Runs the scheduler in the foreground until SIGTERM/SIGINT (`gpuwhy queue\n"
-	             "stop`), or until idle for D. Running tasks survive it: the next worker\n"
-	             "re-adopts them. `add` starts one in the background (with --idle-exit 10m)\n"
-	             "when none runs; its log is DIR/worker.log.",
+	    .about =
+	        N_("Runs the scheduler in the foreground until SIGTERM/SIGINT (`gpuwhy queue\n"
+	           "stop`), or until idle for D. Running tasks survive it: the next worker\n"
+	           "re-adopts them. `add` starts one in the background (with --idle-exit 10m)\n"
+	           "when none runs; its log is DIR/worker.log."),
 	    .opts = opts,
 	    .stop_at_arg = true,
 	    .ctx = &o};
@@ -495,16 +497,16 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "queue stop",
 	                    .usage = "queue stop",
-	                    .about = "Stops the worker; running tasks go on and the next worker "
-	                             "re-adopts them.",
+	                    .about = N_("Stops the worker; running tasks go on and the next worker "
+	                                "re-adopts them."),
 	                    .opts = opts};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	struct stat dst;
-	int rc = lstat(dir, &dst) != 0 && errno == ENOENT ? 0 : queue_dir_check(dir);
-	if (rc)
-		return rc;
+	queue_err e = {0};
+	if (!(lstat(dir, &dst) != 0 && errno == ENOENT) && queue_dir_check(dir, &e))
+		return qcmd_err(&e);
 	int pid = queue_worker_pid(dir);
 	if (pid == 0) {
 		puts("no worker runs");

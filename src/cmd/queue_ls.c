@@ -112,7 +112,7 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 	    OPT_END};
 	const opt_cmd oc = {.name = "queue ls",
 	                    .usage = "queue ls [--format json] [--state STATE]",
-	                    .about = "Lists the tasks, oldest first.",
+	                    .about = N_("Lists the tasks, oldest first."),
 	                    .opts = opts,
 	                    .ctx = &state};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -120,7 +120,7 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_task *t;
@@ -342,14 +342,16 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 {
 	bool json = false;
 	int lines = 10, fmt = OPT_FMT_TEXT;
-	const opt_def opts[] = {
-	    OPT_FORMAT_TJ(&fmt), OPT_FLAG('j', "json", &json, "the same as --format json"),
-	    OPT_INT('l', "lines", "N", &lines, 0, 100000,
-	            "lines of the log's tail to show (default 10)", .why = "'%s' is not a count"),
-	    OPT_END};
+	const opt_def opts[] = {OPT_FORMAT_TJ(&fmt),
+	                        OPT_FLAG('j', "json", &json, "the same as --format json"),
+	                        OPT_INT('l', "lines", "N", &lines, 0, 100000,
+	                                "lines of the log's tail to show (default 10)",
+	                                .why = N_("'%s' is not a count")),
+	                        OPT_END};
 	const opt_cmd oc = {.name = "queue show",
 	                    .usage = "queue show ID [--format json] [--lines N]",
-	                    .about = "A task's command, state, attempts, GPUs, peaks and log tail.",
+	                    .about =
+	                        N_("A task's command, state, attempts, GPUs, peaks and log tail."),
 	                    .opts = opts,
 	                    .max_args = -1};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -363,7 +365,7 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_task t;

@@ -19,11 +19,11 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 	const opt_def opts[] = {
 	    OPT_FLAG('f', "follow", &follow, "follow the output until the task ends"),
 	    OPT_INT('a', "attempt", "N", &attempt, 1, 1000000, "only the output of attempt N",
-	            .why = "'%s' is not an attempt number"),
+	            .why = N_("'%s' is not an attempt number")),
 	    OPT_END};
 	const opt_cmd oc = {.name = "queue log",
 	                    .usage = "queue log ID [-f|--follow] [--attempt N]",
-	                    .about = "A task's output, all attempts one after the other.",
+	                    .about = N_("A task's output, all attempts one after the other."),
 	                    .opts = opts,
 	                    .max_args = -1};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -36,7 +36,7 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
 	queue_store *st;
-	int rc = queue_store_open(dir, &st);
+	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int state = queue_store_state_of(st, id);
@@ -104,9 +104,9 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 	                        OPT_END};
 	const opt_cmd oc = {.name = "queue wait",
 	                    .usage = "queue wait [ID...] [--timeout D]",
-	                    .about = "Waits until the tasks (all when none given) have ended.",
+	                    .about = N_("Waits until the tasks (all when none given) have ended."),
 	                    .opts = opts,
-	                    .exit1 = "a task ended otherwise than done, or the timeout passed",
+	                    .exit1 = N_("a task ended otherwise than done, or the timeout passed"),
 	                    .max_args = -1};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
@@ -119,7 +119,7 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 			return qcmd_bad_id(argv[first + i]);
 		}
 	queue_store *st;
-	if ((rc = queue_store_open(dir, &st))) {
+	if ((rc = qcmd_open(dir, &st))) {
 		free(ids);
 		return rc;
 	}

@@ -9,10 +9,12 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "cmd/record_status.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -34,26 +36,26 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	               "recording to write (an existing recording is replaced)"),
 	    OPT_DURATION('i', "interval", "DUR", &interval, 0,
 	                 "sampling interval: 1s (default), 100ms, ... (10ms..1h)", .min = 0.01,
-	                 .max = 3600, .why = "invalid interval '%s' (10ms to 1h)",
-	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	                 .max = 3600, .why = N_("invalid interval '%s' (10ms to 1h)"),
+	                 .hint = N_("e.g. 1s, 500ms, 100ms")),
 	    OPT_DURATION('d', "duration", "DUR", &duration, 0,
 	                 "stop after this long (10s, 10m, 2h)", .min = 1e-9, .max = 1e9,
-	                 .why = "invalid duration '%s'", .hint = "e.g. 30s, 10m, 2h"),
+	                 .why = N_("invalid duration '%s'"), .hint = N_("e.g. 30s, 10m, 2h")),
 	    OPT_INT64('p', "pid", "PID", &pid, 1, 4194304,
-	              "follow this process and its descendants", .why = "invalid PID '%s'",
-	              .hint = "a process id"),
+	              "follow this process and its descendants", .why = N_("invalid PID '%s'"),
+	              .hint = N_("a process id")),
 	    OPT_FLAG('q', "quiet", &quiet, "no status line and no progress messages (errors only)"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "record",
 	    .usage = "record -o FILE [--interval DUR] [--duration DUR] [--pid PID] [--quiet]",
 	    .about =
-	        "Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
-	        "--duration has passed, or (with --pid) until that process and its children "
-	        "exit.",
+	        N_("Samples GPUs, the host and processes into FILE until Ctrl-C / SIGTERM, until\n"
+	           "--duration has passed, or (with --pid) until that process and its children "
+	           "exit."),
 	    .opts = opts,
-	    .more = "On a terminal a status line shows, once a second, the time recorded, the\n"
-	            "samples written, the file's size and the live top finding.",
+	    .more = N_("On a terminal a status line shows, once a second, the time recorded, the\n"
+	               "samples written, the file's size and the live top finding."),
 	    .max_args = -1};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
@@ -68,10 +70,12 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "--pid", "check the PID with ps", "no process %lld",
 		                (long long)pid);
 	gpu_ctx *gc = NULL;
-	gpu_open_opts go = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
-		fprintf(stderr, "gpuwhy: record: recording the host side only\n");
+		gw_fail_print(&gf.err);
+		fprintf(stderr, "gpuwhy: record: %s\n", _("recording the host side only"));
 	}
 	recorder *r;
 	recorder_opts ro = {.path = out, .interval_ns = interval, .gpu = gc};
@@ -95,9 +99,12 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	if (pid)
 		recorder_follow(r, (int)pid);
 	recorder_start(r);
-	if (!quiet)
-		fprintf(stderr, "gpuwhy: recording to %s every %.3g s; Ctrl-C stops\n", out,
+	if (!quiet) {
+		fputs("gpuwhy: ", stderr);
+		fprintf(stderr, _("recording to %s every %.3g s; Ctrl-C stops"), out,
 		        (double)interval / 1e9);
+		fputc('\n', stderr);
+	}
 	int64_t t0 = gw_mono_ns();
 	bool exited = false;
 	while (!record_stop) {
@@ -114,10 +121,16 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	long n;
 	rc = recorder_finish_stored(r, -1, &n) ? GW_EXIT_ENV : GW_EXIT_OK;
 	record_status_free(st);
-	if (exited && !quiet)
-		fprintf(stderr, "gpuwhy: process %lld exited; recording stopped\n", (long long)pid);
-	if (!quiet || rc)
-		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, out);
+	if (exited && !quiet) {
+		fputs("gpuwhy: ", stderr);
+		fprintf(stderr, _("process %lld exited; recording stopped"), (long long)pid);
+		fputc('\n', stderr);
+	}
+	if (!quiet || rc) {
+		fputs("gpuwhy: ", stderr);
+		fprintf(stderr, P_("%ld sample in %s", "%ld samples in %s", n), n, out);
+		fputc('\n', stderr);
+	}
 	gpu_close(gc);
 	return rc;
 }

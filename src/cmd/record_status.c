@@ -13,9 +13,11 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "top/findings.h"
 #include "top/model.h"
+#include "util/i18n.h"
 #include "util/termsafe.h"
 
 struct record_status {
@@ -80,7 +82,7 @@ static void top_finding_text(record_status *st, char *out, size_t len)
 	if (n > 0)
 		gw_term_safe(f[0].text, out, len);
 	else
-		snprintf(out, len, "%s", tl ? "no findings" : "no findings yet");
+		snprintf(out, len, "%s", tl ? _("no findings") : _("no findings yet"));
 }
 
 static int term_width(FILE *out)
@@ -91,17 +93,30 @@ static int term_width(FILE *out)
 	return 80;
 }
 
-/* s cut to at most cols characters (UTF-8 code points), on a character boundary. */
+/* s cut to at most cols display columns (a CJK character takes two), on a
+ * character boundary, so that the line never wraps on the terminal. */
 static void cut_to(char *s, int cols)
 {
+	mbstate_t mb;
+	memset(&mb, 0, sizeof mb);
+	size_t len = strlen(s);
 	int n = 0;
-	for (char *p = s; *p; p++) {
-		if (((unsigned char)*p & 0xC0) == 0x80)
-			continue;
-		if (n++ == cols) {
-			*p = '\0';
+	for (size_t i = 0; i < len;) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s + i, len - i, &mb);
+		int w = 1;
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			k = 1; /* a byte the locale cannot decode: one column */
+			memset(&mb, 0, sizeof mb);
+		} else if ((w = wcwidth(wc)) < 0) {
+			w = 0;
+		}
+		if (n + w > cols) {
+			s[i] = '\0';
 			return;
 		}
+		n += w;
+		i += k;
 	}
 }
 
@@ -109,7 +124,7 @@ static void size_text(const char *path, char *out, size_t len)
 {
 	struct stat sb;
 	if (stat(path, &sb) != 0) {
-		snprintf(out, len, "n/a");
+		snprintf(out, len, "%s", _("n/a"));
 		return;
 	}
 	double b = (double)sb.st_size;
@@ -134,8 +149,9 @@ void record_status_tick(record_status *st, long samples, int64_t elapsed_ns)
 		snprintf(el, sizeof el, "%ld:%02ld", s / 60, s % 60);
 	size_text(st->path, sz, sizeof sz);
 	top_finding_text(st, finding, sizeof finding);
-	snprintf(line, sizeof line, "rec %s  %ld sample%s  %s  %s", el, samples,
-	         samples == 1 ? "" : "s", sz, finding);
+	snprintf(line, sizeof line,
+	         P_("rec %s  %ld sample  %s  %s", "rec %s  %ld samples  %s  %s", samples), el,
+	         samples, sz, finding);
 	cut_to(line, term_width(st->out) - 1);
 	fprintf(st->out, "\r\033[K%s", line);
 	fflush(st->out);

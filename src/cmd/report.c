@@ -10,6 +10,7 @@
 #include "report/report.h"
 #include "trace/trace_summary.h"
 #include "util/err.h"
+#include "util/i18n.h"
 
 static void print_thresholds(diag_thresholds *th)
 {
@@ -54,7 +55,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	             "moderate utilization is not a problem)"),
 	    OPT_CALL(0, "set", "N=V", report_opt_set,
 	             "override a threshold (see --thresholds), repeatable",
-	             .hint = "NAME=VALUE with a name from --thresholds and a non-negative number"),
+	             .hint =
+	                 N_("NAME=VALUE with a name from --thresholds and a non-negative number")),
 	    OPT_FLAG(0, "thresholds", &list, "list every threshold with its default and meaning"),
 	    OPT_STRING(
 	        0, "trace", "FILE", &trace_path,
@@ -67,13 +69,13 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	             "              [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
 	             "FILE]\nreport --thresholds",
 	    .about =
-	        "Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
-	        "idles in, with the evidence as numbers and what to change. Text shows the\n"
-	        "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
-	        "with sparklines; json is for machines; html is one self-contained page with\n"
-	        "charts.",
+	        N_("Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
+	           "idles in, with the evidence as numbers and what to change. Text shows the\n"
+	           "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
+	           "with sparklines; json is for machines; html is one self-contained page with\n"
+	           "charts."),
 	    .opts = opts,
-	    .exit1 = "error-level findings",
+	    .exit1 = N_("error-level findings"),
 	    .max_args = -1,
 	    .ctx = &o};
 	int first, prc = opt_parse(&oc, argc, argv, &first);
@@ -108,6 +110,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 			return rc;
 		}
 	}
+	/* JSON is for machines: its texts stay English whatever the language. */
+	o.localize = fmt != FMT_JSON;
 	diag_result r;
 	diag_run(tl, &o, &r);
 
@@ -133,7 +137,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		goto done;
 	}
 	if (outpath)
-		fprintf(stderr, "gpuwhy: report written to %s\n", outpath);
+		fprintf(stderr, _("gpuwhy: report written to %s\n"), outpath);
 	rc = diag_exit_code(&r);
 done:
 	diag_result_free(&r);

@@ -12,12 +12,14 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "record/summary.h"
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "record/steps.h"
 #include "model/timeline.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -276,34 +278,35 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 	        "recording to write (default run.gpuwhy; an existing recording is replaced)"),
 	    OPT_DURATION('i', "interval", "DUR", &o->interval_ns, 0,
 	                 "sampling interval: 1s (default), 100ms, ... (10ms..1h)", .min = 0.01,
-	                 .max = 3600, .why = "invalid interval '%s' (10ms to 1h)",
-	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	                 .max = 3600, .why = N_("invalid interval '%s' (10ms to 1h)"),
+	                 .hint = N_("e.g. 1s, 500ms, 100ms")),
 	    OPT_STRING(0, "step-regex", "RE", &o->step_re,
 	               "POSIX extended regex marking a step line; its first group, if any, is the "
 	               "step number (default: step N, iter N, [N/M], Epoch E ... N/M, tqdm bars)"),
 	    OPT_FLAG(0, "no-summary", &no_summary, "do not print the summary at the end"),
 	    OPT_INT64(0, "stop-after-steps", "N", &o->stop_steps, 1, 100000000,
 	              "stop CMD (SIGTERM to it) once N step lines were seen",
-	              .why = "'%s' is not a whole number from 1", .hint = "e.g. 50"),
+	              .why = N_("'%s' is not a whole number from 1"), .hint = N_("e.g. 50")),
 	    OPT_DURATION(0, "stop-after", "DUR", &o->stop_ns, 0,
 	                 "stop CMD once it ran this long (30s, 2m, ...). A CMD stopped this way "
 	                 "counts as done: exit 0, recorded 0",
-	                 .min = 1e-9, .max = 1e9, .why = "invalid duration '%s'",
-	                 .hint = "e.g. 60s, 5m"),
+	                 .min = 1e-9, .max = 1e9, .why = N_("invalid duration '%s'"),
+	                 .hint = N_("e.g. 60s, 5m")),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "run",
 	    .usage = "run [-o FILE] [--interval DUR] [--step-regex RE] [--no-summary]\n"
 	             "           [--stop-after-steps N] [--stop-after DUR] -- CMD [ARGS...]",
-	    .about = "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the "
-	             "host\nand CMD's whole process tree into FILE (default run.gpuwhy) while it "
-	             "runs,\ntimestamps step lines in its output, and ends with a summary and the "
-	             "diagnosis.",
+	    .about =
+	        N_("Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the "
+	           "host\nand CMD's whole process tree into FILE (default run.gpuwhy) while it "
+	           "runs,\ntimestamps step lines in its output, and ends with a summary and the "
+	           "diagnosis."),
 	    .opts = opts,
-	    .more = "Step markers without output parsing: the program may write a line \"step\" "
-	            "or\n\"step N\" to the file descriptor named by $GPUWHY_STEP_FD.",
-	    .exits = "CMD's exit status (128+N when killed by signal N; 127 when CMD cannot be "
-	             "started), 2 usage error, 3 environment or I/O error",
+	    .more = N_("Step markers without output parsing: the program may write a line \"step\" "
+	               "or\n\"step N\" to the file descriptor named by $GPUWHY_STEP_FD."),
+	    .exits = N_("CMD's exit status (128+N when killed by signal N; 127 when CMD cannot be "
+	                "started), 2 usage error, 3 environment or I/O error"),
 	    .max_args = -1,
 	    .stop_at_arg = true};
 	int rc = opt_parse(&oc, argc, argv, &o->first);
@@ -331,10 +334,12 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		                "a POSIX extended regular expression", "%s", err);
 	rx.fd_steps = steps_matcher_new("^step[[:space:]]*([0-9]*)", err, sizeof err);
 	gpu_ctx *gc = NULL;
-	gpu_open_opts go = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
-		fprintf(stderr, "gpuwhy: run: recording the host side only\n");
+		gw_fail_print(&gf.err);
+		fprintf(stderr, "gpuwhy: run: %s\n", _("recording the host side only"));
 	}
 	char *cmdline = join_argv(cmd);
 	recorder_opts ro = {
@@ -387,9 +392,8 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		status = pump(&rx, pid, out_p[0], err_p[0], step_p[0]);
 		recorder_event(rx.rec, TL_EV_PROC_EXIT, -1, status, cmdline);
 		if (recorder_finish(rx.rec, status) != 0)
-			fprintf(stderr,
-			        "gpuwhy: %s: the recording is incomplete (see the error above)\n",
-			        o.out);
+			fprintf(stderr, "gpuwhy: %s: %s\n", o.out,
+			        _("the recording is incomplete (see the error above)"));
 		if (o.summary)
 			summary_print_file(o.out, stderr);
 	}

@@ -30,8 +30,10 @@
 #include "sim_state.h"
 #include "train/train.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/opt.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -58,8 +60,9 @@ static int sim_gpu_open(gpu_ctx **ctx, const char *who)
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
-	gpu_open_opts go = {0};
-	return gpu_open(&go, ctx);
+	gpu_open_failure gf;
+	gpu_open_opts go = {.failure = &gf};
+	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf.err) : 0;
 }
 
 /* ---- list ---- */
@@ -91,7 +94,8 @@ static int sim_list(int argc, char **argv)
 	                        OPT_END};
 	const opt_cmd oc = {.name = "sim list",
 	                    .usage = "sim list [-l|--long]",
-	                    .about = "Lists the shipped scenarios; -l adds each one's description.",
+	                    .about =
+	                        N_("Lists the shipped scenarios; -l adds each one's description."),
 	                    .opts = opts};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
@@ -117,7 +121,9 @@ static int sim_list(int argc, char **argv)
 				printf("%-22s %s\n", names[i], s->description);
 				sim_scenario_free(s);
 			} else {
-				printf("%-22s (invalid: %s)\n", names[i], err);
+				printf("%-22s ", names[i]);
+				printf(_("(invalid: %s)"), err);
+				putchar('\n');
 			}
 		}
 		free(names[i]);
@@ -140,8 +146,9 @@ static int check_file(const char *path)
 		fprintf(stderr, "gpuwhy: %s\n", err);
 		return readable ? GW_EXIT_PROBLEMS : GW_EXIT_ENV;
 	}
-	printf("%s: ok, %d GPU%s (%s)\n", path, s->n_gpus, s->n_gpus == 1 ? "" : "s",
-	       s->gpus[0].name);
+	printf("%s: ", path);
+	printf(P_("ok, %d GPU (%s)", "ok, %d GPUs (%s)", s->n_gpus), s->n_gpus, s->gpus[0].name);
+	putchar('\n');
 	sim_scenario_free(s);
 	return GW_EXIT_OK;
 }
@@ -151,10 +158,11 @@ static int sim_check(int argc, char **argv)
 	const opt_def opts[] = {OPT_END};
 	const opt_cmd oc = {.name = "sim check",
 	                    .usage = "sim check FILE...",
-	                    .about = "Parses and validates scenario files. Errors are printed as\n"
-	                             "FILE:LINE:COLUMN: PATH: what.",
+	                    .about =
+	                        N_("Parses and validates scenario files. Errors are printed as\n"
+	                           "FILE:LINE:COLUMN: PATH: what."),
 	                    .opts = opts,
-	                    .exit1 = "a file is invalid",
+	                    .exit1 = N_("a file is invalid"),
 	                    .max_args = -1};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
@@ -241,11 +249,11 @@ static int sim_show(int argc, char **argv)
 	int64_t interval = 1000000000LL;
 	const opt_def opts[] = {
 	    OPT_INT('g', "gpu", "I", &gpu, 0, SIM_MAX_GPUS - 1, "only GPU I",
-	            .why = "bad value '%s'", .hint = "an index like 0"),
+	            .why = N_("bad value '%s'"), .hint = N_("an index like 0")),
 	    OPT_INT('c', "count", "N", &count, 1, 1000000, "N readings (default 1) ...",
-	            .why = "bad value '%s'", .hint = "a number from 1"),
+	            .why = N_("bad value '%s'"), .hint = N_("a number from 1")),
 	    OPT_DURATION('i', "interval", "DUR", &interval, 0, "... this far apart (default 1s)",
-	                 .why = "bad value '%s'", .hint = "a duration like 250ms"),
+	                 .why = N_("bad value '%s'"), .hint = N_("a duration like 250ms")),
 	    OPT_CALL('a', "at", "SECONDS", show_set_at,
 	             "at this scenario time (pins the clock, GPUWHY_SIM_TIME)"),
 	    OPT_END};
@@ -253,10 +261,11 @@ static int sim_show(int argc, char **argv)
 	    .name = "sim show",
 	    .usage = "--sim SCENARIO sim show [--gpu I] [--count N] [--interval DUR] "
 	             "[--at SECONDS]",
-	    .about = "Prints what the simulated NVML reports, one line of key=value per GPU:\n"
-	             "util, mem_util (%), mem_used_mib, mem_total_mib, power_w, temp_c, sm_mhz,\n"
-	             "reasons (clock event bits), pcie (current link), replay (PCIe replays),\n"
-	             "procs (pid:MiB of compute processes). A GPU off the bus prints 'lost'.",
+	    .about =
+	        N_("Prints what the simulated NVML reports, one line of key=value per GPU:\n"
+	           "util, mem_util (%), mem_used_mib, mem_total_mib, power_w, temp_c, sm_mhz,\n"
+	           "reasons (clock event bits), pcie (current link), replay (PCIe replays),\n"
+	           "procs (pid:MiB of compute processes). A GPU off the bus prints 'lost'."),
 	    .opts = opts};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
@@ -293,9 +302,10 @@ static int sim_reset(int argc, char **argv)
 	const opt_cmd oc = {
 	    .name = "sim reset",
 	    .usage = "sim reset [SCENARIO]",
-	    .about = "Restarts the scenario's clock: its time 0 becomes now for every process\n"
-	             "that uses it (a lost GPU is back, episodes start over). Without SCENARIO,\n"
-	             "the one given with --sim.",
+	    .about =
+	        N_("Restarts the scenario's clock: its time 0 becomes now for every process\n"
+	           "that uses it (a lost GPU is back, episodes start over). Without SCENARIO,\n"
+	           "the one given with --sim."),
 	    .opts = opts,
 	    .max_args = 1};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
@@ -318,7 +328,9 @@ static int sim_reset(int argc, char **argv)
 	if (sim_state_dir(path, dir, sizeof dir, err, sizeof err) != 0 ||
 	    sim_clock_reset(dir, err, sizeof err) != 0)
 		return gw_error(GW_EXIT_ENV, "sim reset", NULL, "%s", err);
-	printf("%s: clock restarted (state in %s)\n", path, dir);
+	printf("%s: ", path);
+	printf(_("clock restarted (state in %s)"), dir);
+	putchar('\n');
 	return GW_EXIT_OK;
 }
 
@@ -352,7 +364,7 @@ static void train_apply_batch(train_opts *o)
 	o->mem_mib += b * o->per_item[TRAIN_ITEM_MEM_MIB];
 }
 
-#define TRAIN_SEE "see gpuwhy sim train --help"
+#define TRAIN_SEE N_("see gpuwhy sim train --help")
 
 /* A whole-number option into a long long of train_opts, in the row's [min, max]. */
 static int train_set_int(const opt_def *d, const char *v, void *ctx)
@@ -497,16 +509,18 @@ static int parse_train(int argc, char **argv, train_opts *o)
 	const opt_cmd oc = {
 	    .name = "sim train",
 	    .usage = "--sim SCENARIO sim train [OPTIONS]",
-	    .about = "A synthetic training loop. Worker processes prepare each batch by burning\n"
-	             "host CPU; each step then runs a GPU phase on the simulated GPU; ranks meet\n"
-	             "at an all-reduce barrier. Rank 0 prints `step N/S loss L time T`.",
+	    .about =
+	        N_("A synthetic training loop. Worker processes prepare each batch by burning\n"
+	           "host CPU; each step then runs a GPU phase on the simulated GPU; ranks meet\n"
+	           "at an all-reduce barrier. Rank 0 prints `step N/S loss L time T`."),
 	    .opts = opts,
-	    .more = "GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
-	            "other work on the same GPU shares it, and the host-to-device copy takes as\n"
-	            "long as the current PCIe link needs. A GPU that falls off the bus fails the\n"
-	            "job at its next GPU call with a CUDA error.",
-	    .exits = "0 done, 1 training failed (out of memory, GPU lost), CODE from "
-	             "--fail-exit, 2 bad option, 3 no simulated GPU, 128+N on signal N",
+	    .more =
+	        N_("GPU phases follow the GPU: clocks held down by throttling lengthen them,\n"
+	           "other work on the same GPU shares it, and the host-to-device copy takes as\n"
+	           "long as the current PCIe link needs. A GPU that falls off the bus fails the\n"
+	           "job at its next GPU call with a CUDA error."),
+	    .exits = N_("0 done, 1 training failed (out of memory, GPU lost), CODE from "
+	                "--fail-exit, 2 bad option, 3 no simulated GPU, 128+N on signal N"),
 	    .ctx = o};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	return rc ? rc : train_check(o);
@@ -528,21 +542,21 @@ static const opt_def sim_opts[] = {OPT_END};
 static const opt_cmd sim_cmd = {
     .name = "sim",
     .usage = "[--sim SCENARIO] sim COMMAND [OPTIONS]",
-    .about = "The simulated GPU's own commands.\n"
-             "\n"
-             "  list [-l]          the shipped scenarios (-l: with descriptions)\n"
-             "  check FILE...      validate scenario files (exit 1 when one is invalid)\n"
-             "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
-             "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
-             "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
-             "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
-             "  serve [OPTIONS]    a simulated inference server doing its work on the GPU",
+    .about = N_("The simulated GPU's own commands.\n"
+                "\n"
+                "  list [-l]          the shipped scenarios (-l: with descriptions)\n"
+                "  check FILE...      validate scenario files (exit 1 when one is invalid)\n"
+                "  show [OPTIONS]     what the simulated NVML reports, one line per GPU\n"
+                "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
+                "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
+                "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
+                "  serve [OPTIONS]    a simulated inference server doing its work on the GPU"),
     .opts = sim_opts,
-    .more = "`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
-            "scenario given with --sim (or GPUWHY_SIM_SCENARIO).",
-    .exits = "0 ok, 1 a scenario file is invalid (check) or training failed (train), CODE "
-             "of train --fail-exit, 2 usage error, 3 environment or I/O error (no "
-             "simulated GPU, an unreadable file), 128+N on signal N"};
+    .more = N_("`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
+               "scenario given with --sim (or GPUWHY_SIM_SCENARIO)."),
+    .exits = N_("0 ok, 1 a scenario file is invalid (check) or training failed (train), CODE "
+                "of train --fail-exit, 2 usage error, 3 environment or I/O error (no "
+                "simulated GPU, an unreadable file), 128+N on signal N")};
 
 typedef struct {
 	const char *name;

@@ -43,23 +43,23 @@ static int hog_parse(int argc, char **argv, hog_opts *o)
 	*o = (hog_opts){.cores = ncpu > 0 ? (int)ncpu : 1, .seconds = 0, .duty = 100};
 	const opt_def opts[] = {
 	    OPT_INT(0, "cores", "N", &o->cores, 1, HOG_MAX,
-	            "busy processes (default: one per online CPU)", .why = "bad value '%s'",
-	            .hint = "a number from 1 to 1024"),
+	            "busy processes (default: one per online CPU)", .why = N_("bad value '%s'"),
+	            .hint = N_("a number from 1 to 1024")),
 	    OPT_DOUBLE(0, "seconds", "S", &o->seconds, 0, 1e7,
-	               "how long (default 0: until SIGINT or SIGTERM)", .why = "bad value '%s'",
-	               .hint = "seconds, like 30 or 0.5"),
+	               "how long (default 0: until SIGINT or SIGTERM)", .why = N_("bad value '%s'"),
+	               .hint = N_("seconds, like 30 or 0.5")),
 	    OPT_INT(0, "duty", "PCT", &o->duty, 1, 100,
-	            "busy share of every 100 ms, 1-100 (default 100)", .why = "bad value '%s'",
-	            .hint = "a percentage from 1 to 100"),
+	            "busy share of every 100 ms, 1-100 (default 100)", .why = N_("bad value '%s'"),
+	            .hint = N_("a percentage from 1 to 100")),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "sim hog",
 	    .usage = "sim hog [--cores N] [--seconds S] [--duty PCT]",
-	    .about = "Loads the host's CPUs like another user's job: N busy processes (named\n"
-	             "gpuwhy-hog), each computing on one core. Prints their PIDs, runs until S\n"
-	             "seconds have passed or it is interrupted, then stops them. Needs no GPU.",
+	    .about = N_("Loads the host's CPUs like another user's job: N busy processes (named\n"
+	                "gpuwhy-hog), each computing on one core. Prints their PIDs, runs until S\n"
+	                "seconds have passed or it is interrupted, then stops them. Needs no GPU."),
 	    .opts = opts,
-	    .exits = "0 done, 2 bad option, 3 cannot start processes, 128+N on signal N"};
+	    .exits = N_("0 done, 2 bad option, 3 cannot start processes, 128+N on signal N")};
 	int first;
 	return opt_parse(&oc, argc, argv, &first);
 }

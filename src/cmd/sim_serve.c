@@ -55,10 +55,11 @@ typedef struct {
 } serve_req;
 
 #define SERVE_MS(l, t, h)                                                                          \
-	OPT_DOUBLE(0, l, "MS", t, 0, 1e7, h, .why = "'%s' is not a non-negative number",           \
-	           .hint = "give a number such as 20")
+	OPT_DOUBLE(0, l, "MS", t, 0, 1e7, h, .why = N_("'%s' is not a non-negative number"),       \
+	           .hint = N_("give a number such as 20"))
 #define SERVE_N(l, a, t, lo, hi, h)                                                                \
-	OPT_INT(0, l, a, t, lo, hi, h, .why = "'%s' is out of range", .hint = "give a whole number")
+	OPT_INT(0, l, a, t, lo, hi, h, .why = N_("'%s' is out of range"),                          \
+	        .hint = N_("give a whole number"))
 
 static int parse_serve(int argc, char **argv, serve_opts *o)
 {
@@ -89,11 +90,12 @@ static int parse_serve(int argc, char **argv, serve_opts *o)
 	const opt_cmd oc = {
 	    .name = "sim serve",
 	    .usage = "--sim SCENARIO sim serve [OPTIONS]",
-	    .about = "A simulated inference server. POST a JSON body with \"input\": [..] to any\n"
-	             "path (e.g. /v1/embeddings); the answer is {\"data\": [{\"index\", "
-	             "\"embedding\"}]}\nafter batch-ms + item-ms x inputs of work on the "
-	             "simulated GPU, one batch at\na time. \"stream\": true answers with "
-	             "server-sent events. GET /health, /stats.",
+	    .about =
+	        N_("A simulated inference server. POST a JSON body with \"input\": [..] to any\n"
+	           "path (e.g. /v1/embeddings); the answer is {\"data\": [{\"index\", "
+	           "\"embedding\"}]}\nafter batch-ms + item-ms x inputs of work on the "
+	           "simulated GPU, one batch at\na time. \"stream\": true answers with "
+	           "server-sent events. GET /health, /stats."),
 	    .opts = opts};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	snprintf(o->listen, sizeof o->listen, "%s", listen);

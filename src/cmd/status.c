@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include "cmd/cmd.h"
 #include "smi/smi.h"
@@ -12,6 +13,8 @@
 #include "host/pidbrief.h"
 #include "util/termsafe.h"
 #include "util/err.h"
+#include "util/i18n.h"
+#include "util/fail.h"
 #include "util/jsonw.h"
 
 #define STATUS_MAX_PROCS 256
@@ -21,7 +24,7 @@ static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, c
                        size_t len)
 {
 	if (!v->ok[id])
-		snprintf(buf, len, "n/a");
+		snprintf(buf, len, "%s", _("n/a"));
 	else
 		snprintf(buf, len, fmt, v->v[id]);
 	return buf;
@@ -30,7 +33,7 @@ static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, c
 static void reason_text(const gpu_values *v, char *out, size_t len)
 {
 	if (!v->ok[GM_CLK_REASONS]) {
-		snprintf(out, len, "n/a");
+		snprintf(out, len, "%s", _("n/a"));
 		return;
 	}
 	gpu_reasons_display((uint64_t)v->v[GM_CLK_REASONS], out, len);
@@ -45,14 +48,17 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	gw_term_safe(s->pci_bus_id[0] ? s->pci_bus_id : "n/a", bus, sizeof bus);
 	printf("GPU %-2d %-28.28s %-17s ", s->index, name, bus);
 	if (v->lost) {
-		printf("LOST: fell off the bus (GPU_IS_LOST); check the kernel log for Xid 79\n");
+		printf("%s\n",
+		       _("LOST: fell off the bus (GPU_IS_LOST); check the kernel log for Xid 79"));
 		return;
 	}
-	char pst[8] = "n/a";
+	char pst[32];
 	if (v->ok[GM_PSTATE])
 		snprintf(pst, sizeof pst, "P%.0f", v->v[GM_PSTATE]);
+	else
+		snprintf(pst, sizeof pst, "%s", _("n/a"));
 	printf("%s\n", pst);
-	printf("       util %4s%%  mem %s / %s MiB  power %s / %s W  temp %sC (slowdown %sC)\n",
+	printf(_("       util %4s%%  mem %s / %s MiB  power %s / %s W  temp %sC (slowdown %sC)\n"),
 	       num(v, GM_UTIL_GPU, "%.0f", a, sizeof a), num(v, GM_MEM_USED, "%.0f", b, sizeof b),
 	       num(v, GM_MEM_TOTAL, "%.0f", d, sizeof d),
 	       num(v, GM_POWER_DRAW, "%.0f", e, sizeof e),
@@ -60,7 +66,7 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	       num(v, GM_TEMP_GPU, "%.0f", g, sizeof g),
 	       num(v, GM_TEMP_SLOWDOWN, "%.0f", h, sizeof h));
 	char sm[32], smx[32], mm[32], gen[8], genx[8], w[8], wx[8];
-	printf("       clocks SM %s / %s MHz  mem %s MHz  PCIe Gen%s/%s x%s/%s",
+	printf(_("       clocks SM %s / %s MHz  mem %s MHz  PCIe Gen%s/%s x%s/%s"),
 	       num(v, GM_CLK_SM, "%.0f", sm, sizeof sm),
 	       num(v, GM_CLK_MAX_SM, "%.0f", smx, sizeof smx),
 	       num(v, GM_CLK_MEM, "%.0f", mm, sizeof mm),
@@ -69,34 +75,35 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	       num(v, GM_PCIE_WIDTH_CUR, "%.0f", w, sizeof w),
 	       num(v, GM_PCIE_WIDTH_MAX, "%.0f", wx, sizeof wx));
 	if (v->ok[GM_GPM_SM_ACTIVE])
-		printf("  SM active %.0f%%", v->v[GM_GPM_SM_ACTIVE]);
+		printf(_("  SM active %.0f%%"), v->v[GM_GPM_SM_ACTIVE]);
 	putchar('\n');
 	char reasons[256];
 	reason_text(v, reasons, sizeof reasons);
-	printf("       clocks held by: %s", reasons);
+	printf(_("       clocks held by: %s"), reasons);
 	if (v->ok[GM_ECC_UNCORR_VOL])
-		printf("  ECC uncorrected %.0f", v->v[GM_ECC_UNCORR_VOL]);
+		printf(_("  ECC uncorrected %.0f"), v->v[GM_ECC_UNCORR_VOL]);
 	if (v->ok[GM_PERSISTENCE])
-		printf("  persistence %s", v->v[GM_PERSISTENCE] != 0 ? "on" : "off");
+		fputs(v->v[GM_PERSISTENCE] != 0 ? _("  persistence on") : _("  persistence off"),
+		      stdout);
 	putchar('\n');
 	char fan[16], cm[32], mig[16], disp[16];
 	gpu_cell_text(c, i, v, GM_FAN, true, fan, sizeof fan);
 	gpu_cell_text(c, i, v, GM_COMPUTE_MODE, true, cm, sizeof cm);
 	gpu_cell_text(c, i, v, GM_MIG_CURRENT, true, mig, sizeof mig);
 	gpu_cell_text(c, i, v, GM_DISPLAY_ACTIVE, true, disp, sizeof disp);
-	printf("       fan %s  compute mode %s  MIG %s  display active %s\n",
-	       v->ok[GM_FAN] ? fan : "n/a", v->ok[GM_COMPUTE_MODE] ? cm : "n/a",
-	       v->ok[GM_MIG_CURRENT] ? mig : "n/a", v->ok[GM_DISPLAY_ACTIVE] ? disp : "n/a");
+	const char *na = _("n/a");
+	printf(_("       fan %s  compute mode %s  MIG %s  display active %s\n"),
+	       v->ok[GM_FAN] ? fan : na, v->ok[GM_COMPUTE_MODE] ? cm : na,
+	       v->ok[GM_MIG_CURRENT] ? mig : na, v->ok[GM_DISPLAY_ACTIVE] ? disp : na);
 	gpu_mig m[GPU_MIG_MAX];
 	int nm = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
 	for (int k = 0; k < nm; k++)
-		printf("       MIG %d %-8s GI %u CI %u  mem %.0f / %.0f MiB  %u SMs  %s\n",
-		       m[k].index, m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci,
+		printf(_("       MIG %d %-8s GI %u CI %u  mem %.0f / %.0f MiB  %u SMs  %s\n"),
+		       m[k].index, m[k].profile[0] ? m[k].profile : na, m[k].gi, m[k].ci,
 		       m[k].mem_used_mib, m[k].mem_total_mib, m[k].sm_count, m[k].uuid);
 	if (nm && !v->ok[GM_UTIL_GPU])
-		printf("       (MIG on: the driver has no whole-GPU utilization; see per-instance "
-		       "memory "
-		       "and gpuwhy exporter's GPU_I_ID series)\n");
+		printf("%s\n", _("       (MIG on: the driver has no whole-GPU utilization; see "
+		                 "per-instance memory and gpuwhy exporter's GPU_I_ID series)"));
 }
 
 typedef struct {
@@ -121,23 +128,59 @@ static int collect_procs(gpu_ctx *c, status_proc *out, int max)
 	return n;
 }
 
+/* s in a column of w display columns (a CJK character takes two), padded on
+ * the left (right-aligned) or on the right; with cut, cut at a character
+ * boundary where it is wider (else a wider s pushes the next column). */
+static void put_col(const char *s, int w, bool right, bool cut)
+{
+	mbstate_t mb;
+	memset(&mb, 0, sizeof mb);
+	size_t len = strlen(s), end = 0;
+	int cols = 0;
+	while (end < len) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s + end, len - end, &mb);
+		int cw = 1;
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			k = 1;
+			memset(&mb, 0, sizeof mb);
+		} else if ((cw = wcwidth(wc)) < 0) {
+			cw = 0;
+		}
+		if (cut && cols + cw > w)
+			break;
+		cols += cw;
+		end += k;
+	}
+	int padn = cols < w ? w - cols : 0;
+	printf("%*s%.*s%*s", right ? padn : 0, "", (int)end, s, right ? 0 : padn, "");
+}
+
 static void print_procs_text(const status_proc *ps, int n, bool nested)
 {
-	printf("\nProcesses:\n");
+	printf("\n%s\n", _("Processes:"));
 	if (nested)
-		printf("  (this process runs in a nested PID namespace: NVML reports host PIDs, "
-		       "which\n"
-		       "   this container cannot see; run it with --pid=host for users and "
-		       "commands)\n");
+		printf("%s\n",
+		       _("  (this process runs in a nested PID namespace: NVML reports host "
+		         "PIDs, which\n   this container cannot see; run it with --pid=host "
+		         "for users and commands)"));
 	if (n == 0) {
-		printf("  none\n");
+		printf("%s\n", _("  none"));
 		return;
 	}
-	printf("  %3s %8s %-10s %4s %10s %4s  %s\n", "GPU", "PID", "USER", "TYPE", "GPU MEM", "SM%",
-	       "COMMAND");
+	/* TRANSLATORS: the column heads of the process table: keep them short. */
+	printf("  %3s %8s ", "GPU", "PID");
+	put_col(_("USER"), 10, false, false);
+	putchar(' ');
+	put_col(_("TYPE"), 4, true, false);
+	putchar(' ');
+	put_col(_("GPU MEM"), 10, true, false);
+	printf(" %4s  %s\n", "SM%", _("COMMAND"));
 	for (int k = 0; k < n; k++) {
 		const status_proc *p = &ps[k];
-		char mem[24] = "n/a", sm[8] = "n/a";
+		char mem[24], sm[16];
+		snprintf(mem, sizeof mem, "%s", _("n/a"));
+		snprintf(sm, sizeof sm, "%s", _("n/a"));
 		if (p->p.mem_ok)
 			snprintf(mem, sizeof mem, "%llu MiB",
 			         (unsigned long long)(p->p.mem_bytes / (1024 * 1024)));
@@ -147,12 +190,17 @@ static void print_procs_text(const status_proc *ps, int n, bool nested)
 		/* A process names itself: its command never reaches the terminal raw. */
 		char cmd[GW_TERM_SAFE_LEN(100)], user[GW_TERM_SAFE_LEN(32)];
 		const char *raw = p->h.cmd[0]   ? p->h.cmd
-		                  : p->h.exists ? "n/a"
-		                                : "(not running here)";
+		                  : p->h.exists ? _("n/a")
+		                                : _("(not running here)");
 		gw_term_safe(raw, cmd, sizeof cmd);
-		gw_term_safe(p->h.user[0] ? p->h.user : "n/a", user, sizeof user);
-		printf("  %3d %8u %-10.10s %4s %10s %4s  %.100s\n", p->gpu, p->p.pid, user, type,
-		       mem, sm, cmd);
+		gw_term_safe(p->h.user[0] ? p->h.user : _("n/a"), user, sizeof user);
+		printf("  %3d %8u ", p->gpu, p->p.pid);
+		put_col(user, 10, false, true);
+		printf(" %4s ", type);
+		put_col(mem, 10, true, false);
+		putchar(' ');
+		put_col(sm, 4, true, false);
+		printf("  %.100s\n", cmd);
 	}
 }
 
@@ -234,20 +282,20 @@ int cmd_status(int argc, char **argv, const gw_global *g)
 	const opt_cmd oc = {
 	    .name = "status",
 	    .usage = "status [--format text|json] [--nvidia-smi]",
-	    .about =
+	    .about = N_(
 	        "Driver, CUDA driver version, every GPU (utilization, memory, power against the\n"
 	        "limit, temperature, clocks, P-state, PCIe link, clock event reasons in words)\n"
-	        "and the processes on each GPU (PID, user, GPU memory, SM %, command).",
+	        "and the processes on each GPU (PID, user, GPU memory, SM %, command)."),
 	    .opts = opts};
 	int first, orc = opt_parse(&oc, argc, argv, &first);
 	if (orc)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	bool json = fmt == OPT_FMT_JSON;
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	int rc = gpu_open(&oo, &c);
-	if (rc)
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	int n = gpu_count(c);
 	gpu_values *vals = calloc(n ? (size_t)n : 1, sizeof *vals);
 	gpu_wait_rate_window(c);
@@ -266,10 +314,11 @@ int cmd_status(int argc, char **argv, const gw_global *g)
 		struct tm tm;
 		localtime_r(&t, &tm);
 		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-		printf("gpuwhy %s  driver %s  CUDA %s  %d GPU%s  %s\n\n", GPUWHY_VERSION,
-		       gpu_driver_version(c)[0] ? gpu_driver_version(c) : "n/a",
-		       gpu_cuda_driver_version(c)[0] ? gpu_cuda_driver_version(c) : "n/a", n,
-		       n == 1 ? "" : "s", when);
+		printf(P_("gpuwhy %s  driver %s  CUDA %s  %d GPU  %s\n\n",
+		          "gpuwhy %s  driver %s  CUDA %s  %d GPUs  %s\n\n", n),
+		       GPUWHY_VERSION, gpu_driver_version(c)[0] ? gpu_driver_version(c) : _("n/a"),
+		       gpu_cuda_driver_version(c)[0] ? gpu_cuda_driver_version(c) : _("n/a"), n,
+		       when);
 		for (int i = 0; i < n; i++)
 			print_gpu_text(c, i, &vals[i]);
 		print_procs_text(ps, np, nested);

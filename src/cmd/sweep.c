@@ -142,7 +142,7 @@ static int parse_args(int argc, char **argv, sweep_opts *o)
 	    OPT_FLAG(0, "grid", &o->sp.grid, "every combination instead of one variable at a time"),
 	    OPT_INT(0, "repeat", "N", &o->sp.repeat, 1, 64,
 	            "runs per configuration (default 1; search values: 1)",
-	            .why = "not a whole number from 1 to 64", .hint = "1 to 64"),
+	            .why = N_("not a whole number from 1 to 64"), .hint = N_("1 to 64")),
 	    SW_LL("steps", &o->steps, 1, 10000000,
 	          "stop each run once N steps after the warm-up are timed",
 	          "not a whole number from 1", "e.g. --steps 50"),
@@ -162,14 +162,14 @@ static int parse_args(int argc, char **argv, sweep_opts *o)
 	             .target = &o->headroom),
 	    OPT_DURATION(0, "interval", "DUR", &o->interval_ns, 0,
 	                 "sampling interval of each run (default 200ms)", .min = 0.01, .max = 3600,
-	                 .why = "not a duration from 10ms to 1h", .hint = "e.g. 200ms, 1s"),
+	                 .why = N_("not a duration from 10ms to 1h"), .hint = N_("e.g. 200ms, 1s")),
 	    OPT_STRING(0, "step-regex", "RE", &o->step_re, "step lines, as for gpuwhy run"),
 	    OPT_INT(0, "max-values", "N", &o->sp.max_values, 1, 100000,
-	            "longest value list accepted (default 64)", .why = "not a whole number from 1",
-	            .hint = "e.g. 128"),
+	            "longest value list accepted (default 64)",
+	            .why = N_("not a whole number from 1"), .hint = N_("e.g. 128")),
 	    OPT_INT(0, "max-runs", "N", &o->sp.max_runs, 1, 1000000,
-	            "most runs accepted (default 1000)", .why = "not a whole number from 1",
-	            .hint = "e.g. 2000"),
+	            "most runs accepted (default 1000)", .why = N_("not a whole number from 1"),
+	            .hint = N_("e.g. 2000")),
 	    OPT_FLAG(0, "dry-run", &o->dry_run, "print the plan and exit"),
 	    OPT_STRING(0, "resume", "DIR", &o->resume,
 	               "go on with an earlier sweep: finished runs are kept"),
@@ -188,18 +188,20 @@ static int parse_args(int argc, char **argv, sweep_opts *o)
 	             "sweep -o DIR --search NAME=pow2:LO..HI [OPTIONS] -- CMD {NAME} ...\n"
 	             "sweep --resume DIR",
 	    .about =
-	        "Runs CMD once per configuration under `gpuwhy run` (recorded as\n"
-	        "DIR/NAME=VALUE[,...]-rK.gpuwhy), then prints per configuration the step time\n"
-	        "(mean, p50, p90, 95 % interval), throughput, GPU and host use and the top\n"
-	        "finding, the best configuration, each variable's knee and why. {NAME} in CMD\n"
-	        "and in --env values takes each value ({{ and }} are literal braces); values\n"
-	        "stay single arguments (CMD runs without a shell; in `sh -c SCRIPT` they are\n"
-	        "quoted). By default the first values are the baseline and one variable\n"
-	        "changes at a time.",
+	        /* xgettext:no-c-format */
+	    N_("Runs CMD once per configuration under `gpuwhy run` (recorded as\n"
+	       "DIR/NAME=VALUE[,...]-rK.gpuwhy), then prints per configuration the step time\n"
+	       "(mean, p50, p90, 95 % interval), throughput, GPU and host use and the top\n"
+	       "finding, the best configuration, each variable's knee and why. {NAME} in CMD\n"
+	       "and in --env values takes each value ({{ and }} are literal braces); values\n"
+	       "stay single arguments (CMD runs without a shell; in `sh -c SCRIPT` they are\n"
+	       "quoted). By default the first values are the baseline and one variable\n"
+	       "changes at a time."),
 	    .opts = opts,
-	    .exits = "0 every configuration ran, 1 one failed (out of memory in a search does not "
-	             "count), 2 bad input, 3 the directory or a recording cannot be used, 130 "
-	             "interrupted (resume with --resume DIR)",
+	    .exits =
+	        N_("0 every configuration ran, 1 one failed (out of memory in a search does not "
+	           "count), 2 bad input, 3 the directory or a recording cannot be used, 130 "
+	           "interrupted (resume with --resume DIR)"),
 	    .max_args = -1,
 	    .stop_at_arg = true,
 	    .ctx = o};

@@ -27,6 +27,7 @@
 #include "top/render.h"
 #include "top/screen.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -83,7 +84,7 @@ static void on_signal(int sig)
 static void keys_help(FILE *out)
 {
 	top_keys_print(out);
-	fputs("\nWith --gpus LIST (a global option) only those GPUs are opened.\n", out);
+	fprintf(out, "\n%s\n", _("With --gpus LIST (a global option) only those GPUs are opened."));
 }
 
 static int set_sort(const opt_def *d, const char *v, void *ctx)
@@ -103,8 +104,8 @@ static int parse_opts(int argc, char **argv, top_opts *o)
 	    OPT_DURATION('i', "interval", "DUR", &o->interval_ns, 0,
 	                 "sampling interval, 100ms to 10s (default 1s)",
 	                 .min = TOP_INTERVAL_MIN_NS / 1e9, .max = TOP_INTERVAL_MAX_NS / 1e9,
-	                 .why = "invalid interval '%s' (100ms to 10s)",
-	                 .hint = "e.g. 1s, 500ms, 100ms"),
+	                 .why = N_("invalid interval '%s' (100ms to 10s)"),
+	                 .hint = N_("e.g. 1s, 500ms, 100ms")),
 	    OPT_STRING('o', "output", "FILE", &o->output,
 	               "also record what is shown into FILE (.gpuwhy); the interval is then "
 	               "fixed"),
@@ -124,15 +125,16 @@ static int parse_opts(int argc, char **argv, top_opts *o)
 	    .name = "top",
 	    .usage = "top [-i DUR] [-o FILE] [--once] [-s KEY] [-f TEXT] [-t]\n"
 	             "           [--ascii] [--no-color] [--mouse]",
-	    .about = "The live view: every GPU's meters (utilization, SM active where the GPU has "
-	             "it,\nmemory, power against the limit, temperature, clocks, PCIe link and "
-	             "throughput)\nwith a utilization history; every host core as a small bar, "
-	             "memory, swap, disk\nand network; the GPU processes (PID, user, GPU, GPU "
-	             "memory, SM %, CPU %, RSS,\ncommand) and the tree around one; and on the "
-	             "status line what the diagnosis\nrules find in the last minute. Sampling "
-	             "runs on its own thread.",
+	    .about =
+	        N_("The live view: every GPU's meters (utilization, SM active where the GPU has "
+	           "it,\nmemory, power against the limit, temperature, clocks, PCIe link and "
+	           "throughput)\nwith a utilization history; every host core as a small bar, "
+	           "memory, swap, disk\nand network; the GPU processes (PID, user, GPU, GPU "
+	           "memory, SM %, CPU %, RSS,\ncommand) and the tree around one; and on the "
+	           "status line what the diagnosis\nrules find in the last minute. Sampling "
+	           "runs on its own thread."),
 	    .opts = opts,
-	    .more = "Keys:",
+	    .more = N_("Keys:"),
 	    .more_fn = keys_help,
 	    .ctx = o};
 	int first, rc = opt_parse(&oc, argc, argv, &first);
@@ -168,11 +170,13 @@ static void mig_summary(gpu_ctx *c, int i, top_gpu_info *info)
 
 static int open_gpus(top_app *a, const gw_global *g)
 {
-	gpu_open_opts go = {.gpus = g->gpus};
+	gpu_open_failure gf;
+	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	top_gpu_info info[GPU_MAX];
 	int n = 0;
 	if (gpu_open(&go, &a->gc) != 0) {
 		a->gc = NULL;
+		gw_fail_print(&gf.err);
 		snprintf(a->no_gpu, sizeof a->no_gpu,
 		         "no GPU (the reason was printed on stderr); showing the host only. "
 		         "gpuwhy --sim h100x8-nvlink top simulates eight");

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
@@ -9,6 +10,8 @@
 #include "gpu/gpu_reasons.h"
 #include "host/pcitopo.h"
 #include "util/err.h"
+#include "util/i18n.h"
+#include "util/fail.h"
 #include "util/jsonw.h"
 
 /* The matrix cell for GPUs i and j: "X", "NV18", "PIX", ... "n/a". */
@@ -97,31 +100,21 @@ static void print_matrix(gpu_ctx *c, const char *root)
 	}
 }
 
-static void print_text(gpu_ctx *c)
+/* s padded on the right to w display columns (a CJK character takes two). */
+static void put_left(const char *s, int w)
 {
-	int n = gpu_count(c);
-	char buf[16];
-	printf("%-8s", "");
-	for (int j = 0; j < n; j++) {
-		snprintf(buf, sizeof buf, "GPU%d", gpu_static_info(c, j)->index);
-		printf("%-7s", buf);
-	}
-	printf("%-20s %s\n", "CPU Affinity", "NUMA Affinity");
-	for (int i = 0; i < n; i++) {
-		const gpu_static *s = gpu_static_info(c, i);
-		snprintf(buf, sizeof buf, "GPU%d", s->index);
-		printf("%-8s", buf);
-		for (int j = 0; j < n; j++) {
-			cell(c, i, j, buf, sizeof buf);
-			printf("%-7s", buf);
-		}
-		char numa[16] = "n/a";
-		if (s->numa_ok)
-			snprintf(numa, sizeof numa, "%d", s->numa_node);
-		printf("%-20s %s\n", s->cpu_affinity[0] ? s->cpu_affinity : "n/a", numa);
-	}
-	printf("\nNVLink:\n");
-	int any = 0;
+	wchar_t ws[64];
+	size_t n = mbstowcs(ws, s, sizeof ws / sizeof *ws);
+	int cols = n == (size_t)-1 ? (int)strlen(s) : wcswidth(ws, n);
+	if (cols < 0)
+		cols = (int)strlen(s);
+	printf("%s%*s", s, cols < w ? w - cols : 0, "");
+}
+
+static void print_nvlink(gpu_ctx *c)
+{
+	int n = gpu_count(c), any = 0;
+	printf("\n%s\n", _("NVLink:"));
 	for (int i = 0; i < n; i++) {
 		int st[GPU_NVLINK_MAX];
 		int nl = gpu_nvlink_states(c, i, st, GPU_NVLINK_MAX);
@@ -131,40 +124,76 @@ static void print_text(gpu_ctx *c)
 		int up = 0;
 		for (int l = 0; l < nl; l++)
 			up += st[l];
-		printf("  GPU%d: %d/%d links active", gpu_static_info(c, i)->index, up, nl);
+		printf(P_("  GPU%d: %d/%d link active", "  GPU%d: %d/%d links active", nl),
+		       gpu_static_info(c, i)->index, up, nl);
 		if (up < nl) {
-			printf(" (down:");
+			char down[GPU_NVLINK_MAX * 4 + 1] = "";
 			for (int l = 0; l < nl; l++)
 				if (!st[l])
-					printf(" %d", l);
-			printf(")");
+					snprintf(down + strlen(down), sizeof down - strlen(down),
+					         " %d", l);
+			printf(_(" (down:%s)"), down);
 		}
 		putchar('\n');
 	}
 	if (!any)
-		printf("  none (no NVLink, or not supported by these GPUs)\n");
+		printf("%s\n", _("  none (no NVLink, or not supported by these GPUs)"));
+}
+
+static void print_text(gpu_ctx *c)
+{
+	int n = gpu_count(c);
+	char buf[16];
+	const char *na = _("n/a");
+	printf("%-8s", "");
+	for (int j = 0; j < n; j++) {
+		snprintf(buf, sizeof buf, "GPU%d", gpu_static_info(c, j)->index);
+		printf("%-7s", buf);
+	}
+	put_left(_("CPU Affinity"), 20);
+	printf(" %s\n", _("NUMA Affinity"));
+	for (int i = 0; i < n; i++) {
+		const gpu_static *s = gpu_static_info(c, i);
+		snprintf(buf, sizeof buf, "GPU%d", s->index);
+		printf("%-8s", buf);
+		for (int j = 0; j < n; j++) {
+			cell(c, i, j, buf, sizeof buf);
+			put_left(strcmp(buf, "n/a") ? buf : na, 7);
+		}
+		char numa[32];
+		if (s->numa_ok)
+			snprintf(numa, sizeof numa, "%d", s->numa_node);
+		else
+			snprintf(numa, sizeof numa, "%s", na);
+		put_left(s->cpu_affinity[0] ? s->cpu_affinity : na, 20);
+		printf(" %s\n", numa);
+	}
+	print_nvlink(c);
 	for (int i = 0; i < n; i++) {
 		gpu_mig m[GPU_MIG_MAX];
 		int nm = gpu_mig_devices(c, i, m, GPU_MIG_MAX);
-		if (nm)
-			printf("\nMIG devices of GPU%d (share its PCIe and NVLink paths):\n",
+		if (nm) {
+			putchar('\n');
+			printf(_("MIG devices of GPU%d (share its PCIe and NVLink paths):"),
 			       gpu_static_info(c, i)->index);
+			putchar('\n');
+		}
 		for (int k = 0; k < nm; k++)
 			printf("  MIG %d  %-8s GI %u CI %u  %s\n", m[k].index,
-			       m[k].profile[0] ? m[k].profile : "n/a", m[k].gi, m[k].ci, m[k].uuid);
+			       m[k].profile[0] ? m[k].profile : na, m[k].gi, m[k].ci, m[k].uuid);
 	}
-	printf("\nLegend:\n"
-	       "  X    = Self\n"
-	       "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA "
-	       "nodes\n"
-	       "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host "
-	       "Bridges within a NUMA node\n"
-	       "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the "
-	       "CPU)\n"
-	       "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe "
-	       "Host Bridge)\n"
-	       "  PIX  = Connection traversing at most a single PCIe bridge\n"
-	       "  NV#  = Connection traversing a bonded set of # NVLinks\n");
+	printf("\n%s", _("Legend:\n"
+	                 "  X    = Self\n"
+	                 "  SYS  = Connection traversing PCIe as well as the SMP interconnect "
+	                 "between NUMA nodes\n"
+	                 "  NODE = Connection traversing PCIe as well as the interconnect between "
+	                 "PCIe Host Bridges within a NUMA node\n"
+	                 "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge "
+	                 "(typically the CPU)\n"
+	                 "  PXB  = Connection traversing multiple PCIe bridges (without "
+	                 "traversing the PCIe Host Bridge)\n"
+	                 "  PIX  = Connection traversing at most a single PCIe bridge\n"
+	                 "  NV#  = Connection traversing a bonded set of # NVLinks\n"));
 }
 
 static void print_json(gpu_ctx *c)
@@ -227,12 +256,12 @@ int cmd_topo(int argc, char **argv, const gw_global *g)
 	const opt_cmd oc = {
 	    .name = "topo",
 	    .usage = "topo [--format text|json]\ntopo -m [--sysfs-root DIR]",
-	    .about =
+	    .about = N_(
 	        "How each pair of GPUs is connected (NV# = # bonded NVLinks, PIX/PXB/PHB/NODE/SYS\n"
 	        "as in nvidia-smi topo -m), each GPU's CPU and NUMA affinity, and NVLink link "
 	        "states.\n-m prints nvidia-smi topo -m's tab-separated matrix with the NICs "
 	        "(RDMA devices of\n/sys/class/infiniband, then PCI network devices of "
-	        "/sys/class/net) placed on the\nPCIe tree from sysfs.",
+	        "/sys/class/net) placed on the\nPCIe tree from sysfs."),
 	    .opts = opts,
 	    .long_only = true};
 	int first, orc = opt_parse(&oc, argc, argv, &first);
@@ -243,10 +272,10 @@ int cmd_topo(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json",
 		                "-m is nvidia-smi's text");
 	gpu_ctx *c;
-	gpu_open_opts oo = {.gpus = g->gpus};
-	int rc = gpu_open(&oo, &c);
-	if (rc)
-		return rc;
+	gpu_open_failure gf;
+	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
+	if (gpu_open(&oo, &c) != 0)
+		return gw_fail_print(&gf.err);
 	if (matrix)
 		print_matrix(c, root);
 	else if (json)

@@ -84,20 +84,20 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 	             "keep nanosecond timestamps exact (HTA rounds them to whole microseconds: "
 	             "ceil(ts), floor(ts + dur))"),
 	    OPT_INT('j', "threads", "N", &o.threads, 1, 1024,
-	            "ranks read in parallel (default: one per CPU)", .why = "bad value '%s'",
-	            .hint = "a number from 1 to 1024"),
+	            "ranks read in parallel (default: one per CPU)", .why = N_("bad value '%s'"),
+	            .hint = N_("a number from 1 to 1024")),
 	    OPT_FLAG('q', "quiet", &quiet, "no progress line on stderr"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "trace",
 	    .usage = "trace [OPTIONS] PATH...",
 	    .about =
-	        "Analyse profiler timelines like HolisticTraceAnalysis: where the GPU idles and "
-	        "why.\nPATH is a trace file or a directory of per-rank files: PyTorch profiler "
-	        "(Kineto)\nJSON or JSON.gz, or an Nsight Systems SQLite export (nsys export "
-	        "--type sqlite).",
+	        N_("Analyse profiler timelines like HolisticTraceAnalysis: where the GPU idles and "
+	           "why.\nPATH is a trace file or a directory of per-rank files: PyTorch profiler "
+	           "(Kineto)\nJSON or JSON.gz, or an Nsight Systems SQLite export (nsys export "
+	           "--type sqlite)."),
 	    .opts = opts,
-	    .more = "Verdicts: host-bound, launch-bound, communication-bound, healthy.",
+	    .more = N_("Verdicts: host-bound, launch-bound, communication-bound, healthy."),
 	    .max_args = -1,
 	    .ctx = &o};
 	int first, rc = opt_parse(&oc, argc, argv, &first);

@@ -16,269 +16,310 @@ typedef struct {
 	const char *change_latency, *verify_latency; /* NULL: same as throughput */
 } advice_entry;
 
-#define VERIFY_COMPARE                                                                             \
-	"Record the same job again after changing one thing only, then run `gpuwhy compare "       \
-	"before.gpuwhy after.gpuwhy`: "
-
 static const advice_entry advice[] = {
     {DIAG_R_NOT_ON_GPU, NULL,
-     "Make the job see and use the GPU: check that CUDA_VISIBLE_DEVICES is not empty or -1; that "
-     "the framework is a CUDA build (python -c 'import torch; print(torch.cuda.is_available(), "
-     "torch.version.cuda)' must print True and a version; a CPU-only wheel prints None); that the "
-     "model and every batch are moved to the device (model.to('cuda'), x.to(device)); in a "
-     "container, start it with the NVIDIA runtime (docker run --gpus all) and check "
-     "`nvidia-ctk cdi list`.",
-     "Run the check above in the job's own environment, then record again: step 1 of the chain "
-     "must show the job's PID on a GPU and utilization must rise.",
+     N_("Make the job see and use the GPU: check that CUDA_VISIBLE_DEVICES is not empty or -1; "
+        "that "
+        "the framework is a CUDA build (python -c 'import torch; print(torch.cuda.is_available(), "
+        "torch.version.cuda)' must print True and a version; a CPU-only wheel prints None); that "
+        "the "
+        "model and every batch are moved to the device (model.to('cuda'), x.to(device)); in a "
+        "container, start it with the NVIDIA runtime (docker run --gpus all) and check "
+        "`nvidia-ctk cdi list`."),
+     N_("Run the check above in the job's own environment, then record again: step 1 of the chain "
+        "must show the job's PID on a GPU and utilization must rise."),
      NULL, NULL},
     {DIAG_R_DATA_STARVED, NULL,
-     "Feed the GPU faster than it computes: give the DataLoader worker processes "
-     "(num_workers=2, 4, 8 ... up to the free cores), prefetch_factor=4, pin_memory=True and "
-     "persistent_workers=True; move heavy decoding and augmentation to the GPU or do it once "
-     "offline; when iowait or disk reads are high, put the data set on local SSD or in RAM "
-     "(page cache), use a packed format (WebDataset/TFRecord shards) instead of many small "
-     "files. More workers stop helping once the disk is at its limit.",
-     VERIFY_COMPARE "step time p50 must fall, the GPU's idle share drop below the threshold and "
-                    "the busiest core leave 100 %. Try worker counts one at a time.",
-     "Requests wait on CPU-side preprocessing (decoding, tokenisation, resizing) while the GPU "
-     "idles: run preprocessing in a pool of worker processes or on the GPU, keep payloads "
-     "compact, and queue at the API layer instead of in front of a saturated core.",
-     "Measure P99 latency at the same request rate before and after; in a new recording the "
-     "busiest core must no longer sit at 100 % while the GPU idles."},
+     N_("Feed the GPU faster than it computes: give the DataLoader worker processes "
+        "(num_workers=2, 4, 8 ... up to the free cores), prefetch_factor=4, pin_memory=True and "
+        "persistent_workers=True; move heavy decoding and augmentation to the GPU or do it once "
+        "offline; when iowait or disk reads are high, put the data set on local SSD or in RAM "
+        "(page cache), use a packed format (WebDataset/TFRecord shards) instead of many small "
+        "files. More workers stop helping once the disk is at its limit."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "step time p50 must fall, the GPU's idle share drop below the threshold and "
+        "the busiest core leave 100 %. Try worker counts one at a time."),
+     N_("Requests wait on CPU-side preprocessing (decoding, tokenisation, resizing) while the GPU "
+        "idles: run preprocessing in a pool of worker processes or on the GPU, keep payloads "
+        "compact, and queue at the API layer instead of in front of a saturated core."),
+     N_("Measure P99 latency at the same request rate before and after; in a new recording the "
+        "busiest core must no longer sit at 100 % while the GPU idles.")},
     {DIAG_R_LAUNCH_BOUND, NULL,
-     "Give each kernel more work: a larger batch (with gradient accumulation if memory is "
-     "short), mixed precision, fused elementwise operations (torch.compile), CUDA graphs for "
-     "the steady-state step (torch.compile mode='reduce-overhead'), no per-element Python loops "
-     "and no .item()/.cpu() synchronisations inside the step.",
-     VERIFY_COMPARE "SM activity and power must rise toward the limit and step time p50 fall. A "
-                    "trace (nsys profile --trace=cuda,nvtx) shows fewer, longer kernels.",
-     "Each request runs many tiny kernels: capture the inference graph with CUDA graphs or build "
-     "an optimised engine (TensorRT: trtexec --onnx=model.onnx --fp16, ONNX Runtime) so layers "
-     "fuse; use dynamic batching with a short queue window so one launch carries several "
-     "requests.",
-     "Compare P99 latency and throughput at the same request rate; SM activity per request "
-     "must rise."},
+     N_("Give each kernel more work: a larger batch (with gradient accumulation if memory is "
+        "short), mixed precision, fused elementwise operations (torch.compile), CUDA graphs for "
+        "the steady-state step (torch.compile mode='reduce-overhead'), no per-element Python loops "
+        "and no .item()/.cpu() synchronisations inside the step."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "SM activity and power must rise toward the limit and step time p50 fall. A "
+        "trace (nsys profile --trace=cuda,nvtx) shows fewer, longer kernels."),
+     N_("Each request runs many tiny kernels: capture the inference graph with CUDA graphs or "
+        "build "
+        "an optimised engine (TensorRT: trtexec --onnx=model.onnx --fp16, ONNX Runtime) so layers "
+        "fuse; use dynamic batching with a short queue window so one launch carries several "
+        "requests."),
+     N_("Compare P99 latency and throughput at the same request rate; SM activity per request "
+        "must rise.")},
     {DIAG_R_SYNC_WAIT, NULL,
-     "The GPUs wait on one another at synchronisation. Find the straggler's extra work (uneven "
-     "batch or sequence lengths per rank, its data loader, logging or checkpointing on one rank "
-     "only) and make synchronisation cheaper (gradient accumulation to sync less often, DDP "
-     "bucket sizes that overlap communication with backward). Check the link with `gpuwhy topo`.",
-     VERIFY_COMPARE "the waiting GPUs' shortfall against the straggler (SM activity, "
-                    "power or utilization) must shrink and step time p50 drop.",
+     N_("The GPUs wait on one another at synchronisation. Find the straggler's extra work (uneven "
+        "batch or sequence lengths per rank, its data loader, logging or checkpointing on one rank "
+        "only) and make synchronisation cheaper (gradient accumulation to sync less often, DDP "
+        "bucket sizes that overlap communication with backward). Check the link with `gpuwhy "
+        "topo`."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "the waiting GPUs' shortfall against the straggler (SM activity, "
+        "power or utilization) must shrink and step time p50 drop."),
      NULL, NULL},
     {DIAG_R_SYNC_WAIT, "pcie",
-     "The job's GPUs synchronise over PCIe, without NVLink, so every all-reduce waits on the bus. "
-     "Run the job on GPUs joined by NVLink (NV# in `gpuwhy topo`; select them with "
-     "CUDA_VISIBLE_DEVICES), or communicate less: gradient accumulation, a larger per-GPU "
-     "batch, bf16 gradients/compression, DDP bucket_cap_mb tuned so communication overlaps the "
-     "backward pass. Also even out the straggler's work.",
-     VERIFY_COMPARE "the waiting GPUs' shortfall against the straggler must shrink and step "
-                    "time p50 drop; on NVLink GPUs the waits should nearly vanish.",
+     N_("The job's GPUs synchronise over PCIe, without NVLink, so every all-reduce waits on the "
+        "bus. "
+        "Run the job on GPUs joined by NVLink (NV# in `gpuwhy topo`; select them with "
+        "CUDA_VISIBLE_DEVICES), or communicate less: gradient accumulation, a larger per-GPU "
+        "batch, bf16 gradients/compression, DDP bucket_cap_mb tuned so communication overlaps the "
+        "backward pass. Also even out the straggler's work."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "the waiting GPUs' shortfall against the straggler must shrink and step "
+        "time p50 drop; on NVLink GPUs the waits should nearly vanish."),
      NULL, NULL},
     {DIAG_R_SYNC_WAIT, "nvlink",
-     "The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "
-     "straggler is slower - uneven batch or sequence lengths per rank, its data loader starving, "
-     "that GPU throttled (see throttled), or one rank doing extra work (evaluation, logging, "
-     "checkpointing on rank 0 only).",
-     VERIFY_COMPARE "the GPUs' SM activity (or power) must line up and step time p50 drop; "
-                    "utilization alone may not show it, as waiting collectives spin.",
+     N_("The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "
+        "straggler is slower - uneven batch or sequence lengths per rank, its data loader "
+        "starving, "
+        "that GPU throttled (see throttled), or one rank doing extra work (evaluation, logging, "
+        "checkpointing on rank 0 only)."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "the GPUs' SM activity (or power) must line up and step time p50 drop; "
+        "utilization alone may not show it, as waiting collectives spin."),
      NULL, NULL},
     {DIAG_R_MEMORY_BOUND, NULL,
-     "Kernels wait on device memory. Move fewer bytes: mixed precision (bf16/fp16, fp8 where "
-     "supported), fused kernels (torch.compile, fused optimizers, FlashAttention-style "
-     "attention), channels_last for convolutions, no needless copies and casts. A larger batch "
-     "does not help a bandwidth-bound kernel.",
-     VERIFY_COMPARE "step time p50 must fall; DRAM activity per step drops while SM activity "
-                    "rises.",
-     "Inference kernels are bandwidth-bound (typical for small-batch decoding): lower-precision "
-     "weights (fp16/int8/fp8 quantisation) and batching requests raise work per byte read.",
-     "Compare P99 latency and requests per second at the same load."},
+     N_("Kernels wait on device memory. Move fewer bytes: mixed precision (bf16/fp16, fp8 where "
+        "supported), fused kernels (torch.compile, fused optimizers, FlashAttention-style "
+        "attention), channels_last for convolutions, no needless copies and casts. A larger batch "
+        "does not help a bandwidth-bound kernel."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "step time p50 must fall; DRAM activity per step drops while SM activity "
+        "rises."),
+     N_("Inference kernels are bandwidth-bound (typical for small-batch decoding): lower-precision "
+        "weights (fp16/int8/fp8 quantisation) and batching requests raise work per byte read."),
+     N_("Compare P99 latency and requests per second at the same load.")},
     {DIAG_R_MEMORY_FULL_IDLE, NULL,
-     "Memory is nearly full but little is computed: weights and cached tensors wait for work. "
-     "Find the stall first (see data-starved, sync-wait, the chain below); if the batch was "
-     "raised only to fill memory, go back to a batch that fits with margin; check what holds "
-     "memory (a second copy of the model, tensors kept for logging, the caching allocator) with "
-     "torch.cuda.memory_summary().",
-     VERIFY_COMPARE "utilization must rise at the same or lower memory peak.",
-     "A serving process keeps its model resident and computes per request: normal while latency "
-     "meets its target. If several models share the GPU, unload or offload idle ones.",
-     "Watch P99 latency and memory headroom under peak load."},
+     N_("Memory is nearly full but little is computed: weights and cached tensors wait for work. "
+        "Find the stall first (see data-starved, sync-wait, the chain below); if the batch was "
+        "raised only to fill memory, go back to a batch that fits with margin; check what holds "
+        "memory (a second copy of the model, tensors kept for logging, the caching allocator) with "
+        "torch.cuda.memory_summary()."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "utilization must rise at the same or lower memory peak."),
+     N_("A serving process keeps its model resident and computes per request: normal while latency "
+        "meets its target. If several models share the GPU, unload or offload idle ones."),
+     N_("Watch P99 latency and memory headroom under peak load.")},
     {DIAG_R_OOM, NULL,
-     "Lower the memory peak: a smaller batch with gradient accumulation to keep the effective "
-     "batch, mixed precision, activation (gradient) checkpointing, shorter sequences or lower "
-     "resolution, model offload or sharding (FSDP/ZeRO) for very large models. Print "
-     "torch.cuda.max_memory_allocated() per step to find where the peak is; "
-     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation.",
-     "Record again: no oom event, and the memory peak at least 10 % under capacity.",
-     "Lower the peak per request: cap batch size and sequence/context length, use fp16/int8 "
-     "weights, offload unused models; in image generation lower resolution or batch.",
-     "Replay the heaviest requests: no oom event and memory peak under 90 % of capacity."},
+     N_("Lower the memory peak: a smaller batch with gradient accumulation to keep the effective "
+        "batch, mixed precision, activation (gradient) checkpointing, shorter sequences or lower "
+        "resolution, model offload or sharding (FSDP/ZeRO) for very large models. Print "
+        "torch.cuda.max_memory_allocated() per step to find where the peak is; "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation."),
+     /* xgettext:no-c-format */
+     N_("Record again: no oom event, and the memory peak at least 10 % under capacity."),
+     N_("Lower the peak per request: cap batch size and sequence/context length, use fp16/int8 "
+        "weights, offload unused models; in image generation lower resolution or batch."),
+     /* xgettext:no-c-format */
+     N_("Replay the heaviest requests: no oom event and memory peak under 90 % of capacity.")},
     {DIAG_R_OOM, "host",
-     "The host ran out of memory: fewer DataLoader workers (each holds a copy of the data set "
-     "object), a smaller prefetch_factor, memory-mapped data sets instead of loading them into "
-     "RAM, fewer pinned buffers; or more RAM.",
-     "Record again: no oom event, mem.available never near 0 and no swapping.", NULL, NULL},
+     N_("The host ran out of memory: fewer DataLoader workers (each holds a copy of the data set "
+        "object), a smaller prefetch_factor, memory-mapped data sets instead of loading them into "
+        "RAM, fewer pinned buffers; or more RAM."),
+     N_("Record again: no oom event, mem.available never near 0 and no swapping."), NULL, NULL},
     {DIAG_R_OOM_RISK, NULL,
-     "Leave headroom: a longer sequence, a larger image or fragmentation will run out of memory "
-     "at this peak. Lower the batch a step (keep the effective batch with gradient "
-     "accumulation), use activation checkpointing or mixed precision, and set "
-     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
-     "Record again with the largest inputs the job will see: the peak must stay under 90 % of "
-     "capacity.",
-     "Bound the largest request (max batch, max tokens or resolution) so the peak stays under "
-     "capacity with margin under concurrent load.",
-     "Replay peak traffic and watch the memory peak."},
+     N_("Leave headroom: a longer sequence, a larger image or fragmentation will run out of memory "
+        "at this peak. Lower the batch a step (keep the effective batch with gradient "
+        "accumulation), use activation checkpointing or mixed precision, and set "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation."),
+     /* xgettext:no-c-format */
+     N_("Record again with the largest inputs the job will see: the peak must stay under 90 % of "
+        "capacity."),
+     N_("Bound the largest request (max batch, max tokens or resolution) so the peak stays under "
+        "capacity with margin under concurrent load."),
+     N_("Replay peak traffic and watch the memory peak.")},
     {DIAG_R_THROTTLED, "power",
-     "The board is at its power cap: it is working as hard as its budget allows. If clocks swing "
-     "with the cap, a fixed, slightly lower power limit (nvidia-smi -pl WATTS, data-center "
-     "boards) gives steadier throughput; check that the limit was not lowered by mistake "
-     "(power.limit against power.default_limit).",
-     "nvidia-smi -q -d PERFORMANCE,POWER during the run; in a new recording, SM clocks steady "
-     "and step time p90/p50 closer.",
+     N_("The board is at its power cap: it is working as hard as its budget allows. If clocks "
+        "swing "
+        "with the cap, a fixed, slightly lower power limit (nvidia-smi -pl WATTS, data-center "
+        "boards) gives steadier throughput; check that the limit was not lowered by mistake "
+        "(power.limit against power.default_limit)."),
+     N_("nvidia-smi -q -d PERFORMANCE,POWER during the run; in a new recording, SM clocks steady "
+        "and step time p90/p50 closer."),
      NULL, NULL},
     {DIAG_R_THROTTLED, "thermal",
-     "The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
-     "airflow (blanking panels, spacing between cards, inlet temperature); a lower power limit "
-     "(nvidia-smi -pl) trades a little peak speed for no thermal slowdown. Fan control on "
-     "consumer cards is often owned by firmware.",
-     "nvidia-smi -q -d CLOCK,TEMPERATURE under load; in a new recording, no thermal reason in "
-     "busy samples and temperature below the slowdown threshold with margin.",
+     N_("The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
+        "airflow (blanking panels, spacing between cards, inlet temperature); a lower power limit "
+        "(nvidia-smi -pl) trades a little peak speed for no thermal slowdown. Fan control on "
+        "consumer cards is often owned by firmware."),
+     N_("nvidia-smi -q -d CLOCK,TEMPERATURE under load; in a new recording, no thermal reason in "
+        "busy samples and temperature below the slowdown threshold with margin."),
      NULL, NULL},
     {DIAG_R_THROTTLED, "hw",
-     "Hardware slowdown (power brake or an external signal) halves the clocks: check the power "
-     "supply's capacity and the GPU's power connectors and cables, and the system's power "
-     "events; this is not fixed by software settings.",
-     "nvidia-smi -q -d PERFORMANCE shows the active reasons; in a new recording, no hardware "
-     "slowdown in busy samples.",
+     N_("Hardware slowdown (power brake or an external signal) halves the clocks: check the power "
+        "supply's capacity and the GPU's power connectors and cables, and the system's power "
+        "events; this is not fixed by software settings."),
+     N_("nvidia-smi -q -d PERFORMANCE shows the active reasons; in a new recording, no hardware "
+        "slowdown in busy samples."),
      NULL, NULL},
     {DIAG_R_PCIE_DEGRADED, NULL,
-     "The PCIe link runs below its maximum under load or retries packets: reseat the card, check "
-     "the slot (a x16 card in a x8 slot), riser and cables, the GPU's power supply and the BIOS "
-     "PCIe settings. `nvidia-smi -q -d PCIE` shows current against max and the error counters, "
-     "`dmesg | grep -i pcie` shows AER errors. To test stability, set the slot to Gen3 in the "
-     "BIOS before replacing the card.",
-     "In a new recording: pcie.link.gen/width current equal to max while busy, and the replay "
-     "counter flat.",
+     N_("The PCIe link runs below its maximum under load or retries packets: reseat the card, "
+        "check "
+        "the slot (a x16 card in a x8 slot), riser and cables, the GPU's power supply and the BIOS "
+        "PCIe settings. `nvidia-smi -q -d PCIE` shows current against max and the error counters, "
+        "`dmesg | grep -i pcie` shows AER errors. To test stability, set the slot to Gen3 in the "
+        "BIOS before replacing the card."),
+     N_("In a new recording: pcie.link.gen/width current equal to max while busy, and the replay "
+        "counter flat."),
      NULL, NULL},
     {DIAG_R_IMBALANCE, NULL,
-     "Only some of the job's GPUs compute. Start one process per GPU (torchrun "
-     "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) and "
-     "DistributedDataParallel; DataParallel in one process concentrates work and memory on GPU "
-     "0. Check that CUDA_VISIBLE_DEVICES lists the GPUs you mean to use.",
-     "During the run `gpuwhy status` shows one process per GPU with similar utilization; "
-     "`gpuwhy compare` shows step time falling.",
+     N_("Only some of the job's GPUs compute. Start one process per GPU (torchrun "
+        "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) and "
+        "DistributedDataParallel; DataParallel in one process concentrates work and memory on GPU "
+        "0. Check that CUDA_VISIBLE_DEVICES lists the GPUs you mean to use."),
+     N_("During the run `gpuwhy status` shows one process per GPU with similar utilization; "
+        "`gpuwhy compare` shows step time falling."),
      NULL, NULL},
     {DIAG_R_ALL_ON_GPU0, NULL,
-     "Every process of the job landed on the same GPU: the ranks do not select their device. Call "
-     "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before creating tensors or the process "
-     "group, use device=f'cuda:{local_rank}', and list the GPUs in CUDA_VISIBLE_DEVICES "
-     "(CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py).",
-     "During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises and "
-     "GPU 0's memory drops.",
+     N_("Every process of the job landed on the same GPU: the ranks do not select their device. "
+        "Call "
+        "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before creating tensors or the "
+        "process "
+        "group, use device=f'cuda:{local_rank}', and list the GPUs in CUDA_VISIBLE_DEVICES "
+        "(CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py)."),
+     N_("During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises "
+        "and "
+        "GPU 0's memory drops."),
      NULL, NULL},
     {DIAG_R_CONTENTION, NULL,
-     "Other processes share the job's GPUs. Give the job GPUs of its own (CUDA_VISIBLE_DEVICES, a "
-     "scheduler such as Slurm --gres=gpu:N, or `gpuwhy queue`), or stop the other work; compute "
-     "mode Exclusive_Process (nvidia-smi -c) keeps a second process off a GPU.",
-     "In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
-     "`gpuwhy compare`.",
+     N_("Other processes share the job's GPUs. Give the job GPUs of its own (CUDA_VISIBLE_DEVICES, "
+        "a "
+        "scheduler such as Slurm --gres=gpu:N, or `gpuwhy queue`), or stop the other work; compute "
+        "mode Exclusive_Process (nvidia-smi -c) keeps a second process off a GPU."),
+     N_("In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
+        "`gpuwhy compare`."),
      NULL, NULL},
     {DIAG_R_CONTENTION, "gone",
-     "GPU memory is held by processes that no longer exist here: the owner is usually still "
-     "running somewhere (a zombie or orphaned child, a container without --pid=host, a stuck "
-     "DataLoader worker). Find it with `gpuwhy status` or `nvidia-smi`, `lsof /dev/nvidia*`, and "
-     "end it; memory is freed when the owning process ends.",
-     "`gpuwhy status` shows the memory released and no unknown PID on the GPU.", NULL, NULL},
+     N_("GPU memory is held by processes that no longer exist here: the owner is usually still "
+        "running somewhere (a zombie or orphaned child, a container without --pid=host, a stuck "
+        "DataLoader worker). Find it with `gpuwhy status` or `nvidia-smi`, `lsof /dev/nvidia*`, "
+        "and "
+        "end it; memory is freed when the owning process ends."),
+     N_("`gpuwhy status` shows the memory released and no unknown PID on the GPU."), NULL, NULL},
     {DIAG_R_HOST_SWAP, NULL,
-     "The host swapped: page-ins stall the data pipeline and pinned-memory allocation. Use less "
-     "host memory (fewer DataLoader workers, a smaller prefetch_factor, memory-mapped data "
-     "instead of loading it, fewer pinned buffers) or add RAM.",
-     "In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin.", NULL,
-     NULL},
+     N_("The host swapped: page-ins stall the data pipeline and pinned-memory allocation. Use less "
+        "host memory (fewer DataLoader workers, a smaller prefetch_factor, memory-mapped data "
+        "instead of loading it, fewer pinned buffers) or add RAM."),
+     N_("In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin."),
+     NULL, NULL},
     {DIAG_R_GPU_FAULT, NULL,
-     "The GPU reported a hardware or driver error: the note gives each Xid's number, time, "
-     "meaning and first action. Read `dmesg` around that time (NVRM: Xid lines), check power and "
-     "cooling, reset the GPU (nvidia-smi -r, or reboot) and rerun; Xid 79 (fell off the bus), "
-     "48/95 (uncorrectable ECC) and 64 (row-remap failure), when they recur, call for taking the "
-     "GPU out of service.",
-     "Rerun the job: no Xid or gpu_lost event, ECC counters flat.", NULL, NULL},
+     N_("The GPU reported a hardware or driver error: the note gives each Xid's number, time, "
+        "meaning and first action. Read `dmesg` around that time (NVRM: Xid lines), check power "
+        "and "
+        "cooling, reset the GPU (nvidia-smi -r, or reboot) and rerun; Xid 79 (fell off the bus), "
+        "48/95 (uncorrectable ECC) and 64 (row-remap failure), when they recur, call for taking "
+        "the "
+        "GPU out of service."),
+     N_("Rerun the job: no Xid or gpu_lost event, ECC counters flat."), NULL, NULL},
     {DIAG_R_GPU_FAULT, "xid-app",
-     "The Xid in the note (13, 31, 43, 45 and the like) is most often the application's own "
-     "fault: an illegal memory access or an out-of-range index in a kernel. Rerun with "
-     "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
-     "with different programs, treat it as hardware (reset the GPU, check dmesg).",
-     "Rerun the job: no Xid event in the recording.", NULL, NULL},
+     N_("The Xid in the note (13, 31, 43, 45 and the like) is most often the application's own "
+        "fault: an illegal memory access or an out-of-range index in a kernel. Rerun with "
+        "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
+        "with different programs, treat it as hardware (reset the GPU, check dmesg)."),
+     N_("Rerun the job: no Xid event in the recording."), NULL, NULL},
     {DIAG_R_POWER_CAPPED, NULL,
-     "Someone set this GPU's power limit below its default (nvidia-smi -pl, a site policy, a "
-     "power budget), and under load the cap holds the clocks down. If the cap is not on "
-     "purpose, restore it: nvidia-smi -i N -pl DEFAULT (as root; check nvidia-smi -q -d POWER "
-     "for the default and the allowed range), or ask the cluster admins; if it is, expect the "
-     "slower steps and size the job for it.",
-     VERIFY_COMPARE "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
-                    "step time down.",
+     N_("Someone set this GPU's power limit below its default (nvidia-smi -pl, a site policy, a "
+        "power budget), and under load the cap holds the clocks down. If the cap is not on "
+        "purpose, restore it: nvidia-smi -i N -pl DEFAULT (as root; check nvidia-smi -q -d POWER "
+        "for the default and the allowed range), or ask the cluster admins; if it is, expect the "
+        "slower steps and size the job for it."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
+        "step time down."),
      NULL, NULL},
     {DIAG_R_STEP_BURSTS, NULL,
-     "Make the job write each step line as it happens: run Python unbuffered (PYTHONUNBUFFERED=1, "
-     "or python -u), flush after each step (print(..., flush=True)), or write \"step N\" to the "
-     "file descriptor `gpuwhy run` passes in $GPUWHY_STEP_FD, which it reads unbuffered.",
-     "Record again: the report's step line shows p50 and p90 near the mean step time and no "
-     "step-bursts finding.",
+     N_("Make the job write each step line as it happens: run Python unbuffered "
+        "(PYTHONUNBUFFERED=1, "
+        "or python -u), flush after each step (print(..., flush=True)), or write \"step N\" to the "
+        "file descriptor `gpuwhy run` passes in $GPUWHY_STEP_FD, which it reads unbuffered."),
+     N_("Record again: the report's step line shows p50 and p90 near the mean step time and no "
+        "step-bursts finding."),
      NULL, NULL},
     {DIAG_R_HOST_CONTENTION, NULL,
-     "Other processes, not the job, load the host's CPUs (or its storage) while the GPU waits: "
-     "the note names the busiest. Move them elsewhere or stop them; run the job where the cores "
-     "are free (a dedicated node, a Slurm allocation with --exclusive or enough --cpus-per-task); "
-     "or pin the job's data path to cores of its own (taskset, numactl --physcpubind, cgroup "
-     "cpusets) so the neighbours cannot take them. More DataLoader workers do not help while the "
-     "cores are taken.",
-     VERIFY_COMPARE "with the other load gone, GPU idle share and step time down; cpu.busy.max "
-                    "no longer saturated during the gaps.",
+     N_("Other processes, not the job, load the host's CPUs (or its storage) while the GPU waits: "
+        "the note names the busiest. Move them elsewhere or stop them; run the job where the cores "
+        "are free (a dedicated node, a Slurm allocation with --exclusive or enough "
+        "--cpus-per-task); "
+        "or pin the job's data path to cores of its own (taskset, numactl --physcpubind, cgroup "
+        "cpusets) so the neighbours cannot take them. More DataLoader workers do not help while "
+        "the "
+        "cores are taken."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "with the other load gone, GPU idle share and step time down; cpu.busy.max "
+        "no longer saturated during the gaps."),
      NULL, NULL},
     {DIAG_R_LOW_UTILIZATION, NULL,
-     "The GPU idles often but no host or GPU limit explains it. Look at the gaps with a profiler "
-     "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "
-     "(.item(), .cpu(), printing tensors), evaluation or checkpoint phases, Python overhead "
-     "between steps; raise the batch size if memory allows.",
-     VERIFY_COMPARE "utilization must rise and step time p50 fall.",
-     "Moderate utilization is normal for online serving that keeps headroom for bursts. If P99 "
-     "latency meets its target, nothing needs to change. To serve more per GPU, batch requests "
-     "in a short window (Triton dynamic_batching with max_queue_delay_microseconds of a few "
-     "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
-     "while P99 stays within target; do not queue long.",
-     "Load-test at the target request rate: P99 latency within target, throughput per GPU up."},
+     N_("The GPU idles often but no host or GPU limit explains it. Look at the gaps with a "
+        "profiler "
+        "(nsys profile --trace=cuda,nvtx, or the PyTorch profiler): host-device synchronisations "
+        "(.item(), .cpu(), printing tensors), evaluation or checkpoint phases, Python overhead "
+        "between steps; raise the batch size if memory allows."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: "
+        "utilization must rise and step time p50 fall."),
+     N_("Moderate utilization is normal for online serving that keeps headroom for bursts. If P99 "
+        "latency meets its target, nothing needs to change. To serve more per GPU, batch requests "
+        "in a short window (Triton dynamic_batching with max_queue_delay_microseconds of a few "
+        "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
+        "while P99 stays within target; do not queue long."),
+     N_("Load-test at the target request rate: P99 latency within target, throughput per GPU up.")},
     {DIAG_R_MIG_NO_UTILIZATION, NULL,
-     "Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
-     "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "
-     "(DCGM's per-instance DCGM_FI_PROF_* or Nsight Systems inside the instance). To let "
-     "gpuwhy's utilization rules judge the job, run it on a GPU with MIG off.",
-     "Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`; step time, "
-     "not utilization, is the measure on a partitioned GPU.",
+     N_("Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
+        "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "
+        "(DCGM's per-instance DCGM_FI_PROF_* or Nsight Systems inside the instance). To let "
+        "gpuwhy's utilization rules judge the job, run it on a GPU with MIG off."),
+     N_("Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`; step "
+        "time, "
+        "not utilization, is the measure on a partitioned GPU."),
      NULL, NULL},
     {DIAG_R_NOT_CHECKED, NULL,
-     "Nothing to change in the job for this: GPU-level rules ran on every GPU that shows work. To "
-     "have the process rules checked too, follow the job (gpuwhy run -- CMD, or record --pid "
-     "PID) from a PID namespace that sees it (docker run --pid=host, or record inside the "
-     "container).",
-     "Record again following the job: the report then names its PIDs in step 1 of the chain.", NULL,
-     NULL},
+     N_("Nothing to change in the job for this: GPU-level rules ran on every GPU that shows work. "
+        "To "
+        "have the process rules checked too, follow the job (gpuwhy run -- CMD, or record --pid "
+        "PID) from a PID namespace that sees it (docker run --pid=host, or record inside the "
+        "container)."),
+     N_("Record again following the job: the report then names its PIDs in step 1 of the chain."),
+     NULL, NULL},
     {DIAG_R_TOO_LITTLE_DATA, NULL,
-     "Record longer (a minute of steady work is a fair sample), or sample faster for a short "
-     "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples.",
-     "Record again: the report must show at least the minimum number of samples "
-     "(report --thresholds, min_samples) in its analysed window.",
+     N_("Record longer (a minute of steady work is a fair sample), or sample faster for a short "
+        "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples."),
+     N_("Record again: the report must show at least the minimum number of samples "
+        "(report --thresholds, min_samples) in its analysed window."),
      NULL, NULL},
     {DIAG_R_GPU_IDLE, NULL,
-     "Nothing ran on the GPU while recording: start the job (or record while it runs), check "
-     "that it was given this GPU (CUDA_VISIBLE_DEVICES, the scheduler's allocation), and record "
-     "with --pid PID or `gpuwhy run -- CMD` to follow it.",
-     "Record while the job runs: utilization.gpu must rise above the idle threshold.", NULL, NULL},
+     N_("Nothing ran on the GPU while recording: start the job (or record while it runs), check "
+        "that it was given this GPU (CUDA_VISIBLE_DEVICES, the scheduler's allocation), and record "
+        "with --pid PID or `gpuwhy run -- CMD` to follow it."),
+     N_("Record while the job runs: utilization.gpu must rise above the idle threshold."), NULL,
+     NULL},
     {DIAG_R_HEALTHY, NULL,
-     "Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
-     "holds it back. Keep this recording as the baseline for later changes.",
-     "Compare later recordings against this one with `gpuwhy compare`.",
-     "Nothing to change for a latency goal: utilization is where a serving load puts it. Keep "
-     "this recording as the baseline.",
-     "Compare later recordings against this one with `gpuwhy compare`, with P99 latency."},
+     N_("Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
+        "holds it back. Keep this recording as the baseline for later changes."),
+     N_("Compare later recordings against this one with `gpuwhy compare`."),
+     N_("Nothing to change for a latency goal: utilization is where a serving load puts it. Keep "
+        "this recording as the baseline."),
+     N_("Compare later recordings against this one with `gpuwhy compare`, with P99 latency.")},
 };
 
 void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,
@@ -291,8 +332,8 @@ void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, con
 		    (variant ? !a->variant || strcmp(a->variant, variant) : a->variant != NULL))
 			continue;
 		bool lat = goal == DIAG_GOAL_LATENCY;
-		*change = lat && a->change_latency ? a->change_latency : a->change;
-		*verify = lat && a->verify_latency ? a->verify_latency : a->verify;
+		*change = L_(lat && a->change_latency ? a->change_latency : a->change);
+		*verify = L_(lat && a->verify_latency ? a->verify_latency : a->verify);
 		return;
 	}
 }

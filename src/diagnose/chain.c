@@ -16,26 +16,29 @@
 #define CHAIN_MIN_OBSERVE_S 60.0
 
 static const char *const questions[DIAG_CHAIN_STEPS] = {
-    "Is the process really using the GPU?",
-    "What does utilization do over time (60 s or more)?",
-    "Are CPU cores saturated while the GPU waits?",
-    "Do disk or network I/O hold the data back?",
-    "Power and temperature: far under the limit, or throttled?",
-    "Multi-GPU: how are the GPUs linked, and do they wait on each other?",
-    "Code level: what does a kernel timeline show?",
+    N_("Is the process really using the GPU?"),
+    N_("What does utilization do over time (60 s or more)?"),
+    N_("Are CPU cores saturated while the GPU waits?"),
+    N_("Do disk or network I/O hold the data back?"),
+    N_("Power and temperature: far under the limit, or throttled?"),
+    N_("Multi-GPU: how are the GPUs linked, and do they wait on each other?"),
+    N_("Code level: what does a kernel timeline show?"),
 };
 
-static void say(diag_chain_step *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(diag_chain_step *st, const char *fmt, ...)
+static void chain_say(diag_chain_step *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void chain_say(diag_chain_step *st, const char *fmt, ...)
 {
 	size_t o = strlen(st->answer);
 	if (o + 2 >= sizeof st->answer)
 		return;
-	if (o)
+	/* Sentences are set apart by a space, except after a CJK character
+	 * (fullwidth punctuation carries its own space). */
+	if (o && !(o >= 3 && (unsigned char)st->answer[o - 3] >= 0xE0))
 		st->answer[o++] = ' ';
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(st->answer + o, sizeof st->answer - o, fmt, ap);
+	vsnprintf(st->answer + o, sizeof st->answer - o, dx_tr(fmt), ap);
 	va_end(ap);
 }
 
@@ -62,10 +65,10 @@ static void step1(const diag_ctx *c, diag_chain_step *st)
 	const timeline *tl = c->tl;
 	if (!tl->have_root) {
 		st->status = DIAG_STEP_NA;
-		say(st, "No process tree was watched (the whole machine was recorded).");
+		chain_say(st, "No process tree was watched (the whole machine was recorded).");
 	} else if (!c->tree_on_gpu) {
 		st->status = DIAG_STEP_PROBLEM;
-		say(st, "No: no process of the job held a GPU context.");
+		chain_say(st, "No: no process of the job held a GPU context.");
 	} else {
 		unsigned pids[8];
 		int np = 0;
@@ -89,7 +92,7 @@ static void step1(const diag_ctx *c, diag_chain_step *st)
 			if (c->job[g])
 				m |= 1ULL << g;
 		dx_gpu_list(c, m, gl, sizeof gl);
-		say(st, "Yes: PID%s %s held a context on %s.", np == 1 ? "" : "s", pl, gl);
+		chain_say(st, "Yes: PID%s %s held a context on %s.", np == 1 ? "" : "s", pl, gl);
 	}
 	LINK(c, st, DIAG_R_NOT_ON_GPU, DIAG_R_ALL_ON_GPU0, DIAG_R_CONTENTION);
 }
@@ -102,7 +105,8 @@ static void step2(const diag_ctx *c, diag_chain_step *st)
 		const diag_gpu_summary *s = &r->gpu[g];
 		if (!c->job[g] || isnan(s->util_mean))
 			continue;
-		say(st, "GPU %d: mean %.0f %%, p10 %.0f %%, p90 %.0f %%, idle %.0f %% of the time.",
+		chain_say(
+		    st, "GPU %d: mean %.0f %%, p10 %.0f %%, p90 %.0f %%, idle %.0f %% of the time.",
 		    s->index, s->util_mean, s->util_p10, s->util_p90, s->idle_pct);
 		shown++;
 		bool low =
@@ -113,12 +117,12 @@ static void step2(const diag_ctx *c, diag_chain_step *st)
 	}
 	if (!shown) {
 		st->status = DIAG_STEP_NA;
-		say(st, "No utilization was recorded for the job's GPUs.");
+		chain_say(st, "No utilization was recorded for the job's GPUs.");
 		return;
 	}
-	say(st, "Window analysed: %.1f-%.1f s (%.0f s).", r->t_from, r->t_to, c->window_s);
+	chain_say(st, "Window analysed: %.1f-%.1f s (%.0f s).", r->t_from, r->t_to, c->window_s);
 	if (c->window_s < CHAIN_MIN_OBSERVE_S)
-		say(st, "That is under the 60 s to watch before judging: record longer.");
+		chain_say(st, "That is under the 60 s to watch before judging: record longer.");
 	LINK(c, st, DIAG_R_DATA_STARVED, DIAG_R_LOW_UTILIZATION, DIAG_R_IMBALANCE,
 	     DIAG_R_LAUNCH_BOUND);
 }
@@ -133,33 +137,35 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 	double tree = tl_mean(tl->h[HM_TREE_CPU], c->from, c->to);
 	if (isnan(m) && isnan(tree)) {
 		st->status = DIAG_STEP_NA;
-		say(st, "No host CPU data was recorded.");
+		chain_say(st, "No host CPU data was recorded.");
 		return;
 	}
 	if (!isnan(m))
-		say(st,
+		chain_say(
+		    st,
 		    "Busiest core averaged %.0f %%, at or above %.0f %% for %.0f %% of the window.",
 		    m, c->th->core_saturated_pct, 100 * share);
 	if (!isnan(avg))
-		say(st, "All cores averaged %.0f %% (%d cores).", avg, tl->ncpu);
+		chain_say(st, "All cores averaged %.0f %% (%d cores).", avg, tl->ncpu);
 	if (!isnan(tree))
-		say(st, "The job's processes used %.0f %% of one core.", tree);
+		chain_say(st, "The job's processes used %.0f %% of one core.", tree);
 	bool sat = !isnan(share) && share >= c->th->saturated_share;
 	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
 	const diag_finding *hc = dx_find(c, DIAG_R_HOST_CONTENTION);
 	if (!c->tl->have_root && !isnan(m))
-		say(st, "No job followed: these are the whole host's numbers.");
+		chain_say(st, "No job followed: these are the whole host's numbers.");
 	if (sat && ds) {
 		st->status = DIAG_STEP_PROBLEM;
 		st->findings[st->nfindings++] = ds->id;
 	} else if (hc) {
 		st->status = DIAG_STEP_PROBLEM;
-		say(st, "The cores are saturated by other processes, not by the job.");
+		chain_say(st, "The cores are saturated by other processes, not by the job.");
 		st->findings[st->nfindings++] = hc->id;
 	} else if (sat && c->njob == 0) {
-		say(st, "The CPU did the work: the job did not use a GPU.");
+		chain_say(st, "The CPU did the work: the job did not use a GPU.");
 	} else if (sat) {
-		say(st, "The GPU did not wait on it: the CPU is busy but not the bottleneck.");
+		chain_say(st,
+		          "The GPU did not wait on it: the CPU is busy but not the bottleneck.");
 	}
 }
 
@@ -173,19 +179,20 @@ static void step4(const diag_ctx *c, diag_chain_step *st)
 	double tr = tl_mean(tl->h[HM_TREE_READ], c->from, c->to);
 	if (isnan(io) && isnan(rd) && isnan(busy) && isnan(net)) {
 		st->status = DIAG_STEP_NA;
-		say(st, "No host I/O data was recorded.");
+		chain_say(st, "No host I/O data was recorded.");
 		return;
 	}
 	if (!isnan(io))
-		say(st, "iowait averaged %.1f %%.", io);
+		chain_say(st, "iowait averaged %.1f %%.", io);
 	if (!isnan(rd))
-		say(st, "Disks read %.1f MiB/s%s", rd / MIB, isnan(busy) ? "." : ",");
+		/* TRANSLATORS: the sentence goes on after "," and ";" and ends with ".". */
+		chain_say(st, "Disks read %.1f MiB/s%s", rd / MIB, isnan(busy) ? L_(".") : L_(","));
 	if (!isnan(busy))
-		say(st, "the busiest disk was %.0f %% busy.", busy);
+		chain_say(st, "the busiest disk was %.0f %% busy.", busy);
 	if (!isnan(tr))
-		say(st, "The job read %.1f MiB/s itself.", tr / MIB);
+		chain_say(st, "The job read %.1f MiB/s itself.", tr / MIB);
 	if (!isnan(net))
-		say(st, "Network received %.1f MiB/s.", net / MIB);
+		chain_say(st, "Network received %.1f MiB/s.", net / MIB);
 	bool slow_io = (!isnan(io) && io >= c->th->iowait_pct) ||
 	               (!isnan(busy) && busy >= c->th->disk_busy_pct);
 	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
@@ -205,27 +212,29 @@ static void step5(const diag_ctx *c, diag_chain_step *st)
 		if (!c->job[g])
 			continue;
 		if (!isnan(s->power_mean) && s->power_limit > 0) {
-			say(st, "GPU %d drew %.0f W on average, %.0f %% of its %.0f W limit%s",
-			    s->index, s->power_mean, 100 * s->power_mean / s->power_limit,
-			    s->power_limit, isnan(s->temp_max) ? "." : ";");
+			chain_say(st,
+			          "GPU %d drew %.0f W on average, %.0f %% of its %.0f W limit%s",
+			          s->index, s->power_mean, 100 * s->power_mean / s->power_limit,
+			          s->power_limit, isnan(s->temp_max) ? L_(".") : L_(";"));
 			shown++;
 		} else if (!isnan(s->power_mean)) {
-			say(st, "GPU %d drew %.0f W on average%s", s->index, s->power_mean,
-			    isnan(s->temp_max) ? "." : ";");
+			chain_say(st, "GPU %d drew %.0f W on average%s", s->index, s->power_mean,
+			          isnan(s->temp_max) ? L_(".") : L_(";"));
 			shown++;
 		}
 		if (!isnan(s->temp_max)) {
 			double slow = tl_max(c->tl->gpu[g].m[GM_TEMP_SLOWDOWN], 0, c->tl->n);
 			if (!isnan(slow))
-				say(st, "up to %.0f C (slowdown at %.0f C).", s->temp_max, slow);
+				chain_say(st, "up to %.0f C (slowdown at %.0f C).", s->temp_max,
+				          slow);
 			else
-				say(st, "up to %.0f C.", s->temp_max);
+				chain_say(st, "up to %.0f C.", s->temp_max);
 			shown += isnan(s->power_mean);
 		}
 	}
 	if (!shown) {
 		st->status = DIAG_STEP_NA;
-		say(st, "No power or temperature was recorded.");
+		chain_say(st, "No power or temperature was recorded.");
 		return;
 	}
 	LINK(c, st, DIAG_R_THROTTLED, DIAG_R_LAUNCH_BOUND);
@@ -235,27 +244,33 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 {
 	if (c->njob < 2) {
 		st->status = DIAG_STEP_NA;
-		say(st, "The job used %s GPU: no inter-GPU communication to wait on.",
-		    c->njob == 1 ? "one" : "no");
+		if (c->njob == 1)
+			chain_say(st,
+			          "The job used one GPU: no inter-GPU communication to wait on.");
+		else
+			chain_say(st,
+			          "The job used no GPU: no inter-GPU communication to wait on.");
 		LINK(c, st, DIAG_R_IMBALANCE);
 		return;
 	}
 	int level, links;
 	link_kind k = dx_job_links(c, &level, &links);
 	if (k == LINK_NVLINK)
-		say(st, "The job's %d GPUs are joined by NVLink (at least NV%d between each pair).",
+		chain_say(
+		    st, "The job's %d GPUs are joined by NVLink (at least NV%d between each pair).",
 		    c->njob, links);
 	else if (k == LINK_PCIE)
-		say(st,
+		chain_say(
+		    st,
 		    "Some of the job's %d GPUs talk over PCIe only (worst path %s): all-reduce "
 		    "waits "
 		    "on the bus.",
 		    c->njob, dx_level_name(level));
 	else
-		say(st, "The links between the job's %d GPUs are unknown.", c->njob);
+		chain_say(st, "The links between the job's %d GPUs are unknown.", c->njob);
 	LINK(c, st, DIAG_R_SYNC_WAIT, DIAG_R_IMBALANCE, DIAG_R_ALL_ON_GPU0);
 	if (st->status != DIAG_STEP_PROBLEM)
-		say(st, "No periodic waiting between the GPUs was seen.");
+		chain_say(st, "No periodic waiting between the GPUs was seen.");
 }
 
 static void step7(const diag_ctx *c, diag_chain_step *st)
@@ -263,17 +278,18 @@ static void step7(const diag_ctx *c, diag_chain_step *st)
 	const tl_trace_summary *tr = &c->tl->trace;
 	if (tr->kernels <= 0) {
 		st->status = DIAG_STEP_NA;
-		say(st, "No kernel trace was recorded. To see where the GPU idles, profile once: "
-		        "nsys profile --trace=cuda,nvtx -o trace python train.py (or the PyTorch "
-		        "profiler), then read it with gpuwhy trace.");
+		chain_say(st,
+		          "No kernel trace was recorded. To see where the GPU idles, profile once: "
+		          "nsys profile --trace=cuda,nvtx -o trace python train.py (or the PyTorch "
+		          "profiler), then read it with gpuwhy trace.");
 		return;
 	}
-	say(st, "The trace has %ld kernels, %.0f %% shorter than 10 us, %.1f us on average.",
-	    tr->kernels, 100.0 * tr->short_kernels / tr->kernels,
-	    tr->kernel_s > 0 ? 1e6 * tr->kernel_s / tr->kernels : 0.0);
+	chain_say(st, "The trace has %ld kernels, %.0f %% shorter than 10 us, %.1f us on average.",
+	          tr->kernels, 100.0 * tr->short_kernels / tr->kernels,
+	          tr->kernel_s > 0 ? 1e6 * tr->kernel_s / tr->kernels : 0.0);
 	if (tr->span_s > 0)
-		say(st, "Kernels ran %.0f %% of the traced span (the rest is GPU idle).",
-		    100 * tr->kernel_s / tr->span_s);
+		chain_say(st, "Kernels ran %.0f %% of the traced span (the rest is GPU idle).",
+		          100 * tr->kernel_s / tr->span_s);
 	LINK(c, st, DIAG_R_LAUNCH_BOUND);
 }
 
@@ -285,7 +301,7 @@ void diag_chain(diag_ctx *c)
 		diag_chain_step *st = &c->res->chain[i];
 		memset(st, 0, sizeof *st);
 		st->no = i + 1;
-		st->question = questions[i];
+		st->question = L_(questions[i]);
 		st->status = DIAG_STEP_OK;
 		steps[i](c, st);
 	}

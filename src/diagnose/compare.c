@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose/diag.h"
+#include "diagnose/diag_int.h"
 
 /* Without step markers, run time must differ by this much (%) to call one side faster. */
 #define DIAG_COMPARE_DURATION_PCT 5.0
@@ -184,8 +184,8 @@ static void add_change(diag_comparison *c, const char *what, const char *a, cons
 		abort();
 	diag_change *x = &c->changes[c->nchanges++];
 	snprintf(x->what, sizeof x->what, "%s", what);
-	snprintf(x->base, sizeof x->base, "%s", a ? a : "(absent)");
-	snprintf(x->cand, sizeof x->cand, "%s", b ? b : "(absent)");
+	snprintf(x->base, sizeof x->base, "%s", a ? a : L_("(absent)"));
+	snprintf(x->cand, sizeof x->cand, "%s", b ? b : L_("(absent)"));
 }
 
 #define MAX_TOK 128
@@ -243,7 +243,7 @@ static void parse_cmd(const char *cmd, parsed_cmd *p)
 			} else if (i + 1 < n && !is_option(tok[i + 1])) {
 				p->val[p->nopt] = tok[++i];
 			} else {
-				p->val[p->nopt] = "(set)";
+				p->val[p->nopt] = L_("(set)");
 			}
 			p->nopt++;
 		} else if (o < sizeof p->positional) {
@@ -288,7 +288,7 @@ static void diff_commands(diag_comparison *c, const char *a, const char *b)
 				continue; /* present on both sides: handled in pass 0 */
 			if (other && !strcmp(other, x->val[i]))
 				continue;
-			snprintf(what, sizeof what, "argument %s", x->key[i]);
+			snprintf(what, sizeof what, L_("argument %s"), x->key[i]);
 			if (pass)
 				add_change(c, what, NULL, x->val[i]);
 			else
@@ -301,7 +301,7 @@ static void diff_commands(diag_comparison *c, const char *a, const char *b)
 				continue;
 			if (other && !strcmp(other, x->env[i] + nl + 1))
 				continue;
-			snprintf(what, sizeof what, "command env %.*s", (int)nl, x->env[i]);
+			snprintf(what, sizeof what, L_("command env %.*s"), (int)nl, x->env[i]);
 			if (pass)
 				add_change(c, what, NULL, x->env[i] + nl + 1);
 			else
@@ -309,10 +309,10 @@ static void diff_commands(diag_comparison *c, const char *a, const char *b)
 		}
 	}
 	if (strcmp(pa.positional, pb.positional))
-		add_change(c, "command", pa.positional[0] ? pa.positional : NULL,
+		add_change(c, L_("command"), pa.positional[0] ? pa.positional : NULL,
 		           pb.positional[0] ? pb.positional : NULL);
 	if (c->nchanges == before) /* only spacing differs: still say so */
-		add_change(c, "command", a, b);
+		add_change(c, L_("command"), a, b);
 	free(pa.buf);
 	free(pb.buf);
 }
@@ -337,17 +337,17 @@ static void diff_meta(diag_comparison *c, const diag_meta *a, const diag_meta *b
 			if (pass && other)
 				continue;
 			char what[64];
-			snprintf(what, sizeof what, "env %s", k + 4);
+			snprintf(what, sizeof what, L_("env %s"), k + 4);
 			if (pass)
 				diff_key(c, what, NULL, x->kv[i].value);
 			else
 				diff_key(c, what, x->kv[i].value, other);
 		}
 	}
-	diff_key(c, "GPU set", diag_meta_get(a, "gpus"), diag_meta_get(b, "gpus"));
-	diff_key(c, "driver", diag_meta_get(a, "driver"), diag_meta_get(b, "driver"));
+	diff_key(c, L_("GPU set"), diag_meta_get(a, "gpus"), diag_meta_get(b, "gpus"));
+	diff_key(c, L_("driver"), diag_meta_get(a, "driver"), diag_meta_get(b, "driver"));
 	diff_key(c, "CUDA", diag_meta_get(a, "cuda"), diag_meta_get(b, "cuda"));
-	diff_key(c, "host", diag_meta_get(a, "hostname"), diag_meta_get(b, "hostname"));
+	diff_key(c, L_("host"), diag_meta_get(a, "hostname"), diag_meta_get(b, "hostname"));
 }
 
 /* warn/error finding ids of a that b does not have. */
@@ -405,6 +405,7 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
                   const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
 {
 	memset(out, 0, sizeof *out);
+	dx_set_localize(o->localize);
 	diag_meta ma = {0}, mb = {0};
 	if (mbase)
 		for (int i = 0; i < mbase->n; i++)

@@ -52,6 +52,7 @@ void diag_opts_default(diag_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->goal = DIAG_GOAL_THROUGHPUT;
+	o->localize = true;
 	for (int i = 0; i < diag_threshold_count; i++)
 		*diag_threshold_field(&o->th, i) = diag_threshold_table[i].def;
 }
@@ -208,11 +209,25 @@ diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double conf
 	return f;
 }
 
+/* One diagnosis runs in one language; per thread, so that concurrent
+ * diagnoses (the exporter's, a JSON one) do not disturb each other. */
+static _Thread_local bool dx_localize;
+
+void dx_set_localize(bool on)
+{
+	dx_localize = on;
+}
+
+const char *dx_tr(const char *msgid)
+{
+	return dx_localize ? gw_gettext(msgid) : msgid;
+}
+
 void dx_title(diag_finding *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->title, sizeof f->title, fmt, ap);
+	vsnprintf(f->title, sizeof f->title, dx_tr(fmt), ap);
 	va_end(ap);
 }
 
@@ -221,11 +236,12 @@ void dx_note(diag_finding *f, const char *fmt, ...)
 	size_t o = strlen(f->note);
 	if (o + 2 >= sizeof f->note)
 		return;
-	if (o)
+	/* A space between sentences, except after CJK text (its punctuation is wide). */
+	if (o && !(o >= 3 && (unsigned char)f->note[o - 3] >= 0xE0))
 		f->note[o++] = ' ';
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->note + o, sizeof f->note - o, fmt, ap);
+	vsnprintf(f->note + o, sizeof f->note - o, dx_tr(fmt), ap);
 	va_end(ap);
 }
 
@@ -237,7 +253,7 @@ void dx_ev_add(diag_finding *f, int gpu, const dx_ev_spec *in)
 	const char *op = in->per ? "/" : in->plus ? "+" : "";
 	const char *second = in->per ? in->per : in->plus ? in->plus : "";
 	snprintf(e->metric, sizeof e->metric, "%s%s%s", in->metric, op, second);
-	snprintf(e->stat, sizeof e->stat, "%s", in->stat);
+	snprintf(e->stat, sizeof e->stat, "%s", dx_tr(in->stat));
 	e->value = in->value;
 	snprintf(e->cmp, sizeof e->cmp, "%s", in->cmp ? in->cmp : "");
 	e->threshold = in->cmp && *in->cmp ? in->threshold : NAN;
@@ -451,15 +467,19 @@ void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
 	for (int g = 0; g < c->ngpu && g < 64; g++)
 		if (mask & (1ULL << g))
 			idx[n++] = c->tl->gpu[g].index;
-	size_t o = (size_t)snprintf(out, len, n == 1 ? "GPU " : "GPUs ");
+	/* TRANSLATORS: "GPU 3"; the plural form leads a list: "GPUs 0, 1 and 2". */
+	size_t o = (size_t)snprintf(out, len, "%s",
+	                            dx_localize ? P_("GPU ", "GPUs ", n)
+	                            : n == 1    ? "GPU "
+	                                        : "GPUs ");
 	for (int i = 0; i < n && o < len; i++)
 		o += (size_t)snprintf(out + o, len - o, "%s%d",
 		                      i == 0       ? ""
-		                      : i == n - 1 ? " and "
-		                                   : ", ",
+		                      : i == n - 1 ? L_(" and ")
+		                                   : L_(", "),
 		                      idx[i]);
 	if (n == 0)
-		snprintf(out, len, "no GPU");
+		snprintf(out, len, "%s", L_("no GPU"));
 }
 
 bool *dx_mask_new(const diag_ctx *c)
@@ -634,9 +654,9 @@ static void find_window(diag_ctx *c)
 		c->window_s = k > 1 ? span + span / (k - 1) : (tl->n > 1 ? tl->t[1] - tl->t[0] : 0);
 	}
 	if (c->o->live)
-		snprintf(c->span, sizeof c->span, "the last %.0f s", c->window_s);
+		snprintf(c->span, sizeof c->span, L_("the last %.0f s"), c->window_s);
 	else
-		snprintf(c->span, sizeof c->span, "the run");
+		snprintf(c->span, sizeof c->span, "%s", L_("the run"));
 }
 
 static void pick_activity(diag_ctx *c)
@@ -675,6 +695,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 {
 	memset(res, 0, sizeof *res);
 	res->goal = o->goal;
+	dx_set_localize(o->localize);
 	diag_ctx c = {.tl = tl, .o = o, .th = &o->th, .res = res};
 	c.ngpu = tl->ngpu < GPU_MAX ? tl->ngpu : GPU_MAX;
 	pick_activity(&c);

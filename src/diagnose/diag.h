@@ -72,6 +72,10 @@ typedef struct {
 	 * trimming, and titles say "the last N s" instead of "the run". */
 	bool live;
 	const diag_meta *meta; /* may be NULL: env of the job, for advice (CUDA_VISIBLE_DEVICES) */
+	/* Texts (titles, notes, advice, the chain's answers, evidence statistics)
+	 * in the language in force (util/i18n.h), the default; false keeps them
+	 * English for what machines read (JSON), whatever the language. */
+	bool localize;
 	diag_thresholds th;
 } diag_opts;
 
@@ -92,7 +96,7 @@ typedef enum {
 
 /* The printed id ("data-starved"); NULL when r is out of range. */
 const char *diag_rule_id(diag_rule r);
-/* One line: what a finding of rule r means. */
+/* One line: what a finding of rule r means (English: _() it to print). */
 const char *diag_rule_summary(diag_rule r);
 /* The rule with this id, -1 when none. */
 int diag_rule_lookup(const char *id);
@@ -138,7 +142,7 @@ typedef struct {
 	diag_evidence ev[DIAG_MAX_EVIDENCE];
 	const char *advice; /* what to change (static text, goal- and case-specific) */
 	const char *verify; /* how to verify that the change helped */
-	char note[320];     /* case detail: the PIDs, the env var, the straggler ... ("" if none) */
+	char note[480];     /* case detail: the PIDs, the env var, the straggler ... ("" if none) */
 } diag_finding;
 
 /* ---- per-GPU summary and the utilization x memory quadrant ---- */
@@ -150,7 +154,7 @@ typedef enum {
 	DIAG_Q_IDLE_EMPTY  /* low util, low memory: the bottleneck is before the GPU */
 } diag_quadrant;
 const char *diag_quadrant_name(diag_quadrant q);    /* "busy-full", ... */
-const char *diag_quadrant_meaning(diag_quadrant q); /* one sentence */
+const char *diag_quadrant_meaning(diag_quadrant q); /* one sentence (English: _() it to print) */
 
 typedef struct {
 	int pos, index; /* position in tl->gpu, NVML index */
@@ -171,7 +175,7 @@ typedef struct {
 	int no;               /* 1..7 */
 	const char *question; /* static */
 	diag_step_status status;
-	char answer[480];
+	char answer[720];
 	const char *findings[6]; /* ids of findings that answer this step */
 	int nfindings;
 } diag_chain_step;

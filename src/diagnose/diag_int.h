@@ -8,6 +8,18 @@
 #include <stdarg.h>
 
 #include "diagnose/diag.h"
+#include "util/i18n.h"
+
+/*
+ * L_("text"): a message of the diagnosis, in the language in force while
+ * diag_run's options ask for it (diag_opts.localize), else the English
+ * msgid. dx_title and dx_note translate their format the same way; the
+ * build tells xgettext about all three (CMakeLists.txt).
+ */
+const char *dx_tr(const char *msgid) __attribute__((format_arg(1)));
+#define L_(s) dx_tr(s)
+/* Set by diag_run and diag_compare from their options. */
+void dx_set_localize(bool on);
 
 typedef struct {
 	const timeline *tl;
@@ -51,7 +63,7 @@ void dx_note(diag_finding *f, const char *fmt, ...) __attribute__((format(printf
 
 /*
  * One evidence line, by named fields:
- *   DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = u,
+ *   DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"), .value = u,
  *         .cmp = ">=", .threshold = th->launch_util_pct, .unit = "%");
  * g is the GPU's position in tl->gpu, DX_JOB for the host or the job as a whole.
  */
@@ -59,7 +71,7 @@ typedef struct {
 	const char *metric; /* a metric table key (DX_GM, DX_HM) or an evidence name (DX_EV_*) */
 	const char *per;    /* printed "metric/per": a ratio of two metrics */
 	const char *plus;   /* printed "metric+plus": a sum of two */
-	const char *stat;   /* "mean", "peak", "share of samples", ... */
+	const char *stat;   /* N_("mean"), N_("peak"), ...: translated under localize */
 	double value;
 	const char *cmp;  /* ">=", "<=", ">", "<", "="; NULL: context, no threshold */
 	double threshold; /* read only with cmp */

@@ -31,20 +31,22 @@ const char *diag_quadrant_meaning(diag_quadrant q)
 {
 	switch (q) {
 	case DIAG_Q_BUSY_FULL:
-		return "busy and memory nearly full: the computation itself is the limit; go "
-		       "faster "
-		       "with lower precision, a more efficient model or more GPUs";
+		return N_("busy and memory nearly full: the computation itself is the limit; go "
+		          "faster "
+		          "with lower precision, a more efficient model or more GPUs");
 	case DIAG_Q_BUSY_ROOMY:
-		return "busy with memory to spare: a larger batch (more work per kernel) can raise "
-		       "throughput";
+		return N_(
+		    "busy with memory to spare: a larger batch (more work per kernel) can raise "
+		    "throughput");
 	case DIAG_Q_IDLE_FULL:
-		return "memory held but little computed: weights or cached tensors wait for work; "
-		       "find the stall, or the model is too large for its work";
+		return N_(
+		    "memory held but little computed: weights or cached tensors wait for work; "
+		    "find the stall, or the model is too large for its work");
 	case DIAG_Q_IDLE_EMPTY:
-		return "little memory and little compute: the bottleneck is before the GPU "
-		       "(CPU preprocessing, disk or network)";
+		return N_("little memory and little compute: the bottleneck is before the GPU "
+		          "(CPU preprocessing, disk or network)");
 	default:
-		return "not enough data";
+		return N_("not enough data");
 	}
 }
 

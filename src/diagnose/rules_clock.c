@@ -83,7 +83,7 @@ void rule_power_capped(diag_ctx *c)
 			char clock[64] = "";
 			if (!isnan(ratio))
 				snprintf(clock, sizeof clock,
-				         "; clocks at %.0f of %.0f MHz (%.0f %%)", clk / nclk,
+				         L_("; clocks at %.0f of %.0f MHz (%.0f %%)"), clk / nclk,
 				         maxclk, 100 * ratio);
 			dx_title(
 			    f,
@@ -92,21 +92,22 @@ void rule_power_capped(diag_ctx *c)
 			    tl->gpu[g].index, lim, def, 100 * share, clock);
 		}
 		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(POWER_ENFORCED_LIMIT), .stat = "lowest", .value = lim,
-		      .cmp = "<", .threshold = th->power_cap_ratio * def, .unit = "W");
-		DX_EV(f, g, .metric = DX_GM(POWER_DEFAULT_LIMIT), .stat = "value", .value = def,
+		DX_EV(f, g, .metric = DX_GM(POWER_ENFORCED_LIMIT), .stat = N_("lowest"),
+		      .value = lim, .cmp = "<", .threshold = th->power_cap_ratio * def,
+		      .unit = "W");
+		DX_EV(f, g, .metric = DX_GM(POWER_DEFAULT_LIMIT), .stat = N_("value"), .value = def,
 		      .unit = "W");
 		DX_EV(f, g, .metric = DX_GM(CLK_R_SW_POWER),
-		      .stat = "share of busy samples at the cap", .value = 100 * share,
+		      .stat = N_("share of busy samples at the cap"), .value = 100 * share,
 		      .cmp = ">=", .threshold = 100 * th->throttle_share, .unit = "%");
 		if (npw)
-			DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .stat = "mean while at the cap",
-			      .value = pw / npw, .unit = "W");
+			DX_EV(f, g, .metric = DX_GM(POWER_DRAW),
+			      .stat = N_("mean while at the cap"), .value = pw / npw, .unit = "W");
 		if (!isnan(ratio)) {
-			DX_EV(f, g, .metric = DX_GM(CLK_SM), .stat = "mean while at the cap",
+			DX_EV(f, g, .metric = DX_GM(CLK_SM), .stat = N_("mean while at the cap"),
 			      .value = clk / nclk, .unit = "MHz");
 			DX_EV(f, g, .metric = DX_GM(CLK_SM), .per = DX_GM(CLK_MAX_SM),
-			      .stat = "mean while at the cap", .value = 100 * ratio,
+			      .stat = N_("mean while at the cap"), .value = 100 * ratio,
 			      .cmp = "<=", .threshold = 100 * th->throttle_clock_ratio,
 			      .unit = "%");
 		}
@@ -179,16 +180,17 @@ static void throttle_title(const diag_ctx *c, diag_finding *f, int g, const thro
                            const char *kind)
 {
 	const timeline *tl = c->tl;
-	const char *why = !strcmp(kind, "thermal") ? "thermal slowdown"
-	                  : !strcmp(kind, "hw")    ? "hardware slowdown"
-	                                           : "the power cap";
+	const char *why = !strcmp(kind, "thermal") ? L_("thermal slowdown")
+	                  : !strcmp(kind, "hw")    ? L_("hardware slowdown")
+	                                           : L_("the power cap");
 	char clock[64] = "", temp[64] = "";
 	if (!isnan(t->ratio))
-		snprintf(clock, sizeof clock, " at %.0f of %.0f MHz (%.0f %%)", t->clk / t->nclk,
-		         t->maxclk, 100 * t->ratio);
+		snprintf(clock, sizeof clock, L_(" at %.0f of %.0f MHz (%.0f %%)"),
+		         t->clk / t->nclk, t->maxclk, 100 * t->ratio);
 	double tmax = dx_max(c, tl->gpu[g].m[GM_TEMP_GPU]);
 	if (!isnan(tmax) && !isnan(t->slow))
-		snprintf(temp, sizeof temp, "; up to %.0f C, slowdown at %.0f C", tmax, t->slow);
+		snprintf(temp, sizeof temp, L_("; up to %.0f C, slowdown at %.0f C"), tmax,
+		         t->slow);
 	if (t->by_reason)
 		dx_title(f, "GPU %d clocks held%s by %s for %.0f %% of busy time%s",
 		         tl->gpu[g].index, clock, why, 100 * t->share, temp);
@@ -202,27 +204,27 @@ static void throttle_title(const diag_ctx *c, diag_finding *f, int g, const thro
 static void throttle_evidence(const diag_ctx *c, diag_finding *f, int g, const throttle_gpu *t)
 {
 	const diag_thresholds *th = c->th;
-	DX_EV(f, g, .metric = DX_EV_REASONS, .stat = "share of busy samples throttled",
+	DX_EV(f, g, .metric = DX_EV_REASONS, .stat = N_("share of busy samples throttled"),
 	      .value = 100 * t->share, .cmp = ">=", .threshold = 100 * th->throttle_share,
 	      .unit = "%");
 	if (t->thermal)
-		DX_EV(f, g, .metric = DX_EV_REASONS, .stat = "thermal share of busy samples",
+		DX_EV(f, g, .metric = DX_EV_REASONS, .stat = N_("thermal share of busy samples"),
 		      .value = 100.0 * t->thermal / t->busy,
 		      .cmp = ">=", .threshold = 100 * th->throttle_severe_share, .unit = "%");
 	if (t->hw)
-		DX_EV(f, g, .metric = DX_GM(CLK_R_HW_SLOW), .stat = "share of busy samples",
+		DX_EV(f, g, .metric = DX_GM(CLK_R_HW_SLOW), .stat = N_("share of busy samples"),
 		      .value = 100.0 * t->hw / t->busy,
 		      .cmp = ">=", .threshold = 100 * th->throttle_severe_share, .unit = "%");
 	if (t->power)
-		DX_EV(f, g, .metric = DX_GM(CLK_R_SW_POWER), .stat = "share of busy samples",
+		DX_EV(f, g, .metric = DX_GM(CLK_R_SW_POWER), .stat = N_("share of busy samples"),
 		      .value = 100.0 * t->power / t->busy, .unit = "%");
 	if (!isnan(t->ratio))
 		DX_EV(f, g, .metric = DX_GM(CLK_SM), .per = DX_GM(CLK_MAX_SM),
-		      .stat = "mean while throttled", .value = 100 * t->ratio,
+		      .stat = N_("mean while throttled"), .value = 100 * t->ratio,
 		      .cmp = "<=", .threshold = 100 * th->throttle_clock_ratio, .unit = "%");
 	if (t->ntemp)
-		DX_EV(f, g, .metric = DX_GM(TEMP_GPU), .stat = "share within margin of slowdown",
-		      .value = 100 * t->near_share,
+		DX_EV(f, g, .metric = DX_GM(TEMP_GPU),
+		      .stat = N_("share within margin of slowdown"), .value = 100 * t->near_share,
 		      .cmp = ">=", .threshold = 100 * th->throttle_share, .unit = "%");
 }
 
@@ -334,19 +336,19 @@ void rule_pcie_degraded(diag_ctx *c)
 		}
 		dx_gpu(f, g);
 		if (loaded) {
-			DX_EV(f, g, .metric = DX_GM(PCIE_GEN_CUR), .stat = "mean under load",
+			DX_EV(f, g, .metric = DX_GM(PCIE_GEN_CUR), .stat = N_("mean under load"),
 			      .value = gsum / loaded, .cmp = "<", .threshold = gmax);
-			DX_EV(f, g, .metric = DX_GM(PCIE_WIDTH_CUR), .stat = "mean under load",
+			DX_EV(f, g, .metric = DX_GM(PCIE_WIDTH_CUR), .stat = N_("mean under load"),
 			      .value = wsum / loaded, .cmp = "<", .threshold = wmax);
 			DX_EV(f, g, .metric = DX_EV_PCIE_LINK,
-			      .stat = "share of loaded samples below max", .value = 100 * share,
+			      .stat = N_("share of loaded samples below max"), .value = 100 * share,
 			      .cmp = ">=", .threshold = 100 * th->pcie_degraded_share, .unit = "%");
 		}
 		if (!isnan(rise))
-			DX_EV(f, g, .metric = DX_GM(PCIE_REPLAY), .stat = "increase", .value = rise,
-			      .cmp = ">=", .threshold = th->pcie_replay_min);
+			DX_EV(f, g, .metric = DX_GM(PCIE_REPLAY), .stat = N_("increase"),
+			      .value = rise, .cmp = ">=", .threshold = th->pcie_replay_min);
 		if (aer)
-			DX_EV(f, g, .metric = TL_EV_AER, .stat = "events", .value = aer,
+			DX_EV(f, g, .metric = TL_EV_AER, .stat = N_("events"), .value = aer,
 			      .cmp = ">=", .threshold = 1);
 	}
 	if (f) {

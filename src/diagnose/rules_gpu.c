@@ -20,17 +20,17 @@
 static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int *cited)
 {
 	char stat[64];
-	const char *meaning = e->value > 0 ? gpu_xid_meaning(e->value) : "number unreadable";
-	snprintf(stat, sizeof stat, "at %.1f s: %s", e->t, meaning);
+	const char *meaning = e->value > 0 ? gpu_xid_meaning(e->value) : L_("number unreadable");
+	snprintf(stat, sizeof stat, L_("at %.1f s: %s"), e->t, meaning);
 	DX_EV(f, e->gpu, .metric = TL_EV_XID, .stat = stat, .value = (double)e->value);
 	if ((*cited)++ >= 3)
 		return;
 	const gpu_xid_info *x = e->value > 0 ? gpu_xid_lookup(e->value) : NULL;
 	char where[32] = "";
 	if (e->gpu >= 0 && e->gpu < tl->ngpu)
-		snprintf(where, sizeof where, " on GPU %d", tl->gpu[e->gpu].index);
+		snprintf(where, sizeof where, L_(" on GPU %d"), tl->gpu[e->gpu].index);
 	dx_note(f, "Xid %ld%s at %.1f s: %s%s%s.", e->value, where, e->t, meaning,
-	        x ? (x->hardware ? " (hardware). " : " (usually the application). ") : "",
+	        x ? (x->hardware ? L_(" (hardware). ") : L_(" (usually the application). ")) : "",
 	        x ? x->action : "");
 }
 
@@ -87,7 +87,7 @@ void rule_gpu_fault(diag_ctx *c)
 			dx_gpu(f, g);
 			hw = true;
 			DX_EV(f, g, .metric = DX_GM(ECC_UNCORR_VOL),
-			      .stat = "increase during the run", .value = d, .cmp = ">",
+			      .stat = N_("increase during the run"), .value = d, .cmp = ">",
 			      .threshold = 0);
 		}
 		double rf = tl_max(tl->gpu[g].m[GM_REMAP_FAILURE], 0, tl->n);
@@ -96,8 +96,8 @@ void rule_gpu_fault(diag_ctx *c)
 				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
 			dx_gpu(f, g);
 			hw = true;
-			DX_EV(f, g, .metric = DX_GM(REMAP_FAILURE), .stat = "value", .value = rf,
-			      .cmp = ">=", .threshold = 1);
+			DX_EV(f, g, .metric = DX_GM(REMAP_FAILURE), .stat = N_("value"),
+			      .value = rf, .cmp = ">=", .threshold = 1);
 		}
 	}
 	if (!f)
@@ -105,13 +105,13 @@ void rule_gpu_fault(diag_ctx *c)
 	char gl[64], at[32] = "", xs[112] = "";
 	dx_gpu_list(c, f->gpus, gl, sizeof gl);
 	const char *first_meaning =
-	    first_xid > 0 ? gpu_xid_meaning(first_xid) : "number unreadable";
+	    first_xid > 0 ? gpu_xid_meaning(first_xid) : L_("number unreadable");
 	if (nx)
-		snprintf(xs, sizeof xs, "Xid %ld: %s", first_xid, first_meaning);
+		snprintf(xs, sizeof xs, L_("Xid %ld: %s"), first_xid, first_meaning);
 	if (lost) {
 		if (!isnan(lost_t))
-			snprintf(at, sizeof at, " at %.1f s", lost_t);
-		dx_title(f, "%s fell off the bus%s%s%s", gl, at, nx ? "; first " : "", xs);
+			snprintf(at, sizeof at, L_(" at %.1f s"), lost_t);
+		dx_title(f, "%s fell off the bus%s%s%s", gl, at, nx ? L_("; first ") : "", xs);
 	} else if (nx) {
 		dx_title(f, "Xid %ld on %s at %.1f s: %s; %d Xid event%s", first_xid, gl, first_t,
 		         first_meaning, nx, nx == 1 ? "" : "s");
@@ -119,10 +119,10 @@ void rule_gpu_fault(diag_ctx *c)
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
 	}
 	if (lost)
-		DX_EV(f, DX_JOB, .metric = TL_EV_GPU_LOST, .stat = "events", .value = lost,
+		DX_EV(f, DX_JOB, .metric = TL_EV_GPU_LOST, .stat = N_("events"), .value = lost,
 		      .cmp = ">=", .threshold = 1);
 	if (nx)
-		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = "events", .value = nx,
+		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = N_("events"), .value = nx,
 		      .cmp = ">=", .threshold = 1);
 	dx_advice(c, f, !lost && nx && !hw ? "xid-app" : NULL);
 }
@@ -152,7 +152,7 @@ void rule_oom(diag_ctx *c)
 	dx_range(f, e->t, e->t);
 	/* The message's first sentence ("...: CUDA out of memory."), else its start. */
 	char text[96];
-	snprintf(text, sizeof text, "%.95s", e->text[0] ? e->text : "out of memory");
+	snprintf(text, sizeof text, "%.95s", e->text[0] ? e->text : L_("out of memory"));
 	char *stop = strstr(text, ". ");
 	if (stop && stop - text > 12)
 		stop[1] = 0;
@@ -174,10 +174,10 @@ void rule_oom(diag_ctx *c)
 			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index,
 			         e->t, text);
 			if (!isnan(peak))
-				DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "peak",
+				DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak"),
 				      .value = peak, .unit = "MiB");
 			if (!isnan(tot))
-				DX_EV(f, g, .metric = DX_GM(MEM_TOTAL), .stat = "capacity",
+				DX_EV(f, g, .metric = DX_GM(MEM_TOTAL), .stat = N_("capacity"),
 				      .value = tot, .unit = "MiB");
 		} else {
 			dx_title(f, "Out of GPU memory at %.1f s: %s", e->t, text);
@@ -188,14 +188,14 @@ void rule_oom(diag_ctx *c)
 		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n),
 		       tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
 		if (!isnan(used))
-			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_USED), .stat = "peak", .value = used,
-			      .unit = "MiB");
+			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_USED), .stat = N_("peak"),
+			      .value = used, .unit = "MiB");
 		if (!isnan(tot))
-			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_TOTAL), .stat = "capacity",
+			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_TOTAL), .stat = N_("capacity"),
 			      .value = tot, .unit = "MiB");
 		dx_advice(c, f, "host");
 	}
-	DX_EV(f, DX_JOB, .metric = TL_EV_OOM, .stat = "events", .value = count,
+	DX_EV(f, DX_JOB, .metric = TL_EV_OOM, .stat = N_("events"), .value = count,
 	      .cmp = ">=", .threshold = 1);
 	if (tl->exit_status > 0)
 		dx_note(f, "The job exited with status %d.", tl->exit_status);
@@ -225,7 +225,7 @@ void rule_oom_risk(diag_ctx *c)
 		if (!f)
 			f = dx_add(c, DIAG_R_OOM_RISK, DIAG_WARN, 0.8);
 		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "peak share of capacity",
+		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak share of capacity"),
 		      .value = pct, .cmp = ">=", .threshold = limit, .unit = "%");
 		for (int s = 0; s < tl->n; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= limit)
@@ -295,17 +295,17 @@ void rule_launch_bound(diag_ctx *c)
 			else if (conf > f->confidence)
 				f->confidence = conf;
 			dx_gpu(f, g);
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 			      .value = s->util_mean, .cmp = ">=", .threshold = th->launch_util_pct,
 			      .unit = "%");
 			if (!isnan(s->sm_active_mean))
-				DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+				DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
 				      .value = s->sm_active_mean,
 				      .cmp = "<=", .threshold = th->launch_sm_active_pct,
 				      .unit = "%");
 			if (!isnan(ratio))
 				DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
-				      .stat = "mean", .value = 100 * ratio,
+				      .stat = N_("mean"), .value = 100 * ratio,
 				      .cmp = "<=", .threshold = 100 * th->launch_power_ratio,
 				      .unit = "%");
 			double key = isnan(s->sm_active_mean) ? 100 * ratio : s->sm_active_mean;
@@ -329,13 +329,13 @@ void rule_launch_bound(diag_ctx *c)
 		} else if (f->confidence < 0.95) {
 			f->confidence += 0.1;
 		}
-		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "share shorter than 10 us",
-		      .value = 100 * short_share,
+		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS,
+		      .stat = N_("share shorter than 10 us"), .value = 100 * short_share,
 		      .cmp = ">=", .threshold = 100 * th->short_kernel_share, .unit = "%");
-		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "count",
+		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = N_("count"),
 		      .value = (double)tr->kernels);
 		if (tr->kernels > 0 && tr->kernel_s > 0)
-			DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = "mean duration",
+			DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = N_("mean duration"),
 			      .value = 1e6 * tr->kernel_s / tr->kernels, .unit = "us");
 	}
 	if (!f)
@@ -344,11 +344,11 @@ void rule_launch_bound(diag_ctx *c)
 		const diag_gpu_summary *s = &c->res->gpu[worst];
 		char sm[48] = "", pw[48] = "";
 		if (!isnan(s->sm_active_mean))
-			snprintf(sm, sizeof sm, " but its SMs are active only %.0f %%",
+			snprintf(sm, sizeof sm, L_(" but its SMs are active only %.0f %%"),
 			         s->sm_active_mean);
 		if (!isnan(wp))
-			snprintf(pw, sizeof pw, "%s it draws %.0f %% of its power limit",
-			         sm[0] ? " and" : " but", 100 * wp);
+			snprintf(pw, sizeof pw, L_("%s it draws %.0f %% of its power limit"),
+			         sm[0] ? L_(" and") : L_(" but"), 100 * wp);
 		dx_title(f, "GPU %d is 'busy' %.0f %% of the time%s%s: many small kernels",
 		         s->index, wu, sm, pw);
 	} else {
@@ -400,24 +400,25 @@ void rule_memory_bound(diag_ctx *c)
 			         "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
 			         "bandwidth",
 			         c->tl->gpu[g].index, dram,
-			         isnan(s->sm_active_mean) ? "kernels run most of the time"
-			                                  : "the SMs are only moderately active");
+			         isnan(s->sm_active_mean)
+			             ? L_("kernels run most of the time")
+			             : L_("the SMs are only moderately active"));
 			if (!isnan(s->sm_active_mean)) {
 				char t[80];
-				snprintf(t, sizeof t, " (SM %.0f %%)", s->sm_active_mean);
+				snprintf(t, sizeof t, L_(" (SM %.0f %%)"), s->sm_active_mean);
 				strncat(f->title, t, sizeof f->title - strlen(f->title) - 1);
 			}
 		}
 		dx_gpu(f, g);
 		DX_EV(f, g, .metric = gpm ? DX_GM(GPM_DRAM_ACTIVE) : DX_GM(UTIL_MEM),
-		      .stat = "mean", .value = dram,
+		      .stat = N_("mean"), .value = dram,
 		      .cmp = ">=", .threshold = th->membound_dram_pct, .unit = "%");
 		if (!isnan(s->sm_active_mean))
-			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
 			      .value = s->sm_active_mean,
 			      .cmp = "<=", .threshold = th->membound_sm_max_pct, .unit = "%");
 		else
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 			      .value = s->util_mean, .cmp = ">=", .threshold = th->quad_util_pct,
 			      .unit = "%");
 	}
@@ -471,9 +472,10 @@ void rule_memory_full_idle(diag_ctx *c)
 			         c->tl->gpu[g].index, mem, util);
 		}
 		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = "mean share of capacity while full",
-		      .value = mem, .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
-		DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean while memory is full",
+		DX_EV(f, g, .metric = DX_GM(MEM_USED),
+		      .stat = N_("mean share of capacity while full"), .value = mem,
+		      .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
+		DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean while memory is full"),
 		      .value = util, .cmp = "<=", .threshold = th->memfull_util_pct, .unit = "%");
 		for (int s = c->from; s < c->to; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= th->memfull_pct)
@@ -528,15 +530,15 @@ void rule_low_utilization(diag_ctx *c)
 		dx_title(
 		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
 		    gl, wu);
-	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = wu, .cmp = "<",
+	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"), .value = wu, .cmp = "<",
 	      .threshold = th->lowutil_pct, .unit = "%");
 	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
 	if (!isnan(core))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = "mean", .value = core,
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = N_("mean"), .value = core,
 		      .cmp = "<", .threshold = th->core_saturated_pct, .unit = "%");
 	double io = tl_mean(c->tl->h[HM_CPU_IOWAIT], c->from, c->to);
 	if (!isnan(io))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean", .value = io,
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean"), .value = io,
 		      .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
@@ -570,15 +572,15 @@ void rule_mig_no_utilization(diag_ctx *c)
 	         "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
 	         "utilization rules cannot judge it",
 	         gl);
-	DX_EV(f, first, .metric = DX_GM(MIG_CURRENT), .stat = "max", .value = 1, .cmp = "=",
+	DX_EV(f, first, .metric = DX_GM(MIG_CURRENT), .stat = N_("max"), .value = 1, .cmp = "=",
 	      .threshold = 1);
 	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
 	if (!isnan(mem))
-		DX_EV(f, first, .metric = DX_GM(MEM_USED), .stat = "mean", .value = mem,
+		DX_EV(f, first, .metric = DX_GM(MEM_USED), .stat = N_("mean"), .value = mem,
 		      .unit = "MiB");
 	double sm = tl_mean(c->tl->gpu[first].m[GM_GPM_SM_ACTIVE], c->from, c->to);
 	if (!isnan(sm))
-		DX_EV(f, first, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean", .value = sm,
+		DX_EV(f, first, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"), .value = sm,
 		      .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
@@ -613,10 +615,11 @@ void rule_too_little_data(diag_ctx *c)
 		    "%d samples over %.1f s, %d of them with the GPU at work: too short to judge; "
 		    "record longer or use --interval 100ms",
 		    tl->n, dur, k);
-	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = "in the analysed window", .value = k,
+	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = N_("in the analysed window"), .value = k,
 	      .cmp = ">=", .threshold = c->th->min_samples);
-	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = "recorded", .value = tl->n);
-	DX_EV(f, DX_JOB, .metric = DX_EV_DURATION, .stat = "recorded", .value = dur, .unit = "s");
+	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = N_("recorded"), .value = tl->n);
+	DX_EV(f, DX_JOB, .metric = DX_EV_DURATION, .stat = N_("recorded"), .value = dur,
+	      .unit = "s");
 	if (tl->n > 0)
 		dx_range(f, 0, dur);
 	dx_advice(c, f, NULL);
@@ -645,12 +648,12 @@ void rule_gpu_idle(diag_ctx *c)
 		dx_title(f,
 		         "%s idle for the whole recording (utilization at most %.0f %%): no job "
 		         "ran on %s",
-		         gl, peak, c->ngpu == 1 ? "it" : "them");
+		         gl, peak, c->ngpu == 1 ? L_("it") : L_("them"));
 	else
 		dx_title(f, "%s showed no work during the recording: no job ran on %s", gl,
-		         c->ngpu == 1 ? "it" : "them");
+		         c->ngpu == 1 ? L_("it") : L_("them"));
 	if (!isnan(peak))
-		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = "peak on any GPU",
+		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = N_("peak on any GPU"),
 		      .value = peak, .cmp = "<=", .threshold = c->th->idle_util_pct, .unit = "%");
 	dx_range(f, 0, tl->duration > 0 ? tl->duration : tl->t[tl->n - 1]);
 	dx_advice(c, f, NULL);
@@ -678,27 +681,27 @@ void rule_healthy(diag_ctx *c)
 		if (!isnan(s->util_mean)) {
 			usum += s->util_mean;
 			nu++;
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 			      .value = s->util_mean, .unit = "%");
 		}
 		if (!isnan(s->sm_active_mean)) {
 			smsum += s->sm_active_mean;
 			nsm++;
-			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = "mean",
+			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
 			      .value = s->sm_active_mean, .unit = "%");
 		}
 		if (s->power_limit > 0 && !isnan(s->power_mean))
 			DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
-			      .stat = "mean", .value = 100 * s->power_mean / s->power_limit,
+			      .stat = N_("mean"), .value = 100 * s->power_mean / s->power_limit,
 			      .unit = "%");
 	}
 	char busy[96] = "";
 	if (nu && nsm)
-		snprintf(busy, sizeof busy, ": utilization %.0f %%, SM activity %.0f %%", usum / nu,
-		         smsum / nsm);
+		snprintf(busy, sizeof busy, L_(": utilization %.0f %%, SM activity %.0f %%"),
+		         usum / nu, smsum / nsm);
 	else if (nu)
-		snprintf(busy, sizeof busy, ": utilization %.0f %%", usum / nu);
-	dx_title(f, "No problem found%s%s", latency ? " for a latency goal" : "", busy);
+		snprintf(busy, sizeof busy, L_(": utilization %.0f %%"), usum / nu);
+	dx_title(f, "No problem found%s%s", latency ? L_(" for a latency goal") : "", busy);
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
 }

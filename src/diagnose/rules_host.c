@@ -280,12 +280,12 @@ static void host_contention(diag_ctx *c, const starve_case *sc)
 	dx_gpu_list(c, starving, gl, sizeof gl);
 	size_t o = 0;
 	for (int i = 0; i < nf && i < 3 && o < sizeof who; i++)
-		o += (size_t)snprintf(who + o, sizeof who - o, "%sPID %u %.24s (%.0f %%)",
+		o += (size_t)snprintf(who + o, sizeof who - o, L_("%sPID %u %.24s (%.0f %%)"),
 		                      i ? ", " : "", fp[i].pid,
 		                      fp[i].last->cmd[0] ? fp[i].last->cmd : "?", fp[i].cpu);
 	char jc[48] = "";
 	if (!isnan(job_cpu))
-		snprintf(jc, sizeof jc, "; the job itself uses %.0f %% of a core", job_cpu);
+		snprintf(jc, sizeof jc, L_("; the job itself uses %.0f %% of a core"), job_cpu);
 	if (cpu_foreign && nf)
 		dx_title(f, "%s idle %.0f %% of %s while other processes load the host: %s%s", gl,
 		         worst_idle, c->span, who, jc);
@@ -298,32 +298,34 @@ static void host_contention(diag_ctx *c, const starve_case *sc)
 		dx_title(
 		    f, "%s idle %.0f %% of %s while iowait is %.0f %% from other processes' I/O%s",
 		    gl, worst_idle, c->span, iowait, jc);
-	DX_EV(f, worst, .metric = dx_act_key(c, worst), .stat = "idle share (100 - mean)",
+	DX_EV(f, worst, .metric = dx_act_key(c, worst), .stat = N_("idle share (100 - mean)"),
 	      .value = worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct, .unit = "%");
 	if (!isnan(core_share))
 		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
-		      .stat = "share of gap samples saturated", .value = 100 * core_share,
+		      .stat = N_("share of gap samples saturated"), .value = 100 * core_share,
 		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(job_cpu))
 		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
-		      .stat = "mean during gaps (% of one core)", .value = job_cpu, .cmp = "<",
-		      .threshold = th->core_saturated_pct, .unit = "%");
+		      .stat = /* xgettext:no-c-format */ N_("mean during gaps (% of one core)"),
+		      .value = job_cpu, .cmp = "<", .threshold = th->core_saturated_pct,
+		      .unit = "%");
 	if (io_foreign && !isnan(iowait))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean during gaps",
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean during gaps"),
 		      .value = iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(ready))
-		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_STATE, .stat = "job samples runnable (R)",
+		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_STATE, .stat = N_("job samples runnable (R)"),
 		      .value = 100 * ready, .unit = "%");
 	for (int i = 0; i < nf && i < 3; i++) {
 		char stat[64];
-		snprintf(stat, sizeof stat, "PID %u %.40s", fp[i].pid, fp[i].last->cmd);
+		snprintf(stat, sizeof stat, L_("PID %u %.40s"), fp[i].pid, fp[i].last->cmd);
 		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU, .stat = stat, .value = fp[i].cpu,
 		      .unit = "%");
 	}
 	if (nf) {
 		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU,
-		      .stat = "other processes, summed (% of one core)", .value = ftotal,
-		      .unit = "%");
+		      .stat =
+		          /* xgettext:no-c-format */ N_("other processes, summed (% of one core)"),
+		      .value = ftotal, .unit = "%");
 		double cap = 100.0 * (c->tl->ncpu > 0 ? c->tl->ncpu : 1);
 		dx_note(f,
 		        "Other processes took %.0f %% of one core (%.0f %% of the host's %d "
@@ -537,24 +539,25 @@ static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case 
 	char gl[64], why[128];
 	dx_gpu_list(c, sc->starving, gl, sizeof gl);
 	if (sc->waiting && w->loaders_saturated)
-		snprintf(why, sizeof why, "%d of %d data-loader workers are at 100 %% of a core",
+		snprintf(why, sizeof why,
+		         L_("%d of %d data-loader workers are at 100 %% of a core"),
 		         w->loaders_saturated, w->loaders);
 	else if (sc->waiting)
 		snprintf(why, sizeof why,
-		         "the job's %d data-loader workers use %.0f %% of a core on "
-		         "a saturated host",
+		         L_("the job's %d data-loader workers use %.0f %% of a core on "
+		            "a saturated host"),
 		         w->loaders, w->loader_cpu);
 	else if (sc->cpu_cause && sc->core >= 0)
-		snprintf(why, sizeof why, "core %d is at %.0f %%", sc->core, sc->core_mean);
+		snprintf(why, sizeof why, L_("core %d is at %.0f %%"), sc->core, sc->core_mean);
 	else if (sc->cpu_cause)
-		snprintf(why, sizeof why, "the busiest core is at %.0f %%", sc->core_mean);
+		snprintf(why, sizeof why, L_("the busiest core is at %.0f %%"), sc->core_mean);
 	else if (sc->worker_cause)
-		snprintf(why, sizeof why, "%d of %d worker processes are at 100 %% of a core",
+		snprintf(why, sizeof why, L_("%d of %d worker processes are at 100 %% of a core"),
 		         w->saturated, w->total);
 	else if (sc->io_cause)
-		snprintf(why, sizeof why, "iowait is %.0f %%", sc->iowait);
+		snprintf(why, sizeof why, L_("iowait is %.0f %%"), sc->iowait);
 	else
-		snprintf(why, sizeof why, "the disk is %.0f %% busy", sc->disk_busy);
+		snprintf(why, sizeof why, L_("the disk is %.0f %% busy"), sc->disk_busy);
 	if (sc->waiting)
 		dx_title(f, "%s wait for data in every step (SMs active %.0f %%) while %s", gl,
 		         100 - sc->worst_idle, why);
@@ -569,32 +572,33 @@ static void starved_host_evidence(const diag_ctx *c, diag_finding *f, const star
 	const worker_stats *w = &sc->w;
 	if (!isnan(sc->core_share))
 		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
-		      .stat = "share of gap samples saturated", .value = 100 * sc->core_share,
+		      .stat = N_("share of gap samples saturated"), .value = 100 * sc->core_share,
 		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(sc->core_mean))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = "mean during gaps",
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = N_("mean during gaps"),
 		      .value = sc->core_mean, .cmp = ">=", .threshold = th->core_saturated_pct,
 		      .unit = "%");
 	if (!isnan(sc->job_cpu))
 		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
-		      .stat = "mean during gaps (% of one core)", .value = sc->job_cpu,
-		      .unit = "%");
+		      .stat = /* xgettext:no-c-format */ N_("mean during gaps (% of one core)"),
+		      .value = sc->job_cpu, .unit = "%");
 	if (w->total > 0)
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "worker processes saturated",
-		      .value = w->saturated, .cmp = ">=", .threshold = (w->total + 1) / 2);
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
+		      .stat = N_("worker processes saturated"), .value = w->saturated,
+		      .cmp = ">=", .threshold = (w->total + 1) / 2);
 	if (sc->waiting)
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "data-loader workers saturated",
-		      .value = w->loaders_saturated,
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
+		      .stat = N_("data-loader workers saturated"), .value = w->loaders_saturated,
 		      .cmp = ">=", .threshold = (w->loaders + 1) / 2);
 	if (!isnan(sc->iowait))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = "mean during gaps",
+		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean during gaps"),
 		      .value = sc->iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(sc->disk_busy))
-		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_BUSY_MAX), .stat = "mean during gaps",
+		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_BUSY_MAX), .stat = N_("mean during gaps"),
 		      .value = sc->disk_busy, .cmp = ">=", .threshold = th->disk_busy_pct,
 		      .unit = "%");
 	if (!isnan(sc->disk_read))
-		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_READ), .stat = "mean during gaps",
+		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_READ), .stat = N_("mean during gaps"),
 		      .value = sc->disk_read / MIB, .unit = "MiB/s");
 }
 
@@ -648,20 +652,20 @@ static void starved_finding(diag_ctx *c, const starve_case *sc)
 	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
 	if (sc->waiting)
 		DX_EV(f, worst, .metric = DX_GM(GPM_SM_ACTIVE),
-		      .stat = "idle share of the SMs (100 - mean)", .value = sc->worst_idle,
+		      .stat = N_("idle share of the SMs (100 - mean)"), .value = sc->worst_idle,
 		      .cmp = ">=", .threshold = 100 - th->launch_sm_active_pct, .unit = "%");
 	else
 		DX_EV(f, worst, .metric = dx_act_key(c, worst),
-		      .stat = c->act[worst] ? "idle share (100 - mean)" : "mean idle share",
+		      .stat = c->act[worst] ? N_("idle share (100 - mean)") : N_("mean idle share"),
 		      .value = sc->worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct,
 		      .unit = "%");
 	starved_host_evidence(c, f, sc);
 	if (!isnan(osc))
 		DX_EV(f, worst, .metric = drv ? DX_EV_UTIL_SAMPLES : DX_GM(UTIL_GPU),
-		      .stat = "share of samples swinging idle<->busy", .value = 100 * osc,
+		      .stat = N_("share of samples swinging idle<->busy"), .value = 100 * osc,
 		      .cmp = ">=", .threshold = 100 * th->oscillation_share, .unit = "%");
 	if (!isnan(pcv))
-		DX_EV(f, worst, .metric = DX_GM(POWER_DRAW), .stat = "coefficient of variation",
+		DX_EV(f, worst, .metric = DX_GM(POWER_DRAW), .stat = N_("coefficient of variation"),
 		      .value = pcv, .cmp = ">=", .threshold = th->power_cv);
 	starved_notes(c, f, sc);
 	dx_ranges_mask(c, f, sc->ngap >= 2 ? sc->gap : sc->cond);
@@ -715,20 +719,21 @@ void rule_host_swap(diag_ctx *c)
 	}
 	diag_finding *f = dx_add(c, DIAG_R_HOST_SWAP, DIAG_WARN, 0.9);
 	dx_title(f, "The host swapped %.0f MiB during %s (peak %.1f MiB/s)", total,
-	         c->o->live ? c->span : "the recording", peak / MIB);
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .plus = DX_HM(SWAP_OUT), .stat = "total swapped",
-	      .value = total, .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = "total", .value = in / MIB,
+	         c->o->live ? c->span : L_("the recording"), peak / MIB);
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .plus = DX_HM(SWAP_OUT),
+	      .stat = N_("total swapped"), .value = total,
+	      .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = N_("total"), .value = in / MIB,
 	      .unit = "MiB");
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = "total", .value = out / MIB,
+	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = N_("total"), .value = out / MIB,
 	      .unit = "MiB");
 	double used = tl_max(tl->h[HM_SWAP_USED], 0, tl->n);
 	if (!isnan(used))
-		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = "peak", .value = used,
+		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = N_("peak"), .value = used,
 		      .unit = "MiB");
 	double avail = tl_min(tl->h[HM_MEM_AVAIL], 0, tl->n);
 	if (!isnan(avail))
-		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = "lowest", .value = avail,
+		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = N_("lowest"), .value = avail,
 		      .unit = "MiB");
 	/* Whole-recording ranges: widen the window temporarily. */
 	diag_ctx whole = *c;

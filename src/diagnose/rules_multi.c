@@ -61,15 +61,15 @@ void rule_imbalance(diag_ctx *c)
 		dx_gpu_list(c, busy, bl, sizeof bl);
 		dx_gpu_list(c, idle, il, sizeof il);
 		dx_title(f, "%s busy %.0f %% while %s of the job %s idle (mean %.0f %%)", bl,
-		         G[top].util_mean, il, ni > 1 ? "stay" : "stays", isum / ni);
+		         G[top].util_mean, il, ni > 1 ? L_("stay") : L_("stays"), isum / ni);
 		for (int g = 0; g < c->ngpu; g++) {
 			if (busy & (1ULL << g))
-				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 				      .value = G[g].util_mean,
 				      .cmp = ">=", .threshold = th->imbalance_busy_pct,
 				      .unit = "%");
 			if (idle & (1ULL << g))
-				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = "mean",
+				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
 				      .value = G[g].util_mean,
 				      .cmp = "<=", .threshold = th->imbalance_idle_pct,
 				      .unit = "%");
@@ -91,13 +91,13 @@ void rule_imbalance(diag_ctx *c)
 	dx_gpu(f, g0);
 	dx_title(f, "The job asked for %d GPUs but only GPU %d did any work", intended,
 	         tl->gpu[g0].index);
-	DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = "GPUs the job asked for",
+	DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = N_("GPUs the job asked for"),
 	      .value = intended);
-	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = "GPUs the job held a context on",
+	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = N_("GPUs the job held a context on"),
 	      .value = 1, .cmp = "<", .threshold = intended);
 	if (!isnan(G[g0].util_mean))
-		DX_EV(f, g0, .metric = DX_GM(UTIL_GPU), .stat = "mean", .value = G[g0].util_mean,
-		      .unit = "%");
+		DX_EV(f, g0, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
+		      .value = G[g0].util_mean, .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
 }
@@ -105,7 +105,7 @@ void rule_imbalance(diag_ctx *c)
 const char *dx_level_name(int level)
 {
 	if (gpu_topo_level_is_internal(level))
-		return "the same board";
+		return L_("the same board");
 	const char *w = gpu_topo_level_name(level);
 	return w ? w : "PCIe";
 }
@@ -332,41 +332,42 @@ void rule_sync_wait(diag_ctx *c)
 	char ol[96], link[96], times[48], what[64];
 	dx_gpu_list(c, others, ol, sizeof ol);
 	if (lk == LINK_PCIE)
-		snprintf(link, sizeof link, "; the GPUs talk over PCIe (%s), no NVLink",
+		snprintf(link, sizeof link, L_("; the GPUs talk over PCIe (%s), no NVLink"),
 		         dx_level_name(level));
 	else if (lk == LINK_NVLINK)
-		snprintf(link, sizeof link, "; the GPUs are joined by NVLink (NV%d)", links);
+		snprintf(link, sizeof link, L_("; the GPUs are joined by NVLink (NV%d)"), links);
 	else
-		snprintf(link, sizeof link, "; the link between the GPUs is unknown");
+		snprintf(link, sizeof link, L_("; the link between the GPUs is unknown"));
 	if (episodes >= th->sync_min_episodes)
-		snprintf(times, sizeof times, "%d times", episodes);
+		snprintf(times, sizeof times, L_("%d times"), episodes);
 	else
-		snprintf(times, sizeof times, "in %.0f %% of samples", 100 * share);
+		snprintf(times, sizeof times, L_("in %.0f %% of samples"), 100 * share);
 	static const gpu_metric_id sig_id[] = {GM_GPM_SM_ACTIVE, GM_UTIL_GPU, GM_POWER_DRAW};
 	const char *sig_metric = gpu_metrics[sig_id[sc.kind]].key;
 	if (sc.kind == W_POWER)
-		snprintf(what, sizeof what, "power %.0f W vs %.0f W", sc.others_mean,
+		snprintf(what, sizeof what, L_("power %.0f W vs %.0f W"), sc.others_mean,
 		         sc.strag_mean);
 	else
-		snprintf(what, sizeof what, "%s %.0f %% vs %.0f %%",
-		         sc.kind == W_SM ? "SM activity" : "utilization", sc.others_mean,
+		snprintf(what, sizeof what, L_("%s %.0f %% vs %.0f %%"),
+		         sc.kind == W_SM ? L_("SM activity") : L_("utilization"), sc.others_mean,
 		         sc.strag_mean);
 	dx_title(f, "%s wait%s in step for GPU %d (%s), %s%s", ol, nothers == 1 ? "s" : "",
 	         tl->gpu[strag].index, what, times, link);
 	DX_EV(f, strag, .metric = sig_metric,
-	      .stat = sc.kind == W_POWER ? "straggler minus others (% of the straggler's draw)"
-	                                 : "straggler minus others (mean)",
-	      .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = "points");
+	      .stat = sc.kind == W_POWER ? /* xgettext:no-c-format */ N_(
+	                                       "straggler minus others (% of the straggler's draw)")
+	                                 : N_("straggler minus others (mean)"),
+	      .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = N_("points"));
 	DX_EV(f, DX_JOB, .metric = sig_metric,
-	      .stat = sc.steady ? "shortfall of the waiting GPUs (steady waits)"
-	                        : "shortfall of the waiting GPUs against the straggler",
+	      .stat = sc.steady ? N_("shortfall of the waiting GPUs (steady waits)")
+	                        : N_("shortfall of the waiting GPUs against the straggler"),
 	      .value = sc.deficit, .cmp = ">=",
 	      .threshold = sc.steady ? th->sync_steady_deficit_pct : th->sync_wait_idle_pct,
 	      .unit = "%");
-	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = "wait episodes", .value = episodes,
+	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = N_("wait episodes"), .value = episodes,
 	      .cmp = ">=", .threshold = th->sync_min_episodes);
 	/* or, when the waits are shorter than a sample, most samples hold one */
-	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = "share of samples with a wait",
+	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = N_("share of samples with a wait"),
 	      .value = 100 * share, .cmp = ">=", .threshold = 50, .unit = "%");
 	double uo = 0;
 	for (int g = 0; g < c->ngpu; g++)
@@ -377,10 +378,10 @@ void rule_sync_wait(diag_ctx *c)
 		           "kernels spin, so they read busy.");
 	if (lk == LINK_PCIE)
 		DX_EV(f, DX_JOB, .metric = DX_EV_TOPOLOGY,
-		      .stat = "worst path between the job's GPUs (NVML level)", .value = level);
+		      .stat = N_("worst path between the job's GPUs (NVML level)"), .value = level);
 	else if (lk == LINK_NVLINK)
 		DX_EV(f, DX_JOB, .metric = DX_EV_NVLINK,
-		      .stat = "fewest links between two of the job's GPUs", .value = links);
+		      .stat = N_("fewest links between two of the job's GPUs"), .value = links);
 	dx_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
 	if (sc.steady)
 		dx_note(

@@ -116,7 +116,7 @@ void rule_not_on_gpu(diag_ctx *c)
 	double cpu = tl_mean(tl->h[HM_TREE_CPU], 0, tl->n);
 	char cpu_s[64] = "";
 	if (!isnan(cpu))
-		snprintf(cpu_s, sizeof cpu_s, " (its CPU use averaged %.0f %% of a core)", cpu);
+		snprintf(cpu_s, sizeof cpu_s, L_(" (its CPU use averaged %.0f %% of a core)"), cpu);
 	if (np > 0)
 		dx_title(f,
 		         "The job never used a GPU: none of its %d process%s held a GPU context in "
@@ -125,15 +125,16 @@ void rule_not_on_gpu(diag_ctx *c)
 	else
 		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s",
 		         tl->duration, cpu_s);
-	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = "job processes holding a GPU context",
-	      .value = 0, .cmp = ">=", .threshold = 1);
+	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU,
+	      .stat = N_("job processes holding a GPU context"), .value = 0,
+	      .cmp = ">=", .threshold = 1);
 	if (!isnan(cpu))
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = "mean", .value = cpu,
+		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = N_("mean"), .value = cpu,
 		      .unit = "%");
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = "GPUs visible to the recorder",
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs visible to the recorder"),
 	      .value = c->ngpu);
 	if (!isnan(gpu_busy))
-		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = "peak on any GPU",
+		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = N_("peak on any GPU"),
 		      .value = gpu_busy, .unit = "%");
 	if (visible == 0)
 		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU from the job.", cvd);
@@ -208,20 +209,20 @@ void rule_all_on_gpu0(diag_ctx *c)
 	if (on)
 		dx_title(
 		    f, "All %d processes of the job run on GPU %d while %s %s idle (mean %.0f %%)",
-		    np, tl->gpu[gpu].index, gl, on > 1 ? "stay" : "stays", osum / on);
+		    np, tl->gpu[gpu].index, gl, on > 1 ? L_("stay") : L_("stays"), osum / on);
 	else
 		dx_title(f, "All %d processes of the job run on GPU %d; %s unused", np,
 		         tl->gpu[gpu].index, gl);
-	DX_EV(f, gpu, .metric = DX_EV_PROC_GPU, .stat = "job processes with a GPU context",
+	DX_EV(f, gpu, .metric = DX_EV_PROC_GPU, .stat = N_("job processes with a GPU context"),
 	      .value = np, .cmp = ">=", .threshold = 2);
-	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = "distinct GPUs they use", .value = 1,
+	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = N_("distinct GPUs they use"), .value = 1,
 	      .cmp = "<", .threshold = 2);
 	if (on)
-		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = "mean of the other GPUs",
+		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = N_("mean of the other GPUs"),
 		      .value = osum / on, .cmp = "<=", .threshold = c->th->imbalance_idle_pct,
 		      .unit = "%");
 	if (intended >= 2)
-		DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = "GPUs the job asked for",
+		DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = N_("GPUs the job asked for"),
 		      .value = intended);
 	char list[160] = "";
 	size_t o = 0;
@@ -274,7 +275,8 @@ void rule_contention(diag_ctx *c)
 		dx_gpu(f, x->gpu);
 		const tl_proc *p = x->last;
 		char what[96];
-		snprintf(what, sizeof what, "PID %u%s%s", x->pid, p->user[0] ? " " : "", p->user);
+		snprintf(what, sizeof what, L_("PID %u%s%s"), x->pid, p->user[0] ? " " : "",
+		         p->user);
 		if (foreign) {
 			nforeign++;
 			DX_EV(f, x->gpu, .metric = DX_EV_PROC_GPU_MEM, .stat = what,
@@ -285,7 +287,7 @@ void rule_contention(diag_ctx *c)
 				      .cmp = ">=", .threshold = th->foreign_sm_pct, .unit = "%");
 			char smt[32] = "";
 			if (!isnan(sm))
-				snprintf(smt, sizeof smt, " and %.0f %% SM", sm);
+				snprintf(smt, sizeof smt, L_(" and %.0f %% SM"), sm);
 			if (nforeign <= 3)
 				dx_note(f, "PID %u (%s%s%s) holds %.0f MiB%s on GPU %d.", x->pid,
 				        p->cmd[0] ? p->cmd : "?", p->user[0] ? ", " : "", p->user,
@@ -294,8 +296,9 @@ void rule_contention(diag_ctx *c)
 			ngone++;
 			gone_mib += x->mem_max;
 			DX_EV(f, x->gpu, .metric = DX_EV_PROC_GPU_MEM,
-			      .stat = "held by a PID that no longer exists", .value = x->mem_max,
-			      .cmp = ">=", .threshold = th->gone_mem_mib, .unit = "MiB");
+			      .stat = N_("held by a PID that no longer exists"),
+			      .value = x->mem_max, .cmp = ">=", .threshold = th->gone_mem_mib,
+			      .unit = "MiB");
 			if (ngone <= 3)
 				dx_note(f,
 				        "PID %u holds %.0f MiB on GPU %d but does not exist on "
@@ -320,7 +323,7 @@ void rule_contention(diag_ctx *c)
 			    ngone == 1 ? "" : "es");
 		else if (nforeign)
 			dx_title(f, "%d other process%s the job's %s", nforeign,
-			         nforeign == 1 ? " shares" : "es share", gl);
+			         nforeign == 1 ? L_(" shares") : L_("es share"), gl);
 		else
 			dx_title(f, "%.0f MiB on %s is held by %d process%s that no longer exist%s",
 			         gone_mib, gl, ngone, ngone == 1 ? "" : "es",
@@ -366,15 +369,15 @@ void rule_not_checked(diag_ctx *c)
 		dx_title(f,
 		         "%s show%s work but %s processes are not visible (other PID namespace); "
 		         "no job followed: CPU evidence is host-wide",
-		         gl, nhidden == 1 ? "s" : "", nhidden == 1 ? "its" : "their");
+		         gl, nhidden == 1 ? "s" : "", nhidden == 1 ? L_("its") : L_("their"));
 	else
 		dx_title(f,
 		         "%s show%s work but the job's processes are not visible there (other PID "
 		         "namespace)",
 		         gl, nhidden == 1 ? "s" : "");
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = "GPUs diagnosed", .value = c->njob);
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = "of which working with no visible process",
-	      .value = nhidden);
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs diagnosed"), .value = c->njob);
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS,
+	      .stat = N_("of which working with no visible process"), .value = nhidden);
 	if (whole)
 		dx_note(f, "Not checked: not-on-gpu, all-on-gpu0 and imbalance need the job's "
 		           "processes; contention cannot tell the job from other users; the "

@@ -34,17 +34,18 @@ void rule_step_bursts(diag_ctx *c)
 	         "are not measured",
 	         100 * st->burst_share, n, c->th->step_burst_gap_ms, flushes,
 	         flushes ? sum / flushes : 0);
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = "share of intervals inside bursts",
+	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("share of intervals inside bursts"),
 	      .value = 100 * st->burst_share,
 	      .cmp = ">=", .threshold = 100 * c->th->step_burst_share, .unit = "%");
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = "intervals", .value = n);
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = "gaps between bursts", .value = flushes);
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = "longest interval", .value = longest,
+	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("intervals"), .value = n);
+	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("gaps between bursts"),
+	      .value = flushes);
+	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("longest interval"), .value = longest,
 	      .unit = "s");
 	/* All lines in one flush at exit: only the run's length says how long a step took. */
 	const timeline *tl = c->tl;
 	double per = tl->duration > 0 && tl->nsteps > 0 ? tl->duration / tl->nsteps : st->mean;
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = "run time per step", .value = per,
+	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("run time per step"), .value = per,
 	      .unit = "s");
 	dx_note(f,
 	        "Step percentiles and compare's step-time test are not used for these steps; the "

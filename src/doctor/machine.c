@@ -21,7 +21,7 @@
 static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
 {
 	gpu_open_failure f = {0};
-	gpu_open_opts oo = {.gpus = NULL, .quiet = true, .failure = &f};
+	gpu_open_opts oo = {.gpus = NULL, .failure = &f};
 	int rc = gpu_open(&oo, ctx);
 	snprintf(msg, len, "%s", rc ? f.msg : "");
 	*kind = rc ? f.kind : GPU_FAIL_NONE;

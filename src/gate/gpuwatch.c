@@ -47,7 +47,7 @@ int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msgl
 {
 	*out = NULL;
 	gpu_open_failure fail = {0};
-	gpu_open_opts oo = {.quiet = true, .failure = &fail};
+	gpu_open_opts oo = {.failure = &fail};
 	gate_gpuwatch *w = calloc(1, sizeof *w);
 	if (!w) {
 		snprintf(msg, msglen, "out of memory");

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +35,25 @@ static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int cod
 	va_end(ap);
 	f->kind = kind;
 	f->nvml_return = nvret;
-	snprintf(f->msg, sizeof f->msg, "%s: %s%s%s%s", what, why, hint ? " (" : "",
-	         hint ? hint : "", hint ? ")" : "");
+	gw_fail_set(&f->err, code, what, hint, "%s", why);
+	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }
 
-void gpu_failure_print(const gpu_open_failure *f)
+/* The census gpu_close could not write, until a face takes it. */
+static pthread_mutex_t close_mu = PTHREAD_MUTEX_INITIALIZER;
+static gw_fail close_fail;
+
+bool gpu_close_failure(gw_fail *out)
 {
-	if (f && f->msg[0])
-		fprintf(stderr, "gpuwhy: %s\n", f->msg);
+	pthread_mutex_lock(&close_mu);
+	bool have = close_fail.code != 0;
+	if (have) {
+		*out = close_fail;
+		close_fail.code = 0;
+	}
+	pthread_mutex_unlock(&close_mu);
+	return have;
 }
 
 const char *gpu_err_text(const char *(*error_string)(nvmlReturn_t), int rc, char *buf, size_t len)
@@ -443,9 +454,6 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 		*out = c;
 		return 0;
 	}
-	/* The one place the device layer prints, for callers that did not ask for quiet. */
-	if (!(opts && opts->quiet))
-		gpu_failure_print(f);
 	return rc;
 }
 
@@ -469,11 +477,12 @@ void gpu_close(gpu_ctx *c)
 	if (c->api.nvmlShutdown)
 		c->api.nvmlShutdown();
 	if (gpu_calls_report(c->lib_path) != 0) {
-		gpu_open_failure f;
-		open_fail(&f, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, getenv("GPUWHY_NVML_CALLS"),
-		          "set GPUWHY_NVML_CALLS to a writable file, or - for stderr",
-		          "cannot write the NVML call census: %s", strerror(errno));
-		gpu_failure_print(&f);
+		int e = errno;
+		pthread_mutex_lock(&close_mu);
+		gw_fail_set(&close_fail, GW_EXIT_ENV, getenv("GPUWHY_NVML_CALLS"),
+		            "set GPUWHY_NVML_CALLS to a writable file, or - for stderr",
+		            "cannot write the NVML call census: %s", strerror(e));
+		pthread_mutex_unlock(&close_mu);
 	}
 	free(c->dev);
 	ctx_free_unstarted(c);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "gpu/metrics.h"
+#include "util/fail.h"
 
 #define GPU_MAX 64
 #define GPU_NVLINK_MAX 36
@@ -69,7 +70,7 @@ typedef struct {
 	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
 } gpu_proc;
 
-/* Why gpu_open failed, for callers that explain it themselves (doctor). */
+/* Why gpu_open failed: faces print it (gw_fail_print), the doctor words its own findings. */
 typedef enum {
 	GPU_FAIL_NONE,
 	GPU_FAIL_NO_LIBRARY,    /* libnvidia-ml.so.1 not found / not loadable */
@@ -86,26 +87,30 @@ typedef struct {
 	gpu_fail_kind kind;
 	int nvml_return; /* the nvmlReturn_t behind it, 0 when none */
 	char msg[512];   /* the one-line message, without the "gpuwhy: " prefix */
+	gw_fail err;     /* the same as data: what, why, hint and the GW_EXIT_* code */
 } gpu_open_failure;
 
 typedef struct {
 	const char *gpus;          /* --gpus LIST or NULL for all */
 	int64_t slow_period_ns;    /* refresh period of SLOW fields; 0 = default 5 s */
-	bool quiet;                /* do not print the failure (it is still in *failure) */
 	gpu_open_failure *failure; /* optional: filled when gpu_open fails */
 } gpu_open_opts;
 
 /*
- * Load NVML and initialise it. On failure fills opts->failure (when given),
- * prints its one line unless opts->quiet, and returns a GW_EXIT_* code; on
- * success returns 0 and *out. Safe to call again after gpu_close().
+ * Load NVML and initialise it. On failure fills opts->failure (when given)
+ * and returns a GW_EXIT_* code, printing nothing: the caller prints
+ * opts->failure->err. On success returns 0 and *out. Safe to call again
+ * after gpu_close().
  */
 int gpu_open(const gpu_open_opts *opts, gpu_ctx **out);
-/* Stop the slow thread, shut NVML down, write the call census (calls.h). */
+/*
+ * Stop the slow thread, shut NVML down, write the call census (calls.h).
+ * A census that cannot be written is kept for gpu_close_failure().
+ */
 void gpu_close(gpu_ctx *ctx);
 
-/* Print a failure as "gpuwhy: <msg>" on stderr, for faces that held it as data. */
-void gpu_failure_print(const gpu_open_failure *f);
+/* Take the last census write failure of gpu_close (true and *out), once. */
+bool gpu_close_failure(gw_fail *out);
 
 /*
  * NVML's text for a return code (nvmlErrorString), or "NVML error <n>"

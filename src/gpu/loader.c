@@ -83,7 +83,8 @@ static int loader_fail(gpu_open_failure *f, gpu_fail_kind kind, int code, const 
 {
 	f->kind = kind;
 	f->nvml_return = 0;
-	snprintf(f->msg, sizeof f->msg, "%s: %s (%s)", what, why, hint);
+	gw_fail_set(&f->err, code, what, hint, "%s", why);
+	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }
 
@@ -114,13 +115,4 @@ int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_o
 		setenv("GPUWHY_NVML", nvml, 1);
 	}
 	return 0;
-}
-
-int gpu_loader_configure(const char *sim, const char *nvml, const char *argv0)
-{
-	gpu_open_failure f;
-	int rc = gpu_loader_setup(sim, nvml, argv0, &f);
-	if (rc)
-		gpu_failure_print(&f);
-	return rc;
 }

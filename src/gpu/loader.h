@@ -15,11 +15,9 @@
 
 /*
  * Apply --sim / --nvml to the environment. Returns 0, or a GW_EXIT_* code
- * with why in *f (kind and the one-line message); prints nothing.
+ * with why in *f (kind, the one-line message and f->err); prints nothing.
  */
 int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_open_failure *f);
-/* gpu_loader_setup, printing the failure with gpu_failure_print(). */
-int gpu_loader_configure(const char *sim, const char *nvml, const char *argv0);
 
 /* Find a shipped scenario by name (or accept a path). Returns 0 and fills out, or -1. */
 int gpu_scenario_resolve(const char *name_or_path, char *out, size_t outlen);

@@ -128,8 +128,7 @@ static void *opener_main(void *arg)
 	queue_gpuwatch *w = arg;
 	for (;;) {
 		gpu_open_failure fail = {0};
-		gpu_open_opts o = {
-		    .gpus = w->gpus_opt[0] ? w->gpus_opt : NULL, .quiet = true, .failure = &fail};
+		gpu_open_opts o = {.gpus = w->gpus_opt[0] ? w->gpus_opt : NULL, .failure = &fail};
 		if (gpu_open(&o, &w->ctx) == 0)
 			break;
 		w->ctx = NULL;

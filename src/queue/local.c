@@ -253,6 +253,8 @@ static void local_close(void *be)
 	}
 	free(l->run);
 	free(l->reap);
+	free(l->env_key);
+	queue_env_free(l->env_base);
 	free(l);
 }
 

@@ -48,6 +48,10 @@ typedef struct {
 	int nreap, capreap;
 	int foreign[GPU_MAX]; /* per sample position: processes that are not ours */
 	double next_due;      /* wall time a cooldown ends, 0 none */
+	int64_t explain_at;   /* monotonic time the next pass says why every task waits */
+	char *env_key;        /* the last task environment parsed (JSON), and its strings */
+	char **env_base;
+	int env_nbase;
 	local_reason reasons[LOCAL_REASONS];
 } queue_local;
 

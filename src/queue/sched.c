@@ -15,6 +15,8 @@
 
 #define CANDIDATES 512 /* queued tasks looked at per pass */
 #define BATCH 64
+#define FIRST_BATCH 4           /* read first when the pass stops at the last start */
+#define EXPLAIN_NS 1000000000LL /* how often a pass reads past the last start */
 
 bool queue_gpu_matches(const queue_gpu_seen *g, const char *tok)
 {
@@ -315,18 +317,26 @@ void local_schedule(queue_local *l, bool quick)
 		p.cpu_running += l->run[r]->ngpu == 0;
 	if (quick && !room(l, &p))
 		return;
+	/* Once nothing more can start, a pass stops: reading and weighing the tasks behind
+	 * cost more than starting one. At most once a second it reads on to the end of the
+	 * batch, to say why each of them waits (ls, show) and to conclude what their gates
+	 * decide (an --after task that failed, a cooldown's end). */
+	int64_t mono = gw_mono_ns();
+	bool explain = mono >= l->explain_at;
+	if (explain)
+		l->explain_at = mono + EXPLAIN_NS;
 	queue_candidate cand[BATCH];
 	int64_t last = 0;
-	int seen = 0;
+	int seen = 0, want = explain ? BATCH : FIRST_BATCH;
 	/* Candidates in batches: with a long queue and no room, only the head is read. */
-	for (;;) {
-		int nc = queue_store_candidates(l->env.st, QB_LOCAL, last, cand, BATCH);
+	for (;; want = BATCH) {
+		int nc = queue_store_candidates(l->env.st, QB_LOCAL, last, cand, want);
 		for (int i = 0; i < nc; i++, seen++) {
-			if (full(l))
+			if (full(l) || (!explain && !room(l, &p)))
 				return;
 			consider(l, &p, &cand[i]);
 		}
-		if (nc < BATCH || seen >= CANDIDATES || !room(l, &p))
+		if (nc < want || seen >= CANDIDATES || !room(l, &p))
 			return;
 		last = cand[nc - 1].id;
 	}

@@ -64,22 +64,23 @@ static const char *untrusted(const struct stat *st, bool want_dir, char *why, si
 	return NULL;
 }
 
-static int refuse(const char *path, const char *why)
+static int refuse(queue_err *e, const char *path, const char *why)
 {
-	return gw_error(GW_EXIT_ENV, path,
-	                "use a queue directory of your own, or chown/chmod go-w it if it is yours",
-	                "refusing an unsafe queue location: %s", why);
+	return queue_err_set(
+	    e, GW_EXIT_ENV, path,
+	    "use a queue directory of your own, or chown/chmod go-w it if it is yours",
+	    "refusing an unsafe queue location: %s", why);
 }
 
-int queue_dir_check(const char *dir)
+int queue_dir_check(const char *dir, queue_err *e)
 {
 	char why[160], path[PATH_MAX + 16];
 	struct stat st;
 	if (lstat(dir, &st) != 0)
-		return gw_error(GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
-		                "cannot read the queue directory: %s", strerror(errno));
+		return queue_err_set(e, GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
+		                     "cannot read the queue directory: %s", strerror(errno));
 	if (untrusted(&st, true, why, sizeof why))
-		return refuse(dir, why);
+		return refuse(e, dir, why);
 	/* Inside a directory only we can write, these could still predate it. */
 	const char *subs[] = {"logs", "run", "slurm", "queue.db"};
 	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
@@ -87,33 +88,34 @@ int queue_dir_check(const char *dir)
 		if (lstat(path, &st) != 0)
 			continue;
 		if (untrusted(&st, i < 3, why, sizeof why))
-			return refuse(path, why);
+			return refuse(e, path, why);
 	}
 	return 0;
 }
 
-int queue_dir_prepare(const char *dir)
+int queue_dir_prepare(const char *dir, queue_err *e)
 {
 	char path[PATH_MAX + 16];
 	struct stat st;
 	if (lstat(dir, &st) != 0 && mkdir_p(dir) != 0)
-		return gw_error(GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
-		                "cannot create the queue directory: %s", strerror(errno));
-	int rc = queue_dir_check(dir);
+		return queue_err_set(e, GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
+		                     "cannot create the queue directory: %s", strerror(errno));
+	int rc = queue_dir_check(dir, e);
 	if (rc)
 		return rc;
 	const char *subs[] = {"logs", "run", "slurm"};
 	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
 		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return gw_error(GW_EXIT_ENV, path, NULL, "cannot create: %s",
-			                strerror(errno));
+			return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot create: %s",
+			                     strerror(errno));
 	}
 	/* SQLite gives the -wal and -shm files the database's mode: create it 0600. */
 	snprintf(path, sizeof path, "%s/queue.db", dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(errno));
+		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s",
+		                     strerror(errno));
 	close(fd);
 	return 0;
 }

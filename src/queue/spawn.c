@@ -31,49 +31,94 @@ void local_run_add(queue_local *l, local_run *r)
 	l->run[l->nrun++] = r;
 }
 
-static bool overridden(char *const *extra, int nextra, const char *kv, size_t klen)
+/* The variables the queue sets for every attempt: they win over the task's own. */
+static const char *const set_by_queue[] = {
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPUWHY_TASK_ID",  "GPUWHY_ATTEMPT",
+    "GPUWHY_ATTEMPT_TOKEN", "GPUWHY_QUEUE",      "GPUWHY_TASK_GPUS"};
+#define NSET (sizeof set_by_queue / sizeof *set_by_queue)
+
+static bool set_by_us(const char *k, size_t klen)
 {
-	for (int i = 0; i < nextra; i++)
-		if (!strncmp(extra[i], kv, klen) && extra[i][klen] == '=')
+	for (size_t i = 0; i < NSET; i++)
+		if (strlen(set_by_queue[i]) == klen && !strncmp(set_by_queue[i], k, klen))
 			return true;
 	return false;
 }
 
-/* The task's captured environment (or ours), with our variables winning over its own. */
-static char **build_env(const char *env_json, char *const *extra, int nextra)
+/* The task's captured environment as KEY=VALUE strings, without what the queue sets
+ * (NULL-terminated; *n strings); NULL when it is not a JSON object. */
+static char **parse_env(const char *env_json, int *n)
 {
-	json_t *obj = env_json ? json_loads(env_json, 0, NULL) : NULL;
-	size_t cap = (obj ? json_object_size(obj) : 0) + (size_t)nextra + 1;
-	if (!obj)
-		for (char **e = environ; *e; e++)
-			cap++;
-	char **env = gw_xrealloc(NULL, cap * sizeof *env);
-	size_t n = 0;
-	if (obj) {
-		const char *k;
-		json_t *v;
-		json_object_foreach(obj, k, v)
-		{
-			size_t kl = strlen(k);
-			if (!json_is_string(v) || overridden(extra, nextra, k, kl))
-				continue;
-			size_t len = kl + 1 + strlen(json_string_value(v)) + 1;
-			env[n] = gw_xrealloc(NULL, len);
-			snprintf(env[n++], len, "%s=%s", k, json_string_value(v));
-		}
+	json_t *obj = json_loads(env_json, 0, NULL);
+	if (!json_is_object(obj)) {
 		json_decref(obj);
-	} else {
-		for (char **e = environ; *e; e++) {
-			const char *eq = strchr(*e, '=');
-			if (!eq || overridden(extra, nextra, *e, (size_t)(eq - *e)))
-				continue;
-			env[n++] = strdup(*e);
-		}
+		return NULL;
 	}
-	for (int i = 0; i < nextra; i++)
-		env[n++] = strdup(extra[i]);
+	char **env = gw_xrealloc(NULL, (json_object_size(obj) + 1) * sizeof *env);
+	*n = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(obj, k, v)
+	{
+		size_t kl = strlen(k);
+		if (!json_is_string(v) || set_by_us(k, kl))
+			continue;
+		size_t len = kl + 1 + strlen(json_string_value(v)) + 1;
+		env[*n] = gw_xrealloc(NULL, len);
+		snprintf(env[(*n)++], len, "%s=%s", k, json_string_value(v));
+	}
+	json_decref(obj);
+	env[*n] = NULL;
+	return env;
+}
+
+/* The task's own environment (ours when it has none), parsed once for all tasks that
+ * share it: tasks added from one shell carry the same one, and parsing it was a
+ * fifth of the worker's work per task. */
+static char *const *base_env(queue_local *l, const char *env_json, int *n)
+{
+	if (env_json && (!l->env_key || strcmp(l->env_key, env_json))) {
+		char **parsed = parse_env(env_json, &l->env_nbase);
+		queue_env_free(l->env_base);
+		free(l->env_key);
+		l->env_base = parsed;
+		l->env_key = parsed ? gw_xstrdup(env_json) : NULL;
+	}
+	if (env_json && l->env_base) {
+		*n = l->env_nbase;
+		return l->env_base;
+	}
+	*n = 0;
+	while (environ[*n])
+		(*n)++;
+	return environ;
+}
+
+/* The attempt's environment: base (less what the queue sets), then copies of the NSET
+ * strings of extra. base's strings are not copied: free it with attempt_env_free. */
+static char **build_env(char *const *base, int nbase, char *const *extra)
+{
+	char **env = gw_xrealloc(NULL, ((size_t)nbase + NSET + 1) * sizeof *env);
+	size_t n = 0;
+	for (int i = 0; i < nbase; i++) {
+		const char *eq = strchr(base[i], '=');
+		if (eq && !set_by_us(base[i], (size_t)(eq - base[i])))
+			env[n++] = base[i];
+	}
+	for (size_t i = 0; i < NSET; i++)
+		env[n++] = gw_xstrdup(extra[i]);
 	env[n] = NULL;
 	return env;
+}
+
+static void attempt_env_free(char **env)
+{
+	size_t n = 0;
+	while (env[n])
+		n++;
+	for (size_t i = n - NSET; i < n; i++)
+		free(env[i]);
+	free(env);
 }
 
 void queue_env_free(char **v)
@@ -175,7 +220,7 @@ static void log_header(int logfd, const queue_attempt *a, int ngpu, const char *
 }
 
 /* The command's environment: the task's own plus what tells it where it runs. */
-static char **attempt_env(const queue_local *l, const queue_task *t, const queue_attempt *a,
+static char **attempt_env(queue_local *l, const queue_task *t, const queue_attempt *a,
                           const char *visible)
 {
 	char e_vis[GPU_MAX * 100 + 32], e_id[64], e_att[64], e_tok[80], e_q[PATH_MAX + 16],
@@ -187,7 +232,10 @@ static char **attempt_env(const queue_local *l, const queue_task *t, const queue
 	snprintf(e_q, sizeof e_q, "GPUWHY_QUEUE=%s", l->env.dir);
 	snprintf(e_gpus, sizeof e_gpus, "GPUWHY_TASK_GPUS=%s", a->gpu_idx);
 	char *extra[] = {e_vis, "CUDA_DEVICE_ORDER=PCI_BUS_ID", e_id, e_att, e_tok, e_q, e_gpus};
-	return build_env(t->spec.env_json, extra, (int)(sizeof extra / sizeof *extra));
+	_Static_assert(sizeof extra / sizeof *extra == NSET, "one string per variable set");
+	int nbase;
+	char *const *base = base_env(l, t->spec.env_json, &nbase);
+	return build_env(base, nbase, extra);
 }
 
 /* The shim is up: record it running and let it go (or not). */
@@ -290,7 +338,7 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	int err = errno;
 	if (logfd >= 0)
 		close(logfd);
-	queue_env_free(envp);
+	attempt_env_free(envp);
 	queue_task_free(&t);
 	if (pid < 0) {
 		spawn_failed(l, &a, err);

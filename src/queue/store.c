@@ -52,17 +52,33 @@ static const char schema[] =
     " cap INTEGER, foreign_procs INTEGER, state TEXT, tasks TEXT, t REAL);"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');";
 
+/* Every failure goes through here: kept for queue_store_error, handed to the face. */
+static int report(queue_store *st)
+{
+	if (st->on_error)
+		st->on_error(&st->err);
+	return st->err.code;
+}
+
 int qs_fail(queue_store *st, const char *what)
 {
-	return gw_error(GW_EXIT_ENV, "queue database", NULL, "%s: %s", what,
-	                sqlite3_errmsg(st->db));
+	queue_err_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s: %s", what,
+	              sqlite3_errmsg(st->db));
+	return report(st);
+}
+
+int qs_usage(queue_store *st, const char *what, const char *hint, const char *why)
+{
+	queue_err_set(&st->err, GW_EXIT_USAGE, what, hint, "%s", why);
+	return report(st);
 }
 
 int qs_exec(queue_store *st, const char *sql)
 {
 	char err[256] = "";
 	if (sql_exec(st->db, sql, err, sizeof err) != SQLITE_OK) {
-		gw_error(GW_EXIT_ENV, "queue database", NULL, "%s", err);
+		queue_err_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s", err);
+		report(st);
 		return -1;
 	}
 	return 0;
@@ -104,7 +120,7 @@ void qs_done(queue_store *st, sqlite3_stmt *s)
 	sqlite3_finalize(s);
 }
 
-/* Run a statement without results (BEGIN, COMMIT): one line printed on failure. */
+/* Run a statement without results (BEGIN, COMMIT); -1 (reported) on failure. */
 static int run1(queue_store *st, const char *sql)
 {
 	sqlite3_stmt *s = qs_prep(st, sql);
@@ -113,7 +129,7 @@ static int run1(queue_store *st, const char *sql)
 	int rc = sqlite3_step(s);
 	qs_done(st, s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		gw_error(GW_EXIT_ENV, "queue database", NULL, "%s", sqlite3_errmsg(st->db));
+		qs_fail(st, sql);
 		return -1;
 	}
 	return 0;
@@ -152,21 +168,21 @@ int qs_step_done(queue_store *st, sqlite3_stmt *s)
 	return 0;
 }
 
-int queue_store_open(const char *dir, queue_store **out)
+int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 {
 	char path[PATH_MAX + 32], err[256] = "";
-	int prc = queue_dir_prepare(dir);
+	int prc = queue_dir_prepare(dir, e);
 	if (prc)
 		return prc;
 	queue_store *st = calloc(1, sizeof *st);
 	if (!st)
-		return gw_error(GW_EXIT_ENV, dir, NULL, "out of memory");
+		return queue_err_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
 	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 30000, &st->db, err,
 	             sizeof err) != SQLITE_OK) {
 		free(st);
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", err);
+		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", err);
 	}
 	/* The last connection to close does not checkpoint (an fsync and a rewrite for every
 	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
@@ -176,7 +192,7 @@ int queue_store_open(const char *dir, queue_store **out)
 	 * the switch is retried for 3 s while other clients make it too. */
 	if (sql_wal(st->db, 300, err, sizeof err) != SQLITE_OK) {
 		queue_store_close(st);
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
+		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
 	}
 	/* The schema is created once (user_version 1 says it is there), not checked in a
 	 * write transaction by every client. */
@@ -184,11 +200,31 @@ int queue_store_open(const char *dir, queue_store **out)
 	    (qs_begin(st) || qs_exec(st, schema) || qs_exec(st, "PRAGMA user_version = 1") ||
 	     qs_commit(st))) {
 		qs_rollback(st);
+		if (e)
+			*e = st->err;
 		queue_store_close(st);
 		return GW_EXIT_ENV;
 	}
 	*out = st;
 	return 0;
+}
+
+void queue_store_checkpoint(queue_store *st)
+{
+	/* Only when no one reads or writes (no waiting): the worker calls it as it leaves. */
+	sqlite3_busy_timeout(st->db, 0);
+	sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(st->db, 30000);
+}
+
+const queue_err *queue_store_error(const queue_store *st)
+{
+	return &st->err;
+}
+
+void queue_store_on_error(queue_store *st, void (*fn)(const queue_err *e))
+{
+	st->on_error = fn;
 }
 
 void queue_store_close(queue_store *st)

@@ -11,24 +11,25 @@
 
 #include "queue/queue.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 const queue_config_key queue_config_keys[] = {
-    {"per-gpu", "1", "tasks per GPU for tasks added without --per-gpu"},
-    {"max-running", "0", "at most this many tasks at once (0: no limit but the GPUs)"},
-    {"cpu-slots", "0", "CPU-only tasks (--gpus 0) at once (0: the number of CPUs)"},
-    {"gpus", "", "GPU subset and preference order: indices or UUID prefixes (empty: all)"},
-    {"drained-gpus", "", "GPUs that take no new tasks (set by drain/resume --gpu)"},
-    {"foreign", "skip", "skip|allow GPUs that run processes not started by the queue"},
-    {"place", "spread", "spread (fewest tasks first) or pack (fill in preference order)"},
+    {"per-gpu", "1", N_("tasks per GPU for tasks added without --per-gpu")},
+    {"max-running", "0", N_("at most this many tasks at once (0: no limit but the GPUs)")},
+    {"cpu-slots", "0", N_("CPU-only tasks (--gpus 0) at once (0: the number of CPUs)")},
+    {"gpus", "", N_("GPU subset and preference order: indices or UUID prefixes (empty: all)")},
+    {"drained-gpus", "", N_("GPUs that take no new tasks (set by drain/resume --gpu)")},
+    {"foreign", "skip", N_("skip|allow GPUs that run processes not started by the queue")},
+    {"place", "spread", N_("spread (fewest tasks first) or pack (fill in preference order)")},
     {"visible", "uuid",
-     "CUDA_VISIBLE_DEVICES as uuid or index (with CUDA_DEVICE_ORDER=PCI_BUS_ID)"},
-    {"sample-interval", "1s", "how often the worker samples GPU memory and task processes"},
-    {"kill-grace", "10s", "SIGTERM to SIGKILL delay for timeouts and cancels"},
-    {"slurm-poll", "2s", "how often the worker asks Slurm about its jobs"},
-    {"backend", "local", "local|slurm for tasks added without --backend"},
-    {"paused", "0", "1 while paused (set by pause/resume)"},
-    {"draining", "0", "1 while draining (set by drain/resume)"},
+     N_("CUDA_VISIBLE_DEVICES as uuid or index (with CUDA_DEVICE_ORDER=PCI_BUS_ID)")},
+    {"sample-interval", "1s", N_("how often the worker samples GPU memory and task processes")},
+    {"kill-grace", "10s", N_("SIGTERM to SIGKILL delay for timeouts and cancels")},
+    {"slurm-poll", "2s", N_("how often the worker asks Slurm about its jobs")},
+    {"backend", "local", N_("local|slurm for tasks added without --backend")},
+    {"paused", "0", N_("1 while paused (set by pause/resume)")},
+    {"draining", "0", N_("1 while draining (set by drain/resume)")},
     {NULL, NULL, NULL},
 };
 
@@ -104,7 +105,7 @@ void queue_status_path(const char *dir, int64_t id, int n, char *out, size_t out
 	snprintf(out, outlen, "%s/run/%lld.%d.status", dir, (long long)id, n);
 }
 
-int queue_dir_resolve(const char *opt, char *out, size_t outlen)
+int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e)
 {
 	const char *env = getenv("GPUWHY_QUEUE");
 	if (opt && *opt)
@@ -119,15 +120,15 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen)
 		else if (home && *home)
 			snprintf(out, outlen, "%s/.local/state/gpuwhy/queue", home);
 		else
-			return gw_error(GW_EXIT_ENV, "queue directory", "use --queue DIR",
-			                "neither XDG_STATE_HOME nor HOME is set");
+			return queue_err_set(e, GW_EXIT_ENV, "queue directory", "use --queue DIR",
+			                     "neither XDG_STATE_HOME nor HOME is set");
 	}
 	/* Absolute, so a worker started from elsewhere and the shims agree on it. */
 	if (out[0] != '/') {
 		char cwd[PATH_MAX], tmp[2 * PATH_MAX + 2];
 		if (!getcwd(cwd, sizeof cwd))
-			return gw_error(GW_EXIT_ENV, "current directory", NULL, "%s",
-			                strerror(errno));
+			return queue_err_set(e, GW_EXIT_ENV, "current directory", NULL, "%s",
+			                     strerror(errno));
 		snprintf(tmp, sizeof tmp, "%s/%s", cwd, out);
 		snprintf(out, outlen, "%s", tmp);
 	}

@@ -27,6 +27,8 @@ struct queue_store {
 	char dir[PATH_MAX];
 	cached_stmt cache[STMT_CACHE];
 	int ncache;
+	queue_err err;                        /* the last failure */
+	void (*on_error)(const queue_err *e); /* the face's: print it, log it */
 };
 
 #define ATT_COLS                                                                                   \
@@ -34,20 +36,23 @@ struct queue_store {
 	" task_pgid, boot_id, gpu_uuids, gpu_idx, reserved_mib, per_gpu, started, ended,"          \
 	" exit_code, signal, outcome, oom, error, peak_gpu_mib, peak_rss_kib, log_offset, runs"
 
-/* One line printed (`gpuwhy: queue database: what: why`); returns GW_EXIT_ENV. */
+/* Failures are kept in st->err and handed to st->on_error; nothing is printed here. */
+/* A database failure ("queue database: what: SQLite's message"); returns GW_EXIT_ENV. */
 int qs_fail(queue_store *st, const char *what);
-/* Run SQL without results; -1 (printed) on failure. */
+/* A bad request (an id that does not exist, ...); returns GW_EXIT_USAGE. */
+int qs_usage(queue_store *st, const char *what, const char *hint, const char *why);
+/* Run SQL without results; -1 (reported) on failure. */
 int qs_exec(queue_store *st, const char *sql);
 /* A statement for sql: the cached one when it is free, else a new one (cached when
- * there is room). Give it back with qs_done(). NULL (printed) on failure. */
+ * there is room). Give it back with qs_done(). NULL (reported) on failure. */
 sqlite3_stmt *qs_prep(queue_store *st, const char *sql);
 /* Reset a cached statement for its next use (it holds no lock then); finalize others. */
 void qs_done(queue_store *st, sqlite3_stmt *s);
-/* BEGIN IMMEDIATE, COMMIT (-1 printed on failure), ROLLBACK when one is open. */
+/* BEGIN IMMEDIATE, COMMIT (-1 reported on failure), ROLLBACK when one is open. */
 int qs_begin(queue_store *st);
 int qs_commit(queue_store *st);
 void qs_rollback(queue_store *st);
-/* Step a statement that returns no rows and give it back; -1 (printed) on error. */
+/* Step a statement that returns no rows and give it back; -1 (reported) on error. */
 int qs_step_done(queue_store *st, sqlite3_stmt *s);
 
 /* State of task id inside a transaction: -1 no such task, -2 database error. */

@@ -60,16 +60,17 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 			snprintf(what, sizeof what, "after %lld", (long long)sp->after_id);
 			qs_done(st, s);
 			qs_rollback(st);
+			char why[160];
 			if (n > 1)
-				return gw_error(
-				    GW_EXIT_USAGE, what,
-				    "task ids are the numbers `gpuwhy queue ls` shows",
-				    "task %d of %d waits for task %lld, which does not exist; "
-				    "nothing was added",
-				    i + 1, n, (long long)sp->after_id);
-			return gw_error(GW_EXIT_USAGE, what,
-			                "task ids are the numbers `gpuwhy queue ls` shows",
-			                "there is no task %lld", (long long)sp->after_id);
+				snprintf(why, sizeof why,
+				         "task %d of %d waits for task %lld, which does not exist; "
+				         "nothing was added",
+				         i + 1, n, (long long)sp->after_id);
+			else
+				snprintf(why, sizeof why, "there is no task %lld",
+				         (long long)sp->after_id);
+			return qs_usage(st, what,
+			                "task ids are the numbers `gpuwhy queue ls` shows", why);
 		}
 		char *av = argv_json(sp);
 		sqlite3_reset(s);

@@ -275,16 +275,29 @@ static void worker_free(worker *w)
 		close(w->wake_wr);
 	if (w->devnull >= 0)
 		close(w->devnull);
+	if (w->st)
+		queue_store_checkpoint(w->st);
 	if (w->lock >= 0)
 		close(w->lock);
 	queue_store_close(w->st);
 }
 
+/* A database failure during the loop: one line in the worker's log. */
+static void log_err(const queue_err *e)
+{
+	queue_wlog("%s: %s%s%s%s", e->what, e->why, e->hint[0] ? " (" : "", e->hint,
+	           e->hint[0] ? ")" : "");
+}
+
 /* The store, the lock, the FIFO and the GPU watch's pipe. */
 static int worker_open(worker *w, const queue_worker_opts *o)
 {
-	int rc = queue_store_open(o->dir, &w->st);
-	if (rc || (rc = take_lock(w)) || (rc = open_fifo(w)))
+	queue_err e = {0};
+	int rc = queue_store_open(o->dir, &w->st, &e);
+	if (rc)
+		return gw_error(rc, e.what, e.hint[0] ? e.hint : NULL, "%s", e.why);
+	queue_store_on_error(w->st, log_err);
+	if ((rc = take_lock(w)) || (rc = open_fifo(w)))
 		return rc;
 	int wp[2];
 	if (pipe2(wp, O_CLOEXEC | O_NONBLOCK) != 0)

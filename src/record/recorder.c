@@ -9,6 +9,7 @@
 #include "sample/sampler.h"
 #include "store/store.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/timeutil.h"
 
 extern char **environ;
@@ -131,6 +132,13 @@ static void write_static(recorder *r)
 				               gpu_topology_level(g, i, j));
 }
 
+/* The writer's notices (lock stalls, a -wal left behind) go to stderr as one line each. */
+static void print_notice(void *ctx, const gw_fail *n)
+{
+	(void)ctx;
+	gw_fail_print(n);
+}
+
 int recorder_open(const recorder_opts *o, recorder **out)
 {
 	recorder *r = calloc(1, sizeof *r);
@@ -149,6 +157,7 @@ int recorder_open(const recorder_opts *o, recorder **out)
 		                    : "choose a writable path with -o",
 		                "%s", err);
 	}
+	store_set_notice(r->st, print_notice, NULL);
 	r->start = gw_wall_s();
 	write_static(r);
 	/* From here on the file alone is a recording, before any sample. */

@@ -13,6 +13,7 @@
 
 #include "gpu/gpu_reasons.h"
 #include "report/report.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #define CW 1000 /* chart viewBox width */
@@ -237,10 +238,10 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
 	        CH - MB);
 	hover_strip(h);
-	bands(h, h->gap, "gap", "GPU idle");
+	bands(h, h->gap, "gap", _("GPU idle"));
 	bands(h, h->thr, "thr",
-	      "throttled: clocks held down (power cap, thermal or hardware slowdown)");
-	bands(h, h->lost, "lost", "GPU lost: fell off the bus");
+	      _("throttled: clocks held down (power cap, thermal or hardware slowdown)"));
+	bands(h, h->lost, "lost", _("GPU lost: fell off the bus"));
 }
 
 /* Finding ranges (warn and error) as marks along the top of a chart. */
@@ -269,17 +270,20 @@ static void finding_marks(const hx *h)
 static void band_legend(const hx *h)
 {
 	FILE *o = h->o;
-	if (h->any_gap)
+	if (h->any_gap) {
+		fputs(" <span class=\"sw gapk\"></span>", o);
 		fprintf(o,
-		        " <span class=\"sw gapk\"></span>GPU idle (utilization at or below %g %%, "
-		        "the diagnosis's idle threshold idle_util_pct)",
+		        _("GPU idle (utilization at or below %g %%, the diagnosis's idle threshold "
+		          "idle_util_pct)"),
 		        h->idle_pct);
+	}
 	if (h->any_thr)
-		fputs(" <span class=\"sw thrk\"></span>throttled (SW Power Cap, SW/HW Thermal "
-		      "Slowdown, HW Slowdown or HW Power Brake)",
-		      o);
+		fprintf(
+		    o, " <span class=\"sw thrk\"></span>%s",
+		    _("throttled (SW Power Cap, SW/HW Thermal Slowdown, HW Slowdown or HW Power "
+		      "Brake)"));
 	if (h->any_lost)
-		fputs(" <span class=\"sw lostk\"></span>GPU lost (off the bus)", o);
+		fprintf(o, " <span class=\"sw lostk\"></span>%s", _("GPU lost (off the bus)"));
 }
 
 static void chart_end(const hx *h, const char *legend)
@@ -391,16 +395,17 @@ static void chart_util(hx *h)
 {
 	chart c = {0, 100};
 	char leg[2048] = "", lab[64];
-	chart_begin(h, &c, "chart-util", "GPU utilization (solid) and SM activity (dashed)", "%");
+	chart_begin(h, &c, "chart-util", _("GPU utilization (solid) and SM activity (dashed)"),
+	            "%");
 	for (int i = 0; i < h->ngpu_show; i++) {
 		int g = h->show[i];
 		const char *col = palette[i % 8];
 		series(h, &c, activity(h->tl, g), 1, col, false);
 		series(h, &c, h->tl->gpu[g].m[GM_GPM_SM_ACTIVE], 1, col, true);
-		snprintf(lab, sizeof lab, "GPU %d utilization", h->tl->gpu[g].index);
+		snprintf(lab, sizeof lab, _("GPU %d utilization"), h->tl->gpu[g].index);
 		legend_add(leg, sizeof leg, col, false, lab);
 		if (h->tl->gpu[g].m[GM_GPM_SM_ACTIVE]) {
-			snprintf(lab, sizeof lab, "GPU %d SM active", h->tl->gpu[g].index);
+			snprintf(lab, sizeof lab, _("GPU %d SM active"), h->tl->gpu[g].index);
 			legend_add(leg, sizeof leg, col, true, lab);
 		}
 	}
@@ -432,8 +437,8 @@ static void chart_vs_limit(hx *h, const char *id, const char *title, const char 
 		snprintf(lab, sizeof lab, "GPU %d %s", h->tl->gpu[g].index, what);
 		legend_add(leg, sizeof leg, col, false, lab);
 		if (!isnan(gl)) {
-			hline(h, &c, gl * scale, col, "limit");
-			snprintf(lab, sizeof lab, "GPU %d limit", h->tl->gpu[g].index);
+			hline(h, &c, gl * scale, col, _("limit"));
+			snprintf(lab, sizeof lab, _("GPU %d limit"), h->tl->gpu[g].index);
 			legend_add(leg, sizeof leg, col, true, lab);
 		}
 	}
@@ -452,7 +457,7 @@ static void chart_pcie(hx *h)
 	chart c = {0, isnan(top) || top <= 0 ? 1 : top * 1.05};
 	char leg[2048] = "", lab[64];
 	chart_begin(h, &c, "chart-pcie",
-	            "PCIe throughput: host to GPU (solid), GPU to host (dashed)", "MiB/s");
+	            _("PCIe throughput: host to GPU (solid), GPU to host (dashed)"), "MiB/s");
 	for (int i = 0; i < h->ngpu_show; i++) {
 		int g = h->show[i];
 		const char *col = palette[i % 8];
@@ -473,12 +478,12 @@ static void chart_host(hx *h)
 		return;
 	chart c = {0, 100};
 	char leg[512] = "";
-	chart_begin(h, &c, "chart-host", "Host: busiest core, all cores, iowait", "%");
+	chart_begin(h, &c, "chart-host", _("Host: busiest core, all cores, iowait"), "%");
 	series(h, &c, tl->h[HM_CPU_BUSY_MAX], 1, "#c62828", false);
 	series(h, &c, tl->h[HM_CPU_BUSY_AVG], 1, "#757575", false);
 	series(h, &c, tl->h[HM_CPU_IOWAIT], 1, "#6a1b9a", true);
-	legend_add(leg, sizeof leg, "#c62828", false, "busiest core");
-	legend_add(leg, sizeof leg, "#757575", false, "all cores");
+	legend_add(leg, sizeof leg, "#c62828", false, _("busiest core"));
+	legend_add(leg, sizeof leg, "#757575", false, _("all cores"));
 	legend_add(leg, sizeof leg, "#6a1b9a", true, "iowait");
 	chart_end(h, leg);
 }
@@ -492,7 +497,7 @@ static void chart_steps(hx *h)
 	for (int i = 1; i < tl->nsteps; i++)
 		top = fmax(top, tl->steps[i].t - tl->steps[i - 1].t);
 	chart c = {0, top > 0 ? top * 1e3 * 1.05 : 1};
-	chart_begin(h, &c, "chart-steps", "Step time (time since the previous step)", "ms");
+	chart_begin(h, &c, "chart-steps", _("Step time (time since the previous step)"), "ms");
 	FILE *o = h->o;
 	if (tl->nsteps <= 400) {
 		for (int i = 1; i < tl->nsteps; i++)
@@ -527,9 +532,13 @@ static void chart_steps(hx *h)
 	fputc('\n', o);
 	double p50 = h->r->steps.p50;
 	if (!isnan(p50))
-		hline(h, &c, 1e3 * p50, "#37474f", "median step time");
-	chart_end(h, "<span class=\"sw\" style=\"border-color:#37474f\"></span>step time "
-	             "<span class=\"sw d\" style=\"border-color:#37474f\"></span>median");
+		hline(h, &c, 1e3 * p50, "#37474f", _("median step time"));
+	char leg[512];
+	snprintf(leg, sizeof leg,
+	         "<span class=\"sw\" style=\"border-color:#37474f\"></span>%s "
+	         "<span class=\"sw d\" style=\"border-color:#37474f\"></span>%s",
+	         _("step time"), _("median"));
+	chart_end(h, leg);
 }
 
 /* One row per finding with its time ranges, each linked to the finding's card. */
@@ -539,10 +548,9 @@ static void timeline_strip(hx *h)
 	const diag_result *r = h->r;
 	int rows = r->n ? r->n : 1, H = 30 + 18 * rows;
 	FILE *o = h->o;
-	fprintf(o,
-	        "<figure id=\"timeline\"><figcaption>Findings over time</figcaption>\n"
-	        "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"findings over time\">\n",
-	        CW, H);
+	const char *cap = _("Findings over time");
+	fprintf(o, "<figure id=\"timeline\"><figcaption>%s</figcaption>\n", cap);
+	fprintf(o, "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n", CW, H, cap);
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", STRIP_ML,
 	        H - 20, CW - MR, H - 20);
 	for (int i = 0; i < r->n; i++) {
@@ -583,11 +591,12 @@ static void finding_card(hx *h, int i)
 	const diag_finding *f = &h->r->f[i];
 	const timeline *tl = h->tl;
 	FILE *o = h->o;
-	fprintf(o,
-	        "<div class=\"f %s\" id=\"f-%d\">\n<p><span class=\"sev\">%s</span> <b>%s</b> "
-	        "<span class=\"conf\">confidence %.2f</span>",
-	        diag_severity_name(f->severity), i, diag_severity_name(f->severity), f->id,
-	        f->confidence);
+	static const char *const sev[] = {N_("INFO"), N_("WARN"), N_("ERROR")};
+	fprintf(o, "<div class=\"f %s\" id=\"f-%d\">\n<p><span class=\"sev\">%s</span> <b>%s</b> ",
+	        diag_severity_name(f->severity), i, _(sev[f->severity]), f->id);
+	fputs("<span class=\"conf\">", o);
+	fprintf(o, _("(confidence %.2f)"), f->confidence);
+	fputs("</span>", o);
 	for (int g = 0; g < tl->ngpu && g < 64; g++)
 		if (f->gpus & (1ULL << g))
 			fprintf(o, " <span class=\"gpu\">GPU %d</span>", tl->gpu[g].index);
@@ -595,9 +604,11 @@ static void finding_card(hx *h, int i)
 	esc(o, f->title);
 	fputs("</p>\n", o);
 	if (f->nev) {
-		fputs("<table><tr><th>GPU</th><th>metric</th><th>statistic</th><th>value</th>"
-		      "<th>threshold</th><th></th></tr>\n",
-		      o);
+		fprintf(
+		    o,
+		    "<table><tr><th>GPU</th><th>%s</th><th>%s</th><th>%s</th><th>%s</th><th></th>"
+		    "</tr>\n",
+		    _("metric"), _("statistic"), _("value"), _("threshold"));
 		for (int k = 0; k < f->nev; k++) {
 			const diag_evidence *e = &f->ev[k];
 			fputs("<tr><td>", o);
@@ -608,43 +619,43 @@ static void finding_card(hx *h, int i)
 			fputs("</td><td>", o);
 			esc(o, e->stat);
 			fprintf(o, "</td><td class=\"n\">%.4g ", e->value);
-			esc(o, e->unit);
+			esc(o, _(e->unit));
 			fputs("</td><td class=\"n\">", o);
 			int met = diag_evidence_met(e);
 			if (met >= 0) {
 				esc(o, e->cmp);
 				fprintf(o, " %.4g ", e->threshold);
-				esc(o, e->unit);
+				esc(o, _(e->unit));
 			}
 			fprintf(o, "</td><td class=\"%s\">%s</td></tr>\n", met > 0 ? "ok" : "na",
-			        met > 0    ? "met"
-			        : met == 0 ? "not met"
+			        met > 0    ? _("met")
+			        : met == 0 ? _("not met")
 			                   : "");
 		}
 		fputs("</table>\n", o);
 	}
 	if (f->nranges) {
-		fputs("<p><b>When</b>: ", o);
+		fprintf(o, "<p><b>%s</b>: ", _("When"));
 		for (int k = 0; k < f->nranges; k++)
 			if (f->ranges[k].t0 == f->ranges[k].t1)
-				fprintf(o, "%sat %.1f s", k ? ", " : "", f->ranges[k].t0);
+				fprintf(o, _("%sat %.1f s"), k ? ", " : "", f->ranges[k].t0);
 			else
 				fprintf(o, "%s%.1f-%.1f s", k ? ", " : "", f->ranges[k].t0,
 				        f->ranges[k].t1);
-		fputs(" (<a href=\"#timeline\">on the timeline</a>)</p>\n", o);
+		fprintf(o, " (<a href=\"#timeline\">%s</a>)</p>\n", _("on the timeline"));
 	}
 	if (f->note[0]) {
-		fputs("<p><b>Note</b>: ", o);
+		fprintf(o, "<p><b>%s</b>: ", _("Note"));
 		esc(o, f->note);
 		fputs("</p>\n", o);
 	}
 	if (f->advice) {
-		fputs("<p><b>Change</b>: ", o);
+		fprintf(o, "<p><b>%s</b>: ", _("Change"));
 		esc(o, f->advice);
 		fputs("</p>\n", o);
 	}
 	if (f->verify) {
-		fputs("<p><b>Verify</b>: ", o);
+		fprintf(o, "<p><b>%s</b>: ", _("Verify"));
 		esc(o, f->verify);
 		fputs("</p>\n", o);
 	}
@@ -658,10 +669,12 @@ static void gpu_table(hx *h)
 		return;
 	FILE *o = h->o;
 	char a[16], b[16], c[16], d[16], e[16], f[16], g2[16];
-	fputs("<h2>GPUs: utilization &#215; memory</h2>\n<table><tr><th>GPU</th><th>job</th>"
-	      "<th>util mean</th><th>idle</th><th>SM active</th><th>memory peak</th><th>power</th>"
-	      "<th>quadrant</th></tr>\n",
-	      o);
+	fprintf(o, "<h2>%s</h2>\n<table><tr><th>GPU</th>", _("GPUs: utilization x memory"));
+	const char *th[] = {N_("job"),         N_("util mean"), N_("idle"),    N_("SM active"),
+	                    N_("memory peak"), N_("power"),     N_("quadrant")};
+	for (size_t k = 0; k < sizeof th / sizeof *th; k++)
+		fprintf(o, "<th>%s</th>", _(th[k]));
+	fputs("</tr>\n", o);
 	for (int g = 0; g < r->ngpu; g++) {
 		const diag_gpu_summary *s = &r->gpu[g];
 		fprintf(o, "<tr><td>%d ", s->index);
@@ -670,7 +683,7 @@ static void gpu_table(hx *h)
 		        "</td><td>%s</td><td class=\"n\">%s %%</td><td class=\"n\">%s %%</td>"
 		        "<td class=\"n\">%s %%</td><td class=\"n\">%s / %s GiB</td>"
 		        "<td class=\"n\">%s / %s W</td><td><b>%s</b>: ",
-		        s->job ? "yes" : "no", report_num(s->util_mean, 0, a, sizeof a),
+		        s->job ? _("yes") : _("no"), report_num(s->util_mean, 0, a, sizeof a),
 		        report_num(s->idle_pct, 0, b, sizeof b),
 		        report_num(s->sm_active_mean, 0, c, sizeof c),
 		        report_num(s->mem_peak_mib / 1024, 1, d, sizeof d),
@@ -678,7 +691,7 @@ static void gpu_table(hx *h)
 		        report_num(s->power_mean, 0, f, sizeof f),
 		        report_num(s->power_limit, 0, g2, sizeof g2),
 		        diag_quadrant_name(s->quadrant));
-		esc(o, diag_quadrant_meaning(s->quadrant));
+		esc(o, _(diag_quadrant_meaning(s->quadrant)));
 		fputs("</td></tr>\n", o);
 	}
 	fputs("</table>\n", o);
@@ -689,7 +702,7 @@ static void chain_list(hx *h)
 	FILE *o = h->o;
 	static const char *const mark[] = {"&#10003;", "&#10007;", "&#8211;"};
 	static const char *const cls[] = {"ok", "bad", "na"};
-	fputs("<h2>The seven-step chain</h2>\n<ol class=\"chain\">\n", o);
+	fprintf(o, "<h2>%s</h2>\n<ol class=\"chain\">\n", _("The seven-step chain"));
 	for (int i = 0; i < DIAG_CHAIN_STEPS; i++) {
 		const diag_chain_step *s = &h->r->chain[i];
 		fprintf(o, "<li><span class=\"%s\">%s</span> <b>", cls[s->status], mark[s->status]);
@@ -721,10 +734,10 @@ static void started_row(const hx *h)
 		strftime(l, sizeof l, "%Y-%m-%d %H:%M:%S %z", &lt);
 	if (gmtime_r(&s, &ut))
 		strftime(u, sizeof u, "%Y-%m-%dT%H:%M:%SZ", &ut);
-	fprintf(h->o,
-	        "<tr><th>started</th><td>%s (%s); chart times are seconds from here, "
-	        "hover for the clock time</td></tr>\n",
-	        l, u);
+	fprintf(h->o, "<tr><th>%s</th><td>", _("started"));
+	fprintf(h->o, _("%s (%s); chart times are seconds from here, hover for the clock time"), l,
+	        u);
+	fputs("</td></tr>\n", h->o);
 }
 
 static void header(hx *h, const diag_meta *meta)
@@ -732,42 +745,47 @@ static void header(hx *h, const diag_meta *meta)
 	FILE *o = h->o;
 	const timeline *tl = h->tl;
 	const diag_result *r = h->r;
-	fputs("<h1>gpuwhy report: ", o);
+	fprintf(o, "<h1>%s: ", _("gpuwhy report"));
 	esc(o, h->st->source ? h->st->source : "");
 	fputs("</h1>\n<table class=\"facts\">\n", o);
 	const char *cmd = diag_meta_get(meta, "command");
 	if (cmd) {
-		fputs("<tr><th>command</th><td><code>", o);
+		fprintf(o, "<tr><th>%s</th><td><code>", _("command"));
 		esc(o, cmd);
 		fputs("</code></td></tr>\n", o);
 	}
 	const char *keys[][2] = {
-	    {"hostname", "host"}, {"driver", "driver"}, {"cuda_driver_version", "CUDA"}};
+	    {"hostname", N_("host")}, {"driver", N_("driver")}, {"cuda_driver_version", "CUDA"}};
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
 		const char *v = diag_meta_get(meta, keys[i][0]);
 		if (!v || !*v)
 			continue;
-		fprintf(o, "<tr><th>%s</th><td>", keys[i][1]);
+		fprintf(o, "<tr><th>%s</th><td>", _(keys[i][1]));
 		esc(o, v);
 		fputs("</td></tr>\n", o);
 	}
 	started_row(h);
-	fprintf(o, "<tr><th>recorded</th><td>%.1f s, %d samples", tl->duration, tl->n);
+	fprintf(o, "<tr><th>%s</th><td>", _("recorded"));
+	fprintf(o, P_("%.1f s, %d sample", "%.1f s, %d samples", tl->n), tl->duration, tl->n);
 	if (tl->exit_status >= 0)
-		fprintf(o, ", exit status %d", tl->exit_status);
-	fprintf(o, "</td></tr>\n<tr><th>analysed</th><td>%.1f-%.1f s, goal %s</td></tr>\n",
-	        r->t_from, r->t_to, diag_goal_name(r->goal));
-	if (r->steps.n > 0)
-		fprintf(o,
-		        "<tr><th>steps</th><td>%d; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.2f "
-		        "steps/s</td></tr>\n",
-		        tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
-		        r->steps.per_s);
+		fprintf(o, _(", exit status %d"), tl->exit_status);
+	fprintf(o, "</td></tr>\n<tr><th>%s</th><td>", _("analysed"));
+	fprintf(o, _("%.1f-%.1f s, goal %s"), r->t_from, r->t_to, diag_goal_name(r->goal));
+	fputs("</td></tr>\n", o);
+	if (r->steps.n > 0) {
+		fprintf(o, "<tr><th>%s</th><td>", _("steps"));
+		fprintf(o, _("%d; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.2f steps/s"), tl->nsteps,
+		        1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99, r->steps.per_s);
+		fputs("</td></tr>\n", o);
+	}
 	fputs("</table>\n", o);
 }
 
 static const char css[] =
-    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+    /* Fonts that render CJK where a page in Chinese needs them, Latin ones first. */
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI','PingFang SC','Hiragino Sans GB',"
+    "'Microsoft YaHei','Noto Sans CJK SC','Source Han Sans SC','WenQuanYi Micro Hei',"
+    "sans-serif;margin:0 auto;"
     "max-width:1100px;padding:16px 20px;color:#212121;background:#fff}"
     "h1{font-size:20px;margin:8px 0}h2{font-size:17px;border-bottom:1px solid #ddd;"
     "padding-bottom:3px;margin-top:28px}"
@@ -884,11 +902,18 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 			h.show[h.ngpu_show++] = g;
 	shade_masks(&h);
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<meta name=\"viewport\" content=\"width=device-width, "
-	      "initial-scale=1\">\n<title>gpuwhy "
-	      "report: ",
-	      out);
+	/* The page's language is the messages' ("zh_CN" -> "zh-CN"): browsers pick CJK fonts by it.
+	 */
+	char lang[16];
+	snprintf(lang, sizeof lang, "%s", gw_i18n_lang());
+	for (char *p = lang; *p; p++)
+		if (*p == '_')
+			*p = '-';
+	fprintf(out,
+	        "<!DOCTYPE html>\n<html lang=\"%s\">\n<head>\n<meta charset=\"utf-8\">\n"
+	        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	        "<title>%s: ",
+	        lang, _("gpuwhy report"));
 	esc(out, st->source ? st->source : "");
 	fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n", css);
 	header(&h, meta);
@@ -898,28 +923,32 @@ void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 		ne += r->f[i].severity == DIAG_ERROR;
 		nw += r->f[i].severity == DIAG_WARN;
 	}
-	fprintf(out, "<h2>Findings: %d error%s, %d warning%s</h2>\n", ne, ne == 1 ? "" : "s", nw,
-	        nw == 1 ? "" : "s");
+	fprintf(out, "<h2>%s: ", _("Findings"));
+	fprintf(out, P_("%d error", "%d errors", ne), ne);
+	fputs(_(", "), out);
+	fprintf(out, P_("%d warning", "%d warnings", nw), nw);
+	fputs("</h2>\n", out);
 	timeline_strip(&h);
 	for (int i = 0; i < r->n; i++)
 		finding_card(&h, i);
 
-	fputs("<h2>Charts</h2>\n", out);
+	fprintf(out, "<h2>%s</h2>\n", _("Charts"));
 	if (h.ngpu_show)
 		chart_util(&h);
-	chart_vs_limit(&h, "chart-mem", "GPU memory used against capacity", "GiB", GM_MEM_USED,
-	               GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, "memory used");
-	chart_vs_limit(&h, "chart-power", "Power draw against the limit", "W", GM_POWER_DRAW,
-	               GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, "power");
-	chart_vs_limit(&h, "chart-clocks", "SM clock against its maximum, throttled time shaded",
-	               "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, "SM clock");
+	chart_vs_limit(&h, "chart-mem", _("GPU memory used against capacity"), "GiB", GM_MEM_USED,
+	               GM_MEM_TOTAL, GM_MEM_TOTAL, 1 / 1024.0, _("memory used"));
+	chart_vs_limit(&h, "chart-power", _("Power draw against the limit"), "W", GM_POWER_DRAW,
+	               GM_POWER_ENFORCED_LIMIT, GM_POWER_LIMIT, 1, _("power"));
+	chart_vs_limit(&h, "chart-clocks", _("SM clock against its maximum, throttled time shaded"),
+	               "MHz", GM_CLK_SM, GM_CLK_MAX_SM, GM_CLK_MAX_SM, 1, _("SM clock"));
 	chart_pcie(&h);
 	chart_host(&h);
 	chart_steps(&h);
 	gpu_table(&h);
 	chain_list(&h);
-	fputs("<p class=\"legend\">Generated by gpuwhy " GPUWHY_VERSION ".</p>\n</body>\n</html>\n",
-	      out);
+	fputs("<p class=\"legend\">", out);
+	fprintf(out, _("Generated by gpuwhy %s."), GPUWHY_VERSION);
+	fputs("</p>\n</body>\n</html>\n", out);
 	free(h.gap);
 	free(h.thr);
 	free(h.lost);

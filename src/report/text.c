@@ -4,14 +4,18 @@
  * with sparklines. Colour only when asked (a TTY without NO_COLOR).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
+#include "util/i18n.h"
 #include "util/termsafe.h"
+#include "util/textwidth.h"
 
-#define WRAP 100
+#define WRAP_DEFAULT 100
+#define WRAP (wrap_cols())
 #define SPARK_W 48
 #define MIB (1024.0 * 1024.0)
 
@@ -35,6 +39,24 @@ static const char *sev_color(const tx *t, diag_severity s)
 	                               : "\033[1;36m");
 }
 
+/*
+ * The width text is wrapped at: COLUMNS when the user sets it (the POSIX
+ * convention for a terminal's width; a very large value turns wrapping off),
+ * else 100.
+ */
+static int wrap_cols(void)
+{
+	static int cols;
+	if (!cols) {
+		const char *e = getenv("COLUMNS");
+		char *end = NULL;
+		long v = e && *e ? strtol(e, &end, 10) : 0;
+		cols = v >= 40 && end && *end == '\0' ? (v > 1000000 ? 1000000 : (int)v)
+		                                      : WRAP_DEFAULT;
+	}
+	return cols;
+}
+
 /* Print text wrapped at WRAP columns; continuation lines start with `indent` spaces. */
 static void wrap_safe(FILE *out, int first_col, int indent, const char *text);
 
@@ -47,6 +69,63 @@ static void wrap(FILE *out, int first_col, int indent, const char *text)
 		return;
 	wrap_safe(out, first_col, indent, gw_term_safe(text, safe, len));
 	free(safe);
+}
+
+/* Bytes of the UTF-8 character at p (1 for a stray byte). */
+static size_t char_len(const char *p)
+{
+	unsigned char c = (unsigned char)*p;
+	size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	for (size_t i = 1; i < n; i++)
+		if (((unsigned char)p[i] & 0xC0) != 0x80)
+			return i;
+	return n;
+}
+
+/* Punctuation a line must not start with (closing) or end with (opening). */
+static bool no_break_before(const char *c)
+{
+	static const char *const closing[] = {"\u3002", "\uff0c", "\u3001", "\uff1b", "\uff1a",
+	                                      "\uff09", "\u201d", "\uff01", "\uff1f", "\u300b"};
+	for (size_t i = 0; i < sizeof closing / sizeof *closing; i++)
+		if (!strncmp(c, closing[i], strlen(closing[i])))
+			return true;
+	return false;
+}
+static bool no_break_after(const char *c)
+{
+	static const char *const opening[] = {"\uff08", "\u201c", "\u300a"};
+	for (size_t i = 0; i < sizeof opening / sizeof *opening; i++)
+		if (!strncmp(c, opening[i], strlen(opening[i])))
+			return true;
+	return false;
+}
+
+/*
+ * Chinese puts no spaces between words: a line may break between two
+ * characters where either is wide (CJK), except before closing or after
+ * opening punctuation. Returns the bytes of the longest
+ * start of [p, e) that fits in `cols` columns and ends at such a break, 0
+ * when there is none.
+ */
+static size_t cjk_break(const char *p, const char *e, int cols)
+{
+	size_t best = 0, off = 0, prev = 0;
+	int w = 0, prev_wide = 0;
+	while (p + off < e) {
+		size_t n = char_len(p + off);
+		int cw = gw_text_width_n(p + off, n), wide = cw > 1;
+		if (off && (wide || prev_wide) && !no_break_before(p + off) &&
+		    !no_break_after(p + prev))
+			best = off;
+		if (w + cw > cols)
+			break;
+		w += cw;
+		prev = off;
+		off += n;
+		prev_wide = wide;
+	}
+	return p + off >= e ? (size_t)(e - p) : best;
 }
 
 static void wrap_safe(FILE *out, int first_col, int indent, const char *text)
@@ -71,9 +150,26 @@ static void wrap_safe(FILE *out, int first_col, int indent, const char *text)
 			while (*e && *e != ' ')
 				e++;
 		}
-		int wl = 0; /* display width: count UTF-8 lead bytes only */
-		for (const char *q = p; q < e; q++)
-			wl += ((unsigned char)*q & 0xC0) != 0x80;
+		int wl = gw_text_width_n(p, (size_t)(e - p));
+		/* A run of CJK text too long for the line is cut between its characters. */
+		while (colno + (colno > indent) + wl > WRAP) {
+			int room = WRAP - colno - (colno > indent);
+			/* A bracketed threshold is never cut. */
+			size_t cut = room > 0 && *p != '[' ? cjk_break(p, e, room) : 0;
+			if (cut == 0 && colno == indent && *p != '[')
+				cut = cjk_break(p, e, WRAP - indent);
+			if (cut > 0 && cut < (size_t)(e - p)) {
+				if (colno > indent)
+					fputc(' ', out);
+				fwrite(p, 1, cut, out);
+				p += cut;
+				wl = gw_text_width_n(p, (size_t)(e - p));
+			} else if (colno == indent) {
+				break; /* one unbreakable word longer than the line */
+			}
+			fprintf(out, "\n%*s", indent, "");
+			colno = indent;
+		}
 		if (colno > indent && colno + 1 + wl > WRAP) {
 			fprintf(out, "\n%*s", indent, "");
 			colno = indent;
@@ -88,10 +184,23 @@ static void wrap_safe(FILE *out, int first_col, int indent, const char *text)
 	fputc('\n', out);
 }
 
+/* A label of `cols` display columns (translated labels are not one column a byte). */
+static void label(FILE *o, const char *lead, const char *text, int cols)
+{
+	fprintf(o, "%s%s%*s", lead, text, gw_text_pad(text, cols), "");
+}
+
+/* label() between colour codes. */
+static void label_c(FILE *o, const char *lead, const char *on, const char *text, const char *off,
+                    int cols)
+{
+	fprintf(o, "%s%s%s%s%*s", lead, on, text, off, gw_text_pad(text, cols), "");
+}
+
 static void fmt_value(double v, const char *unit, char *buf, size_t len)
 {
 	if (isnan(v)) {
-		snprintf(buf, len, "n/a");
+		snprintf(buf, len, "%s", _("n/a"));
 		return;
 	}
 	int dec = fabs(v) >= 100 || v == floor(v) ? 0 : fabs(v) >= 10 ? 1 : 2;
@@ -102,41 +211,47 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
                          const diag_result *r)
 {
 	FILE *o = t->out;
-	fprintf(o, "%sgpuwhy report%s: %s\n", BOLD(t), RESET(t),
+	fprintf(o, "%s%s%s: %s\n", BOLD(t), _("gpuwhy report"), RESET(t),
 	        t->st->source ? t->st->source : "");
 	/* A recording may come from anyone: what it says is escaped for the terminal. */
 	char safe[GW_TERM_SAFE_LEN(1024)], hs[GW_TERM_SAFE_LEN(256)], ds[GW_TERM_SAFE_LEN(64)],
 	    cs[GW_TERM_SAFE_LEN(64)];
 	const char *cmd = diag_meta_get(meta, "command");
-	if (cmd && *cmd)
-		fprintf(o, "  command   %s\n", gw_term_safe(cmd, safe, sizeof safe));
+	if (cmd && *cmd) {
+		label(o, "  ", _("command"), 10);
+		fprintf(o, "%s\n", gw_term_safe(cmd, safe, sizeof safe));
+	}
 	const char *host = diag_meta_get(meta, "hostname"), *drv = diag_meta_get(meta, "driver");
 	const char *cuda = diag_meta_get(meta, "cuda_driver_version");
 	if (!cuda)
 		cuda = diag_meta_get(meta, "cuda");
-	fprintf(o, "  machine   %s, driver %s, CUDA %s, ",
-	        gw_term_safe(host && *host ? host : "n/a", hs, sizeof hs),
-	        gw_term_safe(drv && *drv ? drv : "n/a", ds, sizeof ds),
-	        gw_term_safe(cuda && *cuda ? cuda : "n/a", cs, sizeof cs));
+	const char *na = _("n/a");
+	label(o, "  ", _("machine"), 10);
+	fprintf(o, _("%s, driver %s, CUDA %s, "),
+	        gw_term_safe(host && *host ? host : na, hs, sizeof hs),
+	        gw_term_safe(drv && *drv ? drv : na, ds, sizeof ds),
+	        gw_term_safe(cuda && *cuda ? cuda : na, cs, sizeof cs));
 	if (tl->ngpu == 0)
-		fprintf(o, "no GPU recorded\n");
+		fprintf(o, "%s\n", _("no GPU recorded"));
 	else
-		fprintf(o, "%d GPU%s (%s)\n", tl->ngpu, tl->ngpu == 1 ? "" : "s",
+		fprintf(o, P_("%d GPU (%s)\n", "%d GPUs (%s)\n", tl->ngpu), tl->ngpu,
 		        gw_term_safe(tl->gpu[0].name, safe, sizeof safe));
-	fprintf(o, "  recorded  %.1f s, %d samples", tl->duration, tl->n);
+	label(o, "  ", _("recorded"), 10);
+	fprintf(o, P_("%.1f s, %d sample", "%.1f s, %d samples", tl->n), tl->duration, tl->n);
 	if (tl->exit_status >= 0)
-		fprintf(o, ", exit %d", tl->exit_status);
-	fprintf(o, "; analysed %.1f-%.1f s; goal %s\n", r->t_from, r->t_to,
+		fprintf(o, _(", exit %d"), tl->exit_status);
+	fprintf(o, _("; analysed %.1f-%.1f s; goal %s\n"), r->t_from, r->t_to,
 	        diag_goal_name(r->goal));
+	if (r->steps.n > 0)
+		label(o, "  ", _("steps"), 10);
 	if (r->steps.n > 0 && r->steps.bursty)
 		fprintf(
 		    o,
-		    "  steps     %d, arriving in bursts (buffered output): not timed; mean %.0f ms "
-		    "over the run (%.2f steps/s)\n",
+		    _("%d, arriving in bursts (buffered output): not timed; mean %.0f ms over the "
+		      "run (%.2f steps/s)\n"),
 		    tl->nsteps, 1e3 * r->steps.mean, r->steps.per_s);
 	else if (r->steps.n > 0)
-		fprintf(o,
-		        "  steps     %d; p50 %.0f ms  p90 %.0f ms  p99 %.0f ms  (%.2f steps/s)\n",
+		fprintf(o, _("%d; p50 %.0f ms  p90 %.0f ms  p99 %.0f ms  (%.2f steps/s)\n"),
 		        tl->nsteps, 1e3 * r->steps.p50, 1e3 * r->steps.p90, 1e3 * r->steps.p99,
 		        r->steps.per_s);
 	fputc('\n', o);
@@ -145,32 +260,36 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
 static void print_finding(const tx *t, const timeline *tl, const diag_finding *f)
 {
 	FILE *o = t->out;
-	static const char *const tag[] = {"INFO ", "WARN ", "ERROR"};
+	/* TRANSLATORS: severities, shown in a column of five (ASCII) columns. */
+	static const char *const tag[] = {N_("INFO"), N_("WARN"), N_("ERROR")};
 	char gl[128] = "";
 	size_t n = 0;
 	for (int g = 0; g < tl->ngpu && g < 64 && n < sizeof gl; g++)
 		if (f->gpus & (1ULL << g))
 			n += (size_t)snprintf(gl + n, sizeof gl - n, "%s%d", n ? "," : "GPU ",
 			                      tl->gpu[g].index);
-	fprintf(o, "  %s%s%s %s%s%s  (confidence %.2f)%s%s\n", sev_color(t, f->severity),
-	        tag[f->severity], RESET(t), BOLD(t), f->id, RESET(t), f->confidence,
-	        gl[0] ? "  " : "", gl);
+	label_c(o, "  ", sev_color(t, f->severity), _(tag[f->severity]), RESET(t), 5);
+	fprintf(o, " %s%s%s  ", BOLD(t), f->id, RESET(t));
+	fprintf(o, _("(confidence %.2f)"), f->confidence);
+	fprintf(o, "%s%s\n", gl[0] ? "  " : "", gl);
 	fprintf(o, "        ");
 	wrap(o, 8, 8, f->title);
 	for (int i = 0; i < f->nev; i++) {
 		const diag_evidence *e = &f->ev[i];
-		char v[32], line[200], th[48] = "", who[16] = "";
-		fmt_value(e->value, e->unit, v, sizeof v);
+		char v[48], line[320], th[96] = "", who[16] = "";
+		const char *unit = _(e->unit); /* "points" is a word; "%", "W" stay */
+		fmt_value(e->value, unit, v, sizeof v);
 		int met = diag_evidence_met(e);
 		if (met >= 0) {
-			char tv[32];
-			fmt_value(e->threshold, e->unit, tv, sizeof tv);
-			snprintf(th, sizeof th, "  [%s %s: %s]", e->cmp, tv, met ? "yes" : "no");
+			char tv[48];
+			fmt_value(e->threshold, unit, tv, sizeof tv);
+			snprintf(th, sizeof th, "  [%s %s: %s]", e->cmp, tv,
+			         met ? _("yes") : _("no"));
 		}
 		if (e->gpu >= 0 && e->gpu < tl->ngpu)
 			snprintf(who, sizeof who, "GPU %d ", tl->gpu[e->gpu].index);
 		snprintf(line, sizeof line, "%s%s, %s: %s%s", who, e->metric, e->stat, v, th);
-		fprintf(o, "        %s%-9s%s ", DIM(t), i ? "" : "evidence", RESET(t));
+		label_c(o, "        ", DIM(t), i ? "" : _("evidence"), RESET(t), 10);
 		wrap(o, 18, 20, line);
 	}
 	if (f->nranges) {
@@ -179,23 +298,23 @@ static void print_finding(const tx *t, const timeline *tl, const diag_finding *f
 		for (int i = 0; i < f->nranges && w < sizeof when; i++)
 			w +=
 			    f->ranges[i].t0 == f->ranges[i].t1
-			        ? (size_t)snprintf(when + w, sizeof when - w, "%sat %.1f s",
+			        ? (size_t)snprintf(when + w, sizeof when - w, _("%sat %.1f s"),
 			                           i ? ", " : "", f->ranges[i].t0)
 			        : (size_t)snprintf(when + w, sizeof when - w, "%s%.1f-%.1f s",
 			                           i ? ", " : "", f->ranges[i].t0, f->ranges[i].t1);
-		fprintf(o, "        %swhen%s      ", DIM(t), RESET(t));
+		label_c(o, "        ", DIM(t), _("when"), RESET(t), 10);
 		wrap(o, 18, 18, when);
 	}
 	if (f->note[0]) {
-		fprintf(o, "        %snote%s      ", DIM(t), RESET(t));
+		label_c(o, "        ", DIM(t), _("note"), RESET(t), 10);
 		wrap(o, 18, 18, f->note);
 	}
 	if (f->advice) {
-		fprintf(o, "        %schange%s    ", DIM(t), RESET(t));
+		label_c(o, "        ", DIM(t), _("change"), RESET(t), 10);
 		wrap(o, 18, 18, f->advice);
 	}
 	if (f->verify) {
-		fprintf(o, "        %sverify%s    ", DIM(t), RESET(t));
+		label_c(o, "        ", DIM(t), _("verify"), RESET(t), 10);
 		wrap(o, 18, 18, f->verify);
 	}
 	fputc('\n', o);
@@ -208,8 +327,11 @@ static void print_findings(const tx *t, const timeline *tl, const diag_result *r
 		ne += r->f[i].severity == DIAG_ERROR;
 		nw += r->f[i].severity == DIAG_WARN;
 	}
-	fprintf(t->out, "%sFindings%s: %d error%s, %d warning%s\n\n", BOLD(t), RESET(t), ne,
-	        ne == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
+	fprintf(t->out, "%s%s%s: ", BOLD(t), _("Findings"), RESET(t));
+	fprintf(t->out, P_("%d error", "%d errors", ne), ne);
+	fprintf(t->out, "%s", _(", "));
+	fprintf(t->out, P_("%d warning", "%d warnings", nw), nw);
+	fprintf(t->out, "\n\n");
 	for (int i = 0; i < r->n; i++)
 		print_finding(t, tl, &r->f[i]);
 }
@@ -219,7 +341,7 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 	if (r->ngpu == 0)
 		return;
 	FILE *o = t->out;
-	fprintf(o, "%sGPUs%s: utilization x memory\n", BOLD(t), RESET(t));
+	fprintf(o, "%s%s%s\n", BOLD(t), _("GPUs: utilization x memory"), RESET(t));
 	char sp[SPARK_W * 4 + 1], a[16], b[16], c[16], d[16];
 	for (int g = 0; g < r->ngpu; g++) {
 		const diag_gpu_summary *s = &r->gpu[g];
@@ -227,15 +349,17 @@ static void print_gpus(const tx *t, const timeline *tl, const diag_result *r)
 		if (!u)
 			u = tl->gpu[g].m[GM_GPM_GR_ACTIVE];
 		report_sparkline(u, r->from, r->to, 0, 100, 32, t->st->utf8, sp, sizeof sp);
-		fprintf(o, "  GPU %-2d %s |%s| util %s %%  mem peak %s of %s GiB (%s %%)\n",
-		        s->index, s->job ? "job  " : "other", sp,
+		fprintf(o, "  GPU %-2d ", s->index);
+		/* TRANSLATORS: whose GPU: the recorded job's or another's (a column of 5). */
+		label(o, "", s->job ? _("job") : _("other"), 5);
+		fprintf(o, _(" |%s| util %s %%  mem peak %s of %s GiB (%s %%)\n"), sp,
 		        report_num(s->util_mean, 0, a, sizeof a),
 		        report_num(s->mem_peak_mib / 1024, 1, b, sizeof b),
 		        report_num(s->mem_total_mib / 1024, 1, c, sizeof c),
 		        report_num(s->mem_peak_pct, 0, d, sizeof d));
 		char q[320];
 		snprintf(q, sizeof q, "%s: %s", diag_quadrant_name(s->quadrant),
-		         diag_quadrant_meaning(s->quadrant));
+		         _(diag_quadrant_meaning(s->quadrant)));
 		fprintf(o, "         ");
 		wrap(o, 9, 11, q);
 	}
@@ -259,35 +383,38 @@ static void step_sparks(const tx *t, const timeline *tl, const diag_result *r, i
 			if (no == 2) {
 				x = tl->gpu[g].m[GM_UTIL_GPU] ? tl->gpu[g].m[GM_UTIL_GPU]
 				                              : tl->gpu[g].m[GM_GPM_GR_ACTIVE];
-				what = "util ";
+				what = _("util");
 			} else {
 				x = tl->gpu[g].m[GM_POWER_DRAW];
 				hi = r->gpu[g].power_limit > 0 ? r->gpu[g].power_limit
 				                               : tl_max(x, r->from, r->to);
-				what = "power";
+				what = _("power");
 			}
 			if (!x)
 				continue;
 			report_sparkline(x, r->from, r->to, 0, hi, SPARK_W, u8, sp, sizeof sp);
-			fprintf(o, "      %sGPU %-2d %s%s |%s|\n", DIM(t), r->gpu[g].index, what,
-			        RESET(t), sp);
+			fprintf(o, "      %sGPU %-2d ", DIM(t), r->gpu[g].index);
+			label(o, "", what, 5);
+			fprintf(o, "%s |%s|\n", RESET(t), sp);
 			shown++;
 		}
 	} else if (no == 3 && tl->h[HM_CPU_BUSY_MAX]) {
 		report_sparkline(tl->h[HM_CPU_BUSY_MAX], r->from, r->to, 0, 100, SPARK_W, u8, sp,
 		                 sizeof sp);
-		fprintf(o, "      %sbusiest core%s |%s|\n", DIM(t), RESET(t), sp);
+		label_c(o, "      ", DIM(t), _("busiest core"), RESET(t), 12);
+		fprintf(o, " |%s|\n", sp);
 	} else if (no == 4 && tl->h[HM_CPU_IOWAIT]) {
 		report_sparkline(tl->h[HM_CPU_IOWAIT], r->from, r->to, 0, 100, SPARK_W, u8, sp,
 		                 sizeof sp);
-		fprintf(o, "      %siowait      %s |%s|\n", DIM(t), RESET(t), sp);
+		label_c(o, "      ", DIM(t), _("iowait"), RESET(t), 12);
+		fprintf(o, " |%s|\n", sp);
 	}
 }
 
 static void print_chain(const tx *t, const timeline *tl, const diag_result *r)
 {
 	FILE *o = t->out;
-	fprintf(o, "%sThe seven-step chain%s\n", BOLD(t), RESET(t));
+	fprintf(o, "%s%s%s\n", BOLD(t), _("The seven-step chain"), RESET(t));
 	for (int i = 0; i < DIAG_CHAIN_STEPS; i++) {
 		const diag_chain_step *s = &r->chain[i];
 		const char *mark, *c;
@@ -344,7 +471,8 @@ static void cmp_row(const tx *t, const char *what, double a, double b, const cha
 		else
 			snprintf(d, sizeof d, "%s%+.*f%s", c, dec, diff, diff == 0 ? "" : RESET(t));
 	}
-	fprintf(t->out, "  %-22s %12s %12s  %s %s\n", what, x, y, d, unit);
+	label(t->out, "  ", what, 22);
+	fprintf(t->out, " %12s %12s  %s %s\n", x, y, d, unit);
 }
 
 static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
@@ -353,7 +481,7 @@ static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
 	report_num(1e3 * d->base, 1, a, sizeof a);
 	report_num(1e3 * d->cand, 1, b, sizeof b);
 	if (!isnan(d->lo))
-		snprintf(ci, sizeof ci, "%+.1f ms [95 %% CI %+.1f, %+.1f]", 1e3 * d->diff,
+		snprintf(ci, sizeof ci, _("%+.1f ms [95 %% CI %+.1f, %+.1f]"), 1e3 * d->diff,
 		         1e3 * d->lo, 1e3 * d->hi);
 	else if (!isnan(d->diff))
 		snprintf(ci, sizeof ci, "%+.1f ms", 1e3 * d->diff);
@@ -362,96 +490,111 @@ static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
 		c = col(t, "\033[32m");
 	else if (!isnan(d->lo) && d->lo > 0)
 		c = col(t, "\033[31m");
-	fprintf(t->out, "  %-22s %12s %12s  %s%s%s\n", what, a, b, c, ci, c[0] ? RESET(t) : "");
+	label(t->out, "  ", what, 22);
+	fprintf(t->out, " %12s %12s  %s%s%s\n", a, b, c, ci, c[0] ? RESET(t) : "");
 }
 
 void compare_text(FILE *out, const diag_comparison *c, const char *base, const char *cand,
                   const report_style *st)
 {
 	tx t = {out, st};
-	fprintf(out, "%sgpuwhy compare%s: %s -> %s\n\n", BOLD(&t), RESET(&t), base, cand);
+	fprintf(out, "%s%s%s: %s -> %s\n\n", BOLD(&t), _("gpuwhy compare"), RESET(&t), base, cand);
 	const char *verdict;
 	if (c->verdict < 0)
-		verdict = "The candidate is FASTER";
+		verdict = _("The candidate is FASTER");
 	else if (c->verdict > 0)
-		verdict = "The candidate is SLOWER";
+		verdict = _("The candidate is SLOWER");
 	else if (c->below_min_diff)
-		verdict = "No meaningful change";
+		verdict = _("No meaningful change");
 	else
-		verdict = "No significant difference";
+		verdict = _("No significant difference");
 	fprintf(out, "%s%s%s", BOLD(&t), verdict, RESET(&t));
 	if (c->by_steps)
 		fprintf(out,
-		        " (mean step time %+.1f ms = %+.2f %%, 95 %% CI %+.1f to %+.1f ms; %d "
-		        "bootstrap resamples)\n",
+		        _(" (mean step time %+.1f ms = %+.2f %%, 95 %% CI %+.1f to %+.1f ms; %d "
+		          "bootstrap resamples)\n"),
 		        1e3 * c->mean.diff, c->diff_pct, 1e3 * c->mean.lo, 1e3 * c->mean.hi,
 		        DIAG_BOOTSTRAP_RESAMPLES);
 	else if (c->steps_bursty)
 		fprintf(out,
-		        " (step lines came in bursts, so step times were not compared: judged by "
-		        "run time, %.1f s -> %.1f s, without a confidence interval)\n",
+		        _(" (step lines came in bursts, so step times were not compared: judged by "
+		          "run time, %.1f s -> %.1f s, without a confidence interval)\n"),
 		        c->base.duration, c->cand.duration);
 	else
 		fprintf(out,
-		        " (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
-		        "without a confidence interval)\n",
+		        _(" (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
+		          "without a confidence interval)\n"),
 		        c->base.duration, c->cand.duration);
 	if (c->by_steps)
-		fprintf(
-		    out,
-		    "Changes of the mean step time under %.1f %% count as none (minimum meaningful "
-		    "difference: --set compare_min_diff_pct=N, the step timer's resolution, or how "
-		    "far each run's two halves disagree)%s\n",
-		    c->min_diff_pct,
-		    c->below_min_diff ? "; this one is significant but smaller" : "");
+		fprintf(out,
+		        _("Changes of the mean step time under %.1f %% count as none (minimum "
+		          "meaningful difference: --set compare_min_diff_pct=N, the step timer's "
+		          "resolution, or how far each run's two halves disagree)%s\n"),
+		        c->min_diff_pct,
+		        c->below_min_diff ? _("; this one is significant but smaller") : "");
 	if (c->by_steps && c->p50_verdict != c->verdict && c->p50_verdict != 0)
 		fprintf(out,
-		        "The median step got %s (p50 %+.1f ms) but the tail moved the other way "
-		        "(p90 %+.1f ms, p99 %+.1f ms).\n",
-		        c->p50_verdict < 0 ? "faster" : "slower", 1e3 * c->p50.diff,
-		        1e3 * c->p90.diff, 1e3 * c->p99.diff);
+		        c->p50_verdict < 0
+		            ? _("The median step got faster (p50 %+.1f ms) but the tail moved the "
+		                "other way (p90 %+.1f ms, p99 %+.1f ms).\n")
+		            : _("The median step got slower (p50 %+.1f ms) but the tail moved the "
+		                "other way (p90 %+.1f ms, p99 %+.1f ms).\n"),
+		        1e3 * c->p50.diff, 1e3 * c->p90.diff, 1e3 * c->p99.diff);
 	fputc('\n', out);
 
-	fprintf(out, "  %-22s %12s %12s  %s\n", "", "base", "candidate", "difference");
-	cmp_ci_row(&t, "step time mean (ms)", &c->mean);
-	cmp_ci_row(&t, "step time p50 (ms)", &c->p50);
-	cmp_ci_row(&t, "step time p90 (ms)", &c->p90);
-	cmp_ci_row(&t, "step time p99 (ms)", &c->p99);
-	cmp_row(&t, "throughput", c->base.steps.per_s, c->cand.steps.per_s, "steps/s", 2, 1, false);
-	cmp_row(&t, "step intervals timed", c->base.steps.n, c->cand.steps.n, "", 0, 1, false);
-	cmp_row(&t, "run time", c->base.duration, c->cand.duration, "s", 1, 1, true);
-	fprintf(out, "  %-22s %5.1f-%-6.1f %5.1f-%-6.1f\n", "analysed window (s)", c->base.t_from,
-	        c->base.t_to, c->cand.t_from, c->cand.t_to);
-	cmp_row(&t, "GPU utilization", c->base.util_mean, c->cand.util_mean, "%", 1, 1, false);
-	cmp_row(&t, "SM activity", c->base.sm_active_mean, c->cand.sm_active_mean, "%", 1, 1,
+	char h1[64], h2[64];
+	label(out, "  ", "", 22);
+	fprintf(
+	    out, " %s %s  %s\n", gw_text_cell(h1, sizeof h1, _("base"), 12, GW_ALIGN_RIGHT, NULL),
+	    gw_text_cell(h2, sizeof h2, _("candidate"), 12, GW_ALIGN_RIGHT, NULL), _("difference"));
+	cmp_ci_row(&t, _("step time mean (ms)"), &c->mean);
+	cmp_ci_row(&t, _("step time p50 (ms)"), &c->p50);
+	cmp_ci_row(&t, _("step time p90 (ms)"), &c->p90);
+	cmp_ci_row(&t, _("step time p99 (ms)"), &c->p99);
+	cmp_row(&t, _("throughput"), c->base.steps.per_s, c->cand.steps.per_s, _("steps/s"), 2, 1,
 	        false);
-	cmp_row(&t, "memory peak", c->base.mem_peak_mib, c->cand.mem_peak_mib, "GiB", 2, 1 / 1024.0,
-	        true);
-	cmp_row(&t, "power (mean per GPU)", c->base.power_mean, c->cand.power_mean, "W", 0, 1,
+	cmp_row(&t, _("step intervals timed"), c->base.steps.n, c->cand.steps.n, "", 0, 1, false);
+	cmp_row(&t, _("run time"), c->base.duration, c->cand.duration, "s", 1, 1, true);
+	label(out, "  ", _("analysed window (s)"), 22);
+	fprintf(out, " %5.1f-%-6.1f %5.1f-%-6.1f\n", c->base.t_from, c->base.t_to, c->cand.t_from,
+	        c->cand.t_to);
+	cmp_row(&t, _("GPU utilization"), c->base.util_mean, c->cand.util_mean, "%", 1, 1, false);
+	cmp_row(&t, _("SM activity"), c->base.sm_active_mean, c->cand.sm_active_mean, "%", 1, 1,
+	        false);
+	cmp_row(&t, _("memory peak"), c->base.mem_peak_mib, c->cand.mem_peak_mib, "GiB", 2,
+	        1 / 1024.0, true);
+	cmp_row(&t, _("power (mean per GPU)"), c->base.power_mean, c->cand.power_mean, "W", 0, 1,
 	        true);
 	fputc('\n', out);
 
 	if (c->nfixed || c->nappeared) {
-		fprintf(out, "%sFindings%s\n", BOLD(&t), RESET(&t));
-		for (int i = 0; i < c->nfixed; i++)
-			fprintf(out, "  gone:  %s\n", c->fixed[i]);
-		for (int i = 0; i < c->nappeared; i++)
-			fprintf(out, "  new:   %s\n", c->appeared[i]);
+		fprintf(out, "%s%s%s\n", BOLD(&t), _("Findings"), RESET(&t));
+		/* TRANSLATORS: findings of the base gone in the candidate, and new ones. */
+		for (int i = 0; i < c->nfixed; i++) {
+			label(out, "  ", _("gone:"), 6);
+			fprintf(out, " %s\n", c->fixed[i]);
+		}
+		for (int i = 0; i < c->nappeared; i++) {
+			label(out, "  ", _("new:"), 6);
+			fprintf(out, " %s\n", c->appeared[i]);
+		}
 		fputc('\n', out);
 	}
-	fprintf(out, "%sWhat changed%s\n", BOLD(&t), RESET(&t));
+	fprintf(out, "%s%s%s\n", BOLD(&t), _("What changed"), RESET(&t));
 	if (!c->nchanges)
-		fprintf(out,
-		        "  nothing recorded differs (command, environment, GPUs, driver, host)\n");
+		fprintf(out, "  %s\n",
+		        _("nothing recorded differs (command, environment, GPUs, driver, host)"));
 	for (int i = 0; i < c->nchanges; i++) {
 		char w[GW_TERM_SAFE_LEN(128)], b[GW_TERM_SAFE_LEN(256)], a[GW_TERM_SAFE_LEN(256)];
-		fprintf(out, "  %-32s %s -> %s\n", gw_term_safe(c->changes[i].what, w, sizeof w),
-		        gw_term_safe(c->changes[i].base, b, sizeof b),
+		label(out, "  ", gw_term_safe(c->changes[i].what, w, sizeof w), 32);
+		fprintf(out, " %s -> %s\n", gw_term_safe(c->changes[i].base, b, sizeof b),
 		        gw_term_safe(c->changes[i].cand, a, sizeof a));
 	}
-	if (c->nchanges > 1)
+	if (c->nchanges > 1) {
+		fputc('\n', out);
 		fprintf(out,
-		        "\n%sWarning%s: %d things changed at once; the difference cannot be "
-		        "attributed to any one of them. Change one thing per comparison.\n",
+		        _("%sWarning%s: %d things changed at once; the difference cannot be "
+		          "attributed to any one of them. Change one thing per comparison.\n"),
 		        col(&t, "\033[1;33m"), RESET(&t), c->nchanges);
+	}
 }

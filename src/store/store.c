@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 #include "store/sql.h"
-#include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -76,7 +77,32 @@ struct store {
 	pthread_cond_t ckpt_cv;
 	bool ckpt_running, ckpt_stop;
 	char err[256];
+	store_notice_fn notice; /* who hears about lock stalls and a -wal left behind */
+	void *notice_ctx;
 };
+
+void store_set_notice(store *st, store_notice_fn fn, void *ctx)
+{
+	st->notice = fn;
+	st->notice_ctx = ctx;
+}
+
+/* Tell the face about the recording (what = its path); it decides how to say it. */
+static void notify(store *st, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void notify(store *st, const char *hint, const char *fmt, ...)
+{
+	if (!st->notice)
+		return;
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	gw_fail n;
+	gw_fail_set(&n, 0, st->path, hint, "%s", why);
+	st->notice(st->notice_ctx, &n);
+}
 
 /* Numeric GPU metrics get a column; text ones live in the gpus table. */
 static bool gpu_metric_stored(int id)
@@ -446,11 +472,10 @@ static void stall_note(store *st)
 		st->stall_since = now;
 	if (!st->stall_told && now - st->stall_since >= STALL_TELL_S) {
 		st->stall_told = true;
-		fprintf(
-		    stderr,
-		    "gpuwhy: %s: another process holds the recording's write lock; samples wait "
-		    "in memory (up to %ld)\n",
-		    st->path, st->backlog_max);
+		notify(st, NULL,
+		       "another process holds the recording's write lock; samples wait in "
+		       "memory (up to %ld)",
+		       st->backlog_max);
 	}
 }
 
@@ -494,16 +519,14 @@ static void stall_end(store *st, long written)
 	if (st->dropped || st->dropped_other) {
 		char what[96];
 		gap_text(st, what, sizeof what);
-		gw_error(GW_EXIT_ENV, st->path,
-		         N_("a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples"),
-		         "%s not recorded: another process held the write lock for %.1f s", what,
-		         waited);
+		notify(st, N_("a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples"),
+		       "%s not recorded: another process held the write lock for %.1f s", what,
+		       waited);
 	} else if (st->stall_told || waited >= 1.0) {
-		fprintf(
-		    stderr,
-		    "gpuwhy: %s: writes waited %.1f s for another process's write lock; the %ld "
-		    "samples held meanwhile are written\n",
-		    st->path, waited, written);
+		notify(st, NULL,
+		       "writes waited %.1f s for another process's write lock; the %ld samples "
+		       "held meanwhile are written",
+		       waited, written);
 	}
 	st->stall_since = 0;
 	st->stall_told = false;
@@ -850,8 +873,7 @@ static void final_flush(store *st)
 			return;
 		}
 		if (!told)
-			fprintf(stderr, "gpuwhy: %s: waiting for another process's write lock\n",
-			        st->path);
+			notify(st, NULL, "waiting for another process's write lock");
 		told = true;
 		gw_sleep_ns(100000000LL);
 	}
@@ -881,10 +903,10 @@ int store_close_counted(store *st, long *stored)
 		/* Folded in whole: let SQLite remove the now empty -wal and -shm. */
 		sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 	else
-		fprintf(stderr,
-		        "gpuwhy: %s: the last %ld samples are only in %s-wal (no room to fold them "
-		        "into the file): keep the two files together\n",
-		        st->path, st->stored - st->in_main, st->path);
+		notify(st, NULL,
+		       "the last %ld samples are only in %s-wal (no room to fold them into the "
+		       "file): keep the two files together",
+		       st->stored - st->in_main, st->path);
 	int rc = st->err[0] ? -1 : 0;
 	if (stored)
 		*stored = st->stored;

@@ -29,6 +29,7 @@
 #include "gpu/gpu.h"
 #include "model/snapshot.h"
 #include "model/timeline.h"
+#include "util/fail.h"
 
 #define STORE_SCHEMA_VERSION 1
 
@@ -70,6 +71,16 @@ int store_close_counted(store *st, long *stored);
 /* The first error seen (e.g. "database or disk is full"), or NULL. */
 const char *store_error(const store *st);
 
+/*
+ * What the writer has to tell while it records: a stall behind another
+ * process's write lock, what it cost, a -wal left beside the file. Each
+ * notice names the recording (what) and says why, with a hint where there
+ * is one; its code is 0. Called from the thread that flushes or closes.
+ * Without a handler (the default) notices are not reported.
+ */
+typedef void (*store_notice_fn)(void *ctx, const gw_fail *notice);
+void store_set_notice(store *st, store_notice_fn fn, void *ctx);
+
 typedef struct {
 	int n;
 	char **keys;
@@ -77,11 +88,12 @@ typedef struct {
 } store_meta;
 
 /*
- * Read a whole recording. Returns 0, or a GW_EXIT_* code with a one-line
- * message printed (unreadable file, not a gpuwhy recording, newer schema).
+ * Read a whole recording. Returns 0, or a GW_EXIT_* code with why in *err
+ * (when not NULL; unreadable file, not a gpuwhy recording, newer schema).
+ * Nothing is printed: the face prints err (gw_fail_print).
  */
-int store_read_timeline(const char *path, timeline **out);
-int store_read_meta(const char *path, store_meta **out);
+int store_read_timeline(const char *path, timeline **out, gw_fail *err);
+int store_read_meta(const char *path, store_meta **out, gw_fail *err);
 const char *store_meta_get(const store_meta *m, const char *key);
 void store_meta_free(store_meta *m);
 

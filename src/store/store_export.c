@@ -7,6 +7,7 @@
 
 #include "store/store.h"
 #include "util/err.h"
+#include "util/fail.h"
 
 static const struct {
 	const char *name, *sql;
@@ -52,31 +53,31 @@ static int fail(store_export *x, int rc)
 	return rc;
 }
 
-int store_export_open(const char *path, const char *table, store_export **out)
+int store_export_open(const char *path, const char *table, store_export **out, gw_fail *err)
 {
 	*out = NULL;
 	const char *sql = table_sql(table);
 	if (!sql)
-		return gw_error(GW_EXIT_USAGE, table, NULL, "unknown table");
+		return gw_fail_set(err, GW_EXIT_USAGE, table, NULL, "unknown table");
 	store_meta *m;
-	int rc = store_read_meta(path, &m); /* validates the file and recovers its WAL */
+	int rc = store_read_meta(path, &m, err); /* validates the file and recovers its WAL */
 	if (rc)
 		return rc;
 	store_meta_free(m);
 	store_export *x = calloc(1, sizeof *x);
 	if (!x)
-		return gw_error(GW_EXIT_ENV, path, NULL, "out of memory");
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "out of memory");
 	x->path = path;
 	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		return fail(
-		    x, gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", sqlite3_errmsg(x->db)));
+		return fail(x, gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot open: %s",
+		                           sqlite3_errmsg(x->db)));
 	if (sqlite3_prepare_v2(x->db, sql, -1, &x->s, NULL) != SQLITE_OK)
-		return fail(x, gw_error(GW_EXIT_ENV, path, NULL, "cannot read table %s: %s", table,
-		                        sqlite3_errmsg(x->db)));
+		return fail(x, gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot read table %s: %s",
+		                           table, sqlite3_errmsg(x->db)));
 	x->ncol = sqlite3_column_count(x->s);
 	x->cells = calloc(x->ncol ? (size_t)x->ncol : 1, sizeof *x->cells);
 	if (!x->cells)
-		return fail(x, gw_error(GW_EXIT_ENV, path, NULL, "out of memory"));
+		return fail(x, gw_fail_set(err, GW_EXIT_ENV, path, NULL, "out of memory"));
 	x->step = SQLITE_OK;
 	*out = x;
 	return 0;
@@ -127,14 +128,14 @@ const store_cell *store_export_next(store_export *x)
 	return x->cells;
 }
 
-int store_export_close(store_export *x)
+int store_export_close(store_export *x, gw_fail *err)
 {
 	if (!x)
 		return 0;
 	int rc = 0;
 	if (x->step != SQLITE_DONE && x->step != SQLITE_ROW && x->step != SQLITE_OK)
-		rc = gw_error(GW_EXIT_ENV, x->path, NULL, "read error: %s",
-		              x->step == SQLITE_NOMEM ? sqlite3_errstr(x->step)
-		                                      : sqlite3_errmsg(x->db));
+		rc = gw_fail_set(err, GW_EXIT_ENV, x->path, NULL, "read error: %s",
+		                 x->step == SQLITE_NOMEM ? sqlite3_errstr(x->step)
+		                                         : sqlite3_errmsg(x->db));
 	return fail(x, rc);
 }

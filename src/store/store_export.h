@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/fail.h"
+
 typedef enum {
 	STORE_CELL_NULL, /* absent */
 	STORE_CELL_INT,
@@ -34,15 +36,15 @@ typedef struct store_export store_export;
 bool store_export_known(const char *table);
 /*
  * Open table of the recording at path (a known table). Returns 0, or a
- * GW_EXIT_* code with a one-line message printed (unreadable file, not a
+ * GW_EXIT_* code with why in *err (when not NULL; unreadable file, not a
  * gpuwhy recording, a table the file lacks).
  */
-int store_export_open(const char *path, const char *table, store_export **out);
+int store_export_open(const char *path, const char *table, store_export **out, gw_fail *err);
 int store_export_columns(const store_export *x);
 const char *store_export_column(const store_export *x, int c);
 /* The next row's store_export_columns() cells, or NULL at the end or on an error. */
 const store_cell *store_export_next(store_export *x);
-/* Close; returns 0, or GW_EXIT_ENV with a message printed when reading failed. */
-int store_export_close(store_export *x);
+/* Close; returns 0, or GW_EXIT_ENV with why in *err (when not NULL) when reading failed. */
+int store_export_close(store_export *x, gw_fail *err);
 
 #endif

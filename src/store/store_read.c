@@ -9,6 +9,7 @@
 
 #include "store/store.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/parse.h"
 
@@ -24,11 +25,12 @@ static bool wal_beside(const char *path)
  * Read-write first: after a SIGKILL the WAL must be recovered, which needs
  * write access; read-only still works for an intact file on a read-only disk.
  */
-static int open_recording(const char *path, sqlite3 **db)
+static int open_recording(const char *path, sqlite3 **db, gw_fail *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return gw_error(GW_EXIT_ENV, path, N_("check the path"), "cannot open recording");
+		return gw_fail_set(err, GW_EXIT_ENV, path, N_("check the path"),
+		                   "cannot open recording");
 	unsigned char head[20] = {0};
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
@@ -37,14 +39,14 @@ static int open_recording(const char *path, sqlite3 **db)
 	/* Checked before opening: opening creates an empty -wal. */
 	bool wal_missing = wal_mode && !wal_beside(path);
 	if (n < 16 || memcmp(head, "SQLite format 3", 15) != 0)
-		return gw_error(GW_EXIT_ENV, path,
-		                N_("record one with gpuwhy record or gpuwhy run"),
-		                "not a gpuwhy recording");
+		return gw_fail_set(err, GW_EXIT_ENV, path,
+		                   N_("record one with gpuwhy record or gpuwhy run"),
+		                   "not a gpuwhy recording");
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		sqlite3_close(*db);
 		if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-			int rc = gw_error(GW_EXIT_ENV, path, NULL, "cannot open recording: %s",
-			                  sqlite3_errmsg(*db));
+			int rc = gw_fail_set(err, GW_EXIT_ENV, path, NULL,
+			                     "cannot open recording: %s", sqlite3_errmsg(*db));
 			sqlite3_close(*db);
 			return rc;
 		}
@@ -55,16 +57,16 @@ static int open_recording(const char *path, sqlite3 **db)
 	                       NULL) != SQLITE_OK) {
 		sqlite3_close(*db);
 		if (wal_missing)
-			return gw_error(
-			    GW_EXIT_ENV, path,
+			return gw_fail_set(
+			    err, GW_EXIT_ENV, path,
 			    N_("copy its -wal file along with it, or copy it again once the "
 			       "recorder has stopped"),
 			    "incomplete recording: its data is in %s-wal, which was left "
 			    "behind",
 			    path);
-		return gw_error(GW_EXIT_ENV, path,
-		                N_("record one with gpuwhy record or gpuwhy run"),
-		                "not a gpuwhy recording (no meta table)");
+		return gw_fail_set(err, GW_EXIT_ENV, path,
+		                   N_("record one with gpuwhy record or gpuwhy run"),
+		                   "not a gpuwhy recording (no meta table)");
 	}
 	int ver = -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
@@ -72,14 +74,14 @@ static int open_recording(const char *path, sqlite3 **db)
 	sqlite3_finalize(s);
 	if (ver < 1) {
 		sqlite3_close(*db);
-		return gw_error(GW_EXIT_ENV, path, NULL,
-		                "not a gpuwhy recording (no schema version)");
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL,
+		                   "not a gpuwhy recording (no schema version)");
 	}
 	if (ver > STORE_SCHEMA_VERSION) {
 		sqlite3_close(*db);
-		return gw_error(GW_EXIT_ENV, path, N_("upgrade gpuwhy"),
-		                "recording schema %d is newer than this gpuwhy (%d)", ver,
-		                STORE_SCHEMA_VERSION);
+		return gw_fail_set(err, GW_EXIT_ENV, path, N_("upgrade gpuwhy"),
+		                   "recording schema %d is newer than this gpuwhy (%d)", ver,
+		                   STORE_SCHEMA_VERSION);
 	}
 	return 0;
 }
@@ -132,13 +134,13 @@ void store_meta_free(store_meta *m)
 	free(m);
 }
 
-int store_read_meta(const char *path, store_meta **out)
+int store_read_meta(const char *path, store_meta **out, gw_fail *err)
 {
 	sqlite3 *db;
-	int rc = open_recording(path, &db);
+	int rc = open_recording(path, &db, err);
 	if (rc)
 		return rc;
-	rc = meta_load(db, out) ? gw_error(GW_EXIT_ENV, path, NULL, "cannot read meta") : 0;
+	rc = meta_load(db, out) ? gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot read meta") : 0;
 	sqlite3_close(db);
 	return rc;
 }
@@ -455,10 +457,10 @@ static void load_facts(timeline *tl, const store_meta *m)
 		tl->duration = end - tl->t0_wall;
 }
 
-int store_read_timeline(const char *path, timeline **out)
+int store_read_timeline(const char *path, timeline **out, gw_fail *err)
 {
 	sqlite3 *db;
-	int rc = open_recording(path, &db);
+	int rc = open_recording(path, &db, err);
 	if (rc)
 		return rc;
 	int idx[GPU_MAX];
@@ -467,8 +469,8 @@ int store_read_timeline(const char *path, timeline **out)
 	store_meta *m = NULL;
 	if (ngpu < 0 || meta_load(db, &m)) {
 		sqlite3_close(db);
-		return gw_error(GW_EXIT_ENV, path, NULL,
-		                "recording is damaged (cannot read gpus/meta)");
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL,
+		                   "recording is damaged (cannot read gpus/meta)");
 	}
 	timeline *tl = tl_new(ngpu, count_cpus(db));
 	for (int g = 0; g < ngpu; g++) {

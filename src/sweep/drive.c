@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"
@@ -167,8 +168,11 @@ static int dry_run(drive_ctx *cx)
 static bool recording_has_oom(const char *file)
 {
 	timeline *tl;
-	if (store_read_timeline(file, &tl) != 0)
+	gw_fail err;
+	if (store_read_timeline(file, &tl, &err) != 0) {
+		gw_fail_print(&err);
 		return false;
+	}
 	bool oom = false;
 	for (int i = 0; i < tl->nevents && !oom; i++)
 		oom = !strcmp(tl->events[i].kind, TL_EV_OOM);
@@ -179,8 +183,11 @@ static bool recording_has_oom(const char *file)
 static double recording_step_ms(const char *file, int warmup)
 {
 	timeline *tl;
-	if (store_read_timeline(file, &tl) != 0)
+	gw_fail err;
+	if (store_read_timeline(file, &tl, &err) != 0) {
+		gw_fail_print(&err);
 		return NAN;
+	}
 	double *d = NULL;
 	int n = tl_step_durations(tl, &d);
 	int skip = warmup < n ? warmup : n;

@@ -14,6 +14,7 @@
 
 #include "diagnose/diag.h"
 #include "store/store.h"
+#include "util/fail.h"
 #include "sweep/sweep.h"
 #include "util/xalloc.h"
 #include "util/i18n.h"
@@ -72,8 +73,11 @@ static double usable_total(const timeline *tl, const diag_result *dr)
 static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers *rn)
 {
 	timeline *tl;
-	if (store_read_timeline(file, &tl) != 0)
+	gw_fail err;
+	if (store_read_timeline(file, &tl, &err) != 0) {
+		gw_fail_print(&err);
 		return false;
+	}
 	double *d = NULL;
 	int nd = tl_step_durations(tl, &d);
 	int skip = warmup < nd ? warmup : nd;

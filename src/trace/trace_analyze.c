@@ -212,6 +212,8 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 		t->span = all[g - 1].end - all[0].ts;
 		t->idle = t->span - spans_total(all, g);
 	}
+	free(all); /* before the per-type merges: they and the sweep are the peak */
+	all = NULL;
 	for (int k = 0; k < 3; k++) {
 		size_t m = trace_an_gpu_rows(c, k, c->rows);
 		tg[k] = malloc((m + 1) * sizeof *tg[k]);

@@ -187,19 +187,14 @@ static int sorted_groups(ctx_t *c, const point_t *pt, size_t n, uint32_t **order
                          int64_t **groups_out, size_t *ngroups)
 {
 	(void)c;
-	int64_t *keys = calloc(n + 1, sizeof *keys);
 	uint32_t *idx = malloc((n + 1) * sizeof *idx);
 	int64_t *g = distinct_groups(pt, n, ngroups);
-	if (!keys || !idx || !g) {
-		free(keys);
+	if (!idx || !g ||
+	    !trace_argsort_fast_field(&pt[0].ts, sizeof *pt, idx, n, same_group, pt)) {
 		free(idx);
 		free(g);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		keys[i] = pt[i].ts;
-	trace_argsort_fast(keys, idx, n, same_group, pt);
-	free(keys);
 	*order_out = idx;
 	*groups_out = g;
 	return 0;
@@ -297,10 +292,11 @@ static int regroup(const point_t *pt, size_t n, const uint32_t *order, const int
 	return 0;
 }
 
-/* One stream's running queue length over its points pos[from..to), summarised in q. hist is
- * scratch for 2 n + 3 counts. Returns -1 when memory runs out. */
+/* One stream's running queue length over its points pos[from..to), summarised in q. *hist is
+ * scratch of *hcap counts, grown to what the stream's range needs. Returns -1 when memory runs
+ * out. */
 static int queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_t from, size_t to,
-                        uint64_t *hist, trace_queue_stream *q)
+                        uint64_t **hist, size_t *hcap, trace_queue_stream *q)
 {
 	int64_t len = 0, lo = 0, hi = 0;
 	for (size_t k = from; k < to; k++) {
@@ -319,13 +315,21 @@ static int queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_t
 	 * on a second walk, so no value per point is held. */
 	if (m && hi - lo < (int64_t)(2 * n + 2)) {
 		size_t nb = (size_t)(hi - lo + 1);
-		memset(hist, 0, nb * sizeof *hist);
+		if (nb > *hcap) {
+			uint64_t *h = realloc(*hist, nb * sizeof *h);
+			if (!h)
+				return -1;
+			*hist = h;
+			*hcap = nb;
+		}
+		uint64_t *hs = *hist;
+		memset(hs, 0, nb * sizeof *hs);
 		len = 0;
 		for (size_t k = from; k < to; k++) {
 			len += (int64_t)pt[pos[k]].delta;
-			hist[len - lo]++;
+			hs[len - lo]++;
 		}
-		trace_describe_hist(lo, hist, nb, &q->len);
+		trace_describe_hist(lo, hs, nb, &q->len);
 		return 0;
 	}
 	double *vals = malloc((m + 1) * sizeof *vals);
@@ -364,12 +368,13 @@ int trace_an_queue_length(ctx_t *c, trace_result *res)
 		goto out;
 	free(order); /* regrouped: pos holds the order now */
 	order = NULL;
-	if (!(hist = calloc(2 * n + 3, sizeof *hist)))
-		goto out;
+	/* A queue's length moves by one per point, so its range is usually small: the histogram
+	 * grows to the widest range met, not to the number of points. */
+	size_t hcap = 0;
 	rc = 0;
 	for (size_t g = 0, from = 0; rc == 0 && g < ng; from = start[g++]) {
 		res->queue[g].stream = groups[g];
-		rc = queue_stream(pt, n, pos, from, start[g], hist, &res->queue[g]);
+		rc = queue_stream(pt, n, pos, from, start[g], &hist, &hcap, &res->queue[g]);
 	}
 out:
 	free(pt);

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum { MAX_DEPTH = 256 };
 
@@ -26,21 +29,71 @@ typedef struct {
 	size_t scap;
 	const yajl_callbacks *cb;
 	void *ctx;
+	const trace_jscan_skip *skip; /* NULL: every value is reported */
 } scanner;
 
 /* JSON's whitespace (yajl also takes \v and \f; the scanner leaves those to it). */
 static const uint8_t is_ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
 
+/*
+ * Pretty-printed traces put a newline and an indent before most keys, so whitespace runs are
+ * often longer than a byte: past the first, sixteen bytes are tested at a time where SSE2 is
+ * there (every x86-64). All four whitespace bytes are below '!', so one comparison ends the
+ * common case of no whitespace at all.
+ */
 static inline void skip_ws(scanner *s)
 {
 	const unsigned char *p = s->p, *e = s->end;
+	if (p == e || *p > ' ')
+		return;
+#ifdef __SSE2__
+	const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+	              tab = _mm_set1_epi8('\t');
+	while (e - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i w =
+		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+		                 _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
+		if (m) {
+			s->p = p + __builtin_ctz(m);
+			return;
+		}
+		p += 16;
+	}
+#endif
 	while (p < e && is_ws[*p])
 		p++;
 	s->p = p;
 }
 
+/* The first byte at or after q that ends a plain string run (see str_stop), or end. With SSE2,
+ * a signed comparison with 0x20 finds control characters and non-ASCII bytes at once. */
+static inline const unsigned char *str_run(const unsigned char *q, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+	              ctl = _mm_set1_epi8(0x20);
+	while (end - q >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+		__m128i w =
+		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
+		                 _mm_cmplt_epi8(v, ctl));
+		unsigned m = (unsigned)_mm_movemask_epi8(w);
+		if (m)
+			return q + __builtin_ctz(m);
+		q += 16;
+	}
+#endif
+	while (q < end && !str_stop[*q])
+		q++;
+	return q;
+}
+
 static bool scratch_put(scanner *s, size_t at, const unsigned char *src, size_t n)
 {
+	if (n == 0)
+		return true; /* nothing to copy (and no buffer yet, before the first escape) */
 	if (at + n > s->scap) {
 		size_t cap = s->scap ? s->scap : 256;
 		while (cap < at + n)
@@ -97,16 +150,15 @@ static int simple_escape(unsigned char c)
 	}
 }
 
-/* A string after its opening quote: out and n receive its decoded text. */
-static bool scan_string(scanner *s, const unsigned char **out, size_t *n)
+/* scan_string past the first escape or non-ASCII byte (out of line: rare in traces). */
+static bool __attribute__((noinline))
+scan_string_slow(scanner *s, const unsigned char **out, size_t *n)
 {
 	const unsigned char *start = s->p;
 	size_t have = 0; /* decoded bytes in scratch, once an escape was seen */
 	bool escaped = false;
 	for (;;) {
-		const unsigned char *q = s->p;
-		while (q < s->end && !str_stop[*q])
-			q++;
+		const unsigned char *q = str_run(s->p, s->end);
 		if (q == s->end)
 			return false;
 		if (*q == '"') {
@@ -144,30 +196,44 @@ static bool scan_string(scanner *s, const unsigned char **out, size_t *n)
 	}
 }
 
+/* A string after its opening quote: out and n receive its decoded text. Most are plain runs
+ * (keys, names), read here without a call. */
+static inline bool scan_string(scanner *s, const unsigned char **out, size_t *n)
+{
+	const unsigned char *q = str_run(s->p, s->end);
+	if (q < s->end && *q == '"') {
+		*out = s->p;
+		*n = (size_t)(q - s->p);
+		s->p = q + 1;
+		return true;
+	}
+	return scan_string_slow(s, out, n);
+}
+
 static bool is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-/* A number by JSON's grammar, which is what yajl's lexer takes too. */
-static bool scan_number(scanner *s)
+/* The end of the number at q by JSON's grammar, which is what yajl's lexer takes too; NULL if
+ * the text there is not one. */
+static inline const unsigned char *number_end(const unsigned char *q, const unsigned char *e)
 {
-	const unsigned char *q = s->p, *e = s->end;
 	if (q < e && *q == '-')
 		q++;
 	if (q == e)
-		return false;
+		return NULL;
 	if (*q == '0')
 		q++;
 	else if (is_digit(*q))
 		while (q < e && is_digit(*q))
 			q++;
 	else
-		return false;
+		return NULL;
 	if (q < e && *q == '.') {
 		q++;
 		if (q == e || !is_digit(*q))
-			return false;
+			return NULL;
 		while (q < e && is_digit(*q))
 			q++;
 	}
@@ -176,13 +242,21 @@ static bool scan_number(scanner *s)
 		if (q < e && (*q == '+' || *q == '-'))
 			q++;
 		if (q == e || !is_digit(*q))
-			return false;
+			return NULL;
 		while (q < e && is_digit(*q))
 			q++;
 	}
 	/* A value must be followed by whitespace or punctuation ("01", "1x" are not numbers). */
 	if (q == e || !(*q == ',' || *q == ']' || *q == '}' || *q == ' ' || *q == '\n' ||
 	                *q == '\r' || *q == '\t'))
+		return NULL;
+	return q;
+}
+
+static bool scan_number(scanner *s)
+{
+	const unsigned char *q = number_end(s->p, s->end);
+	if (!q)
 		return false;
 	const unsigned char *start = s->p;
 	s->p = q;
@@ -195,6 +269,86 @@ static bool literal(scanner *s, const char *lit, size_t n)
 		return false;
 	s->p += n;
 	return true;
+}
+
+/*
+ * Passing over a value without calls: the same grammar as scan_value and scan_body, so that
+ * a value passed over is one they would have read. It fails on anything they would fail on,
+ * and on a key equal to the watched one; the caller then reads the value as usual, which makes
+ * the outcome theirs. depth: the containers open around the value.
+ */
+static bool pass_value(scanner *s, int depth);
+
+static bool pass_container(scanner *s, int depth, unsigned char close)
+{
+	skip_ws(s);
+	if (s->p == s->end)
+		return false;
+	if (*s->p == close) {
+		s->p++;
+		return true;
+	}
+	for (;;) {
+		if (close == '}') {
+			const unsigned char *key;
+			size_t n;
+			if (*s->p != '"')
+				return false;
+			s->p++;
+			if (!scan_string(s, &key, &n) ||
+			    (n == s->skip->watch_len && !memcmp(key, s->skip->watch, n)))
+				return false;
+			skip_ws(s);
+			if (s->p == s->end || *s->p != ':')
+				return false;
+			s->p++;
+		}
+		if (!pass_value(s, depth))
+			return false;
+		skip_ws(s);
+		if (s->p == s->end)
+			return false;
+		if (*s->p == close) {
+			s->p++;
+			return true;
+		}
+		if (*s->p != ',')
+			return false;
+		s->p++;
+		skip_ws(s);
+		if (s->p == s->end)
+			return false;
+	}
+}
+
+static bool pass_value(scanner *s, int depth)
+{
+	skip_ws(s);
+	if (s->p == s->end)
+		return false;
+	const unsigned char *str, *q;
+	size_t n;
+	switch (*s->p) {
+	case '{':
+	case '[':
+		if (depth >= MAX_DEPTH)
+			return false;
+		return pass_container(s, depth + 1, *s->p++ == '{' ? '}' : ']');
+	case '"':
+		s->p++;
+		return scan_string(s, &str, &n);
+	case 't':
+		return literal(s, "true", 4);
+	case 'f':
+		return literal(s, "false", 5);
+	case 'n':
+		return literal(s, "null", 4);
+	default:
+		if (!(q = number_end(s->p, s->end)))
+			return false;
+		s->p = q;
+		return true;
+	}
 }
 
 /* A scalar value, or the opening of a container (pushed on stack). */
@@ -299,6 +453,14 @@ static bool scan_body(scanner *s, const trace_jscan_mode *m)
 		}
 		if (top == '{' && !scan_key(s))
 			return false;
+		if (top == '{' && s->skip && s->skip->skip(s->ctx)) {
+			const unsigned char *at = s->p;
+			if (pass_value(s, depth)) {
+				first = false;
+				continue;
+			}
+			s->p = at;
+		}
 		int before = depth;
 		if (!scan_value(s, stack, &depth))
 			return false;
@@ -306,20 +468,28 @@ static bool scan_body(scanner *s, const trace_jscan_mode *m)
 	}
 }
 
-bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
-                      const trace_jscan_mode *m)
+bool trace_jscan_skipping(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
+                          const trace_jscan_mode *m, const trace_jscan_skip *skip)
 {
+	static const trace_jscan_mode whole = {.open = "", .end_depth = 0};
 	if (!cb->yajl_number || !len)
 		return false;
-	scanner s = {.p = buf, .end = buf + len, .cb = cb, .ctx = ctx};
+	if (!m)
+		m = &whole;
+	scanner s = {.p = buf, .end = buf + len, .cb = cb, .ctx = ctx, .skip = skip};
 	skip_ws(&s);
 	bool ok = s.p < s.end && (m->open[0] || *s.p == '{' || *s.p == '[') && scan_body(&s, m);
 	free(s.scratch);
 	return ok;
 }
 
+bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
+                      const trace_jscan_mode *m)
+{
+	return trace_jscan_skipping(buf, len, cb, ctx, m, NULL);
+}
+
 bool trace_jscan(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx)
 {
-	static const trace_jscan_mode whole = {.open = "", .end_depth = 0};
-	return trace_jscan_part(buf, len, cb, ctx, &whole);
+	return trace_jscan_skipping(buf, len, cb, ctx, NULL, NULL);
 }

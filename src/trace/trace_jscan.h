@@ -30,4 +30,19 @@ typedef struct {
 bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
                       const trace_jscan_mode *m);
 
+/*
+ * Values a reader never looks at. After each map key's call, skip(ctx) is asked; nonzero: the
+ * key's value is checked but makes no calls (the reader must treat it as read), unless it holds
+ * a key equal to watch (watch_len bytes, no NUL needed), which then arrives with all the rest.
+ */
+typedef struct {
+	int (*skip)(void *ctx);
+	const char *watch;
+	size_t watch_len;
+} trace_jscan_skip;
+
+/* trace_jscan_part (m NULL: a whole document) passing over the values skip picks. */
+bool trace_jscan_skipping(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,
+                          const trace_jscan_mode *m, const trace_jscan_skip *skip);
+
 #endif

@@ -570,6 +570,24 @@ const yajl_callbacks trace_kineto_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
+/*
+ * After a key: whether its value can pass unread. Below the top two levels, a key with no K_
+ * role (pid, tid, most of args, and everything nested under them) leads to a value whose calls
+ * would change nothing here: no stray element (those are at depth 2), no type error (only
+ * known keys have types), no trace section (those start at depth 1). Only "rank" counts at any
+ * depth, so the scanner does not pass over a value that holds one.
+ */
+static int cb_skip(void *ctx)
+{
+	kstate *k = ctx;
+	if (k->depth < 3 || k->key != K_NONE || k->rank_depth != -1)
+		return 0;
+	k->key_depth = -1;
+	return 1;
+}
+
+const trace_jscan_skip trace_kineto_skip = {.skip = cb_skip, .watch = "rank", .watch_len = 4};
+
 void trace_kstate_init(kstate *k, trace_rank *r)
 {
 	memset(k, 0, sizeof *k);
@@ -643,7 +661,8 @@ yajl_handle trace_kineto_parser(kstate *k)
  */
 static bool scan_or_reset(kstate *k, trace_rank *r, const void *buf, size_t len)
 {
-	if (trace_jscan(buf, len, &trace_kineto_callbacks, k) && !k->err[0])
+	if (trace_jscan_skipping(buf, len, &trace_kineto_callbacks, k, NULL, &trace_kineto_skip) &&
+	    !k->err[0])
 		return true;
 	trace_kstate_free(k);
 	char *path = r->path;

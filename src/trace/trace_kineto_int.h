@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <yajl/yajl_parse.h>
 #include "trace/trace_gzin.h"
+#include "trace/trace_jscan.h"
 
 #include "trace/trace_model.h"
 
@@ -61,6 +62,8 @@ typedef struct {
 
 /* The callbacks, for yajl and for the fast scanner (trace_jscan). */
 extern const yajl_callbacks trace_kineto_callbacks;
+/* The values the callbacks never look at, for the scanner to pass over. */
+extern const trace_jscan_skip trace_kineto_skip;
 void trace_kstate_init(kstate *k, trace_rank *r);
 void trace_kstate_free(kstate *k);
 yajl_handle trace_kineto_parser(kstate *k);

@@ -90,7 +90,8 @@ static void parse_piece(piece *p)
 	/* The fast scanner first: the elements, as if inside the array yajl is given below. */
 	trace_kineto_callbacks.yajl_start_array(&p->k);
 	static const trace_jscan_mode elements = {.open = "[", .end_depth = 1};
-	if (trace_jscan_part(p->buf, end, &trace_kineto_callbacks, &p->k, &elements) &&
+	if (trace_jscan_skipping(p->buf, end, &trace_kineto_callbacks, &p->k, &elements,
+	                         &trace_kineto_skip) &&
 	    trace_kineto_callbacks.yajl_end_array(&p->k) && !p->k.err[0] && p->k.depth == 1) {
 		p->ok = true;
 		return;
@@ -313,7 +314,8 @@ static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
 		static const trace_jscan_mode head = {
 		    .open = "", .end_depth = 2, .end_after_comma = true};
 		kstate *k0 = &sp->k0;
-		if (!trace_jscan_part(sp->cur, cut, &trace_kineto_callbacks, k0, &head) ||
+		if (!trace_jscan_skipping(sp->cur, cut, &trace_kineto_callbacks, k0, &head,
+		                          &trace_kineto_skip) ||
 		    k0->err[0] || k0->depth != 2 || !k0->events_open || k0->in_event)
 			rc = TRACE_KINETO_RETRY;
 		free(sp->cur);
@@ -378,9 +380,8 @@ static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
 	if (!sp->first)
 		sp->k0.r = &sp->tail;
 	static const trace_jscan_mode tail_mode = {.open = "{[", .end_depth = 0};
-	bool fast = sp->first ? trace_jscan(sp->cur, sp->len, &trace_kineto_callbacks, &sp->k0)
-	                      : trace_jscan_part(sp->cur, sp->len, &trace_kineto_callbacks, &sp->k0,
-	                                         &tail_mode);
+	bool fast = trace_jscan_skipping(sp->cur, sp->len, &trace_kineto_callbacks, &sp->k0,
+	                                 sp->first ? NULL : &tail_mode, &trace_kineto_skip);
 	sp->k0.r = r;
 	if (!fast || sp->k0.err[0])
 		return TRACE_KINETO_RETRY;

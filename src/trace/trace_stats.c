@@ -167,6 +167,47 @@ void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_
 		trace_argsort(keys, idx, n);
 }
 
+bool trace_argsort_fast_field(const void *first, size_t stride, uint32_t *idx, size_t n,
+                              trace_tie_fn tie, const void *arg)
+{
+	const unsigned char *base = first;
+	uint64_t *k = malloc((n + 1) * sizeof *k);
+	if (!k)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v;
+		memcpy(&v, base + i * stride, sizeof v);
+		k[i] = trace_key_i64(v);
+		idx[i] = (uint32_t)i;
+	}
+	bool ok = trace_radix_sort(k, idx, n);
+	for (size_t i = 0; ok && tie && i + 1 < n; i++) {
+		size_t j = i + 1;
+		while (j < n && k[j] == k[i])
+			j++;
+		if (j - i > 64) {
+			ok = false;
+		} else {
+			for (size_t a = i; ok && a < j; a++)
+				for (size_t b = a + 1; ok && b < j; b++)
+					ok = !tie(idx[a], idx[b], arg);
+		}
+		i = j - 1;
+	}
+	if (ok) {
+		free(k);
+		return true;
+	}
+	/* numpy's order needed: the keys as a plain array (k's room, same size) for trace_argsort
+	 */
+	int64_t *keys = (int64_t *)k;
+	for (size_t i = 0; i < n; i++)
+		memcpy(&keys[i], base + i * stride, sizeof keys[i]);
+	trace_argsort(keys, idx, n);
+	free(k);
+	return true;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -34,6 +34,11 @@ double trace_double_of_key(uint64_t k);
 typedef bool (*trace_tie_fn)(uint32_t a, uint32_t b, const void *arg);
 void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
                         const void *arg);
+/* The same for keys that are an int64_t field of n records stride bytes apart (first: the
+ * field of record 0), without a copy of the keys unless the fallback needs one. False when
+ * memory runs out. */
+bool trace_argsort_fast_field(const void *first, size_t stride, uint32_t *idx, size_t n,
+                              trace_tie_fn tie, const void *arg);
 
 /* pandas' describe() of a numeric series, NaN values excluded. */
 typedef struct {

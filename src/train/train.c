@@ -18,6 +18,7 @@
 #include "gpu/loader.h"
 #include "train/train_int.h"
 #include "util/err.h"
+#include "util/fail.h"
 #include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -51,8 +52,9 @@ static int open_gpus(gpu_ctx **ctx)
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
-	gpu_open_opts go = {0};
-	return gpu_open(&go, ctx);
+	gpu_open_failure gf;
+	gpu_open_opts go = {.failure = &gf};
+	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf.err) : 0;
 }
 
 static double train_loss(const train_opts *o, long long step)

@@ -3,10 +3,11 @@
  */
 #include "util/curl_dl.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+
+#include "util/dl.h"
 
 static char load_error[160] = "libcurl is not loaded";
 static const char *error_now = load_error;
@@ -135,64 +136,43 @@ static gw_curl_api api = {
 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-#define LOAD(field, name)                                                                          \
-	do {                                                                                       \
-		*(void **)&t.field = dlsym(h, name);                                               \
-		if (!t.field && !missing)                                                          \
-			missing = name;                                                            \
-	} while (0)
-
-/* Fill *out with every symbol, or leave it as it is and name the first one missing. */
-static int load_all(void *h, gw_curl_api *out, const char **missingp)
-{
-	gw_curl_api t = *out;
-	const char *missing = NULL;
-	LOAD(global_init, "curl_global_init");
-	LOAD(global_cleanup, "curl_global_cleanup");
-	LOAD(easy_init, "curl_easy_init");
-	LOAD(easy_setopt, "curl_easy_setopt");
-	LOAD(easy_getinfo, "curl_easy_getinfo");
-	LOAD(easy_pause, "curl_easy_pause");
-	LOAD(easy_reset, "curl_easy_reset");
-	LOAD(easy_cleanup, "curl_easy_cleanup");
-	LOAD(easy_strerror, "curl_easy_strerror");
-	LOAD(slist_append, "curl_slist_append");
-	LOAD(slist_free_all, "curl_slist_free_all");
-	LOAD(multi_init, "curl_multi_init");
-	LOAD(multi_setopt, "curl_multi_setopt");
-	LOAD(multi_add_handle, "curl_multi_add_handle");
-	LOAD(multi_remove_handle, "curl_multi_remove_handle");
-	LOAD(multi_assign, "curl_multi_assign");
-	LOAD(multi_socket_action, "curl_multi_socket_action");
-	LOAD(multi_info_read, "curl_multi_info_read");
-	LOAD(multi_cleanup, "curl_multi_cleanup");
-	*missingp = missing;
-	if (missing)
-		return -1;
-	*out = t;
-	return 0;
-}
+/* Every function the table holds, with the symbol that fills it. */
+static const gw_dl_sym syms[] = {
+    GW_DL_SYM(gw_curl_api, global_init, "curl_global_init"),
+    GW_DL_SYM(gw_curl_api, global_cleanup, "curl_global_cleanup"),
+    GW_DL_SYM(gw_curl_api, easy_init, "curl_easy_init"),
+    GW_DL_SYM(gw_curl_api, easy_setopt, "curl_easy_setopt"),
+    GW_DL_SYM(gw_curl_api, easy_getinfo, "curl_easy_getinfo"),
+    GW_DL_SYM(gw_curl_api, easy_pause, "curl_easy_pause"),
+    GW_DL_SYM(gw_curl_api, easy_reset, "curl_easy_reset"),
+    GW_DL_SYM(gw_curl_api, easy_cleanup, "curl_easy_cleanup"),
+    GW_DL_SYM(gw_curl_api, easy_strerror, "curl_easy_strerror"),
+    GW_DL_SYM(gw_curl_api, slist_append, "curl_slist_append"),
+    GW_DL_SYM(gw_curl_api, slist_free_all, "curl_slist_free_all"),
+    GW_DL_SYM(gw_curl_api, multi_init, "curl_multi_init"),
+    GW_DL_SYM(gw_curl_api, multi_setopt, "curl_multi_setopt"),
+    GW_DL_SYM(gw_curl_api, multi_add_handle, "curl_multi_add_handle"),
+    GW_DL_SYM(gw_curl_api, multi_remove_handle, "curl_multi_remove_handle"),
+    GW_DL_SYM(gw_curl_api, multi_assign, "curl_multi_assign"),
+    GW_DL_SYM(gw_curl_api, multi_socket_action, "curl_multi_socket_action"),
+    GW_DL_SYM(gw_curl_api, multi_info_read, "curl_multi_info_read"),
+    GW_DL_SYM(gw_curl_api, multi_cleanup, "curl_multi_cleanup"),
+};
 
 static void load(void)
 {
 	/* Debian ships the same ABI built against OpenSSL (libcurl4) or GnuTLS. */
-	const char *names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"};
-	void *h = NULL;
-	for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++)
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(load_error, sizeof load_error,
-		         "cannot load libcurl.so.4 (apt-get install libcurl4)");
-		return;
-	}
-	const char *missing = NULL;
-	if (load_all(h, &api, &missing) != 0) {
-		snprintf(load_error, sizeof load_error,
-		         "libcurl.so.4 has no %s (libcurl 7.68 or newer is needed)", missing);
-		dlclose(h);
-		return;
-	}
-	error_now = NULL;
+	static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"};
+	const gw_dl_lib lib = {
+	    .names = names,
+	    .n_names = sizeof names / sizeof *names,
+	    .install = "apt-get install libcurl4",
+	    .minimum = "libcurl 7.68",
+	    .syms = syms,
+	    .n_syms = sizeof syms / sizeof *syms,
+	};
+	if (gw_dl_load(&lib, &api, load_error, sizeof load_error) == 0)
+		error_now = NULL;
 }
 
 const gw_curl_api *gw_curl(void)

@@ -3,10 +3,11 @@
  */
 #include "util/mhd_dl.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+
+#include "util/dl.h"
 
 static char load_error[160] = "libmicrohttpd is not loaded";
 static const char *error_now = load_error;
@@ -134,63 +135,41 @@ static gw_mhd_api api = {
 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-#define LOAD(field, name)                                                                          \
-	do {                                                                                       \
-		*(void **)&t.field = dlsym(h, name);                                               \
-		if (!t.field && !missing)                                                          \
-			missing = name;                                                            \
-	} while (0)
-
-/* Fill *out with every symbol, or leave it as it is and name the first one missing. */
-static int load_all(void *h, gw_mhd_api *out, const char **missingp)
-{
-	gw_mhd_api t = *out;
-	const char *missing = NULL;
-	LOAD(start_daemon, "MHD_start_daemon");
-	LOAD(stop_daemon, "MHD_stop_daemon");
-	LOAD(quiesce_daemon, "MHD_quiesce_daemon");
-	LOAD(run, "MHD_run");
-	LOAD(get_timeout, "MHD_get_timeout");
-	LOAD(get_daemon_info, "MHD_get_daemon_info");
-	LOAD(get_connection_info, "MHD_get_connection_info");
-	LOAD(get_connection_values, "MHD_get_connection_values");
-	LOAD(lookup_connection_value, "MHD_lookup_connection_value");
-	LOAD(suspend_connection, "MHD_suspend_connection");
-	LOAD(resume_connection, "MHD_resume_connection");
-	LOAD(create_response_from_buffer, "MHD_create_response_from_buffer");
-	LOAD(create_response_from_buffer_with_free_callback_cls,
-	     "MHD_create_response_from_buffer_with_free_callback_cls");
-	LOAD(create_response_from_callback, "MHD_create_response_from_callback");
-	LOAD(add_response_header, "MHD_add_response_header");
-	LOAD(queue_response, "MHD_queue_response");
-	LOAD(destroy_response, "MHD_destroy_response");
-	*missingp = missing;
-	if (missing)
-		return -1;
-	*out = t;
-	return 0;
-}
+/* Every function the table holds, with the symbol that fills it. */
+static const gw_dl_sym syms[] = {
+    GW_DL_SYM(gw_mhd_api, start_daemon, "MHD_start_daemon"),
+    GW_DL_SYM(gw_mhd_api, stop_daemon, "MHD_stop_daemon"),
+    GW_DL_SYM(gw_mhd_api, quiesce_daemon, "MHD_quiesce_daemon"),
+    GW_DL_SYM(gw_mhd_api, run, "MHD_run"),
+    GW_DL_SYM(gw_mhd_api, get_timeout, "MHD_get_timeout"),
+    GW_DL_SYM(gw_mhd_api, get_daemon_info, "MHD_get_daemon_info"),
+    GW_DL_SYM(gw_mhd_api, get_connection_info, "MHD_get_connection_info"),
+    GW_DL_SYM(gw_mhd_api, get_connection_values, "MHD_get_connection_values"),
+    GW_DL_SYM(gw_mhd_api, lookup_connection_value, "MHD_lookup_connection_value"),
+    GW_DL_SYM(gw_mhd_api, suspend_connection, "MHD_suspend_connection"),
+    GW_DL_SYM(gw_mhd_api, resume_connection, "MHD_resume_connection"),
+    GW_DL_SYM(gw_mhd_api, create_response_from_buffer, "MHD_create_response_from_buffer"),
+    GW_DL_SYM(gw_mhd_api, create_response_from_buffer_with_free_callback_cls,
+              "MHD_create_response_from_buffer_with_free_callback_cls"),
+    GW_DL_SYM(gw_mhd_api, create_response_from_callback, "MHD_create_response_from_callback"),
+    GW_DL_SYM(gw_mhd_api, add_response_header, "MHD_add_response_header"),
+    GW_DL_SYM(gw_mhd_api, queue_response, "MHD_queue_response"),
+    GW_DL_SYM(gw_mhd_api, destroy_response, "MHD_destroy_response"),
+};
 
 static void load(void)
 {
-	const char *names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
-	void *h = NULL;
-	for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++)
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(load_error, sizeof load_error,
-		         "cannot load libmicrohttpd.so.12 (apt-get install libmicrohttpd12)");
-		return;
-	}
-	const char *missing = NULL;
-	if (load_all(h, &api, &missing) != 0) {
-		snprintf(load_error, sizeof load_error,
-		         "libmicrohttpd.so.12 has no %s (libmicrohttpd 0.9.71 or newer is needed)",
-		         missing);
-		dlclose(h);
-		return;
-	}
-	error_now = NULL;
+	static const char *const names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
+	const gw_dl_lib lib = {
+	    .names = names,
+	    .n_names = sizeof names / sizeof *names,
+	    .install = "apt-get install libmicrohttpd12",
+	    .minimum = "libmicrohttpd 0.9.71",
+	    .syms = syms,
+	    .n_syms = sizeof syms / sizeof *syms,
+	};
+	if (gw_dl_load(&lib, &api, load_error, sizeof load_error) == 0)
+		error_now = NULL;
 }
 
 const gw_mhd_api *gw_mhd(void)

@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 const char *const opt_fmt_text_json[] = {"text", "json", NULL};
@@ -93,24 +95,32 @@ static void subst(char *out, size_t len, const char *fmt, const char *value)
 		snprintf(out, len, "%.*s%s%s", (int)(p - fmt), fmt, value, p + 2);
 }
 
+/* why: the whole message for value, unless the table has its own (a translated
+ * text with one %s for the value); hint: already translated, or NULL. */
 static int bad_value(const opt_def *o, const char *value, const char *why, const char *hint)
 {
 	char what[80], msg[512];
-	subst(msg, sizeof msg, o->why ? o->why : why, value);
-	return gw_error(GW_EXIT_USAGE, opt_label(o, what, sizeof what), o->hint ? o->hint : hint,
+	if (o->why)
+		subst(msg, sizeof msg, _(o->why), value);
+	else
+		snprintf(msg, sizeof msg, "%s", why);
+	return gw_error(GW_EXIT_USAGE, opt_label(o, what, sizeof what), o->hint ? _(o->hint) : hint,
 	                "%s", msg);
 }
 
 static void see_help(const opt_cmd *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "see gpuwhy %s%s--help", c->name, c->name[0] ? " " : "");
+	if (c->name[0])
+		snprintf(buf, len, _("see gpuwhy %s --help"), c->name);
+	else
+		snprintf(buf, len, "%s", _("see gpuwhy --help"));
 }
 
 int opt_unexpected(const opt_cmd *c, const char *a)
 {
-	char hint[96];
+	char hint[160];
 	see_help(c, hint, sizeof hint);
-	return gw_error(GW_EXIT_USAGE, a, hint, "unexpected argument");
+	return gw_error(GW_EXIT_USAGE, a, hint, "%s", _("unexpected argument"));
 }
 
 /* ---- values ---- */
@@ -127,8 +137,8 @@ static int set_int(const opt_def *o, const char *v)
 	long long hi = has_range(o) ? (long long)o->max : wide ? INT64_MAX : INT_MAX;
 	long long x;
 	if (!gw_parse_int(v, lo, hi, &x)) {
-		char why[128];
-		snprintf(why, sizeof why, "'%%s' is not an integer from %lld to %lld", lo, hi);
+		char why[256];
+		snprintf(why, sizeof why, _("'%s' is not an integer from %lld to %lld"), v, lo, hi);
 		return bad_value(o, v, why, NULL);
 	}
 	if (wide)
@@ -145,12 +155,12 @@ static int set_double(const opt_def *o, const char *v)
 	if (ok && has_range(o) && (x < o->min || x > o->max))
 		ok = false;
 	if (!ok) {
-		char why[128];
+		char why[256];
 		if (has_range(o))
-			snprintf(why, sizeof why, "'%%s' is not a number from %g to %g", o->min,
-			         o->max);
+			snprintf(why, sizeof why, _("'%s' is not a number from %g to %g"), v,
+			         o->min, o->max);
 		else
-			snprintf(why, sizeof why, "'%%s' is not a number");
+			snprintf(why, sizeof why, _("'%s' is not a number"), v);
 		return bad_value(o, v, why, NULL);
 	}
 	*(double *)o->target = x;
@@ -161,17 +171,19 @@ static int set_duration(const opt_def *o, const char *v)
 {
 	int64_t ns;
 	bool ok = gw_parse_duration_ns(v, o->bare ? o->bare : 1000000000LL, &ns);
+	char why[256];
 	if (ok && has_range(o) && ((double)ns < o->min * 1e9 || (double)ns > o->max * 1e9)) {
-		char why[128];
-		snprintf(why, sizeof why, "'%%s' is not a duration from %gs to %gs", o->min,
+		snprintf(why, sizeof why, _("'%s' is not a duration from %gs to %gs"), v, o->min,
 		         o->max);
 		return bad_value(o, v, why, NULL);
 	}
-	if (!ok)
-		return bad_value(o, v, "'%s' is not a duration",
+	if (!ok) {
+		snprintf(why, sizeof why, _("'%s' is not a duration"), v);
+		return bad_value(o, v, why,
 		                 o->bare && o->bare != 1000000000LL
-		                     ? "e.g. 500ms, 30s, 10m, 2h"
-		                     : "e.g. 30s, 10m, 2h (a bare number is seconds)");
+		                     ? _("e.g. 500ms, 30s, 10m, 2h")
+		                     : _("e.g. 30s, 10m, 2h (a bare number is seconds)"));
+	}
 	*(int64_t *)o->target = o->unit > 1 ? ns / o->unit : ns;
 	return 0;
 }
@@ -186,12 +198,14 @@ static int set_size(const opt_def *o, const char *v)
 		bytes = (uint64_t)x * (uint64_t)bare;
 	else
 		ok = gw_parse_size_bytes(v, &bytes) && bytes <= (uint64_t)INT64_MAX;
-	if (!ok)
-		return bad_value(o, v, "'%s' is not a size", "e.g. 12G, 800M, 1.5GiB");
+	char why[256];
+	if (!ok) {
+		snprintf(why, sizeof why, _("'%s' is not a size"), v);
+		return bad_value(o, v, why, _("e.g. 12G, 800M, 1.5GiB"));
+	}
 	int64_t val = (int64_t)((bytes + (uint64_t)unit - 1) / (uint64_t)unit);
 	if (has_range(o) && ((double)val < o->min || (double)val > o->max)) {
-		char why[128];
-		snprintf(why, sizeof why, "'%%s' is out of range");
+		snprintf(why, sizeof why, _("'%s' is out of range"), v);
 		return bad_value(o, v, why, NULL);
 	}
 	*(int64_t *)o->target = val;
@@ -200,7 +214,7 @@ static int set_size(const opt_def *o, const char *v)
 
 static int set_enum(const opt_def *o, const char *v)
 {
-	char hint[256] = "use ";
+	char list[256] = "", hint[320];
 	int n = 0;
 	while (o->choices[n])
 		n++;
@@ -210,15 +224,21 @@ static int set_enum(const opt_def *o, const char *v)
 			return 0;
 		}
 	for (int i = 0; i < n; i++) {
-		size_t l = strlen(hint);
-		snprintf(hint + l, sizeof hint - l, "%s%s",
+		size_t l = strlen(list);
+		/* TRANSLATORS: separators of a list of choices: "a, b or c". */
+		snprintf(list + l, sizeof list - l, "%s%s",
 		         i == 0       ? ""
-		         : i == n - 1 ? " or "
-		                      : ", ",
+		         : i == n - 1 ? _(" or ")
+		                      : _(", "),
 		         o->choices[i]);
 	}
-	char why[128];
-	snprintf(why, sizeof why, "unknown %s '%%s'", o->name ? o->name : "value");
+	snprintf(hint, sizeof hint, _("use %s"), list);
+	char why[256];
+	if (o->name)
+		/* TRANSLATORS: "unknown format 'yaml'": the option's name, then its value. */
+		snprintf(why, sizeof why, _("unknown %s '%s'"), o->name, v);
+	else
+		snprintf(why, sizeof why, _("unknown value '%s'"), v);
 	return bad_value(o, v, why, hint);
 }
 
@@ -249,7 +269,7 @@ static int set_value(const opt_cmd *c, const opt_def *o, const char *v)
 		opt_list *l = o->target;
 		const char **nv = realloc(l->v, (size_t)(l->n + 1) * sizeof *nv);
 		if (!nv)
-			return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+			return gw_error(GW_EXIT_ENV, "memory", NULL, "%s", _("out of memory"));
 		nv[l->n++] = v;
 		l->v = nv;
 		return 0;
@@ -292,12 +312,12 @@ static int unknown_long(const opt_cmd *c, const char *name, size_t len)
 	const char *s = opt_suggest(word, cands, n);
 	const char *dash = c->long_only ? "-" : "--";
 	if (s)
-		snprintf(hint, sizeof hint, "did you mean %s%s?", dash, s);
+		snprintf(hint, sizeof hint, _("did you mean %s%s?"), dash, s);
 	else
 		see_help(c, hint, sizeof hint);
 	char what[100];
 	snprintf(what, sizeof what, "%s%s", dash, word);
-	return gw_error(GW_EXIT_USAGE, what, hint, "unknown option");
+	return gw_error(GW_EXIT_USAGE, what, hint, "%s", _("unknown option"));
 }
 
 /* Exact long name, else a unique prefix (getopt_long accepted those). */
@@ -325,9 +345,9 @@ static int find_long(const opt_cmd *c, const char *name, size_t len, const opt_d
 	if (npre > 1) {
 		char what[100];
 		snprintf(what, sizeof what, "--%.*s", (int)(len < 90 ? len : 90), name);
-		char hint[96];
+		char hint[160];
 		see_help(c, hint, sizeof hint);
-		return gw_error(GW_EXIT_USAGE, what, hint, "ambiguous option");
+		return gw_error(GW_EXIT_USAGE, what, hint, "%s", _("ambiguous option"));
 	}
 	return unknown_long(c, name, len);
 }
@@ -345,7 +365,7 @@ static int missing_value(const opt_def *o)
 	char what[80], hint[128];
 	opt_label(o, what, sizeof what);
 	snprintf(hint, sizeof hint, "%s %s", what, o->arg ? o->arg : "VALUE");
-	return gw_error(GW_EXIT_USAGE, what, hint, "needs a value");
+	return gw_error(GW_EXIT_USAGE, what, hint, "%s", _("needs a value"));
 }
 
 /* ---- the parser ---- */
@@ -378,8 +398,8 @@ static int parse_long(opt_state *s, const char *name)
 	if (!takes_value(o)) {
 		if (eq) {
 			char what[80];
-			return gw_error(GW_EXIT_USAGE, opt_label(o, what, sizeof what), NULL,
-			                "takes no value");
+			return gw_error(GW_EXIT_USAGE, opt_label(o, what, sizeof what), NULL, "%s",
+			                _("takes no value"));
 		}
 		return set_value(s->c, o, NULL);
 	}
@@ -397,10 +417,10 @@ static int parse_short(opt_state *s, const char *arg)
 		if (!o && *p == 'h' && !table_has_help(s->c->opts))
 			return OPT_HELP;
 		if (!o) {
-			char what[8], hint[96];
+			char what[8], hint[160];
 			snprintf(what, sizeof what, "-%c", *p);
 			see_help(s->c, hint, sizeof hint);
-			return gw_error(GW_EXIT_USAGE, what, hint, "unknown option");
+			return gw_error(GW_EXIT_USAGE, what, hint, "%s", _("unknown option"));
 		}
 		if (o->optional)
 			return set_value(s->c, o, p[1] ? p + 1 : NULL);
@@ -424,12 +444,12 @@ int opt_parse(const opt_cmd *c, int argc, char **argv, int *first)
 	opt_state s = {.c = c, .argc = argc, .argv = argv, .i = 1};
 	char **pos = calloc((size_t)argc + 1, sizeof *pos);
 	if (!pos)
-		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+		return gw_error(GW_EXIT_ENV, "memory", NULL, "%s", _("out of memory"));
 	int npos = 0, nopt = 1, rc = 0;
 	char **optv = calloc((size_t)argc + 1, sizeof *optv);
 	if (!optv) {
 		free(pos);
-		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
+		return gw_error(GW_EXIT_ENV, "memory", NULL, "%s", _("out of memory"));
 	}
 	bool rest = false;
 	while (!rc && s.i < argc) {
@@ -461,9 +481,9 @@ int opt_parse(const opt_cmd *c, int argc, char **argv, int *first)
 			argv[nopt + k] = pos[k];
 		*first = nopt;
 		if (npos < c->min_args) {
-			char hint[96];
+			char hint[160];
 			see_help(c, hint, sizeof hint);
-			rc = gw_error(GW_EXIT_USAGE, c->name, hint, "missing argument");
+			rc = gw_error(GW_EXIT_USAGE, c->name, hint, "%s", _("missing argument"));
 		} else if (c->max_args >= 0 && npos > c->max_args)
 			rc = opt_unexpected(c, pos[c->max_args]);
 	}
@@ -479,33 +499,186 @@ int opt_parse(const opt_cmd *c, int argc, char **argv, int *first)
 #define OPT_HELP_COL 24
 #define OPT_WIDTH 80
 
-/* Print text wrapped at OPT_WIDTH, continuation lines indented by indent;
- * col is where the cursor already is. A '\n' in text is a hard break. */
+/* ---- display width: a CJK character takes two columns, and Chinese text
+ * breaks between characters as well as at spaces ---- */
+
+/* The character at p (at most n bytes) into *wc; returns its length in bytes,
+ * 1 for a byte that is not valid in the locale's encoding. */
+static size_t char_at(const char *p, size_t n, wchar_t *wc)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	size_t k = mbrtowc(wc, p, n, &st);
+	if (k == 0 || k == (size_t)-1 || k == (size_t)-2) {
+		*wc = (unsigned char)*p;
+		return 1;
+	}
+	return k;
+}
+
+static int char_cols(wchar_t wc)
+{
+	int w = wcwidth(wc);
+	return w < 0 ? 1 : w;
+}
+
+/* Display columns of the first n bytes of s. */
+static int text_cols(const char *s, size_t n)
+{
+	int cols = 0;
+	for (size_t i = 0; i < n;) {
+		wchar_t wc;
+		i += char_at(s + i, n - i, &wc);
+		cols += char_cols(wc);
+	}
+	return cols;
+}
+
+/* Closing punctuation never starts a line, opening never ends one. */
+static bool is_closing(wchar_t c)
+{
+	return c && wcschr(L"\uff0c\u3002\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300d\u300f\u300b"
+	                   L"\u3011\u201d\u2019)]},.;:!?",
+	                   c);
+}
+static bool is_opening(wchar_t c)
+{
+	return c && wcschr(L"\uff08\u300c\u300e\u300a\u3010\u201c\u2018([{", c);
+}
+
+/* A line may break between a and b without a space: beside a wide character. */
+static bool may_break(wchar_t a, wchar_t b)
+{
+	return (char_cols(a) > 1 || char_cols(b) > 1) && !is_closing(b) && !is_opening(a);
+}
+
+/* The bytes of the unbreakable piece at p (up to a space, a newline or a break
+ * between characters); *cols gets its display width. */
+static size_t piece(const char *p, int *cols)
+{
+	size_t n = strlen(p), i = 0;
+	wchar_t prev = 0, wc;
+	*cols = 0;
+	while (i < n && p[i] != ' ' && p[i] != '\n') {
+		size_t k = char_at(p + i, n - i, &wc);
+		if (i > 0 && may_break(prev, wc))
+			break;
+		*cols += char_cols(wc);
+		prev = wc;
+		i += k;
+	}
+	return i;
+}
+
+/* Print text wrapped at OPT_WIDTH display columns, continuation lines indented
+ * by indent; col is where the cursor already is. A '\n' in text is a hard break. */
 static void wrap(FILE *out, const char *text, int col, int indent)
 {
 	const char *p = text;
+	bool space = false; /* a space stood before the next piece */
 	while (*p) {
 		if (*p == '\n') {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
+			space = false;
 			p++;
 			continue;
 		}
-		size_t w = strcspn(p, " \n");
-		if (col > indent && col + 1 + (int)w > OPT_WIDTH) {
+		if (*p == ' ') {
+			space = true;
+			p++;
+			continue;
+		}
+		int w;
+		size_t len = piece(p, &w);
+		int gap = space && col > indent ? 1 : 0;
+		if (col > indent && col + gap + w > OPT_WIDTH) {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
-		} else if (col > indent) {
+		} else if (gap) {
 			fputc(' ', out);
 			col++;
 		}
-		fwrite(p, 1, w, out);
-		col += (int)w;
-		p += w;
-		while (*p == ' ')
-			p++;
+		fwrite(p, 1, len, out);
+		col += w;
+		p += len;
+		space = false;
 	}
 	fputc('\n', out);
+}
+
+/* Where a line's continuation starts: after its indentation, or, in a two-column
+ * line ("  name    text"), where the text after the first run of two spaces begins. */
+static int hang_of(const char *line, size_t len)
+{
+	size_t lead = strspn(line, " "), word = 0; /* characters of the current word */
+	/* The gap follows a word of two characters or more: a one-character
+	 * prefix (a bullet, a mark) is not a column. */
+	for (size_t i = lead; i < len;) {
+		wchar_t wc;
+		size_t k = char_at(line + i, len - i, &wc);
+		if (wc != ' ') {
+			word++;
+		} else if (i + 1 < len && line[i + 1] == ' ' && word >= 2) {
+			size_t at = i + strspn(line + i, " ");
+			int hang = text_cols(line, at);
+			return hang < OPT_WIDTH / 2 ? hang : (int)lead;
+		} else if (i + 1 < len && line[i + 1] == ' ') {
+			word = 0;
+		}
+		i += k;
+	}
+	return (int)lead;
+}
+
+/* Print one line of a paragraph: as it is when it fits (its spacing may align
+ * columns), else broken at spaces or between CJK characters at OPT_WIDTH. */
+static void fill_line(FILE *out, const char *line, size_t len)
+{
+	if (text_cols(line, len) <= OPT_WIDTH) {
+		fprintf(out, "%.*s\n", (int)len, line);
+		return;
+	}
+	int hang = hang_of(line, len), col = 0;
+	size_t lead = strspn(line, " ");
+	size_t i = 0, start = 0, brk = 0; /* brk: bytes of the line up to the last break */
+	wchar_t prev = 0;
+	while (i < len) {
+		wchar_t wc;
+		size_t k = char_at(line + i, len - i, &wc);
+		if (i >= lead && i > start && (wc == ' ' || may_break(prev, wc)))
+			brk = i;
+		int w = char_cols(wc);
+		if (col + w > OPT_WIDTH && brk > start) {
+			size_t end = brk;
+			while (end > start && line[end - 1] == ' ')
+				end--;
+			fprintf(out, "%.*s\n%*s", (int)(end - start), line + start, hang, "");
+			i = brk;
+			while (i < len && line[i] == ' ')
+				i++;
+			start = brk = i;
+			col = hang;
+			prev = 0;
+			continue;
+		}
+		col += w;
+		prev = wc;
+		i += k;
+	}
+	fprintf(out, "%.*s\n", (int)(len - start), line + start);
+}
+
+/* A paragraph of help (about, more): each line filled on its own. */
+static void fill(FILE *out, const char *text)
+{
+	for (const char *p = text;;) {
+		size_t l = strcspn(p, "\n");
+		fill_line(out, p, l);
+		if (!p[l])
+			break;
+		p += l + 1;
+	}
 }
 
 static void help_line(FILE *out, const opt_def *o, bool any_short)
@@ -529,27 +702,35 @@ static void help_line(FILE *out, const opt_def *o, bool any_short)
 		fprintf(out, "\n%*s", OPT_HELP_COL, "");
 	else
 		fprintf(out, "%*s", OPT_HELP_COL - n, "");
-	wrap(out, o->help ? o->help : "", OPT_HELP_COL, OPT_HELP_COL);
+	wrap(out, o->help ? _(o->help) : "", OPT_HELP_COL, OPT_HELP_COL);
 }
 
 void opt_help(const opt_cmd *c, FILE *out)
 {
-	const char *u = c->usage;
+	/* The usage lines are syntax (names and placeholders): only the label is
+	 * translated, and later lines are indented by its width. */
+	const char *u = c->usage, *label = _("usage:");
+	int lw = text_cols(label, strlen(label));
 	for (int line = 0; *u; line++) {
 		size_t l = strcspn(u, "\n");
-		fprintf(out, "%s gpuwhy %.*s\n", line ? "      " : "usage:", (int)l, u);
+		fprintf(out, "%*s gpuwhy %.*s\n", line ? lw : 0, line ? "" : label, (int)l, u);
 		u += l + (u[l] == '\n');
 	}
-	if (c->about)
-		fprintf(out, "\n%s\n", c->about);
+	if (c->about) {
+		fputc('\n', out);
+		fill(out, _(c->about));
+	}
 	/* Long-only options leave room for "-x, " when any option has a short name. */
 	bool any_short = false;
 	for (const opt_def *o = c->opts; o->kind; o++)
 		any_short |= o->shrt != 0 && !o->hidden;
-	fputs(c->opts->kind == OPTK_GROUP ? "\n" : "\nOptions:\n", out);
+	if (c->opts->kind == OPTK_GROUP)
+		fputc('\n', out);
+	else
+		fprintf(out, "\n%s\n", _("Options:"));
 	for (const opt_def *o = c->opts; o->kind; o++)
 		if (o->kind == OPTK_GROUP)
-			fprintf(out, "%s\n", o->help);
+			fill(out, _(o->help));
 		else if (!o->hidden)
 			help_line(out, o, any_short);
 	if (!table_has_help(c->opts))
@@ -557,19 +738,27 @@ void opt_help(const opt_cmd *c, FILE *out)
 		          &(opt_def){.name = "help",
 		                     .shrt = any_short ? 'h' : 0,
 		                     .kind = OPTK_FLAG,
-		                     .help = "this help"},
+		                     .help = N_("this help")},
 		          any_short);
-	if (c->more)
-		fprintf(out, "\n%s\n", c->more);
+	if (c->more) {
+		fputc('\n', out);
+		fill(out, _(c->more));
+	}
 	if (c->more_fn)
 		c->more_fn(out);
-	char codes[512];
+	/* "Exit codes: 0 ok, ...", one paragraph after its label. */
+	char codes[1024];
 	if (c->exits)
-		snprintf(codes, sizeof codes, "Exit codes: %s.", c->exits);
-	else
+		/* TRANSLATORS: the command's own list of exit codes, as a sentence. */
+		snprintf(codes, sizeof codes, _("%s."), _(c->exits));
+	else if (c->exit1)
 		snprintf(codes, sizeof codes,
-		         "Exit codes: 0 ok, %s%s%s2 usage error, 3 environment or I/O error.",
-		         c->exit1 ? "1 " : "", c->exit1 ? c->exit1 : "", c->exit1 ? ", " : "");
-	fputc('\n', out);
-	wrap(out, codes, 0, 0);
+		         _("0 ok, 1 %s, 2 usage error, 3 environment or I/O error."), _(c->exit1));
+	else
+		snprintf(codes, sizeof codes, "%s",
+		         _("0 ok, 2 usage error, 3 environment or I/O error."));
+	const char *codes_label = _("Exit codes:");
+	int cw = text_cols(codes_label, strlen(codes_label)) + 1;
+	fprintf(out, "\n%s ", codes_label);
+	wrap(out, codes, cw, 0);
 }

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/i18n.h" /* the tables' texts are messages: N_() */
+
 typedef enum {
 	OPTK_END = 0,  /* terminates a table */
 	OPTK_FLAG,     /* bool *: set to true; no value */

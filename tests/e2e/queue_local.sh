@@ -163,7 +163,22 @@ q config per-gpu 0 2>/dev/null; [ $? = 2 ] || fail "config per-gpu 0"
 q frobnicate 2>/dev/null; [ $? = 2 ] || fail "unknown subcommand"
 echo '{"cmd": "x", "gpus": "many"}' >"$T/bad.jsonl"
 msg=$(q add --from "$T/bad.jsonl" 2>&1); [ $? = 2 ] || fail "bad task file"
+after_msg=$(q add --after 9999 -- true 2>&1)
 set -e
 echo "$msg" | grep -q "line 1: 'gpus' must be an integer" || fail "bad file message: $msg"
 [ "$(echo "$msg" | wc -l)" = 1 ] || fail "bad file message is not one line"
+# The store's failure, printed once by the command
+[ "$after_msg" = "gpuwhy: after 9999: there is no task 9999 (task ids are the numbers \`gpuwhy queue ls\` shows)" ] ||
+	fail "missing --after message: $after_msg"
+
+# --- each task runs with the environment of the shell that added it (tasks from
+# different shells in turn), and the queue's own variables win over its copies
+envtask='echo "env ${GW_SHELL-unset} ${GW_ONLY_A-unset} $GPUWHY_TASK_ID"'
+a=$(GW_SHELL=a GW_ONLY_A=1 GPUWHY_TASK_ID=stale q add --gpus 0 -- sh -c "$envtask")
+b=$(GW_SHELL=b q add --gpus 0 -- sh -c "$envtask")
+c=$(GW_SHELL=a GW_ONLY_A=1 GPUWHY_TASK_ID=stale q add --gpus 0 -- sh -c "$envtask")
+q wait "$a" "$b" "$c" --timeout 60s || fail "env tasks did not end done"
+q log "$a" | grep -qx "env a 1 $a" || fail "env of task $a: $(q log "$a")"
+q log "$b" | grep -qx "env b unset $b" || fail "env of task $b: $(q log "$b")"
+q log "$c" | grep -qx "env a 1 $c" || fail "env of task $c: $(q log "$c")"
 echo "queue_local: ok"

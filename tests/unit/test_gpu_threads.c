@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu/gpu.h"
 #include "gpu/loader.h"
@@ -90,7 +91,7 @@ static int teardown(void **state)
 static void run_round(const char *gpus, bool slow_thread, int *samples)
 {
 	gpu_open_failure f;
-	gpu_open_opts o = {.gpus = gpus, .slow_period_ns = 1000000, .quiet = true, .failure = &f};
+	gpu_open_opts o = {.gpus = gpus, .slow_period_ns = 1000000, .failure = &f};
 	gpu_ctx *c = NULL;
 	assert_int_equal(gpu_open(&o, &c), 0);
 	int n = gpu_count(c);
@@ -133,9 +134,9 @@ static void test_selected_devices_keep_their_facts(void **state)
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
 	gpu_ctx *all, *some;
-	gpu_open_opts quiet = {.quiet = true};
+	gpu_open_opts quiet = {0};
 	assert_int_equal(gpu_open(&quiet, &all), 0);
-	gpu_open_opts o = {.gpus = "6,2", .quiet = true};
+	gpu_open_opts o = {.gpus = "6,2"};
 	assert_int_equal(gpu_open(&o, &some), 0);
 	assert_int_equal(gpu_count(some), 2);
 	assert_int_equal(gpu_count_all(some), 8);
@@ -154,22 +155,76 @@ static void test_selected_devices_keep_their_facts(void **state)
 	gpu_close(all);
 }
 
-/* A failed open says why as data and prints nothing when asked to be quiet. */
+/* stderr into a temporary file, so a test can see that nothing was printed. */
+static int stderr_capture(FILE **tmp)
+{
+	fflush(stderr);
+	*tmp = tmpfile();
+	assert_non_null(*tmp);
+	int saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(*tmp), STDERR_FILENO) >= 0);
+	return saved;
+}
+
+/* Restore stderr; returns how many bytes were written to it meanwhile. */
+static long stderr_release(FILE *tmp, int saved)
+{
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	assert_int_equal(fseek(tmp, 0, SEEK_END), 0);
+	long n = ftell(tmp);
+	fclose(tmp);
+	return n;
+}
+
+/* A failed open says why as data (what, why and hint apart too) and prints nothing. */
 static void test_failure_is_data(void **state)
 {
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
+	FILE *tmp;
+	int saved = stderr_capture(&tmp);
 	gpu_open_failure f;
-	gpu_open_opts o = {.gpus = "9", .quiet = true, .failure = &f};
+	gpu_open_opts o = {.gpus = "9", .failure = &f};
 	gpu_ctx *c = NULL;
 	assert_int_equal(gpu_open(&o, &c), 2);
 	assert_int_equal(f.kind, GPU_FAIL_SELECTION);
 	assert_non_null(strstr(f.msg, "--gpus: GPU index 9 does not exist (8 GPUs)"));
+	assert_int_equal(f.err.code, 2);
+	assert_string_equal(f.err.what, "--gpus");
+	assert_string_equal(f.err.why, "GPU index 9 does not exist (8 GPUs)");
+	assert_string_equal(f.err.hint, "use indices or (short) UUIDs from gpuwhy status");
 	/* The loader says what is wrong the same way. */
 	assert_int_equal(gpu_loader_setup("no-such-scenario", NULL, NULL, &f), 2);
 	assert_non_null(strstr(f.msg, "no-such-scenario: no such scenario"));
+	assert_string_equal(f.err.what, "no-such-scenario");
+	assert_int_equal(f.err.code, 2);
 	assert_int_equal(gpu_loader_setup(NULL, "/nonexistent/libnvidia-ml.so.1", NULL, &f), 3);
 	assert_int_equal(f.kind, GPU_FAIL_NO_LIBRARY);
+	/* A library that is not there: gpu_open fails the same way, silently too. */
+	const char *lib = getenv("GPUWHY_NVML");
+	char *keep = lib ? strdup(lib) : NULL;
+	setenv("GPUWHY_NVML", "/nonexistent/libnvidia-ml.so.1", 1);
+	gpu_open_opts none = {.failure = &f};
+	int rc = gpu_open(&none, &c);
+	if (keep)
+		setenv("GPUWHY_NVML", keep, 1);
+	else
+		unsetenv("GPUWHY_NVML");
+	free(keep);
+	assert_int_not_equal(rc, 0);
+	assert_int_equal(f.err.code, 3);
+	assert_true(f.msg[0] != '\0');
+	assert_int_equal(stderr_release(tmp, saved), 0);
+	/* The face prints it: the same line, with the prefix. */
+	char line[600];
+	snprintf(line, sizeof line, "gpuwhy: %s", f.msg);
+	saved = stderr_capture(&tmp);
+	assert_int_equal(gw_fail_print(&f.err), 3);
+	long n = stderr_release(tmp, saved);
+	assert_int_equal(n, (long)strlen(line) + 1);
 }
 
 /*
@@ -227,7 +282,7 @@ static void test_error_text_from_two_threads(void **state)
 	/* With the simulated library: NVML's own constant texts, per code. */
 	sim_use("h100x8-nvlink", NULL);
 	gpu_ctx *c;
-	gpu_open_opts o = {.quiet = true};
+	gpu_open_opts o = {0};
 	assert_int_equal(gpu_open(&o, &c), 0);
 	err_asker b[2] = {{.c = c, .rc = NVML_ERROR_NOT_SUPPORTED},
 	                  {.c = c, .rc = NVML_ERROR_GPU_IS_LOST}};
@@ -246,7 +301,7 @@ static void test_small_command_reads(void **state)
 	(void)state;
 	sim_use("h100x8-nvlink", NULL);
 	gpu_ctx *c;
-	gpu_open_opts o = {.quiet = true};
+	gpu_open_opts o = {0};
 	assert_int_equal(gpu_open(&o, &c), 0);
 	gpu_values v;
 	gpu_sample(c, 3, &v);

@@ -126,7 +126,7 @@ static timeline *recorded(const snapshot *snaps, const exp_gpu *gpus)
 		assert_int_equal(store_write_snapshot(st, &snaps[k], idx), 0);
 	assert_int_equal(store_close(st), 0);
 	timeline *tl;
-	assert_int_equal(store_read_timeline(path, &tl), 0);
+	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
 	return tl;
 }
 

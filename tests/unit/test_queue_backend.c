@@ -22,7 +22,7 @@ static int setup(void **state)
 	snprintf(dir, sizeof dir, "/tmp/gw-backend-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	return queue_store_open(dir, &st);
+	return queue_store_open(dir, &st, NULL);
 }
 
 static int teardown(void **state)

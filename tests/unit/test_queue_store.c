@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +24,7 @@ static int setup(void **state)
 	snprintf(dir, sizeof dir, "/tmp/gw-store-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	return queue_store_open(dir, &st);
+	return queue_store_open(dir, &st, NULL);
 }
 
 static int teardown(void **state)
@@ -382,7 +383,7 @@ static void test_concurrent_adds(void **state)
 		kids[k] = fork();
 		if (kids[k] == 0) {
 			queue_store *mine;
-			if (queue_store_open(dir, &mine) != 0)
+			if (queue_store_open(dir, &mine, NULL) != 0)
 				_exit(1);
 			for (int i = 0; i < EACH; i++) {
 				queue_spec s;
@@ -408,6 +409,96 @@ static void test_concurrent_adds(void **state)
 	assert_int_equal(queue_store_count_state(st, -1), KIDS * EACH);
 }
 
+/* Failures are data: kept on the store and handed to the face's function, never printed
+ * by the store itself. */
+static int handed;
+static queue_err last_handed;
+
+static void on_error(const queue_err *e)
+{
+	handed++;
+	last_handed = *e;
+}
+
+/* Run fn with stderr going to a file; returns how many bytes it printed there. */
+static long stderr_bytes_during(void (*fn)(void))
+{
+	char path[] = "/tmp/gw-store-err-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fd, 2);
+	fn();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	long n = lseek(fd, 0, SEEK_END);
+	close(fd);
+	unlink(path);
+	return n;
+}
+
+static void add_missing_after(void)
+{
+	queue_spec s;
+	queue_spec_init(&s);
+	char *argv[] = {"true"};
+	queue_spec_set_argv(&s, argv, 1);
+	s.cwd = strdup("/");
+	s.after_id = 999;
+	int64_t id = 0;
+	assert_int_equal(queue_store_add(st, &s, 1, &id), GW_EXIT_USAGE);
+	queue_spec_free(&s);
+}
+
+static void test_errors_are_data(void **state)
+{
+	(void)state;
+	assert_int_equal(queue_store_error(st)->code, 0);
+	handed = 0;
+	queue_store_on_error(st, on_error);
+	assert_int_equal(stderr_bytes_during(add_missing_after), 0);
+	const queue_err *e = queue_store_error(st);
+	assert_int_equal(e->code, GW_EXIT_USAGE);
+	assert_string_equal(e->what, "after 999");
+	assert_string_equal(e->why, "there is no task 999");
+	assert_non_null(strstr(e->hint, "queue ls"));
+	assert_int_equal(handed, 1);
+	assert_string_equal(last_handed.why, e->why);
+	queue_store_on_error(st, NULL);
+}
+
+static char unsafe[300];
+static int unsafe_rc;
+static queue_err unsafe_err;
+
+static void open_unsafe(void)
+{
+	queue_store *other = NULL;
+	unsafe_rc = queue_store_open(unsafe, &other, &unsafe_err);
+	assert_null(other);
+}
+
+static void test_open_failure_is_data(void **state)
+{
+	(void)state;
+	snprintf(unsafe, sizeof unsafe, "%s/shared", dir);
+	assert_int_equal(mkdir(unsafe, 0700), 0);
+	assert_int_equal(chmod(unsafe, 0777), 0); /* others can write: refused */
+	assert_int_equal(stderr_bytes_during(open_unsafe), 0);
+	assert_int_equal(unsafe_rc, GW_EXIT_ENV);
+	assert_int_equal(unsafe_err.code, GW_EXIT_ENV);
+	assert_string_equal(unsafe_err.what, unsafe);
+	assert_non_null(strstr(unsafe_err.why, "refusing an unsafe queue location"));
+	assert_true(unsafe_err.hint[0] != '\0');
+	char missing[320];
+	snprintf(missing, sizeof missing, "%s/nothing/../x", dir);
+	queue_err e = {0};
+	assert_int_equal(queue_dir_check(missing, &e), GW_EXIT_ENV);
+	assert_non_null(strstr(e.why, "cannot read the queue directory"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +510,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_config_and_view, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clean_keeps_what_others_wait_for, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_errors_are_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_failure_is_data, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

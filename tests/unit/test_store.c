@@ -90,7 +90,7 @@ static void test_round_trip(void **state)
 	snapshot_free(&s);
 
 	timeline *tl;
-	assert_int_equal(store_read_timeline(path, &tl), 0);
+	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
 	assert_int_equal(tl->n, 2);
 	assert_int_equal(tl->ngpu, 2);
 	assert_int_equal(tl->gpu[1].index, 2);
@@ -155,7 +155,7 @@ static void test_reads_older_host_columns(void **state)
 	sqlite3_close(db);
 
 	timeline *tl;
-	assert_int_equal(store_read_timeline(path, &tl), 0);
+	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
 	assert_int_equal(tl->n, 1);
 	assert_true(tl_host_at(tl, HM_CPU_BUSY_MAX, 0) == 99.5);
 	assert_true(tl_host_at(tl, HM_MEM_USED, 0) == 2048);
@@ -185,9 +185,17 @@ static void test_refuses_foreign_files(void **state)
 	fclose(f);
 	assert_string_equal(buf, "precious notes\n");
 	timeline *tl;
-	assert_int_equal(store_read_timeline(path, &tl), 3);
+	gw_fail why;
+	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
+	/* Why, as data for the face to print: the file, the reason, the fix. */
+	assert_int_equal(why.code, 3);
+	assert_string_equal(why.what, path);
+	assert_string_equal(why.why, "not a gpuwhy recording");
+	assert_string_equal(why.hint, "record one with gpuwhy record or gpuwhy run");
 	snprintf(path, sizeof path, "%s/missing.gpuwhy", dir);
-	assert_int_equal(store_read_timeline(path, &tl), 3);
+	assert_int_equal(store_read_timeline(path, &tl, NULL), 3);
+	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
+	assert_string_equal(why.why, "cannot open recording");
 	snprintf(path, sizeof path, "%s/no/such/dir/x.gpuwhy", dir);
 	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
 }

@@ -78,7 +78,7 @@ static void test_steps_in_time_order(void **state)
 {
 	(void)state;
 	store_export *x;
-	assert_int_equal(store_export_open(path, "steps", &x), 0);
+	assert_int_equal(store_export_open(path, "steps", &x, NULL), 0);
 	int t = column(x, "t"), step = column(x, "step"), line = column(x, "line");
 	const store_cell *c = store_export_next(x);
 	assert_non_null(c);
@@ -94,14 +94,14 @@ static void test_steps_in_time_order(void **state)
 	assert_string_equal(c[line].s, "step 2 loss=0.5");
 	assert_null(store_export_next(x));
 	assert_null(store_export_next(x)); /* stays at the end */
-	assert_int_equal(store_export_close(x), 0);
+	assert_int_equal(store_export_close(x, NULL), 0);
 }
 
 static void test_absent_is_null(void **state)
 {
 	(void)state;
 	store_export *x;
-	assert_int_equal(store_export_open(path, "gpu", &x), 0);
+	assert_int_equal(store_export_open(path, "gpu", &x, NULL), 0);
 	int gpu = column(x, "gpu"), lost = column(x, "lost");
 	assert_true(store_export_columns(x) > 3); /* one column per metric */
 	const store_cell *c = store_export_next(x);
@@ -115,21 +115,21 @@ static void test_absent_is_null(void **state)
 	assert_non_null(c);
 	assert_int_equal(c[gpu].i, 1);
 	assert_null(store_export_next(x));
-	assert_int_equal(store_export_close(x), 0);
+	assert_int_equal(store_export_close(x, NULL), 0);
 
-	assert_int_equal(store_export_open(path, "events", &x), 0);
+	assert_int_equal(store_export_open(path, "events", &x, NULL), 0);
 	c = store_export_next(x);
 	assert_non_null(c);
 	assert_string_equal(c[column(x, "kind")].s, "proc_exit");
 	assert_int_equal(c[column(x, "text")].kind, STORE_CELL_NULL);
-	assert_int_equal(store_export_close(x), 0);
+	assert_int_equal(store_export_close(x, NULL), 0);
 }
 
 static void test_meta_text(void **state)
 {
 	(void)state;
 	store_export *x;
-	assert_int_equal(store_export_open(path, "meta", &x), 0);
+	assert_int_equal(store_export_open(path, "meta", &x, NULL), 0);
 	int key = column(x, "key"), value = column(x, "value");
 	const store_cell *c;
 	bool seen = false;
@@ -143,7 +143,7 @@ static void test_meta_text(void **state)
 		}
 	}
 	assert_true(seen);
-	assert_int_equal(store_export_close(x), 0);
+	assert_int_equal(store_export_close(x, NULL), 0);
 }
 
 static void test_refuses_bad_input(void **state)
@@ -152,18 +152,24 @@ static void test_refuses_bad_input(void **state)
 	store_export *x = (store_export *)&x;
 	char bad[320];
 	snprintf(bad, sizeof bad, "%s/none.gpuwhy", dir);
-	assert_int_equal(store_export_open(bad, "gpu", &x), GW_EXIT_ENV);
+	assert_int_equal(store_export_open(bad, "gpu", &x, NULL), GW_EXIT_ENV);
 	assert_null(x);
 	snprintf(bad, sizeof bad, "%s/text.gpuwhy", dir);
 	FILE *f = fopen(bad, "w");
 	assert_non_null(f);
 	fputs("not a database at all\n", f);
 	fclose(f);
-	assert_int_equal(store_export_open(bad, "gpu", &x), GW_EXIT_ENV);
+	assert_int_equal(store_export_open(bad, "gpu", &x, NULL), GW_EXIT_ENV);
 	assert_null(x);
-	assert_int_equal(store_export_open(path, "nosuch", &x), GW_EXIT_USAGE);
+	assert_int_equal(store_export_open(path, "nosuch", &x, NULL), GW_EXIT_USAGE);
 	assert_null(x);
-	assert_int_equal(store_export_close(NULL), 0);
+	gw_fail why;
+	assert_int_equal(store_export_open(path, "nosuch", &x, &why), GW_EXIT_USAGE);
+	assert_string_equal(why.what, "nosuch");
+	assert_string_equal(why.why, "unknown table");
+	assert_int_equal(store_export_open(bad, "gpu", &x, &why), GW_EXIT_ENV);
+	assert_string_equal(why.what, bad);
+	assert_int_equal(store_export_close(NULL, NULL), 0);
 }
 
 int main(void)

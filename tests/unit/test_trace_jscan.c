@@ -53,6 +53,7 @@ static void test_fast_path_matches_yajl(void **state)
 	    "{\"n\": [0, -0, 1e5, 1E+5, 1.5e-3, -12.25, 123456789012345678901234567890]}",
 	    "{\"esc\": \"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t end\", \"\": \"\"}",
 	    "{\"utf8\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
+	    "{\"lead\": \"\\n\", \"\\t\": [\"\\\"\"]}", /* an escape first: no text before it */
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		trace_jscan_diff d = cmp_text(ok[i], NULL);
@@ -153,12 +154,58 @@ static void test_parts(void **state)
 	}
 }
 
+/* Values passed over: checked as strictly as the rest, and a watched key is never passed. */
+static void test_skipping(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {
+	    "{\"a\": {\"x1\": [1, {\"b\": 2}, [[]], \"s\\n\"], \"y\": 1, \"x2\": {}}}",
+	    "{\"x\": {\"c\": {\"rank\": 3}, \"x3\": [true, false, null]}, \"z\": -1.5e3}",
+	    "{\"x\": \"caf\xc3\xa9\", \"xx\": 0, \"x\\n\": [{\"q\": {}}]}",
+	    "{\"traceEvents\": [{\"ph\": \"X\", \"xpid\": 7, \"args\": {\"xs\": [[1, 2], [3]]}}]}",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		trace_jscan_diff d =
+		    trace_jscan_compare_skipping((const unsigned char *)ok[i], strlen(ok[i]), NULL);
+		assert_true(d.yajl_ok);
+		assert_true(d.scan_ok);
+		assert_true(d.same);
+	}
+	/* malformed inside a value passed over: refused as without passing over */
+	static const char *const bad[] = {
+	    "{\"x\": [1,]}",  "{\"x\": [01]}",     "{\"x\": {\"a\"}}", "{\"x\": {\"a\":1,}}",
+	    "{\"x\": [1}",    "{\"x\": \"\x01\"}", "{\"x\": tru}",     "{\"x\": [\"\\x\"]}",
+	    "{\"x\": [1 2]}", "{\"x\": 1.}",       "{\"x\": {1:2}}",   "{\"x\": [\"\xff\"]}",
+	    "{\"x\": [[[1]]", "{\"x\": -}",        "{\"x\": [1\v]}",   "{\"x\": \"\\u00e9\"}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		assert_false(trace_jscan_compare_skipping((const unsigned char *)bad[i],
+		                                          strlen(bad[i]), NULL)
+		                 .scan_ok);
+	/* nesting past the limit inside a value passed over */
+	char deep[700] = "{\"x\": ";
+	size_t n = strlen(deep);
+	for (int i = 0; i < 300; i++)
+		deep[n++] = '[';
+	for (int i = 0; i < 300; i++)
+		deep[n++] = ']';
+	deep[n++] = '}';
+	assert_false(trace_jscan_compare_skipping((const unsigned char *)deep, n, NULL).scan_ok);
+	/* parts: an element list and a document's rest */
+	const trace_jscan_mode elements = {.open = "[", .end_depth = 1};
+	const char *part = "{\"x\": [1, {\"rank\": 2}]}, {\"xy\": {\"a\": [3]}}";
+	trace_jscan_diff d =
+	    trace_jscan_compare_skipping((const unsigned char *)part, strlen(part), &elements);
+	assert_true(d.scan_ok && d.same);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fast_path_matches_yajl),
 	    cmocka_unit_test(test_gives_up_where_unsure),
 	    cmocka_unit_test(test_parts),
+	    cmocka_unit_test(test_skipping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

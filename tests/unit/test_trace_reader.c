@@ -488,6 +488,52 @@ static void test_job_directory(void **state)
 	trace_job_free_paths(paths, n);
 }
 
+/* Values the reader passes over change nothing: the same text read by the scanner and, with one
+ * \u escape that makes the scanner give up, by yajl alone. */
+static void test_values_passed_over(void **state)
+{
+	(void)state;
+	static const char *const body =
+	    "{\"traceEvents\": [\n"
+	    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": \"t "
+	    "1\", "
+	    "\"ts\": 10, \"dur\": 5, \"args\": {\"Input dims\": [[2, 3], [], [{\"a\": null}]], "
+	    "\"External id\": 4, \"info\": {\"rank\": 5, \"x\": [true]}}},\n"
+	    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": "
+	    "1, "
+	    "\"tid\": 2, \"ts\": 11.5, \"dur\": 2, \"args\": {\"cbid\": 211, \"correlation\": 7, "
+	    "\"nested\": {\"stream\": 9, \"correlation\": 99}}},\n"
+	    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7, "
+	    "\"ts\": 14, "
+	    "\"dur\": 3, \"extra\": {\"ts\": 1, \"dur\": 2}, \"args\": {\"stream\": 7, "
+	    "\"correlation\": 7, \"grid\": [1, 1, 1], \"memory bandwidth (GB/s)\": 1.5}},\n"
+	    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 18, "
+	    "\"dur\": 1, "
+	    "\"args\": {\"stream\": \"7\", \"correlation\": 8, \"memory bandwidth (GB/s)\": 2.25, "
+	    "\"s\": \"\\t\"}}\n"
+	    "], \"distributedInfo\": {\"rank\": 3, \"world_size\": 4}, \"deviceProperties\": "
+	    "[{\"name\": \"H100\", \"id\": 0}], \"tail\": %s}";
+	char fast[4096], slow[4096], err[256];
+	snprintf(fast, sizeof fast, body, "\"plain\"");
+	snprintf(slow, sizeof slow, body, "\"\\u0041\"");
+	trace_rank a, b;
+	trace_rank_init(&a, "fast");
+	trace_rank_init(&b, "slow");
+	assert_int_equal(trace_kineto_parse_mem(fast, strlen(fast), &a, err, sizeof err), 0);
+	assert_int_equal(trace_kineto_parse_mem(slow, strlen(slow), &b, err, sizeof err), 0);
+	same_ranks(&a, &b);
+	assert_int_equal(a.n, 4);
+	assert_int_equal(a.rank, 5); /* the first "rank" in the text, inside an event's args */
+	assert_int_equal(a.world_size, b.world_size);
+	assert_int_equal(a.n_type_errors, b.n_type_errors);
+	assert_string_equal(a.device_name, b.device_name);
+	assert_string_equal(a.format, b.format);
+	for (size_t i = 0; i < a.n; i++)
+		assert_memory_equal(&a.ev[i].bw_gbps, &b.ev[i].bw_gbps, sizeof a.ev[i].bw_gbps);
+	trace_rank_free(&a);
+	trace_rank_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +543,7 @@ int main(void)
 	    cmocka_unit_test(test_locale_independent),
 	    cmocka_unit_test(test_nsys),
 	    cmocka_unit_test(test_parallel_reader),
+	    cmocka_unit_test(test_values_passed_over),
 	    cmocka_unit_test(test_job_directory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -394,6 +394,36 @@ static bool tie_same_parity(uint32_t a, uint32_t b, const void *arg)
 	return (a & 1) == (b & 1);
 }
 
+/* The same through a field of records: numpy's order on the field, with or without ties. */
+static void test_argsort_fast_field(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static struct {
+		int64_t ts;
+		int64_t other;
+		double d;
+	} rec[N];
+	static int64_t keys[N];
+	static uint32_t want[N], got[N];
+	uint64_t rng = 11;
+	for (int round = 0; round < 4; round++) {
+		int64_t range = round < 2 ? 1000000000 : 20;
+		for (int i = 0; i < N; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			keys[i] = rec[i].ts = (int64_t)((rng >> 33) % (uint64_t)range) - range / 2;
+			rec[i].other = -keys[i];
+		}
+		trace_argsort(keys, want, N);
+		assert_true(trace_argsort_fast_field(&rec[0].ts, sizeof *rec, got, N,
+		                                     round & 1 ? tie_always : NULL, NULL));
+		if (round & 1 || range > N * 100)
+			assert_memory_equal(got, want, sizeof want);
+		for (int i = 1; i < N; i++)
+			assert_true(keys[got[i - 1]] <= keys[got[i]]);
+	}
+}
+
 /* The radix path gives numpy's order whenever it is taken. */
 static void test_argsort_fast(void **state)
 {
@@ -671,25 +701,16 @@ static void test_verdicts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gap_categories),
-	    cmocka_unit_test(test_threshold_30us),
-	    cmocka_unit_test(test_overlapping_intervals),
-	    cmocka_unit_test(test_touching_intervals),
-	    cmocka_unit_test(test_profiler_step_filter),
-	    cmocka_unit_test(test_ns_rounding),
-	    cmocka_unit_test(test_old_categories),
-	    cmocka_unit_test(test_string_stream_ids),
-	    cmocka_unit_test(test_missing_correlation),
-	    cmocka_unit_test(test_kernel_types),
-	    cmocka_unit_test(test_argsort_numpy_ties),
-	    cmocka_unit_test(test_argsort_fast),
-	    cmocka_unit_test(test_describe),
-	    cmocka_unit_test(test_top_kernels_fold),
-	    cmocka_unit_test(test_launch_stats),
-	    cmocka_unit_test(test_queue_length),
-	    cmocka_unit_test(test_memory_bandwidth),
-	    cmocka_unit_test(test_comm_overlap),
-	    cmocka_unit_test(test_verdicts),
+	    cmocka_unit_test(test_gap_categories),        cmocka_unit_test(test_threshold_30us),
+	    cmocka_unit_test(test_overlapping_intervals), cmocka_unit_test(test_touching_intervals),
+	    cmocka_unit_test(test_profiler_step_filter),  cmocka_unit_test(test_ns_rounding),
+	    cmocka_unit_test(test_old_categories),        cmocka_unit_test(test_string_stream_ids),
+	    cmocka_unit_test(test_missing_correlation),   cmocka_unit_test(test_kernel_types),
+	    cmocka_unit_test(test_argsort_numpy_ties),    cmocka_unit_test(test_argsort_fast),
+	    cmocka_unit_test(test_argsort_fast_field),    cmocka_unit_test(test_describe),
+	    cmocka_unit_test(test_top_kernels_fold),      cmocka_unit_test(test_launch_stats),
+	    cmocka_unit_test(test_queue_length),          cmocka_unit_test(test_memory_bandwidth),
+	    cmocka_unit_test(test_comm_overlap),          cmocka_unit_test(test_verdicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
