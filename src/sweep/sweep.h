@@ -240,10 +240,11 @@ typedef struct {
 	int var;
 	int *cfg; /* configurations along this variable, ordered by value */
 	int n;
-	int knee;     /* index into cfg, -1 none */
-	bool gaining; /* every step gained: no knee within the values (knee = the last) */
-	int best;     /* index into cfg, -1 none */
-	char why[600];
+	int knee;           /* index into cfg, -1 none */
+	bool gaining;       /* every step gained: no knee within the values (knee = the last) */
+	int best;           /* index into cfg, -1 none */
+	char why[600];      /* English, for results.json */
+	char why_text[600]; /* the same in the user's language, for text and HTML */
 } sweep_var_result;
 
 typedef struct {
