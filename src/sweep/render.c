@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "sweep/sweep.h"
 #include "util/i18n.h"
+#include "util/textwidth.h"
 #include "util/jsonw.h"
 
 static const char *num(double v, int dec, char *b, size_t n)
@@ -33,28 +34,12 @@ static const char *verdict_text(const sweep_result *r, char *b, size_t n)
 	return b;
 }
 
-/* Display columns of s: a CJK character takes two (strlen when s is not text). */
-static int text_width(const char *s)
-{
-	wchar_t w[256];
-	size_t n = mbstowcs(w, s, sizeof w / sizeof *w - 1);
-	if (n == (size_t)-1)
-		return (int)strlen(s);
-	w[n] = L'\0';
-	int cols = wcswidth(w, n);
-	return cols < 0 ? (int)strlen(s) : cols;
-}
-
-/* s padded with blanks to width display columns, on the right (left) or the left. */
+/* s padded with blanks to width display columns (a CJK character takes two),
+ * on the right (left) or the left; a wider s is never cut. */
 static void put_col(FILE *o, const char *s, int width, bool left)
 {
-	int pad = width - text_width(s);
-	if (left)
-		fputs(s, o);
-	for (int i = 0; i < pad; i++)
-		fputc(' ', o);
-	if (!left)
-		fputs(s, o);
+	int pad = gw_text_pad(s, width);
+	fprintf(o, "%*s%s%*s", left ? 0 : pad, "", s, left ? pad : 0, "");
 }
 
 /* One line of the table: the columns of the header and the rows. */

@@ -70,6 +70,20 @@ static double usable_total(const timeline *tl, const diag_result *dr)
 }
 
 /* One recording: its numbers, its step intervals (after warm-up) appended to steps. */
+/* The top finding's title as the user reads it: the diagnosis again, in the
+ * language in force (the first run kept it English for results.json). */
+static void local_title(const timeline *tl, sweep_result *r)
+{
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_result dr;
+	diag_run(tl, &o, &dr);
+	const diag_finding *f = diag_top_finding(&dr);
+	if (f && !strcmp(f->id, r->finding_id))
+		snprintf(r->finding_local, sizeof r->finding_local, "%s", f->title);
+	diag_result_free(&dr);
+}
+
 static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers *rn)
 {
 	timeline *tl;
@@ -92,6 +106,7 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 	free(d);
 	diag_opts o;
 	diag_opts_default(&o);
+	o.localize = false; /* results.json is read by machines */
 	diag_result dr;
 	diag_run(tl, &o, &dr);
 	diag_run_summary s;
@@ -109,6 +124,9 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 	if (f && f->severity >= DIAG_WARN) {
 		snprintf(r->finding_id, sizeof r->finding_id, "%s", f->id);
 		snprintf(r->finding, sizeof r->finding, "%s", f->title);
+		snprintf(r->finding_local, sizeof r->finding_local, "%s", f->title);
+		if (gw_i18n_active())
+			local_title(tl, r);
 	}
 	r->oom |= has_oom(tl);
 	diag_result_free(&dr);
@@ -283,7 +301,8 @@ static void knee_reason(const sweep_results *R, int k, bool human, char *out, si
 		         tr(human, N_("one core is saturated there (busiest core %.0f %%)")),
 		         r->core_max);
 	} else if (r->finding[0]) {
-		snprintf(out, len, tr(human, N_("its diagnosis says: %s")), tr(human, r->finding));
+		snprintf(out, len, tr(human, N_("its diagnosis says: %s")),
+		         human ? r->finding_local : r->finding);
 	} else if (!isnan(r->util)) {
 		snprintf(
 		    out, len,

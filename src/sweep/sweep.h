@@ -231,7 +231,8 @@ typedef struct {
 	double steps_s, samples_s; /* throughput; samples NAN without a batch variable */
 	double util, sm, mem_peak, mem_total, power, core_max, host_busy, tree_cores;
 	char finding_id[40];
-	char finding[240];
+	char finding[240];             /* the top finding's title in English (results.json) */
+	char finding_local[240];       /* the same in the language in force (the text) */
 	double diff, diff_lo, diff_hi; /* mean step time vs baseline, 95 % bootstrap CI */
 	int verdict;                   /* -1 faster than baseline, 0 not significant, +1 slower */
 } sweep_result;
