@@ -330,6 +330,9 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen);
 void gate_server_quiesce(gate_srv *g);
 void gate_server_stop(gate_srv *g);
 /* Give r a response of the gate's own (mu held); the caller resumes it. */
+/* The refusals every new request or WebSocket meets first (mu held): the gate
+ * is draining, or r has no user slot left. True when r may go on. */
+bool gate_admit_open(gate_srv *g, gate_req *r);
 void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /*

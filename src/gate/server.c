@@ -363,10 +363,8 @@ static enum MHD_Result send_answer(gate_req *r)
 	return rc;
 }
 
-/* Queue r or refuse it (mu held). Returns true when it was queued. */
-static bool admit(gate_srv *g, gate_req *r)
+bool gate_admit_open(gate_srv *g, gate_req *r)
 {
-	char why[1200];
 	if (g->draining) {
 		gate_req_fail(r, 503, GATE_R_DRAINING, 1, "the gate is shutting down");
 		return false;
@@ -376,6 +374,15 @@ static bool admit(gate_srv *g, gate_req *r)
 		              "too many distinct users (%d); retry later", GATE_MAX_USERS);
 		return false;
 	}
+	return true;
+}
+
+/* Queue r or refuse it (mu held). Returns true when it was queued. */
+static bool admit(gate_srv *g, gate_req *r)
+{
+	char why[1200];
+	if (!gate_admit_open(g, r))
+		return false;
 	gate_user *u = r->u;
 	if (u->inflight + u->queued >= u->concurrency + u->queue_max) {
 		gate_req_fail(

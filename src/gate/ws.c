@@ -299,15 +299,8 @@ static int pick_upstream(gate_srv *g)
 static bool ws_admit(gate_srv *g, gate_req *r, int *up)
 {
 	char why[1200];
-	if (g->draining) {
-		gate_req_fail(r, 503, GATE_R_DRAINING, 1, "the gate is shutting down");
+	if (!gate_admit_open(g, r))
 		return false;
-	}
-	if (!r->u) {
-		gate_req_fail(r, 503, GATE_R_TOO_MANY_USERS, 1,
-		              "too many distinct users (%d); retry later", GATE_MAX_USERS);
-		return false;
-	}
 	if (r->u->websockets >= g->cfg.user_websockets) {
 		gate_req_fail(r, 429, GATE_R_USER_WEBSOCKETS, 1,
 		              "user %s has %ld WebSockets open (user_websockets %ld)", r->u->name,
