@@ -99,6 +99,10 @@ new_queue q4
 GPUWHY_SIM_STATE=$GPUWHY_SIM_STATE "$GPUWHY" --sim a100x4-pcie sim train --gpu 0 --mem-mib 1000 \
 	--steps 100000 --gpu-ms 50 --cpu-ms 1 >/dev/null 2>&1 &
 EXTRA_PIDS="$!"
+# The foreign job must hold its context on GPU 0 before the tasks come: on a
+# loaded machine it can take seconds to get there.
+until_true 60 sh -c "$GPUWHY --sim a100x4-pcie status --format json | python3 -c 'import json,sys; sys.exit(0 if any(p[\"gpu\"] == 0 for p in json.load(sys.stdin)[\"processes\"]) else 1)'" ||
+	fail "the foreign process never showed on GPU 0: $("$GPUWHY" --sim a100x4-pcie status)"
 for i in 1 2 3 4; do
 	"$GPUWHY" --sim a100x4-pcie queue add -n "f$i" -- $(train 100000 1000) >/dev/null
 done
