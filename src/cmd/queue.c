@@ -14,6 +14,7 @@
 #include "queue/queue.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/i18n.h"
 
 static const char *queue_dir;
 static const opt_def queue_opts[] = {
@@ -114,7 +115,7 @@ bool qcmd_parse_id(const char *s, int64_t *id)
 int qcmd_err(const queue_err *e)
 {
 	int code = e->code ? e->code : GW_EXIT_ENV;
-	return gw_error(code, e->what, e->hint[0] ? e->hint : NULL, "%s", e->why);
+	return gw_error(code, e->what, e->hint[0] ? _(e->hint) : NULL, "%s", e->why);
 }
 
 static void print_err(const queue_err *e)
@@ -134,8 +135,8 @@ int qcmd_open(const char *dir, queue_store **st)
 
 int qcmd_bad_id(const char *s)
 {
-	return gw_error(GW_EXIT_USAGE, s, "task ids are the numbers `gpuwhy queue ls` shows",
-	                "not a task id");
+	return gw_error(GW_EXIT_USAGE, s, _("task ids are the numbers `gpuwhy queue ls` shows"),
+	                _("not a task id"));
 }
 
 json_t *qcmd_jint(bool ok, long long v)
@@ -214,7 +215,7 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 		char hint[96];
 		snprintf(hint, sizeof hint, "did you mean 'gpuwhy queue %s'?", s ? s : "");
 		rc = gw_error(GW_EXIT_USAGE, sub, s ? hint : "see gpuwhy queue --help",
-		              "unknown queue subcommand");
+		              _("unknown queue subcommand"));
 	}
 	free(av);
 	return rc;

@@ -27,6 +27,7 @@
 #include "queue/backend.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/i18n.h"
 
 #define NBACKENDS 2
 
@@ -295,7 +296,7 @@ static int worker_open(worker *w, const queue_worker_opts *o)
 	queue_err e = {0};
 	int rc = queue_store_open(o->dir, &w->st, &e);
 	if (rc)
-		return gw_error(rc, e.what, e.hint[0] ? e.hint : NULL, "%s", e.why);
+		return gw_error(rc, e.what, e.hint[0] ? _(e.hint) : NULL, "%s", e.why);
 	queue_store_on_error(w->st, log_err);
 	if ((rc = take_lock(w)) || (rc = open_fifo(w)))
 		return rc;

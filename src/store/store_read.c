@@ -11,6 +11,7 @@
 #include "util/err.h"
 #include "util/fail.h"
 #include "util/parse.h"
+#include "util/i18n.h"
 
 /* Whether the -wal file that a WAL-mode database implies is next to it. */
 static bool wal_beside(const char *path)
@@ -28,7 +29,7 @@ static int open_recording(const char *path, sqlite3 **db, gw_fail *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return gw_fail_set(err, GW_EXIT_ENV, path, "check the path",
+		return gw_fail_set(err, GW_EXIT_ENV, path, N_("check the path"),
 		                   "cannot open recording");
 	unsigned char head[20] = {0};
 	size_t n = fread(head, 1, sizeof head, f);
@@ -39,7 +40,7 @@ static int open_recording(const char *path, sqlite3 **db, gw_fail *err)
 	bool wal_missing = wal_mode && !wal_beside(path);
 	if (n < 16 || memcmp(head, "SQLite format 3", 15) != 0)
 		return gw_fail_set(err, GW_EXIT_ENV, path,
-		                   "record one with gpuwhy record or gpuwhy run",
+		                   N_("record one with gpuwhy record or gpuwhy run"),
 		                   "not a gpuwhy recording");
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		sqlite3_close(*db);
@@ -58,13 +59,13 @@ static int open_recording(const char *path, sqlite3 **db, gw_fail *err)
 		if (wal_missing)
 			return gw_fail_set(
 			    err, GW_EXIT_ENV, path,
-			    "copy its -wal file along with it, or copy it again once the "
-			    "recorder has stopped",
+			    N_("copy its -wal file along with it, or copy it again once the "
+			       "recorder has stopped"),
 			    "incomplete recording: its data is in %s-wal, which was left "
 			    "behind",
 			    path);
 		return gw_fail_set(err, GW_EXIT_ENV, path,
-		                   "record one with gpuwhy record or gpuwhy run",
+		                   N_("record one with gpuwhy record or gpuwhy run"),
 		                   "not a gpuwhy recording (no meta table)");
 	}
 	int ver = -1;
@@ -78,7 +79,7 @@ static int open_recording(const char *path, sqlite3 **db, gw_fail *err)
 	}
 	if (ver > STORE_SCHEMA_VERSION) {
 		sqlite3_close(*db);
-		return gw_fail_set(err, GW_EXIT_ENV, path, "upgrade gpuwhy",
+		return gw_fail_set(err, GW_EXIT_ENV, path, N_("upgrade gpuwhy"),
 		                   "recording schema %d is newer than this gpuwhy (%d)", ver,
 		                   STORE_SCHEMA_VERSION);
 	}

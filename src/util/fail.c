@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "util/err.h"
+#include "util/i18n.h"
 
 int gw_fail_set(gw_fail *f, int code, const char *what, const char *hint, const char *why_fmt, ...)
 {
@@ -14,7 +15,9 @@ int gw_fail_set(gw_fail *f, int code, const char *what, const char *hint, const 
 		return code;
 	va_list ap;
 	va_start(ap, why_fmt);
-	vsnprintf(f->why, sizeof f->why, why_fmt, ap);
+	/* The format is a message (xgettext knows gw_fail_set); the hint is kept
+	 * in English and translated where it is printed. */
+	vsnprintf(f->why, sizeof f->why, _(why_fmt), ap);
 	va_end(ap);
 	f->code = code;
 	snprintf(f->what, sizeof f->what, "%s", what ? what : "");
@@ -26,13 +29,14 @@ int gw_fail_print(const gw_fail *f)
 {
 	if (!f || (!f->what[0] && !f->why[0]))
 		return f ? f->code : 0;
-	return gw_error(f->code, f->what, f->hint[0] ? f->hint : NULL, "%s", f->why);
+	return gw_error(f->code, f->what, f->hint[0] ? _(f->hint) : NULL, "%s", f->why);
 }
 
 const char *gw_fail_text(const gw_fail *f, char *out, size_t len)
 {
 	if (f->hint[0])
-		snprintf(out, len, "%s: %s (%s)", f->what, f->why, f->hint);
+		/* TRANSLATORS: an error as one line: "what: why (hint)". */
+		snprintf(out, len, _("%s: %s (%s)"), f->what, f->why, _(f->hint));
 	else
 		snprintf(out, len, "%s: %s", f->what, f->why);
 	return out;

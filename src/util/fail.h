@@ -21,7 +21,9 @@ typedef struct {
 /*
  * Fill *f (when not NULL) and return code, so sources can write
  * `return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot open: %s", ...)`.
- * hint may be NULL.
+ * hint may be NULL. why_fmt is a message, translated here (util/i18n.h);
+ * hint is an English message (marked N_() where written), translated when
+ * printed.
  */
 int gw_fail_set(gw_fail *f, int code, const char *what, const char *hint, const char *why_fmt, ...)
     __attribute__((format(printf, 5, 6)));
