@@ -15,6 +15,7 @@
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/i18n.h"
+#include "util/textwidth.h"
 
 static const char *queue_dir;
 static const opt_def queue_opts[] = {
@@ -63,6 +64,11 @@ static const queue_sub subs[] = {
     {"clean", qcmd_clean}, {"pause", qcmd_flags},   {"resume", qcmd_flags},  {"drain", qcmd_flags},
     {"gpus", qcmd_gpus},   {"config", qcmd_config}, {"worker", qcmd_worker}, {"stop", qcmd_stop},
 };
+
+void qcmd_cell(const char *s, int cols, const char *sep)
+{
+	printf("%s%*s%s", s, gw_text_pad(s, cols), "", sep);
+}
 
 void qcmd_mib(int64_t mib, char *out, size_t len)
 {

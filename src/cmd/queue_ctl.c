@@ -18,6 +18,7 @@
 #include "util/selfexe.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+#include "util/textwidth.h"
 
 int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 {
@@ -359,9 +360,21 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 			qcmd_time(t, ts, sizeof ts);
 			printf(_("as seen by %s at %s\n"),
 			       wpid > 0 ? _("the worker") : _("the last worker"), ts);
-			printf("%-4s %-14s %9s %9s %9s %9s %-6s %-4s %-7s %-8s %s\n", "GPU", "UUID",
-			       "TOTAL", "FREE", "PENDING", "AVAIL", "TASKS", "CAP", "FOREIGN",
-			       "STATE", "TASK IDS");
+			/* TRANSLATORS: the heads of `queue gpus`: memory total, free, pending
+			 * (reserved by placed tasks), available; tasks, their cap, other
+			 * processes, the GPU's state and the ids of its tasks. */
+			const char *heads[] = {_("GPU"),     _("UUID"),  _("TOTAL"), _("FREE"),
+			                       _("PENDING"), _("AVAIL"), _("TASKS"), _("CAP"),
+			                       _("FOREIGN"), _("STATE")};
+			const int widths[] = {-4, -14, 9, 9, 9, 9, -6, -4, -7, -8};
+			for (int h = 0; h < 10; h++) {
+				if (widths[h] < 0)
+					qcmd_cell(heads[h], -widths[h], " ");
+				else
+					printf("%*s%s ", gw_text_pad(heads[h], widths[h]), "",
+					       heads[h]);
+			}
+			printf("%s\n", _("TASK IDS"));
 			for (int i = 0; i < n; i++) {
 				const queue_gpu_row *r = &rows[i];
 				char tot[16], fr[16], pe[16], av[24], cap[16];

@@ -14,12 +14,6 @@
 #include "util/termsafe.h"
 #include "util/timeutil.h"
 
-/* s and spaces to fill cols display columns (CJK text takes two a character), then sep. */
-static void cell(const char *s, int cols, const char *sep)
-{
-	printf("%s%*s%s", s, gw_text_pad(s, cols), "", sep);
-}
-
 static json_t *task_json(const queue_task *t)
 {
 	json_t *o = json_object();
@@ -146,13 +140,13 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 		/* TRANSLATORS: the heads of `queue ls`'s columns: ID, state, attempts so far of the
 		 * budget, GPUs, memory asked, peak GPU memory, run time, command, more. */
 		printf("%5s  ", _("ID"));
-		cell(_("STATE"), 9, " ");
-		cell(_("TRY"), 5, " ");
-		cell(_("GPU"), 7, " ");
-		cell(_("MEM"), 6, " ");
-		cell(_("PEAK"), 6, " ");
-		cell(_("TIME"), 7, " ");
-		cell(_("COMMAND"), 32, " ");
+		qcmd_cell(_("STATE"), 9, " ");
+		qcmd_cell(_("TRY"), 5, " ");
+		qcmd_cell(_("GPU"), 7, " ");
+		qcmd_cell(_("MEM"), 6, " ");
+		qcmd_cell(_("PEAK"), 6, " ");
+		qcmd_cell(_("TIME"), 7, " ");
+		qcmd_cell(_("COMMAND"), 32, " ");
 		printf("%s\n", _("INFO"));
 		double now = gw_wall_s();
 		for (int i = 0; i < n; i++) {
@@ -186,9 +180,9 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 			gw_text_trunc(cmd, sizeof cmd, safe_cmd, 31, NULL);
 			gw_term_safe(info, safe_info, sizeof safe_info);
 			printf("%5lld  ", (long long)x->id);
-			cell(queue_state_text(x->state), 9, " ");
+			qcmd_cell(queue_state_text(x->state), 9, " ");
 			printf("%-5s %-7s %-6s %-6s %-7s ", try, gpu, mem, peak, tm);
-			cell(cmd, 32, " ");
+			qcmd_cell(cmd, 32, " ");
 			printf("%s\n", safe_info);
 		}
 	}
@@ -252,7 +246,7 @@ static json_t *attempt_json(const queue_attempt *a)
 static void field(const char *label)
 {
 	printf("  ");
-	cell(label, gw_text_width(label) < 11 ? 11 : gw_text_width(label) + 1, "");
+	qcmd_cell(label, gw_text_width(label) < 11 ? 11 : gw_text_width(label) + 1, "");
 }
 
 /* The task's fields as `show` prints them; everything the task brought is escaped. */
@@ -349,14 +343,14 @@ static void show_attempts_text(const queue_attempt *at, int na, const char *logp
 		printf("  %s\n    ", _("attempts"));
 		/* TRANSLATORS: the heads of `queue show`'s attempts: number, start, duration,
 		 * GPUs used, exit, outcome, peak GPU memory, peak host RSS, note. */
-		cell("#", 3, " ");
-		cell(_("START"), 19, " ");
-		cell(_("DURATION"), 9, " ");
-		cell(_("GPUS"), 7, " ");
-		cell(_("EXIT"), 9, " ");
-		cell(_("OUTCOME"), 10, " ");
-		cell(_("GPU"), 6, " ");
-		cell(_("RSS"), 6, " ");
+		qcmd_cell("#", 3, " ");
+		qcmd_cell(_("START"), 19, " ");
+		qcmd_cell(_("DURATION"), 9, " ");
+		qcmd_cell(_("GPUS"), 7, " ");
+		qcmd_cell(_("EXIT"), 9, " ");
+		qcmd_cell(_("OUTCOME"), 10, " ");
+		qcmd_cell(_("GPU"), 6, " ");
+		qcmd_cell(_("RSS"), 6, " ");
 		printf("%s\n", _("NOTE"));
 	}
 	for (int i = 0; i < na; i++) {
@@ -380,11 +374,11 @@ static void show_attempts_text(const queue_attempt *at, int na, const char *logp
 		size_t nl = strlen(note);
 		snprintf(note + nl, sizeof note - nl, "%s", x->error);
 		printf("    %-3d %-19s %-9s %-7s ", x->n, a, dur, x->gpu_idx[0] ? x->gpu_idx : "-");
-		cell(ex, 9, " ");
-		cell(x->outcome != QO_NONE      ? queue_outcome_text(x->outcome)
-		     : x->astate == QA_STARTING ? _("starting")
-		                                : _("running"),
-		     10, " ");
+		qcmd_cell(ex, 9, " ");
+		qcmd_cell(x->outcome != QO_NONE      ? queue_outcome_text(x->outcome)
+		          : x->astate == QA_STARTING ? _("starting")
+		                                     : _("running"),
+		          10, " ");
 		printf("%-6s %-6s %s\n", m1, m2, gw_term_safe(note, safe, sizeof safe));
 	}
 	if (lines > 0) {
