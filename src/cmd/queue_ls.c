@@ -98,7 +98,7 @@ static int set_state(const opt_def *o, const char *v, void *ctx)
 		return gw_error(
 		    GW_EXIT_USAGE, "--state",
 		    "queued, submitted, running, done, failed, timeout, cancelled or lost",
-		    "unknown state '%s'", v);
+		    _("unknown state '%s'"), v);
 	return 0;
 }
 
@@ -416,8 +416,8 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
 	if (first + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "queue show", "gpuwhy queue show ID",
-		                "give one task id");
+		return gw_error(GW_EXIT_USAGE, "queue show", _("gpuwhy queue show ID"),
+		                _("give one task id"));
 	int64_t id;
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
@@ -429,7 +429,7 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 	rc = queue_store_get(st, id, &t);
 	if (rc != 0) {
 		queue_store_close(st);
-		return rc > 0 ? gw_error(GW_EXIT_USAGE, argv[first], NULL, "no such task")
+		return rc > 0 ? gw_error(GW_EXIT_USAGE, argv[first], NULL, _("no such task"))
 		              : GW_EXIT_ENV;
 	}
 	queue_attempt *at = NULL;

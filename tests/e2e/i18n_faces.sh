@@ -116,6 +116,14 @@ PY
 zh --lang en queue show 1 >"$T/sh.en"
 cjk "$T/sh.en" && fail "--lang en queue show under zh_CN prints Chinese: $(cat "$T/sh.en")"
 grep -q "state      done after 1 attempt" "$T/sh.en" || fail "queue show in English: $(cat "$T/sh.en")"
+# Errors: the why and the hint in the user's language ("gpuwhy:" and what the user typed stay).
+mark queue show 99 2>"$T/e.m" && fail "queue show 99 exited 0"
+grep -q "^gpuwhy: 99: ◊no such task$" "$T/e.m" || fail "queue show 99: $(cat "$T/e.m")"
+zh queue show 99 2>"$T/e.z"
+grep -q "^gpuwhy: 99: 没有这个任务" "$T/e.z" || fail "queue show 99 in Chinese: $(cat "$T/e.z")"
+mark --sim nosuch status 2>"$T/e.m" && fail "--sim nosuch exited 0"
+unmarked "$T/e.m" "--sim nosuch"
+grep -q "◊no such scenario" "$T/e.m" || fail "--sim nosuch: $(cat "$T/e.m")"
 same "queue ls --json" queue ls --json
 same "queue show --json" queue show 2 --json
 exit 0
