@@ -2,8 +2,9 @@
 # bench/gate.sh [BUILD] [SECONDS]: `gpuwhy gate` in one run on this machine.
 #
 # 1. Proxy overhead: GET /health on `gpuwhy sim serve` (no simulated work)
-#    with wrk, directly, through the gate (pass-through) and through
-#    Debian's nginx (one worker, proxy_pass to a keepalive upstream).
+#    with wrk, directly, through the gate (pass-through; its default
+#    workers, and --workers 1) and through Debian's nginx (one worker,
+#    proxy_pass to a keepalive upstream).
 #    One connection gives the added latency (p50, p99 minus direct); 16
 #    connections give requests/s.
 # 2. Batching: POST /v1/embeddings (one input each) on sim serve with
@@ -100,6 +101,10 @@ UP=$PORT
 gate pass --upstream "http://127.0.0.1:$UP@0"
 GP=$PORT
 GATE_PID=${PIDS[-1]}
+gate pass1 --upstream "http://127.0.0.1:$UP@0" --workers 1
+GP1=$PORT
+GATE1_PID=${PIDS[-1]}
+WORKERS=$(sed -n 's/.*gate: \([0-9]*\) event loops*$/\1/p' "$W/gate-pass.log" | head -1)
 NP=$(free_port)
 mkdir -p "$W/nginx"
 cat >"$W/nginx/nginx.conf" <<NGX
@@ -144,13 +149,15 @@ for c in 1 16; do
 	# shellcheck disable=SC2086
 	read -r n_rps n_p50 n_p99 _ _ n_cpu < <(wrk_run "http://127.0.0.1:$NP/health" $c "" $NGINX_PIDS)
 	read -r g_rps g_p50 g_p99 g_bad _ g_cpu < <(wrk_run "http://127.0.0.1:$GP/health" $c "" "$GATE_PID")
-	python3 - "$c" "$d_rps $d_p50 $d_p99" "$n_rps $n_p50 $n_p99 $n_cpu" "$g_rps $g_p50 $g_p99 $g_cpu" <<'PY'
+	read -r h_rps h_p50 h_p99 h_bad _ h_cpu < <(wrk_run "http://127.0.0.1:$GP1/health" $c "" "$GATE1_PID")
+	python3 - "$c" "${WORKERS:-?}" "$d_rps $d_p50 $d_p99" "$n_rps $n_p50 $n_p99 $n_cpu" "$g_rps $g_p50 $g_p99 $g_cpu" "$h_rps $h_p50 $h_p99 $h_cpu" <<'PY'
 import sys
-c = sys.argv[1]
-d, n, g = ([float(x) for x in a.split()] for a in sys.argv[2:])
+c, workers = sys.argv[1], sys.argv[2]
+d, n, g, h = ([float(x) for x in a.split()] for a in sys.argv[3:])
 print("| direct | %s | %.0f | %.3f | %.3f | - | - | - | - | - |" % (c, d[0], d[1], d[2]))
 print("| nginx proxy_pass | %s | %.0f | %.3f | %.3f | %.0f | %.0f | 1.00x | %.1f | 1.00x |" % (c, n[0], n[1], n[2], (n[1] - d[1]) * 1000, (n[2] - d[2]) * 1000, n[3]))
-print("| gpuwhy gate | %s | %.0f | %.3f | %.3f | %.0f | %.0f | %.2fx | %.1f | %.2fx |" % (c, g[0], g[1], g[2], (g[1] - d[1]) * 1000, (g[2] - d[2]) * 1000, g[0] / n[0], g[3], g[3] / n[3] if n[3] else 0))
+for name, x in (("gpuwhy gate (%s loops)" % workers, g), ("gpuwhy gate --workers 1", h)):
+    print("| %s | %s | %.0f | %.3f | %.3f | %.0f | %.0f | %.2fx | %.1f | %.2fx |" % (name, c, x[0], x[1], x[2], (x[1] - d[1]) * 1000, (x[2] - d[2]) * 1000, x[0] / n[0], x[3], x[3] / n[3] if n[3] else 0))
 PY
 done
 

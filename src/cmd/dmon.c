@@ -9,6 +9,7 @@
 #include "smi/smi.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 static volatile sig_atomic_t mon_stop;
@@ -34,7 +35,7 @@ static int set_delay(const opt_def *d, const char *v, void *ctx)
 {
 	long long n;
 	if (!gw_parse_int(v, 1, 86400, &n))
-		return gw_error(GW_EXIT_USAGE, "-d", "whole seconds, 1 or more",
+		return gw_error(GW_EXIT_USAGE, "-d", N_("whole seconds, 1 or more"),
 		                "invalid delay '%s'", v);
 	((mon_ctx *)ctx)->o.interval_ns = n * 1000000000LL;
 	return 0;
@@ -43,7 +44,7 @@ static int set_delay(const opt_def *d, const char *v, void *ctx)
 static int set_count(const opt_def *d, const char *v, void *ctx)
 {
 	if (!gw_parse_int(v, 1, 1LL << 40, &((mon_ctx *)ctx)->o.count))
-		return gw_error(GW_EXIT_USAGE, "-c", "a positive whole number",
+		return gw_error(GW_EXIT_USAGE, "-c", N_("a positive whole number"),
 		                "invalid count '%s'", v);
 	return 0;
 }
@@ -103,7 +104,7 @@ static int run(int argc, char **argv, const gw_global *g, bool pmon)
 	if ((rc = opt_parse(&oc, argc, argv, &first)))
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	if (file && !freopen(file, "w", stdout))
-		return gw_error(GW_EXIT_ENV, file, "check the directory and permissions",
+		return gw_error(GW_EXIT_ENV, file, N_("check the directory and permissions"),
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
 	gpu_open_failure gf;

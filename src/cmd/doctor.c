@@ -8,6 +8,7 @@
 #include "util/opt.h"
 #include "doctor/doctor.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 /* NVML on 8 GPUs without persistence mode can take tens of seconds to initialise. */
@@ -21,7 +22,7 @@ static int add_ports(const opt_def *d, const char *arg, void *ctx)
 	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
 		long long v;
 		if (!gw_parse_int(t, 1, 65535, &v))
-			rc = gw_error(GW_EXIT_USAGE, "--port", "a TCP port from 1 to 65535",
+			rc = gw_error(GW_EXIT_USAGE, "--port", N_("a TCP port from 1 to 65535"),
 			              "invalid port '%s'", t);
 		else if (o->nports >= DR_PORTS_MAX)
 			rc = gw_error(GW_EXIT_USAGE, "--port", NULL, "at most %d ports",
@@ -37,7 +38,7 @@ static int set_need_mem(const opt_def *d, const char *v, void *ctx)
 {
 	dr_opts *o = ctx;
 	if (!gw_parse_size_bytes(v, &o->need_mem) || o->need_mem == 0)
-		return gw_error(GW_EXIT_USAGE, "--need-mem", "a size such as 20G or 512M",
+		return gw_error(GW_EXIT_USAGE, "--need-mem", N_("a size such as 20G or 512M"),
 		                "invalid size '%s'", v);
 	o->need_mem_set = true;
 	return 0;
@@ -79,7 +80,7 @@ static int parse_args(int argc, char **argv, dr_opts *o, bool *json, bool *list)
 		return rc;
 	*json |= fmt == OPT_FMT_JSON;
 	if (o->python && !*o->python)
-		return gw_error(GW_EXIT_USAGE, "--python", "a path or a command name",
+		return gw_error(GW_EXIT_USAGE, "--python", N_("a path or a command name"),
 		                "empty value");
 	return 0;
 }
@@ -94,9 +95,11 @@ int cmd_doctor(int argc, char **argv, const gw_global *g)
 		return rc < 0 ? GW_EXIT_OK : rc;
 	if (list) {
 		for (size_t i = 0; i < dr_ncheck; i++)
-			printf("%-24s %s\n", dr_checks[i].name, dr_checks[i].what);
+			printf("%-24s %s\n", dr_checks[i].name, _(dr_checks[i].what));
 		return GW_EXIT_OK;
 	}
+	/* JSON is for machines: its text stays English. */
+	dr_set_translate(!json);
 	dr_machine m;
 	if ((rc = dr_machine_load_guarded(&m, g->gpus, DOCTOR_NVML_TIMEOUT_NS))) {
 		dr_machine_free(&m);

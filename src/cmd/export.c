@@ -6,6 +6,7 @@
 #include "store/store_export.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/opt.h"
 
@@ -100,10 +101,10 @@ int cmd_export(int argc, char **argv, const gw_global *g)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	if (!store_export_known(table))
 		return gw_error(GW_EXIT_USAGE, "--table",
-		                "gpu, host, process, steps, events, meta or gpus",
+		                N_("gpu, host, process, steps, events, meta or gpus"),
 		                "unknown table '%s'", table);
 	if (first + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "export", "gpuwhy export run.gpuwhy",
+		return gw_error(GW_EXIT_USAGE, "export", N_("gpuwhy export run.gpuwhy"),
 		                "give exactly one recording");
 	store_export *x;
 	gw_fail err;

@@ -14,6 +14,7 @@
 #include "exporter/exporter.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 #define COLLECTORS_MAX_BYTES (1 << 20)
@@ -33,7 +34,8 @@ static int set_listen(const opt_def *o, const char *v, void *ctx)
 	char err[160];
 	if (exp_parse_listen(v, &((exporter_args *)ctx)->server.addr, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, "--listen",
-		                "e.g. --listen 127.0.0.1:9400 or 0.0.0.0:9400", "'%s': %s", v, err);
+		                N_("e.g. --listen 127.0.0.1:9400 or 0.0.0.0:9400"), "'%s': %s", v,
+		                err);
 	return 0;
 }
 
@@ -111,8 +113,8 @@ static int load_collectors(const char *path, exp_collectors *c)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return gw_error(GW_EXIT_ENV, path, "check the --collectors path", "cannot open: %s",
-		                strerror(errno));
+		return gw_error(GW_EXIT_ENV, path, N_("check the --collectors path"),
+		                "cannot open: %s", strerror(errno));
 	char *text = malloc(COLLECTORS_MAX_BYTES + 1);
 	if (!text) {
 		fclose(f);
@@ -127,20 +129,20 @@ static int load_collectors(const char *path, exp_collectors *c)
 	}
 	if (len > COLLECTORS_MAX_BYTES) {
 		free(text);
-		return gw_error(GW_EXIT_USAGE, path, "a counters CSV is a few KB",
+		return gw_error(GW_EXIT_USAGE, path, N_("a counters CSV is a few KB"),
 		                "larger than %d bytes", COLLECTORS_MAX_BYTES);
 	}
 	char unknown[1024], err[256];
 	int rc = exp_collectors_parse(text, len, c, unknown, sizeof unknown, err, sizeof err);
 	free(text);
 	if (rc)
-		return gw_error(GW_EXIT_USAGE, path, "rows are 'FIELD, prom_type, help'", "%s",
+		return gw_error(GW_EXIT_USAGE, path, N_("rows are 'FIELD, prom_type, help'"), "%s",
 		                err);
 	if (unknown[0])
-		gw_error(0, path, "they are left out of /metrics",
+		gw_error(0, path, N_("they are left out of /metrics"),
 		         "warning: fields gpuwhy cannot supply: %s", unknown);
 	if (c->n == 0)
-		gw_error(0, path, "no DCGM_FI_* series will be served",
+		gw_error(0, path, N_("no DCGM_FI_* series will be served"),
 		         "warning: no field of this file is one gpuwhy supplies");
 	return 0;
 }

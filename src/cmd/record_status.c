@@ -18,6 +18,7 @@
 #include "top/findings.h"
 #include "top/model.h"
 #include "util/i18n.h"
+#include "util/textwidth.h"
 #include "util/termsafe.h"
 
 struct record_status {
@@ -97,27 +98,7 @@ static int term_width(FILE *out)
  * character boundary, so that the line never wraps on the terminal. */
 static void cut_to(char *s, int cols)
 {
-	mbstate_t mb;
-	memset(&mb, 0, sizeof mb);
-	size_t len = strlen(s);
-	int n = 0;
-	for (size_t i = 0; i < len;) {
-		wchar_t wc;
-		size_t k = mbrtowc(&wc, s + i, len - i, &mb);
-		int w = 1;
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			k = 1; /* a byte the locale cannot decode: one column */
-			memset(&mb, 0, sizeof mb);
-		} else if ((w = wcwidth(wc)) < 0) {
-			w = 0;
-		}
-		if (n + w > cols) {
-			s[i] = '\0';
-			return;
-		}
-		n += w;
-		i += k;
-	}
+	s[gw_text_fit(s, cols, NULL)] = '\0';
 }
 
 static void size_text(const char *path, char *out, size_t len)

@@ -31,6 +31,7 @@
 #include "train/train.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/opt.h"
 #include "util/i18n.h"
 #include "util/parse.h"
@@ -48,14 +49,14 @@ static const char *scenario_env(void)
 static int sim_gpu_open(gpu_ctx **ctx, const char *who)
 {
 	if (!scenario_env())
-		return gw_error(GW_EXIT_USAGE, who, "run it as gpuwhy --sim SCENARIO sim ...",
+		return gw_error(GW_EXIT_USAGE, who, N_("run it as gpuwhy --sim SCENARIO sim ..."),
 		                "needs the simulated GPU");
 	const char *lib = getenv("GPUWHY_NVML");
 	if (!lib || !*lib) {
 		lib = gpu_sim_library(NULL);
 		if (!lib)
 			return gw_error(GW_EXIT_ENV, who,
-			                "build it with make, or set GPUWHY_SIM_LIB",
+			                N_("build it with make, or set GPUWHY_SIM_LIB"),
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
@@ -101,7 +102,7 @@ static int sim_list(int argc, char **argv)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	const char *dir = gpu_scenario_dir();
 	if (!dir)
-		return gw_error(GW_EXIT_ENV, "scenarios", "set GPUWHY_SCENARIOS",
+		return gw_error(GW_EXIT_ENV, "scenarios", N_("set GPUWHY_SCENARIOS"),
 		                "no scenario directory found");
 	DIR *d = opendir(dir);
 	if (!d)
@@ -167,7 +168,7 @@ static int sim_check(int argc, char **argv)
 	if (rc)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	if (first >= argc)
-		return gw_error(GW_EXIT_USAGE, "sim check", "gpuwhy sim check FILE...",
+		return gw_error(GW_EXIT_USAGE, "sim check", N_("gpuwhy sim check FILE..."),
 		                "no scenario file given");
 	for (int i = first; i < argc; i++) {
 		int one = check_file(argv[i]);
@@ -236,7 +237,7 @@ static int show_set_at(const opt_def *o, const char *v, void *ctx)
 	(void)o, (void)ctx;
 	double at;
 	if (!gw_parse_double(v, &at) || !isfinite(at) || at < 0 || at > 1e9)
-		return gw_error(GW_EXIT_USAGE, "--at", "seconds of scenario time, like 30",
+		return gw_error(GW_EXIT_USAGE, "--at", N_("seconds of scenario time, like 30"),
 		                "bad value '%s'", v);
 	setenv("GPUWHY_SIM_TIME", v, 1);
 	return 0;
@@ -315,12 +316,12 @@ static int sim_reset(int argc, char **argv)
 	if (name) {
 		if (gpu_scenario_resolve(name, path, sizeof path) != 0)
 			return gw_error(GW_EXIT_USAGE, name,
-			                "gpuwhy sim list shows the shipped ones",
+			                N_("gpuwhy sim list shows the shipped ones"),
 			                "no such scenario");
 	} else if (scenario_env()) {
 		snprintf(path, sizeof path, "%s", scenario_env());
 	} else {
-		return gw_error(GW_EXIT_USAGE, "sim reset", "name one, or use --sim SCENARIO",
+		return gw_error(GW_EXIT_USAGE, "sim reset", N_("name one, or use --sim SCENARIO"),
 		                "which scenario?");
 	}
 	char dir[PATH_MAX], err[600];
@@ -384,7 +385,7 @@ static int train_set_hidden(const opt_def *d, const char *v, void *ctx)
 	(void)d;
 	train_opts *o = ctx;
 	if ((o->hidden = parse_hidden(v ? v : "pid")) < 0)
-		return gw_error(GW_EXIT_USAGE, "--hidden", "--hidden=pid or --hidden=none",
+		return gw_error(GW_EXIT_USAGE, "--hidden", N_("--hidden=pid or --hidden=none"),
 		                "unknown mode '%s'", v);
 	return 0;
 }
@@ -399,7 +400,7 @@ static int train_check(train_opts *o)
 	if (o->kernel_us < 1)
 		return gw_error(GW_EXIT_USAGE, "--kernel-us", NULL, "must be at least 1");
 	if (o->dram_pct > 0 && o->dram_pct < 1)
-		return gw_error(GW_EXIT_USAGE, "--dram-pct", "a percentage from 1 to 100",
+		return gw_error(GW_EXIT_USAGE, "--dram-pct", N_("a percentage from 1 to 100"),
 		                "'%g' is too small", o->dram_pct);
 	if (o->straggler >= o->ranks)
 		return gw_error(GW_EXIT_USAGE, "--straggler", NULL,
@@ -418,8 +419,8 @@ static int train_check(train_opts *o)
 		const char *env = getenv("GPUWHY_SIM_HIDDEN");
 		o->hidden = env && *env ? parse_hidden(env) : TRAIN_SHOWN;
 		if (o->hidden < 0)
-			return gw_error(GW_EXIT_USAGE, "GPUWHY_SIM_HIDDEN", "pid, none or empty",
-			                "unknown mode '%s'", env);
+			return gw_error(GW_EXIT_USAGE, "GPUWHY_SIM_HIDDEN",
+			                N_("pid, none or empty"), "unknown mode '%s'", env);
 	}
 	return 0;
 }

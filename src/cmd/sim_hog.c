@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/opt.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -126,7 +127,7 @@ int cmd_sim_hog(int argc, char **argv)
 			int e = errno;
 			hog_reap(kids, i);
 			free(kids);
-			return gw_error(GW_EXIT_ENV, "sim hog", "ask for fewer --cores",
+			return gw_error(GW_EXIT_ENV, "sim hog", N_("ask for fewer --cores"),
 			                "cannot start a busy process: %s", strerror(e));
 		}
 		kids[i] = pid;

@@ -27,6 +27,7 @@
 #include "exporter/exporter.h"
 #include "sim_state.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/mhd_dl.h"
 #include "util/opt.h"
 #include "util/parse.h"
@@ -340,7 +341,7 @@ static int open_workload(serve_state *s)
 	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
 	if (!scen || !*scen)
 		return gw_error(GW_EXIT_USAGE, "sim serve",
-		                "run it as gpuwhy --sim SCENARIO sim serve",
+		                N_("run it as gpuwhy --sim SCENARIO sim serve"),
 		                "needs the simulated GPU");
 	char dir[PATH_MAX], err[600];
 	if (sim_state_dir(scen, dir, sizeof dir, err, sizeof err) != 0 ||
@@ -359,7 +360,7 @@ int sim_serve(int argc, char **argv)
 	exp_listen_addr a;
 	char err[200];
 	if (exp_parse_listen(s.o.listen, &a, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, s.o.listen, "use ADDRESS:PORT", "%s", err);
+		return gw_error(GW_EXIT_USAGE, s.o.listen, N_("use ADDRESS:PORT"), "%s", err);
 	const char *why = gw_mhd_error();
 	if (why)
 		return gw_error(GW_EXIT_ENV, "sim serve", NULL, "%s", why);
@@ -394,7 +395,7 @@ int sim_serve(int argc, char **argv)
 	                     120U, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U, MHD_OPTION_END);
 	if (!d) {
 		sim_wl_close(s.wl);
-		return gw_error(GW_EXIT_ENV, s.o.listen, "pick another port", "cannot listen");
+		return gw_error(GW_EXIT_ENV, s.o.listen, N_("pick another port"), "cannot listen");
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	fprintf(stderr, "gpuwhy sim serve: listening on http://%s (port %d) on GPU %d\n",

@@ -14,6 +14,7 @@
 #include "util/termsafe.h"
 #include "util/err.h"
 #include "util/i18n.h"
+#include "util/textwidth.h"
 #include "util/fail.h"
 #include "util/jsonw.h"
 
@@ -133,27 +134,13 @@ static int collect_procs(gpu_ctx *c, status_proc *out, int max)
  * boundary where it is wider (else a wider s pushes the next column). */
 static void put_col(const char *s, int w, bool right, bool cut)
 {
-	mbstate_t mb;
-	memset(&mb, 0, sizeof mb);
-	size_t len = strlen(s), end = 0;
-	int cols = 0;
-	while (end < len) {
-		wchar_t wc;
-		size_t k = mbrtowc(&wc, s + end, len - end, &mb);
-		int cw = 1;
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			k = 1;
-			memset(&mb, 0, sizeof mb);
-		} else if ((cw = wcwidth(wc)) < 0) {
-			cw = 0;
-		}
-		if (cut && cols + cw > w)
-			break;
-		cols += cw;
-		end += k;
+	gw_align al = right ? GW_ALIGN_RIGHT : GW_ALIGN_LEFT;
+	if (cut) {
+		gw_text_fput_cell(stdout, s, w, al);
+		return;
 	}
-	int padn = cols < w ? w - cols : 0;
-	printf("%*s%.*s%*s", right ? padn : 0, "", (int)end, s, right ? 0 : padn, "");
+	int padn = gw_text_pad(s, w);
+	printf("%*s%s%*s", right ? padn : 0, "", s, right ? 0 : padn, "");
 }
 
 static void print_procs_text(const status_proc *ps, int n, bool nested)

@@ -18,6 +18,7 @@
 #include "util/opt.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
 
@@ -43,7 +44,7 @@ static bool parse_share(const char *s, double *out)
 
 static int bad(const char *what, const char *hint, const char *why)
 {
-	return gw_error(GW_EXIT_USAGE, what, hint, "%s", why);
+	return gw_error(GW_EXIT_USAGE, what, hint, "%s", _(why));
 }
 
 /* Every list of strings lives in argv or in o, so nothing here needs freeing but the vars. */
@@ -51,7 +52,7 @@ static int sw_var(const opt_def *d, const char *v, void *ctx)
 {
 	char err[512];
 	if (sweep_var_parse(&((sweep_opts *)ctx)->sp, v, d->name[0] == 's', err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", "see gpuwhy sweep --help", "%s", err);
+		return gw_error(GW_EXIT_USAGE, "sweep", N_("see gpuwhy sweep --help"), "%s", err);
 	return 0;
 }
 
@@ -69,7 +70,7 @@ static int sw_duration(const opt_def *d, const char *v, void *ctx)
 {
 	sweep_opts *o = ctx;
 	if (!gw_parse_duration_ns(v, 1000000000LL, &o->duration_ns) || o->duration_ns <= 0)
-		return bad("--duration", "e.g. 60s, 5m", "not a duration");
+		return bad("--duration", N_("e.g. 60s, 5m"), N_("not a duration"));
 	return 0;
 }
 
@@ -77,9 +78,9 @@ static int sw_env(const opt_def *d, const char *v, void *ctx)
 {
 	sweep_opts *o = ctx;
 	if (!strchr(v, '=') || v[0] == '=')
-		return bad("--env", "--env NAME=VALUE", "expected NAME=VALUE");
+		return bad("--env", N_("--env NAME=VALUE"), N_("expected NAME=VALUE"));
 	if (o->sp.nenv >= SWEEP_OPTS_MAX_ENV)
-		return bad("--env", NULL, "too many");
+		return bad("--env", NULL, N_("too many"));
 	o->env[o->sp.nenv++] = (char *)v; /* a string of argv */
 	return 0;
 }
@@ -89,9 +90,10 @@ static int sw_share(const opt_def *d, const char *v, void *ctx)
 	double *x = d->target;
 	bool knee = d->name[0] == 'k';
 	if (!parse_share(v, x) || (knee && *x <= 0))
-		return bad(knee ? "--knee" : "--headroom", "e.g. 10% or 0.1",
-		           knee ? "not a share above 0 and below 100 %"
-		                : "not a share from 0 to below 100 %");
+		/* xgettext:no-c-format */
+		return bad(knee ? "--knee" : "--headroom", N_("e.g. 10% or 0.1"),
+		           knee ? N_("not a share above 0 and below 100 %")
+		                : N_("not a share from 0 to below 100 %"));
 	return 0;
 }
 
@@ -108,7 +110,7 @@ static int sw_queue_mem(const opt_def *d, const char *v, void *ctx)
 	sweep_opts *o = ctx;
 	uint64_t b;
 	if (!gw_parse_size_bytes(v, &b))
-		return bad("--queue-mem", "e.g. 12G, 800M", "not a size");
+		return bad("--queue-mem", N_("e.g. 12G, 800M"), N_("not a size"));
 	o->queue = true;
 	o->queue_mem = v;
 	return 0;
@@ -117,7 +119,7 @@ static int sw_queue_mem(const opt_def *d, const char *v, void *ctx)
 static int sw_format(const opt_def *d, const char *v, void *ctx)
 {
 	if (strcmp(v, "text") && strcmp(v, "json"))
-		return bad("--format", "text or json", "unknown format");
+		return bad("--format", N_("text or json"), N_("unknown format"));
 	((sweep_opts *)ctx)->json = !strcmp(v, "json");
 	return 0;
 }
@@ -216,12 +218,12 @@ static int check_args(sweep_opts *o)
 {
 	char err[600];
 	if (!o->dir)
-		return bad("sweep", "gpuwhy sweep -o DIR --vary ... -- CMD",
-		           "no output directory (-o DIR)");
+		return bad("sweep", N_("gpuwhy sweep -o DIR --vary ... -- CMD"),
+		           N_("no output directory (-o DIR)"));
 	if (o->steps && o->duration_ns)
-		return bad("--steps", "give one of them", "cannot be used with --duration");
+		return bad("--steps", N_("give one of them"), N_("cannot be used with --duration"));
 	if (sweep_spec_check(&o->sp, err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", "see gpuwhy sweep --help", "%s", err);
+		return gw_error(GW_EXIT_USAGE, "sweep", N_("see gpuwhy sweep --help"), "%s", err);
 	return 0;
 }
 
@@ -271,8 +273,9 @@ int cmd_sweep(int argc, char **argv, const gw_global *g)
 	if (o.resume) {
 		if (o.sp.nvars || o.dir || o.sp.ncmd) {
 			sweep_spec_free(&o.sp);
-			return bad("--resume", "gpuwhy sweep --resume DIR",
-			           "takes no other options: the sweep's own are in DIR/sweep.json");
+			return bad(
+			    "--resume", N_("gpuwhy sweep --resume DIR"),
+			    N_("takes no other options: the sweep's own are in DIR/sweep.json"));
 		}
 		bool json = o.json;
 		int rargc;

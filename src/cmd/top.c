@@ -28,12 +28,15 @@
 #include "top/screen.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
-#define MESSAGE_NS 3000000000LL        /* a status-line message stays this long */
-#define FINDINGS_EVERY_NS 1000000000LL /* rules run at most once a second */
-#define ONCE_INTERVAL_NS 250000000LL   /* --once: the rates of its frame cover this */
+#define MESSAGE_NS 3000000000LL /* a status-line message stays this long */
+/* Rules run at most every 2 s: they read the last 60 s, which one more
+ * second hardly moves, and they are the largest part of a refresh. */
+#define FINDINGS_EVERY_NS 2000000000LL
+#define ONCE_INTERVAL_NS 250000000LL /* --once: the rates of its frame cover this */
 
 typedef struct {
 	int64_t interval_ns;
@@ -53,6 +56,7 @@ typedef struct {
 	top_feed *feed;
 	top_model m;
 	top_input in;
+	top_render_memo memo; /* what is on the screen's canvas */
 	char hostname[256];
 	char no_gpu[160];
 	char message[200];
@@ -177,9 +181,9 @@ static int open_gpus(top_app *a, const gw_global *g)
 	if (gpu_open(&go, &a->gc) != 0) {
 		a->gc = NULL;
 		gw_fail_print(&gf.err);
-		snprintf(a->no_gpu, sizeof a->no_gpu,
-		         "no GPU (the reason was printed on stderr); showing the host only. "
-		         "gpuwhy --sim h100x8-nvlink top simulates eight");
+		snprintf(a->no_gpu, sizeof a->no_gpu, "%s",
+		         _("no GPU (the reason was printed on stderr); showing the host only. "
+		           "gpuwhy --sim h100x8-nvlink top simulates eight"));
 	} else {
 		n = gpu_count(a->gc);
 		if (n > GPU_MAX)
@@ -194,7 +198,7 @@ static int open_gpus(top_app *a, const gw_global *g)
 			mig_summary(a->gc, i, &info[i]);
 		}
 		if (n == 0)
-			snprintf(a->no_gpu, sizeof a->no_gpu, "the driver reports no GPU");
+			snprintf(a->no_gpu, sizeof a->no_gpu, "%s", _("the driver reports no GPU"));
 	}
 	if (top_model_init(&a->m, n, info) != 0)
 		return -1;
@@ -244,7 +248,8 @@ static int stop_sampling(top_app *a)
 		long n;
 		rc = recorder_finish_stored(a->rec, -1, &n) ? GW_EXIT_ENV : 0;
 		a->rec = NULL;
-		fprintf(stderr, "gpuwhy: %ld samples in %s\n", n, a->o.output);
+		fprintf(stderr, P_("gpuwhy: %ld sample in %s\n", "gpuwhy: %ld samples in %s\n", n),
+		        n, a->o.output);
 	}
 	if (a->smp) {
 		sampler_free(a->smp);
@@ -282,7 +287,8 @@ static top_frame frame_of(top_app *a, const top_layout *L)
 	                   .interval_ns = a->o.interval_ns,
 	                   .record_path = a->o.output,
 	                   .message = a->message[0] ? a->message : NULL,
-	                   .no_gpu = a->no_gpu[0] ? a->no_gpu : NULL};
+	                   .no_gpu = a->no_gpu[0] ? a->no_gpu : NULL,
+	                   .memo = &a->memo};
 }
 
 /* ------------------------------------------------------------------ --once */
@@ -325,6 +331,7 @@ static int run_once(top_app *a)
 		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
 	top_frame f = frame_of(a, &L);
 	f.in = NULL;
+	f.memo = NULL;
 	top_render(&c, &f);
 	top_canvas_print(&c, stdout);
 	top_canvas_free(&c);
@@ -336,23 +343,25 @@ static int run_once(top_app *a)
 static void change_interval(top_app *a, int dir)
 {
 	if (a->rec) {
-		say(a, "the interval stays %.3g s while recording to %s",
+		say(a, _("the interval stays %.3g s while recording to %s"),
 		    (double)a->o.interval_ns / 1e9, a->o.output);
 		return;
 	}
 	int64_t next = top_interval_step(a->o.interval_ns, dir);
 	if (next == a->o.interval_ns) {
-		say(a, "the interval is already at its %s (%s)", dir > 0 ? "longest" : "shortest",
-		    dir > 0 ? "10 s" : "100 ms");
+		if (dir > 0)
+			say(a, "%s", _("the interval is already at its longest (10 s)"));
+		else
+			say(a, "%s", _("the interval is already at its shortest (100 ms)"));
 		return;
 	}
 	a->o.interval_ns = next;
 	sampler_set_interval(a->smp, next);
 	double s = (double)next / 1e9;
 	if (s < 1)
-		say(a, "sampling every %.0f ms", s * 1000);
+		say(a, _("sampling every %.0f ms"), s * 1000);
 	else
-		say(a, "sampling every %.3g s", s);
+		say(a, _("sampling every %.3g s"), s);
 }
 
 static void move_selection(top_app *a, int delta, int visible)
@@ -392,7 +401,8 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 		return false;
 	case TOP_A_SORT_NEXT:
 		top_model_next_sort(&a->m);
-		say(a, "sorted by %s", top_sort_name(a->m.sort));
+		/* TRANSLATORS: a sort key of -s/--sort follows (gpu, pid, user, ...), kept as is */
+		say(a, _("sorted by %s"), top_sort_name(a->m.sort));
 		break;
 	case TOP_A_SORT_REVERSE:
 		a->m.reverse = !a->m.reverse;
@@ -404,19 +414,21 @@ static bool apply(top_app *a, const top_action *act, const top_layout *L)
 	case TOP_A_GPUS: {
 		char err[160];
 		if (!top_model_set_gpus(&a->m, act->text, err, sizeof err))
-			say(a, "GPUs: %s", err);
+			say(a, _("GPUs: %s"), err);
 		else
-			say(a, "showing %d of %d GPUs", top_model_gpus_shown(&a->m), a->m.ngpu);
+			say(a, P_("showing %d of %d GPU", "showing %d of %d GPUs", a->m.ngpu),
+			    top_model_gpus_shown(&a->m), a->m.ngpu);
 		break;
 	}
 	case TOP_A_PAUSE:
 		top_model_pause(&a->m, !a->m.paused);
 		top_model_refresh(&a->m);
-		if (a->m.paused)
-			say(a, "paused: %s on; p resumes",
-			    a->rec ? "sampling and recording go" : "sampling goes");
+		if (a->m.paused && a->rec)
+			say(a, "%s", _("paused: sampling and recording go on; p resumes"));
+		else if (a->m.paused)
+			say(a, "%s", _("paused: sampling goes on; p resumes"));
 		else
-			say(a, "resumed");
+			say(a, "%s", _("resumed"));
 		break;
 	case TOP_A_TREE:
 		a->m.tree = !a->m.tree;
@@ -647,6 +659,9 @@ int cmd_top(int argc, char **argv, const gw_global *g)
 		a.o.interval_ns = ONCE_INTERVAL_NS;
 	/* Only LC_CTYPE follows the locale (main.c); its codeset picks the glyphs. */
 	a.utf8 = !a.o.ascii && !strcmp(nl_langinfo(CODESET), "UTF-8");
+	/* An ASCII screen cannot show a translation: it speaks English. */
+	if (!a.utf8 && gw_i18n_active())
+		gw_i18n_init("en");
 	gethostname(a.hostname, sizeof a.hostname - 1);
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		return gw_error(GW_EXIT_ENV, "pipe", NULL, "%s", strerror(errno));

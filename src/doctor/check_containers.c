@@ -147,12 +147,12 @@ void dr_check_container_docker(dr_ctx *c)
 	bool have_rt = res.out && runtimes(res.out, rt, sizeof rt);
 	if (!have_rt) {
 		const char *why =
-		    res.timed_out ? "did not answer in time"
+		    res.timed_out ? DR_("did not answer in time")
 		    : strstr(res.err, "permission denied") || strstr(res.out, "permission denied")
-		        ? "permission denied on the Docker socket"
+		        ? DR_("permission denied on the Docker socket")
 		    : strstr(res.err, "Cannot connect") || strstr(res.out, "Cannot connect")
-		        ? "cannot connect to the Docker daemon"
-		        : "gave no runtime list";
+		        ? DR_("cannot connect to the Docker daemon")
+		        : DR_("gave no runtime list");
 		dr_result *r = dr_addf(c->r, "container.docker", DR_WARN, "docker info %s", why);
 		if (strstr(why, "permission"))
 			dr_fixf(
@@ -223,7 +223,7 @@ void dr_check_container_cdi(dr_ctx *c)
 			snprintf(why, sizeof why, "%.*s", (int)strcspn(e, "\n"), e);
 			dr_result *r =
 			    dr_addf(c->r, "container.cdi", DR_FAIL, "nvidia-ctk cdi list %s%s%s",
-			            res.timed_out ? "did not answer in time" : "failed",
+			            res.timed_out ? DR_("did not answer in time") : DR_("failed"),
 			            why[0] ? ": " : "", why);
 			dr_fixf(r, "regenerate the spec: sudo nvidia-ctk cdi generate "
 			           "--output=/etc/cdi/nvidia.yaml");
@@ -254,7 +254,7 @@ void dr_check_container_cdi(dr_ctx *c)
 			    r,
 			    "%ssudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then "
 			    "nvidia-ctk cdi list",
-			    ctk ? "" : "install the NVIDIA Container Toolkit, then ");
+			    ctk ? "" : DR_("install the NVIDIA Container Toolkit, then "));
 		}
 		gw_sb_free(&names);
 		return;
@@ -265,19 +265,19 @@ void dr_check_container_cdi(dr_ctx *c)
 	                  : dr_kernel_module_version(c->p, mod, sizeof mod)      ? mod
 	                                                                         : "";
 	gw_strbuf found = {0};
-	gw_sb_printf(&found, "CDI spec %s", ci.nfiles ? ci.files : "(from nvidia-ctk)");
+	gw_sb_printf(&found, DR_("CDI spec %s"), ci.nfiles ? ci.files : DR_("(from nvidia-ctk)"));
 	if (names.len)
 		gw_sb_printf(&found, ": nvidia.com/gpu=%s", gw_sb_str(&names));
 	if (ci.driver[0])
-		gw_sb_printf(&found, " (generated for driver %s)", ci.driver);
+		gw_sb_printf(&found, DR_(" (generated for driver %s)"), ci.driver);
 	dr_status st = DR_PASS;
 	if (ci.driver[0] && drv[0] && strcmp(ci.driver, drv)) {
-		gw_sb_printf(&found, "; the driver is now %s: containers get stale library paths",
-		             drv);
+		gw_sb_printf(
+		    &found, DR_("; the driver is now %s: containers get stale library paths"), drv);
 		st = DR_WARN;
 	}
 	if (ci.nfiles && m->nvml == DR_NVML_OK && !m->simulated && ci.gpu_nodes != m->n) {
-		gw_sb_printf(&found, "; the spec names %d /dev/nvidiaN, NVML sees %d GPUs",
+		gw_sb_printf(&found, DR_("; the spec names %d /dev/nvidiaN, NVML sees %d GPUs"),
 		             ci.gpu_nodes, m->n);
 		st = DR_WARN;
 	}
@@ -330,7 +330,7 @@ void dr_check_container_injection(dr_ctx *c)
 	const char *caps = dr_env(c, "NVIDIA_DRIVER_CAPABILITIES");
 	char env[256];
 	snprintf(env, sizeof env, "NVIDIA_VISIBLE_DEVICES=%s, NVIDIA_DRIVER_CAPABILITIES=%s",
-	         nvd ? nvd : "(unset)", caps ? caps : "(unset)");
+	         nvd ? nvd : DR_("(unset)"), caps ? caps : DR_("(unset)"));
 	char bdf[4][16];
 	if (!nodes && !libs && dr_pci_nvidia_gpus(c->p, bdf, 4) == 0) {
 		/* sysfs is not namespaced: an empty bus here is the host's bus */
@@ -352,9 +352,11 @@ void dr_check_container_injection(dr_ctx *c)
 		return;
 	}
 	if (nodes && !libs) {
-		dr_result *r = dr_addf(c->r, "container.injection", DR_FAIL,
-		                       "%d GPU device node%s but no libnvidia-ml.so.1 (%s)", nodes,
-		                       nodes == 1 ? "" : "s", env);
+		dr_result *r =
+		    dr_addf(c->r, "container.injection", DR_FAIL,
+		            DR_P("%d GPU device node but no libnvidia-ml.so.1 (%s)",
+		                 "%d GPU device nodes but no libnvidia-ml.so.1 (%s)", nodes),
+		            nodes, env);
 		dr_fixf(r, "add the utility and compute capabilities: -e "
 		           "NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
 		return;
@@ -371,15 +373,19 @@ void dr_check_container_injection(dr_ctx *c)
 	if (caps && !strstr(caps, "compute") && !strstr(caps, "all")) {
 		dr_result *r =
 		    dr_addf(c->r, "container.injection", DR_WARN,
-		            "%d GPU device node%s and NVML injected, but %s lacks compute: "
-		            "libcuda.so is not injected, so CUDA programs find no GPU",
-		            nodes, nodes == 1 ? "" : "s", env);
+		            DR_P("%d GPU device node and NVML injected, but %s lacks compute: "
+		                 "libcuda.so is not injected, so CUDA programs find no GPU",
+		                 "%d GPU device nodes and NVML injected, but %s lacks compute: "
+		                 "libcuda.so is not injected, so CUDA programs find no GPU",
+		                 nodes),
+		            nodes, env);
 		dr_fixf(r, "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
 		return;
 	}
 	dr_addf(c->r, "container.injection", DR_PASS,
-	        "%d GPU device node%s and driver libraries injected (%s)", nodes,
-	        nodes == 1 ? "" : "s", env);
+	        DR_P("%d GPU device node and driver libraries injected (%s)",
+	             "%d GPU device nodes and driver libraries injected (%s)", nodes),
+	        nodes, env);
 }
 
 /* ---- container.pid_namespace ---- */

@@ -75,7 +75,7 @@ static void nvml_fix(dr_ctx *c, dr_result *res, bool module, int npci)
 		        "%s shows no NVIDIA GPU on its PCI bus: run on a machine with one (or pass "
 		        "the GPU through to this VM); to try gpuwhy without a GPU: gpuwhy --sim "
 		        "h100x1 doctor",
-		        w->container ? "the host of this container" : "this machine");
+		        w->container ? DR_("the host of this container") : DR_("this machine"));
 	else if (w->container)
 		dr_fixf(res,
 		        "start the container with GPU access: docker run --gpus all (NVIDIA "
@@ -96,9 +96,9 @@ void dr_check_driver_nvml(dr_ctx *c)
 	const dr_machine *m = c->m;
 	if (m->nvml == DR_NVML_OK) {
 		dr_addf(c->r, "driver.nvml", DR_PASS, "NVML %s loaded from %s%s",
-		        m->nvml_version[0] ? m->nvml_version : "(version unknown)",
+		        m->nvml_version[0] ? m->nvml_version : DR_("(version unknown)"),
 		        m->lib_path[0] ? m->lib_path : "libnvidia-ml.so.1",
-		        m->simulated ? " (simulated GPU)" : "");
+		        m->simulated ? DR_(" (simulated GPU)") : "");
 		return;
 	}
 	char mod[64];
@@ -106,17 +106,19 @@ void dr_check_driver_nvml(dr_ctx *c)
 	char bdf[GPU_MAX][16];
 	int npci = dr_pci_nvidia_gpus(c->p, bdf, GPU_MAX);
 	gw_strbuf b = {0};
-	gw_sb_printf(&b, "%s", m->error[0] ? m->error : "NVML could not be loaded");
+	gw_sb_printf(&b, "%s", m->error[0] ? m->error : DR_("NVML could not be loaded"));
 	if (module)
-		gw_sb_printf(&b, "; nvidia kernel module %s loaded", mod);
+		gw_sb_printf(&b, DR_("; nvidia kernel module %s loaded"), mod);
 	else
-		gw_sb_printf(&b, "; no nvidia kernel module loaded");
+		gw_sb_printf(&b, DR_("; no nvidia kernel module loaded"));
 	if (npci > 0) {
-		gw_sb_printf(&b, "; NVIDIA GPU%s on the PCI bus:", npci == 1 ? "" : "s");
+		gw_sb_printf(
+		    &b, "%s",
+		    DR_P("; NVIDIA GPU on the PCI bus:", "; NVIDIA GPUs on the PCI bus:", npci));
 		for (int i = 0; i < npci; i++)
 			gw_sb_printf(&b, " %s", bdf[i]);
 	} else if (npci == 0) {
-		gw_sb_printf(&b, "; no NVIDIA GPU on the PCI bus");
+		gw_sb_printf(&b, DR_("; no NVIDIA GPU on the PCI bus"));
 	}
 	dr_result *res = dr_addf(c->r, "driver.nvml", DR_FAIL, "%s", gw_sb_str(&b));
 	gw_sb_free(&b);
@@ -143,7 +145,7 @@ void dr_check_driver_version(dr_ctx *c)
 			        m->driver, mod);
 		else
 			dr_addf(c->r, "driver.version", DR_PASS, "driver %s%s", m->driver,
-			        module ? " (kernel module loaded)" : "");
+			        module ? DR_(" (kernel module loaded)") : "");
 		return;
 	}
 	if (module) {
@@ -201,14 +203,15 @@ void dr_check_driver_mismatch(dr_ctx *c)
 	for (int i = 0; i < n; i++) {
 		gw_sb_sep(&libs_txt, ", ");
 		gw_sb_printf(&libs_txt, "%s (%s)",
-		             libs[i].version[0] ? libs[i].version : "unversioned", libs[i].dir);
+		             libs[i].version[0] ? libs[i].version : DR_("unversioned"),
+		             libs[i].dir);
 	}
 	if (m->nvml == DR_NVML_MISMATCH) {
 		dr_result *r = dr_addf(c->r, "driver.mismatch", DR_FAIL,
 		                       "NVML: driver/library version mismatch; kernel module %s, "
 		                       "libnvidia-ml %s",
-		                       module ? mod : "unknown",
-		                       libs_txt.len ? gw_sb_str(&libs_txt) : "not found");
+		                       module ? mod : DR_("unknown"),
+		                       libs_txt.len ? gw_sb_str(&libs_txt) : DR_("not found"));
 		dr_fixf(r, "reboot after the driver upgrade, or reload the module: sudo rmmod "
 		           "nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia");
 		gw_sb_free(&libs_txt);
@@ -217,9 +220,9 @@ void dr_check_driver_mismatch(dr_ctx *c)
 	if (!module) {
 		const dr_where *w = dr_ctx_where(c);
 		dr_addf(c->r, "driver.mismatch", DR_SKIP, "%s",
-		        w->wsl         ? "WSL: the kernel side of the driver lives in Windows"
-		        : m->simulated ? "simulated GPU: no kernel module to compare with"
-		                       : "no nvidia kernel module loaded: nothing to compare");
+		        w->wsl         ? DR_("WSL: the kernel side of the driver lives in Windows")
+		        : m->simulated ? DR_("simulated GPU: no kernel module to compare with")
+		                       : DR_("no nvidia kernel module loaded: nothing to compare"));
 		gw_sb_free(&libs_txt);
 		return;
 	}
@@ -235,7 +238,7 @@ void dr_check_driver_mismatch(dr_ctx *c)
 	for (int i = 0; i < n; i++) {
 		if (libs[i].version[0] && strcmp(libs[i].version, mod)) {
 			gw_sb_sep(&stale, ", ");
-			gw_sb_printf(&stale, "%s in %s", libs[i].version, libs[i].dir);
+			gw_sb_printf(&stale, DR_("%s in %s"), libs[i].version, libs[i].dir);
 		}
 	}
 	if (stale.len) {
@@ -297,7 +300,7 @@ static bool node_usable(const dr_probe *p, const char *path, char *why, size_t l
 	struct stat st;
 	group[0] = '\0';
 	if (stat(path, &st) != 0) {
-		snprintf(why, len, "%s missing", path);
+		snprintf(why, len, DR_("%s missing"), path);
 		return false;
 	}
 	if (p->access(path, R_OK | W_OK) == 0)
@@ -308,7 +311,7 @@ static bool node_usable(const dr_probe *p, const char *path, char *why, size_t l
 		snprintf(group, glen, "%s", gr.gr_name);
 	else
 		snprintf(group, glen, "%u", (unsigned)st.st_gid);
-	snprintf(why, len, "%s not read/writable by uid %u (group %s, mode %03o)", path,
+	snprintf(why, len, DR_("%s not read/writable by uid %u (group %s, mode %03o)"), path,
 	         (unsigned)getuid(), group, (unsigned)(st.st_mode & 0777));
 	return false;
 }
@@ -343,7 +346,7 @@ void dr_check_driver_devices(dr_ctx *c)
 	}
 	if (nn == 0) {
 		gw_sb_sep(&fails, "; ");
-		gw_sb_printf(&fails, "no %s/nvidia0..N nodes", dev);
+		gw_sb_printf(&fails, DR_("no %s/nvidia0..N nodes"), dev);
 	}
 	for (int i = 0; i < nn; i++) {
 		dr_pathf(path, sizeof path, dev, "/nvidia%d", minors[i]);
@@ -392,8 +395,9 @@ void dr_check_driver_devices(dr_ctx *c)
 			dr_fixf(r, "sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia-uvm)");
 	} else if (nn < want) {
 		dr_result *r = dr_addf(c->r, "driver.devices", DR_WARN,
-		                       "%d /dev/nvidiaN node%s for %d GPUs (%s)", nn,
-		                       nn == 1 ? "" : "s", want, gw_sb_str(&ok));
+		                       DR_P("%d /dev/nvidiaN node for %d GPUs (%s)",
+		                            "%d /dev/nvidiaN nodes for %d GPUs (%s)", nn),
+		                       nn, want, gw_sb_str(&ok));
 		dr_fixf(r, "sudo nvidia-modprobe -c N for each missing minor number, or reload the "
 		           "driver");
 	} else {
@@ -440,8 +444,10 @@ void dr_check_driver_persistence(dr_ctx *c)
 		    r, "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, "
 		       "which lasts until reboot)");
 	} else {
-		dr_addf(c->r, "driver.persistence", DR_PASS, "persistence mode on for all %d GPU%s",
-		        on, on == 1 ? "" : "s");
+		dr_addf(c->r, "driver.persistence", DR_PASS,
+		        DR_P("persistence mode on for all %d GPU",
+		             "persistence mode on for all %d GPUs", on),
+		        on);
 	}
 	gw_sb_free(&off);
 }

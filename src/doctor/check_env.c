@@ -118,22 +118,23 @@ void dr_check_env_gpu_hiding(dr_ctx *c)
 			continue;
 		if (h->kind == HARMLESS) {
 			gw_sb_sep(&harmless, "; ");
-			gw_sb_printf(&harmless, "%s=%s (%s)", h->var, v, h->effect);
+			gw_sb_printf(&harmless, "%s=%s (%s)", h->var, v, DR_(h->effect));
 			continue;
 		}
 		gw_sb_sep(&bad, "; ");
-		gw_sb_printf(&bad, "%s='%s' %s", h->var, v, h->effect);
+		gw_sb_printf(&bad, "%s='%s' %s", h->var, v, DR_(h->effect));
 		gw_sb_sep(&fix, "; ");
-		gw_sb_printf(&fix, "%s", h->fix);
+		gw_sb_printf(&fix, "%s", DR_(h->fix));
 		st = dr_worse(st, h->kind == HIDE_FAIL ? DR_FAIL : DR_WARN);
 	}
 	if (st == DR_PASS) {
 		dr_addf(c->r, "env.gpu_hiding", DR_PASS,
 		        "no variable hides GPUs or forces the CPU%s%s",
-		        harmless.len ? "; set but harmless: " : "", gw_sb_str(&harmless));
+		        harmless.len ? DR_("; set but harmless: ") : "", gw_sb_str(&harmless));
 	} else {
-		dr_result *r = dr_addf(c->r, "env.gpu_hiding", st, "%s%s%s", gw_sb_str(&bad),
-		                       harmless.len ? "; harmless: " : "", gw_sb_str(&harmless));
+		dr_result *r =
+		    dr_addf(c->r, "env.gpu_hiding", st, "%s%s%s", gw_sb_str(&bad),
+		            harmless.len ? DR_("; harmless: ") : "", gw_sb_str(&harmless));
 		dr_fixf(r, "%s", gw_sb_str(&fix));
 	}
 	gw_sb_free(&bad);
@@ -191,7 +192,7 @@ void dr_check_env_slowdown(dr_ctx *c)
 		if (!v || !*v || !s->applies(v))
 			continue;
 		gw_sb_sep(&bad, "; ");
-		gw_sb_printf(&bad, "%s=%s: %s", s->var, v, s->effect);
+		gw_sb_printf(&bad, "%s=%s: %s", s->var, v, DR_(s->effect));
 		gw_sb_sep(&fix, "; ");
 		gw_sb_printf(&fix, "unset %s", s->var);
 	}

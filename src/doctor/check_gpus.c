@@ -37,9 +37,9 @@ void dr_check_gpus_inventory(dr_ctx *c)
 	int npci = dr_pci_nvidia_gpus(c->p, bdf, GPU_MAX);
 	const dr_where *w = dr_ctx_where(c);
 	if (m->n == 0) {
-		dr_result *r = dr_addf(c->r, "gpus.inventory", DR_FAIL,
-		                       "the driver loaded but enumerates no GPU%s",
-		                       npci > 0 ? " although the PCI bus shows NVIDIA GPUs" : "");
+		dr_result *r = dr_addf(
+		    c->r, "gpus.inventory", DR_FAIL, "the driver loaded but enumerates no GPU%s",
+		    npci > 0 ? DR_(" although the PCI bus shows NVIDIA GPUs") : "");
 		if (w->container)
 			dr_fixf(r, "start the container with GPUs (--gpus all, or "
 			           "NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime)");
@@ -58,14 +58,15 @@ void dr_check_gpus_inventory(dr_ctx *c)
 		if (!dr_gpu_selected(m, i))
 			continue;
 		gw_sb_sep(&b, "; ");
-		gw_sb_printf(&b, "%d %s %s", g->st.index, g->st.name[0] ? g->st.name : "(no name)",
-		             g->st.uuid[0] ? g->st.uuid : "(no UUID)");
+		gw_sb_printf(&b, "%d %s %s", g->st.index,
+		             g->st.name[0] ? g->st.name : DR_("(no name)"),
+		             g->st.uuid[0] ? g->st.uuid : DR_("(no UUID)"));
 		double t;
 		if (dr_val(g, GM_MEM_TOTAL, &t))
 			gw_sb_printf(&b, " %s",
 			             dr_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
 		if (g->lost)
-			gw_sb_printf(&b, " (lost)");
+			gw_sb_printf(&b, DR_(" (lost)"));
 		listed++;
 	}
 	/* A GPU on the bus that NVML does not list was not initialised by the driver. In a
@@ -85,16 +86,19 @@ void dr_check_gpus_inventory(dr_ctx *c)
 	if (missing.len) {
 		dr_result *r =
 		    dr_addf(c->r, "gpus.inventory", DR_WARN,
-		            "NVML sees %d GPU%s but the PCI bus has %d: %s not initialised "
-		            "by the driver; seen: %s",
-		            m->n, m->n == 1 ? "" : "s", npci, gw_sb_str(&missing), gw_sb_str(&b));
+		            DR_P("NVML sees %d GPU but the PCI bus has %d: %s not initialised "
+		                 "by the driver; seen: %s",
+		                 "NVML sees %d GPUs but the PCI bus has %d: %s not initialised "
+		                 "by the driver; seen: %s",
+		                 m->n),
+		            m->n, npci, gw_sb_str(&missing), gw_sb_str(&b));
 		dr_fixf(r,
 		        "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
 		        "fallen off the bus); check power cables and seating; a driver too old "
 		        "for that GPU model also skips it");
 	} else {
-		dr_addf(c->r, "gpus.inventory", DR_PASS, "%d GPU%s: %s", listed,
-		        listed == 1 ? "" : "s", gw_sb_str(&b));
+		dr_addf(c->r, "gpus.inventory", DR_PASS, DR_P("%d GPU: %s", "%d GPUs: %s", listed),
+		        listed, gw_sb_str(&b));
 	}
 	gw_sb_free(&missing);
 	gw_sb_free(&b);
@@ -129,7 +133,8 @@ void dr_check_gpus_lost(dr_ctx *c)
 		        "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
 		        "seating and temperatures");
 	} else {
-		dr_addf(c->r, "gpus.lost", DR_PASS, "all %d GPU%s answer", n, n == 1 ? "" : "s");
+		dr_addf(c->r, "gpus.lost", DR_PASS,
+		        DR_P("all %d GPU answers", "all %d GPUs answer", n), n);
 	}
 	gw_sb_free(&b);
 }
@@ -161,35 +166,44 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 		bool f = false, w = false;
 		if (dr_val(g, GM_ECC_UNCORR_VOL, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b,
-			             "GPU %d: %.0f uncorrected ECC error%s since the driver loaded",
-			             idx, v, v == 1 ? "" : "s");
+			gw_sb_printf(
+			    &b,
+			    DR_P("GPU %d: %.0f uncorrected ECC error since the driver loaded",
+			         "GPU %d: %.0f uncorrected ECC errors since the driver loaded",
+			         (unsigned long)v),
+			    idx, v);
 			f = true;
 		}
 		if (dr_val(g, GM_REMAP_FAILURE, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d: row remapping failed", idx);
+			gw_sb_printf(&b, DR_("GPU %d: row remapping failed"), idx);
 			f = true;
 		}
 		if (dr_val(g, GM_RETIRED_PENDING, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d: pages waiting to be retired", idx);
+			gw_sb_printf(&b, DR_("GPU %d: pages waiting to be retired"), idx);
 			w = true;
 		}
 		if (dr_val(g, GM_REMAP_PENDING, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d: row remap pending", idx);
+			gw_sb_printf(&b, DR_("GPU %d: row remap pending"), idx);
 			w = true;
 		}
 		if (dr_val(g, GM_RETIRED_DBE, &v) && v > 0) {
 			gw_sb_sep(&notes, "; ");
-			gw_sb_printf(&notes, "GPU %d: %.0f page%s retired for double-bit errors",
-			             idx, v, v == 1 ? "" : "s");
+			gw_sb_printf(&notes,
+			             DR_P("GPU %d: %.0f page retired for double-bit errors",
+			                  "GPU %d: %.0f pages retired for double-bit errors",
+			                  (unsigned long)v),
+			             idx, v);
 		}
 		if (dr_val(g, GM_REMAP_UNCORR, &v) && v > 0) {
 			gw_sb_sep(&notes, "; ");
-			gw_sb_printf(&notes, "GPU %d: %.0f row%s remapped for uncorrectable errors",
-			             idx, v, v == 1 ? "" : "s");
+			gw_sb_printf(&notes,
+			             DR_P("GPU %d: %.0f row remapped for uncorrectable errors",
+			                  "GPU %d: %.0f rows remapped for uncorrectable errors",
+			                  (unsigned long)v),
+			             idx, v);
 		}
 		if (f) {
 			st = DR_FAIL;
@@ -208,10 +222,10 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 	} else if (st == DR_PASS) {
 		dr_addf(c->r, "gpus.memory_errors", DR_PASS,
 		        "no uncorrected ECC errors, nothing pending%s%s",
-		        notes.len ? "; history: " : "", gw_sb_str(&notes));
+		        notes.len ? DR_("; history: ") : "", gw_sb_str(&notes));
 	} else {
 		if (notes.len) {
-			gw_sb_printf(&b, "; history: %s", gw_sb_str(&notes));
+			gw_sb_printf(&b, DR_("; history: %s"), gw_sb_str(&notes));
 		}
 		dr_result *r = dr_addf(c->r, "gpus.memory_errors", st, "%s", gw_sb_str(&b));
 		if (st == DR_FAIL)
@@ -299,7 +313,8 @@ void dr_check_gpus_xid(dr_ctx *c)
 			gw_sb_printf(&b, "GPU %d", c->m->gpu[seen[j].gpu].st.index);
 		else
 			gw_sb_printf(&b, "PCI %s", seen[j].bus);
-		gw_sb_printf(&b, ": Xid %d x%d (%s)", seen[j].xid, seen[j].count, seen[j].meaning);
+		gw_sb_printf(&b, ": Xid %d x%d (%s)", seen[j].xid, seen[j].count,
+		             DR_(seen[j].meaning));
 		hw |= seen[j].hw;
 	}
 	dr_result *r = dr_addf(c->r, "gpus.xid", hw ? DR_FAIL : DR_WARN, "%s", gw_sb_str(&b));
@@ -365,10 +380,12 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 			gw_sb_printf(&b, "GPU %d (%s): ", m->gpu[i].st.index,
 			             m->gpu[i].st.pci_bus_id);
 			if (uncorr[i])
-				gw_sb_printf(&b, "%d uncorrected", uncorr[i]);
+				gw_sb_printf(&b, DR_("%d uncorrected"), uncorr[i]);
 			if (corr[i])
-				gw_sb_printf(&b, "%s%d corrected", uncorr[i] ? ", " : "", corr[i]);
-			gw_sb_printf(&b, " AER error%s", corr[i] + uncorr[i] == 1 ? "" : "s");
+				gw_sb_printf(&b, DR_("%s%d corrected"), uncorr[i] ? ", " : "",
+				             corr[i]);
+			gw_sb_printf(&b, "%s",
+			             DR_P(" AER error", " AER errors", corr[i] + uncorr[i]));
 			st = dr_worse(st, uncorr[i] ? DR_FAIL : DR_WARN);
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", m->gpu[i].st.index);
@@ -387,7 +404,7 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 			st = DR_PASS;
 		if (v >= REPLAY_WARN) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d: %.0f PCIe replays (link retransmissions)",
+			gw_sb_printf(&b, DR_("GPU %d: %.0f PCIe replays (link retransmissions)"),
 			             m->gpu[i].st.index, v);
 			st = dr_worse(st, DR_WARN);
 			gw_sb_sep(&fix_gpus, ",");
@@ -400,9 +417,9 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
 	} else if (st == DR_PASS) {
 		dr_addf(c->r, "gpus.pcie_errors", DR_PASS, "no AER errors on GPU links%s%s%s",
-		        k->readable ? "" : " (kernel log not readable)",
-		        replay_known ? ", replay counters low" : "",
-		        other ? " (other PCI devices have AER messages)" : "");
+		        k->readable ? "" : DR_(" (kernel log not readable)"),
+		        replay_known ? DR_(", replay counters low") : "",
+		        other ? DR_(" (other PCI devices have AER messages)") : "");
 	} else {
 		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", gw_sb_str(&b));
 		dr_fixf(r,
@@ -439,23 +456,24 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 		bool narrow = have_w && wc < wm;
 		bool slow = have_gen && gc < gm && busy;
 		char desc[96];
-		snprintf(desc, sizeof desc, "GPU %d: ", g->st.index);
+		snprintf(desc, sizeof desc, DR_("GPU %d: "), g->st.index);
 		if (have_gen)
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
-			         "gen %.0f of %.0f", gc, gm);
+			         DR_("gen %.0f of %.0f"), gc, gm);
 		if (have_w)
+			/* TRANSLATORS: between the PCIe generation and the link width. */
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
-			         "%sx%.0f of x%.0f", have_gen ? ", " : "", wc, wm);
+			         DR_("%sx%.0f of x%.0f"), have_gen ? DR_(", ") : "", wc, wm);
 		if (narrow || slow) {
 			gw_sb_sep(&bad, "; ");
-			gw_sb_printf(&bad, "%s%s", desc, slow && !narrow ? " under load" : "");
+			gw_sb_printf(&bad, "%s%s", desc, slow && !narrow ? DR_(" under load") : "");
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", g->st.index);
 		} else {
 			gw_sb_sep(&ok, "; ");
 			gw_sb_printf(&ok, "%s%s", desc,
 			             have_gen && gc < gm
-			                 ? " (idle: the link slows down to save power)"
+			                 ? DR_(" (idle: the link slows down to save power)")
 			                 : "");
 		}
 	}
@@ -509,7 +527,8 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		}
 		if (t >= s || s - t <= THERMAL_MARGIN_C) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d at %.0f C, slowdown at %.0f C", g->st.index, t, s);
+			gw_sb_printf(&b, DR_("GPU %d at %.0f C, slowdown at %.0f C"), g->st.index,
+			             t, s);
 			st = dr_worse(st, t >= s ? DR_FAIL : DR_WARN);
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", g->st.index);
@@ -523,7 +542,7 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		        "hottest GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);
 	} else {
 		dr_result *r = dr_addf(c->r, "gpus.thermal", st, "%s%s", gw_sb_str(&b),
-		                       st == DR_FAIL ? ": clocks are being cut" : "");
+		                       st == DR_FAIL ? DR_(": clocks are being cut") : "");
 		dr_fixf(r,
 		        "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
 		        "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
@@ -556,19 +575,19 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		dr_status gs = DR_PASS;
 		if (dr_val(g, GM_CLK_R_HW_SLOW, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, "hardware slowdown");
+			gw_sb_printf(&why, DR_("hardware slowdown"));
 			gs = DR_FAIL;
 			hw = true;
 		}
 		if (dr_val(g, GM_CLK_R_HW_THERMAL, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, "hardware thermal slowdown");
+			gw_sb_printf(&why, DR_("hardware thermal slowdown"));
 			gs = DR_FAIL;
 			thermal = true;
 		}
 		if (dr_val(g, GM_CLK_R_HW_POWER_BRAKE, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, "power brake (external signal)");
+			gw_sb_printf(&why, DR_("power brake (external signal)"));
 			gs = DR_FAIL;
 			hw = true;
 		}
@@ -576,15 +595,15 @@ void dr_check_gpus_clocks(dr_ctx *c)
 			double d, l;
 			gw_sb_sep(&why, ", ");
 			if (dr_val(g, GM_POWER_DRAW, &d) && dr_val(g, GM_POWER_ENFORCED_LIMIT, &l))
-				gw_sb_printf(&why, "power cap (%.0f W of %.0f W)", d, l);
+				gw_sb_printf(&why, DR_("power cap (%.0f W of %.0f W)"), d, l);
 			else
-				gw_sb_printf(&why, "power cap");
+				gw_sb_printf(&why, DR_("power cap"));
 			gs = dr_worse(gs, DR_WARN);
 			power = true;
 		}
 		if (dr_val(g, GM_CLK_R_SW_THERMAL, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, "software thermal slowdown");
+			gw_sb_printf(&why, DR_("software thermal slowdown"));
 			gs = dr_worse(gs, DR_WARN);
 			thermal = true;
 		}
@@ -593,7 +612,8 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		if (dr_val(g, GM_CLK_R_APP, &v) && v > 0 && dr_val(g, GM_CLK_APP_GR, &ag) &&
 		    dr_val(g, GM_CLK_MAX_GR, &mg) && ag < mg) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, "applications clocks set to %.0f of %.0f MHz", ag, mg);
+			gw_sb_printf(&why, DR_("applications clocks set to %.0f of %.0f MHz"), ag,
+			             mg);
 			gs = dr_worse(gs, DR_WARN);
 			app = true;
 		}
@@ -602,7 +622,7 @@ void dr_check_gpus_clocks(dr_ctx *c)
 			double sm;
 			gw_sb_printf(&b, "GPU %d: %s", g->st.index, gw_sb_str(&why));
 			if (dr_val(g, GM_CLK_SM, &sm) && dr_val(g, GM_CLK_MAX_SM, &mg))
-				gw_sb_printf(&b, " (SM %.0f of %.0f MHz)", sm, mg);
+				gw_sb_printf(&b, DR_(" (SM %.0f of %.0f MHz)"), sm, mg);
 			st = dr_worse(st, gs);
 		}
 		gw_sb_free(&why);
@@ -618,25 +638,26 @@ void dr_check_gpus_clocks(dr_ctx *c)
 		gw_strbuf fix = {0};
 		if (hw)
 			gw_sb_printf(
-			    &fix, "hardware slowdown on a cool GPU points at power delivery: check "
-			          "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
-			          "names the reason)");
+			    &fix,
+			    DR_("hardware slowdown on a cool GPU points at power delivery: check "
+			        "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
+			        "names the reason)"));
 		if (thermal) {
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, "improve cooling (see gpus.thermal)");
+			gw_sb_printf(&fix, DR_("improve cooling (see gpus.thermal)"));
 		}
 		if (power) {
 			gw_sb_sep(&fix, "; ");
 			gw_sb_printf(
 			    &fix,
-			    "the job is power bound: expected for heavy kernels at the "
-			    "default limit; if the limit was lowered, restore it (see "
-			    "gpus.power_limit), else a higher limit up to the board's maximum "
-			    "(sudo nvidia-smi -pl W) helps if cooling allows");
+			    DR_("the job is power bound: expected for heavy kernels at the "
+			        "default limit; if the limit was lowered, restore it (see "
+			        "gpus.power_limit), else a higher limit up to the board's maximum "
+			        "(sudo nvidia-smi -pl W) helps if cooling allows"));
 		}
 		if (app) {
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, "reset applications clocks: sudo nvidia-smi -rac");
+			gw_sb_printf(&fix, DR_("reset applications clocks: sudo nvidia-smi -rac"));
 		}
 		dr_fixf(r, "%s", gw_sb_str(&fix));
 		gw_sb_free(&fix);
@@ -667,19 +688,19 @@ void dr_check_gpus_power_limit(dr_ctx *c)
 		double set = have_lim ? lim : enf;
 		if (set < def - 1) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d limited to %.0f W, default %.0f W", g->st.index,
-			             set, def);
+			gw_sb_printf(&b, DR_("GPU %d limited to %.0f W, default %.0f W"),
+			             g->st.index, set, def);
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, "sudo nvidia-smi -i %d -pl %.0f", g->st.index, def);
+			gw_sb_printf(&fix, DR_("sudo nvidia-smi -i %d -pl %.0f"), g->st.index, def);
 			st = DR_WARN;
 		} else if (have_enf && enf < set - 1) {
 			gw_sb_sep(&b, "; ");
 			gw_sb_printf(&b,
-			             "GPU %d enforces %.0f W, below its set %.0f W (a board or "
-			             "system-wide limit)",
+			             DR_("GPU %d enforces %.0f W, below its set %.0f W (a board or "
+			                 "system-wide limit)"),
 			             g->st.index, enf, set);
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, "check the chassis/BMC power policy for GPU %d",
+			gw_sb_printf(&fix, DR_("check the chassis/BMC power policy for GPU %d"),
 			             g->st.index);
 			st = DR_WARN;
 		}

@@ -71,30 +71,33 @@ void dr_check_load_processes(dr_ctx *c)
 			host_pid_brief pb;
 			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d: pid %u", g->st.index, p->pid);
+			gw_sb_printf(&b, DR_("GPU %d: pid %u"), g->st.index, p->pid);
 			char cmd[96];
 			if (pb.exists)
 				gw_sb_printf(
 				    &b, " %s '%s'", pb.user[0] ? pb.user : "?",
 				    dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 			else if (w->pidns_nested)
-				gw_sb_printf(&b, " (not visible from this PID namespace)");
+				gw_sb_printf(&b, DR_(" (not visible from this PID namespace)"));
 			else
-				gw_sb_printf(&b, " (no such process here)");
+				gw_sb_printf(&b, DR_(" (no such process here)"));
 			if (p->mem_ok)
 				gw_sb_printf(&b, " %s", dr_bytes(p->mem_bytes, mem, sizeof mem));
 			nproc++;
 		}
 	}
 	if (nproc == 0) {
-		dr_addf(c->r, "load.processes", DR_PASS, "no processes on %s%d GPU%s%s%s",
-		        ngpu > 1 ? "any of the " : "", ngpu, ngpu == 1 ? "" : "s",
-		        unknown.len ? "; process list unavailable for GPU " : "",
+		dr_addf(c->r, "load.processes", DR_PASS,
+		        ngpu > 1 ? DR_("no processes on any of the %d GPUs%s%s")
+		                 : DR_P("no processes on %d GPU%s%s", "no processes on %d GPUs%s%s",
+		                        ngpu),
+		        ngpu, unknown.len ? DR_("; process list unavailable for GPU ") : "",
 		        gw_sb_str(&unknown));
 	} else {
-		dr_result *r =
-		    dr_addf(c->r, "load.processes", DR_WARN, "%d process%s on the GPUs: %s", nproc,
-		            nproc == 1 ? "" : "es", gw_sb_str(&b));
+		dr_result *r = dr_addf(
+		    c->r, "load.processes", DR_WARN,
+		    DR_P("%d process on the GPUs: %s", "%d processes on the GPUs: %s", nproc),
+		    nproc, gw_sb_str(&b));
 		if (free_gpus.len)
 			dr_fixf(r,
 			        "they compete for SM time and memory: run on a free GPU "
@@ -154,21 +157,25 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
 			if (!pb.exists) {
 				gw_sb_sep(&b, "; ");
-				gw_sb_printf(&b, "GPU %d: pid %u is gone but NVML still lists it",
+				gw_sb_printf(&b,
+				             DR_("GPU %d: pid %u is gone but NVML still lists it"),
 				             g->st.index, p->pid);
 				if (p->mem_ok)
-					gw_sb_printf(&b, " with %s",
+					gw_sb_printf(&b, DR_(" with %s"),
 					             dr_bytes(p->mem_bytes, mem, sizeof mem));
 				orphan = true;
 			} else if (st == 'Z') {
 				gw_sb_sep(&b, "; ");
 				gw_sb_printf(
-				    &b, "GPU %d: pid %u is a zombie (defunct) still holding %s",
+				    &b,
+				    DR_("GPU %d: pid %u is a zombie (defunct) still holding %s"),
 				    g->st.index, p->pid,
-				    p->mem_ok ? dr_bytes(p->mem_bytes, mem, sizeof mem) : "memory");
+				    p->mem_ok ? dr_bytes(p->mem_bytes, mem, sizeof mem)
+				              : DR_("memory"));
 				gw_sb_sep(&fix, "; ");
 				gw_sb_printf(
-				    &fix, "its parent pid %u must reap it: stop or restart pid %u",
+				    &fix,
+				    DR_("its parent pid %u must reap it: stop or restart pid %u"),
 				    ppid, ppid);
 				zombie = true;
 			}
@@ -179,7 +186,7 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		double unowned = used - owned;
 		if (unowned > unowned_threshold_mib(total)) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, "GPU %d: %s of %s used is held by no listed process",
+			gw_sb_printf(&b, DR_("GPU %d: %s of %s used is held by no listed process"),
 			             g->st.index,
 			             dr_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
 			             dr_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
@@ -193,19 +200,22 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		if (orphan) {
 			gw_sb_sep(&fix, "; ");
 			gw_sb_printf(
-			    &fix, "memory without a live owner: find holders with sudo fuser -v "
-			          "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
-			          "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
-			          "reboot");
+			    &fix,
+			    DR_("memory without a live owner: find holders with sudo fuser -v "
+			        "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
+			        "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
+			        "reboot"));
 		}
 		dr_result *r = dr_addf(c->r, "load.orphan_memory", DR_WARN, "%s", gw_sb_str(&b));
 		dr_fixf(r, "%s", gw_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "load.orphan_memory", DR_PASS,
-		        "used memory belongs to listed processes on all %d GPU%s%s", looked,
-		        looked == 1 ? "" : "s",
-		        w->pidns_nested ? " (gone processes cannot be told from hidden ones here)"
-		                        : "");
+		        DR_P("used memory belongs to listed processes on all %d GPU%s",
+		             "used memory belongs to listed processes on all %d GPUs%s", looked),
+		        looked,
+		        w->pidns_nested
+		            ? DR_(" (gone processes cannot be told from hidden ones here)")
+		            : "");
 	}
 	(void)zombie;
 	gw_sb_free(&b);
@@ -345,18 +355,20 @@ static void check_port(dr_ctx *c, int port)
 			host_pid_brief pb;
 			host_pid_brief_read(c->p->proc_root, p, &pb);
 			char cmd[96];
-			gw_sb_printf(&b, " by pid %u (%s: '%s')", p, pb.user[0] ? pb.user : "?",
+			gw_sb_printf(&b, DR_(" by pid %u (%s: '%s')"), p,
+			             pb.user[0] ? pb.user : "?",
 			             dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 		} else {
 			struct passwd pw, *res = NULL;
 			char buf[1024];
 			if (getpwuid_r(ls[i].uid, &pw, buf, sizeof buf, &res) == 0 && res)
-				gw_sb_printf(&b, " by a process of %s (not visible to this user)",
+				gw_sb_printf(&b,
+				             DR_(" by a process of %s (not visible to this user)"),
 				             pw.pw_name);
 			else
-				gw_sb_printf(&b,
-				             " by a process of uid %u (not visible to this user)",
-				             ls[i].uid);
+				gw_sb_printf(
+				    &b, DR_(" by a process of uid %u (not visible to this user)"),
+				    ls[i].uid);
 		}
 	}
 	dr_result *r = dr_addf(c->r, "load.port", DR_WARN, "port %d is taken: listened on at %s",
@@ -426,10 +438,10 @@ void dr_check_load_need_mem(dr_ctx *c)
 		known++;
 		double free_b = fr * MIB;
 		gw_sb_sep(&all, ", ");
-		gw_sb_printf(&all, "GPU %d %s free", x->st.index,
+		gw_sb_printf(&all, DR_("GPU %d %s free"), x->st.index,
 		             dr_bytes((uint64_t)free_b, a, sizeof a));
 		if (dr_val(x, GM_MEM_TOTAL, &tot)) {
-			gw_sb_printf(&all, " of %s",
+			gw_sb_printf(&all, DR_(" of %s"),
 			             dr_bytes((uint64_t)(tot * MIB), b2, sizeof b2));
 			any_total |= tot * MIB >= need;
 		}
@@ -464,17 +476,21 @@ void dr_check_load_need_mem(dr_ctx *c)
 			        "parallel), quantize, or offload to the CPU",
 			        want);
 	} else if (map.set && !fits_visible.len) {
-		dr_result *r = dr_addf(
-		    c->r, "load.need_mem", DR_WARN,
-		    "GPU %s ha%s %s free, but CUDA_VISIBLE_DEVICES='%s' selects none "
-		    "of them",
-		    gw_sb_str(&fits), strchr(gw_sb_str(&fits), ',') ? "ve" : "s", want, cvd);
+		dr_result *r = dr_addf(c->r, "load.need_mem", DR_WARN,
+		                       strchr(gw_sb_str(&fits), ',')
+		                           ? DR_("GPU %s have %s free, but "
+		                                 "CUDA_VISIBLE_DEVICES='%s' selects none of them")
+		                           : DR_("GPU %s has %s free, but "
+		                                 "CUDA_VISIBLE_DEVICES='%s' selects none of them"),
+		                       gw_sb_str(&fits), want, cvd);
 		dr_fixf(r, "CUDA_VISIBLE_DEVICES=%s", gw_sb_str(&sel));
 	} else {
 		dr_addf(c->r, "load.need_mem", DR_PASS,
-		        "GPU %s ha%s %s free (CUDA_VISIBLE_DEVICES=%s%s)", gw_sb_str(&fits),
-		        strchr(gw_sb_str(&fits), ',') ? "ve" : "s", want, gw_sb_str(&sel),
-		        mixed ? ", by UUID prefix because the models differ" : "");
+		        strchr(gw_sb_str(&fits), ',')
+		            ? DR_("GPU %s have %s free (CUDA_VISIBLE_DEVICES=%s%s)")
+		            : DR_("GPU %s has %s free (CUDA_VISIBLE_DEVICES=%s%s)"),
+		        gw_sb_str(&fits), want, gw_sb_str(&sel),
+		        mixed ? DR_(", by UUID prefix because the models differ") : "");
 	}
 	gw_sb_free(&fits);
 	gw_sb_free(&fits_visible);

@@ -44,9 +44,9 @@ void dr_check_python_interpreter(dr_ctx *c)
 		gw_sb_printf(&have, "%s", py->pkg[i].name);
 	}
 	dr_addf(c->r, "python.interpreter", DR_PASS, "Python %s at %s%s; %s%s", py->version,
-	        py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? " (virtualenv)" : "",
-	        have.len ? "GPU frameworks: "
-	                 : "none of torch, jax, tensorflow, onnxruntime, cupy installed",
+	        py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? DR_(" (virtualenv)") : "",
+	        have.len ? DR_("GPU frameworks: ")
+	                 : DR_("none of torch, jax, tensorflow, onnxruntime, cupy installed"),
 	        gw_sb_str(&have));
 	gw_sb_free(&have);
 }
@@ -81,7 +81,7 @@ static void cpu_build_fix(dr_ctx *c, const fw_desc *f, dr_result *r)
 		        "pip install --force-reinstall torch --index-url "
 		        "https://download.pytorch.org/whl/%s (a cuXYZ not newer than the driver's "
 		        "CUDA %s)",
-		        tag, c->m->cuda[0] ? c->m->cuda : "version");
+		        tag, c->m->cuda[0] ? c->m->cuda : DR_("version"));
 	} else {
 		dr_fixf(r, "%s", f->cpu_fix);
 	}
@@ -151,28 +151,29 @@ static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, gw_
 	const char *need = dr_driver_for_cuda(built);
 	if (built / 1000 > drv / 1000) {
 		gw_sb_printf(found,
-		             "; built for CUDA %s but the driver supports at most %s, so it "
-		             "cannot use the GPU",
+		             DR_("; built for CUDA %s but the driver supports at most %s, so it "
+		                 "cannot use the GPU"),
 		             k->cuda, c->m->cuda);
 		gw_sb_sep(fix, "; ");
-		gw_sb_printf(fix,
-		             "upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
-		             "CUDA <= %s",
-		             need ? " to >= " : "", need ? need : "", k->cuda, f->label,
-		             c->m->cuda);
+		gw_sb_printf(
+		    fix,
+		    DR_("upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
+		        "CUDA <= %s"),
+		    need ? DR_(" to >= ") : "", need ? need : "", k->cuda, f->label, c->m->cuda);
 		return DR_FAIL;
 	}
 	if (minor_known && built > drv) {
 		gw_sb_printf(
 		    found,
-		    "; built for CUDA %s, the driver supports %s: it runs through "
-		    "minor-version compatibility, but PTX JIT and the newest features fail",
+		    DR_("; built for CUDA %s, the driver supports %s: it runs through "
+		        "minor-version compatibility, but PTX JIT and the newest features fail"),
 		    k->cuda, c->m->cuda);
 		gw_sb_sep(fix, "; ");
-		gw_sb_printf(fix,
-		             "upgrade the driver%s%s for full CUDA %s support, or use a build for "
-		             "CUDA <= %s",
-		             need ? " to >= " : "", need ? need : "", k->cuda, c->m->cuda);
+		gw_sb_printf(
+		    fix,
+		    DR_("upgrade the driver%s%s for full CUDA %s support, or use a build for "
+		        "CUDA <= %s"),
+		    need ? DR_(" to >= ") : "", need ? need : "", k->cuda, c->m->cuda);
 		return DR_WARN;
 	}
 	return DR_PASS;
@@ -185,7 +186,7 @@ static void framework_import_failed(dr_ctx *c, const fw_desc *f, const dr_python
 	bool slow = k->timed_out;
 	dr_result *r =
 	    dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL, "import %s %s: %s", k->name,
-	            slow ? "hung" : "failed", k->error[0] ? k->error : "no answer");
+	            slow ? DR_("hung") : DR_("failed"), k->error[0] ? k->error : DR_("no answer"));
 	if (slow)
 		dr_fixf(r,
 		        "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
@@ -231,18 +232,18 @@ static bool framework_wrong_build(dr_ctx *c, const fw_desc *f, const dr_pypkg *k
 {
 	if (k->cpu_only) {
 		if (has_gpu) {
-			gw_sb_printf(found, " is a CPU-only build: it will never use the GPU");
+			gw_sb_printf(found, DR_(" is a CPU-only build: it will never use the GPU"));
 			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(found));
 			cpu_build_fix(c, f, r);
 		} else {
 			gw_sb_printf(found,
-			             " is a CPU-only build (this machine has no NVIDIA GPU)");
+			             DR_(" is a CPU-only build (this machine has no NVIDIA GPU)"));
 			dr_addf(c->r, f->check, DR_PASS, "%s", gw_sb_str(found));
 		}
 		return true;
 	}
 	if (k->other_gpu[0] && !k->cuda[0] && has_gpu) {
-		gw_sb_printf(found, ": built for AMD GPUs, this machine has NVIDIA GPUs");
+		gw_sb_printf(found, DR_(": built for AMD GPUs, this machine has NVIDIA GPUs"));
 		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(found));
 		cpu_build_fix(c, f, r);
 		return true;
@@ -257,13 +258,13 @@ static dr_status framework_uncounted(const dr_pypkg *k, bool has_gpu, dr_status 
 	if (k->extra[0])
 		gw_sb_printf(found, "; %s", k->extra);
 	if (k->error[0] && !has_gpu) {
-		gw_sb_printf(found, "; %s (this machine has no NVIDIA GPU)", k->error);
+		gw_sb_printf(found, DR_("; %s (this machine has no NVIDIA GPU)"), k->error);
 	} else if (k->error[0]) {
 		gw_sb_printf(found, "; %s", k->error);
 		st = dr_worse(st, DR_FAIL);
 		gw_sb_sep(fix, "; ");
-		gw_sb_printf(fix, "install the CUDA and cuDNN versions this build needs (the "
-		                  "missing library is named above)");
+		gw_sb_printf(fix, DR_("install the CUDA and cuDNN versions this build needs (the "
+		                      "missing library is named above)"));
 	}
 	return st;
 }
@@ -273,23 +274,24 @@ static dr_status framework_sees_none(dr_ctx *c, const dr_python *py, const dr_py
                                      dr_status st, gw_strbuf *found, gw_strbuf *fix)
 {
 	int want = expected_gpus(c);
-	gw_sb_printf(found, "; sees no GPU");
+	gw_sb_printf(found, DR_("; sees no GPU"));
 	if (k->error[0])
 		gw_sb_printf(found, ": %s", k->error);
 	bool explained = st == DR_FAIL; /* the CUDA check already says why */
 	gw_sb_sep(fix, "; ");
 	if (c->m->nvml != DR_NVML_OK)
-		gw_sb_printf(fix, "fix the driver first (driver.nvml)");
+		gw_sb_printf(fix, DR_("fix the driver first (driver.nvml)"));
 	else if (want == 0)
-		gw_sb_printf(fix, "CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)");
+		gw_sb_printf(fix,
+		             DR_("CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)"));
 	else if (explained)
-		gw_sb_printf(fix, "then it sees the GPUs");
+		gw_sb_printf(fix, DR_("then it sees the GPUs"));
 	else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
-		gw_sb_printf(fix, "upgrade the NVIDIA driver (see driver.cuda)");
+		gw_sb_printf(fix, DR_("upgrade the NVIDIA driver (see driver.cuda)"));
 	else
 		gw_sb_printf(fix,
-		             "run %s -c 'import %s' and initialise CUDA by hand for the "
-		             "full error; check LD_LIBRARY_PATH for a stray libcuda.so",
+		             DR_("run %s -c 'import %s' and initialise CUDA by hand for the "
+		                 "full error; check LD_LIBRARY_PATH for a stray libcuda.so"),
 		             py->exe, k->name);
 	return DR_FAIL;
 }
@@ -299,28 +301,32 @@ static dr_status framework_gpus(dr_ctx *c, const dr_pypkg *k, bool has_gpu, dr_s
                                 gw_strbuf *found, gw_strbuf *fix)
 {
 	if (c->m->simulated) {
-		gw_sb_printf(found, "; sees %d GPU%s (simulated GPUs are invisible to frameworks)",
-		             k->gpu_count < 0 ? 0 : k->gpu_count, k->gpu_count == 1 ? "" : "s");
+		int n = k->gpu_count < 0 ? 0 : k->gpu_count;
+		gw_sb_printf(found,
+		             DR_P("; sees %d GPU (simulated GPUs are invisible to frameworks)",
+		                  "; sees %d GPUs (simulated GPUs are invisible to frameworks)", n),
+		             n);
 		return st;
 	}
 	if (k->gpu_count < 0)
 		return framework_uncounted(k, has_gpu, st, found, fix);
 	if (!has_gpu) {
-		gw_sb_printf(found, "; sees no GPU (this machine has no NVIDIA GPU)");
+		gw_sb_printf(found, DR_("; sees no GPU (this machine has no NVIDIA GPU)"));
 		return st;
 	}
 	if (k->gpu_count == 0)
 		return framework_sees_none(c, dr_ctx_python(c), k, st, found, fix);
 	int want = expected_gpus(c);
 	char devs[256];
-	gw_sb_printf(found, "; sees %d GPU%s: %s", k->gpu_count, k->gpu_count == 1 ? "" : "s",
-	             devices_text(k, devs, sizeof devs));
+	gw_sb_printf(found, DR_P("; sees %d GPU: %s", "; sees %d GPUs: %s", k->gpu_count),
+	             k->gpu_count, devices_text(k, devs, sizeof devs));
 	if (k->gpu_count < want) {
-		gw_sb_printf(found, " (CUDA should show %d)", want);
+		gw_sb_printf(found, DR_(" (CUDA should show %d)"), want);
 		st = dr_worse(st, DR_WARN);
 		gw_sb_sep(fix, "; ");
-		gw_sb_printf(fix, "check the environment the job really runs with "
-		                  "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)");
+		gw_sb_printf(fix,
+		             DR_("check the environment the job really runs with "
+		                 "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)"));
 	}
 	return st;
 }
@@ -444,15 +450,15 @@ void dr_check_python_duplicates(dr_ctx *c)
 		if (n < 2)
 			continue;
 		gw_sb_sep(&b, "; ");
-		gw_sb_printf(&b, "%s installed %d times:", py->pkg[m].name, n);
+		gw_sb_printf(&b, DR_("%s installed %d times:"), py->pkg[m].name, n);
 		for (int j = 0; j < n; j++)
 			gw_sb_printf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name,
 			             seen[j]->version,
 			             seen[j]->location[0] ? seen[j]->location : "?");
 		if (py->pkg[m].file[0])
-			gw_sb_printf(&b, " (imports from %s)", py->pkg[m].file);
+			gw_sb_printf(&b, DR_(" (imports from %s)"), py->pkg[m].file);
 		gw_sb_sep(&fix, "; ");
-		gw_sb_printf(&fix, "pip uninstall -y");
+		gw_sb_printf(&fix, DR_("pip uninstall -y"));
 		for (int j = 0; j < n; j++) {
 			bool again = false;
 			for (int i = 0; i < j; i++)
@@ -460,8 +466,9 @@ void dr_check_python_duplicates(dr_ctx *c)
 			if (!again)
 				gw_sb_printf(&fix, " %s", seen[j]->name);
 		}
-		gw_sb_printf(&fix,
-		             " (repeat until pip finds none), then install the one build you want");
+		gw_sb_printf(
+		    &fix,
+		    DR_(" (repeat until pip finds none), then install the one build you want"));
 	}
 	if (b.len) {
 		dr_result *r =
@@ -473,7 +480,7 @@ void dr_check_python_duplicates(dr_ctx *c)
 		        gw_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "python.duplicates", DR_PASS, "%s%s",
-		        ok.len ? "one install each: " : "no GPU framework installed",
+		        ok.len ? DR_("one install each: ") : DR_("no GPU framework installed"),
 		        gw_sb_str(&ok));
 	}
 	gw_sb_free(&b);

@@ -15,7 +15,7 @@ static bool not_wsl(dr_ctx *c, const char *check)
 	if (w->wsl == 2)
 		return false;
 	dr_addf(c->r, check, DR_SKIP,
-	        w->wsl == 1 ? "WSL1 has no GPU support (see wsl.detect)" : "not WSL");
+	        w->wsl == 1 ? DR_("WSL1 has no GPU support (see wsl.detect)") : DR_("not WSL"));
 	return true;
 }
 
@@ -25,7 +25,7 @@ void dr_check_wsl_detect(dr_ctx *c)
 	const char *distro = dr_env(c, "WSL_DISTRO_NAME");
 	if (w->wsl == 0) {
 		dr_addf(c->r, "wsl.detect", DR_SKIP, "not WSL (kernel %s)",
-		        w->kernel_release[0] ? w->kernel_release : "unknown");
+		        w->kernel_release[0] ? w->kernel_release : DR_("unknown"));
 	} else if (w->wsl == 1) {
 		dr_result *r =
 		    dr_addf(c->r, "wsl.detect", DR_FAIL,
@@ -36,7 +36,7 @@ void dr_check_wsl_detect(dr_ctx *c)
 		        distro ? distro : "<distro>");
 	} else {
 		dr_addf(c->r, "wsl.detect", DR_PASS, "WSL2 (kernel %s%s%s)", w->kernel_release,
-		        distro ? ", distribution " : "", distro ? distro : "");
+		        distro ? DR_(", distribution ") : "", distro ? distro : "");
 	}
 }
 
@@ -84,27 +84,26 @@ void dr_check_wsl_libraries(dr_ctx *c)
 	}
 	const dr_machine *m = c->m;
 	if (strstr(gw_sb_str(&missing), "libnvidia-ml")) {
-		dr_result *r =
-		    dr_addf(c->r, "wsl.libraries", DR_FAIL,
-		            "no " WSL_LIB "/libnvidia-ml.so.1 (missing: %s): the Windows NVIDIA "
-		            "driver is missing or too old for WSL",
-		            gw_sb_str(&missing));
+		dr_result *r = dr_addf(c->r, "wsl.libraries", DR_FAIL,
+		                       "no %s/libnvidia-ml.so.1 (missing: %s): the Windows NVIDIA "
+		                       "driver is missing or too old for WSL",
+		                       WSL_LIB, gw_sb_str(&missing));
 		dr_fixf(r,
 		        "install the current NVIDIA driver on Windows (not inside Linux), then wsl "
 		        "--shutdown");
 	} else if (m->nvml == DR_NVML_OK && !m->simulated && m->lib_path[0] &&
 	           strncmp(m->lib_path, WSL_LIB "/", strlen(WSL_LIB) + 1)) {
-		dr_result *r = dr_addf(c->r, "wsl.libraries", DR_WARN,
-		                       "NVML was loaded from %s, not from " WSL_LIB, m->lib_path);
+		dr_result *r =
+		    dr_addf(c->r, "wsl.libraries", DR_WARN, "NVML was loaded from %s, not from %s",
+		            m->lib_path, WSL_LIB);
 		dr_fixf(r, "remove the Linux copy (see wsl.linux_driver) and run sudo ldconfig");
 	} else if (missing.len) {
-		dr_result *r =
-		    dr_addf(c->r, "wsl.libraries", DR_WARN, WSL_LIB " has %s but lacks %s",
-		            gw_sb_str(&have), gw_sb_str(&missing));
+		dr_result *r = dr_addf(c->r, "wsl.libraries", DR_WARN, "%s has %s but lacks %s",
+		                       WSL_LIB, gw_sb_str(&have), gw_sb_str(&missing));
 		dr_fixf(r, "update the NVIDIA driver on Windows, then wsl --shutdown");
 	} else {
-		dr_addf(c->r, "wsl.libraries", DR_PASS, WSL_LIB " has %s (from the Windows driver)",
-		        gw_sb_str(&have));
+		dr_addf(c->r, "wsl.libraries", DR_PASS, "%s has %s (from the Windows driver)",
+		        WSL_LIB, gw_sb_str(&have));
 	}
 	gw_sb_free(&have);
 	gw_sb_free(&missing);
@@ -124,16 +123,17 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 			if (!strcmp(libs[i].dir, WSL_LIB) || strstr(libs[i].real, WSL_LIB "/"))
 				continue;
 			gw_sb_sep(&b, ", ");
-			gw_sb_printf(&b, "%s.1 in %s%s%s", sonames[s], libs[i].dir,
-			             libs[i].version[0] ? " (version " : "", libs[i].version);
 			if (libs[i].version[0])
-				gw_sb_printf(&b, ")");
+				gw_sb_printf(&b, DR_("%s.1 in %s (version %s)"), sonames[s],
+				             libs[i].dir, libs[i].version);
+			else
+				gw_sb_printf(&b, DR_("%s.1 in %s"), sonames[s], libs[i].dir);
 		}
 	}
 	char mod[64];
 	if (dr_kernel_module_version(c->p, mod, sizeof mod)) {
 		gw_sb_sep(&b, ", ");
-		gw_sb_printf(&b, "nvidia kernel module %s", mod);
+		gw_sb_printf(&b, DR_("nvidia kernel module %s"), mod);
 	}
 	if (b.len) {
 		dr_result *r =
@@ -149,7 +149,8 @@ void dr_check_wsl_linux_driver(dr_ctx *c)
 	} else {
 		dr_addf(c->r, "wsl.linux_driver", DR_PASS,
 		        "no Linux NVIDIA driver inside WSL: the Windows driver is used "
-		        "through " WSL_LIB);
+		        "through %s",
+		        WSL_LIB);
 	}
 	gw_sb_free(&b);
 }

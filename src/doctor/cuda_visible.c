@@ -97,7 +97,7 @@ static int resolve_entry(const char *t, size_t len, int entry, const dr_cvd_gpu 
 		if (matches == 0)
 			stop(o, entry, t, len, "matches no GPU's UUID");
 		else {
-			snprintf(why, sizeof why, "matches %d GPUs: too short a UUID prefix",
+			snprintf(why, sizeof why, DR_("matches %d GPUs: too short a UUID prefix"),
 			         matches);
 			stop(o, entry, t, len, why);
 		}
@@ -109,13 +109,15 @@ static int resolve_entry(const char *t, size_t len, int entry, const dr_cvd_gpu 
 		d++;
 	if (d == 0) {
 		stop(o, entry, t, len,
-		     len && t[0] == '-' ? "is negative" : "is not an index or a UUID");
+		     len && t[0] == '-' ? DR_("is negative") : DR_("is not an index or a UUID"));
 		return -1;
 	}
 	long v = strtol(t, NULL, 10);
 	if (v >= n) {
-		snprintf(why, sizeof why, "is not a GPU index (there %s %d GPU%s)",
-		         n == 1 ? "is" : "are", n, n == 1 ? "" : "s");
+		snprintf(why, sizeof why,
+		         DR_P("is not a GPU index (there is %d GPU)",
+		              "is not a GPU index (there are %d GPUs)", n),
+		         n);
 		stop(o, entry, t, len, why);
 		return -1;
 	}
@@ -214,7 +216,7 @@ static void map_text(const dr_machine *m, const dr_cvd_map *map, gw_strbuf *b)
 		gw_sb_sep(b, ", ");
 		int i = map->phys[k];
 		if (i < 0) {
-			gw_sb_printf(b, "cuda:%d->a MIG instance", k);
+			gw_sb_printf(b, DR_("cuda:%d->a MIG instance"), k);
 			continue;
 		}
 		const dr_gpu *g = &m->gpu[i];
@@ -246,12 +248,12 @@ static void torch_agrees(dr_ctx *c, const dr_cvd_map *map, gw_strbuf *b, bool *d
 	for (int k = 0; k < t->ndev && k < map->n; k++) {
 		int i = map->phys[k];
 		if (i < 0 || strcasecmp(c->m->gpu[i].st.uuid, t->dev_uuid[k])) {
-			gw_sb_printf(b, "; but PyTorch's cuda:%d is %s", k, t->dev_uuid[k]);
+			gw_sb_printf(b, DR_("; but PyTorch's cuda:%d is %s"), k, t->dev_uuid[k]);
 			*differs = true;
 			return;
 		}
 	}
-	gw_sb_printf(b, " (PyTorch agrees)");
+	gw_sb_printf(b, DR_(" (PyTorch agrees)"));
 }
 
 void dr_check_cuda_visible_devices(dr_ctx *c)
@@ -267,7 +269,7 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 		} else {
 			dr_addf(c->r, "cuda.visible_devices", DR_SKIP,
 			        "no GPUs to map (see driver.nvml); CUDA_VISIBLE_DEVICES %s%s%s",
-			        v ? "='" : "unset", v ? v : "", v ? "'" : "");
+			        v ? "='" : DR_("unset"), v ? v : "", v ? "'" : "");
 		}
 		return;
 	}
@@ -277,12 +279,14 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	dr_cvd_resolve(v, g, n, pci_order_env(c), &map);
 	gw_strbuf b = {0};
 	map_text(m, &map, &b);
-	const char *pred = map.order_is_pci ? "" : " (predicted: CUDA orders fastest first)";
+	const char *pred = map.order_is_pci ? "" : DR_(" (predicted: CUDA orders fastest first)");
 	bool differs;
 	if (!map.set) {
 		gw_strbuf t = {0};
-		gw_sb_printf(&t, "unset: CUDA sees all %d GPU%s: %s%s", map.n,
-		             map.n == 1 ? "" : "s", gw_sb_str(&b), pred);
+		gw_sb_printf(&t,
+		             DR_P("unset: CUDA sees all %d GPU: %s%s",
+		                  "unset: CUDA sees all %d GPUs: %s%s", map.n),
+		             map.n, gw_sb_str(&b), pred);
 		torch_agrees(c, &map, &t, &differs);
 		dr_addf(c->r, "cuda.visible_devices", differs ? DR_WARN : DR_PASS, "%s",
 		        gw_sb_str(&t));
@@ -325,20 +329,22 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	dr_status st = differs ? DR_WARN : DR_PASS;
 	gw_strbuf fix = {0};
 	if (map.stopped_at > 0) {
-		gw_sb_printf(&t, "; entry '%s' %s, so it and every entry after it are hidden",
+		gw_sb_printf(&t, DR_("; entry '%s' %s, so it and every entry after it are hidden"),
 		             map.stop_entry, map.stop_why);
-		gw_sb_printf(&fix, "correct or remove '%s' (nvidia-smi -L lists indices and UUIDs)",
+		gw_sb_printf(&fix,
+		             DR_("correct or remove '%s' (nvidia-smi -L lists indices and UUIDs)"),
 		             map.stop_entry);
 		st = DR_WARN;
 	}
 	for (int k = 0; k < map.n; k++) {
 		int i = map.phys[k];
 		if (i >= 0 && !map.mig_entry[k] && g[i].mig) {
-			gw_sb_printf(&t, "; GPU %d is in MIG mode: CUDA cannot use it by index", i);
+			gw_sb_printf(
+			    &t, DR_("; GPU %d is in MIG mode: CUDA cannot use it by index"), i);
 			gw_sb_sep(&fix, "; ");
 			gw_sb_printf(&fix,
-			             "name one of GPU %d's MIG instances by its MIG-... UUID "
-			             "(nvidia-smi -L); a process gets one MIG device",
+			             DR_("name one of GPU %d's MIG instances by its MIG-... UUID "
+			                 "(nvidia-smi -L); a process gets one MIG device"),
 			             i);
 			st = DR_WARN;
 			break;
@@ -346,7 +352,8 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	}
 	if (differs) {
 		gw_sb_sep(&fix, "; ");
-		gw_sb_printf(&fix, "export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select GPUs by UUID");
+		gw_sb_printf(&fix,
+		             DR_("export CUDA_DEVICE_ORDER=PCI_BUS_ID, or select GPUs by UUID"));
 	}
 	dr_result *r = dr_addf(c->r, "cuda.visible_devices", st, "%s", gw_sb_str(&t));
 	if (fix.len)
@@ -400,7 +407,7 @@ void dr_check_cuda_device_order(dr_ctx *c)
 	if (!mixed) {
 		dr_addf(c->r, "cuda.device_order", DR_PASS,
 		        "all %d GPUs are %s: CUDA's default order equals nvidia-smi's", m->n,
-		        m->gpu[0].st.name[0] ? m->gpu[0].st.name : "the same model");
+		        m->gpu[0].st.name[0] ? m->gpu[0].st.name : DR_("the same model"));
 		gw_sb_free(&models);
 		return;
 	}
@@ -414,9 +421,9 @@ void dr_check_cuda_device_order(dr_ctx *c)
 	                       "mixed models (%s) and CUDA_DEVICE_ORDER %s: CUDA numbers the "
 	                       "fastest first, %s, so cuda:N and indices in CUDA_VISIBLE_DEVICES "
 	                       "%s nvidia-smi's GPU N",
-	                       gw_sb_str(&models), o ? "=FASTEST_FIRST" : "unset",
-	                       map.order_is_pci ? "probably in PCI order here" : gw_sb_str(&b),
-	                       map.order_is_pci ? "can differ from" : "differ from");
+	                       gw_sb_str(&models), o ? "=FASTEST_FIRST" : DR_("unset"),
+	                       map.order_is_pci ? DR_("probably in PCI order here") : gw_sb_str(&b),
+	                       map.order_is_pci ? DR_("can differ from") : DR_("differ from"));
 	dr_fixf(r, "export CUDA_DEVICE_ORDER=PCI_BUS_ID (or select GPUs by UUID)");
 	gw_sb_free(&b);
 	gw_sb_free(&models);

@@ -32,6 +32,20 @@ typedef enum { DR_PASS, DR_WARN, DR_FAIL, DR_SKIP } dr_status;
 
 const char *dr_status_name(dr_status s); /* "PASS", "WARN", "FAIL", "SKIP" */
 
+/*
+ * The language of the results. Text output speaks the user's language; JSON
+ * is for machines and keeps English, so the report is built in the language
+ * of the output it is for: dr_set_translate(true) before the checks run for
+ * text. dr_addf and dr_fixf translate their formats; DR_("...") marks a piece
+ * of a result (an argument, an appended clause) and translates it likewise.
+ */
+void dr_set_translate(bool on);
+const char *dr_tr(const char *msgid) __attribute__((format_arg(1)));
+#define DR_(s) dr_tr(s)
+const char *dr_ntr(const char *one, const char *many, unsigned long n)
+    __attribute__((format_arg(1), format_arg(2)));
+#define DR_P(one, many, n) dr_ntr((one), (many), (unsigned long)(n))
+
 typedef struct {
 	char check[32];
 	dr_status status;

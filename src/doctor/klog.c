@@ -183,9 +183,10 @@ void dr_klog_read(const dr_probe *p, dr_klog *k)
 			return;
 		}
 	}
-	snprintf(k->why, sizeof k->why,
-	         "kernel log not readable (%s: %s; run as root or set kernel.dmesg_restrict=0)",
-	         p->kmsg_path ? p->kmsg_path : "kmsg", strerror(err ? err : ENOENT));
+	snprintf(
+	    k->why, sizeof k->why,
+	    DR_("kernel log not readable (%s: %s; run as root or set kernel.dmesg_restrict=0)"),
+	    p->kmsg_path ? p->kmsg_path : "kmsg", strerror(err ? err : ENOENT));
 }
 
 void dr_klog_free(dr_klog *k)

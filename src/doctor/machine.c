@@ -13,6 +13,7 @@
 
 #include "doctor/internal.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -83,7 +84,8 @@ static int apply_selection(dr_machine *m, const char *gpus)
 	int k = gpu_parse_selection(gpus, ids, m->n, sel, GPU_MAX, err, sizeof err);
 	free(ids);
 	if (k < 0)
-		return gw_error(GW_EXIT_USAGE, "--gpus", "use indices or (short) UUIDs", "%s", err);
+		return gw_error(GW_EXIT_USAGE, "--gpus", N_("use indices or (short) UUIDs"), "%s",
+		                err);
 	m->has_selection = true;
 	for (int j = 0; j < k; j++)
 		m->selected[sel[j]] = true;
@@ -230,18 +232,18 @@ int dr_machine_load_guarded(dr_machine *m, const char *gpus, int64_t timeout_ns)
 		m->nvml = DR_NVML_OTHER;
 		if (died && WIFSIGNALED(st))
 			snprintf(m->error, sizeof m->error,
-			         "NVML crashed the process that loaded it (signal %d)",
+			         DR_("NVML crashed the process that loaded it (signal %d)"),
 			         WTERMSIG(st));
 		else if (died)
 			snprintf(m->error, sizeof m->error,
-			         "the process that loaded NVML exited early (status %d)",
+			         DR_("the process that loaded NVML exited early (status %d)"),
 			         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		else
-			snprintf(
-			    m->error, sizeof m->error,
-			    "NVML did not answer within %lld s (a hung GPU or driver: look for Xid "
-			    "79 or 119 in the kernel log)",
-			    (long long)(timeout_ns / 1000000000LL));
+			snprintf(m->error, sizeof m->error,
+			         DR_("NVML did not answer within %lld s (a hung GPU or driver: "
+			             "look for Xid "
+			             "79 or 119 in the kernel log)"),
+			         (long long)(timeout_ns / 1000000000LL));
 		return 0;
 	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)

@@ -256,17 +256,17 @@ static void stderr_hint(const gw_child_result *res, char *out, size_t len)
 static void why_failed(const gw_child_result *res, int64_t timeout_ns, char *out, size_t len)
 {
 	if (!res->started)
-		snprintf(out, len, "cannot run: %s", strerror(res->start_errno));
+		snprintf(out, len, DR_("cannot run: %s"), strerror(res->start_errno));
 	else if (res->timed_out)
-		snprintf(out, len, "no answer within %.1f s", (double)timeout_ns / 1e9);
+		snprintf(out, len, DR_("no answer within %.1f s"), (double)timeout_ns / 1e9);
 	else if (!res->exited)
-		snprintf(out, len, "killed by signal %d", res->signal);
+		snprintf(out, len, DR_("killed by signal %d"), res->signal);
 	else {
 		char hint[300] = "";
 		stderr_hint(res, hint, sizeof hint);
-		snprintf(out, len, "%s %d%s%s",
-		         res->status ? "exited with status"
-		                     : "printed no answer and exited with status",
+		snprintf(out, len,
+		         res->status ? DR_("exited with status %d%s%s")
+		                     : DR_("printed no answer and exited with status %d%s%s"),
 		         res->status, hint[0] ? ": " : "", hint);
 	}
 }
@@ -347,7 +347,8 @@ void dr_python_run(const dr_probe *p, const dr_opts *o, dr_python *py)
 	}
 	if (!exe) {
 		if (py->explicit_path)
-			snprintf(py->error, sizeof py->error, "not found or not executable");
+			snprintf(py->error, sizeof py->error, "%s",
+			         DR_("not found or not executable"));
 		return;
 	}
 	py->found = true;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "doctor/doctor.h"
+#include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/xalloc.h"
 
@@ -18,6 +19,47 @@ const char *dr_status_name(dr_status s)
 		return "FAIL";
 	default:
 		return "SKIP";
+	}
+}
+
+static bool dr_translate;
+
+void dr_set_translate(bool on)
+{
+	dr_translate = on;
+}
+
+const char *dr_tr(const char *msgid)
+{
+	return dr_translate ? _(msgid) : msgid;
+}
+
+/* A format of bare "%s" directives glues pieces translated one by one. */
+static const char *format_tr(const char *fmt)
+{
+	const char *p = fmt;
+	while (p[0] == '%' && p[1] == 's')
+		p += 2;
+	return *p ? dr_tr(fmt) : fmt;
+}
+
+const char *dr_ntr(const char *one, const char *many, unsigned long n)
+{
+	return dr_translate ? P_(one, many, n) : n == 1 ? one : many;
+}
+
+/* The status word of text output (JSON keeps dr_status_name's). */
+static const char *status_text(dr_status s)
+{
+	switch (s) {
+	case DR_PASS:
+		return DR_("PASS");
+	case DR_WARN:
+		return DR_("WARN");
+	case DR_FAIL:
+		return DR_("FAIL");
+	default:
+		return DR_("SKIP");
 	}
 }
 
@@ -43,7 +85,7 @@ dr_result *dr_addf(dr_report *r, const char *check, dr_status st, const char *fo
 	res->status = st;
 	va_list ap;
 	va_start(ap, found_fmt);
-	res->found = vformat(found_fmt, ap);
+	res->found = vformat(format_tr(found_fmt), ap);
 	va_end(ap);
 	if (!res->found)
 		res->found = strdup("");
@@ -54,7 +96,7 @@ void dr_fixf(dr_result *res, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = vformat(fmt, ap);
+	char *s = vformat(format_tr(fmt), ap);
 	va_end(ap);
 	free(res->fix);
 	res->fix = s;
@@ -90,16 +132,19 @@ void dr_print_text(FILE *f, const dr_report *r, bool color)
 		const dr_result *x = &r->v[i];
 		counts[x->status]++;
 		if (color)
-			fprintf(f, "%s%s\033[0m", colors[x->status], dr_status_name(x->status));
+			fprintf(f, "%s%s\033[0m", colors[x->status], status_text(x->status));
 		else
-			fputs(dr_status_name(x->status), f);
+			fputs(status_text(x->status), f);
 		fprintf(f, "  %-*s  %s", (int)width, x->check, x->found);
 		if (x->fix && *x->fix)
-			fprintf(f, "  fix: %s", x->fix);
+			fprintf(f, DR_("  fix: %s"), x->fix);
 		fputc('\n', f);
 	}
-	fprintf(f, "\n%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n, counts[DR_FAIL],
-	        counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
+	fputc('\n', f);
+	fprintf(f,
+	        DR_P("%zu check: %d FAIL, %d WARN, %d PASS, %d SKIP\n",
+	             "%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n),
+	        r->n, counts[DR_FAIL], counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
 }
 
 void dr_print_json(FILE *f, const dr_report *r)

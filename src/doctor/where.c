@@ -37,7 +37,7 @@ static void container_from_cgroup(const dr_probe *p, dr_where *w)
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
 		if (strstr(s, t[i].needle)) {
 			char why[160];
-			snprintf(why, sizeof why, "%s/1/cgroup mentions %s", p->proc_root,
+			snprintf(why, sizeof why, DR_("%s/1/cgroup mentions %s"), p->proc_root,
 			         t[i].needle);
 			set_container(w, t[i].kind, why);
 			break;
@@ -51,16 +51,16 @@ static void detect_container(const dr_probe *p, dr_where *w)
 	char path[512];
 	dr_pathf(path, sizeof path, p->fs_root, "/.dockerenv");
 	if (dr_exists(path))
-		set_container(w, "Docker", "/.dockerenv exists");
+		set_container(w, "Docker", DR_("/.dockerenv exists"));
 	dr_pathf(path, sizeof path, p->fs_root, "/run/.containerenv");
 	if (dr_exists(path))
-		set_container(w, "Podman", "/run/.containerenv exists");
+		set_container(w, "Podman", DR_("/run/.containerenv exists"));
 	if (penv(p, "KUBERNETES_SERVICE_HOST"))
-		set_container(w, "Kubernetes", "KUBERNETES_SERVICE_HOST is set");
+		set_container(w, "Kubernetes", DR_("KUBERNETES_SERVICE_HOST is set"));
 	const char *ce = penv(p, "container");
 	if (ce && *ce) {
 		char why[160];
-		snprintf(why, sizeof why, "container=%s is set", ce);
+		snprintf(why, sizeof why, DR_("container=%s is set"), ce);
 		set_container(w, ce, why);
 	}
 	container_from_cgroup(p, w);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "exporter/exporter.h"
+#include "util/i18n.h"
 
 #define LINE_MAX_LEN 4096
 
@@ -101,19 +102,19 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 	char *c1 = strchr(line, ',');
 	char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
 	if (!c2) {
-		snprintf(err, errlen, "line %d: expected 'FIELD, prom_type, help'", lineno);
+		snprintf(err, errlen, _("line %d: expected 'FIELD, prom_type, help'"), lineno);
 		return -1;
 	}
 	*c1 = *c2 = '\0';
 	char *name = trim(line), *type = trim(c1 + 1), *help = trim(c2 + 1);
 	if (!*name) {
-		snprintf(err, errlen, "line %d: empty field name", lineno);
+		snprintf(err, errlen, _("line %d: empty field name"), lineno);
 		return -1;
 	}
 	bool is_label = !strcmp(type, "label");
 	if (!is_label && strcmp(type, "gauge") && strcmp(type, "counter")) {
 		snprintf(err, errlen,
-		         "line %d: prom_type '%.40s' of %.80s is not gauge, counter or label",
+		         _("line %d: prom_type '%.40s' of %.80s is not gauge, counter or label"),
 		         lineno, type, name);
 		return -1;
 	}
@@ -122,7 +123,7 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 	if (bit) {
 		if (!is_label) {
 			snprintf(err, errlen,
-			         "line %d: %.80s is a text field; its prom_type must be label",
+			         _("line %d: %.80s is a text field; its prom_type must be label"),
 			         lineno, name);
 			return -1;
 		}
@@ -135,7 +136,7 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 	}
 	if (is_label) {
 		snprintf(err, errlen,
-		         "line %d: %.80s is a number; its prom_type must be gauge or counter",
+		         _("line %d: %.80s is a number; its prom_type must be gauge or counter"),
 		         lineno, name);
 		return -1;
 	}
@@ -145,7 +146,7 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 	out->order[out->n++] = id;
 	out->type[id] = !strcmp(type, "counter") ? EXP_COUNTER : EXP_GAUGE;
 	if (*help && !(out->help[id] = strdup(help))) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, _("out of memory"));
 		return -1;
 	}
 	return 0;
@@ -168,13 +169,13 @@ int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char
 		size_t n = nl ? (size_t)(nl - start) : len - pos;
 		pos += n + (nl ? 1 : 0);
 		if (n > LINE_MAX_LEN) {
-			snprintf(err, errlen, "line %d: longer than %d bytes", lineno,
+			snprintf(err, errlen, _("line %d: longer than %d bytes"), lineno,
 			         LINE_MAX_LEN);
 			exp_collectors_free(out);
 			return -1;
 		}
 		if (memchr(start, '\0', n)) {
-			snprintf(err, errlen, "line %d: contains a NUL byte (not a text file?)",
+			snprintf(err, errlen, _("line %d: contains a NUL byte (not a text file?)"),
 			         lineno);
 			exp_collectors_free(out);
 			return -1;

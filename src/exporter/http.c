@@ -25,6 +25,7 @@
 
 #include "exporter/exporter.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -40,7 +41,7 @@ int exp_parse_listen(const char *s, exp_listen_addr *out, char *err, size_t errl
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
 		if (!close || close[1] != ':') {
-			snprintf(err, errlen, "expected [IPV6]:PORT");
+			snprintf(err, errlen, _("expected [IPV6]:PORT"));
 			return -1;
 		}
 		host = s + 1;
@@ -50,24 +51,24 @@ int exp_parse_listen(const char *s, exp_listen_addr *out, char *err, size_t errl
 	} else {
 		colon = strrchr(s, ':');
 		if (!colon) {
-			snprintf(err, errlen, "expected ADDRESS:PORT");
+			snprintf(err, errlen, _("expected ADDRESS:PORT"));
 			return -1;
 		}
 		hostlen = (size_t)(colon - s);
 	}
 	if (hostlen == 0) {
-		snprintf(err, errlen, "no address before the port");
+		snprintf(err, errlen, _("no address before the port"));
 		return -1;
 	}
 	if (hostlen >= sizeof out->host) {
-		snprintf(err, errlen, "address too long");
+		snprintf(err, errlen, _("address too long"));
 		return -1;
 	}
 	memcpy(out->host, host, hostlen);
 	out->host[hostlen] = '\0';
 	long long port;
 	if (!gw_parse_int(colon + 1, 0, 65535, &port)) {
-		snprintf(err, errlen, "port '%s' is not a number from 0 to 65535", colon + 1);
+		snprintf(err, errlen, _("port '%s' is not a number from 0 to 65535"), colon + 1);
 		return -1;
 	}
 	out->port = (int)port;
@@ -75,7 +76,7 @@ int exp_parse_listen(const char *s, exp_listen_addr *out, char *err, size_t errl
 		snprintf(out->host, sizeof out->host, "127.0.0.1");
 	unsigned char tmp[sizeof(struct in6_addr)];
 	if (inet_pton(out->ipv6 ? AF_INET6 : AF_INET, out->host, tmp) != 1) {
-		snprintf(err, errlen, "'%s' is not a numeric %s address", out->host,
+		snprintf(err, errlen, _("'%s' is not a numeric %s address"), out->host,
 		         out->ipv6 ? "IPv6" : "IPv4");
 		return -1;
 	}
@@ -497,7 +498,7 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	if (fd < 0) {
 		exp_server_stop(s);
 		return gw_error(GW_EXIT_ENV, what,
-		                "is another exporter running? pick another port with --listen",
+		                N_("is another exporter running? pick another port with --listen"),
 		                "cannot listen: %s", why);
 	}
 	s->d = MHD_start_daemon(

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate/gate.h"
 
@@ -65,6 +66,8 @@ void gate_config_defaults(gate_config *c)
 	c->client_timeout_ms = 30000;
 	c->max_connections = 1024;
 	c->drain_timeout_ms = 30000;
+	c->user_websockets = 16;
+	c->websocket_idle_ms = 3600000;
 	c->min_free_mib = 0;
 	c->hold_throttled = true;
 	c->gpu_interval_ms = 500;
@@ -324,6 +327,8 @@ static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 	                                   "client_timeout_ms",
 	                                   "max_connections",
 	                                   "drain_timeout_ms",
+	                                   "user_websockets",
+	                                   "websocket_idle_ms",
 	                                   NULL};
 	if (!json_is_object(o)) {
 		snprintf(err, errlen, "\"limits\" must be an object");
@@ -343,7 +348,9 @@ static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 	    get_long(o, "upstream_timeout_ms", 1, big, &c->upstream_timeout_ms, err, errlen) ||
 	    get_long(o, "client_timeout_ms", 1, big, &c->client_timeout_ms, err, errlen) ||
 	    get_long(o, "max_connections", 1, 1000000, &c->max_connections, err, errlen) ||
-	    get_long(o, "drain_timeout_ms", 0, big, &c->drain_timeout_ms, err, errlen))
+	    get_long(o, "drain_timeout_ms", 0, big, &c->drain_timeout_ms, err, errlen) ||
+	    get_long(o, "user_websockets", 0, 100000, &c->user_websockets, err, errlen) ||
+	    get_long(o, "websocket_idle_ms", 1, big, &c->websocket_idle_ms, err, errlen))
 		return -1;
 	return 0;
 }
@@ -490,12 +497,14 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 {
 	static const char *const keys[] = {"listen",    "metrics_listen", "allow_remote", "allow",
 	                                   "upstreams", "limits",         "users",        "gpu",
-	                                   "goal",      "batching",       "access_log",   NULL};
+	                                   "goal",      "batching",       "access_log",   "workers",
+	                                   NULL};
 	if (only_keys(root, "config", keys, err, errlen) ||
 	    get_str(root, "listen", c->listen, sizeof c->listen, err, errlen) ||
 	    get_str(root, "metrics_listen", c->metrics_listen, sizeof c->metrics_listen, err,
 	            errlen) ||
 	    get_bool(root, "allow_remote", &c->allow_remote, err, errlen) ||
+	    get_long(root, "workers", 0, GATE_MAX_WORKERS, &c->workers, err, errlen) ||
 	    get_str(root, "access_log", c->access_log, sizeof c->access_log, err, errlen))
 		return -1;
 	json_t *v;
@@ -708,6 +717,16 @@ int gate_config_load(gate_config *c, const char *path, char *err, size_t errlen)
 	if (c->keys_file[0])
 		return gate_keys_load(c, c->keys_file, err, errlen);
 	return 0;
+}
+
+int gate_workers(const gate_config *c)
+{
+	if (c->workers > 0)
+		return (int)(c->workers < GATE_MAX_WORKERS ? c->workers : GATE_MAX_WORKERS);
+	/* One loop per core, up to the point where the shared queue's lock
+	 * and the upstream, not the loops, are what limits. */
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
 int gate_config_check(const gate_config *c, char *err, size_t errlen)

@@ -30,6 +30,7 @@
 #define GATE_MAX_PREFERRED 8
 #define GATE_MAX_ALLOW 16
 #define GATE_MAX_USERS 4096
+#define GATE_MAX_WORKERS 64 /* event loops */
 
 /* ------------------------------------------------------------------ config */
 
@@ -94,6 +95,9 @@ typedef struct {
 	long client_timeout_ms; /* a client must send its whole request within this */
 	long max_connections;
 	long drain_timeout_ms;
+	long user_websockets;   /* open WebSockets per user (0: none allowed) */
+	long websocket_idle_ms; /* a WebSocket with no bytes this long is closed */
+	long workers;           /* event loops; 0: one per online CPU, at most 4 */
 	/* users */
 	char user_header[64]; /* extra header naming the key ("" = none) */
 	char keys_file[512];
@@ -140,6 +144,8 @@ bool gate_is_loopback(const char *host);
 const gate_key *gate_key_find(const gate_config *c, const char *key);
 /* Check the whole config for consistency. Returns 0 or -1 with err. */
 int gate_config_check(const gate_config *c, char *err, size_t errlen);
+/* How many event loops c asks for (workers, or the CPUs' default). */
+int gate_workers(const gate_config *c);
 
 /* -------------------------------------------------------------- fair queue */
 
@@ -155,9 +161,10 @@ typedef struct gate_user {
 	long concurrency, queue_max, weight;
 	long inflight; /* requests of this user at an upstream */
 	long queued;
-	long credit; /* picks left in the current turn */
-	long taken;  /* scratch for gate_fairq_walk */
-	long refs;   /* requests that name this user; 0: its slot may be reused */
+	long websockets; /* open WebSockets (ws.c) */
+	long credit;     /* picks left in the current turn */
+	long taken;      /* scratch for gate_fairq_walk */
+	long refs;       /* requests that name this user; 0: its slot may be reused */
 	gate_qitem *head, *tail;
 	uint64_t served, rejected;
 } gate_user;

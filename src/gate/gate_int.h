@@ -22,7 +22,8 @@
 	X(QUEUE_TIMEOUT, "queue_timeout")                                                          \
 	X(GPU_HOLD, "gpu_unavailable")                                                             \
 	X(DRAINING, "draining")                                                                    \
-	X(TOO_MANY_USERS, "too_many_users")
+	X(TOO_MANY_USERS, "too_many_users")                                                        \
+	X(USER_WEBSOCKETS, "user_websockets")
 
 #define GATE_REASON_ENUM(id, name) GATE_R_##id,
 enum { GATE_REASONS(GATE_REASON_ENUM) GATE_R__COUNT };
@@ -43,7 +44,18 @@ enum {
 	RQ_READY,     /* a whole response is ready: resume and send it */
 	RQ_STREAMING, /* headers known, body streams from the upstream */
 	RQ_SENT,      /* handed to MHD */
+	RQ_WS,        /* a WebSocket upgrade: the upstream's answer is awaited */
+	RQ_WS_READY,  /* the upstream said 101: upgrade the client */
 };
+
+/* What an epoll event of the loop is about: a tag in the top bits of its
+ * data (below them a descriptor, or a pointer: user space ends at 2^47). */
+#define GATE_TAG_MHD (1ULL << 56)
+#define GATE_TAG_WAKE (2ULL << 56)
+#define GATE_TAG_CURL (3ULL << 56)
+#define GATE_TAG_WSU (4ULL << 56) /* a WebSocket's upstream socket */
+#define GATE_TAG_WSC (5ULL << 56) /* a WebSocket's client socket */
+#define GATE_TAG_MASK (0xffULL << 56)
 
 #define GATE_HIST_N 16
 typedef struct {
@@ -56,10 +68,13 @@ typedef struct {
 
 typedef struct gate_srv gate_srv;
 typedef struct gate_xfer gate_xfer;
+typedef struct gate_ws gate_ws;
+typedef struct gate_loop gate_loop;
 
 typedef struct gate_req {
 	gate_qitem q; /* first: the fair queue's link */
 	gate_srv *g;
+	gate_loop *lp; /* the event loop whose daemon holds its connection */
 	struct MHD_Connection *conn;
 	uint64_t id;
 	int state;
@@ -99,11 +114,14 @@ typedef struct gate_req {
 	char *sbuf;
 	size_t slen, scap, soff;
 	bool s_done, s_waiting, conn_gone;
-	gate_xfer *x; /* its transfer while the answer streams */
+	gate_xfer *x;  /* its transfer while the answer streams */
+	gate_ws *ws;   /* its WebSocket until the client is upgraded */
+	bool upgraded; /* answered 101: ws.c logs it when it ends */
 } gate_req;
 
 struct gate_xfer {
-	struct gate_xfer *prev, *next; /* every transfer in flight */
+	struct gate_xfer *prev, *next; /* its loop's transfers in flight */
+	gate_loop *l;                  /* the loop whose curl multi runs it */
 	CURL *easy;
 	bool decided; /* whether the answer streams is known */
 	char url[1200];
@@ -112,7 +130,10 @@ struct gate_xfer {
 	int n;
 	gate_req **m; /* members; one unless batched */
 	long *counts;
-	char *body; /* the merged body of a batch */
+	char *body;            /* the merged body of a batch */
+	const char *orig_body; /* what is sent: body, or the one member's */
+	size_t orig_len;
+	gate_xfer *pnext; /* scratch for take_pending */
 	struct curl_slist *hdrs;
 	long status;
 	char ctype[128];
@@ -138,6 +159,7 @@ typedef struct {
 	double free_mib;  /* least free memory among its GPUs, NAN unknown */
 	uint64_t errors[GATE_UE__COUNT];
 	uint64_t requests;
+	long websockets; /* open through it */
 	gate_hist upstream_s;
 } gate_up;
 
@@ -157,6 +179,39 @@ typedef struct {
 	uint64_t requests;
 } gate_metrics;
 
+/* Finished easy handles kept for the next transfers of a loop. */
+#define GATE_EASY_POOL 64
+#define GATE_MAX_LOOPS GATE_MAX_WORKERS
+
+/*
+ * One event loop (loop.c): its own listening socket (SO_REUSEPORT with the
+ * others), libmicrohttpd daemon, curl multi, epoll set and WebSockets. A
+ * request is served by the loop that accepted its connection; what is
+ * shared (queue, users, limits, upstreams, metrics) is the gate_srv's,
+ * under its mu.
+ */
+struct gate_loop {
+	gate_srv *g;
+	int idx;
+	struct MHD_Daemon *d;
+	CURLM *multi;
+	int ep, wakefd;
+	int64_t curl_due_ns; /* when curl wants its timeout action, INT64_MAX none */
+	pthread_t thread;
+	bool running, quiesced;
+	bool mhd_kick;      /* a connection was resumed: the daemon must run (atomic) */
+	gate_xfer *xfers;   /* in flight on this multi (this loop's only) */
+	gate_xfer *pending; /* dispatched by another loop, to start here (mu) */
+	int npaused;        /* paused transfers (this loop's only) */
+	CURL *easy_pool[GATE_EASY_POOL];
+	int easy_pooled;
+	gate_ws *wss;   /* this loop's WebSockets */
+	uint32_t *fdst; /* per curl descriptor: FD_* bits and the events epoll has */
+	int nfdst;
+	curl_socket_t soon[64]; /* reused connections to try writing at once */
+	int nsoon;
+};
+
 struct gate_srv {
 	pthread_mutex_t mu;
 	gate_config cfg;
@@ -172,26 +227,24 @@ struct gate_srv {
 	gate_metrics m;
 	bool draining, stopping, abort_all;
 	int64_t drain_deadline_ns;
-	/* the dispatcher */
-	CURLM *multi;
-	gate_xfer *xfers;
+	/* the dispatcher (any loop, under mu) */
 	gate_req **cand; /* the dispatcher's scratch: queued requests in fair order */
 	long cand_cap;
 	unsigned pass;
 	char hold_why[1200]; /* why no upstream may take work, "" when one may */
-	int npaused;         /* paused transfers (the loop's only) */
-	/* the event loop (loop.c): clients, upstreams and wake-ups in one thread */
-	int ep, wakefd;
-	int64_t curl_due_ns; /* when curl wants its timeout action, INT64_MAX none */
-	pthread_t loop;
-	bool loop_running, loop_exit, quiesce_req, quiesced;
-	bool mhd_kick; /* a connection was resumed: the daemon must run */
+	/* the event loops (loop.c) */
+	int nloops;
+	gate_loop loops[GATE_MAX_LOOPS];
+	bool loop_exit, quiesce_req;
 	/* the client side */
-	struct MHD_Daemon *d, *md;
+	struct MHD_Daemon *md;
 	int port, metrics_port;
 	FILE *log; /* access log, NULL when off */
 	bool log_close;
 	int64_t t_start;
+	/* WebSockets (ws.c; the counts under mu) */
+	long ws_open;
+	uint64_t ws_total;
 	/* the connection watchdog */
 	pthread_t watchdog;
 	bool watchdog_running;
@@ -224,29 +277,53 @@ void gate_metrics_init(gate_srv *g);
 char *gate_metrics_render(gate_srv *g, size_t *len);
 extern const char *const gate_reason_names[GATE_R__COUNT];
 
-/* upstream.c: all but start/stop run in the loop thread */
+/* upstream.c: all but start/stop run in a loop's thread, on that loop */
+/* Set up the loops' curl multis and epoll sets (cfg.workers of them). */
 int gate_dispatch_start(gate_srv *g);
 void gate_dispatch_stop(gate_srv *g);
-/* Expire and dispatch queued requests; *next is when to look again. */
-void gate_dispatch_step(gate_srv *g, int64_t *next);
+/* Expire and dispatch queued requests (any loop's); *next is when to look again. */
+void gate_dispatch_step(gate_loop *l, int64_t *next);
 /* Answer finished transfers. Returns true when one ended (a slot is free). */
-bool gate_dispatch_reap(gate_srv *g);
-/* End every transfer in flight with a 503. */
-void gate_dispatch_abort(gate_srv *g);
+bool gate_dispatch_reap(gate_loop *l);
+/* End every transfer of l in flight (or handed to it) with a 503. */
+void gate_dispatch_abort(gate_loop *l);
 /* Resume paused streams whose client has caught up. */
-void gate_dispatch_unpause(gate_srv *g);
+void gate_dispatch_unpause(gate_loop *l);
 
 /* loop.c */
-int gate_loop_init(gate_srv *g);
-/* Start the loop thread once the client daemon exists. */
+/* The loop the calling thread runs, NULL outside them. */
+gate_loop *gate_loop_self(void);
+int gate_loop_init(gate_loop *l);
+/* Start the loop threads once their daemons exist. */
 int gate_loop_start(gate_srv *g);
-/* Wake the loop (any thread): the queue, the GPUs or the config changed. */
+/* Wake every loop (any thread): the queue, the GPUs or the config changed. */
 void gate_dispatch_wake(gate_srv *g);
-/* Stop accepting connections (the loop closes the listening socket). */
+/* Wake one loop (any thread). */
+void gate_loop_wake(gate_loop *l);
+/* Stop accepting connections (each loop closes its listening socket). */
 void gate_loop_quiesce(gate_srv *g);
-/* End the loop thread; in-flight work is left to gate_dispatch_stop. */
+/* End the loop threads; in-flight work is left to gate_dispatch_stop. */
 void gate_loop_stop(gate_srv *g);
-void gate_loop_free(gate_srv *g);
+void gate_loop_free(gate_loop *l);
+
+/* ws.c: all in the loop thread */
+/* Whether the request asks for a WebSocket upgrade. */
+bool gate_ws_wanted(struct MHD_Connection *c, const char *method);
+/*
+ * Check the limits and start the upstream side of r's upgrade, suspending
+ * r until the upstream answers. False when r got an answer of the gate's
+ * own instead (state RQ_READY).
+ */
+bool gate_ws_begin(gate_loop *l, gate_req *r);
+/* The 101 answer for r (state RQ_WS_READY); its headers are r->rhdrs. */
+struct MHD_Response *gate_ws_response(gate_req *r);
+/* An epoll event on one of a WebSocket's sockets (data as registered). */
+void gate_ws_event(gate_loop *l, uint64_t data, uint32_t events);
+/* End idle WebSockets and late handshakes; *next is lowered to the next due. */
+void gate_ws_tick(gate_loop *l, int64_t *next);
+/* End them all (the gate stops); gate_ws_reap frees them once the daemon is gone. */
+void gate_ws_close_all(gate_loop *l);
+void gate_ws_reap(gate_loop *l);
 
 /* server.c */
 int gate_server_start(gate_srv *g, char *err, size_t errlen);
@@ -256,14 +333,16 @@ void gate_server_stop(gate_srv *g);
 void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /*
- * Resume a suspended connection (mu not needed). A daemon run from an
- * outside loop sees a resume only when it runs next, so the loop is told
- * to run it.
+ * Resume a suspended connection of loop l (any thread; mu not needed). A
+ * daemon run from an outside loop sees a resume only when it runs next,
+ * so its loop is told to run it (and woken when that is another thread).
  */
-static inline void gate_resume(gate_srv *g, struct MHD_Connection *c)
+static inline void gate_resume(gate_loop *l, struct MHD_Connection *c)
 {
-	g->mhd_kick = true;
 	MHD_resume_connection(c);
+	__atomic_store_n(&l->mhd_kick, true, __ATOMIC_RELEASE);
+	if (gate_loop_self() != l)
+		gate_loop_wake(l);
 }
 /* Drop one reference (mu held); frees r at zero. */
 void gate_req_unref(gate_req *r);

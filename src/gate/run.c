@@ -108,6 +108,7 @@ static void print_start(gate_srv *g)
 		fprintf(stderr, "%s%s%s%s", i ? ", " : "", g->up[i].cfg.url,
 		        g->up[i].cfg.gpu_text[0] ? "@" : "", g->up[i].cfg.gpu_text);
 	fprintf(stderr, " (port %d)\n", g->port);
+	fprintf(stderr, "gpuwhy gate: %d event loop%s\n", g->nloops, g->nloops == 1 ? "" : "s");
 	if (g->md)
 		fprintf(stderr, "gpuwhy gate: metrics on http://%s/metrics (port %d)\n",
 		        g->cfg.metrics_listen, g->metrics_port);

@@ -35,6 +35,7 @@ typedef struct gate_track {
 	int fd;
 	int64_t deadline_ns; /* 0 while a request of it is being served */
 	bool shut;
+	bool ws; /* upgraded to a WebSocket: ws.c times it out */
 } gate_track;
 
 /* ---------------------------------------------------------------- requests */
@@ -223,13 +224,14 @@ static void client_addr(struct MHD_Connection *c, char *out, size_t len)
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
-	gate_srv *g = cls;
+	gate_loop *l = cls;
 	gate_req *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
 	r->uri = strdup(uri ? uri : "/");
 	pthread_mutex_init(&r->smu, NULL);
-	r->g = g;
+	r->g = l->g;
+	r->lp = l;
 	r->conn = c;
 	r->refs = 1;
 	r->rule = -1;
@@ -245,9 +247,26 @@ static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
 	if (!ci || !ci->socket_context)
 		return;
 	gate_track *t = ci->socket_context;
-	pthread_mutex_lock(&g->mu);
-	t->deadline_ns = busy ? 0 : gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
-	pthread_mutex_unlock(&g->mu);
+	/* Only its loop writes it and the watchdog only reads it: no lock,
+	 * which would be taken three times a request by every loop. */
+	if (!t->ws) {
+		long ms = __atomic_load_n(&g->cfg.client_timeout_ms, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->deadline_ns, busy ? 0 : gw_mono_ns() + ms * 1000000LL,
+		                 __ATOMIC_RELAXED);
+	}
+}
+
+/* The connection becomes a WebSocket: the watchdog leaves it alone. */
+static void track_ws(struct MHD_Connection *c, gate_srv *g)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (!ci || !ci->socket_context)
+		return;
+	gate_track *t = ci->socket_context;
+	(void)g;
+	t->ws = true;
+	__atomic_store_n(&t->deadline_ns, 0, __ATOMIC_RELAXED);
 }
 
 static void add_headers(struct MHD_Response *resp, const char *lines)
@@ -312,7 +331,12 @@ static void stream_free(void *cls)
 static enum MHD_Result send_answer(gate_req *r)
 {
 	struct MHD_Response *resp;
-	if (r->state == RQ_STREAMING) {
+	if (r->state == RQ_WS_READY) {
+		resp = gate_ws_response(r);
+		if (resp)
+			track_ws(r->conn, r->g);
+		r->upgraded = resp != NULL;
+	} else if (r->state == RQ_STREAMING) {
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, r,
 		                                         stream_free);
 		if (resp) {
@@ -495,7 +519,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-	gate_srv *g = cls;
+	gate_loop *l = cls;
+	gate_srv *g = l->g;
 	gate_req *r = *con_cls;
 	if (!r)
 		return MHD_NO;
@@ -503,6 +528,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return first_call(g, r, c, method);
 	if (*upload_size)
 		return on_body(g, r, upload, upload_size);
+	if (r->state == RQ_READING && gate_ws_wanted(c, r->method)) {
+		track_busy(c, g, true);
+		if (gate_ws_begin(l, r))
+			return MHD_YES; /* suspended until the upstream answers */
+		return send_answer(r);
+	}
 	if (r->state == RQ_READING) {
 		prepare_batching(g, r, r->cred);
 		track_busy(c, g, true);
@@ -514,7 +545,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_YES;
 		return send_answer(r);
 	}
-	if (r->state == RQ_READY || r->state == RQ_STREAMING)
+	if (r->state == RQ_READY || r->state == RQ_STREAMING || r->state == RQ_WS_READY)
 		return send_answer(r);
 	return MHD_YES;
 }
@@ -571,7 +602,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		g->m.responses[cls_i >= 1 && cls_i <= 5 ? cls_i : 0]++;
 		if (r->t_done)
 			gate_hist_add(&g->m.latency, (double)(r->t_done - r->t_arrive) / 1e9);
-		log_line(g, r);
+		if (!r->upgraded)
+			log_line(g, r);
 	}
 	pthread_mutex_lock(&r->smu);
 	r->conn_gone = true;
@@ -626,12 +658,14 @@ static void *watchdog_main(void *arg)
 	pthread_mutex_lock(&g->mu);
 	while (!g->stopping) {
 		int64_t now = gw_mono_ns();
-		for (gate_track *t = g->tracks; t; t = t->next)
-			if (!t->shut && t->deadline_ns && now > t->deadline_ns) {
+		for (gate_track *t = g->tracks; t; t = t->next) {
+			int64_t due = __atomic_load_n(&t->deadline_ns, __ATOMIC_RELAXED);
+			if (!t->shut && due && now > due) {
 				/* MHD sees the hang-up and closes the connection itself. */
 				shutdown(t->fd, SHUT_RDWR);
 				t->shut = true;
 			}
+		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 200000000L;
@@ -740,38 +774,127 @@ static int bound_port(struct MHD_Daemon *d)
 	return di ? di->port : -1;
 }
 
+static socklen_t addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* A listening socket on ss (SO_REUSEPORT when shared by several loops). */
+static int listen_socket(const struct sockaddr_storage *ss, bool reuseport)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if ((reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+	    bind(fd, (const struct sockaddr *)ss, addr_len(ss)) != 0 || listen(fd, 1024) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static in_port_t port_of(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6
+	           ? ((const struct sockaddr_in6 *)(const void *)ss)->sin6_port
+	           : ((const struct sockaddr_in *)(const void *)ss)->sin_port;
+}
+
+/*
+ * A port given by number is tried with a plain socket first: that bind
+ * fails, as it should, when anyone holds the port, even another process
+ * sharing it with SO_REUSEPORT, which the loops' sockets would join. Port
+ * 0 is left to the first loop's socket, which the kernel gives a free one.
+ */
+static int claim_port(const struct sockaddr_storage *ss)
+{
+	if (!port_of(ss))
+		return 0;
+	int fd = listen_socket(ss, false);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int start_loop_daemon(gate_srv *g, gate_loop *l, struct sockaddr_storage *ss)
+{
+	int fd = listen_socket(ss, g->nloops > 1);
+	if (fd < 0)
+		return -1;
+	socklen_t len = sizeof *ss;
+	if (!port_of(ss) && getsockname(fd, (struct sockaddr *)ss, &len) != 0) {
+		close(fd);
+		return -1;
+	}
+	/* MHD's own messages stay off: every answer is in the access log. */
+	/* No threads of its own: the gate's loop runs it (loop.c). */
+	unsigned flags =
+	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_ALLOW_UPGRADE;
+	if (ss->ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* The pool holds the request line and headers plus read buffers. */
+	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
+	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
+	/* max_connections is for the gate: each loop takes its share (the
+	 * kernel spreads connections over the loops about evenly). */
+	unsigned per_loop = (unsigned)((g->cfg.max_connections + g->nloops - 1) / g->nloops);
+	l->d =
+	    MHD_start_daemon(flags, 0, on_accept, g, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
+	                     MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED,
+	                     on_completed, g, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
+	                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_CONNECTION_LIMIT,
+	                     per_loop, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
+	if (!l->d) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+static void stop_daemons(gate_srv *g)
+{
+	if (g->md)
+		MHD_stop_daemon(g->md);
+	g->md = NULL;
+	for (int i = 0; i < g->nloops; i++) {
+		gate_loop *l = &g->loops[i];
+		if (l->d)
+			MHD_stop_daemon(l->d);
+		l->d = NULL;
+		gate_ws_reap(l);
+	}
+}
+
 int gate_server_start(gate_srv *g, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	bool lo;
 	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
 		return -1;
-	/* MHD's own messages stay off: every answer is in the access log. */
-	/* No threads of its own: the gate's loop runs it (loop.c). */
-	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
-	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	/* The pool holds the request line and headers plus read buffers. */
-	size_t pool = (size_t)g->cfg.max_header_bytes + 16384;
-	unsigned timeout_s = (unsigned)((g->cfg.client_timeout_ms + 999) / 1000);
-	g->d = MHD_start_daemon(
-	    flags, 0, on_accept, g, on_request, g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, g, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    pool, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.max_connections,
-	    MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
-	    MHD_OPTION_END);
-	if (!g->d) {
+	if (claim_port(&ss) != 0) {
 		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
 		return -1;
 	}
-	g->port = bound_port(g->d);
+	for (int i = 0; i < g->nloops; i++)
+		if (start_loop_daemon(g, &g->loops[i], &ss) != 0) {
+			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen,
+			         strerror(errno));
+			stop_daemons(g);
+			return -1;
+		}
+	g->port = ntohs(port_of(&ss));
 	if (g->cfg.metrics_listen[0]) {
 		struct sockaddr_storage ms;
 		bool mlo;
 		if (bind_addr(g->cfg.metrics_listen, &ms, err, errlen, &mlo) != 0) {
-			MHD_stop_daemon(g->d);
-			g->d = NULL;
+			stop_daemons(g);
 			return -1;
 		}
 		unsigned mf = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
@@ -783,20 +906,17 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		if (!g->md) {
 			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.metrics_listen,
 			         strerror(errno));
-			MHD_stop_daemon(g->d);
-			g->d = NULL;
+			stop_daemons(g);
 			return -1;
 		}
 		g->metrics_port = bound_port(g->md);
 	}
 	pthread_cond_init(&g->cv, NULL);
 	if (gate_loop_start(g) != 0) {
-		snprintf(err, errlen, "%s: cannot start the event loop: %s", g->cfg.listen,
+		snprintf(err, errlen, "%s: cannot start the event loops: %s", g->cfg.listen,
 		         strerror(errno));
-		if (g->md)
-			MHD_stop_daemon(g->md);
-		MHD_stop_daemon(g->d);
-		g->d = g->md = NULL;
+		gate_loop_stop(g);
+		stop_daemons(g);
 		return -1;
 	}
 	g->watchdog_running = pthread_create(&g->watchdog, NULL, watchdog_main, g) == 0;
@@ -805,8 +925,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 
 void gate_server_quiesce(gate_srv *g)
 {
-	if (g->d)
-		gate_loop_quiesce(g);
+	gate_loop_quiesce(g);
 }
 
 void gate_server_stop(gate_srv *g)
@@ -818,11 +937,7 @@ void gate_server_stop(gate_srv *g)
 	if (g->watchdog_running)
 		pthread_join(g->watchdog, NULL);
 	g->watchdog_running = false;
-	/* The daemon is the loop's: end the loop before stopping it. */
+	/* A daemon is its loop's: end the loops before stopping them. */
 	gate_loop_stop(g);
-	if (g->md)
-		MHD_stop_daemon(g->md);
-	if (g->d)
-		MHD_stop_daemon(g->d);
-	g->d = g->md = NULL;
+	stop_daemons(g);
 }

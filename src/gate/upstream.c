@@ -1,10 +1,12 @@
 /*
  * upstream.c - the dispatcher: takes requests from the fair queue when an
  * upstream has a free slot (forming batches on batchable endpoints), runs
- * every transfer on one libcurl multi handle, and hands answers back to
- * the suspended client connections. It runs in the gate's event loop
- * (loop.c), the same thread that serves the clients, so a request goes
- * from its client to its upstream and back without a thread hop.
+ * every transfer on a libcurl multi handle, and hands answers back to
+ * the suspended client connections. It runs in the gate's event loops
+ * (loop.c): any loop dispatches (under the gate's mutex, in fair order
+ * over every loop's requests), and a transfer runs on the multi of the
+ * loop that holds its (first) client, so a request usually goes from its
+ * client to its upstream and back without a thread hop.
  *
  * Waiting requests time out here (503), so do transfers (504 via curl's
  * timeout); an unreachable upstream is a 502 and is tried again by later
@@ -21,32 +23,56 @@
 #define MAX_RESPONSE_BYTES (256UL << 20)
 
 typedef struct {
-	struct MHD_Connection **c;
+	struct MHD_Connection *c;
+	gate_loop *l;
+} resume_one;
+
+/* Connections to resume once the lock is let go; most passes have a few. */
+typedef struct {
+	resume_one *c;
 	int n, cap;
+	resume_one inl[16];
 } resume_list;
+
+static void rl_init(resume_list *l)
+{
+	l->c = l->inl;
+	l->n = 0;
+	l->cap = 16;
+}
 
 static void rl_add(resume_list *l, gate_req *r)
 {
 	if (r->conn_gone)
 		return; /* its connection is closed: nothing to resume */
 	if (l->n == l->cap) {
-		int nc = l->cap ? l->cap * 2 : 64;
-		struct MHD_Connection **np = realloc(l->c, (size_t)nc * sizeof *np);
+		int nc = l->cap * 2;
+		resume_one *np = l->c == l->inl ? malloc((size_t)nc * sizeof *np)
+		                                : realloc(l->c, (size_t)nc * sizeof *np);
 		if (!np) {
 			/* Resuming now is safe, only slower: MHD takes its own lock. */
-			gate_resume(r->g, r->conn);
+			gate_resume(r->lp, r->conn);
 			return;
 		}
+		if (l->c == l->inl)
+			memcpy(np, l->inl, sizeof l->inl);
 		l->c = np;
 		l->cap = nc;
 	}
-	l->c[l->n++] = r->conn;
+	l->c[l->n++] = (resume_one){r->conn, r->lp};
 }
 
-static void rl_run(gate_srv *g, resume_list *l)
+static void rl_free(resume_list *l)
+{
+	if (l->c != l->inl)
+		free(l->c);
+}
+
+/* A suspended connection stays until resumed, so these are still there. */
+static void rl_run(resume_list *l)
 {
 	for (int i = 0; i < l->n; i++)
-		gate_resume(g, l->c[i]);
+		gate_resume(l->c[i].l, l->c[i].c);
 	l->n = 0;
 }
 
@@ -127,7 +153,7 @@ static void start_stream(gate_xfer *x)
 	r->state = RQ_STREAMING;
 	r->x = x;
 	pthread_mutex_unlock(&g->mu);
-	gate_resume(g, r->conn);
+	gate_resume(r->lp, r->conn);
 }
 
 static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
@@ -159,7 +185,7 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 		 * upstream (curl keeps this chunk) until the client has taken most
 		 * of what is buffered, so a stream never grows without bound. */
 		x->paused = true;
-		x->g->npaused++;
+		x->l->npaused++;
 		pthread_mutex_unlock(&r->smu);
 		return CURL_WRITEFUNC_PAUSE;
 	}
@@ -167,47 +193,43 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)
-		gate_resume(r->g, r->conn);
+		gate_resume(r->lp, r->conn);
 	pthread_mutex_unlock(&r->smu);
 	return len;
 }
 
 /* ----------------------------------------------------------- transfers */
 
-/* Finished easy handles are kept for the next transfers (the dispatcher's only). */
-#define EASY_POOL 64
-static CURL *easy_pool[EASY_POOL];
-static int easy_pooled;
-
-static CURL *easy_get(void)
+/* Finished easy handles are kept for the loop's next transfers. */
+static CURL *easy_get(gate_loop *l)
 {
-	if (easy_pooled)
-		return easy_pool[--easy_pooled];
+	if (l->easy_pooled)
+		return l->easy_pool[--l->easy_pooled];
 	return curl_easy_init();
 }
 
-static void easy_put(CURL *e)
+static void easy_put(gate_loop *l, CURL *e)
 {
-	if (easy_pooled < EASY_POOL) {
+	if (l->easy_pooled < GATE_EASY_POOL) {
 		curl_easy_reset(e);
-		easy_pool[easy_pooled++] = e;
+		l->easy_pool[l->easy_pooled++] = e;
 	} else {
 		curl_easy_cleanup(e);
 	}
 }
 
-static void easy_pool_drain(void)
+static void easy_pool_drain(gate_loop *l)
 {
-	while (easy_pooled)
-		curl_easy_cleanup(easy_pool[--easy_pooled]);
+	while (l->easy_pooled)
+		curl_easy_cleanup(l->easy_pool[--l->easy_pooled]);
 }
 
 static void xfer_free(gate_xfer *x)
 {
 	if (x->paused)
-		x->g->npaused--;
+		x->l->npaused--;
 	if (x->easy)
-		easy_put(x->easy);
+		easy_put(x->l, x->easy);
 	curl_slist_free_all(x->hdrs);
 	free(x->m);
 	free(x->counts);
@@ -224,7 +246,7 @@ static void end_stream(gate_req *r)
 	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)
-		gate_resume(r->g, r->conn);
+		gate_resume(r->lp, r->conn);
 	pthread_mutex_unlock(&r->smu);
 }
 
@@ -301,14 +323,16 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 	}
 }
 
-static void finish(gate_srv *g, gate_xfer *x, CURLcode rc)
+static void finish(gate_xfer *x, CURLcode rc)
 {
-	resume_list rl = {0};
+	gate_srv *g = x->g;
+	resume_list rl;
+	rl_init(&rl);
 	pthread_mutex_lock(&g->mu);
 	if (x->prev)
 		x->prev->next = x->next;
 	else
-		g->xfers = x->next;
+		x->l->xfers = x->next;
 	if (x->next)
 		x->next->prev = x->prev;
 	gate_up *u = &g->up[x->up];
@@ -349,15 +373,16 @@ static void finish(gate_srv *g, gate_xfer *x, CURLcode rc)
 		gate_req_unref(r);
 	}
 	pthread_mutex_unlock(&g->mu);
-	rl_run(g, &rl);
-	free(rl.c);
-	curl_multi_remove_handle(g->multi, x->easy);
+	rl_run(&rl);
+	rl_free(&rl);
+	if (x->easy)
+		curl_multi_remove_handle(x->l->multi, x->easy);
 	xfer_free(x);
 }
 
 static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, size_t len)
 {
-	CURL *e = x->easy = easy_get();
+	CURL *e = x->easy = easy_get(x->l);
 	if (!e)
 		return -1;
 	snprintf(x->url, sizeof x->url, "%s%s", g->up[x->up].cfg.url, r->uri);
@@ -422,13 +447,15 @@ static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl
 	}
 	if (x) {
 		x->g = g;
+		x->l = m[0]->lp;
 		x->up = up;
 		x->m = mm;
 		x->counts = counts;
 		x->n = n;
+		x->orig_body = body;
+		x->orig_len = len;
 	}
-	if (!x || !mm || !counts || (n > 1 && !body) || setup_easy(g, x, m[0], body, len) ||
-	    curl_multi_add_handle(g->multi, x->easy) != CURLM_OK) {
+	if (!x || !mm || !counts || (n > 1 && !body)) {
 		for (int i = 0; i < n; i++) {
 			gate_req_fail(m[i], 503, -1, 1, "the gate could not start the transfer");
 			rl_add(rl, m[i]);
@@ -467,10 +494,36 @@ static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl
 	g->up[up].inflight++;
 	g->up[up].requests++;
 	g->inflight_xfers++;
-	x->next = g->xfers;
-	if (g->xfers)
-		g->xfers->prev = x;
-	g->xfers = x;
+	/* Its loop starts it: the curl multi is that thread's only. */
+	x->next = x->l->pending;
+	x->l->pending = x;
+	if (x->l != gate_loop_self())
+		gate_loop_wake(x->l);
+}
+
+/* Start the transfers other loops (or this one) dispatched to l. */
+/* (mu held) Returns the ones that could not start, for finish() once unlocked. */
+static gate_xfer *take_pending(gate_loop *l)
+{
+	gate_srv *g = l->g;
+	gate_xfer *failed = NULL;
+	gate_xfer *x = l->pending;
+	l->pending = NULL;
+	while (x) {
+		gate_xfer *nx = x->next;
+		x->prev = NULL;
+		x->next = l->xfers;
+		if (l->xfers)
+			l->xfers->prev = x;
+		l->xfers = x;
+		if (setup_easy(g, x, x->m[0], x->orig_body, x->orig_len) ||
+		    curl_multi_add_handle(l->multi, x->easy) != CURLM_OK) {
+			x->pnext = failed;
+			failed = x;
+		}
+		x = nx;
+	}
+	return failed;
 }
 
 /* ----------------------------------------------------------- dispatching */
@@ -531,7 +584,14 @@ static int form_batch(gate_srv *g, cands *c, long i, int64_t now, gate_req **m, 
 	return k;
 }
 
-static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
+/*
+ * How long a request just queued by its loop is left for that loop to
+ * send: it dispatches right after reading the request, and sending from
+ * there saves a hand-over (a wake-up of that loop) per request.
+ */
+#define HANDOFF_GRACE_NS 200000LL
+
+static void dispatch(gate_srv *g, gate_loop *self, int64_t now, int64_t *next, resume_list *rl)
 {
 	g->hold_why[0] = '\0';
 	if (!g->q.total)
@@ -555,6 +615,12 @@ static void dispatch(gate_srv *g, int64_t now, int64_t *next, resume_list *rl)
 			continue;
 		if (g->inflight_xfers >= g->cfg.max_inflight)
 			break;
+		/* Stop rather than skip it: the fair order holds across loops. */
+		if (r->lp != self && now - r->t_queued < HANDOFF_GRACE_NS) {
+			if (r->t_queued + HANDOFF_GRACE_NS < *next)
+				*next = r->t_queued + HANDOFF_GRACE_NS;
+			break;
+		}
 		bool held;
 		int up = gate_route_pick(g, &held, g->hold_why, sizeof g->hold_why);
 		if (up < 0)
@@ -604,57 +670,83 @@ static void expire(gate_srv *g, int64_t now, int64_t *next, resume_list *rl, boo
 	}
 }
 
-void gate_dispatch_step(gate_srv *g, int64_t *next)
+void gate_dispatch_step(gate_loop *l, int64_t *next)
 {
-	resume_list rl = {0};
+	gate_srv *g = l->g;
+	/* Nothing queued, nothing handed over: no need for the lock. A request
+	 * queued meanwhile by another loop is dispatched by that loop, and one
+	 * queued before a slot here was freed is seen, since freeing it took
+	 * the lock after the queueing did. */
+	if (!__atomic_load_n(&g->q.total, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&l->pending, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&g->abort_all, __ATOMIC_RELAXED)) {
+		*next = gw_mono_ns() + 1000000000LL;
+		return;
+	}
+	resume_list rl;
+	rl_init(&rl);
 	pthread_mutex_lock(&g->mu);
 	bool abort_all = g->abort_all;
 	int64_t now = gw_mono_ns();
 	*next = now + 1000000000LL;
 	expire(g, now, next, &rl, abort_all);
 	if (!abort_all)
-		dispatch(g, now, next, &rl);
+		dispatch(g, l, now, next, &rl);
+	gate_xfer *failed = take_pending(l);
 	pthread_mutex_unlock(&g->mu);
-	rl_run(g, &rl);
-	free(rl.c);
+	rl_run(&rl);
+	rl_free(&rl);
+	for (gate_xfer *nx; failed; failed = nx) {
+		nx = failed->pnext;
+		finish(failed, CURLE_FAILED_INIT);
+	}
 	if (abort_all)
-		gate_dispatch_abort(g);
+		gate_dispatch_abort(l);
 }
 
-bool gate_dispatch_reap(gate_srv *g)
+bool gate_dispatch_reap(gate_loop *l)
 {
 	CURLMsg *msg;
 	int left;
 	bool freed = false;
-	while ((msg = curl_multi_info_read(g->multi, &left)))
+	while ((msg = curl_multi_info_read(l->multi, &left)))
 		if (msg->msg == CURLMSG_DONE) {
 			gate_xfer *x;
 			CURL *e = msg->easy_handle;
 			CURLcode rc = msg->data.result;
 			curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
-			finish(g, x, rc);
+			finish(x, rc);
 			freed = true;
 		}
 	return freed;
 }
 
-void gate_dispatch_abort(gate_srv *g)
+void gate_dispatch_abort(gate_loop *l)
 {
-	for (;;) {
-		pthread_mutex_lock(&g->mu);
-		gate_xfer *victim = g->xfers;
-		pthread_mutex_unlock(&g->mu);
-		if (!victim)
-			return;
-		finish(g, victim, CURLE_ABORTED_BY_CALLBACK);
+	gate_srv *g = l->g;
+	pthread_mutex_lock(&g->mu);
+	gate_xfer *p = l->pending;
+	l->pending = NULL;
+	pthread_mutex_unlock(&g->mu);
+	/* Handed over but not started: they are finished here all the same. */
+	while (p) {
+		gate_xfer *np = p->next;
+		p->prev = NULL;
+		p->next = l->xfers;
+		if (l->xfers)
+			l->xfers->prev = p;
+		l->xfers = p;
+		p = np;
 	}
+	while (l->xfers)
+		finish(l->xfers, CURLE_ABORTED_BY_CALLBACK);
 }
 
-void gate_dispatch_unpause(gate_srv *g)
+void gate_dispatch_unpause(gate_loop *l)
 {
-	if (!g->npaused)
+	if (!l->npaused)
 		return;
-	for (gate_xfer *x = g->xfers; x; x = x->next) {
+	for (gate_xfer *x = l->xfers; x; x = x->next) {
 		if (!x->paused || !x->streaming)
 			continue;
 		gate_req *r = x->m[0];
@@ -663,7 +755,7 @@ void gate_dispatch_unpause(gate_srv *g)
 		pthread_mutex_unlock(&r->smu);
 		if (go) {
 			x->paused = false;
-			g->npaused--;
+			l->npaused--;
 			/* May deliver the held chunk at once, into on_data. */
 			curl_easy_pause(x->easy, CURLPAUSE_CONT);
 		}
@@ -672,24 +764,36 @@ void gate_dispatch_unpause(gate_srv *g)
 
 int gate_dispatch_start(gate_srv *g)
 {
-	g->multi = curl_multi_init();
-	if (!g->multi)
-		return -1;
-	/* Idle connections to each upstream are kept for reuse. */
-	curl_multi_setopt(g->multi, CURLMOPT_MAXCONNECTS, (long)g->cfg.max_inflight * 2);
-	return gate_loop_init(g);
+	g->nloops = gate_workers(&g->cfg);
+	for (int i = 0; i < g->nloops; i++) {
+		gate_loop *l = &g->loops[i];
+		l->g = g;
+		l->idx = i;
+		l->ep = l->wakefd = -1;
+		l->multi = curl_multi_init();
+		if (!l->multi)
+			return -1;
+		/* Idle connections to each upstream are kept for reuse. */
+		curl_multi_setopt(l->multi, CURLMOPT_MAXCONNECTS, (long)g->cfg.max_inflight * 2);
+		if (gate_loop_init(l) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 void gate_dispatch_stop(gate_srv *g)
 {
-	if (!g->multi)
-		return;
-	/* The loop has ended: what is still in flight has no one to answer. */
-	gate_dispatch_abort(g);
-	gate_loop_free(g);
-	easy_pool_drain();
+	for (int i = 0; i < g->nloops; i++) {
+		gate_loop *l = &g->loops[i];
+		if (!l->multi)
+			continue;
+		/* The loops have ended: what is still in flight has no one to answer. */
+		gate_dispatch_abort(l);
+		gate_loop_free(l);
+		easy_pool_drain(l);
+		curl_multi_cleanup(l->multi);
+		l->multi = NULL;
+	}
 	free(g->cand);
 	g->cand = NULL;
-	curl_multi_cleanup(g->multi);
-	g->multi = NULL;
 }

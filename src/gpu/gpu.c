@@ -29,14 +29,18 @@ static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int cod
 static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int code, const char *what,
                      const char *hint, const char *fmt, ...)
 {
+	/* English for f->msg (logs, doctor's data), the user's language for gw_fail_print. */
 	char why[384];
-	va_list ap;
+	va_list ap, aq;
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof why, _(fmt), ap);
-	va_end(ap);
+	va_copy(aq, ap);
+	vsnprintf(why, sizeof why, fmt, ap);
 	f->kind = kind;
 	f->nvml_return = nvret;
 	gw_fail_set(&f->err, code, what, hint, "%s", why);
+	vsnprintf(f->err.why_text, sizeof f->err.why_text, _(fmt), aq);
+	va_end(aq);
+	va_end(ap);
 	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }

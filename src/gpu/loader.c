@@ -84,7 +84,9 @@ static int loader_fail(gpu_open_failure *f, gpu_fail_kind kind, int code, const 
 {
 	f->kind = kind;
 	f->nvml_return = 0;
-	gw_fail_set(&f->err, code, what, hint, "%s", _(why));
+	gw_fail_set(&f->err, code, what, hint, "%s", why);
+	/* f->msg keeps English (logs, doctor's data); gw_fail_print shows this. */
+	snprintf(f->err.why_text, sizeof f->err.why_text, "%s", _(why));
 	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }

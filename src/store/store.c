@@ -16,6 +16,7 @@
 
 #include "store/sql.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -518,7 +519,7 @@ static void stall_end(store *st, long written)
 	if (st->dropped || st->dropped_other) {
 		char what[96];
 		gap_text(st, what, sizeof what);
-		notify(st, "a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples",
+		notify(st, N_("a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples"),
 		       "%s not recorded: another process held the write lock for %.1f s", what,
 		       waited);
 	} else if (st->stall_told || waited >= 1.0) {

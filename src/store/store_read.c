@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/i18n.h"
 

@@ -21,6 +21,7 @@
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/selfexe.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -130,8 +131,12 @@ static int search_estimate(const sweep_var *v)
 static int dry_run(drive_ctx *cx)
 {
 	sweep_opts *o = cx->o;
-	printf("gpuwhy sweep plan: %d configuration%s x %d repeat%s into %s\n", cx->pl.n,
-	       cx->pl.n == 1 ? "" : "s", o->sp.repeat, o->sp.repeat == 1 ? "" : "s", o->dir);
+	char cfgs[96], reps[96];
+	snprintf(cfgs, sizeof cfgs, P_("%d configuration", "%d configurations", cx->pl.n),
+	         cx->pl.n);
+	snprintf(reps, sizeof reps, P_("%d repeat", "%d repeats", o->sp.repeat), o->sp.repeat);
+	/* TRANSLATORS: "gpuwhy sweep plan: 4 configurations x 2 repeats into DIR". */
+	printf(_("gpuwhy sweep plan: %s x %s into %s\n"), cfgs, reps, o->dir);
 	char err[256];
 	for (int i = 0; i < cx->pl.n; i++) {
 		char **argv = sweep_argv(&o->sp, &cx->pl.c[i], err, sizeof err);
@@ -147,16 +152,16 @@ static int dry_run(drive_ctx *cx)
 	}
 	if (cx->search_var >= 0) {
 		const sweep_var *v = &o->sp.vars[cx->search_var];
-		printf(
-		    "then search %s from %lld to %lld (doubling, then bisecting to %lld; about %d "
-		    "runs, one each)\n",
-		    v->name, v->lo, v->hi, v->step, search_estimate(v));
+		printf(_("then search %s from %lld to %lld (doubling, then bisecting to %lld; "
+		         "about %d "
+		         "runs, one each)\n"),
+		       v->name, v->lo, v->hi, v->step, search_estimate(v));
 	}
 	if (o->steps)
-		printf("each run stops once %lld steps after %lld warm-up steps are timed\n",
+		printf(_("each run stops once %lld steps after %lld warm-up steps are timed\n"),
 		       o->steps, o->warmup);
 	if (o->duration_ns)
-		printf("each run stops after %.0f s\n", o->duration_ns / 1e9);
+		printf(_("each run stops after %.0f s\n"), o->duration_ns / 1e9);
 	return GW_EXIT_OK;
 }
 
@@ -219,14 +224,14 @@ static void progress(drive_ctx *cx, const sweep_run *r)
 	/* Wall time per finished run so far: right for runs one by one and side by side. */
 	double eta = left > 0 ? (now_s() - cx->t_start) / cx->finished * left : 0;
 	fprintf(stderr, "gpuwhy sweep: [%d/%d] %s r%d: %s", at, cx->total, r->config, r->rep,
-	        sweep_status_name(r->status));
+	        _(sweep_status_name(r->status)));
 	if (r->status != SWEEP_DONE && r->exit_code >= 0)
-		fprintf(stderr, " (exit %d)", r->exit_code);
+		fprintf(stderr, _(" (exit %d)"), r->exit_code);
 	if (!isnan(ms))
-		fprintf(stderr, ", %.1f ms/step", ms);
-	fprintf(stderr, " in %.1f s", r->ended - r->started);
+		fprintf(stderr, _(", %.1f ms/step"), ms);
+	fprintf(stderr, _(" in %.1f s"), r->ended - r->started);
 	if (left > 0)
-		fprintf(stderr, "; about %.0f s left", eta);
+		fprintf(stderr, _("; about %.0f s left"), eta);
 	fputc('\n', stderr);
 }
 
@@ -377,8 +382,8 @@ static int search_step(drive_ctx *cx, long long value, bool *fits)
 	}
 	if (r->status == SWEEP_FAILED)
 		fprintf(stderr,
-		        "gpuwhy sweep: %s failed without running out of memory (exit %d); "
-		        "taken as not fitting (see its log)\n",
+		        _("gpuwhy sweep: %s failed without running out of memory (exit %d); "
+		          "taken as not fitting (see its log)\n"),
 		        c->name, r->exit_code);
 	*fits = r->status == SWEEP_DONE;
 	return r->status == SWEEP_INTERRUPTED ? -1 : 0;
@@ -440,7 +445,7 @@ static int finish(drive_ctx *cx)
 	else
 		sweep_render_text(stdout, &R);
 	if (!cx->o->json)
-		printf("files: %s/results.txt, results.json, report.html\n", cx->st->dir);
+		printf(_("files: %s/results.txt, results.json, report.html\n"), cx->st->dir);
 	sweep_results_free(&R);
 	return rc;
 }
@@ -467,7 +472,8 @@ static int prepare(drive_ctx *cx)
 	char err[512];
 	sweep_opts *o = cx->o;
 	if (sweep_plan_build(&o->sp, &cx->pl, err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", "fewer values, or --max-runs", "%s", err);
+		return gw_error(GW_EXIT_USAGE, "sweep", N_("fewer values, or --max-runs"), "%s",
+		                err);
 	cx->search_var = -1;
 	for (int i = 0; i < o->sp.nvars; i++)
 		if (o->sp.vars[i].search)
@@ -476,7 +482,7 @@ static int prepare(drive_ctx *cx)
 	if (cx->search_var >= 0)
 		cx->total += search_estimate(&o->sp.vars[cx->search_var]);
 	if (cx->total > o->sp.max_runs)
-		return gw_error(GW_EXIT_USAGE, "sweep", "a narrower range, or --max-runs",
+		return gw_error(GW_EXIT_USAGE, "sweep", N_("a narrower range, or --max-runs"),
 		                "about %d runs planned, more than %d", cx->total, o->sp.max_runs);
 	/* Every configuration's command is built once now, so a bad one fails before any runs. */
 	for (int i = 0; i < cx->pl.n; i++) {
@@ -496,10 +502,10 @@ static int open_dir(drive_ctx *cx)
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/sweep.json", dir);
 	if (!cx->o->resume && access(path, F_OK) == 0)
-		return gw_error(GW_EXIT_USAGE, dir, "gpuwhy sweep --resume DIR goes on with it",
+		return gw_error(GW_EXIT_USAGE, dir, N_("gpuwhy sweep --resume DIR goes on with it"),
 		                "holds a sweep already");
 	if (mkdir_p(dir) != 0)
-		return gw_error(GW_EXIT_ENV, dir, "check the path and its permissions",
+		return gw_error(GW_EXIT_ENV, dir, N_("check the path and its permissions"),
 		                "cannot create: %s", strerror(errno));
 	if (!cx->o->resume) {
 		cx->st->free_cores = free_cores(&cx->st->ncpu);
@@ -531,7 +537,7 @@ int sweep_drive(sweep_opts *o, sweep_state *st, const char *gpus)
 			rc = finish(&cx);
 		if (!rc && sweep_interrupted) {
 			fprintf(stderr,
-			        "gpuwhy sweep: interrupted; gpuwhy sweep --resume %s goes on\n",
+			        _("gpuwhy sweep: interrupted; gpuwhy sweep --resume %s goes on\n"),
 			        st->dir);
 			rc = 130;
 		} else if (!rc && cx.failed) {

@@ -12,6 +12,7 @@
 #include "sweep/sweep.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
+#include "util/i18n.h"
 
 void sweep_spec_init(sweep_spec *sp)
 {
@@ -99,8 +100,8 @@ static int parse_search(sweep_var *v, const char *arg, const char *rhs, char *er
 	v->pow2 = !strncmp(rhs, "pow2:", 5);
 	if (!parse_range(v->pow2 ? rhs + 5 : rhs, v))
 		return fail(err, errlen,
-		            "--search %s: '%s' is not a range of whole numbers (e.g. "
-		            "batch=pow2:8..4096, batch=16..512:16)",
+		            _("--search %s: '%s' is not a range of whole numbers (e.g. "
+		              "batch=pow2:8..4096, batch=16..512:16)"),
 		            arg, rhs);
 	char lo[32];
 	snprintf(lo, sizeof lo, "%lld", v->lo);
@@ -116,8 +117,8 @@ static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const
 	if (strstr(rhs, "..") && !strchr(rhs, ',')) {
 		if (!parse_range(!strncmp(rhs, "pow2:", 5) ? rhs + 5 : rhs, &r))
 			return fail(err, errlen,
-			            "--vary %s: '%s' is not a range of whole numbers (e.g. 1..8, "
-			            "pow2:1..64)",
+			            _("--vary %s: '%s' is not a range of whole numbers (e.g. 1..8, "
+			              "pow2:1..64)"),
 			            arg, rhs);
 		bool pow2 = !strncmp(rhs, "pow2:", 5);
 		for (long long x = r.lo; x <= r.hi; x = pow2 ? x * 2 : x + r.step) {
@@ -136,11 +137,11 @@ static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const
 		size_t n = c ? (size_t)(c - p) : strlen(p);
 		if (n == 0)
 			return fail(err, errlen,
-			            "--vary %s: empty value in '%s' (values are v1,v2,...)", arg,
+			            _("--vary %s: empty value in '%s' (values are v1,v2,...)"), arg,
 			            rhs);
 		for (int k = 0; k < v->nvalues; k++)
 			if (strlen(v->values[k]) == n && !strncmp(v->values[k], p, n))
-				return fail(err, errlen, "--vary %s: value listed twice in '%s'",
+				return fail(err, errlen, _("--vary %s: value listed twice in '%s'"),
 				            arg, rhs);
 		if (v->nvalues >= sp->max_values)
 			goto too_many;
@@ -151,7 +152,7 @@ static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const
 	}
 	return 0;
 too_many:
-	snprintf(err, errlen, "--vary %s: more than %d values (--max-values N raises the limit)",
+	snprintf(err, errlen, _("--vary %s: more than %d values (--max-values N raises the limit)"),
 	         arg, sp->max_values);
 	return -1;
 }
@@ -161,8 +162,8 @@ int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, char *err, siz
 	const char *opt = search ? "--search" : "--vary";
 	const char *eq = strchr(arg, '=');
 	if (!eq || !valid_name(arg, (size_t)(eq - arg))) {
-		snprintf(err, errlen, "%s %s: expected NAME=VALUES with NAME a word like workers",
-		         opt, arg);
+		snprintf(err, errlen,
+		         _("%s %s: expected NAME=VALUES with NAME a word like workers"), opt, arg);
 		return -1;
 	}
 	char name[SWEEP_NAME_MAX];
@@ -170,23 +171,23 @@ int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, char *err, siz
 	name[eq - arg] = '\0';
 	const char *rhs = eq + 1;
 	if (!*rhs) {
-		snprintf(err, errlen, "%s %s: empty list of values (e.g. %s=1,2,4)", opt, arg,
+		snprintf(err, errlen, _("%s %s: empty list of values (e.g. %s=1,2,4)"), opt, arg,
 		         name);
 		return -1;
 	}
 	if (sweep_var_index(sp, name) >= 0) {
-		snprintf(err, errlen, "%s %s: variable '%s' given twice", opt, arg, name);
+		snprintf(err, errlen, _("%s %s: variable '%s' given twice"), opt, arg, name);
 		return -1;
 	}
 	if (sp->nvars >= SWEEP_MAX_VARS) {
-		snprintf(err, errlen, "%s %s: at most %d variables", opt, arg, SWEEP_MAX_VARS);
+		snprintf(err, errlen, _("%s %s: at most %d variables"), opt, arg, SWEEP_MAX_VARS);
 		return -1;
 	}
 	if (search)
 		for (int i = 0; i < sp->nvars; i++)
 			if (sp->vars[i].search) {
 				snprintf(err, errlen,
-				         "--search %s: only one variable can be searched", arg);
+				         _("--search %s: only one variable can be searched"), arg);
 				return -1;
 			}
 	sweep_var *v = &sp->vars[sp->nvars];
@@ -235,11 +236,11 @@ int sweep_spec_check(sweep_spec *sp, char *err, size_t errlen)
 {
 	if (sp->nvars == 0) {
 		snprintf(err, errlen,
-		         "nothing to sweep (give --vary NAME=V1,V2 or --search NAME=RANGE)");
+		         _("nothing to sweep (give --vary NAME=V1,V2 or --search NAME=RANGE)"));
 		return -1;
 	}
 	if (sp->ncmd == 0) {
-		snprintf(err, errlen, "no command given (gpuwhy sweep ... -- CMD {name} ...)");
+		snprintf(err, errlen, _("no command given (gpuwhy sweep ... -- CMD {name} ...)"));
 		return -1;
 	}
 	check_ctx cx = {.sp = sp};
@@ -247,24 +248,24 @@ int sweep_spec_check(sweep_spec *sp, char *err, size_t errlen)
 		const char *t = i < sp->ncmd ? sp->cmd[i] : strchr(sp->env[i - sp->ncmd], '=') + 1;
 		if (sweep_placeholders(t, check_one, &cx) != 0) {
 			snprintf(err, errlen,
-			         "unknown placeholder {%s} in '%s' (variables come from "
-			         "--vary/--search; "
-			         "{{ and }} are literal braces)",
+			         _("unknown placeholder {%s} in '%s' (variables come from "
+			           "--vary/--search; "
+			           "{{ and }} are literal braces)"),
 			         cx.bad, t);
 			return -1;
 		}
 	}
 	for (int i = 0; i < sp->nvars; i++)
 		if (!cx.used[i]) {
-			snprintf(
-			    err, errlen,
-			    "variable '%s' is used nowhere (put {%s} in the command or an --env)",
-			    sp->vars[i].name, sp->vars[i].name);
+			snprintf(err, errlen,
+			         _("variable '%s' is used nowhere (put {%s} in the command or an "
+			           "--env)"),
+			         sp->vars[i].name, sp->vars[i].name);
 			return -1;
 		}
 	if (sp->batch_var) {
 		if (sweep_var_index(sp, sp->batch_var) < 0) {
-			snprintf(err, errlen, "--batch-var %s: no such variable", sp->batch_var);
+			snprintf(err, errlen, _("--batch-var %s: no such variable"), sp->batch_var);
 			return -1;
 		}
 	} else {
@@ -396,7 +397,7 @@ int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t err
 	runs *= sp->repeat;
 	if (runs > sp->max_runs) {
 		snprintf(err, errlen,
-		         "%lld runs planned, more than %d (--max-runs N raises the limit)", runs,
+		         _("%lld runs planned, more than %d (--max-runs N raises the limit)"), runs,
 		         sp->max_runs);
 		return -1;
 	}
@@ -409,9 +410,10 @@ int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t err
 		for (int k = 0; k < i; k++)
 			if (!strcmp(pl->c[i].name, pl->c[k].name) ||
 			    !strcmp(pl->c[i].file, pl->c[k].file)) {
-				snprintf(err, errlen,
-				         "values too long to tell configurations apart (%.60s...)",
-				         pl->c[i].name);
+				snprintf(
+				    err, errlen,
+				    _("values too long to tell configurations apart (%.60s...)"),
+				    pl->c[i].name);
 				sweep_plan_free(pl);
 				return -1;
 			}

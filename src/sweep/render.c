@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "report/report.h"
 #include "sweep/sweep.h"
+#include "util/i18n.h"
+#include "util/textwidth.h"
 #include "util/jsonw.h"
 
 static const char *num(double v, int dec, char *b, size_t n)
@@ -22,12 +25,36 @@ static const char *verdict_text(const sweep_result *r, char *b, size_t n)
 	if (isnan(r->diff)) {
 		snprintf(b, n, "-");
 	} else {
-		snprintf(b, n, "%+.1f ms %s", r->diff * 1000,
-		         r->verdict < 0   ? "faster"
-		         : r->verdict > 0 ? "slower"
-		                          : "n.s.");
+		/* TRANSLATORS: the step-time difference to the baseline, as "+1.2 ms slower". */
+		snprintf(b, n, _("%+.1f ms %s"), r->diff * 1000,
+		         r->verdict < 0   ? _("faster")
+		         : r->verdict > 0 ? _("slower")
+		                          : _("n.s."));
 	}
 	return b;
+}
+
+/* s padded with blanks to width display columns (a CJK character takes two),
+ * on the right (left) or the left; a wider s is never cut. */
+static void put_col(FILE *o, const char *s, int width, bool left)
+{
+	int pad = gw_text_pad(s, width);
+	fprintf(o, "%*s%s%*s", left ? 0 : pad, "", s, left ? pad : 0, "");
+}
+
+/* One line of the table: the columns of the header and the rows. */
+enum { TEXT_COLS = 14 };
+static void text_line(FILE *o, const char *const v[TEXT_COLS])
+{
+	static const int width[TEXT_COLS] = {32, 11, 14, 7, 7, 8, 9, 5, 5, 8, 6, 5, 18, 0};
+	static const bool left[TEXT_COLS] = {true,  true,  true,  false, false, false, false,
+	                                     false, false, false, false, false, true,  true};
+	for (int i = 0; i < TEXT_COLS; i++) {
+		if (i)
+			fputs(i == TEXT_COLS - 2 ? "  " : " ", o);
+		put_col(o, v[i], width[i], left[i]);
+	}
+	fputc('\n', o);
 }
 
 static void text_row(FILE *o, const sweep_results *R, int i)
@@ -40,16 +67,22 @@ static void text_row(FILE *o, const sweep_results *R, int i)
 		         num(r->ci_half * 1000, 1, (char[16]){0}, 16));
 	else
 		snprintf(m, sizeof m, "-");
-	fprintf(o, "%-32s %-11s %-14s %7s %7s %8s %9s %5s %5s %8s %6s %5s  %-18s %s\n",
-	        R->pl->c[i].name,
-	        r->nrep ? (r->oom ? "oom" : sweep_status_name(r->status)) : "not run", m,
-	        num(r->p50 * 1000, 1, p50, sizeof p50), num(r->p90 * 1000, 1, p90, sizeof p90),
-	        num(r->steps_s, 2, sps, sizeof sps), num(r->samples_s, 0, smp, sizeof smp),
-	        num(r->util, 0, u, sizeof u), num(r->sm, 0, sm, sizeof sm),
-	        num(r->mem_peak, 0, mem, sizeof mem), num(r->power, 0, pw, sizeof pw),
-	        num(r->core_max, 0, core, sizeof core),
-	        i == 0 ? "baseline" : verdict_text(r, vs, sizeof vs),
-	        r->finding_id[0] ? r->finding_id : (r->ok ? "-" : ""));
+	const char *const v[TEXT_COLS] = {R->pl->c[i].name,
+	                                  r->nrep ? _(r->oom ? "oom" : sweep_status_name(r->status))
+	                                          : _("not run"),
+	                                  m,
+	                                  num(r->p50 * 1000, 1, p50, sizeof p50),
+	                                  num(r->p90 * 1000, 1, p90, sizeof p90),
+	                                  num(r->steps_s, 2, sps, sizeof sps),
+	                                  num(r->samples_s, 0, smp, sizeof smp),
+	                                  num(r->util, 0, u, sizeof u),
+	                                  num(r->sm, 0, sm, sizeof sm),
+	                                  num(r->mem_peak, 0, mem, sizeof mem),
+	                                  num(r->power, 0, pw, sizeof pw),
+	                                  num(r->core_max, 0, core, sizeof core),
+	                                  i == 0 ? _("baseline") : verdict_text(r, vs, sizeof vs),
+	                                  r->finding_id[0] ? r->finding_id : (r->ok ? "-" : "")};
+	text_line(o, v);
 }
 
 static void text_memory(FILE *o, const sweep_results *R)
@@ -57,34 +90,37 @@ static void text_memory(FILE *o, const sweep_results *R)
 	if (R->search_var >= 0) {
 		const char *name = R->sp->vars[R->search_var].name;
 		if (R->search_good < 0)
-			fprintf(o, "search %s: even %lld did not run\n", name,
+			fprintf(o, _("search %s: even %lld did not run\n"), name,
 			        R->sp->vars[R->search_var].lo);
 		else if (R->search_bad < 0)
-			fprintf(o, "search %s: every value up to %lld ran (the upper bound)\n",
+			fprintf(o, _("search %s: every value up to %lld ran (the upper bound)\n"),
 			        name, R->search_good);
 		else
-			fprintf(o, "search %s: largest that runs %lld (%lld failed)\n", name,
+			fprintf(o, _("search %s: largest that runs %lld (%lld failed)\n"), name,
 			        R->search_good, R->search_bad);
 		if (R->search_best >= 0)
-			fprintf(o, "search %s: best throughput at %s\n", name,
+			fprintf(o, _("search %s: best throughput at %s\n"), name,
 			        R->pl->c[R->search_best].name);
 	}
 	if (!R->have_fit)
 		return;
 	const sweep_memfit *f = &R->fit;
 	char lo[24], hi[24];
-	fprintf(o, "memory model: peak = %.0f MiB + %.2f MiB x %s (%d points, R² %.4f)\n", f->fixed,
-	        f->per_item, R->sp->batch_var, f->n, f->r2);
+	fprintf(o, _("memory model: peak = %.0f MiB + %.2f MiB x %s (%d points, R² %.4f)\n"),
+	        f->fixed, f->per_item, R->sp->batch_var, f->n, f->r2);
 	fprintf(o,
-	        "  fits with %.0f %% headroom up to %s %.0f (95 %% %s..%s); out of memory from "
-	        "about %.0f of %.0f MiB\n",
+	        _("  fits with %.0f %% headroom up to %s %.0f (95 %% %s..%s); out of memory from "
+	          "about %.0f of %.0f MiB\n"),
 	        f->headroom * 100, R->sp->batch_var, floor(f->max_batch),
 	        num(f->max_batch_lo, 0, lo, sizeof lo), num(f->max_batch_hi, 0, hi, sizeof hi),
 	        floor(f->boundary), f->total_mib);
 	if (R->fit_check >= 0)
-		fprintf(o, "  %s the search (%lld ran, %lld ran out of memory)\n",
-		        R->fit_check ? "agrees with" : "DISAGREES with", R->search_good,
-		        R->search_bad);
+		fprintf(o,
+		        R->fit_check
+		            ? _("  agrees with the search (%lld ran, %lld ran out of memory)\n")
+		            : _("  DISAGREES with the search (%lld ran, %lld ran out of "
+		                "memory)\n"),
+		        R->search_good, R->search_bad);
 }
 
 void sweep_render_text(FILE *o, const sweep_results *R)
@@ -92,38 +128,62 @@ void sweep_render_text(FILE *o, const sweep_results *R)
 	int nrun = 0;
 	for (int i = 0; i < R->pl->n; i++)
 		nrun += R->res[i].nrep > 0;
-	fprintf(o, "\ngpuwhy sweep: %s  (%d configurations, %d repeat%s; host %d cores, ",
-	        R->st->dir, nrun, R->sp->repeat, R->sp->repeat == 1 ? "" : "s", R->st->ncpu);
+	char what[96], host[96];
+	snprintf(what, sizeof what, P_("%d configuration", "%d configurations", nrun), nrun);
+	snprintf(host, sizeof host, P_("%d repeat", "%d repeats", R->sp->repeat), R->sp->repeat);
+	/* TRANSLATORS: "gpuwhy sweep: DIR  (3 configurations, 1 repeat; host 16 cores, ". */
+	fputc('\n', o);
+	fprintf(o, _("gpuwhy sweep: %s  (%s, %s; host %d cores, "), R->st->dir, what, host,
+	        R->st->ncpu);
 	if (isnan(R->st->free_cores))
-		fprintf(o, "free cores n/a)\n\n");
+		fputs(_("free cores n/a)\n\n"), o);
 	else
-		fprintf(o, "%.1f free at the start)\n\n", R->st->free_cores);
-	fprintf(o, "%-32s %-11s %-14s %7s %7s %8s %9s %5s %5s %8s %6s %5s  %-18s %s\n", "CONFIG",
-	        "STATUS", "STEP ms ±95%", "p50", "p90", "steps/s", "samples/s", "GPU%", "SM%",
-	        "MEM MiB", "POW W", "CORE%", "VS BASELINE", "TOP FINDING");
+		fprintf(o, _("%.1f free at the start)\n\n"), R->st->free_cores);
+	const char *const head[TEXT_COLS] = {_("CONFIG"),
+	                                     _("STATUS"),
+	                                     _("STEP ms ±95%"),
+	                                     "p50",
+	                                     "p90",
+	                                     "steps/s",
+	                                     "samples/s",
+	                                     "GPU%",
+	                                     "SM%",
+	                                     _("MEM MiB"),
+	                                     _("POW W"),
+	                                     "CORE%",
+	                                     _("VS BASELINE"),
+	                                     _("TOP FINDING")};
+	text_line(o, head);
 	for (int i = 0; i < R->pl->n; i++)
 		if (R->res[i].nrep > 0)
 			text_row(o, R, i);
 	fputc('\n', o);
 	if (R->best >= 0) {
 		double b = sweep_result_thr(R, R->best), base = sweep_result_thr(R, 0);
-		fprintf(o, "best: %s (%.2f %s/s", R->pl->c[R->best].name, b,
-		        isnan(R->res[R->best].samples_s) ? "steps" : "samples");
+		bool steps = isnan(R->res[R->best].samples_s);
+		const char *name = R->pl->c[R->best].name;
 		if (R->res[0].ok && R->best != 0)
-			fprintf(o, ", x%.2f the baseline", b / base);
-		fputs(")\n", o);
+			fprintf(o,
+			        steps ? _("best: %s (%.2f steps/s, x%.2f the baseline)\n")
+			              : _("best: %s (%.2f samples/s, x%.2f the baseline)\n"),
+			        name, b, b / base);
+		else
+			fprintf(o,
+			        steps ? _("best: %s (%.2f steps/s)\n")
+			              : _("best: %s (%.2f samples/s)\n"),
+			        name, b);
 	}
 	for (int v = 0; v < R->sp->nvars; v++) {
 		const sweep_var_result *vr = &R->vr[v];
 		if (vr->n >= 2 && vr->gaining)
-			fprintf(o, "knee %s: none up to %s (still gaining)\n", R->sp->vars[v].name,
-			        R->pl->c[vr->cfg[vr->knee]].val[v]);
+			fprintf(o, _("knee %s: none up to %s (still gaining)\n"),
+			        R->sp->vars[v].name, R->pl->c[vr->cfg[vr->knee]].val[v]);
 		else if (vr->n >= 2 && vr->knee >= 0)
-			fprintf(o, "knee %s: %s\n", R->sp->vars[v].name,
+			fprintf(o, _("knee %s: %s\n"), R->sp->vars[v].name,
 			        R->pl->c[vr->cfg[vr->knee]].val[v]);
 	}
 	for (int v = 0; v < R->sp->nvars; v++)
-		fprintf(o, "why  %s\n", R->vr[v].why);
+		fprintf(o, _("why  %s\n"), R->vr[v].why_text);
 	text_memory(o, R);
 }
 
@@ -431,7 +491,7 @@ void sweep_render_html(FILE *o, const sweep_results *R)
 	}
 	for (int v = 0; v < R->sp->nvars; v++) {
 		fputs("<li>", o);
-		report_html_escape(o, R->vr[v].why);
+		report_html_escape(o, R->vr[v].why_text);
 		fputs("</li>\n", o);
 	}
 	fputs("</ul>\n", o);

@@ -17,6 +17,7 @@
 #include "util/fail.h"
 #include "sweep/sweep.h"
 #include "util/xalloc.h"
+#include "util/i18n.h"
 
 /* The numbers of one repeat averaged over repeats, by index. */
 enum {
@@ -69,6 +70,20 @@ static double usable_total(const timeline *tl, const diag_result *dr)
 }
 
 /* One recording: its numbers, its step intervals (after warm-up) appended to steps. */
+/* The top finding's title as the user reads it: the diagnosis again, in the
+ * language in force (the first run kept it English for results.json). */
+static void local_title(const timeline *tl, sweep_result *r)
+{
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_result dr;
+	diag_run(tl, &o, &dr);
+	const diag_finding *f = diag_top_finding(&dr);
+	if (f && !strcmp(f->id, r->finding_id))
+		snprintf(r->finding_local, sizeof r->finding_local, "%s", f->title);
+	diag_result_free(&dr);
+}
+
 static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers *rn)
 {
 	timeline *tl;
@@ -91,6 +106,7 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 	free(d);
 	diag_opts o;
 	diag_opts_default(&o);
+	o.localize = false; /* results.json is read by machines */
 	diag_result dr;
 	diag_run(tl, &o, &dr);
 	diag_run_summary s;
@@ -108,6 +124,9 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 	if (f && f->severity >= DIAG_WARN) {
 		snprintf(r->finding_id, sizeof r->finding_id, "%s", f->id);
 		snprintf(r->finding, sizeof r->finding, "%s", f->title);
+		snprintf(r->finding_local, sizeof r->finding_local, "%s", f->title);
+		if (gw_i18n_active())
+			local_title(tl, r);
 	}
 	r->oom |= has_oom(tl);
 	diag_result_free(&dr);
@@ -249,77 +268,93 @@ static const char *ms(double s, char *buf, size_t len)
  * The host counts as the limit only when the job itself holds the cores
  * (its process tree's CPU), not when other programs keep them busy.
  */
-static void knee_reason(const sweep_results *R, int k, char *out, size_t len)
+/* The sentences exist twice: in English for results.json, and in the user's
+ * language for the text and the page. */
+static const char *tr(bool human, const char *msgid) __attribute__((format_arg(2)));
+static const char *tr(bool human, const char *msgid)
+{
+	return human ? _(msgid) : msgid;
+}
+
+static void knee_reason(const sweep_results *R, int k, bool human, char *out, size_t len)
 {
 	const sweep_result *r = &R->res[k];
 	int ncpu = R->st->ncpu;
 	double avail = !isnan(R->st->free_cores) && R->st->free_cores >= 0.5 ? R->st->free_cores
 	                                                                     : (double)ncpu;
 	if (!isnan(r->util) && r->util >= 90) {
-		snprintf(out, len,
-		         "the GPU is busy %.0f %% of the time there, so it is the limit now",
-		         r->util);
+		snprintf(
+		    out, len,
+		    tr(human,
+		       N_("the GPU is busy %.0f %% of the time there, so it is the limit now")),
+		    r->util);
 	} else if (!isnan(r->tree_cores) && ncpu > 0 && r->tree_cores >= 0.8 * avail) {
 		snprintf(
 		    out, len,
-		    "the job uses %.1f of the host's %d cores there (%.1f were free when the sweep "
-		    "started): the host's CPU is saturated, so more of it does not help",
+		    tr(human, N_("the job uses %.1f of the host's %d cores there (%.1f were free "
+		                 "when the sweep started): the host's CPU is saturated, so more "
+		                 "of it does not help")),
 		    r->tree_cores, ncpu, R->st->free_cores);
 	} else if (!isnan(r->core_max) && r->core_max >= 95 && !isnan(r->tree_cores) &&
 	           r->tree_cores >= 0.9) {
-		snprintf(out, len, "one core is saturated there (busiest core %.0f %%)",
+		snprintf(out, len,
+		         tr(human, N_("one core is saturated there (busiest core %.0f %%)")),
 		         r->core_max);
 	} else if (r->finding[0]) {
-		snprintf(out, len, "its diagnosis says: %s", r->finding);
+		snprintf(out, len, tr(human, N_("its diagnosis says: %s")),
+		         human ? r->finding_local : r->finding);
 	} else if (!isnan(r->util)) {
 		snprintf(
 		    out, len,
-		    "GPU utilization is %.0f %% there and neither the GPU nor the job's CPU is "
-		    "saturated: the limit lies elsewhere (I/O, synchronisation)",
+		    tr(human, N_("GPU utilization is %.0f %% there and neither the GPU nor the "
+		                 "job's CPU is saturated: the limit lies elsewhere (I/O, "
+		                 "synchronisation)")),
 		    r->util);
 	} else {
-		snprintf(out, len,
-		         "no GPU samples were recorded there (runs shorter than --interval)");
+		snprintf(out, len, "%s",
+		         tr(human, N_("no GPU samples were recorded there (runs shorter than "
+		                      "--interval)")));
 	}
 }
 
-static void var_sentence(sweep_results *R, sweep_var_result *vr)
+static void var_sentence(sweep_results *R, sweep_var_result *vr, bool human, char *out, size_t len)
 {
 	const sweep_spec *sp = R->sp;
 	const char *name = sp->vars[vr->var].name;
 	char a[32], b[32], why[400];
 	int n = vr->n;
 	if (!sp->vars[vr->var].search && sp->vars[vr->var].nvalues == 1) {
-		snprintf(vr->why, sizeof vr->why, "%s: held at %s", name,
+		snprintf(out, len, tr(human, N_("%s: held at %s")), name,
 		         sp->vars[vr->var].values[0]);
 		return;
 	}
 	if (n < 2) {
-		snprintf(vr->why, sizeof vr->why,
-		         "%s: fewer than two values ran, nothing to compare", name);
+		snprintf(out, len,
+		         tr(human, N_("%s: fewer than two values ran, nothing to compare")), name);
 		return;
 	}
 	const sweep_config *c0 = &R->pl->c[vr->cfg[0]], *c1 = &R->pl->c[vr->cfg[1]];
 	const sweep_result *r0 = &R->res[vr->cfg[0]], *r1 = &R->res[vr->cfg[1]];
 	double gain = sweep_result_thr(R, vr->cfg[1]) / sweep_result_thr(R, vr->cfg[0]);
-	size_t k = (size_t)snprintf(vr->why, sizeof vr->why,
-	                            "%s: %s -> %s changes step time %s -> %s (throughput x%.2f)",
-	                            name, c0->val[vr->var], c1->val[vr->var],
-	                            ms(r0->mean, a, sizeof a), ms(r1->mean, b, sizeof b), gain);
-	if (k >= sizeof vr->why)
+	size_t k = (size_t)snprintf(
+	    out, len, tr(human, N_("%s: %s -> %s changes step time %s -> %s (throughput x%.2f)")),
+	    name, c0->val[vr->var], c1->val[vr->var], ms(r0->mean, a, sizeof a),
+	    ms(r1->mean, b, sizeof b), gain);
+	if (k >= len)
 		return;
 	int knee = vr->knee;
 	const sweep_config *ck = &R->pl->c[vr->cfg[knee]];
 	if (knee == n - 1) {
-		snprintf(vr->why + k, sizeof vr->why - k,
-		         "; it still gains at %s, the largest value that ran (try larger ones)",
+		snprintf(out + k, len - k,
+		         tr(human, N_("; it still gains at %s, the largest value that ran (try "
+		                      "larger ones)")),
 		         ck->val[vr->var]);
 		return;
 	}
-	knee_reason(R, vr->cfg[knee], why, sizeof why);
-	snprintf(vr->why + k, sizeof vr->why - k,
-	         "; beyond %s the next value gains under %.0f %%: %s", ck->val[vr->var],
-	         R->knee_share * 100, why);
+	knee_reason(R, vr->cfg[knee], human, why, sizeof why);
+	snprintf(out + k, len - k,
+	         tr(human, N_("; beyond %s the next value gains under %.0f %%: %s")),
+	         ck->val[vr->var], R->knee_share * 100, why);
 }
 
 static void curve(sweep_results *R, int v)
@@ -344,7 +379,8 @@ static void curve(sweep_results *R, int v)
 	}
 	vr->knee = sweep_knee(thr, m, R->knee_share);
 	vr->gaining = m >= 2 && vr->knee == m - 1;
-	var_sentence(R, vr);
+	var_sentence(R, vr, false, vr->why, sizeof vr->why);
+	var_sentence(R, vr, true, vr->why_text, sizeof vr->why_text);
 }
 
 static void memory_model(sweep_results *R)

@@ -19,6 +19,7 @@
 #include "sweep/sweep.h"
 #include "util/child.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 extern char **environ;
@@ -198,7 +199,7 @@ long long sweep_queue_submit(const sweep_runner *rn, char **argv, char **env, co
 	if (res.exited && res.status == 0)
 		id = strtoll(res.out, NULL, 10);
 	if (id <= 0) {
-		fprintf(stderr, "gpuwhy: sweep: queue add failed: %s", res.err ? res.err : "\n");
+		fprintf(stderr, _("gpuwhy: sweep: queue add failed: %s"), res.err ? res.err : "\n");
 		id = -1;
 	}
 	gw_child_free(&res);

@@ -12,11 +12,13 @@
 
 #include "sweep/sweep.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/xalloc.h"
 
-static const char *const status_names[] = {"pending", "running", "done",
-                                           "failed",  "oom",     "interrupted"};
+/* Names in sweep.json; N_ lets the text output show them translated. */
+static const char *const status_names[] = {N_("pending"), N_("running"), N_("done"),
+                                           N_("failed"),  N_("oom"),     N_("interrupted")};
 
 const char *sweep_status_name(sweep_status s)
 {
@@ -87,7 +89,7 @@ int sweep_state_save(const sweep_state *st)
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	if (!f)
-		return gw_error(GW_EXIT_ENV, tmp, "check the directory's permissions and space",
+		return gw_error(GW_EXIT_ENV, tmp, N_("check the directory's permissions and space"),
 		                "cannot write: %s", strerror(errno));
 	jsonw w;
 	jsonw_init(&w, f, true);
@@ -145,7 +147,7 @@ int sweep_state_save(const sweep_state *st)
 	bool bad = ferror(f) != 0;
 	if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
 		remove(tmp);
-		return gw_error(GW_EXIT_ENV, path, "check the disk space", "cannot write: %s",
+		return gw_error(GW_EXIT_ENV, path, N_("check the disk space"), "cannot write: %s",
 		                strerror(errno));
 	}
 	return 0;
@@ -169,7 +171,8 @@ static int load_runs(sweep_state *st, json_t *runs, const char *path)
 		sweep_status s;
 		if (!cfg || !file || !status || !json_is_integer(rep) ||
 		    !sweep_status_parse(status, &s))
-			return gw_error(GW_EXIT_ENV, path, "the file is written by gpuwhy sweep",
+			return gw_error(GW_EXIT_ENV, path,
+			                N_("the file is written by gpuwhy sweep"),
 			                "run %zu is malformed", i + 1);
 		sweep_run *r = sweep_state_add(st, cfg, (int)json_integer_value(rep), file);
 		r->status = s;
@@ -192,15 +195,16 @@ int sweep_state_load(const char *dir, sweep_state *st)
 	json_t *root = json_load_file(path, 0, &je);
 	if (!root) {
 		if (errno == ENOENT || strstr(je.text, "unable to open"))
-			return gw_error(GW_EXIT_USAGE, dir, "give the -o DIR of an earlier sweep",
+			return gw_error(GW_EXIT_USAGE, dir,
+			                N_("give the -o DIR of an earlier sweep"),
 			                "no sweep here (no sweep.json)");
-		return gw_error(GW_EXIT_ENV, path, "the file is written by gpuwhy sweep",
+		return gw_error(GW_EXIT_ENV, path, N_("the file is written by gpuwhy sweep"),
 		                "line %d: %s", je.line, je.text);
 	}
 	json_t *args = json_object_get(root, "args"), *runs = json_object_get(root, "runs");
 	if (!json_is_array(args) || !json_is_array(runs)) {
 		json_decref(root);
-		return gw_error(GW_EXIT_ENV, path, "the file is written by gpuwhy sweep",
+		return gw_error(GW_EXIT_ENV, path, N_("the file is written by gpuwhy sweep"),
 		                "no args or runs");
 	}
 	st->nargs = (int)json_array_size(args);

@@ -13,6 +13,7 @@
 #include "sweep/sweep.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/i18n.h"
 
 static bool ident_start(char c)
 {
@@ -101,7 +102,7 @@ char *sweep_subst(const sweep_spec *sp, const sweep_config *c, const char *tmpl,
 			if (strlen(sp->vars[i].name) == nl && !strncmp(sp->vars[i].name, p + 1, nl))
 				v = i;
 		if (v < 0) {
-			snprintf(err, errlen, "unknown placeholder {%.*s}", (int)nl, p + 1);
+			snprintf(err, errlen, _("unknown placeholder {%.*s}"), (int)nl, p + 1);
 			gw_sb_free(&b);
 			return NULL;
 		}

@@ -231,7 +231,8 @@ typedef struct {
 	double steps_s, samples_s; /* throughput; samples NAN without a batch variable */
 	double util, sm, mem_peak, mem_total, power, core_max, host_busy, tree_cores;
 	char finding_id[40];
-	char finding[240];
+	char finding[240];             /* the top finding's title in English (results.json) */
+	char finding_local[240];       /* the same in the language in force (the text) */
 	double diff, diff_lo, diff_hi; /* mean step time vs baseline, 95 % bootstrap CI */
 	int verdict;                   /* -1 faster than baseline, 0 not significant, +1 slower */
 } sweep_result;
@@ -240,10 +241,11 @@ typedef struct {
 	int var;
 	int *cfg; /* configurations along this variable, ordered by value */
 	int n;
-	int knee;     /* index into cfg, -1 none */
-	bool gaining; /* every step gained: no knee within the values (knee = the last) */
-	int best;     /* index into cfg, -1 none */
-	char why[600];
+	int knee;           /* index into cfg, -1 none */
+	bool gaining;       /* every step gained: no knee within the values (knee = the last) */
+	int best;           /* index into cfg, -1 none */
+	char why[600];      /* English, for results.json */
+	char why_text[600]; /* the same in the user's language, for text and HTML */
 } sweep_var_result;
 
 typedef struct {

@@ -29,8 +29,10 @@ void top_canvas_free(top_canvas *c)
 
 void top_canvas_clear(top_canvas *c)
 {
-	for (int i = 0; i < c->cols * c->rows; i++)
-		c->cell[i] = (top_cell){L' ', TOP_S_NORMAL};
+	for (int i = 0; i < c->cols; i++)
+		c->cell[i] = (top_cell){.ch = L' ', .style = TOP_S_NORMAL};
+	for (int y = 1; y < c->rows; y++)
+		memcpy(&c->cell[y * c->cols], c->cell, (size_t)c->cols * sizeof *c->cell);
 }
 
 /*
@@ -93,7 +95,7 @@ static bool inside(const top_canvas *c, top_rect clip, int x, int y)
 
 static void set(top_canvas *c, int x, int y, wchar_t ch, top_style st)
 {
-	c->cell[y * c->cols + x] = (top_cell){ch, (unsigned char)st};
+	c->cell[y * c->cols + x] = (top_cell){.ch = ch, .style = (unsigned char)st};
 }
 
 /* A wide character half overwritten loses its other half too, so no orphan stays on screen. */
@@ -174,9 +176,26 @@ int top_putf(top_canvas *c, top_rect clip, int x, int y, top_style st, const cha
 
 void top_fill(top_canvas *c, top_rect r, top_style st, wchar_t ch)
 {
-	for (int y = r.y; y < r.y + r.h; y++)
-		for (int x = r.x; x < r.x + r.w; x++)
-			top_putw(c, r, x, y, st, ch);
+	int x0 = r.x > 0 ? r.x : 0, x1 = r.x + r.w < c->cols ? r.x + r.w : c->cols;
+	int y0 = r.y > 0 ? r.y : 0, y1 = r.y + r.h < c->rows ? r.y + r.h : c->rows;
+	if (x0 >= x1)
+		return;
+	top_cell fill = {.ch = ch, .style = (unsigned char)st};
+	const top_cell *first = NULL;
+	for (int y = y0; y < y1; y++) {
+		/* Only the two ends can split a wide character: the cells between are all replaced.
+		 */
+		unpair(c, x0, y);
+		unpair(c, x1 - 1, y);
+		top_cell *row = &c->cell[y * c->cols];
+		if (first) { /* the rows after the first are copies of it */
+			memcpy(&row[x0], first, (size_t)(x1 - x0) * sizeof *row);
+			continue;
+		}
+		for (int x = x0; x < x1; x++)
+			row[x] = fill;
+		first = &row[x0];
+	}
 }
 
 void top_restyle(top_canvas *c, top_rect r, top_style st)

@@ -36,6 +36,7 @@ typedef enum {
 typedef struct {
 	wchar_t ch;
 	unsigned char style;
+	unsigned char pad[3]; /* always zero, so rows of cells compare with memcmp */
 } top_cell;
 
 typedef struct {

@@ -182,7 +182,11 @@ void top_feed_push(const snapshot *s, void *arg)
 		f->qn--;
 		f->dropped++;
 	}
-	top_snapshot_copy(&f->q[(f->qhead + f->qn) % TOP_FEED_QUEUE], &f->work);
+	/* The work snapshot's storage goes to the queue, the slot's comes back for the next tick.
+	 */
+	snapshot *slot = &f->q[(f->qhead + f->qn) % TOP_FEED_QUEUE], t = *slot;
+	*slot = f->work;
+	f->work = t;
 	f->qn++;
 	pthread_mutex_unlock(&f->mu);
 	/* A full pipe already holds a wake-up: EAGAIN is fine. */
@@ -198,7 +202,7 @@ int top_feed_drain(top_feed *f, top_model *m, long *dropped)
 	int n = 0;
 	pthread_mutex_lock(&f->mu);
 	while (f->qn > 0) {
-		top_model_ingest(m, &f->q[f->qhead]);
+		top_model_ingest_take(m, &f->q[f->qhead]);
 		f->qhead = (f->qhead + 1) % TOP_FEED_QUEUE;
 		f->qn--;
 		n++;

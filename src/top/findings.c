@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "diagnose/diag.h"
+#include "util/i18n.h"
 
 /*
  * Findings about a GPU idling. In a live view where no process uses any
@@ -32,7 +33,8 @@ static bool gpu_in_use(const timeline *tl)
 static void put(top_finding *out, const diag_finding *f)
 {
 	out->severity = (top_severity)f->severity;
-	snprintf(out->text, sizeof out->text, "%s: %s?", f->title, f->id);
+	/* TRANSLATORS: a finding's title, then its id (kept as is), asked as a question */
+	snprintf(out->text, sizeof out->text, _("%s: %s?"), _(f->title), f->id);
 }
 
 int top_findings(const timeline *tl, top_finding *out, int max)

@@ -9,19 +9,24 @@
 #include <wchar.h>
 #include <wctype.h>
 
+#include "util/i18n.h"
+#include "util/textwidth.h"
+
+/* Key names stay as they are on the keyboard; the words are translated where printed. */
 const top_key_help top_keys[] = {
-    {"q", "quit", "quit (Ctrl-C too); the terminal is restored"},
-    {"h", "help", "this help (? and F1 too): keys and every finding; any key closes it"},
-    {"s", "sort", "sort processes by the next column: gpu pid user mem sm cpu rss cmd"},
-    {"r", "reverse", "reverse the sort order"},
-    {"/", "filter", "filter processes by PID, user or command (Enter keeps, Esc clears)"},
-    {"g", "GPUs", "show only some GPUs: indices or UUIDs, comma-separated; 'all' for every one"},
-    {"p", "pause", "pause the screen (space too); sampling and recording go on"},
-    {"t", "tree", "show the process tree around the selected process"},
-    {"+ -", "interval", "sample less / more often: 100 ms to 10 s"},
-    {"Up Down", NULL, "select a process (j k, PgUp PgDn, Home End too)"},
-    {"Ctrl-L", NULL, "redraw the screen"},
-    {"mouse", NULL, "with --mouse: click a process to select it, a column title to sort"},
+    {"q", N_("quit"), N_("quit (Ctrl-C too); the terminal is restored")},
+    {"h", N_("help"), N_("this help (? and F1 too): keys and every finding; any key closes it")},
+    {"s", N_("sort"), N_("sort processes by the next column: gpu pid user mem sm cpu rss cmd")},
+    {"r", N_("reverse"), N_("reverse the sort order")},
+    {"/", N_("filter"), N_("filter processes by PID, user or command (Enter keeps, Esc clears)")},
+    {"g", N_("GPUs"),
+     N_("show only some GPUs: indices or UUIDs, comma-separated; 'all' for every one")},
+    {"p", N_("pause"), N_("pause the screen (space too); sampling and recording go on")},
+    {"t", N_("tree"), N_("show the process tree around the selected process")},
+    {"+ -", N_("interval"), N_("sample less / more often: 100 ms to 10 s")},
+    {"Up Down", NULL, N_("select a process (j k, PgUp PgDn, Home End too)")},
+    {"Ctrl-L", NULL, N_("redraw the screen")},
+    {"mouse", NULL, N_("with --mouse: click a process to select it, a column title to sort")},
 };
 const int top_nkeys = (int)(sizeof top_keys / sizeof *top_keys);
 
@@ -29,9 +34,9 @@ const char *top_input_prompt(const top_input *in)
 {
 	switch (in->mode) {
 	case TOP_IN_FILTER:
-		return "filter: ";
+		return _("filter: ");
 	case TOP_IN_GPUS:
-		return "GPUs (e.g. 0,2 or all): ";
+		return _("GPUs (e.g. 0,2 or all): ");
 	default:
 		return NULL;
 	}
@@ -202,24 +207,29 @@ top_action top_input_key(top_input *in, bool is_key, unsigned key)
 void top_keys_line(char *out, size_t len, int width)
 {
 	size_t k = 0;
+	int cols = 0;
 	out[0] = '\0';
 	for (int i = 0; i < top_nkeys; i++) {
 		if (!top_keys[i].brief)
 			continue;
-		char entry[64];
+		char entry[96];
 		/* "+ -" reads better on the line without its space. */
 		const char *keys = strcmp(top_keys[i].keys, "+ -") ? top_keys[i].keys : "+-";
 		int n = snprintf(entry, sizeof entry, "%s%s %s", k ? "  " : "", keys,
-		                 top_keys[i].brief);
-		if ((int)k + n > width || k + (size_t)n + 1 > len)
+		                 _(top_keys[i].brief));
+		if (n < 0 || (size_t)n >= sizeof entry)
+			break;
+		int w = gw_text_width(entry);
+		if (cols + w > width || k + (size_t)n + 1 > len)
 			break;
 		memcpy(out + k, entry, (size_t)n + 1);
 		k += (size_t)n;
+		cols += w;
 	}
 }
 
 void top_keys_print(FILE *f)
 {
 	for (int i = 0; i < top_nkeys; i++)
-		fprintf(f, "  %-9s %s\n", top_keys[i].keys, top_keys[i].what);
+		fprintf(f, "  %-9s %s\n", top_keys[i].keys, _(top_keys[i].what));
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/window.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 /* ------------------------------------------------------------------ snapshots */
@@ -85,10 +86,9 @@ static void trim_old(top_model *m)
 	}
 }
 
-void top_model_ingest(top_model *m, const snapshot *s)
+/* The newest slot now holds s: its graph value, the count, the pause, the trim. */
+static void ingested(top_model *m, long slot, const snapshot *s)
 {
-	long slot = m->total % TOP_RING_CAP;
-	top_snapshot_copy(&m->ring[slot], s);
 	double *u = &m->util[slot * m->ngpu];
 	for (int g = 0; g < m->ngpu; g++)
 		u[g] = g < s->ngpu && s->gpu[g].ok[GM_UTIL_GPU] ? s->gpu[g].v[GM_UTIL_GPU] : NAN;
@@ -99,6 +99,22 @@ void top_model_ingest(top_model *m, const snapshot *s)
 	if (m->paused && m->frozen < m->total - m->n)
 		m->paused = false;
 	trim_old(m);
+}
+
+void top_model_ingest(top_model *m, const snapshot *s)
+{
+	long slot = m->total % TOP_RING_CAP;
+	top_snapshot_copy(&m->ring[slot], s);
+	ingested(m, slot, s);
+}
+
+void top_model_ingest_take(top_model *m, snapshot *s)
+{
+	long slot = m->total % TOP_RING_CAP;
+	snapshot old = m->ring[slot];
+	m->ring[slot] = *s;
+	*s = old;
+	ingested(m, slot, &m->ring[slot]);
 }
 
 const snapshot *top_model_shown(const top_model *m)
@@ -326,7 +342,7 @@ bool top_model_set_gpus(top_model *m, const char *list, char *err, int errlen)
 				if (m->gpu[g].index == v)
 					pos = g;
 			if (pos < 0) {
-				snprintf(err, (size_t)errlen, "no GPU %s here", tok);
+				snprintf(err, (size_t)errlen, _("no GPU %s here"), tok);
 				return false;
 			}
 		} else {
@@ -486,7 +502,18 @@ static bool window_range(const top_model *m, double seconds, int max_samples, wi
 	return true;
 }
 
-/* What the window takes from the model and its last sample rather than from every sample. */
+/* Which GPUs the window's last sample has lost. */
+static void window_lost(timeline *tl, const top_model *m, const snapshot *end)
+{
+	for (int g = 0; g < m->ngpu; g++)
+		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
+}
+
+/*
+ * What the window takes from the model and its last sample rather than from
+ * every sample. The model's part (names, links) never changes, so a window
+ * moved along keeps it (window_advance).
+ */
 static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 {
 	for (int g = 0; g < m->ngpu; g++) {
@@ -496,8 +523,7 @@ static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);
-	for (int g = 0; g < m->ngpu; g++)
-		tl->gpu[g].lost_at_end = g < end->ngpu && end->gpu[g].lost;
+	window_lost(tl, m, end);
 }
 
 /* Events of every sample, thinned or not: a lost GPU must not slip between strides. */
@@ -602,7 +628,7 @@ static bool window_advance(top_model *m, const win_range *w)
 	}
 	for (long a = m->win_last + 1; a <= w->last; a++)
 		add_sample(tl, at_abs(m, a), tl_add_sample(tl, at_abs(m, a)->t_wall - t0), true);
-	window_facts(tl, m, at_abs(m, w->last));
+	window_lost(tl, m, at_abs(m, w->last));
 	window_events(tl, m, w);
 	return true;
 }

@@ -111,6 +111,11 @@ void top_model_free(top_model *m);
  * memory stays bounded by the window, not by the ring.
  */
 void top_model_ingest(top_model *m, const snapshot *s);
+/*
+ * The same without the copy: the ring takes s's contents and leaves in s the
+ * storage of the sample it overwrote (a snapshot to copy into or free).
+ */
+void top_model_ingest_take(top_model *m, snapshot *s);
 /* The sample on screen: the newest, or the frozen one while paused; NULL before the first. */
 const snapshot *top_model_shown(const top_model *m);
 /* The sample `back` before the shown one (0 = shown); NULL when no longer kept. */

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/i18n.h"
+#include "util/textwidth.h"
+
 /* ------------------------------------------------------------------ glyphs */
 
 static const top_glyphs utf8_glyphs = {
@@ -50,6 +53,12 @@ static const top_glyphs ascii_glyphs = {
     "+",
     "+",
 };
+
+const char *top_r_pgettext(const char *ctx_msgid, const char *msgid)
+{
+	const char *t = _(ctx_msgid);
+	return t == ctx_msgid ? msgid : t;
+}
 
 /* ------------------------------------------------------------------ numbers */
 
@@ -213,7 +222,8 @@ bool top_r_text(top_line *l, top_style st, const char *s)
 /* "label value" after gap spaces, as one field. */
 bool top_r_pair(top_line *l, int gap, const char *label, top_style st, const char *value)
 {
-	int w = gap + (label[0] ? (int)strlen(label) + 1 : 0) + top_text_width(l->x->c, value);
+	int w = gap + (label[0] ? top_text_width(l->x->c, label) + 1 : 0) +
+	        top_text_width(l->x->c, value);
 	if (!top_r_fits(l, w))
 		return false;
 	l->col += gap;
@@ -247,7 +257,7 @@ void top_r_bar(top_rctx *x, top_rect clip, int col, int y, int w, double frac, t
 bool top_r_bar_field(top_line *l, int gap, const char *label, int w, double frac, top_style fill,
                      top_style vst, const char *value)
 {
-	int need = gap + (label[0] ? (int)strlen(label) + 1 : 0) + w + 2 + 1 +
+	int need = gap + (label[0] ? top_text_width(l->x->c, label) + 1 : 0) + w + 2 + 1 +
 	           top_text_width(l->x->c, value);
 	if (!top_r_fits(l, need))
 		return false;
@@ -278,18 +288,19 @@ static int draw_header(top_rctx *x)
 	int shown = top_model_gpus_shown(m), drawn = f->L->gpus_shown;
 	if (m->ngpu) {
 		if (drawn < shown)
-			snprintf(buf, sizeof buf, "  %d/%d GPUs fit (g)", drawn, shown);
+			snprintf(buf, sizeof buf, _("  %d/%d GPUs fit (g)"), drawn, shown);
 		else if (shown < m->ngpu)
-			snprintf(buf, sizeof buf, "  %d of %d GPUs (g)", shown, m->ngpu);
+			snprintf(buf, sizeof buf, _("  %d of %d GPUs (g)"), shown, m->ngpu);
 		else
-			snprintf(buf, sizeof buf, "  %d GPU%s", m->ngpu, m->ngpu == 1 ? "" : "s");
+			snprintf(buf, sizeof buf, P_("  %d GPU", "  %d GPUs", m->ngpu), m->ngpu);
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	if (m->paused)
-		top_r_text(&l, TOP_S_HEAD, "  [PAUSED]");
+		top_r_text(&l, TOP_S_HEAD, _("  [PAUSED]"));
 	if (f->record_path) {
 		const char *base = strrchr(f->record_path, '/');
-		snprintf(buf, sizeof buf, "  [rec %s]", base ? base + 1 : f->record_path);
+		/* TRANSLATORS: recording what is shown into this file */
+		snprintf(buf, sizeof buf, _("  [rec %s]"), base ? base + 1 : f->record_path);
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	const snapshot *s = top_model_shown(m);
@@ -302,11 +313,14 @@ static int draw_header(top_rctx *x)
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	double iv = (double)f->interval_ns / 1e9;
-	snprintf(buf, sizeof buf, iv < 1 ? "  every %.0f ms" : "  every %.3g s",
-	         iv < 1 ? iv * 1000 : iv);
+	if (iv < 1)
+		snprintf(buf, sizeof buf, _("  every %.0f ms"), iv * 1000);
+	else
+		snprintf(buf, sizeof buf, _("  every %.3g s"), iv);
 	top_r_text(&l, TOP_S_HEAD, buf);
 	if (f->hostname && f->hostname[0]) {
-		snprintf(buf, sizeof buf, "  on %s", f->hostname);
+		/* TRANSLATORS: the host name follows */
+		snprintf(buf, sizeof buf, _("  on %s"), f->hostname);
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	return l.col;
@@ -319,8 +333,8 @@ static void graph_caption(top_rctx *x, int header_end)
 	top_rect gr = L->p[TOP_P_GRAPH], hr = L->p[TOP_P_HEADER];
 	if (!gr.w || !L->graph_beside)
 		return;
-	const char *cap = "GPU util history ";
-	int w = (int)strlen(cap);
+	const char *cap = _("GPU util history ");
+	int w = top_text_width(x->c, cap);
 	if (hr.x + hr.w - w >= header_end + 2 && hr.x + hr.w - w >= gr.x)
 		top_put(x->c, hr, hr.x + hr.w - w, hr.y, TOP_S_HEAD, cap);
 }
@@ -332,7 +346,7 @@ static void graph_caption(top_rctx *x, int header_end)
  * the width is cut); continuation lines are indented by two. Returns the row
  * after the last one written.
  */
-static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char *text)
+static int wrap_text(top_rctx *x, top_rect r, int y, top_style st, const char *text, bool draw)
 {
 	const char *p = text;
 	int indent = 0;
@@ -344,19 +358,27 @@ static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char 
 			char buf[TOP_FINDING_LEN];
 			cut = 0;
 			for (size_t k = 1; k <= len && k < sizeof buf; k++) {
+				if (p[k] != ' ' && p[k] != '\0')
+					continue;
 				memcpy(buf, p, k);
 				buf[k] = '\0';
 				if (top_text_width(x->c, buf) > w)
 					break;
-				if (p[k] == ' ' || p[k] == '\0')
-					cut = k;
+				cut = k;
 			}
+			/* No space in reach (a long word, or Chinese, which has none): break
+			 * between characters. */
 			if (cut == 0)
-				cut = (size_t)w < len ? (size_t)w : len;
+				cut = gw_text_fit(p, w, NULL);
+			if (cut == 0)
+				cut = len; /* not even one character fits: the clip cuts it */
 		}
-		char line_buf[TOP_FINDING_LEN];
-		snprintf(line_buf, sizeof line_buf, "%.*s", (int)cut, p);
-		top_put(x->c, r, r.x + indent, y++, st, line_buf);
+		if (draw) {
+			char line_buf[TOP_FINDING_LEN];
+			snprintf(line_buf, sizeof line_buf, "%.*s", (int)cut, p);
+			top_put(x->c, r, r.x + indent, y, st, line_buf);
+		}
+		y++;
 		p += cut;
 		while (*p == ' ')
 			p++;
@@ -365,12 +387,37 @@ static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char 
 	return y;
 }
 
+static int put_wrapped(top_rctx *x, top_rect r, int y, top_style st, const char *text)
+{
+	return wrap_text(x, r, y, st, text, true);
+}
+
+/* Rows text takes wrapped to width w (as put_wrapped writes it). */
+static int wrapped_rows(top_rctx *x, int w, const char *text)
+{
+	return wrap_text(x, (top_rect){0, 0, w, 1 << 20}, 0, TOP_S_NORMAL, text, false);
+}
+
+/* The help box's height for its inner width w: title, keys, findings, all wrapped. */
+static int help_height(top_rctx *x, int w)
+{
+	int h = 2 + 2; /* the frame, the title and the blank line under it */
+	for (int i = 0; i < top_nkeys; i++)
+		h += wrapped_rows(x, w - 10, _(top_keys[i].what));
+	const top_model *m = x->f->m;
+	if (m->nfindings)
+		h += 2;
+	for (int i = 0; i < m->nfindings; i++)
+		h += wrapped_rows(x, w, m->findings[i].text);
+	return h;
+}
+
 static void draw_help(top_rctx *x)
 {
 	const top_frame *f = x->f;
 	const top_glyphs *g = x->g;
-	int want_h = top_nkeys + 5 + (f->m->nfindings ? 3 * f->m->nfindings + 2 : 0);
-	top_rect b = top_layout_box(f->L->cols, f->L->rows, 92, want_h);
+	int bw = top_layout_box(f->L->cols, f->L->rows, 92, 1).w; /* the width it will get */
+	top_rect b = top_layout_box(f->L->cols, f->L->rows, 92, help_height(x, bw - 4));
 	top_fill(x->c, b, TOP_S_NORMAL, L' ');
 	for (int i = 1; i < b.w - 1; i++) {
 		top_put(x->c, b, b.x + i, b.y, TOP_S_DIM, g->box_h);
@@ -386,17 +433,17 @@ static void draw_help(top_rctx *x)
 	top_put(x->c, b, b.x + b.w - 1, b.y + b.h - 1, TOP_S_DIM, g->box_br);
 	top_rect in = {b.x + 2, b.y + 1, b.w - 4, b.h - 2};
 	int y = in.y;
-	top_put(x->c, in, in.x, y++, TOP_S_ACCENT, "gpuwhy top: keys (any key closes this)");
+	top_put(x->c, in, in.x, y++, TOP_S_ACCENT, _("gpuwhy top: keys (any key closes this)"));
 	y++;
 	top_rect what = {in.x + 10, in.y, in.w - 10, in.h};
 	for (int i = 0; i < top_nkeys && y < in.y + in.h; i++) {
 		top_put(x->c, in, in.x, y, TOP_S_ACCENT, top_keys[i].keys);
-		y = put_wrapped(x, what, y, TOP_S_NORMAL, top_keys[i].what);
+		y = put_wrapped(x, what, y, TOP_S_NORMAL, _(top_keys[i].what));
 	}
 	if (f->m->nfindings && y + 1 < in.y + in.h) {
 		y++;
 		char t[80];
-		snprintf(t, sizeof t, "findings over the last %.0f s:", f->m->window_s);
+		snprintf(t, sizeof t, _("findings over the last %.0f s:"), f->m->window_s);
 		top_put(x->c, in, in.x, y++, TOP_S_ACCENT, t);
 		for (int i = 0; i < f->m->nfindings && y < in.y + in.h; i++) {
 			const top_finding *fd = &f->m->findings[i];
@@ -410,26 +457,62 @@ static void draw_help(top_rctx *x)
 
 /* ------------------------------------------------------------------ frame */
 
+void top_r_blank(top_rctx *x, top_panel p)
+{
+	if (x->keep)
+		top_fill(x->c, x->f->L->p[p], TOP_S_NORMAL, L' ');
+}
+
+/* Whether the last frame drawn with memo is still on c and can be drawn over. */
+static bool memo_holds(const top_render_memo *memo, const top_canvas *c, const top_frame *f)
+{
+	return memo->valid && memo->c == c && memo->m == f->m && memo->cols == c->cols &&
+	       memo->rows == c->rows && memo->utf8 == c->utf8 &&
+	       !memcmp(&memo->L, f->L, sizeof memo->L);
+}
+
 void top_render(top_canvas *c, const top_frame *f)
 {
-	top_rctx x = {c, f, c->utf8 ? &utf8_glyphs : &ascii_glyphs};
-	top_canvas_clear(c);
+	top_render_memo *memo = f->memo;
+	bool help = f->in && f->in->mode == TOP_IN_HELP;
+	top_rctx x = {c, f, c->utf8 ? &utf8_glyphs : &ascii_glyphs, NULL};
+	if (memo && memo_holds(memo, c, f))
+		x.keep = memo;
+	else
+		top_canvas_clear(c);
+	if (memo) {
+		/* The help box covers panels: the next frame must not keep what it hid. */
+		memo->valid = !help && !f->L->too_small;
+		memo->L = *f->L;
+		memo->m = f->m;
+		memo->c = c;
+		memo->cols = c->cols;
+		memo->rows = c->rows;
+		memo->utf8 = c->utf8;
+		if (!x.keep)
+			memo->ngpu = 0;
+	}
 	if (f->L->too_small) {
 		top_rect all = {0, 0, c->cols, c->rows};
-		top_putf(c, all, 0, 0, TOP_S_NORMAL, "terminal too small (%dx%d)", f->L->cols,
+		top_putf(c, all, 0, 0, TOP_S_NORMAL, _("terminal too small (%dx%d)"), f->L->cols,
 		         f->L->rows);
-		top_putf(c, all, 0, 1, TOP_S_DIM, "need %dx%d; q quits", TOP_MIN_COLS,
+		top_putf(c, all, 0, 1, TOP_S_DIM, _("need %dx%d; q quits"), TOP_MIN_COLS,
 		         TOP_MIN_ROWS);
 		return;
 	}
+	/* The header fills its own row; the GPU panel blanks only the blocks it redraws. */
 	graph_caption(&x, draw_header(&x));
 	top_r_gpus(&x);
+	static const top_panel over[] = {TOP_P_GRAPH, TOP_P_HOST,   TOP_P_PROCS,
+	                                 TOP_P_TREE,  TOP_P_STATUS, TOP_P_KEYS};
+	for (size_t i = 0; i < sizeof over / sizeof *over; i++)
+		top_r_blank(&x, over[i]);
 	top_r_graph(&x);
 	top_r_host(&x);
 	top_r_procs(&x);
 	top_r_tree(&x);
 	top_r_status(&x);
 	top_r_keys(&x);
-	if (f->in && f->in->mode == TOP_IN_HELP)
+	if (help)
 		draw_help(&x);
 }

@@ -19,6 +19,38 @@
 #include "top/layout.h"
 #include "top/model.h"
 
+/* The GPU values one meter block shows, at most this many (render_gpu.c lists them). */
+#define TOP_GPU_KEY_N 32
+
+/* What one GPU block was drawn from. */
+typedef struct {
+	int g;    /* GPU position, -1: nothing drawn */
+	int kind; /* waiting, lost or meters */
+	double v[TOP_GPU_KEY_N];
+	unsigned char ok[TOP_GPU_KEY_N];
+} top_gpu_key;
+
+/*
+ * What the last frame into the same canvas was drawn from. With one,
+ * top_render keeps the canvas and redraws only what changed: a GPU block
+ * whose values are the same is left as it is (most GPUs of a busy node
+ * hold still between samples), and the other panels are blanked and drawn
+ * over instead of the whole canvas being cleared. Zero it to start; a
+ * changed layout, model or canvas, the help box or a too-small terminal
+ * draws the whole frame again.
+ */
+typedef struct {
+	bool valid;
+	top_layout L;
+	const top_model *m;
+	const top_canvas *c;
+	int cols, rows;
+	bool utf8;
+	int ngpu; /* GPU blocks in gpu[] */
+	top_gpu_key gpu[GPU_MAX];
+	long redrawn, kept; /* GPU blocks drawn and left as they were, ever */
+} top_render_memo;
+
 typedef struct {
 	const top_model *m;
 	const top_layout *L; /* computed for the canvas size */
@@ -28,6 +60,7 @@ typedef struct {
 	const char *record_path; /* -o FILE, or NULL */
 	const char *message;     /* a passing message for the status line, or NULL */
 	const char *no_gpu;      /* why there is no GPU (when m->ngpu == 0), or NULL */
+	top_render_memo *memo;   /* the last frame into this canvas; NULL: draw it all */
 } top_frame;
 
 void top_render(top_canvas *c, const top_frame *f);

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/i18n.h"
+#include "util/textwidth.h"
+
 /* ------------------------------------------------------------------ GPUs */
 
 /* The name without the vendor prefix every GPU shares. */
@@ -135,12 +138,12 @@ static void gpu_compact(top_rctx *x, top_rect r, int y, int g, const gpu_values 
 	                val_s);
 	if (v->ok[GM_GPM_SM_ACTIVE]) {
 		top_r_fmt_f0(buf, sizeof buf, "%3.0f%%", v->v[GM_GPM_SM_ACTIVE]);
-		top_r_pair(&l, 1, "sm", TOP_S_NORMAL, buf);
+		top_r_pair(&l, 1, _("sm"), TOP_S_NORMAL, buf);
 	}
 	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);
 	fmt_mem_pair(v, buf, sizeof buf);
-	top_r_bar_field(&l, 1, "mem", 5, mf, top_r_load_style(mf * 100, 80, 95),
-	                top_r_st_of(buf, TOP_S_NORMAL), buf);
+	top_r_bar_field(&l, 1, TOP_C_("GPU memory", "mem"), 5, mf,
+	                top_r_load_style(mf * 100, 80, 95), top_r_st_of(buf, TOP_S_NORMAL), buf);
 	fmt_power(v, buf, sizeof buf);
 	top_r_pair(&l, 1, "",
 	           top_r_load_style(100 * val(v, GM_POWER_DRAW) / power_limit(v), 90, 100), buf);
@@ -165,7 +168,9 @@ static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_
 	top_r_text(&l, TOP_S_ACCENT, buf);
 	/* Narrow blocks: shorter name and bars, SM active as a number. */
 	bool wide = r.w >= 100;
-	snprintf(buf, sizeof buf, wide ? " %-16.16s" : " %-12.12s", short_name(gi->name));
+	buf[0] = ' ';
+	gw_text_cell(buf + 1, sizeof buf - 1, short_name(gi->name), wide ? 16 : 12, GW_ALIGN_LEFT,
+	             NULL);
 	top_r_text(&l, TOP_S_DIM, buf);
 	int bw = r.w >= 110 ? 14 : wide ? 10 : 8;
 	double util = val(v, GM_UTIL_GPU);
@@ -173,7 +178,8 @@ static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_
 	/* MIG on: no whole-GPU utilization exists; say why instead of a bare n/a */
 	if (gi->nmig > 0 && !v->ok[GM_UTIL_GPU])
 		snprintf(vs, sizeof vs, "MIG");
-	top_r_bar_field(&l, 1, "util", bw, util / 100, TOP_S_OK, top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_bar_field(&l, 1, _("util"), bw, util / 100, TOP_S_OK, top_r_st_of(vs, TOP_S_NORMAL),
+	                vs);
 	double sm = val(v, GM_GPM_SM_ACTIVE);
 	fmt_pct(sm, vs, sizeof vs);
 	if (wide)
@@ -183,60 +189,143 @@ static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_
 		top_r_pair(&l, 2, "SM", top_r_st_of(vs, TOP_S_NORMAL), vs);
 	double mf = ratio(v, GM_MEM_USED, GM_MEM_TOTAL);
 	fmt_mem_pair(v, vs, sizeof vs);
-	top_r_bar_field(&l, 2, "mem", bw, mf, top_r_load_style(mf * 100, 80, 95),
-	                top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_bar_field(&l, 2, TOP_C_("GPU memory", "mem"), bw, mf,
+	                top_r_load_style(mf * 100, 80, 95), top_r_st_of(vs, TOP_S_NORMAL), vs);
 	if (rows < 2)
 		return;
 	/* line 2: power, temperature, clocks, PCIe */
 	l = top_r_line_at(x, r, r.x + 6, y + 1);
 	double lim = power_limit(v), pw = val(v, GM_POWER_DRAW);
 	fmt_power(v, vs, sizeof vs);
-	top_r_bar_field(&l, 0, "pwr", bw / 2, pw / lim, top_r_load_style(100 * pw / lim, 90, 100),
-	                top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_bar_field(&l, 0, _("pwr"), bw / 2, pw / lim,
+	                top_r_load_style(100 * pw / lim, 90, 100), top_r_st_of(vs, TOP_S_NORMAL),
+	                vs);
 	top_r_fmt_num(v, GM_TEMP_GPU, "%.0fC", vs, sizeof vs);
-	top_r_pair(&l, 2, "temp", temp_style(v), vs);
+	top_r_pair(&l, 2, _("temp"), temp_style(v), vs);
 	char a[16], b[16];
 	top_r_fmt_num(v, GM_CLK_SM, "%4.0f", a, sizeof a);
 	top_r_fmt_num(v, GM_CLK_MAX_SM, "%.0f", b, sizeof b);
 	snprintf(vs, sizeof vs, "%s/%sMHz", a, b);
-	top_r_pair(&l, 2, "sm clk", reasons_bad(v) ? TOP_S_HIGH : top_r_st_of(vs, TOP_S_NORMAL),
+	top_r_pair(&l, 2, _("sm clk"), reasons_bad(v) ? TOP_S_HIGH : top_r_st_of(vs, TOP_S_NORMAL),
 	           vs);
 	bool down = fmt_link(v, vs, sizeof vs);
 	top_r_pair(&l, 2, "PCIe", down ? TOP_S_MID : TOP_S_NORMAL, vs);
 	fmt_pcie_io(v, vs, sizeof vs);
 	top_r_pair(&l, 1, "", TOP_S_NORMAL, vs);
 	top_r_fmt_num(v, GM_CLK_MEM, "%.0fMHz", vs, sizeof vs);
-	top_r_pair(&l, 2, "mem clk", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_pair(&l, 2, _("mem clk"), top_r_st_of(vs, TOP_S_NORMAL), vs);
 	if (rows < 3)
 		return;
 	/* line 3: state and reasons, fan, ECC, codecs */
 	l = top_r_line_at(x, r, r.x + 6, y + 2);
 	top_r_fmt_num(v, GM_PSTATE, "P%.0f", vs, sizeof vs);
-	top_r_pair(&l, 0, "pstate", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_pair(&l, 0, _("pstate"), top_r_st_of(vs, TOP_S_NORMAL), vs);
 	fmt_reasons(v, buf, sizeof buf);
-	top_r_pair(&l, 2, "clocks held by",
+	top_r_pair(&l, 2, _("clocks held by"),
 	           reasons_bad(v) ? TOP_S_HIGH : top_r_st_of(buf, TOP_S_NORMAL), buf);
 	top_r_fmt_num(v, GM_FAN, "%.0f%%", vs, sizeof vs);
-	top_r_pair(&l, 2, "fan", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_pair(&l, 2, _("fan"), top_r_st_of(vs, TOP_S_NORMAL), vs);
 	top_r_fmt_num(v, GM_ECC_UNCORR_VOL, "%.0f", vs, sizeof vs);
 	bool ecc = v->ok[GM_ECC_UNCORR_VOL] && v->v[GM_ECC_UNCORR_VOL] > 0;
-	top_r_pair(&l, 2, "ECC uncorr", ecc ? TOP_S_HIGH : top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_pair(&l, 2, _("ECC uncorr"), ecc ? TOP_S_HIGH : top_r_st_of(vs, TOP_S_NORMAL), vs);
 	top_r_fmt_num(v, GM_PCIE_REPLAY, "%.0f", vs, sizeof vs);
-	top_r_pair(&l, 2, "replays", top_r_st_of(vs, TOP_S_NORMAL), vs);
+	top_r_pair(&l, 2, _("replays"), top_r_st_of(vs, TOP_S_NORMAL), vs);
 	if (gi->nmig > 0) {
 		/* MIG on: the driver has no whole-GPU utilization (util shows n/a) */
-		snprintf(vs, sizeof vs, "%d instances, no GPU util", gi->nmig);
+		snprintf(vs, sizeof vs,
+		         P_("%d instance, no GPU util", "%d instances, no GPU util", gi->nmig),
+		         gi->nmig);
 		top_r_pair(&l, 2, "MIG", TOP_S_MID, vs);
 	}
 	if (rows < 4)
 		return;
 	/* line 4: where it sits, and its MIG instances */
 	l = top_r_line_at(x, r, r.x + 6, y + 3);
-	top_r_pair(&l, 0, "bus", TOP_S_DIM, gi->pci_bus_id[0] ? gi->pci_bus_id : "n/a");
+	/* TRANSLATORS: the PCI bus id follows */
+	top_r_pair(&l, 0, _("bus"), TOP_S_DIM, gi->pci_bus_id[0] ? gi->pci_bus_id : "n/a");
 	if (gi->nmig > 0)
 		top_r_pair(&l, 2, "MIG", TOP_S_DIM, gi->mig);
 	else
 		top_r_pair(&l, 2, "", TOP_S_DIM, gi->uuid[0] ? gi->uuid : "n/a");
+}
+
+/* Every value gpu_full and gpu_compact read: a block whose values are all the same is kept. */
+static const gpu_metric_id key_metrics[] = {
+    GM_UTIL_GPU,
+    GM_GPM_SM_ACTIVE,
+    GM_MEM_USED,
+    GM_MEM_TOTAL,
+    GM_POWER_DRAW,
+    GM_POWER_ENFORCED_LIMIT,
+    GM_POWER_LIMIT,
+    GM_TEMP_GPU,
+    GM_TEMP_SLOWDOWN,
+    GM_CLK_SM,
+    GM_CLK_MAX_SM,
+    GM_CLK_MEM,
+    GM_PCIE_GEN_CUR,
+    GM_PCIE_GEN_MAX,
+    GM_PCIE_WIDTH_CUR,
+    GM_PCIE_WIDTH_MAX,
+    GM_PCIE_RX,
+    GM_PCIE_TX,
+    GM_CLK_REASONS,
+    GM_CLK_R_HW_SLOW,
+    GM_CLK_R_HW_THERMAL,
+    GM_CLK_R_HW_POWER_BRAKE,
+    GM_CLK_R_SW_THERMAL,
+    GM_PSTATE,
+    GM_FAN,
+    GM_ECC_UNCORR_VOL,
+    GM_PCIE_REPLAY,
+};
+#define NKEY (int)(sizeof key_metrics / sizeof *key_metrics)
+_Static_assert(sizeof key_metrics / sizeof *key_metrics <= TOP_GPU_KEY_N,
+               "TOP_GPU_KEY_N holds every value a GPU block shows");
+
+bool top_r_gpu_metric_drawn(gpu_metric_id id)
+{
+	for (int i = 0; i < NKEY; i++)
+		if (key_metrics[i] == id)
+			return true;
+	return false;
+}
+
+enum { BLOCK_WAITING, BLOCK_LOST, BLOCK_METERS };
+
+static top_gpu_key key_of(int g, int kind, const gpu_values *v)
+{
+	top_gpu_key k;
+	memset(&k, 0, sizeof k); /* padding too: keys compare with memcmp */
+	k.g = g;
+	k.kind = kind;
+	if (kind == BLOCK_METERS)
+		for (int i = 0; i < NKEY; i++) {
+			k.ok[i] = v->ok[key_metrics[i]];
+			k.v[i] = k.ok[i] ? v->v[key_metrics[i]] : 0;
+		}
+	return k;
+}
+
+/*
+ * Whether block i must be drawn: always without a memo, else when what it
+ * shows changed (it is then blanked first). Records the new key.
+ */
+static bool block_changed(top_rctx *x, int i, const top_gpu_key *k, top_rect block)
+{
+	top_render_memo *memo = x->f->memo;
+	if (!memo)
+		return true;
+	bool same = x->keep && i < memo->ngpu && !memcmp(&memo->gpu[i], k, sizeof *k);
+	memo->gpu[i] = *k;
+	if (same) {
+		memo->kept++;
+		return false;
+	}
+	memo->redrawn++;
+	if (x->keep)
+		top_fill(x->c, block, TOP_S_NORMAL, L' ');
+	return true;
 }
 
 /* The GPU positions on screen, in order: the shown ones that fit. */
@@ -254,35 +343,47 @@ void top_r_gpus(top_rctx *x)
 	const top_frame *f = x->f;
 	top_rect r = f->L->p[TOP_P_GPUS];
 	const snapshot *s = top_model_shown(f->m);
+	int pos[GPU_MAX], n = f->m->ngpu ? visible_gpus(f, pos) : 0;
+	if (f->memo && (!x->keep || f->memo->ngpu != n || n == 0)) {
+		/* Another set of blocks: all of them again. */
+		top_r_blank(x, TOP_P_GPUS);
+		f->memo->ngpu = 0;
+	}
 	if (f->m->ngpu == 0) {
 		top_r_text(&(top_line){x, r, r.x, r.y, false}, TOP_S_DIM,
-		           f->no_gpu ? f->no_gpu : "no GPU: showing the host only");
+		           f->no_gpu ? f->no_gpu : _("no GPU: showing the host only"));
 		return;
 	}
-	int pos[GPU_MAX], n = visible_gpus(f, pos);
 	if (n == 0) {
 		top_r_text(&(top_line){x, r, r.x, r.y, false}, TOP_S_DIM,
-		           "no GPU selected (g, then 'all')");
+		           _("no GPU selected (g, then 'all')"));
 		return;
 	}
 	int gh = f->L->gpu_rows;
 	for (int i = 0; i < n; i++) {
 		int g = pos[i], y = r.y + i * gh;
-		if (!s || g >= s->ngpu) {
+		bool have = s && g < s->ngpu;
+		const gpu_values *v = have ? &s->gpu[g] : NULL;
+		int kind = !have ? BLOCK_WAITING : v->lost ? BLOCK_LOST : BLOCK_METERS;
+		top_gpu_key k = key_of(g, kind, v);
+		top_rect block = {r.x, y, r.w, y + gh <= r.y + r.h ? gh : r.y + r.h - y};
+		if (!block_changed(x, i, &k, block))
+			continue;
+		if (kind == BLOCK_WAITING) {
 			top_line l = top_r_line_at(x, r, r.x, y);
 			char buf[64];
-			snprintf(buf, sizeof buf, "GPU %d  waiting for the first sample",
+			snprintf(buf, sizeof buf, _("GPU %d  waiting for the first sample"),
 			         f->m->gpu[g].index);
 			top_r_text(&l, TOP_S_DIM, buf);
 			continue;
 		}
-		const gpu_values *v = &s->gpu[g];
-		if (v->lost) {
+		if (kind == BLOCK_LOST) {
 			top_line l = top_r_line_at(x, r, r.x, y);
-			char buf[128];
-			snprintf(buf, sizeof buf,
-			         "GPU %d  LOST: fell off the bus; check the kernel log for Xid 79",
-			         f->m->gpu[g].index);
+			char buf[192];
+			snprintf(
+			    buf, sizeof buf,
+			    _("GPU %d  LOST: fell off the bus; check the kernel log for Xid 79"),
+			    f->m->gpu[g].index);
 			top_r_text(&l, TOP_S_ERR, buf);
 			continue;
 		}
@@ -291,10 +392,25 @@ void top_r_gpus(top_rctx *x)
 		else
 			gpu_full(x, r, y, gh, g, v);
 	}
+	if (f->memo)
+		f->memo->ngpu = n;
+}
+
+/* The one character of a glyph (the graph's levels are one column each, our own UTF-8). */
+static wchar_t glyph_char(const char *glyph)
+{
+	const unsigned char *p = (const unsigned char *)glyph;
+	if (p[0] < 0x80)
+		return p[0];
+	if ((p[0] & 0xe0) == 0xc0)
+		return (wchar_t)((p[0] & 0x1fu) << 6 | (p[1] & 0x3fu));
+	if ((p[0] & 0xf0) == 0xe0)
+		return (wchar_t)((p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu));
+	return L'?';
 }
 
 /* Utilization history: one column per sample, the newest on the right. */
-static void draw_history(top_rctx *x, top_rect area, int g)
+static void draw_history(top_rctx *x, top_rect area, int g, const wchar_t *level)
 {
 	const top_model *m = x->f->m;
 	int rows = area.h;
@@ -315,8 +431,7 @@ static void draw_history(top_rctx *x, top_rect area, int g)
 		for (int r = 0; r < rows && total - r * 8 > 0; r++) {
 			int fill = total - r * 8;
 			fill = fill > 8 ? 8 : fill;
-			top_put(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK,
-			        x->g->level[fill]);
+			top_putw(x->c, area, col, area.y + rows - 1 - r, TOP_S_OK, level[fill]);
 		}
 	}
 }
@@ -329,6 +444,10 @@ void top_r_graph(top_rctx *x)
 		return;
 	int pos[GPU_MAX], n = visible_gpus(f, pos);
 	int each = f->L->graph_rows;
+	/* The canvas holds the glyphs as wide characters: decode them once, not per cell. */
+	wchar_t level[9];
+	for (int i = 0; i < 9; i++)
+		level[i] = glyph_char(x->g->level[i]);
 	for (int i = 0; i < n; i++) {
 		top_rect area = {r.x + 1, r.y + i * each, r.w - 1, each};
 		if (!f->L->graph_beside) {
@@ -340,6 +459,6 @@ void top_r_graph(top_rctx *x)
 		}
 		if (area.h > r.y + r.h - area.y)
 			area.h = r.y + r.h - area.y;
-		draw_history(x, area, pos[i]);
+		draw_history(x, area, pos[i], level);
 	}
 }

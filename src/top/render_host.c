@@ -5,6 +5,43 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/i18n.h"
+#include "util/textwidth.h"
+
+/*
+ * The host line's labels are the host table's (host_metrics.def, which has
+ * no gettext marks): they reach the catalogue from this list, and
+ * top_r_host_label is how they are printed.
+ */
+static const char *const host_labels[] = {
+    /* TRANSLATORS: host memory, on top's host line */
+    N_("mem"),
+    N_("swap"),
+    /* TRANSLATORS: swap in/out rates */
+    N_("in/out"),
+    N_("disk"),
+    /* TRANSLATORS: the busiest disk's busy share */
+    N_("busy"),
+    N_("iowait"),
+    /* TRANSLATORS: network */
+    N_("net"),
+    /* TRANSLATORS: load average */
+    N_("load"),
+};
+
+bool top_r_host_label_listed(const char *label)
+{
+	for (size_t i = 0; i < sizeof host_labels / sizeof *host_labels; i++)
+		if (!strcmp(host_labels[i], label))
+			return true;
+	return false;
+}
+
+static const char *label(host_metric_id id)
+{
+	return _(host_metrics[id].label);
+}
+
 /* ------------------------------------------------------------------ host */
 
 static void draw_cpu_cells(top_rctx *x, top_rect r, const snapshot *s)
@@ -31,7 +68,8 @@ static void draw_cpu_cells(top_rctx *x, top_rect r, const snapshot *s)
 static void draw_cpu_ticks(top_rctx *x, top_rect r, const snapshot *s)
 {
 	const top_layout *L = x->f->L;
-	top_put(x->c, r, r.x, r.y, TOP_S_DIM, "cpu ");
+	/* TRANSLATORS: the label before one character per core */
+	int lw = top_put(x->c, r, r.x, r.y, TOP_S_DIM, _("cpu ")) - r.x;
 	int per = L->cores_per_tick < 1 ? 1 : L->cores_per_tick;
 	for (int t = 0; t * per < s->ncpu; t++) {
 		/* A group shows its busiest core: one saturated core must stay visible. */
@@ -45,7 +83,7 @@ static void draw_cpu_ticks(top_rctx *x, top_rect r, const snapshot *s)
 		int lvl = isnan(b) ? 0 : (int)lround(b / 100 * 8);
 		lvl = lvl < 0 ? 0 : lvl > 8 ? 8 : lvl;
 		const char *glyph = isnan(b) ? "?" : lvl == 0 ? x->g->level[1] : x->g->level[lvl];
-		top_put(x->c, r, r.x + 4 + col, r.y + row, top_r_load_style(b, 70, 90), glyph);
+		top_put(x->c, r, r.x + lw + col, r.y + row, top_r_load_style(b, 70, 90), glyph);
 	}
 }
 
@@ -57,7 +95,7 @@ void top_r_host(top_rctx *x)
 	if (!r.w || !r.h)
 		return;
 	if (!s) {
-		top_put(x->c, r, r.x, r.y, TOP_S_DIM, "host: waiting for the first sample");
+		top_put(x->c, r, r.x, r.y, TOP_S_DIM, _("host: waiting for the first sample"));
 		return;
 	}
 	if (f->L->cpu_style == TOP_CPU_CELLS)
@@ -71,37 +109,38 @@ void top_r_host(top_rctx *x)
 	top_r_fmt_mib(h[HM_MEM_USED], a, sizeof a);
 	top_r_fmt_mib(h[HM_MEM_TOTAL], b, sizeof b);
 	snprintf(buf, sizeof buf, "%s/%s", a, b);
-	top_r_bar_field(&l, 0, host_metrics[HM_MEM_USED].label, 8, mf,
-	                top_r_load_style(mf * 100, 80, 95), top_r_st_of(buf, TOP_S_NORMAL), buf);
+	top_r_bar_field(&l, 0, label(HM_MEM_USED), 8, mf, top_r_load_style(mf * 100, 80, 95),
+	                top_r_st_of(buf, TOP_S_NORMAL), buf);
 	top_r_fmt_mib(h[HM_SWAP_USED], a, sizeof a);
-	top_r_pair(&l, 2, host_metrics[HM_SWAP_USED].label, top_r_st_of(a, TOP_S_NORMAL), a);
+	top_r_pair(&l, 2, label(HM_SWAP_USED), top_r_st_of(a, TOP_S_NORMAL), a);
 	top_r_fmt_rate(h[HM_SWAP_IN], a, sizeof a);
 	top_r_fmt_rate(h[HM_SWAP_OUT], b, sizeof b);
 	snprintf(buf, sizeof buf, "%s/%s", a, b);
 	bool swapping = !isnan(h[HM_SWAP_IN]) && h[HM_SWAP_IN] > 1048576;
-	top_r_pair(&l, 1, host_metrics[HM_SWAP_IN].label, swapping ? TOP_S_HIGH : TOP_S_NORMAL,
-	           buf);
+	top_r_pair(&l, 1, label(HM_SWAP_IN), swapping ? TOP_S_HIGH : TOP_S_NORMAL, buf);
 	top_r_fmt_rate(h[HM_DISK_READ], a, sizeof a);
 	top_r_fmt_rate(h[HM_DISK_WRITE], b, sizeof b);
-	snprintf(buf, sizeof buf, "r %s w %s", a, b);
-	top_r_pair(&l, 2, host_metrics[HM_DISK_READ].label, TOP_S_NORMAL, buf);
+	/* TRANSLATORS: disk read and write rates */
+	snprintf(buf, sizeof buf, _("r %s w %s"), a, b);
+	top_r_pair(&l, 2, label(HM_DISK_READ), TOP_S_NORMAL, buf);
 	if (!isnan(h[HM_DISK_BUSY_MAX])) {
 		snprintf(buf, sizeof buf, "%.0f%%", h[HM_DISK_BUSY_MAX]);
-		top_r_pair(&l, 1, host_metrics[HM_DISK_BUSY_MAX].label,
+		top_r_pair(&l, 1, label(HM_DISK_BUSY_MAX),
 		           top_r_load_style(h[HM_DISK_BUSY_MAX], 70, 90), buf);
 	}
 	if (!isnan(h[HM_CPU_IOWAIT])) {
 		snprintf(buf, sizeof buf, "%.0f%%", h[HM_CPU_IOWAIT]);
-		top_r_pair(&l, 2, host_metrics[HM_CPU_IOWAIT].label,
-		           top_r_load_style(h[HM_CPU_IOWAIT], 10, 30), buf);
+		top_r_pair(&l, 2, label(HM_CPU_IOWAIT), top_r_load_style(h[HM_CPU_IOWAIT], 10, 30),
+		           buf);
 	}
 	top_r_fmt_rate(h[HM_NET_RX], a, sizeof a);
 	top_r_fmt_rate(h[HM_NET_TX], b, sizeof b);
-	snprintf(buf, sizeof buf, "rx %s tx %s", a, b);
-	top_r_pair(&l, 2, host_metrics[HM_NET_RX].label, TOP_S_NORMAL, buf);
+	/* TRANSLATORS: network receive and transmit rates */
+	snprintf(buf, sizeof buf, _("rx %s tx %s"), a, b);
+	top_r_pair(&l, 2, label(HM_NET_RX), TOP_S_NORMAL, buf);
 	if (!isnan(h[HM_LOAD1])) {
 		snprintf(buf, sizeof buf, "%.2f", h[HM_LOAD1]);
-		top_r_pair(&l, 2, host_metrics[HM_LOAD1].label, TOP_S_NORMAL, buf);
+		top_r_pair(&l, 2, label(HM_LOAD1), TOP_S_NORMAL, buf);
 	}
 }
 
@@ -130,8 +169,8 @@ void top_r_status(top_rctx *x)
 		                                              : TOP_S_NORMAL;
 		char more[48] = "";
 		if (m->nfindings > 1)
-			snprintf(more, sizeof more, "  (+%d more: h)", m->nfindings - 1);
-		int mw = (int)strlen(more);
+			snprintf(more, sizeof more, _("  (+%d more: h)"), m->nfindings - 1);
+		int mw = gw_text_width(more);
 		top_rect main = {r.x, r.y, r.w - mw > 10 ? r.w - mw : r.w, 1};
 		int col = top_put(x->c, main, r.x, r.y, st, fd->text);
 		int end = main.x + main.w;
@@ -144,12 +183,24 @@ void top_r_status(top_rctx *x)
 			top_put(x->c, r, col, r.y, TOP_S_DIM, more);
 		return;
 	}
-	char buf[96];
+	char buf[160];
 	if (m->window_s >= 10)
-		snprintf(buf, sizeof buf, "no findings over the last %.0f s", m->window_s);
+		snprintf(buf, sizeof buf, _("no findings over the last %.0f s"), m->window_s);
 	else
-		snprintf(buf, sizeof buf, "no findings yet (%.1f s of samples)", m->window_s);
+		snprintf(buf, sizeof buf, _("no findings yet (%.1f s of samples)"), m->window_s);
 	top_put(x->c, r, r.x, r.y, TOP_S_DIM, buf);
+}
+
+/* The key line depends only on the width (the language is chosen once): made once per width. */
+static void keys_line(char *out, size_t len, int width)
+{
+	static char line[256];
+	static int line_w = -1;
+	if (width != line_w) {
+		top_keys_line(line, sizeof line, width);
+		line_w = width;
+	}
+	snprintf(out, len, "%s", line);
 }
 
 void top_r_keys(top_rctx *x)
@@ -158,9 +209,11 @@ void top_r_keys(top_rctx *x)
 	top_rect r = f->L->p[TOP_P_KEYS];
 	char buf[256];
 	if (f->in && top_input_prompt(f->in))
-		snprintf(buf, sizeof buf, "Enter apply  Esc %s  Backspace  Ctrl-U erase",
-		         f->in->mode == TOP_IN_FILTER ? "clear" : "cancel");
+		snprintf(buf, sizeof buf, "%s",
+		         f->in->mode == TOP_IN_FILTER
+		             ? _("Enter apply  Esc clear  Backspace  Ctrl-U erase")
+		             : _("Enter apply  Esc cancel  Backspace  Ctrl-U erase"));
 	else
-		top_keys_line(buf, sizeof buf, r.w);
+		keys_line(buf, sizeof buf, r.w);
 	top_put(x->c, r, r.x, r.y, TOP_S_DIM, buf);
 }

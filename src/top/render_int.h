@@ -27,6 +27,7 @@ typedef struct {
 	top_canvas *c;
 	const top_frame *f;
 	const top_glyphs *g;
+	top_render_memo *keep; /* the last frame is still on the canvas (else NULL) */
 } top_rctx;
 
 /* Writes fields left to right and stops at the first that does not fit whole. */
@@ -36,6 +37,15 @@ typedef struct {
 	int col, y;
 	bool full;
 } top_line;
+
+/*
+ * A label whose English word means two things on the screen ("mem": GPU
+ * memory in a GPU block, host memory on the host line): its catalogue entry
+ * carries the context (gettext's msgctxt; xgettext knows TOP_C_ from
+ * CMakeLists.txt). English, or no entry, gives the word itself.
+ */
+#define TOP_C_(ctx, s) top_r_pgettext(ctx "\004" s, s)
+const char *top_r_pgettext(const char *ctx_msgid, const char *msgid);
 
 /* ---- numbers (render.c) ---- */
 
@@ -76,6 +86,13 @@ bool top_r_bar_field(top_line *l, int gap, const char *label, int w, double frac
                      top_style vst, const char *value);
 
 /* ---- the panels ---- */
+
+/* Whether the host line's labels list (for the catalogue) holds this host table label. */
+bool top_r_host_label_listed(const char *label);
+/* Whether a GPU block shows metric id (its key holds exactly these). */
+bool top_r_gpu_metric_drawn(gpu_metric_id id);
+/* Blank panel p before it is drawn over the last frame (nothing when the canvas was cleared). */
+void top_r_blank(top_rctx *x, top_panel p);
 
 void top_r_gpus(top_rctx *x);
 void top_r_graph(top_rctx *x);

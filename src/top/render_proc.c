@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/i18n.h"
 #include "util/termsafe.h"
 
 /* ------------------------------------------------------------------ processes */
@@ -18,11 +19,20 @@ typedef struct {
 } pcol;
 
 enum { C_PID, C_USER, C_GPU, C_MEM, C_SM, C_CPU, C_RSS, C_CMD, C__N };
+/* Titles are translated where drawn; a translation must fit the column (or loses its end). */
 static const pcol pcols[C__N] = {
-    [C_PID] = {"PID", 7, true, TOP_SORT_PID, 0}, [C_USER] = {"USER", 9, false, TOP_SORT_USER, 5},
-    [C_GPU] = {"GPU", 4, true, TOP_SORT_GPU, 0}, [C_MEM] = {"GPU MEM", 8, true, TOP_SORT_GPUMEM, 0},
-    [C_SM] = {"SM%", 4, true, TOP_SORT_SM, 3},   [C_CPU] = {"CPU%", 5, true, TOP_SORT_CPU, 2},
-    [C_RSS] = {"RSS", 6, true, TOP_SORT_RSS, 4}, [C_CMD] = {"COMMAND", 0, false, TOP_SORT_CMD, 0},
+    [C_PID] = {"PID", 7, true, TOP_SORT_PID, 0},
+    /* TRANSLATORS: process list column, at most 9 columns wide */
+    [C_USER] = {N_("USER"), 9, false, TOP_SORT_USER, 5},
+    [C_GPU] = {"GPU", 4, true, TOP_SORT_GPU, 0},
+    /* TRANSLATORS: process list column (GPU memory of the process), at most 7 columns */
+    [C_MEM] = {N_("GPU MEM"), 8, true, TOP_SORT_GPUMEM, 0},
+    [C_SM] = {"SM%", 4, true, TOP_SORT_SM, 3},
+    [C_CPU] = {"CPU%", 5, true, TOP_SORT_CPU, 2},
+    /* TRANSLATORS: process list column (resident host memory), at most 5 columns */
+    [C_RSS] = {N_("RSS"), 6, true, TOP_SORT_RSS, 4},
+    /* TRANSLATORS: process list column */
+    [C_CMD] = {N_("COMMAND"), 0, false, TOP_SORT_CMD, 0},
 };
 #define CMD_MIN 12
 
@@ -84,16 +94,16 @@ static void draw_proc_header(top_rctx *x, top_rect r, const int *xs)
 		/* The arrow says which end comes first: large amounts first is "down". */
 		bool down = (m->sort == TOP_SORT_GPUMEM || m->sort == TOP_SORT_SM ||
 		             m->sort == TOP_SORT_CPU || m->sort == TOP_SORT_RSS) != m->reverse;
-		snprintf(t, sizeof t, "%s%s", pcols[c].title,
+		snprintf(t, sizeof t, "%s%s", _(pcols[c].title),
 		         sorted ? (down ? x->g->down : x->g->up) : "");
 		cell_text(x, r, r.y, c, xs, TOP_S_HEAD, t);
 	}
-	char info[96];
+	char info[160];
 	if (m->filter[0])
-		snprintf(info, sizeof info, "filter '%s': %d of %d ", m->filter, m->nrows,
+		snprintf(info, sizeof info, _("filter '%s': %d of %d "), m->filter, m->nrows,
 		         m->nprocs_all);
 	else
-		snprintf(info, sizeof info, "%d process%s ", m->nrows, m->nrows == 1 ? "" : "es");
+		snprintf(info, sizeof info, P_("%d process ", "%d processes ", m->nrows), m->nrows);
 	int iw = top_text_width(x->c, info);
 	if (xs[C_CMD] >= 0 && r.w - iw > xs[C_CMD] + 10)
 		top_put(x->c, r, r.x + r.w - iw, r.y, TOP_S_HEAD, info);
@@ -133,7 +143,7 @@ static void draw_proc_row(top_rctx *x, top_rect r, int y, const int *xs, const t
 	cell_text(x, r, y, C_RSS, xs, isnan(p->rss_mib) ? dim : st, b);
 	if (!p->alive)
 		cell_text(x, r, y, C_CMD, xs, dim,
-		          "[not in /proc here: exited, or another PID namespace]");
+		          _("[not in /proc here: exited, or another PID namespace]"));
 	else
 		cell_text(x, r, y, C_CMD, xs, st,
 		          p->cmd[0] ? gw_term_safe(p->cmd, safe, sizeof safe) : "?");
@@ -151,13 +161,13 @@ void top_r_procs(top_rctx *x)
 	draw_proc_header(x, r, xs);
 	int visible = r.h - 1;
 	if (m->nrows == 0) {
-		const char *msg = "no GPU processes";
+		const char *msg = _("no GPU processes");
 		if (!top_model_shown(m))
-			msg = "waiting for the first sample";
+			msg = _("waiting for the first sample");
 		else if (m->filter[0])
-			msg = "no process matches the filter (/ to change, Esc clears)";
+			msg = _("no process matches the filter (/ to change, Esc clears)");
 		else if (m->ngpu)
-			msg = "no process is using the shown GPUs";
+			msg = _("no process is using the shown GPUs");
 		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM, msg);
 		return;
 	}
@@ -210,10 +220,10 @@ void top_r_tree(top_rctx *x)
 	top_fill(x->c, (top_rect){r.x, r.y, r.w, 1}, TOP_S_HEAD, L' ');
 	char buf[200];
 	if (f->m->sel >= 0)
-		snprintf(buf, sizeof buf, " tree of PID %u: PID, CPU %%, RSS, command",
+		snprintf(buf, sizeof buf, _(" tree of PID %u: PID, CPU %%, RSS, command"),
 		         f->m->sel_pid);
 	else
-		snprintf(buf, sizeof buf, " process tree");
+		snprintf(buf, sizeof buf, "%s", _(" process tree"));
 	top_put(x->c, r, r.x, r.y, TOP_S_HEAD, buf);
 	/* Beside the list: a rule between the two. */
 	if (r.x > 0)
@@ -221,7 +231,7 @@ void top_r_tree(top_rctx *x)
 			top_put(x->c, r, r.x, y, TOP_S_DIM, x->g->box_v);
 	if (n == 0) {
 		top_put(x->c, r, r.x + 1, r.y + 1, TOP_S_DIM,
-		        "select a GPU process (Up/Down) to see its tree");
+		        _("select a GPU process (Up/Down) to see its tree"));
 		return;
 	}
 	/* Keep the selected process on screen when the tree is taller than the panel. */

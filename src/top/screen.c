@@ -31,6 +31,7 @@ static bool drawn_valid;
  */
 static bool direct;
 static const char *cup;         /* cursor_address */
+static bool cup_ansi;           /* it is ANSI's, written without tiparm */
 static char *sgr[TOP_S__COUNT]; /* the whole appearance of each style, from plain */
 static bool skip_last_cell;     /* writing the bottom-right cell would scroll */
 static short style_fg[TOP_S__COUNT], style_bg[TOP_S__COUNT];
@@ -179,6 +180,7 @@ static void on_cont(int sig)
 static void direct_open(bool color)
 {
 	cup = cap("cup");
+	cup_ansi = cup && !strcmp(cup, "\033[%i%p1%d;%p2%dH");
 	direct = cup && direct_styles(color);
 	skip_last_cell = tigetflag("am") > 0 && tigetflag("xenl") <= 0;
 	/* ncurses repaints only its own (blank) picture after a suspend. */
@@ -282,6 +284,9 @@ static int reset_drawn(const top_canvas *c)
  */
 static bool changed_span(const top_cell *now, const top_cell *was, int cols, int *x0, int *x1)
 {
+	/* Most rows are unchanged: one memcmp (cells hold no stray padding) says so. */
+	if (!memcmp(now, was, (size_t)cols * sizeof *now))
+		return false;
 	int a = 0, b = cols - 1;
 	while (a < cols && same_cell(&now[a], &was[a]))
 		a++;
@@ -340,18 +345,64 @@ static void out_char(wchar_t wc)
 	}
 }
 
+/* The decimal digits of v at b (room for 10); returns how many. */
+static size_t put_uint(char *b, unsigned v)
+{
+	char d[10];
+	size_t n = 0, k = 0;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < sizeof d);
+	while (n)
+		b[k++] = d[--n];
+	return k;
+}
+
+/*
+ * Move the cursor. Most terminals' cursor_address is ANSI's "\E[%i%p1%d;%p2%dH":
+ * that one is written here, any other goes through terminfo's interpreter.
+ */
+static void out_cup(int y, int x)
+{
+	if (cup_ansi) {
+		char b[32];
+		size_t n = 0;
+		b[n++] = '\033';
+		b[n++] = '[';
+		n += put_uint(b + n, (unsigned)y + 1);
+		b[n++] = ';';
+		n += put_uint(b + n, (unsigned)x + 1);
+		b[n++] = 'H';
+		out_add(b, n);
+	} else {
+		out_ti(tiparm(cup, y, x));
+	}
+}
+
 /* Cells x0..x1 of a canvas row to the terminal; *cur is the style the terminal is in. */
 static void out_span(int y, const top_cell *row, int x0, int x1, int *cur)
 {
-	out_ti(tiparm(cup, y, x0));
-	for (int x = x0; x <= x1; x++) {
-		if (row[x].ch == TOP_WCONT)
-			continue; /* the terminal moves past both columns of a wide character */
-		if (row[x].style != *cur) {
+	out_cup(y, x0);
+	int x = x0;
+	while (x <= x1) {
+		if (row[x].style != *cur && row[x].ch != TOP_WCONT) {
 			*cur = row[x].style;
 			out_str(sgr[*cur]);
 		}
-		out_char(row[x].ch);
+		/* A run of plain ASCII in one style goes out in one piece. */
+		char run[256];
+		size_t n = 0;
+		while (x <= x1 && n < sizeof run && row[x].style == *cur && row[x].ch >= 0x20 &&
+		       row[x].ch < 0x7f)
+			run[n++] = (char)row[x++].ch;
+		if (n) {
+			out_add(run, n);
+			continue;
+		}
+		if (row[x].ch != TOP_WCONT) /* the terminal moves past both columns of a wide one */
+			out_char(row[x].ch);
+		x++;
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "train/train_int.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 
@@ -40,14 +41,14 @@ static int open_gpus(gpu_ctx **ctx)
 {
 	if (!scenario_env())
 		return gw_error(GW_EXIT_USAGE, "sim train",
-		                "run it as gpuwhy --sim SCENARIO sim ...",
+		                N_("run it as gpuwhy --sim SCENARIO sim ..."),
 		                "needs the simulated GPU");
 	const char *lib = getenv("GPUWHY_NVML");
 	if (!lib || !*lib) {
 		lib = gpu_sim_library(NULL);
 		if (!lib)
 			return gw_error(GW_EXIT_ENV, "sim train",
-			                "build it with make, or set GPUWHY_SIM_LIB",
+			                N_("build it with make, or set GPUWHY_SIM_LIB"),
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
@@ -256,9 +257,11 @@ int train_run(train_opts *o)
 		gpu_close(ctx);
 		return gw_error(
 		    GW_EXIT_USAGE, o->ranks > 1 ? "--ranks" : "--gpu",
-		    "rank r runs on GPU --gpu + r", "needs GPUs %lld to %lld, %u %s visible",
-		    o->gpu, o->gpu + o->ranks - 1, nvis,
-		    getenv("CUDA_VISIBLE_DEVICES") ? "CUDA_VISIBLE_DEVICES makes" : "are");
+		    N_("rank r runs on GPU --gpu + r"),
+		    getenv("CUDA_VISIBLE_DEVICES")
+		        ? N_("needs GPUs %lld to %lld, %u CUDA_VISIBLE_DEVICES makes visible")
+		        : N_("needs GPUs %lld to %lld, %u are visible"),
+		    o->gpu, o->gpu + o->ranks - 1, nvis);
 	}
 	train_shared *sh =
 	    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

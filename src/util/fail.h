@@ -12,18 +12,17 @@
 #include <stddef.h>
 
 typedef struct {
-	int code;       /* GW_EXIT_*; 0 while nothing failed */
-	char what[256]; /* the input or thing that failed: a path, an option, "memory" */
-	char why[512];
-	char hint[256]; /* "" when there is none */
+	int code;           /* GW_EXIT_*; 0 while nothing failed */
+	char what[256];     /* the input or thing that failed: a path, an option, "memory" */
+	char why[512];      /* English: what logs and JSON keep */
+	char why_text[512]; /* the same in the user's language, for gw_fail_print */
+	char hint[256];     /* "" when there is none */
 } gw_fail;
 
 /*
  * Fill *f (when not NULL) and return code, so sources can write
  * `return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot open: %s", ...)`.
- * hint may be NULL. why_fmt is a message, translated here (util/i18n.h);
- * hint is an English message (marked N_() where written), translated when
- * printed.
+ * hint may be NULL.
  */
 int gw_fail_set(gw_fail *f, int code, const char *what, const char *hint, const char *why_fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -114,6 +114,19 @@ static void no_destroy(struct MHD_Response *r)
 	(void)r;
 }
 
+static struct MHD_Response *no_upgrade(MHD_UpgradeHandler h, void *cls)
+{
+	(void)h, (void)cls;
+	return NULL;
+}
+
+static enum MHD_Result no_action(struct MHD_UpgradeResponseHandle *urh, enum MHD_UpgradeAction a,
+                                 ...)
+{
+	(void)urh, (void)a;
+	return MHD_NO;
+}
+
 static gw_mhd_api api = {
     .start_daemon = no_start,
     .stop_daemon = no_daemon,
@@ -132,6 +145,8 @@ static gw_mhd_api api = {
     .add_response_header = no_header,
     .queue_response = no_queue,
     .destroy_response = no_destroy,
+    .create_response_for_upgrade = no_upgrade,
+    .upgrade_action = no_action,
 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -155,6 +170,8 @@ static const gw_dl_sym syms[] = {
     GW_DL_SYM(gw_mhd_api, add_response_header, "MHD_add_response_header"),
     GW_DL_SYM(gw_mhd_api, queue_response, "MHD_queue_response"),
     GW_DL_SYM(gw_mhd_api, destroy_response, "MHD_destroy_response"),
+    GW_DL_SYM(gw_mhd_api, create_response_for_upgrade, "MHD_create_response_for_upgrade"),
+    GW_DL_SYM(gw_mhd_api, upgrade_action, "MHD_upgrade_action"),
 };
 
 static void load(void)

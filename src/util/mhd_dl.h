@@ -33,6 +33,8 @@ typedef struct {
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_create_response_for_upgrade) *create_response_for_upgrade;
+	__typeof__(MHD_upgrade_action) *upgrade_action;
 } gw_mhd_api;
 
 /* The table (loaded once, thread-safe); its functions do nothing when loading failed. */
@@ -62,5 +64,7 @@ const char *gw_mhd_error(void);
 #define MHD_add_response_header(...) (gw_mhd()->add_response_header(__VA_ARGS__))
 #define MHD_queue_response(...) (gw_mhd()->queue_response(__VA_ARGS__))
 #define MHD_destroy_response(...) (gw_mhd()->destroy_response(__VA_ARGS__))
+#define MHD_create_response_for_upgrade(...) (gw_mhd()->create_response_for_upgrade(__VA_ARGS__))
+#define MHD_upgrade_action(...) (gw_mhd()->upgrade_action(__VA_ARGS__))
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "util/err.h"
 #include "util/i18n.h"
+#include "util/textwidth.h"
 #include "util/parse.h"
 
 const char *const opt_fmt_text_json[] = {"text", "json", NULL};
@@ -522,18 +523,6 @@ static int char_cols(wchar_t wc)
 	return w < 0 ? 1 : w;
 }
 
-/* Display columns of the first n bytes of s. */
-static int text_cols(const char *s, size_t n)
-{
-	int cols = 0;
-	for (size_t i = 0; i < n;) {
-		wchar_t wc;
-		i += char_at(s + i, n - i, &wc);
-		cols += char_cols(wc);
-	}
-	return cols;
-}
-
 /* Closing punctuation never starts a line, opening never ends one. */
 static bool is_closing(wchar_t c)
 {
@@ -621,7 +610,7 @@ static int hang_of(const char *line, size_t len)
 			word++;
 		} else if (i + 1 < len && line[i + 1] == ' ' && word >= 2) {
 			size_t at = i + strspn(line + i, " ");
-			int hang = text_cols(line, at);
+			int hang = gw_text_width_n(line, at);
 			return hang < OPT_WIDTH / 2 ? hang : (int)lead;
 		} else if (i + 1 < len && line[i + 1] == ' ') {
 			word = 0;
@@ -635,7 +624,7 @@ static int hang_of(const char *line, size_t len)
  * columns), else broken at spaces or between CJK characters at OPT_WIDTH. */
 static void fill_line(FILE *out, const char *line, size_t len)
 {
-	if (text_cols(line, len) <= OPT_WIDTH) {
+	if (gw_text_width_n(line, len) <= OPT_WIDTH) {
 		fprintf(out, "%.*s\n", (int)len, line);
 		return;
 	}
@@ -710,7 +699,7 @@ void opt_help(const opt_cmd *c, FILE *out)
 	/* The usage lines are syntax (names and placeholders): only the label is
 	 * translated, and later lines are indented by its width. */
 	const char *u = c->usage, *label = _("usage:");
-	int lw = text_cols(label, strlen(label));
+	int lw = gw_text_width_n(label, strlen(label));
 	for (int line = 0; *u; line++) {
 		size_t l = strcspn(u, "\n");
 		fprintf(out, "%*s gpuwhy %.*s\n", line ? lw : 0, line ? "" : label, (int)l, u);
@@ -758,7 +747,7 @@ void opt_help(const opt_cmd *c, FILE *out)
 		snprintf(codes, sizeof codes, "%s",
 		         _("0 ok, 2 usage error, 3 environment or I/O error."));
 	const char *codes_label = _("Exit codes:");
-	int cw = text_cols(codes_label, strlen(codes_label)) + 1;
+	int cw = gw_text_width_n(codes_label, strlen(codes_label)) + 1;
 	fprintf(out, "\n%s ", codes_label);
 	wrap(out, codes, cw, 0);
 }

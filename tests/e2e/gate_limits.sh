@@ -126,6 +126,14 @@ out=$("$GPUWHY" gate --upstream http://127.0.0.1:1 --listen 0.0.0.0:0 --allow-re
 [ $? = 2 ] && printf '%s' "$out" | grep -q -- '--allow' || fail "--allow-remote needs --allow: $out"
 "$GPUWHY" gate --upstream http://127.0.0.1:1 --max-body lots >/dev/null 2>&1
 [ $? = 2 ] || fail "a bad --max-body is a usage error"
+# A port in use is refused, even for a gate whose loops share theirs
+# with SO_REUSEPORT (another such gate would otherwise join in).
+start_gate busy --upstream http://127.0.0.1:1@none --workers 2
+out=$("$GPUWHY" gate --upstream http://127.0.0.1:1@none --listen "127.0.0.1:$GATE_PORT" \
+	--metrics-listen off --workers 2 2>&1)
+[ $? = 3 ] && printf '%s' "$out" | grep -q 'cannot listen' ||
+	fail "a second gate on port $GATE_PORT is refused: $out"
+grep -q '2 event loops' "$T/gate-busy.log" || fail "--workers 2 runs two loops"
 # Every socket the gates opened is on 127.0.0.1.
 if command -v ss >/dev/null; then
 	for p in "${GATE_PIDS[@]}"; do

@@ -160,8 +160,9 @@ static void test_config_parse(void **state)
 	const char *ok =
 	    "{\"listen\": \"127.0.0.1:9000\", \"upstreams\": [\"http://127.0.0.1:7860@0,1\","
 	    " {\"url\": \"http://h:1\", \"gpu\": \"none\", \"max_inflight\": 2}],"
-	    " \"limits\": {\"max_body_bytes\": 1000, \"user_concurrency\": 2},"
-	    " \"goal\": \"throughput\","
+	    " \"limits\": {\"max_body_bytes\": 1000, \"user_concurrency\": 2,"
+	    " \"user_websockets\": 0, \"websocket_idle_ms\": 5000},"
+	    " \"goal\": \"throughput\", \"workers\": 3,"
 	    " \"batching\": [{\"path\": \"/v1/embeddings\", \"max_batch_size\": 32}],"
 	    " \"gpu\": {\"min_free_mib\": 2048}, \"allow\": [\"10.0.0.0/8\"]}";
 	assert_int_equal(gate_config_parse(&c, ok, strlen(ok), err, sizeof err), 0);
@@ -173,6 +174,10 @@ static void test_config_parse(void **state)
 	assert_int_equal(c.up[1].max_inflight, 2);
 	assert_int_equal(c.max_body_bytes, 1000);
 	assert_int_equal(c.user_concurrency, 2);
+	assert_int_equal(c.user_websockets, 0);
+	assert_int_equal(c.websocket_idle_ms, 5000);
+	assert_int_equal(c.workers, 3);
+	assert_int_equal(gate_workers(&c), 3);
 	assert_int_equal(c.min_free_mib, 2048);
 	assert_int_equal(c.nrules, 1);
 	assert_int_equal(c.rule[0].max_batch_size, 32);
@@ -186,6 +191,10 @@ static void test_config_parse(void **state)
 	    "{\"limits\": {\"max_body_byte\": 1}}",       /* typo */
 	    "{\"limits\": {\"max_body_bytes\": \"1M\"}}", /* wrong type */
 	    "{\"goal\": \"fast\"}",
+	    "{\"limits\": {\"user_websockets\": -1}}",
+	    "{\"limits\": {\"websocket_idle_ms\": 0}}",
+	    "{\"workers\": -1}",
+	    "{\"workers\": 1000}",
 	    "{\"upstreams\": [\"ftp://x\"]}",
 	    "{\"upstreams\": [\"http://x/path\"]}",
 	    "{\"batching\": [{\"path\": \"v1\"}]}",
@@ -208,6 +217,8 @@ static void test_config_parse(void **state)
 	}
 	gate_config_free(&c);
 	gate_config_defaults(&c);
+	/* By default one loop per online CPU, at most 4. */
+	assert_true(gate_workers(&c) >= 1 && gate_workers(&c) <= 4);
 	assert_int_equal(gate_config_check(&c, err, sizeof err), -1); /* no upstream */
 	assert_non_null(strstr(err, "upstream"));
 }

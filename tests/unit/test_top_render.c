@@ -347,6 +347,206 @@ static void test_every_size_draws(void **state)
 	top_model_free(&w.m);
 }
 
+/* Every label of the host table that the host line prints reaches the catalogue. */
+static void test_host_labels_listed(void **state)
+{
+	(void)state;
+	for (int id = 0; id < HM__COUNT; id++) {
+		const char *l = host_metrics[id].label;
+		if (l[0] && !top_r_host_label_listed(l))
+			fail_msg("host label '%s' (%s) is not in render_host.c's list", l,
+			         host_metrics[id].key);
+	}
+}
+
+/* Text without spaces (Chinese) wraps in the help box between characters, whole and in the box. */
+static void test_help_wraps_chinese(void **state)
+{
+	(void)state;
+	if (!utf8_locale())
+		skip();
+	world w;
+	make_world(&w, 3);
+	w.m.nfindings = 1;
+	/* 显存占满但计算空闲 ten times: 180 columns, no space to break at */
+	char text[TOP_FINDING_LEN] = "";
+	for (int i = 0; i < 10; i++)
+		strcat(text, "\xe6\x98\xbe\xe5\xad\x98\xe5\x8d\xa0\xe6\xbb\xa1\xe4\xbd\x86"
+		             "\xe8\xae\xa1\xe7\xae\x97\xe7\xa9\xba\xe9\x97\xb2");
+	char zh[TOP_FINDING_LEN];
+	snprintf(zh, sizeof zh, "%s", text);
+	strcat(text, ": memory-full-idle?");
+	w.m.findings[0] = (top_finding){TOP_SEV_WARN, ""};
+	snprintf(w.m.findings[0].text, sizeof w.m.findings[0].text, "%s", text);
+	top_input in = {.mode = TOP_IN_HELP};
+	top_canvas c;
+	char *t = frame(&w, 80, 40, true, &in, &c);
+	/* Join the box's inner rows after the findings heading: the whole text, in order. */
+	char joined[2048] = "";
+	bool in_findings = false;
+	for (int y = 0; y < 40; y++) {
+		const char *r = row(&c, y);
+		if (strstr(r, "findings over the last")) {
+			in_findings = true;
+			continue;
+		}
+		if (!in_findings)
+			continue;
+		const char *v = strstr(r, "\xe2\x94\x82"); /* the box's left edge */
+		if (!v)
+			continue;
+		v += 3;
+		while (*v == ' ')
+			v++;
+		char piece[512];
+		snprintf(piece, sizeof piece, "%s", v);
+		char *edge = strstr(piece, "\xe2\x94\x82");
+		if (edge)
+			*edge = '\0';
+		size_t n = strlen(piece);
+		while (n && piece[n - 1] == ' ')
+			piece[--n] = '\0';
+		strcat(joined, piece);
+	}
+	/* (the line may break at the space before the id) */
+	if (!strstr(joined, zh) || !strstr(joined, "memory-full-idle?"))
+		fail_msg("the finding is not whole in the help box: %s", joined);
+	free(t);
+	top_canvas_free(&c);
+	top_model_free(&w.m);
+	setlocale(LC_CTYPE, "C");
+}
+
+/* A new sample for the world: GPU 0's values move with k, GPU 1's hold still. */
+static void push_sample(world *w, int k)
+{
+	snapshot s;
+	snapshot_init(&s, 2);
+	top_snapshot_copy(&s, top_model_shown(&w->m));
+	s.t_wall += 1;
+	setv(&s.gpu[0], GM_UTIL_GPU, 40 + (k * 37) % 60);
+	setv(&s.gpu[0], GM_TEMP_GPU, 60 + k % 3);
+	if (k % 4 == 3)
+		s.gpu[0].ok[GM_POWER_DRAW] = 0;
+	for (int c = 0; c < s.ncpu; c++)
+		s.cpu_busy[c] = (k * 13 + c * 7) % 100;
+	top_model_ingest(&w->m, &s);
+	snapshot_free(&s);
+	top_model_refresh(&w->m);
+}
+
+/* Cell by cell, with the position of the first difference. */
+static void assert_same_canvas(const top_canvas *a, const top_canvas *b, const char *what)
+{
+	assert_int_equal(a->cols, b->cols);
+	assert_int_equal(a->rows, b->rows);
+	for (int i = 0; i < a->cols * a->rows; i++)
+		if (a->cell[i].ch != b->cell[i].ch || a->cell[i].style != b->cell[i].style)
+			fail_msg(
+			    "%s: cell %d,%d differs ('%lc' style %d, drawn whole: '%lc' style %d)",
+			    what, i % a->cols, i / a->cols, (wint_t)a->cell[i].ch, a->cell[i].style,
+			    (wint_t)b->cell[i].ch, b->cell[i].style);
+}
+
+/*
+ * Frames drawn over the last one (with a memo) are exactly the frames drawn
+ * whole, through new samples, a GPU that holds still, the help box, a
+ * resize, a GPU selection, the tree and a prompt; and unchanged GPU blocks
+ * are really kept.
+ */
+static void test_memo_draws_the_same(void **state)
+{
+	(void)state;
+	bool utf8 = utf8_locale();
+	world w;
+	make_world(&w, 3);
+	top_render_memo memo = {0};
+	top_canvas kept = {0};
+	int sizes[][2] = {{120, 30}, {160, 50}, {80, 24}};
+	char err[96];
+	for (int k = 0; k < 24; k++) {
+		int cols = sizes[k / 8][0], rows = sizes[k / 8][1];
+		if (kept.cols != cols || kept.rows != rows) {
+			top_canvas_free(&kept);
+			assert_int_equal(top_canvas_init(&kept, cols, rows, utf8), 0);
+		}
+		push_sample(&w, k);
+		top_input in = {.mode = k % 8 == 5 ? TOP_IN_HELP : TOP_IN_NORMAL};
+		if (k % 8 == 6)
+			in = (top_input){.mode = TOP_IN_FILTER, .buf = "py", .len = 2};
+		if (k % 8 == 3)
+			w.m.tree = !w.m.tree;
+		if (k == 12)
+			assert_true(top_model_set_gpus(&w.m, "1", err, sizeof err));
+		if (k == 15)
+			assert_true(top_model_set_gpus(&w.m, "all", err, sizeof err));
+		if (k % 5 == 2)
+			top_model_move(&w.m, 1, 5);
+		top_layout L;
+		top_layout_compute(cols, rows, top_model_gpus_shown(&w.m), 4, w.m.tree, &L);
+		top_frame f = {.m = &w.m,
+		               .L = &L,
+		               .in = &in,
+		               .hostname = "node7",
+		               .interval_ns = 1000000000LL,
+		               .message = k % 8 == 1 ? "a passing message, longer than the status "
+		                                       "line that follows it on the next frame"
+		                                     : NULL,
+		               .memo = &memo};
+		top_render(&kept, &f);
+		top_canvas whole;
+		assert_int_equal(top_canvas_init(&whole, cols, rows, utf8), 0);
+		f.memo = NULL;
+		top_render(&whole, &f);
+		char what[64];
+		snprintf(what, sizeof what, "frame %d at %dx%d", k, cols, rows);
+		assert_same_canvas(&kept, &whole, what);
+		top_canvas_free(&whole);
+	}
+	/* GPU 1 holds still: most of its frames kept its block */
+	assert_true(memo.kept >= 8);
+	assert_true(memo.redrawn >= 24);
+	top_canvas_free(&kept);
+	top_model_free(&w.m);
+	if (utf8)
+		setlocale(LC_CTYPE, "C");
+}
+
+/* A GPU block's key holds every value it shows: a value outside the key changes nothing drawn. */
+static void test_memo_key_is_complete(void **state)
+{
+	(void)state;
+	world w;
+	make_world(&w, 2);
+	int sizes[][2] = {{160, 50}, {80, 24}, {200, 60}, {120, 20}};
+	for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+		int cols = sizes[z][0], rows = sizes[z][1];
+		top_layout L;
+		top_layout_compute(cols, rows, 2, 4, false, &L);
+		top_frame f = {.m = &w.m, .L = &L, .hostname = "n", .interval_ns = 1000000000LL};
+		top_canvas ref, c;
+		assert_int_equal(top_canvas_init(&ref, cols, rows, false), 0);
+		top_render(&ref, &f);
+		snapshot *s = (snapshot *)top_model_shown(&w.m);
+		for (int id = 0; id < GM__COUNT; id++) {
+			if (top_r_gpu_metric_drawn((gpu_metric_id)id))
+				continue;
+			gpu_values saved = s->gpu[0];
+			setv(&s->gpu[0], (gpu_metric_id)id, 3.0 + id);
+			assert_int_equal(top_canvas_init(&c, cols, rows, false), 0);
+			top_render(&c, &f);
+			char what[96];
+			snprintf(what, sizeof what, "metric %d (%s) at %dx%d", id,
+			         gpu_metrics[id].key, cols, rows);
+			assert_same_canvas(&c, &ref, what);
+			top_canvas_free(&c);
+			s->gpu[0] = saved;
+		}
+		top_canvas_free(&ref);
+	}
+	top_model_free(&w.m);
+}
+
 /* The hand-made "%.0f" writes exactly what snprintf writes: ties, signs, widths, truncation. */
 static void test_fmt_f0_matches_snprintf(void **state)
 {
@@ -409,6 +609,10 @@ int main(void)
 	    cmocka_unit_test(test_status_and_help),
 	    cmocka_unit_test(test_too_small_and_hits),
 	    cmocka_unit_test(test_every_size_draws),
+	    cmocka_unit_test(test_help_wraps_chinese),
+	    cmocka_unit_test(test_host_labels_listed),
+	    cmocka_unit_test(test_memo_draws_the_same),
+	    cmocka_unit_test(test_memo_key_is_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
