@@ -14,6 +14,8 @@
 #include "queue/queue.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/i18n.h"
+#include "util/textwidth.h"
 
 static const char *queue_dir;
 static const opt_def queue_opts[] = {
@@ -62,6 +64,11 @@ static const queue_sub subs[] = {
     {"clean", qcmd_clean}, {"pause", qcmd_flags},   {"resume", qcmd_flags},  {"drain", qcmd_flags},
     {"gpus", qcmd_gpus},   {"config", qcmd_config}, {"worker", qcmd_worker}, {"stop", qcmd_stop},
 };
+
+void qcmd_cell(const char *s, int cols, const char *sep)
+{
+	printf("%s%*s%s", s, gw_text_pad(s, cols), "", sep);
+}
 
 void qcmd_mib(int64_t mib, char *out, size_t len)
 {
@@ -114,7 +121,7 @@ bool qcmd_parse_id(const char *s, int64_t *id)
 int qcmd_err(const queue_err *e)
 {
 	int code = e->code ? e->code : GW_EXIT_ENV;
-	return gw_error(code, e->what, e->hint[0] ? e->hint : NULL, "%s", e->why);
+	return gw_error(code, e->what, e->hint[0] ? _(e->hint) : NULL, "%s", e->why);
 }
 
 static void print_err(const queue_err *e)
@@ -134,8 +141,8 @@ int qcmd_open(const char *dir, queue_store **st)
 
 int qcmd_bad_id(const char *s)
 {
-	return gw_error(GW_EXIT_USAGE, s, "task ids are the numbers `gpuwhy queue ls` shows",
-	                "not a task id");
+	return gw_error(GW_EXIT_USAGE, s, _("task ids are the numbers `gpuwhy queue ls` shows"),
+	                _("not a task id"));
 }
 
 json_t *qcmd_jint(bool ok, long long v)
@@ -214,7 +221,7 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 		char hint[96];
 		snprintf(hint, sizeof hint, "did you mean 'gpuwhy queue %s'?", s ? s : "");
 		rc = gw_error(GW_EXIT_USAGE, sub, s ? hint : "see gpuwhy queue --help",
-		              "unknown queue subcommand");
+		              _("unknown queue subcommand"));
 	}
 	free(av);
 	return rc;

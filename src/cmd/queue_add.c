@@ -41,10 +41,11 @@ static char *capture_env(void)
 			continue;
 		size_t kl = (size_t)(eq - *e), vl = strlen(eq + 1);
 		if (!utf8_ok(chk, *e, kl) || !utf8_ok(chk, eq + 1, vl)) {
-			fprintf(stderr,
-			        "gpuwhy: queue add: environment variable %.*s is not UTF-8; the "
-			        "task will not see it\n",
-			        (int)kl, *e);
+			fprintf(stderr, "gpuwhy: queue add: ");
+			fprintf(
+			    stderr,
+			    _("environment variable %.*s is not UTF-8; the task will not see it\n"),
+			    (int)kl, *e);
 			continue;
 		}
 		yajl_gen_string(g, (const unsigned char *)*e, kl);
@@ -133,7 +134,7 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 		size_t len;
 		char *text = read_all(from, &len);
 		if (!text)
-			return gw_error(GW_EXIT_USAGE, from, NULL, "cannot read: %s",
+			return gw_error(GW_EXIT_USAGE, from, NULL, _("cannot read: %s"),
 			                strerror(errno));
 		char err[512];
 		*n = queue_spec_parse_file(text, len, text_file(from, text, len), tmpl, specs, err,
@@ -141,7 +142,7 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 		free(text);
 		if (*n < 0) {
 			*n = 0;
-			return gw_error(GW_EXIT_USAGE, from, "see gpuwhy queue add --help", "%s",
+			return gw_error(GW_EXIT_USAGE, from, _("see gpuwhy queue add --help"), "%s",
 			                err);
 		}
 		return 0;
@@ -152,7 +153,7 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 	queue_spec_set_argv(&(*specs)[0], cmd, ncmd);
 	*n = 1;
 	if (queue_spec_validate(&(*specs)[0], err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "queue add", "see gpuwhy queue add --help", "%s",
+		return gw_error(GW_EXIT_USAGE, "queue add", _("see gpuwhy queue add --help"), "%s",
 		                err);
 	return 0;
 }
@@ -252,10 +253,11 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 	int rc = 0;
 	if (!a->from && ncmd == 0)
 		rc = gw_error(GW_EXIT_USAGE, "queue add",
-		              "gpuwhy queue add -- CMD ARGS, or --from FILE", "no command given");
+		              _("gpuwhy queue add -- CMD ARGS, or --from FILE"),
+		              _("no command given"));
 	else if (a->from && ncmd > 0)
 		rc = gw_error(GW_EXIT_USAGE, "queue add", NULL,
-		              "give either a command or --from FILE, not both");
+		              _("give either a command or --from FILE, not both"));
 	if (rc) {
 		json_decref(sarr);
 		return rc;
@@ -319,8 +321,8 @@ int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
 	if (rc)
 		return rc;
 	if (draining)
-		fprintf(stderr, "gpuwhy: queue add: the queue is draining; the task waits for "
-		                "`gpuwhy queue resume`\n");
+		fprintf(stderr, "gpuwhy: queue add: %s\n",
+		        _("the queue is draining; the task waits for `gpuwhy queue resume`"));
 	else if (!a.no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_wake(dir, QUEUE_POKE_ADD);

@@ -32,6 +32,8 @@ int qcmd_open(const char *dir, queue_store **st);
 
 /* Human units for tables: "-" when unknown (negative). */
 void qcmd_mib(int64_t mib, char *out, size_t len);
+/* Print s and spaces to fill cols display columns (a CJK character takes two), then sep. */
+void qcmd_cell(const char *s, int cols, const char *sep);
 void qcmd_kib(int64_t kib, char *out, size_t len);
 void qcmd_dur(double s, char *out, size_t len);
 void qcmd_time(double t, char *out, size_t len);

@@ -18,6 +18,7 @@
 #include "util/selfexe.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+#include "util/textwidth.h"
 
 int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 {
@@ -35,8 +36,8 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	if (!all && first >= argc)
-		return gw_error(GW_EXIT_USAGE, "queue cancel", "gpuwhy queue cancel ID... or --all",
-		                "no task given");
+		return gw_error(GW_EXIT_USAGE, "queue cancel",
+		                _("gpuwhy queue cancel ID... or --all"), _("no task given"));
 	for (int i = first; i < argc; i++) {
 		int64_t id;
 		if (!qcmd_parse_id(argv[i], &id))
@@ -69,7 +70,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 		queue_attempt a;
 		int r = queue_store_cancel(st, ids[i], &result, &a);
 		if (r > 0) {
-			rc = gw_error(GW_EXIT_USAGE, "queue cancel", NULL, "no task %lld",
+			rc = gw_error(GW_EXIT_USAGE, "queue cancel", NULL, _("no task %lld"),
 			              (long long)ids[i]);
 			break;
 		}
@@ -78,21 +79,21 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 			break;
 		}
 		if (result == 0) {
-			printf("task %lld cancelled\n", (long long)ids[i]);
+			printf(_("task %lld cancelled\n"), (long long)ids[i]);
 			queue_write_record(st, ids[i]);
 		} else if (result == 1) {
 			/* Tell the shim straight away; the worker also does, should this miss. */
 			if (a.backend == QB_LOCAL && a.astate == QA_RUNNING &&
 			    queue_proc_alive(a.shim_pid, a.shim_start))
 				kill(a.shim_pid, SIGUSR1);
-			printf(
-			    "task %lld: cancel requested (it is running; its record says cancelled "
-			    "once its processes are gone)\n",
-			    (long long)ids[i]);
+			printf(_("task %lld: cancel requested (it is running; its record says "
+			         "cancelled "
+			         "once its processes are gone)\n"),
+			       (long long)ids[i]);
 		} else {
 			queue_task t;
 			if (queue_store_get(st, ids[i], &t) == 0) {
-				printf("task %lld already ended (%s)\n", (long long)ids[i],
+				printf(_("task %lld already ended (%s)\n"), (long long)ids[i],
 				       queue_state_name(t.state));
 				queue_task_free(&t);
 			}
@@ -119,8 +120,8 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	if (first >= argc)
-		return gw_error(GW_EXIT_USAGE, "queue retry", "gpuwhy queue retry ID...",
-		                "no task given");
+		return gw_error(GW_EXIT_USAGE, "queue retry", _("gpuwhy queue retry ID..."),
+		                _("no task given"));
 	for (int i = first; i < argc; i++) {
 		int64_t id;
 		if (!qcmd_parse_id(argv[i], &id))
@@ -137,14 +138,14 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 		int result;
 		int r = queue_store_retry(st, id, &result);
 		if (r > 0)
-			rc = gw_error(GW_EXIT_USAGE, argv[i], NULL, "no such task");
+			rc = gw_error(GW_EXIT_USAGE, argv[i], NULL, _("no such task"));
 		else if (r < 0)
 			rc = GW_EXIT_ENV;
 		else if (result == 0) {
-			printf("task %lld queued again\n", (long long)id);
+			printf(_("task %lld queued again\n"), (long long)id);
 			any = true;
 		} else
-			printf("task %lld has not ended: nothing to retry\n", (long long)id);
+			printf(_("task %lld has not ended: nothing to retry\n"), (long long)id);
 	}
 	bool draining = queue_store_config_int(st, "draining") != 0;
 	queue_store_close(st);
@@ -183,7 +184,7 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 		queue_log_path(dir, ids[i], path, sizeof path);
 		unlink(path);
 	}
-	printf("removed %d task%s\n", n, n == 1 ? "" : "s");
+	printf(P_("removed %d task\n", "removed %d tasks\n", n), n);
 	free(ids);
 	queue_store_close(st);
 	return GW_EXIT_OK;
@@ -223,7 +224,7 @@ static int edit_drained(queue_store *st, const char *list, bool add)
 	}
 	if (queue_store_config_set(st, "drained-gpus", out) != 0)
 		return GW_EXIT_ENV;
-	printf("drained GPUs: %s\n", out[0] ? out : "none");
+	printf(_("drained GPUs: %s\n"), out[0] ? out : _("none"));
 	return GW_EXIT_OK;
 }
 
@@ -261,13 +262,14 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	} else if (!strcmp(sub, "pause")) {
 		rc = queue_store_config_set(st, "paused", "1") ? GW_EXIT_ENV : 0;
 		if (!rc)
-			puts("paused: running tasks go on, no new task starts (gpuwhy queue "
-			     "resume)");
+			puts(_("paused: running tasks go on, no new task starts (gpuwhy queue "
+			       "resume)"));
 	} else if (!strcmp(sub, "drain")) {
 		rc = queue_store_config_set(st, "draining", "1") ? GW_EXIT_ENV : 0;
 		if (!rc)
-			puts("draining: running tasks finish, no new task starts, then the worker "
-			     "stops (gpuwhy queue resume undoes it)");
+			puts(
+			    _("draining: running tasks finish, no new task starts, then the worker "
+			      "stops (gpuwhy queue resume undoes it)"));
 	} else {
 		rc = queue_store_config_set(st, "paused", "0") ||
 		             queue_store_config_set(st, "draining", "0")
@@ -275,7 +277,7 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 		         : 0;
 		start = !rc;
 		if (!rc)
-			puts("resumed");
+			puts(_("resumed"));
 	}
 	int queued = queue_store_count_state(st, QS_QUEUED);
 	queue_store_close(st);
@@ -349,18 +351,30 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 		qcmd_print_json(o, false);
 	} else {
 		if (n == 0)
-			printf("no GPU view yet%s\n",
-			       wpid ? " (the worker has not sampled yet, or sees no GPU: see "
-			              "worker.log)"
-			            : ": no worker runs (gpuwhy queue worker starts one)");
+			puts(wpid ? _("no GPU view yet (the worker has not sampled yet, or sees no "
+			              "GPU: see worker.log)")
+			          : _("no GPU view yet: no worker runs (gpuwhy queue worker starts "
+			              "one)"));
 		else {
 			char ts[32];
 			qcmd_time(t, ts, sizeof ts);
-			printf("as seen by %s at %s\n", wpid > 0 ? "the worker" : "the last worker",
-			       ts);
-			printf("%-4s %-14s %9s %9s %9s %9s %-6s %-4s %-7s %-8s %s\n", "GPU", "UUID",
-			       "TOTAL", "FREE", "PENDING", "AVAIL", "TASKS", "CAP", "FOREIGN",
-			       "STATE", "TASK IDS");
+			printf(_("as seen by %s at %s\n"),
+			       wpid > 0 ? _("the worker") : _("the last worker"), ts);
+			/* TRANSLATORS: the heads of `queue gpus`: memory total, free, pending
+			 * (reserved by placed tasks), available; tasks, their cap, other
+			 * processes, the GPU's state and the ids of its tasks. */
+			const char *heads[] = {_("GPU"),     _("UUID"),  _("TOTAL"), _("FREE"),
+			                       _("PENDING"), _("AVAIL"), _("TASKS"), _("CAP"),
+			                       _("FOREIGN"), _("STATE")};
+			const int widths[] = {-4, -14, 9, 9, 9, 9, -6, -4, -7, -8};
+			for (int h = 0; h < 10; h++) {
+				if (widths[h] < 0)
+					qcmd_cell(heads[h], -widths[h], " ");
+				else
+					printf("%*s%s ", gw_text_pad(heads[h], widths[h]), "",
+					       heads[h]);
+			}
+			printf("%s\n", _("TASK IDS"));
 			for (int i = 0; i < n; i++) {
 				const queue_gpu_row *r = &rows[i];
 				char tot[16], fr[16], pe[16], av[24], cap[16];
@@ -381,7 +395,7 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 				       r->foreign, r->state, r->tasks);
 			}
 			if (drained[0])
-				printf("drained: %s\n", drained);
+				printf(_("drained: %s\n"), drained);
 		}
 	}
 	free(rows);
@@ -425,7 +439,7 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 		snprintf(hint, sizeof hint, "did you mean '%s'?", s ? s : "");
 		return gw_error(GW_EXIT_USAGE, key,
 		                s ? hint : "gpuwhy queue config --help lists the keys",
-		                "unknown setting");
+		                _("unknown setting"));
 	}
 	char err[200];
 	if (val && !queue_config_check(key, val, err, sizeof err))
@@ -459,7 +473,7 @@ static int set_ready_fd(const opt_def *od, const char *v, void *ctx)
 	long long x;
 	queue_worker_opts *o = ctx;
 	if (!gw_parse_int(v, 0, 1 << 20, &x))
-		return gw_error(GW_EXIT_USAGE, "--ready-fd", NULL, "bad descriptor");
+		return gw_error(GW_EXIT_USAGE, "--ready-fd", NULL, _("bad descriptor"));
 	o->ready_fd = (int)x;
 	fcntl(o->ready_fd, F_SETFD, FD_CLOEXEC);
 	return 0;
@@ -488,7 +502,7 @@ int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g)
 	if (rc)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	if (!o.self_exe)
-		return gw_error(GW_EXIT_ENV, "/proc/self/exe", NULL, "cannot find this program");
+		return gw_error(GW_EXIT_ENV, "/proc/self/exe", NULL, _("cannot find this program"));
 	return queue_worker_run(&o);
 }
 
@@ -509,19 +523,20 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 		return qcmd_err(&e);
 	int pid = queue_worker_pid(dir);
 	if (pid == 0) {
-		puts("no worker runs");
+		puts(_("no worker runs"));
 		return GW_EXIT_OK;
 	}
 	char why[PATH_MAX + 80];
 	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), why, sizeof why) != 0)
-		return gw_error(GW_EXIT_ENV, "queue stop",
-		                "nothing was signalled; fuser -v DIR/worker.lock shows its holder",
-		                "worker.lock names pid %d: %s", pid, pid < 0 ? "no PID" : why);
+		return gw_error(
+		    GW_EXIT_ENV, "queue stop",
+		    _("nothing was signalled; fuser -v DIR/worker.lock shows its holder"),
+		    _("worker.lock names pid %d: %s"), pid, pid < 0 ? _("no PID") : why);
 	int64_t until = gw_mono_ns() + 15000000000LL;
 	while (queue_worker_pid(dir) != 0 && gw_mono_ns() < until)
 		gw_sleep_ns(20000000);
 	if (queue_worker_pid(dir) != 0)
-		return gw_error(GW_EXIT_ENV, "queue stop", NULL, "worker %d did not stop", pid);
-	printf("worker %d stopped (running tasks go on; the next worker re-adopts them)\n", pid);
+		return gw_error(GW_EXIT_ENV, "queue stop", NULL, _("worker %d did not stop"), pid);
+	printf(_("worker %d stopped (running tasks go on; the next worker re-adopts them)\n"), pid);
 	return GW_EXIT_OK;
 }

@@ -9,6 +9,8 @@
 #include "cmd/queue_cmd.h"
 #include "queue/queue.h"
 #include "util/err.h"
+#include "util/i18n.h"
+#include "util/textwidth.h"
 #include "util/termsafe.h"
 #include "util/timeutil.h"
 
@@ -73,13 +75,13 @@ static void task_info(const queue_task *t, char *out, size_t len)
 	if (t->state == QS_QUEUED)
 		snprintf(out, len, "%s", t->wait_reason[0] ? t->wait_reason : "");
 	else if (t->state == QS_DONE)
-		snprintf(out, len, "exit 0");
+		snprintf(out, len, _("exit %d"), 0);
 	else if (t->error[0])
 		snprintf(out, len, "%s", t->error);
 	else if (t->signal)
-		snprintf(out, len, "signal %d", t->signal);
+		snprintf(out, len, _("signal %d"), t->signal);
 	else if (t->exit_ok && queue_state_final(t->state))
-		snprintf(out, len, "exit %d", t->exit_code);
+		snprintf(out, len, _("exit %d"), t->exit_code);
 	else
 		out[0] = '\0';
 	for (char *p = out; *p; p++)
@@ -96,7 +98,7 @@ static int set_state(const opt_def *o, const char *v, void *ctx)
 		return gw_error(
 		    GW_EXIT_USAGE, "--state",
 		    "queued, submitted, running, done, failed, timeout, cancelled or lost",
-		    "unknown state '%s'", v);
+		    _("unknown state '%s'"), v);
 	return 0;
 }
 
@@ -135,13 +137,23 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 			json_array_append_new(arr, task_json(&t[i]));
 		qcmd_print_json(arr, false);
 	} else {
-		printf("%5s  %-9s %-5s %-7s %-6s %-6s %-7s %-32s %s\n", "ID", "STATE", "TRY", "GPU",
-		       "MEM", "PEAK", "TIME", "COMMAND", "INFO");
+		/* TRANSLATORS: the heads of `queue ls`'s columns: ID, state, attempts so far of the
+		 * budget, GPUs, memory asked, peak GPU memory, run time, command, more. */
+		printf("%5s  ", _("ID"));
+		qcmd_cell(_("STATE"), 9, " ");
+		qcmd_cell(_("TRY"), 5, " ");
+		qcmd_cell(_("GPU"), 7, " ");
+		qcmd_cell(_("MEM"), 6, " ");
+		qcmd_cell(_("PEAK"), 6, " ");
+		qcmd_cell(_("TIME"), 7, " ");
+		qcmd_cell(_("COMMAND"), 32, " ");
+		printf("%s\n", _("INFO"));
 		double now = gw_wall_s();
 		for (int i = 0; i < n; i++) {
 			const queue_task *x = &t[i];
-			char try[16], gpu[16], mem[16], peak[16], tm[16], cmd[64], info[600],
-			    label[160], safe_cmd[32], safe_info[GW_TERM_SAFE_LEN(600)];
+			char try[16], gpu[16], mem[16], peak[16], tm[16], info[600], label[160],
+			    safe_cmd[GW_TERM_SAFE_LEN(160)], cmd[GW_TERM_SAFE_LEN(160)],
+			    safe_info[GW_TERM_SAFE_LEN(600)];
 			/* After `queue retry` the budget starts again from the attempts so far. */
 			snprintf(try, sizeof try, "%d/%d", x->attempts,
 			         x->budget_from + x->spec.retries + 1);
@@ -160,18 +172,18 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 			                                           : now - x->started;
 			qcmd_dur(dur, tm, sizeof tm);
 			task_command(x, label, sizeof label);
-			if (x->spec.name[0])
-				snprintf(cmd, sizeof cmd, "%.31s", x->spec.name);
-			else
-				snprintf(cmd, sizeof cmd, "%.31s", label);
 			task_info(x, info, sizeof info);
-			/* Names, commands and errors come from the task: never raw to a terminal.
-			 */
-			gw_term_safe(cmd, safe_cmd, sizeof safe_cmd);
+			/* Names, commands and errors come from the task: never raw to a terminal;
+			 * the command is cut by display columns, between characters. */
+			gw_term_safe(x->spec.name[0] ? x->spec.name : label, safe_cmd,
+			             sizeof safe_cmd);
+			gw_text_trunc(cmd, sizeof cmd, safe_cmd, 31, NULL);
 			gw_term_safe(info, safe_info, sizeof safe_info);
-			printf("%5lld  %-9s %-5s %-7s %-6s %-6s %-7s %-32s %s\n", (long long)x->id,
-			       queue_state_name(x->state), try, gpu, mem, peak, tm, safe_cmd,
-			       safe_info);
+			printf("%5lld  ", (long long)x->id);
+			qcmd_cell(queue_state_text(x->state), 9, " ");
+			printf("%-5s %-7s %-6s %-6s %-7s ", try, gpu, mem, peak, tm);
+			qcmd_cell(cmd, 32, " ");
+			printf("%s\n", safe_info);
 		}
 	}
 	queue_tasks_free(t, n);
@@ -230,6 +242,13 @@ static json_t *attempt_json(const queue_attempt *a)
 	return o;
 }
 
+/* A field's label of `show`, in a column of 11 (at least one space after it). */
+static void field(const char *label)
+{
+	printf("  ");
+	qcmd_cell(label, gw_text_width(label) < 11 ? 11 : gw_text_width(label) + 1, "");
+}
+
 /* The task's fields as `show` prints them; everything the task brought is escaped. */
 static void show_task_text(const queue_task *t)
 {
@@ -237,57 +256,82 @@ static void show_task_text(const queue_task *t)
 	task_command(t, cmd, sizeof cmd);
 	/* Everything the task brought is escaped for the terminal. */
 	char safe[GW_TERM_SAFE_LEN(4096)];
-	printf("task %lld%s%s\n", (long long)t->id, t->spec.name[0] ? "  " : "",
+	printf(_("task %lld"), (long long)t->id);
+	printf("%s%s\n", t->spec.name[0] ? "  " : "",
 	       gw_term_safe(t->spec.name, safe, sizeof safe));
-	printf("  command    %s\n", gw_term_safe(cmd, safe, sizeof safe));
-	printf("  cwd        %s\n",
-	       gw_term_safe(t->spec.cwd ? t->spec.cwd : "-", safe, sizeof safe));
-	printf("  state      %s", queue_state_name(t->state));
-	printf(" after %d attempt%s (retries %d, delay %.3gs)%s\n", t->attempts,
-	       t->attempts == 1 ? "" : "s", t->spec.retries,
-	       (double)t->spec.retry_delay_ms / 1000.0,
-	       t->cancel_requested && !queue_state_final(t->state) ? ", cancel requested" : "");
+	field(_("command"));
+	printf("%s\n", gw_term_safe(cmd, safe, sizeof safe));
+	field(_("cwd"));
+	printf("%s\n", gw_term_safe(t->spec.cwd ? t->spec.cwd : "-", safe, sizeof safe));
+	field(_("state"));
+	printf(P_("%s after %d attempt (retries %d, delay %.3gs)",
+	          "%s after %d attempts (retries %d, delay %.3gs)", t->attempts),
+	       queue_state_text(t->state), t->attempts, t->spec.retries,
+	       (double)t->spec.retry_delay_ms / 1000.0);
+	printf("%s\n",
+	       t->cancel_requested && !queue_state_final(t->state) ? _(", cancel requested") : "");
 	qcmd_mib(t->spec.mem_mib, m1, sizeof m1);
+	field(_("request"));
 	if (t->spec.gpus == 0)
-		printf("  request    %s, no GPU", queue_backend_name(t->spec.backend));
+		printf(_("%s, no GPU"), queue_backend_name(t->spec.backend));
 	else
-		printf("  request    %s, %d GPU%s, memory %s per GPU",
+		printf(P_("%s, %d GPU, memory %s per GPU", "%s, %d GPUs, memory %s per GPU",
+		          t->spec.gpus),
 		       queue_backend_name(t->spec.backend), t->spec.gpus,
-		       t->spec.gpus == 1 ? "" : "s", t->spec.mem_mib >= 0 ? m1 : "not declared");
+		       t->spec.mem_mib >= 0 ? m1 : _("not declared"));
 	if (t->spec.per_gpu)
-		printf(", at most %d per GPU", t->spec.per_gpu);
+		printf(_(", at most %d per GPU"), t->spec.per_gpu);
 	if (t->spec.timeout_ms)
-		printf(", timeout %.3gs", (double)t->spec.timeout_ms / 1000.0);
+		printf(_(", timeout %.3gs"), (double)t->spec.timeout_ms / 1000.0);
 	if (t->spec.after_id)
-		printf(", after task %lld", (long long)t->spec.after_id);
+		printf(_(", after task %lld"), (long long)t->spec.after_id);
 	putchar('\n');
 	if (t->mem_hint_mib >= 0 || t->per_gpu_hint > 0) {
 		qcmd_mib(t->mem_hint_mib, m1, sizeof m1);
-		printf("  after OOM  reserve %s, at most %d per GPU (%d OOM retr%s)\n", m1,
-		       t->per_gpu_hint, t->oom_count, t->oom_count == 1 ? "y" : "ies");
+		field(_("after OOM"));
+		printf(P_("reserve %s, at most %d per GPU (%d OOM retry)\n",
+		          "reserve %s, at most %d per GPU (%d OOM retries)\n", t->oom_count),
+		       m1, t->per_gpu_hint, t->oom_count);
 	}
 	if (t->spec.input || t->spec.output) {
-		printf("  input      %s\n",
+		field(_("input"));
+		printf("%s\n",
 		       gw_term_safe(t->spec.input ? t->spec.input : "-", safe, sizeof safe));
-		printf("  output     %s\n",
+		field(_("output"));
+		printf("%s\n",
 		       gw_term_safe(t->spec.output ? t->spec.output : "-", safe, sizeof safe));
 	}
 	qcmd_time(t->submitted, a, sizeof a);
-	printf("  submitted  %s\n", a);
+	field(_("submitted"));
+	printf("%s\n", a);
 	qcmd_time(t->started, a, sizeof a);
 	qcmd_time(t->ended, b, sizeof b);
-	printf("  started    %s\n  ended      %s\n", a, b);
-	if (t->exit_ok || t->signal)
-		printf("  exit       %s%d\n", t->signal ? "signal " : "",
-		       t->signal ? t->signal : t->exit_code);
+	field(_("started"));
+	printf("%s\n", a);
+	field(_("ended"));
+	printf("%s\n", b);
+	if (t->exit_ok || t->signal) {
+		field(_("exit"));
+		if (t->signal)
+			printf(_("signal %d"), t->signal);
+		else
+			printf("%d", t->exit_code);
+		putchar('\n');
+	}
 	qcmd_mib(t->peak_gpu_mib, m1, sizeof m1);
 	qcmd_kib(t->peak_rss_kib, m2, sizeof m2);
-	printf("  peaks      GPU memory %s (on one GPU), host RSS %s\n", m1, m2);
-	printf("  GPUs       %s\n", t->gpus_used[0] ? t->gpus_used : "-");
-	if (t->error[0])
-		printf("  error      %s\n", gw_term_safe(t->error, safe, sizeof safe));
-	if (t->state == QS_QUEUED && t->wait_reason[0])
-		printf("  waiting    %s\n", gw_term_safe(t->wait_reason, safe, sizeof safe));
+	field(_("peaks"));
+	printf(_("GPU memory %s (on one GPU), host RSS %s\n"), m1, m2);
+	field(_("GPUs"));
+	printf("%s\n", t->gpus_used[0] ? t->gpus_used : "-");
+	if (t->error[0]) {
+		field(_("error"));
+		printf("%s\n", gw_term_safe(t->error, safe, sizeof safe));
+	}
+	if (t->state == QS_QUEUED && t->wait_reason[0]) {
+		field(_("waiting"));
+		printf("%s\n", gw_term_safe(t->wait_reason, safe, sizeof safe));
+	}
 }
 
 /* Each attempt as a table row, then the last lines of the log. */
@@ -295,9 +339,20 @@ static void show_attempts_text(const queue_attempt *at, int na, const char *logp
                                int lines)
 {
 	char a[64], m1[16], m2[16], safe[GW_TERM_SAFE_LEN(4096)];
-	if (na)
-		printf("  attempts\n    %-3s %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", "#",
-		       "START", "DURATION", "GPUS", "EXIT", "OUTCOME", "GPU", "RSS", "NOTE");
+	if (na) {
+		printf("  %s\n    ", _("attempts"));
+		/* TRANSLATORS: the heads of `queue show`'s attempts: number, start, duration,
+		 * GPUs used, exit, outcome, peak GPU memory, peak host RSS, note. */
+		qcmd_cell("#", 3, " ");
+		qcmd_cell(_("START"), 19, " ");
+		qcmd_cell(_("DURATION"), 9, " ");
+		qcmd_cell(_("GPUS"), 7, " ");
+		qcmd_cell(_("EXIT"), 9, " ");
+		qcmd_cell(_("OUTCOME"), 10, " ");
+		qcmd_cell(_("GPU"), 6, " ");
+		qcmd_cell(_("RSS"), 6, " ");
+		printf("%s\n", _("NOTE"));
+	}
 	for (int i = 0; i < na; i++) {
 		const queue_attempt *x = &at[i];
 		char dur[16], ex[24], note[700];
@@ -305,7 +360,7 @@ static void show_attempts_text(const queue_attempt *at, int na, const char *logp
 		qcmd_dur(x->ended > 0 ? x->ended - x->started : gw_wall_s() - x->started, dur,
 		         sizeof dur);
 		if (x->signal)
-			snprintf(ex, sizeof ex, "sig %d", x->signal);
+			snprintf(ex, sizeof ex, _("sig %d"), x->signal);
 		else if (x->exit_ok)
 			snprintf(ex, sizeof ex, "%d", x->exit_code);
 		else
@@ -314,19 +369,21 @@ static void show_attempts_text(const queue_attempt *at, int na, const char *logp
 		qcmd_kib(x->peak_rss_kib, m2, sizeof m2);
 		note[0] = '\0';
 		if (x->slurm_job[0])
-			snprintf(note, sizeof note, "slurm job %s %s; ", x->slurm_job,
+			snprintf(note, sizeof note, _("slurm job %s %s; "), x->slurm_job,
 			         x->slurm_state);
 		size_t nl = strlen(note);
 		snprintf(note + nl, sizeof note - nl, "%s", x->error);
-		printf("    %-3d %-19s %-9s %-7s %-9s %-10s %-6s %-6s %s\n", x->n, a, dur,
-		       x->gpu_idx[0] ? x->gpu_idx : "-", ex,
-		       x->outcome != QO_NONE      ? queue_outcome_name(x->outcome)
-		       : x->astate == QA_STARTING ? "starting"
-		                                  : "running",
-		       m1, m2, gw_term_safe(note, safe, sizeof safe));
+		printf("    %-3d %-19s %-9s %-7s ", x->n, a, dur, x->gpu_idx[0] ? x->gpu_idx : "-");
+		qcmd_cell(ex, 9, " ");
+		qcmd_cell(x->outcome != QO_NONE      ? queue_outcome_text(x->outcome)
+		          : x->astate == QA_STARTING ? _("starting")
+		                                     : _("running"),
+		          10, " ");
+		printf("%-6s %-6s %s\n", m1, m2, gw_term_safe(note, safe, sizeof safe));
 	}
 	if (lines > 0) {
-		printf("  log        %s (last %d lines)\n", logp, lines);
+		field(_("log"));
+		printf(P_("%s (last %d line)\n", "%s (last %d lines)\n", lines), logp, lines);
 		const char *p = from;
 		while (*p) {
 			size_t l = strcspn(p, "\n");
@@ -359,8 +416,8 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
 	if (first + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "queue show", "gpuwhy queue show ID",
-		                "give one task id");
+		return gw_error(GW_EXIT_USAGE, "queue show", _("gpuwhy queue show ID"),
+		                _("give one task id"));
 	int64_t id;
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
@@ -372,7 +429,7 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 	rc = queue_store_get(st, id, &t);
 	if (rc != 0) {
 		queue_store_close(st);
-		return rc > 0 ? gw_error(GW_EXIT_USAGE, argv[first], NULL, "no such task")
+		return rc > 0 ? gw_error(GW_EXIT_USAGE, argv[first], NULL, _("no such task"))
 		              : GW_EXIT_ENV;
 	}
 	queue_attempt *at = NULL;

@@ -30,8 +30,8 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	if (first + 1 != argc)
-		return gw_error(GW_EXIT_USAGE, "queue log", "gpuwhy queue log ID",
-		                "give one task id");
+		return gw_error(GW_EXIT_USAGE, "queue log", _("gpuwhy queue log ID"),
+		                _("give one task id"));
 	int64_t id;
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
@@ -42,7 +42,7 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 	int state = queue_store_state_of(st, id);
 	if (state < 0) {
 		queue_store_close(st);
-		return gw_error(GW_EXIT_USAGE, argv[first], NULL, "no such task");
+		return gw_error(GW_EXIT_USAGE, argv[first], NULL, _("no such task"));
 	}
 	int64_t from = 0, until = -1;
 	if (attempt > 0) {
@@ -50,7 +50,7 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 		if (queue_store_attempt_get(st, id, attempt, &a) != 0) {
 			queue_store_close(st);
 			return gw_error(GW_EXIT_USAGE, "--attempt", NULL,
-			                "task %lld has no attempt %d", (long long)id, attempt);
+			                _("task %lld has no attempt %d"), (long long)id, attempt);
 		}
 		from = a.log_offset;
 		if (queue_store_attempt_get(st, id, attempt + 1, &next) == 0)
@@ -133,7 +133,7 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 				int s = queue_store_state_of(st, ids[i]);
 				if (s < 0) {
 					rc = gw_error(GW_EXIT_USAGE, argv[first + i], NULL,
-					              "no such task");
+					              _("no such task"));
 					goto out;
 				}
 				pending += !queue_state_final((queue_state)s);
@@ -154,21 +154,29 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 		if (pending == 0) {
 			rc = bad ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
 			if (bad)
-				fprintf(stderr, "gpuwhy: queue wait: %d task%s did not end done\n",
-				        bad, bad == 1 ? "" : "s");
+				fprintf(stderr, "gpuwhy: queue wait: ");
+			fprintf(
+			    stderr,
+			    P_("%d task did not end done\n", "%d tasks did not end done\n", bad),
+			    bad);
 			break;
 		}
 		if (deadline && gw_mono_ns() >= deadline) {
-			fprintf(stderr, "gpuwhy: queue wait: %d task%s still not ended\n", pending,
-			        pending == 1 ? "" : "s");
+			fprintf(stderr, "gpuwhy: queue wait: ");
+			fprintf(
+			    stderr,
+			    P_("%d task still not ended\n", "%d tasks still not ended\n", pending),
+			    pending);
 			rc = GW_EXIT_PROBLEMS;
 			break;
 		}
 		if (!hinted && queue_worker_pid(dir) == 0) {
-			fprintf(stderr,
-			        "gpuwhy: queue wait: no worker runs for %s (start one with "
-			        "gpuwhy queue worker); waiting anyway\n",
-			        dir);
+			fprintf(stderr, "gpuwhy: queue wait: ");
+			fprintf(
+			    stderr,
+			    _("no worker runs for %s (start one with gpuwhy queue worker); waiting "
+			      "anyway\n"),
+			    dir);
 			hinted = true;
 		}
 		gw_sleep_ns(200000000);

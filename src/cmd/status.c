@@ -37,7 +37,7 @@ static void reason_text(const gpu_values *v, char *out, size_t len)
 		snprintf(out, len, "%s", _("n/a"));
 		return;
 	}
-	gpu_reasons_display((uint64_t)v->v[GM_CLK_REASONS], out, len);
+	gpu_reasons_human((uint64_t)v->v[GM_CLK_REASONS], out, len);
 }
 
 static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)

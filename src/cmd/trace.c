@@ -63,8 +63,8 @@ static int set_ranks(const opt_def *d, const char *v, void *ctx)
 	o->ranks = NULL;
 	int *ranks;
 	if (!parse_ranks(v, &ranks, &o->n_ranks))
-		return gw_error(GW_EXIT_USAGE, "--ranks", "e.g. --ranks 0,2,4-7",
-		                "bad rank list '%s'", v);
+		return gw_error(GW_EXIT_USAGE, "--ranks", _("e.g. --ranks 0,2,4-7"),
+		                _("bad rank list '%s'"), v);
 	o->ranks = ranks;
 	return 0;
 }
@@ -126,7 +126,7 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 		trace_job_free(&job);
 		trace_job_free_paths(paths, npaths);
 		free(ranks);
-		return gw_error(GW_EXIT_ENV, "trace", NULL, "out of memory or threads");
+		return gw_error(GW_EXIT_ENV, "trace", NULL, _("out of memory or threads"));
 	}
 	size_t analysed = 0, failed = 0, readable = 0;
 	for (size_t i = 0; i < job.n; i++) {
@@ -134,8 +134,8 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 		if (it->failed) {
 			failed++;
 			gw_error(it->failed, it->rank.path,
-			         "is it a Kineto JSON(.gz) trace or an nsys SQLite "
-			         "export?",
+			         _("is it a Kineto JSON(.gz) trace or an nsys SQLite "
+			           "export?"),
 			         "%s", it->err);
 		} else {
 			readable++;
@@ -145,27 +145,28 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 	rc = failed ? GW_EXIT_ENV : GW_EXIT_OK;
 	if (readable && !analysed && o.ranks) {
 		rc = gw_error(GW_EXIT_USAGE, "--ranks",
-		              "see the ranks the files hold with no --ranks",
-		              "no file holds one of the requested ranks");
+		              _("see the ranks the files hold with no --ranks"),
+		              _("no file holds one of the requested ranks"));
 	} else if (analysed) {
 		bool any_gpu = false;
 		for (size_t i = 0; i < job.n; i++)
 			any_gpu =
 			    any_gpu || (job.items[i].analyzed && job.items[i].res.temporal.valid);
 		if (!any_gpu && !failed)
-			rc = gw_error(GW_EXIT_ENV, "trace",
-			              "record with activities=[ProfilerActivity.CPU, "
-			              "ProfilerActivity.CUDA] or nsys --trace=cuda",
-			              "no GPU activity (kernels, memcpys, memsets) in the input");
+			rc =
+			    gw_error(GW_EXIT_ENV, "trace",
+			             _("record with activities=[ProfilerActivity.CPU, "
+			               "ProfilerActivity.CUDA] or nsys --trace=cuda"),
+			             _("no GPU activity (kernels, memcpys, memsets) in the input"));
 		if (!strcmp(format, "json")) {
 			if (trace_report_json(stdout, &job, &o) < 0)
 				rc = gw_error(GW_EXIT_ENV, "trace", NULL,
-				              "out of memory writing JSON");
+				              _("out of memory writing JSON"));
 		} else if (!strcmp(format, "csv")) {
 			trace_report_csv(stdout, &job);
 			for (size_t i = 0; i < job.n; i++)
 				for (int w = 0; w < job.items[i].rank.n_warnings; w++)
-					fprintf(stderr, "gpuwhy: %s: warning: %s\n",
+					fprintf(stderr, _("gpuwhy: %s: warning: %s\n"),
 					        job.items[i].rank.path,
 					        job.items[i].rank.warnings[w]);
 		} else {
@@ -173,7 +174,7 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 		}
 	}
 	if (fflush(stdout) != 0)
-		rc = gw_error(GW_EXIT_ENV, "stdout", NULL, "write error");
+		rc = gw_error(GW_EXIT_ENV, "stdout", NULL, _("write error"));
 	trace_job_free(&job);
 	trace_job_free_paths(paths, npaths);
 	free(ranks);

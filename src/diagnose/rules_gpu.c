@@ -20,7 +20,8 @@
 static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int *cited)
 {
 	char stat[64];
-	const char *meaning = e->value > 0 ? gpu_xid_meaning(e->value) : L_("number unreadable");
+	const char *meaning =
+	    e->value > 0 ? L_(gpu_xid_meaning(e->value)) : L_("number unreadable");
 	snprintf(stat, sizeof stat, L_("at %.1f s: %s"), e->t, meaning);
 	DX_EV(f, e->gpu, .metric = TL_EV_XID, .stat = stat, .value = (double)e->value);
 	if ((*cited)++ >= 3)
@@ -31,7 +32,7 @@ static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int
 		snprintf(where, sizeof where, L_(" on GPU %d"), tl->gpu[e->gpu].index);
 	dx_note(f, "Xid %ld%s at %.1f s: %s%s%s.", e->value, where, e->t, meaning,
 	        x ? (x->hardware ? L_(" (hardware). ") : L_(" (usually the application). ")) : "",
-	        x ? x->action : "");
+	        x ? L_(x->action) : "");
 }
 
 void rule_gpu_fault(diag_ctx *c)
@@ -105,7 +106,7 @@ void rule_gpu_fault(diag_ctx *c)
 	char gl[64], at[32] = "", xs[112] = "";
 	dx_gpu_list(c, f->gpus, gl, sizeof gl);
 	const char *first_meaning =
-	    first_xid > 0 ? gpu_xid_meaning(first_xid) : L_("number unreadable");
+	    first_xid > 0 ? L_(gpu_xid_meaning(first_xid)) : L_("number unreadable");
 	if (nx)
 		snprintf(xs, sizeof xs, L_("Xid %ld: %s"), first_xid, first_meaning);
 	if (lost) {

@@ -17,6 +17,7 @@
 #include "gpu/gpu_int.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/i18n.h"
 
 #define DEFAULT_SLOW_PERIOD_NS 5000000000LL
 
@@ -28,14 +29,18 @@ static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int cod
 static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int code, const char *what,
                      const char *hint, const char *fmt, ...)
 {
+	/* English for f->msg (logs, doctor's data), the user's language for gw_fail_print. */
 	char why[384];
-	va_list ap;
+	va_list ap, aq;
 	va_start(ap, fmt);
+	va_copy(aq, ap);
 	vsnprintf(why, sizeof why, fmt, ap);
-	va_end(ap);
 	f->kind = kind;
 	f->nvml_return = nvret;
 	gw_fail_set(&f->err, code, what, hint, "%s", why);
+	vsnprintf(f->err.why_text, sizeof f->err.why_text, _(fmt), aq);
+	va_end(aq);
+	va_end(ap);
 	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }
@@ -203,7 +208,7 @@ static int select_probes(const gpu_probe *all, int count, const char *list, int 
 	free(ids);
 	if (*nsel < 0)
 		return open_fail(f, GPU_FAIL_SELECTION, 0, GW_EXIT_USAGE, "--gpus",
-		                 "use indices or (short) UUIDs from gpuwhy status", "%s", err);
+		                 N_("use indices or (short) UUIDs from gpuwhy status"), "%s", err);
 	return 0;
 }
 
@@ -297,10 +302,10 @@ static int load_library(gpu_ctx *c, gpu_open_failure *o)
 	if (!c->lib) {
 		if (want)
 			return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, want,
-			                 "check --nvml / GPUWHY_NVML",
+			                 N_("check --nvml / GPUWHY_NVML"),
 			                 "cannot load NVML library: %s", first_err);
 		return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, "no NVIDIA driver",
-		                 "try --sim h100x1 to explore on a simulated GPU",
+		                 N_("try --sim h100x1 to explore on a simulated GPU"),
 		                 "libnvidia-ml.so.1 not found");
 	}
 #define X(ret, name, args)                                                                         \
@@ -312,7 +317,7 @@ static int load_library(gpu_ctx *c, gpu_open_failure *o)
 	    !(c->api.nvmlDeviceGetHandleByIndex_v2 || c->api.nvmlDeviceGetHandleByIndex) ||
 	    !c->api.nvmlErrorString)
 		return open_fail(o, GPU_FAIL_BAD_LIBRARY, 0, GW_EXIT_ENV, c->lib_path,
-		                 "is it a real libnvidia-ml.so.1?",
+		                 N_("is it a real libnvidia-ml.so.1?"),
 		                 "library lacks the NVML entry points gpuwhy needs");
 	return 0;
 }
@@ -323,28 +328,28 @@ static int init_error(gpu_ctx *c, nvmlReturn_t rc, gpu_open_failure *o)
 	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
 	if (scen && *scen)
 		return open_fail(o, GPU_FAIL_SIMULATOR, rc, GW_EXIT_ENV, scen,
-		                 "fix the scenario (its error is above)",
+		                 N_("fix the scenario (its error is above)"),
 		                 "the simulated GPU did not start: %s",
 		                 gpu_nvml_error(c, rc, buf, sizeof buf));
 	switch (rc) {
 	case NVML_ERROR_DRIVER_NOT_LOADED:
 		return open_fail(o, GPU_FAIL_NOT_LOADED, rc, GW_EXIT_ENV,
 		                 "NVIDIA driver not loaded",
-		                 "load the kernel module (modprobe nvidia) or check dmesg",
+		                 N_("load the kernel module (modprobe nvidia) or check dmesg"),
 		                 "NVML could not talk to the driver");
 	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
 		return open_fail(
 		    o, GPU_FAIL_MISMATCH, rc, GW_EXIT_ENV, "driver/library version mismatch",
-		    "reboot, or reload the nvidia kernel modules after the driver upgrade",
+		    N_("reboot, or reload the nvidia kernel modules after the driver upgrade"),
 		    "libnvidia-ml.so.1 and the loaded kernel module differ");
 	case NVML_ERROR_NO_PERMISSION:
 		return open_fail(
 		    o, GPU_FAIL_NO_PERMISSION, rc, GW_EXIT_ENV, "no permission on /dev/nvidia*",
-		    "add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)",
+		    N_("add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)"),
 		    "NVML was refused access to the GPU devices");
 	default:
 		return open_fail(o, GPU_FAIL_OTHER, rc, GW_EXIT_ENV, "NVML init failed",
-		                 "gpuwhy doctor explains more", "%s",
+		                 N_("gpuwhy doctor explains more"), "%s",
 		                 gpu_nvml_error(c, rc, buf, sizeof buf));
 	}
 }
@@ -415,7 +420,7 @@ static int open_devices(gpu_ctx *c, const gpu_open_opts *opts, gpu_open_failure 
 	                                               : c->api.nvmlDeviceGetCount(&count);
 	if (nr != NVML_SUCCESS)
 		return open_fail(f, GPU_FAIL_OTHER, nr, GW_EXIT_ENV, "NVML",
-		                 "gpuwhy doctor explains more", "cannot count GPUs: %s",
+		                 N_("gpuwhy doctor explains more"), "cannot count GPUs: %s",
 		                 gpu_nvml_error(c, nr, buf, sizeof buf));
 	if (count > GPU_MAX)
 		count = GPU_MAX;
@@ -480,7 +485,7 @@ void gpu_close(gpu_ctx *c)
 		int e = errno;
 		pthread_mutex_lock(&close_mu);
 		gw_fail_set(&close_fail, GW_EXIT_ENV, getenv("GPUWHY_NVML_CALLS"),
-		            "set GPUWHY_NVML_CALLS to a writable file, or - for stderr",
+		            N_("set GPUWHY_NVML_CALLS to a writable file, or - for stderr"),
 		            "cannot write the NVML call census: %s", strerror(e));
 		pthread_mutex_unlock(&close_mu);
 	}

@@ -8,6 +8,7 @@
 
 #include "util/err.h"
 #include "util/selfexe.h"
+#include "util/i18n.h"
 
 static int file_exists(const char *p)
 {
@@ -84,6 +85,8 @@ static int loader_fail(gpu_open_failure *f, gpu_fail_kind kind, int code, const 
 	f->kind = kind;
 	f->nvml_return = 0;
 	gw_fail_set(&f->err, code, what, hint, "%s", why);
+	/* f->msg keeps English (logs, doctor's data); gw_fail_print shows this. */
+	snprintf(f->err.why_text, sizeof f->err.why_text, "%s", _(why));
 	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }
@@ -95,13 +98,13 @@ int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_o
 		char scen[PATH_MAX];
 		if (gpu_scenario_resolve(sim, scen, sizeof scen) != 0)
 			return loader_fail(f, GPU_FAIL_SIMULATOR, GW_EXIT_USAGE, sim,
-			                   "gpuwhy sim list shows the shipped scenarios",
+			                   N_("gpuwhy sim list shows the shipped scenarios"),
 			                   "no such scenario");
 		const char *lib = nvml ? nvml : gpu_sim_library(argv0);
 		if (!lib)
 			return loader_fail(
 			    f, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, "--sim",
-			    "build it with make, or set GPUWHY_SIM_LIB",
+			    N_("build it with make, or set GPUWHY_SIM_LIB"),
 			    "simulated libnvidia-ml.so.1 not found beside the binary");
 		setenv("GPUWHY_SIM_SCENARIO", scen, 1);
 		setenv("GPUWHY_NVML", lib, 1);
@@ -110,7 +113,7 @@ int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_o
 	if (nvml) {
 		if (!file_exists(nvml))
 			return loader_fail(f, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, nvml,
-			                   "give the path of a libnvidia-ml.so.1",
+			                   N_("give the path of a libnvidia-ml.so.1"),
 			                   "cannot read NVML library");
 		setenv("GPUWHY_NVML", nvml, 1);
 	}

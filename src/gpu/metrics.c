@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/i18n.h"
+
 const gpu_metric_desc gpu_metrics[GM__COUNT] = {
 #define X(id, q, d, u, f, p, c, r, h, e)                                                           \
 	{GM_##id, q, d, u, GMF_##f, GMP_##p, GMC_##c, r, h, GME_##e},
@@ -126,25 +128,25 @@ void gpu_reasons_words(uint64_t mask, char *out, size_t outlen)
 	}
 }
 
-/* nvidia-smi -q's names of the clock event reasons, by bit. */
+/* nvidia-smi -q's names of the clock event reasons, by bit (and the words people read). */
 static const char *const reason_display[] = {
-    "Idle",
-    "Applications Clocks Setting",
-    "SW Power Cap",
-    "HW Slowdown",
-    "Sync Boost",
-    "SW Thermal Slowdown",
-    "HW Thermal Slowdown",
-    "HW Power Brake Slowdown",
-    "Display Clock Setting",
+    N_("Idle"),
+    N_("Applications Clocks Setting"),
+    N_("SW Power Cap"),
+    N_("HW Slowdown"),
+    N_("Sync Boost"),
+    N_("SW Thermal Slowdown"),
+    N_("HW Thermal Slowdown"),
+    N_("HW Power Brake Slowdown"),
+    N_("Display Clock Setting"),
 };
 
-void gpu_reasons_display(uint64_t mask, char *out, size_t outlen)
+static void reasons_list(uint64_t mask, bool local, char *out, size_t outlen)
 {
 	size_t n = 0;
 	out[0] = '\0';
 	if (!mask) {
-		snprintf(out, outlen, "none");
+		snprintf(out, outlen, "%s", local ? _("none") : "none");
 		return;
 	}
 	for (unsigned i = 0; i < 64; i++) {
@@ -153,14 +155,27 @@ void gpu_reasons_display(uint64_t mask, char *out, size_t outlen)
 		char unknown[40];
 		const char *nm = unknown;
 		if (i < sizeof reason_display / sizeof *reason_display)
-			nm = reason_display[i];
+			nm = local ? _(reason_display[i]) : reason_display[i];
 		else
-			snprintf(unknown, sizeof unknown, "Unknown (0x%llx)", 1ULL << i);
-		int w = snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", n ? ", " : "", nm);
+			snprintf(unknown, sizeof unknown,
+			         local ? _("Unknown (0x%llx)") : "Unknown (0x%llx)", 1ULL << i);
+		/* TRANSLATORS: the separator between two clock event reasons. */
+		const char *sep = n ? (local ? _(", ") : ", ") : "";
+		int w = snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", sep, nm);
 		if (w < 0 || (size_t)w >= outlen - n)
 			return;
 		n += (size_t)w;
 	}
+}
+
+void gpu_reasons_display(uint64_t mask, char *out, size_t outlen)
+{
+	reasons_list(mask, false, out, outlen);
+}
+
+void gpu_reasons_human(uint64_t mask, char *out, size_t outlen)
+{
+	reasons_list(mask, true, out, outlen);
 }
 
 const char *gpu_arch_name(unsigned arch)

@@ -132,6 +132,9 @@ void gpu_reasons_words(uint64_t mask, char *out, size_t outlen);
  * every human-readable face shows.
  */
 void gpu_reasons_display(uint64_t mask, char *out, size_t outlen);
+/* The same list in the user's language (util/i18n.h): the driver's names stay in
+ * gpu_reasons_display for the faces that print what nvidia-smi prints. */
+void gpu_reasons_human(uint64_t mask, char *out, size_t outlen);
 
 /* Architecture name from nvmlDeviceArchitecture_t, "Unknown" otherwise. */
 const char *gpu_arch_name(unsigned arch);

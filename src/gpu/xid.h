@@ -5,6 +5,8 @@
  *
  *   const gpu_xid_info *x = gpu_xid_lookup(48);   // "double-bit ECC error", hardware
  *   const char *m = gpu_xid_meaning(48);         // never NULL
+ * The texts are English msgids (util/i18n.h): recordings and JSON keep them so,
+ * faces people read print _(x->meaning) and _(x->action).
  */
 #ifndef GPUWHY_GPU_XID_H
 #define GPUWHY_GPU_XID_H

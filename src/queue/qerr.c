@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "queue/queue.h"
+#include "util/i18n.h"
 
 int queue_err_set(queue_err *e, int code, const char *what, const char *hint, const char *fmt, ...)
 {
@@ -17,7 +18,9 @@ int queue_err_set(queue_err *e, int code, const char *what, const char *hint, co
 	snprintf(e->hint, sizeof e->hint, "%s", hint ? hint : "");
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(e->why, sizeof e->why, fmt, ap);
+	/* fmt is a message (xgettext knows queue_err_set); the hint stays English
+	 * and is translated where it is printed. */
+	vsnprintf(e->why, sizeof e->why, _(fmt), ap);
 	va_end(ap);
 	return code;
 }

@@ -45,6 +45,8 @@ typedef enum {
 } queue_state;
 
 const char *queue_state_name(queue_state s);
+/* The state in the user's language (util/i18n.h), for text tables; never stored. */
+const char *queue_state_text(queue_state s);
 int queue_state_parse(const char *s); /* -1 when unknown */
 bool queue_state_final(queue_state s);
 
@@ -84,6 +86,8 @@ typedef enum {
 	QO__COUNT
 } queue_outcome;
 const char *queue_outcome_name(queue_outcome o);
+/* The outcome in the user's language, for text tables ("" for QO_NONE). */
+const char *queue_outcome_text(queue_outcome o);
 int queue_outcome_parse(const char *s);
 
 /* ------------------------------------------------------------- placement */

@@ -24,6 +24,7 @@
 
 #include "queue/queue.h"
 #include "util/err.h"
+#include "util/i18n.h"
 
 static int mkdir_p(const char *path)
 {
@@ -68,7 +69,7 @@ static int refuse(queue_err *e, const char *path, const char *why)
 {
 	return queue_err_set(
 	    e, GW_EXIT_ENV, path,
-	    "use a queue directory of your own, or chown/chmod go-w it if it is yours",
+	    N_("use a queue directory of your own, or chown/chmod go-w it if it is yours"),
 	    "refusing an unsafe queue location: %s", why);
 }
 
@@ -77,7 +78,8 @@ int queue_dir_check(const char *dir, queue_err *e)
 	char why[160], path[PATH_MAX + 16];
 	struct stat st;
 	if (lstat(dir, &st) != 0)
-		return queue_err_set(e, GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
+		return queue_err_set(e, GW_EXIT_ENV, dir,
+		                     N_("use --queue DIR for a writable place"),
 		                     "cannot read the queue directory: %s", strerror(errno));
 	if (untrusted(&st, true, why, sizeof why))
 		return refuse(e, dir, why);
@@ -98,7 +100,8 @@ int queue_dir_prepare(const char *dir, queue_err *e)
 	char path[PATH_MAX + 16];
 	struct stat st;
 	if (lstat(dir, &st) != 0 && mkdir_p(dir) != 0)
-		return queue_err_set(e, GW_EXIT_ENV, dir, "use --queue DIR for a writable place",
+		return queue_err_set(e, GW_EXIT_ENV, dir,
+		                     N_("use --queue DIR for a writable place"),
 		                     "cannot create the queue directory: %s", strerror(errno));
 	int rc = queue_dir_check(dir, e);
 	if (rc)

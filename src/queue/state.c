@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "queue/queue.h"
+#include "util/i18n.h"
 
 static const char *const state_names[QS__COUNT] = {
     [QS_QUEUED] = "queued",       [QS_SUBMITTED] = "submitted", [QS_RUNNING] = "running",
@@ -12,6 +13,19 @@ static const char *const state_names[QS__COUNT] = {
 const char *queue_state_name(queue_state s)
 {
 	return s < QS__COUNT ? state_names[s] : "?";
+}
+
+/* The same states as people read them (the stored names above stay English). */
+static const char *const state_words[QS__COUNT] = {
+    [QS_QUEUED] = N_("queued"),       [QS_SUBMITTED] = N_("submitted"),
+    [QS_RUNNING] = N_("running"),     [QS_DONE] = N_("done"),
+    [QS_FAILED] = N_("failed"),       [QS_TIMEOUT] = N_("timeout"),
+    [QS_CANCELLED] = N_("cancelled"), [QS_LOST] = N_("lost"),
+};
+
+const char *queue_state_text(queue_state s)
+{
+	return s < QS__COUNT ? _(state_words[s]) : "?";
 }
 
 int queue_state_parse(const char *s)
@@ -41,6 +55,21 @@ static const char *const outcome_names[QO__COUNT] = {
 const char *queue_outcome_name(queue_outcome o)
 {
 	return o < QO__COUNT ? outcome_names[o] : "?";
+}
+
+static const char *const outcome_words[QO__COUNT] = {
+    [QO_NONE] = "",
+    [QO_DONE] = N_("done"),
+    [QO_FAILED] = N_("failed"),
+    [QO_TIMEOUT] = N_("timeout"),
+    [QO_CANCELLED] = N_("cancelled"),
+    [QO_LOST] = N_("lost"),
+    [QO_NOT_STARTED] = N_("not started"),
+};
+
+const char *queue_outcome_text(queue_outcome o)
+{
+	return o == QO_NONE ? "" : o < QO__COUNT ? _(outcome_words[o]) : "?";
 }
 
 int queue_outcome_parse(const char *s)

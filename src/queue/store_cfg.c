@@ -120,7 +120,8 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e)
 		else if (home && *home)
 			snprintf(out, outlen, "%s/.local/state/gpuwhy/queue", home);
 		else
-			return queue_err_set(e, GW_EXIT_ENV, "queue directory", "use --queue DIR",
+			return queue_err_set(e, GW_EXIT_ENV, "queue directory",
+			                     N_("use --queue DIR"),
 			                     "neither XDG_STATE_HOME nor HOME is set");
 	}
 	/* Absolute, so a worker started from elsewhere and the shims agree on it. */

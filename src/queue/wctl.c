@@ -16,6 +16,7 @@
 
 #include "queue/queue.h"
 #include "util/err.h"
+#include "util/i18n.h"
 
 int queue_worker_pid(const char *dir)
 {
@@ -61,15 +62,16 @@ void queue_worker_wake(const char *dir, char what)
 int queue_worker_ensure(const char *dir, const char *self_exe)
 {
 	if (!self_exe)
-		return gw_error(GW_EXIT_ENV, "queue worker", "start one with gpuwhy queue worker",
-		                "cannot find this program in /proc/self/exe to start a worker");
+		return gw_error(GW_EXIT_ENV, "queue worker",
+		                _("start one with gpuwhy queue worker"),
+		                _("cannot find this program in /proc/self/exe to start a worker"));
 	if (queue_worker_pid(dir) != 0)
 		return 0; /* the common case: one runs (checked again under the lock otherwise) */
 	char path[PATH_MAX];
 	queue_path(dir, "spawn.lock", path, sizeof path);
 	int sl = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (sl < 0)
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(errno));
+		return gw_error(GW_EXIT_ENV, path, NULL, _("cannot open: %s"), strerror(errno));
 	/* One spawner at a time, so a burst of `add` calls starts one worker. */
 	while (flock(sl, LOCK_EX) != 0 && errno == EINTR)
 		;
@@ -117,7 +119,8 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 	if (pid < 0 || poll(&pf, 1, 10000) <= 0 || read(ready[0], &b, 1) != 1) {
 		if (queue_worker_pid(dir) == 0)
 			rc = gw_error(GW_EXIT_ENV, "queue worker",
-			              "see worker.log in the queue directory", "did not start");
+			              _("see worker.log in the queue directory"),
+			              _("did not start"));
 	}
 	close(ready[0]);
 out:

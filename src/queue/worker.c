@@ -27,6 +27,7 @@
 #include "queue/backend.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/i18n.h"
 
 #define NBACKENDS 2
 
@@ -102,16 +103,16 @@ static int take_lock(worker *w)
 	queue_path(w->dir, "worker.lock", path, sizeof path);
 	w->lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (w->lock < 0)
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(errno));
+		return gw_error(GW_EXIT_ENV, path, NULL, _("cannot open: %s"), strerror(errno));
 	if (flock(w->lock, LOCK_EX | LOCK_NB) != 0) {
 		int pid = queue_worker_pid(w->dir);
-		return gw_error(GW_EXIT_ENV, "queue worker", "gpuwhy queue stop ends it",
-		                "one already runs for %s (pid %d)", w->dir, pid);
+		return gw_error(GW_EXIT_ENV, "queue worker", _("gpuwhy queue stop ends it"),
+		                _("one already runs for %s (pid %d)"), w->dir, pid);
 	}
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
 	if (ftruncate(w->lock, 0) != 0 || pwrite(w->lock, buf, (size_t)n, 0) != n)
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot write: %s", strerror(errno));
+		return gw_error(GW_EXIT_ENV, path, NULL, _("cannot write: %s"), strerror(errno));
 	return 0;
 }
 
@@ -120,11 +121,11 @@ static int open_fifo(worker *w)
 	char path[PATH_MAX];
 	queue_path(w->dir, "wake", path, sizeof path);
 	if (mkfifo(path, 0600) != 0 && errno != EEXIST)
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot create: %s", strerror(errno));
+		return gw_error(GW_EXIT_ENV, path, NULL, _("cannot create: %s"), strerror(errno));
 	/* O_RDWR: the FIFO never reports EOF when the last writer closes. */
 	w->fifo = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (w->fifo < 0)
-		return gw_error(GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(errno));
+		return gw_error(GW_EXIT_ENV, path, NULL, _("cannot open: %s"), strerror(errno));
 	return 0;
 }
 
@@ -295,7 +296,7 @@ static int worker_open(worker *w, const queue_worker_opts *o)
 	queue_err e = {0};
 	int rc = queue_store_open(o->dir, &w->st, &e);
 	if (rc)
-		return gw_error(rc, e.what, e.hint[0] ? e.hint : NULL, "%s", e.why);
+		return gw_error(rc, e.what, e.hint[0] ? _(e.hint) : NULL, "%s", e.why);
 	queue_store_on_error(w->st, log_err);
 	if ((rc = take_lock(w)) || (rc = open_fifo(w)))
 		return rc;
@@ -364,7 +365,7 @@ int queue_worker_run(const queue_worker_opts *o)
 	if (!w.watch) {
 		worker_free(&w);
 		return gw_error(GW_EXIT_ENV, "queue worker", NULL,
-		                "cannot start the sampler thread");
+		                _("cannot start the sampler thread"));
 	}
 	loop(&w, o->idle_exit_ns);
 	int left = active(&w);

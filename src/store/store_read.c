@@ -12,6 +12,7 @@
 #include "util/fail.h"
 #include "util/i18n.h"
 #include "util/parse.h"
+#include "util/i18n.h"
 
 /* Whether the -wal file that a WAL-mode database implies is next to it. */
 static bool wal_beside(const char *path)

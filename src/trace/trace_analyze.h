@@ -97,9 +97,12 @@ const char *trace_verdict_id_str(trace_verdict_id v); /* "host_bound", ... (JSON
 #define TRACE_MAX_EVIDENCE 6
 typedef struct {
 	trace_verdict_id id;
-	char why[256];
+	char why[256]; /* English, as JSON and CSV give it */
 	char evidence[TRACE_MAX_EVIDENCE][160];
 	int n_evidence;
+	/* The same sentences in the user's language (util/i18n.h), for the text report. */
+	char why_text[512];
+	char evidence_text[TRACE_MAX_EVIDENCE][384];
 } trace_verdict;
 
 typedef struct {

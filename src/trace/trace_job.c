@@ -18,6 +18,7 @@
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+#include "util/i18n.h"
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -239,9 +240,13 @@ static void show_progress(work_t *w, uint64_t total, bool final)
 		return;
 	}
 	uint64_t b = atomic_load(&w->bytes);
-	fprintf(stderr, "\rgpuwhy trace: reading %zu file%s: %llu of %llu MB (%d%%)\033[K",
-	        w->job->n, w->job->n == 1 ? "" : "s", (unsigned long long)(b >> 20),
-	        (unsigned long long)(total >> 20), total ? (int)(100 * b / total) : 100);
+	fputs("\rgpuwhy trace: ", stderr);
+	fprintf(stderr,
+	        P_("reading %zu file: %llu of %llu MB (%d%%)",
+	           "reading %zu files: %llu of %llu MB (%d%%)", w->job->n),
+	        w->job->n, (unsigned long long)(b >> 20), (unsigned long long)(total >> 20),
+	        total ? (int)(100 * b / total) : 100);
+	fputs("\033[K", stderr);
 }
 
 static int run_phase(trace_job *job, const trace_job_opts *o, int phase, uint64_t total)

@@ -17,6 +17,7 @@
 
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/i18n.h"
 
 static int fail(kstate *k, const char *msg)
 {
@@ -641,11 +642,14 @@ int trace_kineto_finish(kstate *k, char *err, size_t errsz)
 		trace_rank_warn(r, "%llu events without a ts were skipped",
 		                (unsigned long long)k->no_ts);
 	r->n_type_errors = k->bad_value;
-	snprintf(r->format, sizeof r->format, "Kineto JSON%s%s",
-	         k->old_cats ? ", 2021 categories" : "",
-	         r->ts_float ? (k->base_time ? ", ns timestamps relative to baseTimeNanoseconds"
-	                                     : ", ns timestamps")
-	                     : ", us timestamps");
+	static const char *const ts_kind[] = {
+	    N_(", us timestamps"), N_(", ns timestamps"),
+	    N_(", ns timestamps relative to baseTimeNanoseconds")};
+	const char *cats = k->old_cats ? N_(", 2021 categories") : "";
+	int ts = r->ts_float ? (k->base_time ? 2 : 1) : 0;
+	snprintf(r->format, sizeof r->format, "Kineto JSON%s%s", cats, ts_kind[ts]);
+	snprintf(r->format_text, sizeof r->format_text, "Kineto JSON%s%s", cats[0] ? _(cats) : "",
+	         _(ts_kind[ts]));
 	return 0;
 }
 

@@ -146,6 +146,7 @@ typedef struct {
 	char device_name[96]; /* deviceProperties[0].name / TARGET_INFO_GPU.name */
 	int world_size;       /* distributedInfo.world_size; 0 unknown */
 	char format[112];     /* e.g. "Kineto JSON (ns timestamps)" or "nsys SQLite schema 2.9.1" */
+	char format_text[224]; /* the same in the user's language, for the text report */
 
 	/* Warnings for the report (not errors: the analysis goes on). */
 	char *warnings[TRACE_MAX_WARNINGS];

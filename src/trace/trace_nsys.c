@@ -1,5 +1,6 @@
 /* trace_nsys.c - Nsight Systems SQLite export reader (export schemas 2.x and 3.x). */
 #include "trace/trace_nsys.h"
+#include "util/i18n.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -295,6 +296,8 @@ static void read_meta(nsys_t *n)
 	}
 	snprintf(r->format, sizeof r->format, "Nsight Systems SQLite, export schema %s, ns",
 	         version);
+	snprintf(r->format_text, sizeof r->format_text,
+	         _("Nsight Systems SQLite, export schema %s, ns"), version);
 	if (table_exists(n, "TARGET_INFO_GPU") && column_exists(n, "TARGET_INFO_GPU", "name") &&
 	    sqlite3_prepare_v2(n->db, "SELECT name FROM TARGET_INFO_GPU LIMIT 1", -1, &st, NULL) ==
 	        SQLITE_OK) {

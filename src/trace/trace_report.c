@@ -1,6 +1,8 @@
 /* trace_report.c - text, JSON (jansson) and CSV output of a trace job. Numbers are printed
  * with '.', whatever the locale (main sets only LC_CTYPE). */
 #include "trace/trace_report.h"
+#include "util/i18n.h"
+#include "util/textwidth.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -116,29 +118,62 @@ static void text_num(FILE *out, const char *fmt, double v)
 		return;
 	}
 	int w = atoi(fmt + 1);
-	fprintf(out, "%*s", w, "n/a");
+	const char *na = _("n/a");
+	fprintf(out, "%*s%s", gw_text_pad(na, w), "", na);
+}
+
+/* s and spaces to fill cols display columns (a CJK character takes two). */
+static void text_cell(FILE *out, const char *s, int cols)
+{
+	fprintf(out, "%s%*s", s, gw_text_pad(s, cols), "");
+}
+
+/* Spaces before s to right-align it in cols display columns, then s. */
+static void text_rcell(FILE *out, const char *s, int cols)
+{
+	fprintf(out, "%*s%s", gw_text_pad(s, cols), "", s);
 }
 
 static void text_temporal(FILE *out, const trace_result *res)
 {
 	const trace_temporal *t = &res->temporal;
 	char b[40];
-	fprintf(out, "\n  Temporal breakdown (GPU span %s us)\n", us(t->span, b, sizeof b));
-	fprintf(out, "    %-13s %14s us  %6.2f %%\n", "idle", us(t->idle, b, sizeof b),
-	        t->idle_pct);
-	fprintf(out, "    %-13s %14s us  %6.2f %%\n", "compute", us(t->compute, b, sizeof b),
-	        t->compute_pct);
-	fprintf(out, "    %-13s %14s us  %6.2f %%\n", "non-compute",
-	        us(t->non_compute, b, sizeof b), t->non_compute_pct);
+	fputc('\n', out);
+	fprintf(out, _("  Temporal breakdown (GPU span %s us)\n"), us(t->span, b, sizeof b));
+	const struct {
+		const char *label;
+		int64_t time;
+		double pct;
+	} rows[] = {{N_("idle"), t->idle, t->idle_pct},
+	            {N_("compute"), t->compute, t->compute_pct},
+	            {N_("non-compute"), t->non_compute, t->non_compute_pct}};
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		fputs("    ", out);
+		text_cell(out, _(rows[i].label), 13);
+		fprintf(out, " %14s us  %6.2f %%\n", us(rows[i].time, b, sizeof b), rows[i].pct);
+	}
 }
 
 static void text_idle(FILE *out, const trace_result *res)
 {
 	if (!res->n_idle)
 		return;
-	fprintf(out, "\n  Idle time per stream (gaps between kernels, memcpys, memsets; us)\n");
-	fprintf(out, "    %-8s %-12s %12s %6s %7s %10s %8s %10s %10s\n", "stream", "category",
-	        "idle", "ratio", "gaps", "mean", "min", "median", "max");
+	fputc('\n', out);
+	fprintf(out, _("  Idle time per stream (gaps between kernels, memcpys, memsets; us)\n"));
+	/* TRANSLATORS: the heads of trace's idle table: stream, idle category, idle time,
+	 * its share, number of gaps, mean, min, median and max gap. */
+	const char *heads[] = {_("stream"), _("category"), _("idle"),   _("ratio"), _("gaps"),
+	                       _("mean"),   _("min"),      _("median"), _("max")};
+	const int widths[] = {-8, -12, 12, 6, 7, 10, 8, 10, 10};
+	fputs("   ", out);
+	for (int i = 0; i < 9; i++) {
+		fputc(' ', out);
+		if (widths[i] < 0)
+			text_cell(out, heads[i], -widths[i]);
+		else
+			text_rcell(out, heads[i], widths[i]);
+	}
+	fputc('\n', out);
 	for (size_t s = 0; s < res->n_idle; s++) {
 		const trace_idle_stream *is = &res->idle[s];
 		for (int k = 0; k < TRACE_IDLE_N; k++) {
@@ -180,7 +215,8 @@ static int cmp_kernel_total(const void *a, const void *b)
 static void text_kernels(FILE *out, const trace_result *res)
 {
 	char b[40], label[80];
-	fprintf(out, "\n  Kernel types (us; overlaps counted once)\n");
+	fputc('\n', out);
+	fprintf(out, _("  Kernel types (us; overlaps counted once)\n"));
 	bool any = false;
 	for (int m = 1; m < TRACE_KMASK_N; m++) {
 		if (res->ktime[m] <= 0)
@@ -190,18 +226,31 @@ static void text_kernels(FILE *out, const trace_result *res)
 		any = true;
 	}
 	if (!any)
-		fprintf(out, "    (no computation, communication or memory kernels)\n");
-	fputs("  Communication/computation overlap: ", out);
+		fprintf(out, _("    (no computation, communication or memory kernels)\n"));
 	if (isnan(res->overlap_pct))
-		fputs("n/a (no communication kernels)\n", out);
+		fputs(_("  Communication/computation overlap: n/a (no communication kernels)\n"),
+		      out);
 	else
-		fprintf(out, "%.2f %% of communication time runs beside computation\n",
+		fprintf(out,
+		        _("  Communication/computation overlap: %.2f %% of communication time runs "
+		          "beside computation\n"),
 		        res->overlap_pct);
 	if (!res->n_kernels)
 		return;
-	fprintf(out, "\n  Top kernels per type (us)\n");
-	fprintf(out, "    %-13s %12s %8s %10s %10s  %s\n", "type", "total", "count", "mean", "max",
-	        "name");
+	fputc('\n', out);
+	fprintf(out, _("  Top kernels per type (us)\n"));
+	fputs("    ", out);
+	/* TRANSLATORS: the heads of trace's kernel table. */
+	text_cell(out, _("type"), 13);
+	fputc(' ', out);
+	text_rcell(out, _("total"), 12);
+	fputc(' ', out);
+	text_rcell(out, _("count"), 8);
+	fputc(' ', out);
+	text_rcell(out, _("mean"), 10);
+	fputc(' ', out);
+	text_rcell(out, _("max"), 10);
+	fprintf(out, "  %s\n", _("name"));
 	/* Largest first within a type, "others" last (HTA lists them by name). */
 	const trace_kernel_row **ord = malloc(res->n_kernels * sizeof *ord);
 	if (!ord)
@@ -222,17 +271,32 @@ static void text_kernels(FILE *out, const trace_result *res)
 static void text_launch(FILE *out, const trace_result *res)
 {
 	const trace_launch *L = &res->launch;
-	fprintf(out, "\n  Kernel launches: %zu launch/GPU pairs\n", L->n);
+	fputc('\n', out);
+	fprintf(out,
+	        P_("  Kernel launches: %zu launch/GPU pair\n",
+	           "  Kernel launches: %zu launch/GPU pairs\n", L->n),
+	        L->n);
 	if (!L->n)
 		return;
-	fprintf(out, "    short kernels (kernel shorter than its launch call <= 50 us): %zu\n",
-	        L->n_short);
-	fprintf(out, "    runtime outliers (launch call > 50 us):                      %zu\n",
-	        L->n_runtime_outliers);
-	fprintf(out, "    launch-delay outliers (kernel starts > 100 us after the call): %zu\n",
-	        L->n_delay_outliers);
+	const struct {
+		const char *label;
+		size_t n;
+	} rows[] = {
+	    {N_("short kernels (kernel shorter than its launch call <= 50 us):"), L->n_short},
+	    {N_("runtime outliers (launch call > 50 us):"), L->n_runtime_outliers},
+	    {N_("launch-delay outliers (kernel starts > 100 us after the call):"),
+	     L->n_delay_outliers}};
+	int w = 0;
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+		if (gw_text_width(_(rows[i].label)) > w)
+			w = gw_text_width(_(rows[i].label));
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		fputs("    ", out);
+		text_cell(out, _(rows[i].label), w);
+		fprintf(out, " %zu\n", rows[i].n);
+	}
 	fprintf(out,
-	        "    median launch call %.1f us, median kernel %.1f us, median delay %.1f us\n",
+	        _("    median launch call %.1f us, median kernel %.1f us, median delay %.1f us\n"),
 	        L->median_cpu_us, L->median_gpu_us, L->median_delay_us);
 }
 
@@ -240,25 +304,29 @@ static void text_counters(FILE *out, const trace_result *res)
 {
 	char b[40];
 	if (res->n_queue) {
+		fputc('\n', out);
 		fprintf(out,
-		        "\n  Launch queue length per stream (at each launch and kernel start)\n");
+		        _("  Launch queue length per stream (at each launch and kernel start)\n"));
 		for (size_t i = 0; i < res->n_queue; i++) {
 			const trace_queue_stream *q = &res->queue[i];
-			fprintf(out, "    stream %-6" PRId64 " mean %8.2f  median %6.1f  max %6.0f",
-			        q->stream, q->len.mean, q->len.q50, q->len.max);
+			char sid[32];
+			snprintf(sid, sizeof sid, "%" PRId64, q->stream);
+			fprintf(out, _("    stream %-6s mean %8.2f  median %6.1f  max %6.0f"), sid,
+			        q->len.mean, q->len.q50, q->len.max);
 			if (q->blocked > 0)
-				fprintf(out, "  full (>= %d) for %s us", TRACE_QUEUE_MAX,
+				fprintf(out, _("  full (>= %d) for %s us"), TRACE_QUEUE_MAX,
 				        us(q->blocked, b, sizeof b));
 			fputc('\n', out);
 		}
 	}
 	if (res->n_membw) {
-		fprintf(out, "\n  Memory bandwidth (GB/s, while copies run)\n");
+		fputc('\n', out);
+		fprintf(out, _("  Memory bandwidth (GB/s, while copies run)\n"));
 		for (size_t i = 0; i < res->n_membw; i++) {
 			const trace_membw *m = &res->membw[i];
-			fprintf(out, "    %-15s points %6zu  mean ", m->group, m->bw.count);
+			fprintf(out, _("    %-15s points %6zu  mean "), m->group, m->bw.count);
 			text_num(out, "%10.3f", m->bw.mean);
-			fputs("  max ", out);
+			fputs(_("  max "), out);
 			text_num(out, "%10.3f", m->bw.max);
 			fputc('\n', out);
 		}
@@ -269,23 +337,26 @@ static void text_item(FILE *out, const trace_job *job, const trace_job_item *it)
 {
 	const trace_rank *r = &it->rank;
 	const trace_result *res = &it->res;
-	fprintf(out, "== rank %d: %s\n", r->rank, r->path);
-	fprintf(out, "  %s; %llu events, %zu GPU events analysed", r->format,
-	        (unsigned long long)r->n_events, res->n_gpu_events);
+	fprintf(out, _("== rank %d: %s\n"), r->rank, r->path);
+	fprintf(out, _("  %s; %llu events, %zu GPU events analysed"),
+	        r->format_text[0] ? r->format_text : r->format, (unsigned long long)r->n_events,
+	        res->n_gpu_events);
 	if (r->device_name[0])
-		fprintf(out, "; %s", r->device_name);
+		/* TRANSLATORS: the separator before the device's name. */
+		fprintf(out, _("; %s"), r->device_name);
 	if (r->world_size)
-		fprintf(out, "; world size %d", r->world_size);
+		fprintf(out, _("; world size %d"), r->world_size);
 	fputc('\n', out);
 	if (res->frame.filtered || (job->filter && res->frame.n_gpu_dropped))
 		fprintf(out,
-		        "  ProfilerStep filter: events of the last step and uncorrelated GPU "
-		        "events left out (%llu GPU events)\n",
+		        _("  ProfilerStep filter: events of the last step and uncorrelated GPU "
+		          "events left out (%llu GPU events)\n"),
 		        (unsigned long long)res->frame.n_gpu_dropped);
 	const trace_verdict *v = &res->verdict;
-	fprintf(out, "\n  Verdict: %s: %s\n", trace_verdict_word(v->id), v->why);
+	fputc('\n', out);
+	fprintf(out, _("  Verdict: %s: %s\n"), _(trace_verdict_word(v->id)), v->why_text);
 	for (int i = 0; i < v->n_evidence; i++)
-		fprintf(out, "    - %s\n", v->evidence[i]);
+		fprintf(out, "    - %s\n", v->evidence_text[i]);
 	if (!res->temporal.valid) {
 		fputc('\n', out);
 		return;
@@ -303,14 +374,15 @@ static void text_warnings(FILE *out, const trace_job_item *it)
 	const trace_rank *r = &it->rank;
 	const trace_result *res = &it->res;
 	for (int i = 0; i < r->n_warnings; i++)
-		fprintf(out, "  warning: %s\n", r->warnings[i]);
+		fprintf(out, _("  warning: %s\n"), r->warnings[i]);
 	if (it->analyzed && res->hta_would_fail) {
 		char b[40];
 		fprintf(
 		    out,
-		    "  warning: non-compute time is %s us: %llu events got a negative duration "
-		    "from HTA's ns rounding; HTA stops with an AssertionError here, gpuwhy goes on "
-		    "(--no-ns-rounding avoids it)\n",
+		    _("  warning: non-compute time is %s us: %llu events got a negative duration "
+		      "from HTA's ns rounding; HTA stops with an AssertionError here, gpuwhy goes "
+		      "on "
+		      "(--no-ns-rounding avoids it)\n"),
 		    us(res->temporal.non_compute, b, sizeof b),
 		    (unsigned long long)res->frame.n_neg_dur);
 	}
@@ -334,7 +406,8 @@ void trace_report_text(FILE *out, const trace_job *job, const trace_job_opts *o)
 	size_t n = kernel_totals(job, kt, &total);
 	if (shown > 1 && n) {
 		char b[40], label[80];
-		fprintf(out, "\n== Kernel types, all ranks (us)\n");
+		fputc('\n', out);
+		fprintf(out, _("== Kernel types, all ranks (us)\n"));
 		for (size_t i = 0; i < n; i++) {
 			trace_kmask_label(kt[i].mask, label, sizeof label);
 			fprintf(out, "    %-56s %14s  %5.1f %%\n", label,
@@ -342,7 +415,7 @@ void trace_report_text(FILE *out, const trace_job *job, const trace_job_opts *o)
 		}
 	}
 	for (int i = 0; i < job->n_warnings; i++)
-		fprintf(out, "warning: %s\n", job->warnings[i]);
+		fprintf(out, _("warning: %s\n"), job->warnings[i]);
 }
 
 /* ---------------------------------------------------------------- JSON */
