@@ -78,12 +78,12 @@ static void other_procs(const timeline *tl, double t_from, double t_to, diag_hos
 	free(scanned);
 }
 
-static double host_busy_mean(const timeline *tl, double t_from, double t_to)
+static double host_mean(const timeline *tl, host_metric_id id, double t_from, double t_to)
 {
 	double sum = 0;
 	int k = 0;
 	for (int s = 0; s < tl->n; s++) {
-		double v = tl_host_at(tl, HM_CPU_BUSY_AVG, s);
+		double v = tl_host_at(tl, id, s);
 		if (!isnan(v) && in_window(tl, s, t_from, t_to)) {
 			sum += v;
 			k++;
@@ -98,9 +98,17 @@ void diag_host_load_of(const timeline *tl, double t_from, double t_to, const dou
 	memset(out, 0, sizeof *out);
 	out->others_cpu = out->host_busy = out->spare_cores = out->excess_pct = NAN;
 	other_procs(tl, t_from, t_to, out);
-	out->host_busy = host_busy_mean(tl, t_from, t_to);
-	if (!isnan(out->host_busy) && tl->ncpu > 0)
+	out->host_busy = host_mean(tl, HM_CPU_BUSY_AVG, t_from, t_to);
+	if (!isnan(out->host_busy) && tl->ncpu > 0) {
 		out->spare_cores = tl->ncpu * (100 - out->host_busy) / 100;
+		/* The recorder keeps only the busiest few processes per scan: many
+		 * small ones load a host as much. What the host's CPUs did beyond the
+		 * job's own CPU is the others' in all. */
+		double job = host_mean(tl, HM_TREE_CPU, t_from, t_to);
+		double rest = tl->ncpu * out->host_busy - (isnan(job) ? 0 : job);
+		if (rest > 0 && (isnan(out->others_cpu) || rest > out->others_cpu))
+			out->others_cpu = rest;
+	}
 	/* Others' CPU hurts the job only when the host has no core to spare for it. */
 	out->loaded = !isnan(out->others_cpu) && out->others_cpu >= load_pct &&
 	              (isnan(out->spare_cores) || out->spare_cores < 1);
