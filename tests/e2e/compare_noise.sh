@@ -52,7 +52,18 @@ for i in 1 2 3 4 5; do
 	done
 	v=$(verdict "same$i" slower)
 	echo "same$i -> slower: $v %"
-	case "$v" in slower*) ;; *) fail "same$i -> slower: expected slower, got $v" ;; esac
+	case "$v" in
+	slower*) ;;
+	*)
+		# Only where other processes loaded a run so much that its own steps spread
+		# wider than the change may compare decline to call it (the bound is checked
+		# in verdict() to be that run's excess); the change must still point the right way.
+		masked=$("$GPUWHY" compare "$T/same$i.gpuwhy" "$T/slower.gpuwhy" --format json |
+			python3 -c 'import json,sys; c=json.load(sys.stdin); print(c["confounded"] and c["below_host_interference"] and c["step_mean_diff_pct"] > 0)')
+		[ "$masked" = True ] || fail "same$i -> slower: expected slower, got $v"
+		echo "note: a busy machine: same$i -> slower is within what the load explains"
+		;;
+	esac
 done
 # A run beside busy processes on every core is loaded: the comparison says it is confounded,
 # names the other processes, and claims no change of the identical job.
