@@ -401,6 +401,27 @@ static double step_drift_pct(const double *d, int n)
 	return m > 0 ? 100 * fabs(b - a) / m : NAN;
 }
 
+/*
+ * A run that other processes slowed is inflated by its step excess: the
+ * base's makes the candidate look faster, the candidate's slower, and both
+ * together differ by at most the larger one. A change smaller than that is
+ * not told apart from the load.
+ */
+static void confound(diag_comparison *out)
+{
+	const diag_host_load *l[2] = {&out->load_base, &out->load_cand};
+	for (int i = 0; i < 2; i++) {
+		if (!l[i]->loaded)
+			continue;
+		out->confounded = true;
+		if (!isnan(l[i]->excess_pct) &&
+		    (isnan(out->interference_pct) || l[i]->excess_pct > out->interference_pct))
+			out->interference_pct = l[i]->excess_pct;
+	}
+	if (!isnan(out->interference_pct) && out->interference_pct > out->min_diff_pct)
+		out->min_diff_pct = out->interference_pct;
+}
+
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
                   const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
 {
@@ -436,6 +457,10 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 	out->p90 = dd[2];
 	out->p99 = dd[3];
 	out->drift_pct = fmax(step_drift_pct(da, na), step_drift_pct(db, nb));
+	diag_host_load_of(base, ra.t_from, ra.t_to, da, na, o->th.compare_host_load_pct,
+	                  &out->load_base);
+	diag_host_load_of(cand, rb.t_from, rb.t_to, db, nb, o->th.compare_host_load_pct,
+	                  &out->load_cand);
 	free(da);
 	free(db);
 	/*
@@ -445,6 +470,7 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 	out->steps_bursty = ra.steps.bursty || rb.steps.bursty;
 	out->min_diff_pct = o->th.compare_min_diff_pct;
 	out->diff_pct = NAN;
+	out->interference_pct = NAN;
 	if (out->mean.base > 0 && !isnan(out->mean.diff)) {
 		out->diff_pct = 100 * out->mean.diff / out->mean.base;
 		/* A difference the step timer cannot resolve is no difference. */
@@ -454,11 +480,14 @@ void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *
 		if (!isnan(out->drift_pct) && out->drift_pct > out->min_diff_pct)
 			out->min_diff_pct = out->drift_pct;
 	}
+	confound(out);
 	if (!isnan(out->mean.lo) && !out->steps_bursty) {
 		out->by_steps = true;
 		out->verdict = out->mean.hi < 0 ? -1 : out->mean.lo > 0 ? 1 : 0;
 		out->p50_verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
 		if (out->verdict && fabs(out->diff_pct) < out->min_diff_pct) {
+			out->below_interference = !isnan(out->interference_pct) &&
+			                          fabs(out->diff_pct) < out->interference_pct;
 			out->verdict = 0;
 			out->below_min_diff = true;
 		}

@@ -269,6 +269,35 @@ typedef struct {
 	int njob;
 } diag_run_summary;
 
+/* A busy process outside the job, during a compared run. */
+typedef struct {
+	unsigned pid;
+	double cpu; /* mean % of one core over the window's process scans */
+	char cmd[64];
+} diag_host_hog;
+
+#define DIAG_MAX_HOGS 3
+
+/*
+ * What loaded the host during one compared run, over its analysed window.
+ * Loaded: the other processes took at least compare_host_load_pct of a core
+ * and the host had less than one core to spare; then the run's mean step
+ * time above its undisturbed steps (p10) is what that load can explain.
+ */
+typedef struct {
+	double others_cpu;  /* processes outside the job, summed mean, % of one core; NAN */
+	double host_busy;   /* mean busy share of all the host's CPUs, %; NAN */
+	double spare_cores; /* cores idle on average, NAN */
+	double excess_pct;  /* (mean - p10) / p10 of the step times, %; NAN */
+	bool loaded;
+	int nhogs;
+	diag_host_hog hog[DIAG_MAX_HOGS]; /* the busiest, busiest first */
+} diag_host_load;
+
+/* The host load of tl over [t_from, t_to] against th, with the run's step times. */
+void diag_host_load_of(const timeline *tl, double t_from, double t_to, const double *steps,
+                       int nsteps, double load_pct, diag_host_load *out);
+
 typedef struct {
 	diag_run_summary base, cand;
 	diag_diff mean;          /* mean step time in seconds: decides the verdict */
@@ -284,6 +313,12 @@ typedef struct {
 	double drift_pct; /* larger of the two runs' first-half/second-half disagreement, %; NAN */
 	double diff_pct;  /* the mean's change in % of the base's, NAN when unknown */
 	bool below_min_diff; /* significant but smaller than min_diff_pct */
+	/* Other processes loaded the host during a run: min_diff_pct is at least
+	 * interference_pct, the larger loaded run's step excess. */
+	diag_host_load load_base, load_cand;
+	bool confounded;
+	double interference_pct; /* NAN when not confounded or unknown */
+	bool below_interference; /* significant, but within what the load explains */
 	diag_change *changes;
 	int nchanges;
 	const char *fixed[24],

@@ -255,6 +255,25 @@ void rule_oom_risk(diag_ctx *c)
 
 /* ---- launch-bound: busy but not computing (small kernels, launch overhead) ---- */
 
+/*
+ * Ranks of one job run the same kernels: when another GPU of the job is as
+ * busy and draws more than launch_power_ratio of its limit, GPU g's low draw
+ * is a collective spinning while it waits for that one, not small kernels.
+ * Only the power evidence is fooled so; SM activity is not.
+ */
+static bool waits_for_a_rank(const diag_ctx *c, int g)
+{
+	const diag_gpu_summary *G = c->res->gpu;
+	for (int h = 0; h < c->ngpu; h++) {
+		if (h == g || !c->job[h] || isnan(G[h].util_mean) ||
+		    G[h].util_mean < c->th->launch_util_pct || !(G[h].power_limit > 0))
+			continue;
+		if (G[h].power_mean / G[h].power_limit > c->th->launch_power_ratio)
+			return true;
+	}
+	return false;
+}
+
 void rule_launch_bound(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -285,10 +304,10 @@ void rule_launch_bound(diag_ctx *c)
 			double conf;
 			if (!isnan(s->sm_active_mean))
 				conf = sm_low ? (pw_low ? 0.85 : 0.7) : 0;
+			else if (pw_low && !waits_for_a_rank(c, g))
+				conf = 0.45; /* light kernels or small ones: can't tell apart */
 			else
-				conf = pw_low
-				           ? 0.45
-				           : 0; /* light kernels or small ones: can't tell apart */
+				conf = 0;
 			if (conf == 0)
 				continue;
 			if (!f)

@@ -260,6 +260,31 @@ static void summary(jsonw *w, const char *k, const diag_run_summary *s)
 	jsonw_obj_end(w);
 }
 
+/* What loaded the host during one run: the other processes, busiest first. */
+static void host_load(jsonw *w, const char *k, const diag_host_load *l)
+{
+	jsonw_key(w, k);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "loaded");
+	jsonw_bool(w, l->loaded);
+	num(w, "other_processes_cpu_pct", l->others_cpu);
+	num(w, "host_cpu_busy_pct", l->host_busy);
+	num(w, "spare_cores", l->spare_cores);
+	num(w, "step_excess_pct", l->excess_pct);
+	jsonw_key(w, "busiest_other_processes");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < l->nhogs; i++) {
+		jsonw_obj_begin(w);
+		jsonw_key(w, "pid");
+		jsonw_int(w, l->hog[i].pid);
+		str(w, "command", l->hog[i].cmd);
+		num(w, "cpu_pct", l->hog[i].cpu);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
 void compare_json(FILE *out, const diag_comparison *c, const char *base, const char *cand)
 {
 	jsonw w;
@@ -276,6 +301,11 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	num(&w, "step_mean_diff_pct", c->diff_pct);
 	jsonw_key(&w, "below_min_meaningful_diff");
 	jsonw_bool(&w, c->below_min_diff);
+	jsonw_key(&w, "confounded");
+	jsonw_bool(&w, c->confounded);
+	num(&w, "host_interference_pct", c->interference_pct);
+	jsonw_key(&w, "below_host_interference");
+	jsonw_bool(&w, c->below_interference);
 	jsonw_key(&w, "steps_bursty");
 	jsonw_bool(&w, c->steps_bursty);
 	str(&w, "median_verdict",
@@ -296,6 +326,11 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	diff(&w, "step_p99", &c->p99);
 	summary(&w, "base_run", &c->base);
 	summary(&w, "candidate_run", &c->cand);
+	jsonw_key(&w, "host_load");
+	jsonw_obj_begin(&w);
+	host_load(&w, "base", &c->load_base);
+	host_load(&w, "candidate", &c->load_cand);
+	jsonw_obj_end(&w);
 	jsonw_key(&w, "changes");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < c->nchanges; i++) {

@@ -494,6 +494,50 @@ static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
 	fprintf(t->out, " %12s %12s  %s%s%s\n", a, b, c, ci, c[0] ? RESET(t) : "");
 }
 
+/* One run's load: the other processes' CPU, the busiest of them, the step excess. */
+static void cmp_load_line(FILE *out, const char *run, const diag_host_load *l)
+{
+	char who[3 * (GW_TERM_SAFE_LEN(64) + 32)] = "";
+	size_t o = 0;
+	for (int i = 0; i < l->nhogs && o < sizeof who; i++) {
+		char cmd[GW_TERM_SAFE_LEN(64)];
+		o += (size_t)snprintf(who + o, sizeof who - o, _("%sPID %u %.24s (%.0f %%)"),
+		                      i ? ", " : "", l->hog[i].pid,
+		                      gw_term_safe(l->hog[i].cmd, cmd, sizeof cmd), l->hog[i].cpu);
+	}
+	label(out, "  ", run, 14);
+	if (!l->loaded)
+		fprintf(out, " %s\n", _("not loaded by other processes"));
+	else if (!isnan(l->excess_pct))
+		fprintf(out,
+		        _(" other processes used %.0f %% of a core (%s); its mean step is %.1f %% "
+		          "above its quickest (p10)\n"),
+		        l->others_cpu, who, l->excess_pct);
+	else
+		fprintf(out, _(" other processes used %.0f %% of a core (%s)\n"), l->others_cpu,
+		        who);
+}
+
+/* Why the comparison cannot be trusted below a bound: the host was loaded. */
+static void cmp_confounded(const tx *t, const diag_comparison *c)
+{
+	FILE *out = t->out;
+	fprintf(out, "%s%s%s\n", col(t, "\033[1;33m"),
+	        _("Confounded: other processes loaded the host during a run"), RESET(t));
+	cmp_load_line(out, _("base:"), &c->load_base);
+	cmp_load_line(out, _("candidate:"), &c->load_cand);
+	if (!isnan(c->interference_pct))
+		fprintf(out,
+		        _("That load explains changes up to %.1f %% of the mean step time; only a "
+		          "larger change is the candidate's%s.\n"),
+		        c->interference_pct,
+		        c->below_interference ? _(", and this one is not") : "");
+	else
+		fprintf(out, "%s\n",
+		        _("Without step times on both sides its effect cannot be bounded: rerun "
+		          "both on a quiet host."));
+}
+
 void compare_text(FILE *out, const diag_comparison *c, const char *base, const char *cand,
                   const report_style *st)
 {
@@ -529,9 +573,13 @@ void compare_text(FILE *out, const diag_comparison *c, const char *base, const c
 		fprintf(out,
 		        _("Changes of the mean step time under %.1f %% count as none (minimum "
 		          "meaningful difference: --set compare_min_diff_pct=N, the step timer's "
-		          "resolution, or how far each run's two halves disagree)%s\n"),
+		          "resolution, how far each run's two halves disagree, or what other "
+		          "processes' load "
+		          "explains)%s\n"),
 		        c->min_diff_pct,
 		        c->below_min_diff ? _("; this one is significant but smaller") : "");
+	if (c->confounded)
+		cmp_confounded(&t, c);
 	if (c->by_steps && c->p50_verdict != c->verdict && c->p50_verdict != 0)
 		fprintf(out,
 		        c->p50_verdict < 0

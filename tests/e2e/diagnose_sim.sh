@@ -223,8 +223,17 @@ expect oom oom
 assert_eq "$?" 1 "oom report exit status"
 expect full oom-risk oom
 
-expect sync_pcie sync-wait launch-bound
-"$GPUWHY" report "$T/sync_pcie.gpuwhy" | grep -q "no NVLink" || fail "sync-wait over PCIe names the link"
+# A host other work keeps busy delays the ranks' launches: host-contention naming
+# the load is then a right answer too; launch-bound never is.
+if findings sync_pcie | head -1 | grep -q ' host-contention$'; then
+	echo "note: the machine was busy: sync_pcie recorded host-contention"
+	expect sync_pcie host-contention launch-bound
+	"$GPUWHY" report "$T/sync_pcie.gpuwhy" | grep -q "idle .* while " ||
+		fail "host-contention on sync_pcie does not say what loaded the host"
+else
+	expect sync_pcie sync-wait launch-bound
+	"$GPUWHY" report "$T/sync_pcie.gpuwhy" | grep -q "no NVLink" || fail "sync-wait over PCIe names the link"
+fi
 expect sync_steady sync-wait launch-bound data-starved
 expect sync_nvl sync-wait launch-bound
 "$GPUWHY" report "$T/sync_nvl.gpuwhy" | grep -q "imbalance, not bandwidth" || fail "sync-wait NVLink advice"

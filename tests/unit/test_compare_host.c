@@ -1,0 +1,148 @@
+/*
+ * test_compare_host.c - compare on a loaded host: a run that other
+ * processes slowed confounds the comparison, and a change counts only
+ * beyond the step excess that load explains.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "diag_fixture.h"
+
+/* n steps of floor seconds (+-2 ms of jitter); every stall_every-th one stall seconds longer. */
+static void steps(timeline *tl, double floor, int n, int stall_every, double stall)
+{
+	tl->nsteps = 0;
+	double t = 0.5;
+	for (int k = 0; k < n; k++) {
+		tl_add_step(tl, t, k);
+		t += floor + 0.001 * ((k * 37) % 5 - 2);
+		if (stall_every && k % stall_every == stall_every - 1)
+			t += stall;
+	}
+}
+
+/* Every core busy: four other processes at about 70 % of a core each beside the job. */
+static void load_host(timeline *tl)
+{
+	for (int s = 0; s < tl->n; s++) {
+		tl_set_host(tl, HM_CPU_BUSY_AVG, s, 100);
+		for (unsigned k = 0; k < 4; k++)
+			fx_proc(tl, s, 9000 + k, -1, false, true, NAN, 70 - k);
+	}
+}
+
+static void compare(const timeline *a, const timeline *b, diag_comparison *c)
+{
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_compare(a, NULL, b, NULL, &o, c);
+}
+
+static void test_calm_hosts(void **state)
+{
+	(void)state;
+	timeline *a = fx_healthy(), *b = fx_healthy();
+	steps(a, 0.100, 300, 0, 0);
+	steps(b, 0.100, 300, 4, 0.012);
+	diag_comparison c;
+	compare(a, b, &c);
+	/* Cores to spare: not loaded, so the stalls are the candidate's own. */
+	assert_false(c.load_base.loaded);
+	assert_false(c.load_cand.loaded);
+	assert_false(c.confounded);
+	assert_true(isnan(c.interference_pct));
+	assert_int_equal(c.verdict, 1);
+	diag_comparison_free(&c);
+	tl_free(a);
+	tl_free(b);
+}
+
+static void test_loaded_identical(void **state)
+{
+	(void)state;
+	timeline *a = fx_healthy(), *b = fx_healthy();
+	steps(a, 0.100, 300, 0, 0);
+	steps(b, 0.100, 300, 4, 0.012); /* the same job, a step in four held up 12 ms */
+	load_host(b);
+	diag_comparison c;
+	compare(a, b, &c);
+	assert_false(c.load_base.loaded);
+	assert_true(c.load_cand.loaded);
+	assert_true(c.confounded);
+	/* The others' CPU: the host's beyond the job's own (4 cores busy, the job at 110 %), more
+	 * than the few processes recorded (274 %). */
+	assert_float_equal(c.load_cand.others_cpu, 290, 1e-6);
+	assert_int_equal(c.load_cand.nhogs, 3);
+	assert_int_equal(c.load_cand.hog[0].pid, 9000);
+	assert_float_equal(c.load_cand.hog[0].cpu, 70, 1e-9);
+	assert_int_equal(c.load_cand.hog[2].pid, 9002);
+	assert_string_equal(c.load_cand.hog[0].cmd, "python other.py");
+	/* The bound is the loaded run's excess, and the change lies within it. */
+	assert_float_equal(c.interference_pct, c.load_cand.excess_pct, 0);
+	assert_true(c.interference_pct > 2);
+	assert_true(c.min_diff_pct >= c.interference_pct);
+	assert_true(c.mean.lo > 0);     /* significant ... */
+	assert_int_equal(c.verdict, 0); /* ... but explained by the load */
+	assert_true(c.below_min_diff);
+	assert_true(c.below_interference);
+	diag_comparison_free(&c);
+	/* The other way round: a loaded base does not make the candidate faster. */
+	compare(b, a, &c);
+	assert_true(c.load_base.loaded && c.confounded);
+	assert_int_equal(c.verdict, 0);
+	assert_true(c.below_interference);
+	diag_comparison_free(&c);
+	tl_free(a);
+	tl_free(b);
+}
+
+static void test_loaded_real_change(void **state)
+{
+	(void)state;
+	timeline *a = fx_healthy(), *b = fx_healthy();
+	steps(a, 0.100, 300, 4, 0.012);
+	steps(b, 0.110, 300, 4, 0.012); /* 10 % slower, and held up as much */
+	load_host(a);
+	load_host(b);
+	diag_comparison c;
+	compare(a, b, &c);
+	assert_true(c.confounded);
+	assert_true(c.diff_pct > c.interference_pct);
+	assert_int_equal(c.verdict, 1);
+	assert_false(c.below_interference);
+	diag_comparison_free(&c);
+	tl_free(a);
+	tl_free(b);
+}
+
+static void test_no_steps(void **state)
+{
+	(void)state;
+	timeline *a = fx_healthy(), *b = fx_healthy();
+	a->nsteps = b->nsteps = 0;
+	load_host(b);
+	diag_comparison c;
+	compare(a, b, &c);
+	/* Loaded, but without step times nothing bounds the load's effect. */
+	assert_true(c.confounded);
+	assert_true(isnan(c.interference_pct));
+	assert_true(isnan(c.load_cand.excess_pct));
+	diag_comparison_free(&c);
+	tl_free(a);
+	tl_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_calm_hosts),
+	    cmocka_unit_test(test_loaded_identical),
+	    cmocka_unit_test(test_loaded_real_change),
+	    cmocka_unit_test(test_no_steps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
