@@ -20,8 +20,9 @@ for _ in $(seq 100); do grep -q "^step" "$T/train.log" && break; sleep 0.1; done
 grep -q "^step" "$T/train.log" || fail "the training job did not start: $(cat "$T/train.log")"
 
 # ---- the marker language: no line of human text escapes gettext ----------------
-# Data the frame shows as is: command lines (the job's, and gpuwhy's own in the tree).
-DATA='训练任务 --sim|--sim h100x8-nvlink'
+# Data the frame shows as is: command lines, cut to the width (the job's, and gpuwhy's
+# own: under load the frame's own process can rank among the busiest).
+DATA='训练任务 --sim|--sim h100x8|/gpuwhy --'
 for cols in 80 120 200; do
 	COLUMNS=$cols GPUWHY_LOCALEDIR="$T/mark" LANG=C.UTF-8 "$GPUWHY" --lang qaa --sim $SCEN \
 		top --once -t >"$T/qaa.txt" 2>"$T/qaa.err"
