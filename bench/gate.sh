@@ -12,6 +12,7 @@
 #    and 64 closed-loop clients, pass-through vs --goal latency vs --goal
 #    throughput: requests/s, p50/p99 latency, mean inputs per upstream batch
 #    and the simulated GPU's utilization and SM activity while it ran.
+# GATE_BENCH_ONLY=overhead runs part 1 alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -160,6 +161,9 @@ for name, x in (("gpuwhy gate (%s loops)" % workers, g), ("gpuwhy gate --workers
     print("| %s | %s | %.0f | %.3f | %.3f | %.0f | %.0f | %.2fx | %.1f | %.2fx |" % (name, c, x[0], x[1], x[2], (x[1] - d[1]) * 1000, (x[2] - d[2]) * 1000, x[0] / n[0], x[3], x[3] / n[3] if n[3] else 0))
 PY
 done
+
+# GATE_BENCH_ONLY=overhead stops here (the quick check while tuning the proxy path).
+[ "${GATE_BENCH_ONLY:-}" = overhead ] && exit 0
 
 # ---------------------------------------------------------------- batching
 cat >"$W/post.lua" <<'LUA'
