@@ -13,6 +13,7 @@
 #include "gpu/gpu.h"
 #include "util/err.h"
 #include "util/fail.h"
+#include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
@@ -43,10 +44,13 @@ typedef struct {
 	int64_t count;        /* 0 = unlimited when looping */
 } query_opts;
 
+/* The field list is for people: its texts are translated here, at display
+ * time only; the same HELP texts are the exporter's # HELP lines, which stay
+ * dcgm-exporter's English. Field names, units and DCGM names stay as typed. */
 static void help_query(void)
 {
-	printf("Fields for --query-gpu (unit in brackets; aliases after '='):\n\n");
-	printf("  %-52s %s\n", "timestamp", "Time of the sample, \"YYYY/MM/DD HH:MM:SS.mmm\".");
+	printf("%s\n\n", _("Fields for --query-gpu (unit in brackets; aliases after '='):"));
+	printf("  %-52s %s\n", "timestamp", _("Time of the sample, \"YYYY/MM/DD HH:MM:SS.mmm\"."));
 	for (int i = 0; i < GM__COUNT; i++) {
 		char name[160];
 		const gpu_metric_desc *d = &gpu_metrics[i];
@@ -57,9 +61,12 @@ static void help_query(void)
 			if (!strcmp(gpu_metric_aliases[a][1], d->key) && (size_t)n < sizeof name)
 				n += snprintf(name + n, sizeof name - (size_t)n, " =%s",
 				              gpu_metric_aliases[a][0]);
-		printf("  %-52s %s%s%s%s\n", name, d->help, d->dcgm ? " DCGM: " : "",
-		       d->dcgm ? d->dcgm : "",
-		       gpu_metric_readable((gpu_metric_id)i) ? "" : " (not read by gpuwhy: [N/A])");
+		printf("  %-52s %s", name, _(d->help));
+		if (d->dcgm)
+			printf(" %s %s", _("DCGM:"), d->dcgm);
+		if (!gpu_metric_readable((gpu_metric_id)i))
+			printf(" %s", _("(not read by gpuwhy: [N/A])"));
+		putchar('\n');
 	}
 }
 

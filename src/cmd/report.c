@@ -11,14 +11,26 @@
 #include "trace/trace_summary.h"
 #include "util/err.h"
 #include "util/i18n.h"
+#include "util/textwidth.h"
 
+/* People read this table: the header and meanings are translated (names,
+ * numbers and units are what --set takes, as written); the header's cells are
+ * padded in display columns, which a translation's characters are not one of
+ * a byte. */
 static void print_thresholds(diag_thresholds *th)
 {
-	printf("%-22s %10s %10s  %-8s %s\n", "name", "default", "value", "unit", "meaning");
+	gw_text_fput_cell(stdout, _("name"), 22, GW_ALIGN_LEFT);
+	putchar(' ');
+	gw_text_fput_cell(stdout, _("default"), 10, GW_ALIGN_RIGHT);
+	putchar(' ');
+	gw_text_fput_cell(stdout, _("value"), 10, GW_ALIGN_RIGHT);
+	fputs("  ", stdout);
+	gw_text_fput_cell(stdout, _("unit"), 8, GW_ALIGN_LEFT);
+	printf(" %s\n", _("meaning"));
 	for (int i = 0; i < diag_threshold_count; i++) {
 		const diag_threshold_desc *d = &diag_threshold_table[i];
 		double v = *diag_threshold_field(th, i);
-		printf("%-22s %10g %10g  %-8s %s\n", d->name, d->def, v, d->unit, d->help);
+		printf("%-22s %10g %10g  %-8s %s\n", d->name, d->def, v, d->unit, _(d->help));
 	}
 }
 
