@@ -97,7 +97,7 @@ static int set_state(const opt_def *o, const char *v, void *ctx)
 	if (*state < 0)
 		return gw_error(
 		    GW_EXIT_USAGE, "--state",
-		    "queued, submitted, running, done, failed, timeout, cancelled or lost",
+		    N_("queued, submitted, running, done, failed, timeout, cancelled or lost"),
 		    _("unknown state '%s'"), v);
 	return 0;
 }

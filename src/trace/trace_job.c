@@ -62,7 +62,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		if (stat(args[i], &st) < 0) {
 			trace_job_free_paths(out, n);
 			return gw_error(GW_EXIT_ENV, args[i],
-			                "give a trace file or a directory of them", "%s",
+			                N_("give a trace file or a directory of them"), "%s",
 			                strerror(errno));
 		}
 		if (!S_ISDIR(st.st_mode)) {
@@ -94,9 +94,10 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		closedir(d);
 		if (n == first) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i],
-			                "a directory should hold .json, .json.gz or .sqlite traces",
-			                "no trace files in the directory");
+			return gw_error(
+			    GW_EXIT_ENV, args[i],
+			    N_("a directory should hold .json, .json.gz or .sqlite traces"),
+			    "no trace files in the directory");
 		}
 		qsort(out + first, n - first, sizeof *out, cmp_str);
 		continue;
