@@ -321,11 +321,17 @@ static void job_warn(trace_job *job, const char *fmt, ...)
 {
 	if (job->n_warnings >= (int)(sizeof job->warnings / sizeof *job->warnings))
 		return;
-	va_list ap;
+	va_list ap, aq;
 	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) >= 0)
+	va_copy(aq, ap);
+	char *s = NULL, *t = NULL;
+	if (vasprintf(&s, fmt, ap) >= 0) {
+		if (vasprintf(&t, _(fmt), aq) < 0)
+			t = NULL;
+		job->warnings_text[job->n_warnings] = t;
 		job->warnings[job->n_warnings++] = s;
+	}
+	va_end(aq);
 	va_end(ap);
 }
 
@@ -384,7 +390,9 @@ void trace_job_free(trace_job *job)
 		trace_rank_free(&job->items[i].rank);
 	}
 	free(job->items);
-	for (int i = 0; i < job->n_warnings; i++)
+	for (int i = 0; i < job->n_warnings; i++) {
 		free(job->warnings[i]);
+		free(job->warnings_text[i]);
+	}
 	memset(job, 0, sizeof *job);
 }

@@ -69,6 +69,18 @@ cmp -s "$T/tr.c" "$T/tr.en" || fail "--lang en trace differs from English"
 same "trace --format json" trace --format json "$TR"
 same "trace --format csv" trace --format csv "$TR"
 
+# The reader's warnings (a value of the wrong type, events without a ts, no rank,
+# two files of one rank): in the user's language in text, English in JSON.
+ev='{"ph":"X","name":"k","cat":"kernel","pid":0,"tid":7,"dur":3'
+printf '{"traceEvents":[%s,"ts":1,"args":{"stream":7}},%s},%s,"ts":"x"}]}\n' "$ev" "$ev" "$ev" >"$T/w1.json"
+cp "$T/w1.json" "$T/w2.json"
+mark trace "$T/w1.json" "$T/w2.json" >"$T/tw.m" 2>&1 || fail "trace with warnings under the marker language"
+grep -q "◊  warning: ◊no \"rank\"" "$T/tw.m" || fail "trace's warnings: $(grep -i warning "$T/tw.m")"
+unmarked "$T/tw.m" "trace with warnings" '^    (COMPUTATION|COMMUNICATION|MEMORY) +[0-9]+ +[0-9]+ '
+mark trace --format json "$T/w1.json" >"$T/tw.j"
+grep -q '"2 events without a ts were skipped"' "$T/tw.j" || fail "trace JSON warnings: $(grep -A3 warnings "$T/tw.j")"
+grep -q '◊' "$T/tw.j" && fail "trace JSON holds translated text"
+
 # ---- queue: a task done, a task with a Chinese name that fails (one retry), a log
 export GPUWHY_QUEUE=$T/q
 trap '"$GPUWHY" queue stop >/dev/null 2>&1; cleanup' EXIT
