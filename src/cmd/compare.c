@@ -46,7 +46,7 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	bool json = fmt == OPT_FMT_JSON;
 	if (argc - first != 2) {
 		return gw_error(GW_EXIT_USAGE, "compare",
-		                "gpuwhy compare before.gpuwhy after.gpuwhy",
+		                N_("gpuwhy compare before.gpuwhy after.gpuwhy"),
 		                "two recordings expected, got %d", argc - first);
 	}
 	const char *pa = argv[first], *pb = argv[first + 1];

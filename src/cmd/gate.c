@@ -15,6 +15,7 @@
 #include "exporter/exporter.h"
 #include "gate/gate.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 /* ------------------------------------------------------------- settings */
@@ -31,7 +32,7 @@ static int bad(const opt_def *o, const char *val, const char *why)
 {
 	char what[300];
 	snprintf(what, sizeof what, "--%s %s", o->name, val);
-	return gw_error(GW_EXIT_USAGE, what, "see gpuwhy gate --help", "%s", why);
+	return gw_error(GW_EXIT_USAGE, what, N_("see gpuwhy gate --help"), "%s", _(why));
 }
 
 /* Whole numbers into a long of gate_config, in [min, max]. */
@@ -40,7 +41,8 @@ static int g_num(const opt_def *o, const char *v, void *ctx)
 	long long x;
 	if (!gw_parse_int(v, (long long)o->min, (long long)o->max, &x)) {
 		char why[100];
-		snprintf(why, sizeof why, "not a whole number from %.0f to %.0f", o->min, o->max);
+		snprintf(why, sizeof why, _("not a whole number from %.0f to %.0f"), o->min,
+		         o->max);
 		return bad(o, v, why);
 	}
 	*(long *)o->target = (long)x;
@@ -52,9 +54,9 @@ static int g_size(const opt_def *o, const char *v, void *ctx)
 {
 	uint64_t b;
 	if (!gw_parse_size_bytes(v, &b) || b == 0 || b > (1ULL << 40))
-		return bad(o, v, "not a size such as 16M, 64K or 1048576");
+		return bad(o, v, N_("not a size such as 16M, 64K or 1048576"));
 	if ((double)b < o->min)
-		return bad(o, v, "must be at least 256 bytes");
+		return bad(o, v, N_("must be at least 256 bytes"));
 	*(long *)o->target = (long)b;
 	return 0;
 }
@@ -64,10 +66,10 @@ static int g_ms(const opt_def *o, const char *v, void *ctx)
 {
 	int64_t ns;
 	if (!gw_parse_duration_ns(v, 1000000000LL, &ns) || ns <= 0)
-		return bad(o, v, "not a duration such as 500ms, 30s or 5m");
+		return bad(o, v, N_("not a duration such as 500ms, 30s or 5m"));
 	long ms = (long)((ns + 999999) / 1000000);
 	if (ms < o->min)
-		return bad(o, v, "must be at least 50ms");
+		return bad(o, v, N_("must be at least 50ms"));
 	*(long *)o->target = ms;
 	return 0;
 }
@@ -94,7 +96,7 @@ static int g_upstream(const opt_def *o, const char *v, void *ctx)
 	if (x->nup++ == 0)
 		c->nup = 0; /* flags replace the file's list */
 	if (c->nup == GATE_MAX_UPSTREAMS)
-		return bad(o, v, "too many upstreams (16 at most)");
+		return bad(o, v, N_("too many upstreams (16 at most)"));
 	if (gate_parse_upstream(v, &c->up[c->nup], err, sizeof err))
 		return bad(o, v, err);
 	c->nup++;
@@ -109,7 +111,7 @@ static int g_allow(const opt_def *o, const char *v, void *ctx)
 	if (x->nallow++ == 0)
 		c->nallow = 0;
 	if (c->nallow == GATE_MAX_ALLOW)
-		return bad(o, v, "too many networks (16 at most)");
+		return bad(o, v, N_("too many networks (16 at most)"));
 	if (gate_parse_net(v, &c->allow[c->nallow], err, sizeof err))
 		return bad(o, v, err);
 	c->nallow++;
@@ -122,7 +124,7 @@ static int g_keys(const opt_def *o, const char *v, void *ctx)
 	char err[400];
 	snprintf(c->keys_file, sizeof c->keys_file, "%s", v);
 	if (gate_keys_load(c, v, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--keys", "see the README for its format", "%s",
+		return gw_error(GW_EXIT_USAGE, "--keys", N_("see the README for its format"), "%s",
 		                err);
 	return 0;
 }
@@ -130,7 +132,7 @@ static int g_keys(const opt_def *o, const char *v, void *ctx)
 static int g_goal(const opt_def *o, const char *v, void *ctx)
 {
 	if (strcmp(v, "latency") && strcmp(v, "throughput"))
-		return bad(o, v, "must be latency or throughput");
+		return bad(o, v, N_("must be latency or throughput"));
 	((gate_pass *)ctx)->goal = v;
 	return 0;
 }
@@ -145,9 +147,9 @@ static int g_batch(const opt_def *o, const char *v, void *ctx)
 {
 	gate_config *c = ((gate_pass *)ctx)->c;
 	if (v[0] != '/')
-		return bad(o, v, "a path starting with /");
+		return bad(o, v, N_("a path starting with /"));
 	if (c->nrules == GATE_MAX_RULES)
-		return bad(o, v, "too many batched endpoints (8 at most)");
+		return bad(o, v, N_("too many batched endpoints (8 at most)"));
 	gate_rule_defaults(&c->rule[c->nrules++], c->goal, v);
 	return 0;
 }
@@ -160,7 +162,7 @@ static int g_rule(const opt_def *o, const char *v, void *ctx)
 	char what[64];
 	snprintf(what, sizeof what, "--%s", o->name);
 	if (!r)
-		return gw_error(GW_EXIT_USAGE, what, "put it after --batch PATH",
+		return gw_error(GW_EXIT_USAGE, what, N_("put it after --batch PATH"),
 		                "names no batched endpoint");
 	if (o->name[0] == 'm') {
 		opt_def n = *o;
@@ -181,14 +183,15 @@ static int g_rule(const opt_def *o, const char *v, void *ctx)
 		     t = strtok_r(NULL, ",", &save)) {
 			long long x;
 			if (r->npreferred == GATE_MAX_PREFERRED || !gw_parse_int(t, 1, 100000, &x))
-				return bad(o, v, "not a list of up to 8 batch sizes such as 8,16");
+				return bad(o, v,
+				           N_("not a list of up to 8 batch sizes such as 8,16"));
 			r->preferred[r->npreferred++] = (long)x;
 		}
 		return 0;
 	}
 	int64_t ns;
 	if (!gw_parse_duration_ns(v, 1000LL, &ns) || ns < 0)
-		return bad(o, v, "not a duration such as 5ms");
+		return bad(o, v, N_("not a duration such as 5ms"));
 	r->max_queue_delay_us = (long)(ns / 1000);
 	return 0;
 }
@@ -298,8 +301,8 @@ static int build_config(int argc, char **argv, gate_config *c)
 	snprintf(c->metrics_listen, sizeof c->metrics_listen, "127.0.0.1:9410");
 	char err[700];
 	if (pre.file && gate_config_load(c, pre.file, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--config", "see the README's gate section", "%s",
-		                err);
+		return gw_error(GW_EXIT_USAGE, "--config", N_("see the README's gate section"),
+		                "%s", err);
 	/* --goal first: it sets the defaults the batching flags then adjust. */
 	if (pre.goal)
 		gate_goal_defaults(c, !strcmp(pre.goal, "throughput") ? GATE_GOAL_THROUGHPUT
@@ -308,7 +311,7 @@ static int build_config(int argc, char **argv, gate_config *c)
 	if ((rc = parse_pass(argc, argv, &x)))
 		return rc;
 	if (gate_config_check(c, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "gate", "see gpuwhy gate --help", "%s", err);
+		return gw_error(GW_EXIT_USAGE, "gate", N_("see gpuwhy gate --help"), "%s", err);
 	return 0;
 }
 
@@ -318,17 +321,17 @@ static int check_exposure(const gate_config *c, const char *opt, const char *add
 	exp_listen_addr a;
 	char err[200];
 	if (exp_parse_listen(addr, &a, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, addr, "use ADDRESS:PORT such as 127.0.0.1:8080",
+		return gw_error(GW_EXIT_USAGE, addr, N_("use ADDRESS:PORT such as 127.0.0.1:8080"),
 		                "%s", err);
 	if (gate_is_loopback(a.host))
 		return 0;
 	if (!c->allow_remote)
 		return gw_error(GW_EXIT_USAGE, addr,
-		                "add --allow-remote and --allow NETWORK to expose the gate",
+		                N_("add --allow-remote and --allow NETWORK to expose the gate"),
 		                "%s is not a loopback address", opt);
 	if (c->nallow == 0)
 		return gw_error(GW_EXIT_USAGE, "--allow-remote",
-		                "name the client networks with --allow NET (e.g. 10.0.0.0/8)",
+		                N_("name the client networks with --allow NET (e.g. 10.0.0.0/8)"),
 		                "needs an allow-list");
 	return 0;
 }

@@ -83,7 +83,7 @@ static int parse_fields(const char *list, query_opts *q)
 			*--end = '\0';
 		int id = !strcmp(t, "timestamp") ? FIELD_TIMESTAMP : gpu_metric_lookup(t);
 		if (id == -1) {
-			int rc = smi_bad_field(t, "gpuwhy query --help-query lists them");
+			int rc = smi_bad_field(t, N_("gpuwhy query --help-query lists them"));
 			free(copy);
 			return rc;
 		}
@@ -97,7 +97,7 @@ static int parse_fields(const char *list, query_opts *q)
 	free(copy);
 	if (q->nfields == 0)
 		return gw_error(GW_EXIT_USAGE, "--query-gpu",
-		                "e.g. --query-gpu=index,utilization.gpu", "no fields given");
+		                N_("e.g. --query-gpu=index,utilization.gpu"), "no fields given");
 	return 0;
 }
 
@@ -118,8 +118,8 @@ static int parse_format(const char *s, query_opts *q)
 			q->nounits = true;
 		else
 			rc = gw_error(GW_EXIT_USAGE, "--format",
-			              "use csv[,noheader][,nounits] or json", "unknown format '%s'",
-			              t);
+			              N_("use csv[,noheader][,nounits] or json"),
+			              "unknown format '%s'", t);
 	}
 	free(copy);
 	return rc;
@@ -230,8 +230,8 @@ static int set_kind(query_opts *q, query_kind k, const char *opt)
 {
 	if (q->kind != QK_NONE && q->kind != k)
 		return gw_error(GW_EXIT_USAGE, opt,
-		                "give one of --query-gpu, --query-compute-apps, "
-		                "--query-retired-pages, --query-remapped-rows, -L, -q",
+		                N_("give one of --query-gpu, --query-compute-apps, "
+		                   "--query-retired-pages, --query-remapped-rows, -L, -q"),
 		                "only one query at a time");
 	q->kind = k;
 	return 0;
@@ -286,7 +286,7 @@ static int q_loop(const opt_def *o, const char *v, void *ctx)
 {
 	query_opts *q = ctx;
 	if (!gw_parse_duration_ns(v, 1000000000LL, &q->interval_ns) || q->interval_ns < 1000000LL)
-		return gw_error(GW_EXIT_USAGE, "-l", "give seconds, e.g. -l 1 or -l 0.5",
+		return gw_error(GW_EXIT_USAGE, "-l", N_("give seconds, e.g. -l 1 or -l 0.5"),
 		                "invalid loop interval '%s'", v);
 	return 0;
 }
@@ -295,7 +295,7 @@ static int q_loop_ms(const opt_def *o, const char *v, void *ctx)
 {
 	long long n;
 	if (!gw_parse_int(v, 1, 86400000LL, &n))
-		return gw_error(GW_EXIT_USAGE, "-lms", "give milliseconds, e.g. -lms 100",
+		return gw_error(GW_EXIT_USAGE, "-lms", N_("give milliseconds, e.g. -lms 100"),
 		                "invalid loop interval '%s'", v);
 	((query_opts *)ctx)->interval_ns = n * 1000000LL;
 	return 0;
@@ -372,18 +372,19 @@ static int parse_args(int argc, char **argv, query_opts *q)
 	if (display) {
 		if (q->kind != QK_Q)
 			return gw_error(GW_EXIT_USAGE, "-d",
-			                "use it with -q, e.g. -q -d CLOCK,PCIE",
+			                N_("use it with -q, e.g. -q -d CLOCK,PCIE"),
 			                "-d selects sections of -q");
 		if ((rc = smi_q_parse_sections(display, &q->sections)))
 			return rc;
 	}
 	if (!q->dmon && q->kind == QK_NONE)
-		return gw_error(GW_EXIT_USAGE, "query",
-		                "e.g. --query-gpu=index,utilization.gpu; see gpuwhy query --help",
-		                "no query given");
+		return gw_error(
+		    GW_EXIT_USAGE, "query",
+		    N_("e.g. --query-gpu=index,utilization.gpu; see gpuwhy query --help"),
+		    "no query given");
 	if ((q->kind == QK_APPS || q->kind == QK_PAGES) && q->json)
 		return gw_error(GW_EXIT_USAGE, "--format=json",
-		                "use --format=csv for process and page queries",
+		                N_("use --format=csv for process and page queries"),
 		                "not available here");
 	if (q->dmon && !q->interval_ns)
 		q->interval_ns = 1000000000LL;
@@ -431,7 +432,7 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
 	if (q.filename && !freopen(q.filename, "w", stdout))
-		return gw_error(GW_EXIT_ENV, q.filename, "check the directory and permissions",
+		return gw_error(GW_EXIT_ENV, q.filename, N_("check the directory and permissions"),
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
 	gpu_open_failure gf;

@@ -30,6 +30,10 @@ int qcmd_err(const queue_err *e);
 /* Open the queue's database; its failures, then and on every later call, are printed. */
 int qcmd_open(const char *dir, queue_store **st);
 
+/* A stored error or wait reason (English) in the user's language, for text output
+ * (queue_say.c): out, or text itself when it has no translation. */
+const char *qcmd_say(const char *text, char *out, size_t len);
+
 /* Human units for tables: "-" when unknown (negative). */
 void qcmd_mib(int64_t mib, char *out, size_t len);
 /* Print s and spaces to fill cols display columns (a CJK character takes two), then sep. */

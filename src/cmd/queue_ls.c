@@ -73,11 +73,12 @@ static void task_command(const queue_task *t, char *out, size_t len)
 static void task_info(const queue_task *t, char *out, size_t len)
 {
 	if (t->state == QS_QUEUED)
-		snprintf(out, len, "%s", t->wait_reason[0] ? t->wait_reason : "");
+		snprintf(out, len, "%s",
+		         t->wait_reason[0] ? qcmd_say(t->wait_reason, (char[1024]){0}, 1024) : "");
 	else if (t->state == QS_DONE)
 		snprintf(out, len, _("exit %d"), 0);
 	else if (t->error[0])
-		snprintf(out, len, "%s", t->error);
+		snprintf(out, len, "%s", qcmd_say(t->error, (char[1024]){0}, 1024));
 	else if (t->signal)
 		snprintf(out, len, _("signal %d"), t->signal);
 	else if (t->exit_ok && queue_state_final(t->state))
@@ -97,7 +98,7 @@ static int set_state(const opt_def *o, const char *v, void *ctx)
 	if (*state < 0)
 		return gw_error(
 		    GW_EXIT_USAGE, "--state",
-		    "queued, submitted, running, done, failed, timeout, cancelled or lost",
+		    N_("queued, submitted, running, done, failed, timeout, cancelled or lost"),
 		    _("unknown state '%s'"), v);
 	return 0;
 }
@@ -326,11 +327,13 @@ static void show_task_text(const queue_task *t)
 	printf("%s\n", t->gpus_used[0] ? t->gpus_used : "-");
 	if (t->error[0]) {
 		field(_("error"));
-		printf("%s\n", gw_term_safe(t->error, safe, sizeof safe));
+		printf("%s\n",
+		       gw_term_safe(qcmd_say(t->error, (char[1024]){0}, 1024), safe, sizeof safe));
 	}
 	if (t->state == QS_QUEUED && t->wait_reason[0]) {
 		field(_("waiting"));
-		printf("%s\n", gw_term_safe(t->wait_reason, safe, sizeof safe));
+		printf("%s\n", gw_term_safe(qcmd_say(t->wait_reason, (char[1024]){0}, 1024), safe,
+		                            sizeof safe));
 	}
 }
 
@@ -372,7 +375,8 @@ static void show_attempts_text(const queue_attempt *at, int na, const char *logp
 			snprintf(note, sizeof note, _("slurm job %s %s; "), x->slurm_job,
 			         x->slurm_state);
 		size_t nl = strlen(note);
-		snprintf(note + nl, sizeof note - nl, "%s", x->error);
+		snprintf(note + nl, sizeof note - nl, "%s",
+		         qcmd_say(x->error, (char[1024]){0}, 1024));
 		printf("    %-3d %-19s %-9s %-7s ", x->n, a, dur, x->gpu_idx[0] ? x->gpu_idx : "-");
 		qcmd_cell(ex, 9, " ");
 		qcmd_cell(x->outcome != QO_NONE      ? queue_outcome_text(x->outcome)

@@ -61,14 +61,15 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 	if (rc)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	if (!out)
-		return gw_error(GW_EXIT_USAGE, "record", "gpuwhy record -o run.gpuwhy",
+		return gw_error(GW_EXIT_USAGE, "record", N_("gpuwhy record -o run.gpuwhy"),
 		                "no output file given (-o)");
 	if (first < argc)
 		return gw_error(GW_EXIT_USAGE, argv[first],
-		                "to record a command use gpuwhy run -- CMD", "unexpected argument");
+		                N_("to record a command use gpuwhy run -- CMD"),
+		                "unexpected argument");
 	if (pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		return gw_error(GW_EXIT_USAGE, "--pid", "check the PID with ps", "no process %lld",
-		                (long long)pid);
+		return gw_error(GW_EXIT_USAGE, "--pid", N_("check the PID with ps"),
+		                "no process %lld", (long long)pid);
 	gpu_ctx *gc = NULL;
 	gpu_open_failure gf;
 	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};

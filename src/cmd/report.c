@@ -40,7 +40,7 @@ static const char *const formats[] = {"text", "json", "html", NULL};
 int report_opt_goal(const opt_def *d, const char *v, void *ctx)
 {
 	if (!diag_goal_parse(v, &((diag_opts *)ctx)->goal))
-		return gw_error(GW_EXIT_USAGE, "--goal", "use throughput or latency",
+		return gw_error(GW_EXIT_USAGE, "--goal", N_("use throughput or latency"),
 		                "unknown goal '%s'", v);
 	return 0;
 }
@@ -98,7 +98,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		return GW_EXIT_OK;
 	}
 	if (argc - first != 1) {
-		return gw_error(GW_EXIT_USAGE, "report", "gpuwhy report run.gpuwhy",
+		return gw_error(GW_EXIT_USAGE, "report", N_("gpuwhy report run.gpuwhy"),
 		                argc - first ? "exactly one recording expected"
 		                             : "no recording given");
 	}
@@ -116,7 +116,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
 		if (rc) {
 			gw_error(rc, trace_path,
-			         "give a Kineto .json/.json.gz or nsys .sqlite trace", "%s", err);
+			         N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), "%s",
+			         err);
 			diag_meta_free(&meta);
 			tl_free(tl);
 			return rc;
@@ -129,8 +130,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 
 	FILE *out = stdout;
 	if (outpath && !(out = fopen(outpath, "w"))) {
-		rc = gw_error(GW_EXIT_ENV, outpath, "choose a writable path", "cannot write: %s",
-		              strerror(errno));
+		rc = gw_error(GW_EXIT_ENV, outpath, N_("choose a writable path"),
+		              "cannot write: %s", strerror(errno));
 		goto done;
 	}
 	report_style st = {.utf8 = report_locale_utf8(),

@@ -314,7 +314,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 		return rc;
 	o->summary = !no_summary;
 	if (o->first >= argc)
-		return gw_error(GW_EXIT_USAGE, "run", "gpuwhy run -- python train.py",
+		return gw_error(GW_EXIT_USAGE, "run", N_("gpuwhy run -- python train.py"),
 		                "no command given");
 	return 0;
 }
@@ -331,7 +331,7 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 	rx.steps = steps_matcher_new(o.step_re, err, sizeof err);
 	if (!rx.steps)
 		return gw_error(GW_EXIT_USAGE, "--step-regex",
-		                "a POSIX extended regular expression", "%s", err);
+		                N_("a POSIX extended regular expression"), "%s", err);
 	rx.fd_steps = steps_matcher_new("^step[[:space:]]*([0-9]*)", err, sizeof err);
 	gpu_ctx *gc = NULL;
 	gpu_open_failure gf;
@@ -370,7 +370,7 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 	close(step_p[1]);
 	int status;
 	if (pid < 0 || exec_errno) {
-		gw_error(GW_EXIT_ENV, cmd[0], "check the command name and PATH",
+		gw_error(GW_EXIT_ENV, cmd[0], N_("check the command name and PATH"),
 		         "cannot execute: %s", strerror(exec_errno ? exec_errno : errno));
 		if (pid > 0)
 			waitpid(pid, NULL, 0);

@@ -96,7 +96,8 @@ static int set_sort(const opt_def *d, const char *v, void *ctx)
 	top_opts *o = ctx;
 	o->sort = top_sort_parse(v);
 	if (o->sort < 0)
-		return gw_error(GW_EXIT_USAGE, "--sort", "gpu, pid, user, mem, sm, cpu, rss or cmd",
+		return gw_error(GW_EXIT_USAGE, "--sort",
+		                N_("gpu, pid, user, mem, sm, cpu, rss or cmd"),
 		                "unknown sort key '%s'", v);
 	return 0;
 }
@@ -576,7 +577,7 @@ static int run_ui(top_app *a)
 {
 	bool color = !a->o.no_color && !(getenv("NO_COLOR") && getenv("NO_COLOR")[0]);
 	if (top_screen_open(color, a->o.mouse) != 0)
-		return gw_error(GW_EXIT_ENV, "terminal", "check TERM, or use --once",
+		return gw_error(GW_EXIT_ENV, "terminal", N_("check TERM, or use --once"),
 		                "cannot drive this terminal (TERM=%s)",
 		                getenv("TERM") ? getenv("TERM") : "unset");
 	capture_stderr(a);
@@ -653,7 +654,7 @@ int cmd_top(int argc, char **argv, const gw_global *g)
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
 	if (!a.o.once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return gw_error(GW_EXIT_USAGE, "top", "use --once for one frame as text",
+		return gw_error(GW_EXIT_USAGE, "top", N_("use --once for one frame as text"),
 		                "needs a terminal on stdin and stdout");
 	if (a.o.once && !a.o.interval_given)
 		a.o.interval_ns = ONCE_INTERVAL_NS;

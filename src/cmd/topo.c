@@ -269,7 +269,7 @@ int cmd_topo(int argc, char **argv, const gw_global *g)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	bool json = fmt == OPT_FMT_JSON;
 	if (matrix && json)
-		return gw_error(GW_EXIT_USAGE, "-m", "drop --format json",
+		return gw_error(GW_EXIT_USAGE, "-m", N_("drop --format json"),
 		                "-m is nvidia-smi's text");
 	gpu_ctx *c;
 	gpu_open_failure gf;

@@ -168,7 +168,9 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 				for (int w = 0; w < job.items[i].rank.n_warnings; w++)
 					fprintf(stderr, _("gpuwhy: %s: warning: %s\n"),
 					        job.items[i].rank.path,
-					        job.items[i].rank.warnings[w]);
+					        job.items[i].rank.warnings_text[w]
+					            ? job.items[i].rank.warnings_text[w]
+					            : job.items[i].rank.warnings[w]);
 		} else {
 			trace_report_text(stdout, &job, &o);
 		}

@@ -313,7 +313,9 @@ void dr_check_gpus_xid(dr_ctx *c)
 			gw_sb_printf(&b, "GPU %d", c->m->gpu[seen[j].gpu].st.index);
 		else
 			gw_sb_printf(&b, "PCI %s", seen[j].bus);
-		gw_sb_printf(&b, ": Xid %d x%d (%s)", seen[j].xid, seen[j].count,
+		/* TRANSLATORS: "GPU 0: Xid 79 x2 (GPU has fallen off the bus)": Xid, its
+		 * number, how many times, what it means. */
+		gw_sb_printf(&b, DR_(": Xid %d x%d (%s)"), seen[j].xid, seen[j].count,
 		             DR_(seen[j].meaning));
 		hw |= seen[j].hw;
 	}

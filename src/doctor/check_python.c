@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "doctor/internal.h"
+#include "util/i18n.h"
 
 void dr_check_python_interpreter(dr_ctx *c)
 {
@@ -83,7 +84,7 @@ static void cpu_build_fix(dr_ctx *c, const fw_desc *f, dr_result *r)
 		        "CUDA %s)",
 		        tag, c->m->cuda[0] ? c->m->cuda : DR_("version"));
 	} else {
-		dr_fixf(r, "%s", f->cpu_fix);
+		dr_fixf(r, "%s", DR_(f->cpu_fix));
 	}
 }
 
@@ -251,16 +252,44 @@ static bool framework_wrong_build(dr_ctx *c, const fw_desc *f, const dr_pypkg *k
 	return false;
 }
 
+/* The probe script's notes are English (pyprobe.c): its few fixed phrases are
+ * put in the user's language here, where they are shown; the rest (providers'
+ * names, the library's own error) is quoted as it came. */
+static const char *probe_note(const char *note, char *out, size_t len)
+{
+	static const char providers[] = "providers: ", loads[] = "; CUDA provider library loads",
+	                  noload[] = "CUDA provider cannot load: ";
+	char body[600];
+	if (!strncmp(note, noload, sizeof noload - 1)) {
+		snprintf(out, len, DR_("CUDA provider cannot load: %s"), note + sizeof noload - 1);
+		return out;
+	}
+	if (strncmp(note, providers, sizeof providers - 1)) {
+		snprintf(out, len, "%s", note);
+		return out;
+	}
+	snprintf(body, sizeof body, "%s", note + sizeof providers - 1);
+	size_t bl = strlen(body), ll = sizeof loads - 1;
+	bool loaded = bl >= ll && !strcmp(body + bl - ll, loads);
+	if (loaded)
+		body[bl - ll] = '\0';
+	snprintf(out, len, DR_("providers: %s%s"), body,
+	         loaded ? DR_("; CUDA provider library loads") : "");
+	return out;
+}
+
 /* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
 static dr_status framework_uncounted(const dr_pypkg *k, bool has_gpu, dr_status st,
                                      gw_strbuf *found, gw_strbuf *fix)
 {
+	char note[700];
 	if (k->extra[0])
-		gw_sb_printf(found, "; %s", k->extra);
+		gw_sb_printf(found, "; %s", probe_note(k->extra, note, sizeof note));
 	if (k->error[0] && !has_gpu) {
-		gw_sb_printf(found, DR_("; %s (this machine has no NVIDIA GPU)"), k->error);
+		gw_sb_printf(found, DR_("; %s (this machine has no NVIDIA GPU)"),
+		             probe_note(k->error, note, sizeof note));
 	} else if (k->error[0]) {
-		gw_sb_printf(found, "; %s", k->error);
+		gw_sb_printf(found, "; %s", probe_note(k->error, note, sizeof note));
 		st = dr_worse(st, DR_FAIL);
 		gw_sb_sep(fix, "; ");
 		gw_sb_printf(fix, DR_("install the CUDA and cuDNN versions this build needs (the "
@@ -362,8 +391,8 @@ static const fw_desc fws[DR_PY_NPKG] = {
     {0, "python.torch", "PyTorch", NULL},
     {1, "python.jax", "JAX", "pip install -U 'jax[cuda12]'"},
     {2, "python.tensorflow", "TensorFlow",
-     "pip install 'tensorflow[and-cuda]' (Linux; TensorFlow >= 2.11 has no GPU support on "
-     "native Windows: use WSL2)"},
+     N_("pip install 'tensorflow[and-cuda]' (Linux; TensorFlow >= 2.11 has no GPU support on "
+        "native Windows: use WSL2)")},
     {3, "python.onnxruntime", "ONNX Runtime",
      "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"},
     {4, "python.cupy", "CuPy", "pip install cupy-cuda12x"},
@@ -452,7 +481,8 @@ void dr_check_python_duplicates(dr_ctx *c)
 		gw_sb_sep(&b, "; ");
 		gw_sb_printf(&b, DR_("%s installed %d times:"), py->pkg[m].name, n);
 		for (int j = 0; j < n; j++)
-			gw_sb_printf(&b, "%s %s %s in %s", j ? "," : "", seen[j]->name,
+			/* TRANSLATORS: ", torch 2.3.1 in /usr/lib/python3/site-packages". */
+			gw_sb_printf(&b, DR_("%s %s %s in %s"), j ? "," : "", seen[j]->name,
 			             seen[j]->version,
 			             seen[j]->location[0] ? seen[j]->location : "?");
 		if (py->pkg[m].file[0])

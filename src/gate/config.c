@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gate/gate.h"
+#include "util/i18n.h"
 
 void gate_rule_defaults(gate_batch_rule *r, gate_goal goal, const char *path)
 {
@@ -114,7 +115,7 @@ int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
 	const char *slash = strchr(s, '/');
 	size_t hl = slash ? (size_t)(slash - s) : strlen(s);
 	if (hl == 0 || hl >= sizeof host) {
-		snprintf(err, errlen, "'%s' is not ADDRESS[/BITS]", s);
+		snprintf(err, errlen, _("'%s' is not ADDRESS[/BITS]"), s);
 		return -1;
 	}
 	memcpy(host, s, hl);
@@ -124,7 +125,7 @@ int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
 	else if (inet_pton(AF_INET6, host, out->addr) == 1)
 		out->v6 = true;
 	else {
-		snprintf(err, errlen, "'%s' is not a numeric IPv4 or IPv6 address", host);
+		snprintf(err, errlen, _("'%s' is not a numeric IPv4 or IPv6 address"), host);
 		return -1;
 	}
 	int max = out->v6 ? 128 : 32;
@@ -134,7 +135,8 @@ int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
 		errno = 0;
 		long b = strtol(slash + 1, &end, 10);
 		if (errno || end == slash + 1 || *end || b < 0 || b > max) {
-			snprintf(err, errlen, "prefix length '%s' is not 0 to %d", slash + 1, max);
+			snprintf(err, errlen, _("prefix length '%s' is not 0 to %d"), slash + 1,
+			         max);
 			return -1;
 		}
 		out->bits = (int)b;
@@ -182,11 +184,12 @@ static int parse_gpu_list(const char *s, gate_upstream_cfg *out, char *err, size
 		errno = 0;
 		long v = strtol(p, &end, 10);
 		if (errno || end == p || v < 0 || v > 63 || (*end && *end != ',')) {
-			snprintf(err, errlen, "GPU list '%s' is not indices such as 0 or 0,1", s);
+			snprintf(err, errlen, _("GPU list '%s' is not indices such as 0 or 0,1"),
+			         s);
 			return -1;
 		}
 		if (out->ngpu == GATE_MAX_GPUS_PER_UP) {
-			snprintf(err, errlen, "more than %d GPUs for one upstream",
+			snprintf(err, errlen, _("more than %d GPUs for one upstream"),
 			         GATE_MAX_GPUS_PER_UP);
 			return -1;
 		}
@@ -194,7 +197,7 @@ static int parse_gpu_list(const char *s, gate_upstream_cfg *out, char *err, size
 		p = *end ? end + 1 : end;
 	}
 	if (!out->ngpu) {
-		snprintf(err, errlen, "empty GPU list after @");
+		snprintf(err, errlen, _("empty GPU list after @"));
 		return -1;
 	}
 	return 0;
@@ -211,24 +214,24 @@ int gate_parse_upstream(const char *s, gate_upstream_cfg *out, char *err, size_t
 		at = NULL;
 	size_t ul = at ? (size_t)(at - s) : strlen(s);
 	if (ul >= sizeof out->url) {
-		snprintf(err, errlen, "URL too long");
+		snprintf(err, errlen, _("URL too long"));
 		return -1;
 	}
 	memcpy(out->url, s, ul);
 	out->url[ul] = '\0';
 	if (strncmp(out->url, "http://", 7) && strncmp(out->url, "https://", 8)) {
-		snprintf(err, errlen, "'%s' is not an http:// or https:// URL", out->url);
+		snprintf(err, errlen, _("'%s' is not an http:// or https:// URL"), out->url);
 		return -1;
 	}
 	const char *host = strstr(out->url, "://") + 3;
 	if (!*host || *host == '/' || *host == ':') {
-		snprintf(err, errlen, "'%s' names no host", out->url);
+		snprintf(err, errlen, _("'%s' names no host"), out->url);
 		return -1;
 	}
 	while (ul > 0 && out->url[ul - 1] == '/')
 		out->url[--ul] = '\0';
 	if (strchr(host, '/') || strchr(host, '?')) {
-		snprintf(err, errlen, "'%s' has a path; give only scheme://host:port", out->url);
+		snprintf(err, errlen, _("'%s' has a path; give only scheme://host:port"), out->url);
 		return -1;
 	}
 	if (at)
@@ -261,7 +264,7 @@ static int get_long(json_t *o, const char *k, long min, long max, long *out, cha
 	if (!v)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
-		snprintf(err, errlen, "\"%s\" must be an integer from %ld to %ld", k, min, max);
+		snprintf(err, errlen, _("\"%s\" must be an integer from %ld to %ld"), k, min, max);
 		return -1;
 	}
 	*out = (long)json_integer_value(v);
@@ -274,7 +277,7 @@ static int get_str(json_t *o, const char *k, char *out, size_t outlen, char *err
 	if (!v)
 		return 0;
 	if (!json_is_string(v) || json_string_length(v) >= outlen) {
-		snprintf(err, errlen, "\"%s\" must be a string shorter than %zu", k, outlen);
+		snprintf(err, errlen, _("\"%s\" must be a string shorter than %zu"), k, outlen);
 		return -1;
 	}
 	snprintf(out, outlen, "%s", json_string_value(v));
@@ -287,7 +290,7 @@ static int get_bool(json_t *o, const char *k, bool *out, char *err, size_t errle
 	if (!v)
 		return 0;
 	if (!json_is_boolean(v)) {
-		snprintf(err, errlen, "\"%s\" must be true or false", k);
+		snprintf(err, errlen, _("\"%s\" must be true or false"), k);
 		return -1;
 	}
 	*out = json_is_true(v);
@@ -306,7 +309,7 @@ static int only_keys(json_t *o, const char *where, const char *const *allowed, c
 		for (int i = 0; allowed[i] && !ok; i++)
 			ok = !strcmp(k, allowed[i]);
 		if (!ok) {
-			snprintf(err, errlen, "%s: unknown key \"%s\"", where, k);
+			snprintf(err, errlen, _("%s: unknown key \"%s\""), where, k);
 			return -1;
 		}
 	}
@@ -331,7 +334,7 @@ static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 	                                   "websocket_idle_ms",
 	                                   NULL};
 	if (!json_is_object(o)) {
-		snprintf(err, errlen, "\"limits\" must be an object");
+		snprintf(err, errlen, _("\"limits\" must be an object"));
 		return -1;
 	}
 	const long big = 1L << 40;
@@ -365,12 +368,12 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 	                                   "max_queue_delay_us",
 	                                   NULL};
 	if (!json_is_object(o)) {
-		snprintf(err, errlen, "each \"batching\" entry must be an object");
+		snprintf(err, errlen, _("each \"batching\" entry must be an object"));
 		return -1;
 	}
 	json_t *p = json_object_get(o, "path");
 	if (!json_is_string(p) || json_string_value(p)[0] != '/') {
-		snprintf(err, errlen, "batching: \"path\" must be a string starting with /");
+		snprintf(err, errlen, _("batching: \"path\" must be a string starting with /"));
 		return -1;
 	}
 	gate_rule_defaults(r, c->goal, json_string_value(p));
@@ -383,14 +386,14 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 		return -1;
 	if (r->input[0] != '/' || r->output[0] != '/') {
 		snprintf(err, errlen,
-		         "batching: \"input\" and \"output\" are JSON pointers (/input)");
+		         _("batching: \"input\" and \"output\" are JSON pointers (/input)"));
 		return -1;
 	}
 	json_t *pref = json_object_get(o, "preferred_batch_sizes");
 	if (pref) {
 		if (!json_is_array(pref) || json_array_size(pref) > GATE_MAX_PREFERRED) {
 			snprintf(err, errlen,
-			         "\"preferred_batch_sizes\" must be a list of at most %d sizes",
+			         _("\"preferred_batch_sizes\" must be a list of at most %d sizes"),
 			         GATE_MAX_PREFERRED);
 			return -1;
 		}
@@ -402,8 +405,8 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			    json_integer_value(v) > r->max_batch_size) {
 				snprintf(err, errlen,
-				         "preferred batch size must be an integer from 1 to "
-				         "max_batch_size (%ld)",
+				         _("preferred batch size must be an integer from 1 to "
+				           "max_batch_size (%ld)"),
 				         r->max_batch_size);
 				return -1;
 			}
@@ -423,7 +426,7 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a) || json_array_size(a) > GATE_MAX_UPSTREAMS) {
-		snprintf(err, errlen, "\"upstreams\" must be a list of at most %d",
+		snprintf(err, errlen, _("\"upstreams\" must be a list of at most %d"),
 		         GATE_MAX_UPSTREAMS);
 		return -1;
 	}
@@ -447,7 +450,7 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 			if (!json_is_string(url) ||
 			    gate_parse_upstream(json_string_value(url), u, e2, sizeof e2)) {
 				snprintf(err, errlen, "upstreams[%zu]: %s", i,
-				         json_is_string(url) ? e2 : "\"url\" must be a string");
+				         json_is_string(url) ? e2 : _("\"url\" must be a string"));
 				return -1;
 			}
 			if (gpu && (!json_is_string(gpu) ||
@@ -455,13 +458,13 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 				snprintf(err, errlen, "upstreams[%zu]: %s", i,
 				         json_is_string(gpu)
 				             ? e2
-				             : "\"gpu\" must be a string (\"0,1\")");
+				             : _("\"gpu\" must be a string (\"0,1\")"));
 				return -1;
 			}
 			if (get_long(v, "max_inflight", 1, 100000, &u->max_inflight, err, errlen))
 				return -1;
 		} else {
-			snprintf(err, errlen, "upstreams[%zu] must be a URL or an object", i);
+			snprintf(err, errlen, _("upstreams[%zu] must be a URL or an object"), i);
 			return -1;
 		}
 		c->nup++;
@@ -472,7 +475,7 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 static int parse_allow(gate_config *c, json_t *a, char *err, size_t errlen)
 {
 	if (!json_is_array(a) || json_array_size(a) > GATE_MAX_ALLOW) {
-		snprintf(err, errlen, "\"allow\" must be a list of at most %d networks",
+		snprintf(err, errlen, _("\"allow\" must be a list of at most %d networks"),
 		         GATE_MAX_ALLOW);
 		return -1;
 	}
@@ -485,7 +488,7 @@ static int parse_allow(gate_config *c, json_t *a, char *err, size_t errlen)
 		if (!json_is_string(v) ||
 		    gate_parse_net(json_string_value(v), &c->allow[c->nallow], e2, sizeof e2)) {
 			snprintf(err, errlen, "allow[%zu]: %s", i,
-			         json_is_string(v) ? e2 : "must be a string");
+			         json_is_string(v) ? e2 : _("must be a string"));
 			return -1;
 		}
 		c->nallow++;
@@ -511,7 +514,7 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 	if ((v = json_object_get(root, "goal"))) {
 		const char *g = json_string_value(v);
 		if (!g || (strcmp(g, "latency") && strcmp(g, "throughput"))) {
-			snprintf(err, errlen, "\"goal\" must be \"latency\" or \"throughput\"");
+			snprintf(err, errlen, _("\"goal\" must be \"latency\" or \"throughput\""));
 			return -1;
 		}
 		gate_goal_defaults(c, !strcmp(g, "throughput") ? GATE_GOAL_THROUGHPUT
@@ -530,7 +533,7 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 		    get_str(v, "keys_file", c->keys_file, sizeof c->keys_file, err, errlen) ||
 		    get_bool(v, "require_keys", &c->require_keys, err, errlen)) {
 			if (!json_is_object(v))
-				snprintf(err, errlen, "\"users\" must be an object");
+				snprintf(err, errlen, _("\"users\" must be an object"));
 			return -1;
 		}
 	}
@@ -542,13 +545,14 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 		    get_bool(v, "hold_throttled", &c->hold_throttled, err, errlen) ||
 		    get_long(v, "interval_ms", 50, 60000, &c->gpu_interval_ms, err, errlen)) {
 			if (!json_is_object(v))
-				snprintf(err, errlen, "\"gpu\" must be an object");
+				snprintf(err, errlen, _("\"gpu\" must be an object"));
 			return -1;
 		}
 	}
 	if ((v = json_object_get(root, "batching"))) {
 		if (!json_is_array(v) || json_array_size(v) > GATE_MAX_RULES) {
-			snprintf(err, errlen, "\"batching\" must be a list of at most %d endpoints",
+			snprintf(err, errlen,
+			         _("\"batching\" must be a list of at most %d endpoints"),
 			         GATE_MAX_RULES);
 			return -1;
 		}
@@ -575,7 +579,7 @@ int gate_config_parse(gate_config *c, const char *text, size_t len, char *err, s
 	}
 	int rc = -1;
 	if (!json_is_object(root))
-		snprintf(err, errlen, "the config must be a JSON object");
+		snprintf(err, errlen, _("the config must be a JSON object"));
 	else
 		rc = parse_sections(c, root, err, errlen);
 	json_decref(root);
@@ -597,7 +601,7 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 		if (n < cap)
 			break;
 		if (cap >= (64u << 20)) {
-			snprintf(err, errlen, "larger than 64 MiB");
+			snprintf(err, errlen, _("larger than 64 MiB"));
 			free(buf);
 			buf = NULL;
 			break;
@@ -638,12 +642,12 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 	if (!json_is_object(root) || only_keys(root, "keys file", top, err, errlen) ||
 	    !json_is_object(keys)) {
 		if (!json_is_object(root) || !json_is_object(keys))
-			snprintf(err, errlen, "expected {\"keys\": {\"KEY\": {\"name\": ...}}}");
+			snprintf(err, errlen, _("expected {\"keys\": {\"KEY\": {\"name\": ...}}}"));
 		goto out;
 	}
 	arr = calloc(json_object_size(keys) + 1, sizeof *arr);
 	if (!arr) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, _("out of memory"));
 		goto out;
 	}
 	const char *k;
@@ -652,7 +656,7 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 	{
 		gate_key *g = &arr[n];
 		if (!*k || strlen(k) >= sizeof g->key) {
-			snprintf(err, errlen, "keys: a key must be 1 to %zu characters",
+			snprintf(err, errlen, _("keys: a key must be 1 to %zu characters"),
 			         sizeof g->key - 1);
 			goto out;
 		}
@@ -660,7 +664,7 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 		snprintf(g->lim.name, sizeof g->lim.name, "key%d", n + 1);
 		g->lim.weight = 1;
 		if (!json_is_object(v)) {
-			snprintf(err, errlen, "keys: the value of each key must be an object");
+			snprintf(err, errlen, _("keys: the value of each key must be an object"));
 			goto out;
 		}
 		if (only_keys(v, "keys", kk, err, errlen) ||
@@ -732,20 +736,21 @@ int gate_workers(const gate_config *c)
 int gate_config_check(const gate_config *c, char *err, size_t errlen)
 {
 	if (c->nup == 0) {
-		snprintf(err, errlen, "no upstream (give --upstream URL)");
+		snprintf(err, errlen, _("no upstream (give --upstream URL)"));
 		return -1;
 	}
 	if (c->require_keys && c->nkeys == 0) {
-		snprintf(err, errlen, "keys are required but no keys file names any");
+		snprintf(err, errlen, _("keys are required but no keys file names any"));
 		return -1;
 	}
 	for (int i = 0; i < c->nrules; i++)
 		for (int j = 0; j < c->rule[i].npreferred; j++)
 			if (c->rule[i].preferred[j] > c->rule[i].max_batch_size) {
-				snprintf(err, errlen,
-				         "%s: preferred batch size %ld exceeds max_batch_size %ld",
-				         c->rule[i].path, c->rule[i].preferred[j],
-				         c->rule[i].max_batch_size);
+				snprintf(
+				    err, errlen,
+				    _("%s: preferred batch size %ld exceeds max_batch_size %ld"),
+				    c->rule[i].path, c->rule[i].preferred[j],
+				    c->rule[i].max_batch_size);
 				return -1;
 			}
 	return 0;

@@ -10,6 +10,7 @@
 
 #include "gate/gate_int.h"
 #include "sample/sampler.h"
+#include "util/i18n.h"
 
 struct gate_gpuwatch {
 	gpu_ctx *ctx;
@@ -50,7 +51,7 @@ int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msgl
 	gpu_open_opts oo = {.failure = &fail};
 	gate_gpuwatch *w = calloc(1, sizeof *w);
 	if (!w) {
-		snprintf(msg, msglen, "out of memory");
+		snprintf(msg, msglen, _("out of memory"));
 		return 1;
 	}
 	w->g = g;
@@ -78,7 +79,7 @@ int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msgl
 	if (first)
 		on_tick(first, w);
 	if (!w->s || sampler_start(w->s) != 0) {
-		snprintf(msg, msglen, "cannot start the GPU sampler");
+		snprintf(msg, msglen, _("cannot start the GPU sampler"));
 		if (w->s)
 			sampler_free(w->s);
 		gpu_close(w->ctx);

@@ -12,6 +12,7 @@
 
 #include "gate/gate_int.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 static int open_log(gate_srv *g)
@@ -26,7 +27,7 @@ static int open_log(gate_srv *g)
 	else {
 		g->log = fopen(p, "a");
 		if (!g->log)
-			return gw_error(GW_EXIT_ENV, p, "check the directory and permissions",
+			return gw_error(GW_EXIT_ENV, p, N_("check the directory and permissions"),
 			                "cannot open the access log: %s", strerror(errno));
 		g->log_close = true;
 	}
@@ -38,8 +39,8 @@ static void reload(gate_srv *g, gate_reload_fn fn, void *ctx)
 	gate_config nc;
 	int rc = fn(ctx, &nc);
 	if (rc) {
-		fprintf(stderr, "gpuwhy gate: config not reloaded (the message above says why); "
-		                "the previous settings stay\n");
+		fprintf(stderr, _("gpuwhy gate: config not reloaded (the message above says why); "
+		                  "the previous settings stay\n"));
 		gate_config_free(&nc);
 		return;
 	}
@@ -61,8 +62,8 @@ static void reload(gate_srv *g, gate_reload_fn fn, void *ctx)
 	gate_route_refresh(g);
 	pthread_mutex_unlock(&g->mu);
 	gate_dispatch_wake(g);
-	fprintf(stderr, "gpuwhy gate: config reloaded%s\n",
-	        moved ? " (listen addresses and upstreams change only on restart)" : "");
+	fprintf(stderr, _("gpuwhy gate: config reloaded%s\n"),
+	        moved ? _(" (listen addresses and upstreams change only on restart)") : "");
 }
 
 static bool idle(gate_srv *g)
@@ -80,7 +81,7 @@ static void drain(gate_srv *g)
 	int64_t deadline = gw_mono_ns() + g->cfg.drain_timeout_ms * 1000000LL;
 	pthread_mutex_unlock(&g->mu);
 	gate_server_quiesce(g);
-	fprintf(stderr, "gpuwhy gate: draining (up to %ld ms)\n", g->cfg.drain_timeout_ms);
+	fprintf(stderr, _("gpuwhy gate: draining (up to %ld ms)\n"), g->cfg.drain_timeout_ms);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -103,14 +104,16 @@ static void drain(gate_srv *g)
 
 static void print_start(gate_srv *g)
 {
-	fprintf(stderr, "gpuwhy gate: serving http://%s -> ", g->cfg.listen);
+	fprintf(stderr, _("gpuwhy gate: serving http://%s -> "), g->cfg.listen);
 	for (int i = 0; i < g->nup; i++)
 		fprintf(stderr, "%s%s%s%s", i ? ", " : "", g->up[i].cfg.url,
 		        g->up[i].cfg.gpu_text[0] ? "@" : "", g->up[i].cfg.gpu_text);
-	fprintf(stderr, " (port %d)\n", g->port);
-	fprintf(stderr, "gpuwhy gate: %d event loop%s\n", g->nloops, g->nloops == 1 ? "" : "s");
+	fprintf(stderr, _(" (port %d)\n"), g->port);
+	fprintf(stderr,
+	        P_("gpuwhy gate: %d event loop\n", "gpuwhy gate: %d event loops\n", g->nloops),
+	        g->nloops);
 	if (g->md)
-		fprintf(stderr, "gpuwhy gate: metrics on http://%s/metrics (port %d)\n",
+		fprintf(stderr, _("gpuwhy gate: metrics on http://%s/metrics (port %d)\n"),
 		        g->cfg.metrics_listen, g->metrics_port);
 }
 
@@ -127,9 +130,9 @@ static int start_gpus(gate_srv *g, gate_gpuwatch **w)
 	if (gate_gpuwatch_start(g, w, msg, sizeof msg) != 0) {
 		if (named)
 			return gw_error(GW_EXIT_ENV, "--upstream URL@GPU",
-			                "drop @GPU to run without GPU awareness",
+			                N_("drop @GPU to run without GPU awareness"),
 			                "cannot read the GPUs: %s", msg);
-		fprintf(stderr, "gpuwhy gate: GPUs not read (%s); admission ignores the GPU\n",
+		fprintf(stderr, _("gpuwhy gate: GPUs not read (%s); admission ignores the GPU\n"),
 		        msg);
 		return 0;
 	}
@@ -140,7 +143,7 @@ static int start_gpus(gate_srv *g, gate_gpuwatch **w)
 				found |= g->gpu[j].index == g->up[i].cfg.gpu[k];
 			if (!found)
 				return gw_error(GW_EXIT_USAGE, g->up[i].cfg.url,
-				                "gpuwhy status lists them",
+				                N_("gpuwhy status lists them"),
 				                "GPU %d is not one of the %d GPUs here",
 				                g->up[i].cfg.gpu[k], g->ngpu);
 		}
@@ -171,7 +174,8 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 	if (gate_server_start(g, err, sizeof err) != 0) {
 		gate_dispatch_stop(g);
 		gate_gpuwatch_stop(w);
-		return gw_error(GW_EXIT_ENV, "gate", "pick another port with --listen", "%s", err);
+		return gw_error(GW_EXIT_ENV, "gate", N_("pick another port with --listen"), "%s",
+		                err);
 	}
 	print_start(g);
 	for (;;) {
@@ -188,7 +192,7 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 	gate_server_stop(g);
 	gate_dispatch_stop(g);
 	gate_gpuwatch_stop(w);
-	fprintf(stderr, "gpuwhy gate: stopped\n");
+	fprintf(stderr, _("gpuwhy gate: stopped\n"));
 	return GW_EXIT_OK;
 }
 

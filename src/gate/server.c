@@ -28,6 +28,7 @@
 
 #include "exporter/exporter.h"
 #include "gate/gate_int.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 typedef struct gate_track {
@@ -62,9 +63,15 @@ void gate_req_unref(gate_req *r)
 
 void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, aq;
+	char msg[sizeof r->reason];
 	va_start(ap, fmt);
+	va_copy(aq, ap);
 	vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+	/* The access log keeps the English reason; the body speaks to the person
+	 * who sent the request, in the gate's language. */
+	vsnprintf(msg, sizeof msg, strcmp(fmt, "%s") ? _(fmt) : fmt, aq);
+	va_end(aq);
 	va_end(ap);
 	gate_srv *g = r->g;
 	if (reason >= 0 && reason < GATE_R__COUNT) {
@@ -75,8 +82,8 @@ void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, cons
 	} else {
 		snprintf(r->reason_code, sizeof r->reason_code, "upstream");
 	}
-	json_t *j = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", r->reason, "type",
-	                      "gpuwhy_gate", "code", r->reason_code);
+	json_t *j = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", msg, "type", "gpuwhy_gate",
+	                      "code", r->reason_code);
 	free(r->rbody);
 	r->rbody = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
@@ -398,7 +405,7 @@ static bool admit(gate_srv *g, gate_req *r)
 	}
 	if (!gate_route_any_healthy(g, why, sizeof why)) {
 		gate_req_fail(r, 503, GATE_R_GPU_HOLD, 5, "held: %s", why);
-		fprintf(stderr, "gpuwhy gate: holding new work: %s\n", why);
+		fprintf(stderr, _("gpuwhy gate: holding new work: %s\n"), why);
 		return false;
 	}
 	r->t_queued = gw_mono_ns();
@@ -886,12 +893,12 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
 		return -1;
 	if (claim_port(&ss) != 0) {
-		snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen, strerror(errno));
+		snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.listen, strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < g->nloops; i++)
 		if (start_loop_daemon(g, &g->loops[i], &ss) != 0) {
-			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.listen,
+			snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.listen,
 			         strerror(errno));
 			stop_daemons(g);
 			return -1;
@@ -911,7 +918,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		                         (struct sockaddr *)&ms, MHD_OPTION_CONNECTION_LIMIT, 64U,
 		                         MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 		if (!g->md) {
-			snprintf(err, errlen, "%s: cannot listen: %s", g->cfg.metrics_listen,
+			snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.metrics_listen,
 			         strerror(errno));
 			stop_daemons(g);
 			return -1;
@@ -920,7 +927,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 	}
 	pthread_cond_init(&g->cv, NULL);
 	if (gate_loop_start(g) != 0) {
-		snprintf(err, errlen, "%s: cannot start the event loops: %s", g->cfg.listen,
+		snprintf(err, errlen, _("%s: cannot start the event loops: %s"), g->cfg.listen,
 		         strerror(errno));
 		gate_loop_stop(g);
 		stop_daemons(g);

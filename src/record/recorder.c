@@ -9,6 +9,7 @@
 #include "sample/sampler.h"
 #include "store/store.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/fail.h"
 #include "util/timeutil.h"
 
@@ -82,8 +83,8 @@ static void on_snapshot(const snapshot *s, void *arg)
 		r->failed = true;
 		pthread_mutex_unlock(&r->mu);
 		gw_error(GW_EXIT_ENV, r->o.path,
-		         r->o.command ? "free some space; the command keeps running"
-		                      : "free some space, or record to another disk with -o",
+		         r->o.command ? N_("free some space; the command keeps running")
+		                      : N_("free some space, or record to another disk with -o"),
 		         "recording stopped: %s", store_error(r->st));
 		store_write_event(r->st, s->t_wall, TL_EV_RECORD_ERROR, -1, 0, store_error(r->st));
 	}
@@ -153,8 +154,8 @@ int recorder_open(const recorder_opts *o, recorder **out)
 		free(r);
 		return gw_error(GW_EXIT_ENV, o->path,
 		                src == -2
-		                    ? "wait for it to finish, or record to another file with -o"
-		                    : "choose a writable path with -o",
+		                    ? N_("wait for it to finish, or record to another file with -o")
+		                    : N_("choose a writable path with -o"),
 		                "%s", err);
 	}
 	store_set_notice(r->st, print_notice, NULL);

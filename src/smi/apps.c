@@ -6,6 +6,7 @@
 #include "smi/smi.h"
 #include "gpu/metrics.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 enum {
@@ -76,7 +77,7 @@ static int parse(const char *list, smi_fields *f, bool apps)
 	}
 	free(copy);
 	if (!rc && f->n == 0)
-		rc = gw_error(GW_EXIT_USAGE, "--query", "e.g. pid,process_name,used_gpu_memory",
+		rc = gw_error(GW_EXIT_USAGE, "--query", N_("e.g. pid,process_name,used_gpu_memory"),
 		              "no fields given");
 	return rc;
 }

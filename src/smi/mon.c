@@ -13,6 +13,7 @@
 
 #include "smi/smi.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 typedef struct {
@@ -78,11 +79,11 @@ int smi_mon_dt(const char *s, smi_mon_opts *o)
 		else if (*p == 'T' || *p == 't')
 			o->time = true;
 		else
-			return gw_error(GW_EXIT_USAGE, "-o", "D, T or DT",
+			return gw_error(GW_EXIT_USAGE, "-o", N_("D, T or DT"),
 			                "unknown time format '%s'", s);
 	}
 	if (!o->date && !o->time)
-		return gw_error(GW_EXIT_USAGE, "-o", "D, T or DT", "empty time format");
+		return gw_error(GW_EXIT_USAGE, "-o", N_("D, T or DT"), "empty time format");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "gpu/cell.h"
 #include "gpu/gpu_reasons.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 enum {
@@ -73,15 +74,15 @@ int smi_q_parse_sections(const char *list, unsigned *mask)
 		if (!bit)
 			rc = gw_error(
 			    GW_EXIT_USAGE, "-d",
-			    "MEMORY, UTILIZATION, ECC, TEMPERATURE, POWER, CLOCK, COMPUTE, "
-			    "PIDS, PERFORMANCE, PAGE_RETIREMENT, ROW_REMAPPER, PCIE, "
-			    "ACCOUNTING, ENCODER_STATS",
+			    N_("MEMORY, UTILIZATION, ECC, TEMPERATURE, POWER, CLOCK, COMPUTE, "
+			       "PIDS, PERFORMANCE, PAGE_RETIREMENT, ROW_REMAPPER, PCIE, "
+			       "ACCOUNTING, ENCODER_STATS"),
 			    "unknown section '%s'", t);
 		*mask |= bit;
 	}
 	free(copy);
 	if (!rc && !*mask)
-		rc = gw_error(GW_EXIT_USAGE, "-d", "e.g. -d CLOCK,PCIE", "no section given");
+		rc = gw_error(GW_EXIT_USAGE, "-d", N_("e.g. -d CLOCK,PCIE"), "no section given");
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "util/err.h"
+#include "util/i18n.h"
 
 void smi_timestamp(double wall, char *out, size_t len)
 {
@@ -111,7 +112,7 @@ int smi_select(gpu_ctx *c, const char *list, smi_sel *out)
 		int k = match_one(c, t, why, sizeof why);
 		if (k < 0) {
 			rc = gw_error(GW_EXIT_USAGE, "-i",
-			              "gpuwhy query -L lists indices and UUIDs", "%s", why);
+			              N_("gpuwhy query -L lists indices and UUIDs"), "%s", why);
 			break;
 		}
 		bool dup = false;
@@ -122,7 +123,7 @@ int smi_select(gpu_ctx *c, const char *list, smi_sel *out)
 	}
 	free(copy);
 	if (!rc && out->n == 0)
-		rc = gw_error(GW_EXIT_USAGE, "-i", "e.g. -i 0 or -i 0,1", "empty GPU list");
+		rc = gw_error(GW_EXIT_USAGE, "-i", N_("e.g. -i 0 or -i 0,1"), "empty GPU list");
 	return rc;
 }
 

@@ -95,12 +95,16 @@ static void notify(store *st, const char *hint, const char *fmt, ...)
 	if (!st->notice)
 		return;
 	char why[512];
-	va_list ap;
+	va_list ap, aq;
 	va_start(ap, fmt);
+	va_copy(aq, ap);
 	vsnprintf(why, sizeof why, fmt, ap);
-	va_end(ap);
 	gw_fail n;
 	gw_fail_set(&n, 0, st->path, hint, "%s", why);
+	/* why stays English (logs keep it); the face prints it in the user's language. */
+	vsnprintf(n.why_text, sizeof n.why_text, _(fmt), aq);
+	va_end(aq);
+	va_end(ap);
 	st->notice(st->notice_ctx, &n);
 }
 
@@ -479,15 +483,24 @@ static void stall_note(store *st)
 	}
 }
 
-/* "12 samples (and 3 steps or events) from 10:01:02 to 10:01:09" */
-static void gap_text(const store *st, char *out, size_t len)
+/* "12 samples (and 3 steps or events) from 10:01:02 to 10:01:09": English for
+ * the gap event the recording keeps, the user's language (human) for a notice. */
+static void gap_text(const store *st, bool human, char *out, size_t len)
 {
-	char a[16], b[16], other[48] = "";
+	char a[16], b[16], other[96] = "";
 	clock_text(st->drop_t0, a, sizeof a);
 	clock_text(st->drop_t1, b, sizeof b);
 	if (st->dropped_other)
-		snprintf(other, sizeof other, " (and %ld steps or events)", st->dropped_other);
-	snprintf(out, len, "%ld samples%s from %s to %s", st->dropped, other, a, b);
+		snprintf(other, sizeof other,
+		         human ? P_(" (and %ld step or event)", " (and %ld steps or events)",
+		                    st->dropped_other)
+		               : " (and %ld steps or events)",
+		         st->dropped_other);
+	snprintf(out, len,
+	         human
+	             ? P_("%ld sample%s from %s to %s", "%ld samples%s from %s to %s", st->dropped)
+	             : "%ld samples%s from %s to %s",
+	         st->dropped, other, a, b);
 }
 
 static void note_drop(store *st, double t)
@@ -501,7 +514,7 @@ static void note_drop(store *st, double t)
 static int write_gap(store *st)
 {
 	char what[96], text[256];
-	gap_text(st, what, sizeof what);
+	gap_text(st, false, what, sizeof what);
 	snprintf(text, sizeof text, "%s not recorded: another process held the file's write lock",
 	         what);
 	sqlite3_stmt *q = st->ins_gap;
@@ -517,8 +530,8 @@ static void stall_end(store *st, long written)
 {
 	double waited = st->stall_since ? gw_wall_s() - st->stall_since : 0;
 	if (st->dropped || st->dropped_other) {
-		char what[96];
-		gap_text(st, what, sizeof what);
+		char what[160];
+		gap_text(st, true, what, sizeof what);
 		notify(st, N_("a gap event marks it; GPUWHY_RECORD_BACKLOG holds more samples"),
 		       "%s not recorded: another process held the write lock for %.1f s", what,
 		       waited);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "util/i18n.h"
 
 /* The PID holding a flock on fd's file, from /proc/locks; 0 when not found. */
 static long lock_holder(int fd)
@@ -56,7 +57,7 @@ static int check_replaceable(int fd, const struct stat *sb, char *err, size_t er
 	if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
 	    memcmp(head, "SQLite format 3", 15) != 0) {
 		snprintf(err, errlen,
-		         "exists and is not a gpuwhy recording (refusing to overwrite)");
+		         _("exists and is not a gpuwhy recording (refusing to overwrite)"));
 		return -1;
 	}
 	return 0;
@@ -80,7 +81,7 @@ static int open_locked(const char *path, int *fd_out, bool *created, char *err, 
 		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s",
-		         errno == ELOOP ? "is a symbolic link" : strerror(errno));
+		         errno == ELOOP ? _("is a symbolic link") : strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -88,13 +89,14 @@ static int open_locked(const char *path, int *fd_out, bool *created, char *err, 
 		long pid = e == EWOULDBLOCK ? lock_holder(fd) : 0;
 		close(fd);
 		if (e != EWOULDBLOCK) {
-			snprintf(err, errlen, "cannot lock: %s", strerror(e));
+			snprintf(err, errlen, _("cannot lock: %s"), strerror(e));
 			return -1;
 		}
 		if (pid > 0)
-			snprintf(err, errlen, "another gpuwhy is recording to it (PID %ld)", pid);
+			snprintf(err, errlen, _("another gpuwhy is recording to it (PID %ld)"),
+			         pid);
 		else
-			snprintf(err, errlen, "another gpuwhy is recording to it");
+			snprintf(err, errlen, _("another gpuwhy is recording to it"));
 		return -2;
 	}
 	*fd_out = fd;
@@ -105,7 +107,7 @@ int store_lock_path(const char *path, int *fd_out, char *err, size_t errlen)
 {
 	struct stat sb;
 	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		snprintf(err, errlen, "exists and is not a regular file");
+		snprintf(err, errlen, _("exists and is not a regular file"));
 		return -1;
 	}
 	/* Another process may replace the name between open and lock: retry on the new file. */
@@ -123,14 +125,14 @@ int store_lock_path(const char *path, int *fd_out, char *err, size_t errlen)
 		}
 		if (!S_ISREG(fsb.st_mode) || check_replaceable(fd, &fsb, err, errlen)) {
 			if (!S_ISREG(fsb.st_mode))
-				snprintf(err, errlen, "exists and is not a regular file");
+				snprintf(err, errlen, _("exists and is not a regular file"));
 			close(fd);
 			return -1;
 		}
 		/* A stale -wal would be replayed into the fresh file: remove both sidecars. */
 		unlink_sidecars(path);
 		if (!created && ftruncate(fd, 0) != 0) {
-			snprintf(err, errlen, "cannot replace the existing file: %s",
+			snprintf(err, errlen, _("cannot replace the existing file: %s"),
 			         strerror(errno));
 			close(fd);
 			return -1;
@@ -138,6 +140,6 @@ int store_lock_path(const char *path, int *fd_out, char *err, size_t errlen)
 		*fd_out = fd;
 		return 0;
 	}
-	snprintf(err, errlen, "the file keeps being replaced by another process");
+	snprintf(err, errlen, _("the file keeps being replaced by another process"));
 	return -1;
 }

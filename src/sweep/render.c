@@ -400,9 +400,10 @@ static void html_bars(FILE *o, const sweep_results *R, const char *title, const 
 			fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\">%.3g %s</text>",
 			        left + w + 6, y + 15, v, unit);
 		} else {
-			fprintf(
-			    o, "<text class=\"lbl\" x=\"%d\" y=\"%d\">%s</text>", left + 6, y + 15,
-			    R->res[i].oom ? "out of memory" : sweep_status_name(R->res[i].status));
+			fprintf(o, "<text class=\"lbl\" x=\"%d\" y=\"%d\">%s</text>", left + 6,
+			        y + 15,
+			        R->res[i].oom ? _("out of memory")
+			                      : _(sweep_status_name(R->res[i].status)));
 		}
 		fputc('\n', o);
 		y += row;
@@ -431,11 +432,20 @@ static void html_td(FILE *o, double v, int dec)
 
 static void html_table(FILE *o, const sweep_results *R)
 {
-	fputs("<table><tr><th>configuration</th><th>status</th><th>step mean ms</th><th>±95 %</th>"
-	      "<th>p50</th><th>p90</th><th>steps/s</th><th>samples/s</th><th>GPU %</th><th>SM %"
-	      "</th><th>memory MiB</th><th>power W</th><th>busiest core %</th><th>vs baseline</th>"
-	      "<th>top finding</th></tr>\n",
-	      o);
+	/* TRANSLATORS: the heads of sweep's HTML table; units and p50/p90 as they are. */
+	static const char *const head[] = {
+	    N_("configuration"),  N_("status"),      N_("step mean ms"),
+	    N_("±95 %"),          N_("p50"),         N_("p90"),
+	    N_("steps/s"),        N_("samples/s"),   N_("GPU %"),
+	    N_("SM %"),           N_("memory MiB"),  N_("power W"),
+	    N_("busiest core %"), N_("vs baseline"), N_("top finding")};
+	fputs("<table><tr>", o);
+	for (size_t h = 0; h < sizeof head / sizeof *head; h++) {
+		fputs("<th>", o);
+		report_html_escape(o, _(head[h]));
+		fputs("</th>", o);
+	}
+	fputs("</tr>\n", o);
 	for (int i = 0; i < R->pl->n; i++) {
 		const sweep_result *r = &R->res[i];
 		if (r->nrep == 0)
@@ -443,7 +453,7 @@ static void html_table(FILE *o, const sweep_results *R)
 		char vs[48];
 		fputs("<tr><td>", o);
 		report_html_escape(o, R->pl->c[i].name);
-		fprintf(o, "</td><td>%s</td>", r->oom ? "oom" : sweep_status_name(r->status));
+		fprintf(o, "</td><td>%s</td>", r->oom ? _("oom") : _(sweep_status_name(r->status)));
 		html_td(o, r->mean * 1000, 1);
 		html_td(o, r->ci_half * 1000, 1);
 		html_td(o, r->p50 * 1000, 1);
@@ -455,7 +465,8 @@ static void html_table(FILE *o, const sweep_results *R)
 		html_td(o, r->mem_peak, 0);
 		html_td(o, r->power, 0);
 		html_td(o, r->core_max, 0);
-		fprintf(o, "<td>%s</td><td>", i == 0 ? "baseline" : verdict_text(r, vs, sizeof vs));
+		fprintf(o, "<td>%s</td><td>",
+		        i == 0 ? _("baseline") : verdict_text(r, vs, sizeof vs));
 		report_html_escape(o, r->finding[0] ? r->finding : "");
 		fputs("</td></tr>\n", o);
 	}
@@ -464,28 +475,36 @@ static void html_table(FILE *o, const sweep_results *R)
 
 void sweep_render_html(FILE *o, const sweep_results *R)
 {
+	/* The page's language is the messages' ("zh_CN" -> "zh-CN"), as the report's. */
+	char lang[16];
+	snprintf(lang, sizeof lang, "%s", gw_i18n_lang());
+	for (char *p = lang; *p; p++)
+		if (*p == '_')
+			*p = '-';
 	fprintf(o,
-	        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	        "<!DOCTYPE html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">"
 	        "<title>gpuwhy sweep</title><style>%s</style></head><body>\n",
-	        report_html_css());
-	fputs("<h1>gpuwhy sweep: ", o);
+	        lang, report_html_css());
+	fputs("<h1>", o);
+	report_html_escape(o, _("gpuwhy sweep:"));
+	fputc(' ', o);
 	report_html_escape(o, R->st->dir);
-	fputs("</h1>\n<p>Command: <code>", o);
+	fprintf(o, "</h1>\n<p>%s <code>", _("Command:"));
 	for (int i = 0; i < R->sp->ncmd; i++) {
 		report_html_escape(o, R->sp->cmd[i]);
 		fputc(' ', o);
 	}
-	fputs("</code></p>\n<h2>Configurations</h2>\n", o);
+	fprintf(o, "</code></p>\n<h2>%s</h2>\n", _("Configurations"));
 	html_table(o, R);
 	html_bars(o, R,
-	          R->sp->batch_var ? "Throughput (samples/s; steps/s where no batch)"
-	                           : "Throughput (steps/s)",
+	          R->sp->batch_var ? _("Throughput (samples/s; steps/s where no batch)")
+	                           : _("Throughput (steps/s)"),
 	          "/s", v_thr, 0);
-	html_bars(o, R, "GPU utilization (mean %)", "%", v_util, 2);
-	html_bars(o, R, "GPU memory peak (MiB)", "MiB", v_mem, 1);
-	fputs("<h2>Why</h2>\n<ul>\n", o);
+	html_bars(o, R, _("GPU utilization (mean %)"), "%", v_util, 2);
+	html_bars(o, R, _("GPU memory peak (MiB)"), "MiB", v_mem, 1);
+	fprintf(o, "<h2>%s</h2>\n<ul>\n", _("Why"));
 	if (R->best >= 0) {
-		fputs("<li><b>best:</b> ", o);
+		fprintf(o, "<li><b>%s</b> ", _("best:"));
 		report_html_escape(o, R->pl->c[R->best].name);
 		fputs("</li>\n", o);
 	}
@@ -502,7 +521,7 @@ void sweep_render_html(FILE *o, const sweep_results *R)
 		text_memory(m, R);
 		fclose(m);
 		if (len) {
-			fputs("<h2>Memory</h2>\n<pre>", o);
+			fprintf(o, "<h2>%s</h2>\n<pre>", _("Memory"));
 			report_html_escape(o, buf);
 			fputs("</pre>\n", o);
 		}

@@ -62,7 +62,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		if (stat(args[i], &st) < 0) {
 			trace_job_free_paths(out, n);
 			return gw_error(GW_EXIT_ENV, args[i],
-			                "give a trace file or a directory of them", "%s",
+			                N_("give a trace file or a directory of them"), "%s",
 			                strerror(errno));
 		}
 		if (!S_ISDIR(st.st_mode)) {
@@ -94,9 +94,10 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		closedir(d);
 		if (n == first) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i],
-			                "a directory should hold .json, .json.gz or .sqlite traces",
-			                "no trace files in the directory");
+			return gw_error(
+			    GW_EXIT_ENV, args[i],
+			    N_("a directory should hold .json, .json.gz or .sqlite traces"),
+			    "no trace files in the directory");
 		}
 		qsort(out + first, n - first, sizeof *out, cmp_str);
 		continue;
@@ -320,11 +321,17 @@ static void job_warn(trace_job *job, const char *fmt, ...)
 {
 	if (job->n_warnings >= (int)(sizeof job->warnings / sizeof *job->warnings))
 		return;
-	va_list ap;
+	va_list ap, aq;
 	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) >= 0)
+	va_copy(aq, ap);
+	char *s = NULL, *t = NULL;
+	if (vasprintf(&s, fmt, ap) >= 0) {
+		if (vasprintf(&t, _(fmt), aq) < 0)
+			t = NULL;
+		job->warnings_text[job->n_warnings] = t;
 		job->warnings[job->n_warnings++] = s;
+	}
+	va_end(aq);
 	va_end(ap);
 }
 
@@ -383,7 +390,9 @@ void trace_job_free(trace_job *job)
 		trace_rank_free(&job->items[i].rank);
 	}
 	free(job->items);
-	for (int i = 0; i < job->n_warnings; i++)
+	for (int i = 0; i < job->n_warnings; i++) {
 		free(job->warnings[i]);
+		free(job->warnings_text[i]);
+	}
 	memset(job, 0, sizeof *job);
 }

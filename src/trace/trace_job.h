@@ -32,8 +32,9 @@ typedef struct {
 typedef struct {
 	trace_job_item *items; /* sorted by rank, then path, once run */
 	size_t n;
-	bool filter;       /* HTA's ProfilerStep filter applied */
-	char *warnings[8]; /* about the job as a whole (duplicate ranks...) */
+	bool filter;            /* HTA's ProfilerStep filter applied */
+	char *warnings[8];      /* about the job as a whole (duplicate ranks...), English */
+	char *warnings_text[8]; /* the same in the user's language, for text */
 	int n_warnings;
 } trace_job;
 

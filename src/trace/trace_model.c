@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/i18n.h"
+
 static bool starts_with(const char *s, const char *p)
 {
 	return strncmp(s, p, strlen(p)) == 0;
@@ -308,8 +310,10 @@ void trace_rank_free(trace_rank *r)
 	free(r->path);
 	free(r->ev);
 	trace_names_free(&r->names);
-	for (int i = 0; i < r->n_warnings; i++)
+	for (int i = 0; i < r->n_warnings; i++) {
 		free(r->warnings[i]);
+		free(r->warnings_text[i]);
+	}
 	for (int i = 0; i < 2; i++)
 		free(r->profstep_syms[i]);
 	memset(r, 0, sizeof *r);
@@ -345,10 +349,16 @@ void trace_rank_warn(trace_rank *r, const char *fmt, ...)
 {
 	if (r->n_warnings >= TRACE_MAX_WARNINGS)
 		return;
-	va_list ap;
+	va_list ap, aq;
 	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) >= 0)
+	va_copy(aq, ap);
+	char *s = NULL, *t = NULL;
+	if (vasprintf(&s, fmt, ap) >= 0) {
+		if (vasprintf(&t, _(fmt), aq) < 0)
+			t = NULL;
+		r->warnings_text[r->n_warnings] = t;
 		r->warnings[r->n_warnings++] = s;
+	}
+	va_end(aq);
 	va_end(ap);
 }

@@ -149,7 +149,8 @@ typedef struct {
 	char format_text[224]; /* the same in the user's language, for the text report */
 
 	/* Warnings for the report (not errors: the analysis goes on). */
-	char *warnings[TRACE_MAX_WARNINGS];
+	char *warnings[TRACE_MAX_WARNINGS];      /* English: what JSON keeps */
+	char *warnings_text[TRACE_MAX_WARNINGS]; /* the same in the user's language, for text */
 	int n_warnings;
 	uint64_t n_type_errors; /* fields of the wrong JSON type, ignored */
 } trace_rank;

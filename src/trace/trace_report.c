@@ -374,7 +374,8 @@ static void text_warnings(FILE *out, const trace_job_item *it)
 	const trace_rank *r = &it->rank;
 	const trace_result *res = &it->res;
 	for (int i = 0; i < r->n_warnings; i++)
-		fprintf(out, _("  warning: %s\n"), r->warnings[i]);
+		fprintf(out, _("  warning: %s\n"),
+		        r->warnings_text[i] ? r->warnings_text[i] : r->warnings[i]);
 	if (it->analyzed && res->hta_would_fail) {
 		char b[40];
 		fprintf(
@@ -415,7 +416,8 @@ void trace_report_text(FILE *out, const trace_job *job, const trace_job_opts *o)
 		}
 	}
 	for (int i = 0; i < job->n_warnings; i++)
-		fprintf(out, _("warning: %s\n"), job->warnings[i]);
+		fprintf(out, _("warning: %s\n"),
+		        job->warnings_text[i] ? job->warnings_text[i] : job->warnings[i]);
 }
 
 /* ---------------------------------------------------------------- JSON */

@@ -169,4 +169,18 @@ grep -q '^gpuwhy: --need-mem: 无效的大小“lots”（例如 20G 或 512M �
 LANG=zh_CN.UTF-8 "$GPUWHY" report "$tmp/missing.gpuwhy" 2>"$tmp/err"
 [ $? -eq 3 ] || fail "report of a missing file: exit code under zh_CN"
 LC_ALL=C.UTF-8 grep -qP "^gpuwhy: \Q$tmp/missing.gpuwhy\E: .*$cjk" "$tmp/err" || fail "Chinese error: $(cat "$tmp/err")"
+# ---- the Python probe's notes, against the stand-in frameworks (no GPU, then the
+# simulated one): ONNX Runtime's providers and its CUDA library, TensorFlow's fix,
+# torch installed twice. The library's own loader error is its text, not ours.
+if command -v python3 >/dev/null && python3 -c 'import sys; sys.exit(sys.version_info < (3, 8))'; then
+	site="$GPUWHY_SRC/tests/fixtures/doctor/pysite"
+	for sim in "" "--sim h100x1"; do
+		# shellcheck disable=SC2086
+		PYTHONPATH="$site/site:$site/site2" marked $sim doctor --python python3 >"$tmp/py" 2>&1
+		grep -q 'python\.onnxruntime' "$tmp/py" || fail "no onnxruntime result: $(cat "$tmp/py")"
+		sed -i -E 's/: file too short//; s/: invalid ELF header//' "$tmp/py"
+		# The device layer's own reason is quoted as evidence (as without a driver above).
+		unmarked "$tmp/py" 'libnvidia-ml\.so\.1 not found'
+	done
+fi
 echo "PASS"

@@ -69,6 +69,18 @@ cmp -s "$T/tr.c" "$T/tr.en" || fail "--lang en trace differs from English"
 same "trace --format json" trace --format json "$TR"
 same "trace --format csv" trace --format csv "$TR"
 
+# The reader's warnings (a value of the wrong type, events without a ts, no rank,
+# two files of one rank): in the user's language in text, English in JSON.
+ev='{"ph":"X","name":"k","cat":"kernel","pid":0,"tid":7,"dur":3'
+printf '{"traceEvents":[%s,"ts":1,"args":{"stream":7}},%s},%s,"ts":"x"}]}\n' "$ev" "$ev" "$ev" >"$T/w1.json"
+cp "$T/w1.json" "$T/w2.json"
+mark trace "$T/w1.json" "$T/w2.json" >"$T/tw.m" 2>&1 || fail "trace with warnings under the marker language"
+grep -q "◊  warning: ◊no \"rank\"" "$T/tw.m" || fail "trace's warnings: $(grep -i warning "$T/tw.m")"
+unmarked "$T/tw.m" "trace with warnings" '^    (COMPUTATION|COMMUNICATION|MEMORY) +[0-9]+ +[0-9]+ '
+mark trace --format json "$T/w1.json" >"$T/tw.j"
+grep -q '"2 events without a ts were skipped"' "$T/tw.j" || fail "trace JSON warnings: $(grep -A3 warnings "$T/tw.j")"
+grep -q '◊' "$T/tw.j" && fail "trace JSON holds translated text"
+
 # ---- queue: a task done, a task with a Chinese name that fails (one retry), a log
 export GPUWHY_QUEUE=$T/q
 trap '"$GPUWHY" queue stop >/dev/null 2>&1; cleanup' EXIT
@@ -83,9 +95,9 @@ grep -q "gpuwhy: queue wait: ◊1 task did not end done" "$T/w.m" || fail "queue
 zh queue wait 2>"$T/w.z"
 grep -q "1 个任务没有以完成结束" "$T/w.z" || fail "queue wait in Chinese: $(cat "$T/w.z")"
 
-# The task's stored error ("exit 3; no retry left ...") is its record, in English as
-# JSON gives it; a task's log lines are the task's own.
-rec='no retry left|^    === gpuwhy'
+# The task's stored error ("exit 3; no retry left ...") is its record, English in JSON,
+# translated where text shows it; a task's log lines are the task's own.
+rec='^    === gpuwhy'
 mark queue ls >"$T/ls.m" || fail "queue ls under the marker language"
 unmarked "$T/ls.m" "queue ls" "$rec"
 grep -q "◊done" "$T/ls.m" || fail "queue ls: states not translated: $(cat "$T/ls.m")"
@@ -111,7 +123,7 @@ got = {r.split()[0]: r for r in rows}
 assert col(got["1"], "hello") == want_cmd, (got["1"], want_cmd)
 assert col(got["2"], "中文任务") == want_cmd, (got["2"], want_cmd)
 assert col(got["1"], "退出码") == want_info, (got["1"], want_info)
-assert col(got["2"], "exit 3") == want_info, (got["2"], want_info)
+assert col(got["2"], "退出码 3") == want_info, (got["2"], want_info)
 PY
 zh --lang en queue show 1 >"$T/sh.en"
 cjk "$T/sh.en" && fail "--lang en queue show under zh_CN prints Chinese: $(cat "$T/sh.en")"
@@ -124,6 +136,20 @@ grep -q "^gpuwhy: 99: 没有这个任务" "$T/e.z" || fail "queue show 99 in Chi
 mark --sim nosuch status 2>"$T/e.m" && fail "--sim nosuch exited 0"
 unmarked "$T/e.m" "--sim nosuch"
 grep -q "◊no such scenario" "$T/e.m" || fail "--sim nosuch: $(cat "$T/e.m")"
+grep -q "退出码 3；没有剩余重试次数（已尝试 2 次）" "$T/ls.z" || fail "queue ls: the stored error in Chinese: $(cat "$T/ls.z")"
+grep -q "◊◊exit 3; no retry left (2 attempts)" "$T/sh.m" || fail "queue show: the stored error not translated: $(cat "$T/sh.m")"
+# A wait reason, translated where shown: a task after one that runs.
+"$GPUWHY" queue add --gpus 0 -n long -- sleep 60 >/dev/null
+"$GPUWHY" queue add --gpus 0 --after 3 -- true >/dev/null
+for _ in $(seq 200); do
+	zh queue show 4 >"$T/w4.z" 2>&1
+	grep -q "等待任务 3（运行中）" "$T/w4.z" && break
+	sleep 0.1
+done
+grep -q "等待任务 3（运行中）" "$T/w4.z" || fail "queue show: the wait reason in Chinese: $(cat "$T/w4.z")"
+"$GPUWHY" queue show 4 --json | grep -q '"waiting": *"waiting for task 3 (running)"' ||
+	fail "queue show --json: the wait reason not English: $("$GPUWHY" queue show 4 --json)"
+"$GPUWHY" queue cancel --all >/dev/null
 same "queue ls --json" queue ls --json
 same "queue show --json" queue show 2 --json
 exit 0
