@@ -402,22 +402,40 @@ static double step_drift_pct(const double *d, int n)
 }
 
 /*
- * A run that other processes slowed is inflated by its step excess: the
- * base's makes the candidate look faster, the candidate's slower, and both
- * together differ by at most the larger one. A change smaller than that is
- * not told apart from the load.
+ * What a loaded run's excess can explain, in % of the base's mean step.
+ * Load only ever slows steps: a run's undisturbed mean lies between its
+ * quickest steps (p10) and its mean. So a loaded base can make the
+ * candidate look faster (by up to its mean above its p10), a loaded
+ * candidate can make it look slower (likewise), and neither can fake the
+ * other direction: a candidate slowed by load that is still faster is
+ * faster. The bound is taken in the direction of the observed change.
  */
+static double explained_pct(const diag_comparison *out, int side)
+{
+	const diag_host_load *l = side ? &out->load_cand : &out->load_base;
+	double mean = side ? out->mean.cand : out->mean.base;
+	if (!l->loaded)
+		return 0;
+	if (isnan(l->excess_pct) || !(out->mean.base > 0))
+		return NAN;
+	/* mean - p10, with excess = (mean - p10) / p10 */
+	return 100 * mean * l->excess_pct / (100 + l->excess_pct) / out->mean.base;
+}
+
 static void confound(diag_comparison *out)
 {
-	const diag_host_load *l[2] = {&out->load_base, &out->load_cand};
-	for (int i = 0; i < 2; i++) {
-		if (!l[i]->loaded)
-			continue;
-		out->confounded = true;
-		if (!isnan(l[i]->excess_pct) &&
-		    (isnan(out->interference_pct) || l[i]->excess_pct > out->interference_pct))
-			out->interference_pct = l[i]->excess_pct;
-	}
+	out->confounded = out->load_base.loaded || out->load_cand.loaded;
+	if (!out->confounded)
+		return;
+	double faster = explained_pct(out, 0), slower = explained_pct(out, 1);
+	double d = out->diff_pct;
+	/* (no direction: either side's; unknown when a loaded side's is) */
+	out->interference_pct = !isnan(d) && d < 0               ? faster
+	                        : !isnan(d) && d > 0             ? slower
+	                        : isnan(faster) || isnan(slower) ? NAN
+	                                                         : fmax(faster, slower);
+	/* the direction the load could not have produced */
+	out->interference_against = !isnan(d) && d != 0 && out->interference_pct == 0;
 	if (!isnan(out->interference_pct) && out->interference_pct > out->min_diff_pct)
 		out->min_diff_pct = out->interference_pct;
 }

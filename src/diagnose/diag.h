@@ -314,11 +314,15 @@ typedef struct {
 	double diff_pct;  /* the mean's change in % of the base's, NAN when unknown */
 	bool below_min_diff; /* significant but smaller than min_diff_pct */
 	/* Other processes loaded the host during a run: min_diff_pct is at least
-	 * interference_pct, the larger loaded run's step excess. */
+	 * interference_pct, the change the load can explain in the observed
+	 * direction (a loaded base's mean above its p10 for a faster candidate,
+	 * a loaded candidate's for a slower one), in % of the base's mean. */
 	diag_host_load load_base, load_cand;
 	bool confounded;
-	double interference_pct; /* NAN when not confounded or unknown */
-	bool below_interference; /* significant, but within what the load explains */
+	double interference_pct;   /* NAN when not confounded or unknown */
+	bool below_interference;   /* significant, but within what the load explains */
+	bool interference_against; /* only the other side was loaded: it cannot explain this change
+	                            */
 	diag_change *changes;
 	int nchanges;
 	const char *fixed[24],

@@ -306,6 +306,8 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	num(&w, "host_interference_pct", c->interference_pct);
 	jsonw_key(&w, "below_host_interference");
 	jsonw_bool(&w, c->below_interference);
+	jsonw_key(&w, "host_interference_against");
+	jsonw_bool(&w, c->interference_against);
 	jsonw_key(&w, "steps_bursty");
 	jsonw_bool(&w, c->steps_bursty);
 	str(&w, "median_verdict",

@@ -526,7 +526,15 @@ static void cmp_confounded(const tx *t, const diag_comparison *c)
 	        _("Confounded: other processes loaded the host during a run"), RESET(t));
 	cmp_load_line(out, _("base:"), &c->load_base);
 	cmp_load_line(out, _("candidate:"), &c->load_cand);
-	if (!isnan(c->interference_pct))
+	if (c->interference_against)
+		fprintf(
+		    out, "%s\n",
+		    c->diff_pct < 0
+		        ? _("Only the candidate was loaded, which slows it: that cannot make it "
+		            "look faster, so the change stands.")
+		        : _("Only the base was loaded, which slows it: that cannot make the "
+		            "candidate look slower, so the change stands."));
+	else if (!isnan(c->interference_pct))
 		fprintf(out,
 		        _("That load explains changes up to %.1f %% of the mean step time; only a "
 		          "larger change is the candidate's%s.\n"),

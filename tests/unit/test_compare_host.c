@@ -81,8 +81,12 @@ static void test_loaded_identical(void **state)
 	assert_float_equal(c.load_cand.hog[0].cpu, 70, 1e-9);
 	assert_int_equal(c.load_cand.hog[2].pid, 9002);
 	assert_string_equal(c.load_cand.hog[0].cmd, "python other.py");
-	/* The bound is the loaded run's excess, and the change lies within it. */
-	assert_float_equal(c.interference_pct, c.load_cand.excess_pct, 0);
+	/* The bound is what the loaded candidate's mean has above its quickest steps
+	 * (in % of the base's mean), and the change lies within it. */
+	double ec = c.load_cand.excess_pct;
+	assert_float_equal(c.interference_pct, 100 * c.mean.cand * ec / (100 + ec) / c.mean.base,
+	                   1e-9);
+	assert_false(c.interference_against);
 	assert_true(c.interference_pct > 2);
 	assert_true(c.min_diff_pct >= c.interference_pct);
 	assert_true(c.mean.lo > 0);     /* significant ... */
@@ -119,6 +123,57 @@ static void test_loaded_real_change(void **state)
 	tl_free(b);
 }
 
+/* Load only slows: a loaded candidate that is faster anyway is faster. */
+static void test_loaded_candidate_faster(void **state)
+{
+	(void)state;
+	timeline *a = fx_healthy(), *b = fx_healthy();
+	steps(a, 0.100, 300, 0, 0);
+	steps(b, 0.050, 300, 3, 0.090); /* a step in three held up 90 ms: mean 80 ms, p10 50 */
+	load_host(b);
+	diag_comparison c;
+	compare(a, b, &c);
+	assert_true(c.confounded && c.load_cand.loaded && !c.load_base.loaded);
+	assert_true(c.load_cand.excess_pct > -c.diff_pct); /* the excess alone would mask it */
+	assert_float_equal(c.interference_pct, 0, 0);
+	assert_true(c.interference_against);
+	assert_int_equal(c.verdict, -1);
+	assert_false(c.below_interference);
+	diag_comparison_free(&c);
+	/* The same pair the other way: the loaded run is the base, and the
+	 * candidate looks slower than the base's quickest steps: slower. */
+	compare(b, a, &c);
+	assert_true(c.load_base.loaded && c.confounded);
+	assert_true(c.interference_against);
+	assert_int_equal(c.verdict, 1);
+	diag_comparison_free(&c);
+	tl_free(a);
+	tl_free(b);
+}
+
+/* Both runs loaded: a faster candidate counts once it is beyond what the
+ * base's own excess explains, whatever the candidate's excess. */
+static void test_loaded_both_faster(void **state)
+{
+	(void)state;
+	timeline *a = fx_healthy(), *b = fx_healthy();
+	steps(a, 0.080, 300, 4, 0.040); /* mean 90 ms, p10 about 80: excess about 12 % */
+	steps(b, 0.030, 300, 3, 0.060); /* mean 50 ms, p10 about 30: excess about 66 % */
+	load_host(a);
+	load_host(b);
+	diag_comparison c;
+	compare(a, b, &c);
+	assert_true(c.confounded);
+	double eb = c.load_base.excess_pct;
+	assert_true(c.load_cand.excess_pct > -c.diff_pct); /* the larger excess would mask it */
+	assert_float_equal(c.interference_pct, 100 * eb / (100 + eb), 1e-9);
+	assert_true(-c.diff_pct > c.interference_pct);
+	assert_int_equal(c.verdict, -1);
+	diag_comparison_free(&c);
+	tl_free(a);
+	tl_free(b);
+}
+
 static void test_no_steps(void **state)
 {
 	(void)state;
@@ -142,6 +197,8 @@ int main(void)
 	    cmocka_unit_test(test_calm_hosts),
 	    cmocka_unit_test(test_loaded_identical),
 	    cmocka_unit_test(test_loaded_real_change),
+	    cmocka_unit_test(test_loaded_candidate_faster),
+	    cmocka_unit_test(test_loaded_both_faster),
 	    cmocka_unit_test(test_no_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
