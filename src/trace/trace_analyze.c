@@ -9,6 +9,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -720,6 +723,15 @@ typedef struct {
 	int rc;
 } side_t;
 
+/* glibc keeps freed buffers below its mmap threshold (which grows with the first big ones
+ * freed) in the heap; give their pages back where that is possible. */
+static void release_freed(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 /* The analyses built on the launch/kernel join, which share nothing with the others. */
 static void *side_analyses(void *arg)
 {
@@ -754,10 +766,19 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	      kernel_breakdown(&a, res) < 0)
 	         ? -1
 	         : 0;
-	if (helper)
+	if (helper) {
 		pthread_join(th, NULL);
-	else
+	} else {
+		/* One after the other: the main analyses' scratch goes before the side ones take
+		 * theirs, so the two never add up (a tenth of a big trace's peak). */
+		free(a.keys);
+		free(a.idx);
+		free(a.rows);
+		a.keys = NULL;
+		a.idx = a.rows = NULL;
+		release_freed();
 		side_analyses(&side);
+	}
 	if (rc == 0 && side.rc == 0) {
 		verdict(res, &res->verdict);
 	} else {

@@ -413,8 +413,8 @@ int trace_an_memory_bw(ctx_t *c, trace_result *res)
 			if (gi == ng_names)
 				memcpy(gname[ng_names++], g, sizeof g);
 			int64_t dur = e->dur == 0 ? 1000 : e->dur;
-			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi,
-			                            end ? -e->bw_gbps : e->bw_gbps};
+			double bw = trace_event_bw(r, c->rows[i]);
+			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi, end ? -bw : bw};
 		}
 	}
 	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */
