@@ -305,9 +305,10 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	free(it.sw);
 	/* Communication/computation overlap: communication +-1, computation +-2, time at 3. */
 	it = (sweep_iter){.nsrc = 2};
-	it.src[0] = (sweep_src){
-	    .g = tg[TRACE_KT_COMMUNICATION], .n = tn[TRACE_KT_COMMUNICATION], .v = 1};
-	it.src[1] = (sweep_src){.g = tg[TRACE_KT_COMPUTATION], .n = tn[TRACE_KT_COMPUTATION], .v = 2};
+	it.src[0] =
+	    (sweep_src){.g = tg[TRACE_KT_COMMUNICATION], .n = tn[TRACE_KT_COMMUNICATION], .v = 1};
+	it.src[1] =
+	    (sweep_src){.g = tg[TRACE_KT_COMPUTATION], .n = tn[TRACE_KT_COMPUTATION], .v = 2};
 	if (!sweep_open(&it)) {
 		free(it.sw);
 		goto out;

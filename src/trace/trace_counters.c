@@ -284,7 +284,8 @@ static int queue_points(ctx_t *c, qstreams_t *qs, qpoint_t **out, size_t *count)
 			for (; p != UINT32_MAX; p = c->gpu.next[p]) {
 				if (pass == 1)
 					pt[n] = (qpoint_t){
-					    e->ts, qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom),
+					    e->ts,
+					    qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom),
 					    1};
 				n++;
 			}
@@ -485,7 +486,8 @@ int trace_an_memory_bw(ctx_t *c, trace_result *res)
 				memcpy(gname[ng_names++], g, sizeof g);
 			int64_t dur = e->dur == 0 ? 1000 : e->dur;
 			double bw = trace_event_bw(r, c->rows[i]);
-			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi, end ? -bw : bw};
+			pt[end * n + i] =
+			    (point_t){end ? e->ts + dur : e->ts, (int64_t)gi, end ? -bw : bw};
 		}
 	}
 	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */
