@@ -323,7 +323,8 @@ static int rank_streams(const qstreams_t *qs, uint32_t **rank, int64_t **sorted)
 	*rank = malloc((qs->n + 1) * sizeof **rank);
 	if (!*sorted || !*rank)
 		return -1;
-	memcpy(*sorted, qs->val, qs->n * sizeof **sorted);
+	if (qs->n) /* no stream met: val is still NULL */
+		memcpy(*sorted, qs->val, qs->n * sizeof **sorted);
 	qsort(*sorted, qs->n, sizeof **sorted, cmp_group);
 	for (size_t i = 0; i < qs->n; i++) {
 		size_t lo = 0, hi = qs->n;
