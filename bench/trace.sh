@@ -116,5 +116,6 @@ measure "generated $mid_mb MB" "$tmp/mid" yes
 measure "generated $big_mb MB (.json)" "$tmp/big.json" no
 measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" no
 measure "generated $big_mb MB (.json), 1 thread" "$tmp/big.json" no -j 1
+measure "generated $big_mb MB (.json.gz), 1 thread" "$tmp/big.json.gz" no -j 1
 echo
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

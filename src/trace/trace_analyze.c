@@ -9,6 +9,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,34 +136,80 @@ typedef struct {
 
 static bool sort_sweep(sweep_t *sw, size_t m);
 
-/* Orders sweep points by time; the order of equal times changes no sum (zero-length pieces).
- * The points come as runs, one per kernel type, each already in order unless a merged interval
- * ends before it starts (HTA's -1 us durations): then a radix sort, else a merge of the runs. */
-static bool sort_sweep_runs(sweep_t *sw, size_t m, const size_t *run, int nrun)
+/* One list of merged intervals as sweep points: +v at each start, -v at each end. */
+typedef struct {
+	const span_t *g;
+	size_t n;
+	int v;
+	size_t at; /* next point: 2 * interval + (0 start, 1 end) */
+} sweep_src;
+
+/*
+ * The sweep points of up to three lists in time order. The lists are taken as runs, one per
+ * kernel type: each is in order unless a merged interval ends before it starts (HTA's -1 us
+ * durations); then every point is held and radix sorted (sw), else the runs are merged as
+ * they are walked, nothing held. Equal times come from the earlier list first in both ways
+ * (the radix sort is stable), and their order changes no sum (zero-length pieces).
+ */
+typedef struct {
+	sweep_src src[3];
+	int nsrc;
+	sweep_t *sw; /* the sorted points, when a run is out of order */
+	size_t m, k;
+} sweep_iter;
+
+static bool src_in_order(const sweep_src *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->g[i].end < s->g[i].ts || (i + 1 < s->n && s->g[i + 1].ts < s->g[i].end))
+			return false;
+	return true;
+}
+
+static size_t add_sweep(sweep_t *sw, size_t m, const span_t *g, size_t n, int v);
+
+/* false when memory runs out */
+static bool sweep_open(sweep_iter *it)
 {
 	bool sorted = true;
-	for (int r = 0; r < nrun && sorted; r++)
-		for (size_t i = run[r] + 1; i < run[r + 1] && sorted; i++)
-			sorted = sw[i - 1].t <= sw[i].t;
-	if (!sorted)
-		return sort_sweep(sw, m);
-	sweep_t *out = malloc((m + 1) * sizeof *out);
-	if (!out)
-		return false;
-	size_t at[4];
-	for (int r = 0; r < nrun; r++)
-		at[r] = run[r];
-	for (size_t k = 0; k < m; k++) {
-		int best = -1;
-		for (int r = 0; r < nrun; r++)
-			if (at[r] < run[r + 1] && (best < 0 || sw[at[r]].t < sw[at[best]].t))
-				best = r;
-		if (best < 0) /* cannot happen: k < m points remain */
-			break;
-		out[k] = sw[at[best]++];
+	size_t m = 0;
+	for (int r = 0; r < it->nsrc; r++) {
+		sorted = sorted && src_in_order(&it->src[r]);
+		m += 2 * it->src[r].n;
 	}
-	memcpy(sw, out, m * sizeof *sw);
-	free(out);
+	if (sorted)
+		return true;
+	if (!(it->sw = malloc((m + 1) * sizeof *it->sw)))
+		return false;
+	for (int r = 0; r < it->nsrc; r++)
+		it->m = add_sweep(it->sw, it->m, it->src[r].g, it->src[r].n, it->src[r].v);
+	return sort_sweep(it->sw, it->m);
+}
+
+static bool sweep_next(sweep_iter *it, sweep_t *p)
+{
+	if (it->sw) {
+		if (it->k >= it->m)
+			return false;
+		*p = it->sw[it->k++];
+		return true;
+	}
+	int best = -1;
+	int64_t bt = 0;
+	for (int r = 0; r < it->nsrc; r++) {
+		const sweep_src *s = &it->src[r];
+		if (s->at >= 2 * s->n)
+			continue;
+		int64_t t = (s->at & 1) ? s->g[s->at / 2].end : s->g[s->at / 2].ts;
+		if (best < 0 || t < bt) {
+			best = r;
+			bt = t;
+		}
+	}
+	if (best < 0)
+		return false;
+	sweep_src *s = &it->src[best];
+	*p = (sweep_t){bt, (s->at++ & 1) ? -s->v : s->v};
 	return true;
 }
 
@@ -202,9 +251,8 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	span_t *all = malloc((n + 1) * sizeof *all);
 	span_t *tg[3] = {0};
 	size_t tn[3] = {0};
-	sweep_t *sw = malloc((2 * n + 1) * sizeof *sw);
 	int rc = -1;
-	if (!all || !sw)
+	if (!all)
 		goto out;
 	if (n > 0) {
 		size_t g = merge_rows(c, c->rows, n, all);
@@ -213,7 +261,7 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 		t->span = all[g - 1].end - all[0].ts;
 		t->idle = t->span - spans_total(all, g);
 	}
-	free(all); /* before the per-type merges: they and the sweep are the peak */
+	free(all); /* before the per-type merges: they are the peak */
 	all = NULL;
 	for (int k = 0; k < 3; k++) {
 		size_t m = trace_an_gpu_rows(c, k, c->rows);
@@ -238,34 +286,41 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	}
 	/* Kernel type combinations: running sum of 1 (computation), 2 (communication), 4
 	 * (memory) over the merged intervals of each type; ties only make zero-length pieces. */
-	size_t m = 0;
-	size_t run[4] = {0};
-	for (int k = 0; k < 3; k++) {
-		m = add_sweep(sw, m, tg[k], tn[k], 1 << k);
-		run[k + 1] = m;
-	}
-	if (!sort_sweep_runs(sw, m, run, 3))
+	sweep_iter it = {.nsrc = 3};
+	for (int k = 0; k < 3; k++)
+		it.src[k] = (sweep_src){.g = tg[k], .n = tn[k], .v = 1 << k};
+	if (!sweep_open(&it)) {
+		free(it.sw);
 		goto out;
+	}
+	sweep_t cur, nxt;
 	int running = 0;
-	for (size_t i = 0; i + 1 < m; i++) {
-		running += sw[i].st;
-		if (running > 0 && sw[i + 1].t > sw[i].t) {
-			res->ktime[running & 7] += sw[i + 1].t - sw[i].t;
+	for (bool more = sweep_next(&it, &cur); more && sweep_next(&it, &nxt); cur = nxt) {
+		running += cur.st;
+		if (running > 0 && nxt.t > cur.t) {
+			res->ktime[running & 7] += nxt.t - cur.t;
 			res->kpresent[running & 7] = true;
 		}
 	}
+	free(it.sw);
 	/* Communication/computation overlap: communication +-1, computation +-2, time at 3. */
-	m = run[1] = add_sweep(sw, 0, tg[TRACE_KT_COMMUNICATION], tn[TRACE_KT_COMMUNICATION], 1);
-	m = run[2] = add_sweep(sw, m, tg[TRACE_KT_COMPUTATION], tn[TRACE_KT_COMPUTATION], 2);
-	if (!sort_sweep_runs(sw, m, run, 2))
+	it = (sweep_iter){.nsrc = 2};
+	it.src[0] =
+	    (sweep_src){.g = tg[TRACE_KT_COMMUNICATION], .n = tn[TRACE_KT_COMMUNICATION], .v = 1};
+	it.src[1] =
+	    (sweep_src){.g = tg[TRACE_KT_COMPUTATION], .n = tn[TRACE_KT_COMPUTATION], .v = 2};
+	if (!sweep_open(&it)) {
+		free(it.sw);
 		goto out;
+	}
 	int64_t both = 0;
 	running = 0;
-	for (size_t i = 0; i + 1 < m; i++) {
-		running += sw[i].st;
+	for (bool more = sweep_next(&it, &cur); more && sweep_next(&it, &nxt); cur = nxt) {
+		running += cur.st;
 		if (running == 3)
-			both += sw[i + 1].t - sw[i].t;
+			both += nxt.t - cur.t;
 	}
+	free(it.sw);
 	int64_t comm = res->kunion[TRACE_KT_COMMUNICATION];
 	res->overlap_pct = tn[TRACE_KT_COMMUNICATION] && comm != 0
 	                       ? trace_round(100.0 * ((double)both / (double)comm), 2)
@@ -274,7 +329,6 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	rc = 0;
 out:
 	free(all);
-	free(sw);
 	for (int k = 0; k < 3; k++)
 		free(tg[k]);
 	return rc;
@@ -720,6 +774,15 @@ typedef struct {
 	int rc;
 } side_t;
 
+/* glibc keeps freed buffers below its mmap threshold (which grows with the first big ones
+ * freed) in the heap; give their pages back where that is possible. */
+static void release_freed(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 /* The analyses built on the launch/kernel join, which share nothing with the others. */
 static void *side_analyses(void *arg)
 {
@@ -754,10 +817,19 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	      kernel_breakdown(&a, res) < 0)
 	         ? -1
 	         : 0;
-	if (helper)
+	if (helper) {
 		pthread_join(th, NULL);
-	else
+	} else {
+		/* One after the other: the main analyses' scratch goes before the side ones take
+		 * theirs, so the two never add up (a tenth of a big trace's peak). */
+		free(a.keys);
+		free(a.idx);
+		free(a.rows);
+		a.keys = NULL;
+		a.idx = a.rows = NULL;
+		release_freed();
 		side_analyses(&side);
+	}
 	if (rc == 0 && side.rc == 0) {
 		verdict(res, &res->verdict);
 	} else {

@@ -209,14 +209,61 @@ static bool queue_launch(const ctx_t *c, const trace_event *e)
 	return p != TRACE_NONE && c->r->ev[p].ord > 0;
 }
 
-/* HTA's queue length series: +1 at each launch call (on its kernel's stream), -1 when the GPU
- * event starts; per stream, the running sum at every point. */
+/* One point of the queue length series, 16 bytes: a big trace has two per launch. */
+typedef struct {
+	int64_t ts;
+	uint32_t stream; /* index in the series' stream table; UINT32_MAX: no group */
+	int32_t delta;   /* +1 at a launch call, -1 when its GPU event starts */
+} qpoint_t;
+
+/* The streams met, each given the next index (streams come in runs: the last is kept). */
+typedef struct {
+	trace_imap map;
+	int64_t *val;
+	size_t n, cap;
+	int64_t last;
+	uint32_t last_idx;
+} qstreams_t;
+
+/* The index of stream s; UINT32_MAX for INT64_MIN, which groupby would drop, and when memory
+ * runs out (q->n then stays 0 past the failure: see queue_points). */
+static uint32_t qstream_index(qstreams_t *q, int64_t s, bool *oom)
+{
+	if (s == INT64_MIN)
+		return UINT32_MAX;
+	if (q->n && s == q->last)
+		return q->last_idx;
+	uint32_t *v = trace_imap_slot(&q->map, s);
+	if (!v) {
+		*oom = true;
+		return UINT32_MAX;
+	}
+	if (*v == UINT32_MAX) {
+		if (q->n == q->cap) {
+			size_t cap = q->cap ? 2 * q->cap : 16;
+			int64_t *nv = realloc(q->val, cap * sizeof *nv);
+			if (!nv) {
+				*oom = true;
+				return UINT32_MAX;
+			}
+			q->val = nv;
+			q->cap = cap;
+		}
+		*v = (uint32_t)q->n;
+		q->val[q->n++] = s;
+	}
+	q->last = s;
+	q->last_idx = *v;
+	return *v;
+}
+
 /* The queue's points: +1 per launch call on each of its kernels' streams (no group without
  * one), -1 at each GPU event of a launch. In *pt (allocated), their number in *n. */
-static int queue_points(ctx_t *c, point_t **out, size_t *count)
+static int queue_points(ctx_t *c, qstreams_t *qs, qpoint_t **out, size_t *count)
 {
 	const trace_frame *f = c->f;
-	point_t *pt = NULL;
+	qpoint_t *pt = NULL;
+	bool oom = false;
 	memset(c->mark, 0, (size_t)f->n_cidx + 1);
 	size_t n = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -231,12 +278,15 @@ static int queue_points(ctx_t *c, point_t **out, size_t *count)
 			uint32_t p = chain_first(c, ev);
 			if (p == UINT32_MAX) {
 				if (pass == 1)
-					pt[n] = (point_t){e->ts, INT64_MIN, 1};
+					pt[n] = (qpoint_t){e->ts, UINT32_MAX, 1};
 				n++;
 			}
 			for (; p != UINT32_MAX; p = c->gpu.next[p]) {
 				if (pass == 1)
-					pt[n] = (point_t){e->ts, EV(c, c->gpu.row[p])->stream, 1};
+					pt[n] = (qpoint_t){
+					    e->ts,
+					    qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom),
+					    1};
 				n++;
 			}
 		}
@@ -246,7 +296,7 @@ static int queue_points(ctx_t *c, point_t **out, size_t *count)
 			if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
 				continue;
 			if (pass == 1)
-				pt[n] = (point_t){e->ts, e->stream, -1};
+				pt[n] = (qpoint_t){e->ts, qstream_index(qs, e->stream, &oom), -1};
 			n++;
 		}
 		if (pass == 0 && !(pt = malloc((n + 1) * sizeof *pt)))
@@ -254,53 +304,66 @@ static int queue_points(ctx_t *c, point_t **out, size_t *count)
 	}
 	*out = pt;
 	*count = n;
+	return oom ? -1 : 0;
+}
+
+/* Equal times matter only within a group, and only between different steps: two equal steps
+ * give the same running values in either order. */
+static bool same_qgroup(uint32_t a, uint32_t b, const void *arg)
+{
+	const qpoint_t *pt = arg;
+	return pt[a].stream == pt[b].stream && pt[a].delta != pt[b].delta;
+}
+
+/* Ranks of the streams by value (pandas' groupby order): rank[i] for stream index i, and the
+ * values in that order in *sorted. */
+static int rank_streams(const qstreams_t *qs, uint32_t **rank, int64_t **sorted)
+{
+	*sorted = malloc((qs->n + 1) * sizeof **sorted);
+	*rank = malloc((qs->n + 1) * sizeof **rank);
+	if (!*sorted || !*rank)
+		return -1;
+	if (qs->n) /* no stream met: val is still NULL */
+		memcpy(*sorted, qs->val, qs->n * sizeof **sorted);
+	qsort(*sorted, qs->n, sizeof **sorted, cmp_group);
+	for (size_t i = 0; i < qs->n; i++) {
+		size_t lo = 0, hi = qs->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if ((*sorted)[mid] < qs->val[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		(*rank)[i] = (uint32_t)lo;
+	}
 	return 0;
 }
 
 /* Points regrouped by stream, each group in sorted order (pandas' groupby): group g's points
  * are pos[start[g - 1]] .. pos[start[g] - 1] (start[-1] = 0). start has ng + 2 entries. */
-static int regroup(const point_t *pt, size_t n, const uint32_t *order, const int64_t *groups,
-                   size_t ng, uint32_t *pos, size_t *start)
+static void regroup(const qpoint_t *pt, size_t n, const uint32_t *order, const uint32_t *rank,
+                    size_t ng, uint32_t *pos, size_t *start)
 {
-	trace_imap gslot;
-	uint32_t *gi = malloc((n + 1) * sizeof *gi);
-	if (!gi || !trace_imap_init(&gslot, ng)) {
-		free(gi);
-		return -1;
-	}
-	for (size_t g = 0; g < ng; g++)
-		*trace_imap_slot(&gslot, groups[g]) = (uint32_t)g;
-	int64_t last = INT64_MIN;
-	uint32_t last_g = UINT32_MAX;
-	for (size_t i = 0; i < n; i++) { /* streams come in runs: remember the last one */
-		if (pt[i].group != last) {
-			last = pt[i].group;
-			last_g = last == INT64_MIN ? UINT32_MAX : trace_imap_get(&gslot, last);
-		}
-		gi[i] = last_g;
-	}
-	trace_imap_free(&gslot);
 	for (size_t k = 0; k < n; k++)
-		if (gi[order[k]] != UINT32_MAX)
-			start[gi[order[k]] + 1]++;
+		if (pt[order[k]].stream != UINT32_MAX)
+			start[rank[pt[order[k]].stream] + 1]++;
 	for (size_t g = 0; g < ng; g++)
 		start[g + 1] += start[g];
 	for (size_t k = 0; k < n; k++)
-		if (gi[order[k]] != UINT32_MAX)
-			pos[start[gi[order[k]]]++] = order[k];
-	free(gi);
-	return 0;
+		if (pt[order[k]].stream != UINT32_MAX)
+			pos[start[rank[pt[order[k]].stream]]++] = order[k];
 }
 
 /* One stream's running queue length over its points pos[from..to), summarised in q. *hist is
  * scratch of *hcap counts, grown to what the stream's range needs. Returns -1 when memory runs
  * out. */
-static int queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_t from, size_t to,
+static int queue_stream(const qpoint_t *pt, size_t n, const uint32_t *pos, size_t from, size_t to,
                         uint64_t **hist, size_t *hcap, trace_queue_stream *q)
 {
 	int64_t len = 0, lo = 0, hi = 0;
 	for (size_t k = from; k < to; k++) {
-		const point_t *p = &pt[pos[k]];
+		const qpoint_t *p = &pt[pos[k]];
 		/* time at or above the limit lasts until the next point */
 		if (k > from && len >= TRACE_QUEUE_MAX)
 			q->blocked += p->ts - pt[pos[k - 1]].ts;
@@ -349,14 +412,22 @@ static int queue_stream(const point_t *pt, size_t n, const uint32_t *pos, size_t
  * event starts; per stream, the running sum at every point. */
 int trace_an_queue_length(ctx_t *c, trace_result *res)
 {
-	point_t *pt = NULL;
-	uint32_t *order = NULL, *pos = NULL;
+	qpoint_t *pt = NULL;
+	uint32_t *order = NULL, *pos = NULL, *rank = NULL;
 	int64_t *groups = NULL;
 	size_t *start = NULL;
 	uint64_t *hist = NULL;
 	int rc = -1;
-	size_t n, ng;
-	if (queue_points(c, &pt, &n) < 0 || sorted_groups(c, pt, n, &order, &groups, &ng) < 0)
+	size_t n;
+	qstreams_t qs = {0};
+	if (!trace_imap_init(&qs.map, 16))
+		return -1;
+	if (queue_points(c, &qs, &pt, &n) < 0 || rank_streams(&qs, &rank, &groups) < 0)
+		goto out;
+	size_t ng = qs.n;
+	trace_imap_free(&qs.map);
+	order = malloc((n + 1) * sizeof *order);
+	if (!order || !trace_argsort_fast_field(&pt[0].ts, sizeof *pt, order, n, same_qgroup, pt))
 		goto out;
 	res->queue = calloc(ng + 1, sizeof *res->queue);
 	pos = malloc((n + 1) * sizeof *pos);
@@ -364,8 +435,7 @@ int trace_an_queue_length(ctx_t *c, trace_result *res)
 	if (!res->queue || !pos || !start)
 		goto out;
 	res->n_queue = ng;
-	if (regroup(pt, n, order, groups, ng, pos, start) < 0)
-		goto out;
+	regroup(pt, n, order, rank, ng, pos, start);
 	free(order); /* regrouped: pos holds the order now */
 	order = NULL;
 	/* A queue's length moves by one per point, so its range is usually small: the histogram
@@ -377,9 +447,12 @@ int trace_an_queue_length(ctx_t *c, trace_result *res)
 		rc = queue_stream(pt, n, pos, from, start[g], &hist, &hcap, &res->queue[g]);
 	}
 out:
+	trace_imap_free(&qs.map);
+	free(qs.val);
 	free(pt);
 	free(order);
 	free(pos);
+	free(rank);
 	free(groups);
 	free(start);
 	free(hist);
@@ -413,8 +486,9 @@ int trace_an_memory_bw(ctx_t *c, trace_result *res)
 			if (gi == ng_names)
 				memcpy(gname[ng_names++], g, sizeof g);
 			int64_t dur = e->dur == 0 ? 1000 : e->dur;
-			pt[end * n + i] = (point_t){end ? e->ts + dur : e->ts, (int64_t)gi,
-			                            end ? -e->bw_gbps : e->bw_gbps};
+			double bw = trace_event_bw(r, c->rows[i]);
+			pt[end * n + i] =
+			    (point_t){end ? e->ts + dur : e->ts, (int64_t)gi, end ? -bw : bw};
 		}
 	}
 	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */

@@ -1,9 +1,10 @@
 /* trace_gzin.h - a trace file's text, gzip or plain, read in order.
  *
  * What zlib's gzread gives (members one after another, trailing bytes after a member ignored,
- * plain files passed through), with the gzip CRC-32 computed by libdeflate where it is there
- * (carry-less multiply, many times zlib's speed; zlib's crc32 otherwise) and checked against
- * each member's trailer together with its length.
+ * plain files passed through), inflated by ISA-L's igzip where it is there at build time (about
+ * twice zlib's speed, the CRC-32 computed as it goes), else by zlib with the CRC-32 computed by
+ * libdeflate (or zlib's crc32); the check value is compared with each member's trailer together
+ * with its length.
  */
 #ifndef GPUWHY_TRACE_GZIN_H
 #define GPUWHY_TRACE_GZIN_H

@@ -194,9 +194,7 @@ static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filte
 	free(fr->cidx);
 	fr->rows = fr->partner = fr->cidx = NULL;
 	fr->kept = NULL;
-	free(it->rank.ev);
-	it->rank.ev = NULL;
-	it->rank.cap = 0;
+	trace_rank_drop_events(&it->rank);
 }
 
 static void *worker(void *arg)

@@ -170,14 +170,13 @@ static int event_end(kstate *k)
 	    .dur = e->dur,
 	    .corr = e->corr,
 	    .stream = e->stream,
-	    .bw_gbps = e->bw,
 	    .name = e->name,
 	    .ord = ord,
 	    .cat = e->cat,
 	    .flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (row0 ? TRACE_EV_ROW0 : 0) |
 	                       (e->has_bw ? TRACE_EV_HAS_BW : 0)),
 	};
-	if (!trace_rank_push(r, &ev))
+	if (!(e->has_bw ? trace_rank_push_bw(r, &ev, e->bw) : trace_rank_push(r, &ev)))
 		return fail(k, "out of memory");
 	return 1;
 }

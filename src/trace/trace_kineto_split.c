@@ -192,7 +192,10 @@ static bool merge_rank(trace_rank *r, trace_rank *from, uint64_t ord_add)
 		trace_event e = from->ev[i];
 		e.name = remap[e.name];
 		e.ord = (uint32_t)(e.ord + ord_add);
-		if (!trace_rank_push(r, &e)) {
+		bool ok = e.flags & TRACE_EV_HAS_BW
+		              ? trace_rank_push_bw(r, &e, trace_event_bw(from, i))
+		              : trace_rank_push(r, &e);
+		if (!ok) {
 			free(remap);
 			return false;
 		}

@@ -308,7 +308,7 @@ void trace_rank_init(trace_rank *r, const char *path)
 void trace_rank_free(trace_rank *r)
 {
 	free(r->path);
-	free(r->ev);
+	trace_rank_drop_events(r);
 	trace_names_free(&r->names);
 	for (int i = 0; i < r->n_warnings; i++) {
 		free(r->warnings[i]);
@@ -331,6 +331,60 @@ bool trace_rank_push(trace_rank *r, const trace_event *e)
 	}
 	r->ev[r->n++] = *e;
 	return true;
+}
+
+/* Millions of records in a big trace: each byte here is a megabyte or more of peak memory. */
+_Static_assert(sizeof(trace_event) == 48, "trace_event grew");
+
+bool trace_rank_push_bw(trace_rank *r, const trace_event *e, double bw_gbps)
+{
+	if (r->n >= UINT32_MAX)
+		return false;
+	if (r->n_bw == r->cap_bw) {
+		size_t cap = r->cap_bw ? 2 * r->cap_bw : 256;
+		uint32_t *ev = realloc(r->bw_ev, cap * sizeof *ev);
+		if (!ev)
+			return false;
+		r->bw_ev = ev;
+		double *val = realloc(r->bw_val, cap * sizeof *val);
+		if (!val)
+			return false;
+		r->bw_val = val;
+		r->cap_bw = cap;
+	}
+	trace_event with = *e;
+	with.flags |= TRACE_EV_HAS_BW;
+	if (!trace_rank_push(r, &with))
+		return false;
+	r->bw_ev[r->n_bw] = (uint32_t)(r->n - 1);
+	r->bw_val[r->n_bw++] = bw_gbps;
+	return true;
+}
+
+double trace_event_bw(const trace_rank *r, size_t i)
+{
+	if (!(r->ev[i].flags & TRACE_EV_HAS_BW))
+		return -1;
+	size_t lo = 0, hi = r->n_bw; /* the first entry at or after i */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->bw_ev[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n_bw && r->bw_ev[lo] == i ? r->bw_val[lo] : -1;
+}
+
+void trace_rank_drop_events(trace_rank *r)
+{
+	free(r->ev);
+	free(r->bw_ev);
+	free(r->bw_val);
+	r->ev = NULL;
+	r->bw_ev = NULL;
+	r->bw_val = NULL;
+	r->n_bw = r->cap_bw = r->cap = 0;
 }
 
 void trace_rank_note_profstep(trace_rank *r, const char *sym, size_t len)

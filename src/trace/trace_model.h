@@ -36,20 +36,20 @@ enum {
 	TRACE_EV_ROW0 = 1 << 1,     /* the first element of traceEvents (HTA's row 0) */
 	TRACE_EV_GPU_SIDE =
 	    1 << 2,               /* HTA's "GPU side" of the correlation join (set by trace_prep) */
-	TRACE_EV_HAS_BW = 1 << 3, /* bw_gbps came from the trace */
+	TRACE_EV_HAS_BW = 1 << 3, /* a bandwidth came from the trace (trace_event_bw) */
 };
 
 /*
  * One kept event. Times are integer nanoseconds: Kineto microseconds are converted exactly from
  * the decimal text (up to three decimals), nsys times are already ns. After HTA's rounding
- * (trace_prep) ts/dur are whole microseconds and dur may be -1 us.
+ * (trace_prep) ts/dur are whole microseconds and dur may be -1 us. 48 bytes: a big trace holds
+ * millions, so what few events carry (the bandwidth of memory events) is kept apart.
  */
 typedef struct {
 	int64_t ts;     /* start, ns */
 	int64_t dur;    /* duration, ns */
 	int64_t corr;   /* args.correlation; -1 when absent */
 	int64_t stream; /* args.stream coerced to an integer; -1 when absent or not numeric */
-	double bw_gbps; /* args["memory bandwidth (GB/s)"]; -1 when absent (HTA's default) */
 	uint32_t name;  /* id in the rank's name table */
 	uint32_t ord;   /* position in traceEvents (or emission order for nsys): HTA's row order */
 	uint8_t cat;    /* trace_cat */
@@ -130,6 +130,11 @@ typedef struct {
 
 	trace_event *ev; /* kept events, in ord order */
 	size_t n, cap;
+	/* args["memory bandwidth (GB/s)"] of the events flagged TRACE_EV_HAS_BW: their indices in
+	 * ev, ascending, and the values (trace_event_bw reads them). */
+	uint32_t *bw_ev;
+	double *bw_val;
+	size_t n_bw, cap_bw;
 	trace_names names;
 
 	/* Reader facts used by trace_prep. */
@@ -159,6 +164,12 @@ void trace_rank_init(trace_rank *r, const char *path);
 void trace_rank_free(trace_rank *r);
 /* Appends an event; false when memory runs out. */
 bool trace_rank_push(trace_rank *r, const trace_event *e);
+/* Appends an event that carries a bandwidth (flagged TRACE_EV_HAS_BW here). */
+bool trace_rank_push_bw(trace_rank *r, const trace_event *e, double bw_gbps);
+/* args["memory bandwidth (GB/s)"] of event i, or -1 when it has none (HTA's default). */
+double trace_event_bw(const trace_rank *r, size_t i);
+/* Frees the event records and their bandwidths (the rest of the rank stays). */
+void trace_rank_drop_events(trace_rank *r);
 /* Records a distinct symbol (name or cat) containing "ProfilerStep" (HTA counts them). */
 void trace_rank_note_profstep(trace_rank *r, const char *sym, size_t len);
 void trace_rank_warn(trace_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

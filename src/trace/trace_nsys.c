@@ -64,12 +64,11 @@ static int push(nsys_t *n, int64_t start, int64_t end, int64_t stream, int64_t c
 	                 .dur = end - start,
 	                 .corr = corr,
 	                 .stream = stream,
-	                 .bw_gbps = has_bw ? bw : -1,
 	                 .name = id,
 	                 .ord = n->ord++,
 	                 .cat = cat,
 	                 .flags = has_bw ? TRACE_EV_HAS_BW : 0};
-	if (!trace_rank_push(r, &e))
+	if (!(has_bw ? trace_rank_push_bw(r, &e, bw) : trace_rank_push(r, &e)))
 		return -1;
 	if (!r->have_span || start < r->first_ts)
 		r->first_ts = start;
