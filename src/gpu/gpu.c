@@ -45,6 +45,14 @@ static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int cod
 	return code;
 }
 
+/* A phrase in place of an input ("no NVIDIA driver") is said in the user's
+ * language too (an input, a path or a name, is printed as given). */
+static int phrase_fail(int code, gpu_open_failure *f)
+{
+	snprintf(f->err.what_text, sizeof f->err.what_text, "%s", _(f->err.what));
+	return code;
+}
+
 /* The census gpu_close could not write, until a face takes it. */
 static pthread_mutex_t close_mu = PTHREAD_MUTEX_INITIALIZER;
 static gw_fail close_fail;
@@ -304,9 +312,11 @@ static int load_library(gpu_ctx *c, gpu_open_failure *o)
 			return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, want,
 			                 N_("check --nvml / GPUWHY_NVML"),
 			                 "cannot load NVML library: %s", first_err);
-		return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, "no NVIDIA driver",
-		                 N_("try --sim h100x1 to explore on a simulated GPU"),
-		                 "libnvidia-ml.so.1 not found");
+		return phrase_fail(open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV,
+		                             N_("no NVIDIA driver"),
+		                             N_("try --sim h100x1 to explore on a simulated GPU"),
+		                             "libnvidia-ml.so.1 not found"),
+		                   o);
 	}
 #define X(ret, name, args)                                                                         \
 	*(void **)(&c->api.name) = gpu_calls_wrap(GPU_CALL_##name, dlsym(c->lib, #name));
@@ -348,9 +358,11 @@ static int init_error(gpu_ctx *c, nvmlReturn_t rc, gpu_open_failure *o)
 		    N_("add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)"),
 		    "NVML was refused access to the GPU devices");
 	default:
-		return open_fail(o, GPU_FAIL_OTHER, rc, GW_EXIT_ENV, "NVML init failed",
-		                 N_("gpuwhy doctor explains more"), "%s",
-		                 gpu_nvml_error(c, rc, buf, sizeof buf));
+		return phrase_fail(open_fail(o, GPU_FAIL_OTHER, rc, GW_EXIT_ENV,
+		                             N_("NVML init failed"),
+		                             N_("gpuwhy doctor explains more"), "%s",
+		                             gpu_nvml_error(c, rc, buf, sizeof buf)),
+		                   o);
 	}
 }
 

@@ -32,6 +32,7 @@ int gw_fail_set(gw_fail *f, int code, const char *what, const char *hint, const 
 	va_end(ap);
 	f->code = code;
 	snprintf(f->what, sizeof f->what, "%s", what ? what : "");
+	f->what_text[0] = '\0';
 	snprintf(f->hint, sizeof f->hint, "%s", hint ? hint : "");
 	return code;
 }
@@ -40,8 +41,8 @@ int gw_fail_print(const gw_fail *f)
 {
 	if (!f || (!f->what[0] && !f->why[0]))
 		return f ? f->code : 0;
-	return gw_error(f->code, f->what, f->hint[0] ? f->hint : NULL, "%s",
-	                f->why_text[0] ? f->why_text : f->why);
+	return gw_error(f->code, f->what_text[0] ? f->what_text : f->what,
+	                f->hint[0] ? f->hint : NULL, "%s", f->why_text[0] ? f->why_text : f->why);
 }
 
 const char *gw_fail_text(const gw_fail *f, char *out, size_t len)

@@ -12,11 +12,12 @@
 #include <stddef.h>
 
 typedef struct {
-	int code;           /* GW_EXIT_*; 0 while nothing failed */
-	char what[256];     /* the input or thing that failed: a path, an option, "memory" */
-	char why[512];      /* English: what logs and JSON keep */
-	char why_text[512]; /* the same in the user's language, for gw_fail_print */
-	char hint[256];     /* "" when there is none */
+	int code;            /* GW_EXIT_*; 0 while nothing failed */
+	char what[256];      /* the input or thing that failed: a path, an option, "memory" */
+	char what_text[256]; /* what in the user's language when it is a phrase; "": what */
+	char why[512];       /* English: what logs and JSON keep */
+	char why_text[512];  /* the same in the user's language, for gw_fail_print */
+	char hint[256];      /* "" when there is none */
 } gw_fail;
 
 /*

@@ -41,4 +41,13 @@ err 2 "${S[@]}" sweep
 err 2 queue ls --state foo
 mkdir "$T/empty"
 err 3 trace "$T/empty"
+# No driver: the phrase standing where an input would ("no NVIDIA driver") is said
+# in the user's language too (on a machine with a driver there is nothing to check).
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
+	GPUWHY_LOCALEDIR="$T/mark" env -u GPUWHY_NVML -u GPUWHY_SIM_SCENARIO "$GPUWHY" --lang qaa \
+		status </dev/null >/dev/null 2>"$T/e"
+	assert_eq "$?" 3 "status without a driver: exit status"
+	grep -q "^gpuwhy: ${I18N_MARK}no NVIDIA driver: ${I18N_MARK}.*(${I18N_MARK}" "$T/e" ||
+		fail "no driver: what, why and hint not all translated: $(cat "$T/e")"
+fi
 exit 0
