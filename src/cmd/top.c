@@ -576,6 +576,10 @@ static void restore_stderr(top_app *a)
 static int run_ui(top_app *a)
 {
 	bool color = !a->o.no_color && !(getenv("NO_COLOR") && getenv("NO_COLOR")[0]);
+	const char *lib = top_screen_missing();
+	if (lib)
+		return gw_error(GW_EXIT_ENV, "top",
+		                N_("use --once, which needs no terminal library"), "%s", lib);
 	if (top_screen_open(color, a->o.mouse) != 0)
 		return gw_error(GW_EXIT_ENV, "terminal", N_("check TERM, or use --once"),
 		                "cannot drive this terminal (TERM=%s)",

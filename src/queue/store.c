@@ -179,8 +179,10 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 		return queue_err_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
-	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 30000, &st->db, err,
-	             sizeof err) != SQLITE_OK) {
+	/* NOMUTEX: a queue connection belongs to one thread (the worker's loop or a client's
+	 * main), so SQLite's per-call locking of it is work for nothing. */
+	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 30000,
+	             &st->db, err, sizeof err) != SQLITE_OK) {
 		free(st);
 		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", err);
 	}

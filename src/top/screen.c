@@ -2,15 +2,15 @@
 #define _XOPEN_SOURCE_EXTENDED 1
 #include "top/screen.h"
 
-#include <curses.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <term.h>
 #include <unistd.h>
+
+#include "util/curses_dl.h"
 
 static SCREEN *scr;
 static attr_t style_attr[TOP_S__COUNT];
@@ -190,8 +190,15 @@ static void direct_open(bool color)
 	sigaction(SIGCONT, &sa, NULL);
 }
 
+const char *top_screen_missing(void)
+{
+	return gw_curses_error();
+}
+
 int top_screen_open(bool color, bool mouse)
 {
+	if (gw_curses_error())
+		return -1;
 	/* newterm, unlike initscr, reports a terminal it cannot drive instead of exiting. */
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr)

@@ -13,6 +13,8 @@
 
 #include "top/canvas.h"
 
+/* NULL when ncursesw can be loaded (it is on first use, see util/curses_dl.h), else why not. */
+const char *top_screen_missing(void);
 /* Start full-screen mode on the terminal. Returns 0, or -1 (nothing changed) when it cannot. */
 int top_screen_open(bool color, bool mouse);
 /* Restore the terminal; safe to call twice. */
