@@ -153,10 +153,11 @@ typedef struct {
 	long inflight;
 	bool down; /* last connect failed: others are preferred */
 	int64_t down_until_ns;
-	char health[512]; /* why it may not take work now, "" when healthy */
-	bool lost;        /* a GPU of it fell off the bus */
-	double util;      /* mean GPU utilization of its GPUs, NAN unknown */
-	double free_mib;  /* least free memory among its GPUs, NAN unknown */
+	char health[512];      /* why it may not take work now, "" when healthy */
+	char health_text[512]; /* the same in the gate's language */
+	bool lost;             /* a GPU of it fell off the bus */
+	double util;           /* mean GPU utilization of its GPUs, NAN unknown */
+	double free_mib;       /* least free memory among its GPUs, NAN unknown */
 	uint64_t errors[GATE_UE__COUNT];
 	uint64_t requests;
 	long websockets; /* open through it */
@@ -232,6 +233,7 @@ struct gate_srv {
 	long cand_cap;
 	unsigned pass;
 	char hold_why[1200]; /* why no upstream may take work, "" when one may */
+	char hold_why_text[1200];
 	/* the event loops (loop.c) */
 	int nloops;
 	gate_loop loops[GATE_MAX_LOOPS];
@@ -259,9 +261,10 @@ void gate_route_refresh(gate_srv *g);
  * The upstream to send to now (mu held), or -1: *held is then true when
  * no upstream is healthy (why in why), false when all are merely full.
  */
-int gate_route_pick(gate_srv *g, bool *held, char *why, size_t whylen);
-/* Whether some upstream is healthy; why explains when none is (mu held). */
-bool gate_route_any_healthy(gate_srv *g, char *why, size_t whylen);
+int gate_route_pick(gate_srv *g, bool *held, char *why, char *why_text, size_t whylen);
+/* Whether some upstream is healthy; why explains when none is (mu held),
+ * why_text in the gate's language (both whylen bytes). */
+bool gate_route_any_healthy(gate_srv *g, char *why, char *why_text, size_t whylen);
 
 /* gpuwatch.c */
 typedef struct gate_gpuwatch gate_gpuwatch;
@@ -335,6 +338,17 @@ void gate_server_stop(gate_srv *g);
 bool gate_admit_open(gate_srv *g, gate_req *r);
 void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* The same with the reason given in English (the access log) and in the
+ * gate's language (the body). */
+void gate_req_fail_said(gate_req *r, int status, int reason, long retry_after_s, const char *why,
+                        const char *why_text);
+/* 503 while no upstream may take work (why, why_text: gate_route_any_healthy's). */
+void gate_req_fail_held(gate_req *r, const char *why, const char *why_text);
+/* Format into out (len bytes); a reason cut at the end still says why. */
+void gate_cut(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A reason said twice: fmt into en, its translation into text (len bytes each). */
+void gate_say(char *en, char *text, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /*
  * Resume a suspended connection of loop l (any thread; mu not needed). A
  * daemon run from an outside loop sees a resume only when it runs next,

@@ -34,32 +34,33 @@ static void reasons_text(uint64_t r, char *out, size_t len)
 	         r & gpu_reason_bit(GPU_REASON_HW_POWER_BRAKE) ? " power_brake" : "");
 }
 
-/* One GPU's verdict: "" when it may take work. */
-static void gpu_health(const gate_srv *g, const gate_gpu *x, char *why, size_t len, bool *lost)
+/* One GPU's verdict: "" when it may take work (why in English, text in the gate's language). */
+static void gpu_health(const gate_srv *g, const gate_gpu *x, char *why, char *text, size_t len,
+                       bool *lost)
 {
-	why[0] = '\0';
+	why[0] = text[0] = '\0';
 	if (x->lost) {
-		snprintf(why, len, "GPU %d is lost (fell off the bus)", x->index);
+		gate_say(why, text, len, "GPU %d is lost (fell off the bus)", x->index);
 		*lost = true;
 		return;
 	}
 	if (g->cfg.min_free_mib > 0 && !isnan(x->free_mib) && x->free_mib < g->cfg.min_free_mib) {
-		snprintf(why, len, "GPU %d has %.0f MiB free, below min_free_mib %ld", x->index,
-		         x->free_mib, g->cfg.min_free_mib);
+		gate_say(why, text, len, "GPU %d has %.0f MiB free, below min_free_mib %ld",
+		         x->index, x->free_mib, g->cfg.min_free_mib);
 		return;
 	}
 	uint64_t bad = gpu_reasons_unwanted(x->reasons);
 	if (g->cfg.hold_throttled && x->reasons_ok && bad) {
 		char names[80];
 		reasons_text(bad, names, sizeof names);
-		snprintf(why, len, "GPU %d is throttled (clock event reasons 0x%llx:%s)", x->index,
-		         (unsigned long long)x->reasons, names);
+		gate_say(why, text, len, "GPU %d is throttled (clock event reasons 0x%llx:%s)",
+		         x->index, (unsigned long long)x->reasons, names);
 	}
 }
 
 static void refresh_one(gate_srv *g, gate_up *u)
 {
-	u->health[0] = '\0';
+	u->health[0] = u->health_text[0] = '\0';
 	u->lost = false;
 	u->util = NAN;
 	u->free_mib = NAN;
@@ -71,10 +72,12 @@ static void refresh_one(gate_srv *g, gate_up *u)
 		const gate_gpu *x = u->cfg.ngpu < 0 ? &g->gpu[k] : find_gpu(g, u->cfg.gpu[k]);
 		if (!x || !x->valid)
 			continue;
-		char why[200];
-		gpu_health(g, x, why, sizeof why, &u->lost);
-		if (why[0] && !u->health[0])
-			snprintf(u->health, sizeof u->health, "%s: %s", u->cfg.url, why);
+		char why[200], text[200];
+		gpu_health(g, x, why, text, sizeof why, &u->lost);
+		if (why[0] && !u->health[0]) {
+			gate_cut(u->health, sizeof u->health, "%s: %s", u->cfg.url, why);
+			gate_cut(u->health_text, sizeof u->health_text, "%s: %s", u->cfg.url, text);
+		}
 		if (!isnan(x->util)) {
 			util += x->util;
 			seen++;
@@ -108,26 +111,35 @@ static double load_of(const gate_srv *g, const gate_up *u)
 	return s;
 }
 
-bool gate_route_any_healthy(gate_srv *g, char *why, size_t whylen)
+/* The upstreams' reasons joined by "; ": health, or health_text when text. */
+static void join_health(const gate_srv *g, bool text, char *out, size_t len)
 {
-	why[0] = '\0';
-	for (int i = 0; i < g->nup; i++)
-		if (!g->up[i].health[0])
-			return true;
 	size_t n = 0;
-	for (int i = 0; i < g->nup && n + 2 < whylen; i++) {
-		int w = snprintf(why + n, whylen - n, "%s%s", i ? "; " : "", g->up[i].health);
+	out[0] = '\0';
+	for (int i = 0; i < g->nup && n + 2 < len; i++) {
+		const char *h = text ? g->up[i].health_text : g->up[i].health;
+		int w = snprintf(out + n, len - n, "%s%s", i ? "; " : "", h);
 		if (w < 0)
 			break;
 		n += (size_t)w;
 	}
+}
+
+bool gate_route_any_healthy(gate_srv *g, char *why, char *why_text, size_t whylen)
+{
+	why[0] = why_text[0] = '\0';
+	for (int i = 0; i < g->nup; i++)
+		if (!g->up[i].health[0])
+			return true;
+	join_health(g, false, why, whylen);
+	join_health(g, true, why_text, whylen);
 	return false;
 }
 
-int gate_route_pick(gate_srv *g, bool *held, char *why, size_t whylen)
+int gate_route_pick(gate_srv *g, bool *held, char *why, char *why_text, size_t whylen)
 {
 	*held = false;
-	if (!gate_route_any_healthy(g, why, whylen)) {
+	if (!gate_route_any_healthy(g, why, why_text, whylen)) {
 		*held = true;
 		return -1;
 	}

@@ -61,18 +61,44 @@ void gate_req_unref(gate_req *r)
 		req_free(r);
 }
 
+void gate_cut(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+}
+
+void gate_say(char *en, char *text, size_t len, const char *fmt, ...)
+{
+	va_list ap, aq;
+	va_start(ap, fmt);
+	va_copy(aq, ap);
+	vsnprintf(en, len, fmt, ap);
+	vsnprintf(text, len, _(fmt), aq);
+	va_end(aq);
+	va_end(ap);
+}
+
 void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
 {
 	va_list ap, aq;
-	char msg[sizeof r->reason];
+	char why[sizeof r->reason], msg[sizeof r->reason];
 	va_start(ap, fmt);
 	va_copy(aq, ap);
-	vsnprintf(r->reason, sizeof r->reason, fmt, ap);
-	/* The access log keeps the English reason; the body speaks to the person
-	 * who sent the request, in the gate's language. */
+	vsnprintf(why, sizeof why, fmt, ap);
 	vsnprintf(msg, sizeof msg, strcmp(fmt, "%s") ? _(fmt) : fmt, aq);
 	va_end(aq);
 	va_end(ap);
+	gate_req_fail_said(r, status, reason, retry_after_s, why, msg);
+}
+
+void gate_req_fail_said(gate_req *r, int status, int reason, long retry_after_s, const char *why,
+                        const char *msg)
+{
+	/* The access log keeps the English reason; the body speaks to the person
+	 * who sent the request, in the gate's language. */
+	snprintf(r->reason, sizeof r->reason, "%s", why);
 	gate_srv *g = r->g;
 	if (reason >= 0 && reason < GATE_R__COUNT) {
 		g->m.rejected[reason]++;
@@ -370,6 +396,14 @@ static enum MHD_Result send_answer(gate_req *r)
 	return rc;
 }
 
+void gate_req_fail_held(gate_req *r, const char *why, const char *why_text)
+{
+	char en[sizeof r->reason], text[sizeof r->reason];
+	gate_cut(en, sizeof en, "held: %s", why);
+	gate_cut(text, sizeof text, _("held: %s"), why_text);
+	gate_req_fail_said(r, 503, GATE_R_GPU_HOLD, 5, en, text);
+}
+
 bool gate_admit_open(gate_srv *g, gate_req *r)
 {
 	if (g->draining) {
@@ -387,7 +421,7 @@ bool gate_admit_open(gate_srv *g, gate_req *r)
 /* Queue r or refuse it (mu held). Returns true when it was queued. */
 static bool admit(gate_srv *g, gate_req *r)
 {
-	char why[1200];
+	char why[1200], why_text[1200];
 	if (!gate_admit_open(g, r))
 		return false;
 	gate_user *u = r->u;
@@ -403,9 +437,9 @@ static bool admit(gate_srv *g, gate_req *r)
 		              "the gate's queue is full (%ld waiting)", g->q.total);
 		return false;
 	}
-	if (!gate_route_any_healthy(g, why, sizeof why)) {
-		gate_req_fail(r, 503, GATE_R_GPU_HOLD, 5, "held: %s", why);
-		fprintf(stderr, _("gpuwhy gate: holding new work: %s\n"), why);
+	if (!gate_route_any_healthy(g, why, why_text, sizeof why)) {
+		gate_req_fail_held(r, why, why_text);
+		fprintf(stderr, _("gpuwhy gate: holding new work: %s\n"), why_text);
 		return false;
 	}
 	r->t_queued = gw_mono_ns();

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "gate/gate_int.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 #define MAX_RESPONSE_BYTES (256UL << 20)
@@ -290,7 +291,8 @@ static void answer_batch(gate_xfer *x)
 	free(parts);
 }
 
-static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *why, size_t wl)
+static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *why, char *text,
+                     size_t wl)
 {
 	gate_up *u = &g->up[x->up];
 	*status = 0;
@@ -306,20 +308,21 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 		u->down = true;
 		u->down_until_ns = gw_mono_ns() + 1000000000LL;
 		*status = 502;
-		snprintf(why, wl, "upstream %s is unreachable: %s", u->cfg.url,
+		gate_say(why, text, wl, "upstream %s is unreachable: %s", u->cfg.url,
 		         curl_easy_strerror(rc));
 	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
 		u->errors[GATE_UE_TIMEOUT]++;
 		*status = 504;
-		snprintf(why, wl, "upstream %s did not answer within upstream_timeout_ms %ld",
+		gate_say(why, text, wl, "upstream %s did not answer within upstream_timeout_ms %ld",
 		         u->cfg.url, g->cfg.upstream_timeout_ms);
 	} else if (rc == CURLE_ABORTED_BY_CALLBACK) {
 		*status = 503;
-		snprintf(why, wl, "the gate shut down before %s answered", u->cfg.url);
+		gate_say(why, text, wl, "the gate shut down before %s answered", u->cfg.url);
 	} else {
 		u->errors[GATE_UE_OTHER]++;
 		*status = 502;
-		snprintf(why, wl, "upstream %s failed: %s", u->cfg.url, curl_easy_strerror(rc));
+		gate_say(why, text, wl, "upstream %s failed: %s", u->cfg.url,
+		         curl_easy_strerror(rc));
 	}
 }
 
@@ -341,8 +344,8 @@ static void finish(gate_xfer *x, CURLcode rc)
 	int64_t now = gw_mono_ns();
 	gate_hist_add(&u->upstream_s, (double)(now - x->t_start) / 1e9);
 	int fail;
-	char why[700];
-	classify(g, x, rc, &fail, why, sizeof why);
+	char why[700], text[700];
+	classify(g, x, rc, &fail, why, text, sizeof why);
 	if (!fail && !x->streaming && x->n > 1)
 		answer_batch(x);
 	for (int i = 0; i < x->n; i++) {
@@ -354,7 +357,7 @@ static void finish(gate_xfer *x, CURLcode rc)
 			r->x = NULL;
 			end_stream(r);
 		} else if (fail) {
-			gate_req_fail(r, fail, -1, 0, "%s", why);
+			gate_req_fail_said(r, fail, -1, 0, why, text);
 			rl_add(&rl, r);
 		} else if (x->n == 1) {
 			r->status = (int)x->status;
@@ -593,7 +596,7 @@ static int form_batch(gate_srv *g, cands *c, long i, int64_t now, gate_req **m, 
 
 static void dispatch(gate_srv *g, gate_loop *self, int64_t now, int64_t *next, resume_list *rl)
 {
-	g->hold_why[0] = '\0';
+	g->hold_why[0] = g->hold_why_text[0] = '\0';
 	if (!g->q.total)
 		return;
 	long want = g->q.total < 65536 ? g->q.total : 65536;
@@ -622,7 +625,8 @@ static void dispatch(gate_srv *g, gate_loop *self, int64_t now, int64_t *next, r
 			break;
 		}
 		bool held;
-		int up = gate_route_pick(g, &held, g->hold_why, sizeof g->hold_why);
+		int up =
+		    gate_route_pick(g, &held, g->hold_why, g->hold_why_text, sizeof g->hold_why);
 		if (up < 0)
 			break;
 		int n = 1;
@@ -638,6 +642,18 @@ static void dispatch(gate_srv *g, gate_loop *self, int64_t now, int64_t *next, r
 	}
 	if (leftover)
 		*next = now;
+}
+
+/* A request that waited its queue_timeout_ms while no upstream could take it:
+ * the reasons are said in each language already. */
+static void held_too_long(gate_srv *g, gate_req *r)
+{
+	char en[sizeof r->reason], text[sizeof r->reason];
+	gate_cut(en, sizeof en, "waited %ld ms in the queue, held: %s", g->cfg.queue_timeout_ms,
+	         g->hold_why);
+	gate_cut(text, sizeof text, _("waited %ld ms in the queue, held: %s"),
+	         g->cfg.queue_timeout_ms, g->hold_why_text);
+	gate_req_fail_said(r, 503, GATE_R_GPU_HOLD, 5, en, text);
 }
 
 /* Fail requests that waited longer than queue_timeout_ms (mu held). */
@@ -658,9 +674,7 @@ static void expire(gate_srv *g, int64_t now, int64_t *next, resume_list *rl, boo
 				gate_req_fail(r, 503, GATE_R_DRAINING, 1,
 				              "the gate shut down before this request was sent");
 			else if (g->hold_why[0])
-				gate_req_fail(r, 503, GATE_R_GPU_HOLD, 5,
-				              "waited %ld ms in the queue, held: %s",
-				              g->cfg.queue_timeout_ms, g->hold_why);
+				held_too_long(g, r);
 			else
 				gate_req_fail(r, 503, GATE_R_QUEUE_TIMEOUT, 1,
 				              "waited %ld ms in the queue (queue_timeout_ms)",

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "gate/gate_int.h"
+#include "util/i18n.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -168,15 +169,18 @@ static void ws_refuse(gate_ws *w, int status, const char *fmt, ...)
 {
 	gate_srv *g = w->g;
 	gate_req *r = w->r;
-	char why[600];
-	va_list ap;
+	char why[600], text[600];
+	va_list ap, aq;
 	va_start(ap, fmt);
+	va_copy(aq, ap);
 	vsnprintf(why, sizeof why, fmt, ap);
+	vsnprintf(text, sizeof text, _(fmt), aq);
+	va_end(aq);
 	va_end(ap);
 	pthread_mutex_lock(&g->mu);
 	if (status >= 500)
 		g->up[w->up].errors[status == 504 ? GATE_UE_TIMEOUT : GATE_UE_CONNECT]++;
-	gate_req_fail(r, status, -1, 0, "%s", why);
+	gate_req_fail_said(r, status, -1, 0, why, text);
 	bool gone = r->conn_gone;
 	pthread_mutex_unlock(&g->mu);
 	if (!gone)
@@ -236,27 +240,28 @@ static int split_url(const char *url, char *host, size_t hlen, char *port, size_
 }
 
 /* Start connecting to the upstream; the socket, or -1 with why. */
-static int connect_upstream(const char *url, char *why, size_t wl)
+static int connect_upstream(const char *url, char *why, char *text, size_t wl)
 {
 	char host[256], port[16];
 	if (split_url(url, host, sizeof host, port, sizeof port) != 0) {
-		snprintf(why, wl, "WebSocket requests need an http:// upstream, %s is not", url);
+		gate_say(why, text, wl, "WebSocket requests need an http:// upstream, %s is not",
+		         url);
 		return -1;
 	}
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
 	int rc = getaddrinfo(host, port, &hints, &ai);
 	if (rc != 0) {
-		snprintf(why, wl, "upstream %s: cannot resolve %s: %s", url, host,
+		gate_say(why, text, wl, "upstream %s: cannot resolve %s: %s", url, host,
 		         gai_strerror(rc));
 		return -1;
 	}
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-		snprintf(why, wl, "upstream %s is unreachable: %s", url, strerror(errno));
+		gate_say(why, text, wl, "upstream %s is unreachable: %s", url, strerror(errno));
 		close(fd);
 		fd = -1;
 	} else if (fd < 0) {
-		snprintf(why, wl, "upstream %s: no socket: %s", url, strerror(errno));
+		gate_say(why, text, wl, "upstream %s: no socket: %s", url, strerror(errno));
 	}
 	freeaddrinfo(ai);
 	return fd;
@@ -298,7 +303,7 @@ static int pick_upstream(gate_srv *g)
 /* The limits for a new WebSocket (mu held): true when it may go. */
 static bool ws_admit(gate_srv *g, gate_req *r, int *up)
 {
-	char why[1200];
+	char why[1200], why_text[1200];
 	if (!gate_admit_open(g, r))
 		return false;
 	if (r->u->websockets >= g->cfg.user_websockets) {
@@ -307,8 +312,8 @@ static bool ws_admit(gate_srv *g, gate_req *r, int *up)
 		              r->u->websockets, g->cfg.user_websockets);
 		return false;
 	}
-	if (!gate_route_any_healthy(g, why, sizeof why)) {
-		gate_req_fail(r, 503, GATE_R_GPU_HOLD, 5, "held: %s", why);
+	if (!gate_route_any_healthy(g, why, why_text, sizeof why)) {
+		gate_req_fail_held(r, why, why_text);
 		return false;
 	}
 	*up = pick_upstream(g);
@@ -324,7 +329,7 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 	pthread_mutex_unlock(&g->mu);
 	if (!ok)
 		return false;
-	char why[700];
+	char why[700], text[700];
 	const char *url = g->up[up].cfg.url;
 	gate_ws *w = calloc(1, sizeof *w);
 	if (w) {
@@ -333,11 +338,11 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 		w->c2u.cap = w->u2c.cap = WS_BUF;
 	}
 	bool mem = w && w->c2u.b && w->u2c.b;
-	int fd = mem ? connect_upstream(url, why, sizeof why) : -1;
-	if (!mem)
-		snprintf(why, sizeof why, "out of memory");
+	int fd = mem ? connect_upstream(url, why, text, sizeof why) : -1;
 	if (fd >= 0)
 		w->head = build_head(r, url, &w->hlen);
+	if (!mem || (fd >= 0 && !w->head))
+		gate_say(why, text, sizeof why, "out of memory");
 	if (fd < 0 || !w->head) {
 		if (fd >= 0)
 			close(fd);
@@ -349,7 +354,7 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 		free(w);
 		pthread_mutex_lock(&g->mu);
 		g->up[up].errors[GATE_UE_CONNECT]++;
-		gate_req_fail(r, 502, -1, 0, "%s", why);
+		gate_req_fail_said(r, 502, -1, 0, why, text);
 		pthread_mutex_unlock(&g->mu);
 		return false;
 	}

@@ -36,6 +36,17 @@ grep -q '◊' "$T/access-mk.jsonl" && fail "access log holds translated text"
 grep -q 'stopped' "$T/gate-mk.log" || fail "gate did not say it stopped: $(cat "$T/gate-mk.log")"
 unmarked "$T/gate-mk.log"
 
+# An upstream that is down: the 502's message in the user's language (the reason
+# built from the upstream's URL and libcurl's words), the access log in English.
+start_gate dn --upstream "http://127.0.0.1:1"
+curl -sS --max-time 10 -o "$T/down.json" "http://127.0.0.1:$GATE_PORT/health"
+grep -q '"message":"◊upstream http://127.0.0.1:1 is unreachable' "$T/down.json" ||
+	fail "502 body not translated: $(cat "$T/down.json")"
+kill -TERM "$GATE_PID_dn"
+wait "$GATE_PID_dn" || fail "gate exit $?"
+grep -q '"reason":"upstream http://127.0.0.1:1 is unreachable' "$T/access-dn.jsonl" ||
+	fail "access log not English: $(cat "$T/access-dn.jsonl")"
+
 # Start-up errors: the why and the hint (what the user typed stays).
 U="--upstream http://127.0.0.1:1"
 for args in "--upstream ftp://x" "$U --goal fast" "$U --listen 0.0.0.0:0" "$U --batch-delay 5ms" \

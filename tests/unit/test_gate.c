@@ -402,37 +402,39 @@ static void test_route(void **state)
 		g->gpu[i] = (gate_gpu){.index = i, .valid = true, .free_mib = 60000, .util = 10};
 	gate_route_refresh(g);
 	bool held;
-	char why[600];
+	char why[600], why_text[600];
 	/* Equal load: the GPU with less utilization wins; then in-flight share. */
 	g->gpu[1].util = 5;
 	gate_route_refresh(g);
-	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 1);
+	assert_int_equal(gate_route_pick(g, &held, why, why_text, sizeof why), 1);
 	g->up[1].inflight = 4;
-	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 0);
+	assert_int_equal(gate_route_pick(g, &held, why, why_text, sizeof why), 0);
 	/* GPU 0 short of memory: only upstream 1, with the reason kept. */
 	g->gpu[0].free_mib = 1000;
 	gate_route_refresh(g);
 	assert_non_null(
 	    strstr(g->up[0].health, "GPU 0 has 1000 MiB free, below min_free_mib 4096"));
-	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 1);
+	assert_int_equal(gate_route_pick(g, &held, why, why_text, sizeof why), 1);
 	/* GPU 1 throttled by a thermal slowdown, GPU 0 lost: nothing may take work. */
 	g->gpu[1].reasons_ok = true;
 	g->gpu[1].reasons = 0x40;
 	g->gpu[0].lost = true;
 	gate_route_refresh(g);
 	assert_true(g->up[0].lost);
-	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), -1);
+	assert_int_equal(gate_route_pick(g, &held, why, why_text, sizeof why), -1);
 	assert_true(held);
 	assert_non_null(strstr(why, "GPU 0 is lost"));
 	assert_non_null(strstr(why, "GPU 1 is throttled"));
 	assert_non_null(strstr(why, "hw_thermal"));
+	/* (without a catalogue the text is the English) */
+	assert_string_equal(why_text, why);
 	/* The ordinary power cap (0x4) is not a reason to hold. */
 	g->gpu[1].reasons = 0x4;
 	gate_route_refresh(g);
-	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), 1);
+	assert_int_equal(gate_route_pick(g, &held, why, why_text, sizeof why), 1);
 	/* Full is not held: the request waits for a slot. */
 	g->up[1].inflight = g->cfg.max_inflight_per_up;
-	assert_int_equal(gate_route_pick(g, &held, why, sizeof why), -1);
+	assert_int_equal(gate_route_pick(g, &held, why, why_text, sizeof why), -1);
 	assert_false(held);
 	/* Unknown values are absent, not zero. */
 	g->gpu[1].free_mib = NAN;
