@@ -240,6 +240,19 @@ static void member_end(trace_gzin *g)
 	g->isize = 0;
 }
 
+/* Compressed input at hand for the next step: false when reading failed or the
+ * file ended inside the stream (truncated). */
+static bool input_ready(trace_gzin *g)
+{
+	if (g->z.avail_in == 0 && !g->eof_in && fill(g) < 0)
+		return false;
+	if (g->z.avail_in == 0 && g->eof_in) {
+		g->state = GZ_TRUNC;
+		return false;
+	}
+	return true;
+}
+
 #ifdef GPUWHY_HAVE_ISAL
 /* igzip's words for what it refuses, as zlib says them. */
 static const char *isal_msg(int rc)
@@ -317,12 +330,8 @@ static int isal_run(trace_gzin *g)
 
 static void inflate_step(trace_gzin *g)
 {
-	if (g->z.avail_in == 0 && !g->eof_in && fill(g) < 0)
+	if (!input_ready(g))
 		return;
-	if (g->z.avail_in == 0 && g->eof_in) {
-		g->state = GZ_TRUNC;
-		return;
-	}
 	if (g->phase == PH_TRAILER) {
 		take_trailer(g);
 		return;
@@ -336,12 +345,8 @@ static void inflate_step(trace_gzin *g)
 #else
 static void inflate_step(trace_gzin *g)
 {
-	if (g->z.avail_in == 0 && !g->eof_in && fill(g) < 0)
+	if (!input_ready(g))
 		return;
-	if (g->z.avail_in == 0 && g->eof_in) {
-		g->state = GZ_TRUNC;
-		return;
-	}
 	const unsigned char *in0 = g->z.next_in, *out0 = g->z.next_out;
 	int rc = inflate(&g->z, Z_NO_FLUSH);
 	note_in(g, in0, g->z.next_in);
