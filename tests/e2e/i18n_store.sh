@@ -44,8 +44,9 @@ record() {
 	i18n_unmarked "$T/$name.err" >"$T/bad" || fail "record $name: lines outside gettext:
 $(cat "$T/bad")"
 }
-# 6 s: the stall is told (after 5 s), then what the wait cost.
-record stall 6 "writes waited"
+# 8 s: the stall is told once refused writes (each waits up to 1 s for the lock)
+# have waited 5 s, then what the wait cost; 8 leaves a slow build two tries past 5.
+record stall 8 "writes waited"
 grep -q "◊another process holds the recording's write lock" "$T/stall.err" ||
 	fail "the stall notice: $(cat "$T/stall.err")"
 # Room for 5 samples: the rest are a gap, told in the user's language, kept in English.
