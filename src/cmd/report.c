@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/trace_say.h"
 #include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
@@ -117,7 +118,7 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		if (rc) {
 			gw_error(rc, trace_path,
 			         N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), "%s",
-			         err);
+			         cmd_trace_say(err, (char[1024]){0}, 1024));
 			diag_meta_free(&meta);
 			tl_free(tl);
 			return rc;

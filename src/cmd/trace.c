@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/trace_say.h"
 #include "util/opt.h"
 #include "trace/trace_job.h"
 #include "trace/trace_report.h"
@@ -136,7 +137,7 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 			gw_error(it->failed, it->rank.path,
 			         _("is it a Kineto JSON(.gz) trace or an nsys SQLite "
 			           "export?"),
-			         "%s", it->err);
+			         "%s", cmd_trace_say(it->err, (char[1024]){0}, 1024));
 		} else {
 			readable++;
 			analysed += it->analyzed;

@@ -41,6 +41,11 @@ err 2 "${S[@]}" sweep
 err 2 queue ls --state foo
 mkdir "$T/empty"
 err 3 trace "$T/empty"
+# A trace reader's own errors (kept in English for JSON, said where they are printed).
+printf '{"traceEvents":[{"ph":"X"' >"$T/cut.json"
+err 3 trace "$T/cut.json"
+printf '{"traceEvents":[]}' >"$T/none.json"
+err 3 trace "$T/none.json"
 # No driver: the phrase standing where an input would ("no NVIDIA driver") is said
 # in the user's language too (on a machine with a driver there is nothing to check).
 if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
