@@ -13,14 +13,6 @@ command -v sqlite3 >/dev/null || skip "sqlite3 missing"
 
 i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
 export GPUWHY_LOCALEDIR="$T/mark" LANGUAGE=qaa
-wait_line() {
-	for _ in $(seq 600); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || fail "process $3 exited before '$2': $(cat "$1")"
-		sleep 0.1
-	done
-	fail "no '$2' in $1"
-}
 cat >"$T/hold.py" <<'PY'
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)

@@ -19,3 +19,12 @@ assert_ge() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a+0 >= b+0)}' || fail "${3:-
 assert_le() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a+0 <= b+0)}' || fail "${3:-value}: expected <= $2, got '$1'"; }
 assert_contains() { printf '%s' "$1" | grep -q -- "$2" || fail "${3:-output} does not contain '$2': $1"; }
 have_sim() { "$GPUWHY" sim list 2>/dev/null | grep -q h100x1 && [ -e "$(dirname "$GPUWHY")/sim/libnvidia-ml.so.1" ]; }
+# wait_line FILE TEXT PID: until FILE contains TEXT (at most 60 s; PID must stay alive).
+wait_line() {
+	for _ in $(seq 600); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || fail "process $3 exited before '$2': $(cat "$1")"
+		sleep 0.1
+	done
+	fail "no '$2' in $1"
+}

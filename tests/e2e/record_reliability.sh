@@ -8,15 +8,6 @@ command -v sqlite3 >/dev/null || skip "sqlite3 missing"
 command -v python3 >/dev/null || skip "python3 missing"
 G=("$GPUWHY" --sim h100x1)
 
-# wait_line FILE TEXT PID: until FILE contains TEXT (PID must stay alive)
-wait_line() {
-	for _ in $(seq 600); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || fail "process $3 exited before '$2': $(cat "$1")"
-		sleep 0.1
-	done
-	fail "no '$2' in $1"
-}
 # wait_exit PID: until it exits (at most 60 s), then its status in $rc
 wait_exit() {
 	for _ in $(seq 600); do
