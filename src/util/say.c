@@ -82,8 +82,7 @@ static const char *say(const gw_say_form *forms, size_t nforms, const char *text
 	return _(text);
 }
 
-const char *gw_say(const gw_say_form *forms, size_t nforms, const char *text, char *out,
-                   size_t len)
+const char *gw_say(const gw_say_form *forms, size_t nforms, const char *text, char *out, size_t len)
 {
 	return say(forms, nforms, text, out, len, 0);
 }
