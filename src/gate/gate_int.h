@@ -143,7 +143,9 @@ struct gate_xfer {
 	char *rbuf;
 	size_t rlen, rcap;
 	bool streaming;
-	bool paused; /* held by backpressure (on_data returned PAUSE) */
+	bool paused;   /* held by backpressure (on_data returned PAUSE) */
+	bool held;     /* was paused at least once */
+	bool reusable; /* its handle ended cleanly and may serve the next transfer */
 	int64_t t_start;
 	uint64_t batch_id;
 };

@@ -35,6 +35,10 @@ typedef struct gate_track {
 	struct gate_track *prev, *next;
 	int fd;
 	int64_t deadline_ns; /* 0 while a request of it is being served */
+	/* The client's address and the X-Forwarded-For line naming it, made
+	 * once for every request of the connection. */
+	char client[64];
+	char xff[96];
 	bool shut;
 	bool ws; /* upgraded to a WebSocket: ws.c times it out */
 } gate_track;
@@ -177,7 +181,7 @@ static bool identify(gate_req *r, const char *key)
 	} else {
 		if (g->cfg.require_keys)
 			return false;
-		snprintf(r->user, sizeof r->user, "%s", r->client);
+		memcpy(r->user, r->client, sizeof r->client); /* both end in a NUL */
 	}
 	r->u = gate_fairq_user(&g->q, r->user, conc, queue, weight);
 	if (r->u)
@@ -222,15 +226,20 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
 			return MHD_YES;
 		w->cred = w->cred * 31 + fnv1a(v);
 	}
-	size_t n = strlen(k) + strlen(v) + 3;
-	char *line = malloc(n);
+	/* curl_slist_append copies the line: most fit on the stack. */
+	size_t kl = strlen(k), vl = strlen(v), n = kl + vl + 3;
+	char small[512];
+	char *line = n <= sizeof small ? small : malloc(n);
 	if (!line) {
 		w->oom = true;
 		return MHD_NO;
 	}
-	snprintf(line, n, "%s: %s", k, v);
+	memcpy(line, k, kl);
+	memcpy(line + kl, ": ", 2);
+	memcpy(line + kl + 2, v, vl + 1);
 	struct curl_slist *s = curl_slist_append(w->r->fwd, line);
-	free(line);
+	if (line != small)
+		free(line);
 	if (!s) {
 		w->oom = true;
 		return MHD_NO;
@@ -273,13 +282,18 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	return r;
 }
 
-static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
+static gate_track *conn_track(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (!ci || !ci->socket_context)
+	return ci ? ci->socket_context : NULL;
+}
+
+static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
+{
+	gate_track *t = conn_track(c);
+	if (!t)
 		return;
-	gate_track *t = ci->socket_context;
 	/* Only its loop writes it and the watchdog only reads it: no lock,
 	 * which would be taken three times a request by every loop. */
 	if (!t->ws) {
@@ -488,8 +502,20 @@ static void prepare_batching(gate_srv *g, gate_req *r, uint64_t cred)
 static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connection *c,
                                   const char *method)
 {
-	snprintf(r->method, sizeof r->method, "%s", method);
-	client_addr(c, r->client, sizeof r->client);
+	size_t ml = strlen(method);
+	if (ml >= sizeof r->method)
+		ml = sizeof r->method - 1;
+	memcpy(r->method, method, ml);
+	r->method[ml] = '\0';
+	const gate_track *t = conn_track(c);
+	char xffb[96];
+	const char *xff = t ? t->xff : xffb;
+	if (t) {
+		memcpy(r->client, t->client, sizeof r->client);
+	} else {
+		client_addr(c, r->client, sizeof r->client);
+		snprintf(xffb, sizeof xffb, "X-Forwarded-For: %s", r->client);
+	}
 	track_busy(c, g, false);
 	pthread_mutex_lock(&g->mu);
 	r->id = ++g->next_id;
@@ -497,8 +523,6 @@ static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connectio
 	hdr_walk w = {.r = r, .strip_creds = g->cfg.nkeys > 0};
 	MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &w);
 	r->fwd = curl_slist_append(r->fwd, "Expect:");
-	char xff[96];
-	snprintf(xff, sizeof xff, "X-Forwarded-For: %s", r->client);
 	r->fwd = curl_slist_append(r->fwd, xff);
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 	bool ok = identify(r, client_key(g, c));
@@ -675,6 +699,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		}
 		t->fd = ci->connect_fd;
+		client_addr(c, t->client, sizeof t->client);
+		snprintf(t->xff, sizeof t->xff, "X-Forwarded-For: %s", t->client);
 		pthread_mutex_lock(&g->mu);
 		t->deadline_ns = gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
 		t->next = g->tracks;

@@ -132,8 +132,11 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
 		x->has_length = true;
 	if (kl == 17 && !strncasecmp(p, "Transfer-Encoding", 17))
 		x->chunked = true;
-	if (kl == 12 && !strncasecmp(p, "Content-Type", 12))
-		snprintf(x->ctype, sizeof x->ctype, "%.*s", (int)vl, v);
+	if (kl == 12 && !strncasecmp(p, "Content-Type", 12)) {
+		size_t cl = vl < sizeof x->ctype ? vl : sizeof x->ctype - 1;
+		memcpy(x->ctype, v, cl);
+		x->ctype[cl] = '\0';
+	}
 	if (!skip_response_header(p, kl)) {
 		buf_add(&x->hbuf, &x->hlen, &x->hcap, p, n);
 		buf_add(&x->hbuf, &x->hlen, &x->hcap, "\n", 1);
@@ -185,7 +188,7 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 		/* The client reads slower than the upstream writes: hold the
 		 * upstream (curl keeps this chunk) until the client has taken most
 		 * of what is buffered, so a stream never grows without bound. */
-		x->paused = true;
+		x->paused = x->held = true;
 		x->l->npaused++;
 		pthread_mutex_unlock(&r->smu);
 		return CURL_WRITEFUNC_PAUSE;
@@ -201,22 +204,28 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 
 /* ----------------------------------------------------------- transfers */
 
-/* Finished easy handles are kept for the loop's next transfers. */
-static CURL *easy_get(gate_loop *l)
+/*
+ * Finished easy handles are kept for the loop's next transfers, with
+ * their options: the fixed ones are set once per handle, and a transfer
+ * sets only its own (curl_easy_reset and setting everything again cost
+ * as much as the rest of a transfer's setup). A handle whose transfer
+ * failed, was paused or was cut short is dropped instead, so that no
+ * transfer inherits another's state.
+ */
+static CURL *easy_get(gate_loop *l, bool *fresh)
 {
+	*fresh = !l->easy_pooled;
 	if (l->easy_pooled)
 		return l->easy_pool[--l->easy_pooled];
 	return curl_easy_init();
 }
 
-static void easy_put(gate_loop *l, CURL *e)
+static void easy_put(gate_loop *l, CURL *e, bool reusable)
 {
-	if (l->easy_pooled < GATE_EASY_POOL) {
-		curl_easy_reset(e);
+	if (reusable && l->easy_pooled < GATE_EASY_POOL)
 		l->easy_pool[l->easy_pooled++] = e;
-	} else {
+	else
 		curl_easy_cleanup(e);
-	}
 }
 
 static void easy_pool_drain(gate_loop *l)
@@ -230,7 +239,7 @@ static void xfer_free(gate_xfer *x)
 	if (x->paused)
 		x->l->npaused--;
 	if (x->easy)
-		easy_put(x->l, x->easy);
+		easy_put(x->l, x->easy, x->reusable);
 	curl_slist_free_all(x->hdrs);
 	free(x->m);
 	free(x->counts);
@@ -346,6 +355,7 @@ static void finish(gate_xfer *x, CURLcode rc)
 	int fail;
 	char why[700], text[700];
 	classify(g, x, rc, &fail, why, text, sizeof why);
+	x->reusable = rc == CURLE_OK && !x->held;
 	if (!fail && !x->streaming && x->n > 1)
 		answer_batch(x);
 	for (int i = 0; i < x->n; i++) {
@@ -383,39 +393,52 @@ static void finish(gate_xfer *x, CURLcode rc)
 	xfer_free(x);
 }
 
+/* The options every transfer of a handle shares. */
+static void easy_fixed(CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Upstreams are reached directly: an http_proxy meant for the user's
+	 * own traffic must not reroute a reverse proxy (and reading the
+	 * environment for it, and for no_proxy, costs every request). */
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+}
+
 static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, size_t len)
 {
-	CURL *e = x->easy = easy_get(x->l);
+	bool fresh;
+	CURL *e = x->easy = easy_get(x->l, &fresh);
 	if (!e)
 		return -1;
+	if (fresh)
+		easy_fixed(e);
 	snprintf(x->url, sizeof x->url, "%s%s", g->up[x->up].cfg.url, r->uri);
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, g->cfg.upstream_timeout_ms);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 	                 g->cfg.upstream_timeout_ms < 10000 ? g->cfg.upstream_timeout_ms : 10000L);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs ? x->hdrs : r->fwd);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	/* Upstreams are reached directly: an http_proxy meant for the user's
-	 * own traffic must not reroute a reverse proxy (and reading the
-	 * environment for it costs every request). */
-	curl_easy_setopt(e, CURLOPT_PROXY, "");
-	if (!strcmp(r->method, "GET")) {
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-	} else if (!strcmp(r->method, "HEAD")) {
+	/* The method of the handle's last transfer is undone first. */
+	curl_easy_setopt(e, CURLOPT_NOBODY, 0L);
+	curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+	if (!strcmp(r->method, "GET"))
+		return 0;
+	if (!strcmp(r->method, "HEAD")) {
 		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	} else {
-		if (strcmp(r->method, "POST"))
-			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-		if (len || !strcmp(r->method, "POST")) {
-			curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-			curl_easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
-		}
+		return 0;
+	}
+	if (strcmp(r->method, "POST"))
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	if (len || !strcmp(r->method, "POST")) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
 	}
 	return 0;
 }
