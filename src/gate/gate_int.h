@@ -67,6 +67,9 @@ typedef struct {
 } gate_hist;
 
 typedef struct gate_srv gate_srv;
+/* A client address as text (IPv6 included). */
+#define GATE_CLIENT_LEN 64
+
 typedef struct gate_xfer gate_xfer;
 typedef struct gate_ws gate_ws;
 typedef struct gate_loop gate_loop;
@@ -81,7 +84,7 @@ typedef struct gate_req {
 	int refs; /* the connection and, while at an upstream, the transfer */
 	char method[16];
 	char *uri; /* raw path and query as the client sent it */
-	char client[64];
+	char client[GATE_CLIENT_LEN];
 	char user[128];
 	gate_user *u;
 	struct curl_slist *fwd; /* headers forwarded to the upstream */
@@ -280,6 +283,9 @@ void gate_hist_add(gate_hist *h, double v);
 void gate_metrics_init(gate_srv *g);
 /* The Prometheus text page (mu taken inside); free() it. */
 char *gate_metrics_render(gate_srv *g, size_t *len);
+enum MHD_Result gate_metrics_serve(void *cls, struct MHD_Connection *c, const char *url,
+                                   const char *method, const char *version, const char *upload,
+                                   size_t *upload_size, void **con_cls);
 extern const char *const gate_reason_names[GATE_R__COUNT];
 
 /* upstream.c: all but start/stop run in a loop's thread, on that loop */

@@ -3,6 +3,7 @@
  * and upstream, latency / queue-wait / upstream-time / batch-size
  * histograms, rejections by reason, upstream errors, and each upstream's
  * GPU verdict. Series that are unknown (no GPU read) are left out.
+ * The metrics port serves it (and /health) from its own daemon.
  */
 #include <math.h>
 #include <stdio.h>
@@ -201,4 +202,42 @@ char *gate_metrics_render(gate_srv *g, size_t *len)
 	pthread_mutex_unlock(&g->mu);
 	*len = b.len;
 	return gw_sb_take(&b);
+}
+
+/* The metrics port's handler: /metrics, and /health for probes. */
+enum MHD_Result gate_metrics_serve(void *cls, struct MHD_Connection *c, const char *url,
+                                   const char *method, const char *version, const char *upload,
+                                   size_t *upload_size, void **con_cls)
+{
+	gate_srv *g = cls;
+	const char *body = "not found\n";
+	unsigned status = 404;
+	char *page = NULL;
+	size_t len = strlen(body);
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		body = "only GET\n";
+		status = 405;
+		len = strlen(body);
+	} else if (!strcmp(url, "/metrics")) {
+		page = gate_metrics_render(g, &len);
+		body = page ? page : "out of memory\n";
+		status = page ? 200 : 503;
+		len = page ? len : strlen(body);
+	} else if (!strcmp(url, "/health")) {
+		body = "ok\n";
+		status = 200;
+		len = 3;
+	}
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	free(page);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                        status == 200 && !strcmp(url, "/metrics")
+	                            ? "text/plain; version=0.0.4; charset=utf-8"
+	                            : "text/plain; charset=utf-8");
+	enum MHD_Result rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
 }

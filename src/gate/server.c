@@ -37,8 +37,8 @@ typedef struct gate_track {
 	int64_t deadline_ns; /* 0 while a request of it is being served */
 	/* The client's address and the X-Forwarded-For line naming it, made
 	 * once for every request of the connection. */
-	char client[64];
-	char xff[96];
+	char client[GATE_CLIENT_LEN];
+	char xff[GATE_CLIENT_LEN + 24];
 	bool shut;
 	bool ws; /* upgraded to a WebSocket: ws.c times it out */
 } gate_track;
@@ -262,6 +262,14 @@ static void client_addr(struct MHD_Connection *c, char *out, size_t len)
 	else if (sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
 		          out, (socklen_t)len);
+}
+
+/* The client's address and the X-Forwarded-For line naming it. */
+static void conn_addr(struct MHD_Connection *c, char client[GATE_CLIENT_LEN],
+                      char xff[GATE_CLIENT_LEN + 24])
+{
+	client_addr(c, client, GATE_CLIENT_LEN);
+	snprintf(xff, GATE_CLIENT_LEN + 24, "X-Forwarded-For: %s", client);
 }
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
@@ -502,20 +510,14 @@ static void prepare_batching(gate_srv *g, gate_req *r, uint64_t cred)
 static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connection *c,
                                   const char *method)
 {
-	size_t ml = strlen(method);
-	if (ml >= sizeof r->method)
-		ml = sizeof r->method - 1;
-	memcpy(r->method, method, ml);
-	r->method[ml] = '\0';
+	snprintf(r->method, sizeof r->method, "%s", method);
 	const gate_track *t = conn_track(c);
-	char xffb[96];
-	const char *xff = t ? t->xff : xffb;
-	if (t) {
+	char xffb[GATE_CLIENT_LEN + 24];
+	if (t)
 		memcpy(r->client, t->client, sizeof r->client);
-	} else {
-		client_addr(c, r->client, sizeof r->client);
-		snprintf(xffb, sizeof xffb, "X-Forwarded-For: %s", r->client);
-	}
+	else
+		conn_addr(c, r->client, xffb);
+	const char *xff = t ? t->xff : xffb;
 	track_busy(c, g, false);
 	pthread_mutex_lock(&g->mu);
 	r->id = ++g->next_id;
@@ -699,8 +701,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		}
 		t->fd = ci->connect_fd;
-		client_addr(c, t->client, sizeof t->client);
-		snprintf(t->xff, sizeof t->xff, "X-Forwarded-For: %s", t->client);
+		conn_addr(c, t->client, t->xff);
 		pthread_mutex_lock(&g->mu);
 		t->deadline_ns = gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
 		t->next = g->tracks;
@@ -774,45 +775,6 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 		if (gate_net_match(&g->cfg.allow[i], a, v6))
 			return MHD_YES;
 	return MHD_NO;
-}
-
-/* ------------------------------------------------------------ the metrics */
-
-static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *upload,
-                                  size_t *upload_size, void **con_cls)
-{
-	gate_srv *g = cls;
-	const char *body = "not found\n";
-	unsigned status = 404;
-	char *page = NULL;
-	size_t len = strlen(body);
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		body = "only GET\n";
-		status = 405;
-		len = strlen(body);
-	} else if (!strcmp(url, "/metrics")) {
-		page = gate_metrics_render(g, &len);
-		body = page ? page : "out of memory\n";
-		status = page ? 200 : 503;
-		len = page ? len : strlen(body);
-	} else if (!strcmp(url, "/health")) {
-		body = "ok\n";
-		status = 200;
-		len = 3;
-	}
-	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-	free(page);
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-	                        status == 200 && !strcmp(url, "/metrics")
-	                            ? "text/plain; version=0.0.4; charset=utf-8"
-	                            : "text/plain; charset=utf-8");
-	enum MHD_Result rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
 }
 
 /* --------------------------------------------------------------- starting */
@@ -974,8 +936,9 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		unsigned mf = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 		if (ms.ss_family == AF_INET6)
 			mf |= MHD_USE_IPv6;
-		g->md = MHD_start_daemon(mf, 0, on_accept, g, on_metrics, g, MHD_OPTION_SOCK_ADDR,
-		                         (struct sockaddr *)&ms, MHD_OPTION_CONNECTION_LIMIT, 64U,
+		g->md = MHD_start_daemon(mf, 0, on_accept, g, gate_metrics_serve, g,
+		                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ms,
+		                         MHD_OPTION_CONNECTION_LIMIT, 64U,
 		                         MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 		if (!g->md) {
 			snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.metrics_listen,
