@@ -57,6 +57,9 @@ static int g_size(const opt_def *o, const char *v, void *ctx)
 		return bad(o, v, N_("not a size such as 16M, 64K or 1048576"));
 	if ((double)b < o->min)
 		return bad(o, v, N_("must be at least 256 bytes"));
+	if (o->max > 0 && (double)b > o->max)
+		return bad(o, v,
+		           N_("must be at most 31K (the HTTP library holds no more headers)"));
 	*(long *)o->target = (long)b;
 	return 0;
 }
@@ -222,8 +225,8 @@ static int parse_pass(int argc, char **argv, gate_pass *x)
 	             "largest request body (default 16M; 413 beyond)",
 	             .target = &c->max_body_bytes),
 	    OPT_CALL(0, "max-header", "SIZE", g_size,
-	             "largest request headers (default 16K; 431 beyond)",
-	             .target = &c->max_header_bytes, .min = 256),
+	             "largest request headers (default 16K, at most 31K; 431 beyond)",
+	             .target = &c->max_header_bytes, .min = 256, .max = GATE_MAX_HEADER_BYTES),
 	    G_NUM("max-inflight", &c->max_inflight, 1, 100000,
 	          "requests at all upstreams together (default 64)"),
 	    G_NUM("max-inflight-per-upstream", &c->max_inflight_per_up, 1, 100000, "(default 16)"),

@@ -340,7 +340,8 @@ static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 	const long big = 1L << 40;
 	if (only_keys(o, "limits", keys, err, errlen) ||
 	    get_long(o, "max_body_bytes", 1, big, &c->max_body_bytes, err, errlen) ||
-	    get_long(o, "max_header_bytes", 256, 1L << 20, &c->max_header_bytes, err, errlen) ||
+	    get_long(o, "max_header_bytes", 256, GATE_MAX_HEADER_BYTES, &c->max_header_bytes, err,
+	             errlen) ||
 	    get_long(o, "max_inflight", 1, 100000, &c->max_inflight, err, errlen) ||
 	    get_long(o, "max_inflight_per_upstream", 1, 100000, &c->max_inflight_per_up, err,
 	             errlen) ||

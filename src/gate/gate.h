@@ -31,6 +31,10 @@
 #define GATE_MAX_ALLOW 16
 #define GATE_MAX_USERS 4096
 #define GATE_MAX_WORKERS 64 /* event loops */
+/* libmicrohttpd 0.9 reads a request's line and headers into one buffer
+ * that stops near 32 KiB whatever its memory pool: a larger limit would
+ * answer its own 431 below the limit the user set. */
+#define GATE_MAX_HEADER_BYTES (31L << 10)
 
 /* ------------------------------------------------------------------ config */
 

@@ -34,6 +34,20 @@ except OSError:
 sys.exit(0 if s.recv(100).startswith(b"HTTP/1.1 431") else 1)
 PY
 
+# The largest --max-header the HTTP library honours: headers just under it
+# pass; a larger limit is refused at start (flag and config), not answered
+# with the library's own 431 below the limit the user set.
+start_gate big --upstream "http://127.0.0.1:$SLOW@0" --max-header 31K
+[ "$(code "http://127.0.0.1:$GATE_PORT/health" -H "X-Big: $(head -c 31000 /dev/zero | tr '\0' a)")" = 200 ] ||
+	fail "a 31000-byte header under --max-header 31K"
+"$GPUWHY" --sim h100x1 gate --upstream "http://127.0.0.1:$SLOW" --listen 127.0.0.1:0 \
+	--max-header 64K >/dev/null 2>"$T/mh64.err"
+[ $? = 2 ] && grep -q 'max-header 64K.*at most 31K' "$T/mh64.err" || fail "--max-header 64K not refused: $(cat "$T/mh64.err")"
+echo '{"limits": {"max_header_bytes": 65536}}' >"$T/mh64.json"
+"$GPUWHY" --sim h100x1 gate --upstream "http://127.0.0.1:$SLOW" --listen 127.0.0.1:0 \
+	--config "$T/mh64.json" >/dev/null 2>"$T/mh64c.err"
+[ $? != 0 ] && grep -q 'max_header_bytes.*31744' "$T/mh64c.err" || fail "max_header_bytes 65536 not refused: $(cat "$T/mh64c.err")"
+
 # 429 + Retry-After: one user, concurrency 1, queue 1, four at once. The
 # upstream takes 3 s a request, so all four are there before the first ends.
 start_sim slower --batch-ms 3000 --item-ms 0
