@@ -16,8 +16,8 @@
  *
  * Signals: SIGUSR1 = cancel (recorded as cancelled); SIGTERM/SIGINT/SIGHUP
  * (a shutdown) are passed on to the command and recorded as what killed it.
- * While it waits for work, a shutdown ends the shim and a cancel (one meant
- * for the attempt that just ended) is dropped.
+ * While it waits for work, a shutdown ends the shim; a cancel that came with
+ * an attempt's end went with it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -358,9 +358,19 @@ static bool run_attempt(const shim_opts *op, int sock, const sigset_t *set, cons
 	}
 	close(logfd);
 	bool recorded = hand_over(sock, &s);
-	if (!recorded)
+	if (!recorded) {
 		write_status(o.status, &s);
-	return recorded;
+		return false;
+	}
+	/* A cancel the worker sent before it recorded the end was for this attempt: it is
+	 * pending now (the worker signals before it answers), and goes with it. */
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	struct timespec zero = {0};
+	while (sigtimedwait(&usr1, NULL, &zero) == SIGUSR1)
+		;
+	return true;
 }
 
 int queue_shim_run(const queue_shim_opts *op)
@@ -497,13 +507,16 @@ static bool unpack(char *msg, size_t len, shim_opts *o, char ***envp)
 	return true;
 }
 
-static volatile sig_atomic_t idle_stop;
+static volatile sig_atomic_t idle_stop, idle_cancel;
 
-/* Waiting for work: a shutdown ends the shim; a cancel meant for the attempt that
- * just ended is dropped. */
+/* Waiting for work: a shutdown ends the shim; a cancel can only be for the attempt
+ * the worker is handing over (it signals only shims of recorded attempts), so it is
+ * kept for that one. */
 static void on_idle_signal(int sig)
 {
-	if (sig != SIGUSR1)
+	if (sig == SIGUSR1)
+		idle_cancel = 1;
+	else
 		idle_stop = 1;
 }
 
@@ -586,6 +599,10 @@ int queue_shim_serve(int sock)
 			s.not_started = true;
 			write_status(o.status, &s);
 			break;
+		}
+		if (idle_cancel) {
+			idle_cancel = 0;
+			raise(SIGUSR1); /* pending (blocked): supervise() takes it as a cancel */
 		}
 		environ = envp;
 		free(prev_env);
