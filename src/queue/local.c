@@ -7,7 +7,8 @@
  * socket: they are checked by PID and start time instead. An ended
  * attempt's slot is free at once: the next tasks start before the ended
  * ones are recorded (a shim keeps its status until then, or writes it to its
- * file should this worker die meanwhile).
+ * file should this worker die meanwhile). A shim whose end was recorded waits
+ * for the next attempt (l->idle) instead of exiting.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -118,7 +119,7 @@ static int finish_local(queue_local *l, queue_attempt *a, int task_pgid_hint,
 }
 
 /* It said it ended: it may still be exiting; reaped later then. */
-static void reap_later(queue_local *l, int pid)
+void local_reap_later(queue_local *l, int pid)
 {
 	int st;
 	pid_t got;
@@ -133,11 +134,20 @@ static void reap_later(queue_local *l, int pid)
 	l->reap[l->nreap++] = pid;
 }
 
-/* Conclude an ended attempt that is no longer in l->run; frees r. */
+void local_idle_put(queue_local *l, const local_shim *sh)
+{
+	if (l->nidle < LOCAL_IDLE_MAX) {
+		l->idle[l->nidle++] = *sh;
+		return;
+	}
+	close(sh->sock); /* it sees the end of its socket and exits */
+	local_reap_later(l, sh->pid);
+}
+
+/* Conclude an ended attempt that is no longer in l->run; frees r. A shim that handed
+ * its end over and got the "recorded" waits for its next attempt. */
 static void finish_run(queue_local *l, local_run *r)
 {
-	if (r->sock >= 0)
-		reap_later(l, r->shim_pid);
 	/* Everything the record needs is in memory: no read before the write. */
 	queue_attempt a;
 	memset(&a, 0, sizeof a);
@@ -161,12 +171,17 @@ static void finish_run(queue_local *l, local_run *r)
 	if (finish_local(l, &a, r->task_pgid, r->have_status ? &r->status : NULL) == 0 &&
 	    r->have_status) {
 		char k = QUEUE_SHIM_RECORDED;
-		if (send(r->sock, &k, 1, MSG_NOSIGNAL) != 1) {
-			/* It went meanwhile: its status file, if any, is then left over. */
+		if (send(r->sock, &k, 1, MSG_NOSIGNAL) == 1) {
+			local_idle_put(l, &(local_shim){r->shim_pid, r->shim_start, r->sock});
+			free(r);
+			return;
 		}
+		/* It went meanwhile: its status file, if any, is then left over. */
 	}
-	if (r->sock >= 0)
+	if (r->sock >= 0) {
 		close(r->sock);
+		local_reap_later(l, r->shim_pid);
+	}
 	free(r);
 }
 
@@ -252,6 +267,8 @@ static void local_close(void *be)
 		free(l->run[i]);
 	}
 	free(l->run);
+	for (int i = 0; i < l->nidle; i++)
+		close(l->idle[i].sock);
 	free(l->reap);
 	free(l->env_key);
 	queue_env_free(l->env_base);

@@ -40,6 +40,15 @@ typedef struct {
 	unsigned hash;
 } local_reason;
 
+/* A shim of ours that waits for its next attempt. */
+typedef struct {
+	int pid;
+	uint64_t start;
+	int sock;
+} local_shim;
+
+#define LOCAL_IDLE_MAX 8 /* waiting shims kept; more are let go */
+
 typedef struct {
 	queue_backend_env env;
 	local_run **run;
@@ -53,6 +62,8 @@ typedef struct {
 	char **env_base;
 	int env_nbase;
 	local_reason reasons[LOCAL_REASONS];
+	local_shim idle[LOCAL_IDLE_MAX]; /* shims done with their attempt, reused */
+	int nidle;
 } queue_local;
 
 /* sched.c */
@@ -71,6 +82,12 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 void local_run_add(queue_local *l, local_run *r);
 /* A run for attempt a (identity, reservation, start, log offset) with socket sock. */
 local_run *local_run_new(const queue_attempt *a, int sock);
+
+/* local.c */
+/* Wait for shim pid's exit later (it may still be exiting now). */
+void local_reap_later(queue_local *l, int pid);
+/* Keep a shim that is done with its attempt for the next one (or let it go). */
+void local_idle_put(queue_local *l, const local_shim *sh);
 
 /* attrib.c */
 /* Who uses which GPU: usage, peaks and foreign counts from the sample. */

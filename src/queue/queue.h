@@ -428,9 +428,13 @@ int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id, q
 /* State of another task (for --after); -1 when it does not exist. */
 int queue_store_state_of(queue_store *st, int64_t id);
 int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state dep_state);
-/* queued -> running/submitted with a new attempt row (astate starting). 1 = task no longer queued.
- */
+/* queued -> running/submitted with a new attempt row: number a->n (the next one when
+ * a->n <= 0), astate starting, or running with a->shim_pid and a->shim_start when
+ * a->astate is QA_RUNNING (one commit for a shim that already waits). 1 = task no
+ * longer queued. */
 int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to);
+/* The number the next attempt of task id gets (only the worker adds attempts). */
+int queue_store_next_attempt(queue_store *st, int64_t id);
 /* starting -> running with the shim's identity; *cancel says a cancel arrived meanwhile. */
 int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *cancel);
 int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a);
@@ -439,6 +443,8 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
                        int64_t task_peak_gpu, int64_t task_peak_rss);
 int queue_store_peaks(queue_store *st, int64_t id, int n, int64_t gpu_mib, int64_t rss_kib);
 int queue_store_wait_reason(queue_store *st, int64_t id, const char *reason);
+/* n of them in one transaction. */
+int queue_store_wait_reasons(queue_store *st, const int64_t *id, const char *const *reason, int n);
 int queue_store_fail_now(queue_store *st, int64_t id, const char *error);
 /* Active attempts (starting or running) of a backend. */
 int queue_store_active(queue_store *st, int backend, queue_attempt **out, int *n);
@@ -524,12 +530,29 @@ typedef struct {
 #define QUEUE_SHIM_PID 'p'
 #define QUEUE_SHIM_ENDED 'e'
 #define QUEUE_SHIM_RECORDED 'k'
+/*
+ * A shim that waits for work (forked blank, or done with an attempt the worker
+ * recorded): the worker sends QUEUE_SHIM_ASSIGN and the attempt (the task's log
+ * passed along as a descriptor), records the attempt, then sends 'g' run or
+ * QUEUE_SHIM_FORGET (nothing was recorded: wait for the next one). A shim whose
+ * worker goes before the 'g' writes a not-started status for the next worker.
+ */
+#define QUEUE_SHIM_ASSIGN 'a'
+#define QUEUE_SHIM_FORGET 'f'
+#define QUEUE_SHIM_MSG_MAX (96 * 1024) /* larger attempts get a shim forked for them */
 /* Parse status text (the status file's key=value lines). */
 void queue_status_parse(const char *text, queue_status *out);
 
 /* Supervise one attempt in this process (a fresh one: it becomes a session leader);
  * returns the process's exit code. */
 int queue_shim_run(const queue_shim_opts *o);
+/* The assignment message for attempt o, run with envp (malloc'd; *len bytes). */
+char *queue_shim_pack(const queue_shim_opts *o, char *const *envp, size_t *len);
+/* Send a packed assignment and o's log descriptor to a waiting shim; 0 or -1 (errno). */
+int queue_shim_assign(int sock, const char *msg, size_t len, int log_fd);
+/* A blank shim (a fresh session leader): run the attempts sent on sock until the
+ * worker closes it or one is not recorded; returns the exit code. */
+int queue_shim_serve(int sock);
 
 /* ----------------------------------------------------------------- worker */
 

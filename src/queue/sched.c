@@ -174,30 +174,35 @@ static unsigned hash_str(const char *s)
 	return h;
 }
 
-/* Store a waiting task's reason, only when it changed (they are shown by `queue ls`). */
-static void set_reason(queue_local *l, int64_t id, const char *reason, int *budget)
-{
-	unsigned h = hash_str(reason);
-	local_reason *slot = &l->reasons[(uint64_t)id % LOCAL_REASONS];
-	if (slot->id == id && slot->hash == h)
-		return;
-	if (*budget <= 0)
-		return;
-	(*budget)--;
-	slot->id = id;
-	slot->hash = h;
-	queue_store_wait_reason(l->env.st, id, reason);
-}
+#define REASONS_PER_PASS 32
 
-/* One pass's state: the views as this pass's starts change them. */
+/* One pass's state: the views as this pass's starts change them, and the wait
+ * reasons it found (stored together at its end). */
 typedef struct {
 	queue_gpu_view view[GPU_MAX];
 	int pos[GPU_MAX];
 	int nv;
 	int cpu_running;
-	int reason_budget;
 	double now;
+	int nreason;
+	int64_t reason_id[REASONS_PER_PASS];
+	char reason[REASONS_PER_PASS][200];
 } sched_pass;
+
+/* A waiting task's reason, to be stored when it changed (`queue ls` shows them). */
+static void set_reason(queue_local *l, sched_pass *p, int64_t id, const char *reason)
+{
+	unsigned h = hash_str(reason);
+	local_reason *slot = &l->reasons[(uint64_t)id % LOCAL_REASONS];
+	if (slot->id == id && slot->hash == h)
+		return;
+	if (p->nreason >= REASONS_PER_PASS)
+		return;
+	slot->id = id;
+	slot->hash = h;
+	p->reason_id[p->nreason] = id;
+	snprintf(p->reason[p->nreason++], sizeof p->reason[0], "%s", reason);
+}
 
 static bool full(const queue_local *l)
 {
@@ -240,8 +245,7 @@ static void place_gpu_task(queue_local *l, sched_pass *p, const queue_candidate 
 	const queue_gpus *s = l->env.gpus;
 	const queue_wconfig *cfg = l->env.cfg;
 	if (!s->ok) {
-		set_reason(l, c->id, s->seq ? s->err : "waiting for the first GPU sample",
-		           &p->reason_budget);
+		set_reason(l, p, c->id, s->seq ? s->err : "waiting for the first GPU sample");
 		return;
 	}
 	int per_gpu = c->per_gpu > 0 ? c->per_gpu : cfg->per_gpu_default;
@@ -257,8 +261,8 @@ static void place_gpu_task(queue_local *l, sched_pass *p, const queue_candidate 
 		usable += p->view[k].usable;
 	if (usable == 0) {
 		/* A subset that matches nothing or GPUs all lost: wait, do not fail work. */
-		set_reason(l, c->id, "no usable GPU in the queue's view (see gpuwhy queue gpus)",
-		           &p->reason_budget);
+		set_reason(l, p, c->id,
+		           "no usable GPU in the queue's view (see gpuwhy queue gpus)");
 		return;
 	}
 	queue_place_result res;
@@ -270,7 +274,7 @@ static void place_gpu_task(queue_local *l, sched_pass *p, const queue_candidate 
 		return;
 	}
 	if (res.verdict == QP_WAIT) {
-		set_reason(l, c->id, res.reason, &p->reason_budget);
+		set_reason(l, p, c->id, res.reason);
 		return;
 	}
 	int pick[GPU_MAX];
@@ -289,7 +293,7 @@ static void consider(queue_local *l, sched_pass *p, const queue_candidate *c)
 	if (gate < 0)
 		return;
 	if (gate == 0) {
-		set_reason(l, c->id, reason, &p->reason_budget);
+		set_reason(l, p, c->id, reason);
 		return;
 	}
 	if (c->gpus > 0) {
@@ -299,23 +303,20 @@ static void consider(queue_local *l, sched_pass *p, const queue_candidate *c)
 	if (p->cpu_running >= l->env.cfg->cpu_slots) {
 		snprintf(reason, sizeof reason, "waiting for a CPU slot (%d in use)",
 		         p->cpu_running);
-		set_reason(l, c->id, reason, &p->reason_budget);
+		set_reason(l, p, c->id, reason);
 		return;
 	}
 	local_start_task(l, c, 0, NULL, 0);
 	p->cpu_running++;
 }
 
-void local_schedule(queue_local *l, bool quick)
+/* The pass over the candidates. */
+static void pass(queue_local *l, sched_pass *p, bool quick)
 {
-	const queue_wconfig *cfg = l->env.cfg;
-	if (cfg->paused || cfg->draining || full(l))
-		return;
-	sched_pass p = {.reason_budget = 32, .now = gw_wall_s()};
-	p.nv = l->env.gpus->ok ? local_build_views(l, p.view, p.pos) : 0;
+	p->nv = l->env.gpus->ok ? local_build_views(l, p->view, p->pos) : 0;
 	for (int r = 0; r < l->nrun; r++)
-		p.cpu_running += l->run[r]->ngpu == 0;
-	if (quick && !room(l, &p))
+		p->cpu_running += l->run[r]->ngpu == 0;
+	if (quick && !room(l, p))
 		return;
 	/* Once nothing more can start, a pass stops: reading and weighing the tasks behind
 	 * cost more than starting one. At most once a second it reads on to the end of the
@@ -332,12 +333,29 @@ void local_schedule(queue_local *l, bool quick)
 	for (;; want = BATCH) {
 		int nc = queue_store_candidates(l->env.st, QB_LOCAL, last, cand, want);
 		for (int i = 0; i < nc; i++, seen++) {
-			if (full(l) || (!explain && !room(l, &p)))
+			if (full(l) || (!explain && !room(l, p)))
 				return;
-			consider(l, &p, &cand[i]);
+			consider(l, p, &cand[i]);
 		}
-		if (nc < want || seen >= CANDIDATES || !room(l, &p))
+		if (nc < want || seen >= CANDIDATES || !room(l, p))
 			return;
 		last = cand[nc - 1].id;
+	}
+}
+
+void local_schedule(queue_local *l, bool quick)
+{
+	const queue_wconfig *cfg = l->env.cfg;
+	if (cfg->paused || cfg->draining || full(l))
+		return;
+	sched_pass p = {.now = gw_wall_s()};
+	pass(l, &p, quick);
+	/* After the starts (their go-ahead is sent), in one transaction: one each was a
+	 * burst of commits once a second in the middle of a drain. */
+	if (p.nreason > 0) {
+		const char *text[REASONS_PER_PASS];
+		for (int i = 0; i < p.nreason; i++)
+			text[i] = p.reason[i];
+		queue_store_wait_reasons(l->env.st, p.reason_id, text, p.nreason);
 	}
 }

@@ -1,8 +1,10 @@
 /*
- * shim.c - the supervisor of one attempt (a child the worker forks for it).
+ * shim.c - the supervisor of an attempt (a child the worker forks).
  *
- * The worker starts one shim per attempt. The shim starts a session of its
- * own, waits for the worker's go-ahead on a socket (sent only after the
+ * A shim runs one attempt at a time and, once the worker has recorded its
+ * end, waits for the next one on its socket, so a drain of short tasks does
+ * not fork one per task. The shim starts a session of its own, gets its
+ * attempt and then the worker's go-ahead on a socket (sent only after the
  * worker recorded the shim's PID, so a command never runs unrecorded), runs
  * the command in a process group of its own with stdout/stderr appended to
  * the task's log, enforces the time limit (SIGTERM, then SIGKILL to the
@@ -14,9 +16,12 @@
  *
  * Signals: SIGUSR1 = cancel (recorded as cancelled); SIGTERM/SIGINT/SIGHUP
  * (a shutdown) are passed on to the command and recorded as what killed it.
+ * While it waits for work, a shutdown ends the shim; a cancel that came with
+ * an attempt's end went with it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -296,36 +301,24 @@ static void conclude(const shim_opts *o, pid_t child, int logfd, shim_state *s, 
 		         secs);
 }
 
-int queue_shim_run(const queue_shim_opts *op)
+static void block_signals(sigset_t *set, sigset_t *old)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, set, old);
+}
+
+/* One attempt after its go-ahead (signals in set blocked, old the mask to give the
+ * command): run it, supervise it, hand its end over. true when the worker recorded
+ * it (this shim may then take another). */
+static bool run_attempt(const shim_opts *op, int sock, const sigset_t *set, const sigset_t *old)
 {
 	shim_opts o = *op;
-	setsid();
-	signal(SIGPIPE, SIG_IGN);
-	fcntl(o.sock, F_SETFD, FD_CLOEXEC);
 	shim_state s = {0};
-
-	/* The go-ahead: 'g' run; 'x' cancelled before it started; 'n' (the worker could not
-	 * record the attempt) or EOF (the worker is gone): do not run. */
-	char go = 0;
-	ssize_t n;
-	while ((n = read(o.sock, &go, 1)) < 0 && errno == EINTR)
-		;
-	if (n != 1 || go != 'g') {
-		s.not_started = true;
-		s.cancelled = n == 1 && go == 'x';
-		write_status(o.status, &s);
-		return 0;
-	}
-
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, &old);
-
 	int logfd =
 	    o.log_fd >= 0 ? o.log_fd : open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (o.log_fd >= 0)
@@ -337,7 +330,7 @@ int queue_shim_run(const queue_shim_opts *op)
 	struct stat cwd_st;
 	bool cd_ok = !o.cwd || (stat(o.cwd, &cwd_st) == 0 && S_ISDIR(cwd_st.st_mode) &&
 	                        access(o.cwd, X_OK) == 0);
-	pid_t child = cd_ok ? spawn_command(&o, logfd, &old) : -(errno ? errno : ENOTDIR);
+	pid_t child = cd_ok ? spawn_command(&o, logfd, old) : -(errno ? errno : ENOTDIR);
 	if (child < 0) {
 		int err = (int)-child;
 		log_line(logfd, "gpuwhy: cannot run '%s'%s%s: %s\n", o.argv[0], cd_ok ? "" : " in ",
@@ -349,23 +342,275 @@ int queue_shim_run(const queue_shim_opts *op)
 		s.exit_code = cd_ok && err == ENOENT ? 127 : 126;
 		s.ended = gw_wall_s();
 		log_line(logfd, "=== gpuwhy attempt end: exit %d after 0.000s ===\n", s.exit_code);
+	} else {
+		s.task_pid = child;
+		/* The worker keeps the command's PID (its process group) to end what a lost
+		 * shim leaves behind; without a worker nothing is written: the next one finds
+		 * the group by the attempt's token. */
+		char pmsg[32];
+		int pl = snprintf(pmsg, sizeof pmsg, "%c%d", QUEUE_SHIM_PID, (int)child);
+		if (send(sock, pmsg, (size_t)pl, MSG_NOSIGNAL | MSG_DONTWAIT) != pl) {
+			/* No worker listens. */
+		}
+		struct rusage ru;
+		int status = supervise(&o, child, logfd, set, &s, &ru);
+		conclude(&o, child, logfd, &s, status, &ru);
+	}
+	close(logfd);
+	bool recorded = hand_over(sock, &s);
+	if (!recorded) {
+		write_status(o.status, &s);
+		return false;
+	}
+	/* A cancel the worker sent before it recorded the end was for this attempt: it is
+	 * pending now (the worker signals before it answers), and goes with it. */
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	struct timespec zero = {0};
+	while (sigtimedwait(&usr1, NULL, &zero) == SIGUSR1)
+		;
+	return true;
+}
+
+int queue_shim_run(const queue_shim_opts *op)
+{
+	shim_opts o = *op;
+	setsid();
+	signal(SIGPIPE, SIG_IGN);
+	fcntl(o.sock, F_SETFD, FD_CLOEXEC);
+
+	/* The go-ahead: 'g' run; 'x' cancelled before it started; 'n' (the worker could not
+	 * record the attempt) or EOF (the worker is gone): do not run. */
+	char go = 0;
+	ssize_t n;
+	while ((n = read(o.sock, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || go != 'g') {
+		shim_state s = {0};
+		s.not_started = true;
+		s.cancelled = n == 1 && go == 'x';
 		write_status(o.status, &s);
 		return 0;
 	}
-	s.task_pid = child;
-	/* The worker keeps the command's PID (its process group) to end what a lost shim
-	 * leaves behind; without a worker nothing is written: the next one finds the group
-	 * by the attempt's token. */
-	char pmsg[32];
-	int pl = snprintf(pmsg, sizeof pmsg, "%c%d", QUEUE_SHIM_PID, (int)child);
-	if (send(o.sock, pmsg, (size_t)pl, MSG_NOSIGNAL | MSG_DONTWAIT) != pl) {
-		/* No worker listens. */
-	}
+	sigset_t set, old;
+	block_signals(&set, &old);
+	if (!run_attempt(&o, o.sock, &set, &old))
+		return 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return queue_shim_serve(o.sock);
+}
 
-	struct rusage ru;
-	int status = supervise(&o, child, logfd, &set, &s, &ru);
-	conclude(&o, child, logfd, &s, status, &ru);
-	if (!hand_over(o.sock, &s))
-		write_status(o.status, &s);
+/* ---- assignments: a shim that waits for its next attempt ---- */
+
+/* Layout: 'a', then NUL-terminated fields: timeout_ns, grace_ns, status path, log
+ * path, cwd ("" none), argc, the argv strings, then the environment's strings. */
+char *queue_shim_pack(const queue_shim_opts *o, char *const *envp, size_t *len)
+{
+	char num[3][32];
+	int argc = 0;
+	while (o->argv[argc])
+		argc++;
+	snprintf(num[0], sizeof num[0], "%lld", (long long)o->timeout_ns);
+	snprintf(num[1], sizeof num[1], "%lld", (long long)o->grace_ns);
+	snprintf(num[2], sizeof num[2], "%d", argc);
+	const char *head[] = {num[0], num[1], o->status, o->log, o->cwd ? o->cwd : "", num[2]};
+	size_t n = 1;
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		n += strlen(head[i]) + 1;
+	for (int i = 0; i < argc; i++)
+		n += strlen(o->argv[i]) + 1;
+	for (char *const *e = envp; *e; e++)
+		n += strlen(*e) + 1;
+	char *msg = malloc(n), *p = msg;
+	if (!msg)
+		return NULL;
+	*p++ = QUEUE_SHIM_ASSIGN;
+#define PUTS(str) (p = stpcpy(p, (str)) + 1)
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		PUTS(head[i]);
+	for (int i = 0; i < argc; i++)
+		PUTS(o->argv[i]);
+	for (char *const *e = envp; *e; e++)
+		PUTS(*e);
+#undef PUTS
+	*len = n;
+	return msg;
+}
+
+int queue_shim_assign(int sock, const char *msg, size_t len, int log_fd)
+{
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (log_fd >= 0) {
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof u.buf;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &log_fd, sizeof log_fd);
+	}
+	ssize_t sent;
+	while ((sent = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return sent == (ssize_t)len ? 0 : -1;
+}
+
+/* Split an assignment into o (pointing into msg) and a new environment (malloc'd
+ * array, NULL-terminated); false when it is not one. */
+static bool unpack(char *msg, size_t len, shim_opts *o, char ***envp)
+{
+	if (len < 2 || msg[0] != QUEUE_SHIM_ASSIGN || msg[len - 1] != '\0')
+		return false;
+	size_t nf = 0;
+	for (size_t i = 1; i < len; i++)
+		nf += msg[i] == '\0';
+	char **f = malloc((nf + 1) * sizeof *f);
+	if (!f)
+		return false;
+	char *p = msg + 1;
+	for (size_t i = 0; i < nf; i++, p += strlen(p) + 1)
+		f[i] = p;
+	f[nf] = NULL;
+	long argc = nf >= 6 ? strtol(f[5], NULL, 10) : -1;
+	if (argc < 1 || (size_t)argc > nf - 6) {
+		free(f);
+		return false;
+	}
+	o->timeout_ns = strtoll(f[0], NULL, 10);
+	o->grace_ns = strtoll(f[1], NULL, 10);
+	o->status = f[2];
+	o->log = f[3];
+	o->cwd = f[4][0] ? f[4] : NULL;
+	/* argv and the environment are both NULL-terminated views into f. */
+	size_t env0 = 6 + (size_t)argc;
+	char **v = malloc((nf + 2) * sizeof *v);
+	if (!v) {
+		free(f);
+		return false;
+	}
+	size_t k = 0;
+	for (size_t i = 6; i < env0; i++)
+		v[k++] = f[i];
+	v[k++] = NULL;
+	for (size_t i = env0; i < nf; i++)
+		v[k++] = f[i];
+	v[k] = NULL;
+	free(f);
+	o->argv = v;
+	*envp = v + argc + 1;
+	return true;
+}
+
+static volatile sig_atomic_t idle_stop, idle_cancel;
+
+/* Waiting for work: a shutdown ends the shim; a cancel can only be for the attempt
+ * the worker is handing over (it signals only shims of recorded attempts), so it is
+ * kept for that one. */
+static void on_idle_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		idle_cancel = 1;
+	else
+		idle_stop = 1;
+}
+
+/* The next assignment: its text (malloc'd, *len bytes) and log descriptor; NULL when
+ * the worker is gone or a shutdown came. */
+static char *next_assignment(int sock, const sigset_t *waitmask, size_t *len, int *log_fd)
+{
+	*log_fd = -1;
+	for (;;) {
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		int r = ppoll(&p, 1, NULL, waitmask);
+		if (idle_stop)
+			return NULL;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return NULL;
+		break;
+	}
+	char *msg = malloc(QUEUE_SHIM_MSG_MAX);
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = msg, .iov_len = QUEUE_SHIM_MSG_MAX};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t got = msg ? recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) : -1;
+	for (struct cmsghdr *c = got >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(log_fd, CMSG_DATA(c), sizeof *log_fd);
+	if (got <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		if (*log_fd >= 0)
+			close(*log_fd);
+		free(msg);
+		return NULL;
+	}
+	*len = (size_t)got;
+	return msg;
+}
+
+int queue_shim_serve(int sock)
+{
+	setsid();
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = {.sa_handler = on_idle_signal};
+	sigemptyset(&sa.sa_mask);
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &sa, NULL);
+	sigset_t set, old;
+	block_signals(&set, &old);
+	char *msg, *prev = NULL;
+	char **prev_env = NULL;
+	size_t len;
+	int log_fd;
+	while ((msg = next_assignment(sock, &old, &len, &log_fd))) {
+		shim_opts o = {.sock = sock, .log_fd = log_fd};
+		char **envp;
+		if (!unpack(msg, len, &o, &envp)) {
+			if (log_fd >= 0)
+				close(log_fd);
+			free(msg);
+			break;
+		}
+		/* The go-ahead, once the worker recorded the attempt. */
+		char go = 0;
+		ssize_t n;
+		while ((n = read(sock, &go, 1)) < 0 && errno == EINTR)
+			;
+		if (n == 1 && go == QUEUE_SHIM_FORGET) {
+			if (log_fd >= 0)
+				close(log_fd);
+			free(o.argv);
+			free(msg);
+			continue;
+		}
+		if (n != 1 || go != 'g') {
+			shim_state s = {0};
+			s.not_started = true;
+			write_status(o.status, &s);
+			break;
+		}
+		if (idle_cancel) {
+			idle_cancel = 0;
+			raise(SIGUSR1); /* pending (blocked): supervise() takes it as a cancel */
+		}
+		environ = envp;
+		free(prev_env);
+		free(prev);
+		prev = msg;
+		prev_env = o.argv;
+		if (!run_attempt(&o, sock, &set, &old))
+			break;
+	}
 	return 0;
 }

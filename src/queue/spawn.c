@@ -1,11 +1,13 @@
 /*
  * spawn.c - starting a local attempt: the attempt row, the header line in
- * the task's log, the command's environment, and its shim.
+ * the task's log, the command's environment, and its shim (a waiting one, or
+ * a new fork).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +162,56 @@ static void shim_child(int devnull, int sock, queue_shim_opts *o, char **envp)
 	_exit(queue_shim_run(o));
 }
 
+/* A blank shim: it waits on its socket (fd 3) for attempts (queue_shim_serve). */
+static void blank_child(int devnull, int sock)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int hs = fcntl(sock, F_DUPFD, 100);
+	if (hs < 0 || dup2(devnull, 0) < 0 || dup2(hs, 3) < 0)
+		_exit(127);
+	close_range(4, ~0U, 0);
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	prctl(PR_SET_NAME, "gpuwhy-shim");
+	_exit(queue_shim_serve(3));
+}
+
+/* A shim that waits for an attempt: one kept from an earlier attempt that is still
+ * there, else a new one. -1 (errno set) when none could be started. */
+static int take_shim(queue_local *l, local_shim *sh)
+{
+	while (l->nidle > 0) {
+		*sh = l->idle[--l->nidle];
+		/* A waiting shim says nothing: anything on its socket means it is gone. */
+		struct pollfd p = {.fd = sh->sock, .events = POLLIN};
+		if (poll(&p, 1, 0) == 0)
+			return 0;
+		close(sh->sock);
+		local_reap_later(l, sh->pid);
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		blank_child(l->env.devnull, sv[1]);
+	int err = errno;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		errno = err;
+		return -1;
+	}
+	queue_proc_stat ps;
+	*sh = (local_shim){pid, queue_proc_read(pid, &ps) ? ps.starttime : 0, sv[0]};
+	return 0;
+}
+
 /* Start the shim; returns its PID and our end of the socket, or -1 (errno set). */
 static int spawn_shim(int devnull, queue_shim_opts *o, char **envp, int *sock_out)
 {
@@ -294,6 +346,63 @@ static void spawn_failed(queue_local *l, queue_attempt *a, int err)
 	queue_attempt_conclude(l->env.st, a, queue_gpus_largest(l->env.gpus));
 }
 
+/* A shim forked for this attempt alone (one too large to send): two commits, the
+ * attempt first, its shim once forked, then the go-ahead. */
+static void start_forked(queue_local *l, queue_attempt *a, queue_shim_opts *so, char **envp,
+                         const int *pick, int n)
+{
+	if (queue_store_begin_attempt(l->env.st, a, QS_RUNNING) != 0)
+		return;
+	int sock = -1;
+	int pid = spawn_shim(l->env.devnull, so, envp, &sock);
+	if (pid < 0) {
+		spawn_failed(l, a, errno);
+		return;
+	}
+	hand_over(l, a, pid, sock);
+	local_run_add(l, run_of(l, a, sock, pick, n));
+}
+
+/*
+ * A waiting shim gets the attempt first, then the attempt is recorded running under
+ * it (one commit), then the go-ahead: the command never runs unrecorded, and a
+ * worker that dies before the go-ahead leaves a shim that says "not started".
+ */
+static void start_assigned(queue_local *l, queue_attempt *a, const char *msg, size_t len, int logfd,
+                           const int *pick, int n)
+{
+	local_shim sh;
+	if (take_shim(l, &sh) != 0) {
+		int err = errno;
+		if (queue_store_begin_attempt(l->env.st, a, QS_RUNNING) == 0)
+			spawn_failed(l, a, err);
+		return;
+	}
+	if (queue_shim_assign(sh.sock, msg, len, logfd) != 0) {
+		/* Gone since: it ran nothing and nothing is recorded; the task stays queued for
+		 * the next pass. */
+		queue_wlog("task %lld: shim %d did not take the attempt: %s", (long long)a->task_id,
+		           sh.pid, strerror(errno));
+		close(sh.sock);
+		local_reap_later(l, sh.pid);
+		return;
+	}
+	a->astate = QA_RUNNING;
+	a->shim_pid = sh.pid;
+	a->shim_start = sh.start;
+	char go = 'g';
+	bool recorded = queue_store_begin_attempt(l->env.st, a, QS_RUNNING) == 0;
+	if (!recorded)
+		go = QUEUE_SHIM_FORGET;
+	if (send(sh.sock, &go, 1, MSG_NOSIGNAL) != 1 && recorded)
+		queue_wlog("task %lld: its shim did not take the go-ahead", (long long)a->task_id);
+	if (!recorded) {
+		local_idle_put(l, &sh);
+		return;
+	}
+	local_run_add(l, run_of(l, a, sh.sock, pick, n));
+}
+
 void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, const int *pick, int n)
 {
 	queue_task t;
@@ -303,6 +412,12 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	memset(&a, 0, sizeof a);
 	a.task_id = c->id;
 	a.backend = QB_LOCAL;
+	/* Numbered now: the shim's status file and environment name it before the commit. */
+	a.n = queue_store_next_attempt(l->env.st, c->id);
+	if (a.n <= 0) {
+		queue_task_free(&t);
+		return;
+	}
 	queue_new_token(a.token, sizeof a.token);
 	snprintf(a.boot_id, sizeof a.boot_id, "%s", l->env.boot_id);
 	char visible[GPU_MAX * 100];
@@ -315,14 +430,9 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	struct stat stt;
 	a.log_offset = logfd >= 0 && fstat(logfd, &stt) == 0 ? stt.st_size : 0;
-	if (queue_store_begin_attempt(l->env.st, &a, QS_RUNNING) != 0) {
-		if (logfd >= 0)
-			close(logfd);
-		queue_task_free(&t);
-		return;
-	}
 	/* Attempt numbers are never reused, so no status file of an earlier run is there. */
 	queue_status_path(l->env.dir, c->id, a.n, statp, sizeof statp);
+	/* The header before the go-ahead: an attempt that is not recorded leaves one line. */
 	if (logfd >= 0)
 		log_header(logfd, &a, n, visible);
 	char **envp = attempt_env(l, &t, &a, visible);
@@ -333,19 +443,19 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	                      .timeout_ns = t.spec.timeout_ms * 1000000,
 	                      .grace_ns = l->env.cfg->grace_ns,
 	                      .argv = t.spec.argv};
-	int sock = -1;
-	int pid = spawn_shim(l->env.devnull, &so, envp, &sock);
-	int err = errno;
+	size_t len = 0;
+	char *msg = queue_shim_pack(&so, envp, &len);
+	int before = l->nrun;
+	if (msg && len <= QUEUE_SHIM_MSG_MAX)
+		start_assigned(l, &a, msg, len, logfd, pick, n);
+	else
+		start_forked(l, &a, &so, envp, pick, n);
+	free(msg);
 	if (logfd >= 0)
 		close(logfd);
 	attempt_env_free(envp);
 	queue_task_free(&t);
-	if (pid < 0) {
-		spawn_failed(l, &a, err);
-		return;
-	}
-	hand_over(l, &a, pid, sock);
-	local_run_add(l, run_of(l, &a, sock, pick, n));
-	queue_wlog("task %lld attempt %d started on GPU %s (shim pid %d)", (long long)c->id, a.n,
-	           n ? a.gpu_idx : "none", pid);
+	if (l->nrun != before)
+		queue_wlog("task %lld attempt %d started on GPU %s (shim pid %d)", (long long)c->id,
+		           a.n, n ? a.gpu_idx : "none", a.shim_pid);
 }

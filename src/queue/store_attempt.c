@@ -124,6 +124,18 @@ int queue_store_active(queue_store *st, int backend, queue_attempt **out, int *n
 	return read_attempts(st, s, out, n);
 }
 
+int queue_store_next_attempt(queue_store *st, int64_t id)
+{
+	sqlite3_stmt *s =
+	    qs_prep(st, "SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE task_id = ?");
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	int n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+	qs_done(st, s);
+	return n;
+}
+
 int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 {
 	if (qs_begin(st))
@@ -147,18 +159,14 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 		qs_rollback(st);
 		return 1;
 	}
-	s = qs_prep(st, "SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE task_id = ?");
-	if (!s) {
+	if (a->n <= 0 && (a->n = queue_store_next_attempt(st, a->task_id)) < 0) {
 		qs_rollback(st);
 		return -1;
 	}
-	sqlite3_bind_int64(s, 1, a->task_id);
-	a->n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 1;
-	qs_done(st, s);
 	s = qs_prep(st,
 	            "INSERT INTO attempts(task_id, n, token, astate, backend, boot_id, gpu_uuids,"
-	            " gpu_idx, reserved_mib, per_gpu, started, log_offset)"
-	            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+	            " gpu_idx, reserved_mib, per_gpu, started, log_offset, shim_pid, shim_start)"
+	            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
 		qs_rollback(st);
 		return -1;
@@ -166,7 +174,8 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 	sqlite3_bind_int64(s, 1, a->task_id);
 	sqlite3_bind_int(s, 2, a->n);
 	sql_bind_text(s, 3, a->token);
-	sql_bind_text(s, 4, astate_name(QA_STARTING));
+	queue_astate as = a->astate == QA_RUNNING ? QA_RUNNING : QA_STARTING;
+	sql_bind_text(s, 4, astate_name(as));
 	sql_bind_text(s, 5, queue_backend_name(a->backend));
 	sql_bind_text(s, 6, a->boot_id);
 	sql_bind_text(s, 7, a->gpu_uuids);
@@ -175,11 +184,15 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 	sqlite3_bind_int(s, 10, a->per_gpu);
 	sqlite3_bind_double(s, 11, a->started);
 	sqlite3_bind_int64(s, 12, a->log_offset);
+	if (as == QA_RUNNING) {
+		sqlite3_bind_int(s, 13, a->shim_pid);
+		sqlite3_bind_int64(s, 14, (sqlite3_int64)a->shim_start);
+	}
 	if (qs_step_done(st, s)) {
 		qs_rollback(st);
 		return -1;
 	}
-	a->astate = QA_STARTING;
+	a->astate = as;
 	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
 }
 

@@ -391,6 +391,18 @@ int queue_store_wait_reason(queue_store *st, int64_t id, const char *reason)
 	return qs_step_done(st, s);
 }
 
+int queue_store_wait_reasons(queue_store *st, const int64_t *id, const char *const *reason, int n)
+{
+	if (qs_begin(st))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (queue_store_wait_reason(st, id[i], reason[i]) != 0) {
+			qs_rollback(st);
+			return -1;
+		}
+	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+}
+
 int queue_store_cancel_requested(queue_store *st, int64_t id)
 {
 	sqlite3_stmt *s = qs_prep(st, "SELECT cancel_requested FROM tasks WHERE id = ?");

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# kill -9 of the worker and of shims, again and again, while 1000 tasks
-# drain, and of clients while they add: no task lost, none run twice. Each
-# run of a command appends its attempt's token to one file, so every line
-# must name an attempt in the record, no token may appear twice, and every
-# attempt recorded done must appear exactly once.
+# kill -9 of the worker and of shims (running an attempt, or waiting for
+# one), again and again, while 1000 tasks drain, and of clients while they
+# add: no task lost, none run twice. Each run of a command appends its
+# attempt's token to one file, so every line must name an attempt in the
+# record, no token may appear twice, and every attempt recorded done must
+# appear exactly once.
 . "$(dirname "$0")/queue_lib.bash"
 N=${GPUWHY_KILLLOOP_TASKS:-1000}
 # A database whose writer was just killed is briefly locked while the next
@@ -45,7 +46,7 @@ start_worker() {
 final() { sq "SELECT count(*) FROM tasks WHERE state NOT IN ('done','failed','lost','cancelled','timeout')"; }
 
 start_worker
-kills=0 shim_kills=0
+kills=0 shim_kills=0 any_kills=0
 end=$((SECONDS + 300))
 while [ "$(final)" != 0 ]; do
 	[ $SECONDS -lt $end ] || fail "tasks still not ended after 300 s: $(final) left"
@@ -54,6 +55,13 @@ while [ "$(final)" != 0 ]; do
 	sp=$(sq "SELECT shim_pid FROM attempts WHERE astate = 'running' ORDER BY random() LIMIT 1")
 	if [ -n "$sp" ] && [ "$(cat /proc/"$sp"/comm 2>/dev/null)" = gpuwhy-shim ]; then
 		kill -9 "$sp" 2>/dev/null && shim_kills=$((shim_kills + 1))
+	fi
+	# Any shim of the worker: one waiting for work, or one just handed an attempt.
+	if [ $((RANDOM % 2)) = 0 ]; then
+		for c in $(ps -o pid= --ppid "$WPID" | shuf -n 1); do
+			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = gpuwhy-shim ] &&
+				kill -9 "$c" 2>/dev/null && any_kills=$((any_kills + 1)) || true
+		done
 	fi
 	if [ $((RANDOM % 2)) = 0 ]; then
 		kill -9 "$WPID" 2>/dev/null || true
@@ -66,7 +74,7 @@ done
 # stop` would not see it): end it by its PID.
 kill -TERM "$WPID" 2>/dev/null || true
 wait "$WPID" 2>/dev/null || true
-echo "$kills worker kills, $shim_kills shim kills"
+echo "$kills worker kills, $shim_kills shim kills, $any_kills kills of any shim"
 [ "$kills" -ge 3 ] || fail "only $kills worker kills: the loop did not exercise recovery"
 
 bad=$(sq "SELECT count(*) FROM tasks WHERE state != 'done'")
