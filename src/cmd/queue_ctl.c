@@ -436,9 +436,9 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 			keys[nk] = queue_config_keys[nk].key;
 		const char *s = opt_suggest(key, keys, nk);
 		char hint[96];
-		snprintf(hint, sizeof hint, "did you mean '%s'?", s ? s : "");
+		snprintf(hint, sizeof hint, _("did you mean '%s'?"), s ? s : "");
 		return gw_error(GW_EXIT_USAGE, key,
-		                s ? hint : "gpuwhy queue config --help lists the keys",
+		                s ? hint : N_("gpuwhy queue config --help lists the keys"),
 		                _("unknown setting"));
 	}
 	char err[200];
