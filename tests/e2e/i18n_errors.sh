@@ -133,7 +133,7 @@ grep -qF "显存不足 (OOM)；没有剩余重试次数（已尝试 2 次）（$
 	fail "queue ls in Chinese: the OOM error: $(cat "$T/o.zls")"
 grep -qF "进行第 1 次重试（共 1 次）（$OOM）" "$T/o.zshow 2" ||
 	fail "queue show 2 in Chinese: the retry after an OOM: $(grep -F "$OOM" "$T/o.zshow 2")"
-grep -qF "     $OOM" "$T/o.zshow 1" || fail "queue show 1 in Chinese: the attempt's own OOM line changed: $(cat "$T/o.zshow 1")"
+grep -F "$OOM" "$T/o.zshow 1" | grep -q '^    1 ' || fail "queue show 1 in Chinese: the attempt's own OOM line changed: $(cat "$T/o.zshow 1")"
 LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= "$GPUWHY" --lang en queue ls >"$T/o.en"
 grep -qF "GPU out of memory; no retry left (2 attempts) ($OOM)" "$T/o.en" || fail "queue ls --lang en: $(cat "$T/o.en")"
 "$GPUWHY" queue cancel --all >/dev/null
