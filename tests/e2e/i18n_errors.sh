@@ -77,14 +77,14 @@ LD_LIBRARY_PATH="$T/nolib" GPUWHY_LOCALEDIR="$T/mark" timeout 30 "$GPUWHY" --lan
 	sim serve --listen 127.0.0.1:0 </dev/null >/dev/null 2>"$T/e"
 assert_eq "$?" 3 "sim serve without libmicrohttpd: exit status"
 has "no libmicrohttpd" "^gpuwhy: sim serve: ◊cannot load libmicrohttpd.so.12 (apt-get install libmicrohttpd12)$"
-LD_LIBRARY_PATH="$T/nolib" LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= timeout 30 "$GPUWHY" "${S[@]}" \
+LD_LIBRARY_PATH="$T/nolib" LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' timeout 30 "$GPUWHY" "${S[@]}" \
 	sim serve --listen 127.0.0.1:0 </dev/null >/dev/null 2>"$T/e"
 has "no libmicrohttpd in Chinese" "^gpuwhy: sim serve: 无法加载 libmicrohttpd.so.12（apt-get install libmicrohttpd12）$"
 LD_LIBRARY_PATH="$T/nolib" timeout 30 "$GPUWHY" --lang en "${S[@]}" sim serve --listen 127.0.0.1:0 \
 	</dev/null >/dev/null 2>"$T/e"
 has "no libmicrohttpd in English" "^gpuwhy: sim serve: cannot load libmicrohttpd.so.12 (apt-get install libmicrohttpd12)$"
 # The same in Chinese, and in English with --lang en.
-zh() { LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= timeout 30 "$GPUWHY" "$@" </dev/null >/dev/null 2>"$T/e"; }
+zh() { LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' timeout 30 "$GPUWHY" "$@" </dev/null >/dev/null 2>"$T/e"; }
 zh queue add --from "$T/spec.jsonl"
 has "spec in Chinese" "^gpuwhy: $T/spec.jsonl: 第 1 行：键 'foo' 不是任务字段"
 zh queue --queue "$T/open" ls
@@ -125,7 +125,7 @@ for v in ls "show 1" "show 2"; do
 	i18n_unmarked "$T/o.m" "$rec" >"$T/bad" || fail "queue $v: lines outside gettext:
 $(cat "$T/bad")"
 	# shellcheck disable=SC2086
-	LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= "$GPUWHY" queue $v >"$T/o.z$v"
+	LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' "$GPUWHY" queue $v >"$T/o.z$v"
 done
 GPUWHY_LOCALEDIR="$T/mark" "$GPUWHY" --lang qaa queue show 1 | grep -qF "◊◊GPU out of memory; no retry left (2 attempts)" ||
 	fail "queue show 1: the OOM error not translated: $(GPUWHY_LOCALEDIR="$T/mark" "$GPUWHY" --lang qaa queue show 1 | grep -i memory)"
@@ -134,9 +134,40 @@ grep -qF "显存不足 (OOM)；没有剩余重试次数（已尝试 2 次）（$
 grep -qF "进行第 1 次重试（共 1 次）（$OOM）" "$T/o.zshow 2" ||
 	fail "queue show 2 in Chinese: the retry after an OOM: $(grep -F "$OOM" "$T/o.zshow 2")"
 grep -F "$OOM" "$T/o.zshow 1" | grep -q '^    1 ' || fail "queue show 1 in Chinese: the attempt's own OOM line changed: $(cat "$T/o.zshow 1")"
-LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= "$GPUWHY" --lang en queue ls >"$T/o.en"
+LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' "$GPUWHY" --lang en queue ls >"$T/o.en"
 grep -qF "GPU out of memory; no retry left (2 attempts) ($OOM)" "$T/o.en" || fail "queue ls --lang en: $(cat "$T/o.en")"
 "$GPUWHY" queue cancel --all >/dev/null
+# The worker's other stored forms (a lost shim, Slurm's ends, placement and dependency
+# failures, wait reasons), written into a finished task as the worker would: in Chinese
+# no English words are left but those of the system (strerror) and the names kept.
+if command -v sqlite3 >/dev/null; then
+	"$GPUWHY" queue stop >/dev/null 2>&1
+	while IFS= read -r e; do
+		sqlite3 "$T/qo/queue.db" "UPDATE tasks SET error='${e//\'/\'\'}' WHERE id=1" || fail "sqlite3"
+		LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' "$GPUWHY" queue show 1 | grep '^  错误' >"$T/se"
+		[ -s "$T/se" ] || fail "queue show 1 with error '$e': no error line"
+		# A command named in the text (gpuwhy queue gpus) and strerror's words are kept.
+		if sed -e 's/gpuwhy [a-z ]*//g' -e 's/Resource temporarily unavailable//' "$T/se" |
+			LC_ALL=C.UTF-8 grep -E '[a-z]{2,} [a-z]{2,}'; then
+			fail "stored '$e' shown with English words in Chinese"
+		fi
+	done <<'EOF_FORMS'
+lost (its process vanished without a status); no retry left (2 attempts) (its shim (pid 42) ended without recording how the command ended; its orphaned process group 42 was killed)
+failed (cannot start: Resource temporarily unavailable)
+host out of memory (Slurm: OUT_OF_MEMORY (host memory limit))
+exit 1; retry 1 of 2 after 30s (Slurm ran this attempt 2 times (job 77 was started again, e.g. after a controller restart))
+ran past its time limit (not retried) (Slurm: TIMEOUT (time limit))
+lost (Slurm no longer knows job 12)
+failed (sbatch failed: no output)
+waits for task 9, which does not exist
+task 3, which it waits for, ended failed
+needs 2 GPUs; the queue sees 1 usable GPU
+needs 1 GPU with 90000 MiB; the largest GPU has 81559 MiB
+no GPU: NVML not available (see /tmp/q/worker.log)
+no usable GPU in the queue's view (see gpuwhy queue gpus)
+waiting for the first GPU sample
+EOF_FORMS
+fi
 # No driver: the phrase standing where an input would ("no NVIDIA driver") is said
 # in the user's language too (on a machine with a driver there is nothing to check).
 if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
