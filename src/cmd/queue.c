@@ -219,8 +219,8 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 			names[i] = subs[i].name;
 		const char *s = opt_suggest(sub, names, sizeof subs / sizeof *subs);
 		char hint[96];
-		snprintf(hint, sizeof hint, "did you mean 'gpuwhy queue %s'?", s ? s : "");
-		rc = gw_error(GW_EXIT_USAGE, sub, s ? hint : "see gpuwhy queue --help",
+		snprintf(hint, sizeof hint, _("did you mean 'gpuwhy queue %s'?"), s ? s : "");
+		rc = gw_error(GW_EXIT_USAGE, sub, s ? hint : N_("see gpuwhy queue --help"),
 		              _("unknown queue subcommand"));
 	}
 	free(av);

@@ -289,6 +289,17 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 
 /* ---- gpus ---- */
 
+/* A GPU's state as the worker stores it (sched.c, English in JSON), said where
+ * queue gpus prints it. */
+static const char *gpu_state_text(const char *state)
+{
+	static const char *const words[] = {N_("ok"), N_("drained"), N_("lost"), N_("excluded")};
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		if (!strcmp(state, words[i]))
+			return _(words[i]);
+	return state;
+}
+
 int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 {
 	bool json = false;
@@ -390,9 +401,10 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 				} else
 					qcmd_mib(r->avail_mib, av, sizeof av);
 				snprintf(cap, sizeof cap, r->cap ? "%d" : "-", r->cap);
-				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d %-8s %s\n",
-				       r->index, r->uuid, tot, fr, pe, av, r->ntasks, cap,
-				       r->foreign, r->state, r->tasks);
+				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d ", r->index,
+				       r->uuid, tot, fr, pe, av, r->ntasks, cap, r->foreign);
+				qcmd_cell(gpu_state_text(r->state), 8, " ");
+				printf("%s\n", r->tasks);
 			}
 			if (drained[0])
 				printf(_("drained: %s\n"), drained);
@@ -436,9 +448,9 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 			keys[nk] = queue_config_keys[nk].key;
 		const char *s = opt_suggest(key, keys, nk);
 		char hint[96];
-		snprintf(hint, sizeof hint, "did you mean '%s'?", s ? s : "");
+		snprintf(hint, sizeof hint, _("did you mean '%s'?"), s ? s : "");
 		return gw_error(GW_EXIT_USAGE, key,
-		                s ? hint : "gpuwhy queue config --help lists the keys",
+		                s ? hint : N_("gpuwhy queue config --help lists the keys"),
 		                _("unknown setting"));
 	}
 	char err[200];

@@ -13,11 +13,31 @@
 #include "util/i18n.h"
 #include "util/say.h"
 
-/* The forms of src/queue (retry.c, conclude.c, local.c, place.c, sched.c), the
- * longer before the shorter they begin with. */
+/* The forms of src/queue (retry.c, conclude.c, local.c, spawn.c, slurmrun.c,
+ * place.c, sched.c, store_task.c), the longer before the shorter they begin
+ * with, the ones in parentheses of their own before conclude's "%s (%s)". */
 static const gw_say_form forms[] = {
     {N_("%s; no retry left (%s attempts)"), false, false},
     {N_("%s; retry %s of %s after %ss%s"), false, false},
+    {N_("%s; its orphaned process group %s was killed"), false, false},
+    {N_("its shim (pid %s) ended without recording how the command ended"), false, true},
+    {N_("Slurm ran this attempt %s times (job %s was started again, e.g. after a controller "
+        "restart)"),
+     false, false},
+    {N_("Slurm: OUT_OF_MEMORY (host memory limit)"), false, false},
+    {N_("Slurm: %s (time limit)"), false, false},
+    {N_("Slurm no longer knows job %s"), false, false},
+    {N_("sbatch failed: %s"), false, false},
+    {N_("cannot write %s: %s"), false, false},
+    {N_("cannot start: %s"), false, false},
+    {N_("needs %s; the largest GPU has %s MiB"), false, false},
+    {N_("needs %s; the queue sees %s usable GPU"), false, false},
+    {N_("needs %s; the queue sees %s usable GPUs"), false, false},
+    {N_("no GPU: NVML not available (see %s/worker.log)"), false, false},
+    {N_("no usable GPU in the queue's view (see gpuwhy queue gpus)"), false, false},
+    {N_("waiting for the first GPU sample"), false, false},
+    {N_("waits for task %s, which does not exist"), false, true},
+    {N_("task %s, which it waits for, ended %s"), false, false},
     {N_(" with %s MiB reserved, at most %s task per GPU"), false, true},
     {N_(" with %s MiB reserved, at most %s tasks per GPU"), false, true},
     {N_(" with at most %s task per GPU"), false, true},
@@ -53,6 +73,9 @@ static const gw_say_form forms[] = {
     {N_("has %s foreign processes"), false, true},
     {N_("has unknown memory"), false, false},
     {N_("has %s MiB available"), false, true},
+    {N_("no output"), false, false},
+    /* the attempt's own error after another (an OOM line after an exec error) */
+    {N_("%s; %s"), false, false},
 };
 
 const char *qcmd_say(const char *text, char *out, size_t len)

@@ -586,7 +586,7 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 	}
 	const char *s = opt_suggest(sub, names, SIM_NSUBS);
 	char hint[96];
-	snprintf(hint, sizeof hint, "did you mean 'gpuwhy sim %s'?", s ? s : "");
-	return gw_error(GW_EXIT_USAGE, sub, s ? hint : "see gpuwhy sim --help",
+	snprintf(hint, sizeof hint, _("did you mean 'gpuwhy sim %s'?"), s ? s : "");
+	return gw_error(GW_EXIT_USAGE, sub, s ? hint : N_("see gpuwhy sim --help"),
 	                "unknown sim subcommand");
 }

@@ -132,11 +132,14 @@ int cmd_sim_hog(int argc, char **argv)
 		}
 		kids[i] = pid;
 	}
-	char span[64] = "until stopped";
+	char span[64];
+	snprintf(span, sizeof span, "%s", _("until stopped"));
 	if (o.seconds > 0)
-		snprintf(span, sizeof span, "for %g s", o.seconds);
-	printf("sim hog: %d busy process%s at %d %% %s, PIDs", o.cores, o.cores == 1 ? "" : "es",
-	       o.duty, span);
+		snprintf(span, sizeof span, _("for %g s"), o.seconds);
+	/* "PIDs" and the numbers after it end the line in every language: scripts read them. */
+	printf(P_("sim hog: %d busy process at %d %% %s, PIDs",
+	          "sim hog: %d busy processes at %d %% %s, PIDs", o.cores),
+	       o.cores, o.duty, span);
 	for (long long i = 0; i < o.cores; i++)
 		printf(" %d", (int)kids[i]);
 	putchar('\n');

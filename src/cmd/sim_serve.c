@@ -398,7 +398,7 @@ int sim_serve(int argc, char **argv)
 		return gw_error(GW_EXIT_ENV, s.o.listen, N_("pick another port"), "cannot listen");
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "gpuwhy sim serve: listening on http://%s (port %d) on GPU %d\n",
+	fprintf(stderr, _("gpuwhy sim serve: listening on http://%s (port %d) on GPU %d\n"),
 	        s.o.listen, di ? di->port : -1, s.o.gpu);
 	int sig;
 	sigwait(&set, &sig);

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "gpu/gpu.h"
+#include "util/i18n.h"
 
 static bool uuid_matches(const char *uuid, const char *want, bool *exact)
 {
@@ -53,12 +54,14 @@ static int resolve_entry(const char *tok, const gpu_ident *ids, int n, char *err
 		return idx;
 	if (matches == 0 && numeric)
 		/* All digits and no UUID starts so: it was meant as an index. */
-		snprintf(err, (size_t)errlen, "GPU index %s does not exist (%d GPU%s)", tok, n,
-		         n == 1 ? "" : "s");
+		snprintf(err, (size_t)errlen,
+		         P_("GPU index %s does not exist (%d GPU)",
+		            "GPU index %s does not exist (%d GPUs)", n),
+		         tok, n);
 	else if (matches == 0)
-		snprintf(err, (size_t)errlen, "no GPU has a UUID starting with '%s'", tok);
+		snprintf(err, (size_t)errlen, _("no GPU has a UUID starting with '%s'"), tok);
 	else
-		snprintf(err, (size_t)errlen, "'%s' matches %d GPUs: give more of the UUID", tok,
+		snprintf(err, (size_t)errlen, _("'%s' matches %d GPUs: give more of the UUID"), tok,
 		         matches);
 	return -1;
 }
@@ -68,7 +71,7 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 {
 	char *copy = strdup(list);
 	if (!copy) {
-		snprintf(err, (size_t)errlen, "out of memory");
+		snprintf(err, (size_t)errlen, "%s", _("out of memory"));
 		return -1;
 	}
 	int cnt = 0;
@@ -90,7 +93,7 @@ int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel,
 	}
 	free(copy);
 	if (cnt == 0) {
-		snprintf(err, (size_t)errlen, "empty GPU list");
+		snprintf(err, (size_t)errlen, "%s", _("empty GPU list"));
 		return -1;
 	}
 	return cnt;

@@ -48,17 +48,18 @@ static const char *untrusted(const struct stat *st, bool want_dir, char *why, si
 {
 	uid_t me = geteuid();
 	if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode)) {
-		snprintf(why, len, "not a %s", want_dir ? "directory" : "regular file");
+		snprintf(why, len, "%s", want_dir ? _("not a directory") : _("not a regular file"));
 		return why;
 	}
 	if (st->st_uid != me && st->st_uid != 0) {
-		snprintf(why, len, "owned by uid %u, not by you (uid %u) or root",
+		snprintf(why, len, _("owned by uid %u, not by you (uid %u) or root"),
 		         (unsigned)st->st_uid, (unsigned)me);
 		return why;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, len, "writable by %s (mode %04o)",
-		         st->st_mode & S_IWOTH ? "all users" : "its group",
+		snprintf(why, len,
+		         st->st_mode & S_IWOTH ? _("writable by all users (mode %04o)")
+		                               : _("writable by its group (mode %04o)"),
 		         (unsigned)(st->st_mode & 07777));
 		return why;
 	}
@@ -205,27 +206,27 @@ int queue_worker_verify(const char *dir, int pid, const char *self_exe, char *wh
 	queue_path(dir, "worker.lock", lockp, sizeof lockp);
 	struct stat lst;
 	if (stat(lockp, &lst) != 0) {
-		snprintf(why, len, "its worker.lock is gone");
+		snprintf(why, len, "%s", _("its worker.lock is gone"));
 		return -1;
 	}
 	int held = holds_flock(pid, lst.st_dev, lst.st_ino);
 	if (held == 0) {
-		snprintf(why, len, "process %d does not hold worker.lock", pid);
+		snprintf(why, len, _("process %d does not hold worker.lock"), pid);
 		return -1;
 	}
 	if (!exe_of(pid, exe, sizeof exe)) {
-		snprintf(why, len, "process %d is gone or not ours to inspect", pid);
+		snprintf(why, len, _("process %d is gone or not ours to inspect"), pid);
 		return -1;
 	}
 	struct stat a, b;
 	bool same_file = self_exe && stat(exe, &a) == 0 && stat(self_exe, &b) == 0 &&
 	                 a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 	if (!same_file && (!self_exe || strcmp(exe, self_exe) != 0)) {
-		snprintf(why, len, "process %d runs %s, not this program", pid, exe);
+		snprintf(why, len, _("process %d runs %s, not this program"), pid, exe);
 		return -1;
 	}
 	if (!worker_args(pid)) {
-		snprintf(why, len, "process %d is not a `gpuwhy queue worker`", pid);
+		snprintf(why, len, _("process %d is not a `gpuwhy queue worker`"), pid);
 		return -1;
 	}
 	return 0;
@@ -252,7 +253,7 @@ int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe,
 #endif
 		rc = kill(pid, sig);
 	if (rc != 0)
-		snprintf(why, len, "cannot signal process %d: %s", pid, strerror(errno));
+		snprintf(why, len, _("cannot signal process %d: %s"), pid, strerror(errno));
 	if (pfd >= 0)
 		close(pfd);
 	return rc;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "queue/queue.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
 
@@ -64,7 +65,7 @@ void queue_spec_free(queue_spec *s)
 int queue_spec_set_name(queue_spec *s, const char *name, char *err, size_t errlen)
 {
 	if (strlen(name) >= QUEUE_NAME_MAX) {
-		snprintf(err, errlen, "longer than %d bytes", QUEUE_NAME_MAX - 1);
+		snprintf(err, errlen, _("longer than %d bytes"), QUEUE_NAME_MAX - 1);
 		return -1;
 	}
 	snprintf(s->name, sizeof s->name, "%s", name);
@@ -80,11 +81,11 @@ int queue_spec_set_cwd(queue_spec *s, const char *dir, char *err, size_t errlen)
 		snprintf(joined, sizeof joined, "%s", dir);
 	struct stat st;
 	if (!realpath(joined, real) || stat(real, &st) != 0) {
-		snprintf(err, errlen, "'%s': %s", joined, strerror(errno));
+		snprintf(err, errlen, _("'%s': %s"), joined, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a directory", real);
+		snprintf(err, errlen, _("'%s' is not a directory"), real);
 		return -1;
 	}
 	free(s->cwd);
@@ -96,21 +97,22 @@ int queue_spec_validate(const queue_spec *s, char *err, size_t errlen)
 {
 	struct stat st;
 	if (s->argc <= 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
-		snprintf(err, errlen, "no command");
+		snprintf(err, errlen, _("no command"));
 	else if (strnlen(s->name, sizeof s->name) >= QUEUE_NAME_MAX)
-		snprintf(err, errlen, "'name' is longer than %d bytes", QUEUE_NAME_MAX - 1);
+		snprintf(err, errlen, _("'name' is longer than %d bytes"), QUEUE_NAME_MAX - 1);
 	else if (!s->cwd || s->cwd[0] != '/')
-		snprintf(err, errlen, "no working directory (an absolute 'cwd')");
+		snprintf(err, errlen, _("no working directory (an absolute 'cwd')"));
 	else if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
-		snprintf(err, errlen, "'cwd' '%s' is not a directory", s->cwd);
+		snprintf(err, errlen, _("'cwd' '%s' is not a directory"), s->cwd);
 	else if (s->gpus < 0 || s->gpus > GPU_MAX)
-		snprintf(err, errlen, "'gpus' must be between 0 and %d", GPU_MAX);
+		snprintf(err, errlen, _("'gpus' must be between 0 and %d"), GPU_MAX);
 	else if (s->per_gpu < 0 || s->per_gpu > 1024)
-		snprintf(err, errlen, "'per_gpu' must be between 1 and 1024");
+		snprintf(err, errlen, _("'per_gpu' must be between 1 and 1024"));
 	else if (s->retries < 0 || s->retries > 1000)
-		snprintf(err, errlen, "'retries' must be between 0 and 1000");
+		snprintf(err, errlen, _("'retries' must be between 0 and 1000"));
 	else if (s->after_id < 0 || s->retry_delay_ms < 0 || s->timeout_ms < 0)
-		snprintf(err, errlen, "'after', 'retry_delay' and 'timeout' must not be negative");
+		snprintf(err, errlen,
+		         _("'after', 'retry_delay' and 'timeout' must not be negative"));
 	else
 		return 0;
 	return -1;
@@ -293,15 +295,15 @@ typedef struct {
 	const char *where;
 } perr;
 
-static int fail(perr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(perr *e, const char *fmt, ...)
+static int spec_fail(perr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int spec_fail(perr *e, const char *fmt, ...)
 {
 	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg, sizeof msg, _(fmt), ap);
 	va_end(ap);
-	snprintf(e->err, e->errlen, "%s: %s", e->where, msg);
+	snprintf(e->err, e->errlen, _("%s: %s"), e->where, msg);
 	return -1;
 }
 
@@ -321,10 +323,10 @@ static int get_int(json_t *v, const char *key, long long min, long long max, lon
                    perr *e)
 {
 	if (!json_is_integer(v))
-		return fail(e, "'%s' must be an integer", key);
+		return spec_fail(e, "'%s' must be an integer", key);
 	long long x = json_integer_value(v);
 	if (x < min || x > max)
-		return fail(e, "'%s' must be between %lld and %lld", key, min, max);
+		return spec_fail(e, "'%s' must be between %lld and %lld", key, min, max);
 	*out = x;
 	return 0;
 }
@@ -336,7 +338,7 @@ static int get_duration_ms(json_t *v, const char *key, int64_t *out, perr *e)
 	if (json_is_number(v)) {
 		double s = json_number_value(v);
 		if (s < 0 || s > 9e9)
-			return fail(e, "'%s' must be a non-negative number of seconds", key);
+			return spec_fail(e, "'%s' must be a non-negative number of seconds", key);
 		*out = (int64_t)(s * 1000.0 + 0.5);
 		return 0;
 	}
@@ -344,7 +346,8 @@ static int get_duration_ms(json_t *v, const char *key, int64_t *out, perr *e)
 		*out = ns / 1000000;
 		return 0;
 	}
-	return fail(e, "'%s' must be a duration like \"30s\", \"10m\", \"2h\" or seconds", key);
+	return spec_fail(e, "'%s' must be a duration like \"30s\", \"10m\", \"2h\" or seconds",
+	                 key);
 }
 
 /* A memory size "12G"/"800M" or a number of MiB. */
@@ -359,13 +362,14 @@ static int get_mib(json_t *v, const char *key, int64_t *out, perr *e)
 		*out = (int64_t)((bytes + (1 << 20) - 1) >> 20);
 		return 0;
 	}
-	return fail(e, "'%s' must be a size like \"12G\" or \"800M\", or a number of MiB", key);
+	return spec_fail(e, "'%s' must be a size like \"12G\" or \"800M\", or a number of MiB",
+	                 key);
 }
 
 static int get_str(json_t *v, const char *key, const char **out, perr *e)
 {
 	if (!json_is_string(v))
-		return fail(e, "'%s' must be a string", key);
+		return spec_fail(e, "'%s' must be a string", key);
 	*out = json_string_value(v);
 	return 0;
 }
@@ -373,7 +377,7 @@ static int get_str(json_t *v, const char *key, const char **out, perr *e)
 static int merge_env(queue_spec *s, json_t *env, perr *e)
 {
 	if (!json_is_object(env))
-		return fail(e, "'env' must be an object of strings");
+		return spec_fail(e, "'env' must be an object of strings");
 	json_t *base = s->env_json ? json_loads(s->env_json, 0, NULL) : json_object();
 	if (!base)
 		base = json_object();
@@ -383,7 +387,7 @@ static int merge_env(queue_spec *s, json_t *env, perr *e)
 	{
 		if (!json_is_string(val)) {
 			json_decref(base);
-			return fail(e, "env value of '%s' must be a string", k);
+			return spec_fail(e, "env value of '%s' must be a string", k);
 		}
 		json_object_set(base, k, val);
 	}
@@ -427,7 +431,7 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 			if (get_str(v, k, &str, e))
 				return -1;
 			if (queue_spec_set_name(s, str, why, sizeof why))
-				return fail(e, "'name' is %s", why);
+				return spec_fail(e, "'name' is %s", why);
 		} else if (!strcmp(k, "gpus")) {
 			if (get_int(v, k, 0, GPU_MAX, &x, e))
 				return -1;
@@ -461,13 +465,13 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 			if (get_str(v, k, &str, e))
 				return -1;
 			if (queue_spec_set_cwd(s, str, why, sizeof why))
-				return fail(e, "'cwd' %s", why);
+				return spec_fail(e, "'cwd' %s", why);
 		} else if (!strcmp(k, "env")) {
 			if (merge_env(s, v, e))
 				return -1;
 		} else if (!strcmp(k, "allow_foreign")) {
 			if (!json_is_boolean(v))
-				return fail(e, "'allow_foreign' must be true or false");
+				return spec_fail(e, "'allow_foreign' must be true or false");
 			s->allow_foreign = json_is_true(v);
 		} else if (!strcmp(k, "backend")) {
 			if (get_str(v, k, &str, e))
@@ -477,16 +481,17 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 			else if (!strcmp(str, "slurm"))
 				s->backend = QB_SLURM;
 			else
-				return fail(e, "'backend' must be \"local\" or \"slurm\"");
+				return spec_fail(e, "'backend' must be \"local\" or \"slurm\"");
 		} else if (!strcmp(k, "slurm_args")) {
 			if (!json_is_array(v))
-				return fail(e, "'slurm_args' must be an array of strings");
+				return spec_fail(e, "'slurm_args' must be an array of strings");
 			size_t i;
 			json_t *a;
 			json_array_foreach(v, i, a)
 			{
 				if (!json_is_string(a))
-					return fail(e, "'slurm_args' must be an array of strings");
+					return spec_fail(
+					    e, "'slurm_args' must be an array of strings");
 			}
 			free(s->slurm_args);
 			s->slurm_args = json_dumps(v, JSON_COMPACT);
@@ -509,7 +514,7 @@ static int check(const queue_spec *s, perr *e)
 {
 	char why[PATH_MAX + 80];
 	if (queue_spec_validate(s, why, sizeof why))
-		return fail(e, "%s", why);
+		return spec_fail(e, "%s", why);
 	return 0;
 }
 
@@ -534,7 +539,7 @@ static int collect_vars(json_t *obj, vars *v, perr *e)
 		} else if (json_is_boolean(val)) {
 			vars_set(v, k, json_is_true(val) ? "true" : "false");
 		} else {
-			return fail(e, "unknown key '%s' (see gpuwhy queue add --help)", k);
+			return spec_fail(e, "unknown key '%s' (see gpuwhy queue add --help)", k);
 		}
 	}
 	return 0;
@@ -547,14 +552,14 @@ static int make_command(queue_spec *s, json_t *obj, vars *v, int extra_from, per
 	if (!cmd)
 		cmd = json_object_get(obj, "command");
 	if (!cmd)
-		return fail(e, "no 'cmd' (a shell command string or an array of arguments)");
+		return spec_fail(e, "no 'cmd' (a shell command string or an array of arguments)");
 	for (int i = 0; i < v->n; i++)
 		v->used[i] = false;
 	if (json_is_string(cmd)) {
 		char *line = expand(json_string_value(cmd), v, true);
 		if (!*line) {
 			free(line);
-			return fail(e, "'cmd' is empty");
+			return spec_fail(e, "'cmd' is empty");
 		}
 		char *argv[] = {"sh", "-c", line};
 		queue_spec_set_argv(s, argv, 3);
@@ -568,7 +573,7 @@ static int make_command(queue_spec *s, json_t *obj, vars *v, int extra_from, per
 				for (size_t j = 0; j < i; j++)
 					free(argv[j]);
 				free(argv);
-				return fail(e, "'cmd' array must hold strings");
+				return spec_fail(e, "'cmd' array must hold strings");
 			}
 			argv[i] = expand(json_string_value(a), v, false);
 		}
@@ -577,11 +582,11 @@ static int make_command(queue_spec *s, json_t *obj, vars *v, int extra_from, per
 			free(argv[i]);
 		free(argv);
 	} else {
-		return fail(e, "'cmd' must be a string or a non-empty array of strings");
+		return spec_fail(e, "'cmd' must be a string or a non-empty array of strings");
 	}
 	for (int i = extra_from; i < v->n; i++)
 		if (!v->used[i])
-			return fail(
+			return spec_fail(
 			    e,
 			    "key '%s' is not a task field and cmd does not use {%s} (remove it "
 			    "or use it in cmd)",
@@ -634,7 +639,7 @@ static int expand_shards(json_t *obj, const queue_spec *tmpl, spec_list *l, perr
 	bool skip_existing = false;
 	if ((v = json_object_get(obj, "skip_existing"))) {
 		if (!json_is_boolean(v))
-			return fail(e, "'skip_existing' must be true or false");
+			return spec_fail(e, "'skip_existing' must be true or false");
 		skip_existing = json_is_true(v);
 	}
 	char *in_abs = abs_path(tmpl->cwd, in_dir);
@@ -642,7 +647,7 @@ static int expand_shards(json_t *obj, const queue_spec *tmpl, spec_list *l, perr
 	struct dirent **names = NULL;
 	int nn = scandir(in_abs, &names, file_filter, alphasort);
 	if (nn < 0) {
-		int rc = fail(e, "input_dir '%s': %s", in_abs, strerror(errno));
+		int rc = spec_fail(e, "input_dir '%s': %s", in_abs, strerror(errno));
 		free(in_abs);
 		free(out_abs);
 		return rc;
@@ -707,14 +712,14 @@ static int expand_shards(json_t *obj, const queue_spec *tmpl, spec_list *l, perr
 	free(in_abs);
 	free(out_abs);
 	if (rc == 0 && index == 0 && !skip_existing)
-		return fail(e, "input_dir has no matching files");
+		return spec_fail(e, "input_dir has no matching files");
 	return rc;
 }
 
 static int one_object(json_t *obj, const queue_spec *tmpl, spec_list *l, perr *e)
 {
 	if (!json_is_object(obj))
-		return fail(e, "expected a JSON object");
+		return spec_fail(e, "expected a JSON object");
 	if (json_object_get(obj, "input_dir"))
 		return expand_shards(obj, tmpl, l, e);
 	vars vs = {0};
@@ -740,9 +745,9 @@ static int parse_text(const char *text, size_t len, const queue_spec *tmpl, spec
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		lineno++;
 		if (memchr(p, '\0', ll)) {
-			snprintf(where, sizeof where, "line %d", lineno);
+			snprintf(where, sizeof where, _("line %d"), lineno);
 			e->where = where;
-			return fail(e, "contains a NUL byte (is this a text file?)");
+			return spec_fail(e, "contains a NUL byte (is this a text file?)");
 		}
 		char *line = strndup(p, ll);
 		p = nl ? nl + 1 : end;
@@ -761,7 +766,7 @@ static int parse_text(const char *text, size_t len, const queue_spec *tmpl, spec
 		char *argv[] = {"sh", "-c", t};
 		queue_spec_set_argv(s, argv, 3);
 		free(line);
-		snprintf(where, sizeof where, "line %d", lineno);
+		snprintf(where, sizeof where, _("line %d"), lineno);
 		e->where = where;
 		if (check(s, e))
 			return -1;
@@ -773,7 +778,7 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
                           queue_spec **out, char *err, size_t errlen)
 {
 	spec_list l = {0};
-	perr e = {err, errlen, "file"};
+	perr e = {err, errlen, _("file")};
 	int rc = 0;
 	if (text_mode) {
 		rc = parse_text(text, len, tmpl, &l, &e);
@@ -786,7 +791,7 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 			char where[64];
 			json_array_foreach(all, i, o)
 			{
-				snprintf(where, sizeof where, "task %zu", i + 1);
+				snprintf(where, sizeof where, _("task %zu"), i + 1);
 				e.where = where;
 				if ((rc = one_object(o, tmpl, &l, &e)))
 					break;
@@ -798,7 +803,7 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 			                   text[end - 1] == ' '))
 				end--;
 			if (!memchr(text, '\n', end))
-				e.where = "line 1";
+				e.where = _("line 1");
 			rc = one_object(all, tmpl, &l, &e);
 		} else {
 			/* JSON Lines: one object a line. */
@@ -816,12 +821,12 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 					k++;
 				if (k == ll || line[k] == '#')
 					continue;
-				snprintf(where, sizeof where, "line %d", lineno);
+				snprintf(where, sizeof where, _("line %d"), lineno);
 				e.where = where;
 				json_t *o = json_loadb(line, ll, JSON_REJECT_DUPLICATES, &je);
 				if (!o) {
-					rc = fail(&e, "not JSON: %s (column %d)", je.text,
-					          je.column);
+					rc = spec_fail(&e, "not JSON: %s (column %d)", je.text,
+					               je.column);
 					break;
 				}
 				rc = one_object(o, tmpl, &l, &e);
@@ -831,7 +836,7 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 		json_decref(all);
 	}
 	if (rc == 0 && l.n == 0) {
-		snprintf(err, errlen, "file: no tasks in it");
+		snprintf(err, errlen, _("%s: %s"), _("file"), _("no tasks in it"));
 		rc = -1;
 	}
 	if (rc) {

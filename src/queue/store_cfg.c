@@ -46,47 +46,47 @@ bool queue_config_check(const char *key, const char *value, char *err, size_t er
 	long long x;
 	int64_t ns;
 	if (!queue_config_find(key)) {
-		snprintf(err, errlen, "unknown key (gpuwhy queue config lists them)");
+		snprintf(err, errlen, "%s", _("unknown key (gpuwhy queue config lists them)"));
 		return false;
 	}
 	bool ok = true;
 	const char *want = "";
 	if (!strcmp(key, "per-gpu")) {
 		ok = gw_parse_int(value, 1, 1024, &x);
-		want = "an integer from 1 to 1024";
+		want = N_("an integer from 1 to 1024");
 	} else if (!strcmp(key, "max-running") || !strcmp(key, "cpu-slots")) {
 		ok = gw_parse_int(value, 0, 100000, &x);
-		want = "an integer >= 0";
+		want = N_("an integer >= 0");
 	} else if (!strcmp(key, "foreign")) {
 		ok = !strcmp(value, "skip") || !strcmp(value, "allow");
-		want = "skip or allow";
+		want = N_("skip or allow");
 	} else if (!strcmp(key, "place")) {
 		ok = !strcmp(value, "spread") || !strcmp(value, "pack");
-		want = "spread or pack";
+		want = N_("spread or pack");
 	} else if (!strcmp(key, "visible")) {
 		ok = !strcmp(value, "uuid") || !strcmp(value, "index");
-		want = "uuid or index";
+		want = N_("uuid or index");
 	} else if (!strcmp(key, "backend")) {
 		ok = !strcmp(value, "local") || !strcmp(value, "slurm");
-		want = "local or slurm";
+		want = N_("local or slurm");
 	} else if (!strcmp(key, "sample-interval") || !strcmp(key, "slurm-poll")) {
 		ok = gw_parse_duration_ns(value, 1000000000LL, &ns) && ns >= 50000000LL &&
 		     ns <= 3600000000000LL;
-		want = "a duration from 50ms to 1h";
+		want = N_("a duration from 50ms to 1h");
 	} else if (!strcmp(key, "kill-grace")) {
 		ok = gw_parse_duration_ns(value, 1000000000LL, &ns) && ns <= 3600000000000LL;
-		want = "a duration up to 1h";
+		want = N_("a duration up to 1h");
 	} else if (!strcmp(key, "paused") || !strcmp(key, "draining")) {
 		ok = !strcmp(value, "0") || !strcmp(value, "1");
-		want = "0 or 1";
+		want = N_("0 or 1");
 	} else if (!strcmp(key, "gpus") || !strcmp(key, "drained-gpus")) {
 		for (const char *p = value; *p && ok; p++)
 			ok = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
 			     (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == ',';
-		want = "a comma-separated list of GPU indices or UUID prefixes";
+		want = N_("a comma-separated list of GPU indices or UUID prefixes");
 	}
 	if (!ok)
-		snprintf(err, errlen, "'%s' is not %s", value, want);
+		snprintf(err, errlen, _("'%s' is not %s"), value, *want ? _(want) : "");
 	return ok;
 }
 

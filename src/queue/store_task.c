@@ -12,6 +12,7 @@
 #include "util/xalloc.h"
 #include "queue/store_int.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 
 static char *argv_json(const queue_spec *sp)
@@ -62,12 +63,13 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 			qs_rollback(st);
 			char why[160];
 			if (n > 1)
-				snprintf(why, sizeof why,
-				         "task %d of %d waits for task %lld, which does not exist; "
-				         "nothing was added",
-				         i + 1, n, (long long)sp->after_id);
+				snprintf(
+				    why, sizeof why,
+				    _("task %d of %d waits for task %lld, which does not exist; "
+				      "nothing was added"),
+				    i + 1, n, (long long)sp->after_id);
 			else
-				snprintf(why, sizeof why, "there is no task %lld",
+				snprintf(why, sizeof why, _("there is no task %lld"),
 				         (long long)sp->after_id);
 			return qs_usage(st, what,
 			                "task ids are the numbers `gpuwhy queue ls` shows", why);

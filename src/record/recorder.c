@@ -85,7 +85,7 @@ static void on_snapshot(const snapshot *s, void *arg)
 		gw_error(GW_EXIT_ENV, r->o.path,
 		         r->o.command ? N_("free some space; the command keeps running")
 		                      : N_("free some space, or record to another disk with -o"),
-		         "recording stopped: %s", store_error(r->st));
+		         "recording stopped: %s", _(store_error(r->st)));
 		store_write_event(r->st, s->t_wall, TL_EV_RECORD_ERROR, -1, 0, store_error(r->st));
 	}
 	if (r->o.on_snapshot)

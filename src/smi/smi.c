@@ -24,7 +24,7 @@ void smi_timestamp(double wall, char *out, size_t len)
 int smi_bad_field(const char *name, const char *help)
 {
 	char what[160];
-	snprintf(what, sizeof what, "Field \"%.100s\" is not a valid field to query.", name);
+	snprintf(what, sizeof what, _("Field \"%.100s\" is not a valid field to query."), name);
 	return gw_error(GW_EXIT_USAGE, "--query", help, "%s", what);
 }
 
@@ -67,7 +67,7 @@ static int match_one(gpu_ctx *c, const char *tok, char *why, size_t whylen)
 		for (int k = 0; k < n; k++)
 			if (gpu_static_info(c, k)->index == v)
 				return k;
-		snprintf(why, whylen, "no GPU has index %ld", v);
+		snprintf(why, whylen, _("no GPU has index %ld"), v);
 		return -1;
 	}
 	for (int k = 0; k < n; k++) {
@@ -81,9 +81,10 @@ static int match_one(gpu_ctx *c, const char *tok, char *why, size_t whylen)
 	}
 	if (hits == 1)
 		return found;
-	snprintf(why, whylen,
-	         hits ? "'%s' matches %d GPUs" : "no GPU has the UUID or PCI bus id '%s'", tok,
-	         hits);
+	if (hits)
+		snprintf(why, whylen, _("'%s' matches %d GPUs"), tok, hits);
+	else
+		snprintf(why, whylen, _("no GPU has the UUID or PCI bus id '%s'"), tok);
 	return -1;
 }
 

@@ -323,8 +323,10 @@ static void no_room(store *st, int rc)
 	if (!st->err[0])
 		snprintf(st->err, sizeof st->err, "%s",
 		         rc == SQLITE_FULL
-		             ? "no room left on the disk (or under the file size limit) "
-		               "to fold the WAL into the file"
+		             /* Kept in English (the recording's events hold it), said
+		              * where it is printed. */
+		             ? N_("no room left on the disk (or under the file size limit) "
+		                  "to fold the WAL into the file")
 		             : sqlite3_errstr(rc));
 }
 
@@ -434,8 +436,8 @@ int store_create(const char *path, store **out, char *err, size_t errlen)
 	    exec(st, "COMMIT") || create_staging(st) || prepare_all(st) ||
 	    checkpoint(st, SQLITE_CHECKPOINT_PASSIVE)) {
 		snprintf(err, errlen, "%s",
-		         st->err[0] ? st->err
-		                    : "no room on the disk (or under the file size limit)");
+		         st->err[0] ? _(st->err)
+		                    : _("no room on the disk (or under the file size limit)"));
 		store_free(st);
 		unlink(path);
 		return -1;
@@ -446,7 +448,7 @@ int store_create(const char *path, store **out, char *err, size_t errlen)
 	store_set_meta(st, "tool_version", GPUWHY_VERSION);
 	if (store_flush(st) || checkpoint_start(st)) {
 		snprintf(err, errlen, "%s",
-		         st->err[0] ? st->err : "cannot start the checkpoint thread");
+		         st->err[0] ? _(st->err) : _("cannot start the checkpoint thread"));
 		store_free(st);
 		unlink(path);
 		return -1;

@@ -467,7 +467,8 @@ static void html_table(FILE *o, const sweep_results *R)
 		html_td(o, r->core_max, 0);
 		fprintf(o, "<td>%s</td><td>",
 		        i == 0 ? _("baseline") : verdict_text(r, vs, sizeof vs));
-		report_html_escape(o, r->finding[0] ? r->finding : "");
+		/* The title in the language in force; results.json keeps the English. */
+		report_html_escape(o, r->finding_local[0] ? r->finding_local : r->finding);
 		fputs("</td></tr>\n", o);
 	}
 	fputs("</table>\n", o);

@@ -7,6 +7,10 @@
  * parts; a text that matches one is printed as that pattern's translation with
  * the parts in place, each part translated in turn by the same table. Anything
  * else is shown as stored (or as its own translation, when it is a message).
+ * A form of punctuation only (a join: "%s (%s)", "%s; %s") applies only where its
+ * first part is said, so a program's own words with brackets in them (an OOM
+ * line) stay as they came; a join whose first part is a form goes before that
+ * form, whose open last part would otherwise swallow the bracket.
  */
 #ifndef GPUWHY_UTIL_SAY_H
 #define GPUWHY_UTIL_SAY_H
