@@ -32,6 +32,11 @@ static bool is_key(const unsigned char *s, size_t n, const char *lit)
 	return n == m && !memcmp(s, lit, m);
 }
 
+static bool is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
 /*
  * A JSON number in microseconds -> exact nanoseconds. *is_float: the literal has a fraction or
  * an exponent (Python makes it a float). Up to three decimals are exact; more are rounded and
@@ -48,21 +53,25 @@ static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
 	uint64_t ip = 0, frac = 0;
 	int fd = 0;
 	bool round_up = false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+	/* Fifteen digits stay below the bound checked from the sixteenth on. */
+	for (size_t lim = n - i > 15 ? i + 15 : n; i < lim && is_digit(s[i]); i++)
+		ip = ip * 10 + (uint64_t)(s[i] - '0');
+	for (; i < n && is_digit(s[i]); i++) {
 		if (ip > (uint64_t)INT64_MAX / 10000)
 			return false;
 		ip = ip * 10 + (uint64_t)(s[i] - '0');
 	}
 	if (i < n && s[i] == '.') {
 		*is_float = true;
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-			if (fd < 3) {
-				frac = frac * 10 + (uint64_t)(s[i] - '0');
-				fd++;
-			} else if (fd == 3) {
-				round_up = s[i] >= '5';
-				fd = 4;
-			}
+		size_t f0 = ++i;
+		while (i < n && is_digit(s[i]))
+			i++;
+		fd = i - f0 > 3 ? 3 : (int)(i - f0);
+		for (int d = 0; d < fd; d++)
+			frac = frac * 10 + (uint64_t)(s[f0 + d] - '0');
+		if (i - f0 > 3) {
+			round_up = s[f0 + 3] >= '5';
+			fd = 4;
 		}
 	}
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
@@ -88,6 +97,18 @@ static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
 /* A JSON number -> integer, truncating a fraction (pandas' astype(int)). */
 static bool num_to_i64(const char *s, size_t n, int64_t *out)
 {
+	/* Up to 18 digits, the common case, cannot overflow: read here without strtoll's copy. */
+	size_t neg = n && s[0] == '-';
+	if (n > neg && n - neg <= 18) {
+		int64_t v = 0;
+		size_t i = neg;
+		while (i < n && is_digit(s[i]))
+			v = v * 10 + (s[i++] - '0');
+		if (i == n) {
+			*out = neg ? -v : v;
+			return true;
+		}
+	}
 	char buf[64];
 	if (n == 0 || n >= sizeof buf)
 		return false;
