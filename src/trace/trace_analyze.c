@@ -592,11 +592,13 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 	if (!slot)
 		return -1;
 	memset(slot, 0xff, ((size_t)r->names.count + 1) * sizeof *slot);
-	kacc_t *acc = malloc((n + 1) * sizeof *acc);
-	res->kernels = malloc((n + 3) * sizeof *res->kernels);
+	/* One accumulator per kernel name, not per kernel: a big trace has millions of kernels
+	 * and a few thousand names at most. */
+	size_t max_names = n < r->names.count ? n : r->names.count;
+	kacc_t *acc = malloc((max_names + 1) * sizeof *acc);
 	size_t na = 0;
 	int rc = -1;
-	if (!acc || !res->kernels)
+	if (!acc)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const trace_event *e = EV(c, c->rows[i]);
@@ -619,6 +621,9 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 		a->wmean += delta / (double)a->count;
 		a->m2 += delta * (d - a->wmean);
 	}
+	/* Each type's rows, and an "others" row where they are folded. */
+	if (!(res->kernels = malloc((na + 3) * sizeof *res->kernels)))
+		goto out;
 	qsort_r(acc, na, sizeof *acc, cmp_kacc_name, c);
 	/* HTA's type order after its final sort: by the type's name. */
 	static const trace_ktype order[] = {TRACE_KT_COMMUNICATION, TRACE_KT_COMPUTATION,
