@@ -444,6 +444,12 @@ static bool scan_key(scanner *s)
 	if (!scan_string(s, &str, &n) || !s->cb->yajl_map_key ||
 	    !s->cb->yajl_map_key(s->ctx, str, n))
 		return false;
+	/* '": "' then the value is the common form: no whitespace scan. */
+	const unsigned char *p = s->p;
+	if (s->end - p > 2 && p[0] == ':' && p[1] == ' ' && p[2] > ' ') {
+		s->p = p + 2;
+		return true;
+	}
 	skip_ws(s);
 	if (s->p == s->end || *s->p != ':')
 		return false;
