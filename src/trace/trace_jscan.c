@@ -433,28 +433,30 @@ static bool scan_value(scanner *s, char *stack, int *depth)
 	}
 }
 
-/* A key and its colon, with the '"' at s->p. */
-static bool scan_key(scanner *s)
+/* A key and its colon, with the '"' at s->p: 0 on failure, else what the key's call returned. */
+static int scan_key(scanner *s)
 {
 	if (s->p == s->end || *s->p != '"')
-		return false;
+		return 0;
 	s->p++;
 	const unsigned char *str;
 	size_t n;
-	if (!scan_string(s, &str, &n) || !s->cb->yajl_map_key ||
-	    !s->cb->yajl_map_key(s->ctx, str, n))
-		return false;
+	if (!scan_string(s, &str, &n) || !s->cb->yajl_map_key)
+		return 0;
+	int said = s->cb->yajl_map_key(s->ctx, str, n);
+	if (!said)
+		return 0;
 	/* '": "' then the value is the common form: no whitespace scan. */
 	const unsigned char *p = s->p;
 	if (s->end - p > 2 && p[0] == ':' && p[1] == ' ' && p[2] > ' ') {
 		s->p = p + 2;
-		return true;
+		return said;
 	}
 	skip_ws(s);
 	if (s->p == s->end || *s->p != ':')
-		return false;
+		return 0;
 	s->p++;
-	return true;
+	return said;
 }
 
 /*
@@ -505,9 +507,10 @@ static bool scan_body(scanner *s, const trace_jscan_mode *m)
 			if (s->p == s->end)
 				return m->end_after_comma && depth == m->end_depth;
 		}
-		if (top == '{' && !scan_key(s))
+		int said = top == '{' ? scan_key(s) : 1;
+		if (!said)
 			return false;
-		if (top == '{' && s->skip && s->skip->skip(s->ctx)) {
+		if (said == TRACE_JSCAN_PASS && s->skip) {
 			const unsigned char *at = s->p;
 			if (pass_value(s, depth)) {
 				first = false;

@@ -532,6 +532,16 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 		if (is_key(s, n, "world_size"))
 			k->key = K_WORLD;
 	}
+	/*
+	 * Whether the value can pass unread. Below the top two levels, a key with no K_ role (pid,
+	 * tid, most of args, and everything nested under them) leads to a value whose calls would
+	 * change nothing here: no stray element (those are at depth 2), no type error (only known
+	 * keys have types), no trace section (those start at depth 1). Only "rank" counts at any
+	 * depth, so the scanner does not pass over a value that holds one. yajl reads the value
+	 * anyway, which changes nothing, as said.
+	 */
+	if (d >= 3 && k->key == K_NONE && k->rank_depth == -1)
+		return TRACE_JSCAN_PASS;
 	return 1;
 }
 
@@ -622,23 +632,7 @@ const yajl_callbacks trace_kineto_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-/*
- * After a key: whether its value can pass unread. Below the top two levels, a key with no K_
- * role (pid, tid, most of args, and everything nested under them) leads to a value whose calls
- * would change nothing here: no stray element (those are at depth 2), no type error (only
- * known keys have types), no trace section (those start at depth 1). Only "rank" counts at any
- * depth, so the scanner does not pass over a value that holds one.
- */
-static int cb_skip(void *ctx)
-{
-	kstate *k = ctx;
-	if (k->depth < 3 || k->key != K_NONE || k->rank_depth != -1)
-		return 0;
-	k->key_depth = -1;
-	return 1;
-}
-
-const trace_jscan_skip trace_kineto_skip = {.skip = cb_skip, .watch = "rank", .watch_len = 4};
+const trace_jscan_skip trace_kineto_skip = {.watch = "rank", .watch_len = 4};
 
 void trace_kstate_init(kstate *k, trace_rank *r)
 {
