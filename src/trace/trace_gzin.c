@@ -424,7 +424,8 @@ void trace_gzin_map_done(trace_gzin *g, size_t upto)
 	if (upto > g->file_read)
 		g->file_read = upto;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t from = g->map_released > FAULT_AROUND_MARGIN ? g->map_released - FAULT_AROUND_MARGIN : 0;
+	size_t from =
+	    g->map_released > FAULT_AROUND_MARGIN ? g->map_released - FAULT_AROUND_MARGIN : 0;
 	size_t to = upto / page * page;
 	if (to > from) {
 		madvise((void *)(uintptr_t)(g->map + from), to - from, MADV_DONTNEED);

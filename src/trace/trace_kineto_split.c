@@ -253,8 +253,8 @@ typedef struct {
 	pool pl;
 	pthread_t th[64];
 	int nth;
-	kstate k0;       /* the document parser */
-	trace_rank tail; /* the events after the middle pieces */
+	kstate k0;          /* the document parser */
+	trace_rank tail;    /* the events after the middle pieces */
 	unsigned char *cur; /* read text not cut yet (none with a mapping) */
 	size_t cap, len;
 	const unsigned char *map; /* the whole text, where the file is mapped */
