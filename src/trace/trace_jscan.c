@@ -274,18 +274,20 @@ static inline unsigned digit_run16(const unsigned char *q)
 #endif
 
 /*
- * number_end for the common forms, an integer part and an optional fraction of up to 15 digits
- * each, counted sixteen bytes at a time. Anything else (an exponent, a leading zero before
- * digits, longer runs, errors, the last bytes of the text) is left to number_end_slow, which
- * decides.
+ * number_end for the common forms, an integer part of up to 31 digits (microsecond timestamps
+ * have 16) and an optional fraction of up to 15, counted sixteen bytes at a time. Anything else
+ * (an exponent, a leading zero before digits, longer runs, errors, the last bytes of the text)
+ * is left to number_end_slow, which decides.
  */
 static inline const unsigned char *number_end(const unsigned char *q, const unsigned char *e)
 {
 #ifdef __SSE2__
-	if (e - q >= 48) { /* every load below stays inside the text */
+	if (e - q >= 64) { /* every load below stays inside the text */
 		const unsigned char *p = q + (*q == '-');
 		unsigned n = digit_run16(p);
-		if (n - 1 < 15 && (n == 1 || *p != '0')) {
+		if (n == 16)
+			n += digit_run16(p + 16);
+		if (n - 1 < 31 && (n == 1 || *p != '0')) {
 			p += n;
 			if (*p == '.') {
 				unsigned f = digit_run16(++p);
