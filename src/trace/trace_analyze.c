@@ -816,25 +816,26 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	int rc = -1;
 	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || trace_an_chain_build(&b) < 0)
 		goto out;
+	/* The side analyses start on a second thread once the temporal breakdown, whose sweeps
+	 * hold the most, is done: beside it their buffers would add a tenth to the peak. */
+	rc = temporal_and_types(&a, res) < 0 ? -1 : 0;
 	pthread_t th;
 	bool helper = threads > 1 && pthread_create(&th, NULL, side_analyses, &side) == 0;
-	rc = (temporal_and_types(&a, res) < 0 || idle_breakdown(&a, res) < 0 ||
-	      kernel_breakdown(&a, res) < 0)
-	         ? -1
-	         : 0;
-	if (helper) {
+	if (rc == 0)
+		rc = (idle_breakdown(&a, res) < 0 || kernel_breakdown(&a, res) < 0) ? -1 : 0;
+	/* The main analyses' scratch goes before the side ones go on (on the helper thread) or
+	 * begin (on this one), so that the two add up as little as they can (a tenth of a big
+	 * trace's peak). */
+	free(a.keys);
+	free(a.idx);
+	free(a.rows);
+	a.keys = NULL;
+	a.idx = a.rows = NULL;
+	release_freed();
+	if (helper)
 		pthread_join(th, NULL);
-	} else {
-		/* One after the other: the main analyses' scratch goes before the side ones take
-		 * theirs, so the two never add up (a tenth of a big trace's peak). */
-		free(a.keys);
-		free(a.idx);
-		free(a.rows);
-		a.keys = NULL;
-		a.idx = a.rows = NULL;
-		release_freed();
+	else
 		side_analyses(&side);
-	}
 	if (rc == 0 && side.rc == 0) {
 		verdict(res, &res->verdict);
 	} else {
