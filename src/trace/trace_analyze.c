@@ -592,11 +592,13 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 	if (!slot)
 		return -1;
 	memset(slot, 0xff, ((size_t)r->names.count + 1) * sizeof *slot);
-	kacc_t *acc = malloc((n + 1) * sizeof *acc);
-	res->kernels = malloc((n + 3) * sizeof *res->kernels);
+	/* One accumulator per kernel name, not per kernel: a big trace has millions of kernels
+	 * and a few thousand names at most. */
+	size_t max_names = n < r->names.count ? n : r->names.count;
+	kacc_t *acc = malloc((max_names + 1) * sizeof *acc);
 	size_t na = 0;
 	int rc = -1;
-	if (!acc || !res->kernels)
+	if (!acc)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const trace_event *e = EV(c, c->rows[i]);
@@ -619,6 +621,9 @@ static int kernel_breakdown(ctx_t *c, trace_result *res)
 		a->wmean += delta / (double)a->count;
 		a->m2 += delta * (d - a->wmean);
 	}
+	/* Each type's rows, and an "others" row where they are folded. */
+	if (!(res->kernels = malloc((na + 3) * sizeof *res->kernels)))
+		goto out;
 	qsort_r(acc, na, sizeof *acc, cmp_kacc_name, c);
 	/* HTA's type order after its final sort: by the type's name. */
 	static const trace_ktype order[] = {TRACE_KT_COMMUNICATION, TRACE_KT_COMPUTATION,
@@ -811,25 +816,26 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	int rc = -1;
 	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || trace_an_chain_build(&b) < 0)
 		goto out;
+	/* The side analyses start on a second thread once the temporal breakdown, whose sweeps
+	 * hold the most, is done: beside it their buffers would add a tenth to the peak. */
+	rc = temporal_and_types(&a, res) < 0 ? -1 : 0;
 	pthread_t th;
 	bool helper = threads > 1 && pthread_create(&th, NULL, side_analyses, &side) == 0;
-	rc = (temporal_and_types(&a, res) < 0 || idle_breakdown(&a, res) < 0 ||
-	      kernel_breakdown(&a, res) < 0)
-	         ? -1
-	         : 0;
-	if (helper) {
+	if (rc == 0)
+		rc = (idle_breakdown(&a, res) < 0 || kernel_breakdown(&a, res) < 0) ? -1 : 0;
+	/* The main analyses' scratch goes before the side ones go on (on the helper thread) or
+	 * begin (on this one), so that the two add up as little as they can (a tenth of a big
+	 * trace's peak). */
+	free(a.keys);
+	free(a.idx);
+	free(a.rows);
+	a.keys = NULL;
+	a.idx = a.rows = NULL;
+	release_freed();
+	if (helper)
 		pthread_join(th, NULL);
-	} else {
-		/* One after the other: the main analyses' scratch goes before the side ones take
-		 * theirs, so the two never add up (a tenth of a big trace's peak). */
-		free(a.keys);
-		free(a.idx);
-		free(a.rows);
-		a.keys = NULL;
-		a.idx = a.rows = NULL;
-		release_freed();
+	else
 		side_analyses(&side);
-	}
 	if (rc == 0 && side.rc == 0) {
 		verdict(res, &res->verdict);
 	} else {

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -39,6 +41,8 @@ struct trace_gzin {
 	size_t insz;
 	uint64_t file_read;
 	uint32_t crc, isize;
+	const unsigned char *map; /* trace_gzin_map's mapping, of map_len bytes */
+	size_t map_len, map_released;
 	unsigned char last8[8]; /* the last bytes inflate consumed: the trailer at a member's end */
 #ifdef GPUWHY_HAVE_ISAL
 	/* z.next_in/avail_in stay the input cursor; igzip works on copies of it. */
@@ -163,6 +167,8 @@ void trace_gzin_close(trace_gzin *g)
 	if (g->zinit)
 		inflateEnd(&g->z);
 #endif
+	if (g->map)
+		munmap((void *)(uintptr_t)g->map, g->map_len);
 	if (g->fd >= 0)
 		close(g->fd);
 	free(g->in);
@@ -386,6 +392,45 @@ int trace_gzin_read(trace_gzin *g, void *buf, size_t len)
 uint64_t trace_gzin_offset(const trace_gzin *g)
 {
 	return g->file_read - g->z.avail_in;
+}
+
+const unsigned char *trace_gzin_map(trace_gzin *g, size_t *len)
+{
+	struct stat st;
+	if (!g->direct || g->map || g->file_read != g->z.avail_in || fstat(g->fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
+		return NULL;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, g->fd, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* Read once from start to end: the kernel reads further ahead. */
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	g->map = m;
+	g->map_len = (size_t)st.st_size;
+	g->z.avail_in = 0; /* the bytes read to look for the magic are in the mapping too */
+	g->file_read = 0;
+	*len = g->map_len;
+	return g->map;
+}
+
+/* Pages a fault may have mapped around one just before the released part (the kernel maps up to
+ * fault_around_bytes, 64 KiB by default, around a faulting address). */
+enum { FAULT_AROUND_MARGIN = 256 << 10 };
+
+void trace_gzin_map_done(trace_gzin *g, size_t upto)
+{
+	if (!g->map || upto > g->map_len)
+		return;
+	if (upto > g->file_read)
+		g->file_read = upto;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t from =
+	    g->map_released > FAULT_AROUND_MARGIN ? g->map_released - FAULT_AROUND_MARGIN : 0;
+	size_t to = upto / page * page;
+	if (to > from) {
+		madvise((void *)(uintptr_t)(g->map + from), to - from, MADV_DONTNEED);
+		g->map_released = to;
+	}
 }
 
 bool trace_gzin_direct(const trace_gzin *g)

@@ -23,6 +23,17 @@ void trace_gzin_close(trace_gzin *g);
 int trace_gzin_read(trace_gzin *g, void *buf, size_t len);
 /* Bytes of the file consumed so far (for progress). */
 uint64_t trace_gzin_offset(const trace_gzin *g);
+/*
+ * A plain regular file mapped read-only, so that its text is read in place instead of copied
+ * by read(2): its bytes and *len, or NULL (gzip, a pipe or other non-regular file, an empty
+ * file, or no mapping to be had: read it with trace_gzin_read). The mapping lives until
+ * trace_gzin_close; a file cut shorter while it is mapped ends the process (SIGBUS), as it
+ * would for any program reading a mapping.
+ */
+const unsigned char *trace_gzin_map(trace_gzin *g, size_t *len);
+/* The mapped text before upto is read: its pages are given back (the resident size stays that
+ * of the text in flight) and the progress offset moves there. */
+void trace_gzin_map_done(trace_gzin *g, size_t upto);
 /* Whether the file is passed through as it is (not gzip). */
 bool trace_gzin_direct(const trace_gzin *g);
 /* After a read returned n (0 or -1): 1 for a clean end, or -1 with the reason in err ("read

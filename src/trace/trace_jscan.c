@@ -46,6 +46,11 @@ static inline void skip_ws(scanner *s)
 	const unsigned char *p = s->p, *e = s->end;
 	if (p == e || *p > ' ')
 		return;
+	/* One space, the most common run (after a colon or a comma on one line). */
+	if (*p == ' ' && e - p > 1 && p[1] > ' ') {
+		s->p = p + 1;
+		return;
+	}
 #ifdef __SSE2__
 	const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
 	              tab = _mm_set1_epi8('\t');
@@ -215,9 +220,14 @@ static bool is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
+/* Bytes that may follow a value: whitespace or punctuation ("01", "1x" are not numbers). */
+static const uint8_t value_end[256] = {
+    [','] = 1, [']'] = 1, ['}'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
+};
+
 /* The end of the number at q by JSON's grammar, which is what yajl's lexer takes too; NULL if
  * the text there is not one. */
-static inline const unsigned char *number_end(const unsigned char *q, const unsigned char *e)
+static const unsigned char *number_end_slow(const unsigned char *q, const unsigned char *e)
 {
 	if (q < e && *q == '-')
 		q++;
@@ -246,11 +256,51 @@ static inline const unsigned char *number_end(const unsigned char *q, const unsi
 		while (q < e && is_digit(*q))
 			q++;
 	}
-	/* A value must be followed by whitespace or punctuation ("01", "1x" are not numbers). */
-	if (q == e || !(*q == ',' || *q == ']' || *q == '}' || *q == ' ' || *q == '\n' ||
-	                *q == '\r' || *q == '\t'))
+	if (q == e || !value_end[*q])
 		return NULL;
 	return q;
+}
+
+#ifdef __SSE2__
+/* How many of the sixteen bytes at q are digits before the first that is not (16: all are).
+ * Subtracting '0' + 128 maps '0'..'9' to the ten lowest signed bytes. */
+static inline unsigned digit_run16(const unsigned char *q)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+	__m128i t = _mm_sub_epi8(v, _mm_set1_epi8((char)('0' + 128)));
+	unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(t, _mm_set1_epi8(-128 + 10)));
+	return (unsigned)__builtin_ctz(~m); /* bit 16 of ~m is set: at most 16 */
+}
+#endif
+
+/*
+ * number_end for the common forms, an integer part of up to 31 digits (microsecond timestamps
+ * have 16) and an optional fraction of up to 15, counted sixteen bytes at a time. Anything else
+ * (an exponent, a leading zero before digits, longer runs, errors, the last bytes of the text)
+ * is left to number_end_slow, which decides.
+ */
+static inline const unsigned char *number_end(const unsigned char *q, const unsigned char *e)
+{
+#ifdef __SSE2__
+	if (e - q >= 64) { /* every load below stays inside the text */
+		const unsigned char *p = q + (*q == '-');
+		unsigned n = digit_run16(p);
+		if (n == 16)
+			n += digit_run16(p + 16);
+		if (n - 1 < 31 && (n == 1 || *p != '0')) {
+			p += n;
+			if (*p == '.') {
+				unsigned f = digit_run16(++p);
+				if (f - 1 >= 15)
+					return number_end_slow(q, e);
+				p += f;
+			}
+			if (value_end[*p])
+				return p;
+		}
+	}
+#endif
+	return number_end_slow(q, e);
 }
 
 static bool scan_number(scanner *s)
@@ -385,22 +435,30 @@ static bool scan_value(scanner *s, char *stack, int *depth)
 	}
 }
 
-/* A key and its colon, with the '"' at s->p. */
-static bool scan_key(scanner *s)
+/* A key and its colon, with the '"' at s->p: 0 on failure, else what the key's call returned. */
+static int scan_key(scanner *s)
 {
 	if (s->p == s->end || *s->p != '"')
-		return false;
+		return 0;
 	s->p++;
 	const unsigned char *str;
 	size_t n;
-	if (!scan_string(s, &str, &n) || !s->cb->yajl_map_key ||
-	    !s->cb->yajl_map_key(s->ctx, str, n))
-		return false;
+	if (!scan_string(s, &str, &n) || !s->cb->yajl_map_key)
+		return 0;
+	int said = s->cb->yajl_map_key(s->ctx, str, n);
+	if (!said)
+		return 0;
+	/* '": "' then the value is the common form: no whitespace scan. */
+	const unsigned char *p = s->p;
+	if (s->end - p > 2 && p[0] == ':' && p[1] == ' ' && p[2] > ' ') {
+		s->p = p + 2;
+		return said;
+	}
 	skip_ws(s);
 	if (s->p == s->end || *s->p != ':')
-		return false;
+		return 0;
 	s->p++;
-	return true;
+	return said;
 }
 
 /*
@@ -451,9 +509,10 @@ static bool scan_body(scanner *s, const trace_jscan_mode *m)
 			if (s->p == s->end)
 				return m->end_after_comma && depth == m->end_depth;
 		}
-		if (top == '{' && !scan_key(s))
+		int said = top == '{' ? scan_key(s) : 1;
+		if (!said)
 			return false;
-		if (top == '{' && s->skip && s->skip->skip(s->ctx)) {
+		if (said == TRACE_JSCAN_PASS && s->skip) {
 			const unsigned char *at = s->p;
 			if (pass_value(s, depth)) {
 				first = false;

@@ -31,12 +31,14 @@ bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks
                       const trace_jscan_mode *m);
 
 /*
- * Values a reader never looks at. After each map key's call, skip(ctx) is asked; nonzero: the
- * key's value is checked but makes no calls (the reader must treat it as read), unless it holds
- * a key equal to watch (watch_len bytes, no NUL needed), which then arrives with all the rest.
+ * Values a reader never looks at. A map key's call that returns TRACE_JSCAN_PASS (nonzero, so
+ * yajl goes on as usual) asks for the key's value to be checked but make no calls (the reader
+ * must treat it as read), unless it holds a key equal to watch (watch_len bytes, no NUL
+ * needed), which then arrives with all the rest. Without a trace_jscan_skip every value is
+ * reported, whatever the key's call returned.
  */
+#define TRACE_JSCAN_PASS 2
 typedef struct {
-	int (*skip)(void *ctx);
 	const char *watch;
 	size_t watch_len;
 } trace_jscan_skip;

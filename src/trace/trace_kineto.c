@@ -32,6 +32,35 @@ static bool is_key(const unsigned char *s, size_t n, const char *lit)
 	return n == m && !memcmp(s, lit, m);
 }
 
+static bool is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
+/* Whether the eight bytes at s are all digits, and their value (SWAR: pairs, then quads, then
+ * the two halves combined by multiplications instead of eight steps). */
+static bool eight_digits(const char *s, uint32_t *out)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	(void)s;
+	(void)out;
+	return false;
+#else
+	uint64_t v;
+	memcpy(&v, s, 8);
+	if ((v & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
+	    ((v + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
+		return false;
+	v -= 0x3030303030303030ull;
+	v = v * 10 + (v >> 8); /* little-endian: the first digit is the low byte */
+	v = (((v & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+	     (((v >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >>
+	    32;
+	*out = (uint32_t)v;
+	return true;
+#endif
+}
+
 /*
  * A JSON number in microseconds -> exact nanoseconds. *is_float: the literal has a fraction or
  * an exponent (Python makes it a float). Up to three decimals are exact; more are rounded and
@@ -48,21 +77,32 @@ static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
 	uint64_t ip = 0, frac = 0;
 	int fd = 0;
 	bool round_up = false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+	/* Fifteen digits stay below the bound checked from the sixteenth on; eight at a time
+	 * while the number has that many bytes left. */
+	size_t lim = n - i > 15 ? i + 15 : n;
+	uint32_t v8;
+	while (lim - i >= 8 && eight_digits(s + i, &v8)) {
+		ip = ip * 100000000 + v8;
+		i += 8;
+	}
+	for (; i < lim && is_digit(s[i]); i++)
+		ip = ip * 10 + (uint64_t)(s[i] - '0');
+	for (; i < n && is_digit(s[i]); i++) {
 		if (ip > (uint64_t)INT64_MAX / 10000)
 			return false;
 		ip = ip * 10 + (uint64_t)(s[i] - '0');
 	}
 	if (i < n && s[i] == '.') {
 		*is_float = true;
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-			if (fd < 3) {
-				frac = frac * 10 + (uint64_t)(s[i] - '0');
-				fd++;
-			} else if (fd == 3) {
-				round_up = s[i] >= '5';
-				fd = 4;
-			}
+		size_t f0 = ++i;
+		while (i < n && is_digit(s[i]))
+			i++;
+		fd = i - f0 > 3 ? 3 : (int)(i - f0);
+		for (int d = 0; d < fd; d++)
+			frac = frac * 10 + (uint64_t)(s[f0 + d] - '0');
+		if (i - f0 > 3) {
+			round_up = s[f0 + 3] >= '5';
+			fd = 4;
 		}
 	}
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
@@ -88,6 +128,18 @@ static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
 /* A JSON number -> integer, truncating a fraction (pandas' astype(int)). */
 static bool num_to_i64(const char *s, size_t n, int64_t *out)
 {
+	/* Up to 18 digits, the common case, cannot overflow: read here without strtoll's copy. */
+	size_t neg = n && s[0] == '-';
+	if (n > neg && n - neg <= 18) {
+		int64_t v = 0;
+		size_t i = neg;
+		while (i < n && is_digit(s[i]))
+			v = v * 10 + (s[i++] - '0');
+		if (i == n) {
+			*out = neg ? -v : v;
+			return true;
+		}
+	}
 	char buf[64];
 	if (n == 0 || n >= sizeof buf)
 		return false;
@@ -480,6 +532,16 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 		if (is_key(s, n, "world_size"))
 			k->key = K_WORLD;
 	}
+	/*
+	 * Whether the value can pass unread. Below the top two levels, a key with no K_ role (pid,
+	 * tid, most of args, and everything nested under them) leads to a value whose calls would
+	 * change nothing here: no stray element (those are at depth 2), no type error (only known
+	 * keys have types), no trace section (those start at depth 1). Only "rank" counts at any
+	 * depth, so the scanner does not pass over a value that holds one. yajl reads the value
+	 * anyway, which changes nothing, as said.
+	 */
+	if (d >= 3 && k->key == K_NONE && k->rank_depth == -1)
+		return TRACE_JSCAN_PASS;
 	return 1;
 }
 
@@ -570,23 +632,7 @@ const yajl_callbacks trace_kineto_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-/*
- * After a key: whether its value can pass unread. Below the top two levels, a key with no K_
- * role (pid, tid, most of args, and everything nested under them) leads to a value whose calls
- * would change nothing here: no stray element (those are at depth 2), no type error (only
- * known keys have types), no trace section (those start at depth 1). Only "rank" counts at any
- * depth, so the scanner does not pass over a value that holds one.
- */
-static int cb_skip(void *ctx)
-{
-	kstate *k = ctx;
-	if (k->depth < 3 || k->key != K_NONE || k->rank_depth != -1)
-		return 0;
-	k->key_depth = -1;
-	return 1;
-}
-
-const trace_jscan_skip trace_kineto_skip = {.skip = cb_skip, .watch = "rank", .watch_len = 4};
+const trace_jscan_skip trace_kineto_skip = {.watch = "rank", .watch_len = 4};
 
 void trace_kstate_init(kstate *k, trace_rank *r)
 {

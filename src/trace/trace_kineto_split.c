@@ -21,8 +21,9 @@
 enum { BLOCK = 4 << 20, WINDOW = 1 << 20, READ = 256 << 10 };
 
 typedef struct {
-	unsigned char *buf;
+	const unsigned char *buf; /* the pool's to free, unless borrowed */
 	size_t len;
+	size_t end; /* in a mapping: the offset just past it */
 	kstate k;
 	trace_rank r;
 	bool ok;
@@ -38,7 +39,15 @@ typedef struct {
 	size_t in_flight, max_in_flight;
 	bool closed;
 	bool inline_parse; /* no workers: the reading thread parses each piece itself */
+	bool borrowed;     /* the pieces lie in the file's mapping: nothing to free */
 } pool;
+
+static void piece_drop_text(const pool *pl, piece *p)
+{
+	if (!pl->borrowed)
+		free((void *)(uintptr_t)p->buf);
+	p->buf = NULL;
+}
 
 static bool is_ws(unsigned char c)
 {
@@ -121,8 +130,7 @@ static void *piece_worker(void *arg)
 		piece *p = pl->all[pl->next++];
 		pthread_mutex_unlock(&pl->lock);
 		parse_piece(p);
-		free(p->buf);
-		p->buf = NULL;
+		piece_drop_text(pl, p);
 		pthread_mutex_lock(&pl->lock);
 		p->done = true;
 		pl->in_flight--;
@@ -132,17 +140,21 @@ static void *piece_worker(void *arg)
 	return NULL;
 }
 
-static bool pool_add(pool *pl, unsigned char *buf, size_t len)
+/* A middle piece to parse; the pool takes buf (and frees it, unless borrowed) either way. */
+static bool pool_add(pool *pl, const unsigned char *buf, size_t len, size_t end)
 {
 	piece *p = calloc(1, sizeof *p);
-	if (!p)
+	if (!p) {
+		if (!pl->borrowed)
+			free((void *)(uintptr_t)buf);
 		return false;
+	}
 	p->buf = buf;
 	p->len = len;
+	p->end = end;
 	if (pl->inline_parse) {
 		parse_piece(p);
-		free(p->buf);
-		p->buf = NULL;
+		piece_drop_text(pl, p);
 		p->done = true;
 	}
 	pthread_mutex_lock(&pl->lock);
@@ -169,8 +181,10 @@ static bool pool_add(pool *pl, unsigned char *buf, size_t len)
 		}
 	}
 	pthread_mutex_unlock(&pl->lock);
-	if (!ok)
+	if (!ok) {
+		piece_drop_text(pl, p);
 		free(p);
+	}
 	return ok;
 }
 
@@ -239,14 +253,18 @@ typedef struct {
 	pool pl;
 	pthread_t th[64];
 	int nth;
-	kstate k0;       /* the document parser */
-	trace_rank tail; /* the events after the middle pieces */
-	unsigned char *cur;
+	kstate k0;          /* the document parser */
+	trace_rank tail;    /* the events after the middle pieces */
+	unsigned char *cur; /* read text not cut yet (none with a mapping) */
 	size_t cap, len;
+	const unsigned char *map; /* the whole text, where the file is mapped */
+	size_t map_len;
+	const unsigned char *tail_text; /* the len bytes not cut: cur, or in the mapping */
 	uint64_t total, reported, ord0;
 	size_t merged;   /* pieces already moved into the rank, in order */
 	uint64_t middle; /* their elements */
 	bool first;      /* no piece cut yet */
+	_Atomic uint64_t *progress;
 } splitter;
 
 static int oom(char *err, size_t errsz)
@@ -273,10 +291,14 @@ static int split_open(splitter *sp, const char *path, trace_rank *r, int threads
 			break;
 	trace_kstate_init(&sp->k0, r);
 	trace_rank_init(&sp->tail, path);
-	sp->cap = BLOCK + 2 * READ;
-	sp->cur = malloc(sp->cap);
 	sp->first = true;
-	if (!sp->cur || !(sp->nth > 0 || sp->pl.inline_parse)) {
+	sp->map = trace_gzin_map(sp->g, &sp->map_len);
+	sp->pl.borrowed = sp->map != NULL;
+	if (!sp->map) {
+		sp->cap = BLOCK + 2 * READ;
+		sp->cur = malloc(sp->cap);
+	}
+	if ((!sp->map && !sp->cur) || !(sp->nth > 0 || sp->pl.inline_parse)) {
 		snprintf(err, errsz, "out of memory or threads");
 		return -1;
 	}
@@ -300,16 +322,16 @@ static bool split_merge(splitter *sp, trace_rank *r)
 		sp->middle += p->k.ord;
 		trace_rank_free(&p->r);
 		sp->merged++;
+		if (sp->map) /* its text is read, and so is all before it */
+			trace_gzin_map_done(sp->g, p->end);
 	}
 }
 
-/* The text up to cut: the document parser's first piece (comma included), or a middle piece. */
-static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
+/* A piece cut off the text (buf is the pool's unless the pool borrows): the document parser's
+ * first piece (comma included), or a middle piece. end: its end's offset in a mapping. */
+static int split_piece(splitter *sp, const unsigned char *buf, size_t len, size_t end, char *err,
+                       size_t errsz)
 {
-	unsigned char *rest = malloc(sp->cap);
-	if (!rest)
-		return oom(err, errsz);
-	memcpy(rest, sp->cur + cut, sp->len - cut);
 	int rc = 0;
 	if (sp->first) {
 		/* The fast scanner reads the first piece; where it gives up, yajl reads the whole
@@ -317,27 +339,69 @@ static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
 		static const trace_jscan_mode head = {
 		    .open = "", .end_depth = 2, .end_after_comma = true};
 		kstate *k0 = &sp->k0;
-		if (!trace_jscan_skipping(sp->cur, cut, &trace_kineto_callbacks, k0, &head,
+		if (!trace_jscan_skipping(buf, len, &trace_kineto_callbacks, k0, &head,
 		                          &trace_kineto_skip) ||
 		    k0->err[0] || k0->depth != 2 || !k0->events_open || k0->in_event)
 			rc = TRACE_KINETO_RETRY;
-		free(sp->cur);
+		if (sp->map)
+			trace_gzin_map_done(sp->g, end);
+		else
+			free((void *)(uintptr_t)buf);
 		sp->ord0 = k0->ord;
 		sp->first = false;
-	} else if (!pool_add(&sp->pl, sp->cur, cut)) {
-		free(sp->cur);
+	} else if (!pool_add(&sp->pl, buf, len, end)) {
 		rc = oom(err, errsz);
 	} else if (!split_merge(sp, sp->k0.r)) {
 		rc = oom(err, errsz);
 	}
+	return rc;
+}
+
+/* The read text up to cut, as a piece; the rest stays. */
+static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
+{
+	unsigned char *rest = malloc(sp->cap);
+	if (!rest)
+		return oom(err, errsz);
+	memcpy(rest, sp->cur + cut, sp->len - cut);
+	int rc = split_piece(sp, sp->cur, cut, 0, err, errsz);
 	sp->cur = rest;
 	sp->len -= cut;
 	return rc;
 }
 
+/* A mapped text cut in place, as split_read cuts what it reads: after BLOCK bytes at least, at
+ * a guessed element start within the last WINDOW, looking READ bytes further while none is
+ * found. The rest is left to split_finish. */
+static int split_mapped(splitter *sp, char *err, size_t errsz)
+{
+	size_t pos = 0, look = BLOCK;
+	while (sp->map_len - pos >= look + READ) {
+		size_t cut = find_cut(sp->map + pos, look);
+		if (!cut) {
+			look += READ;
+			continue;
+		}
+		int rc = split_piece(sp, sp->map + pos, cut, pos + cut, err, errsz);
+		if (rc)
+			return rc;
+		pos += cut;
+		look = BLOCK;
+		trace_kineto_add_progress(sp->g, sp->progress, &sp->reported);
+	}
+	sp->cur = NULL;
+	sp->len = sp->map_len - pos;
+	sp->total = sp->map_len;
+	sp->tail_text = sp->map + pos;
+	return 0;
+}
+
 /* Reads the text, cutting pieces of about BLOCK bytes as it goes, to the end of the file. */
 static int split_read(splitter *sp, _Atomic uint64_t *progress, char *err, size_t errsz)
 {
+	sp->progress = progress;
+	if (sp->map)
+		return split_mapped(sp, err, errsz);
 	for (;;) {
 		if (sp->cap - sp->len < READ) {
 			unsigned char *b = realloc(sp->cur, sp->cap * 2);
@@ -383,7 +447,8 @@ static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
 	if (!sp->first)
 		sp->k0.r = &sp->tail;
 	static const trace_jscan_mode tail_mode = {.open = "{[", .end_depth = 0};
-	bool fast = trace_jscan_skipping(sp->cur, sp->len, &trace_kineto_callbacks, &sp->k0,
+	const unsigned char *text = sp->map ? sp->tail_text : sp->cur;
+	bool fast = trace_jscan_skipping(text, sp->len, &trace_kineto_callbacks, &sp->k0,
 	                                 sp->first ? NULL : &tail_mode, &trace_kineto_skip);
 	sp->k0.r = r;
 	if (!fast || sp->k0.err[0])
@@ -395,6 +460,10 @@ static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
 		merge_counts(&sp->k0, &sp->pl.all[i]->k);
 	if (!merge_rank(r, &sp->tail, sp->middle))
 		return oom(err, errsz);
+	if (sp->map) {
+		trace_gzin_map_done(sp->g, sp->map_len);
+		trace_kineto_add_progress(sp->g, sp->progress, &sp->reported);
+	}
 	return 0;
 }
 
@@ -404,7 +473,7 @@ static void split_close(splitter *sp)
 		if (sp->pl.all[i]->k.r)
 			trace_kstate_free(&sp->pl.all[i]->k);
 		trace_rank_free(&sp->pl.all[i]->r);
-		free(sp->pl.all[i]->buf);
+		piece_drop_text(&sp->pl, sp->pl.all[i]);
 		free(sp->pl.all[i]);
 	}
 	free(sp->pl.all);

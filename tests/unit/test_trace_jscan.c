@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -111,6 +112,45 @@ static void test_gives_up_where_unsure(void **state)
 	assert_true(cmp_text("[1\v]", NULL).yajl_ok);
 }
 
+/* Numbers far from the end of the text, where the scanner counts digits sixteen at a time:
+ * the same values as yajl, or it gives up where yajl fails. */
+static void test_numbers_mid_text(void **state)
+{
+	(void)state;
+	/* Forms yajl takes and forms it refuses, space-separated. */
+	static const char nums_text[] =
+	    "0 -0 7 -12 123456789012345 1234567890123456 12345678901234567890 "
+	    "4458676388068.751 1.5 1.123456789012345 1.1234567890123456 0.25 -0.5 "
+	    "1e5 1.5E-3 2e+7 01 -01 00 1. .5 - 1.e5 1x 1.5.5 -a 0x10 1.5e "
+	    "12345678901234567.5 --1 1234567890123456789012345678901 "
+	    "12345678901234567890123456789012 -1610366662254362 01610366662254362";
+	static const char *const after[] = {"", " ", "\n", "}"};
+	char words[sizeof nums_text], *save = NULL;
+	memcpy(words, nums_text, sizeof words);
+	for (char *num = strtok_r(words, " ", &save); num; num = strtok_r(NULL, " ", &save)) {
+		for (size_t j = 0; j < sizeof after / sizeof *after; j++) {
+			char text[200];
+			snprintf(text, sizeof text, "[%s%s, 1%64s]", num, after[j], "");
+			trace_jscan_diff d = cmp_text(text, NULL);
+			if (d.yajl_ok) {
+				assert_true(d.scan_ok);
+				assert_true(d.same);
+			} else {
+				assert_false(d.scan_ok);
+			}
+			char obj[200];
+			snprintf(obj, sizeof obj, "{\"ts\": %s%s, \"x\":%s,%64s\"y\": 1}", num,
+			         after[j], num, "");
+			d = cmp_text(obj, NULL);
+			assert_true(d.yajl_ok ? d.scan_ok && d.same : !d.scan_ok);
+			/* the value after "x" passed over, not read */
+			d = trace_jscan_compare_skipping((const unsigned char *)obj, strlen(obj),
+			                                 NULL);
+			assert_true(d.yajl_ok ? d.scan_ok && d.same : !d.scan_ok);
+		}
+	}
+}
+
 /* Parts of a document: the elements of an open array, and the rest of one. */
 static void test_parts(void **state)
 {
@@ -204,6 +244,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fast_path_matches_yajl),
 	    cmocka_unit_test(test_gives_up_where_unsure),
+	    cmocka_unit_test(test_numbers_mid_text),
 	    cmocka_unit_test(test_parts),
 	    cmocka_unit_test(test_skipping),
 	};
