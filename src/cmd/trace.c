@@ -96,7 +96,7 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 	        N_("Analyse profiler timelines like HolisticTraceAnalysis: where the GPU idles and "
 	           "why.\nPATH is a trace file or a directory of per-rank files: PyTorch profiler "
 	           "(Kineto)\nJSON or JSON.gz, or an Nsight Systems SQLite export (nsys export "
-	           "--type sqlite)."),
+	           "--type sqlite).\nPATH - (or /dev/stdin, a pipe) reads the standard input."),
 	    .opts = opts,
 	    .more = N_("Verdicts: host-bound, launch-bound, communication-bound, healthy."),
 	    .max_args = -1,

@@ -26,6 +26,8 @@ static const gw_say_form forms[] = {
     {N_("corrupt gzip data: %s"), false, false},
     {N_("read error: %s"), false, false},
     {N_("cannot open as SQLite: %s"), false, false},
+    {N_("cannot make a temporary file in %s to read the stream: %s"), false, false},
+    {N_("cannot write the stream to a temporary file in %s: %s"), false, false},
     {N_("cannot open: %s"), false, false},
     {N_("not a readable SQLite database: %s"), false, false},
     {N_("an SQLite database, but not an Nsight Systems export (no StringIds and "

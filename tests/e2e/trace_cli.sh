@@ -80,6 +80,26 @@ mkdir "$tmp/dir"; cp "$tmp/ok.json" "$tmp/dir/a.json"; cp "$tmp/trunc.json" "$tm
 grep -q "== rank 5" "$tmp/out" || fail "dir: good rank not reported"
 grep -q "b.json" "$tmp/err" || fail "dir: bad file not named"
 
+# a stream (stdin as "-", a pipe, a process substitution) reads as its file
+# does: gzip and nsys SQLite too, whose start the readers look at first
+fix="$(cd "$(dirname "$0")/../fixtures/traces" && pwd)"
+kin="$fix/kinetoold/worker0.pt.trace.json.gz"
+nsys=$(ls "$fix"/nsys/*.sqlite | head -1)
+for f in "$tmp/ok.json" "$kin" "$nsys"; do
+  "$GPUWHY" trace --format csv "$f" > "$tmp/file.csv" || fail "$f exited $?"
+  "$GPUWHY" trace --format csv - < "$f" > "$tmp/stdin.csv" || fail "$f from stdin exited $?"
+  cmp -s "$tmp/file.csv" "$tmp/stdin.csv" || fail "$f from stdin differs"
+  cat "$f" | "$GPUWHY" trace --format csv /dev/stdin > "$tmp/pipe.csv" || fail "$f from a pipe exited $?"
+  cmp -s "$tmp/file.csv" "$tmp/pipe.csv" || fail "$f from a pipe differs"
+done
+"$GPUWHY" trace <(zcat "$kin") > "$tmp/out" || fail "process substitution exited $?"
+grep -q "== rank 0: /dev/fd/" "$tmp/out" || fail "a stream is named as given: $(head -1 "$tmp/out")"
+ls "${TMPDIR:-/tmp}"/gpuwhy-stdin-$$-* 2>/dev/null && fail "a named copy of a stream left behind"
+cat "$tmp/trunc.json" | "$GPUWHY" trace - > /dev/null 2> "$tmp/err"; rc=$?
+[ "$rc" -eq 3 ] && grep -q "^gpuwhy: /dev/stdin: truncated JSON" "$tmp/err" || fail "a bad stream: rc $rc, $(cat "$tmp/err")"
+cat "$tmp/ok.json" | TMPDIR=/nonexistent "$GPUWHY" trace - > /dev/null 2> "$tmp/err"; rc=$?
+[ "$rc" -eq 3 ] && grep -q "cannot make a temporary file in /nonexistent" "$tmp/err" || fail "no TMPDIR: rc $rc, $(cat "$tmp/err")"
+
 # a German locale in the environment changes nothing
 LC_ALL=de_DE.UTF-8 LANG=de_DE.UTF-8 "$GPUWHY" trace --format csv "$tmp/ok.json" 2>/dev/null | \
   grep -qx "5,490,20,0,510,96.08,3.92,0.00" || fail "locale changed the numbers"
