@@ -92,11 +92,19 @@ has "sim reset in English" "^gpuwhy: sim reset: $T/notadir: not a directory$"
 export GPUWHY_SIM_STATE="$T/simstate"
 
 # Another program loading the simulated library, in a Chinese environment: English.
+# A sanitizer build's library needs the ASan runtime loaded first (tests/peers/nvtop.sh).
+pre=()
+if grep -q __asan_init "$LIB" 2>/dev/null; then
+	rt=$(clang -print-file-name="libclang_rt.asan-$(uname -m).so" 2>/dev/null)
+	[ -f "$rt" ] || fail "the simulated library is an ASan build and clang's ASan runtime is missing"
+	pre=(LD_PRELOAD="$rt" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0)
+fi
 if command -v python3 >/dev/null; then
-	LANG=zh_CN.UTF-8 LC_ALL=C.UTF-8 LANGUAGE=zh_CN GPUWHY_SIM_SCENARIO="$T/type.json" python3 -c '
+	env "${pre[@]}" LANG=zh_CN.UTF-8 LC_ALL=C.UTF-8 LANGUAGE=zh_CN GPUWHY_SIM_SCENARIO="$T/type.json" python3 -c '
 import ctypes, locale, sys
 locale.setlocale(locale.LC_ALL, "")
-sys.exit(ctypes.CDLL(sys.argv[1]).nvmlInit_v2() == 0)' "$LIB" 2>"$T/e" || fail "nvmlInit on a bad scenario succeeded"
+sys.exit(ctypes.CDLL(sys.argv[1]).nvmlInit_v2() == 0)' "$LIB" 2>"$T/e" ||
+		fail "another program: nvmlInit on a bad scenario did not fail: $(cat "$T/e")"
 	has "another program's gpuwhy-sim line" "^gpuwhy-sim: .*: gpus\[0\]\.power\.limit_w: expected a number, got a string$"
 fi
 exit 0
