@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim_i18n.h"
 #include "sim_lib.h"
 
 sim_global sim_g = {.mu = PTHREAD_MUTEX_INITIALIZER, .dir_fd = -1};
@@ -532,11 +533,13 @@ nvmlReturn_t sim_copy_str(char *dst, unsigned length, const char *src)
 
 /* ---- init and shutdown ---- */
 
+/* Why init failed, in the loading program's language (sim_i18n.h): kept for
+ * gpuwhySimLastError and said on stderr unless GPUWHY_SIM_QUIET=1. */
 __attribute__((format(printf, 1, 2))) static nvmlReturn_t init_fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(sim_g.last_error, sizeof sim_g.last_error, fmt, ap);
+	vsnprintf(sim_g.last_error, sizeof sim_g.last_error, SIM_(fmt), ap);
 	va_end(ap);
 	const char *quiet = getenv("GPUWHY_SIM_QUIET");
 	if (!quiet || strcmp(quiet, "1"))

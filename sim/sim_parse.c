@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "nvml_abi.h"
+#include "sim_i18n.h"
 #include "sim_parse_int.h"
 
 /* ---- locating a JSON path in the source text ---- */
@@ -181,6 +182,8 @@ static void line_col(const char *s, size_t off, int *line, int *col)
 /*
  * Report an error about path.key (key may be NULL: the object itself). Values
  * of gpus[i] may come from gpu_defaults: the message names where the text is.
+ * fmt is a message of the catalogue, translated here (sim_i18n.h); the
+ * location, the path and the values stay as they are.
  */
 static bool failv(sim_sc_ctx *c, const char *path, const char *key, bool at_key, const char *fmt,
                   va_list ap)
@@ -192,7 +195,7 @@ static bool failv(sim_sc_ctx *c, const char *path, const char *key, bool at_key,
 		snprintf(full, sizeof full, "%s", path);
 	size_t off = 0;
 	char shown[600];
-	snprintf(shown, sizeof shown, "%s", *full ? full : "(top level)");
+	snprintf(shown, sizeof shown, "%s", *full ? full : SIM_("(top level)"));
 	if (!js_locate(c->buf, c->len, full, at_key, &off) && !strncmp(full, "gpus[", 5)) {
 		const char *rest = strchr(full, ']');
 		char alt[560];
@@ -200,14 +203,14 @@ static bool failv(sim_sc_ctx *c, const char *path, const char *key, bool at_key,
 		size_t off2;
 		if (rest && js_locate(c->buf, c->len, alt, at_key, &off2)) {
 			off = off2;
-			snprintf(shown, sizeof shown, "%s (for %.*s)", alt, (int)(rest + 1 - full),
-			         full);
+			snprintf(shown, sizeof shown, SIM_("%s (for %.*s)"), alt,
+			         (int)(rest + 1 - full), full);
 		}
 	}
 	int line, col;
 	line_col(c->buf, off, &line, &col);
 	char msg[512];
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg, sizeof msg, SIM_(fmt), ap);
 	snprintf(c->err, c->errlen, "%s:%d:%d: %s: %s", c->file, line, col, shown, msg);
 	return false;
 }
@@ -236,18 +239,18 @@ const char *sim_sc_tname(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		return "an object";
+		return SIM_("an object");
 	case JSON_ARRAY:
-		return "an array";
+		return SIM_("an array");
 	case JSON_STRING:
-		return "a string";
+		return SIM_("a string");
 	case JSON_INTEGER:
-		return "an integer";
+		return SIM_("an integer");
 	case JSON_REAL:
-		return "a number";
+		return SIM_("a number");
 	case JSON_TRUE:
 	case JSON_FALSE:
-		return "a boolean";
+		return SIM_("a boolean");
 	default:
 		return "null";
 	}

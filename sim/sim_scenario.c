@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "nvml_abi.h"
+#include "sim_i18n.h"
 #include "sim_parse_int.h"
 
 uint64_t sim_hash(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
@@ -272,21 +273,21 @@ int sim_scenario_parse(const char *buf, size_t len, const char *filename, sim_sc
 	*out = NULL;
 	sim_sc_ctx c = {.buf = buf, .len = len, .file = filename, .err = err, .errlen = errlen};
 	if (len > SIM_MAX_FILE_BYTES) {
-		snprintf(err, errlen, "%s:1:1: file is larger than %u bytes", filename,
+		snprintf(err, errlen, SIM_("%s:1:1: file is larger than %u bytes"), filename,
 		         SIM_MAX_FILE_BYTES);
 		return -1;
 	}
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		snprintf(err, errlen, "%s:%d:%d: %s", filename, je.line > 0 ? je.line : 1,
-		         je.column > 0 ? je.column : 1, je.text);
+		snprintf(err, errlen, SIM_("%s:%d:%d: invalid JSON: %s"), filename,
+		         je.line > 0 ? je.line : 1, je.column > 0 ? je.column : 1, je.text);
 		return -1;
 	}
 	sim_scenario *s = calloc(1, sizeof *s);
 	if (!s) {
 		json_decref(root);
-		snprintf(err, errlen, "%s: out of memory", filename);
+		snprintf(err, errlen, SIM_("%s: out of memory"), filename);
 		return -1;
 	}
 	bool ok = parse_root(&c, root, s);
@@ -328,7 +329,8 @@ int sim_scenario_load(const char *path, sim_scenario **out, char *err, size_t er
 	bool rerr = ferror(f);
 	fclose(f);
 	if (!buf || rerr) {
-		snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "out of memory");
+		snprintf(err, errlen, "%s: %s", path,
+		         buf ? SIM_("read error") : SIM_("out of memory"));
 		free(buf);
 		return -1;
 	}

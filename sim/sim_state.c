@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim_i18n.h"
+
 static int64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -59,7 +61,7 @@ void sim_state_name(const char *scenario_path, char *out, size_t outlen)
 static int own_dir(const char *path, char *err, size_t errlen)
 {
 	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		snprintf(err, errlen, SIM_("%s: cannot create: %s"), path, strerror(errno));
 		return -1;
 	}
 	struct stat st;
@@ -68,11 +70,12 @@ static int own_dir(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a directory", path);
+		snprintf(err, errlen, SIM_("%s: not a directory"), path);
 		return -1;
 	}
 	if (st.st_uid != getuid()) {
-		snprintf(err, errlen, "%s: owned by another user (set GPUWHY_SIM_STATE)", path);
+		snprintf(err, errlen, SIM_("%s: owned by another user (set GPUWHY_SIM_STATE)"),
+		         path);
 		return -1;
 	}
 	return 0;
@@ -94,7 +97,7 @@ int sim_state_dir(const char *scenario_path, char *out, size_t outlen, char *err
 	char name[128];
 	sim_state_name(scenario_path, name, sizeof name);
 	if ((size_t)snprintf(out, outlen, "%s/%s", base, name) >= outlen) {
-		snprintf(err, errlen, "%s: path too long", base);
+		snprintf(err, errlen, SIM_("%s: path too long"), base);
 		return -1;
 	}
 	return own_dir(out, err, errlen);
@@ -226,7 +229,7 @@ int sim_clock_open(const char *dir, sim_epoch *out, char *err, size_t errlen)
 	if (rc == 0)
 		utimensat(AT_FDCWD, p, NULL, 0);
 	else
-		snprintf(err, errlen, "%s: cannot write the scenario clock: %s", dir,
+		snprintf(err, errlen, SIM_("%s: cannot write the scenario clock: %s"), dir,
 		         strerror(errno));
 	unlock_dir(lk);
 	return rc;
@@ -249,7 +252,7 @@ int sim_clock_reset(const char *dir, char *err, size_t errlen)
 	sim_epoch e;
 	int rc = start_clock(dir, &e);
 	if (rc != 0)
-		snprintf(err, errlen, "%s: cannot write the scenario clock: %s", dir,
+		snprintf(err, errlen, SIM_("%s: cannot write the scenario clock: %s"), dir,
 		         strerror(errno));
 	unlock_dir(lk);
 	return rc;
@@ -370,12 +373,12 @@ int sim_wl_create(const char *dir, unsigned gpu, sim_wl **out, char *err, size_t
 {
 	*out = NULL;
 	if (gpu >= SIM_MAX_GPUS) {
-		snprintf(err, errlen, "GPU index %u is out of range", gpu);
+		snprintf(err, errlen, SIM_("GPU index %u is out of range"), gpu);
 		return -1;
 	}
 	sim_wl *w = calloc(1, sizeof *w);
 	if (!w) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, SIM_("out of memory"));
 		return -1;
 	}
 	int pid = (int)getpid();

@@ -265,10 +265,11 @@ static void show_task_text(const queue_task *t)
 	field(_("cwd"));
 	printf("%s\n", gw_term_safe(t->spec.cwd ? t->spec.cwd : "-", safe, sizeof safe));
 	field(_("state"));
-	printf(P_("%s after %d attempt (retries %d, delay %.3gs)",
-	          "%s after %d attempts (retries %d, delay %.3gs)", t->attempts),
+	char secs[32];
+	printf(P_("%s after %d attempt (retries %d, delay %ss)",
+	          "%s after %d attempts (retries %d, delay %ss)", t->attempts),
 	       queue_state_text(t->state), t->attempts, t->spec.retries,
-	       (double)t->spec.retry_delay_ms / 1000.0);
+	       queue_seconds_text((double)t->spec.retry_delay_ms / 1000.0, secs, sizeof secs));
 	printf("%s\n",
 	       t->cancel_requested && !queue_state_final(t->state) ? _(", cancel requested") : "");
 	qcmd_mib(t->spec.mem_mib, m1, sizeof m1);
@@ -283,7 +284,8 @@ static void show_task_text(const queue_task *t)
 	if (t->spec.per_gpu)
 		printf(_(", at most %d per GPU"), t->spec.per_gpu);
 	if (t->spec.timeout_ms)
-		printf(_(", timeout %.3gs"), (double)t->spec.timeout_ms / 1000.0);
+		printf(_(", timeout %ss"),
+		       queue_seconds_text((double)t->spec.timeout_ms / 1000.0, secs, sizeof secs));
 	if (t->spec.after_id)
 		printf(_(", after task %lld"), (long long)t->spec.after_id);
 	putchar('\n');

@@ -180,6 +180,13 @@ typedef struct {
 
 void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out);
 
+/*
+ * A delay or time limit in seconds as the queue writes it, without the unit:
+ * "0.1", "1.5", "30", "3600" (a long one in whole seconds, never "3.6e+03").
+ * Returns buf.
+ */
+const char *queue_seconds_text(double s, char *buf, size_t len);
+
 /* ------------------------------------------------------------- Slurm text */
 
 typedef enum {

@@ -15,6 +15,13 @@
 
 #include "queue/queue.h"
 
+const char *queue_seconds_text(double s, char *buf, size_t len)
+{
+	/* %g alone turns 3600 into "3.6e+03"; short delays keep their fraction. */
+	snprintf(buf, len, s >= 100 ? "%.0f" : "%.3g", s);
+	return buf;
+}
+
 static void describe_end(const queue_retry_in *in, char *out, size_t len)
 {
 	if (in->outcome == QO_LOST)
@@ -107,6 +114,8 @@ void queue_retry_decide(const queue_retry_in *in, queue_retry_out *out)
 			snprintf(how, sizeof how, " with at most %d task%s per GPU",
 			         out->per_gpu_hint, out->per_gpu_hint == 1 ? "" : "s");
 	}
-	snprintf(out->why, sizeof out->why, "%s; retry %d of %d after %.3gs%s", end,
-	         in->attempts_used, in->retries, (double)out->delay_ms / 1000.0, how);
+	char secs[32];
+	snprintf(out->why, sizeof out->why, "%s; retry %d of %d after %ss%s", end,
+	         in->attempts_used, in->retries,
+	         queue_seconds_text((double)out->delay_ms / 1000.0, secs, sizeof secs), how);
 }

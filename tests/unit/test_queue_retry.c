@@ -81,6 +81,31 @@ static void test_budget_and_cooldown(void **state)
 	assert_non_null(strstr(o.why, "killed by signal 9"));
 }
 
+/* The cooldown in the stored text reads as seconds at any length: an hour is
+ * "3600s", not %g's "3.6e+03s"; a short one keeps its fraction. */
+static void test_cooldown_text(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t ms;
+		const char *want;
+	} cases[] = {{100, "after 0.1s"},       {1500, "after 1.5s"},   {30000, "after 30s"},
+	             {99500, "after 99.5s"},    {600000, "after 600s"}, {3600000, "after 3600s"},
+	             {86400000, "after 86400s"}};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		queue_retry_out o;
+		queue_retry_in in = failed(1, 1, 2);
+		in.retry_delay_ms = cases[i].ms;
+		queue_retry_decide(&in, &o);
+		if (!strstr(o.why, cases[i].want))
+			fail_msg("delay %lld ms: '%s' does not say '%s'", (long long)cases[i].ms,
+			         o.why, cases[i].want);
+	}
+	char buf[32];
+	assert_string_equal(queue_seconds_text(7200, buf, sizeof buf), "7200");
+	assert_string_equal(queue_seconds_text(0.25, buf, sizeof buf), "0.25");
+}
+
 static void test_not_found_is_not_retried(void **state)
 {
 	(void)state;
@@ -184,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_done_cancel_timeout),
 	    cmocka_unit_test(test_budget_and_cooldown),
+	    cmocka_unit_test(test_cooldown_text),
 	    cmocka_unit_test(test_not_found_is_not_retried),
 	    cmocka_unit_test(test_lost),
 	    cmocka_unit_test(test_gpu_oom_gets_headroom),
