@@ -22,13 +22,13 @@
 #include <zlib.h>
 
 #ifdef GPUWHY_HAVE_ISAL
-#include <isa-l/igzip_lib.h>
+#include "util/isal_dl.h"
 #endif
 #if defined GPUWHY_HAVE_LIBDEFLATE && !defined GPUWHY_HAVE_ISAL
 #include <libdeflate.h>
 #endif
 
-typedef enum { GZ_OK, GZ_END, GZ_TRUNC, GZ_DATA, GZ_IO } gz_state;
+typedef enum { GZ_OK, GZ_END, GZ_TRUNC, GZ_DATA, GZ_IO, GZ_NOLIB } gz_state;
 
 struct trace_gzin {
 	int fd;
@@ -98,8 +98,8 @@ static bool at_magic(const trace_gzin *g)
 #ifdef GPUWHY_HAVE_ISAL
 static void backend_reset(trace_gzin *g)
 {
-	isal_inflate_reset(g->is);
-	isal_gzip_header_init(&g->hdr); /* name, comment and extra NULL: passed over */
+	gw_isal()->inflate_reset(g->is);
+	gw_isal()->gzip_header_init(&g->hdr); /* name, comment and extra NULL: passed over */
 	g->phase = PH_HEADER;
 	g->trail_have = 0;
 }
@@ -109,7 +109,12 @@ static bool backend_init(trace_gzin *g)
 	g->is = malloc(sizeof *g->is);
 	if (!g->is)
 		return false;
-	isal_inflate_init(g->is);
+	if (gw_isal_error()) {
+		/* Reported by the first read, as a corrupt stream would be. */
+		g->state = GZ_NOLIB;
+		return true;
+	}
+	gw_isal()->inflate_init(g->is);
 	backend_reset(g);
 	return true;
 }
@@ -311,7 +316,7 @@ static int isal_run(trace_gzin *g)
 	st->avail_in = g->z.avail_in;
 	int rc;
 	if (g->phase == PH_HEADER) {
-		rc = isal_read_gzip_header(st, &g->hdr);
+		rc = gw_isal()->read_gzip_header(st, &g->hdr);
 		if (rc == ISAL_DECOMP_OK) {
 			g->phase = PH_BODY;
 			st->crc_flag = ISAL_GZIP_NO_HDR; /* the CRC-32 of the text, in st->crc */
@@ -319,7 +324,7 @@ static int isal_run(trace_gzin *g)
 	} else {
 		st->next_out = g->z.next_out;
 		st->avail_out = g->z.avail_out;
-		rc = isal_inflate(st);
+		rc = gw_isal()->inflate(st);
 		size_t made = (size_t)(st->next_out - g->z.next_out);
 		g->isize += (uint32_t)made;
 		g->z.next_out = st->next_out;
@@ -375,7 +380,7 @@ int trace_gzin_read(trace_gzin *g, void *buf, size_t len)
 	if (len > INT_MAX)
 		len = INT_MAX;
 	if (g->state != GZ_OK)
-		return g->state == GZ_DATA || g->state == GZ_IO ? -1 : 0;
+		return g->state == GZ_DATA || g->state == GZ_IO || g->state == GZ_NOLIB ? -1 : 0;
 	if (g->direct)
 		return read_direct(g, buf, len);
 	g->z.next_out = buf;
@@ -440,6 +445,12 @@ bool trace_gzin_direct(const trace_gzin *g)
 
 int trace_gzin_status(const trace_gzin *g, int n, char *err, size_t errsz)
 {
+#ifdef GPUWHY_HAVE_ISAL
+	if (g->state == GZ_NOLIB) {
+		snprintf(err, errsz, "cannot load %s (%s)", GW_ISAL_SONAME, GW_ISAL_INSTALL);
+		return -1;
+	}
+#endif
 	if (n < 0 && g->state == GZ_IO) {
 		snprintf(err, errsz, "read error: %s", strerror(g->err_no));
 		return -1;

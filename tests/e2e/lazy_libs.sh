@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libcurl and libmicrohttpd are opened by the commands that use them
-# (gate, sim serve, the exporter), never linked: the binary does not name
+# (gate, sim serve, the exporter), and ISA-L by the trace reader, never linked: the binary does not name
 # them, other commands do not load them, the gate still serves through them,
 # and a gate without libcurl stops at start with one line and exit 3.
 set -u
@@ -10,7 +10,7 @@ command -v readelf >/dev/null || skip "readelf missing"
 
 needed=$(readelf -d "$GPUWHY" | awk '/NEEDED/ { print $NF }')
 [ -n "$needed" ] || fail "readelf lists no NEEDED entry of $GPUWHY"
-for lib in libcurl libmicrohttpd libgnutls libssl libnghttp2; do
+for lib in libcurl libmicrohttpd libgnutls libssl libnghttp2 libisal; do
 	if grep -q "\[$lib" <<<"$needed"; then
 		fail "$GPUWHY links $lib: $(tr '\n' ' ' <<<"$needed")"
 	fi
@@ -21,7 +21,7 @@ done
 LD_DEBUG=files "$GPUWHY" --sim h100x1 status >"$T/status.out" 2>"$T/status.ld" ||
 	fail "gpuwhy status failed: $(tail -3 "$T/status.ld")"
 grep -q 'calling init' "$T/status.ld" || fail "LD_DEBUG=files printed nothing to check"
-if grep -E 'file=[^ ]*(libcurl|libmicrohttpd)' "$T/status.ld" >"$T/found"; then
+if grep -E 'file=[^ ]*(libcurl|libmicrohttpd|libisal)' "$T/status.ld" >"$T/found"; then
 	fail "gpuwhy status loaded: $(head -2 "$T/found")"
 fi
 
@@ -64,4 +64,24 @@ rc=$?
 [ "$rc" = 3 ] || fail "exporter without libmicrohttpd: exit $rc, expected 3: $(cat "$T/expmhd.err")"
 grep -q '^gpuwhy: exporter: libmicrohttpd.so.12 has no MHD_start_daemon' "$T/expmhd.err" ||
 	fail "exporter without libmicrohttpd said: $(cat "$T/expmhd.err")"
+# ISA-L's igzip (where the build has it) is opened by the trace reader for
+# gzip input only: a plain trace does not load it, a .gz one does; without it
+# a .gz trace fails with one line naming the library and the package, exit 3.
+gz="$(dirname "$0")/../fixtures/traces/kinetoold/worker0.pt.trace.json.gz"
+zcat "$gz" >"$T/plain.json"
+LD_DEBUG=files "$GPUWHY" trace -q "$T/plain.json" >/dev/null 2>"$T/plain.ld" || fail "a plain trace"
+grep -q 'file=[^ ]*libisal' "$T/plain.ld" && fail "a plain trace loaded libisal"
+LD_DEBUG=files "$GPUWHY" trace -q "$gz" >/dev/null 2>"$T/gz.ld" || fail "a .gz trace"
+if grep -q 'file=[^ ]*libisal' "$T/gz.ld"; then
+	mkdir -p "$T/noisal"
+	for n in libisal.so.2 libisal.so; do : >"$T/noisal/$n"; done
+	LD_LIBRARY_PATH="$T/noisal" "$GPUWHY" trace -q "$gz" >"$T/noisal.out" 2>"$T/noisal.err"
+	rc=$?
+	[ "$rc" = 3 ] || fail "trace without libisal: exit $rc, expected 3: $(cat "$T/noisal.err")"
+	[ "$(wc -l <"$T/noisal.err")" = 1 ] || fail "trace without libisal: not one line: $(cat "$T/noisal.err")"
+	grep -q ': cannot load libisal.so.2 (apt-get install libisal2)' "$T/noisal.err" ||
+		fail "trace without libisal said: $(cat "$T/noisal.err")"
+	LD_LIBRARY_PATH="$T/noisal" "$GPUWHY" trace -q "$T/plain.json" >/dev/null 2>&1 ||
+		fail "a plain trace needs libisal"
+fi
 echo "PASS"
