@@ -162,6 +162,30 @@ static void shim_child(int devnull, int sock, queue_shim_opts *o, char **envp)
 	_exit(queue_shim_run(o));
 }
 
+/* Fork with a socket pair between the two sides: *sock is the caller's end in
+ * the parent (returns the PID) and the child's end in the child (returns 0; the
+ * child closes what it does not keep); -1 with errno set when neither happened. */
+static pid_t fork_paired(int *sock)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		*sock = sv[1];
+		return 0;
+	}
+	int err = errno;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		errno = err;
+		return -1;
+	}
+	*sock = sv[0];
+	return pid;
+}
+
 /* A blank shim: it waits on its socket (fd 3) for attempts (queue_shim_serve). */
 static void blank_child(int devnull, int sock)
 {
@@ -194,41 +218,23 @@ static int take_shim(queue_local *l, local_shim *sh)
 		close(sh->sock);
 		local_reap_later(l, sh->pid);
 	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		return -1;
-	pid_t pid = fork();
+	int sock;
+	pid_t pid = fork_paired(&sock);
 	if (pid == 0)
-		blank_child(l->env.devnull, sv[1]);
-	int err = errno;
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		errno = err;
+		blank_child(l->env.devnull, sock);
+	if (pid < 0)
 		return -1;
-	}
 	queue_proc_stat ps;
-	*sh = (local_shim){pid, queue_proc_read(pid, &ps) ? ps.starttime : 0, sv[0]};
+	*sh = (local_shim){pid, queue_proc_read(pid, &ps) ? ps.starttime : 0, sock};
 	return 0;
 }
 
 /* Start the shim; returns its PID and our end of the socket, or -1 (errno set). */
 static int spawn_shim(int devnull, queue_shim_opts *o, char **envp, int *sock_out)
 {
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		return -1;
-	pid_t pid = fork();
+	pid_t pid = fork_paired(sock_out);
 	if (pid == 0)
-		shim_child(devnull, sv[1], o, envp);
-	int err = errno;
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		errno = err;
-		return -1;
-	}
-	*sock_out = sv[0];
+		shim_child(devnull, *sock_out, o, envp);
 	return pid;
 }
 
