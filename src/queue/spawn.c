@@ -132,6 +132,18 @@ void queue_env_free(char **v)
 	free(v);
 }
 
+/* A shim starts with the signals the worker handles or blocks back at their defaults. */
+static void shim_signals_default(void)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /*
  * The shim, in a child of this process. fork without exec: starting the program
  * again (loading its libraries, relocating them) cost more than the rest of a
@@ -142,13 +154,7 @@ void queue_env_free(char **v)
  */
 static void shim_child(int devnull, int sock, queue_shim_opts *o, char **envp)
 {
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-		sigaction(sigs[i], &dfl, NULL);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	shim_signals_default();
 	/* Out of the way first, so that no dup2 below overwrites the other. */
 	int hs = fcntl(sock, F_DUPFD, 100),
 	    hl = o->log_fd >= 0 ? fcntl(o->log_fd, F_DUPFD, 100) : -1;
@@ -189,13 +195,7 @@ static pid_t fork_paired(int *sock)
 /* A blank shim: it waits on its socket (fd 3) for attempts (queue_shim_serve). */
 static void blank_child(int devnull, int sock)
 {
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGCHLD};
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-		sigaction(sigs[i], &dfl, NULL);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	shim_signals_default();
 	int hs = fcntl(sock, F_DUPFD, 100);
 	if (hs < 0 || dup2(devnull, 0) < 0 || dup2(hs, 3) < 0)
 		_exit(127);
