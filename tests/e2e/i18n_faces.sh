@@ -150,6 +150,9 @@ grep -q "等待任务 3（运行中）" "$T/w4.z" || fail "queue show: the wait 
 "$GPUWHY" queue show 4 --json | grep -q '"waiting": *"waiting for task 3 (running)"' ||
 	fail "queue show --json: the wait reason not English: $("$GPUWHY" queue show 4 --json)"
 "$GPUWHY" queue cancel --all >/dev/null
+# The listings are compared once the cancels have ended the tasks: a reading
+# taken while task 3 is still being stopped would differ from the next one.
+"$GPUWHY" queue wait 3 4 --timeout 60s >/dev/null 2>&1
 same "queue ls --json" queue ls --json
 same "queue show --json" queue show 2 --json
 exit 0
