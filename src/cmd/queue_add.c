@@ -158,11 +158,11 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 	return 0;
 }
 
-/* Add them in one transaction and print their ids. */
-static int store_specs(queue_store *st, queue_spec *specs, int n)
+/* Add them in one transaction (under token: see submit.c) and print their ids. */
+static int store_specs(queue_store *st, queue_spec *specs, int n, const char *token)
 {
 	int64_t *ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
-	int rc = queue_store_add(st, specs, n, ids);
+	int rc = queue_store_add_token(st, specs, n, token, ids);
 	if (rc)
 		rc = rc > 0 ? rc : GW_EXIT_ENV;
 	else
@@ -273,9 +273,42 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 	return 0;
 }
 
+/* One command, handed to the queue's running worker (submit.c), which adds it to the
+ * database in its own connection: this process then opens no database at all. True when
+ * the worker took it (its id printed). False: the caller adds it to the database, under
+ * token when a submission was sent and not answered (token[0] is 0 otherwise). */
+static bool via_worker(const char *dir, const queue_spec *tmpl, const add_args *a, char **cmd,
+                       int ncmd, char *token, size_t toklen, bool *draining)
+{
+	queue_err e = {0};
+	token[0] = '\0';
+	if (a->from || queue_dir_check(dir, &e) != 0)
+		return false; /* the database path reports a bad directory */
+	queue_spec sp;
+	queue_spec_init(&sp);
+	queue_spec_copy(&sp, tmpl);
+	queue_spec_set_argv(&sp, cmd, ncmd);
+	char err[PATH_MAX + 80];
+	bool ok = false;
+	if (queue_spec_validate(&sp, err, sizeof err) == 0) {
+		int64_t id;
+		queue_submit_token(token, toklen);
+		int r = queue_submit_send(dir, &sp, 1, a->backend < 0, token, &id, draining);
+		if (r == QUEUE_SUBMIT_ADDED) {
+			printf("%lld\n", (long long)id);
+			fflush(stdout);
+			ok = true;
+		} else if (r == QUEUE_SUBMIT_NOT_SENT) {
+			token[0] = '\0';
+		}
+	}
+	queue_spec_free(&sp);
+	return ok;
+}
+
 /* Add the tasks to the queue in dir; *draining: the queue will not start them yet. */
 static int add_to_queue(const char *dir, queue_spec *tmpl, const add_args *a, char **cmd, int ncmd,
-                        bool *draining)
+                        const char *token, bool *draining)
 {
 	queue_store *st;
 	int rc = qcmd_open(dir, &st);
@@ -290,7 +323,7 @@ static int add_to_queue(const char *dir, queue_spec *tmpl, const add_args *a, ch
 	int n = 0;
 	rc = make_specs(a->from, tmpl, cmd, ncmd, &specs, &n);
 	if (!rc)
-		rc = store_specs(st, specs, n);
+		rc = store_specs(st, specs, n, token);
 	fflush(stdout);
 	*draining = !rc && queue_store_config_int(st, "draining") != 0;
 	queue_store_close(st);
@@ -314,17 +347,23 @@ int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g)
 	}
 	int ncmd = argc - a.first;
 	bool draining = false;
+	char token[QUEUE_TOKEN_MAX];
 	rc = add_complete(&tmpl, &a, ncmd);
-	if (!rc)
-		rc = add_to_queue(dir, &tmpl, &a, argv + a.first, ncmd, &draining);
+	bool handed =
+	    !rc && via_worker(dir, &tmpl, &a, argv + a.first, ncmd, token, sizeof token, &draining);
+	if (!rc && !handed)
+		rc = add_to_queue(dir, &tmpl, &a, argv + a.first, ncmd, token[0] ? token : NULL,
+		                  &draining);
 	queue_spec_free(&tmpl);
 	if (rc)
 		return rc;
 	if (draining)
 		fprintf(stderr, "gpuwhy: queue add: %s\n",
 		        _("the queue is draining; the task waits for `gpuwhy queue resume`"));
-	else if (!a.no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
+	else if (!handed && !a.no_worker && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
-	queue_worker_wake(dir, QUEUE_POKE_ADD);
+	/* A worker that took the task starts it in the pass after its answer. */
+	if (!handed)
+		queue_worker_wake(dir, QUEUE_POKE_ADD);
 	return GW_EXIT_OK;
 }

@@ -396,6 +396,34 @@ void queue_store_on_error(queue_store *st, void (*fn)(const queue_err *e));
 /* Insert tasks atomically; ids filled. Returns 0, -1 (a database error) or GW_EXIT_USAGE
  * (an `after` that names no task: nothing added); a message is printed. */
 int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids);
+/* The same under a submission token (at most QUEUE_TOKEN_MAX bytes, NULL: none): a
+ * submission whose token is stored already is not added again, and its ids are filled. */
+#define QUEUE_TOKEN_MAX 64
+int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char *token,
+                          int64_t *ids);
+/* The ids of the tasks stored under token, first n of them into ids; how many (-1 error). */
+int queue_store_token_ids(queue_store *st, const char *token, int n, int64_t *ids);
+
+/* ------------------------------------------------- submission (submit.c) */
+
+/* A new submission's token (random, hex) into out (at least 33 bytes). */
+void queue_submit_token(char *out, size_t len);
+
+enum {
+	QUEUE_SUBMIT_ADDED,      /* the worker added them: ids and *draining filled */
+	QUEUE_SUBMIT_NOT_SENT,   /* no worker takes submissions here: add them to the database */
+	QUEUE_SUBMIT_UNANSWERED, /* sent, no answer: add them under the same token */
+};
+/* Hand n tasks (at most 64) to the worker of dir, under token; backend_default: each
+ * takes the queue's `config backend`. One of QUEUE_SUBMIT_*. */
+int queue_submit_send(const char *dir, const queue_spec *specs, int n, bool backend_default,
+                      const char *token, int64_t *ids, bool *draining);
+/* The worker's side: the listening socket (-1 when it cannot have one: the client then
+ * uses the database), its requests served (true when tasks were added; failures are not
+ * reported to on_error: the client meets them again), and its removal. */
+int queue_submit_listen(const char *dir);
+bool queue_submit_serve(queue_store *st, int lfd, void (*on_error)(const queue_err *e));
+void queue_submit_close(const char *dir, int fd);
 
 int queue_store_get(queue_store *st, int64_t id, queue_task *out); /* 0, 1 not found, -1 */
 /* All tasks (or those in state, when state >= 0), ordered by id. */

@@ -34,8 +34,10 @@ static const char schema[] =
     " not_before REAL NOT NULL DEFAULT 0, cancel_requested INTEGER NOT NULL DEFAULT 0,"
     " submitted REAL NOT NULL, started REAL, ended REAL, exit_code INTEGER, signal INTEGER,"
     " error TEXT, peak_gpu_mib INTEGER, peak_rss_kib INTEGER, wait_reason TEXT,"
-    " gpus_used TEXT);"
+    " gpus_used TEXT, submit_token TEXT);"
     "CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state, id);"
+    "CREATE UNIQUE INDEX IF NOT EXISTS tasks_token ON tasks(submit_token)"
+    " WHERE submit_token IS NOT NULL;"
     "CREATE TABLE IF NOT EXISTS attempts("
     " task_id INTEGER NOT NULL, n INTEGER NOT NULL, token TEXT NOT NULL,"
     " astate TEXT NOT NULL, backend TEXT NOT NULL, slurm_job TEXT, slurm_state TEXT,"
@@ -51,6 +53,34 @@ static const char schema[] =
     " free_mib INTEGER, pending_mib INTEGER, avail_mib INTEGER, ntasks INTEGER,"
     " cap INTEGER, foreign_procs INTEGER, state TEXT, tasks TEXT, t REAL);"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');";
+
+/* Version 2: a task remembers the token its client submitted it under, so a client whose
+ * hand-off to the worker got no answer can tell whether the task was added. */
+static const char schema_v2[] =
+    "ALTER TABLE tasks ADD COLUMN submit_token TEXT;"
+    "CREATE UNIQUE INDEX IF NOT EXISTS tasks_token ON tasks(submit_token)"
+    " WHERE submit_token IS NOT NULL;";
+
+/* Create the schema, or bring a version-1 one up to date, in one write transaction that
+ * looks again (another client may have done it meanwhile). */
+static int schema_ensure(queue_store *st)
+{
+	if (qs_begin(st))
+		return -1;
+	int v = sql_int(st->db, "PRAGMA user_version", 0);
+	int rc = 0;
+	if (v < 1)
+		rc = qs_exec(st, schema);
+	else if (v < 2)
+		rc = qs_exec(st, schema_v2);
+	if (!rc && v < 2)
+		rc = qs_exec(st, "PRAGMA user_version = 2");
+	if (rc || qs_commit(st)) {
+		qs_rollback(st);
+		return -1;
+	}
+	return 0;
+}
 
 /* Every failure goes through here: kept for queue_store_error, handed to the face. */
 static int report(queue_store *st)
@@ -196,12 +226,9 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 		queue_store_close(st);
 		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
 	}
-	/* The schema is created once (user_version 1 says it is there), not checked in a
+	/* The schema is created once (user_version 2 says it is there), not checked in a
 	 * write transaction by every client. */
-	if (sql_int(st->db, "PRAGMA user_version", 0) < 1 &&
-	    (qs_begin(st) || qs_exec(st, schema) || qs_exec(st, "PRAGMA user_version = 1") ||
-	     qs_commit(st))) {
-		qs_rollback(st);
+	if (sql_int(st->db, "PRAGMA user_version", 0) < 2 && schema_ensure(st)) {
 		if (e)
 			*e = st->err;
 		queue_store_close(st);

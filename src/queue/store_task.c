@@ -40,13 +40,63 @@ static void argv_from_json(queue_spec *sp, const char *txt)
 
 int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 {
+	return queue_store_add_token(st, specs, n, NULL, ids);
+}
+
+int queue_store_token_ids(queue_store *st, const char *token, int n, int64_t *ids)
+{
+	sqlite3_stmt *s = qs_prep(st, "SELECT id FROM tasks WHERE submit_token >= ?1 AND"
+	                              " submit_token < ?1 || ';' ORDER BY id");
+	if (!s)
+		return -1;
+	char lo[QUEUE_TOKEN_MAX + 2];
+	snprintf(lo, sizeof lo, "%s:", token);
+	sql_bind_text(s, 1, lo);
+	int k = 0, rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (k < n)
+			ids[k++] = sqlite3_column_int64(s, 0);
+		else
+			k++;
+	qs_done(st, s);
+	return rc == SQLITE_DONE ? k : -1;
+}
+
+/* Task i of a submission under token is stored as "TOKEN:i": unique, so the same submission
+ * can only be added once whoever adds it. */
+static void bind_token(sqlite3_stmt *s, int col, const char *token, int i)
+{
+	if (!token) {
+		sqlite3_bind_null(s, col);
+		return;
+	}
+	char t[QUEUE_TOKEN_MAX + 16];
+	snprintf(t, sizeof t, "%s:%d", token, i);
+	sqlite3_bind_text(s, col, t, -1, SQLITE_TRANSIENT);
+}
+
+/* The insert failed on an existing token: the whole submission is there already. */
+static int already_added(queue_store *st, const char *token, int n, int64_t *ids)
+{
+	qs_rollback(st);
+	int k = queue_store_token_ids(st, token, n, ids);
+	if (k == n) {
+		st->err.code = 0;
+		return 0;
+	}
+	return qs_fail(st, "add");
+}
+
+int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char *token,
+                          int64_t *ids)
+{
 	if (qs_begin(st))
 		return -1;
 	sqlite3_stmt *s = qs_prep(
 	    st, "INSERT INTO tasks(name, argv, cwd, env, gpus, mem_mib, per_gpu, retries,"
 	        " retry_delay_ms, timeout_ms, after_id, allow_foreign, backend, host_mem_mib,"
-	        " slurm_args, input, output, record_file, submitted)"
-	        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	        " slurm_args, input, output, record_file, submitted, submit_token)"
+	        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
 		qs_rollback(st);
 		return -1;
@@ -95,8 +145,13 @@ int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
 		sql_bind_text(s, 17, sp->output);
 		sql_bind_text(s, 18, sp->record_file);
 		sqlite3_bind_double(s, 19, now);
+		bind_token(s, 20, token, i);
 		int rc = sqlite3_step(s);
 		free(av);
+		if (rc == SQLITE_CONSTRAINT && token) {
+			qs_done(st, s);
+			return already_added(st, token, n, ids);
+		}
 		if (rc != SQLITE_DONE) {
 			qs_fail(st, "add");
 			qs_done(st, s);

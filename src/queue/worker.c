@@ -3,8 +3,9 @@
  *
  * One worker per directory (an flock on DIR/worker.lock). Its loop sleeps
  * in poll() on: the wake FIFO (`add`, `cancel`, `config` write a byte), the
- * GPU watch's pipe (a new sample), and what the back ends wait on (one
- * socket per running shim). It never calls NVML: the GPU watch does, on
+ * submission socket (`add` hands it a task: submit.c), the GPU watch's pipe
+ * (a new sample), and what the back ends wait on (one socket per running
+ * shim). It never calls NVML: the GPU watch does, on
  * threads of its own. The loop wakes at least once a second.
  *
  * Tasks run through back ends (backend.h): the loop hands each of them the
@@ -42,6 +43,7 @@ typedef struct {
 	char dir[PATH_MAX];
 	char gpus_opt[256];
 	int fifo, lock, devnull;
+	int submit;           /* the submission socket, -1 when none */
 	int wake_rd, wake_wr; /* GPU watch -> loop */
 	char boot_id[48];
 	bool pidns_nested;
@@ -160,11 +162,11 @@ static bool idle(worker *w)
 	       queue_store_count_state(w->st, QS_RUNNING) == 0;
 }
 
-/* The poll set: the FIFO, the GPU watch's pipe, then each back end's. Returns the
- * wait's timeout (ms). */
+/* The poll set: the FIFO, the GPU watch's pipe, the submission socket, then each back
+ * end's. Returns the wait's timeout (ms). */
 static int gather_fds(worker *w, int64_t now)
 {
-	int need = 2;
+	int need = 3;
 	for (int i = 0; i < NBACKENDS; i++)
 		need += w->b[i].ops->active(w->b[i].be);
 	if (need > w->capfds) {
@@ -174,6 +176,7 @@ static int gather_fds(worker *w, int64_t now)
 	w->nfds = 0;
 	w->fds[w->nfds++] = (struct pollfd){.fd = w->fifo, .events = POLLIN};
 	w->fds[w->nfds++] = (struct pollfd){.fd = w->wake_rd, .events = POLLIN};
+	w->fds[w->nfds++] = (struct pollfd){.fd = w->submit, .events = POLLIN};
 	int64_t timeout = 1000;
 	for (int i = 0; i < NBACKENDS; i++) {
 		wk_backend *b = &w->b[i];
@@ -217,6 +220,8 @@ static bool should_stop(worker *w, int64_t now, int64_t idle_exit_ns, int64_t *i
 	return false;
 }
 
+static void log_err(const queue_err *e);
+
 static void loop(worker *w, int64_t idle_exit_ns)
 {
 	int64_t last_cfg = 0, idle_since = 0, last_full = 0;
@@ -254,6 +259,9 @@ static void loop(worker *w, int64_t idle_exit_ns)
 		}
 		if (rc > 0 && (w->fds[1].revents & POLLIN))
 			drain_fd(w->wake_rd);
+		if (rc > 0 && (w->fds[2].revents & POLLIN) &&
+		    queue_submit_serve(w->st, w->submit, log_err))
+			p.added = true;
 	}
 	/* What ended during the last wait is recorded before the worker goes. */
 	p.stopping = true;
@@ -276,6 +284,7 @@ static void worker_free(worker *w)
 		close(w->wake_wr);
 	if (w->devnull >= 0)
 		close(w->devnull);
+	queue_submit_close(w->dir, w->submit);
 	if (w->st)
 		queue_store_checkpoint(w->st);
 	if (w->lock >= 0)
@@ -300,6 +309,7 @@ static int worker_open(worker *w, const queue_worker_opts *o)
 	queue_store_on_error(w->st, log_err);
 	if ((rc = take_lock(w)) || (rc = open_fifo(w)))
 		return rc;
+	w->submit = queue_submit_listen(w->dir);
 	int wp[2];
 	if (pipe2(wp, O_CLOEXEC | O_NONBLOCK) != 0)
 		return gw_error(GW_EXIT_ENV, "pipe", NULL, "%s", strerror(errno));
@@ -331,7 +341,7 @@ int queue_worker_run(const queue_worker_opts *o)
 {
 	worker w;
 	memset(&w, 0, sizeof w);
-	w.fifo = w.lock = w.devnull = w.wake_rd = w.wake_wr = -1;
+	w.fifo = w.lock = w.devnull = w.wake_rd = w.wake_wr = w.submit = -1;
 	snprintf(w.dir, sizeof w.dir, "%s", o->dir);
 	snprintf(w.gpus_opt, sizeof w.gpus_opt, "%s", o->gpus ? o->gpus : "");
 	w.gpus = gw_xrealloc(NULL, sizeof *w.gpus);
