@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,6 +500,103 @@ static void test_open_failure_is_data(void **state)
 	assert_non_null(strstr(e.why, "cannot read the queue directory"));
 }
 
+static int64_t count_tasks(void)
+{
+	queue_task *t = NULL;
+	int n = 0;
+	assert_int_equal(queue_store_list(st, -1, &t, &n), 0);
+	queue_tasks_free(t, n);
+	return n;
+}
+
+static void spec_of(queue_spec *s, const char *word)
+{
+	queue_spec_init(s);
+	char *argv[] = {"echo", (char *)word};
+	queue_spec_set_argv(s, argv, 2);
+	s->cwd = strdup("/");
+}
+
+/* A submission stored under a token is added once, whoever tries second (the worker that
+ * took it over the socket, or its client after no answer came) gets the same ids. */
+static void test_token_adds_once(void **state)
+{
+	(void)state;
+	queue_spec one;
+	spec_of(&one, "one");
+	int64_t a = 0, b = 0;
+	assert_int_equal(queue_store_add_token(st, &one, 1, "tok-a", &a), 0);
+	assert_int_equal(queue_store_add_token(st, &one, 1, "tok-a", &b), 0);
+	assert_true(a > 0);
+	assert_int_equal(a, b);
+	assert_int_equal(count_tasks(), 1);
+	assert_int_equal(queue_store_error(st)->code, 0);
+	/* Another token, or none, is another task. */
+	assert_int_equal(queue_store_add_token(st, &one, 1, "tok-b", &b), 0);
+	assert_true(b > a);
+	assert_int_equal(queue_store_add(st, &one, 1, &b), 0);
+	assert_int_equal(count_tasks(), 3);
+	/* A batch: all or nothing, the same ids in the same order. */
+	queue_spec two[2];
+	spec_of(&two[0], "x");
+	spec_of(&two[1], "y");
+	int64_t ids[2] = {0}, again[2] = {0};
+	assert_int_equal(queue_store_add_token(st, two, 2, "tok-c", ids), 0);
+	assert_int_equal(queue_store_add_token(st, two, 2, "tok-c", again), 0);
+	assert_int_equal(ids[0], again[0]);
+	assert_int_equal(ids[1], again[1]);
+	assert_true(ids[1] > ids[0]);
+	assert_int_equal(count_tasks(), 5);
+	/* A token that is a prefix of another finds only its own tasks. */
+	int64_t got[4];
+	assert_int_equal(queue_store_token_ids(st, "tok-", 4, got), 0);
+	assert_int_equal(queue_store_token_ids(st, "tok-c", 4, got), 2);
+	assert_int_equal(got[0], ids[0]);
+	queue_spec_free(&two[0]);
+	queue_spec_free(&two[1]);
+	queue_spec_free(&one);
+}
+
+/* A queue made by the version before tokens opens, keeps its tasks and takes new ones. */
+static void test_schema_v1_upgrade(void **state)
+{
+	(void)state;
+	char old[300], path[340], sqlf[512];
+	snprintf(old, sizeof old, "%s/v1", dir);
+	assert_int_equal(mkdir(old, 0700), 0);
+	snprintf(path, sizeof path, "%s/queue.db", old);
+	snprintf(sqlf, sizeof sqlf, "%s/queue/v1-schema.sql", FIXTURES_DIR);
+	FILE *f = fopen(sqlf, "r");
+	assert_non_null(f);
+	static char sql[16384];
+	size_t n = fread(sql, 1, sizeof sql - 1, f);
+	fclose(f);
+	sql[n] = '\0';
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	chmod(path, 0600);
+	queue_store *o = NULL;
+	assert_int_equal(queue_store_open(old, &o, NULL), 0);
+	queue_task t;
+	assert_int_equal(queue_store_get(o, 1, &t), 0);
+	assert_string_equal(t.spec.name, "old");
+	queue_task_free(&t);
+	queue_spec one;
+	spec_of(&one, "new");
+	int64_t a = 0, b = 0;
+	assert_int_equal(queue_store_add_token(o, &one, 1, "tok", &a), 0);
+	assert_int_equal(queue_store_add_token(o, &one, 1, "tok", &b), 0);
+	assert_int_equal(a, 2);
+	assert_int_equal(b, 2);
+	queue_spec_free(&one);
+	queue_store_close(o);
+	/* Opened again: already version 2, nothing to do. */
+	assert_int_equal(queue_store_open(old, &o, NULL), 0);
+	queue_store_close(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +610,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors_are_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_failure_is_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_token_adds_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_schema_v1_upgrade, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
