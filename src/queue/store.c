@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "queue/store_int.h"
 #include "util/err.h"
@@ -256,6 +257,28 @@ void queue_store_on_error(queue_store *st, void (*fn)(const queue_err *e))
 	st->on_error = fn;
 }
 
+/*
+ * The WAL's index lives in shared memory only while a connection is open. With no worker
+ * holding one, each command starts by reading the whole WAL back, and the WAL is never
+ * restarted (a new connection cannot know its frames were folded in already): it grew by
+ * each `add --no-worker` and each `ls` read more. So a connection that closes while no
+ * worker runs folds a WAL longer than this into the database and empties it (two fsyncs
+ * every hundred or so commits), as the worker does when it stops.
+ */
+enum { QS_FOLD_WAL_BYTES = 512 << 10 };
+
+static void fold_wal_alone(queue_store *st)
+{
+	char path[PATH_MAX + 16];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/queue.db-wal", st->dir);
+	if (stat(path, &sb) != 0 || sb.st_size < QS_FOLD_WAL_BYTES)
+		return;
+	if (queue_worker_pid(st->dir) != 0)
+		return; /* the worker's open connection keeps the index; it restarts the WAL */
+	queue_store_checkpoint(st);
+}
+
 void queue_store_close(queue_store *st)
 {
 	if (!st)
@@ -264,6 +287,7 @@ void queue_store_close(queue_store *st)
 		sqlite3_finalize(st->cache[i].s);
 		free(st->cache[i].sql);
 	}
+	fold_wal_alone(st);
 	sqlite3_close(st->db);
 	free(st);
 }
