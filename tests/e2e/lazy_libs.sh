@@ -48,10 +48,10 @@ grep -qx 'gpuwhy: gate: cannot load libcurl.so.4 (apt-get install libcurl4)' "$T
 # A library by the right name without the functions (another library under
 # libmicrohttpd's name): sim serve and the exporter name the first function
 # missing, exit 3.
-zlib=$(ldd "$GPUWHY" | awk '/libz\.so/ { print $3 }')
-[ -f "$zlib" ] || fail "no libz.so.1 in ldd $GPUWHY"
+other=$(ldd "$GPUWHY" | awk '/libm\.so/ { print $3 }')
+[ -f "$other" ] || fail "no libm.so.6 in ldd $GPUWHY"
 mkdir -p "$T/badmhd"
-for n in libmicrohttpd.so.12 libmicrohttpd.so; do cp "$zlib" "$T/badmhd/$n"; done
+for n in libmicrohttpd.so.12 libmicrohttpd.so; do cp "$other" "$T/badmhd/$n"; done
 LD_LIBRARY_PATH="$T/badmhd" timeout 20 "$GPUWHY" --sim h100x1 sim serve --listen 127.0.0.1:0 \
 	>"$T/nomhd.out" 2>"$T/nomhd.err"
 rc=$?
