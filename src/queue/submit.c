@@ -15,16 +15,11 @@
  * insert comes second finds the token taken and reads the ids the first
  * one stored, so a task is added once whatever fails when.
  *
- *   client -> worker   {"token": T, "backend_default": B, "tasks": [SPEC]} NUL ENV NUL ...
+ *   client -> worker   the task's fields, NUL-terminated (below)
  *   worker -> client   "ok DRAINING ID..." | "no" (the client adds them itself)
- *
- * The captured environments (a JSON object as text, most of the message) follow the
- * header as they are, one after each NUL, for the tasks whose "env" is true: escaping
- * them into the header would cost more than the rest of the client's work.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,123 +62,176 @@ void queue_submit_token(char *out, size_t len)
 		k += (size_t)snprintf(out + k, len - k, "%02x", r[i]);
 }
 
-/* ---- the spec on the wire ---- */
+/* ---- the spec on the wire ----
+ *
+ * A message is a list of NUL-terminated fields: "gpuwhy-submit 1", the token, 1 or 0 for
+ * "take the queue's back end", the number of tasks, then per task its fields in a fixed
+ * order (spec_put). A text that may be absent is "-" or "+" and the text. The environment,
+ * most of the message, goes in as it is: any JSON encoding of it would cost the client
+ * more than the rest of its work.
+ */
 
-static json_t *jstr(const char *s)
+#define WIRE_MAGIC "gpuwhy-submit 1"
+
+typedef struct {
+	char *buf;
+	size_t len, cap;
+	bool fail;
+} wire_out;
+
+static void put(wire_out *w, const char *s)
 {
-	return s ? json_string(s) : json_null();
+	size_t n = strlen(s) + 1;
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 4096;
+		while (cap < w->len + n)
+			cap *= 2;
+		char *b = realloc(w->buf, cap);
+		if (!b) {
+			w->fail = true;
+			return;
+		}
+		w->buf = b;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
 }
 
-static json_t *spec_json(const queue_spec *sp)
+static void put_int(wire_out *w, long long v)
 {
-	json_t *argv = json_array();
+	char b[24];
+	snprintf(b, sizeof b, "%lld", v);
+	put(w, b);
+}
+
+static void put_opt(wire_out *w, const char *s)
+{
+	if (!s) {
+		put(w, "-");
+		return;
+	}
+	put(w, "+");
+	w->len--; /* the text follows the "+" in the same field */
+	put(w, s);
+}
+
+static void spec_put(wire_out *w, const queue_spec *sp)
+{
+	put(w, sp->name);
+	put(w, sp->cwd ? sp->cwd : "/");
+	put_int(w, sp->gpus);
+	put_int(w, sp->mem_mib);
+	put_int(w, sp->per_gpu);
+	put_int(w, sp->retries);
+	put_int(w, sp->retry_delay_ms);
+	put_int(w, sp->timeout_ms);
+	put_int(w, sp->after_id);
+	put_int(w, sp->allow_foreign);
+	put(w, queue_backend_name(sp->backend));
+	put_int(w, sp->host_mem_mib);
+	put_opt(w, sp->slurm_args);
+	put_opt(w, sp->input);
+	put_opt(w, sp->output);
+	put_opt(w, sp->record_file);
+	put_opt(w, sp->env_json);
+	put_int(w, sp->argc);
 	for (int i = 0; i < sp->argc; i++)
-		json_array_append_new(argv, json_string(sp->argv[i]));
-	json_t *o = json_object();
-	json_object_set_new(o, "name", json_string(sp->name));
-	json_object_set_new(o, "argv", argv);
-	json_object_set_new(o, "cwd", jstr(sp->cwd));
-	json_object_set_new(o, "env", json_boolean(sp->env_json != NULL));
-	json_object_set_new(o, "gpus", json_integer(sp->gpus));
-	json_object_set_new(o, "mem_mib", json_integer(sp->mem_mib));
-	json_object_set_new(o, "per_gpu", json_integer(sp->per_gpu));
-	json_object_set_new(o, "retries", json_integer(sp->retries));
-	json_object_set_new(o, "retry_delay_ms", json_integer(sp->retry_delay_ms));
-	json_object_set_new(o, "timeout_ms", json_integer(sp->timeout_ms));
-	json_object_set_new(o, "after_id", json_integer(sp->after_id));
-	json_object_set_new(o, "allow_foreign", json_boolean(sp->allow_foreign));
-	json_object_set_new(o, "backend", json_string(queue_backend_name(sp->backend)));
-	json_object_set_new(o, "host_mem_mib", json_integer(sp->host_mem_mib));
-	json_object_set_new(o, "slurm_args", jstr(sp->slurm_args));
-	json_object_set_new(o, "input", jstr(sp->input));
-	json_object_set_new(o, "output", jstr(sp->output));
-	json_object_set_new(o, "record_file", jstr(sp->record_file));
-	return o;
+		put(w, sp->argv[i]);
 }
 
-static char *dup_or_null(json_t *v)
+typedef struct {
+	const char *p, *end;
+	bool fail;
+} wire_in;
+
+/* The next field; "" (and fail set) past the end or on a field without its NUL. */
+static const char *get(wire_in *r)
 {
-	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+	const char *nul = r->p < r->end ? memchr(r->p, '\0', (size_t)(r->end - r->p)) : NULL;
+	if (!nul) {
+		r->fail = true;
+		return "";
+	}
+	const char *f = r->p;
+	r->p = nul + 1;
+	return f;
 }
 
-static int64_t jint(json_t *o, const char *k)
+static long long get_int(wire_in *r)
 {
-	return json_integer_value(json_object_get(o, k));
+	const char *f = get(r);
+	char *e;
+	long long v = strtoll(f, &e, 10);
+	if (e == f || *e)
+		r->fail = true;
+	return v;
+}
+
+static char *get_opt(wire_in *r)
+{
+	const char *f = get(r);
+	if (f[0] == '+')
+		return strdup(f + 1);
+	if (strcmp(f, "-") != 0)
+		r->fail = true;
+	return NULL;
 }
 
 /* Back into a spec; false when the message is not one a client of this program sends. */
-static bool spec_from_json(json_t *o, queue_spec *sp)
+static bool spec_get(wire_in *r, queue_spec *sp)
 {
-	json_t *argv = json_object_get(o, "argv"), *name = json_object_get(o, "name");
-	json_t *be = json_object_get(o, "backend");
-	if (!json_is_array(argv) || json_array_size(argv) == 0 || !json_is_string(name) ||
-	    !json_is_string(json_object_get(o, "cwd")) || !json_is_string(be) ||
-	    strlen(json_string_value(name)) >= sizeof sp->name)
+	const char *name = get(r);
+	if (strlen(name) >= sizeof sp->name)
 		return false;
-	size_t n = json_array_size(argv);
-	char **v = calloc(n + 1, sizeof *v);
-	for (size_t i = 0; i < n; i++) {
-		json_t *w = json_array_get(argv, i);
-		v[i] = (char *)(json_is_string(w) ? json_string_value(w) : "");
-	}
-	queue_spec_set_argv(sp, v, (int)n);
+	snprintf(sp->name, sizeof sp->name, "%s", name);
+	sp->cwd = strdup(get(r));
+	sp->gpus = (int)get_int(r);
+	sp->mem_mib = get_int(r);
+	sp->per_gpu = (int)get_int(r);
+	sp->retries = (int)get_int(r);
+	sp->retry_delay_ms = get_int(r);
+	sp->timeout_ms = get_int(r);
+	sp->after_id = get_int(r);
+	sp->allow_foreign = get_int(r) != 0;
+	sp->backend = !strcmp(get(r), "slurm") ? QB_SLURM : QB_LOCAL;
+	sp->host_mem_mib = get_int(r);
+	sp->slurm_args = get_opt(r);
+	sp->input = get_opt(r);
+	sp->output = get_opt(r);
+	sp->record_file = get_opt(r);
+	sp->env_json = get_opt(r);
+	long long argc = get_int(r);
+	if (r->fail || argc < 1 || argc > 1 << 16)
+		return false;
+	char **v = calloc((size_t)argc + 1, sizeof *v);
+	if (!v)
+		return false;
+	for (long long i = 0; i < argc; i++)
+		v[i] = (char *)get(r);
+	queue_spec_set_argv(sp, v, (int)argc);
 	free(v);
-	snprintf(sp->name, sizeof sp->name, "%s", json_string_value(name));
-	sp->cwd = dup_or_null(json_object_get(o, "cwd"));
-
-	sp->gpus = (int)jint(o, "gpus");
-	sp->mem_mib = jint(o, "mem_mib");
-	sp->per_gpu = (int)jint(o, "per_gpu");
-	sp->retries = (int)jint(o, "retries");
-	sp->retry_delay_ms = jint(o, "retry_delay_ms");
-	sp->timeout_ms = jint(o, "timeout_ms");
-	sp->after_id = jint(o, "after_id");
-	sp->allow_foreign = json_is_true(json_object_get(o, "allow_foreign"));
-	sp->backend = !strcmp(json_string_value(be), "slurm") ? QB_SLURM : QB_LOCAL;
-	sp->host_mem_mib = jint(o, "host_mem_mib");
-	sp->slurm_args = dup_or_null(json_object_get(o, "slurm_args"));
-	sp->input = dup_or_null(json_object_get(o, "input"));
-	sp->output = dup_or_null(json_object_get(o, "output"));
-	sp->record_file = dup_or_null(json_object_get(o, "record_file"));
-	return true;
+	return !r->fail;
 }
 
 /* ---- the client ---- */
 
-/* The header, then each environment after a NUL. */
 static char *request_text(const queue_spec *specs, int n, bool backend_default, const char *token,
                           size_t *len)
 {
-	json_t *tasks = json_array();
+	wire_out w = {0};
+	put(&w, WIRE_MAGIC);
+	put(&w, token);
+	put_int(&w, backend_default);
+	put_int(&w, n);
 	for (int i = 0; i < n; i++)
-		json_array_append_new(tasks, spec_json(&specs[i]));
-	json_t *req = json_object();
-	json_object_set_new(req, "token", json_string(token));
-	json_object_set_new(req, "backend_default", json_boolean(backend_default));
-	json_object_set_new(req, "tasks", tasks);
-	char *txt = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	if (!txt)
-		return NULL;
-	size_t k = strlen(txt), total = k;
-	for (int i = 0; i < n; i++)
-		if (specs[i].env_json)
-			total += 1 + strlen(specs[i].env_json);
-	char *msg = realloc(txt, total + 1);
-	if (!msg) {
-		free(txt);
+		spec_put(&w, &specs[i]);
+	if (w.fail) {
+		free(w.buf);
 		return NULL;
 	}
-	for (int i = 0; i < n; i++)
-		if (specs[i].env_json) {
-			size_t e = strlen(specs[i].env_json);
-			msg[k++] = '\0';
-			memcpy(msg + k, specs[i].env_json, e);
-			k += e;
-		}
-	msg[k] = '\0';
-	*len = k;
-	return msg;
+	*len = w.len;
+	return w.buf;
 }
 
 /* "ok D ID..." -> ids and draining; false for anything else. */
@@ -287,58 +335,45 @@ void queue_submit_close(const char *dir, int fd)
 		unlink(a.sun_path);
 }
 
-/* The environment of a task whose "env" is true: the next NUL-separated text of the
- * message after *pos; false when the message has none left. */
-static bool take_env(const char *buf, size_t len, size_t *pos, queue_spec *sp)
-{
-	if (*pos >= len || buf[*pos] != '\0')
-		return false;
-	const char *e = buf + *pos + 1;
-	size_t n = strnlen(e, len - *pos - 1);
-	sp->env_json = strndup(e, n);
-	*pos += 1 + n;
-	return sp->env_json != NULL;
-}
-
-/* The tasks of one request (header req, environments in buf from pos) added; the answer
- * into out. */
-static void add_request(queue_store *st, json_t *req, const char *buf, size_t len, size_t pos,
-                        void (*on_error)(const queue_err *), char *out, size_t outlen)
+/* The tasks of one request added; the answer into out. */
+static void add_request(queue_store *st, wire_in *r, void (*on_error)(const queue_err *), char *out,
+                        size_t outlen)
 {
 	snprintf(out, outlen, "no");
-	json_t *tasks = json_object_get(req, "tasks");
-	json_t *tok = json_object_get(req, "token");
-	size_t n = json_array_size(tasks);
-	if (!json_is_string(tok) || strlen(json_string_value(tok)) > QUEUE_TOKEN_MAX || n < 1 ||
-	    n > SUBMIT_MAX_TASKS)
+	if (strcmp(get(r), WIRE_MAGIC) != 0)
 		return;
+	char token[QUEUE_TOKEN_MAX + 1];
+	const char *t = get(r);
+	bool backend_default = get_int(r) != 0;
+	long long n = get_int(r);
+	if (r->fail || strlen(t) > QUEUE_TOKEN_MAX || !t[0] || n < 1 || n > SUBMIT_MAX_TASKS)
+		return;
+	snprintf(token, sizeof token, "%s", t);
 	queue_spec specs[SUBMIT_MAX_TASKS];
 	int64_t ids[SUBMIT_MAX_TASKS];
-	size_t k = 0;
+	int k = 0;
 	bool ok = true;
 	char be[16] = "";
-	if (json_is_true(json_object_get(req, "backend_default")))
+	if (backend_default)
 		queue_store_config_get(st, "backend", be, sizeof be);
 	for (; k < n && ok; k++) {
 		queue_spec_init(&specs[k]);
-		json_t *t = json_array_get(tasks, k);
-		ok = spec_from_json(t, &specs[k]);
-		if (ok && json_is_true(json_object_get(t, "env")))
-			ok = take_env(buf, len, &pos, &specs[k]);
+		ok = spec_get(r, &specs[k]);
 		if (be[0])
 			specs[k].backend = !strcmp(be, "slurm") ? QB_SLURM : QB_LOCAL;
 	}
+	ok = ok && r->p == r->end; /* nothing after the last task */
 	/* A failure (an `after` naming no task, the database) is the client's to report, in its
 	 * own words and language: it adds the tasks itself and meets the same failure. */
 	queue_store_on_error(st, NULL);
-	if (ok && queue_store_add_token(st, specs, (int)n, json_string_value(tok), ids) == 0) {
+	if (ok && queue_store_add_token(st, specs, (int)n, token, ids) == 0) {
 		int m = snprintf(out, outlen, "ok %d",
 		                 queue_store_config_int(st, "draining") != 0 ? 1 : 0);
-		for (size_t i = 0; i < n && m > 0 && (size_t)m < outlen; i++)
+		for (long long i = 0; i < n && m > 0 && (size_t)m < outlen; i++)
 			m += snprintf(out + m, outlen - (size_t)m, " %lld", (long long)ids[i]);
 	}
 	queue_store_on_error(st, on_error);
-	for (size_t i = 0; i < k; i++)
+	for (int i = 0; i < k; i++)
 		queue_spec_free(&specs[i]);
 }
 
@@ -357,13 +392,9 @@ static bool serve_one(queue_store *st, int c, void (*on_error)(const queue_err *
 	}
 	if (r <= 0 || r > SUBMIT_MAX)
 		return false;
-	size_t head = strnlen(buf, (size_t)r);
-	json_t *req = json_loadb(buf, head, 0, NULL);
+	wire_in in = {buf, buf + r, false};
 	char answer[ANSWER_MAX + 1];
-	snprintf(answer, sizeof answer, "no");
-	if (json_is_object(req))
-		add_request(st, req, buf, (size_t)r, head, on_error, answer, sizeof answer);
-	json_decref(req);
+	add_request(st, &in, on_error, answer, sizeof answer);
 	if (send(c, answer, strlen(answer), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* The client gave up; its own insert under the token finds the task there. */
 	}

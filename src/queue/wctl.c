@@ -59,6 +59,9 @@ void queue_worker_wake(const char *dir, char what)
 	close(fd);
 }
 
+enum { QUEUE_SPAWN_DIED = -2 };
+static int spawn_once(const char *dir, const char *self_exe);
+
 int queue_worker_ensure(const char *dir, const char *self_exe)
 {
 	if (!self_exe)
@@ -76,13 +79,27 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 	while (flock(sl, LOCK_EX) != 0 && errno == EINTR)
 		;
 	int rc = 0;
-	if (queue_worker_pid(dir) != 0)
-		goto out;
+	/* A worker that died before it was ready (killed as it started) is started again: the
+	 * caller's tasks are stored and need one. A hung start is not retried. */
+	for (int tries = 0; tries < 3 && queue_worker_pid(dir) == 0; tries++)
+		if ((rc = spawn_once(dir, self_exe)) != QUEUE_SPAWN_DIED)
+			break;
+	if (rc == QUEUE_SPAWN_DIED)
+		rc = gw_error(GW_EXIT_ENV, "queue worker",
+		              _("see worker.log in the queue directory"), _("did not start"));
+	flock(sl, LOCK_UN);
+	close(sl);
+	return rc;
+}
+
+/* Start one detached worker and wait until it says it is ready: 0, QUEUE_SPAWN_DIED (it
+ * ended before that) or an exit code (printed). */
+static int spawn_once(const char *dir, const char *self_exe)
+{
+	int rc = 0;
 	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) != 0) {
-		rc = gw_error(GW_EXIT_ENV, "pipe", NULL, "%s", strerror(errno));
-		goto out;
-	}
+	if (pipe2(ready, O_CLOEXEC) != 0)
+		return gw_error(GW_EXIT_ENV, "pipe", NULL, "%s", strerror(errno));
 	pid_t pid = fork();
 	if (pid == 0) {
 		setsid();
@@ -116,15 +133,14 @@ int queue_worker_ensure(const char *dir, const char *self_exe)
 			;
 	struct pollfd pf = {.fd = ready[0], .events = POLLIN};
 	char b;
-	if (pid < 0 || poll(&pf, 1, 10000) <= 0 || read(ready[0], &b, 1) != 1) {
+	int pr = pid < 0 ? -1 : poll(&pf, 1, 10000);
+	if (pr <= 0 || read(ready[0], &b, 1) != 1) {
 		if (queue_worker_pid(dir) == 0)
-			rc = gw_error(GW_EXIT_ENV, "queue worker",
-			              _("see worker.log in the queue directory"),
-			              _("did not start"));
+			rc = pr > 0 ? QUEUE_SPAWN_DIED
+			            : gw_error(GW_EXIT_ENV, "queue worker",
+			                       _("see worker.log in the queue directory"),
+			                       _("did not start"));
 	}
 	close(ready[0]);
-out:
-	flock(sl, LOCK_UN);
-	close(sl);
 	return rc;
 }
