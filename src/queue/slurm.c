@@ -162,10 +162,12 @@ bool queue_slurm_parse_sacct(const char *line, queue_slurm_job *out)
 		*bar = '\0';
 		p = bar + 1;
 	}
-	if (n < 3 || !*f[0] || !*f[1])
+	/* A field longer than its slot is no sacct line of ours: refused, not cut short. */
+	if (n < 3 || !*f[0] || !*f[1] || strlen(f[0]) >= sizeof out->job_id ||
+	    strlen(f[1]) >= sizeof out->state)
 		return false;
-	snprintf(out->job_id, sizeof out->job_id, "%s", f[0]);
-	snprintf(out->state, sizeof out->state, "%s", f[1]);
+	memcpy(out->job_id, f[0], strlen(f[0]) + 1);
+	memcpy(out->state, f[1], strlen(f[1]) + 1);
 	/* "CANCELLED by 0": keep the word only. */
 	out->state[strcspn(out->state, " ")] = '\0';
 	out->exit_ok = queue_slurm_exitcode(f[2], &out->exit_code, &out->signal);

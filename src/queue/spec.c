@@ -422,7 +422,7 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 {
 	const char *k;
 	json_t *v;
-	long long x;
+	long long x = 0;
 	const char *str = NULL;
 	json_object_foreach(obj, k, v)
 	{
