@@ -9,19 +9,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+
+#include "trace/trace_jscan_lex.h"
 
 enum { MAX_DEPTH = 256 };
-
-/* Bytes a plain string run stops at: '"', '\\', control characters and non-ASCII. */
-static const uint8_t str_stop[256] = {
-    [0 ... 0x1f] = 1,
-    ['"'] = 1,
-    ['\\'] = 1,
-    [0x80 ... 0xff] = 1,
-};
 
 typedef struct {
 	const unsigned char *p, *end;
@@ -32,67 +23,9 @@ typedef struct {
 	const trace_jscan_skip *skip; /* NULL: every value is reported */
 } scanner;
 
-/* JSON's whitespace (yajl also takes \v and \f; the scanner leaves those to it). */
-static const uint8_t is_ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
-
-/*
- * Pretty-printed traces put a newline and an indent before most keys, so whitespace runs are
- * often longer than a byte: past the first, sixteen bytes are tested at a time where SSE2 is
- * there (every x86-64). All four whitespace bytes are below '!', so one comparison ends the
- * common case of no whitespace at all.
- */
 static inline void skip_ws(scanner *s)
 {
-	const unsigned char *p = s->p, *e = s->end;
-	if (p == e || *p > ' ')
-		return;
-	/* One space, the most common run (after a colon or a comma on one line). */
-	if (*p == ' ' && e - p > 1 && p[1] > ' ') {
-		s->p = p + 1;
-		return;
-	}
-#ifdef __SSE2__
-	const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
-	              tab = _mm_set1_epi8('\t');
-	while (e - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i w =
-		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
-		                 _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
-		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
-		if (m) {
-			s->p = p + __builtin_ctz(m);
-			return;
-		}
-		p += 16;
-	}
-#endif
-	while (p < e && is_ws[*p])
-		p++;
-	s->p = p;
-}
-
-/* The first byte at or after q that ends a plain string run (see str_stop), or end. With SSE2,
- * a signed comparison with 0x20 finds control characters and non-ASCII bytes at once. */
-static inline const unsigned char *str_run(const unsigned char *q, const unsigned char *end)
-{
-#ifdef __SSE2__
-	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
-	              ctl = _mm_set1_epi8(0x20);
-	while (end - q >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-		__m128i w =
-		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
-		                 _mm_cmplt_epi8(v, ctl));
-		unsigned m = (unsigned)_mm_movemask_epi8(w);
-		if (m)
-			return q + __builtin_ctz(m);
-		q += 16;
-	}
-#endif
-	while (q < end && !str_stop[*q])
-		q++;
-	return q;
+	s->p = tj_ws(s->p, s->end);
 }
 
 static bool scratch_put(scanner *s, size_t at, const unsigned char *src, size_t n)
@@ -163,7 +96,7 @@ scan_string_slow(scanner *s, const unsigned char **out, size_t *n)
 	size_t have = 0; /* decoded bytes in scratch, once an escape was seen */
 	bool escaped = false;
 	for (;;) {
-		const unsigned char *q = str_run(s->p, s->end);
+		const unsigned char *q = tj_str_run(s->p, s->end);
 		if (q == s->end)
 			return false;
 		if (*q == '"') {
@@ -205,7 +138,7 @@ scan_string_slow(scanner *s, const unsigned char **out, size_t *n)
  * (keys, names), read here without a call. */
 static inline bool scan_string(scanner *s, const unsigned char **out, size_t *n)
 {
-	const unsigned char *q = str_run(s->p, s->end);
+	const unsigned char *q = tj_str_run(s->p, s->end);
 	if (q < s->end && *q == '"') {
 		*out = s->p;
 		*n = (size_t)(q - s->p);
@@ -215,97 +148,9 @@ static inline bool scan_string(scanner *s, const unsigned char **out, size_t *n)
 	return scan_string_slow(s, out, n);
 }
 
-static bool is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* Bytes that may follow a value: whitespace or punctuation ("01", "1x" are not numbers). */
-static const uint8_t value_end[256] = {
-    [','] = 1, [']'] = 1, ['}'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
-};
-
-/* The end of the number at q by JSON's grammar, which is what yajl's lexer takes too; NULL if
- * the text there is not one. */
-static const unsigned char *number_end_slow(const unsigned char *q, const unsigned char *e)
-{
-	if (q < e && *q == '-')
-		q++;
-	if (q == e)
-		return NULL;
-	if (*q == '0')
-		q++;
-	else if (is_digit(*q))
-		while (q < e && is_digit(*q))
-			q++;
-	else
-		return NULL;
-	if (q < e && *q == '.') {
-		q++;
-		if (q == e || !is_digit(*q))
-			return NULL;
-		while (q < e && is_digit(*q))
-			q++;
-	}
-	if (q < e && (*q == 'e' || *q == 'E')) {
-		q++;
-		if (q < e && (*q == '+' || *q == '-'))
-			q++;
-		if (q == e || !is_digit(*q))
-			return NULL;
-		while (q < e && is_digit(*q))
-			q++;
-	}
-	if (q == e || !value_end[*q])
-		return NULL;
-	return q;
-}
-
-#ifdef __SSE2__
-/* How many of the sixteen bytes at q are digits before the first that is not (16: all are).
- * Subtracting '0' + 128 maps '0'..'9' to the ten lowest signed bytes. */
-static inline unsigned digit_run16(const unsigned char *q)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-	__m128i t = _mm_sub_epi8(v, _mm_set1_epi8((char)('0' + 128)));
-	unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(t, _mm_set1_epi8(-128 + 10)));
-	return (unsigned)__builtin_ctz(~m); /* bit 16 of ~m is set: at most 16 */
-}
-#endif
-
-/*
- * number_end for the common forms, an integer part of up to 31 digits (microsecond timestamps
- * have 16) and an optional fraction of up to 15, counted sixteen bytes at a time. Anything else
- * (an exponent, a leading zero before digits, longer runs, errors, the last bytes of the text)
- * is left to number_end_slow, which decides.
- */
-static inline const unsigned char *number_end(const unsigned char *q, const unsigned char *e)
-{
-#ifdef __SSE2__
-	if (e - q >= 64) { /* every load below stays inside the text */
-		const unsigned char *p = q + (*q == '-');
-		unsigned n = digit_run16(p);
-		if (n == 16)
-			n += digit_run16(p + 16);
-		if (n - 1 < 31 && (n == 1 || *p != '0')) {
-			p += n;
-			if (*p == '.') {
-				unsigned f = digit_run16(++p);
-				if (f - 1 >= 15)
-					return number_end_slow(q, e);
-				p += f;
-			}
-			if (value_end[*p])
-				return p;
-		}
-	}
-#endif
-	return number_end_slow(q, e);
-}
-
 static bool scan_number(scanner *s)
 {
-	const unsigned char *q = number_end(s->p, s->end);
+	const unsigned char *q = tj_number_end(s->p, s->end);
 	if (!q)
 		return false;
 	const unsigned char *start = s->p;
@@ -346,7 +191,7 @@ static bool pass_container(scanner *s, int depth, unsigned char close)
 				return false;
 			s->p++;
 			if (!scan_string(s, &key, &n) ||
-			    (n == s->skip->watch_len && !memcmp(key, s->skip->watch, n)))
+			    (s->skip && n == s->skip->watch_len && !memcmp(key, s->skip->watch, n)))
 				return false;
 			skip_ws(s);
 			if (s->p == s->end || *s->p != ':')
@@ -394,11 +239,20 @@ static bool pass_value(scanner *s, int depth)
 	case 'n':
 		return literal(s, "null", 4);
 	default:
-		if (!(q = number_end(s->p, s->end)))
+		if (!(q = tj_number_end(s->p, s->end)))
 			return false;
 		s->p = q;
 		return true;
 	}
+}
+
+const unsigned char *trace_jscan_pass(const unsigned char *p, const unsigned char *end, int depth,
+                                      const trace_jscan_skip *skip)
+{
+	scanner s = {.p = p, .end = end, .skip = skip};
+	bool ok = pass_value(&s, depth);
+	free(s.scratch);
+	return ok ? s.p : NULL;
 }
 
 /* A scalar value, or the opening of a container (pushed on stack). */
@@ -508,6 +362,14 @@ static bool scan_body(scanner *s, const trace_jscan_mode *m)
 			skip_ws(s);
 			if (s->p == s->end)
 				return m->end_after_comma && depth == m->end_depth;
+		}
+		if (top == '[' && *s->p == '{' && s->skip && s->skip->element) {
+			const unsigned char *q = s->skip->element(s->ctx, s->p, s->end, depth);
+			if (q) {
+				s->p = q;
+				first = false;
+				continue;
+			}
 		}
 		int said = top == '{' ? scan_key(s) : 1;
 		if (!said)

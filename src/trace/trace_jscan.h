@@ -41,7 +41,23 @@ bool trace_jscan_part(const unsigned char *buf, size_t len, const yajl_callbacks
 typedef struct {
 	const char *watch;
 	size_t watch_len;
+	/*
+	 * Optional: an object that is an element of an array, with p at its '{', offered to the
+	 * reader whole before any call is made for it. The reader returns the end of the object
+	 * (past its '}') when it took it, having checked it by the scanner's grammar, or NULL
+	 * when it did not, having changed nothing: the scanner then reads it as usual.
+	 */
+	const unsigned char *(*element)(void *ctx, const unsigned char *p, const unsigned char *end,
+	                                int depth);
 } trace_jscan_skip;
+
+/*
+ * The end of the value at p (whitespace before it allowed), read by the scanner's grammar with
+ * depth containers open around it, or NULL where the scanner would not pass over it (an error,
+ * anything it leaves to yajl, a key equal to skip's watch).
+ */
+const unsigned char *trace_jscan_pass(const unsigned char *p, const unsigned char *end, int depth,
+                                      const trace_jscan_skip *skip);
 
 /* trace_jscan_part (m NULL: a whole document) passing over the values skip picks. */
 bool trace_jscan_skipping(const unsigned char *buf, size_t len, const yajl_callbacks *cb, void *ctx,

@@ -66,7 +66,7 @@ static bool eight_digits(const char *s, uint32_t *out)
  * an exponent (Python makes it a float). Up to three decimals are exact; more are rounded and
  * exponents go through strtod.
  */
-static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
+bool trace_kineto_us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
 {
 	size_t i = 0;
 	bool neg = false;
@@ -126,7 +126,7 @@ static bool us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float)
 }
 
 /* A JSON number -> integer, truncating a fraction (pandas' astype(int)). */
-static bool num_to_i64(const char *s, size_t n, int64_t *out)
+bool trace_kineto_num_to_i64(const char *s, size_t n, int64_t *out)
 {
 	/* Up to 18 digits, the common case, cannot overflow: read here without strtoll's copy. */
 	size_t neg = n && s[0] == '-';
@@ -165,7 +165,7 @@ static bool num_to_i64(const char *s, size_t n, int64_t *out)
 	return true;
 }
 
-static void event_begin(kstate *k)
+void trace_kineto_event_begin(kstate *k)
 {
 	memset(&k->e, 0, sizeof k->e);
 	k->e.stream = -1;
@@ -175,7 +175,7 @@ static void event_begin(kstate *k)
 	k->ord++;
 }
 
-static int event_end(kstate *k)
+int trace_kineto_event_end(kstate *k)
 {
 	kevent *e = &k->e;
 	trace_rank *r = k->r;
@@ -233,7 +233,7 @@ static int event_end(kstate *k)
 	return 1;
 }
 
-static void set_cat(kstate *k, const unsigned char *s, size_t n)
+void trace_kineto_set_cat(kstate *k, const unsigned char *s, size_t n)
 {
 	kevent *e = &k->e;
 	e->has_cat = true;
@@ -364,7 +364,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	bool is_float = false;
 	switch (key) {
 	case K_TS:
-		if (us_to_ns(s, n, &e->ts, &is_float))
+		if (trace_kineto_us_to_ns(s, n, &e->ts, &is_float))
 			e->has_ts = true;
 		else
 			bad_type(k, key);
@@ -372,17 +372,17 @@ static int cb_number(void *ctx, const char *s, size_t n)
 			r->ts_float = true;
 		break;
 	case K_DUR:
-		if (us_to_ns(s, n, &e->dur, &is_float))
+		if (trace_kineto_us_to_ns(s, n, &e->dur, &is_float))
 			e->has_dur = true;
 		else
 			bad_type(k, key);
 		break;
 	case K_STREAM:
-		if (!num_to_i64(s, n, &e->stream))
+		if (!trace_kineto_num_to_i64(s, n, &e->stream))
 			e->stream = -1;
 		break;
 	case K_CORR:
-		if (!num_to_i64(s, n, &e->corr))
+		if (!trace_kineto_num_to_i64(s, n, &e->corr))
 			bad_type(k, key);
 		break;
 	case K_BW: {
@@ -402,7 +402,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		break;
 	case K_WORLD: {
 		int64_t v;
-		if (num_to_i64(s, n, &v) && v > 0 && v < 1000000000)
+		if (trace_kineto_num_to_i64(s, n, &v) && v > 0 && v < 1000000000)
 			r->world_size = (int)v;
 		break;
 	}
@@ -445,7 +445,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 		e->ph = n ? (char)s[0] : 0;
 		break;
 	case K_CAT:
-		set_cat(k, s, n);
+		trace_kineto_set_cat(k, s, n);
 		break;
 	case K_NAME:
 		e->name = trace_names_intern(&k->r->names, (const char *)s, n);
@@ -555,7 +555,7 @@ static int cb_start_map(void *ctx)
 	} else if (k->depth == 1 && k->top == TOP_EVENTS) {
 		return fail(k, "traceEvents is an object, not an array");
 	} else if (k->depth == 2 && k->events_open) {
-		event_begin(k);
+		trace_kineto_event_begin(k);
 		k->in_event = true;
 	} else if (k->depth == 2 && k->top == TOP_DEVPROPS) {
 		k->devprops_elem++;
@@ -581,7 +581,7 @@ static int cb_end_map(void *ctx)
 		k->in_args = false;
 	} else if (k->depth == 2 && k->in_event) {
 		k->in_event = false;
-		return event_end(k);
+		return trace_kineto_event_end(k);
 	}
 	return 1;
 }
@@ -632,7 +632,9 @@ const yajl_callbacks trace_kineto_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-const trace_jscan_skip trace_kineto_skip = {.watch = "rank", .watch_len = 4};
+const trace_jscan_skip trace_kineto_skip = {
+    .watch = "rank", .watch_len = 4, .element = trace_kineto_event};
+const trace_jscan_skip trace_kineto_skip_sax = {.watch = "rank", .watch_len = 4};
 
 void trace_kstate_init(kstate *k, trace_rank *r)
 {

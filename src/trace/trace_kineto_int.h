@@ -64,7 +64,23 @@ typedef struct {
 extern const yajl_callbacks trace_kineto_callbacks;
 /* The values the callbacks never look at, for the scanner to pass over. */
 extern const trace_jscan_skip trace_kineto_skip;
+/* The values the callbacks never look at, without the whole-event reader (for tests). */
+extern const trace_jscan_skip trace_kineto_skip_sax;
 void trace_kstate_init(kstate *k, trace_rank *r);
+
+/* The callbacks' steps, for the whole-event reader (trace_kineto_event.c). */
+void trace_kineto_event_begin(kstate *k);
+int trace_kineto_event_end(kstate *k);
+void trace_kineto_set_cat(kstate *k, const unsigned char *s, size_t n);
+/* A JSON number in microseconds -> exact nanoseconds; *is_float: it has a fraction or an
+ * exponent. */
+bool trace_kineto_us_to_ns(const char *s, size_t n, int64_t *out, bool *is_float);
+/* A JSON number -> integer, truncating a fraction (pandas' astype(int)). */
+bool trace_kineto_num_to_i64(const char *s, size_t n, int64_t *out);
+/* An element of traceEvents read whole (trace_jscan_skip's element): its end, or NULL when the
+ * callbacks must read it. */
+const unsigned char *trace_kineto_event(void *ctx, const unsigned char *p, const unsigned char *end,
+                                        int depth);
 void trace_kstate_free(kstate *k);
 yajl_handle trace_kineto_parser(kstate *k);
 /* yajl's error (or the callbacks' own, which comes first) as a one-line reason; base is the
