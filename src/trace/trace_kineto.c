@@ -233,35 +233,64 @@ int trace_kineto_event_end(kstate *k)
 	return 1;
 }
 
+/* A category HTA's analyses tell apart, or the flags it sets: by length first, as categories
+ * are compared once per event. */
+static void cat_kind(kevent *e, const unsigned char *s, size_t n)
+{
+#define IS(lit) (!memcmp(s, lit, sizeof lit - 1))
+	switch (n) {
+	case 5:
+		e->cat_trace = IS("Trace");
+		break;
+	case 6:
+		e->cat = IS("kernel") || IS("Kernel") ? TRACE_CAT_KERNEL
+		         : IS("Memcpy")               ? TRACE_CAT_MEMCPY
+		         : IS("Memset")               ? TRACE_CAT_MEMSET
+		                                      : TRACE_CAT_OTHER;
+		break;
+	case 7:
+		e->cat = IS("Runtime") ? TRACE_CAT_RUNTIME : TRACE_CAT_OTHER;
+		break;
+	case 9:
+		e->cat = IS("cuda_sync") ? TRACE_CAT_SYNC : TRACE_CAT_OTHER;
+		break;
+	case 10:
+		e->cat = IS("gpu_memcpy")   ? TRACE_CAT_MEMCPY
+		         : IS("gpu_memset") ? TRACE_CAT_MEMSET
+		                            : TRACE_CAT_OTHER;
+		break;
+	case 11:
+		e->cat = IS("cuda_driver") ? TRACE_CAT_DRIVER : TRACE_CAT_OTHER;
+		break;
+	case 12:
+		e->cat = IS("cuda_runtime") ? TRACE_CAT_RUNTIME : TRACE_CAT_OTHER;
+		break;
+	case 15:
+		e->cat = IS("mtia_ccp_events") ? TRACE_CAT_MTIA_CCP : TRACE_CAT_OTHER;
+		break;
+	case 17:
+		e->cat_instant = IS("cpu_instant_event");
+		break;
+	default:
+		break;
+	}
+#undef IS
+}
+
 void trace_kineto_set_cat(kstate *k, const unsigned char *s, size_t n)
 {
 	kevent *e = &k->e;
 	e->has_cat = true;
 	e->cat = TRACE_CAT_OTHER;
 	e->cat_trace = e->cat_instant = e->cat_profstep = false;
-	if (is_key(s, n, "kernel") || is_key(s, n, "Kernel"))
-		e->cat = TRACE_CAT_KERNEL;
-	else if (is_key(s, n, "gpu_memcpy") || is_key(s, n, "Memcpy"))
-		e->cat = TRACE_CAT_MEMCPY;
-	else if (is_key(s, n, "gpu_memset") || is_key(s, n, "Memset"))
-		e->cat = TRACE_CAT_MEMSET;
-	else if (is_key(s, n, "cuda_runtime") || is_key(s, n, "Runtime"))
-		e->cat = TRACE_CAT_RUNTIME;
-	else if (is_key(s, n, "cuda_sync"))
-		e->cat = TRACE_CAT_SYNC;
-	else if (is_key(s, n, "cuda_driver"))
-		e->cat = TRACE_CAT_DRIVER;
-	else if (is_key(s, n, "mtia_ccp_events"))
-		e->cat = TRACE_CAT_MTIA_CCP;
-	else if (is_key(s, n, "Trace"))
-		e->cat_trace = true;
-	else if (is_key(s, n, "cpu_instant_event"))
-		e->cat_instant = true;
+	cat_kind(e, s, n);
+	/* The 2021 names: Kernel, Memcpy, Memset (and any six-letter K... or M...), Runtime,
+	 * Operator. */
 	if (n == 6 && (s[0] == 'K' || s[0] == 'M'))
 		k->old_cats = true;
-	else if (is_key(s, n, "Runtime") || is_key(s, n, "Operator"))
+	else if ((n == 7 && !memcmp(s, "Runtime", 7)) || (n == 8 && !memcmp(s, "Operator", 8)))
 		k->old_cats = true;
-	if (n >= 12 && memmem(s, n, "ProfilerStep", 12)) {
+	if (n >= 12 && e->cat == TRACE_CAT_OTHER && memmem(s, n, "ProfilerStep", 12)) {
 		char *c = realloc(k->catsym, n);
 		if (c) {
 			memcpy(c, s, n);

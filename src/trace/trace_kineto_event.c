@@ -166,6 +166,125 @@ static inline bool number(const unsigned char **pp, const unsigned char *end,
 	return true;
 }
 
+#if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The value of the eight digits in v, one a byte (0-9), the first in the lowest byte: pairs,
+ * then quads, then the halves, by multiplications instead of eight steps. */
+static inline uint64_t swar8(uint64_t v)
+{
+	v = v * 10 + (v >> 8);
+	return (((v & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+	        (((v >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >>
+	       32;
+}
+
+/* The value of the m digits at p (1 <= m <= 8; eight bytes readable). The bytes after them
+ * are shifted out; subtracting '0' from them borrows only towards later bytes, never from a
+ * digit's. */
+static inline uint64_t digits_value(const unsigned char *p, unsigned m)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	w -= 0x3030303030303030ull;
+	return swar8(w << (8 * (8 - m)));
+}
+
+/* The value of the n digits at p, 1 <= n <= 16 (sixteen bytes readable). */
+static inline uint64_t digits16(const unsigned char *p, unsigned n)
+{
+	return n > 8 ? digits_value(p, n - 8) * 100000000 + digits_value(p + n - 8, 8)
+	             : digits_value(p, n);
+}
+
+/*
+ * A time in microseconds as traces write it (no sign, up to 15 integer digits, up to three
+ * decimals), checked and converted at once: *ns, *is_float and the end of the number, or NULL
+ * for every other form, which the general grammar and conversion take (to the same value:
+ * trace_kineto_us_to_ns is exact for these).
+ */
+static inline const unsigned char *us_common(const unsigned char *p, const unsigned char *end,
+                                             int64_t *ns, bool *is_float)
+{
+	if (end - p < 40)
+		return NULL; /* near the end: the loads below read ahead */
+	unsigned n = tj_digit_run16(p);
+	if (n - 1 >= 15 || (*p == '0' && n > 1))
+		return NULL; /* no digit, too many, or "01" */
+	static const uint64_t scale[4] = {1000, 100, 10, 1};
+	uint64_t v = digits16(p, n) * 1000;
+	const unsigned char *q = p + n;
+	if (*q == '.') {
+		unsigned f = tj_digit_run16(q + 1);
+		if (f - 1 >= 3)
+			return NULL; /* "1." or a fourth decimal, which is rounded */
+		v += digits_value(q + 1, f) * scale[f];
+		q += 1 + f;
+		*is_float = true;
+	}
+	if (!tj_value_end[*q])
+		return NULL; /* an exponent, or no number */
+	*ns = (int64_t)v;
+	return q;
+}
+
+/* An integer as args write it (no sign, 1 to 16 digits), checked and converted at once: its
+ * end, or NULL for the general path. */
+static inline const unsigned char *int_common(const unsigned char *p, const unsigned char *end,
+                                              int64_t *out)
+{
+	if (end - p < 32)
+		return NULL;
+	unsigned n = tj_digit_run16(p);
+	if (n - 1 >= 16 || (*p == '0' && n > 1) || !tj_value_end[p[n]])
+		return NULL;
+	*out = (int64_t)digits16(p, n);
+	return p + n;
+}
+#else
+static inline const unsigned char *us_common(const unsigned char *p, const unsigned char *end,
+                                             int64_t *ns, bool *is_float)
+{
+	(void)p, (void)end, (void)ns, (void)is_float;
+	return NULL;
+}
+static inline const unsigned char *int_common(const unsigned char *p, const unsigned char *end,
+                                              int64_t *out)
+{
+	(void)p, (void)end, (void)out;
+	return NULL;
+}
+#endif
+
+/* A time in microseconds for a known key: *ns, *is_float, and *pp past it. */
+static inline bool us_value(const unsigned char **pp, const unsigned char *end, int64_t *ns,
+                            bool *is_float)
+{
+	const unsigned char *q = us_common(*pp, end, ns, is_float), *v;
+	size_t vn;
+	if (q) {
+		*pp = q;
+		return true;
+	}
+	return number(pp, end, &v, &vn) && trace_kineto_us_to_ns((const char *)v, vn, ns, is_float);
+}
+
+/* An integer for a known key in args: *out with *converted (trace_kineto_num_to_i64's
+ * verdict), and *pp past it; false if it is no number. */
+static inline bool int_value(const unsigned char **pp, const unsigned char *end, int64_t *out,
+                             bool *converted)
+{
+	const unsigned char *q = int_common(*pp, end, out), *s;
+	size_t n;
+	if (q) {
+		*converted = true;
+		*pp = q;
+		return true;
+	}
+	if (!number(pp, end, &s, &n))
+		return false;
+	*converted = trace_kineto_num_to_i64((const char *)s, n, out);
+	return true;
+}
+
 /* The members of args after its '{': only stream, correlation and the memory bandwidth are
  * kept. depth: the containers open around args' values. */
 static const unsigned char *read_args(ev *e, const unsigned char *p, const unsigned char *end,
@@ -187,17 +306,21 @@ static const unsigned char *read_args(ev *e, const unsigned char *p, const unsig
 			if (!(p = pass_any(p, end, depth)))
 				return NULL;
 		} else {
-			if (which == EK_RANK || (e->seen & (1u << which)) ||
-			    !number(&p, end, &v, &vn))
+			if (which == EK_RANK || (e->seen & (1u << which)))
 				return NULL;
 			e->seen |= 1u << which;
+			bool converted = false;
 			if (which == EK_STREAM) {
-				if (!trace_kineto_num_to_i64((const char *)v, vn, &e->stream))
+				if (!int_value(&p, end, &e->stream, &converted))
+					return NULL;
+				if (!converted)
 					e->stream = -1;
 			} else if (which == EK_CORR) {
-				if (!trace_kineto_num_to_i64((const char *)v, vn, &e->corr))
+				if (!int_value(&p, end, &e->corr, &converted) || !converted)
 					return NULL;
 			} else {
+				if (!number(&p, end, &v, &vn))
+					return NULL;
 				char buf[64];
 				if (vn >= sizeof buf)
 					return NULL;
@@ -243,15 +366,13 @@ static const unsigned char *read_member(ev *e, int which, const unsigned char *p
 			return NULL;
 		return p;
 	case EK_TS:
-		if (!number(&p, end, &v, &vn) ||
-		    !trace_kineto_us_to_ns((const char *)v, vn, &e->ts, &is_float))
+		if (!us_value(&p, end, &e->ts, &is_float))
 			return NULL;
 		e->has_ts = true;
 		e->ts_float = is_float;
 		return p;
 	case EK_DUR:
-		if (!number(&p, end, &v, &vn) ||
-		    !trace_kineto_us_to_ns((const char *)v, vn, &e->dur, &is_float))
+		if (!us_value(&p, end, &e->dur, &is_float))
 			return NULL;
 		e->has_dur = true;
 		return p;

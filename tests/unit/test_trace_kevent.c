@@ -168,6 +168,65 @@ static void test_common_events_are_taken(void **state)
 	free(doc);
 }
 
+/* Times and integers of every length and form, where the reader converts them itself and
+ * where it leaves them to the general conversion: the same values. */
+static void test_numbers(void **state)
+{
+	(void)state;
+	static const char *const nums[] = {"0",
+	                                   "7",
+	                                   "0.5",
+	                                   "10.25",
+	                                   "99.999",
+	                                   "1.0",
+	                                   "1.00",
+	                                   "1.000",
+	                                   "1.0005",
+	                                   "1.0004",
+	                                   "12345678",
+	                                   "123456789",
+	                                   "123456789012345",
+	                                   "999999999999999.999",
+	                                   "1234567890123456",
+	                                   "12345678901234567",
+	                                   "123456789012345678",
+	                                   "1234567890123456789",
+	                                   "99999999999999999999",
+	                                   "4458676388076.445",
+	                                   "1610366662254362",
+	                                   "-0",
+	                                   "-5.5",
+	                                   "01",
+	                                   "1.",
+	                                   ".5",
+	                                   "1e3",
+	                                   "1.5E-2",
+	                                   "0.0001",
+	                                   "00",
+	                                   "1x",
+	                                   "08",
+	                                   "9007199254740993"};
+	enum { N = sizeof nums / sizeof *nums };
+	char body[512], pad[80];
+	memset(pad, ' ', sizeof pad - 1);
+	pad[sizeof pad - 1] = 0;
+	for (int i = 0; i < N; i++) {
+		for (int near_end = 0; near_end < 2; near_end++) {
+			snprintf(
+			    body, sizeof body,
+			    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %s, "
+			    "\"dur\": %s, \"args\": {\"stream\": %s, \"correlation\": %s}}%s",
+			    nums[i], nums[(i + 1) % N], nums[(i + 2) % N], nums[i],
+			    near_end ? "" : pad);
+			char *doc = document(body);
+			trace_kevent_diff d = compare(doc);
+			if (d.sax_ok != d.fast_ok || (d.sax_ok && !d.same))
+				fail_msg("numbers differ: %s", body);
+			free(doc);
+		}
+	}
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static unsigned next(unsigned n)
 {
@@ -242,6 +301,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_each_form),
 	    cmocka_unit_test(test_common_events_are_taken),
+	    cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_damaged_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
