@@ -6,6 +6,7 @@
  * with up to three decimals become exact integer nanoseconds. */
 #include "trace/trace_kineto.h"
 #include "trace/trace_jscan.h"
+#include "trace/trace_jscan_lex.h"
 #include "trace/trace_kineto_int.h"
 
 #include <errno.h>
@@ -37,8 +38,7 @@ static bool is_digit(char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
-/* Whether the eight bytes at s are all digits, and their value (SWAR: pairs, then quads, then
- * the two halves combined by multiplications instead of eight steps). */
+/* Whether the eight bytes at s are all digits, and their value. */
 static bool eight_digits(const char *s, uint32_t *out)
 {
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -51,12 +51,7 @@ static bool eight_digits(const char *s, uint32_t *out)
 	if ((v & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
 	    ((v + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
 		return false;
-	v -= 0x3030303030303030ull;
-	v = v * 10 + (v >> 8); /* little-endian: the first digit is the low byte */
-	v = (((v & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
-	     (((v >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >>
-	    32;
-	*out = (uint32_t)v;
+	*out = (uint32_t)tj_swar8(v - 0x3030303030303030ull);
 	return true;
 #endif
 }

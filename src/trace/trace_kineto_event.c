@@ -33,12 +33,10 @@ enum {
 
 /* The event as read, before it is handed over. */
 typedef struct {
+	kevent v; /* the values as the callbacks keep them; cat and name are handed over below */
 	const unsigned char *cat, *name;
 	size_t cat_n, name_n;
-	char ph;
-	bool ts_float, has_ts, has_dur, has_bw;
-	int64_t ts, dur, stream, corr;
-	double bw;
+	bool ts_float;
 	unsigned seen; /* 1 << EK_* of the keys met */
 } ev;
 
@@ -166,17 +164,10 @@ static inline bool number(const unsigned char **pp, const unsigned char *end,
 	return true;
 }
 
+/* The conversions below need SSE2's digit runs and little-endian loads; elsewhere every number
+ * takes the general path. */
 #if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The value of the eight digits in v, one a byte (0-9), the first in the lowest byte: pairs,
- * then quads, then the halves, by multiplications instead of eight steps. */
-static inline uint64_t swar8(uint64_t v)
-{
-	v = v * 10 + (v >> 8);
-	return (((v & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
-	        (((v >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >>
-	       32;
-}
-
+#define KEV_FAST_NUMBERS 1
 /* The value of the m digits at p (1 <= m <= 8; eight bytes readable). The bytes after them
  * are shifted out; subtracting '0' from them borrows only towards later bytes, never from a
  * digit's. */
@@ -185,7 +176,7 @@ static inline uint64_t digits_value(const unsigned char *p, unsigned m)
 	uint64_t w;
 	memcpy(&w, p, 8);
 	w -= 0x3030303030303030ull;
-	return swar8(w << (8 * (8 - m)));
+	return tj_swar8(w << (8 * (8 - m)));
 }
 
 /* The value of the n digits at p, 1 <= n <= 16 (sixteen bytes readable). */
@@ -239,31 +230,21 @@ static inline const unsigned char *int_common(const unsigned char *p, const unsi
 	*out = (int64_t)digits16(p, n);
 	return p + n;
 }
-#else
-static inline const unsigned char *us_common(const unsigned char *p, const unsigned char *end,
-                                             int64_t *ns, bool *is_float)
-{
-	(void)p, (void)end, (void)ns, (void)is_float;
-	return NULL;
-}
-static inline const unsigned char *int_common(const unsigned char *p, const unsigned char *end,
-                                              int64_t *out)
-{
-	(void)p, (void)end, (void)out;
-	return NULL;
-}
 #endif
 
 /* A time in microseconds for a known key: *ns, *is_float, and *pp past it. */
 static inline bool us_value(const unsigned char **pp, const unsigned char *end, int64_t *ns,
                             bool *is_float)
 {
-	const unsigned char *q = us_common(*pp, end, ns, is_float), *v;
-	size_t vn;
+#ifdef KEV_FAST_NUMBERS
+	const unsigned char *q = us_common(*pp, end, ns, is_float);
 	if (q) {
 		*pp = q;
 		return true;
 	}
+#endif
+	const unsigned char *v;
+	size_t vn;
 	return number(pp, end, &v, &vn) && trace_kineto_us_to_ns((const char *)v, vn, ns, is_float);
 }
 
@@ -272,13 +253,16 @@ static inline bool us_value(const unsigned char **pp, const unsigned char *end, 
 static inline bool int_value(const unsigned char **pp, const unsigned char *end, int64_t *out,
                              bool *converted)
 {
-	const unsigned char *q = int_common(*pp, end, out), *s;
-	size_t n;
+#ifdef KEV_FAST_NUMBERS
+	const unsigned char *q = int_common(*pp, end, out);
 	if (q) {
 		*converted = true;
 		*pp = q;
 		return true;
 	}
+#endif
+	const unsigned char *s;
+	size_t n;
 	if (!number(pp, end, &s, &n))
 		return false;
 	*converted = trace_kineto_num_to_i64((const char *)s, n, out);
@@ -311,12 +295,12 @@ static const unsigned char *read_args(ev *e, const unsigned char *p, const unsig
 			e->seen |= 1u << which;
 			bool converted = false;
 			if (which == EK_STREAM) {
-				if (!int_value(&p, end, &e->stream, &converted))
+				if (!int_value(&p, end, &e->v.stream, &converted))
 					return NULL;
 				if (!converted)
-					e->stream = -1;
+					e->v.stream = -1;
 			} else if (which == EK_CORR) {
-				if (!int_value(&p, end, &e->corr, &converted) || !converted)
+				if (!int_value(&p, end, &e->v.corr, &converted) || !converted)
 					return NULL;
 			} else {
 				if (!number(&p, end, &v, &vn))
@@ -326,8 +310,8 @@ static const unsigned char *read_args(ev *e, const unsigned char *p, const unsig
 					return NULL;
 				memcpy(buf, v, vn);
 				buf[vn] = 0;
-				e->bw = gw_strtod_c(buf, NULL);
-				e->has_bw = true;
+				e->v.bw = gw_strtod_c(buf, NULL);
+				e->v.has_bw = true;
 			}
 		}
 		int more = next_member(&p, end);
@@ -353,7 +337,7 @@ static const unsigned char *read_member(ev *e, int which, const unsigned char *p
 		p++;
 		if (p[-1] != '"' || !plain_string(&p, end, &v, &vn))
 			return NULL;
-		e->ph = vn ? (char)v[0] : 0;
+		e->v.ph = vn ? (char)v[0] : 0;
 		return p;
 	case EK_CAT:
 		p++;
@@ -366,15 +350,15 @@ static const unsigned char *read_member(ev *e, int which, const unsigned char *p
 			return NULL;
 		return p;
 	case EK_TS:
-		if (!us_value(&p, end, &e->ts, &is_float))
+		if (!us_value(&p, end, &e->v.ts, &is_float))
 			return NULL;
-		e->has_ts = true;
+		e->v.has_ts = true;
 		e->ts_float = is_float;
 		return p;
 	case EK_DUR:
-		if (!us_value(&p, end, &e->dur, &is_float))
+		if (!us_value(&p, end, &e->v.dur, &is_float))
 			return NULL;
-		e->has_dur = true;
+		e->v.has_dur = true;
 		return p;
 	default: /* EK_ARGS */
 		if (*p != '{')
@@ -390,16 +374,8 @@ static bool hand_over(kstate *k, const ev *e)
 	k->key = K_NONE;
 	k->rank_depth = -1;
 	trace_kineto_event_begin(k);
+	k->e = e->v;
 	kevent *ke = &k->e;
-	ke->ph = e->ph;
-	ke->has_ts = e->has_ts;
-	ke->ts = e->ts;
-	ke->has_dur = e->has_dur;
-	ke->dur = e->dur;
-	ke->stream = e->stream;
-	ke->corr = e->corr;
-	ke->bw = e->bw;
-	ke->has_bw = e->has_bw;
 	if (e->ts_float)
 		k->r->ts_float = true;
 	if (e->cat)
@@ -421,7 +397,7 @@ const unsigned char *trace_kineto_event(void *ctx, const unsigned char *p, const
 	kstate *k = ctx;
 	if (!k->events_open || k->depth != 2)
 		return NULL;
-	ev e = {.stream = -1, .corr = -1, .bw = -1};
+	ev e = {.v = {.stream = -1, .corr = -1, .bw = -1}};
 	p = tj_ws(p + 1, end);
 	if (p == end || *p != '"')
 		return NULL;
