@@ -324,9 +324,16 @@ static int64_t thread_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filter, int threads)
 {
-	int64_t t0 = thread_cpu_ns();
+	int64_t t0 = thread_cpu_ns(), w0 = wall_ns();
 	trace_frame f;
 	if (trace_prep(&it->rank, &o->prep, filter, &f) < 0 ||
 	    trace_analyze(&it->rank, &f, &it->res, threads) < 0) {
@@ -336,8 +343,8 @@ static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filte
 		return;
 	}
 	it->analyzed = true;
-	gw_debug("%s: analysed %zu events, %.3f s CPU", it->rank.path, it->rank.n,
-	         (double)(thread_cpu_ns() - t0) / 1e9);
+	gw_debug("%s: analysed %zu events, %.3f s CPU on this thread, %.3f s wall", it->rank.path,
+	         it->rank.n, (double)(thread_cpu_ns() - t0) / 1e9, (double)(wall_ns() - w0) / 1e9);
 	/* The results keep names and copies; the event records can go now (the frame's
 	 * counters stay for the report). */
 	trace_frame *fr = &it->res.frame;
@@ -360,15 +367,17 @@ static void *worker(void *arg)
 			break;
 		trace_job_item *it = &job->items[i];
 		if (w->phase == 0) {
-			int64_t t0 = thread_cpu_ns();
+			int64_t t0 = thread_cpu_ns(), w0 = wall_ns();
 			if (trace_read_file(it->rank.path, &it->rank, &w->bytes, w->per_file,
 			                    it->err, sizeof it->err) < 0) {
 				it->failed = GW_EXIT_ENV;
 			} else {
-				gw_debug("%s: read %llu bytes, kept %zu of %llu events, %.3f s CPU",
+				gw_debug("%s: read %llu bytes, kept %zu of %llu events, %.3f s CPU "
+				         "on this thread, %.3f s wall",
 				         it->rank.path, (unsigned long long)it->rank.bytes,
 				         it->rank.n, (unsigned long long)it->rank.n_events,
-				         (double)(thread_cpu_ns() - t0) / 1e9);
+				         (double)(thread_cpu_ns() - t0) / 1e9,
+				         (double)(wall_ns() - w0) / 1e9);
 				it->selected = rank_selected(w->o, it->rank.rank);
 				/* Two ProfilerStep names here settle the filter for every rank. */
 				if (it->selected && it->rank.n_profstep_syms >= 2)

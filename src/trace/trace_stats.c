@@ -138,17 +138,12 @@ void trace_argsort(const int64_t *v, uint32_t *t, size_t num)
 	}
 }
 
-void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
-                        const void *arg)
+/* Sorts k (with idx) stably and says whether that order is numpy's too: whether no run of
+ * equal keys holds a pair whose order tie() says matters (long runs: not worth asking). */
+static bool stable_order_will_do(uint64_t *k, uint32_t *idx, size_t n, trace_tie_fn tie,
+                                 const void *arg)
 {
-	uint64_t *k = malloc((n + 1) * sizeof *k);
-	bool ok = k != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		k[i] = trace_key_i64(keys[i]);
-		idx[i] = (uint32_t)i;
-	}
-	ok = ok && trace_radix_sort(k, idx, n);
-	/* Runs of equal keys: fine when no pair in them needs an order (long runs: give up). */
+	bool ok = trace_radix_sort(k, idx, n);
 	for (size_t i = 0; ok && tie && i + 1 < n; i++) {
 		size_t j = i + 1;
 		while (j < n && k[j] == k[i])
@@ -162,6 +157,19 @@ void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_
 		}
 		i = j - 1;
 	}
+	return ok;
+}
+
+void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
+                        const void *arg)
+{
+	uint64_t *k = malloc((n + 1) * sizeof *k);
+	bool ok = k != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		k[i] = trace_key_i64(keys[i]);
+		idx[i] = (uint32_t)i;
+	}
+	ok = ok && stable_order_will_do(k, idx, n, tie, arg);
 	free(k);
 	if (!ok)
 		trace_argsort(keys, idx, n);
@@ -180,21 +188,7 @@ bool trace_argsort_fast_field(const void *first, size_t stride, uint32_t *idx, s
 		k[i] = trace_key_i64(v);
 		idx[i] = (uint32_t)i;
 	}
-	bool ok = trace_radix_sort(k, idx, n);
-	for (size_t i = 0; ok && tie && i + 1 < n; i++) {
-		size_t j = i + 1;
-		while (j < n && k[j] == k[i])
-			j++;
-		if (j - i > 64) {
-			ok = false;
-		} else {
-			for (size_t a = i; ok && a < j; a++)
-				for (size_t b = a + 1; ok && b < j; b++)
-					ok = !tie(idx[a], idx[b], arg);
-		}
-		i = j - 1;
-	}
-	if (ok) {
+	if (stable_order_will_do(k, idx, n, tie, arg)) {
 		free(k);
 		return true;
 	}
@@ -229,22 +223,87 @@ double trace_double_of_key(uint64_t k)
 	return v;
 }
 
+/* Stable merge of the sorted runs [a, b) and [b, c) of k (with p when not NULL) into k2/p2. */
+static void merge_runs(const uint64_t *k, const uint32_t *p, size_t a, size_t b, size_t c,
+                       uint64_t *k2, uint32_t *p2)
+{
+	size_t i = a, j = b, o = a;
+	while (i < b && j < c) {
+		bool left = k[i] <= k[j]; /* the left run first among equal keys: stable */
+		size_t from = left ? i++ : j++;
+		k2[o] = k[from];
+		if (p)
+			p2[o] = p[from];
+		o++;
+	}
+	size_t from = i < b ? i : j, rest = i < b ? b - i : c - j;
+	memcpy(k2 + o, k + from, rest * sizeof *k);
+	if (p)
+		memcpy(p2 + o, p + from, rest * sizeof *p);
+}
+
+/* Merges the nruns sorted runs that start at run[0..nruns) (run[nruns] = n) pairwise until one
+ * is left, in tk/tp and back; the result ends in keys/payload. */
+static void merge_all(uint64_t *keys, uint32_t *payload, size_t *run, size_t nruns,
+                      uint64_t *tk, uint32_t *tp)
+{
+	uint64_t *src = keys, *dst = tk;
+	uint32_t *psrc = payload, *pdst = tp;
+	while (nruns > 1) {
+		size_t out = 0, r = 0;
+		for (; r + 1 < nruns; r += 2, out++) {
+			merge_runs(src, psrc, run[r], run[r + 1], run[r + 2], dst, pdst);
+			run[out] = run[r];
+		}
+		if (r < nruns) { /* an odd run out: copied as it is */
+			memcpy(dst + run[r], src + run[r], (run[r + 1] - run[r]) * sizeof *dst);
+			if (payload)
+				memcpy(pdst + run[r], psrc + run[r], (run[r + 1] - run[r]) * sizeof *pdst);
+			run[out++] = run[r];
+		}
+		run[out] = run[nruns];
+		nruns = out;
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+		uint32_t *pt = psrc;
+		psrc = pdst;
+		pdst = pt;
+	}
+	if (src != keys) {
+		memcpy(keys, src, run[1] * sizeof *keys);
+		if (payload)
+			memcpy(payload, psrc, run[1] * sizeof *payload);
+	}
+}
+
 bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n)
 {
-	/* Keys already in order stay as they are (the sort is stable): no pass, no buffers. */
-	size_t up = 1;
-	while (up < n && keys[up - 1] <= keys[up])
-		up++;
-	if (up >= n)
+	/* Trace columns mostly come as a few ascending runs (events in time order, or two such
+	 * series one after the other): a stable merge of those is a pass or two where radix needs
+	 * up to eight. One run, keys already in order, stays as it is. */
+	enum { MAX_RUNS = 16 };
+	size_t run[MAX_RUNS + 1] = {0}, nruns = 1;
+	for (size_t i = 1; i < n && nruns <= MAX_RUNS; i++)
+		if (keys[i] < keys[i - 1] && nruns++ < MAX_RUNS)
+			run[nruns - 1] = i;
+	if (nruns == 1)
 		return true;
 	uint64_t *tk = malloc(n * sizeof *tk);
 	uint32_t *tp = payload ? malloc(n * sizeof *tp) : NULL;
-	size_t(*hist)[256] = calloc(8, sizeof *hist);
-	if (!tk || (payload && !tp) || !hist) {
+	size_t(*hist)[256] = nruns > MAX_RUNS ? calloc(8, sizeof *hist) : NULL;
+	if (!tk || (payload && !tp) || (nruns > MAX_RUNS && !hist)) {
 		free(tk);
 		free(tp);
 		free(hist);
 		return false;
+	}
+	if (nruns <= MAX_RUNS) {
+		run[nruns] = n;
+		merge_all(keys, payload, run, nruns, tk, tp);
+		free(tk);
+		free(tp);
+		return true;
 	}
 	for (size_t i = 0; i < n; i++)
 		for (int d = 0; d < 8; d++)

@@ -424,6 +424,45 @@ static void test_argsort_fast_field(void **state)
 	}
 }
 
+/* trace_radix_sort is stable whichever way it goes: merging a few ascending runs (one to 16)
+ * or radix passes (more), with and without a payload. */
+static void test_radix_runs(void **state)
+{
+	(void)state;
+	enum { N = 4000 };
+	static uint64_t k[N], k2[N], orig[N];
+	static uint32_t p[N];
+	uint64_t rng = 5;
+	for (size_t runs = 1; runs <= 20; runs++) {
+		size_t len = N / runs;
+		uint64_t at = 0;
+		for (size_t i = 0; i < N; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			if (i % len == 0)
+				at = (rng >> 40) % 50; /* a new run starts low: many equal keys across runs */
+			at += (rng >> 62) == 0;  /* steps of 0 or 1 */
+			k[i] = k2[i] = orig[i] = at | (runs & 1 ? 0 : 0xff00000000000000ull);
+			p[i] = (uint32_t)i;
+		}
+		assert_true(trace_radix_sort(k, p, N));
+		assert_true(trace_radix_sort(k2, NULL, N));
+		assert_memory_equal(k, k2, sizeof k);
+		for (size_t i = 1; i < N; i++) {
+			assert_true(k[i - 1] <= k[i]);
+			if (k[i - 1] == k[i])
+				assert_true(p[i - 1] < p[i]); /* stable */
+		}
+		for (size_t i = 0; i < N; i++) /* a permutation carried with its keys */
+			k2[i] = 0;
+		for (size_t i = 0; i < N; i++) {
+			assert_int_equal(k[i], orig[p[i]]);
+			k2[p[i]]++;
+		}
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(k2[i], 1);
+	}
+}
+
 /* The radix path gives numpy's order whenever it is taken. */
 static void test_argsort_fast(void **state)
 {
@@ -706,7 +745,7 @@ int main(void)
 	    cmocka_unit_test(test_profiler_step_filter),  cmocka_unit_test(test_ns_rounding),
 	    cmocka_unit_test(test_old_categories),        cmocka_unit_test(test_string_stream_ids),
 	    cmocka_unit_test(test_missing_correlation),   cmocka_unit_test(test_kernel_types),
-	    cmocka_unit_test(test_argsort_numpy_ties),    cmocka_unit_test(test_argsort_fast),
+	    cmocka_unit_test(test_argsort_numpy_ties),    cmocka_unit_test(test_argsort_fast), cmocka_unit_test(test_radix_runs),
 	    cmocka_unit_test(test_argsort_fast_field),    cmocka_unit_test(test_describe),
 	    cmocka_unit_test(test_top_kernels_fold),      cmocka_unit_test(test_launch_stats),
 	    cmocka_unit_test(test_queue_length),          cmocka_unit_test(test_memory_bandwidth),
