@@ -244,8 +244,8 @@ static void merge_runs(const uint64_t *k, const uint32_t *p, size_t a, size_t b,
 
 /* Merges the nruns sorted runs that start at run[0..nruns) (run[nruns] = n) pairwise until one
  * is left, in tk/tp and back; the result ends in keys/payload. */
-static void merge_all(uint64_t *keys, uint32_t *payload, size_t *run, size_t nruns,
-                      uint64_t *tk, uint32_t *tp)
+static void merge_all(uint64_t *keys, uint32_t *payload, size_t *run, size_t nruns, uint64_t *tk,
+                      uint32_t *tp)
 {
 	uint64_t *src = keys, *dst = tk;
 	uint32_t *psrc = payload, *pdst = tp;
@@ -258,7 +258,8 @@ static void merge_all(uint64_t *keys, uint32_t *payload, size_t *run, size_t nru
 		if (r < nruns) { /* an odd run out: copied as it is */
 			memcpy(dst + run[r], src + run[r], (run[r + 1] - run[r]) * sizeof *dst);
 			if (payload)
-				memcpy(pdst + run[r], psrc + run[r], (run[r + 1] - run[r]) * sizeof *pdst);
+				memcpy(pdst + run[r], psrc + run[r],
+				       (run[r + 1] - run[r]) * sizeof *pdst);
 			run[out++] = run[r];
 		}
 		run[out] = run[nruns];

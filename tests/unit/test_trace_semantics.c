@@ -439,8 +439,9 @@ static void test_radix_runs(void **state)
 		for (size_t i = 0; i < N; i++) {
 			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 			if (i % len == 0)
-				at = (rng >> 40) % 50; /* a new run starts low: many equal keys across runs */
-			at += (rng >> 62) == 0;  /* steps of 0 or 1 */
+				at = (rng >> 40) %
+				     50; /* a new run starts low: many equal keys across runs */
+			at += (rng >> 62) == 0; /* steps of 0 or 1 */
 			k[i] = k2[i] = orig[i] = at | (runs & 1 ? 0 : 0xff00000000000000ull);
 			p[i] = (uint32_t)i;
 		}
@@ -740,16 +741,27 @@ static void test_verdicts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gap_categories),        cmocka_unit_test(test_threshold_30us),
-	    cmocka_unit_test(test_overlapping_intervals), cmocka_unit_test(test_touching_intervals),
-	    cmocka_unit_test(test_profiler_step_filter),  cmocka_unit_test(test_ns_rounding),
-	    cmocka_unit_test(test_old_categories),        cmocka_unit_test(test_string_stream_ids),
-	    cmocka_unit_test(test_missing_correlation),   cmocka_unit_test(test_kernel_types),
-	    cmocka_unit_test(test_argsort_numpy_ties),    cmocka_unit_test(test_argsort_fast), cmocka_unit_test(test_radix_runs),
-	    cmocka_unit_test(test_argsort_fast_field),    cmocka_unit_test(test_describe),
-	    cmocka_unit_test(test_top_kernels_fold),      cmocka_unit_test(test_launch_stats),
-	    cmocka_unit_test(test_queue_length),          cmocka_unit_test(test_memory_bandwidth),
-	    cmocka_unit_test(test_comm_overlap),          cmocka_unit_test(test_verdicts),
+	    cmocka_unit_test(test_gap_categories),
+	    cmocka_unit_test(test_threshold_30us),
+	    cmocka_unit_test(test_overlapping_intervals),
+	    cmocka_unit_test(test_touching_intervals),
+	    cmocka_unit_test(test_profiler_step_filter),
+	    cmocka_unit_test(test_ns_rounding),
+	    cmocka_unit_test(test_old_categories),
+	    cmocka_unit_test(test_string_stream_ids),
+	    cmocka_unit_test(test_missing_correlation),
+	    cmocka_unit_test(test_kernel_types),
+	    cmocka_unit_test(test_argsort_numpy_ties),
+	    cmocka_unit_test(test_argsort_fast),
+	    cmocka_unit_test(test_radix_runs),
+	    cmocka_unit_test(test_argsort_fast_field),
+	    cmocka_unit_test(test_describe),
+	    cmocka_unit_test(test_top_kernels_fold),
+	    cmocka_unit_test(test_launch_stats),
+	    cmocka_unit_test(test_queue_length),
+	    cmocka_unit_test(test_memory_bandwidth),
+	    cmocka_unit_test(test_comm_overlap),
+	    cmocka_unit_test(test_verdicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
