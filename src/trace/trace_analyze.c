@@ -788,14 +788,13 @@ static void release_freed(void)
 #endif
 }
 
-/* The analyses built on the launch/kernel join, which share nothing with the others. */
-static void *side_analyses(void *arg)
+/* The queue length series, the costliest analysis (numpy's sort of two points per launch):
+ * it shares only read-only state with the others, so it runs beside them on a second thread
+ * when there is one. */
+static void *queue_analysis(void *arg)
 {
 	side_t *s = arg;
-	s->rc = (trace_an_launch_stats(s->c, s->res) < 0 ||
-	         trace_an_queue_length(s->c, s->res) < 0 || trace_an_memory_bw(s->c, s->res) < 0)
-	            ? -1
-	            : 0;
+	s->rc = trace_an_queue_length(s->c, s->res) < 0 ? -1 : 0;
 	return NULL;
 }
 
@@ -805,37 +804,45 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	res->r = r;
 	res->frame = *f;
 	memset(f, 0, sizeof *f);
-	ctx_t a = {.r = r, .f = &res->frame}, b = a;
+	/* a: the breakdowns' scratch; b: the launch/GPU join (chain, marks) and its analyses;
+	 * q: the queue length's own marks on b's chain. */
+	ctx_t a = {.r = r, .f = &res->frame}, b = a, q = a;
 	size_t n = res->frame.n + 1;
 	a.keys = malloc(n * sizeof *a.keys);
 	a.idx = malloc(n * sizeof *a.idx);
 	a.rows = malloc(n * sizeof *a.rows);
 	b.rows = malloc(n * sizeof *b.rows);
 	b.mark = malloc((size_t)res->frame.n_cidx + 1);
-	side_t side = {.c = &b, .res = res, .rc = -1};
+	q.mark = malloc((size_t)res->frame.n_cidx + 1);
+	side_t side = {.c = &q, .res = res, .rc = -1};
 	int rc = -1;
-	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || trace_an_chain_build(&b) < 0)
-		goto out;
-	/* The side analyses start on a second thread once the temporal breakdown, whose sweeps
-	 * hold the most, is done: beside it their buffers would add a tenth to the peak. */
-	rc = temporal_and_types(&a, res) < 0 ? -1 : 0;
+	bool helper = false;
 	pthread_t th;
-	bool helper = threads > 1 && pthread_create(&th, NULL, side_analyses, &side) == 0;
+	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || !q.mark ||
+	    trace_an_chain_build(&b) < 0)
+		goto out;
+	q.gpu = b.gpu;
+	/* The queue length starts once the temporal breakdown, whose sweeps hold the most, is
+	 * done: beside it its buffers would add a tenth to the peak. */
+	rc = temporal_and_types(&a, res) < 0 ? -1 : 0;
+	helper = threads > 1 && pthread_create(&th, NULL, queue_analysis, &side) == 0;
 	if (rc == 0)
 		rc = (idle_breakdown(&a, res) < 0 || kernel_breakdown(&a, res) < 0) ? -1 : 0;
-	/* The main analyses' scratch goes before the side ones go on (on the helper thread) or
-	 * begin (on this one), so that the two add up as little as they can (a tenth of a big
-	 * trace's peak). */
+	/* The breakdowns' scratch goes before the launch analyses begin, so that the two add
+	 * up as little as they can. */
 	free(a.keys);
 	free(a.idx);
 	free(a.rows);
 	a.keys = NULL;
 	a.idx = a.rows = NULL;
 	release_freed();
+	if (rc == 0)
+		rc = (trace_an_launch_stats(&b, res) < 0 || trace_an_memory_bw(&b, res) < 0) ? -1
+		                                                                             : 0;
 	if (helper)
 		pthread_join(th, NULL);
 	else
-		side_analyses(&side);
+		queue_analysis(&side);
 	if (rc == 0 && side.rc == 0) {
 		verdict(res, &res->verdict);
 	} else {
@@ -847,6 +854,7 @@ out:
 	free(a.rows);
 	free(b.rows);
 	free(b.mark);
+	free(q.mark);
 	trace_an_chain_free(&b.gpu);
 	if (rc < 0)
 		trace_result_free(res);

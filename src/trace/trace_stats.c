@@ -160,16 +160,82 @@ static bool stable_order_will_do(uint64_t *k, uint32_t *idx, size_t n, trace_tie
 	return ok;
 }
 
+static int64_t key_at(const unsigned char *base, size_t stride, size_t i)
+{
+	int64_t v;
+	memcpy(&v, base + i * stride, sizeof v);
+	return v;
+}
+
+typedef enum {
+	RUNS_ORDERED,    /* idx holds the stable order, which is numpy's too */
+	RUNS_NEED_NUMPY, /* a tie needs numpy's order */
+	RUNS_TOO_MANY,   /* not a few ascending runs: nothing decided */
+} runs_verdict;
+
+/* The stable order of keys that come as at most four ascending runs (a time-ordered column,
+ * or two such one after the other), merged straight into idx with no copy of the keys, and
+ * the same check of ties as stable_order_will_do on the way. */
+static runs_verdict merge_few_runs(const unsigned char *base, size_t stride, uint32_t *idx,
+                                   size_t n, trace_tie_fn tie, const void *arg)
+{
+	enum { MAX_MERGE = 4 };
+	size_t at[MAX_MERGE], end[MAX_MERGE], nr = 1;
+	at[0] = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (key_at(base, stride, i) >= key_at(base, stride, i - 1))
+			continue;
+		if (nr == MAX_MERGE)
+			return RUNS_TOO_MANY;
+		end[nr - 1] = i;
+		at[nr++] = i;
+	}
+	end[nr - 1] = n;
+	size_t g0 = 0; /* where the current group of equal keys starts in idx */
+	int64_t prev = 0;
+	for (size_t o = 0; o < n; o++) {
+		size_t best = MAX_MERGE;
+		int64_t bk = 0;
+		for (size_t r = 0; r < nr; r++) { /* the earlier run first among equal keys */
+			if (at[r] == end[r])
+				continue;
+			int64_t k = key_at(base, stride, at[r]);
+			if (best == MAX_MERGE || k < bk) {
+				best = r;
+				bk = k;
+			}
+		}
+		idx[o] = (uint32_t)at[best]++;
+		if (o == 0 || bk != prev) {
+			g0 = o;
+		} else if (tie) {
+			if (o - g0 >= 64)
+				return RUNS_NEED_NUMPY;
+			for (size_t a = g0; a < o; a++)
+				if (tie(idx[a], idx[o], arg))
+					return RUNS_NEED_NUMPY;
+		}
+		prev = bk;
+	}
+	return RUNS_ORDERED;
+}
+
 void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
                         const void *arg)
 {
-	uint64_t *k = malloc((n + 1) * sizeof *k);
-	bool ok = k != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		k[i] = trace_key_i64(keys[i]);
-		idx[i] = (uint32_t)i;
+	runs_verdict rv =
+	    merge_few_runs((const unsigned char *)keys, sizeof *keys, idx, n, tie, arg);
+	if (rv == RUNS_ORDERED)
+		return;
+	bool ok = false;
+	uint64_t *k = rv == RUNS_TOO_MANY ? malloc((n + 1) * sizeof *k) : NULL;
+	if (k) {
+		for (size_t i = 0; i < n; i++) {
+			k[i] = trace_key_i64(keys[i]);
+			idx[i] = (uint32_t)i;
+		}
+		ok = stable_order_will_do(k, idx, n, tie, arg);
 	}
-	ok = ok && stable_order_will_do(k, idx, n, tie, arg);
 	free(k);
 	if (!ok)
 		trace_argsort(keys, idx, n);
@@ -179,24 +245,27 @@ bool trace_argsort_fast_field(const void *first, size_t stride, uint32_t *idx, s
                               trace_tie_fn tie, const void *arg)
 {
 	const unsigned char *base = first;
+	runs_verdict rv = merge_few_runs(base, stride, idx, n, tie, arg);
+	if (rv == RUNS_ORDERED)
+		return true;
 	uint64_t *k = malloc((n + 1) * sizeof *k);
 	if (!k)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		int64_t v;
-		memcpy(&v, base + i * stride, sizeof v);
-		k[i] = trace_key_i64(v);
-		idx[i] = (uint32_t)i;
-	}
-	if (stable_order_will_do(k, idx, n, tie, arg)) {
-		free(k);
-		return true;
+	if (rv == RUNS_TOO_MANY) {
+		for (size_t i = 0; i < n; i++) {
+			k[i] = trace_key_i64(key_at(base, stride, i));
+			idx[i] = (uint32_t)i;
+		}
+		if (stable_order_will_do(k, idx, n, tie, arg)) {
+			free(k);
+			return true;
+		}
 	}
 	/* numpy's order needed: the keys as a plain array (k's room, same size) for trace_argsort
 	 */
 	int64_t *keys = (int64_t *)k;
 	for (size_t i = 0; i < n; i++)
-		memcpy(&keys[i], base + i * stride, sizeof keys[i]);
+		keys[i] = key_at(base, stride, i);
 	trace_argsort(keys, idx, n);
 	free(k);
 	return true;

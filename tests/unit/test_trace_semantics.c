@@ -464,6 +464,55 @@ static void test_radix_runs(void **state)
 	}
 }
 
+/* Keys in one to six ascending runs (four at most are merged directly, more go the radix way):
+ * numpy's order where a tie matters, else the stable order, through keys and through a field. */
+static void test_argsort_runs(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static int64_t keys[N];
+	static struct {
+		int32_t pad;
+		int64_t ts;
+	} rec[N];
+	static uint32_t want[N], got[N];
+	uint64_t rng = 3;
+	for (size_t runs = 1; runs <= 6; runs++) {
+		for (int dense = 0; dense < 2; dense++) {
+			int64_t at = 0;
+			for (size_t i = 0; i < N; i++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				if (i % (N / runs) == 0)
+					at = (int64_t)((rng >> 40) % 100) - 50;
+				at += dense ? (int64_t)(rng >> 63)
+				            : 1 + (int64_t)((rng >> 33) % 1000);
+				keys[i] = rec[i].ts = at;
+			}
+			trace_argsort(keys, want, N);
+			trace_argsort_fast(keys, got, N, tie_always, NULL);
+			assert_memory_equal(got, want, sizeof want);
+			assert_true(trace_argsort_fast_field(&rec[0].ts, sizeof *rec, got, N,
+			                                     tie_always, NULL));
+			assert_memory_equal(got, want, sizeof want);
+			for (int field = 0; field < 2; field++) {
+				if (field)
+					assert_true(trace_argsort_fast_field(
+					    &rec[0].ts, sizeof *rec, got, N, NULL, NULL));
+				else
+					trace_argsort_fast(keys, got, N, NULL, NULL);
+				for (size_t i = 1; i < N; i++) { /* stable: ties never matter */
+					assert_true(keys[got[i - 1]] <= keys[got[i]]);
+					if (keys[got[i - 1]] == keys[got[i]])
+						assert_true(got[i - 1] < got[i]);
+				}
+			}
+			trace_argsort_fast(keys, got, N, tie_same_parity, NULL);
+			for (size_t i = 1; i < N; i++)
+				assert_true(keys[got[i - 1]] <= keys[got[i]]);
+		}
+	}
+}
+
 /* The radix path gives numpy's order whenever it is taken. */
 static void test_argsort_fast(void **state)
 {
@@ -754,6 +803,7 @@ int main(void)
 	    cmocka_unit_test(test_argsort_numpy_ties),
 	    cmocka_unit_test(test_argsort_fast),
 	    cmocka_unit_test(test_radix_runs),
+	    cmocka_unit_test(test_argsort_runs),
 	    cmocka_unit_test(test_argsort_fast_field),
 	    cmocka_unit_test(test_describe),
 	    cmocka_unit_test(test_top_kernels_fold),
