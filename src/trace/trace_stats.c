@@ -194,17 +194,19 @@ static runs_verdict merge_few_runs(const unsigned char *base, size_t stride, uin
 	size_t g0 = 0; /* where the current group of equal keys starts in idx */
 	int64_t prev = 0;
 	for (size_t o = 0; o < n; o++) {
-		size_t best = MAX_MERGE;
+		size_t best = nr;
 		int64_t bk = 0;
 		for (size_t r = 0; r < nr; r++) { /* the earlier run first among equal keys */
 			if (at[r] == end[r])
 				continue;
 			int64_t k = key_at(base, stride, at[r]);
-			if (best == MAX_MERGE || k < bk) {
+			if (best == nr || k < bk) {
 				best = r;
 				bk = k;
 			}
 		}
+		if (best == nr) /* cannot be: o < n keys were left */
+			return RUNS_TOO_MANY;
 		idx[o] = (uint32_t)at[best]++;
 		if (o == 0 || bk != prev) {
 			g0 = o;
