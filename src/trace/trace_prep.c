@@ -42,20 +42,15 @@ static double us_double(int64_t ns)
 	return gw_strtod_c(buf, NULL);
 }
 
-/* HTA's round_down_time_stamps: ts = ceil(ts), end = floor(ts + dur), dur = end - ts. */
-static uint64_t round_events(trace_rank *r)
+/* HTA's round_down_time_stamps for one event: ts = ceil(ts), end = floor(ts + dur),
+ * dur = end - ts. True when that leaves a negative duration. */
+static bool round_event(trace_event *e)
 {
-	uint64_t neg = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		trace_event *e = &r->ev[i];
-		double ts = us_double(e->ts), dur = us_double(e->dur);
-		double t0 = ceil(ts), t1 = floor(ts + dur);
-		e->ts = (int64_t)t0 * 1000;
-		e->dur = ((int64_t)t1 - (int64_t)t0) * 1000;
-		if (e->dur < 0)
-			neg++;
-	}
-	return neg;
+	double ts = us_double(e->ts), dur = us_double(e->dur);
+	double t0 = ceil(ts), t1 = floor(ts + dur);
+	e->ts = (int64_t)t0 * 1000;
+	e->dur = ((int64_t)t1 - (int64_t)t0) * 1000;
+	return e->dur < 0;
 }
 
 static bool gpu_side(const trace_rank *r, const trace_event *e)
@@ -66,18 +61,11 @@ static bool gpu_side(const trace_rank *r, const trace_event *e)
 
 /*
  * Dense correlation indices: joins on the correlation id become array lookups. Kineto's ids are
- * sequential, so the id minus the smallest one usually serves; sparse ids go through a map.
+ * sequential, so the id minus the smallest one (lo; hi the largest, lo > hi when there are none)
+ * usually serves; sparse ids go through a map.
  */
-static int index_correlations(const trace_rank *r, trace_frame *f)
+static int index_correlations(const trace_rank *r, trace_frame *f, int64_t lo, int64_t hi)
 {
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < r->n; i++) {
-		int64_t c = r->ev[i].corr;
-		if (c == -1)
-			continue;
-		lo = c < lo ? c : lo;
-		hi = c > hi ? c : hi;
-	}
 	if (lo > hi)
 		return 0;
 	if ((uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)r->n + 1024) {
@@ -225,25 +213,32 @@ int trace_prep(trace_rank *r, const trace_prep_opts *o, bool filter, trace_frame
 {
 	memset(f, 0, sizeof *f);
 	f->row0 = TRACE_NONE;
-	if (o->ns_rounding && r->source == TRACE_SRC_KINETO && r->ts_float) {
-		f->n_neg_dur = round_events(r);
-		f->rounded = true;
-	}
+	bool round = o->ns_rounding && r->source == TRACE_SRC_KINETO && r->ts_float;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	/* One pass over the events for what needs only the event itself: a big trace's events
+	 * are far more than the caches hold, so every pass is a trip through memory. */
 	for (size_t i = 0; i < r->n; i++) {
 		trace_event *e = &r->ev[i];
+		if (round && round_event(e))
+			f->n_neg_dur++;
 		e->flags = (uint8_t)(e->flags & ~TRACE_EV_GPU_SIDE);
 		if (gpu_side(r, e))
 			e->flags |= TRACE_EV_GPU_SIDE;
 		if ((e->flags & TRACE_EV_ROW0) && r->source == TRACE_SRC_KINETO)
 			f->row0 = (uint32_t)i;
+		if (e->corr != -1) {
+			lo = e->corr < lo ? e->corr : lo;
+			hi = e->corr > hi ? e->corr : hi;
+		}
 	}
+	f->rounded = round;
 	f->partner = malloc((r->n + 1) * sizeof *f->partner);
 	f->kept = calloc(r->n + 1, 1);
 	f->cidx = malloc((r->n + 1) * sizeof *f->cidx);
 	if (!f->partner || !f->kept || !f->cidx)
 		goto oom;
 	memset(f->cidx, 0xff, (r->n + 1) * sizeof *f->cidx);
-	if (index_correlations(r, f) < 0 || join_partners(r, f) < 0)
+	if (index_correlations(r, f, lo, hi) < 0 || join_partners(r, f) < 0)
 		goto oom;
 	int rc = filter ? filter_rows(r, o, f) : 1;
 	if (rc < 0)
