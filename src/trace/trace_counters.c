@@ -257,51 +257,60 @@ static uint32_t qstream_index(qstreams_t *q, int64_t s, bool *oom)
 	return *v;
 }
 
+/* Room for one more point in *pt (of *cap), grown by half again: one pass over the frame
+ * instead of a counting pass first (the frame's events are far more than the caches hold).
+ * False when memory runs out. */
+static bool qpoint_room(qpoint_t **pt, size_t n, size_t *cap)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? *cap + *cap / 2 : 4096;
+	qpoint_t *np = realloc(*pt, nc * sizeof *np);
+	if (!np)
+		return false;
+	*pt = np;
+	*cap = nc;
+	return true;
+}
+
 /* The queue's points: +1 per launch call on each of its kernels' streams (no group without
  * one), -1 at each GPU event of a launch. In *pt (allocated), their number in *n. */
 static int queue_points(ctx_t *c, qstreams_t *qs, qpoint_t **out, size_t *count)
 {
 	const trace_frame *f = c->f;
 	qpoint_t *pt = NULL;
+	size_t n = 0, cap = 0;
 	bool oom = false;
 	memset(c->mark, 0, (size_t)f->n_cidx + 1);
-	size_t n = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		n = 0;
-		for (size_t i = 0; i < f->n; i++) {
-			uint32_t ev = f->rows[i];
-			const trace_event *e = EV(c, ev);
-			if (!queue_launch(c, e))
-				continue;
-			if (pass == 0 && f->cidx[ev] != TRACE_NONE)
-				c->mark[f->cidx[ev]] = 1;
-			uint32_t p = chain_first(c, ev);
-			if (p == UINT32_MAX) {
-				if (pass == 1)
-					pt[n] = (qpoint_t){e->ts, UINT32_MAX, 1};
-				n++;
-			}
-			for (; p != UINT32_MAX; p = c->gpu.next[p]) {
-				if (pass == 1)
-					pt[n] = (qpoint_t){
-					    e->ts,
-					    qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom),
-					    1};
-				n++;
-			}
+	for (size_t i = 0; i < f->n && !oom; i++) {
+		uint32_t ev = f->rows[i];
+		const trace_event *e = EV(c, ev);
+		if (!queue_launch(c, e))
+			continue;
+		if (f->cidx[ev] != TRACE_NONE)
+			c->mark[f->cidx[ev]] = 1;
+		uint32_t p = chain_first(c, ev);
+		if (p == UINT32_MAX) {
+			if (!(oom = !qpoint_room(&pt, n, &cap)))
+				pt[n++] = (qpoint_t){e->ts, UINT32_MAX, 1};
 		}
-		for (size_t i = 0; i < f->n; i++) {
-			uint32_t ev = f->rows[i];
-			const trace_event *e = EV(c, ev);
-			if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
-				continue;
-			if (pass == 1)
-				pt[n] = (qpoint_t){e->ts, qstream_index(qs, e->stream, &oom), -1};
-			n++;
+		for (; p != UINT32_MAX && !oom; p = c->gpu.next[p]) {
+			if (!(oom = !qpoint_room(&pt, n, &cap)))
+				pt[n++] = (qpoint_t){
+				    e->ts, qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom),
+				    1};
 		}
-		if (pass == 0 && !(pt = malloc((n + 1) * sizeof *pt)))
-			return -1;
 	}
+	for (size_t i = 0; i < f->n && !oom; i++) {
+		uint32_t ev = f->rows[i];
+		const trace_event *e = EV(c, ev);
+		if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
+			continue;
+		if (!(oom = !qpoint_room(&pt, n, &cap)))
+			pt[n++] = (qpoint_t){e->ts, qstream_index(qs, e->stream, &oom), -1};
+	}
+	if (!pt && !oom && !(pt = malloc(sizeof *pt))) /* no point: still a buffer to free */
+		oom = true;
 	*out = pt;
 	*count = n;
 	return oom ? -1 : 0;
