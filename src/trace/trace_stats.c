@@ -294,6 +294,28 @@ double trace_double_of_key(uint64_t k)
 	return v;
 }
 
+/* The keys (and payload) pass back and forth between the caller's arrays and scratch: after
+ * each pass the two change roles, and the last pass's output ends in the caller's arrays. */
+static void pp_swap(uint64_t **src, uint64_t **dst, uint32_t **psrc, uint32_t **pdst)
+{
+	uint64_t *t = *src;
+	*src = *dst;
+	*dst = t;
+	uint32_t *pt = *psrc;
+	*psrc = *pdst;
+	*pdst = pt;
+}
+
+static void pp_finish(const uint64_t *src, const uint32_t *psrc, uint64_t *keys, uint32_t *payload,
+                      size_t n)
+{
+	if (src == keys)
+		return;
+	memcpy(keys, src, n * sizeof *keys);
+	if (payload)
+		memcpy(payload, psrc, n * sizeof *payload);
+}
+
 /* Stable merge of the sorted runs [a, b) and [b, c) of k (with p when not NULL) into k2/p2. */
 static void merge_runs(const uint64_t *k, const uint32_t *p, size_t a, size_t b, size_t c,
                        uint64_t *k2, uint32_t *p2)
@@ -335,18 +357,9 @@ static void merge_all(uint64_t *keys, uint32_t *payload, size_t *run, size_t nru
 		}
 		run[out] = run[nruns];
 		nruns = out;
-		uint64_t *t = src;
-		src = dst;
-		dst = t;
-		uint32_t *pt = psrc;
-		psrc = pdst;
-		pdst = pt;
+		pp_swap(&src, &dst, &psrc, &pdst);
 	}
-	if (src != keys) {
-		memcpy(keys, src, run[1] * sizeof *keys);
-		if (payload)
-			memcpy(payload, psrc, run[1] * sizeof *payload);
-	}
+	pp_finish(src, psrc, keys, payload, run[1]);
 }
 
 bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n)
@@ -397,18 +410,9 @@ bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n)
 			if (payload)
 				pdst[at] = psrc[i];
 		}
-		uint64_t *t = src;
-		src = dst;
-		dst = t;
-		uint32_t *pt = psrc;
-		psrc = pdst;
-		pdst = pt;
+		pp_swap(&src, &dst, &psrc, &pdst);
 	}
-	if (src != keys) {
-		memcpy(keys, src, n * sizeof *keys);
-		if (payload)
-			memcpy(payload, psrc, n * sizeof *payload);
-	}
+	pp_finish(src, psrc, keys, payload, n);
 	free(tk);
 	free(tp);
 	free(hist);
