@@ -257,19 +257,20 @@ static uint32_t qstream_index(qstreams_t *q, int64_t s, bool *oom)
 	return *v;
 }
 
-/* Room for one more point in *pt (of *cap), grown by half again: one pass over the frame
- * instead of a counting pass first (the frame's events are far more than the caches hold).
- * False when memory runs out. */
-static bool qpoint_room(qpoint_t **pt, size_t n, size_t *cap)
+/* Appends point q to *pt (n of *cap), grown by half again: one pass over the frame instead of
+ * a counting pass first (the frame's events are far more than the caches hold). False when
+ * memory runs out. */
+static bool qpoint_push(qpoint_t **pt, size_t *n, size_t *cap, qpoint_t q)
 {
-	if (n < *cap)
-		return true;
-	size_t nc = *cap ? *cap + *cap / 2 : 4096;
-	qpoint_t *np = realloc(*pt, nc * sizeof *np);
-	if (!np)
-		return false;
-	*pt = np;
-	*cap = nc;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap + *cap / 2 : 4096;
+		qpoint_t *np = realloc(*pt, nc * sizeof *np);
+		if (!np)
+			return false;
+		*pt = np;
+		*cap = nc;
+	}
+	(*pt)[(*n)++] = q;
 	return true;
 }
 
@@ -290,15 +291,11 @@ static int queue_points(ctx_t *c, qstreams_t *qs, qpoint_t **out, size_t *count)
 		if (f->cidx[ev] != TRACE_NONE)
 			c->mark[f->cidx[ev]] = 1;
 		uint32_t p = chain_first(c, ev);
-		if (p == UINT32_MAX) {
-			if (!(oom = !qpoint_room(&pt, n, &cap)))
-				pt[n++] = (qpoint_t){e->ts, UINT32_MAX, 1};
-		}
+		if (p == UINT32_MAX)
+			oom = !qpoint_push(&pt, &n, &cap, (qpoint_t){e->ts, UINT32_MAX, 1});
 		for (; p != UINT32_MAX && !oom; p = c->gpu.next[p]) {
-			if (!(oom = !qpoint_room(&pt, n, &cap)))
-				pt[n++] = (qpoint_t){
-				    e->ts, qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom),
-				    1};
+			uint32_t st = qstream_index(qs, EV(c, c->gpu.row[p])->stream, &oom);
+			oom = !qpoint_push(&pt, &n, &cap, (qpoint_t){e->ts, st, 1}) || oom;
 		}
 	}
 	for (size_t i = 0; i < f->n && !oom; i++) {
@@ -306,8 +303,8 @@ static int queue_points(ctx_t *c, qstreams_t *qs, qpoint_t **out, size_t *count)
 		const trace_event *e = EV(c, ev);
 		if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
 			continue;
-		if (!(oom = !qpoint_room(&pt, n, &cap)))
-			pt[n++] = (qpoint_t){e->ts, qstream_index(qs, e->stream, &oom), -1};
+		uint32_t st = qstream_index(qs, e->stream, &oom);
+		oom = !qpoint_push(&pt, &n, &cap, (qpoint_t){e->ts, st, -1}) || oom;
 	}
 	if (!pt && !oom && !(pt = malloc(sizeof *pt))) /* no point: still a buffer to free */
 		oom = true;

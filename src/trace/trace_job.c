@@ -316,24 +316,18 @@ static bool rank_selected(const trace_job_opts *o, int rank)
 	return false;
 }
 
-/* CPU time of the calling thread: wall time says little on a busy machine. */
-static int64_t thread_cpu_ns(void)
+/* Nanoseconds on a clock: the calling thread's CPU time (wall time says little on a busy
+ * machine) or CLOCK_MONOTONIC for the -v messages' wall time. */
+static int64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filter, int threads)
 {
-	int64_t t0 = thread_cpu_ns(), w0 = wall_ns();
+	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = clock_ns(CLOCK_MONOTONIC);
 	trace_frame f;
 	if (trace_prep(&it->rank, &o->prep, filter, &f) < 0 ||
 	    trace_analyze(&it->rank, &f, &it->res, threads) < 0) {
@@ -344,7 +338,8 @@ static void analyse_item(trace_job_item *it, const trace_job_opts *o, bool filte
 	}
 	it->analyzed = true;
 	gw_debug("%s: analysed %zu events, %.3f s CPU on this thread, %.3f s wall", it->rank.path,
-	         it->rank.n, (double)(thread_cpu_ns() - t0) / 1e9, (double)(wall_ns() - w0) / 1e9);
+	         it->rank.n, (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / 1e9,
+	         (double)(clock_ns(CLOCK_MONOTONIC) - w0) / 1e9);
 	/* The results keep names and copies; the event records can go now (the frame's
 	 * counters stay for the report). */
 	trace_frame *fr = &it->res.frame;
@@ -367,7 +362,8 @@ static void *worker(void *arg)
 			break;
 		trace_job_item *it = &job->items[i];
 		if (w->phase == 0) {
-			int64_t t0 = thread_cpu_ns(), w0 = wall_ns();
+			int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
+			        w0 = clock_ns(CLOCK_MONOTONIC);
 			if (trace_read_file(it->rank.path, &it->rank, &w->bytes, w->per_file,
 			                    it->err, sizeof it->err) < 0) {
 				it->failed = GW_EXIT_ENV;
@@ -376,8 +372,8 @@ static void *worker(void *arg)
 				         "on this thread, %.3f s wall",
 				         it->rank.path, (unsigned long long)it->rank.bytes,
 				         it->rank.n, (unsigned long long)it->rank.n_events,
-				         (double)(thread_cpu_ns() - t0) / 1e9,
-				         (double)(wall_ns() - w0) / 1e9);
+				         (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / 1e9,
+				         (double)(clock_ns(CLOCK_MONOTONIC) - w0) / 1e9);
 				it->selected = rank_selected(w->o, it->rank.rank);
 				/* Two ProfilerStep names here settle the filter for every rank. */
 				if (it->selected && it->rank.n_profstep_syms >= 2)
