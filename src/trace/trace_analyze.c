@@ -244,33 +244,126 @@ static size_t add_sweep(sweep_t *sw, size_t m, const span_t *g, size_t n, int v)
 	return m;
 }
 
-static int temporal_and_types(ctx_t *c, trace_result *res)
+static void temporal_set(trace_result *res, int64_t span, int64_t busy)
 {
-	size_t n = trace_an_gpu_rows(c, -1, c->rows);
-	res->n_gpu_events = n;
+	trace_temporal *t = &res->temporal;
+	t->valid = true;
+	t->span = span;
+	t->idle = span - busy;
+}
+
+/* The four merges one by one, each sorting its rows (in c->rows, n of them) as HTA does. */
+static int merge_each(ctx_t *c, trace_result *res, size_t n, span_t *tg[3], size_t tn[3])
+{
 	span_t *all = malloc((n + 1) * sizeof *all);
-	span_t *tg[3] = {0};
-	size_t tn[3] = {0};
-	int rc = -1;
 	if (!all)
-		goto out;
+		return -1;
 	if (n > 0) {
 		size_t g = merge_rows(c, c->rows, n, all);
-		trace_temporal *t = &res->temporal;
-		t->valid = true;
-		t->span = all[g - 1].end - all[0].ts;
-		t->idle = t->span - spans_total(all, g);
+		temporal_set(res, all[g - 1].end - all[0].ts, spans_total(all, g));
 	}
-	free(all); /* before the per-type merges: they are the peak */
-	all = NULL;
+	free(all);
 	for (int k = 0; k < 3; k++) {
 		size_t m = trace_an_gpu_rows(c, k, c->rows);
-		tg[k] = malloc((m + 1) * sizeof *tg[k]);
-		if (!tg[k])
-			goto out;
 		tn[k] = merge_rows(c, c->rows, m, tg[k]);
 		res->kunion[k] = spans_total(tg[k], tn[k]);
 	}
+	return 0;
+}
+
+/* HTA's merge_kernel_intervals fed one interval at a time in start order: a new group where
+ * ts exceeds the running maximum of the ends so far. out NULL: only the total length and the
+ * bounds are kept (the whole GPU's union, whose groups nothing else reads). */
+typedef struct {
+	span_t *out, cur;
+	size_t g;
+	int64_t cummax, total, first;
+	bool any;
+} merger_t;
+
+static void merger_add(merger_t *m, int64_t ts, int64_t end)
+{
+	if (!m->any || ts > m->cummax) {
+		if (!m->any) {
+			m->first = ts;
+		} else {
+			m->total += m->cur.end - m->cur.ts;
+			if (m->out)
+				m->out[m->g - 1] = m->cur;
+		}
+		m->cur = (span_t){ts, end};
+		m->g++;
+	} else if (end > m->cur.end) {
+		m->cur.end = end;
+	}
+	if (!m->any || end > m->cummax)
+		m->cummax = end;
+	m->any = true;
+}
+
+static void merger_end(merger_t *m)
+{
+	if (!m->any)
+		return;
+	m->total += m->cur.end - m->cur.ts;
+	if (m->out)
+		m->out[m->g - 1] = m->cur;
+}
+
+/*
+ * The union of all GPU rows and of each kernel type's rows. Without negative durations the
+ * groups do not depend on how ties are ordered, and a type's rows in the order of all rows
+ * sorted by start are its own rows so sorted: one sort serves all four merges. With one, each
+ * merge sorts its own rows in numpy's order, as HTA does.
+ */
+static int merge_all_and_types(ctx_t *c, trace_result *res, span_t *tg[3], size_t tn[3])
+{
+	size_t n = 0, cnt[TRACE_KT_COUNT] = {0};
+	bool negative = false;
+	for (size_t i = 0; i < c->f->n; i++) {
+		uint32_t ev = c->f->rows[i];
+		const trace_event *e = EV(c, ev);
+		if (e->stream == -1)
+			continue;
+		cnt[ktype_of(c, e)]++;
+		negative |= e->dur < 0;
+		c->keys[n] = e->ts;
+		c->rows[n++] = ev;
+	}
+	res->n_gpu_events = n;
+	for (int k = 0; k < 3; k++)
+		if (!(tg[k] = malloc((cnt[k] + 1) * sizeof *tg[k])))
+			return -1;
+	if (negative)
+		return merge_each(c, res, n, tg, tn);
+	trace_argsort_fast(c->keys, c->idx, n, NULL, NULL);
+	merger_t all = {0}, m[3] = {{.out = tg[0]}, {.out = tg[1]}, {.out = tg[2]}};
+	for (size_t k = 0; k < n; k++) {
+		const trace_event *e = EV(c, c->rows[c->idx[k]]);
+		int64_t end = e->ts + e->dur;
+		merger_add(&all, e->ts, end);
+		trace_ktype t = ktype_of(c, e);
+		if (t < 3)
+			merger_add(&m[t], e->ts, end);
+	}
+	merger_end(&all);
+	for (int k = 0; k < 3; k++) {
+		merger_end(&m[k]);
+		tn[k] = m[k].g;
+		res->kunion[k] = m[k].total;
+	}
+	if (n > 0)
+		temporal_set(res, all.cur.end - all.first, all.total);
+	return 0;
+}
+
+static int temporal_and_types(ctx_t *c, trace_result *res)
+{
+	span_t *tg[3] = {0};
+	size_t tn[3] = {0};
+	int rc = -1;
+	if (merge_all_and_types(c, res, tg, tn) < 0)
+		goto out;
 	if (res->temporal.valid) {
 		trace_temporal *t = &res->temporal;
 		t->compute = res->kunion[TRACE_KT_COMPUTATION];
@@ -328,7 +421,6 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 	res->comm_exposed = comm - both;
 	rc = 0;
 out:
-	free(all);
 	for (int k = 0; k < 3; k++)
 		free(tg[k]);
 	return rc;

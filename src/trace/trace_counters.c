@@ -54,10 +54,12 @@ static uint32_t chain_first(const ctx_t *c, uint32_t ev)
 
 static double median_us(uint64_t *k, size_t n)
 {
-	if (!n || !trace_radix_sort(k, NULL, n))
+	if (!n)
 		return NAN;
-	double a = (double)(int64_t)(k[(n - 1) / 2] ^ (1ull << 63));
-	double b = (double)(int64_t)(k[n / 2] ^ (1ull << 63));
+	uint64_t lo, hi;
+	trace_select_pair_u64(k, n, (n - 1) / 2, &lo, &hi);
+	double a = (double)(int64_t)(lo ^ (1ull << 63));
+	double b = n % 2 ? a : (double)(int64_t)(hi ^ (1ull << 63));
 	return (a + b) / 2.0 / 1000.0;
 }
 

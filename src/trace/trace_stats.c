@@ -419,6 +419,78 @@ bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n)
 	return true;
 }
 
+/* The highest byte (as a shift) where keys[lo..hi) differ, or -1 when they are all equal. */
+static int top_differing_byte(const uint64_t *keys, size_t lo, size_t hi)
+{
+	uint64_t diff = 0;
+	for (size_t i = lo + 1; i < hi; i++)
+		diff |= keys[i] ^ keys[lo];
+	return diff ? (63 - __builtin_clzll(diff)) / 8 * 8 : -1;
+}
+
+/* The largest key with byte b at shift and the smallest with a byte above it, in [lo, hi). */
+static void bucket_edges(const uint64_t *keys, size_t lo, size_t hi, int shift, unsigned b,
+                         uint64_t *max_in, uint64_t *min_above)
+{
+	uint64_t mx = 0, mn = UINT64_MAX;
+	for (size_t i = lo; i < hi; i++) {
+		unsigned d = (keys[i] >> shift) & 255;
+		if (d == b && keys[i] > mx)
+			mx = keys[i];
+		else if (d > b && keys[i] < mn)
+			mn = keys[i];
+	}
+	*max_in = mx;
+	*min_above = mn;
+}
+
+/*
+ * An MSD radix selection: each pass counts one byte of the keys still in play, starting at the
+ * highest byte where they differ, and keeps only the bucket that holds rank r (swapped to the
+ * front), so the work shrinks pass by pass and never depends on how the keys are ordered, as a
+ * quickselect's pivots would. Rank r + 1 comes along: while it shares r's bucket it is selected
+ * with it, and where it does not, it is the smallest key above that bucket (and r the largest
+ * in it).
+ */
+void trace_select_pair_u64(uint64_t *keys, size_t n, size_t r, uint64_t *at, uint64_t *next)
+{
+	size_t lo = 0, hi = n;
+	bool split = r + 1 >= n; /* no rank r + 1 */
+	*next = UINT64_MAX;
+	for (int shift = top_differing_byte(keys, lo, hi); shift >= 0 && hi - lo > 32;
+	     shift = shift ? top_differing_byte(keys, lo, hi) : -1) {
+		size_t cnt[256] = {0};
+		for (size_t i = lo; i < hi; i++)
+			cnt[(keys[i] >> shift) & 255]++;
+		unsigned b = 0;
+		while (r >= cnt[b])
+			r -= cnt[b++];
+		if (!split && r + 1 == cnt[b]) {
+			bucket_edges(keys, lo, hi, shift, b, at, next);
+			return;
+		}
+		size_t w = lo;
+		for (size_t i = lo; i < hi; i++) {
+			if (((keys[i] >> shift) & 255) != b)
+				continue;
+			uint64_t t = keys[w];
+			keys[w++] = keys[i];
+			keys[i] = t;
+		}
+		hi = w;
+	}
+	for (size_t i = lo + 1; i < hi; i++) {
+		uint64_t v = keys[i];
+		size_t j = i;
+		for (; j > lo && keys[j - 1] > v; j--)
+			keys[j] = keys[j - 1];
+		keys[j] = v;
+	}
+	*at = keys[lo + r];
+	if (!split)
+		*next = keys[lo + r + 1];
+}
+
 double trace_quantile_sorted(const double *s, size_t n, double q)
 {
 	if (n == 0)

@@ -18,6 +18,11 @@ void trace_argsort(const int64_t *keys, uint32_t *idx, size_t n);
 /* Sorts keys ascending, carrying payload along when it is not NULL (LSD radix on bytes; the
  * passes where all keys share the byte are skipped). Returns false when memory runs out. */
 bool trace_radix_sort(uint64_t *keys, uint32_t *payload, size_t n);
+
+/* The r-th and (r + 1)-th smallest (from 0) of keys[0..n), r < n, reordering keys (the values
+ * stay the same): keys[r] and keys[r + 1] as trace_radix_sort would leave them, without sorting
+ * (a median needs no order). *next is UINT64_MAX when r + 1 == n. */
+void trace_select_pair_u64(uint64_t *keys, size_t n, size_t r, uint64_t *at, uint64_t *next);
 /* Order-preserving keys for signed integers and doubles (no NaN). */
 static inline uint64_t trace_key_i64(int64_t v)
 {

@@ -464,6 +464,42 @@ static void test_radix_runs(void **state)
 	}
 }
 
+/* Selection: ranks r and r + 1 as the sorted keys have them, on spreads that end the radix
+ * passes early (all equal, one byte apart, 32 keys or fewer) or late (wide and narrow values,
+ * many ties), at every rank of small inputs and at the medians of large ones. */
+static void test_select_pair(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	static uint64_t k[N], sorted[N];
+	uint64_t rng = 11;
+	const size_t sizes[] = {1, 2, 3, 31, 32, 33, 34, 200, 4999, 5000};
+	for (int spread = 0; spread < 5; spread++) {
+		for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+			size_t n = sizes[si];
+			for (size_t i = 0; i < n; i++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				uint64_t v = rng >> 1;
+				k[i] = spread == 0   ? 42
+				       : spread == 1 ? 0x8000000000000000ull | (v % 3) << 8
+				       : spread == 2 ? v % 17
+				       : spread == 3 ? 0x8000000000000000ull + v % 100000000
+				                     : v;
+			}
+			memcpy(sorted, k, n * sizeof *k);
+			assert_true(trace_radix_sort(sorted, NULL, n));
+			for (size_t r = 0; r<n; r += n> 300 ? n / 2 - 1 : 1) {
+				uint64_t at, next;
+				trace_select_pair_u64(k, n, r, &at, &next);
+				assert_int_equal(at, sorted[r]);
+				assert_int_equal(next, r + 1 < n ? sorted[r + 1] : UINT64_MAX);
+			}
+			assert_true(trace_radix_sort(k, NULL, n)); /* the same keys, reordered */
+			assert_memory_equal(k, sorted, n * sizeof *k);
+		}
+	}
+}
+
 /* Keys in one to six ascending runs (four at most are merged directly, more go the radix way):
  * numpy's order where a tie matters, else the stable order, through keys and through a field. */
 static void test_argsort_runs(void **state)
@@ -804,6 +840,7 @@ int main(void)
 	    cmocka_unit_test(test_argsort_fast),
 	    cmocka_unit_test(test_radix_runs),
 	    cmocka_unit_test(test_argsort_runs),
+	    cmocka_unit_test(test_select_pair),
 	    cmocka_unit_test(test_argsort_fast_field),
 	    cmocka_unit_test(test_describe),
 	    cmocka_unit_test(test_top_kernels_fold),
