@@ -442,7 +442,7 @@ static bool idle_cat_row(const trace_event *e)
 
 /* HTA's get_idle_time_breakdown for one stream: gaps between consecutive events in start order,
  * attached to the later event. */
-static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, double *gaps[TRACE_IDLE_N],
+static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, uint64_t *gaps[TRACE_IDLE_N],
                         trace_idle_stream *s, int64_t *launch_scale)
 {
 	size_t ng[TRACE_IDLE_N] = {0};
@@ -466,7 +466,7 @@ static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, double *gaps[T
 			s->time[cat] += gap;
 			if (cat != TRACE_IDLE_OTHER && gap > 0 && gap < TRACE_LAUNCH_DELAY_NS)
 				*launch_scale += gap;
-			gaps[cat][ng[cat]++] = (double)gap / 1000.0;
+			gaps[cat][ng[cat]++] = trace_key_i64(gap);
 		}
 		prev_end = e->ts + e->dur;
 	}
@@ -475,7 +475,7 @@ static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, double *gaps[T
 		total += s->time[k];
 	for (int k = 0; k < TRACE_IDLE_N; k++) {
 		s->ratio[k] = (double)s->time[k] / (double)total; /* 0/0 is NaN, as in pandas */
-		trace_describe_values(gaps[k], ng[k], &s->gaps[k]);
+		trace_describe_ns_keys(gaps[k], ng[k], &s->gaps[k]);
 	}
 }
 
@@ -487,9 +487,13 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 		return -1;
 	size_t ns = 0, n = 0;
 	uint32_t *cnt = NULL, *order = NULL;
-	double *gaps[TRACE_IDLE_N] = {0};
+	uint64_t *gaps[TRACE_IDLE_N] = {0};
 	int rc = -1;
-	/* Streams in order of first appearance (pandas' unique()). */
+	/* Streams in order of first appearance (pandas' unique()); the rows and their stream
+	 * slots gathered in one pass (c->rows, c->idx), so that the counting sort by stream
+	 * below reads those instead of the events. */
+	int64_t *stream = NULL;
+	size_t scap = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		const trace_event *e = EV(c, f->rows[i]);
 		if (!idle_cat_row(e))
@@ -497,9 +501,19 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 		uint32_t *s = trace_imap_slot(&slot, e->stream);
 		if (!s)
 			goto out;
-		if (*s == UINT32_MAX)
+		if (*s == UINT32_MAX) {
+			if (ns == scap) {
+				int64_t *grown =
+				    realloc(stream, (scap = 2 * scap + 16) * sizeof *grown);
+				if (!grown)
+					goto out;
+				stream = grown;
+			}
+			stream[ns] = e->stream;
 			*s = (uint32_t)ns++;
-		n++;
+		}
+		c->rows[n] = f->rows[i];
+		c->idx[n++] = *s;
 	}
 	res->idle = calloc(ns + 1, sizeof *res->idle);
 	cnt = calloc(ns + 1, sizeof *cnt);
@@ -510,25 +524,18 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 		goto out;
 	res->n_idle = ns;
 	/* Counting sort by stream, keeping frame order inside each stream. */
-	for (size_t i = 0; i < f->n; i++) {
-		const trace_event *e = EV(c, f->rows[i]);
-		if (idle_cat_row(e)) {
-			uint32_t s = trace_imap_get(&slot, e->stream);
-			res->idle[s].stream = e->stream;
-			cnt[s]++;
-		}
-	}
+	for (size_t s = 0; s < ns; s++)
+		res->idle[s].stream = stream[s];
+	for (size_t i = 0; i < n; i++)
+		cnt[c->idx[i]]++;
 	size_t off = 0;
 	for (size_t s = 0; s < ns; s++) {
 		size_t k = cnt[s];
 		cnt[s] = (uint32_t)off;
 		off += k;
 	}
-	for (size_t i = 0; i < f->n; i++) {
-		const trace_event *e = EV(c, f->rows[i]);
-		if (idle_cat_row(e))
-			order[cnt[trace_imap_get(&slot, e->stream)]++] = f->rows[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		order[cnt[c->idx[i]]++] = c->rows[i];
 	size_t start = 0;
 	for (size_t s = 0; s < ns; s++) {
 		idle_stream(c, order + start, cnt[s] - start, gaps, &res->idle[s],
@@ -538,6 +545,7 @@ static int idle_breakdown(ctx_t *c, trace_result *res)
 	rc = 0;
 out:
 	trace_imap_free(&slot);
+	free(stream);
 	free(cnt);
 	free(order);
 	for (int k = 0; k < TRACE_IDLE_N; k++)

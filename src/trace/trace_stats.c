@@ -505,28 +505,13 @@ double trace_quantile_sorted(const double *s, size_t n, double q)
 	return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
 }
 
-void trace_describe_values(double *values, size_t n, trace_describe *out)
+/* describe() of m sorted values, none NaN. */
+static void describe_sorted(const double *values, size_t m, trace_describe *out)
 {
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(values[i]))
-			values[m++] = values[i];
 	out->count = m;
 	out->mean = out->std = out->min = out->q25 = out->q50 = out->q75 = out->max = NAN;
 	if (m == 0)
 		return;
-	uint64_t *k = malloc(m * sizeof *k);
-	bool sorted = false;
-	if (k) {
-		for (size_t i = 0; i < m; i++)
-			k[i] = trace_key_double(values[i]);
-		sorted = trace_radix_sort(k, NULL, m);
-		for (size_t i = 0; sorted && i < m; i++)
-			values[i] = trace_double_of_key(k[i]);
-		free(k);
-	}
-	if (!sorted) /* short of memory for the fast path */
-		qsort(values, m, sizeof *values, cmp_double);
 	double sum = 0;
 	for (size_t i = 0; i < m; i++)
 		sum += values[i];
@@ -542,6 +527,45 @@ void trace_describe_values(double *values, size_t n, trace_describe *out)
 	out->q25 = trace_quantile_sorted(values, m, 0.25);
 	out->q50 = trace_quantile_sorted(values, m, 0.5);
 	out->q75 = trace_quantile_sorted(values, m, 0.75);
+}
+
+void trace_describe_values(double *values, size_t n, trace_describe *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(values[i]))
+			values[m++] = values[i];
+	uint64_t *k = m ? malloc(m * sizeof *k) : NULL;
+	bool sorted = false;
+	if (k) {
+		for (size_t i = 0; i < m; i++)
+			k[i] = trace_key_double(values[i]);
+		sorted = trace_radix_sort(k, NULL, m);
+		for (size_t i = 0; sorted && i < m; i++)
+			values[i] = trace_double_of_key(k[i]);
+		free(k);
+	}
+	if (!sorted) /* short of memory for the fast path */
+		qsort(values, m, sizeof *values, cmp_double);
+	describe_sorted(values, m, out);
+}
+
+void trace_describe_ns_keys(uint64_t *keys, size_t n, trace_describe *out)
+{
+	if (!trace_radix_sort(keys, NULL, n)) { /* short of memory: sort the doubles */
+		for (size_t i = 0; i < n; i++) {
+			double d = (double)(int64_t)(keys[i] ^ (1ull << 63)) / 1000.0;
+			memcpy(&keys[i], &d, sizeof d);
+		}
+		trace_describe_values((double *)(void *)keys, n, out);
+		return;
+	}
+	/* In place: each key read before its slot holds the double (memcpy: no aliasing). */
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)(int64_t)(keys[i] ^ (1ull << 63)) / 1000.0;
+		memcpy(&keys[i], &d, sizeof d);
+	}
+	describe_sorted((const double *)(const void *)keys, n, out);
 }
 
 /* The k-th smallest value (from 0) of a histogram. */

@@ -58,6 +58,11 @@ void trace_describe_hist(int64_t lo, const uint64_t *counts, size_t nb, trace_de
 /* values is reordered (sorted). */
 void trace_describe_values(double *values, size_t n, trace_describe *out);
 
+/* The same of nanosecond values given as trace_key_i64 keys, described in microseconds (ns /
+ * 1000.0, the order unchanged by the division): the keys are sorted, where few of their bytes
+ * vary, and then overwritten by those doubles. */
+void trace_describe_ns_keys(uint64_t *keys, size_t n, trace_describe *out);
+
 /* numpy's linear quantile of sorted values (q in [0,1]). */
 double trace_quantile_sorted(const double *sorted, size_t n, double q);
 

@@ -576,6 +576,31 @@ static void test_argsort_fast(void **state)
 	}
 }
 
+/* Nanosecond keys give, bit for bit, the summary of their microsecond doubles. */
+static void test_describe_ns_keys(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static uint64_t k[N];
+	static double v[N];
+	uint64_t rng = 17;
+	const size_t sizes[] = {0, 1, 2, 5, 100, N};
+	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+		size_t n = sizes[si];
+		for (size_t i = 0; i < n; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			int64_t ns = (int64_t)((rng >> 33) % 2000000) - (si == 3 ? 1000000 : 1000);
+			k[i] = trace_key_i64(ns);
+			v[i] = (double)ns / 1000.0;
+		}
+		trace_describe a, b;
+		trace_describe_values(v, n, &a);
+		trace_describe_ns_keys(k, n, &b);
+		assert_int_equal(a.count, b.count);
+		assert_memory_equal(&a, &b, sizeof a); /* NaN where empty: same bits too */
+	}
+}
+
 static void test_describe(void **state)
 {
 	(void)state;
@@ -843,6 +868,7 @@ int main(void)
 	    cmocka_unit_test(test_select_pair),
 	    cmocka_unit_test(test_argsort_fast_field),
 	    cmocka_unit_test(test_describe),
+	    cmocka_unit_test(test_describe_ns_keys),
 	    cmocka_unit_test(test_top_kernels_fold),
 	    cmocka_unit_test(test_launch_stats),
 	    cmocka_unit_test(test_queue_length),
