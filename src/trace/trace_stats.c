@@ -7,55 +7,6 @@
 
 enum { SMALL_SORT = 15, MAX_STACK = 128 };
 
-static void swap_u32(uint32_t *a, uint32_t *b)
-{
-	uint32_t t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* Heapsort of idx[lo..lo+n) by key, used when quicksort degenerates (as numpy's does). */
-static void heap_sort(const int64_t *v, uint32_t *idx, size_t n)
-{
-	/* a(k) with k from 1: the heap is 1-based like numpy's. */
-#define A(k) idx[(k)-1]
-	size_t i, j, l;
-	uint32_t tmp;
-	for (l = n >> 1; l > 0; --l) {
-		tmp = A(l);
-		for (i = l, j = l << 1; j <= n;) {
-			if (j < n && v[A(j)] < v[A(j + 1)])
-				j += 1;
-			if (v[tmp] < v[A(j)]) {
-				A(i) = A(j);
-				i = j;
-				j += j;
-			} else {
-				break;
-			}
-		}
-		A(i) = tmp;
-	}
-	for (; n > 1;) {
-		tmp = A(n);
-		A(n) = A(1);
-		n -= 1;
-		for (i = 1, j = 2; j <= n;) {
-			if (j < n && v[A(j)] < v[A(j + 1)])
-				j++;
-			if (v[tmp] < v[A(j)]) {
-				A(i) = A(j);
-				i = j;
-				j += j;
-			} else {
-				break;
-			}
-		}
-		A(i) = tmp;
-	}
-#undef A
-}
-
 static int msb(size_t n)
 {
 	int d = 0;
@@ -63,6 +14,123 @@ static int msb(size_t n)
 		d++;
 	return d;
 }
+
+/*
+ * numpy's introsort (npy_aquicksort: median of three, insertion sort up to 16 elements,
+ * heapsort past the depth limit, the heap 1-based as numpy's is) over elements of type T that
+ * LESS(x, y) orders, written once for two element types: indices into the keys v, and keys
+ * packed with their index (see argsort_ranked). Every step depends only on how elements
+ * compare, so two element types that compare alike end in the same permutation.
+ */
+#define TRACE_INTROSORT(NAME, T, LESS)                                                             \
+	static void NAME##_heap(T *t, size_t n, const int64_t *v)                                  \
+	{                                                                                          \
+		(void)v;                                                                           \
+		size_t i, j, l;                                                                    \
+		T tmp;                                                                             \
+		for (l = n >> 1; l > 0; --l) {                                                     \
+			tmp = t[l - 1];                                                            \
+			for (i = l, j = l << 1; j <= n;) {                                         \
+				if (j < n && LESS(t[j - 1], t[j]))                                 \
+					j += 1;                                                    \
+				if (!LESS(tmp, t[j - 1]))                                          \
+					break;                                                     \
+				t[i - 1] = t[j - 1];                                               \
+				i = j;                                                             \
+				j += j;                                                            \
+			}                                                                          \
+			t[i - 1] = tmp;                                                            \
+		}                                                                                  \
+		for (; n > 1;) {                                                                   \
+			tmp = t[n - 1];                                                            \
+			t[n - 1] = t[0];                                                           \
+			n -= 1;                                                                    \
+			for (i = 1, j = 2; j <= n;) {                                              \
+				if (j < n && LESS(t[j - 1], t[j]))                                 \
+					j++;                                                       \
+				if (!LESS(tmp, t[j - 1]))                                          \
+					break;                                                     \
+				t[i - 1] = t[j - 1];                                               \
+				i = j;                                                             \
+				j += j;                                                            \
+			}                                                                          \
+			t[i - 1] = tmp;                                                            \
+		}                                                                                  \
+	}                                                                                          \
+	static void NAME(T *t, size_t num, const int64_t *v)                                       \
+	{                                                                                          \
+		(void)v;                                                                           \
+		T sw;                                                                              \
+		/* Indices instead of pointers so that "one before the start" stays defined. */    \
+		ptrdiff_t pl = 0, pr = (ptrdiff_t)num - 1;                                         \
+		ptrdiff_t stack[MAX_STACK];                                                        \
+		int depth[MAX_STACK / 2];                                                          \
+		int sp = 0, dp = 0;                                                                \
+		int cdepth = msb(num) * 2;                                                         \
+		for (;;) {                                                                         \
+			if (cdepth < 0) {                                                          \
+				NAME##_heap(t + pl, (size_t)(pr - pl + 1), v);                     \
+				goto pop;                                                          \
+			}                                                                          \
+			while (pr - pl > SMALL_SORT) {                                             \
+				ptrdiff_t pm = pl + ((pr - pl) >> 1);                              \
+				if (LESS(t[pm], t[pl]))                                            \
+					SWAP(t[pm], t[pl]);                                        \
+				if (LESS(t[pr], t[pm]))                                            \
+					SWAP(t[pr], t[pm]);                                        \
+				if (LESS(t[pm], t[pl]))                                            \
+					SWAP(t[pm], t[pl]);                                        \
+				T vp = t[pm];                                                      \
+				ptrdiff_t pi = pl, pj = pr - 1;                                    \
+				SWAP(t[pm], t[pj]);                                                \
+				for (;;) {                                                         \
+					do                                                         \
+						++pi;                                              \
+					while (LESS(t[pi], vp));                                   \
+					do                                                         \
+						--pj;                                              \
+					while (LESS(vp, t[pj]));                                   \
+					if (pi >= pj)                                              \
+						break;                                             \
+					SWAP(t[pi], t[pj]);                                        \
+				}                                                                  \
+				SWAP(t[pi], t[pr - 1]);                                            \
+				/* The larger part waits on the stack, the smaller goes on. */     \
+				if (pi - pl < pr - pi) {                                           \
+					stack[sp++] = pi + 1;                                      \
+					stack[sp++] = pr;                                          \
+					pr = pi - 1;                                               \
+				} else {                                                           \
+					stack[sp++] = pl;                                          \
+					stack[sp++] = pi - 1;                                      \
+					pl = pi + 1;                                               \
+				}                                                                  \
+				depth[dp++] = --cdepth;                                            \
+			}                                                                          \
+			for (ptrdiff_t pi = pl + 1; pi <= pr; ++pi) {                              \
+				T vi = t[pi];                                                      \
+				ptrdiff_t pj = pi, pk = pi - 1;                                    \
+				while (pj > pl && LESS(vi, t[pk]))                                 \
+					t[pj--] = t[pk--];                                         \
+				t[pj] = vi;                                                        \
+			}                                                                          \
+		pop:                                                                               \
+			if (sp == 0)                                                               \
+				break;                                                             \
+			pr = stack[--sp];                                                          \
+			pl = stack[--sp];                                                          \
+			cdepth = depth[--dp];                                                      \
+		}                                                                                  \
+	}
+
+#define SWAP(a, b) (sw = (a), (a) = (b), (b) = sw)
+#define LESS_BY_KEY(x, y) (v[x] < v[y])
+#define LESS_BY_RANK(x, y) ((x) >> 32 < (y) >> 32)
+TRACE_INTROSORT(introsort_idx, uint32_t, LESS_BY_KEY)
+TRACE_INTROSORT(introsort_ranked, uint64_t, LESS_BY_RANK)
+#undef SWAP
+#undef LESS_BY_KEY
+#undef LESS_BY_RANK
 
 void trace_argsort(const int64_t *v, uint32_t *t, size_t num)
 {
@@ -75,67 +143,7 @@ void trace_argsort(const int64_t *v, uint32_t *t, size_t num)
 		up++;
 	if (up >= num)
 		return;
-	/* Indices instead of pointers so that "one before the start" stays well defined. */
-	ptrdiff_t pl = 0, pr = (ptrdiff_t)num - 1;
-	ptrdiff_t stack[MAX_STACK];
-	int depth[MAX_STACK / 2];
-	int sp = 0, dp = 0;
-	int cdepth = msb(num) * 2;
-	for (;;) {
-		if (cdepth < 0) {
-			heap_sort(v, t + pl, (size_t)(pr - pl + 1));
-			goto pop;
-		}
-		while (pr - pl > SMALL_SORT) {
-			ptrdiff_t pm = pl + ((pr - pl) >> 1);
-			if (v[t[pm]] < v[t[pl]])
-				swap_u32(&t[pm], &t[pl]);
-			if (v[t[pr]] < v[t[pm]])
-				swap_u32(&t[pr], &t[pm]);
-			if (v[t[pm]] < v[t[pl]])
-				swap_u32(&t[pm], &t[pl]);
-			int64_t vp = v[t[pm]];
-			ptrdiff_t pi = pl, pj = pr - 1;
-			swap_u32(&t[pm], &t[pj]);
-			for (;;) {
-				do
-					++pi;
-				while (v[t[pi]] < vp);
-				do
-					--pj;
-				while (vp < v[t[pj]]);
-				if (pi >= pj)
-					break;
-				swap_u32(&t[pi], &t[pj]);
-			}
-			swap_u32(&t[pi], &t[pr - 1]);
-			/* The larger part waits on the stack, the smaller one goes on. */
-			if (pi - pl < pr - pi) {
-				stack[sp++] = pi + 1;
-				stack[sp++] = pr;
-				pr = pi - 1;
-			} else {
-				stack[sp++] = pl;
-				stack[sp++] = pi - 1;
-				pl = pi + 1;
-			}
-			depth[dp++] = --cdepth;
-		}
-		for (ptrdiff_t pi = pl + 1; pi <= pr; ++pi) {
-			uint32_t vi = t[pi];
-			int64_t vp = v[vi];
-			ptrdiff_t pj = pi, pk = pi - 1;
-			while (pj > pl && vp < v[t[pk]])
-				t[pj--] = t[pk--];
-			t[pj] = vi;
-		}
-	pop:
-		if (sp == 0)
-			break;
-		pr = stack[--sp];
-		pl = stack[--sp];
-		cdepth = depth[--dp];
-	}
+	introsort_idx(t, num, v);
 }
 
 /* Sorts k (with idx) stably and says whether that order is numpy's too: whether no run of
@@ -222,25 +230,78 @@ static runs_verdict merge_few_runs(const unsigned char *base, size_t stride, uin
 	return RUNS_ORDERED;
 }
 
+/*
+ * numpy's order of the n keys at base (stride bytes apart) into idx, given their stable order
+ * there: each key becomes its rank among the distinct keys (which compare as the keys do) packed
+ * above its index, so that the introsort compares and moves the 8 bytes in front of it instead
+ * of indices whose keys lie elsewhere, and ends in numpy's permutation all the same. k: room for
+ * n values. False (idx unchanged) when idx is not in key order after all.
+ */
+static bool argsort_ranked(const unsigned char *base, size_t stride, uint32_t *idx, size_t n,
+                           uint64_t *k)
+{
+	uint64_t r = 0;
+	int64_t prev = 0;
+	for (size_t j = 0; j < n; j++) {
+		int64_t key = key_at(base, stride, idx[j]);
+		if (j > 0 && key < prev)
+			return false;
+		r += j > 0 && key != prev;
+		prev = key;
+		k[idx[j]] = r << 32 | idx[j];
+	}
+	size_t up = 1; /* strictly increasing: the identity, as trace_argsort finds */
+	while (up < n && k[up - 1] >> 32 < k[up] >> 32)
+		up++;
+	if (up < n)
+		introsort_ranked(k, n, NULL);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (uint32_t)k[i];
+	return true;
+}
+
+/* numpy's order where merge_few_runs found that a tie needs it, or where the stable order in
+ * idx (from the radix sort) did not do: by ranks, else the plain way. keys NULL: the keys are
+ * copied into k's room for that. */
+static void numpy_order(const unsigned char *base, size_t stride, runs_verdict rv, uint32_t *idx,
+                        size_t n, uint64_t *k, const int64_t *keys)
+{
+	if (rv == RUNS_NEED_NUMPY) /* the whole stable order, no longer asking about ties */
+		merge_few_runs(base, stride, idx, n, NULL, NULL);
+	if (argsort_ranked(base, stride, idx, n, k))
+		return;
+	if (!keys) { /* idx not in order after all: the radix sort ran short of memory */
+		int64_t *copy = (int64_t *)k;
+		for (size_t i = 0; i < n; i++)
+			copy[i] = key_at(base, stride, i);
+		keys = copy;
+	}
+	trace_argsort(keys, idx, n);
+}
+
 void trace_argsort_fast(const int64_t *keys, uint32_t *idx, size_t n, trace_tie_fn tie,
                         const void *arg)
 {
-	runs_verdict rv =
-	    merge_few_runs((const unsigned char *)keys, sizeof *keys, idx, n, tie, arg);
+	const unsigned char *base = (const unsigned char *)keys;
+	runs_verdict rv = merge_few_runs(base, sizeof *keys, idx, n, tie, arg);
 	if (rv == RUNS_ORDERED)
 		return;
+	uint64_t *k = malloc((n + 1) * sizeof *k);
+	if (!k) {
+		trace_argsort(keys, idx, n);
+		return;
+	}
 	bool ok = false;
-	uint64_t *k = rv == RUNS_TOO_MANY ? malloc((n + 1) * sizeof *k) : NULL;
-	if (k) {
+	if (rv == RUNS_TOO_MANY) {
 		for (size_t i = 0; i < n; i++) {
 			k[i] = trace_key_i64(keys[i]);
 			idx[i] = (uint32_t)i;
 		}
 		ok = stable_order_will_do(k, idx, n, tie, arg);
 	}
-	free(k);
 	if (!ok)
-		trace_argsort(keys, idx, n);
+		numpy_order(base, sizeof *keys, rv, idx, n, k, keys);
+	free(k);
 }
 
 bool trace_argsort_fast_field(const void *first, size_t stride, uint32_t *idx, size_t n,
@@ -263,12 +324,7 @@ bool trace_argsort_fast_field(const void *first, size_t stride, uint32_t *idx, s
 			return true;
 		}
 	}
-	/* numpy's order needed: the keys as a plain array (k's room, same size) for trace_argsort
-	 */
-	int64_t *keys = (int64_t *)k;
-	for (size_t i = 0; i < n; i++)
-		keys[i] = key_at(base, stride, i);
-	trace_argsort(keys, idx, n);
+	numpy_order(base, stride, rv, idx, n, k, NULL);
 	free(k);
 	return true;
 }

@@ -500,6 +500,41 @@ static void test_select_pair(void **state)
 	}
 }
 
+/* numpy's order through the fast paths where ties need it, by ranks: keys in many runs with
+ * many ties (the radix path, its tie check failing) and in two runs (the merge path), with
+ * and without a strided field, against the plain introsort. */
+static void test_argsort_ranked(void **state)
+{
+	(void)state;
+	enum { N = 60000 };
+	static int64_t keys[N];
+	static struct {
+		int64_t ts;
+		int32_t a, b;
+	} rec[N];
+	static uint32_t want[N], got[N];
+	uint64_t rng = 23;
+	const size_t sizes[] = {17, 100, 4096, N};
+	for (int shape = 0; shape < 3; shape++) {
+		for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+			size_t n = sizes[si];
+			for (size_t i = 0; i < n; i++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				keys[i] = shape == 0   ? (int64_t)((rng >> 33) % 50) - 25
+				          : shape == 1 ? (int64_t)(i < n / 2 ? i : i - n / 2) / 3
+				                       : (int64_t)(rng >> 1);
+				rec[i].ts = keys[i];
+			}
+			trace_argsort(keys, want, n);
+			trace_argsort_fast(keys, got, n, tie_always, NULL);
+			assert_memory_equal(got, want, n * sizeof *got);
+			assert_true(trace_argsort_fast_field(&rec[0].ts, sizeof *rec, got, n,
+			                                     tie_always, NULL));
+			assert_memory_equal(got, want, n * sizeof *got);
+		}
+	}
+}
+
 /* Keys in one to six ascending runs (four at most are merged directly, more go the radix way):
  * numpy's order where a tie matters, else the stable order, through keys and through a field. */
 static void test_argsort_runs(void **state)
@@ -865,6 +900,7 @@ int main(void)
 	    cmocka_unit_test(test_argsort_fast),
 	    cmocka_unit_test(test_radix_runs),
 	    cmocka_unit_test(test_argsort_runs),
+	    cmocka_unit_test(test_argsort_ranked),
 	    cmocka_unit_test(test_select_pair),
 	    cmocka_unit_test(test_argsort_fast_field),
 	    cmocka_unit_test(test_describe),
