@@ -77,27 +77,30 @@ int trace_an_launch_stats(ctx_t *c, trace_result *res)
 		    f->cidx[ev] != TRACE_NONE)
 			c->mark[f->cidx[ev]] = 1;
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		size_t k = 0;
-		for (size_t i = 0; i < f->n; i++) {
-			uint32_t ev = f->rows[i];
-			const trace_event *e = EV(c, ev);
-			if (e->stream != -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
-				continue;
-			for (uint32_t p = chain_first(c, ev); p != UINT32_MAX; p = c->gpu.next[p]) {
-				const trace_event *g = EV(c, c->gpu.row[p]);
-				if (pass == 1) {
-					int64_t d = g->ts - e->ts - e->dur;
-					L->rows[k] = (trace_launch_row){e->corr, e->dur, g->dur,
-					                                d > 0 ? d : 0};
-				}
-				k++;
+	/* One pass, the table grown as it fills: each GPU row usually has one launch, so the
+	 * chain's length is room enough (pages not written cost nothing). */
+	size_t k = 0, cap = c->gpu.n + 16;
+	if (!(L->rows = malloc(cap * sizeof *L->rows)))
+		return -1;
+	for (size_t i = 0; i < f->n; i++) {
+		uint32_t ev = f->rows[i];
+		const trace_event *e = EV(c, ev);
+		if (e->stream != -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
+			continue;
+		for (uint32_t p = chain_first(c, ev); p != UINT32_MAX; p = c->gpu.next[p]) {
+			const trace_event *g = EV(c, c->gpu.row[p]);
+			if (k == cap) {
+				trace_launch_row *grown =
+				    realloc(L->rows, (cap *= 2) * sizeof *grown);
+				if (!grown)
+					return -1;
+				L->rows = grown;
 			}
+			int64_t d = g->ts - e->ts - e->dur;
+			L->rows[k++] = (trace_launch_row){e->corr, e->dur, g->dur, d > 0 ? d : 0};
 		}
-		if (pass == 0 && !(L->rows = malloc((k + 1) * sizeof *L->rows)))
-			return -1;
-		L->n = k;
 	}
+	L->n = k;
 	uint64_t *v = malloc((L->n + 1) * sizeof *v);
 	if (!v)
 		return -1;
@@ -476,16 +479,20 @@ int trace_an_memory_bw(ctx_t *c, trace_result *res)
 	size_t n = trace_an_gpu_rows(c, TRACE_KT_MEMORY, c->rows);
 	point_t *pt = malloc((2 * n + 1) * sizeof *pt);
 	char(*gname)[16] = malloc((n + 1) * sizeof *gname);
-	uint32_t *order = NULL;
+	uint32_t *order = NULL, *gcache = NULL;
 	int64_t *groups = NULL;
 	double *vals = NULL;
 	size_t ng_names = 0;
 	int rc = -1;
 	if (!pt || !gname)
 		goto out;
-	for (int end = 0; end < 2; end++) {
-		for (size_t i = 0; i < n; i++) {
-			const trace_event *e = EV(c, c->rows[i]);
+	/* A name's group, looked up once per name: group numbers in order of first appearance. */
+	if (!(gcache = malloc(((size_t)r->names.count + 1) * sizeof *gcache)))
+		goto out;
+	memset(gcache, 0xff, ((size_t)r->names.count + 1) * sizeof *gcache);
+	for (size_t i = 0; i < n; i++) {
+		const trace_event *e = EV(c, c->rows[i]);
+		if (gcache[e->name] == UINT32_MAX) {
 			char g[16];
 			trace_mem_group(trace_name_str(&r->names, e->name), g, sizeof g);
 			size_t gi = 0;
@@ -493,11 +500,12 @@ int trace_an_memory_bw(ctx_t *c, trace_result *res)
 				gi++;
 			if (gi == ng_names)
 				memcpy(gname[ng_names++], g, sizeof g);
-			int64_t dur = e->dur == 0 ? 1000 : e->dur;
-			double bw = trace_event_bw(r, c->rows[i]);
-			pt[end * n + i] =
-			    (point_t){end ? e->ts + dur : e->ts, (int64_t)gi, end ? -bw : bw};
+			gcache[e->name] = (uint32_t)gi;
 		}
+		int64_t gi = gcache[e->name], dur = e->dur == 0 ? 1000 : e->dur;
+		double bw = trace_event_bw(r, c->rows[i]);
+		pt[i] = (point_t){e->ts, gi, bw};
+		pt[n + i] = (point_t){e->ts + dur, gi, -bw};
 	}
 	/* Groups are ordered by name, as pandas' groupby does: renumber by rank of the name. */
 	int64_t rank_of[64] = {0};
@@ -537,6 +545,7 @@ int trace_an_memory_bw(ctx_t *c, trace_result *res)
 out:
 	free(pt);
 	free(gname);
+	free(gcache);
 	free(order);
 	free(groups);
 	free(vals);
