@@ -59,164 +59,32 @@ static bool gpu_side(const trace_rank *r, const trace_event *e)
 	       (r->names.names[e->name].nflags & TRACE_NAME_SYNC_GPU);
 }
 
-/*
- * Dense correlation indices: joins on the correlation id become array lookups. Kineto's ids are
- * sequential, so the id minus the smallest one (lo; hi the largest, lo > hi when there are none)
- * usually serves; sparse ids go through a map.
- */
-static int index_correlations(const trace_rank *r, trace_frame *f, int64_t lo, int64_t hi)
+/* What the ProfilerStep filter needs, gathered on the passes the joins make anyway. */
+typedef struct {
+	bool on;             /* filtering asked for */
+	bool any;            /* a CPU-side ProfilerStep was met */
+	int64_t last_start;  /* the last ProfilerStep's start */
+	int64_t last_end;    /* the latest ProfilerStep end */
+	int64_t cut;         /* CPU-side rows kept: ts < cut (ts <= cut with the last step) */
+	bool inclusive;      /* --include-last-step */
+	uint32_t *count;     /* per correlation index: kept CPU-side rows carrying it */
+	uint32_t *gcount;    /* per correlation index: GPU-side rows carrying it */
+	size_t n_cpu;        /* kept CPU-side rows */
+	size_t n_gpu_nocorr; /* GPU-side rows without a correlation id (Event/Context Sync) */
+} step_filter;
+
+static bool cpu_kept(const step_filter *sf, const trace_event *e)
 {
-	if (lo > hi)
-		return 0;
-	if ((uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)r->n + 1024) {
-		for (size_t i = 0; i < r->n; i++)
-			if (r->ev[i].corr != -1)
-				f->cidx[i] = (uint32_t)(r->ev[i].corr - lo);
-		f->n_cidx = (uint32_t)(hi - lo + 1);
-		return 0;
-	}
-	trace_imap m;
-	if (!trace_imap_init(&m, r->n))
-		return -1;
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->ev[i].corr == -1)
-			continue;
-		uint32_t *v = trace_imap_slot(&m, r->ev[i].corr);
-		if (!v) {
-			trace_imap_free(&m);
-			return -1;
-		}
-		if (*v == UINT32_MAX)
-			*v = f->n_cidx++;
-		f->cidx[i] = *v;
-	}
-	trace_imap_free(&m);
-	return 0;
+	return sf->inclusive ? e->ts <= sf->cut : e->ts < sf->cut;
 }
 
-/* index_correlation: a GPU-side row points at the last CPU-side row with its correlation id
- * and a CPU-side row at the last GPU-side one (HTA assigns the merge rows in order). */
-static int join_partners(trace_rank *r, trace_frame *f)
+/* One pass over the events for what needs only the event itself: a big trace's events are far
+ * more than the caches hold, so every pass is a trip through memory. */
+static void first_pass(trace_rank *r, bool round, trace_frame *f, step_filter *sf, int64_t *lo,
+                       int64_t *hi)
 {
-	uint32_t *cpu = malloc(((size_t)f->n_cidx + 1) * sizeof *cpu);
-	uint32_t *gpu = malloc(((size_t)f->n_cidx + 1) * sizeof *gpu);
-	if (!cpu || !gpu) {
-		free(cpu);
-		free(gpu);
-		return -1;
-	}
-	memset(cpu, 0xff, ((size_t)f->n_cidx + 1) * sizeof *cpu);
-	memset(gpu, 0xff, ((size_t)f->n_cidx + 1) * sizeof *gpu);
-	for (size_t i = 0; i < r->n; i++) {
-		if (f->cidx[i] != TRACE_NONE)
-			((r->ev[i].flags & TRACE_EV_GPU_SIDE) ? gpu : cpu)[f->cidx[i]] =
-			    (uint32_t)i;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		f->partner[i] = TRACE_NONE;
-		if (f->cidx[i] != TRACE_NONE)
-			f->partner[i] =
-			    ((r->ev[i].flags & TRACE_EV_GPU_SIDE) ? cpu : gpu)[f->cidx[i]];
-	}
-	free(cpu);
-	free(gpu);
-	return 0;
-}
-
-/* HTA's _filter_irrelevant_gpu_kernels: CPU-side rows that start before the last ProfilerStep,
- * then the GPU-side rows whose correlation id one of them carries (as often as it is carried). */
-static int filter_rows(trace_rank *r, const trace_prep_opts *o, trace_frame *f)
-{
-	int64_t last_start = 0, last_end = 0;
-	bool any = false;
-	for (size_t i = 0; i < r->n; i++) {
-		const trace_event *e = &r->ev[i];
-		if (!(e->flags & TRACE_EV_PROFSTEP) || (e->flags & TRACE_EV_GPU_SIDE))
-			continue;
-		if (!any || e->ts > last_start)
-			last_start = e->ts;
-		if (!any || e->ts + e->dur > last_end)
-			last_end = e->ts + e->dur;
-		any = true;
-	}
-	if (!any) {
-		trace_rank_warn(r, "other ranks have ProfilerSteps but this one has none: its "
-		                   "events are not filtered by iteration");
-		return 1;
-	}
-	f->step_cut = o->include_last_step ? last_end : last_start;
-	uint32_t *count = calloc((size_t)f->n_cidx + 1, sizeof *count);
-	if (!count)
-		return -1;
-	size_t n_cpu = 0, n_gpu = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		const trace_event *e = &r->ev[i];
-		if (e->flags & TRACE_EV_GPU_SIDE)
-			continue;
-		bool keep = o->include_last_step ? e->ts <= last_end : e->ts < last_start;
-		if (!keep)
-			continue;
-		n_cpu++;
-		if (f->cidx[i] != TRACE_NONE)
-			count[f->cidx[i]]++;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		size_t k = 0;
-		for (size_t i = 0; i < r->n; i++) {
-			const trace_event *e = &r->ev[i];
-			if (!(e->flags & TRACE_EV_GPU_SIDE))
-				continue;
-			/* Event/Context Sync rows without a correlation id: one copy (duplicates
-			 * would change none of the analyses). */
-			uint32_t mult = f->cidx[i] == TRACE_NONE ? 1 : count[f->cidx[i]];
-			if (mult == 0) {
-				if (pass == 0 && e->stream != -1)
-					f->n_gpu_dropped++;
-				continue;
-			}
-			for (uint32_t m = 0; m < mult; m++) {
-				if (pass == 1)
-					f->rows[k] = (uint32_t)i;
-				k++;
-			}
-			if (pass == 1)
-				f->kept[i] = 1;
-		}
-		if (pass == 0) {
-			n_gpu = k;
-			f->rows = malloc((n_gpu + n_cpu + 1) * sizeof *f->rows);
-			if (!f->rows) {
-				free(count);
-				return -1;
-			}
-		}
-	}
-	size_t k = n_gpu;
-	for (size_t i = 0; i < r->n; i++) {
-		const trace_event *e = &r->ev[i];
-		if (e->flags & TRACE_EV_GPU_SIDE)
-			continue;
-		if (o->include_last_step ? e->ts <= last_end : e->ts < last_start) {
-			f->rows[k++] = (uint32_t)i;
-			f->kept[i] = 1;
-		} else if (e->stream != -1) {
-			f->n_gpu_dropped++;
-		}
-	}
-	f->n = k;
-	f->filtered = true;
-	free(count);
-	return 0;
-}
-
-int trace_prep(trace_rank *r, const trace_prep_opts *o, bool filter, trace_frame *f)
-{
-	memset(f, 0, sizeof *f);
-	f->row0 = TRACE_NONE;
-	bool round = o->ns_rounding && r->source == TRACE_SRC_KINETO && r->ts_float;
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	/* One pass over the events for what needs only the event itself: a big trace's events
-	 * are far more than the caches hold, so every pass is a trip through memory. */
+	*lo = INT64_MAX;
+	*hi = INT64_MIN;
 	for (size_t i = 0; i < r->n; i++) {
 		trace_event *e = &r->ev[i];
 		if (round && round_event(e))
@@ -224,35 +92,191 @@ int trace_prep(trace_rank *r, const trace_prep_opts *o, bool filter, trace_frame
 		e->flags = (uint8_t)(e->flags & ~TRACE_EV_GPU_SIDE);
 		if (gpu_side(r, e))
 			e->flags |= TRACE_EV_GPU_SIDE;
+		else if (e->flags & TRACE_EV_PROFSTEP) {
+			if (!sf->any || e->ts > sf->last_start)
+				sf->last_start = e->ts;
+			if (!sf->any || e->ts + e->dur > sf->last_end)
+				sf->last_end = e->ts + e->dur;
+			sf->any = true;
+		}
 		if ((e->flags & TRACE_EV_ROW0) && r->source == TRACE_SRC_KINETO)
 			f->row0 = (uint32_t)i;
 		if (e->corr != -1) {
-			lo = e->corr < lo ? e->corr : lo;
-			hi = e->corr > hi ? e->corr : hi;
+			*lo = e->corr < *lo ? e->corr : *lo;
+			*hi = e->corr > *hi ? e->corr : *hi;
 		}
 	}
+}
+
+/* The last row of each side per correlation index: cpu[x], gpu[x] (HTA assigns the merge rows
+ * in order). Kineto's ids are sequential, so the id minus the smallest one (lo) usually serves
+ * as the index, and then the indices are written on the same pass; sparse ids go through a
+ * map first. */
+static int index_and_last(const trace_rank *r, trace_frame *f, int64_t lo, int64_t hi,
+                          uint32_t **cpu, uint32_t **gpu)
+{
+	bool dense = lo <= hi && (uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)r->n + 1024;
+	if (lo <= hi && !dense) {
+		trace_imap m;
+		if (!trace_imap_init(&m, r->n))
+			return -1;
+		for (size_t i = 0; i < r->n; i++) {
+			if (r->ev[i].corr == -1)
+				continue;
+			uint32_t *v = trace_imap_slot(&m, r->ev[i].corr);
+			if (!v) {
+				trace_imap_free(&m);
+				return -1;
+			}
+			if (*v == UINT32_MAX)
+				*v = f->n_cidx++;
+			f->cidx[i] = *v;
+		}
+		trace_imap_free(&m);
+	} else if (dense) {
+		f->n_cidx = (uint32_t)(hi - lo + 1);
+	}
+	size_t nc = (size_t)f->n_cidx + 1;
+	*cpu = malloc(nc * sizeof **cpu);
+	*gpu = malloc(nc * sizeof **gpu);
+	if (!*cpu || !*gpu)
+		return -1;
+	memset(*cpu, 0xff, nc * sizeof **cpu);
+	memset(*gpu, 0xff, nc * sizeof **gpu);
+	for (size_t i = 0; i < r->n; i++) {
+		if (dense && r->ev[i].corr != -1)
+			f->cidx[i] = (uint32_t)(r->ev[i].corr - lo);
+		if (f->cidx[i] != TRACE_NONE)
+			((r->ev[i].flags & TRACE_EV_GPU_SIDE) ? *gpu : *cpu)[f->cidx[i]] =
+			    (uint32_t)i;
+	}
+	return 0;
+}
+
+/* index_correlation: a GPU-side row points at the last CPU-side row with its correlation id
+ * and a CPU-side row at the last GPU-side one. On the same pass, with the filter on, the kept
+ * CPU-side rows are counted per correlation index and the GPU-side rows too. */
+static void join_and_count(const trace_rank *r, trace_frame *f, const uint32_t *cpu,
+                           const uint32_t *gpu, step_filter *sf)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const trace_event *e = &r->ev[i];
+		uint32_t x = f->cidx[i];
+		bool g = e->flags & TRACE_EV_GPU_SIDE;
+		f->partner[i] = x == TRACE_NONE ? TRACE_NONE : (g ? cpu : gpu)[x];
+		if (!sf->on)
+			continue;
+		if (g) {
+			if (x == TRACE_NONE)
+				sf->n_gpu_nocorr++;
+			else
+				sf->gcount[x]++;
+		} else if (cpu_kept(sf, e)) {
+			sf->n_cpu++;
+			if (x != TRACE_NONE)
+				sf->count[x]++;
+		}
+	}
+}
+
+/* HTA's _filter_irrelevant_gpu_kernels: CPU-side rows that start before the last ProfilerStep,
+ * then the GPU-side rows whose correlation id one of them carries (as often as it is carried),
+ * all GPU-side rows first; rows and kept filled on one pass. */
+static int filter_rows(const trace_rank *r, trace_frame *f, const step_filter *sf)
+{
+	size_t n_gpu = sf->n_gpu_nocorr; /* Event/Context Sync rows without an id: one copy each */
+	for (size_t x = 0; x < f->n_cidx; x++)
+		n_gpu += (size_t)sf->count[x] * sf->gcount[x];
+	f->rows = malloc((n_gpu + sf->n_cpu + 1) * sizeof *f->rows);
+	if (!f->rows)
+		return -1;
+	size_t kg = 0, kc = n_gpu;
+	for (size_t i = 0; i < r->n; i++) {
+		const trace_event *e = &r->ev[i];
+		if (!(e->flags & TRACE_EV_GPU_SIDE)) {
+			if (cpu_kept(sf, e)) {
+				f->rows[kc++] = (uint32_t)i;
+				f->kept[i] = 1;
+			} else if (e->stream != -1) {
+				f->n_gpu_dropped++;
+			}
+			continue;
+		}
+		uint32_t mult = f->cidx[i] == TRACE_NONE ? 1 : sf->count[f->cidx[i]];
+		if (mult == 0) {
+			if (e->stream != -1)
+				f->n_gpu_dropped++;
+			continue;
+		}
+		for (uint32_t m = 0; m < mult; m++)
+			f->rows[kg++] = (uint32_t)i;
+		f->kept[i] = 1;
+	}
+	f->n = kc;
+	f->step_cut = sf->cut;
+	f->filtered = true;
+	return 0;
+}
+
+static int prep_rows(trace_rank *r, trace_frame *f, step_filter *sf, int64_t lo, int64_t hi)
+{
+	uint32_t *cpu = NULL, *gpu = NULL;
+	int rc = -1;
+	if (index_and_last(r, f, lo, hi, &cpu, &gpu) < 0)
+		goto out;
+	if (sf->on) {
+		sf->count = calloc((size_t)f->n_cidx + 1, sizeof *sf->count);
+		sf->gcount = calloc((size_t)f->n_cidx + 1, sizeof *sf->gcount);
+		if (!sf->count || !sf->gcount)
+			goto out;
+	}
+	join_and_count(r, f, cpu, gpu, sf);
+	free(cpu);
+	free(gpu);
+	cpu = gpu = NULL;
+	if (sf->on) {
+		rc = filter_rows(r, f, sf);
+		goto out;
+	}
+	if (!(f->rows = malloc((r->n + 1) * sizeof *f->rows)))
+		goto out;
+	for (size_t i = 0; i < r->n; i++) {
+		f->rows[i] = (uint32_t)i;
+		f->kept[i] = 1;
+	}
+	f->n = r->n;
+	rc = 0;
+out:
+	free(cpu);
+	free(gpu);
+	free(sf->count);
+	free(sf->gcount);
+	sf->count = sf->gcount = NULL;
+	return rc;
+}
+
+int trace_prep(trace_rank *r, const trace_prep_opts *o, bool filter, trace_frame *f)
+{
+	memset(f, 0, sizeof *f);
+	f->row0 = TRACE_NONE;
+	bool round = o->ns_rounding && r->source == TRACE_SRC_KINETO && r->ts_float;
+	step_filter sf = {.inclusive = o->include_last_step};
+	int64_t lo, hi;
+	first_pass(r, round, f, &sf, &lo, &hi);
 	f->rounded = round;
+	if (filter && !sf.any)
+		trace_rank_warn(r, "other ranks have ProfilerSteps but this one has none: its "
+		                   "events are not filtered by iteration");
+	sf.on = filter && sf.any;
+	sf.cut = o->include_last_step ? sf.last_end : sf.last_start;
 	f->partner = malloc((r->n + 1) * sizeof *f->partner);
 	f->kept = calloc(r->n + 1, 1);
 	f->cidx = malloc((r->n + 1) * sizeof *f->cidx);
 	if (!f->partner || !f->kept || !f->cidx)
 		goto oom;
 	memset(f->cidx, 0xff, (r->n + 1) * sizeof *f->cidx);
-	if (index_correlations(r, f, lo, hi) < 0 || join_partners(r, f) < 0)
+	if (prep_rows(r, f, &sf, lo, hi) < 0)
 		goto oom;
-	int rc = filter ? filter_rows(r, o, f) : 1;
-	if (rc < 0)
-		goto oom;
-	if (rc > 0) {
-		f->rows = malloc((r->n + 1) * sizeof *f->rows);
-		if (!f->rows)
-			goto oom;
-		for (size_t i = 0; i < r->n; i++) {
-			f->rows[i] = (uint32_t)i;
-			f->kept[i] = 1;
-		}
-		f->n = r->n;
-	}
 	return 0;
 oom:
 	trace_frame_free(f);
