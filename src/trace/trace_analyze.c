@@ -873,11 +873,34 @@ static void verdict(const trace_result *res, trace_verdict *v)
 	}
 }
 
+/* The second thread's work and the hand-over of the chain it builds first. */
 typedef struct {
-	ctx_t *c;
+	ctx_t *b, *q;
 	trace_result *res;
 	int rc;
+	pthread_mutex_t lock;
+	pthread_cond_t built;
+	int chain; /* 0: being built, 1: built, -1: out of memory */
 } side_t;
+
+static void chain_publish(side_t *s, int state)
+{
+	pthread_mutex_lock(&s->lock);
+	s->chain = state;
+	pthread_cond_broadcast(&s->built);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The chain's state once it is no longer being built. */
+static int chain_wait(side_t *s)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->chain == 0)
+		pthread_cond_wait(&s->built, &s->lock);
+	int state = s->chain;
+	pthread_mutex_unlock(&s->lock);
+	return state;
+}
 
 /* glibc keeps freed buffers below its mmap threshold (which grows with the first big ones
  * freed) in the heap; give their pages back where that is possible. */
@@ -888,13 +911,21 @@ static void release_freed(void)
 #endif
 }
 
-/* The queue length series, the costliest analysis (numpy's sort of two points per launch):
- * it shares only read-only state with the others, so it runs beside them on a second thread
- * when there is one. */
+/* The launch/GPU chain, then the queue length series, the costliest analysis (numpy's sort of
+ * two points per launch): with a second thread, they run beside the breakdowns, which need
+ * neither; the chain is handed to the launch analyses once built. The queue length shares only
+ * read-only state with the others. */
 static void *queue_analysis(void *arg)
 {
 	side_t *s = arg;
-	s->rc = trace_an_queue_length(s->c, s->res) < 0 ? -1 : 0;
+	s->rc = -1;
+	if (trace_an_chain_build(s->b) < 0) {
+		chain_publish(s, -1);
+		return NULL;
+	}
+	s->q->gpu = s->b->gpu;
+	chain_publish(s, 1);
+	s->rc = trace_an_queue_length(s->q, s->res) < 0 ? -1 : 0;
 	return NULL;
 }
 
@@ -914,18 +945,20 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	b.rows = malloc(n * sizeof *b.rows);
 	b.mark = malloc((size_t)res->frame.n_cidx + 1);
 	q.mark = malloc((size_t)res->frame.n_cidx + 1);
-	side_t side = {.c = &q, .res = res, .rc = -1};
+	side_t side = {.b = &b, .q = &q, .res = res, .rc = -1};
 	int rc = -1;
 	bool helper = false;
 	pthread_t th;
-	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || !q.mark ||
-	    trace_an_chain_build(&b) < 0)
+	pthread_mutex_init(&side.lock, NULL);
+	pthread_cond_init(&side.built, NULL);
+	if (!a.keys || !a.idx || !a.rows || !b.rows || !b.mark || !q.mark)
 		goto out;
-	q.gpu = b.gpu;
-	/* The queue length (about 0.4 s of a 1 GiB trace's 1 s of analyses) beside the
-	 * breakdowns and then the launch analyses (about 0.5 s together): measured, the two
+	/* The chain and the queue length (about 0.3 s of a 1 GiB trace's analyses) beside the
+	 * breakdowns and then the launch analyses (about 0.3 s together): measured, the two
 	 * together add nothing to the peak that the breakdowns' sweeps set. */
 	helper = threads > 1 && pthread_create(&th, NULL, queue_analysis, &side) == 0;
+	if (!helper)
+		queue_analysis(&side);
 	rc = (temporal_and_types(&a, res) < 0 || idle_breakdown(&a, res) < 0 ||
 	      kernel_breakdown(&a, res) < 0)
 	         ? -1
@@ -938,13 +971,13 @@ int trace_analyze(const trace_rank *r, trace_frame *f, trace_result *res, int th
 	a.keys = NULL;
 	a.idx = a.rows = NULL;
 	release_freed();
+	if (chain_wait(&side) < 0)
+		rc = -1;
 	if (rc == 0)
 		rc = (trace_an_launch_stats(&b, res) < 0 || trace_an_memory_bw(&b, res) < 0) ? -1
 		                                                                             : 0;
 	if (helper)
 		pthread_join(th, NULL);
-	else
-		queue_analysis(&side);
 	if (rc == 0 && side.rc == 0) {
 		verdict(res, &res->verdict);
 	} else {
@@ -958,6 +991,8 @@ out:
 	free(b.mark);
 	free(q.mark);
 	trace_an_chain_free(&b.gpu);
+	pthread_mutex_destroy(&side.lock);
+	pthread_cond_destroy(&side.built);
 	if (rc < 0)
 		trace_result_free(res);
 	return rc;
