@@ -53,4 +53,7 @@ int trace_an_launch_stats(ctx_t *c, trace_result *res);
 int trace_an_queue_length(ctx_t *c, trace_result *res);
 int trace_an_memory_bw(ctx_t *c, trace_result *res);
 
+/* The verdict and its evidence from the analyses' results (trace_verdict.c). */
+void trace_an_verdict(const trace_result *res, trace_verdict *v);
+
 #endif
