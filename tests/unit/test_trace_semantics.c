@@ -500,6 +500,43 @@ static void test_select_pair(void **state)
 	}
 }
 
+/* Inputs that drive numpy's median of three past its depth limit into heapsort (an organ pipe,
+ * where every key comes twice, and Musser's median-of-3 killer): the permutation's FNV-1a hash
+ * as numpy 1.24's argsort(kind="quicksort") gives it, through the plain and the ranked sort. */
+static void test_argsort_heap_path(void **state)
+{
+	(void)state;
+	enum { N = 1000 };
+	static int64_t keys[N];
+	static uint32_t got[N];
+	const uint64_t want[2] = {0x36390d7da3d22fb9ull, 0x7bee98bc575a45fdull};
+	for (int shape = 0; shape < 2; shape++) {
+		for (int i = 0; i < N / 2; i++) {
+			if (shape == 0) {
+				keys[i] = i;
+				keys[N / 2 + i] = N / 2 - i;
+			} else {
+				int k = N / 2, j = i + 1;
+				if (j % 2 == 1) {
+					keys[j - 1] = j;
+					keys[j] = k + j;
+				}
+				keys[k + j - 1] = 2 * j;
+			}
+		}
+		for (int ranked = 0; ranked < 2; ranked++) {
+			if (ranked)
+				trace_argsort_fast(keys, got, N, tie_always, NULL);
+			else
+				trace_argsort(keys, got, N);
+			uint64_t h = 0xcbf29ce484222325ull;
+			for (int i = 0; i < N; i++)
+				h = (h ^ got[i]) * 0x100000001b3ull;
+			assert_int_equal(h, want[shape]);
+		}
+	}
+}
+
 /* numpy's order through the fast paths where ties need it, by ranks: keys in many runs with
  * many ties (the radix path, its tie check failing) and in two runs (the merge path), with
  * and without a strided field, against the plain introsort. */
@@ -901,6 +938,7 @@ int main(void)
 	    cmocka_unit_test(test_radix_runs),
 	    cmocka_unit_test(test_argsort_runs),
 	    cmocka_unit_test(test_argsort_ranked),
+	    cmocka_unit_test(test_argsort_heap_path),
 	    cmocka_unit_test(test_select_pair),
 	    cmocka_unit_test(test_argsort_fast_field),
 	    cmocka_unit_test(test_describe),
