@@ -303,11 +303,12 @@ static int queue_points(ctx_t *c, qstreams_t *qs, qpoint_t **out, size_t *count)
 			oom = !qpoint_push(&pt, &n, &cap, (qpoint_t){e->ts, st, 1}) || oom;
 		}
 	}
-	for (size_t i = 0; i < f->n && !oom; i++) {
-		uint32_t ev = f->rows[i];
-		const trace_event *e = EV(c, ev);
-		if (e->stream == -1 || f->cidx[ev] == TRACE_NONE || !c->mark[f->cidx[ev]])
+	/* The chain holds the GPU rows with a stream and a correlation, in frame order. */
+	for (size_t p = 0; p < c->gpu.n && !oom; p++) {
+		uint32_t ev = c->gpu.row[p];
+		if (!c->mark[f->cidx[ev]])
 			continue;
+		const trace_event *e = EV(c, ev);
 		uint32_t st = qstream_index(qs, e->stream, &oom);
 		oom = !qpoint_push(&pt, &n, &cap, (qpoint_t){e->ts, st, -1}) || oom;
 	}
