@@ -23,38 +23,31 @@ static int msb(size_t n)
  * compare, so two element types that compare alike end in the same permutation.
  */
 #define TRACE_INTROSORT(NAME, T, LESS)                                                             \
-	static void NAME##_heap(T *t, size_t n, const int64_t *v)                                  \
+	/* tmp sifted down from 1-based position l of the heap t[0..n) */                          \
+	static void NAME##_sift(T *t, size_t n, size_t l, T tmp, const int64_t *v)                 \
 	{                                                                                          \
 		(void)v;                                                                           \
-		size_t i, j, l;                                                                    \
-		T tmp;                                                                             \
-		for (l = n >> 1; l > 0; --l) {                                                     \
-			tmp = t[l - 1];                                                            \
-			for (i = l, j = l << 1; j <= n;) {                                         \
-				if (j < n && LESS(t[j - 1], t[j]))                                 \
-					j += 1;                                                    \
-				if (!LESS(tmp, t[j - 1]))                                          \
-					break;                                                     \
-				t[i - 1] = t[j - 1];                                               \
-				i = j;                                                             \
-				j += j;                                                            \
-			}                                                                          \
-			t[i - 1] = tmp;                                                            \
+		size_t i = l, j = l << 1;                                                          \
+		while (j <= n) {                                                                   \
+			if (j < n && LESS(t[j - 1], t[j]))                                         \
+				j += 1;                                                            \
+			if (!LESS(tmp, t[j - 1]))                                                  \
+				break;                                                             \
+			t[i - 1] = t[j - 1];                                                       \
+			i = j;                                                                     \
+			j += j;                                                                    \
 		}                                                                                  \
-		for (; n > 1;) {                                                                   \
-			tmp = t[n - 1];                                                            \
+		t[i - 1] = tmp;                                                                    \
+	}                                                                                          \
+	static void NAME##_heap(T *t, size_t n, const int64_t *v)                                  \
+	{                                                                                          \
+		for (size_t l = n >> 1; l > 0; --l)                                                \
+			NAME##_sift(t, n, l, t[l - 1], v);                                         \
+		while (n > 1) {                                                                    \
+			T tmp = t[n - 1];                                                          \
 			t[n - 1] = t[0];                                                           \
 			n -= 1;                                                                    \
-			for (i = 1, j = 2; j <= n;) {                                              \
-				if (j < n && LESS(t[j - 1], t[j]))                                 \
-					j++;                                                       \
-				if (!LESS(tmp, t[j - 1]))                                          \
-					break;                                                     \
-				t[i - 1] = t[j - 1];                                               \
-				i = j;                                                             \
-				j += j;                                                            \
-			}                                                                          \
-			t[i - 1] = tmp;                                                            \
+			NAME##_sift(t, n, 1, tmp, v);                                              \
 		}                                                                                  \
 	}                                                                                          \
 	static void NAME(T *t, size_t num, const int64_t *v)                                       \
