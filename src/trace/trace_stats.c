@@ -601,20 +601,16 @@ void trace_describe_values(double *values, size_t n, trace_describe *out)
 
 void trace_describe_ns_keys(uint64_t *keys, size_t n, trace_describe *out)
 {
-	if (!trace_radix_sort(keys, NULL, n)) { /* short of memory: sort the doubles */
-		for (size_t i = 0; i < n; i++) {
-			double d = (double)(int64_t)(keys[i] ^ (1ull << 63)) / 1000.0;
-			memcpy(&keys[i], &d, sizeof d);
-		}
-		trace_describe_values((double *)(void *)keys, n, out);
-		return;
-	}
+	bool sorted = trace_radix_sort(keys, NULL, n); /* false: short of memory */
 	/* In place: each key read before its slot holds the double (memcpy: no aliasing). */
 	for (size_t i = 0; i < n; i++) {
 		double d = (double)(int64_t)(keys[i] ^ (1ull << 63)) / 1000.0;
 		memcpy(&keys[i], &d, sizeof d);
 	}
-	describe_sorted((const double *)(const void *)keys, n, out);
+	if (sorted)
+		describe_sorted((const double *)(const void *)keys, n, out);
+	else
+		trace_describe_values((double *)(void *)keys, n, out);
 }
 
 /* The k-th smallest value (from 0) of a histogram. */
