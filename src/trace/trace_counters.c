@@ -211,7 +211,7 @@ static bool queue_launch(const ctx_t *c, const trace_event *e)
 		return false;
 	/* HTA keeps launches with index_correlation > 0: a partner that is not row 0. */
 	uint32_t p = c->f->partner[e - c->r->ev];
-	return p != TRACE_NONE && c->r->ev[p].ord > 0;
+	return p != TRACE_NONE && !(c->r->ev[p].flags & TRACE_EV_ROW0);
 }
 
 /* One point of the queue length series, 16 bytes: a big trace has two per launch. */

@@ -31,9 +31,8 @@ static char *digest(const kstate *k, const trace_rank *r)
 		        r->names.names[i].ktype, r->names.names[i].nflags);
 	for (size_t i = 0; i < r->n; i++) {
 		const trace_event *e = &r->ev[i];
-		fprintf(f, "ev %lld %lld %lld %lld %u %u %u %u\n", (long long)e->ts,
-		        (long long)e->dur, (long long)e->corr, (long long)e->stream, e->name,
-		        e->ord, e->cat, e->flags);
+		fprintf(f, "ev %lld %lld %lld %lld %u %u %u\n", (long long)e->ts, (long long)e->dur,
+		        (long long)e->corr, (long long)e->stream, e->name, e->cat, e->flags);
 	}
 	for (size_t i = 0; i < r->n_bw; i++)
 		fprintf(f, "bw %u %.17g\n", r->bw_ev[i], r->bw_val[i]);

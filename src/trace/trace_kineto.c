@@ -218,7 +218,6 @@ int trace_kineto_event_end(kstate *k)
 	    .corr = e->corr,
 	    .stream = e->stream,
 	    .name = e->name,
-	    .ord = ord,
 	    .cat = e->cat,
 	    .flags = (uint8_t)((profstep ? TRACE_EV_PROFSTEP : 0) | (row0 ? TRACE_EV_ROW0 : 0) |
 	                       (e->has_bw ? TRACE_EV_HAS_BW : 0)),

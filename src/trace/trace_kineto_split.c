@@ -188,8 +188,8 @@ static bool pool_add(pool *pl, const unsigned char *buf, size_t len, size_t end)
 	return ok;
 }
 
-/* Moves the events of from (a piece or the tail) into r, renumbering names and rows. */
-static bool merge_rank(trace_rank *r, trace_rank *from, uint64_t ord_add)
+/* Moves the events of from (a piece or the tail) into r, renumbering names. */
+static bool merge_rank(trace_rank *r, trace_rank *from)
 {
 	uint32_t *remap = malloc(((size_t)from->names.count + 1) * sizeof *remap);
 	if (!remap)
@@ -205,7 +205,6 @@ static bool merge_rank(trace_rank *r, trace_rank *from, uint64_t ord_add)
 	for (size_t i = 0; i < from->n; i++) {
 		trace_event e = from->ev[i];
 		e.name = remap[e.name];
-		e.ord = (uint32_t)(e.ord + ord_add);
 		bool ok = e.flags & TRACE_EV_HAS_BW
 		              ? trace_rank_push_bw(r, &e, trace_event_bw(from, i))
 		              : trace_rank_push(r, &e);
@@ -260,10 +259,9 @@ typedef struct {
 	const unsigned char *map; /* the whole text, where the file is mapped */
 	size_t map_len;
 	const unsigned char *tail_text; /* the len bytes not cut: cur, or in the mapping */
-	uint64_t total, reported, ord0;
-	size_t merged;   /* pieces already moved into the rank, in order */
-	uint64_t middle; /* their elements */
-	bool first;      /* no piece cut yet */
+	uint64_t total, reported;
+	size_t merged; /* pieces already moved into the rank, in order */
+	bool first;    /* no piece cut yet */
 	_Atomic uint64_t *progress;
 } splitter;
 
@@ -317,9 +315,8 @@ static bool split_merge(splitter *sp, trace_rank *r)
 		pthread_mutex_unlock(&sp->pl.lock);
 		if (!ready)
 			return true;
-		if (!merge_rank(r, &p->r, sp->ord0 + sp->middle))
+		if (!merge_rank(r, &p->r))
 			return false;
-		sp->middle += p->k.ord;
 		trace_rank_free(&p->r);
 		sp->merged++;
 		if (sp->map) /* its text is read, and so is all before it */
@@ -347,7 +344,6 @@ static int split_piece(splitter *sp, const unsigned char *buf, size_t len, size_
 			trace_gzin_map_done(sp->g, end);
 		else
 			free((void *)(uintptr_t)buf);
-		sp->ord0 = k0->ord;
 		sp->first = false;
 	} else if (!pool_add(&sp->pl, buf, len, end)) {
 		rc = oom(err, errsz);
@@ -455,10 +451,11 @@ static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
 		return TRACE_KINETO_RETRY;
 	if (!split_merge(sp, r) || sp->merged != sp->pl.n_all)
 		return oom(err, errsz);
-	/* The counts only now: the document parser numbered the tail's elements from ord0. */
+	/* The counts only now: the document parser counted the tail's elements after the first
+	 * piece's, as if it had read the middle. */
 	for (size_t i = 0; i < sp->pl.n_all; i++)
 		merge_counts(&sp->k0, &sp->pl.all[i]->k);
-	if (!merge_rank(r, &sp->tail, sp->middle))
+	if (!merge_rank(r, &sp->tail))
 		return oom(err, errsz);
 	if (sp->map) {
 		trace_gzin_map_done(sp->g, sp->map_len);

@@ -334,7 +334,7 @@ bool trace_rank_push(trace_rank *r, const trace_event *e)
 }
 
 /* Millions of records in a big trace: each byte here is a megabyte or more of peak memory. */
-_Static_assert(sizeof(trace_event) == 48, "trace_event grew");
+_Static_assert(sizeof(trace_event) == 40, "trace_event grew");
 
 bool trace_rank_push_bw(trace_rank *r, const trace_event *e, double bw_gbps)
 {

@@ -33,7 +33,8 @@ typedef enum {
 /* Event flags. */
 enum {
 	TRACE_EV_PROFSTEP = 1 << 0, /* name contains "ProfilerStep" */
-	TRACE_EV_ROW0 = 1 << 1,     /* the first element of traceEvents (HTA's row 0) */
+	TRACE_EV_ROW0 =
+	    1 << 1, /* the first element of traceEvents (HTA's row 0); nsys: the first event */
 	TRACE_EV_GPU_SIDE =
 	    1 << 2,               /* HTA's "GPU side" of the correlation join (set by trace_prep) */
 	TRACE_EV_HAS_BW = 1 << 3, /* a bandwidth came from the trace (trace_event_bw) */
@@ -42,8 +43,9 @@ enum {
 /*
  * One kept event. Times are integer nanoseconds: Kineto microseconds are converted exactly from
  * the decimal text (up to three decimals), nsys times are already ns. After HTA's rounding
- * (trace_prep) ts/dur are whole microseconds and dur may be -1 us. 48 bytes: a big trace holds
- * millions, so what few events carry (the bandwidth of memory events) is kept apart.
+ * (trace_prep) ts/dur are whole microseconds and dur may be -1 us. 40 bytes: a big trace holds
+ * millions, so what few events carry (the bandwidth of memory events) is kept apart, and of an
+ * event's place in traceEvents only what HTA's rules read: whether it is row 0 (a flag).
  */
 typedef struct {
 	int64_t ts;     /* start, ns */
@@ -51,7 +53,6 @@ typedef struct {
 	int64_t corr;   /* args.correlation; -1 when absent */
 	int64_t stream; /* args.stream coerced to an integer; -1 when absent or not numeric */
 	uint32_t name;  /* id in the rank's name table */
-	uint32_t ord;   /* position in traceEvents (or emission order for nsys): HTA's row order */
 	uint8_t cat;    /* trace_cat */
 	uint8_t flags;  /* TRACE_EV_* */
 } trace_event;

@@ -65,9 +65,9 @@ static int push(nsys_t *n, int64_t start, int64_t end, int64_t stream, int64_t c
 	                 .corr = corr,
 	                 .stream = stream,
 	                 .name = id,
-	                 .ord = n->ord++,
 	                 .cat = cat,
-	                 .flags = has_bw ? TRACE_EV_HAS_BW : 0};
+	                 .flags = (uint8_t)((has_bw ? TRACE_EV_HAS_BW : 0) |
+	                                    (n->ord++ == 0 ? TRACE_EV_ROW0 : 0))};
 	if (!(has_bw ? trace_rank_push_bw(r, &e, bw) : trace_rank_push(r, &e)))
 		return -1;
 	if (!r->have_span || start < r->first_ts)

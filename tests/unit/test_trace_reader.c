@@ -109,7 +109,7 @@ static void test_gzip_and_plain_agree(void **state)
 		assert_int_equal(a.ev[i].dur, b.ev[i].dur);
 		assert_int_equal(a.ev[i].corr, b.ev[i].corr);
 		assert_int_equal(a.ev[i].stream, b.ev[i].stream);
-		assert_int_equal(a.ev[i].ord, b.ev[i].ord);
+		assert_int_equal(a.ev[i].flags, b.ev[i].flags);
 		assert_int_equal(a.ev[i].cat, b.ev[i].cat);
 		assert_string_equal(trace_name_str(&a.names, a.ev[i].name),
 		                    trace_name_str(&b.names, b.ev[i].name));
@@ -381,7 +381,6 @@ static void same_ranks(const trace_rank *a, const trace_rank *b)
 		assert_int_equal(a->ev[i].dur, b->ev[i].dur);
 		assert_int_equal(a->ev[i].corr, b->ev[i].corr);
 		assert_int_equal(a->ev[i].stream, b->ev[i].stream);
-		assert_int_equal(a->ev[i].ord, b->ev[i].ord);
 		assert_int_equal(a->ev[i].flags, b->ev[i].flags);
 		assert_string_equal(trace_name_str(&a->names, a->ev[i].name),
 		                    trace_name_str(&b->names, b->ev[i].name));
