@@ -6,7 +6,9 @@
  * back to the document parser, which carries on as if it had read the middle. A guess can only
  * be wrong inside a string or a nested object, and then a piece does not parse on its own or the
  * document parser is not between elements: the file is read again in one piece. Pieces in
- * flight are bounded, so memory stays bounded too.
+ * flight are bounded, so memory stays bounded too. Where the text is inflated or read rather
+ * than mapped, the reading thread is one of the threads asked for and parses pieces itself
+ * whenever it is ahead.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -39,6 +41,7 @@ typedef struct {
 	size_t in_flight, max_in_flight;
 	bool closed;
 	bool inline_parse; /* no workers: the reading thread parses each piece itself */
+	bool help;         /* the reading thread parses waiting pieces instead of waiting */
 	bool borrowed;     /* the pieces lie in the file's mapping: nothing to free */
 } pool;
 
@@ -118,6 +121,19 @@ static void parse_piece(piece *p)
 	yajl_free(h);
 }
 
+/* Parses the next piece not taken yet, the pool's lock held (released meanwhile). */
+static void pool_take_one(pool *pl)
+{
+	piece *p = pl->all[pl->next++];
+	pthread_mutex_unlock(&pl->lock);
+	parse_piece(p);
+	piece_drop_text(pl, p);
+	pthread_mutex_lock(&pl->lock);
+	p->done = true;
+	pl->in_flight--;
+	pthread_cond_signal(&pl->space);
+}
+
 static void *piece_worker(void *arg)
 {
 	pool *pl = arg;
@@ -127,14 +143,7 @@ static void *piece_worker(void *arg)
 			pthread_cond_wait(&pl->work, &pl->lock);
 		if (pl->next == pl->n_all)
 			break;
-		piece *p = pl->all[pl->next++];
-		pthread_mutex_unlock(&pl->lock);
-		parse_piece(p);
-		piece_drop_text(pl, p);
-		pthread_mutex_lock(&pl->lock);
-		p->done = true;
-		pl->in_flight--;
-		pthread_cond_signal(&pl->space);
+		pool_take_one(pl);
 	}
 	pthread_mutex_unlock(&pl->lock);
 	return NULL;
@@ -158,8 +167,12 @@ static bool pool_add(pool *pl, const unsigned char *buf, size_t len, size_t end)
 		p->done = true;
 	}
 	pthread_mutex_lock(&pl->lock);
-	while (!pl->inline_parse && pl->in_flight >= pl->max_in_flight)
-		pthread_cond_wait(&pl->space, &pl->lock);
+	while (!pl->inline_parse && pl->in_flight >= pl->max_in_flight) {
+		if (pl->help && pl->next < pl->n_all)
+			pool_take_one(pl);
+		else
+			pthread_cond_wait(&pl->space, &pl->lock);
+	}
 	bool ok = true;
 	if (pl->n_all == pl->cap_all) {
 		size_t cap = pl->cap_all ? pl->cap_all * 2 : 64;
@@ -280,18 +293,25 @@ static int split_open(splitter *sp, const char *path, trace_rank *r, int threads
 		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
 		return -1;
 	}
-	sp->pl = (pool){.max_in_flight = (size_t)threads + 1, .inline_parse = threads <= 1};
+	sp->map = trace_gzin_map(sp->g, &sp->map_len);
+	/* A mapped text costs the reading thread next to nothing, so every thread asked for
+	 * parses. Inflated or read text keeps it busy: one worker fewer, and it parses the pieces
+	 * waiting whenever it is ahead, so that no thread waits for a core another one holds
+	 * (three threads on two cores left the workers waiting for text half the time). */
+	sp->pl = (pool){.max_in_flight = (size_t)threads + 1,
+	                .inline_parse = threads <= 1,
+	                .help = !sp->map,
+	                .borrowed = sp->map != NULL};
 	pthread_mutex_init(&sp->pl.lock, NULL);
 	pthread_cond_init(&sp->pl.work, NULL);
 	pthread_cond_init(&sp->pl.space, NULL);
-	for (; !sp->pl.inline_parse && sp->nth < threads && sp->nth < 64; sp->nth++)
+	int workers = sp->map ? threads : threads - 1;
+	for (; !sp->pl.inline_parse && sp->nth < workers && sp->nth < 64; sp->nth++)
 		if (pthread_create(&sp->th[sp->nth], NULL, piece_worker, &sp->pl))
 			break;
 	trace_kstate_init(&sp->k0, r);
 	trace_rank_init(&sp->tail, path);
 	sp->first = true;
-	sp->map = trace_gzin_map(sp->g, &sp->map_len);
-	sp->pl.borrowed = sp->map != NULL;
 	if (!sp->map) {
 		sp->cap = BLOCK + 2 * READ;
 		sp->cur = malloc(sp->cap);
