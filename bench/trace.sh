@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of `gpuwhy trace` against HolisticTraceAnalysis, side by side in one run: both as
-# whole processes (wall time from fork to exit, CPU user+sys and peak RSS from GNU time),
+# whole processes (wall time from fork to exit, CPU user+sys and peak RSS from wait4, to the
+# microsecond: bench/runstat.c),
 # interleaved, medians of RUNS, on each shared trace (tests/fixtures/traces), on a generated trace
 # HTA can still load (MID_MB, default 64), and on a generated 1 GiB trace (plain and gzip; gpuwhy
 # alone: HTA would need about ten times the file in memory). HTA runs when its source is present
@@ -21,7 +22,6 @@ big_mb="${BIG_MB:-1024}"
 mid_mb="${MID_MB:-64}"
 tmp="${TMPDIR:-/tmp}/gpuwhy-trace-bench"
 [ -x "$gpuwhy" ] || { echo "bench/trace.sh: build first (make build)" >&2; exit 2; }
-command -v /usr/bin/time >/dev/null || { echo "bench/trace.sh: needs GNU time" >&2; exit 2; }
 mkdir -p "$tmp"
 
 hta=""
@@ -36,6 +36,7 @@ fi
 
 # Generated traces live in /tmp only (never committed). HTA reads directories.
 cc -O2 -o "$tmp/trace_gen" bench/trace_gen.c
+cc -O2 -o "$tmp/runstat" bench/runstat.c
 gen() { # gen FILE MB
   if [ ! -s "$1" ] || [ "$(( $(stat -c %s "$1") >> 20 ))" -ne "$2" ]; then
     "$tmp/trace_gen" "$1" "$2" 2>/dev/null
@@ -63,11 +64,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 # timed FILE CMD...: appends "wall_s cpu_s rss_kb" of one whole-process run to FILE
 timed() {
   local out="$1"; shift
-  local t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -f "%U %S %M" -o "$tmp/t" "$@" > /dev/null 2>&1 || echo "(run failed: $*)" >&2
-  t1=$(date +%s%N)
-  awk -v w="$(( (t1 - t0) / 1000 ))" '{print w / 1e6, $1 + $2, $3}' "$tmp/t" >> "$out"
+  "$tmp/runstat" "$out" "$@" > /dev/null 2>&1 || echo "(run failed: $*)" >&2
 }
 
 col() { awk -v c="$1" '{print $c}' "$2" | median; }
@@ -90,19 +87,19 @@ measure() {
   awk -v name="$name" -v w="$w" -v c="$c" -v m="$m" -v hw="$hw" -v hc="$hc" -v hm="$hm" \
       -v bytes="$bytes" 'BEGIN {
     mb = bytes / 1048576
-    cc = (c < 0.01) ? 0.01 : c # GNU time counts in 10 ms
+    cc = (c < 1e-6) ? 1e-6 : c
     if (hw > 0)
-      printf "| %s | %.1f MB | %.3f s | %.2f s | %.0f MB/s | %.0f MB/CPU-s | %.1f MB (%.0f %%) | %.2f s | %.2f s | %.0f MB | %.0fx | %.0fx | %.0fx less |\n",
+      printf "| %s | %.1f MiB | %.3f s | %.3f s | %.0f MiB/s | %.0f MiB/CPU-s | %.1f MiB (%.0f %%) | %.2f s | %.2f s | %.0f MiB | %.0fx | %.0fx | %.0fx less |\n",
         name, mb, w, c, mb / w, mb / cc, m / 1024, 100 * m / 1024 / mb, hw, hc, hm / 1024, hw / w, hc / cc, hm / m
     else
-      printf "| %s | %.1f MB | %.3f s | %.2f s | %.0f MB/s | %.0f MB/CPU-s | %.1f MB (%.0f %%) | not run | | | | | |\n",
+      printf "| %s | %.1f MiB | %.3f s | %.3f s | %.0f MiB/s | %.0f MiB/CPU-s | %.1f MiB (%.0f %%) | not run | | | | | |\n",
         name, mb, w, c, mb / w, mb / cc, m / 1024, 100 * m / 1024 / mb
   }'
 }
 
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"); load average before: $(cut -d' ' -f1-3 /proc/loadavg); medians of $runs, interleaved"
 echo
-echo "| input | JSON | wall | CPU user+sys | MB/s (wall) | MB per CPU-s | peak RSS (of JSON) | HTA wall | HTA CPU | HTA RSS | speed-up (wall) | speed-up (CPU) | memory |"
+echo "| input | JSON | wall | CPU user+sys | MiB/s (wall) | MiB per CPU-s | peak RSS (of JSON) | HTA wall | HTA CPU | HTA RSS | speed-up (wall) | speed-up (CPU) | memory |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [ -d "$traces" ]; then
   measure "sampled2 (2 ranks)" "$traces/sampled2" yes
@@ -112,10 +109,10 @@ if [ -d "$traces" ]; then
 else
   echo "| (no shared traces at $traces) | | | | | | | | | | | | |"
 fi
-measure "generated $mid_mb MB" "$tmp/mid" yes
-measure "generated $big_mb MB (.json)" "$tmp/big.json" no
-measure "generated $big_mb MB (.json.gz)" "$tmp/big.json.gz" no
-measure "generated $big_mb MB (.json), 1 thread" "$tmp/big.json" no -j 1
-measure "generated $big_mb MB (.json.gz), 1 thread" "$tmp/big.json.gz" no -j 1
+measure "generated $mid_mb MiB" "$tmp/mid" yes
+measure "generated $big_mb MiB (.json)" "$tmp/big.json" no
+measure "generated $big_mb MiB (.json.gz)" "$tmp/big.json.gz" no
+measure "generated $big_mb MiB (.json), 1 thread" "$tmp/big.json" no -j 1
+measure "generated $big_mb MiB (.json.gz), 1 thread" "$tmp/big.json.gz" no -j 1
 echo
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
