@@ -33,8 +33,8 @@ typedef enum {
 /* Event flags. */
 enum {
 	TRACE_EV_PROFSTEP = 1 << 0, /* name contains "ProfilerStep" */
-	TRACE_EV_ROW0 =
-	    1 << 1, /* the first element of traceEvents (HTA's row 0); nsys: the first event */
+	/* the first element of traceEvents (HTA's row 0); nsys: the first event */
+	TRACE_EV_ROW0 = 1 << 1,
 	TRACE_EV_GPU_SIDE =
 	    1 << 2,               /* HTA's "GPU side" of the correlation join (set by trace_prep) */
 	TRACE_EV_HAS_BW = 1 << 3, /* a bandwidth came from the trace (trace_event_bw) */
