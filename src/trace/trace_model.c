@@ -195,10 +195,31 @@ static uint32_t names_add(trace_names *t, const char *s, size_t len, uint32_t h)
 	return id;
 }
 
+/* The recent[] slot of s: its length and first and last eight bytes, mixed. */
+static unsigned recent_slot(const char *s, size_t len)
+{
+	uint64_t a = 0, b = 0;
+	if (len >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + len - 8, 8);
+	} else if (len) {
+		memcpy(&a, s, len);
+	}
+	uint64_t h = (a ^ (b << 29 | b >> 35) ^ len) * 0x9e3779b97f4a7c15u;
+	return (unsigned)(h >> 58);
+}
+
 uint32_t trace_names_intern(trace_names *t, const char *s, size_t len)
 {
 	if (len >= UINT32_MAX / 2)
 		return UINT32_MAX;
+	unsigned r = recent_slot(s, len);
+	uint32_t c = t->recent[r];
+	if (c) {
+		const trace_name *n = &t->names[c - 1];
+		if (n->len == len && !memcmp(t->arena + n->off, s, len))
+			return c - 1;
+	}
 	if ((t->count + 1) * 2 > t->nslots && !names_rehash(t, t->nslots ? t->nslots * 2 : 1024))
 		return UINT32_MAX;
 	uint32_t h = name_hash(s, len);
@@ -208,13 +229,17 @@ uint32_t trace_names_intern(trace_names *t, const char *s, size_t len)
 		if (!v)
 			break;
 		const trace_name *n = &t->names[v - 1];
-		if (n->hash == h && n->len == len && !memcmp(t->arena + n->off, s, len))
+		if (n->hash == h && n->len == len && !memcmp(t->arena + n->off, s, len)) {
+			t->recent[r] = v;
 			return v - 1;
+		}
 		i = (i + 1) & (t->nslots - 1);
 	}
 	uint32_t id = names_add(t, s, len, h);
-	if (id != UINT32_MAX)
+	if (id != UINT32_MAX) {
 		t->slots[i] = id + 1;
+		t->recent[r] = id + 1;
+	}
 	return id;
 }
 

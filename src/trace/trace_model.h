@@ -69,7 +69,7 @@ enum {
 typedef struct {
 	uint32_t off;   /* offset of the NUL-terminated string in the arena */
 	uint32_t len;   /* length in bytes */
-	uint32_t hash;  /* FNV-1a of the bytes */
+	uint32_t hash;  /* of the bytes (name_hash) */
 	uint8_t ktype;  /* trace_ktype of the name */
 	uint8_t nflags; /* TRACE_NAME_* */
 } trace_name;
@@ -82,6 +82,10 @@ typedef struct {
 	uint32_t count, cap;
 	uint32_t *slots; /* open addressing: id + 1, 0 = empty */
 	uint32_t nslots; /* power of two */
+	/* id + 1 of a name met lately, by a key of its length and ends (0 = empty): a trace
+	 * repeats a few hundred names millions of times, and comparing one candidate costs less
+	 * than hashing a long kernel name */
+	uint32_t recent[64];
 } trace_names;
 
 void trace_names_init(trace_names *t);

@@ -535,16 +535,60 @@ static void test_values_passed_over(void **state)
 	trace_rank_free(&b);
 }
 
+/* Names that differ only in the middle share their length and ends, so the cache of recent
+ * names sees them at the same slot: each must still come back as its own id, through the
+ * table's growth too. */
+static void test_names_intern(void **state)
+{
+	(void)state;
+	trace_names t;
+	trace_names_init(&t);
+	char name[64];
+	uint32_t ids[1200];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 1200; i++) {
+			snprintf(name, sizeof name, "void gemm_kernel<%08d>(float*)", i);
+			uint32_t id = trace_names_intern(&t, name, strlen(name));
+			assert_int_not_equal(id, UINT32_MAX);
+			if (round == 0)
+				ids[i] = id;
+			assert_int_equal(id, ids[i]);
+			assert_string_equal(trace_name_str(&t, id), name);
+			/* the previous name again, right after: the slot now holds this one */
+			if (i > 0) {
+				snprintf(name, sizeof name, "void gemm_kernel<%08d>(float*)",
+				         i - 1);
+				assert_int_equal(trace_names_intern(&t, name, strlen(name)),
+				                 ids[i - 1]);
+			}
+		}
+	}
+	assert_int_equal(t.count, 1200);
+	const char *shorts[] = {"", "a", "ab", "abcdefg", "abcdefgh", "abcdefghi"};
+	uint32_t sid[6];
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 6; i++) {
+			uint32_t id = trace_names_intern(&t, shorts[i], strlen(shorts[i]));
+			if (round == 0)
+				sid[i] = id;
+			assert_int_equal(id, sid[i]);
+			assert_string_equal(trace_name_str(&t, id), shorts[i]);
+		}
+	/* an embedded NUL is part of the name: "ab\0" is not "ab" */
+	uint32_t nul = trace_names_intern(&t, "ab\0x", 3);
+	assert_int_not_equal(nul, sid[2]);
+	assert_int_equal(trace_names_intern(&t, "ab\0y", 3), nul);
+	assert_int_equal(t.count, 1207);
+	trace_names_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gzip_and_plain_agree),
-	    cmocka_unit_test(test_malformed_json),
-	    cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_locale_independent),
-	    cmocka_unit_test(test_nsys),
-	    cmocka_unit_test(test_parallel_reader),
-	    cmocka_unit_test(test_values_passed_over),
+	    cmocka_unit_test(test_names_intern),       cmocka_unit_test(test_gzip_and_plain_agree),
+	    cmocka_unit_test(test_malformed_json),     cmocka_unit_test(test_wrong_types),
+	    cmocka_unit_test(test_locale_independent), cmocka_unit_test(test_nsys),
+	    cmocka_unit_test(test_parallel_reader),    cmocka_unit_test(test_values_passed_over),
 	    cmocka_unit_test(test_job_directory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
