@@ -195,7 +195,9 @@ static uint32_t names_add(trace_names *t, const char *s, size_t len, uint32_t h)
 	return id;
 }
 
-/* The recent[] slot of s: its length and first and last eight bytes, mixed. */
+/* The recent[] slot of s: its length and first and last eight bytes, mixed, the top six bits
+ * of the product. */
+_Static_assert(sizeof((trace_names *)0)->recent == 64 * sizeof(uint32_t), "recent: 64 slots");
 static unsigned recent_slot(const char *s, size_t len)
 {
 	uint64_t a = 0, b = 0;
