@@ -208,8 +208,8 @@ int trace_kineto_event_end(kstate *k)
 	if (e->cat_profstep)
 		trace_rank_note_profstep(r, k->catsym, k->catsym_len);
 	bool sync_gpu = nm->nflags & TRACE_NAME_SYNC_GPU;
-	uint32_t ord = (uint32_t)(k->ord - 1);
-	bool row0 = ord == 0 && !k->fragment; /* fragments count from 0 locally */
+	/* k->ord has counted this element; fragments count from 0 locally */
+	bool row0 = k->ord == 1 && !k->fragment;
 	if (e->stream == -1 && e->corr == -1 && !sync_gpu && !profstep && !row0)
 		return 1;
 	trace_event ev = {

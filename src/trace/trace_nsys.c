@@ -13,7 +13,6 @@ typedef struct {
 	trace_rank *r;
 	char *err;
 	size_t errsz;
-	uint32_t ord;
 } nsys_t;
 
 static bool table_exists(nsys_t *n, const char *t)
@@ -60,14 +59,14 @@ static int push(nsys_t *n, int64_t start, int64_t end, int64_t stream, int64_t c
 	uint32_t id = trace_names_intern(&r->names, name, strlen(name));
 	if (id == UINT32_MAX)
 		return -1;
-	trace_event e = {.ts = start,
-	                 .dur = end - start,
-	                 .corr = corr,
-	                 .stream = stream,
-	                 .name = id,
-	                 .cat = cat,
-	                 .flags = (uint8_t)((has_bw ? TRACE_EV_HAS_BW : 0) |
-	                                    (n->ord++ == 0 ? TRACE_EV_ROW0 : 0))};
+	trace_event e = {
+	    .ts = start,
+	    .dur = end - start,
+	    .corr = corr,
+	    .stream = stream,
+	    .name = id,
+	    .cat = cat,
+	    .flags = (uint8_t)((has_bw ? TRACE_EV_HAS_BW : 0) | (r->n == 0 ? TRACE_EV_ROW0 : 0))};
 	if (!(has_bw ? trace_rank_push_bw(r, &e, bw) : trace_rank_push(r, &e)))
 		return -1;
 	if (!r->have_span || start < r->first_ts)
