@@ -8,6 +8,74 @@
 #include "report/report.h"
 #include "util/err.h"
 
+/* Stands for "--" among the arguments, so that opt_parse keeps its place between the sides. */
+static char sides_mark[] = "\001--";
+
+/* Where the candidates start among n arguments: after the mark, or the last one. */
+static int split_sides(char **args, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (args[i] == sides_mark)
+			return i;
+	return -1;
+}
+
+/* Load n recordings; on a failure the ones loaded are freed. */
+static int load_side(char **files, int n, timeline **tl, diag_meta *m)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = report_load(files[i], &tl[i], &m[i]);
+		if (rc) {
+			for (int j = 0; j < i; j++) {
+				tl_free(tl[j]);
+				diag_meta_free(&m[j]);
+			}
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void free_side(timeline **tl, diag_meta *m, int n)
+{
+	for (int i = 0; i < n; i++) {
+		tl_free(tl[i]);
+		diag_meta_free(&m[i]);
+	}
+}
+
+static int compare_files(char **fa, int na, char **fb, int nb, diag_opts *o, bool json)
+{
+	timeline *ta[DIAG_CMP_MAX_RUNS], *tb[DIAG_CMP_MAX_RUNS];
+	diag_meta ma[DIAG_CMP_MAX_RUNS] = {0}, mb[DIAG_CMP_MAX_RUNS] = {0};
+	int rc = load_side(fa, na, ta, ma);
+	if (rc)
+		return rc;
+	if ((rc = load_side(fb, nb, tb, mb)) != 0) {
+		free_side(ta, ma, na);
+		return rc;
+	}
+	diag_comparison cmp;
+	o->localize = !json; /* JSON is for machines: English whatever the language */
+	diag_compare_runs((const timeline *const *)ta, ma, na, (const timeline *const *)tb, mb, nb,
+	                  o, &cmp);
+	if (json) {
+		compare_json(stdout, &cmp, (const char *const *)fa, na, (const char *const *)fb,
+		             nb);
+	} else {
+		report_style st = {
+		    .utf8 = report_locale_utf8(), .color = report_want_color(stdout), .opts = o};
+		compare_text(stdout, &cmp, (const char *const *)fa, na, (const char *const *)fb, nb,
+		             &st);
+	}
+	diag_comparison_free(&cmp);
+	if (fflush(stdout) != 0)
+		rc = gw_error(GW_EXIT_ENV, "standard output", NULL, "write failed");
+	free_side(ta, ma, na);
+	free_side(tb, mb, nb);
+	return rc;
+}
+
 int cmd_compare(int argc, char **argv, const gw_global *g)
 {
 	diag_opts o;
@@ -21,59 +89,52 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	             "override a diagnosis threshold (gpuwhy report --thresholds)",
 	             .hint = N_("NAME=VALUE with a name from gpuwhy report --thresholds")),
 	    OPT_END};
-	char about[1024];
+	char about[1200];
 	snprintf(
 	    about, sizeof about,
-	    _("Compare two recordings of the same job: step time p50/p90/p99 with a 95 %%\n"
-	      "bootstrap confidence interval of the difference (%d resamples, fixed seed),\n"
-	      "throughput, utilization, SM activity, memory peak and power; the findings that\n"
-	      "went away or appeared; and what changed between the recordings (command-line\n"
-	      "arguments, environment variables of interest, GPU set, driver, host), with a\n"
-	      "warning when more than one thing changed."),
+	    _("Compare recordings of the same job: is the candidate faster? The mean step time\n"
+	      "decides, with a 95 %% interval of the difference: over the runs' means when each\n"
+	      "side has several runs (A1 A2 A3 -- B1 B2 B3), else from each run's own steps in\n"
+	      "blocks that follow their autocorrelation. A change is claimed when the interval\n"
+	      "excludes zero and it is at least compare_min_diff_pct (2 %% by default). Also\n"
+	      "p50/p90/p99 (%d block bootstrap resamples, fixed seed), throughput, utilization,\n"
+	      "SM activity, memory peak and power; the findings that went away or appeared; and\n"
+	      "what changed between the recordings, with a warning when more than one did."),
 	    DIAG_BOOTSTRAP_RESAMPLES);
 	const opt_cmd oc = {
 	    .name = "compare",
 	    .usage = "compare BASE CANDIDATE [--format text|json] [--goal throughput|latency]\n"
-	             "               [--set NAME=VALUE]...",
+	             "               [--set NAME=VALUE]...\n"
+	             "       compare BASE1 BASE2... -- CANDIDATE1 CANDIDATE2... [OPTIONS]",
 	    .about = about,
 	    .opts = opts,
 	    .more = N_("Exit code 0 whatever the verdict."),
 	    .max_args = -1,
 	    .ctx = &o};
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			argv[i] = sides_mark;
+			break;
+		}
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
-	bool json = fmt == OPT_FMT_JSON;
-	if (argc - first != 2) {
+	char **args = argv + first;
+	int n = argc - first, mark = split_sides(args, n);
+	int na = mark >= 0 ? mark : 1, nb = mark >= 0 ? n - mark - 1 : n - 1;
+	char **fb = mark >= 0 ? args + mark + 1 : args + 1;
+	if (mark < 0 && n != 2)
 		return gw_error(GW_EXIT_USAGE, "compare",
-		                N_("gpuwhy compare before.gpuwhy after.gpuwhy"),
-		                "two recordings expected, got %d", argc - first);
-	}
-	const char *pa = argv[first], *pb = argv[first + 1];
-	timeline *ta = NULL, *tb = NULL;
-	diag_meta ma = {0}, mb = {0};
-	int rc = report_load(pa, &ta, &ma);
-	if (!rc)
-		rc = report_load(pb, &tb, &mb);
-	if (!rc) {
-		diag_comparison cmp;
-		o.localize = !json; /* JSON is for machines: English whatever the language */
-		diag_compare(ta, &ma, tb, &mb, &o, &cmp);
-		if (json) {
-			compare_json(stdout, &cmp, pa, pb);
-		} else {
-			report_style st = {.utf8 = report_locale_utf8(),
-			                   .color = report_want_color(stdout),
-			                   .opts = &o};
-			compare_text(stdout, &cmp, pa, pb, &st);
-		}
-		diag_comparison_free(&cmp);
-		if (fflush(stdout) != 0)
-			rc = gw_error(GW_EXIT_ENV, "standard output", NULL, "write failed");
-	}
-	tl_free(ta);
-	tl_free(tb);
-	diag_meta_free(&ma);
-	diag_meta_free(&mb);
-	return rc;
+		                N_("gpuwhy compare before.gpuwhy after.gpuwhy, or A1 A2 -- B1 B2"),
+		                "two recordings expected, got %d", n);
+	if (na < 1 || nb < 1)
+		return gw_error(GW_EXIT_USAGE, "compare", N_("gpuwhy compare A1 A2 A3 -- B1 B2 B3"),
+		                "%s",
+		                na < 1 ? "no base recording before --" : "no candidate after --");
+	if (na > DIAG_CMP_MAX_RUNS || nb > DIAG_CMP_MAX_RUNS)
+		return gw_error(GW_EXIT_USAGE, "compare", NULL,
+		                "at most %d recordings a side, got %d", DIAG_CMP_MAX_RUNS,
+		                na > nb ? na : nb);
+	(void)g;
+	return compare_files(args, na, fb, nb, &o, fmt == OPT_FMT_JSON);
 }

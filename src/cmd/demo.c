@@ -34,8 +34,6 @@
 #define DEMO_GPU_MS 20
 #define DEMO_STEPS "40"
 #define DEMO_MAX_WORKERS 4
-/* A fix worth the name makes the median step this much faster. */
-#define DEMO_MIN_SPEEDUP 1.25
 
 static char demo_exe[PATH_MAX];
 
@@ -159,7 +157,36 @@ static void cpu_split(const timeline *tl, const demo_cpus *c, double *job, doubl
 	*others = isnan(all) || isnan(tree) ? NAN : fmax(0, all - tree);
 }
 
-/* Say whether the fix held, from the same comparison `gpuwhy compare` printed. */
+/* Why the comparison made no "faster" claim, from its own figures. */
+static void no_gain_reason(const diag_comparison *cmp)
+{
+	if (cmp->verdict > 0)
+		printf(_("Steps got slower (%+.1f %%, 95 %% interval %+.1f to %+.1f %%).\n"),
+		       cmp->diff_pct, cmp->steps.lo_pct, cmp->steps.hi_pct);
+	else if (cmp->withheld_by_load) {
+		const diag_host_load *l = cmp->load_base.loaded ? &cmp->load_base : &cmp->load_cand;
+		printf(_("Other processes loaded this machine during a run (%.0f %% of a core"),
+		       l->others_cpu);
+		for (int i = 0; i < l->nhogs; i++)
+			printf(_("%sPID %u %s"), i ? ", " : ": ", l->hog[i].pid, l->hog[i].cmd);
+		printf(_("), and the change (%+.1f %%) is within what that load explains (%.1f "
+		         "%%).\n"),
+		       cmp->diff_pct, cmp->interference_pct);
+	} else if (cmp->below_min_diff)
+		printf(_("The change (%+.1f %%) is smaller than the %.1f %% that counts as one.\n"),
+		       cmp->diff_pct, cmp->min_diff_pct);
+	else
+		printf(_("The change (%+.1f %%) is within the runs' noise (95 %% interval %+.1f to "
+		         "%+.1f %%).\n"),
+		       cmp->diff_pct, cmp->steps.lo_pct, cmp->steps.hi_pct);
+}
+
+/*
+ * Say whether the fix held: the verdict is the comparison's, the same that
+ * `gpuwhy compare` printed, and the speed-up printed is the same two means,
+ * so the two lines cannot disagree. The demo fails only when its own
+ * measurement shows no gain, and then says why.
+ */
 static int judge(const diag_comparison *cmp, const timeline *cand, int workers, const demo_cpus *c)
 {
 	double a = cmp->mean.base * 1000, b = cmp->mean.cand * 1000;
@@ -168,22 +195,23 @@ static int judge(const diag_comparison *cmp, const timeline *cand, int workers, 
 	printf(_("Mean step: %.0f ms with 1 worker, %.0f ms with %d: %.2fx as fast "
 	         "(at best %.1fx: the GPU phase takes %d ms).\n"),
 	       a, b, workers, speedup, ideal, DEMO_GPU_MS);
-	char busy[160];
-	snprintf(busy, sizeof busy, "%s", _("the CPUs were busy"));
-	if (!isnan(others))
-		snprintf(busy, sizeof busy, _("other processes kept %.1f of the %ld cores busy"),
-		         others, c->ncpu);
 	if (cmp->verdict < 0) {
 		fputs(_("The fix worked: the GPU waits less for data."), stdout);
 		if (speedup < 0.7 * ideal)
-			printf(_(" Less than the best case because %s."), busy);
+			printf(
+			    _(" Less than the best case: the job used %.1f of the %ld cores, other "
+			      "processes %.1f."),
+			    job, c->ncpu, others);
 		putchar('\n');
 		return GW_EXIT_OK;
 	}
-	printf(_("The fix did not help on this machine: %s while the job ran, so %d workers got "
-	         "no more CPU than one (the job used %.1f cores). With %d free cores the same "
-	         "change makes steps up to %.1fx as fast.\n"),
-	       busy, workers, job, workers, ideal);
+	fputs(_("The fix did not help on this machine. "), stdout);
+	no_gain_reason(cmp);
+	if (!isnan(job) && job < 0.7 * workers)
+		printf(
+		    _("The job used %.1f cores for %d workers (other processes %.1f of %ld): with "
+		      "%d free cores the same change makes steps up to %.1fx as fast.\n"),
+		    job, workers, others, c->ncpu, workers, ideal);
 	return GW_EXIT_PROBLEMS;
 }
 

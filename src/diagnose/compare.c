@@ -1,10 +1,10 @@
 /*
- * compare.c - is the candidate recording faster than the base, and what
- * changed between them. Step times are compared by their mean (the
- * verdict: throughput) and at p50/p90/p99, each with a 95 %
- * bootstrap interval of the difference (DIAG_BOOTSTRAP_RESAMPLES resamples,
- * fixed seed, so the same two files always give the same answer). Change
- * one variable at a time, or the gain cannot be attributed to any of them.
+ * compare.c - is the candidate faster than the base, and what changed
+ * between them. The verdict is the one comparison of mean step times
+ * (stepcmp.c), qualified by the host's load; p50/p90/p99 are shown with
+ * block bootstrap intervals (fixed seed, so the same files always give the
+ * same answer). Change one variable at a time, or the gain cannot be
+ * attributed to any of them.
  */
 #include <ctype.h>
 #include <math.h>
@@ -16,129 +16,6 @@
 
 /* Without step markers, run time must differ by this much (%) to call one side faster. */
 #define DIAG_COMPARE_DURATION_PCT 5.0
-/* Steps per half below which a run's own drift is not estimated. */
-#define DIAG_COMPARE_DRIFT_MIN_HALF 8
-
-/* splitmix64: tiny, fast, and the same sequence on every platform. */
-static uint64_t next_u64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* A uniform index below n without a division (multiply-shift). */
-static uint64_t below(uint64_t *rng, uint64_t n)
-{
-#ifdef __SIZEOF_INT128__
-	return (uint64_t)(((unsigned __int128)next_u64(rng) * n) >> 64);
-#else
-	return next_u64(rng) % n;
-#endif
-}
-
-/* Percentile p of xs, or their mean for DIAG_STAT_MEAN. */
-static double stat_of(const double *xs, int n, double p)
-{
-	if (p >= 0)
-		return tl_percentile(xs, n, p);
-	if (n <= 0)
-		return NAN;
-	double sum = 0;
-	for (int i = 0; i < n; i++)
-		sum += xs[i];
-	return sum / n;
-}
-
-/*
- * Percentiles ps[0..np) (or the mean, for DIAG_STAT_MEAN) of one resample
- * (with replacement) of the sorted xs, into out. Draws indices and counts
- * them, so each order statistic costs O(n), not a sort: the k-th smallest
- * drawn value is sorted[k-th smallest drawn index]. One resample serves all.
- */
-static void resample_pcts(const double *sorted, int n, const double *ps, int np, int *counts,
-                          uint64_t *rng, double *out)
-{
-	memset(counts, 0, (size_t)n * sizeof *counts);
-	for (int i = 0; i < n; i++)
-		counts[below(rng, (uint64_t)n)]++;
-	for (int k = 0; k < np; k++) {
-		if (ps[k] < 0) {
-			double sum = 0;
-			for (int i = 0; i < n; i++)
-				sum += counts[i] * sorted[i];
-			out[k] = sum / n;
-			continue;
-		}
-		double pos = ps[k] / 100.0 * (n - 1);
-		int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
-		double vlo = NAN, vhi = NAN;
-		int cum = 0;
-		for (int i = 0; i < n && isnan(vhi); i++) {
-			int next = cum + counts[i];
-			if (isnan(vlo) && lo < next)
-				vlo = sorted[i];
-			if (hi < next)
-				vhi = sorted[i];
-			cum = next;
-		}
-		out[k] = vlo + (vhi - vlo) * (pos - lo);
-	}
-}
-
-#define MAX_PCTS 8
-
-void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
-                          int np, int resamples, uint64_t seed, diag_diff *out)
-{
-	np = np > MAX_PCTS ? MAX_PCTS : np;
-	for (int k = 0; k < np; k++) {
-		out[k].base = stat_of(a, na, ps[k]);
-		out[k].cand = stat_of(b, nb, ps[k]);
-		out[k].diff = out[k].cand - out[k].base;
-		out[k].lo = out[k].hi = NAN;
-	}
-	if (na < 2 || nb < 2 || resamples < 10 || np <= 0)
-		return;
-	double *sa = malloc((size_t)na * sizeof *sa), *sb = malloc((size_t)nb * sizeof *sb);
-	double *d = malloc((size_t)resamples * np * sizeof *d);
-	int *counts = malloc((size_t)(na > nb ? na : nb) * sizeof *counts);
-	if (!sa || !sb || !d || !counts)
-		abort();
-	memcpy(sa, a, (size_t)na * sizeof *sa);
-	memcpy(sb, b, (size_t)nb * sizeof *sb);
-	qsort(sa, (size_t)na, sizeof *sa, cmp_double);
-	qsort(sb, (size_t)nb, sizeof *sb, cmp_double);
-	uint64_t rng = seed;
-	double pa[MAX_PCTS], pb[MAX_PCTS];
-	for (int r = 0; r < resamples; r++) {
-		resample_pcts(sa, na, ps, np, counts, &rng, pa);
-		resample_pcts(sb, nb, ps, np, counts, &rng, pb);
-		for (int k = 0; k < np; k++)
-			d[(size_t)k * resamples + r] = pb[k] - pa[k];
-	}
-	for (int k = 0; k < np; k++) {
-		out[k].lo = tl_percentile(d + (size_t)k * resamples, resamples, 2.5);
-		out[k].hi = tl_percentile(d + (size_t)k * resamples, resamples, 97.5);
-	}
-	free(sa);
-	free(sb);
-	free(d);
-	free(counts);
-}
-
-void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p, int resamples,
-                         uint64_t seed, diag_diff *out)
-{
-	diag_bootstrap_diffs(a, na, b, nb, &p, 1, resamples, seed, out);
-}
 
 void diag_summarize(const timeline *tl, const diag_result *res, diag_run_summary *out)
 {
@@ -350,64 +227,43 @@ static void diff_meta(diag_comparison *c, const diag_meta *a, const diag_meta *b
 	diff_key(c, L_("host"), diag_meta_get(a, "hostname"), diag_meta_get(b, "hostname"));
 }
 
-/* warn/error finding ids of a that b does not have. */
-static int missing_ids(const diag_result *a, const diag_result *b, const char **out, int max)
+/* A finding (warn or error) counts for a side when most of its runs have it. */
+static bool side_has(const diag_result *r, int n, const char *id)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		const diag_finding *g = diag_find(&r[i], id);
+		k += g && g->severity >= DIAG_WARN;
+	}
+	return 2 * k > n;
+}
+
+/* warn/error finding ids of side a that side b does not have (each counted once). */
+static int missing_ids(const diag_result *a, int na, const diag_result *b, int nb, const char **out,
+                       int max)
 {
 	int n = 0;
-	for (int i = 0; i < a->n && n < max; i++) {
-		const diag_finding *f = &a->f[i];
-		if (f->severity < DIAG_WARN)
-			continue;
-		const diag_finding *g = diag_find(b, f->id);
-		if (!g || g->severity < DIAG_WARN)
-			out[n++] = f->id;
-	}
+	for (int r = 0; r < na; r++)
+		for (int i = 0; i < a[r].n && n < max; i++) {
+			const char *id = a[r].f[i].id;
+			bool seen = false;
+			for (int j = 0; j < n && !seen; j++)
+				seen = !strcmp(out[j], id);
+			if (!seen && a[r].f[i].severity >= DIAG_WARN && side_has(a, na, id) &&
+			    !side_has(b, nb, id))
+				out[n++] = id;
+		}
 	return n;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The median of d[0..n) (n >= 1), sorting a copy. NAN when out of memory. */
-static double median_of(const double *d, int n)
-{
-	double *c = malloc((size_t)n * sizeof *c);
-	if (!c)
-		return NAN;
-	memcpy(c, d, (size_t)n * sizeof *c);
-	qsort(c, (size_t)n, sizeof *c, dbl_cmp);
-	double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-	free(c);
-	return m;
-}
-
-/*
- * How far the two halves of one run's steps disagree, in % of its median:
- * the drift the machine's own state (other load, clocks) gives a run that
- * does not change. A difference between two runs smaller than that is not
- * the change's. Medians, so that a few steps stalled by a burst of other
- * load do not make every comparison on a busy machine "no change"; a
- * lasting shift of the step time still moves the median of its half.
- */
-static double step_drift_pct(const double *d, int n)
-{
-	if (n < 2 * DIAG_COMPARE_DRIFT_MIN_HALF)
-		return NAN;
-	int h = n / 2;
-	double a = median_of(d, h), b = median_of(d + h, n - h), m = median_of(d, n);
-	return m > 0 ? 100 * fabs(b - a) / m : NAN;
 }
 
 /*
  * What a loaded run's excess can explain, in % of the base's mean step.
  * Load only ever slows steps: a run's undisturbed mean lies between its
- * quickest steps (p10) and its mean. So a loaded base can make the
- * candidate look faster (by up to its mean above its p10), a loaded
- * candidate can make it look slower (likewise), and neither can fake the
- * other direction: a candidate slowed by load that is still faster is
+ * undisturbed step time (the p10 of its steps, a repeating pattern counted
+ * as one step) and its mean. So a
+ * loaded base can make the candidate look faster (by up to its mean above
+ * that), a loaded candidate can make it look slower (likewise), and neither
+ * can fake the other direction: a loaded candidate that is still faster is
  * faster. The bound is taken in the direction of the observed change.
  */
 static double explained_pct(const diag_comparison *out, int side)
@@ -418,10 +274,11 @@ static double explained_pct(const diag_comparison *out, int side)
 		return 0;
 	if (isnan(l->excess_pct) || !(out->mean.base > 0))
 		return NAN;
-	/* mean - p10, with excess = (mean - p10) / p10 */
+	/* mean - undisturbed, with excess = (mean - undisturbed) / undisturbed */
 	return 100 * mean * l->excess_pct / (100 + l->excess_pct) / out->mean.base;
 }
 
+/* Load qualifies a claim in the one direction it can fake; it never raises the threshold. */
 static void confound(diag_comparison *out)
 {
 	out->confounded = out->load_base.loaded || out->load_cand.loaded;
@@ -436,95 +293,204 @@ static void confound(diag_comparison *out)
 	                                                         : fmax(faster, slower);
 	/* the direction the load could not have produced */
 	out->interference_against = !isnan(d) && d != 0 && out->interference_pct == 0;
-	if (!isnan(out->interference_pct) && out->interference_pct > out->min_diff_pct)
-		out->min_diff_pct = out->interference_pct;
+	if (out->verdict && !out->interference_against &&
+	    (isnan(out->interference_pct) || fabs(d) <= out->interference_pct)) {
+		out->withheld_by_load = true;
+		out->verdict = 0;
+	}
+}
+
+/* The host load of a side: its most loaded run's (others' CPU), each run's own steps. */
+static void side_load(const timeline *const *tl, const diag_result *r, int n, const double th,
+                      diag_host_load *out)
+{
+	memset(out, 0, sizeof *out);
+	for (int i = 0; i < n; i++) {
+		double *d;
+		int nd = diag_step_times(tl[i], &d);
+		diag_host_load l;
+		diag_host_load_of(tl[i], r[i].t_from, r[i].t_to, d, nd, th, &l);
+		free(d);
+		bool worse = l.loaded && (!out->loaded || l.others_cpu > out->others_cpu);
+		if (i == 0 || worse)
+			*out = l;
+	}
+}
+
+/* Each side's runs as step series for the one comparison (steps owned by *bufs). */
+static void side_steps(const timeline *const *tl, const diag_result *r, int n, diag_run_steps *runs,
+                       double **bufs)
+{
+	for (int i = 0; i < n; i++) {
+		runs[i].n = diag_step_times(tl[i], &bufs[i]);
+		runs[i].t = bufs[i];
+		runs[i].resolution = r[i].steps.resolution;
+	}
+}
+
+/* The mean of the runs' summaries, field by field (absent ones left out). */
+static void side_summary(const timeline *const *tl, const diag_result *r, int n,
+                         diag_run_summary *out)
+{
+	diag_summarize(tl[0], &r[0], out);
+	if (n < 2)
+		return;
+	double *f[] = {&out->duration,   &out->util_mean,  &out->sm_active_mean, &out->mem_peak_mib,
+	               &out->power_mean, &out->steps.mean, &out->steps.p50,      &out->steps.p90,
+	               &out->steps.p99,  &out->steps.per_s};
+	enum { NF = sizeof f / sizeof *f };
+	double sum[NF] = {0};
+	int k[NF] = {0}, steps = 0;
+	for (int i = 0; i < n; i++) {
+		diag_run_summary s;
+		diag_summarize(tl[i], &r[i], &s);
+		double *g[] = {&s.duration,   &s.util_mean,  &s.sm_active_mean, &s.mem_peak_mib,
+		               &s.power_mean, &s.steps.mean, &s.steps.p50,      &s.steps.p90,
+		               &s.steps.p99,  &s.steps.per_s};
+		for (int j = 0; j < NF; j++)
+			if (!isnan(*g[j])) {
+				sum[j] += *g[j];
+				k[j]++;
+			}
+		steps += s.steps.n;
+	}
+	for (int j = 0; j < NF; j++)
+		*f[j] = k[j] ? sum[j] / k[j] : NAN;
+	out->steps.n = steps;
+}
+
+/* Differences between a side's first run and its others, named for that side. */
+static void diff_within(diag_comparison *c, const char *side, const diag_meta *m, int n)
+{
+	for (int i = 1; i < n; i++) {
+		diag_comparison t = {0};
+		diff_meta(&t, &m[0], &m[i]);
+		for (int j = 0; j < t.nchanges; j++) {
+			char what[64];
+			snprintf(what, sizeof what, L_("%s run %d: %s"), side, i + 1,
+			         t.changes[j].what);
+			add_change(c, what, t.changes[j].base, t.changes[j].cand);
+		}
+		free(t.changes);
+	}
+}
+
+/* The verdict from the one comparison of step times, or from run time without steps. */
+static void judge(diag_comparison *out, const timeline *const *base, int nbase,
+                  const timeline *const *cand, int ncand)
+{
+	const diag_step_cmp *s = &out->steps;
+	out->diff_pct = s->diff_pct;
+	out->below_min_diff = s->below_min_diff;
+	if (s->method != DIAG_CMP_NONE && !isnan(out->mean.lo) && !out->steps_bursty) {
+		out->by_steps = true;
+		out->verdict = s->verdict;
+		out->p50_verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
+		if (out->p50_verdict && out->p50.base > 0 &&
+		    fabs(100 * out->p50.diff / out->p50.base) < out->min_diff_pct)
+			out->p50_verdict = 0;
+		return;
+	}
+	double a = 0, b = 0;
+	for (int i = 0; i < nbase; i++)
+		a += base[i]->duration / nbase;
+	for (int i = 0; i < ncand; i++)
+		b += cand[i]->duration / ncand;
+	if (a > 0 && b > 0) {
+		double pct = 100 * (b - a) / a;
+		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT  ? -1
+		               : pct >= DIAG_COMPARE_DURATION_PCT ? 1
+		                                                  : 0;
+	}
+}
+
+/* Each run's meta with the facts its timeline holds, and its diagnosis. */
+static void diagnose_side(const timeline *const *tl, const diag_meta *m, int n, const diag_opts *o,
+                          diag_meta *mo, diag_result *r)
+{
+	for (int i = 0; i < n; i++) {
+		memset(&mo[i], 0, sizeof mo[i]);
+		for (int j = 0; m && j < m[i].n; j++)
+			diag_meta_set(&mo[i], m[i].kv[j].key, m[i].kv[j].value);
+		diag_meta_from_timeline(&mo[i], tl[i]);
+		diag_opts oi = *o;
+		oi.meta = &mo[i];
+		diag_run(tl[i], &oi, &r[i]);
+	}
+}
+
+static void compare_steps(diag_comparison *out, const timeline *const *base, const diag_result *ra,
+                          int nbase, const timeline *const *cand, const diag_result *rb, int ncand,
+                          const diag_opts *o)
+{
+	diag_run_steps sa[DIAG_CMP_MAX_RUNS], sb[DIAG_CMP_MAX_RUNS];
+	double *ba[DIAG_CMP_MAX_RUNS], *bb[DIAG_CMP_MAX_RUNS];
+	side_steps(base, ra, nbase, sa, ba);
+	side_steps(cand, rb, ncand, sb, bb);
+	diag_step_compare(sa, nbase, sb, ncand, o->th.compare_min_diff_pct, &out->steps);
+	static const double ps[3] = {50, 90, 99};
+	diag_diff dd[3];
+	diag_bootstrap_diffs(sa, nbase, sb, ncand, ps, 3, DIAG_BOOTSTRAP_RESAMPLES,
+	                     DIAG_BOOTSTRAP_SEED, dd);
+	out->p50 = dd[0];
+	out->p90 = dd[1];
+	out->p99 = dd[2];
+	const diag_step_cmp *s = &out->steps;
+	out->mean = (diag_diff){s->mean[0], s->mean[1], s->diff, s->lo, s->hi};
+	for (int i = 0; i < nbase; i++)
+		free(ba[i]);
+	for (int i = 0; i < ncand; i++)
+		free(bb[i]);
+}
+
+void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int nbase,
+                       const timeline *const *cand, const diag_meta *mcand, int ncand,
+                       const diag_opts *o, diag_comparison *out)
+{
+	memset(out, 0, sizeof *out);
+	nbase = nbase > DIAG_CMP_MAX_RUNS ? DIAG_CMP_MAX_RUNS : nbase;
+	ncand = ncand > DIAG_CMP_MAX_RUNS ? DIAG_CMP_MAX_RUNS : ncand;
+	out->nbase = nbase;
+	out->ncand = ncand;
+	dx_set_localize(o->localize);
+	diag_meta ma[DIAG_CMP_MAX_RUNS], mb[DIAG_CMP_MAX_RUNS];
+	diag_result ra[DIAG_CMP_MAX_RUNS], rb[DIAG_CMP_MAX_RUNS];
+	diagnose_side(base, mbase, nbase, o, ma, ra);
+	diagnose_side(cand, mcand, ncand, o, mb, rb);
+	side_summary(base, ra, nbase, &out->base);
+	side_summary(cand, rb, ncand, &out->cand);
+	compare_steps(out, base, ra, nbase, cand, rb, ncand, o);
+	side_load(base, ra, nbase, o->th.compare_host_load_pct, &out->load_base);
+	side_load(cand, rb, ncand, o->th.compare_host_load_pct, &out->load_cand);
+	for (int i = 0; i < nbase; i++)
+		out->steps_bursty |= ra[i].steps.bursty;
+	for (int i = 0; i < ncand; i++)
+		out->steps_bursty |= rb[i].steps.bursty;
+	out->min_diff_pct = o->th.compare_min_diff_pct;
+	out->interference_pct = NAN;
+	/* Faster means more steps per second: the mean step time decides. The
+	 * median alone can improve while the tail (and the run) gets slower. */
+	judge(out, base, nbase, cand, ncand);
+	confound(out);
+	diff_meta(out, &ma[0], &mb[0]);
+	diff_within(out, L_("base"), ma, nbase);
+	diff_within(out, L_("candidate"), mb, ncand);
+	out->nfixed = missing_ids(ra, nbase, rb, ncand, out->fixed, 24);
+	out->nappeared = missing_ids(rb, ncand, ra, nbase, out->appeared, 24);
+	for (int i = 0; i < nbase; i++) {
+		diag_result_free(&ra[i]);
+		diag_meta_free(&ma[i]);
+	}
+	for (int i = 0; i < ncand; i++) {
+		diag_result_free(&rb[i]);
+		diag_meta_free(&mb[i]);
+	}
 }
 
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
                   const diag_meta *mcand, const diag_opts *o, diag_comparison *out)
 {
-	memset(out, 0, sizeof *out);
-	dx_set_localize(o->localize);
-	diag_meta ma = {0}, mb = {0};
-	if (mbase)
-		for (int i = 0; i < mbase->n; i++)
-			diag_meta_set(&ma, mbase->kv[i].key, mbase->kv[i].value);
-	if (mcand)
-		for (int i = 0; i < mcand->n; i++)
-			diag_meta_set(&mb, mcand->kv[i].key, mcand->kv[i].value);
-	diag_meta_from_timeline(&ma, base);
-	diag_meta_from_timeline(&mb, cand);
-
-	diag_opts oa = *o, ob = *o;
-	oa.meta = &ma;
-	ob.meta = &mb;
-	diag_result ra, rb;
-	diag_run(base, &oa, &ra);
-	diag_run(cand, &ob, &rb);
-	diag_summarize(base, &ra, &out->base);
-	diag_summarize(cand, &rb, &out->cand);
-
-	double *da, *db;
-	int na = diag_step_times(base, &da), nb = diag_step_times(cand, &db);
-	static const double ps[4] = {DIAG_STAT_MEAN, 50, 90, 99};
-	diag_diff dd[4];
-	diag_bootstrap_diffs(da, na, db, nb, ps, 4, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED,
-	                     dd);
-	out->mean = dd[0];
-	out->p50 = dd[1];
-	out->p90 = dd[2];
-	out->p99 = dd[3];
-	out->drift_pct = fmax(step_drift_pct(da, na), step_drift_pct(db, nb));
-	diag_host_load_of(base, ra.t_from, ra.t_to, da, na, o->th.compare_host_load_pct,
-	                  &out->load_base);
-	diag_host_load_of(cand, rb.t_from, rb.t_to, db, nb, o->th.compare_host_load_pct,
-	                  &out->load_cand);
-	free(da);
-	free(db);
-	/*
-	 * Faster means more steps per second: the mean step time decides. The
-	 * median alone can improve while the tail (and the run) gets slower.
-	 */
-	out->steps_bursty = ra.steps.bursty || rb.steps.bursty;
-	out->min_diff_pct = o->th.compare_min_diff_pct;
-	out->diff_pct = NAN;
-	out->interference_pct = NAN;
-	if (out->mean.base > 0 && !isnan(out->mean.diff)) {
-		out->diff_pct = 100 * out->mean.diff / out->mean.base;
-		/* A difference the step timer cannot resolve is no difference. */
-		double res = fmax(ra.steps.resolution, rb.steps.resolution);
-		if (!isnan(res) && 100 * res / out->mean.base > out->min_diff_pct)
-			out->min_diff_pct = 100 * res / out->mean.base;
-		if (!isnan(out->drift_pct) && out->drift_pct > out->min_diff_pct)
-			out->min_diff_pct = out->drift_pct;
-	}
-	confound(out);
-	if (!isnan(out->mean.lo) && !out->steps_bursty) {
-		out->by_steps = true;
-		out->verdict = out->mean.hi < 0 ? -1 : out->mean.lo > 0 ? 1 : 0;
-		out->p50_verdict = out->p50.hi < 0 ? -1 : out->p50.lo > 0 ? 1 : 0;
-		if (out->verdict && fabs(out->diff_pct) < out->min_diff_pct) {
-			out->below_interference = !isnan(out->interference_pct) &&
-			                          fabs(out->diff_pct) < out->interference_pct;
-			out->verdict = 0;
-			out->below_min_diff = true;
-		}
-		if (out->p50_verdict && out->p50.base > 0 &&
-		    fabs(100 * out->p50.diff / out->p50.base) < out->min_diff_pct)
-			out->p50_verdict = 0;
-	} else if (base->duration > 0 && cand->duration > 0) {
-		double pct = 100 * (cand->duration - base->duration) / base->duration;
-		out->verdict = pct <= -DIAG_COMPARE_DURATION_PCT  ? -1
-		               : pct >= DIAG_COMPARE_DURATION_PCT ? 1
-		                                                  : 0;
-	}
-	diff_meta(out, &ma, &mb);
-	out->nfixed = missing_ids(&ra, &rb, out->fixed, 24);
-	out->nappeared = missing_ids(&rb, &ra, out->appeared, 24);
-	diag_result_free(&ra);
-	diag_result_free(&rb);
-	diag_meta_free(&ma);
-	diag_meta_free(&mb);
+	diag_compare_runs(&base, mbase, 1, &cand, mcand, 1, o, out);
 }
 
 void diag_comparison_free(diag_comparison *c)

@@ -3,7 +3,9 @@
  * recordings of the same job differ by a few percent when other processes
  * take the CPU in one of them: the job's steps wait for a core now and
  * then. Such a run is confounded, and the part of its mean step time above
- * its undisturbed steps is how much of a difference the load can explain.
+ * its undisturbed step time is how much of a difference the load can
+ * explain. Only processes outside the job's tree count, each by name: the
+ * job's own workers saturating the cores are the job, not other load.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,9 +13,6 @@
 #include <string.h>
 
 #include "diagnose/diag_int.h"
-
-/* The quickest steps of a run: its step time with the least interference. */
-#define HOST_UNDISTURBED_PCT 10.0
 
 typedef struct {
 	unsigned pid;
@@ -99,25 +98,17 @@ void diag_host_load_of(const timeline *tl, double t_from, double t_to, const dou
 	out->others_cpu = out->host_busy = out->spare_cores = out->excess_pct = NAN;
 	other_procs(tl, t_from, t_to, out);
 	out->host_busy = host_mean(tl, HM_CPU_BUSY_AVG, t_from, t_to);
-	if (!isnan(out->host_busy) && tl->ncpu > 0) {
+	if (!isnan(out->host_busy) && tl->ncpu > 0)
 		out->spare_cores = tl->ncpu * (100 - out->host_busy) / 100;
-		/* The recorder keeps only the busiest few processes per scan: many
-		 * small ones load a host as much. What the host's CPUs did beyond the
-		 * job's own CPU is the others' in all. */
-		double job = host_mean(tl, HM_TREE_CPU, t_from, t_to);
-		double rest = tl->ncpu * out->host_busy - (isnan(job) ? 0 : job);
-		if (rest > 0 && (isnan(out->others_cpu) || rest > out->others_cpu))
-			out->others_cpu = rest;
-	}
 	/* Others' CPU hurts the job only when the host has no core to spare for it. */
 	out->loaded = !isnan(out->others_cpu) && out->others_cpu >= load_pct &&
 	              (isnan(out->spare_cores) || out->spare_cores < 1);
 	if (nsteps >= 2) {
-		double sum = 0;
-		for (int i = 0; i < nsteps; i++)
-			sum += steps[i];
-		double floor = tl_percentile(steps, nsteps, HOST_UNDISTURBED_PCT);
-		if (floor > 0)
-			out->excess_pct = 100 * (sum / nsteps - floor) / floor;
+		/* A periodic step pattern (alternating workers) counts as one step:
+		 * its quick steps are no less disturbed than the rest. */
+		diag_run_noise nz;
+		diag_run_noise_of(steps, nsteps, &nz);
+		if (nz.undisturbed > 0)
+			out->excess_pct = 100 * (nz.mean - nz.undisturbed) / nz.undisturbed;
 	}
 }

@@ -234,26 +234,91 @@ int diag_exit_code(const diag_result *res);
  */
 int diag_live_summary(const timeline *tl, const diag_opts *o, char *out, size_t len);
 
-/* ---- compare two recordings ---- */
+/* ---- the one comparison of step times (stepnoise.c, stepcmp.c; docs/compare.md) ---- */
+
+/* How uncertain one run's mean step time is, from its own steps in order. */
+typedef struct {
+	int n;
+	double mean;     /* s */
+	int block;       /* circular block length, steps (1: independent steps) */
+	int period;      /* the steps' dominant period in steps; 0 none */
+	double nblocks;  /* n / block */
+	double var_mean; /* variance of the mean: the circular block bootstrap's, exact; s^2 */
+	double
+	    undisturbed;  /* p10 of the steps (of period means when periodic): least disturbed, s */
+	double drift_pct; /* second half's mean minus the first's, % of the mean; NAN */
+	double drift_se_pct; /* the standard error of drift_pct; NAN */
+} diag_run_noise;
+
+void diag_run_noise_of(const double *steps, int n, diag_run_noise *out);
+/* Student's t distribution function and its quantile (df may be INFINITY: the normal). */
+double diag_t_cdf(double t, double df);
+double diag_t_quantile(double p, double df);
+
+/* One run's step times, in order. */
+typedef struct {
+	const double *t; /* s */
+	int n;
+	double resolution; /* the step timestamps' quantum, s; NAN unknown */
+} diag_run_steps;
+
+/* Runs per side that one comparison takes (more are left out). */
+#define DIAG_CMP_MAX_RUNS 16
+
+typedef enum {
+	DIAG_CMP_NONE,   /* a side has no step times */
+	DIAG_CMP_WITHIN, /* one run on a side: the noise within the runs */
+	DIAG_CMP_RUNS,   /* two runs or more on each side: Welch's t on the run means */
+} diag_cmp_method;
+
+typedef struct {
+	diag_cmp_method method;
+	int nruns[2];                             /* timed runs: base, candidate */
+	diag_run_noise run[2][DIAG_CMP_MAX_RUNS]; /* each timed run's mean and noise */
+	double mean[2];                           /* each side's mean step time, s */
+	double diff, lo, hi;                      /* cand - base and its 95 % interval, s */
+	double diff_pct, lo_pct, hi_pct;          /* the same in % of the base's mean */
+	double se;                                /* standard error of diff, s */
+	double df;           /* degrees of freedom of the t interval; INFINITY: the normal */
+	double quantum;      /* added to each end for the step timer's resolution, s */
+	bool significant;    /* the interval excludes 0 */
+	double min_diff_pct; /* the practical threshold a claim needs (compare_min_diff_pct) */
+	bool below_min_diff; /* significant, but smaller than min_diff_pct */
+	int verdict;         /* -1 faster, 0 no claim, +1 slower; load is judged by the caller */
+	/* The run with the largest drift that is significant and meaningful; -1 none. */
+	int drift_side, drift_run;
+	/* A run far from its side's others (three runs or more on the side); -1 none. */
+	int outlier_side, outlier_run;
+} diag_step_cmp;
+
+/*
+ * The one comparison of mean step times: base runs against candidate runs
+ * (each DIAG_CMP_MAX_RUNS at most; runs with fewer than two steps are left
+ * out), a claim only when the 95 % interval excludes 0 and the change is at
+ * least min_diff_pct of the base's mean.
+ */
+void diag_step_compare(const diag_run_steps *base, int nbase, const diag_run_steps *cand, int ncand,
+                       double min_diff_pct, diag_step_cmp *out);
+
+/* ---- compare recordings ---- */
 typedef struct {
 	double base, cand; /* the statistic on each side */
 	double diff;       /* cand - base */
-	double lo, hi;     /* 95 % bootstrap confidence interval of diff; NAN when not computable */
+	double lo, hi;     /* 95 % confidence interval of diff; NAN when not computable */
 } diag_diff;
 
 /*
- * Percentile p of b minus percentile p of a, with a 95 % bootstrap interval
- * from `resamples` resamples of each side drawn with a fixed-seed generator.
- */
-void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p, int resamples,
-                         uint64_t seed, diag_diff *out);
-/*
- * The same for np (at most 8) percentiles at once: each resample serves all
- * of them. A percentile of DIAG_STAT_MEAN compares the means instead.
+ * Percentile ps[k] (at most 8; DIAG_STAT_MEAN for the mean) of the pooled
+ * candidate steps minus the base's, each with a 95 % interval from
+ * `resamples` circular block bootstrap resamples (each run rebuilt from
+ * blocks of its own length, stepnoise.c) drawn with a fixed-seed generator.
  */
 #define DIAG_STAT_MEAN (-1.0)
-void diag_bootstrap_diffs(const double *a, int na, const double *b, int nb, const double *ps,
-                          int np, int resamples, uint64_t seed, diag_diff *out);
+void diag_bootstrap_diffs(const diag_run_steps *a, int na, const diag_run_steps *b, int nb,
+                          const double *ps, int np, int resamples, uint64_t seed, diag_diff *out);
+/* The same for one percentile of two single runs. */
+void diag_bootstrap_diff(const double *a, int na, const double *b, int nb, double p, int resamples,
+                         uint64_t seed, diag_diff *out);
 
 typedef struct {
 	char what[64]; /* "argument --batch-size", "env CUDA_VISIBLE_DEVICES", "GPU set", ... */
@@ -280,15 +345,16 @@ typedef struct {
 
 /*
  * What loaded the host during one compared run, over its analysed window.
- * Loaded: the other processes took at least compare_host_load_pct of a core
- * and the host had less than one core to spare; then the run's mean step
- * time above its undisturbed steps (p10) is what that load can explain.
+ * Loaded: processes outside the job's tree (named, as the recorder saw them)
+ * took at least compare_host_load_pct of a core and the host had less than
+ * one core to spare; then the run's mean step time above its undisturbed
+ * step time (diag_run_noise's) is what that load can explain.
  */
 typedef struct {
-	double others_cpu;  /* processes outside the job, summed mean, % of one core; NAN */
+	double others_cpu;  /* named processes outside the job, summed mean, % of one core; NAN */
 	double host_busy;   /* mean busy share of all the host's CPUs, %; NAN */
 	double spare_cores; /* cores idle on average, NAN */
-	double excess_pct;  /* (mean - p10) / p10 of the step times, %; NAN */
+	double excess_pct;  /* (mean - undisturbed) / undisturbed step time, %; NAN */
 	bool loaded;
 	int nhogs;
 	diag_host_hog hog[DIAG_MAX_HOGS]; /* the busiest, busiest first */
@@ -299,28 +365,28 @@ void diag_host_load_of(const timeline *tl, double t_from, double t_to, const dou
                        int nsteps, double load_pct, diag_host_load *out);
 
 typedef struct {
-	diag_run_summary base, cand;
-	diag_diff mean;          /* mean step time in seconds: decides the verdict */
-	diag_diff p50, p90, p99; /* step time in seconds; NAN diff when a side has no steps */
-	int verdict; /* -1 candidate faster, 0 no (meaningful) difference / unknown, +1 slower */
-	int p50_verdict;   /* the same judged on the median alone (differs when the tail moved) */
-	bool by_steps;     /* verdict from step times (else from run duration, no interval) */
-	bool steps_bursty; /* a side's step lines came in bursts: not compared as timed */
-	/* Smallest change of the mean step time that counts, in % of the base's:
-	 * max(compare_min_diff_pct, the step timer's resolution, drift_pct); below
-	 * it the verdict is 0 even when the interval excludes zero. */
-	double min_diff_pct;
-	double drift_pct; /* larger of the two runs' first-half/second-half disagreement, %; NAN */
-	double diff_pct;  /* the mean's change in % of the base's, NAN when unknown */
+	diag_run_summary base, cand; /* each side's runs: their means (steps.n: all intervals) */
+	int nbase, ncand;            /* recordings per side */
+	diag_step_cmp steps;         /* the one comparison of mean step times */
+	diag_diff mean;              /* mean step time, s: steps' interval */
+	diag_diff p50, p90, p99;     /* step time, s, block bootstrap; NAN diff without steps */
+	/* -1 candidate faster, 0 no claim (or withheld), +1 slower: steps.verdict, unless a
+	 * loaded run can explain the change (withheld_by_load), or by run time without steps. */
+	int verdict;
+	int p50_verdict;     /* the median alone (differs when the tail moved) */
+	bool by_steps;       /* verdict from step times (else from run duration, no interval) */
+	bool steps_bursty;   /* a side's step lines came in bursts: not compared as timed */
+	double min_diff_pct; /* the practical threshold: compare_min_diff_pct, nothing added */
+	double diff_pct;     /* the mean's change in % of the base's, NAN when unknown */
 	bool below_min_diff; /* significant but smaller than min_diff_pct */
-	/* Other processes loaded the host during a run: min_diff_pct is at least
-	 * interference_pct, the change the load can explain in the observed
-	 * direction (a loaded base's mean above its p10 for a faster candidate,
-	 * a loaded candidate's for a slower one), in % of the base's mean. */
+	/* Host load by processes outside the job (the most loaded run of each side).
+	 * Load only slows a run: a loaded base can fake a faster candidate, a
+	 * loaded candidate a slower one. interference_pct is what it explains in
+	 * the observed direction, in % of the base's mean. */
 	diag_host_load load_base, load_cand;
 	bool confounded;
 	double interference_pct;   /* NAN when not confounded or unknown */
-	bool below_interference;   /* significant, but within what the load explains */
+	bool withheld_by_load;     /* a claim that the load can explain: not made */
 	bool interference_against; /* only the other side was loaded: it cannot explain this change
 	                            */
 	diag_change *changes;
@@ -333,6 +399,15 @@ typedef struct {
 /* Compare two recordings. Metas may be NULL (then only the timelines' facts are compared). */
 void diag_compare(const timeline *base, const diag_meta *mbase, const timeline *cand,
                   const diag_meta *mcand, const diag_opts *o, diag_comparison *out);
+/*
+ * Compare nbase recordings of the base with ncand of the candidate (each at
+ * least 1, at most DIAG_CMP_MAX_RUNS); metas are arrays of the same length,
+ * or NULL. What changed is read between the first of each side, and within
+ * each side between its first run and the others.
+ */
+void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int nbase,
+                       const timeline *const *cand, const diag_meta *mcand, int ncand,
+                       const diag_opts *o, diag_comparison *out);
 void diag_comparison_free(diag_comparison *c);
 
 /* Summary numbers of one run (used by compare, and by report headers). */

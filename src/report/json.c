@@ -285,27 +285,100 @@ static void host_load(jsonw *w, const char *k, const diag_host_load *l)
 	jsonw_obj_end(w);
 }
 
-void compare_json(FILE *out, const diag_comparison *c, const char *base, const char *cand)
+/* One run of the step comparison: its steps, mean, blocks and drift. */
+static void run_noise(jsonw *w, const diag_run_noise *r)
+{
+	jsonw_obj_begin(w);
+	jsonw_key(w, "steps");
+	jsonw_int(w, r->n);
+	num(w, "mean_s", r->mean);
+	jsonw_key(w, "block");
+	jsonw_int(w, r->block);
+	jsonw_key(w, "period");
+	jsonw_int(w, r->period);
+	num(w, "mean_se_s", sqrt(r->var_mean));
+	num(w, "drift_pct", r->drift_pct);
+	num(w, "drift_se_pct", r->drift_se_pct);
+	jsonw_obj_end(w);
+}
+
+/* Which run a caveat is about: {"side": "base", "run": 1} or null. */
+static void which_run(jsonw *w, const char *k, int side, int run)
+{
+	jsonw_key(w, k);
+	if (side < 0) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_obj_begin(w);
+	str(w, "side", side ? "candidate" : "base");
+	jsonw_key(w, "run");
+	jsonw_int(w, run + 1);
+	jsonw_obj_end(w);
+}
+
+/* The one comparison of mean step times: method, interval, runs, caveats. */
+static void step_cmp(jsonw *w, const diag_step_cmp *s)
+{
+	static const char *const method[] = {"none", "within-runs", "between-runs"};
+	jsonw_key(w, "step_comparison");
+	jsonw_obj_begin(w);
+	str(w, "method", method[s->method]);
+	num(w, "diff_s", s->diff);
+	num(w, "lo_s", s->lo);
+	num(w, "hi_s", s->hi);
+	num(w, "diff_pct", s->diff_pct);
+	num(w, "lo_pct", s->lo_pct);
+	num(w, "hi_pct", s->hi_pct);
+	num(w, "se_s", s->se);
+	num(w, "df", isinf(s->df) ? NAN : s->df);
+	num(w, "timer_quantum_s", s->quantum);
+	jsonw_key(w, "significant");
+	jsonw_bool(w, s->significant);
+	for (int side = 0; side < 2; side++) {
+		jsonw_key(w, side ? "candidate_runs" : "base_runs");
+		jsonw_arr_begin(w);
+		for (int i = 0; i < s->nruns[side]; i++)
+			run_noise(w, &s->run[side][i]);
+		jsonw_arr_end(w);
+	}
+	which_run(w, "drift_caveat", s->drift_side, s->drift_run);
+	which_run(w, "outlier_run", s->outlier_side, s->outlier_run);
+	jsonw_obj_end(w);
+}
+
+static void files(jsonw *w, const char *k, const char *const *f, int n)
+{
+	jsonw_key(w, k);
+	jsonw_arr_begin(w);
+	for (int i = 0; i < n; i++)
+		jsonw_str(w, f[i]);
+	jsonw_arr_end(w);
+}
+
+void compare_json(FILE *out, const diag_comparison *c, const char *const *base, int nbase,
+                  const char *const *cand, int ncand)
 {
 	jsonw w;
 	jsonw_init(&w, out, true);
 	jsonw_obj_begin(&w);
 	jsonw_key(&w, "compare_version");
-	jsonw_int(&w, 1);
-	str(&w, "base", base);
-	str(&w, "candidate", cand);
+	jsonw_int(&w, 2);
+	str(&w, "base", base[0]);
+	str(&w, "candidate", cand[0]);
+	files(&w, "base_files", base, nbase);
+	files(&w, "candidate_files", cand, ncand);
 	str(&w, "verdict", c->verdict < 0 ? "faster" : c->verdict > 0 ? "slower" : "no-difference");
 	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : "run-time");
 	num(&w, "min_meaningful_diff_pct", c->min_diff_pct);
-	num(&w, "run_drift_pct", c->drift_pct);
 	num(&w, "step_mean_diff_pct", c->diff_pct);
 	jsonw_key(&w, "below_min_meaningful_diff");
 	jsonw_bool(&w, c->below_min_diff);
 	jsonw_key(&w, "confounded");
 	jsonw_bool(&w, c->confounded);
 	num(&w, "host_interference_pct", c->interference_pct);
-	jsonw_key(&w, "below_host_interference");
-	jsonw_bool(&w, c->below_interference);
+	jsonw_key(&w, "withheld_by_host_load");
+	jsonw_bool(&w, c->withheld_by_load);
 	jsonw_key(&w, "host_interference_against");
 	jsonw_bool(&w, c->interference_against);
 	jsonw_key(&w, "steps_bursty");
@@ -315,12 +388,15 @@ void compare_json(FILE *out, const diag_comparison *c, const char *base, const c
 	    : c->p50_verdict < 0 ? "faster"
 	    : c->p50_verdict > 0 ? "slower"
 	                         : "no-difference");
+	step_cmp(&w, &c->steps);
 	jsonw_key(&w, "bootstrap");
 	jsonw_obj_begin(&w);
 	jsonw_key(&w, "resamples");
 	jsonw_int(&w, DIAG_BOOTSTRAP_RESAMPLES);
 	jsonw_key(&w, "seed");
 	jsonw_int(&w, (long long)(DIAG_BOOTSTRAP_SEED & 0x7fffffffffffffffULL));
+	jsonw_key(&w, "blocks");
+	jsonw_str(&w, "circular, each run's own length");
 	jsonw_obj_end(&w);
 	diff(&w, "step_mean", &c->mean);
 	diff(&w, "step_p50", &c->p50);

@@ -31,9 +31,11 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
                  const report_style *st);
 
-void compare_text(FILE *out, const diag_comparison *c, const char *base, const char *cand,
-                  const report_style *st);
-void compare_json(FILE *out, const diag_comparison *c, const char *base, const char *cand);
+/* A comparison of nbase base recordings (files base[]) with ncand candidates. */
+void compare_text(FILE *out, const diag_comparison *c, const char *const *base, int nbase,
+                  const char *const *cand, int ncand, const report_style *st);
+void compare_json(FILE *out, const diag_comparison *c, const char *const *base, int nbase,
+                  const char *const *cand, int ncand);
 
 /*
  * A sparkline of x over samples [from, to), resampled to `width` cells

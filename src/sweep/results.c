@@ -5,6 +5,8 @@
  * the curve, its knee and a sentence saying why; the best configuration,
  * significance against the baseline (the same bootstrap as `compare`), and
  * the memory model checked against the out-of-memory boundary found.
+ * Faster or slower than the baseline is compare's one comparison of step
+ * times (diag_step_compare), each repeat a run.
  */
 #include <math.h>
 #include <stddef.h>
@@ -101,7 +103,11 @@ static bool read_rep(const char *file, int warmup, sweep_result *r, rep_numbers 
 		sweep_mean_ci(d + skip, nd - skip, &rn->mean, &half);
 		rn->p50 = tl_percentile(d + skip, nd - skip, 50);
 		rn->p90 = tl_percentile(d + skip, nd - skip, 90);
-		append(&r->steps, &r->nsteps, d + skip, nd - skip);
+		if (r->nruns < SWEEP_MAX_RUN_SERIES) {
+			r->run_off[r->nruns] = r->nsteps;
+			append(&r->steps, &r->nsteps, d + skip, nd - skip);
+			r->run_off[++r->nruns] = r->nsteps;
+		}
 	}
 	free(d);
 	diag_opts o;
@@ -149,6 +155,32 @@ static double avg(const rep_numbers *reps, int n, int idx)
 	return k ? s / k : NAN;
 }
 
+/* A result's repeats as runs of steps (one run of all its steps when kept pooled). */
+static int result_runs(const sweep_result *r, diag_run_steps *out)
+{
+	if (r->nruns <= 0) {
+		out[0] = (diag_run_steps){r->steps, r->nsteps, NAN};
+		return 1;
+	}
+	for (int k = 0; k < r->nruns; k++)
+		out[k] = (diag_run_steps){r->steps + r->run_off[k],
+		                          r->run_off[k + 1] - r->run_off[k], NAN};
+	return r->nruns;
+}
+
+/* One repeat's mean and 95 % half-width, from its steps in autocorrelation-sized blocks. */
+static void step_mean_ci(const sweep_result *r, double *mean, double *half)
+{
+	diag_run_steps runs[SWEEP_MAX_RUN_SERIES];
+	result_runs(r, runs);
+	diag_run_noise nz;
+	diag_run_noise_of(runs[0].t, runs[0].n, &nz);
+	*mean = nz.mean;
+	*half = nz.n >= 2 && nz.nblocks > 1
+	            ? diag_t_quantile(0.975, nz.nblocks - 1) * sqrt(nz.var_mean)
+	            : NAN;
+}
+
 /* Step statistics of the repeats that timed steps (nok of them, first in reps). */
 static void step_stats(const sweep_results *R, const sweep_config *c, sweep_result *r,
                        const rep_numbers *reps, int nread)
@@ -166,7 +198,7 @@ static void step_stats(const sweep_results *R, const sweep_config *c, sweep_resu
 	if (r->ci_over_repeats)
 		sweep_mean_ci(means, nok, &r->mean, &r->ci_half);
 	else
-		sweep_mean_ci(r->steps, r->nsteps, &r->mean, &r->ci_half);
+		step_mean_ci(r, &r->mean, &r->ci_half);
 	r->p50 = tl_percentile(r->steps, r->nsteps, 50);
 	r->p90 = tl_percentile(r->steps, r->nsteps, 90);
 	r->steps_s = r->mean > 0 ? 1 / r->mean : NAN;
@@ -219,18 +251,21 @@ double sweep_result_thr(const sweep_results *R, int cfg)
 static void significance(sweep_results *R)
 {
 	const sweep_result *b = &R->res[0];
+	diag_opts o;
+	diag_opts_default(&o);
+	diag_run_steps rb[SWEEP_MAX_RUN_SERIES], rc[SWEEP_MAX_RUN_SERIES];
+	int nb = b->ok ? result_runs(b, rb) : 0;
 	for (int i = 1; i < R->pl->n; i++) {
 		sweep_result *r = &R->res[i];
 		if (!r->ok || !b->ok)
 			continue;
-		double p = DIAG_STAT_MEAN;
-		diag_diff d;
-		diag_bootstrap_diffs(b->steps, b->nsteps, r->steps, r->nsteps, &p, 1,
-		                     DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED, &d);
-		r->diff = d.diff;
-		r->diff_lo = d.lo;
-		r->diff_hi = d.hi;
-		r->verdict = isnan(d.lo) ? 0 : d.hi < 0 ? -1 : d.lo > 0 ? 1 : 0;
+		diag_step_cmp c;
+		diag_step_compare(rb, nb, rc, result_runs(r, rc), o.th.compare_min_diff_pct, &c);
+		r->diff = c.diff;
+		r->diff_lo = c.lo;
+		r->diff_hi = c.hi;
+		r->verdict = c.verdict;
+		r->below_min_diff = c.below_min_diff;
 	}
 }
 

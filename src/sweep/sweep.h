@@ -218,14 +218,18 @@ int sweep_queue_wait(const sweep_runner *rn, long long id, volatile int *interru
 void sweep_queue_cancel(const sweep_runner *rn, long long id);
 
 /* ---- results (results.c, render.c) ---- */
+/* Repeats of one configuration whose step series are kept apart (compare's runs a side). */
+#define SWEEP_MAX_RUN_SERIES 16
 typedef struct {
 	bool ok; /* a recording with numbers */
 	int nrep, nrep_ok;
 	sweep_status status; /* of the last repeat */
 	int exit_code;
 	bool oom;
-	int nsteps;                     /* timed intervals, all repeats */
-	double *steps;                  /* pooled step intervals (s) */
+	int nsteps;                            /* timed intervals, all repeats */
+	double *steps;                         /* pooled step intervals (s) */
+	int nruns;                             /* repeats that timed steps (0: steps are one run) */
+	int run_off[SWEEP_MAX_RUN_SERIES + 1]; /* repeat k's steps: [run_off[k], run_off[k+1]) */
 	double mean, p50, p90, ci_half; /* step time (s) and 95 % CI half-width of the mean */
 	bool ci_over_repeats;
 	double steps_s, samples_s; /* throughput; samples NAN without a batch variable */
@@ -233,8 +237,9 @@ typedef struct {
 	char finding_id[40];
 	char finding[240];             /* the top finding's title in English (results.json) */
 	char finding_local[240];       /* the same in the language in force (the text) */
-	double diff, diff_lo, diff_hi; /* mean step time vs baseline, 95 % bootstrap CI */
-	int verdict;                   /* -1 faster than baseline, 0 not significant, +1 slower */
+	double diff, diff_lo, diff_hi; /* mean step time vs baseline, 95 % CI (as compare's) */
+	int verdict;         /* -1 faster than baseline, 0 no claim, +1 slower: compare's verdict */
+	bool below_min_diff; /* significant but under compare_min_diff_pct: no meaningful change */
 } sweep_result;
 
 typedef struct {

@@ -955,9 +955,13 @@ static void test_bootstrap(void **state)
 {
 	(void)state;
 	double a[200], b[200];
+	uint32_t x = 1;
 	for (int i = 0; i < 200; i++) {
-		a[i] = 0.100 + 0.001 * ((i * 37) % 11 - 5);
-		b[i] = 0.080 + 0.001 * ((i * 53) % 11 - 5);
+		/* +-5 ms of jitter in no order (a strict period would leave nothing to resample) */
+		x = x * 1103515245u + 12345u;
+		a[i] = 0.100 + 0.001 * ((int)((x >> 16) % 11) - 5);
+		x = x * 1103515245u + 12345u;
+		b[i] = 0.080 + 0.001 * ((int)((x >> 16) % 11) - 5);
 	}
 	diag_diff d1, d2;
 	diag_bootstrap_diff(a, 200, b, 200, 50, DIAG_BOOTSTRAP_RESAMPLES, DIAG_BOOTSTRAP_SEED, &d1);

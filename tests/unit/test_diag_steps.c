@@ -123,18 +123,27 @@ static void test_compare_min_diff(void **state)
 	assert_true(c.below_min_diff);
 	diag_comparison_free(&c);
 
-	/* Timestamps printed in whole 10 ms: a 2 ms step cannot be told 5 % apart. */
+	/*
+	 * Timestamps printed in whole ms, steps of 4 and 4.1 ms: the mean step is the
+	 * span over the count, so the timer moves it by at most 1 ms / n. Over 2000
+	 * steps that is 0.5 us a side and the 2.5 % is found; over 20 steps (56 us a
+	 * side) it cannot be told. The threshold stays what it is set to.
+	 */
 	diag_opts_default(&o);
-	a->nsteps = b->nsteps = 0;
-	for (int k = 0; k < 2000; k++) {
-		tl_add_step(a, 0.5 + 0.01 * (k / 5), k);
-		tl_add_step(b, 0.5 + 0.01 * (k * 21 / 100), k);
+	for (int n = 2000; n >= 20; n /= 100) {
+		a->nsteps = b->nsteps = 0;
+		for (int k = 0; k < n; k++) {
+			tl_add_step(a, 0.5 + 0.001 * (k * 4), k);
+			tl_add_step(b, 0.5 + 0.001 * (k * 41 / 10), k);
+		}
+		diag_compare(a, NULL, b, NULL, &o, &c);
+		assert_true(c.by_steps);
+		assert_float_equal(c.base.steps.resolution, 0.001, EPS);
+		assert_float_equal(c.min_diff_pct, 2, EPS);
+		assert_float_equal(c.steps.quantum, 2 * 0.001 / (n - 2), 1e-12);
+		assert_int_equal(c.verdict, n == 2000 ? 1 : 0);
+		diag_comparison_free(&c);
 	}
-	diag_compare(a, NULL, b, NULL, &o, &c);
-	assert_float_equal(c.base.steps.resolution, 0.01, EPS);
-	assert_true(c.min_diff_pct > 100);
-	assert_int_equal(c.verdict, 0);
-	diag_comparison_free(&c);
 	tl_free(a);
 	tl_free(b);
 }
