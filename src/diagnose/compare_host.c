@@ -68,7 +68,7 @@ static void other_procs(const timeline *tl, double t_from, double t_to, diag_hos
 				diag_host_hog *h = &out->hog[out->nhogs++];
 				h->pid = p[j].pid;
 				h->cpu = cpu;
-				snprintf(h->cmd, sizeof h->cmd, "%.63s",
+				snprintf(h->cmd, sizeof h->cmd, "%s",
 				         p[j].last->cmd[0] ? p[j].last->cmd : "?");
 			}
 		}
@@ -108,7 +108,7 @@ void diag_host_load_of(const timeline *tl, double t_from, double t_to, const dou
 		 * its quick steps are no less disturbed than the rest. */
 		diag_run_noise nz;
 		diag_run_noise_of(steps, nsteps, &nz);
-		if (nz.undisturbed > 0)
-			out->excess_pct = 100 * (nz.mean - nz.undisturbed) / nz.undisturbed;
+		if (nz.undisturbed > 0) /* (a skewed pattern can put its p10 above the mean) */
+			out->excess_pct = fmax(0, 100 * (nz.mean - nz.undisturbed) / nz.undisturbed);
 	}
 }

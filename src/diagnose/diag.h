@@ -338,7 +338,7 @@ typedef struct {
 typedef struct {
 	unsigned pid;
 	double cpu; /* mean % of one core over the window's process scans */
-	char cmd[64];
+	char cmd[128]; /* as the recorder kept it */
 } diag_host_hog;
 
 #define DIAG_MAX_HOGS 3

@@ -60,10 +60,10 @@ static void cmp_ci_row(const tx *t, const char *what, const diag_diff *d)
 /* One run's load: the other processes' CPU, the busiest of them, the step excess. */
 static void cmp_load_line(FILE *out, const char *run, const diag_host_load *l)
 {
-	char who[3 * (GW_TERM_SAFE_LEN(64) + 32)] = "";
+	char who[3 * (GW_TERM_SAFE_LEN(128) + 32)] = "";
 	size_t o = 0;
 	for (int i = 0; i < l->nhogs && o < sizeof who; i++) {
-		char cmd[GW_TERM_SAFE_LEN(64)];
+		char cmd[GW_TERM_SAFE_LEN(128)];
 		o += (size_t)snprintf(who + o, sizeof who - o, _("%sPID %u %s (%.0f %%)"),
 		                      i ? ", " : "", l->hog[i].pid,
 		                      gw_term_safe(l->hog[i].cmd, cmd, sizeof cmd), l->hog[i].cpu);
