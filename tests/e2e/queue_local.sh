@@ -123,14 +123,17 @@ for r in recs:
     assert r["start"] and r["end"] and r["attempts"] == 1, r
 EOF2
 
-# --- drain: running tasks finish, nothing new starts, the worker stops
-q add --gpus 0 -- sleep 2 >/dev/null
+# --- drain: running tasks finish, nothing new starts, the worker stops. The running task
+# waits for a file the test writes after draining (at most 120 s), so it is still running
+# when the test looks, however slowly a loaded machine polls.
+q add --gpus 0 -- sh -c "for i in \$(seq 1200); do [ -e '$T/go' ] && exit 0; sleep 0.1; done; exit 1" >/dev/null
 id=$(q ls --json | json 'j[-1]["id"]')
-until_true 20 sh -c "[ \"\$($GPUWHY queue show $id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"task\"][\"state\"])')\" = running ]" ||
+until_true 60 sh -c "[ \"\$($GPUWHY queue show $id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"task\"][\"state\"])')\" = running ]" ||
 	fail "task $id never ran"
 q drain >/dev/null
 q add --gpus 0 -- echo later >/dev/null 2>&1
 later=$(q ls --json | json 'j[-1]["id"]')
+touch "$T/go"
 until_true 30 sh -c "[ -z \"\$(cat $GPUWHY_QUEUE/worker.lock 2>/dev/null)\" ] || ! $GPUWHY queue gpus --json | grep -q '\"worker_pid\": *[0-9]'" ||
 	fail "worker did not stop after draining"
 [ "$(state "$id")" = done ] || fail "draining did not let task $id finish"
