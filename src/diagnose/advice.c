@@ -9,6 +9,17 @@
 
 #include "diagnose/diag_int.h"
 
+/* A job process stopped or held by a debugger: the same advice whatever the GPU holds. */
+#define STOPPED_CHANGE                                                                             \
+	N_("A process of the job is stopped (SIGSTOP, Ctrl-Z, or a debugger at a breakpoint): it " \
+	   "keeps its GPU memory and computes nothing. Resume it (kill -CONT PID, or fg in its "   \
+	   "shell), or let the debugger continue or detach; if it must stay paused, release its "  \
+	   "GPU memory first (delete the model and tensors, then torch.cuda.empty_cache()) so "    \
+	   "that other work can use the GPU.")
+#define STOPPED_VERIFY                                                                             \
+	N_("Record again: no process of the job in state T or t, and utilization rises while the " \
+	   "memory is held (or the memory is released while it waits).")
+
 typedef struct {
 	diag_rule rule;
 	const char *variant; /* the case ("pcie", "thermal", ...), NULL for the rule's own advice */
@@ -119,6 +130,7 @@ static const advice_entry advice[] = {
      N_("A serving process keeps its model resident and computes per request: normal while latency "
         "meets its target. If several models share the GPU, unload or offload idle ones."),
      N_("Watch P99 latency and memory headroom under peak load.")},
+    {DIAG_R_MEMORY_FULL_IDLE, "stopped", STOPPED_CHANGE, STOPPED_VERIFY, NULL, NULL},
     {DIAG_R_OOM, NULL,
      N_("Lower the memory peak: a smaller batch with gradient accumulation to keep the effective "
         "batch, mixed precision, activation (gradient) checkpointing, shorter sequences or lower "
@@ -284,6 +296,7 @@ static const advice_entry advice[] = {
         "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
         "while P99 stays within target; do not queue long."),
      N_("Load-test at the target request rate: P99 latency within target, throughput per GPU up.")},
+    {DIAG_R_LOW_UTILIZATION, "stopped", STOPPED_CHANGE, STOPPED_VERIFY, NULL, NULL},
     {DIAG_R_MIG_NO_UTILIZATION, NULL,
      N_("Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
         "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "

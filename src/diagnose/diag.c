@@ -627,6 +627,8 @@ static void find_job_gpus(diag_ctx *c)
  * active, so model loading before and teardown after do not read as idle
  * gaps: start-up, data loading and compilation have a pattern of their own.
  * Live windows are taken whole: an idle tail is exactly what they must show.
+ * A tail where the job is stopped (a breakpoint, SIGSTOP) is no teardown: the
+ * job still holds its GPUs, so the window runs on through it.
  */
 static void find_window(diag_ctx *c)
 {
@@ -642,6 +644,8 @@ static void find_window(diag_ctx *c)
 						first = s;
 					last = s;
 				}
+		while (first >= 0 && last + 1 < tl->n && c->stopped[last + 1])
+			last++;
 		if (first >= 0) {
 			c->from = first;
 			c->to = last + 1;
@@ -700,6 +704,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	c.ngpu = tl->ngpu < GPU_MAX ? tl->ngpu : GPU_MAX;
 	pick_activity(&c);
 	find_job_gpus(&c);
+	c.stopped = dx_stopped_mask(&c);
 	find_window(&c);
 	res->from = c.from;
 	res->to = c.to;
@@ -721,6 +726,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 			rule_table[r].run(&c);
 	sort_findings(res);
 	diag_chain(&c);
+	free(c.stopped);
 	return 0;
 }
 

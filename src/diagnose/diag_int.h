@@ -38,6 +38,8 @@ typedef struct {
 	bool hidden;              /* a GPU of the job works but its processes are not visible */
 	char span[48];            /* "the run" or "the last 30 s", for titles */
 	const double *act[GPU_MAX]; /* activity series per GPU: util.gpu, else GPM activity */
+	bool *stopped;              /* per sample: a job process stopped (state T) or traced (t) */
+	uint64_t loader_bound;      /* GPUs data-starved names for a saturated loader of the job */
 } diag_ctx;
 
 /* Rules (rules.def): each adds zero or more findings to c->res. */
@@ -46,6 +48,30 @@ typedef struct {
 #include "diagnose/rules.def"
 #undef RULE
 #undef RULE_ID
+
+/*
+ * A job process seen stopped (state T: SIGSTOP, Ctrl-Z) or traced (state t: a
+ * debugger at a breakpoint) while the job's GPUs idled (rules_proc.c). The
+ * one named is the longest stopped, one holding a GPU context first.
+ */
+typedef struct {
+	unsigned pid;
+	bool traced;    /* seen in state t */
+	double seconds; /* how long it was seen stopped while the GPUs idled */
+	double idle_s;  /* the job's GPUs' idle time over the window */
+	bool explains;  /* the stop covers at least half of that idle time */
+	int others;     /* other job processes seen stopped meanwhile */
+	char cmd[128];
+} dx_stop;
+/* True when a job process was seen stopped in at least two idle samples of the window. */
+bool dx_stopped_job(const diag_ctx *c, dx_stop *out);
+/* Per-sample mask of job processes stopped or traced (diag_run sets c->stopped from it). */
+bool *dx_stopped_mask(const diag_ctx *c);
+/* Append to f's title how long the job was stopped (or held by a debugger). */
+void dx_stop_title(diag_finding *f, const dx_stop *st);
+/* Name the stopped process in f: a note, the evidence, and the advice "stopped" when it explains.
+ */
+void dx_stop_cite(diag_ctx *c, diag_finding *f, const dx_stop *st, int gpu);
 
 /* quadrant.c, chain.c */
 void diag_gpu_summaries(diag_ctx *c);

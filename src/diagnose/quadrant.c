@@ -5,6 +5,10 @@
  *   util low, memory high      -> too much held in memory, or a model too large for its work
  *   util low, memory low       -> CPU preprocessing, disk or network
  * plus the fourth corner (util high, memory low) where a larger batch fits.
+ * The findings agree with it (README, "Findings and the quadrant"): idle-full
+ * on a job GPU is memory-full-compute-idle unless data-starved names a
+ * saturated loader; low-utilization names only GPUs in no other corner than
+ * idle-empty.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +103,10 @@ void diag_gpu_summaries(diag_ctx *c)
 		if (isnan(s->power_limit))
 			s->power_limit = dx_max(c, dx_series(c, g, GM_POWER_LIMIT));
 		s->temp_max = dx_max(c, dx_series(c, g, GM_TEMP_GPU));
-		if (isnan(s->util_mean) || isnan(s->mem_peak_pct)) {
+		/* No corner from a handful of samples: too-little-data gives no verdict, nor
+		 * does the quadrant. */
+		if (isnan(s->util_mean) || isnan(s->mem_peak_pct) ||
+		    c->to - c->from < c->th->min_samples) {
 			s->quadrant = DIAG_Q_UNKNOWN;
 			continue;
 		}

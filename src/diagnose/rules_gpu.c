@@ -448,8 +448,73 @@ void rule_memory_bound(diag_ctx *c)
 	}
 }
 
-/* ---- memory-full-compute-idle: memory near capacity, utilization low ---- */
+/* ---- memory-full-compute-idle: the quadrant's idle-full corner ---- */
 
+/* Memory at or above memfull_pct for most of the window, and idle meanwhile: the sure case. */
+typedef struct {
+	bool sustained;
+	double held_pct;  /* mean share of capacity while at or above memfull_pct */
+	double util_held; /* mean utilization meanwhile */
+} full_case;
+
+static void sustained_full(const diag_ctx *c, int g, full_case *fc)
+{
+	const diag_thresholds *th = c->th;
+	const double *used = dx_series(c, g, GM_MEM_USED);
+	double tot = dx_mem_total(c, g);
+	memset(fc, 0, sizeof *fc);
+	if (!used || !(tot > 0) || !c->act[g])
+		return;
+	int nfull = 0, nu = 0, npresent = 0;
+	double usum = 0, msum = 0;
+	for (int s = c->from; s < c->to; s++) {
+		if (isnan(used[s]))
+			continue;
+		npresent++;
+		if (100 * used[s] / tot < th->memfull_pct)
+			continue;
+		nfull++;
+		msum += used[s];
+		if (!isnan(c->act[g][s])) {
+			usum += c->act[g][s];
+			nu++;
+		}
+	}
+	if (nu == 0 || 2 * nfull < npresent)
+		return;
+	fc->held_pct = 100 * msum / nfull / tot;
+	fc->util_held = usum / nu;
+	fc->sustained = fc->util_held <= th->memfull_util_pct;
+}
+
+/* Evidence for GPU g: the quadrant's two numbers, and the sure case's when it holds. */
+static void full_evidence(const diag_ctx *c, diag_finding *f, int g, const full_case *fc)
+{
+	const diag_thresholds *th = c->th;
+	const diag_gpu_summary *s = &c->res->gpu[g];
+	if (fc->sustained) {
+		DX_EV(f, g, .metric = DX_GM(MEM_USED),
+		      .stat = N_("mean share of capacity while full"), .value = fc->held_pct,
+		      .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
+		DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean while memory is full"),
+		      .value = fc->util_held, .cmp = "<=", .threshold = th->memfull_util_pct,
+		      .unit = "%");
+	}
+	DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak share of capacity"),
+	      .value = s->mem_peak_pct, .cmp = ">=", .threshold = th->quad_mem_pct, .unit = "%");
+	DX_EV(f, g, .metric = dx_act_key(c, g), .stat = N_("mean"), .value = s->util_mean,
+	      .cmp = "<", .threshold = th->quad_util_pct, .unit = "%");
+}
+
+/*
+ * Every job GPU in the quadrant's idle-full corner (peak memory at or above
+ * quad_mem_pct, mean utilization under quad_util_pct), whatever else is
+ * found, so that the findings never contradict the quadrant. The one
+ * exception is data-starved having found a saturated loader of the job
+ * behind that GPU's idling: it says so itself. Memory at or above
+ * memfull_pct most of the window is the sure case; a job process stopped or
+ * held by a debugger through the idling is the surest, and is named.
+ */
 void rule_memory_full_idle(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
@@ -458,52 +523,44 @@ void rule_memory_full_idle(diag_ctx *c)
 	diag_finding *f = NULL;
 	diag_severity sev = c->o->goal == DIAG_GOAL_LATENCY ? DIAG_INFO : DIAG_WARN;
 	bool *mask = dx_mask_new(c);
+	int first = -1;
+	full_case fc0 = {0};
 	for (int g = 0; g < c->ngpu; g++) {
-		if (!c->job[g] || !c->act[g])
+		const diag_gpu_summary *s = &c->res->gpu[g];
+		if (!c->job[g] || s->quadrant != DIAG_Q_IDLE_FULL ||
+		    (c->loader_bound & (1ULL << g)))
 			continue;
-		const double *used = dx_series(c, g, GM_MEM_USED);
-		double tot = dx_mem_total(c, g);
-		if (!used || !(tot > 0))
-			continue;
-		int nfull = 0, nu = 0, npresent = 0;
-		double usum = 0, msum = 0;
-		for (int s = c->from; s < c->to; s++) {
-			if (isnan(used[s]))
-				continue;
-			npresent++;
-			if (100 * used[s] / tot < th->memfull_pct)
-				continue;
-			nfull++;
-			msum += used[s];
-			if (!isnan(c->act[g][s])) {
-				usum += c->act[g][s];
-				nu++;
-			}
-		}
-		/* Full for most of the window, and idle while full. */
-		if (nu == 0 || 2 * nfull < npresent)
-			continue;
-		double util = usum / nu, mem = 100 * msum / nfull / tot;
-		if (util > th->memfull_util_pct)
-			continue;
+		full_case fc;
+		sustained_full(c, g, &fc);
 		if (!f) {
-			f = dx_add(c, DIAG_R_MEMORY_FULL_IDLE, sev, 0.75);
-			dx_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
-			         c->tl->gpu[g].index, mem, util);
+			f = dx_add(c, DIAG_R_MEMORY_FULL_IDLE, sev, 0.6);
+			first = g;
+			fc0 = fc;
 		}
+		if (fc.sustained && f->confidence < 0.75)
+			f->confidence = 0.75;
 		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(MEM_USED),
-		      .stat = N_("mean share of capacity while full"), .value = mem,
-		      .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
-		DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean while memory is full"),
-		      .value = util, .cmp = "<=", .threshold = th->memfull_util_pct, .unit = "%");
-		for (int s = c->from; s < c->to; s++)
-			if (!isnan(used[s]) && 100 * used[s] / tot >= th->memfull_pct)
-				mask[s] = true;
+		full_evidence(c, f, g, &fc);
+		const double *used = dx_series(c, g, GM_MEM_USED);
+		for (int k = c->from; used && k < c->to; k++)
+			if (!isnan(used[k]) && 100 * used[k] / s->mem_total_mib >= th->quad_mem_pct)
+				mask[k] = true;
 	}
 	if (f) {
+		const diag_gpu_summary *s = &c->res->gpu[first];
+		dx_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
+		         s->index, fc0.sustained ? fc0.held_pct : s->mem_peak_pct,
+		         fc0.sustained ? fc0.util_held : s->util_mean);
 		dx_ranges_mask(c, f, mask);
 		dx_advice(c, f, NULL);
+		dx_stop st;
+		if (dx_stopped_job(c, &st)) {
+			if (st.explains) {
+				f->confidence = 0.85;
+				dx_stop_title(f, &st);
+			}
+			dx_stop_cite(c, f, &st, first);
+		}
 	}
 	free(mask);
 }
@@ -522,21 +579,28 @@ void rule_low_utilization(diag_ctx *c)
 	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
 		if (dx_has(c, explains[i]))
 			return;
+	/* A GPU in a busy corner of the quadrant is not under-used, whatever the thresholds. */
+	bool busy[GPU_MAX];
+	for (int g = 0; g < c->ngpu; g++)
+		busy[g] = c->res->gpu[g].quadrant == DIAG_Q_BUSY_FULL ||
+		          c->res->gpu[g].quadrant == DIAG_Q_BUSY_ROOMY;
 	int worst = -1;
 	double wu = INFINITY;
 	for (int g = 0; g < c->ngpu; g++)
-		if (c->job[g] && c->res->gpu[g].util_mean < wu) {
+		if (c->job[g] && !busy[g] && c->res->gpu[g].util_mean < wu) {
 			wu = c->res->gpu[g].util_mean;
 			worst = g;
 		}
 	if (worst < 0 || isnan(wu) || wu >= th->lowutil_pct)
 		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
+	dx_stop st;
+	bool stopped = dx_stopped_job(c, &st);
 	diag_finding *f =
 	    dx_add(c, DIAG_R_LOW_UTILIZATION, latency ? DIAG_INFO : DIAG_WARN, latency ? 0.6 : 0.5);
 	uint64_t m = 0;
 	for (int g = 0; g < c->ngpu; g++)
-		if (c->job[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
+		if (c->job[g] && !busy[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
 			m |= 1ULL << g;
 	f->gpus = m;
 	char gl[64];
@@ -546,10 +610,14 @@ void rule_low_utilization(diag_ctx *c)
 		         wu);
 	else if (latency)
 		dx_title(f, "%s utilization averages %.0f %%: room to batch requests", gl, wu);
+	else if (stopped && st.explains)
+		dx_title(f, "%s utilization averages %.0f %%", gl, wu);
 	else
 		dx_title(
 		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
 		    gl, wu);
+	if (stopped && st.explains && !latency)
+		dx_stop_title(f, &st);
 	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"), .value = wu, .cmp = "<",
 	      .threshold = th->lowutil_pct, .unit = "%");
 	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
@@ -562,6 +630,8 @@ void rule_low_utilization(diag_ctx *c)
 		      .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
+	if (stopped)
+		dx_stop_cite(c, f, &st, worst);
 }
 
 /*

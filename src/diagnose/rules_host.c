@@ -454,7 +454,8 @@ static bool gap_samples(const diag_ctx *c, starve_case *sc)
 			present++;
 			idle += i >= th->starved_idle_pct;
 		}
-		if (present && idle == present) {
+		/* A job stopped (a breakpoint, SIGSTOP) waits for no data. */
+		if (present && idle == present && !c->stopped[s]) {
 			sc->gap[s] = true;
 			sc->ngap++;
 		}
@@ -468,7 +469,7 @@ static bool gap_samples(const diag_ctx *c, starve_case *sc)
 	 * sample): condition on the whole window. */
 	sc->all = dx_mask_new(c);
 	for (int s = c->from; s < c->to; s++)
-		sc->all[s] = true;
+		sc->all[s] = !c->stopped[s];
 	sc->cond = sc->all;
 	return true;
 }
@@ -632,6 +633,33 @@ static void starved_notes(const diag_ctx *c, diag_finding *f, const starve_case 
 		        sc->w.top_cpu);
 }
 
+/*
+ * A saturated loader keeps GPUs in the quadrant's idle-full corner waiting:
+ * that memory waits for data, so this finding, not memory-full-compute-idle,
+ * answers for those GPUs, and says so.
+ */
+static void starved_memory_held(diag_ctx *c, diag_finding *f, const starve_case *sc)
+{
+	bool noted = false;
+	for (int g = 0; g < c->ngpu; g++) {
+		const diag_gpu_summary *s = &c->res->gpu[g];
+		if (!(sc->starving & (1ULL << g)) || s->quadrant != DIAG_Q_IDLE_FULL)
+			continue;
+		c->loader_bound |= 1ULL << g;
+		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak share of capacity"),
+		      .value = s->mem_peak_pct, .cmp = ">=", .threshold = c->th->quad_mem_pct,
+		      .unit = "%");
+		if (!noted)
+			dx_note(
+			    f,
+			    "GPU %d holds %.0f %% of its memory while it waits: the memory waits "
+			    "for data, so feed the GPU faster before changing the batch or the "
+			    "model (this is why memory-full-compute-idle is not reported).",
+			    s->index, s->mem_peak_pct);
+		noted = true;
+	}
+}
+
 /* The data-starved finding from a case with at least one cause of the job's own. */
 static void starved_finding(diag_ctx *c, const starve_case *sc)
 {
@@ -659,6 +687,9 @@ static void starved_finding(diag_ctx *c, const starve_case *sc)
 		      .stat = c->act[worst] ? N_("idle share (100 - mean)") : N_("mean idle share"),
 		      .value = sc->worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct,
 		      .unit = "%");
+	/* (before the host's evidence: the finding's evidence lines are limited) */
+	if (sc->cpu_cause || sc->worker_cause || sc->waiting)
+		starved_memory_held(c, f, sc);
 	starved_host_evidence(c, f, sc);
 	if (!isnan(osc))
 		DX_EV(f, worst, .metric = drv ? DX_EV_UTIL_SAMPLES : DX_GM(UTIL_GPU),
@@ -675,6 +706,10 @@ static void starved_finding(diag_ctx *c, const starve_case *sc)
 void rule_data_starved(diag_ctx *c)
 {
 	if (c->njob == 0 || c->to - c->from < c->th->min_samples)
+		return;
+	/* The GPUs idled mostly because the job was stopped: no data path to judge. */
+	dx_stop st;
+	if (dx_stopped_job(c, &st) && st.explains)
 		return;
 	starve_case sc = {0};
 	if (!starving_gpus(c, &sc))

@@ -390,3 +390,151 @@ void rule_not_checked(diag_ctx *c)
 	dx_range_window(c, f);
 	dx_advice(c, f, NULL);
 }
+
+/* ---- a job process stopped or held by a debugger while the GPUs idle ---- */
+
+static bool stopped_state(char st)
+{
+	return st == 'T' || st == 't';
+}
+
+/* A process record of the job: its tree, or (no tree followed) a process on a job GPU. */
+static bool job_record(const diag_ctx *c, const tl_proc *p)
+{
+	return p->in_tree ||
+	       (!c->tl->have_root && p->gpu >= 0 && p->gpu < c->ngpu && c->job[p->gpu]);
+}
+
+bool *dx_stopped_mask(const diag_ctx *c)
+{
+	bool *m = dx_mask_new(c);
+	for (int i = 0; i < c->tl->nprocs; i++) {
+		const tl_proc *p = &c->tl->procs[i];
+		if (p->s >= 0 && p->s < c->tl->n && stopped_state(p->state) && job_record(c, p))
+			m[p->s] = true;
+	}
+	return m;
+}
+
+/* Share of sample s the job's GPUs idled, 0..1 (their mean), NAN when unknown. */
+static double job_idle_at(const diag_ctx *c, int s)
+{
+	double sum = 0;
+	int n = 0;
+	for (int g = 0; g < c->ngpu; g++) {
+		double i = c->job[g] ? dx_idle_at(c, g, s) : NAN;
+		if (!isnan(i)) {
+			sum += i / 100;
+			n++;
+		}
+	}
+	return n ? sum / n : NAN;
+}
+
+/* One job process seen stopped while the GPUs idled (a few are followed). */
+#define STOP_PIDS 8
+typedef struct {
+	unsigned pid;
+	bool *seen; /* the samples: a process has a host record and one per GPU at each */
+	bool gpu, traced;
+	int k;
+	const tl_proc *p;
+} stop_pid;
+
+bool dx_stopped_job(const diag_ctx *c, dx_stop *out)
+{
+	const timeline *tl = c->tl;
+	memset(out, 0, sizeof *out);
+	if (!c->stopped || c->njob == 0)
+		return false;
+	/* Samples a job process was stopped in while the GPUs idled, and their time. */
+	bool *idle = dx_mask_new(c);
+	for (int s = c->from; s < c->to; s++) {
+		double i = job_idle_at(c, s), dt = tl->t[s] - dx_t0(c, s);
+		if (!isnan(i))
+			out->idle_s += i * dt;
+		idle[s] = c->stopped[s] && !isnan(i) && 100 * i >= c->th->starved_idle_pct;
+	}
+	/* Per PID: the samples it was seen stopped in, a GPU context, state t seen. */
+	stop_pid a[STOP_PIDS] = {{0}};
+	int n = 0;
+	for (int i = 0; i < tl->nprocs; i++) {
+		const tl_proc *p = &tl->procs[i];
+		if (p->s < c->from || p->s >= c->to || !idle[p->s] || !stopped_state(p->state) ||
+		    !job_record(c, p))
+			continue;
+		int j = 0;
+		while (j < n && a[j].pid != p->pid)
+			j++;
+		if (j == n) {
+			if (n == STOP_PIDS)
+				continue;
+			a[n].pid = p->pid;
+			a[n].seen = dx_mask_new(c);
+			a[n].p = p;
+			n++;
+		}
+		a[j].gpu |= p->gpu >= 0;
+		a[j].traced |= p->state == 't';
+		if (p->cmd[0])
+			a[j].p = p;
+		if (!a[j].seen[p->s]) {
+			a[j].seen[p->s] = true;
+			a[j].k++;
+		}
+	}
+	int best = -1;
+	for (int j = 0; j < n; j++)
+		if (best < 0 || a[j].gpu > a[best].gpu ||
+		    (a[j].gpu == a[best].gpu && a[j].k > a[best].k))
+			best = j;
+	if (best >= 0 && a[best].k >= 2) {
+		out->pid = a[best].pid;
+		out->traced = a[best].traced;
+		out->others = n - 1;
+		snprintf(out->cmd, sizeof out->cmd, "%.127s",
+		         a[best].p->cmd[0] ? a[best].p->cmd : "?");
+		for (int s = c->from; s < c->to; s++)
+			if (a[best].seen[s])
+				out->seconds += tl->t[s] - dx_t0(c, s);
+		out->explains = out->seconds > 0 && out->seconds >= 0.5 * out->idle_s;
+	}
+	for (int j = 0; j < n; j++)
+		free(a[j].seen);
+	free(idle);
+	return out->pid != 0;
+}
+
+void dx_stop_title(diag_finding *f, const dx_stop *st)
+{
+	char t[96];
+	if (st->traced)
+		snprintf(t, sizeof t, L_("; a job process held by a debugger for %.0f s"),
+		         st->seconds);
+	else
+		snprintf(t, sizeof t, L_("; a job process stopped for %.0f s"), st->seconds);
+	strncat(f->title, t, sizeof f->title - strlen(f->title) - 1);
+}
+
+void dx_stop_cite(diag_ctx *c, diag_finding *f, const dx_stop *st, int gpu)
+{
+	if (st->traced)
+		dx_note(f,
+		        "PID %u (%s) was held by a debugger (state t, traced) for %.0f s of the "
+		        "%.0f s the GPU idled: it keeps its GPU memory and computes nothing until "
+		        "it goes on.",
+		        st->pid, st->cmd, st->seconds, st->idle_s);
+	else
+		dx_note(f,
+		        "PID %u (%s) was stopped (state T) for %.0f s of the %.0f s the GPU "
+		        "idled: it keeps its GPU memory and computes nothing until it is resumed.",
+		        st->pid, st->cmd, st->seconds, st->idle_s);
+	if (st->others > 0)
+		dx_note(f, "Other processes of the job seen stopped meanwhile: %d.", st->others);
+	DX_EV(f, gpu, .metric = DX_EV_PROC_STATE,
+	      .stat = st->traced ? N_("seconds a job process was traced (t) while the GPU idled")
+	                         : N_("seconds a job process was stopped (T) while the GPU idled"),
+	      .value = st->seconds, .cmp = ">=", .threshold = 0.5 * st->idle_s, .unit = "s");
+	if (st->explains)
+		dx_advice(c, f, "stopped");
+}

@@ -68,6 +68,26 @@ inference_job() {
 	done
 }
 
+# A job stopped at a breakpoint (SIGSTOP) for most of its run, holding 85 % of the GPU's
+# memory (68 of 79.6 GiB): stopped once it has run ten steps, resumed 6 s later.
+stopped_job() {
+	local out
+	out=$(mktemp)
+	"$GPUWHY" sim train --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40 --mem-mib 69600 \
+		>"$out" 2>&1 &
+	local p=$!
+	while kill -0 "$p" 2>/dev/null && ! grep -q '^step 10/' "$out"; do sleep 0.05; done
+	kill -STOP "$p"
+	echo "stopped PID $p"
+	sleep 6
+	kill -CONT "$p"
+	wait "$p"
+	local rc=$?
+	tail -1 "$out" # (not the step lines: printed at once, they would read as bursts)
+	rm -f "$out"
+	return $rc
+}
+
 # --- the cases (name=expected top finding, in the README's confusion matrix) ---
 # Jobs without a data path (--workers 0 --cpu-ms 0) keep their cause however loaded the host
 # is; the data-path cases make theirs far larger than any slowdown a busy host adds.
@@ -111,6 +131,8 @@ bg cpu cmdrec cpu h100x1 bash -c 'for i in $(seq 15); do echo "step $i"; sleep 0
 # service, a network read: --io-ms sleeps), so the GPU idles with its memory full.
 bg fullidle rec fullidle h100x1 -- --workers 1 --cpu-ms 0 --io-ms 100 --gpu-ms 20 --steps 25 \
 	--mem-mib 76000
+# Stopped with its memory held: memory-full-compute-idle names the stopped process.
+bg stopped cmdrec stopped h100x1 bash -c "$(declare -f stopped_job); stopped_job"
 # The job in a container (its PID not ours, or not listed at all): GPU rules still run.
 bg chot rec chot rtx4090-throttle GPUWHY_SIM_TIME=45 -- --hidden=pid --workers 0 --cpu-ms 0 \
 	--gpu-ms 50 --steps 40
@@ -140,8 +162,8 @@ wait
 
 # Exit statuses: the failing jobs fail, the others do not.
 for n in healthy starved cheap tiny full sync_pcie sync_steady sync_nvl mstarved mstarved_pcie \
-	mtiny hot capped powercap pcie foreign xid cpu fullidle chot cpcie mhot mpcie membound short \
-	instant idle bursty noisy; do
+	mtiny hot capped powercap pcie foreign xid cpu fullidle stopped chot cpcie mhot mpcie membound \
+	short instant idle bursty noisy; do
 	assert_eq "$(cat "$T/$n.rc")" 0 "$n: recording exit status ($(tail -3 "$T/$n.log"))"
 done
 assert_eq "$(cat "$T/oom.rc")" 1 "oom run exit status"
@@ -261,6 +283,19 @@ assert_contains "$out" "double-bit ECC error" "the Xid's meaning"
 	fail "the Xid is an event of the recording"
 expect cpu not-on-gpu healthy
 expect fullidle memory-full-compute-idle data-starved
+expect stopped memory-full-compute-idle low-utilization data-starved host-contention
+# (from the JSON: the text report wraps its lines)
+out=$("$GPUWHY" report "$T/stopped.gpuwhy" --format json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+f = [f for f in r["findings"] if f["id"] == "memory-full-compute-idle"][0]
+print(f["title"]); print(f["note"]); print(f["advice"]); print(r["gpus"][0]["quadrant"])')
+pid=$(sed -n 's/^stopped PID //p' "$T/stopped.log")
+assert_contains "$out" "PID $pid (.*sim train" "the stopped process is named"
+assert_contains "$out" "was stopped (state T) for [0-9]* s" "how long it was stopped"
+assert_contains "$out" "; a job process stopped for" "the title says it"
+assert_contains "$out" "kill -CONT" "the advice resumes it"
+assert_contains "$out" "idle-full" "the quadrant"
 
 expect chot throttled not-on-gpu
 assert_contains "$(findings chot)" "info not-checked" "container: what was not checked"
@@ -310,10 +345,60 @@ confusion "$GPUWHY" "$T" healthy=healthy starved=data-starved tiny=launch-bound 
 	full=oom-risk sync_pcie=sync-wait sync_steady=sync-wait sync_nvl=sync-wait \
 	mstarved=data-starved mstarved_pcie=data-starved mtiny=launch-bound hot=throttled \
 	capped=throttled powercap=power-capped pcie=pcie-degraded foreign=contention lost=gpu-fault \
-	xid=gpu-fault cpu=not-on-gpu fullidle=memory-full-compute-idle chot=throttled \
+	xid=gpu-fault cpu=not-on-gpu fullidle=memory-full-compute-idle \
+	stopped=memory-full-compute-idle chot=throttled \
 	cpcie=pcie-degraded mhot=throttled mpcie=pcie-degraded membound=memory-bound \
 	short=too-little-data instant=too-little-data idle=gpu-idle bursty=step-bursts \
 	noisy=host-contention
+
+# The findings never contradict the quadrant (README, "Findings and the quadrant"), on
+# every recording of the set. For each GPU of the job, with enough samples to judge:
+# idle-full is memory-full-compute-idle, or data-starved citing the GPU's memory (a
+# saturated loader); memory-full-compute-idle only on idle-full GPUs of the job;
+# low-utilization on no GPU in a busy corner or idle-full; healthy (throughput goal)
+# only with every such GPU in a busy corner; too-little-data with no corner at all.
+consistency() {
+	python3 - "$@" <<'PY'
+import json, subprocess, sys
+gpuwhy, tdir = sys.argv[1], sys.argv[2]
+bad = []
+for name in sys.argv[3:]:
+    r = json.loads(subprocess.run([gpuwhy, "report", "%s/%s.gpuwhy" % (tdir, name), "--format",
+                                   "json"], capture_output=True, text=True).stdout)
+    fs = r["findings"]
+    ids = [f["id"] for f in fs]
+    def on(rule, i, memory=False):
+        return any(f["id"] == rule and i in f["gpus"] and
+                   (not memory or any(e["metric"] == "memory.used" and e["gpu"] == i
+                                      for e in f["evidence"])) for f in fs)
+    for g in r["gpus"]:
+        i, q = g["index"], g["quadrant"]
+        busy = q in ("busy-full", "busy-roomy")
+        why = None
+        if on("memory-full-compute-idle", i) and not (g["job"] and q == "idle-full"):
+            why = "memory-full-compute-idle in %s" % q
+        elif not g["job"]:
+            continue
+        elif "too-little-data" in ids and q != "unknown":
+            why = "too-little-data, yet %s" % q
+        elif q == "idle-full" and not on("memory-full-compute-idle", i) and \
+                not on("data-starved", i, memory=True):
+            why = "idle-full, explained by nothing"
+        elif on("low-utilization", i) and (busy or q == "idle-full"):
+            why = "low-utilization in %s" % q
+        elif "healthy" in ids and r["goal"] == "throughput" and not busy and q != "unknown":
+            why = "healthy, yet %s" % q
+        if why:
+            bad.append("%s GPU %d: %s (findings: %s)" % (name, i, why, " ".join(ids)))
+print("\n".join(bad) if bad else "findings and quadrants agree on %d recordings" % (len(sys.argv) - 3))
+sys.exit(1 if bad else 0)
+PY
+}
+out=$(consistency "$GPUWHY" "$T" healthy starved cheap tiny oom full sync_pcie sync_steady \
+	sync_nvl mstarved mstarved_pcie mtiny hot capped powercap pcie foreign lost xid cpu fullidle \
+	stopped chot cpcie mhot mpcie membound short instant idle bursty noisy) ||
+	fail "findings contradict the quadrant: $out"
+echo "$out"
 
 # The HTML report of a real recording is self-contained.
 "$GPUWHY" report "$T/sync_pcie.gpuwhy" --format html -o "$T/sync.html" 2>/dev/null
