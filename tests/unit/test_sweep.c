@@ -366,6 +366,31 @@ static void workers_results(sweep_spec *sp, sweep_plan *pl, sweep_state *st, swe
 	sweep_results_analyse(R);
 }
 
+/*
+ * Against the baseline, a sweep says what compare says: a +0.2 % change whose
+ * interval excludes zero is no meaningful change (it was once "slower"), and
+ * +10 % is slower.
+ */
+static void test_verdict_as_compare(void **state)
+{
+	(void)state;
+	sweep_spec sp;
+	sweep_plan pl;
+	sweep_state st;
+	sweep_results R;
+	double step[] = {0.100, 0.1002, 0.110, 0.050}, util[] = {50, 50, 50, 50},
+	       cores[] = {1, 1, 1, 1};
+	workers_results(&sp, &pl, &st, &R, step, util, cores);
+	assert_true(R.res[1].diff_lo > 0); /* significant ... */
+	assert_int_equal(R.res[1].verdict, 0);
+	assert_true(R.res[1].below_min_diff); /* ... but under compare_min_diff_pct */
+	assert_int_equal(R.res[2].verdict, 1);
+	assert_int_equal(R.res[3].verdict, -1);
+	sweep_results_free(&R);
+	sweep_plan_free(&pl);
+	sweep_spec_free(&sp);
+}
+
 static void test_knee_explained(void **state)
 {
 	(void)state;
@@ -415,6 +440,7 @@ int main(void)
 	    cmocka_unit_test(test_stats),
 	    cmocka_unit_test(test_state_round_trip),
 	    cmocka_unit_test(test_knee_explained),
+	    cmocka_unit_test(test_verdict_as_compare),
 	    cmocka_unit_test(test_long_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
