@@ -168,10 +168,15 @@ if strace -f -o /dev/null -e trace=none true 2>/dev/null; then
 	for at in "-e trace=rename,renameat,renameat2 -e inject=rename,renameat,renameat2:signal=KILL" \
 		"-P $T/old.gpuwhy-wal -e inject=unlink,unlinkat:signal=KILL"; do
 		# shellcheck disable=SC2086
-		strace -f -o /dev/null $at "${G[@]}" run -o "$T/old.gpuwhy" --no-summary -- touch "$T/ran" 2>/dev/null
+		(strace -f -o /dev/null $at "${G[@]}" run -o "$T/old.gpuwhy" --no-summary -- touch "$T/ran"; true) 2>/dev/null
 		[ ! -e "$T/ran" ] || fail "the command ran though gpuwhy was killed before it ($at)"
 		cmp -s "$T/old.gpuwhy" "$T/old.copy" || fail "the old recording changed before the rename ($at)"
 		whole "$T/old.gpuwhy"
+		# it was stopped there, not before: its new file, a whole recording, is left beside
+		tmp=$(find "$T" -maxdepth 1 -name '.old.gpuwhy.*.tmp' | head -1)
+		[ -n "$tmp" ] || fail "the writer did not get as far as its new file ($at)"
+		"$GPUWHY" export "$tmp" --table meta >/dev/null || fail "the new file before the rename is no recording"
+		rm -f "$T"/.old.gpuwhy.*.tmp*
 	done
 else
 	echo "no strace (or no ptrace here): the kills at the rename are left out" >&2
