@@ -84,12 +84,16 @@ static int schema_ensure(queue_store *st)
 		rc = qs_exec(st, schema_v2);
 	if (!rc && v < 2)
 		rc = qs_exec(st, "PRAGMA user_version = 2");
-	if (!rc && sql_int(st->db, "PRAGMA application_id", 0) != (long long)SQL_APP_QUEUE)
+	bool adopt = !rc && sql_int(st->db, "PRAGMA application_id", 0) != (long long)SQL_APP_QUEUE;
+	if (adopt)
 		rc = qs_exec(st, "PRAGMA application_id = " QS_APP_ID_TEXT);
 	if (rc || qs_commit(st)) {
 		qs_rollback(st);
 		return -1;
 	}
+	/* Once: the id into the main file's header, where the next open looks for it. */
+	if (adopt)
+		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	return 0;
 }
 
@@ -261,8 +265,8 @@ static bool older_queue(const char *path)
 	return ours;
 }
 
-/* Whether path is a queue's database (or empty): nothing else is opened with SQLite. */
-static int check_identity(const char *path, queue_err *e)
+/* Whether path is a queue's database (or empty: *fresh): nothing else is opened with SQLite. */
+static int check_identity(const char *path, bool *fresh, queue_err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	sql_head h;
@@ -273,6 +277,7 @@ static int check_identity(const char *path, queue_err *e)
 		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(err));
 	}
 	close(fd);
+	*fresh = h.size == 0;
 	if (h.size == 0 || h.app_id == SQL_APP_QUEUE)
 		return 0;
 	if (h.sqlite && h.app_id == SQL_APP_RECORDING)
@@ -296,7 +301,8 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 		return queue_err_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
-	if ((prc = check_identity(path, e)) != 0) {
+	bool fresh = false;
+	if ((prc = check_identity(path, &fresh, e)) != 0) {
 		free(st);
 		return prc;
 	}
@@ -311,6 +317,10 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
 	 * checkpoint of a growing WAL still happens. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	/* A new file gets its id before WAL mode, so it is in the main file's header from
+	 * the start (schema_ensure sets it otherwise). */
+	if (fresh)
+		sql_exec(st->db, "PRAGMA application_id = " QS_APP_ID_TEXT, NULL, 0);
 	/* Every change survives a kill -9 of the worker, a shim or a client (see sql_wal);
 	 * the switch is retried for 3 s while other clients make it too. */
 	if (sql_wal(st->db, 300, err, sizeof err) != SQLITE_OK) {
