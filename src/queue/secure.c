@@ -114,9 +114,14 @@ int queue_dir_prepare(const char *dir, queue_err *e)
 			return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot create: %s",
 			                     strerror(errno));
 	}
-	/* SQLite gives the -wal and -shm files the database's mode: create it 0600. */
+	/* SQLite gives the -wal and -shm files the database's mode: create it 0600. One that
+	 * exists is not opened here (it may not be a queue's: queue_store_open looks). */
 	snprintf(path, sizeof path, "%s/queue.db", dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		errno = ELOOP;
+	else if (fd < 0 && errno == EEXIST)
+		return 0;
 	if (fd < 0)
 		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s",
 		                     strerror(errno));

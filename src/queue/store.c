@@ -8,15 +8,19 @@
  * README ("State files"); states are stored as words so people can query
  * it with sqlite3. Tasks are in store_task.c, attempts in store_attempt.c.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "queue/store_int.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 static const char schema[] =
@@ -62,6 +66,10 @@ static const char schema_v2[] =
     "CREATE UNIQUE INDEX IF NOT EXISTS tasks_token ON tasks(submit_token)"
     " WHERE submit_token IS NOT NULL;";
 
+/* SQL_APP_QUEUE in decimal, for the PRAGMA. */
+#define QS_APP_ID_TEXT "1196447057"
+_Static_assert(SQL_APP_QUEUE == 1196447057u, "QS_APP_ID_TEXT is SQL_APP_QUEUE");
+
 /* Create the schema, or bring a version-1 one up to date, in one write transaction that
  * looks again (another client may have done it meanwhile). */
 static int schema_ensure(queue_store *st)
@@ -76,10 +84,16 @@ static int schema_ensure(queue_store *st)
 		rc = qs_exec(st, schema_v2);
 	if (!rc && v < 2)
 		rc = qs_exec(st, "PRAGMA user_version = 2");
+	bool adopt = !rc && sql_int(st->db, "PRAGMA application_id", 0) != (long long)SQL_APP_QUEUE;
+	if (adopt)
+		rc = qs_exec(st, "PRAGMA application_id = " QS_APP_ID_TEXT);
 	if (rc || qs_commit(st)) {
 		qs_rollback(st);
 		return -1;
 	}
+	/* Once: the id into the main file's header, where the next open looks for it. */
+	if (adopt)
+		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	return 0;
 }
 
@@ -199,6 +213,83 @@ int qs_step_done(queue_store *st, sqlite3_stmt *s)
 	return 0;
 }
 
+/* The tables of a queue's database (and SQLite's own). */
+static bool queue_table(const char *name)
+{
+	static const char *const names[] = {"meta", "tasks", "attempts", "gpu_view"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return !strncmp(name, "sqlite_", 7);
+}
+
+/* Whether db's tables are a queue's: none yet, or tasks and no table of another name. */
+static bool queue_tables(sqlite3 *db, int *ntables)
+{
+	sqlite3_stmt *s;
+	*ntables = 0;
+	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &s,
+	                       NULL) != SQLITE_OK)
+		return false;
+	bool tasks = false, other = false;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(s, 0);
+		(*ntables)++;
+		other |= !name || !queue_table(name);
+		tasks |= name && !strcmp(name, "tasks");
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE && !other && (tasks || *ntables == 0);
+}
+
+/*
+ * A queue.db without an application id: a queue's from before it, by its tables? They
+ * are looked at in the main file alone first; when it has none but a -wal beside it
+ * may (a young queue), through a read-only connection that neither checkpoints nor
+ * removes the -wal.
+ */
+static bool older_queue(const char *path)
+{
+	sqlite3 *db = NULL;
+	int n = 0;
+	bool ours = sql_open_inspect(path, &db) == SQLITE_OK && queue_tables(db, &n);
+	sqlite3_close(db);
+	if (!ours || n > 0 || !sql_sidecars(path))
+		return ours;
+	db = NULL;
+	ours = sql_open(path, SQLITE_OPEN_READONLY, 1000, &db, NULL, 0) == SQLITE_OK &&
+	       sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL) == SQLITE_OK &&
+	       queue_tables(db, &n);
+	sqlite3_close(db);
+	return ours;
+}
+
+/* Whether path is a queue's database (or empty: *fresh): nothing else is opened with SQLite. */
+static int check_identity(const char *path, bool *fresh, queue_err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	sql_head h;
+	if (fd < 0 || sql_read_head(fd, &h) != 0) {
+		int err = errno;
+		if (fd >= 0)
+			close(fd);
+		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(err));
+	}
+	close(fd);
+	*fresh = h.size == 0;
+	if (h.size == 0 || h.app_id == SQL_APP_QUEUE)
+		return 0;
+	if (h.sqlite && h.app_id == SQL_APP_RECORDING)
+		return queue_err_set(e, GW_EXIT_ENV, path, N_("use --queue DIR for another place"),
+		                     "is a gpuwhy recording, not a queue database (refusing to use "
+		                     "it)");
+	if (h.sqlite && h.app_id == 0 && older_queue(path))
+		return 0;
+	return queue_err_set(e, GW_EXIT_ENV, path, N_("use --queue DIR for another place"),
+	                     "not a gpuwhy queue database (refusing to use it)");
+}
+
 int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 {
 	char path[PATH_MAX + 32], err[256] = "";
@@ -210,6 +301,11 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 		return queue_err_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
+	bool fresh = false;
+	if ((prc = check_identity(path, &fresh, e)) != 0) {
+		free(st);
+		return prc;
+	}
 	/* NOMUTEX: a queue connection belongs to one thread (the worker's loop or a client's
 	 * main), so SQLite's per-call locking of it is work for nothing. */
 	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 30000,
@@ -221,6 +317,10 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
 	 * checkpoint of a growing WAL still happens. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	/* A new file gets its id before WAL mode, so it is in the main file's header from
+	 * the start (schema_ensure sets it otherwise). */
+	if (fresh)
+		sql_exec(st->db, "PRAGMA application_id = " QS_APP_ID_TEXT, NULL, 0);
 	/* Every change survives a kill -9 of the worker, a shim or a client (see sql_wal);
 	 * the switch is retried for 3 s while other clients make it too. */
 	if (sql_wal(st->db, 300, err, sizeof err) != SQLITE_OK) {
@@ -229,7 +329,9 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 	}
 	/* The schema is created once (user_version 2 says it is there), not checked in a
 	 * write transaction by every client. */
-	if (sql_int(st->db, "PRAGMA user_version", 0) < 2 && schema_ensure(st)) {
+	if ((sql_int(st->db, "PRAGMA user_version", 0) < 2 ||
+	     sql_int(st->db, "PRAGMA application_id", 0) != (long long)SQL_APP_QUEUE) &&
+	    schema_ensure(st)) {
 		if (e)
 			*e = st->err;
 		queue_store_close(st);

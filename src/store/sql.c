@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "util/strbuf.h"
 
 static void say(char *err, size_t errlen, const char *msg)
 {
@@ -128,4 +132,92 @@ char *sql_col_dup(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
 	return t ? strdup((const char *)t) : NULL;
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+int sql_read_head(int fd, sql_head *h)
+{
+	/* The 16 bytes every SQLite database starts with, the NUL included. */
+	static const char magic[16] = "SQLite format 3";
+	memset(h, 0, sizeof *h);
+	struct stat sb;
+	unsigned char b[100];
+	if (fstat(fd, &sb) != 0)
+		return -1;
+	h->size = sb.st_size;
+	ssize_t n = pread(fd, b, sizeof b, 0);
+	if (n < 0)
+		return -1;
+	h->got = (size_t)n;
+	size_t m = h->got < sizeof magic ? h->got : sizeof magic;
+	h->magic_prefix = m > 0 && memcmp(b, magic, m) == 0;
+	h->sqlite = h->got >= sizeof magic && h->magic_prefix;
+	if (h->got < sizeof b || !h->sqlite)
+		return 0;
+	unsigned ps = (unsigned)b[16] << 8 | b[17];
+	if (ps == 1)
+		ps = 65536;
+	if (ps >= 512 && ps <= 65536 && !(ps & (ps - 1)))
+		h->page_size = ps;
+	/* SQLite trusts the page count only when "version valid for" matches the change counter. */
+	if (be32(b + 24) == be32(b + 92))
+		h->page_count = be32(b + 28);
+	h->user_version = be32(b + 60);
+	h->app_id = be32(b + 68);
+	h->wal = b[18] == 2 && b[19] == 2;
+	return 0;
+}
+
+bool sql_head_damaged(const sql_head *h)
+{
+	if (h->got < 100)
+		return h->magic_prefix;
+	if (!h->page_size || h->size % h->page_size)
+		return true;
+	return (off_t)h->page_count * h->page_size > h->size;
+}
+
+int sql_open_inspect(const char *path, sqlite3 **db)
+{
+	/* A URI: every byte but the unreserved ones and '/' percent-encoded. */
+	gw_strbuf uri = {0};
+	gw_sb_printf(&uri, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+			gw_sb_putc(&uri, (char)*p);
+		else
+			gw_sb_printf(&uri, "%%%02X", *p);
+	}
+	gw_sb_printf(&uri, "?immutable=1");
+	int rc = sql_open(gw_sb_str(&uri), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, 0, db, NULL, 0);
+	gw_sb_free(&uri);
+	return rc;
+}
+
+bool sql_sidecars(const char *path)
+{
+	char side[4200];
+	snprintf(side, sizeof side, "%s-wal", path);
+	if (access(side, F_OK) == 0)
+		return true;
+	snprintf(side, sizeof side, "%s-shm", path);
+	return access(side, F_OK) == 0;
+}
+
+bool sql_is_corrupt(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_FORMAT:
+	case SQLITE_RANGE:
+		return true;
+	default:
+		return false;
+	}
 }

@@ -12,6 +12,42 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Every database of the project says what it is in SQLite's application id
+ * (the 4 bytes at offset 68 of the file, `PRAGMA application_id`), so a file
+ * is known from its first 100 bytes before anything opens it with SQLite.
+ */
+#define SQL_APP_RECORDING 0x47505557u /* "GPUW": a recording (.gpuwhy) */
+#define SQL_APP_QUEUE 0x47505551u     /* "GPUQ": a queue's queue.db */
+
+/* What the first 100 bytes of a file say. */
+typedef struct {
+	off_t size;          /* of the file */
+	size_t got;          /* header bytes read (up to 100) */
+	bool sqlite;         /* starts with SQLite's magic string */
+	bool magic_prefix;   /* what was read is a prefix of it (a truncated header) */
+	unsigned page_size;  /* 0 when the field is not a valid page size */
+	uint32_t page_count; /* the header's page count; 0 when SQLite would not trust it */
+	uint32_t app_id;     /* application id */
+	uint32_t user_version;
+	bool wal; /* the file is in WAL mode */
+} sql_head;
+
+/* Read fd's header (pread: the offset is left alone). 0, or -1 with errno. */
+int sql_read_head(int fd, sql_head *h);
+/* Whether the header contradicts the file: a header cut short, no valid page size,
+ * or fewer bytes than its pages (cut short, when no -wal beside it holds the rest). */
+bool sql_head_damaged(const sql_head *h);
+/*
+ * Open path to look at it without changing anything: read-only, through the
+ * `immutable` URI parameter, so SQLite takes no lock and neither reads nor
+ * creates the -wal and -shm beside it (it sees the main file alone).
+ */
+int sql_open_inspect(const char *path, sqlite3 **db);
+/* Whether path-wal or path-shm exists. */
+bool sql_sidecars(const char *path);
 
 /* Open path with flags (SQLITE_OPEN_*) and a busy timeout (ms, 0: never wait). On
  * failure *db is NULL and err (when given) says why. */
@@ -25,6 +61,9 @@ int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, char *err, 
  * file: retried every 10 ms up to tries times while others hold it.
  */
 int sql_wal(sqlite3 *db, int tries, char *err, size_t errlen);
+
+/* Whether rc says the file is damaged (corrupt, not a database, a format or range error). */
+bool sql_is_corrupt(int rc);
 
 /* Run SQL without results. The message goes to err unless err already holds one
  * (the first error is the one to tell). */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/sql.h"
+#include "store/store_int.h"
 #include "util/fail.h"
 #include "util/i18n.h"
 #include "util/strbuf.h"
@@ -76,6 +77,7 @@ struct store {
 	pthread_mutex_t ckpt_mu;
 	pthread_cond_t ckpt_cv;
 	bool ckpt_running, ckpt_stop;
+	store_digests dg; /* of what the file holds (store_int.h) */
 	char err[256];
 	store_notice_fn notice; /* who hears about lock stalls and a -wal left behind */
 	void *notice_ctx;
@@ -108,22 +110,6 @@ static void notify(store *st, const char *hint, const char *fmt, ...)
 	st->notice(st->notice_ctx, &n);
 }
 
-/* Numeric GPU metrics get a column; text ones live in the gpus table. */
-static bool gpu_metric_stored(int id)
-{
-	/* the gpu column already holds the index */
-	return gpu_metrics[id].fmt != GMF_STR && id != GM_INDEX &&
-	       gpu_metrics[id].cadence != GMC_NONE;
-}
-
-static void host_column(int id, char *out, size_t len)
-{
-	snprintf(out, len, "%s", host_metrics[id].key);
-	for (char *p = out; *p; p++)
-		if (*p == '.')
-			*p = '_';
-}
-
 static int fail(store *st, const char *what)
 {
 	if (!st->err[0])
@@ -134,48 +120,6 @@ static int fail(store *st, const char *what)
 static int exec(store *st, const char *sql)
 {
 	return sql_exec(st->db, sql, st->err, sizeof st->err) == SQLITE_OK ? 0 : -1;
-}
-
-static int create_schema(store *st)
-{
-	gw_strbuf sql = {0};
-	char col[128];
-	gw_sb_printf(
-	    &sql,
-	    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-	    "CREATE TABLE gpus(idx INTEGER PRIMARY KEY, uuid TEXT, name TEXT, pci_bus_id TEXT,"
-	    " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT);"
-	    "CREATE TABLE gpu_links(a INTEGER, b INTEGER, nvlinks INTEGER, topo INTEGER,"
-	    " PRIMARY KEY(a, b));"
-	    "CREATE TABLE gpu_samples(t REAL NOT NULL, gpu INTEGER NOT NULL, lost INTEGER");
-	for (int i = 0; i < GM__COUNT; i++) {
-		if (!gpu_metric_stored(i))
-			continue;
-		gpu_metric_column((gpu_metric_id)i, col, sizeof col);
-		gw_sb_printf(&sql, ", \"%s\" REAL", col);
-	}
-	gw_sb_printf(&sql, ");CREATE INDEX gpu_samples_t ON gpu_samples(t);"
-	                   "CREATE TABLE host_samples(t REAL NOT NULL, interval REAL");
-	for (int i = 0; i < HM__COUNT; i++) {
-		host_column(i, col, sizeof col);
-		gw_sb_printf(&sql, ", \"%s\" REAL", col);
-	}
-	gw_sb_printf(
-	    &sql,
-	    ", core_busy TEXT, core_iowait TEXT);"
-	    "CREATE INDEX host_samples_t ON host_samples(t);"
-	    "CREATE TABLE processes(pid INTEGER NOT NULL, cmd TEXT NOT NULL, user TEXT,"
-	    " first_t REAL, PRIMARY KEY(pid, cmd));"
-	    "CREATE TABLE process_samples(t REAL NOT NULL, pid INTEGER NOT NULL, ppid INTEGER,"
-	    " gpu INTEGER, in_tree INTEGER, alive INTEGER, gpu_mem_mib REAL, sm_pct REAL,"
-	    " cpu_pct REAL, rss_mib REAL, cmd TEXT, state TEXT);"
-	    "CREATE INDEX process_samples_t ON process_samples(t);"
-	    "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
-	    "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
-	    " value INTEGER, text TEXT);");
-	int rc = exec(st, gw_sb_str(&sql));
-	gw_sb_free(&sql);
-	return rc;
 }
 
 static int prepare(store *st, sqlite3_stmt **out, const char *sql)
@@ -191,7 +135,7 @@ static int prepare_all(store *st)
 	int n = 3;
 	gw_sb_printf(&sql, "INSERT INTO temp.gpu_samples VALUES(?,?,?");
 	for (int i = 0; i < GM__COUNT; i++)
-		if (gpu_metric_stored(i)) {
+		if (store_gpu_metric_stored(i)) {
 			gw_sb_printf(&sql, ",?");
 			n++;
 		}
@@ -406,10 +350,109 @@ static void checkpoint_stop(store *st)
 	st->ckpt_db = NULL;
 }
 
+/* The meta rows every recording starts with, and the digests (store_int.h). */
+static int first_rows(sqlite3 *db, char *err, size_t errlen)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql,
+	         "INSERT INTO main.meta VALUES('schema_version', '%d'), ('tool_version', '%s')",
+	         STORE_SCHEMA_VERSION, GPUWHY_VERSION);
+	int rc = sql_exec(db, sql, err, errlen);
+	store_digests cur, next;
+	if (rc == SQLITE_OK)
+		rc = store_digests_scan(db, &cur);
+	if (rc == SQLITE_OK)
+		rc = store_digests_update(db, &cur, &next);
+	if (rc != SQLITE_OK && !err[0])
+		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+	return rc;
+}
+
+/*
+ * Build a recording at path (the new file of a store_target): in WAL mode,
+ * the schema and the first meta rows folded into the main file, the -wal and
+ * -shm gone, so it is a recording on its own before it takes the name.
+ */
+static int build_file(const char *path, char *err, size_t errlen)
+{
+	sqlite3 *db;
+	err[0] = '\0';
+	if (sql_open(path, SQLITE_OPEN_READWRITE, 0, &db, err, errlen) != SQLITE_OK)
+		return -1;
+	int rc = sql_wal(db, 0, err, errlen);
+	if (rc == SQLITE_OK)
+		rc = sql_exec(db, "BEGIN", err, errlen);
+	if (rc == SQLITE_OK)
+		rc = store_schema_create(db, err, errlen);
+	if (rc == SQLITE_OK)
+		rc = first_rows(db, err, errlen);
+	if (rc == SQLITE_OK)
+		rc = sql_exec(db, "COMMIT", err, errlen);
+	if (rc == SQLITE_OK && sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE,
+	                                                 NULL, NULL) != SQLITE_OK)
+		rc = SQLITE_FULL;
+	/* The last connection: closing removes the emptied -wal and the -shm. */
+	if (sqlite3_close(db) != SQLITE_OK || (rc == SQLITE_OK && sql_sidecars(path)))
+		rc = rc ? rc : SQLITE_FULL;
+	if (rc != SQLITE_OK && !err[0])
+		snprintf(err, errlen, "%s",
+		         _("no room on the disk (or under the file size limit)"));
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Build the new file and give it the name; the locked descriptor of the recording in *fd. */
+static int place_file(const char *path, int *fd, char *err, size_t errlen)
+{
+	for (int attempt = 0; attempt < 8; attempt++) {
+		store_target t;
+		int rc = store_target_open(path, &t, err, errlen);
+		if (rc)
+			return rc;
+		rc = build_file(t.tmp, err, errlen);
+		if (!rc)
+			rc = store_target_commit(&t, err, errlen);
+		if (!rc) {
+			*fd = t.fd;
+			return 0;
+		}
+		store_target_abort(&t);
+		if (rc != 1)
+			return -1;
+	}
+	snprintf(err, errlen, "%s", _("the file keeps being replaced by another process"));
+	return -1;
+}
+
+/* The writer's connection to the recording at path, which st->lock_fd holds. */
+static int open_writer(store *st, char *err, size_t errlen)
+{
+	/* Never wait for the file's write lock: a refused flush retries a second later. */
+	if (sql_open(st->path, SQLITE_OPEN_READWRITE, 0, &st->db, err, errlen) != SQLITE_OK)
+		return -1;
+	struct stat a, b;
+	if (fstat(st->lock_fd, &a) != 0 || stat(st->path, &b) != 0 || a.st_ino != b.st_ino ||
+	    a.st_dev != b.st_dev) {
+		snprintf(err, errlen, "%s", _("the file keeps being replaced by another process"));
+		return -1;
+	}
+	/* Checkpoints are ours alone (see room_for_checkpoint); none behind our back. */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_wal_autocheckpoint(st->db, 0);
+	if (sql_wal(st->db, 0, st->err, sizeof st->err) || create_staging(st) || prepare_all(st) ||
+	    store_digests_scan(st->db, &st->dg) != SQLITE_OK || checkpoint_start(st)) {
+		snprintf(err, errlen, "%s",
+		         st->err[0] ? _(st->err) : _("cannot start the checkpoint thread"));
+		return -1;
+	}
+	st->dg.written = true;
+	st->in_main = st->stored;
+	return 0;
+}
+
 int store_create(const char *path, store **out, char *err, size_t errlen)
 {
 	int lock_fd;
-	int lrc = store_lock_path(path, &lock_fd, err, errlen);
+	int lrc = place_file(path, &lock_fd, err, errlen);
 	if (lrc)
 		return lrc;
 	store *st = calloc(1, sizeof *st);
@@ -422,35 +465,9 @@ int store_create(const char *path, store **out, char *err, size_t errlen)
 	snprintf(st->path, sizeof st->path, "%s", path);
 	st->backlog_max = backlog_limit();
 	pthread_mutex_init(&st->mu, NULL);
-	/* Never wait for the file's write lock: a refused flush retries a second later. */
-	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 0, &st->db, err, errlen) !=
-	    SQLITE_OK) {
+	/* On a failure from here on, the file at path is an empty recording: it stays. */
+	if (open_writer(st, err, errlen)) {
 		store_free(st);
-		unlink(path);
-		return -1;
-	}
-	/* Checkpoints are ours alone (see room_for_checkpoint); none behind our back. */
-	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-	sqlite3_wal_autocheckpoint(st->db, 0);
-	if (sql_wal(st->db, 0, st->err, sizeof st->err) || exec(st, "BEGIN") || create_schema(st) ||
-	    exec(st, "COMMIT") || create_staging(st) || prepare_all(st) ||
-	    checkpoint(st, SQLITE_CHECKPOINT_PASSIVE)) {
-		snprintf(err, errlen, "%s",
-		         st->err[0] ? _(st->err)
-		                    : _("no room on the disk (or under the file size limit)"));
-		store_free(st);
-		unlink(path);
-		return -1;
-	}
-	char v[32];
-	snprintf(v, sizeof v, "%d", STORE_SCHEMA_VERSION);
-	store_set_meta(st, "schema_version", v);
-	store_set_meta(st, "tool_version", GPUWHY_VERSION);
-	if (store_flush(st) || checkpoint_start(st)) {
-		snprintf(err, errlen, "%s",
-		         st->err[0] ? _(st->err) : _("cannot start the checkpoint thread"));
-		store_free(st);
-		unlink(path);
 		return -1;
 	}
 	*out = st;
@@ -577,8 +594,11 @@ static int flush_locked(store *st)
 		return flush_failed(st);
 	if ((st->dropped || st->dropped_other) && write_gap(st))
 		return flush_failed(st);
-	if (exec(st, st->flush_sql) || exec(st, "COMMIT"))
+	store_digests next;
+	if (exec(st, st->flush_sql) || store_digests_update(st->db, &st->dg, &next) != SQLITE_OK ||
+	    exec(st, "COMMIT"))
 		return flush_failed(st);
+	st->dg = next;
 	long written = st->staged;
 	st->stored += st->staged;
 	st->staged = 0;
@@ -688,7 +708,7 @@ static int write_gpus(store *st, const snapshot *s, const int *gpu_index)
 		sqlite3_bind_int(q, 3, v->lost);
 		int k = 4;
 		for (int i = 0; i < GM__COUNT; i++) {
-			if (!gpu_metric_stored(i))
+			if (!store_gpu_metric_stored(i))
 				continue;
 			if (v->ok[i])
 				sqlite3_bind_double(q, k, v->v[i]);

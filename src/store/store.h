@@ -20,6 +20,12 @@
  * whole life (a second writer is refused). While another process holds the
  * file's write lock, snapshots wait in memory (GPUWHY_RECORD_BACKLOG, default
  * 3000); what the limit drops becomes a record_gap event.
+ *
+ * The file says what it is in SQLite's header: application id "GPUW"
+ * (SQL_APP_RECORDING) and user_version STORE_SCHEMA_VERSION (older recordings
+ * have neither, and meta's schema_version). Every commit also writes the
+ * digests of the tables it changed (meta rows digest.TABLE, store_int.h), which
+ * the readers check: a damaged file is refused, never read as another recording.
  */
 #ifndef GPUWHY_STORE_STORE_H
 #define GPUWHY_STORE_STORE_H
@@ -39,17 +45,15 @@ typedef struct store store;
 #define STORE_EV_GAP "record_gap"
 
 /*
- * Create a new recording at path (an existing file is replaced only when
- * it is a gpuwhy recording or empty). Returns 0; -2 when another gpuwhy
- * holds the file (err names its PID); -1 otherwise, with a one-line reason in err.
+ * Create a new recording at path. An existing file is replaced only when it is
+ * a gpuwhy recording (by its application id, or by its tables in a recording
+ * older than the id) or empty; the new file is built beside it and renamed over
+ * it once it is a recording, so the name always leads to one of the two. Returns
+ * 0; -2 when another gpuwhy holds the file (err names its PID); -1 otherwise,
+ * with a one-line reason in err (a file that is not a recording is left as it
+ * was, and so are the -wal and -shm beside it).
  */
 int store_create(const char *path, store **out, char *err, size_t errlen);
-/*
- * Open path for writing and take the writer's lock on it (held until the
- * descriptor is closed), truncating an earlier recording in place. Same
- * returns as store_create; *fd is the locked descriptor.
- */
-int store_lock_path(const char *path, int *fd, char *err, size_t errlen);
 int store_set_meta(store *st, const char *key, const char *value);
 int store_add_gpu(store *st, const gpu_static *g);
 int store_add_link(store *st, int a_idx, int b_idx, int nvlinks, int topo);

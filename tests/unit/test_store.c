@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -147,11 +148,15 @@ static void test_reads_older_host_columns(void **state)
 	assert_int_equal(store_close(st), 0);
 	snapshot_free(&s);
 
+	/* As a gpuwhy before application ids and digests wrote it. */
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(
-	    sqlite3_exec(db, "ALTER TABLE host_samples DROP COLUMN swap_total", NULL, NULL, NULL),
-	    SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "PRAGMA application_id = 0; PRAGMA user_version = 0;"
+	                              "DELETE FROM meta WHERE key LIKE 'digest.%';"
+	                              "ALTER TABLE host_samples DROP COLUMN swap_total",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
 	sqlite3_close(db);
 
 	timeline *tl;
@@ -200,12 +205,136 @@ static void test_refuses_foreign_files(void **state)
 	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
 }
 
+/* A short recording at path, closed. */
+static void small_recording(const char *path)
+{
+	char err[256];
+	store *st;
+	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
+	store_add_gpu(st, &g0);
+	snapshot s;
+	snapshot_init(&s, 2); /* fill() writes two GPUs */
+	int idx[2] = {0, 1};
+	for (int i = 0; i < 3; i++) {
+		fill(&s, 1000.0 + i, 10.0 * i);
+		assert_int_equal(store_write_snapshot(st, &s, idx), 0);
+	}
+	store_write_step(st, 1000.5, 1, "step 1");
+	assert_int_equal(store_close(st), 0);
+	snapshot_free(&s);
+}
+
+static void exec_on(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* A value, a row or the schema changed behind the writer's back: the digests tell. */
+static void test_refuses_changed_rows(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sql, *why;
+	} changes[] = {
+	    {"UPDATE gpu_samples SET utilization_gpu = 11 WHERE utilization_gpu = 10",
+	     "truncated or corrupt: gpu_samples does not match its digest"},
+	    {"DELETE FROM host_samples WHERE rowid = 2",
+	     "truncated or corrupt: host_samples does not match its digest"},
+	    {"UPDATE steps SET line = 'step one'",
+	     "truncated or corrupt: steps does not match its digest"},
+	    {"UPDATE meta SET value = 'elsewhere' WHERE key = 'tool_version'",
+	     "truncated or corrupt: meta does not match its digest"},
+	    {"DELETE FROM meta WHERE key = 'digest.events'",
+	     "truncated or corrupt: events does not match its digest"},
+	    {"CREATE TABLE notes(x)", "truncated or corrupt: schema does not match its digest"},
+	};
+	char path[300];
+	for (size_t i = 0; i < sizeof changes / sizeof *changes; i++) {
+		snprintf(path, sizeof path, "%s/changed%zu.gpuwhy", dir, i);
+		small_recording(path);
+		timeline *tl;
+		assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
+		tl_free(tl);
+		exec_on(path, changes[i].sql);
+		gw_fail why;
+		assert_int_equal(store_read_timeline(path, &tl, &why), 3);
+		assert_string_equal(why.why, changes[i].why);
+		assert_string_equal(why.what, path);
+	}
+}
+
+/* Cut short: said so, not blamed on a -wal that never existed. */
+static void test_truncated(void **state)
+{
+	(void)state;
+	char path[300];
+	snprintf(path, sizeof path, "%s/cut.gpuwhy", dir);
+	small_recording(path);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	/* Shorter each time (truncate would lengthen it with zeros). */
+	const off_t at[] = {sb.st_size - 1, sb.st_size - 4096, sb.st_size / 2, 4096, 99, 10};
+	for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+		assert_int_equal(truncate(path, at[i]), 0);
+		timeline *tl;
+		gw_fail why;
+		assert_int_equal(store_read_timeline(path, &tl, &why), 3);
+		assert_string_equal(why.why, "truncated or corrupt");
+		store_meta *m;
+		assert_int_equal(store_read_meta(path, &m, &why), 3);
+		assert_string_equal(why.why, "truncated or corrupt");
+	}
+}
+
+/* Another database is neither replaced nor read as a recording; an older recording is both. */
+static void test_identity(void **state)
+{
+	(void)state;
+	char path[300], err[256];
+	snprintf(path, sizeof path, "%s/app.db", dir);
+	exec_on(path, "CREATE TABLE users(id, name); INSERT INTO users VALUES(1, 'ada')");
+	store *st;
+	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
+	assert_string_equal(err, "exists and is not a gpuwhy recording (refusing to overwrite)");
+	timeline *tl;
+	gw_fail why;
+	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
+	assert_string_equal(why.why, "not a gpuwhy recording");
+	/* the queue's id */
+	exec_on(path, "PRAGMA application_id = 1196447057");
+	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
+	assert_string_equal(err,
+	                    "is a gpuwhy queue database, not a recording (refusing to overwrite)");
+	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
+	assert_string_equal(why.why, "not a gpuwhy recording (a gpuwhy queue database)");
+	/* a recording from before the id: read, then replaced */
+	snprintf(path, sizeof path, "%s/older.gpuwhy", dir);
+	small_recording(path);
+	exec_on(path, "PRAGMA application_id = 0; PRAGMA user_version = 0;"
+	              "DELETE FROM meta WHERE key LIKE 'digest.%'");
+	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
+	assert_int_equal(tl->n, 3);
+	tl_free(tl);
+	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	assert_int_equal(store_close(st), 0);
+	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
+	assert_int_equal(tl->n, 0);
+	tl_free(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_reads_older_host_columns),
 	    cmocka_unit_test(test_refuses_foreign_files),
+	    cmocka_unit_test(test_refuses_changed_rows),
+	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_identity),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
