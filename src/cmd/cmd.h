@@ -45,6 +45,8 @@ typedef int (*gw_cmd_fn)(int argc, char **argv, const gw_global *g);
 	     "WSL, load"))                                                                         \
 	X("exporter", cmd_exporter,                                                                \
 	  N_("Prometheus /metrics: dcgm-exporter's series without DCGM, plus findings"))           \
+	X("fleet", cmd_fleet,                                                                      \
+	  N_("why every GPU of a cluster idles, from the Prometheus it already runs"))             \
 	X("demo", cmd_demo,                                                                        \
 	  N_("the whole loop on the simulated GPU: record, diagnose, fix, compare"))               \
 	X("queue", cmd_queue,                                                                      \
@@ -65,5 +67,7 @@ int report_opt_set(const struct opt_def *d, const char *v, void *ctx);
 
 /* `gpuwhy sim hog` (sim_hog.c), dispatched by cmd_sim; argv[0] is "hog". */
 int cmd_sim_hog(int argc, char **argv);
+/* `gpuwhy sim fleet` (sim_fleet.c): a simulated cluster's series as OpenMetrics. */
+int cmd_sim_fleet(int argc, char **argv);
 
 #endif

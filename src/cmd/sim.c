@@ -550,7 +550,8 @@ static const opt_cmd sim_cmd = {
                 "  reset [SCENARIO]   restart a scenario's clock (time 0 is now)\n"
                 "  train [OPTIONS]    a synthetic training job on the simulated GPU\n"
                 "  hog [OPTIONS]      busy processes loading the host's CPUs (no GPU needed)\n"
-                "  serve [OPTIONS]    a simulated inference server doing its work on the GPU"),
+                "  serve [OPTIONS]    a simulated inference server doing its work on the GPU\n"
+                "  fleet [OPTIONS]    a simulated cluster's dcgm-exporter series (OpenMetrics)"),
     .opts = sim_opts,
     .more = N_("`gpuwhy sim COMMAND --help` describes each. show, reset and train use the\n"
                "scenario given with --sim (or GPUWHY_SIM_SCENARIO)."),
@@ -565,7 +566,7 @@ typedef struct {
 
 static const sim_sub sim_subs[] = {
     {"list", sim_list},   {"check", sim_check}, {"show", sim_show},   {"reset", sim_reset},
-    {"train", sim_train}, {"hog", cmd_sim_hog}, {"serve", sim_serve},
+    {"train", sim_train}, {"hog", cmd_sim_hog}, {"serve", sim_serve}, {"fleet", cmd_sim_fleet},
 };
 #define SIM_NSUBS (sizeof sim_subs / sizeof *sim_subs)
 

@@ -34,6 +34,12 @@ static CURLcode no_easy_setopt(CURL *e, CURLoption o, ...)
 	return CURLE_FAILED_INIT;
 }
 
+static CURLcode no_easy_perform(CURL *e)
+{
+	(void)e;
+	return CURLE_FAILED_INIT;
+}
+
 static CURLcode no_easy_getinfo(CURL *e, CURLINFO i, ...)
 {
 	(void)e, (void)i;
@@ -118,6 +124,7 @@ static gw_curl_api api = {
     .global_cleanup = no_void,
     .easy_init = no_easy_init,
     .easy_setopt = no_easy_setopt,
+    .easy_perform = no_easy_perform,
     .easy_getinfo = no_easy_getinfo,
     .easy_pause = no_easy_pause,
     .easy_reset = no_easy,
@@ -142,6 +149,7 @@ static const gw_dl_sym syms[] = {
     GW_DL_SYM(gw_curl_api, global_cleanup, "curl_global_cleanup"),
     GW_DL_SYM(gw_curl_api, easy_init, "curl_easy_init"),
     GW_DL_SYM(gw_curl_api, easy_setopt, "curl_easy_setopt"),
+    GW_DL_SYM(gw_curl_api, easy_perform, "curl_easy_perform"),
     GW_DL_SYM(gw_curl_api, easy_getinfo, "curl_easy_getinfo"),
     GW_DL_SYM(gw_curl_api, easy_pause, "curl_easy_pause"),
     GW_DL_SYM(gw_curl_api, easy_reset, "curl_easy_reset"),

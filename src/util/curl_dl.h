@@ -1,5 +1,5 @@
 /*
- * curl_dl.h - libcurl, loaded by `gpuwhy gate` when it starts.
+ * curl_dl.h - libcurl, loaded by `gpuwhy gate` and `gpuwhy fleet` when they start.
  *
  * Linking it would map libcurl, its TLS, SSH, LDAP and HTTP/2 libraries
  * (about twenty) into every gpuwhy process and relocate them at every
@@ -24,6 +24,7 @@ typedef struct {
 	__typeof__(curl_global_cleanup) *global_cleanup;
 	__typeof__(curl_easy_init) *easy_init;
 	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_perform) *easy_perform;
 	__typeof__(curl_easy_getinfo) *easy_getinfo;
 	__typeof__(curl_easy_pause) *easy_pause;
 	__typeof__(curl_easy_reset) *easy_reset;
@@ -56,6 +57,7 @@ const char *gw_curl_error(void);
 #define curl_easy_setopt(h, o, p) (gw_curl()->easy_setopt(h, o, p))
 #undef curl_easy_getinfo
 #define curl_easy_getinfo(h, o, p) (gw_curl()->easy_getinfo(h, o, p))
+#define curl_easy_perform(...) (gw_curl()->easy_perform(__VA_ARGS__))
 #define curl_easy_pause(...) (gw_curl()->easy_pause(__VA_ARGS__))
 #define curl_easy_reset(...) (gw_curl()->easy_reset(__VA_ARGS__))
 #define curl_easy_cleanup(...) (gw_curl()->easy_cleanup(__VA_ARGS__))

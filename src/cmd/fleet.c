@@ -1,0 +1,166 @@
+/*
+ * fleet.c - `gpuwhy fleet`: why every GPU of a cluster idles, from the
+ * Prometheus it already runs (dcgm-exporter's or gpuwhy exporter's series).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "fleet/fleet.h"
+#include "util/err.h"
+#include "util/i18n.h"
+#include "util/opt.h"
+#include "util/parse.h"
+
+typedef struct {
+	const char *url, *from, *to, *match, *out, *bearer, *cacert;
+	int64_t since_ms, step_ms, timeout_ms, window_ms;
+	int retries, format, by;
+} fleet_args;
+
+static const char *const by_choices[] = {"node", "gpu", "job", NULL};
+
+/* Epoch seconds, or RFC 3339 UTC (2026-01-02T03:04:05Z); false on anything else. */
+static bool parse_time(const char *s, double *out)
+{
+	if (gw_parse_double(s, out))
+		return *out >= 0;
+	struct tm tm = {0};
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (strcmp(end, "Z") && *end))
+		return false;
+	*out = (double)timegm(&tm);
+	return true;
+}
+
+static int fleet_parse(int argc, char **argv, fleet_args *a)
+{
+	const opt_def opts[] = {
+	    OPT_STRING(0, "prometheus", "URL", &a->url,
+	               "the Prometheus (or Thanos, Mimir, VictoriaMetrics) base URL, e.g. "
+	               "http://prometheus:9090"),
+	    OPT_STRING(0, "from", "TIME", &a->from, "start: epoch seconds or 2026-01-02T03:04:05Z"),
+	    OPT_STRING(0, "to", "TIME", &a->to, "end (default now)"),
+	    OPT_DURATION(0, "since", "DURATION", &a->since_ms, 1000000,
+	                 "the last DURATION before --to (default 24h)", .min = 1, .max = 3.2e7,
+	                 .why = N_("invalid duration '%s'"), .hint = N_("e.g. --since 24h")),
+	    OPT_DURATION(0, "step", "DURATION", &a->step_ms, 1000000,
+	                 "resolution of the range queries (default 60s)", .min = 1, .max = 86400,
+	                 .why = N_("invalid step '%s'"),
+	                 .hint = N_("from 1s to 1d, e.g. --step 15s")),
+	    OPT_STRING(0, "match", "SELECTOR", &a->match,
+	               "label matchers every query carries, e.g. '{Hostname=~\"gpu-a.*\"}'"),
+	    OPT_ENUM(0, "by", "node|gpu|job", &a->by, by_choices,
+	             "group GPU-hours by node (default), GPU or job (hpc_job, else pod label)"),
+	    OPT_DURATION(0, "window", "DURATION", &a->window_ms, 1000000,
+	                 "each node is diagnosed per window of this length (default 1h)", .min = 60,
+	                 .max = 604800, .why = N_("invalid window '%s'"),
+	                 .hint = N_("from 1m to 7d, e.g. --window 1h")),
+	    OPT_DURATION(0, "timeout", "DURATION", &a->timeout_ms, 1000000,
+	                 "per request (default 30s)", .min = 0.1, .max = 3600,
+	                 .why = N_("invalid timeout '%s'"), .hint = N_("e.g. --timeout 30s")),
+	    OPT_INT(0, "retries", "N", &a->retries, 0, 10,
+	            "tries again after a connection failure, timeout or 5xx (default 2)",
+	            .why = N_("bad value '%s'"), .hint = N_("a number from 0 to 10")),
+	    OPT_STRING(0, "bearer-token-file", "FILE", &a->bearer,
+	               "send the token in FILE as Authorization: Bearer"),
+	    OPT_STRING(0, "cacert", "FILE", &a->cacert, "CA bundle to verify an https Prometheus"),
+	    OPT_FORMAT_TJ(&a->format),
+	    OPT_STRING('o', "output", "FILE", &a->out, "write the report to FILE"),
+	    OPT_END};
+	const opt_cmd oc = {
+	    .name = "fleet",
+	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
+	             "[--match SELECTOR] [--by node|gpu|job] [--format text|json] [-o FILE]",
+	    .about =
+	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
+	           "dcgm-exporter's (or gpuwhy exporter's) series become one timeline per node\n"
+	           "and go through the same diagnosis rules as a recording. Reports GPU-hours\n"
+	           "per state, the findings ranked by GPU-hours lost, each with its PromQL."),
+	    .opts = opts,
+	    .more =
+	        N_("See docs/fleet.md. Rules whose series are not in Prometheus are listed as not "
+	           "checked."),
+	    .exits = N_("0 nothing wrong, 1 findings, 2 usage error, 3 Prometheus unreachable, "
+	                "an HTTP or query error, or no matching series")};
+	int first;
+	int rc = opt_parse(&oc, argc, argv, &first);
+	if (rc == 0 && first < argc)
+		return opt_unexpected(&oc, argv[first]);
+	return rc;
+}
+
+static int fleet_range(const fleet_args *a, prom_fleet_query *q)
+{
+	double now = (double)time(NULL);
+	q->to = now;
+	if (a->to && !parse_time(a->to, &q->to))
+		return gw_error(GW_EXIT_USAGE, "--to", N_("epoch seconds or 2026-01-02T03:04:05Z"),
+		                "invalid time '%s'", a->to);
+	q->from = q->to - (a->since_ms ? a->since_ms / 1000.0 : 86400);
+	if (a->from && !parse_time(a->from, &q->from))
+		return gw_error(GW_EXIT_USAGE, "--from",
+		                N_("epoch seconds or 2026-01-02T03:04:05Z"), "invalid time '%s'",
+		                a->from);
+	if (a->from && a->since_ms)
+		return gw_error(GW_EXIT_USAGE, "--since", N_("give --from or --since, not both"),
+		                "conflicts with --from");
+	q->step = a->step_ms ? a->step_ms / 1000.0 : 60;
+	if (q->to <= q->from)
+		return gw_error(GW_EXIT_USAGE, "--from", NULL, "not before --to");
+	if ((q->to - q->from) / q->step > 5e6)
+		return gw_error(GW_EXIT_USAGE, "--step", N_("a larger --step or a shorter range"),
+		                "more than 5,000,000 samples per GPU");
+	q->match = a->match;
+	return 0;
+}
+
+int cmd_fleet(int argc, char **argv, const gw_global *g)
+{
+	(void)g;
+	fleet_args a = {.retries = 2};
+	int rc = fleet_parse(argc, argv, &a);
+	if (rc)
+		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	if (!a.url)
+		return gw_error(GW_EXIT_USAGE, "fleet",
+		                N_("e.g. --prometheus http://127.0.0.1:9090"),
+		                "--prometheus URL is required");
+	prom_fleet_query q;
+	if ((rc = fleet_range(&a, &q)) != 0)
+		return rc;
+	prom_conn c = {.url = a.url,
+	               .bearer_file = a.bearer,
+	               .cacert = a.cacert,
+	               .timeout_s = a.timeout_ms ? a.timeout_ms / 1000.0 : 30,
+	               .retries = a.retries};
+	prom_fleet fl;
+	gw_fail err = {0};
+	if (prom_fleet_load(&c, &q, &fl, &err))
+		return gw_fail_print(&err);
+	fleet_opts o = {.by = (fleet_by)a.by,
+	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
+	                .localize = a.format != OPT_FMT_JSON};
+	fleet_report r;
+	fleet_analyse(&fl, &o, &r);
+	FILE *out = stdout;
+	if (a.out && !(out = fopen(a.out, "w")))
+		rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write: %m");
+	if (out) {
+		if (a.format == OPT_FMT_JSON)
+			fleet_render_json(&fl, &o, &r, out);
+		else
+			fleet_render_text(&fl, &o, &r, out);
+		if (out != stdout && fclose(out))
+			rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write");
+		if (!rc)
+			rc = r.nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
+	}
+	fleet_report_free(&r);
+	prom_fleet_free(&fl);
+	return rc;
+}

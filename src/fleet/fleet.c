@@ -1,0 +1,358 @@
+/*
+ * fleet.c - a cluster's GPU-hours by state, and the diagnosis rules run on
+ * each node's windows, merged across windows and ranked by what they cost.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet/fleet.h"
+#include "gpu/gpu_reasons.h"
+#include "gpu/xid.h"
+#include "util/i18n.h"
+#include "util/xalloc.h"
+
+static const struct {
+	const char *id, *label;
+} state_names[FS__COUNT + 1] = {
+    [FS_LOST] = {"lost", N_("lost or faulted")},
+    [FS_THROTTLED] = {"throttled", N_("throttled (heat, hardware)")},
+    [FS_POWER_CAPPED] = {"power-capped", N_("power-capped")},
+    [FS_BUSY] = {"busy", N_("busy")},
+    [FS_IDLE_HOLDING] = {"idle-holding-memory", N_("idle, holding memory")},
+    [FS_IDLE_EMPTY] = {"idle-empty", N_("idle and empty")},
+    [FS_NODATA] = {"no-data", N_("no data")},
+};
+
+const char *fleet_state_id(fleet_state s)
+{
+	return state_names[s].id;
+}
+
+const char *fleet_state_label(fleet_state s)
+{
+	return state_names[s].label;
+}
+
+double fleet_hours_lost(const fleet_hours *h)
+{
+	double sum = 0;
+	for (int s = 0; s < FS__COUNT; s++)
+		if (s != FS_BUSY)
+			sum += h->h[s];
+	return sum;
+}
+
+/* The sample from which GPU g is faulted (a hardware Xid) or lost; tl->n when never. */
+static int gone_from(const timeline *tl, int g)
+{
+	int from = tl->n;
+	for (int i = 0; i < tl->nevents; i++) {
+		const tl_event *e = &tl->events[i];
+		if (e->gpu != g)
+			continue;
+		const gpu_xid_info *x = gpu_xid_lookup(e->value);
+		bool gone = !strcmp(e->kind, TL_EV_GPU_LOST) ||
+		            (!strcmp(e->kind, TL_EV_XID) && x && x->hardware);
+		int s = (int)lround(e->t / (tl->n > 1 ? tl->t[1] - tl->t[0] : 1));
+		if (gone && s < from)
+			from = s < 0 ? 0 : s;
+	}
+	return from;
+}
+
+static fleet_state state_at(const timeline *tl, int g, int s, int gone, const diag_thresholds *th)
+{
+	if (s >= gone)
+		return FS_LOST;
+	double u = tl_gpu_at(tl, g, GM_UTIL_GPU, s);
+	if (!isfinite(u))
+		return FS_NODATA;
+	if (u > th->idle_util_pct) {
+		double r = tl_gpu_at(tl, g, GM_CLK_REASONS, s);
+		uint64_t m = isfinite(r) ? gpu_reasons_from_value(r) : 0;
+		if (gpu_reasons_thermal(m) || gpu_reasons_hw_slowdown(m))
+			return FS_THROTTLED;
+		if (gpu_reasons_power_cap(m))
+			return FS_POWER_CAPPED;
+		return FS_BUSY;
+	}
+	double used = tl_gpu_at(tl, g, GM_MEM_USED, s), total = tl_gpu_at(tl, g, GM_MEM_TOTAL, s);
+	if (isfinite(used) && isfinite(total) && total > 0 && used * 100 / total > th->idle_mem_pct)
+		return FS_IDLE_HOLDING;
+	return FS_IDLE_EMPTY;
+}
+
+static fleet_group *group_for(fleet_report *r, const char *name)
+{
+	for (int i = 0; i < r->ngroups; i++)
+		if (!strcmp(r->group[i].name, name))
+			return &r->group[i];
+	r->group = gw_xrealloc(r->group, (size_t)(r->ngroups + 1) * sizeof *r->group);
+	fleet_group *gr = &r->group[r->ngroups++];
+	*gr = (fleet_group){0};
+	snprintf(gr->name, sizeof gr->name, "%s", name);
+	return gr;
+}
+
+static void add_hours(fleet_hours *h, fleet_state st, double hours)
+{
+	if (st == FS_NODATA)
+		h->nodata_h += hours;
+	else
+		h->h[st] += hours;
+}
+
+/* States of every sample into the totals and the groups; per node and GPU into states[][]. */
+static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_thresholds *th,
+                         fleet_report *r, unsigned char **states)
+{
+	double dh = fl->step / 3600.0;
+	for (int k = 0; k < fl->nnodes; k++) {
+		const prom_node *nd = &fl->node[k];
+		for (int g = 0; g < nd->tl->ngpu; g++) {
+			int gone = gone_from(nd->tl, g);
+			char name[320];
+			snprintf(name, sizeof name, "%s/%d", nd->host, nd->gpus[g].gpu);
+			fleet_group *fixed =
+			    o->by == FLEET_BY_JOB
+			        ? NULL
+			        : group_for(r, o->by == FLEET_BY_GPU ? name : nd->host);
+			r->ngpus++;
+			for (int s = 0; s < fl->n; s++) {
+				fleet_state st = state_at(nd->tl, g, s, gone, th);
+				states[k][g * fl->n + s] = (unsigned char)st;
+				add_hours(&r->total, st, dh);
+				fleet_group *gr = fixed;
+				if (!gr) {
+					int j = nd->job[g][s];
+					gr = group_for(r, j >= 0 ? fl->jobs[j] : "(no job)");
+				}
+				add_hours(&gr->hours, st, dh);
+			}
+		}
+	}
+}
+
+/* Samples [a, b) of a node as a timeline of their own, times from 0. */
+static timeline *window_of(const timeline *tl, int a, int b, const int *gone)
+{
+	timeline *w = tl_new(tl->ngpu, 0);
+	snprintf(w->hostname, sizeof w->hostname, "%s", tl->hostname);
+	w->t0_wall = tl->t0_wall + tl->t[a];
+	for (int s = a; s < b; s++)
+		tl_add_sample(w, tl->t[s] - tl->t[a]);
+	for (int g = 0; g < tl->ngpu; g++) {
+		w->gpu[g].index = tl->gpu[g].index;
+		memcpy(w->gpu[g].uuid, tl->gpu[g].uuid, sizeof w->gpu[g].uuid);
+		memcpy(w->gpu[g].name, tl->gpu[g].name, sizeof w->gpu[g].name);
+		w->gpu[g].lost_at_end = tl->gpu[g].lost_at_end && gone[g] < b;
+		for (int m = 0; m < GM__COUNT; m++)
+			if (tl->gpu[g].m[m])
+				for (int s = a; s < b; s++)
+					tl_set_gpu(w, g, (gpu_metric_id)m, s - a,
+					           tl->gpu[g].m[m][s]);
+	}
+	for (int i = 0; i < tl->nevents; i++) {
+		const tl_event *e = &tl->events[i];
+		if (e->t >= tl->t[a] && e->t <= tl->t[b - 1])
+			tl_add_event(w, e->t - tl->t[a], e->kind, e->gpu, e->value, e->text);
+	}
+	return w;
+}
+
+/* Rules that say nothing about lost GPU-hours: their findings are not ranked. */
+static bool ranked_rule(diag_rule r)
+{
+	return r != DIAG_R_HEALTHY && r != DIAG_R_NOT_CHECKED && r != DIAG_R_TOO_LITTLE_DATA &&
+	       r != DIAG_R_STEP_BURSTS;
+}
+
+static void note_not_checked(fleet_report *r, const char *note)
+{
+	for (int i = 0; i < r->nnot_checked; i++)
+		if (!strcmp(r->not_checked[i], note))
+			return;
+	if (r->nnot_checked < 8)
+		snprintf(r->not_checked[r->nnot_checked++], sizeof r->not_checked[0], "%s", note);
+}
+
+/* Merge a window's finding into the one it continues, or add it. */
+static void merge_finding(fleet_report *r, int node, const diag_finding *f, double t0, double t1)
+{
+	for (int i = 0; i < r->nf; i++) {
+		fleet_finding *x = &r->f[i];
+		if (x->node == node && x->rule == f->rule && x->gpus == f->gpus &&
+		    fabs(x->t1 - t0) < 1) {
+			x->t1 = t1;
+			if (f->severity > x->severity)
+				x->severity = f->severity;
+			return;
+		}
+	}
+	if (r->nf == r->capf) {
+		r->capf = r->capf ? 2 * r->capf : 32;
+		r->f = gw_xrealloc(r->f, (size_t)r->capf * sizeof *r->f);
+	}
+	fleet_finding *x = &r->f[r->nf++];
+	*x = (fleet_finding){.node = node,
+	                     .rule = f->rule,
+	                     .severity = f->severity,
+	                     .gpus = f->gpus,
+	                     .t0 = t0,
+	                     .t1 = t1};
+	snprintf(x->title, sizeof x->title, "%s", f->title);
+}
+
+static void diagnose_node(const prom_fleet *fl, const fleet_opts *o, int k, fleet_report *r)
+{
+	const timeline *tl = fl->node[k].tl;
+	int per = (int)fmax(2, round(o->window_s / fl->step)), gone[GPU_MAX];
+	for (int g = 0; g < tl->ngpu; g++)
+		gone[g] = gone_from(tl, g);
+	for (int a = 0; a < tl->n; a += per) {
+		int b = a + per < tl->n ? a + per : tl->n;
+		if (b - a < 2)
+			break;
+		timeline *w = window_of(tl, a, b, gone);
+		diag_opts d;
+		diag_opts_default(&d);
+		d.live = true; /* no warm-up trimming: a window of a long series */
+		d.localize = o->localize;
+		diag_result res;
+		diag_run(w, &d, &res);
+		double t0 = fl->from + a * fl->step, t1 = fl->from + b * fl->step;
+		for (int i = 0; i < res.n; i++) {
+			const diag_finding *f = &res.f[i];
+			if (f->rule == DIAG_R_NOT_CHECKED && f->note[0])
+				note_not_checked(r, f->note);
+			else if (ranked_rule(f->rule) && f->gpus)
+				merge_finding(r, k, f, t0, t1);
+		}
+		diag_result_free(&res);
+		tl_free(w);
+	}
+}
+
+/* The fleet metric whose series show a rule's evidence best. */
+static prom_fleet_metric evidence_metric(diag_rule r)
+{
+	switch (r) {
+	case DIAG_R_THROTTLED:
+	case DIAG_R_POWER_CAPPED:
+		return PF_REASONS;
+	case DIAG_R_GPU_FAULT:
+		return PF_XID;
+	case DIAG_R_MEMORY_FULL_IDLE:
+	case DIAG_R_OOM_RISK:
+		return PF_FB_USED;
+	default:
+		return PF_UTIL;
+	}
+}
+
+/* NAME{<match>, <host label>="node", gpu=~"1|5"}: the series a finding stands on. */
+static void finding_promql(const prom_fleet *fl, fleet_finding *x)
+{
+	const prom_node *nd = &fl->node[x->node];
+	prom_fleet_metric pm = evidence_metric(x->rule);
+	if (!fl->have[pm])
+		pm = PF_UTIL;
+	char base[640], gpus[400] = "";
+	snprintf(base, sizeof base, "%s", fl->expr[pm]);
+	size_t bl = strlen(base);
+	bool braces = bl && base[bl - 1] == '}';
+	if (braces)
+		base[bl - 1] = 0;
+	int n = 0;
+	for (int g = 0; g < nd->tl->ngpu; g++)
+		if (x->gpus >> g & 1) {
+			size_t l = strlen(gpus);
+			snprintf(gpus + l, sizeof gpus - l, "%s%d", n++ ? "|" : "",
+			         nd->gpus[g].gpu);
+		}
+	snprintf(x->promql, sizeof x->promql, "%s%s%s=\"%s\",gpu%s\"%s\"}", base,
+	         braces ? "," : "{", nd->host_label, nd->host, n > 1 ? "=~" : "=", gpus);
+}
+
+/* GPU-hours lost on the finding's GPUs in its time (not busy, or busy only u % of it); the
+ * job seen there most. */
+static void finding_cost(const prom_fleet *fl, unsigned char **states, fleet_finding *x)
+{
+	const prom_node *nd = &fl->node[x->node];
+	int a = (int)lround((x->t0 - fl->from) / fl->step),
+	    b = (int)lround((x->t1 - fl->from) / fl->step);
+	int *votes = gw_xcalloc((size_t)fl->njobs + 1, sizeof *votes);
+	for (int g = 0; g < nd->tl->ngpu; g++) {
+		if (!(x->gpus >> g & 1))
+			continue;
+		for (int s = a; s < b && s < fl->n; s++) {
+			int st = states[x->node][g * fl->n + s];
+			double u = tl_gpu_at(nd->tl, g, GM_UTIL_GPU, s);
+			if (st == FS_BUSY && isfinite(u)) /* working, but only u % of the time */
+				x->lost_h += fl->step / 3600.0 * fmax(0, 1 - u / 100);
+			else if (st != FS_NODATA)
+				x->lost_h += fl->step / 3600.0;
+			if (nd->job[g][s] >= 0)
+				votes[nd->job[g][s]]++;
+		}
+	}
+	int best = -1;
+	for (int j = 0; j < fl->njobs; j++)
+		if (votes[j] && (best < 0 || votes[j] > votes[best]))
+			best = j;
+	if (best >= 0)
+		snprintf(x->job, sizeof x->job, "%s", fl->jobs[best]);
+	free(votes);
+}
+
+static int finding_cmp(const void *a, const void *b)
+{
+	const fleet_finding *x = a, *y = b;
+	if (x->lost_h != y->lost_h)
+		return x->lost_h < y->lost_h ? 1 : -1;
+	if (x->severity != y->severity)
+		return x->severity < y->severity ? 1 : -1;
+	if (x->node != y->node)
+		return x->node - y->node;
+	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	double x = fleet_hours_lost(&((const fleet_group *)a)->hours),
+	       y = fleet_hours_lost(&((const fleet_group *)b)->hours);
+	if (x != y)
+		return x < y ? 1 : -1;
+	return strcmp(((const fleet_group *)a)->name, ((const fleet_group *)b)->name);
+}
+
+void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out)
+{
+	*out = (fleet_report){0};
+	diag_opts d;
+	diag_opts_default(&d);
+	unsigned char **states = gw_xcalloc((size_t)fl->nnodes + 1, sizeof *states);
+	for (int k = 0; k < fl->nnodes; k++)
+		states[k] = gw_xcalloc((size_t)fl->node[k].tl->ngpu * fl->n + 1, 1);
+	count_states(fl, o, &d.th, out, states);
+	for (int k = 0; k < fl->nnodes; k++)
+		diagnose_node(fl, o, k, out);
+	for (int i = 0; i < out->nf; i++) {
+		finding_cost(fl, states, &out->f[i]);
+		finding_promql(fl, &out->f[i]);
+	}
+	qsort(out->f, (size_t)out->nf, sizeof *out->f, finding_cmp);
+	qsort(out->group, (size_t)out->ngroups, sizeof *out->group, group_cmp);
+	for (int k = 0; k < fl->nnodes; k++)
+		free(states[k]);
+	free(states);
+}
+
+void fleet_report_free(fleet_report *r)
+{
+	free(r->group);
+	free(r->f);
+	*r = (fleet_report){0};
+}

@@ -1,0 +1,99 @@
+/*
+ * fleet.h - `gpuwhy fleet`: why every GPU of a cluster idles, from the
+ * Prometheus it already runs. prom/ reads dcgm-exporter's series into one
+ * timeline per node; here each GPU's samples get a state, each node's
+ * windows go through the same diagnosis rules as a recording, and the
+ * findings are ranked by the GPU-hours they cost, each with the PromQL and
+ * time range behind it. `gpuwhy sim fleet` writes such series for a
+ * simulated cluster with planted problems (simfleet.c).
+ */
+#ifndef GPUWHY_FLEET_FLEET_H
+#define GPUWHY_FLEET_FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diagnose/diag.h"
+#include "prom/prom.h"
+#include "util/fail.h"
+
+/* What a GPU did at one sample; the first that holds, in this order, wins. */
+typedef enum {
+	FS_LOST,         /* its series stopped, or a hardware Xid: lost or faulted */
+	FS_THROTTLED,    /* working, clocks held down by heat or a hardware slowdown */
+	FS_POWER_CAPPED, /* working, clocks held down by the power cap */
+	FS_BUSY,         /* working (utilization above idle_util_pct) */
+	FS_IDLE_HOLDING, /* idle with memory above idle_mem_pct of capacity */
+	FS_IDLE_EMPTY,   /* idle and empty */
+	FS__COUNT,
+	FS_NODATA = FS__COUNT /* no utilization sample */
+} fleet_state;
+
+/* "busy", "idle-empty", ... (stable, for JSON and tests). */
+const char *fleet_state_id(fleet_state s);
+/* A few words for people (English: _() it to print). */
+const char *fleet_state_label(fleet_state s);
+
+typedef enum { FLEET_BY_NODE, FLEET_BY_GPU, FLEET_BY_JOB } fleet_by;
+
+typedef struct {
+	double h[FS__COUNT]; /* GPU-hours per state */
+	double nodata_h;     /* GPU-hours without a sample */
+} fleet_hours;
+
+/* GPU-hours that did no full-speed work: every state but busy. */
+double fleet_hours_lost(const fleet_hours *h);
+
+typedef struct {
+	char name[320]; /* node, node/gpu, or job ("(no job)" for samples without one) */
+	fleet_hours hours;
+} fleet_group;
+
+typedef struct {
+	int node; /* index into prom_fleet.node */
+	diag_rule rule;
+	diag_severity severity;
+	uint64_t gpus;   /* positions on the node */
+	double t0, t1;   /* epoch seconds: the windows it was found in */
+	double lost_h;   /* GPU-hours of its GPUs in [t0, t1) lost: not busy, or 1 - util of busy */
+	char title[240]; /* the first window's title */
+	char job[160];   /* the job on its GPUs at most samples, "" none */
+	char promql[1400]; /* the query behind its evidence */
+} fleet_finding;
+
+typedef struct {
+	fleet_hours total;
+	fleet_group *group;
+	int ngroups;
+	fleet_finding *f; /* ranked: most GPU-hours first */
+	int nf, capf;
+	char not_checked[8][480]; /* distinct notes of rules that could not run */
+	int nnot_checked;
+	int ngpus;
+} fleet_report;
+
+typedef struct {
+	fleet_by by;
+	double window_s; /* diagnosis window */
+	bool localize;   /* titles in the user's language (text), English (JSON) */
+} fleet_opts;
+
+void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out);
+void fleet_report_free(fleet_report *r);
+
+void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+
+/* ---- gpuwhy sim fleet ---- */
+typedef struct {
+	int nodes, gpus_per_node;
+	double hours, step; /* seconds */
+	double start;       /* epoch seconds of the first sample */
+	const char *plant;  /* plant file, or NULL: every GPU busy and healthy */
+} simfleet_opts;
+
+/* Write the OpenMetrics text (ending in # EOF) to out. Returns 0 or err's code. */
+int simfleet_write(const simfleet_opts *o, FILE *out, gw_fail *err);
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * fleet_render.c - the fleet report as text for people and JSON for scripts.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fleet/fleet.h"
+#include "util/i18n.h"
+#include "util/jsonw.h"
+#include "util/termsafe.h"
+
+static void iso(double t, char *out, size_t len)
+{
+	time_t s = (time_t)floor(t);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static const char *by_name(fleet_by b)
+{
+	return b == FLEET_BY_GPU ? "gpu" : b == FLEET_BY_JOB ? "job" : "node";
+}
+
+static void text_hours(const fleet_report *r, FILE *out)
+{
+	double all = 0;
+	for (int s = 0; s < FS__COUNT; s++)
+		all += r->total.h[s];
+	fprintf(out, "%s\n", _("GPU-hours by state, fleet-wide:"));
+	for (int s = 0; s < FS__COUNT; s++)
+		fprintf(out, "  %-28s %9.1f  %5.1f %%\n", _(fleet_state_label((fleet_state)s)),
+		        r->total.h[s], all > 0 ? 100 * r->total.h[s] / all : 0.0);
+	if (r->total.nodata_h > 0)
+		fprintf(out, "  %-28s %9.1f\n", _(fleet_state_label(FS_NODATA)), r->total.nodata_h);
+}
+
+static void text_groups(const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	fprintf(out, _("\nBy %s, most GPU-hours not busy first:\n"), by_name(o->by));
+	fprintf(out, "  %-24s", "");
+	for (int s = 0; s < FS__COUNT; s++)
+		fprintf(out, " %12.12s", fleet_state_id((fleet_state)s));
+	fprintf(out, " %12s\n", _("not busy"));
+	for (int i = 0; i < r->ngroups; i++) {
+		const fleet_group *g = &r->group[i];
+		char name[64];
+		gw_term_safe(g->name, name, sizeof name);
+		fprintf(out, "  %-24s", name);
+		for (int s = 0; s < FS__COUNT; s++)
+			fprintf(out, " %12.1f", g->hours.h[s]);
+		fprintf(out, " %12.1f\n", fleet_hours_lost(&g->hours));
+	}
+}
+
+static void gpu_list(const prom_node *nd, uint64_t mask, char *out, size_t len)
+{
+	out[0] = 0;
+	for (int g = 0; g < nd->tl->ngpu; g++)
+		if (mask >> g & 1) {
+			size_t l = strlen(out);
+			snprintf(out + l, len - l, "%s%d", l ? "," : "", nd->gpus[g].gpu);
+		}
+}
+
+static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out)
+{
+	fprintf(out, "%s\n", _("\nFindings, most GPU-hours lost first:"));
+	if (!r->nf)
+		fprintf(out, "  %s\n", _("none"));
+	for (int i = 0; i < r->nf; i++) {
+		const fleet_finding *x = &r->f[i];
+		const prom_node *nd = &fl->node[x->node];
+		char gpus[200], a[32], b[32], host[128], job[160], title[480];
+		gpu_list(nd, x->gpus, gpus, sizeof gpus);
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		gw_term_safe(nd->host, host, sizeof host);
+		gw_term_safe(x->job, job, sizeof job);
+		gw_term_safe(x->title, title, sizeof title);
+		fprintf(out, _("%2d. %s GPU %s%s%s: %s [%s] %.1f GPU-h lost, %s .. %s\n"), i + 1,
+		        host, gpus, job[0] ? _(", job ") : "", job, diag_rule_id(x->rule),
+		        diag_severity_name(x->severity), x->lost_h, a, b);
+		fprintf(out, "    %s\n", title);
+		fprintf(out, _("    PromQL: %s  (%s .. %s, step %gs)\n"), x->promql, a, b,
+		        fl->step);
+	}
+}
+
+void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	char a[32], b[32];
+	iso(fl->from, a, sizeof a);
+	iso(fl->to, b, sizeof b);
+	fprintf(out, _("gpuwhy fleet: %d nodes, %d GPUs, %s .. %s (%.1f h) at %g s\n\n"),
+	        fl->nnodes, r->ngpus, a, b, (fl->to - fl->from) / 3600, fl->step);
+	text_hours(r, out);
+	text_groups(o, r, out);
+	text_findings(fl, r, out);
+	bool head = false;
+	for (int m = 0; m < PF__COUNT; m++)
+		if (!fl->have[m]) {
+			if (!head)
+				fprintf(out, "%s\n",
+				        _("\nNot in Prometheus (the rules that need them were not "
+				          "checked):"));
+			head = true;
+			fprintf(out, "  %s\n", fl->expr[m]);
+		}
+	for (int i = 0; i < r->nnot_checked; i++)
+		fprintf(out, "%s%s\n", i ? "  " : "\n", r->not_checked[i]);
+	if (fl->gpus_dropped)
+		fprintf(out, _("\n%d GPUs beyond %d on one node were left out.\n"),
+		        fl->gpus_dropped, GPU_MAX);
+}
+
+static void json_hours(jsonw *w, const fleet_hours *h)
+{
+	jsonw_obj_begin(w);
+	for (int s = 0; s < FS__COUNT; s++) {
+		jsonw_key(w, fleet_state_id((fleet_state)s));
+		jsonw_num(w, h->h[s]);
+	}
+	jsonw_key(w, "no-data");
+	jsonw_num(w, h->nodata_h);
+	jsonw_key(w, "not-busy");
+	jsonw_num(w, fleet_hours_lost(h));
+	jsonw_obj_end(w);
+}
+
+static void json_finding(jsonw *w, const prom_fleet *fl, const fleet_finding *x)
+{
+	const prom_node *nd = &fl->node[x->node];
+	char a[32], b[32];
+	iso(x->t0, a, sizeof a);
+	iso(x->t1, b, sizeof b);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "node");
+	jsonw_str(w, nd->host);
+	jsonw_key(w, "gpus");
+	jsonw_arr_begin(w);
+	for (int g = 0; g < nd->tl->ngpu; g++)
+		if (x->gpus >> g & 1)
+			jsonw_int(w, nd->gpus[g].gpu);
+	jsonw_arr_end(w);
+	jsonw_key(w, "uuids");
+	jsonw_arr_begin(w);
+	for (int g = 0; g < nd->tl->ngpu; g++)
+		if (x->gpus >> g & 1)
+			jsonw_str(w, nd->gpus[g].uuid);
+	jsonw_arr_end(w);
+	jsonw_key(w, "job");
+	jsonw_str(w, x->job[0] ? x->job : NULL);
+	jsonw_key(w, "rule");
+	jsonw_str(w, diag_rule_id(x->rule));
+	jsonw_key(w, "severity");
+	jsonw_str(w, diag_severity_name(x->severity));
+	jsonw_key(w, "from");
+	jsonw_str(w, a);
+	jsonw_key(w, "to");
+	jsonw_str(w, b);
+	jsonw_key(w, "from_epoch");
+	jsonw_num(w, x->t0);
+	jsonw_key(w, "to_epoch");
+	jsonw_num(w, x->t1);
+	jsonw_key(w, "gpu_hours_lost");
+	jsonw_num(w, x->lost_h);
+	jsonw_key(w, "title");
+	jsonw_str(w, x->title);
+	jsonw_key(w, "promql");
+	jsonw_str(w, x->promql);
+	jsonw_key(w, "step");
+	jsonw_num(w, fl->step);
+	jsonw_obj_end(w);
+}
+
+void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	jsonw w;
+	jsonw_init(&w, out, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "from");
+	jsonw_num(&w, fl->from);
+	jsonw_key(&w, "to");
+	jsonw_num(&w, fl->to);
+	jsonw_key(&w, "step");
+	jsonw_num(&w, fl->step);
+	jsonw_key(&w, "nodes");
+	jsonw_int(&w, fl->nnodes);
+	jsonw_key(&w, "gpus");
+	jsonw_int(&w, r->ngpus);
+	jsonw_key(&w, "queries");
+	jsonw_obj_begin(&w);
+	for (int m = 0; m < PF__COUNT; m++) {
+		jsonw_key(&w, prom_fleet_metric_name((prom_fleet_metric)m));
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "promql");
+		jsonw_str(&w, fl->expr[m]);
+		jsonw_key(&w, "present");
+		jsonw_bool(&w, fl->have[m]);
+		jsonw_obj_end(&w);
+	}
+	jsonw_obj_end(&w);
+	jsonw_key(&w, "hours");
+	json_hours(&w, &r->total);
+	jsonw_key(&w, "by");
+	jsonw_str(&w, by_name(o->by));
+	jsonw_key(&w, "groups");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < r->ngroups; i++) {
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "name");
+		jsonw_str(&w, r->group[i].name);
+		jsonw_key(&w, "hours");
+		json_hours(&w, &r->group[i].hours);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "findings");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < r->nf; i++)
+		json_finding(&w, fl, &r->f[i]);
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "not_checked");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < r->nnot_checked; i++)
+		jsonw_str(&w, r->not_checked[i]);
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+	fputc('\n', out);
+}

@@ -1,0 +1,140 @@
+/*
+ * prom.h - Prometheus as a source: range queries over the HTTP API
+ * (/api/v1/query_range, which Thanos, Mimir and VictoriaMetrics serve too)
+ * and the fleet model built from dcgm-exporter's series: one timeline per
+ * node, its GPUs in the `gpu` label's order, so the diagnosis rules that
+ * explain one recording explain every node of a cluster.
+ *
+ *   prom_conn c = {.url = "http://prom:9090", .timeout_s = 30, .retries = 2};
+ *   prom_fleet_query q = {.from = t0, .to = t1, .step = 15, .match = "Hostname=~\"a.*\""};
+ *   prom_fleet fl;
+ *   gw_fail err = {0};
+ *   if (prom_fleet_load(&c, &q, &fl, &err)) ... gw_fail_print(&err);
+ *   ...
+ *   prom_fleet_free(&fl);
+ *
+ * Nothing here prints: failures are gw_fail (util/fail.h) for the face.
+ */
+#ifndef GPUWHY_PROM_PROM_H
+#define GPUWHY_PROM_PROM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gpu/metrics.h"
+#include "model/timeline.h"
+#include "util/fail.h"
+
+/* Prometheus refuses a range query of more than 11,000 points per series. */
+#define PROM_MAX_POINTS 11000
+/* One request asks for at most this many, leaving room for rounding at the ends. */
+#define PROM_CHUNK_POINTS 10000
+
+typedef struct {
+	const char *url;         /* base, e.g. http://127.0.0.1:9090 (a path prefix is kept) */
+	const char *bearer_file; /* a file holding the bearer token, or NULL */
+	const char *cacert;      /* a CA bundle for https, or NULL */
+	double timeout_s;        /* per request, connect included */
+	int retries;             /* extra tries after a connection failure, a timeout or a 5xx */
+} prom_conn;
+
+typedef struct {
+	char *name, *value;
+} prom_label;
+
+/* One series of a range answer: its labels (sorted by name) and its points. */
+typedef struct {
+	prom_label *labels;
+	int nlabels;
+	double *t, *v;
+	int n, cap;
+} prom_series;
+
+typedef struct {
+	prom_series *s;
+	int n, cap;
+} prom_matrix;
+
+/* The value of label name on s, NULL when absent. */
+const char *prom_label_get(const prom_series *s, const char *name);
+void prom_matrix_free(prom_matrix *m);
+
+/*
+ * Parse one /api/v1/query_range answer into m, appending points to the
+ * series with the same labels (so chunks of one query join up). Returns 0,
+ * or -1 with why ("status error: ..." from Prometheus, or what is malformed).
+ */
+int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, size_t whylen);
+
+/*
+ * Run expr over [from, to] at step (seconds, epoch), in chunks of at most
+ * PROM_CHUNK_POINTS points, into m. Returns 0 or the exit code of err.
+ */
+int prom_query_range(const prom_conn *c, const char *expr, double from, double to, double step,
+                     prom_matrix *m, gw_fail *err);
+
+/* The metrics the fleet reads, in query order. */
+typedef enum {
+	PF_UTIL,
+	PF_FB_USED,
+	PF_FB_FREE,
+	PF_POWER,
+	PF_TEMP,
+	PF_SM_CLOCK,
+	PF_REASONS,
+	PF_XID,
+	PF_SM_ACTIVE,
+	PF__COUNT
+} prom_fleet_metric;
+
+typedef struct {
+	double from, to, step; /* epoch seconds; step > 0 */
+	const char *match;     /* label matchers, with or without braces; NULL or "" for all */
+} prom_fleet_query;
+
+/* A GPU's name in the fleet. */
+typedef struct {
+	int gpu;        /* the gpu label */
+	char uuid[96];  /* the UUID label, "" when absent */
+	char model[96]; /* modelName */
+} prom_fleet_gpu;
+
+typedef struct {
+	char host[256];      /* Hostname (or hostname, or instance) */
+	char host_label[16]; /* which of those labels named it */
+	timeline *tl;        /* samples at from + k*step; GPU positions as in gpus */
+	prom_fleet_gpu gpus[GPU_MAX];
+	int *job[GPU_MAX]; /* per sample: index into prom_fleet.jobs, -1 none */
+} prom_node;
+
+typedef struct {
+	double from, to, step;
+	int n; /* samples per node */
+	prom_node *node;
+	int nnodes;
+	char **jobs; /* hpc_job (else namespace/pod) values seen */
+	int njobs;
+	/* The PromQL each metric was read with ("" when it was not asked), and
+	 * whether it answered with any series. */
+	char expr[PF__COUNT][640];
+	bool have[PF__COUNT];
+	int gpus_dropped; /* GPUs beyond GPU_MAX on one node, left out */
+} prom_fleet;
+
+/* The DCGM name a fleet metric reads first (from the metric table). */
+const char *prom_fleet_metric_name(prom_fleet_metric m);
+/* The metric table's id of a fleet metric. */
+gpu_metric_id prom_fleet_metric_id(prom_fleet_metric m);
+
+/*
+ * Query every fleet metric and build one timeline per node. A matcher that
+ * matches no GPU utilization series is an error (code GW_EXIT_PROBLEMS is
+ * not used: GW_EXIT_ENV, "no series"), so is any HTTP or API failure.
+ */
+int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *out, gw_fail *err);
+void prom_fleet_free(prom_fleet *fl);
+
+/* The selector text for a metric: NAME{match} (NAME alone when match is empty). */
+void prom_selector(const char *name, const char *match, char *out, size_t len);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * prom_fleet.c - dcgm-exporter's series of a whole cluster into one
+ * timeline per node. A GPU is its node (the Hostname label, as released
+ * dcgm-exporters spell it, else hostname, else the scrape's instance) and
+ * its gpu label; the series of one GPU split by job labels (hpc_job, pod)
+ * join into one, and the job at each sample is kept beside the timeline.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/xid.h"
+#include "prom/prom.h"
+#include "util/err.h"
+#include "util/i18n.h"
+#include "util/xalloc.h"
+
+/* dcgm-exporter 4.x's name for the clock event reasons (DCGM renamed the field). */
+#define PROM_CLOCKS_EVENT_REASONS "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
+
+static const gpu_metric_id fleet_ids[PF__COUNT] = {
+    [PF_UTIL] = GM_UTIL_GPU,       [PF_FB_USED] = GM_MEM_USED, [PF_FB_FREE] = GM_MEM_FREE,
+    [PF_POWER] = GM_POWER_DRAW,    [PF_TEMP] = GM_TEMP_GPU,    [PF_SM_CLOCK] = GM_CLK_SM,
+    [PF_REASONS] = GM_CLK_REASONS, [PF_XID] = GM_XID_LAST,     [PF_SM_ACTIVE] = GM_GPM_SM_ACTIVE,
+};
+
+gpu_metric_id prom_fleet_metric_id(prom_fleet_metric m)
+{
+	return fleet_ids[m];
+}
+
+const char *prom_fleet_metric_name(prom_fleet_metric m)
+{
+	return gpu_metrics[fleet_ids[m]].dcgm;
+}
+
+void prom_selector(const char *name, const char *match, char *out, size_t len)
+{
+	const char *m = match ? match : "";
+	while (*m == ' ')
+		m++;
+	size_t n = strlen(m);
+	while (n && m[n - 1] == ' ')
+		n--;
+	if (n >= 2 && m[0] == '{' && m[n - 1] == '}')
+		m++, n -= 2;
+	if (n)
+		snprintf(out, len, "%s{%.*s}", name, (int)n, m);
+	else
+		snprintf(out, len, "%s", name);
+}
+
+static const char *const host_labels[] = {"Hostname", "hostname", "instance"};
+
+static const char *series_host_label(const prom_series *s)
+{
+	for (size_t i = 0; i < sizeof host_labels / sizeof *host_labels; i++)
+		if (prom_label_get(s, host_labels[i]))
+			return host_labels[i];
+	return host_labels[0];
+}
+
+static const char *series_host(const prom_series *s)
+{
+	const char *h = prom_label_get(s, series_host_label(s));
+	return h ? h : "";
+}
+
+static int series_gpu(const prom_series *s)
+{
+	const char *g = prom_label_get(s, "gpu");
+	char *end;
+	long v = g ? strtol(g, &end, 10) : -1;
+	return g && !*end && v >= 0 && v < 1000000 ? (int)v : -1;
+}
+
+static const char *series_job(const prom_series *s)
+{
+	const char *j = prom_label_get(s, "hpc_job");
+	if (!j || !*j)
+		j = prom_label_get(s, "pod");
+	return j && *j ? j : NULL;
+}
+
+static prom_node *node_of(prom_fleet *fl, const char *host)
+{
+	for (int i = 0; i < fl->nnodes; i++)
+		if (!strcmp(fl->node[i].host, host))
+			return &fl->node[i];
+	return NULL;
+}
+
+/* The position of the GPU with this label on the node, -1 when not there. */
+static int gpu_pos(const prom_node *nd, int gpu)
+{
+	for (int g = 0; nd->tl && g < nd->tl->ngpu; g++)
+		if (nd->gpus[g].gpu == gpu)
+			return g;
+	return -1;
+}
+
+static int gpu_cmp(const void *a, const void *b)
+{
+	return ((const prom_fleet_gpu *)a)->gpu - ((const prom_fleet_gpu *)b)->gpu;
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	return strcmp(((const prom_node *)a)->host, ((const prom_node *)b)->host);
+}
+
+/* Nodes and their GPUs from the utilization series; timelines with every sample, all absent. */
+static void build_nodes(prom_fleet *fl, const prom_matrix *util)
+{
+	prom_fleet_gpu(*gpus)[GPU_MAX] = gw_xcalloc((size_t)util->n + 1, sizeof *gpus);
+	int *ngpu = gw_xcalloc((size_t)util->n + 1, sizeof *ngpu);
+	fl->node = gw_xcalloc((size_t)util->n + 1, sizeof *fl->node);
+	for (int i = 0; i < util->n; i++) {
+		const prom_series *s = &util->s[i];
+		int gpu = series_gpu(s);
+		prom_node *nd = node_of(fl, series_host(s));
+		if (!nd) {
+			nd = &fl->node[fl->nnodes++];
+			snprintf(nd->host, sizeof nd->host, "%s", series_host(s));
+			snprintf(nd->host_label, sizeof nd->host_label, "%s", series_host_label(s));
+		}
+		int k = (int)(nd - fl->node), j;
+		for (j = 0; j < ngpu[k] && gpus[k][j].gpu != gpu; j++)
+			;
+		if (j < ngpu[k] || gpu < 0)
+			continue;
+		if (ngpu[k] == GPU_MAX) {
+			fl->gpus_dropped++;
+			continue;
+		}
+		prom_fleet_gpu *pg = &gpus[k][ngpu[k]++];
+		pg->gpu = gpu;
+		snprintf(pg->uuid, sizeof pg->uuid, "%s",
+		         prom_label_get(s, "UUID") ? prom_label_get(s, "UUID") : "");
+		snprintf(pg->model, sizeof pg->model, "%s",
+		         prom_label_get(s, "modelName") ? prom_label_get(s, "modelName") : "");
+	}
+	for (int k = 0; k < fl->nnodes; k++) {
+		prom_node *nd = &fl->node[k];
+		qsort(gpus[k], (size_t)ngpu[k], sizeof **gpus, gpu_cmp);
+		memcpy(nd->gpus, gpus[k], sizeof nd->gpus);
+		nd->tl = tl_new(ngpu[k], 0);
+		nd->tl->t0_wall = fl->from;
+		snprintf(nd->tl->hostname, sizeof nd->tl->hostname, "%s", nd->host);
+		for (int s = 0; s < fl->n; s++)
+			tl_add_sample(nd->tl, s * fl->step);
+		for (int g = 0; g < ngpu[k]; g++) {
+			tl_gpu *tg = &nd->tl->gpu[g];
+			tg->index = nd->gpus[g].gpu;
+			snprintf(tg->uuid, sizeof tg->uuid, "%s", nd->gpus[g].uuid);
+			snprintf(tg->name, sizeof tg->name, "%s", nd->gpus[g].model);
+			nd->job[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
+			for (int s = 0; s < fl->n; s++)
+				nd->job[g][s] = -1;
+		}
+	}
+	qsort(fl->node, (size_t)fl->nnodes, sizeof *fl->node, node_cmp);
+	free(gpus);
+	free(ngpu);
+}
+
+static int job_index(prom_fleet *fl, const char *job)
+{
+	for (int i = 0; i < fl->njobs; i++)
+		if (!strcmp(fl->jobs[i], job))
+			return i;
+	fl->jobs = gw_xrealloc(fl->jobs, (size_t)(fl->njobs + 1) * sizeof *fl->jobs);
+	fl->jobs[fl->njobs] = gw_xstrdup(job);
+	return fl->njobs++;
+}
+
+/* The points of one metric into the nodes' timelines (in the table's units). */
+static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix *m)
+{
+	gpu_metric_id id = fleet_ids[pm];
+	/* dcgm-exporter writes GPM percentages as 0..1 ratios */
+	double scale = 1.0 / gpu_metric_dcgm_value(id, 1.0);
+	for (int i = 0; i < m->n; i++) {
+		const prom_series *s = &m->s[i];
+		prom_node *nd = node_of(fl, series_host(s));
+		int g = nd ? gpu_pos(nd, series_gpu(s)) : -1;
+		if (g < 0)
+			continue;
+		const char *job = pm == PF_UTIL ? series_job(s) : NULL;
+		int ji = job ? job_index(fl, job) : -1;
+		for (int k = 0; k < s->n; k++) {
+			long at = lround((s->t[k] - fl->from) / fl->step);
+			if (at < 0 || at >= fl->n || !isfinite(s->v[k]))
+				continue;
+			tl_set_gpu(nd->tl, g, id, (int)at, s->v[k] * scale);
+			if (ji >= 0)
+				nd->job[g][at] = ji;
+		}
+	}
+}
+
+/* Derived facts: total memory, Xid events, GPUs whose series stopped while the node's went on. */
+static void derive(prom_fleet *fl, prom_node *nd)
+{
+	timeline *tl = nd->tl;
+	int node_last = -1, last[GPU_MAX];
+	for (int g = 0; g < tl->ngpu; g++) {
+		last[g] = -1;
+		double prev = 0;
+		for (int s = 0; s < tl->n; s++) {
+			double u = tl_gpu_at(tl, g, GM_MEM_USED, s),
+			       f = tl_gpu_at(tl, g, GM_MEM_FREE, s);
+			if (isfinite(u) && isfinite(f))
+				tl_set_gpu(tl, g, GM_MEM_TOTAL, s, u + f);
+			if (isfinite(tl_gpu_at(tl, g, GM_UTIL_GPU, s)))
+				last[g] = s;
+			double x = tl_gpu_at(tl, g, GM_XID_LAST, s);
+			if (isfinite(x) && x > 0 && x != prev)
+				tl_add_event(tl, tl->t[s], TL_EV_XID, g, (long)x,
+				             gpu_xid_meaning((long)x));
+			if (isfinite(x))
+				prev = x;
+		}
+		if (last[g] > node_last)
+			node_last = last[g];
+	}
+	/* A GPU gone for two steps and a minute before its node's other GPUs is lost. */
+	int gap = 2 + (int)ceil(60.0 / fl->step);
+	for (int g = 0; g < tl->ngpu; g++)
+		if (last[g] >= 0 && last[g] + gap < node_last) {
+			tl->gpu[g].lost_at_end = true;
+			tl_add_event(tl, tl->t[last[g]], TL_EV_GPU_LOST, g, 0,
+			             "its series stopped while the node's other GPUs went on");
+		}
+}
+
+static int query_metric(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl,
+                        prom_fleet_metric pm, prom_matrix *m, gw_fail *err)
+{
+	prom_selector(prom_fleet_metric_name(pm), q->match, fl->expr[pm], sizeof fl->expr[pm]);
+	int rc = prom_query_range(c, fl->expr[pm], q->from, q->to, q->step, m, err);
+	if (rc == 0 && m->n == 0 && pm == PF_REASONS) {
+		prom_selector(PROM_CLOCKS_EVENT_REASONS, q->match, fl->expr[pm],
+		              sizeof fl->expr[pm]);
+		rc = prom_query_range(c, fl->expr[pm], q->from, q->to, q->step, m, err);
+	}
+	fl->have[pm] = rc == 0 && m->n > 0;
+	return rc;
+}
+
+int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *out, gw_fail *err)
+{
+	*out = (prom_fleet){.from = q->from, .to = q->to, .step = q->step};
+	out->n = (int)floor((q->to - q->from) / q->step + 1e-9) + 1;
+	prom_matrix util = {0};
+	int rc = query_metric(c, q, out, PF_UTIL, &util, err);
+	if (rc == 0 && util.n == 0)
+		rc = gw_fail_set(
+		    err, GW_EXIT_ENV, out->expr[PF_UTIL],
+		    N_("check --match, the time range and that dcgm-exporter is scraped"),
+		    "no series in that time range");
+	if (rc == 0) {
+		build_nodes(out, &util);
+		fill_metric(out, PF_UTIL, &util);
+	}
+	prom_matrix_free(&util);
+	for (int pm = PF_UTIL + 1; rc == 0 && pm < PF__COUNT; pm++) {
+		prom_matrix m = {0};
+		rc = query_metric(c, q, out, (prom_fleet_metric)pm, &m, err);
+		if (rc == 0)
+			fill_metric(out, (prom_fleet_metric)pm, &m);
+		prom_matrix_free(&m);
+	}
+	for (int k = 0; rc == 0 && k < out->nnodes; k++)
+		derive(out, &out->node[k]);
+	if (rc)
+		prom_fleet_free(out);
+	return rc;
+}
+
+void prom_fleet_free(prom_fleet *fl)
+{
+	for (int k = 0; k < fl->nnodes; k++) {
+		prom_node *nd = &fl->node[k];
+		for (int g = 0; nd->tl && g < nd->tl->ngpu; g++)
+			free(nd->job[g]);
+		tl_free(nd->tl);
+	}
+	free(fl->node);
+	for (int i = 0; i < fl->njobs; i++)
+		free(fl->jobs[i]);
+	free(fl->jobs);
+	*fl = (prom_fleet){0};
+}

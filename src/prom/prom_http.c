@@ -1,0 +1,210 @@
+/*
+ * prom_http.c - range queries through Prometheus's HTTP API: one POST of
+ * /api/v1/query_range per chunk, with a deadline, bounded retries, an
+ * optional bearer token and CA bundle. libcurl is loaded on first use
+ * (util/curl_dl.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "prom/prom.h"
+#include "util/curl_dl.h"
+#include "util/err.h"
+#include "util/i18n.h"
+#include "util/strbuf.h"
+
+/* Answers larger than this are refused rather than held: a matcher that is far too wide. */
+#define PROM_MAX_BODY ((size_t)1 << 30)
+
+typedef struct {
+	gw_strbuf body;
+	bool too_big;
+} prom_sink;
+
+static size_t prom_write(char *p, size_t size, size_t n, void *ctx)
+{
+	prom_sink *s = ctx;
+	size_t len = size * n;
+	if (s->body.len + len > PROM_MAX_BODY) {
+		s->too_big = true;
+		return 0;
+	}
+	gw_sb_put(&s->body, p, len);
+	return len;
+}
+
+/* Percent-encode s for a form body (RFC 3986 unreserved characters kept). */
+static void form_escape(gw_strbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+			gw_sb_putc(b, (char)c);
+		else
+			gw_sb_printf(b, "%%%02X", c);
+	}
+}
+
+/* The token file's first line, without surrounding blanks; -1 when unreadable or empty. */
+static int read_token(const char *path, char *out, size_t len, gw_fail *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot read the bearer token: %s",
+		                   strerror(errno));
+	size_t n = fread(out, 1, len - 1, f);
+	fclose(f);
+	out[n] = 0;
+	out[strcspn(out, "\r\n")] = 0;
+	char *p = out;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	memmove(out, p, strlen(p) + 1);
+	for (n = strlen(out); n && (out[n - 1] == ' ' || out[n - 1] == '\t');)
+		out[--n] = 0;
+	if (!*out)
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "the bearer token file is empty");
+	return 0;
+}
+
+/* Prometheus's own error text from an answer body ("" when it has none). */
+static void api_error(const char *body, size_t len, char *out, size_t outlen)
+{
+	prom_matrix m = {0};
+	out[0] = 0;
+	if (prom_parse_matrix(body, len, &m, out, outlen) == 0)
+		out[0] = 0;
+	prom_matrix_free(&m);
+}
+
+typedef struct {
+	const prom_conn *c;
+	const char *url;  /* the full endpoint */
+	const char *form; /* the POST body */
+	const char *expr; /* for messages */
+	struct curl_slist *hdr;
+} prom_request;
+
+/* One try. Returns 0 with the body, 1 for a failure worth retrying, else the exit code. */
+static int try_once(const prom_request *r, prom_sink *sink, gw_fail *err)
+{
+	CURL *h = curl_easy_init();
+	if (!h)
+		return gw_fail_set(err, GW_EXIT_ENV, r->c->url, NULL, "%s",
+		                   gw_curl_error() ? gw_curl_error() : "cannot start libcurl");
+	char cerr[CURL_ERROR_SIZE] = "";
+	long ms = (long)(r->c->timeout_s * 1000);
+	curl_easy_setopt(h, CURLOPT_URL, r->url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->form);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdr);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, prom_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (r->c->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, r->c->cacert);
+	CURLcode rc = curl_easy_perform(h);
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	if (sink->too_big)
+		return gw_fail_set(err, GW_EXIT_ENV, r->expr,
+		                   N_("narrow it with --match or a later --from"),
+		                   "the answer is larger than 1 GiB");
+	if (rc != CURLE_OK) {
+		bool again = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT ||
+		             rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+		             rc == CURLE_GOT_NOTHING;
+		gw_fail_set(err, GW_EXIT_ENV, r->c->url,
+		            rc == CURLE_OPERATION_TIMEDOUT
+		                ? N_("a longer --timeout or a larger --step")
+		                : N_("is Prometheus running at that address?"),
+		            "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+		return again ? 1 : GW_EXIT_ENV;
+	}
+	if (status >= 200 && status < 300)
+		return 0;
+	char why[400];
+	api_error(gw_sb_str(&sink->body), sink->body.len, why, sizeof why);
+	gw_fail_set(
+	    err, GW_EXIT_ENV, r->url,
+	    status == 401 || status == 403
+	        ? N_("check --bearer-token-file")
+	        : (status == 400 || status == 422 ? N_("check the --match selector") : NULL),
+	    "HTTP %ld%s%s", status, why[0] ? ": " : "", why);
+	return status >= 500 ? 1 : GW_EXIT_ENV;
+}
+
+/* POST the form to the endpoint, retrying what may pass on a second try; the body into out. */
+static int post(const prom_conn *c, const char *expr, const char *form, gw_strbuf *out,
+                gw_fail *err)
+{
+	gw_strbuf url = {0};
+	size_t ul = strlen(c->url);
+	gw_sb_put(&url, c->url, ul && c->url[ul - 1] == '/' ? ul - 1 : ul);
+	gw_sb_puts(&url, "/api/v1/query_range");
+	prom_request r = {.c = c, .url = gw_sb_str(&url), .form = form, .expr = expr};
+	r.hdr = curl_slist_append(NULL, "Content-Type: application/x-www-form-urlencoded");
+	int rc = 0;
+	if (c->bearer_file) {
+		char tok[4096], line[4200];
+		if ((rc = read_token(c->bearer_file, tok, sizeof tok, err)) != 0)
+			goto out;
+		snprintf(line, sizeof line, "Authorization: Bearer %s", tok);
+		r.hdr = curl_slist_append(r.hdr, line);
+	}
+	for (int attempt = 0;; attempt++) {
+		prom_sink sink = {0};
+		rc = try_once(&r, &sink, err);
+		if (rc == 0) {
+			gw_sb_free(out);
+			*out = sink.body;
+			break;
+		}
+		gw_sb_free(&sink.body);
+		if (rc != 1 || attempt >= c->retries) {
+			rc = rc == 1 ? GW_EXIT_ENV : rc;
+			break;
+		}
+		/* A short pause that grows: a restarting server or a brief overload. */
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 250000000L * (attempt + 1)};
+		nanosleep(&ts, NULL);
+	}
+out:
+	curl_slist_free_all(r.hdr);
+	gw_sb_free(&url);
+	return rc;
+}
+
+int prom_query_range(const prom_conn *c, const char *expr, double from, double to, double step,
+                     prom_matrix *m, gw_fail *err)
+{
+	if (gw_curl_error())
+		return gw_fail_set(err, GW_EXIT_ENV, "libcurl", NULL, "%s", gw_curl_error());
+	double span = step * (PROM_CHUNK_POINTS - 1);
+	gw_strbuf form = {0}, body = {0};
+	int rc = 0;
+	for (double a = from; a <= to && rc == 0; a += span + step) {
+		double b = fmin(to, a + span);
+		gw_sb_clear(&form);
+		gw_sb_puts(&form, "query=");
+		form_escape(&form, expr);
+		gw_sb_printf(&form, "&start=%.3f&end=%.3f&step=%.3f", a, b, step);
+		if ((rc = post(c, expr, gw_sb_str(&form), &body, err)) != 0)
+			break;
+		char why[400];
+		if (prom_parse_matrix(gw_sb_str(&body), body.len, m, why, sizeof why))
+			rc = gw_fail_set(err, GW_EXIT_ENV, expr, NULL, "%s", why);
+	}
+	gw_sb_free(&form);
+	gw_sb_free(&body);
+	return rc;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# `gpuwhy fleet` against a real Prometheus on loopback: a simulated cluster
+# (4 nodes x 8 GPUs x 6 h at 30 s, problems planted by
+# tests/fixtures/fleet_plant.json) written by `gpuwhy sim fleet`, loaded with
+# promtool, then read back through the HTTP API. Every planted problem must
+# be found on its node, GPUs, job and hours, nothing on the healthy GPUs, and
+# the PromQL a finding cites must return its evidence. Then the failures:
+# nothing listening, a matcher matching nothing, a 5xx, a server that hangs.
+. "$(dirname "$0")/lib.bash"
+command -v prometheus >/dev/null || skip "prometheus missing (scripts/install-deps --extra)"
+command -v promtool >/dev/null || skip "promtool missing (scripts/install-deps --extra)"
+command -v python3 >/dev/null || skip "python3 missing"
+command -v curl >/dev/null || skip "curl missing"
+SRC=${GPUWHY_SRC:-$(dirname "$0")/../..}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Six hours ending about now (Prometheus drops blocks beyond its retention).
+STEP=30
+START=$((($(date +%s) - 6 * 3600) / STEP * STEP))
+END=$((START + 6 * 3600))
+"$GPUWHY" sim fleet --nodes 4 --gpus-per-node 8 --hours 6 --step ${STEP}s --start $START \
+	--plant "$SRC/tests/fixtures/fleet_plant.json" -o "$T/fleet.om" || fail "sim fleet"
+[ "$(tail -1 "$T/fleet.om")" = "# EOF" ] || fail "no # EOF at the end"
+promtool tsdb create-blocks-from openmetrics "$T/fleet.om" "$T/data" >"$T/promtool.log" 2>&1 ||
+	fail "promtool: $(tail -3 "$T/promtool.log")"
+PORT=$(free_port)
+prometheus --config.file=/dev/null --storage.tsdb.path="$T/data" \
+	--web.listen-address="127.0.0.1:$PORT" >"$T/prom.log" 2>&1 &
+PIDS_TO_KILL+=($!)
+URL=http://127.0.0.1:$PORT
+for _ in $(seq 300); do curl -fsS -o /dev/null "$URL/-/ready" 2>/dev/null && break; sleep 0.2; done
+curl -fsS -o /dev/null "$URL/-/ready" || fail "prometheus did not start: $(tail -3 "$T/prom.log")"
+
+"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --format json \
+	-o "$T/fleet.json"
+rc=$?
+[ "$rc" = 1 ] || fail "fleet exit $rc, expected 1 (findings)"
+"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --by job --format json \
+	-o "$T/byjob.json"
+"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s >"$T/fleet.txt"
+grep -q 'PromQL: DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{Hostname="node02",gpu="3"}' "$T/fleet.txt" ||
+	fail "text report lacks the throttled finding's PromQL: $(cat "$T/fleet.txt")"
+
+python3 - "$T/fleet.json" "$T/byjob.json" "$START" "$URL" <<'PY' || fail "fleet report"
+import json, sys, urllib.parse, urllib.request
+d = json.load(open(sys.argv[1])); bj = json.load(open(sys.argv[2]))
+start, url = float(sys.argv[3]), sys.argv[4]
+H = 3600.0
+def bad(msg): sys.exit("FAIL: " + msg + "\n" + json.dumps(d["findings"], indent=1))
+found = {(f["node"], tuple(f["gpus"]), f["rule"]): f for f in d["findings"]}
+# planted: node, GPUs, rule, job, from/to in hours after the start
+want = [("node01", tuple(range(8)), "low-utilization", "train-a", 2, 4),
+        ("node02", (3,), "throttled", None, 1, 3),
+        ("node02", (6,), "throttled", None, 3, 5),
+        ("node03", (5,), "gpu-fault", None, 3, 6),
+        ("node03", (1,), "memory-full-compute-idle", "notebook-bob", 1, 6),
+        ("node04", tuple(range(8)), "sync-wait", "llm-8gpu", 0, 3),
+        ("node04", tuple(range(8)), "gpu-idle", "reserved-x", 3, 6)]
+for node, gpus, rule, job, a, b in want:
+    f = found.get((node, gpus, rule))
+    if not f: bad("no %s on %s GPUs %s" % (rule, node, gpus))
+    if f["job"] != job: bad("%s on %s: job %s, expected %s" % (rule, node, f["job"], job))
+    if abs(f["from_epoch"] - (start + a * H)) > 1 or abs(f["to_epoch"] - (start + b * H)) > 1:
+        bad("%s on %s: %s .. %s, expected hours %d .. %d" % (rule, node, f["from"], f["to"], a, b))
+# nothing else: node01 only in its starved hours, node02 only GPUs 3 and 6,
+# node03 only GPUs 1 and 5 (oom-risk beside the full memory is true and allowed)
+for f in d["findings"]:
+    k = (f["node"], tuple(f["gpus"]), f["rule"])
+    if k in found and any(k == (w[0], w[1], w[2]) for w in want): continue
+    if k == ("node03", (1,), "oom-risk"): continue
+    bad("unexpected finding %s" % (k,))
+# GPU-hours by state, per GPU
+def hours(groups, name):
+    for g in groups:
+        if g["name"] == name: return g["hours"]
+    bad("no group " + name)
+total = d["hours"]
+if abs(total["throttled"] - 2) > 0.05 or abs(total["power-capped"] - 2) > 0.05: bad("throttled/capped hours %s" % total)
+if not 2.8 <= total["lost"] <= 3.05: bad("lost hours %s" % total["lost"])
+if abs(total["idle-empty"] - 24) > 0.1: bad("idle-empty hours %s" % total["idle-empty"])
+if abs(hours(bj["groups"], "reserved-x")["idle-empty"] - 24) > 0.1: bad("by job: reserved-x")
+if abs(hours(bj["groups"], "notebook-bob")["idle-holding-memory"] - 5) > 0.1: bad("by job: notebook-bob")
+# the worst node first
+if d["groups"][0]["name"] != "node04": bad("worst node %s" % d["groups"][0]["name"])
+# the cited PromQL over the cited range returns the evidence
+f = found[("node02", (3,), "throttled")]
+q = urllib.parse.urlencode({"query": f["promql"], "start": f["from_epoch"], "end": f["to_epoch"], "step": f["step"]})
+r = json.load(urllib.request.urlopen(url + "/api/v1/query_range?" + q, timeout=30))
+vals = [float(v) for s in r["data"]["result"] for _, v in s["values"]]
+# (the range's last point is the next window's first)
+if len(r["data"]["result"]) != 1 or len(vals) < 200 or min(vals[:-1]) < 32: bad("the cited PromQL: %s" % r)
+PY
+
+# A matcher that matches nothing: one line, exit 3.
+out=$("$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step 60s \
+	--match '{Hostname="no-such-node"}' 2>&1)
+rc=$?
+assert_eq "$rc" 3 "no series: exit"
+assert_eq "$(printf '%s\n' "$out" | wc -l)" 1 "no series: lines"
+assert_contains "$out" 'no series' "no series"
+# Nothing listening.
+DEAD=$(free_port)
+out=$("$GPUWHY" fleet --prometheus "http://127.0.0.1:$DEAD" --since 1h --retries 1 2>&1)
+rc=$?
+assert_eq "$rc" 3 "unreachable: exit"
+assert_eq "$(printf '%s\n' "$out" | wc -l)" 1 "unreachable: lines"
+assert_contains "$out" "^gpuwhy: http://127.0.0.1:$DEAD" "unreachable"
+# A 5xx with Prometheus's error body, and a server that never answers.
+cat >"$T/stub.py" <<'PY'
+import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        if sys.argv[2] == "hang":
+            time.sleep(30)
+        body = b'{"status":"error","errorType":"internal","error":"tsdb on fire"}'
+        self.send_response(503); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+s.serve_forever()
+PY
+for mode in 5xx hang; do
+	P=$(free_port)
+	python3 "$T/stub.py" "$P" $mode &
+	PIDS_TO_KILL+=($!)
+	for _ in $(seq 100); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $P))" 2>/dev/null && break; sleep 0.1; done
+	out=$("$GPUWHY" fleet --prometheus "http://127.0.0.1:$P" --since 1h --timeout 2s --retries 1 2>&1)
+	rc=$?
+	assert_eq "$rc" 3 "$mode: exit"
+	assert_eq "$(printf '%s\n' "$out" | wc -l)" 1 "$mode: lines"
+	[ $mode = 5xx ] && assert_contains "$out" 'HTTP 503: internal: tsdb on fire' "5xx"
+	[ $mode = hang ] && assert_contains "$out" 'timed out' "hang"
+done
+echo "ok: fleet"
