@@ -259,6 +259,14 @@ static int resume_args(const char *dir, sweep_state *st, sweep_opts *o, int *arg
 	return rc;
 }
 
+/* The --gpus a resumed sweep ran with, restored into the environment from its
+ * state file; empty there is no selection, never an empty --gpus for the runs. */
+static const char *resumed_gpus(void)
+{
+	const char *e = getenv("GPUWHY_GPUS");
+	return e && *e ? e : NULL;
+}
+
 int cmd_sweep(int argc, char **argv, const gw_global *g)
 {
 	sweep_opts o;
@@ -292,7 +300,7 @@ int cmd_sweep(int argc, char **argv, const gw_global *g)
 		}
 	}
 	if (rc == 0)
-		rc = sweep_drive(&o, &st, o.resume ? getenv("GPUWHY_GPUS") : g->gpus);
+		rc = sweep_drive(&o, &st, o.resume ? resumed_gpus() : g->gpus);
 	sweep_state_free(&st);
 	free(rargv);
 	sweep_spec_free(&o.sp);
