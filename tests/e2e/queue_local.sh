@@ -11,7 +11,8 @@ q config kill-grace 1s
 # --- a task's record, log and output
 id=$(q add --gpus 0 -n hello -- sh -c 'echo "out $GPUWHY_TASK_ID/$GPUWHY_ATTEMPT [${CUDA_VISIBLE_DEVICES-unset}]"; echo err >&2')
 [ "$id" = 1 ] || fail "first id is '$id'"
-q wait "$id" || fail "wait on a good task did not exit 0"
+q wait "$id" 2>"$T/wait.err" || fail "wait on a good task did not exit 0"
+[ ! -s "$T/wait.err" ] || fail "wait on a good task said: $(cat "$T/wait.err")"
 [ "$(state 1)" = done ] || fail "task 1 not done"
 q log 1 | grep -qx "out 1/1 \[\]" || fail "task env: $(q log 1)"
 q log 1 | grep -qx err || fail "stderr not in the log"
@@ -42,10 +43,11 @@ for prev, nxt in zip(a, a[1:]):
 # --- a failure with no retries left, and wait's exit code
 q add --gpus 0 --retries 1 --retry-delay 100ms -- sh -c 'exit 3' >/dev/null
 set +e
-q wait 3 --timeout 30s
+q wait 3 --timeout 30s 2>"$T/wait.err"
 rc=$?
 set -e
 [ $rc = 1 ] || fail "wait on a failed task exited $rc, not 1"
+[ "$(cat "$T/wait.err")" = "gpuwhy: queue wait: 1 task did not end done" ] || fail "wait on a failed task said: $(cat "$T/wait.err")"
 [ "$(state 3)" = failed ] || fail "task 3 not failed"
 q show 3 | grep -q "no retry left (2 attempts)" || fail "task 3 error: $(q show 3)"
 
