@@ -187,4 +187,26 @@ q wait "$a" "$b" "$c" --timeout 60s || fail "env tasks did not end done"
 q log "$a" | grep -qx "env a 1 $a" || fail "env of task $a: $(q log "$a")"
 q log "$b" | grep -qx "env b unset $b" || fail "env of task $b: $(q log "$b")"
 q log "$c" | grep -qx "env a 1 $c" || fail "env of task $c: $(q log "$c")"
+# --- out-of-memory retries are counted when they run, and `show` names only a
+# reservation an attempt used (CPU tasks that print PyTorch's message)
+oomtask='echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1'
+o1=$(q add --gpus 0 --mem 1G --retries 1 --retry-delay 100ms -- sh -c "$oomtask")
+o2=$(q add --gpus 0 --mem 1G --retries 1 --retry-delay 1h -- sh -c "$oomtask")
+o3=$(q add --gpus 0 --mem 1G -- sh -c "$oomtask")
+q wait "$o1" "$o3" --timeout 60s 2>/dev/null && fail "OOM tasks ended done"
+# two attempts out of memory, one retry between them, run with 1G plus the 2 GiB that failed
+[ "$(q show "$o1" --json | json 'j["task"]["oom_retries"], [a["reserved_mib"] for a in j["attempts"]]')" = "1 [1024, 3072]" ] ||
+	fail "OOM retries of task $o1: $(q show "$o1" --json)"
+q show "$o1" | grep -qx "  after OOM  attempt 2 reserved 3.0G (1 OOM retry)" || fail "OOM note of task $o1: $(q show "$o1")"
+# out of memory with no retry allowed: no retry counted, nothing noted
+[ "$(q show "$o3" --json | json 'j["task"]["oom_retries"]')" = 0 ] || fail "task $o3 counts a retry it never had"
+q show "$o3" | grep -q "after OOM" && fail "OOM note on a task never retried: $(q show "$o3")"
+# a retry planned, then cancelled in its cooldown: it never ran, so it is no retry
+until_true 30 sh -c "[ \"\$($GPUWHY queue show $o2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"attempts\"][0][\"outcome\"])')\" = failed ]" ||
+	fail "task $o2 did not fail its first attempt: $(q show "$o2")"
+q cancel "$o2" >/dev/null
+until_true 30 sh -c "[ \"\$($GPUWHY queue show $o2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"task\"][\"state\"])')\" = cancelled ]" ||
+	fail "task $o2 not cancelled: $(q show "$o2")"
+[ "$(q show "$o2" --json | json 'j["task"]["oom_retries"]')" = 0 ] || fail "task $o2 counts a cancelled retry"
+q show "$o2" | grep -q "after OOM" && fail "OOM note names a reservation no attempt used: $(q show "$o2")"
 echo "queue_local: ok"
