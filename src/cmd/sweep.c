@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "record/steps.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/i18n.h"
@@ -224,6 +225,15 @@ static int check_args(sweep_opts *o)
 		return bad("--steps", N_("give one of them"), N_("cannot be used with --duration"));
 	if (sweep_spec_check(&o->sp, err, sizeof err) != 0)
 		return gw_error(GW_EXIT_USAGE, "sweep", N_("see gpuwhy sweep --help"), "%s", err);
+	/* Compiled here as each run's recorder will, so a bad one fails before anything
+	 * is created rather than in every run. */
+	if (o->step_re) {
+		steps_matcher *m = steps_matcher_new(o->step_re, err, sizeof err);
+		if (!m)
+			return gw_error(GW_EXIT_USAGE, "--step-regex",
+			                N_("a POSIX extended regular expression"), "%s", err);
+		steps_matcher_free(m);
+	}
 	return 0;
 }
 
