@@ -79,15 +79,23 @@ static void relay_child(int fds[3])
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	/* Only the pipes and the destinations: no lock, database or socket of gpuwhy's. */
-	int keep[5] = {1, 2, fds[0], fds[1], fds[2]};
-	for (int fd = 3; fd < 1024; fd++) {
-		bool k = false;
-		for (int j = 0; j < 5; j++)
-			k |= keep[j] == fd;
-		if (!k)
-			close(fd);
+	int keep[3] = {fds[0], fds[1], fds[2]};
+	for (int i = 0; i < 3; i++) /* sorted, to close the gaps between them */
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	unsigned from = 3;
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
 	}
-	close_range(1024, ~0U, 0);
+	close_range(from, ~0U, 0);
 	close(0);
 	relay_loop(fds, 0, NULL);
 	_exit(0);
