@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "util/i18n.h"
 #include "util/opt.h"
+#include "gpu/gpu.h"
 #include "gpu/loader.h"
 #include "util/err.h"
 #include "util/fail.h"
@@ -99,9 +100,17 @@ static const gw_cmd *find_cmd(const char *name)
  * line: `dmon`, `pmon` and `topo` as the commands of those names, no
  * argument as nvidia-smi's table, anything else as `gpuwhy query`.
  */
+/* The selection a parent gpuwhy passed down; set but empty is no selection
+ * (the parent itself refuses an empty --gpus). */
+static const char *inherited_gpus(void)
+{
+	const char *e = getenv("GPUWHY_GPUS");
+	return e && *e ? e : NULL;
+}
+
 static int as_nvidia_smi(int argc, char **argv)
 {
-	gw_global g = {.argv0 = argv[0], .gpus = getenv("GPUWHY_GPUS")};
+	gw_global g = {.argv0 = argv[0], .gpus = inherited_gpus()};
 	optind = 0;
 	if (argc < 2) {
 		char *args[] = {argv[0], "--nvidia-smi", NULL};
@@ -164,6 +173,12 @@ int main(int argc, char **argv)
 		return GW_EXIT_OK;
 	}
 	gw_verbose = glob.verbose;
+	/* An empty list selects nothing: refused rather than read as "all GPUs". */
+	if (glob.gpus && gpu_selection_is_empty(glob.gpus))
+		return gw_error(GW_EXIT_USAGE, "--gpus",
+		                N_("give indices or (short) UUIDs, e.g. --gpus 0,1; leave the "
+		                   "option out for all GPUs"),
+		                "%s", _("empty GPU list"));
 	if (first >= argc) {
 		usage(stderr);
 		return GW_EXIT_USAGE;
@@ -204,7 +219,7 @@ int main(int argc, char **argv)
 	if (g.gpus)
 		setenv("GPUWHY_GPUS", g.gpus, 1);
 	else
-		g.gpus = getenv("GPUWHY_GPUS");
+		g.gpus = inherited_gpus();
 	int sub_argc = argc - first;
 	char **sub_argv = argv + first;
 	optind = 0; /* reset getopt for the command (0 also re-reads GNU extensions) */

@@ -250,8 +250,38 @@ static void field(const char *label)
 	qcmd_cell(label, gw_text_width(label) < 11 ? 11 : gw_text_width(label) + 1, "");
 }
 
+/*
+ * What the out-of-memory retries changed, from the attempts themselves: the
+ * retries that happened (an attempt that ran out of GPU memory and was
+ * followed by another) and what the latest attempt after one reserved. A
+ * retry only planned (in its cooldown, or cancelled there) is no retry, and
+ * its reservation, which no attempt used, is not named.
+ */
+static void show_oom_note(const queue_attempt *at, int na)
+{
+	int retries = 0;
+	for (int i = 0; i + 1 < na; i++)
+		retries += at[i].oom == QOOM_GPU;
+	if (retries == 0)
+		return;
+	/* Hints persist, so the last attempt ran with all the earlier retries' changes. */
+	const queue_attempt *x = &at[na - 1];
+	char m[16];
+	qcmd_mib(x->reserved_mib, m, sizeof m);
+	field(_("after OOM"));
+	if (x->reserved_mib >= 0 && x->per_gpu > 0)
+		printf(_("attempt %d reserved %s, at most %d per GPU"), x->n, m, x->per_gpu);
+	else if (x->reserved_mib >= 0)
+		printf(_("attempt %d reserved %s"), x->n, m);
+	else if (x->per_gpu > 0)
+		printf(_("attempt %d reserved no memory, at most %d per GPU"), x->n, x->per_gpu);
+	else
+		printf(_("attempt %d reserved no memory"), x->n);
+	printf(P_(" (%d OOM retry)\n", " (%d OOM retries)\n", retries), retries);
+}
+
 /* The task's fields as `show` prints them; everything the task brought is escaped. */
-static void show_task_text(const queue_task *t)
+static void show_task_text(const queue_task *t, const queue_attempt *at, int na)
 {
 	char cmd[4096], a[64], b[64], m1[16], m2[16];
 	task_command(t, cmd, sizeof cmd);
@@ -289,13 +319,7 @@ static void show_task_text(const queue_task *t)
 	if (t->spec.after_id)
 		printf(_(", after task %lld"), (long long)t->spec.after_id);
 	putchar('\n');
-	if (t->mem_hint_mib >= 0 || t->per_gpu_hint > 0) {
-		qcmd_mib(t->mem_hint_mib, m1, sizeof m1);
-		field(_("after OOM"));
-		printf(P_("reserve %s, at most %d per GPU (%d OOM retry)\n",
-		          "reserve %s, at most %d per GPU (%d OOM retries)\n", t->oom_count),
-		       m1, t->per_gpu_hint, t->oom_count);
-	}
+	show_oom_note(at, na);
 	if (t->spec.input || t->spec.output) {
 		field(_("input"));
 		printf("%s\n",
@@ -460,7 +484,7 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 		json_object_set_new(o, "log_tail", qcmd_jstr(from));
 		qcmd_print_json(o, true);
 	} else {
-		show_task_text(&t);
+		show_task_text(&t, at, na);
 		show_attempts_text(at, na, logp, from, lines);
 	}
 	free(tail);

@@ -153,12 +153,14 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 		}
 		if (pending == 0) {
 			rc = bad ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
-			if (bad)
+			/* Success is silent, as `wait && next` in a script expects. */
+			if (bad) {
 				fprintf(stderr, "gpuwhy: queue wait: ");
-			fprintf(
-			    stderr,
-			    P_("%d task did not end done\n", "%d tasks did not end done\n", bad),
-			    bad);
+				fprintf(stderr,
+				        P_("%d task did not end done\n",
+				           "%d tasks did not end done\n", bad),
+				        bad);
+			}
 			break;
 		}
 		if (deadline && gw_mono_ns() >= deadline) {

@@ -17,6 +17,7 @@
 #include "gpu/gpu.h"
 #include "record/recorder.h"
 #include "record/steps.h"
+#include "cmd/run_relay.h"
 #include "model/timeline.h"
 #include "util/err.h"
 #include "util/fail.h"
@@ -27,6 +28,8 @@
 
 static volatile sig_atomic_t run_child_pid;
 static volatile sig_atomic_t run_got_sigint;
+/* Any INT, TERM or HUP: after CMD exited, it ends the wait for CMD's leftovers. */
+static volatile sig_atomic_t run_signalled;
 
 /*
  * Forward INT, TERM and HUP to the command. A Ctrl-C typed at the terminal
@@ -37,6 +40,7 @@ static volatile sig_atomic_t run_got_sigint;
 static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
+	run_signalled = 1;
 	/* Before CMD exists, remember an interrupt and pass it on once it does. */
 	if (sig == SIGINT && run_child_pid <= 0) {
 		run_got_sigint = 1;
@@ -114,20 +118,6 @@ static void feed(run_ctx *rc, line_buf *lb, const char *data, size_t n, bool fro
 	}
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return; /* our stdout is gone; keep recording anyway */
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 static char *join_argv(char **argv)
 {
 	size_t len = 1;
@@ -199,58 +189,69 @@ static int wait_status(int status)
 	return 1;
 }
 
-/* Pump output until the child has exited and its pipes closed (or a grace period passed). */
-static int pump(run_ctx *rc, pid_t pid, int out_r, int err_r, int step_r)
+/* One read from pipe i: relayed (stdout, stderr) and looked at for steps. 0 at its end. */
+static int pump_read(run_ctx *rc, int *fd, line_buf *lb, int i)
 {
-	struct pollfd pf[3] = {{out_r, POLLIN, 0}, {err_r, POLLIN, 0}, {step_r, POLLIN, 0}};
-	line_buf *lbs = calloc(3, sizeof *lbs);
-	int status = 0;
-	bool exited = false;
-	int64_t exited_at = 0;
 	char chunk[8192];
-	for (;;) {
-		int open_fds = 0;
-		for (int i = 0; i < 3; i++)
-			open_fds += pf[i].fd >= 0;
-		if (exited && (open_fds == 0 || gw_mono_ns() - exited_at > 1000000000LL))
-			break;
-		int n = poll(pf, 3, 100);
-		if (n < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < 3 && n > 0; i++) {
-			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t r = read(pf[i].fd, chunk, sizeof chunk);
-			if (r <= 0) {
-				if (r < 0 && errno == EINTR)
-					continue;
-				close(pf[i].fd);
-				pf[i].fd = -1;
-				continue;
-			}
-			if (i < 2)
-				write_all(i == 0 ? 1 : 2, chunk, (size_t)r);
-			feed(rc, &lbs[i], chunk, (size_t)r, i == 2);
-		}
-		if (!exited && rc->stop_at_ns && gw_mono_ns() >= rc->stop_at_ns)
-			run_stop(rc, "stopped at the time asked for (--stop-after)");
-		if (!exited) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid) {
-				exited = true;
-				exited_at = gw_mono_ns();
-				run_child_pid = 0;
-			}
-		}
+	ssize_t r = read(*fd, chunk, sizeof chunk);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (r <= 0) {
+		close(*fd);
+		*fd = -1;
+		return 0;
 	}
+	/* Our stdout gone: recording goes on all the same. */
+	if (i < 2)
+		run_write_all(i + 1, chunk, (size_t)r);
+	feed(rc, lb, chunk, (size_t)r, i == 2);
+	return 1;
+}
+
+/*
+ * CMD exited: all it wrote is in the pipes now, so what they hold is read
+ * without waiting (and recorded); what comes later is its leftovers', and
+ * only relayed (run_relay_rest).
+ */
+static void pump_drain(run_ctx *rc, int fds[3], line_buf *lbs)
+{
 	for (int i = 0; i < 3; i++) {
+		if (fds[i] < 0)
+			continue;
+		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+		while (fds[i] >= 0 && pump_read(rc, &fds[i], &lbs[i], i))
+			;
 		if (lbs[i].len) {
 			lbs[i].buf[lbs[i].len] = '\0';
 			on_line(rc, lbs[i].buf, i == 2);
+			lbs[i].len = 0;
 		}
-		if (pf[i].fd >= 0)
-			close(pf[i].fd);
 	}
+}
+
+/* Pump output until CMD has exited, then read what it left in the pipes. */
+static int pump(run_ctx *rc, pid_t pid, int fds[3])
+{
+	line_buf *lbs = calloc(3, sizeof *lbs);
+	int status = 0;
+	for (;;) {
+		struct pollfd pf[3];
+		for (int i = 0; i < 3; i++)
+			pf[i] = (struct pollfd){fds[i], POLLIN, 0};
+		int n = poll(pf, 3, 100);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 3 && n > 0; i++)
+			if (fds[i] >= 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				pump_read(rc, &fds[i], &lbs[i], i);
+		if (rc->stop_at_ns && gw_mono_ns() >= rc->stop_at_ns)
+			run_stop(rc, "stopped at the time asked for (--stop-after)");
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			run_child_pid = 0;
+			break;
+		}
+	}
+	pump_drain(rc, fds, lbs);
 	free(lbs);
 	int st = wait_status(status);
 	/* Ended by our SIGTERM (or exiting on it): the run did what was asked. */
@@ -304,7 +305,12 @@ static int parse_opts(int argc, char **argv, run_opts *o)
 	           "diagnosis."),
 	    .opts = opts,
 	    .more = N_("Step markers without output parsing: the program may write a line \"step\" "
-	               "or\n\"step N\" to the file descriptor named by $GPUWHY_STEP_FD."),
+	               "or\n\"step N\" to the file descriptor named by $GPUWHY_STEP_FD.\n\n"
+	               "The recording ends when CMD exits. What the processes it left running "
+	               "write\nto its output afterwards is passed on, as tee would, until they "
+	               "close it:\nby gpuwhy for up to 5 s (then comes the summary), after that "
+	               "by a process\nnamed gpuwhy-relay until the last of them is gone, so none "
+	               "writes into a\nclosed pipe. A signal to gpuwhy ends its wait at once."),
 	    .exits = N_("CMD's exit status (128+N when killed by signal N; 127 when CMD cannot be "
 	                "started), 2 usage error, 3 environment or I/O error"),
 	    .max_args = -1,
@@ -389,11 +395,15 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		rx.stop_at_ns = o.stop_ns ? gw_mono_ns() + o.stop_ns : 0;
 		recorder_follow(rx.rec, pid);
 		recorder_start(rx.rec);
-		status = pump(&rx, pid, out_p[0], err_p[0], step_p[0]);
+		int fds[3] = {out_p[0], err_p[0], step_p[0]};
+		status = pump(&rx, pid, fds);
 		recorder_event(rx.rec, TL_EV_PROC_EXIT, -1, status, cmdline);
 		if (recorder_finish(rx.rec, status) != 0)
 			fprintf(stderr, "gpuwhy: %s: %s\n", o.out,
 			        _("the recording is incomplete (see the error above)"));
+		/* The recording ended with CMD; its leftovers' output still reaches the
+		 * terminal, and the summary comes after it. */
+		run_relay_rest(fds, RUN_RELAY_WAIT_NS, &run_signalled);
 		if (o.summary)
 			summary_print_file(o.out, stderr);
 	}

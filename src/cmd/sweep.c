@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
+#include "record/steps.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/i18n.h"
@@ -224,6 +225,15 @@ static int check_args(sweep_opts *o)
 		return bad("--steps", N_("give one of them"), N_("cannot be used with --duration"));
 	if (sweep_spec_check(&o->sp, err, sizeof err) != 0)
 		return gw_error(GW_EXIT_USAGE, "sweep", N_("see gpuwhy sweep --help"), "%s", err);
+	/* Compiled here as each run's recorder will, so a bad one fails before anything
+	 * is created rather than in every run. */
+	if (o->step_re) {
+		steps_matcher *m = steps_matcher_new(o->step_re, err, sizeof err);
+		if (!m)
+			return gw_error(GW_EXIT_USAGE, "--step-regex",
+			                N_("a POSIX extended regular expression"), "%s", err);
+		steps_matcher_free(m);
+	}
 	return 0;
 }
 
@@ -259,6 +269,14 @@ static int resume_args(const char *dir, sweep_state *st, sweep_opts *o, int *arg
 	return rc;
 }
 
+/* The --gpus a resumed sweep ran with, restored into the environment from its
+ * state file; empty there is no selection, never an empty --gpus for the runs. */
+static const char *resumed_gpus(void)
+{
+	const char *e = getenv("GPUWHY_GPUS");
+	return e && *e ? e : NULL;
+}
+
 int cmd_sweep(int argc, char **argv, const gw_global *g)
 {
 	sweep_opts o;
@@ -292,7 +310,7 @@ int cmd_sweep(int argc, char **argv, const gw_global *g)
 		}
 	}
 	if (rc == 0)
-		rc = sweep_drive(&o, &st, o.resume ? getenv("GPUWHY_GPUS") : g->gpus);
+		rc = sweep_drive(&o, &st, o.resume ? resumed_gpus() : g->gpus);
 	sweep_state_free(&st);
 	free(rargv);
 	sweep_spec_free(&o.sp);

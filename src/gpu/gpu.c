@@ -196,14 +196,15 @@ static gpu_probe *probe_all(gpu_ctx *c, unsigned count)
 	return all;
 }
 
-/* The indices --gpus selects among the probes (all of them without --gpus). */
+/* The indices --gpus selects among the probes (all of them without --gpus;
+ * an empty list is an error, not "all"). */
 static int select_probes(const gpu_probe *all, int count, const char *list, int *sel, int *nsel,
                          gpu_open_failure *f)
 {
 	*nsel = count;
 	for (int i = 0; i < count; i++)
 		sel[i] = i;
-	if (!list || !*list)
+	if (!list)
 		return 0;
 	gpu_ident *ids = calloc(count ? (size_t)count : 1, sizeof *ids);
 	if (!ids)

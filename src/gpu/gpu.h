@@ -223,5 +223,11 @@ typedef struct {
  */
 int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel, int max_sel,
                         char *err, int errlen);
+/*
+ * Whether a --gpus list names no GPU at all ("", " ", ","): checked where the
+ * option is read, before any GPU is opened, because an empty list must not
+ * read as "no selection" (a script's empty variable would select every GPU).
+ */
+bool gpu_selection_is_empty(const char *list);
 
 #endif

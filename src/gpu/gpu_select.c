@@ -66,6 +66,14 @@ static int resolve_entry(const char *tok, const gpu_ident *ids, int n, char *err
 	return -1;
 }
 
+bool gpu_selection_is_empty(const char *list)
+{
+	for (const char *p = list; *p; p++)
+		if (*p != ' ' && *p != ',')
+			return false;
+	return true;
+}
+
 int gpu_parse_selection(const char *list, const gpu_ident *ids, int n, int *sel, int max_sel,
                         char *err, int errlen)
 {

@@ -74,6 +74,25 @@ static int refuse(queue_err *e, const char *path, const char *why)
 	    "refusing an unsafe queue location: %s", why);
 }
 
+/*
+ * A link is refused rather than followed: whoever can write the folder that
+ * holds it could point it elsewhere between the check and the use. It is
+ * said as what it is, with the directory it leads to, so the fix is one copy.
+ */
+static int refuse_link(queue_err *e, const char *path)
+{
+	const char *hint = N_("the queue follows no symbolic link: give the directory itself, "
+	                      "with --queue or GPUWHY_QUEUE");
+	char to[PATH_MAX];
+	if (!realpath(path, to)) {
+		ssize_t n = readlink(path, to, sizeof to - 1);
+		to[n > 0 ? n : 0] = '\0';
+	}
+	if (!to[0])
+		return queue_err_set(e, GW_EXIT_ENV, path, hint, "is a symbolic link");
+	return queue_err_set(e, GW_EXIT_ENV, path, hint, "is a symbolic link to %s", to);
+}
+
 int queue_dir_check(const char *dir, queue_err *e)
 {
 	char why[160], path[PATH_MAX + 16];
@@ -82,6 +101,8 @@ int queue_dir_check(const char *dir, queue_err *e)
 		return queue_err_set(e, GW_EXIT_ENV, dir,
 		                     N_("use --queue DIR for a writable place"),
 		                     "cannot read the queue directory: %s", strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return refuse_link(e, dir);
 	if (untrusted(&st, true, why, sizeof why))
 		return refuse(e, dir, why);
 	/* Inside a directory only we can write, these could still predate it. */
@@ -90,6 +111,8 @@ int queue_dir_check(const char *dir, queue_err *e)
 		snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
 		if (lstat(path, &st) != 0)
 			continue;
+		if (S_ISLNK(st.st_mode))
+			return refuse_link(e, path);
 		if (untrusted(&st, i < 3, why, sizeof why))
 			return refuse(e, path, why);
 	}

@@ -140,9 +140,14 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 {
 	if (qs_begin(st))
 		return -1;
-	sqlite3_stmt *s = qs_prep(st, "UPDATE tasks SET state = ?, attempts = attempts + 1,"
-	                              " started = COALESCE(started, ?), wait_reason = NULL,"
-	                              " gpus_used = ? WHERE id = ? AND state = 'queued'");
+	/* An out-of-memory retry is counted when it starts: one planned and then
+	 * cancelled, or past the last attempt, is no retry. */
+	sqlite3_stmt *s =
+	    qs_prep(st, "UPDATE tasks SET state = ?1, attempts = attempts + 1,"
+	                " started = COALESCE(started, ?2), wait_reason = NULL, gpus_used = ?3,"
+	                " oom_count = oom_count + EXISTS(SELECT 1 FROM attempts WHERE task_id = ?4"
+	                " AND oom = 'gpu' AND n = (SELECT MAX(n) FROM attempts WHERE task_id = ?4))"
+	                " WHERE id = ?4 AND state = 'queued'");
 	if (!s) {
 		qs_rollback(st);
 		return -1;
@@ -307,17 +312,16 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	}
 	bool final = queue_state_final(d->next);
 	bool not_started = a->outcome == QO_NOT_STARTED;
-	s = qs_prep(st,
-	            "UPDATE tasks SET state = ?, attempts = attempts - ?, not_before = ?,"
-	            " mem_hint_mib = COALESCE(?, mem_hint_mib),"
-	            " per_gpu_hint = CASE WHEN ? > 0 THEN ? ELSE per_gpu_hint END,"
-	            " oom_count = oom_count + ?, ended = ?, exit_code = ?, signal = ?, error = ?,"
-	            " peak_gpu_mib = CASE WHEN ? IS NULL THEN peak_gpu_mib ELSE "
-	            "MAX(COALESCE(peak_gpu_mib, 0), ?) END,"
-	            " peak_rss_kib = CASE WHEN ? IS NULL THEN peak_rss_kib ELSE "
-	            "MAX(COALESCE(peak_rss_kib, 0), ?) END,"
-	            " cancel_requested = CASE WHEN ? THEN 0 ELSE cancel_requested END"
-	            " WHERE id = ?");
+	s = qs_prep(st, "UPDATE tasks SET state = ?, attempts = attempts - ?, not_before = ?,"
+	                " mem_hint_mib = COALESCE(?, mem_hint_mib),"
+	                " per_gpu_hint = CASE WHEN ? > 0 THEN ? ELSE per_gpu_hint END,"
+	                " ended = ?, exit_code = ?, signal = ?, error = ?,"
+	                " peak_gpu_mib = CASE WHEN ? IS NULL THEN peak_gpu_mib ELSE "
+	                "MAX(COALESCE(peak_gpu_mib, 0), ?) END,"
+	                " peak_rss_kib = CASE WHEN ? IS NULL THEN peak_rss_kib ELSE "
+	                "MAX(COALESCE(peak_rss_kib, 0), ?) END,"
+	                " cancel_requested = CASE WHEN ? THEN 0 ELSE cancel_requested END"
+	                " WHERE id = ?");
 	if (!s) {
 		qs_rollback(st);
 		return -1;
@@ -330,23 +334,22 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	sql_bind_opt(s, 4, d->mem_hint_mib);
 	sqlite3_bind_int(s, 5, d->per_gpu_hint);
 	sqlite3_bind_int(s, 6, d->per_gpu_hint);
-	sqlite3_bind_int(s, 7, a->oom == QOOM_GPU ? 1 : 0);
 	if (final)
-		sqlite3_bind_double(s, 8, a->ended > 0 ? a->ended : now);
+		sqlite3_bind_double(s, 7, a->ended > 0 ? a->ended : now);
+	else
+		sqlite3_bind_null(s, 7);
+	if (a->exit_ok)
+		sqlite3_bind_int(s, 8, a->exit_code);
 	else
 		sqlite3_bind_null(s, 8);
-	if (a->exit_ok)
-		sqlite3_bind_int(s, 9, a->exit_code);
-	else
-		sqlite3_bind_null(s, 9);
-	sqlite3_bind_int(s, 10, a->signal);
-	sql_bind_text(s, 11, d->next == QS_DONE ? NULL : d->why);
+	sqlite3_bind_int(s, 9, a->signal);
+	sql_bind_text(s, 10, d->next == QS_DONE ? NULL : d->why);
+	sql_bind_opt(s, 11, task_peak_gpu);
 	sql_bind_opt(s, 12, task_peak_gpu);
-	sql_bind_opt(s, 13, task_peak_gpu);
+	sql_bind_opt(s, 13, task_peak_rss);
 	sql_bind_opt(s, 14, task_peak_rss);
-	sql_bind_opt(s, 15, task_peak_rss);
-	sqlite3_bind_int(s, 16, final ? 1 : 0);
-	sqlite3_bind_int64(s, 17, a->task_id);
+	sqlite3_bind_int(s, 15, final ? 1 : 0);
+	sqlite3_bind_int64(s, 16, a->task_id);
 	if (qs_step_done(st, s)) {
 		qs_rollback(st);
 		return -1;

@@ -29,6 +29,19 @@ u5=$(q h100x8-nvlink uuid | sed -n 6p)
 assert_eq "$("$GPUWHY" --sim h100x8-nvlink --gpus "${u5:0:12}" query --query-gpu=index --format=csv,noheader)" 5 "--gpus short UUID"
 "$GPUWHY" --sim h100x8-nvlink --gpus 9 query --query-gpu=index 2>"$T/err"; assert_eq "$?" 2 "--gpus bad index"
 assert_contains "$(cat "$T/err")" "GPU index 9 does not exist" "--gpus message"
+# an empty list (a script's empty variable) selects nothing: refused, never "all GPUs",
+# also by a command that opens no GPU, and in both spellings
+for empty in "" "," " " " , "; do
+	"$GPUWHY" --sim h100x8-nvlink --gpus "$empty" query --query-gpu=index --format=csv,noheader >"$T/out" 2>"$T/err"
+	assert_eq "$?" 2 "--gpus '$empty' is a usage error"
+	assert_eq "$(cat "$T/out")" "" "--gpus '$empty' prints no GPU"
+	assert_eq "$(wc -l <"$T/err")" 1 "--gpus '$empty' one line"
+	assert_contains "$(cat "$T/err")" "gpuwhy: --gpus: empty GPU list" "--gpus '$empty' message"
+done
+"$GPUWHY" --gpus= report "$T/none.gpuwhy" 2>"$T/err"; assert_eq "$?" 2 "--gpus= before any file is read"
+assert_contains "$(cat "$T/err")" "--gpus: empty GPU list" "--gpus= message"
+# GPUWHY_GPUS (how gpuwhy hands its selection to the gpuwhy it starts) set but empty is no selection
+assert_eq "$(GPUWHY_GPUS= "$GPUWHY" --sim h100x8-nvlink query --query-gpu=index --format=csv,noheader | wc -l)" 8 "empty GPUWHY_GPUS"
 
 # a100x4-pcie: two switches, no NVLink, no GPM on Ampere
 topo=$("$GPUWHY" --sim a100x4-pcie topo)

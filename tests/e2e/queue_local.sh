@@ -11,7 +11,8 @@ q config kill-grace 1s
 # --- a task's record, log and output
 id=$(q add --gpus 0 -n hello -- sh -c 'echo "out $GPUWHY_TASK_ID/$GPUWHY_ATTEMPT [${CUDA_VISIBLE_DEVICES-unset}]"; echo err >&2')
 [ "$id" = 1 ] || fail "first id is '$id'"
-q wait "$id" || fail "wait on a good task did not exit 0"
+q wait "$id" 2>"$T/wait.err" || fail "wait on a good task did not exit 0"
+[ ! -s "$T/wait.err" ] || fail "wait on a good task said: $(cat "$T/wait.err")"
 [ "$(state 1)" = done ] || fail "task 1 not done"
 q log 1 | grep -qx "out 1/1 \[\]" || fail "task env: $(q log 1)"
 q log 1 | grep -qx err || fail "stderr not in the log"
@@ -42,10 +43,11 @@ for prev, nxt in zip(a, a[1:]):
 # --- a failure with no retries left, and wait's exit code
 q add --gpus 0 --retries 1 --retry-delay 100ms -- sh -c 'exit 3' >/dev/null
 set +e
-q wait 3 --timeout 30s
+q wait 3 --timeout 30s 2>"$T/wait.err"
 rc=$?
 set -e
 [ $rc = 1 ] || fail "wait on a failed task exited $rc, not 1"
+[ "$(cat "$T/wait.err")" = "gpuwhy: queue wait: 1 task did not end done" ] || fail "wait on a failed task said: $(cat "$T/wait.err")"
 [ "$(state 3)" = failed ] || fail "task 3 not failed"
 q show 3 | grep -q "no retry left (2 attempts)" || fail "task 3 error: $(q show 3)"
 
@@ -188,4 +190,26 @@ q wait "$a" "$b" "$c" --timeout 60s || fail "env tasks did not end done"
 q log "$a" | grep -qx "env a 1 $a" || fail "env of task $a: $(q log "$a")"
 q log "$b" | grep -qx "env b unset $b" || fail "env of task $b: $(q log "$b")"
 q log "$c" | grep -qx "env a 1 $c" || fail "env of task $c: $(q log "$c")"
+# --- out-of-memory retries are counted when they run, and `show` names only a
+# reservation an attempt used (CPU tasks that print PyTorch's message)
+oomtask='echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"; exit 1'
+o1=$(q add --gpus 0 --mem 1G --retries 1 --retry-delay 100ms -- sh -c "$oomtask")
+o2=$(q add --gpus 0 --mem 1G --retries 1 --retry-delay 1h -- sh -c "$oomtask")
+o3=$(q add --gpus 0 --mem 1G -- sh -c "$oomtask")
+q wait "$o1" "$o3" --timeout 60s 2>/dev/null && fail "OOM tasks ended done"
+# two attempts out of memory, one retry between them, run with 1G plus the 2 GiB that failed
+[ "$(q show "$o1" --json | json 'j["task"]["oom_retries"], [a["reserved_mib"] for a in j["attempts"]]')" = "1 [1024, 3072]" ] ||
+	fail "OOM retries of task $o1: $(q show "$o1" --json)"
+q show "$o1" | grep -qx "  after OOM  attempt 2 reserved 3.0G (1 OOM retry)" || fail "OOM note of task $o1: $(q show "$o1")"
+# out of memory with no retry allowed: no retry counted, nothing noted
+[ "$(q show "$o3" --json | json 'j["task"]["oom_retries"]')" = 0 ] || fail "task $o3 counts a retry it never had"
+q show "$o3" | grep -q "after OOM" && fail "OOM note on a task never retried: $(q show "$o3")"
+# a retry planned, then cancelled in its cooldown: it never ran, so it is no retry
+until_true 30 sh -c "[ \"\$($GPUWHY queue show $o2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"attempts\"][0][\"outcome\"])')\" = failed ]" ||
+	fail "task $o2 did not fail its first attempt: $(q show "$o2")"
+q cancel "$o2" >/dev/null
+until_true 30 sh -c "[ \"\$($GPUWHY queue show $o2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"task\"][\"state\"])')\" = cancelled ]" ||
+	fail "task $o2 not cancelled: $(q show "$o2")"
+[ "$(q show "$o2" --json | json 'j["task"]["oom_retries"]')" = 0 ] || fail "task $o2 counts a cancelled retry"
+q show "$o2" | grep -q "after OOM" && fail "OOM note names a reservation no attempt used: $(q show "$o2")"
 echo "queue_local: ok"

@@ -43,6 +43,29 @@ refused "$T/qdb" "writable by all users" ls
 chmod o-w "$T/qdb/run"
 "$GPUWHY" queue --queue "$T/qdb" ls >/dev/null || fail "the repaired queue was refused"
 
+# --- a symbolic link, as the queue or inside it, is refused as what it is, with the
+# directory it leads to (the queue follows none: the link could be turned elsewhere)
+linked() {
+	local dir=$1 link=$2 to=$3 rc=0
+	shift 3
+	"$GPUWHY" queue --queue "$dir" "$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" = 3 ] || fail "queue $* in $dir: exit $rc, want 3: $(cat "$T/err")"
+	[ "$(wc -l <"$T/err")" = 1 ] || fail "not one line: $(cat "$T/err")"
+	grep -qF "gpuwhy: $link: is a symbolic link to $to (the queue follows no symbolic link: give the directory itself" "$T/err" ||
+		fail "symbolic link $link: $(cat "$T/err")"
+}
+ln -s "$T/qdb" "$T/qlink"
+linked "$T/qlink" "$T/qlink" "$(realpath "$T/qdb")" ls
+linked "$T/qlink" "$T/qlink" "$(realpath "$T/qdb")" add --gpus 0 -- true
+GPUWHY_QUEUE=$T/qlink "$GPUWHY" queue ls 2>"$T/err" && fail "GPUWHY_QUEUE as a link was followed"
+grep -qF "$T/qlink: is a symbolic link to $(realpath "$T/qdb")" "$T/err" || fail "GPUWHY_QUEUE link: $(cat "$T/err")"
+mv "$T/qdb/run" "$T/qdb/run.real"
+ln -s "$T/qdb/run.real" "$T/qdb/run"
+linked "$T/qdb" "$T/qdb/run" "$(realpath "$T/qdb/run.real")" ls
+rm "$T/qdb/run"
+mv "$T/qdb/run.real" "$T/qdb/run"
+"$GPUWHY" queue --queue "$T/qdb" ls >/dev/null || fail "the queue was refused once its link was gone"
+
 # --- another user's queue (with a task planted in it) is refused and nothing runs
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	chmod 0711 "$T"

@@ -89,6 +89,9 @@ assert "CUDA out of memory" in a[0]["error"], a[0]
 assert t["mem_hint_mib"] >= 40000, t
 assert a[1]["reserved_mib"] == t["mem_hint_mib"] and a[1]["per_gpu"] == 2, a[1]
 ' || fail "OOM retry record: $(q show 2)"
+r2=$(q show 2 --json | json 'j["attempts"][1]["reserved_mib"]')
+q show 2 | grep -qx "  after OOM  attempt 2 reserved $(python3 -c "print('%.1fG' % ($r2 / 1024))"), at most 2 per GPU (1 OOM retry)" ||
+	fail "OOM note: $(q show 2)"
 big_end=$(q show 1 --json | json 'j["task"]["ended"]')
 second=$(q show 2 --json | json 'j["attempts"][1]["started"]')
 python3 -c "import sys; sys.exit(0 if $second >= $big_end - 0.05 else 1)" ||

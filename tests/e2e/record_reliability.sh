@@ -158,4 +158,32 @@ assert_ge "$(said "$T/full.err")" 1 "samples stored before the disk filled"
 # the main file alone opens as a recording too
 cp "$T/full.gpuwhy" "$T/fullalone.gpuwhy"
 "$GPUWHY" export "$T/fullalone.gpuwhy" --table meta >/dev/null || fail "main file alone after a full disk"
+# --- output that CMD's background processes write after it exited still reaches
+# stdout, and none of them meets a closed pipe (EPIPE, or death by SIGPIPE)
+# wait_file FILE [LINES]: until it exists (with LINES lines; at most 60 s)
+wait_file() {
+	for _ in $(seq 600); do [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "${2:-1}" ] && return 0; sleep 0.1; done
+	fail "no $1 of ${2:-1} lines: $(cat "$1" 2>&1)"
+}
+(cd "$T" && "${G[@]}" run -o late.gpuwhy -- sh -c '(sleep 2; echo late; echo "rc $?" >late.mark) & echo early' >"$T/late.out" 2>"$T/late.err")
+assert_eq "$?" 0 "run with a background writer"
+wait_file "$T/late.mark"
+assert_eq "$(cat "$T/late.mark")" "rc 0" "the background echo wrote"
+wait_file "$T/late.out" 2 # relayed by gpuwhy, or after it by its relay
+assert_eq "$(paste -sd' ' "$T/late.out")" "early late" "both lines on stdout"
+assert_eq "$(sqlite3 "$T/late.gpuwhy" "SELECT value FROM meta WHERE key='exit_status'")" 0 "recording complete"
+# one that holds the pipes until told to go (a daemon): run returns with CMD's status,
+# the recording complete, and what the daemon writes later still arrives
+timeout 60 "${G[@]}" run --no-summary -o "$T/daemon.gpuwhy" -- sh -c \
+	'(until [ -e "$0/go" ]; do sleep 0.1; done; echo later; echo "rc $?" >"$0/daemon.mark"; echo err-later >&2; echo "rc $?" >>"$0/daemon.mark") & echo now; exit 3' "$T" \
+	>"$T/daemon.out" 2>"$T/daemon.err"
+assert_eq "$?" 3 "run returns CMD's status while a daemon holds its output"
+assert_eq "$(sqlite3 "$T/daemon.gpuwhy" "SELECT value FROM meta WHERE key='exit_status'")" 3 "daemon recording complete"
+touch "$T/go"
+wait_file "$T/daemon.mark" 2
+wait_file "$T/daemon.out" 2
+for _ in $(seq 600); do grep -q err-later "$T/daemon.err" && break; sleep 0.1; done
+assert_eq "$(paste -sd' ' "$T/daemon.mark")" "rc 0 rc 0" "the daemon's writes after run returned"
+assert_eq "$(paste -sd' ' "$T/daemon.out")" "now later" "the daemon's stdout"
+assert_contains "$(cat "$T/daemon.err")" "err-later" "the daemon's stderr"
 echo "record_reliability: ok"

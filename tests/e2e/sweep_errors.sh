@@ -39,6 +39,18 @@ bad "cannot be used with --duration" -o "$D" --steps 5 --duration 10s --vary w=1
 bad "--repeat" -o "$D" --repeat 0 --vary w=1 -- sh -c 'touch "$0" {w}' "$M"
 bad "--knee" -o "$D" --knee 150% --vary w=1 -- sh -c 'touch "$0" {w}' "$M"
 bad "no such variable" -o "$D" --batch-var bs --vary w=1 -- sh -c 'touch "$0" {w}' "$M"
+# a step regex that does not compile: refused as `run` refuses it, before anything is
+# created (it used to fail every run with "cannot open recording")
+bad "--step-regex: .* (a POSIX extended regular expression)" -o "$D" --step-regex '(' --vary w=1,2 -- sh -c 'touch "$0" {w}' "$M"
+bad "--step-regex: " -o "$D" --step-regex '(' --dry-run --vary w=1,2 -- sh -c 'touch "$0" {w}' "$M"
+bad "--step-regex: " -o "$D" --step-regex 'a[' --queue-dir "$T/q" --vary w=1,2 -- sh -c 'touch "$0" {w}' "$M"
+[ -e "$T/q" ] && fail "a sweep with a bad --step-regex created its queue"
+"$G" run -o "$T/bad-re.gpuwhy" --step-regex '(' -- touch "$M" 2>"$T/err"
+assert_eq "$?" 2 "run with a bad --step-regex"
+assert_eq "$(wc -l <"$T/err" | tr -d ' ')" 1 "run's error lines"
+grep -q "^gpuwhy: --step-regex: .* (a POSIX extended regular expression)" "$T/err" || fail "run's message: $(cat "$T/err")"
+[ -e "$T/bad-re.gpuwhy" ] && fail "run with a bad --step-regex created its recording"
+[ -e "$M" ] && fail "run with a bad --step-regex ran the command"
 bad "no sweep here" --resume "$T/nothing"
 mkdir -p "$T/held" && echo '{"args": [], "runs": []}' >"$T/held/sweep.json"
 D=$T/held

@@ -179,6 +179,12 @@ static void test_selection(void **state)
 	assert_int_equal(gpu_parse_selection("ffff", ids, 3, sel, 8, err, sizeof err), -1);
 	assert_non_null(strstr(err, "ffff"));
 	assert_int_equal(gpu_parse_selection(",", ids, 3, sel, 8, err, sizeof err), -1);
+	assert_int_equal(gpu_parse_selection("", ids, 3, sel, 8, err, sizeof err), -1);
+	assert_non_null(strstr(err, "empty GPU list"));
+	assert_true(gpu_selection_is_empty(""));
+	assert_true(gpu_selection_is_empty(" , "));
+	assert_false(gpu_selection_is_empty("0"));
+	assert_false(gpu_selection_is_empty(",1"));
 	assert_int_equal(gpu_parse_selection(" 1 , 0 ", ids, 3, sel, 8, err, sizeof err), 2);
 }
 
