@@ -246,6 +246,7 @@ static void xfer_free(gate_xfer *x)
 	free(x->body);
 	free(x->hbuf);
 	free(x->rbuf);
+	free(x->url);
 	free(x);
 }
 
@@ -305,6 +306,12 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 {
 	gate_up *u = &g->up[x->up];
 	*status = 0;
+	if (x->refused) {
+		*status = 400;
+		gate_say(why, text, wl,
+		         "no URL on upstream %s can be built from this request-target", u->cfg.url);
+		return;
+	}
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
 		if (x->status >= 500)
@@ -400,11 +407,53 @@ static void easy_fixed(CURL *e)
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* A redirect is the upstream's answer, passed to the client: the gate
+	 * fetches nothing from anywhere but the upstream (target.c). */
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_DISALLOW_USERNAME_IN_URL, 1L);
+	/* The path as the client sent it, as the access log shows it. */
+	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
 	/* Upstreams are reached directly: an http_proxy meant for the user's
 	 * own traffic must not reroute a reverse proxy (and reading the
 	 * environment for it, and for no_proxy, costs every request). */
 	curl_easy_setopt(e, CURLOPT_PROXY, "");
 	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+}
+
+/* The URL target fetches at upstream up: gate_url_build's, or the same
+ * one built a moment ago by this loop. A new string, NULL when refused. */
+static char *loop_url(gate_loop *l, const gate_up *u, int up, const char *target)
+{
+	for (int i = 0; i < GATE_URL_CACHE; i++)
+		if (l->urls[i].target && l->urls[i].up == up && !strcmp(l->urls[i].target, target))
+			return strdup(l->urls[i].url);
+	char *url = gate_url_build(&u->origin, target, NULL);
+	if (!url || strlen(target) > GATE_URL_CACHE_TARGET)
+		return url;
+	char *t = strdup(target), *c = strdup(url);
+	if (t && c) {
+		unsigned i = l->nurls++ % GATE_URL_CACHE;
+		free(l->urls[i].target);
+		free(l->urls[i].url);
+		l->urls[i].up = up;
+		l->urls[i].target = t;
+		l->urls[i].url = c;
+	} else {
+		free(t);
+		free(c);
+	}
+	return url;
+}
+
+static void loop_urls_free(gate_loop *l)
+{
+	for (int i = 0; i < GATE_URL_CACHE; i++) {
+		free(l->urls[i].target);
+		free(l->urls[i].url);
+		l->urls[i].target = l->urls[i].url = NULL;
+	}
 }
 
 static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, size_t len)
@@ -415,8 +464,19 @@ static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, 
 		return -1;
 	if (fresh)
 		easy_fixed(e);
-	snprintf(x->url, sizeof x->url, "%s%s", g->up[x->up].cfg.url, r->uri);
+	gate_up *u = &g->up[x->up];
+	x->url = loop_url(x->l, u, x->up, r->uri);
+	if (!x->url) {
+		x->refused = true;
+		return -1;
+	}
+	for (int i = 0; i < x->n; i++) {
+		free(x->m[i]->url);
+		x->m[i]->url = strdup(x->url);
+	}
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	/* Whatever the URL says, the connection goes to the upstream's host and port. */
+	curl_easy_setopt(e, CURLOPT_CONNECT_TO, u->pin);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
@@ -828,6 +888,7 @@ void gate_dispatch_stop(gate_srv *g)
 		gate_dispatch_abort(l);
 		gate_loop_free(l);
 		easy_pool_drain(l);
+		loop_urls_free(l);
 		curl_multi_cleanup(l->multi);
 		l->multi = NULL;
 	}
