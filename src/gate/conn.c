@@ -1,7 +1,8 @@
 /*
  * conn.c - the gate's client connections: who may connect, each one's
- * address and deadline, and the watchdog that cuts off clients too slow
- * to send a request.
+ * address and deadline, the watchdog that cuts off clients too slow to
+ * send a request, and the answer the gate gives in place of
+ * libmicrohttpd's when that one would be sent wrong.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +90,8 @@ void gate_on_connection(void *cls, struct MHD_Connection *c, void **socket_conte
 			return;
 		}
 		t->fd = ci->connect_fd;
+		t->conn = c;
+		t->lp = gate_loop_self();
 		gate_conn_addr(c, t->client, t->xff);
 		pthread_mutex_lock(&g->mu);
 		t->deadline_ns = gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
@@ -162,4 +166,92 @@ enum MHD_Result gate_on_accept(void *cls, const struct sockaddr *addr, socklen_t
 		if (gate_net_match(&g->cfg.allow[i], a, v6))
 			return MHD_YES;
 	return MHD_NO;
+}
+
+/* ----------------------------------------- in place of libmicrohttpd's answer */
+
+/*
+ * libmicrohttpd 0.9.75 (Debian 12's, and no newer one in its archive)
+ * answers a request whose Content-Length it cannot read (not a number,
+ * or past 2^64) with its response header block written twice: the
+ * error path queues the answer and formats its head, then the state
+ * machine goes on as if the headers had been read and formats it again.
+ * The client reads the second head as the first one's body and more
+ * bytes after it. The gate's request handler is never called on that
+ * path; its error log is, once, just before. So the gate answers there
+ * itself, one well-formed answer with Connection: close, ends its side
+ * of the connection, and lets libmicrohttpd's own bytes fail to be sent.
+ *
+ * The connection is the one of this loop whose headers are read
+ * (libmicrohttpd tells their size only from then on) while its handler
+ * has not run: the headers are parsed and the handler called in one
+ * pass over one connection, so at most one connection of a loop's
+ * thread is ever in between.
+ */
+
+#define MHD_ERROR_LOG "Error processing request (HTTP response code is %u"
+
+static void answer_in_place(gate_srv *g, gate_track *t, unsigned mhd_status)
+{
+	gate_req *r = t->req;
+	int status = mhd_status == 413 ? 413 : 400;
+	/* Its handler never ran: name it for the log as first_call would. */
+	r->id = ++g->next_id;
+	g->m.requests++;
+	memcpy(r->client, t->client, sizeof r->client);
+	memcpy(r->user, t->client, sizeof t->client); /* user is the larger, both end in a NUL */
+	if (status == 413)
+		gate_req_fail(r, 413, GATE_R_BAD_LENGTH, 0,
+		              "the request's Content-Length is too large to read; the connection "
+		              "is closed");
+	else
+		gate_req_fail(
+		    r, 400, GATE_R_BAD_LENGTH, 0,
+		    "the request's Content-Length is not a number; the connection is closed");
+	char head[256];
+	int hl = snprintf(head, sizeof head,
+	                  "HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Type: "
+	                  "application/json\r\nContent-Length: %zu\r\n\r\n",
+	                  status, status == 413 ? "Content Too Large" : "Bad Request", r->rlen);
+	struct iovec iov[2] = {{head, (size_t)hl}, {r->rbody, r->rlen}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = r->rbody ? 2 : 1};
+	/* A new connection's send buffer is empty: one short write fits. A
+	 * client that filled it with unread answers gets this one cut, and
+	 * the close; either way nothing after it. */
+	ssize_t n = sendmsg(t->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	r->bytes_out = n > hl ? (size_t)n - (size_t)hl : 0;
+	r->t_done = gw_mono_ns();
+	shutdown(t->fd, SHUT_WR);
+	/* What the client sent after the head is dropped here, not left for
+	 * the close to answer with a reset that could discard the answer. */
+	char buf[4096];
+	for (int i = 0; i < 64 && recv(t->fd, buf, sizeof buf, MSG_DONTWAIT) > 0; i++)
+		;
+	t->shut = true;
+}
+
+void gate_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	gate_loop *l = cls;
+	if (strncmp(fmt, MHD_ERROR_LOG, sizeof MHD_ERROR_LOG - 1) != 0)
+		return; /* its other messages stay off, as before */
+	va_list aq;
+	va_copy(aq, ap);
+	unsigned status = va_arg(aq, unsigned);
+	va_end(aq);
+	gate_srv *g = l->g;
+	pthread_mutex_lock(&g->mu);
+	gate_track *hit = NULL;
+	int n = 0;
+	for (gate_track *t = g->tracks; t && n < 2; t = t->next)
+		if (t->lp == l && t->req && !t->req->method[0] && !t->shut &&
+		    MHD_get_connection_info(t->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE)) {
+			hit = t;
+			n++;
+		}
+	/* Not exactly one: an error before the headers were read, which
+	 * libmicrohttpd answers once and right. */
+	if (n == 1)
+		answer_in_place(g, hit, status);
+	pthread_mutex_unlock(&g->mu);
 }

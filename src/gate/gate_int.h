@@ -5,6 +5,7 @@
 #ifndef GPUWHY_GATE_GATE_INT_H
 #define GPUWHY_GATE_GATE_INT_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "gate/gate.h"
@@ -24,7 +25,8 @@
 	X(DRAINING, "draining")                                                                    \
 	X(TOO_MANY_USERS, "too_many_users")                                                        \
 	X(USER_WEBSOCKETS, "user_websockets")                                                      \
-	X(BAD_TARGET, "bad_target")
+	X(BAD_TARGET, "bad_target")                                                                \
+	X(BAD_LENGTH, "bad_content_length")
 
 #define GATE_REASON_ENUM(id, name) GATE_R_##id,
 enum { GATE_REASONS(GATE_REASON_ENUM) GATE_R__COUNT };
@@ -366,6 +368,11 @@ typedef struct gate_track {
 	char xff[GATE_CLIENT_LEN + 24];
 	bool shut;
 	bool ws; /* upgraded to a WebSocket: ws.c times it out */
+	/* For answering in place of libmicrohttpd (gate_mhd_log): the loop
+	 * whose daemon holds it, and its request (that loop's thread only). */
+	struct MHD_Connection *conn;
+	gate_loop *lp;
+	gate_req *req;
 } gate_track;
 
 /* conn.c: the MHD callbacks run in the loop that holds the connection */
@@ -380,6 +387,8 @@ void gate_on_connection(void *cls, struct MHD_Connection *c, void **socket_conte
                         enum MHD_ConnectionNotificationCode toe);
 enum MHD_Result gate_on_accept(void *cls, const struct sockaddr *addr, socklen_t len);
 void *gate_watchdog_main(void *arg);
+/* libmicrohttpd's error log of loop cls (MHD_OPTION_EXTERNAL_LOGGER). */
+void gate_mhd_log(void *cls, const char *fmt, va_list ap);
 
 /* server.c */
 int gate_server_start(gate_srv *g, char *err, size_t errlen);

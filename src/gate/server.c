@@ -252,6 +252,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	r->rule = -1;
 	r->up = -1;
 	r->t_arrive = gw_mono_ns();
+	/* Only this loop's thread writes or reads its tracks' req: no lock. */
+	gate_track *t = gate_conn_track(c);
+	if (t)
+		t->req = r;
 	return r;
 }
 
@@ -646,6 +650,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!r)
 		return;
 	pthread_mutex_lock(&g->mu);
+	gate_track *t = gate_conn_track(c);
+	if (t && t->req == r)
+		t->req = NULL;
 	if (r->state == RQ_QUEUED)
 		gate_fairq_remove(&g->q, &r->q);
 	if (r->u)
@@ -755,10 +762,12 @@ static int start_loop_daemon(gate_srv *g, gate_loop *l, struct sockaddr_storage 
 		close(fd);
 		return -1;
 	}
-	/* MHD's own messages stay off: every answer is in the access log. */
+	/* MHD's own messages stay off: every answer is in the access log. Its
+	 * error log reaches only gate_mhd_log, which prints nothing and answers
+	 * in place of one of libmicrohttpd's own answers (conn.c). */
 	/* No threads of its own: the gate's loop runs it (loop.c). */
-	unsigned flags =
-	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_ALLOW_UPGRADE;
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO |
+	                 MHD_ALLOW_UPGRADE | MHD_USE_ERROR_LOG;
 	if (ss->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The pool holds the request line and headers plus read buffers. */
@@ -772,7 +781,7 @@ static int start_loop_daemon(gate_srv *g, gate_loop *l, struct sockaddr_storage 
 	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
 	    MHD_OPTION_NOTIFY_CONNECTION, gate_on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    pool, MHD_OPTION_CONNECTION_LIMIT, per_loop, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-	    MHD_OPTION_END);
+	    MHD_OPTION_EXTERNAL_LOGGER, gate_mhd_log, l, MHD_OPTION_END);
 	if (!l->d) {
 		int e = errno;
 		close(fd);
