@@ -231,11 +231,16 @@ char *gate_batch_merge(const gate_batch_rule *rule, json_t *const *roots, int n)
 /*
  * Split a batch response: counts[i] items go to member i, in order.
  * Fills out[i] with a new string for each member; an "index" field in
- * the list's objects is renumbered from 0 per member. Returns 0, or -1
- * when the response is not a list of sum(counts) items at rule->output.
+ * the list's objects is renumbered from 0 per member. The root's "usage"
+ * counts the whole batch, so with several members none gets it: a member
+ * gets the sum of its items' own "usage" objects where every item has
+ * one, else no "usage"; *usage (when usage is not NULL) is then the
+ * batch's "usage" as one line of ASCII JSON (free()), NULL without one.
+ * Returns 0, or -1 when the response is not a list of sum(counts) items
+ * at rule->output.
  */
 int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, const long *counts,
-                     int n, char **out);
+                     int n, char **out, char **usage);
 /* The batch size to send now from avail waiting inputs (0: keep waiting). */
 long gate_batch_choose(const gate_batch_rule *rule, long avail, bool delay_expired);
 

@@ -105,6 +105,7 @@ typedef struct gate_req {
 	long ninputs;
 	uint64_t batch_id;
 	int batch_size; /* inputs in the batch it went in */
+	bool retried;   /* its merged batch got a 4xx: sent again alone */
 	unsigned pass;  /* the dispatcher's pass that last looked at it */
 	int up;         /* upstream index, -1 before routing */
 	/* response */
@@ -189,6 +190,7 @@ typedef struct {
 	uint64_t responses[6]; /* by status class 1xx..5xx, [0] other */
 	gate_hist latency, queue_wait, batch_size;
 	uint64_t batches;
+	uint64_t batch_retries; /* members of a batch refused with a 4xx, sent again alone */
 	uint64_t requests;
 } gate_metrics;
 

@@ -629,6 +629,8 @@ static void log_line(gate_srv *g, gate_req *r)
 		json_object_set_new(j, "upstream", json_string(g->up[r->up].cfg.url));
 	if (r->url)
 		json_object_set_new(j, "url", json_string(r->url));
+	if (r->retried)
+		json_object_set_new(j, "batch_retry", json_true());
 	if (r->reason[0])
 		json_object_set_new(j, "reason", json_string(r->reason));
 	char *s = json_dumps(j, JSON_COMPACT);
