@@ -37,15 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	counts[1] = gate_batch_key(&r, b2, l2, &roots[1], &keys[1]);
 	if (counts[0] > 0 && counts[1] > 0 && !strcmp(keys[0], keys[1])) {
 		free(gate_batch_merge(&r, roots, 2));
-		char *out[2];
-		if (gate_batch_split(&r, ans, l3, counts, 2, out) == 0) {
+		char *out[2], *usage;
+		if (gate_batch_split(&r, ans, l3, counts, 2, out, &usage) == 0) {
 			free(out[0]);
 			free(out[1]);
+			/* One header line: never a raw line break or byte above 0x7e. */
+			for (const char *c = usage; c && *c; c++)
+				if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+					abort();
+			free(usage);
 		}
 	}
 	if (counts[0] > 0) {
 		char *one[1];
-		if (gate_batch_split(&r, ans, l3, counts, 1, one) == 0)
+		if (gate_batch_split(&r, ans, l3, counts, 1, one, NULL) == 0)
 			free(one[0]);
 	}
 	gate_batch_choose(&r, size % 100, size & 1);

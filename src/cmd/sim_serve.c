@@ -37,6 +37,7 @@
 typedef struct {
 	double batch_ms, item_ms, mem_mib, model_mib, item_mib;
 	int max_batch, dim, gpu;
+	bool item_usage; /* each item says its own usage, besides the total */
 	char listen[128];
 } serve_opts;
 
@@ -86,6 +87,8 @@ static int parse_serve(int argc, char **argv, serve_opts *o)
 	             "fails with CUDA out of memory"),
 	    SERVE_N("dim", "D", &o->dim, 1, 100000, "embedding length (default 8)"),
 	    SERVE_N("gpu", "I", &o->gpu, 0, 63, "the simulated GPU (default 0)"),
+	    OPT_FLAG(0, "item-usage", &o->item_usage,
+	             "give each item of data its own usage too, besides the whole request's"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "sim serve",
@@ -121,6 +124,19 @@ static json_t *embedding_of(json_t *in, long dim)
 		json_array_append_new(v, json_real(round(embed_value(text, k) * 1e4) / 1e4));
 	free(text);
 	return v;
+}
+
+/* An input's tokens: its words (a string), else one. */
+static json_int_t tokens_of(json_t *in)
+{
+	const char *t = json_is_string(in) ? json_string_value(in) : NULL;
+	json_int_t n = 0;
+	for (bool word = false; t && *t; t++) {
+		bool w = *t != ' ';
+		n += w && !word;
+		word = w;
+	}
+	return n > 0 ? n : 1;
 }
 
 /* Run n inputs on the GPU; returns false (with msg) on out of memory. */
@@ -271,16 +287,23 @@ static enum MHD_Result infer(serve_state *s, struct MHD_Connection *c, const cha
 	json_t *data = json_array();
 	size_t i;
 	json_t *v;
+	json_int_t tokens = 0;
 	json_array_foreach(list, i, v)
 	{
-		json_array_append_new(data, json_pack("{s:s,s:I,s:o}", "object", "embedding",
-		                                      "index", (json_int_t)i, "embedding",
-		                                      embedding_of(v, s->o.dim)));
+		json_int_t t = tokens_of(v);
+		json_t *item = json_pack("{s:s,s:I,s:o}", "object", "embedding", "index",
+		                         (json_int_t)i, "embedding", embedding_of(v, s->o.dim));
+		if (s->o.item_usage)
+			json_object_set_new(
+			    item, "usage",
+			    json_pack("{s:I,s:I}", "prompt_tokens", t, "total_tokens", t));
+		json_array_append_new(data, item);
+		tokens += t;
 	}
 	json_t *model = json_object_get(root, "model");
 	json_t *out = json_pack("{s:s,s:o,s:O,s:{s:I,s:I}}", "object", "list", "data", data,
 	                        "model", model ? model : json_null(), "usage", "prompt_tokens",
-	                        (json_int_t)n, "total_tokens", (json_int_t)n);
+	                        tokens, "total_tokens", tokens);
 	json_decref(list);
 	json_decref(root);
 	return reply(c, 200, out, n);

@@ -137,9 +137,59 @@ char *gate_batch_merge(const gate_batch_rule *rule, json_t *const *roots, int n)
 	return out;
 }
 
+/*
+ * The sum of the items' own "usage" objects (their integer fields), or
+ * NULL when an item has none or a sum overflows: then the member's share
+ * of the batch's usage is not known.
+ */
+static json_t *items_usage(json_t *list, size_t off, long count)
+{
+	json_t *sum = json_object();
+	for (long j = 0; j < count && sum; j++) {
+		json_t *it = json_array_get(list, off + (size_t)j);
+		json_t *u = json_is_object(it) ? json_object_get(it, "usage") : NULL;
+		if (!json_is_object(u)) {
+			json_decref(sum);
+			return NULL;
+		}
+		const char *k;
+		json_t *v;
+		json_object_foreach(u, k, v)
+		{
+			if (!json_is_integer(v))
+				continue;
+			json_t *have = json_object_get(sum, k);
+			json_int_t t;
+			if (__builtin_add_overflow(have ? json_integer_value(have) : 0,
+			                           json_integer_value(v), &t)) {
+				json_decref(sum);
+				return NULL;
+			}
+			json_object_set_new(sum, k, json_integer(t));
+		}
+	}
+	return sum;
+}
+
+/*
+ * The batch's "usage" counts every member's inputs: no member's own. A
+ * member gets the sum of its items' own usage where the upstream gives it
+ * per item, else no "usage" at all (the batch's goes in a header).
+ */
+static void member_usage(json_t *copy, json_t *list, size_t off, long count)
+{
+	if (!json_is_object(copy) || !json_object_get(copy, "usage"))
+		return;
+	json_t *own = items_usage(list, off, count);
+	if (own)
+		json_object_set_new(copy, "usage", own);
+	else
+		json_object_del(copy, "usage");
+}
+
 /* Member i's share of the response: the same document with its slice of the list. */
 static char *member_body(json_t *root, const gate_batch_rule *rule, json_t *list, size_t off,
-                         long count)
+                         long count, bool shared)
 {
 	json_t *slice = json_array();
 	for (long j = 0; j < count && slice; j++) {
@@ -161,6 +211,8 @@ static char *member_body(json_t *root, const gate_batch_rule *rule, json_t *list
 		copy = json_deep_copy(root);
 		parent = copy ? resolve_parent(copy, rule->output, last, sizeof last) : NULL;
 	}
+	if (shared && copy)
+		member_usage(copy, list, off, count);
 	char *out = NULL;
 	if (parent && slice && replace(parent, last, json_incref(slice)) == 0)
 		out = json_dumps(copy, JSON_COMPACT);
@@ -169,11 +221,20 @@ static char *member_body(json_t *root, const gate_batch_rule *rule, json_t *list
 	return out;
 }
 
+/* The batch's own "usage" as one ASCII line of JSON, or NULL. */
+static char *batch_usage(json_t *root)
+{
+	json_t *u = json_is_object(root) ? json_object_get(root, "usage") : NULL;
+	return u ? json_dumps(u, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY) : NULL;
+}
+
 int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, const long *counts,
-                     int n, char **out)
+                     int n, char **out, char **usage)
 {
 	for (int i = 0; i < n; i++)
 		out[i] = NULL;
+	if (usage)
+		*usage = NULL;
 	json_t *root = json_loadb(body, len, 0, NULL);
 	char last[256];
 	json_t *list = root ? resolve(root, rule->output, NULL, last, sizeof last) : NULL;
@@ -186,7 +247,7 @@ int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, 
 	}
 	size_t off = 0;
 	for (int i = 0; i < n; i++) {
-		out[i] = member_body(root, rule, list, off, counts[i]);
+		out[i] = member_body(root, rule, list, off, counts[i], n > 1);
 		off += (size_t)counts[i];
 		if (!out[i]) {
 			for (int j = 0; j < i; j++) {
@@ -197,6 +258,8 @@ int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, 
 			return -1;
 		}
 	}
+	if (usage && n > 1)
+		*usage = batch_usage(root);
 	json_decref(root);
 	return 0;
 }

@@ -6,6 +6,7 @@
  *   config.c   options and the JSON config / keys files (jansson, strict)
  *   fairq.c    per-user FIFO queues served round-robin with weights
  *   batch.c    merging list-input JSON bodies and splitting the response
+ *   target.c   which request-targets are forwarded, and the URL each one fetches
  *   route.c    GPU health of each upstream and the least-loaded choice
  *   gpuwatch.c the project's sampler feeding route.c
  *   metrics.c  counters and histograms, Prometheus text
@@ -230,13 +231,54 @@ char *gate_batch_merge(const gate_batch_rule *rule, json_t *const *roots, int n)
 /*
  * Split a batch response: counts[i] items go to member i, in order.
  * Fills out[i] with a new string for each member; an "index" field in
- * the list's objects is renumbered from 0 per member. Returns 0, or -1
- * when the response is not a list of sum(counts) items at rule->output.
+ * the list's objects is renumbered from 0 per member. The root's "usage"
+ * counts the whole batch, so with several members none gets it: a member
+ * gets the sum of its items' own "usage" objects where every item has
+ * one, else no "usage"; *usage (when usage is not NULL) is then the
+ * batch's "usage" as one line of ASCII JSON (free()), NULL without one.
+ * Returns 0, or -1 when the response is not a list of sum(counts) items
+ * at rule->output.
  */
 int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, const long *counts,
-                     int n, char **out);
+                     int n, char **out, char **usage);
 /* The batch size to send now from avail waiting inputs (0: keep waiting). */
 long gate_batch_choose(const gate_batch_rule *rule, long avail, bool delay_expired);
+
+/* ---------------------------------------------------------- request-targets */
+
+/* What gate_target_check thinks of a request-target. */
+typedef enum {
+	GATE_TGT_OK,           /* origin-form: "/path?query" */
+	GATE_TGT_NOT_ORIGIN,   /* absolute-, authority- or asterisk-form, or no leading '/' */
+	GATE_TGT_NETWORK_PATH, /* "//...": a reference that names a host */
+	GATE_TGT_BAD_BYTE,     /* a control character, space, '\\', '#' or a byte above 0x7e */
+	GATE_TGT_UNBUILDABLE,  /* no URL on the upstream could be built from it */
+} gate_target_kind;
+
+/* Whether target may be forwarded; *at (may be NULL) is the offset of a bad byte. */
+gate_target_kind gate_target_check(const char *target, size_t *at);
+
+/* A configured upstream, as libcurl parsed it: the only place the gate connects to. */
+typedef struct {
+	char url[560];         /* "scheme://host:port/" as libcurl writes it */
+	char scheme[8];        /* "http" or "https" */
+	char host[256];        /* a name, an IPv4 address or a bracketed IPv6 address */
+	long port;             /* the URL's, or the scheme's default */
+	char connect_to[300];  /* "::host:port": CURLOPT_CONNECT_TO sends any host here */
+	struct Curl_URL *base; /* url parsed (libcurl's CURLU), read by every build */
+} gate_origin;
+
+/* Parse an upstream URL (scheme://host[:port]); loads libcurl. 0, or -1 with
+ * err; gate_origin_free() after 0. */
+int gate_origin_parse(const char *url, gate_origin *o, char *err, size_t errlen);
+void gate_origin_free(gate_origin *o);
+/*
+ * The URL that target fetches at o: a new string (free()) whose scheme,
+ * host and port are o's, the target's bytes after them as sent. NULL when
+ * target is refused or no such URL can be built; *why (may be NULL) says
+ * which. Any thread may build on one origin at once (o is only read).
+ */
+char *gate_url_build(const gate_origin *o, const char *target, gate_target_kind *why);
 
 /* ---------------------------------------------------------------- running */
 

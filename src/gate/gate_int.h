@@ -5,6 +5,7 @@
 #ifndef GPUWHY_GATE_GATE_INT_H
 #define GPUWHY_GATE_GATE_INT_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "gate/gate.h"
@@ -23,7 +24,9 @@
 	X(GPU_HOLD, "gpu_unavailable")                                                             \
 	X(DRAINING, "draining")                                                                    \
 	X(TOO_MANY_USERS, "too_many_users")                                                        \
-	X(USER_WEBSOCKETS, "user_websockets")
+	X(USER_WEBSOCKETS, "user_websockets")                                                      \
+	X(BAD_TARGET, "bad_target")                                                                \
+	X(BAD_LENGTH, "bad_content_length")
 
 #define GATE_REASON_ENUM(id, name) GATE_R_##id,
 enum { GATE_REASONS(GATE_REASON_ENUM) GATE_R__COUNT };
@@ -84,6 +87,7 @@ typedef struct gate_req {
 	int refs; /* the connection and, while at an upstream, the transfer */
 	char method[16];
 	char *uri; /* raw path and query as the client sent it */
+	char *url; /* the URL fetched for it (the access log's "url") */
 	char client[GATE_CLIENT_LEN];
 	char user[128];
 	gate_user *u;
@@ -101,6 +105,7 @@ typedef struct gate_req {
 	long ninputs;
 	uint64_t batch_id;
 	int batch_size; /* inputs in the batch it went in */
+	bool retried;   /* its merged batch got a 4xx: sent again alone */
 	unsigned pass;  /* the dispatcher's pass that last looked at it */
 	int up;         /* upstream index, -1 before routing */
 	/* response */
@@ -127,7 +132,8 @@ struct gate_xfer {
 	gate_loop *l;                  /* the loop whose curl multi runs it */
 	CURL *easy;
 	bool decided; /* whether the answer streams is known */
-	char url[1200];
+	bool refused; /* no URL on the upstream could be built for it (400) */
+	char *url;    /* what it fetches: gate_url_build's */
 	gate_srv *g;
 	int up;
 	int n;
@@ -155,6 +161,8 @@ struct gate_xfer {
 
 typedef struct {
 	gate_upstream_cfg cfg;
+	gate_origin origin;     /* cfg.url as libcurl parsed it */
+	struct curl_slist *pin; /* CURLOPT_CONNECT_TO: every transfer to origin's host:port */
 	long inflight;
 	bool down; /* last connect failed: others are preferred */
 	int64_t down_until_ns;
@@ -182,11 +190,15 @@ typedef struct {
 	uint64_t responses[6]; /* by status class 1xx..5xx, [0] other */
 	gate_hist latency, queue_wait, batch_size;
 	uint64_t batches;
+	uint64_t batch_retries; /* members of a batch refused with a 4xx, sent again alone */
 	uint64_t requests;
 } gate_metrics;
 
 /* Finished easy handles kept for the next transfers of a loop. */
 #define GATE_EASY_POOL 64
+/* URLs a loop built last, and the longest target kept with one. */
+#define GATE_URL_CACHE 8
+#define GATE_URL_CACHE_TARGET 512
 #define GATE_MAX_LOOPS GATE_MAX_WORKERS
 
 /*
@@ -211,6 +223,14 @@ struct gate_loop {
 	int npaused;        /* paused transfers (this loop's only) */
 	CURL *easy_pool[GATE_EASY_POOL];
 	int easy_pooled;
+	/* The URLs it built last, by upstream and target: building one costs
+	 * about as much as the rest of a transfer's setup, and most requests
+	 * repeat a few paths (this loop's thread only). */
+	struct {
+		int up;
+		char *target, *url;
+	} urls[GATE_URL_CACHE];
+	unsigned nurls;
 	gate_ws *wss;   /* this loop's WebSockets */
 	uint32_t *fdst; /* per curl descriptor: FD_* bits and the events epoll has */
 	int nfdst;
@@ -335,6 +355,42 @@ void gate_ws_tick(gate_loop *l, int64_t *next);
 /* End them all (the gate stops); gate_ws_reap frees them once the daemon is gone. */
 void gate_ws_close_all(gate_loop *l);
 void gate_ws_reap(gate_loop *l);
+
+/*
+ * One client connection (conn.c), from its start to its close: the
+ * watchdog's deadline and what a request of it needs to be named.
+ */
+typedef struct gate_track {
+	struct gate_track *prev, *next;
+	int fd;
+	int64_t deadline_ns; /* 0 while a request of it is being served */
+	/* The client's address and the X-Forwarded-For line naming it, made
+	 * once for every request of the connection. */
+	char client[GATE_CLIENT_LEN];
+	char xff[GATE_CLIENT_LEN + 24];
+	bool shut;
+	bool ws; /* upgraded to a WebSocket: ws.c times it out */
+	/* For answering in place of libmicrohttpd (gate_mhd_log): the loop
+	 * whose daemon holds it, and its request (that loop's thread only). */
+	struct MHD_Connection *conn;
+	gate_loop *lp;
+	gate_req *req;
+} gate_track;
+
+/* conn.c: the MHD callbacks run in the loop that holds the connection */
+void gate_conn_addr(struct MHD_Connection *c, char client[GATE_CLIENT_LEN],
+                    char xff[GATE_CLIENT_LEN + 24]);
+gate_track *gate_conn_track(struct MHD_Connection *c);
+/* A request of c is being served (no deadline) or awaited (client_timeout_ms). */
+void gate_track_busy(struct MHD_Connection *c, gate_srv *g, bool busy);
+/* c became a WebSocket: ws.c times it out, the watchdog leaves it. */
+void gate_track_ws(struct MHD_Connection *c, gate_srv *g);
+void gate_on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe);
+enum MHD_Result gate_on_accept(void *cls, const struct sockaddr *addr, socklen_t len);
+void *gate_watchdog_main(void *arg);
+/* libmicrohttpd's error log of loop cls (MHD_OPTION_EXTERNAL_LOGGER). */
+void gate_mhd_log(void *cls, const char *fmt, va_list ap);
 
 /* server.c */
 int gate_server_start(gate_srv *g, char *err, size_t errlen);

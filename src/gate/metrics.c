@@ -193,6 +193,10 @@ char *gate_metrics_render(gate_srv *g, size_t *len)
 	hist(&b, "gpuwhy_gate_batch_size", "", &g->m.batch_size);
 	head(&b, "gpuwhy_gate_batches_total", "counter", "Merged batches sent to upstreams.");
 	gw_sb_printf(&b, "gpuwhy_gate_batches_total %llu\n", (unsigned long long)g->m.batches);
+	head(&b, "gpuwhy_gate_batch_retries_total", "counter",
+	     "Members of merged batches an upstream refused with a 4xx, sent again alone.");
+	gw_sb_printf(&b, "gpuwhy_gate_batch_retries_total %llu\n",
+	             (unsigned long long)g->m.batch_retries);
 	head(&b, "gpuwhy_gate_websockets_open", "gauge", "WebSockets relayed now.");
 	gw_sb_printf(&b, "gpuwhy_gate_websockets_open %ld\n", g->ws_open);
 	head(&b, "gpuwhy_gate_websockets_total", "counter", "WebSocket upgrades tried.");

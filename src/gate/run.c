@@ -206,6 +206,34 @@ static int load_libraries(void)
 	return why ? gw_error(GW_EXIT_ENV, "gate", NULL, "%s", why) : 0;
 }
 
+/*
+ * Each upstream's scheme, host and port as libcurl parses them: the only
+ * place its transfers may connect to (every transfer is pinned there).
+ */
+static int parse_origins(gate_srv *g)
+{
+	for (int i = 0; i < g->nup; i++) {
+		gate_up *u = &g->up[i];
+		char err[600];
+		if (gate_origin_parse(u->cfg.url, &u->origin, err, sizeof err) != 0)
+			return gw_error(GW_EXIT_USAGE, "--upstream", N_("give scheme://host:port"),
+			                "%s", err);
+		u->pin = curl_slist_append(NULL, u->origin.connect_to);
+		if (!u->pin)
+			return gw_error(GW_EXIT_ENV, "gate", NULL, "out of memory");
+	}
+	return 0;
+}
+
+static void free_origins(gate_srv *g)
+{
+	for (int i = 0; i < g->nup; i++) {
+		curl_slist_free_all(g->up[i].pin);
+		g->up[i].pin = NULL;
+		gate_origin_free(&g->up[i].origin);
+	}
+}
+
 int gate_run(gate_config *c, gate_reload_fn reload_fn, void *ctx)
 {
 	int lrc = load_libraries();
@@ -219,26 +247,28 @@ int gate_run(gate_config *c, gate_reload_fn reload_fn, void *ctx)
 		return gw_error(GW_EXIT_ENV, "gate", NULL, "out of memory");
 	}
 	g->cfg = *c;
-	int rc = 0;
-	if (gate_fairq_init(&g->q) != 0)
+	g->nup = g->cfg.nup;
+	for (int i = 0; i < g->nup; i++)
+		g->up[i].cfg = g->cfg.up[i];
+	int rc = parse_origins(g);
+	if (!rc && gate_fairq_init(&g->q) != 0)
 		rc = gw_error(GW_EXIT_ENV, "gate", NULL, "out of memory");
 	if (!rc)
 		rc = open_log(g);
 	if (rc) {
+		free_origins(g);
 		gate_fairq_free(&g->q);
 		gate_config_free(&g->cfg);
 		free(g);
 		return rc;
 	}
 	pthread_mutex_init(&g->mu, NULL);
-	g->nup = g->cfg.nup;
-	for (int i = 0; i < g->nup; i++)
-		g->up[i].cfg = g->cfg.up[i];
 	gate_metrics_init(g);
 	gate_route_refresh(g);
 	g->t_start = gw_mono_ns();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = serve(g, reload_fn, ctx);
+	free_origins(g);
 	curl_global_cleanup();
 	if (g->log_close)
 		fclose(g->log);

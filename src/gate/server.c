@@ -31,18 +31,6 @@
 #include "util/i18n.h"
 #include "util/timeutil.h"
 
-typedef struct gate_track {
-	struct gate_track *prev, *next;
-	int fd;
-	int64_t deadline_ns; /* 0 while a request of it is being served */
-	/* The client's address and the X-Forwarded-For line naming it, made
-	 * once for every request of the connection. */
-	char client[GATE_CLIENT_LEN];
-	char xff[GATE_CLIENT_LEN + 24];
-	bool shut;
-	bool ws; /* upgraded to a WebSocket: ws.c times it out */
-} gate_track;
-
 /* ---------------------------------------------------------------- requests */
 
 static void req_free(gate_req *r)
@@ -51,6 +39,7 @@ static void req_free(gate_req *r)
 	json_decref(r->jroot);
 	free(r->bkey);
 	free(r->uri);
+	free(r->url);
 	free(r->body);
 	free(r->rbody);
 	free(r->rhdrs);
@@ -248,30 +237,6 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
 	return MHD_YES;
 }
 
-static void client_addr(struct MHD_Connection *c, char *out, size_t len)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	snprintf(out, len, "unknown");
-	if (!ci || !ci->client_addr)
-		return;
-	const struct sockaddr *sa = ci->client_addr;
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out,
-		          (socklen_t)len);
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-		          out, (socklen_t)len);
-}
-
-/* The client's address and the X-Forwarded-For line naming it. */
-static void conn_addr(struct MHD_Connection *c, char client[GATE_CLIENT_LEN],
-                      char xff[GATE_CLIENT_LEN + 24])
-{
-	client_addr(c, client, GATE_CLIENT_LEN);
-	snprintf(xff, GATE_CLIENT_LEN + 24, "X-Forwarded-For: %s", client);
-}
-
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	gate_loop *l = cls;
@@ -287,41 +252,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 	r->rule = -1;
 	r->up = -1;
 	r->t_arrive = gw_mono_ns();
+	/* Only this loop's thread writes or reads its tracks' req: no lock. */
+	gate_track *t = gate_conn_track(c);
+	if (t)
+		t->req = r;
 	return r;
-}
-
-static gate_track *conn_track(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? ci->socket_context : NULL;
-}
-
-static void track_busy(struct MHD_Connection *c, gate_srv *g, bool busy)
-{
-	gate_track *t = conn_track(c);
-	if (!t)
-		return;
-	/* Only its loop writes it and the watchdog only reads it: no lock,
-	 * which would be taken three times a request by every loop. */
-	if (!t->ws) {
-		long ms = __atomic_load_n(&g->cfg.client_timeout_ms, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->deadline_ns, busy ? 0 : gw_mono_ns() + ms * 1000000LL,
-		                 __ATOMIC_RELAXED);
-	}
-}
-
-/* The connection becomes a WebSocket: the watchdog leaves it alone. */
-static void track_ws(struct MHD_Connection *c, gate_srv *g)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (!ci || !ci->socket_context)
-		return;
-	gate_track *t = ci->socket_context;
-	(void)g;
-	t->ws = true;
-	__atomic_store_n(&t->deadline_ns, 0, __ATOMIC_RELAXED);
 }
 
 static void add_headers(struct MHD_Response *resp, const char *lines)
@@ -389,7 +324,7 @@ static enum MHD_Result send_answer(gate_req *r)
 	if (r->state == RQ_WS_READY) {
 		resp = gate_ws_response(r);
 		if (resp)
-			track_ws(r->conn, r->g);
+			gate_track_ws(r->conn, r->g);
 		r->upgraded = resp != NULL;
 	} else if (r->state == RQ_STREAMING) {
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, r,
@@ -507,18 +442,35 @@ static void prepare_batching(gate_srv *g, gate_req *r, uint64_t cred)
 	free(key);
 }
 
+/* A request-target that is not "/path?query" (mu held): 400, nothing fetched. */
+static void refuse_target(gate_req *r, gate_target_kind k, size_t at)
+{
+	if (k == GATE_TGT_NETWORK_PATH)
+		gate_req_fail(r, 400, GATE_R_BAD_TARGET, 0,
+		              "a request-target starting with // names a host; only /path?query "
+		              "is forwarded");
+	else if (k == GATE_TGT_BAD_BYTE)
+		gate_req_fail(r, 400, GATE_R_BAD_TARGET, 0,
+		              "the request-target has byte 0x%02x at offset %zu, which a path or "
+		              "query never holds unencoded",
+		              (unsigned)(unsigned char)r->uri[at], at);
+	else
+		gate_req_fail(r, 400, GATE_R_BAD_TARGET, 0,
+		              "only origin-form request-targets (/path?query) are forwarded");
+}
+
 static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connection *c,
                                   const char *method)
 {
 	snprintf(r->method, sizeof r->method, "%s", method);
-	const gate_track *t = conn_track(c);
+	const gate_track *t = gate_conn_track(c);
 	char xffb[GATE_CLIENT_LEN + 24];
 	if (t)
 		memcpy(r->client, t->client, sizeof r->client);
 	else
-		conn_addr(c, r->client, xffb);
+		gate_conn_addr(c, r->client, xffb);
 	const char *xff = t ? t->xff : xffb;
-	track_busy(c, g, false);
+	gate_track_busy(c, g, false);
 	pthread_mutex_lock(&g->mu);
 	r->id = ++g->next_id;
 	g->m.requests++;
@@ -528,7 +480,11 @@ static enum MHD_Result first_call(gate_srv *g, gate_req *r, struct MHD_Connectio
 	r->fwd = curl_slist_append(r->fwd, xff);
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 	bool ok = identify(r, client_key(g, c));
-	if (w.bytes > (size_t)g->cfg.max_header_bytes)
+	size_t at;
+	gate_target_kind tk = gate_target_check(r->uri, &at);
+	if (tk != GATE_TGT_OK)
+		refuse_target(r, tk, at);
+	else if (w.bytes > (size_t)g->cfg.max_header_bytes)
 		gate_req_fail(r, 431, GATE_R_HEADERS_TOO_LARGE, 0,
 		              "request headers are %zu bytes, more than max_header_bytes %ld",
 		              w.bytes, g->cfg.max_header_bytes);
@@ -603,14 +559,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (*upload_size)
 		return on_body(g, r, upload, upload_size);
 	if (r->state == RQ_READING && gate_ws_wanted(c, r->method)) {
-		track_busy(c, g, true);
+		gate_track_busy(c, g, true);
 		if (gate_ws_begin(l, r))
 			return MHD_YES; /* suspended until the upstream answers */
 		return send_answer(r);
 	}
 	if (r->state == RQ_READING) {
 		prepare_batching(g, r, r->cred);
-		track_busy(c, g, true);
+		gate_track_busy(c, g, true);
 		pthread_mutex_lock(&g->mu);
 		bool queued = admit(g, r);
 		pthread_mutex_unlock(&g->mu);
@@ -626,18 +582,43 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* ------------------------------------------------------------- access log */
 
+/*
+ * The path as the log shows it. JSON strings are UTF-8, and a target
+ * with bytes above 0x7e is refused anyway: those bytes are written as
+ * %XX so that its line is written too. NULL when the path is ASCII.
+ */
+static char *log_path(const char *uri)
+{
+	size_t n = 0, hi = 0;
+	for (; uri[n]; n++)
+		hi += (unsigned char)uri[n] >= 0x80;
+	char *out = hi ? malloc(n + 2 * hi + 1) : NULL;
+	if (!out)
+		return NULL;
+	char *o = out;
+	for (const unsigned char *p = (const unsigned char *)uri; *p; p++)
+		o += *p >= 0x80 ? sprintf(o, "%%%02X", *p) : (*o = (char)*p, 1);
+	*o = '\0';
+	return out;
+}
+
 static void log_line(gate_srv *g, gate_req *r)
 {
 	if (!g->log)
 		return;
+	char *path = log_path(r->uri ? r->uri : "");
 	double qw = r->t_sent && r->t_queued ? (double)(r->t_sent - r->t_queued) / 1e6 : 0;
 	double up = r->t_sent && r->t_done ? (double)(r->t_done - r->t_sent) / 1e6 : 0;
 	double total = r->t_done ? (double)(r->t_done - r->t_arrive) / 1e6 : 0;
 	json_t *j = json_pack(
 	    "{s:f,s:I,s:s,s:s,s:s,s:s,s:i,s:I,s:I,s:f,s:f,s:f}", "ts", gw_wall_s(), "id",
 	    (json_int_t)r->id, "client", r->client, "user", r->user, "method", r->method, "path",
-	    r->uri ? r->uri : "", "status", r->status, "bytes_in", (json_int_t)r->len, "bytes_out",
+	    path     ? path
+	    : r->uri ? r->uri
+	             : "",
+	    "status", r->status, "bytes_in", (json_int_t)r->len, "bytes_out",
 	    (json_int_t)r->bytes_out, "queue_ms", qw, "upstream_ms", up, "total_ms", total);
+	free(path);
 	if (!j)
 		return;
 	if (r->batch_id) {
@@ -646,6 +627,10 @@ static void log_line(gate_srv *g, gate_req *r)
 	}
 	if (r->up >= 0)
 		json_object_set_new(j, "upstream", json_string(g->up[r->up].cfg.url));
+	if (r->url)
+		json_object_set_new(j, "url", json_string(r->url));
+	if (r->retried)
+		json_object_set_new(j, "batch_retry", json_true());
 	if (r->reason[0])
 		json_object_set_new(j, "reason", json_string(r->reason));
 	char *s = json_dumps(j, JSON_COMPACT);
@@ -663,10 +648,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	gate_srv *g = cls;
 	gate_req *r = *con_cls;
 	*con_cls = NULL;
-	track_busy(c, g, false);
+	gate_track_busy(c, g, false);
 	if (!r)
 		return;
 	pthread_mutex_lock(&g->mu);
+	gate_track *t = gate_conn_track(c);
+	if (t && t->req == r)
+		t->req = NULL;
 	if (r->state == RQ_QUEUED)
 		gate_fairq_remove(&g->q, &r->q);
 	if (r->u)
@@ -684,97 +672,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_unlock(&r->smu);
 	gate_req_unref(r);
 	pthread_mutex_unlock(&g->mu);
-}
-
-/* ---------------------------------------------------- connections, watchdog */
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
-{
-	gate_srv *g = cls;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci =
-		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		gate_track *t = calloc(1, sizeof *t);
-		if (!t || !ci) {
-			free(t);
-			return;
-		}
-		t->fd = ci->connect_fd;
-		conn_addr(c, t->client, t->xff);
-		pthread_mutex_lock(&g->mu);
-		t->deadline_ns = gw_mono_ns() + g->cfg.client_timeout_ms * 1000000LL;
-		t->next = g->tracks;
-		if (g->tracks)
-			g->tracks->prev = t;
-		g->tracks = t;
-		pthread_mutex_unlock(&g->mu);
-		*socket_context = t;
-		return;
-	}
-	gate_track *t = *socket_context;
-	if (!t)
-		return;
-	pthread_mutex_lock(&g->mu);
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		g->tracks = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	pthread_mutex_unlock(&g->mu);
-	free(t);
-	*socket_context = NULL;
-}
-
-static void *watchdog_main(void *arg)
-{
-	gate_srv *g = arg;
-	pthread_mutex_lock(&g->mu);
-	while (!g->stopping) {
-		int64_t now = gw_mono_ns();
-		for (gate_track *t = g->tracks; t; t = t->next) {
-			int64_t due = __atomic_load_n(&t->deadline_ns, __ATOMIC_RELAXED);
-			if (!t->shut && due && now > due) {
-				/* MHD sees the hang-up and closes the connection itself. */
-				shutdown(t->fd, SHUT_RDWR);
-				t->shut = true;
-			}
-		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 200000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-	}
-	pthread_mutex_unlock(&g->mu);
-	return NULL;
-}
-
-static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-	gate_srv *g = cls;
-	if (!g->cfg.allow_remote)
-		return MHD_YES; /* bound to loopback only */
-	const void *a;
-	bool v6 = addr->sa_family == AF_INET6;
-	if (v6)
-		a = &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
-	else if (addr->sa_family == AF_INET)
-		a = &((const struct sockaddr_in *)(const void *)addr)->sin_addr;
-	else
-		return MHD_NO;
-	char host[64];
-	inet_ntop(addr->sa_family, a, host, sizeof host);
-	if (gate_is_loopback(host))
-		return MHD_YES;
-	for (int i = 0; i < g->cfg.nallow; i++)
-		if (gate_net_match(&g->cfg.allow[i], a, v6))
-			return MHD_YES;
-	return MHD_NO;
 }
 
 /* --------------------------------------------------------------- starting */
@@ -867,10 +764,12 @@ static int start_loop_daemon(gate_srv *g, gate_loop *l, struct sockaddr_storage 
 		close(fd);
 		return -1;
 	}
-	/* MHD's own messages stay off: every answer is in the access log. */
+	/* MHD's own messages stay off: every answer is in the access log. Its
+	 * error log reaches only gate_mhd_log, which prints nothing and answers
+	 * in place of one of libmicrohttpd's own answers (conn.c). */
 	/* No threads of its own: the gate's loop runs it (loop.c). */
-	unsigned flags =
-	    MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_ALLOW_UPGRADE;
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO |
+	                 MHD_ALLOW_UPGRADE | MHD_USE_ERROR_LOG;
 	if (ss->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* The pool holds the request line and headers plus read buffers. */
@@ -879,12 +778,12 @@ static int start_loop_daemon(gate_srv *g, gate_loop *l, struct sockaddr_storage 
 	/* max_connections is for the gate: each loop takes its share (the
 	 * kernel spreads connections over the loops about evenly). */
 	unsigned per_loop = (unsigned)((g->cfg.max_connections + g->nloops - 1) / g->nloops);
-	l->d =
-	    MHD_start_daemon(flags, 0, on_accept, g, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
-	                     MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED,
-	                     on_completed, g, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
-	                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_CONNECTION_LIMIT,
-	                     per_loop, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
+	l->d = MHD_start_daemon(
+	    flags, 0, gate_on_accept, g, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
+	    MHD_OPTION_NOTIFY_CONNECTION, gate_on_connection, g, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    pool, MHD_OPTION_CONNECTION_LIMIT, per_loop, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+	    MHD_OPTION_EXTERNAL_LOGGER, gate_mhd_log, l, MHD_OPTION_END);
 	if (!l->d) {
 		int e = errno;
 		close(fd);
@@ -936,7 +835,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		unsigned mf = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 		if (ms.ss_family == AF_INET6)
 			mf |= MHD_USE_IPv6;
-		g->md = MHD_start_daemon(mf, 0, on_accept, g, gate_metrics_serve, g,
+		g->md = MHD_start_daemon(mf, 0, gate_on_accept, g, gate_metrics_serve, g,
 		                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ms,
 		                         MHD_OPTION_CONNECTION_LIMIT, 64U,
 		                         MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
@@ -956,7 +855,7 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		stop_daemons(g);
 		return -1;
 	}
-	g->watchdog_running = pthread_create(&g->watchdog, NULL, watchdog_main, g) == 0;
+	g->watchdog_running = pthread_create(&g->watchdog, NULL, gate_watchdog_main, g) == 0;
 	return 0;
 }
 

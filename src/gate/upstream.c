@@ -19,6 +19,7 @@
 
 #include "gate/gate_int.h"
 #include "util/i18n.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define MAX_RESPONSE_BYTES (256UL << 20)
@@ -246,6 +247,7 @@ static void xfer_free(gate_xfer *x)
 	free(x->body);
 	free(x->hbuf);
 	free(x->rbuf);
+	free(x->url);
 	free(x);
 }
 
@@ -260,15 +262,33 @@ static void end_stream(gate_req *r)
 	pthread_mutex_unlock(&r->smu);
 }
 
+/*
+ * The headers of one member's answer: the upstream's, and what the
+ * member shares with the others (their number; the batch's usage, which
+ * its body no longer claims as its own). A new string, or NULL.
+ */
+static char *member_headers(const gate_xfer *x, const char *usage)
+{
+	gw_strbuf b = {0};
+	if (x->hbuf)
+		gw_sb_put(&b, x->hbuf, x->hlen);
+	gw_sb_printf(&b, "X-Gpuwhy-Batch-Members: %d\n", x->n);
+	if (usage)
+		gw_sb_printf(&b, "X-Gpuwhy-Batch-Usage: %s\n", usage);
+	return gw_sb_take(&b);
+}
+
 /* Give every member its answer from a finished batch (mu held). */
 static void answer_batch(gate_xfer *x)
 {
 	gate_req *r0 = x->m[0];
 	bool ok2xx = x->status >= 200 && x->status < 300;
 	char **parts = calloc((size_t)x->n, sizeof *parts);
+	char *usage = NULL;
 	bool split = ok2xx && parts &&
 	             gate_batch_split(&r0->brule, x->rbuf ? x->rbuf : "", x->rlen, x->counts, x->n,
-	                              parts) == 0;
+	                              parts, &usage) == 0;
+	char *hdrs = member_headers(x, usage);
 	for (int i = 0; i < x->n; i++) {
 		gate_req *r = x->m[i];
 		if (ok2xx && !split) {
@@ -280,13 +300,14 @@ static void answer_batch(gate_xfer *x)
 		r->status = (int)x->status;
 		free(r->rbody);
 		free(r->rhdrs);
-		r->rhdrs = x->hbuf ? strdup(x->hbuf) : NULL;
+		r->rhdrs = hdrs ? strdup(hdrs) : NULL;
 		if (split) {
 			r->rbody = parts[i];
 			r->rlen = strlen(parts[i]);
 			parts[i] = NULL;
 		} else {
-			/* A failed batch fails each member with the upstream's status and body. */
+			/* A batch that failed with a 5xx fails each member with the
+			 * upstream's status and body (a 4xx sends them alone: retry_alone). */
 			r->rbody = malloc(x->rlen + 1);
 			if (r->rbody && x->rlen)
 				memcpy(r->rbody, x->rbuf, x->rlen);
@@ -298,6 +319,34 @@ static void answer_batch(gate_xfer *x)
 		for (int i = 0; i < x->n; i++)
 			free(parts[i]);
 	free(parts);
+	free(usage);
+	free(hdrs);
+}
+
+/*
+ * An upstream that refuses a merged batch with a 4xx may refuse what one
+ * member sent (too many inputs for it, an input it rejects), or the
+ * merge itself: no member should get that answer for what another sent.
+ * Each member goes back to its queue, not batchable any more, and is sent
+ * alone, once: its answer is its own. A 429 is the upstream asking for
+ * fewer requests and reaches every member as it is.
+ */
+static bool retry_alone(const gate_xfer *x)
+{
+	return x->n > 1 && !x->streaming && x->status >= 400 && x->status < 500 && x->status != 429;
+}
+
+/* Put member r of a refused batch back in its user's queue (mu held). */
+static void requeue_alone(gate_srv *g, gate_req *r, int64_t now)
+{
+	r->rule = -1;
+	r->retried = true;
+	r->batch_id = 0;
+	r->batch_size = 0;
+	r->t_queued = r->q.t_enqueue_ns = now;
+	r->state = RQ_QUEUED;
+	gate_fairq_push(&g->q, r->u, &r->q);
+	g->m.batch_retries++;
 }
 
 static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *why, char *text,
@@ -305,6 +354,12 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 {
 	gate_up *u = &g->up[x->up];
 	*status = 0;
+	if (x->refused) {
+		*status = 400;
+		gate_say(why, text, wl,
+		         "no URL on upstream %s can be built from this request-target", u->cfg.url);
+		return;
+	}
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
 		if (x->status >= 500)
@@ -356,14 +411,18 @@ static void finish(gate_xfer *x, CURLcode rc)
 	char why[700], text[700];
 	classify(g, x, rc, &fail, why, text, sizeof why);
 	x->reusable = rc == CURLE_OK && !x->held;
-	if (!fail && !x->streaming && x->n > 1)
+	bool again = !fail && retry_alone(x);
+	if (!fail && !again && !x->streaming && x->n > 1)
 		answer_batch(x);
 	for (int i = 0; i < x->n; i++) {
 		gate_req *r = x->m[i];
 		if (r->u)
 			r->u->inflight--;
 		g->inflight--;
-		if (x->streaming) {
+		if (again) {
+			if (!r->conn_gone && r->u)
+				requeue_alone(g, r, now);
+		} else if (x->streaming) {
 			r->x = NULL;
 			end_stream(r);
 		} else if (fail) {
@@ -388,6 +447,8 @@ static void finish(gate_xfer *x, CURLcode rc)
 	pthread_mutex_unlock(&g->mu);
 	rl_run(&rl);
 	rl_free(&rl);
+	if (again)
+		gate_dispatch_wake(g); /* they may go at once, from any loop */
 	if (x->easy)
 		curl_multi_remove_handle(x->l->multi, x->easy);
 	xfer_free(x);
@@ -400,11 +461,53 @@ static void easy_fixed(CURL *e)
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* A redirect is the upstream's answer, passed to the client: the gate
+	 * fetches nothing from anywhere but the upstream (target.c). */
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_DISALLOW_USERNAME_IN_URL, 1L);
+	/* The path as the client sent it, as the access log shows it. */
+	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
 	/* Upstreams are reached directly: an http_proxy meant for the user's
 	 * own traffic must not reroute a reverse proxy (and reading the
 	 * environment for it, and for no_proxy, costs every request). */
 	curl_easy_setopt(e, CURLOPT_PROXY, "");
 	curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+}
+
+/* The URL target fetches at upstream up: gate_url_build's, or the same
+ * one built a moment ago by this loop. A new string, NULL when refused. */
+static char *loop_url(gate_loop *l, const gate_up *u, int up, const char *target)
+{
+	for (int i = 0; i < GATE_URL_CACHE; i++)
+		if (l->urls[i].target && l->urls[i].up == up && !strcmp(l->urls[i].target, target))
+			return strdup(l->urls[i].url);
+	char *url = gate_url_build(&u->origin, target, NULL);
+	if (!url || strlen(target) > GATE_URL_CACHE_TARGET)
+		return url;
+	char *t = strdup(target), *c = strdup(url);
+	if (t && c) {
+		unsigned i = l->nurls++ % GATE_URL_CACHE;
+		free(l->urls[i].target);
+		free(l->urls[i].url);
+		l->urls[i].up = up;
+		l->urls[i].target = t;
+		l->urls[i].url = c;
+	} else {
+		free(t);
+		free(c);
+	}
+	return url;
+}
+
+static void loop_urls_free(gate_loop *l)
+{
+	for (int i = 0; i < GATE_URL_CACHE; i++) {
+		free(l->urls[i].target);
+		free(l->urls[i].url);
+		l->urls[i].target = l->urls[i].url = NULL;
+	}
 }
 
 static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, size_t len)
@@ -415,8 +518,19 @@ static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, 
 		return -1;
 	if (fresh)
 		easy_fixed(e);
-	snprintf(x->url, sizeof x->url, "%s%s", g->up[x->up].cfg.url, r->uri);
+	gate_up *u = &g->up[x->up];
+	x->url = loop_url(x->l, u, x->up, r->uri);
+	if (!x->url) {
+		x->refused = true;
+		return -1;
+	}
+	for (int i = 0; i < x->n; i++) {
+		free(x->m[i]->url);
+		x->m[i]->url = strdup(x->url);
+	}
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	/* Whatever the URL says, the connection goes to the upstream's host and port. */
+	curl_easy_setopt(e, CURLOPT_CONNECT_TO, u->pin);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
@@ -828,6 +942,7 @@ void gate_dispatch_stop(gate_srv *g)
 		gate_dispatch_abort(l);
 		gate_loop_free(l);
 		easy_pool_drain(l);
+		loop_urls_free(l);
 		curl_multi_cleanup(l->multi);
 		l->multi = NULL;
 	}

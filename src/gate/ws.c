@@ -67,6 +67,7 @@ struct gate_ws {
 	int64_t t_start, last_ns, handshake_due_ns;
 	uint64_t id;
 	char user[128], client[64], path[512];
+	char *url; /* the URL it opened (gate_url_build's), for the log */
 	const char *why_end;
 };
 
@@ -105,12 +106,12 @@ static void log_end(gate_ws *w)
 	if (!g->log)
 		return;
 	int64_t now = gw_mono_ns();
-	json_t *j = json_pack("{s:f,s:I,s:s,s:s,s:s,s:s,s:i,s:I,s:I,s:f,s:b,s:s,s:s}", "ts",
-	                      gw_wall_s(), "id", (json_int_t)w->id, "client", w->client, "user",
-	                      w->user, "method", "GET", "path", w->path, "status", 101, "bytes_in",
-	                      (json_int_t)w->c2u.total, "bytes_out", (json_int_t)w->u2c.total,
-	                      "total_ms", (double)(now - w->t_start) / 1e6, "websocket", 1,
-	                      "upstream", g->up[w->up].cfg.url, "reason", w->why_end);
+	json_t *j = json_pack(
+	    "{s:f,s:I,s:s,s:s,s:s,s:s,s:i,s:I,s:I,s:f,s:b,s:s,s:s,s:s}", "ts", gw_wall_s(), "id",
+	    (json_int_t)w->id, "client", w->client, "user", w->user, "method", "GET", "path",
+	    w->path, "status", 101, "bytes_in", (json_int_t)w->c2u.total, "bytes_out",
+	    (json_int_t)w->u2c.total, "total_ms", (double)(now - w->t_start) / 1e6, "websocket", 1,
+	    "upstream", g->up[w->up].cfg.url, "url", w->url ? w->url : "", "reason", w->why_end);
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (s) {
 		fprintf(g->log, "%s\n", s);
@@ -199,6 +200,7 @@ void gate_ws_reap(gate_loop *l)
 		}
 		*p = w->next;
 		free(w->head);
+		free(w->url);
 		free(w->c2u.b);
 		free(w->u2c.b);
 		free(w);
@@ -219,60 +221,52 @@ void gate_ws_close_all(gate_loop *l)
 
 /* ------------------------------------------------------------ starting */
 
-/* The upstream's host and port from "http://host:port" (-1: https). */
-static int split_url(const char *url, char *host, size_t hlen, char *port, size_t plen)
+/*
+ * Start connecting to the upstream's host and port, the ones its URL was
+ * parsed into (target.c): the request-target never chooses them. The
+ * socket, or -1 with why.
+ */
+static int connect_upstream(const gate_up *u, char *why, char *text, size_t wl)
 {
-	if (strncmp(url, "http://", 7) != 0)
-		return -1;
-	const char *h = url + 7, *end = h + strlen(h), *colon;
-	if (*h == '[') {
-		const char *rb = strchr(h, ']');
-		if (!rb)
-			return -1;
-		snprintf(host, hlen, "%.*s", (int)(rb - h - 1), h + 1);
-		colon = rb[1] == ':' ? rb + 1 : NULL;
-	} else {
-		colon = strrchr(h, ':');
-		snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - h), h);
-	}
-	snprintf(port, plen, "%s", colon ? colon + 1 : "80");
-	return 0;
-}
-
-/* Start connecting to the upstream; the socket, or -1 with why. */
-static int connect_upstream(const char *url, char *why, char *text, size_t wl)
-{
-	char host[256], port[16];
-	if (split_url(url, host, sizeof host, port, sizeof port) != 0) {
+	const gate_origin *o = &u->origin;
+	if (strcmp(o->scheme, "http") != 0) {
 		gate_say(why, text, wl, "WebSocket requests need an http:// upstream, %s is not",
-		         url);
+		         u->cfg.url);
 		return -1;
 	}
+	char host[256], port[16];
+	size_t hl = strlen(o->host);
+	if (o->host[0] == '[' && hl > 2)
+		snprintf(host, sizeof host, "%.*s", (int)(hl - 2), o->host + 1);
+	else
+		snprintf(host, sizeof host, "%s", o->host);
+	snprintf(port, sizeof port, "%ld", o->port);
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
 	int rc = getaddrinfo(host, port, &hints, &ai);
 	if (rc != 0) {
-		gate_say(why, text, wl, "upstream %s: cannot resolve %s: %s", url, host,
+		gate_say(why, text, wl, "upstream %s: cannot resolve %s: %s", u->cfg.url, host,
 		         gai_strerror(rc));
 		return -1;
 	}
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-		gate_say(why, text, wl, "upstream %s is unreachable: %s", url, strerror(errno));
+		gate_say(why, text, wl, "upstream %s is unreachable: %s", u->cfg.url,
+		         strerror(errno));
 		close(fd);
 		fd = -1;
 	} else if (fd < 0) {
-		gate_say(why, text, wl, "upstream %s: no socket: %s", url, strerror(errno));
+		gate_say(why, text, wl, "upstream %s: no socket: %s", u->cfg.url, strerror(errno));
 	}
 	freeaddrinfo(ai);
 	return fd;
 }
 
-/* "GET path HTTP/1.1" with the forwarded headers and the upgrade's own. */
-static char *build_head(const gate_req *r, const char *url, size_t *len)
+/* "GET path HTTP/1.1" with the forwarded headers and the upgrade's own;
+ * r->uri is origin-form (server.c refused any other). */
+static char *build_head(const gate_req *r, const gate_origin *o, size_t *len)
 {
 	gw_strbuf b = {0};
-	const char *host = strstr(url, "://");
-	gw_sb_printf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", r->uri, host ? host + 3 : url);
+	gw_sb_printf(&b, "GET %s HTTP/1.1\r\nHost: %s:%ld\r\n", r->uri, o->host, o->port);
 	for (const struct curl_slist *h = r->fwd; h; h = h->next) {
 		size_t n = strlen(h->data);
 		if (n && h->data[n - 1] != ':') /* "Expect:" is curl's way to drop one */
@@ -330,17 +324,18 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 	if (!ok)
 		return false;
 	char why[700], text[700];
-	const char *url = g->up[up].cfg.url;
+	const gate_up *gu = &g->up[up];
 	gate_ws *w = calloc(1, sizeof *w);
 	if (w) {
 		w->c2u.b = malloc(WS_BUF);
 		w->u2c.b = malloc(WS_BUF);
 		w->c2u.cap = w->u2c.cap = WS_BUF;
+		w->url = gate_url_build(&gu->origin, r->uri, NULL);
 	}
-	bool mem = w && w->c2u.b && w->u2c.b;
-	int fd = mem ? connect_upstream(url, why, text, sizeof why) : -1;
+	bool mem = w && w->c2u.b && w->u2c.b && w->url;
+	int fd = mem ? connect_upstream(gu, why, text, sizeof why) : -1;
 	if (fd >= 0)
-		w->head = build_head(r, url, &w->hlen);
+		w->head = build_head(r, &gu->origin, &w->hlen);
 	if (!mem || (fd >= 0 && !w->head))
 		gate_say(why, text, sizeof why, "out of memory");
 	if (fd < 0 || !w->head) {
@@ -348,6 +343,7 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 			close(fd);
 		if (w) {
 			free(w->head);
+			free(w->url);
 			free(w->c2u.b);
 			free(w->u2c.b);
 		}
@@ -383,6 +379,8 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 	g->ws_open++;
 	g->ws_total++;
 	r->up = up;
+	free(r->url);
+	r->url = strdup(w->url);
 	r->ws = w;
 	r->state = RQ_WS;
 	pthread_mutex_unlock(&g->mu);

@@ -119,6 +119,43 @@ static CURLMcode no_multi_cleanup(CURLM *m)
 	return CURLM_BAD_HANDLE;
 }
 
+static CURLU *no_url(void)
+{
+	return NULL;
+}
+
+static void no_url_cleanup(CURLU *u)
+{
+	(void)u;
+}
+
+/* libcurl 8 made the source const; the cast in the table fits either. */
+static CURLU *no_url_dup(CURLU *u)
+{
+	(void)u;
+	return NULL;
+}
+
+static CURLUcode no_url_set(CURLU *u, CURLUPart what, const char *part, unsigned int flags)
+{
+	(void)u, (void)what, (void)part, (void)flags;
+	return CURLUE_OUT_OF_MEMORY;
+}
+
+/* libcurl 8 made the handle const; the cast in the table fits either. */
+static CURLUcode no_url_get(CURLU *u, CURLUPart what, char **part, unsigned int flags)
+{
+	(void)u, (void)what, (void)flags;
+	if (part)
+		*part = NULL;
+	return CURLUE_OUT_OF_MEMORY;
+}
+
+static void no_free(void *p)
+{
+	(void)p;
+}
+
 static gw_curl_api api = {
     .global_init = no_global_init,
     .global_cleanup = no_void,
@@ -140,6 +177,12 @@ static gw_curl_api api = {
     .multi_socket_action = no_socket_action,
     .multi_info_read = no_info_read,
     .multi_cleanup = no_multi_cleanup,
+    .url = no_url,
+    .url_cleanup = no_url_cleanup,
+    .url_dup = (__typeof__(curl_url_dup) *)no_url_dup,
+    .url_set = no_url_set,
+    .url_get = (__typeof__(curl_url_get) *)no_url_get,
+    .free = no_free,
 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -165,6 +208,12 @@ static const gw_dl_sym syms[] = {
     GW_DL_SYM(gw_curl_api, multi_socket_action, "curl_multi_socket_action"),
     GW_DL_SYM(gw_curl_api, multi_info_read, "curl_multi_info_read"),
     GW_DL_SYM(gw_curl_api, multi_cleanup, "curl_multi_cleanup"),
+    GW_DL_SYM(gw_curl_api, url, "curl_url"),
+    GW_DL_SYM(gw_curl_api, url_cleanup, "curl_url_cleanup"),
+    GW_DL_SYM(gw_curl_api, url_dup, "curl_url_dup"),
+    GW_DL_SYM(gw_curl_api, url_set, "curl_url_set"),
+    GW_DL_SYM(gw_curl_api, url_get, "curl_url_get"),
+    GW_DL_SYM(gw_curl_api, free, "curl_free"),
 };
 
 static void load(void)

@@ -40,6 +40,12 @@ typedef struct {
 	__typeof__(curl_multi_socket_action) *multi_socket_action;
 	__typeof__(curl_multi_info_read) *multi_info_read;
 	__typeof__(curl_multi_cleanup) *multi_cleanup;
+	__typeof__(curl_url) *url;
+	__typeof__(curl_url_cleanup) *url_cleanup;
+	__typeof__(curl_url_dup) *url_dup;
+	__typeof__(curl_url_set) *url_set;
+	__typeof__(curl_url_get) *url_get;
+	__typeof__(curl_free) *free;
 } gw_curl_api;
 
 /* The table (loaded once, thread-safe); its functions fail when loading failed. */
@@ -73,5 +79,11 @@ const char *gw_curl_error(void);
 #define curl_multi_socket_action(...) (gw_curl()->multi_socket_action(__VA_ARGS__))
 #define curl_multi_info_read(...) (gw_curl()->multi_info_read(__VA_ARGS__))
 #define curl_multi_cleanup(...) (gw_curl()->multi_cleanup(__VA_ARGS__))
+#define curl_url() (gw_curl()->url())
+#define curl_url_cleanup(...) (gw_curl()->url_cleanup(__VA_ARGS__))
+#define curl_url_dup(...) (gw_curl()->url_dup(__VA_ARGS__))
+#define curl_url_set(...) (gw_curl()->url_set(__VA_ARGS__))
+#define curl_url_get(...) (gw_curl()->url_get(__VA_ARGS__))
+#define curl_free(...) (gw_curl()->free(__VA_ARGS__))
 
 #endif

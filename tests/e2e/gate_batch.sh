@@ -2,7 +2,7 @@
 # Dynamic batching against sim serve: answers split back in order and
 # equal to direct answers; many sparse clients are merged into batches
 # (counted by the upstream and in /metrics) for more throughput at no
-# worse latency; a failed batch fails each member with the upstream's
+# worse latency; a batch failed with a 5xx fails each member with the upstream's
 # status; streamed answers pass through chunk by chunk.
 set -u
 T=$(mktemp -d /tmp/gpuwhy-gate-batch.XXXXXX)
@@ -65,7 +65,7 @@ print("pass-through %.0f req/s p50 %.0f ms; batching %.0f req/s p50 %.0f ms" % (
 sys.exit(0 if b["rps"] >= 2 * p["rps"] and b["p50_ms"] <= 2 * p["p50_ms"] else 1)
 PY
 
-# A failed batch fails every member with the upstream's status.
+# A batch failed with a 5xx (out of memory) fails every member with the upstream's status.
 start_sim oom --batch-ms 5 --item-ms 1 --mem-mib 1280 --model-mib 1024 --item-mib 32
 start_gate oom --upstream "http://127.0.0.1:$SIM_PORT@0" --user-concurrency 64 \
 	--batch /v1/embeddings --max-batch 16 --preferred 16 --batch-delay 3s

@@ -304,7 +304,7 @@ static void test_batch_merge_split(void **state)
 	    "{\"index\": 2, \"embedding\": [2.5]}]}";
 	long counts[2] = {2, 1};
 	char *out[2];
-	assert_int_equal(gate_batch_split(&r, resp, strlen(resp), counts, 2, out), 0);
+	assert_int_equal(gate_batch_split(&r, resp, strlen(resp), counts, 2, out, NULL), 0);
 	json_t *o1 = json_loads(out[0], 0, NULL), *o2 = json_loads(out[1], 0, NULL);
 	assert_int_equal(json_array_size(json_object_get(o1, "data")), 2);
 	json_t *only = json_array_get(json_object_get(o2, "data"), 0);
@@ -317,8 +317,8 @@ static void test_batch_merge_split(void **state)
 	free(out[1]);
 	/* A response with the wrong number of items is not split. */
 	long wrong[2] = {2, 2};
-	assert_int_equal(gate_batch_split(&r, resp, strlen(resp), wrong, 2, out), -1);
-	assert_int_equal(gate_batch_split(&r, "nope", 4, counts, 2, out), -1);
+	assert_int_equal(gate_batch_split(&r, resp, strlen(resp), wrong, 2, out, NULL), -1);
+	assert_int_equal(gate_batch_split(&r, "nope", 4, counts, 2, out, NULL), -1);
 
 	/* Not batchable: streamed, no input, not JSON. */
 	json_t *rx;
@@ -344,7 +344,7 @@ static void test_batch_merge_split(void **state)
 	const char *tr = "{\"outputs\": [{\"name\": \"y\", \"data\": [10, 20, 30]}]}";
 	long nc[2] = {2, 1};
 	char *no[2];
-	assert_int_equal(gate_batch_split(&n, tr, strlen(tr), nc, 2, no), 0);
+	assert_int_equal(gate_batch_split(&n, tr, strlen(tr), nc, 2, no, NULL), 0);
 	assert_non_null(strstr(no[0], "[10,20]"));
 	assert_non_null(strstr(no[1], "[30]"));
 	assert_null(strstr(tr, "[10,20]")); /* the original is untouched */
@@ -362,6 +362,73 @@ static void test_batch_merge_split(void **state)
 	free(k1);
 	free(k2);
 	free(k3);
+}
+
+/* No member of a merged batch is told the batch's usage as its own. */
+static void test_batch_usage(void **state)
+{
+	(void)state;
+	gate_batch_rule r;
+	gate_rule_defaults(&r, GATE_GOAL_LATENCY, "/v1/embeddings");
+	long counts[2] = {1, 3};
+	char *out[2], *usage = NULL;
+	/* The batch total only: left out of each member, handed back for a header. */
+	const char *total = "{\"data\": [{\"index\": 0}, {\"index\": 1}, {\"index\": 2}, "
+	                    "{\"index\": 3}], \"usage\": {\"prompt_tokens\": 10, "
+	                    "\"total_tokens\": 10, \"note\": \"a\\nb\\u00e9\"}}";
+	assert_int_equal(gate_batch_split(&r, total, strlen(total), counts, 2, out, &usage), 0);
+	for (int i = 0; i < 2; i++) {
+		json_t *o = json_loads(out[i], 0, NULL);
+		assert_non_null(o);
+		assert_null(json_object_get(o, "usage"));
+		json_decref(o);
+		free(out[i]);
+	}
+	assert_non_null(usage);
+	assert_null(strchr(usage, '\n'));
+	for (const char *c = usage; *c; c++)
+		assert_true((unsigned char)*c >= 0x20 && (unsigned char)*c <= 0x7e);
+	json_t *u = json_loads(usage, 0, NULL);
+	assert_int_equal(json_integer_value(json_object_get(u, "prompt_tokens")), 10);
+	json_decref(u);
+	free(usage);
+	/* Per item: each member gets exactly its items' sum. */
+	const char *per = "{\"data\": [{\"usage\": {\"prompt_tokens\": 1, \"total_tokens\": 1}}, "
+	                  "{\"usage\": {\"prompt_tokens\": 2, \"total_tokens\": 2}}, "
+	                  "{\"usage\": {\"prompt_tokens\": 3, \"total_tokens\": 4, \"x\": \"s\"}}, "
+	                  "{\"usage\": {\"prompt_tokens\": 4, \"total_tokens\": 4}}], "
+	                  "\"usage\": {\"prompt_tokens\": 10, \"total_tokens\": 11}}";
+	assert_int_equal(gate_batch_split(&r, per, strlen(per), counts, 2, out, &usage), 0);
+	json_t *a = json_loads(out[0], 0, NULL), *b = json_loads(out[1], 0, NULL);
+	json_t *ua = json_object_get(a, "usage"), *ub = json_object_get(b, "usage");
+	assert_int_equal(json_integer_value(json_object_get(ua, "prompt_tokens")), 1);
+	assert_int_equal(json_integer_value(json_object_get(ub, "prompt_tokens")), 9);
+	assert_int_equal(json_integer_value(json_object_get(ub, "total_tokens")), 10);
+	json_decref(a);
+	json_decref(b);
+	free(out[0]);
+	free(out[1]);
+	free(usage);
+	/* One item without its own: that member gets none. An overflowing sum: none. */
+	const char *some =
+	    "{\"data\": [{\"usage\": {\"prompt_tokens\": 1}}, {\"usage\": {\"prompt_tokens\": "
+	    "9223372036854775807}}, {\"usage\": {\"prompt_tokens\": 1}}, {}], "
+	    "\"usage\": {\"prompt_tokens\": 10}}";
+	assert_int_equal(gate_batch_split(&r, some, strlen(some), counts, 2, out, &usage), 0);
+	json_t *s0 = json_loads(out[0], 0, NULL), *s1 = json_loads(out[1], 0, NULL);
+	assert_non_null(json_object_get(s0, "usage"));
+	assert_null(json_object_get(s1, "usage")); /* only its items keep their own */
+	json_decref(s0);
+	json_decref(s1);
+	free(out[0]);
+	free(out[1]);
+	free(usage);
+	/* A single member is the whole batch: its answer is left as it came. */
+	long one[1] = {4};
+	assert_int_equal(gate_batch_split(&r, total, strlen(total), one, 1, out, &usage), 0);
+	assert_non_null(strstr(out[0], "\"prompt_tokens\":10"));
+	assert_null(usage);
+	free(out[0]);
 }
 
 static void test_batch_choose(void **state)
@@ -456,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(test_config_parse),
 	    cmocka_unit_test(test_keys_and_nets),
 	    cmocka_unit_test(test_batch_merge_split),
+	    cmocka_unit_test(test_batch_usage),
 	    cmocka_unit_test(test_batch_choose),
 	    cmocka_unit_test(test_route),
 	};
