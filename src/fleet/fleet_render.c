@@ -39,7 +39,8 @@ static void text_hours(const fleet_report *r, FILE *out)
 
 static void text_groups(const fleet_opts *o, const fleet_report *r, FILE *out)
 {
-	fprintf(out, _("\nBy %s, most GPU-hours not busy first:\n"), by_name(o->by));
+	fprintf(out, "\n");
+	fprintf(out, _("By %s, most GPU-hours not busy first:\n"), by_name(o->by));
 	fprintf(out, "  %-24s", "");
 	for (int s = 0; s < FS__COUNT; s++)
 		fprintf(out, " %12.12s", fleet_state_id((fleet_state)s));
@@ -67,7 +68,7 @@ static void gpu_list(const prom_node *nd, uint64_t mask, char *out, size_t len)
 
 static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out)
 {
-	fprintf(out, "%s\n", _("\nFindings, most GPU-hours lost first:"));
+	fprintf(out, "\n%s\n", _("Findings, most GPU-hours lost first:"));
 	if (!r->nf)
 		fprintf(out, "  %s\n", _("none"));
 	for (int i = 0; i < r->nf; i++) {
@@ -103,17 +104,19 @@ void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	for (int m = 0; m < PF__COUNT; m++)
 		if (!fl->have[m]) {
 			if (!head)
-				fprintf(out, "%s\n",
-				        _("\nNot in Prometheus (the rules that need them were not "
+				fprintf(out, "\n%s\n",
+				        _("Not in Prometheus (the rules that need them were not "
 				          "checked):"));
 			head = true;
 			fprintf(out, "  %s\n", fl->expr[m]);
 		}
 	for (int i = 0; i < r->nnot_checked; i++)
 		fprintf(out, "%s%s\n", i ? "  " : "\n", r->not_checked[i]);
-	if (fl->gpus_dropped)
-		fprintf(out, _("\n%d GPUs beyond %d on one node were left out.\n"),
-		        fl->gpus_dropped, GPU_MAX);
+	if (fl->gpus_dropped) {
+		fprintf(out, "\n");
+		fprintf(out, _("%d GPUs beyond %d on one node were left out.\n"), fl->gpus_dropped,
+		        GPU_MAX);
+	}
 }
 
 static void json_hours(jsonw *w, const fleet_hours *h)
