@@ -107,9 +107,12 @@ static int parse_one(json_t *r, prom_matrix *m)
 		json_t *jt = json_array_get(p, 0), *jv = json_array_get(p, 1);
 		if (!json_is_number(jt) || !json_is_string(jv))
 			return -1;
+		/* Prometheus writes NaN, +Inf and -Inf as strtod reads them; anything it
+		 * cannot read whole (an empty string too) is absent, never 0 */
+		const char *text = json_string_value(jv);
 		char *end;
-		double v = strtod(json_string_value(jv), &end);
-		if (*end)
+		double v = strtod(text, &end);
+		if (end == text || *end)
 			v = NAN;
 		push_point(s, json_number_value(jt), v);
 	}
