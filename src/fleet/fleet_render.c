@@ -39,7 +39,7 @@ static void text_hours(const fleet_report *r, FILE *out)
 
 static void text_groups(const fleet_opts *o, const fleet_report *r, FILE *out)
 {
-	fputc('\n', out);
+	fprintf(out, "\n");
 	fprintf(out, _("By %s, most GPU-hours not busy first:\n"), by_name(o->by));
 	fprintf(out, "  %-24s", "");
 	for (int s = 0; s < FS__COUNT; s++)
@@ -112,11 +112,11 @@ void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 		}
 	for (int i = 0; i < r->nnot_checked; i++)
 		fprintf(out, "%s%s\n", i ? "  " : "\n", r->not_checked[i]);
-	if (fl->gpus_dropped)
-		fputc('\n', out);
-	if (fl->gpus_dropped)
+	if (fl->gpus_dropped) {
+		fprintf(out, "\n");
 		fprintf(out, _("%d GPUs beyond %d on one node were left out.\n"), fl->gpus_dropped,
 		        GPU_MAX);
+	}
 }
 
 static void json_hours(jsonw *w, const fleet_hours *h)

@@ -67,6 +67,14 @@ void prom_matrix_free(prom_matrix *m);
 int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, size_t whylen);
 
 /*
+ * Chunk k (from 0) of a range query over [from, to] at step: [*start, *end]
+ * holds at most PROM_CHUNK_POINTS points of the grid from + i*step, and
+ * chunk k + 1 begins one step after chunk k's last point, so no point is
+ * asked for twice or left out. False when chunk k would begin after to.
+ */
+bool prom_range_chunk(double from, double to, double step, long k, double *start, double *end);
+
+/*
  * Run expr over [from, to] at step (seconds, epoch), in chunks of at most
  * PROM_CHUNK_POINTS points, into m. Returns 0 or the exit code of err.
  */

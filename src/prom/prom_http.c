@@ -6,7 +6,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,11 +188,10 @@ int prom_query_range(const prom_conn *c, const char *expr, double from, double t
 {
 	if (gw_curl_error())
 		return gw_fail_set(err, GW_EXIT_ENV, "libcurl", NULL, "%s", gw_curl_error());
-	double span = step * (PROM_CHUNK_POINTS - 1);
 	gw_strbuf form = {0}, body = {0};
 	int rc = 0;
-	for (double a = from; a <= to && rc == 0; a += span + step) {
-		double b = fmin(to, a + span);
+	double a, b;
+	for (long k = 0; rc == 0 && prom_range_chunk(from, to, step, k, &a, &b); k++) {
 		gw_sb_clear(&form);
 		gw_sb_puts(&form, "query=");
 		form_escape(&form, expr);

@@ -1,7 +1,8 @@
 /*
  * prom_parse.c - the JSON of a range answer ({"status":"success","data":
  * {"resultType":"matrix","result":[{"metric":{...},"values":[[t,"v"],...]}]}})
- * into series, with jansson. Pure: unit-tested on answers written by hand.
+ * into series, with jansson, and the chunks a long range is asked in.
+ * Pure: unit-tested on answers written by hand.
  */
 #include <jansson.h>
 #include <math.h>
@@ -107,9 +108,12 @@ static int parse_one(json_t *r, prom_matrix *m)
 		json_t *jt = json_array_get(p, 0), *jv = json_array_get(p, 1);
 		if (!json_is_number(jt) || !json_is_string(jv))
 			return -1;
+		/* Prometheus writes NaN, +Inf and -Inf as strtod reads them; anything it
+		 * cannot read whole (an empty string too) is absent, never 0 */
+		const char *text = json_string_value(jv);
 		char *end;
-		double v = strtod(json_string_value(jv), &end);
-		if (*end)
+		double v = strtod(text, &end);
+		if (end == text || *end)
 			v = NAN;
 		push_point(s, json_number_value(jt), v);
 	}
@@ -149,4 +153,17 @@ int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, s
 	}
 	json_decref(root);
 	return rc;
+}
+
+bool prom_range_chunk(double from, double to, double step, long k, double *start, double *end)
+{
+	if (!(step > 0) || k < 0)
+		return false;
+	/* Counted from the first point, not chunk after chunk: no rounding that adds up. */
+	double a = from + (double)k * PROM_CHUNK_POINTS * step;
+	if (a > to)
+		return false;
+	*start = a;
+	*end = fmin(to, a + (PROM_CHUNK_POINTS - 1) * step);
+	return true;
 }
