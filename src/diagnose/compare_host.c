@@ -109,6 +109,7 @@ void diag_host_load_of(const timeline *tl, double t_from, double t_to, const dou
 		diag_run_noise nz;
 		diag_run_noise_of(steps, nsteps, &nz);
 		if (nz.undisturbed > 0) /* (a skewed pattern can put its p10 above the mean) */
-			out->excess_pct = fmax(0, 100 * (nz.mean - nz.undisturbed) / nz.undisturbed);
+			out->excess_pct =
+			    fmax(0, 100 * (nz.mean - nz.undisturbed) / nz.undisturbed);
 	}
 }

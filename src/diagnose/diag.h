@@ -337,7 +337,7 @@ typedef struct {
 /* A busy process outside the job, during a compared run. */
 typedef struct {
 	unsigned pid;
-	double cpu; /* mean % of one core over the window's process scans */
+	double cpu;    /* mean % of one core over the window's process scans */
 	char cmd[128]; /* as the recorder kept it */
 } diag_host_hog;
 

@@ -157,9 +157,12 @@ void diag_step_compare(const diag_run_steps *base, int nbase, const diag_run_ste
 		return;
 	c->method = c->nruns[0] >= 2 && c->nruns[1] >= 2 ? DIAG_CMP_RUNS : DIAG_CMP_WITHIN;
 	side_est e[2];
-	for (int s = 0; s < 2; s++)
-		(c->method == DIAG_CMP_RUNS ? runs_side : within_side)(c->run[s], kept[s],
-		                                                       c->nruns[s], &e[s]);
+	for (int s = 0; s < 2; s++) {
+		if (c->method == DIAG_CMP_RUNS)
+			runs_side(c->run[s], kept[s], c->nruns[s], &e[s]);
+		else
+			within_side(c->run[s], kept[s], c->nruns[s], &e[s]);
+	}
 	c->mean[0] = e[0].mean;
 	c->mean[1] = e[1].mean;
 	c->diff = e[1].mean - e[0].mean;
