@@ -314,6 +314,13 @@ static const advice_entry advice[] = {
         "container)."),
      N_("Record again following the job: the report then names its PIDs in step 1 of the chain."),
      NULL, NULL},
+    {DIAG_R_NOT_CHECKED, "gpu-only",
+     N_("Nothing to change in the job for this: the GPU rules judged the counters the input "
+        "holds. To have the host, process and step rules checked too, record the job with "
+        "gpuwhy (gpuwhy run -- CMD, or gpuwhy record --pid PID): it samples the host and the "
+        "job's processes and reads its step lines."),
+     N_("Record the job with gpuwhy run: the report then fills steps 1, 3 and 4 of the chain."),
+     NULL, NULL},
     {DIAG_R_TOO_LITTLE_DATA, NULL,
      N_("Record longer (a minute of steady work is a fair sample), or sample faster for a short "
         "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples."),
@@ -333,6 +340,11 @@ static const advice_entry advice[] = {
      N_("Nothing to change for a latency goal: utilization is where a serving load puts it. Keep "
         "this recording as the baseline."),
      N_("Compare later recordings against this one with `gpuwhy compare`, with P99 latency.")},
+    {DIAG_R_HEALTHY, "gpu-only",
+     N_("Nothing to change in what the GPU counters show: the GPU is busy. The host, the link's "
+        "traffic and other processes were not in this input (see not-checked). Keep it as the "
+        "baseline for later logs."),
+     N_("Compare later logs or recordings against this one with `gpuwhy compare`."), NULL, NULL},
 };
 
 void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,

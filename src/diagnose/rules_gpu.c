@@ -793,5 +793,5 @@ void rule_healthy(diag_ctx *c)
 		snprintf(busy, sizeof busy, L_(": utilization %.0f %%"), usum / nu);
 	dx_title(f, "No problem found%s%s", latency ? L_(" for a latency goal") : "", busy);
 	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+	dx_advice(c, f, dx_gpu_only(c) ? "gpu-only" : NULL);
 }
