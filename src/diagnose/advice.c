@@ -281,6 +281,15 @@ static const advice_entry advice[] = {
         "with the other load gone, GPU idle share and step time down; cpu.busy.max "
         "no longer saturated during the gaps."),
      NULL, NULL},
+    {DIAG_R_LOW_UTILIZATION, "gpu-only",
+     N_("The GPU idles often and its own counters do not say why; the host was not in this "
+        "input. Record the job with gpuwhy (gpuwhy run -- CMD): saturated CPU cores or I/O wait "
+        "during the gaps mean a data-starved job (more loader workers, pinned memory, "
+        "prefetching); without them, look at the gaps with a profiler (nsys profile "
+        "--trace=cuda,nvtx, or the PyTorch profiler)."),
+     N_("Record the same job with gpuwhy run, then compare: utilization must rise and step time "
+        "p50 fall."),
+     NULL, NULL},
     {DIAG_R_LOW_UTILIZATION, NULL,
      N_("The GPU idles often but no host or GPU limit explains it. Look at the gaps with a "
         "profiler "
