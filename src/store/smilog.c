@@ -66,6 +66,14 @@ bool sl_next_line(sl_lines *it, const char **line, size_t *n, bool *had_nl)
 	return true;
 }
 
+bool sl_blank(const char *line, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return false;
+	return true;
+}
+
 char *sl_trim(char *s)
 {
 	while (*s == ' ' || *s == '\t')
@@ -422,10 +430,10 @@ int smilog_parse(const char *buf, size_t len, const char *name, const smilog_opt
 	bool nl;
 	/* The first line that is not blank tells the format. */
 	sl_lines peek = it;
-	while (sl_next_line(&peek, &line, &n, &nl) && strspn(line, " \t\r") >= n)
+	while (sl_next_line(&peek, &line, &n, &nl) && sl_blank(line, n))
 		;
 	int rc;
-	if (!line || strspn(line, " \t\r") >= n)
+	if (!line || sl_blank(line, n))
 		rc = gw_fail_set(err, GW_EXIT_ENV, name,
 		                 N_("give a .gpuwhy recording, an nvidia-smi --query-gpu CSV or "
 		                    "dmon log, or a gpuwhy export CSV"),

@@ -128,7 +128,7 @@ static int read_rows(sl_build *b, sl_lines *it, char sep, const char *line, size
 	bool have = first_is_data;
 	while (rc == 0 && (have || sl_next_line(it, &line, &len, &had_nl))) {
 		have = false;
-		if (strspn(line, " \t") >= len)
+		if (sl_blank(line, len))
 			continue;
 		if (!had_nl) { /* cut short by a writer that was stopped: not a sample */
 			b->info->partial_line = it->no;
@@ -158,7 +158,7 @@ static bool first_line(sl_lines *it, char *out, size_t outlen, const char **line
                        bool *nl)
 {
 	while (sl_next_line(it, line, n, nl))
-		if (strspn(*line, " \t") < *n) {
+		if (!sl_blank(*line, *n)) {
 			size_t k = *n < outlen - 1 ? *n : outlen - 1;
 			memcpy(out, *line, k);
 			out[k] = '\0';

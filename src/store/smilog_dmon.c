@@ -83,7 +83,7 @@ int sl_read_dmon(sl_build *b, sl_lines *it)
 	bool nl, have_header = false;
 	int rc = 0;
 	while (rc == 0 && sl_next_line(it, &line, &len, &nl)) {
-		if (strspn(line, " \t") >= len)
+		if (sl_blank(line, len))
 			continue;
 		if (len >= sizeof buf)
 			return gw_fail_set(b->err, GW_EXIT_ENV, b->name, NULL,

@@ -59,6 +59,8 @@ typedef struct {
 } sl_lines;
 bool sl_next_line(sl_lines *it, const char **line, size_t *n, bool *had_nl);
 
+/* Whether the n bytes at line (not NUL-terminated) are only blanks. */
+bool sl_blank(const char *line, size_t n);
 /* Note a field that is ignored. */
 void sl_note_unknown(sl_build *b, const char *field);
 /* Take one row of fields (already split and trimmed). Returns 0 or the code set in b->err. */
