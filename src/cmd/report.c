@@ -54,6 +54,17 @@ int report_opt_set(const opt_def *d, const char *v, void *ctx)
 	return 0;
 }
 
+/* The kernel summary of a profiler trace of the same run; prints the error line. */
+static int load_trace(const char *trace_path, timeline *tl)
+{
+	char err[256];
+	int rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
+	if (rc)
+		gw_error(rc, trace_path, N_("give a Kineto .json/.json.gz or nsys .sqlite trace"),
+		         "%s", cmd_trace_say(err, (char[1024]){0}, 1024));
+	return rc;
+}
+
 int cmd_report(int argc, char **argv, const gw_global *g)
 {
 	diag_opts o;
@@ -131,17 +142,10 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		return rc;
 	}
 	o.meta = &meta;
-	if (trace_path) {
-		char err[256];
-		rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
-		if (rc) {
-			gw_error(rc, trace_path,
-			         N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), "%s",
-			         cmd_trace_say(err, (char[1024]){0}, 1024));
-			diag_meta_free(&meta);
-			tl_free(tl);
-			return rc;
-		}
+	if (trace_path && (rc = load_trace(trace_path, tl)) != 0) {
+		diag_meta_free(&meta);
+		tl_free(tl);
+		return rc;
 	}
 	/* JSON is for machines: its texts stay English whatever the language. */
 	o.localize = fmt != FMT_JSON;
