@@ -1,4 +1,5 @@
 /* compare.c - `gpuwhy compare`: is the candidate recording faster, and what changed. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,10 +22,10 @@ static int split_sides(char **args, int n)
 }
 
 /* Load n recordings; on a failure the ones loaded are freed. */
-static int load_side(char **files, int n, timeline **tl, diag_meta *m)
+static int load_side(char **files, int n, const smilog_opts *src, timeline **tl, diag_meta *m)
 {
 	for (int i = 0; i < n; i++) {
-		int rc = report_load(files[i], &tl[i], &m[i]);
+		int rc = report_load(files[i], src, &tl[i], &m[i]);
 		if (rc) {
 			for (int j = 0; j < i; j++) {
 				tl_free(tl[j]);
@@ -44,14 +45,15 @@ static void free_side(timeline **tl, diag_meta *m, int n)
 	}
 }
 
-static int compare_files(char **fa, int na, char **fb, int nb, diag_opts *o, bool json)
+static int compare_files(char **fa, int na, char **fb, int nb, diag_opts *o, const smilog_opts *src,
+                         bool json)
 {
 	timeline *ta[DIAG_CMP_MAX_RUNS], *tb[DIAG_CMP_MAX_RUNS];
 	diag_meta ma[DIAG_CMP_MAX_RUNS] = {0}, mb[DIAG_CMP_MAX_RUNS] = {0};
-	int rc = load_side(fa, na, ta, ma);
+	int rc = load_side(fa, na, src, ta, ma);
 	if (rc)
 		return rc;
-	if ((rc = load_side(fb, nb, tb, mb)) != 0) {
+	if ((rc = load_side(fb, nb, src, tb, mb)) != 0) {
 		free_side(ta, ma, na);
 		return rc;
 	}
@@ -81,6 +83,8 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	diag_opts o;
 	diag_opts_default(&o);
 	int fmt = OPT_FMT_TEXT;
+	const char *smi_fields = NULL;
+	int64_t interval_ns = 0;
 	const opt_def opts[] = {
 	    OPT_FORMAT_TJ(&fmt),
 	    OPT_CALL(0, "goal", "GOAL", report_opt_goal,
@@ -88,6 +92,11 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	    OPT_CALL(0, "set", "N=V", report_opt_set,
 	             "override a diagnosis threshold (gpuwhy report --thresholds)",
 	             .hint = N_("NAME=VALUE with a name from gpuwhy report --thresholds")),
+	    OPT_STRING(0, "smi-fields", "LIST", &smi_fields,
+	               "for nvidia-smi CSVs written with noheader: their --query-gpu list"),
+	    OPT_DURATION(0, "interval", "DUR", &interval_ns, 0,
+	                 "for logs without times: the interval they were written at", .min = 0.001,
+	                 .max = 86400, .why = N_("invalid interval '%s' (1ms to 1 day)")),
 	    OPT_END};
 	char about[1200];
 	snprintf(
@@ -136,5 +145,6 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 		                "at most %d recordings a side, got %d", DIAG_CMP_MAX_RUNS,
 		                na > nb ? na : nb);
 	(void)g;
-	return compare_files(args, na, fb, nb, &o, fmt == OPT_FMT_JSON);
+	smilog_opts src = {.fields = smi_fields, .interval = (double)interval_ns / 1e9};
+	return compare_files(args, na, fb, nb, &o, &src, fmt == OPT_FMT_JSON);
 }

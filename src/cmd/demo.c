@@ -220,9 +220,9 @@ static int verdict(const char *base, const char *cand, int workers, const demo_c
 {
 	timeline *ta = NULL, *tb = NULL;
 	diag_meta ma = {0}, mb = {0};
-	if (report_load(base, &ta, &ma) != 0)
+	if (report_load(base, NULL, &ta, &ma) != 0)
 		return GW_EXIT_ENV;
-	if (report_load(cand, &tb, &mb) != 0) {
+	if (report_load(cand, NULL, &tb, &mb) != 0) {
 		tl_free(ta);
 		diag_meta_free(&ma);
 		return GW_EXIT_ENV;

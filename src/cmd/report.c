@@ -1,5 +1,6 @@
 /* report.c - `gpuwhy report`: diagnose a recording; text, JSON or one HTML page. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,17 @@ int report_opt_set(const opt_def *d, const char *v, void *ctx)
 	return 0;
 }
 
+/* The kernel summary of a profiler trace of the same run; prints the error line. */
+static int load_trace(const char *trace_path, timeline *tl)
+{
+	char err[256];
+	int rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
+	if (rc)
+		gw_error(rc, trace_path, N_("give a Kineto .json/.json.gz or nsys .sqlite trace"),
+		         "%s", cmd_trace_say(err, (char[1024]){0}, 1024));
+	return rc;
+}
+
 int cmd_report(int argc, char **argv, const gw_global *g)
 {
 	diag_opts o;
@@ -60,6 +72,8 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	int fmt = FMT_TEXT;
 	const char *outpath = NULL, *trace_path = NULL;
 	bool list = false;
+	const char *smi_fields = NULL;
+	int64_t interval_ns = 0;
 	const opt_def opts[] = {
 	    OPT_ENUM(0, "format", "FMT", &fmt, formats, "text (default), json or html"),
 	    OPT_STRING('o', "output", "F", &outpath, "write to F instead of standard output"),
@@ -75,18 +89,33 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	        0, "trace", "FILE", &trace_path,
 	        "a profiler trace of the same run (Kineto JSON/.json.gz or nsys SQLite): its "
 	        "kernel lengths feed launch-bound and step 7"),
+	    OPT_STRING(0, "smi-fields", "LIST", &smi_fields,
+	               "for an nvidia-smi CSV written with noheader: the --query-gpu list it was "
+	               "written with (timestamp,index,utilization.gpu,...)"),
+	    OPT_DURATION(0, "interval", "DUR", &interval_ns, 0,
+	                 "for a log without times (no timestamp field, dmon without -o T): the "
+	                 "interval it was written at (nvidia-smi -l 1, dmon -d 1: 1s)",
+	                 .min = 0.001, .max = 86400,
+	                 .why = N_("invalid interval '%s' (1ms to 1 day)")),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "report",
-	    .usage = "report RECORDING [--format text|json|html] [-o FILE]\n"
+	    .usage = "report RECORDING|LOG [--format text|json|html] [-o FILE]\n"
 	             "              [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
-	             "FILE]\nreport --thresholds",
+	             "FILE]\n              [--smi-fields LIST] [--interval DUR]\nreport "
+	             "--thresholds",
 	    .about =
 	        N_("Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
 	           "idles in, with the evidence as numbers and what to change. Text shows the\n"
 	           "findings, each GPU's utilization x memory quadrant and the seven-step chain\n"
 	           "with sparklines; json is for machines; html is one self-contained page with\n"
-	           "charts."),
+	           "charts.\n\n"
+	           "It also reads a log you already have, told by its content: the CSV of\n"
+	           "nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits] -l N (any\n"
+	           "fields, any order, several GPUs; with timestamp, or give --interval), the\n"
+	           "table of nvidia-smi dmon (with or without -o DT) and gpuwhy export's CSV.\n"
+	           "Such a log holds GPU counters only: what needs the host's CPU and I/O, the\n"
+	           "job's processes or its steps is reported as not checked."),
 	    .opts = opts,
 	    .exit1 = N_("error-level findings"),
 	    .max_args = -1,
@@ -106,23 +135,17 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	const char *path = argv[first];
 	timeline *tl;
 	diag_meta meta = {0};
-	int rc = report_load(path, &tl, &meta);
+	smilog_opts src = {.fields = smi_fields, .interval = (double)interval_ns / 1e9};
+	int rc = report_load(path, &src, &tl, &meta);
 	if (rc) {
 		diag_meta_free(&meta);
 		return rc;
 	}
 	o.meta = &meta;
-	if (trace_path) {
-		char err[256];
-		rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
-		if (rc) {
-			gw_error(rc, trace_path,
-			         N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), "%s",
-			         cmd_trace_say(err, (char[1024]){0}, 1024));
-			diag_meta_free(&meta);
-			tl_free(tl);
-			return rc;
-		}
+	if (trace_path && (rc = load_trace(trace_path, tl)) != 0) {
+		diag_meta_free(&meta);
+		tl_free(tl);
+		return rc;
 	}
 	/* JSON is for machines: its texts stay English whatever the language. */
 	o.localize = fmt != FMT_JSON;

@@ -281,6 +281,15 @@ static const advice_entry advice[] = {
         "with the other load gone, GPU idle share and step time down; cpu.busy.max "
         "no longer saturated during the gaps."),
      NULL, NULL},
+    {DIAG_R_LOW_UTILIZATION, "gpu-only",
+     N_("The GPU idles often and its own counters do not say why; the host was not in this "
+        "input. Record the job with gpuwhy (gpuwhy run -- CMD): saturated CPU cores or I/O wait "
+        "during the gaps mean a data-starved job (more loader workers, pinned memory, "
+        "prefetching); without them, look at the gaps with a profiler (nsys profile "
+        "--trace=cuda,nvtx, or the PyTorch profiler)."),
+     N_("Record the same job with gpuwhy run, then compare: utilization must rise and step time "
+        "p50 fall."),
+     NULL, NULL},
     {DIAG_R_LOW_UTILIZATION, NULL,
      N_("The GPU idles often but no host or GPU limit explains it. Look at the gaps with a "
         "profiler "
@@ -314,6 +323,13 @@ static const advice_entry advice[] = {
         "container)."),
      N_("Record again following the job: the report then names its PIDs in step 1 of the chain."),
      NULL, NULL},
+    {DIAG_R_NOT_CHECKED, "gpu-only",
+     N_("Nothing to change in the job for this: the GPU rules judged the counters the input "
+        "holds. To have the host, process and step rules checked too, record the job with "
+        "gpuwhy (gpuwhy run -- CMD, or gpuwhy record --pid PID): it samples the host and the "
+        "job's processes and reads its step lines."),
+     N_("Record the job with gpuwhy run: the report then fills steps 1, 3 and 4 of the chain."),
+     NULL, NULL},
     {DIAG_R_TOO_LITTLE_DATA, NULL,
      N_("Record longer (a minute of steady work is a fair sample), or sample faster for a short "
         "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples."),
@@ -333,6 +349,11 @@ static const advice_entry advice[] = {
      N_("Nothing to change for a latency goal: utilization is where a serving load puts it. Keep "
         "this recording as the baseline."),
      N_("Compare later recordings against this one with `gpuwhy compare`, with P99 latency.")},
+    {DIAG_R_HEALTHY, "gpu-only",
+     N_("Nothing to change in what the GPU counters show: the GPU is busy. The host, the link's "
+        "traffic and other processes were not in this input (see not-checked). Keep it as the "
+        "baseline for later logs."),
+     N_("Compare later logs or recordings against this one with `gpuwhy compare`."), NULL, NULL},
 };
 
 void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,

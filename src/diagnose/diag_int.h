@@ -143,6 +143,8 @@ void dx_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask);
 /* The whole analysed window as a range. */
 void dx_range_window(const diag_ctx *c, diag_finding *f);
 bool dx_has(const diag_ctx *c, diag_rule rule); /* a finding of this rule exists already */
+/* GPU counters only (a log of nvidia-smi read back): no host series, processes or steps. */
+bool dx_gpu_only(const diag_ctx *c);
 const diag_finding *dx_find(const diag_ctx *c, diag_rule rule); /* the first one, or NULL */
 
 /* ---- series over the window ---- */

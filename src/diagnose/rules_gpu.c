@@ -598,6 +598,7 @@ void rule_low_utilization(diag_ctx *c)
 	bool stopped = dx_stopped_job(c, &st);
 	diag_finding *f =
 	    dx_add(c, DIAG_R_LOW_UTILIZATION, latency ? DIAG_INFO : DIAG_WARN, latency ? 0.6 : 0.5);
+	bool gpu_only = dx_gpu_only(c);
 	uint64_t m = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g] && !busy[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
@@ -612,6 +613,12 @@ void rule_low_utilization(diag_ctx *c)
 		dx_title(f, "%s utilization averages %.0f %%: room to batch requests", gl, wu);
 	else if (stopped && st.explains)
 		dx_title(f, "%s utilization averages %.0f %%", gl, wu);
+	else if (gpu_only) /* the host was not seen: it may well explain the gaps */
+		dx_title(
+		    f,
+		    "%s utilization averages %.0f %%; no GPU limit explains the gaps, the host "
+		    "was not in the input",
+		    gl, wu);
 	else
 		dx_title(
 		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
@@ -629,7 +636,7 @@ void rule_low_utilization(diag_ctx *c)
 		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean"), .value = io,
 		      .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
 	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+	dx_advice(c, f, gpu_only && !latency && !(stopped && st.explains) ? "gpu-only" : NULL);
 	if (stopped)
 		dx_stop_cite(c, f, &st, worst);
 }
@@ -793,5 +800,5 @@ void rule_healthy(diag_ctx *c)
 		snprintf(busy, sizeof busy, L_(": utilization %.0f %%"), usum / nu);
 	dx_title(f, "No problem found%s%s", latency ? L_(" for a latency goal") : "", busy);
 	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+	dx_advice(c, f, dx_gpu_only(c) ? "gpu-only" : NULL);
 }

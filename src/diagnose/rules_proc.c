@@ -341,9 +341,40 @@ void rule_contention(diag_ctx *c)
  * whole host's; with the job's processes out of sight (another PID
  * namespace) nobody can tell its contexts from someone else's.
  */
+bool dx_gpu_only(const diag_ctx *c)
+{
+	const timeline *tl = c->tl;
+	if (tl->ncpu > 0 || tl->nprocs > 0 || tl->nsteps > 0 || tl->have_root)
+		return false;
+	for (int h = 0; h < HM__COUNT; h++)
+		if (tl->h[h])
+			return false;
+	return true;
+}
+
+/* A log of GPU counters alone: say which rules had nothing to judge, whatever the GPUs did. */
+static void not_checked_gpu_only(diag_ctx *c)
+{
+	diag_finding *f = dx_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	for (int g = 0; g < c->ngpu; g++)
+		dx_gpu(f, g);
+	dx_title(f, "Only GPU counters were read: the host, the job's processes and its steps "
+	            "are not in this input, so the rules that need them were not checked");
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs diagnosed"), .value = c->ngpu);
+	dx_note(f, "Not checked: data-starved, host-contention and host-swap (host CPU, I/O and "
+	           "memory), not-on-gpu, all-on-gpu0, imbalance and a stopped job (the job's "
+	           "processes), and every step-time rule (step lines). No host value was assumed.");
+	dx_range_window(c, f);
+	dx_advice(c, f, "gpu-only");
+}
+
 void rule_not_checked(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
+	if (tl->n > 0 && dx_gpu_only(c)) {
+		not_checked_gpu_only(c);
+		return;
+	}
 	if (tl->n == 0 || c->njob == 0)
 		return;
 	bool whole = !tl->have_root;

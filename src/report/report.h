@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "diagnose/diag.h"
+#include "store/smilog.h"
 
 typedef struct {
 	bool utf8;          /* block-character sparklines and marks; ASCII otherwise */
@@ -55,10 +56,12 @@ const char *report_html_css(void);
 const char *report_num(double v, int decimals, char *buf, size_t len);
 
 /*
- * Load a recording (.gpuwhy) for report/compare: the timeline through the
- * store's reader and its meta. Prints one error line and returns a GW_EXIT_*
- * code on failure; 0 and *tl, *meta on success.
+ * Load a recording (.gpuwhy) or a log the user already has (nvidia-smi
+ * --query-gpu CSV, dmon, gpuwhy export CSV; src says what such a log cannot:
+ * its fields and interval, may be NULL) for report/compare: the timeline and
+ * its meta. A log's notes go to stderr. Prints one error line and returns a
+ * GW_EXIT_* code on failure; 0 and *tl, *meta on success.
  */
-int report_load(const char *path, timeline **tl, diag_meta *meta);
+int report_load(const char *path, const smilog_opts *src, timeline **tl, diag_meta *meta);
 
 #endif
