@@ -262,6 +262,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory)
 {
+	if (sim_is_mig_handle(device))
+		return sim_mig_bar1(device, bar1Memory);
 	DEV_BEGIN(device, bar1Memory);
 	bar1Memory->bar1Total = g->bar1_total * 1048576ULL;
 	bar1Memory->bar1Used = g->bar1_used * 1048576ULL;

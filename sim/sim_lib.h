@@ -123,6 +123,14 @@ nvmlReturn_t sim_mig_name(nvmlDevice_t device, char *name, unsigned length);
 nvmlReturn_t sim_mig_uuid(nvmlDevice_t device, char *uuid, unsigned length);
 nvmlReturn_t sim_mig_memory(nvmlDevice_t device, unsigned long long *total,
                             unsigned long long *used);
+nvmlReturn_t sim_mig_bar1(nvmlDevice_t device, nvmlBAR1Memory_t *bar1);
+/*
+ * Lock and check a MIG handle as sim_enter_dev checks a GPU's: on success
+ * the instance, its GPU in *parent, the time in *now and its slot (index in the GPU's MIG
+ * devices) with the lock held; NULL with *rc and the lock released otherwise.
+ */
+const sim_mig *sim_enter_mig(nvmlDevice_t device, const void *out, nvmlReturn_t *rc,
+                             struct nvmlDevice_st **parent, int *slot, sim_time *now);
 /* Unlock and return rc. */
 nvmlReturn_t sim_leave(nvmlReturn_t rc);
 

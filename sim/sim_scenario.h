@@ -198,6 +198,7 @@ typedef struct {
 	unsigned long long used_mib;
 	double sm_util; /* percent, reported per process only */
 	int type;       /* SIM_PROC_* bits */
+	int mig;        /* slot of its MIG device on the GPU, -1 for the whole GPU */
 	double start, end;
 } sim_fproc;
 
