@@ -92,7 +92,7 @@ nvmlReturn_t sim_mig_memory(nvmlDevice_t device, unsigned long long *total,
 	const sim_mig *m = sim_enter_mig(device, total, &rc, &p, &slot, &now);
 	if (!m)
 		return rc;
-	unsigned long long u = m->mem_used * 1048576ULL;
+	unsigned long long u = m->mem_used_b;
 	for (int i = 0; i < sim_g.scn->n_procs; i++) {
 		const sim_fproc *f = &sim_g.scn->procs[i];
 		if (f->gpu == p->index && f->mig == slot && now.t >= f->start && now.t < f->end)

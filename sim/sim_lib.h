@@ -135,6 +135,8 @@ const sim_mig *sim_enter_mig(nvmlDevice_t device, const void *out, nvmlReturn_t 
 nvmlReturn_t sim_leave(nvmlReturn_t rc);
 
 bool sim_valid_device(nvmlDevice_t device);
+/* Application clocks are deprecated by the scenario's driver (580 and newer). */
+bool sim_app_clocks_deprecated(void);
 bool sim_lost(const struct nvmlDevice_st *d, const sim_time *now);
 /* Copy a string into an NVML buffer: INSUFFICIENT_SIZE when it does not fit. */
 nvmlReturn_t sim_copy_str(char *dst, unsigned length, const char *src);

@@ -181,7 +181,9 @@ typedef struct {
 	char name[96];    /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
 	char profile[32]; /* "3g.40gb", from the name; "" when unknown */
 	bool mem_ok;
-	double mem_total_mib, mem_used_mib, mem_free_mib;
+	double mem_total_mib, mem_used_mib, mem_free_mib, mem_reserved_mib;
+	bool bar1_ok; /* the instance's share of BAR1 */
+	double bar1_total_mib, bar1_used_mib, bar1_free_mib;
 	bool attr_ok;
 	unsigned sm_count, ce_count, dec_count, enc_count, jpg_count, ofa_count;
 } gpu_mig;

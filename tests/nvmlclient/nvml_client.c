@@ -41,13 +41,14 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 }
 
 /* Allowed outcomes of a call, besides success. */
-enum { OPT = 1, LOSTOK = 2, NOTFOUND = 4 };
+enum { OPT = 1, LOSTOK = 2, NOTFOUND = 4, DEPR = 8 };
 
 static bool expect(const char *what, unsigned gpu, nvmlReturn_t rc, int allow)
 {
 	if (rc == NVML_SUCCESS || (rc == NVML_ERROR_NOT_SUPPORTED && (allow & OPT)) ||
 	    (rc == NVML_ERROR_GPU_IS_LOST && (allow & LOSTOK)) ||
-	    (rc == NVML_ERROR_NOT_FOUND && (allow & NOTFOUND)))
+	    (rc == NVML_ERROR_NOT_FOUND && (allow & NOTFOUND)) ||
+	    (rc == NVML_ERROR_DEPRECATED && (allow & DEPR)))
 		return rc == NVML_SUCCESS;
 	fail("gpu %u: %s returned %d (%s)", gpu, what, rc, N.nvmlErrorString(rc));
 	return false;
@@ -230,8 +231,9 @@ static void clocks_links(unsigned i, nvmlDevice_t d, int lk)
 	for (nvmlClockType_t c = NVML_CLOCK_GRAPHICS; c <= NVML_CLOCK_VIDEO; c++) {
 		expect("GetClockInfo", i, N.nvmlDeviceGetClockInfo(d, c, &u), lk | OPT);
 		expect("GetMaxClockInfo", i, N.nvmlDeviceGetMaxClockInfo(d, c, &u), lk | OPT);
+		/* deprecated from driver 580 on */
 		expect("GetApplicationsClock", i, N.nvmlDeviceGetApplicationsClock(d, c, &u),
-		       lk | OPT);
+		       lk | OPT | DEPR);
 		expect("GetClock", i, N.nvmlDeviceGetClock(d, c, NVML_CLOCK_ID_CURRENT, &u),
 		       lk | OPT);
 	}
