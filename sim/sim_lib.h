@@ -41,6 +41,13 @@ SIM_EXPORT const char *gpuwhySimLastError(void);
 SIM_EXPORT nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid,
                                           double *clock_share, double *sm_share,
                                           double *h2d_bytes_per_s);
+/*
+ * Not NVML: the name and user of a process the scenario places (PID pid);
+ * NOT_FOUND for any other PID. gpuwhy shows these instead of what this host
+ * runs under the same PID.
+ */
+SIM_EXPORT nvmlReturn_t gpuwhySimProcessInfo(unsigned int pid, char *name, unsigned int nameLen,
+                                             char *user, unsigned int userLen);
 
 #define SIM_HISTORY 120      /* driver samples kept per GPU (20 s at 1/6 s) */
 #define SIM_MAX_WL 1024      /* workload files followed at once (exited ones stay 60 s) */

@@ -90,6 +90,7 @@ struct gpu_ctx {
 	bool stopping;
 	/* the simulated GPU's own entry point, NULL on a real driver */
 	nvmlReturn_t (*sim_work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
+	nvmlReturn_t (*sim_proc_info)(unsigned, char *, unsigned, char *, unsigned);
 };
 
 /* Which cadence a reader runs on: the fastest of the metrics it fills. */
