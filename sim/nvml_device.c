@@ -1,6 +1,7 @@
 /* nvml_device.c - per-device NVML entry points: identity, modes, utilization, memory, power,
  * clocks, PCIe, reliability. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -172,10 +173,11 @@ static nvmlReturn_t codec_util(nvmlDevice_t device, unsigned *utilization, unsig
 	if (!period)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
 	/* Like whole-GPU utilization, codec utilization is not reported while partitioned. */
-	if (!(enc ? g->nvenc : g->nvdec) || (g->has_mig && g->mig_current))
+	if (g->has_mig && g->mig_current)
 		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
 	const sim_inst *in = sim_instant(d, &now);
-	*utilization = pct(enc ? in->enc : in->dec);
+	/* A GPU without the engine (an H100 has no NVENC) reports 0 %, as the real driver does. */
+	*utilization = (enc ? g->nvenc : g->nvdec) ? pct(enc ? in->enc : in->dec) : 0;
 	*period = (unsigned)lround(g->util_period * 1e6);
 	return sim_leave(NVML_SUCCESS);
 }
@@ -200,15 +202,15 @@ static void memory_now(struct nvmlDevice_st *d, const sim_time *now, unsigned lo
 {
 	const sim_gpu *g = d->g;
 	const unsigned long long mib = 1048576ULL;
-	unsigned long long u = g->mem_used * mib;
+	unsigned long long u = g->mem_used_b;
 	for (int i = 0; i < sim_g.scn->n_procs; i++) {
 		const sim_fproc *p = &sim_g.scn->procs[i];
 		if (p->gpu == d->index && now->t >= p->start && now->t < p->end)
 			u += p->used_mib * mib;
 	}
 	u += sim_wl_gpu_mem((unsigned)d->index, now);
-	unsigned long long avail = (g->mem_total - g->mem_reserved) * mib;
-	*reserved = g->mem_reserved * mib;
+	unsigned long long avail = g->mem_total * mib - g->mem_reserved_b;
+	*reserved = g->mem_reserved_b;
 	*used = u < avail ? u : avail;
 }
 
@@ -262,6 +264,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory)
 {
+	if (sim_is_mig_handle(device))
+		return sim_mig_bar1(device, bar1Memory);
 	DEV_BEGIN(device, bar1Memory);
 	bar1Memory->bar1Total = g->bar1_total * 1048576ULL;
 	bar1Memory->bar1Used = g->bar1_used * 1048576ULL;
@@ -428,10 +432,18 @@ static nvmlReturn_t max_clock_of(const sim_gpu *g, nvmlClockType_t type, unsigne
 	}
 }
 
+/* Application clocks are deprecated from NVML 13 (driver 580): the driver says so. */
+bool sim_app_clocks_deprecated(void)
+{
+	return atoi(sim_g.scn->driver_version) >= 580;
+}
+
 static nvmlReturn_t app_clock_of(const sim_gpu *g, nvmlClockType_t type, unsigned *out)
 {
 	if (type < NVML_CLOCK_GRAPHICS || type > NVML_CLOCK_VIDEO)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (sim_app_clocks_deprecated())
+		return NVML_ERROR_DEPRECATED;
 	if (!g->has_app_clocks || type == NVML_CLOCK_VIDEO)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*out = type == NVML_CLOCK_MEM ? g->app_mem : g->app_gr;

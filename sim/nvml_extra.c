@@ -30,18 +30,23 @@ typedef struct {
 	const sim_fproc *fp; /* a process the scenario places */
 } proc_ent;
 
-/* Processes on a GPU of the given type: the scenario's first, then live workloads. */
-static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, proc_ent *out,
-                      int max)
+/*
+ * Processes on a GPU of the given type: the scenario's first, then live
+ * workloads. slot >= 0 asks for one MIG device's: the scenario's processes
+ * placed on it (workloads of this host know no MIG devices).
+ */
+static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, int slot,
+                      proc_ent *out, int max)
 {
 	int n = 0;
 	for (int i = 0; i < sim_g.scn->n_procs && n < max; i++) {
 		const sim_fproc *p = &sim_g.scn->procs[i];
-		if (p->gpu == d->index && (p->type & type) && now->t >= p->start && now->t < p->end)
+		if (p->gpu == d->index && (slot < 0 || p->mig == slot) && (p->type & type) &&
+		    now->t >= p->start && now->t < p->end)
 			out[n++] =
 			    (proc_ent){.pid = p->pid, .mem = p->used_mib * 1048576ULL, .fp = p};
 	}
-	if (!(type & SIM_PROC_COMPUTE))
+	if (!(type & SIM_PROC_COMPUTE) || slot >= 0)
 		return n;
 	for (int i = 0; i < sim_g.n_wl && n < max; i++) {
 		sim_wl_ref *r = &sim_g.wl[i];
@@ -58,13 +63,40 @@ static int list_procs(struct nvmlDevice_st *d, const sim_time *now, int type, pr
 
 #define MAX_PROCS (SIM_MAX_PROCS + SIM_MAX_WL)
 
+/* Lock and check a whole-GPU handle (*slot = -1) or a MIG device's (its slot). */
+static nvmlReturn_t enter_gpu_or_mig(nvmlDevice_t device, const void *out, struct nvmlDevice_st **d,
+                                     sim_time *now, int *slot)
+{
+	*slot = -1;
+	if (!sim_is_mig_handle(device))
+		return sim_enter_dev(device, out, d, now);
+	nvmlReturn_t rc;
+	return sim_enter_mig(device, out, &rc, d, slot, now) ? NVML_SUCCESS : rc;
+}
+
+/* The GPU and compute instance ids a process shows: those of its MIG device, or none. */
+static void instance_ids(const proc_ent *e, const struct nvmlDevice_st *d, nvmlProcessInfo_t *p)
+{
+	p->gpuInstanceId = 0xFFFFFFFFu; /* MIG off */
+	p->computeInstanceId = 0xFFFFFFFFu;
+	if (e->fp && e->fp->mig >= 0 && e->fp->mig < d->g->n_mig) {
+		p->gpuInstanceId = d->g->mig[e->fp->mig].gi;
+		p->computeInstanceId = d->g->mig[e->fp->mig].ci;
+	}
+}
+
 static nvmlReturn_t processes(nvmlDevice_t device, unsigned *count, void *infos, int type, bool v1)
 {
-	DEV_BEGIN(device, count);
+	struct nvmlDevice_st *d;
+	sim_time now;
+	int slot;
+	nvmlReturn_t rc0 = enter_gpu_or_mig(device, count, &d, &now, &slot);
+	if (rc0 != NVML_SUCCESS)
+		return rc0;
 	proc_ent *e = malloc(MAX_PROCS * sizeof *e);
 	if (!e)
 		return sim_leave(NVML_ERROR_MEMORY);
-	unsigned n = (unsigned)list_procs(d, &now, type, e, MAX_PROCS);
+	unsigned n = (unsigned)list_procs(d, &now, type, slot, e, MAX_PROCS);
 	nvmlReturn_t rc = NVML_SUCCESS;
 	if (*count < n)
 		rc = NVML_ERROR_INSUFFICIENT_SIZE;
@@ -79,8 +111,7 @@ static nvmlReturn_t processes(nvmlDevice_t device, unsigned *count, void *infos,
 			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)infos + i;
 			p->pid = e[i].pid;
 			p->usedGpuMemory = e[i].mem;
-			p->gpuInstanceId = 0xFFFFFFFFu; /* MIG off */
-			p->computeInstanceId = 0xFFFFFFFFu;
+			instance_ids(&e[i], d, p);
 		}
 	}
 	*count = n;
@@ -223,7 +254,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 		free(s);
 		return sim_leave(NVML_ERROR_MEMORY);
 	}
-	int np = list_procs(d, &now, SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS, e, MAX_PROCS);
+	int np = list_procs(d, &now, SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS, -1, e, MAX_PROCS);
 	size_t cap = np > 0 ? (size_t)np : 1;
 	double *sm = malloc(2 * cap * sizeof *sm);
 	if (!sm) {

@@ -4,7 +4,8 @@
  *
  * A MIG handle is a pointer into a table of its own, so an entry point
  * that only takes whole-GPU handles rejects it with INVALID_ARGUMENT, as
- * the real driver rejects most per-GPU queries on MIG handles.
+ * the real driver rejects most per-GPU queries on MIG handles. Those NVML
+ * documents per instance (memory, BAR1, process lists) take both.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,8 +30,15 @@ bool sim_is_mig_handle(nvmlDevice_t device)
 static const sim_mig *mig_enter(nvmlDevice_t device, const void *out, nvmlReturn_t *rc,
                                 struct nvmlDevice_st **parent)
 {
+	int slot;
 	sim_time now;
-	*rc = sim_enter(&now);
+	return sim_enter_mig(device, out, rc, parent, &slot, &now);
+}
+
+const sim_mig *sim_enter_mig(nvmlDevice_t device, const void *out, nvmlReturn_t *rc,
+                             struct nvmlDevice_st **parent, int *slot, sim_time *now)
+{
+	*rc = sim_enter(now);
 	if (*rc != NVML_SUCCESS)
 		return NULL;
 	const struct sim_mig_handle *h = (const struct sim_mig_handle *)(const void *)device;
@@ -40,7 +48,8 @@ static const sim_mig *mig_enter(nvmlDevice_t device, const void *out, nvmlReturn
 		return NULL;
 	}
 	*parent = &sim_g.dev[h->gpu];
-	if (sim_lost(*parent, &now)) {
+	*slot = h->slot;
+	if (sim_lost(*parent, now)) {
 		*rc = sim_leave(NVML_ERROR_GPU_IS_LOST);
 		return NULL;
 	}
@@ -69,17 +78,46 @@ nvmlReturn_t sim_mig_uuid(nvmlDevice_t device, char *uuid, unsigned length)
 	return sim_leave(sim_copy_str(uuid, length, m->uuid));
 }
 
-/* Bytes of the instance's memory: total, used; MIG instances reserve nothing of their own. */
+/*
+ * Bytes of the instance's memory: total, used (its baseline and the
+ * scenario's processes on it); MIG instances reserve nothing of their own.
+ */
 nvmlReturn_t sim_mig_memory(nvmlDevice_t device, unsigned long long *total,
                             unsigned long long *used)
 {
 	nvmlReturn_t rc;
 	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(device, total, &rc, &p);
+	int slot;
+	sim_time now;
+	const sim_mig *m = sim_enter_mig(device, total, &rc, &p, &slot, &now);
 	if (!m)
 		return rc;
+	unsigned long long u = m->mem_used_b;
+	for (int i = 0; i < sim_g.scn->n_procs; i++) {
+		const sim_fproc *f = &sim_g.scn->procs[i];
+		if (f->gpu == p->index && f->mig == slot && now.t >= f->start && now.t < f->end)
+			u += f->used_mib * 1048576ULL;
+	}
 	*total = m->mem_total * 1048576ULL;
-	*used = m->mem_used * 1048576ULL;
+	*used = u < *total ? u : *total;
+	return sim_leave(NVML_SUCCESS);
+}
+
+/*
+ * BAR1 of an instance: its share of the GPU's aperture (the parent's whole
+ * BAR1 when the scenario gives none), nothing mapped, as the real driver
+ * answers (nvidia-smi 590: "0MiB / 24739MiB" for a 3g.40gb).
+ */
+nvmlReturn_t sim_mig_bar1(nvmlDevice_t device, nvmlBAR1Memory_t *bar1)
+{
+	nvmlReturn_t rc;
+	struct nvmlDevice_st *p;
+	const sim_mig *m = mig_enter(device, bar1, &rc, &p);
+	if (!m)
+		return rc;
+	bar1->bar1Total = (m->bar1_total ? m->bar1_total : p->g->bar1_total) * 1048576ULL;
+	bar1->bar1Used = 0;
+	bar1->bar1Free = bar1->bar1Total;
 	return sim_leave(NVML_SUCCESS);
 }
 

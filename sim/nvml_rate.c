@@ -6,6 +6,8 @@
  */
 #include <math.h>
 
+#include <stdio.h>
+
 #include "sim_lib.h"
 
 /* Usable bytes/s per lane of a PCIe generation (line rate after encoding, 80 % after TLP overhead).
@@ -61,4 +63,29 @@ nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid, double *cl
 	*sm_share = 1.0 / (1.0 + others_busy(d, &now, pid));
 	*h2d_bytes_per_s = pcie_lane_bps(in.pcie_gen) * (in.pcie_width ? in.pcie_width : 1);
 	return sim_leave(NVML_SUCCESS);
+}
+
+/*
+ * A process the scenario places on a GPU (not a workload of this host): its
+ * name and user, so gpuwhy shows the simulated world's process and not
+ * whatever the real host runs under that PID. NOT_FOUND for any other PID.
+ */
+nvmlReturn_t gpuwhySimProcessInfo(unsigned int pid, char *name, unsigned int nameLen, char *user,
+                                  unsigned int userLen)
+{
+	sim_time now;
+	if (!name || !user || !nameLen || !userLen)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	nvmlReturn_t rc = sim_enter(&now);
+	if (rc != NVML_SUCCESS)
+		return rc;
+	for (int i = 0; i < sim_g.scn->n_procs; i++) {
+		const sim_fproc *p = &sim_g.scn->procs[i];
+		if (p->pid != pid)
+			continue;
+		snprintf(name, nameLen, "%s", p->name);
+		snprintf(user, userLen, "%s", p->user);
+		return sim_leave(NVML_SUCCESS);
+	}
+	return sim_leave(NVML_ERROR_NOT_FOUND);
 }

@@ -41,6 +41,13 @@ SIM_EXPORT const char *gpuwhySimLastError(void);
 SIM_EXPORT nvmlReturn_t gpuwhySimWorkRate(nvmlDevice_t device, unsigned int pid,
                                           double *clock_share, double *sm_share,
                                           double *h2d_bytes_per_s);
+/*
+ * Not NVML: the name and user of a process the scenario places (PID pid);
+ * NOT_FOUND for any other PID. gpuwhy shows these instead of what this host
+ * runs under the same PID.
+ */
+SIM_EXPORT nvmlReturn_t gpuwhySimProcessInfo(unsigned int pid, char *name, unsigned int nameLen,
+                                             char *user, unsigned int userLen);
 
 #define SIM_HISTORY 120      /* driver samples kept per GPU (20 s at 1/6 s) */
 #define SIM_MAX_WL 1024      /* workload files followed at once (exited ones stay 60 s) */
@@ -123,10 +130,20 @@ nvmlReturn_t sim_mig_name(nvmlDevice_t device, char *name, unsigned length);
 nvmlReturn_t sim_mig_uuid(nvmlDevice_t device, char *uuid, unsigned length);
 nvmlReturn_t sim_mig_memory(nvmlDevice_t device, unsigned long long *total,
                             unsigned long long *used);
+nvmlReturn_t sim_mig_bar1(nvmlDevice_t device, nvmlBAR1Memory_t *bar1);
+/*
+ * Lock and check a MIG handle as sim_enter_dev checks a GPU's: on success
+ * the instance, its GPU in *parent, the time in *now and its slot (index in the GPU's MIG
+ * devices) with the lock held; NULL with *rc and the lock released otherwise.
+ */
+const sim_mig *sim_enter_mig(nvmlDevice_t device, const void *out, nvmlReturn_t *rc,
+                             struct nvmlDevice_st **parent, int *slot, sim_time *now);
 /* Unlock and return rc. */
 nvmlReturn_t sim_leave(nvmlReturn_t rc);
 
 bool sim_valid_device(nvmlDevice_t device);
+/* Application clocks are deprecated by the scenario's driver (580 and newer). */
+bool sim_app_clocks_deprecated(void);
 bool sim_lost(const struct nvmlDevice_st *d, const sim_time *now);
 /* Copy a string into an NVML buffer: INSUFFICIENT_SIZE when it does not fit. */
 nvmlReturn_t sim_copy_str(char *dst, unsigned length, const char *src);

@@ -81,8 +81,9 @@ static json_t *merge_defaults(json_t *dflt, json_t *gpu)
 
 static bool parse_processes(sim_sc_ctx *c, json_t *root, sim_scenario *s)
 {
-	static const char *const keys[] = {"gpu",     "pid",  "name",    "user",  "used_mib",
-	                                   "sm_util", "type", "start_s", "end_s", NULL};
+	static const char *const keys[] = {"gpu",      "pid",        "name", "user",
+	                                   "used_mib", "sm_util",    "type", "start_s",
+	                                   "end_s",    "mig_device", NULL};
 	static const char *const types[] = {"compute", "graphics", "compute+graphics", NULL};
 	static const int type_bits[] = {SIM_PROC_COMPUTE, SIM_PROC_GRAPHICS,
 	                                SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS};
@@ -104,7 +105,7 @@ static bool parse_processes(sim_sc_ctx *c, json_t *root, sim_scenario *s)
 			return sim_sc_fail(c, path, NULL, "expected an object, got %s",
 			                   sim_sc_tname(o));
 		sim_fproc *p = &s->procs[i];
-		long long gpu = 0, pid = 0;
+		long long gpu = 0, pid = 0, mig = -1;
 		p->type = SIM_PROC_COMPUTE;
 		p->end = INFINITY;
 		snprintf(p->name, sizeof p->name, "python3");
@@ -117,8 +118,13 @@ static bool parse_processes(sim_sc_ctx *c, json_t *root, sim_scenario *s)
 		    !sim_sc_get_num(c, o, path, "sm_util", false, 0, 100, &p->sm_util) ||
 		    !sim_sc_get_enum(c, o, path, "type", false, types, type_bits, &p->type) ||
 		    !sim_sc_get_num(c, o, path, "start_s", false, 0, 1e9, &p->start) ||
-		    !sim_sc_get_num(c, o, path, "end_s", false, 0, 1e9, &p->end))
+		    !sim_sc_get_num(c, o, path, "end_s", false, 0, 1e9, &p->end) ||
+		    !sim_sc_get_int(c, o, path, "mig_device", false, 0, SIM_MAX_MIG - 1, &mig))
 			return false;
+		if (mig >= s->gpus[gpu].n_mig)
+			return sim_sc_fail(c, path, "mig_device", "GPU %lld has %d MIG devices",
+			                   gpu, s->gpus[gpu].n_mig);
+		p->mig = (int)mig;
 		if (p->end <= p->start)
 			return sim_sc_fail(c, path, "end_s", "end_s must be after start_s (%g)",
 			                   p->start);

@@ -120,7 +120,8 @@ typedef struct {
 	char uuid[96];    /* "MIG-..." */
 	unsigned gi, ci;  /* GPU and compute instance ids */
 	unsigned sm_count, ce_count, dec_count, jpg_count, ofa_count;
-	unsigned long long mem_total, mem_used, bar1_total; /* MiB */
+	unsigned long long mem_total, mem_used, bar1_total; /* MiB (used rounded up) */
+	unsigned long long mem_used_b;                      /* bytes */
 } sim_mig;
 
 typedef struct {
@@ -137,6 +138,7 @@ typedef struct {
 	unsigned minor;
 	/* memory, MiB */
 	unsigned long long mem_total, mem_reserved, mem_used, bar1_total, bar1_used;
+	unsigned long long mem_reserved_b, mem_used_b; /* bytes: reserved_mib, used_mib exactly */
 	/* power, W */
 	double power_limit, power_default, power_min, power_max, power_idle, power_busy;
 	/* clocks, MHz */
@@ -198,6 +200,7 @@ typedef struct {
 	unsigned long long used_mib;
 	double sm_util; /* percent, reported per process only */
 	int type;       /* SIM_PROC_* bits */
+	int mig;        /* slot of its MIG device on the GPU, -1 for the whole GPU */
 	double start, end;
 } sim_fproc;
 

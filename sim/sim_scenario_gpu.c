@@ -177,6 +177,22 @@ static bool parse_pci(sim_sc_ctx *c, json_t *o, const char *path, sim_gpu *g)
 	return true;
 }
 
+/*
+ * A memory amount in MiB that may have a fraction: the driver's reserved and
+ * used memory are not whole MiB (nvidia-smi's free is then one more than its
+ * total - reserved - used). *bytes is exact, *mib the MiB rounded up.
+ */
+static bool get_mib(sim_sc_ctx *c, json_t *o, const char *path, const char *key, double hi,
+                    unsigned long long *mib, unsigned long long *bytes)
+{
+	double v = (double)*mib;
+	if (!sim_sc_get_num(c, o, path, key, false, 0, hi, &v))
+		return false;
+	*bytes = (unsigned long long)llround(v * 1048576.0);
+	*mib = (unsigned long long)ceil(v);
+	return true;
+}
+
 static bool parse_memory(sim_sc_ctx *c, json_t *o, const char *path, sim_gpu *g)
 {
 	static const char *const keys[] = {"total_mib", "reserved_mib",  "used_mib",
@@ -185,10 +201,11 @@ static bool parse_memory(sim_sc_ctx *c, json_t *o, const char *path, sim_gpu *g)
 	g->bar1_used = 1;
 	if (!sim_sc_check_keys(c, o, path, keys) ||
 	    !sim_sc_get_ull(c, o, path, "total_mib", true, 1, 1LL << 30, &g->mem_total) ||
-	    !sim_sc_get_ull(c, o, path, "reserved_mib", false, 0, (long long)g->mem_total - 1,
-	                    &g->mem_reserved) ||
-	    !sim_sc_get_ull(c, o, path, "used_mib", false, 0,
-	                    (long long)(g->mem_total - g->mem_reserved), &g->mem_used) ||
+	    !get_mib(c, o, path, "reserved_mib", (double)g->mem_total - 1, &g->mem_reserved,
+	             &g->mem_reserved_b) ||
+	    !get_mib(c, o, path, "used_mib",
+	             (double)g->mem_total - (double)g->mem_reserved_b / 1048576.0, &g->mem_used,
+	             &g->mem_used_b) ||
 	    !sim_sc_get_ull(c, o, path, "bar1_mib", false, 1, 1LL << 30, &g->bar1_total) ||
 	    !sim_sc_get_ull(c, o, path, "bar1_used_mib", false, 0, (long long)g->bar1_total,
 	                    &g->bar1_used))
@@ -512,8 +529,8 @@ static bool parse_mig_devices(sim_sc_ctx *c, json_t *o, const char *path, sim_gp
 		    !sim_sc_get_uns(c, d, sub, "jpeg", false, 0, 64, &m->jpg_count) ||
 		    !sim_sc_get_uns(c, d, sub, "ofa", false, 0, 64, &m->ofa_count) ||
 		    !sim_sc_get_ull(c, d, sub, "memory_mib", true, 1, 1LL << 30, &m->mem_total) ||
-		    !sim_sc_get_ull(c, d, sub, "used_mib", false, 0, (long long)m->mem_total,
-		                    &m->mem_used) ||
+		    !get_mib(c, d, sub, "used_mib", (double)m->mem_total, &m->mem_used,
+		             &m->mem_used_b) ||
 		    !sim_sc_get_ull(c, d, sub, "bar1_mib", false, 0, 1LL << 30, &m->bar1_total))
 			return false;
 		for (size_t j = 0; j < k; j++)

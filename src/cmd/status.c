@@ -122,7 +122,7 @@ static int collect_procs(gpu_ctx *c, status_proc *out, int max)
 		for (int j = 0; j < k && n < max; j++) {
 			out[n].gpu = gpu_static_info(c, i)->index;
 			out[n].p = buf[j];
-			host_pid_brief_read("/proc", buf[j].pid, &out[n].h);
+			gpu_proc_brief(&buf[j], "/proc", &out[n].h);
 			n++;
 		}
 	}

@@ -69,7 +69,7 @@ void dr_check_load_processes(dr_ctx *c)
 		for (int k = 0; k < g->nproc; k++) {
 			const gpu_proc *p = &g->procs[k];
 			host_pid_brief pb;
-			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
+			gpu_proc_brief(p, c->p->proc_root, &pb);
 			gw_sb_sep(&b, "; ");
 			gw_sb_printf(&b, DR_("GPU %d: pid %u"), g->st.index, p->pid);
 			char cmd[96];
@@ -154,7 +154,7 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 			unsigned ppid;
 			char st = pid_state(c->p->proc_root, p->pid, &ppid);
 			host_pid_brief pb;
-			host_pid_brief_read(c->p->proc_root, p->pid, &pb);
+			gpu_proc_brief(p, c->p->proc_root, &pb);
 			if (!pb.exists) {
 				gw_sb_sep(&b, "; ");
 				gw_sb_printf(&b,

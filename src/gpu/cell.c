@@ -11,7 +11,10 @@ bool gpu_cell_text(const gpu_ctx *c, int i, const gpu_values *v, gpu_metric_id i
 		return false;
 	}
 	if (!v->ok[id]) {
-		snprintf(out, outlen, "[N/A]");
+		/* nvidia-smi 590 prints the fabric health fields it has not as N/A, unbracketed */
+		bool plain = id >= GM_FABRIC_HEALTH_SUMMARY &&
+		             id <= GM_FABRIC_HEALTH_INCORRECT_CONFIGURATION;
+		snprintf(out, outlen, "%s", plain ? "N/A" : "[N/A]");
 		return false;
 	}
 	if (gpu_metrics[id].fmt == GMF_STR) {

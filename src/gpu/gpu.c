@@ -421,6 +421,7 @@ static int start_nvml(gpu_ctx *c, gpu_open_failure *f)
 		return init_error(c, nr, f);
 	read_system(c);
 	*(void **)&c->sim_work_rate = dlsym(c->lib, "gpuwhySimWorkRate");
+	*(void **)&c->sim_proc_info = dlsym(c->lib, "gpuwhySimProcessInfo");
 	return 0;
 }
 

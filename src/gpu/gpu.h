@@ -68,6 +68,11 @@ typedef struct {
 	bool util_ok;      /* from nvmlDeviceGetProcessUtilization */
 	bool util_sampled; /* the driver had samples of this PID in the window (else 0 %) */
 	unsigned sm_pct, mem_pct, enc_pct, dec_pct;
+	/* A process the simulated GPU's scenario places: its name and user come from
+	 * the scenario, never from this host's /proc (the same PID here is another
+	 * process). "" user when the scenario names none. */
+	bool sim;
+	char sim_name[64], sim_user[32];
 } gpu_proc;
 
 /* Why gpu_open failed: faces print it (gw_fail_print), the doctor words its own findings. */
@@ -170,6 +175,15 @@ int gpu_sim_work_rate(gpu_ctx *ctx, int i, unsigned pid, double *clock_share, do
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
 
+/*
+ * What a process list shows of a GPU process: host_pid_brief_read's answer,
+ * except that a simulated scenario's process keeps the scenario's command
+ * and user once its PID exists here (one that does not is a process gone
+ * or in another container, as on a real host).
+ */
+struct host_pid_brief_s;
+void gpu_proc_brief(const gpu_proc *p, const char *proc_root, struct host_pid_brief_s *out);
+
 #define GPU_MIG_MAX 8
 
 /* One MIG device (a GPU instance and its compute instance), read when asked. */
@@ -181,7 +195,9 @@ typedef struct {
 	char name[96];    /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
 	char profile[32]; /* "3g.40gb", from the name; "" when unknown */
 	bool mem_ok;
-	double mem_total_mib, mem_used_mib, mem_free_mib;
+	double mem_total_mib, mem_used_mib, mem_free_mib, mem_reserved_mib;
+	bool bar1_ok; /* the instance's share of BAR1 */
+	double bar1_total_mib, bar1_used_mib, bar1_free_mib;
 	bool attr_ok;
 	unsigned sm_count, ce_count, dec_count, enc_count, jpg_count, ofa_count;
 } gpu_mig;

@@ -90,6 +90,7 @@ struct gpu_ctx {
 	bool stopping;
 	/* the simulated GPU's own entry point, NULL on a real driver */
 	nvmlReturn_t (*sim_work_rate)(nvmlDevice_t, unsigned, double *, double *, double *);
+	nvmlReturn_t (*sim_proc_info)(unsigned, char *, unsigned, char *, unsigned);
 };
 
 /* Which cadence a reader runs on: the fastest of the metrics it fills. */
@@ -147,6 +148,16 @@ bool gpu_read_text(gpu_text_getter fn, nvmlDevice_t h, bool *lost, char *buf, si
  * reserved, reserved unknown). Returns the NVML result of the last call.
  */
 nvmlReturn_t gpu_read_mem(gpu_ctx *c, nvmlDevice_t h, bool *lost, gpu_memory *m);
+/*
+ * Bytes as nvidia-smi's MiB: rounded up. The driver's reserved and used
+ * memory are not whole MiB, and nvidia-smi 590 shows free as one more than
+ * total - reserved - used (two more on some boards): rounding down or to the
+ * nearest MiB cannot give that, rounding each up does.
+ */
+static inline double gpu_mib_up(uint64_t bytes)
+{
+	return (double)((bytes + 1048575ULL) / 1048576ULL);
+}
 
 /* MIG mode, current and pending (NVML_DEVICE_MIG_ENABLE/DISABLE). */
 nvmlReturn_t gpu_read_mig_mode(gpu_ctx *c, nvmlDevice_t h, unsigned *cur, unsigned *pend);

@@ -54,9 +54,18 @@ static void read_mig(gpu_ctx *c, nvmlDevice_t h, gpu_mig *m)
 	gpu_memory mem;
 	if (gpu_read_mem(c, h, &mig_lost, &mem) == NVML_SUCCESS) {
 		m->mem_ok = true;
-		m->mem_total_mib = (double)(mem.total / MIB);
-		m->mem_used_mib = (double)(mem.used / MIB);
-		m->mem_free_mib = (double)(mem.free / MIB);
+		m->mem_total_mib = gpu_mib_up(mem.total);
+		m->mem_used_mib = gpu_mib_up(mem.used);
+		m->mem_free_mib = gpu_mib_up(mem.free);
+		m->mem_reserved_mib = mem.reserved_ok ? gpu_mib_up(mem.reserved) : 0;
+	}
+	nvmlBAR1Memory_t b;
+	if (c->api.nvmlDeviceGetBAR1MemoryInfo &&
+	    c->api.nvmlDeviceGetBAR1MemoryInfo(h, &b) == NVML_SUCCESS) {
+		m->bar1_ok = true;
+		m->bar1_total_mib = (double)(b.bar1Total / MIB);
+		m->bar1_used_mib = (double)(b.bar1Used / MIB);
+		m->bar1_free_mib = (double)(b.bar1Free / MIB);
 	}
 	read_mig_attributes(c, h, m);
 }

@@ -1,8 +1,10 @@
 /* gpu_procs.c - the processes on a GPU, their utilization and names; retired pages. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu_int.h"
+#include "host/pidbrief.h"
 
 /* NVML returns PIDs; the kernel's pid_max can be at most 2^22. */
 #define GPU_PID_MAX 4194304U
@@ -187,6 +189,10 @@ int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 			n = m;
 	}
 	proc_utilization(c, d, out, n);
+	for (int k = 0; c->sim_proc_info && k < n; k++)
+		out[k].sim =
+		    c->sim_proc_info(out[k].pid, out[k].sim_name, sizeof out[k].sim_name,
+		                     out[k].sim_user, sizeof out[k].sim_user) == NVML_SUCCESS;
 	return gpu_lost(d) ? -1 : n;
 }
 
@@ -232,4 +238,14 @@ int gpu_retired_pages(gpu_ctx *c, int i, int cause, unsigned long long *addrs, i
 	memcpy(addrs, buf, want * sizeof *buf);
 	free(buf);
 	return (int)got;
+}
+
+void gpu_proc_brief(const gpu_proc *p, const char *proc_root, host_pid_brief *out)
+{
+	host_pid_brief_read(proc_root, p->pid, out);
+	/* The scenario says whether its PID is gone by giving one that does not exist here. */
+	if (!p->sim || !out->exists)
+		return;
+	snprintf(out->user, sizeof out->user, "%s", p->sim_user);
+	snprintf(out->cmd, sizeof out->cmd, "%s", p->sim_name);
 }

@@ -203,11 +203,11 @@ static void rd_mem(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	gpu_memory m;
 	if (!gpu_ok(d, gpu_read_mem(c, d->h, &d->lost, &m)))
 		return;
-	gpu_set(o, GM_MEM_TOTAL, (double)(m.total / MIB));
+	gpu_set(o, GM_MEM_TOTAL, gpu_mib_up(m.total));
 	if (m.reserved_ok)
-		gpu_set(o, GM_MEM_RESERVED, (double)(m.reserved / MIB));
-	gpu_set(o, GM_MEM_USED, (double)(m.used / MIB));
-	gpu_set(o, GM_MEM_FREE, (double)(m.free / MIB));
+		gpu_set(o, GM_MEM_RESERVED, gpu_mib_up(m.reserved));
+	gpu_set(o, GM_MEM_USED, gpu_mib_up(m.used));
+	gpu_set(o, GM_MEM_FREE, gpu_mib_up(m.free));
 }
 
 static void rd_bar1(gpu_ctx *c, gpu_dev *d, gpu_values *o)

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-typedef struct {
+typedef struct host_pid_brief_s {
 	bool exists;   /* /proc/PID is there */
 	char user[64]; /* "" when unknown */
 	char cmd[512]; /* command line, arguments joined by spaces; "" when unknown */

@@ -168,12 +168,13 @@ static void gpu_part(sampler *s)
 				p->gpu_mem_mib = (double)s->gp[k].mem_bytes / (1024.0 * 1024.0);
 			if (s->gp[k].util_ok)
 				p->sm_pct = s->gp[k].sm_pct;
-			int hi = host_sample_find_proc(&s->hsamp, (int)p->pid);
+			/* A simulated scenario's process is not the host's process of that PID. */
+			int hi = s->gp[k].sim ? -1 : host_sample_find_proc(&s->hsamp, (int)p->pid);
 			if (hi >= 0) {
 				fill_from_host(p, &s->hsamp.procs[hi]);
 			} else {
 				host_pid_brief b;
-				host_pid_brief_read(s->proc_root, p->pid, &b);
+				gpu_proc_brief(&s->gp[k], s->proc_root, &b);
 				p->alive = b.exists;
 				snprintf(p->user, sizeof p->user, "%.31s", b.user);
 				snprintf(p->cmd, sizeof p->cmd, "%.127s", b.cmd);

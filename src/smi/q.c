@@ -168,15 +168,13 @@ static void mig_devices(const qgpu *g)
 		line(4, "SRAM Uncorrectable", "N/A");
 		head(2, "Shared FB Memory Usage");
 		uval(3, "Total", d->mem_ok, (unsigned long long)d->mem_total_mib, " MiB");
-		uval(3, "Reserved", d->mem_ok,
-		     (unsigned long long)(d->mem_total_mib - d->mem_used_mib - d->mem_free_mib),
-		     " MiB");
+		uval(3, "Reserved", d->mem_ok, (unsigned long long)d->mem_reserved_mib, " MiB");
 		uval(3, "Used", d->mem_ok, (unsigned long long)d->mem_used_mib, " MiB");
 		uval(3, "Free", d->mem_ok, (unsigned long long)d->mem_free_mib, " MiB");
 		head(2, "Shared BAR1 Memory");
-		line(3, "Total", "N/A");
-		line(3, "Used", "N/A");
-		line(3, "Free", "N/A");
+		uval(3, "Total", d->bar1_ok, (unsigned long long)d->bar1_total_mib, " MiB");
+		uval(3, "Used", d->bar1_ok, (unsigned long long)d->bar1_used_mib, " MiB");
+		uval(3, "Free", d->bar1_ok, (unsigned long long)d->bar1_free_mib, " MiB");
 	}
 }
 

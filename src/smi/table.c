@@ -62,9 +62,12 @@ static void gpu_rows(gpu_ctx *c, int i, const gpu_values *v)
 	num(used, sizeof used, v, GM_MEM_USED, "%.0fMiB");
 	num(total, sizeof total, v, GM_MEM_TOTAL, "%.0fMiB");
 	num(util, sizeof util, v, GM_UTIL_GPU, "%.0f%%");
-	/* ECC off prints Off, as nvidia-smi; unknown N/A */
+	/* ECC off prints Off, as nvidia-smi; unknown N/A. In MIG mode the errors
+	 * are counted per instance and nvidia-smi 590 shows the mode: On. */
 	if (v->ok[GM_ECC_MODE_CUR] && v->v[GM_ECC_MODE_CUR] == 0)
 		snprintf(ecc, sizeof ecc, "Off");
+	else if (v->ok[GM_ECC_MODE_CUR] && v->ok[GM_MIG_CURRENT] && v->v[GM_MIG_CURRENT] != 0)
+		snprintf(ecc, sizeof ecc, "On");
 	else
 		num(ecc, sizeof ecc, v, GM_ECC_UNCORR_VOL, "%.0f");
 	/* Segments 41, 24 and 22 wide between the bars. */
@@ -127,7 +130,12 @@ static void mig_box(gpu_ctx *c)
 				       d->dec_count, d->ofa_count, d->jpg_count);
 			else
 				printf("%22s |\n", "N/A");
-			printf("|%18s|%19s / %8s    |%11s|%23s|\n", "", "N/A", "N/A", "", "");
+			char b1u[24] = "N/A", b1t[24] = "N/A";
+			if (d->bar1_ok) {
+				snprintf(b1u, sizeof b1u, "%.0fMiB", d->bar1_used_mib);
+				snprintf(b1t, sizeof b1t, "%.0fMiB", d->bar1_total_mib);
+			}
+			printf("|%18s|%19s / %8s    |%11s|%23s|\n", "", b1u, b1t, "", "");
 			printf(MIG_RULE "\n");
 		}
 	}

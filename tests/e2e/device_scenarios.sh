@@ -128,3 +128,14 @@ if ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
 	assert_eq "$(cat "$T/err")" "gpuwhy: no NVIDIA driver: libnvidia-ml.so.1 not found (try --sim h100x1 to explore on a simulated GPU)" "no driver message"
 fi
 echo "1 passed, 0 failed"
+
+# The simulated world does not mix with the real one: PID 1 of l4x2-foreign is the
+# scenario's python3 of alice in every face, never this host's PID 1.
+export GPUWHY_SIM_TIME=100
+st=$("$GPUWHY" --sim l4x2-foreign status)
+assert_contains "$st" "^ *0 *1 alice  *C .* python3$" "status: the scenario's process"
+assert_eq "$(printf '%s\n' "$st" | grep -c "$(tr '\0' ' ' </proc/1/cmdline | cut -c1-20)")" 0 "status: nothing of the host's PID 1"
+assert_contains "$("$GPUWHY" --sim l4x2-foreign top --once)" "^ *1 alice .* python3" "top: the scenario's process"
+assert_contains "$("$GPUWHY" --sim l4x2-foreign doctor 2>&1)" "GPU 0: pid 1 alice 'python3'" "doctor: the scenario's process"
+unset GPUWHY_SIM_TIME
+echo "ok: scenario processes keep their scenario name and user"

@@ -45,3 +45,11 @@ sa=$(printf '%s\n' "$out" | sed -n 's/^gpu 0: .* samples=\([0-9]*\)$/\1/p')
 assert_ge "$pu" 1 "per-process samples since now-1s with GPUWHY_SIM_TIME=2"
 assert_ge "$sa" 1 "driver samples since now-1s with GPUWHY_SIM_TIME=2"
 echo "ok: pinned time gives $pu per-process and $sa driver samples from the last second"
+
+# MIG devices answer per instance: BAR1 (the instance's share, nothing mapped, as
+# nvidia-smi 590 shows "0MiB / 24739MiB") and the processes running on each.
+out=$(run_client h100x1-mig 300)
+assert_contains "$out" "mig 0.0: procs=3 bar1=0/24739" "MIG 3g.40gb: its three processes and BAR1"
+assert_contains "$out" "mig 0.1: procs=0 bar1=0/12369" "MIG 2g.20gb: no processes"
+assert_contains "$(run_client h100x1-mig 100)" "mig 0.0: procs=0 bar1=0/24739" "MIG before the processes start"
+echo "ok: MIG devices answer BAR1 and their own process lists"

@@ -70,6 +70,20 @@ golden status_smi_mig.txt "$GPUWHY" --sim h100x1-mig status --nvidia-smi
 golden query_mig.csv "$GPUWHY" --sim h100x1-mig query --format=csv \
 	--query-gpu=name,mig.mode.current,utilization.gpu,utilization.memory,utilization.decoder,memory.used,remapped_rows.correctable
 
+# What a real H100 answers on driver 590 (nvidia_gpu_exporter's captures, see
+# tests/fixtures/nvidia-smi/README.md): free memory one MiB above total - reserved
+# - used (nvidia-smi rounds each up), application clocks deprecated, fabric health
+# an unbracketed N/A, 0 % encoder utilization on a board without NVENC, and in MIG
+# mode ECC "On" in the GPU row and each instance's BAR1 share, nothing mapped.
+assert_eq "$("$GPUWHY" --sim h100x1-mig query --format=csv,noheader \
+	--query-gpu=memory.reserved,memory.used,memory.free,clocks.applications.graphics,clocks.default_applications.memory,fabric.health.summary,fabric.health.bandwidth)" \
+	"479 MiB, 59 MiB, 81022 MiB, [Requested functionality has been deprecated], [Requested functionality has been deprecated], N/A, N/A" "590 MIG values"
+assert_eq "$("$GPUWHY" --sim h100x1 query --format=csv,noheader --query-gpu=utilization.encoder)" "0 %" "encoder utilization without NVENC"
+tbl=$("$GPUWHY" --sim h100x1-mig status --nvidia-smi)
+assert_contains "$(printf '%s\n' "$tbl" | sed -n 9p)" "Off |  *On |$" "MIG GPU row ECC cell"
+assert_contains "$tbl" "0MiB / 24739MiB" "MIG BAR1 row"
+assert_contains "$("$GPUWHY" --sim h100x1-mig query -q | grep -A4 'Shared FB Memory' | head -5)" "Reserved  *: 0 MiB" "MIG reserved"
+
 # top on a MIG GPU says why there is no utilization
 assert_contains "$("$GPUWHY" --sim h100x1-mig top --once | sed -n 2p)" "util .* MIG" "top MIG"
 

@@ -41,13 +41,14 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 }
 
 /* Allowed outcomes of a call, besides success. */
-enum { OPT = 1, LOSTOK = 2, NOTFOUND = 4 };
+enum { OPT = 1, LOSTOK = 2, NOTFOUND = 4, DEPR = 8 };
 
 static bool expect(const char *what, unsigned gpu, nvmlReturn_t rc, int allow)
 {
 	if (rc == NVML_SUCCESS || (rc == NVML_ERROR_NOT_SUPPORTED && (allow & OPT)) ||
 	    (rc == NVML_ERROR_GPU_IS_LOST && (allow & LOSTOK)) ||
-	    (rc == NVML_ERROR_NOT_FOUND && (allow & NOTFOUND)))
+	    (rc == NVML_ERROR_NOT_FOUND && (allow & NOTFOUND)) ||
+	    (rc == NVML_ERROR_DEPRECATED && (allow & DEPR)))
 		return rc == NVML_SUCCESS;
 	fail("gpu %u: %s returned %d (%s)", gpu, what, rc, N.nvmlErrorString(rc));
 	return false;
@@ -230,8 +231,9 @@ static void clocks_links(unsigned i, nvmlDevice_t d, int lk)
 	for (nvmlClockType_t c = NVML_CLOCK_GRAPHICS; c <= NVML_CLOCK_VIDEO; c++) {
 		expect("GetClockInfo", i, N.nvmlDeviceGetClockInfo(d, c, &u), lk | OPT);
 		expect("GetMaxClockInfo", i, N.nvmlDeviceGetMaxClockInfo(d, c, &u), lk | OPT);
+		/* deprecated from driver 580 on */
 		expect("GetApplicationsClock", i, N.nvmlDeviceGetApplicationsClock(d, c, &u),
-		       lk | OPT);
+		       lk | OPT | DEPR);
 		expect("GetClock", i, N.nvmlDeviceGetClock(d, c, NVML_CLOCK_ID_CURRENT, &u),
 		       lk | OPT);
 	}
@@ -314,6 +316,53 @@ static void processes(unsigned i, nvmlDevice_t d, int lk, int *nproc, int *nutil
 			     s[k].timeStamp);
 }
 
+/*
+ * The MIG devices of a GPU in MIG mode answer what NVML documents per
+ * instance: memory, BAR1 and the processes running on them. Prints
+ * "mig I.J: procs=N bar1=USED/TOTAL" for each.
+ */
+static void mig_devices(unsigned i, nvmlDevice_t d, int lk)
+{
+	unsigned cur, pend, max;
+	if (N.nvmlDeviceGetMigMode(d, &cur, &pend) != NVML_SUCCESS || !cur ||
+	    N.nvmlDeviceGetMaxMigDeviceCount(d, &max) != NVML_SUCCESS)
+		return;
+	for (unsigned j = 0; j < max; j++) {
+		nvmlDevice_t m;
+		nvmlReturn_t rc = N.nvmlDeviceGetMigDeviceHandleByIndex(d, j, &m);
+		if (rc == NVML_ERROR_NOT_FOUND)
+			continue;
+		if (!expect("GetMigDeviceHandleByIndex", i, rc, lk))
+			continue;
+		nvmlMemory_t mem;
+		nvmlBAR1Memory_t bar = {0};
+		nvmlProcessInfo_t p[64];
+		expect("GetMemoryInfo (MIG)", i, N.nvmlDeviceGetMemoryInfo(m, &mem), lk);
+		if (expect("GetBAR1MemoryInfo (MIG)", i, N.nvmlDeviceGetBAR1MemoryInfo(m, &bar),
+		           lk) &&
+		    (bar.bar1Total == 0 || bar.bar1Used + bar.bar1Free != bar.bar1Total))
+			fail("gpu %u: MIG %u: BAR1 %llu used + %llu free != %llu total", i, j,
+			     bar.bar1Used, bar.bar1Free, bar.bar1Total);
+		int n = process_list("GetComputeRunningProcesses_v3 (MIG)", i, m, lk,
+		                     N.nvmlDeviceGetComputeRunningProcesses_v3,
+		                     N.nvmlDeviceGetComputeRunningProcesses_v2,
+		                     N.nvmlDeviceGetComputeRunningProcesses, p, 64);
+		unsigned gi;
+		if (n > 0 && N.nvmlDeviceGetGpuInstanceId(m, &gi) == NVML_SUCCESS)
+			for (int k = 0; k < n; k++)
+				if (p[k].gpuInstanceId != gi)
+					fail(
+					    "gpu %u: MIG %u: process %u in GPU instance %u, not %u",
+					    i, j, p[k].pid, p[k].gpuInstanceId, gi);
+		process_list("GetGraphicsRunningProcesses_v3 (MIG)", i, m, lk,
+		             N.nvmlDeviceGetGraphicsRunningProcesses_v3,
+		             N.nvmlDeviceGetGraphicsRunningProcesses_v2,
+		             N.nvmlDeviceGetGraphicsRunningProcesses, p, 64);
+		printf("mig %u.%u: procs=%d bar1=%llu/%llu\n", i, j, n, bar.bar1Used >> 20,
+		       bar.bar1Total >> 20);
+	}
+}
+
 static void events(unsigned i, nvmlDevice_t d, int lk)
 {
 	nvmlEventSet_t set;
@@ -361,6 +410,7 @@ static void gpu(unsigned i, nvmlDevice_t first)
 	int np, nu, ns;
 	processes(i, d, lk, &np, &nu, &ns);
 	events(i, d, lk);
+	mig_devices(i, d, lk);
 	nvmlGpuTopologyLevel_t lvl;
 	if (first && first != d)
 		expect("GetTopologyCommonAncestor", i,
