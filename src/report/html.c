@@ -770,7 +770,9 @@ static void header(hx *h, const diag_meta *meta)
 	if (tl->exit_status >= 0)
 		fprintf(o, _(", exit status %d"), tl->exit_status);
 	fprintf(o, "</td></tr>\n<tr><th>%s</th><td>", _("analysed"));
-	fprintf(o, _("%.1f-%.1f s, goal %s"), r->t_from, r->t_to, diag_goal_name(r->goal));
+	fprintf(o, _("%.1f-%.1f s"), r->t_from, r->t_to);
+	fprintf(o, "</td></tr>\n<tr><th>%s</th><td>", _("goal"));
+	esc(o, report_goal_text(r->goal));
 	fputs("</td></tr>\n", o);
 	if (r->steps.n > 0) {
 		fprintf(o, "<tr><th>%s</th><td>", _("steps"));
