@@ -211,8 +211,17 @@ static void test_html(void **state)
 	assert_non_null(strstr(h, "id=\"chart-steps\""));
 	assert_non_null(strstr(h, "id=\"f-0\""));
 	assert_non_null(strstr(h, "href=\"#f-0\""));
-	/* 20 % and 60 % samples are above idle_util_pct (10 %): none is shaded idle */
+	/* 20 % and 60 % samples are above idle_util_pct (10 %): none is shaded idle, and
+	 * the utilization chart says why; no legend names shading no chart draws */
 	assert_null(strstr(h, "class=\"gap\""));
+	assert_null(strstr(h, "sw gapk"));
+	const char *ul = strstr(strstr(h, "id=\"chart-util\""), "class=\"legend\"");
+	assert_non_null(
+	    strstr(ul, "not shaded: utilization stayed above the idle threshold, 10 %"));
+	/* the marks of a finding's window above a chart are in its legend */
+	assert_non_null(strstr(h, "<rect class=\"fw\""));
+	assert_non_null(strstr(ul, "sw fmk\"></span>a finding&#39;s time window") ||
+	                strstr(ul, "sw fmk\"></span>a finding's time window"));
 	/* the power series is broken where values are absent: two path starts */
 	const char *pw = strstr(h, "id=\"chart-power\"");
 	const char *path = strstr(pw, "<path");
