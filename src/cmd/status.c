@@ -20,7 +20,10 @@
 
 #define STATUS_MAX_PROCS 256
 
-/* "123" or "n/a" into buf, with an optional printf format for the number. */
+/*
+ * "123" or "n/a" into buf, with a printf format for the number that may hold
+ * its unit ("%.0fC"): an absent value is "n/a" alone, never "n/aC".
+ */
 static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, char *buf,
                        size_t len)
 {
@@ -28,6 +31,38 @@ static const char *num(const gpu_values *v, gpu_metric_id id, const char *fmt, c
 		snprintf(buf, len, "%s", _("n/a"));
 	else
 		snprintf(buf, len, fmt, v->v[id]);
+	return buf;
+}
+
+/* "used / total unit", or "n/a" alone when neither is known. */
+static const char *pair_unit(const gpu_values *v, gpu_metric_id a, gpu_metric_id b,
+                             const char *unit, char *buf, size_t len)
+{
+	if (!v->ok[a] && !v->ok[b]) {
+		snprintf(buf, len, "%s", _("n/a"));
+		return buf;
+	}
+	char x[24], y[24];
+	snprintf(buf, len, "%s / %s %s", num(v, a, "%.0f", x, sizeof x),
+	         num(v, b, "%.0f", y, sizeof y), unit);
+	return buf;
+}
+
+/* The PCIe link as "Gen5/5 x16/16" (current/max), or "n/a" when nothing of it is known. */
+static const char *pcie_text(const gpu_values *v, char *buf, size_t len)
+{
+	static const gpu_metric_id ids[] = {GM_PCIE_GEN_CUR, GM_PCIE_GEN_MAX, GM_PCIE_WIDTH_CUR,
+	                                    GM_PCIE_WIDTH_MAX};
+	char t[4][12];
+	bool any = false;
+	for (int k = 0; k < 4; k++) {
+		num(v, ids[k], "%.0f", t[k], sizeof t[k]);
+		any |= v->ok[ids[k]] != 0;
+	}
+	if (!any)
+		snprintf(buf, len, "%s", _("n/a"));
+	else
+		snprintf(buf, len, "Gen%s/%s x%s/%s", t[0], t[1], t[2], t[3]);
 	return buf;
 }
 
@@ -43,7 +78,7 @@ static void reason_text(const gpu_values *v, char *out, size_t len)
 static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 {
 	const gpu_static *s = gpu_static_info(c, i);
-	char a[32], b[32], d[32], e[32], f[32], g[32], h[32];
+	char a[32], b[80], d[80], g[32], h[32];
 	char name[GW_TERM_SAFE_LEN(28)], bus[GW_TERM_SAFE_LEN(17)];
 	gw_term_safe(s->name[0] ? s->name : "n/a", name, sizeof name);
 	gw_term_safe(s->pci_bus_id[0] ? s->pci_bus_id : "n/a", bus, sizeof bus);
@@ -59,22 +94,16 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	else
 		snprintf(pst, sizeof pst, "%s", _("n/a"));
 	printf("%s\n", pst);
-	printf(_("       util %4s%%  mem %s / %s MiB  power %s / %s W  temp %sC (slowdown %sC)\n"),
-	       num(v, GM_UTIL_GPU, "%.0f", a, sizeof a), num(v, GM_MEM_USED, "%.0f", b, sizeof b),
-	       num(v, GM_MEM_TOTAL, "%.0f", d, sizeof d),
-	       num(v, GM_POWER_DRAW, "%.0f", e, sizeof e),
-	       num(v, GM_POWER_ENFORCED_LIMIT, "%.0f", f, sizeof f),
-	       num(v, GM_TEMP_GPU, "%.0f", g, sizeof g),
-	       num(v, GM_TEMP_SLOWDOWN, "%.0f", h, sizeof h));
-	char sm[32], smx[32], mm[32], gen[8], genx[8], w[8], wx[8];
-	printf(_("       clocks SM %s / %s MHz  mem %s MHz  PCIe Gen%s/%s x%s/%s"),
-	       num(v, GM_CLK_SM, "%.0f", sm, sizeof sm),
-	       num(v, GM_CLK_MAX_SM, "%.0f", smx, sizeof smx),
-	       num(v, GM_CLK_MEM, "%.0f", mm, sizeof mm),
-	       num(v, GM_PCIE_GEN_CUR, "%.0f", gen, sizeof gen),
-	       num(v, GM_PCIE_GEN_MAX, "%.0f", genx, sizeof genx),
-	       num(v, GM_PCIE_WIDTH_CUR, "%.0f", w, sizeof w),
-	       num(v, GM_PCIE_WIDTH_MAX, "%.0f", wx, sizeof wx));
+	printf(_("       util %5s  mem %s  power %s  temp %s (slowdown %s)\n"),
+	       num(v, GM_UTIL_GPU, "%.0f%%", a, sizeof a),
+	       pair_unit(v, GM_MEM_USED, GM_MEM_TOTAL, "MiB", b, sizeof b),
+	       pair_unit(v, GM_POWER_DRAW, GM_POWER_ENFORCED_LIMIT, "W", d, sizeof d),
+	       num(v, GM_TEMP_GPU, "%.0fC", g, sizeof g),
+	       num(v, GM_TEMP_SLOWDOWN, "%.0fC", h, sizeof h));
+	char sm[80], mm[32], link[80];
+	printf(_("       clocks SM %s  mem %s  PCIe %s"),
+	       pair_unit(v, GM_CLK_SM, GM_CLK_MAX_SM, "MHz", sm, sizeof sm),
+	       num(v, GM_CLK_MEM, "%.0f MHz", mm, sizeof mm), pcie_text(v, link, sizeof link));
 	if (v->ok[GM_GPM_SM_ACTIVE])
 		printf(_("  SM active %.0f%%"), v->v[GM_GPM_SM_ACTIVE]);
 	putchar('\n');

@@ -116,7 +116,7 @@ static int parse_opts(int argc, char **argv, top_opts *o)
 	               "fixed"),
 	    OPT_FLAG(0, "once", &o->once,
 	             "print one frame as plain text and exit (no terminal needed; width from "
-	             "$COLUMNS, else 120)"),
+	             "$COLUMNS, else 120; its rates cover 250ms unless -i is given)"),
 	    OPT_CALL('s', "sort", "KEY", set_sort,
 	             "gpu (default), pid, user, mem, sm, cpu, rss or cmd"),
 	    OPT_STRING('f', "filter", "TEXT", &o->filter,
@@ -333,6 +333,7 @@ static int run_once(top_app *a)
 	top_frame f = frame_of(a, &L);
 	f.in = NULL;
 	f.memo = NULL;
+	f.once = true;
 	top_render(&c, &f);
 	top_canvas_print(&c, stdout);
 	top_canvas_free(&c);

@@ -445,7 +445,7 @@ void dr_check_driver_persistence(dr_ctx *c)
 		       "which lasts until reboot)");
 	} else {
 		dr_addf(c->r, "driver.persistence", DR_PASS,
-		        DR_P("persistence mode on for all %d GPU",
+		        DR_P("persistence mode on for the GPU",
 		             "persistence mode on for all %d GPUs", on),
 		        on);
 	}

@@ -134,7 +134,7 @@ void dr_check_gpus_lost(dr_ctx *c)
 		        "seating and temperatures");
 	} else {
 		dr_addf(c->r, "gpus.lost", DR_PASS,
-		        DR_P("all %d GPU answers", "all %d GPUs answer", n), n);
+		        DR_P("the GPU answers", "all %d GPUs answer", n), n);
 	}
 	gw_sb_free(&b);
 }
@@ -512,7 +512,7 @@ void dr_check_gpus_thermal(dr_ctx *c)
 	const dr_machine *m = c->m;
 	dr_status st = DR_SKIP;
 	gw_strbuf b = {0}, fix_gpus = {0};
-	int hottest = -1;
+	int hottest = -1, measured = 0;
 	double hot_t = -1, hot_s = 0;
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
@@ -522,6 +522,7 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		if (!dr_val(g, GM_TEMP_GPU, &t) || !dr_val(g, GM_TEMP_SLOWDOWN, &s) || s <= 0)
 			continue;
 		st = dr_worse(st, DR_PASS);
+		measured++;
 		if (t > hot_t) {
 			hot_t = t;
 			hot_s = s;
@@ -539,6 +540,10 @@ void dr_check_gpus_thermal(dr_ctx *c)
 	if (st == DR_SKIP) {
 		dr_addf(c->r, "gpus.thermal", DR_SKIP,
 		        "temperature or slowdown threshold not reported");
+	} else if (st == DR_PASS && measured == 1) {
+		/* "hottest" compares GPUs: with one there is nothing to compare */
+		dr_addf(c->r, "gpus.thermal", DR_PASS, "GPU %d at %.0f C (slowdown at %.0f C)",
+		        hottest, hot_t, hot_s);
 	} else if (st == DR_PASS) {
 		dr_addf(c->r, "gpus.thermal", DR_PASS,
 		        "hottest GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);

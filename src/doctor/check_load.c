@@ -210,7 +210,7 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		dr_fixf(r, "%s", gw_sb_str(&fix));
 	} else {
 		dr_addf(c->r, "load.orphan_memory", DR_PASS,
-		        DR_P("used memory belongs to listed processes on all %d GPU%s",
+		        DR_P("used memory belongs to listed processes on %d GPU%s",
 		             "used memory belongs to listed processes on all %d GPUs%s", looked),
 		        looked,
 		        w->pidns_nested

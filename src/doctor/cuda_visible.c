@@ -284,7 +284,7 @@ void dr_check_cuda_visible_devices(dr_ctx *c)
 	if (!map.set) {
 		gw_strbuf t = {0};
 		gw_sb_printf(&t,
-		             DR_P("unset: CUDA sees all %d GPU: %s%s",
+		             DR_P("unset: CUDA sees %d GPU: %s%s",
 		                  "unset: CUDA sees all %d GPUs: %s%s", map.n),
 		             map.n, gw_sb_str(&b), pred);
 		torch_agrees(c, &map, &t, &differs);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "util/i18n.h"
 
 bool report_locale_utf8(void)
 {
@@ -75,6 +76,16 @@ char *report_sparkline(const double *x, int from, int to, double lo, double hi, 
 		out[o] = 0;
 	}
 	return out;
+}
+
+const char *report_goal_text(diag_goal g)
+{
+	/* The word alone ("goal throughput") tells a reader neither what it changes nor
+	 * that it is a choice. */
+	return g == DIAG_GOAL_LATENCY
+	           ? _("latency (serving: moderate utilization is normal; --goal throughput "
+	               "for training and batch jobs)")
+	           : _("throughput (keep the GPUs busy; --goal latency for serving)");
 }
 
 const char *report_num(double v, int decimals, char *buf, size_t len)

@@ -37,6 +37,10 @@ typedef struct {
 	bool *thr;     /* samples where a job GPU was throttled */
 	bool *lost;    /* samples after a job GPU fell off the bus */
 	bool any_gap, any_thr, any_lost;
+	/* What the chart being drawn shows, so its legend names that and only that. */
+	struct drawn {
+		bool gap, thr, lost, marks;
+	} * drawn;
 	double idle_pct; /* utilization at or below which a sample is idle (the diagnosis's) */
 	int ngpu_show;   /* job GPUs drawn (at most 8) */
 	int show[8];
@@ -144,7 +148,7 @@ static void band_rect(const hx *h, double a, double b, double t0, double t1, con
  * Bands where mask is true over samples [0, n), in class cls. Runs closer
  * than two pixels merge, so a day of short gaps stays a few hundred shapes.
  */
-static void bands(const hx *h, const bool *mask, const char *cls, const char *tip)
+static bool bands(const hx *h, const bool *mask, const char *cls, const char *tip)
 {
 	const timeline *tl = h->tl;
 	double a = NAN, b = NAN, t0 = 0, t1 = 0;
@@ -171,6 +175,7 @@ static void bands(const hx *h, const bool *mask, const char *cls, const char *ti
 	}
 	if (!isnan(a))
 		band_rect(h, a, b, t0, t1, cls, tip);
+	return !isnan(a);
 }
 
 /*
@@ -238,10 +243,12 @@ static void chart_begin(const hx *h, const chart *c, const char *id, const char 
 	fprintf(o, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", ML, MT, ML,
 	        CH - MB);
 	hover_strip(h);
-	bands(h, h->gap, "gap", _("GPU idle"));
-	bands(h, h->thr, "thr",
-	      _("throttled: clocks held down (power cap, thermal or hardware slowdown)"));
-	bands(h, h->lost, "lost", _("GPU lost: fell off the bus"));
+	*h->drawn = (struct drawn){0};
+	h->drawn->gap = bands(h, h->gap, "gap", _("GPU idle"));
+	h->drawn->thr =
+	    bands(h, h->thr, "thr",
+	          _("throttled: clocks held down (power cap, thermal or hardware slowdown)"));
+	h->drawn->lost = bands(h, h->lost, "lost", _("GPU lost: fell off the bus"));
 }
 
 /* Finding ranges (warn and error) as marks along the top of a chart. */
@@ -261,36 +268,51 @@ static void finding_marks(const hx *h)
 			        "height=\"4\"><title>%s</title></rect></a>",
 			        i, f->severity == DIAG_ERROR ? "fe" : "fw", a, MT - 8, b - a,
 			        f->id);
+			h->drawn->marks = true;
 		}
 	}
 	fputc('\n', h->o);
 }
 
-/* The shaded spans present in this recording, with what each means. */
-static void band_legend(const hx *h)
+/*
+ * The shaded spans and finding marks this chart shows, with what each means.
+ * The utilization chart states the idle threshold even with nothing shaded:
+ * a flat line at 23 % is then seen to be above it, not missed.
+ */
+static void band_legend(const hx *h, bool util)
 {
 	FILE *o = h->o;
-	if (h->any_gap) {
+	if (h->drawn->marks)
+		fprintf(o, " <span class=\"sw fmk\"></span>%s",
+		        _("a finding's time window (click for the finding)"));
+	if (h->drawn->gap) {
 		fputs(" <span class=\"sw gapk\"></span>", o);
 		fprintf(o,
 		        _("GPU idle (utilization at or below %g %%, the diagnosis's idle threshold "
 		          "idle_util_pct)"),
 		        h->idle_pct);
+	} else if (util) {
+		fputs(" ", o);
+		fprintf(o,
+		        _("not shaded: utilization stayed above the idle threshold, %g %% "
+		          "(idle_util_pct)"),
+		        h->idle_pct);
 	}
-	if (h->any_thr)
+	if (h->drawn->thr)
 		fprintf(
 		    o, " <span class=\"sw thrk\"></span>%s",
 		    _("throttled (SW Power Cap, SW/HW Thermal Slowdown, HW Slowdown or HW Power "
 		      "Brake)"));
-	if (h->any_lost)
+	if (h->drawn->lost)
 		fprintf(o, " <span class=\"sw lostk\"></span>%s", _("GPU lost (off the bus)"));
 }
 
-static void chart_end(const hx *h, const char *legend)
+/* util: the utilization chart, whose legend states the idle threshold */
+static void chart_end(const hx *h, const char *legend, bool util)
 {
 	finding_marks(h);
 	fprintf(h->o, "</svg>\n<div class=\"legend\">%s", legend);
-	band_legend(h);
+	band_legend(h, util);
 	fputs("</div></figure>\n", h->o);
 }
 
@@ -409,7 +431,7 @@ static void chart_util(hx *h)
 			legend_add(leg, sizeof leg, col, true, lab);
 		}
 	}
-	chart_end(h, leg);
+	chart_end(h, leg, true);
 }
 
 /* Memory, power, SM clock: each GPU's series against its capacity or limit. */
@@ -442,7 +464,7 @@ static void chart_vs_limit(hx *h, const char *id, const char *title, const char 
 			legend_add(leg, sizeof leg, col, true, lab);
 		}
 	}
-	chart_end(h, leg);
+	chart_end(h, leg, false);
 }
 
 static void chart_pcie(hx *h)
@@ -468,7 +490,7 @@ static void chart_pcie(hx *h)
 		snprintf(lab, sizeof lab, "GPU %d tx", h->tl->gpu[g].index);
 		legend_add(leg, sizeof leg, col, true, lab);
 	}
-	chart_end(h, leg);
+	chart_end(h, leg, false);
 }
 
 static void chart_host(hx *h)
@@ -485,7 +507,7 @@ static void chart_host(hx *h)
 	legend_add(leg, sizeof leg, "#c62828", false, _("busiest core"));
 	legend_add(leg, sizeof leg, "#757575", false, _("all cores"));
 	legend_add(leg, sizeof leg, "#6a1b9a", true, "iowait");
-	chart_end(h, leg);
+	chart_end(h, leg, false);
 }
 
 static void chart_steps(hx *h)
@@ -538,7 +560,7 @@ static void chart_steps(hx *h)
 	         "<span class=\"sw\" style=\"border-color:#37474f\"></span>%s "
 	         "<span class=\"sw d\" style=\"border-color:#37474f\"></span>%s",
 	         _("step time"), _("median"));
-	chart_end(h, leg);
+	chart_end(h, leg, false);
 }
 
 /* One row per finding with its time ranges, each linked to the finding's card. */
@@ -721,22 +743,20 @@ static void chain_list(hx *h)
 	fputs("</ol>\n", o);
 }
 
-/* The wall-clock start, local with its UTC offset and in UTC, for lining up with logs. */
+/* The wall-clock start, local with its UTC offset (which makes it one instant
+ * anywhere), for lining up with logs. */
 static void started_row(const hx *h)
 {
 	double w = h->tl->t0_wall;
 	if (!(w > 0) || w > 253402300799.0)
 		return;
 	time_t s = (time_t)floor(w);
-	struct tm lt, ut;
-	char l[40] = "", u[32] = "";
+	struct tm lt;
+	char l[40] = "";
 	if (localtime_r(&s, &lt))
 		strftime(l, sizeof l, "%Y-%m-%d %H:%M:%S %z", &lt);
-	if (gmtime_r(&s, &ut))
-		strftime(u, sizeof u, "%Y-%m-%dT%H:%M:%SZ", &ut);
 	fprintf(h->o, "<tr><th>%s</th><td>", _("started"));
-	fprintf(h->o, _("%s (%s); chart times are seconds from here, hover for the clock time"), l,
-	        u);
+	fprintf(h->o, _("%s; chart times are seconds from here, hover for the clock time"), l);
 	fputs("</td></tr>\n", h->o);
 }
 
@@ -770,7 +790,9 @@ static void header(hx *h, const diag_meta *meta)
 	if (tl->exit_status >= 0)
 		fprintf(o, _(", exit status %d"), tl->exit_status);
 	fprintf(o, "</td></tr>\n<tr><th>%s</th><td>", _("analysed"));
-	fprintf(o, _("%.1f-%.1f s, goal %s"), r->t_from, r->t_to, diag_goal_name(r->goal));
+	fprintf(o, _("%.1f-%.1f s"), r->t_from, r->t_to);
+	fprintf(o, "</td></tr>\n<tr><th>%s</th><td>", _("goal"));
+	esc(o, report_goal_text(r->goal));
 	fputs("</td></tr>\n", o);
 	if (r->steps.n > 0) {
 		fprintf(o, "<tr><th>%s</th><td>", _("steps"));
@@ -808,6 +830,7 @@ static const char css[] =
     ".sw{display:inline-block;width:18px;height:0;border-top:2px solid;margin:0 4px 3px 10px;"
     "vertical-align:middle}.sw.d{border-top-style:dashed}"
     ".sw.gapk{height:10px;border:0;background:rgba(158,158,158,.35)}"
+    ".sw.fmk{height:4px;border:0;background:#ef8f00}"
     ".sw.thrk{height:10px;border:0;background:rgba(255,152,0,.4)}"
     ".lost{fill:#b71c1c;fill-opacity:.18}.hov{fill:#000;fill-opacity:0}"
     ".sw.lostk{height:10px;border:0;background:rgba(183,28,28,.35)}"
@@ -889,7 +912,8 @@ const char *report_html_css(void)
 void report_html(FILE *out, const timeline *tl, const diag_meta *meta, const diag_result *r,
                  const report_style *st)
 {
-	hx h = {.o = out, .tl = tl, .r = r, .st = st};
+	struct drawn drawn = {0};
+	hx h = {.o = out, .tl = tl, .r = r, .st = st, .drawn = &drawn};
 	h.t0 = 0;
 	h.t1 = tl->duration;
 	if (tl->n > 0 && tl->t[tl->n - 1] > h.t1)

@@ -52,6 +52,10 @@ void report_html_escape(FILE *o, const char *s);
 const char *report_html_color(int i);
 const char *report_html_css(void);
 
+/* The goal the findings were judged by, what it means and how to pick the other
+ * ("throughput (keep the GPUs busy; --goal latency for serving)"), translated. */
+const char *report_goal_text(diag_goal g);
+
 /* "%.*f" of v, or "n/a" when v is NAN. */
 const char *report_num(double v, int decimals, char *buf, size_t len);
 

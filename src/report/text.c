@@ -215,8 +215,9 @@ static void print_header(const tx *t, const timeline *tl, const diag_meta *meta,
 	fprintf(o, P_("%.1f s, %d sample", "%.1f s, %d samples", tl->n), tl->duration, tl->n);
 	if (tl->exit_status >= 0)
 		fprintf(o, _(", exit %d"), tl->exit_status);
-	fprintf(o, _("; analysed %.1f-%.1f s; goal %s\n"), r->t_from, r->t_to,
-	        diag_goal_name(r->goal));
+	fprintf(o, _("; analysed %.1f-%.1f s\n"), r->t_from, r->t_to);
+	label(o, "  ", _("goal"), 10);
+	fprintf(o, "%s\n", report_goal_text(r->goal));
 	if (r->steps.n > 0)
 		label(o, "  ", _("steps"), 10);
 	if (r->steps.n > 0 && r->steps.bursty)

@@ -363,6 +363,15 @@ void sweep_render_json(FILE *o, const sweep_results *R)
 
 /* ---- HTML ---- */
 
+/* A bar's value as people write it: three significant digits, never an exponent
+ * (1020 MiB, not 1.02e+03). */
+static const char *bar_num(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+	snprintf(buf, len, "%.*f", a >= 100 ? 0 : a >= 10 ? 1 : 2, v);
+	return buf;
+}
+
 /* Horizontal bars, one per configuration that ran; value(i) NAN draws no bar. */
 static void html_bars(FILE *o, const sweep_results *R, const char *title, const char *unit,
                       double (*value)(const sweep_results *R, int i), int color)
@@ -393,14 +402,16 @@ static void html_bars(FILE *o, const sweep_results *R, const char *title, const 
 		fputs("</text>", o);
 		if (!isnan(v)) {
 			double w = (width - left - 110) * v / mx;
+			char vb[32];
+			bar_num(v, vb, sizeof vb);
 			fprintf(
 			    o,
 			    "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s>"
-			    "<title>%.3g %s</title></rect>",
+			    "<title>%s %s</title></rect>",
 			    left, y + 2, w, row - 6, report_html_color(color),
-			    i == R->best ? " stroke=\"#212121\" stroke-width=\"2\"" : "", v, unit);
-			fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\">%.3g %s</text>",
-			        left + w + 6, y + 15, v, unit);
+			    i == R->best ? " stroke=\"#212121\" stroke-width=\"2\"" : "", vb, unit);
+			fprintf(o, "<text class=\"lbl\" x=\"%.1f\" y=\"%d\">%s %s</text>",
+			        left + w + 6, y + 15, vb, unit);
 		} else {
 			fprintf(o, "<text class=\"lbl\" x=\"%d\" y=\"%d\">%s</text>", left + 6,
 			        y + 15,
@@ -436,10 +447,9 @@ static void html_table(FILE *o, const sweep_results *R)
 {
 	/* TRANSLATORS: the heads of sweep's HTML table; units and p50/p90 as they are. */
 	static const char *const head[] = {
-	    N_("configuration"),  N_("status"),      N_("step mean ms"),
-	    N_("±95 %"),          N_("p50"),         N_("p90"),
-	    N_("steps/s"),        N_("samples/s"),   N_("GPU %"),
-	    N_("SM %"),           N_("memory MiB"),  N_("power W"),
+	    N_("configuration"),  N_("status"),      N_("step mean ms"), N_("±95 % ms"),
+	    N_("p50 ms"),         N_("p90 ms"),      N_("steps/s"),      N_("samples/s"),
+	    N_("GPU %"),          N_("SM %"),        N_("memory MiB"),   N_("power W"),
 	    N_("busiest core %"), N_("vs baseline"), N_("top finding")};
 	fputs("<table><tr>", o);
 	for (size_t h = 0; h < sizeof head / sizeof *head; h++) {

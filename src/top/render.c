@@ -313,7 +313,13 @@ static int draw_header(top_rctx *x)
 		top_r_text(&l, TOP_S_HEAD, buf);
 	}
 	double iv = (double)f->interval_ns / 1e9;
-	if (iv < 1)
+	/* One printed frame is not refreshed: what the interval means there is
+	 * the span each rate (utilization, CPU %, IO) was measured over. */
+	if (f->once && iv < 1)
+		snprintf(buf, sizeof buf, _("  rates over %.0f ms"), iv * 1000);
+	else if (f->once)
+		snprintf(buf, sizeof buf, _("  rates over %.3g s"), iv);
+	else if (iv < 1)
 		snprintf(buf, sizeof buf, _("  every %.0f ms"), iv * 1000);
 	else
 		snprintf(buf, sizeof buf, _("  every %.3g s"), iv);
@@ -512,7 +518,9 @@ void top_render(top_canvas *c, const top_frame *f)
 	top_r_procs(&x);
 	top_r_tree(&x);
 	top_r_status(&x);
-	top_r_keys(&x);
+	/* keys are for a screen that reads them; a printed frame has none */
+	if (!f->once)
+		top_r_keys(&x);
 	if (help)
 		draw_help(&x);
 }

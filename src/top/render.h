@@ -61,6 +61,8 @@ typedef struct {
 	const char *message;     /* a passing message for the status line, or NULL */
 	const char *no_gpu;      /* why there is no GPU (when m->ngpu == 0), or NULL */
 	top_render_memo *memo;   /* the last frame into this canvas; NULL: draw it all */
+	bool once; /* one frame printed as text (--once): no keys; the header names the span of its
+	              rates */
 } top_frame;
 
 void top_render(top_canvas *c, const top_frame *f);

@@ -10,10 +10,46 @@
 
 /* ------------------------------------------------------------------ GPUs */
 
-/* The name without the vendor prefix every GPU shares. */
-static const char *short_name(const char *name)
+/*
+ * Words of a name that say least about which GPU it is: the vendor every GPU
+ * shares, then product lines ("GeForce RTX 4090" says more as "RTX 4090" than
+ * as "GeForce RTX").
+ */
+static const char *const name_brands[] = {"NVIDIA", "GeForce", "Tesla", "Quadro"};
+
+static bool is_brand(const char *s, size_t n)
 {
-	return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
+	for (size_t i = 0; i < sizeof name_brands / sizeof *name_brands; i++)
+		if (strlen(name_brands[i]) == n && !strncmp(s, name_brands[i], n))
+			return true;
+	return false;
+}
+
+void top_r_gpu_name(char *out, size_t len, const char *name, int cols)
+{
+	if (!len)
+		return;
+	snprintf(out, len, "%s", name);
+	/* the vendor prefix always goes: every GPU here has it */
+	if (!strncmp(out, "NVIDIA ", 7))
+		memmove(out, out + 7, strlen(out + 7) + 1);
+	for (;;) {
+		size_t n = strcspn(out, " ");
+		if (gw_text_width(out) <= cols || !out[n] || !is_brand(out, n))
+			break;
+		memmove(out, out + n + 1, strlen(out + n + 1) + 1);
+	}
+	/* then whole words (or parts of "A100-SXM4-80GB") from the end, never part of one */
+	while (gw_text_width(out) > cols) {
+		char *cut = strrchr(out, ' '), *dash = strrchr(out, '-');
+		if (!cut || (dash && dash > cut))
+			cut = dash;
+		if (!cut) {
+			out[0] = '\0';
+			break;
+		}
+		*cut = '\0';
+	}
 }
 
 static double power_limit(const gpu_values *v)
@@ -155,7 +191,11 @@ static void gpu_compact(top_rctx *x, top_rect r, int y, int g, const gpu_values 
 	top_r_pair(&l, 1, "", down ? TOP_S_MID : TOP_S_NORMAL, buf);
 	fmt_pcie_io(v, buf, sizeof buf);
 	top_r_pair(&l, 1, "", TOP_S_NORMAL, buf);
-	top_r_pair(&l, 1, "", TOP_S_DIM, short_name(gi->name));
+	/* last on the line: whatever words of the name the room left */
+	char name[sizeof gi->name];
+	top_r_gpu_name(name, sizeof name, gi->name, top_r_room(&l) - 1);
+	if (name[0])
+		top_r_pair(&l, 1, "", TOP_S_DIM, name);
 }
 
 static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_values *v)
@@ -168,9 +208,10 @@ static void gpu_full(top_rctx *x, top_rect r, int y, int rows, int g, const gpu_
 	top_r_text(&l, TOP_S_ACCENT, buf);
 	/* Narrow blocks: shorter name and bars, SM active as a number. */
 	bool wide = r.w >= 100;
+	char name[sizeof gi->name];
+	top_r_gpu_name(name, sizeof name, gi->name, wide ? 16 : 12);
 	buf[0] = ' ';
-	gw_text_cell(buf + 1, sizeof buf - 1, short_name(gi->name), wide ? 16 : 12, GW_ALIGN_LEFT,
-	             NULL);
+	gw_text_cell(buf + 1, sizeof buf - 1, name, wide ? 16 : 12, GW_ALIGN_LEFT, NULL);
 	top_r_text(&l, TOP_S_DIM, buf);
 	int bw = r.w >= 110 ? 14 : wide ? 10 : 8;
 	double util = val(v, GM_UTIL_GPU);

@@ -87,6 +87,14 @@ bool top_r_bar_field(top_line *l, int gap, const char *label, int w, double frac
 
 /* ---- the panels ---- */
 
+/*
+ * A GPU's name in at most cols columns, cut only between words: without the
+ * vendor prefix, then without product-line words in front ("GeForce"), then
+ * without words (or "-" parts) from the end; "" when not even the first word
+ * fits.
+ */
+void top_r_gpu_name(char *out, size_t len, const char *name, int cols);
+
 /* Whether the host line's labels list (for the catalogue) holds this host table label. */
 bool top_r_host_label_listed(const char *label);
 /* Whether a GPU block shows metric id (its key holds exactly these). */

@@ -1,6 +1,7 @@
 /* opt.c - the option-table parser, its one-line errors and the generated --help. */
 #include "util/opt.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "util/i18n.h"
 #include "util/textwidth.h"
 #include "util/parse.h"
+#include "util/strbuf.h"
 
 const char *const opt_fmt_text_json[] = {"text", "json", NULL};
 const char *const opt_fmt_text_csv_json[] = {"text", "json", "csv", NULL};
@@ -620,15 +622,17 @@ static int hang_of(const char *line, size_t len)
 	return (int)lead;
 }
 
-/* Print one line of a paragraph: as it is when it fits (its spacing may align
- * columns), else broken at spaces or between CJK characters at OPT_WIDTH. */
-static void fill_line(FILE *out, const char *line, size_t len)
+/*
+ * Print the full rows of one line of a paragraph: none when it fits (its
+ * spacing may align columns), else it is broken at spaces or between CJK
+ * characters at OPT_WIDTH, rows after the first indented by hang. Returns
+ * where its last row, not printed, begins (0: the line fits, or has no break).
+ */
+static size_t fill_rows(FILE *out, const char *line, size_t len, int hang)
 {
-	if (gw_text_width_n(line, len) <= OPT_WIDTH) {
-		fprintf(out, "%.*s\n", (int)len, line);
-		return;
-	}
-	int hang = hang_of(line, len), col = 0;
+	if (gw_text_width_n(line, len) <= OPT_WIDTH)
+		return 0;
+	int col = 0;
 	size_t lead = strspn(line, " ");
 	size_t i = 0, start = 0, brk = 0; /* brk: bytes of the line up to the last break */
 	wchar_t prev = 0;
@@ -642,7 +646,8 @@ static void fill_line(FILE *out, const char *line, size_t len)
 			size_t end = brk;
 			while (end > start && line[end - 1] == ' ')
 				end--;
-			fprintf(out, "%.*s\n%*s", (int)(end - start), line + start, hang, "");
+			fprintf(out, "%*s%.*s\n", start ? hang : 0, "", (int)(end - start),
+			        line + start);
 			i = brk;
 			while (i < len && line[i] == ' ')
 				i++;
@@ -655,19 +660,83 @@ static void fill_line(FILE *out, const char *line, size_t len)
 		prev = wc;
 		i += k;
 	}
-	fprintf(out, "%.*s\n", (int)(len - start), line + start);
+	return start;
 }
 
-/* A paragraph of help (about, more): each line filled on its own. */
+/* Whether a line (len bytes) goes on with the text of a line broken with
+ * continuation rows at hang: as indented, and neither columns of its own nor
+ * a list item ("- ", "* ", "1. "). */
+static bool continues(const char *line, size_t len, int hang)
+{
+	size_t lead = strspn(line, " ");
+	if (lead >= len || (int)lead != hang || hang_of(line, len) != hang)
+		return false;
+	size_t word = strcspn(line + lead, " ");
+	if (lead + word >= len)
+		return true;
+	bool alnum = false;
+	for (size_t i = lead; i < lead + word; i++)
+		alnum |= (unsigned char)line[i] >= 0x80 || isalnum((unsigned char)line[i]);
+	bool numbered = isdigit((unsigned char)line[lead]) &&
+	                (line[lead + word - 1] == '.' || line[lead + word - 1] == ')');
+	return alnum && !numbered;
+}
+
+/* The last character of s (n > 0 bytes). */
+static wchar_t last_char(const char *s, size_t n)
+{
+	wchar_t wc = 0;
+	for (size_t i = 0; i < n;)
+		i += char_at(s + i, n - i, &wc);
+	return wc;
+}
+
+/*
+ * A paragraph of help (about, more): each line as written when it fits. A
+ * line too long for the width (a translation, an edit) is broken; the rest of
+ * it then runs on into the next line when that goes on with the same text, so
+ * no word is left alone on a row ("..., the" / "host" / "and ...").
+ */
 static void fill(FILE *out, const char *text)
 {
-	for (const char *p = text;;) {
-		size_t l = strcspn(p, "\n");
-		fill_line(out, p, l);
-		if (!p[l])
+	gw_strbuf cur = {0}, next = {0};
+	const char *p = text;
+	size_t l = strcspn(p, "\n");
+	gw_sb_put(&cur, p, l);
+	p += l;
+	int hang = hang_of(gw_sb_str(&cur), cur.len);
+	for (;;) {
+		const char *line = gw_sb_str(&cur);
+		size_t rest = fill_rows(out, line, cur.len, hang);
+		const char *nx = *p ? p + 1 : NULL;
+		size_t nl = nx ? strcspn(nx, "\n") : 0;
+		if (rest && nx && continues(nx, nl, hang)) {
+			size_t nlead = strspn(nx, " ");
+			wchar_t a = last_char(line + rest, cur.len - rest), b;
+			char_at(nx + nlead, nl - nlead, &b);
+			gw_sb_clear(&next);
+			gw_sb_printf(&next, "%*s", hang, "");
+			gw_sb_put(&next, line + rest, cur.len - rest);
+			/* Chinese runs on without a space, as it breaks without one */
+			if (char_cols(a) < 2 && char_cols(b) < 2)
+				gw_sb_putc(&next, ' ');
+			gw_sb_put(&next, nx + nlead, nl - nlead);
+			gw_strbuf t = cur;
+			cur = next;
+			next = t;
+			p = nx + nl;
+			continue;
+		}
+		fprintf(out, "%*s%.*s\n", rest ? hang : 0, "", (int)(cur.len - rest), line + rest);
+		if (!nx)
 			break;
-		p += l + 1;
+		gw_sb_clear(&cur);
+		gw_sb_put(&cur, nx, nl);
+		p = nx + nl;
+		hang = hang_of(gw_sb_str(&cur), cur.len);
 	}
+	gw_sb_free(&cur);
+	gw_sb_free(&next);
 }
 
 static void help_line(FILE *out, const opt_def *o, bool any_short)

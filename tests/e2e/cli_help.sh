@@ -24,6 +24,24 @@ for c in $cmds; do
 	grep -q "^usage: gpuwhy .*$c" "$T/a" || fail "gpuwhy help $c: no usage line"
 	grep -q "Exit codes: 0 \|^Exit codes: " "$T/a" || fail "gpuwhy help $c: no exit codes"
 done
+# No --help breaks a sentence oddly: a row of one or two words that the next row goes on
+# from (a line too long for the width, broken, its last word left alone), in English and
+# in Chinese, for every command and subcommand.
+mkdir -p "$T/helps"
+"$GPUWHY" --help >"$T/helps/gpuwhy.txt"
+for c in $cmds; do "$GPUWHY" "$c" --help >"$T/helps/$c.txt"; done
+for s in add ls show log wait cancel retry clean pause resume drain gpus config worker stop; do
+	"$GPUWHY" queue "$s" --help >"$T/helps/queue_$s.txt" || fail "gpuwhy queue $s --help: exit $?"
+done
+for s in list check show reset train hog serve; do
+	"$GPUWHY" sim "$s" --help >"$T/helps/sim_$s.txt" || fail "gpuwhy sim $s --help: exit $?"
+done
+if [ -s "${GPUWHY_BUILD:-}/locale/zh_CN/LC_MESSAGES/gpuwhy.mo" ]; then
+	for c in $cmds; do
+		LANG=zh_CN.UTF-8 LC_ALL='' LANGUAGE='' "$GPUWHY" "$c" --help >"$T/helps/zh_$c.txt"
+	done
+fi
+python3 "$(dirname "$0")/help_wrap_check.py" "$T"/helps/*.txt || fail "--help rows broken oddly (above)"
 "$GPUWHY" help queue add >"$T/a" && "$GPUWHY" queue add --help >"$T/b" && cmp -s "$T/a" "$T/b" ||
 	fail "gpuwhy help queue add differs from gpuwhy queue add --help"
 grep -q -- "--retry-delay D" "$T/a" || fail "queue add --help lacks --retry-delay"

@@ -77,6 +77,14 @@ assert d["gpus"][0]["memory.used"] >= 15360
 PY
 assert_contains "$("$GPUWHY" --sim l4x2-foreign status)" "(not running here)" "status text for a gone PID"
 
+# an absent value is "n/a" alone, never with a unit ("util n/a%"): MIG has no whole-GPU utilization
+out=$("$GPUWHY" --sim h100x1-mig status)
+assert_contains "$out" "util   n/a  mem " "status on a MIG GPU"
+for s in $("$GPUWHY" sim list); do
+	bad=$(GPUWHY_SIM_TIME=6 "$GPUWHY" --sim "$s" status | grep -E 'n/a ?(%|C|W|MiB|MHz)' || true)
+	[ -z "$bad" ] || fail "status on $s: an absent value with a unit: $bad"
+done
+
 # h100x1-lost: fine before 5 s, lost after; the command still exits 0 and says so
 assert_eq "$(GPUWHY_SIM_TIME=1 q h100x1-lost utilization.gpu)" "85" "before the loss"
 assert_contains "$(GPUWHY_SIM_TIME=6 "$GPUWHY" --sim h100x1-lost status)" "LOST" "status of a lost GPU"

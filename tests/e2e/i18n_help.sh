@@ -30,13 +30,18 @@ printf '%s\n' "$all" | grep -qx "sim train" || fail "sim's subcommands not found
 
 # Usage lines are syntax: command names and placeholders, never translated.
 usage_re='^ +gpuwhy '
-# A message wrapped to 80 columns goes on in lines indented under its text, and
-# the exit codes are the last paragraph: such lines are joined to the line they
-# continue before the check.
-joined() { awk 'NR == FNR { if ($0 == "") last = FNR; next }
+# A message wrapped to 80 columns goes on in lines indented under its text, or,
+# in a paragraph, in a line as indented as the one before whose first word that
+# line could not hold (the marker makes a line one column wider, so one the
+# width held in English runs on into the next); and the exit codes are the last
+# paragraph: such lines are joined to the line they continue before the check.
+joined() { LC_ALL=C.UTF-8 awk 'NR == FNR { if ($0 == "") last = FNR; next }
 	FNR > last + 1 && last { printf " %s", $0; next }
-	/^          / && FNR > 1 { sub(/^ +/, " "); printf "%s", $0; next }
-	FNR > 1 { print "" } { printf "%s", $0 } END { print "" }' "$1" "$1"; }
+	/^          / && FNR > 1 { sub(/^ +/, " "); printf "%s", $0; prev = ""; next }
+	{ lead = match($0, /[^ ]/) - 1; first = $0; sub(/^ +/, "", first); sub(/ .*/, "", first) }
+	prev != "" && $0 != "" && lead == plead && length(prev) + 1 + length(first) > 80 {
+		prev = $0; sub(/^ +/, " "); printf "%s", $0; next }
+	FNR > 1 { print "" } { printf "%s", $0; prev = $0; plead = lead } END { print "" }' "$1" "$1"; }
 # top's key table comes from the top view's own key list (src/top), which its
 # own tests check in both languages; everything else on that page is checked.
 top_keys_re='^  [^ -][^ ]*( [^ ]+)?   +[a-zA-Z]'

@@ -56,6 +56,9 @@ grep -q '^why  workers: 1 -> 4 changes step time' "$T/out" || fail "why line: $(
 grep -q '^knee workers: 4$' "$T/out" || fail "knee line"
 grep -q '<svg' "$D/report.html" || fail "no chart in the HTML page"
 grep -q 'workers=16' "$D/report.html" || fail "HTML lacks a configuration"
+# numbers as people write them (no 1.02e+03 MiB), and the interval's unit said
+grep -qE '[0-9]e[+-][0-9]' "$D/report.html" && fail "a number in exponent form: $(grep -oE '[^>]*[0-9]e[+-][0-9][^<]*' "$D/report.html" | head -3)"
+grep -q '<th>±95 % ms</th>' "$D/report.html" || fail "the ±95 % column does not say its unit"
 cmp -s "$D/results.txt" <(sed '$d' "$T/out") || fail "results.txt differs from stdout"
 
 # ---- a failing configuration is reported, the sweep goes on, exit 1 ----

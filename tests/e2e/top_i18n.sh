@@ -45,7 +45,7 @@ i18n_unmarked "$T/keys.txt" || fail "unmarked key lines in top --help (above)"
 # ---- Chinese, and English forced under a Chinese locale --------------------------
 out=$(COLUMNS=120 LANG=zh_CN.UTF-8 "$GPUWHY" --sim $SCEN top --once -t)
 assert_eq "$?" 0 "--once in Chinese"
-for w in "张 GPU" "利用率" "显存" "功耗" "温度" "用户" "命令" "进程树" "退出"; do
+for w in "张 GPU" "利用率" "显存" "功耗" "温度" "用户" "命令" "进程树" "速率按"; do
 	assert_contains "$out" "$w" "the Chinese frame"
 done
 out=$(COLUMNS=120 LANG=zh_CN.UTF-8 "$GPUWHY" --lang en --sim $SCEN top --once -t |

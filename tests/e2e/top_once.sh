@@ -56,6 +56,13 @@ printf '%s' "$out" | grep -qF "[|" || fail "no ASCII bars: $out"
 w=$(printf '%s\n' "$out" | LC_ALL=C wc -L)
 assert_le "$w" 80 "frame width at 80"
 
+# a printed frame says what its rates cover (not a refresh it never does) and has no key line
+assert_contains "$out" "rates over 250 ms" "--once names the span of its rates"
+printf '%s' "$out" | grep -qF "every " && fail "--once claims a refresh it never does: $out"
+printf '%s' "$out" | grep -qF "q quit" && fail "--once prints the key line: $out"
+out=$(COLUMNS=80 LC_ALL=C "$GPUWHY" --sim $SCEN top --once -i 500ms)
+assert_contains "$out" "rates over 500 ms" "--once -i 500ms"
+
 # sort and filter from the command line
 out=$(COLUMNS=120 LC_ALL=C.UTF-8 "$GPUWHY" --sim $SCEN top --once -s mem -f nomatchatall)
 assert_contains "$out" "no process matches" "filter"

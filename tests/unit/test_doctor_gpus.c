@@ -250,6 +250,12 @@ static void thermal_outcomes(void **state)
 	fx_set(&f->m.gpu[1], GM_TEMP_GPU, 66);
 	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_PASS,
 	          "hottest GPU 1 at 66 C (slowdown at 87 C)", NULL);
+	/* one GPU measured: nothing to be hottest among */
+	fx_set(&f->m.gpu[0], GM_TEMP_SLOWDOWN, 0);
+	const dr_result *one = fx_run(f, dr_check_gpus_thermal);
+	fx_expect(one, DR_PASS, "GPU 1 at 66 C (slowdown at 87 C)", NULL);
+	assert_null(strstr(one->found, "hottest"));
+	fx_set(&f->m.gpu[0], GM_TEMP_SLOWDOWN, 87);
 	fx_set(&f->m.gpu[1], GM_TEMP_GPU, 84);
 	fx_expect(fx_run(f, dr_check_gpus_thermal), DR_WARN, "GPU 1 at 84 C, slowdown at 87 C",
 	          "cool GPU 1");

@@ -255,6 +255,40 @@ static void test_help(void **state)
 	assert_int_equal(parse(&first, "-h", (char *)NULL), OPT_HELP);
 }
 
+/*
+ * A paragraph line too long for the width runs on into the next line of the
+ * same text, so no word is left alone on a row; a line that fits stays as
+ * written, and columns and list items are never run into.
+ */
+static void test_help_paragraph(void **state)
+{
+	(void)state;
+	const opt_cmd c = {
+	    .name = "thing",
+	    .usage = "thing",
+	    .about = "Runs CMD with its stdin, stdout and stderr passed through, records GPUs, the "
+	             "host\nand CMD's whole process tree into FILE while it runs.\nA short line.",
+	    .opts = table,
+	    .more = "  name    a column of text that is long enough to need a second row of "
+	            "its very own\n  next    stays a row of its own\n"
+	            "- a list item long enough to be broken onto the next row of this help "
+	            "text here too\n- the next item"};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	opt_help(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nRuns CMD with its stdin, stdout and stderr passed through, "
+	                            "records GPUs, the\nhost and CMD's whole process tree into "
+	                            "FILE while it runs.\nA short line.\n"));
+	assert_non_null(strstr(buf, "  name    a column of text that is long enough to need a "
+	                            "second row of its very\n          own\n  next    stays a row "
+	                            "of its own\n"));
+	assert_non_null(strstr(buf, "- a list item long enough to be broken onto the next row of "
+	                            "this help text here\ntoo\n- the next item\n"));
+	free(buf);
+}
+
 static void test_suggest(void **state)
 {
 	(void)state;
@@ -270,10 +304,11 @@ static void test_suggest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kinds),       cmocka_unit_test(test_units),
-	    cmocka_unit_test(test_ranges),      cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_positionals), cmocka_unit_test(test_help),
-	    cmocka_unit_test(test_suggest),     cmocka_unit_test(test_optional),
+	    cmocka_unit_test(test_kinds),          cmocka_unit_test(test_units),
+	    cmocka_unit_test(test_ranges),         cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_positionals),    cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_suggest),        cmocka_unit_test(test_optional),
+	    cmocka_unit_test(test_help_paragraph),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	opt_list_free(&V.tags);

@@ -81,6 +81,9 @@ static void test_text(void **state)
 	char *t = render(tl, F_TEXT, true, false);
 	assert_non_null(strstr(t, "gpuwhy report: run <1>.gpuwhy"));
 	assert_non_null(strstr(t, "Findings: 0 errors, 1 warning"));
+	/* the goal says what it means and how to pick the other */
+	assert_non_null(strstr(
+	    t, "\n  goal      throughput (keep the GPUs busy; --goal latency for serving)\n"));
 	assert_non_null(strstr(t, "WARN  data-starved"));
 	assert_non_null(strstr(t, "GPU 0 idle 60 % of the run while core 3 is at 100 %"));
 	assert_non_null(strstr(t, "utilization.gpu, idle share (100 - mean): 60 % [>= 25 %: yes]"));
@@ -201,13 +204,24 @@ static void test_html(void **state)
 		svgs++;
 	assert_true(svgs >= 7); /* timeline, util, memory, power, clocks, host, steps */
 	assert_non_null(strstr(h, "id=\"chart-util\""));
+	assert_non_null(strstr(h, "<th>goal</th><td>throughput (keep the GPUs busy; --goal latency "
+	                          "for serving)</td>"));
 	assert_non_null(strstr(h, "id=\"chart-power\""));
 	assert_non_null(strstr(h, "id=\"chart-host\""));
 	assert_non_null(strstr(h, "id=\"chart-steps\""));
 	assert_non_null(strstr(h, "id=\"f-0\""));
 	assert_non_null(strstr(h, "href=\"#f-0\""));
-	/* 20 % and 60 % samples are above idle_util_pct (10 %): none is shaded idle */
+	/* 20 % and 60 % samples are above idle_util_pct (10 %): none is shaded idle, and
+	 * the utilization chart says why; no legend names shading no chart draws */
 	assert_null(strstr(h, "class=\"gap\""));
+	assert_null(strstr(h, "sw gapk"));
+	const char *ul = strstr(strstr(h, "id=\"chart-util\""), "class=\"legend\"");
+	assert_non_null(
+	    strstr(ul, "not shaded: utilization stayed above the idle threshold, 10 %"));
+	/* the marks of a finding's window above a chart are in its legend */
+	assert_non_null(strstr(h, "<rect class=\"fw\""));
+	assert_non_null(strstr(ul, "sw fmk\"></span>a finding&#39;s time window") ||
+	                strstr(ul, "sw fmk\"></span>a finding's time window"));
 	/* the power series is broken where values are absent: two path starts */
 	const char *pw = strstr(h, "id=\"chart-power\"");
 	const char *path = strstr(pw, "<path");

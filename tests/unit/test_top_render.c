@@ -347,6 +347,84 @@ static void test_every_size_draws(void **state)
 	top_model_free(&w.m);
 }
 
+static void test_gpu_name_whole_words(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int cols;
+		const char *want;
+	} cases[] = {
+	    {"NVIDIA H100 80GB HBM3", 16, "H100 80GB HBM3"},
+	    {"NVIDIA H100 80GB HBM3", 12, "H100 80GB"},
+	    {"NVIDIA H100 80GB HBM3", 8, "H100"},
+	    {"NVIDIA H100 80GB HBM3", 3, ""},
+	    {"NVIDIA GeForce RTX 4090", 16, "GeForce RTX 4090"},
+	    {"NVIDIA GeForce RTX 4090", 12, "RTX 4090"},
+	    {"NVIDIA GeForce RTX 4090", 7, "RTX"},
+	    {"NVIDIA A100-SXM4-80GB", 12, "A100-SXM4"},
+	    {"NVIDIA L4", 12, "L4"},
+	    {"Tesla", 12, "Tesla"},
+	    {"GeForce", 4, ""},
+	};
+	char out[96];
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		top_r_gpu_name(out, sizeof out, cases[i].name, cases[i].cols);
+		if (strcmp(out, cases[i].want))
+			fail_msg("'%s' in %d columns: '%s', want '%s'", cases[i].name,
+			         cases[i].cols, out, cases[i].want);
+	}
+}
+
+/*
+ * Whether t holds a start of words of name cut inside a word and then ended
+ * (a space or the end of a row): "H100 80GB HB " for "H100 80GB HBM3".
+ */
+static const char *cut_inside_word(const char *t, const char *name)
+{
+	static char frag[128];
+	size_t n = strlen(name);
+	for (size_t j = 0; j < n; j++) {
+		if (j && name[j - 1] != ' ')
+			continue;
+		for (size_t i = j + 3; i < n; i++) {
+			if (name[i] == ' ' || name[i - 1] == ' ')
+				continue;
+			for (const char *end = " \n"; *end; end++) {
+				snprintf(frag, sizeof frag, "%.*s%c", (int)(i - j), name + j, *end);
+				if (strstr(t, frag))
+					return frag;
+			}
+		}
+	}
+	return NULL;
+}
+
+static void test_gpu_names_not_cut(void **state)
+{
+	(void)state;
+	world w;
+	make_world(&w, 10);
+	snprintf(w.m.gpu[1].name, sizeof w.m.gpu[1].name, "NVIDIA GeForce RTX 4090");
+	top_canvas c;
+	for (int cols = 40; cols <= 300; cols += 7)
+		for (int rows = 10; rows <= 60; rows += 25) {
+			char *t = frame(&w, cols, rows, false, NULL, &c);
+			const char *bad = cut_inside_word(t, "H100 80GB HBM3");
+			if (!bad)
+				bad = cut_inside_word(t, "GeForce RTX 4090");
+			if (bad)
+				fail_msg("%dx%d: a name cut inside a word: '%s'\n%s", cols, rows,
+				         bad, t);
+			if (cols == 80 && rows == 35 &&
+			    (!strstr(t, "H100 80GB ") || !strstr(t, "RTX 4090")))
+				fail_msg("80x35: the names' first words are missing\n%s", t);
+			free(t);
+			top_canvas_free(&c);
+		}
+	top_model_free(&w.m);
+}
+
 /* Every label of the host table that the host line prints reaches the catalogue. */
 static void test_host_labels_listed(void **state)
 {
@@ -611,6 +689,8 @@ int main(void)
 	    cmocka_unit_test(test_every_size_draws),
 	    cmocka_unit_test(test_help_wraps_chinese),
 	    cmocka_unit_test(test_host_labels_listed),
+	    cmocka_unit_test(test_gpu_name_whole_words),
+	    cmocka_unit_test(test_gpu_names_not_cut),
 	    cmocka_unit_test(test_memo_draws_the_same),
 	    cmocka_unit_test(test_memo_key_is_complete),
 	};
