@@ -8,10 +8,11 @@
 #   loaded      the same, with two busy loops (`sim hog --cores 2`) during both runs: a claim
 #               withheld for load, or none, must say why (the named processes, the interval)
 # This is a benchmark, not a test: it counts what a machine's load does to the verdicts.
-#   bench/compare.sh [BUILD] [N]
+#   bench/compare.sh [BUILD] [N] [N3]   (N comparisons of one run a side, N3 of three; 10 each)
 set -uo pipefail
 build="${1:-build}"
-n="${2:-10}"
+n1="${2:-10}"
+n3="${3:-$n1}"
 G="$(cd "$build" && pwd)/gpuwhy"
 [ -x "$G" ] || { echo "compare.sh: no $G (make build)" >&2; exit 3; }
 T="$(mktemp -d)"
@@ -35,7 +36,8 @@ print("withheld" if c["withheld_by_host_load"] else
 
 # kind NAME RUNS WORKERS_A CPU_A GPU_A WORKERS_B CPU_B GPU_B: one row of counts.
 kind() {
-	local name=$1 runs=$2 f=0 s=0 none=0 w=0 e=0 a b
+	local name=$1 runs=$2 f=0 s=0 none=0 w=0 e=0 a b n
+	n=$([ "$runs" -gt 1 ] && echo "$n3" || echo "$n1")
 	shift 2
 	for ((i = 1; i <= n; i++)); do
 		a=() b=()
@@ -48,15 +50,15 @@ kind() {
 		withheld) w=$((w + 1)) ;; *) e=$((e + 1)) ;; esac
 		rm -f "$T"/a"$i".* "$T"/b"$i".*
 	done
-	printf '| %s | %d | %d | %d | %d | %d | %d |\n' "$name" "$runs" "$f" "$s" "$none" "$w" "$e"
+	printf '| %s | %d | %d | %d | %d | %d | %d | %d |\n' "$name" "$runs" "$n" "$f" "$s" "$none" "$w" "$e"
 }
 
 echo "### compare's verdicts ($(date +%F), $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1 /proc/loadavg) at start)"
 echo
-echo "$n comparisons of each kind, fresh recordings each"
+echo "$n1 comparisons of each kind with one run a side, $n3 with three; fresh recordings each"
 echo
-echo "| kind | runs a side | faster | slower | no claim | withheld (load) | error |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| kind | runs a side | comparisons | faster | slower | no claim | withheld (load) | error |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for runs in 1 3; do
 	kind "identical (workers 1)" "$runs" 1 60 20 1 60 20
 	kind "+10 % (GPU 20 -> 22 ms)" "$runs" 0 0 20 0 0 22
