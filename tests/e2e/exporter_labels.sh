@@ -32,7 +32,8 @@ assert_eq "$(echo "$m" | wc -l)" 5 "whole GPU plus 4 instances"
 assert_contains "$m" 'modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="3g.40gb",GPU_I_ID="2",Hostname=' "3g.40gb series labels"
 assert_eq "$(echo "$m" | grep 'GPU_I_ID="2"' | awk '{print $NF}')" 26 "3g.40gb used MiB"
 assert_eq "$(echo "$m" | grep -c 'GPU_I_PROFILE="1g.10gb"')" 2 "two 1g.10gb instances"
-assert_eq "$(grep 'GPU_I_ID="10"' "$T/m" | grep '^DCGM_FI_DEV_FB_FREE' | awk '{print $NF}')" 9975 "1g.10gb free MiB"
+# (9975.5 MiB free: the device layer rounds MiB up as nvidia-smi 590 does; DCGM would floor it)
+assert_eq "$(grep 'GPU_I_ID="10"' "$T/m" | grep '^DCGM_FI_DEV_FB_FREE' | awk '{print $NF}')" 9976 "1g.10gb free MiB"
 # MIG mode: the driver has no whole-GPU utilization, so there is no series, never a 0
 grep -q '^DCGM_FI_DEV_GPU_UTIL' "$T/m" && fail "GPU_UTIL exported under MIG"
 grep -q '^DCGM_FI_DEV_POWER_USAGE{' "$T/m" || fail "power still exported under MIG"
