@@ -751,11 +751,21 @@ static int chain_wait(side_t *s)
 	return state;
 }
 
+/* Under AddressSanitizer the heap is the sanitizer's, and glibc's malloc_trim walks glibc
+ * arenas that never served an allocation while another thread exits (it crashed in mtrim). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TRACE_FOREIGN_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TRACE_FOREIGN_HEAP 1
+#endif
+#endif
+
 /* glibc keeps freed buffers below its mmap threshold (which grows with the first big ones
  * freed) in the heap; give their pages back where that is possible. */
 static void release_freed(void)
 {
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(TRACE_FOREIGN_HEAP)
 	malloc_trim(0);
 #endif
 }
