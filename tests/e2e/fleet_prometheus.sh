@@ -106,7 +106,7 @@ assert_eq "$rc" 3 "unreachable: exit"
 assert_eq "$(printf '%s\n' "$out" | wc -l)" 1 "unreachable: lines"
 assert_contains "$out" "^gpuwhy: http://127.0.0.1:$DEAD" "unreachable"
 # A 5xx with Prometheus's error body, and a server that never answers.
-cat >"$T/stub.py" <<'PY'
+cat >"$T/fake_prom.py" <<'PY'
 import http.server, sys, time
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
@@ -121,7 +121,7 @@ s.serve_forever()
 PY
 for mode in 5xx hang; do
 	P=$(free_port)
-	python3 "$T/stub.py" "$P" $mode &
+	python3 "$T/fake_prom.py" "$P" $mode &
 	PIDS_TO_KILL+=($!)
 	for _ in $(seq 100); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $P))" 2>/dev/null && break; sleep 0.1; done
 	out=$("$GPUWHY" fleet --prometheus "http://127.0.0.1:$P" --since 1h --timeout 2s --retries 1 2>&1)
