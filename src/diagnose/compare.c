@@ -301,16 +301,13 @@ static void confound(diag_comparison *out)
 }
 
 /* The host load of a side: its most loaded run's (others' CPU), each run's own steps. */
-static void side_load(const timeline *const *tl, const diag_result *r, int n, const double th,
-                      diag_host_load *out)
+static void side_load(const timeline *const *tl, const diag_result *r, const diag_run_steps *st,
+                      int n, const double th, diag_host_load *out)
 {
 	memset(out, 0, sizeof *out);
 	for (int i = 0; i < n; i++) {
-		double *d;
-		int nd = diag_step_times(tl[i], &d);
 		diag_host_load l;
-		diag_host_load_of(tl[i], r[i].t_from, r[i].t_to, d, nd, th, &l);
-		free(d);
+		diag_host_load_of(tl[i], r[i].t_from, r[i].t_to, st[i].t, st[i].n, th, &l);
 		bool worse = l.loaded && (!out->loaded || l.others_cpu > out->others_cpu);
 		if (i == 0 || worse)
 			*out = l;
@@ -419,14 +416,9 @@ static void diagnose_side(const timeline *const *tl, const diag_meta *m, int n, 
 	}
 }
 
-static void compare_steps(diag_comparison *out, const timeline *const *base, const diag_result *ra,
-                          int nbase, const timeline *const *cand, const diag_result *rb, int ncand,
-                          const diag_opts *o)
+static void compare_steps(diag_comparison *out, const diag_run_steps *sa, int nbase,
+                          const diag_run_steps *sb, int ncand, const diag_opts *o)
 {
-	diag_run_steps sa[DIAG_CMP_MAX_RUNS], sb[DIAG_CMP_MAX_RUNS];
-	double *ba[DIAG_CMP_MAX_RUNS], *bb[DIAG_CMP_MAX_RUNS];
-	side_steps(base, ra, nbase, sa, ba);
-	side_steps(cand, rb, ncand, sb, bb);
 	diag_step_compare(sa, nbase, sb, ncand, o->th.compare_min_diff_pct, &out->steps);
 	static const double ps[3] = {50, 90, 99};
 	diag_diff dd[3];
@@ -437,10 +429,6 @@ static void compare_steps(diag_comparison *out, const timeline *const *base, con
 	out->p99 = dd[2];
 	const diag_step_cmp *s = &out->steps;
 	out->mean = (diag_diff){s->mean[0], s->mean[1], s->diff, s->lo, s->hi};
-	for (int i = 0; i < nbase; i++)
-		free(ba[i]);
-	for (int i = 0; i < ncand; i++)
-		free(bb[i]);
 }
 
 void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int nbase,
@@ -459,9 +447,18 @@ void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int 
 	diagnose_side(cand, mcand, ncand, o, mb, rb);
 	side_summary(base, ra, nbase, &out->base);
 	side_summary(cand, rb, ncand, &out->cand);
-	compare_steps(out, base, ra, nbase, cand, rb, ncand, o);
-	side_load(base, ra, nbase, o->th.compare_host_load_pct, &out->load_base);
-	side_load(cand, rb, ncand, o->th.compare_host_load_pct, &out->load_cand);
+	/* Each run's step times, read once for the comparison and the load. */
+	diag_run_steps sa[DIAG_CMP_MAX_RUNS], sb[DIAG_CMP_MAX_RUNS];
+	double *ba[DIAG_CMP_MAX_RUNS], *bb[DIAG_CMP_MAX_RUNS];
+	side_steps(base, ra, nbase, sa, ba);
+	side_steps(cand, rb, ncand, sb, bb);
+	compare_steps(out, sa, nbase, sb, ncand, o);
+	side_load(base, ra, sa, nbase, o->th.compare_host_load_pct, &out->load_base);
+	side_load(cand, rb, sb, ncand, o->th.compare_host_load_pct, &out->load_cand);
+	for (int i = 0; i < nbase; i++)
+		free(ba[i]);
+	for (int i = 0; i < ncand; i++)
+		free(bb[i]);
 	for (int i = 0; i < nbase; i++)
 		out->steps_bursty |= ra[i].steps.bursty;
 	for (int i = 0; i < ncand; i++)
