@@ -46,6 +46,7 @@ static const opt_def global_opts[] = {
 static const opt_cmd *main_cmd(void)
 {
 	static char about[4096];
+	static const char *names[GW_CMD_COUNT + 1], *summaries[GW_CMD_COUNT + 1];
 	static opt_cmd top = {.name = "",
 	                      .usage = "[GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\nhelp COMMAND",
 	                      .about = about,
@@ -56,8 +57,14 @@ static const opt_cmd *main_cmd(void)
 	                             "output is data."),
 	                      .exit1 = N_("problems found"),
 	                      .max_args = -1,
-	                      .stop_at_arg = true};
+	                      .stop_at_arg = true,
+	                      .subs = names,
+	                      .sub_summaries = summaries};
 	if (!about[0]) {
+		for (size_t i = 0; i < GW_CMD_COUNT; i++) {
+			names[i] = commands[i].name;
+			summaries[i] = commands[i].summary;
+		}
 		/* Built after the language is chosen: opt_help prints it as it is. */
 		size_t n = (size_t)snprintf(about, sizeof about, "%s\n\n%s",
 		                            _("Why is my GPU job slow? Measure, record, diagnose."),
@@ -183,9 +190,15 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return GW_EXIT_USAGE;
 	}
-	/* `gpuwhy help CMD [SUB]` is `gpuwhy CMD [SUB] --help`. */
+	/* `gpuwhy help CMD [SUB]` is `gpuwhy CMD [SUB] --help`; `help --dump`
+	 * prints the same table as JSON (opt_dump) for the man pages and the
+	 * shell completion. */
 	char **help_argv = NULL;
 	if (!strcmp(argv[first], "help")) {
+		if (first + 1 < argc && !strcmp(argv[first + 1], "--dump")) {
+			opt_set_dump(true);
+			first++;
+		}
 		if (first + 1 >= argc) {
 			usage(stdout);
 			return GW_EXIT_OK;

@@ -23,7 +23,7 @@ static const opt_def queue_opts[] = {
                "the queue's directory (before or after the subcommand, before `--`)"),
     OPT_END};
 
-static const opt_cmd queue_cmd = {
+static opt_cmd queue_cmd = {
     .name = "queue",
     .usage = "queue [--queue DIR] SUBCOMMAND [OPTIONS]",
     .about = N_(
@@ -193,6 +193,11 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 	}
 	int rc;
 	if (ac < 2 || !strcmp(av[1], "--help") || !strcmp(av[1], "-h")) {
+		/* The subcommands by name for the tables' dump, from the one list. */
+		static const char *names[sizeof subs / sizeof *subs + 1];
+		for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
+			names[i] = subs[i].name;
+		queue_cmd.subs = names;
 		opt_help(&queue_cmd, ac < 2 ? stderr : stdout);
 		rc = ac < 2 ? GW_EXIT_USAGE : GW_EXIT_OK;
 		free(av);

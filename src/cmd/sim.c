@@ -539,7 +539,7 @@ static int sim_train(int argc, char **argv)
 
 static const opt_def sim_opts[] = {OPT_END};
 
-static const opt_cmd sim_cmd = {
+static opt_cmd sim_cmd = {
     .name = "sim",
     .usage = "[--sim SCENARIO] sim COMMAND [OPTIONS]",
     .about = N_("The simulated GPU's own commands.\n"
@@ -574,6 +574,11 @@ int cmd_sim(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		/* The subcommands by name for the tables' dump, from the one list. */
+		static const char *names[SIM_NSUBS + 1];
+		for (size_t i = 0; i < SIM_NSUBS; i++)
+			names[i] = sim_subs[i].name;
+		sim_cmd.subs = names;
 		opt_help(&sim_cmd, argc < 2 ? stderr : stdout);
 		return argc < 2 ? GW_EXIT_USAGE : GW_EXIT_OK;
 	}

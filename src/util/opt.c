@@ -301,6 +301,11 @@ static bool table_has_help(const opt_def *opts)
 	return false;
 }
 
+bool opt_has_help(const opt_cmd *c)
+{
+	return table_has_help(c->opts);
+}
+
 static int unknown_long(const opt_cmd *c, const char *name, size_t len)
 {
 	char word[96], hint[160];
@@ -765,6 +770,10 @@ static void help_line(FILE *out, const opt_def *o, bool any_short)
 
 void opt_help(const opt_cmd *c, FILE *out)
 {
+	if (opt_dump_on()) {
+		opt_dump(c, stdout);
+		return;
+	}
 	/* The usage lines are syntax (names and placeholders): only the label is
 	 * translated, and later lines are indented by its width. */
 	const char *u = c->usage, *label = _("usage:");
@@ -806,17 +815,21 @@ void opt_help(const opt_cmd *c, FILE *out)
 		c->more_fn(out);
 	/* "Exit codes: 0 ok, ...", one paragraph after its label. */
 	char codes[1024];
-	if (c->exits)
-		/* TRANSLATORS: the command's own list of exit codes, as a sentence. */
-		snprintf(codes, sizeof codes, _("%s."), _(c->exits));
-	else if (c->exit1)
-		snprintf(codes, sizeof codes,
-		         _("0 ok, 1 %s, 2 usage error, 3 environment or I/O error."), _(c->exit1));
-	else
-		snprintf(codes, sizeof codes, "%s",
-		         _("0 ok, 2 usage error, 3 environment or I/O error."));
+	opt_exit_text(c, codes, sizeof codes);
 	const char *codes_label = _("Exit codes:");
 	int cw = gw_text_width_n(codes_label, strlen(codes_label)) + 1;
 	fprintf(out, "\n%s ", codes_label);
 	wrap(out, codes, cw, 0);
+}
+
+void opt_exit_text(const opt_cmd *c, char *codes, size_t len)
+{
+	if (c->exits)
+		/* TRANSLATORS: the command's own list of exit codes, as a sentence. */
+		snprintf(codes, len, _("%s."), _(c->exits));
+	else if (c->exit1)
+		snprintf(codes, len, _("0 ok, 1 %s, 2 usage error, 3 environment or I/O error."),
+		         _(c->exit1));
+	else
+		snprintf(codes, len, "%s", _("0 ok, 2 usage error, 3 environment or I/O error."));
 }

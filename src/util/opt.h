@@ -76,6 +76,11 @@ typedef struct {
 	bool long_only;         /* -name is --name, as nvidia-smi spells them (-lms, -i) */
 	bool stop_at_arg;       /* options end at the first positional (commands run programs) */
 	void *ctx;              /* passed to OPTK_CALL functions */
+	/* Its subcommands (NULL-terminated names, and a one-line summary of each or
+	 * NULL), for the dump of the tables (opt_dump): the man pages and the shell
+	 * completion learn them from there. */
+	const char *const *subs;
+	const char *const *sub_summaries;
 } opt_cmd;
 
 /* opt_parse returns this after printing --help (the command exits 0). */
@@ -93,8 +98,23 @@ typedef struct {
  */
 int opt_parse(const opt_cmd *c, int argc, char **argv, int *first);
 
-/* Print the generated help (usage, about, options, more, exit codes). */
+/* Print the generated help (usage, about, options, more, exit codes); in dump
+ * mode (opt_set_dump) the table as JSON on stdout instead. */
 void opt_help(const opt_cmd *c, FILE *out);
+
+/*
+ * Dump mode: every --help prints its table as JSON instead of text
+ * (`gpuwhy help --dump COMMAND [SUB]`), so the man pages and the shell
+ * completion are generated from the tables the parser uses (opt_dump.c).
+ */
+void opt_set_dump(bool on);
+bool opt_dump_on(void);
+void opt_dump(const opt_cmd *c, FILE *out);
+
+/* Whether the table has its own --help/-h (else the parser adds one). */
+bool opt_has_help(const opt_cmd *c);
+/* The exit-code sentence --help prints after "Exit codes:" (translated). */
+void opt_exit_text(const opt_cmd *c, char *buf, size_t len);
 
 /* Print an error and return GW_EXIT_USAGE: "unexpected argument" for a. */
 int opt_unexpected(const opt_cmd *c, const char *a);
