@@ -26,6 +26,8 @@ build: deps
 # Install the binary, the simulated GPU, its scenarios and the message catalogues
 # under PREFIX (bin/, lib/gpuwhy/, share/gpuwhy/scenarios/, share/locale/); the
 # installed gpuwhy finds them beside itself, so PREFIX can be any directory.
+# The man pages and the bash, zsh and fish completion go to share/man/,
+# share/bash-completion/, share/zsh/ and share/fish/.
 # An existing build tree is installed as it is configured (build type kept).
 install:
 	@test -f $(BUILD)/CMakeCache.txt || $(MAKE) --no-print-directory build
