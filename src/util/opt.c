@@ -771,7 +771,7 @@ static void help_line(FILE *out, const opt_def *o, bool any_short)
 void opt_help(const opt_cmd *c, FILE *out)
 {
 	if (opt_dump_on()) {
-		opt_dump(c, stdout);
+		opt_dump(c, out);
 		return;
 	}
 	/* The usage lines are syntax (names and placeholders): only the label is

@@ -99,7 +99,7 @@ typedef struct {
 int opt_parse(const opt_cmd *c, int argc, char **argv, int *first);
 
 /* Print the generated help (usage, about, options, more, exit codes); in dump
- * mode (opt_set_dump) the table as JSON on stdout instead. */
+ * mode (opt_set_dump) the table as JSON instead. */
 void opt_help(const opt_cmd *c, FILE *out);
 
 /*

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,64 @@ static void test_help_paragraph(void **state)
 	free(buf);
 }
 
+/* The dump is the table: every option with its kind, names, value, choices and
+ * hidden flag, the --help the parser adds, the exit-code sentence and the
+ * subcommands; opt_help prints it instead of the text in dump mode. */
+static void test_dump(void **state)
+{
+	(void)state;
+	static const char *const subs[] = {"add", "ls", NULL};
+	opt_cmd c = cmd;
+	c.subs = subs;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	opt_set_dump(true);
+	opt_help(&c, f);
+	opt_set_dump(false);
+	fclose(f);
+	json_error_t e;
+	json_t *d = json_loads(buf, 0, &e);
+	assert_non_null(d);
+	assert_string_equal(json_string_value(json_object_get(d, "name")), "thing");
+	json_t *usage = json_object_get(d, "usage");
+	assert_int_equal(json_array_size(usage), 2);
+	assert_string_equal(json_string_value(json_array_get(usage, 1)), "thing --flag");
+	json_t *opts = json_object_get(d, "options");
+	size_t n_table = sizeof table / sizeof *table - 1;
+	assert_int_equal(json_array_size(opts), n_table + 1); /* and --help */
+	json_t *colour = json_array_get(opts, 8), *secret = json_array_get(opts, n_table - 1);
+	assert_string_equal(json_string_value(json_object_get(colour, "long")), "colour");
+	assert_string_equal(json_string_value(json_object_get(colour, "kind")), "enum");
+	assert_string_equal(json_string_value(json_object_get(colour, "arg")), "C");
+	assert_true(json_is_true(json_object_get(colour, "value")));
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(colour, "choices"), 2)), "blue");
+	assert_true(json_is_true(json_object_get(secret, "hidden")));
+	assert_true(json_is_false(json_object_get(json_array_get(opts, 0), "value")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(opts, 0), "short")),
+	                    "f");
+	json_t *mode = json_array_get(opts, 11);
+	assert_true(json_is_true(json_object_get(mode, "optional")));
+	json_t *help = json_array_get(opts, n_table);
+	assert_string_equal(json_string_value(json_object_get(help, "long")), "help");
+	assert_string_equal(json_string_value(json_object_get(help, "short")), "h");
+	assert_string_equal(json_string_value(json_object_get(d, "exit_codes")),
+	                    "0 ok, 1 the thing found problems, 2 usage error, 3 environment or "
+	                    "I/O error.");
+	json_t *s = json_object_get(d, "subcommands");
+	assert_int_equal(json_array_size(s), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(s, 1), "name")), "ls");
+	json_decref(d);
+	free(buf);
+	/* Out of dump mode, --help is text again. */
+	f = open_memstream(&buf, &len);
+	opt_help(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "usage: gpuwhy thing"));
+	free(buf);
+}
+
 static void test_suggest(void **state)
 {
 	(void)state;
@@ -308,7 +367,7 @@ int main(void)
 	    cmocka_unit_test(test_ranges),         cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_positionals),    cmocka_unit_test(test_help),
 	    cmocka_unit_test(test_suggest),        cmocka_unit_test(test_optional),
-	    cmocka_unit_test(test_help_paragraph),
+	    cmocka_unit_test(test_help_paragraph), cmocka_unit_test(test_dump),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	opt_list_free(&V.tags);
