@@ -44,7 +44,7 @@ command -v man >/dev/null || {
 mkdir -p "$T/txt"
 for p in "$MAN"/*.1 "$MAN"/*.5; do
 	n=$(basename "$p")
-	MANWIDTH=200 LC_ALL=C.UTF-8 MAN_KEEP_FORMATTING='' man -l "$p" 2>"$T/err" | col -b >"$T/txt/${n%.*}.txt" ||
+	MANWIDTH=200 LC_ALL=C.UTF-8 env -u MAN_KEEP_FORMATTING man -l "$p" 2>"$T/err" >"$T/txt/${n%.*}.txt" ||
 		fail "man -l $n: exit $? ($(cat "$T/err"))"
 	grep -q "^NAME" "$T/txt/${n%.*}.txt" || fail "man -l $n: no NAME section"
 done
