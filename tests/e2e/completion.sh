@@ -50,6 +50,8 @@ mkdir -p "$T/w/sub"
 r=$(cd "$T/w" && comp report '')
 has a.gpuwhy "$r" && has sub "$r" || fail "gpuwhy report <TAB>: $r"
 has b.txt "$r" && fail "gpuwhy report <TAB> offers b.txt: $r"
+r=$(cd "$T/w" && comp compare a.gpuwhy -- '')
+has a.gpuwhy "$r" && ! has b.txt "$r" || fail "gpuwhy compare A -- <TAB>: $r"
 
 # Scenarios after --sim, as gpuwhy lists them; GPUs after --gpus, of the --sim on the line.
 scen=$("$GPUWHY" sim list 2>/dev/null) || skip "no scenario directory"
