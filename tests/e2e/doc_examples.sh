@@ -64,6 +64,6 @@ expect_fail badword "unknown example word 'needs-gpus'"
 
 # The pages themselves.
 cd "$GPUWHY_SRC" || fail "no source tree"
-pages=(README.md); for p in docs/*.md; do case "$p" in docs/pending-*) ;; *) pages+=("$p") ;; esac; done
+pages=(README.md README.zh_CN.md); for p in docs/*.md; do case "$p" in docs/pending-*) ;; *) pages+=("$p") ;; esac; done
 "$check" --gpuwhy "$GPUWHY" "${pages[@]}" >"$tmp/out" 2>&1 || fail "$(cat "$tmp/out")"
 cat "$tmp/out"
