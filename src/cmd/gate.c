@@ -127,8 +127,8 @@ static int g_keys(const opt_def *o, const char *v, void *ctx)
 	char err[400];
 	snprintf(c->keys_file, sizeof c->keys_file, "%s", v);
 	if (gate_keys_load(c, v, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--keys", N_("see docs/gate.md for its format"), "%s",
-		                err);
+		return gw_error(GW_EXIT_USAGE, "--keys", N_("see docs/gate.md for its format"),
+		                "%s", err);
 	return 0;
 }
 
@@ -304,8 +304,7 @@ static int build_config(int argc, char **argv, gate_config *c)
 	snprintf(c->metrics_listen, sizeof c->metrics_listen, "127.0.0.1:9410");
 	char err[700];
 	if (pre.file && gate_config_load(c, pre.file, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--config", N_("see docs/gate.md"),
-		                "%s", err);
+		return gw_error(GW_EXIT_USAGE, "--config", N_("see docs/gate.md"), "%s", err);
 	/* --goal first: it sets the defaults the batching flags then adjust. */
 	if (pre.goal)
 		gate_goal_defaults(c, !strcmp(pre.goal, "throughput") ? GATE_GOAL_THROUGHPUT
