@@ -2,7 +2,7 @@
 # Host sampling cost: one full host snapshot with 200 sleeping children followed,
 # at 1 Hz and 10 Hz, against naive readers of the same files in the same run.
 #   bench/host-sampling.sh [BUILD_DIR] [CHILDREN] [SECONDS_1HZ] [SECONDS_10HZ]
-# Prints a Markdown table (for bench/README.md, "host sampling").
+# Prints a Markdown table (for bench/README.md, "host-sampling.sh").
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$src/build}"

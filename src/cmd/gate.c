@@ -127,8 +127,8 @@ static int g_keys(const opt_def *o, const char *v, void *ctx)
 	char err[400];
 	snprintf(c->keys_file, sizeof c->keys_file, "%s", v);
 	if (gate_keys_load(c, v, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--keys", N_("see the README for its format"), "%s",
-		                err);
+		return gw_error(GW_EXIT_USAGE, "--keys", N_("see docs/gate.md for its format"),
+		                "%s", err);
 	return 0;
 }
 
@@ -219,7 +219,7 @@ static int parse_pass(int argc, char **argv, gate_pass *x)
 	    OPT_FLAG(0, "allow-remote", &c->allow_remote, "permit a non-loopback --listen ..."),
 	    OPT_CALL(0, "allow", "NET", g_allow, "... for clients in NET (10.0.0.0/8; repeatable)"),
 	    OPT_CALL(0, "config", "FILE", g_config,
-	             "JSON settings (see the README); flags override it"),
+	             "JSON settings (see docs/gate.md); flags override it"),
 	    OPT_GROUP("limits"),
 	    OPT_CALL(0, "max-body", "SIZE", g_size,
 	             "largest request body (default 16M; 413 beyond)",
@@ -304,8 +304,7 @@ static int build_config(int argc, char **argv, gate_config *c)
 	snprintf(c->metrics_listen, sizeof c->metrics_listen, "127.0.0.1:9410");
 	char err[700];
 	if (pre.file && gate_config_load(c, pre.file, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--config", N_("see the README's gate section"),
-		                "%s", err);
+		return gw_error(GW_EXIT_USAGE, "--config", N_("see docs/gate.md"), "%s", err);
 	/* --goal first: it sets the defaults the batching flags then adjust. */
 	if (pre.goal)
 		gate_goal_defaults(c, !strcmp(pre.goal, "throughput") ? GATE_GOAL_THROUGHPUT

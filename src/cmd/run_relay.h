@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How long gpuwhy itself waits for the writers CMD left behind (README, run --help). */
+/* How long gpuwhy itself waits for the writers CMD left behind (docs/run.md, run --help). */
 #define RUN_RELAY_WAIT_NS 5000000000LL
 
 /* Write all of p to fd; false once fd is gone (its reader closed it). */

@@ -45,7 +45,7 @@ double *diag_threshold_field(diag_thresholds *th, int i);
 /* "name=value" into th; false (and th untouched) on an unknown name or bad number. */
 bool diag_threshold_set(diag_thresholds *th, const char *assignment);
 
-/* Step-time comparison: bootstrap resamples and the fixed seed (documented in README). */
+/* Step-time comparison: bootstrap resamples and the fixed seed (documented in docs/compare.md). */
 #define DIAG_BOOTSTRAP_RESAMPLES 2000
 #define DIAG_BOOTSTRAP_SEED 0x6770757768793031ULL /* "gpuwhy01" */
 /* Drop the first step interval (warm-up: compilation, cache fill) when at least this many. */

@@ -5,7 +5,7 @@
  *   util low, memory high      -> too much held in memory, or a model too large for its work
  *   util low, memory low       -> CPU preprocessing, disk or network
  * plus the fourth corner (util high, memory low) where a larger batch fits.
- * The findings agree with it (README, "Findings and the quadrant"): idle-full
+ * The findings agree with it (docs/report.md, "Findings and the quadrant"): idle-full
  * on a job GPU is memory-full-compute-idle unless data-starved names a
  * saturated loader; low-utilization names only GPUs in no other corner than
  * idle-empty.

@@ -331,7 +331,7 @@ typedef void (*dr_check_fn)(dr_ctx *c);
 typedef struct {
 	const char *name;
 	dr_check_fn fn;
-	const char *what; /* one line for --list and the README */
+	const char *what; /* one line for --list and docs/doctor.md */
 } dr_check;
 extern const dr_check dr_checks[];
 extern const size_t dr_ncheck;

@@ -1,7 +1,7 @@
 /*
  * retry.c - what happens after an attempt ends. Pure.
  *
- * Policy (README "Retries and out-of-memory"):
+ * Policy (docs/queue.md, "Retries and out-of-memory"):
  *   exit 0 -> done; cancelled -> cancelled; timeout -> timeout (not retried:
  *   the same limit would be hit again); exit 126/127 (not executable, not
  *   found) -> failed at once. Anything else (non-zero exit, signal, lost,

@@ -5,7 +5,7 @@
  * WAL mode with a busy timeout, and every change in one BEGIN IMMEDIATE
  * transaction, so many `add` calls from many shells and the worker can
  * write at once without losing a task. The schema is documented in the
- * README ("State files"); states are stored as words so people can query
+ * docs/queue.md ("Where the queue lives"); states are stored as words so people can query
  * it with sqlite3. Tasks are in store_task.c, attempts in store_attempt.c.
  */
 #include <errno.h>

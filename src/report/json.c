@@ -1,5 +1,5 @@
 /*
- * json.c - the report and the comparison as JSON (schema in the README).
+ * json.c - the report and the comparison as JSON (schema in docs/report.md and docs/compare.md).
  * Absent numbers are null, never 0; GPUs are named by NVML index.
  */
 #include <math.h>

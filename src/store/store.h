@@ -1,7 +1,7 @@
 /*
  * store.h - the recording file (.gpuwhy): SQLite in WAL mode.
  *
- * Tables (documented in the README; `sqlite3 run.gpuwhy .schema` shows them):
+ * Tables (documented in docs/recording.md; `sqlite3 run.gpuwhy .schema` shows them):
  *   meta(key, value)              schema_version, tool_version, hostname, driver,
  *                                 cuda_driver_version, command, start, end, exit_status,
  *                                 interval, env.<NAME> for environment variables of interest

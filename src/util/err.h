@@ -4,7 +4,7 @@
 
 #include <stdarg.h>
 
-/* Exit codes (documented in the README). */
+/* Exit codes (documented in docs/global-options.md). */
 enum {
 	GW_EXIT_OK = 0,       /* success */
 	GW_EXIT_PROBLEMS = 1, /* the command worked and found problems */

@@ -88,7 +88,7 @@ stopped_job() {
 	return $rc
 }
 
-# --- the cases (name=expected top finding, in the README's confusion matrix) ---
+# --- the cases (name=expected top finding, in docs/rules.md's confusion matrix) ---
 # Jobs without a data path (--workers 0 --cpu-ms 0) keep their cause however loaded the host
 # is; the data-path cases make theirs far larger than any slowdown a busy host adds.
 bg healthy rec healthy h100x1 -- --workers 0 --cpu-ms 0 --gpu-ms 50 --steps 40
@@ -351,7 +351,7 @@ confusion "$GPUWHY" "$T" healthy=healthy starved=data-starved tiny=launch-bound 
 	short=too-little-data instant=too-little-data idle=gpu-idle bursty=step-bursts \
 	noisy=host-contention
 
-# The findings never contradict the quadrant (README, "Findings and the quadrant"), on
+# The findings never contradict the quadrant (docs/report.md, "Findings and the quadrant"), on
 # every recording of the set. For each GPU of the job, with enough samples to judge:
 # idle-full is memory-full-compute-idle, or data-starved citing the GPU's memory (a
 # saturated loader); memory-full-compute-idle only on idle-full GPUs of the job;

@@ -3,7 +3,7 @@
  * stopped with its memory held (SIGSTOP, a debugger) is memory-full-compute-idle
  * naming the stopped process, a saturated loader is data-starved saying so,
  * and a grid of utilization x memory x stop x loader never gives a
- * contradiction (the relation is the one the README's diagnosis section
+ * contradiction (the relation is the one docs/rules.md
  * states; tests/e2e/diagnose_sim.sh checks it on the labelled set).
  */
 #include <setjmp.h>
@@ -36,7 +36,7 @@ static bool cites_memory(const diag_finding *f, int g)
 
 /*
  * The consistency relation between the findings and the quadrants of the
- * job's GPUs (README, "Findings and the quadrant"). Returns the first
+ * job's GPUs (docs/report.md, "Findings and the quadrant"). Returns the first
  * contradiction in buf, NULL when there is none.
  */
 static const char *contradiction(const diag_result *r, char *buf, size_t len)
