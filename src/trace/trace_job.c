@@ -375,8 +375,11 @@ static void *worker(void *arg)
 				         (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / 1e9,
 				         (double)(clock_ns(CLOCK_MONOTONIC) - w0) / 1e9);
 				it->selected = rank_selected(w->o, it->rank.rank);
-				/* Two ProfilerStep names here settle the filter for every rank. */
-				if (it->selected && it->rank.n_profstep_syms >= 2)
+				/* Two ProfilerStep names here settle the filter for every rank.
+				 * Without rounding HTA's float arithmetic needs the origin of all
+				 * ranks first. */
+				if (it->selected && it->rank.n_profstep_syms >= 2 &&
+				    w->o->prep.ns_rounding)
 					analyse_item(it, w->o, true, w->per_file);
 			}
 		} else if (!it->failed && it->selected && !it->analyzed) {
@@ -491,6 +494,19 @@ static void job_warn(trace_job *job, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* HTA's alignment origin: the earliest ts of every rank read. */
+static int64_t job_origin(trace_rank *const *ranks, size_t n)
+{
+	int64_t o = 0;
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		if (ranks[i]->have_span && (!any || ranks[i]->first_ts < o))
+			o = ranks[i]->first_ts;
+		any |= ranks[i]->have_span;
+	}
+	return o;
+}
+
 int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_opts *o)
 {
 	memset(job, 0, sizeof *job);
@@ -517,8 +533,10 @@ int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_
 		if (!job->items[i].failed)
 			ranks[nr++] = &job->items[i].rank;
 	job->filter = trace_prep_filter_applies(ranks, nr);
+	trace_job_opts o1 = *o;
+	o1.prep.origin = job_origin(ranks, nr);
 	free(ranks);
-	if (run_phase(job, o, 1, total) < 0)
+	if (run_phase(job, &o1, 1, total) < 0)
 		return -1;
 	qsort(job->items, n, sizeof *job->items, cmp_item);
 	for (size_t i = 0; i < n; i++) {
