@@ -134,10 +134,10 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 		const trace_job_item *it = &job.items[i];
 		if (it->failed) {
 			failed++;
-			gw_error(it->failed, it->rank.path,
-			         _("is it a Kineto JSON(.gz) trace or an nsys SQLite "
-			           "export?"),
-			         "%s", cmd_trace_say(it->err, (char[1024]){0}, 1024));
+			cmd_trace_error(it->failed, it->rank.path,
+			                _("is it a Kineto JSON(.gz) trace or an nsys SQLite "
+			                  "export?"),
+			                it->err);
 		} else {
 			readable++;
 			analysed += it->analyzed;
@@ -165,13 +165,7 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 				              _("out of memory writing JSON"));
 		} else if (!strcmp(format, "csv")) {
 			trace_report_csv(stdout, &job);
-			for (size_t i = 0; i < job.n; i++)
-				for (int w = 0; w < job.items[i].rank.n_warnings; w++)
-					fprintf(stderr, _("gpuwhy: %s: warning: %s\n"),
-					        job.items[i].rank.path,
-					        job.items[i].rank.warnings_text[w]
-					            ? job.items[i].rank.warnings_text[w]
-					            : job.items[i].rank.warnings[w]);
+			trace_report_warnings(stderr, &job);
 		} else {
 			trace_report_text(stdout, &job, &o);
 		}
