@@ -3,8 +3,8 @@
  *
  * Where HTA sorts, the frame's row order and trace_argsort reproduce its order of equal keys,
  * because gaps and counter values depend on it. */
-#include "trace/trace_analyze.h"
-#include "trace/trace_analyze_int.h"
+#include "traceview/trace_analyze.h"
+#include "traceview/trace_analyze_int.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "trace/trace_job.h"
+#include "traceview/trace_job.h"
 
 void trace_report_text(FILE *out, const trace_job *job, const trace_job_opts *o);
 /* Returns 0, or -1 when memory runs out. */

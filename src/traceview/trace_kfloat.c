@@ -7,7 +7,7 @@
  * exactly 5 us may be 4.9999 in HTA's arithmetic and count 4. So the pieces are computed here
  * in the same doubles, in the same order of operations; with rounding on every value is a whole
  * microsecond and the exact nanoseconds of trace_analyze.c give the same numbers. */
-#include "trace/trace_analyze_int.h"
+#include "traceview/trace_analyze_int.h"
 
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/trace_analyze.h"
+#include "traceview/trace_analyze.h"
 
 typedef struct {
 	int64_t ts, end;

@@ -1,6 +1,6 @@
 /* trace_report.c - text, JSON (jansson) and CSV output of a trace job. Numbers are printed
  * with '.', whatever the locale (main sets only LC_CTYPE). */
-#include "trace/trace_report.h"
+#include "traceview/trace_report.h"
 #include "util/i18n.h"
 #include "util/termsafe.h"
 #include "util/textwidth.h"
