@@ -19,6 +19,7 @@
 #include "trace/trace_read.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/termsafe.h"
 #include "util/timeutil.h"
 #include "util/i18n.h"
 
@@ -55,8 +56,15 @@ static bool add_path(char ***paths, size_t *n, size_t *cap, const char *p)
 	return true;
 }
 
+/* A path as an error line shows it: control characters escaped, so the line stays one. */
+static const char *safe_path(const char *p, char *buf, size_t len)
+{
+	return gw_term_safe(p, buf, len);
+}
+
 int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *npaths)
 {
+	char safe[GW_TERM_SAFE_LEN(512)];
 	char **out = NULL;
 	size_t n = 0, cap = 0;
 	for (size_t i = 0; i < nargs; i++) {
@@ -68,7 +76,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		}
 		if (stat(args[i], &st) < 0) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i],
+			return gw_error(GW_EXIT_ENV, safe_path(args[i], safe, sizeof safe),
 			                N_("give a trace file or a directory of them"), "%s",
 			                strerror(errno));
 		}
@@ -80,8 +88,8 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		DIR *d = opendir(args[i]);
 		if (!d) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i], NULL, "cannot open directory: %s",
-			                strerror(errno));
+			return gw_error(GW_EXIT_ENV, safe_path(args[i], safe, sizeof safe), NULL,
+			                "cannot open directory: %s", strerror(errno));
 		}
 		size_t first = n;
 		struct dirent *e;
@@ -102,7 +110,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		if (n == first) {
 			trace_job_free_paths(out, n);
 			return gw_error(
-			    GW_EXIT_ENV, args[i],
+			    GW_EXIT_ENV, safe_path(args[i], safe, sizeof safe),
 			    N_("a directory should hold .json, .json.gz or .sqlite traces"),
 			    "no trace files in the directory");
 		}

@@ -58,6 +58,8 @@ expect 3 "^gpuwhy: $tmp/broken.json: invalid JSON near byte 38: parse error: .*\
 cp "$tmp/broken.json" "$tmp/a$(printf '\033')[31mb
 c.json"
 expect 3 "^gpuwhy: $tmp/a\\\\x1b\\[31mb\\\\nc\\.json: invalid JSON" -- "$tmp"/a*c.json
+expect 3 "^gpuwhy: $tmp/missing\\\\x1b\\[31m\\\\n\\.json: No such file" -- "$tmp/missing$(printf '\033')[31m
+.json"
 if python3 -c 'import sqlite3' 2>/dev/null; then
   python3 - "$tmp/damaged.sqlite" <<'PY'
 import sqlite3, sys
