@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "trace/trace_jscan_diff.h"
+#include "support/trace_jscan_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

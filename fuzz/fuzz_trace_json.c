@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/trace_analyze.h"
+#include "traceview/trace_analyze.h"
 #include "trace/trace_kineto.h"
 #include "trace/trace_prep.h"
 

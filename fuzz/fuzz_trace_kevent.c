@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_kevent_diff.h"
+#include "support/trace_kevent_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -60,8 +60,8 @@ static int load_trace(const char *trace_path, timeline *tl)
 	char err[256];
 	int rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
 	if (rc)
-		gw_error(rc, trace_path, N_("give a Kineto .json/.json.gz or nsys .sqlite trace"),
-		         "%s", cmd_trace_say(err, (char[1024]){0}, 1024));
+		cmd_trace_error(rc, trace_path,
+		                N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), err);
 	return rc;
 }
 

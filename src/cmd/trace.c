@@ -8,9 +8,10 @@
 #include "cmd/cmd.h"
 #include "cmd/trace_say.h"
 #include "util/opt.h"
-#include "trace/trace_job.h"
-#include "trace/trace_report.h"
+#include "traceview/trace_job.h"
+#include "traceview/trace_report.h"
 #include "util/err.h"
+#include "util/i18n.h"
 #include "util/parse.h"
 
 /* "0,2,4-7" -> ranks; false on a malformed list. */
@@ -70,9 +71,27 @@ static int set_ranks(const opt_def *d, const char *v, void *ctx)
 	return 0;
 }
 
+/* The progress line on a terminal, redrawn in place and cleared at the end. */
+static void show_progress(const trace_progress *p, void *arg)
+{
+	(void)arg;
+	if (p->done) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	fputs("\rgpuwhy trace: ", stderr);
+	fprintf(stderr,
+	        P_("reading %zu file: %llu of %llu MB (%d%%)",
+	           "reading %zu files: %llu of %llu MB (%d%%)", p->files),
+	        p->files, (unsigned long long)(p->bytes >> 20),
+	        (unsigned long long)(p->total >> 20),
+	        p->total ? (int)(100 * p->bytes / p->total) : 100);
+	fputs("\033[K", stderr);
+}
+
 int cmd_trace(int argc, char **argv, const gw_global *g)
 {
-	trace_job_opts o = {.prep = {.ns_rounding = true}, .progress = isatty(STDERR_FILENO)};
+	trace_job_opts o = {.prep = {.ns_rounding = true}};
 	int fmt = 0;
 	bool last = false, exact = false, quiet = false;
 	const opt_def opts[] = {
@@ -113,7 +132,8 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 	}
 	o.prep.include_last_step = last;
 	o.prep.ns_rounding = !exact;
-	o.progress &= !quiet;
+	if (isatty(STDERR_FILENO) && !quiet)
+		o.progress = show_progress;
 	const char *format = formats[fmt];
 	char **paths = NULL;
 	size_t npaths = 0;
@@ -134,10 +154,10 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 		const trace_job_item *it = &job.items[i];
 		if (it->failed) {
 			failed++;
-			gw_error(it->failed, it->rank.path,
-			         _("is it a Kineto JSON(.gz) trace or an nsys SQLite "
-			           "export?"),
-			         "%s", cmd_trace_say(it->err, (char[1024]){0}, 1024));
+			cmd_trace_error(it->failed, it->rank.path,
+			                _("is it a Kineto JSON(.gz) trace or an nsys SQLite "
+			                  "export?"),
+			                it->err);
 		} else {
 			readable++;
 			analysed += it->analyzed;
@@ -165,13 +185,7 @@ int cmd_trace(int argc, char **argv, const gw_global *g)
 				              _("out of memory writing JSON"));
 		} else if (!strcmp(format, "csv")) {
 			trace_report_csv(stdout, &job);
-			for (size_t i = 0; i < job.n; i++)
-				for (int w = 0; w < job.items[i].rank.n_warnings; w++)
-					fprintf(stderr, _("gpuwhy: %s: warning: %s\n"),
-					        job.items[i].rank.path,
-					        job.items[i].rank.warnings_text[w]
-					            ? job.items[i].rank.warnings_text[w]
-					            : job.items[i].rank.warnings[w]);
+			trace_report_warnings(stderr, &job);
 		} else {
 			trace_report_text(stdout, &job, &o);
 		}

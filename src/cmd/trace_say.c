@@ -5,11 +5,14 @@
  * keeps them so in each file's "error". `trace` and `report --trace` print them
  * to a person through these forms (util/say.h); the parts that come from other
  * libraries (the JSON parser's own words, the system's strerror, SQLite's
- * message, zlib's words for a corrupt stream) are shown as they come.
+ * message, zlib's words for a corrupt stream) are shown as they come, their control
+ * characters escaped (util/termsafe.h) so that the error stays one line.
  */
 #include "cmd/trace_say.h"
+#include "util/err.h"
 #include "util/i18n.h"
 #include "util/say.h"
+#include "util/termsafe.h"
 
 /* The readers' forms (trace_gzin.c, trace_job.c, trace_kineto*.c, trace_nsys.c,
  * trace_summary.c), with %s for every value; the longer before the shorter
@@ -43,4 +46,12 @@ static const gw_say_form forms[] = {
 const char *cmd_trace_say(const char *text, char *out, size_t len)
 {
 	return gw_say(forms, sizeof forms / sizeof *forms, text, out, len);
+}
+
+int cmd_trace_error(int code, const char *path, const char *hint, const char *err)
+{
+	char said[1024], why[GW_TERM_SAFE_LEN(1024)], file[GW_TERM_SAFE_LEN(512)];
+	gw_term_safe(cmd_trace_say(err, said, sizeof said), why, sizeof why);
+	gw_term_safe(path, file, sizeof file);
+	return gw_error(code, file, hint, "%s", why);
 }

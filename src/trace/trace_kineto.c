@@ -682,6 +682,10 @@ void trace_kineto_reason(kstate *k, yajl_handle h, const unsigned char *chunk, s
 	}
 	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
 	uint64_t at = base + (chunk ? yajl_get_bytes_consumed(h) : 0);
+	/* yajl ends its message with a newline: the reason is one line. */
+	size_t n = msg ? strlen((const char *)msg) : 0;
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
+		msg[--n] = 0;
 	snprintf(err, errsz, "invalid JSON near byte %llu: %s", (unsigned long long)at,
 	         msg ? (const char *)msg : "parse error");
 	if (msg)

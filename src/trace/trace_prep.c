@@ -30,7 +30,7 @@ bool trace_prep_filter_applies(trace_rank *const *ranks, size_t n)
  * literals with up to three decimals: below 2^53 ns the division is correctly rounded, above it
  * the literal is rebuilt and read again.
  */
-static double us_double(int64_t ns)
+double trace_us_double(int64_t ns)
 {
 	if (ns % 1000 == 0)
 		return (double)(ns / 1000);
@@ -46,7 +46,7 @@ static double us_double(int64_t ns)
  * dur = end - ts. True when that leaves a negative duration. */
 static bool round_event(trace_event *e)
 {
-	double ts = us_double(e->ts), dur = us_double(e->dur);
+	double ts = trace_us_double(e->ts), dur = trace_us_double(e->dur);
 	double t0 = ceil(ts), t1 = floor(ts + dur);
 	e->ts = (int64_t)t0 * 1000;
 	e->dur = ((int64_t)t1 - (int64_t)t0) * 1000;
@@ -264,6 +264,10 @@ int trace_prep(trace_rank *r, const trace_prep_opts *o, bool filter, trace_frame
 	int64_t lo, hi;
 	first_pass(r, round, f, &sf, &lo, &hi);
 	f->rounded = round;
+	/* Without rounding HTA keeps float microseconds, shifted by the earliest ts of all ranks.
+	 */
+	f->hta_float = !round && r->source == TRACE_SRC_KINETO && r->ts_float;
+	f->origin_us = trace_us_double(o->origin);
 	if (filter && !sf.any)
 		trace_rank_warn(r, "other ranks have ProfilerSteps but this one has none: its "
 		                   "events are not filtered by iteration");

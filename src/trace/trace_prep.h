@@ -13,6 +13,8 @@
 typedef struct {
 	bool ns_rounding;       /* HTA's round_down_time_stamps: ceil(ts), floor(ts+dur) in us */
 	bool include_last_step; /* keep the last ProfilerStep (HTA drops it by default) */
+	int64_t origin;         /* the earliest ts of all ranks loaded together (ns): HTA's
+	                           alignment, which its float arithmetic without rounding sees */
 } trace_prep_opts;
 
 #define TRACE_NONE UINT32_MAX
@@ -27,6 +29,8 @@ typedef struct {
 	uint32_t n_cidx;   /* size of arrays indexed by cidx */
 	uint32_t row0;    /* event index of traceEvents[0] when HTA keeps that row, or TRACE_NONE */
 	bool rounded;     /* nanosecond rounding was applied */
+	bool hta_float;   /* HTA would compute in float microseconds (ns timestamps, no rounding) */
+	double origin_us; /* HTA's alignment origin, as the double HTA subtracts */
 	bool filtered;    /* the ProfilerStep filter was applied */
 	int64_t step_cut; /* rows of the CPU side start before this (ns), when filtered */
 	uint64_t n_neg_dur;     /* events whose duration became negative by rounding */
@@ -36,6 +40,9 @@ typedef struct {
 /* Whether HTA's iteration filter applies: two or more distinct symbols containing
  * "ProfilerStep" over all the ranks loaded together. */
 bool trace_prep_filter_applies(trace_rank *const *ranks, size_t n);
+
+/* The double Python's json module makes of the literal this ns value came from (us). */
+double trace_us_double(int64_t ns);
 
 /* Rounds, joins and filters r in place (event times change when rounding applies) and builds f.
  * Returns 0, or -1 when memory runs out. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace/trace_job.h"
+#include "trace/trace_read.h"
 #include "trace/trace_model.h"
 #include "util/err.h"
 

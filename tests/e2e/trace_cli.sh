@@ -51,6 +51,30 @@ fi
 mkdir "$tmp/emptydir"
 expect 3 "no trace files" -- "$tmp/emptydir"
 
+# every input error is one printable line naming the file: the JSON parser's message ends with a
+# newline, and a name or a damaged SQLite schema may hold control characters
+echo '{"traceEvents": [{"ph": "X", "ts": 1,, "dur": 2}]}' > "$tmp/broken.json"
+expect 3 "^gpuwhy: $tmp/broken.json: invalid JSON near byte 38: parse error: .*\\(is it" -- "$tmp/broken.json"
+cp "$tmp/broken.json" "$tmp/a$(printf '\033')[31mb
+c.json"
+expect 3 "^gpuwhy: $tmp/a\\\\x1b\\[31mb\\\\nc\\.json: invalid JSON" -- "$tmp"/a*c.json
+expect 3 "^gpuwhy: $tmp/missing\\\\x1b\\[31m\\\\n\\.json: No such file" -- "$tmp/missing$(printf '\033')[31m
+.json"
+if python3 -c 'import sqlite3' 2>/dev/null; then
+  python3 - "$tmp/damaged.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE StringIds(id INTEGER, value TEXT)")
+c.execute("CREATE TABLE t(a)")
+c.commit()
+c.execute("PRAGMA writable_schema=ON")
+c.execute("UPDATE sqlite_master SET name='t\x1b[31m\nX', sql='CREATE TABLE \x1b[31m\nboom(' WHERE name='t'")
+c.commit()
+PY
+  expect 3 "^gpuwhy: $tmp/damaged.sqlite: not a readable SQLite database: .*\\\\x1b" -- "$tmp/damaged.sqlite"
+  grep -q "$(printf '\033')" "$tmp/err" && fail "damaged schema: a raw escape reached the terminal"
+fi
+
 # formats
 "$GPUWHY" trace "$tmp/ok.json" > "$tmp/text" || fail "text exited $?"
 grep -q "== rank 5:" "$tmp/text" || fail "text: no rank header"
@@ -72,6 +96,31 @@ PY
 "$GPUWHY" trace --format csv "$tmp/ok.json" > "$tmp/csv" || fail "csv exited $?"
 grep -qx "5,490,20,0,510,96.08,3.92,0.00" "$tmp/csv" || fail "csv temporal: $(head -3 "$tmp/csv")"
 grep -qx "5,7,host_wait,490,1.00" "$tmp/csv" || fail "csv idle"
+
+# CSV keeps only HTA's tables: the warnings the text report shows go to stderr, one line each
+mkdir "$tmp/dup"; cp "$tmp/ok.json" "$tmp/dup/a.json"; cp "$tmp/ok.json" "$tmp/dup/b.json"
+"$GPUWHY" trace --format csv "$tmp/dup" > "$tmp/csv" 2> "$tmp/err" || fail "dup csv exited $?"
+grep -q "both hold rank 5" "$tmp/err" || fail "csv: duplicate rank not warned on stderr: $(cat "$tmp/err")"
+grep -qi "warning" "$tmp/csv" && fail "csv: a warning in the tables"
+cat > "$tmp/neg.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.0, "dur": 1.0, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2.0, "dur": 1.0, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 3.0, "dur": 1.0, "args": {"correlation": 3}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 100.2, "dur": 9.9, "args": {"stream": 7, "correlation": 1}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 7, "ts": 120.3, "dur": 0.4, "args": {"stream": 7, "correlation": 3}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 130.0, "dur": 10.0, "args": {"stream": 7, "correlation": 2}}
+]}
+JSON
+"$GPUWHY" trace --format csv "$tmp/neg.json" > "$tmp/csv" 2> "$tmp/err" || fail "neg csv exited $?"
+[ "$(grep -c . "$tmp/err")" -eq 1 ] && grep -q "^gpuwhy: $tmp/neg.json: warning: non-compute time is -1 us: 1 events" "$tmp/err" \
+  || fail "csv: negative non-compute time not warned on stderr: $(cat "$tmp/err")"
+grep -qi "warning" "$tmp/csv" && fail "csv: a warning in the tables"
+grep -qx "0,21,19,-1,39,53.85,48.72,-2.56" "$tmp/csv" || fail "csv temporal with rounding: $(sed -n 3p "$tmp/csv")"
+# without rounding, HTA's float microseconds: each kernel type piece truncated (9.9 us counts 9)
+"$GPUWHY" trace --format csv --no-ns-rounding "$tmp/neg.json" > "$tmp/csv" 2> "$tmp/err" || fail "exact csv exited $?"
+[ -s "$tmp/err" ] && fail "exact csv: unexpected stderr: $(cat "$tmp/err")"
+grep -qx "COMPUTATION,19,100.0" "$tmp/csv" || fail "exact csv kernel types: $(grep -A3 kernel_type_breakdown "$tmp/csv")"
 
 # a directory with one bad file: the good rank is reported, the exit code says 3
 mkdir "$tmp/dir"; cp "$tmp/ok.json" "$tmp/dir/a.json"; cp "$tmp/trunc.json" "$tmp/dir/b.json"

@@ -18,6 +18,17 @@ for case in sampled2 nccl kinetoold; do
     || status=1
 done
 
+# --no-ns-rounding against HTA with HTA_DISABLE_NS_ROUNDING=1. The traces with whole-microsecond
+# timestamps give HTA's default outputs in that mode too (nothing to round); the ns trace has its
+# own references.
+for case in sampled2 nccl kinetoold; do
+  ref="$traces/$case/hta-reference-no-ns-rounding"
+  [ -d "$ref" ] || ref="$traces/$case/hta-reference"
+  "$GPUWHY" trace --quiet --no-ns-rounding --format csv "$traces/$case" > "$tmp/$case-exact.csv"
+  python3 "$here/trace_hta_compare.py" "$tmp/$case-exact.csv" "$ref" "$case --no-ns-rounding" --float \
+    || status=1
+done
+
 # nsys: no HTA output exists; the shared README gives an independent implementation's figures.
 nsys="$traces/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 [ -f "$nsys" ] || { echo "FAIL: $nsys missing"; exit 1; }

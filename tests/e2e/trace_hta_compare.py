@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Compare `gpuwhy trace --format csv` with HolisticTraceAnalysis' reference CSVs.
 
-usage: trace_hta_compare.py GPUWHY_CSV HTA_REFERENCE_DIR CASE_NAME
+usage: trace_hta_compare.py GPUWHY_CSV HTA_REFERENCE_DIR CASE_NAME [--float]
+
+--float: the references come from HTA_DISABLE_NS_ROUNDING=1 and gpuwhy ran with --no-ns-rounding.
+HTA then keeps microseconds as doubles shifted by the earliest ts; at the magnitude of epoch
+timestamps (4e12 us) a double's spacing is 2**-10 us, so its times carry errors under 1 ns
+(435587.5616796875 for 435587.561): times that HTA does not round are compared within 0.001 us.
+The idle time per stream, which HTA rounds to 2 decimals, is compared exactly.
 
 Prints one markdown table row per analysis (match, or the first differences) and exits 1 when
 an analysis differs. Only the standard library is used.
@@ -66,6 +72,9 @@ class Check:
             self.diffs.append("...")
 
 
+FLOAT_NOISE = 0.0  # 0.001 us with --float (see above)
+
+
 def temporal(g, ref):
     c = Check()
     mine = {r["rank"]: r for r in g["temporal_breakdown"]}
@@ -75,7 +84,7 @@ def temporal(g, ref):
             c.diff(f"rank {r['rank']} missing")
             continue
         for col in r:
-            if col != "rank" and not same(num(m[col]), num(r[col])):
+            if col != "rank" and not same(num(m[col]), num(r[col]), abs_=FLOAT_NOISE):
                 c.diff(f"rank {r['rank']} {col}: {m[col]} vs HTA {r[col]}")
     return c
 
@@ -89,7 +98,7 @@ def idle(g, ref):
         if not m:
             c.diff(f"{k} missing")
             continue
-        if not same(num(m["idle_time"]), num(r["idle_time"]), abs_=0.5):
+        if not same(num(m["idle_time"]), num(r["idle_time"]), abs_=0 if FLOAT_NOISE else 0.5):
             c.diff(f"{k} idle_time {m['idle_time']} vs HTA {r['idle_time']}")
         if not same(num(m["idle_time_ratio"]), num(r["idle_time_ratio"])):
             c.diff(f"{k} ratio {m['idle_time_ratio']} vs HTA {r['idle_time_ratio']}")
@@ -175,7 +184,7 @@ def launches(g, refdir):
         if len(mine) != len(ref):
             c.diff(f"rank {rank}: {len(mine)} pairs vs HTA {len(ref)}")
         for i, (m, r) in enumerate(zip(mine, ref)):
-            if any(not same(num(m[k]), num(r[k])) for k in r):
+            if any(not same(num(m[k]), num(r[k]), abs_=FLOAT_NOISE) for k in r):
                 c.diff(f"rank {rank} row {i}: {list(m.values())[1:]} vs HTA {list(r.values())}")
         cpu = [num(r["cpu_duration"]) for r in ref]
         gpu = [num(r["gpu_duration"]) for r in ref]
@@ -208,7 +217,10 @@ def described(g, table, refpath, keycol):
 
 
 def main():
+    global FLOAT_NOISE
     gpuwhy_csv, refdir, case = sys.argv[1:4]
+    if "--float" in sys.argv[4:]:
+        FLOAT_NOISE = 0.001
     with open(gpuwhy_csv) as f:
         g = tables(f.read())
     ref = lambda n: ref_csv(os.path.join(refdir, n))  # noqa: E731

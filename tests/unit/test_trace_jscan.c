@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "trace/trace_jscan_diff.h"
+#include "support/trace_jscan_diff.h"
 
 static trace_jscan_diff cmp_text(const char *s, const trace_jscan_mode *m)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "trace/trace_kevent_diff.h"
+#include "support/trace_kevent_diff.h"
 
 /* Events as PyTorch writes them, and the unusual forms the reader must decline or get right. */
 static const char *const events[] = {

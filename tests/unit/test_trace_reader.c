@@ -13,7 +13,8 @@
 #include <sqlite3.h>
 #include <zlib.h>
 
-#include "trace/trace_job.h"
+#include "trace/trace_read.h"
+#include "traceview/trace_job.h"
 #include "trace/trace_nsys.h"
 #include "trace_test_util.h"
 

@@ -213,6 +213,9 @@ static void test_ns_rounding(void **state)
 	assert_int_equal(t.res.temporal.compute, 19900);
 	assert_int_equal(t.res.temporal.non_compute, 400); /* the 0.4 us memcpy */
 	assert_false(t.res.hta_would_fail);
+	/* HTA's float microseconds: each kernel type piece is truncated, 9.9 us counts 9 */
+	assert_int_equal(t.res.ktime[1], US(9 + 10));
+	assert_int_equal(t.res.ktime[4], 0);
 	trun_free(&t);
 	free(b.s);
 }

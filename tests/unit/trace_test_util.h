@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_analyze.h"
+#include "traceview/trace_analyze.h"
 #include "trace/trace_kineto.h"
 #include "trace/trace_prep.h"
 

@@ -1,6 +1,6 @@
 /* trace_kevent_diff.c - the whole-event reader against the callbacks: what each leaves in the
  * reader's state and the rank, written out field by field and compared as text. */
-#include "trace/trace_kevent_diff.h"
+#include "support/trace_kevent_diff.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-/* trace_job.c - input discovery, parallel reading and analysis, progress. */
-#include "trace/trace_job.h"
+/* trace_job.c - input discovery, parallel reading and analysis, progress through the caller's
+ * callback. */
+#include "traceview/trace_job.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trace/trace_kineto.h"
-#include "trace/trace_nsys.h"
+#include "trace/trace_read.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "util/termsafe.h"
 #include "util/timeutil.h"
 #include "util/i18n.h"
 
@@ -55,8 +56,15 @@ static bool add_path(char ***paths, size_t *n, size_t *cap, const char *p)
 	return true;
 }
 
+/* A path as an error line shows it: control characters escaped, so the line stays one. */
+static const char *safe_path(const char *p, char *buf, size_t len)
+{
+	return gw_term_safe(p, buf, len);
+}
+
 int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *npaths)
 {
+	char safe[GW_TERM_SAFE_LEN(512)];
 	char **out = NULL;
 	size_t n = 0, cap = 0;
 	for (size_t i = 0; i < nargs; i++) {
@@ -68,7 +76,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		}
 		if (stat(args[i], &st) < 0) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i],
+			return gw_error(GW_EXIT_ENV, safe_path(args[i], safe, sizeof safe),
 			                N_("give a trace file or a directory of them"), "%s",
 			                strerror(errno));
 		}
@@ -80,8 +88,8 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		DIR *d = opendir(args[i]);
 		if (!d) {
 			trace_job_free_paths(out, n);
-			return gw_error(GW_EXIT_ENV, args[i], NULL, "cannot open directory: %s",
-			                strerror(errno));
+			return gw_error(GW_EXIT_ENV, safe_path(args[i], safe, sizeof safe), NULL,
+			                "cannot open directory: %s", strerror(errno));
 		}
 		size_t first = n;
 		struct dirent *e;
@@ -102,7 +110,7 @@ int trace_job_collect(char *const *args, size_t nargs, char ***paths, size_t *np
 		if (n == first) {
 			trace_job_free_paths(out, n);
 			return gw_error(
-			    GW_EXIT_ENV, args[i],
+			    GW_EXIT_ENV, safe_path(args[i], safe, sizeof safe),
 			    N_("a directory should hold .json, .json.gz or .sqlite traces"),
 			    "no trace files in the directory");
 		}
@@ -125,173 +133,6 @@ void trace_job_free_paths(char **paths, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-}
-
-/*
- * A pipe, FIFO or terminal can be read once, and the readers look at the start
- * before they read (the format, gzip's magic), map plain files and give an
- * nsys export to SQLite: such an input is first copied into an unnamed
- * temporary file (O_TMPFILE, gone when closed, even after a crash), which the
- * readers then open as /proc/self/fd/N. Returns that descriptor, or -1 with err.
- */
-static int spool_stream(const char *path, char *err, size_t errsz)
-{
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	int out = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (out < 0) {
-		snprintf(err, errsz, "cannot make a temporary file in %s to read the stream: %s",
-		         dir, strerror(errno));
-		return -1;
-	}
-	int in = open(path, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		snprintf(err, errsz, "cannot open: %s", strerror(errno));
-		close(out);
-		return -1;
-	}
-	enum { BUFSZ = 1 << 20 };
-	char *buf = malloc(BUFSZ);
-	if (!buf) {
-		snprintf(err, errsz, "out of memory");
-		close(in);
-		close(out);
-		return -1;
-	}
-	for (;;) {
-		ssize_t n = read(in, buf, BUFSZ);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errsz, "read error: %s", strerror(errno));
-			break;
-		}
-		if (n == 0) {
-			free(buf);
-			close(in);
-			return out;
-		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				snprintf(err, errsz,
-				         "cannot write the stream to a temporary file in %s: %s",
-				         dir, strerror(errno));
-				free(buf);
-				close(in);
-				close(out);
-				return -1;
-			}
-			off += w;
-		}
-	}
-	free(buf);
-	close(in);
-	close(out);
-	return -1;
-}
-
-/* A name in the temporary directory for the unnamed file behind fdpath. */
-static int link_named(const char *fdpath, char *named, size_t len, char *err, size_t errsz)
-{
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	for (unsigned i = 0; i < 100; i++) {
-		snprintf(named, len, "%s/gpuwhy-stdin-%ld-%u.sqlite", dir, (long)getpid(), i);
-		if (linkat(AT_FDCWD, fdpath, AT_FDCWD, named, AT_SYMLINK_FOLLOW) == 0)
-			return 0;
-		if (errno != EEXIST)
-			break;
-	}
-	snprintf(err, errsz, "cannot make a temporary file in %s to read the stream: %s", dir,
-	         strerror(errno));
-	return -1;
-}
-
-static int read_regular(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                        char *err, size_t errsz)
-{
-	unsigned char magic[16] = {0};
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errsz, "cannot open: %s", strerror(errno));
-		return -1;
-	}
-	size_t got = fread(magic, 1, sizeof magic, f);
-	fclose(f);
-	if (got == sizeof magic && !memcmp(magic, "SQLite format 3", 16)) {
-		int rc = trace_nsys_read(path, r, err, errsz);
-		struct stat st;
-		if (progress && stat(path, &st) == 0)
-			atomic_fetch_add(progress, (uint64_t)st.st_size);
-		return rc;
-	}
-	return trace_kineto_read(path, r, progress, threads, err, errsz);
-}
-
-/* A reader that starts again names the rank by the path it read: the
- * stream's own name is put back. */
-static int named_back(trace_rank *r, const char *path, int rc)
-{
-	if (r->path && strcmp(r->path, path)) {
-		char *p = strdup(path);
-		if (p) {
-			free(r->path);
-			r->path = p;
-		}
-	}
-	return rc;
-}
-
-static int read_stream(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                       char *err, size_t errsz);
-
-int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                    char *err, size_t errsz)
-{
-	struct stat st;
-	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
-		return read_regular(path, r, progress, threads, err, errsz);
-	/* path may be r->path itself, which a reader that starts again replaces. */
-	char *own = strdup(path);
-	if (!own) {
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
-	int rc = named_back(r, own, read_stream(own, r, progress, threads, err, errsz));
-	free(own);
-	return rc;
-}
-
-static int read_stream(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                       char *err, size_t errsz)
-{
-	int fd = spool_stream(path, err, errsz);
-	if (fd < 0)
-		return -1;
-	char fdpath[40];
-	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
-	unsigned char magic[16] = {0};
-	if (pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
-	    memcmp(magic, "SQLite format 3", 16)) {
-		int rc = read_regular(fdpath, r, progress, threads, err, errsz);
-		close(fd);
-		return rc;
-	}
-	/* SQLite opens the file a link points at, which an unnamed file does not
-	 * have: it gets a name for as long as it is read. */
-	char named[PATH_MAX];
-	int rc = link_named(fdpath, named, sizeof named, err, errsz);
-	close(fd);
-	if (rc != 0)
-		return -1;
-	rc = read_regular(named, r, progress, threads, err, errsz);
-	unlink(named);
-	return rc;
 }
 
 typedef struct {
@@ -375,8 +216,11 @@ static void *worker(void *arg)
 				         (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / 1e9,
 				         (double)(clock_ns(CLOCK_MONOTONIC) - w0) / 1e9);
 				it->selected = rank_selected(w->o, it->rank.rank);
-				/* Two ProfilerStep names here settle the filter for every rank. */
-				if (it->selected && it->rank.n_profstep_syms >= 2)
+				/* Two ProfilerStep names here settle the filter for every rank.
+				 * Without rounding HTA's float arithmetic needs the origin of all
+				 * ranks first. */
+				if (it->selected && it->rank.n_profstep_syms >= 2 &&
+				    w->o->prep.ns_rounding)
 					analyse_item(it, w->o, true, w->per_file);
 			}
 		} else if (!it->failed && it->selected && !it->analyzed) {
@@ -390,20 +234,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void show_progress(work_t *w, uint64_t total, bool final)
+static void tell_progress(work_t *w, uint64_t total, bool done)
 {
-	if (final) {
-		fputs("\r\033[K", stderr);
-		return;
-	}
-	uint64_t b = atomic_load(&w->bytes);
-	fputs("\rgpuwhy trace: ", stderr);
-	fprintf(stderr,
-	        P_("reading %zu file: %llu of %llu MB (%d%%)",
-	           "reading %zu files: %llu of %llu MB (%d%%)", w->job->n),
-	        w->job->n, (unsigned long long)(b >> 20), (unsigned long long)(total >> 20),
-	        total ? (int)(100 * b / total) : 100);
-	fputs("\033[K", stderr);
+	trace_progress p = {
+	    .files = w->job->n, .bytes = atomic_load(&w->bytes), .total = total, .done = done};
+	w->o->progress(&p, w->o->progress_arg);
 }
 
 static int run_phase(trace_job *job, const trace_job_opts *o, int phase, uint64_t total)
@@ -449,7 +284,7 @@ static int run_phase(trace_job *job, const trace_job_opts *o, int phase, uint64_
 		pthread_cond_timedwait(&w.cond, &w.lock, &ts);
 		/* Only for inputs that take a while: half a second in and still going. */
 		if (o->progress && phase == 0 && w.done < job->n && gw_mono_ns() - t0 > 500000000) {
-			show_progress(&w, total, false);
+			tell_progress(&w, total, false);
 			shown = true;
 		}
 	}
@@ -457,7 +292,7 @@ static int run_phase(trace_job *job, const trace_job_opts *o, int phase, uint64_
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	if (shown)
-		show_progress(&w, total, true);
+		tell_progress(&w, total, true);
 	pthread_cond_destroy(&w.cond);
 	pthread_mutex_destroy(&w.lock);
 	free(th);
@@ -491,6 +326,19 @@ static void job_warn(trace_job *job, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* HTA's alignment origin: the earliest ts of every rank read. */
+static int64_t job_origin(trace_rank *const *ranks, size_t n)
+{
+	int64_t o = 0;
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		if (ranks[i]->have_span && (!any || ranks[i]->first_ts < o))
+			o = ranks[i]->first_ts;
+		any |= ranks[i]->have_span;
+	}
+	return o;
+}
+
 int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_opts *o)
 {
 	memset(job, 0, sizeof *job);
@@ -517,8 +365,10 @@ int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_
 		if (!job->items[i].failed)
 			ranks[nr++] = &job->items[i].rank;
 	job->filter = trace_prep_filter_applies(ranks, nr);
+	trace_job_opts o1 = *o;
+	o1.prep.origin = job_origin(ranks, nr);
 	free(ranks);
-	if (run_phase(job, o, 1, total) < 0)
+	if (run_phase(job, &o1, 1, total) < 0)
 		return -1;
 	qsort(job->items, n, sizeof *job->items, cmp_item);
 	for (size_t i = 0; i < n; i++) {

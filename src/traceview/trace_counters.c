@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_analyze_int.h"
+#include "traceview/trace_analyze_int.h"
 
 int trace_an_chain_build(ctx_t *c)
 {

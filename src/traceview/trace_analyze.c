@@ -3,8 +3,8 @@
  *
  * Where HTA sorts, the frame's row order and trace_argsort reproduce its order of equal keys,
  * because gaps and counter values depend on it. */
-#include "trace/trace_analyze.h"
-#include "trace/trace_analyze_int.h"
+#include "traceview/trace_analyze.h"
+#include "traceview/trace_analyze_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -362,6 +362,8 @@ static int temporal_and_types(ctx_t *c, trace_result *res)
 		}
 	}
 	free(it.sw);
+	if (c->f->hta_float && trace_an_ktime_float(c, res) < 0)
+		goto out;
 	/* Communication/computation overlap: communication +-1, computation +-2, time at 3. */
 	it = (sweep_iter){.nsrc = 2};
 	it.src[0] =
@@ -406,12 +408,39 @@ static bool idle_cat_row(const trace_event *e)
 	                           e->cat == TRACE_CAT_MEMSET || e->cat == TRACE_CAT_MTIA_CCP);
 }
 
+/* pandas' groupby sum: Kahan's compensated sum, in row order. */
+typedef struct {
+	double sum, comp;
+} kahan_t;
+
+static void kahan_add(kahan_t *k, double v)
+{
+	double y = v - k->comp, t = k->sum + y;
+	k->comp = t - k->sum - y;
+	k->sum = t;
+}
+
+/* Without rounding HTA's gaps are differences of float microseconds, whose sums it rounds to
+ * 2 decimals: the sums and ratios are taken from the same doubles. */
+static void idle_float_sums(trace_idle_stream *s, const kahan_t fsum[TRACE_IDLE_N])
+{
+	double total = 0;
+	for (int k = 0; k < TRACE_IDLE_N; k++)
+		total += fsum[k].sum;
+	for (int k = 0; k < TRACE_IDLE_N; k++) {
+		s->time[k] = llrint(trace_round(fsum[k].sum, 2) * 1000.0);
+		s->ratio[k] = fsum[k].sum / total;
+	}
+}
+
 /* HTA's get_idle_time_breakdown for one stream: gaps between consecutive events in start order,
  * attached to the later event. */
 static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, uint64_t *gaps[TRACE_IDLE_N],
                         trace_idle_stream *s, int64_t *launch_scale)
 {
 	size_t ng[TRACE_IDLE_N] = {0};
+	kahan_t fsum[TRACE_IDLE_N] = {{0, 0}};
+	double prev_end_us = 0, o = c->f->origin_us;
 	for (size_t i = 0; i < n; i++)
 		c->keys[i] = EV(c, rows[i])->ts;
 	trace_argsort_fast(c->keys, c->idx, n, always_tie, NULL);
@@ -430,12 +459,16 @@ static void idle_stream(ctx_t *c, const uint32_t *rows, size_t n, uint64_t *gaps
 				cat = TRACE_IDLE_KERNEL;
 			s->present[cat] = true;
 			s->time[cat] += gap;
+			kahan_add(&fsum[cat], trace_us_double(e->ts) - o - prev_end_us);
 			if (cat != TRACE_IDLE_OTHER && gap > 0 && gap < TRACE_LAUNCH_DELAY_NS)
 				*launch_scale += gap;
 			gaps[cat][ng[cat]++] = trace_key_i64(gap);
 		}
 		prev_end = e->ts + e->dur;
+		prev_end_us = trace_us_double(e->ts) - o + trace_us_double(e->dur);
 	}
+	if (c->f->hta_float)
+		idle_float_sums(s, fsum);
 	int64_t total = 0;
 	for (int k = 0; k < TRACE_IDLE_N; k++)
 		total += s->time[k];

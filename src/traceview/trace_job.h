@@ -1,5 +1,5 @@
 /* trace_job.h - one `gpuwhy trace` run: the input files (one rank each), read and analysed in
- * parallel threads, with progress on a terminal. */
+ * parallel threads, telling where reading stands through a callback. */
 #ifndef GPUWHY_TRACE_JOB_H
 #define GPUWHY_TRACE_JOB_H
 
@@ -8,14 +8,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/trace_analyze.h"
+#include "traceview/trace_analyze.h"
 #include "trace/trace_model.h"
 #include "trace/trace_prep.h"
 
+/* Where reading stands, for a progress line: bytes of total read from files input files;
+ * done once, after the last call with done false. */
+typedef struct {
+	size_t files;
+	uint64_t bytes, total;
+	bool done;
+} trace_progress;
+
 typedef struct {
 	trace_prep_opts prep;
-	int threads;      /* worker threads; 0: one per CPU */
-	bool progress;    /* progress line on stderr */
+	int threads; /* worker threads; 0: one per CPU */
+	/* Called from the job's calling thread about five times a second while reading takes more
+	 * than half a second, then once with done (only if it was called); NULL: never. */
+	void (*progress)(const trace_progress *p, void *arg);
+	void *progress_arg;
 	const int *ranks; /* analyse only these ranks; NULL: all */
 	size_t n_ranks;
 } trace_job_opts;
@@ -50,10 +61,5 @@ void trace_job_free_paths(char **paths, size_t n);
  * threads or memory are missing. */
 int trace_job_run(trace_job *job, char *const *paths, size_t n, const trace_job_opts *o);
 void trace_job_free(trace_job *job);
-
-/* Reads one file of either kind into r, a large Kineto file on up to threads threads: 0, or -1
- * with the reason in err. */
-int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                    char *err, size_t errsz);
 
 #endif

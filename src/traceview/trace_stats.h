@@ -63,7 +63,9 @@ void trace_describe_values(double *values, size_t n, trace_describe *out);
  * vary, and then overwritten by those doubles. */
 void trace_describe_ns_keys(uint64_t *keys, size_t n, trace_describe *out);
 
-/* numpy's linear quantile of sorted values (q in [0,1]). */
+/* numpy's linear quantile of sorted values (q in [0,1]). Not model/timeline.h's tl_percentile:
+ * numpy interpolates from the nearer of the two values (b - d * (1 - g) past the middle), which
+ * gives other last digits than a + d * g, and HTA's numbers are compared digit for digit. */
 double trace_quantile_sorted(const double *sorted, size_t n, double q);
 
 /* numpy's round(x, decimals): half to even on x * 10^decimals. */

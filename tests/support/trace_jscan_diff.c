@@ -1,5 +1,5 @@
 /* trace_jscan_diff.c - the scanner's calls against yajl's on one text, as two call logs. */
-#include "trace/trace_jscan_diff.h"
+#include "support/trace_jscan_diff.h"
 
 #include <stdlib.h>
 #include <string.h>

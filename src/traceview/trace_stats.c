@@ -1,5 +1,5 @@
 /* trace_stats.c - numpy/pandas-compatible ordering and summary statistics. */
-#include "trace/trace_stats.h"
+#include "traceview/trace_stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/trace_analyze.h"
+#include "traceview/trace_analyze.h"
 
 typedef struct {
 	int64_t ts, end;
@@ -52,6 +52,11 @@ void trace_an_chain_free(chain_t *ch);
 int trace_an_launch_stats(ctx_t *c, trace_result *res);
 int trace_an_queue_length(ctx_t *c, trace_result *res);
 int trace_an_memory_bw(ctx_t *c, trace_result *res);
+
+/* The kernel type combination times (res->ktime) as HTA computes them in float microseconds,
+ * each piece truncated to whole microseconds, for frames with hta_float (trace_kfloat.c); -1 when
+ * out of memory. */
+int trace_an_ktime_float(ctx_t *c, trace_result *res);
 
 /* The verdict and its evidence from the analyses' results (trace_verdict.c). */
 void trace_an_verdict(const trace_result *res, trace_verdict *v);

@@ -1,7 +1,7 @@
 /* trace_verdict.c - the trace's one-word verdict and the evidence for it, from the analyses'
  * results (the thresholds in trace_analyze.h). */
-#include "trace/trace_analyze.h"
-#include "trace/trace_analyze_int.h"
+#include "traceview/trace_analyze.h"
+#include "traceview/trace_analyze_int.h"
 #include "util/i18n.h"
 
 #include <stdarg.h>

@@ -10,7 +10,7 @@
 
 #include "trace/trace_model.h"
 #include "trace/trace_prep.h"
-#include "trace/trace_stats.h"
+#include "traceview/trace_stats.h"
 
 /* HTA's defaults. */
 #define TRACE_KERNEL_DELAY_NS 30000   /* consecutive_kernel_delay: 30 (us) */

@@ -1,7 +1,8 @@
 /* trace_report.c - text, JSON (jansson) and CSV output of a trace job. Numbers are printed
  * with '.', whatever the locale (main sets only LC_CTYPE). */
-#include "trace/trace_report.h"
+#include "traceview/trace_report.h"
 #include "util/i18n.h"
+#include "util/termsafe.h"
 #include "util/textwidth.h"
 
 #include <inttypes.h>
@@ -418,6 +419,36 @@ void trace_report_text(FILE *out, const trace_job *job, const trace_job_opts *o)
 	for (int i = 0; i < job->n_warnings; i++)
 		fprintf(out, _("warning: %s\n"),
 		        job->warnings_text[i] ? job->warnings_text[i] : job->warnings[i]);
+}
+
+void trace_report_warnings(FILE *err, const trace_job *job)
+{
+	char path[GW_TERM_SAFE_LEN(512)], why[GW_TERM_SAFE_LEN(512)], b[40];
+	for (size_t i = 0; i < job->n; i++) {
+		const trace_job_item *it = &job->items[i];
+		const trace_rank *r = &it->rank;
+		if (it->failed || !it->selected)
+			continue;
+		gw_term_safe(r->path, path, sizeof path);
+		for (int w = 0; w < r->n_warnings; w++) {
+			gw_term_safe(r->warnings_text[w] ? r->warnings_text[w] : r->warnings[w],
+			             why, sizeof why);
+			fprintf(err, _("gpuwhy: %s: warning: %s\n"), path, why);
+		}
+		if (it->analyzed && it->res.hta_would_fail)
+			fprintf(
+			    err,
+			    _("gpuwhy: %s: warning: non-compute time is %s us: %llu events got a "
+			      "negative duration from HTA's ns rounding; HTA stops with an "
+			      "AssertionError here, gpuwhy goes on (--no-ns-rounding avoids it)\n"),
+			    path, us(it->res.temporal.non_compute, b, sizeof b),
+			    (unsigned long long)it->res.frame.n_neg_dur);
+	}
+	for (int i = 0; i < job->n_warnings; i++) {
+		gw_term_safe(job->warnings_text[i] ? job->warnings_text[i] : job->warnings[i], why,
+		             sizeof why);
+		fprintf(err, _("gpuwhy: trace: warning: %s\n"), why);
+	}
 }
 
 /* ---------------------------------------------------------------- JSON */

@@ -1,0 +1,184 @@
+/* trace_read.c - one input file of either kind read into a trace_rank: a Kineto JSON(.gz)
+ * trace or an nsys SQLite export, from a file or from a stream (spooled to a temporary file
+ * first, since the readers look at the start before they read). Prints nothing: a failure is
+ * the reason in err. */
+#include "trace/trace_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/trace_kineto.h"
+#include "trace/trace_nsys.h"
+
+/*
+ * A pipe, FIFO or terminal can be read once, and the readers look at the start
+ * before they read (the format, gzip's magic), map plain files and give an
+ * nsys export to SQLite: such an input is first copied into an unnamed
+ * temporary file (O_TMPFILE, gone when closed, even after a crash), which the
+ * readers then open as /proc/self/fd/N. Returns that descriptor, or -1 with err.
+ */
+static int spool_stream(const char *path, char *err, size_t errsz)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int out = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (out < 0) {
+		snprintf(err, errsz, "cannot make a temporary file in %s to read the stream: %s",
+		         dir, strerror(errno));
+		return -1;
+	}
+	int in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		snprintf(err, errsz, "cannot open: %s", strerror(errno));
+		close(out);
+		return -1;
+	}
+	enum { BUFSZ = 1 << 20 };
+	char *buf = malloc(BUFSZ);
+	if (!buf) {
+		snprintf(err, errsz, "out of memory");
+		close(in);
+		close(out);
+		return -1;
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, BUFSZ);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errsz, "read error: %s", strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			free(buf);
+			close(in);
+			return out;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				snprintf(err, errsz,
+				         "cannot write the stream to a temporary file in %s: %s",
+				         dir, strerror(errno));
+				free(buf);
+				close(in);
+				close(out);
+				return -1;
+			}
+			off += w;
+		}
+	}
+	free(buf);
+	close(in);
+	close(out);
+	return -1;
+}
+
+/* A name in the temporary directory for the unnamed file behind fdpath. */
+static int link_named(const char *fdpath, char *named, size_t len, char *err, size_t errsz)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(named, len, "%s/gpuwhy-stdin-%ld-%u.sqlite", dir, (long)getpid(), i);
+		if (linkat(AT_FDCWD, fdpath, AT_FDCWD, named, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	snprintf(err, errsz, "cannot make a temporary file in %s to read the stream: %s", dir,
+	         strerror(errno));
+	return -1;
+}
+
+static int read_regular(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                        char *err, size_t errsz)
+{
+	unsigned char magic[16] = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errsz, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	size_t got = fread(magic, 1, sizeof magic, f);
+	fclose(f);
+	if (got == sizeof magic && !memcmp(magic, "SQLite format 3", 16)) {
+		int rc = trace_nsys_read(path, r, err, errsz);
+		struct stat st;
+		if (progress && stat(path, &st) == 0)
+			atomic_fetch_add(progress, (uint64_t)st.st_size);
+		return rc;
+	}
+	return trace_kineto_read(path, r, progress, threads, err, errsz);
+}
+
+/* A reader that starts again names the rank by the path it read: the
+ * stream's own name is put back. */
+static int named_back(trace_rank *r, const char *path, int rc)
+{
+	if (r->path && strcmp(r->path, path)) {
+		char *p = strdup(path);
+		if (p) {
+			free(r->path);
+			r->path = p;
+		}
+	}
+	return rc;
+}
+
+static int read_stream(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                       char *err, size_t errsz);
+
+int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                    char *err, size_t errsz)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return read_regular(path, r, progress, threads, err, errsz);
+	/* path may be r->path itself, which a reader that starts again replaces. */
+	char *own = strdup(path);
+	if (!own) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	int rc = named_back(r, own, read_stream(own, r, progress, threads, err, errsz));
+	free(own);
+	return rc;
+}
+
+static int read_stream(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                       char *err, size_t errsz)
+{
+	int fd = spool_stream(path, err, errsz);
+	if (fd < 0)
+		return -1;
+	char fdpath[40];
+	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
+	unsigned char magic[16] = {0};
+	if (pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
+	    memcmp(magic, "SQLite format 3", 16)) {
+		int rc = read_regular(fdpath, r, progress, threads, err, errsz);
+		close(fd);
+		return rc;
+	}
+	/* SQLite opens the file a link points at, which an unnamed file does not
+	 * have: it gets a name for as long as it is read. */
+	char named[PATH_MAX];
+	int rc = link_named(fdpath, named, sizeof named, err, errsz);
+	close(fd);
+	if (rc != 0)
+		return -1;
+	rc = read_regular(named, r, progress, threads, err, errsz);
+	unlink(named);
+	return rc;
+}
