@@ -775,12 +775,15 @@ void opt_help(const opt_cmd *c, FILE *out)
 		return;
 	}
 	/* The usage lines are syntax (names and placeholders): only the label is
-	 * translated, and later lines are indented by its width. */
+	 * translated, and later lines are indented by its width. A line that
+	 * begins with a space goes on with the form above it: no "gpuwhy". */
 	const char *u = c->usage, *label = _("usage:");
 	int lw = gw_text_width_n(label, strlen(label));
 	for (int line = 0; *u; line++) {
 		size_t l = strcspn(u, "\n");
-		fprintf(out, "%*s gpuwhy %.*s\n", line ? lw : 0, line ? "" : label, (int)l, u);
+		bool more = line && *u == ' ';
+		fprintf(out, "%*s %s%.*s\n", line ? lw : 0, line ? "" : label,
+		        more ? "       " : "gpuwhy ", (int)l, u);
 		u += l + (u[l] == '\n');
 	}
 	if (c->about) {
