@@ -69,18 +69,21 @@ for c in "" record "queue add" sweep exporter; do
 	# shellcheck disable=SC2086
 	zh $c --help >"$T/z"
 	# (usage lines are the command's syntax, as long as in English)
-	w=$(grep -v -e '^用法：' -e '^ *gpuwhy ' "$T/z" | LC_ALL=C.UTF-8 wc -L)
+	# (the usage block runs from the first line to the first empty one)
+	w=$(awk 'u && /^$/ {u = 0} !u' u=1 "$T/z" | LC_ALL=C.UTF-8 wc -L)
 	[ "$w" -le 80 ] || fail "gpuwhy $c --help in Chinese is $w columns wide"
 	python3 - "$T/z" "$c" <<'PY' || fail "gpuwhy $c --help: the option column does not line up"
 import re, sys, unicodedata
 def cols(s):
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+# the usage block (syntax, first line to the first empty one) has its own indent
+lines = lines[lines.index("") if "" in lines else 0:]
 opts = [l for l in lines if re.match(r"^  (-\w, )?(--\S+( \S+)?|-\w( \S+)?)  +\S", l)]
 bad = [l for l in opts if cols(re.match(r"^(.*?\S)  +", l[2:]).group(0)) + 2 != 24]
 # continuation lines of an option's text hang at the same column
 bad += [l for l in lines if re.match(r"^ {20,}\S", l) and not re.match(r"^ {24}\S", l)
-        and not re.match(r"^ +gpuwhy ", l)]
+]
 cjk = any(unicodedata.east_asian_width(ch) == "W" for ch in "".join(lines))
 if bad or not cjk or len(opts) < 2:
     print("\n".join(bad) or "no Chinese text", file=sys.stderr)
