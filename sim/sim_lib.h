@@ -25,6 +25,9 @@
 #define SIM_PROTO(ret, name, params) SIM_EXPORT ret name params;
 NVML_ENTRY_POINTS(SIM_PROTO)
 NVML_PEER_ENTRY_POINTS(SIM_PROTO)
+NVML_CLIENT_ENTRY_POINTS(SIM_PROTO)
+NVML_UNANSWERED_DEVICE_ENTRY_POINTS(SIM_PROTO)
+NVML_UNANSWERED_ENTRY_POINTS(SIM_PROTO)
 #undef SIM_PROTO
 
 /* Not NVML: why the last nvmlInit failed ("" when it did not). For gpuwhy's messages. */
