@@ -87,11 +87,18 @@ assert_contains "$("$GPUWHY" --sim h100x1-mig query -q | grep -A4 'Shared FB Mem
 # top on a MIG GPU says why there is no utilization
 assert_contains "$("$GPUWHY" --sim h100x1-mig top --once | sed -n 2p)" "util .* MIG" "top MIG"
 
-# diagnosis on a MIG GPU says what it cannot see instead of calling it idle or healthy
-"$GPUWHY" --sim h100x1-mig record -o "$T/mig.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG"
+# diagnosis on a MIG GPU without GPM (no activity counter at all) says what it cannot
+# see instead of calling it idle or healthy; with GPM (the shipped H100) GPM's
+# graphics activity stands in for utilization and the GPU is judged by it
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["name"]="h100x1-mig-nogpm"; d["gpus"][0]["gpm"]=False; json.dump(d,open(sys.argv[2],"w"))' \
+	"$SRC/sim/scenarios/h100x1-mig.json" "$T/h100x1-mig-nogpm.json"
+"$GPUWHY" --sim "$T/h100x1-mig-nogpm.json" record -o "$T/mig.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG"
 rep=$("$GPUWHY" report "$T/mig.gpuwhy")
 assert_contains "$rep" "mig-no-utilization" "MIG finding"
 printf '%s' "$rep" | grep -q "low-utilization" && fail "low-utilization on a MIG GPU"
+"$GPUWHY" --sim h100x1-mig record -o "$T/mig-gpm.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG with GPM"
+rep=$("$GPUWHY" report "$T/mig-gpm.gpuwhy")
+printf '%s' "$rep" | grep -q "mig-no-utilization" && fail "mig-no-utilization where GPM shows the activity: $rep"
 
 # nvidia-smi's error for an unknown name; the rest of the list is not rejected
 "$GPUWHY" --sim h100x1 query --query-gpu=index,utilization.bogus 2>"$T/err"
