@@ -58,6 +58,20 @@ mkdir -p "$T/nosys"
 golden topo_m_h100x8.txt "$GPUWHY" --sim h100x8-nvlink topo -m --sysfs-root "$T/nosys"
 sh "$SRC/tests/fixtures/sysfs/make-pci-tree.sh" "$T/sys"
 golden topo_m_nics_h100x1.txt "$GPUWHY" --sim h100x1 topo -m --sysfs-root "$T/sys"
+# On a terminal (a pty from script(1)) nvidia-smi underlines the header row after its
+# first tab, \e[4m to \e[0m; in a pipe (the golden files above) it is plain text.
+if command -v script >/dev/null; then
+	printf -v q '%q ' "$GPUWHY" --sim h100x8-nvlink topo -m --sysfs-root "$T/nosys"
+	script -qec "$q" /dev/null </dev/null >"$T/tty" || fail "topo -m on a terminal: exit $?"
+	plain=$(head -1 "$G/topo_m_h100x8.txt")
+	want=$(printf '\t\033[4m%s\033[0m' "${plain#$'\t'}")
+	got=$(head -1 "$T/tty" | tr -d '\r')
+	assert_eq "$got" "$want" "topo -m's header row on a terminal"
+	sed -n 2p "$T/tty" | grep -q $'\033' && fail "topo -m on a terminal: escape codes beyond the header row"
+	echo "ok: topo -m underlines its header row on a terminal only"
+else
+	echo "skip: no script(1) for the terminal check of topo -m"
+fi
 golden dmon_h100x1.txt "$GPUWHY" --sim h100x1 dmon -c 2
 golden dmon_all_h100x1.txt "$GPUWHY" --sim h100x1 dmon -s pucvmet -c 1 -o DT
 golden pmon_l4x2.txt "$GPUWHY" --sim l4x2-foreign pmon -c 1
