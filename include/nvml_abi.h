@@ -665,4 +665,647 @@ _Static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32, "memorySize
 	X(nvmlReturn_t, nvmlDeviceGetAttributes_v2,                                                \
 	  (nvmlDevice_t device, nvmlDeviceAttributes_t * attributes))
 
+/*
+ * The rest of NVML 13's entry points that NVML clients bind (nvidia-ml-py,
+ * pynvml, nvitop, nvtop; their lists are tests/fixtures/nvml-clients/), with
+ * the types they take. The simulator answers NVML_CLIENT_ENTRY_POINTS from the
+ * scenario and the two NVML_UNANSWERED_* lists with NOT_SUPPORTED.
+ */
+enum { /* nvmlBrandType_t */
+       NVML_BRAND_QUADRO = 1,
+       NVML_BRAND_TESLA = 2,
+       NVML_BRAND_GEFORCE = 5,
+       NVML_BRAND_TITAN = 6,
+       NVML_BRAND_QUADRO_RTX = 12,
+       NVML_BRAND_NVIDIA_RTX = 13,
+       NVML_BRAND_NVIDIA = 14,
+};
+enum { /* nvmlGpuP2PStatus_t and nvmlGpuP2PCapsIndex_t */
+       NVML_P2P_STATUS_OK = 0,
+       NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+       NVML_P2P_CAPS_INDEX_NVLINK = 3,
+};
+enum { /* nvmlNvLinkVersion_t */
+       NVML_NVLINK_VERSION_2_0 = 2,
+       NVML_NVLINK_VERSION_3_0 = 4,
+       NVML_NVLINK_VERSION_4_0 = 6,
+       NVML_NVLINK_VERSION_5_0 = 7,
+};
+#define NVML_POWER_SOURCE_AC 0U
+#define NVML_AFFINITY_SCOPE_NODE 0U
+#define NVML_AFFINITY_SCOPE_SOCKET 1U
+#define nvmlEventTypeSingleBitEccError 0x1ULL
+#define nvmlEventTypeDoubleBitEccError 0x2ULL
+enum { /* nvmlProcessMode_t */
+       NVML_PROCESS_MODE_COMPUTE = 0,
+       NVML_PROCESS_MODE_GRAPHICS = 1,
+       NVML_PROCESS_MODE_MPS = 2,
+};
+
+/* nvmlDeviceGetRunningProcessDetailList's entry: the 32-byte layout, protected memory last. */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+	unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessDetail_v1_t;
+_Static_assert(sizeof(nvmlProcessDetail_v1_t) == 32, "nvmlProcessDetail_v1_t size");
+
+typedef struct {
+	unsigned int version; /* nvmlProcessDetailList_v1 */
+	unsigned int mode;    /* NVML_PROCESS_MODE_* */
+	unsigned int numProcArrayEntries;
+	nvmlProcessDetail_v1_t *procArray;
+} nvmlProcessDetailList_v1_t;
+typedef nvmlProcessDetailList_v1_t nvmlProcessDetailList_t;
+_Static_assert(sizeof(nvmlProcessDetailList_v1_t) == 24, "nvmlProcessDetailList_v1_t size");
+_Static_assert(offsetof(nvmlProcessDetailList_v1_t, procArray) == 16, "procArray");
+#define nvmlProcessDetailList_v1 NVML_STRUCT_VERSION(sizeof(nvmlProcessDetailList_v1_t), 1)
+
+typedef struct {
+	unsigned long long timeStamp; /* microseconds */
+	unsigned int pid;
+	unsigned int smUtil;
+	unsigned int memUtil;
+	unsigned int encUtil;
+	unsigned int decUtil;
+	unsigned int jpgUtil;
+	unsigned int ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+_Static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40, "nvmlProcessUtilizationInfo_v1_t");
+
+typedef struct {
+	unsigned int version; /* nvmlProcessesUtilizationInfo_v1 */
+	unsigned int processSamplesCount;
+	unsigned long long lastSeenTimeStamp;
+	nvmlProcessUtilizationInfo_v1_t *procUtilArray;
+} nvmlProcessesUtilizationInfo_v1_t;
+typedef nvmlProcessesUtilizationInfo_v1_t nvmlProcessesUtilizationInfo_t;
+_Static_assert(sizeof(nvmlProcessesUtilizationInfo_v1_t) == 24,
+               "nvmlProcessesUtilizationInfo_v1_t");
+#define nvmlProcessesUtilizationInfo_v1                                                            \
+	NVML_STRUCT_VERSION(sizeof(nvmlProcessesUtilizationInfo_v1_t), 1)
+
+/* Enumerations and ids these entry points take, by their C type (an enum is an int). */
+typedef int nvmlBrandType_t;
+typedef int nvmlDeviceVgpuCapability_t;
+typedef int nvmlEncoderType_t;
+typedef int nvmlGpuOperationMode_t;
+typedef int nvmlGpuP2PCapsIndex_t;
+typedef int nvmlGpuP2PStatus_t;
+typedef int nvmlGpuVirtualizationMode_t;
+typedef int nvmlHostVgpuMode_t;
+typedef int nvmlInforomObject_t;
+typedef int nvmlLedColor_t;
+typedef int nvmlNvLinkCapability_t;
+typedef int nvmlNvLinkErrorCounter_t;
+typedef int nvmlPerfPolicyType_t;
+typedef int nvmlRestrictedAPI_t;
+typedef int nvmlVgpuCapability_t;
+typedef int nvmlVgpuDriverCapability_t;
+typedef int nvmlVgpuVmIdType_t;
+typedef unsigned int nvmlAffinityScope_t;
+typedef unsigned int nvmlBusType_t;
+typedef unsigned int nvmlFanControlPolicy_t;
+typedef unsigned int nvmlPowerSource_t;
+typedef unsigned int nvmlVgpuInstance_t;
+typedef unsigned int nvmlVgpuTypeId_t;
+typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t;
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t;
+typedef struct nvmlUnit_st *nvmlUnit_t;
+/*
+ * Structures the simulator never reads or writes (it answers these entry points
+ * NOT_SUPPORTED), so only their names are needed: pointers to them have one ABI.
+ */
+typedef struct nvmlAccountingStats_st nvmlAccountingStats_t;
+typedef struct nvmlBridgeChipHierarchy_st nvmlBridgeChipHierarchy_t;
+typedef struct nvmlC2cModeInfo_v1_st nvmlC2cModeInfo_v1_t;
+typedef struct nvmlClkMonStatus_st nvmlClkMonStatus_t;
+typedef struct nvmlClockOffset_st nvmlClockOffset_t;
+typedef struct nvmlComputeInstanceInfo_st nvmlComputeInstanceInfo_t;
+typedef struct nvmlComputeInstancePlacement_st nvmlComputeInstancePlacement_t;
+typedef struct nvmlComputeInstanceProfileInfo_st nvmlComputeInstanceProfileInfo_t;
+typedef struct nvmlComputeInstanceProfileInfo_v2_st nvmlComputeInstanceProfileInfo_v2_t;
+typedef struct nvmlConfComputeGetKeyRotationThresholdInfo_st
+    nvmlConfComputeGetKeyRotationThresholdInfo_t;
+typedef struct nvmlConfComputeGpuAttestationReport_st nvmlConfComputeGpuAttestationReport_t;
+typedef struct nvmlConfComputeGpuCertificate_st nvmlConfComputeGpuCertificate_t;
+typedef struct nvmlConfComputeSetKeyRotationThresholdInfo_st
+    nvmlConfComputeSetKeyRotationThresholdInfo_t;
+typedef struct nvmlConfComputeSystemCaps_st nvmlConfComputeSystemCaps_t;
+typedef struct nvmlConfComputeSystemState_st nvmlConfComputeSystemState_t;
+typedef struct nvmlDeviceCapabilities_st nvmlDeviceCapabilities_t;
+typedef struct nvmlEccErrorCounts_st nvmlEccErrorCounts_t;
+typedef struct nvmlEccSramErrorStatus_st nvmlEccSramErrorStatus_t;
+typedef struct nvmlEncoderSessionInfo_st nvmlEncoderSessionInfo_t;
+typedef struct nvmlExcludedDeviceInfo_st nvmlExcludedDeviceInfo_t;
+typedef struct nvmlFBCSessionInfo_st nvmlFBCSessionInfo_t;
+typedef struct nvmlFBCStats_st nvmlFBCStats_t;
+typedef struct nvmlGpuDynamicPstatesInfo_st nvmlGpuDynamicPstatesInfo_t;
+typedef struct nvmlGpuFabricInfoV_st nvmlGpuFabricInfoV_t;
+typedef struct nvmlGpuFabricInfo_st nvmlGpuFabricInfo_t;
+typedef struct nvmlGpuInstanceInfo_st nvmlGpuInstanceInfo_t;
+typedef struct nvmlGpuInstancePlacement_st nvmlGpuInstancePlacement_t;
+typedef struct nvmlGpuInstanceProfileInfo_st nvmlGpuInstanceProfileInfo_t;
+typedef struct nvmlGpuInstanceProfileInfo_v2_st nvmlGpuInstanceProfileInfo_v2_t;
+typedef struct nvmlGpuThermalSettings_st nvmlGpuThermalSettings_t;
+typedef struct nvmlGridLicensableFeatures_st nvmlGridLicensableFeatures_t;
+typedef struct nvmlHwbcEntry_st nvmlHwbcEntry_t;
+typedef struct nvmlLedState_st nvmlLedState_t;
+typedef struct nvmlNvLinkPowerThres_st nvmlNvLinkPowerThres_t;
+typedef struct nvmlNvLinkUtilizationControl_st nvmlNvLinkUtilizationControl_t;
+typedef struct nvmlPSUInfo_st nvmlPSUInfo_t;
+typedef struct nvmlPciInfoExt_st nvmlPciInfoExt_t;
+typedef struct nvmlPowerValue_v2_st nvmlPowerValue_v2_t;
+typedef struct nvmlSystemConfComputeSettings_st nvmlSystemConfComputeSettings_t;
+typedef struct nvmlSystemDriverBranchInfo_st nvmlSystemDriverBranchInfo_t;
+typedef struct nvmlUnitFanSpeeds_st nvmlUnitFanSpeeds_t;
+typedef struct nvmlUnitInfo_st nvmlUnitInfo_t;
+typedef struct nvmlVgpuHeterogeneousMode_st nvmlVgpuHeterogeneousMode_t;
+typedef struct nvmlVgpuInstanceUtilizationSample_st nvmlVgpuInstanceUtilizationSample_t;
+typedef struct nvmlVgpuInstancesUtilizationInfo_st nvmlVgpuInstancesUtilizationInfo_t;
+typedef struct nvmlVgpuLicenseInfo_st nvmlVgpuLicenseInfo_t;
+typedef struct nvmlVgpuMetadata_st nvmlVgpuMetadata_t;
+typedef struct nvmlVgpuPgpuCompatibility_st nvmlVgpuPgpuCompatibility_t;
+typedef struct nvmlVgpuPgpuMetadata_st nvmlVgpuPgpuMetadata_t;
+typedef struct nvmlVgpuPlacementId_st nvmlVgpuPlacementId_t;
+typedef struct nvmlVgpuPlacementList_st nvmlVgpuPlacementList_t;
+typedef struct nvmlVgpuProcessUtilizationSample_st nvmlVgpuProcessUtilizationSample_t;
+typedef struct nvmlVgpuProcessesUtilizationInfo_st nvmlVgpuProcessesUtilizationInfo_t;
+typedef struct nvmlVgpuSchedulerCapabilities_st nvmlVgpuSchedulerCapabilities_t;
+typedef struct nvmlVgpuSchedulerGetState_st nvmlVgpuSchedulerGetState_t;
+typedef struct nvmlVgpuSchedulerLog_st nvmlVgpuSchedulerLog_t;
+typedef struct nvmlVgpuSchedulerSetState_st nvmlVgpuSchedulerSetState_t;
+typedef struct nvmlVgpuTypeBar1Info_st nvmlVgpuTypeBar1Info_t;
+typedef struct nvmlVgpuVersion_st nvmlVgpuVersion_t;
+typedef struct nvmlViolationTime_st nvmlViolationTime_t;
+#define NVML_CLIENT_ENTRY_POINTS(X)                                                                \
+	X(nvmlReturn_t, nvmlDeviceGetBoardId, (nvmlDevice_t device, unsigned int *boardId))        \
+	X(nvmlReturn_t, nvmlDeviceGetBrand, (nvmlDevice_t device, nvmlBrandType_t * type))         \
+	X(nvmlReturn_t, nvmlDeviceGetCpuAffinityWithinScope,                                       \
+	  (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet,                    \
+	   nvmlAffinityScope_t scope))                                                             \
+	X(nvmlReturn_t, nvmlDeviceGetDefaultApplicationsClock,                                     \
+	  (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz))                \
+	X(nvmlReturn_t, nvmlDeviceGetDefaultEccMode,                                               \
+	  (nvmlDevice_t device, nvmlEnableState_t * defaultMode))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetFanSpeed_v2,                                                  \
+	  (nvmlDevice_t device, unsigned int fan, unsigned int *speed))                            \
+	X(nvmlReturn_t, nvmlDeviceGetMaxCustomerBoostClock,                                        \
+	  (nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz))                \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryAffinity,                                               \
+	  (nvmlDevice_t device, unsigned int nodeSetSize, unsigned long *nodeSet,                  \
+	   nvmlAffinityScope_t scope))                                                             \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryBusWidth,                                               \
+	  (nvmlDevice_t device, unsigned int *busWidth))                                           \
+	X(nvmlReturn_t, nvmlDeviceGetMinMaxFanSpeed,                                               \
+	  (nvmlDevice_t device, unsigned int *minSpeed, unsigned int *maxSpeed))                   \
+	X(nvmlReturn_t, nvmlDeviceGetMultiGpuBoard,                                                \
+	  (nvmlDevice_t device, unsigned int *multiGpuBool))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetNumFans, (nvmlDevice_t device, unsigned int *numFans))        \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkVersion,                                                \
+	  (nvmlDevice_t device, unsigned int link, unsigned int *version))                         \
+	X(nvmlReturn_t, nvmlDeviceGetP2PStatus,                                                    \
+	  (nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,             \
+	   nvmlGpuP2PStatus_t * p2pStatus))                                                        \
+	X(nvmlReturn_t, nvmlDeviceGetPciInfo, (nvmlDevice_t device, nvmlPciInfo_t * pci))          \
+	X(nvmlReturn_t, nvmlDeviceGetPcieLinkMaxSpeed,                                             \
+	  (nvmlDevice_t device, unsigned int *maxSpeed))                                           \
+	X(nvmlReturn_t, nvmlDeviceGetPcieSpeed, (nvmlDevice_t device, unsigned int *pcieSpeed))    \
+	X(nvmlReturn_t, nvmlDeviceGetPowerManagementMode,                                          \
+	  (nvmlDevice_t device, nvmlEnableState_t * mode))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetPowerSource,                                                  \
+	  (nvmlDevice_t device, nvmlPowerSource_t * powerSource))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetPowerState, (nvmlDevice_t device, nvmlPstates_t * pState))    \
+	X(nvmlReturn_t, nvmlDeviceGetProcessesUtilizationInfo,                                     \
+	  (nvmlDevice_t device, nvmlProcessesUtilizationInfo_t * procesesUtilInfo))                \
+	X(nvmlReturn_t, nvmlDeviceGetRunningProcessDetailList,                                     \
+	  (nvmlDevice_t device, nvmlProcessDetailList_t * plist))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedClocksThrottleReasons,                               \
+	  (nvmlDevice_t device, unsigned long long *supportedClocksThrottleReasons))               \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedEventTypes,                                          \
+	  (nvmlDevice_t device, unsigned long long *eventTypes))                                   \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedPerformanceStates,                                   \
+	  (nvmlDevice_t device, nvmlPstates_t * pstates, unsigned int size))                       \
+	X(nvmlReturn_t, nvmlDeviceGetTargetFanSpeed,                                               \
+	  (nvmlDevice_t device, unsigned int fan, unsigned int *targetSpeed))                      \
+	X(nvmlReturn_t, nvmlDeviceGetTopologyNearestGpus,                                          \
+	  (nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int *count,                 \
+	   nvmlDevice_t *deviceArray))                                                             \
+	X(nvmlReturn_t, nvmlDeviceOnSameBoard,                                                     \
+	  (nvmlDevice_t device1, nvmlDevice_t device2, int *onSameBoard))                          \
+	X(nvmlReturn_t, nvmlGetExcludedDeviceCount, (unsigned int *deviceCount))                   \
+	X(nvmlReturn_t, nvmlGpmQueryIfStreamingEnabled,                                            \
+	  (nvmlDevice_t device, unsigned int *state))                                              \
+	X(nvmlReturn_t, nvmlSystemGetHicVersion,                                                   \
+	  (unsigned int *hwbcCount, nvmlHwbcEntry_t *hwbcEntries))                                 \
+	X(nvmlReturn_t, nvmlUnitGetCount, (unsigned int *unitCount))
+
+#define NVML_UNANSWERED_DEVICE_ENTRY_POINTS(X)                                                     \
+	X(nvmlReturn_t, nvmlDeviceClearAccountingPids, (nvmlDevice_t device))                      \
+	X(nvmlReturn_t, nvmlDeviceClearCpuAffinity, (nvmlDevice_t device))                         \
+	X(nvmlReturn_t, nvmlDeviceClearEccErrorCounts,                                             \
+	  (nvmlDevice_t device, nvmlEccCounterType_t counterType))                                 \
+	X(nvmlReturn_t, nvmlDeviceClearFieldValues,                                                \
+	  (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))                        \
+	X(nvmlReturn_t, nvmlDeviceCreateGpuInstance,                                               \
+	  (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstance))           \
+	X(nvmlReturn_t, nvmlDeviceCreateGpuInstanceWithPlacement,                                  \
+	  (nvmlDevice_t device, unsigned int profileId,                                            \
+	   const nvmlGpuInstancePlacement_t *placement, nvmlGpuInstance_t *gpuInstance))           \
+	X(nvmlReturn_t, nvmlDeviceFreezeNvLinkUtilizationCounter,                                  \
+	  (nvmlDevice_t device, unsigned int link, unsigned int counter,                           \
+	   nvmlEnableState_t freeze))                                                              \
+	X(nvmlReturn_t, nvmlDeviceGetAPIRestriction,                                               \
+	  (nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t * isRestricted))    \
+	X(nvmlReturn_t, nvmlDeviceGetAccountingPids,                                               \
+	  (nvmlDevice_t device, unsigned int *count, unsigned int *pids))                          \
+	X(nvmlReturn_t, nvmlDeviceGetAccountingStats,                                              \
+	  (nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t *stats))                   \
+	X(nvmlReturn_t, nvmlDeviceGetActiveVgpus,                                                  \
+	  (nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuInstance_t *vgpuInstances))       \
+	X(nvmlReturn_t, nvmlDeviceGetAdaptiveClockInfoStatus,                                      \
+	  (nvmlDevice_t device, unsigned int *adaptiveClockStatus))                                \
+	X(nvmlReturn_t, nvmlDeviceGetAutoBoostedClocksEnabled,                                     \
+	  (nvmlDevice_t device, nvmlEnableState_t * isEnabled,                                     \
+	   nvmlEnableState_t * defaultIsEnabled))                                                  \
+	X(nvmlReturn_t, nvmlDeviceGetBoardPartNumber,                                              \
+	  (nvmlDevice_t device, char *partNumber, unsigned int length))                            \
+	X(nvmlReturn_t, nvmlDeviceGetBridgeChipInfo,                                               \
+	  (nvmlDevice_t device, nvmlBridgeChipHierarchy_t * bridgeHierarchy))                      \
+	X(nvmlReturn_t, nvmlDeviceGetBusType, (nvmlDevice_t device, nvmlBusType_t * type))         \
+	X(nvmlReturn_t, nvmlDeviceGetC2cModeInfoV,                                                 \
+	  (nvmlDevice_t device, nvmlC2cModeInfo_v1_t * c2cModeInfo))                               \
+	X(nvmlReturn_t, nvmlDeviceGetCapabilities,                                                 \
+	  (nvmlDevice_t device, nvmlDeviceCapabilities_t * caps))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetClkMonStatus,                                                 \
+	  (nvmlDevice_t device, nvmlClkMonStatus_t * status))                                      \
+	X(nvmlReturn_t, nvmlDeviceGetClockOffsets,                                                 \
+	  (nvmlDevice_t device, nvmlClockOffset_t * info))                                         \
+	X(nvmlReturn_t, nvmlDeviceGetConfComputeGpuAttestationReport,                              \
+	  (nvmlDevice_t device, nvmlConfComputeGpuAttestationReport_t * gpuAtstReport))            \
+	X(nvmlReturn_t, nvmlDeviceGetConfComputeGpuCertificate,                                    \
+	  (nvmlDevice_t device, nvmlConfComputeGpuCertificate_t * gpuCert))                        \
+	X(nvmlReturn_t, nvmlDeviceGetConfComputeProtectedMemoryUsage,                              \
+	  (nvmlDevice_t device, nvmlMemory_t * memory))                                            \
+	X(nvmlReturn_t, nvmlDeviceGetCreatableVgpus,                                               \
+	  (nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds))           \
+	X(nvmlReturn_t, nvmlDeviceGetDetailedEccErrors,                                            \
+	  (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, \
+	   nvmlEccErrorCounts_t * eccCounts))                                                      \
+	X(nvmlReturn_t, nvmlDeviceGetDynamicPstatesInfo,                                           \
+	  (nvmlDevice_t device, nvmlGpuDynamicPstatesInfo_t * pDynamicPstatesInfo))                \
+	X(nvmlReturn_t, nvmlDeviceGetEncoderCapacity,                                              \
+	  (nvmlDevice_t device, nvmlEncoderType_t encoderQueryType,                                \
+	   unsigned int *encoderCapacity))                                                         \
+	X(nvmlReturn_t, nvmlDeviceGetEncoderSessions,                                              \
+	  (nvmlDevice_t device, unsigned int *sessionCount,                                        \
+	   nvmlEncoderSessionInfo_t *sessionInfos))                                                \
+	X(nvmlReturn_t, nvmlDeviceGetFBCSessions,                                                  \
+	  (nvmlDevice_t device, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo))    \
+	X(nvmlReturn_t, nvmlDeviceGetFBCStats, (nvmlDevice_t device, nvmlFBCStats_t * fbcStats))   \
+	X(nvmlReturn_t, nvmlDeviceGetFanControlPolicy_v2,                                          \
+	  (nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t *policy))                 \
+	X(nvmlReturn_t, nvmlDeviceGetGpcClkMinMaxVfOffset,                                         \
+	  (nvmlDevice_t device, int *minOffset, int *maxOffset))                                   \
+	X(nvmlReturn_t, nvmlDeviceGetGpcClkVfOffset, (nvmlDevice_t device, int *offset))           \
+	X(nvmlReturn_t, nvmlDeviceGetGpuFabricInfo,                                                \
+	  (nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo))                              \
+	X(nvmlReturn_t, nvmlDeviceGetGpuFabricInfoV,                                               \
+	  (nvmlDevice_t device, nvmlGpuFabricInfoV_t * gpuFabricInfo))                             \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceById,                                              \
+	  (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance))                  \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstancePossiblePlacements_v2,                             \
+	  (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements,    \
+	   unsigned int *count))                                                                   \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfo,                                       \
+	  (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t *info))         \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfoV,                                      \
+	  (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info))      \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceRemainingCapacity,                                 \
+	  (nvmlDevice_t device, unsigned int profileId, unsigned int *count))                      \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstances,                                                 \
+	  (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstances,           \
+	   unsigned int *count))                                                                   \
+	X(nvmlReturn_t, nvmlDeviceGetGpuOperationMode,                                             \
+	  (nvmlDevice_t device, nvmlGpuOperationMode_t * current,                                  \
+	   nvmlGpuOperationMode_t * pending))                                                      \
+	X(nvmlReturn_t, nvmlDeviceGetGridLicensableFeatures_v4,                                    \
+	  (nvmlDevice_t device, nvmlGridLicensableFeatures_t * pGridLicensableFeatures))           \
+	X(nvmlReturn_t, nvmlDeviceGetGspFirmwareMode,                                              \
+	  (nvmlDevice_t device, unsigned int *isEnabled, unsigned int *defaultMode))               \
+	X(nvmlReturn_t, nvmlDeviceGetGspFirmwareVersion, (nvmlDevice_t device, char *version))     \
+	X(nvmlReturn_t, nvmlDeviceGetHostVgpuMode,                                                 \
+	  (nvmlDevice_t device, nvmlHostVgpuMode_t * pHostVgpuMode))                               \
+	X(nvmlReturn_t, nvmlDeviceGetInforomConfigurationChecksum,                                 \
+	  (nvmlDevice_t device, unsigned int *checksum))                                           \
+	X(nvmlReturn_t, nvmlDeviceGetInforomImageVersion,                                          \
+	  (nvmlDevice_t device, char *version, unsigned int length))                               \
+	X(nvmlReturn_t, nvmlDeviceGetInforomVersion,                                               \
+	  (nvmlDevice_t device, nvmlInforomObject_t object, char *version, unsigned int length))   \
+	X(nvmlReturn_t, nvmlDeviceGetIrqNum, (nvmlDevice_t device, unsigned int *irqNum))          \
+	X(nvmlReturn_t, nvmlDeviceGetLastBBXFlushTime,                                             \
+	  (nvmlDevice_t device, unsigned long long *timestamp, unsigned long *durationUs))         \
+	X(nvmlReturn_t, nvmlDeviceGetMemClkMinMaxVfOffset,                                         \
+	  (nvmlDevice_t device, int *minOffset, int *maxOffset))                                   \
+	X(nvmlReturn_t, nvmlDeviceGetMemClkVfOffset, (nvmlDevice_t device, int *offset))           \
+	X(nvmlReturn_t, nvmlDeviceGetMinMaxClockOfPState,                                          \
+	  (nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate,                        \
+	   unsigned int *minClockMHz, unsigned int *maxClockMHz))                                  \
+	X(nvmlReturn_t, nvmlDeviceGetModuleId, (nvmlDevice_t device, unsigned int *moduleId))      \
+	X(nvmlReturn_t, nvmlDeviceGetNumGpuCores, (nvmlDevice_t device, unsigned int *numCores))   \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkCapability,                                             \
+	  (nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability,              \
+	   unsigned int *capResult))                                                               \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkErrorCounter,                                           \
+	  (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter,               \
+	   unsigned long long *counterValue))                                                      \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkUtilizationControl,                                     \
+	  (nvmlDevice_t device, unsigned int link, unsigned int counter,                           \
+	   nvmlNvLinkUtilizationControl_t *control))                                               \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkUtilizationCounter,                                     \
+	  (nvmlDevice_t device, unsigned int link, unsigned int counter,                           \
+	   unsigned long long *rxcounter, unsigned long long *txcounter))                          \
+	X(nvmlReturn_t, nvmlDeviceGetPciInfoExt, (nvmlDevice_t device, nvmlPciInfoExt_t * pci))    \
+	X(nvmlReturn_t, nvmlDeviceGetPgpuMetadataString,                                           \
+	  (nvmlDevice_t device, char *pgpuMetadata, unsigned int *bufferSize))                     \
+	X(nvmlReturn_t, nvmlDeviceGetRetiredPages_v2,                                              \
+	  (nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount,          \
+	   unsigned long long *addresses, unsigned long long *timestamps))                         \
+	X(nvmlReturn_t, nvmlDeviceGetSramEccErrorStatus,                                           \
+	  (nvmlDevice_t device, nvmlEccSramErrorStatus_t * status))                                \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedGraphicsClocks,                                      \
+	  (nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int *count,                  \
+	   unsigned int *clocksMHz))                                                               \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedMemoryClocks,                                        \
+	  (nvmlDevice_t device, unsigned int *count, unsigned int *clocksMHz))                     \
+	X(nvmlReturn_t, nvmlDeviceGetSupportedVgpus,                                               \
+	  (nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds))           \
+	X(nvmlReturn_t, nvmlDeviceGetThermalSettings,                                              \
+	  (nvmlDevice_t device, unsigned int sensorIndex,                                          \
+	   nvmlGpuThermalSettings_t *pThermalSettings))                                            \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuCapabilities,                                             \
+	  (nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int *capResult))   \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuHeterogeneousMode,                                        \
+	  (nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode))                 \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuInstancesUtilizationInfo,                                 \
+	  (nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t * vgpuUtilInfo))                \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuMetadata,                                                 \
+	  (nvmlDevice_t device, nvmlVgpuPgpuMetadata_t * pgpuMetadata, unsigned int *bufferSize))  \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuProcessUtilization,                                       \
+	  (nvmlDevice_t device, unsigned long long lastSeenTimeStamp,                              \
+	   unsigned int *vgpuProcessSamplesCount,                                                  \
+	   nvmlVgpuProcessUtilizationSample_t *utilizationSamples))                                \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuProcessesUtilizationInfo,                                 \
+	  (nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t * vgpuProcUtilInfo))            \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuSchedulerCapabilities,                                    \
+	  (nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t * pCapabilities))                  \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuSchedulerLog,                                             \
+	  (nvmlDevice_t device, nvmlVgpuSchedulerLog_t * pSchedulerLog))                           \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuSchedulerState,                                           \
+	  (nvmlDevice_t device, nvmlVgpuSchedulerGetState_t * pSchedulerState))                    \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuTypeCreatablePlacements,                                  \
+	  (nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId,                                       \
+	   nvmlVgpuPlacementList_t * pPlacementList))                                              \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuTypeSupportedPlacements,                                  \
+	  (nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId,                                       \
+	   nvmlVgpuPlacementList_t * pPlacementList))                                              \
+	X(nvmlReturn_t, nvmlDeviceGetVgpuUtilization,                                              \
+	  (nvmlDevice_t device, unsigned long long lastSeenTimeStamp,                              \
+	   nvmlValueType_t *sampleValType, unsigned int *vgpuInstanceSamplesCount,                 \
+	   nvmlVgpuInstanceUtilizationSample_t *utilizationSamples))                               \
+	X(nvmlReturn_t, nvmlDeviceGetViolationStatus,                                              \
+	  (nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType,                               \
+	   nvmlViolationTime_t * violTime))                                                        \
+	X(nvmlReturn_t, nvmlDeviceGetVirtualizationMode,                                           \
+	  (nvmlDevice_t device, nvmlGpuVirtualizationMode_t * pVirtualMode))                       \
+	X(nvmlReturn_t, nvmlDeviceResetApplicationsClocks, (nvmlDevice_t device))                  \
+	X(nvmlReturn_t, nvmlDeviceResetGpuLockedClocks, (nvmlDevice_t device))                     \
+	X(nvmlReturn_t, nvmlDeviceResetMemoryLockedClocks, (nvmlDevice_t device))                  \
+	X(nvmlReturn_t, nvmlDeviceResetNvLinkErrorCounters,                                        \
+	  (nvmlDevice_t device, unsigned int link))                                                \
+	X(nvmlReturn_t, nvmlDeviceResetNvLinkUtilizationCounter,                                   \
+	  (nvmlDevice_t device, unsigned int link, unsigned int counter))                          \
+	X(nvmlReturn_t, nvmlDeviceSetAPIRestriction,                                               \
+	  (nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted))      \
+	X(nvmlReturn_t, nvmlDeviceSetAccountingMode,                                               \
+	  (nvmlDevice_t device, nvmlEnableState_t mode))                                           \
+	X(nvmlReturn_t, nvmlDeviceSetApplicationsClocks,                                           \
+	  (nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz))          \
+	X(nvmlReturn_t, nvmlDeviceSetAutoBoostedClocksEnabled,                                     \
+	  (nvmlDevice_t device, nvmlEnableState_t enabled))                                        \
+	X(nvmlReturn_t, nvmlDeviceSetClockOffsets,                                                 \
+	  (nvmlDevice_t device, nvmlClockOffset_t * info))                                         \
+	X(nvmlReturn_t, nvmlDeviceSetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t mode))   \
+	X(nvmlReturn_t, nvmlDeviceSetConfComputeUnprotectedMemSize,                                \
+	  (nvmlDevice_t device, unsigned long long sizeKiB))                                       \
+	X(nvmlReturn_t, nvmlDeviceSetCpuAffinity, (nvmlDevice_t device))                           \
+	X(nvmlReturn_t, nvmlDeviceSetDefaultAutoBoostedClocksEnabled,                              \
+	  (nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags))                    \
+	X(nvmlReturn_t, nvmlDeviceSetDefaultFanSpeed_v2, (nvmlDevice_t device, unsigned int fan))  \
+	X(nvmlReturn_t, nvmlDeviceSetDriverModel,                                                  \
+	  (nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags))                \
+	X(nvmlReturn_t, nvmlDeviceSetEccMode, (nvmlDevice_t device, nvmlEnableState_t ecc))        \
+	X(nvmlReturn_t, nvmlDeviceSetFanControlPolicy,                                             \
+	  (nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy))                  \
+	X(nvmlReturn_t, nvmlDeviceSetFanSpeed_v2,                                                  \
+	  (nvmlDevice_t device, unsigned int fan, unsigned int speed))                             \
+	X(nvmlReturn_t, nvmlDeviceSetGpcClkVfOffset, (nvmlDevice_t device, int offset))            \
+	X(nvmlReturn_t, nvmlDeviceSetGpuLockedClocks,                                              \
+	  (nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz))         \
+	X(nvmlReturn_t, nvmlDeviceSetGpuOperationMode,                                             \
+	  (nvmlDevice_t device, nvmlGpuOperationMode_t mode))                                      \
+	X(nvmlReturn_t, nvmlDeviceSetMemClkVfOffset, (nvmlDevice_t device, int offset))            \
+	X(nvmlReturn_t, nvmlDeviceSetMemoryLockedClocks,                                           \
+	  (nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz))         \
+	X(nvmlReturn_t, nvmlDeviceSetMigMode,                                                      \
+	  (nvmlDevice_t device, unsigned int mode, nvmlReturn_t *activationStatus))                \
+	X(nvmlReturn_t, nvmlDeviceSetNvLinkDeviceLowPowerThreshold,                                \
+	  (nvmlDevice_t device, nvmlNvLinkPowerThres_t * info))                                    \
+	X(nvmlReturn_t, nvmlDeviceSetNvLinkUtilizationControl,                                     \
+	  (nvmlDevice_t device, unsigned int link, unsigned int counter,                           \
+	   nvmlNvLinkUtilizationControl_t *control, unsigned int reset))                           \
+	X(nvmlReturn_t, nvmlDeviceSetPersistenceMode,                                              \
+	  (nvmlDevice_t device, nvmlEnableState_t mode))                                           \
+	X(nvmlReturn_t, nvmlDeviceSetPowerManagementLimit,                                         \
+	  (nvmlDevice_t device, unsigned int limit))                                               \
+	X(nvmlReturn_t, nvmlDeviceSetPowerManagementLimit_v2,                                      \
+	  (nvmlDevice_t device, nvmlPowerValue_v2_t * powerValue))                                 \
+	X(nvmlReturn_t, nvmlDeviceSetTemperatureThreshold,                                         \
+	  (nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int *temp))             \
+	X(nvmlReturn_t, nvmlDeviceSetVgpuCapabilities,                                             \
+	  (nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state))   \
+	X(nvmlReturn_t, nvmlDeviceSetVgpuHeterogeneousMode,                                        \
+	  (nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode))            \
+	X(nvmlReturn_t, nvmlDeviceSetVgpuSchedulerState,                                           \
+	  (nvmlDevice_t device, nvmlVgpuSchedulerSetState_t * pSchedulerState))                    \
+	X(nvmlReturn_t, nvmlDeviceSetVirtualizationMode,                                           \
+	  (nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode))                          \
+	X(nvmlReturn_t, nvmlDeviceValidateInforom, (nvmlDevice_t device))                          \
+	X(nvmlReturn_t, nvmlGpmMigSampleGet,                                                       \
+	  (nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample))            \
+	X(nvmlReturn_t, nvmlGpmSetStreamingEnabled, (nvmlDevice_t device, unsigned int state))     \
+	X(nvmlReturn_t, nvmlVgpuTypeGetMaxInstances,                                               \
+	  (nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int *vgpuInstanceCount))
+
+#define NVML_UNANSWERED_ENTRY_POINTS(X)                                                            \
+	X(nvmlReturn_t, nvmlComputeInstanceDestroy, (nvmlComputeInstance_t computeInstance))       \
+	X(nvmlReturn_t, nvmlComputeInstanceGetInfo_v2,                                             \
+	  (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info))               \
+	X(nvmlReturn_t, nvmlDeviceDiscoverGpus, (nvmlPciInfo_t * pciInfo))                         \
+	X(nvmlReturn_t, nvmlDeviceGetHandleBySerial, (const char *serial, nvmlDevice_t *device))   \
+	X(nvmlReturn_t, nvmlDeviceModifyDrainState,                                                \
+	  (nvmlPciInfo_t * pciInfo, nvmlEnableState_t newState))                                   \
+	X(nvmlReturn_t, nvmlDeviceQueryDrainState,                                                 \
+	  (nvmlPciInfo_t * pciInfo, nvmlEnableState_t * currentState))                             \
+	X(nvmlReturn_t, nvmlDeviceRemoveGpu, (nvmlPciInfo_t * pciInfo))                            \
+	X(nvmlReturn_t, nvmlGetExcludedDeviceInfoByIndex,                                          \
+	  (unsigned int index, nvmlExcludedDeviceInfo_t *info))                                    \
+	X(nvmlReturn_t, nvmlGetVgpuCompatibility,                                                  \
+	  (nvmlVgpuMetadata_t * vgpuMetadata, nvmlVgpuPgpuMetadata_t * pgpuMetadata,               \
+	   nvmlVgpuPgpuCompatibility_t * compatibilityInfo))                                       \
+	X(nvmlReturn_t, nvmlGetVgpuDriverCapabilities,                                             \
+	  (nvmlVgpuDriverCapability_t capability, unsigned int *capResult))                        \
+	X(nvmlReturn_t, nvmlGetVgpuVersion,                                                        \
+	  (nvmlVgpuVersion_t * supported, nvmlVgpuVersion_t * current))                            \
+	X(nvmlReturn_t, nvmlGpuInstanceCreateComputeInstance,                                      \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                                  \
+	   nvmlComputeInstance_t *computeInstance))                                                \
+	X(nvmlReturn_t, nvmlGpuInstanceCreateComputeInstanceWithPlacement,                         \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                                  \
+	   const nvmlComputeInstancePlacement_t *placement,                                        \
+	   nvmlComputeInstance_t *computeInstance))                                                \
+	X(nvmlReturn_t, nvmlGpuInstanceDestroy, (nvmlGpuInstance_t gpuInstance))                   \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceById,                                     \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int id,                                         \
+	   nvmlComputeInstance_t *computeInstance))                                                \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstancePossiblePlacements,                       \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                                  \
+	   nvmlComputeInstancePlacement_t *placements, unsigned int *count))                       \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceProfileInfo,                              \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile,           \
+	   nvmlComputeInstanceProfileInfo_t *info))                                                \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceProfileInfoV,                             \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile,           \
+	   nvmlComputeInstanceProfileInfo_v2_t *info))                                             \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceRemainingCapacity,                        \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int *count))            \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstances,                                        \
+	  (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                                  \
+	   nvmlComputeInstance_t *computeInstances, unsigned int *count))                          \
+	X(nvmlReturn_t, nvmlGpuInstanceGetInfo,                                                    \
+	  (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info))                           \
+	X(nvmlReturn_t, nvmlSetVgpuVersion, (nvmlVgpuVersion_t * vgpuVersion))                     \
+	X(nvmlReturn_t, nvmlSystemGetConfComputeCapabilities,                                      \
+	  (nvmlConfComputeSystemCaps_t * capabilities))                                            \
+	X(nvmlReturn_t, nvmlSystemGetConfComputeGpusReadyState, (unsigned int *isAcceptingWork))   \
+	X(nvmlReturn_t, nvmlSystemGetConfComputeKeyRotationThresholdInfo,                          \
+	  (nvmlConfComputeGetKeyRotationThresholdInfo_t * pKeyRotationThrInfo))                    \
+	X(nvmlReturn_t, nvmlSystemGetConfComputeSettings,                                          \
+	  (nvmlSystemConfComputeSettings_t * settings))                                            \
+	X(nvmlReturn_t, nvmlSystemGetConfComputeState, (nvmlConfComputeSystemState_t * state))     \
+	X(nvmlReturn_t, nvmlSystemGetDriverBranch,                                                 \
+	  (nvmlSystemDriverBranchInfo_t * branchInfo, unsigned int length))                        \
+	X(nvmlReturn_t, nvmlSystemGetNvlinkBwMode, (unsigned int *nvlinkBwMode))                   \
+	X(nvmlReturn_t, nvmlSystemGetTopologyGpuSet,                                               \
+	  (unsigned int cpuNumber, unsigned int *count, nvmlDevice_t *deviceArray))                \
+	X(nvmlReturn_t, nvmlSystemSetConfComputeGpusReadyState, (unsigned int isAcceptingWork))    \
+	X(nvmlReturn_t, nvmlSystemSetConfComputeKeyRotationThresholdInfo,                          \
+	  (nvmlConfComputeSetKeyRotationThresholdInfo_t * pKeyRotationThrInfo))                    \
+	X(nvmlReturn_t, nvmlSystemSetNvlinkBwMode, (unsigned int nvlinkBwMode))                    \
+	X(nvmlReturn_t, nvmlUnitGetDevices,                                                        \
+	  (nvmlUnit_t unit, unsigned int *deviceCount, nvmlDevice_t *devices))                     \
+	X(nvmlReturn_t, nvmlUnitGetFanSpeedInfo,                                                   \
+	  (nvmlUnit_t unit, nvmlUnitFanSpeeds_t * fanSpeeds))                                      \
+	X(nvmlReturn_t, nvmlUnitGetHandleByIndex, (unsigned int index, nvmlUnit_t *unit))          \
+	X(nvmlReturn_t, nvmlUnitGetLedState, (nvmlUnit_t unit, nvmlLedState_t * state))            \
+	X(nvmlReturn_t, nvmlUnitGetPsuInfo, (nvmlUnit_t unit, nvmlPSUInfo_t * psu))                \
+	X(nvmlReturn_t, nvmlUnitGetTemperature,                                                    \
+	  (nvmlUnit_t unit, unsigned int type, unsigned int *temp))                                \
+	X(nvmlReturn_t, nvmlUnitGetUnitInfo, (nvmlUnit_t unit, nvmlUnitInfo_t * info))             \
+	X(nvmlReturn_t, nvmlUnitSetLedState, (nvmlUnit_t unit, nvmlLedColor_t color))              \
+	X(nvmlReturn_t, nvmlVgpuInstanceClearAccountingPids, (nvmlVgpuInstance_t vgpuInstance))    \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetAccountingMode,                                         \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * mode))                             \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetAccountingPids,                                         \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *count, unsigned int *pids))              \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetAccountingStats,                                        \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t *stats))       \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetEccMode,                                                \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * eccMode))                          \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetEncoderCapacity,                                        \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *encoderCapacity))                        \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetEncoderSessions,                                        \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount,                            \
+	   nvmlEncoderSessionInfo_t *sessionInfo))                                                 \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetEncoderStats,                                           \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, unsigned int *averageFps,  \
+	   unsigned int *averageLatency))                                                          \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetFBCSessions,                                            \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount,                            \
+	   nvmlFBCSessionInfo_t *sessionInfo))                                                     \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetFBCStats,                                               \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t * fbcStats))                            \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetFbUsage,                                                \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned long long *fbUsage))                          \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetFrameRateLimit,                                         \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *frameRateLimit))                         \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetGpuInstanceId,                                          \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *gpuInstanceId))                          \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetGpuPciId,                                               \
+	  (nvmlVgpuInstance_t vgpuInstance, char *vgpuPciId, unsigned int *length))                \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetLicenseInfo_v2,                                         \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t * licenseInfo))                  \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetLicenseStatus,                                          \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int *licensed))                               \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetMdevUUID,                                               \
+	  (nvmlVgpuInstance_t vgpuInstance, char *mdevUuid, unsigned int size))                    \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetMetadata,                                               \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t * vgpuMetadata,                     \
+	   unsigned int *bufferSize))                                                              \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetPlacementId,                                            \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t * pPlacement))                   \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetType,                                                   \
+	  (nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t * vgpuTypeId))                        \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetUUID,                                                   \
+	  (nvmlVgpuInstance_t vgpuInstance, char *uuid, unsigned int size))                        \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetVmDriverVersion,                                        \
+	  (nvmlVgpuInstance_t vgpuInstance, char *version, unsigned int length))                   \
+	X(nvmlReturn_t, nvmlVgpuInstanceGetVmID,                                                   \
+	  (nvmlVgpuInstance_t vgpuInstance, char *vmId, unsigned int size,                         \
+	   nvmlVgpuVmIdType_t *vmIdType))                                                          \
+	X(nvmlReturn_t, nvmlVgpuInstanceSetEncoderCapacity,                                        \
+	  (nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity))                         \
+	X(nvmlReturn_t, nvmlVgpuTypeGetBAR1Info,                                                   \
+	  (nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t * bar1Info))                        \
+	X(nvmlReturn_t, nvmlVgpuTypeGetCapabilities,                                               \
+	  (nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int *capResult)) \
+	X(nvmlReturn_t, nvmlVgpuTypeGetClass,                                                      \
+	  (nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeClass, unsigned int *size))                  \
+	X(nvmlReturn_t, nvmlVgpuTypeGetDeviceID,                                                   \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *deviceID,                              \
+	   unsigned long long *subsystemID))                                                       \
+	X(nvmlReturn_t, nvmlVgpuTypeGetFbReservation,                                              \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *fbReservation))                        \
+	X(nvmlReturn_t, nvmlVgpuTypeGetFrameRateLimit,                                             \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned int *frameRateLimit))                             \
+	X(nvmlReturn_t, nvmlVgpuTypeGetFramebufferSize,                                            \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *fbSize))                               \
+	X(nvmlReturn_t, nvmlVgpuTypeGetGpuInstanceProfileId,                                       \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned int *gpuInstanceProfileId))                       \
+	X(nvmlReturn_t, nvmlVgpuTypeGetGspHeapSize,                                                \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *gspHeapSize))                          \
+	X(nvmlReturn_t, nvmlVgpuTypeGetLicense,                                                    \
+	  (nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeLicenseString, unsigned int size))           \
+	X(nvmlReturn_t, nvmlVgpuTypeGetMaxInstancesPerVm,                                          \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned int *vgpuInstanceCountPerVm))                     \
+	X(nvmlReturn_t, nvmlVgpuTypeGetName,                                                       \
+	  (nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeName, unsigned int *size))                   \
+	X(nvmlReturn_t, nvmlVgpuTypeGetNumDisplayHeads,                                            \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned int *numDisplayHeads))                            \
+	X(nvmlReturn_t, nvmlVgpuTypeGetResolution,                                                 \
+	  (nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int *xdim,             \
+	   unsigned int *ydim))
+
 #endif

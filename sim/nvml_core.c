@@ -35,7 +35,7 @@ static int64_t mono_now(void)
  */
 static int64_t pinned_wall_us;
 
-static int64_t wall_now_us(void)
+int64_t sim_wall_now_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -604,7 +604,7 @@ static nvmlReturn_t init_locked(void)
 	sim_g.dir_mtime = -1;
 	sim_g.dir_fd = open(sim_g.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	sim_g.touched_at = mono_now();
-	pinned_wall_us = wall_now_us();
+	pinned_wall_us = sim_wall_now_us();
 	wl_scan();
 	sim_g.refs = 1;
 	return NVML_SUCCESS;

@@ -241,11 +241,23 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 		return sim_leave(NVML_ERROR_NOT_SUPPORTED);
 	double p = g->util_period;
 	double te = floor(now.t / p + 1e-9) * p;
+	/*
+	 * Pinned, the scenario stands still in its last second before the pinned
+	 * instant while the wall clock runs: every call is a new sample, stamped
+	 * now, of that steady second (so a client polling since its last sample,
+	 * as nvtop does, always gets one). Stamps handed out never repeat, even
+	 * for two calls within one microsecond.
+	 */
+	static unsigned long long pinned_stamp;
 	unsigned long long ts = sim_wall_us(&now, te);
+	if (now.pinned) {
+		ts = (unsigned long long)sim_wall_now_us();
+		ts = pinned_stamp = ts > pinned_stamp ? ts : pinned_stamp + 1;
+	}
 	if (te <= 0 || ts <= lastSeenTimeStamp)
 		return sim_leave(NVML_ERROR_NOT_FOUND);
 	double a = te - 1.0, seen = sim_t_of_wall_us(&now, lastSeenTimeStamp);
-	if (seen > a)
+	if (seen > a && !now.pinned)
 		a = seen;
 	proc_ent *e = malloc(MAX_PROCS * sizeof *e);
 	nvmlProcessUtilizationSample_t *s = malloc(MAX_PROCS * sizeof *s);
@@ -658,7 +670,10 @@ struct nvmlGpmSample_st {
 	unsigned magic;
 	int dev; /* -1 until filled */
 	double t;
+	bool pinned;  /* taken with GPUWHY_SIM_TIME set */
+	int64_t mono; /* when it was taken, CLOCK_MONOTONIC ns */
 	double cum[SIM_M_COUNT];
+	double steady[SIM_M_COUNT]; /* pinned: the scenario's rates at t, per second */
 };
 
 nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport)
@@ -700,6 +715,26 @@ nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample)
 	return sim_leave(NVML_SUCCESS);
 }
 
+/*
+ * Pinned, the scenario stands still at the pinned instant, busy as it was in
+ * its last completed utilization period, while the wall clock (and this
+ * host's workloads) run on: between two samples of the same pinned instant
+ * its counters rise at that period's rates for the real time between them,
+ * so they give the scenario's steady rates at that instant, as two samples
+ * of a GPU in a steady state do.
+ */
+static void gpm_steady_rates(const struct nvmlDevice_st *d, const sim_time *now,
+                             double steady[SIM_M_COUNT])
+{
+	memset(steady, 0, SIM_M_COUNT * sizeof *steady);
+	double p = d->g->util_period, te = floor(now->t / p + 1e-9) * p;
+	if (te <= 0)
+		return; /* nothing has run yet */
+	sim_scn_integral(d->g, te - p, te, steady);
+	for (int k = 0; k < SIM_M_COUNT; k++)
+		steady[k] /= p;
+}
+
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample)
 {
 	DEV_BEGIN(device, gpmSample);
@@ -710,7 +745,10 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample)
 	/* A sample is the device's cumulative activity counters at this instant. */
 	gpmSample->dev = d->index;
 	gpmSample->t = now.t;
+	gpmSample->pinned = now.pinned;
+	gpmSample->mono = now.mono;
 	sim_cumulative(d, &now, gpmSample->cum);
+	gpm_steady_rates(d, &now, gpmSample->steady);
 	return sim_leave(NVML_SUCCESS);
 }
 
@@ -745,10 +783,9 @@ static const gpm_def gpm_defs[] = {
      "NVLink transmit, all links", "MiB/sec"},
 };
 
-static void gpm_metric(const sim_gpu *g, const struct nvmlGpmSample_st *s1,
-                       const struct nvmlGpmSample_st *s2, nvmlGpmMetric_t *m)
+static void gpm_metric(const sim_gpu *g, const double delta[SIM_M_COUNT], double dt,
+                       nvmlGpmMetric_t *m)
 {
-	double dt = s2->t - s1->t;
 	m->value = 0;
 	m->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 	memset(&m->metricInfo, 0, sizeof m->metricInfo);
@@ -760,7 +797,7 @@ static void gpm_metric(const sim_gpu *g, const struct nvmlGpmSample_st *s1,
 			return;
 		int up = sim_links_up(g);
 		int k = tx ? SIM_M_NVL_TX : SIM_M_NVL_RX;
-		double bytes = s2->cum[k] - s1->cum[k];
+		double bytes = delta[k];
 		m->value = g->links[link].up && up ? bytes / up / dt / MIB : 0;
 		m->nvmlReturn = NVML_SUCCESS;
 		m->metricInfo.shortName = tx ? "nvlink_tx" : "nvlink_rx";
@@ -776,8 +813,8 @@ static void gpm_metric(const sim_gpu *g, const struct nvmlGpmSample_st *s1,
 		bool nvl = def->metric == SIM_M_NVL_RX || def->metric == SIM_M_NVL_TX;
 		if (nvl && !g->has_nvlink)
 			return;
-		double delta = s2->cum[def->metric] - s1->cum[def->metric];
-		double v = def->rate ? delta / dt / MIB : delta / dt * 100.0;
+		double v =
+		    def->rate ? delta[def->metric] / dt / MIB : delta[def->metric] / dt * 100.0;
 		if (!def->rate)
 			v = v < 0 ? 0 : v > 100 ? 100 : v;
 		m->value = v < 0 ? 0 : v;
@@ -802,12 +839,20 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet)
 	const struct nvmlGpmSample_st *s1 = metricsGet->sample1, *s2 = metricsGet->sample2;
 	if (metricsGet->numMetrics > NVML_GPM_METRIC_MAX || !s1 || !s2 ||
 	    s1->magic != SIM_GPM_MAGIC || s2->magic != SIM_GPM_MAGIC || s1->dev < 0 ||
-	    s1->dev != s2->dev || s1->dev >= sim_g.scn->n_gpus || !(s2->t > s1->t))
+	    s1->dev != s2->dev || s1->dev >= sim_g.scn->n_gpus)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
+	/* Two samples of one pinned instant are apart by the real time between them. */
+	bool same_instant = s1->pinned && s2->t == s1->t;
+	double dt = same_instant ? (double)(s2->mono - s1->mono) / 1e9 : s2->t - s1->t;
+	if (!(dt > 0))
+		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
+	double delta[SIM_M_COUNT];
+	for (int k = 0; k < SIM_M_COUNT; k++)
+		delta[k] = s2->cum[k] - s1->cum[k] + (same_instant ? s1->steady[k] * dt : 0);
 	const struct nvmlDevice_st *d = &sim_g.dev[s1->dev];
 	if (sim_lost(d, &now))
 		return sim_leave(NVML_ERROR_GPU_IS_LOST);
 	for (unsigned i = 0; i < metricsGet->numMetrics; i++)
-		gpm_metric(d->g, s1, s2, &metricsGet->metrics[i]);
+		gpm_metric(d->g, delta, dt, &metricsGet->metrics[i]);
 	return sim_leave(NVML_SUCCESS);
 }

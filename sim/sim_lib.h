@@ -25,6 +25,9 @@
 #define SIM_PROTO(ret, name, params) SIM_EXPORT ret name params;
 NVML_ENTRY_POINTS(SIM_PROTO)
 NVML_PEER_ENTRY_POINTS(SIM_PROTO)
+NVML_CLIENT_ENTRY_POINTS(SIM_PROTO)
+NVML_UNANSWERED_DEVICE_ENTRY_POINTS(SIM_PROTO)
+NVML_UNANSWERED_ENTRY_POINTS(SIM_PROTO)
 #undef SIM_PROTO
 
 /* Not NVML: why the last nvmlInit failed ("" when it did not). For gpuwhy's messages. */
@@ -151,6 +154,8 @@ nvmlReturn_t sim_copy_str(char *dst, unsigned length, const char *src);
 /* ---- time ---- */
 
 int64_t sim_mono_of(const sim_time *now, double t);
+/* The wall clock now, microseconds (NVML's timestamps). */
+int64_t sim_wall_now_us(void);
 unsigned long long sim_wall_us(const sim_time *now, double t);
 double sim_t_of_wall_us(const sim_time *now, unsigned long long us);
 

@@ -139,6 +139,7 @@ typedef struct {
 	/* memory, MiB */
 	unsigned long long mem_total, mem_reserved, mem_used, bar1_total, bar1_used;
 	unsigned long long mem_reserved_b, mem_used_b; /* bytes: reserved_mib, used_mib exactly */
+	unsigned mem_bus_width;                        /* bits; 0 when not given */
 	/* power, W */
 	double power_limit, power_default, power_min, power_max, power_idle, power_busy;
 	/* clocks, MHz */

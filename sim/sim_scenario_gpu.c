@@ -195,8 +195,8 @@ static bool get_mib(sim_sc_ctx *c, json_t *o, const char *path, const char *key,
 
 static bool parse_memory(sim_sc_ctx *c, json_t *o, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"total_mib", "reserved_mib",  "used_mib",
-	                                   "bar1_mib",  "bar1_used_mib", NULL};
+	static const char *const keys[] = {"total_mib",     "reserved_mib", "used_mib", "bar1_mib",
+	                                   "bar1_used_mib", "bus_width",    NULL};
 	g->bar1_total = 256;
 	g->bar1_used = 1;
 	if (!sim_sc_check_keys(c, o, path, keys) ||
@@ -210,6 +210,10 @@ static bool parse_memory(sim_sc_ctx *c, json_t *o, const char *path, sim_gpu *g)
 	    !sim_sc_get_ull(c, o, path, "bar1_used_mib", false, 0, (long long)g->bar1_total,
 	                    &g->bar1_used))
 		return false;
+	unsigned long long w = 0;
+	if (!sim_sc_get_ull(c, o, path, "bus_width", false, 1, 8192, &w))
+		return false;
+	g->mem_bus_width = (unsigned)w;
 	return true;
 }
 

@@ -1,7 +1,9 @@
 /* topo.c - `gpuwhy topo`: the GPU x GPU interconnect matrix, CPU/NUMA affinity, NVLink states. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "cmd/cmd.h"
@@ -63,11 +65,15 @@ static void print_matrix(gpu_ctx *c, const char *root)
 	pcitopo_nic nics[PCITOPO_MAX_NICS];
 	int nn = pcitopo_nics(root, nics, PCITOPO_MAX_NICS);
 	char buf[16];
+	/* On a terminal nvidia-smi underlines the header row (after its first tab); never in a
+	 * pipe. */
+	bool tty = isatty(STDOUT_FILENO);
+	printf("\t%s", tty ? "\033[4m" : "");
 	for (int j = 0; j < n; j++)
-		printf("\tGPU%d", gpu_static_info(c, j)->index);
+		printf(j ? "\tGPU%d" : "GPU%d", gpu_static_info(c, j)->index);
 	for (int k = 0; k < nn; k++)
 		printf("\tNIC%d", k);
-	printf("\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+	printf("\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID%s\n", tty ? "\033[0m" : "");
 	for (int i = 0; i < n; i++) {
 		const gpu_static *s = gpu_static_info(c, i);
 		printf("GPU%d", s->index);

@@ -53,3 +53,15 @@ assert_contains "$out" "mig 0.0: procs=3 bar1=0/24739" "MIG 3g.40gb: its three p
 assert_contains "$out" "mig 0.1: procs=0 bar1=0/12369" "MIG 2g.20gb: no processes"
 assert_contains "$(run_client h100x1-mig 100)" "mig 0.0: procs=0 bar1=0/24739" "MIG before the processes start"
 echo "ok: MIG devices answer BAR1 and their own process lists"
+
+# Pinned time, polled as nvtop and DCGM poll (no pause between calls): each call
+# for per-process samples newer than the last one seen finds one, and GPM samples
+# taken at the same pinned instant give that instant's steady rates.
+out=$(run_client h100x1-lost 2)
+assert_contains "$out" "gpu 0: repoll=[1-9][0-9]*,[1-9]" "per-process samples on the second poll at a pinned time"
+gpm=$(printf '%s\n' "$out" | sed -n 's/^gpu 0: repoll=.* gpm=\([0-9.]*\),.*/\1/p')
+util=$(GPUWHY_SIM_TIME=2 "$GPUWHY" --sim h100x1-lost query --query-gpu=utilization.gpu --format=csv,noheader,nounits)
+[ -n "$gpm" ] || fail "no GPM rates at a pinned time: $(printf '%s\n' "$out" | grep repoll)"
+awk -v a="$gpm" -v b="$util" 'BEGIN { d = a - b; exit !(d <= 1 && d >= -1) }' ||
+	fail "GPM graphics utilization $gpm % is not utilization.gpu $util % at the same pinned time"
+echo "ok: pinned time polls find per-process samples and GPM rates ($gpm %)"

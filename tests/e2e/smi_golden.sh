@@ -58,6 +58,20 @@ mkdir -p "$T/nosys"
 golden topo_m_h100x8.txt "$GPUWHY" --sim h100x8-nvlink topo -m --sysfs-root "$T/nosys"
 sh "$SRC/tests/fixtures/sysfs/make-pci-tree.sh" "$T/sys"
 golden topo_m_nics_h100x1.txt "$GPUWHY" --sim h100x1 topo -m --sysfs-root "$T/sys"
+# On a terminal (a pty from script(1)) nvidia-smi underlines the header row after its
+# first tab, \e[4m to \e[0m; in a pipe (the golden files above) it is plain text.
+if command -v script >/dev/null; then
+	printf -v q '%q ' "$GPUWHY" --sim h100x8-nvlink topo -m --sysfs-root "$T/nosys"
+	script -qec "$q" /dev/null </dev/null >"$T/tty" || fail "topo -m on a terminal: exit $?"
+	plain=$(head -1 "$G/topo_m_h100x8.txt")
+	want=$(printf '\t\033[4m%s\033[0m' "${plain#$'\t'}")
+	got=$(head -1 "$T/tty" | tr -d '\r')
+	assert_eq "$got" "$want" "topo -m's header row on a terminal"
+	sed -n 2p "$T/tty" | grep -q $'\033' && fail "topo -m on a terminal: escape codes beyond the header row"
+	echo "ok: topo -m underlines its header row on a terminal only"
+else
+	echo "skip: no script(1) for the terminal check of topo -m"
+fi
 golden dmon_h100x1.txt "$GPUWHY" --sim h100x1 dmon -c 2
 golden dmon_all_h100x1.txt "$GPUWHY" --sim h100x1 dmon -s pucvmet -c 1 -o DT
 golden pmon_l4x2.txt "$GPUWHY" --sim l4x2-foreign pmon -c 1
@@ -87,11 +101,18 @@ assert_contains "$("$GPUWHY" --sim h100x1-mig query -q | grep -A4 'Shared FB Mem
 # top on a MIG GPU says why there is no utilization
 assert_contains "$("$GPUWHY" --sim h100x1-mig top --once | sed -n 2p)" "util .* MIG" "top MIG"
 
-# diagnosis on a MIG GPU says what it cannot see instead of calling it idle or healthy
-"$GPUWHY" --sim h100x1-mig record -o "$T/mig.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG"
+# diagnosis on a MIG GPU without GPM (no activity counter at all) says what it cannot
+# see instead of calling it idle or healthy; with GPM (the shipped H100) GPM's
+# graphics activity stands in for utilization and the GPU is judged by it
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["name"]="h100x1-mig-nogpm"; d["gpus"][0]["gpm"]=False; json.dump(d,open(sys.argv[2],"w"))' \
+	"$SRC/sim/scenarios/h100x1-mig.json" "$T/h100x1-mig-nogpm.json"
+"$GPUWHY" --sim "$T/h100x1-mig-nogpm.json" record -o "$T/mig.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG"
 rep=$("$GPUWHY" report "$T/mig.gpuwhy")
 assert_contains "$rep" "mig-no-utilization" "MIG finding"
 printf '%s' "$rep" | grep -q "low-utilization" && fail "low-utilization on a MIG GPU"
+"$GPUWHY" --sim h100x1-mig record -o "$T/mig-gpm.gpuwhy" --duration 2s --interval 200ms 2>/dev/null || fail "record on MIG with GPM"
+rep=$("$GPUWHY" report "$T/mig-gpm.gpuwhy")
+printf '%s' "$rep" | grep -q "mig-no-utilization" && fail "mig-no-utilization where GPM shows the activity: $rep"
 
 # nvidia-smi's error for an unknown name; the rest of the list is not rejected
 "$GPUWHY" --sim h100x1 query --query-gpu=index,utilization.bogus 2>"$T/err"

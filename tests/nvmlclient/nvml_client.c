@@ -10,6 +10,7 @@
  * Prints one summary line per GPU: "gpu I: lost=0 procs=N procutil=M samples=K".
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -316,6 +317,75 @@ static void processes(unsigned i, nvmlDevice_t d, int lk, int *nproc, int *nutil
 			     s[k].timeStamp);
 }
 
+/* GPM's graphics and SM utilization between two samples; NAN when a call fails. */
+static double gpm_pair(unsigned i, nvmlGpmSample_t a, nvmlGpmSample_t b, double *sm, int lk)
+{
+	static nvmlGpmMetricsGet_t mg;
+	memset(&mg, 0, sizeof mg);
+	mg.version = NVML_GPM_METRICS_GET_VERSION;
+	mg.numMetrics = 2;
+	mg.sample1 = a;
+	mg.sample2 = b;
+	mg.metrics[0].metricId = NVML_GPM_METRIC_GRAPHICS_UTIL;
+	mg.metrics[1].metricId = NVML_GPM_METRIC_SM_UTIL;
+	if (!expect("GpmMetricsGet", i, N.nvmlGpmMetricsGet(&mg), lk) ||
+	    !expect("GpmMetricsGet(graphics)", i, mg.metrics[0].nvmlReturn, 0) ||
+	    !expect("GpmMetricsGet(SM)", i, mg.metrics[1].nvmlReturn, 0))
+		return NAN;
+	*sm = mg.metrics[1].value;
+	return mg.metrics[0].value;
+}
+
+/*
+ * Polling the way nvtop and DCGM do, with no pause between calls: per-process
+ * samples newer than the newest one seen, twice, and three GPM samples taken
+ * back to back. Pinned, every call is a new sample of the same steady instant,
+ * so both rounds find samples and both GPM pairs give the same rates. Prints
+ * "gpu I: repoll=N1,N2 gpm=GRAPHICS,SM" (gpm=- without GPM).
+ */
+static void repoll(unsigned i, nvmlDevice_t d, int lk)
+{
+	nvmlProcessUtilizationSample_t us[64];
+	unsigned long long seen = 0;
+	int got[2] = {0, 0};
+	for (int round = 0; round < 2; round++) {
+		unsigned n = 64;
+		if (!expect("GetProcessUtilization", i,
+		            N.nvmlDeviceGetProcessUtilization(d, us, &n, seen),
+		            lk | OPT | NOTFOUND))
+			continue;
+		unsigned long long newest = seen;
+		for (unsigned k = 0; k < n; k++) {
+			if (us[k].timeStamp <= seen)
+				fail("gpu %u: sample at %llu us, not after %llu", i,
+				     us[k].timeStamp, seen);
+			if (us[k].timeStamp > newest)
+				newest = us[k].timeStamp;
+		}
+		got[round] = (int)n;
+		seen = newest;
+	}
+	printf("gpu %u: repoll=%d,%d ", i, got[0], got[1]);
+	nvmlGpmSupport_t gs = {.version = NVML_GPM_SUPPORT_VERSION};
+	nvmlGpmSample_t s[3] = {NULL, NULL, NULL};
+	bool ok = N.nvmlGpmQueryDeviceSupport(d, &gs) == NVML_SUCCESS && gs.isSupportedDevice;
+	for (int k = 0; ok && k < 3; k++)
+		ok = expect("GpmSampleAlloc", i, N.nvmlGpmSampleAlloc(&s[k]), 0) &&
+		     expect("GpmSampleGet", i, N.nvmlGpmSampleGet(d, s[k]), lk);
+	double sm1 = NAN, sm2 = NAN;
+	double g1 = ok ? gpm_pair(i, s[0], s[1], &sm1, lk) : NAN;
+	double g2 = ok ? gpm_pair(i, s[1], s[2], &sm2, lk) : NAN;
+	if (ok && pinned && (fabs(g1 - g2) > 1e-6 || fabs(sm1 - sm2) > 1e-6))
+		fail("gpu %u: pinned GPM pairs disagree: %g/%g then %g/%g", i, g1, sm1, g2, sm2);
+	for (int k = 0; k < 3; k++)
+		if (s[k])
+			N.nvmlGpmSampleFree(s[k]);
+	if (ok && !isnan(g1))
+		printf("gpm=%.1f,%.1f\n", g1, sm1);
+	else
+		printf("gpm=-\n");
+}
+
 /*
  * The MIG devices of a GPU in MIG mode answer what NVML documents per
  * instance: memory, BAR1 and the processes running on them. Prints
@@ -421,6 +491,7 @@ static void gpu(unsigned i, nvmlDevice_t first)
 	    rc != NVML_ERROR_INVALID_ARGUMENT && !(lost && rc == NVML_ERROR_GPU_IS_LOST))
 		fail("gpu %u: GetNvLinkState returned %d", i, rc);
 	printf("gpu %u: lost=%d procs=%d procutil=%d samples=%d\n", i, lost, np, nu, ns);
+	repoll(i, d, lk);
 }
 
 int main(int argc, char **argv)

@@ -41,6 +41,13 @@ for f in "$SCN"/*.json; do
 	assert_eq "$got" "$want" "GPUs with a name and a power reading in nvtop -s on $s"
 	echo "ok: nvtop -s on $s ($got GPUs)"
 done
+# Pinned, nvtop's second refresh still finds per-process samples: the process
+# the scenario runs shows its GPU use, not null.
+LD_LIBRARY_PATH="$LIBDIR" GPUWHY_SIM_SCENARIO="$SCN/h100x1-lost.json" GPUWHY_SIM_TIME=2 \
+	timeout 60 "$NV" -s >"$T/procs.json" 2>"$T/procs.err" || fail "nvtop -s on h100x1-lost: exit $?"
+use=$(python3 -c 'import json,sys; print(",".join(str(p.get("gpu_usage")) for g in json.load(open(sys.argv[1])) for p in g.get("processes", [])))' "$T/procs.json")
+assert_eq "$use" "85%" "nvtop -s's per-process GPU use on h100x1-lost at a pinned time"
+echo "ok: nvtop -s shows per-process GPU use at a pinned time ($use)"
 # After the GPU fell off the bus nvtop leaves it out, as on a real machine, without an error.
 LD_LIBRARY_PATH="$LIBDIR" GPUWHY_SIM_SCENARIO="$SCN/h100x1-lost.json" GPUWHY_SIM_TIME=40 \
 	timeout 60 "$NV" -s >"$T/lost.out" 2>"$T/lost.err" || fail "nvtop -s on the lost GPU: exit $?"

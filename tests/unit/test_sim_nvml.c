@@ -553,7 +553,7 @@ static void test_foreign_processes(void **state)
 	assert_int_equal(N.nvmlDeviceGetMemoryInfo_v2(d1, &m), NVML_SUCCESS);
 	assert_int_equal(m.used, 9216 * MIB);
 
-	/* Per-process utilization: sizing, then the sample; nothing new after it. */
+	/* Per-process utilization: sizing, then the sample. */
 	nvmlProcessUtilizationSample_t s[4];
 	cnt = 0;
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, NULL, &cnt, 0),
@@ -564,8 +564,20 @@ static void test_foreign_processes(void **state)
 	assert_int_equal(cnt, 1);
 	assert_int_equal(s[0].pid, 1);
 	assert_int_equal(s[0].smUtil, 40);
+	/*
+	 * Pinned, the scenario stands still while the wall clock runs: asking
+	 * again for samples newer than that one (nvtop's next refresh) gets a new
+	 * sample of the same steady instant, stamped later; a stamp from the
+	 * future finds none.
+	 */
+	unsigned long long seen = s[0].timeStamp;
 	cnt = 4;
-	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, s, &cnt, s[0].timeStamp),
+	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, s, &cnt, seen), NVML_SUCCESS);
+	assert_int_equal(cnt, 1);
+	assert_true(s[0].timeStamp > seen);
+	assert_int_equal(s[0].smUtil, 40);
+	cnt = 4;
+	assert_int_equal(N.nvmlDeviceGetProcessUtilization(d0, s, &cnt, seen + 3600000000ULL),
 	                 NVML_ERROR_NOT_FOUND);
 	/* A process holding memory and running nothing has no samples. */
 	cnt = 4;
@@ -751,6 +763,19 @@ static void test_gpm_metrics(void **state)
 	mg->version = NVML_GPM_METRICS_GET_VERSION;
 	mg->sample2 = s1; /* no time between the samples */
 	assert_int_equal(N.nvmlGpmMetricsGet(mg), NVML_ERROR_INVALID_ARGUMENT);
+	/* Two samples of one pinned instant: the scenario's steady rates at that instant. */
+	nvmlGpmSample_t s3;
+	assert_int_equal(N.nvmlGpmSampleAlloc(&s3), NVML_SUCCESS);
+	assert_int_equal(N.nvmlGpmSampleGet(d, s3), NVML_SUCCESS);
+	mg->sample1 = s2;
+	mg->sample2 = s3;
+	assert_int_equal(N.nvmlGpmMetricsGet(mg), NVML_SUCCESS);
+	assert_int_equal(mg->metrics[0].nvmlReturn, NVML_SUCCESS);
+	assert_float_equal(mg->metrics[0].value, 85.0, 1e-6);
+	assert_float_equal(mg->metrics[1].value, 70.0, 1e-6);
+	assert_float_equal(mg->metrics[5].value, 800.0, 1e-6);
+	assert_int_equal(N.nvmlGpmSampleFree(s3), NVML_SUCCESS);
+	mg->sample1 = s1;
 	mg->sample2 = s2;
 	mg->numMetrics = NVML_GPM_METRIC_MAX + 1;
 	assert_int_equal(N.nvmlGpmMetricsGet(mg), NVML_ERROR_INVALID_ARGUMENT);
