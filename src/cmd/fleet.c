@@ -23,6 +23,8 @@ typedef struct {
 } fleet_args;
 
 static const char *const by_choices[] = {"node", "gpu", "job", NULL};
+enum { FMT_TEXT, FMT_JSON, FMT_HTML, FMT_CSV };
+static const char *const formats[] = {"text", "json", "html", "csv", NULL};
 
 /* Epoch seconds, or RFC 3339 UTC (2026-01-02T03:04:05Z); false on anything else. */
 static bool parse_time(const char *s, double *out)
@@ -69,13 +71,16 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	    OPT_STRING(0, "bearer-token-file", "FILE", &a->bearer,
 	               "send the token in FILE as Authorization: Bearer"),
 	    OPT_STRING(0, "cacert", "FILE", &a->cacert, "CA bundle to verify an https Prometheus"),
-	    OPT_FORMAT_TJ(&a->format),
+	    OPT_ENUM(0, "format", "FMT", &a->format, formats,
+	             "text (default), json, html (one self-contained page with a heat map) or csv "
+	             "(hours per group and state)"),
 	    OPT_STRING('o', "output", "FILE", &a->out, "write the report to FILE"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "fleet",
-	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
-	             "[--match SELECTOR] [--by node|gpu|job] [--format text|json] [-o FILE]",
+	    .usage =
+	        "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
+	        "[--match SELECTOR] [--by node|gpu|job] [--format text|json|html|csv] [-o FILE]",
 	    .about =
 	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
 	           "dcgm-exporter's (or gpuwhy exporter's) series become one timeline per node\n"
@@ -144,15 +149,19 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 		return gw_fail_print(&err);
 	fleet_opts o = {.by = (fleet_by)a.by,
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
-	                .localize = a.format != OPT_FMT_JSON};
+	                .localize = a.format == FMT_TEXT || a.format == FMT_HTML};
 	fleet_report r;
 	fleet_analyse(&fl, &o, &r);
 	FILE *out = stdout;
 	if (a.out && !(out = fopen(a.out, "w")))
 		rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write: %m");
 	if (out) {
-		if (a.format == OPT_FMT_JSON)
+		if (a.format == FMT_JSON)
 			fleet_render_json(&fl, &o, &r, out);
+		else if (a.format == FMT_HTML)
+			fleet_render_html(&fl, &o, &r, out);
+		else if (a.format == FMT_CSV)
+			fleet_render_csv(&fl, &o, &r, out);
 		else
 			fleet_render_text(&fl, &o, &r, out);
 		if (out != stdout && fclose(out))

@@ -345,13 +345,34 @@ void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out)
 	}
 	qsort(out->f, (size_t)out->nf, sizeof *out->f, finding_cmp);
 	qsort(out->group, (size_t)out->ngroups, sizeof *out->group, group_cmp);
-	for (int k = 0; k < fl->nnodes; k++)
-		free(states[k]);
-	free(states);
+	out->states = states;
+	out->nstates = fl->nnodes;
+}
+
+int fleet_heat_cols(int n, int *per)
+{
+	*per = n > FLEET_HEAT_COLS ? (n + FLEET_HEAT_COLS - 1) / FLEET_HEAT_COLS : 1;
+	return n > 0 ? (n + *per - 1) / *per : 0;
+}
+
+fleet_state fleet_heat_cell(const fleet_report *r, int n, int k, int g, int a, int b)
+{
+	int count[FS__COUNT + 1] = {0};
+	const unsigned char *st = r->states[k] + (size_t)g * n;
+	for (int s = a; s < b && s < n; s++)
+		count[st[s] <= FS__COUNT ? st[s] : FS_NODATA]++;
+	int best = FS_NODATA;
+	for (int s = FS__COUNT - 1; s >= 0; s--)
+		if (count[s] && count[s] >= count[best])
+			best = s;
+	return (fleet_state)best;
 }
 
 void fleet_report_free(fleet_report *r)
 {
+	for (int k = 0; k < r->nstates; k++)
+		free(r->states[k]);
+	free(r->states);
 	free(r->group);
 	free(r->f);
 	*r = (fleet_report){0};

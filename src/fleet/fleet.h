@@ -71,6 +71,10 @@ typedef struct {
 	char not_checked[8][480]; /* distinct notes of rules that could not run */
 	int nnot_checked;
 	int ngpus;
+	/* The state of every sample, per node: states[k][g * n + s] for GPU position g and
+	 * sample s (a fleet_state; FS_NODATA without one), for the heat map. */
+	unsigned char **states;
+	int nstates;
 } fleet_report;
 
 typedef struct {
@@ -84,6 +88,21 @@ void fleet_report_free(fleet_report *r);
 
 void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+/* One row per group and state: group_by,group,state,gpu_hours,share (fleet-wide rows first,
+ * group_by "fleet"). */
+void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+/* One self-contained page (inline CSS and SVG, no script, no network): the hours, the worst
+ * groups, the ranked findings with their PromQL and a heat map of every GPU against time. */
+void fleet_render_html(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r,
+                       FILE *out);
+
+/* The heat map's columns: at most FLEET_HEAT_COLS, each *per samples (the last may hold
+ * fewer). Returns the number of columns. */
+#define FLEET_HEAT_COLS 288
+int fleet_heat_cols(int n, int *per);
+/* The state most samples [a, b) of GPU position g on node k had (ties go to the first in
+ * fleet_state's order, the worse); FS_NODATA when most had none. */
+fleet_state fleet_heat_cell(const fleet_report *r, int n, int k, int g, int a, int b);
 
 /* ---- gpuwhy sim fleet ---- */
 typedef struct {

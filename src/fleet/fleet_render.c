@@ -234,3 +234,43 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	jsonw_obj_end(&w);
 	fputc('\n', out);
 }
+
+/* RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_group(FILE *out, const char *by, const char *name, const fleet_hours *h)
+{
+	double all = h->nodata_h;
+	for (int s = 0; s < FS__COUNT; s++)
+		all += h->h[s];
+	for (int s = 0; s <= FS__COUNT; s++) {
+		double v = s == FS_NODATA ? h->nodata_h : h->h[s];
+		csv_str(out, by);
+		fputc(',', out);
+		csv_str(out, name);
+		fprintf(out, ",%s,%.4f,%.6f\n", fleet_state_id((fleet_state)s), v,
+		        all > 0 ? v / all : 0.0);
+	}
+}
+
+void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	(void)fl;
+	fputs("group_by,group,state,gpu_hours,share\n", out);
+	csv_group(out, "fleet", "all", &r->total);
+	for (int i = 0; i < r->ngroups; i++)
+		csv_group(out, by_name(o->by), r->group[i].name, &r->group[i].hours);
+}
