@@ -22,7 +22,7 @@ typedef struct {
 	int retries, format, by;
 } fleet_args;
 
-static const char *const by_choices[] = {"node", "gpu", "job", NULL};
+static const char *const by_choices[] = {"node", "gpu", "job", "namespace", "pod", NULL};
 enum { FMT_TEXT, FMT_JSON, FMT_HTML, FMT_CSV };
 static const char *const formats[] = {"text", "json", "html", "csv", NULL};
 
@@ -56,8 +56,9 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	                 .hint = N_("from 1s to 1d, e.g. --step 15s")),
 	    OPT_STRING(0, "match", "SELECTOR", &a->match,
 	               "label matchers every query carries, e.g. '{Hostname=~\"gpu-a.*\"}'"),
-	    OPT_ENUM(0, "by", "node|gpu|job", &a->by, by_choices,
-	             "group GPU-hours by node (default), GPU or job (hpc_job, else pod label)"),
+	    OPT_ENUM(0, "by", "node|gpu|job|namespace|pod", &a->by, by_choices,
+	             "group GPU-hours by node (default), GPU, job (hpc_job, else pod label), or "
+	             "Kubernetes namespace or pod (dcgm-exporter's namespace and pod labels)"),
 	    OPT_DURATION(0, "window", "DURATION", &a->window_ms, 1000000,
 	                 "each node is diagnosed per window of this length (default 1h)", .min = 60,
 	                 .max = 604800, .why = N_("invalid window '%s'"),
@@ -78,9 +79,9 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "fleet",
-	    .usage =
-	        "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
-	        "[--match SELECTOR] [--by node|gpu|job] [--format text|json|html|csv] [-o FILE]",
+	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
+	             "[--match SELECTOR] [--by node|gpu|job|namespace|pod] "
+	             "[--format text|json|html|csv] [-o FILE]",
 	    .about =
 	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
 	           "dcgm-exporter's (or gpuwhy exporter's) series become one timeline per node\n"

@@ -104,31 +104,78 @@ static void add_hours(fleet_hours *h, fleet_state st, double hours)
 		h->h[st] += hours;
 }
 
+const char *fleet_by_id(fleet_by b)
+{
+	static const char *const ids[] = {[FLEET_BY_NODE] = "node",
+	                                  [FLEET_BY_GPU] = "gpu",
+	                                  [FLEET_BY_JOB] = "job",
+	                                  [FLEET_BY_NAMESPACE] = "namespace",
+	                                  [FLEET_BY_POD] = "pod"};
+	return b >= 0 && b < (int)(sizeof ids / sizeof *ids) && ids[b] ? ids[b] : "node";
+}
+
+/* The group of GPU g's sample s when it depends on the sample (job, namespace, pod). */
+static void sample_group(const prom_fleet *fl, fleet_by by, const prom_node *nd, int g, int s,
+                         char *out, size_t len)
+{
+	int j = by == FLEET_BY_JOB   ? nd->job[g][s]
+	        : by == FLEET_BY_POD ? nd->pod[g][s]
+	                             : -1,
+	    ns = nd->ns[g][s];
+	if (by == FLEET_BY_JOB)
+		snprintf(out, len, "%s", j >= 0 ? fl->jobs[j] : "(no job)");
+	else if (by == FLEET_BY_NAMESPACE)
+		snprintf(out, len, "%s", ns >= 0 ? fl->kube[ns] : "(no namespace)");
+	else if (j >= 0) /* a pod's name is unique only in its namespace */
+		snprintf(out, len, "%s/%s", ns >= 0 ? fl->kube[ns] : "", fl->kube[j]);
+	else
+		snprintf(out, len, "(no pod)");
+}
+
+/* The group of a sample's labels, looked up only when they change from the previous sample. */
+typedef struct {
+	int job, ns, pod, group;
+} group_cache;
+
+static fleet_group *group_of_sample(const prom_fleet *fl, fleet_by by, const prom_node *nd, int g,
+                                    int s, fleet_report *r, group_cache *c)
+{
+	int job = nd->job[g][s], ns = nd->ns[g][s], pod = nd->pod[g][s];
+	if (c->group < 0 || job != c->job || ns != c->ns || pod != c->pod) {
+		char name[320];
+		sample_group(fl, by, nd, g, s, name, sizeof name);
+		c->group = (int)(group_for(r, name) - r->group);
+		*c = (group_cache){job, ns, pod, c->group};
+	}
+	return &r->group[c->group];
+}
+
 /* States of every sample into the totals and the groups; per node and GPU into states[][]. */
 static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_thresholds *th,
                          fleet_report *r, unsigned char **states)
 {
 	double dh = fl->step / 3600.0;
+	bool per_sample = o->by != FLEET_BY_NODE && o->by != FLEET_BY_GPU;
 	for (int k = 0; k < fl->nnodes; k++) {
 		const prom_node *nd = &fl->node[k];
 		for (int g = 0; g < nd->tl->ngpu; g++) {
 			int gone = gone_from(nd->tl, g);
 			char name[320];
 			snprintf(name, sizeof name, "%s/%d", nd->host, nd->gpus[g].gpu);
-			fleet_group *fixed =
-			    o->by == FLEET_BY_JOB
-			        ? NULL
-			        : group_for(r, o->by == FLEET_BY_GPU ? name : nd->host);
+			int fixed =
+			    per_sample
+			        ? -1
+			        : (int)(group_for(r, o->by == FLEET_BY_GPU ? name : nd->host) -
+			                r->group);
+			group_cache c = {.group = -1};
 			r->ngpus++;
 			for (int s = 0; s < fl->n; s++) {
 				fleet_state st = state_at(nd->tl, g, s, gone, th);
 				states[k][g * fl->n + s] = (unsigned char)st;
 				add_hours(&r->total, st, dh);
-				fleet_group *gr = fixed;
-				if (!gr) {
-					int j = nd->job[g][s];
-					gr = group_for(r, j >= 0 ? fl->jobs[j] : "(no job)");
-				}
+				fleet_group *gr = fixed >= 0
+				                      ? &r->group[fixed]
+				                      : group_of_sample(fl, o->by, nd, g, s, r, &c);
 				add_hours(&gr->hours, st, dh);
 			}
 		}

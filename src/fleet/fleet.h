@@ -35,7 +35,16 @@ const char *fleet_state_id(fleet_state s);
 /* A few words for people (English: _() it to print). */
 const char *fleet_state_label(fleet_state s);
 
-typedef enum { FLEET_BY_NODE, FLEET_BY_GPU, FLEET_BY_JOB } fleet_by;
+typedef enum {
+	FLEET_BY_NODE,
+	FLEET_BY_GPU,
+	FLEET_BY_JOB,
+	FLEET_BY_NAMESPACE, /* Kubernetes: the pod's namespace label */
+	FLEET_BY_POD,       /* Kubernetes: namespace/pod */
+} fleet_by;
+
+/* "node", "gpu", "job", "namespace", "pod" (as --by spells them). */
+const char *fleet_by_id(fleet_by b);
 
 typedef struct {
 	double h[FS__COUNT]; /* GPU-hours per state */
@@ -46,7 +55,8 @@ typedef struct {
 double fleet_hours_lost(const fleet_hours *h);
 
 typedef struct {
-	char name[320]; /* node, node/gpu, or job ("(no job)" for samples without one) */
+	char name[320]; /* node, node/gpu, job, namespace or namespace/pod ("(no job)", "(no
+	                   namespace)", "(no pod)" for samples without one) */
 	fleet_hours hours;
 } fleet_group;
 
@@ -93,8 +103,7 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 /* One self-contained page (inline CSS and SVG, no script, no network): the hours, the worst
  * groups, the ranked findings with their PromQL and a heat map of every GPU against time. */
-void fleet_render_html(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r,
-                       FILE *out);
+void fleet_render_html(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 
 /* The heat map's columns: at most FLEET_HEAT_COLS, each *per samples (the last may hold
  * fewer). Returns the number of columns. */

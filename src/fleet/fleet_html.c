@@ -48,11 +48,6 @@ static void iso(double t, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static const char *by_word(fleet_by b)
-{
-	return b == FLEET_BY_GPU ? "gpu" : b == FLEET_BY_JOB ? "job" : "node";
-}
-
 static void head(FILE *o, const prom_fleet *fl, const fleet_report *r)
 {
 	char lang[16], a[32], b[32];
@@ -100,7 +95,7 @@ static void hours_table(FILE *o, const fleet_report *r)
 static void groups_table(FILE *o, const fleet_opts *opt, const fleet_report *r)
 {
 	fprintf(o, "<h2>");
-	fprintf(o, _("By %s, most GPU-hours not busy first:\n"), by_word(opt->by));
+	fprintf(o, _("By %s, most GPU-hours not busy first:\n"), fleet_by_id(opt->by));
 	fprintf(o, "</h2>\n<table class=\"groups\">\n<tr><th></th>");
 	for (int s = 0; s < FS__COUNT; s++) {
 		fprintf(o, "<th>");

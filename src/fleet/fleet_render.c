@@ -19,11 +19,6 @@ static void iso(double t, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static const char *by_name(fleet_by b)
-{
-	return b == FLEET_BY_GPU ? "gpu" : b == FLEET_BY_JOB ? "job" : "node";
-}
-
 static void text_hours(const fleet_report *r, FILE *out)
 {
 	double all = 0;
@@ -40,7 +35,7 @@ static void text_hours(const fleet_report *r, FILE *out)
 static void text_groups(const fleet_opts *o, const fleet_report *r, FILE *out)
 {
 	fprintf(out, "\n");
-	fprintf(out, _("By %s, most GPU-hours not busy first:\n"), by_name(o->by));
+	fprintf(out, _("By %s, most GPU-hours not busy first:\n"), fleet_by_id(o->by));
 	fprintf(out, "  %-24s", "");
 	for (int s = 0; s < FS__COUNT; s++)
 		fprintf(out, " %12.12s", fleet_state_id((fleet_state)s));
@@ -209,7 +204,7 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	jsonw_key(&w, "hours");
 	json_hours(&w, &r->total);
 	jsonw_key(&w, "by");
-	jsonw_str(&w, by_name(o->by));
+	jsonw_str(&w, fleet_by_id(o->by));
 	jsonw_key(&w, "groups");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < r->ngroups; i++) {
@@ -272,5 +267,5 @@ void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_rep
 	fputs("group_by,group,state,gpu_hours,share\n", out);
 	csv_group(out, "fleet", "all", &r->total);
 	for (int i = 0; i < r->ngroups; i++)
-		csv_group(out, by_name(o->by), r->group[i].name, &r->group[i].hours);
+		csv_group(out, fleet_by_id(o->by), r->group[i].name, &r->group[i].hours);
 }

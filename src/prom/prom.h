@@ -113,6 +113,9 @@ typedef struct {
 	timeline *tl;        /* samples at from + k*step; GPU positions as in gpus */
 	prom_fleet_gpu gpus[GPU_MAX];
 	int *job[GPU_MAX]; /* per sample: index into prom_fleet.jobs, -1 none */
+	/* Kubernetes (dcgm-exporter's pod mapping): per sample, the pod's namespace and name as
+	 * indices into prom_fleet.kube, -1 none. */
+	int *ns[GPU_MAX], *pod[GPU_MAX];
 } prom_node;
 
 typedef struct {
@@ -122,6 +125,9 @@ typedef struct {
 	int nnodes;
 	char **jobs; /* hpc_job (else namespace/pod) values seen */
 	int njobs;
+	char **kube; /* namespace and pod values seen (namespace, else pod_namespace; pod, else
+	                pod_name) */
+	int nkube;
 	/* The PromQL each metric was read with ("" when it was not asked), and
 	 * whether it answered with any series. */
 	char expr[PF__COUNT][640];

@@ -75,12 +75,25 @@ static int series_gpu(const prom_series *s)
 	return g && !*end && v >= 0 && v < 1000000 ? (int)v : -1;
 }
 
+/* The first of two labels that is set and not empty, else NULL. */
+static const char *label2(const prom_series *s, const char *a, const char *b)
+{
+	const char *v = prom_label_get(s, a);
+	if (!v || !*v)
+		v = prom_label_get(s, b);
+	return v && *v ? v : NULL;
+}
+
+/* The pod's labels as dcgm-exporter writes them, or with -o (--use-old-namespace). */
+static const char *series_pod(const prom_series *s)
+{
+	return label2(s, "pod", "pod_name");
+}
+
 static const char *series_job(const prom_series *s)
 {
 	const char *j = prom_label_get(s, "hpc_job");
-	if (!j || !*j)
-		j = prom_label_get(s, "pod");
-	return j && *j ? j : NULL;
+	return j && *j ? j : series_pod(s);
 }
 
 static prom_node *node_of(prom_fleet *fl, const char *host)
@@ -156,8 +169,10 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *util)
 			snprintf(tg->uuid, sizeof tg->uuid, "%s", nd->gpus[g].uuid);
 			snprintf(tg->name, sizeof tg->name, "%s", nd->gpus[g].model);
 			nd->job[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
+			nd->ns[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
+			nd->pod[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
 			for (int s = 0; s < fl->n; s++)
-				nd->job[g][s] = -1;
+				nd->job[g][s] = nd->ns[g][s] = nd->pod[g][s] = -1;
 		}
 	}
 	qsort(fl->node, (size_t)fl->nnodes, sizeof *fl->node, node_cmp);
@@ -165,14 +180,17 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *util)
 	free(ngpu);
 }
 
-static int job_index(prom_fleet *fl, const char *job)
+/* The index of v in the table (*tab, *n), added when new; -1 for NULL. */
+static int intern(char ***tab, int *n, const char *v)
 {
-	for (int i = 0; i < fl->njobs; i++)
-		if (!strcmp(fl->jobs[i], job))
+	if (!v)
+		return -1;
+	for (int i = 0; i < *n; i++)
+		if (!strcmp((*tab)[i], v))
 			return i;
-	fl->jobs = gw_xrealloc(fl->jobs, (size_t)(fl->njobs + 1) * sizeof *fl->jobs);
-	fl->jobs[fl->njobs] = gw_xstrdup(job);
-	return fl->njobs++;
+	*tab = gw_xrealloc(*tab, (size_t)(*n + 1) * sizeof **tab);
+	(*tab)[*n] = gw_xstrdup(v);
+	return (*n)++;
 }
 
 /* The points of one metric into the nodes' timelines (in the table's units). */
@@ -187,8 +205,13 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 		int g = nd ? gpu_pos(nd, series_gpu(s)) : -1;
 		if (g < 0)
 			continue;
-		const char *job = pm == PF_UTIL ? series_job(s) : NULL;
-		int ji = job ? job_index(fl, job) : -1;
+		/* who ran there: from the utilization series, which every GPU has */
+		bool who = pm == PF_UTIL;
+		int ji = who ? intern(&fl->jobs, &fl->njobs, series_job(s)) : -1,
+		    ni =
+		        who ? intern(&fl->kube, &fl->nkube, label2(s, "namespace", "pod_namespace"))
+		            : -1,
+		    pi = who ? intern(&fl->kube, &fl->nkube, series_pod(s)) : -1;
 		for (int k = 0; k < s->n; k++) {
 			long at = lround((s->t[k] - fl->from) / fl->step);
 			if (at < 0 || at >= fl->n || !isfinite(s->v[k]))
@@ -196,6 +219,10 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 			tl_set_gpu(nd->tl, g, id, (int)at, s->v[k] * scale);
 			if (ji >= 0)
 				nd->job[g][at] = ji;
+			if (ni >= 0)
+				nd->ns[g][at] = ni;
+			if (pi >= 0)
+				nd->pod[g][at] = pi;
 		}
 	}
 }
@@ -283,13 +310,19 @@ void prom_fleet_free(prom_fleet *fl)
 {
 	for (int k = 0; k < fl->nnodes; k++) {
 		prom_node *nd = &fl->node[k];
-		for (int g = 0; nd->tl && g < nd->tl->ngpu; g++)
+		for (int g = 0; nd->tl && g < nd->tl->ngpu; g++) {
 			free(nd->job[g]);
+			free(nd->ns[g]);
+			free(nd->pod[g]);
+		}
 		tl_free(nd->tl);
 	}
 	free(fl->node);
 	for (int i = 0; i < fl->njobs; i++)
 		free(fl->jobs[i]);
 	free(fl->jobs);
+	for (int i = 0; i < fl->nkube; i++)
+		free(fl->kube[i]);
+	free(fl->kube);
 	*fl = (prom_fleet){0};
 }

@@ -38,6 +38,26 @@ rc=$?
 "$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --by job --format json \
 	-o "$T/byjob.json"
 "$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s >"$T/fleet.txt"
+# Kubernetes: dcgm-exporter's namespace and pod labels (node01's job runs in pod ml/train-a-0).
+for by in namespace pod; do
+	"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --by $by \
+		--format json -o "$T/by$by.json"
+done
+python3 - "$T/bynamespace.json" "$T/bypod.json" <<'PY' || fail "fleet --by namespace|pod"
+import json, sys
+for path, by, name, other in ((sys.argv[1], "namespace", "ml", "(no namespace)"),
+                              (sys.argv[2], "pod", "ml/train-a-0", "(no pod)")):
+    d = json.load(open(path))
+    g = {x["name"]: x["hours"] for x in d["groups"]}
+    if d["by"] != by or sorted(g) != sorted([name, other]):
+        sys.exit("FAIL: --by %s: %s groups %s" % (by, d["by"], sorted(g)))
+    # node01's 8 GPUs over 6 h, idle (holding memory) while data-starved
+    tot = lambda h: sum(v for k, v in h.items() if k not in ("not-busy",))
+    if abs(tot(g[name]) - 48) > 0.1 or g[name]["idle-holding-memory"] < 5:
+        sys.exit("FAIL: --by %s: %s %s" % (by, name, g[name]))
+    if abs(tot(g[other]) + tot(g[name]) - tot(d["hours"])) > 0.01:
+        sys.exit("FAIL: --by %s: groups do not add up to the fleet" % by)
+PY
 grep -q 'PromQL: DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{Hostname="node02",gpu="3"}' "$T/fleet.txt" ||
 	fail "text report lacks the throttled finding's PromQL: $(cat "$T/fleet.txt")"
 
