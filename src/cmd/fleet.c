@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "fleet/fleet.h"
@@ -19,7 +20,7 @@
 typedef struct {
 	const char *url, *from, *to, *match, *out, *bearer, *cacert;
 	int64_t since_ms, step_ms, timeout_ms, window_ms;
-	int retries, format, by;
+	int retries, format, by, parallel;
 } fleet_args;
 
 static const char *const by_choices[] = {"node", "gpu", "job", "namespace", "pod", NULL};
@@ -69,6 +70,9 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	    OPT_INT(0, "retries", "N", &a->retries, 0, 10,
 	            "tries again after a connection failure, timeout or 5xx (default 2)",
 	            .why = N_("bad value '%s'"), .hint = N_("a number from 0 to 10")),
+	    OPT_INT(0, "parallel", "N", &a->parallel, 1, 32,
+	            "range queries in flight at once (default 4)", .why = N_("bad value '%s'"),
+	            .hint = N_("a number from 1 to 32")),
 	    OPT_STRING(0, "bearer-token-file", "FILE", &a->bearer,
 	               "send the token in FILE as Authorization: Bearer"),
 	    OPT_STRING(0, "cacert", "FILE", &a->cacert, "CA bundle to verify an https Prometheus"),
@@ -125,6 +129,37 @@ static int fleet_range(const fleet_args *a, prom_fleet_query *q)
 	return 0;
 }
 
+/* A progress bar on stderr, drawn only where stderr is a terminal (never into a pipe or a
+ * log), redrawn when the share it shows changes. */
+typedef struct {
+	int last; /* the last width drawn, -1 none */
+} fleet_bar;
+
+static void bar_draw(void *ctx, int done, int total)
+{
+	fleet_bar *b = ctx;
+	const int width = 30;
+	int w = total > 0 ? (int)((long)done * width / total) : 0;
+	if (w > width)
+		w = width;
+	if (w == b->last && done != total)
+		return;
+	b->last = w;
+	char bar[width + 1];
+	for (int i = 0; i < width; i++)
+		bar[i] = i < w ? '#' : '.';
+	bar[width] = 0;
+	fprintf(stderr, "\r");
+	fprintf(stderr, _("gpuwhy fleet: queries %d of %d [%s]"), done, total, bar);
+	fflush(stderr);
+}
+
+static void bar_end(const fleet_bar *b)
+{
+	if (b->last >= 0)
+		fputs("\r\033[K", stderr);
+}
+
 int cmd_fleet(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
@@ -136,7 +171,7 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "fleet",
 		                N_("e.g. --prometheus http://127.0.0.1:9090"),
 		                "--prometheus URL is required");
-	prom_fleet_query q;
+	prom_fleet_query q = {0};
 	if ((rc = fleet_range(&a, &q)) != 0)
 		return rc;
 	prom_conn c = {.url = a.url,
@@ -144,9 +179,17 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 	               .cacert = a.cacert,
 	               .timeout_s = a.timeout_ms ? a.timeout_ms / 1000.0 : 30,
 	               .retries = a.retries};
+	fleet_bar bar = {.last = -1};
+	q.parallel = a.parallel;
+	if (isatty(STDERR_FILENO)) {
+		q.progress = bar_draw;
+		q.progress_ctx = &bar;
+	}
 	prom_fleet fl;
 	gw_fail err = {0};
-	if (prom_fleet_load(&c, &q, &fl, &err))
+	rc = prom_fleet_load(&c, &q, &fl, &err);
+	bar_end(&bar);
+	if (rc)
 		return gw_fail_print(&err);
 	fleet_opts o = {.by = (fleet_by)a.by,
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
