@@ -299,13 +299,11 @@ static prom_fleet_metric evidence_metric(diag_rule r)
 	}
 }
 
-/* NAME{<match>, <host label>="node", gpu=~"1|5"}: the series a finding stands on. */
-static void finding_promql(const prom_fleet *fl, fleet_finding *x)
+/* NAME{<match>, <host label>="node", gpu=~"1|5"}: metric pm's series of the finding's GPUs. */
+static void finding_selector(const prom_fleet *fl, const fleet_finding *x, prom_fleet_metric pm,
+                             char *out, size_t len)
 {
 	const prom_node *nd = &fl->node[x->node];
-	prom_fleet_metric pm = evidence_metric(x->rule);
-	if (!fl->have[pm])
-		pm = PF_UTIL;
 	char base[640], gpus[400] = "";
 	snprintf(base, sizeof base, "%s", fl->expr[pm]);
 	size_t bl = strlen(base);
@@ -319,8 +317,56 @@ static void finding_promql(const prom_fleet *fl, fleet_finding *x)
 			snprintf(gpus + l, sizeof gpus - l, "%s%d", n++ ? "|" : "",
 			         nd->gpus[g].gpu);
 		}
-	snprintf(x->promql, sizeof x->promql, "%s%s%s=\"%s\",gpu%s\"%s\"}", base,
-	         braces ? "," : "{", nd->host_label, nd->host, n > 1 ? "=~" : "=", gpus);
+	snprintf(out, len, "%s%s%s=\"%s\",gpu%s\"%s\"}", base, braces ? "," : "{", nd->host_label,
+	         nd->host, n > 1 ? "=~" : "=", gpus);
+}
+
+/* The query behind a finding's evidence; for one held by the power cap with its limit known,
+ * power over the limit (dcgm-exporter gives both series the same labels, so they pair up). */
+static void finding_promql(const prom_fleet *fl, fleet_finding *x)
+{
+	if (isfinite(x->limit_w) && fl->have[PF_POWER]) {
+		char p[690], l[690];
+		finding_selector(fl, x, PF_POWER, p, sizeof p);
+		finding_selector(fl, x, PF_POWER_LIMIT, l, sizeof l);
+		snprintf(x->promql, sizeof x->promql, "%s / %s", p, l);
+		return;
+	}
+	prom_fleet_metric pm = evidence_metric(x->rule);
+	if (!fl->have[pm])
+		pm = PF_UTIL;
+	finding_selector(fl, x, pm, x->promql, sizeof x->promql);
+}
+
+/* A finding the power cap explains (power-capped, or throttled with more power-capped samples
+ * than thermal ones): the mean draw there and the lowest limit, else NAN. */
+static void finding_power(const prom_fleet *fl, unsigned char **states, fleet_finding *x)
+{
+	const prom_node *nd = &fl->node[x->node];
+	int a = (int)lround((x->t0 - fl->from) / fl->step),
+	    b = (int)lround((x->t1 - fl->from) / fl->step), capped = 0, thermal = 0, np = 0;
+	double pw = 0, lim = NAN;
+	x->power_w = x->limit_w = NAN;
+	if (x->rule != DIAG_R_POWER_CAPPED && x->rule != DIAG_R_THROTTLED)
+		return;
+	for (int g = 0; g < nd->tl->ngpu; g++)
+		for (int s = a; x->gpus >> g & 1 && s < b && s < fl->n; s++) {
+			int st = states[x->node][g * fl->n + s];
+			thermal += st == FS_THROTTLED;
+			if (st != FS_POWER_CAPPED)
+				continue;
+			capped++;
+			double p = tl_gpu_at(nd->tl, g, GM_POWER_DRAW, s),
+			       l = tl_gpu_at(nd->tl, g, GM_POWER_LIMIT, s);
+			if (isfinite(p))
+				pw += p, np++;
+			if (isfinite(l) && l > 0 && !(l >= lim))
+				lim = l;
+		}
+	if (!capped || capped <= thermal)
+		return;
+	x->power_w = np ? pw / np : NAN;
+	x->limit_w = lim;
 }
 
 /* GPU-hours lost on the finding's GPUs in its time (not busy, or busy only u % of it); the
@@ -388,6 +434,7 @@ void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out)
 		diagnose_node(fl, o, k, out);
 	for (int i = 0; i < out->nf; i++) {
 		finding_cost(fl, states, &out->f[i]);
+		finding_power(fl, states, &out->f[i]);
 		finding_promql(fl, &out->f[i]);
 	}
 	qsort(out->f, (size_t)out->nf, sizeof *out->f, finding_cmp);

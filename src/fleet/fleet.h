@@ -70,6 +70,9 @@ typedef struct {
 	char title[240]; /* the first window's title */
 	char job[160];   /* the job on its GPUs at most samples, "" none */
 	char promql[1400]; /* the query behind its evidence */
+	/* Held by the power cap: mean draw in its power-capped samples and the lowest limit
+	 * (DCGM_FI_DEV_POWER_MGMT_LIMIT) there, W; NAN when not such a finding or not known. */
+	double power_w, limit_w;
 } fleet_finding;
 
 typedef struct {

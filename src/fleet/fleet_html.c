@@ -150,6 +150,11 @@ static void finding_row(FILE *o, const prom_fleet *fl, const fleet_finding *x, i
 	fprintf(o, "</td><td><b>%s</b> <span class=\"sev\">%s</span><br>", diag_rule_id(x->rule),
 	        diag_severity_name(x->severity));
 	report_html_escape(o, x->title);
+	if (isfinite(x->power_w) && isfinite(x->limit_w)) {
+		fprintf(o, "<br>");
+		fprintf(o, _("power %.0f W against its %.0f W limit (%.0f %%)\n"), x->power_w,
+		        x->limit_w, 100 * x->power_w / x->limit_w);
+	}
 	fprintf(o, "</td><td class=\"n\">%.1f</td><td class=\"n\">%s<br>%s</td><td class=\"pq\">",
 	        x->lost_h, a, b);
 	report_html_escape(o, x->promql);

@@ -80,6 +80,11 @@ static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out
 		        host, gpus, job[0] ? _(", job ") : "", job, diag_rule_id(x->rule),
 		        diag_severity_name(x->severity), x->lost_h, a, b);
 		fprintf(out, "    %s\n", title);
+		if (isfinite(x->power_w) && isfinite(x->limit_w)) {
+			fprintf(out, "    ");
+			fprintf(out, _("power %.0f W against its %.0f W limit (%.0f %%)\n"),
+			        x->power_w, x->limit_w, 100 * x->power_w / x->limit_w);
+		}
 		fprintf(out, _("    PromQL: %s  (%s .. %s, step %gs)\n"), x->promql, a, b,
 		        fl->step);
 	}
@@ -169,6 +174,14 @@ static void json_finding(jsonw *w, const prom_fleet *fl, const fleet_finding *x)
 	jsonw_str(w, x->title);
 	jsonw_key(w, "promql");
 	jsonw_str(w, x->promql);
+	if (isfinite(x->power_w)) {
+		jsonw_key(w, "power_w");
+		jsonw_num(w, x->power_w);
+	}
+	if (isfinite(x->limit_w)) {
+		jsonw_key(w, "power_limit_w");
+		jsonw_num(w, x->limit_w);
+	}
 	jsonw_key(w, "step");
 	jsonw_num(w, fl->step);
 	jsonw_obj_end(w);

@@ -123,6 +123,7 @@ typedef enum {
 	PF_REASONS,
 	PF_XID,
 	PF_SM_ACTIVE,
+	PF_POWER_LIMIT, /* DCGM_FI_DEV_POWER_MGMT_LIMIT: not in dcgm-exporter's default set */
 	PF__COUNT
 } prom_fleet_metric;
 

@@ -20,9 +20,11 @@
 #define PROM_CLOCKS_EVENT_REASONS "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
 
 static const gpu_metric_id fleet_ids[PF__COUNT] = {
-    [PF_UTIL] = GM_UTIL_GPU,       [PF_FB_USED] = GM_MEM_USED, [PF_FB_FREE] = GM_MEM_FREE,
-    [PF_POWER] = GM_POWER_DRAW,    [PF_TEMP] = GM_TEMP_GPU,    [PF_SM_CLOCK] = GM_CLK_SM,
-    [PF_REASONS] = GM_CLK_REASONS, [PF_XID] = GM_XID_LAST,     [PF_SM_ACTIVE] = GM_GPM_SM_ACTIVE,
+    [PF_UTIL] = GM_UTIL_GPU,           [PF_FB_USED] = GM_MEM_USED,
+    [PF_FB_FREE] = GM_MEM_FREE,        [PF_POWER] = GM_POWER_DRAW,
+    [PF_TEMP] = GM_TEMP_GPU,           [PF_SM_CLOCK] = GM_CLK_SM,
+    [PF_REASONS] = GM_CLK_REASONS,     [PF_XID] = GM_XID_LAST,
+    [PF_SM_ACTIVE] = GM_GPM_SM_ACTIVE, [PF_POWER_LIMIT] = GM_POWER_LIMIT,
 };
 
 gpu_metric_id prom_fleet_metric_id(prom_fleet_metric m)

@@ -109,7 +109,19 @@ r = json.load(urllib.request.urlopen(url + "/api/v1/query_range?" + q, timeout=3
 vals = [float(v) for s in r["data"]["result"] for _, v in s["values"]]
 # (the range's last point is the next window's first)
 if len(r["data"]["result"]) != 1 or len(vals) < 200 or min(vals[:-1]) < 32: bad("the cited PromQL: %s" % r)
+# the power-capped GPU: its draw against the limit someone lowered to 350 W, and a PromQL of
+# the two that gives their ratio; the thermal one has no power figures
+if not d["queries"]["DCGM_FI_DEV_POWER_MGMT_LIMIT"]["present"]: bad("no power limit series")
+f = found[("node02", (6,), "throttled")]
+if f.get("power_limit_w") != 350 or not 340 <= f.get("power_w", 0) <= 352: bad("power-capped: %s" % f)
+if "power_w" in found[("node02", (3,), "throttled")]: bad("thermal finding with power figures")
+if f["promql"] != 'DCGM_FI_DEV_POWER_USAGE{Hostname="node02",gpu="6"} / DCGM_FI_DEV_POWER_MGMT_LIMIT{Hostname="node02",gpu="6"}': bad("power PromQL %s" % f["promql"])
+q = urllib.parse.urlencode({"query": f["promql"], "start": f["from_epoch"], "end": f["to_epoch"] - f["step"], "step": f["step"]})
+r = json.load(urllib.request.urlopen(url + "/api/v1/query_range?" + q, timeout=30))
+vals = [float(v) for s in r["data"]["result"] for _, v in s["values"]]
+if len(r["data"]["result"]) != 1 or len(vals) < 200 or not all(0.97 <= v <= 1.01 for v in vals): bad("power/limit PromQL: %s" % r)
 PY
+grep -q 'power 3[45][0-9] W against its 350 W limit' "$T/fleet.txt" || fail "text: no power against the limit"
 
 # HTML and CSV of the same range say what the JSON says; the lost GPU (node03 GPU 5, row
 # 2 * 8 + 5) is lost in the heat map from the column holding hour 3 to the end, and no
