@@ -16,11 +16,13 @@
 #include "util/i18n.h"
 #include "util/opt.h"
 #include "util/parse.h"
+#include "util/timeutil.h"
 
 typedef struct {
 	const char *url, *from, *to, *match, *out, *bearer, *cacert;
 	int64_t since_ms, step_ms, timeout_ms, window_ms;
 	int retries, format, by, parallel;
+	bool timings;
 } fleet_args;
 
 static const char *const by_choices[] = {"node", "gpu", "job", "namespace", "pod", NULL};
@@ -73,6 +75,8 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	    OPT_INT(0, "parallel", "N", &a->parallel, 1, 32,
 	            "range queries in flight at once (default 4)", .why = N_("bad value '%s'"),
 	            .hint = N_("a number from 1 to 32")),
+	    OPT_FLAG(0, "timings", &a->timings,
+	             "say on stderr how long fetching, diagnosis and the report took"),
 	    OPT_STRING(0, "bearer-token-file", "FILE", &a->bearer,
 	               "send the token in FILE as Authorization: Bearer"),
 	    OPT_STRING(0, "cacert", "FILE", &a->cacert, "CA bundle to verify an https Prometheus"),
@@ -160,6 +164,26 @@ static void bar_end(const fleet_bar *b)
 		fputs("\r\033[K", stderr);
 }
 
+/* The report in the chosen format to -o FILE or stdout; the exit code. */
+static int fleet_write(const fleet_args *a, const prom_fleet *fl, const fleet_opts *o,
+                       const fleet_report *r)
+{
+	FILE *out = stdout;
+	if (a->out && !(out = fopen(a->out, "w")))
+		return gw_error(GW_EXIT_ENV, a->out, NULL, "cannot write: %m");
+	if (a->format == FMT_JSON)
+		fleet_render_json(fl, o, r, out);
+	else if (a->format == FMT_HTML)
+		fleet_render_html(fl, o, r, out);
+	else if (a->format == FMT_CSV)
+		fleet_render_csv(fl, o, r, out);
+	else
+		fleet_render_text(fl, o, r, out);
+	if (out != stdout && fclose(out))
+		return gw_error(GW_EXIT_ENV, a->out, NULL, "cannot write");
+	return r->nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
+}
+
 int cmd_fleet(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
@@ -187,6 +211,7 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 	}
 	prom_fleet fl;
 	gw_fail err = {0};
+	int64_t t0 = gw_mono_ns();
 	rc = prom_fleet_load(&c, &q, &fl, &err);
 	bar_end(&bar);
 	if (rc)
@@ -195,24 +220,13 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
 	                .localize = a.format == FMT_TEXT || a.format == FMT_HTML};
 	fleet_report r;
+	int64_t t1 = gw_mono_ns();
 	fleet_analyse(&fl, &o, &r);
-	FILE *out = stdout;
-	if (a.out && !(out = fopen(a.out, "w")))
-		rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write: %m");
-	if (out) {
-		if (a.format == FMT_JSON)
-			fleet_render_json(&fl, &o, &r, out);
-		else if (a.format == FMT_HTML)
-			fleet_render_html(&fl, &o, &r, out);
-		else if (a.format == FMT_CSV)
-			fleet_render_csv(&fl, &o, &r, out);
-		else
-			fleet_render_text(&fl, &o, &r, out);
-		if (out != stdout && fclose(out))
-			rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write");
-		if (!rc)
-			rc = r.nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
-	}
+	int64_t t2 = gw_mono_ns();
+	rc = fleet_write(&a, &fl, &o, &r);
+	if (a.timings)
+		fprintf(stderr, _("gpuwhy fleet: fetch %.3f s, diagnosis %.3f s, report %.3f s\n"),
+		        (t1 - t0) / 1e9, (t2 - t1) / 1e9, (gw_mono_ns() - t2) / 1e9);
 	fleet_report_free(&r);
 	prom_fleet_free(&fl);
 	return rc;
