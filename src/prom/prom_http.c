@@ -89,7 +89,24 @@ typedef struct {
 	const char *form; /* the POST body */
 	const char *expr; /* for messages */
 	struct curl_slist *hdr;
+	bool gzip; /* ask for a compressed answer */
 } prom_request;
+
+/*
+ * Whether url's host is this machine (localhost, 127.0.0.0/8, [::1]). A compressed answer
+ * costs Prometheus 3 times the time of a plain one (measured at 32 GPUs x 6 h at 5 s) and
+ * saves nothing on loopback; across a network, JSON shrinks about tenfold.
+ */
+static bool url_loopback(const char *url)
+{
+	const char *h = strstr(url, "://");
+	h = h ? h + 3 : url;
+	const char *at = strpbrk(h, "@/");
+	if (at && *at == '@')
+		h = at + 1;
+	return !strncmp(h, "localhost", 9) ? (h[9] == 0 || h[9] == ':' || h[9] == '/')
+	                                   : !strncmp(h, "127.", 4) || !strncmp(h, "[::1]", 5);
+}
 
 /* One try. Returns 0 with the body, 1 for a failure worth retrying, else the exit code. */
 static int try_once(const prom_request *r, prom_sink *sink, gw_fail *err)
@@ -109,7 +126,8 @@ static int try_once(const prom_request *r, prom_sink *sink, gw_fail *err)
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, prom_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (r->gzip)
+		curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	if (r->c->cacert)
 		curl_easy_setopt(h, CURLOPT_CAINFO, r->c->cacert);
 	CURLcode rc = curl_easy_perform(h);
@@ -152,7 +170,11 @@ static int post(const prom_conn *c, const char *expr, const char *form, gw_strbu
 	size_t ul = strlen(c->url);
 	gw_sb_put(&url, c->url, ul && c->url[ul - 1] == '/' ? ul - 1 : ul);
 	gw_sb_puts(&url, "/api/v1/query_range");
-	prom_request r = {.c = c, .url = gw_sb_str(&url), .form = form, .expr = expr};
+	prom_request r = {.c = c,
+	                  .url = gw_sb_str(&url),
+	                  .form = form,
+	                  .expr = expr,
+	                  .gzip = !url_loopback(c->url)};
 	r.hdr = curl_slist_append(NULL, "Content-Type: application/x-www-form-urlencoded");
 	int rc = 0;
 	if (c->bearer_file) {
