@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "fleet/fleet.h"
@@ -15,14 +16,18 @@
 #include "util/i18n.h"
 #include "util/opt.h"
 #include "util/parse.h"
+#include "util/timeutil.h"
 
 typedef struct {
 	const char *url, *from, *to, *match, *out, *bearer, *cacert;
 	int64_t since_ms, step_ms, timeout_ms, window_ms;
-	int retries, format, by;
+	int retries, format, by, parallel;
+	bool timings;
 } fleet_args;
 
-static const char *const by_choices[] = {"node", "gpu", "job", NULL};
+static const char *const by_choices[] = {"node", "gpu", "job", "namespace", "pod", NULL};
+enum { FMT_TEXT, FMT_JSON, FMT_HTML, FMT_CSV };
+static const char *const formats[] = {"text", "json", "html", "csv", NULL};
 
 /* Epoch seconds, or RFC 3339 UTC (2026-01-02T03:04:05Z); false on anything else. */
 static bool parse_time(const char *s, double *out)
@@ -54,8 +59,9 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	                 .hint = N_("from 1s to 1d, e.g. --step 15s")),
 	    OPT_STRING(0, "match", "SELECTOR", &a->match,
 	               "label matchers every query carries, e.g. '{Hostname=~\"gpu-a.*\"}'"),
-	    OPT_ENUM(0, "by", "node|gpu|job", &a->by, by_choices,
-	             "group GPU-hours by node (default), GPU or job (hpc_job, else pod label)"),
+	    OPT_ENUM(0, "by", "node|gpu|job|namespace|pod", &a->by, by_choices,
+	             "group GPU-hours by node (default), GPU, job (hpc_job, else pod label), or "
+	             "Kubernetes namespace or pod (dcgm-exporter's namespace and pod labels)"),
 	    OPT_DURATION(0, "window", "DURATION", &a->window_ms, 1000000,
 	                 "each node is diagnosed per window of this length (default 1h)", .min = 60,
 	                 .max = 604800, .why = N_("invalid window '%s'"),
@@ -66,16 +72,24 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	    OPT_INT(0, "retries", "N", &a->retries, 0, 10,
 	            "tries again after a connection failure, timeout or 5xx (default 2)",
 	            .why = N_("bad value '%s'"), .hint = N_("a number from 0 to 10")),
+	    OPT_INT(0, "parallel", "N", &a->parallel, 1, 32,
+	            "range queries in flight at once (default 4)", .why = N_("bad value '%s'"),
+	            .hint = N_("a number from 1 to 32")),
+	    OPT_FLAG(0, "timings", &a->timings,
+	             "say on stderr how long fetching, diagnosis and the report took"),
 	    OPT_STRING(0, "bearer-token-file", "FILE", &a->bearer,
 	               "send the token in FILE as Authorization: Bearer"),
 	    OPT_STRING(0, "cacert", "FILE", &a->cacert, "CA bundle to verify an https Prometheus"),
-	    OPT_FORMAT_TJ(&a->format),
+	    OPT_ENUM(0, "format", "FMT", &a->format, formats,
+	             "text (default), json, html (one self-contained page with a heat map) or csv "
+	             "(hours per group and state)"),
 	    OPT_STRING('o', "output", "FILE", &a->out, "write the report to FILE"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "fleet",
 	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
-	             "[--match SELECTOR] [--by node|gpu|job] [--format text|json] [-o FILE]",
+	             "[--match SELECTOR] [--by node|gpu|job|namespace|pod] "
+	             "[--format text|json|html|csv] [-o FILE]",
 	    .about =
 	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
 	           "dcgm-exporter's (or gpuwhy exporter's) series become one timeline per node\n"
@@ -119,6 +133,57 @@ static int fleet_range(const fleet_args *a, prom_fleet_query *q)
 	return 0;
 }
 
+/* A progress bar on stderr, drawn only where stderr is a terminal (never into a pipe or a
+ * log), redrawn when the share it shows changes. */
+typedef struct {
+	int last; /* the last width drawn, -1 none */
+} fleet_bar;
+
+static void bar_draw(void *ctx, int done, int total)
+{
+	fleet_bar *b = ctx;
+	const int width = 30;
+	int w = total > 0 ? (int)((long)done * width / total) : 0;
+	if (w > width)
+		w = width;
+	if (w == b->last && done != total)
+		return;
+	b->last = w;
+	char bar[width + 1];
+	for (int i = 0; i < width; i++)
+		bar[i] = i < w ? '#' : '.';
+	bar[width] = 0;
+	fprintf(stderr, "\r");
+	fprintf(stderr, _("gpuwhy fleet: queries %d of %d [%s]"), done, total, bar);
+	fflush(stderr);
+}
+
+static void bar_end(const fleet_bar *b)
+{
+	if (b->last >= 0)
+		fputs("\r\033[K", stderr);
+}
+
+/* The report in the chosen format to -o FILE or stdout; the exit code. */
+static int fleet_write(const fleet_args *a, const prom_fleet *fl, const fleet_opts *o,
+                       const fleet_report *r)
+{
+	FILE *out = stdout;
+	if (a->out && !(out = fopen(a->out, "w")))
+		return gw_error(GW_EXIT_ENV, a->out, NULL, "cannot write: %m");
+	if (a->format == FMT_JSON)
+		fleet_render_json(fl, o, r, out);
+	else if (a->format == FMT_HTML)
+		fleet_render_html(fl, o, r, out);
+	else if (a->format == FMT_CSV)
+		fleet_render_csv(fl, o, r, out);
+	else
+		fleet_render_text(fl, o, r, out);
+	if (out != stdout && fclose(out))
+		return gw_error(GW_EXIT_ENV, a->out, NULL, "cannot write");
+	return r->nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
+}
+
 int cmd_fleet(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
@@ -130,7 +195,7 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "fleet",
 		                N_("e.g. --prometheus http://127.0.0.1:9090"),
 		                "--prometheus URL is required");
-	prom_fleet_query q;
+	prom_fleet_query q = {0};
 	if ((rc = fleet_range(&a, &q)) != 0)
 		return rc;
 	prom_conn c = {.url = a.url,
@@ -138,28 +203,30 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 	               .cacert = a.cacert,
 	               .timeout_s = a.timeout_ms ? a.timeout_ms / 1000.0 : 30,
 	               .retries = a.retries};
+	fleet_bar bar = {.last = -1};
+	q.parallel = a.parallel;
+	if (isatty(STDERR_FILENO)) {
+		q.progress = bar_draw;
+		q.progress_ctx = &bar;
+	}
 	prom_fleet fl;
 	gw_fail err = {0};
-	if (prom_fleet_load(&c, &q, &fl, &err))
+	int64_t t0 = gw_mono_ns();
+	rc = prom_fleet_load(&c, &q, &fl, &err);
+	bar_end(&bar);
+	if (rc)
 		return gw_fail_print(&err);
 	fleet_opts o = {.by = (fleet_by)a.by,
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
-	                .localize = a.format != OPT_FMT_JSON};
+	                .localize = a.format == FMT_TEXT || a.format == FMT_HTML};
 	fleet_report r;
+	int64_t t1 = gw_mono_ns();
 	fleet_analyse(&fl, &o, &r);
-	FILE *out = stdout;
-	if (a.out && !(out = fopen(a.out, "w")))
-		rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write: %m");
-	if (out) {
-		if (a.format == OPT_FMT_JSON)
-			fleet_render_json(&fl, &o, &r, out);
-		else
-			fleet_render_text(&fl, &o, &r, out);
-		if (out != stdout && fclose(out))
-			rc = gw_error(GW_EXIT_ENV, a.out, NULL, "cannot write");
-		if (!rc)
-			rc = r.nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
-	}
+	int64_t t2 = gw_mono_ns();
+	rc = fleet_write(&a, &fl, &o, &r);
+	if (a.timings)
+		fprintf(stderr, _("gpuwhy fleet: fetch %.3f s, diagnosis %.3f s, report %.3f s\n"),
+		        (t1 - t0) / 1e9, (t2 - t1) / 1e9, (gw_mono_ns() - t2) / 1e9);
 	fleet_report_free(&r);
 	prom_fleet_free(&fl);
 	return rc;

@@ -104,31 +104,78 @@ static void add_hours(fleet_hours *h, fleet_state st, double hours)
 		h->h[st] += hours;
 }
 
+const char *fleet_by_id(fleet_by b)
+{
+	static const char *const ids[] = {[FLEET_BY_NODE] = "node",
+	                                  [FLEET_BY_GPU] = "gpu",
+	                                  [FLEET_BY_JOB] = "job",
+	                                  [FLEET_BY_NAMESPACE] = "namespace",
+	                                  [FLEET_BY_POD] = "pod"};
+	return b >= 0 && b < (int)(sizeof ids / sizeof *ids) && ids[b] ? ids[b] : "node";
+}
+
+/* The group of GPU g's sample s when it depends on the sample (job, namespace, pod). */
+static void sample_group(const prom_fleet *fl, fleet_by by, const prom_node *nd, int g, int s,
+                         char *out, size_t len)
+{
+	int j = by == FLEET_BY_JOB   ? nd->job[g][s]
+	        : by == FLEET_BY_POD ? nd->pod[g][s]
+	                             : -1,
+	    ns = nd->ns[g][s];
+	if (by == FLEET_BY_JOB)
+		snprintf(out, len, "%s", j >= 0 ? fl->jobs[j] : "(no job)");
+	else if (by == FLEET_BY_NAMESPACE)
+		snprintf(out, len, "%s", ns >= 0 ? fl->kube[ns] : "(no namespace)");
+	else if (j >= 0) /* a pod's name is unique only in its namespace */
+		snprintf(out, len, "%s/%s", ns >= 0 ? fl->kube[ns] : "", fl->kube[j]);
+	else
+		snprintf(out, len, "(no pod)");
+}
+
+/* The group of a sample's labels, looked up only when they change from the previous sample. */
+typedef struct {
+	int job, ns, pod, group;
+} group_cache;
+
+static fleet_group *group_of_sample(const prom_fleet *fl, fleet_by by, const prom_node *nd, int g,
+                                    int s, fleet_report *r, group_cache *c)
+{
+	int job = nd->job[g][s], ns = nd->ns[g][s], pod = nd->pod[g][s];
+	if (c->group < 0 || job != c->job || ns != c->ns || pod != c->pod) {
+		char name[320];
+		sample_group(fl, by, nd, g, s, name, sizeof name);
+		c->group = (int)(group_for(r, name) - r->group);
+		*c = (group_cache){job, ns, pod, c->group};
+	}
+	return &r->group[c->group];
+}
+
 /* States of every sample into the totals and the groups; per node and GPU into states[][]. */
 static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_thresholds *th,
                          fleet_report *r, unsigned char **states)
 {
 	double dh = fl->step / 3600.0;
+	bool per_sample = o->by != FLEET_BY_NODE && o->by != FLEET_BY_GPU;
 	for (int k = 0; k < fl->nnodes; k++) {
 		const prom_node *nd = &fl->node[k];
 		for (int g = 0; g < nd->tl->ngpu; g++) {
 			int gone = gone_from(nd->tl, g);
 			char name[320];
 			snprintf(name, sizeof name, "%s/%d", nd->host, nd->gpus[g].gpu);
-			fleet_group *fixed =
-			    o->by == FLEET_BY_JOB
-			        ? NULL
-			        : group_for(r, o->by == FLEET_BY_GPU ? name : nd->host);
+			int fixed =
+			    per_sample
+			        ? -1
+			        : (int)(group_for(r, o->by == FLEET_BY_GPU ? name : nd->host) -
+			                r->group);
+			group_cache c = {.group = -1};
 			r->ngpus++;
 			for (int s = 0; s < fl->n; s++) {
 				fleet_state st = state_at(nd->tl, g, s, gone, th);
 				states[k][g * fl->n + s] = (unsigned char)st;
 				add_hours(&r->total, st, dh);
-				fleet_group *gr = fixed;
-				if (!gr) {
-					int j = nd->job[g][s];
-					gr = group_for(r, j >= 0 ? fl->jobs[j] : "(no job)");
-				}
+				fleet_group *gr = fixed >= 0
+				                      ? &r->group[fixed]
+				                      : group_of_sample(fl, o->by, nd, g, s, r, &c);
 				add_hours(&gr->hours, st, dh);
 			}
 		}
@@ -252,13 +299,11 @@ static prom_fleet_metric evidence_metric(diag_rule r)
 	}
 }
 
-/* NAME{<match>, <host label>="node", gpu=~"1|5"}: the series a finding stands on. */
-static void finding_promql(const prom_fleet *fl, fleet_finding *x)
+/* NAME{<match>, <host label>="node", gpu=~"1|5"}: metric pm's series of the finding's GPUs. */
+static void finding_selector(const prom_fleet *fl, const fleet_finding *x, prom_fleet_metric pm,
+                             char *out, size_t len)
 {
 	const prom_node *nd = &fl->node[x->node];
-	prom_fleet_metric pm = evidence_metric(x->rule);
-	if (!fl->have[pm])
-		pm = PF_UTIL;
 	char base[640], gpus[400] = "";
 	snprintf(base, sizeof base, "%s", fl->expr[pm]);
 	size_t bl = strlen(base);
@@ -272,8 +317,56 @@ static void finding_promql(const prom_fleet *fl, fleet_finding *x)
 			snprintf(gpus + l, sizeof gpus - l, "%s%d", n++ ? "|" : "",
 			         nd->gpus[g].gpu);
 		}
-	snprintf(x->promql, sizeof x->promql, "%s%s%s=\"%s\",gpu%s\"%s\"}", base,
-	         braces ? "," : "{", nd->host_label, nd->host, n > 1 ? "=~" : "=", gpus);
+	snprintf(out, len, "%s%s%s=\"%s\",gpu%s\"%s\"}", base, braces ? "," : "{", nd->host_label,
+	         nd->host, n > 1 ? "=~" : "=", gpus);
+}
+
+/* The query behind a finding's evidence; for one held by the power cap with its limit known,
+ * power over the limit (dcgm-exporter gives both series the same labels, so they pair up). */
+static void finding_promql(const prom_fleet *fl, fleet_finding *x)
+{
+	if (isfinite(x->limit_w) && fl->have[PF_POWER]) {
+		char p[690], l[690];
+		finding_selector(fl, x, PF_POWER, p, sizeof p);
+		finding_selector(fl, x, PF_POWER_LIMIT, l, sizeof l);
+		snprintf(x->promql, sizeof x->promql, "%s / %s", p, l);
+		return;
+	}
+	prom_fleet_metric pm = evidence_metric(x->rule);
+	if (!fl->have[pm])
+		pm = PF_UTIL;
+	finding_selector(fl, x, pm, x->promql, sizeof x->promql);
+}
+
+/* A finding the power cap explains (power-capped, or throttled with more power-capped samples
+ * than thermal ones): the mean draw there and the lowest limit, else NAN. */
+static void finding_power(const prom_fleet *fl, unsigned char **states, fleet_finding *x)
+{
+	const prom_node *nd = &fl->node[x->node];
+	int a = (int)lround((x->t0 - fl->from) / fl->step),
+	    b = (int)lround((x->t1 - fl->from) / fl->step), capped = 0, thermal = 0, np = 0;
+	double pw = 0, lim = NAN;
+	x->power_w = x->limit_w = NAN;
+	if (x->rule != DIAG_R_POWER_CAPPED && x->rule != DIAG_R_THROTTLED)
+		return;
+	for (int g = 0; g < nd->tl->ngpu; g++)
+		for (int s = a; x->gpus >> g & 1 && s < b && s < fl->n; s++) {
+			int st = states[x->node][g * fl->n + s];
+			thermal += st == FS_THROTTLED;
+			if (st != FS_POWER_CAPPED)
+				continue;
+			capped++;
+			double p = tl_gpu_at(nd->tl, g, GM_POWER_DRAW, s),
+			       l = tl_gpu_at(nd->tl, g, GM_POWER_LIMIT, s);
+			if (isfinite(p))
+				pw += p, np++;
+			if (isfinite(l) && l > 0 && !(l >= lim))
+				lim = l;
+		}
+	if (!capped || capped <= thermal)
+		return;
+	x->power_w = np ? pw / np : NAN;
+	x->limit_w = lim;
 }
 
 /* GPU-hours lost on the finding's GPUs in its time (not busy, or busy only u % of it); the
@@ -341,17 +434,39 @@ void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out)
 		diagnose_node(fl, o, k, out);
 	for (int i = 0; i < out->nf; i++) {
 		finding_cost(fl, states, &out->f[i]);
+		finding_power(fl, states, &out->f[i]);
 		finding_promql(fl, &out->f[i]);
 	}
 	qsort(out->f, (size_t)out->nf, sizeof *out->f, finding_cmp);
 	qsort(out->group, (size_t)out->ngroups, sizeof *out->group, group_cmp);
-	for (int k = 0; k < fl->nnodes; k++)
-		free(states[k]);
-	free(states);
+	out->states = states;
+	out->nstates = fl->nnodes;
+}
+
+int fleet_heat_cols(int n, int *per)
+{
+	*per = n > FLEET_HEAT_COLS ? (n + FLEET_HEAT_COLS - 1) / FLEET_HEAT_COLS : 1;
+	return n > 0 ? (n + *per - 1) / *per : 0;
+}
+
+fleet_state fleet_heat_cell(const fleet_report *r, int n, int k, int g, int a, int b)
+{
+	int count[FS__COUNT + 1] = {0};
+	const unsigned char *st = r->states[k] + (size_t)g * n;
+	for (int s = a; s < b && s < n; s++)
+		count[st[s] <= FS__COUNT ? st[s] : FS_NODATA]++;
+	int best = FS_NODATA;
+	for (int s = FS__COUNT - 1; s >= 0; s--)
+		if (count[s] && count[s] >= count[best])
+			best = s;
+	return (fleet_state)best;
 }
 
 void fleet_report_free(fleet_report *r)
 {
+	for (int k = 0; k < r->nstates; k++)
+		free(r->states[k]);
+	free(r->states);
 	free(r->group);
 	free(r->f);
 	*r = (fleet_report){0};

@@ -35,7 +35,16 @@ const char *fleet_state_id(fleet_state s);
 /* A few words for people (English: _() it to print). */
 const char *fleet_state_label(fleet_state s);
 
-typedef enum { FLEET_BY_NODE, FLEET_BY_GPU, FLEET_BY_JOB } fleet_by;
+typedef enum {
+	FLEET_BY_NODE,
+	FLEET_BY_GPU,
+	FLEET_BY_JOB,
+	FLEET_BY_NAMESPACE, /* Kubernetes: the pod's namespace label */
+	FLEET_BY_POD,       /* Kubernetes: namespace/pod */
+} fleet_by;
+
+/* "node", "gpu", "job", "namespace", "pod" (as --by spells them). */
+const char *fleet_by_id(fleet_by b);
 
 typedef struct {
 	double h[FS__COUNT]; /* GPU-hours per state */
@@ -46,7 +55,8 @@ typedef struct {
 double fleet_hours_lost(const fleet_hours *h);
 
 typedef struct {
-	char name[320]; /* node, node/gpu, or job ("(no job)" for samples without one) */
+	char name[320]; /* node, node/gpu, job, namespace or namespace/pod ("(no job)", "(no
+	                   namespace)", "(no pod)" for samples without one) */
 	fleet_hours hours;
 } fleet_group;
 
@@ -60,6 +70,9 @@ typedef struct {
 	char title[240]; /* the first window's title */
 	char job[160];   /* the job on its GPUs at most samples, "" none */
 	char promql[1400]; /* the query behind its evidence */
+	/* Held by the power cap: mean draw in its power-capped samples and the lowest limit
+	 * (DCGM_FI_DEV_POWER_MGMT_LIMIT) there, W; NAN when not such a finding or not known. */
+	double power_w, limit_w;
 } fleet_finding;
 
 typedef struct {
@@ -71,6 +84,10 @@ typedef struct {
 	char not_checked[8][480]; /* distinct notes of rules that could not run */
 	int nnot_checked;
 	int ngpus;
+	/* The state of every sample, per node: states[k][g * n + s] for GPU position g and
+	 * sample s (a fleet_state; FS_NODATA without one), for the heat map. */
+	unsigned char **states;
+	int nstates;
 } fleet_report;
 
 typedef struct {
@@ -84,6 +101,20 @@ void fleet_report_free(fleet_report *r);
 
 void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+/* One row per group and state: group_by,group,state,gpu_hours,share (fleet-wide rows first,
+ * group_by "fleet"). */
+void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+/* One self-contained page (inline CSS and SVG, no script, no network): the hours, the worst
+ * groups, the ranked findings with their PromQL and a heat map of every GPU against time. */
+void fleet_render_html(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
+
+/* The heat map's columns: at most FLEET_HEAT_COLS, each *per samples (the last may hold
+ * fewer). Returns the number of columns. */
+#define FLEET_HEAT_COLS 288
+int fleet_heat_cols(int n, int *per);
+/* The state most samples [a, b) of GPU position g on node k had (ties go to the first in
+ * fleet_state's order, the worse); FS_NODATA when most had none. */
+fleet_state fleet_heat_cell(const fleet_report *r, int n, int k, int g, int a, int b);
 
 /* ---- gpuwhy sim fleet ---- */
 typedef struct {

@@ -19,11 +19,6 @@ static void iso(double t, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static const char *by_name(fleet_by b)
-{
-	return b == FLEET_BY_GPU ? "gpu" : b == FLEET_BY_JOB ? "job" : "node";
-}
-
 static void text_hours(const fleet_report *r, FILE *out)
 {
 	double all = 0;
@@ -40,7 +35,7 @@ static void text_hours(const fleet_report *r, FILE *out)
 static void text_groups(const fleet_opts *o, const fleet_report *r, FILE *out)
 {
 	fprintf(out, "\n");
-	fprintf(out, _("By %s, most GPU-hours not busy first:\n"), by_name(o->by));
+	fprintf(out, _("By %s, most GPU-hours not busy first:\n"), fleet_by_id(o->by));
 	fprintf(out, "  %-24s", "");
 	for (int s = 0; s < FS__COUNT; s++)
 		fprintf(out, " %12.12s", fleet_state_id((fleet_state)s));
@@ -85,6 +80,11 @@ static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out
 		        host, gpus, job[0] ? _(", job ") : "", job, diag_rule_id(x->rule),
 		        diag_severity_name(x->severity), x->lost_h, a, b);
 		fprintf(out, "    %s\n", title);
+		if (isfinite(x->power_w) && isfinite(x->limit_w)) {
+			fprintf(out, "    ");
+			fprintf(out, _("power %.0f W against its %.0f W limit (%.0f %%)\n"),
+			        x->power_w, x->limit_w, 100 * x->power_w / x->limit_w);
+		}
 		fprintf(out, _("    PromQL: %s  (%s .. %s, step %gs)\n"), x->promql, a, b,
 		        fl->step);
 	}
@@ -174,6 +174,14 @@ static void json_finding(jsonw *w, const prom_fleet *fl, const fleet_finding *x)
 	jsonw_str(w, x->title);
 	jsonw_key(w, "promql");
 	jsonw_str(w, x->promql);
+	if (isfinite(x->power_w)) {
+		jsonw_key(w, "power_w");
+		jsonw_num(w, x->power_w);
+	}
+	if (isfinite(x->limit_w)) {
+		jsonw_key(w, "power_limit_w");
+		jsonw_num(w, x->limit_w);
+	}
 	jsonw_key(w, "step");
 	jsonw_num(w, fl->step);
 	jsonw_obj_end(w);
@@ -209,7 +217,7 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	jsonw_key(&w, "hours");
 	json_hours(&w, &r->total);
 	jsonw_key(&w, "by");
-	jsonw_str(&w, by_name(o->by));
+	jsonw_str(&w, fleet_by_id(o->by));
 	jsonw_key(&w, "groups");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < r->ngroups; i++) {
@@ -233,4 +241,44 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	jsonw_arr_end(&w);
 	jsonw_obj_end(&w);
 	fputc('\n', out);
+}
+
+/* RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_group(FILE *out, const char *by, const char *name, const fleet_hours *h)
+{
+	double all = h->nodata_h;
+	for (int s = 0; s < FS__COUNT; s++)
+		all += h->h[s];
+	for (int s = 0; s <= FS__COUNT; s++) {
+		double v = s == FS_NODATA ? h->nodata_h : h->h[s];
+		csv_str(out, by);
+		fputc(',', out);
+		csv_str(out, name);
+		fprintf(out, ",%s,%.4f,%.6f\n", fleet_state_id((fleet_state)s), v,
+		        all > 0 ? v / all : 0.0);
+	}
+}
+
+void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	(void)fl;
+	fputs("group_by,group,state,gpu_hours,share\n", out);
+	csv_group(out, "fleet", "all", &r->total);
+	for (int i = 0; i < r->ngroups; i++)
+		csv_group(out, fleet_by_id(o->by), r->group[i].name, &r->group[i].hours);
 }

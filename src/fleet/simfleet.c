@@ -150,7 +150,7 @@ static double noise(int node, int gpu, long s, int salt)
 /* One GPU's readings at one sample. */
 typedef struct {
 	bool present;
-	double util, used, power, temp, clock, reasons, xid, sm;
+	double util, used, power, temp, clock, reasons, xid, sm, limit;
 	const sf_plant *job; /* the plant whose job labels apply, NULL none */
 } sf_reading;
 
@@ -181,6 +181,7 @@ static void reading(const sf_plants *ps, const char *node, int ni, int gpu, long
 	                  .temp = 64 + 4 * e,
 	                  .clock = 1980,
 	                  .sm = 0.72 + 0.1 * e,
+	                  .limit = 700, /* an H100 SXM's default */
 	                  .job = p && (p->job[0] || p->pod[0]) ? p : NULL};
 	switch (k) {
 	case SK_BUSY:
@@ -233,6 +234,7 @@ static void reading(const sf_plants *ps, const char *node, int ni, int gpu, long
 		break;
 	case SK_POWER_CAP:
 		r->power = 348 + 4 * e;
+		r->limit = 350; /* someone lowered it (nvidia-smi -pl 350) */
 		r->clock = 1410 + 30 * e;
 		r->reasons = (double)gpu_reason_bit(GPU_REASON_SW_POWER_CAP);
 		break;
@@ -275,6 +277,8 @@ static double reading_value(const sf_reading *r, prom_fleet_metric m)
 		return r->xid;
 	case PF_SM_ACTIVE:
 		return r->sm;
+	case PF_POWER_LIMIT:
+		return r->limit;
 	default:
 		return 0;
 	}

@@ -74,6 +74,37 @@ int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, s
  */
 bool prom_range_chunk(double from, double to, double step, long k, double *start, double *end);
 
+/* As prom_range_chunk, with chunks of at most points points (1 .. PROM_CHUNK_POINTS). */
+bool prom_range_chunk_n(double from, double to, double step, long points, long k, double *start,
+                        double *end);
+
+/* One range query of a batch: expr over [from, to], at most PROM_CHUNK_POINTS points. */
+typedef struct {
+	const char *expr;
+	double from, to;
+	int tag; /* the caller's: which metric, which chunk */
+} prom_req;
+
+typedef struct {
+	double step;
+	int parallel; /* requests in flight at once; below 1 is 1 */
+	/* Each answer, parsed, as it arrives: one call at a time (the batch's lock), from any of
+	 * the batch's threads; it may take what m holds (leaving it zeroed), else m is freed
+	 * after. */
+	void (*sink)(void *ctx, int tag, prom_matrix *m);
+	/* After each request that succeeded: done of total, under the same lock; may be NULL. */
+	void (*progress)(void *ctx, int done, int total);
+	void *ctx;
+} prom_batch;
+
+/*
+ * Run the n requests with at most b->parallel at once (threads, each request
+ * with the connection's timeout and retries), parsing each answer in its
+ * thread. The first failure stops new requests and is returned (0 or the
+ * exit code of err) once those in flight are done.
+ */
+int prom_fetch(const prom_conn *c, const prom_req *r, int n, const prom_batch *b, gw_fail *err);
+
 /*
  * Run expr over [from, to] at step (seconds, epoch), in chunks of at most
  * PROM_CHUNK_POINTS points, into m. Returns 0 or the exit code of err.
@@ -92,13 +123,26 @@ typedef enum {
 	PF_REASONS,
 	PF_XID,
 	PF_SM_ACTIVE,
+	PF_POWER_LIMIT, /* DCGM_FI_DEV_POWER_MGMT_LIMIT: not in dcgm-exporter's default set */
 	PF__COUNT
 } prom_fleet_metric;
 
 typedef struct {
 	double from, to, step; /* epoch seconds; step > 0 */
 	const char *match;     /* label matchers, with or without braces; NULL or "" for all */
+	int parallel;          /* requests at once; 0 for PROM_PARALLEL */
+	/* Requests done of (about) total, for a progress bar; may be NULL. */
+	void (*progress)(void *ctx, int done, int total);
+	void *progress_ctx;
 } prom_fleet_query;
+
+#define PROM_PARALLEL 4
+/* One request asks for about this many points of all its series together (about 3 MB of JSON,
+ * some 25 MB while parsed), so memory is bounded by the requests in flight, not by the fleet's
+ * size. The first request of the utilization series asks for PROM_PROBE_POINTS per series and
+ * tells how many series there are. */
+#define PROM_REQ_POINTS 125000L
+#define PROM_PROBE_POINTS 240L
 
 /* A GPU's name in the fleet. */
 typedef struct {
@@ -113,6 +157,9 @@ typedef struct {
 	timeline *tl;        /* samples at from + k*step; GPU positions as in gpus */
 	prom_fleet_gpu gpus[GPU_MAX];
 	int *job[GPU_MAX]; /* per sample: index into prom_fleet.jobs, -1 none */
+	/* Kubernetes (dcgm-exporter's pod mapping): per sample, the pod's namespace and name as
+	 * indices into prom_fleet.kube, -1 none. */
+	int *ns[GPU_MAX], *pod[GPU_MAX];
 } prom_node;
 
 typedef struct {
@@ -122,6 +169,9 @@ typedef struct {
 	int nnodes;
 	char **jobs; /* hpc_job (else namespace/pod) values seen */
 	int njobs;
+	char **kube; /* namespace and pod values seen (namespace, else pod_namespace; pod, else
+	                pod_name) */
+	int nkube;
 	/* The PromQL each metric was read with ("" when it was not asked), and
 	 * whether it answered with any series. */
 	char expr[PF__COUNT][640];

@@ -20,9 +20,11 @@
 #define PROM_CLOCKS_EVENT_REASONS "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
 
 static const gpu_metric_id fleet_ids[PF__COUNT] = {
-    [PF_UTIL] = GM_UTIL_GPU,       [PF_FB_USED] = GM_MEM_USED, [PF_FB_FREE] = GM_MEM_FREE,
-    [PF_POWER] = GM_POWER_DRAW,    [PF_TEMP] = GM_TEMP_GPU,    [PF_SM_CLOCK] = GM_CLK_SM,
-    [PF_REASONS] = GM_CLK_REASONS, [PF_XID] = GM_XID_LAST,     [PF_SM_ACTIVE] = GM_GPM_SM_ACTIVE,
+    [PF_UTIL] = GM_UTIL_GPU,           [PF_FB_USED] = GM_MEM_USED,
+    [PF_FB_FREE] = GM_MEM_FREE,        [PF_POWER] = GM_POWER_DRAW,
+    [PF_TEMP] = GM_TEMP_GPU,           [PF_SM_CLOCK] = GM_CLK_SM,
+    [PF_REASONS] = GM_CLK_REASONS,     [PF_XID] = GM_XID_LAST,
+    [PF_SM_ACTIVE] = GM_GPM_SM_ACTIVE, [PF_POWER_LIMIT] = GM_POWER_LIMIT,
 };
 
 gpu_metric_id prom_fleet_metric_id(prom_fleet_metric m)
@@ -75,12 +77,25 @@ static int series_gpu(const prom_series *s)
 	return g && !*end && v >= 0 && v < 1000000 ? (int)v : -1;
 }
 
+/* The first of two labels that is set and not empty, else NULL. */
+static const char *label2(const prom_series *s, const char *a, const char *b)
+{
+	const char *v = prom_label_get(s, a);
+	if (!v || !*v)
+		v = prom_label_get(s, b);
+	return v && *v ? v : NULL;
+}
+
+/* The pod's labels as dcgm-exporter writes them, or with -o (--use-old-namespace). */
+static const char *series_pod(const prom_series *s)
+{
+	return label2(s, "pod", "pod_name");
+}
+
 static const char *series_job(const prom_series *s)
 {
 	const char *j = prom_label_get(s, "hpc_job");
-	if (!j || !*j)
-		j = prom_label_get(s, "pod");
-	return j && *j ? j : NULL;
+	return j && *j ? j : series_pod(s);
 }
 
 static prom_node *node_of(prom_fleet *fl, const char *host)
@@ -110,37 +125,44 @@ static int node_cmp(const void *a, const void *b)
 	return strcmp(((const prom_node *)a)->host, ((const prom_node *)b)->host);
 }
 
-/* Nodes and their GPUs from the utilization series; timelines with every sample, all absent. */
-static void build_nodes(prom_fleet *fl, const prom_matrix *util)
+/* Nodes and their GPUs from the utilization series (the nm chunks of its answer); timelines with
+ * every sample, all absent. */
+static void build_nodes(prom_fleet *fl, const prom_matrix *ms, int nm)
 {
-	prom_fleet_gpu(*gpus)[GPU_MAX] = gw_xcalloc((size_t)util->n + 1, sizeof *gpus);
-	int *ngpu = gw_xcalloc((size_t)util->n + 1, sizeof *ngpu);
-	fl->node = gw_xcalloc((size_t)util->n + 1, sizeof *fl->node);
-	for (int i = 0; i < util->n; i++) {
-		const prom_series *s = &util->s[i];
-		int gpu = series_gpu(s);
-		prom_node *nd = node_of(fl, series_host(s));
-		if (!nd) {
-			nd = &fl->node[fl->nnodes++];
-			snprintf(nd->host, sizeof nd->host, "%s", series_host(s));
-			snprintf(nd->host_label, sizeof nd->host_label, "%s", series_host_label(s));
+	size_t total = 1;
+	for (int c = 0; c < nm; c++)
+		total += (size_t)ms[c].n;
+	prom_fleet_gpu(*gpus)[GPU_MAX] = gw_xcalloc(total, sizeof *gpus);
+	int *ngpu = gw_xcalloc(total, sizeof *ngpu);
+	fl->node = gw_xcalloc(total, sizeof *fl->node);
+	for (int c = 0; c < nm; c++)
+		for (int i = 0; i < ms[c].n; i++) {
+			const prom_series *s = &ms[c].s[i];
+			int gpu = series_gpu(s);
+			prom_node *nd = node_of(fl, series_host(s));
+			if (!nd) {
+				nd = &fl->node[fl->nnodes++];
+				snprintf(nd->host, sizeof nd->host, "%s", series_host(s));
+				snprintf(nd->host_label, sizeof nd->host_label, "%s",
+				         series_host_label(s));
+			}
+			int k = (int)(nd - fl->node), j;
+			for (j = 0; j < ngpu[k] && gpus[k][j].gpu != gpu; j++)
+				;
+			if (j < ngpu[k] || gpu < 0)
+				continue;
+			if (ngpu[k] == GPU_MAX) {
+				fl->gpus_dropped++;
+				continue;
+			}
+			prom_fleet_gpu *pg = &gpus[k][ngpu[k]++];
+			pg->gpu = gpu;
+			snprintf(pg->uuid, sizeof pg->uuid, "%s",
+			         prom_label_get(s, "UUID") ? prom_label_get(s, "UUID") : "");
+			snprintf(pg->model, sizeof pg->model, "%s",
+			         prom_label_get(s, "modelName") ? prom_label_get(s, "modelName")
+			                                        : "");
 		}
-		int k = (int)(nd - fl->node), j;
-		for (j = 0; j < ngpu[k] && gpus[k][j].gpu != gpu; j++)
-			;
-		if (j < ngpu[k] || gpu < 0)
-			continue;
-		if (ngpu[k] == GPU_MAX) {
-			fl->gpus_dropped++;
-			continue;
-		}
-		prom_fleet_gpu *pg = &gpus[k][ngpu[k]++];
-		pg->gpu = gpu;
-		snprintf(pg->uuid, sizeof pg->uuid, "%s",
-		         prom_label_get(s, "UUID") ? prom_label_get(s, "UUID") : "");
-		snprintf(pg->model, sizeof pg->model, "%s",
-		         prom_label_get(s, "modelName") ? prom_label_get(s, "modelName") : "");
-	}
 	for (int k = 0; k < fl->nnodes; k++) {
 		prom_node *nd = &fl->node[k];
 		qsort(gpus[k], (size_t)ngpu[k], sizeof **gpus, gpu_cmp);
@@ -156,8 +178,10 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *util)
 			snprintf(tg->uuid, sizeof tg->uuid, "%s", nd->gpus[g].uuid);
 			snprintf(tg->name, sizeof tg->name, "%s", nd->gpus[g].model);
 			nd->job[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
+			nd->ns[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
+			nd->pod[g] = gw_xmalloc((size_t)(fl->n ? fl->n : 1) * sizeof(int));
 			for (int s = 0; s < fl->n; s++)
-				nd->job[g][s] = -1;
+				nd->job[g][s] = nd->ns[g][s] = nd->pod[g][s] = -1;
 		}
 	}
 	qsort(fl->node, (size_t)fl->nnodes, sizeof *fl->node, node_cmp);
@@ -165,14 +189,17 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *util)
 	free(ngpu);
 }
 
-static int job_index(prom_fleet *fl, const char *job)
+/* The index of v in the table (*tab, *n), added when new; -1 for NULL. */
+static int intern(char ***tab, int *n, const char *v)
 {
-	for (int i = 0; i < fl->njobs; i++)
-		if (!strcmp(fl->jobs[i], job))
+	if (!v)
+		return -1;
+	for (int i = 0; i < *n; i++)
+		if (!strcmp((*tab)[i], v))
 			return i;
-	fl->jobs = gw_xrealloc(fl->jobs, (size_t)(fl->njobs + 1) * sizeof *fl->jobs);
-	fl->jobs[fl->njobs] = gw_xstrdup(job);
-	return fl->njobs++;
+	*tab = gw_xrealloc(*tab, (size_t)(*n + 1) * sizeof **tab);
+	(*tab)[*n] = gw_xstrdup(v);
+	return (*n)++;
 }
 
 /* The points of one metric into the nodes' timelines (in the table's units). */
@@ -187,8 +214,13 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 		int g = nd ? gpu_pos(nd, series_gpu(s)) : -1;
 		if (g < 0)
 			continue;
-		const char *job = pm == PF_UTIL ? series_job(s) : NULL;
-		int ji = job ? job_index(fl, job) : -1;
+		/* who ran there: from the utilization series, which every GPU has */
+		bool who = pm == PF_UTIL;
+		int ji = who ? intern(&fl->jobs, &fl->njobs, series_job(s)) : -1,
+		    ni =
+		        who ? intern(&fl->kube, &fl->nkube, label2(s, "namespace", "pod_namespace"))
+		            : -1,
+		    pi = who ? intern(&fl->kube, &fl->nkube, series_pod(s)) : -1;
 		for (int k = 0; k < s->n; k++) {
 			long at = lround((s->t[k] - fl->from) / fl->step);
 			if (at < 0 || at >= fl->n || !isfinite(s->v[k]))
@@ -196,6 +228,10 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 			tl_set_gpu(nd->tl, g, id, (int)at, s->v[k] * scale);
 			if (ji >= 0)
 				nd->job[g][at] = ji;
+			if (ni >= 0)
+				nd->ns[g][at] = ni;
+			if (pi >= 0)
+				nd->pod[g][at] = pi;
 		}
 	}
 }
@@ -235,17 +271,148 @@ static void derive(prom_fleet *fl, prom_node *nd)
 		}
 }
 
-static int query_metric(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl,
-                        prom_fleet_metric pm, prom_matrix *m, gw_fail *err)
+/* What a fleet's batches share: the fleet, the utilization answer's chunks, the progress. */
+typedef struct {
+	prom_fleet *fl;
+	const prom_fleet_query *q;
+	prom_matrix *util; /* one per chunk */
+	int done, total;   /* requests of earlier batches; of all (estimated until known) */
+} fleet_load;
+
+static void util_sink(void *ctx, int tag, prom_matrix *m)
 {
-	prom_selector(prom_fleet_metric_name(pm), q->match, fl->expr[pm], sizeof fl->expr[pm]);
-	int rc = prom_query_range(c, fl->expr[pm], q->from, q->to, q->step, m, err);
-	if (rc == 0 && m->n == 0 && pm == PF_REASONS) {
-		prom_selector(PROM_CLOCKS_EVENT_REASONS, q->match, fl->expr[pm],
-		              sizeof fl->expr[pm]);
-		rc = prom_query_range(c, fl->expr[pm], q->from, q->to, q->step, m, err);
+	fleet_load *l = ctx;
+	l->util[tag] = *m; /* kept until the nodes are built from every chunk */
+	*m = (prom_matrix){0};
+}
+
+/* tag: the metric. Points go straight into the timelines; the answer is freed. */
+static void metric_sink(void *ctx, int tag, prom_matrix *m)
+{
+	fleet_load *l = ctx;
+	fill_metric(l->fl, (prom_fleet_metric)tag, m);
+	l->fl->have[tag] |= m->n > 0;
+}
+
+static void load_progress(void *ctx, int done, int total)
+{
+	fleet_load *l = ctx;
+	(void)total;
+	if (l->q->progress)
+		l->q->progress(l->q->progress_ctx, l->done + done, l->total);
+}
+
+/* The chunks of the metrics [m0, m1) over [from, to], points per chunk, appended to reqs. */
+static int plan(const prom_fleet *fl, double from, double to, double step, int m0, int m1,
+                long points, prom_req **reqs, int n)
+{
+	for (int pm = m0; pm < m1; pm++) {
+		double a, b;
+		for (long k = 0; prom_range_chunk_n(from, to, step, points, k, &a, &b); k++) {
+			*reqs = gw_xrealloc(*reqs, (size_t)(n + 1) * sizeof **reqs);
+			(*reqs)[n++] =
+			    (prom_req){.expr = fl->expr[pm], .from = a, .to = b, .tag = pm};
+		}
 	}
-	fl->have[pm] = rc == 0 && m->n > 0;
+	return n;
+}
+
+/* Points per request that keep an answer of nseries series within PROM_REQ_POINTS. */
+static long chunk_points(int nseries)
+{
+	long p = PROM_REQ_POINTS / (nseries > 0 ? nseries : 1);
+	return p < 60 ? 60 : p > PROM_CHUNK_POINTS ? PROM_CHUNK_POINTS : p;
+}
+
+static int run_batch(const prom_conn *c, fleet_load *l, prom_req *r, int n,
+                     void (*sink)(void *, int, prom_matrix *), gw_fail *err)
+{
+	prom_batch b = {.step = l->q->step,
+	                .parallel = l->q->parallel > 0 ? l->q->parallel : PROM_PARALLEL,
+	                .sink = sink,
+	                .progress = load_progress,
+	                .ctx = l};
+	int rc = prom_fetch(c, r, n, &b, err);
+	l->done += n;
+	free(r);
+	return rc;
+}
+
+/* The utilization series, whose GPUs make the fleet; an error when there are none. A first
+ * short request tells how many series there are, and so how long the others may be. */
+static int load_util(const prom_conn *c, fleet_load *l, gw_fail *err)
+{
+	prom_fleet *fl = l->fl;
+	const prom_fleet_query *q = l->q;
+	prom_selector(prom_fleet_metric_name(PF_UTIL), q->match, fl->expr[PF_UTIL],
+	              sizeof fl->expr[PF_UTIL]);
+	double probe_end = fmin(q->to, q->from + (PROM_PROBE_POINTS - 1) * q->step);
+	prom_req *r = NULL;
+	int n =
+	    plan(fl, q->from, probe_end, q->step, PF_UTIL, PF_UTIL + 1, PROM_PROBE_POINTS, &r, 0);
+	l->util = gw_xcalloc(1, sizeof *l->util);
+	l->total = PF__COUNT;
+	r[0].tag = 0;
+	int rc = run_batch(c, l, r, n, util_sink, err), nu = 1;
+	if (rc == 0 && probe_end < q->to) {
+		long points = chunk_points(l->util[0].n);
+		r = NULL;
+		n = plan(fl, probe_end + q->step, q->to, q->step, PF_UTIL, PF_UTIL + 1, points, &r,
+		         0);
+		l->total = 1 + n * PF__COUNT;
+		l->util = gw_xrealloc(l->util, (size_t)(n + 1) * sizeof *l->util);
+		for (int i = 0; i < n; i++) {
+			r[i].tag = i + 1;
+			l->util[i + 1] = (prom_matrix){0};
+		}
+		nu += n;
+		rc = run_batch(c, l, r, n, util_sink, err);
+	}
+	int series = 0;
+	for (int i = 0; i < nu; i++)
+		series += l->util[i].n;
+	if (rc == 0 && series == 0)
+		rc = gw_fail_set(
+		    err, GW_EXIT_ENV, fl->expr[PF_UTIL],
+		    N_("check --match, the time range and that dcgm-exporter is scraped"),
+		    "no series in that time range");
+	if (rc == 0) {
+		fl->have[PF_UTIL] = true;
+		build_nodes(fl, l->util, nu);
+		for (int i = 0; i < nu; i++)
+			fill_metric(fl, PF_UTIL, &l->util[i]);
+	}
+	for (int i = 0; i < nu; i++)
+		prom_matrix_free(&l->util[i]);
+	free(l->util);
+	return rc;
+}
+
+/* The other metrics, in chunks that keep each answer within PROM_REQ_POINTS; the clock reasons
+ * under their newer name when the older has no series. */
+static int load_rest(const prom_conn *c, fleet_load *l, gw_fail *err)
+{
+	prom_fleet *fl = l->fl;
+	const prom_fleet_query *q = l->q;
+	int ngpus = 0;
+	for (int k = 0; k < fl->nnodes; k++)
+		ngpus += fl->node[k].tl->ngpu;
+	long points = chunk_points(ngpus);
+	for (int pm = PF_UTIL + 1; pm < PF__COUNT; pm++)
+		prom_selector(prom_fleet_metric_name((prom_fleet_metric)pm), q->match, fl->expr[pm],
+		              sizeof fl->expr[pm]);
+	prom_req *r = NULL;
+	int n = plan(fl, q->from, q->to, q->step, PF_UTIL + 1, PF__COUNT, points, &r, 0);
+	l->total = l->done + n;
+	int rc = run_batch(c, l, r, n, metric_sink, err);
+	if (rc == 0 && !fl->have[PF_REASONS]) {
+		prom_selector(PROM_CLOCKS_EVENT_REASONS, q->match, fl->expr[PF_REASONS],
+		              sizeof fl->expr[PF_REASONS]);
+		r = NULL;
+		n = plan(fl, q->from, q->to, q->step, PF_REASONS, PF_REASONS + 1, points, &r, 0);
+		l->total += n;
+		rc = run_batch(c, l, r, n, metric_sink, err);
+	}
 	return rc;
 }
 
@@ -253,25 +420,10 @@ int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *o
 {
 	*out = (prom_fleet){.from = q->from, .to = q->to, .step = q->step};
 	out->n = (int)floor((q->to - q->from) / q->step + 1e-9) + 1;
-	prom_matrix util = {0};
-	int rc = query_metric(c, q, out, PF_UTIL, &util, err);
-	if (rc == 0 && util.n == 0)
-		rc = gw_fail_set(
-		    err, GW_EXIT_ENV, out->expr[PF_UTIL],
-		    N_("check --match, the time range and that dcgm-exporter is scraped"),
-		    "no series in that time range");
-	if (rc == 0) {
-		build_nodes(out, &util);
-		fill_metric(out, PF_UTIL, &util);
-	}
-	prom_matrix_free(&util);
-	for (int pm = PF_UTIL + 1; rc == 0 && pm < PF__COUNT; pm++) {
-		prom_matrix m = {0};
-		rc = query_metric(c, q, out, (prom_fleet_metric)pm, &m, err);
-		if (rc == 0)
-			fill_metric(out, (prom_fleet_metric)pm, &m);
-		prom_matrix_free(&m);
-	}
+	fleet_load l = {.fl = out, .q = q};
+	int rc = load_util(c, &l, err);
+	if (rc == 0)
+		rc = load_rest(c, &l, err);
 	for (int k = 0; rc == 0 && k < out->nnodes; k++)
 		derive(out, &out->node[k]);
 	if (rc)
@@ -283,13 +435,19 @@ void prom_fleet_free(prom_fleet *fl)
 {
 	for (int k = 0; k < fl->nnodes; k++) {
 		prom_node *nd = &fl->node[k];
-		for (int g = 0; nd->tl && g < nd->tl->ngpu; g++)
+		for (int g = 0; nd->tl && g < nd->tl->ngpu; g++) {
 			free(nd->job[g]);
+			free(nd->ns[g]);
+			free(nd->pod[g]);
+		}
 		tl_free(nd->tl);
 	}
 	free(fl->node);
 	for (int i = 0; i < fl->njobs; i++)
 		free(fl->jobs[i]);
 	free(fl->jobs);
+	for (int i = 0; i < fl->nkube; i++)
+		free(fl->kube[i]);
+	free(fl->kube);
 	*fl = (prom_fleet){0};
 }

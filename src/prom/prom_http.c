@@ -1,11 +1,13 @@
 /*
  * prom_http.c - range queries through Prometheus's HTTP API: one POST of
  * /api/v1/query_range per chunk, with a deadline, bounded retries, an
- * optional bearer token and CA bundle. libcurl is loaded on first use
- * (util/curl_dl.h).
+ * optional bearer token and CA bundle; a batch of them with bounded
+ * concurrency (threads, each with its own easy handle). libcurl is loaded on
+ * first use (util/curl_dl.h).
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +89,24 @@ typedef struct {
 	const char *form; /* the POST body */
 	const char *expr; /* for messages */
 	struct curl_slist *hdr;
+	bool gzip; /* ask for a compressed answer */
 } prom_request;
+
+/*
+ * Whether url's host is this machine (localhost, 127.0.0.0/8, [::1]). A compressed answer
+ * costs Prometheus 3 times the time of a plain one (measured at 32 GPUs x 6 h at 5 s) and
+ * saves nothing on loopback; across a network, JSON shrinks about tenfold.
+ */
+static bool url_loopback(const char *url)
+{
+	const char *h = strstr(url, "://");
+	h = h ? h + 3 : url;
+	const char *at = strpbrk(h, "@/");
+	if (at && *at == '@')
+		h = at + 1;
+	return !strncmp(h, "localhost", 9) ? (h[9] == 0 || h[9] == ':' || h[9] == '/')
+	                                   : !strncmp(h, "127.", 4) || !strncmp(h, "[::1]", 5);
+}
 
 /* One try. Returns 0 with the body, 1 for a failure worth retrying, else the exit code. */
 static int try_once(const prom_request *r, prom_sink *sink, gw_fail *err)
@@ -107,7 +126,8 @@ static int try_once(const prom_request *r, prom_sink *sink, gw_fail *err)
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, prom_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (r->gzip)
+		curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	if (r->c->cacert)
 		curl_easy_setopt(h, CURLOPT_CAINFO, r->c->cacert);
 	CURLcode rc = curl_easy_perform(h);
@@ -150,7 +170,11 @@ static int post(const prom_conn *c, const char *expr, const char *form, gw_strbu
 	size_t ul = strlen(c->url);
 	gw_sb_put(&url, c->url, ul && c->url[ul - 1] == '/' ? ul - 1 : ul);
 	gw_sb_puts(&url, "/api/v1/query_range");
-	prom_request r = {.c = c, .url = gw_sb_str(&url), .form = form, .expr = expr};
+	prom_request r = {.c = c,
+	                  .url = gw_sb_str(&url),
+	                  .form = form,
+	                  .expr = expr,
+	                  .gzip = !url_loopback(c->url)};
 	r.hdr = curl_slist_append(NULL, "Content-Type: application/x-www-form-urlencoded");
 	int rc = 0;
 	if (c->bearer_file) {
@@ -183,6 +207,87 @@ out:
 	return rc;
 }
 
+/* The form of one range query. */
+static void range_form(gw_strbuf *form, const char *expr, double a, double b, double step)
+{
+	gw_sb_clear(form);
+	gw_sb_puts(form, "query=");
+	form_escape(form, expr);
+	gw_sb_printf(form, "&start=%.3f&end=%.3f&step=%.3f", a, b, step);
+}
+
+typedef struct {
+	const prom_conn *c;
+	const prom_req *r;
+	const prom_batch *b;
+	int n, next, done, rc;
+	gw_fail *err;
+	pthread_mutex_t mu;
+} fetch_state;
+
+/* One request of the batch: fetched and parsed outside the lock, handed on under it. */
+static void fetch_one(fetch_state *f, int i)
+{
+	const prom_req *r = &f->r[i];
+	gw_strbuf form = {0}, body = {0};
+	gw_fail err = {0};
+	prom_matrix m = {0};
+	range_form(&form, r->expr, r->from, r->to, f->b->step);
+	int rc = post(f->c, r->expr, gw_sb_str(&form), &body, &err);
+	char why[400];
+	if (rc == 0 && prom_parse_matrix(gw_sb_str(&body), body.len, &m, why, sizeof why))
+		rc = gw_fail_set(&err, GW_EXIT_ENV, r->expr, NULL, "%s", why);
+	gw_sb_free(&form);
+	gw_sb_free(&body);
+	pthread_mutex_lock(&f->mu);
+	if (rc && !f->rc) {
+		f->rc = rc;
+		if (f->err)
+			*f->err = err;
+	} else if (!rc && !f->rc) {
+		f->b->sink(f->b->ctx, r->tag, &m);
+		f->done++;
+		if (f->b->progress)
+			f->b->progress(f->b->ctx, f->done, f->n);
+	}
+	pthread_mutex_unlock(&f->mu);
+	prom_matrix_free(&m);
+}
+
+static void *fetch_worker(void *arg)
+{
+	fetch_state *f = arg;
+	for (;;) {
+		pthread_mutex_lock(&f->mu);
+		int i = f->rc ? f->n : f->next++;
+		pthread_mutex_unlock(&f->mu);
+		if (i >= f->n)
+			return NULL;
+		fetch_one(f, i);
+	}
+}
+
+int prom_fetch(const prom_conn *c, const prom_req *r, int n, const prom_batch *b, gw_fail *err)
+{
+	if (gw_curl_error()) /* loads libcurl here, before any thread uses it */
+		return gw_fail_set(err, GW_EXIT_ENV, "libcurl", NULL, "%s", gw_curl_error());
+	fetch_state f = {.c = c, .r = r, .b = b, .n = n, .err = err};
+	pthread_mutex_init(&f.mu, NULL);
+	int want = b->parallel < 1 ? 1 : b->parallel > 64 ? 64 : b->parallel, started = 0;
+	if (want > n)
+		want = n;
+	pthread_t th[64];
+	/* The calling thread works too; a thread that cannot start leaves its share to it. */
+	for (int i = 1; i < want; i++)
+		if (pthread_create(&th[started], NULL, fetch_worker, &f) == 0)
+			started++;
+	fetch_worker(&f);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&f.mu);
+	return f.rc;
+}
+
 int prom_query_range(const prom_conn *c, const char *expr, double from, double to, double step,
                      prom_matrix *m, gw_fail *err)
 {
@@ -192,10 +297,7 @@ int prom_query_range(const prom_conn *c, const char *expr, double from, double t
 	int rc = 0;
 	double a, b;
 	for (long k = 0; rc == 0 && prom_range_chunk(from, to, step, k, &a, &b); k++) {
-		gw_sb_clear(&form);
-		gw_sb_puts(&form, "query=");
-		form_escape(&form, expr);
-		gw_sb_printf(&form, "&start=%.3f&end=%.3f&step=%.3f", a, b, step);
+		range_form(&form, expr, a, b, step);
 		if ((rc = post(c, expr, gw_sb_str(&form), &body, err)) != 0)
 			break;
 		char why[400];

@@ -155,15 +155,23 @@ int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, s
 	return rc;
 }
 
-bool prom_range_chunk(double from, double to, double step, long k, double *start, double *end)
+bool prom_range_chunk_n(double from, double to, double step, long points, long k, double *start,
+                        double *end)
 {
 	if (!(step > 0) || k < 0)
 		return false;
+	if (points < 1 || points > PROM_CHUNK_POINTS)
+		points = PROM_CHUNK_POINTS;
 	/* Counted from the first point, not chunk after chunk: no rounding that adds up. */
-	double a = from + (double)k * PROM_CHUNK_POINTS * step;
+	double a = from + (double)k * (double)points * step;
 	if (a > to)
 		return false;
 	*start = a;
-	*end = fmin(to, a + (PROM_CHUNK_POINTS - 1) * step);
+	*end = fmin(to, a + (double)(points - 1) * step);
 	return true;
+}
+
+bool prom_range_chunk(double from, double to, double step, long k, double *start, double *end)
+{
+	return prom_range_chunk_n(from, to, step, PROM_CHUNK_POINTS, k, start, end);
 }

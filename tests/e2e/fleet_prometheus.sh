@@ -38,6 +38,26 @@ rc=$?
 "$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --by job --format json \
 	-o "$T/byjob.json"
 "$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s >"$T/fleet.txt"
+# Kubernetes: dcgm-exporter's namespace and pod labels (node01's job runs in pod ml/train-a-0).
+for by in namespace pod; do
+	"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --by $by \
+		--format json -o "$T/by$by.json"
+done
+python3 - "$T/bynamespace.json" "$T/bypod.json" <<'PY' || fail "fleet --by namespace|pod"
+import json, sys
+for path, by, name, other in ((sys.argv[1], "namespace", "ml", "(no namespace)"),
+                              (sys.argv[2], "pod", "ml/train-a-0", "(no pod)")):
+    d = json.load(open(path))
+    g = {x["name"]: x["hours"] for x in d["groups"]}
+    if d["by"] != by or sorted(g) != sorted([name, other]):
+        sys.exit("FAIL: --by %s: %s groups %s" % (by, d["by"], sorted(g)))
+    # node01's 8 GPUs over 6 h, idle (holding memory) while data-starved
+    tot = lambda h: sum(v for k, v in h.items() if k not in ("not-busy",))
+    if abs(tot(g[name]) - 48) > 0.1 or g[name]["idle-holding-memory"] < 5:
+        sys.exit("FAIL: --by %s: %s %s" % (by, name, g[name]))
+    if abs(tot(g[other]) + tot(g[name]) - tot(d["hours"])) > 0.01:
+        sys.exit("FAIL: --by %s: groups do not add up to the fleet" % by)
+PY
 grep -q 'PromQL: DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{Hostname="node02",gpu="3"}' "$T/fleet.txt" ||
 	fail "text report lacks the throttled finding's PromQL: $(cat "$T/fleet.txt")"
 
@@ -89,6 +109,61 @@ r = json.load(urllib.request.urlopen(url + "/api/v1/query_range?" + q, timeout=3
 vals = [float(v) for s in r["data"]["result"] for _, v in s["values"]]
 # (the range's last point is the next window's first)
 if len(r["data"]["result"]) != 1 or len(vals) < 200 or min(vals[:-1]) < 32: bad("the cited PromQL: %s" % r)
+# the power-capped GPU: its draw against the limit someone lowered to 350 W, and a PromQL of
+# the two that gives their ratio; the thermal one has no power figures
+if not d["queries"]["DCGM_FI_DEV_POWER_MGMT_LIMIT"]["present"]: bad("no power limit series")
+f = found[("node02", (6,), "throttled")]
+if f.get("power_limit_w") != 350 or not 340 <= f.get("power_w", 0) <= 352: bad("power-capped: %s" % f)
+if "power_w" in found[("node02", (3,), "throttled")]: bad("thermal finding with power figures")
+if f["promql"] != 'DCGM_FI_DEV_POWER_USAGE{Hostname="node02",gpu="6"} / DCGM_FI_DEV_POWER_MGMT_LIMIT{Hostname="node02",gpu="6"}': bad("power PromQL %s" % f["promql"])
+q = urllib.parse.urlencode({"query": f["promql"], "start": f["from_epoch"], "end": f["to_epoch"] - f["step"], "step": f["step"]})
+r = json.load(urllib.request.urlopen(url + "/api/v1/query_range?" + q, timeout=30))
+vals = [float(v) for s in r["data"]["result"] for _, v in s["values"]]
+if len(r["data"]["result"]) != 1 or len(vals) < 200 or not all(0.97 <= v <= 1.01 for v in vals): bad("power/limit PromQL: %s" % r)
+PY
+grep -q 'power 3[45][0-9] W against its 350 W limit' "$T/fleet.txt" || fail "text: no power against the limit"
+
+# HTML and CSV of the same range say what the JSON says; the lost GPU (node03 GPU 5, row
+# 2 * 8 + 5) is lost in the heat map from the column holding hour 3 to the end, and no
+# other GPU is.
+"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --format html \
+	-o "$T/fleet.html"
+rc=$?
+[ "$rc" = 1 ] || fail "fleet --format html exit $rc, expected 1"
+"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --format csv \
+	>"$T/fleet.csv" || [ $? = 1 ] || fail "fleet --format csv"
+python3 - "$T/fleet.json" "$T/fleet.html" "$T/fleet.csv" "$STEP" <<'PY' || fail "html/csv report"
+import csv, json, re, sys
+d = json.load(open(sys.argv[1])); html = open(sys.argv[2]).read(); step = float(sys.argv[4])
+def bad(msg): sys.exit("FAIL: " + msg)
+if not html.startswith("<!DOCTYPE html>") or not html.rstrip().endswith("</html>"): bad("not a page")
+for ext in ("http:", "https:", "<script", "url(", "@import", " src=", " href="):
+    if ext in html: bad("external reference " + ext)
+m = re.search(r'data-cols="(\d+)" data-rows="(\d+)" data-per="(\d+)"', html)
+if not m: bad("no heat map")
+cols, rows, per = map(int, m.groups())
+n = int(round((d["to"] - d["from"]) / step)) + 1
+if rows != 32 or cols > 288 or cols != -(-n // per): bad("heat map %d x %d per %d, %d samples" % (rows, cols, per, n))
+runs = {}
+for st, dd in re.findall(r'<path class="s-([a-z-]+)" stroke="[^"]+" d="([^"]+)"', html):
+    for c, r, l in re.findall(r"M(\d+) (\d+)\.5h(\d+)", dd):
+        runs.setdefault((st, int(r)), []).append((int(c), int(c) + int(l)))
+for r in range(rows):
+    if sum(b - a for (st, rr), v in runs.items() if rr == r for a, b in v) != cols: bad("row %d not covered" % r)
+lost = {r: v for (st, r), v in runs.items() if st == "lost"}
+at = int(3 * 3600 / step) // per
+if list(lost) != [21] or len(lost[21]) != 1 or abs(lost[21][0][0] - at) > 1 or lost[21][0][1] != cols:
+    bad("lost cells %s, expected row 21 from column %d" % (lost, at))
+if html.count('<tr class="f-') != len(d["findings"]): bad("findings rows")
+for f in d["findings"]:
+    promql = f["promql"].replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    if promql not in html: bad("PromQL %s not on the page" % f["promql"])
+rows = list(csv.reader(open(sys.argv[3], newline="")))
+if rows[0] != ["group_by", "group", "state", "gpu_hours", "share"]: bad("csv header %s" % rows[0])
+if len(rows) != 1 + 7 * (1 + len(d["groups"])): bad("csv rows %d" % len(rows))
+for by, g, st, h, share in rows[1:]:
+    want = d["hours"] if by == "fleet" else next(x["hours"] for x in d["groups"] if x["name"] == g)
+    if abs(float(h) - want[st]) > 0.001: bad("csv %s %s %s: %s, json %s" % (by, g, st, h, want[st]))
 PY
 
 # A matcher that matches nothing: one line, exit 3.

@@ -51,6 +51,32 @@ static long check_range(double from, double to, double step)
 	return k;
 }
 
+/* Smaller chunks (an answer kept within a number of points): the same grid, each point once,
+ * no chunk above its size; a size out of range is Prometheus's limit. */
+static void test_chunks_of_n(void **state)
+{
+	(void)state;
+	static const long sizes[] = {1, 60, 240, 7812, PROM_CHUNK_POINTS};
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		double from = 1700000000.5, step = 15, to = from + 86400, a, b;
+		long got = 0, k = 0;
+		for (; prom_range_chunk_n(from, to, step, sizes[i], k, &a, &b); k++) {
+			long pts = llround((b - a) / step) + 1;
+			if (pts > sizes[i] || llround((a - from) / step) != got)
+				fail_msg("size %ld chunk %ld: [%.3f, %.3f] after %ld points",
+				         sizes[i], k, a, b, got);
+			got += pts;
+		}
+		assert_int_equal(got, 5761);
+		assert_int_equal(k, (5761 + sizes[i] - 1) / sizes[i]);
+	}
+	double a, b;
+	assert_true(prom_range_chunk_n(0, 1e6, 1, 0, 0, &a, &b));
+	assert_true(b - a == PROM_CHUNK_POINTS - 1);
+	assert_true(prom_range_chunk_n(0, 1e6, 1, PROM_MAX_POINTS + 5, 0, &a, &b));
+	assert_true(b - a == PROM_CHUNK_POINTS - 1);
+}
+
 static void test_one_chunk(void **state)
 {
 	(void)state;
@@ -113,9 +139,8 @@ static void test_nothing_to_ask(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_one_chunk),
-	    cmocka_unit_test(test_boundaries_exact),
-	    cmocka_unit_test(test_steps_not_dividing),
+	    cmocka_unit_test(test_one_chunk),        cmocka_unit_test(test_chunks_of_n),
+	    cmocka_unit_test(test_boundaries_exact), cmocka_unit_test(test_steps_not_dividing),
 	    cmocka_unit_test(test_nothing_to_ask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
