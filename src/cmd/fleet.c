@@ -11,18 +11,20 @@
 
 #include "cmd/cmd.h"
 #include "fleet/fleet.h"
+#include "fleet/window.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/opt.h"
 #include "util/parse.h"
+#include "util/xalloc.h"
 
 typedef struct {
-	const char *url, *from, *to, *match, *out, *bearer, *cacert;
+	const char *url, *from, *to, *match, *out, *bearer, *cacert, *job;
 	int64_t since_ms, step_ms, timeout_ms, window_ms;
 	int retries, format, by;
 } fleet_args;
 
-static const char *const by_choices[] = {"node", "gpu", "job", NULL};
+static const char *const by_choices[] = {"node", "gpu", "job", "user", NULL};
 
 /* Epoch seconds, or RFC 3339 UTC (2026-01-02T03:04:05Z); false on anything else. */
 static bool parse_time(const char *s, double *out)
@@ -54,8 +56,12 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	                 .hint = N_("from 1s to 1d, e.g. --step 15s")),
 	    OPT_STRING(0, "match", "SELECTOR", &a->match,
 	               "label matchers every query carries, e.g. '{Hostname=~\"gpu-a.*\"}'"),
-	    OPT_ENUM(0, "by", "node|gpu|job", &a->by, by_choices,
-	             "group GPU-hours by node (default), GPU or job (hpc_job, else pod label)"),
+	    OPT_ENUM(0, "by", "node|gpu|job|user", &a->by, by_choices,
+	             "group GPU-hours by node (default), GPU, job (hpc_job, else pod label) or the "
+	             "job's user (Slurm's, else a user label)"),
+	    OPT_STRING(0, "job", "ID", &a->job,
+	               "only this job: its nodes, GPUs and time from Slurm (sacct, scontrol), else "
+	               "its hpc_job label"),
 	    OPT_DURATION(0, "window", "DURATION", &a->window_ms, 1000000,
 	                 "each node is diagnosed per window of this length (default 1h)", .min = 60,
 	                 .max = 604800, .why = N_("invalid window '%s'"),
@@ -75,7 +81,8 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	const opt_cmd oc = {
 	    .name = "fleet",
 	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
-	             "[--match SELECTOR] [--by node|gpu|job] [--format text|json] [-o FILE]",
+	             "[--match SELECTOR] [--job ID] [--by node|gpu|job|user] [--format text|json] "
+	             "[-o FILE]",
 	    .about =
 	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
 	           "dcgm-exporter's (or gpuwhy exporter's) series become one timeline per node\n"
@@ -119,6 +126,43 @@ static int fleet_range(const fleet_args *a, prom_fleet_query *q)
 	return 0;
 }
 
+/* --job: the job's matchers joined to --match's, and its time where Slurm gave one and no
+ * range was asked for. match is the buffer q->match then points into. */
+static int fleet_scope_job(const fleet_args *a, const prom_conn *c, prom_fleet_query *q,
+                           char *match, size_t len)
+{
+	fleet_job_where w;
+	gw_fail err = {0};
+	if (fleet_job_scope(c, a->job, (double)time(NULL), &w, &err))
+		return gw_fail_print(&err);
+	const char *m = a->match ? a->match : "";
+	while (*m == ' ')
+		m++;
+	size_t n = strlen(m);
+	while (n && m[n - 1] == ' ')
+		n--;
+	if (n >= 2 && m[0] == '{' && m[n - 1] == '}')
+		m++, n -= 2;
+	snprintf(match, len, "%.*s%s%s", (int)n, m, n ? "," : "", w.match);
+	q->match = match;
+	if (w.slurm && !a->from && !a->to && !a->since_ms) {
+		q->from = w.from;
+		q->to = w.to;
+	}
+	return 0;
+}
+
+/* --by user: each job's user, from its series' user label, else from Slurm. */
+static char **fleet_users(const prom_fleet *fl)
+{
+	char **u = gw_xcalloc((size_t)fl->njobs + 1, sizeof *u);
+	for (int j = 0; j < fl->njobs; j++)
+		if (fl->job_users[j])
+			u[j] = gw_xstrdup(fl->job_users[j]);
+	fleet_job_users(fl->jobs, fl->njobs, u);
+	return u;
+}
+
 int cmd_fleet(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
@@ -138,11 +182,16 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 	               .cacert = a.cacert,
 	               .timeout_s = a.timeout_ms ? a.timeout_ms / 1000.0 : 30,
 	               .retries = a.retries};
+	char match[8192];
+	if (a.job && (rc = fleet_scope_job(&a, &c, &q, match, sizeof match)) != 0)
+		return rc;
 	prom_fleet fl;
 	gw_fail err = {0};
 	if (prom_fleet_load(&c, &q, &fl, &err))
 		return gw_fail_print(&err);
+	char **users = a.by == FLEET_BY_USER ? fleet_users(&fl) : NULL;
 	fleet_opts o = {.by = (fleet_by)a.by,
+	                .job_user = users,
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
 	                .localize = a.format != OPT_FMT_JSON};
 	fleet_report r;
@@ -161,6 +210,9 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 			rc = r.nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
 	}
 	fleet_report_free(&r);
+	for (int j = 0; users && j < fl.njobs; j++)
+		free(users[j]);
+	free(users);
 	prom_fleet_free(&fl);
 	return rc;
 }

@@ -134,7 +134,7 @@ int cmd_promwin_load(const cmd_promwin *a, const fleet_window_spec *s, timeline 
 	gw_fail err = {0};
 	if (fleet_window_load(&c, s, tl, meta, &err))
 		return gw_fail_print(&err);
-	fleet_window_describe(s, a->url, source, len);
+	fleet_window_describe(s, *tl, a->url, source, len);
 	return 0;
 }
 

@@ -104,6 +104,14 @@ static void add_hours(fleet_hours *h, fleet_state st, double hours)
 		h->h[st] += hours;
 }
 
+/* The group of a sample of job j (-1 none) when grouping by job or by its user. */
+static const char *job_group(const prom_fleet *fl, const fleet_opts *o, int j)
+{
+	if (o->by == FLEET_BY_USER)
+		return j >= 0 && o->job_user && o->job_user[j] ? o->job_user[j] : "(no user)";
+	return j >= 0 ? fl->jobs[j] : "(no job)";
+}
+
 /* States of every sample into the totals and the groups; per node and GPU into states[][]. */
 static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_thresholds *th,
                          fleet_report *r, unsigned char **states)
@@ -116,7 +124,7 @@ static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_t
 			char name[320];
 			snprintf(name, sizeof name, "%s/%d", nd->host, nd->gpus[g].gpu);
 			fleet_group *fixed =
-			    o->by == FLEET_BY_JOB
+			    o->by == FLEET_BY_JOB || o->by == FLEET_BY_USER
 			        ? NULL
 			        : group_for(r, o->by == FLEET_BY_GPU ? name : nd->host);
 			r->ngpus++;
@@ -125,10 +133,8 @@ static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_t
 				states[k][g * fl->n + s] = (unsigned char)st;
 				add_hours(&r->total, st, dh);
 				fleet_group *gr = fixed;
-				if (!gr) {
-					int j = nd->job[g][s];
-					gr = group_for(r, j >= 0 ? fl->jobs[j] : "(no job)");
-				}
+				if (!gr)
+					gr = group_for(r, job_group(fl, o, nd->job[g][s]));
 				add_hours(&gr->hours, st, dh);
 			}
 		}

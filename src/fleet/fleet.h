@@ -35,7 +35,7 @@ const char *fleet_state_id(fleet_state s);
 /* A few words for people (English: _() it to print). */
 const char *fleet_state_label(fleet_state s);
 
-typedef enum { FLEET_BY_NODE, FLEET_BY_GPU, FLEET_BY_JOB } fleet_by;
+typedef enum { FLEET_BY_NODE, FLEET_BY_GPU, FLEET_BY_JOB, FLEET_BY_USER } fleet_by;
 
 typedef struct {
 	double h[FS__COUNT]; /* GPU-hours per state */
@@ -77,6 +77,9 @@ typedef struct {
 	fleet_by by;
 	double window_s; /* diagnosis window */
 	bool localize;   /* titles in the user's language (text), English (JSON) */
+	/* --by user: per prom_fleet.jobs, the job's user (Slurm's, else the series' user
+	 * label); NULL where unknown */
+	char *const *job_user;
 } fleet_opts;
 
 void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out);

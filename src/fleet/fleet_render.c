@@ -21,7 +21,10 @@ static void iso(double t, char *out, size_t len)
 
 static const char *by_name(fleet_by b)
 {
-	return b == FLEET_BY_GPU ? "gpu" : b == FLEET_BY_JOB ? "job" : "node";
+	return b == FLEET_BY_GPU    ? "gpu"
+	       : b == FLEET_BY_JOB  ? "job"
+	       : b == FLEET_BY_USER ? "user"
+	                            : "node";
 }
 
 static void text_hours(const fleet_report *r, FILE *out)

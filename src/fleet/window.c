@@ -172,11 +172,16 @@ void fleet_window_range(const fleet_window_spec *s, double now, double *from, do
 	*step = st > FW_MIN_STEP ? st : FW_MIN_STEP;
 }
 
-void fleet_window_describe(const fleet_window_spec *s, const char *url, char *out, size_t len)
+void fleet_window_describe(const fleet_window_spec *s, const timeline *tl, const char *url,
+                           char *out, size_t len)
 {
-	char who[400];
+	char who[700];
+	const char *user = tl ? tl_meta_get(tl, "user") : NULL,
+	           *from = tl ? tl_meta_get(tl, "job.from") : NULL;
 	if (s->job[0])
-		snprintf(who, sizeof who, "job %s", s->job);
+		snprintf(who, sizeof who, "job %s%s%s on %s (%s)", s->job, user ? " of " : "",
+		         user ? user : "", tl ? tl->hostname : "?",
+		         from && !strcmp(from, "slurm") ? "Slurm" : "hpc_job label");
 	else if (s->gpu >= 0)
 		snprintf(who, sizeof who, "%s GPU %d", s->node, s->gpu);
 	else
@@ -212,6 +217,49 @@ void fw_node_matcher(const char *host_label, const char *node, const char *gpus,
 		snprintf(out + n, len - (size_t)n, ",gpu=~\"%s\"", gpus);
 }
 
+void fw_hosts_matcher(const char *host_label, const queue_slurm_alloc *al, const char *gpus,
+                      char *out, size_t len)
+{
+	bool inst = !strcmp(host_label, "instance");
+	size_t n = (size_t)snprintf(out, len, "%s=~\"%s", host_label, inst ? "(" : "");
+	for (int i = 0; i < al->nnodes && n < len; i++) {
+		char q[200];
+		prom_quote(al->node[i].host, true, q, sizeof q);
+		n += (size_t)snprintf(out + n, len - n, "%s%s", i ? "|" : "", q);
+	}
+	if (n < len)
+		n += (size_t)snprintf(out + n, len - n, "%s\"", inst ? ")(:[0-9]+)?" : "");
+	if (gpus && *gpus && n < len)
+		snprintf(out + n, len - n, ",gpu=~\"%s\"", gpus);
+}
+
+void fw_alloc_gpus(const queue_slurm_alloc *al, char *out, size_t len)
+{
+	uint64_t all = 0;
+	out[0] = '\0';
+	for (int i = 0; i < al->nnodes; i++) {
+		if (!al->node[i].gpus)
+			return;
+		all |= al->node[i].gpus;
+	}
+	size_t n = 0;
+	for (int g = 0; g < 64 && n < len; g++)
+		if (all & (1ull << g))
+			n += (size_t)snprintf(out + n, len - n, "%s%d", n ? "|" : "", g);
+}
+
+/* Whether keep (NULL: everything) holds GPU index gpu of host. */
+static bool kept(const queue_slurm_alloc *keep, const char *host, int gpu)
+{
+	if (!keep)
+		return true;
+	for (int i = 0; i < keep->nnodes; i++)
+		if (!strcmp(keep->node[i].host, host))
+			return !keep->node[i].gpus ||
+			       (gpu >= 0 && gpu < 64 && (keep->node[i].gpus & (1ull << gpu)));
+	return false;
+}
+
 void fw_job_matcher(const char *job, char *out, size_t len)
 {
 	char q[300];
@@ -222,11 +270,16 @@ void fw_job_matcher(const char *job, char *out, size_t len)
 /* ---- joining nodes into one timeline ---- */
 
 /* The nodes' samples [a, b] side by side as one timeline, times from sample a. */
-timeline *fw_join(const prom_fleet *fl, int a, int b)
+timeline *fw_join(const prom_fleet *fl, int a, int b, const queue_slurm_alloc *keep)
 {
-	int ngpu = 0;
-	for (int k = 0; k < fl->nnodes; k++)
-		ngpu += fl->node[k].tl->ngpu;
+	int ngpu = 0, nnodes = 0;
+	for (int k = 0; k < fl->nnodes; k++) {
+		int n = 0;
+		for (int g = 0; g < fl->node[k].tl->ngpu; g++)
+			n += kept(keep, fl->node[k].host, fl->node[k].tl->gpu[g].index);
+		ngpu += n;
+		nnodes += n > 0;
+	}
 	timeline *w = tl_new(ngpu < GPU_MAX ? ngpu : GPU_MAX, 0);
 	w->t0_wall = fl->from + a * fl->step;
 	for (int s = a; s <= b; s++)
@@ -235,17 +288,23 @@ timeline *fw_join(const prom_fleet *fl, int a, int b)
 	int pos = 0;
 	for (int k = 0; k < fl->nnodes; k++) {
 		const prom_node *nd = &fl->node[k];
-		if (hl + 2 < sizeof w->hostname)
+		int at[GPU_MAX]; /* the node's GPU positions in w, -1 left out */
+		int first = pos;
+		for (int g = 0; g < nd->tl->ngpu; g++)
+			at[g] = kept(keep, nd->host, nd->tl->gpu[g].index) && pos < w->ngpu ? pos++
+			                                                                    : -1;
+		if (pos > first && hl + 2 < sizeof w->hostname)
 			hl += (size_t)snprintf(w->hostname + hl, sizeof w->hostname - hl, "%s%s",
-			                       k ? "," : "", nd->host);
-		int base = pos;
-		for (int g = 0; g < nd->tl->ngpu && pos < w->ngpu; g++, pos++) {
-			tl_gpu *d = &w->gpu[pos];
+			                       hl ? "," : "", nd->host);
+		for (int g = 0; g < nd->tl->ngpu; g++) {
+			if (at[g] < 0)
+				continue;
+			tl_gpu *d = &w->gpu[at[g]];
 			const tl_gpu *src = &nd->tl->gpu[g];
 			d->index = src->index;
 			d->lost_at_end = src->lost_at_end;
 			snprintf(d->uuid, sizeof d->uuid, "%s", src->uuid);
-			if (fl->nnodes > 1)
+			if (nnodes > 1)
 				snprintf(d->name, sizeof d->name, "%.40s %.50s", nd->host,
 				         src->name);
 			else
@@ -253,15 +312,15 @@ timeline *fw_join(const prom_fleet *fl, int a, int b)
 			for (int m = 0; m < GM__COUNT; m++)
 				for (int s = a; src->m[m] && s <= b; s++)
 					if (isfinite(src->m[m][s]))
-						tl_set_gpu(w, pos, (gpu_metric_id)m, s - a,
+						tl_set_gpu(w, at[g], (gpu_metric_id)m, s - a,
 						           src->m[m][s]);
 		}
 		for (int e = 0; e < nd->tl->nevents; e++) {
 			const tl_event *ev = &nd->tl->events[e];
 			double t = ev->t - a * fl->step;
 			if (t >= -1e-9 && t <= (b - a) * fl->step + 1e-9 &&
-			    (ev->gpu < 0 || base + ev->gpu < w->ngpu))
-				tl_add_event(w, t, ev->kind, ev->gpu < 0 ? -1 : base + ev->gpu,
+			    (ev->gpu < 0 || (ev->gpu < nd->tl->ngpu && at[ev->gpu] >= 0)))
+				tl_add_event(w, t, ev->kind, ev->gpu < 0 ? -1 : at[ev->gpu],
 				             ev->value, ev->text);
 		}
 	}

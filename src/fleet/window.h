@@ -61,8 +61,10 @@ bool fleet_window_check(const fleet_window_spec *s, const char **why);
 void fleet_window_range(const fleet_window_spec *s, double now, double *from, double *to,
                         double *step);
 
-/* What a window is, for a report's header: "node03 GPU 2 (prometheus http://...)". */
-void fleet_window_describe(const fleet_window_spec *s, const char *url, char *out, size_t len);
+/* What a window is, for a report's header: "node03 GPU 2 (Prometheus http://...)", "job 101
+ * of alice on node01,node02 (Slurm) (Prometheus http://...)"; tl the loaded window or NULL. */
+void fleet_window_describe(const fleet_window_spec *s, const timeline *tl, const char *url,
+                           char *out, size_t len);
 
 /*
  * Load the window: one timeline (a job on several nodes: their GPUs side by
@@ -71,5 +73,19 @@ void fleet_window_describe(const fleet_window_spec *s, const char *url, char *ou
  */
 int fleet_window_load(const prom_conn *c, const fleet_window_spec *s, timeline **tl,
                       diag_meta *meta, gw_fail *err);
+
+/* Where `fleet --job ID` looks: Slurm's nodes (and GPUs) over its time, else its hpc_job label. */
+typedef struct {
+	char match[4096]; /* label matchers, without braces */
+	bool slurm;       /* from Slurm: from and to are the job's */
+	double from, to;
+} fleet_job_where;
+
+/* Fill *out for job; 0, or err's code (a job Slurm knows with no series in Prometheus). */
+int fleet_job_scope(const prom_conn *c, const char *job, double now, fleet_job_where *out,
+                    gw_fail *err);
+
+/* users[i] (malloc'd) for each jobs[i] without one that Slurm knows (sacct, else scontrol). */
+void fleet_job_users(char *const *jobs, int n, char **users);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +14,7 @@
 #include "fleet/window_int.h"
 #include "util/err.h"
 #include "util/i18n.h"
+#include "util/xalloc.h"
 
 static const char *const host_labels[] = {"Hostname", "hostname", "instance"};
 
@@ -36,10 +38,12 @@ static int no_series(gw_fail *err, const char *who)
 	                   "no GPU series in that time range");
 }
 
-/* The series under match over the range as one timeline; trim: only the samples with data.
- * who names the window in the error when nothing matches. */
+/* The series under match over the range as one timeline; trim: only the samples with data;
+ * keep: only the job's GPUs (NULL: all). who names the window in the error when nothing
+ * matches. */
 static int load_into(const prom_conn *c, const char *match, const char *who, double from, double to,
-                     double step, bool trim, timeline **tl, gw_fail *err)
+                     double step, bool trim, const queue_slurm_alloc *keep, timeline **tl,
+                     gw_fail *err)
 {
 	prom_fleet fl;
 	prom_fleet_query q = {.from = from, .to = to, .step = step, .match = match};
@@ -52,7 +56,7 @@ static int load_into(const prom_conn *c, const char *match, const char *who, dou
 	if (trim && !fw_present_span(&fl, &a, &b))
 		rc = no_series(err, who);
 	else
-		*tl = fw_join(&fl, a, b);
+		*tl = fw_join(&fl, a, b, keep);
 	prom_fleet_free(&fl);
 	return rc;
 }
@@ -75,7 +79,7 @@ static int load_node(const prom_conn *c, const fleet_window_spec *s, double from
 		if (rc)
 			return rc;
 		if (found)
-			return load_into(c, match, who, from, to, step, false, tl, err);
+			return load_into(c, match, who, from, to, step, false, NULL, tl, err);
 	}
 	return no_series(err, who);
 }
@@ -91,9 +95,9 @@ static int load_job_label(const prom_conn *c, const fleet_window_spec *s, double
 	fw_job_matcher(s->job, match, sizeof match);
 	snprintf(who, sizeof who, "job %s", s->job);
 	if (s->from > 0 || s->since > 0 || s->step > 0)
-		return load_into(c, match, who, from, to, step, true, tl, err);
+		return load_into(c, match, who, from, to, step, true, NULL, tl, err);
 	timeline *first = NULL;
-	int rc = load_into(c, match, who, from, to, step, true, &first, err);
+	int rc = load_into(c, match, who, from, to, step, true, NULL, &first, err);
 	if (rc)
 		return rc;
 	fleet_window_spec found = *s;
@@ -105,7 +109,62 @@ static int load_job_label(const prom_conn *c, const fleet_window_spec *s, double
 	fleet_window_range(&found, to, &from, &to, &step);
 	/* on the step's grid, as a scrape interval usually is */
 	from = floor(from / step) * step;
-	return load_into(c, match, who, from, to, step, true, tl, err);
+	return load_into(c, match, who, from, to, step, true, NULL, tl, err);
+}
+
+/*
+ * A job Slurm knows: its nodes and GPUs over its time (the spec's from, to
+ * or since narrow it), read with one matcher for all its nodes, then only
+ * its GPUs kept (a node's other GPUs may be another job's).
+ */
+static int load_job_slurm(const prom_conn *c, const fleet_window_spec *s,
+                          const queue_slurm_alloc *al, double now, timeline **tl, gw_fail *err)
+{
+	fleet_window_spec w = *s;
+	w.to = s->to > 0 ? s->to : al->end > 0 ? al->end : now;
+	w.from = s->from > 0 ? s->from : s->since > 0 ? w.to - s->since : al->start;
+	w.since = 0;
+	double from, to, step;
+	fleet_window_range(&w, now, &from, &to, &step);
+	if (to <= from)
+		return gw_fail_set(err, GW_EXIT_ENV, s->job, N_("give --from and --to"),
+		                   "the job has no time range to read");
+	from = floor(from / step) * step;
+	char gpus[256], match[4096], who[160];
+	fw_alloc_gpus(al, gpus, sizeof gpus);
+	snprintf(who, sizeof who, "job %s", s->job);
+	for (size_t i = 0; i < sizeof host_labels / sizeof *host_labels; i++) {
+		fw_hosts_matcher(host_labels[i], al, gpus, match, sizeof match);
+		bool found;
+		int rc = any_series(c, match, from, to, step, &found, err);
+		if (rc)
+			return rc;
+		if (found)
+			return load_into(c, match, who, from, to, step, false, al, tl, err);
+	}
+	return no_series(err, who);
+}
+
+/* A job: from Slurm where it knows the job, else from its hpc_job label. */
+static int load_job(const prom_conn *c, const fleet_window_spec *s, double from, double to,
+                    double step, timeline **tl, gw_fail *err)
+{
+	queue_slurm_alloc *al = gw_xmalloc(sizeof *al);
+	int rc;
+	if (fw_slurm_lookup(s->job, al) && al->start > 0) {
+		rc = load_job_slurm(c, s, al, (double)time(NULL), tl, err);
+		if (rc == 0) {
+			tl_meta_set(*tl, "job.from", "slurm");
+			if (al->user[0])
+				tl_meta_set(*tl, "user", al->user);
+		}
+	} else {
+		rc = load_job_label(c, s, from, to, step, tl, err);
+		if (rc == 0)
+			tl_meta_set(*tl, "job.from", "hpc_job");
+	}
+	free(al);
+	return rc;
 }
 
 int fleet_window_load(const prom_conn *c, const fleet_window_spec *s, timeline **tl,
@@ -119,7 +178,7 @@ int fleet_window_load(const prom_conn *c, const fleet_window_spec *s, timeline *
 		                   N_("a larger --step or a shorter range"),
 		                   "more than 1,000,000 samples per GPU");
 	int rc = s->node[0] ? load_node(c, s, from, to, step, tl, err)
-	                    : load_job_label(c, s, from, to, step, tl, err);
+	                    : load_job(c, s, from, to, step, tl, err);
 	if (rc)
 		return rc;
 	if (s->job[0])
@@ -127,4 +186,36 @@ int fleet_window_load(const prom_conn *c, const fleet_window_spec *s, timeline *
 	tl_meta_set(*tl, "source", "prometheus");
 	diag_meta_from_timeline(meta, *tl);
 	return 0;
+}
+
+int fleet_job_scope(const prom_conn *c, const char *job, double now, fleet_job_where *out,
+                    gw_fail *err)
+{
+	*out = (fleet_job_where){0};
+	queue_slurm_alloc *al = gw_xmalloc(sizeof *al);
+	int rc = 0;
+	if (fw_slurm_lookup(job, al) && al->start > 0) {
+		out->slurm = true;
+		out->from = al->start;
+		out->to = al->end > 0 ? al->end : now;
+		char gpus[256];
+		fw_alloc_gpus(al, gpus, sizeof gpus);
+		double step = fmax(60, ceil((out->to - out->from) / 1000));
+		bool found = false;
+		for (size_t i = 0; !found && i < sizeof host_labels / sizeof *host_labels; i++) {
+			fw_hosts_matcher(host_labels[i], al, gpus, out->match, sizeof out->match);
+			rc = any_series(c, out->match, out->from, out->to, step, &found, err);
+			if (rc)
+				break;
+		}
+		if (!rc && !found) {
+			char who[160];
+			snprintf(who, sizeof who, "job %s", job);
+			rc = no_series(err, who);
+		}
+	} else {
+		fw_job_matcher(job, out->match, sizeof out->match);
+	}
+	free(al);
+	return rc;
 }

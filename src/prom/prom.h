@@ -120,7 +120,8 @@ typedef struct {
 	int n; /* samples per node */
 	prom_node *node;
 	int nnodes;
-	char **jobs; /* hpc_job (else namespace/pod) values seen */
+	char **jobs;      /* hpc_job (else namespace/pod) values seen */
+	char **job_users; /* per job: the `user` label of its series, NULL when none */
 	int njobs;
 	/* The PromQL each metric was read with ("" when it was not asked), and
 	 * whether it answered with any series. */

@@ -171,7 +171,9 @@ static int job_index(prom_fleet *fl, const char *job)
 		if (!strcmp(fl->jobs[i], job))
 			return i;
 	fl->jobs = gw_xrealloc(fl->jobs, (size_t)(fl->njobs + 1) * sizeof *fl->jobs);
+	fl->job_users = gw_xrealloc(fl->job_users, (size_t)(fl->njobs + 1) * sizeof *fl->job_users);
 	fl->jobs[fl->njobs] = gw_xstrdup(job);
+	fl->job_users[fl->njobs] = NULL;
 	return fl->njobs++;
 }
 
@@ -189,6 +191,9 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 			continue;
 		const char *job = pm == PF_UTIL ? series_job(s) : NULL;
 		int ji = job ? job_index(fl, job) : -1;
+		const char *user = ji >= 0 ? prom_label_get(s, "user") : NULL;
+		if (user && *user && !fl->job_users[ji])
+			fl->job_users[ji] = gw_xstrdup(user);
 		for (int k = 0; k < s->n; k++) {
 			long at = lround((s->t[k] - fl->from) / fl->step);
 			if (at < 0 || at >= fl->n || !isfinite(s->v[k]))
@@ -288,8 +293,11 @@ void prom_fleet_free(prom_fleet *fl)
 		tl_free(nd->tl);
 	}
 	free(fl->node);
-	for (int i = 0; i < fl->njobs; i++)
+	for (int i = 0; i < fl->njobs; i++) {
 		free(fl->jobs[i]);
+		free(fl->job_users[i]);
+	}
 	free(fl->jobs);
+	free(fl->job_users);
 	*fl = (prom_fleet){0};
 }

@@ -2,7 +2,8 @@
 # tests of gpuwhy's Prometheus faces (sourced after lib.bash). fleet_prom_up
 # writes 4 nodes x 8 GPUs x 6 h at 30 s with the problems of
 # tests/fixtures/fleet_plant.json, loads them with promtool and starts
-# Prometheus; it sets START, END, STEP and URL. Skips (77) without
+# Prometheus; it sets START, END, STEP and URL. PLANT names another plant
+# file. Skips (77) without
 # prometheus, promtool, python3 or curl.
 command -v prometheus >/dev/null || skip "prometheus missing (scripts/install-deps --extra)"
 command -v promtool >/dev/null || skip "promtool missing (scripts/install-deps --extra)"
@@ -17,7 +18,7 @@ fleet_prom_up() {
 	START=$((($(date +%s) - 6 * 3600) / STEP * STEP))
 	END=$((START + 6 * 3600))
 	"$GPUWHY" sim fleet --nodes 4 --gpus-per-node 8 --hours 6 --step ${STEP}s --start $START \
-		--plant "$SRC/tests/fixtures/fleet_plant.json" -o "$T/fleet.om" ${1:+"$@"} || fail "sim fleet"
+		--plant "${PLANT:-$SRC/tests/fixtures/fleet_plant.json}" -o "$T/fleet.om" || fail "sim fleet"
 	promtool tsdb create-blocks-from openmetrics "$T/fleet.om" "$T/data" >"$T/promtool.log" 2>&1 ||
 		fail "promtool: $(tail -3 "$T/promtool.log")"
 	local port

@@ -159,7 +159,7 @@ static void test_join(void **state)
 	assert_true(fw_present_span(&fl, &a, &b));
 	assert_int_equal(a, 1);
 	assert_int_equal(b, 4);
-	timeline *w = fw_join(&fl, a, b);
+	timeline *w = fw_join(&fl, a, b, NULL);
 	assert_int_equal(w->n, 4);
 	assert_int_equal(w->ngpu, 3);
 	assert_true(w->t0_wall == 1010);
@@ -182,12 +182,64 @@ static void test_join(void **state)
 	tl_free(w);
 	/* one node: its GPUs keep their names */
 	fl.nnodes = 1;
-	w = fw_join(&fl, 0, 5);
+	w = fw_join(&fl, 0, 5, NULL);
 	assert_string_equal(w->hostname, "n1");
 	assert_string_equal(w->gpu[1].name, "H100");
 	tl_free(w);
 	fl.nnodes = 2;
+	/* a Slurm job's GPUs only: n1's GPU 1 (index 1) and all of n2 (indices unknown) */
+	queue_slurm_alloc *keep = calloc(1, sizeof *keep);
+	keep->nnodes = 2;
+	strcpy(keep->node[0].host, "n1");
+	keep->node[0].gpus = 1u << 1;
+	strcpy(keep->node[1].host, "n2");
+	w = fw_join(&fl, 0, 5, keep);
+	assert_int_equal(w->ngpu, 2);
+	assert_int_equal(w->gpu[0].index, 1);
+	assert_int_equal(w->gpu[1].index, 4);
+	assert_true(tl_gpu_at(w, 0, GM_UTIL_GPU, 2) == 20);
+	assert_int_equal(w->nevents, 2);
+	assert_int_equal(w->events[0].gpu, 1);
+	tl_free(w);
+	/* only n2: one node, its GPUs keep their names */
+	strcpy(keep->node[0].host, "n9");
+	w = fw_join(&fl, 0, 5, keep);
+	assert_int_equal(w->ngpu, 1);
+	assert_string_equal(w->hostname, "n2");
+	assert_string_equal(w->gpu[0].name, "H100");
+	tl_free(w);
+	free(keep);
 	prom_fleet_free(&fl);
+}
+
+static void test_alloc_matchers(void **state)
+{
+	(void)state;
+	queue_slurm_alloc *al = calloc(1, sizeof *al);
+	al->nnodes = 2;
+	strcpy(al->node[0].host, "node01");
+	strcpy(al->node[1].host, "gpu.b");
+	al->node[0].gpus = 0x3;
+	al->node[1].gpus = 0x4;
+	char gpus[64], m[400];
+	fw_alloc_gpus(al, gpus, sizeof gpus);
+	assert_string_equal(gpus, "0|1|2");
+	fw_hosts_matcher("Hostname", al, gpus, m, sizeof m);
+	assert_string_equal(m, "Hostname=~\"node01|gpu\\\\.b\",gpu=~\"0|1|2\"");
+	fw_hosts_matcher("instance", al, "", m, sizeof m);
+	assert_string_equal(m, "instance=~\"(node01|gpu\\\\.b)(:[0-9]+)?\"");
+	/* a node whose GPUs are not known: no GPU matcher at all */
+	al->node[1].gpus = 0;
+	fw_alloc_gpus(al, gpus, sizeof gpus);
+	assert_string_equal(gpus, "");
+	free(al);
+	/* only ids Slurm could know are asked of it */
+	assert_true(fw_slurm_id("101"));
+	assert_true(fw_slurm_id("100_7"));
+	assert_true(fw_slurm_id("100+1"));
+	assert_false(fw_slurm_id("train-a"));
+	assert_false(fw_slurm_id(""));
+	assert_false(fw_slurm_id("12;rm"));
 }
 
 int main(void)
@@ -195,7 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_spec_parse), cmocka_unit_test(test_spec_check),
 	    cmocka_unit_test(test_range),      cmocka_unit_test(test_matchers),
-	    cmocka_unit_test(test_join),
+	    cmocka_unit_test(test_join),       cmocka_unit_test(test_alloc_matchers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
