@@ -13,7 +13,12 @@
 #                                       jobs.log (one line per job) go here
 #   GPUWHY_EPILOG_COMMENT=1             also put the line into the job's
 #                                       AdminComment (sacct -o AdminComment)
+#   GPUWHY_EPILOG_DELAY=0               seconds to wait first, for the job's
+#                                       last samples to be scraped
 # It never fails the job or the node: every error is logged and it exits 0.
+# slurmctld gives its epilog no PATH; gpuwhy runs scontrol and sacct.
+PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
+export PATH
 [ -r /etc/default/gpuwhy-epilog ] && . /etc/default/gpuwhy-epilog
 GPUWHY=${GPUWHY:-gpuwhy}
 DIR=${GPUWHY_EPILOG_DIR:-/var/log/gpuwhy}
@@ -22,6 +27,7 @@ log() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >>"$DIR/jobs.log"
 mkdir -p "$DIR" 2>/dev/null
 [ -n "$JOB" ] || { log "no SLURM_JOB_ID"; exit 0; }
 [ -n "${GPUWHY_PROMETHEUS:-}" ] || { log "job $JOB: GPUWHY_PROMETHEUS is not set"; exit 0; }
+sleep "${GPUWHY_EPILOG_DELAY:-0}"
 
 # The report in English (the line is read from it below).
 "$GPUWHY" --lang en report --prometheus "$GPUWHY_PROMETHEUS" --job "$JOB" -o "$DIR/$JOB.txt" \

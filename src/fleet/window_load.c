@@ -126,13 +126,26 @@ static int load_job_slurm(const prom_conn *c, const fleet_window_spec *s,
 	w.since = 0;
 	double from, to, step;
 	fleet_window_range(&w, now, &from, &to, &step);
-	if (to <= from)
-		return gw_fail_set(err, GW_EXIT_ENV, s->job, N_("give --from and --to"),
+	if (to < from)
+		return gw_fail_set(err, GW_EXIT_USAGE, s->job, N_("give --from and --to"),
 		                   "the job has no time range to read");
+	/* a job that has just started: at least one step, read back from its start */
 	from = floor(from / step) * step;
+	to = to < from + step ? from + step : to;
 	char gpus[256], match[4096], who[160];
 	fw_alloc_gpus(al, gpus, sizeof gpus);
 	snprintf(who, sizeof who, "job %s", s->job);
+	if (!al->have_idx) {
+		/* Slurm no longer says which GPUs (it does only while the job runs):
+		 * dcgm-exporter's job label does, where it is set; else every GPU of the job's
+		 * nodes is read */
+		fw_job_matcher(s->job, match, sizeof match);
+		bool found;
+		int rc = any_series(c, match, from, to, step, &found, err);
+		if (rc || found)
+			return rc ? rc
+			          : load_into(c, match, who, from, to, step, false, al, tl, err);
+	}
 	for (size_t i = 0; i < sizeof host_labels / sizeof *host_labels; i++) {
 		fw_hosts_matcher(host_labels[i], al, gpus, match, sizeof match);
 		bool found;

@@ -15,7 +15,7 @@
 #include "util/child.h"
 #include "util/xalloc.h"
 
-#define SLURM_TIMEOUT_NS (20 * 1000000000LL)
+#define SLURM_TIMEOUT_NS (60 * 1000000000LL)
 #define SLURM_OUT_MAX (1 << 20)
 #define SACCT_FIELDS "JobID,State,ExitCode,Start,End,User,NodeList,AllocTRES"
 

@@ -181,6 +181,36 @@ static void node_gres(const char *text, queue_slurm_alloc *a)
 	free(hosts);
 }
 
+/* A completing job's NodeList is empty (its nodes are being released) while scontrol -d
+ * still lists them per line ("Nodes=node[01-02] CPU_IDs=..."): those, comma-joined. */
+static void nodes_of_lines(const char *text, char *out, size_t len)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (const char *p = text; (p = strstr(p, "Nodes=")); p += 6) {
+		size_t v = value_len(p + 6);
+		if ((p != text && !isspace((unsigned char)p[-1])) || v == 0 || n + v + 2 > len)
+			continue;
+		n += (size_t)snprintf(out + n, len - n, "%s%.*s", n ? "," : "", (int)v, p + 6);
+	}
+}
+
+/* A finished job's scontrol keeps only the count: "JOB_GRES=gpu:2" or "gpu:a100:2"; -1 none. */
+static int job_gres_count(const char *text)
+{
+	for (const char *p = text; (p = strstr(p, "JOB_GRES=gpu")); p++) {
+		if (p != text && !isspace((unsigned char)p[-1]))
+			continue;
+		size_t n = value_len(p);
+		const char *c = p + n;
+		while (c > p && isdigit((unsigned char)c[-1]))
+			c--;
+		if (c < p + n && c[-1] == ':')
+			return atoi(c);
+	}
+	return -1;
+}
+
 /* The fields a job line gives into the allocation; false without a node list. */
 static bool from_job(const queue_slurm_job *j, queue_slurm_alloc *out)
 {
@@ -234,9 +264,13 @@ bool queue_slurm_parse_alloc(const char *job, const char *scontrol, const char *
 	memset(out, 0, sizeof *out);
 	out->gpus = -1;
 	queue_slurm_job j;
-	if (scontrol && queue_slurm_parse_scontrol(scontrol, &j) && !strcmp(j.job_id, job) &&
-	    from_job(&j, out)) {
+	bool sc = scontrol && queue_slurm_parse_scontrol(scontrol, &j) && !strcmp(j.job_id, job);
+	if (sc && !j.nodelist[0])
+		nodes_of_lines(scontrol, j.nodelist, sizeof j.nodelist);
+	if (sc && from_job(&j, out)) {
+		/* the GPU indices only while the job runs; after, their count */
 		node_gres(scontrol, out);
+		out->gpus = job_gres_count(scontrol);
 		if (out->have_idx) {
 			out->gpus = 0;
 			for (int i = 0; i < out->nnodes; i++)

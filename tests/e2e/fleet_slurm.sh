@@ -16,6 +16,7 @@ cat >"$T/plant.json" <<'JSON'
  {"kind": "busy", "node": "node01", "gpus": "0-7", "job": "101"},
  {"kind": "thermal", "node": "node02", "gpus": "3", "from_h": 1, "to_h": 3, "job": "4242"},
  {"kind": "idle-holding-memory", "node": "node03", "gpus": "1", "from_h": 1, "to_h": 6, "job": "4343"},
+ {"kind": "power-capped", "node": "node02", "gpus": "6", "from_h": 3, "to_h": 5},
  {"kind": "reserved-idle", "node": "node04", "gpus": "0-7", "from_h": 3, "to_h": 6, "job": "4444"}
 ]}
 JSON
@@ -23,8 +24,9 @@ PLANT=$T/plant.json fleet_prom_up
 at() { date -u -d @$((START + $1 * H)) +%Y-%m-%dT%H:%M:%S; }
 
 # The stand-ins: scontrol holds 4242 (node02 GPU 3, alice) and, in its
-# one-line listing, 4444 (dave); sacct knows 101 (carol) and 4343 (node03, bob,
-# one GPU without its index). Neither knows 4444's allocation. Calls are logged.
+# one-line listing, 4444 (dave); sacct knows 101 (carol), 4343 (node03, bob, one
+# GPU without its index: its hpc_job label says which) and 4545 (node02, erin,
+# no label: all its GPUs). Neither knows 4444's allocation. Calls are logged.
 mkdir -p "$T/bin"
 cat >"$T/bin/scontrol" <<SH
 #!/bin/sh
@@ -56,6 +58,7 @@ cat >"$T/bin/sacct" <<SH
 echo "sacct \$*" >>"$T/slurm.calls"
 case "\$2" in *101*) echo "101|COMPLETED|0:0|$(at 0)|$(at 6)|carol|node01|billing=8,cpu=8,gres/gpu=8,node=1";; esac
 case "\$2" in *4343*) echo "4343|COMPLETED|0:0|$(at 1)|$(at 6)|bob|node03|billing=1,cpu=1,gres/gpu=1,node=1";; esac
+case "\$2" in *4545*) echo "4545|COMPLETED|0:0|$(at 3)|$(at 5)|erin|node02|billing=8,cpu=8,gres/gpu=8,node=1";; esac
 exit 0
 SH
 chmod +x "$T/bin/scontrol" "$T/bin/sacct"
@@ -64,7 +67,8 @@ export PATH="$T/bin:$PATH"
 report() { "$GPUWHY" report --prometheus "$URL" --job "$1" --format json -o "$T/$1.json" 2>"$T/err" ||
 	[ $? = 1 ] || fail "report --job $1: $(cat "$T/err")"; }
 report 4242 # scontrol: node02, GPU 3 only, hours 1..3
-report 4343 # sacct: node03, all its GPUs (no indices), hours 1..6
+report 4343 # sacct: node03, hours 1..6, the GPU its label names
+report 4545 # sacct: node02, hours 3..5, all its GPUs (no indices, no label)
 report 4444 # not in Slurm: the hpc_job label
 "$GPUWHY" report --prometheus "$URL" --job 4242 >"$T/4242.txt"
 assert_contains "$(head -1 "$T/4242.txt")" "job 4242 of alice on node02 (Slurm)" "header"
@@ -79,10 +83,15 @@ if [g["index"] for g in d["gpus"]] != [3] or d["recording"]["hostname"] != "node
 if d["recording"]["start_wall"] != start + H or d["recording"]["duration_s"] != 2 * H: bad("4242: window %s" % d["recording"], d)
 if "throttled" not in ids(d) or ids(d)["throttled"]["gpus"] != [3]: bad("4242: not throttled", d)
 d = load(4343)
-if len(d["gpus"]) != 8 or d["recording"]["hostname"] != "node03": bad("4343: GPUs", d)
-if abs(d["recording"]["start_wall"] - (start + H)) > 60: bad("4343: start", d)
+if [g["index"] for g in d["gpus"]] != [1] or d["recording"]["hostname"] != "node03": bad("4343: GPUs", d)
+if d["recording"]["start_wall"] != start + H or d["recording"]["duration_s"] != 5 * H: bad("4343: window %s" % d["recording"], d)
 f = ids(d).get("memory-full-compute-idle")
 if not f or f["gpus"] != [1]: bad("4343: no memory-full-compute-idle on GPU 1", d)
+d = load(4545)
+if len(d["gpus"]) != 8 or d["recording"]["hostname"] != "node02": bad("4545: GPUs", d)
+if d["recording"]["start_wall"] != start + 3 * H or d["recording"]["duration_s"] != 2 * H: bad("4545: window", d)
+f = ids(d).get("throttled")
+if not f or f["gpus"] != [6] or "power cap" not in f["title"]: bad("4545: GPU 6 not held by the power cap", d)
 d = load(4444)
 if len(d["gpus"]) != 8 or d["recording"]["hostname"] != "node04": bad("4444: GPUs", d)
 if abs(d["recording"]["start_wall"] - (start + 3 * H)) > 60: bad("4444: start", d)

@@ -119,6 +119,44 @@ static void test_alloc_scontrol(void **state)
 	assert_false(a.have_idx);
 	assert_true(a.node[0].gpus == 0);
 	assert_int_equal(a.gpus, -1);
+
+	/* a finished job: slurmctld keeps its nodes and GPU count, no longer their indices
+	 * (Slurm 22.05, seen on a real slurmctld) */
+	const char *done =
+	    "JobId=2 JobName=wrap\n"
+	    "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+	    "   JobState=COMPLETED Reason=None Dependency=(null)\n"
+	    "   StartTime=2026-12-07T04:24:58 EndTime=2026-12-07T04:25:01 Deadline=N/A\n"
+	    "   NodeList=node01\n"
+	    "   TRES=cpu=1,node=1,billing=1\n"
+	    "   JOB_GRES=gpu:2\n"
+	    "     Nodes=node01 CPU_IDs=1 Mem=0 GRES=\n"
+	    "   TresPerNode=gres:gpu:2\n";
+	assert_true(queue_slurm_parse_alloc("2", done, NULL, &a));
+	assert_false(a.have_idx);
+	assert_int_equal(a.nnodes, 1);
+	assert_true(a.node[0].gpus == 0);
+	assert_int_equal(a.gpus, 2);
+	assert_string_equal(a.user, "root");
+	assert_true(a.end - a.start == 3);
+	assert_true(
+	    queue_slurm_parse_alloc("3",
+	                            "JobId=3 JobState=COMPLETED StartTime=2026-12-07T04:24:58 "
+	                            "NodeList=n1 JOB_GRES=gpu:h100:4",
+	                            NULL, &a));
+	assert_int_equal(a.gpus, 4);
+
+	/* what EpilogSlurmctld sees: COMPLETING, its NodeList already empty, the node lines kept */
+	const char *completing = "JobId=5 UserId=root(0) JobState=COMPLETING "
+	                         "StartTime=2026-12-07T04:30:11 EndTime=2026-12-07T04:30:12\n"
+	                         "   NodeList=\n   BatchHost=node01\n   JOB_GRES=gpu:2\n"
+	                         "     Nodes=node[01-02] CPU_IDs=1 Mem=0 GRES=\n"
+	                         "     Nodes=node07 CPU_IDs=1 Mem=0 GRES=\n";
+	assert_true(queue_slurm_parse_alloc("5", completing, NULL, &a));
+	assert_int_equal(a.nnodes, 3);
+	assert_string_equal(a.node[1].host, "node02");
+	assert_string_equal(a.node[2].host, "node07");
+	assert_true(a.end == 0); /* still completing: read up to now */
 }
 
 static void test_alloc_sacct(void **state)
