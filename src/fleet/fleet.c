@@ -160,6 +160,9 @@ static timeline *window_of(const timeline *tl, int a, int b, const int *gone)
 					tl_set_gpu(w, g, (gpu_metric_id)m, s - a,
 					           tl->gpu[g].m[m][s]);
 	}
+	for (int m = 0; m < HM__COUNT; m++)
+		for (int s = a; tl->h[m] && s < b; s++)
+			tl_set_host(w, (host_metric_id)m, s - a, tl->h[m][s]);
 	for (int i = 0; i < tl->nevents; i++) {
 		const tl_event *e = &tl->events[i];
 		if (e->t >= tl->t[a] && e->t <= tl->t[b - 1])

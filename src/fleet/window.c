@@ -315,6 +315,11 @@ timeline *fw_join(const prom_fleet *fl, int a, int b, const queue_slurm_alloc *k
 						tl_set_gpu(w, at[g], (gpu_metric_id)m, s - a,
 						           src->m[m][s]);
 		}
+		/* the host summary is one node's: kept for a window of one node */
+		for (int m = 0; nnodes == 1 && pos > first && m < HM__COUNT; m++)
+			for (int s = a; nd->tl->h[m] && s <= b; s++)
+				if (isfinite(nd->tl->h[m][s]))
+					tl_set_host(w, (host_metric_id)m, s - a, nd->tl->h[m][s]);
 		for (int e = 0; e < nd->tl->nevents; e++) {
 			const tl_event *ev = &nd->tl->events[e];
 			double t = ev->t - a * fl->step;

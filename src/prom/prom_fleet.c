@@ -277,6 +277,8 @@ int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *o
 			fill_metric(out, (prom_fleet_metric)pm, &m);
 		prom_matrix_free(&m);
 	}
+	if (rc == 0)
+		rc = prom_fleet_host(c, q, out, err);
 	for (int k = 0; rc == 0 && k < out->nnodes; k++)
 		derive(out, &out->node[k]);
 	if (rc)

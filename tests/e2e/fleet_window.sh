@@ -22,13 +22,18 @@ assert_contains "$(cat "$T/gpu.txt")" "driver n/a" "text: the driver is not in P
 grep -q '<svg' "$T/gpu.html" || fail "html report has no chart"
 grep -q 'node02 GPU 3' "$T/gpu.html" || fail "html report does not say which window"
 
+# node01 starved in hours 2..4 while node_exporter saw a core saturated: data-starved cites it.
+"$GPUWHY" report --prometheus "$URL" --node node01 --from $((START + 2 * H)) --to $((START + 4 * H)) \
+	--format json -o "$T/starved.json" 2>"$T/err" || [ $? = 1 ] || fail "starved report: $(cat "$T/err")"
+
 # notebook-bob held node03 GPU 1's memory idle in hours 1..6: its window from its label alone.
 "$GPUWHY" report --prometheus "$URL" --job notebook-bob --format json -o "$T/job.json" \
 	2>"$T/err" || fail "job report exit $?: $(cat "$T/err")"
 
-python3 - "$T/gpu.json" "$T/job.json" "$START" <<'PY' || fail "reports"
+python3 - "$T/gpu.json" "$T/job.json" "$START" "$T/starved.json" <<'PY' || fail "reports"
 import json, sys
 g = json.load(open(sys.argv[1])); j = json.load(open(sys.argv[2])); start = float(sys.argv[3])
+st = json.load(open(sys.argv[4]))
 H = 3600.0
 def bad(msg, d): sys.exit("FAIL: " + msg + "\n" + json.dumps(d["findings"], indent=1)[:3000])
 ids = {f["id"]: f for f in g["findings"]}
@@ -39,6 +44,12 @@ t = ids.get("throttled")
 if not t or t["gpus"] != [3]: bad("gpu: no throttled finding on GPU 3", g)
 r = t["ranges"][0]
 if abs(r["from_wall"] - (start + H)) > 120 or abs(r["to_wall"] - (start + 3 * H)) > 120: bad("gpu: throttled at %s" % r, g)
+f = {f["id"]: f for f in st["findings"]}.get("data-starved")
+if not f or f["gpus"] != list(range(8)): bad("node01: no data-starved on its 8 GPUs", st)
+core = [e for e in f["evidence"] if e["metric"] == "cpu.busy.max"]
+if not core or core[0]["value"] < 90: bad("node01: data-starved cites no busy core", st)
+# node02 has no node_exporter: its host stays absent, nothing cites it
+if "cpu.busy" in json.dumps(g["findings"]): bad("gpu: a host value without node_exporter", g)
 # only GPU counters: the host rules say not checked, none of them fires
 if "not-checked" not in ids: bad("gpu: no not-checked", g)
 for rule in ("data-starved", "host-contention", "host-swap", "low-utilization", "gpu-idle"):
@@ -68,7 +79,7 @@ def bad(msg, d): sys.exit("FAIL: " + msg + "\n" + json.dumps({k: d[k] for k in (
 b, k = c["base_run"], c["candidate_run"]
 if not (b["util_mean"] > 90 and k["util_mean"] < 50): bad("utilization %s -> %s" % (b["util_mean"], k["util_mean"]), c)
 if b["job_gpus"] != 8 or k["job_gpus"] != 8: bad("GPUs", c)
-if "low-utilization" not in json.dumps(c["findings_new"]): bad("the starved hours' finding is not new", c)
+if "data-starved" not in json.dumps(c["findings_new"]): bad("the starved hours' finding is not new", c)
 if c["findings_gone"]: bad("findings gone from the healthy hours", c)
 if "memory-full-compute-idle" not in json.dumps(cj["findings_gone"]): bad("--job: the notebook's finding did not go", cj)
 if cj["base"] != "job=notebook-bob" or cj["candidate"] != "job=train-a": bad("--job: sides %s %s" % (cj["base"], cj["candidate"]), cj)
