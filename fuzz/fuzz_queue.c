@@ -1,5 +1,6 @@
 /* libFuzzer: the queue's parsers of outside input: task files (text and JSON),
- * log tails (OOM recognition, token runs), Slurm command output. */
+ * log tails (OOM recognition, token runs), Slurm command output (job states, a job's
+ * allocation: scontrol -d, sacct, hostlists). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	queue_slurm_exitcode(text, &e, &s);
 	queue_slurm_classify(text);
 	queue_slurm_time(text);
+	/* a job's allocation: the text as scontrol's and as sacct's, hostlists, GRES indices */
+	queue_slurm_alloc *al = malloc(sizeof *al);
+	queue_slurm_parse_alloc("101", text, text, al);
+	queue_slurm_parse_alloc("101", NULL, text, al);
+	free(al);
+	char(*hosts)[QUEUE_SLURM_HOST] = malloc(64 * sizeof *hosts);
+	queue_slurm_hostlist(text, hosts, 64);
+	free(hosts);
+	uint64_t mask;
+	queue_slurm_idx_mask(text, &mask);
 	free(text);
 	return 0;
 }

@@ -1,13 +1,17 @@
 /* compare.c - `gpuwhy compare`: is the candidate recording faster, and what changed. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/promwin.h"
 #include "util/opt.h"
 #include "diagnose/diag.h"
 #include "report/report.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 /* Stands for "--" among the arguments, so that opt_parse keeps its place between the sides. */
 static char sides_mark[] = "\001--";
@@ -21,11 +25,27 @@ static int split_sides(char **args, int n)
 	return -1;
 }
 
+/* What the sides are read from: recordings and logs, or windows of a Prometheus. */
+typedef struct {
+	const smilog_opts *src;
+	const cmd_promwin *pw; /* url set: every side is a window spec */
+} side_src;
+
+static int load_one(const char *arg, const side_src *from, timeline **tl, diag_meta *m)
+{
+	if (!from->pw->url)
+		return report_load(arg, from->src, tl, m);
+	fleet_window_spec s;
+	char source[1400];
+	int rc = cmd_promwin_parse_side(arg, &s);
+	return rc ? rc : cmd_promwin_load(from->pw, &s, tl, m, source, sizeof source);
+}
+
 /* Load n recordings; on a failure the ones loaded are freed. */
-static int load_side(char **files, int n, const smilog_opts *src, timeline **tl, diag_meta *m)
+static int load_side(char **files, int n, const side_src *src, timeline **tl, diag_meta *m)
 {
 	for (int i = 0; i < n; i++) {
-		int rc = report_load(files[i], src, &tl[i], &m[i]);
+		int rc = load_one(files[i], src, &tl[i], &m[i]);
 		if (rc) {
 			for (int j = 0; j < i; j++) {
 				tl_free(tl[j]);
@@ -45,7 +65,7 @@ static void free_side(timeline **tl, diag_meta *m, int n)
 	}
 }
 
-static int compare_files(char **fa, int na, char **fb, int nb, diag_opts *o, const smilog_opts *src,
+static int compare_files(char **fa, int na, char **fb, int nb, diag_opts *o, const side_src *src,
                          bool json)
 {
 	timeline *ta[DIAG_CMP_MAX_RUNS], *tb[DIAG_CMP_MAX_RUNS];
@@ -78,6 +98,46 @@ static int compare_files(char **fa, int na, char **fb, int nb, diag_opts *o, con
 	return rc;
 }
 
+/*
+ * The sides' arguments checked before anything is read: --job ID twice stands
+ * for the sides job=ID job=ID (*args then points at jobside, whose strings the
+ * caller frees); with --prometheus every side is a window spec, without it a
+ * window spec is an error rather than a file not found.
+ */
+static int check_sides(const cmd_promwin *pw, char ***args, int *n, char *jobside[2])
+{
+	jobside[0] = jobside[1] = NULL;
+	const char *opt = cmd_promwin_needs_url(pw);
+	if (opt)
+		return gw_error(GW_EXIT_USAGE, opt, N_("e.g. --prometheus http://prometheus:9090"),
+		                "needs --prometheus URL");
+	for (int i = 0; !pw->url && i < *n; i++)
+		if ((*args)[i] != sides_mark && strchr((*args)[i], '=') &&
+		    access((*args)[i], F_OK) != 0)
+			return gw_error(GW_EXIT_USAGE, (*args)[i],
+			                N_("e.g. gpuwhy compare --prometheus URL job=101 job=202"),
+			                "a window needs --prometheus URL");
+	if (pw->jobs.n) {
+		if (pw->jobs.n != 2 || *n)
+			return gw_error(
+			    GW_EXIT_USAGE, "--job",
+			    N_("gpuwhy compare --prometheus URL --job BASE --job CANDIDATE"),
+			    "give --job twice (base, candidate) and no other side");
+		for (int i = 0; i < 2; i++) {
+			size_t len = strlen(pw->jobs.v[i]) + 5;
+			jobside[i] = gw_xmalloc(len);
+			snprintf(jobside[i], len, "job=%s", pw->jobs.v[i]);
+		}
+		*args = jobside;
+		*n = 2;
+	}
+	fleet_window_spec s;
+	for (int i = 0; pw->url && i < *n; i++)
+		if ((*args)[i] != sides_mark && cmd_promwin_parse_side((*args)[i], &s))
+			return GW_EXIT_USAGE;
+	return 0;
+}
+
 int cmd_compare(int argc, char **argv, const gw_global *g)
 {
 	diag_opts o;
@@ -85,7 +145,9 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	int fmt = OPT_FMT_TEXT;
 	const char *smi_fields = NULL;
 	int64_t interval_ns = 0;
-	const opt_def opts[] = {
+	cmd_promwin pw;
+	cmd_promwin_init(&pw);
+	const opt_def base[] = {
 	    OPT_FORMAT_TJ(&fmt),
 	    OPT_CALL(0, "goal", "GOAL", report_opt_goal,
 	             "passed to the diagnosis of both recordings: throughput or latency"),
@@ -98,6 +160,10 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	                 "for logs without times: the interval they were written at", .min = 0.001,
 	                 .max = 86400, .why = N_("invalid interval '%s' (1ms to 1 day)")),
 	    OPT_END};
+	opt_def opts[sizeof base / sizeof *base + CMD_PROMWIN_ROWS];
+	memcpy(opts, base, sizeof base);
+	int nrows = cmd_promwin_rows(&pw, false, opts, (int)(sizeof base / sizeof *base) - 1);
+	opts[nrows] = (opt_def)OPT_END;
 	char about[1200];
 	snprintf(
 	    about, sizeof about,
@@ -112,12 +178,21 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	    DIAG_BOOTSTRAP_RESAMPLES);
 	const opt_cmd oc = {
 	    .name = "compare",
-	    .usage = "compare BASE CANDIDATE [--format text|json] [--goal throughput|latency]\n"
-	             "               [--set NAME=VALUE]...\n"
-	             "       compare BASE1 BASE2... -- CANDIDATE1 CANDIDATE2... [OPTIONS]",
+	    .usage =
+	        "compare BASE CANDIDATE [--format text|json] [--goal throughput|latency]\n"
+	        "               [--set NAME=VALUE]...\n"
+	        "       compare BASE1 BASE2... -- CANDIDATE1 CANDIDATE2... [OPTIONS]\n"
+	        "       compare --prometheus URL --job ID --job ID [OPTIONS]\n"
+	        "       compare --prometheus URL WINDOW WINDOW [OPTIONS]   (WINDOW: job=ID or\n"
+	        "               node=N[,gpu=I],from=T,to=T[,step=S], or since=D for from,to)",
 	    .about = about,
 	    .opts = opts,
-	    .more = N_("Exit code 0 whatever the verdict."),
+	    .more =
+	        N_("With --prometheus the sides are windows of a cluster's Prometheus "
+	           "(dcgm-exporter's series): a job before and after a change, or a healthy and a "
+	           "slow GPU. They have no step times: the verdict is on utilization, SM "
+	           "activity, memory and power, and the findings. See docs/fleet.md. Exit code 0 "
+	           "whatever the verdict."),
 	    .max_args = -1,
 	    .ctx = &o};
 	for (int i = 1; i < argc; i++)
@@ -128,8 +203,15 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
+	char *jobside[2];
 	char **args = argv + first;
-	int n = argc - first, mark = split_sides(args, n);
+	int n = argc - first;
+	int rc = check_sides(&pw, &args, &n, jobside);
+	if (rc) {
+		cmd_promwin_free(&pw);
+		return rc;
+	}
+	int mark = split_sides(args, n);
 	int na = mark >= 0 ? mark : 1, nb = mark >= 0 ? n - mark - 1 : n - 1;
 	char **fb = mark >= 0 ? args + mark + 1 : args + 1;
 	if (mark < 0 && n != 2)
@@ -146,5 +228,10 @@ int cmd_compare(int argc, char **argv, const gw_global *g)
 		                na > nb ? na : nb);
 	(void)g;
 	smilog_opts src = {.fields = smi_fields, .interval = (double)interval_ns / 1e9};
-	return compare_files(args, na, fb, nb, &o, &src, fmt == OPT_FMT_JSON);
+	side_src from = {.src = &src, .pw = &pw};
+	rc = compare_files(args, na, fb, nb, &o, &from, fmt == OPT_FMT_JSON);
+	cmd_promwin_free(&pw);
+	free(jobside[0]);
+	free(jobside[1]);
+	return rc;
 }

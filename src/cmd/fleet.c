@@ -12,20 +12,22 @@
 
 #include "cmd/cmd.h"
 #include "fleet/fleet.h"
+#include "fleet/window.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/opt.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 typedef struct {
-	const char *url, *from, *to, *match, *out, *bearer, *cacert;
+	const char *url, *from, *to, *match, *out, *bearer, *cacert, *job;
 	int64_t since_ms, step_ms, timeout_ms, window_ms;
 	int retries, format, by, parallel;
 	bool timings;
 } fleet_args;
 
-static const char *const by_choices[] = {"node", "gpu", "job", "namespace", "pod", NULL};
+static const char *const by_choices[] = {"node", "gpu", "job", "user", "namespace", "pod", NULL};
 enum { FMT_TEXT, FMT_JSON, FMT_HTML, FMT_CSV };
 static const char *const formats[] = {"text", "json", "html", "csv", NULL};
 
@@ -59,9 +61,13 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	                 .hint = N_("from 1s to 1d, e.g. --step 15s")),
 	    OPT_STRING(0, "match", "SELECTOR", &a->match,
 	               "label matchers every query carries, e.g. '{Hostname=~\"gpu-a.*\"}'"),
-	    OPT_ENUM(0, "by", "node|gpu|job|namespace|pod", &a->by, by_choices,
-	             "group GPU-hours by node (default), GPU, job (hpc_job, else pod label), or "
-	             "Kubernetes namespace or pod (dcgm-exporter's namespace and pod labels)"),
+	    OPT_ENUM(0, "by", "node|gpu|job|user|namespace|pod", &a->by, by_choices,
+	             "group GPU-hours by node (default), GPU, job (hpc_job, else pod label), the "
+	             "job's user (Slurm's, else a user label), or Kubernetes namespace or pod "
+	             "(dcgm-exporter's namespace and pod labels)"),
+	    OPT_STRING(0, "job", "ID", &a->job,
+	               "only this job: its nodes, GPUs and time from Slurm (sacct, scontrol), else "
+	               "its hpc_job label"),
 	    OPT_DURATION(0, "window", "DURATION", &a->window_ms, 1000000,
 	                 "each node is diagnosed per window of this length (default 1h)", .min = 60,
 	                 .max = 604800, .why = N_("invalid window '%s'"),
@@ -88,7 +94,7 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	const opt_cmd oc = {
 	    .name = "fleet",
 	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
-	             "[--match SELECTOR] [--by node|gpu|job|namespace|pod] "
+	             "[--match SELECTOR] [--job ID] [--by node|gpu|job|user|namespace|pod] "
 	             "[--format text|json|html|csv] [-o FILE]",
 	    .about =
 	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
@@ -184,6 +190,43 @@ static int fleet_write(const fleet_args *a, const prom_fleet *fl, const fleet_op
 	return r->nf ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
 }
 
+/* --job: the job's matchers joined to --match's, and its time where Slurm gave one and no
+ * range was asked for. match is the buffer q->match then points into. */
+static int fleet_scope_job(const fleet_args *a, const prom_conn *c, prom_fleet_query *q,
+                           char *match, size_t len)
+{
+	fleet_job_where w;
+	gw_fail err = {0};
+	if (fleet_job_scope(c, a->job, (double)time(NULL), &w, &err))
+		return gw_fail_print(&err);
+	const char *m = a->match ? a->match : "";
+	while (*m == ' ')
+		m++;
+	size_t n = strlen(m);
+	while (n && m[n - 1] == ' ')
+		n--;
+	if (n >= 2 && m[0] == '{' && m[n - 1] == '}')
+		m++, n -= 2;
+	snprintf(match, len, "%.*s%s%s", (int)n, m, n ? "," : "", w.match);
+	q->match = match;
+	if (w.slurm && !a->from && !a->to && !a->since_ms) {
+		q->from = w.from;
+		q->to = w.to;
+	}
+	return 0;
+}
+
+/* --by user: each job's user, from its series' user label, else from Slurm. */
+static char **fleet_users(const prom_fleet *fl)
+{
+	char **u = gw_xcalloc((size_t)fl->njobs + 1, sizeof *u);
+	for (int j = 0; j < fl->njobs; j++)
+		if (fl->job_users[j])
+			u[j] = gw_xstrdup(fl->job_users[j]);
+	fleet_job_users(fl->jobs, fl->njobs, u);
+	return u;
+}
+
 int cmd_fleet(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
@@ -209,6 +252,9 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 		q.progress = bar_draw;
 		q.progress_ctx = &bar;
 	}
+	char match[8192];
+	if (a.job && (rc = fleet_scope_job(&a, &c, &q, match, sizeof match)) != 0)
+		return rc;
 	prom_fleet fl;
 	gw_fail err = {0};
 	int64_t t0 = gw_mono_ns();
@@ -216,7 +262,9 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 	bar_end(&bar);
 	if (rc)
 		return gw_fail_print(&err);
+	char **users = a.by == FLEET_BY_USER ? fleet_users(&fl) : NULL;
 	fleet_opts o = {.by = (fleet_by)a.by,
+	                .job_user = users,
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
 	                .localize = a.format == FMT_TEXT || a.format == FMT_HTML};
 	fleet_report r;
@@ -228,6 +276,9 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 		fprintf(stderr, _("gpuwhy fleet: fetch %.3f s, diagnosis %.3f s, report %.3f s\n"),
 		        (t1 - t0) / 1e9, (t2 - t1) / 1e9, (gw_mono_ns() - t2) / 1e9);
 	fleet_report_free(&r);
+	for (int j = 0; users && j < fl.njobs; j++)
+		free(users[j]);
+	free(users);
 	prom_fleet_free(&fl);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/promwin.h"
 #include "cmd/trace_say.h"
 #include "util/opt.h"
 #include "diagnose/diag.h"
@@ -65,6 +66,53 @@ static int load_trace(const char *trace_path, timeline *tl)
 	return rc;
 }
 
+/* The report in its format to outpath (NULL: standard output); the exit code. */
+static int write_report(const char *outpath, int fmt, const timeline *tl, const diag_meta *meta,
+                        const diag_result *r, const report_style *st)
+{
+	FILE *out = stdout;
+	if (outpath && !(out = fopen(outpath, "w")))
+		return gw_error(GW_EXIT_ENV, outpath, N_("choose a writable path"),
+		                "cannot write: %s", strerror(errno));
+	if (fmt == FMT_JSON)
+		report_json(out, tl, meta, r, st);
+	else if (fmt == FMT_HTML)
+		report_html(out, tl, meta, r, st);
+	else
+		report_text(out, tl, meta, r, st);
+	if (fflush(out) != 0 || ferror(out) || (outpath && fclose(out) != 0))
+		return gw_error(GW_EXIT_ENV, outpath ? outpath : "standard output", NULL,
+		                "write failed: %s", strerror(errno));
+	if (outpath)
+		fprintf(stderr, _("gpuwhy: report written to %s\n"), outpath);
+	return diag_exit_code(r);
+}
+
+/* The recording or log named, or the window of --prometheus; prints the error line. */
+static int load_input(const cmd_promwin *pw, char **args, int nargs, const smilog_opts *src,
+                      timeline **tl, diag_meta *meta, char *source, size_t len)
+{
+	*tl = NULL;
+	if (pw->url) {
+		if (nargs)
+			return gw_error(GW_EXIT_USAGE, args[0],
+			                N_("give a recording or --prometheus, not both"),
+			                "unexpected argument");
+		fleet_window_spec s;
+		int rc = cmd_promwin_spec(pw, &s);
+		return rc ? rc : cmd_promwin_load(pw, &s, tl, meta, source, len);
+	}
+	const char *opt = cmd_promwin_needs_url(pw);
+	if (opt)
+		return gw_error(GW_EXIT_USAGE, opt, N_("e.g. --prometheus http://prometheus:9090"),
+		                "needs --prometheus URL");
+	if (nargs != 1)
+		return gw_error(GW_EXIT_USAGE, "report", N_("gpuwhy report run.gpuwhy"),
+		                nargs ? "exactly one recording expected" : "no recording given");
+	snprintf(source, len, "%s", args[0]);
+	return report_load(args[0], src, tl, meta);
+}
+
 int cmd_report(int argc, char **argv, const gw_global *g)
 {
 	diag_opts o;
@@ -74,7 +122,9 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	bool list = false;
 	const char *smi_fields = NULL;
 	int64_t interval_ns = 0;
-	const opt_def opts[] = {
+	cmd_promwin pw;
+	cmd_promwin_init(&pw);
+	const opt_def base[] = {
 	    OPT_ENUM(0, "format", "FMT", &fmt, formats, "text (default), json or html"),
 	    OPT_STRING('o', "output", "F", &outpath, "write to F instead of standard output"),
 	    OPT_CALL(0, "goal", "GOAL", report_opt_goal,
@@ -98,12 +148,19 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	                 .min = 0.001, .max = 86400,
 	                 .why = N_("invalid interval '%s' (1ms to 1 day)")),
 	    OPT_END};
+	opt_def opts[sizeof base / sizeof *base + CMD_PROMWIN_ROWS];
+	int nrows = (int)(sizeof base / sizeof *base) - 1;
+	memcpy(opts, base, sizeof base);
+	nrows = cmd_promwin_rows(&pw, true, opts, nrows);
+	opts[nrows] = (opt_def)OPT_END;
 	const opt_cmd oc = {
 	    .name = "report",
 	    .usage = "report RECORDING|LOG [--format text|json|html] [-o FILE]\n"
 	             "              [--goal throughput|latency] [--set NAME=VALUE]... [--trace "
-	             "FILE]\n              [--smi-fields LIST] [--interval DUR]\nreport "
-	             "--thresholds",
+	             "FILE]\n              [--smi-fields LIST] [--interval DUR]\n"
+	             "report --prometheus URL (--node N [--gpu I] | --job ID)\n"
+	             "              (--since D | --from T [--to T]) [--step S] [OPTIONS]\n"
+	             "report --thresholds",
 	    .about =
 	        N_("Diagnose a recording (.gpuwhy from gpuwhy record or run): which layer the GPU\n"
 	           "idles in, with the evidence as numbers and what to change. Text shows the\n"
@@ -117,6 +174,11 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	           "Such a log holds GPU counters only: what needs the host's CPU and I/O, the\n"
 	           "job's processes or its steps is reported as not checked."),
 	    .opts = opts,
+	    .more =
+	        N_("With --prometheus it reads one node's, GPU's or job's window of a cluster's "
+	           "Prometheus (dcgm-exporter's series) instead, and reports it the same way; "
+	           "what Prometheus does not hold (host, processes, steps) is not checked. See "
+	           "docs/fleet.md."),
 	    .exit1 = N_("error-level findings"),
 	    .max_args = -1,
 	    .ctx = &o};
@@ -127,16 +189,13 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 		print_thresholds(&o.th);
 		return GW_EXIT_OK;
 	}
-	if (argc - first != 1) {
-		return gw_error(GW_EXIT_USAGE, "report", N_("gpuwhy report run.gpuwhy"),
-		                argc - first ? "exactly one recording expected"
-		                             : "no recording given");
-	}
-	const char *path = argv[first];
 	timeline *tl;
 	diag_meta meta = {0};
+	char source[1400];
 	smilog_opts src = {.fields = smi_fields, .interval = (double)interval_ns / 1e9};
-	int rc = report_load(path, &src, &tl, &meta);
+	int rc =
+	    load_input(&pw, argv + first, argc - first, &src, &tl, &meta, source, sizeof source);
+	cmd_promwin_free(&pw);
 	if (rc) {
 		diag_meta_free(&meta);
 		return rc;
@@ -152,31 +211,11 @@ int cmd_report(int argc, char **argv, const gw_global *g)
 	diag_result r;
 	diag_run(tl, &o, &r);
 
-	FILE *out = stdout;
-	if (outpath && !(out = fopen(outpath, "w"))) {
-		rc = gw_error(GW_EXIT_ENV, outpath, N_("choose a writable path"),
-		              "cannot write: %s", strerror(errno));
-		goto done;
-	}
 	report_style st = {.utf8 = report_locale_utf8(),
 	                   .color = fmt == FMT_TEXT && !outpath && report_want_color(stdout),
-	                   .source = path,
+	                   .source = source,
 	                   .opts = &o};
-	if (fmt == FMT_JSON)
-		report_json(out, tl, &meta, &r, &st);
-	else if (fmt == FMT_HTML)
-		report_html(out, tl, &meta, &r, &st);
-	else
-		report_text(out, tl, &meta, &r, &st);
-	if (fflush(out) != 0 || ferror(out) || (outpath && fclose(out) != 0)) {
-		rc = gw_error(GW_EXIT_ENV, outpath ? outpath : "standard output", NULL,
-		              "write failed: %s", strerror(errno));
-		goto done;
-	}
-	if (outpath)
-		fprintf(stderr, _("gpuwhy: report written to %s\n"), outpath);
-	rc = diag_exit_code(&r);
-done:
+	rc = write_report(outpath, fmt, tl, &meta, &r, &st);
 	diag_result_free(&r);
 	tl_free(tl);
 	diag_meta_free(&meta);

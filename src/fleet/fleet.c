@@ -109,21 +109,26 @@ const char *fleet_by_id(fleet_by b)
 	static const char *const ids[] = {[FLEET_BY_NODE] = "node",
 	                                  [FLEET_BY_GPU] = "gpu",
 	                                  [FLEET_BY_JOB] = "job",
+	                                  [FLEET_BY_USER] = "user",
 	                                  [FLEET_BY_NAMESPACE] = "namespace",
 	                                  [FLEET_BY_POD] = "pod"};
 	return b >= 0 && b < (int)(sizeof ids / sizeof *ids) && ids[b] ? ids[b] : "node";
 }
 
-/* The group of GPU g's sample s when it depends on the sample (job, namespace, pod). */
-static void sample_group(const prom_fleet *fl, fleet_by by, const prom_node *nd, int g, int s,
-                         char *out, size_t len)
+/* The group of GPU g's sample s when it depends on the sample (job, user, namespace, pod). */
+static void sample_group(const prom_fleet *fl, const fleet_opts *o, const prom_node *nd, int g,
+                         int s, char *out, size_t len)
 {
-	int j = by == FLEET_BY_JOB   ? nd->job[g][s]
-	        : by == FLEET_BY_POD ? nd->pod[g][s]
-	                             : -1,
+	fleet_by by = o->by;
+	int j = by == FLEET_BY_JOB || by == FLEET_BY_USER ? nd->job[g][s]
+	        : by == FLEET_BY_POD                      ? nd->pod[g][s]
+	                                                  : -1,
 	    ns = nd->ns[g][s];
 	if (by == FLEET_BY_JOB)
 		snprintf(out, len, "%s", j >= 0 ? fl->jobs[j] : "(no job)");
+	else if (by == FLEET_BY_USER)
+		snprintf(out, len, "%s",
+		         j >= 0 && o->job_user && o->job_user[j] ? o->job_user[j] : "(no user)");
 	else if (by == FLEET_BY_NAMESPACE)
 		snprintf(out, len, "%s", ns >= 0 ? fl->kube[ns] : "(no namespace)");
 	else if (j >= 0) /* a pod's name is unique only in its namespace */
@@ -137,13 +142,13 @@ typedef struct {
 	int job, ns, pod, group;
 } group_cache;
 
-static fleet_group *group_of_sample(const prom_fleet *fl, fleet_by by, const prom_node *nd, int g,
-                                    int s, fleet_report *r, group_cache *c)
+static fleet_group *group_of_sample(const prom_fleet *fl, const fleet_opts *o, const prom_node *nd,
+                                    int g, int s, fleet_report *r, group_cache *c)
 {
 	int job = nd->job[g][s], ns = nd->ns[g][s], pod = nd->pod[g][s];
 	if (c->group < 0 || job != c->job || ns != c->ns || pod != c->pod) {
 		char name[320];
-		sample_group(fl, by, nd, g, s, name, sizeof name);
+		sample_group(fl, o, nd, g, s, name, sizeof name);
 		c->group = (int)(group_for(r, name) - r->group);
 		*c = (group_cache){job, ns, pod, c->group};
 	}
@@ -175,7 +180,7 @@ static void count_states(const prom_fleet *fl, const fleet_opts *o, const diag_t
 				add_hours(&r->total, st, dh);
 				fleet_group *gr = fixed >= 0
 				                      ? &r->group[fixed]
-				                      : group_of_sample(fl, o->by, nd, g, s, r, &c);
+				                      : group_of_sample(fl, o, nd, g, s, r, &c);
 				add_hours(&gr->hours, st, dh);
 			}
 		}
@@ -201,6 +206,9 @@ static timeline *window_of(const timeline *tl, int a, int b, const int *gone)
 					tl_set_gpu(w, g, (gpu_metric_id)m, s - a,
 					           tl->gpu[g].m[m][s]);
 	}
+	for (int m = 0; m < HM__COUNT; m++)
+		for (int s = a; tl->h[m] && s < b; s++)
+			tl_set_host(w, (host_metric_id)m, s - a, tl->h[m][s]);
 	for (int i = 0; i < tl->nevents; i++) {
 		const tl_event *e = &tl->events[i];
 		if (e->t >= tl->t[a] && e->t <= tl->t[b - 1])

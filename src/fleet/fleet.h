@@ -39,11 +39,12 @@ typedef enum {
 	FLEET_BY_NODE,
 	FLEET_BY_GPU,
 	FLEET_BY_JOB,
+	FLEET_BY_USER,      /* the job's user: Slurm's, else a user label */
 	FLEET_BY_NAMESPACE, /* Kubernetes: the pod's namespace label */
 	FLEET_BY_POD,       /* Kubernetes: namespace/pod */
 } fleet_by;
 
-/* "node", "gpu", "job", "namespace", "pod" (as --by spells them). */
+/* "node", "gpu", "job", "user", "namespace", "pod" (as --by spells them). */
 const char *fleet_by_id(fleet_by b);
 
 typedef struct {
@@ -94,6 +95,9 @@ typedef struct {
 	fleet_by by;
 	double window_s; /* diagnosis window */
 	bool localize;   /* titles in the user's language (text), English (JSON) */
+	/* --by user: per prom_fleet.jobs, the job's user (Slurm's, else the series' user
+	 * label); NULL where unknown */
+	char *const *job_user;
 } fleet_opts;
 
 void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out);

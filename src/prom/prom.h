@@ -167,7 +167,8 @@ typedef struct {
 	int n; /* samples per node */
 	prom_node *node;
 	int nnodes;
-	char **jobs; /* hpc_job (else namespace/pod) values seen */
+	char **jobs;      /* hpc_job (else namespace/pod) values seen */
+	char **job_users; /* per job: the `user` label of its series, NULL when none */
 	int njobs;
 	char **kube; /* namespace and pod values seen (namespace, else pod_namespace; pod, else
 	                pod_name) */
@@ -176,7 +177,8 @@ typedef struct {
 	 * whether it answered with any series. */
 	char expr[PF__COUNT][640];
 	bool have[PF__COUNT];
-	int gpus_dropped; /* GPUs beyond GPU_MAX on one node, left out */
+	int gpus_dropped;   /* GPUs beyond GPU_MAX on one node, left out */
+	bool have_node_cpu; /* node_exporter's CPU series were read into the host summary */
 } prom_fleet;
 
 /* The DCGM name a fleet metric reads first (from the metric table). */
@@ -191,6 +193,13 @@ gpu_metric_id prom_fleet_metric_id(prom_fleet_metric m);
  */
 int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *out, gw_fail *err);
 void prom_fleet_free(prom_fleet *fl);
+
+/*
+ * node_exporter's node_cpu_seconds_total, where scraped, into each node's host
+ * summary (busiest core, mean busy, iowait; percent), its instance label's host
+ * matched to the node. Called by prom_fleet_load. Returns 0 or err's code.
+ */
+int prom_fleet_host(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err);
 
 /* The selector text for a metric: NAME{match} (NAME alone when match is empty). */
 void prom_selector(const char *name, const char *match, char *out, size_t len);

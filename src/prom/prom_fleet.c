@@ -202,6 +202,18 @@ static int intern(char ***tab, int *n, const char *v)
 	return (*n)++;
 }
 
+/* The index of a job, its user slot kept beside it (NULL until a user label names one). */
+static int job_index(prom_fleet *fl, const char *job)
+{
+	int n0 = fl->njobs, ji = intern(&fl->jobs, &fl->njobs, job);
+	if (fl->njobs > n0) {
+		fl->job_users =
+		    gw_xrealloc(fl->job_users, (size_t)fl->njobs * sizeof *fl->job_users);
+		fl->job_users[ji] = NULL;
+	}
+	return ji;
+}
+
 /* The points of one metric into the nodes' timelines (in the table's units). */
 static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix *m)
 {
@@ -216,11 +228,14 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 			continue;
 		/* who ran there: from the utilization series, which every GPU has */
 		bool who = pm == PF_UTIL;
-		int ji = who ? intern(&fl->jobs, &fl->njobs, series_job(s)) : -1,
+		int ji = who ? job_index(fl, series_job(s)) : -1,
 		    ni =
 		        who ? intern(&fl->kube, &fl->nkube, label2(s, "namespace", "pod_namespace"))
 		            : -1,
 		    pi = who ? intern(&fl->kube, &fl->nkube, series_pod(s)) : -1;
+		const char *user = ji >= 0 ? prom_label_get(s, "user") : NULL;
+		if (user && *user && !fl->job_users[ji])
+			fl->job_users[ji] = gw_xstrdup(user);
 		for (int k = 0; k < s->n; k++) {
 			long at = lround((s->t[k] - fl->from) / fl->step);
 			if (at < 0 || at >= fl->n || !isfinite(s->v[k]))
@@ -424,6 +439,8 @@ int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *o
 	int rc = load_util(c, &l, err);
 	if (rc == 0)
 		rc = load_rest(c, &l, err);
+	if (rc == 0)
+		rc = prom_fleet_host(c, q, out, err);
 	for (int k = 0; rc == 0 && k < out->nnodes; k++)
 		derive(out, &out->node[k]);
 	if (rc)
@@ -443,9 +460,12 @@ void prom_fleet_free(prom_fleet *fl)
 		tl_free(nd->tl);
 	}
 	free(fl->node);
-	for (int i = 0; i < fl->njobs; i++)
+	for (int i = 0; i < fl->njobs; i++) {
 		free(fl->jobs[i]);
+		free(fl->job_users[i]);
+	}
 	free(fl->jobs);
+	free(fl->job_users);
 	for (int i = 0; i < fl->nkube; i++)
 		free(fl->kube[i]);
 	free(fl->kube);

@@ -118,9 +118,20 @@ static bool kv(const char *line, const char *key, char *out, size_t outlen)
 	return false;
 }
 
+/* "alice(1000)" -> "alice" */
+static void user_of(const char *v, char *out, size_t len)
+{
+	size_t n = strcspn(v, "(");
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, v, n);
+	out[n] = '\0';
+}
+
 bool queue_slurm_parse_scontrol(const char *line, queue_slurm_job *out)
 {
 	memset(out, 0, sizeof *out);
+	out->gpus = -1;
 	char buf[128];
 	if (!kv(line, "JobId", out->job_id, sizeof out->job_id) ||
 	    !kv(line, "JobState", out->state, sizeof out->state))
@@ -132,6 +143,11 @@ bool queue_slurm_parse_scontrol(const char *line, queue_slurm_job *out)
 		out->start = queue_slurm_time(buf);
 	if (kv(line, "EndTime", buf, sizeof buf))
 		out->end = queue_slurm_time(buf);
+	if (kv(line, "UserId", buf, sizeof buf))
+		user_of(buf, out->user, sizeof out->user);
+	if (kv(line, "NodeList", out->nodelist, sizeof out->nodelist) &&
+	    !strcmp(out->nodelist, "(null)"))
+		out->nodelist[0] = '\0';
 	/* `scontrol -d`: GRES=gpu:2(IDX:0-1) */
 	const char *idx = strstr(line, "(IDX:");
 	if (idx) {
@@ -145,16 +161,36 @@ bool queue_slurm_parse_scontrol(const char *line, queue_slurm_job *out)
 	return true;
 }
 
+/* AllocTRES "billing=1,cpu=1,gres/gpu=2,node=1" -> 2; -1 when it names no GPU. */
+static int tres_gpus(const char *tres)
+{
+	for (const char *p = tres; (p = strstr(p, "gres/gpu")); p++) {
+		if (p != tres && p[-1] != ',')
+			continue;
+		const char *eq = strchr(p, '=');
+		const char *comma = strchr(p, ',');
+		/* gres/gpu=2, or a typed gres/gpu:a100=2 */
+		if (!eq || (comma && comma < eq) || (p[8] != '=' && p[8] != ':'))
+			continue;
+		char *end;
+		long v = strtol(eq + 1, &end, 10);
+		if (end != eq + 1 && v >= 0 && v < 1000000 && (*end == ',' || !*end))
+			return (int)v;
+	}
+	return -1;
+}
+
 bool queue_slurm_parse_sacct(const char *line, queue_slurm_job *out)
 {
 	memset(out, 0, sizeof *out);
-	char copy[512];
+	out->gpus = -1;
+	char copy[2048];
 	snprintf(copy, sizeof copy, "%s", line);
 	copy[strcspn(copy, "\r\n")] = '\0';
-	char *f[6] = {0};
+	char *f[8] = {0};
 	int n = 0;
 	char *p = copy;
-	while (n < 6) {
+	while (n < 8) {
 		f[n++] = p;
 		char *bar = strchr(p, '|');
 		if (!bar)
@@ -164,7 +200,8 @@ bool queue_slurm_parse_sacct(const char *line, queue_slurm_job *out)
 	}
 	/* A field longer than its slot is no sacct line of ours: refused, not cut short. */
 	if (n < 3 || !*f[0] || !*f[1] || strlen(f[0]) >= sizeof out->job_id ||
-	    strlen(f[1]) >= sizeof out->state)
+	    strlen(f[1]) >= sizeof out->state || (n > 5 && strlen(f[5]) >= sizeof out->user) ||
+	    (n > 6 && strlen(f[6]) >= sizeof out->nodelist))
 		return false;
 	memcpy(out->job_id, f[0], strlen(f[0]) + 1);
 	memcpy(out->state, f[1], strlen(f[1]) + 1);
@@ -175,6 +212,13 @@ bool queue_slurm_parse_sacct(const char *line, queue_slurm_job *out)
 		out->start = queue_slurm_time(f[3]);
 	if (n > 4)
 		out->end = queue_slurm_time(f[4]);
+	if (n > 5)
+		memcpy(out->user, f[5], strlen(f[5]) + 1);
+	/* a pending job's NodeList is "None assigned" */
+	if (n > 6 && strcmp(f[6], "None assigned"))
+		memcpy(out->nodelist, f[6], strlen(f[6]) + 1);
+	if (n > 7)
+		out->gpus = tres_gpus(f[7]);
 	return true;
 }
 
