@@ -208,6 +208,9 @@ static void rd_mem(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		gpu_set(o, GM_MEM_RESERVED, gpu_mib_up(m.reserved));
 	gpu_set(o, GM_MEM_USED, gpu_mib_up(m.used));
 	gpu_set(o, GM_MEM_FREE, gpu_mib_up(m.free));
+	o->mem_total_b = m.total;
+	o->mem_used_b = m.used;
+	o->mem_free_b = m.free;
 }
 
 static void rd_bar1(gpu_ctx *c, gpu_dev *d, gpu_values *o)
