@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sqlite3.h>
 
+#include "util/termsafe.h"
+
 typedef struct {
 	sqlite3 *db;
 	trace_rank *r;
@@ -79,9 +81,32 @@ static int push(nsys_t *n, int64_t start, int64_t end, int64_t stream, int64_t c
 	return 0;
 }
 
+/*
+ * SQLite's message as one printable line. Its message for a damaged file
+ * quotes the damaged schema (any bytes, control characters included), so a
+ * damaged file is named so and no more; other messages are SQLite's own
+ * words, escaped all the same.
+ */
+static const char *sqlite_why(nsys_t *n, int rc, char *buf, size_t len)
+{
+	int code = rc & 0xff;
+	if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+		return "truncated or corrupt";
+	return gw_term_safe(n->db ? sqlite3_errmsg(n->db) : "out of memory", buf, len);
+}
+
+static void unreadable(nsys_t *n, int rc)
+{
+	char safe[GW_TERM_SAFE_LEN(200)];
+	snprintf(n->err, n->errsz, "not a readable SQLite database: %s",
+	         sqlite_why(n, rc, safe, sizeof safe));
+}
+
 static int sql_fail(nsys_t *n, const char *what)
 {
-	snprintf(n->err, n->errsz, "%s: %s", what, sqlite3_errmsg(n->db));
+	char safe[GW_TERM_SAFE_LEN(200)];
+	snprintf(n->err, n->errsz, "%s: %s", what,
+	         sqlite_why(n, sqlite3_extended_errcode(n->db), safe, sizeof safe));
 	return -1;
 }
 
@@ -327,22 +352,24 @@ int trace_nsys_read(const char *path, trace_rank *r, char *err, size_t errsz)
 	nsys_t n = {.r = r, .err = err, .errsz = errsz};
 	r->source = TRACE_SRC_NSYS;
 	if (sqlite3_open_v2(path, &n.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		char safe[GW_TERM_SAFE_LEN(200)];
 		snprintf(err, errsz, "cannot open as SQLite: %s",
-		         n.db ? sqlite3_errmsg(n.db) : "out of memory");
+		         sqlite_why(&n, n.db ? sqlite3_extended_errcode(n.db) : SQLITE_NOMEM, safe,
+		                    sizeof safe));
 		sqlite3_close(n.db);
 		return -1;
 	}
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(n.db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errsz, "not a readable SQLite database: %s", sqlite3_errmsg(n.db));
+	int prc = sqlite3_prepare_v2(n.db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL);
+	if (prc != SQLITE_OK) {
+		unreadable(&n, prc);
 		sqlite3_close(n.db);
 		return -1;
 	}
 	int s = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (s != SQLITE_ROW) {
-		snprintf(err, errsz, "not a readable SQLite database: %s", sqlite3_errmsg(n.db));
+		unreadable(&n, sqlite3_extended_errcode(n.db));
 		sqlite3_close(n.db);
 		return -1;
 	}
