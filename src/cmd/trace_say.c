@@ -33,6 +33,7 @@ static const gw_say_form forms[] = {
     {N_("cannot write the stream to a temporary file in %s: %s"), false, false},
     {N_("cannot open: %s"), false, false},
     {N_("cannot load %s (%s)"), false, false},
+    {N_("not a readable SQLite database: truncated or corrupt"), false, false},
     {N_("not a readable SQLite database: %s"), false, false},
     {N_("an SQLite database, but not an Nsight Systems export (no StringIds and "
         "CUPTI_ACTIVITY_KIND_* tables)"),

@@ -187,9 +187,11 @@ static const advice_entry advice[] = {
      N_("The PCIe link runs below its maximum under load or retries packets: reseat the card, "
         "check "
         "the slot (a x16 card in a x8 slot), riser and cables, the GPU's power supply and the BIOS "
-        "PCIe settings. `nvidia-smi -q -d PCIE` shows current against max and the error counters, "
-        "`dmesg | grep -i pcie` shows AER errors. To test stability, set the slot to Gen3 in the "
-        "BIOS before replacing the card."),
+        "PCIe settings. `nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.width.current,"
+        "pcie.link.gen.max,pcie.link.width.max --format=csv` shows current against max, the PCI "
+        "section of `nvidia-smi -q` the replays, `lspci -vv -s BUS` the link status (LnkSta "
+        "against LnkCap) and `dmesg | grep -i pcie` AER errors. To test stability, set the slot "
+        "to Gen3 in the BIOS before replacing the card."),
      N_("In a new recording: pcie.link.gen/width current equal to max while busy, and the replay "
         "counter flat."),
      NULL, NULL},

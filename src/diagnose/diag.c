@@ -695,6 +695,36 @@ static void sort_findings(diag_result *r)
 	}
 }
 
+/*
+ * Live, a GPU lost at the window's end can no longer be read: what its
+ * earlier samples said (starved, shared, throttled) is no longer news, and
+ * only the fault that took it stays. A finding about other GPUs too keeps
+ * them; one about no GPU in particular is left as it is.
+ */
+static void end_lost_findings(diag_ctx *c)
+{
+	uint64_t lost = 0;
+	for (int p = 0; p < c->ngpu && p < 64; p++)
+		if (c->tl->gpu[p].lost_at_end)
+			lost |= 1ULL << p;
+	diag_result *r = c->res;
+	if (!lost || !c->o->live)
+		return;
+	int n = 0;
+	for (int i = 0; i < r->n; i++) {
+		diag_finding *f = &r->f[i];
+		if (f->rule != DIAG_R_GPU_FAULT && (f->gpus & lost)) {
+			f->gpus &= ~lost;
+			if (!f->gpus)
+				continue;
+		}
+		if (n != i)
+			r->f[n] = *f;
+		n++;
+	}
+	r->n = n;
+}
+
 int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -724,6 +754,7 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 	for (int r = 0; r < DIAG_R__COUNT; r++)
 		if (rule_table[r].run)
 			rule_table[r].run(&c);
+	end_lost_findings(&c);
 	sort_findings(res);
 	diag_chain(&c);
 	free(c.stopped);

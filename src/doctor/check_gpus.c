@@ -426,7 +426,8 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", gw_sb_str(&b));
 		dr_fixf(r,
 		        "check power, seating and risers/cables of GPU %s; watch whether the "
-		        "counters keep rising (nvidia-smi -q -d PCIE); to confirm signal "
+		        "counters keep rising (nvidia-smi -q, its PCI section's Replays Since "
+		        "Reset; lspci -vv -s BUS for the AER status); to confirm signal "
 		        "integrity try that slot one PCIe generation lower in the BIOS",
 		        gw_sb_str(&fix_gpus));
 	}
@@ -489,8 +490,10 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 		            gw_sb_str(&bad));
 		dr_fixf(r,
 		        "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
-		        "lspci -vv shows LnkSta vs LnkCap), check risers and BIOS PCIe settings, "
-		        "then compare under load with nvidia-smi -q -d PCIE",
+		        "lspci -vv -s BUS shows LnkSta vs LnkCap), check risers and BIOS PCIe "
+		        "settings, then compare under load with nvidia-smi "
+		        "--query-gpu=pcie.link.gen.current,pcie.link.width.current,"
+		        "pcie.link.gen.max,pcie.link.width.max --format=csv",
 		        gw_sb_str(&fix_gpus));
 	} else {
 		dr_addf(c->r, "gpus.pcie_link", DR_PASS, "%s", gw_sb_str(&ok));

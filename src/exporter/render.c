@@ -75,6 +75,15 @@ static void value_int(exp_buf *b, double v)
 
 /* ------------------------------------------------------------ DCGM families */
 
+/*
+ * DCGM's FB_TOTAL/FB_USED/FB_FREE are bytes floored to MiB, where nvidia-smi
+ * (and the device layer's values) round up: 9975.5 MiB is 9975 here.
+ */
+static double dcgm_mib(unsigned long long bytes)
+{
+	return (double)(bytes / 1048576ULL);
+}
+
 /* The value dcgm-exporter would export for metric id of g; false when absent. */
 static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
 {
@@ -85,6 +94,12 @@ static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
 		return false;
 	gpu_metric_fmt f = gpu_metrics[id].fmt;
 	*is_int = f == GMF_INT || f == GMF_YESNO || f == GMF_HEX || f == GMF_PSTATE;
+	if (x->ok[id] && (id == GM_MEM_TOTAL || id == GM_MEM_USED || id == GM_MEM_FREE)) {
+		*v = dcgm_mib(id == GM_MEM_TOTAL  ? x->mem_total_b
+		              : id == GM_MEM_USED ? x->mem_used_b
+		                                  : x->mem_free_b);
+		return true;
+	}
 	if (x->ok[id]) {
 		*v = gpu_metric_dcgm_value((gpu_metric_id)id, x->v[id]);
 		return isfinite(*v);
@@ -157,7 +172,7 @@ static void mig_series(exp_buf *b, const exp_frame *s, const exp_gpu *g, const e
 		gw_sb_puts(b, "{");
 		dcgm_labels(b, s, g, o, labels, m);
 		gw_sb_puts(b, "} ");
-		value_int(b, id == GM_MEM_USED ? m->mem_used_mib : m->mem_free_mib);
+		value_int(b, dcgm_mib(id == GM_MEM_USED ? m->mem_used_b : m->mem_free_b));
 		gw_sb_puts(b, "\n");
 	}
 }

@@ -396,6 +396,7 @@ static gpu_ctx *ctx_new(const gpu_open_opts *opts)
 	pthread_mutex_init(&c->xid_mu, NULL);
 	c->slow_period_ns =
 	    opts && opts->slow_period_ns > 0 ? opts->slow_period_ns : DEFAULT_SLOW_PERIOD_NS;
+	c->pcie_min_ns = GPU_RATE_WINDOW_NS;
 	return c;
 }
 

@@ -54,6 +54,11 @@ typedef struct {
 	double v[GM__COUNT];
 	uint8_t ok[GM__COUNT];
 	uint8_t why[GM__COUNT]; /* GPU_WHY_*: why an absent value is absent (0: unknown) */
+	/*
+	 * Memory in bytes as read, where ok[GM_MEM_*] says: the MiB in v[] are
+	 * rounded up as nvidia-smi shows them; dcgm-exporter's series floor these.
+	 */
+	unsigned long long mem_total_b, mem_used_b, mem_free_b;
 } gpu_values;
 
 enum { GPU_WHY_NONE = 0, GPU_WHY_DEPRECATED = 1 };
@@ -195,8 +200,9 @@ typedef struct {
 	char name[96];    /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
 	char profile[32]; /* "3g.40gb", from the name; "" when unknown */
 	bool mem_ok;
-	double mem_total_mib, mem_used_mib, mem_free_mib, mem_reserved_mib;
-	bool bar1_ok; /* the instance's share of BAR1 */
+	double mem_total_mib, mem_used_mib, mem_free_mib, mem_reserved_mib; /* rounded up */
+	unsigned long long mem_used_b, mem_free_b; /* as read, for DCGM's floor */
+	bool bar1_ok;                              /* the instance's share of BAR1 */
 	double bar1_total_mib, bar1_used_mib, bar1_free_mib;
 	bool attr_ok;
 	unsigned sm_count, ce_count, dec_count, enc_count, jpg_count, ofa_count;

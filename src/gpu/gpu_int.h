@@ -26,6 +26,14 @@ typedef struct {
 #undef X
 } nvml_api;
 
+/*
+ * NVML's own rate window: nvmlDeviceGetPcieThroughput samples the link for
+ * 20 ms, so no counter rate over a shorter interval is a reading.
+ */
+#define GPU_NVML_RATE_NS 20000000LL
+/* One-shot readers wait this long after open before their first sample. */
+#define GPU_RATE_WINDOW_NS 100000000LL
+
 /* The previous reading of two cumulative byte counters, for their rates. */
 typedef struct {
 	bool ok;
@@ -81,6 +89,13 @@ struct gpu_ctx {
 	gpu_dev *dev; /* selected devices, n entries, mutexes initialised */
 	int64_t opened_ns;
 	int64_t slow_period_ns;
+	/*
+	 * The shortest interval a PCIe rate from the byte counters may span: a
+	 * delta over microseconds (two refreshes back to back at start) is no
+	 * reading, yet it would be served until the next slow refresh.
+	 */
+	int64_t pcie_min_ns;
+	bool rate_waited;       /* gpu_wait_rate_window() was called */
 	nvmlEventSet_t xid_set; /* Xid events of every selected GPU, NULL when unsupported */
 	pthread_mutex_t xid_mu; /* the event set and every GPU's Xid fields */
 	pthread_t slow_thread;

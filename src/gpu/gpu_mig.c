@@ -57,6 +57,8 @@ static void read_mig(gpu_ctx *c, nvmlDevice_t h, gpu_mig *m)
 		m->mem_total_mib = gpu_mib_up(mem.total);
 		m->mem_used_mib = gpu_mib_up(mem.used);
 		m->mem_free_mib = gpu_mib_up(mem.free);
+		m->mem_used_b = mem.used;
+		m->mem_free_b = mem.free;
 		m->mem_reserved_mib = mem.reserved_ok ? gpu_mib_up(mem.reserved) : 0;
 	}
 	nvmlBAR1Memory_t b;

@@ -208,6 +208,9 @@ static void rd_mem(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		gpu_set(o, GM_MEM_RESERVED, gpu_mib_up(m.reserved));
 	gpu_set(o, GM_MEM_USED, gpu_mib_up(m.used));
 	gpu_set(o, GM_MEM_FREE, gpu_mib_up(m.free));
+	o->mem_total_b = m.total;
+	o->mem_used_b = m.used;
+	o->mem_free_b = m.free;
 }
 
 static void rd_bar1(gpu_ctx *c, gpu_dev *d, gpu_values *o)
@@ -257,10 +260,18 @@ static void rd_temp(gpu_ctx *c, gpu_dev *d, gpu_values *o)
  * Two cumulative byte counters read at moments now: the deltas since the
  * previous reading, false on the first one or after a counter went back.
  */
+/*
+ * The rates of two cumulative counters since the reference reading, when it
+ * lies at least min_ns back; a younger reference is kept (the rate is absent
+ * until one spans a whole window), a counter that went back starts again.
+ */
 static bool pair_delta(gpu_pair_rate *p, unsigned long long tx, unsigned long long rx, int64_t now,
-                       unsigned long long *dtx, unsigned long long *drx, double *dt)
+                       int64_t min_ns, unsigned long long *dtx, unsigned long long *drx, double *dt)
 {
-	bool ok = p->ok && now > p->t && tx >= p->tx && rx >= p->rx;
+	bool mono = p->ok && now >= p->t && tx >= p->tx && rx >= p->rx;
+	if (mono && now - p->t < min_ns)
+		return false;
+	bool ok = mono && now > p->t;
 	if (ok) {
 		*dtx = tx - p->tx;
 		*drx = rx - p->rx;
@@ -293,7 +304,7 @@ static void rd_fields(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	unsigned long long dtx, drx;
 	double dt;
 	/* A rate, as dcgm-exporter exports it despite the name: KiB/s / 1000. */
-	if (pair_delta(&d->nvl, tx, rx, gw_mono_ns(), &dtx, &drx, &dt))
+	if (pair_delta(&d->nvl, tx, rx, gw_mono_ns(), GPU_NVML_RATE_NS, &dtx, &drx, &dt))
 		gpu_set(o, GM_NVLINK_BW,
 		        (double)(unsigned long long)((double)(dtx + drx) / dt / 1000.0));
 }
@@ -479,7 +490,7 @@ static void rd_pcie_throughput(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	unsigned long long tx, rx, dtx, drx;
 	double dt;
 	if (pcie_counters(c, d, &tx, &rx)) {
-		if (pair_delta(&d->pcie, tx, rx, gw_mono_ns(), &dtx, &drx, &dt)) {
+		if (pair_delta(&d->pcie, tx, rx, gw_mono_ns(), c->pcie_min_ns, &dtx, &drx, &dt)) {
 			gpu_set(o, GM_PCIE_TX, (double)dtx / dt / 1048576.0);
 			gpu_set(o, GM_PCIE_RX, (double)drx / dt / 1048576.0);
 		}

@@ -10,8 +10,6 @@
 #include "gpu/gpu_int.h"
 #include "util/timeutil.h"
 
-#define RATE_WINDOW_NS 100000000LL
-
 void gpu_cache_store(gpu_dev *d, gpu_reader_kind kind, const gpu_values *o)
 {
 	pthread_mutex_lock(&d->mu);
@@ -40,8 +38,9 @@ static void refresh_slow(gpu_ctx *c, gpu_dev *d)
 
 void gpu_wait_rate_window(gpu_ctx *c)
 {
-	int64_t until = c->opened_ns + RATE_WINDOW_NS;
+	int64_t until = c->opened_ns + GPU_RATE_WINDOW_NS;
 	gw_sleep_ns(until - gw_mono_ns());
+	c->rate_waited = true;
 }
 
 /* Fell off the bus: identity stays, every measurement is absent. */
@@ -93,13 +92,11 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 	return 0;
 }
 
+/* The start filled the cache: each round waits a period, then refreshes. */
 static void *slow_main(void *arg)
 {
 	gpu_ctx *c = arg;
 	for (;;) {
-		for (int k = 0; k < c->n; k++)
-			if (!gpu_lost(&c->dev[k]))
-				refresh_slow(c, &c->dev[k]);
 		int64_t until = gw_mono_ns() + c->slow_period_ns;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -114,6 +111,9 @@ static void *slow_main(void *arg)
 		pthread_mutex_unlock(&c->stop_mu);
 		if (stop)
 			return NULL;
+		for (int k = 0; k < c->n; k++)
+			if (!gpu_lost(&c->dev[k]))
+				refresh_slow(c, &c->dev[k]);
 	}
 }
 
@@ -121,10 +121,20 @@ int gpu_slow_thread_start(gpu_ctx *c)
 {
 	if (c->slow_running)
 		return 0;
+	/*
+	 * From now on a PCIe rate is served for a whole period, so it must span
+	 * about one. The fill below gives one only to a caller that waited the
+	 * rate window (a one-shot face, as nvidia-smi's first line has one);
+	 * microseconds after open it gives none, and the first rate is the first
+	 * periodic refresh's: absent until then, never a 0 of no interval.
+	 */
+	int64_t min = c->slow_period_ns / 2;
+	c->pcie_min_ns = c->rate_waited ? GPU_RATE_WINDOW_NS : min;
 	/* Fill the cache once first so the first fast sample has slow fields. */
 	for (int k = 0; k < c->n; k++)
 		if (!gpu_lost(&c->dev[k]))
 			refresh_slow(c, &c->dev[k]);
+	c->pcie_min_ns = min;
 	if (pthread_create(&c->slow_thread, NULL, slow_main, c) != 0)
 		return -1;
 	c->slow_running = true;

@@ -30,10 +30,14 @@ start_exporter "$T/mig.log" --sim h100x1-mig exporter
 m=$(grep '^DCGM_FI_DEV_FB_USED' "$T/m")
 assert_eq "$(echo "$m" | wc -l)" 5 "whole GPU plus 4 instances"
 assert_contains "$m" 'modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="3g.40gb",GPU_I_ID="2",Hostname=' "3g.40gb series labels"
-assert_eq "$(echo "$m" | grep 'GPU_I_ID="2"' | awk '{print $NF}')" 26 "3g.40gb used MiB"
+# DCGM floors bytes to MiB (nvidia-smi rounds up): 25.5 MiB used is 25, 9975.5 MiB free 9975
+assert_eq "$(echo "$m" | grep 'GPU_I_ID="2"' | awk '{print $NF}')" 25 "3g.40gb used MiB"
 assert_eq "$(echo "$m" | grep -c 'GPU_I_PROFILE="1g.10gb"')" 2 "two 1g.10gb instances"
-# (9975.5 MiB free: the device layer rounds MiB up as nvidia-smi 590 does; DCGM would floor it)
-assert_eq "$(grep 'GPU_I_ID="10"' "$T/m" | grep '^DCGM_FI_DEV_FB_FREE' | awk '{print $NF}')" 9976 "1g.10gb free MiB"
+assert_eq "$(grep 'GPU_I_ID="10"' "$T/m" | grep '^DCGM_FI_DEV_FB_FREE' | awk '{print $NF}')" 9975 "1g.10gb free MiB"
+# the whole GPU too: 58.5 MiB used is 58 in DCGM_FI_DEV_FB_USED, where nvidia-smi shows 59
+assert_eq "$(echo "$m" | grep -v GPU_I_ID | awk '{print $NF}')" 58 "whole-GPU used MiB"
+smi=$("$GPUWHY" --sim h100x1-mig query --query-gpu=memory.used --format=csv,noheader,nounits)
+assert_eq "$smi" 59 "nvidia-smi's view keeps its rounding"
 # MIG mode: the driver has no whole-GPU utilization, so there is no series, never a 0
 grep -q '^DCGM_FI_DEV_GPU_UTIL' "$T/m" && fail "GPU_UTIL exported under MIG"
 grep -q '^DCGM_FI_DEV_POWER_USAGE{' "$T/m" || fail "power still exported under MIG"

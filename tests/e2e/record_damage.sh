@@ -93,4 +93,25 @@ for line in bad[:20]:
     print("FAIL:", line, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+# A damaged schema whose text holds control bytes: every reader says so in one
+# printable line naming the file, never echoing SQLite's quote of the damage
+# (report and export, and trace and report --trace, which read it as an nsys
+# export).
+python3 - "$GPUWHY" "$T/good.gpuwhy" "$T/schema.gpuwhy" <<'PY' || fail "a damaged schema echoed"
+import subprocess, sys
+gpuwhy, good, path = sys.argv[1:]
+d = bytearray(open(good, "rb").read())
+i = d.find(b"CREATE TABLE meta(key")
+assert i > 0
+d[i + 18:i + 21] = b"\x07\x1b["  # "key" becomes BEL ESC [
+open(path, "wb").write(d)
+for args in (["report", path], ["export", path, "--table", "meta"], ["trace", path],
+             ["report", good, "--trace", path]):
+    r = subprocess.run([gpuwhy, *args], capture_output=True, timeout=60)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 3, (args, r.returncode, err)
+    assert err.count("\n") == 1 and err.startswith("gpuwhy: " + path + ": "), (args, err)
+    assert all(c.isprintable() for c in err.rstrip("\n")), (args, err)
+    assert "truncated or corrupt" in err, (args, err)
+PY
 echo "record_damage: ok"

@@ -534,6 +534,37 @@ static void test_findings(void **state)
 	top_model_free(&m);
 }
 
+/* A job's processes all on one GPU while the other idles; then both fall off the bus. */
+static void test_findings_end_with_loss(void **state)
+{
+	(void)state;
+	top_model m;
+	init_model(&m);
+	snapshot s;
+	for (int i = 0; i <= 60; i++) {
+		sample(&s, i, i < 60 ? 90 : NAN, i < 60 ? 0 : NAN);
+		for (int g = 0; g < 2 && i == 60; g++) {
+			memset(s.gpu[g].ok, 0, sizeof s.gpu[g].ok);
+			s.gpu[g].lost = true;
+		}
+		proc(&s, 42, 1, 0, "u", "python train.py")->gpu_mem_mib = 2048;
+		proc(&s, 43, 42, 0, "u", "python train.py")->gpu_mem_mib = 2048;
+		top_model_ingest(&m, &s);
+		snapshot_free(&s);
+		if (i == 59) {
+			top_model_update_findings(&m);
+			assert_true(m.nfindings >= 1);
+			assert_null(strstr(m.findings[0].text, "gpu-fault"));
+		}
+	}
+	/* what the GPUs' minute said ends with them; the fault stays */
+	top_model_update_findings(&m);
+	assert_int_equal(m.nfindings, 1);
+	assert_int_equal(m.findings[0].severity, TOP_SEV_ERROR);
+	assert_non_null(strstr(m.findings[0].text, "gpu-fault?"));
+	top_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +579,7 @@ int main(void)
 	    cmocka_unit_test(test_old_processes_dropped),
 	    cmocka_unit_test(test_interval_steps),
 	    cmocka_unit_test(test_findings),
+	    cmocka_unit_test(test_findings_end_with_loss),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
