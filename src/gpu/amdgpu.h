@@ -33,7 +33,7 @@ typedef struct {
 	unsigned vendor, device, subsys_vendor, subsys_device, revision;
 	bool ids_ok;           /* device and vendor read */
 	char product_name[96]; /* board name from its FRU, "" when the board has none */
-	char unique_id[40];    /* hex serial of the ASIC, "" when unknown */
+	char unique_id[32];    /* hex serial of the ASIC, "" when unknown */
 } amdgpu_card;
 
 /* The values of one reading; units in the names' comments. */

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "gpu/amdgpu.h"
+#include "gpu/amdgpu_map.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -282,6 +283,85 @@ static void test_fold_same_client_two_gpus(void **state)
 	assert_int_equal(amdgpu_fold_clients(c, 0, p, 4), 0);
 }
 
+static void assert_gm(const gpu_values *o, gpu_metric_id id, double want)
+{
+	if (!o->ok[id])
+		fail_msg("%s: absent, want %g", gpu_metrics[id].key, want);
+	if (o->v[id] != want)
+		fail_msg("%s: %g, want %g", gpu_metrics[id].key, o->v[id], want);
+}
+
+static void test_map_mi300x(void **state)
+{
+	(void)state;
+	assert_int_equal(amdgpu_discover(ROOT("mi300x"), cards, AMDGPU_MAX_CARDS), 2);
+	gpu_static st;
+	amdgpu_static(&cards[1], 1, &st);
+	assert_string_equal(st.name, "AMD Instinct MI300X OAM");
+	assert_string_equal(st.serial, "2c1e6a4f8b0d3e57");
+	assert_string_equal(st.uuid, "");
+	assert_string_equal(st.pci_bus_id, "00000000:9F:00.0");
+	assert_true(st.pci_ok);
+	amdgpu_values a;
+	amdgpu_read(&cards[1], &a);
+	gpu_values o;
+	memset(&o, 0xff, sizeof o); /* stale values must not survive */
+	amdgpu_to_gpu_values(&st, &a, &o);
+	assert_false(o.lost);
+	assert_gm(&o, GM_INDEX, 1);
+	assert_gm(&o, GM_PCI_BUS, 0x9f);
+	assert_gm(&o, GM_PCI_DEVICE_ID, 0x74a11002u);
+	assert_gm(&o, GM_UTIL_GPU, 87);
+	assert_gm(&o, GM_UTIL_MEM, 41);
+	assert_gm(&o, GM_MEM_TOTAL, 192 * 1024);
+	assert_gm(&o, GM_MEM_USED, 150 * 1024 + 512);
+	assert_gm(&o, GM_MEM_FREE, 41 * 1024 + 512);
+	assert_gm(&o, GM_POWER_DRAW, 642);
+	assert_gm(&o, GM_POWER_LIMIT, 750);
+	assert_gm(&o, GM_TEMP_GPU, 71); /* no edge sensor: the junction */
+	assert_gm(&o, GM_TEMP_MEM, 58);
+	assert_gm(&o, GM_CLK_SM, 1400);
+	assert_gm(&o, GM_CLK_GR, 1400);
+	assert_gm(&o, GM_CLK_MEM, 1300);
+	assert_gm(&o, GM_CLK_MAX_SM, 2100);
+	assert_gm(&o, GM_PCIE_GEN_CUR, 5);
+	assert_gm(&o, GM_PCIE_WIDTH_MAX, 16);
+	assert_false(o.ok[GM_FAN]);
+	/* what only NVIDIA measures stays absent */
+	assert_false(o.ok[GM_CLK_REASONS]);
+	assert_false(o.ok[GM_POWER_ENFORCED_LIMIT]);
+	int n = 0;
+	for (int k = 0; k < GM__COUNT; k++)
+		n += o.ok[k] != 0;
+	assert_int_equal(n, 25);
+}
+
+static void test_map_rx_apu(void **state)
+{
+	(void)state;
+	assert_int_equal(amdgpu_discover(ROOT("rx7900xtx"), cards, AMDGPU_MAX_CARDS), 1);
+	gpu_static st;
+	amdgpu_static(&cards[0], 0, &st);
+	assert_string_equal(st.name, "AMD GPU 1002:744c"); /* no product_name */
+	assert_int_equal(st.pci_subsystem_id, 0x471e1da2u);
+	amdgpu_values a;
+	gpu_values o;
+	amdgpu_read(&cards[0], &a);
+	amdgpu_to_gpu_values(&st, &a, &o);
+	assert_gm(&o, GM_TEMP_GPU, 64); /* the edge sensor where there is one */
+	assert_gm(&o, GM_FAN, 40);
+	assert_gm(&o, GM_PCIE_GEN_MAX, 4);
+	assert_int_equal(amdgpu_discover(ROOT("apu"), cards, AMDGPU_MAX_CARDS), 1);
+	amdgpu_static(&cards[0], 0, &st);
+	amdgpu_read(&cards[0], &a);
+	amdgpu_to_gpu_values(&st, &a, &o);
+	assert_gm(&o, GM_MEM_FREE, 512 - 301);
+	assert_false(o.ok[GM_UTIL_MEM]);
+	assert_false(o.ok[GM_POWER_LIMIT]);
+	assert_false(o.ok[GM_CLK_MEM]);
+	assert_false(o.ok[GM_PCIE_GEN_MAX]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +375,8 @@ int main(void)
 	    cmocka_unit_test(test_parse_fdinfo),
 	    cmocka_unit_test(test_procs_fixture),
 	    cmocka_unit_test(test_fold_same_client_two_gpus),
+	    cmocka_unit_test(test_map_mi300x),
+	    cmocka_unit_test(test_map_rx_apu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
