@@ -158,28 +158,32 @@ static bool norm_pdev(const char *s, const char *end, char *out, size_t outlen)
 	return true;
 }
 
-/* "123 KiB" and the other size units of the DRM format, in bytes. */
-static bool size_value(const char *s, const char *end, uint64_t *bytes)
+/* The shift of a DRM size unit ("KiB" 10, "MiB" 20, ...); false when it is none. */
+static bool unit_shift(const char *s, const char *end, unsigned *shift)
 {
 	static const struct {
 		const char *unit;
 		unsigned shift;
 	} units[] = {{"KiB", 10}, {"kB", 10}, {"MiB", 20}, {"GiB", 30}, {"B", 0}};
+	size_t n = (size_t)(end - s);
+	for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+		if (n == strlen(units[k].unit) && !memcmp(s, units[k].unit, n)) {
+			*shift = units[k].shift;
+			return true;
+		}
+	return false;
+}
+
+/* "123 KiB" and the other size units of the DRM format (none: bytes), in bytes. */
+static bool size_value(const char *s, const char *end, uint64_t *bytes)
+{
 	uint64_t v;
 	if (!take_u64(&s, end, &v))
 		return false;
 	s = skip_blank(s, end);
 	unsigned shift = 0;
-	if (s < end) {
-		size_t k, nu = sizeof units / sizeof units[0];
-		for (k = 0; k < nu; k++)
-			if ((size_t)(end - s) == strlen(units[k].unit) &&
-			    !memcmp(s, units[k].unit, strlen(units[k].unit)))
-				break;
-		if (k == nu)
-			return false;
-		shift = units[k].shift;
-	}
+	if (s < end && !unit_shift(s, end, &shift))
+		return false;
 	if (shift && v > (UINT64_MAX >> shift))
 		return false;
 	*bytes = v << shift;
