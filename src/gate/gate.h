@@ -5,6 +5,7 @@
  * Layers, one file each (a file calls only those above it in this list;
  * the running gate's seams are in gate_int.h):
  *   config.c   options and the JSON config / keys files (jansson, strict)
+ *   flags.c    the configuration from the command line (defaults, file, flags)
  *   fairq.c    per-user FIFO queues served round-robin with weights
  *   batch.c    merging list-input JSON bodies and splitting the response
  *   target.c   which request-targets are forwarded, and the URL each one fetches
@@ -292,6 +293,20 @@ char *gate_url_build(const gate_origin *o, const char *target, gate_target_kind 
 
 /* Builds the settings anew (SIGHUP): 0, or an exit code with the reason printed. */
 typedef int (*gate_reload_fn)(void *ctx, gate_config *out);
+
+/* flags.c: the configuration from `gpuwhy gate`'s arguments */
+typedef struct {
+	int argc;
+	char **argv;
+} gate_args;
+/* Defaults, then --config, then the flags into c. Returns 0, OPT_HELP or
+ * GW_EXIT_* (the error printed). */
+int gate_config_from_args(int argc, char **argv, gate_config *c);
+/* A gate_reload_fn: the same steps again, ctx a gate_args. */
+int gate_config_reload_args(void *ctx, gate_config *out);
+/* Where c listens is loopback, or --allow-remote with an allow-list
+ * (else the error is printed and GW_EXIT_USAGE returned). */
+int gate_config_exposure(const gate_config *c);
 
 /*
  * Serves with the settings c (taken over, freed at the end) until SIGTERM or
