@@ -28,6 +28,7 @@
 #include "sim_state.h"
 #include "train/serve.h"
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/i18n.h"
 #include "util/mhd_dl.h"
 #include "util/strbuf.h"
@@ -51,9 +52,9 @@ typedef struct {
 
 static double embed_value(const char *s, long k)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)k * 0x9E3779B97F4A7C15ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	/* The basis is the gate's (util/hash.h's standard one is a digit longer),
+	 * mixed with k: the embeddings of recordings stay as they were. */
+	uint64_t h = gw_fnv1a64(s, 1469598103934665603ULL ^ (uint64_t)k * 0x9E3779B97F4A7C15ULL);
 	return (double)(h % 20001) / 10000.0 - 1.0;
 }
 
