@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "queue/queue.h"
+#include "queue/oom.h"
 #include "util/parse.h"
 
 typedef struct {

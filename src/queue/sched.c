@@ -10,7 +10,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gpu/gpu.h"
 #include "queue/local.h"
+#include "queue/state.h"
+#include "queue/place.h"
+#include "queue/submit.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
 #include "util/hash.h"
 #include "util/timeutil.h"
 
