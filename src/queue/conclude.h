@@ -1,5 +1,5 @@
 /*
- * conclude.h - the queue's what both back ends share: concluding an ended attempt (conclude.c).
+ * conclude.h - what the queue's back ends share: concluding an ended attempt (conclude.c).
  */
 #ifndef GPUWHY_QUEUE_CONCLUDE_H
 #define GPUWHY_QUEUE_CONCLUDE_H

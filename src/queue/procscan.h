@@ -1,5 +1,5 @@
 /*
- * procscan.h - the queue's process trees' RSS and PID -> attempt attribution through /proc
+ * procscan.h - process trees' RSS and PID -> attempt attribution through /proc
  * (procscan.c).
  */
 #ifndef GPUWHY_QUEUE_PROCSCAN_H

@@ -1,5 +1,5 @@
 /*
- * retry.h - the queue's the retry policy: what happens after an attempt ends (retry.c).
+ * retry.h - the queue's retry policy: what happens after an attempt ends (retry.c).
  */
 #ifndef GPUWHY_QUEUE_RETRY_H
 #define GPUWHY_QUEUE_RETRY_H

@@ -1,5 +1,5 @@
 /*
- * shim.h - the queue's the per-attempt supervisor process: timeout, status file (shim.c).
+ * shim.h - the queue's per-attempt supervisor process: timeout, status file (shim.c).
  */
 #ifndef GPUWHY_QUEUE_SHIM_H
 #define GPUWHY_QUEUE_SHIM_H

@@ -1,5 +1,5 @@
 /*
- * slurm.h - the queue's Slurm's text: sbatch, squeue, scontrol and sacct output, ExitCode a:b
+ * slurm.h - Slurm's text for the queue: sbatch, squeue, scontrol and sacct output, ExitCode a:b
  * (slurm.c).
  */
 #ifndef GPUWHY_QUEUE_SLURM_H

@@ -1,5 +1,5 @@
 /*
- * state.h - the queue's the states of a task and of an attempt, and which state an event leads to
+ * state.h - the queue's states of a task and of an attempt, and which state an event leads to
  * (state.c).
  */
 #ifndef GPUWHY_QUEUE_STATE_H

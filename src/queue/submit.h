@@ -1,5 +1,5 @@
 /*
- * submit.h - the queue's the submission socket: a one-command add handed to the worker (submit.c).
+ * submit.h - the queue's submission socket: a one-command add handed to the worker (submit.c).
  */
 #ifndef GPUWHY_QUEUE_SUBMIT_H
 #define GPUWHY_QUEUE_SUBMIT_H

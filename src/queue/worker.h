@@ -1,5 +1,5 @@
 /*
- * worker.h - the queue's the worker: its loop (worker.c), log (wlog.c), paths, and finding,
+ * worker.h - the queue's worker: its loop (worker.c), log (wlog.c), paths, and finding,
  * starting and waking it (wctl.c).
  */
 #ifndef GPUWHY_QUEUE_WORKER_H
