@@ -425,6 +425,10 @@ void gate_req_end(gate_srv *g, gate_req *r);
 /* Drop one reference (mu held); frees r at zero. */
 void gate_req_unref(gate_req *r);
 
+/* Append n bytes at p to the NUL-terminated buffer *b (*len used, *cap
+ * allocated); on out of memory nothing is added. */
+void gate_buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n);
+
 /* Connections to resume once the gate's mutex is let go (libmicrohttpd
  * takes its own lock); most passes have a few. */
 typedef struct {

@@ -251,7 +251,7 @@ void gate_req_stream_begin(gate_req *r, gate_xfer *x, int status, const char *hd
 	gate_resume(r->lp, r->conn);
 }
 
-static void buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n)
+void gate_buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n)
 {
 	if (*len + n + 1 > *cap) {
 		size_t nc = *cap ? *cap : 1024;
@@ -279,7 +279,7 @@ int gate_req_stream_put(gate_req *r, const char *p, size_t n)
 		pthread_mutex_unlock(&r->smu);
 		return 1;
 	}
-	buf_add(&r->sbuf, &r->slen, &r->scap, p, n);
+	gate_buf_add(&r->sbuf, &r->slen, &r->scap, p, n);
 	bool wake = r->s_waiting && !r->conn_gone;
 	r->s_waiting = false;
 	if (wake)

@@ -164,23 +164,6 @@ static bool skip_response_header(const char *name, size_t n)
 	return false;
 }
 
-static void buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t nc = *cap ? *cap : 1024;
-		while (nc < *len + n + 1)
-			nc *= 2;
-		char *nb = realloc(*b, nc);
-		if (!nb)
-			return;
-		*b = nb;
-		*cap = nc;
-	}
-	memcpy(*b + *len, p, n);
-	*len += n;
-	(*b)[*len] = '\0';
-}
-
 static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
 {
 	gate_xfer *x = ud;
@@ -212,8 +195,8 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
 		x->ctype[cl] = '\0';
 	}
 	if (!skip_response_header(p, kl)) {
-		buf_add(&x->hbuf, &x->hlen, &x->hcap, p, n);
-		buf_add(&x->hbuf, &x->hlen, &x->hcap, "\n", 1);
+		gate_buf_add(&x->hbuf, &x->hlen, &x->hcap, p, n);
+		gate_buf_add(&x->hbuf, &x->hlen, &x->hcap, "\n", 1);
 	}
 	return len;
 }
@@ -240,7 +223,7 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 	if (!x->streaming) {
 		if (x->rlen + len > MAX_RESPONSE_BYTES)
 			return 0;
-		buf_add(&x->rbuf, &x->rlen, &x->rcap, p, len);
+		gate_buf_add(&x->rbuf, &x->rlen, &x->rcap, p, len);
 		return len;
 	}
 	int took = gate_req_stream_put(x->m[0], p, len);
