@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "queue/oom.h"
+#include "queue/slurm.h"
+#include "queue/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

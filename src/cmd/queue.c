@@ -11,7 +11,7 @@
 
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
-#include "queue/queue.h"
+#include "queue/store.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/i18n.h"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "cmd/cmd.h"
-#include "queue/queue.h"
+#include "queue/store.h"
 
 /* One subcommand: argv[0] is its name, dir the resolved queue directory. */
 int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g);

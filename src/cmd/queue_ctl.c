@@ -11,9 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/procscan.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
 #include "util/err.h"
 #include "util/selfexe.h"
 #include "util/parse.h"

@@ -8,7 +8,10 @@
 
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/worker.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 

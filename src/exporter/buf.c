@@ -1,4 +1,8 @@
-/* buf.c - numbers and escapes of the exposition text; numbers never go through the locale. */
+/*
+ * buf.c - the one writer of the Prometheus text exposition format: family
+ * heads, escapes, numbers (never through the locale) and histograms, for
+ * the exporter's page and the gate's.
+ */
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -146,4 +150,35 @@ void exp_buf_label_value(exp_buf *b, const char *s)
 void exp_buf_help_text(exp_buf *b, const char *s)
 {
 	put_escaped(b, s, false);
+}
+
+void exp_buf_family(exp_buf *b, const char *name, const char *type, const char *help)
+{
+	gw_sb_puts(b, "# HELP ");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, " ");
+	exp_buf_help_text(b, help);
+	gw_sb_puts(b, "\n# TYPE ");
+	gw_sb_puts(b, name);
+	gw_sb_puts(b, " ");
+	gw_sb_puts(b, type);
+	gw_sb_puts(b, "\n");
+}
+
+void exp_buf_histogram(exp_buf *b, const char *name, const char *labels, const double *le,
+                       const uint64_t *count, int n, uint64_t total, double sum)
+{
+	uint64_t cum = 0;
+	const char *sep = labels[0] ? "," : "";
+	for (int i = 0; i < n; i++) {
+		cum += count[i];
+		gw_sb_printf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, le[i],
+		             (unsigned long long)cum);
+	}
+	gw_sb_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+	             (unsigned long long)total);
+	gw_sb_printf(b, "%s_sum%s%s%s %.9g\n", name, labels[0] ? "{" : "", labels,
+	             labels[0] ? "}" : "", sum);
+	gw_sb_printf(b, "%s_count%s%s%s %llu\n", name, labels[0] ? "{" : "", labels,
+	             labels[0] ? "}" : "", (unsigned long long)total);
 }

@@ -44,6 +44,12 @@ void exp_buf_fixed6(exp_buf *b, double v);
 void exp_buf_label_value(exp_buf *b, const char *s);
 /* HELP text with its escapes (\\, \n). */
 void exp_buf_help_text(exp_buf *b, const char *s);
+/* A family's "# HELP" and "# TYPE" lines. */
+void exp_buf_family(exp_buf *b, const char *name, const char *type, const char *help);
+/* A histogram's series: cumulative buckets at the upper bounds le (n of
+ * them, +Inf implied), _sum and _count; labels are "k=\"v\",..." or "". */
+void exp_buf_histogram(exp_buf *b, const char *name, const char *labels, const double *le,
+                       const uint64_t *count, int n, uint64_t total, double sum);
 
 /* -------------------------------------------------------------- collectors */
 

@@ -31,15 +31,7 @@ const char *exp_severity_name(exp_severity s)
 
 static void family(exp_buf *b, const char *name, const char *type, const char *help)
 {
-	gw_sb_puts(b, "# HELP ");
-	gw_sb_puts(b, name);
-	gw_sb_puts(b, " ");
-	exp_buf_help_text(b, help);
-	gw_sb_puts(b, "\n# TYPE ");
-	gw_sb_puts(b, name);
-	gw_sb_puts(b, " ");
-	gw_sb_puts(b, type);
-	gw_sb_puts(b, "\n");
+	exp_buf_family(b, name, type, help);
 }
 
 static void label(exp_buf *b, bool first, const char *name, const char *value)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "prom/prom.h"
-#include "queue/queue.h"
+#include "queue/slurm.h"
 
 /* host_label="node" (instance: instance=~"node(:[0-9]+)?", regex-escaped), then
  * ,gpu=~"gpus" when gpus is not empty. */

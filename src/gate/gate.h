@@ -2,16 +2,25 @@
  * gate.h - `gpuwhy gate`: a reverse proxy that protects and feeds a GPU
  * inference server.
  *
- * Layers, one file each:
+ * Layers, one file each (a file calls only those above it in this list;
+ * the running gate's seams are in gate_int.h):
  *   config.c   options and the JSON config / keys files (jansson, strict)
+ *   flags.c    the configuration from the command line (defaults, file, flags)
  *   fairq.c    per-user FIFO queues served round-robin with weights
  *   batch.c    merging list-input JSON bodies and splitting the response
  *   target.c   which request-targets are forwarded, and the URL each one fetches
- *   route.c    GPU health of each upstream and the least-loaded choice
- *   gpuwatch.c the project's sampler feeding route.c
+ *   loop.c     the event loops, running the handlers the others register
+ *   say.c      reasons worded in English and in the gate's language
  *   metrics.c  counters and histograms, Prometheus text
- *   upstream.c the dispatcher thread: libcurl multi transfers to upstreams
+ *   route.c    GPU health of each upstream and the least-loaded choice
+ *   request.c  a request's whole life: every change of its state
+ *   gpuwatch.c the project's sampler feeding route.c
+ *   xfer.c     transfers to upstreams on each loop's libcurl multi
+ *   dispatch.c which queued request goes to which upstream, and when
+ *   ws.c       WebSockets: the upstream handshake, then relayed bytes
+ *   conn.c     client connections: addresses, the slow-client watchdog
  *   server.c   the client side on libmicrohttpd (suspend/resume while queued)
+ *   run.c      starts the parts in order, reloads, drains, stops
  *
  * One mutex (gate.mu) guards the queue, the users, the upstream state and
  * the metrics; a request's streaming buffer has its own.
@@ -284,6 +293,20 @@ char *gate_url_build(const gate_origin *o, const char *target, gate_target_kind 
 
 /* Builds the settings anew (SIGHUP): 0, or an exit code with the reason printed. */
 typedef int (*gate_reload_fn)(void *ctx, gate_config *out);
+
+/* flags.c: the configuration from `gpuwhy gate`'s arguments */
+typedef struct {
+	int argc;
+	char **argv;
+} gate_args;
+/* Defaults, then --config, then the flags into c. Returns 0, OPT_HELP or
+ * GW_EXIT_* (the error printed). */
+int gate_config_from_args(int argc, char **argv, gate_config *c);
+/* A gate_reload_fn: the same steps again, ctx a gate_args. */
+int gate_config_reload_args(void *ctx, gate_config *out);
+/* Where c listens is loopback, or --allow-remote with an allow-list
+ * (else the error is printed and GW_EXIT_USAGE returned). */
+int gate_config_exposure(const gate_config *c);
 
 /*
  * Serves with the settings c (taken over, freed at the end) until SIGTERM or

@@ -1,6 +1,12 @@
 /*
  * gate_int.h - the running gate: requests, transfers, upstream state and
- * metrics shared by server.c, upstream.c, route.c, gpuwatch.c, metrics.c.
+ * metrics, and the seams between its files. From the bottom up: loop.c
+ * (the event loops; handlers register with them), say.c, metrics.c and
+ * route.c, request.c (a request's whole life), xfer.c (transfers on
+ * libcurl), dispatch.c (which request goes where), ws.c (WebSockets),
+ * conn.c and server.c (the client side), run.c (starts and stops it
+ * all). A file calls only files below it; a lower one reaches a higher
+ * one only through the handlers it was given.
  */
 #ifndef GPUWHY_GATE_GATE_INT_H
 #define GPUWHY_GATE_GATE_INT_H
@@ -200,6 +206,7 @@ typedef struct {
 #define GATE_URL_CACHE 8
 #define GATE_URL_CACHE_TARGET 512
 #define GATE_MAX_LOOPS GATE_MAX_WORKERS
+#define GATE_MAX_HANDLERS 4
 
 /*
  * One event loop (loop.c): its own listening socket (SO_REUSEPORT with the
@@ -259,7 +266,9 @@ struct gate_srv {
 	unsigned pass;
 	char hold_why[1200]; /* why no upstream may take work, "" when one may */
 	char hold_why_text[1200];
-	/* the event loops (loop.c) */
+	/* the event loops (loop.c) and what they run, in order */
+	const struct gate_loop_handler *handlers[GATE_MAX_HANDLERS];
+	int nhandlers;
 	int nloops;
 	gate_loop loops[GATE_MAX_LOOPS];
 	bool loop_exit, quiesce_req;
@@ -308,36 +317,152 @@ enum MHD_Result gate_metrics_serve(void *cls, struct MHD_Connection *c, const ch
                                    size_t *upload_size, void **con_cls);
 extern const char *const gate_reason_names[GATE_R__COUNT];
 
-/* upstream.c: all but start/stop run in a loop's thread, on that loop */
-/* Set up the loops' curl multis and epoll sets (cfg.workers of them). */
-int gate_dispatch_start(gate_srv *g);
-void gate_dispatch_stop(gate_srv *g);
-/* Expire and dispatch queued requests (any loop's); *next is when to look again. */
-void gate_dispatch_step(gate_loop *l, int64_t *next);
-/* Answer finished transfers. Returns true when one ended (a slot is free). */
-bool gate_dispatch_reap(gate_loop *l);
-/* End every transfer of l in flight (or handed to it) with a 503. */
-void gate_dispatch_abort(gate_loop *l);
-/* Resume paused streams whose client has caught up. */
-void gate_dispatch_unpause(gate_loop *l);
+/* loop.c: the bottom of the gate */
+/*
+ * What a part of the gate asks of every event loop (gate_loop_handle).
+ * Each pass a loop calls, handler by handler in the order registered:
+ * tick (what is due; lower *next to when it next is), then settle
+ * (whether work ended; if any did, the loop passes again at once), then
+ * idle before it sleeps. An epoll event whose tag is one of tags goes to
+ * event; stop ends what the handler holds when the gate stops (abort_all
+ * is set). Every function is optional and runs in the loop's thread.
+ */
+typedef struct gate_loop_handler {
+	uint64_t tags[2];
+	void (*tick)(gate_loop *l, int64_t *next);
+	void (*event)(gate_loop *l, uint64_t data, uint32_t events);
+	bool (*settle)(gate_loop *l);
+	void (*idle)(gate_loop *l, int64_t *next);
+	void (*stop)(gate_loop *l);
+} gate_loop_handler;
 
-/* loop.c */
+/* Register h with every loop (before gate_loop_start). */
+void gate_loop_handle(gate_srv *g, const gate_loop_handler *h);
 /* The loop the calling thread runs, NULL outside them. */
 gate_loop *gate_loop_self(void);
-int gate_loop_init(gate_loop *l);
+/* Make the loops' epoll sets and wake-ups (cfg.workers of them). */
+int gate_loops_init(gate_srv *g);
+void gate_loops_free(gate_srv *g);
 /* Start the loop threads once their daemons exist. */
 int gate_loop_start(gate_srv *g);
 /* Wake every loop (any thread): the queue, the GPUs or the config changed. */
-void gate_dispatch_wake(gate_srv *g);
+void gate_loops_wake(gate_srv *g);
 /* Wake one loop (any thread). */
 void gate_loop_wake(gate_loop *l);
 /* Stop accepting connections (each loop closes its listening socket). */
 void gate_loop_quiesce(gate_srv *g);
-/* End the loop threads; in-flight work is left to gate_dispatch_stop. */
+/* End the loop threads; in-flight work is left to gate_xfer_stop. */
 void gate_loop_stop(gate_srv *g);
-void gate_loop_free(gate_loop *l);
+
+/*
+ * Resume a suspended connection of loop l (any thread; mu not needed). A
+ * daemon run from an outside loop sees a resume only when it runs next,
+ * so its loop is told to run it (and woken when that is another thread).
+ */
+static inline void gate_resume(gate_loop *l, struct MHD_Connection *c)
+{
+	MHD_resume_connection(c);
+	__atomic_store_n(&l->mhd_kick, true, __ATOMIC_RELEASE);
+	if (gate_loop_self() != l)
+		gate_loop_wake(l);
+}
+
+/* say.c */
+/* Format into out (len bytes); a reason cut at the end still says why. */
+void gate_cut(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A reason said twice: fmt into en, its translation into text (len bytes each). */
+void gate_say(char *en, char *text, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* request.c: a request's life; every change of its state is made here */
+gate_req *gate_req_new(gate_loop *l, struct MHD_Connection *c, const char *uri);
+/* The refusals every new request or WebSocket meets first (mu held): the gate
+ * is draining, or r has no user slot left. True when r may go on. */
+bool gate_admit_open(gate_srv *g, gate_req *r);
+/* Queue r and suspend its connection, or refuse it (mu held). True when queued. */
+bool gate_req_admit(gate_srv *g, gate_req *r);
+/* Member r of a batch refused with a 4xx goes back to its queue, to be sent
+ * alone (mu held). */
+void gate_req_requeue_alone(gate_srv *g, gate_req *r, int64_t now);
+/* r, taken from the queue, goes to upstream up in a transfer (mu held). */
+void gate_req_send(gate_srv *g, gate_req *r, int up, uint64_t batch_id, long inputs, int64_t now);
+/* r's transfer ended: it is no longer in flight (mu held). */
+void gate_req_back(gate_srv *g, gate_req *r);
+/* r's whole answer: body (len bytes) and hdrs ("Name: value\n" lines) are
+ * taken over (mu held); the caller resumes it. */
+void gate_req_answer(gate_req *r, int status, char *body, size_t len, char *hdrs);
+/* r's answer was handed to libmicrohttpd. */
+void gate_req_answered(gate_req *r);
+/* Give r a response of the gate's own (mu held); the caller resumes it. */
+void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The same with the reason given in English (the access log) and in the
+ * gate's language (the body). */
+void gate_req_fail_said(gate_req *r, int status, int reason, long retry_after_s, const char *why,
+                        const char *why_text);
+/* 503 while no upstream may take work (why, why_text: gate_route_any_healthy's). */
+void gate_req_fail_held(gate_req *r, const char *why, const char *why_text);
+/* The answer streams from transfer x: headers now (mu taken inside; resumes r). */
+void gate_req_stream_begin(gate_req *r, gate_xfer *x, int status, const char *hdrs);
+/* Add n bytes to r's stream: 0 taken, 1 the buffer is full (pause the
+ * upstream, nothing taken), -1 the client left. */
+int gate_req_stream_put(gate_req *r, const char *p, size_t n);
+/* Whether a paused upstream may go on: the client took most of the buffer. */
+bool gate_req_stream_drained(gate_req *r);
+/* The stream is complete (mu held). */
+void gate_req_stream_end(gate_req *r);
+/* libmicrohttpd's reader of r's stream and its end (cls is r). */
+ssize_t gate_req_stream_read(void *cls, uint64_t pos, char *buf, size_t max);
+void gate_req_stream_free(void *cls);
+/* r waits for WebSocket w's upstream at up, which fetches url (mu held). */
+void gate_req_ws_wait(gate_req *r, gate_ws *w, int up, const char *url);
+/* The upstream said 101: hdrs are taken over (mu held). True when the client left. */
+bool gate_req_ws_ready(gate_req *r, char *hdrs);
+/* w lets go of r (mu held). */
+void gate_req_ws_done(gate_req *r);
+/* r's connection ended: counted and let go (mu held). */
+void gate_req_end(gate_srv *g, gate_req *r);
+/* Drop one reference (mu held); frees r at zero. */
+void gate_req_unref(gate_req *r);
+
+/* Append n bytes at p to the NUL-terminated buffer *b (*len used, *cap
+ * allocated); on out of memory nothing is added. */
+void gate_buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n);
+
+/* Connections to resume once the gate's mutex is let go (libmicrohttpd
+ * takes its own lock); most passes have a few. */
+typedef struct {
+	struct MHD_Connection *c;
+	gate_loop *l;
+} gate_resume_one;
+typedef struct {
+	gate_resume_one *c;
+	int n, cap;
+	gate_resume_one inl[16];
+} gate_resume_list;
+void gate_rl_init(gate_resume_list *l);
+void gate_rl_add(gate_resume_list *l, gate_req *r);
+/* Resume them all (mu not held) and empty the list. */
+void gate_rl_run(gate_resume_list *l);
+
+/* xfer.c: transfers on each loop's curl multi */
+extern const gate_loop_handler gate_xfer_handler;
+/* Give every loop its curl multi (after gate_loops_init). */
+int gate_xfer_start(gate_srv *g);
+/* End what is still in flight (the loops have ended) and free the multis. */
+void gate_xfer_stop(gate_srv *g);
+/* A transfer of members m (n, taken from the queue) to upstream up (mu
+ * held), or NULL when it cannot be made; gate_xfer_hand starts it. */
+gate_xfer *gate_xfer_new(gate_srv *g, int up, gate_req **m, int n, int64_t now);
+/* Hand x to the loop of its first member, which starts it (mu held). */
+void gate_xfer_hand(gate_xfer *x);
+
+/* dispatch.c: which request goes where, and when */
+extern const gate_loop_handler gate_dispatch_handler;
+void gate_dispatch_free(gate_srv *g);
 
 /* ws.c: all in the loop thread */
+extern const gate_loop_handler gate_ws_handler;
 /* Whether the request asks for a WebSocket upgrade. */
 bool gate_ws_wanted(struct MHD_Connection *c, const char *method);
 /*
@@ -348,12 +473,7 @@ bool gate_ws_wanted(struct MHD_Connection *c, const char *method);
 bool gate_ws_begin(gate_loop *l, gate_req *r);
 /* The 101 answer for r (state RQ_WS_READY); its headers are r->rhdrs. */
 struct MHD_Response *gate_ws_response(gate_req *r);
-/* An epoll event on one of a WebSocket's sockets (data as registered). */
-void gate_ws_event(gate_loop *l, uint64_t data, uint32_t events);
-/* End idle WebSockets and late handshakes; *next is lowered to the next due. */
-void gate_ws_tick(gate_loop *l, int64_t *next);
-/* End them all (the gate stops); gate_ws_reap frees them once the daemon is gone. */
-void gate_ws_close_all(gate_loop *l);
+/* Free the ended ones (all once the daemon is gone). */
 void gate_ws_reap(gate_loop *l);
 
 /*
@@ -396,36 +516,5 @@ void gate_mhd_log(void *cls, const char *fmt, va_list ap);
 int gate_server_start(gate_srv *g, char *err, size_t errlen);
 void gate_server_quiesce(gate_srv *g);
 void gate_server_stop(gate_srv *g);
-/* Give r a response of the gate's own (mu held); the caller resumes it. */
-/* The refusals every new request or WebSocket meets first (mu held): the gate
- * is draining, or r has no user slot left. True when r may go on. */
-bool gate_admit_open(gate_srv *g, gate_req *r);
-void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-/* The same with the reason given in English (the access log) and in the
- * gate's language (the body). */
-void gate_req_fail_said(gate_req *r, int status, int reason, long retry_after_s, const char *why,
-                        const char *why_text);
-/* 503 while no upstream may take work (why, why_text: gate_route_any_healthy's). */
-void gate_req_fail_held(gate_req *r, const char *why, const char *why_text);
-/* Format into out (len bytes); a reason cut at the end still says why. */
-void gate_cut(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* A reason said twice: fmt into en, its translation into text (len bytes each). */
-void gate_say(char *en, char *text, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/*
- * Resume a suspended connection of loop l (any thread; mu not needed). A
- * daemon run from an outside loop sees a resume only when it runs next,
- * so its loop is told to run it (and woken when that is another thread).
- */
-static inline void gate_resume(gate_loop *l, struct MHD_Connection *c)
-{
-	MHD_resume_connection(c);
-	__atomic_store_n(&l->mhd_kick, true, __ATOMIC_RELEASE);
-	if (gate_loop_self() != l)
-		gate_loop_wake(l);
-}
-/* Drop one reference (mu held); frees r at zero. */
-void gate_req_unref(gate_req *r);
 
 #endif

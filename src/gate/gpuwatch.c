@@ -41,7 +41,7 @@ static void on_tick(const snapshot *s, void *arg)
 	}
 	gate_route_refresh(g);
 	pthread_mutex_unlock(&g->mu);
-	gate_dispatch_wake(g);
+	gate_loops_wake(g);
 }
 
 int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msglen)

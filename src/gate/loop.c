@@ -1,10 +1,14 @@
 /*
- * loop.c - the gate's event loops: each is one thread with one epoll set
- * holding its client daemon's epoll descriptor (libmicrohttpd without its
- * own threads, on a listening socket of its own that SO_REUSEPORT shares
- * with the other loops'), every upstream socket its libcurl multi asks
- * for, its WebSockets, and an eventfd other threads write to when the
- * GPUs, the config or the queue changed.
+ * loop.c - the gate's event loops, the bottom of the gate: each is one
+ * thread with one epoll set holding its client daemon's epoll descriptor
+ * (libmicrohttpd without its own threads, on a listening socket of its
+ * own that SO_REUSEPORT shares with the other loops'), an eventfd other
+ * threads write to when the GPUs, the config or the queue changed, and
+ * whatever descriptors the handlers registered with gate_loop_handle add
+ * (the transfers' upstream sockets, the WebSockets' sockets). The loop
+ * knows no handler by name: each pass it asks them, in the order they
+ * were registered, what is due (tick), hands each its tagged events, asks
+ * whether work ended (settle) and lets them act before it sleeps (idle).
  *
  * Why one thread: a request used to cross two threads (the HTTP thread
  * that received it, the dispatcher that sent it upstream, then back),
@@ -40,151 +44,51 @@ gate_loop *gate_loop_self(void)
 
 #define TAG_MHD GATE_TAG_MHD
 #define TAG_WAKE GATE_TAG_WAKE
-#define TAG_CURL GATE_TAG_CURL
 #define TAG_MASK GATE_TAG_MASK
 
-/*
- * What the loop knows of a curl descriptor. A socket curl lets go of
- * (CURL_POLL_REMOVE: its transfer ended, the connection waits in curl's
- * cache) stays in the epoll set as it was: the next transfer on that
- * connection usually wants the same events, so it costs no epoll_ctl,
- * and an event on it while unwanted removes it then. A closed descriptor
- * leaves the set by itself; its number's next user finds that out below.
- */
-#define FD_IN_SET (1U << 31) /* registered with epoll (as far as we know) */
-#define FD_WANTED (1U << 30) /* curl asked for events on it */
-#define FD_SOON (1U << 29)   /* to be told "writable" without asking epoll */
-#define FD_TRIED (1U << 28)  /* ... which was tried: ask epoll next time */
-#define FD_EVENTS 0xffffU
-
-static uint32_t *fd_state(gate_loop *l, curl_socket_t s)
+void gate_loop_handle(gate_srv *g, const gate_loop_handler *h)
 {
-	if (s < 0)
-		return NULL;
-	if (s >= l->nfdst) {
-		int n = l->nfdst ? l->nfdst : 256;
-		while (n <= s)
-			n *= 2;
-		uint32_t *p = realloc(l->fdst, (size_t)n * sizeof *p);
-		if (!p)
-			return NULL;
-		memset(p + l->nfdst, 0, (size_t)(n - l->nfdst) * sizeof *p);
-		l->fdst = p;
-		l->nfdst = n;
-	}
-	return &l->fdst[s];
+	if (g->nhandlers < GATE_MAX_HANDLERS)
+		g->handlers[g->nhandlers++] = h;
 }
 
-static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
+static int loop_init(gate_loop *l)
 {
-	(void)e, (void)socketp;
-	gate_loop *l = userp;
-	uint32_t *st = fd_state(l, s);
-	if (what == CURL_POLL_REMOVE) {
-		if (st)
-			*st &= ~(FD_WANTED | FD_SOON | FD_TRIED);
-		else
-			epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
-		return 0;
-	}
-	struct epoll_event ev = {.data.u64 = TAG_CURL | (uint32_t)s};
-	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
-	if (st && (*st & FD_IN_SET) && (*st & FD_EVENTS) == ev.events) {
-		*st = (*st | FD_WANTED) & ~FD_TRIED;
-		return 0;
-	}
-	/*
-	 * A connection from curl's cache that wants to write is about to send
-	 * a request on an idle, connected socket: it can write now. Telling
-	 * curl so when this action returns saves two epoll_ctl calls and a
-	 * pass of the loop; should the socket be full after all, curl asks
-	 * again and epoll is asked then.
-	 */
-	if (st && (*st & FD_IN_SET) && what == CURL_POLL_OUT && !(*st & FD_TRIED) &&
-	    l->nsoon < (int)(sizeof l->soon / sizeof *l->soon)) {
-		if (!(*st & FD_SOON))
-			l->soon[l->nsoon++] = s;
-		*st |= FD_WANTED | FD_SOON;
-		return 0;
-	}
-	/* A reused descriptor number may still be in the set, or gone from it
-	 * when curl closed it: try the other operation. */
-	bool in = st && (*st & FD_IN_SET);
-	if (epoll_ctl(l->ep, in ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0) {
-		if (errno == EEXIST)
-			epoll_ctl(l->ep, EPOLL_CTL_MOD, s, &ev);
-		else if (errno == ENOENT)
-			epoll_ctl(l->ep, EPOLL_CTL_ADD, s, &ev);
-	}
-	if (st)
-		*st = FD_IN_SET | FD_WANTED | ev.events;
-	return 0;
-}
-
-static void curl_action(gate_loop *l, curl_socket_t s, int mask);
-
-/* Tell curl the sockets it is about to write on are writable. */
-static void run_soon(gate_loop *l)
-{
-	while (l->nsoon) {
-		curl_socket_t s = l->soon[--l->nsoon];
-		uint32_t *st = s < l->nfdst ? &l->fdst[s] : NULL;
-		if (!st || !(*st & FD_SOON))
-			continue;
-		*st = (*st & ~FD_SOON) | FD_TRIED;
-		if (*st & FD_WANTED)
-			curl_action(l, s, CURL_CSELECT_OUT);
-	}
-}
-
-/* An event on a curl descriptor: true when curl wants it. */
-static bool curl_wants(gate_loop *l, curl_socket_t s)
-{
-	uint32_t *st = s < l->nfdst ? &l->fdst[s] : NULL;
-	if (!st || (*st & FD_WANTED))
-		return true;
-	/* An idle connection in curl's cache has news (most often: the
-	 * upstream closed it); curl looks at it when it picks it again. */
-	epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
-	*st = 0;
-	return false;
-}
-
-static int on_timer(CURLM *m, long timeout_ms, void *userp)
-{
-	(void)m;
-	gate_loop *l = userp;
-	l->curl_due_ns = timeout_ms < 0 ? INT64_MAX : gw_mono_ns() + timeout_ms * 1000000LL;
-	return 0;
-}
-
-int gate_loop_init(gate_loop *l)
-{
-	l->curl_due_ns = INT64_MAX;
 	l->ep = epoll_create1(EPOLL_CLOEXEC);
 	l->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_WAKE};
-	if (l->ep < 0 || l->wakefd < 0 || epoll_ctl(l->ep, EPOLL_CTL_ADD, l->wakefd, &ev) != 0) {
-		gate_loop_free(l);
+	if (l->ep < 0 || l->wakefd < 0 || epoll_ctl(l->ep, EPOLL_CTL_ADD, l->wakefd, &ev) != 0)
 		return -1;
-	}
-	curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
-	curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
 	return 0;
 }
 
-void gate_loop_free(gate_loop *l)
+int gate_loops_init(gate_srv *g)
 {
-	free(l->fdst);
-	l->fdst = NULL;
-	l->nfdst = 0;
+	g->nloops = gate_workers(&g->cfg);
+	for (int i = 0; i < g->nloops; i++) {
+		gate_loop *l = &g->loops[i];
+		l->g = g;
+		l->idx = i;
+		l->ep = l->wakefd = -1;
+		if (loop_init(l) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void loop_free(gate_loop *l)
+{
 	if (l->ep > 0)
 		close(l->ep);
 	if (l->wakefd > 0)
 		close(l->wakefd);
 	l->ep = l->wakefd = -1;
+}
+
+void gate_loops_free(gate_srv *g)
+{
+	for (int i = 0; i < g->nloops; i++)
+		loop_free(&g->loops[i]);
 }
 
 void gate_loop_wake(gate_loop *l)
@@ -194,28 +98,17 @@ void gate_loop_wake(gate_loop *l)
 		return; /* the counter is full: the loop is awake anyway */
 }
 
-void gate_dispatch_wake(gate_srv *g)
+void gate_loops_wake(gate_srv *g)
 {
 	for (int i = 0; i < g->nloops; i++)
 		gate_loop_wake(&g->loops[i]);
 }
 
-static void curl_action(gate_loop *l, curl_socket_t s, int mask)
-{
-	int running;
-	if (s == CURL_SOCKET_TIMEOUT)
-		l->curl_due_ns = INT64_MAX; /* curl sets the next one as it acts */
-	curl_multi_socket_action(l->multi, s, mask, &running);
-	run_soon(l);
-}
-
-/* Milliseconds epoll may sleep: until the first of the queue's, curl's and
- * the daemon's deadlines, at most one second. */
+/* Milliseconds epoll may sleep: until the first of the handlers' and the
+ * daemon's deadlines, at most one second. */
 static int wait_ms(gate_loop *l, int64_t next)
 {
 	int64_t now = gw_mono_ns(), due = next;
-	if (l->curl_due_ns < due)
-		due = l->curl_due_ns;
 	MHD_UNSIGNED_LONG_LONG mt;
 	if (MHD_get_timeout(l->d, &mt) == MHD_YES) {
 		int64_t md = mt > 1000 ? 1000000000LL : (int64_t)mt * 1000000LL;
@@ -247,13 +140,13 @@ static bool control(gate_loop *l)
 	if (!stop)
 		return false;
 	/* What is still queued or in flight is answered 503 while the daemon
-	 * can still send it. */
+	 * can still send it: each handler ends its own. */
 	pthread_mutex_lock(&g->mu);
 	g->abort_all = true;
 	pthread_mutex_unlock(&g->mu);
-	int64_t next;
-	gate_dispatch_step(l, &next);
-	gate_ws_close_all(l);
+	for (int i = 0; i < g->nhandlers; i++)
+		if (g->handlers[i]->stop)
+			g->handlers[i]->stop(l);
 	MHD_run(l->d);
 	return true;
 }
@@ -274,6 +167,51 @@ static void mhd_drain(gate_loop *l)
 	}
 }
 
+/* Each handler's tick, then its idle when idle: *next lowered to what is due. */
+static void ticks(gate_loop *l, int64_t *next, bool idle)
+{
+	gate_srv *g = l->g;
+	for (int i = 0; i < g->nhandlers; i++) {
+		const gate_loop_handler *h = g->handlers[i];
+		if (idle ? h->idle != NULL : h->tick != NULL)
+			(idle ? h->idle : h->tick)(l, next);
+	}
+}
+
+/* Whether a handler's work ended (a slot is free, an answer is ready). */
+static bool settle(gate_loop *l)
+{
+	gate_srv *g = l->g;
+	bool ended = false;
+	for (int i = 0; i < g->nhandlers; i++)
+		if (g->handlers[i]->settle && g->handlers[i]->settle(l))
+			ended = true;
+	return ended;
+}
+
+/* An epoll event: the daemon's, a wake-up, or a handler's by its tag. */
+static bool on_event(gate_loop *l, const struct epoll_event *e)
+{
+	gate_srv *g = l->g;
+	uint64_t tag = e->data.u64 & TAG_MASK;
+	if (tag == TAG_MHD)
+		return true;
+	if (tag == TAG_WAKE) {
+		uint64_t v;
+		ssize_t rd = read(l->wakefd, &v, sizeof v); /* EAGAIN: another event woke it */
+		(void)rd;
+		return false;
+	}
+	for (int i = 0; i < g->nhandlers; i++) {
+		const gate_loop_handler *h = g->handlers[i];
+		if (h->event && (h->tags[0] == tag || h->tags[1] == tag)) {
+			h->event(l, e->data.u64, e->events);
+			break;
+		}
+	}
+	return false;
+}
+
 static void *loop_main(void *arg)
 {
 	gate_loop *l = arg;
@@ -285,42 +223,21 @@ static void *loop_main(void *arg)
 			__atomic_store_n(&l->mhd_kick, false, __ATOMIC_RELEASE);
 			mhd_drain(l);
 		}
-		int64_t next;
-		gate_dispatch_step(l, &next);
-		gate_ws_tick(l, &next);
-		if (l->curl_due_ns <= gw_mono_ns())
-			curl_action(l, CURL_SOCKET_TIMEOUT, 0);
-		/* A finished transfer frees a slot: dispatch again before sleeping. */
-		if (gate_dispatch_reap(l)) {
+		int64_t next = gw_mono_ns() + 1000000000LL;
+		ticks(l, &next, false);
+		/* Work that ended frees a slot: dispatch again before sleeping. */
+		if (settle(l)) {
 			mhd_ready = true;
 			continue;
 		}
-		gate_dispatch_unpause(l);
+		ticks(l, &next, true);
 		bool kick = __atomic_load_n(&l->mhd_kick, __ATOMIC_ACQUIRE);
 		int n = epoll_wait(l->ep, evs, 64, kick ? 0 : wait_ms(l, next));
 		mhd_ready = n <= 0; /* a timeout: the daemon may have timers due */
-		for (int i = 0; i < n; i++) {
-			uint64_t d = evs[i].data.u64;
-			if ((d & TAG_MASK) == TAG_MHD) {
+		for (int i = 0; i < n; i++)
+			if (on_event(l, &evs[i]))
 				mhd_ready = true;
-			} else if ((d & TAG_MASK) == GATE_TAG_WSU ||
-			           (d & TAG_MASK) == GATE_TAG_WSC) {
-				gate_ws_event(l, d, evs[i].events);
-			} else if ((d & TAG_MASK) == TAG_WAKE) {
-				uint64_t v;
-				if (read(l->wakefd, &v, sizeof v) < 0 && errno != EAGAIN)
-					continue;
-			} else {
-				uint32_t ev = evs[i].events;
-				int mask = (ev & EPOLLIN ? CURL_CSELECT_IN : 0) |
-				           (ev & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
-				           (ev & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-				curl_socket_t s = (curl_socket_t)(d & 0xffffffffULL);
-				if (curl_wants(l, s))
-					curl_action(l, s, mask);
-			}
-		}
-		if (gate_dispatch_reap(l))
+		if (settle(l))
 			mhd_ready = true;
 	}
 	self = NULL;
@@ -361,7 +278,7 @@ void gate_loop_quiesce(gate_srv *g)
 	pthread_mutex_lock(&g->mu);
 	g->quiesce_req = true;
 	pthread_mutex_unlock(&g->mu);
-	gate_dispatch_wake(g);
+	gate_loops_wake(g);
 	pthread_mutex_lock(&g->mu);
 	while (!all_quiesced(g))
 		pthread_cond_wait(&g->cv, &g->mu);
@@ -373,7 +290,7 @@ void gate_loop_stop(gate_srv *g)
 	pthread_mutex_lock(&g->mu);
 	g->loop_exit = true;
 	pthread_mutex_unlock(&g->mu);
-	gate_dispatch_wake(g);
+	gate_loops_wake(g);
 	for (int i = 0; i < g->nloops; i++) {
 		gate_loop *l = &g->loops[i];
 		if (l->running)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exporter/exporter.h"
 #include "gate/gate_int.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -49,45 +50,25 @@ void gate_metrics_init(gate_srv *g)
 		gate_hist_init(&g->up[i].upstream_s, time_le, nt);
 }
 
-/* A label value with \, " and newlines escaped as the text format wants. */
+/* A label value escaped as the text format wants (the exporter's escapes),
+ * into out (len bytes). */
 static const char *esc(const char *s, char *out, size_t len)
 {
-	size_t n = 0;
-	for (; *s && n + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
-			out[n++] = '\\';
-			out[n++] = *s;
-		} else if (*s == '\n') {
-			out[n++] = '\\';
-			out[n++] = 'n';
-		} else {
-			out[n++] = *s;
-		}
-	}
-	out[n] = '\0';
+	gw_strbuf t = {0};
+	exp_buf_label_value(&t, s);
+	snprintf(out, len, "%s", gw_sb_str(&t));
+	gw_sb_free(&t);
 	return out;
 }
 
 static void head(gw_strbuf *b, const char *name, const char *type, const char *help)
 {
-	gw_sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	exp_buf_family(b, name, type, help);
 }
 
 static void hist(gw_strbuf *b, const char *name, const char *labels, const gate_hist *h)
 {
-	uint64_t cum = 0;
-	const char *sep = labels[0] ? "," : "";
-	for (int i = 0; i < h->n; i++) {
-		cum += h->count[i];
-		gw_sb_printf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep, h->le[i],
-		             (unsigned long long)cum);
-	}
-	gw_sb_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
-	             (unsigned long long)h->total);
-	gw_sb_printf(b, "%s_sum%s%s%s %.9g\n", name, labels[0] ? "{" : "", labels,
-	             labels[0] ? "}" : "", h->sum);
-	gw_sb_printf(b, "%s_count%s%s%s %llu\n", name, labels[0] ? "{" : "", labels,
-	             labels[0] ? "}" : "", (unsigned long long)h->total);
+	exp_buf_histogram(b, name, labels, h->le, h->count, h->n, h->total, h->sum);
 }
 
 static void render_users(gw_strbuf *b, gate_srv *g)

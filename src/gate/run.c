@@ -61,7 +61,7 @@ static void reload(gate_srv *g, gate_reload_fn fn, void *ctx)
 	g->cfg = nc;
 	gate_route_refresh(g);
 	pthread_mutex_unlock(&g->mu);
-	gate_dispatch_wake(g);
+	gate_loops_wake(g);
 	fprintf(stderr, _("gpuwhy gate: config reloaded%s\n"),
 	        moved ? _(" (listen addresses and upstreams change only on restart)") : "");
 }
@@ -94,7 +94,7 @@ static void drain(gate_srv *g)
 		pthread_mutex_lock(&g->mu);
 		g->abort_all = true;
 		pthread_mutex_unlock(&g->mu);
-		gate_dispatch_wake(g);
+		gate_loops_wake(g);
 		for (int i = 0; i < 40 && !idle(g); i++)
 			gw_sleep_ns(25000000LL);
 	}
@@ -150,6 +150,28 @@ static int start_gpus(gate_srv *g, gate_gpuwatch **w)
 	return 0;
 }
 
+/*
+ * The event loops and what they run each pass, in this order: the
+ * dispatcher first, so that a transfer it hands to its own loop starts in
+ * the same pass, then the transfers, then the WebSockets.
+ */
+static int start_loops(gate_srv *g)
+{
+	if (gate_loops_init(g) != 0 || gate_xfer_start(g) != 0)
+		return -1;
+	gate_loop_handle(g, &gate_dispatch_handler);
+	gate_loop_handle(g, &gate_xfer_handler);
+	gate_loop_handle(g, &gate_ws_handler);
+	return 0;
+}
+
+static void stop_loops(gate_srv *g)
+{
+	gate_xfer_stop(g);
+	gate_loops_free(g);
+	gate_dispatch_free(g);
+}
+
 static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 {
 	sigset_t set;
@@ -167,12 +189,12 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 		gate_gpuwatch_stop(w);
 		return rc;
 	}
-	if (gate_dispatch_start(g) != 0) {
+	if (start_loops(g) != 0) {
 		gate_gpuwatch_stop(w);
 		return gw_error(GW_EXIT_ENV, "gate", NULL, "cannot start the dispatcher");
 	}
 	if (gate_server_start(g, err, sizeof err) != 0) {
-		gate_dispatch_stop(g);
+		stop_loops(g);
 		gate_gpuwatch_stop(w);
 		return gw_error(GW_EXIT_ENV, "gate", N_("pick another port with --listen"), "%s",
 		                err);
@@ -190,7 +212,7 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 	}
 	drain(g);
 	gate_server_stop(g);
-	gate_dispatch_stop(g);
+	stop_loops(g);
 	gate_gpuwatch_stop(w);
 	fprintf(stderr, _("gpuwhy gate: stopped\n"));
 	return GW_EXIT_OK;

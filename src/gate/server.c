@@ -2,11 +2,11 @@
  * server.c - the client side of the gate on libmicrohttpd.
  *
  * A request is received (headers checked against max_header_bytes, the
- * body against max_body_bytes), its user identified, then admitted: put in
- * the fair queue and its connection suspended until the dispatcher has an
- * answer, or refused at once (429 / 503 with Retry-After). Streamed
- * answers are read by MHD from the request's buffer, the connection being
- * suspended again whenever the buffer is empty.
+ * body against max_body_bytes), its user identified, then admitted
+ * (request.c): put in the fair queue and its connection suspended until
+ * the dispatcher has an answer, or refused at once (429 / 503 with
+ * Retry-After). Its answer is handed to libmicrohttpd here; a streamed
+ * one is read from the request's buffer (request.c).
  *
  * A watchdog closes connections that take longer than client_timeout_ms
  * to send a whole request (slow clients trickling bytes keep MHD's idle
@@ -28,105 +28,22 @@
 
 #include "exporter/exporter.h"
 #include "gate/gate_int.h"
+#include "util/hash.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
 
-/* ---------------------------------------------------------------- requests */
-
-static void req_free(gate_req *r)
-{
-	curl_slist_free_all(r->fwd);
-	json_decref(r->jroot);
-	free(r->bkey);
-	free(r->uri);
-	free(r->url);
-	free(r->body);
-	free(r->rbody);
-	free(r->rhdrs);
-	free(r->sbuf);
-	pthread_mutex_destroy(&r->smu);
-	free(r);
-}
-
-void gate_req_unref(gate_req *r)
-{
-	if (--r->refs == 0)
-		req_free(r);
-}
-
-void gate_cut(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
-
-void gate_say(char *en, char *text, size_t len, const char *fmt, ...)
-{
-	va_list ap, aq;
-	va_start(ap, fmt);
-	va_copy(aq, ap);
-	vsnprintf(en, len, fmt, ap);
-	vsnprintf(text, len, _(fmt), aq);
-	va_end(aq);
-	va_end(ap);
-}
-
-void gate_req_fail(gate_req *r, int status, int reason, long retry_after_s, const char *fmt, ...)
-{
-	va_list ap, aq;
-	char why[sizeof r->reason], msg[sizeof r->reason];
-	va_start(ap, fmt);
-	va_copy(aq, ap);
-	vsnprintf(why, sizeof why, fmt, ap);
-	vsnprintf(msg, sizeof msg, strcmp(fmt, "%s") ? _(fmt) : fmt, aq);
-	va_end(aq);
-	va_end(ap);
-	gate_req_fail_said(r, status, reason, retry_after_s, why, msg);
-}
-
-void gate_req_fail_said(gate_req *r, int status, int reason, long retry_after_s, const char *why,
-                        const char *msg)
-{
-	/* The access log keeps the English reason; the body speaks to the person
-	 * who sent the request, in the gate's language. */
-	snprintf(r->reason, sizeof r->reason, "%s", why);
-	gate_srv *g = r->g;
-	if (reason >= 0 && reason < GATE_R__COUNT) {
-		g->m.rejected[reason]++;
-		snprintf(r->reason_code, sizeof r->reason_code, "%s", gate_reason_names[reason]);
-		if (r->u)
-			r->u->rejected++;
-	} else {
-		snprintf(r->reason_code, sizeof r->reason_code, "upstream");
-	}
-	json_t *j = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", msg, "type", "gpuwhy_gate",
-	                      "code", r->reason_code);
-	free(r->rbody);
-	r->rbody = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (r->rbody) {
-		r->rlen = strlen(r->rbody);
-		r->rbody[r->rlen++] = '\n'; /* replaces the terminator: rlen counts bytes */
-	} else {
-		r->rlen = 0;
-	}
-	free(r->rhdrs);
-	r->rhdrs = strdup("Content-Type: application/json\n");
-	r->status = status;
-	r->retry_after_s = retry_after_s;
-	r->state = RQ_READY;
-}
-
 /* ------------------------------------------------------------------ users */
+
+/*
+ * FNV-1a from the basis the gate's user names were first made with (one
+ * digit short of the standard one): kept, so that a key's name in the
+ * metrics and the access log stays the same.
+ */
+#define KEY_HASH_BASIS 1469598103934665603ULL
 
 static uint64_t fnv1a(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return gw_fnv1a64(s, KEY_HASH_BASIS);
 }
 
 /* The API key the client presents, or NULL. */
@@ -239,19 +156,9 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
-	gate_loop *l = cls;
-	gate_req *r = calloc(1, sizeof *r);
+	gate_req *r = gate_req_new(cls, c, uri);
 	if (!r)
 		return NULL;
-	r->uri = strdup(uri ? uri : "/");
-	pthread_mutex_init(&r->smu, NULL);
-	r->g = l->g;
-	r->lp = l;
-	r->conn = c;
-	r->refs = 1;
-	r->rule = -1;
-	r->up = -1;
-	r->t_arrive = gw_mono_ns();
 	/* Only this loop's thread writes or reads its tracks' req: no lock. */
 	gate_track *t = gate_conn_track(c);
 	if (t)
@@ -284,40 +191,6 @@ static void add_headers(struct MHD_Response *resp, const char *lines)
 	}
 }
 
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	gate_req *r = cls;
-	pthread_mutex_lock(&r->smu);
-	if (r->slen > r->soff) {
-		size_t n = r->slen - r->soff < max ? r->slen - r->soff : max;
-		memcpy(buf, r->sbuf + r->soff, n);
-		r->soff += n;
-		if (r->soff == r->slen)
-			r->soff = r->slen = 0;
-		r->bytes_out += n;
-		pthread_mutex_unlock(&r->smu);
-		return (ssize_t)n;
-	}
-	if (r->s_done) {
-		pthread_mutex_unlock(&r->smu);
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	}
-	/* Nothing yet: sleep until the transfer writes more (it resumes us). */
-	r->s_waiting = true;
-	MHD_suspend_connection(r->conn);
-	pthread_mutex_unlock(&r->smu);
-	return 0;
-}
-
-static void stream_free(void *cls)
-{
-	gate_req *r = cls;
-	gate_srv *g = r->g; /* r may be freed by the unref */
-	pthread_mutex_lock(&g->mu);
-	gate_req_unref(r);
-	pthread_mutex_unlock(&g->mu);
-}
-
 static enum MHD_Result send_answer(gate_req *r)
 {
 	struct MHD_Response *resp;
@@ -327,8 +200,8 @@ static enum MHD_Result send_answer(gate_req *r)
 			gate_track_ws(r->conn, r->g);
 		r->upgraded = resp != NULL;
 	} else if (r->state == RQ_STREAMING) {
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, r,
-		                                         stream_free);
+		resp = MHD_create_response_from_callback(
+		    MHD_SIZE_UNKNOWN, 16384, gate_req_stream_read, r, gate_req_stream_free);
 		if (resp) {
 			pthread_mutex_lock(&r->g->mu);
 			r->refs++;
@@ -348,63 +221,8 @@ static enum MHD_Result send_answer(gate_req *r)
 	}
 	enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
-	r->t_done = gw_mono_ns();
-	r->state = RQ_SENT;
+	gate_req_answered(r);
 	return rc;
-}
-
-void gate_req_fail_held(gate_req *r, const char *why, const char *why_text)
-{
-	char en[sizeof r->reason], text[sizeof r->reason];
-	gate_cut(en, sizeof en, "held: %s", why);
-	gate_cut(text, sizeof text, _("held: %s"), why_text);
-	gate_req_fail_said(r, 503, GATE_R_GPU_HOLD, 5, en, text);
-}
-
-bool gate_admit_open(gate_srv *g, gate_req *r)
-{
-	if (g->draining) {
-		gate_req_fail(r, 503, GATE_R_DRAINING, 1, "the gate is shutting down");
-		return false;
-	}
-	if (!r->u) {
-		gate_req_fail(r, 503, GATE_R_TOO_MANY_USERS, 1,
-		              "too many distinct users (%d); retry later", GATE_MAX_USERS);
-		return false;
-	}
-	return true;
-}
-
-/* Queue r or refuse it (mu held). Returns true when it was queued. */
-static bool admit(gate_srv *g, gate_req *r)
-{
-	char why[1200], why_text[1200];
-	if (!gate_admit_open(g, r))
-		return false;
-	gate_user *u = r->u;
-	if (u->inflight + u->queued >= u->concurrency + u->queue_max) {
-		gate_req_fail(
-		    r, 429, GATE_R_USER_QUEUE_FULL, 1,
-		    "user %s has %ld in flight and %ld queued (concurrency %ld, queue %ld)",
-		    u->name, u->inflight, u->queued, u->concurrency, u->queue_max);
-		return false;
-	}
-	if (g->q.total >= g->cfg.queue_size) {
-		gate_req_fail(r, 503, GATE_R_QUEUE_FULL, 1,
-		              "the gate's queue is full (%ld waiting)", g->q.total);
-		return false;
-	}
-	if (!gate_route_any_healthy(g, why, why_text, sizeof why)) {
-		gate_req_fail_held(r, why, why_text);
-		fprintf(stderr, _("gpuwhy gate: holding new work: %s\n"), why_text);
-		return false;
-	}
-	r->t_queued = gw_mono_ns();
-	r->q.t_enqueue_ns = r->t_queued;
-	gate_fairq_push(&g->q, u, &r->q);
-	r->state = RQ_QUEUED;
-	MHD_suspend_connection(r->conn);
-	return true;
 }
 
 static void prepare_batching(gate_srv *g, gate_req *r, uint64_t cred)
@@ -568,7 +386,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		prepare_batching(g, r, r->cred);
 		gate_track_busy(c, g, true);
 		pthread_mutex_lock(&g->mu);
-		bool queued = admit(g, r);
+		bool queued = gate_req_admit(g, r);
 		pthread_mutex_unlock(&g->mu);
 		/* Queued: the loop dispatches it as soon as this callback returns. */
 		if (queued)
@@ -655,22 +473,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	gate_track *t = gate_conn_track(c);
 	if (t && t->req == r)
 		t->req = NULL;
-	if (r->state == RQ_QUEUED)
-		gate_fairq_remove(&g->q, &r->q);
-	if (r->u)
-		r->u->refs--;
-	if (r->status) {
-		int cls_i = r->status / 100;
-		g->m.responses[cls_i >= 1 && cls_i <= 5 ? cls_i : 0]++;
-		if (r->t_done)
-			gate_hist_add(&g->m.latency, (double)(r->t_done - r->t_arrive) / 1e9);
-		if (!r->upgraded)
-			log_line(g, r);
-	}
-	pthread_mutex_lock(&r->smu);
-	r->conn_gone = true;
-	pthread_mutex_unlock(&r->smu);
-	gate_req_unref(r);
+	if (r->status && !r->upgraded)
+		log_line(g, r);
+	gate_req_end(g, r);
 	pthread_mutex_unlock(&g->mu);
 }
 

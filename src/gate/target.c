@@ -14,7 +14,7 @@
  * space, backslash, '#', bytes above 0x7e). Percent escapes are kept as
  * sent: nothing here decodes them, so "%40" never becomes an '@'.
  *
- * The transfer is pinned besides (upstream.c): CURLOPT_CONNECT_TO sends
+ * The transfer is pinned besides (xfer.c): CURLOPT_CONNECT_TO sends
  * any host and port to the upstream's, and redirects are not followed.
  */
 #include <stdio.h>

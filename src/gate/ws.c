@@ -152,10 +152,8 @@ static void ws_end(gate_ws *w, const char *why)
 		w->u->websockets--;
 		w->u->refs--;
 	}
-	if (w->r) {
-		w->r->ws = NULL;
-		gate_req_unref(w->r);
-	}
+	if (w->r)
+		gate_req_ws_done(w->r);
 	w->r = NULL;
 	if (relayed)
 		log_end(w);
@@ -207,7 +205,8 @@ void gate_ws_reap(gate_loop *l)
 	}
 }
 
-void gate_ws_close_all(gate_loop *l)
+/* End them all (the gate stops); gate_ws_reap frees them once the daemon is gone. */
+static void ws_close_all(gate_loop *l)
 {
 	for (gate_ws *w = l->wss; w; w = w->next) {
 		if (w->state < WS_UPGRADING)
@@ -371,18 +370,13 @@ bool gate_ws_begin(gate_loop *l, gate_req *r)
 	snprintf(w->client, sizeof w->client, "%s", r->client);
 	snprintf(w->path, sizeof w->path, "%s", r->uri);
 	pthread_mutex_lock(&g->mu);
-	r->refs++;
 	r->u->refs++;
 	r->u->websockets++;
 	g->up[up].websockets++;
 	g->up[up].requests++;
 	g->ws_open++;
 	g->ws_total++;
-	r->up = up;
-	free(r->url);
-	r->url = strdup(w->url);
-	r->ws = w;
-	r->state = RQ_WS;
+	gate_req_ws_wait(r, w, up, w->url);
 	pthread_mutex_unlock(&g->mu);
 	w->next = l->wss;
 	l->wss = w;
@@ -459,11 +453,7 @@ static void got_head(gate_ws *w, char *body)
 		w->u2c.len = extra;
 	}
 	pthread_mutex_lock(&g->mu);
-	free(r->rhdrs);
-	r->rhdrs = gw_sb_take(&hb);
-	r->status = 101;
-	r->state = RQ_WS_READY;
-	bool gone = r->conn_gone;
+	bool gone = gate_req_ws_ready(r, gw_sb_take(&hb));
 	pthread_mutex_unlock(&g->mu);
 	w->state = WS_UPGRADING;
 	/* Quiet until the client is upgraded: what arrives waits in the socket. */
@@ -603,8 +593,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *req_cls, cons
 	w->c2u.len = extra_in_size;
 	gate_srv *g = w->g;
 	pthread_mutex_lock(&g->mu);
-	w->r->ws = NULL;
-	gate_req_unref(w->r); /* the request is libmicrohttpd's to finish now */
+	gate_req_ws_done(w->r); /* the request is libmicrohttpd's to finish now */
 	w->r = NULL;
 	pthread_mutex_unlock(&g->mu);
 	w->state = WS_RELAY;
@@ -619,7 +608,7 @@ struct MHD_Response *gate_ws_response(gate_req *r)
 
 /* ------------------------------------------------------------ the loop */
 
-void gate_ws_event(gate_loop *l, uint64_t data, uint32_t events)
+static void ws_event(gate_loop *l, uint64_t data, uint32_t events)
 {
 	(void)l;
 	gate_ws *w = (gate_ws *)(uintptr_t)(data & ~GATE_TAG_MASK);
@@ -642,7 +631,8 @@ void gate_ws_event(gate_loop *l, uint64_t data, uint32_t events)
 	}
 }
 
-void gate_ws_tick(gate_loop *l, int64_t *next)
+/* End idle WebSockets and late handshakes; *next is lowered to the next due. */
+static void ws_tick(gate_loop *l, int64_t *next)
 {
 	gate_srv *g = l->g;
 	if (!l->wss)
@@ -672,3 +662,10 @@ void gate_ws_tick(gate_loop *l, int64_t *next)
 	}
 	gate_ws_reap(l);
 }
+
+const gate_loop_handler gate_ws_handler = {
+    .tags = {GATE_TAG_WSU, GATE_TAG_WSC},
+    .tick = ws_tick,
+    .event = ws_event,
+    .stop = ws_close_all,
+};

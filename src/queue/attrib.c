@@ -13,6 +13,8 @@
 
 #include "util/xalloc.h"
 #include "queue/local.h"
+#include "queue/submit.h"
+#include "queue/procscan.h"
 
 #define TOKEN_VAR "GPUWHY_ATTEMPT_TOKEN"
 

@@ -18,7 +18,9 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/place.h"
+#include "queue/store.h"
 
 /* ---------------------------------------------------------- GPU samples */
 

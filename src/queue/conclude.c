@@ -15,7 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/oom.h"
+#include "queue/retry.h"
+#include "queue/spec.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
 
 #define LOG_TAIL_BYTES 65536
 

@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "queue/backend.h"
+#include "queue/worker.h"
 #include "sample/sampler.h"
 #include "util/timeutil.h"
 

@@ -21,8 +21,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "util/xalloc.h"
 #include "queue/local.h"
+#include "queue/state.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/procscan.h"
+#include "queue/shim.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
 #include "util/timeutil.h"
 
 #define TOKEN_VAR "GPUWHY_ATTEMPT_TOKEN"

@@ -9,6 +9,10 @@
 #define GPUWHY_QUEUE_LOCAL_H
 
 #include "queue/backend.h"
+#include "queue/place.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/shim.h"
 
 #define LOCAL_REASONS 64 /* wait reasons are remembered for this many queued tasks */
 

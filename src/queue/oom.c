@@ -11,7 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "queue/queue.h"
+#include "queue/oom.h"
+#include "util/parse.h"
 
 typedef struct {
 	const char *needle; /* matched case-insensitively */
@@ -87,25 +88,9 @@ static int64_t parse_size_after(const char *p, const char *end)
 	}
 	while (p < end && *p == ' ')
 		p++;
-	double mult = 1; /* bytes when no unit */
-	if (p < end) {
-		switch (toupper((unsigned char)*p)) {
-		case 'K':
-			mult = 1024.0;
-			break;
-		case 'M':
-			mult = 1024.0 * 1024;
-			break;
-		case 'G':
-			mult = 1024.0 * 1024 * 1024;
-			break;
-		case 'T':
-			mult = 1024.0 * 1024 * 1024 * 1024;
-			break;
-		default:
-			break;
-		}
-	}
+	double mult = p < end ? gw_size_unit(*p) : 0;
+	if (!mult)
+		mult = 1; /* bytes when no unit */
 	double mib = v * mult / (1024.0 * 1024);
 	if (!isfinite(mib) || mib > 1e12)
 		return -1;

@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "gpu/gpu.h"
+#include "queue/place.h"
 
 int64_t queue_gpu_available(const queue_gpu_view *v)
 {

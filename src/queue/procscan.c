@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "host/host_parse.h"
-#include "queue/queue.h"
+#include "queue/procscan.h"
 #include "util/xalloc.h"
 
 static ssize_t read_small(const char *path, char *buf, size_t len)

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "queue/queue.h"
+#include "queue/store.h"
 #include "util/i18n.h"
 
 int queue_err_set(queue_err *e, int code, const char *what, const char *hint, const char *fmt, ...)

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/oom.h"
+#include "queue/retry.h"
 
 const char *queue_seconds_text(double s, char *buf, size_t len)
 {

@@ -10,7 +10,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gpu/gpu.h"
 #include "queue/local.h"
+#include "queue/state.h"
+#include "queue/place.h"
+#include "queue/submit.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
+#include "util/hash.h"
 #include "util/timeutil.h"
 
 #define CANDIDATES 512 /* queued tasks looked at per pass */
@@ -168,10 +175,7 @@ void local_publish_view(queue_local *l)
 
 static unsigned hash_str(const char *s)
 {
-	unsigned h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
+	return gw_fnv1a32(s, GW_FNV32_BASIS);
 }
 
 #define REASONS_PER_PASS 32

@@ -22,7 +22,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/store.h"
+#include "queue/worker.h"
 #include "util/err.h"
 #include "util/i18n.h"
 

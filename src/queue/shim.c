@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/shim.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
 

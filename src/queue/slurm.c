@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "queue/queue.h"
+#include "queue/slurm.h"
 
 queue_slurm_class queue_slurm_classify(const char *state)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "queue/slurm.h"
 #include "util/xalloc.h"
 
 /* Longest name a hostlist may expand to before it is refused. */

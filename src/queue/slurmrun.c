@@ -25,6 +25,15 @@
 #include <unistd.h>
 
 #include "queue/backend.h"
+#include "queue/state.h"
+#include "queue/oom.h"
+#include "queue/slurm.h"
+#include "queue/spec.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/procscan.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
 #include "util/child.h"
 #include "util/xalloc.h"
 #include "util/timeutil.h"

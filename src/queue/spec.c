@@ -21,7 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "gpu/gpu.h"
+#include "queue/state.h"
+#include "queue/spec.h"
 #include "util/i18n.h"
 #include "util/parse.h"
 #include "util/xalloc.h"

@@ -1,7 +1,7 @@
 /* state.c - task states, attempt outcomes and the transitions between them. */
 #include <string.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
 #include "util/i18n.h"
 
 static const char *const state_names[QS__COUNT] = {

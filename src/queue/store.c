@@ -18,7 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "queue/store_int.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/worker.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/parse.h"

@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "util/xalloc.h"
 #include "queue/store_int.h"
+#include "queue/state.h"
+#include "queue/oom.h"
+#include "queue/retry.h"
+#include "queue/store.h"
+#include "queue/submit.h"
 #include "util/timeutil.h"
 
 static const char *astate_name(queue_astate a)

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/store.h"
+#include "queue/worker.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/parse.h"

@@ -9,7 +9,8 @@
 #include <limits.h>
 #include <sqlite3.h>
 
-#include "queue/queue.h"
+#include "queue/store.h"
+#include "queue/submit.h"
 #include "store/sql.h"
 
 /* Statements are compiled once per connection and kept: the worker runs the same

@@ -11,6 +11,10 @@
 
 #include "util/xalloc.h"
 #include "queue/store_int.h"
+#include "queue/state.h"
+#include "queue/spec.h"
+#include "queue/store.h"
+#include "queue/submit.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"

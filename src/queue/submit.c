@@ -30,7 +30,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/spec.h"
+#include "queue/store.h"
+#include "queue/submit.h"
 #include "util/timeutil.h"
 
 enum {

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/worker.h"
 #include "util/err.h"
 #include "util/i18n.h"
 

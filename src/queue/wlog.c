@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "queue/queue.h"
+#include "queue/worker.h"
 
 void queue_wlog(const char *fmt, ...)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sweep/sweep.h"
+#include "util/hash.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
 #include "util/i18n.h"
@@ -281,10 +282,9 @@ static void file_name(const char *name, char *out, size_t len)
 {
 	size_t k = 0;
 	bool changed = false;
-	uint32_t h = 2166136261u;
+	uint32_t h = gw_fnv1a32(name, GW_FNV32_BASIS);
 	for (const char *p = name; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
-		h = (h ^ ch) * 16777619u;
 		bool ok = isalnum(ch) || ch == '=' || ch == ',' || ch == '.' || ch == '-' ||
 		          ch == '_' || ch == '+';
 		if (k + 10 < len)

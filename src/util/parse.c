@@ -77,6 +77,22 @@ bool gw_parse_duration_ns(const char *s, int64_t default_unit_ns, int64_t *out_n
 	return true;
 }
 
+double gw_size_unit(char c)
+{
+	switch (c >= 'a' && c <= 'z' ? c - 32 : c) {
+	case 'K':
+		return 1024.0;
+	case 'M':
+		return 1024.0 * 1024;
+	case 'G':
+		return 1024.0 * 1024 * 1024;
+	case 'T':
+		return 1024.0 * 1024 * 1024 * 1024;
+	default:
+		return 0;
+	}
+}
+
 bool gw_parse_size_bytes(const char *s, uint64_t *out)
 {
 	if (!s || !*s)
@@ -87,36 +103,17 @@ bool gw_parse_size_bytes(const char *s, uint64_t *out)
 	if (errno || end == s || !isfinite(v) || v < 0)
 		return false;
 	double mult = 1;
-	if (*end) {
-		char u = (char)(*end >= 'a' ? *end - 32 : *end);
+	if ((*end == 'B' || *end == 'b') && end[1])
+		return false;
+	if (*end && *end != 'B' && *end != 'b') {
 		const char *rest = end + 1;
-		switch (u) {
-		case 'K':
-			mult = 1024.0;
-			break;
-		case 'M':
-			mult = 1024.0 * 1024;
-			break;
-		case 'G':
-			mult = 1024.0 * 1024 * 1024;
-			break;
-		case 'T':
-			mult = 1024.0 * 1024 * 1024 * 1024;
-			break;
-		case 'B':
-			mult = 1;
-			rest = end + 1;
-			if (*rest)
-				return false;
-			goto done;
-		default:
+		mult = gw_size_unit(*end);
+		if (!mult)
 			return false;
-		}
 		/* Accept K, KB, KiB (all binary: GPU memory is always counted in MiB). */
 		if (*rest && strcasecmp(rest, "B") && strcasecmp(rest, "iB"))
 			return false;
 	}
-done:
 	if (v * mult > 1.8e19)
 		return false;
 	*out = (uint64_t)llround(v * mult);

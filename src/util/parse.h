@@ -14,5 +14,8 @@ double gw_strtod_c(const char *s, char **end);
 bool gw_parse_duration_ns(const char *s, int64_t default_unit_ns, int64_t *out_ns);
 /* "12G", "512M", "1.5GiB", "2048" (bytes), "800MB" (1000-based only with B suffix after M/G). */
 bool gw_parse_size_bytes(const char *s, uint64_t *out);
+/* The bytes of one unit letter of a size: K, M, G or T (binary, either
+ * case); 0 for any other character. */
+double gw_size_unit(char c);
 
 #endif

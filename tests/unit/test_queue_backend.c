@@ -11,6 +11,10 @@
 #include <unistd.h>
 
 #include "queue/backend.h"
+#include "queue/state.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/procscan.h"
 #include "store/sql.h"
 
 static char dir[256];

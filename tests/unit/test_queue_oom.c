@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "queue/oom.h"
 
 static queue_oom_info scan(const char *text)
 {

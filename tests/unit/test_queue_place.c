@@ -6,7 +6,8 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "gpu/gpu.h"
+#include "queue/place.h"
 
 /* An idle 80 GiB GPU. */
 static queue_gpu_view gpu(int index)

@@ -6,7 +6,9 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/oom.h"
+#include "queue/retry.h"
 
 static queue_retry_in failed(int exit_code, int used, int retries)
 {

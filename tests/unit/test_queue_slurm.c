@@ -8,7 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "queue/queue.h"
+#include "queue/slurm.h"
+#include "queue/spec.h"
 
 static void test_classify(void **state)
 {

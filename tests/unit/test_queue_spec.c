@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/spec.h"
 
 static queue_spec tmpl;
 static char dir[256];

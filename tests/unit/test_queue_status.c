@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/shim.h"
 
 static void test_complete(void **state)
 {

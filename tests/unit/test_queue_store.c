@@ -12,7 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
+#include "queue/state.h"
+#include "queue/oom.h"
+#include "queue/spec.h"
+#include "queue/store.h"
+#include "queue/submit.h"
+#include "queue/worker.h"
+#include "queue/conclude.h"
 #include "util/err.h"
 #include "util/timeutil.h"
 

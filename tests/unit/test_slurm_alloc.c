@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "queue/queue.h"
+#include "queue/slurm.h"
 
 static char hosts[QUEUE_SLURM_MAX_NODES][QUEUE_SLURM_HOST];
 

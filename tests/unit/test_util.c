@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/jsonw.h"
+#include "util/hash.h"
 #include "util/parse.h"
 #include "util/selfexe.h"
 #include "util/strbuf.h"
@@ -61,6 +62,27 @@ static void test_size(void **state)
 	assert_false(gw_parse_size_bytes("12X", &b));
 	assert_false(gw_parse_size_bytes("G", &b));
 	assert_false(gw_parse_size_bytes("12GBx", &b));
+	assert_true(gw_parse_size_bytes("3kb", &b));
+	assert_int_equal(b, 3072);
+	assert_true(gw_parse_size_bytes("100B", &b));
+	assert_int_equal(b, 100);
+	assert_false(gw_parse_size_bytes("100Bx", &b));
+	assert_false(gw_parse_size_bytes("1|", &b));
+	assert_true(gw_size_unit('t') == 1024.0 * 1024 * 1024 * 1024);
+	assert_true(gw_size_unit('B') == 0);
+}
+
+/* The published FNV-1a test vectors, and a continued hash equals the whole one. */
+static void test_fnv(void **state)
+{
+	(void)state;
+	assert_int_equal(gw_fnv1a32("", GW_FNV32_BASIS), 0x811c9dc5u);
+	assert_int_equal(gw_fnv1a32("a", GW_FNV32_BASIS), 0xe40c292cu);
+	assert_int_equal(gw_fnv1a32("foobar", GW_FNV32_BASIS), 0xbf9cf968u);
+	assert_true(gw_fnv1a64("a", GW_FNV64_BASIS) == 0xaf63dc4c8601ec8cULL);
+	assert_true(gw_fnv1a64("foobar", GW_FNV64_BASIS) == 0x85944171f73967e8ULL);
+	assert_true(gw_fnv1a64("bar", gw_fnv1a64("foo", GW_FNV64_BASIS)) ==
+	            gw_fnv1a64("foobar", GW_FNV64_BASIS));
 }
 
 static void test_double_locale_independent(void **state)
@@ -178,6 +200,7 @@ int main(void)
 	    cmocka_unit_test(test_size),   cmocka_unit_test(test_double_locale_independent),
 	    cmocka_unit_test(test_jsonw),  cmocka_unit_test(test_strbuf),
 	    cmocka_unit_test(test_xalloc), cmocka_unit_test(test_self_exe),
+	    cmocka_unit_test(test_fnv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,21 +1,22 @@
 /*
- * upstream.c - the dispatcher: takes requests from the fair queue when an
- * upstream has a free slot (forming batches on batchable endpoints), runs
- * every transfer on a libcurl multi handle, and hands answers back to
- * the suspended client connections. It runs in the gate's event loops
- * (loop.c): any loop dispatches (under the gate's mutex, in fair order
- * over every loop's requests), and a transfer runs on the multi of the
- * loop that holds its (first) client, so a request usually goes from its
- * client to its upstream and back without a thread hop.
- *
- * Waiting requests time out here (503), so do transfers (504 via curl's
- * timeout); an unreachable upstream is a 502 and is tried again by later
- * requests, so it recovers without a restart.
+ * xfer.c - the transfers to upstreams, on libcurl: one curl multi per
+ * event loop, driven by that loop (this file is its handler, loop.c: the
+ * multi's sockets and timer, finished transfers, streams to resume), easy
+ * handles kept for the next transfers, each transfer's URL pinned to its
+ * upstream's host and port (target.c), and its outcome given to its
+ * requests (request.c): a whole answer, a streamed one (with backpressure:
+ * the upstream is paused while the client reads slowly), a batch split
+ * into its members' answers, or a refused batch sent again alone.
+ * An unreachable upstream is a 502 and is tried again by later requests,
+ * so it recovers without a restart; a transfer past upstream_timeout_ms
+ * is a 504 (curl's timeout). Which request goes where is dispatch.c's.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 
 #include "gate/gate_int.h"
 #include "util/i18n.h"
@@ -24,58 +25,130 @@
 
 #define MAX_RESPONSE_BYTES (256UL << 20)
 
-typedef struct {
-	struct MHD_Connection *c;
-	gate_loop *l;
-} resume_one;
+/* ------------------------------------------------ the multi's descriptors */
 
-/* Connections to resume once the lock is let go; most passes have a few. */
-typedef struct {
-	resume_one *c;
-	int n, cap;
-	resume_one inl[16];
-} resume_list;
+/*
+ * What the loop knows of a curl descriptor. A socket curl lets go of
+ * (CURL_POLL_REMOVE: its transfer ended, the connection waits in curl's
+ * cache) stays in the epoll set as it was: the next transfer on that
+ * connection usually wants the same events, so it costs no epoll_ctl,
+ * and an event on it while unwanted removes it then. A closed descriptor
+ * leaves the set by itself; its number's next user finds that out below.
+ */
+#define FD_IN_SET (1U << 31) /* registered with epoll (as far as we know) */
+#define FD_WANTED (1U << 30) /* curl asked for events on it */
+#define FD_SOON (1U << 29)   /* to be told "writable" without asking epoll */
+#define FD_TRIED (1U << 28)  /* ... which was tried: ask epoll next time */
+#define FD_EVENTS 0xffffU
 
-static void rl_init(resume_list *l)
+static uint32_t *fd_state(gate_loop *l, curl_socket_t s)
 {
-	l->c = l->inl;
-	l->n = 0;
-	l->cap = 16;
-}
-
-static void rl_add(resume_list *l, gate_req *r)
-{
-	if (r->conn_gone)
-		return; /* its connection is closed: nothing to resume */
-	if (l->n == l->cap) {
-		int nc = l->cap * 2;
-		resume_one *np = l->c == l->inl ? malloc((size_t)nc * sizeof *np)
-		                                : realloc(l->c, (size_t)nc * sizeof *np);
-		if (!np) {
-			/* Resuming now is safe, only slower: MHD takes its own lock. */
-			gate_resume(r->lp, r->conn);
-			return;
-		}
-		if (l->c == l->inl)
-			memcpy(np, l->inl, sizeof l->inl);
-		l->c = np;
-		l->cap = nc;
+	if (s < 0)
+		return NULL;
+	if (s >= l->nfdst) {
+		int n = l->nfdst ? l->nfdst : 256;
+		while (n <= s)
+			n *= 2;
+		uint32_t *p = realloc(l->fdst, (size_t)n * sizeof *p);
+		if (!p)
+			return NULL;
+		memset(p + l->nfdst, 0, (size_t)(n - l->nfdst) * sizeof *p);
+		l->fdst = p;
+		l->nfdst = n;
 	}
-	l->c[l->n++] = (resume_one){r->conn, r->lp};
+	return &l->fdst[s];
 }
 
-static void rl_free(resume_list *l)
+static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
 {
-	if (l->c != l->inl)
-		free(l->c);
+	(void)e, (void)socketp;
+	gate_loop *l = userp;
+	uint32_t *st = fd_state(l, s);
+	if (what == CURL_POLL_REMOVE) {
+		if (st)
+			*st &= ~(FD_WANTED | FD_SOON | FD_TRIED);
+		else
+			epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
+		return 0;
+	}
+	struct epoll_event ev = {.data.u64 = GATE_TAG_CURL | (uint32_t)s};
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	if (st && (*st & FD_IN_SET) && (*st & FD_EVENTS) == ev.events) {
+		*st = (*st | FD_WANTED) & ~FD_TRIED;
+		return 0;
+	}
+	/*
+	 * A connection from curl's cache that wants to write is about to send
+	 * a request on an idle, connected socket: it can write now. Telling
+	 * curl so when this action returns saves two epoll_ctl calls and a
+	 * pass of the loop; should the socket be full after all, curl asks
+	 * again and epoll is asked then.
+	 */
+	if (st && (*st & FD_IN_SET) && what == CURL_POLL_OUT && !(*st & FD_TRIED) &&
+	    l->nsoon < (int)(sizeof l->soon / sizeof *l->soon)) {
+		if (!(*st & FD_SOON))
+			l->soon[l->nsoon++] = s;
+		*st |= FD_WANTED | FD_SOON;
+		return 0;
+	}
+	/* A reused descriptor number may still be in the set, or gone from it
+	 * when curl closed it: try the other operation. */
+	bool in = st && (*st & FD_IN_SET);
+	if (epoll_ctl(l->ep, in ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0) {
+		if (errno == EEXIST)
+			epoll_ctl(l->ep, EPOLL_CTL_MOD, s, &ev);
+		else if (errno == ENOENT)
+			epoll_ctl(l->ep, EPOLL_CTL_ADD, s, &ev);
+	}
+	if (st)
+		*st = FD_IN_SET | FD_WANTED | ev.events;
+	return 0;
 }
 
-/* A suspended connection stays until resumed, so these are still there. */
-static void rl_run(resume_list *l)
+static void curl_action(gate_loop *l, curl_socket_t s, int mask);
+
+/* Tell curl the sockets it is about to write on are writable. */
+static void run_soon(gate_loop *l)
 {
-	for (int i = 0; i < l->n; i++)
-		gate_resume(l->c[i].l, l->c[i].c);
-	l->n = 0;
+	while (l->nsoon) {
+		curl_socket_t s = l->soon[--l->nsoon];
+		uint32_t *st = s < l->nfdst ? &l->fdst[s] : NULL;
+		if (!st || !(*st & FD_SOON))
+			continue;
+		*st = (*st & ~FD_SOON) | FD_TRIED;
+		if (*st & FD_WANTED)
+			curl_action(l, s, CURL_CSELECT_OUT);
+	}
+}
+
+/* An event on a curl descriptor: true when curl wants it. */
+static bool curl_wants(gate_loop *l, curl_socket_t s)
+{
+	uint32_t *st = s < l->nfdst ? &l->fdst[s] : NULL;
+	if (!st || (*st & FD_WANTED))
+		return true;
+	/* An idle connection in curl's cache has news (most often: the
+	 * upstream closed it); curl looks at it when it picks it again. */
+	epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
+	*st = 0;
+	return false;
+}
+
+static int on_timer(CURLM *m, long timeout_ms, void *userp)
+{
+	(void)m;
+	gate_loop *l = userp;
+	l->curl_due_ns = timeout_ms < 0 ? INT64_MAX : gw_mono_ns() + timeout_ms * 1000000LL;
+	return 0;
+}
+
+static void curl_action(gate_loop *l, curl_socket_t s, int mask)
+{
+	int running;
+	if (s == CURL_SOCKET_TIMEOUT)
+		l->curl_due_ns = INT64_MAX; /* curl sets the next one as it acts */
+	curl_multi_socket_action(l->multi, s, mask, &running);
+	run_soon(l);
 }
 
 /* ------------------------------------------------------------- callbacks */
@@ -89,23 +162,6 @@ static bool skip_response_header(const char *name, size_t n)
 		if (strlen(h[i]) == n && !strncasecmp(name, h[i], n))
 			return true;
 	return false;
-}
-
-static void buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t nc = *cap ? *cap : 1024;
-		while (nc < *len + n + 1)
-			nc *= 2;
-		char *nb = realloc(*b, nc);
-		if (!nb)
-			return;
-		*b = nb;
-		*cap = nc;
-	}
-	memcpy(*b + *len, p, n);
-	*len += n;
-	(*b)[*len] = '\0';
 }
 
 static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
@@ -139,8 +195,8 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
 		x->ctype[cl] = '\0';
 	}
 	if (!skip_response_header(p, kl)) {
-		buf_add(&x->hbuf, &x->hlen, &x->hcap, p, n);
-		buf_add(&x->hbuf, &x->hlen, &x->hcap, "\n", 1);
+		gate_buf_add(&x->hbuf, &x->hlen, &x->hcap, p, n);
+		gate_buf_add(&x->hbuf, &x->hlen, &x->hcap, "\n", 1);
 	}
 	return len;
 }
@@ -148,17 +204,8 @@ static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
 /* Begin streaming to the client: headers go now, the body as it comes. */
 static void start_stream(gate_xfer *x)
 {
-	gate_srv *g = x->g;
-	gate_req *r = x->m[0];
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
-	pthread_mutex_lock(&g->mu);
-	r->status = (int)x->status;
-	free(r->rhdrs);
-	r->rhdrs = x->hbuf ? strdup(x->hbuf) : NULL;
-	r->state = RQ_STREAMING;
-	r->x = x;
-	pthread_mutex_unlock(&g->mu);
-	gate_resume(r->lp, r->conn);
+	gate_req_stream_begin(x->m[0], x, (int)x->status, x->hbuf);
 }
 
 static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
@@ -176,34 +223,24 @@ static size_t on_data(char *p, size_t size, size_t nitems, void *ud)
 	if (!x->streaming) {
 		if (x->rlen + len > MAX_RESPONSE_BYTES)
 			return 0;
-		buf_add(&x->rbuf, &x->rlen, &x->rcap, p, len);
+		gate_buf_add(&x->rbuf, &x->rlen, &x->rcap, p, len);
 		return len;
 	}
-	gate_req *r = x->m[0];
-	pthread_mutex_lock(&r->smu);
-	if (r->conn_gone) {
-		pthread_mutex_unlock(&r->smu);
+	int took = gate_req_stream_put(x->m[0], p, len);
+	if (took < 0)
 		return 0; /* the client left: stop the transfer */
-	}
-	if (r->slen - r->soff >= GATE_STREAM_HIGH) {
+	if (took > 0) {
 		/* The client reads slower than the upstream writes: hold the
 		 * upstream (curl keeps this chunk) until the client has taken most
 		 * of what is buffered, so a stream never grows without bound. */
 		x->paused = x->held = true;
 		x->l->npaused++;
-		pthread_mutex_unlock(&r->smu);
 		return CURL_WRITEFUNC_PAUSE;
 	}
-	buf_add(&r->sbuf, &r->slen, &r->scap, p, len);
-	bool wake = r->s_waiting && !r->conn_gone;
-	r->s_waiting = false;
-	if (wake)
-		gate_resume(r->lp, r->conn);
-	pthread_mutex_unlock(&r->smu);
 	return len;
 }
 
-/* ----------------------------------------------------------- transfers */
+/* ------------------------------------------------------------ easy handles */
 
 /*
  * Finished easy handles are kept for the loop's next transfers, with
@@ -251,17 +288,6 @@ static void xfer_free(gate_xfer *x)
 	free(x);
 }
 
-static void end_stream(gate_req *r)
-{
-	pthread_mutex_lock(&r->smu);
-	r->s_done = true;
-	bool wake = r->s_waiting && !r->conn_gone;
-	r->s_waiting = false;
-	if (wake)
-		gate_resume(r->lp, r->conn);
-	pthread_mutex_unlock(&r->smu);
-}
-
 /*
  * The headers of one member's answer: the upstream's, and what the
  * member shares with the others (their number; the batch's usage, which
@@ -297,23 +323,18 @@ static void answer_batch(gate_xfer *x)
 			              x->counts[i], r0->brule.output);
 			continue;
 		}
-		r->status = (int)x->status;
-		free(r->rbody);
-		free(r->rhdrs);
-		r->rhdrs = hdrs ? strdup(hdrs) : NULL;
+		char *h = hdrs ? strdup(hdrs) : NULL;
 		if (split) {
-			r->rbody = parts[i];
-			r->rlen = strlen(parts[i]);
+			gate_req_answer(r, (int)x->status, parts[i], strlen(parts[i]), h);
 			parts[i] = NULL;
-		} else {
-			/* A batch that failed with a 5xx fails each member with the
-			 * upstream's status and body (a 4xx sends them alone: retry_alone). */
-			r->rbody = malloc(x->rlen + 1);
-			if (r->rbody && x->rlen)
-				memcpy(r->rbody, x->rbuf, x->rlen);
-			r->rlen = r->rbody ? x->rlen : 0;
+			continue;
 		}
-		r->state = RQ_READY;
+		/* A batch that failed with a 5xx fails each member with the
+		 * upstream's status and body (a 4xx sends them alone: retry_alone). */
+		char *b = malloc(x->rlen + 1);
+		if (b && x->rlen)
+			memcpy(b, x->rbuf, x->rlen);
+		gate_req_answer(r, (int)x->status, b, b ? x->rlen : 0, h);
 	}
 	if (parts)
 		for (int i = 0; i < x->n; i++)
@@ -334,19 +355,6 @@ static void answer_batch(gate_xfer *x)
 static bool retry_alone(const gate_xfer *x)
 {
 	return x->n > 1 && !x->streaming && x->status >= 400 && x->status < 500 && x->status != 429;
-}
-
-/* Put member r of a refused batch back in its user's queue (mu held). */
-static void requeue_alone(gate_srv *g, gate_req *r, int64_t now)
-{
-	r->rule = -1;
-	r->retried = true;
-	r->batch_id = 0;
-	r->batch_size = 0;
-	r->t_queued = r->q.t_enqueue_ns = now;
-	r->state = RQ_QUEUED;
-	gate_fairq_push(&g->q, r->u, &r->q);
-	g->m.batch_retries++;
 }
 
 static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *why, char *text,
@@ -388,70 +396,6 @@ static void classify(gate_srv *g, gate_xfer *x, CURLcode rc, int *status, char *
 		gate_say(why, text, wl, "upstream %s failed: %s", u->cfg.url,
 		         curl_easy_strerror(rc));
 	}
-}
-
-static void finish(gate_xfer *x, CURLcode rc)
-{
-	gate_srv *g = x->g;
-	resume_list rl;
-	rl_init(&rl);
-	pthread_mutex_lock(&g->mu);
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		x->l->xfers = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	gate_up *u = &g->up[x->up];
-	u->inflight--;
-	g->inflight_xfers--;
-	int64_t now = gw_mono_ns();
-	gate_hist_add(&u->upstream_s, (double)(now - x->t_start) / 1e9);
-	int fail;
-	char why[700], text[700];
-	classify(g, x, rc, &fail, why, text, sizeof why);
-	x->reusable = rc == CURLE_OK && !x->held;
-	bool again = !fail && retry_alone(x);
-	if (!fail && !again && !x->streaming && x->n > 1)
-		answer_batch(x);
-	for (int i = 0; i < x->n; i++) {
-		gate_req *r = x->m[i];
-		if (r->u)
-			r->u->inflight--;
-		g->inflight--;
-		if (again) {
-			if (!r->conn_gone && r->u)
-				requeue_alone(g, r, now);
-		} else if (x->streaming) {
-			r->x = NULL;
-			end_stream(r);
-		} else if (fail) {
-			gate_req_fail_said(r, fail, -1, 0, why, text);
-			rl_add(&rl, r);
-		} else if (x->n == 1) {
-			r->status = (int)x->status;
-			free(r->rbody);
-			free(r->rhdrs);
-			r->rbody = x->rbuf;
-			r->rlen = x->rlen;
-			x->rbuf = NULL;
-			r->rhdrs = x->hbuf;
-			x->hbuf = NULL;
-			r->state = RQ_READY;
-			rl_add(&rl, r);
-		} else {
-			rl_add(&rl, r);
-		}
-		gate_req_unref(r);
-	}
-	pthread_mutex_unlock(&g->mu);
-	rl_run(&rl);
-	rl_free(&rl);
-	if (again)
-		gate_dispatch_wake(g); /* they may go at once, from any loop */
-	if (x->easy)
-		curl_multi_remove_handle(x->l->multi, x->easy);
-	xfer_free(x);
 }
 
 /* The options every transfer of a handle shares. */
@@ -557,16 +501,13 @@ static int setup_easy(gate_srv *g, gate_xfer *x, gate_req *r, const char *body, 
 	return 0;
 }
 
-/* Send members (already taken from the queue) to upstream up (mu held). */
-static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl)
+/* --------------------------------------------------- starting, finishing */
+
+gate_xfer *gate_xfer_new(gate_srv *g, int up, gate_req **m, int n, int64_t now)
 {
-	int64_t now = gw_mono_ns();
 	gate_xfer *x = calloc(1, sizeof *x);
 	gate_req **mm = x ? malloc((size_t)n * sizeof *mm) : NULL;
 	long *counts = x ? malloc((size_t)n * sizeof *counts) : NULL;
-	long inputs = 0;
-	for (int i = 0; i < n; i++)
-		inputs += m[i]->ninputs;
 	const char *body = m[0]->body;
 	size_t len = m[0]->len;
 	if (x && mm && counts && n > 1) {
@@ -596,49 +537,89 @@ static void start_xfer(gate_srv *g, int up, gate_req **m, int n, resume_list *rl
 		x->orig_len = len;
 	}
 	if (!x || !mm || !counts || (n > 1 && !body)) {
-		for (int i = 0; i < n; i++) {
-			gate_req_fail(m[i], 503, -1, 1, "the gate could not start the transfer");
-			rl_add(rl, m[i]);
-		}
 		if (x)
 			xfer_free(x);
 		else {
 			free(mm);
 			free(counts);
 		}
-		return;
+		return NULL;
 	}
 	x->t_start = now;
-	uint64_t bid = m[0]->rule >= 0 ? ++g->next_batch : 0;
-	if (bid)
-		gate_hist_add(&g->m.batch_size, (double)inputs);
-	if (n > 1)
-		g->m.batches++;
 	for (int i = 0; i < n; i++) {
-		gate_req *r = m[i];
-		mm[i] = r;
-		counts[i] = r->ninputs;
-		r->refs++;
-		r->state = RQ_INFLIGHT;
-		r->t_sent = now;
-		r->up = up;
-		r->batch_id = bid;
-		r->batch_size = (int)inputs;
-		if (r->u) {
-			r->u->inflight++;
-			r->u->served++;
-		}
-		gate_hist_add(&g->m.queue_wait, (double)(now - r->t_queued) / 1e9);
-		g->inflight++;
+		mm[i] = m[i];
+		counts[i] = m[i]->ninputs;
 	}
-	g->up[up].inflight++;
-	g->up[up].requests++;
-	g->inflight_xfers++;
+	return x;
+}
+
+void gate_xfer_hand(gate_xfer *x)
+{
 	/* Its loop starts it: the curl multi is that thread's only. */
 	x->next = x->l->pending;
 	x->l->pending = x;
 	if (x->l != gate_loop_self())
 		gate_loop_wake(x->l);
+}
+
+/* End member r of finished transfer x (mu held); what to resume goes in rl. */
+static void end_member(gate_xfer *x, gate_req *r, bool again, int fail, const char *why,
+                       const char *text, int64_t now, gate_resume_list *rl)
+{
+	gate_srv *g = x->g;
+	gate_req_back(g, r);
+	if (again) {
+		if (!r->conn_gone && r->u)
+			gate_req_requeue_alone(g, r, now);
+	} else if (x->streaming) {
+		gate_req_stream_end(r);
+	} else if (fail) {
+		gate_req_fail_said(r, fail, -1, 0, why, text);
+		gate_rl_add(rl, r);
+	} else if (x->n == 1) {
+		gate_req_answer(r, (int)x->status, x->rbuf, x->rlen, x->hbuf);
+		x->rbuf = NULL;
+		x->hbuf = NULL;
+		gate_rl_add(rl, r);
+	} else {
+		gate_rl_add(rl, r);
+	}
+	gate_req_unref(r);
+}
+
+static void finish(gate_xfer *x, CURLcode rc)
+{
+	gate_srv *g = x->g;
+	gate_resume_list rl;
+	gate_rl_init(&rl);
+	pthread_mutex_lock(&g->mu);
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		x->l->xfers = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	gate_up *u = &g->up[x->up];
+	u->inflight--;
+	g->inflight_xfers--;
+	int64_t now = gw_mono_ns();
+	gate_hist_add(&u->upstream_s, (double)(now - x->t_start) / 1e9);
+	int fail;
+	char why[700], text[700];
+	classify(g, x, rc, &fail, why, text, sizeof why);
+	x->reusable = rc == CURLE_OK && !x->held;
+	bool again = !fail && retry_alone(x);
+	if (!fail && !again && !x->streaming && x->n > 1)
+		answer_batch(x);
+	for (int i = 0; i < x->n; i++)
+		end_member(x, x->m[i], again, fail, why, text, now, &rl);
+	pthread_mutex_unlock(&g->mu);
+	gate_rl_run(&rl);
+	if (again)
+		gate_loops_wake(g); /* they may go at once, from any loop */
+	if (x->easy)
+		curl_multi_remove_handle(x->l->multi, x->easy);
+	xfer_free(x);
 }
 
 /* Start the transfers other loops (or this one) dispatched to l. */
@@ -666,196 +647,8 @@ static gate_xfer *take_pending(gate_loop *l)
 	return failed;
 }
 
-/* ----------------------------------------------------------- dispatching */
-
-typedef struct {
-	gate_req **c;
-	long n, cap;
-} cands;
-
-static int collect(gate_qitem *it, void *arg)
-{
-	cands *c = arg;
-	if (c->n == c->cap)
-		return -1;
-	c->c[c->n++] = (gate_req *)it;
-	return 1;
-}
-
-/* Form the batch that r heads; returns how many members are in m (0: wait). */
-static int form_batch(gate_srv *g, cands *c, long i, int64_t now, gate_req **m, int64_t *next,
-                      bool *leftover)
-{
-	gate_req *r = c->c[i];
-	const gate_batch_rule *rule = &r->brule;
-	long total = r->ninputs;
-	int64_t oldest = r->t_queued;
-	int n = 1;
-	m[0] = r;
-	r->pass = g->pass;
-	for (long j = i + 1; j < c->n; j++) {
-		gate_req *s = c->c[j];
-		if (s->state != RQ_QUEUED || s->rule < 0 || s->pass == g->pass ||
-		    strcmp(s->bkey, r->bkey) != 0)
-			continue;
-		s->pass = g->pass;
-		if (total + s->ninputs > rule->max_batch_size || n == 4096) {
-			*leftover = true;
-			continue;
-		}
-		m[n++] = s;
-		total += s->ninputs;
-		if (s->t_queued < oldest)
-			oldest = s->t_queued;
-	}
-	int64_t due = oldest + rule->max_queue_delay_us * 1000LL;
-	long size = gate_batch_choose(rule, total, now >= due);
-	if (size == 0) {
-		if (due < *next)
-			*next = due;
-		return 0;
-	}
-	long sum = 0;
-	int k = 0;
-	while (k < n && (k == 0 || sum + m[k]->ninputs <= size))
-		sum += m[k++]->ninputs;
-	if (k < n)
-		*leftover = true;
-	return k;
-}
-
-/*
- * How long a request just queued by its loop is left for that loop to
- * send: it dispatches right after reading the request, and sending from
- * there saves a hand-over (a wake-up of that loop) per request.
- */
-#define HANDOFF_GRACE_NS 200000LL
-
-static void dispatch(gate_srv *g, gate_loop *self, int64_t now, int64_t *next, resume_list *rl)
-{
-	g->hold_why[0] = g->hold_why_text[0] = '\0';
-	if (!g->q.total)
-		return;
-	long want = g->q.total < 65536 ? g->q.total : 65536;
-	if (want > g->cand_cap) {
-		gate_req **nc = realloc(g->cand, (size_t)want * sizeof *nc);
-		if (!nc)
-			return;
-		g->cand = nc;
-		g->cand_cap = want;
-	}
-	cands c = {.c = g->cand, .cap = want};
-	gate_req *m[4096];
-	gate_fairq_walk(&g->q, collect, &c);
-	g->pass++;
-	bool leftover = false;
-	for (long i = 0; i < c.n; i++) {
-		gate_req *r = c.c[i];
-		if (r->state != RQ_QUEUED || r->pass == g->pass)
-			continue;
-		if (g->inflight_xfers >= g->cfg.max_inflight)
-			break;
-		/* Stop rather than skip it: the fair order holds across loops. */
-		if (r->lp != self && now - r->t_queued < HANDOFF_GRACE_NS) {
-			if (r->t_queued + HANDOFF_GRACE_NS < *next)
-				*next = r->t_queued + HANDOFF_GRACE_NS;
-			break;
-		}
-		bool held;
-		int up =
-		    gate_route_pick(g, &held, g->hold_why, g->hold_why_text, sizeof g->hold_why);
-		if (up < 0)
-			break;
-		int n = 1;
-		m[0] = r;
-		if (r->rule >= 0) {
-			n = form_batch(g, &c, i, now, m, next, &leftover);
-			if (n == 0)
-				continue;
-		}
-		for (int k = 0; k < n; k++)
-			gate_fairq_take(&g->q, &m[k]->q);
-		start_xfer(g, up, m, n, rl);
-	}
-	if (leftover)
-		*next = now;
-}
-
-/* A request that waited its queue_timeout_ms while no upstream could take it:
- * the reasons are said in each language already. */
-static void held_too_long(gate_srv *g, gate_req *r)
-{
-	char en[sizeof r->reason], text[sizeof r->reason];
-	gate_cut(en, sizeof en, "waited %ld ms in the queue, held: %s", g->cfg.queue_timeout_ms,
-	         g->hold_why);
-	gate_cut(text, sizeof text, _("waited %ld ms in the queue, held: %s"),
-	         g->cfg.queue_timeout_ms, g->hold_why_text);
-	gate_req_fail_said(r, 503, GATE_R_GPU_HOLD, 5, en, text);
-}
-
-/* Fail requests that waited longer than queue_timeout_ms (mu held). */
-static void expire(gate_srv *g, int64_t now, int64_t *next, resume_list *rl, bool all)
-{
-	int64_t limit = g->cfg.queue_timeout_ms * 1000000LL;
-	for (int i = 0; i < g->q.nusers; i++) {
-		gate_user *u = &g->q.users[i];
-		while (u->head) {
-			gate_req *r = (gate_req *)u->head;
-			if (!all && now - r->t_queued < limit) {
-				if (r->t_queued + limit < *next)
-					*next = r->t_queued + limit;
-				break;
-			}
-			gate_fairq_remove(&g->q, &r->q);
-			if (all)
-				gate_req_fail(r, 503, GATE_R_DRAINING, 1,
-				              "the gate shut down before this request was sent");
-			else if (g->hold_why[0])
-				held_too_long(g, r);
-			else
-				gate_req_fail(r, 503, GATE_R_QUEUE_TIMEOUT, 1,
-				              "waited %ld ms in the queue (queue_timeout_ms)",
-				              g->cfg.queue_timeout_ms);
-			rl_add(rl, r);
-		}
-	}
-}
-
-void gate_dispatch_step(gate_loop *l, int64_t *next)
-{
-	gate_srv *g = l->g;
-	/* Nothing queued, nothing handed over: no need for the lock. A request
-	 * queued meanwhile by another loop is dispatched by that loop, and one
-	 * queued before a slot here was freed is seen, since freeing it took
-	 * the lock after the queueing did. */
-	if (!__atomic_load_n(&g->q.total, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&l->pending, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&g->abort_all, __ATOMIC_RELAXED)) {
-		*next = gw_mono_ns() + 1000000000LL;
-		return;
-	}
-	resume_list rl;
-	rl_init(&rl);
-	pthread_mutex_lock(&g->mu);
-	bool abort_all = g->abort_all;
-	int64_t now = gw_mono_ns();
-	*next = now + 1000000000LL;
-	expire(g, now, next, &rl, abort_all);
-	if (!abort_all)
-		dispatch(g, l, now, next, &rl);
-	gate_xfer *failed = take_pending(l);
-	pthread_mutex_unlock(&g->mu);
-	rl_run(&rl);
-	rl_free(&rl);
-	for (gate_xfer *nx; failed; failed = nx) {
-		nx = failed->pnext;
-		finish(failed, CURLE_FAILED_INIT);
-	}
-	if (abort_all)
-		gate_dispatch_abort(l);
-}
-
-bool gate_dispatch_reap(gate_loop *l)
+/* Answer finished transfers. True when one ended (a slot is free). */
+static bool reap(gate_loop *l)
 {
 	CURLMsg *msg;
 	int left;
@@ -872,7 +665,8 @@ bool gate_dispatch_reap(gate_loop *l)
 	return freed;
 }
 
-void gate_dispatch_abort(gate_loop *l)
+/* End every transfer of l in flight (or handed to it) with a 503. */
+static void abort_all(gate_loop *l)
 {
 	gate_srv *g = l->g;
 	pthread_mutex_lock(&g->mu);
@@ -893,18 +687,15 @@ void gate_dispatch_abort(gate_loop *l)
 		finish(l->xfers, CURLE_ABORTED_BY_CALLBACK);
 }
 
-void gate_dispatch_unpause(gate_loop *l)
+/* Resume paused streams whose client has caught up. */
+static void unpause(gate_loop *l)
 {
 	if (!l->npaused)
 		return;
 	for (gate_xfer *x = l->xfers; x; x = x->next) {
 		if (!x->paused || !x->streaming)
 			continue;
-		gate_req *r = x->m[0];
-		pthread_mutex_lock(&r->smu);
-		bool go = r->conn_gone || r->slen - r->soff <= GATE_STREAM_LOW;
-		pthread_mutex_unlock(&r->smu);
-		if (go) {
+		if (gate_req_stream_drained(x->m[0])) {
 			x->paused = false;
 			l->npaused--;
 			/* May deliver the held chunk at once, into on_data. */
@@ -913,39 +704,91 @@ void gate_dispatch_unpause(gate_loop *l)
 	}
 }
 
-int gate_dispatch_start(gate_srv *g)
+/* ------------------------------------------------------- the loop's handler */
+
+/* Start what other loops (or this one) handed over; end all when the gate stops. */
+static void xfer_tick(gate_loop *l, int64_t *next)
 {
-	g->nloops = gate_workers(&g->cfg);
+	gate_srv *g = l->g;
+	if (__atomic_load_n(&l->pending, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&g->mu);
+		gate_xfer *failed = take_pending(l);
+		pthread_mutex_unlock(&g->mu);
+		for (gate_xfer *nx; failed; failed = nx) {
+			nx = failed->pnext;
+			finish(failed, CURLE_FAILED_INIT);
+		}
+	}
+	if (__atomic_load_n(&g->abort_all, __ATOMIC_RELAXED))
+		abort_all(l);
+	if (l->curl_due_ns <= gw_mono_ns())
+		curl_action(l, CURL_SOCKET_TIMEOUT, 0);
+	if (l->curl_due_ns < *next)
+		*next = l->curl_due_ns;
+}
+
+static void xfer_idle(gate_loop *l, int64_t *next)
+{
+	unpause(l);
+	if (l->curl_due_ns < *next)
+		*next = l->curl_due_ns;
+}
+
+static void xfer_event(gate_loop *l, uint64_t data, uint32_t ev)
+{
+	int mask = (ev & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+	           (ev & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+	curl_socket_t s = (curl_socket_t)(data & 0xffffffffULL);
+	if (curl_wants(l, s))
+		curl_action(l, s, mask);
+}
+
+static void xfer_stop(gate_loop *l)
+{
+	xfer_tick(l, &(int64_t){INT64_MAX});
+}
+
+const gate_loop_handler gate_xfer_handler = {
+    .tags = {GATE_TAG_CURL},
+    .tick = xfer_tick,
+    .event = xfer_event,
+    .settle = reap,
+    .idle = xfer_idle,
+    .stop = xfer_stop,
+};
+
+int gate_xfer_start(gate_srv *g)
+{
 	for (int i = 0; i < g->nloops; i++) {
 		gate_loop *l = &g->loops[i];
-		l->g = g;
-		l->idx = i;
-		l->ep = l->wakefd = -1;
+		l->curl_due_ns = INT64_MAX;
 		l->multi = curl_multi_init();
 		if (!l->multi)
 			return -1;
 		/* Idle connections to each upstream are kept for reuse. */
 		curl_multi_setopt(l->multi, CURLMOPT_MAXCONNECTS, (long)g->cfg.max_inflight * 2);
-		if (gate_loop_init(l) != 0)
-			return -1;
+		curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+		curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+		curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+		curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
 	}
 	return 0;
 }
 
-void gate_dispatch_stop(gate_srv *g)
+void gate_xfer_stop(gate_srv *g)
 {
 	for (int i = 0; i < g->nloops; i++) {
 		gate_loop *l = &g->loops[i];
 		if (!l->multi)
 			continue;
 		/* The loops have ended: what is still in flight has no one to answer. */
-		gate_dispatch_abort(l);
-		gate_loop_free(l);
+		abort_all(l);
 		easy_pool_drain(l);
 		loop_urls_free(l);
 		curl_multi_cleanup(l->multi);
 		l->multi = NULL;
+		free(l->fdst);
+		l->fdst = NULL;
+		l->nfdst = 0;
 	}
-	free(g->cand);
-	g->cand = NULL;
 }

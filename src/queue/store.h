@@ -1,0 +1,130 @@
+/*
+ * store.h - the queue's SQLite database, queue.db (store.c, store_task.c, store_attempt.c,
+ * store_cfg.c; errors: qerr.c).
+ */
+#ifndef GPUWHY_QUEUE_STORE_H
+#define GPUWHY_QUEUE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "queue/oom.h"
+#include "queue/spec.h"
+#include "queue/state.h"
+
+typedef struct queue_store queue_store;
+
+/* A task as stored: the spec plus its progress. */
+typedef struct {
+	int64_t id;
+	queue_spec spec;
+	queue_state state;
+	int attempts;    /* attempts that ran the command */
+	int budget_from; /* attempts before the last manual retry */
+	int oom_count;
+	int64_t mem_hint_mib;
+	int per_gpu_hint;
+	double not_before; /* cooldown end */
+	bool cancel_requested;
+	double submitted, started, ended;
+	bool exit_ok;
+	int exit_code, signal;
+	char error[512];
+	int64_t peak_gpu_mib, peak_rss_kib;
+	char wait_reason[200];
+	char gpus_used[256]; /* indices of the last attempt, "" none */
+} queue_task;
+
+void queue_task_free(queue_task *t);
+
+typedef enum { QA_STARTING, QA_RUNNING, QA_ENDED } queue_astate;
+
+typedef struct {
+	int64_t task_id;
+	int n;
+	char token[40];
+	queue_astate astate;
+	queue_backend backend;
+	char slurm_job[32];
+	char slurm_state[48];
+	int shim_pid;
+	uint64_t shim_start; /* /proc/PID/stat starttime, guards against PID reuse */
+	int task_pgid;
+	char boot_id[48];
+	char gpu_uuids[GPU_MAX * 16];
+	char gpu_idx[256];
+	int64_t reserved_mib;
+	int per_gpu;
+	double started, ended;
+	bool exit_ok;
+	int exit_code, signal;
+	queue_outcome outcome;
+	queue_oom_kind oom;
+	char error[512];
+	int64_t peak_gpu_mib, peak_rss_kib;
+	int64_t log_offset;
+	int runs; /* executions seen (Slurm may run a job twice) */
+} queue_attempt;
+
+/* Config keys (stored in the queue's database; `gpuwhy queue config`). */
+typedef struct {
+	const char *key, *def, *help;
+} queue_config_key;
+extern const queue_config_key queue_config_keys[];
+const queue_config_key *queue_config_find(const char *key);
+/* Validate a value for key; false with err filled. */
+bool queue_config_check(const char *key, const char *value, char *err, size_t errlen);
+
+/*
+ * A failure as data: the queue's sources fill it in and print nothing; the
+ * faces print it as one line (`gpuwhy: WHAT: WHY (HINT)`). code is a
+ * GW_EXIT_* value, 0 while nothing failed; hint may be "".
+ */
+typedef struct {
+	int code;
+	char what[4200];
+	char why[640];
+	char hint[160];
+} queue_err;
+
+/* Fill e (when not NULL); returns code. */
+int queue_err_set(queue_err *e, int code, const char *what, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Resolve the queue directory: opt, else $GPUWHY_QUEUE, else XDG state. */
+int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e);
+
+/*
+ * Create DIR (0700), its subdirectories and queue.db (0600) as needed, and
+ * refuse them (GW_EXIT_ENV, e filled) when they are not owned by this user
+ * or root, or are writable by group or others. check only looks.
+ */
+int queue_dir_prepare(const char *dir, queue_err *e);
+int queue_dir_check(const char *dir, queue_err *e);
+
+/* Open (and create) DIR/queue.db. On failure fills e and returns a GW_EXIT code. */
+int queue_store_open(const char *dir, queue_store **out, queue_err *e);
+void queue_store_close(queue_store *st);
+const char *queue_store_dir(const queue_store *st);
+/* The last failure of a call on st (code 0: none). Every failure is also handed to the
+ * function set with queue_store_on_error (the face's printer, the worker's log). */
+const queue_err *queue_store_error(const queue_store *st);
+/* Fold the WAL into the database and empty it, when nobody else uses it at the moment: the
+ * first connection after it (a lone `add` or `ls`) then has no WAL to read back. */
+void queue_store_checkpoint(queue_store *st);
+void queue_store_on_error(queue_store *st, void (*fn)(const queue_err *e));
+
+/* Insert tasks atomically; ids filled. Returns 0, -1 (a database error) or GW_EXIT_USAGE
+ * (an `after` that names no task: nothing added); a message is printed. */
+int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids);
+/* The same under a submission token (at most QUEUE_TOKEN_MAX bytes, NULL: none): a
+ * submission whose token is stored already is not added again, and its ids are filled. */
+#define QUEUE_TOKEN_MAX 64
+int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char *token,
+                          int64_t *ids);
+/* The ids of the tasks stored under token, first n of them into ids; how many (-1 error). */
+int queue_store_token_ids(queue_store *st, const char *token, int n, int64_t *ids);
+
+#endif
