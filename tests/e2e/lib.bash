@@ -11,6 +11,12 @@ trap cleanup EXIT
 # The simulator's state must not leak between tests.
 export GPUWHY_SIM_STATE="$T/simstate"
 unset GPUWHY_NVML GPUWHY_SIM_SCENARIO GPUWHY_GPUS
+# python3 through a version manager's shim (pyenv) starts several shells on every call,
+# seconds on a busy machine; the interpreter is looked up once and called directly, so
+# the tests' polling loops stay cheap.
+if _gw_py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$_gw_py" ]; then
+	python3() { "$_gw_py" "$@"; }
+fi
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 assert_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"; }

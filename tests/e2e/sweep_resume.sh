@@ -13,21 +13,25 @@ print(' '.join(r['config']+':'+r['status'] for r in d['runs']))"; }
 ndone() { python3 -c "
 import json; d=json.load(open('$D/sweep.json'))
 print(sum(r['status']=='done' for r in d['runs']))" 2>/dev/null || echo 0; }
+# (deadlines by the clock, not by a count of polls: a poll runs python, slow on a busy machine)
 wait_done() { # wait_done N: until N runs are done (at most 120 s)
-	for _ in $(seq 1200); do [ "$(ndone)" -ge "$1" ] && return 0; sleep 0.1; done
+	local end=$((SECONDS + 120))
+	while [ "$SECONDS" -lt "$end" ]; do [ "$(ndone)" -ge "$1" ] && return 0; sleep 0.1; done
 	fail "never saw $1 runs done: $(status_of)"
 }
 wait_running() { # wait_running CONFIG: until that run has started (at most 120 s)
-	for _ in $(seq 1200); do
+	local end=$((SECONDS + 120))
+	while [ "$SECONDS" -lt "$end" ]; do
 		case " $(status_of 2>/dev/null) " in *" $1:running "*) return 0 ;; esac
 		sleep 0.05
 	done
 	fail "never saw $1 running: $(status_of)"
 }
 
-# Each run: 60 steps of 40 ms, about 2.4 s; the sweep is stopped early in the third.
+# Each run: 100 steps of 40 ms, about 4 s, long enough for a slow poll to see it
+# running; the sweep is stopped early in the third.
 "$G" --sim h100x1 sweep -o "$D" --vary workers=1,2,3,4 --interval 100ms -- \
-	"$G" sim train --steps 60 --workers {workers} --cpu-ms 1 --gpu-ms 40 >"$T/out1" 2>"$T/err1" &
+	"$G" sim train --steps 100 --workers {workers} --cpu-ms 1 --gpu-ms 40 >"$T/out1" 2>"$T/err1" &
 pid=$!
 PIDS_TO_KILL+=("$pid")
 wait_running workers=3
@@ -56,7 +60,7 @@ assert_eq "$(python3 -c "import json; print(len(json.load(open('$D/results.json'
 K=$T/kill
 D=$K
 "$G" --sim h100x1 sweep -o "$K" --vary workers=1,2,3 --interval 100ms -- \
-	"$G" sim train --steps 25 --workers {workers} --cpu-ms 1 --gpu-ms 40 >/dev/null 2>&1 &
+	"$G" sim train --steps 100 --workers {workers} --cpu-ms 1 --gpu-ms 40 >/dev/null 2>&1 &
 pid=$!
 PIDS_TO_KILL+=("$pid")
 wait_running workers=2
@@ -64,10 +68,10 @@ kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 # the orphaned run gets SIGTERM from its dead parent; no sim train may stay behind
 for _ in $(seq 100); do
-	pgrep -f "sim train --steps 25 --workers [23] --cpu-ms 1 --gpu-ms 40" >/dev/null || break
+	pgrep -f "sim train --steps 100 --workers [23] --cpu-ms 1 --gpu-ms 40" >/dev/null || break
 	sleep 0.1
 done
-pgrep -f "sim train --steps 25 --workers [23] --cpu-ms 1 --gpu-ms 40" >/dev/null && fail "the run outlived its sweep"
+pgrep -f "sim train --steps 100 --workers [23] --cpu-ms 1 --gpu-ms 40" >/dev/null && fail "the run outlived its sweep"
 "$G" sweep --resume "$K" >/dev/null 2>"$T/err3"
 assert_eq "$?" 0 "resume after SIGKILL: $(cat "$T/err3")"
 assert_eq "$(status_of)" "workers=1:done workers=2:done workers=3:done" "state after SIGKILL and resume"
