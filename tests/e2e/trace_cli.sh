@@ -71,7 +71,8 @@ c.execute("PRAGMA writable_schema=ON")
 c.execute("UPDATE sqlite_master SET name='t\x1b[31m\nX', sql='CREATE TABLE \x1b[31m\nboom(' WHERE name='t'")
 c.commit()
 PY
-  expect 3 "^gpuwhy: $tmp/damaged.sqlite: not a readable SQLite database: .*\\\\x1b" -- "$tmp/damaged.sqlite"
+  # SQLite's words would quote the damaged schema: they are not passed on at all
+  expect 3 "^gpuwhy: $tmp/damaged.sqlite: not a readable SQLite database: truncated or corrupt" -- "$tmp/damaged.sqlite"
   grep -q "$(printf '\033')" "$tmp/err" && fail "damaged schema: a raw escape reached the terminal"
 fi
 
