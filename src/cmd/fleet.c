@@ -199,14 +199,8 @@ static int fleet_scope_job(const fleet_args *a, const prom_conn *c, prom_fleet_q
 	gw_fail err = {0};
 	if (fleet_job_scope(c, a->job, (double)time(NULL), &w, &err))
 		return gw_fail_print(&err);
-	const char *m = a->match ? a->match : "";
-	while (*m == ' ')
-		m++;
-	size_t n = strlen(m);
-	while (n && m[n - 1] == ' ')
-		n--;
-	if (n >= 2 && m[0] == '{' && m[n - 1] == '}')
-		m++, n -= 2;
+	size_t n;
+	const char *m = prom_match_inner(a->match, &n);
 	snprintf(match, len, "%.*s%s%s", (int)n, m, n ? "," : "", w.match);
 	q->match = match;
 	if (w.slurm && !a->from && !a->to && !a->since_ms) {

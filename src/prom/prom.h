@@ -201,6 +201,9 @@ void prom_fleet_free(prom_fleet *fl);
  */
 int prom_fleet_host(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err);
 
+/* The matchers inside --match's braces ('{a="b"}' or 'a="b"', spaces around left out): where
+ * they start in match, their length in *n (0: none). */
+const char *prom_match_inner(const char *match, size_t *n);
 /* The selector text for a metric: NAME{match} (NAME alone when match is empty). */
 void prom_selector(const char *name, const char *match, char *out, size_t len);
 

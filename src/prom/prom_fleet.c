@@ -37,16 +37,23 @@ const char *prom_fleet_metric_name(prom_fleet_metric m)
 	return gpu_metrics[fleet_ids[m]].dcgm;
 }
 
-void prom_selector(const char *name, const char *match, char *out, size_t len)
+const char *prom_match_inner(const char *match, size_t *n)
 {
 	const char *m = match ? match : "";
 	while (*m == ' ')
 		m++;
-	size_t n = strlen(m);
-	while (n && m[n - 1] == ' ')
-		n--;
-	if (n >= 2 && m[0] == '{' && m[n - 1] == '}')
-		m++, n -= 2;
+	*n = strlen(m);
+	while (*n && m[*n - 1] == ' ')
+		(*n)--;
+	if (*n >= 2 && m[0] == '{' && m[*n - 1] == '}')
+		m++, *n -= 2;
+	return m;
+}
+
+void prom_selector(const char *name, const char *match, char *out, size_t len)
+{
+	size_t n;
+	const char *m = prom_match_inner(match, &n);
 	if (n)
 		snprintf(out, len, "%s{%.*s}", name, (int)n, m);
 	else
