@@ -223,10 +223,10 @@ int main(int argc, char **argv)
 	/* --sim and --nvml go into the environment so that child processes
 	 * (gpuwhy run -- gpuwhy sim train ...) see the same GPU. */
 	if (g.sim || g.nvml) {
-		gpu_open_failure lf;
+		gw_fail lf;
 		if (gpu_loader_setup(g.sim, g.nvml, glob.argv0, &lf) != 0) {
 			free(help_argv);
-			return gw_fail_print(&lf.err);
+			return gw_fail_print(&lf);
 		}
 	}
 	if (g.gpus)

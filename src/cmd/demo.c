@@ -279,9 +279,9 @@ int cmd_demo(int argc, char **argv, const gw_global *g)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	/* The synthetic job can only load a simulated GPU: use one unless told which. */
 	if (!g->sim) {
-		gpu_open_failure lf;
+		gw_fail lf;
 		if (gpu_loader_setup("h100x1", NULL, g->argv0, &lf) != 0)
-			return gw_fail_print(&lf.err);
+			return gw_fail_print(&lf);
 	}
 	char tmp[] = "/tmp/gpuwhy-demo-XXXXXX";
 	int rc = demo_dir(&dir, tmp);

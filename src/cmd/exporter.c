@@ -198,11 +198,11 @@ static void wait_for_stop(void)
 static int serve(const exporter_args *a, const exp_collectors *collectors, const gw_global *g)
 {
 	gpu_ctx *gpu;
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	int rc = gpu_open(&oo, &gpu);
 	if (rc)
-		return gw_fail_print(&gf.err);
+		return gw_fail_print(&gf);
 	gpu_slow_thread_start(gpu);
 	char host[256];
 	hostname_value(host, sizeof host);

@@ -435,10 +435,10 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_ENV, q.filename, N_("check the directory and permissions"),
 		                "cannot write: %s", strerror(errno));
 	gpu_ctx *c;
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&oo, &c) != 0)
-		return gw_fail_print(&gf.err);
+		return gw_fail_print(&gf);
 	smi_sel sel;
 	if ((rc = smi_select(c, q.ids, &sel))) {
 		gpu_close(c);

@@ -118,23 +118,17 @@ bool qcmd_parse_id(const char *s, int64_t *id)
 	return true;
 }
 
-int qcmd_err(const queue_err *e)
+static void print_err(const gw_fail *e)
 {
-	int code = e->code ? e->code : GW_EXIT_ENV;
-	return gw_error(code, e->what, e->hint[0] ? _(e->hint) : NULL, "%s", e->why);
-}
-
-static void print_err(const queue_err *e)
-{
-	qcmd_err(e);
+	gw_fail_print(e);
 }
 
 int qcmd_open(const char *dir, queue_store **st)
 {
-	queue_err e = {0};
+	gw_fail e = {0};
 	int rc = queue_store_open(dir, st, &e);
 	if (rc)
-		return qcmd_err(&e);
+		return gw_fail_print(&e);
 	queue_store_on_error(*st, print_err);
 	return 0;
 }
@@ -204,10 +198,10 @@ int cmd_queue(int argc, char **argv, const gw_global *g)
 		return rc;
 	}
 	char dir[PATH_MAX];
-	queue_err e = {0};
+	gw_fail e = {0};
 	if ((rc = queue_dir_resolve(qopt, dir, sizeof dir, &e))) {
 		free(av);
-		return qcmd_err(&e);
+		return gw_fail_print(&e);
 	}
 	const char *sub = av[1];
 	int sac = ac - 1;

@@ -284,7 +284,7 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 static bool via_worker(const char *dir, const queue_spec *tmpl, const add_args *a, char **cmd,
                        int ncmd, char *token, size_t toklen, bool *draining)
 {
-	queue_err e = {0};
+	gw_fail e = {0};
 	token[0] = '\0';
 	if (a->from || queue_dir_check(dir, &e) != 0)
 		return false; /* the database path reports a bad directory */

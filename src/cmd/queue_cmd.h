@@ -25,8 +25,6 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g);
 int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g);
 int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g);
 
-/* Print a queue failure as one line (`gpuwhy: what: why (hint)`); returns its code. */
-int qcmd_err(const queue_err *e);
 /* Open the queue's database; its failures, then and on every later call, are printed. */
 int qcmd_open(const char *dir, queue_store **st);
 

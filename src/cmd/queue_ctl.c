@@ -536,9 +536,9 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	struct stat dst;
-	queue_err e = {0};
+	gw_fail e = {0};
 	if (!(lstat(dir, &dst) != 0 && errno == ENOENT) && queue_dir_check(dir, &e))
-		return qcmd_err(&e);
+		return gw_fail_print(&e);
 	int pid = queue_worker_pid(dir);
 	if (pid == 0) {
 		puts(_("no worker runs"));

@@ -71,11 +71,11 @@ int cmd_record(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "--pid", N_("check the PID with ps"),
 		                "no process %lld", (long long)pid);
 	gpu_ctx *gc = NULL;
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
-		gw_fail_print(&gf.err);
+		gw_fail_print(&gf);
 		fprintf(stderr, "gpuwhy: record: %s\n", _("recording the host side only"));
 	}
 	recorder *r;

@@ -340,11 +340,11 @@ int cmd_run(int argc, char **argv, const gw_global *g)
 		                N_("a POSIX extended regular expression"), "%s", err);
 	rx.fd_steps = steps_matcher_new("^step[[:space:]]*([0-9]*)", err, sizeof err);
 	gpu_ctx *gc = NULL;
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts go = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&go, &gc) != 0) {
 		gc = NULL;
-		gw_fail_print(&gf.err);
+		gw_fail_print(&gf);
 		fprintf(stderr, "gpuwhy: run: %s\n", _("recording the host side only"));
 	}
 	char *cmdline = join_argv(cmd);

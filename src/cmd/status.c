@@ -308,10 +308,10 @@ int cmd_status(int argc, char **argv, const gw_global *g)
 		return orc == OPT_HELP ? GW_EXIT_OK : orc;
 	bool json = fmt == OPT_FMT_JSON;
 	gpu_ctx *c;
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&oo, &c) != 0)
-		return gw_fail_print(&gf.err);
+		return gw_fail_print(&gf);
 	int n = gpu_count(c);
 	gpu_values *vals = calloc(n ? (size_t)n : 1, sizeof *vals);
 	gpu_wait_rate_window(c);

@@ -278,10 +278,10 @@ int cmd_topo(int argc, char **argv, const gw_global *g)
 		return gw_error(GW_EXIT_USAGE, "-m", N_("drop --format json"),
 		                "-m is nvidia-smi's text");
 	gpu_ctx *c;
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&oo, &c) != 0)
-		return gw_fail_print(&gf.err);
+		return gw_fail_print(&gf);
 	if (matrix)
 		print_matrix(c, root);
 	else if (json)

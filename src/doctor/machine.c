@@ -20,11 +20,11 @@
 /* Open quietly: the failure's kind and text become the doctor's own findings. */
 static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
 {
-	gpu_open_failure f = {0};
-	gpu_open_opts oo = {.gpus = NULL, .failure = &f};
+	gw_fail f = {0};
+	gpu_open_opts oo = {.gpus = NULL, .failure = &f, .fail_kind = kind};
 	int rc = gpu_open(&oo, ctx);
-	snprintf(msg, len, "%s", rc ? f.msg : "");
-	*kind = rc ? f.kind : GPU_FAIL_NONE;
+	char line[512]; /* English, as the doctor's data keep it */
+	snprintf(msg, len, "%s", rc ? gw_fail_text(&f, line, sizeof line) : "");
 	return rc;
 }
 

@@ -47,7 +47,7 @@ static void on_tick(const snapshot *s, void *arg)
 int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msglen)
 {
 	*out = NULL;
-	gpu_open_failure fail = {0};
+	gw_fail fail = {0};
 	gpu_open_opts oo = {.failure = &fail};
 	gate_gpuwatch *w = calloc(1, sizeof *w);
 	if (!w) {
@@ -56,7 +56,9 @@ int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msgl
 	}
 	w->g = g;
 	if (gpu_open(&oo, &w->ctx) != 0) {
-		snprintf(msg, msglen, "%s", fail.msg[0] ? fail.msg : "no NVML");
+		char line[512];
+		snprintf(msg, msglen, "%s",
+		         fail.code ? gw_fail_text(&fail, line, sizeof line) : "no NVML");
 		free(w);
 		return 1;
 	}

@@ -23,33 +23,38 @@
 
 /* ---- errors as data ---- */
 
-/* Fill *f with why the open failed ("what: why (hint)") and return code. */
-static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int code, const char *what,
-                     const char *hint, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-static int open_fail(gpu_open_failure *f, gpu_fail_kind kind, int nvret, int code, const char *what,
+/* Where gpu_open's failure goes: the caller's or gpu_open's own. */
+typedef struct {
+	gw_fail *err;
+	gpu_fail_kind *kind;
+} open_dest;
+
+/* Fill *d->err with why the open failed ("what: why (hint)") and return code. */
+static int open_fail(const open_dest *d, gpu_fail_kind kind, int code, const char *what,
+                     const char *hint, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int open_fail(const open_dest *d, gpu_fail_kind kind, int code, const char *what,
                      const char *hint, const char *fmt, ...)
 {
-	/* English for f->msg (logs, doctor's data), the user's language for gw_fail_print. */
+	/* why in English (logs, doctor's data), why_text in the user's language for
+	 * gw_fail_print. */
 	char why[384];
 	va_list ap, aq;
 	va_start(ap, fmt);
 	va_copy(aq, ap);
 	vsnprintf(why, sizeof why, fmt, ap);
-	f->kind = kind;
-	f->nvml_return = nvret;
-	gw_fail_set(&f->err, code, what, hint, "%s", why);
-	vsnprintf(f->err.why_text, sizeof f->err.why_text, _(fmt), aq);
+	*d->kind = kind;
+	gw_fail_set(d->err, code, what, hint, "%s", why);
+	vsnprintf(d->err->why_text, sizeof d->err->why_text, _(fmt), aq);
 	va_end(aq);
 	va_end(ap);
-	gw_fail_text(&f->err, f->msg, sizeof f->msg);
 	return code;
 }
 
 /* A phrase in place of an input ("no NVIDIA driver") is said in the user's
  * language too (an input, a path or a name, is printed as given). */
-static int phrase_fail(int code, gpu_open_failure *f)
+static int phrase_fail(int code, const open_dest *d)
 {
-	snprintf(f->err.what_text, sizeof f->err.what_text, "%s", _(f->err.what));
+	snprintf(d->err->what_text, sizeof d->err->what_text, "%s", _(d->err->what));
 	return code;
 }
 
@@ -199,7 +204,7 @@ static gpu_probe *probe_all(gpu_ctx *c, unsigned count)
 /* The indices --gpus selects among the probes (all of them without --gpus;
  * an empty list is an error, not "all"). */
 static int select_probes(const gpu_probe *all, int count, const char *list, int *sel, int *nsel,
-                         gpu_open_failure *f)
+                         const open_dest *f)
 {
 	*nsel = count;
 	for (int i = 0; i < count; i++)
@@ -208,15 +213,14 @@ static int select_probes(const gpu_probe *all, int count, const char *list, int 
 		return 0;
 	gpu_ident *ids = calloc(count ? (size_t)count : 1, sizeof *ids);
 	if (!ids)
-		return open_fail(f, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL,
-		                 "out of memory");
+		return open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
 	for (int i = 0; i < count; i++)
 		snprintf(ids[i].uuid, sizeof ids[i].uuid, "%s", all[i].st.uuid);
 	char err[256];
 	*nsel = gpu_parse_selection(list, ids, count, sel, GPU_MAX, err, sizeof err);
 	free(ids);
 	if (*nsel < 0)
-		return open_fail(f, GPU_FAIL_SELECTION, 0, GW_EXIT_USAGE, "--gpus",
+		return open_fail(f, GPU_FAIL_SELECTION, GW_EXIT_USAGE, "--gpus",
 		                 N_("use indices or (short) UUIDs from gpuwhy status"), "%s", err);
 	return 0;
 }
@@ -289,7 +293,7 @@ static void register_xid(gpu_ctx *c)
 	}
 }
 
-static int load_library(gpu_ctx *c, gpu_open_failure *o)
+static int load_library(gpu_ctx *c, const open_dest *o)
 {
 	const char *want = getenv("GPUWHY_NVML");
 	const char *tries[] = {want, want ? NULL : "libnvidia-ml.so.1",
@@ -310,10 +314,10 @@ static int load_library(gpu_ctx *c, gpu_open_failure *o)
 	}
 	if (!c->lib) {
 		if (want)
-			return open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV, want,
+			return open_fail(o, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, want,
 			                 N_("check --nvml / GPUWHY_NVML"),
 			                 "cannot load NVML library: %s", first_err);
-		return phrase_fail(open_fail(o, GPU_FAIL_NO_LIBRARY, 0, GW_EXIT_ENV,
+		return phrase_fail(open_fail(o, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV,
 		                             N_("no NVIDIA driver"),
 		                             N_("try --sim h100x1 to explore on a simulated GPU"),
 		                             "libnvidia-ml.so.1 not found"),
@@ -327,40 +331,38 @@ static int load_library(gpu_ctx *c, gpu_open_failure *o)
 	    !(c->api.nvmlDeviceGetCount_v2 || c->api.nvmlDeviceGetCount) ||
 	    !(c->api.nvmlDeviceGetHandleByIndex_v2 || c->api.nvmlDeviceGetHandleByIndex) ||
 	    !c->api.nvmlErrorString)
-		return open_fail(o, GPU_FAIL_BAD_LIBRARY, 0, GW_EXIT_ENV, c->lib_path,
+		return open_fail(o, GPU_FAIL_BAD_LIBRARY, GW_EXIT_ENV, c->lib_path,
 		                 N_("is it a real libnvidia-ml.so.1?"),
 		                 "library lacks the NVML entry points gpuwhy needs");
 	return 0;
 }
 
-static int init_error(gpu_ctx *c, nvmlReturn_t rc, gpu_open_failure *o)
+static int init_error(gpu_ctx *c, nvmlReturn_t rc, const open_dest *o)
 {
 	char buf[32];
 	const char *scen = getenv("GPUWHY_SIM_SCENARIO");
 	if (scen && *scen)
-		return open_fail(o, GPU_FAIL_SIMULATOR, rc, GW_EXIT_ENV, scen,
+		return open_fail(o, GPU_FAIL_SIMULATOR, GW_EXIT_ENV, scen,
 		                 N_("fix the scenario (its error is above)"),
 		                 "the simulated GPU did not start: %s",
 		                 gpu_nvml_error(c, rc, buf, sizeof buf));
 	switch (rc) {
 	case NVML_ERROR_DRIVER_NOT_LOADED:
-		return open_fail(o, GPU_FAIL_NOT_LOADED, rc, GW_EXIT_ENV,
-		                 "NVIDIA driver not loaded",
+		return open_fail(o, GPU_FAIL_NOT_LOADED, GW_EXIT_ENV, "NVIDIA driver not loaded",
 		                 N_("load the kernel module (modprobe nvidia) or check dmesg"),
 		                 "NVML could not talk to the driver");
 	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
 		return open_fail(
-		    o, GPU_FAIL_MISMATCH, rc, GW_EXIT_ENV, "driver/library version mismatch",
+		    o, GPU_FAIL_MISMATCH, GW_EXIT_ENV, "driver/library version mismatch",
 		    N_("reboot, or reload the nvidia kernel modules after the driver upgrade"),
 		    "libnvidia-ml.so.1 and the loaded kernel module differ");
 	case NVML_ERROR_NO_PERMISSION:
 		return open_fail(
-		    o, GPU_FAIL_NO_PERMISSION, rc, GW_EXIT_ENV, "no permission on /dev/nvidia*",
+		    o, GPU_FAIL_NO_PERMISSION, GW_EXIT_ENV, "no permission on /dev/nvidia*",
 		    N_("add your user to the group that owns /dev/nvidia* (ls -l /dev/nvidia*)"),
 		    "NVML was refused access to the GPU devices");
 	default:
-		return phrase_fail(open_fail(o, GPU_FAIL_OTHER, rc, GW_EXIT_ENV,
-		                             N_("NVML init failed"),
+		return phrase_fail(open_fail(o, GPU_FAIL_OTHER, GW_EXIT_ENV, N_("NVML init failed"),
 		                             N_("gpuwhy doctor explains more"), "%s",
 		                             gpu_nvml_error(c, rc, buf, sizeof buf)),
 		                   o);
@@ -412,7 +414,7 @@ static void ctx_free_unstarted(gpu_ctx *c)
 }
 
 /* Load the library and initialise NVML. */
-static int start_nvml(gpu_ctx *c, gpu_open_failure *f)
+static int start_nvml(gpu_ctx *c, const open_dest *f)
 {
 	int rc = load_library(c, f);
 	if (rc)
@@ -427,27 +429,26 @@ static int start_nvml(gpu_ctx *c, gpu_open_failure *f)
 }
 
 /* Count, probe, select and place the GPUs, then take their first readings. */
-static int open_devices(gpu_ctx *c, const gpu_open_opts *opts, gpu_open_failure *f)
+static int open_devices(gpu_ctx *c, const gpu_open_opts *opts, const open_dest *f)
 {
 	char buf[32];
 	unsigned count = 0;
 	nvmlReturn_t nr = c->api.nvmlDeviceGetCount_v2 ? c->api.nvmlDeviceGetCount_v2(&count)
 	                                               : c->api.nvmlDeviceGetCount(&count);
 	if (nr != NVML_SUCCESS)
-		return open_fail(f, GPU_FAIL_OTHER, nr, GW_EXIT_ENV, "NVML",
+		return open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "NVML",
 		                 N_("gpuwhy doctor explains more"), "cannot count GPUs: %s",
 		                 gpu_nvml_error(c, nr, buf, sizeof buf));
 	if (count > GPU_MAX)
 		count = GPU_MAX;
 	gpu_probe *all = probe_all(c, count);
 	if (!all)
-		return open_fail(f, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL,
-		                 "out of memory");
+		return open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
 	c->n_all = (int)count;
 	int sel[GPU_MAX], nsel;
 	int rc = select_probes(all, (int)count, opts ? opts->gpus : NULL, sel, &nsel, f);
 	if (!rc && place_devices(c, all, sel, nsel) != 0)
-		rc = open_fail(f, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL, "out of memory");
+		rc = open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
 	free(all);
 	if (rc)
 		return rc;
@@ -458,13 +459,17 @@ static int open_devices(gpu_ctx *c, const gpu_open_opts *opts, gpu_open_failure 
 
 int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 {
-	gpu_open_failure local = {.kind = GPU_FAIL_NONE};
-	gpu_open_failure *f = opts && opts->failure ? opts->failure : &local;
-	memset(f, 0, sizeof *f);
+	gw_fail own_err;
+	gpu_fail_kind own_kind;
+	open_dest dest = {opts && opts->failure ? opts->failure : &own_err,
+	                  opts && opts->fail_kind ? opts->fail_kind : &own_kind};
+	const open_dest *f = &dest;
+	memset(f->err, 0, sizeof *f->err);
+	*f->kind = GPU_FAIL_NONE;
 	int rc;
 	gpu_ctx *c = ctx_new(opts);
 	if (!c) {
-		rc = open_fail(f, GPU_FAIL_OTHER, 0, GW_EXIT_ENV, "memory", NULL, "out of memory");
+		rc = open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
 	} else if ((rc = start_nvml(c, f)) != 0) {
 		ctx_free_unstarted(c);
 	} else if ((rc = open_devices(c, opts, f)) != 0) {

@@ -80,7 +80,7 @@ typedef struct {
 	char sim_name[64], sim_user[32];
 } gpu_proc;
 
-/* Why gpu_open failed: faces print it (gw_fail_print), the doctor words its own findings. */
+/* Which failure gpu_open met (its gw_fail says it): the doctor words its own findings. */
 typedef enum {
 	GPU_FAIL_NONE,
 	GPU_FAIL_NO_LIBRARY,    /* libnvidia-ml.so.1 not found / not loadable */
@@ -94,23 +94,18 @@ typedef enum {
 } gpu_fail_kind;
 
 typedef struct {
-	gpu_fail_kind kind;
-	int nvml_return; /* the nvmlReturn_t behind it, 0 when none */
-	char msg[512];   /* the one-line message, without the "gpuwhy: " prefix */
-	gw_fail err;     /* the same as data: what, why, hint and the GW_EXIT_* code */
-} gpu_open_failure;
-
-typedef struct {
-	const char *gpus;          /* --gpus LIST or NULL for all */
-	int64_t slow_period_ns;    /* refresh period of SLOW fields; 0 = default 5 s */
-	gpu_open_failure *failure; /* optional: filled when gpu_open fails */
+	const char *gpus;         /* --gpus LIST or NULL for all */
+	int64_t slow_period_ns;   /* refresh period of SLOW fields; 0 = default 5 s */
+	gw_fail *failure;         /* optional: filled when gpu_open fails */
+	gpu_fail_kind *fail_kind; /* optional: which failure it was (the doctor's findings) */
 } gpu_open_opts;
 
 /*
- * Load NVML and initialise it. On failure fills opts->failure (when given)
- * and returns a GW_EXIT_* code, printing nothing: the caller prints
- * opts->failure->err. On success returns 0 and *out. Safe to call again
- * after gpu_close().
+ * Load NVML and initialise it. On failure fills opts->failure and
+ * opts->fail_kind (when given) and returns a GW_EXIT_* code, printing
+ * nothing: the caller prints opts->failure (gw_fail_print) or logs its
+ * English line (gw_fail_text). On success returns 0 and *out. Safe to call
+ * again after gpu_close().
  */
 int gpu_open(const gpu_open_opts *opts, gpu_ctx **out);
 /*

@@ -79,31 +79,27 @@ int gpu_scenario_resolve(const char *name, char *out, size_t outlen)
 }
 
 /* Fill *f as gpu_open does ("what: why (hint)") and return code. */
-static int loader_fail(gpu_open_failure *f, gpu_fail_kind kind, int code, const char *what,
-                       const char *hint, const char *why)
+static int loader_fail(gw_fail *f, int code, const char *what, const char *hint, const char *why)
 {
-	f->kind = kind;
-	f->nvml_return = 0;
-	gw_fail_set(&f->err, code, what, hint, "%s", why);
-	/* f->msg keeps English (logs, doctor's data); gw_fail_print shows this. */
-	snprintf(f->err.why_text, sizeof f->err.why_text, "%s", _(why));
-	gw_fail_text(&f->err, f->msg, sizeof f->msg);
+	/* why keeps English (logs); gw_fail_print shows why_text. */
+	gw_fail_set(f, code, what, hint, "%s", why);
+	snprintf(f->why_text, sizeof f->why_text, "%s", _(why));
 	return code;
 }
 
-int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_open_failure *f)
+int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gw_fail *f)
 {
 	memset(f, 0, sizeof *f);
 	if (sim) {
 		char scen[PATH_MAX];
 		if (gpu_scenario_resolve(sim, scen, sizeof scen) != 0)
-			return loader_fail(f, GPU_FAIL_SIMULATOR, GW_EXIT_USAGE, sim,
+			return loader_fail(f, GW_EXIT_USAGE, sim,
 			                   N_("gpuwhy sim list shows the shipped scenarios"),
 			                   "no such scenario");
 		const char *lib = nvml ? nvml : gpu_sim_library(argv0);
 		if (!lib)
 			return loader_fail(
-			    f, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, "--sim",
+			    f, GW_EXIT_ENV, "--sim",
 			    N_("build it with make, or set GPUWHY_SIM_LIB"),
 			    "simulated libnvidia-ml.so.1 not found beside the binary");
 		setenv("GPUWHY_SIM_SCENARIO", scen, 1);
@@ -112,7 +108,7 @@ int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_o
 	}
 	if (nvml) {
 		if (!file_exists(nvml))
-			return loader_fail(f, GPU_FAIL_NO_LIBRARY, GW_EXIT_ENV, nvml,
+			return loader_fail(f, GW_EXIT_ENV, nvml,
 			                   N_("give the path of a libnvidia-ml.so.1"),
 			                   "cannot read NVML library");
 		setenv("GPUWHY_NVML", nvml, 1);

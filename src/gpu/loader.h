@@ -15,9 +15,9 @@
 
 /*
  * Apply --sim / --nvml to the environment. Returns 0, or a GW_EXIT_* code
- * with why in *f (kind, the one-line message and f->err); prints nothing.
+ * with why in *f; prints nothing.
  */
-int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gpu_open_failure *f);
+int gpu_loader_setup(const char *sim, const char *nvml, const char *argv0, gw_fail *f);
 
 /* Find a shipped scenario by name (or accept a path). Returns 0 and fills out, or -1. */
 int gpu_scenario_resolve(const char *name_or_path, char *out, size_t outlen);

@@ -129,12 +129,14 @@ static void *opener_main(void *arg)
 {
 	queue_gpuwatch *w = arg;
 	for (;;) {
-		gpu_open_failure fail = {0};
+		gw_fail fail = {0};
 		gpu_open_opts o = {.gpus = w->gpus_opt[0] ? w->gpus_opt : NULL, .failure = &fail};
 		if (gpu_open(&o, &w->ctx) == 0)
 			break;
 		w->ctx = NULL;
-		queue_wlog("no GPU: %s", fail.msg[0] ? fail.msg : "NVML not available");
+		char line[512];
+		queue_wlog("no GPU: %s", fail.code ? gw_fail_text(&fail, line, sizeof line)
+		                                   : "NVML not available");
 		queue_gpus *t = w->tmp;
 		memset(t, 0, offsetof(queue_gpus, g));
 		snprintf(t->err, sizeof t->err,

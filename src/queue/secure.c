@@ -67,9 +67,9 @@ static const char *untrusted(const struct stat *st, bool want_dir, char *why, si
 	return NULL;
 }
 
-static int refuse(queue_err *e, const char *path, const char *why)
+static int refuse(gw_fail *e, const char *path, const char *why)
 {
-	return queue_err_set(
+	return gw_fail_set(
 	    e, GW_EXIT_ENV, path,
 	    N_("use a queue directory of your own, or chown/chmod go-w it if it is yours"),
 	    "refusing an unsafe queue location: %s", why);
@@ -80,7 +80,7 @@ static int refuse(queue_err *e, const char *path, const char *why)
  * holds it could point it elsewhere between the check and the use. It is
  * said as what it is, with the directory it leads to, so the fix is one copy.
  */
-static int refuse_link(queue_err *e, const char *path)
+static int refuse_link(gw_fail *e, const char *path)
 {
 	const char *hint = N_("the queue follows no symbolic link: give the directory itself, "
 	                      "with --queue or GPUWHY_QUEUE");
@@ -90,18 +90,17 @@ static int refuse_link(queue_err *e, const char *path)
 		to[n > 0 ? n : 0] = '\0';
 	}
 	if (!to[0])
-		return queue_err_set(e, GW_EXIT_ENV, path, hint, "is a symbolic link");
-	return queue_err_set(e, GW_EXIT_ENV, path, hint, "is a symbolic link to %s", to);
+		return gw_fail_set(e, GW_EXIT_ENV, path, hint, "is a symbolic link");
+	return gw_fail_set(e, GW_EXIT_ENV, path, hint, "is a symbolic link to %s", to);
 }
 
-int queue_dir_check(const char *dir, queue_err *e)
+int queue_dir_check(const char *dir, gw_fail *e)
 {
 	char why[160], path[PATH_MAX + 16];
 	struct stat st;
 	if (lstat(dir, &st) != 0)
-		return queue_err_set(e, GW_EXIT_ENV, dir,
-		                     N_("use --queue DIR for a writable place"),
-		                     "cannot read the queue directory: %s", strerror(errno));
+		return gw_fail_set(e, GW_EXIT_ENV, dir, N_("use --queue DIR for a writable place"),
+		                   "cannot read the queue directory: %s", strerror(errno));
 	if (S_ISLNK(st.st_mode))
 		return refuse_link(e, dir);
 	if (untrusted(&st, true, why, sizeof why))
@@ -120,14 +119,13 @@ int queue_dir_check(const char *dir, queue_err *e)
 	return 0;
 }
 
-int queue_dir_prepare(const char *dir, queue_err *e)
+int queue_dir_prepare(const char *dir, gw_fail *e)
 {
 	char path[PATH_MAX + 16];
 	struct stat st;
 	if (lstat(dir, &st) != 0 && mkdir_p(dir) != 0)
-		return queue_err_set(e, GW_EXIT_ENV, dir,
-		                     N_("use --queue DIR for a writable place"),
-		                     "cannot create the queue directory: %s", strerror(errno));
+		return gw_fail_set(e, GW_EXIT_ENV, dir, N_("use --queue DIR for a writable place"),
+		                   "cannot create the queue directory: %s", strerror(errno));
 	int rc = queue_dir_check(dir, e);
 	if (rc)
 		return rc;
@@ -135,8 +133,8 @@ int queue_dir_prepare(const char *dir, queue_err *e)
 	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
 		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot create: %s",
-			                     strerror(errno));
+			return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot create: %s",
+			                   strerror(errno));
 	}
 	/* SQLite gives the -wal and -shm files the database's mode: create it 0600. One that
 	 * exists is not opened here (it may not be a queue's: queue_store_open looks). */
@@ -147,8 +145,7 @@ int queue_dir_prepare(const char *dir, queue_err *e)
 	else if (fd < 0 && errno == EEXIST)
 		return 0;
 	if (fd < 0)
-		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s",
-		                     strerror(errno));
+		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(errno));
 	close(fd);
 	return 0;
 }

@@ -111,14 +111,14 @@ static int report(queue_store *st)
 
 int qs_fail(queue_store *st, const char *what)
 {
-	queue_err_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s: %s", what,
-	              sqlite3_errmsg(st->db));
+	gw_fail_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s: %s", what,
+	            sqlite3_errmsg(st->db));
 	return report(st);
 }
 
 int qs_usage(queue_store *st, const char *what, const char *hint, const char *why)
 {
-	queue_err_set(&st->err, GW_EXIT_USAGE, what, hint, "%s", why);
+	gw_fail_set(&st->err, GW_EXIT_USAGE, what, hint, "%s", why);
 	return report(st);
 }
 
@@ -126,7 +126,7 @@ int qs_exec(queue_store *st, const char *sql)
 {
 	char err[256] = "";
 	if (sql_exec(st->db, sql, err, sizeof err) != SQLITE_OK) {
-		queue_err_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s", err);
+		gw_fail_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s", err);
 		report(st);
 		return -1;
 	}
@@ -270,7 +270,7 @@ static bool older_queue(const char *path)
 }
 
 /* Whether path is a queue's database (or empty: *fresh): nothing else is opened with SQLite. */
-static int check_identity(const char *path, bool *fresh, queue_err *e)
+static int check_identity(const char *path, bool *fresh, gw_fail *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	sql_head h;
@@ -278,23 +278,23 @@ static int check_identity(const char *path, bool *fresh, queue_err *e)
 		int err = errno;
 		if (fd >= 0)
 			close(fd);
-		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(err));
+		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", strerror(err));
 	}
 	close(fd);
 	*fresh = h.size == 0;
 	if (h.size == 0 || h.app_id == SQL_APP_QUEUE)
 		return 0;
 	if (h.sqlite && h.app_id == SQL_APP_RECORDING)
-		return queue_err_set(e, GW_EXIT_ENV, path, N_("use --queue DIR for another place"),
-		                     "is a gpuwhy recording, not a queue database (refusing to use "
-		                     "it)");
+		return gw_fail_set(e, GW_EXIT_ENV, path, N_("use --queue DIR for another place"),
+		                   "is a gpuwhy recording, not a queue database (refusing to use "
+		                   "it)");
 	if (h.sqlite && h.app_id == 0 && older_queue(path))
 		return 0;
-	return queue_err_set(e, GW_EXIT_ENV, path, N_("use --queue DIR for another place"),
-	                     "not a gpuwhy queue database (refusing to use it)");
+	return gw_fail_set(e, GW_EXIT_ENV, path, N_("use --queue DIR for another place"),
+	                   "not a gpuwhy queue database (refusing to use it)");
 }
 
-int queue_store_open(const char *dir, queue_store **out, queue_err *e)
+int queue_store_open(const char *dir, queue_store **out, gw_fail *e)
 {
 	char path[PATH_MAX + 32], err[256] = "";
 	int prc = queue_dir_prepare(dir, e);
@@ -302,7 +302,7 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 		return prc;
 	queue_store *st = calloc(1, sizeof *st);
 	if (!st)
-		return queue_err_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
+		return gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
 	snprintf(path, sizeof path, "%s/queue.db", dir);
 	bool fresh = false;
@@ -315,7 +315,7 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 30000,
 	             &st->db, err, sizeof err) != SQLITE_OK) {
 		free(st);
-		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", err);
+		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", err);
 	}
 	/* The last connection to close does not checkpoint (an fsync and a rewrite for every
 	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
@@ -329,7 +329,7 @@ int queue_store_open(const char *dir, queue_store **out, queue_err *e)
 	 * the switch is retried for 3 s while other clients make it too. */
 	if (sql_wal(st->db, 300, err, sizeof err) != SQLITE_OK) {
 		queue_store_close(st);
-		return queue_err_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
+		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
 	}
 	/* The schema is created once (user_version 2 says it is there), not checked in a
 	 * write transaction by every client. */
@@ -353,12 +353,12 @@ void queue_store_checkpoint(queue_store *st)
 	sqlite3_busy_timeout(st->db, 30000);
 }
 
-const queue_err *queue_store_error(const queue_store *st)
+const gw_fail *queue_store_error(const queue_store *st)
 {
 	return &st->err;
 }
 
-void queue_store_on_error(queue_store *st, void (*fn)(const queue_err *e))
+void queue_store_on_error(queue_store *st, void (*fn)(const gw_fail *e))
 {
 	st->on_error = fn;
 }

@@ -13,6 +13,7 @@
 #include "queue/oom.h"
 #include "queue/spec.h"
 #include "queue/state.h"
+#include "util/fail.h"
 
 typedef struct queue_store queue_store;
 
@@ -77,44 +78,31 @@ const queue_config_key *queue_config_find(const char *key);
 /* Validate a value for key; false with err filled. */
 bool queue_config_check(const char *key, const char *value, char *err, size_t errlen);
 
-/*
- * A failure as data: the queue's sources fill it in and print nothing; the
- * faces print it as one line (`gpuwhy: WHAT: WHY (HINT)`). code is a
- * GW_EXIT_* value, 0 while nothing failed; hint may be "".
- */
-typedef struct {
-	int code;
-	char what[4200];
-	char why[640];
-	char hint[160];
-} queue_err;
-
-/* Fill e (when not NULL); returns code. */
-int queue_err_set(queue_err *e, int code, const char *what, const char *hint, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* The queue's sources print nothing: a failure fills the gw_fail (util/fail.h) they are
+ * given, or the store's own (queue_store_error), and the face prints or logs it. */
 
 /* Resolve the queue directory: opt, else $GPUWHY_QUEUE, else XDG state. */
-int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e);
+int queue_dir_resolve(const char *opt, char *out, size_t outlen, gw_fail *e);
 
 /*
  * Create DIR (0700), its subdirectories and queue.db (0600) as needed, and
  * refuse them (GW_EXIT_ENV, e filled) when they are not owned by this user
  * or root, or are writable by group or others. check only looks.
  */
-int queue_dir_prepare(const char *dir, queue_err *e);
-int queue_dir_check(const char *dir, queue_err *e);
+int queue_dir_prepare(const char *dir, gw_fail *e);
+int queue_dir_check(const char *dir, gw_fail *e);
 
 /* Open (and create) DIR/queue.db. On failure fills e and returns a GW_EXIT code. */
-int queue_store_open(const char *dir, queue_store **out, queue_err *e);
+int queue_store_open(const char *dir, queue_store **out, gw_fail *e);
 void queue_store_close(queue_store *st);
 const char *queue_store_dir(const queue_store *st);
 /* The last failure of a call on st (code 0: none). Every failure is also handed to the
  * function set with queue_store_on_error (the face's printer, the worker's log). */
-const queue_err *queue_store_error(const queue_store *st);
+const gw_fail *queue_store_error(const queue_store *st);
 /* Fold the WAL into the database and empty it, when nobody else uses it at the moment: the
  * first connection after it (a lone `add` or `ls`) then has no WAL to read back. */
 void queue_store_checkpoint(queue_store *st);
-void queue_store_on_error(queue_store *st, void (*fn)(const queue_err *e));
+void queue_store_on_error(queue_store *st, void (*fn)(const gw_fail *e));
 
 /* Insert tasks atomically; ids filled. Returns 0, -1 (a database error) or GW_EXIT_USAGE
  * (an `after` that names no task: nothing added); a message is printed. */

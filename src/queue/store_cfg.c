@@ -106,7 +106,7 @@ void queue_status_path(const char *dir, int64_t id, int n, char *out, size_t out
 	snprintf(out, outlen, "%s/run/%lld.%d.status", dir, (long long)id, n);
 }
 
-int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e)
+int queue_dir_resolve(const char *opt, char *out, size_t outlen, gw_fail *e)
 {
 	const char *env = getenv("GPUWHY_QUEUE");
 	if (opt && *opt)
@@ -121,16 +121,15 @@ int queue_dir_resolve(const char *opt, char *out, size_t outlen, queue_err *e)
 		else if (home && *home)
 			snprintf(out, outlen, "%s/.local/state/gpuwhy/queue", home);
 		else
-			return queue_err_set(e, GW_EXIT_ENV, "queue directory",
-			                     N_("use --queue DIR"),
-			                     "neither XDG_STATE_HOME nor HOME is set");
+			return gw_fail_set(e, GW_EXIT_ENV, "queue directory", N_("use --queue DIR"),
+			                   "neither XDG_STATE_HOME nor HOME is set");
 	}
 	/* Absolute, so a worker started from elsewhere and the shims agree on it. */
 	if (out[0] != '/') {
 		char cwd[PATH_MAX], tmp[2 * PATH_MAX + 2];
 		if (!getcwd(cwd, sizeof cwd))
-			return queue_err_set(e, GW_EXIT_ENV, "current directory", NULL, "%s",
-			                     strerror(errno));
+			return gw_fail_set(e, GW_EXIT_ENV, "current directory", NULL, "%s",
+			                   strerror(errno));
 		snprintf(tmp, sizeof tmp, "%s/%s", cwd, out);
 		snprintf(out, outlen, "%s", tmp);
 	}

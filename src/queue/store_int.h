@@ -28,8 +28,8 @@ struct queue_store {
 	char dir[PATH_MAX];
 	cached_stmt cache[STMT_CACHE];
 	int ncache;
-	queue_err err;                        /* the last failure */
-	void (*on_error)(const queue_err *e); /* the face's: print it, log it */
+	gw_fail err;                        /* the last failure */
+	void (*on_error)(const gw_fail *e); /* the face's: print it, log it */
 };
 
 #define ATT_COLS                                                                                   \

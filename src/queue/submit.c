@@ -339,7 +339,7 @@ void queue_submit_close(const char *dir, int fd)
 }
 
 /* The tasks of one request added; the answer into out. */
-static void add_request(queue_store *st, wire_in *r, void (*on_error)(const queue_err *), char *out,
+static void add_request(queue_store *st, wire_in *r, void (*on_error)(const gw_fail *), char *out,
                         size_t outlen)
 {
 	snprintf(out, outlen, "no");
@@ -381,7 +381,7 @@ static void add_request(queue_store *st, wire_in *r, void (*on_error)(const queu
 }
 
 /* One connection: its request read, added, answered. True when tasks were added. */
-static bool serve_one(queue_store *st, int c, void (*on_error)(const queue_err *), char *buf)
+static bool serve_one(queue_store *st, int c, void (*on_error)(const gw_fail *), char *buf)
 {
 	struct ucred cr;
 	socklen_t crl = sizeof cr;
@@ -404,7 +404,7 @@ static bool serve_one(queue_store *st, int c, void (*on_error)(const queue_err *
 	return answer[0] == 'o';
 }
 
-bool queue_submit_serve(queue_store *st, int lfd, void (*on_error)(const queue_err *))
+bool queue_submit_serve(queue_store *st, int lfd, void (*on_error)(const gw_fail *))
 {
 	bool added = false;
 	char *buf = NULL;

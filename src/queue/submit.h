@@ -30,7 +30,7 @@ int queue_submit_send(const char *dir, const queue_spec *specs, int n, bool back
  * uses the database), its requests served (true when tasks were added; failures are not
  * reported to on_error: the client meets them again), and its removal. */
 int queue_submit_listen(const char *dir);
-bool queue_submit_serve(queue_store *st, int lfd, void (*on_error)(const queue_err *e));
+bool queue_submit_serve(queue_store *st, int lfd, void (*on_error)(const gw_fail *e));
 void queue_submit_close(const char *dir, int fd);
 
 int queue_store_get(queue_store *st, int64_t id, queue_task *out); /* 0, 1 not found, -1 */

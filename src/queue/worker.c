@@ -226,7 +226,7 @@ static bool should_stop(worker *w, int64_t now, int64_t idle_exit_ns, int64_t *i
 	return false;
 }
 
-static void log_err(const queue_err *e);
+static void log_err(const gw_fail *e);
 
 static void loop(worker *w, int64_t idle_exit_ns)
 {
@@ -298,20 +298,21 @@ static void worker_free(worker *w)
 	queue_store_close(w->st);
 }
 
-/* A database failure during the loop: one line in the worker's log. */
-static void log_err(const queue_err *e)
+/* A database failure during the loop: one line in the worker's log, the why in the worker's
+ * language as it is on the terminal, the hint as written. */
+static void log_err(const gw_fail *e)
 {
-	queue_wlog("%s: %s%s%s%s", e->what, e->why, e->hint[0] ? " (" : "", e->hint,
+	queue_wlog("%s: %s%s%s%s", e->what, e->why_text, e->hint[0] ? " (" : "", e->hint,
 	           e->hint[0] ? ")" : "");
 }
 
 /* The store, the lock, the FIFO and the GPU watch's pipe. */
 static int worker_open(worker *w, const queue_worker_opts *o)
 {
-	queue_err e = {0};
+	gw_fail e = {0};
 	int rc = queue_store_open(o->dir, &w->st, &e);
 	if (rc)
-		return gw_error(rc, e.what, e.hint[0] ? _(e.hint) : NULL, "%s", e.why);
+		return gw_fail_print(&e);
 	queue_store_on_error(w->st, log_err);
 	if ((rc = take_lock(w)) || (rc = open_fifo(w)))
 		return rc;

@@ -96,13 +96,13 @@ static void mig_summary(gpu_ctx *c, int i, top_gpu_info *info)
 
 static int open_gpus(top_app *a)
 {
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts go = {.gpus = a->o.gpus, .failure = &gf};
 	top_gpu_info info[GPU_MAX];
 	int n = 0;
 	if (gpu_open(&go, &a->gc) != 0) {
 		a->gc = NULL;
-		gw_fail_print(&gf.err);
+		gw_fail_print(&gf);
 		snprintf(a->no_gpu, sizeof a->no_gpu, "%s",
 		         _("no GPU (the reason was printed on stderr); showing the host only. "
 		           "gpuwhy --sim h100x8-nvlink top simulates eight"));

@@ -52,9 +52,9 @@ static int open_gpus(gpu_ctx **ctx)
 			                "simulated libnvidia-ml.so.1 not found");
 		setenv("GPUWHY_NVML", lib, 1);
 	}
-	gpu_open_failure gf;
+	gw_fail gf;
 	gpu_open_opts go = {.failure = &gf};
-	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf.err) : 0;
+	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf) : 0;
 }
 
 static double train_loss(const train_opts *o, long long step)

@@ -4,7 +4,8 @@
  * The layers below the faces never print: a source that fails fills a
  * gw_fail and returns its exit code, and the face that called it decides
  * whether to print it (gw_fail_print, the same one line as gw_error),
- * fold it into findings (doctor) or log it (the queue worker).
+ * fold it into findings (doctor) or log it (the queue worker). The hint is
+ * kept as written (English, marked N_()) and translated where it is printed.
  */
 #ifndef GPUWHY_UTIL_FAIL_H
 #define GPUWHY_UTIL_FAIL_H
@@ -12,11 +13,13 @@
 #include <stddef.h>
 
 typedef struct {
-	int code;            /* GW_EXIT_*; 0 while nothing failed */
-	char what[256];      /* the input or thing that failed: a path, an option, "memory" */
+	int code; /* GW_EXIT_*; 0 while nothing failed */
+	/* The input or thing that failed: a path (a file inside a directory of PATH_MAX, so
+	 * the path is never cut), an option, "memory". */
+	char what[4200];
 	char what_text[256]; /* what in the user's language when it is a phrase; "": what */
-	char why[512];       /* English: what logs and JSON keep */
-	char why_text[512];  /* the same in the user's language, for gw_fail_print */
+	char why[640];       /* English: what JSON keeps */
+	char why_text[640];  /* the same in the user's language, for gw_fail_print */
 	char hint[256];      /* "" when there is none */
 } gw_fail;
 

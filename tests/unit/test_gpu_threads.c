@@ -90,7 +90,7 @@ static int teardown(void **state)
 /* Open, read what the samplers compare against, run two samplers, close. */
 static void run_round(const char *gpus, bool slow_thread, int *samples)
 {
-	gpu_open_failure f;
+	gw_fail f;
 	gpu_open_opts o = {.gpus = gpus, .slow_period_ns = 1000000, .failure = &f};
 	gpu_ctx *c = NULL;
 	assert_int_equal(gpu_open(&o, &c), 0);
@@ -186,28 +186,34 @@ static void test_failure_is_data(void **state)
 	sim_use("h100x8-nvlink", NULL);
 	FILE *tmp;
 	int saved = stderr_capture(&tmp);
-	gpu_open_failure f;
-	gpu_open_opts o = {.gpus = "9", .failure = &f};
+	gw_fail f;
+	gpu_fail_kind kind;
+	char text[600];
+	gpu_open_opts o = {.gpus = "9", .failure = &f, .fail_kind = &kind};
 	gpu_ctx *c = NULL;
 	assert_int_equal(gpu_open(&o, &c), 2);
-	assert_int_equal(f.kind, GPU_FAIL_SELECTION);
-	assert_non_null(strstr(f.msg, "--gpus: GPU index 9 does not exist (8 GPUs)"));
-	assert_int_equal(f.err.code, 2);
-	assert_string_equal(f.err.what, "--gpus");
-	assert_string_equal(f.err.why, "GPU index 9 does not exist (8 GPUs)");
-	assert_string_equal(f.err.hint, "use indices or (short) UUIDs from gpuwhy status");
+	assert_int_equal(kind, GPU_FAIL_SELECTION);
+	assert_string_equal(gw_fail_text(&f, text, sizeof text),
+	                    "--gpus: GPU index 9 does not exist (8 GPUs) (use indices or (short) "
+	                    "UUIDs from gpuwhy status)");
+	assert_int_equal(f.code, 2);
+	assert_string_equal(f.what, "--gpus");
+	assert_string_equal(f.why, "GPU index 9 does not exist (8 GPUs)");
+	assert_string_equal(f.hint, "use indices or (short) UUIDs from gpuwhy status");
 	/* The loader says what is wrong the same way. */
 	assert_int_equal(gpu_loader_setup("no-such-scenario", NULL, NULL, &f), 2);
-	assert_non_null(strstr(f.msg, "no-such-scenario: no such scenario"));
-	assert_string_equal(f.err.what, "no-such-scenario");
-	assert_int_equal(f.err.code, 2);
+	assert_non_null(
+	    strstr(gw_fail_text(&f, text, sizeof text), "no-such-scenario: no such scenario"));
+	assert_string_equal(f.what, "no-such-scenario");
+	assert_int_equal(f.code, 2);
 	assert_int_equal(gpu_loader_setup(NULL, "/nonexistent/libnvidia-ml.so.1", NULL, &f), 3);
-	assert_int_equal(f.kind, GPU_FAIL_NO_LIBRARY);
+	assert_string_equal(f.what, "/nonexistent/libnvidia-ml.so.1");
+	assert_string_equal(f.why, "cannot read NVML library");
 	/* A library that is not there: gpu_open fails the same way, silently too. */
 	const char *lib = getenv("GPUWHY_NVML");
 	char *keep = lib ? strdup(lib) : NULL;
 	setenv("GPUWHY_NVML", "/nonexistent/libnvidia-ml.so.1", 1);
-	gpu_open_opts none = {.failure = &f};
+	gpu_open_opts none = {.failure = &f, .fail_kind = &kind};
 	int rc = gpu_open(&none, &c);
 	if (keep)
 		setenv("GPUWHY_NVML", keep, 1);
@@ -215,14 +221,15 @@ static void test_failure_is_data(void **state)
 		unsetenv("GPUWHY_NVML");
 	free(keep);
 	assert_int_not_equal(rc, 0);
-	assert_int_equal(f.err.code, 3);
-	assert_true(f.msg[0] != '\0');
+	assert_int_equal(f.code, 3);
+	assert_int_equal(kind, GPU_FAIL_NO_LIBRARY);
+	assert_true(gw_fail_text(&f, text, sizeof text)[0] != '\0');
 	assert_int_equal(stderr_release(tmp, saved), 0);
 	/* The face prints it: the same line, with the prefix. */
-	char line[600];
-	snprintf(line, sizeof line, "gpuwhy: %s", f.msg);
+	char line[700];
+	snprintf(line, sizeof line, "gpuwhy: %s", text);
 	saved = stderr_capture(&tmp);
-	assert_int_equal(gw_fail_print(&f.err), 3);
+	assert_int_equal(gw_fail_print(&f), 3);
 	long n = stderr_release(tmp, saved);
 	assert_int_equal(n, (long)strlen(line) + 1);
 }

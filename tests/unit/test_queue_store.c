@@ -423,9 +423,9 @@ static void test_concurrent_adds(void **state)
 /* Failures are data: kept on the store and handed to the face's function, never printed
  * by the store itself. */
 static int handed;
-static queue_err last_handed;
+static gw_fail last_handed;
 
-static void on_error(const queue_err *e)
+static void on_error(const gw_fail *e)
 {
 	handed++;
 	last_handed = *e;
@@ -470,7 +470,7 @@ static void test_errors_are_data(void **state)
 	handed = 0;
 	queue_store_on_error(st, on_error);
 	assert_int_equal(stderr_bytes_during(add_missing_after), 0);
-	const queue_err *e = queue_store_error(st);
+	const gw_fail *e = queue_store_error(st);
 	assert_int_equal(e->code, GW_EXIT_USAGE);
 	assert_string_equal(e->what, "after 999");
 	assert_string_equal(e->why, "there is no task 999");
@@ -482,7 +482,7 @@ static void test_errors_are_data(void **state)
 
 static char unsafe[300];
 static int unsafe_rc;
-static queue_err unsafe_err;
+static gw_fail unsafe_err;
 
 static void open_unsafe(void)
 {
@@ -505,7 +505,7 @@ static void test_open_failure_is_data(void **state)
 	assert_true(unsafe_err.hint[0] != '\0');
 	char missing[320];
 	snprintf(missing, sizeof missing, "%s/nothing/../x", dir);
-	queue_err e = {0};
+	gw_fail e = {0};
 	assert_int_equal(queue_dir_check(missing, &e), GW_EXIT_ENV);
 	assert_non_null(strstr(e.why, "cannot read the queue directory"));
 }
