@@ -154,6 +154,7 @@ typedef struct {
 typedef struct {
 	char host[256];      /* Hostname (or hostname, or instance) */
 	char host_label[16]; /* which of those labels named it */
+	char instance[256];  /* the scrape's instance: gpuwhy exporter's own series carry no host */
 	timeline *tl;        /* samples at from + k*step; GPU positions as in gpus */
 	prom_fleet_gpu gpus[GPU_MAX];
 	int *job[GPU_MAX]; /* per sample: index into prom_fleet.jobs, -1 none */
