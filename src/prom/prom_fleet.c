@@ -112,7 +112,7 @@ static prom_node *node_of(prom_fleet *fl, const char *host)
 
 /* The node of a series; one without a host label of its own (gpuwhy exporter's gpuwhy_*
  * series) by the instance its node's utilization series was scraped from. */
-static prom_node *series_node(prom_fleet *fl, const prom_series *s)
+prom_node *prom_series_node(prom_fleet *fl, const prom_series *s)
 {
 	prom_node *nd = node_of(fl, series_host(s));
 	const char *inst = prom_label_get(s, "instance");
@@ -242,7 +242,7 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 	double scale = 1.0 / gpu_metric_dcgm_value(id, 1.0);
 	for (int i = 0; i < m->n; i++) {
 		const prom_series *s = &m->s[i];
-		prom_node *nd = series_node(fl, s);
+		prom_node *nd = prom_series_node(fl, s);
 		int g = nd ? gpu_pos(nd, series_gpu(s)) : -1;
 		if (g < 0)
 			continue;
@@ -521,6 +521,8 @@ int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *o
 		rc = load_rest(c, &l, err);
 	if (rc == 0)
 		rc = prom_fleet_host(c, q, out, err);
+	if (rc == 0)
+		rc = prom_fleet_own(c, q, out, err);
 	for (int k = 0; rc == 0 && k < out->nnodes; k++)
 		derive(out, &out->node[k]);
 	if (rc)
@@ -549,5 +551,6 @@ void prom_fleet_free(prom_fleet *fl)
 	for (int i = 0; i < fl->nkube; i++)
 		free(fl->kube[i]);
 	free(fl->kube);
+	free(fl->own);
 	*fl = (prom_fleet){0};
 }

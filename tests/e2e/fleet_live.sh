@@ -73,9 +73,11 @@ curl -fsS --data-urlencode 'query=max_over_time(gpuwhy_finding[10m])' "$URL/api/
 	-o "$T/fleet.json" 2>"$T/fleet.err"
 rc=$?
 [ "$rc" = 1 ] || fail "fleet exit $rc, expected 1 (findings): $(cat "$T/fleet.err")"
-python3 - "$T/fleet.json" "$T/own.json" "$URL" <<'PY' || fail "fleet on the live nodes"
+python3 - "$T/fleet.json" "$T/own.json" "$URL" "$(for n in "${!PORT[@]}"; do echo "$n=${PORT[$n]}"; done)" \
+	<<'PY' || fail "fleet on the live nodes"
 import json, sys, urllib.parse, urllib.request
 d = json.load(open(sys.argv[1])); own = json.load(open(sys.argv[2]))["data"]["result"]
+node_of = {"127.0.0.1:" + p: n for n, p in (x.split("=") for x in sys.argv[4].split())}
 def bad(msg):
     sys.exit("FAIL: %s\nfleet: %s\nexporters: %s" % (msg, json.dumps(d["findings"], indent=1),
              sorted((s["metric"].get("instance"), s["metric"]["rule"]) for s in own)))
@@ -107,10 +109,27 @@ for f in found.get("busy", []):
 for node in ("throttled", "memory"):
     for f in found.get(node, []):
         if f["rule"] == "gpu-fault": bad("gpu-fault on %s" % node)
+# what the exporters found themselves, each on its node: all Prometheus held before fleet ran,
+# and each node's problem as the exporter names it
+theirs = {(f["node"], f["gpu"], f["rule"], f["severity"]) for f in d["exporter_findings"]}
+for s in own:
+    m = s["metric"]
+    k = (node_of[m["instance"]], int(m["gpu"]), m["rule"], m["severity"])
+    if k not in theirs: bad("exporter's finding %s not listed: %s" % (k, sorted(theirs)))
+for node, gpu, rule in (("throttled", 0, "throttled"), ("lost", 0, "gpu_lost"), ("memory", 1, "contention")):
+    if not any(k[:3] == (node, gpu, rule) for k in theirs): bad("exporter's %s on %s not listed" % (rule, node))
+for f in d["exporter_findings"]:
+    if f["node"] == "busy" and f["severity"] in ("warn", "error") and f["rule"] != "host_contention":
+        bad("exporter's %s on the healthy node" % f["rule"])
+    if not (d["from"] <= f["from_epoch"] <= f["to_epoch"] <= d["to"]) or f["samples"] < 1: bad("exporter's %s" % f)
 hours = {g["name"]: g["hours"] for g in d["groups"]}
 if hours["throttled"]["throttled"] <= 0: bad("no throttled hours on the throttled node")
 if hours["lost"]["lost"] <= 0: bad("no lost hours on the lost node")
 if hours["memory"]["idle-holding-memory"] <= 0: bad("memory node %s" % hours["memory"])
 if hours["busy"]["busy"] <= 0 or hours["busy"]["throttled"] + hours["busy"]["lost"] > 0: bad("busy node %s" % hours["busy"])
 PY
+"$GPUWHY" fleet --prometheus "$URL" --from "$START" --to "$(date +%s)" --step 1s >"$T/fleet.txt"
+grep -q '^Found by gpuwhy exporter itself (gpuwhy_finding):$' "$T/fleet.txt" &&
+	grep -q '^  lost GPU 0: gpu_lost \[error\] ' "$T/fleet.txt" ||
+	fail "text: the exporters' own findings: $(cat "$T/fleet.txt")"
 echo "ok: fleet_live"
