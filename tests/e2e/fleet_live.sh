@@ -2,9 +2,10 @@
 # `gpuwhy fleet` on a live cluster: four `gpuwhy exporter`s on loopback, each a node of its
 # own ($NODE_NAME sets their Hostname label) on a different simulated GPU, scraped every
 # second by a real Prometheus for about a minute. fleet must find each node's problem on
-# that node: the throttled RTX 4090 (thermal from its 30th second), the H100 that falls off
-# the bus (Xid 79 at 5 s), the L4 holding 9 GiB while idle, and nothing severe on the
-# healthy busy node. Nothing here is timed: it waits until Prometheus holds the samples.
+# that node: the throttled RTX 4090 (thermal from its 30th second), the H100 that fell off
+# the bus (Xid 79 at 5 s) before Prometheus started, the L4 holding 9 GiB while idle, and
+# nothing severe on the healthy busy node; and beside them, what each exporter found itself
+# (gpuwhy_finding). Nothing here is timed: it waits until Prometheus holds the samples.
 . "$(dirname "$0")/lib.bash"
 have_sim || skip "simulated GPU not built"
 command -v prometheus >/dev/null || skip "prometheus missing (scripts/install-deps --extra)"
@@ -34,6 +35,24 @@ for n in "${NODES[@]}"; do PORT[${n%%:*}]=$(free_port); done
 		echo "      - targets: ['127.0.0.1:${PORT[$node]}']"
 	done
 } >"$T/prom.yml"
+# The exporters, each with its own simulator state: a machine of its own. The lost H100 has
+# fallen off the bus before Prometheus starts: Prometheus never sees its utilization, only
+# the Xid 79 it keeps.
+START=$(date +%s)
+for n in "${NODES[@]}"; do
+	node=${n%%:*} scen=${n#*:}
+	mkdir -p "$T/$node"
+	GPUWHY_SIM_STATE="$T/$node/state" NODE_NAME="$node" "$GPUWHY" --sim "$scen" exporter \
+		--listen "127.0.0.1:${PORT[$node]}" --interval 1s 2>"$T/$node/log" &
+	PIDS_TO_KILL+=($!)
+	wait_line "$T/$node/log" 'serving http://127.0.0.1:' $!
+done
+for _ in $(seq 600); do
+	curl -fsS "http://127.0.0.1:${PORT[lost]}/metrics" | grep -q '^gpuwhy_gpu_lost{gpu="0"} 1$' && break
+	sleep 0.2
+done
+curl -fsS "http://127.0.0.1:${PORT[lost]}/metrics" | grep -q '^gpuwhy_gpu_lost{gpu="0"} 1$' ||
+	fail "the H100 did not fall off the bus"
 PP=$(free_port)
 prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/data" \
 	--web.listen-address="127.0.0.1:$PP" >"$T/prom.log" 2>&1 &
@@ -42,27 +61,21 @@ URL=http://127.0.0.1:$PP
 for _ in $(seq 600); do curl -fsS -o /dev/null "$URL/-/ready" 2>/dev/null && break; sleep 0.2; done
 curl -fsS -o /dev/null "$URL/-/ready" || fail "prometheus did not start: $(tail -3 "$T/prom.log")"
 
-# The exporters once Prometheus is up, so that it sees the lost GPU before it falls off.
-START=$(date +%s)
-for n in "${NODES[@]}"; do
-	node=${n%%:*} scen=${n#*:}
-	mkdir -p "$T/$node"
-	# each exporter its own simulator state: a machine of its own
-	GPUWHY_SIM_STATE="$T/$node/state" NODE_NAME="$node" "$GPUWHY" --sim "$scen" exporter \
-		--listen "127.0.0.1:${PORT[$node]}" --interval 1s 2>"$T/$node/log" &
-	PIDS_TO_KILL+=($!)
-	wait_line "$T/$node/log" 'serving http://127.0.0.1:' $!
-done
 
 # Until every target has 65 scrapes (the throttled GPU's thermal episode runs from its 30th
-# to 60th second; the exporter started before Prometheus did). At most 15 min.
+# to 60th second). At most 15 min.
 q() { curl -fsS --data-urlencode "query=$1" "$URL/api/v1/query" |
 	python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r), min([float(x["value"][1]) for x in r] or [0]))'; }
+# And until the thermal episode is in it (a slow start may have missed the first one).
+hot='max_over_time(gpuwhy_gpu_throttle_reason{reason="hw_thermal_slowdown"}[10m]) == 1'
 for _ in $(seq 900); do
 	read -r nt least < <(q 'count_over_time(up[10m])')
-	[ "${nt:-0}" = 4 ] && awk -v a="$least" 'BEGIN{exit !(a >= 65)}' && break
+	read -r nh _ < <(q "$hot")
+	[ "${nt:-0}" = 4 ] && [ "${nh:-0}" = 1 ] && awk -v a="$least" 'BEGIN{exit !(a >= 65)}' && break
 	sleep 1
 done
+read -r nh _ < <(q "$hot")
+assert_eq "$nh" 1 "thermal slowdown seen by Prometheus"
 read -r nt least < <(q 'count_over_time(up[10m])')
 assert_eq "$nt" 4 "targets scraped"
 assert_ge "$least" 65 "scrapes of the least scraped target"
@@ -99,7 +112,7 @@ q = urllib.parse.urlencode({"query": f["promql"], "start": f["from_epoch"], "end
 r = json.load(urllib.request.urlopen(sys.argv[3] + "/api/v1/query_range?" + q, timeout=30))["data"]["result"]
 held = {s["metric"]["reason"] for s in r if any(v == "1" for _, v in s["values"])}
 if not {"sw_thermal_slowdown", "hw_thermal_slowdown"} <= held: bad("the cited PromQL: %s" % held)
-# the H100 that fell off the bus, seen by Prometheus before or only after its fall
+# the H100 that fell off the bus, which Prometheus saw only after its fall
 has("lost", "gpu-fault", 0)
 # the L4 whose 9 GiB are held by a process of another host while it idles (which process,
 # only the exporter itself sees: it says contention)
