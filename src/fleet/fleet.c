@@ -325,8 +325,11 @@ static void finding_selector(const prom_fleet *fl, const fleet_finding *x, prom_
 			snprintf(gpus + l, sizeof gpus - l, "%s%d", n++ ? "|" : "",
 			         nd->gpus[g].gpu);
 		}
-	snprintf(out, len, "%s%s%s=\"%s\",gpu%s\"%s\"}", base, braces ? "," : "{", nd->host_label,
-	         nd->host, n > 1 ? "=~" : "=", gpus);
+	/* gpuwhy exporter's own series name their node only by the scrape's instance */
+	bool own = !strncmp(base, "gpuwhy_", 7) && *nd->instance;
+	snprintf(out, len, "%s%s%s=\"%s\",gpu%s\"%s\"}", base, braces ? "," : "{",
+	         own ? "instance" : nd->host_label, own ? nd->instance : nd->host,
+	         n > 1 ? "=~" : "=", gpus);
 }
 
 /* The query behind a finding's evidence; for one held by the power cap with its limit known,

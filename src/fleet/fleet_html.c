@@ -189,6 +189,43 @@ static void findings_table(FILE *o, const prom_fleet *fl, const fleet_report *r)
 	          "report's step."));
 }
 
+/* What gpuwhy exporters found themselves (their gpuwhy_finding series), where scraped. */
+static void own_table(FILE *o, const prom_fleet *fl)
+{
+	if (!fl->nown)
+		return;
+	fprintf(o, "<h2>%s</h2>\n", _("Found by gpuwhy exporter itself (gpuwhy_finding):"));
+	fprintf(o,
+	        "<table class=\"own\">\n<tr><th>%s</th><th>GPU</th><th>%s</th><th>%s</th>"
+	        "<th>%s</th></tr>\n",
+	        _("node"), _("finding"), _("time (UTC)"), _("samples"));
+	int n = fl->nown < HTML_FINDINGS ? fl->nown : HTML_FINDINGS;
+	for (int i = 0; i < n; i++) {
+		const prom_own_finding *x = &fl->own[i];
+		char a[32], b[32];
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		fprintf(o, "<tr class=\"own\"><td>");
+		report_html_escape(o, fl->node[x->node].host);
+		fprintf(o, "</td><td>%d</td><td><b>", x->gpu);
+		report_html_escape(o, x->rule);
+		fprintf(o, "</b> <span class=\"sev\">");
+		report_html_escape(o, x->severity);
+		fprintf(o,
+		        "</span></td><td class=\"n\">%s<br>%s</td><td class=\"n\">%d</td></tr>\n",
+		        a, b, x->samples);
+	}
+	fprintf(o, "</table>\n");
+	if (fl->nown > n) {
+		fprintf(o, "<p class=\"legend\">");
+		fprintf(o,
+		        P_("%d more finding in --format json.",
+		           "%d more findings in --format json.", fl->nown - n),
+		        fl->nown - n);
+		fprintf(o, "</p>\n");
+	}
+}
+
 /* A tick interval (seconds) that puts at most 8 ticks on span. */
 static double tick_step(double span)
 {
@@ -354,6 +391,7 @@ void fleet_render_html(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	head(out, fl, r);
 	hours_table(out, r);
 	findings_table(out, fl, r);
+	own_table(out, fl);
 	groups_table(out, o, r);
 	heat_map(out, fl, r);
 	missing(out, fl, r);

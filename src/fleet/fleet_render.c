@@ -90,6 +90,25 @@ static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out
 	}
 }
 
+/* What gpuwhy exporters found themselves, where Prometheus has their gpuwhy_finding series. */
+static void text_own(const prom_fleet *fl, FILE *out)
+{
+	if (!fl->nown)
+		return;
+	fprintf(out, "\n%s\n", _("Found by gpuwhy exporter itself (gpuwhy_finding):"));
+	for (int i = 0; i < fl->nown; i++) {
+		const prom_own_finding *x = &fl->own[i];
+		char a[32], b[32], host[128], rule[64], sev[32];
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		gw_term_safe(fl->node[x->node].host, host, sizeof host);
+		gw_term_safe(x->rule, rule, sizeof rule);
+		gw_term_safe(x->severity, sev, sizeof sev);
+		fprintf(out, _("  %s GPU %d: %s [%s] %s .. %s, %d samples\n"), host, x->gpu, rule,
+		        sev, a, b, x->samples);
+	}
+}
+
 void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
 {
 	char a[32], b[32];
@@ -100,6 +119,7 @@ void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	text_hours(r, out);
 	text_groups(o, r, out);
 	text_findings(fl, r, out);
+	text_own(fl, out);
 	bool head = false;
 	for (int m = 0; m < PF__COUNT; m++)
 		if (!fl->have[m]) {
@@ -187,6 +207,38 @@ static void json_finding(jsonw *w, const prom_fleet *fl, const fleet_finding *x)
 	jsonw_obj_end(w);
 }
 
+static void json_own(jsonw *w, const prom_fleet *fl)
+{
+	jsonw_arr_begin(w);
+	for (int i = 0; i < fl->nown; i++) {
+		const prom_own_finding *x = &fl->own[i];
+		char a[32], b[32];
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		jsonw_obj_begin(w);
+		jsonw_key(w, "node");
+		jsonw_str(w, fl->node[x->node].host);
+		jsonw_key(w, "gpu");
+		jsonw_int(w, x->gpu);
+		jsonw_key(w, "rule");
+		jsonw_str(w, x->rule);
+		jsonw_key(w, "severity");
+		jsonw_str(w, x->severity);
+		jsonw_key(w, "from");
+		jsonw_str(w, a);
+		jsonw_key(w, "to");
+		jsonw_str(w, b);
+		jsonw_key(w, "from_epoch");
+		jsonw_num(w, x->t0);
+		jsonw_key(w, "to_epoch");
+		jsonw_num(w, x->t1);
+		jsonw_key(w, "samples");
+		jsonw_int(w, x->samples);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
 void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
 {
 	jsonw w;
@@ -234,6 +286,8 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	for (int i = 0; i < r->nf; i++)
 		json_finding(&w, fl, &r->f[i]);
 	jsonw_arr_end(&w);
+	jsonw_key(&w, "exporter_findings");
+	json_own(&w, fl);
 	jsonw_key(&w, "not_checked");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < r->nnot_checked; i++)

@@ -154,6 +154,7 @@ typedef struct {
 typedef struct {
 	char host[256];      /* Hostname (or hostname, or instance) */
 	char host_label[16]; /* which of those labels named it */
+	char instance[256];  /* the scrape's instance: gpuwhy exporter's own series carry no host */
 	timeline *tl;        /* samples at from + k*step; GPU positions as in gpus */
 	prom_fleet_gpu gpus[GPU_MAX];
 	int *job[GPU_MAX]; /* per sample: index into prom_fleet.jobs, -1 none */
@@ -161,6 +162,15 @@ typedef struct {
 	 * indices into prom_fleet.kube, -1 none. */
 	int *ns[GPU_MAX], *pod[GPU_MAX];
 } prom_node;
+
+/* A finding gpuwhy exporter reported itself (its gpuwhy_finding series). */
+typedef struct {
+	int node; /* index into prom_fleet.node */
+	int gpu;  /* the gpu label */
+	char rule[48], severity[16];
+	double t0, t1; /* the first and last sample where it held */
+	int samples;   /* samples where it held */
+} prom_own_finding;
 
 typedef struct {
 	double from, to, step;
@@ -177,8 +187,10 @@ typedef struct {
 	 * whether it answered with any series. */
 	char expr[PF__COUNT][640];
 	bool have[PF__COUNT];
-	int gpus_dropped;   /* GPUs beyond GPU_MAX on one node, left out */
-	bool have_node_cpu; /* node_exporter's CPU series were read into the host summary */
+	int gpus_dropped;      /* GPUs beyond GPU_MAX on one node, left out */
+	bool have_node_cpu;    /* node_exporter's CPU series were read into the host summary */
+	prom_own_finding *own; /* by node, GPU, rule */
+	int nown;
 } prom_fleet;
 
 /* The DCGM name a fleet metric reads first (from the metric table). */
@@ -200,6 +212,17 @@ void prom_fleet_free(prom_fleet *fl);
  * matched to the node. Called by prom_fleet_load. Returns 0 or err's code.
  */
 int prom_fleet_host(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err);
+
+/* The node of a series: its Hostname (else hostname, else instance) label; a series without
+ * a host label of its own (gpuwhy exporter's gpuwhy_*) by the instance of its node's
+ * utilization series. NULL when none of the fleet's. */
+prom_node *prom_series_node(prom_fleet *fl, const prom_series *s);
+
+/*
+ * gpuwhy exporter's own findings (gpuwhy_finding == 1 at each step), where it is scraped, into
+ * fl->own, joined to the node by instance. Called by prom_fleet_load. Returns 0 or err's code.
+ */
+int prom_fleet_own(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err);
 
 /* The matchers inside --match's braces ('{a="b"}' or 'a="b"', spaces around left out): where
  * they start in match, their length in *n (0: none). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/metrics.h"
 #include "gpu/xid.h"
 #include "prom/prom.h"
 #include "util/err.h"
@@ -18,6 +19,9 @@
 
 /* dcgm-exporter 4.x's name for the clock event reasons (DCGM renamed the field). */
 #define PROM_CLOCKS_EVENT_REASONS "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
+/* gpuwhy exporter's reasons, one 0/1 series per reason: they are there by default, while the
+ * DCGM bitmask is not in dcgm-exporter's (nor gpuwhy exporter's) default counters. */
+#define PROM_GPUWHY_REASONS "gpuwhy_gpu_throttle_reason"
 
 static const gpu_metric_id fleet_ids[PF__COUNT] = {
     [PF_UTIL] = GM_UTIL_GPU,           [PF_FB_USED] = GM_MEM_USED,
@@ -113,6 +117,20 @@ static prom_node *node_of(prom_fleet *fl, const char *host)
 	return NULL;
 }
 
+/* The node of a series; one without a host label of its own (gpuwhy exporter's gpuwhy_*
+ * series) by the instance its node's utilization series was scraped from. */
+prom_node *prom_series_node(prom_fleet *fl, const prom_series *s)
+{
+	prom_node *nd = node_of(fl, series_host(s));
+	const char *inst = prom_label_get(s, "instance");
+	if (nd || prom_label_get(s, "Hostname") || prom_label_get(s, "hostname") || !inst)
+		return nd;
+	for (int i = 0; i < fl->nnodes; i++)
+		if (!strcmp(fl->node[i].instance, inst))
+			return &fl->node[i];
+	return NULL;
+}
+
 /* The position of the GPU with this label on the node, -1 when not there. */
 static int gpu_pos(const prom_node *nd, int gpu)
 {
@@ -152,6 +170,8 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *ms, int nm)
 				snprintf(nd->host, sizeof nd->host, "%s", series_host(s));
 				snprintf(nd->host_label, sizeof nd->host_label, "%s",
 				         series_host_label(s));
+				const char *inst = prom_label_get(s, "instance");
+				snprintf(nd->instance, sizeof nd->instance, "%s", inst ? inst : "");
 			}
 			int k = (int)(nd - fl->node), j;
 			for (j = 0; j < ngpu[k] && gpus[k][j].gpu != gpu; j++)
@@ -229,7 +249,7 @@ static void fill_metric(prom_fleet *fl, prom_fleet_metric pm, const prom_matrix 
 	double scale = 1.0 / gpu_metric_dcgm_value(id, 1.0);
 	for (int i = 0; i < m->n; i++) {
 		const prom_series *s = &m->s[i];
-		prom_node *nd = node_of(fl, series_host(s));
+		prom_node *nd = prom_series_node(fl, s);
 		int g = nd ? gpu_pos(nd, series_gpu(s)) : -1;
 		if (g < 0)
 			continue;
@@ -297,8 +317,10 @@ static void derive(prom_fleet *fl, prom_node *nd)
 typedef struct {
 	prom_fleet *fl;
 	const prom_fleet_query *q;
-	prom_matrix *util; /* one per chunk */
-	int done, total;   /* requests of earlier batches; of all (estimated until known) */
+	prom_matrix *util;      /* one per chunk */
+	int done, total;        /* requests of earlier batches; of all (estimated until known) */
+	char util_req[1400];    /* what is asked for the utilization: see util_request */
+	char reasons_req[8192]; /* gpuwhy exporter's reasons as one mask: see reasons_request */
 } fleet_load;
 
 static void util_sink(void *ctx, int tag, prom_matrix *m)
@@ -360,6 +382,23 @@ static int run_batch(const prom_conn *c, fleet_load *l, prom_req *r, int n,
 	return rc;
 }
 
+/* The utilization, with a NaN wherever a GPU has only its Xid series: a GPU that fell off the
+ * bus before Prometheus's first scrape of it has no utilization at all, only dcgm-exporter's
+ * (or gpuwhy exporter's) Xid series, kept at 79, and must still be one of its node's GPUs.
+ * The two share their labels, so `or` keeps the utilization wherever there is one. */
+static void util_request(fleet_load *l)
+{
+	char xid[640];
+	prom_selector(prom_fleet_metric_name(PF_XID), l->q->match, xid, sizeof xid);
+	snprintf(l->util_req, sizeof l->util_req, "%s or (%s * NaN)", l->fl->expr[PF_UTIL], xid);
+}
+
+static void util_reqs(fleet_load *l, prom_req *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		r[i].expr = l->util_req;
+}
+
 /* The utilization series, whose GPUs make the fleet; an error when there are none. A first
  * short request tells how many series there are, and so how long the others may be. */
 static int load_util(const prom_conn *c, fleet_load *l, gw_fail *err)
@@ -368,10 +407,12 @@ static int load_util(const prom_conn *c, fleet_load *l, gw_fail *err)
 	const prom_fleet_query *q = l->q;
 	prom_selector(prom_fleet_metric_name(PF_UTIL), q->match, fl->expr[PF_UTIL],
 	              sizeof fl->expr[PF_UTIL]);
+	util_request(l);
 	double probe_end = fmin(q->to, q->from + (PROM_PROBE_POINTS - 1) * q->step);
 	prom_req *r = NULL;
 	int n =
 	    plan(fl, q->from, probe_end, q->step, PF_UTIL, PF_UTIL + 1, PROM_PROBE_POINTS, &r, 0);
+	util_reqs(l, r, n);
 	l->util = gw_xcalloc(1, sizeof *l->util);
 	l->total = PF__COUNT;
 	r[0].tag = 0;
@@ -381,6 +422,7 @@ static int load_util(const prom_conn *c, fleet_load *l, gw_fail *err)
 		r = NULL;
 		n = plan(fl, probe_end + q->step, q->to, q->step, PF_UTIL, PF_UTIL + 1, points, &r,
 		         0);
+		util_reqs(l, r, n);
 		l->total = 1 + n * PF__COUNT;
 		l->util = gw_xrealloc(l->util, (size_t)(n + 1) * sizeof *l->util);
 		for (int i = 0; i < n; i++) {
@@ -410,6 +452,35 @@ static int load_util(const prom_conn *c, fleet_load *l, gw_fail *err)
 	return rc;
 }
 
+/* gpuwhy exporter's per-reason series summed into NVML's mask, each reason times its bit
+ * (the series differ in their reason label, so `or` keeps them all); shown and cited as the
+ * per-reason series themselves. */
+static void reasons_request(fleet_load *l)
+{
+	prom_fleet *fl = l->fl;
+	prom_selector(PROM_GPUWHY_REASONS, l->q->match, fl->expr[PF_REASONS],
+	              sizeof fl->expr[PF_REASONS]);
+	char *o = l->reasons_req;
+	size_t len = sizeof l->reasons_req, at = 0;
+	bool first = true;
+	at += (size_t)snprintf(o, len, "sum without (reason) (");
+	for (unsigned bit = 0; bit < 64 && at < len; bit++) {
+		const char *name = gpu_reason_name(1ULL << bit);
+		if (!name)
+			continue;
+		/* the user's matchers, if any, after the reason */
+		const char *m = strchr(fl->expr[PF_REASONS], '{');
+		char sel[800];
+		snprintf(sel, sizeof sel, "%s{reason=\"%s\"%s%s", PROM_GPUWHY_REASONS, name,
+		         m ? "," : "}", m ? m + 1 : "");
+		at += (size_t)snprintf(o + at, len - at, "%s%s * %llu", first ? "" : " or ", sel,
+		                       (unsigned long long)(1ULL << bit));
+		first = false;
+	}
+	if (at < len)
+		snprintf(o + at, len - at, ")");
+}
+
 /* The other metrics, in chunks that keep each answer within PROM_REQ_POINTS; the clock reasons
  * under their newer name when the older has no series. */
 static int load_rest(const prom_conn *c, fleet_load *l, gw_fail *err)
@@ -435,6 +506,15 @@ static int load_rest(const prom_conn *c, fleet_load *l, gw_fail *err)
 		l->total += n;
 		rc = run_batch(c, l, r, n, metric_sink, err);
 	}
+	if (rc == 0 && !fl->have[PF_REASONS]) {
+		reasons_request(l);
+		r = NULL;
+		n = plan(fl, q->from, q->to, q->step, PF_REASONS, PF_REASONS + 1, points, &r, 0);
+		for (int i = 0; i < n; i++)
+			r[i].expr = l->reasons_req;
+		l->total += n;
+		rc = run_batch(c, l, r, n, metric_sink, err);
+	}
 	return rc;
 }
 
@@ -448,6 +528,8 @@ int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *o
 		rc = load_rest(c, &l, err);
 	if (rc == 0)
 		rc = prom_fleet_host(c, q, out, err);
+	if (rc == 0)
+		rc = prom_fleet_own(c, q, out, err);
 	for (int k = 0; rc == 0 && k < out->nnodes; k++)
 		derive(out, &out->node[k]);
 	if (rc)
@@ -476,5 +558,6 @@ void prom_fleet_free(prom_fleet *fl)
 	for (int i = 0; i < fl->nkube; i++)
 		free(fl->kube[i]);
 	free(fl->kube);
+	free(fl->own);
 	*fl = (prom_fleet){0};
 }

@@ -12,6 +12,7 @@ MODE data-5xx: as data, but the power query fails with HTTP 503 every time.
 """
 import http.server
 import json
+import re
 import sys
 import urllib.parse
 
@@ -32,7 +33,8 @@ def series(name, host, gpu, start, end, step, value, inst="x", skew=0.0):
 
 
 def answer(query, start, end, step):
-    name = query.split("{")[0]
+    # the first name: fleet asks for the utilization "or" the Xid-only GPUs, which have none here
+    name = re.match(r"[A-Za-z_:][A-Za-z0-9_:]*", query).group(0)
     k0 = lambda k: int(round((start - T0) / step)) + k  # sample index from the range's start
     res = []
     if name == "DCGM_FI_DEV_GPU_UTIL":

@@ -196,6 +196,52 @@ static void test_fleet_page(void **state)
 	fake_free(&f);
 }
 
+/* What exporters found themselves: a table of its own on the page (escaped, not counted as
+ * fleet's findings), an array in JSON, nothing of either when there is none. */
+static void test_own_findings(void **state)
+{
+	(void)state;
+	fake f;
+	fake_new(&f, 2, 2, 1, 60, "gpu-a");
+	size_t len;
+	char *html = render(&f, true, &len);
+	assert_null(strstr(html, "gpuwhy_finding"));
+	free(html);
+	f.fl.nown = 2;
+	f.fl.own = gw_xcalloc(2, sizeof *f.fl.own);
+	f.fl.own[0] = (prom_own_finding){
+	    .node = 0, .gpu = 1, .t0 = f.fl.from + 60, .t1 = f.fl.from + 600, .samples = 10};
+	snprintf(f.fl.own[0].rule, sizeof f.fl.own[0].rule, "throttled");
+	snprintf(f.fl.own[0].severity, sizeof f.fl.own[0].severity, "error");
+	f.fl.own[1] =
+	    (prom_own_finding){.node = 1, .gpu = 0, .t0 = f.fl.from, .t1 = f.fl.from, .samples = 1};
+	snprintf(f.fl.own[1].rule, sizeof f.fl.own[1].rule, "<r&>");
+	snprintf(f.fl.own[1].severity, sizeof f.fl.own[1].severity, "warn");
+	html = render(&f, true, &len);
+	const char *bad = html_check(html);
+	if (bad)
+		fail_msg("%s", bad);
+	assert_non_null(strstr(html,
+	                       "<tr class=\"own\"><td>gpu-a</td><td>1</td><td><b>throttled</b> "
+	                       "<span class=\"sev\">error</span>"));
+	assert_non_null(strstr(html, "<b>&lt;r&amp;&gt;</b>"));
+	assert_null(strstr(html, "<r&>"));
+	assert_null(strstr(html, "<tr class=\"f-"));
+	free(html);
+	char *json = NULL;
+	FILE *m = open_memstream(&json, &len);
+	fleet_opts o = {.by = FLEET_BY_NODE, .window_s = 3600};
+	fleet_render_json(&f.fl, &o, &f.r, m);
+	fclose(m);
+	assert_non_null(strstr(json, "\"exporter_findings\": [\n"));
+	assert_non_null(strstr(json, "\"node\": \"node002\",\n      \"gpu\": 0,\n      \"rule\": "
+	                             "\"<r&>\",\n      \"severity\": \"warn\""));
+	assert_non_null(strstr(json, "\"samples\": 10"));
+	free(json);
+	free(f.fl.own);
+	fake_free(&f);
+}
+
 static void test_csv(void **state)
 {
 	(void)state;
@@ -227,10 +273,9 @@ static void test_csv(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_columns_bounded),
-	    cmocka_unit_test(test_cell_majority),
-	    cmocka_unit_test(test_fleet_page),
-	    cmocka_unit_test(test_csv),
+	    cmocka_unit_test(test_columns_bounded), cmocka_unit_test(test_cell_majority),
+	    cmocka_unit_test(test_fleet_page),      cmocka_unit_test(test_csv),
+	    cmocka_unit_test(test_own_findings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

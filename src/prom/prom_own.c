@@ -1,0 +1,86 @@
+/*
+ * prom_own.c - what gpuwhy exporters found themselves: their gpuwhy_finding
+ * series (1 while a finding holds, gone when it no longer does), where
+ * Prometheus has them, as one entry per node, GPU, rule and severity with
+ * the first and last step it held at. They sit beside fleet's own findings:
+ * an exporter sees what Prometheus does not (the processes on its GPUs, the
+ * host's CPUs at its own cadence), fleet sees the whole range.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prom/prom.h"
+#include "util/xalloc.h"
+
+#define PROM_OWN_SERIES "gpuwhy_finding"
+
+static int own_cmp(const void *a, const void *b)
+{
+	const prom_own_finding *x = a, *y = b;
+	if (x->node != y->node)
+		return x->node - y->node;
+	if (x->gpu != y->gpu)
+		return x->gpu - y->gpu;
+	int c = strcmp(x->rule, y->rule);
+	return c ? c : strcmp(x->severity, y->severity);
+}
+
+/* The entry of this node, GPU, rule and severity, added when new (series split by other
+ * labels, a job's, join). */
+static prom_own_finding *own_entry(prom_fleet *fl, int node, int gpu, const char *rule,
+                                   const char *sev)
+{
+	for (int i = 0; i < fl->nown; i++) {
+		prom_own_finding *o = &fl->own[i];
+		if (o->node == node && o->gpu == gpu && !strcmp(o->rule, rule) &&
+		    !strcmp(o->severity, sev))
+			return o;
+	}
+	fl->own = gw_xrealloc(fl->own, (size_t)(fl->nown + 1) * sizeof *fl->own);
+	prom_own_finding *o = &fl->own[fl->nown++];
+	*o = (prom_own_finding){.node = node, .gpu = gpu, .t0 = INFINITY, .t1 = -INFINITY};
+	snprintf(o->rule, sizeof o->rule, "%s", rule);
+	snprintf(o->severity, sizeof o->severity, "%s", sev);
+	return o;
+}
+
+static void own_fill(prom_fleet *fl, const prom_matrix *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		const prom_series *s = &m->s[i];
+		prom_node *nd = prom_series_node(fl, s);
+		const char *rule = prom_label_get(s, "rule"), *sev = prom_label_get(s, "severity"),
+		           *g = prom_label_get(s, "gpu");
+		char *end;
+		long gpu = g ? strtol(g, &end, 10) : -1;
+		if (!nd || !rule || !*rule || !g || *end || gpu < 0 || gpu > 1000000)
+			continue;
+		prom_own_finding *o = NULL;
+		for (int k = 0; k < s->n; k++) {
+			if (!(s->v[k] > 0.5) || s->t[k] < fl->from || s->t[k] > fl->to)
+				continue;
+			if (!o)
+				o = own_entry(fl, (int)(nd - fl->node), (int)gpu, rule,
+				              sev ? sev : "");
+			o->t0 = fmin(o->t0, s->t[k]);
+			o->t1 = fmax(o->t1, s->t[k]);
+			o->samples++;
+		}
+	}
+}
+
+int prom_fleet_own(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err)
+{
+	char expr[700];
+	prom_selector(PROM_OWN_SERIES, q->match, expr, sizeof expr);
+	prom_matrix m = {0};
+	int rc = prom_query_range(c, expr, q->from, q->to, q->step, &m, err);
+	if (rc == 0)
+		own_fill(fl, &m);
+	prom_matrix_free(&m);
+	if (fl->nown > 1)
+		qsort(fl->own, (size_t)fl->nown, sizeof *fl->own, own_cmp);
+	return rc;
+}
