@@ -27,15 +27,15 @@ static nvmlReturn_t unanswered(void)
 	return rc != NVML_SUCCESS ? rc : sim_leave(NVML_ERROR_NOT_SUPPORTED);
 }
 
-#define DEVICE_STUB(ret, name, params)                                                             \
+#define DEVICE_NOT_SUPPORTED(ret, name, params)                                                    \
 	ret name params                                                                            \
 	{                                                                                          \
 		return unanswered_device(device);                                                  \
 	}
-#define STUB(ret, name, params)                                                                    \
+#define NOT_SUPPORTED_ANSWER(ret, name, params)                                                    \
 	ret name params                                                                            \
 	{                                                                                          \
 		return unanswered();                                                               \
 	}
-NVML_UNANSWERED_DEVICE_ENTRY_POINTS(DEVICE_STUB)
-NVML_UNANSWERED_ENTRY_POINTS(STUB)
+NVML_UNANSWERED_DEVICE_ENTRY_POINTS(DEVICE_NOT_SUPPORTED)
+NVML_UNANSWERED_ENTRY_POINTS(NOT_SUPPORTED_ANSWER)
