@@ -388,6 +388,13 @@ static void judge(diag_comparison *out, const timeline *const *base, int nbase,
 			out->p50_verdict = 0;
 		return;
 	}
+	/* A log's or a window's length is what its writer or the user chose: it says
+	 * nothing of how fast the work went, so no speed claim is made from it. */
+	for (int i = 0; i < nbase + ncand; i++)
+		if (tl_meta_get(i < nbase ? base[i] : cand[i - nbase], "source"))
+			out->untimed = true;
+	if (out->untimed)
+		return;
 	double a = 0, b = 0;
 	for (int i = 0; i < nbase; i++)
 		a += base[i]->duration / nbase;

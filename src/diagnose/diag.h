@@ -376,6 +376,8 @@ typedef struct {
 	int p50_verdict;     /* the median alone (differs when the tail moved) */
 	bool by_steps;       /* verdict from step times (else from run duration, no interval) */
 	bool steps_bursty;   /* a side's step lines came in bursts: not compared as timed */
+	bool untimed;        /* no steps, and a side is a log or a Prometheus window (meta
+	                        "source"): its length is the one asked for, no run time */
 	double min_diff_pct; /* the practical threshold: compare_min_diff_pct, nothing added */
 	double diff_pct;     /* the mean's change in % of the base's, NAN when unknown */
 	bool below_min_diff; /* significant but smaller than min_diff_pct */

@@ -115,6 +115,8 @@ static const char *verdict_words(const diag_comparison *c)
 		return _("The candidate is FASTER");
 	if (c->verdict > 0)
 		return _("The candidate is SLOWER");
+	if (c->untimed)
+		return _("Speed not compared");
 	if (c->withheld_by_load)
 		return _("No claim: the host was loaded");
 	if (c->below_min_diff)
@@ -207,6 +209,10 @@ static void cmp_verdict(const tx *t, const diag_comparison *c)
 		    out,
 		    _(": mean step time %+.1f ms (%+.1f %%), 95 %% interval %+.1f to %+.1f ms\n"),
 		    1e3 * c->mean.diff, c->diff_pct, 1e3 * c->mean.lo, 1e3 * c->mean.hi);
+	else if (c->untimed)
+		fputs(_(" (no step times, and a log's or a window's length is no run time: the "
+		        "utilization and findings below say what changed)\n"),
+		      out);
 	else if (c->steps_bursty)
 		fprintf(out,
 		        _(" (step lines came in bursts, so step times were not compared: judged by "

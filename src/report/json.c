@@ -368,8 +368,12 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 	str(&w, "candidate", cand[0]);
 	files(&w, "base_files", base, nbase);
 	files(&w, "candidate_files", cand, ncand);
-	str(&w, "verdict", c->verdict < 0 ? "faster" : c->verdict > 0 ? "slower" : "no-difference");
-	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : "run-time");
+	str(&w, "verdict",
+	    c->untimed       ? "not-compared"
+	    : c->verdict < 0 ? "faster"
+	    : c->verdict > 0 ? "slower"
+	                     : "no-difference");
+	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : c->untimed ? NULL : "run-time");
 	num(&w, "min_meaningful_diff_pct", c->min_diff_pct);
 	num(&w, "step_mean_diff_pct", c->diff_pct);
 	jsonw_key(&w, "below_min_meaningful_diff");

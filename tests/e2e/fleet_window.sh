@@ -81,6 +81,8 @@ if not (b["util_mean"] > 90 and k["util_mean"] < 50): bad("utilization %s -> %s"
 if b["job_gpus"] != 8 or k["job_gpus"] != 8: bad("GPUs", c)
 if "data-starved" not in json.dumps(c["findings_new"]): bad("the starved hours' finding is not new", c)
 if c["findings_gone"]: bad("findings gone from the healthy hours", c)
+# two windows of equal length: their length is no run time, so no speed claim
+if c["verdict"] != "not-compared" or cj["verdict"] != "not-compared": bad("verdict %s" % c["verdict"], c)
 if "memory-full-compute-idle" not in json.dumps(cj["findings_gone"]): bad("--job: the notebook's finding did not go", cj)
 if cj["base"] != "job=notebook-bob" or cj["candidate"] != "job=train-a": bad("--job: sides %s %s" % (cj["base"], cj["candidate"]), cj)
 PY

@@ -85,6 +85,8 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 s = json.dumps(c)
 assert "utilization" in s, s[:400]
+# a log's length is no run time: no speed claim without step times
+assert c["verdict"] == "not-compared" and c["judged_by"] is None, (c["verdict"], c["judged_by"])
 PY
 
 # Bad input: one line naming the file, exit 3 for a file that is not a log,
