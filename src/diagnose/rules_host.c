@@ -225,9 +225,12 @@ static void tree_workers(const diag_ctx *c, worker_stats *w)
 		w->total++;
 		/* Saturated: at a full core most of the time; or, on a host that
 		 * others load, runnable (state R) whenever sampled (it waits for
-		 * nothing but a CPU) or getting as much as the busiest hog. */
-		bool sat = (double)a[j].hot / a[j].k >= c->th->saturated_share || runnable ||
-		           (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2);
+		 * nothing but a CPU) or getting as much as the busiest hog. A
+		 * process seen fewer than min_samples times (one starting up, a
+		 * short-lived helper) proves nothing either way. */
+		bool sat = a[j].k >= c->th->min_samples &&
+		           ((double)a[j].hot / a[j].k >= c->th->saturated_share || runnable ||
+		            (w->fair >= c->th->job_cpu_pct && mean >= w->fair / 2));
 		w->saturated += sat;
 		if (loader)
 			w->loaders_saturated += sat;

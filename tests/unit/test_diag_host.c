@@ -92,6 +92,17 @@ static void test_noisy_neighbour(void **state)
 		if (tl->procs[i].in_tree)
 			tl->procs[i].state = 0;
 
+	/* A short-lived helper of the job at a full core in the two samples it lived
+	 * (a process starting up): too few samples to call it a saturated loader. */
+	for (int s = 3; s < 5; s++) {
+		tl_proc *p = fx_proc(tl, s, 4242, -1, true, true, NAN, 100);
+		snprintf(p->cmd, sizeof p->cmd, "helper --once");
+	}
+	fx_run(tl, &r);
+	fx_expect_none(&r, "data-starved");
+	fx_expect(&r, "host-contention", DIAG_WARN);
+	diag_result_free(&r);
+
 	/* The job's own loader at a core: data-starved, the neighbour named in a note. */
 	set_tree(tl, 100, 100);
 	fx_run(tl, &r);
