@@ -12,10 +12,11 @@ trap cleanup EXIT
 export GPUWHY_SIM_STATE="$T/simstate"
 unset GPUWHY_NVML GPUWHY_SIM_SCENARIO GPUWHY_GPUS
 # python3 through a version manager's shim (pyenv) starts several shells on every call,
-# seconds on a busy machine; the interpreter is looked up once and called directly, so
-# the tests' polling loops stay cheap.
+# seconds on a busy machine; the interpreter is looked up once and put first on PATH, so
+# the tests' polling loops stay cheap. (A link on PATH, not a shell function: `python3
+# server.py &` must leave the interpreter's own PID in $!, for the cleanup to kill.)
 if _gw_py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$_gw_py" ]; then
-	python3() { "$_gw_py" "$@"; }
+	mkdir -p "$T/.bin" && ln -sf "$_gw_py" "$T/.bin/python3" && PATH="$T/.bin:$PATH"
 fi
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
