@@ -160,6 +160,13 @@ static void call_all(struct call_ctx *x, bool mig, bool lost, const char *where,
 	}
 }
 
+static void free_list(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* Names from every *.txt of dir (one a line), exports apart; NULL-terminated arrays. */
 static int read_list(const char *path, char ***out, int n)
 {
@@ -335,7 +342,7 @@ static int resolve_lists(const char *lib_path, const char *dir, char ***want)
 			*want = realloc(*want, (size_t)(n_want + 1) * sizeof **want);
 			if (!*want)
 				abort();
-			(*want)[n_want++] = names[i];
+			(*want)[n_want++] = strdup(names[i]);
 			continue;
 		}
 		for (int k = 0; k < n_exp; k++)
@@ -347,6 +354,8 @@ static int resolve_lists(const char *lib_path, const char *dir, char ***want)
 			}
 	}
 	dlclose(lib);
+	free_list(names, n);
+	free_list(exports, n_exp);
 	return n_want;
 }
 
@@ -375,5 +384,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nvml_symbols: could not remove %s\n", state);
 	printf("%d symbols resolved and called on %d scenarios: %s\n", n_want, argc - 3,
 	       failures ? "FAILED" : "ok");
+	free_list(want, n_want);
 	return failures ? 1 : 0;
 }
