@@ -426,20 +426,26 @@ void trace_rank_note_profstep(trace_rank *r, const char *sym, size_t len)
 		r->profstep_syms[r->n_profstep_syms++] = s;
 }
 
-void trace_rank_warn(trace_rank *r, const char *fmt, ...)
+void trace_warn_add(char **en, char **text, int *n, int max, const char *fmt, va_list ap)
 {
-	if (r->n_warnings >= TRACE_MAX_WARNINGS)
+	if (*n >= max)
 		return;
-	va_list ap, aq;
-	va_start(ap, fmt);
+	va_list aq;
 	va_copy(aq, ap);
 	char *s = NULL, *t = NULL;
 	if (vasprintf(&s, fmt, ap) >= 0) {
 		if (vasprintf(&t, _(fmt), aq) < 0)
 			t = NULL;
-		r->warnings_text[r->n_warnings] = t;
-		r->warnings[r->n_warnings++] = s;
+		text[*n] = t;
+		en[(*n)++] = s;
 	}
 	va_end(aq);
+}
+
+void trace_rank_warn(trace_rank *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	trace_warn_add(r->warnings, r->warnings_text, &r->n_warnings, TRACE_MAX_WARNINGS, fmt, ap);
 	va_end(ap);
 }

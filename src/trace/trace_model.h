@@ -4,6 +4,7 @@
 #ifndef GPUWHY_TRACE_MODEL_H
 #define GPUWHY_TRACE_MODEL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -178,5 +179,9 @@ void trace_rank_drop_events(trace_rank *r);
 /* Records a distinct symbol (name or cat) containing "ProfilerStep" (HTA counts them). */
 void trace_rank_note_profstep(trace_rank *r, const char *sym, size_t len);
 void trace_rank_warn(trace_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning appended to a pair of lists of max entries (*n of them used): English in en[],
+ * the user's language in text[] (NULL when it cannot be made); dropped once full. */
+void trace_warn_add(char **en, char **text, int *n, int max, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 #endif

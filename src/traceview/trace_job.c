@@ -310,19 +310,10 @@ static int cmp_item(const void *a, const void *b)
 static void job_warn(trace_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void job_warn(trace_job *job, const char *fmt, ...)
 {
-	if (job->n_warnings >= (int)(sizeof job->warnings / sizeof *job->warnings))
-		return;
-	va_list ap, aq;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(aq, ap);
-	char *s = NULL, *t = NULL;
-	if (vasprintf(&s, fmt, ap) >= 0) {
-		if (vasprintf(&t, _(fmt), aq) < 0)
-			t = NULL;
-		job->warnings_text[job->n_warnings] = t;
-		job->warnings[job->n_warnings++] = s;
-	}
-	va_end(aq);
+	trace_warn_add(job->warnings, job->warnings_text, &job->n_warnings,
+	               (int)(sizeof job->warnings / sizeof *job->warnings), fmt, ap);
 	va_end(ap);
 }
 
