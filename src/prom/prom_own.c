@@ -71,10 +71,17 @@ static void own_fill(prom_fleet *fl, const prom_matrix *m)
 	}
 }
 
+/* max_over_time over one step, not the bare series: a query_range step sees a series only
+ * where a sample lies within the lookback and before its staleness marker, so a finding that
+ * held for one scrape (a severity that lasted a second before it rose) falls between two
+ * steps whenever the scrape ran late. Windows of one step each, left-open, hold every raw
+ * sample exactly once. */
 int prom_fleet_own(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err)
 {
-	char expr[700];
-	prom_selector(PROM_OWN_SERIES, q->match, expr, sizeof expr);
+	char sel[640], expr[700];
+	prom_selector(PROM_OWN_SERIES, q->match, sel, sizeof sel);
+	snprintf(expr, sizeof expr, "max_over_time(%s[%lldms])", sel,
+	         (long long)llround(fmax(q->step, 0.001) * 1000));
 	prom_matrix m = {0};
 	int rc = prom_query_range(c, expr, q->from, q->to, q->step, &m, err);
 	if (rc == 0)

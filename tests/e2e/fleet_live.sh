@@ -79,10 +79,13 @@ assert_eq "$nh" 1 "thermal slowdown seen by Prometheus"
 read -r nt least < <(q 'count_over_time(up[10m])')
 assert_eq "$nt" 4 "targets scraped"
 assert_ge "$least" 65 "scrapes of the least scraped target"
-# The exporters' own diagnosis, for the messages below.
-curl -fsS --data-urlencode 'query=max_over_time(gpuwhy_finding[10m])' "$URL/api/v1/query" >"$T/own.json"
+# The exporters' own diagnosis, every raw sample up to TQ: fleet reads up to the same TQ, so
+# both see the same samples (a finding that rose in the last second is in both or neither).
+TQ=$(date +%s)
+curl -fsS --data-urlencode 'query=max_over_time(gpuwhy_finding[10m])' --data-urlencode "time=$TQ" \
+	"$URL/api/v1/query" >"$T/own.json"
 
-"$GPUWHY" fleet --prometheus "$URL" --from "$START" --to "$(date +%s)" --step 1s --format json \
+"$GPUWHY" fleet --prometheus "$URL" --from "$START" --to "$TQ" --step 1s --format json \
 	-o "$T/fleet.json" 2>"$T/fleet.err"
 rc=$?
 [ "$rc" = 1 ] || fail "fleet exit $rc, expected 1 (findings): $(cat "$T/fleet.err")"
