@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sweep/sweep.h"
+#include "sweep/plan.h"
+#include "sweep/state.h"
+#include "sweep/subst.h"
 
 /* The k-th NUL-separated piece of data (empty when there are fewer). */
 static char *piece(const uint8_t *data, size_t size, int k)

@@ -17,6 +17,8 @@
 #include "cmd/cmd.h"
 #include "util/opt.h"
 #include "record/steps.h"
+#include "sweep/plan.h"
+#include "sweep/state.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/i18n.h"

@@ -18,6 +18,12 @@
 
 #include "model/timeline.h"
 #include "store/store.h"
+#include "sweep/plan.h"
+#include "sweep/results.h"
+#include "sweep/runner.h"
+#include "sweep/search.h"
+#include "sweep/state.h"
+#include "sweep/subst.h"
 #include "sweep/sweep.h"
 #include "util/err.h"
 #include "util/fail.h"

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep/sweep.h"
+#include "sweep/plan.h"
+#include "sweep/subst.h"
 #include "util/hash.h"
 #include "util/parse.h"
 #include "util/xalloc.h"

@@ -17,7 +17,11 @@
 #include "diagnose/diag.h"
 #include "store/store.h"
 #include "util/fail.h"
-#include "sweep/sweep.h"
+#include "sweep/memfit.h"
+#include "sweep/plan.h"
+#include "sweep/results.h"
+#include "sweep/state.h"
+#include "sweep/stats.h"
 #include "util/xalloc.h"
 #include "util/i18n.h"
 

@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sweep/sweep.h"
+#include "sweep/runner.h"
+#include "sweep/subst.h"
 #include "util/child.h"
 #include "util/err.h"
 #include "util/i18n.h"

@@ -6,7 +6,7 @@
  * Lightning's batch-size finder ("power" then "binsearch"), but for any
  * command. Pure: the caller runs each value and reports whether it fit.
  */
-#include "sweep/sweep.h"
+#include "sweep/search.h"
 
 void sweep_search_init(sweep_search *s, long long lo, long long hi, long long step)
 {

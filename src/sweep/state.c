@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep/sweep.h"
+#include "sweep/state.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/jsonw.h"

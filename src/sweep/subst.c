@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep/sweep.h"
+#include "sweep/plan.h"
+#include "sweep/subst.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/i18n.h"

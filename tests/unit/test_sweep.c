@@ -10,7 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sweep/sweep.h"
+#include "sweep/memfit.h"
+#include "sweep/plan.h"
+#include "sweep/results.h"
+#include "sweep/search.h"
+#include "sweep/state.h"
+#include "sweep/stats.h"
+#include "sweep/subst.h"
 
 static char err[512];
 

@@ -1,5 +1,5 @@
 /*
- * render.c - a sweep's results as a text table, as JSON, and as one
+ * results_render.c - a sweep's results as a text table, as JSON, and as one
  * self-contained HTML page (the report's style sheet and palette) with SVG
  * bar charts of throughput and memory per configuration.
  */
@@ -10,7 +10,10 @@
 #include <wchar.h>
 
 #include "report/report.h"
-#include "sweep/sweep.h"
+#include "sweep/memfit.h"
+#include "sweep/plan.h"
+#include "sweep/results.h"
+#include "sweep/state.h"
 #include "util/i18n.h"
 #include "util/textwidth.h"
 #include "util/jsonw.h"
