@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate.h"
+#include "gate/batch.h"
+#include "gate/config.h"
 
 static const char *part(const uint8_t **p, const uint8_t *end, size_t *len)
 {

@@ -9,13 +9,14 @@
  * target's bytes as sent (libcurl drops only an empty query's '?'); and a
  * target gate_target_check refuses must build nothing.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "gate/gate.h"
+#include "gate/target.h"
 #include "util/curl_dl.h"
 
 static const char *const upstreams[] = {

@@ -3,10 +3,12 @@
  * that limits, queues fairly, batches and watches the GPU (src/gate/).
  *
  * Settings come from the defaults, then --config FILE, then the flags, so
- * a flag always wins (gate/flags.c); SIGHUP repeats the same steps and
+ * a flag always wins (gate/config_args.c); SIGHUP repeats the same steps and
  * applies the result (limits, keys, batching), SIGTERM drains.
  */
 #include "cmd/cmd.h"
+#include "gate/config.h"
+#include "gate/config_args.h"
 #include "gate/gate.h"
 #include "util/err.h"
 #include "util/opt.h"

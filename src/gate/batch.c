@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate.h"
+#include "gate/batch.h"
+#include "gate/config.h"
 
 /* Decode one pointer token (~1 is /, ~0 is ~) into out. */
 static const char *next_token(const char *p, char *out, size_t outlen)

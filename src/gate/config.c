@@ -6,12 +6,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "gate/gate.h"
+#include "gate/config.h"
 #include "util/i18n.h"
 
 void gate_rule_defaults(gate_batch_rule *r, gate_goal goal, const char *path)

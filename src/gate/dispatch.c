@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/batch.h"
 #include "gate/gate_int.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"

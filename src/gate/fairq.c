@@ -4,10 +4,12 @@
  * is passed over without losing its place. One user's burst therefore
  * delays another user's single request by at most one turn per user.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate.h"
+#include "gate/config.h"
+#include "gate/fairq.h"
 
 int gate_fairq_init(gate_fairq *q)
 {

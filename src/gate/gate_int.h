@@ -4,17 +4,24 @@
  * (the event loops; handlers register with them), say.c, metrics.c and
  * route.c, request.c (a request's whole life), xfer.c (transfers on
  * libcurl), dispatch.c (which request goes where), ws.c (WebSockets),
- * conn.c and server.c (the client side), run.c (starts and stops it
+ * conn.c and server.c (the client side), lifecycle.c (starts and stops it
  * all). A file calls only files below it; a lower one reaches a higher
  * one only through the handlers it was given.
  */
 #ifndef GPUWHY_GATE_GATE_INT_H
 #define GPUWHY_GATE_GATE_INT_H
 
+#include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "gate/gate.h"
+#include "gate/config.h"
+#include "gate/fairq.h"
+#include "gate/target.h"
 #include "gpu/gpu.h"
 #include "util/curl_dl.h"
 #include "util/mhd_dl.h"

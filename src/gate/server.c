@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "exporter/exporter.h"
+#include "gate/batch.h"
 #include "gate/gate_int.h"
 #include "util/hash.h"
 #include "util/i18n.h"

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gate/gate.h"
+#include "gate/target.h"
 #include "util/curl_dl.h"
 #include "util/i18n.h"
 

@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 
+#include "gate/batch.h"
 #include "gate/gate_int.h"
 #include "util/i18n.h"
 #include "util/strbuf.h"

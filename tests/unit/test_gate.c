@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "gate/batch.h"
 #include "gate/gate_int.h"
 
 /* ------------------------------------------------------------ fair queue */

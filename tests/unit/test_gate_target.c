@@ -2,6 +2,7 @@
  * (always on the configured upstream's scheme, host and port). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gate/gate.h"
+#include "gate/target.h"
 #include "util/curl_dl.h"
 
 static void test_target_check(void **state)

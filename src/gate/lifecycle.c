@@ -1,5 +1,5 @@
 /*
- * run.c - the running gate: the access log, the GPU watch, the dispatcher and
+ * lifecycle.c - the running gate: the access log, the GPU watch, the dispatcher and
  * the server started in order; SIGHUP reloads the settings, SIGTERM or SIGINT
  * drains the requests in flight and stops.
  */
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/gate.h"
 #include "gate/gate_int.h"
 #include "util/err.h"
 #include "util/i18n.h"

@@ -1,5 +1,5 @@
 /*
- * flags.c - the gate's configuration from the command line: the defaults,
+ * config_args.c - the gate's configuration from the command line: the defaults,
  * then --config FILE, then the flags, so a flag always wins; SIGHUP
  * repeats the same steps (gate_config_reload_args). Where the gate may
  * listen is checked here too: never beyond loopback by accident.
@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "exporter/exporter.h"
-#include "gate/gate.h"
+#include "gate/config.h"
+#include "gate/config_args.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/opt.h"
