@@ -40,15 +40,15 @@ static char *piece(const uint8_t *data, size_t size, int k)
 
 static void plan_and_subst(sweep_spec *sp)
 {
-	char err[512];
-	if (sweep_spec_check(sp, err, sizeof err) != 0)
+	gw_fail err;
+	if (sweep_spec_check(sp, &err) != 0)
 		return;
 	sweep_plan pl;
-	if (sweep_plan_build(sp, &pl, err, sizeof err) != 0)
+	if (sweep_plan_build(sp, &pl, &err) != 0)
 		return;
 	for (int i = 0; i < pl.n && i < 64; i++) {
-		sweep_strv_free(sweep_argv(sp, &pl.c[i], err, sizeof err));
-		sweep_strv_free(sweep_envv(sp, &pl.c[i], err, sizeof err));
+		sweep_strv_free(sweep_argv(sp, &pl.c[i], &err));
+		sweep_strv_free(sweep_envv(sp, &pl.c[i], &err));
 	}
 	if (sp->nvars > 0)
 		sweep_plan_add(&pl, sp, 0, "4096");
@@ -79,13 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *a = piece(data, size, 0), *b = piece(data, size, 1), *c = piece(data, size, 2),
 	     *e = piece(data, size, 3);
-	char err[512];
+	gw_fail err;
 	sweep_spec sp;
 	sweep_spec_init(&sp);
 	sp.max_values = 16;
 	sp.max_runs = 256;
-	sweep_var_parse(&sp, a, false, err, sizeof err);
-	sweep_var_parse(&sp, b, size % 2 == 0, err, sizeof err);
+	sweep_var_parse(&sp, a, false, &err);
+	sweep_var_parse(&sp, b, size % 2 == 0, &err);
 	char *cmd[] = {"sh", "-c", c, c};
 	char env[600];
 	snprintf(env, sizeof env, "X=%s", e);

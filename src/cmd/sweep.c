@@ -53,9 +53,9 @@ static int bad(const char *what, const char *hint, const char *why)
 /* Every list of strings lives in argv or in o, so nothing here needs freeing but the vars. */
 static int sw_var(const opt_def *d, const char *v, void *ctx)
 {
-	char err[512];
-	if (sweep_var_parse(&((sweep_opts *)ctx)->sp, v, d->name[0] == 's', err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", N_("see gpuwhy sweep --help"), "%s", err);
+	gw_fail err = {0};
+	if (sweep_var_parse(&((sweep_opts *)ctx)->sp, v, d->name[0] == 's', &err) != 0)
+		return gw_fail_print(&err);
 	return 0;
 }
 
@@ -225,8 +225,9 @@ static int check_args(sweep_opts *o)
 		           N_("no output directory (-o DIR)"));
 	if (o->steps && o->duration_ns)
 		return bad("--steps", N_("give one of them"), N_("cannot be used with --duration"));
-	if (sweep_spec_check(&o->sp, err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", N_("see gpuwhy sweep --help"), "%s", err);
+	gw_fail fail = {0};
+	if (sweep_spec_check(&o->sp, &fail) != 0)
+		return gw_fail_print(&fail);
 	/* Compiled here as each run's recorder will, so a bad one fails before anything
 	 * is created rather than in every run. */
 	if (o->step_re) {

@@ -143,10 +143,9 @@ static int dry_run(drive_ctx *cx)
 	snprintf(reps, sizeof reps, P_("%d repeat", "%d repeats", o->sp.repeat), o->sp.repeat);
 	/* TRANSLATORS: "gpuwhy sweep plan: 4 configurations x 2 repeats into DIR". */
 	printf(_("gpuwhy sweep plan: %s x %s into %s\n"), cfgs, reps, o->dir);
-	char err[256];
 	for (int i = 0; i < cx->pl.n; i++) {
-		char **argv = sweep_argv(&o->sp, &cx->pl.c[i], err, sizeof err);
-		char **env = sweep_envv(&o->sp, &cx->pl.c[i], err, sizeof err);
+		char **argv = sweep_argv(&o->sp, &cx->pl.c[i], NULL);
+		char **env = sweep_envv(&o->sp, &cx->pl.c[i], NULL);
 		for (int k = 1; k <= o->sp.repeat; k++) {
 			char file[PATH_MAX];
 			run_paths(cx, &cx->pl.c[i], k, file, sizeof file, NULL, 0);
@@ -251,13 +250,13 @@ static bool needs_run(const sweep_run *r)
 static int build_cmd(drive_ctx *cx, const sweep_config *c, const char *file, char ***run_argv,
                      char ***env)
 {
-	char err[256];
-	char **argv = sweep_argv(&cx->o->sp, c, err, sizeof err);
-	*env = sweep_envv(&cx->o->sp, c, err, sizeof err);
+	gw_fail err = {0};
+	char **argv = sweep_argv(&cx->o->sp, c, &err);
+	*env = sweep_envv(&cx->o->sp, c, &err);
 	if (!argv || !*env) {
 		sweep_strv_free(argv);
 		sweep_strv_free(*env);
-		return gw_error(GW_EXIT_USAGE, c->name, NULL, "%s", err);
+		return gw_fail_print(&err);
 	}
 	*run_argv = sweep_run_argv(&cx->rn, file, argv);
 	sweep_strv_free(argv);
@@ -475,11 +474,10 @@ static void setup_runner(drive_ctx *cx, const char *gpus)
 
 static int prepare(drive_ctx *cx)
 {
-	char err[512];
+	gw_fail err = {0};
 	sweep_opts *o = cx->o;
-	if (sweep_plan_build(&o->sp, &cx->pl, err, sizeof err) != 0)
-		return gw_error(GW_EXIT_USAGE, "sweep", N_("fewer values, or --max-runs"), "%s",
-		                err);
+	if (sweep_plan_build(&o->sp, &cx->pl, &err) != 0)
+		return gw_fail_print(&err);
 	cx->search_var = -1;
 	for (int i = 0; i < o->sp.nvars; i++)
 		if (o->sp.vars[i].search)
@@ -492,12 +490,12 @@ static int prepare(drive_ctx *cx)
 		                "about %d runs planned, more than %d", cx->total, o->sp.max_runs);
 	/* Every configuration's command is built once now, so a bad one fails before any runs. */
 	for (int i = 0; i < cx->pl.n; i++) {
-		char **a = sweep_argv(&o->sp, &cx->pl.c[i], err, sizeof err);
-		char **e = a ? sweep_envv(&o->sp, &cx->pl.c[i], err, sizeof err) : NULL;
+		char **a = sweep_argv(&o->sp, &cx->pl.c[i], &err);
+		char **e = a ? sweep_envv(&o->sp, &cx->pl.c[i], &err) : NULL;
 		sweep_strv_free(a);
 		sweep_strv_free(e);
 		if (!e)
-			return gw_error(GW_EXIT_USAGE, cx->pl.c[i].name, NULL, "%s", err);
+			return gw_fail_print(&err);
 	}
 	return 0;
 }

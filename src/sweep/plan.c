@@ -11,6 +11,8 @@
 
 #include "sweep/plan.h"
 #include "sweep/subst.h"
+#include "util/err.h"
+#include "util/fail.h"
 #include "util/hash.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
@@ -89,21 +91,26 @@ static bool parse_range(const char *s, sweep_var *v)
 	return true;
 }
 
-static int fail(char *err, size_t len, const char *fmt, const char *a, const char *b)
+/* What an error of the variables and the specification says after its why, and one of the
+ * plan. */
+static const char spec_hint[] = N_("see gpuwhy sweep --help");
+static const char plan_hint[] = N_("fewer values, or --max-runs");
+
+/* fmt is marked N_() where it is written; gw_fail_set translates it. */
+static int fail(gw_fail *err, const char *fmt, const char *a, const char *b)
 {
-	snprintf(err, len, fmt, a, b);
-	return -1;
+	return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint, fmt, a, b);
 }
 
 /* --search: the range of the searched variable. */
-static int parse_search(sweep_var *v, const char *arg, const char *rhs, char *err, size_t errlen)
+static int parse_search(sweep_var *v, const char *arg, const char *rhs, gw_fail *err)
 {
 	v->search = true;
 	v->pow2 = !strncmp(rhs, "pow2:", 5);
 	if (!parse_range(v->pow2 ? rhs + 5 : rhs, v))
-		return fail(err, errlen,
-		            _("--search %s: '%s' is not a range of whole numbers (e.g. "
-		              "batch=pow2:8..4096, batch=16..512:16)"),
+		return fail(err,
+		            N_("--search %s: '%s' is not a range of whole numbers (e.g. "
+		               "batch=pow2:8..4096, batch=16..512:16)"),
 		            arg, rhs);
 	char lo[32];
 	snprintf(lo, sizeof lo, "%lld", v->lo);
@@ -113,15 +120,16 @@ static int parse_search(sweep_var *v, const char *arg, const char *rhs, char *er
 
 /* --vary: a comma-separated list, or a range LO..HI[:STEP] of whole numbers. */
 static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const char *rhs,
-                      char *err, size_t errlen)
+                      gw_fail *err)
 {
 	sweep_var r = {0};
 	if (strstr(rhs, "..") && !strchr(rhs, ',')) {
 		if (!parse_range(!strncmp(rhs, "pow2:", 5) ? rhs + 5 : rhs, &r))
-			return fail(err, errlen,
-			            _("--vary %s: '%s' is not a range of whole numbers (e.g. 1..8, "
-			              "pow2:1..64)"),
-			            arg, rhs);
+			return fail(
+			    err,
+			    N_("--vary %s: '%s' is not a range of whole numbers (e.g. 1..8, "
+			       "pow2:1..64)"),
+			    arg, rhs);
 		bool pow2 = !strncmp(rhs, "pow2:", 5);
 		for (long long x = r.lo; x <= r.hi; x = pow2 ? x * 2 : x + r.step) {
 			if (v->nvalues >= sp->max_values)
@@ -138,13 +146,13 @@ static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const
 		const char *c = strchr(p, ',');
 		size_t n = c ? (size_t)(c - p) : strlen(p);
 		if (n == 0)
-			return fail(err, errlen,
-			            _("--vary %s: empty value in '%s' (values are v1,v2,...)"), arg,
-			            rhs);
+			return fail(err,
+			            N_("--vary %s: empty value in '%s' (values are v1,v2,...)"),
+			            arg, rhs);
 		for (int k = 0; k < v->nvalues; k++)
 			if (strlen(v->values[k]) == n && !strncmp(v->values[k], p, n))
-				return fail(err, errlen, _("--vary %s: value listed twice in '%s'"),
-				            arg, rhs);
+				return fail(err, N_("--vary %s: value listed twice in '%s'"), arg,
+				            rhs);
 		if (v->nvalues >= sp->max_values)
 			goto too_many;
 		add_value(v, p, n);
@@ -154,55 +162,53 @@ static int parse_list(const sweep_spec *sp, sweep_var *v, const char *arg, const
 	}
 	return 0;
 too_many:
-	snprintf(err, errlen, _("--vary %s: more than %d values (--max-values N raises the limit)"),
-	         arg, sp->max_values);
-	return -1;
+	return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+	                   "--vary %s: more than %d values (--max-values N raises the limit)", arg,
+	                   sp->max_values);
 }
 
-int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, char *err, size_t errlen)
+int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, gw_fail *err)
 {
 	const char *opt = search ? "--search" : "--vary";
 	const char *eq = strchr(arg, '=');
 	if (!eq || !valid_name(arg, (size_t)(eq - arg))) {
-		snprintf(err, errlen,
-		         _("%s %s: expected NAME=VALUES with NAME a word like workers"), opt, arg);
-		return -1;
+		return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+		                   "%s %s: expected NAME=VALUES with NAME a word like workers", opt,
+		                   arg);
 	}
 	char name[SWEEP_NAME_MAX];
 	memcpy(name, arg, (size_t)(eq - arg));
 	name[eq - arg] = '\0';
 	const char *rhs = eq + 1;
 	if (!*rhs) {
-		snprintf(err, errlen, _("%s %s: empty list of values (e.g. %s=1,2,4)"), opt, arg,
-		         name);
-		return -1;
+		return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+		                   "%s %s: empty list of values (e.g. %s=1,2,4)", opt, arg, name);
 	}
 	if (sweep_var_index(sp, name) >= 0) {
-		snprintf(err, errlen, _("%s %s: variable '%s' given twice"), opt, arg, name);
-		return -1;
+		return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+		                   "%s %s: variable '%s' given twice", opt, arg, name);
 	}
 	if (sp->nvars >= SWEEP_MAX_VARS) {
-		snprintf(err, errlen, _("%s %s: at most %d variables"), opt, arg, SWEEP_MAX_VARS);
-		return -1;
+		return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+		                   "%s %s: at most %d variables", opt, arg, SWEEP_MAX_VARS);
 	}
 	if (search)
 		for (int i = 0; i < sp->nvars; i++)
 			if (sp->vars[i].search) {
-				snprintf(err, errlen,
-				         _("--search %s: only one variable can be searched"), arg);
-				return -1;
+				return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+				                   "--search %s: only one variable can be searched",
+				                   arg);
 			}
 	sweep_var *v = &sp->vars[sp->nvars];
 	memset(v, 0, sizeof *v);
 	snprintf(v->name, sizeof v->name, "%s", name);
-	int rc = search ? parse_search(v, arg, rhs, err, errlen)
-	                : parse_list(sp, v, arg, rhs, err, errlen);
+	int rc = search ? parse_search(v, arg, rhs, err) : parse_list(sp, v, arg, rhs, err);
 	if (rc) {
 		for (int k = 0; k < v->nvalues; k++)
 			free(v->values[k]);
 		free(v->values);
 		memset(v, 0, sizeof *v);
-		return -1;
+		return rc;
 	}
 	sp->nvars++;
 	return 0;
@@ -234,41 +240,40 @@ static bool batch_like(const char *n)
 	       !strcmp(n, "batchsize");
 }
 
-int sweep_spec_check(sweep_spec *sp, char *err, size_t errlen)
+int sweep_spec_check(sweep_spec *sp, gw_fail *err)
 {
 	if (sp->nvars == 0) {
-		snprintf(err, errlen,
-		         _("nothing to sweep (give --vary NAME=V1,V2 or --search NAME=RANGE)"));
-		return -1;
+		return gw_fail_set(
+		    err, GW_EXIT_USAGE, "sweep", spec_hint,
+		    "nothing to sweep (give --vary NAME=V1,V2 or --search NAME=RANGE)");
 	}
 	if (sp->ncmd == 0) {
-		snprintf(err, errlen, _("no command given (gpuwhy sweep ... -- CMD {name} ...)"));
-		return -1;
+		return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+		                   "no command given (gpuwhy sweep ... -- CMD {name} ...)");
 	}
 	check_ctx cx = {.sp = sp};
 	for (int i = 0; i < sp->ncmd + sp->nenv; i++) {
 		const char *t = i < sp->ncmd ? sp->cmd[i] : strchr(sp->env[i - sp->ncmd], '=') + 1;
 		if (sweep_placeholders(t, check_one, &cx) != 0) {
-			snprintf(err, errlen,
-			         _("unknown placeholder {%s} in '%s' (variables come from "
-			           "--vary/--search; "
-			           "{{ and }} are literal braces)"),
-			         cx.bad, t);
-			return -1;
+			return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+			                   "unknown placeholder {%s} in '%s' (variables come from "
+			                   "--vary/--search; "
+			                   "{{ and }} are literal braces)",
+			                   cx.bad, t);
 		}
 	}
 	for (int i = 0; i < sp->nvars; i++)
 		if (!cx.used[i]) {
-			snprintf(err, errlen,
-			         _("variable '%s' is used nowhere (put {%s} in the command or an "
-			           "--env)"),
-			         sp->vars[i].name, sp->vars[i].name);
-			return -1;
+			return gw_fail_set(
+			    err, GW_EXIT_USAGE, "sweep", spec_hint,
+			    "variable '%s' is used nowhere (put {%s} in the command or an "
+			    "--env)",
+			    sp->vars[i].name, sp->vars[i].name);
 		}
 	if (sp->batch_var) {
 		if (sweep_var_index(sp, sp->batch_var) < 0) {
-			snprintf(err, errlen, _("--batch-var %s: no such variable"), sp->batch_var);
-			return -1;
+			return gw_fail_set(err, GW_EXIT_USAGE, "sweep", spec_hint,
+			                   "--batch-var %s: no such variable", sp->batch_var);
 		}
 	} else {
 		for (int i = 0; i < sp->nvars; i++)
@@ -384,7 +389,7 @@ static void plan_grid(const sweep_spec *sp, sweep_plan *pl)
 
 static void plan_one_at_a_time(const sweep_spec *sp, sweep_plan *pl);
 
-int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t errlen)
+int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, gw_fail *err)
 {
 	memset(pl, 0, sizeof *pl);
 	long long runs = 1;
@@ -397,10 +402,10 @@ int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t err
 	}
 	runs *= sp->repeat;
 	if (runs > sp->max_runs) {
-		snprintf(err, errlen,
-		         _("%lld runs planned, more than %d (--max-runs N raises the limit)"), runs,
-		         sp->max_runs);
-		return -1;
+		return gw_fail_set(
+		    err, GW_EXIT_USAGE, "sweep", plan_hint,
+		    "%lld runs planned, more than %d (--max-runs N raises the limit)", runs,
+		    sp->max_runs);
 	}
 	if (sp->grid)
 		plan_grid(sp, pl);
@@ -411,12 +416,12 @@ int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t err
 		for (int k = 0; k < i; k++)
 			if (!strcmp(pl->c[i].name, pl->c[k].name) ||
 			    !strcmp(pl->c[i].file, pl->c[k].file)) {
-				snprintf(
-				    err, errlen,
-				    _("values too long to tell configurations apart (%.60s...)"),
+				int rc = gw_fail_set(
+				    err, GW_EXIT_USAGE, "sweep", plan_hint,
+				    "values too long to tell configurations apart (%.60s...)",
 				    pl->c[i].name);
 				sweep_plan_free(pl);
-				return -1;
+				return rc;
 			}
 	return 0;
 }

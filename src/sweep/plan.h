@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/fail.h"
+
 #define SWEEP_MAX_VARS 8
 #define SWEEP_NAME_MAX 32
 #define SWEEP_DEFAULT_MAX_VALUES 64
@@ -46,9 +48,10 @@ typedef struct {
 void sweep_spec_init(sweep_spec *sp);
 void sweep_spec_free(sweep_spec *sp);
 /* "name=v1,v2" (vary) or "name=pow2:LO..HI[:STEP]" / "name=LO..HI[:STEP]" (search). */
-int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, char *err, size_t errlen);
+int sweep_var_parse(sweep_spec *sp, const char *arg, bool search, gw_fail *err);
 /* Every placeholder names a variable, every variable is used; the batch variable. */
-int sweep_spec_check(sweep_spec *sp, char *err, size_t errlen);
+int sweep_spec_check(sweep_spec *sp, gw_fail *err);
+/* Both return 0, or GW_EXIT_USAGE with *err filled ("sweep", the why, --help as the hint). */
 int sweep_var_index(const sweep_spec *sp, const char *name);
 
 /* One configuration: a value for every variable (strings owned by the plan). */
@@ -66,8 +69,9 @@ typedef struct {
 	int nowned, owned_cap;
 } sweep_plan;
 
-/* The listed configurations: baseline first, then one variable at a time (or the grid). */
-int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, char *err, size_t errlen);
+/* The listed configurations: baseline first, then one variable at a time (or the grid).
+ * Returns 0, or GW_EXIT_USAGE with *err filled. */
+int sweep_plan_build(const sweep_spec *sp, sweep_plan *pl, gw_fail *err);
 /* Add (or find) the configuration of the baseline with variable v set to value. */
 int sweep_plan_add(sweep_plan *pl, const sweep_spec *sp, int v, const char *value);
 void sweep_plan_free(sweep_plan *pl);

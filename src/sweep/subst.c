@@ -12,6 +12,8 @@
 
 #include "sweep/plan.h"
 #include "sweep/subst.h"
+#include "util/err.h"
+#include "util/fail.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/i18n.h"
@@ -84,7 +86,7 @@ void sweep_shell_quote(const char *s, char *out, size_t len)
 }
 
 char *sweep_subst(const sweep_spec *sp, const sweep_config *c, const char *tmpl, bool shell,
-                  char *err, size_t errlen)
+                  gw_fail *err)
 {
 	gw_strbuf b = {0};
 	for (const char *p = tmpl; *p;) {
@@ -103,7 +105,8 @@ char *sweep_subst(const sweep_spec *sp, const sweep_config *c, const char *tmpl,
 			if (strlen(sp->vars[i].name) == nl && !strncmp(sp->vars[i].name, p + 1, nl))
 				v = i;
 		if (v < 0) {
-			snprintf(err, errlen, _("unknown placeholder {%.*s}"), (int)nl, p + 1);
+			gw_fail_set(err, GW_EXIT_USAGE, c->name, NULL, "unknown placeholder {%.*s}",
+			            (int)nl, p + 1);
 			gw_sb_free(&b);
 			return NULL;
 		}
@@ -158,13 +161,13 @@ void sweep_strv_free(char **v)
 	free(v);
 }
 
-char **sweep_argv(const sweep_spec *sp, const sweep_config *c, char *err, size_t errlen)
+char **sweep_argv(const sweep_spec *sp, const sweep_config *c, gw_fail *err)
 {
 	int script = -1;
 	sweep_is_shell(sp->cmd, sp->ncmd, &script);
 	char **v = gw_xcalloc((size_t)sp->ncmd + 1, sizeof *v);
 	for (int i = 0; i < sp->ncmd; i++) {
-		v[i] = sweep_subst(sp, c, sp->cmd[i], i == script, err, errlen);
+		v[i] = sweep_subst(sp, c, sp->cmd[i], i == script, err);
 		if (!v[i]) {
 			sweep_strv_free(v);
 			return NULL;
@@ -173,11 +176,11 @@ char **sweep_argv(const sweep_spec *sp, const sweep_config *c, char *err, size_t
 	return v;
 }
 
-char **sweep_envv(const sweep_spec *sp, const sweep_config *c, char *err, size_t errlen)
+char **sweep_envv(const sweep_spec *sp, const sweep_config *c, gw_fail *err)
 {
 	char **v = gw_xcalloc((size_t)sp->nenv + 1, sizeof *v);
 	for (int i = 0; i < sp->nenv; i++) {
-		v[i] = sweep_subst(sp, c, sp->env[i], false, err, errlen);
+		v[i] = sweep_subst(sp, c, sp->env[i], false, err);
 		if (!v[i]) {
 			sweep_strv_free(v);
 			return NULL;

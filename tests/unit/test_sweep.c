@@ -17,8 +17,9 @@
 #include "sweep/state.h"
 #include "sweep/stats.h"
 #include "sweep/subst.h"
+#include "util/err.h"
 
-static char err[512];
+static gw_fail err;
 
 static void spec_with(sweep_spec *sp, char **cmd, int ncmd)
 {
@@ -33,12 +34,12 @@ static void test_one_at_a_time(void **state)
 	char *cmd[] = {"train", "--workers", "{workers}", "--bs", "{batch}"};
 	sweep_spec sp;
 	spec_with(&sp, cmd, 5);
-	assert_int_equal(sweep_var_parse(&sp, "workers=1,2,4,8", false, err, sizeof err), 0);
-	assert_int_equal(sweep_var_parse(&sp, "batch=16,32,64", false, err, sizeof err), 0);
-	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "workers=1,2,4,8", false, &err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "batch=16,32,64", false, &err), 0);
+	assert_int_equal(sweep_spec_check(&sp, &err), 0);
 	assert_string_equal(sp.batch_var, "batch");
 	sweep_plan pl;
-	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	assert_int_equal(sweep_plan_build(&sp, &pl, &err), 0);
 	/* baseline + 3 more workers + 2 more batches */
 	assert_int_equal(pl.n, 6);
 	assert_string_equal(pl.c[0].name, "workers=1,batch=16");
@@ -50,15 +51,18 @@ static void test_one_at_a_time(void **state)
 	assert_string_equal(pl.c[5].file, "workers=1,batch=64");
 	sweep_plan_free(&pl);
 	sp.grid = true;
-	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	assert_int_equal(sweep_plan_build(&sp, &pl, &err), 0);
 	assert_int_equal(pl.n, 12);
 	assert_string_equal(pl.c[11].name, "workers=8,batch=64");
 	assert_int_equal(pl.c[11].varied, -2);
 	assert_int_equal(pl.c[1].varied, 1); /* workers=1,batch=32: batch alone changed */
 	sweep_plan_free(&pl);
 	sp.max_runs = 11;
-	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), -1);
-	assert_non_null(strstr(err, "--max-runs"));
+	assert_int_equal(sweep_plan_build(&sp, &pl, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "--max-runs"));
+	/* the one line the command prints: "gpuwhy: sweep: WHY (HINT)" */
+	assert_string_equal(err.what, "sweep");
+	assert_string_equal(err.hint, "fewer values, or --max-runs");
 	sweep_spec_free(&sp);
 }
 
@@ -73,11 +77,11 @@ static void test_long_values(void **state)
 	arg[602] = ',';
 	memset(arg + 603, 'a', 599);
 	strcat(arg, "b");
-	assert_int_equal(sweep_var_parse(&sp, arg, false, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, arg, false, &err), 0);
 	sweep_plan pl;
 	/* the names are cut short alike: refused rather than mixed up */
-	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), -1);
-	assert_non_null(strstr(err, "too long"));
+	assert_int_equal(sweep_plan_build(&sp, &pl, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "too long"));
 	sweep_spec_free(&sp);
 	spec_with(&sp, cmd, 2);
 	char arg2[900] = "v=";
@@ -85,8 +89,8 @@ static void test_long_values(void **state)
 	strcat(arg2, "1,");
 	memset(arg2 + strlen(arg2), 'a', 400);
 	strcat(arg2, "2");
-	assert_int_equal(sweep_var_parse(&sp, arg2, false, err, sizeof err), 0);
-	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, arg2, false, &err), 0);
+	assert_int_equal(sweep_plan_build(&sp, &pl, &err), 0);
 	assert_string_not_equal(pl.c[0].file, pl.c[1].file);
 	assert_true(strlen(pl.c[0].file) < sizeof pl.c[0].file);
 	sweep_plan_free(&pl);
@@ -99,27 +103,29 @@ static void test_ranges_and_bad_lists(void **state)
 	char *cmd[] = {"x", "{w}"};
 	sweep_spec sp;
 	spec_with(&sp, cmd, 2);
-	assert_int_equal(sweep_var_parse(&sp, "w=pow2:1..16", false, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "w=pow2:1..16", false, &err), 0);
 	assert_int_equal(sp.vars[0].nvalues, 5);
 	assert_string_equal(sp.vars[0].values[4], "16");
-	assert_int_equal(sweep_var_parse(&sp, "v=2..10:4", false, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "v=2..10:4", false, &err), 0);
 	assert_int_equal(sp.vars[1].nvalues, 3); /* 2 6 10 */
 	assert_string_equal(sp.vars[1].values[2], "10");
-	assert_int_equal(sweep_var_parse(&sp, "e=", false, err, sizeof err), -1);
-	assert_non_null(strstr(err, "empty"));
-	assert_int_equal(sweep_var_parse(&sp, "e=1,,2", false, err, sizeof err), -1);
-	assert_int_equal(sweep_var_parse(&sp, "e=1,1", false, err, sizeof err), -1);
-	assert_int_equal(sweep_var_parse(&sp, "w=3", false, err, sizeof err), -1);
-	assert_non_null(strstr(err, "twice"));
-	assert_int_equal(sweep_var_parse(&sp, "1x=3", false, err, sizeof err), -1);
-	assert_int_equal(sweep_var_parse(&sp, "b=pow2:a..9", true, err, sizeof err), -1);
-	assert_non_null(strstr(err, "not a range"));
-	assert_int_equal(sweep_var_parse(&sp, "b=9..3", true, err, sizeof err), -1);
+	assert_int_equal(sweep_var_parse(&sp, "e=", false, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "empty"));
+	assert_string_equal(err.what, "sweep");
+	assert_string_equal(err.hint, "see gpuwhy sweep --help");
+	assert_int_equal(sweep_var_parse(&sp, "e=1,,2", false, &err), GW_EXIT_USAGE);
+	assert_int_equal(sweep_var_parse(&sp, "e=1,1", false, &err), GW_EXIT_USAGE);
+	assert_int_equal(sweep_var_parse(&sp, "w=3", false, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "twice"));
+	assert_int_equal(sweep_var_parse(&sp, "1x=3", false, &err), GW_EXIT_USAGE);
+	assert_int_equal(sweep_var_parse(&sp, "b=pow2:a..9", true, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "not a range"));
+	assert_int_equal(sweep_var_parse(&sp, "b=9..3", true, &err), GW_EXIT_USAGE);
 	sp.max_values = 3;
-	assert_int_equal(sweep_var_parse(&sp, "m=1,2,3,4", false, err, sizeof err), -1);
-	assert_non_null(strstr(err, "--max-values"));
-	assert_int_equal(sweep_var_parse(&sp, "m=1..100", false, err, sizeof err), -1);
-	assert_int_equal(sweep_var_parse(&sp, "m=1,2,3", false, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "m=1,2,3,4", false, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "--max-values"));
+	assert_int_equal(sweep_var_parse(&sp, "m=1..100", false, &err), GW_EXIT_USAGE);
+	assert_int_equal(sweep_var_parse(&sp, "m=1,2,3", false, &err), 0);
 	sweep_spec_free(&sp);
 }
 
@@ -129,17 +135,17 @@ static void test_placeholder_check(void **state)
 	char *cmd[] = {"x", "{w}", "{nope}"};
 	sweep_spec sp;
 	spec_with(&sp, cmd, 3);
-	assert_int_equal(sweep_var_parse(&sp, "w=1,2", false, err, sizeof err), 0);
-	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), -1);
-	assert_non_null(strstr(err, "unknown placeholder {nope}"));
+	assert_int_equal(sweep_var_parse(&sp, "w=1,2", false, &err), 0);
+	assert_int_equal(sweep_spec_check(&sp, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "unknown placeholder {nope}"));
 	char *cmd2[] = {"x", "{{literal}}", "--bs"};
 	sp.cmd = cmd2;
-	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), -1);
-	assert_non_null(strstr(err, "used nowhere"));
+	assert_int_equal(sweep_spec_check(&sp, &err), GW_EXIT_USAGE);
+	assert_non_null(strstr(err.why, "used nowhere"));
 	char *env[] = {"W={w}"};
 	sp.env = env;
 	sp.nenv = 1;
-	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), 0);
+	assert_int_equal(sweep_spec_check(&sp, &err), 0);
 	sweep_spec_free(&sp);
 }
 
@@ -149,11 +155,11 @@ static void test_substitution_quoting(void **state)
 	char *cmd[] = {"python", "--name={v}", "{{v}}"};
 	sweep_spec sp;
 	spec_with(&sp, cmd, 3);
-	assert_int_equal(sweep_var_parse(&sp, "v=a b;rm -rf x,$(id)", false, err, sizeof err), 0);
-	assert_int_equal(sweep_spec_check(&sp, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(&sp, "v=a b;rm -rf x,$(id)", false, &err), 0);
+	assert_int_equal(sweep_spec_check(&sp, &err), 0);
 	sweep_plan pl;
-	assert_int_equal(sweep_plan_build(&sp, &pl, err, sizeof err), 0);
-	char **argv = sweep_argv(&sp, &pl.c[0], err, sizeof err);
+	assert_int_equal(sweep_plan_build(&sp, &pl, &err), 0);
+	char **argv = sweep_argv(&sp, &pl.c[0], &err);
 	assert_string_equal(argv[1], "--name=a b;rm -rf x");
 	assert_string_equal(argv[2], "{v}");
 	assert_null(argv[3]);
@@ -167,8 +173,17 @@ static void test_substitution_quoting(void **state)
 	int script;
 	assert_true(sweep_is_shell(sh, 4, &script));
 	assert_int_equal(script, 2);
-	argv = sweep_argv(&sp, &pl.c[1], err, sizeof err);
+	argv = sweep_argv(&sp, &pl.c[1], &err);
 	assert_string_equal(argv[2], "echo '$(id)' > out");
+	char *bad[] = {"echo", "{w}"};
+	sp.cmd = bad;
+	sp.ncmd = 2;
+	assert_null(sweep_argv(&sp, &pl.c[1], &err));
+	assert_string_equal(err.what, pl.c[1].name);
+	assert_string_equal(err.why, "unknown placeholder {w}");
+	assert_int_equal(err.code, GW_EXIT_USAGE);
+	sp.cmd = sh;
+	sp.ncmd = 4;
 	assert_string_equal(argv[3], "$(id)"); /* $0 is an argument, not code */
 	sweep_strv_free(argv);
 	char q[64];
@@ -359,9 +374,9 @@ static void workers_results(sweep_spec *sp, sweep_plan *pl, sweep_state *st, swe
 {
 	static char *cmd[] = {"train", "{workers}"};
 	spec_with(sp, cmd, 2);
-	assert_int_equal(sweep_var_parse(sp, "workers=1,2,4,8", false, err, sizeof err), 0);
-	assert_int_equal(sweep_spec_check(sp, err, sizeof err), 0);
-	assert_int_equal(sweep_plan_build(sp, pl, err, sizeof err), 0);
+	assert_int_equal(sweep_var_parse(sp, "workers=1,2,4,8", false, &err), 0);
+	assert_int_equal(sweep_spec_check(sp, &err), 0);
+	assert_int_equal(sweep_plan_build(sp, pl, &err), 0);
 	memset(st, 0, sizeof *st);
 	st->ncpu = 2;
 	st->free_cores = 2.0;
