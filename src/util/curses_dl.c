@@ -9,7 +9,7 @@
 
 #include "util/dl.h"
 
-static char load_error[160] = "libncursesw is not loaded";
+static char load_error[sizeof((gw_fail *)0)->why_text] = "libncursesw is not loaded";
 static const char *error_now = load_error;
 /* No stand-ins: `top` asks gw_curses_error() before it calls anything. */
 static gw_curses_api api;
@@ -66,8 +66,11 @@ static void load(void)
 	    .syms = syms,
 	    .n_syms = sizeof syms / sizeof *syms,
 	};
-	if (gw_dl_load(&lib, &api, load_error, sizeof load_error) == 0)
+	gw_fail f = {0};
+	if (gw_dl_load(&lib, &api, &f) == 0)
 		error_now = NULL;
+	else
+		snprintf(load_error, sizeof load_error, "%s", f.why_text);
 }
 
 const gw_curses_api *gw_curses(void)

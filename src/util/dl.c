@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/i18n.h"
+#include "util/err.h"
 
 static void *open_first(const gw_dl_lib *lib)
 {
@@ -17,21 +17,20 @@ static void *open_first(const gw_dl_lib *lib)
 	return h;
 }
 
-int gw_dl_load(const gw_dl_lib *lib, void *table, char *err, size_t errlen)
+int gw_dl_load(const gw_dl_lib *lib, void *table, gw_fail *err)
 {
 	void *h = open_first(lib);
-	if (!h) {
+	if (!h)
 		/* Said when the command fails, after the language is chosen. */
-		snprintf(err, errlen, _("cannot load %s (%s)"), lib->names[0], lib->install);
-		return -1;
-	}
+		return gw_fail_set(err, GW_EXIT_ENV, lib->names[0], NULL, "cannot load %s (%s)",
+		                   lib->names[0], lib->install);
 	/* Every symbol first, so a library that lacks one leaves the table as it was. */
 	for (size_t i = 0; i < lib->n_syms; i++) {
 		if (!dlsym(h, lib->syms[i].symbol)) {
-			snprintf(err, errlen, _("%s has no %s (%s or newer is needed)"),
-			         lib->names[0], lib->syms[i].symbol, lib->minimum);
 			dlclose(h);
-			return -1;
+			return gw_fail_set(err, GW_EXIT_ENV, lib->names[0], NULL,
+			                   "%s has no %s (%s or newer is needed)", lib->names[0],
+			                   lib->syms[i].symbol, lib->minimum);
 		}
 	}
 	for (size_t i = 0; i < lib->n_syms; i++) {

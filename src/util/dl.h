@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "util/fail.h"
+
 typedef struct {
 	size_t offset;      /* of the function pointer inside the table */
 	const char *symbol; /* its name in the library */
@@ -36,10 +38,11 @@ typedef struct {
 
 /*
  * Open the first of lib->names that loads and fill every symbol into table.
- * Returns 0, or -1 with "cannot load NAME (INSTALL)" or "NAME has no SYMBOL
- * (MINIMUM or newer is needed)" in err; the table is then unchanged and
- * the library closed again.
+ * Returns 0, or GW_EXIT_ENV with *err filled: what is NAME (the first of the
+ * names), why "cannot load NAME (INSTALL)" or "NAME has no SYMBOL (MINIMUM or
+ * newer is needed)", whole, since the loaders keep and print it as one
+ * sentence; the table is then unchanged and the library closed again.
  */
-int gw_dl_load(const gw_dl_lib *lib, void *table, char *err, size_t errlen);
+int gw_dl_load(const gw_dl_lib *lib, void *table, gw_fail *err);
 
 #endif

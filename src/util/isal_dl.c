@@ -9,7 +9,7 @@
 
 #include "util/dl.h"
 
-static char load_error[160] = "libisal is not loaded";
+static char load_error[sizeof((gw_fail *)0)->why_text] = "libisal is not loaded";
 static const char *error_now = load_error;
 static gw_isal_api api;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -33,8 +33,11 @@ static void load(void)
 	    .syms = syms,
 	    .n_syms = sizeof syms / sizeof *syms,
 	};
-	if (gw_dl_load(&lib, &api, load_error, sizeof load_error) == 0)
+	gw_fail f = {0};
+	if (gw_dl_load(&lib, &api, &f) == 0)
 		error_now = NULL;
+	else
+		snprintf(load_error, sizeof load_error, "%s", f.why_text);
 }
 
 const gw_isal_api *gw_isal(void)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/dl.h"
+#include "util/err.h"
 #include "util/fail.h"
 
 typedef struct {
@@ -39,10 +40,10 @@ static void test_fills_every_field(void **state)
 	static const gw_dl_sym syms[] = {GW_DL_SYM(str_api, len, "strlen"),
 	                                 GW_DL_SYM(str_api, cmp, "strcmp")};
 	str_api t = {stand_in_len, NULL};
-	char err[160] = "";
+	gw_fail err = {0};
 	gw_dl_lib l = lib_of(syms, 2);
 	/* The first name does not exist: the next one is tried. */
-	assert_int_equal(gw_dl_load(&l, &t, err, sizeof err), 0);
+	assert_int_equal(gw_dl_load(&l, &t, &err), 0);
 	assert_non_null(t.cmp);
 	assert_int_equal(t.len("four"), 4);
 	assert_int_equal(t.cmp("a", "a"), 0);
@@ -54,11 +55,13 @@ static void test_missing_symbol_leaves_table(void **state)
 	static const gw_dl_sym syms[] = {GW_DL_SYM(str_api, len, "strlen"),
 	                                 GW_DL_SYM(str_api, cmp, "gpuwhy_no_such_symbol")};
 	str_api t = {stand_in_len, NULL};
-	char err[160] = "";
+	gw_fail err = {0};
 	gw_dl_lib l = lib_of(syms, 2);
-	assert_int_equal(gw_dl_load(&l, &t, err, sizeof err), -1);
-	assert_string_equal(err, "libgpuwhy-none.so.1 has no gpuwhy_no_such_symbol (glibc 2.31 or "
-	                         "newer is needed)");
+	assert_int_equal(gw_dl_load(&l, &t, &err), GW_EXIT_ENV);
+	assert_string_equal(err.what, "libgpuwhy-none.so.1");
+	assert_string_equal(err.why,
+	                    "libgpuwhy-none.so.1 has no gpuwhy_no_such_symbol (glibc 2.31 or "
+	                    "newer is needed)");
 	/* All or nothing: strlen, found first, did not replace the stand-in. */
 	assert_true(t.len == stand_in_len);
 	assert_null(t.cmp);
@@ -70,11 +73,12 @@ static void test_missing_library(void **state)
 	static const gw_dl_sym syms[] = {GW_DL_SYM(str_api, len, "strlen")};
 	static const char *const none[] = {"libgpuwhy-none.so.1", "libgpuwhy-none.so"};
 	str_api t = {stand_in_len, NULL};
-	char err[160] = "";
+	gw_fail err = {0};
 	gw_dl_lib l = lib_of(syms, 1);
 	l.names = none;
-	assert_int_equal(gw_dl_load(&l, &t, err, sizeof err), -1);
-	assert_string_equal(err, "cannot load libgpuwhy-none.so.1 (apt-get install libc6)");
+	assert_int_equal(gw_dl_load(&l, &t, &err), GW_EXIT_ENV);
+	assert_string_equal(err.what, "libgpuwhy-none.so.1");
+	assert_string_equal(err.why, "cannot load libgpuwhy-none.so.1 (apt-get install libc6)");
 	assert_true(t.len == stand_in_len);
 }
 
