@@ -8,9 +8,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	prom_matrix m = {0};
-	char why[128];
+	gw_fail err;
 	for (int pass = 0; pass < 2; pass++)
-		if (prom_parse_matrix((const char *)data, size, &m, why, sizeof why) != 0)
+		if (prom_parse_matrix((const char *)data, size, &m, NULL, &err) != 0)
 			break;
 	for (int i = 0; i < m.n; i++) {
 		const prom_series *s = &m.s[i];

@@ -62,9 +62,10 @@ void prom_matrix_free(prom_matrix *m);
 /*
  * Parse one /api/v1/query_range answer into m, appending points to the
  * series with the same labels (so chunks of one query join up). Returns 0,
- * or -1 with why ("status error: ..." from Prometheus, or what is malformed).
+ * or GW_EXIT_ENV with *err filled: what (the query, may be NULL), why in
+ * English ("ERRORTYPE: ERROR" from Prometheus, or what is malformed).
  */
-int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, size_t whylen);
+int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, const char *what, gw_fail *err);
 
 /*
  * Chunk k (from 0) of a range query over [from, to] at step: [*start, *end]

@@ -77,9 +77,10 @@ static int read_token(const char *path, char *out, size_t len, gw_fail *err)
 static void api_error(const char *body, size_t len, char *out, size_t outlen)
 {
 	prom_matrix m = {0};
+	gw_fail err = {0};
 	out[0] = 0;
-	if (prom_parse_matrix(body, len, &m, out, outlen) == 0)
-		out[0] = 0;
+	if (prom_parse_matrix(body, len, &m, NULL, &err) != 0)
+		snprintf(out, outlen, "%s", err.why);
 	prom_matrix_free(&m);
 }
 
@@ -151,7 +152,7 @@ static int try_once(const prom_request *r, prom_sink *sink, gw_fail *err)
 	}
 	if (status >= 200 && status < 300)
 		return 0;
-	char why[400];
+	char why[sizeof err->why];
 	api_error(gw_sb_str(&sink->body), sink->body.len, why, sizeof why);
 	gw_fail_set(
 	    err, GW_EXIT_ENV, r->url,
@@ -234,9 +235,8 @@ static void fetch_one(fetch_state *f, int i)
 	prom_matrix m = {0};
 	range_form(&form, r->expr, r->from, r->to, f->b->step);
 	int rc = post(f->c, r->expr, gw_sb_str(&form), &body, &err);
-	char why[400];
-	if (rc == 0 && prom_parse_matrix(gw_sb_str(&body), body.len, &m, why, sizeof why))
-		rc = gw_fail_set(&err, GW_EXIT_ENV, r->expr, NULL, "%s", why);
+	if (rc == 0)
+		rc = prom_parse_matrix(gw_sb_str(&body), body.len, &m, r->expr, &err);
 	gw_sb_free(&form);
 	gw_sb_free(&body);
 	pthread_mutex_lock(&f->mu);
@@ -300,9 +300,7 @@ int prom_query_range(const prom_conn *c, const char *expr, double from, double t
 		range_form(&form, expr, a, b, step);
 		if ((rc = post(c, expr, gw_sb_str(&form), &body, err)) != 0)
 			break;
-		char why[400];
-		if (prom_parse_matrix(gw_sb_str(&body), body.len, m, why, sizeof why))
-			rc = gw_fail_set(err, GW_EXIT_ENV, expr, NULL, "%s", why);
+		rc = prom_parse_matrix(gw_sb_str(&body), body.len, m, expr, err);
 	}
 	gw_sb_free(&form);
 	gw_sb_free(&body);

@@ -6,11 +6,13 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "prom/prom.h"
+#include "util/err.h"
 #include "util/xalloc.h"
 
 const char *prom_label_get(const prom_series *s, const char *name)
@@ -120,35 +122,44 @@ static int parse_one(json_t *r, prom_matrix *m)
 	return 0;
 }
 
-int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, char *why, size_t whylen)
+/* Prometheus's words and the shape of its answer stay in English, as Prometheus wrote them. */
+__attribute__((format(printf, 3, 4))) static int refuse(gw_fail *err, const char *what,
+                                                        const char *fmt, ...)
+{
+	char why[sizeof err->why];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	return gw_fail_set(err, GW_EXIT_ENV, what, NULL, "%s", why);
+}
+
+int prom_parse_matrix(const char *body, size_t len, prom_matrix *m, const char *what, gw_fail *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(body, len, 0, &je);
-	if (!root) {
-		snprintf(why, whylen, "the answer is not JSON (%s)", je.text);
-		return -1;
-	}
-	int rc = -1;
+	if (!root)
+		return refuse(err, what, "the answer is not JSON (%s)", je.text);
+	int rc = GW_EXIT_ENV;
 	const char *status = json_string_value(json_object_get(root, "status"));
 	json_t *data = json_object_get(root, "data");
 	json_t *result = json_object_get(data, "result");
 	if (status && strcmp(status, "success")) {
 		const char *e = json_string_value(json_object_get(root, "error"));
 		const char *t = json_string_value(json_object_get(root, "errorType"));
-		snprintf(why, whylen, "%s%s%s", t ? t : "", t ? ": " : "", e ? e : status);
+		refuse(err, what, "%s%s%s", t ? t : "", t ? ": " : "", e ? e : status);
 	} else if (!status || !json_is_array(result)) {
-		snprintf(why, whylen, "the answer has no data.result");
+		refuse(err, what, "the answer has no data.result");
 	} else {
 		const char *type = json_string_value(json_object_get(data, "resultType"));
-		rc = type && strcmp(type, "matrix") ? -1 : 0;
+		rc = type && strcmp(type, "matrix") ? GW_EXIT_ENV : 0;
 		if (rc)
-			snprintf(why, whylen, "the answer is a %s, not a matrix", type);
+			refuse(err, what, "the answer is a %s, not a matrix", type);
 		size_t i;
 		json_t *r;
 		json_array_foreach(result, i, r) if (rc == 0 && parse_one(r, m))
 		{
-			snprintf(why, whylen, "result %zu is malformed", i);
-			rc = -1;
+			rc = refuse(err, what, "result %zu is malformed", i);
 		}
 	}
 	json_decref(root);

@@ -12,25 +12,26 @@
 #include <cmocka.h>
 
 #include "prom/prom.h"
+#include "util/err.h"
 #include "util/strbuf.h"
 
 #define OK_HEAD "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
 #define OK_TAIL "]}}"
 
-static int parse(const char *body, prom_matrix *m, char *why, size_t whylen)
+static int parse(const char *body, prom_matrix *m, gw_fail *err)
 {
-	return prom_parse_matrix(body, strlen(body), m, why, whylen);
+	return prom_parse_matrix(body, strlen(body), m, "up", err);
 }
 
 /* The answer must be refused, with a reason, whatever it left in a matrix. */
 static void expect_error(const char *body, const char *why_part)
 {
 	prom_matrix m = {0};
-	char why[256] = "";
-	assert_int_equal(parse(body, &m, why, sizeof why), -1);
-	assert_true(why[0] != 0);
-	if (why_part && !strstr(why, why_part))
-		fail_msg("why '%s' lacks '%s' for %s", why, why_part, body);
+	gw_fail err = {0};
+	assert_int_equal(parse(body, &m, &err), GW_EXIT_ENV);
+	assert_true(err.why[0] != 0);
+	if (why_part && !strstr(err.why, why_part))
+		fail_msg("why '%s' lacks '%s' for %s", err.why, why_part, body);
 	prom_matrix_free(&m);
 }
 
@@ -42,8 +43,8 @@ static void test_one_series(void **state)
 	    "\"values\":[[1700000000,\"97\"],[1700000015.5,\"0.25\"],[1700000030,\"-1e3\"]]"
 	    "}" OK_TAIL;
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(parse(body, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(parse(body, &m, &err), 0);
 	assert_int_equal(m.n, 1);
 	const prom_series *s = &m.s[0];
 	/* labels sorted by name */
@@ -78,10 +79,10 @@ static void test_several_series_and_chunks_join(void **state)
 	            "{\"metric\":{\"Hostname\":\"a\",\"gpu\":\"0\",\"pod\":\"p\"},"
 	            "\"values\":[[30,\"6\"]]}" OK_TAIL;
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(parse(c1, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(parse(c1, &m, &err), 0);
 	assert_int_equal(m.n, 3);
-	assert_int_equal(parse(c2, &m, why, sizeof why), 0);
+	assert_int_equal(parse(c2, &m, &err), 0);
 	assert_int_equal(m.n, 4);
 	const prom_series *a0 = &m.s[0], *a1 = &m.s[1], *b0 = &m.s[2], *pod = &m.s[3];
 	assert_string_equal(prom_label_get(a0, "gpu"), "0");
@@ -107,8 +108,8 @@ static void test_special_values(void **state)
 	    OK_HEAD "{\"metric\":{},\"values\":[[1,\"NaN\"],[2,\"+Inf\"],[3,\"-Inf\"],[4,\"\"],"
 	            "[5,\"12abc\"],[6,\"abc\"],[7,\"1e999\"],[8,\"0\"],[9,\"-0\"]]}" OK_TAIL;
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(parse(body, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(parse(body, &m, &err), 0);
 	assert_int_equal(m.n, 1);
 	const prom_series *s = &m.s[0];
 	assert_int_equal(s->nlabels, 0);
@@ -133,8 +134,8 @@ static void test_gaps_kept(void **state)
 	    OK_HEAD "{\"metric\":{\"gpu\":\"0\"},\"values\":[[100,\"1\"],[115,\"2\"],"
 	            "[400,\"3\"]]}" OK_TAIL;
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(parse(body, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(parse(body, &m, &err), 0);
 	assert_int_equal(m.s[0].n, 3);
 	assert_true(m.s[0].t[1] == 115 && m.s[0].t[2] == 400);
 	prom_matrix_free(&m);
@@ -144,12 +145,11 @@ static void test_empty_result(void **state)
 {
 	(void)state;
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(parse(OK_HEAD OK_TAIL, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(parse(OK_HEAD OK_TAIL, &m, &err), 0);
 	assert_int_equal(m.n, 0);
 	/* an answer without resultType is read as the matrix query_range always gives */
-	assert_int_equal(
-	    parse("{\"status\":\"success\",\"data\":{\"result\":[]}}", &m, why, sizeof why), 0);
+	assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"result\":[]}}", &m, &err), 0);
 	prom_matrix_free(&m);
 }
 
@@ -157,26 +157,24 @@ static void test_error_status(void **state)
 {
 	(void)state;
 	prom_matrix m = {0};
-	char why[256] = "";
+	gw_fail err = {0};
 	const char *body = "{\"status\":\"error\",\"errorType\":\"bad_data\","
 	                   "\"error\":\"1:5: parse error: unexpected '}'\"}";
-	assert_int_equal(parse(body, &m, why, sizeof why), -1);
-	assert_string_equal(why, "bad_data: 1:5: parse error: unexpected '}'");
+	assert_int_equal(parse(body, &m, &err), GW_EXIT_ENV);
+	assert_string_equal(err.why, "bad_data: 1:5: parse error: unexpected '}'");
 	assert_int_equal(m.n, 0);
 	/* an error answer that also carries data is still an error */
 	body = "{\"status\":\"error\",\"error\":\"too many samples\",\"data\":{\"resultType\":"
 	       "\"matrix\",\"result\":[]}}";
-	assert_int_equal(parse(body, &m, why, sizeof why), -1);
-	assert_string_equal(why, "too many samples");
+	assert_int_equal(parse(body, &m, &err), GW_EXIT_ENV);
+	assert_string_equal(err.why, "too many samples");
 	/* no error text: the status itself */
-	assert_int_equal(parse("{\"status\":\"warning\"}", &m, why, sizeof why), -1);
-	assert_string_equal(why, "warning");
-	/* a reason longer than the buffer is cut, still terminated */
-	char small[8];
-	assert_int_equal(
-	    parse("{\"status\":\"error\",\"error\":\"a long reason\"}", &m, small, sizeof small),
-	    -1);
-	assert_string_equal(small, "a long ");
+	assert_int_equal(parse("{\"status\":\"warning\"}", &m, &err), GW_EXIT_ENV);
+	assert_string_equal(err.why, "warning");
+	/* the query is what failed, and Prometheus's words are not translated */
+	assert_string_equal(err.what, "up");
+	assert_string_equal(err.why_text, "warning");
+	assert_int_equal(err.code, GW_EXIT_ENV);
 	prom_matrix_free(&m);
 }
 
@@ -225,16 +223,16 @@ static void test_truncated(void **state)
 		    malloc(cut ? cut : 1); /* exactly cut bytes: no terminator to lean on */
 		memcpy(copy, body, cut);
 		prom_matrix m = {0};
-		char why[128] = "";
-		if (prom_parse_matrix(copy, cut, &m, why, sizeof why) != -1)
+		gw_fail err = {0};
+		if (prom_parse_matrix(copy, cut, &m, NULL, &err) != GW_EXIT_ENV)
 			fail_msg("a cut at %zu of %zu was accepted", cut, len);
-		assert_true(why[0] != 0);
+		assert_true(err.why[0] != 0);
 		prom_matrix_free(&m);
 		free(copy);
 	}
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(prom_parse_matrix(body, len, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(prom_parse_matrix(body, len, &m, NULL, &err), 0);
 	assert_int_equal(m.n, 2);
 	assert_string_equal(prom_label_get(&m.s[0], "Hostname"), "n\xc3\xa9");
 	prom_matrix_free(&m);
@@ -254,8 +252,8 @@ static void test_huge(void **state)
 		gw_sb_printf(&b, "%s[%d,\"%d\"]", i ? "," : "", 1000 + 15 * i, i % 101);
 	gw_sb_puts(&b, "]}" OK_TAIL);
 	prom_matrix m = {0};
-	char why[128] = "";
-	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, why, sizeof why), 0);
+	gw_fail err = {0};
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, NULL, &err), 0);
 	assert_int_equal(m.n, 1);
 	assert_int_equal(m.s[0].n, POINTS);
 	assert_int_equal(strlen(prom_label_get(&m.s[0], "long")), 100000);
@@ -263,7 +261,7 @@ static void test_huge(void **state)
 	assert_true(m.s[0].v[POINTS - 1] == (POINTS - 1) % 101);
 	/* the same answer cut in the middle of its points */
 	prom_matrix_free(&m);
-	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len / 2, &m, why, sizeof why), -1);
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len / 2, &m, NULL, &err), GW_EXIT_ENV);
 	prom_matrix_free(&m);
 	gw_sb_free(&b);
 
@@ -275,7 +273,7 @@ static void test_huge(void **state)
 	for (int i = 0; i < 100000; i++)
 		gw_sb_putc(&d, ']');
 	gw_sb_puts(&d, "]}" OK_TAIL);
-	assert_int_equal(prom_parse_matrix(gw_sb_str(&d), d.len, &m, why, sizeof why), -1);
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&d), d.len, &m, NULL, &err), GW_EXIT_ENV);
 	prom_matrix_free(&m);
 	gw_sb_free(&d);
 }
