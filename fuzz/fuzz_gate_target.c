@@ -40,10 +40,10 @@ static int ready = -1;
 
 static void setup(void)
 {
-	char err[300];
+	gw_fail err;
 	ready = gw_curl_error() ? 0 : 1;
 	for (size_t i = 0; ready && i < NUP; i++)
-		if (gate_origin_parse(upstreams[i], &origins[i], err, sizeof err) != 0)
+		if (gate_origin_parse(upstreams[i], &origins[i], &err) != 0)
 			abort();
 }
 

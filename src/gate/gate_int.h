@@ -24,6 +24,7 @@
 #include "gate/target.h"
 #include "gpu/gpu.h"
 #include "util/curl_dl.h"
+#include "util/fail.h"
 #include "util/mhd_dl.h"
 
 /* Why a request was refused: the label of gpuwhy_gate_rejected_total. */
@@ -519,8 +520,8 @@ void *gate_watchdog_main(void *arg);
 /* libmicrohttpd's error log of loop cls (MHD_OPTION_EXTERNAL_LOGGER). */
 void gate_mhd_log(void *cls, const char *fmt, va_list ap);
 
-/* server.c */
-int gate_server_start(gate_srv *g, char *err, size_t errlen);
+/* server.c: 0, or GW_EXIT_ENV with *err filled (the gate, where it could not listen, a hint). */
+int gate_server_start(gate_srv *g, gw_fail *err);
 void gate_server_quiesce(gate_srv *g);
 void gate_server_stop(gate_srv *g);
 

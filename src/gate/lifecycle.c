@@ -184,7 +184,6 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	gate_gpuwatch *w = NULL;
-	char err[700];
 	int rc = start_gpus(g, &w);
 	if (rc) {
 		gate_gpuwatch_stop(w);
@@ -194,11 +193,11 @@ static int serve(gate_srv *g, gate_reload_fn fn, void *ctx)
 		gate_gpuwatch_stop(w);
 		return gw_error(GW_EXIT_ENV, "gate", NULL, "cannot start the dispatcher");
 	}
-	if (gate_server_start(g, err, sizeof err) != 0) {
+	gw_fail fail = {0};
+	if (gate_server_start(g, &fail) != 0) {
 		stop_loops(g);
 		gate_gpuwatch_stop(w);
-		return gw_error(GW_EXIT_ENV, "gate", N_("pick another port with --listen"), "%s",
-		                err);
+		return gw_fail_print(&fail);
 	}
 	print_start(g);
 	for (;;) {
@@ -237,10 +236,9 @@ static int parse_origins(gate_srv *g)
 {
 	for (int i = 0; i < g->nup; i++) {
 		gate_up *u = &g->up[i];
-		char err[600];
-		if (gate_origin_parse(u->cfg.url, &u->origin, err, sizeof err) != 0)
-			return gw_error(GW_EXIT_USAGE, "--upstream", N_("give scheme://host:port"),
-			                "%s", err);
+		gw_fail err = {0};
+		if (gate_origin_parse(u->cfg.url, &u->origin, &err) != 0)
+			return gw_fail_print(&err);
 		u->pin = curl_slist_append(NULL, u->origin.connect_to);
 		if (!u->pin)
 			return gw_error(GW_EXIT_ENV, "gate", NULL, "out of memory");

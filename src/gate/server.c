@@ -29,6 +29,7 @@
 #include "exporter/exporter.h"
 #include "gate/batch.h"
 #include "gate/gate_int.h"
+#include "util/err.h"
 #include "util/hash.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
@@ -613,30 +614,33 @@ static void stop_daemons(gate_srv *g)
 	}
 }
 
-int gate_server_start(gate_srv *g, char *err, size_t errlen)
+/* Every failure to start says where to look next. */
+static const char listen_hint[] = N_("pick another port with --listen");
+
+int gate_server_start(gate_srv *g, gw_fail *err)
 {
 	struct sockaddr_storage ss;
 	bool lo;
-	if (bind_addr(g->cfg.listen, &ss, err, errlen, &lo) != 0)
-		return -1;
-	if (claim_port(&ss) != 0) {
-		snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.listen, strerror(errno));
-		return -1;
-	}
+	char e[sizeof err->why];
+	if (bind_addr(g->cfg.listen, &ss, e, sizeof e, &lo) != 0)
+		return gw_fail_set(err, GW_EXIT_ENV, "gate", listen_hint, "%s", e);
+	if (claim_port(&ss) != 0)
+		return gw_fail_set(err, GW_EXIT_ENV, "gate", listen_hint, "%s: cannot listen: %s",
+		                   g->cfg.listen, strerror(errno));
 	for (int i = 0; i < g->nloops; i++)
 		if (start_loop_daemon(g, &g->loops[i], &ss) != 0) {
-			snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.listen,
-			         strerror(errno));
+			gw_fail_set(err, GW_EXIT_ENV, "gate", listen_hint, "%s: cannot listen: %s",
+			            g->cfg.listen, strerror(errno));
 			stop_daemons(g);
-			return -1;
+			return GW_EXIT_ENV;
 		}
 	g->port = ntohs(port_of(&ss));
 	if (g->cfg.metrics_listen[0]) {
 		struct sockaddr_storage ms;
 		bool mlo;
-		if (bind_addr(g->cfg.metrics_listen, &ms, err, errlen, &mlo) != 0) {
+		if (bind_addr(g->cfg.metrics_listen, &ms, e, sizeof e, &mlo) != 0) {
 			stop_daemons(g);
-			return -1;
+			return gw_fail_set(err, GW_EXIT_ENV, "gate", listen_hint, "%s", e);
 		}
 		unsigned mf = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 		if (ms.ss_family == AF_INET6)
@@ -646,20 +650,20 @@ int gate_server_start(gate_srv *g, char *err, size_t errlen)
 		                         MHD_OPTION_CONNECTION_LIMIT, 64U,
 		                         MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 		if (!g->md) {
-			snprintf(err, errlen, _("%s: cannot listen: %s"), g->cfg.metrics_listen,
-			         strerror(errno));
+			gw_fail_set(err, GW_EXIT_ENV, "gate", listen_hint, "%s: cannot listen: %s",
+			            g->cfg.metrics_listen, strerror(errno));
 			stop_daemons(g);
-			return -1;
+			return GW_EXIT_ENV;
 		}
 		g->metrics_port = bound_port(g->md);
 	}
 	pthread_cond_init(&g->cv, NULL);
 	if (gate_loop_start(g) != 0) {
-		snprintf(err, errlen, _("%s: cannot start the event loops: %s"), g->cfg.listen,
-		         strerror(errno));
+		gw_fail_set(err, GW_EXIT_ENV, "gate", listen_hint,
+		            "%s: cannot start the event loops: %s", g->cfg.listen, strerror(errno));
 		gate_loop_stop(g);
 		stop_daemons(g);
-		return -1;
+		return GW_EXIT_ENV;
 	}
 	g->watchdog_running = pthread_create(&g->watchdog, NULL, gate_watchdog_main, g) == 0;
 	return 0;

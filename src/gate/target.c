@@ -24,6 +24,7 @@
 
 #include "gate/target.h"
 #include "util/curl_dl.h"
+#include "util/err.h"
 #include "util/i18n.h"
 
 /* Bytes an origin-form target never holds, raw. */
@@ -85,44 +86,44 @@ static bool names_origin(CURLU *h, const gate_origin *o)
 	       !has_part(h, CURLUPART_ZONEID) && !has_part(h, CURLUPART_FRAGMENT);
 }
 
-static int origin_fail(CURLU *h, char *err, size_t errlen, const char *why, const char *url)
+/* An upstream is given by --upstream or the config's "upstreams": either way the option names
+ * it. why is marked N_() where it is written; gw_fail_set translates it. */
+static int origin_fail(CURLU *h, gw_fail *err, const char *why, const char *url)
 {
-	snprintf(err, errlen, _(why), url);
 	curl_url_cleanup(h);
-	return -1;
+	return gw_fail_set(err, GW_EXIT_USAGE, "--upstream", N_("give scheme://host:port"), why,
+	                   url);
 }
 
-int gate_origin_parse(const char *url, gate_origin *o, char *err, size_t errlen)
+int gate_origin_parse(const char *url, gate_origin *o, gw_fail *err)
 {
 	memset(o, 0, sizeof *o);
 	CURLU *h = curl_url();
-	if (!h) {
-		snprintf(err, errlen, "%s", gw_curl_error() ? gw_curl_error() : _("out of memory"));
-		return -1;
-	}
+	if (!h)
+		return gw_fail_set(err, GW_EXIT_USAGE, "--upstream", N_("give scheme://host:port"),
+		                   "%s", gw_curl_error() ? gw_curl_error() : _("out of memory"));
 	char path[8];
 	if (curl_url_set(h, CURLUPART_URL, url, 0) != CURLUE_OK)
-		return origin_fail(h, err, errlen, N_("'%s' is not a URL libcurl can parse"), url);
+		return origin_fail(h, err, N_("'%s' is not a URL libcurl can parse"), url);
 	if (!get_part(h, CURLUPART_SCHEME, 0, o->scheme, sizeof o->scheme) ||
 	    (strcasecmp(o->scheme, "http") && strcasecmp(o->scheme, "https")))
-		return origin_fail(h, err, errlen, N_("'%s' is not an http:// or https:// URL"),
-		                   url);
+		return origin_fail(h, err, N_("'%s' is not an http:// or https:// URL"), url);
 	char port[16];
 	if (!get_part(h, CURLUPART_HOST, 0, o->host, sizeof o->host) || !o->host[0] ||
 	    !get_part(h, CURLUPART_PORT, CURLU_DEFAULT_PORT, port, sizeof port) ||
 	    (o->port = strtol(port, NULL, 10)) < 1 || o->port > 65535)
-		return origin_fail(h, err, errlen, N_("'%s' names no host and port"), url);
+		return origin_fail(h, err, N_("'%s' names no host and port"), url);
 	if (has_part(h, CURLUPART_USER) || has_part(h, CURLUPART_PASSWORD) ||
 	    has_part(h, CURLUPART_OPTIONS))
-		return origin_fail(h, err, errlen,
-		                   N_("'%s' has a user name; send credentials in headers"), url);
+		return origin_fail(h, err, N_("'%s' has a user name; send credentials in headers"),
+		                   url);
 	if (has_part(h, CURLUPART_ZONEID))
-		return origin_fail(h, err, errlen,
-		                   N_("'%s' has an IPv6 zone; give the address alone"), url);
+		return origin_fail(h, err, N_("'%s' has an IPv6 zone; give the address alone"),
+		                   url);
 	if (has_part(h, CURLUPART_QUERY) || has_part(h, CURLUPART_FRAGMENT) ||
 	    (get_part(h, CURLUPART_PATH, 0, path, sizeof path) && strcmp(path, "/")))
-		return origin_fail(h, err, errlen,
-		                   N_("'%s' has a path; give only scheme://host:port"), url);
+		return origin_fail(h, err, N_("'%s' has a path; give only scheme://host:port"),
+		                   url);
 	curl_url_cleanup(h);
 	/* The base every target is resolved against: made from the parts
 	 * (port included), not from the text the user wrote. */
@@ -134,8 +135,7 @@ int gate_origin_parse(const char *url, gate_origin *o, char *err, size_t errlen)
 	    curl_url_set(o->base, CURLUPART_PATH, "/", 0) != CURLUE_OK ||
 	    !get_part(o->base, CURLUPART_URL, 0, o->url, sizeof o->url)) {
 		gate_origin_free(o);
-		snprintf(err, errlen, _("'%s' names no host and port"), url);
-		return -1;
+		return origin_fail(NULL, err, N_("'%s' names no host and port"), url);
 	}
 	/* Empty host and port match any: every transfer goes to this one. */
 	snprintf(o->connect_to, sizeof o->connect_to, "::%s:%ld", o->host, o->port);

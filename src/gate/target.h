@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "util/fail.h"
+
 /* What gate_target_check thinks of a request-target. */
 typedef enum {
 	GATE_TGT_OK,           /* origin-form: "/path?query" */
@@ -29,9 +31,9 @@ typedef struct {
 	struct Curl_URL *base; /* url parsed (libcurl's CURLU), read by every build */
 } gate_origin;
 
-/* Parse an upstream URL (scheme://host[:port]); loads libcurl. 0, or -1 with
- * err; gate_origin_free() after 0. */
-int gate_origin_parse(const char *url, gate_origin *o, char *err, size_t errlen);
+/* Parse an upstream URL (scheme://host[:port]); loads libcurl. 0, or GW_EXIT_USAGE with *err
+ * filled (--upstream, why, the form to give); gate_origin_free() after 0. */
+int gate_origin_parse(const char *url, gate_origin *o, gw_fail *err);
 void gate_origin_free(gate_origin *o);
 /*
  * The URL that target fetches at o: a new string (free()) whose scheme,
