@@ -147,16 +147,11 @@ int recorder_open(const recorder_opts *o, recorder **out)
 		return gw_error(GW_EXIT_ENV, "memory", NULL, "out of memory");
 	r->o = *o;
 	pthread_mutex_init(&r->mu, NULL);
-	char err[256];
-	int src = store_create(o->path, &r->st, err, sizeof err);
-	if (src != 0) {
+	gw_fail err = {0};
+	if (store_create(o->path, &r->st, &err) != 0) {
 		pthread_mutex_destroy(&r->mu);
 		free(r);
-		return gw_error(GW_EXIT_ENV, o->path,
-		                src == -2
-		                    ? N_("wait for it to finish, or record to another file with -o")
-		                    : N_("choose a writable path with -o"),
-		                "%s", err);
+		return gw_fail_print(&err);
 	}
 	store_set_notice(r->st, print_notice, NULL);
 	r->start = gw_wall_s();

@@ -16,6 +16,7 @@
 
 #include "store/sql.h"
 #include "store/store_int.h"
+#include "util/err.h"
 #include "util/fail.h"
 #include "util/i18n.h"
 #include "util/strbuf.h"
@@ -449,7 +450,7 @@ static int open_writer(store *st, char *err, size_t errlen)
 	return 0;
 }
 
-int store_create(const char *path, store **out, char *err, size_t errlen)
+static int create(const char *path, store **out, char *err, size_t errlen)
 {
 	int lock_fd;
 	int lrc = place_file(path, &lock_fd, err, errlen);
@@ -472,6 +473,20 @@ int store_create(const char *path, store **out, char *err, size_t errlen)
 	}
 	*out = st;
 	return 0;
+}
+
+int store_create(const char *path, store **out, gw_fail *err)
+{
+	/* The reason as the recorder has always cut it. */
+	char why[256] = "";
+	int rc = create(path, out, why, sizeof why);
+	if (rc == 0)
+		return 0;
+	/* Every command that records names its file with -o. */
+	return gw_fail_set(err, GW_EXIT_ENV, path,
+	                   rc == -2 ? N_("wait for it to finish, or record to another file with -o")
+	                            : N_("choose a writable path with -o"),
+	                   "%s", why);
 }
 
 const char *store_error(const store *st)

@@ -49,11 +49,11 @@ typedef struct store store;
  * a gpuwhy recording (by its application id, or by its tables in a recording
  * older than the id) or empty; the new file is built beside it and renamed over
  * it once it is a recording, so the name always leads to one of the two. Returns
- * 0; -2 when another gpuwhy holds the file (err names its PID); -1 otherwise,
- * with a one-line reason in err (a file that is not a recording is left as it
- * was, and so are the -wal and -shm beside it).
+ * 0, or GW_EXIT_ENV with *err filled: what is path, why one line (the PID of
+ * another gpuwhy that holds the file), the hint what to do instead (a file that
+ * is not a recording is left as it was, and so are the -wal and -shm beside it).
  */
-int store_create(const char *path, store **out, char *err, size_t errlen);
+int store_create(const char *path, store **out, gw_fail *err);
 int store_set_meta(store *st, const char *key, const char *value);
 int store_add_gpu(store *st, const gpu_static *g);
 int store_add_link(store *st, int a_idx, int b_idx, int nvlinks, int topo);

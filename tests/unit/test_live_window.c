@@ -110,10 +110,11 @@ static timeline *live(const snapshot *snaps, const exp_gpu *gpus)
 
 static timeline *recorded(const snapshot *snaps, const exp_gpu *gpus)
 {
-	char path[300], err[256];
+	char path[300];
+	gw_fail err = {0};
 	snprintf(path, sizeof path, "%s/live.gpuwhy", dir);
 	store *st;
-	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	assert_int_equal(store_create(path, &st, &err), 0);
 	int idx[NGPU];
 	for (int g = 0; g < NGPU; g++) {
 		gpu_static gs = {.index = gpus[g].index};

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "util/err.h"
 
 static char dir[256];
 
@@ -61,12 +62,13 @@ static void fill(snapshot *s, double t, double util)
 static void test_round_trip(void **state)
 {
 	(void)state;
-	char path[300], err[256];
+	char path[300];
+	gw_fail err = {0};
 	snprintf(path, sizeof path, "%s/a.gpuwhy", dir);
 	store *st;
-	int crc = store_create(path, &st, err, sizeof err);
+	int crc = store_create(path, &st, &err);
 	if (crc)
-		print_message("store_create: %s\n", err);
+		print_message("store_create: %s\n", err.why);
 	assert_int_equal(crc, 0);
 	store_set_meta(st, "command", "python train.py");
 	store_set_meta(st, "start", "1000.0");
@@ -129,10 +131,11 @@ static void test_round_trip(void **state)
 static void test_reads_older_host_columns(void **state)
 {
 	(void)state;
-	char path[300], err[256];
+	char path[300];
+	gw_fail err = {0};
 	snprintf(path, sizeof path, "%s/old.gpuwhy", dir);
 	store *st;
-	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	assert_int_equal(store_create(path, &st, &err), 0);
 	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
 	gpu_static g1 = {.index = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbb"};
 	store_add_gpu(st, &g0);
@@ -175,14 +178,15 @@ static void test_reads_older_host_columns(void **state)
 static void test_refuses_foreign_files(void **state)
 {
 	(void)state;
-	char path[300], err[256];
+	char path[300];
+	gw_fail err = {0};
 	snprintf(path, sizeof path, "%s/notes.txt", dir);
 	FILE *f = fopen(path, "w");
 	fputs("precious notes\n", f);
 	fclose(f);
 	store *st;
-	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
-	assert_non_null(strstr(err, "not a gpuwhy recording"));
+	assert_int_equal(store_create(path, &st, &err), GW_EXIT_ENV);
+	assert_non_null(strstr(err.why, "not a gpuwhy recording"));
 	/* the file is untouched */
 	f = fopen(path, "r");
 	char buf[64] = {0};
@@ -202,15 +206,15 @@ static void test_refuses_foreign_files(void **state)
 	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
 	assert_string_equal(why.why, "cannot open recording");
 	snprintf(path, sizeof path, "%s/no/such/dir/x.gpuwhy", dir);
-	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
+	assert_int_equal(store_create(path, &st, &err), GW_EXIT_ENV);
 }
 
 /* A short recording at path, closed. */
 static void small_recording(const char *path)
 {
-	char err[256];
+	gw_fail err = {0};
 	store *st;
-	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	assert_int_equal(store_create(path, &st, &err), 0);
 	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
 	store_add_gpu(st, &g0);
 	snapshot s;
@@ -294,20 +298,24 @@ static void test_truncated(void **state)
 static void test_identity(void **state)
 {
 	(void)state;
-	char path[300], err[256];
+	char path[300];
+	gw_fail err = {0};
 	snprintf(path, sizeof path, "%s/app.db", dir);
 	exec_on(path, "CREATE TABLE users(id, name); INSERT INTO users VALUES(1, 'ada')");
 	store *st;
-	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
-	assert_string_equal(err, "exists and is not a gpuwhy recording (refusing to overwrite)");
+	assert_int_equal(store_create(path, &st, &err), GW_EXIT_ENV);
+	assert_string_equal(err.why,
+	                    "exists and is not a gpuwhy recording (refusing to overwrite)");
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.hint, "choose a writable path with -o");
 	timeline *tl;
 	gw_fail why;
 	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
 	assert_string_equal(why.why, "not a gpuwhy recording");
 	/* the queue's id */
 	exec_on(path, "PRAGMA application_id = 1196447057");
-	assert_int_equal(store_create(path, &st, err, sizeof err), -1);
-	assert_string_equal(err,
+	assert_int_equal(store_create(path, &st, &err), GW_EXIT_ENV);
+	assert_string_equal(err.why,
 	                    "is a gpuwhy queue database, not a recording (refusing to overwrite)");
 	assert_int_equal(store_read_timeline(path, &tl, &why), 3);
 	assert_string_equal(why.why, "not a gpuwhy recording (a gpuwhy queue database)");
@@ -319,7 +327,7 @@ static void test_identity(void **state)
 	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
 	assert_int_equal(tl->n, 3);
 	tl_free(tl);
-	assert_int_equal(store_create(path, &st, err, sizeof err), 0);
+	assert_int_equal(store_create(path, &st, &err), 0);
 	assert_int_equal(store_close(st), 0);
 	assert_int_equal(store_read_timeline(path, &tl, NULL), 0);
 	assert_int_equal(tl->n, 0);

@@ -23,10 +23,10 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof path, "%s/a.gpuwhy", dir);
-	char err[256];
+	gw_fail err = {0};
 	store *st;
-	if (store_create(path, &st, err, sizeof err)) {
-		print_message("store_create: %s\n", err);
+	if (store_create(path, &st, &err)) {
+		print_message("store_create: %s\n", err.why);
 		return -1;
 	}
 	store_set_meta(st, "command", "python, \"train\".py");
