@@ -58,11 +58,11 @@ int report_opt_set(const opt_def *d, const char *v, void *ctx)
 /* The kernel summary of a profiler trace of the same run; prints the error line. */
 static int load_trace(const char *trace_path, timeline *tl)
 {
-	char err[256];
-	int rc = trace_summarize_file(trace_path, &tl->trace, err, sizeof err);
+	gw_fail err = {0};
+	int rc = trace_summarize_file(trace_path, &tl->trace, &err);
 	if (rc)
 		cmd_trace_error(rc, trace_path,
-		                N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), err);
+		                N_("give a Kineto .json/.json.gz or nsys .sqlite trace"), err.why);
 	return rc;
 }
 

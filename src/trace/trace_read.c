@@ -15,6 +15,7 @@
 
 #include "trace/trace_kineto.h"
 #include "trace/trace_nsys.h"
+#include "util/err.h"
 
 /*
  * A pipe, FIFO or terminal can be read once, and the readers look at the start
@@ -139,7 +140,7 @@ static int named_back(trace_rank *r, const char *path, int rc)
 static int read_stream(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
                        char *err, size_t errsz);
 
-int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+static int read_any(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
                     char *err, size_t errsz)
 {
 	struct stat st;
@@ -152,6 +153,23 @@ int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress,
 		return -1;
 	}
 	int rc = named_back(r, own, read_stream(own, r, progress, threads, err, errsz));
+	free(own);
+	return rc;
+}
+
+int trace_read_file(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
+                    gw_fail *err)
+{
+	/* The file is named by a copy: path may be r->path, which a reader that starts again
+	 * replaces. */
+	char *own = strdup(path);
+	if (!own)
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "out of memory");
+	/* The reason as the commands have always cut it. */
+	char why[256] = "";
+	int rc = read_any(own, r, progress, threads, why, sizeof why);
+	if (rc != 0)
+		rc = gw_fail_set(err, GW_EXIT_ENV, own, NULL, "%s", why);
 	free(own);
 	return rc;
 }

@@ -8,14 +8,15 @@
 #include "trace/trace_model.h"
 #include "util/err.h"
 
-int trace_summarize_file(const char *path, tl_trace_summary *out, char *err, size_t errsz)
+int trace_summarize_file(const char *path, tl_trace_summary *out, gw_fail *err)
 {
 	memset(out, 0, sizeof *out);
 	trace_rank r;
 	trace_rank_init(&r, path);
-	if (trace_read_file(path, &r, NULL, 1, err, errsz) != 0) {
+	int rc = trace_read_file(path, &r, NULL, 1, err);
+	if (rc != 0) {
 		trace_rank_free(&r);
-		return GW_EXIT_ENV;
+		return rc;
 	}
 	int64_t first = INT64_MAX, last = INT64_MIN, sum = 0;
 	for (size_t i = 0; i < r.n; i++) {
@@ -32,10 +33,9 @@ int trace_summarize_file(const char *path, tl_trace_summary *out, char *err, siz
 			last = e->ts + e->dur;
 	}
 	trace_rank_free(&r);
-	if (out->kernels == 0) {
-		snprintf(err, errsz, "no GPU kernels in the trace");
-		return GW_EXIT_ENV;
-	}
+	if (out->kernels == 0)
+		return gw_fail_set(err, GW_EXIT_ENV, path, NULL, "%s",
+		                   "no GPU kernels in the trace");
 	out->kernel_s = (double)sum / 1e9;
 	out->span_s = (double)(last - first) / 1e9;
 	return 0;

@@ -205,9 +205,12 @@ static void *worker(void *arg)
 		if (w->phase == 0) {
 			int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
 			        w0 = clock_ns(CLOCK_MONOTONIC);
+			gw_fail fail = {0};
 			if (trace_read_file(it->rank.path, &it->rank, &w->bytes, w->per_file,
-			                    it->err, sizeof it->err) < 0) {
-				it->failed = GW_EXIT_ENV;
+			                    &fail) != 0) {
+				it->failed = fail.code;
+				snprintf(it->err, sizeof it->err, "%.*s", (int)sizeof it->err - 1,
+				         fail.why);
 			} else {
 				gw_debug("%s: read %llu bytes, kept %zu of %llu events, %.3f s CPU "
 				         "on this thread, %.3f s wall",

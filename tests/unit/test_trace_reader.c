@@ -17,6 +17,7 @@
 #include "traceview/trace_job.h"
 #include "trace/trace_nsys.h"
 #include "trace_test_util.h"
+#include "util/err.h"
 
 static char tmpdir[256];
 
@@ -82,7 +83,10 @@ static char *sample_trace(int rank)
 static int read_one(const char *path, trace_rank *r, char *err, size_t errsz)
 {
 	trace_rank_init(r, path);
-	return trace_read_file(path, r, NULL, 1, err, errsz);
+	gw_fail fail = {0};
+	int rc = trace_read_file(path, r, NULL, 1, &fail);
+	snprintf(err, errsz, "%.*s", (int)errsz - 1, fail.why);
+	return rc;
 }
 
 static void test_gzip_and_plain_agree(void **state)
@@ -93,11 +97,12 @@ static void test_gzip_and_plain_agree(void **state)
 	write_gz(path_of("r3.json.gz"), json, strlen(json));
 	trace_rank a, b;
 	char err[256];
+	gw_fail fail = {0};
 	assert_int_equal(read_one(path_of("r3.json"), &a, err, sizeof err), 0);
 	assert_int_equal(read_one(path_of("r3.json.gz"), &b, err, sizeof err), 0);
 	trace_rank c; /* gzip inflated ahead by a second thread */
 	trace_rank_init(&c, path_of("r3.json.gz"));
-	assert_int_equal(trace_read_file(path_of("r3.json.gz"), &c, NULL, 2, err, sizeof err), 0);
+	assert_int_equal(trace_read_file(path_of("r3.json.gz"), &c, NULL, 2, &fail), 0);
 	assert_int_equal(c.n, b.n);
 	trace_rank_free(&c);
 	assert_int_equal(a.n, b.n);
@@ -126,12 +131,13 @@ static void expect_error(const char *name, const char *needle)
 {
 	for (int threads = 1; threads <= 2; threads++) {
 		trace_rank r;
-		char err[256] = "";
+		gw_fail err = {0};
 		trace_rank_init(&r, path_of(name));
-		assert_int_not_equal(
-		    trace_read_file(path_of(name), &r, NULL, threads, err, sizeof err), 0);
-		if (!strstr(err, needle))
-			fail_msg("%s: error '%s' lacks '%s'", name, err, needle);
+		assert_int_not_equal(trace_read_file(path_of(name), &r, NULL, threads, &err), 0);
+		if (!strstr(err.why, needle))
+			fail_msg("%s: error '%s' lacks '%s'", name, err.why, needle);
+		assert_string_equal(err.what, path_of(name));
+		assert_null(strchr(err.why, '\n'));
 		trace_rank_free(&r);
 	}
 }
@@ -403,13 +409,13 @@ static void test_parallel_reader(void **state)
 		write_gz(gz, json, len);
 		free(json);
 		trace_rank one, par, pgz;
-		char err[256];
+		gw_fail fail = {0};
 		trace_rank_init(&one, plain);
 		trace_rank_init(&par, plain);
 		trace_rank_init(&pgz, gz);
-		assert_int_equal(trace_read_file(plain, &one, NULL, 1, err, sizeof err), 0);
-		assert_int_equal(trace_read_file(plain, &par, NULL, 3, err, sizeof err), 0);
-		assert_int_equal(trace_read_file(gz, &pgz, NULL, 2, err, sizeof err), 0);
+		assert_int_equal(trace_read_file(plain, &one, NULL, 1, &fail), 0);
+		assert_int_equal(trace_read_file(plain, &par, NULL, 3, &fail), 0);
+		assert_int_equal(trace_read_file(gz, &pgz, NULL, 2, &fail), 0);
 		assert_true(one.n > 100000);
 		same_ranks(&one, &par);
 		same_ranks(&one, &pgz);
@@ -429,11 +435,10 @@ static void test_parallel_reader(void **state)
 	write_file(path_of("broken.json"), json, len);
 	free(json);
 	trace_rank r;
-	char err[256];
+	gw_fail err = {0};
 	trace_rank_init(&r, "broken.json");
-	assert_int_not_equal(trace_read_file(path_of("broken.json"), &r, NULL, 2, err, sizeof err),
-	                     0);
-	assert_non_null(strstr(err, "invalid JSON near byte"));
+	assert_int_equal(trace_read_file(path_of("broken.json"), &r, NULL, 2, &err), GW_EXIT_ENV);
+	assert_non_null(strstr(err.why, "invalid JSON near byte"));
 	trace_rank_free(&r);
 	trace_kineto_set_parallel_min(64 << 20);
 }
