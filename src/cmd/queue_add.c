@@ -114,11 +114,10 @@ _Static_assert(GPU_MAX == 64, "--gpus's reason says 64");
 
 static int set_name(const opt_def *o, const char *v, void *ctx)
 {
-	char err[2 * PATH_MAX + 64];
+	gw_fail e;
 	bool cwd = o->shrt != 'n';
-	if (cwd ? queue_spec_set_cwd(ctx, v, err, sizeof err)
-	        : queue_spec_set_name(ctx, v, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, cwd ? "--cwd" : "--name", NULL, "%s", err);
+	if (cwd ? queue_spec_set_cwd(ctx, v, &e) : queue_spec_set_name(ctx, v, &e))
+		return gw_fail_print(&e);
 	return 0;
 }
 
@@ -140,25 +139,23 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 		if (!text)
 			return gw_error(GW_EXIT_USAGE, from, NULL, _("cannot read: %s"),
 			                strerror(errno));
-		char err[512];
-		*n = queue_spec_parse_file(text, len, text_file(from, text, len), tmpl, specs, err,
-		                           sizeof err);
+		gw_fail e;
+		*n = queue_spec_parse_file(from, text, len, text_file(from, text, len), tmpl, specs,
+		                           &e);
 		free(text);
 		if (*n < 0) {
 			*n = 0;
-			return gw_error(GW_EXIT_USAGE, from, _("see gpuwhy queue add --help"), "%s",
-			                err);
+			return gw_fail_print(&e);
 		}
 		return 0;
 	}
-	char err[PATH_MAX + 80];
+	gw_fail e;
 	*specs = calloc(1, sizeof **specs);
 	queue_spec_copy(&(*specs)[0], tmpl);
 	queue_spec_set_argv(&(*specs)[0], cmd, ncmd);
 	*n = 1;
-	if (queue_spec_validate(&(*specs)[0], err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "queue add", _("see gpuwhy queue add --help"), "%s",
-		                err);
+	if (queue_spec_validate(&(*specs)[0], &e))
+		return gw_fail_print(&e);
 	return 0;
 }
 
@@ -292,9 +289,8 @@ static bool via_worker(const char *dir, const queue_spec *tmpl, const add_args *
 	queue_spec_init(&sp);
 	queue_spec_copy(&sp, tmpl);
 	queue_spec_set_argv(&sp, cmd, ncmd);
-	char err[PATH_MAX + 80];
 	bool ok = false;
-	if (queue_spec_validate(&sp, err, sizeof err) == 0) {
+	if (queue_spec_validate(&sp, NULL) == 0) {
 		int64_t id;
 		queue_submit_token(token, toklen);
 		int r = queue_submit_send(dir, &sp, 1, a->backend < 0, token, &id, draining);
