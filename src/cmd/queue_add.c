@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
+#include "util/jsonw.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "gpu/gpu.h"
@@ -22,29 +22,25 @@
 
 extern char **environ;
 
-/* True when s[0..len) is valid UTF-8 (a JSON string can hold it). */
-static bool utf8_ok(yajl_gen chk, const char *s, size_t len)
-{
-	yajl_gen_reset(chk, NULL);
-	yajl_gen_clear(chk);
-	return yajl_gen_string(chk, (const unsigned char *)s, len) == yajl_gen_status_ok;
-}
-
 /* The environment as one JSON object, written as it is read: a tree of it (and its hash
  * table) cost a tenth of an `add`. */
 static char *capture_env(void)
 {
-	yajl_gen g = yajl_gen_alloc(NULL), chk = yajl_gen_alloc(NULL);
-	if (!g || !chk)
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
 		abort();
-	yajl_gen_config(chk, yajl_gen_validate_utf8, 1);
-	yajl_gen_map_open(g);
+	jsonw w;
+	jsonw_init(&w, f, false);
+	w.esc = JSONW_ESC_SHORT;
+	jsonw_obj_begin(&w);
 	for (char **e = environ; *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || eq == *e)
 			continue;
 		size_t kl = (size_t)(eq - *e), vl = strlen(eq + 1);
-		if (!utf8_ok(chk, *e, kl) || !utf8_ok(chk, eq + 1, vl)) {
+		if (!jsonw_utf8_ok(*e, kl) || !jsonw_utf8_ok(eq + 1, vl)) {
 			fprintf(stderr, "gpuwhy: queue add: ");
 			fprintf(
 			    stderr,
@@ -52,18 +48,12 @@ static char *capture_env(void)
 			    (int)kl, *e);
 			continue;
 		}
-		yajl_gen_string(g, (const unsigned char *)*e, kl);
-		yajl_gen_string(g, (const unsigned char *)eq + 1, vl);
+		jsonw_keyn(&w, *e, kl);
+		jsonw_strn(&w, eq + 1, vl);
 	}
-	yajl_gen_map_close(g);
-	const unsigned char *buf;
-	size_t len;
-	yajl_gen_get_buf(g, &buf, &len);
-	char *out = gw_xrealloc(NULL, len + 1);
-	memcpy(out, buf, len);
-	out[len] = '\0';
-	yajl_gen_free(g);
-	yajl_gen_free(chk);
+	jsonw_obj_end(&w);
+	if (fclose(f) != 0)
+		abort();
 	return out;
 }
 
@@ -268,7 +258,7 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 		tmpl->cwd = strdup(getcwd(cwd, sizeof cwd) ? cwd : "/");
 	}
 	if (json_array_size(sarr))
-		tmpl->slurm_args = json_dumps(sarr, JSON_COMPACT);
+		tmpl->slurm_args = jsonw_tree_text(sarr, 0, 0);
 	json_decref(sarr);
 	tmpl->env_json = capture_env();
 	return 0;

@@ -26,6 +26,7 @@
 #include "queue/spec.h"
 #include "util/err.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
 
@@ -437,7 +438,7 @@ static int merge_env(queue_spec *s, json_t *env, perr *e)
 		json_object_set(base, k, val);
 	}
 	free(s->env_json);
-	s->env_json = json_dumps(base, JSON_COMPACT);
+	s->env_json = jsonw_tree_text(base, 0, 0);
 	json_decref(base);
 	return 0;
 }
@@ -539,7 +540,7 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 					    e, "'slurm_args' must be an array of strings");
 			}
 			free(s->slurm_args);
-			s->slurm_args = json_dumps(v, JSON_COMPACT);
+			s->slurm_args = jsonw_tree_text(v, 0, 0);
 		} else if (!strcmp(k, "input")) {
 			if (get_str(v, k, &str, e))
 				return -1;
