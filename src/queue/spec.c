@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
+#include "jfield.h"
 #include "queue/state.h"
 #include "queue/spec.h"
 #include "util/err.h"
@@ -365,15 +366,24 @@ static char *abs_path(const char *base, const char *p)
 	return out;
 }
 
-static int get_int(json_t *v, const char *key, long long min, long long max, long long *out,
-                   perr *e)
+/* The task fields that are plain integers, checked by sim/jfield.c. */
+static const jf_field int_rows[] = {
+    JF_I("gpus", queue_spec, gpus, 0, GPU_MAX),
+    JF_I("per_gpu", queue_spec, per_gpu, 1, 1024),
+    JF_I("retries", queue_spec, retries, 0, 1000),
+    JF_I("max_retries", queue_spec, retries, 0, 1000),
+    JF_I("after", queue_spec, after_id, 1, INT64_MAX),
+};
+
+/* Read the integer field f from v into s, a fault in the task file's words. */
+static int get_int(const jf_field *f, json_t *v, queue_spec *s, perr *e)
 {
-	if (!json_is_integer(v))
-		return spec_fail(e, "'%s' must be an integer", key);
-	long long x = json_integer_value(v);
-	if (x < min || x > max)
-		return spec_fail(e, "'%s' must be between %lld and %lld", key, min, max);
-	*out = x;
+	jf_fault r = jf_check(f, v);
+	if (r == JF_TYPE)
+		return spec_fail(e, "'%s' must be an integer", f->key);
+	if (r == JF_RANGE)
+		return spec_fail(e, "'%s' must be between %lld and %lld", f->key, f->lo, f->hi);
+	jf_store(f, v, s);
 	return 0;
 }
 
@@ -414,9 +424,10 @@ static int get_mib(json_t *v, const char *key, int64_t *out, perr *e)
 
 static int get_str(json_t *v, const char *key, const char **out, perr *e)
 {
-	if (!json_is_string(v))
+	const jf_field f = {.key = key, .type = JF_TEXT};
+	if (jf_check(&f, v) == JF_TYPE)
 		return spec_fail(e, "'%s' must be a string", key);
-	*out = json_string_value(v);
+	jf_store(&f, v, out);
 	return 0;
 }
 
@@ -468,44 +479,31 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 {
 	const char *k;
 	json_t *v;
-	long long x = 0;
 	const char *str = NULL;
 	json_object_foreach(obj, k, v)
 	{
-		if (!strcmp(k, "name")) {
+		const jf_field *f = jf_find(int_rows, sizeof int_rows / sizeof *int_rows, k);
+		if (f) {
+			if (get_int(f, v, s, e))
+				return -1;
+		} else if (!strcmp(k, "name")) {
 			gw_fail why;
 			if (get_str(v, k, &str, e))
 				return -1;
 			if (queue_spec_set_name(s, str, &why))
 				return spec_nest(e, N_("'name' is %s"), &why);
-		} else if (!strcmp(k, "gpus")) {
-			if (get_int(v, k, 0, GPU_MAX, &x, e))
-				return -1;
-			s->gpus = (int)x;
 		} else if (!strcmp(k, "mem")) {
 			if (get_mib(v, k, &s->mem_mib, e))
 				return -1;
 		} else if (!strcmp(k, "host_mem")) {
 			if (get_mib(v, k, &s->host_mem_mib, e))
 				return -1;
-		} else if (!strcmp(k, "per_gpu")) {
-			if (get_int(v, k, 1, 1024, &x, e))
-				return -1;
-			s->per_gpu = (int)x;
-		} else if (!strcmp(k, "retries") || !strcmp(k, "max_retries")) {
-			if (get_int(v, k, 0, 1000, &x, e))
-				return -1;
-			s->retries = (int)x;
 		} else if (!strcmp(k, "retry_delay") || !strcmp(k, "retry_interval_seconds")) {
 			if (get_duration_ms(v, k, &s->retry_delay_ms, e))
 				return -1;
 		} else if (!strcmp(k, "timeout")) {
 			if (get_duration_ms(v, k, &s->timeout_ms, e))
 				return -1;
-		} else if (!strcmp(k, "after")) {
-			if (get_int(v, k, 1, INT64_MAX, &x, e))
-				return -1;
-			s->after_id = x;
 		} else if (!strcmp(k, "cwd")) {
 			gw_fail why;
 			if (get_str(v, k, &str, e))
