@@ -21,9 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tmpl.cwd = strdup("/nonexistent-fuzz-dir");
 	for (int mode = 0; mode < 2; mode++) {
 		queue_spec *specs = NULL;
-		char err[512];
-		int n =
-		    queue_spec_parse_file(text, size, mode == 0, &tmpl, &specs, err, sizeof err);
+		gw_fail err;
+		int n = queue_spec_parse_file("fuzz", text, size, mode == 0, &tmpl, &specs, &err);
 		for (int i = 0; i < n; i++)
 			queue_spec_free(&specs[i]);
 		free(specs);

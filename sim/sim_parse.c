@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jfield.h"
 #include "nvml_abi.h"
 #include "sim_i18n.h"
 #include "sim_parse_int.h"
@@ -265,15 +266,8 @@ json_t *sim_sc_member(json_t *o, const char *key)
 
 bool sim_sc_check_keys(sim_sc_ctx *c, json_t *o, const char *path, const char *const *keys)
 {
-	const char *k;
-	json_t *v;
-	json_object_foreach(o, k, v)
-	{
-		bool known = false;
-		for (const char *const *q = keys; *q && !known; q++)
-			known = !strcmp(*q, k);
-		if (known)
-			continue;
+	const char *k = jf_unknown(o, NULL, 0, keys);
+	if (k) {
 		char list[400] = "";
 		size_t used = 0;
 		for (const char *const *q = keys; *q && used < sizeof list - 1; q++)
@@ -292,28 +286,32 @@ bool sim_sc_missing(sim_sc_ctx *c, const char *path, const char *key)
 bool sim_sc_get_num(sim_sc_ctx *c, json_t *o, const char *path, const char *key, bool req,
                     double lo, double hi, double *out)
 {
+	const jf_field f = {.key = key, .type = JF_NUM, .dlo = lo, .dhi = hi};
 	json_t *v = sim_sc_member(o, key);
 	if (!v)
 		return req ? sim_sc_missing(c, path, key) : true;
-	if (!json_is_number(v))
+	jf_fault r = jf_check(&f, v);
+	if (r == JF_TYPE)
 		return sim_sc_fail(c, path, key, "expected a number, got %s", sim_sc_tname(v));
-	double d = json_number_value(v);
-	if (!(d >= lo && d <= hi))
-		return sim_sc_fail(c, path, key, "%g is out of range (%g to %g)", d, lo, hi);
-	*out = d;
+	if (r == JF_RANGE)
+		return sim_sc_fail(c, path, key, "%g is out of range (%g to %g)",
+		                   json_number_value(v), lo, hi);
+	*out = json_number_value(v);
 	return true;
 }
 
 bool sim_sc_get_int(sim_sc_ctx *c, json_t *o, const char *path, const char *key, bool req,
                     long long lo, long long hi, long long *out)
 {
+	const jf_field f = {.key = key, .type = JF_INT, .lo = lo, .hi = hi};
 	json_t *v = sim_sc_member(o, key);
 	if (!v)
 		return req ? sim_sc_missing(c, path, key) : true;
-	if (!json_is_integer(v))
+	jf_fault r = jf_check(&f, v);
+	if (r == JF_TYPE)
 		return sim_sc_fail(c, path, key, "expected an integer, got %s", sim_sc_tname(v));
 	long long d = json_integer_value(v);
-	if (d < lo || d > hi)
+	if (r == JF_RANGE)
 		return sim_sc_fail(c, path, key, "%lld is out of range (%lld to %lld)", d, lo, hi);
 	*out = d;
 	return true;
@@ -343,10 +341,11 @@ bool sim_sc_get_ull(sim_sc_ctx *c, json_t *o, const char *path, const char *key,
 bool sim_sc_get_bool(sim_sc_ctx *c, json_t *o, const char *path, const char *key, bool req,
                      bool *out)
 {
+	const jf_field f = {.key = key, .type = JF_BOOL};
 	json_t *v = sim_sc_member(o, key);
 	if (!v)
 		return req ? sim_sc_missing(c, path, key) : true;
-	if (!json_is_boolean(v))
+	if (jf_check(&f, v) == JF_TYPE)
 		return sim_sc_fail(c, path, key, "expected true or false, got %s", sim_sc_tname(v));
 	*out = json_is_true(v);
 	return true;
@@ -355,20 +354,22 @@ bool sim_sc_get_bool(sim_sc_ctx *c, json_t *o, const char *path, const char *key
 bool sim_sc_get_str(sim_sc_ctx *c, json_t *o, const char *path, const char *key, bool req,
                     size_t maxlen, char *out, size_t outsize)
 {
+	const jf_field f = {.key = key, .type = JF_STR, .hi = (long long)maxlen, .size = outsize};
 	json_t *v = sim_sc_member(o, key);
 	if (!v)
 		return req ? sim_sc_missing(c, path, key) : true;
-	if (!json_is_string(v))
+	switch (jf_check(&f, v)) {
+	case JF_TYPE:
 		return sim_sc_fail(c, path, key, "expected a string, got %s", sim_sc_tname(v));
-	const char *s = json_string_value(v);
-	size_t n = json_string_length(v);
-	if (n > maxlen || n >= outsize)
-		return sim_sc_fail(c, path, key, "string is %zu bytes long, at most %zu allowed", n,
-		                   maxlen);
-	if (strlen(s) != n)
+	case JF_TOO_LONG:
+		return sim_sc_fail(c, path, key, "string is %zu bytes long, at most %zu allowed",
+		                   json_string_length(v), maxlen);
+	case JF_NUL:
 		return sim_sc_fail(c, path, key, "string contains a NUL character");
-	memcpy(out, s, n + 1);
-	return true;
+	default:
+		jf_store(&f, v, out);
+		return true;
+	}
 }
 
 bool sim_sc_get_enum(sim_sc_ctx *c, json_t *o, const char *path, const char *key, bool req,

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/jsonw.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/store.h"
@@ -157,8 +158,7 @@ json_t *qcmd_jstr(const char *s)
 
 void qcmd_print_json(json_t *v, bool pretty)
 {
-	json_dumpf(v, stdout, JSON_REAL_PRECISION(16) | (pretty ? JSON_INDENT(2) : JSON_COMPACT));
-	putchar('\n');
+	jsonw_tree_line(stdout, v, 16, pretty ? JSONW_TREE_PRETTY : 0);
 	json_decref(v);
 }
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
+#include "util/jsonw.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "gpu/gpu.h"
@@ -22,29 +22,25 @@
 
 extern char **environ;
 
-/* True when s[0..len) is valid UTF-8 (a JSON string can hold it). */
-static bool utf8_ok(yajl_gen chk, const char *s, size_t len)
-{
-	yajl_gen_reset(chk, NULL);
-	yajl_gen_clear(chk);
-	return yajl_gen_string(chk, (const unsigned char *)s, len) == yajl_gen_status_ok;
-}
-
 /* The environment as one JSON object, written as it is read: a tree of it (and its hash
  * table) cost a tenth of an `add`. */
 static char *capture_env(void)
 {
-	yajl_gen g = yajl_gen_alloc(NULL), chk = yajl_gen_alloc(NULL);
-	if (!g || !chk)
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
 		abort();
-	yajl_gen_config(chk, yajl_gen_validate_utf8, 1);
-	yajl_gen_map_open(g);
+	jsonw w;
+	jsonw_init(&w, f, false);
+	w.esc = JSONW_ESC_SHORT;
+	jsonw_obj_begin(&w);
 	for (char **e = environ; *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq || eq == *e)
 			continue;
 		size_t kl = (size_t)(eq - *e), vl = strlen(eq + 1);
-		if (!utf8_ok(chk, *e, kl) || !utf8_ok(chk, eq + 1, vl)) {
+		if (!jsonw_utf8_ok(*e, kl) || !jsonw_utf8_ok(eq + 1, vl)) {
 			fprintf(stderr, "gpuwhy: queue add: ");
 			fprintf(
 			    stderr,
@@ -52,18 +48,12 @@ static char *capture_env(void)
 			    (int)kl, *e);
 			continue;
 		}
-		yajl_gen_string(g, (const unsigned char *)*e, kl);
-		yajl_gen_string(g, (const unsigned char *)eq + 1, vl);
+		jsonw_keyn(&w, *e, kl);
+		jsonw_strn(&w, eq + 1, vl);
 	}
-	yajl_gen_map_close(g);
-	const unsigned char *buf;
-	size_t len;
-	yajl_gen_get_buf(g, &buf, &len);
-	char *out = gw_xrealloc(NULL, len + 1);
-	memcpy(out, buf, len);
-	out[len] = '\0';
-	yajl_gen_free(g);
-	yajl_gen_free(chk);
+	jsonw_obj_end(&w);
+	if (fclose(f) != 0)
+		abort();
 	return out;
 }
 
@@ -114,11 +104,10 @@ _Static_assert(GPU_MAX == 64, "--gpus's reason says 64");
 
 static int set_name(const opt_def *o, const char *v, void *ctx)
 {
-	char err[2 * PATH_MAX + 64];
+	gw_fail e;
 	bool cwd = o->shrt != 'n';
-	if (cwd ? queue_spec_set_cwd(ctx, v, err, sizeof err)
-	        : queue_spec_set_name(ctx, v, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, cwd ? "--cwd" : "--name", NULL, "%s", err);
+	if (cwd ? queue_spec_set_cwd(ctx, v, &e) : queue_spec_set_name(ctx, v, &e))
+		return gw_fail_print(&e);
 	return 0;
 }
 
@@ -140,25 +129,23 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 		if (!text)
 			return gw_error(GW_EXIT_USAGE, from, NULL, _("cannot read: %s"),
 			                strerror(errno));
-		char err[512];
-		*n = queue_spec_parse_file(text, len, text_file(from, text, len), tmpl, specs, err,
-		                           sizeof err);
+		gw_fail e;
+		*n = queue_spec_parse_file(from, text, len, text_file(from, text, len), tmpl, specs,
+		                           &e);
 		free(text);
 		if (*n < 0) {
 			*n = 0;
-			return gw_error(GW_EXIT_USAGE, from, _("see gpuwhy queue add --help"), "%s",
-			                err);
+			return gw_fail_print(&e);
 		}
 		return 0;
 	}
-	char err[PATH_MAX + 80];
+	gw_fail e;
 	*specs = calloc(1, sizeof **specs);
 	queue_spec_copy(&(*specs)[0], tmpl);
 	queue_spec_set_argv(&(*specs)[0], cmd, ncmd);
 	*n = 1;
-	if (queue_spec_validate(&(*specs)[0], err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "queue add", _("see gpuwhy queue add --help"), "%s",
-		                err);
+	if (queue_spec_validate(&(*specs)[0], &e))
+		return gw_fail_print(&e);
 	return 0;
 }
 
@@ -271,7 +258,7 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 		tmpl->cwd = strdup(getcwd(cwd, sizeof cwd) ? cwd : "/");
 	}
 	if (json_array_size(sarr))
-		tmpl->slurm_args = json_dumps(sarr, JSON_COMPACT);
+		tmpl->slurm_args = jsonw_tree_text(sarr, 0, 0);
 	json_decref(sarr);
 	tmpl->env_json = capture_env();
 	return 0;
@@ -292,9 +279,8 @@ static bool via_worker(const char *dir, const queue_spec *tmpl, const add_args *
 	queue_spec_init(&sp);
 	queue_spec_copy(&sp, tmpl);
 	queue_spec_set_argv(&sp, cmd, ncmd);
-	char err[PATH_MAX + 80];
 	bool ok = false;
-	if (queue_spec_validate(&sp, err, sizeof err) == 0) {
+	if (queue_spec_validate(&sp, NULL) == 0) {
 		int64_t id;
 		queue_submit_token(token, toklen);
 		int r = queue_submit_send(dir, &sp, 1, a->backend < 0, token, &id, draining);

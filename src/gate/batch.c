@@ -11,6 +11,7 @@
 
 #include "gate/batch.h"
 #include "gate/config.h"
+#include "util/jsonw.h"
 
 /* Decode one pointer token (~1 is /, ~0 is ~) into out. */
 static const char *next_token(const char *p, char *out, size_t outlen)
@@ -104,7 +105,7 @@ long gate_batch_key(const gate_batch_rule *rule, const char *body, size_t len, j
 	json_t *rp = rest ? resolve_parent(rest, rule->input, last, sizeof last) : NULL;
 	if (rp)
 		replace(rp, last, json_null());
-	char *k = rest ? json_dumps(rest, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	char *k = jsonw_tree_text(rest, 0, JSONW_TREE_SORT_KEYS);
 	json_decref(rest);
 	if (!k) {
 		json_decref(r);
@@ -132,7 +133,7 @@ char *gate_batch_merge(const gate_batch_rule *rule, json_t *const *roots, int n)
 	json_t *parent = m ? resolve_parent(m, rule->input, last, sizeof last) : NULL;
 	char *out = NULL;
 	if (parent && all && replace(parent, last, json_incref(all)) == 0)
-		out = json_dumps(m, JSON_COMPACT);
+		out = jsonw_tree_text(m, 0, 0);
 	json_decref(all);
 	json_decref(m);
 	return out;
@@ -216,7 +217,7 @@ static char *member_body(json_t *root, const gate_batch_rule *rule, json_t *list
 		member_usage(copy, list, off, count);
 	char *out = NULL;
 	if (parent && slice && replace(parent, last, json_incref(slice)) == 0)
-		out = json_dumps(copy, JSON_COMPACT);
+		out = jsonw_tree_text(copy, 0, 0);
 	json_decref(slice);
 	json_decref(copy);
 	return out;
@@ -226,7 +227,7 @@ static char *member_body(json_t *root, const gate_batch_rule *rule, json_t *list
 static char *batch_usage(json_t *root)
 {
 	json_t *u = json_is_object(root) ? json_object_get(root, "usage") : NULL;
-	return u ? json_dumps(u, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY) : NULL;
+	return jsonw_tree_text(u, 0, JSONW_TREE_ASCII);
 }
 
 int gate_batch_split(const gate_batch_rule *rule, const char *body, size_t len, const long *counts,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gate/config.h"
+#include "jfield.h"
 #include "util/i18n.h"
 
 void gate_rule_defaults(gate_batch_rule *r, gate_goal goal, const char *path)
@@ -258,117 +259,106 @@ static void set_err(char *err, size_t errlen, const json_error_t *je)
 		snprintf(err, errlen, "%s", je->text);
 }
 
-static int get_long(json_t *o, const char *k, long min, long max, long *out, char *err,
-                    size_t errlen)
+/* The fields of the config and the keys file, checked by sim/jfield.c. */
+#define BIG (1L << 40)
+#define GC_I(k, m, lo, hi) JF_I(k, gate_config, m, lo, hi)
+static const jf_field root_rows[] = {
+    JF_S("listen", gate_config, listen),
+    JF_S("metrics_listen", gate_config, metrics_listen),
+    JF_B("allow_remote", gate_config, allow_remote),
+    GC_I("workers", workers, 0, GATE_MAX_WORKERS),
+    JF_S("access_log", gate_config, access_log),
+};
+static const jf_field limit_rows[] = {
+    GC_I("max_body_bytes", max_body_bytes, 1, BIG),
+    GC_I("max_header_bytes", max_header_bytes, 256, GATE_MAX_HEADER_BYTES),
+    GC_I("max_inflight", max_inflight, 1, 100000),
+    GC_I("max_inflight_per_upstream", max_inflight_per_up, 1, 100000),
+    GC_I("user_concurrency", user_concurrency, 1, 100000),
+    GC_I("user_queue", user_queue, 0, 1000000),
+    GC_I("queue_size", queue_size, 0, 1000000),
+    GC_I("queue_timeout_ms", queue_timeout_ms, 1, BIG),
+    GC_I("upstream_timeout_ms", upstream_timeout_ms, 1, BIG),
+    GC_I("client_timeout_ms", client_timeout_ms, 1, BIG),
+    GC_I("max_connections", max_connections, 1, 1000000),
+    GC_I("drain_timeout_ms", drain_timeout_ms, 0, BIG),
+    GC_I("user_websockets", user_websockets, 0, 100000),
+    GC_I("websocket_idle_ms", websocket_idle_ms, 1, BIG),
+};
+static const jf_field user_rows[] = {
+    JF_S("header", gate_config, user_header),
+    JF_S("keys_file", gate_config, keys_file),
+    JF_B("require_keys", gate_config, require_keys),
+};
+static const jf_field gpu_rows[] = {
+    GC_I("min_free_mib", min_free_mib, 0, 1L << 30),
+    JF_B("hold_throttled", gate_config, hold_throttled),
+    GC_I("interval_ms", gpu_interval_ms, 50, 60000),
+};
+static const jf_field rule_rows[] = {
+    JF_S("path", gate_batch_rule, path),
+    JF_S("input", gate_batch_rule, input),
+    JF_S("output", gate_batch_rule, output),
+    JF_I("max_batch_size", gate_batch_rule, max_batch_size, 1, 100000),
+    JF_I("max_queue_delay_us", gate_batch_rule, max_queue_delay_us, 0, 60000000),
+};
+static const jf_field upstream_rows[] = {
+    JF_I("max_inflight", gate_upstream_cfg, max_inflight, 1, 100000),
+};
+static const jf_field key_rows[] = {
+    JF_S("name", gate_key_limits, name),
+    JF_I("concurrency", gate_key_limits, concurrency, 1, 100000),
+    JF_I("queue", gate_key_limits, queue, 0, 1000000),
+    JF_I("weight", gate_key_limits, weight, 1, 1000),
+};
+#define ROWS(r) r, sizeof r / sizeof *r
+
+/* Read rows from o into dst; a fault in the config's words. A NUL cuts a string, as it
+ * always has here. */
+static int read_rows(const jf_field *rows, size_t n, json_t *o, void *dst, char *err, size_t errlen)
 {
-	json_t *v = json_object_get(o, k);
-	if (!v)
+	const jf_field *f;
+	const json_t *v;
+	if (jf_read(rows, n, o, JF_NUL_CUTS, dst, &f, &v) == JF_OK)
 		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
-		snprintf(err, errlen, _("\"%s\" must be an integer from %ld to %ld"), k, min, max);
-		return -1;
-	}
-	*out = (long)json_integer_value(v);
-	return 0;
+	if (f->type == JF_INT)
+		snprintf(err, errlen, _("\"%s\" must be an integer from %ld to %ld"), f->key,
+		         (long)f->lo, (long)f->hi);
+	else if (f->type == JF_STR)
+		snprintf(err, errlen, _("\"%s\" must be a string shorter than %zu"), f->key,
+		         f->size);
+	else
+		snprintf(err, errlen, _("\"%s\" must be true or false"), f->key);
+	return -1;
 }
 
-static int get_str(json_t *o, const char *k, char *out, size_t outlen, char *err, size_t errlen)
+/* Reject keys outside rows and more, so typos are errors. */
+static int only_keys(json_t *o, const char *where, const jf_field *rows, size_t n,
+                     const char *const *more, char *err, size_t errlen)
 {
-	json_t *v = json_object_get(o, k);
-	if (!v)
-		return 0;
-	if (!json_is_string(v) || json_string_length(v) >= outlen) {
-		snprintf(err, errlen, _("\"%s\" must be a string shorter than %zu"), k, outlen);
+	const char *k = jf_unknown(o, rows, n, more);
+	if (k) {
+		snprintf(err, errlen, _("%s: unknown key \"%s\""), where, k);
 		return -1;
-	}
-	snprintf(out, outlen, "%s", json_string_value(v));
-	return 0;
-}
-
-static int get_bool(json_t *o, const char *k, bool *out, char *err, size_t errlen)
-{
-	json_t *v = json_object_get(o, k);
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v)) {
-		snprintf(err, errlen, _("\"%s\" must be true or false"), k);
-		return -1;
-	}
-	*out = json_is_true(v);
-	return 0;
-}
-
-/* Reject keys outside the allowed list, so typos are errors. */
-static int only_keys(json_t *o, const char *where, const char *const *allowed, char *err,
-                     size_t errlen)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(o, k, v)
-	{
-		bool ok = false;
-		for (int i = 0; allowed[i] && !ok; i++)
-			ok = !strcmp(k, allowed[i]);
-		if (!ok) {
-			snprintf(err, errlen, _("%s: unknown key \"%s\""), where, k);
-			return -1;
-		}
 	}
 	return 0;
 }
 
 static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"max_body_bytes",
-	                                   "max_header_bytes",
-	                                   "max_inflight",
-	                                   "max_inflight_per_upstream",
-	                                   "user_concurrency",
-	                                   "user_queue",
-	                                   "queue_size",
-	                                   "queue_timeout_ms",
-	                                   "upstream_timeout_ms",
-	                                   "client_timeout_ms",
-	                                   "max_connections",
-	                                   "drain_timeout_ms",
-	                                   "user_websockets",
-	                                   "websocket_idle_ms",
-	                                   NULL};
 	if (!json_is_object(o)) {
 		snprintf(err, errlen, _("\"limits\" must be an object"));
 		return -1;
 	}
-	const long big = 1L << 40;
-	if (only_keys(o, "limits", keys, err, errlen) ||
-	    get_long(o, "max_body_bytes", 1, big, &c->max_body_bytes, err, errlen) ||
-	    get_long(o, "max_header_bytes", 256, GATE_MAX_HEADER_BYTES, &c->max_header_bytes, err,
-	             errlen) ||
-	    get_long(o, "max_inflight", 1, 100000, &c->max_inflight, err, errlen) ||
-	    get_long(o, "max_inflight_per_upstream", 1, 100000, &c->max_inflight_per_up, err,
-	             errlen) ||
-	    get_long(o, "user_concurrency", 1, 100000, &c->user_concurrency, err, errlen) ||
-	    get_long(o, "user_queue", 0, 1000000, &c->user_queue, err, errlen) ||
-	    get_long(o, "queue_size", 0, 1000000, &c->queue_size, err, errlen) ||
-	    get_long(o, "queue_timeout_ms", 1, big, &c->queue_timeout_ms, err, errlen) ||
-	    get_long(o, "upstream_timeout_ms", 1, big, &c->upstream_timeout_ms, err, errlen) ||
-	    get_long(o, "client_timeout_ms", 1, big, &c->client_timeout_ms, err, errlen) ||
-	    get_long(o, "max_connections", 1, 1000000, &c->max_connections, err, errlen) ||
-	    get_long(o, "drain_timeout_ms", 0, big, &c->drain_timeout_ms, err, errlen) ||
-	    get_long(o, "user_websockets", 0, 100000, &c->user_websockets, err, errlen) ||
-	    get_long(o, "websocket_idle_ms", 1, big, &c->websocket_idle_ms, err, errlen))
+	if (only_keys(o, "limits", ROWS(limit_rows), NULL, err, errlen) ||
+	    read_rows(ROWS(limit_rows), o, c, err, errlen))
 		return -1;
 	return 0;
 }
 
 static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"path",
-	                                   "input",
-	                                   "output",
-	                                   "max_batch_size",
-	                                   "preferred_batch_sizes",
-	                                   "max_queue_delay_us",
-	                                   NULL};
+	static const char *const more[] = {"preferred_batch_sizes", NULL};
 	if (!json_is_object(o)) {
 		snprintf(err, errlen, _("each \"batching\" entry must be an object"));
 		return -1;
@@ -379,12 +369,8 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 		return -1;
 	}
 	gate_rule_defaults(r, c->goal, json_string_value(p));
-	if (only_keys(o, "batching", keys, err, errlen) ||
-	    get_str(o, "path", r->path, sizeof r->path, err, errlen) ||
-	    get_str(o, "input", r->input, sizeof r->input, err, errlen) ||
-	    get_str(o, "output", r->output, sizeof r->output, err, errlen) ||
-	    get_long(o, "max_batch_size", 1, 100000, &r->max_batch_size, err, errlen) ||
-	    get_long(o, "max_queue_delay_us", 0, 60000000, &r->max_queue_delay_us, err, errlen))
+	if (only_keys(o, "batching", ROWS(rule_rows), more, err, errlen) ||
+	    read_rows(ROWS(rule_rows), o, r, err, errlen))
 		return -1;
 	if (r->input[0] != '/' || r->output[0] != '/') {
 		snprintf(err, errlen,
@@ -445,9 +431,9 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 				return -1;
 			}
 		} else if (json_is_object(v)) {
-			static const char *const keys[] = {"url", "gpu", "max_inflight", NULL};
+			static const char *const more[] = {"url", "gpu", NULL};
 			json_t *url = json_object_get(v, "url"), *gpu = json_object_get(v, "gpu");
-			if (only_keys(v, "upstreams", keys, err, errlen))
+			if (only_keys(v, "upstreams", ROWS(upstream_rows), more, err, errlen))
 				return -1;
 			if (!json_is_string(url) ||
 			    gate_parse_upstream(json_string_value(url), u, e2, sizeof e2)) {
@@ -463,7 +449,7 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 				             : _("\"gpu\" must be a string (\"0,1\")"));
 				return -1;
 			}
-			if (get_long(v, "max_inflight", 1, 100000, &u->max_inflight, err, errlen))
+			if (read_rows(ROWS(upstream_rows), v, u, err, errlen))
 				return -1;
 		} else {
 			snprintf(err, errlen, _("upstreams[%zu] must be a URL or an object"), i);
@@ -500,17 +486,10 @@ static int parse_allow(gate_config *c, json_t *a, char *err, size_t errlen)
 
 static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"listen",    "metrics_listen", "allow_remote", "allow",
-	                                   "upstreams", "limits",         "users",        "gpu",
-	                                   "goal",      "batching",       "access_log",   "workers",
-	                                   NULL};
-	if (only_keys(root, "config", keys, err, errlen) ||
-	    get_str(root, "listen", c->listen, sizeof c->listen, err, errlen) ||
-	    get_str(root, "metrics_listen", c->metrics_listen, sizeof c->metrics_listen, err,
-	            errlen) ||
-	    get_bool(root, "allow_remote", &c->allow_remote, err, errlen) ||
-	    get_long(root, "workers", 0, GATE_MAX_WORKERS, &c->workers, err, errlen) ||
-	    get_str(root, "access_log", c->access_log, sizeof c->access_log, err, errlen))
+	static const char *const more[] = {"allow", "upstreams", "limits",   "users",
+	                                   "gpu",   "goal",      "batching", NULL};
+	if (only_keys(root, "config", ROWS(root_rows), more, err, errlen) ||
+	    read_rows(ROWS(root_rows), root, c, err, errlen))
 		return -1;
 	json_t *v;
 	if ((v = json_object_get(root, "goal"))) {
@@ -529,23 +508,17 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 	if ((v = json_object_get(root, "limits")) && parse_limits(c, v, err, errlen))
 		return -1;
 	if ((v = json_object_get(root, "users"))) {
-		static const char *const uk[] = {"header", "keys_file", "require_keys", NULL};
-		if (!json_is_object(v) || only_keys(v, "users", uk, err, errlen) ||
-		    get_str(v, "header", c->user_header, sizeof c->user_header, err, errlen) ||
-		    get_str(v, "keys_file", c->keys_file, sizeof c->keys_file, err, errlen) ||
-		    get_bool(v, "require_keys", &c->require_keys, err, errlen)) {
+		if (!json_is_object(v) ||
+		    only_keys(v, "users", ROWS(user_rows), NULL, err, errlen) ||
+		    read_rows(ROWS(user_rows), v, c, err, errlen)) {
 			if (!json_is_object(v))
 				snprintf(err, errlen, _("\"users\" must be an object"));
 			return -1;
 		}
 	}
 	if ((v = json_object_get(root, "gpu"))) {
-		static const char *const gk[] = {"min_free_mib", "hold_throttled", "interval_ms",
-		                                 NULL};
-		if (!json_is_object(v) || only_keys(v, "gpu", gk, err, errlen) ||
-		    get_long(v, "min_free_mib", 0, 1L << 30, &c->min_free_mib, err, errlen) ||
-		    get_bool(v, "hold_throttled", &c->hold_throttled, err, errlen) ||
-		    get_long(v, "interval_ms", 50, 60000, &c->gpu_interval_ms, err, errlen)) {
+		if (!json_is_object(v) || only_keys(v, "gpu", ROWS(gpu_rows), NULL, err, errlen) ||
+		    read_rows(ROWS(gpu_rows), v, c, err, errlen)) {
 			if (!json_is_object(v))
 				snprintf(err, errlen, _("\"gpu\" must be an object"));
 			return -1;
@@ -636,12 +609,11 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 		return -1;
 	}
 	static const char *const top[] = {"keys", NULL};
-	static const char *const kk[] = {"name", "concurrency", "queue", "weight", NULL};
 	json_t *keys = json_object_get(root, "keys");
 	int rc = -1;
 	gate_key *arr = NULL;
 	int n = 0;
-	if (!json_is_object(root) || only_keys(root, "keys file", top, err, errlen) ||
+	if (!json_is_object(root) || only_keys(root, "keys file", NULL, 0, top, err, errlen) ||
 	    !json_is_object(keys)) {
 		if (!json_is_object(root) || !json_is_object(keys))
 			snprintf(err, errlen, _("expected {\"keys\": {\"KEY\": {\"name\": ...}}}"));
@@ -669,11 +641,8 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 			snprintf(err, errlen, _("keys: the value of each key must be an object"));
 			goto out;
 		}
-		if (only_keys(v, "keys", kk, err, errlen) ||
-		    get_str(v, "name", g->lim.name, sizeof g->lim.name, err, errlen) ||
-		    get_long(v, "concurrency", 1, 100000, &g->lim.concurrency, err, errlen) ||
-		    get_long(v, "queue", 0, 1000000, &g->lim.queue, err, errlen) ||
-		    get_long(v, "weight", 1, 1000, &g->lim.weight, err, errlen))
+		if (only_keys(v, "keys", ROWS(key_rows), NULL, err, errlen) ||
+		    read_rows(ROWS(key_rows), v, &g->lim, err, errlen))
 			goto out;
 		n++;
 	}

@@ -19,6 +19,7 @@
 
 #include "gate/gate_int.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/timeutil.h"
 
 /* ------------------------------------------------------------ birth, end */
@@ -112,7 +113,7 @@ void gate_req_fail_said(gate_req *r, int status, int reason, long retry_after_s,
 	json_t *j = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", msg, "type", "gpuwhy_gate",
 	                      "code", r->reason_code);
 	free(r->rbody);
-	r->rbody = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	r->rbody = j ? jsonw_tree_text(j, 0, 0) : NULL;
 	json_decref(j);
 	if (r->rbody) {
 		r->rlen = strlen(r->rbody);

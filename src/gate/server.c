@@ -32,6 +32,7 @@
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/timeutil.h"
 
 /* ------------------------------------------------------------------ users */
@@ -453,7 +454,7 @@ static void log_line(gate_srv *g, gate_req *r)
 		json_object_set_new(j, "batch_retry", json_true());
 	if (r->reason[0])
 		json_object_set_new(j, "reason", json_string(r->reason));
-	char *s = json_dumps(j, JSON_COMPACT);
+	char *s = jsonw_tree_text(j, 0, 0);
 	if (s) {
 		fprintf(g->log, "%s\n", s);
 		fflush(g->log);

@@ -32,6 +32,7 @@
 
 #include "gate/gate_int.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -112,7 +113,7 @@ static void log_end(gate_ws *w)
 	    w->path, "status", 101, "bytes_in", (json_int_t)w->c2u.total, "bytes_out",
 	    (json_int_t)w->u2c.total, "total_ms", (double)(now - w->t_start) / 1e6, "websocket", 1,
 	    "upstream", g->up[w->up].cfg.url, "url", w->url ? w->url : "", "reason", w->why_end);
-	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *s = jsonw_tree_text(j, 0, 0);
 	if (s) {
 		fprintf(g->log, "%s\n", s);
 		fflush(g->log);

@@ -22,9 +22,12 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
+#include "jfield.h"
 #include "queue/state.h"
 #include "queue/spec.h"
+#include "util/err.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/xalloc.h"
 
@@ -64,17 +67,16 @@ void queue_spec_free(queue_spec *s)
 
 /* ---- the checks every task passes, from the command line or from a file ---- */
 
-int queue_spec_set_name(queue_spec *s, const char *name, char *err, size_t errlen)
+int queue_spec_set_name(queue_spec *s, const char *name, gw_fail *f)
 {
-	if (strlen(name) >= QUEUE_NAME_MAX) {
-		snprintf(err, errlen, _("longer than %d bytes"), QUEUE_NAME_MAX - 1);
-		return -1;
-	}
+	if (strlen(name) >= QUEUE_NAME_MAX)
+		return gw_fail_set(f, GW_EXIT_USAGE, "--name", NULL, "longer than %d bytes",
+		                   QUEUE_NAME_MAX - 1);
 	snprintf(s->name, sizeof s->name, "%s", name);
 	return 0;
 }
 
-int queue_spec_set_cwd(queue_spec *s, const char *dir, char *err, size_t errlen)
+int queue_spec_set_cwd(queue_spec *s, const char *dir, gw_fail *f)
 {
 	char joined[2 * PATH_MAX + 2], real[PATH_MAX];
 	if (dir[0] != '/' && s->cwd)
@@ -82,42 +84,49 @@ int queue_spec_set_cwd(queue_spec *s, const char *dir, char *err, size_t errlen)
 	else
 		snprintf(joined, sizeof joined, "%s", dir);
 	struct stat st;
-	if (!realpath(joined, real) || stat(real, &st) != 0) {
-		snprintf(err, errlen, _("'%s': %s"), joined, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, _("'%s' is not a directory"), real);
-		return -1;
-	}
+	if (!realpath(joined, real) || stat(real, &st) != 0)
+		return gw_fail_set(f, GW_EXIT_USAGE, "--cwd", NULL, "'%s': %s", joined,
+		                   strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return gw_fail_set(f, GW_EXIT_USAGE, "--cwd", NULL, "'%s' is not a directory",
+		                   real);
 	free(s->cwd);
 	s->cwd = strdup(real);
 	return 0;
 }
 
-int queue_spec_validate(const queue_spec *s, char *err, size_t errlen)
+/* What a task that fails the checks is: the command's, with its help as the hint. */
+#define SPEC_WHAT "queue add"
+#define SPEC_HINT N_("see gpuwhy queue add --help")
+
+int queue_spec_validate(const queue_spec *s, gw_fail *f)
 {
 	struct stat st;
+	const int u = GW_EXIT_USAGE;
 	if (s->argc <= 0 || !s->argv || !s->argv[0] || !s->argv[0][0])
-		snprintf(err, errlen, _("no command"));
-	else if (strnlen(s->name, sizeof s->name) >= QUEUE_NAME_MAX)
-		snprintf(err, errlen, _("'name' is longer than %d bytes"), QUEUE_NAME_MAX - 1);
-	else if (!s->cwd || s->cwd[0] != '/')
-		snprintf(err, errlen, _("no working directory (an absolute 'cwd')"));
-	else if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
-		snprintf(err, errlen, _("'cwd' '%s' is not a directory"), s->cwd);
-	else if (s->gpus < 0 || s->gpus > GPU_MAX)
-		snprintf(err, errlen, _("'gpus' must be between 0 and %d"), GPU_MAX);
-	else if (s->per_gpu < 0 || s->per_gpu > 1024)
-		snprintf(err, errlen, _("'per_gpu' must be between 1 and 1024"));
-	else if (s->retries < 0 || s->retries > 1000)
-		snprintf(err, errlen, _("'retries' must be between 0 and 1000"));
-	else if (s->after_id < 0 || s->retry_delay_ms < 0 || s->timeout_ms < 0)
-		snprintf(err, errlen,
-		         _("'after', 'retry_delay' and 'timeout' must not be negative"));
-	else
-		return 0;
-	return -1;
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT, "no command");
+	if (strnlen(s->name, sizeof s->name) >= QUEUE_NAME_MAX)
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT, "'name' is longer than %d bytes",
+		                   QUEUE_NAME_MAX - 1);
+	if (!s->cwd || s->cwd[0] != '/')
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT,
+		                   "no working directory (an absolute 'cwd')");
+	if (stat(s->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT, "'cwd' '%s' is not a directory",
+		                   s->cwd);
+	if (s->gpus < 0 || s->gpus > GPU_MAX)
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT, "'gpus' must be between 0 and %d",
+		                   GPU_MAX);
+	if (s->per_gpu < 0 || s->per_gpu > 1024)
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT,
+		                   "'per_gpu' must be between 1 and 1024");
+	if (s->retries < 0 || s->retries > 1000)
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT,
+		                   "'retries' must be between 0 and 1000");
+	if (s->after_id < 0 || s->retry_delay_ms < 0 || s->timeout_ms < 0)
+		return gw_fail_set(f, u, SPEC_WHAT, SPEC_HINT,
+		                   "'after', 'retry_delay' and 'timeout' must not be negative");
+	return 0;
 }
 
 static char *dup_or_null(const char *s)
@@ -291,22 +300,58 @@ static char *expand(const char *tmpl, vars *v, bool quote)
 
 /* ---- JSON fields ---- */
 
+/* Where the reader is ("line 3", "task 2", "file"), in English and in the user's language,
+ * and the failure it fills: "where: why", the English kept for JSON and logs. */
 typedef struct {
-	char *err;
-	size_t errlen;
-	const char *where;
+	gw_fail *f;
+	const char *what; /* the file */
+	char where[64], where_text[64];
 } perr;
+
+static void spec_where(perr *e, const char *where, const char *where_text)
+{
+	snprintf(e->where, sizeof e->where, "%s", where);
+	snprintf(e->where_text, sizeof e->where_text, "%s", where_text);
+}
+
+static void spec_line(perr *e, int lineno)
+{
+	snprintf(e->where, sizeof e->where, "line %d", lineno);
+	snprintf(e->where_text, sizeof e->where_text, _("line %d"), lineno);
+}
+
+static int spec_put(perr *e, const char *msg, const char *msg_text)
+{
+	char en[sizeof e->f->why], tr[sizeof e->f->why];
+	snprintf(en, sizeof en, "%s: %.500s", e->where, msg);
+	snprintf(tr, sizeof tr, _("%s: %s"), e->where_text, msg_text);
+	gw_fail_set(e->f, GW_EXIT_USAGE, e->what, SPEC_HINT, "%s", en);
+	if (e->f)
+		snprintf(e->f->why_text, sizeof e->f->why_text, "%s", tr);
+	return -1;
+}
 
 static int spec_fail(perr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int spec_fail(perr *e, const char *fmt, ...)
 {
-	char msg[400];
-	va_list ap;
+	char msg[400], msg_text[400];
+	va_list ap, aq;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, _(fmt), ap);
+	va_copy(aq, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg_text, sizeof msg_text, _(fmt), aq);
+	va_end(aq);
 	va_end(ap);
-	snprintf(e->err, e->errlen, _("%s: %s"), e->where, msg);
-	return -1;
+	return spec_put(e, msg, msg_text);
+}
+
+/* fmt around the why of a check that failed (set_name, set_cwd, validate), in each language. */
+static int spec_nest(perr *e, const char *fmt, const gw_fail *inner)
+{
+	char msg[sizeof inner->why + 64], msg_text[sizeof inner->why + 64];
+	snprintf(msg, sizeof msg, fmt, inner->why);
+	snprintf(msg_text, sizeof msg_text, _(fmt), inner->why_text);
+	return spec_put(e, msg, msg_text);
 }
 
 static char *abs_path(const char *base, const char *p)
@@ -321,15 +366,24 @@ static char *abs_path(const char *base, const char *p)
 	return out;
 }
 
-static int get_int(json_t *v, const char *key, long long min, long long max, long long *out,
-                   perr *e)
+/* The task fields that are plain integers, checked by sim/jfield.c. */
+static const jf_field int_rows[] = {
+    JF_I("gpus", queue_spec, gpus, 0, GPU_MAX),
+    JF_I("per_gpu", queue_spec, per_gpu, 1, 1024),
+    JF_I("retries", queue_spec, retries, 0, 1000),
+    JF_I("max_retries", queue_spec, retries, 0, 1000),
+    JF_I("after", queue_spec, after_id, 1, INT64_MAX),
+};
+
+/* Read the integer field f from v into s, a fault in the task file's words. */
+static int get_int(const jf_field *f, json_t *v, queue_spec *s, perr *e)
 {
-	if (!json_is_integer(v))
-		return spec_fail(e, "'%s' must be an integer", key);
-	long long x = json_integer_value(v);
-	if (x < min || x > max)
-		return spec_fail(e, "'%s' must be between %lld and %lld", key, min, max);
-	*out = x;
+	jf_fault r = jf_check(f, v);
+	if (r == JF_TYPE)
+		return spec_fail(e, "'%s' must be an integer", f->key);
+	if (r == JF_RANGE)
+		return spec_fail(e, "'%s' must be between %lld and %lld", f->key, f->lo, f->hi);
+	jf_store(f, v, s);
 	return 0;
 }
 
@@ -370,9 +424,10 @@ static int get_mib(json_t *v, const char *key, int64_t *out, perr *e)
 
 static int get_str(json_t *v, const char *key, const char **out, perr *e)
 {
-	if (!json_is_string(v))
+	const jf_field f = {.key = key, .type = JF_TEXT};
+	if (jf_check(&f, v) == JF_TYPE)
 		return spec_fail(e, "'%s' must be a string", key);
-	*out = json_string_value(v);
+	jf_store(&f, v, out);
 	return 0;
 }
 
@@ -394,7 +449,7 @@ static int merge_env(queue_spec *s, json_t *env, perr *e)
 		json_object_set(base, k, val);
 	}
 	free(s->env_json);
-	s->env_json = json_dumps(base, JSON_COMPACT);
+	s->env_json = jsonw_tree_text(base, 0, 0);
 	json_decref(base);
 	return 0;
 }
@@ -424,50 +479,37 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 {
 	const char *k;
 	json_t *v;
-	long long x = 0;
 	const char *str = NULL;
 	json_object_foreach(obj, k, v)
 	{
-		if (!strcmp(k, "name")) {
-			char why[200];
+		const jf_field *f = jf_find(int_rows, sizeof int_rows / sizeof *int_rows, k);
+		if (f) {
+			if (get_int(f, v, s, e))
+				return -1;
+		} else if (!strcmp(k, "name")) {
+			gw_fail why;
 			if (get_str(v, k, &str, e))
 				return -1;
-			if (queue_spec_set_name(s, str, why, sizeof why))
-				return spec_fail(e, "'name' is %s", why);
-		} else if (!strcmp(k, "gpus")) {
-			if (get_int(v, k, 0, GPU_MAX, &x, e))
-				return -1;
-			s->gpus = (int)x;
+			if (queue_spec_set_name(s, str, &why))
+				return spec_nest(e, N_("'name' is %s"), &why);
 		} else if (!strcmp(k, "mem")) {
 			if (get_mib(v, k, &s->mem_mib, e))
 				return -1;
 		} else if (!strcmp(k, "host_mem")) {
 			if (get_mib(v, k, &s->host_mem_mib, e))
 				return -1;
-		} else if (!strcmp(k, "per_gpu")) {
-			if (get_int(v, k, 1, 1024, &x, e))
-				return -1;
-			s->per_gpu = (int)x;
-		} else if (!strcmp(k, "retries") || !strcmp(k, "max_retries")) {
-			if (get_int(v, k, 0, 1000, &x, e))
-				return -1;
-			s->retries = (int)x;
 		} else if (!strcmp(k, "retry_delay") || !strcmp(k, "retry_interval_seconds")) {
 			if (get_duration_ms(v, k, &s->retry_delay_ms, e))
 				return -1;
 		} else if (!strcmp(k, "timeout")) {
 			if (get_duration_ms(v, k, &s->timeout_ms, e))
 				return -1;
-		} else if (!strcmp(k, "after")) {
-			if (get_int(v, k, 1, INT64_MAX, &x, e))
-				return -1;
-			s->after_id = x;
 		} else if (!strcmp(k, "cwd")) {
-			char why[2 * PATH_MAX + 64];
+			gw_fail why;
 			if (get_str(v, k, &str, e))
 				return -1;
-			if (queue_spec_set_cwd(s, str, why, sizeof why))
-				return spec_fail(e, "'cwd' %s", why);
+			if (queue_spec_set_cwd(s, str, &why))
+				return spec_nest(e, N_("'cwd' %s"), &why);
 		} else if (!strcmp(k, "env")) {
 			if (merge_env(s, v, e))
 				return -1;
@@ -496,7 +538,7 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 					    e, "'slurm_args' must be an array of strings");
 			}
 			free(s->slurm_args);
-			s->slurm_args = json_dumps(v, JSON_COMPACT);
+			s->slurm_args = jsonw_tree_text(v, 0, 0);
 		} else if (!strcmp(k, "input")) {
 			if (get_str(v, k, &str, e))
 				return -1;
@@ -514,9 +556,9 @@ static int apply_fields(queue_spec *s, json_t *obj, perr *e)
 
 static int check(const queue_spec *s, perr *e)
 {
-	char why[PATH_MAX + 80];
-	if (queue_spec_validate(s, why, sizeof why))
-		return spec_fail(e, "%s", why);
+	gw_fail why;
+	if (queue_spec_validate(s, &why))
+		return spec_nest(e, "%s", &why);
 	return 0;
 }
 
@@ -741,14 +783,12 @@ static int one_object(json_t *obj, const queue_spec *tmpl, spec_list *l, perr *e
 static int parse_text(const char *text, size_t len, const queue_spec *tmpl, spec_list *l, perr *e)
 {
 	int lineno = 0;
-	char where[64];
 	for (const char *p = text, *end = text + len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		lineno++;
 		if (memchr(p, '\0', ll)) {
-			snprintf(where, sizeof where, _("line %d"), lineno);
-			e->where = where;
+			spec_line(e, lineno);
 			return spec_fail(e, "contains a NUL byte (is this a text file?)");
 		}
 		char *line = strndup(p, ll);
@@ -768,19 +808,19 @@ static int parse_text(const char *text, size_t len, const queue_spec *tmpl, spec
 		char *argv[] = {"sh", "-c", t};
 		queue_spec_set_argv(s, argv, 3);
 		free(line);
-		snprintf(where, sizeof where, _("line %d"), lineno);
-		e->where = where;
+		spec_line(e, lineno);
 		if (check(s, e))
 			return -1;
 	}
 	return 0;
 }
 
-int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const queue_spec *tmpl,
-                          queue_spec **out, char *err, size_t errlen)
+int queue_spec_parse_file(const char *file, const char *text, size_t len, bool text_mode,
+                          const queue_spec *tmpl, queue_spec **out, gw_fail *f)
 {
 	spec_list l = {0};
-	perr e = {err, errlen, _("file")};
+	perr e = {.f = f, .what = file};
+	spec_where(&e, "file", _("file"));
 	int rc = 0;
 	if (text_mode) {
 		rc = parse_text(text, len, tmpl, &l, &e);
@@ -790,11 +830,10 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 		if (all && json_is_array(all)) {
 			size_t i;
 			json_t *o;
-			char where[64];
 			json_array_foreach(all, i, o)
 			{
-				snprintf(where, sizeof where, _("task %zu"), i + 1);
-				e.where = where;
+				snprintf(e.where, sizeof e.where, "task %zu", i + 1);
+				snprintf(e.where_text, sizeof e.where_text, _("task %zu"), i + 1);
 				if ((rc = one_object(o, tmpl, &l, &e)))
 					break;
 			}
@@ -805,12 +844,11 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 			                   text[end - 1] == ' '))
 				end--;
 			if (!memchr(text, '\n', end))
-				e.where = _("line 1");
+				spec_where(&e, "line 1", _("line 1"));
 			rc = one_object(all, tmpl, &l, &e);
 		} else {
 			/* JSON Lines: one object a line. */
 			int lineno = 0;
-			char where[64];
 			for (const char *p = text, *end = text + len; p < end && !rc;) {
 				const char *nl = memchr(p, '\n', (size_t)(end - p));
 				size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -823,8 +861,7 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 					k++;
 				if (k == ll || line[k] == '#')
 					continue;
-				snprintf(where, sizeof where, _("line %d"), lineno);
-				e.where = where;
+				spec_line(&e, lineno);
 				json_t *o = json_loadb(line, ll, JSON_REJECT_DUPLICATES, &je);
 				if (!o) {
 					rc = spec_fail(&e, "not JSON: %s (column %d)", je.text,
@@ -838,8 +875,8 @@ int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const qu
 		json_decref(all);
 	}
 	if (rc == 0 && l.n == 0) {
-		snprintf(err, errlen, _("%s: %s"), _("file"), _("no tasks in it"));
-		rc = -1;
+		spec_where(&e, "file", _("file"));
+		rc = spec_put(&e, "no tasks in it", _("no tasks in it"));
 	}
 	if (rc) {
 		list_free(&l);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "queue/state.h"
+#include "util/fail.h"
 
 #define QUEUE_NAME_MAX 128
 
@@ -44,14 +45,15 @@ void queue_spec_set_argv(queue_spec *s, char *const *argv, int argc);
 
 /*
  * The checks every task passes, whether from the command line or a file
- * (0, or -1 with err saying why): a name under QUEUE_NAME_MAX bytes; a
- * working directory that exists (set_cwd resolves it against s->cwd when
- * relative); a command; counts in range. That `after` names an existing
- * task is checked by queue_store_add, in the transaction that adds it.
+ * (0, or GW_EXIT_USAGE with *f saying why; f may be NULL): a name under
+ * QUEUE_NAME_MAX bytes; a working directory that exists (set_cwd resolves it
+ * against s->cwd when relative); a command; counts in range. The failure's
+ * what is the option (--name, --cwd) or "queue add". That `after` names an
+ * existing task is checked by queue_store_add, in the transaction that adds it.
  */
-int queue_spec_set_name(queue_spec *s, const char *name, char *err, size_t errlen);
-int queue_spec_set_cwd(queue_spec *s, const char *dir, char *err, size_t errlen);
-int queue_spec_validate(const queue_spec *s, char *err, size_t errlen);
+int queue_spec_set_name(queue_spec *s, const char *name, gw_fail *f);
+int queue_spec_set_cwd(queue_spec *s, const char *dir, gw_fail *f);
+int queue_spec_validate(const queue_spec *s, gw_fail *f);
 
 /*
  * Parse a task file: text (one shell command a line, # comments), JSON Lines,
@@ -60,10 +62,11 @@ int queue_spec_validate(const queue_spec *s, char *err, size_t errlen);
  * log_file). Each task starts as a copy of tmpl (the command line's
  * options); a value in the file overrides it. Relative paths in the file
  * are taken from tmpl->cwd. Returns the number of specs (*out owned: free
- * each and the array) or -1 with a message in err naming the line.
+ * each and the array) or -1 with *f (may be NULL) saying why: what is file,
+ * why names the line ("line 3: ...").
  */
-int queue_spec_parse_file(const char *text, size_t len, bool text_mode, const queue_spec *tmpl,
-                          queue_spec **out, char *err, size_t errlen);
+int queue_spec_parse_file(const char *file, const char *text, size_t len, bool text_mode,
+                          const queue_spec *tmpl, queue_spec **out, gw_fail *f);
 
 /* Shell-quote one word into out ('...' with '\'' for quotes). Returns bytes needed. */
 size_t queue_shell_quote(const char *word, char *out, size_t outlen);

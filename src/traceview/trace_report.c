@@ -2,6 +2,7 @@
  * with '.', whatever the locale (main sets only LC_CTYPE). */
 #include "traceview/trace_report.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/termsafe.h"
 #include "util/textwidth.h"
 
@@ -637,8 +638,7 @@ int trace_report_json(FILE *out, const trace_job *job, const trace_job_opts *o)
 		json_array_append_new(warnings, jstr(job->warnings[i]));
 	json_object_set_new(root, "warnings", warnings);
 	json_object_set_new(root, "errors", errors);
-	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0 ? -1 : 0;
-	fputc('\n', out);
+	int rc = jsonw_tree_line(out, root, 15, JSONW_TREE_PRETTY);
 	json_decref(root);
 	return rc;
 }

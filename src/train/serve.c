@@ -30,6 +30,7 @@
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/i18n.h"
+#include "util/jsonw.h"
 #include "util/mhd_dl.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
@@ -60,8 +61,7 @@ static double embed_value(const char *s, long k)
 
 static json_t *embedding_of(json_t *in, long dim)
 {
-	char *text = json_is_string(in) ? strdup(json_string_value(in))
-	                                : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *text = json_is_string(in) ? strdup(json_string_value(in)) : jsonw_tree_text(in, 0, 0);
 	json_t *v = json_array();
 	for (long k = 0; text && k < dim; k++)
 		json_array_append_new(v, json_real(round(embed_value(text, k) * 1e4) / 1e4));
@@ -128,7 +128,7 @@ static bool run_on_gpu(serve_state *s, long n, char *msg, size_t msglen)
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *j, long batch_size)
 {
-	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	char *text = jsonw_tree_text(j, 6, 0);
 	json_decref(j);
 	if (!text)
 		return MHD_NO;

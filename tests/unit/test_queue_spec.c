@@ -13,6 +13,8 @@
 
 #include "queue/state.h"
 #include "queue/spec.h"
+#include "util/err.h"
+#include "util/fail.h"
 
 static queue_spec tmpl;
 static char dir[256];
@@ -44,9 +46,22 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Parse text; err gets the failure's English line (what JSON and logs keep). */
+static int parse_n(const char *text, size_t len, bool text_mode, queue_spec **out, char *err)
+{
+	gw_fail f = {0};
+	int n = queue_spec_parse_file("tasks.json", text, len, text_mode, &tmpl, out, &f);
+	snprintf(err, 512, "%.511s", f.why);
+	if (n < 0) {
+		assert_int_equal(f.code, GW_EXIT_USAGE);
+		assert_string_equal(f.what, "tasks.json");
+	}
+	return n;
+}
+
 static int parse(const char *text, bool text_mode, queue_spec **out, char *err)
 {
-	return queue_spec_parse_file(text, strlen(text), text_mode, &tmpl, out, err, 512);
+	return parse_n(text, strlen(text), text_mode, out, err);
 }
 
 static void free_specs(queue_spec *s, int n)
@@ -76,7 +91,7 @@ static void test_text(void **state)
 	assert_int_equal(parse("# nothing\n\n", true, &s, err), -1);
 	assert_non_null(strstr(err, "no tasks"));
 	const char nul[] = "ok\nbad\0line\n";
-	assert_int_equal(queue_spec_parse_file(nul, sizeof nul - 1, true, &tmpl, &s, err, 512), -1);
+	assert_int_equal(parse_n(nul, sizeof nul - 1, true, &s, err), -1);
 	assert_non_null(strstr(err, "line 2"));
 }
 
@@ -171,18 +186,21 @@ static void test_file_checks_match_the_command_line(void **state)
 	/* The same checks, called as the command line calls them. */
 	queue_spec one;
 	queue_spec_copy(&one, &tmpl);
-	assert_int_equal(queue_spec_set_name(&one, name, err, sizeof err), 0);
+	gw_fail f;
+	assert_int_equal(queue_spec_set_name(&one, name, &f), 0);
 	name[127] = 'n';
-	assert_int_equal(queue_spec_set_name(&one, name, err, sizeof err), -1);
-	assert_int_equal(queue_spec_set_cwd(&one, "nowhere", err, sizeof err), -1);
-	assert_int_equal(queue_spec_set_cwd(&one, "sub", err, sizeof err), 0);
+	assert_int_equal(queue_spec_set_name(&one, name, &f), GW_EXIT_USAGE);
+	assert_string_equal(f.what, "--name");
+	assert_int_equal(queue_spec_set_cwd(&one, "nowhere", &f), GW_EXIT_USAGE);
+	assert_string_equal(f.what, "--cwd");
+	assert_int_equal(queue_spec_set_cwd(&one, "sub", &f), 0);
 	char *argv[] = {"true"};
 	queue_spec_set_argv(&one, argv, 1);
-	assert_int_equal(queue_spec_validate(&one, err, sizeof err), 0);
+	assert_int_equal(queue_spec_validate(&one, &f), 0);
 	free(one.cwd);
 	one.cwd = strdup("/no/such/dir");
-	assert_int_equal(queue_spec_validate(&one, err, sizeof err), -1);
-	assert_non_null(strstr(err, "'cwd'"));
+	assert_int_equal(queue_spec_validate(&one, &f), GW_EXIT_USAGE);
+	assert_non_null(strstr(f.why, "'cwd'"));
 	queue_spec_free(&one);
 }
 
