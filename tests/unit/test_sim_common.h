@@ -9,10 +9,15 @@
 #include <dlfcn.h>
 #include <ftw.h>
 #include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "nvml_abi.h"
 #include "util/selfexe.h"
@@ -79,6 +84,35 @@ static inline void sim_state_cleanup(void)
 		nftw(sim_state_root, sim_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* nvmlInit_v2, or the test fails with the library's own reason. */
+static inline void sim_init_ok(void)
+{
+	nvmlReturn_t rc = N.nvmlInit_v2();
+	if (rc != NVML_SUCCESS)
+		fail_msg("nvmlInit_v2: %d (%s)", rc, N.lastError ? N.lastError() : "");
+}
+
+/* Undo every nested nvmlInit. */
+static inline void sim_shutdown_all(void)
+{
+	while (N.nvmlShutdown() == NVML_SUCCESS)
+		;
+}
+
+/*
+ * The cmocka group teardown of the simulated-GPU tests: the library, where
+ * one was loaded, shut down (a failed test skips its own shutdown), then the
+ * state directory removed.
+ */
+static inline int sim_group_teardown(void **state)
+{
+	(void)state;
+	if (N.h)
+		sim_shutdown_all();
+	sim_state_cleanup();
+	return 0;
+}
+
 static inline const char *sim_scenario_file(const char *name)
 {
 	static char path[PATH_MAX];
@@ -86,14 +120,20 @@ static inline const char *sim_scenario_file(const char *name)
 	return path;
 }
 
-/* Point the library at a shipped scenario, with the clock pinned at t (NULL: live). */
-static inline void sim_use(const char *name, const char *t)
+/* Pin the library's clock at t seconds into the scenario (NULL: live). */
+static inline void sim_pin_time(const char *t)
 {
-	setenv("GPUWHY_SIM_SCENARIO", sim_scenario_file(name), 1);
 	if (t)
 		setenv("GPUWHY_SIM_TIME", t, 1);
 	else
 		unsetenv("GPUWHY_SIM_TIME");
+}
+
+/* Point the library at a shipped scenario, with the clock pinned at t (NULL: live). */
+static inline void sim_use(const char *name, const char *t)
+{
+	setenv("GPUWHY_SIM_SCENARIO", sim_scenario_file(name), 1);
+	sim_pin_time(t);
 }
 
 /* Write a scenario of our own into the state root and point the library at it. */
@@ -109,10 +149,7 @@ static inline const char *sim_use_text(const char *file, const char *text, const
 	fputs(text, f);
 	fclose(f);
 	setenv("GPUWHY_SIM_SCENARIO", path, 1);
-	if (t)
-		setenv("GPUWHY_SIM_TIME", t, 1);
-	else
-		unsetenv("GPUWHY_SIM_TIME");
+	sim_pin_time(t);
 	return path;
 }
 
