@@ -7,7 +7,6 @@
 #define GPUWHY_TEST_SIM_COMMON_H
 
 #include <dlfcn.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include <cmocka.h>
 
 #include "nvml_abi.h"
+#include "test_tmpdir.h"
 #include "util/selfexe.h"
 
 #define SIM_API_PTR(ret, name, params) ret(*name) params;
@@ -57,19 +57,10 @@ static inline int sim_load(void)
 	return 0;
 }
 
-static inline int sim_rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 /* A private state directory for this test binary; messages from init kept quiet. */
 static inline void sim_state_setup(void)
 {
-	snprintf(sim_state_root, sizeof sim_state_root, "/tmp/gpuwhy-test-XXXXXX");
-	if (!mkdtemp(sim_state_root)) {
+	if (test_tmpdir_make(sim_state_root, sizeof sim_state_root, "test")) {
 		perror("mkdtemp");
 		exit(1);
 	}
@@ -81,7 +72,7 @@ static inline void sim_state_setup(void)
 static inline void sim_state_cleanup(void)
 {
 	if (sim_state_root[0])
-		nftw(sim_state_root, sim_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		test_tmpdir_remove(sim_state_root);
 }
 
 /* nvmlInit_v2, or the test fails with the library's own reason. */
