@@ -110,18 +110,15 @@ struct result {
 	int n;
 };
 
-/* follow: 1 this process's tree, 0 nothing (system files only), -1 a PID that
- * does not exist (system files plus the /proc listing pass alone) */
-static struct result run_gpuwhy(double hz, double seconds, int follow)
+/* One snapshot of a reader under test; returns the PID/stat files it read. */
+typedef double (*snapshot_fn)(void *ctx);
+
+/*
+ * hz * seconds snapshots on a fixed cadence, each timed alone: the CPU and
+ * wall time and the reads per snapshot into r (the memory is the caller's).
+ */
+static void measure(double hz, double seconds, snapshot_fn snap, void *ctx, struct result *r)
 {
-	struct result r = {0};
-	long rss0 = status_kb("VmRSS:");
-	host_sampler *hs = host_sampler_new(NULL);
-	int me = follow > 0 ? getpid() : 0x7ffffff0;
-	if (follow)
-		host_sampler_follow(hs, &me, 1);
-	host_sample s = {0};
-	host_sampler_sample(hs, &s); /* warm-up: first sight of every process */
 	double cpu = 0, wall = 0, reads = 0;
 	double t = now_s();
 	int n = (int)(hz * seconds);
@@ -129,20 +126,45 @@ static struct result run_gpuwhy(double hz, double seconds, int follow)
 		t += 1.0 / hz;
 		sleep_until(t);
 		double c0 = cpu_s(), w0 = now_s();
-		host_sampler_sample(hs, &s);
+		reads += snap(ctx);
 		cpu += cpu_s() - c0;
 		wall += now_s() - w0;
-		reads += (double)host_sampler_ptree_stats(hs).stat_reads;
 	}
-	if (follow > 0 && s.nprocs < (size_t)nkids)
-		fprintf(stderr, "host_bench: only %zu processes followed\n", s.nprocs);
+	r->cpu_us = cpu / n * 1e6;
+	r->wall_us = wall / n * 1e6;
+	r->stat_reads = reads / n;
+	r->n = n;
+}
+
+struct gpuwhy_reader {
+	host_sampler *hs;
+	host_sample s;
+};
+
+static double gpuwhy_snapshot(void *ctx)
+{
+	struct gpuwhy_reader *g = ctx;
+	host_sampler_sample(g->hs, &g->s);
+	return (double)host_sampler_ptree_stats(g->hs).stat_reads;
+}
+
+/* follow: 1 this process's tree, 0 nothing (system files only), -1 a PID that
+ * does not exist (system files plus the /proc listing pass alone) */
+static struct result run_gpuwhy(double hz, double seconds, int follow)
+{
+	struct result r = {0};
+	long rss0 = status_kb("VmRSS:");
+	struct gpuwhy_reader g = {host_sampler_new(NULL), {0}};
+	int me = follow > 0 ? getpid() : 0x7ffffff0;
+	if (follow)
+		host_sampler_follow(g.hs, &me, 1);
+	host_sampler_sample(g.hs, &g.s); /* warm-up: first sight of every process */
+	measure(hz, seconds, gpuwhy_snapshot, &g, &r);
+	if (follow > 0 && g.s.nprocs < (size_t)nkids)
+		fprintf(stderr, "host_bench: only %zu processes followed\n", g.s.nprocs);
 	r.rss_kb = status_kb("VmRSS:") - rss0;
-	host_sample_free(&s);
-	host_sampler_free(hs);
-	r.cpu_us = cpu / n * 1e6;
-	r.wall_us = wall / n * 1e6;
-	r.stat_reads = reads / n;
-	r.n = n;
+	host_sample_free(&g.s);
+	host_sampler_free(g.hs);
 	return r;
 }
 
@@ -194,38 +216,31 @@ static int tree(int root, int *out, int max, size_t *stat_reads)
 	return m;
 }
 
+/* The system files, then five files of every member of this process's tree. */
+static double naive_snapshot(void *ctx)
+{
+	(void)ctx;
+	static int members[1 << 12];
+	static const char *const per_pid[] = {"stat", "status", "io", "cmdline", "cgroup"};
+	for (size_t f = 0; f < NSYS; f++)
+		read_all(sys_files[f]);
+	size_t sr = 0;
+	int m = tree(getpid(), members, 1 << 12, &sr);
+	for (int k = 0; k < m; k++)
+		for (size_t f = 0; f < 5; f++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%d/%s", members[k], per_pid[f]);
+			read_all(path);
+		}
+	return (double)sr + m;
+}
+
 static struct result run_naive(double hz, double seconds)
 {
 	struct result r = {0};
-	static int members[1 << 12];
-	static const char *const per_pid[] = {"stat", "status", "io", "cmdline", "cgroup"};
 	long rss0 = status_kb("VmRSS:");
-	double cpu = 0, wall = 0, reads = 0;
-	double t = now_s();
-	int n = (int)(hz * seconds);
-	for (int i = 0; i < n; i++) {
-		t += 1.0 / hz;
-		sleep_until(t);
-		double c0 = cpu_s(), w0 = now_s();
-		for (size_t f = 0; f < NSYS; f++)
-			read_all(sys_files[f]);
-		size_t sr = 0;
-		int m = tree(getpid(), members, 1 << 12, &sr);
-		for (int k = 0; k < m; k++)
-			for (size_t f = 0; f < 5; f++) {
-				char path[64];
-				snprintf(path, sizeof(path), "/proc/%d/%s", members[k], per_pid[f]);
-				read_all(path);
-			}
-		cpu += cpu_s() - c0;
-		wall += now_s() - w0;
-		reads += (double)sr + m;
-	}
-	r.cpu_us = cpu / n * 1e6;
-	r.wall_us = wall / n * 1e6;
-	r.stat_reads = reads / n;
+	measure(hz, seconds, naive_snapshot, NULL, &r);
 	r.rss_kb = status_kb("VmRSS:") - rss0;
-	r.n = n;
 	return r;
 }
 

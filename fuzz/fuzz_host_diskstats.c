@@ -1,30 +1,21 @@
-/*
- * libFuzzer target: host_parse_diskstats on arbitrary /proc/diskstats text. The input is split at
- * its first NUL into two snapshots, and the rates between them are computed,
- * so matching by name/id and counters going backwards are exercised too.
- */
-#include "host/host.h"
+/* libFuzzer target: host_parse_diskstats on arbitrary /proc/diskstats text, twice
+ * (fuzz_host_pair.h). */
+#include "fuzz_host_pair.h"
 
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
+static bool parse(const char *buf, size_t n, host_sysraw *raw)
+{
+	raw->diskstats_ok = host_parse_diskstats(buf, n, &raw->disks) == 0;
+	return raw->diskstats_ok;
+}
+
+static void release(host_sysraw *raw)
+{
+	host_diskstats_free(&raw->disks);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *buf = (const char *)data;
-	const char *nul = memchr(buf, '\0', size);
-	size_t n0 = nul ? (size_t)(nul - buf) : size;
-	host_sysraw a = {0}, b = {0};
-	a.mono_ns = 1000000000;
-	b.mono_ns = 2000000000;
-	a.diskstats_ok = host_parse_diskstats(buf, n0, &a.disks) == 0;
-	b.diskstats_ok = nul && host_parse_diskstats(nul + 1, size - n0 - 1, &b.disks) == 0;
-	host_sample s = {0};
-	host_compute(&a, b.diskstats_ok ? &b : &a, 4096, &s);
-	host_sample_free(&s);
-	host_diskstats_free(&a.disks);
-	host_diskstats_free(&b.disks);
-	return 0;
+	return fuzz_host_pair(data, size, parse, release);
 }

@@ -8,16 +8,6 @@
 
 #include "sim_lib.h"
 
-/* Lock, check the handle, the output pointer and that the GPU is on the bus. */
-#define DEV_BEGIN(device, out)                                                                     \
-	struct nvmlDevice_st *d;                                                                   \
-	sim_time now;                                                                              \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
-	if (rc_ != NVML_SUCCESS)                                                                   \
-		return rc_;                                                                        \
-	const sim_gpu *g = d->g;                                                                   \
-	(void)g
-
 static unsigned pct(double frac)
 {
 	double v = frac * 100.0;

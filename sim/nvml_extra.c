@@ -10,15 +10,6 @@
 
 #include "sim_lib.h"
 
-#define DEV_BEGIN(device, out)                                                                     \
-	struct nvmlDevice_st *d;                                                                   \
-	sim_time now;                                                                              \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
-	if (rc_ != NVML_SUCCESS)                                                                   \
-		return rc_;                                                                        \
-	const sim_gpu *g = d->g;                                                                   \
-	(void)g
-
 #define MIB 1048576.0
 
 /* ---- processes ---- */

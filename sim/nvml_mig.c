@@ -35,6 +35,16 @@ static const sim_mig *mig_enter(nvmlDevice_t device, const void *out, nvmlReturn
 	return sim_enter_mig(device, out, rc, parent, &slot, &now);
 }
 
+/* The opening of a MIG device's entry point: lock and check through mig_enter, return its
+ * error, else declare the instance m and its GPU p. */
+#define MIG_BEGIN(device, out)                                                                     \
+	nvmlReturn_t rc_;                                                                          \
+	struct nvmlDevice_st *p;                                                                   \
+	const sim_mig *m = mig_enter((device), (out), &rc_, &p);                                   \
+	if (!m)                                                                                    \
+		return rc_;                                                                        \
+	(void)p
+
 const sim_mig *sim_enter_mig(nvmlDevice_t device, const void *out, nvmlReturn_t *rc,
                              struct nvmlDevice_st **parent, int *slot, sim_time *now)
 {
@@ -58,11 +68,7 @@ const sim_mig *sim_enter_mig(nvmlDevice_t device, const void *out, nvmlReturn_t 
 
 nvmlReturn_t sim_mig_name(nvmlDevice_t device, char *name, unsigned length)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(device, name, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(device, name);
 	char b[128];
 	snprintf(b, sizeof b, "%s MIG %s", p->g->name, m->profile);
 	return sim_leave(sim_copy_str(name, length, b));
@@ -70,11 +76,7 @@ nvmlReturn_t sim_mig_name(nvmlDevice_t device, char *name, unsigned length)
 
 nvmlReturn_t sim_mig_uuid(nvmlDevice_t device, char *uuid, unsigned length)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(device, uuid, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(device, uuid);
 	return sim_leave(sim_copy_str(uuid, length, m->uuid));
 }
 
@@ -110,11 +112,7 @@ nvmlReturn_t sim_mig_memory(nvmlDevice_t device, unsigned long long *total,
  */
 nvmlReturn_t sim_mig_bar1(nvmlDevice_t device, nvmlBAR1Memory_t *bar1)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(device, bar1, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(device, bar1);
 	bar1->bar1Total = (m->bar1_total ? m->bar1_total : p->g->bar1_total) * 1048576ULL;
 	bar1->bar1Used = 0;
 	bar1->bar1Free = bar1->bar1Total;
@@ -178,22 +176,14 @@ nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMi
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(device, id, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(device, id);
 	*id = m->gi;
 	return sim_leave(NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(device, id, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(device, id);
 	*id = m->ci;
 	return sim_leave(NVML_SUCCESS);
 }
@@ -201,29 +191,21 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *i
 nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice,
                                                           nvmlDevice_t *device)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
-	const sim_mig *m = mig_enter(migDevice, device, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(migDevice, device);
 	*device = p;
 	return sim_leave(NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)
 {
-	nvmlReturn_t rc;
-	struct nvmlDevice_st *p;
 	if (!sim_is_mig_handle(device)) {
 		/* Whole GPUs: the real driver answers too, but nothing here models SM counts. */
 		sim_time now;
 		struct nvmlDevice_st *d;
-		rc = sim_enter_dev(device, attributes, &d, &now);
+		nvmlReturn_t rc = sim_enter_dev(device, attributes, &d, &now);
 		return rc != NVML_SUCCESS ? rc : sim_leave(NVML_ERROR_NOT_SUPPORTED);
 	}
-	const sim_mig *m = mig_enter(device, attributes, &rc, &p);
-	if (!m)
-		return rc;
+	MIG_BEGIN(device, attributes);
 	memset(attributes, 0, sizeof *attributes);
 	attributes->multiprocessorCount = m->sm_count;
 	attributes->sharedCopyEngineCount = m->ce_count;

@@ -11,15 +11,6 @@
 
 #include "sim_lib.h"
 
-#define DEV_BEGIN(device, out)                                                                     \
-	struct nvmlDevice_st *d;                                                                   \
-	sim_time now;                                                                              \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
-	if (rc_ != NVML_SUCCESS)                                                                   \
-		return rc_;                                                                        \
-	const sim_gpu *g = d->g;                                                                   \
-	(void)g
-
 /* v1 layout: the first 36 bytes of v3, then four reserved words where v3 has busId. */
 nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {

@@ -8,15 +8,6 @@
 
 #include "sim_lib.h"
 
-#define DEV_BEGIN(device, out)                                                                     \
-	struct nvmlDevice_st *d;                                                                   \
-	sim_time now;                                                                              \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
-	if (rc_ != NVML_SUCCESS)                                                                   \
-		return rc_;                                                                        \
-	const sim_gpu *g = d->g;                                                                   \
-	(void)g
-
 /* The driver model (WDDM, TCC/WDM, MCDM) exists only on Windows: Linux says NOT_SUPPORTED. */
 static nvmlReturn_t driver_model(nvmlDevice_t device, nvmlDriverModel_t *current,
                                  nvmlDriverModel_t *pending)

@@ -6,15 +6,6 @@
 
 #include "sim_lib.h"
 
-#define DEV_BEGIN(device, out)                                                                     \
-	struct nvmlDevice_st *d;                                                                   \
-	sim_time now;                                                                              \
-	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
-	if (rc_ != NVML_SUCCESS)                                                                   \
-		return rc_;                                                                        \
-	const sim_gpu *g = d->g;                                                                   \
-	(void)g
-
 /* Rows a bank can remap before it runs out (the H100 capture reports 2560 banks). */
 #define SIM_REMAP_BANKS 2560u
 /* Accounting buffer of the real driver (nvidia-smi -q: "Accounting Mode Buffer Size: 4000"). */

@@ -126,6 +126,18 @@ nvmlReturn_t sim_enter(sim_time *now);
  */
 nvmlReturn_t sim_enter_dev(nvmlDevice_t device, const void *out, struct nvmlDevice_st **d,
                            sim_time *now);
+/*
+ * The opening of a device entry point: lock and check through sim_enter_dev,
+ * return its error, else declare d, now and the GPU's scenario g.
+ */
+#define DEV_BEGIN(device, out)                                                                     \
+	struct nvmlDevice_st *d;                                                                   \
+	sim_time now;                                                                              \
+	nvmlReturn_t rc_ = sim_enter_dev((device), (out), &d, &now);                               \
+	if (rc_ != NVML_SUCCESS)                                                                   \
+		return rc_;                                                                        \
+	const sim_gpu *g = d->g;                                                                   \
+	(void)g
 
 /* MIG device handles (nvml_mig.c): name, UUID and memory of the instance. */
 bool sim_is_mig_handle(nvmlDevice_t device);

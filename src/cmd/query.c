@@ -73,14 +73,7 @@ static void help_query(void)
 static int parse_fields(const char *list, query_opts *q)
 {
 	char *copy = strdup(list), *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		while (*t == ' ')
-			t++;
-		if (!*t)
-			continue;
-		char *end = t + strlen(t);
-		while (end > t && end[-1] == ' ')
-			*--end = '\0';
+	for (char *t = smi_list_next(copy, &save); t; t = smi_list_next(NULL, &save)) {
 		int id = !strcmp(t, "timestamp") ? FIELD_TIMESTAMP : gpu_metric_lookup(t);
 		if (id == -1) {
 			int rc = smi_bad_field(t, N_("gpuwhy query --help-query lists them"));

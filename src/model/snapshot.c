@@ -57,9 +57,7 @@ tl_proc *snapshot_add_proc(snapshot *s)
 		s->procs = gw_xrealloc(s->procs, (size_t)s->proc_cap * sizeof *s->procs);
 	}
 	tl_proc *p = &s->procs[s->nproc++];
-	memset(p, 0, sizeof *p);
-	p->gpu = -1;
-	p->gpu_mem_mib = p->sm_pct = p->cpu_pct = p->rss_mib = NAN;
+	tl_proc_init(p);
 	return p;
 }
 
@@ -70,13 +68,7 @@ tl_event *snapshot_add_event(snapshot *s, const char *kind, int gpu, long value,
 		s->events = gw_xrealloc(s->events, (size_t)s->event_cap * sizeof *s->events);
 	}
 	tl_event *e = &s->events[s->nevent++];
-	memset(e, 0, sizeof *e);
-	e->t = s->t_wall;
-	strncpy(e->kind, kind, sizeof e->kind - 1);
-	e->gpu = gpu;
-	e->value = value;
-	if (text)
-		strncpy(e->text, text, sizeof e->text - 1);
+	tl_event_init(e, s->t_wall, kind, gpu, value, text);
 	return e;
 }
 

@@ -142,10 +142,15 @@ tl_proc *tl_add_proc(timeline *tl)
 		tl->procs = gw_xrealloc(tl->procs, (size_t)tl->procs_cap * sizeof *tl->procs);
 	}
 	tl_proc *p = &tl->procs[tl->nprocs++];
+	tl_proc_init(p);
+	return p;
+}
+
+void tl_proc_init(tl_proc *p)
+{
 	memset(p, 0, sizeof *p);
 	p->gpu = -1;
 	p->gpu_mem_mib = p->sm_pct = p->cpu_pct = p->rss_mib = NAN;
-	return p;
 }
 
 void tl_add_step(timeline *tl, double t, long step)
@@ -167,6 +172,12 @@ tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long v
 		tl->events = gw_xrealloc(tl->events, (size_t)tl->events_cap * sizeof *tl->events);
 	}
 	tl_event *e = &tl->events[tl->nevents++];
+	tl_event_init(e, t, kind, gpu, value, text);
+	return e;
+}
+
+void tl_event_init(tl_event *e, double t, const char *kind, int gpu, long value, const char *text)
+{
 	memset(e, 0, sizeof *e);
 	e->t = t;
 	strncpy(e->kind, kind, sizeof e->kind - 1);
@@ -174,7 +185,6 @@ tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long v
 	e->value = value;
 	if (text)
 		strncpy(e->text, text, sizeof e->text - 1);
-	return e;
 }
 
 static char *xstrdup(const char *s)

@@ -146,6 +146,10 @@ void tl_set_gpu(timeline *tl, int g, gpu_metric_id id, int s, double v);
 void tl_set_host(timeline *tl, host_metric_id id, int s, double v);
 void tl_set_cpu(timeline *tl, int core, int s, double busy, double iowait);
 tl_proc *tl_add_proc(timeline *tl);
+/* p as a new record, of a timeline or a snapshot: no GPU, every value unknown (NAN). */
+void tl_proc_init(tl_proc *p);
+/* e as a new event: kind, text (NULL: none) cut to their fields. */
+void tl_event_init(tl_event *e, double t, const char *kind, int gpu, long value, const char *text);
 void tl_add_step(timeline *tl, double t, long step);
 tl_event *tl_add_event(timeline *tl, double t, const char *kind, int gpu, long value,
                        const char *text);

@@ -22,6 +22,18 @@ static void str(jsonw *w, const char *k, const char *v)
 	jsonw_str(w, v);
 }
 
+static void integer(jsonw *w, const char *k, long long v)
+{
+	jsonw_key(w, k);
+	jsonw_int(w, v);
+}
+
+static void boolean(jsonw *w, const char *k, bool v)
+{
+	jsonw_key(w, k);
+	jsonw_bool(w, v);
+}
+
 /* Seconds into the recording as Unix time (null when the start is unknown). */
 static void wall(jsonw *w, const timeline *tl, const char *k, double t)
 {
@@ -107,15 +119,13 @@ static void finding(jsonw *w, const timeline *tl, const diag_finding *f)
 static void steps(jsonw *w, const diag_step_stats *s)
 {
 	jsonw_obj_begin(w);
-	jsonw_key(w, "intervals");
-	jsonw_int(w, s->n);
+	integer(w, "intervals", s->n);
 	num(w, "mean_s", s->mean);
 	num(w, "p50_s", s->p50);
 	num(w, "p90_s", s->p90);
 	num(w, "p99_s", s->p99);
 	num(w, "per_s", s->per_s);
-	jsonw_key(w, "bursty");
-	jsonw_bool(w, s->bursty);
+	boolean(w, "bursty", s->bursty);
 	num(w, "timer_resolution_s", s->resolution);
 	jsonw_obj_end(w);
 }
@@ -126,12 +136,10 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	jsonw w;
 	jsonw_init(&w, out, true);
 	jsonw_obj_begin(&w);
-	jsonw_key(&w, "report_version");
-	jsonw_int(&w, 1);
+	integer(&w, "report_version", 1);
 	str(&w, "source", st->source);
 	str(&w, "goal", diag_goal_name(r->goal));
-	jsonw_key(&w, "exit_code");
-	jsonw_int(&w, diag_exit_code(r));
+	integer(&w, "exit_code", diag_exit_code(r));
 
 	jsonw_key(&w, "recording");
 	jsonw_obj_begin(&w);
@@ -142,15 +150,13 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	str(&w, "cuda", cuda ? cuda : diag_meta_get(meta, "cuda"));
 	num(&w, "duration_s", tl->duration);
 	start_wall(&w, tl);
-	jsonw_key(&w, "samples");
-	jsonw_int(&w, tl->n);
+	integer(&w, "samples", tl->n);
 	jsonw_key(&w, "exit_status");
 	if (tl->exit_status >= 0)
 		jsonw_int(&w, tl->exit_status);
 	else
 		jsonw_null(&w);
-	jsonw_key(&w, "watched_command");
-	jsonw_bool(&w, tl->have_root);
+	boolean(&w, "watched_command", tl->have_root);
 	jsonw_key(&w, "env");
 	jsonw_obj_begin(&w);
 	for (int i = 0; meta && i < meta->n; i++)
@@ -163,8 +169,7 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	jsonw_obj_begin(&w);
 	num(&w, "from_s", r->t_from);
 	num(&w, "to_s", r->t_to);
-	jsonw_key(&w, "samples");
-	jsonw_int(&w, r->to - r->from);
+	integer(&w, "samples", r->to - r->from);
 	jsonw_obj_end(&w);
 
 	jsonw_key(&w, "steps");
@@ -181,12 +186,10 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	for (int g = 0; g < r->ngpu; g++) {
 		const diag_gpu_summary *s = &r->gpu[g];
 		jsonw_obj_begin(&w);
-		jsonw_key(&w, "index");
-		jsonw_int(&w, s->index);
+		integer(&w, "index", s->index);
 		str(&w, "uuid", tl->gpu[g].uuid);
 		str(&w, "name", tl->gpu[g].name);
-		jsonw_key(&w, "job");
-		jsonw_bool(&w, s->job);
+		boolean(&w, "job", s->job);
 		num(&w, "util_mean", s->util_mean);
 		num(&w, "util_p10", s->util_p10);
 		num(&w, "util_p90", s->util_p90);
@@ -211,8 +214,7 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 	for (int i = 0; i < DIAG_CHAIN_STEPS; i++) {
 		const diag_chain_step *s = &r->chain[i];
 		jsonw_obj_begin(&w);
-		jsonw_key(&w, "step");
-		jsonw_int(&w, s->no);
+		integer(&w, "step", s->no);
 		str(&w, "question", s->question);
 		str(&w, "status", status[s->status]);
 		str(&w, "answer", s->answer);
@@ -255,8 +257,7 @@ static void summary(jsonw *w, const char *k, const diag_run_summary *s)
 	num(w, "sm_active_mean", s->sm_active_mean);
 	num(w, "mem_peak_mib", s->mem_peak_mib);
 	num(w, "power_mean_w", s->power_mean);
-	jsonw_key(w, "job_gpus");
-	jsonw_int(w, s->njob);
+	integer(w, "job_gpus", s->njob);
 	jsonw_obj_end(w);
 }
 
@@ -265,8 +266,7 @@ static void host_load(jsonw *w, const char *k, const diag_host_load *l)
 {
 	jsonw_key(w, k);
 	jsonw_obj_begin(w);
-	jsonw_key(w, "loaded");
-	jsonw_bool(w, l->loaded);
+	boolean(w, "loaded", l->loaded);
 	num(w, "other_processes_cpu_pct", l->others_cpu);
 	num(w, "host_cpu_busy_pct", l->host_busy);
 	num(w, "spare_cores", l->spare_cores);
@@ -275,8 +275,7 @@ static void host_load(jsonw *w, const char *k, const diag_host_load *l)
 	jsonw_arr_begin(w);
 	for (int i = 0; i < l->nhogs; i++) {
 		jsonw_obj_begin(w);
-		jsonw_key(w, "pid");
-		jsonw_int(w, l->hog[i].pid);
+		integer(w, "pid", l->hog[i].pid);
 		str(w, "command", l->hog[i].cmd);
 		num(w, "cpu_pct", l->hog[i].cpu);
 		jsonw_obj_end(w);
@@ -289,13 +288,10 @@ static void host_load(jsonw *w, const char *k, const diag_host_load *l)
 static void run_noise(jsonw *w, const diag_run_noise *r)
 {
 	jsonw_obj_begin(w);
-	jsonw_key(w, "steps");
-	jsonw_int(w, r->n);
+	integer(w, "steps", r->n);
 	num(w, "mean_s", r->mean);
-	jsonw_key(w, "block");
-	jsonw_int(w, r->block);
-	jsonw_key(w, "period");
-	jsonw_int(w, r->period);
+	integer(w, "block", r->block);
+	integer(w, "period", r->period);
 	num(w, "mean_se_s", sqrt(r->var_mean));
 	num(w, "drift_pct", r->drift_pct);
 	num(w, "drift_se_pct", r->drift_se_pct);
@@ -312,8 +308,7 @@ static void which_run(jsonw *w, const char *k, int side, int run)
 	}
 	jsonw_obj_begin(w);
 	str(w, "side", side ? "candidate" : "base");
-	jsonw_key(w, "run");
-	jsonw_int(w, run + 1);
+	integer(w, "run", run + 1);
 	jsonw_obj_end(w);
 }
 
@@ -333,8 +328,7 @@ static void step_cmp(jsonw *w, const diag_step_cmp *s)
 	num(w, "se_s", s->se);
 	num(w, "df", isinf(s->df) ? NAN : s->df);
 	num(w, "timer_quantum_s", s->quantum);
-	jsonw_key(w, "significant");
-	jsonw_bool(w, s->significant);
+	boolean(w, "significant", s->significant);
 	for (int side = 0; side < 2; side++) {
 		jsonw_key(w, side ? "candidate_runs" : "base_runs");
 		jsonw_arr_begin(w);
@@ -362,8 +356,7 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 	jsonw w;
 	jsonw_init(&w, out, true);
 	jsonw_obj_begin(&w);
-	jsonw_key(&w, "compare_version");
-	jsonw_int(&w, 2);
+	integer(&w, "compare_version", 2);
 	str(&w, "base", base[0]);
 	str(&w, "candidate", cand[0]);
 	files(&w, "base_files", base, nbase);
@@ -376,17 +369,12 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : c->untimed ? NULL : "run-time");
 	num(&w, "min_meaningful_diff_pct", c->min_diff_pct);
 	num(&w, "step_mean_diff_pct", c->diff_pct);
-	jsonw_key(&w, "below_min_meaningful_diff");
-	jsonw_bool(&w, c->below_min_diff);
-	jsonw_key(&w, "confounded");
-	jsonw_bool(&w, c->confounded);
+	boolean(&w, "below_min_meaningful_diff", c->below_min_diff);
+	boolean(&w, "confounded", c->confounded);
 	num(&w, "host_interference_pct", c->interference_pct);
-	jsonw_key(&w, "withheld_by_host_load");
-	jsonw_bool(&w, c->withheld_by_load);
-	jsonw_key(&w, "host_interference_against");
-	jsonw_bool(&w, c->interference_against);
-	jsonw_key(&w, "steps_bursty");
-	jsonw_bool(&w, c->steps_bursty);
+	boolean(&w, "withheld_by_host_load", c->withheld_by_load);
+	boolean(&w, "host_interference_against", c->interference_against);
+	boolean(&w, "steps_bursty", c->steps_bursty);
 	str(&w, "median_verdict",
 	    !c->by_steps         ? NULL
 	    : c->p50_verdict < 0 ? "faster"
@@ -395,10 +383,8 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 	step_cmp(&w, &c->steps);
 	jsonw_key(&w, "bootstrap");
 	jsonw_obj_begin(&w);
-	jsonw_key(&w, "resamples");
-	jsonw_int(&w, DIAG_BOOTSTRAP_RESAMPLES);
-	jsonw_key(&w, "seed");
-	jsonw_int(&w, (long long)(DIAG_BOOTSTRAP_SEED & 0x7fffffffffffffffULL));
+	integer(&w, "resamples", DIAG_BOOTSTRAP_RESAMPLES);
+	integer(&w, "seed", (long long)(DIAG_BOOTSTRAP_SEED & 0x7fffffffffffffffULL));
 	jsonw_key(&w, "blocks");
 	jsonw_str(&w, "circular, each run's own length");
 	jsonw_obj_end(&w);
@@ -423,8 +409,7 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 		jsonw_obj_end(&w);
 	}
 	jsonw_arr_end(&w);
-	jsonw_key(&w, "more_than_one_change");
-	jsonw_bool(&w, c->nchanges > 1);
+	boolean(&w, "more_than_one_change", c->nchanges > 1);
 	jsonw_key(&w, "findings_gone");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < c->nfixed; i++)

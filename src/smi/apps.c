@@ -49,14 +49,7 @@ static int parse(const char *list, smi_fields *f, bool apps)
 		return gw_error(GW_EXIT_ENV, "--query", NULL, "out of memory");
 	f->n = 0;
 	int rc = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-		while (*t == ' ')
-			t++;
-		char *end = t + strlen(t);
-		while (end > t && end[-1] == ' ')
-			*--end = '\0';
-		if (!*t)
-			continue;
+	for (char *t = smi_list_next(copy, &save); t && !rc; t = smi_list_next(NULL, &save)) {
 		int found = -1;
 		for (size_t k = 0; k < NNAMES && found < 0; k++)
 			if ((apps ? names[k].apps : names[k].pages) &&

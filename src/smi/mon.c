@@ -165,22 +165,26 @@ static void local_now(struct tm *tm)
 	localtime_r(&t, tm);
 }
 
-int smi_dmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop)
+/* What dmon and pmon print: the header, and one GPU's rows at one instant. */
+typedef struct {
+	void (*header)(const smi_mon_opts *o);
+	void (*rows)(gpu_ctx *c, const smi_mon_opts *o, const struct tm *tm, int gpu);
+} mon_view;
+
+/*
+ * The monitors' loop: the header once, then every selected GPU's rows each
+ * interval on the cadence that started at next, o->count times (0: until *stop).
+ */
+static int mon_loop(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o,
+                    volatile sig_atomic_t *stop, int64_t next, const mon_view *view)
 {
-	gpu_values v;
-	/* Rates need an interval; slow fields refresh on their own thread. */
-	gpu_wait_rate_window(c);
-	gpu_slow_thread_start(c);
-	int64_t next = gw_mono_ns();
 	for (long long n = 0; !*stop && (!o->count || n < o->count); n++) {
 		if (n == 0)
-			dmon_header(o);
+			view->header(o);
 		struct tm tm;
 		local_now(&tm);
-		for (int k = 0; k < s->n && !*stop; k++) {
-			gpu_sample(c, s->idx[k], &v);
-			dmon_row(o, &tm, gpu_static_info(c, s->idx[k]), &v);
-		}
+		for (int k = 0; k < s->n && !*stop; k++)
+			view->rows(c, o, &tm, s->idx[k]);
 		if (fflush(stdout) || ferror(stdout))
 			return gw_error(GW_EXIT_ENV, "stdout", NULL, "write failed");
 		if (o->count && n + 1 >= o->count)
@@ -188,6 +192,22 @@ int smi_dmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile s
 		next_tick(&next, o->interval_ns);
 	}
 	return GW_EXIT_OK;
+}
+
+static void dmon_rows(gpu_ctx *c, const smi_mon_opts *o, const struct tm *tm, int gpu)
+{
+	gpu_values v;
+	gpu_sample(c, gpu, &v);
+	dmon_row(o, tm, gpu_static_info(c, gpu), &v);
+}
+
+int smi_dmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop)
+{
+	/* Rates need an interval; slow fields refresh on their own thread. */
+	gpu_wait_rate_window(c);
+	gpu_slow_thread_start(c);
+	static const mon_view view = {dmon_header, dmon_rows};
+	return mon_loop(c, s, o, stop, gw_mono_ns(), &view);
 }
 
 static const struct {
@@ -263,6 +283,18 @@ static void pmon_row(gpu_ctx *c, const smi_mon_opts *o, const struct tm *tm, int
 	printf("    %-15s\n", name);
 }
 
+/* One row a process, or one row of dashes for a GPU without any. */
+static void pmon_rows(gpu_ctx *c, const smi_mon_opts *o, const struct tm *tm, int gpu)
+{
+	gpu_proc procs[256];
+	int np = gpu_processes(c, gpu, procs, 256);
+	int index = gpu_static_info(c, gpu)->index;
+	if (np <= 0)
+		pmon_row(c, o, tm, index, NULL);
+	for (int p = 0; p < np; p++)
+		pmon_row(c, o, tm, index, &procs[p]);
+}
+
 int smi_pmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile sig_atomic_t *stop)
 {
 	gpu_proc procs[256];
@@ -271,25 +303,6 @@ int smi_pmon_run(gpu_ctx *c, const smi_sel *s, const smi_mon_opts *o, volatile s
 	for (int k = 0; k < s->n; k++)
 		gpu_processes(c, s->idx[k], procs, 256);
 	gw_sleep_ns(o->interval_ns < 1000000000LL ? o->interval_ns : 1000000000LL);
-	for (long long n = 0; !*stop && (!o->count || n < o->count); n++) {
-		if (n == 0)
-			pmon_header(o);
-		struct tm tm;
-		local_now(&tm);
-		for (int k = 0; k < s->n && !*stop; k++) {
-			int i = s->idx[k];
-			int np = gpu_processes(c, i, procs, 256);
-			int index = gpu_static_info(c, i)->index;
-			if (np <= 0)
-				pmon_row(c, o, &tm, index, NULL);
-			for (int p = 0; p < np; p++)
-				pmon_row(c, o, &tm, index, &procs[p]);
-		}
-		if (fflush(stdout) || ferror(stdout))
-			return gw_error(GW_EXIT_ENV, "stdout", NULL, "write failed");
-		if (o->count && n + 1 >= o->count)
-			break;
-		next_tick(&next, o->interval_ns);
-	}
-	return GW_EXIT_OK;
+	static const mon_view view = {pmon_header, pmon_rows};
+	return mon_loop(c, s, o, stop, next, &view);
 }

@@ -95,11 +95,17 @@ typedef struct {
 
 #define LABEL_W 55
 
-static void line(int depth, const char *label, const char *value)
+/* A label indented by depth and padded to a column of width, then ": value". */
+static void line_w(int width, int depth, const char *label, const char *value)
 {
 	char l[96];
 	snprintf(l, sizeof l, "%*s%s", 4 * depth, "", label);
-	printf("%-*s: %s\n", LABEL_W, l, value);
+	printf("%-*s: %s\n", width, l, value);
+}
+
+static void line(int depth, const char *label, const char *value)
+{
+	line_w(LABEL_W, depth, label, value);
 }
 
 static void head(int depth, const char *label)
@@ -204,10 +210,21 @@ static void identity(const qgpu *g)
 	line(1, "VBIOS Version", s->vbios[0] ? s->vbios : "N/A");
 }
 
+/* A throughput in KB/s (KiB), as nvidia-smi prints it: gpuwhy's metric is MiB/s. */
+static void metric_kbps(const qgpu *g, int depth, const char *label, gpu_metric_id id)
+{
+	char b[32];
+	if (!g->v->ok[id]) {
+		line(depth, label, "N/A");
+		return;
+	}
+	snprintf(b, sizeof b, "%.0f KB/s", g->v->v[id] * 1024.0);
+	line(depth, label, b);
+}
+
 static void pci(const qgpu *g)
 {
 	const gpu_static *s = gpu_static_info(g->c, g->i);
-	char b[32];
 	head(1, "PCI");
 	metric(g, 2, "Bus", GM_PCI_BUS);
 	metric(g, 2, "Device", GM_PCI_DEVICE);
@@ -230,19 +247,8 @@ static void pci(const qgpu *g)
 	line(3, "Firmware", "N/A");
 	metric(g, 2, "Replays Since Reset", GM_PCIE_REPLAY);
 	line(2, "Replay Number Rollovers", "N/A");
-	/* nvidia-smi prints KB/s (KiB); gpuwhy's metric is MiB/s. */
-	if (g->v->ok[GM_PCIE_TX]) {
-		snprintf(b, sizeof b, "%.0f KB/s", g->v->v[GM_PCIE_TX] * 1024.0);
-		line(2, "Tx Throughput", b);
-	} else {
-		line(2, "Tx Throughput", "N/A");
-	}
-	if (g->v->ok[GM_PCIE_RX]) {
-		snprintf(b, sizeof b, "%.0f KB/s", g->v->v[GM_PCIE_RX] * 1024.0);
-		line(2, "Rx Throughput", b);
-	} else {
-		line(2, "Rx Throughput", "N/A");
-	}
+	metric_kbps(g, 2, "Tx Throughput", GM_PCIE_TX);
+	metric_kbps(g, 2, "Rx Throughput", GM_PCIE_RX);
 	/* NVML field-value counters nvidia-smi -q does not show; the guides ask for them. */
 	head(2, "Error Counters");
 	metric(g, 3, "Correctable Errors", GM_PCIE_ERR_CORRECTABLE);
@@ -323,24 +329,40 @@ static void encoder_stats(const qgpu *g)
 	metric(g, 2, "Average Latency", GM_ENC_LATENCY);
 }
 
+/* Metrics under one heading, a label each. */
+static void metric_list(const qgpu *g, int depth, const char *title, const char *const *labels,
+                        const gpu_metric_id *ids, size_t n)
+{
+	head(depth, title);
+	for (size_t k = 0; k < n; k++)
+		metric(g, depth + 1, labels[k], ids[k]);
+}
+
+#define ECC_COUNTERS 5
+
+/* The volatile and the aggregate error counters carry the same labels. */
+static void ecc_counters(const qgpu *g, const char *title, const gpu_metric_id ids[ECC_COUNTERS])
+{
+	static const char *const labels[ECC_COUNTERS] = {
+	    "SRAM Correctable", "SRAM Uncorrectable Parity", "SRAM Uncorrectable SEC-DED",
+	    "DRAM Correctable", "DRAM Uncorrectable"};
+	metric_list(g, 2, title, labels, ids, ECC_COUNTERS);
+}
+
 static void ecc(const qgpu *g)
 {
 	head(1, "ECC Mode");
 	metric(g, 2, "Current", GM_ECC_MODE_CUR);
 	metric(g, 2, "Pending", GM_ECC_MODE_PEND);
 	head(1, "ECC Errors");
-	head(2, "Volatile");
-	metric(g, 3, "SRAM Correctable", GM_ECC_CORR_VOL_SRAM);
-	metric(g, 3, "SRAM Uncorrectable Parity", GM_SRAM_VOLATILE_SRAM_PARITY);
-	metric(g, 3, "SRAM Uncorrectable SEC-DED", GM_SRAM_VOLATILE_SRAM_SECDED);
-	metric(g, 3, "DRAM Correctable", GM_ECC_CORR_VOL_DRAM);
-	metric(g, 3, "DRAM Uncorrectable", GM_ECC_UNCORR_VOL_DRAM);
-	head(2, "Aggregate");
-	metric(g, 3, "SRAM Correctable", GM_ECC_CORR_AGG_SRAM);
-	metric(g, 3, "SRAM Uncorrectable Parity", GM_SRAM_AGGREGATE_SRAM_PARITY);
-	metric(g, 3, "SRAM Uncorrectable SEC-DED", GM_SRAM_AGGREGATE_SRAM_SECDED);
-	metric(g, 3, "DRAM Correctable", GM_ECC_CORR_AGG_DRAM);
-	metric(g, 3, "DRAM Uncorrectable", GM_ECC_UNCORR_AGG_DRAM);
+	static const gpu_metric_id vol[ECC_COUNTERS] = {
+	    GM_ECC_CORR_VOL_SRAM, GM_SRAM_VOLATILE_SRAM_PARITY, GM_SRAM_VOLATILE_SRAM_SECDED,
+	    GM_ECC_CORR_VOL_DRAM, GM_ECC_UNCORR_VOL_DRAM};
+	static const gpu_metric_id agg[ECC_COUNTERS] = {
+	    GM_ECC_CORR_AGG_SRAM, GM_SRAM_AGGREGATE_SRAM_PARITY, GM_SRAM_AGGREGATE_SRAM_SECDED,
+	    GM_ECC_CORR_AGG_DRAM, GM_ECC_UNCORR_AGG_DRAM};
+	ecc_counters(g, "Volatile", vol);
+	ecc_counters(g, "Aggregate", agg);
 	metric(g, 3, "SRAM Threshold Exceeded", GM_SRAM_AGGREGATE_SRAM_THRESHOLDEXCEEDED);
 }
 
@@ -384,24 +406,36 @@ static void temperature(const qgpu *g)
 	metric_unit(g, 2, "Memory Current Temp", GM_TEMP_MEM, "%.0f C");
 }
 
+#define POWER_READINGS 7
+
+/* The GPU's and the whole module's readings carry the same labels. */
+static void power_readings(const qgpu *g, const char *title,
+                           const gpu_metric_id ids[POWER_READINGS])
+{
+	static const char *const labels[POWER_READINGS] = {
+	    "Average Power Draw",    "Instantaneous Power Draw", "Current Power Limit",
+	    "Requested Power Limit", "Default Power Limit",      "Min Power Limit",
+	    "Max Power Limit"};
+	metric_list(g, 1, title, labels, ids, POWER_READINGS);
+}
+
 static void power(const qgpu *g)
 {
-	head(1, "GPU Power Readings");
-	metric(g, 2, "Average Power Draw", g->v->ok[GM_POWER_AVG] ? GM_POWER_AVG : GM_POWER_DRAW);
-	metric(g, 2, "Instantaneous Power Draw", GM_POWER_INSTANT);
-	metric(g, 2, "Current Power Limit", GM_POWER_ENFORCED_LIMIT);
-	metric(g, 2, "Requested Power Limit", GM_POWER_LIMIT);
-	metric(g, 2, "Default Power Limit", GM_POWER_DEFAULT_LIMIT);
-	metric(g, 2, "Min Power Limit", GM_POWER_MIN_LIMIT);
-	metric(g, 2, "Max Power Limit", GM_POWER_MAX_LIMIT);
-	head(1, "Module Power Readings");
-	metric(g, 2, "Average Power Draw", GM_MODULE_POWER_DRAW_AVERAGE);
-	metric(g, 2, "Instantaneous Power Draw", GM_MODULE_POWER_DRAW_INSTANT);
-	metric(g, 2, "Current Power Limit", GM_MODULE_ENFORCED_POWER_LIMIT);
-	metric(g, 2, "Requested Power Limit", GM_MODULE_POWER_LIMIT);
-	metric(g, 2, "Default Power Limit", GM_MODULE_POWER_DEFAULT_LIMIT);
-	metric(g, 2, "Min Power Limit", GM_MODULE_POWER_MIN_LIMIT);
-	metric(g, 2, "Max Power Limit", GM_MODULE_POWER_MAX_LIMIT);
+	const gpu_metric_id gpu[POWER_READINGS] = {g->v->ok[GM_POWER_AVG] ? GM_POWER_AVG
+	                                                                  : GM_POWER_DRAW,
+	                                           GM_POWER_INSTANT,
+	                                           GM_POWER_ENFORCED_LIMIT,
+	                                           GM_POWER_LIMIT,
+	                                           GM_POWER_DEFAULT_LIMIT,
+	                                           GM_POWER_MIN_LIMIT,
+	                                           GM_POWER_MAX_LIMIT};
+	static const gpu_metric_id module[POWER_READINGS] = {
+	    GM_MODULE_POWER_DRAW_AVERAGE,   GM_MODULE_POWER_DRAW_INSTANT,
+	    GM_MODULE_ENFORCED_POWER_LIMIT, GM_MODULE_POWER_LIMIT,
+	    GM_MODULE_POWER_DEFAULT_LIMIT,  GM_MODULE_POWER_MIN_LIMIT,
+	    GM_MODULE_POWER_MAX_LIMIT};
+	power_readings(g, "GPU Power Readings", gpu);
+	power_readings(g, "Module Power Readings", module);
 }
 
 static void clocks(const qgpu *g)
@@ -426,9 +460,7 @@ static void clocks(const qgpu *g)
 /* Processes use a narrower label column (42), as nvidia-smi's. */
 static void pline(int depth, const char *label, const char *value)
 {
-	char l[96];
-	snprintf(l, sizeof l, "%*s%s", 4 * depth, "", label);
-	printf("%-42s: %s\n", l, value);
+	line_w(42, depth, label, value);
 }
 
 static void pids(const qgpu *g)

@@ -28,6 +28,20 @@ int smi_bad_field(const char *name, const char *help)
 	return gw_error(GW_EXIT_USAGE, "--query", help, "%s", what);
 }
 
+char *smi_list_next(char *list, char **save)
+{
+	for (char *t = strtok_r(list, ",", save); t; t = strtok_r(NULL, ",", save)) {
+		while (*t == ' ')
+			t++;
+		char *end = t + strlen(t);
+		while (end > t && end[-1] == ' ')
+			*--end = '\0';
+		if (*t)
+			return t;
+	}
+	return NULL;
+}
+
 /* PCI bus ids name one device however many domain digits they carry: 0000:1b:00.0 = 1B:00.0. */
 static bool bus_id_matches(const char *have, const char *want)
 {
@@ -101,14 +115,7 @@ int smi_select(gpu_ctx *c, const char *list, smi_sel *out)
 	if (!copy)
 		return gw_error(GW_EXIT_ENV, "-i", NULL, "out of memory");
 	int rc = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-		while (*t == ' ')
-			t++;
-		char *end = t + strlen(t);
-		while (end > t && end[-1] == ' ')
-			*--end = '\0';
-		if (!*t)
-			continue;
+	for (char *t = smi_list_next(copy, &save); t && !rc; t = smi_list_next(NULL, &save)) {
 		char why[160];
 		int k = match_one(c, t, why, sizeof why);
 		if (k < 0) {

@@ -29,6 +29,13 @@ int smi_select(gpu_ctx *c, const char *list, smi_sel *out);
 /* "YYYY/MM/DD HH:MM:SS.mmm", nvidia-smi's timestamp. */
 void smi_timestamp(double wall, char *out, size_t len);
 
+/*
+ * The next entry of a comma-separated list, as nvidia-smi reads one: spaces
+ * around it dropped, empty entries skipped; NULL at the end. strtok_r's way:
+ * list the first time (it is changed in place), NULL after.
+ */
+char *smi_list_next(char *list, char **save);
+
 /* nvidia-smi's error for a name no query knows. */
 int smi_bad_field(const char *name, const char *help);
 

@@ -681,6 +681,13 @@ static void csv_describe(FILE *out, const trace_describe *d, const char *fmt)
 	for (const trace_job_item *it = (job)->items; it < (job)->items + (job)->n; it++)          \
 		if (!it->failed && it->selected && it->analyzed)
 
+/* Every idle category present on a stream of an analysed item, stream by stream. */
+#define EACH_IDLE(it, is, k)                                                                       \
+	for (size_t s_ = 0; s_ < (it)->res.n_idle; s_++)                                           \
+		for (const trace_idle_stream *is = &(it)->res.idle[s_]; is; is = NULL)             \
+			for (int k = 0; k < TRACE_IDLE_N; k++)                                     \
+				if (is->present[k])
+
 typedef struct {
 	const trace_result *res;
 	const trace_kernel_row *k;
@@ -745,39 +752,31 @@ static void csv_temporal_idle(FILE *out, const trace_job *job)
 	fputs("\n# idle_time_breakdown\nrank,stream,idle_category,idle_time,idle_time_ratio\n",
 	      out);
 	EACH_ITEM(job, it)
-	for (size_t s = 0; s < it->res.n_idle; s++) {
-		const trace_idle_stream *is = &it->res.idle[s];
-		for (int k = 0; k < TRACE_IDLE_N; k++) {
-			if (!is->present[k])
-				continue;
-			fprintf(out, "%d,%" PRId64 ",%s,%s,", it->rank.rank, is->stream,
-			        trace_idle_cat_name((trace_idle_cat)k), us(is->time[k], b[0], 40));
-			csv_num(out, "%.2f", trace_round(is->ratio[k], 2));
-			fputc('\n', out);
-		}
+	EACH_IDLE(it, is, k)
+	{
+		fprintf(out, "%d,%" PRId64 ",%s,%s,", it->rank.rank, is->stream,
+		        trace_idle_cat_name((trace_idle_cat)k), us(is->time[k], b[0], 40));
+		csv_num(out, "%.2f", trace_round(is->ratio[k], 2));
+		fputc('\n', out);
 	}
 	fputs("\n# idle_interval_stats\nidle_category,rank,stream,count,mean,std,min,25%,50%,75%,"
 	      "max\n",
 	      out);
 	EACH_ITEM(job, it)
-	for (size_t s = 0; s < it->res.n_idle; s++) {
-		const trace_idle_stream *is = &it->res.idle[s];
-		for (int k = 0; k < TRACE_IDLE_N; k++) {
-			if (!is->present[k])
-				continue;
-			trace_describe d = is->gaps[k];
-			d.mean = trace_round(d.mean, 2);
-			d.std = trace_round(d.std, 2);
-			d.min = trace_round(d.min, 2);
-			d.q25 = trace_round(d.q25, 2);
-			d.q50 = trace_round(d.q50, 2);
-			d.q75 = trace_round(d.q75, 2);
-			d.max = trace_round(d.max, 2);
-			fprintf(out, "%s,%d,%" PRId64 ",", trace_idle_cat_name((trace_idle_cat)k),
-			        it->rank.rank, is->stream);
-			csv_describe(out, &d, "%.2f");
-			fputc('\n', out);
-		}
+	EACH_IDLE(it, is, k)
+	{
+		trace_describe d = is->gaps[k];
+		d.mean = trace_round(d.mean, 2);
+		d.std = trace_round(d.std, 2);
+		d.min = trace_round(d.min, 2);
+		d.q25 = trace_round(d.q25, 2);
+		d.q50 = trace_round(d.q50, 2);
+		d.q75 = trace_round(d.q75, 2);
+		d.max = trace_round(d.max, 2);
+		fprintf(out, "%s,%d,%" PRId64 ",", trace_idle_cat_name((trace_idle_cat)k),
+		        it->rank.rank, is->stream);
+		csv_describe(out, &d, "%.2f");
+		fputc('\n', out);
 	}
 }
 

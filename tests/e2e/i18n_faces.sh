@@ -7,11 +7,8 @@
 . "$(dirname "$0")/lib.bash"
 : "${GPUWHY_BUILD:?}" "${GPUWHY_SRC:?}"
 . "$GPUWHY_SRC/tests/e2e/i18n_lib.bash"
-have_sim || skip "simulated GPU not built"
-command -v msgfmt >/dev/null || skip "gettext tools missing"
-command -v python3 >/dev/null || skip "python3 missing"
+i18n_sim_test python3
 
-i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
 mark() { GPUWHY_LOCALEDIR="$T/mark" "$GPUWHY" --lang qaa "$@"; }
 zh() { LANG=zh_CN.UTF-8 LC_ALL= LANGUAGE= "$GPUWHY" "$@"; }
 cjk() { LC_ALL=C.UTF-8 grep -qP '[\x{4e00}-\x{9fff}\x{3000}-\x{303f}\x{ff00}-\x{ffef}]' "$1"; }

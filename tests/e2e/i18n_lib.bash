@@ -19,6 +19,20 @@ i18n_marker_catalogue() {
 		msgfmt -o "$dir/qaa/LC_MESSAGES/gpuwhy.mo" "$dir/qaa.po"
 }
 
+# i18n_sim_test [COMMAND...]: the start of a test that runs the simulated GPU
+# under the marker language (sourced after lib.bash): skip unless the simulated
+# GPU is built and gettext's tools and each COMMAND are there, then build the
+# marker catalogue in $T/mark.
+i18n_sim_test() {
+	local c
+	have_sim || skip "simulated GPU not built"
+	command -v msgfmt >/dev/null || skip "gettext tools missing"
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c missing"
+	done
+	i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
+}
+
 # i18n_unmarked FILE [IGNORE_ERE]: print each line of FILE that reads as English
 # prose (two lowercase words of two or more letters in a row, or a capitalised
 # word followed by a lowercase one) but holds no mark. Lines matching IGNORE_ERE

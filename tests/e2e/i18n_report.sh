@@ -6,9 +6,7 @@
 . "$(dirname "$0")/lib.bash"
 : "${GPUWHY_BUILD:?}" "${GPUWHY_SRC:?}"
 . "$GPUWHY_SRC/tests/e2e/i18n_lib.bash"
-have_sim || skip "simulated GPU not built"
-command -v msgfmt >/dev/null || skip "gettext tools missing"
-command -v python3 >/dev/null || skip "python3 missing"
+i18n_sim_test python3
 
 # Display columns of text (East Asian wide and fullwidth characters take two).
 # width MAX: fail on any line of stdin wider than MAX columns.
@@ -40,7 +38,6 @@ for line in sys.stdin.read().splitlines():
 sys.exit(bad if rows else 1)' "$1"
 }
 
-i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
 export GPUWHY_LOCALEDIR="$T/mark"
 # Wrapped paragraphs are checked whole: the mark leads each message, not each line.
 export COLUMNS=1000000

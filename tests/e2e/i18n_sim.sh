@@ -9,10 +9,8 @@
 . "$(dirname "$0")/lib.bash"
 : "${GPUWHY_BUILD:?}" "${GPUWHY_SRC:?}"
 . "$GPUWHY_SRC/tests/e2e/i18n_lib.bash"
-have_sim || skip "simulated GPU not built"
-command -v msgfmt >/dev/null || skip "gettext tools missing"
+i18n_sim_test
 
-i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
 SCN="$GPUWHY_SRC/sim/scenarios/h100x1.json"
 LIB="$(dirname "$GPUWHY")/sim/libnvidia-ml.so.1"
 

@@ -6,12 +6,8 @@
 . "$(dirname "$0")/lib.bash"
 : "${GPUWHY_BUILD:?}" "${GPUWHY_SRC:?}"
 . "$GPUWHY_SRC/tests/e2e/i18n_lib.bash"
-have_sim || skip "simulated GPU not built"
-command -v msgfmt >/dev/null || skip "gettext tools missing"
-command -v python3 >/dev/null || skip "python3 missing"
-command -v sqlite3 >/dev/null || skip "sqlite3 missing"
+i18n_sim_test python3 sqlite3
 
-i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
 export GPUWHY_LOCALEDIR="$T/mark" LANGUAGE=qaa
 cat >"$T/hold.py" <<'PY'
 import sqlite3, sys, time

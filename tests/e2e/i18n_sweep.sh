@@ -6,11 +6,8 @@
 . "$(dirname "$0")/lib.bash"
 : "${GPUWHY_BUILD:?}" "${GPUWHY_SRC:?}"
 . "$GPUWHY_SRC/tests/e2e/i18n_lib.bash"
-have_sim || skip "simulated GPU not built"
-command -v msgfmt >/dev/null || skip "gettext tools missing"
-command -v python3 >/dev/null || skip "python3 missing"
+i18n_sim_test python3
 
-i18n_marker_catalogue "$T/mark" || fail "marker catalogue"
 D=$T/sw
 GPUWHY_LOCALEDIR="$T/mark" "$GPUWHY" --lang qaa --sim h100x1 sweep -o "$D" --vary workers=1,2 \
 	--steps 4 --warmup-steps 1 --interval 200ms -- "$GPUWHY" sim train --steps 100 \

@@ -6,79 +6,10 @@
 . "$(dirname "$0")/queue_lib.bash"
 
 skip() { echo "slurm lab: $*: skipped"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root"
-for b in slurmctld slurmd sbatch squeue scontrol sacct scancel munged runuser; do
-	command -v "$b" >/dev/null || skip "$b not installed"
-done
-id munge >/dev/null 2>&1 || skip "no munge user"
+. "$(dirname "$0")/slurm_lab.bash"
+slurm_lab_need sbatch squeue sacct scancel
+slurm_lab_conf localhost "JobCompType=jobcomp/filetxt" "JobCompLoc=$T/lab/log/jobcomp.txt"
 
-LAB=$T/lab
-mkdir -p "$LAB"/{etc,state,spool/localhost,log,run,dev,munge}
-chmod 711 "$T" "$LAB"
-read -r CTLD SLD < <(python3 -c '
-import socket
-def port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); n = s.getsockname()[1]; s.close(); return n
-print(port(), port())')
-cat >"$LAB/etc/slurm.conf" <<EOF
-ClusterName=lab
-SlurmctldHost=localhost
-SlurmctldPort=$CTLD
-SlurmdPort=$SLD
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$LAB/munge/munge.socket.2
-CredType=cred/munge
-CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
-StateSaveLocation=$LAB/state
-SlurmdSpoolDir=$LAB/spool/%n
-SlurmctldPidFile=$LAB/run/slurmctld.pid
-SlurmdPidFile=$LAB/run/slurmd-%n.pid
-SlurmctldLogFile=$LAB/log/slurmctld.log
-SlurmdLogFile=$LAB/log/slurmd-%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
-MpiDefault=none
-MailProg=/bin/true
-GresTypes=gpu
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$LAB/log/jobcomp.txt
-MinJobAge=300
-KillWait=2
-ReturnToService=2
-SlurmdParameters=config_overrides
-SlurmdTimeout=60
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=8 Sockets=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=4000 Gres=gpu:4 State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-EOF
-cat >"$LAB/etc/gres.conf" <<EOF
-AutoDetect=off
-NodeName=localhost Name=gpu File=$LAB/dev/nvidia[0-3]
-EOF
-for i in 0 1 2 3; do ln -sf /dev/null "$LAB/dev/nvidia$i"; done
-export SLURM_CONF=$LAB/etc/slurm.conf
-
-# The daemons by their PID files: SIGTERM, then SIGKILL after 5 s.
-lab_down() {
-	local f pid
-	for f in "$LAB/run/slurmd-localhost.pid" "$LAB/run/slurmctld.pid" "$LAB/munge/munged.pid"; do
-		pid=$(cat "$f" 2>/dev/null) || continue
-		# only if that PID is still one of our daemons (a stale file's PID may be reused)
-		tr '\0' ' ' 2>/dev/null </proc/"$pid"/cmdline | grep -qE "slurm|munged" || continue
-		kill "$pid" 2>/dev/null || continue
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null || true
-	done
-}
 # On exit: the queue first (its worker talks to Slurm), then Slurm, then the
 # shared cleanup (which reports any process left from this test's folder).
 cleanup_and_lab() {
@@ -88,28 +19,13 @@ cleanup_and_lab() {
 	done
 	# (bounded: scancel keeps trying a controller that is down)
 	timeout 10 scancel --user=root >/dev/null 2>&1 || true
-	lab_down
+	slurm_lab_down
 	(exit $rc)
 	cleanup
 }
 trap cleanup_and_lab EXIT
 
-wait_up() { timeout 30 bash -c "until $1; do sleep 0.1; done"; }
-chown munge:munge "$LAB/munge"
-chmod 711 "$LAB/munge"
-head -c 1024 /dev/urandom >"$LAB/munge/munge.key"
-chown munge:munge "$LAB/munge/munge.key"
-chmod 400 "$LAB/munge/munge.key"
-runuser -u munge -- munged --socket="$LAB/munge/munge.socket.2" --key-file="$LAB/munge/munge.key" \
-	--log-file="$LAB/munge/munged.log" --pid-file="$LAB/munge/munged.pid" \
-	--seed-file="$LAB/munge/munged.seed" </dev/null >>"$LAB/log/daemons.out" 2>&1 ||
-	skip "munged did not start"
-wait_up "[ -S $LAB/munge/munge.socket.2 ]" || skip "munged socket missing"
-# The daemons keep nothing of ours open (ctest waits for the test's output to close).
-slurmctld </dev/null >>"$LAB/log/daemons.out" 2>&1 || skip "slurmctld did not start"
-wait_up "scontrol ping 2>/dev/null | grep -q UP" || skip "slurmctld not answering ($(tail -3 "$LAB/log/slurmctld.log"))"
-slurmd -N localhost </dev/null >>"$LAB/log/daemons.out" 2>&1 || skip "slurmd did not start"
-wait_up "sinfo -h -o %T 2>/dev/null | grep -qx idle" || skip "node not idle ($(sinfo -h -o '%T %E' 2>&1))"
+slurm_lab_up
 
 q config slurm-poll 300ms >/dev/null
 q config backend slurm >/dev/null

@@ -64,16 +64,21 @@ assert_ge "$steps" 1 "steps before the loss"
 "$GPUWHY" --sim h100x1-lost sim train --steps 3 >/dev/null 2>"$T/lost2.err"
 assert_eq "$?" 1 "exit status on a lost GPU"
 
-# ---- hidden: the GPU shows the work, not the process ----
-for mode in pid none; do
-	"$GPUWHY" --sim h100x1 sim train --hidden=$mode --workers 0 --cpu-ms 0 --gpu-ms 50 \
-		--mem-mib 2048 --steps 100000 >/dev/null &
+# show_while_training TRAIN_OPTION...: `sim show` on h100x1 0.6 s into a long
+# `sim train` with these options, in $show; the job (its PID in $job_pid) is ended.
+show_while_training() {
+	"$GPUWHY" --sim h100x1 sim train "$@" --steps 100000 >/dev/null &
 	job_pid=$!
 	PIDS_TO_KILL+=("$job_pid")
 	sleep 0.6
 	show=$("$GPUWHY" --sim h100x1 sim show)
 	kill -TERM "$job_pid"
 	wait "$job_pid" 2>/dev/null
+}
+
+# ---- hidden: the GPU shows the work, not the process ----
+for mode in pid none; do
+	show_while_training --hidden=$mode --workers 0 --cpu-ms 0 --gpu-ms 50 --mem-mib 2048
 	util=$(sed -n 's/.* util=\([0-9]*\) .*/\1/p' <<<"$show")
 	used=$(sed -n 's/.* mem_used_mib=\([0-9]*\) .*/\1/p' <<<"$show")
 	procs=$(sed -n 's/.* procs=\(.*\)$/\1/p' <<<"$show")
@@ -95,14 +100,7 @@ assert_eq "$?" 2 "bad GPUWHY_SIM_HIDDEN"
 assert_eq "$?" 2 "bad --hidden mode"
 
 # ---- memory-bound kernels: DRAM bandwidth at --dram-pct of the busy time ----
-"$GPUWHY" --sim h100x1 sim train --workers 0 --cpu-ms 0 --gpu-ms 100 --kernel-us 60 \
-	--dram-pct 85 --steps 100000 >/dev/null &
-job_pid=$!
-PIDS_TO_KILL+=("$job_pid")
-sleep 0.6
-show=$("$GPUWHY" --sim h100x1 sim show)
-kill -TERM "$job_pid"
-wait "$job_pid" 2>/dev/null
+show_while_training --workers 0 --cpu-ms 0 --gpu-ms 100 --kernel-us 60 --dram-pct 85
 util=$(sed -n 's/.* util=\([0-9]*\) .*/\1/p' <<<"$show")
 mem=$(sed -n 's/.* mem_util=\([0-9]*\) .*/\1/p' <<<"$show")
 echo "memory-bound: util $util %, memory interface $mem %"

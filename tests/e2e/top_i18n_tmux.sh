@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.bash"
 : "${GPUWHY_SRC:?}" "${GPUWHY_BUILD:?}"
 . "$GPUWHY_SRC/tests/e2e/i18n_lib.bash"
-command -v tmux >/dev/null || skip "tmux is not installed"
+. "$(dirname "$0")/tmux_lib.bash"
 command -v python3 >/dev/null || skip "python3 is not installed"
 have_sim || skip "the simulated GPU is not built"
 CHECK="python3 $GPUWHY_SRC/tests/e2e/top_frame_check.py"
@@ -19,31 +19,13 @@ bash -c "exec -a 训练任务 \"$GPUWHY\" --sim $SCEN sim train --steps 100000 -
 TRAIN=$!
 PIDS_TO_KILL+=("$TRAIN")
 
-S=""
-cleanup_tmux() { [ -n "$S" ] && tmux $S kill-server 2>/dev/null; cleanup; }
-trap cleanup_tmux EXIT
-NSERVER=0
-# start W H LANG [top options...]: gpuwhy top in a fresh session on a server of its own
+# start W H LANG [top options...]: gpuwhy top in a fresh session
 start() {
 	local w=$1 h=$2 lang=$3
 	shift 3
-	[ -n "$S" ] && tmux $S kill-server 2>/dev/null
-	NSERVER=$((NSERVER + 1))
-	S="-L gwtopzh-$$-$NSERVER"
-	tmux $S -f /dev/null new-session -d -s t -x "$w" -y "$h" -e LANG="$lang" \
-		-e GPUWHY_SIM_STATE="$GPUWHY_SIM_STATE" -e GPUWHY_LOCALEDIR="$T/mark" \
-		"$GPUWHY $* --sim $SCEN top -i 500ms; echo EXITED-\$?; sleep 30"
-	tmux $S set-option -t t remain-on-exit on
+	tmux_session gwtopzh "$w" "$h" "$GPUWHY $* --sim $SCEN top -i 500ms; echo EXITED-\$?; sleep 30" \
+		-e LANG="$lang" -e GPUWHY_SIM_STATE="$GPUWHY_SIM_STATE" -e GPUWHY_LOCALEDIR="$T/mark"
 }
-screen() { tmux $S capture-pane -p -t t; }
-wait_for() {
-	local n=${2:-100}
-	for _ in $(seq "$n"); do screen | grep -Eq -- "$1" && return 0; sleep 0.1; done
-	echo "--- screen ---" >&2
-	screen >&2
-	fail "never saw /$1/"
-}
-keys() { tmux $S send-keys -t t "$@"; }
 # check W H: the screen now, within W x H and lined up
 check() {
 	screen >"$T/screen.txt"

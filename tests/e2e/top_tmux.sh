@@ -1,7 +1,7 @@
 # gpuwhy top in a real terminal (tmux): 8 simulated GPUs, a training job, keys, a finding,
 # and a clean exit; then the same at 80x24 with NO_COLOR.
 . "$(dirname "$0")/lib.bash"
-command -v tmux >/dev/null || skip "tmux is not installed"
+. "$(dirname "$0")/tmux_lib.bash"
 have_sim || skip "the simulated GPU is not built"
 
 SCEN=h100x8-nvlink
@@ -11,33 +11,13 @@ SCEN=h100x8-nvlink
 TRAIN=$!
 PIDS_TO_KILL+=("$TRAIN")
 
-S=""
-cleanup_tmux() { [ -n "$S" ] && tmux $S kill-server 2>/dev/null; cleanup; }
-trap cleanup_tmux EXIT
-
-# start W H [extra env...]: gpuwhy top in a fresh session on a server of its own
-# (a new server on the socket of one being killed can die with it)
-NSERVER=0
+# start W H [extra env...]: gpuwhy top in a fresh session
 start() {
 	local w=$1 h=$2
 	shift 2
-	[ -n "$S" ] && tmux $S kill-server 2>/dev/null
-	NSERVER=$((NSERVER + 1))
-	S="-L gwtop-$$-$NSERVER"
-	tmux $S -f /dev/null new-session -d -s t -x "$w" -y "$h" -e LANG=C.UTF-8 \
-		-e GPUWHY_SIM_STATE="$GPUWHY_SIM_STATE" "$@" \
-		"$GPUWHY --sim $SCEN top -i 500ms; echo EXITED-\$?; sleep 30"
-	tmux $S set-option -t t remain-on-exit on
+	tmux_session gwtop "$w" "$h" "$GPUWHY --sim $SCEN top -i 500ms; echo EXITED-\$?; sleep 30" \
+		-e LANG=C.UTF-8 -e GPUWHY_SIM_STATE="$GPUWHY_SIM_STATE" "$@"
 }
-screen() { tmux $S capture-pane -p -t t; }
-# wait_for REGEX [tries of 0.1 s]
-wait_for() {
-	local n=${2:-100}
-	for _ in $(seq "$n"); do screen | grep -Eq -- "$1" && return 0; sleep 0.1; done
-	echo "--- screen ---" >&2; screen >&2
-	fail "never saw /$1/"
-}
-keys() { tmux $S send-keys -t t "$@"; }
 status_line() { screen | tail -2 | head -1; }
 # an SGR sequence that sets a foreground or background colour
 colour='\e\[(?:[0-9]+;)*(?:3[0-7]|4[0-7]|9[0-7]|10[0-7]|38|48)[;m]'

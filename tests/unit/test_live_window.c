@@ -19,6 +19,7 @@
 #include "diagnose/diag.h"
 #include "exporter/exporter.h"
 #include "store/store.h"
+#include "test_tmpdir.h"
 
 #define NSNAP 20
 #define NGPU 2
@@ -28,16 +29,13 @@ static char dir[256];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/gpuwhy-test-live-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_tmpdir_make(dir, sizeof dir, "test-live");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_tmpdir_remove(dir);
 }
 
 static void set(snapshot *s, int g, gpu_metric_id id, double v)

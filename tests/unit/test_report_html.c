@@ -18,6 +18,7 @@
 
 #include "diag_fixture.h"
 #include "html_check.h"
+#include "test_tmpdir.h"
 #include "report/report.h"
 
 static char dir[64];
@@ -258,9 +259,7 @@ static void test_multi_gpu_page(void **state)
 static int cleanup(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_remove(dir);
 }
 
 int main(void)
@@ -270,8 +269,7 @@ int main(void)
 		fprintf(stderr, "chromium not installed (scripts/install-deps --extra): skipped\n");
 		return 77;
 	}
-	snprintf(dir, sizeof dir, "/tmp/gpuwhy-html-XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_tmpdir_make(dir, sizeof dir, "html"))
 		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_starved_page),

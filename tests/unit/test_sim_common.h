@@ -7,14 +7,19 @@
 #define GPUWHY_TEST_SIM_COMMON_H
 
 #include <dlfcn.h>
-#include <ftw.h>
 #include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cmocka.h>
+
 #include "nvml_abi.h"
+#include "test_tmpdir.h"
 #include "util/selfexe.h"
 
 #define SIM_API_PTR(ret, name, params) ret(*name) params;
@@ -52,19 +57,10 @@ static inline int sim_load(void)
 	return 0;
 }
 
-static inline int sim_rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 /* A private state directory for this test binary; messages from init kept quiet. */
 static inline void sim_state_setup(void)
 {
-	snprintf(sim_state_root, sizeof sim_state_root, "/tmp/gpuwhy-test-XXXXXX");
-	if (!mkdtemp(sim_state_root)) {
+	if (test_tmpdir_make(sim_state_root, sizeof sim_state_root, "test")) {
 		perror("mkdtemp");
 		exit(1);
 	}
@@ -76,7 +72,36 @@ static inline void sim_state_setup(void)
 static inline void sim_state_cleanup(void)
 {
 	if (sim_state_root[0])
-		nftw(sim_state_root, sim_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		test_tmpdir_remove(sim_state_root);
+}
+
+/* nvmlInit_v2, or the test fails with the library's own reason. */
+static inline void sim_init_ok(void)
+{
+	nvmlReturn_t rc = N.nvmlInit_v2();
+	if (rc != NVML_SUCCESS)
+		fail_msg("nvmlInit_v2: %d (%s)", rc, N.lastError ? N.lastError() : "");
+}
+
+/* Undo every nested nvmlInit. */
+static inline void sim_shutdown_all(void)
+{
+	while (N.nvmlShutdown() == NVML_SUCCESS)
+		;
+}
+
+/*
+ * The cmocka group teardown of the simulated-GPU tests: the library, where
+ * one was loaded, shut down (a failed test skips its own shutdown), then the
+ * state directory removed.
+ */
+static inline int sim_group_teardown(void **state)
+{
+	(void)state;
+	if (N.h)
+		sim_shutdown_all();
+	sim_state_cleanup();
+	return 0;
 }
 
 static inline const char *sim_scenario_file(const char *name)
@@ -86,14 +111,20 @@ static inline const char *sim_scenario_file(const char *name)
 	return path;
 }
 
-/* Point the library at a shipped scenario, with the clock pinned at t (NULL: live). */
-static inline void sim_use(const char *name, const char *t)
+/* Pin the library's clock at t seconds into the scenario (NULL: live). */
+static inline void sim_pin_time(const char *t)
 {
-	setenv("GPUWHY_SIM_SCENARIO", sim_scenario_file(name), 1);
 	if (t)
 		setenv("GPUWHY_SIM_TIME", t, 1);
 	else
 		unsetenv("GPUWHY_SIM_TIME");
+}
+
+/* Point the library at a shipped scenario, with the clock pinned at t (NULL: live). */
+static inline void sim_use(const char *name, const char *t)
+{
+	setenv("GPUWHY_SIM_SCENARIO", sim_scenario_file(name), 1);
+	sim_pin_time(t);
 }
 
 /* Write a scenario of our own into the state root and point the library at it. */
@@ -109,10 +140,7 @@ static inline const char *sim_use_text(const char *file, const char *text, const
 	fputs(text, f);
 	fclose(f);
 	setenv("GPUWHY_SIM_SCENARIO", path, 1);
-	if (t)
-		setenv("GPUWHY_SIM_TIME", t, 1);
-	else
-		unsetenv("GPUWHY_SIM_TIME");
+	sim_pin_time(t);
 	return path;
 }
 

@@ -18,19 +18,6 @@
 
 #define MIB 1048576ULL
 
-static void init_ok(void)
-{
-	nvmlReturn_t rc = N.nvmlInit_v2();
-	if (rc != NVML_SUCCESS)
-		fail_msg("nvmlInit_v2: %d (%s)", rc, N.lastError ? N.lastError() : "");
-}
-
-static void shutdown_all(void)
-{
-	while (N.nvmlShutdown() == NVML_SUCCESS)
-		;
-}
-
 static void test_every_entry_point_exported(void **state)
 {
 	(void)state;
@@ -85,7 +72,7 @@ static void test_init_refcount(void **state)
 	(void)state;
 	unsigned n = 0;
 	sim_use("h100x1", "10");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(N.nvmlInit(), NVML_SUCCESS);
 	assert_int_equal(N.nvmlInitWithFlags(0), NVML_SUCCESS);
 	assert_int_equal(N.nvmlShutdown(), NVML_SUCCESS);
@@ -110,7 +97,7 @@ static void test_every_scenario_loads(void **state)
 		if (sim_scenario_load(sim_scenario_file(names[k]), &s, err, sizeof err) != 0)
 			fail_msg("%s", err);
 		sim_use(names[k], "1");
-		init_ok();
+		sim_init_ok();
 		unsigned n = 0;
 		assert_int_equal(N.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
 		assert_int_equal(n, (unsigned)s->n_gpus);
@@ -148,7 +135,7 @@ static void test_every_scenario_loads(void **state)
 			assert_int_equal(N.nvmlDeviceGetIndex(d, &idx), NVML_SUCCESS);
 			assert_int_equal(idx, i);
 		}
-		shutdown_all();
+		sim_shutdown_all();
 		sim_scenario_free(s);
 	}
 }
@@ -157,7 +144,7 @@ static void test_h100x1_values(void **state)
 {
 	(void)state;
 	sim_use("h100x1", "10");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	char buf[96];
 	unsigned u, u2, u3, u4;
@@ -328,14 +315,14 @@ static void test_h100x1_values(void **state)
 	assert_int_equal(N.nvmlDeviceGetHandleByUUID("GPU-nope", &d2), NVML_ERROR_NOT_FOUND);
 	assert_int_equal(N.nvmlDeviceGetHandleByPciBusId_v2("0000:99:00.0", &d2),
 	                 NVML_ERROR_NOT_FOUND);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_consumer_card_lacks_features(void **state)
 {
 	(void)state;
 	sim_use("rtx4090-throttle", "10");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	unsigned u, u2, u3, u4;
 	char buf[64];
@@ -367,21 +354,21 @@ static void test_consumer_card_lacks_features(void **state)
 	nvmlFieldValue_t f = {.fieldId = NVML_FI_DEV_MEMORY_TEMP};
 	assert_int_equal(N.nvmlDeviceGetFieldValues(d, 1, &f), NVML_SUCCESS);
 	assert_int_equal(f.nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void reasons_clock_at(const char *t, unsigned long long *reasons, unsigned *sm,
                              unsigned *power_mw, unsigned *temp, unsigned *fan)
 {
 	sim_use("rtx4090-throttle", t);
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	assert_int_equal(N.nvmlDeviceGetCurrentClocksEventReasons(d, reasons), NVML_SUCCESS);
 	assert_int_equal(N.nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, sm), NVML_SUCCESS);
 	assert_int_equal(N.nvmlDeviceGetPowerUsage(d, power_mw), NVML_SUCCESS);
 	assert_int_equal(N.nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, temp), NVML_SUCCESS);
 	assert_int_equal(N.nvmlDeviceGetFanSpeed(d, fan), NVML_SUCCESS);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_throttle_episodes(void **state)
@@ -417,7 +404,7 @@ static void test_topology_and_links(void **state)
 	nvmlGpuTopologyLevel_t lvl;
 	nvmlEnableState_t en;
 	sim_use("a100x4-pcie", "1");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(0), sim_dev(1), &lvl),
 	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_SINGLE);
@@ -431,10 +418,10 @@ static void test_topology_and_links(void **state)
 	nvmlGpmSupport_t gs = {.version = NVML_GPM_SUPPORT_VERSION};
 	assert_int_equal(N.nvmlGpmQueryDeviceSupport(sim_dev(0), &gs), NVML_SUCCESS);
 	assert_int_equal(gs.isSupportedDevice, 0);
-	shutdown_all();
+	sim_shutdown_all();
 
 	sim_use("h100x8-nvlink", "1");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(N.nvmlDeviceGetTopologyCommonAncestor(sim_dev(0), sim_dev(1), &lvl),
 	                 NVML_SUCCESS);
 	assert_int_equal(lvl, NVML_TOPOLOGY_HOSTBRIDGE);
@@ -466,14 +453,14 @@ static void test_topology_and_links(void **state)
 	assert_int_equal(f[0].nvmlReturn, NVML_SUCCESS);
 	assert_int_equal(f[0].value.uiVal, 18);
 	assert_int_equal(f[1].nvmlReturn, NVML_ERROR_INVALID_ARGUMENT);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_degraded_link_and_replays(void **state)
 {
 	(void)state;
 	sim_use("a100x2-pcie-degraded", "10");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d0 = sim_dev(0), d1 = sim_dev(1);
 	unsigned u;
 	assert_int_equal(N.nvmlDeviceGetCurrPcieLinkGeneration(d0, &u), NVML_SUCCESS);
@@ -501,9 +488,9 @@ static void test_degraded_link_and_replays(void **state)
 	nvmlUtilization_t ut;
 	assert_int_equal(N.nvmlDeviceGetUtilizationRates(d1, &ut), NVML_SUCCESS);
 	assert_int_equal(ut.gpu, 62);
-	shutdown_all();
+	sim_shutdown_all();
 	sim_use("a100x2-pcie-degraded", "20");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(N.nvmlDeviceGetPcieReplayCounter(sim_dev(0), &u), NVML_SUCCESS);
 	assert_int_equal(u, 1600);
 	/* The 20 ms PCIe throughput call reports the scenario's traffic, in KB/s. */
@@ -512,14 +499,14 @@ static void test_degraded_link_and_replays(void **state)
 	assert_int_equal(u, 5200 * 1024);
 	assert_int_equal(N.nvmlDeviceGetPcieThroughput(sim_dev(0), 2, &u),
 	                 NVML_ERROR_INVALID_ARGUMENT);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_foreign_processes(void **state)
 {
 	(void)state;
 	sim_use("l4x2-foreign", "10");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d0 = sim_dev(0), d1 = sim_dev(1);
 	unsigned cnt = 0;
 	nvmlProcessInfo_t p[4];
@@ -587,14 +574,14 @@ static void test_foreign_processes(void **state)
 	assert_string_equal(name, "python3");
 	assert_int_equal(N.nvmlSystemGetProcessName(4194001, name, 3),
 	                 NVML_ERROR_INSUFFICIENT_SIZE);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_driver_samples(void **state)
 {
 	(void)state;
 	sim_use("a100x2-pcie-degraded", "10");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(1);
 	nvmlValueType_t vt;
 	unsigned cnt = 0;
@@ -639,15 +626,15 @@ static void test_driver_samples(void **state)
 	                 NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetSamples(d, 42, 0, &vt, &cnt, s),
 	                 NVML_ERROR_INVALID_ARGUMENT);
-	shutdown_all();
+	sim_shutdown_all();
 	/* At time 0 nothing has been sampled yet. */
 	sim_use("a100x2-pcie-degraded", "0");
-	init_ok();
+	sim_init_ok();
 	cnt = 200;
 	assert_int_equal(
 	    N.nvmlDeviceGetSamples(sim_dev(0), NVML_GPU_UTILIZATION_SAMPLES, 0, &vt, &cnt, s),
 	    NVML_ERROR_NOT_FOUND);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_gpu_lost(void **state)
@@ -656,12 +643,12 @@ static void test_gpu_lost(void **state)
 	unsigned u, n;
 	nvmlUtilization_t ut;
 	sim_use("h100x1-lost", "4.9");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(N.nvmlDeviceGetUtilizationRates(sim_dev(0), &ut), NVML_SUCCESS);
 	assert_int_equal(ut.gpu, 85);
-	shutdown_all();
+	sim_shutdown_all();
 	sim_use("h100x1-lost", "5");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(N.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
 	assert_int_equal(n, 1);
 	nvmlDevice_t d = sim_dev(0);
@@ -682,7 +669,7 @@ static void test_gpu_lost(void **state)
 	assert_int_equal(N.nvmlGpmSampleAlloc(&gs), NVML_SUCCESS);
 	assert_int_equal(N.nvmlGpmSampleGet(d, gs), NVML_ERROR_GPU_IS_LOST);
 	N.nvmlGpmSampleFree(gs);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 /* A GPU that falls off the bus 0.3 s after the clock starts, seen live through events. */
@@ -694,7 +681,7 @@ static void test_lost_event(void **state)
 	                           "\"ecc\": {}, \"episodes\": [{\"kind\": \"xid\", \"at_s\": 0.1, "
 	                           "\"code\": 48}]}]}",
 	             NULL);
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	nvmlEventSet_t set;
 	nvmlEventData_t ev;
@@ -712,14 +699,14 @@ static void test_lost_event(void **state)
 	assert_int_equal(N.nvmlDeviceGetPowerUsage(d, &u), NVML_ERROR_GPU_IS_LOST);
 	assert_int_equal(N.nvmlEventSetWait_v2(set, &ev, 50), NVML_ERROR_TIMEOUT);
 	assert_int_equal(N.nvmlEventSetFree(set), NVML_SUCCESS);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_gpm_metrics(void **state)
 {
 	(void)state;
 	sim_use("h100x1-lost", "1");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	nvmlGpmSample_t s1, s2;
 	assert_int_equal(N.nvmlGpmSampleAlloc(&s1), NVML_SUCCESS);
@@ -783,7 +770,7 @@ static void test_gpm_metrics(void **state)
 	free(mg);
 	assert_int_equal(N.nvmlGpmSampleFree(s1), NVML_SUCCESS);
 	assert_int_equal(N.nvmlGpmSampleFree(s2), NVML_SUCCESS);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 /* Shapes: a square wave, a ramp and a sine, checked at instants and through energy. */
@@ -805,29 +792,29 @@ static void test_load_shapes(void **state)
 	} at[] = {{"1", 100}, {"2", 0}, {"5", 100}, {"25", 45}, {"30", 95}, {"35", 97}, {"50", 0}};
 	for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
 		sim_use_text("shapes.json", text, at[k].t);
-		init_ok();
+		sim_init_ok();
 		nvmlUtilization_t u;
 		assert_int_equal(N.nvmlDeviceGetUtilizationRates(sim_dev(0), &u), NVML_SUCCESS);
 		if (u.gpu != at[k].util)
 			fail_msg("t=%s: util %u, want %u", at[k].t, u.gpu, at[k].util);
-		shutdown_all();
+		sim_shutdown_all();
 	}
 	/* Energy over [0, 40]: idle 50 W plus 400 W x (0.35 util + 0.65 sm) integrated exactly:
 	 * square 5 s at util 1 sm 1; ramp util 5 s; sine util 5 s. */
 	sim_use_text("shapes.json", text, "40");
-	init_ok();
+	sim_init_ok();
 	unsigned long long e;
 	assert_int_equal(N.nvmlDeviceGetTotalEnergyConsumption(sim_dev(0), &e), NVML_SUCCESS);
 	double want = 50.0 * 40 + 400.0 * (0.35 * 15 + 0.65 * 5);
 	assert_true(fabs((double)e - want * 1000) < 2);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 /* Same scenario, same pinned time: identical answers (noise included). */
 static void read_many(const char *t, unsigned out[8])
 {
 	sim_use("rtx4090-throttle", t);
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	nvmlUtilization_t u;
 	N.nvmlDeviceGetUtilizationRates(d, &u);
@@ -841,7 +828,7 @@ static void read_many(const char *t, unsigned out[8])
 	N.nvmlDeviceGetTotalEnergyConsumption(d, &e);
 	out[6] = (unsigned)(e & 0xFFFFFFFF);
 	N.nvmlDeviceGetPcieReplayCounter(d, &out[7]);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_deterministic(void **state)
@@ -862,7 +849,7 @@ static void test_mig_mode_hides_utilization(void **state)
 	             SIM_TEST_HEAD "\"gpus\": [{" SIM_TEST_GPU_BASE
 	                           ", \"mig\": {\"current\": true}}]}",
 	             "5");
-	init_ok();
+	sim_init_ok();
 	nvmlUtilization_t u;
 	unsigned cur, pend, cnt = 0;
 	nvmlValueType_t vt;
@@ -874,7 +861,7 @@ static void test_mig_mode_hides_utilization(void **state)
 	    NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(N.nvmlDeviceGetProcessUtilization(sim_dev(0), NULL, &cnt, 0),
 	                 NVML_ERROR_NOT_SUPPORTED);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_retired_pages(void **state)
@@ -889,7 +876,7 @@ static void test_retired_pages(void **state)
 	    "\"retired_pages\": {\"sbe\": [\"0x1000\", 8192], \"pending\": true}, "
 	    "\"episodes\": [{\"kind\": \"ecc\", \"at_s\": 3, \"sbe\": 5}]}]}",
 	    "4");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	unsigned cnt = 0;
 	unsigned long long pages[4], ull;
@@ -923,7 +910,7 @@ static void test_retired_pages(void **state)
 	                                               NVML_AGGREGATE_ECC, &ull),
 	                 NVML_SUCCESS);
 	assert_int_equal(ull, 14);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static void test_error_strings(void **state)
@@ -941,7 +928,7 @@ static void test_error_strings(void **state)
 static int each_teardown(void **state)
 {
 	(void)state;
-	shutdown_all();
+	sim_shutdown_all();
 	unsetenv("GPUWHY_SIM_TIME");
 	return 0;
 }
@@ -952,14 +939,6 @@ static int group_setup(void **state)
 	if (sim_load() != 0)
 		return -1;
 	sim_state_setup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	shutdown_all();
-	sim_state_cleanup();
 	return 0;
 }
 
@@ -987,5 +966,5 @@ int main(void)
 	    cmocka_unit_test_teardown(test_retired_pages, each_teardown),
 	    cmocka_unit_test_teardown(test_error_strings, each_teardown),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }

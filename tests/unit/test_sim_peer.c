@@ -18,19 +18,6 @@
 NVML_PEER_ENTRY_POINTS(PEER_PTR)
 #undef PEER_PTR
 
-static void init_ok(void)
-{
-	nvmlReturn_t rc = N.nvmlInit_v2();
-	if (rc != NVML_SUCCESS)
-		fail_msg("nvmlInit_v2: %d (%s)", rc, N.lastError ? N.lastError() : "");
-}
-
-static void shutdown_all(void)
-{
-	while (N.nvmlShutdown() == NVML_SUCCESS)
-		;
-}
-
 static unsigned long long wall_us(void)
 {
 	struct timeval tv;
@@ -42,7 +29,7 @@ static void test_peer_entry_points(void **state)
 {
 	(void)state;
 	sim_use("h100x1", "10");
-	init_ok();
+	sim_init_ok();
 	nvmlDevice_t d = sim_dev(0);
 	nvmlDriverModel_t cur = -1, pend = -1;
 	assert_int_equal(P_nvmlDeviceGetDriverModel_v2(d, &cur, &pend), NVML_ERROR_NOT_SUPPORTED);
@@ -61,10 +48,10 @@ static void test_peer_entry_points(void **state)
 	assert_int_equal(N.nvmlDeviceGetMemoryInfo(d, &m), NVML_SUCCESS);
 	assert_int_equal(cc.protectedMemSizeKib, 0);
 	assert_int_equal(cc.unprotectedMemSizeKib, m.total / 1024);
-	shutdown_all();
+	sim_shutdown_all();
 	/* No MPS server: every process has its own context, the MPS list is empty. */
 	sim_use("h100x1-lost", "2");
-	init_ok();
+	sim_init_ok();
 	d = sim_dev(0);
 	unsigned n = 4, nc = 8;
 	nvmlProcessInfo_t p[8];
@@ -81,22 +68,22 @@ static void test_peer_entry_points(void **state)
 	unsigned n1 = 8;
 	assert_int_equal(P_nvmlDeviceGetGraphicsRunningProcesses(d, &n1, p1), NVML_SUCCESS);
 	assert_int_equal(n, n1);
-	shutdown_all();
+	sim_shutdown_all();
 	/* Ampere has no Confidential Computing. */
 	sim_use("a100x4-pcie", "10");
-	init_ok();
+	sim_init_ok();
 	assert_int_equal(P_nvmlDeviceGetConfComputeMemSizeInfo(sim_dev(0), &cc),
 	                 NVML_ERROR_NOT_SUPPORTED);
-	shutdown_all();
+	sim_shutdown_all();
 	/* Off the bus, each says so. */
 	sim_use("h100x1-lost", "30");
-	init_ok();
+	sim_init_ok();
 	d = sim_dev(0);
 	assert_int_equal(P_nvmlDeviceGetTemperatureV(d, &t), NVML_ERROR_GPU_IS_LOST);
 	assert_int_equal(P_nvmlDeviceGetMPSComputeRunningProcesses_v2(d, &n, p),
 	                 NVML_ERROR_GPU_IS_LOST);
 	assert_int_equal(P_nvmlDeviceGetDriverModel_v2(d, &cur, &pend), NVML_ERROR_GPU_IS_LOST);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 /* The driver names a process by the path it was started as, like nvidia-smi shows it. */
@@ -104,7 +91,7 @@ static void test_process_name_is_path(void **state)
 {
 	(void)state;
 	sim_use("h100x1", NULL);
-	init_ok();
+	sim_init_ok();
 	char name[PATH_MAX], argv0[PATH_MAX] = "";
 	FILE *f = fopen("/proc/self/cmdline", "re");
 	assert_non_null(f);
@@ -117,7 +104,7 @@ static void test_process_name_is_path(void **state)
 	assert_non_null(strchr(name, '/')); /* a path, not the short name */
 	assert_int_equal(N.nvmlSystemGetProcessName((unsigned)getpid(), name, 4),
 	                 NVML_ERROR_INSUFFICIENT_SIZE);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 /* rtx4090-throttle caps power at 80-105 s of every 120 s: never above the 450 W limit. */
@@ -130,7 +117,7 @@ static void test_power_cap_holds(void **state)
 			char ts[32];
 			snprintf(ts, sizeof ts, "%.3f", rep * 120 + t);
 			sim_use("rtx4090-throttle", ts);
-			init_ok();
+			sim_init_ok();
 			nvmlDevice_t d = sim_dev(0);
 			unsigned mw, lim;
 			unsigned long long r;
@@ -148,7 +135,7 @@ static void test_power_cap_holds(void **state)
 				fail_msg("t=%s: %u mW over the %u mW enforced limit", ts, mw, lim);
 			if (fv.nvmlReturn == NVML_SUCCESS && fv.value.uiVal > lim)
 				fail_msg("t=%s: instant %u mW over the limit", ts, fv.value.uiVal);
-			shutdown_all();
+			sim_shutdown_all();
 		}
 	assert_true(capped > 60);
 	assert_true(under > 0); /* hovering under it, not pinned to it */
@@ -160,7 +147,7 @@ static void test_pinned_timestamps_are_recent(void **state)
 	(void)state;
 	sim_use("h100x1-lost", "2"); /* a process at 85 % SM until the GPU is lost at 5 s */
 	unsigned long long before = wall_us();
-	init_ok();
+	sim_init_ok();
 	unsigned long long after = wall_us();
 	nvmlDevice_t d = sim_dev(0);
 	nvmlSample_t s[200];
@@ -182,7 +169,7 @@ static void test_pinned_timestamps_are_recent(void **state)
 	                 NVML_SUCCESS);
 	assert_true(cnt >= 1);
 	assert_true(u[0].smUtil > 0);
-	shutdown_all();
+	sim_shutdown_all();
 }
 
 static int group_setup(void **state)
@@ -194,14 +181,6 @@ static int group_setup(void **state)
 	NVML_PEER_ENTRY_POINTS(PEER_LOAD)
 #undef PEER_LOAD
 	sim_state_setup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	shutdown_all();
-	sim_state_cleanup();
 	return 0;
 }
 
@@ -224,5 +203,5 @@ int main(void)
 	    cmocka_unit_test(test_power_cap_holds),
 	    cmocka_unit_test(test_pinned_timestamps_are_recent),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }

@@ -294,13 +294,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	sim_state_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,5 +304,5 @@ int main(void)
 	    cmocka_unit_test(test_clock),
 	    cmocka_unit_test(test_state_dir_must_be_ours),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }

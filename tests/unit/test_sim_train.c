@@ -418,13 +418,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	sim_state_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,5 +426,5 @@ int main(void)
 	    cmocka_unit_test(test_short_job_stays_in_history),
 	    cmocka_unit_test(test_shared_gpu_process_shares),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "test_tmpdir.h"
 #include "util/err.h"
 
 static char dir[256];
@@ -20,16 +21,13 @@ static char dir[256];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/gpuwhy-test-store-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_tmpdir_make(dir, sizeof dir, "test-store");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_tmpdir_remove(dir);
 }
 
 static void fill(snapshot *s, double t, double util)

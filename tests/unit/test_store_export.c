@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "test_tmpdir.h"
 #include "store/store_export.h"
 #include "util/err.h"
 
@@ -19,8 +20,7 @@ static char dir[256], path[300];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/gpuwhy-test-export-XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_tmpdir_make(dir, sizeof dir, "test-export"))
 		return -1;
 	snprintf(path, sizeof path, "%s/a.gpuwhy", dir);
 	gw_fail err = {0};
@@ -54,9 +54,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
+	return test_tmpdir_remove(dir);
 }
 
 static int column(const store_export *x, const char *name)

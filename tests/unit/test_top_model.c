@@ -78,6 +78,17 @@ static void procs4(snapshot *s)
 	p->gpu_mem_mib = 512, p->cpu_pct = 99, p->rss_mib = 2000;
 }
 
+/* A model that has taken in one sample of procs4's processes. */
+static void model_procs4(top_model *m)
+{
+	init_model(m);
+	snapshot s;
+	sample(&s, 0, 50, 50);
+	procs4(&s);
+	top_model_ingest(m, &s);
+	snapshot_free(&s);
+}
+
 static void pids_are(const top_model *m, const unsigned *want, int n)
 {
 	assert_int_equal(m->nrows, n);
@@ -121,12 +132,7 @@ static void test_sort_and_reverse(void **state)
 {
 	(void)state;
 	top_model m;
-	init_model(&m);
-	snapshot s;
-	sample(&s, 0, 50, 50);
-	procs4(&s);
-	top_model_ingest(&m, &s);
-	snapshot_free(&s);
+	model_procs4(&m);
 	top_model_refresh(&m);
 	/* default: GPU, then PID */
 	pids_are(&m, (unsigned[]){10, 30, 20, 30}, 4);
@@ -156,12 +162,7 @@ static void test_filter_and_selection(void **state)
 {
 	(void)state;
 	top_model m;
-	init_model(&m);
-	snapshot s;
-	sample(&s, 0, 50, 50);
-	procs4(&s);
-	top_model_ingest(&m, &s);
-	snapshot_free(&s);
+	model_procs4(&m);
 	top_model_refresh(&m);
 	top_model_set_filter(&m, "TORCHRUN"); /* case-insensitive, command */
 	pids_are(&m, (unsigned[]){30, 30}, 2);
@@ -206,12 +207,7 @@ static void test_gpu_selection(void **state)
 {
 	(void)state;
 	top_model m;
-	init_model(&m);
-	snapshot s;
-	sample(&s, 0, 50, 50);
-	procs4(&s);
-	top_model_ingest(&m, &s);
-	snapshot_free(&s);
+	model_procs4(&m);
 	char err[128];
 	/* by NVML index, as on screen: 3 is position 1 */
 	assert_true(top_model_set_gpus(&m, "3", err, sizeof err));

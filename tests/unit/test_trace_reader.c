@@ -17,6 +17,7 @@
 #include "traceview/trace_job.h"
 #include "trace/trace_nsys.h"
 #include "trace_test_util.h"
+#include "test_tmpdir.h"
 #include "util/err.h"
 
 static char tmpdir[256];
@@ -24,19 +25,13 @@ static char tmpdir[256];
 static int setup(void **state)
 {
 	(void)state;
-	/* mkdtemp's template: six X at the end */
-	size_t n = (size_t)snprintf(tmpdir, sizeof tmpdir, "/tmp/gpuwhy-trace-test-");
-	memset(tmpdir + n, 'X', 6);
-	tmpdir[n + 6] = 0;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return test_tmpdir_make(tmpdir, sizeof tmpdir, "trace-test");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_remove(tmpdir);
 }
 
 static const char *path_of(const char *name)

@@ -49,6 +49,14 @@ static void test_gap_categories(void **state)
 	free(b.s);
 }
 
+/* Three 1 us launches at 1, 2 and 3 us (correlations 1..3), before any kernel they launch. */
+static void three_launches(tbuf *b)
+{
+	tb_call(b, "cudaLaunchKernel", "1", "1", 1);
+	tb_call(b, "cudaLaunchKernel", "2", "1", 2);
+	tb_call(b, "cudaLaunchKernel", "3", "1", 3);
+}
+
 /* The kernel_wait threshold is 30 us, strict: 29 us is kernel_wait, 30 us is other. */
 static void test_threshold_30us(void **state)
 {
@@ -56,9 +64,7 @@ static void test_threshold_30us(void **state)
 	tbuf b;
 	tb_begin(&b);
 	tb_cpu(&b, "cpu_op", "aten::add", "0", "1");
-	tb_call(&b, "cudaLaunchKernel", "1", "1", 1);
-	tb_call(&b, "cudaLaunchKernel", "2", "1", 2);
-	tb_call(&b, "cudaLaunchKernel", "3", "1", 3);
+	three_launches(&b);
 	tb_kernel(&b, "add", "100", "10", 7, 1);
 	tb_kernel(&b, "add", "139", "10", 7, 2); /* gap 29 */
 	tb_kernel(&b, "add", "179", "10", 7, 3); /* gap 30 */
@@ -80,9 +86,7 @@ static void test_overlapping_intervals(void **state)
 	tbuf b;
 	tb_begin(&b);
 	tb_cpu(&b, "cpu_op", "x", "0", "1");
-	tb_call(&b, "cudaLaunchKernel", "1", "1", 1);
-	tb_call(&b, "cudaLaunchKernel", "2", "1", 2);
-	tb_call(&b, "cudaLaunchKernel", "3", "1", 3);
+	three_launches(&b);
 	tb_kernel(&b, "a", "100", "20", 7, 1);
 	tb_kernel(&b, "b", "110", "5", 7, 2);  /* inside a: gap 110 - 120 = -10 */
 	tb_kernel(&b, "c", "115", "50", 8, 3); /* other stream, overlapping */
@@ -103,9 +107,7 @@ static void test_touching_intervals(void **state)
 	tbuf b;
 	tb_begin(&b);
 	tb_cpu(&b, "cpu_op", "x", "0", "1");
-	tb_call(&b, "cudaLaunchKernel", "1", "1", 1);
-	tb_call(&b, "cudaLaunchKernel", "2", "1", 2);
-	tb_call(&b, "cudaLaunchKernel", "3", "1", 3);
+	three_launches(&b);
 	tb_kernel(&b, "gemm", "100", "10", 7, 1);
 	tb_kernel(&b, "ncclKernel_AllReduce", "110", "10", 7, 2);
 	tb_kernel(&b, "gemm", "120", "10", 7, 3);
@@ -874,6 +876,25 @@ static trace_verdict_id verdict_of(const char *json)
 	return v;
 }
 
+/*
+ * A trace of n kernels name, dur us each, one every period us from 1000 us,
+ * each launched by an 8 us call that starts 10 us before it: the GPU waits
+ * on every launch.
+ */
+static char *late_launches(tbuf *b, int n, const char *name, const char *dur, int period)
+{
+	char ts[32], call[32];
+	tb_begin(b);
+	tb_cpu(b, "cpu_op", "x", "0", "1");
+	for (int i = 0; i < n; i++) {
+		snprintf(ts, sizeof ts, "%d", 1000 + i * period);
+		snprintf(call, sizeof call, "%d", 1000 + i * period - 10);
+		tb_call(b, "cudaLaunchKernel", call, "8", i + 1);
+		tb_kernel(b, name, ts, dur, 7, i + 1);
+	}
+	return tb_end(b);
+}
+
 static void test_verdicts(void **state)
 {
 	(void)state;
@@ -891,26 +912,12 @@ static void test_verdicts(void **state)
 	assert_int_equal(verdict_of(tb_end(&b)), TRACE_VERDICT_HEALTHY);
 	free(b.s);
 	/* launch-bound: 2 us kernels, each launched 20 us after the previous one ended */
-	tb_begin(&b);
-	tb_cpu(&b, "cpu_op", "x", "0", "1");
-	for (int i = 0; i < 50; i++) {
-		snprintf(ts, sizeof ts, "%d", 1000 + i * 30);
-		snprintf(call, sizeof call, "%d", 1000 + i * 30 - 10);
-		tb_call(&b, "cudaLaunchKernel", call, "8", i + 1);
-		tb_kernel(&b, "add", ts, "2", 7, i + 1);
-	}
-	assert_int_equal(verdict_of(tb_end(&b)), TRACE_VERDICT_LAUNCH_BOUND);
+	assert_int_equal(verdict_of(late_launches(&b, 50, "add", "2", 30)),
+	                 TRACE_VERDICT_LAUNCH_BOUND);
 	free(b.s);
 	/* host-bound: 1 ms kernels with 5 ms waits for the next launch */
-	tb_begin(&b);
-	tb_cpu(&b, "cpu_op", "x", "0", "1");
-	for (int i = 0; i < 10; i++) {
-		snprintf(ts, sizeof ts, "%d", 1000 + i * 6000);
-		snprintf(call, sizeof call, "%d", 1000 + i * 6000 - 10);
-		tb_call(&b, "cudaLaunchKernel", call, "8", i + 1);
-		tb_kernel(&b, "gemm", ts, "1000", 7, i + 1);
-	}
-	assert_int_equal(verdict_of(tb_end(&b)), TRACE_VERDICT_HOST_BOUND);
+	assert_int_equal(verdict_of(late_launches(&b, 10, "gemm", "1000", 6000)),
+	                 TRACE_VERDICT_HOST_BOUND);
 	free(b.s);
 	/* communication-bound: all-reduce alone for half the span */
 	tb_begin(&b);
