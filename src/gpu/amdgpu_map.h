@@ -14,7 +14,10 @@
  *   clocks.current.graphics and .sm   sclk (one clock drives both); .memory mclk
  *   clocks.max.*         the highest pp_dpm_sclk / pp_dpm_mclk level
  *   pcie.link.gen/width.current/max   the PCI function's link files
- * Everything else (ECC, clock event reasons, NVLink, MIG, GPM, ...) is NVIDIA's
+ *   clocks_event_reasons.*  gpu_metrics' indep_throttle_status (amdgpu_throttle_reasons):
+ *                        sw_power_cap, sw_thermal, hw_thermal, hw_slowdown; the others absent
+ *   ecc.errors.{corrected,uncorrected}.volatile.total   RAS counts summed over blocks
+ * Everything else (ECC detail and aggregate, NVLink, MIG, GPM, ...) is NVIDIA's
  * alone and stays absent.
  */
 #ifndef GPUWHY_GPU_AMDGPU_MAP_H
