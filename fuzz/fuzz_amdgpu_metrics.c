@@ -1,16 +1,19 @@
 /*
- * libFuzzer: the gpu_metrics table reader and the RAS count parser on
- * arbitrary input (amdgpu_metrics_parse, amdgpu_ras_parse), then what they
- * promise checked: nothing is read from a table whose layout is not known,
- * every value fits the field it came from, and the throttle status maps only
- * onto the clock event reasons gpu_metrics can report.
+ * libFuzzer: the gpu_metrics table reader, the RAS count parser and the
+ * pci.ids lookup on arbitrary input (amdgpu_metrics_parse, amdgpu_ras_parse,
+ * amdgpu_pciids_find), then what they promise checked: nothing is read from a
+ * table whose layout is not known, every value fits the field it came from,
+ * the throttle status maps only onto the clock event reasons gpu_metrics can
+ * report, and a name from pci.ids holds no control character.
  */
 #include "gpu/amdgpu_metrics.h"
+#include "gpu/amdgpu_pciids.h"
 #include "gpu/amdgpu_ras.h"
 #include "gpu/gpu_reasons.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,5 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	uint64_t ue = 0, ce = 0;
 	amdgpu_ras_parse((const char *)data, size, &ue, &ce);
+	amdgpu_pciids_query q = {0x1002, 0x73bf, 0x1002, 0x0e3a, "", ""};
+	bool found = amdgpu_pciids_find((const char *)data, size, &q);
+	if (!found && q.device_name[0])
+		__builtin_trap();
+	for (const char *n = q.device_name; *n; n++)
+		if ((unsigned char)*n < 0x20)
+			__builtin_trap();
+	if (strlen(q.subsystem_name) >= sizeof q.subsystem_name)
+		__builtin_trap();
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "gpu/amdgpu.h"
 
 #include "gpu/amdgpu_metrics.h"
+#include "gpu/amdgpu_pciids.h"
 #include "gpu/amdgpu_ras.h"
 
 #include <ctype.h>
@@ -155,6 +156,9 @@ static bool card_probe(const char *root, const char *name, amdgpu_card *c)
 		c->product_name[0] = '\0';
 	if (!read_at(c->dev_path, "unique_id", c->unique_id, sizeof c->unique_id))
 		c->unique_id[0] = '\0';
+	amdgpu_pciids_query q = {c->vendor, c->device, c->subsys_vendor, c->subsys_device, "", ""};
+	if (!c->product_name[0] && c->ids_ok && amdgpu_pciids_lookup(root, &q))
+		snprintf(c->pci_name, sizeof c->pci_name, "%s", amdgpu_pciids_name(&q));
 	card_bdf(c);
 	card_hwmon(c);
 	return true;

@@ -35,6 +35,7 @@ typedef struct {
 	unsigned vendor, device, subsys_vendor, subsys_device, revision;
 	bool ids_ok;           /* device and vendor read */
 	char product_name[96]; /* board name from its FRU, "" when the board has none */
+	char pci_name[128];    /* from ROOT's pci.ids (amdgpu_pciids.h), "" when not there */
 	char unique_id[32];    /* hex serial of the ASIC, "" when unknown */
 } amdgpu_card;
 

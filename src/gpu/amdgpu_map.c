@@ -12,6 +12,8 @@ void amdgpu_static(const amdgpu_card *c, int index, gpu_static *st)
 	st->index = index;
 	if (c->product_name[0])
 		snprintf(st->name, sizeof st->name, "%s", c->product_name);
+	else if (c->pci_name[0])
+		snprintf(st->name, sizeof st->name, "%.95s", c->pci_name);
 	else if (c->ids_ok)
 		snprintf(st->name, sizeof st->name, "AMD GPU %04x:%04x", c->vendor, c->device);
 	snprintf(st->serial, sizeof st->serial, "%.31s", c->unique_id);
