@@ -6,8 +6,9 @@
  * by the amdgpu reader (gpu/amdgpu.h) below the probe's root: the directory
  * whose "sys" is the probe's sys_root ("" for the real /sys).
  *
- * Implemented by check_rocm.c (devices, PyTorch, variables, gfx targets) and
- * check_rocm_apps.c (ComfyUI and Ollama).
+ * Implemented by check_rocm.c (devices, PyTorch, variables, gfx targets),
+ * check_rocm_apps.c (ComfyUI and Ollama) and check_rocm_faults.c (ring
+ * timeouts and GPU resets in the kernel log).
  */
 #ifndef GPUWHY_DOCTOR_CHECK_ROCM_H
 #define GPUWHY_DOCTOR_CHECK_ROCM_H
@@ -20,6 +21,7 @@ void dr_check_rocm_torch(dr_ctx *c);
 void dr_check_rocm_visible_devices(dr_ctx *c);
 void dr_check_rocm_gfx_override(dr_ctx *c);
 void dr_check_rocm_apps(dr_ctx *c);
+void dr_check_rocm_faults(dr_ctx *c);
 
 /* The AMD GPUs the probe's sysfs shows (amdgpu_discover); 0 when none. */
 int dr_rocm_gpu_count(const dr_ctx *c);
@@ -46,9 +48,11 @@ int dr_rocm_gfx_support(unsigned version, char *name, size_t nlen, char *want, s
 	    {"rocm.gfx_override", dr_check_rocm_gfx_override,                                      \
 	     N_("AMD GPUs: HSA_OVERRIDE_GFX_VERSION for consumer cards ROCm does not list, and "   \
 	        "set where it should not be")},                                                    \
+	    {"rocm.apps", dr_check_rocm_apps,                                                      \
+	     N_("AMD GPUs: ComfyUI and Ollama running without the GPU (no /dev/kfd open)")},       \
 	{                                                                                          \
-		"rocm.apps", dr_check_rocm_apps,                                                   \
-		    N_("AMD GPUs: ComfyUI and Ollama running without the GPU (no /dev/kfd open)")  \
+		"rocm.faults", dr_check_rocm_faults,                                               \
+		    N_("AMD GPUs: amdgpu ring timeouts and GPU resets in the kernel log, per GPU") \
 	}
 
 #endif

@@ -28,9 +28,10 @@
 
 /*
  * Static facts of card c as GPU number index: the board's product name (else
- * its name in pci.ids, else "AMD GPU 1002:DEVICE"), its unique_id as serial, the PCI address in NVML's
- * spelling ("00000000:9F:00.0") and ids packed as NVML packs them
- * (device << 16 | vendor). The UUID stays "" (amdgpu has none in sysfs).
+ * its name in pci.ids, else "AMD GPU 1002:DEVICE"), its unique_id as serial,
+ * the PCI address in NVML's spelling ("00000000:9F:00.0") and ids packed as
+ * NVML packs them (device << 16 | vendor). The UUID stays "" (amdgpu has none
+ * in sysfs).
  */
 void amdgpu_static(const amdgpu_card *c, int index, gpu_static *st);
 

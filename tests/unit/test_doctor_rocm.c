@@ -49,9 +49,9 @@ static void no_amd_gpu(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_nvml_ok(f);
-	dr_check_fn fns[] = {dr_check_rocm_devices, dr_check_rocm_torch,
-	                     dr_check_rocm_visible_devices, dr_check_rocm_gfx_override,
-	                     dr_check_rocm_apps};
+	dr_check_fn fns[] = {
+	    dr_check_rocm_devices,      dr_check_rocm_torch, dr_check_rocm_visible_devices,
+	    dr_check_rocm_gfx_override, dr_check_rocm_apps,  dr_check_rocm_faults};
 	for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
 		fx_expect(fx_run(f, fns[i]), DR_SKIP, "no AMD GPU", NULL);
 	/* an Intel GPU is no AMD GPU */
@@ -299,13 +299,51 @@ static void apps_outcomes(void **state)
 	fx_free(f);
 }
 
+static void faults_outcomes(void **state)
+{
+	(void)state;
+	fx_t *f = amd_machine(1, GFX1100);
+	/* the kernel log not readable */
+	fx_expect(fx_run(f, dr_check_rocm_faults), DR_SKIP, NULL, "dmesg_restrict");
+	fx_free(f);
+
+	f = amd_machine(1, GFX1100);
+	fx_write(f, "kmsg", "[    3.1] [drm] amdgpu kernel modesetting enabled.\n");
+	fx_expect(fx_run(f, dr_check_rocm_faults), DR_PASS, "no amdgpu ring timeouts", NULL);
+	fx_free(f);
+
+	f = amd_machine(1, GFX1100);
+	fx_write(f, "kmsg",
+	         "[ 10.5] amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=5, "
+	         "emitted seq=7\n"
+	         "[ 10.6] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n"
+	         "[ 12.0] amdgpu 0000:03:00.0: amdgpu: GPU reset(1) succeeded!\n");
+	fx_expect(fx_run(f, dr_check_rocm_faults), DR_WARN,
+	          "0000:03:00.0: 1 ring timeout(s) (first: gfx_0.0.0), 1 GPU reset(s), 0 failed",
+	          "the process is named on the line after");
+	fx_free(f);
+
+	/* the shapes of several kernels, one reset that failed */
+	f = amd_machine(1, GFX1100);
+	fx_copy(f, "kmsg", FIXTURES_DIR "/host/kmsg/amdgpu.txt");
+	const dr_result *r = fx_run(f, dr_check_rocm_faults);
+	fx_expect(r, DR_FAIL,
+	          "0000:08:00.0: 1 ring timeout(s) (first: comp_1.1.0), 1 GPU reset(s), 1 failed",
+	          "reboot");
+	assert_non_null(strstr(r->found, "a GPU the line does not name: 1 ring timeout(s) (first: "
+	                                 "gfx_0.0.0), 0 GPU reset(s), 0 failed"));
+	assert_non_null(
+	    strstr(r->found, "0000:0c:00.0: 0 ring timeout(s) (first: -), 1 GPU reset(s)"));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(no_amd_gpu),        cmocka_unit_test(devices_outcomes),
 	    cmocka_unit_test(torch_outcomes),    cmocka_unit_test(visible_devices_outcomes),
 	    cmocka_unit_test(mixed_vendors_cvd), cmocka_unit_test(gfx_override_outcomes),
-	    cmocka_unit_test(apps_outcomes),
+	    cmocka_unit_test(apps_outcomes),     cmocka_unit_test(faults_outcomes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
