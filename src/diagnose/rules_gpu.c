@@ -35,6 +35,55 @@ static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int
 	        x ? L_(x->action) : "");
 }
 
+static const char *amdgpu_fault_name(long v)
+{
+	switch (v) {
+	case TL_AMDGPU_RING_TIMEOUT:
+		return N_("ring timeout");
+	case TL_AMDGPU_RESET:
+		return N_("GPU reset");
+	case TL_AMDGPU_RESET_OK:
+		return N_("GPU reset succeeded");
+	default:
+		return N_("GPU reset failed");
+	}
+}
+
+/*
+ * amdgpu's ring timeouts and resets: faults the way an Xid is (the job's work
+ * on that GPU is lost). One evidence line per kind and GPU; a failed reset is
+ * hardware. Returns the count; *first is the first event.
+ */
+static int amdgpu_faults(diag_ctx *c, diag_finding **f, bool *hw, const tl_event **first)
+{
+	const timeline *tl = c->tl;
+	int n = 0;
+	for (int i = 0; i < tl->nevents; i++) {
+		const tl_event *e = &tl->events[i];
+		if (strcmp(e->kind, TL_EV_AMDGPU) != 0)
+			continue;
+		if (!*f)
+			*f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
+		dx_gpu(*f, e->gpu);
+		dx_range(*f, e->t, e->t);
+		if (!n++)
+			*first = e;
+		*hw |= e->value == TL_AMDGPU_RESET_FAILED;
+		bool again = false;
+		for (int k = 0; k < i; k++)
+			again |= !strcmp(tl->events[k].kind, TL_EV_AMDGPU) &&
+			         tl->events[k].value == e->value && tl->events[k].gpu == e->gpu;
+		if (!again) {
+			char stat[64];
+			snprintf(stat, sizeof stat, L_("at %.1f s: %s"), e->t,
+			         L_(amdgpu_fault_name(e->value)));
+			DX_EV(*f, e->gpu, .metric = TL_EV_AMDGPU, .stat = stat,
+			      .value = (double)e->value);
+		}
+	}
+	return n;
+}
+
 void rule_gpu_fault(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
@@ -101,6 +150,8 @@ void rule_gpu_fault(diag_ctx *c)
 			      .value = rf, .cmp = ">=", .threshold = 1);
 		}
 	}
+	const tl_event *amd = NULL;
+	int namd = amdgpu_faults(c, &f, &hw, &amd);
 	if (!f)
 		return;
 	char gl[64], at[32] = "", xs[112] = "";
@@ -116,6 +167,9 @@ void rule_gpu_fault(diag_ctx *c)
 	} else if (nx) {
 		dx_title(f, "Xid %ld on %s at %.1f s: %s; %d Xid event%s", first_xid, gl, first_t,
 		         first_meaning, nx, nx == 1 ? "" : "s");
+	} else if (namd) {
+		dx_title(f, "amdgpu %s on %s at %.1f s; %d amdgpu fault event%s",
+		         L_(amdgpu_fault_name(amd->value)), gl, amd->t, namd, namd == 1 ? "" : "s");
 	} else {
 		dx_title(f, "%s reported uncorrectable memory errors", gl);
 	}
@@ -124,6 +178,9 @@ void rule_gpu_fault(diag_ctx *c)
 		      .cmp = ">=", .threshold = 1);
 	if (nx)
 		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = N_("events"), .value = nx,
+		      .cmp = ">=", .threshold = 1);
+	if (namd)
+		DX_EV(f, DX_JOB, .metric = TL_EV_AMDGPU, .stat = N_("events"), .value = namd,
 		      .cmp = ">=", .threshold = 1);
 	dx_advice(c, f, !lost && nx && !hw ? "xid-app" : NULL);
 }

@@ -18,7 +18,7 @@
 static bool interesting(const char *s)
 {
 	return strstr(s, "Xid") || strstr(s, "AER") || strstr(s, "PCIe Bus Error") ||
-	       strstr(s, "NVRM") || strstr(s, "nvidia");
+	       strstr(s, "NVRM") || strstr(s, "nvidia") || strstr(s, "amdgpu");
 }
 
 static void keep(dr_klog *k, const char *s, size_t len)

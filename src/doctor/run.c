@@ -1,4 +1,5 @@
 /* run.c - the list of checks, in the order they print. */
+#include "doctor/check_rocm.h"
 #include "doctor/internal.h"
 #include "util/i18n.h"
 
@@ -80,6 +81,7 @@ const dr_check dr_checks[] = {
      N_("variables that hide GPUs or force the CPU, named with the tool they affect")},
     {"env.slowdown", dr_check_env_slowdown,
      N_("debugging switches that slow GPU work (CUDA_LAUNCH_BLOCKING, NCCL_P2P_DISABLE, ...)")},
+    DR_ROCM_CHECKS,
 };
 
 const size_t dr_ncheck = sizeof dr_checks / sizeof *dr_checks;

@@ -1,6 +1,10 @@
 /* amdgpu.c - AMD GPUs found in sysfs, and one reading of a card's files. */
 #include "gpu/amdgpu.h"
 
+#include "gpu/amdgpu_metrics.h"
+#include "gpu/amdgpu_pciids.h"
+#include "gpu/amdgpu_ras.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
@@ -152,6 +156,9 @@ static bool card_probe(const char *root, const char *name, amdgpu_card *c)
 		c->product_name[0] = '\0';
 	if (!read_at(c->dev_path, "unique_id", c->unique_id, sizeof c->unique_id))
 		c->unique_id[0] = '\0';
+	amdgpu_pciids_query q = {c->vendor, c->device, c->subsys_vendor, c->subsys_device, "", ""};
+	if (!c->product_name[0] && c->ids_ok && amdgpu_pciids_lookup(root, &q))
+		snprintf(c->pci_name, sizeof c->pci_name, "%s", amdgpu_pciids_name(&q));
 	card_bdf(c);
 	card_hwmon(c);
 	return true;
@@ -277,6 +284,32 @@ static void read_link(const char *dev, const char *speed, const char *width, amd
 		set(o, fwidth, (double)w);
 }
 
+/* gpu_metrics: the throttle status, and what sysfs and hwmon did not give. */
+static void read_metrics(const char *dev, amdgpu_values *o)
+{
+	static const struct {
+		amdgpu_metric m;
+		amdgpu_field f;
+	} fill[] = {
+	    {AMDGPU_M_GFX_ACTIVITY, AMD_GPU_BUSY},
+	    {AMDGPU_M_UMC_ACTIVITY, AMD_MEM_BUSY},
+	    {AMDGPU_M_POWER_W, AMD_POWER_W},
+	    {AMDGPU_M_TEMP_EDGE, AMD_TEMP_EDGE},
+	    {AMDGPU_M_TEMP_HOTSPOT, AMD_TEMP_JUNCTION},
+	    {AMDGPU_M_TEMP_MEM, AMD_TEMP_MEM},
+	    {AMDGPU_M_GFXCLK_MHZ, AMD_SCLK_MHZ},
+	    {AMDGPU_M_UCLK_MHZ, AMD_MCLK_MHZ},
+	};
+	amdgpu_metrics m;
+	if (!amdgpu_metrics_read(dev, &m))
+		return;
+	for (size_t i = 0; i < sizeof fill / sizeof *fill; i++)
+		if (m.ok[fill[i].m] && !o->ok[fill[i].f])
+			set(o, fill[i].f, m.v[fill[i].m]);
+	if (m.throttle_ok)
+		set(o, AMD_THROTTLE_REASONS, (double)amdgpu_throttle_reasons(m.throttle_raw));
+}
+
 void amdgpu_read(const amdgpu_card *c, amdgpu_values *o)
 {
 	memset(o, 0, sizeof *o);
@@ -292,6 +325,12 @@ void amdgpu_read(const amdgpu_card *c, amdgpu_values *o)
 	read_dpm(dev, "pp_dpm_mclk", o, AMD_MCLK_MHZ, AMD_MCLK_MAX_MHZ);
 	read_link(dev, "current_link_speed", "current_link_width", o, AMD_PCIE_GEN, AMD_PCIE_WIDTH);
 	read_link(dev, "max_link_speed", "max_link_width", o, AMD_PCIE_GEN_MAX, AMD_PCIE_WIDTH_MAX);
+	read_metrics(dev, o);
+	amdgpu_ras counts;
+	if (amdgpu_ras_read(dev, &counts)) {
+		set(o, AMD_RAS_CE, (double)counts.ce);
+		set(o, AMD_RAS_UE, (double)counts.ue);
+	}
 }
 
 const char *amdgpu_field_name(amdgpu_field f)
@@ -318,6 +357,9 @@ const char *amdgpu_field_name(amdgpu_field f)
 	    [AMD_PCIE_WIDTH] = "pcie_width",
 	    [AMD_PCIE_GEN_MAX] = "pcie_gen_max",
 	    [AMD_PCIE_WIDTH_MAX] = "pcie_width_max",
+	    [AMD_THROTTLE_REASONS] = "throttle_reasons",
+	    [AMD_RAS_CE] = "ras_ce",
+	    [AMD_RAS_UE] = "ras_ue",
 	};
 	return (unsigned)f < AMD__COUNT && names[f] ? names[f] : "?";
 }

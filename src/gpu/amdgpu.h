@@ -12,7 +12,9 @@
  *
  * Files: amdgpu.c (discovery, one reading of a card), amdgpu_parse.c (the
  * pure text parsers: pp_dpm_*, PCIe link speed, fdinfo), amdgpu_procs.c
- * (per-process VRAM and engine time from /proc/PID/fdinfo).
+ * (per-process VRAM and engine time from /proc/PID/fdinfo), amdgpu_metrics.c
+ * (the binary gpu_metrics table, amdgpu_metrics.h), amdgpu_ras.c (RAS error
+ * counts, amdgpu_ras.h).
  */
 #ifndef GPUWHY_GPU_AMDGPU_H
 #define GPUWHY_GPU_AMDGPU_H
@@ -33,6 +35,7 @@ typedef struct {
 	unsigned vendor, device, subsys_vendor, subsys_device, revision;
 	bool ids_ok;           /* device and vendor read */
 	char product_name[96]; /* board name from its FRU, "" when the board has none */
+	char pci_name[128];    /* from ROOT's pci.ids (amdgpu_pciids.h), "" when not there */
 	char unique_id[32];    /* hex serial of the ASIC, "" when unknown */
 } amdgpu_card;
 
@@ -59,6 +62,9 @@ typedef enum {
 	AMD_PCIE_WIDTH,   /* current_link_width, lanes */
 	AMD_PCIE_GEN_MAX,
 	AMD_PCIE_WIDTH_MAX,
+	AMD_THROTTLE_REASONS, /* gpu_metrics indep_throttle_status as gpu_reasons.h bits */
+	AMD_RAS_CE,           /* RAS correctable errors since the driver loaded, all blocks */
+	AMD_RAS_UE,           /* RAS uncorrectable errors, likewise */
 	AMD__COUNT
 } amdgpu_field;
 

@@ -1,6 +1,8 @@
 /* amdgpu_map.c - AMD readings in the metric table's terms (see amdgpu_map.h). */
 #include "gpu/amdgpu_map.h"
 
+#include "gpu/gpu_reasons.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +12,8 @@ void amdgpu_static(const amdgpu_card *c, int index, gpu_static *st)
 	st->index = index;
 	if (c->product_name[0])
 		snprintf(st->name, sizeof st->name, "%s", c->product_name);
+	else if (c->pci_name[0])
+		snprintf(st->name, sizeof st->name, "%.95s", c->pci_name);
 	else if (c->ids_ok)
 		snprintf(st->name, sizeof st->name, "AMD GPU %04x:%04x", c->vendor, c->device);
 	snprintf(st->serial, sizeof st->serial, "%.31s", c->unique_id);
@@ -57,6 +61,19 @@ static void map_memory(const amdgpu_values *a, gpu_values *o)
 		                                           : 0);
 }
 
+/* The reasons gpu_metrics can report, as NVML's mask and one 0/1 metric each. */
+static void map_reasons(const amdgpu_values *a, gpu_values *o)
+{
+	static const gpu_reason can[] = {GPU_REASON_SW_POWER_CAP, GPU_REASON_SW_THERMAL,
+	                                 GPU_REASON_HW_THERMAL, GPU_REASON_HW_SLOWDOWN};
+	if (!a->ok[AMD_THROTTLE_REASONS])
+		return;
+	uint64_t mask = gpu_reasons_from_value(a->v[AMD_THROTTLE_REASONS]);
+	set(o, GM_CLK_REASONS, (double)mask);
+	for (size_t i = 0; i < sizeof can / sizeof *can; i++)
+		set(o, gpu_reason_metric(can[i]), (mask & gpu_reason_bit(can[i])) ? 1 : 0);
+}
+
 void amdgpu_to_gpu_values(const gpu_static *st, const amdgpu_values *a, gpu_values *o)
 {
 	memset(o->ok, 0, sizeof o->ok);
@@ -88,4 +105,7 @@ void amdgpu_to_gpu_values(const gpu_static *st, const amdgpu_values *a, gpu_valu
 	copy(a, AMD_PCIE_GEN_MAX, o, GM_PCIE_GEN_MAX);
 	copy(a, AMD_PCIE_WIDTH, o, GM_PCIE_WIDTH_CUR);
 	copy(a, AMD_PCIE_WIDTH_MAX, o, GM_PCIE_WIDTH_MAX);
+	map_reasons(a, o);
+	copy(a, AMD_RAS_CE, o, GM_ECC_CORR_VOL);
+	copy(a, AMD_RAS_UE, o, GM_ECC_UNCORR_VOL);
 }

@@ -14,7 +14,10 @@
  *   clocks.current.graphics and .sm   sclk (one clock drives both); .memory mclk
  *   clocks.max.*         the highest pp_dpm_sclk / pp_dpm_mclk level
  *   pcie.link.gen/width.current/max   the PCI function's link files
- * Everything else (ECC, clock event reasons, NVLink, MIG, GPM, ...) is NVIDIA's
+ *   clocks_event_reasons.*  gpu_metrics' indep_throttle_status (amdgpu_throttle_reasons):
+ *                        sw_power_cap, sw_thermal, hw_thermal, hw_slowdown; the others absent
+ *   ecc.errors.{corrected,uncorrected}.volatile.total   RAS counts summed over blocks
+ * Everything else (ECC detail and aggregate, NVLink, MIG, GPM, ...) is NVIDIA's
  * alone and stays absent.
  */
 #ifndef GPUWHY_GPU_AMDGPU_MAP_H
@@ -25,9 +28,10 @@
 
 /*
  * Static facts of card c as GPU number index: the board's product name (else
- * "AMD GPU 1002:DEVICE"), its unique_id as serial, the PCI address in NVML's
- * spelling ("00000000:9F:00.0") and ids packed as NVML packs them
- * (device << 16 | vendor). The UUID stays "" (amdgpu has none in sysfs).
+ * its name in pci.ids, else "AMD GPU 1002:DEVICE"), its unique_id as serial,
+ * the PCI address in NVML's spelling ("00000000:9F:00.0") and ids packed as
+ * NVML packs them (device << 16 | vendor). The UUID stays "" (amdgpu has none
+ * in sysfs).
  */
 void amdgpu_static(const amdgpu_card *c, int index, gpu_static *st);
 

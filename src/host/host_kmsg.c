@@ -254,7 +254,7 @@ int host_kmsg_parse_line(const char *line, size_t len, host_kmsg_event *out)
 		aer = find(p, end, "PCIe Bus Error:");
 	if (aer)
 		return parse_aer(p, aer, end, out);
-	return 0;
+	return host_kmsg_parse_amdgpu(p, end, out);
 }
 
 /* ------------------------------------------------------------------ reader */

@@ -12,7 +12,12 @@
  *   pcieport 0000:00:01.0: AER: Multiple Uncorrected (Non-Fatal) error received: ...
  *   pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: id=0018    (3.x)
  *   nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, ...
- * The last form is the per-device detail the kernel prints after the summary
+ * and amdgpu's faults (host_kmsg_amdgpu.c), with or without the device:
+ *   amdgpu 0000:08:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=13, emitted seq=15
+ *   [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=...
+ *   amdgpu 0000:08:00.0: amdgpu: GPU reset begin!
+ *   amdgpu 0000:08:00.0: amdgpu: GPU reset(2) succeeded!   (or "GPU reset(2) failed")
+ * The AER detail form is the per-device detail the kernel prints after the summary
  * line of the same error: it is reported with detail = true so that counting
  * only !detail events counts each error once.
  *
@@ -28,8 +33,12 @@
 enum host_kmsg_kind {
 	HOST_KMSG_XID,
 	HOST_KMSG_AER_CORRECTED,
-	HOST_KMSG_AER_NONFATAL, /* Uncorrected (Non-Fatal) */
-	HOST_KMSG_AER_FATAL,    /* Uncorrected (Fatal) */
+	HOST_KMSG_AER_NONFATAL,        /* Uncorrected (Non-Fatal) */
+	HOST_KMSG_AER_FATAL,           /* Uncorrected (Fatal) */
+	HOST_KMSG_AMDGPU_RING_TIMEOUT, /* a command ring stopped progressing: ring names it */
+	HOST_KMSG_AMDGPU_RESET,        /* "GPU reset begin!" */
+	HOST_KMSG_AMDGPU_RESET_OK,     /* "GPU reset(N) succeeded!": xid holds N */
+	HOST_KMSG_AMDGPU_RESET_FAILED, /* "GPU reset(N) failed": xid holds N */
 };
 
 typedef struct host_kmsg_event {
@@ -39,11 +48,13 @@ typedef struct host_kmsg_event {
 	bool ts_ok;
 	double ts;     /* seconds since boot (kmsg and dmesg forms) */
 	int level;     /* syslog level 0-7 (kmsg form), -1 unknown */
-	char pci[32];  /* Xid: the GPU's bus id as printed ("0000:3b:00");
+	char pci[32];  /* Xid: the GPU's bus id as printed ("0000:3b:00"); amdgpu: "0000:08:00.0"
+	                * in lower case, "" when the line names no device;
 	                * AER: the device the error came from ("0000:3b:00.0"), "" if not printed */
 	char port[32]; /* AER: the device that printed the line (often the root port) */
 	bool xid_ok;
-	int xid; /* Xid number */
+	int xid;       /* Xid number; amdgpu reset lines: the driver's reset count */
+	char ring[32]; /* amdgpu ring timeout: the ring ("gfx_0.0.0", "comp_1.1.0", "sdma0") */
 	bool pid_ok;
 	int pid;          /* Xid: pid=..., when known */
 	char process[64]; /* Xid: name=..., "" when absent or <unknown> */
@@ -53,8 +64,11 @@ typedef struct host_kmsg_event {
 	                */
 } host_kmsg_event;
 
-/* 1 and *out filled when line is an Xid or AER line; 0 when it is not. */
+/* 1 and *out filled when line is an Xid, AER or amdgpu fault line; 0 when it is not. */
 int host_kmsg_parse_line(const char *line, size_t len, host_kmsg_event *out);
+
+/* The message part of a line (after the kmsg or dmesg prefix) as an amdgpu fault; 0 when none. */
+int host_kmsg_parse_amdgpu(const char *msg, const char *end, host_kmsg_event *out);
 
 /* ------------------------------------------------------------------ reader */
 

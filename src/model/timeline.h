@@ -71,6 +71,12 @@ typedef struct {
 #define TL_EV_NVML_ERROR "nvml_error"
 #define TL_EV_ANNOTATION "annotation"
 #define TL_EV_AER "pcie_aer"
+/* An amdgpu fault in the kernel log; its value says which (the AMD counterpart of an Xid). */
+#define TL_EV_AMDGPU "amdgpu_fault"
+#define TL_AMDGPU_RING_TIMEOUT 1 /* a command ring stopped progressing */
+#define TL_AMDGPU_RESET 2        /* the driver began resetting the GPU */
+#define TL_AMDGPU_RESET_OK 3     /* the reset succeeded (the job's work on the GPU is lost) */
+#define TL_AMDGPU_RESET_FAILED 4 /* the reset failed: the GPU is unusable until a reboot */
 #define TL_EV_RECORD_ERROR "record_error"
 
 typedef struct {

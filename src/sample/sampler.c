@@ -192,6 +192,21 @@ static bool same_pci(const char *a, const char *b)
 	return da == db && ba == bb && va == vb;
 }
 
+/* The recorded value of an amdgpu fault (timeline.h), not the host layer's enum. */
+static long amdgpu_fault_code(enum host_kmsg_kind k)
+{
+	switch (k) {
+	case HOST_KMSG_AMDGPU_RING_TIMEOUT:
+		return TL_AMDGPU_RING_TIMEOUT;
+	case HOST_KMSG_AMDGPU_RESET:
+		return TL_AMDGPU_RESET;
+	case HOST_KMSG_AMDGPU_RESET_OK:
+		return TL_AMDGPU_RESET_OK;
+	default:
+		return TL_AMDGPU_RESET_FAILED;
+	}
+}
+
 static void kmsg_part(sampler *s)
 {
 	if (!s->kmsg)
@@ -218,6 +233,11 @@ static void kmsg_part(sampler *s)
 			         ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_XID, gpu, ev[i].xid_ok ? ev[i].xid : -1,
 			                   text);
+		} else if (ev[i].kind >= HOST_KMSG_AMDGPU_RING_TIMEOUT) {
+			snprintf(text, sizeof text, "amdgpu %s: %.200s",
+			         ev[i].pci[0] ? ev[i].pci : "?", ev[i].msg);
+			snapshot_add_event(&s->snap, TL_EV_AMDGPU, gpu,
+			                   amdgpu_fault_code(ev[i].kind), text);
 		} else {
 			snprintf(text, sizeof text, "%.250s", ev[i].msg);
 			snapshot_add_event(&s->snap, TL_EV_AER, gpu, ev[i].kind, text);

@@ -74,8 +74,15 @@ rp=$!
 sleep 0.5
 echo "[ 100.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus." >>"$T/kmsg"
 echo "[ 100.6] pcieport 0000:00:03.0: AER: Corrected error received: 0000:3b:00.0" >>"$T/kmsg"
+echo "[ 100.7] amdgpu 0000:08:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=13, emitted seq=15" >>"$T/kmsg"
+echo "[ 100.8] amdgpu 0000:08:00.0: amdgpu: GPU reset(2) succeeded!" >>"$T/kmsg"
 wait "$rp" || fail "record with a kernel log"
 ev=$("$GPUWHY" export "$T/x.gpuwhy" --table events)
 assert_contains "$ev" "xid,,79,Xid 79 on 0000:3b:00" "xid event"
 assert_contains "$ev" "pcie_aer" "aer event"
+# amdgpu's faults are events of their own, never AER
+assert_contains "$ev" "amdgpu_fault,,1,\"amdgpu 0000:08:00.0: ring gfx_0.0.0 timeout, signaled seq=13" "amdgpu ring timeout"
+assert_contains "$ev" "amdgpu_fault,,3,amdgpu 0000:08:00.0: GPU reset(2) succeeded!" "amdgpu reset"
+n=$(printf '%s\n' "$ev" | grep -c pcie_aer)
+[ "$n" = 1 ] || fail "amdgpu lines read as AER ($n pcie_aer events)"
 echo "1 passed, 0 failed"
