@@ -280,6 +280,39 @@ static void test_huge(void **state)
 	gw_sb_free(&d);
 }
 
+/* Keys in any order (the JSON object has none), and an answer's series hold exactly their
+ * points once read: the fleet keeps its utilization answers until it knows every GPU. */
+static void test_key_order_and_exact_size(void **state)
+{
+	(void)state;
+	gw_strbuf b = {0};
+	gw_sb_puts(&b, "{\"data\":{\"result\":[");
+	for (int k = 0; k < 2; k++) {
+		gw_sb_printf(&b, "%s{\"values\":[", k ? "," : "");
+		for (int i = 0; i < 125; i++)
+			gw_sb_printf(&b, "%s[%d,\"%d\"]", i ? "," : "", 1000 + 15 * i, i + k);
+		gw_sb_printf(&b, "],\"metric\":{\"gpu\":\"%d\",\"Hostname\":\"n\"}}", k);
+	}
+	gw_sb_puts(&b, "],\"resultType\":\"matrix\"},\"status\":\"success\"}");
+	prom_matrix m = {0};
+	char why[128] = "";
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, why, sizeof why), 0);
+	assert_int_equal(m.n, 2);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(m.s[k].n, 125);
+		assert_int_equal(m.s[k].cap, 125);
+		assert_string_equal(prom_label_get(&m.s[k], "gpu"), k ? "1" : "0");
+		assert_string_equal(m.s[k].labels[0].name, "Hostname"); /* sorted */
+		assert_true(m.s[k].t[124] == 1000 + 15 * 124 && m.s[k].v[124] == 124 + k);
+	}
+	/* the next chunk joins them */
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, why, sizeof why), 0);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(m.s[1].n, 250);
+	prom_matrix_free(&m);
+	gw_sb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +325,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_huge),
+	    cmocka_unit_test(test_key_order_and_exact_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
