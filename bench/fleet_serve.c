@@ -221,7 +221,7 @@ static void put_value(gw_strbuf *b, const char *v)
 /* A new series of the answer with labels (the text's {a="b",...}) and name (NULL: none). */
 static gw_strbuf *add_series(answer *an, const char *text, const char *name)
 {
-	label l[32];
+	label l[32] = {{{0}}};
 	int n = 0;
 	if (name) {
 		snprintf(l[n].name, sizeof l[n].name, "__name__");

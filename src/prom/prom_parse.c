@@ -176,6 +176,45 @@ static role parent(const pstate *p, const char **key)
 	return p->depth > 0 && p->depth <= PARSE_DEPTH ? p->st[p->depth - 1] : R_SKIP;
 }
 
+/* The powers of ten a double holds exactly. */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * s[0, n) as strtod reads it; false when strtod would not read it whole. A plain decimal of at
+ * most 15 digits (what Prometheus writes: "93", "0.723", "1796541885.5") is its digits over a
+ * power of ten, both exact, so one division rounds it as strtod does, at a fifth of the cost.
+ */
+static bool read_double(const char *s, size_t n, double *out)
+{
+	size_t i = n && s[0] == '-';
+	unsigned long long m = 0;
+	int digits = 0, frac = -1;
+	for (; i < n; i++)
+		if (s[i] >= '0' && s[i] <= '9') {
+			m = m * 10 + (unsigned)(s[i] - '0');
+			digits++;
+			frac += frac >= 0;
+		} else if (s[i] == '.' && frac < 0)
+			frac = 0;
+		else
+			break;
+	if (i == n && digits > 0 && digits <= 15) {
+		double v = (double)m / exact_pow10[frac > 0 ? frac : 0];
+		*out = n && s[0] == '-' ? -v : v;
+		return true;
+	}
+	char small[64], *buf = n < sizeof small ? small : gw_xmalloc(n + 1), *end;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	*out = strtod(buf, &end);
+	bool whole = end == buf + n && n > 0; /* a NUL inside is not read whole */
+	if (buf != small)
+		free(buf);
+	return whole;
+}
+
 /* A scalar value (kind: 's' string, 'n' number, 'o' other) where it stands. */
 static void scalar(pstate *p, char kind, const char *s, size_t n)
 {
@@ -205,19 +244,13 @@ static void scalar(pstate *p, char kind, const char *s, size_t n)
 		p->elem_bad = true;
 	else if (r == R_POINT && p->pidx == 0) {
 		p->pt_ok = kind == 'n';
-		if (kind == 'n') {
-			char buf[64];
-			snprintf(buf, sizeof buf, "%.*s", (int)n, s);
-			p->t = strtod(buf, NULL);
-		}
+		if (kind == 'n')
+			read_double(s, n, &p->t);
 	} else if (r == R_POINT && p->pidx == 1) {
 		p->pv_ok = kind == 's';
 		/* Prometheus writes NaN, +Inf and -Inf as strtod reads them; anything it
 		 * cannot read whole (an empty string too) is absent, never 0 */
-		char buf[64], *end;
-		snprintf(buf, sizeof buf, "%.*s", (int)n, s);
-		p->v = strtod(buf, &end);
-		if (end == buf || *end || n >= sizeof buf)
+		if (kind != 's' || !read_double(s, n, &p->v))
 			p->v = NAN;
 	}
 	if (r == R_POINT)
