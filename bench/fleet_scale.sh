@@ -43,9 +43,10 @@ curl_all() {
 }
 timings() { sed -n 's/.*fetch \([0-9.]*\) s, diagnosis \([0-9.]*\) s, report \([0-9.]*\) s/\1 \2 \3/p' "$1"; }
 rss() { awk '/Maximum resident/ {printf "%.0f", $NF / 1024}' "$1"; }
+cpu() { awk '/User time|System time/ {s += $NF} END {printf "%.2f", s}' "$1"; }
 
-printf '%-5s %9s %8s | %8s %8s %8s %8s | %7s %7s | %8s %7s %6s %6s | %9s\n' GPUs points requests \
-	"fetch/1" "curl/1" "fetch/4" "curl/4" "ratio/1" "ratio/4" "diagnose" "report" "RSS/1" "RSS/4" "computed"
+printf '%-5s %9s %8s | %8s %8s %8s %8s | %7s %7s | %7s %7s | %8s %7s %6s %6s | %9s\n' GPUs points requests \
+	"fetch/1" "curl/1" "fetch/4" "curl/4" "ratio/1" "ratio/4" "CPU/1" "curlCPU" "diagnose" "report" "RSS/1" "RSS/4" "computed"
 for nodes in $SIZES; do
 	gpus=$((nodes * 8))
 	start=$((($(date +%s) - HOURS * 3600 - 600) / STEP * STEP))
@@ -68,14 +69,15 @@ for nodes in $SIZES; do
 	fleet 4 "$W/time4"
 	read -r f1 d1 r1 <<<"$(timings "$W/time1")"
 	read -r f4 d4 r4 <<<"$(timings "$W/time4")"
-	t=$(now); curl_all "$url" 1; c1=$(echo "$(now) - $t" | bc -l)
-	t=$(now); curl_all "$url" 4; c4=$(echo "$(now) - $t" | bc -l)
+	t=$(now); /usr/bin/time -v -o "$W/curl1" bash -c "$(declare -f curl_all); W=$W; curl_all $url 1"; c1=$(echo "$(now) - $t" | bc -l)
+	t=$(now); /usr/bin/time -v -o "$W/curl4" bash -c "$(declare -f curl_all); W=$W; curl_all $url 4"; c4=$(echo "$(now) - $t" | bc -l)
 	kill $SERVE; wait $SERVE 2>/dev/null || true; SERVE=
 	points=$((gpus * (HOURS * 3600 / STEP + 1)))
-	printf '%-5s %9s %8s | %8.2f %8.2f %8.2f %8.2f | %7.2f %7.2f | %8.3f %7.3f %6s %6s | %9.2f\n' \
+	printf '%-5s %9s %8s | %8.2f %8.2f %8.2f %8.2f | %7.2f %7.2f | %7s %7s | %8.3f %7.3f %6s %6s | %9.2f\n' \
 		$gpus $points "$(wc -l <"$W/asked")" "$f1" "$c1" "$f4" "$c4" \
-		"$(echo "$f1 / $c1" | bc -l)" "$(echo "$f4 / $c4" | bc -l)" "$d1" "$r1" \
+		"$(echo "$f1 / $c1" | bc -l)" "$(echo "$f4 / $c4" | bc -l)" "$(cpu "$W/time1")" "$(cpu "$W/curl1")" "$d1" "$r1" \
 		"$(rss "$W/time1")" "$(rss "$W/time4")" "$f0"
 done
-echo "(points: GPU-samples, one per GPU and step, of each of the 10 metrics; RSS in MB;" \
+echo "(points: GPU-samples, one per GPU and step, of each of the 10 metrics; RSS in MB; CPU/1 and" \
+	"curlCPU: user + system seconds of the whole gpuwhy run at --parallel 1 and of curl one at a time;" \
 	"computed: the first run's fetch while the server computed the answers)"

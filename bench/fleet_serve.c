@@ -221,8 +221,9 @@ static void put_value(gw_strbuf *b, const char *v)
 /* A new series of the answer with labels (the text's {a="b",...}) and name (NULL: none). */
 static gw_strbuf *add_series(answer *an, const char *text, const char *name)
 {
-	label l[32] = {{{0}}};
+	label l[32];
 	int n = 0;
+	memset(l, 0, sizeof l);
 	if (name) {
 		snprintf(l[n].name, sizeof l[n].name, "__name__");
 		snprintf(l[n].value, sizeof l[n].value, "%s", name);
