@@ -131,4 +131,23 @@ typedef struct {
 /* Write the OpenMetrics text (ending in # EOF) to out. Returns 0 or err's code. */
 int simfleet_write(const simfleet_opts *o, FILE *out, gw_fail *err);
 
+/*
+ * The same fleet point by point, for serving range queries without the text
+ * (bench/fleet_serve.c): NULL when the plant file is bad (err says why).
+ */
+typedef struct simfleet simfleet;
+simfleet *simfleet_open(const simfleet_opts *o, gw_fail *err);
+void simfleet_close(simfleet *sf);
+/* Samples per series (at o->start + s * o->step). */
+long simfleet_samples(const simfleet *sf);
+/* Whether the text has node_exporter series (a node with a data-starved plant). */
+bool simfleet_node_cpu(const simfleet *sf);
+/* Sample s of metric m of GPU g on node ni (from 0): false where the text has no point, else
+ * the value as the text writes it into val, and in *job what tells its series apart (give it
+ * to simfleet_labels). */
+bool simfleet_point(const simfleet *sf, int ni, int g, long s, prom_fleet_metric m, char *val,
+                    size_t len, const void **job);
+/* That series' labels as the text writes them, braces included. */
+void simfleet_labels(const simfleet *sf, int ni, int g, const void *job, char *buf, size_t len);
+
 #endif

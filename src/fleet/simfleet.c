@@ -284,22 +284,31 @@ static double reading_value(const sf_reading *r, prom_fleet_metric m)
 	}
 }
 
-/* dcgm-exporter's labels for GPU gpu of node ni, plus the job's where one runs. */
-static void labels(FILE *out, const char *node, int ni, int gpu, const sf_plant *job)
+/* dcgm-exporter's labels for GPU gpu of node ni, plus the job's where one runs, braces included,
+ * into buf. */
+static void labels(char *buf, size_t len, const char *node, int ni, int gpu, const sf_plant *job)
 {
-	fprintf(out,
-	        "{gpu=\"%d\",UUID=\"GPU-%08x-%04x-%04x-%04x-%012llx\",pci_bus_id=\"00000000:%02X:"
-	        "00.0\","
-	        "device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"%s\","
-	        "DCGM_FI_DRIVER_VERSION=\"550.54.15\",instance=\"%s:9400\",job=\"dcgm-exporter\"",
-	        gpu, (unsigned)(0x5a000000u + (unsigned)ni), (unsigned)gpu, 0x4000u, 0x8000u,
-	        (unsigned long long)(ni * 64 + gpu), 0x18 + 0x10 * gpu, gpu, node, node);
-	if (job && job->job[0])
-		fprintf(out, ",hpc_job=\"%s\"", job->job);
-	if (job && job->pod[0])
-		fprintf(out, ",pod=\"%s\",namespace=\"%s\"", job->pod,
-		        job->ns[0] ? job->ns : "default");
-	fputc('}', out);
+	int at = snprintf(
+	    buf, len,
+	    "{gpu=\"%d\",UUID=\"GPU-%08x-%04x-%04x-%04x-%012llx\",pci_bus_id=\"00000000:%02X:"
+	    "00.0\","
+	    "device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"%s\","
+	    "DCGM_FI_DRIVER_VERSION=\"550.54.15\",instance=\"%s:9400\",job=\"dcgm-exporter\"",
+	    gpu, (unsigned)(0x5a000000u + (unsigned)ni), (unsigned)gpu, 0x4000u, 0x8000u,
+	    (unsigned long long)(ni * 64 + gpu), 0x18 + 0x10 * gpu, gpu, node, node);
+	if (job && job->job[0] && at >= 0 && (size_t)at < len)
+		at += snprintf(buf + at, len - (size_t)at, ",hpc_job=\"%s\"", job->job);
+	if (job && job->pod[0] && at >= 0 && (size_t)at < len)
+		at += snprintf(buf + at, len - (size_t)at, ",pod=\"%s\",namespace=\"%s\"", job->pod,
+		               job->ns[0] ? job->ns : "default");
+	if (at >= 0 && (size_t)at + 1 < len)
+		snprintf(buf + at, len - (size_t)at, "}");
+}
+
+/* A value as the text writes it: whole numbers without decimals, others with three. */
+static void value_text(double v, char *buf, size_t len)
+{
+	snprintf(buf, len, v == floor(v) ? "%.0f" : "%.3f", v);
 }
 
 static void write_family(const simfleet_opts *o, const sf_plants *ps, prom_fleet_metric m,
@@ -318,13 +327,10 @@ static void write_family(const simfleet_opts *o, const sf_plants *ps, prom_fleet
 				reading(ps, node, ni, g, s, t, &r);
 				if (!r.present)
 					continue;
-				fputs(name, out);
-				labels(out, node, ni, g, r.job);
-				double v = reading_value(&r, m);
-				if (v == floor(v))
-					fprintf(out, " %.0f %.3f\n", v, o->start + t);
-				else
-					fprintf(out, " %.3f %.3f\n", v, o->start + t);
+				char lb[1024], val[64];
+				labels(lb, sizeof lb, node, ni, g, r.job);
+				value_text(reading_value(&r, m), val, sizeof val);
+				fprintf(out, "%s%s %s %.3f\n", name, lb, val, o->start + t);
 			}
 	}
 }
@@ -393,4 +399,64 @@ int simfleet_write(const simfleet_opts *o, FILE *out, gw_fail *err)
 	}
 	free(ps);
 	return rc;
+}
+
+/* The fleet answered point by point: the plants read once, the nodes named. */
+struct simfleet {
+	simfleet_opts o;
+	sf_plants ps;
+	long nsamples;
+	char (*node)[32];
+	bool node_cpu;
+};
+
+simfleet *simfleet_open(const simfleet_opts *o, gw_fail *err)
+{
+	simfleet *sf = gw_xcalloc(1, sizeof *sf);
+	sf->o = *o;
+	if (load_plants(o, &sf->ps, err)) {
+		free(sf);
+		return NULL;
+	}
+	sf->nsamples = (long)floor(o->hours * 3600 / o->step + 1e-9) + 1;
+	sf->node = gw_xcalloc((size_t)(o->nodes > 0 ? o->nodes : 1), sizeof *sf->node);
+	for (int ni = 0; ni < o->nodes; ni++) {
+		snprintf(sf->node[ni], sizeof sf->node[ni], "node%02d", ni + 1);
+		starved_at(&sf->ps, sf->node[ni], 0, &sf->node_cpu);
+	}
+	return sf;
+}
+
+void simfleet_close(simfleet *sf)
+{
+	if (sf)
+		free(sf->node);
+	free(sf);
+}
+
+long simfleet_samples(const simfleet *sf)
+{
+	return sf->nsamples;
+}
+
+bool simfleet_node_cpu(const simfleet *sf)
+{
+	return sf->node_cpu;
+}
+
+bool simfleet_point(const simfleet *sf, int ni, int g, long s, prom_fleet_metric m, char *val,
+                    size_t len, const void **job)
+{
+	sf_reading r;
+	reading(&sf->ps, sf->node[ni], ni, g, s, s * sf->o.step, &r);
+	if (!r.present)
+		return false;
+	value_text(reading_value(&r, m), val, len);
+	*job = r.job;
+	return true;
+}
+
+void simfleet_labels(const simfleet *sf, int ni, int g, const void *job, char *buf, size_t len)
+{
+	labels(buf, len, sf->node[ni], ni, g, job);
 }

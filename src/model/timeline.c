@@ -80,10 +80,10 @@ void tl_free(timeline *tl)
 	free(tl);
 }
 
-int tl_add_sample(timeline *tl, double t)
+void tl_reserve(timeline *tl, int cap)
 {
-	if (tl->n == tl->cap) {
-		int old = tl->cap, cap = old ? old * 2 : 64;
+	if (cap > tl->cap) {
+		int old = tl->cap;
 		tl->t = gw_xrealloc(tl->t, (size_t)cap * sizeof *tl->t);
 		tl->interval = gw_xrealloc(tl->interval, (size_t)cap * sizeof *tl->interval);
 		for (int g = 0; g < tl->ngpu; g++)
@@ -97,6 +97,12 @@ int tl_add_sample(timeline *tl, double t)
 			grow_series(&tl->h[h], old, cap);
 		tl->cap = cap;
 	}
+}
+
+int tl_add_sample(timeline *tl, double t)
+{
+	if (tl->n == tl->cap)
+		tl_reserve(tl, tl->cap ? tl->cap * 2 : 64);
 	int s = tl->n++;
 	tl->t[s] = t;
 	tl->interval[s] = s > 0 ? t - tl->t[s - 1] : NAN;

@@ -145,6 +145,9 @@ typedef struct {
 timeline *tl_new(int ngpu, int ncpu);
 void tl_free(timeline *tl);
 
+/* Room for cap samples in every series, the ones allocated later too: a timeline of known
+ * length (a Prometheus range) holds that many, not the next power of two. */
+void tl_reserve(timeline *tl, int cap);
 /* Append one sample at time t (seconds since start); every series gets NAN. Returns its index. */
 int tl_add_sample(timeline *tl, double t);
 /* Set a value of the last-added (or any) sample; allocates the series on first use. */

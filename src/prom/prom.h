@@ -139,7 +139,7 @@ typedef struct {
 
 #define PROM_PARALLEL 4
 /* One request asks for about this many points of all its series together (about 3 MB of JSON,
- * some 25 MB while parsed), so memory is bounded by the requests in flight, not by the fleet's
+ * some 2 MB once read), so memory is bounded by the requests in flight, not by the fleet's
  * size. The first request of the utilization series asks for PROM_PROBE_POINTS per series and
  * tells how many series there are. */
 #define PROM_REQ_POINTS 125000L

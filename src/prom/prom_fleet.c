@@ -197,6 +197,7 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *ms, int nm)
 		nd->tl = tl_new(ngpu[k], 0);
 		nd->tl->t0_wall = fl->from;
 		snprintf(nd->tl->hostname, sizeof nd->tl->hostname, "%s", nd->host);
+		tl_reserve(nd->tl, fl->n);
 		for (int s = 0; s < fl->n; s++)
 			tl_add_sample(nd->tl, s * fl->step);
 		for (int g = 0; g < ngpu[k]; g++) {

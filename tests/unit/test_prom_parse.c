@@ -126,6 +126,48 @@ static void test_special_values(void **state)
 	prom_matrix_free(&m);
 }
 
+/* Every value and timestamp is the double strtod reads, to the last bit. */
+static void test_values_as_strtod(void **state)
+{
+	(void)state;
+	static const char *const v[] = {"0.1",
+	                                "1796541885.5",
+	                                "62345.678",
+	                                "-3.14",
+	                                "5.",
+	                                ".5",
+	                                "-0.000",
+	                                "123456789012345",
+	                                "1234567890123456",
+	                                "0.30000000000000004",
+	                                "1e3",
+	                                "2.5E-3",
+	                                "99.999",
+	                                "0.723",
+	                                "1980",
+	                                "81559",
+	                                "0007",
+	                                "-123.456",
+	                                "4503599627370497"};
+	enum { N = sizeof v / sizeof *v };
+	gw_strbuf b = {0};
+	gw_sb_puts(&b, OK_HEAD "{\"metric\":{},\"values\":[");
+	for (int i = 0; i < N; i++)
+		gw_sb_printf(&b, "%s[%d,\"%s\"]", i ? "," : "", 1000 + i, v[i]);
+	gw_sb_puts(&b, "]}" OK_TAIL);
+	prom_matrix m = {0};
+	gw_fail err = {0};
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, "up", &err), 0);
+	assert_int_equal(m.s[0].n, N);
+	for (int i = 0; i < N; i++) {
+		double want = strtod(v[i], NULL);
+		if (memcmp(&m.s[0].v[i], &want, sizeof want))
+			fail_msg("'%s' read as %.17g, strtod reads %.17g", v[i], m.s[0].v[i], want);
+	}
+	prom_matrix_free(&m);
+	gw_sb_free(&b);
+}
+
 /* A series that goes stale stops; the parser keeps the gap as a gap, with no invented points. */
 static void test_gaps_kept(void **state)
 {
@@ -278,18 +320,53 @@ static void test_huge(void **state)
 	gw_sb_free(&d);
 }
 
+/* Keys in any order (the JSON object has none), and an answer's series hold exactly their
+ * points once read: the fleet keeps its utilization answers until it knows every GPU. */
+static void test_key_order_and_exact_size(void **state)
+{
+	(void)state;
+	gw_strbuf b = {0};
+	gw_sb_puts(&b, "{\"data\":{\"result\":[");
+	for (int k = 0; k < 2; k++) {
+		gw_sb_printf(&b, "%s{\"values\":[", k ? "," : "");
+		for (int i = 0; i < 125; i++)
+			gw_sb_printf(&b, "%s[%d,\"%d\"]", i ? "," : "", 1000 + 15 * i, i + k);
+		gw_sb_printf(&b, "],\"metric\":{\"gpu\":\"%d\",\"Hostname\":\"n\"}}", k);
+	}
+	gw_sb_puts(&b, "],\"resultType\":\"matrix\"},\"status\":\"success\"}");
+	prom_matrix m = {0};
+	gw_fail err = {0};
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, "up", &err), 0);
+	assert_int_equal(m.n, 2);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(m.s[k].n, 125);
+		assert_int_equal(m.s[k].cap, 125);
+		assert_string_equal(prom_label_get(&m.s[k], "gpu"), k ? "1" : "0");
+		assert_string_equal(m.s[k].labels[0].name, "Hostname"); /* sorted */
+		assert_true(m.s[k].t[124] == 1000 + 15 * 124 && m.s[k].v[124] == 124 + k);
+	}
+	/* the next chunk joins them */
+	assert_int_equal(prom_parse_matrix(gw_sb_str(&b), b.len, &m, "up", &err), 0);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(m.s[1].n, 250);
+	prom_matrix_free(&m);
+	gw_sb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_one_series),
 	    cmocka_unit_test(test_several_series_and_chunks_join),
 	    cmocka_unit_test(test_special_values),
+	    cmocka_unit_test(test_values_as_strtod),
 	    cmocka_unit_test(test_gaps_kept),
 	    cmocka_unit_test(test_empty_result),
 	    cmocka_unit_test(test_error_status),
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_huge),
+	    cmocka_unit_test(test_key_order_and_exact_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

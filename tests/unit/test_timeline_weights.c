@@ -76,11 +76,34 @@ static void test_even_samples_weigh_alike(void **state)
 	tl_free(tl);
 }
 
+/* A timeline of known length holds that many samples in every series, those set later too,
+ * not the next power of two (a day at 15 s is 5,761 samples, not 8,192). */
+static void test_reserve_exact(void **state)
+{
+	(void)state;
+	timeline *tl = tl_new(1, 0);
+	tl_reserve(tl, 5761);
+	for (int s = 0; s < 5761; s++)
+		tl_add_sample(tl, 15.0 * s);
+	tl_set_gpu(tl, 0, GM_UTIL_GPU, 5760, 42);
+	assert_int_equal(tl->cap, 5761);
+	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 5760) == 42);
+	assert_true(isnan(tl_gpu_at(tl, 0, GM_UTIL_GPU, 0)));
+	/* and it still grows past it */
+	tl_add_sample(tl, 15.0 * 5761);
+	tl_set_gpu(tl, 0, GM_UTIL_GPU, 5761, 7);
+	assert_true(tl->cap > 5761);
+	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 5761) == 7);
+	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 5760) == 42);
+	tl_free(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_weights_follow_the_sample_times),
 	    cmocka_unit_test(test_even_samples_weigh_alike),
+	    cmocka_unit_test(test_reserve_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
