@@ -61,6 +61,8 @@ typedef struct {
 	fleet_hours hours;
 } fleet_group;
 
+#define FLEET_HOST_PROMQL 3
+
 typedef struct {
 	int node; /* index into prom_fleet.node */
 	diag_rule rule;
@@ -71,6 +73,11 @@ typedef struct {
 	char title[240]; /* the first window's title */
 	char job[160];   /* the job on its GPUs at most samples, "" none */
 	char promql[1400]; /* the query behind its evidence */
+	/* node_exporter's queries behind its host evidence (a saturated core, a busy disk, I/O
+	 * pressure), for its node alone; those whose condition held first. */
+	char host_promql[FLEET_HOST_PROMQL][560];
+	int nhost_promql;
+	uint32_t host_met, host_seen; /* host queries (bits) its evidence cites; met: held */
 	/* Held by the power cap: mean draw in its power-capped samples and the lowest limit
 	 * (DCGM_FI_DEV_POWER_MGMT_LIMIT) there, W; NAN when not such a finding or not known. */
 	double power_w, limit_w;
@@ -99,6 +106,10 @@ typedef struct {
 	 * label); NULL where unknown */
 	char *const *job_user;
 } fleet_opts;
+
+/* node_exporter's series (distinct names) with no sample on any node, into names (at most max),
+ * with what their absence leaves unchecked (English: _() it to print). Returns how many. */
+int fleet_host_absent(const prom_fleet *fl, const char **names, const char **why, int max);
 
 void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out);
 void fleet_report_free(fleet_report *r);

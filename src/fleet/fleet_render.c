@@ -87,6 +87,8 @@ static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out
 		}
 		fprintf(out, _("    PromQL: %s  (%s .. %s, step %gs)\n"), x->promql, a, b,
 		        fl->step);
+		for (int k = 0; k < x->nhost_promql; k++)
+			fprintf(out, _("    PromQL (node_exporter): %s\n"), x->host_promql[k]);
 	}
 }
 
@@ -130,6 +132,14 @@ void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 			head = true;
 			fprintf(out, "  %s\n", fl->expr[m]);
 		}
+	const char *hn[PROM_HOST_QUERIES], *hw[PROM_HOST_QUERIES];
+	int nh = fleet_host_absent(fl, hn, hw, PROM_HOST_QUERIES);
+	for (int i = 0; i < nh; i++) {
+		if (!i)
+			fprintf(out, "\n%s\n",
+			        _("node_exporter series not in Prometheus (not checked):"));
+		fprintf(out, "  %s: %s\n", hn[i], _(hw[i]));
+	}
 	for (int i = 0; i < r->nnot_checked; i++)
 		fprintf(out, "%s%s\n", i ? "  " : "\n", r->not_checked[i]);
 	if (fl->gpus_dropped) {
@@ -194,6 +204,17 @@ static void json_finding(jsonw *w, const prom_fleet *fl, const fleet_finding *x)
 	jsonw_str(w, x->title);
 	jsonw_key(w, "promql");
 	jsonw_str(w, x->promql);
+	jsonw_key(w, "host_promql");
+	jsonw_arr_begin(w);
+	for (int k = 0; k < x->nhost_promql; k++)
+		jsonw_str(w, x->host_promql[k]);
+	jsonw_arr_end(w);
+	jsonw_key(w, "host_held"); /* the host metrics whose condition held */
+	jsonw_arr_begin(w);
+	for (int q = 0; q < PROM_HOST_QUERIES; q++)
+		if (x->host_met >> q & 1 && (!q || prom_host_metric(q) != prom_host_metric(q - 1)))
+			jsonw_str(w, host_metrics[prom_host_metric(q)].key);
+	jsonw_arr_end(w);
 	if (isfinite(x->power_w)) {
 		jsonw_key(w, "power_w");
 		jsonw_num(w, x->power_w);
@@ -263,6 +284,24 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 		jsonw_str(&w, fl->expr[m]);
 		jsonw_key(&w, "present");
 		jsonw_bool(&w, fl->have[m]);
+		jsonw_obj_end(&w);
+	}
+	/* node_exporter's series, each once (the CPU's first query cited), fleet-wide */
+	for (int q = 0; q < PROM_HOST_QUERIES; q++) {
+		const char *name = prom_host_series(q);
+		if (q && !strcmp(name, prom_host_series(q - 1)))
+			continue;
+		bool have = false;
+		for (int p = q; p < PROM_HOST_QUERIES && !strcmp(prom_host_series(p), name); p++)
+			have |= fl->have_host[p];
+		char e[600];
+		prom_host_expr(q, "", prom_host_range(fl->step), e, sizeof e);
+		jsonw_key(&w, name);
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "promql");
+		jsonw_str(&w, e);
+		jsonw_key(&w, "present");
+		jsonw_bool(&w, have);
 		jsonw_obj_end(&w);
 	}
 	jsonw_obj_end(&w);
