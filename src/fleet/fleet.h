@@ -98,8 +98,16 @@ typedef struct {
 	int nstates;
 } fleet_report;
 
+/* Which table --format csv writes: each its own header, every row the same columns. */
+typedef enum {
+	FLEET_CSV_STATES,   /* group_by,group,state,gpu_hours,share */
+	FLEET_CSV_FINDINGS, /* fleet's findings, ranked */
+	FLEET_CSV_EXPORTER, /* the exporters' own (gpuwhy_finding) */
+} fleet_csv;
+
 typedef struct {
 	fleet_by by;
+	fleet_csv csv;   /* the table --format csv writes */
 	double window_s; /* diagnosis window */
 	bool localize;   /* titles in the user's language (text), English (JSON) */
 	/* --by user: per prom_fleet.jobs, the job's user (Slurm's, else the series' user
@@ -116,8 +124,9 @@ void fleet_report_free(fleet_report *r);
 
 void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
-/* One row per group and state: group_by,group,state,gpu_hours,share (fleet-wide rows first,
- * group_by "fleet"). */
+/* o->csv's table: states, one row per group and state: group_by,group,state,gpu_hours,share
+ * (fleet-wide rows first, group_by "fleet"); findings, one row per finding, ranked; exporter,
+ * one row per finding a gpuwhy exporter reported itself. The columns are in docs/fleet.md. */
 void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 /* One self-contained page (inline CSS and SVG, no script, no network): the hours, the worst
  * groups, the ranked findings with their PromQL and a heat map of every GPU against time. */

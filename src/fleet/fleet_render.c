@@ -367,11 +367,91 @@ static void csv_group(FILE *out, const char *by, const char *name, const fleet_h
 	}
 }
 
-void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+static void csv_states(const fleet_opts *o, const fleet_report *r, FILE *out)
 {
-	(void)fl;
 	fputs("group_by,group,state,gpu_hours,share\n", out);
 	csv_group(out, "fleet", "all", &r->total);
 	for (int i = 0; i < r->ngroups; i++)
 		csv_group(out, fleet_by_id(o->by), r->group[i].name, &r->group[i].hours);
+}
+
+/* A number, or an empty field when it is not known. */
+static void csv_num(FILE *out, double v, const char *fmt)
+{
+	fputc(',', out);
+	if (isfinite(v))
+		fprintf(out, fmt, v);
+}
+
+/* Every field a script needs without parsing a title: the GPUs as their gpu labels joined by
+ * ';' (no CSV quoting needed), the node_exporter queries in columns of their own. */
+static void csv_findings(const prom_fleet *fl, const fleet_report *r, FILE *out)
+{
+	fputs("rank,node,gpus,job,rule,severity,from,to,from_epoch,to_epoch,step,gpu_hours_lost,"
+	      "power_w,power_limit_w,title,promql",
+	      out);
+	for (int k = 0; k < FLEET_HOST_PROMQL; k++)
+		fprintf(out, ",host_promql_%d", k + 1);
+	fputc('\n', out);
+	for (int i = 0; i < r->nf; i++) {
+		const fleet_finding *x = &r->f[i];
+		const prom_node *nd = &fl->node[x->node];
+		char gpus[200], a[32], b[32];
+		gpu_list(nd, x->gpus, gpus, sizeof gpus);
+		for (char *p = gpus; *p; p++)
+			if (*p == ',')
+				*p = ';';
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		fprintf(out, "%d,", i + 1);
+		csv_str(out, nd->host);
+		fprintf(out, ",%s,", gpus);
+		csv_str(out, x->job);
+		fprintf(out, ",%s,%s,%s,%s,%.0f,%.0f,%g,%.4f", diag_rule_id(x->rule),
+		        diag_severity_name(x->severity), a, b, x->t0, x->t1, fl->step, x->lost_h);
+		csv_num(out, x->power_w, "%.1f");
+		csv_num(out, x->limit_w, "%.1f");
+		fputc(',', out);
+		csv_str(out, x->title);
+		fputc(',', out);
+		csv_str(out, x->promql);
+		for (int k = 0; k < FLEET_HOST_PROMQL; k++) {
+			fputc(',', out);
+			if (k < x->nhost_promql)
+				csv_str(out, x->host_promql[k]);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void csv_exporter(const prom_fleet *fl, FILE *out)
+{
+	fputs("node,gpu,rule,severity,from,to,from_epoch,to_epoch,samples\n", out);
+	for (int i = 0; i < fl->nown; i++) {
+		const prom_own_finding *x = &fl->own[i];
+		char a[32], b[32];
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		csv_str(out, fl->node[x->node].host);
+		fprintf(out, ",%d,", x->gpu);
+		csv_str(out, x->rule);
+		fputc(',', out);
+		csv_str(out, x->severity);
+		fprintf(out, ",%s,%s,%.0f,%.0f,%d\n", a, b, x->t0, x->t1, x->samples);
+	}
+}
+
+void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	switch (o->csv) {
+	case FLEET_CSV_STATES:
+		csv_states(o, r, out);
+		break;
+	case FLEET_CSV_FINDINGS:
+		csv_findings(fl, r, out);
+		break;
+	case FLEET_CSV_EXPORTER:
+		csv_exporter(fl, out);
+		break;
+	}
 }
