@@ -475,6 +475,8 @@ void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int 
 	/* Faster means more steps per second: the mean step time decides. The
 	 * median alone can improve while the tail (and the run) gets slower. */
 	judge(out, base, nbase, cand, ncand);
+	if (out->untimed)
+		diag_busy_compare(base, nbase, cand, ncand, o->th.compare_busy_pp, &out->busy);
 	confound(out);
 	diff_meta(out, &ma[0], &mb[0]);
 	diff_within(out, L_("base"), ma, nbase);

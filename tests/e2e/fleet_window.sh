@@ -67,14 +67,22 @@ PY
 "$GPUWHY" compare --prometheus "$URL" "node=node01,from=$START,to=$((START + 2 * H))" \
 	"node=node01,from=$((START + 2 * H)),to=$((START + 4 * H)),step=60s" --format json \
 	>"$T/cmp.json" 2>"$T/err" || fail "compare exit $?: $(cat "$T/err")"
+# node02's GPU 0 was busy and healthy all along: two of its windows are the same.
+"$GPUWHY" compare --prometheus "$URL" "node=node02,gpu=0,from=$START,to=$((START + 2 * H))" \
+	"node=node02,gpu=0,from=$((START + 4 * H)),to=$((START + 6 * H))" --format json \
+	>"$T/cmpsame.json" 2>"$T/err" || fail "compare same exit $?: $(cat "$T/err")"
+"$GPUWHY" compare --prometheus "$URL" "node=node01,from=$START,to=$((START + 2 * H))" \
+	"node=node01,from=$((START + 2 * H)),to=$((START + 4 * H)),step=60s" >"$T/cmp.txt" ||
+	fail "compare text"
+assert_contains "$(cat "$T/cmp.txt")" "GPU busy share: the candidate's GPUs were LESS BUSY" "compare text: busy share"
 "$GPUWHY" compare --prometheus "$URL" --job notebook-bob --job train-a --format json \
 	>"$T/cmpjob.json" 2>"$T/err" || fail "compare --job exit $?: $(cat "$T/err")"
 "$GPUWHY" compare --prometheus "$URL" --job notebook-bob --job train-a >"$T/cmpjob.txt" ||
 	fail "compare --job text"
 assert_contains "$(head -1 "$T/cmpjob.txt")" "job=notebook-bob -> job=train-a" "compare header"
-python3 - "$T/cmp.json" "$T/cmpjob.json" <<'PY' || fail "compare"
+python3 - "$T/cmp.json" "$T/cmpjob.json" "$T/cmpsame.json" <<'PY' || fail "compare"
 import json, sys
-c = json.load(open(sys.argv[1])); cj = json.load(open(sys.argv[2]))
+c = json.load(open(sys.argv[1])); cj = json.load(open(sys.argv[2])); cs = json.load(open(sys.argv[3]))
 def bad(msg, d): sys.exit("FAIL: " + msg + "\n" + json.dumps({k: d[k] for k in ("base_run", "candidate_run", "findings_gone", "findings_new")}, indent=1))
 b, k = c["base_run"], c["candidate_run"]
 if not (b["util_mean"] > 90 and k["util_mean"] < 50): bad("utilization %s -> %s" % (b["util_mean"], k["util_mean"]), c)
@@ -84,6 +92,20 @@ if c["findings_gone"]: bad("findings gone from the healthy hours", c)
 # two windows of equal length: their length is no run time, so no speed claim
 if c["verdict"] != "not-compared" or cj["verdict"] != "not-compared": bad("verdict %s" % c["verdict"], c)
 if "memory-full-compute-idle" not in json.dumps(cj["findings_gone"]): bad("--job: the notebook's finding did not go", cj)
+# ... but how busy the GPUs were is compared, with an interval over blocks of samples
+def busy(d, verdict, lo, hi):
+    b = d["busy_share"]
+    if not b or b["verdict"] != verdict or not lo <= b["diff_points"] <= hi or \
+       not b["ci95_lo"] <= b["diff_points"] <= b["ci95_hi"] or b["judged_by"] != "busy-share-block-bootstrap-ci95":
+        sys.exit("FAIL: busy share %s, expected %s in %s .. %s" % (json.dumps(b), verdict, lo, hi))
+    return b
+b = busy(c, "less-busy", -90, -40)
+# node01's 8 GPUs, 2 h each side; the starved hours lost most of theirs
+if abs(b["base"]["gpu_hours"] - 16) > 0.3 or b["candidate"]["not_busy_gpu_hours"] < 6: sys.exit("FAIL: GPU-hours %s" % b)
+if b["candidate"]["block"] < 2: sys.exit("FAIL: the starved hours' sawtooth is no independent samples: %s" % b)
+busy(cs, "same-busy-share", -2, 2)
+if cs["verdict"] != "not-compared": sys.exit("FAIL: same windows: verdict %s" % cs["verdict"])
+busy(cj, "busier", 40, 100)
 if cj["base"] != "job=notebook-bob" or cj["candidate"] != "job=train-a": bad("--job: sides %s %s" % (cj["base"], cj["candidate"]), cj)
 PY
 
