@@ -116,3 +116,47 @@ void diag_busy_compare(const timeline *const *base, int nbase, const timeline *c
 	else
 		out->verdict = DIAG_BUSY_UNSURE;
 }
+
+/* The GPU-hours one side's findings of a rule cover: their ranges times their GPUs. */
+static void add_side(diag_busy_cmp *out, const diag_result *r, int n, int k)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < r[i].n; j++) {
+			const diag_finding *f = &r[i].f[j];
+			if (f->severity < DIAG_WARN || !f->gpus)
+				continue;
+			int at = 0;
+			while (at < out->nrules && strcmp(out->rule[at].id, f->id))
+				at++;
+			if (at == out->nrules) {
+				if (at == DIAG_BUSY_RULES)
+					continue;
+				out->rule[out->nrules].id = f->id;
+				out->rule[out->nrules].h[0] = out->rule[out->nrules].h[1] = 0;
+				out->nrules++;
+			}
+			double sec = 0;
+			for (int q = 0; q < f->nranges; q++)
+				sec += f->ranges[q].t1 - f->ranges[q].t0;
+			out->rule[at].h[k] += sec * __builtin_popcountll(f->gpus) / 3600;
+		}
+}
+
+void diag_busy_findings(const diag_result *base, int nbase, const diag_result *cand, int ncand,
+                        diag_busy_cmp *out)
+{
+	out->nrules = 0;
+	add_side(out, base, nbase, 0);
+	add_side(out, cand, ncand, 1);
+	/* largest change first (a few rules: insertion sort) */
+	for (int i = 1; i < out->nrules; i++)
+		for (int j = i; j > 0; j--) {
+			double a = fabs(out->rule[j - 1].h[1] - out->rule[j - 1].h[0]),
+			       b = fabs(out->rule[j].h[1] - out->rule[j].h[0]);
+			if (b <= a)
+				break;
+			__typeof__(out->rule[0]) t = out->rule[j];
+			out->rule[j] = out->rule[j - 1];
+			out->rule[j - 1] = t;
+		}
+}

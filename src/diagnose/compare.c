@@ -483,6 +483,8 @@ void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int 
 	diff_within(out, L_("candidate"), mb, ncand);
 	out->nfixed = missing_ids(ra, nbase, rb, ncand, out->fixed, 24);
 	out->nappeared = missing_ids(rb, ncand, ra, nbase, out->appeared, 24);
+	if (out->busy.verdict != DIAG_BUSY_NONE)
+		diag_busy_findings(ra, nbase, rb, ncand, &out->busy);
 	for (int i = 0; i < nbase; i++) {
 		diag_result_free(&ra[i]);
 		diag_meta_free(&ma[i]);

@@ -365,6 +365,7 @@ void diag_host_load_of(const timeline *tl, double t_from, double t_to, const dou
                        int nsteps, double load_pct, diag_host_load *out);
 
 /* ---- windows without step times: how busy their GPUs were (busycmp.c) ---- */
+#define DIAG_BUSY_RULES 16
 typedef enum {
 	DIAG_BUSY_NONE,   /* not compared (step times decide, or too few samples) */
 	DIAG_BUSY_MORE,   /* the candidate's GPUs were busier */
@@ -390,11 +391,21 @@ typedef struct {
 	double df;              /* Welch's; INFINITY: the normal */
 	double min_pp;          /* compare_busy_pp */
 	diag_busy_verdict verdict;
+	/* Per rule with a warning or error on either side: the GPU-hours its findings cover
+	 * (their time ranges times their GPUs), base and candidate; largest change first. */
+	struct {
+		const char *id;
+		double h[2];
+	} rule[DIAG_BUSY_RULES];
+	int nrules;
 } diag_busy_cmp;
 
 /* Compare the GPUs' busy share of two sides' timelines (each side's runs independent). */
 void diag_busy_compare(const timeline *const *base, int nbase, const timeline *const *cand,
                        int ncand, double min_pp, diag_busy_cmp *out);
+/* The GPU-hours each rule's findings cover on each side, into out->rule. */
+void diag_busy_findings(const diag_result *base, int nbase, const diag_result *cand, int ncand,
+                        diag_busy_cmp *out);
 
 typedef struct {
 	diag_run_summary base, cand; /* each side's runs: their means (steps.n: all intervals) */

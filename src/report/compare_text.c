@@ -224,6 +224,9 @@ static void cmp_busy(const tx *t, const diag_comparison *c)
 	fprintf(out, _("  GPU-hours not busy: %.2f of %.2f -> %.2f of %.2f\n"),
 	        b->side[0].not_busy_h, b->side[0].gpu_hours, b->side[1].not_busy_h,
 	        b->side[1].gpu_hours);
+	for (int i = 0; i < b->nrules; i++)
+		fprintf(out, _("  GPU-hours under %s: %.2f -> %.2f\n"), b->rule[i].id,
+		        b->rule[i].h[0], b->rule[i].h[1]);
 }
 
 static void cmp_verdict(const tx *t, const diag_comparison *c)

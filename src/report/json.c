@@ -389,6 +389,16 @@ static void busy_cmp(jsonw *w, const diag_busy_cmp *b)
 	num(w, "min_meaningful_diff_points", b->min_pp);
 	busy_side(w, "base", &b->side[0]);
 	busy_side(w, "candidate", &b->side[1]);
+	jsonw_key(w, "findings_gpu_hours");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < b->nrules; i++) {
+		jsonw_obj_begin(w);
+		str(w, "rule", b->rule[i].id);
+		num(w, "base", b->rule[i].h[0]);
+		num(w, "candidate", b->rule[i].h[1]);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
 	jsonw_obj_end(w);
 }
 

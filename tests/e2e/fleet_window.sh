@@ -103,9 +103,14 @@ b = busy(c, "less-busy", -90, -40)
 # node01's 8 GPUs, 2 h each side; the starved hours lost most of theirs
 if abs(b["base"]["gpu_hours"] - 16) > 0.3 or b["candidate"]["not_busy_gpu_hours"] < 6: sys.exit("FAIL: GPU-hours %s" % b)
 if b["candidate"]["block"] < 2: sys.exit("FAIL: the starved hours' sawtooth is no independent samples: %s" % b)
+# the GPU-hours under each finding: data-starved only in the starved hours, most of their 16
+fh = {x["rule"]: (x["base"], x["candidate"]) for x in b["findings_gpu_hours"]}
+if fh.get("data-starved", (1, 0))[0] != 0 or not 8 <= fh["data-starved"][1] <= 16.2: sys.exit("FAIL: findings' GPU-hours %s" % fh)
 busy(cs, "same-busy-share", -2, 2)
 if cs["verdict"] != "not-compared": sys.exit("FAIL: same windows: verdict %s" % cs["verdict"])
-busy(cj, "busier", 40, 100)
+b = busy(cj, "busier", 40, 100)
+fh = {x["rule"]: (x["base"], x["candidate"]) for x in b["findings_gpu_hours"]}
+if abs(fh.get("memory-full-compute-idle", (0, 1))[0] - 5) > 0.1 or fh["memory-full-compute-idle"][1] != 0: sys.exit("FAIL: --job findings' GPU-hours %s" % fh)
 if cj["base"] != "job=notebook-bob" or cj["candidate"] != "job=train-a": bad("--job: sides %s %s" % (cj["base"], cj["candidate"]), cj)
 PY
 
