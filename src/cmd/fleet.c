@@ -23,13 +23,14 @@
 typedef struct {
 	const char *url, *from, *to, *match, *out, *bearer, *cacert, *job;
 	int64_t since_ms, step_ms, timeout_ms, window_ms;
-	int retries, format, by, parallel;
+	int retries, format, by, parallel, csv;
 	bool timings;
 } fleet_args;
 
 static const char *const by_choices[] = {"node", "gpu", "job", "user", "namespace", "pod", NULL};
 enum { FMT_TEXT, FMT_JSON, FMT_HTML, FMT_CSV };
 static const char *const formats[] = {"text", "json", "html", "csv", NULL};
+static const char *const csv_tables[] = {"states", "findings", "exporter", NULL};
 
 /* Epoch seconds, or RFC 3339 UTC (2026-01-02T03:04:05Z); false on anything else. */
 static bool parse_time(const char *s, double *out)
@@ -89,13 +90,17 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 	    OPT_ENUM(0, "format", "FMT", &a->format, formats,
 	             "text (default), json, html (one self-contained page with a heat map) or csv "
 	             "(hours per group and state)"),
+	    OPT_ENUM(0, "csv", "states|findings|exporter", &a->csv, csv_tables,
+	             "the table --format csv writes (and --csv alone implies it): GPU-hours per "
+	             "group and state (default), fleet's findings, or the findings gpuwhy "
+	             "exporters reported themselves"),
 	    OPT_STRING('o', "output", "FILE", &a->out, "write the report to FILE"),
 	    OPT_END};
 	const opt_cmd oc = {
 	    .name = "fleet",
 	    .usage = "fleet --prometheus URL [--from T --to T | --since 24h] [--step S] "
 	             "[--match SELECTOR] [--job ID] [--by node|gpu|job|user|namespace|pod] "
-	             "[--format text|json|html|csv] [-o FILE]",
+	             "[--format text|json|html|csv] [--csv states|findings|exporter] [-o FILE]",
 	    .about =
 	        N_("Says why every GPU of a cluster idles, from the Prometheus it already runs:\n"
 	           "dcgm-exporter's (or gpuwhy exporter's) series become one timeline per node\n"
@@ -224,10 +229,17 @@ static char **fleet_users(const prom_fleet *fl)
 int cmd_fleet(int argc, char **argv, const gw_global *g)
 {
 	(void)g;
-	fleet_args a = {.retries = 2};
+	fleet_args a = {.retries = 2, .format = -1, .csv = -1};
 	int rc = fleet_parse(argc, argv, &a);
 	if (rc)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
+	if (a.csv >= 0 && a.format >= 0 && a.format != FMT_CSV)
+		return gw_error(GW_EXIT_USAGE, "--csv", N_("--csv goes with --format csv or alone"),
+		                "conflicts with --format %s", formats[a.format]);
+	if (a.csv >= 0)
+		a.format = FMT_CSV;
+	if (a.format < 0)
+		a.format = FMT_TEXT;
 	if (!a.url)
 		return gw_error(GW_EXIT_USAGE, "fleet",
 		                N_("e.g. --prometheus http://127.0.0.1:9090"),
@@ -258,6 +270,7 @@ int cmd_fleet(int argc, char **argv, const gw_global *g)
 		return gw_fail_print(&err);
 	char **users = a.by == FLEET_BY_USER ? fleet_users(&fl) : NULL;
 	fleet_opts o = {.by = (fleet_by)a.by,
+	                .csv = a.csv >= 0 ? (fleet_csv)a.csv : FLEET_CSV_STATES,
 	                .job_user = users,
 	                .window_s = a.window_ms ? a.window_ms / 1000.0 : 3600,
 	                .localize = a.format == FMT_TEXT || a.format == FMT_HTML};

@@ -475,12 +475,16 @@ void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int 
 	/* Faster means more steps per second: the mean step time decides. The
 	 * median alone can improve while the tail (and the run) gets slower. */
 	judge(out, base, nbase, cand, ncand);
+	if (out->untimed)
+		diag_busy_compare(base, nbase, cand, ncand, o->th.compare_busy_pp, &out->busy);
 	confound(out);
 	diff_meta(out, &ma[0], &mb[0]);
 	diff_within(out, L_("base"), ma, nbase);
 	diff_within(out, L_("candidate"), mb, ncand);
 	out->nfixed = missing_ids(ra, nbase, rb, ncand, out->fixed, 24);
 	out->nappeared = missing_ids(rb, ncand, ra, nbase, out->appeared, 24);
+	if (out->busy.verdict != DIAG_BUSY_NONE)
+		diag_busy_findings(ra, nbase, rb, ncand, &out->busy);
 	for (int i = 0; i < nbase; i++) {
 		diag_result_free(&ra[i]);
 		diag_meta_free(&ma[i]);

@@ -364,6 +364,49 @@ typedef struct {
 void diag_host_load_of(const timeline *tl, double t_from, double t_to, const double *steps,
                        int nsteps, double load_pct, diag_host_load *out);
 
+/* ---- windows without step times: how busy their GPUs were (busycmp.c) ---- */
+#define DIAG_BUSY_RULES 16
+typedef enum {
+	DIAG_BUSY_NONE,   /* not compared (step times decide, or too few samples) */
+	DIAG_BUSY_MORE,   /* the candidate's GPUs were busier */
+	DIAG_BUSY_LESS,   /* less busy */
+	DIAG_BUSY_SAME,   /* the whole interval within +-compare_busy_pp */
+	DIAG_BUSY_UNSURE, /* neither: the interval reaches past the threshold and covers 0 */
+} diag_busy_verdict;
+
+/* "busier", "less-busy", "same-busy-share", "inconclusive", "not-compared". */
+const char *diag_busy_verdict_id(diag_busy_verdict v);
+
+typedef struct {
+	double mean;        /* the GPUs' mean utilization over the samples, % */
+	double var;         /* variance of the mean (circular block bootstrap, exact), %^2 */
+	double df;          /* blocks less one, summed over the side's runs */
+	int samples, block; /* samples with a utilization; the longest block, samples */
+	double gpu_hours, not_busy_h; /* GPU-hours covered; those not busy (1 - mean) */
+} diag_busy_side;
+
+typedef struct {
+	diag_busy_side side[2]; /* base, candidate */
+	double diff, lo, hi;    /* candidate - base, percentage points, and its 95 % interval */
+	double df;              /* Welch's; INFINITY: the normal */
+	double min_pp;          /* compare_busy_pp */
+	diag_busy_verdict verdict;
+	/* Per rule with a warning or error on either side: the GPU-hours its findings cover
+	 * (their time ranges times their GPUs), base and candidate; largest change first. */
+	struct {
+		const char *id;
+		double h[2];
+	} rule[DIAG_BUSY_RULES];
+	int nrules;
+} diag_busy_cmp;
+
+/* Compare the GPUs' busy share of two sides' timelines (each side's runs independent). */
+void diag_busy_compare(const timeline *const *base, int nbase, const timeline *const *cand,
+                       int ncand, double min_pp, diag_busy_cmp *out);
+/* The GPU-hours each rule's findings cover on each side, into out->rule. */
+void diag_busy_findings(const diag_result *base, int nbase, const diag_result *cand, int ncand,
+                        diag_busy_cmp *out);
+
 typedef struct {
 	diag_run_summary base, cand; /* each side's runs: their means (steps.n: all intervals) */
 	int nbase, ncand;            /* recordings per side */
@@ -391,6 +434,8 @@ typedef struct {
 	bool withheld_by_load;     /* a claim that the load can explain: not made */
 	bool interference_against; /* only the other side was loaded: it cannot explain this change
 	                            */
+	/* Without step times on a log or a window (untimed): how busy the GPUs were. */
+	diag_busy_cmp busy;
 	diag_change *changes;
 	int nchanges;
 	const char *fixed[24],

@@ -255,6 +255,7 @@ typedef struct {
 	double core_share, core_mean; /* the busiest core during cond */
 	int core;                     /* the core most often saturated, -1 */
 	double iowait, disk_busy, disk_read, job_cpu, job_read;
+	double psi_io, psi_io_full, psi_cpu, psi_mem; /* pressure (PSI) during cond, NAN absent */
 	bool followed; /* a job was followed (its tree's own CPU and I/O are known) */
 	bool cpu_cause, worker_cause, io_cause, disk_cause, cpu_foreign, io_foreign;
 } starve_case;
@@ -517,7 +518,14 @@ static void load_causes(const diag_ctx *c, starve_case *sc)
 	sc->iowait = host_mean_mask(c, HM_CPU_IOWAIT, sc->cond);
 	sc->disk_busy = host_mean_mask(c, HM_DISK_BUSY_MAX, sc->cond);
 	sc->disk_read = host_mean_mask(c, HM_DISK_READ, sc->cond);
-	sc->io_cause = !isnan(sc->iowait) && sc->iowait >= th->iowait_pct;
+	sc->psi_io = host_mean_mask(c, HM_PSI_IO_SOME, sc->cond);
+	sc->psi_io_full = host_mean_mask(c, HM_PSI_IO_FULL, sc->cond);
+	sc->psi_cpu = host_mean_mask(c, HM_PSI_CPU_SOME, sc->cond);
+	sc->psi_mem = host_mean_mask(c, HM_PSI_MEM_SOME, sc->cond);
+	/* tasks stalled on I/O say storage as iowait does, also where iowait hides it (busy CPUs
+	 * doing other work count no iowait) */
+	sc->io_cause = (!isnan(sc->iowait) && sc->iowait >= th->iowait_pct) ||
+	               (!isnan(sc->psi_io) && sc->psi_io >= th->psi_io_pct);
 	sc->disk_cause = !isnan(sc->disk_busy) && sc->disk_busy >= th->disk_busy_pct;
 	/*
 	 * Whose load is it? With the job followed, a busy core is the job's
@@ -535,6 +543,21 @@ static void load_causes(const diag_ctx *c, starve_case *sc)
 	sc->cpu_cause &= cpu_mine;
 	sc->io_cause &= io_mine;
 	sc->disk_cause &= io_mine;
+}
+
+/* Why the input waits on storage: iowait, the busy disk, I/O pressure, whichever say so. */
+static void io_why(const diag_ctx *c, const starve_case *sc, char *why, size_t len)
+{
+	const diag_thresholds *th = c->th;
+	size_t o = 0;
+	if (!isnan(sc->iowait) && sc->iowait >= th->iowait_pct)
+		o += (size_t)snprintf(why, len, L_("iowait is %.0f %%"), sc->iowait);
+	else if (!isnan(sc->psi_io))
+		o += (size_t)snprintf(why, len, L_("tasks stall on I/O %.0f %% of the time"),
+		                      sc->psi_io);
+	if (sc->disk_cause && o < len)
+		snprintf(why + o, len - o, L_(" and the busiest disk is %.0f %% busy"),
+		         sc->disk_busy);
 }
 
 static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case *sc)
@@ -559,7 +582,7 @@ static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case 
 		snprintf(why, sizeof why, L_("%d of %d worker processes are at 100 %% of a core"),
 		         w->saturated, w->total);
 	else if (sc->io_cause)
-		snprintf(why, sizeof why, L_("iowait is %.0f %%"), sc->iowait);
+		io_why(c, sc, why, sizeof why);
 	else
 		snprintf(why, sizeof why, L_("the disk is %.0f %% busy"), sc->disk_busy);
 	if (sc->waiting)
@@ -567,6 +590,25 @@ static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case 
 		         100 - sc->worst_idle, why);
 	else
 		dx_title(f, "%s idle %.0f %% of %s while %s", gl, sc->worst_idle, c->span, why);
+}
+
+/* Pressure (PSI), where the host reports it: I/O against its threshold, and the CPU and memory
+ * stalls beside it (a loader short of a CPU, or reclaiming memory, waits too). */
+static void starved_pressure_evidence(const diag_ctx *c, diag_finding *f, const starve_case *sc)
+{
+	if (!isnan(sc->psi_io))
+		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_IO_SOME), .stat = N_("mean during gaps"),
+		      .value = sc->psi_io, .cmp = ">=", .threshold = c->th->psi_io_pct,
+		      .unit = "%");
+	if (!isnan(sc->psi_io_full) && sc->io_cause)
+		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_IO_FULL), .stat = N_("mean during gaps"),
+		      .value = sc->psi_io_full, .unit = "%");
+	if (!isnan(sc->psi_cpu))
+		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_CPU_SOME), .stat = N_("mean during gaps"),
+		      .value = sc->psi_cpu, .unit = "%");
+	if (!isnan(sc->psi_mem))
+		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_MEM_SOME), .stat = N_("mean during gaps"),
+		      .value = sc->psi_mem, .unit = "%");
 }
 
 /* The host's side of the evidence: cores, the job's workers, storage. */
@@ -604,6 +646,7 @@ static void starved_host_evidence(const diag_ctx *c, diag_finding *f, const star
 	if (!isnan(sc->disk_read))
 		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_READ), .stat = N_("mean during gaps"),
 		      .value = sc->disk_read / MIB, .unit = "MiB/s");
+	starved_pressure_evidence(c, f, sc);
 }
 
 static void starved_notes(const diag_ctx *c, diag_finding *f, const starve_case *sc)

@@ -233,8 +233,24 @@ static void note_not_checked(fleet_report *r, const char *note)
 		snprintf(r->not_checked[r->nnot_checked++], sizeof r->not_checked[0], "%s", note);
 }
 
+/* The host queries (bits) whose series the finding's evidence cites, and those whose condition
+ * held. */
+static void host_evidence(const prom_fleet *fl, const diag_finding *f, fleet_finding *x)
+{
+	for (int e = 0; e < f->nev; e++)
+		for (int q = 0; q < PROM_HOST_QUERIES; q++) {
+			if (!fl->have_host[q] ||
+			    strcmp(f->ev[e].metric, host_metrics[prom_host_metric(q)].key))
+				continue;
+			x->host_seen |= 1u << q;
+			if (diag_evidence_met(&f->ev[e]) > 0)
+				x->host_met |= 1u << q;
+		}
+}
+
 /* Merge a window's finding into the one it continues, or add it. */
-static void merge_finding(fleet_report *r, int node, const diag_finding *f, double t0, double t1)
+static void merge_finding(const prom_fleet *fl, fleet_report *r, int node, const diag_finding *f,
+                          double t0, double t1)
 {
 	for (int i = 0; i < r->nf; i++) {
 		fleet_finding *x = &r->f[i];
@@ -243,6 +259,7 @@ static void merge_finding(fleet_report *r, int node, const diag_finding *f, doub
 			x->t1 = t1;
 			if (f->severity > x->severity)
 				x->severity = f->severity;
+			host_evidence(fl, f, x);
 			return;
 		}
 	}
@@ -258,6 +275,7 @@ static void merge_finding(fleet_report *r, int node, const diag_finding *f, doub
 	                     .t0 = t0,
 	                     .t1 = t1};
 	snprintf(x->title, sizeof x->title, "%s", f->title);
+	host_evidence(fl, f, x);
 }
 
 static void diagnose_node(const prom_fleet *fl, const fleet_opts *o, int k, fleet_report *r)
@@ -283,7 +301,7 @@ static void diagnose_node(const prom_fleet *fl, const fleet_opts *o, int k, flee
 			if (f->rule == DIAG_R_NOT_CHECKED && f->note[0])
 				note_not_checked(r, f->note);
 			else if (ranked_rule(f->rule) && f->gpus)
-				merge_finding(r, k, f, t0, t1);
+				merge_finding(fl, r, k, f, t0, t1);
 		}
 		diag_result_free(&res);
 		tl_free(w);
@@ -347,6 +365,13 @@ static void finding_promql(const prom_fleet *fl, fleet_finding *x)
 	if (!fl->have[pm])
 		pm = PF_UTIL;
 	finding_selector(fl, x, pm, x->promql, sizeof x->promql);
+	/* the host's evidence: the queries whose condition held first, then the others */
+	for (int pass = 0; pass < 2; pass++)
+		for (int q = 0; q < PROM_HOST_QUERIES && x->nhost_promql < FLEET_HOST_PROMQL; q++)
+			if ((pass ? x->host_seen & ~x->host_met : x->host_met) >> q & 1)
+				prom_host_node_expr(q, fl->node[x->node].host, fl->step,
+				                    x->host_promql[x->nhost_promql++],
+				                    sizeof x->host_promql[0]);
 }
 
 /* A finding the power cap explains (power-capped, or throttled with more power-capped samples
@@ -430,6 +455,35 @@ static int group_cmp(const void *a, const void *b)
 	if (x != y)
 		return x < y ? 1 : -1;
 	return strcmp(((const fleet_group *)a)->name, ((const fleet_group *)b)->name);
+}
+
+/* What a node_exporter series tells the rules: said when it is absent. */
+static const char *host_series_why(const char *series)
+{
+	if (!strcmp(series, "node_cpu_seconds_total"))
+		return N_("a saturated core or iowait on the node (data-starved, host-contention)");
+	if (!strncmp(series, "node_disk_", 10))
+		return N_("a saturated disk on the node (data-starved)");
+	return N_("pressure: tasks stalled on I/O, a CPU or memory (data-starved)");
+}
+
+int fleet_host_absent(const prom_fleet *fl, const char **names, const char **why, int max)
+{
+	int n = 0;
+	for (int q = 0; q < PROM_HOST_QUERIES && n < max; q++) {
+		const char *name = prom_host_series(q);
+		bool seen = false, dup = false;
+		for (int p = 0; p < PROM_HOST_QUERIES; p++)
+			if (!strcmp(prom_host_series(p), name)) {
+				seen |= fl->have_host[p];
+				dup |= p < q;
+			}
+		if (seen || dup)
+			continue;
+		names[n] = name;
+		why[n++] = host_series_why(name);
+	}
+	return n;
 }
 
 void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out)

@@ -61,6 +61,8 @@ typedef struct {
 	fleet_hours hours;
 } fleet_group;
 
+#define FLEET_HOST_PROMQL 3
+
 typedef struct {
 	int node; /* index into prom_fleet.node */
 	diag_rule rule;
@@ -71,6 +73,11 @@ typedef struct {
 	char title[240]; /* the first window's title */
 	char job[160];   /* the job on its GPUs at most samples, "" none */
 	char promql[1400]; /* the query behind its evidence */
+	/* node_exporter's queries behind its host evidence (a saturated core, a busy disk, I/O
+	 * pressure), for its node alone; those whose condition held first. */
+	char host_promql[FLEET_HOST_PROMQL][560];
+	int nhost_promql;
+	uint32_t host_met, host_seen; /* host queries (bits) its evidence cites; met: held */
 	/* Held by the power cap: mean draw in its power-capped samples and the lowest limit
 	 * (DCGM_FI_DEV_POWER_MGMT_LIMIT) there, W; NAN when not such a finding or not known. */
 	double power_w, limit_w;
@@ -91,8 +98,16 @@ typedef struct {
 	int nstates;
 } fleet_report;
 
+/* Which table --format csv writes: each its own header, every row the same columns. */
+typedef enum {
+	FLEET_CSV_STATES,   /* group_by,group,state,gpu_hours,share */
+	FLEET_CSV_FINDINGS, /* fleet's findings, ranked */
+	FLEET_CSV_EXPORTER, /* the exporters' own (gpuwhy_finding) */
+} fleet_csv;
+
 typedef struct {
 	fleet_by by;
+	fleet_csv csv;   /* the table --format csv writes */
 	double window_s; /* diagnosis window */
 	bool localize;   /* titles in the user's language (text), English (JSON) */
 	/* --by user: per prom_fleet.jobs, the job's user (Slurm's, else the series' user
@@ -100,13 +115,18 @@ typedef struct {
 	char *const *job_user;
 } fleet_opts;
 
+/* node_exporter's series (distinct names) with no sample on any node, into names (at most max),
+ * with what their absence leaves unchecked (English: _() it to print). Returns how many. */
+int fleet_host_absent(const prom_fleet *fl, const char **names, const char **why, int max);
+
 void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out);
 void fleet_report_free(fleet_report *r);
 
 void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
-/* One row per group and state: group_by,group,state,gpu_hours,share (fleet-wide rows first,
- * group_by "fleet"). */
+/* o->csv's table: states, one row per group and state: group_by,group,state,gpu_hours,share
+ * (fleet-wide rows first, group_by "fleet"); findings, one row per finding, ranked; exporter,
+ * one row per finding a gpuwhy exporter reported itself. The columns are in docs/fleet.md. */
 void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out);
 /* One self-contained page (inline CSS and SVG, no script, no network): the hours, the worst
  * groups, the ranked findings with their PromQL and a heat map of every GPU against time. */

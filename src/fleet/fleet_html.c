@@ -158,6 +158,10 @@ static void finding_row(FILE *o, const prom_fleet *fl, const fleet_finding *x, i
 	fprintf(o, "</td><td class=\"n\">%.1f</td><td class=\"n\">%s<br>%s</td><td class=\"pq\">",
 	        x->lost_h, a, b);
 	report_html_escape(o, x->promql);
+	for (int k = 0; k < x->nhost_promql; k++) {
+		fprintf(o, "<br>");
+		report_html_escape(o, x->host_promql[k]);
+	}
 	fprintf(o, "</td></tr>\n");
 }
 
@@ -371,6 +375,18 @@ static void missing(FILE *o, const prom_fleet *fl, const fleet_report *r)
 			report_html_escape(o, fl->expr[m]);
 			fprintf(o, "</code></li>\n");
 		}
+	const char *hn[PROM_HOST_QUERIES], *hw[PROM_HOST_QUERIES];
+	int nh = fleet_host_absent(fl, hn, hw, PROM_HOST_QUERIES);
+	for (int i = 0; i < nh; i++) {
+		if (!head_done)
+			fprintf(o, "<h2>%s</h2>\n<ul>\n",
+			        _("Not in Prometheus (the rules that need them were not "
+			          "checked):"));
+		head_done = true;
+		fprintf(o, "<li><code>%s</code>: ", hn[i]);
+		report_html_escape(o, _(hw[i]));
+		fprintf(o, "</li>\n");
+	}
 	if (head_done)
 		fprintf(o, "</ul>\n");
 	for (int i = 0; i < r->nnot_checked; i++) {

@@ -87,6 +87,8 @@ static void text_findings(const prom_fleet *fl, const fleet_report *r, FILE *out
 		}
 		fprintf(out, _("    PromQL: %s  (%s .. %s, step %gs)\n"), x->promql, a, b,
 		        fl->step);
+		for (int k = 0; k < x->nhost_promql; k++)
+			fprintf(out, _("    PromQL (node_exporter): %s\n"), x->host_promql[k]);
 	}
 }
 
@@ -130,6 +132,14 @@ void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 			head = true;
 			fprintf(out, "  %s\n", fl->expr[m]);
 		}
+	const char *hn[PROM_HOST_QUERIES], *hw[PROM_HOST_QUERIES];
+	int nh = fleet_host_absent(fl, hn, hw, PROM_HOST_QUERIES);
+	for (int i = 0; i < nh; i++) {
+		if (!i)
+			fprintf(out, "\n%s\n",
+			        _("node_exporter series not in Prometheus (not checked):"));
+		fprintf(out, "  %s: %s\n", hn[i], _(hw[i]));
+	}
 	for (int i = 0; i < r->nnot_checked; i++)
 		fprintf(out, "%s%s\n", i ? "  " : "\n", r->not_checked[i]);
 	if (fl->gpus_dropped) {
@@ -194,6 +204,17 @@ static void json_finding(jsonw *w, const prom_fleet *fl, const fleet_finding *x)
 	jsonw_str(w, x->title);
 	jsonw_key(w, "promql");
 	jsonw_str(w, x->promql);
+	jsonw_key(w, "host_promql");
+	jsonw_arr_begin(w);
+	for (int k = 0; k < x->nhost_promql; k++)
+		jsonw_str(w, x->host_promql[k]);
+	jsonw_arr_end(w);
+	jsonw_key(w, "host_held"); /* the host metrics whose condition held */
+	jsonw_arr_begin(w);
+	for (int q = 0; q < PROM_HOST_QUERIES; q++)
+		if (x->host_met >> q & 1 && (!q || prom_host_metric(q) != prom_host_metric(q - 1)))
+			jsonw_str(w, host_metrics[prom_host_metric(q)].key);
+	jsonw_arr_end(w);
 	if (isfinite(x->power_w)) {
 		jsonw_key(w, "power_w");
 		jsonw_num(w, x->power_w);
@@ -265,6 +286,24 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 		jsonw_bool(&w, fl->have[m]);
 		jsonw_obj_end(&w);
 	}
+	/* node_exporter's series, each once (the CPU's first query cited), fleet-wide */
+	for (int q = 0; q < PROM_HOST_QUERIES; q++) {
+		const char *name = prom_host_series(q);
+		if (q && !strcmp(name, prom_host_series(q - 1)))
+			continue;
+		bool have = false;
+		for (int p = q; p < PROM_HOST_QUERIES && !strcmp(prom_host_series(p), name); p++)
+			have |= fl->have_host[p];
+		char e[600];
+		prom_host_expr(q, "", prom_host_range(fl->step), e, sizeof e);
+		jsonw_key(&w, name);
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "promql");
+		jsonw_str(&w, e);
+		jsonw_key(&w, "present");
+		jsonw_bool(&w, have);
+		jsonw_obj_end(&w);
+	}
 	jsonw_obj_end(&w);
 	jsonw_key(&w, "hours");
 	json_hours(&w, &r->total);
@@ -328,11 +367,91 @@ static void csv_group(FILE *out, const char *by, const char *name, const fleet_h
 	}
 }
 
-void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+static void csv_states(const fleet_opts *o, const fleet_report *r, FILE *out)
 {
-	(void)fl;
 	fputs("group_by,group,state,gpu_hours,share\n", out);
 	csv_group(out, "fleet", "all", &r->total);
 	for (int i = 0; i < r->ngroups; i++)
 		csv_group(out, fleet_by_id(o->by), r->group[i].name, &r->group[i].hours);
+}
+
+/* A number, or an empty field when it is not known. */
+static void csv_num(FILE *out, double v, const char *fmt)
+{
+	fputc(',', out);
+	if (isfinite(v))
+		fprintf(out, fmt, v);
+}
+
+/* Every field a script needs without parsing a title: the GPUs as their gpu labels joined by
+ * ';' (no CSV quoting needed), the node_exporter queries in columns of their own. */
+static void csv_findings(const prom_fleet *fl, const fleet_report *r, FILE *out)
+{
+	fputs("rank,node,gpus,job,rule,severity,from,to,from_epoch,to_epoch,step,gpu_hours_lost,"
+	      "power_w,power_limit_w,title,promql",
+	      out);
+	for (int k = 0; k < FLEET_HOST_PROMQL; k++)
+		fprintf(out, ",host_promql_%d", k + 1);
+	fputc('\n', out);
+	for (int i = 0; i < r->nf; i++) {
+		const fleet_finding *x = &r->f[i];
+		const prom_node *nd = &fl->node[x->node];
+		char gpus[200], a[32], b[32];
+		gpu_list(nd, x->gpus, gpus, sizeof gpus);
+		for (char *p = gpus; *p; p++)
+			if (*p == ',')
+				*p = ';';
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		fprintf(out, "%d,", i + 1);
+		csv_str(out, nd->host);
+		fprintf(out, ",%s,", gpus);
+		csv_str(out, x->job);
+		fprintf(out, ",%s,%s,%s,%s,%.0f,%.0f,%g,%.4f", diag_rule_id(x->rule),
+		        diag_severity_name(x->severity), a, b, x->t0, x->t1, fl->step, x->lost_h);
+		csv_num(out, x->power_w, "%.1f");
+		csv_num(out, x->limit_w, "%.1f");
+		fputc(',', out);
+		csv_str(out, x->title);
+		fputc(',', out);
+		csv_str(out, x->promql);
+		for (int k = 0; k < FLEET_HOST_PROMQL; k++) {
+			fputc(',', out);
+			if (k < x->nhost_promql)
+				csv_str(out, x->host_promql[k]);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void csv_exporter(const prom_fleet *fl, FILE *out)
+{
+	fputs("node,gpu,rule,severity,from,to,from_epoch,to_epoch,samples\n", out);
+	for (int i = 0; i < fl->nown; i++) {
+		const prom_own_finding *x = &fl->own[i];
+		char a[32], b[32];
+		iso(x->t0, a, sizeof a);
+		iso(x->t1, b, sizeof b);
+		csv_str(out, fl->node[x->node].host);
+		fprintf(out, ",%d,", x->gpu);
+		csv_str(out, x->rule);
+		fputc(',', out);
+		csv_str(out, x->severity);
+		fprintf(out, ",%s,%s,%.0f,%.0f,%d\n", a, b, x->t0, x->t1, x->samples);
+	}
+}
+
+void fleet_render_csv(const prom_fleet *fl, const fleet_opts *o, const fleet_report *r, FILE *out)
+{
+	switch (o->csv) {
+	case FLEET_CSV_STATES:
+		csv_states(o, r, out);
+		break;
+	case FLEET_CSV_FINDINGS:
+		csv_findings(fl, r, out);
+		break;
+	case FLEET_CSV_EXPORTER:
+		csv_exporter(fl, out);
+		break;
+	}
 }

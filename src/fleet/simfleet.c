@@ -43,6 +43,8 @@ typedef struct {
 	uint64_t gpus;   /* bit per GPU index; all when not given */
 	double from, to; /* seconds from the start */
 	int rank;        /* straggler: the slow GPU */
+	bool io;         /* data-starved: storage, not a core, is what the input waits on */
+	bool host;       /* its node has a node_exporter (always with a data-starved plant) */
 	char job[128], pod[128], ns[64];
 } sf_plant;
 
@@ -100,6 +102,12 @@ static int parse_plant(json_t *o, size_t i, const simfleet_opts *so, sf_plant *p
 	if (json_is_number(at))
 		p->from = json_number_value(at) * 3600;
 	p->rank = (int)json_integer_value(json_object_get(o, "rank"));
+	const char *cause = jstr(o, "cause", "cpu");
+	p->io = !strcmp(cause, "io");
+	p->host = json_is_true(json_object_get(o, "node_exporter"));
+	if (k == SK_DATA_STARVED && !p->io && strcmp(cause, "cpu"))
+		return gw_fail_set(err, GW_EXIT_USAGE, what, N_("see docs/fleet.md"),
+		                   "cause '%s' is neither cpu nor io", cause);
 	snprintf(p->job, sizeof p->job, "%s", jstr(o, "job", ""));
 	snprintf(p->pod, sizeof p->pod, "%s", jstr(o, "pod", ""));
 	snprintf(p->ns, sizeof p->ns, "%s", jstr(o, "namespace", ""));
@@ -335,52 +343,113 @@ static void write_family(const simfleet_opts *o, const sf_plants *ps, prom_fleet
 	}
 }
 
-/* Whether node is data-starved at t (its loaders saturate a core then). */
-static bool starved_at(const sf_plants *ps, const char *node, double t, bool *any)
+/* How node's input fares at t: 0 fed, 1 starved by a saturated core, 2 by storage; *any: the
+ * node has a data-starved plant at all (and so a node_exporter). */
+static int starved_at(const sf_plants *ps, const char *node, double t, bool *any)
 {
-	bool hit = false;
+	int hit = 0;
 	for (int i = 0; i < ps->n; i++)
-		if (ps->p[i].kind == SK_DATA_STARVED && !strcmp(ps->p[i].node, node)) {
+		if ((ps->p[i].kind == SK_DATA_STARVED || ps->p[i].host) &&
+		    !strcmp(ps->p[i].node, node)) {
 			*any = true;
-			hit |= t >= ps->p[i].from && t < ps->p[i].to;
+			if (ps->p[i].kind == SK_DATA_STARVED && t >= ps->p[i].from &&
+			    t < ps->p[i].to)
+				hit = ps->p[i].io ? 2 : 1;
 		}
 	return hit;
 }
 
+/* One node_exporter counter series: rate[state] per second (state of the step before each
+ * sample: fed, cpu-starved, io-starved), accumulated from 0. */
+static void write_counter(const simfleet_opts *o, const sf_plants *ps, const char *node,
+                          long nsamples, const char *name, const char *labels, const double rate[3],
+                          FILE *out)
+{
+	bool any = false;
+	double acc = 0;
+	for (long s = 0; s < nsamples; s++) {
+		double t = s * o->step;
+		if (s)
+			acc += o->step * rate[starved_at(ps, node, t, &any)];
+		fprintf(out, "%s{%sinstance=\"%s:9100\",job=\"node\"} %.1f %.3f\n", name, labels,
+		        node, acc, o->start + t);
+	}
+}
+
+/* The nodes with a data-starved plant or one marked node_exporter have one; others none. */
+static bool has_node_exporter(const sf_plants *ps, int ni, char *node, size_t len)
+{
+	bool any = false;
+	snprintf(node, len, "node%02d", ni + 1);
+	starved_at(ps, node, 0, &any);
+	return any;
+}
+
 /*
- * node_exporter's CPU counters (4 CPUs) of the nodes with a data-starved plant:
- * core 0 saturated by the data loader while starved, every core a quarter busy
- * otherwise. Other nodes have no node_exporter: their host stays unknown.
+ * node_exporter's CPU counters (4 CPUs): core 0 saturated by the data loader while
+ * cpu-starved, iowait on every core while io-starved, every core a quarter busy otherwise.
  */
 static void write_node_cpu(const simfleet_opts *o, const sf_plants *ps, long nsamples, FILE *out)
 {
 	static const char *const modes[] = {"idle", "iowait", "user", "system"};
+	/* idle, iowait, user, system shares: fed, the hot core cpu-starved, io-starved */
+	static const double share[3][4] = {
+	    {0.74, 0.01, 0.2, 0.05}, {0.01, 0.0, 0.96, 0.03}, {0.45, 0.35, 0.15, 0.05}};
 	fputs("# TYPE node_cpu_seconds counter\n# HELP node_cpu_seconds Seconds the CPUs spent in "
 	      "each mode.\n",
 	      out);
 	for (int ni = 0; ni < o->nodes; ni++) {
-		char node[32];
-		bool any = false;
-		snprintf(node, sizeof node, "node%02d", ni + 1);
-		starved_at(ps, node, 0, &any);
-		for (int cpu = 0; any && cpu < 4; cpu++)
+		char node[32], labels[64];
+		if (!has_node_exporter(ps, ni, node, sizeof node))
+			continue;
+		for (int cpu = 0; cpu < 4; cpu++)
 			for (int m = 0; m < 4; m++) {
-				double acc = 0;
-				for (long s = 0; s < nsamples; s++) {
-					double t = s * o->step;
-					bool hot = cpu == 0 && starved_at(ps, node, t, &any);
-					/* idle, iowait, user, system shares of the step before t */
-					const double share[2][4] = {{0.74, 0.01, 0.2, 0.05},
-					                            {0.01, 0.0, 0.96, 0.03}};
-					if (s)
-						acc += o->step * share[hot][m];
-					fprintf(out,
-					        "node_cpu_seconds_total{cpu=\"%d\",mode=\"%s\","
-					        "instance=\"%s:"
-					        "9100\",job=\"node\"} %.1f %.3f\n",
-					        cpu, modes[m], node, acc, o->start + t);
-				}
+				/* only core 0 runs the loader; the others stay fed */
+				double rate[3] = {share[0][m], share[cpu == 0][m], share[2][m]};
+				snprintf(labels, sizeof labels, "cpu=\"%d\",mode=\"%s\",", cpu,
+				         modes[m]);
+				write_counter(o, ps, node, nsamples, "node_cpu_seconds_total",
+				              labels, rate, out);
 			}
+	}
+}
+
+/*
+ * node_exporter's disk and pressure counters. The disk nvme0n1 (its partition nvme0n1p1 and
+ * the device-mapper volume dm-0 on it read the same) is busy while io-starved; loop0, a busy
+ * loop device, is saturated on the cpu-starved node and must not be taken for its disk.
+ * Pressure: I/O stalls while io-starved, CPU waits while a core is saturated.
+ */
+static void write_node_io(const simfleet_opts *o, const sf_plants *ps, long nsamples, FILE *out)
+{
+	static const struct {
+		const char *family, *labels;
+		double rate[3];
+	} ser[] = {
+	    {"node_disk_io_time_seconds", "device=\"nvme0n1\",", {0.05, 0.05, 0.97}},
+	    {"node_disk_io_time_seconds", "device=\"nvme0n1p1\",", {0.05, 0.05, 0.97}},
+	    {"node_disk_io_time_seconds", "device=\"dm-0\",", {0.05, 1.0, 0.99}},
+	    {"node_disk_io_time_seconds", "device=\"loop0\",", {0.0, 1.0, 0.0}},
+	    {"node_disk_read_bytes", "device=\"nvme0n1\",", {5e7, 5e7, 1.5e9}},
+	    {"node_disk_read_bytes", "device=\"dm-0\",", {5e7, 5e7, 1.5e9}},
+	    {"node_disk_read_bytes", "device=\"loop0\",", {0, 2e8, 0}},
+	    {"node_pressure_cpu_waiting_seconds", "", {0.02, 0.3, 0.02}},
+	    {"node_pressure_io_waiting_seconds", "", {0.01, 0.01, 0.62}},
+	    {"node_pressure_io_stalled_seconds", "", {0.0, 0.0, 0.38}},
+	    {"node_pressure_memory_waiting_seconds", "", {0.0, 0.0, 0.0}},
+	    {"node_pressure_memory_stalled_seconds", "", {0.0, 0.0, 0.0}},
+	};
+	for (size_t i = 0; i < sizeof ser / sizeof *ser; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s_total", ser[i].family);
+		if (!i || strcmp(ser[i].family, ser[i - 1].family))
+			fprintf(out, "# TYPE %s counter\n", ser[i].family);
+		for (int ni = 0; ni < o->nodes; ni++) {
+			char node[32];
+			if (has_node_exporter(ps, ni, node, sizeof node))
+				write_counter(o, ps, node, nsamples, name, ser[i].labels,
+				              ser[i].rate, out);
+		}
 	}
 }
 
@@ -393,6 +462,7 @@ int simfleet_write(const simfleet_opts *o, FILE *out, gw_fail *err)
 		for (int m = 0; m < PF__COUNT; m++)
 			write_family(o, ps, (prom_fleet_metric)m, nsamples, out);
 		write_node_cpu(o, ps, nsamples, out);
+		write_node_io(o, ps, nsamples, out);
 		fputs("# EOF\n", out);
 		if (fflush(out) || ferror(out))
 			rc = gw_fail_set(err, GW_EXIT_ENV, "output", NULL, "cannot write");

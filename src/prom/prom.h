@@ -138,6 +138,8 @@ typedef struct {
 } prom_fleet_query;
 
 #define PROM_PARALLEL 4
+/* The host queries node_exporter answers (CPU, disk, pressure), in query order. */
+#define PROM_HOST_QUERIES 10
 /* One request asks for about this many points of all its series together (about 3 MB of JSON,
  * some 2 MB once read), so memory is bounded by the requests in flight, not by the fleet's
  * size. The first request of the utilization series asks for PROM_PROBE_POINTS per series and
@@ -188,11 +190,26 @@ typedef struct {
 	 * whether it answered with any series. */
 	char expr[PF__COUNT][640];
 	bool have[PF__COUNT];
-	int gpus_dropped;      /* GPUs beyond GPU_MAX on one node, left out */
-	bool have_node_cpu;    /* node_exporter's CPU series were read into the host summary */
+	int gpus_dropped;   /* GPUs beyond GPU_MAX on one node, left out */
+	bool have_node_cpu; /* node_exporter's CPU series were read into the host summary */
+	/* Per host query (prom_host_series): whether it filled any node's host series. */
+	bool have_host[PROM_HOST_QUERIES];
 	prom_own_finding *own; /* by node, GPU, rule */
 	int nown;
 } prom_fleet;
+
+/* Query i's host metric, and node_exporter's series it reads. */
+host_metric_id prom_host_metric(int i);
+const char *prom_host_series(int i);
+/* The query that fills host metric id, -1 when none does. */
+int prom_host_query_of(host_metric_id id);
+/* The rate range (seconds) of the host queries at step. */
+int prom_host_range(double step);
+/* Query i's PromQL, inst the instance matchers with a leading comma ("" for every node):
+ * ,instance=~"node01(:[0-9]+)?" cites one node. */
+void prom_host_expr(int i, const char *inst, int range, char *out, size_t len);
+/* Query i's PromQL for one node (its host, as the instance label names it) at step. */
+void prom_host_node_expr(int i, const char *host, double step, char *out, size_t len);
 
 /* The DCGM name a fleet metric reads first (from the metric table). */
 const char *prom_fleet_metric_name(prom_fleet_metric m);

@@ -200,6 +200,35 @@ static void cmp_caveats(const tx *t, const diag_comparison *c)
 	}
 }
 
+/* Windows without step times: how busy the GPUs were on each side, with its interval. */
+static void cmp_busy(const tx *t, const diag_comparison *c)
+{
+	const diag_busy_cmp *b = &c->busy;
+	FILE *out = t->out;
+	if (b->verdict == DIAG_BUSY_NONE)
+		return;
+	const char *w = b->verdict == DIAG_BUSY_MORE   ? _("the candidate's GPUs were BUSIER")
+	                : b->verdict == DIAG_BUSY_LESS ? _("the candidate's GPUs were LESS BUSY")
+	                : b->verdict == DIAG_BUSY_SAME ? _("the same busy share")
+	                                               : _("inconclusive");
+	fprintf(out,
+	        _("GPU busy share: %s%s%s: %.1f %% -> %.1f %% (%+.1f points, 95 %% interval "
+	          "%+.1f to %+.1f)\n"),
+	        BOLD(t), w, RESET(t), b->side[0].mean, b->side[1].mean, b->diff, b->lo, b->hi);
+	fprintf(out,
+	        _("  each side's mean is judged in blocks of %d and %d samples (circular block "
+	          "bootstrap, the length from the samples' own autocorrelation); changes under "
+	          "%.1f points are none, and the same needs the whole interval within them "
+	          "(--set compare_busy_pp=N)\n"),
+	        b->side[0].block, b->side[1].block, b->min_pp);
+	fprintf(out, _("  GPU-hours not busy: %.2f of %.2f -> %.2f of %.2f\n"),
+	        b->side[0].not_busy_h, b->side[0].gpu_hours, b->side[1].not_busy_h,
+	        b->side[1].gpu_hours);
+	for (int i = 0; i < b->nrules; i++)
+		fprintf(out, _("  GPU-hours under %s: %.2f -> %.2f\n"), b->rule[i].id,
+		        b->rule[i].h[0], b->rule[i].h[1]);
+}
+
 static void cmp_verdict(const tx *t, const diag_comparison *c)
 {
 	FILE *out = t->out;
@@ -213,6 +242,8 @@ static void cmp_verdict(const tx *t, const diag_comparison *c)
 		fputs(_(" (no step times, and a log's or a window's length is no run time: the "
 		        "utilization and findings below say what changed)\n"),
 		      out);
+	if (c->untimed)
+		cmp_busy(t, c);
 	else if (c->steps_bursty)
 		fprintf(out,
 		        _(" (step lines came in bursts, so step times were not compared: judged by "

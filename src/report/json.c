@@ -350,6 +350,52 @@ static void files(jsonw *w, const char *k, const char *const *f, int n)
 	jsonw_arr_end(w);
 }
 
+/* Windows without step times: the busy share's comparison (null when not made). */
+static void busy_side(jsonw *w, const char *k, const diag_busy_side *s)
+{
+	jsonw_key(w, k);
+	jsonw_obj_begin(w);
+	num(w, "mean_pct", s->mean);
+	num(w, "se_pct", sqrt(s->var));
+	jsonw_key(w, "samples");
+	jsonw_int(w, s->samples);
+	jsonw_key(w, "block");
+	jsonw_int(w, s->block);
+	num(w, "gpu_hours", s->gpu_hours);
+	num(w, "not_busy_gpu_hours", s->not_busy_h);
+	jsonw_obj_end(w);
+}
+
+static void busy_cmp(jsonw *w, const diag_busy_cmp *b)
+{
+	jsonw_key(w, "busy_share");
+	if (b->verdict == DIAG_BUSY_NONE) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_obj_begin(w);
+	str(w, "verdict", diag_busy_verdict_id(b->verdict));
+	str(w, "judged_by", "busy-share-block-bootstrap-ci95");
+	num(w, "diff_points", b->diff);
+	num(w, "ci95_lo", b->lo);
+	num(w, "ci95_hi", b->hi);
+	num(w, "df", isfinite(b->df) ? b->df : NAN);
+	num(w, "min_meaningful_diff_points", b->min_pp);
+	busy_side(w, "base", &b->side[0]);
+	busy_side(w, "candidate", &b->side[1]);
+	jsonw_key(w, "findings_gpu_hours");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < b->nrules; i++) {
+		jsonw_obj_begin(w);
+		str(w, "rule", b->rule[i].id);
+		num(w, "base", b->rule[i].h[0]);
+		num(w, "candidate", b->rule[i].h[1]);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
 void compare_json(FILE *out, const diag_comparison *c, const char *const *base, int nbase,
                   const char *const *cand, int ncand)
 {
@@ -381,6 +427,7 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 	    : c->p50_verdict > 0 ? "slower"
 	                         : "no-difference");
 	step_cmp(&w, &c->steps);
+	busy_cmp(&w, &c->busy);
 	jsonw_key(&w, "bootstrap");
 	jsonw_obj_begin(&w);
 	integer(&w, "resamples", DIAG_BOOTSTRAP_RESAMPLES);

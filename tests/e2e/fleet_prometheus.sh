@@ -133,7 +133,9 @@ rc=$?
 [ "$rc" = 1 ] || fail "fleet --format html exit $rc, expected 1"
 "$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --format csv \
 	>"$T/fleet.csv" || [ $? = 1 ] || fail "fleet --format csv"
-python3 - "$T/fleet.json" "$T/fleet.html" "$T/fleet.csv" "$STEP" <<'PY' || fail "html/csv report"
+"$GPUWHY" fleet --prometheus "$URL" --from $START --to $END --step ${STEP}s --csv findings \
+	>"$T/findings.csv" || [ $? = 1 ] || fail "fleet --csv findings"
+python3 - "$T/fleet.json" "$T/fleet.html" "$T/fleet.csv" "$STEP" "$T/findings.csv" <<'PY' || fail "html/csv report"
 import csv, json, re, sys
 d = json.load(open(sys.argv[1])); html = open(sys.argv[2]).read(); step = float(sys.argv[4])
 def bad(msg): sys.exit("FAIL: " + msg)
@@ -165,6 +167,18 @@ if len(rows) != 1 + 7 * (1 + len(d["groups"])): bad("csv rows %d" % len(rows))
 for by, g, st, h, share in rows[1:]:
     want = d["hours"] if by == "fleet" else next(x["hours"] for x in d["groups"] if x["name"] == g)
     if abs(float(h) - want[st]) > 0.001: bad("csv %s %s %s: %s, json %s" % (by, g, st, h, want[st]))
+# the findings table: one row per finding, in the JSON's order, each field as the JSON has it
+rows = list(csv.DictReader(open(sys.argv[5], newline="")))
+if len(rows) != len(d["findings"]) or not rows: bad("findings csv rows %d" % len(rows))
+for i, (r, f) in enumerate(zip(rows, d["findings"])):
+    got = (int(r["rank"]), r["node"], [int(g) for g in r["gpus"].split(";")], r["job"] or None,
+           r["rule"], float(r["from_epoch"]), float(r["to_epoch"]), r["promql"], r["title"])
+    if got != (i + 1, f["node"], f["gpus"], f["job"], f["rule"], f["from_epoch"], f["to_epoch"], f["promql"], f["title"]):
+        bad("findings csv row %d: %s, json %s" % (i, got, f))
+    if abs(float(r["gpu_hours_lost"]) - f["gpu_hours_lost"]) > 0.001: bad("findings csv hours %s" % r)
+    if (r["power_limit_w"] != "") != ("power_limit_w" in f): bad("findings csv power %s" % r)
+    if [r["host_promql_%d" % k] for k in (1, 2, 3) if r["host_promql_%d" % k]] != f["host_promql"]:
+        bad("findings csv host PromQL %s" % r)
 PY
 
 # A matcher that matches nothing: one line, exit 3.

@@ -67,14 +67,22 @@ PY
 "$GPUWHY" compare --prometheus "$URL" "node=node01,from=$START,to=$((START + 2 * H))" \
 	"node=node01,from=$((START + 2 * H)),to=$((START + 4 * H)),step=60s" --format json \
 	>"$T/cmp.json" 2>"$T/err" || fail "compare exit $?: $(cat "$T/err")"
+# node02's GPU 0 was busy and healthy all along: two of its windows are the same.
+"$GPUWHY" compare --prometheus "$URL" "node=node02,gpu=0,from=$START,to=$((START + 2 * H))" \
+	"node=node02,gpu=0,from=$((START + 4 * H)),to=$((START + 6 * H))" --format json \
+	>"$T/cmpsame.json" 2>"$T/err" || fail "compare same exit $?: $(cat "$T/err")"
+"$GPUWHY" compare --prometheus "$URL" "node=node01,from=$START,to=$((START + 2 * H))" \
+	"node=node01,from=$((START + 2 * H)),to=$((START + 4 * H)),step=60s" >"$T/cmp.txt" ||
+	fail "compare text"
+assert_contains "$(cat "$T/cmp.txt")" "GPU busy share: the candidate's GPUs were LESS BUSY" "compare text: busy share"
 "$GPUWHY" compare --prometheus "$URL" --job notebook-bob --job train-a --format json \
 	>"$T/cmpjob.json" 2>"$T/err" || fail "compare --job exit $?: $(cat "$T/err")"
 "$GPUWHY" compare --prometheus "$URL" --job notebook-bob --job train-a >"$T/cmpjob.txt" ||
 	fail "compare --job text"
 assert_contains "$(head -1 "$T/cmpjob.txt")" "job=notebook-bob -> job=train-a" "compare header"
-python3 - "$T/cmp.json" "$T/cmpjob.json" <<'PY' || fail "compare"
+python3 - "$T/cmp.json" "$T/cmpjob.json" "$T/cmpsame.json" <<'PY' || fail "compare"
 import json, sys
-c = json.load(open(sys.argv[1])); cj = json.load(open(sys.argv[2]))
+c = json.load(open(sys.argv[1])); cj = json.load(open(sys.argv[2])); cs = json.load(open(sys.argv[3]))
 def bad(msg, d): sys.exit("FAIL: " + msg + "\n" + json.dumps({k: d[k] for k in ("base_run", "candidate_run", "findings_gone", "findings_new")}, indent=1))
 b, k = c["base_run"], c["candidate_run"]
 if not (b["util_mean"] > 90 and k["util_mean"] < 50): bad("utilization %s -> %s" % (b["util_mean"], k["util_mean"]), c)
@@ -84,6 +92,25 @@ if c["findings_gone"]: bad("findings gone from the healthy hours", c)
 # two windows of equal length: their length is no run time, so no speed claim
 if c["verdict"] != "not-compared" or cj["verdict"] != "not-compared": bad("verdict %s" % c["verdict"], c)
 if "memory-full-compute-idle" not in json.dumps(cj["findings_gone"]): bad("--job: the notebook's finding did not go", cj)
+# ... but how busy the GPUs were is compared, with an interval over blocks of samples
+def busy(d, verdict, lo, hi):
+    b = d["busy_share"]
+    if not b or b["verdict"] != verdict or not lo <= b["diff_points"] <= hi or \
+       not b["ci95_lo"] <= b["diff_points"] <= b["ci95_hi"] or b["judged_by"] != "busy-share-block-bootstrap-ci95":
+        sys.exit("FAIL: busy share %s, expected %s in %s .. %s" % (json.dumps(b), verdict, lo, hi))
+    return b
+b = busy(c, "less-busy", -90, -40)
+# node01's 8 GPUs, 2 h each side; the starved hours lost most of theirs
+if abs(b["base"]["gpu_hours"] - 16) > 0.3 or b["candidate"]["not_busy_gpu_hours"] < 6: sys.exit("FAIL: GPU-hours %s" % b)
+if b["candidate"]["block"] < 2: sys.exit("FAIL: the starved hours' sawtooth is no independent samples: %s" % b)
+# the GPU-hours under each finding: data-starved only in the starved hours, most of their 16
+fh = {x["rule"]: (x["base"], x["candidate"]) for x in b["findings_gpu_hours"]}
+if fh.get("data-starved", (1, 0))[0] != 0 or not 8 <= fh["data-starved"][1] <= 16.2: sys.exit("FAIL: findings' GPU-hours %s" % fh)
+busy(cs, "same-busy-share", -2, 2)
+if cs["verdict"] != "not-compared": sys.exit("FAIL: same windows: verdict %s" % cs["verdict"])
+b = busy(cj, "busier", 40, 100)
+fh = {x["rule"]: (x["base"], x["candidate"]) for x in b["findings_gpu_hours"]}
+if abs(fh.get("memory-full-compute-idle", (0, 1))[0] - 5) > 0.1 or fh["memory-full-compute-idle"][1] != 0: sys.exit("FAIL: --job findings' GPU-hours %s" % fh)
 if cj["base"] != "job=notebook-bob" or cj["candidate"] != "job=train-a": bad("--job: sides %s %s" % (cj["base"], cj["candidate"]), cj)
 PY
 

@@ -211,7 +211,9 @@ static void test_data_starved_io(void **state)
 	diag_result r;
 	fx_run(tl, &r);
 	const diag_finding *f = expect(&r, "data-starved", DIAG_WARN);
-	assert_string_equal(f->title, "GPU 0 idle 60 % of the run while iowait is 25 %");
+	assert_string_equal(
+	    f->title,
+	    "GPU 0 idle 60 % of the run while iowait is 25 % and the busiest disk is 97 % busy");
 	assert_float_equal(fx_ev(f, "cpu.iowait", NULL)->value, 25, EPS);
 	assert_float_equal(fx_ev(f, "disk.busy.max", NULL)->value, 97, EPS);
 	assert_float_equal(fx_ev(f, "disk.read", NULL)->value, 300, EPS);

@@ -159,6 +159,39 @@ static void test_noisy_neighbour(void **state)
 	tl_free(tl);
 }
 
+/* Machine-wide, cores at a third: I/O pressure alone (iowait under its threshold, as when the
+ * CPUs are busy with other work) says storage; without it nothing is blamed. */
+static void test_io_pressure_starved(void **state)
+{
+	(void)state;
+	timeline *tl = fx_healthy();
+	idle_gpu_busy_host(tl);
+	tl->have_root = false;
+	for (int i = 0; i < tl->nprocs; i++)
+		tl->procs[i].in_tree = false;
+	for (int s = 0; s < tl->n; s++) {
+		tl_set_host(tl, HM_CPU_BUSY_MAX, s, 30);
+		tl_set_host(tl, HM_CPU_IOWAIT, s, 4);
+		tl_set_host(tl, HM_PSI_IO_SOME, s, 5);
+	}
+	diag_result r;
+	fx_run(tl, &r);
+	fx_expect_none(&r, "data-starved");
+	diag_result_free(&r);
+	for (int s = 0; s < tl->n; s++)
+		tl_set_host(tl, HM_PSI_IO_SOME, s, 55);
+	fx_run(tl, &r);
+	const diag_finding *f = fx_expect(&r, "data-starved", DIAG_WARN);
+	assert_non_null(strstr(f->title, "tasks stall on I/O 55 % of the time"));
+	bool cited = false;
+	for (int e = 0; e < f->nev; e++)
+		cited |=
+		    !strcmp(f->ev[e].metric, "psi.io.some") && diag_evidence_met(&f->ev[e]) == 1;
+	assert_true(cited);
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
 /* Machine-wide: the CPU evidence is the host's, and said to be. */
 static void test_machine_wide_starved(void **state)
 {
@@ -280,9 +313,8 @@ static void test_sync_wait_steady(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_noisy_neighbour),
-	    cmocka_unit_test(test_machine_wide_starved),
-	    cmocka_unit_test(test_multi_gpu_starved),
+	    cmocka_unit_test(test_noisy_neighbour),     cmocka_unit_test(test_machine_wide_starved),
+	    cmocka_unit_test(test_io_pressure_starved), cmocka_unit_test(test_multi_gpu_starved),
 	    cmocka_unit_test(test_sync_wait_steady),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -64,6 +64,17 @@ static void fake_free(fake *f)
 	fleet_report_free(&f->r);
 }
 
+static char *render_csv(fake *f, fleet_csv table, size_t *len)
+{
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, len);
+	assert_non_null(m);
+	fleet_opts o = {.by = FLEET_BY_NODE, .csv = table, .window_s = 3600};
+	fleet_render_csv(&f->fl, &o, &f->r, m);
+	assert_int_equal(fclose(m), 0);
+	return buf;
+}
+
 static char *render(fake *f, bool html, size_t *len)
 {
 	char *buf = NULL;
@@ -270,12 +281,77 @@ static void test_csv(void **state)
 	fake_free(&f);
 }
 
+/* The findings and the exporters' findings as tables of their own: a header, one row per
+ * finding with every column filled or empty where unknown, fields quoted where they must be. */
+static void test_csv_findings(void **state)
+{
+	(void)state;
+	fake f;
+	fake_new(&f, 2, 8, 2, 60, "gpu-a");
+	f.r.nf = 2;
+	f.r.f = gw_xcalloc(2, sizeof *f.r.f);
+	f.r.f[0] = (fleet_finding){.node = 1,
+	                           .rule = DIAG_R_DATA_STARVED,
+	                           .severity = DIAG_WARN,
+	                           .gpus = 0x3,
+	                           .t0 = f.fl.from,
+	                           .t1 = f.fl.from + 3600,
+	                           .lost_h = 1.25,
+	                           .power_w = NAN,
+	                           .limit_w = NAN,
+	                           .nhost_promql = 1};
+	snprintf(f.r.f[0].title, sizeof f.r.f[0].title, "GPUs 0, 1 idle while \"iowait\" is 35 %%");
+	snprintf(f.r.f[0].job, sizeof f.r.f[0].job, "train-io");
+	snprintf(f.r.f[0].promql, sizeof f.r.f[0].promql, "U{Hostname=\"node002\",gpu=~\"0|1\"}");
+	snprintf(f.r.f[0].host_promql[0], sizeof f.r.f[0].host_promql[0], "max by (instance) (x)");
+	f.r.f[1] = (fleet_finding){.node = 0,
+	                           .rule = DIAG_R_POWER_CAPPED,
+	                           .severity = DIAG_ERROR,
+	                           .gpus = 0x40,
+	                           .t0 = f.fl.from + 60,
+	                           .t1 = f.fl.from + 120,
+	                           .lost_h = 0.5,
+	                           .power_w = 349.5,
+	                           .limit_w = 350};
+	snprintf(f.r.f[1].title, sizeof f.r.f[1].title, "GPU 6 capped");
+	snprintf(f.r.f[1].promql, sizeof f.r.f[1].promql, "P / L");
+	size_t len;
+	char *csv = render_csv(&f, FLEET_CSV_FINDINGS, &len);
+	const char *want =
+	    "rank,node,gpus,job,rule,severity,from,to,from_epoch,to_epoch,step,gpu_hours_lost,"
+	    "power_w,power_limit_w,title,promql,host_promql_1,host_promql_2,host_promql_3\n"
+	    "1,node002,0;1,train-io,data-starved,warn,2027-01-15T08:00:00Z,2027-01-15T09:00:00Z,"
+	    "1800000000,1800003600,60,1.2500,,,\"GPUs 0, 1 idle while \"\"iowait\"\" is 35 %\","
+	    "\"U{Hostname=\"\"node002\"\",gpu=~\"\"0|1\"\"}\",max by (instance) (x),,\n"
+	    "2,gpu-a,6,,power-capped,error,2027-01-15T08:01:00Z,2027-01-15T08:02:00Z,1800000060,"
+	    "1800000120,60,0.5000,349.5,350.0,GPU 6 capped,P / L,,,\n";
+	assert_string_equal(csv, want);
+	free(csv);
+	/* the exporters' own: the header alone when there are none */
+	csv = render_csv(&f, FLEET_CSV_EXPORTER, &len);
+	assert_string_equal(csv, "node,gpu,rule,severity,from,to,from_epoch,to_epoch,samples\n");
+	free(csv);
+	f.fl.nown = 1;
+	f.fl.own = gw_xcalloc(1, sizeof *f.fl.own);
+	f.fl.own[0] = (prom_own_finding){
+	    .node = 1, .gpu = 3, .t0 = f.fl.from, .t1 = f.fl.from + 600, .samples = 11};
+	snprintf(f.fl.own[0].rule, sizeof f.fl.own[0].rule, "contention");
+	snprintf(f.fl.own[0].severity, sizeof f.fl.own[0].severity, "warn");
+	csv = render_csv(&f, FLEET_CSV_EXPORTER, &len);
+	assert_string_equal(csv, "node,gpu,rule,severity,from,to,from_epoch,to_epoch,samples\n"
+	                         "node002,3,contention,warn,2027-01-15T08:00:00Z,"
+	                         "2027-01-15T08:10:00Z,1800000000,1800000600,11\n");
+	free(csv);
+	free(f.fl.own);
+	fake_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_columns_bounded), cmocka_unit_test(test_cell_majority),
 	    cmocka_unit_test(test_fleet_page),      cmocka_unit_test(test_csv),
-	    cmocka_unit_test(test_own_findings),
+	    cmocka_unit_test(test_own_findings),    cmocka_unit_test(test_csv_findings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
