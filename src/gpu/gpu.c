@@ -196,6 +196,7 @@ static gpu_probe *probe_all(gpu_ctx *c, unsigned count, unsigned n_amd)
 		gpu_amd_static(c, (int)k, (int)(count + k), &all[count + k].st);
 	}
 	for (unsigned i = 0; i < count; i++) {
+		snprintf(all[i].st.vendor, sizeof all[i].st.vendor, "nvidia");
 		nvmlReturn_t nr = c->api.nvmlDeviceGetHandleByIndex_v2
 		                      ? c->api.nvmlDeviceGetHandleByIndex_v2(i, &all[i].h)
 		                      : c->api.nvmlDeviceGetHandleByIndex(i, &all[i].h);

@@ -174,6 +174,7 @@ int gpu_amd_discover(gpu_ctx *c)
 void gpu_amd_static(const gpu_ctx *c, int k, int index, gpu_static *st)
 {
 	amdgpu_static(&c->amd.cards[k], index, st);
+	snprintf(st->vendor, sizeof st->vendor, "amd");
 }
 
 /* The scenario's GPU a card of the simulated tree stands for (-1: none). */
