@@ -21,24 +21,46 @@ typedef struct {
 	unsigned long long vram_used_b;
 } amd_now;
 
-/* Replace dir/name with the formatted text: written beside, then renamed. */
+/* Whether path holds exactly text (most files keep their value from one reading to the next). */
+static bool holds(const char *path, const char *text, size_t len)
+{
+	char buf[512];
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	return n == len && memcmp(buf, text, len) == 0;
+}
+
+/*
+ * Replace dir/name with the formatted text: written beside, then renamed, and
+ * only when it changed (a rename per file and reading was most of the cost).
+ */
 static int put(const char *dir, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int put(const char *dir, const char *name, const char *fmt, ...)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX], tmp[PATH_MAX + 8], text[512];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof text) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (holds(path, text, (size_t)len))
+		return 0;
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
+	fputs(text, f);
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return -1;

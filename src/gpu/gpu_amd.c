@@ -290,7 +290,7 @@ int gpu_amd_processes(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int max)
 	int na = amdgpu_procs_read(c->amd.proc_root, all, cap);
 	int64_t now = gw_mono_ns();
 	double dt = d->amd_prev_t ? (double)(now - d->amd_prev_t) : 0;
-	gpu_amd_prev next[GPU_AMD_PROC_PREV];
+	gpu_amd_prev next[GPU_AMD_PROC_PREV] = {{0, 0}};
 	int nn = 0, n = 0;
 	for (int k = 0; k < na && n < max; k++) {
 		const amdgpu_proc *a = &all[k];
