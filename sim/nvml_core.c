@@ -499,7 +499,7 @@ bool sim_valid_device(nvmlDevice_t device)
 	if (!device || !sim_g.dev || !sim_g.scn)
 		return false;
 	uintptr_t p = (uintptr_t)device, lo = (uintptr_t)sim_g.dev;
-	uintptr_t hi = (uintptr_t)(sim_g.dev + sim_g.scn->n_gpus);
+	uintptr_t hi = (uintptr_t)(sim_g.dev + sim_g.scn->n_nvidia);
 	return p >= lo && p < hi && (p - lo) % sizeof *sim_g.dev == 0;
 }
 
@@ -817,7 +817,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 		return rc;
 	if (!deviceCount)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
-	*deviceCount = (unsigned)sim_g.scn->n_gpus;
+	*deviceCount = (unsigned)sim_g.scn->n_nvidia; /* AMD GPUs are sysfs's */
 	return sim_leave(NVML_SUCCESS);
 }
 
@@ -832,7 +832,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 	nvmlReturn_t rc = sim_enter(&now);
 	if (rc != NVML_SUCCESS)
 		return rc;
-	if (!device || index >= (unsigned)sim_g.scn->n_gpus)
+	if (!device || index >= (unsigned)sim_g.scn->n_nvidia)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
 	*device = &sim_g.dev[index];
 	return sim_leave(NVML_SUCCESS);
@@ -851,7 +851,7 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
 		return rc;
 	if (!uuid || !device)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
-	for (int i = 0; i < sim_g.scn->n_gpus; i++)
+	for (int i = 0; i < sim_g.scn->n_nvidia; i++)
 		if (!strcmp(sim_g.scn->gpus[i].uuid, uuid)) {
 			*device = &sim_g.dev[i];
 			return sim_leave(NVML_SUCCESS);
@@ -878,7 +878,7 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t
 		return rc;
 	if (!pciBusId || !device)
 		return sim_leave(NVML_ERROR_INVALID_ARGUMENT);
-	for (int i = 0; i < sim_g.scn->n_gpus; i++)
+	for (int i = 0; i < sim_g.scn->n_nvidia; i++)
 		if (same_bus(sim_g.scn->gpus[i].pci.bus_id, pciBusId)) {
 			*device = &sim_g.dev[i];
 			return sim_leave(NVML_SUCCESS);

@@ -171,12 +171,45 @@ static bool parse_driver(sim_sc_ctx *c, json_t *root, sim_scenario *s)
 }
 
 /* NVLink ends that name a GPU take that GPU's PCI identity; ids must be unique. */
+/*
+ * AMD GPUs come after every NVIDIA GPU, so NVML's indices are the scenario's
+ * (NVML sees the first n_nvidia) and gpuwhy's order (NVIDIA first, then AMD)
+ * is the file's. They have no NVLink, MIG or NVIDIA vendor id.
+ */
+static bool check_amd(sim_sc_ctx *c, sim_scenario *s, int i, const char *path)
+{
+	sim_gpu *g = &s->gpus[i];
+	if (!g->amd) {
+		if (i > 0 && s->gpus[i - 1].amd)
+			return sim_sc_fail(c, path, "vendor",
+			                   "NVIDIA GPUs come before the AMD GPUs in \"gpus\"");
+		s->n_nvidia = i + 1;
+		return true;
+	}
+	if ((g->pci.device_id & 0xFFFF) != 0x1002)
+		return sim_sc_fail(
+		    c, path, "pci",
+		    "an AMD GPU's device_id ends in vendor 1002, like \"0x74A11002\"");
+	if (g->has_nvlink || g->has_mig)
+		return sim_sc_fail(c, path, g->has_nvlink ? "nvlink" : "mig",
+		                   "an AMD GPU has no %s", g->has_nvlink ? "NVLink" : "MIG");
+	for (int k = 0; k < s->n_gpus; k++)
+		for (int l = 0; l < s->gpus[k].n_links; l++)
+			if (s->gpus[k].links[l].remote_gpu == i)
+				return sim_sc_fail(c, path, "nvlink",
+				                   "gpus[%d] has an NVLink to this AMD GPU", k);
+	return true;
+}
+
 static bool cross_check(sim_sc_ctx *c, sim_scenario *s)
 {
+	s->n_nvidia = 0;
 	for (int i = 0; i < s->n_gpus; i++) {
 		sim_gpu *g = &s->gpus[i];
 		char path[32];
 		snprintf(path, sizeof path, "gpus[%d]", i);
+		if (!check_amd(c, s, i, path))
+			return false;
 		for (int l = 0; l < g->n_links; l++) {
 			sim_link *lk = &g->links[l];
 			if (lk->remote_gpu < 0)

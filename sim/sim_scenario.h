@@ -126,6 +126,8 @@ typedef struct {
 
 typedef struct {
 	int index;
+	bool amd; /* "vendor": "amd": served as an amdgpu sysfs tree (sim_amdfs.h), not by NVML */
+	int amd_family; /* SIM_AMD_*: 0 for NVIDIA */
 	char name[96], uuid[96], serial[32], vbios[32];
 	bool has_serial; /* consumer boards report no serial: "serial": "" */
 	unsigned arch;   /* nvmlDeviceArchitecture_t */
@@ -190,6 +192,9 @@ typedef struct {
 	double lost_after; /* seconds, INFINITY when the GPU never falls off the bus */
 } sim_gpu;
 
+/* AMD GPU families (architecture cdna2 ...): accelerators (CDNA) have no edge sensor. */
+enum { SIM_AMD_CDNA2 = 1, SIM_AMD_CDNA3, SIM_AMD_RDNA2, SIM_AMD_RDNA3 };
+
 enum { SIM_PROC_COMPUTE = 1, SIM_PROC_GRAPHICS = 2 };
 
 /* A process the scenario places on a GPU (not a workload of this host). */
@@ -214,6 +219,7 @@ typedef struct {
 	int cuda_version;     /* 12040 for 12.4 */
 	double pcie_delay_ms; /* how long nvmlDeviceGetPcieThroughput blocks */
 	int n_gpus;
+	int n_nvidia; /* the NVIDIA GPUs, which come first: NVML sees only these */
 	sim_gpu *gpus;
 	int n_procs;
 	sim_fproc *procs;

@@ -411,6 +411,7 @@ static bool parse_nvlink(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g
 }
 
 const char *const sim_sc_gpu_keys[] = {"name",
+                                       "vendor",
                                        "architecture",
                                        "uuid",
                                        "serial",
@@ -447,20 +448,41 @@ const char *const sim_sc_gpu_keys[] = {"name",
 
 static bool parse_identity(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
+	/* AMD's architectures come after NVIDIA's; NVML knows none of them (arch 0). */
 	static const char *const archs[] = {"kepler", "maxwell", "pascal", "volta",     "turing",
-	                                    "ampere", "ada",     "hopper", "blackwell", NULL};
-	static const int arch_ids[] = {
-	    NVML_DEVICE_ARCH_KEPLER, NVML_DEVICE_ARCH_MAXWELL, NVML_DEVICE_ARCH_PASCAL,
-	    NVML_DEVICE_ARCH_VOLTA,  NVML_DEVICE_ARCH_TURING,  NVML_DEVICE_ARCH_AMPERE,
-	    NVML_DEVICE_ARCH_ADA,    NVML_DEVICE_ARCH_HOPPER,  NVML_DEVICE_ARCH_BLACKWELL};
-	int arch = 0;
+	                                    "ampere", "ada",     "hopper", "blackwell", "cdna2",
+	                                    "cdna3",  "rdna2",   "rdna3",  NULL};
+	static const int arch_ids[] = {NVML_DEVICE_ARCH_KEPLER,
+	                               NVML_DEVICE_ARCH_MAXWELL,
+	                               NVML_DEVICE_ARCH_PASCAL,
+	                               NVML_DEVICE_ARCH_VOLTA,
+	                               NVML_DEVICE_ARCH_TURING,
+	                               NVML_DEVICE_ARCH_AMPERE,
+	                               NVML_DEVICE_ARCH_ADA,
+	                               NVML_DEVICE_ARCH_HOPPER,
+	                               NVML_DEVICE_ARCH_BLACKWELL,
+	                               -1,
+	                               -2,
+	                               -3,
+	                               -4};
+	static const char *const vendors[] = {"nvidia", "amd", NULL};
+	int arch = 0, vendor = 0;
+	if (!sim_sc_get_enum(c, gj, path, "vendor", false, vendors, NULL, &vendor))
+		return false;
+	g->amd = vendor == 1;
 	if (!sim_sc_get_str(c, gj, path, "name", true, 95, g->name, sizeof g->name) ||
 	    !sim_sc_get_enum(c, gj, path, "architecture", true, archs, arch_ids, &arch) ||
 	    !sim_sc_get_str(c, gj, path, "uuid", false, 79, g->uuid, sizeof g->uuid) ||
 	    !sim_sc_get_str(c, gj, path, "serial", false, 29, g->serial, sizeof g->serial) ||
 	    !sim_sc_get_str(c, gj, path, "vbios", true, 31, g->vbios, sizeof g->vbios))
 		return false;
-	g->arch = (unsigned)arch;
+	if ((arch < 0) != g->amd)
+		return sim_sc_fail(c, path, "architecture",
+		                   g->amd
+		                       ? "an AMD GPU's architecture is cdna2, cdna3, rdna2 or rdna3"
+		                       : "cdna and rdna architectures need \"vendor\": \"amd\"");
+	g->arch = arch < 0 ? 0 : (unsigned)arch;
+	g->amd_family = arch < 0 ? -arch : 0;
 	if (!*g->name)
 		return sim_sc_fail(c, path, "name", "the name cannot be empty");
 	uint64_t h1 = sim_hash(c->seed, 1, (uint64_t)g->index, 0);
@@ -482,8 +504,10 @@ static bool parse_identity(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu 
 		return false;
 	g->minor = (unsigned)minor;
 	json_t *cc;
-	if (!sim_sc_get_arr(c, gj, path, "compute_capability", true, 2, &cc))
+	if (!sim_sc_get_arr(c, gj, path, "compute_capability", !g->amd, 2, &cc))
 		return false;
+	if (!cc)
+		return true; /* an AMD GPU has no CUDA compute capability */
 	if (json_array_size(cc) != 2 || !json_is_integer(json_array_get(cc, 0)) ||
 	    !json_is_integer(json_array_get(cc, 1)) ||
 	    json_integer_value(json_array_get(cc, 0)) < 1 ||

@@ -332,6 +332,13 @@ static const advice_entry advice[] = {
         "job's processes and reads its step lines."),
      N_("Record the job with gpuwhy run: the report then fills steps 1, 3 and 4 of the chain."),
      NULL, NULL},
+    {DIAG_R_NOT_CHECKED, "signals",
+     N_("Nothing to change in the job for this. To see whether the GPU throttles, watch its "
+        "clocks against the maximum (gpuwhy top, or clocks.current.sm beside clocks.max.sm in "
+        "gpuwhy query) while it is busy, and its temperature and power against the cap."),
+     N_("Compare clocks.current.sm with clocks.max.sm in the recording (gpuwhy export) over the "
+        "busy stretches."),
+     NULL, NULL},
     {DIAG_R_TOO_LITTLE_DATA, NULL,
      N_("Record longer (a minute of steady work is a fair sample), or sample faster for a short "
         "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples."),

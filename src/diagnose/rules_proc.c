@@ -368,9 +368,49 @@ static void not_checked_gpu_only(diag_ctx *c)
 	dx_advice(c, f, "gpu-only");
 }
 
+/*
+ * GPUs whose driver reports no clock-event reasons (AMD GPUs through amdgpu):
+ * the rules that need NVIDIA's signals judged nothing there, and say so
+ * rather than let silence read as "not throttled".
+ */
+static void not_checked_signals(diag_ctx *c)
+{
+	uint64_t m = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++)
+		if (!c->tl->gpu[g].m[GM_CLK_REASONS] && !c->tl->gpu[g].lost_at_end)
+			m |= 1ULL << g;
+	if (!m)
+		return;
+	diag_finding *f = dx_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	int n = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++)
+		if (m >> g & 1) {
+			dx_gpu(f, g);
+			n++;
+		}
+	char gl[64];
+	dx_gpu_list(c, m, gl, sizeof gl);
+	dx_title(f,
+	         "%s report%s no clock-event reasons (an AMD GPU, read from the amdgpu driver): "
+	         "the rules that need them were not checked there",
+	         gl, n == 1 ? "s" : "");
+	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs without clock-event reasons"),
+	      .value = n);
+	dx_note(f, "Not checked there: throttled (the clock-event reasons), power-capped (the "
+	           "default power limit), the SM-activity evidence of launch-bound and "
+	           "memory-bound (NVIDIA's GPM), and the ECC, Xid and row-remapping parts of "
+	           "gpu-fault. Utilization, memory, power, temperature, clocks and the PCIe link "
+	           "were judged as on any GPU.");
+	dx_range_window(c, f);
+	dx_advice(c, f, "signals");
+}
+
 void rule_not_checked(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
+	/* a log of GPU counters may simply lack the field: only gpuwhy's own readings say */
+	if (tl->n > 0 && !dx_gpu_only(c))
+		not_checked_signals(c);
 	if (tl->n > 0 && dx_gpu_only(c)) {
 		not_checked_gpu_only(c);
 		return;

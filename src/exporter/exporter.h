@@ -109,6 +109,7 @@ typedef struct {
 typedef struct {
 	int index; /* NVML index: dcgm-exporter's gpu label */
 	char uuid[96], pci_bus_id[32], name[96], serial[32], vbios[32];
+	char vendor[8];         /* "nvidia", "amd"; "" when unknown */
 	const gpu_values *vals; /* this GPU's values in the frame's snapshot */
 	int nprocs_total;       /* processes on the GPU; -1 when unknown */
 	int nprocs;             /* kept in procs: the top ones by memory */

@@ -119,8 +119,10 @@ static const char *hostlabel_name(exp_hostlabel h)
 static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
                         unsigned labels, const gpu_mig *mig)
 {
-	char device[24];
-	snprintf(device, sizeof device, "nvidia%d", g->index);
+	char device[24] = "";
+	/* /dev/nvidiaN; an AMD GPU has no such node, and its label stays empty */
+	if (strcmp(g->vendor, "amd") != 0)
+		snprintf(device, sizeof device, "nvidia%d", g->index);
 	label_int(b, true, "gpu", g->index);
 	label(b, false, "UUID", g->uuid);
 	label(b, false, "pci_bus_id", g->pci_bus_id);
@@ -251,6 +253,9 @@ static void render_gpu_info(const exp_frame *s, exp_buf *b)
 		label(b, false, "pci_bus_id", g->pci_bus_id);
 		label(b, false, "model_name", g->name);
 		label(b, false, "driver_version", s->driver);
+		/* NVIDIA's and AMD's GPUs side by side: join on gpu to tell them apart */
+		if (g->vendor[0])
+			label(b, false, "vendor", g->vendor);
 		gw_sb_puts(b, "} 1\n");
 	}
 	family(b, "gpuwhy_gpu_lost", "gauge",

@@ -163,6 +163,7 @@ static void frame_gpus(exp_sampler *s, const snapshot *sn)
 		snprintf(g->name, sizeof g->name, "%s", st->name);
 		snprintf(g->serial, sizeof g->serial, "%s", st->serial);
 		snprintf(g->vbios, sizeof g->vbios, "%s", st->vbios);
+		snprintf(g->vendor, sizeof g->vendor, "%s", st->vendor);
 		g->vals = &sn->gpu[i];
 		g->nmig = gpu_mig_devices(s->gpu, i, g->mig, GPU_MIG_MAX);
 		gpu_processes_of(s, sn, i, g);

@@ -92,6 +92,8 @@ void amdgpu_to_gpu_values(const gpu_static *st, const amdgpu_values *a, gpu_valu
 	map_memory(a, o);
 	copy(a, AMD_POWER_W, o, GM_POWER_DRAW);
 	copy(a, AMD_POWER_CAP_W, o, GM_POWER_LIMIT);
+	copy(a, AMD_POWER_CAP_W, o,
+	     GM_POWER_ENFORCED_LIMIT); /* the cap is what the driver enforces */
 	copy(a, a->ok[AMD_TEMP_EDGE] ? AMD_TEMP_EDGE : AMD_TEMP_JUNCTION, o, GM_TEMP_GPU);
 	copy(a, AMD_TEMP_MEM, o, GM_TEMP_MEM);
 	copy(a, AMD_FAN_PCT, o, GM_FAN);

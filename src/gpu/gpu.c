@@ -167,6 +167,7 @@ typedef struct {
 	nvmlDevice_t h;
 	gpu_static st;
 	bool lost;
+	const amdgpu_card *amd; /* an AMD GPU: no NVML handle */
 } gpu_probe;
 
 static void read_static(gpu_ctx *c, gpu_probe *p, unsigned index)
@@ -181,13 +182,21 @@ static void read_static(gpu_ctx *c, gpu_probe *p, unsigned index)
 	read_placement(c, p->h, &p->lost, s);
 }
 
-/* Every GPU NVML counts, with its static facts (a GPU without a handle is lost). */
-static gpu_probe *probe_all(gpu_ctx *c, unsigned count)
+/*
+ * Every GPU NVML counts, with its static facts (a GPU without a handle is
+ * lost), then the AMD GPUs in PCI order: indices go on after NVIDIA's.
+ */
+static gpu_probe *probe_all(gpu_ctx *c, unsigned count, unsigned n_amd)
 {
-	gpu_probe *all = calloc(count ? count : 1, sizeof *all);
+	gpu_probe *all = calloc(count + n_amd ? count + n_amd : 1, sizeof *all);
 	if (!all)
 		return NULL;
+	for (unsigned k = 0; k < n_amd; k++) {
+		all[count + k].amd = &c->amd.cards[k];
+		gpu_amd_static(c, (int)k, (int)(count + k), &all[count + k].st);
+	}
 	for (unsigned i = 0; i < count; i++) {
+		snprintf(all[i].st.vendor, sizeof all[i].st.vendor, "nvidia");
 		nvmlReturn_t nr = c->api.nvmlDeviceGetHandleByIndex_v2
 		                      ? c->api.nvmlDeviceGetHandleByIndex_v2(i, &all[i].h)
 		                      : c->api.nvmlDeviceGetHandleByIndex(i, &all[i].h);
@@ -239,6 +248,7 @@ static int place_devices(gpu_ctx *c, const gpu_probe *all, const int *sel, int n
 		d->h = all[sel[k]].h;
 		d->st = all[sel[k]].st;
 		d->lost = all[sel[k]].lost;
+		d->amd = all[sel[k]].amd;
 		pthread_mutex_init(&d->mu, NULL);
 		pthread_mutex_init(&d->slow_mu, NULL);
 		c->n = k + 1;
@@ -251,7 +261,7 @@ static void prepare_devices(gpu_ctx *c)
 {
 	for (int k = 0; k < c->n; k++) {
 		gpu_dev *d = &c->dev[k];
-		if (gpu_lost(d))
+		if (gpu_lost(d) || gpu_is_amd(d))
 			continue;
 		if (d->st.gpm_supported) {
 			d->gpm_req = calloc(1, sizeof *d->gpm_req);
@@ -272,7 +282,7 @@ static void prepare_devices(gpu_ctx *c)
 
 static void register_xid(gpu_ctx *c)
 {
-	if (!c->api.nvmlEventSetCreate || !c->api.nvmlDeviceRegisterEvents ||
+	if (!c->nvml_up || !c->api.nvmlEventSetCreate || !c->api.nvmlDeviceRegisterEvents ||
 	    !c->api.nvmlEventSetWait_v2 || !c->api.nvmlEventSetFree ||
 	    c->api.nvmlEventSetCreate(&c->xid_set) != NVML_SUCCESS) {
 		c->xid_set = NULL;
@@ -281,7 +291,7 @@ static void register_xid(gpu_ctx *c)
 	bool any = false;
 	for (int k = 0; k < c->n; k++) {
 		gpu_dev *d = &c->dev[k];
-		if (gpu_lost(d))
+		if (gpu_lost(d) || gpu_is_amd(d))
 			continue;
 		d->xid_ok = c->api.nvmlDeviceRegisterEvents(d->h, nvmlEventTypeXidCriticalError,
 		                                            c->xid_set) == NVML_SUCCESS;
@@ -422,9 +432,31 @@ static int start_nvml(gpu_ctx *c, const open_dest *f)
 	nvmlReturn_t nr = c->api.nvmlInit_v2 ? c->api.nvmlInit_v2() : c->api.nvmlInit();
 	if (nr != NVML_SUCCESS)
 		return init_error(c, nr, f);
+	c->nvml_up = true;
 	read_system(c);
 	*(void **)&c->sim_work_rate = dlsym(c->lib, "gpuwhySimWorkRate");
 	*(void **)&c->sim_proc_info = dlsym(c->lib, "gpuwhySimProcessInfo");
+	return 0;
+}
+
+/*
+ * NVML, and the AMD GPUs of the amdgpu driver. A machine without NVIDIA's
+ * library or driver is no failure when it has AMD GPUs: NVML stays unloaded.
+ */
+static int start_vendors(gpu_ctx *c, const open_dest *f)
+{
+	int n_amd = gpu_amd_discover(c);
+	int rc = start_nvml(c, f);
+	bool no_nvidia = *f->kind == GPU_FAIL_NO_LIBRARY || *f->kind == GPU_FAIL_NOT_LOADED;
+	if (!rc || n_amd == 0 || !no_nvidia || getenv("GPUWHY_NVML"))
+		return rc;
+	if (c->lib)
+		dlclose(c->lib);
+	c->lib = NULL;
+	memset(&c->api, 0, sizeof c->api);
+	memset(f->err, 0, sizeof *f->err);
+	*f->kind = GPU_FAIL_NONE;
+	snprintf(c->driver, sizeof c->driver, "%s", c->amd.driver);
 	return 0;
 }
 
@@ -433,20 +465,30 @@ static int open_devices(gpu_ctx *c, const gpu_open_opts *opts, const open_dest *
 {
 	char buf[32];
 	unsigned count = 0;
-	nvmlReturn_t nr = c->api.nvmlDeviceGetCount_v2 ? c->api.nvmlDeviceGetCount_v2(&count)
-	                                               : c->api.nvmlDeviceGetCount(&count);
+	nvmlReturn_t nr = NVML_SUCCESS;
+	if (c->nvml_up)
+		nr = c->api.nvmlDeviceGetCount_v2 ? c->api.nvmlDeviceGetCount_v2(&count)
+		                                  : c->api.nvmlDeviceGetCount(&count);
 	if (nr != NVML_SUCCESS)
 		return open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "NVML",
 		                 N_("gpuwhy doctor explains more"), "cannot count GPUs: %s",
 		                 gpu_nvml_error(c, nr, buf, sizeof buf));
 	if (count > GPU_MAX)
 		count = GPU_MAX;
-	gpu_probe *all = probe_all(c, count);
+	unsigned n_amd = (unsigned)c->amd.n;
+	if (count + n_amd > GPU_MAX)
+		n_amd = GPU_MAX - count;
+	if (count == 0 && n_amd > 0) {
+		/* NVML without NVIDIA GPUs (a simulated AMD machine): the driver is amdgpu */
+		snprintf(c->driver, sizeof c->driver, "%s", c->amd.driver);
+		c->cuda[0] = '\0';
+	}
+	gpu_probe *all = probe_all(c, count, n_amd);
 	if (!all)
 		return open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
-	c->n_all = (int)count;
+	c->n_all = (int)(count + n_amd);
 	int sel[GPU_MAX], nsel;
-	int rc = select_probes(all, (int)count, opts ? opts->gpus : NULL, sel, &nsel, f);
+	int rc = select_probes(all, c->n_all, opts ? opts->gpus : NULL, sel, &nsel, f);
 	if (!rc && place_devices(c, all, sel, nsel) != 0)
 		rc = open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
 	free(all);
@@ -470,7 +512,8 @@ int gpu_open(const gpu_open_opts *opts, gpu_ctx **out)
 	gpu_ctx *c = ctx_new(opts);
 	if (!c) {
 		rc = open_fail(f, GPU_FAIL_OTHER, GW_EXIT_ENV, "memory", NULL, "out of memory");
-	} else if ((rc = start_nvml(c, f)) != 0) {
+	} else if ((rc = start_vendors(c, f)) != 0) {
+		gpu_amd_close(c);
 		ctx_free_unstarted(c);
 	} else if ((rc = open_devices(c, opts, f)) != 0) {
 		gpu_close(c);
@@ -499,8 +542,9 @@ void gpu_close(gpu_ctx *c)
 	}
 	if (c->xid_set)
 		c->api.nvmlEventSetFree(c->xid_set);
-	if (c->api.nvmlShutdown)
+	if (c->nvml_up && c->api.nvmlShutdown)
 		c->api.nvmlShutdown();
+	gpu_amd_close(c);
 	if (gpu_calls_report(c->lib_path) != 0) {
 		int e = errno;
 		pthread_mutex_lock(&close_mu);
@@ -557,37 +601,42 @@ const char *gpu_metric_text(const gpu_ctx *c, int i, gpu_metric_id id)
 {
 	const gpu_static *s = &c->dev[i].st;
 	const char *t = NULL;
-	switch (id) {
-	case GM_NAME:
-		t = s->name;
-		break;
-	case GM_UUID:
-		t = s->uuid;
-		break;
-	case GM_SERIAL:
-		t = s->serial;
-		break;
-	case GM_PCI_BUS_ID:
-		t = s->pci_bus_id;
-		break;
-	case GM_VBIOS:
-		t = s->vbios;
-		break;
-	case GM_DRIVER:
-		t = c->driver;
-		break;
-	case GM_CUDA_DRIVER:
-		t = c->cuda;
-		break;
-	default:
-		return NULL;
-	}
+	if (gpu_is_amd(&c->dev[i]) && (id == GM_DRIVER || id == GM_CUDA_DRIVER))
+		t = id == GM_DRIVER ? c->amd.driver : NULL;
+	else
+		switch (id) {
+		case GM_NAME:
+			t = s->name;
+			break;
+		case GM_UUID:
+			t = s->uuid;
+			break;
+		case GM_SERIAL:
+			t = s->serial;
+			break;
+		case GM_PCI_BUS_ID:
+			t = s->pci_bus_id;
+			break;
+		case GM_VBIOS:
+			t = s->vbios;
+			break;
+		case GM_DRIVER:
+			t = c->driver;
+			break;
+		case GM_CUDA_DRIVER:
+			t = c->cuda;
+			break;
+		default:
+			return NULL;
+		}
 	return t && *t ? t : NULL;
 }
 
 int gpu_read_memory(gpu_ctx *c, int i, gpu_memory *out)
 {
 	gpu_dev *d = &c->dev[i];
+	if (gpu_is_amd(d))
+		return gpu_amd_read_memory(c, d, out);
 	if (gpu_lost(d)) {
 		memset(out, 0, sizeof *out);
 		return NVML_ERROR_GPU_IS_LOST;
@@ -598,9 +647,9 @@ int gpu_read_memory(gpu_ctx *c, int i, gpu_memory *out)
 int gpu_sim_work_rate(gpu_ctx *c, int i, unsigned pid, double *clock_share, double *sm_share,
                       double *h2d_bytes_per_s)
 {
-	if (!c->sim_work_rate)
-		return -1;
 	gpu_dev *d = &c->dev[i];
+	if (!c->sim_work_rate || gpu_is_amd(d))
+		return -1; /* no simulated AMD library answers how fast work runs */
 	if (gpu_lost(d))
 		return NVML_ERROR_GPU_IS_LOST;
 	nvmlReturn_t rc = c->sim_work_rate(d->h, pid, clock_share, sm_share, h2d_bytes_per_s);

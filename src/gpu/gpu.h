@@ -31,7 +31,8 @@ typedef struct gpu_ctx gpu_ctx;
 
 /* Static facts about one GPU, read once at open. Strings are "" when unknown. */
 typedef struct {
-	int index; /* NVML index */
+	int index;      /* gpuwhy's index: NVML's for NVIDIA GPUs, then AMD GPUs in PCI order */
+	char vendor[8]; /* "nvidia" or "amd" */
 	char name[96];
 	char uuid[96];
 	char serial[32];

@@ -7,7 +7,7 @@
  * NVML call group, the READER column of metrics.def), gpu_sample.c (fast
  * reads, the STATIC/SLOW cache and its thread), gpu_procs.c (processes,
  * retired pages), gpu_topo.c (topology, NVLink), gpu_select.c (--gpus),
- * gpu_mig.c (MIG devices).
+ * gpu_mig.c (MIG devices), gpu_amd.c (AMD GPUs through the amdgpu driver).
  */
 #ifndef GPUWHY_GPU_GPU_INT_H
 #define GPUWHY_GPU_GPU_INT_H
@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "gpu/amdgpu.h"
 #include "gpu/gpu.h"
 #include "nvml_abi.h"
 
@@ -41,6 +42,13 @@ typedef struct {
 	unsigned long long tx, rx;
 } gpu_pair_rate;
 
+/* An AMD GPU's per-process engine time at the last gpu_processes() call. */
+#define GPU_AMD_PROC_PREV 64
+typedef struct {
+	unsigned pid;
+	uint64_t busy_ns; /* drm-engine-gfx + drm-engine-compute */
+} gpu_amd_prev;
+
 /*
  * One selected GPU. It holds two mutexes, so it is built in place in
  * gpu_ctx.dev and never copied once they are initialised. Its rate state
@@ -48,9 +56,14 @@ typedef struct {
  * from different threads.
  */
 typedef struct {
-	nvmlDevice_t h;
+	nvmlDevice_t h; /* NULL for an AMD GPU: no NVML call is ever made for one */
 	gpu_static st;
 	bool lost;
+	const amdgpu_card *amd; /* an AMD GPU (read from sysfs), NULL for NVIDIA's */
+	/* AMD process engine time, touched only by the thread calling gpu_processes */
+	gpu_amd_prev amd_prev[GPU_AMD_PROC_PREV];
+	int amd_nprev;
+	int64_t amd_prev_t;
 	int proc_layout; /* 0 unknown, 24 or 32: bytes per nvmlProcessInfo from _v3 */
 	/* rate state, touched only by the sampling thread */
 	unsigned long long util_last_ts, proc_last_ts;
@@ -77,8 +90,20 @@ typedef struct {
 	int nxid_new;
 } gpu_dev;
 
+/* Where AMD GPUs are read: sysfs and /proc roots, and the simulated tree. */
+typedef struct {
+	char sys_root[512];  /* "" for /, else GPUWHY_SYSFS_ROOT */
+	char proc_root[512]; /* "/proc", or the root's proc/ */
+	amdgpu_card *cards;  /* every AMD GPU found, in PCI order */
+	int n;
+	void *sim;       /* the simulated tree (gpu_amd.c), NULL on real sysfs */
+	char driver[64]; /* the amdgpu driver's version, "" when unknown */
+} gpu_amd_src;
+
 struct gpu_ctx {
 	void *lib;
+	bool nvml_up; /* nvmlInit succeeded: NVML must be shut down at close */
+	gpu_amd_src amd;
 	char lib_path[512];
 	nvml_api api;
 	char driver[96];
@@ -176,6 +201,23 @@ static inline double gpu_mib_up(uint64_t bytes)
 
 /* MIG mode, current and pending (NVML_DEVICE_MIG_ENABLE/DISABLE). */
 nvmlReturn_t gpu_read_mig_mode(gpu_ctx *c, nvmlDevice_t h, unsigned *cur, unsigned *pend);
+
+/* gpu_amd.c */
+static inline bool gpu_is_amd(const gpu_dev *d)
+{
+	return d->amd != NULL;
+}
+/* Find AMD GPUs (GPUWHY_SYSFS_ROOT or the simulated scenario's tree). Returns the count. */
+int gpu_amd_discover(gpu_ctx *c);
+/* The AMD cards' static facts as GPU index base + k. */
+void gpu_amd_static(const gpu_ctx *c, int k, int index, gpu_static *st);
+/* One reading of an AMD GPU (the simulated tree refreshed first). */
+void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o);
+int gpu_amd_processes(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int max);
+int gpu_amd_read_memory(gpu_ctx *c, gpu_dev *d, gpu_memory *out);
+/* The amdgpu module's version (else the kernel release) into buf; "" when unknown. */
+void gpu_amd_driver_version(const gpu_ctx *c, char *buf, size_t len);
+void gpu_amd_close(gpu_ctx *c);
 
 /* gpu_sample.c */
 /* Copy the STATIC/SLOW metrics filled by readers of `kind` into d's cache. */

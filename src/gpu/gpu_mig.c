@@ -76,7 +76,7 @@ int gpu_mig_devices(gpu_ctx *c, int i, gpu_mig *out, int max)
 {
 	gpu_dev *d = &c->dev[i];
 	unsigned cur, pend, slots;
-	if (gpu_lost(d) || !c->api.nvmlDeviceGetMaxMigDeviceCount ||
+	if (gpu_lost(d) || gpu_is_amd(d) || !c->api.nvmlDeviceGetMaxMigDeviceCount ||
 	    !c->api.nvmlDeviceGetMigDeviceHandleByIndex ||
 	    gpu_read_mig_mode(c, d->h, &cur, &pend) != NVML_SUCCESS || !cur ||
 	    c->api.nvmlDeviceGetMaxMigDeviceCount(d->h, &slots) != NVML_SUCCESS)

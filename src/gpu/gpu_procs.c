@@ -164,6 +164,8 @@ static void proc_utilization(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int n)
 int gpu_processes(gpu_ctx *c, int i, gpu_proc *out, int max)
 {
 	gpu_dev *d = &c->dev[i];
+	if (gpu_is_amd(d))
+		return gpu_amd_processes(c, d, out, max);
 	if (gpu_lost(d))
 		return -1;
 	unsigned long long total = 0;
@@ -213,7 +215,7 @@ bool gpu_process_name(gpu_ctx *c, unsigned pid, char *out, int len)
 int gpu_retired_pages(gpu_ctx *c, int i, int cause, unsigned long long *addrs, int max)
 {
 	gpu_dev *d = &c->dev[i];
-	if (gpu_lost(d) || !c->api.nvmlDeviceGetRetiredPages || max < 0)
+	if (gpu_lost(d) || gpu_is_amd(d) || !c->api.nvmlDeviceGetRetiredPages || max < 0)
 		return -1;
 	unsigned n = 0;
 	nvmlReturn_t rc = c->api.nvmlDeviceGetRetiredPages(d->h, cause, &n, NULL);

@@ -63,6 +63,14 @@ int gpu_sample(gpu_ctx *c, int i, gpu_values *o)
 	memset(o, 0, sizeof *o);
 	o->t_mono_ns = gw_mono_ns();
 	o->t_wall = gw_wall_s();
+	if (gpu_is_amd(d)) {
+		/* sysfs is read whole each time: no NVML reader, cache or slow field */
+		gpu_amd_sample(c, d, o);
+		for (int k = 0; k < GM__COUNT; k++)
+			if (gpu_metrics[k].fmt == GMF_STR)
+				o->ok[k] = gpu_metric_text(c, i, (gpu_metric_id)k) != NULL;
+		return 0;
+	}
 	if (!gpu_lost(d)) {
 		gpu_run_readers(c, d, RK_FAST, o);
 		bool stale;
@@ -112,7 +120,7 @@ static void *slow_main(void *arg)
 		if (stop)
 			return NULL;
 		for (int k = 0; k < c->n; k++)
-			if (!gpu_lost(&c->dev[k]))
+			if (!gpu_lost(&c->dev[k]) && !gpu_is_amd(&c->dev[k]))
 				refresh_slow(c, &c->dev[k]);
 	}
 }
@@ -132,7 +140,7 @@ int gpu_slow_thread_start(gpu_ctx *c)
 	c->pcie_min_ns = c->rate_waited ? GPU_RATE_WINDOW_NS : min;
 	/* Fill the cache once first so the first fast sample has slow fields. */
 	for (int k = 0; k < c->n; k++)
-		if (!gpu_lost(&c->dev[k]))
+		if (!gpu_lost(&c->dev[k]) && !gpu_is_amd(&c->dev[k]))
 			refresh_slow(c, &c->dev[k]);
 	c->pcie_min_ns = min;
 	if (pthread_create(&c->slow_thread, NULL, slow_main, c) != 0)

@@ -11,7 +11,8 @@ int gpu_topology_level(gpu_ctx *c, int i, int j)
 		return NVML_TOPOLOGY_INTERNAL;
 	gpu_dev *a = &c->dev[i], *b = &c->dev[j];
 	nvmlGpuTopologyLevel_t lvl;
-	if (gpu_lost(a) || gpu_lost(b) || !c->api.nvmlDeviceGetTopologyCommonAncestor)
+	if (gpu_lost(a) || gpu_lost(b) || gpu_is_amd(a) || gpu_is_amd(b) ||
+	    !c->api.nvmlDeviceGetTopologyCommonAncestor)
 		return -1;
 	if (c->api.nvmlDeviceGetTopologyCommonAncestor(a->h, b->h, &lvl) != NVML_SUCCESS)
 		return -1;
@@ -31,7 +32,7 @@ static bool same_bus_id(const char *x, const char *y)
 int gpu_nvlink_states(gpu_ctx *c, int i, int *states, int max)
 {
 	gpu_dev *d = &c->dev[i];
-	if (gpu_lost(d) || !c->api.nvmlDeviceGetNvLinkState)
+	if (gpu_lost(d) || gpu_is_amd(d) || !c->api.nvmlDeviceGetNvLinkState)
 		return 0;
 	int n = 0;
 	/* The link count differs by driver (18 or 36): ask until the driver says no. */
@@ -73,6 +74,8 @@ int gpu_nvlink_count(gpu_ctx *c, int i, int j)
 	gpu_dev *d = &c->dev[i];
 	if (i == j || gpu_lost(d) || gpu_lost(&c->dev[j]))
 		return 0;
+	if (gpu_is_amd(d) || gpu_is_amd(&c->dev[j]))
+		return -1;
 	if (!c->api.nvmlDeviceGetNvLinkState || !c->api.nvmlDeviceGetNvLinkRemotePciInfo_v2)
 		return -1;
 	int states[GPU_NVLINK_MAX];

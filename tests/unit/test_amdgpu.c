@@ -329,11 +329,12 @@ static void test_map_mi300x(void **state)
 	assert_false(o.ok[GM_FAN]);
 	/* what only NVIDIA measures stays absent */
 	assert_false(o.ok[GM_CLK_REASONS]);
-	assert_false(o.ok[GM_POWER_ENFORCED_LIMIT]);
+	/* power1_cap is the limit the driver enforces: status shows draw against it */
+	assert_gm(&o, GM_POWER_ENFORCED_LIMIT, 750);
 	int n = 0;
 	for (int k = 0; k < GM__COUNT; k++)
 		n += o.ok[k] != 0;
-	assert_int_equal(n, 25);
+	assert_int_equal(n, 26);
 }
 
 static void test_map_rx_apu(void **state)

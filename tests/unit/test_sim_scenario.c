@@ -206,6 +206,53 @@ static void test_gpu_errors(void **state)
 	       "exclusive_process)");
 }
 
+/* An AMD GPU: its own architectures and vendor id, after the NVIDIA GPUs, no NVLink or MIG. */
+#define AMD_GPU(arch, did, extra)                                                                  \
+	"    {\"vendor\": \"amd\", \"name\": \"MI\", \"architecture\": \"" arch "\", "             \
+	"\"vbios\": \"1\",\n"                                                                      \
+	"     \"pci\": {\"bus_id\": \"0000:09:00.0\", \"device_id\": \"" did "\",\n"               \
+	"             \"max_gen\": 5, \"max_width\": 16},\n"                                       \
+	"     \"memory\": {\"total_mib\": 1000},\n"                                                \
+	"     \"power\": {\"limit_w\": 500, \"min_limit_w\": 100, \"max_limit_w\": 500,\n"         \
+	"               \"idle_w\": 50, \"busy_w\": 450},\n"                                       \
+	"     \"clocks\": {\"max_sm_mhz\": 2000, \"max_mem_mhz\": 2600, \"idle_sm_mhz\": 300},\n"  \
+	"     \"thermal\": {\"idle_c\": 30, \"busy_c\": 70, \"slowdown_c\": 90, \"shutdown_c\": "  \
+	"95}" extra "}"
+
+static void test_amd_gpus(void **state)
+{
+	(void)state;
+	sim_scenario *s;
+	char err[600];
+	const char *mixed = HEAD
+	    "  \"gpus\": [\n" GPU_LINES("") ",\n" AMD_GPU("cdna3", "0x74A11002", "") "\n  ]\n}\n";
+	assert_int_equal(sim_scenario_parse(mixed, strlen(mixed), "t.json", &s, err, sizeof err),
+	                 0);
+	assert_int_equal(s->n_gpus, 2);
+	assert_int_equal(s->n_nvidia, 1); /* NVML sees the H100 alone */
+	assert_true(s->gpus[1].amd);
+	assert_int_equal(s->gpus[1].amd_family, SIM_AMD_CDNA3);
+	sim_scenario_free(s);
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("cdna3", "0x74A11002",
+	                                      "") ",\n" GPU_LINES("") "\n  ]\n}\n",
+	       "gpus[1].vendor: NVIDIA GPUs come before the AMD GPUs");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("hopper", "0x74A11002", "") "\n  ]\n}\n",
+	       "an AMD GPU's architecture is cdna2, cdna3, rdna2 or rdna3");
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES_ARCH("rdna3", "") "\n  ]\n}\n",
+	       "cdna and rdna architectures need \"vendor\": \"amd\"");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("cdna3", "0x233010DE", "") "\n  ]\n}\n",
+	       "an AMD GPU's device_id ends in vendor 1002");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("cdna3", "0x74A11002",
+	                                      ", \"mig\": {\"current\": false}") "\n  ]\n}\n",
+	       "an AMD GPU has no MIG");
+	for (const char *n = "mi300x8"; n; n = strcmp(n, "mi300x8") ? NULL : "rx7900xtx") {
+		if (sim_scenario_load(scenario_path(n), &s, err, sizeof err) != 0)
+			fail_msg("%s", err);
+		assert_int_equal(s->n_nvidia, 0);
+		sim_scenario_free(s);
+	}
+}
+
 static void test_missing_required_in_gpu(void **state)
 {
 	(void)state;
@@ -423,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults_and_processes),
 	    cmocka_unit_test(test_truncations_never_crash),
 	    cmocka_unit_test(test_file_errors),
+	    cmocka_unit_test(test_amd_gpus),
 	    cmocka_unit_test(test_state_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

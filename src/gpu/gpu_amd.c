@@ -1,0 +1,361 @@
+/*
+ * gpu_amd.c - AMD GPUs behind gpu_open: the amdgpu reader (amdgpu*.c) as the
+ * device layer's second vendor.
+ *
+ * Where they are read: GPUWHY_SYSFS_ROOT=DIR reads DIR/sys/class/drm (and
+ * processes from DIR/proc when it exists), "" or unset the real /sys and
+ * /proc. Under --sim, a scenario's AMD GPUs are a tree this file writes
+ * (sim/sim_amdfs.c) below a private directory in the scenario's state
+ * directory, refreshed at every reading from the shared scenario clock; a
+ * scenario without AMD GPUs shows none (the real machine's cards are not
+ * mixed into a simulated one) unless GPUWHY_SYSFS_ROOT names a tree.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "gpu/amdgpu_map.h"
+#include "gpu/gpu_int.h"
+#include "sim_amdfs.h"
+#include "sim_scenario.h"
+#include "sim_state.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+/* The simulated tree of a scenario's AMD GPUs. */
+typedef struct {
+	sim_scenario *scn;
+	char root[PATH_MAX];
+	sim_epoch epoch;
+	bool pinned;
+	double pin_t;
+	pthread_mutex_t mu; /* one refresh of the tree at a time */
+} amd_sim;
+
+/* dst = a + b; false (dst "") when it does not fit. */
+static bool join(char *dst, size_t n, const char *a, const char *b)
+{
+	int w = snprintf(dst, n, "%s%s", a, b);
+	if (w < 0 || (size_t)w >= n) {
+		dst[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	remove(p);
+	return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Trees of processes that are gone (killed before their close) are removed. */
+static void reap_trees(const char *state)
+{
+	DIR *d = opendir(state);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned long pid;
+		char tail;
+		if (sscanf(e->d_name, "amd-%lu%c", &pid, &tail) != 1 || pid == 0)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char p[PATH_MAX], name[300];
+		snprintf(name, sizeof name, "/%s", e->d_name);
+		if (join(p, sizeof p, state, name))
+			rm_tree(p);
+	}
+	closedir(d);
+}
+
+/* Scenario time now (GPUWHY_SIM_TIME pins it) and the real seconds since its origin. */
+static void sim_now(const amd_sim *s, double *t, double *real_s)
+{
+	*real_s = (double)(gw_mono_ns() - s->epoch.mono_ns) / 1e9;
+	*t = s->pinned ? s->pin_t : *real_s;
+}
+
+static bool scenario_has_amd(const sim_scenario *s)
+{
+	return s->n_nvidia < s->n_gpus;
+}
+
+/*
+ * Under --sim: load the scenario and, when it has AMD GPUs, write their tree
+ * and point the reader at it. Returns true when the sources are the
+ * scenario's (with or without AMD GPUs).
+ */
+static bool sim_setup(gpu_ctx *c)
+{
+	const char *path = getenv("GPUWHY_SIM_SCENARIO");
+	if (!path || !*path || !getenv("GPUWHY_NVML"))
+		return false;
+	char err[512], state[PATH_MAX];
+	sim_scenario *scn;
+	if (sim_scenario_load(path, &scn, err, sizeof err) != 0)
+		return true; /* NVML's start reports the scenario's error */
+	amd_sim *s = gw_xcalloc(1, sizeof *s);
+	s->scn = scn;
+	const char *pin = getenv("GPUWHY_SIM_TIME");
+	char *end;
+	if (pin && *pin) {
+		s->pin_t = strtod(pin, &end);
+		s->pinned = *end == '\0' && isfinite(s->pin_t) && s->pin_t >= 0;
+	}
+	if (!scenario_has_amd(scn) || sim_state_dir(path, state, sizeof state, err, sizeof err) ||
+	    sim_clock_open(state, &s->epoch, err, sizeof err)) {
+		sim_scenario_free(scn);
+		free(s);
+		return true;
+	}
+	reap_trees(state);
+	char leaf[32];
+	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
+	if (!join(s->root, sizeof c->amd.sys_root, state, leaf)) {
+		sim_scenario_free(scn);
+		free(s);
+		return true;
+	}
+	rm_tree(s->root);
+	pthread_mutex_init(&s->mu, NULL);
+	double t, real_s;
+	sim_now(s, &t, &real_s);
+	for (int g = 0; g < scn->n_gpus; g++)
+		if (scn->gpus[g].amd)
+			sim_amdfs_write(scn, g, s->root, t, real_s, true);
+	join(c->amd.sys_root, sizeof c->amd.sys_root, s->root, "");
+	join(c->amd.proc_root, sizeof c->amd.proc_root, s->root, "/proc");
+	c->amd.sim = s;
+	return true;
+}
+
+int gpu_amd_discover(gpu_ctx *c)
+{
+	snprintf(c->amd.proc_root, sizeof c->amd.proc_root, "/proc");
+	const char *root = getenv("GPUWHY_SYSFS_ROOT");
+	bool simulated = sim_setup(c);
+	if (simulated && !c->amd.sim && !(root && *root))
+		return 0;
+	if (!c->amd.sim && root && *root) {
+		if (!join(c->amd.sys_root, sizeof c->amd.sys_root, root, ""))
+			return 0; /* a root too long for the reader's paths */
+		char proc[sizeof c->amd.proc_root];
+		struct stat sb;
+		if (join(proc, sizeof proc, root, "/proc") && stat(proc, &sb) == 0 &&
+		    S_ISDIR(sb.st_mode))
+			memcpy(c->amd.proc_root, proc, sizeof proc);
+	}
+	c->amd.cards = gw_xcalloc(AMDGPU_MAX_CARDS, sizeof *c->amd.cards);
+	c->amd.n = amdgpu_discover(c->amd.sys_root, c->amd.cards, AMDGPU_MAX_CARDS);
+	if (c->amd.n > 0)
+		gpu_amd_driver_version(c, c->amd.driver, sizeof c->amd.driver);
+	return c->amd.n;
+}
+
+void gpu_amd_static(const gpu_ctx *c, int k, int index, gpu_static *st)
+{
+	amdgpu_static(&c->amd.cards[k], index, st);
+	snprintf(st->vendor, sizeof st->vendor, "amd");
+}
+
+/* The scenario's GPU a card of the simulated tree stands for (-1: none). */
+static int sim_gpu_of(const amd_sim *s, const amdgpu_card *card)
+{
+	for (int g = 0; g < s->scn->n_gpus; g++) {
+		const sim_pci *p = &s->scn->gpus[g].pci;
+		char bdf[16];
+		snprintf(bdf, sizeof bdf, "%04x:%02x:%02x.%x", p->domain, p->bus, p->device,
+		         p->function);
+		if (s->scn->gpus[g].amd && !strcmp(bdf, card->bdf))
+			return g;
+	}
+	return -1;
+}
+
+static void sim_refresh(gpu_ctx *c, const amdgpu_card *card)
+{
+	amd_sim *s = c->amd.sim;
+	int g = s ? sim_gpu_of(s, card) : -1;
+	if (g < 0)
+		return;
+	double t, real_s;
+	sim_now(s, &t, &real_s);
+	pthread_mutex_lock(&s->mu);
+	sim_amdfs_write(s->scn, g, s->root, t, real_s, false);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A card whose vendor file is gone has left the bus (or the driver let it go). */
+static bool card_present(const amdgpu_card *card)
+{
+	char p[sizeof card->dev_path + 16];
+	snprintf(p, sizeof p, "%s/vendor", card->dev_path);
+	return access(p, R_OK) == 0;
+}
+
+void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	sim_refresh(c, d->amd);
+	if (!gpu_lost(d) && !card_present(d->amd))
+		__atomic_store_n(&d->lost, true, __ATOMIC_RELAXED);
+	if (gpu_lost(d)) {
+		memset(o->ok, 0, sizeof o->ok);
+		o->lost = true;
+		gpu_set(o, GM_INDEX, d->st.index);
+		return;
+	}
+	amdgpu_values a;
+	amdgpu_read(d->amd, &a);
+	amdgpu_to_gpu_values(&d->st, &a, o);
+	if (a.ok[AMD_VRAM_TOTAL])
+		o->mem_total_b = (unsigned long long)a.v[AMD_VRAM_TOTAL];
+	if (a.ok[AMD_VRAM_USED])
+		o->mem_used_b = (unsigned long long)a.v[AMD_VRAM_USED];
+	if (a.ok[AMD_VRAM_TOTAL] && a.ok[AMD_VRAM_USED])
+		o->mem_free_b = o->mem_total_b > o->mem_used_b ? o->mem_total_b - o->mem_used_b : 0;
+}
+
+int gpu_amd_read_memory(gpu_ctx *c, gpu_dev *d, gpu_memory *out)
+{
+	memset(out, 0, sizeof *out);
+	gpu_values v;
+	memset(&v, 0, sizeof v);
+	gpu_amd_sample(c, d, &v);
+	if (v.lost)
+		return NVML_ERROR_GPU_IS_LOST;
+	if (!v.ok[GM_MEM_TOTAL] || !v.ok[GM_MEM_USED])
+		return NVML_ERROR_NOT_SUPPORTED;
+	out->total = v.mem_total_b;
+	out->used = v.mem_used_b;
+	out->free = v.mem_free_b;
+	return 0;
+}
+
+/* The scenario's name and user for a simulated process on this card. */
+static void sim_proc_names(const gpu_ctx *c, const amdgpu_card *card, gpu_proc *p)
+{
+	const amd_sim *s = c->amd.sim;
+	int g = s ? sim_gpu_of(s, card) : -1;
+	for (int k = 0; g >= 0 && k < s->scn->n_procs; k++) {
+		const sim_fproc *f = &s->scn->procs[k];
+		if (f->gpu != g || f->pid != p->pid)
+			continue;
+		p->sim = true;
+		snprintf(p->sim_name, sizeof p->sim_name, "%s", f->name);
+		snprintf(p->sim_user, sizeof p->sim_user, "%s", f->user);
+	}
+}
+
+/* A process's engine time at the previous call, or false when it had none. */
+static bool prev_busy(const gpu_dev *d, unsigned pid, uint64_t *ns)
+{
+	for (int k = 0; k < d->amd_nprev; k++)
+		if (d->amd_prev[k].pid == pid) {
+			*ns = d->amd_prev[k].busy_ns;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Processes from DRM fdinfo on this card. Their utilization is the change of
+ * drm-engine-gfx + drm-engine-compute over the time since the previous call:
+ * the first call (or a process first seen) has none.
+ */
+int gpu_amd_processes(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int max)
+{
+	if (gpu_lost(d))
+		return -1;
+	int cap = 256;
+	amdgpu_proc *all = gw_xcalloc((size_t)cap, sizeof *all);
+	int na = amdgpu_procs_read(c->amd.proc_root, all, cap);
+	int64_t now = gw_mono_ns();
+	double dt = d->amd_prev_t ? (double)(now - d->amd_prev_t) : 0;
+	gpu_amd_prev next[GPU_AMD_PROC_PREV] = {{0, 0}};
+	int nn = 0, n = 0;
+	for (int k = 0; k < na && n < max; k++) {
+		const amdgpu_proc *a = &all[k];
+		if (strcasecmp(a->pdev, d->amd->bdf) != 0)
+			continue;
+		gpu_proc *p = &out[n++];
+		memset(p, 0, sizeof *p);
+		p->pid = a->pid;
+		p->type = a->gfx_ok && a->gfx_ns ? GPU_PROC_GRAPHICS : 0;
+		p->type |= a->compute_ok && a->compute_ns ? GPU_PROC_COMPUTE : 0;
+		if (!p->type)
+			p->type = GPU_PROC_COMPUTE;
+		p->mem_ok = a->vram_ok;
+		p->mem_bytes = a->vram_bytes;
+		uint64_t busy = (a->gfx_ok ? a->gfx_ns : 0) + (a->compute_ok ? a->compute_ns : 0),
+		         was;
+		if ((a->gfx_ok || a->compute_ok) && dt > 0 && prev_busy(d, a->pid, &was) &&
+		    busy >= was) {
+			double pct = 100.0 * (double)(busy - was) / dt;
+			p->util_ok = p->util_sampled = true;
+			p->sm_pct = (unsigned)(pct > 100 ? 100 : pct + 0.5);
+		}
+		if (nn < GPU_AMD_PROC_PREV)
+			next[nn++] = (gpu_amd_prev){a->pid, busy};
+		sim_proc_names(c, d->amd, p);
+	}
+	free(all);
+	memcpy(d->amd_prev, next, (size_t)nn * sizeof *next);
+	d->amd_nprev = nn;
+	d->amd_prev_t = now;
+	return n;
+}
+
+void gpu_amd_driver_version(const gpu_ctx *c, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (c->amd.sim) {
+		snprintf(buf, len, "amdgpu (simulated)");
+		return;
+	}
+	char p[600];
+	snprintf(p, sizeof p, "%s/sys/module/amdgpu/version", c->amd.sys_root);
+	FILE *f = fopen(p, "r");
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	struct utsname u;
+	/* in-tree amdgpu has no version of its own: the kernel's release is its version */
+	if (!buf[0] && !c->amd.sys_root[0] && uname(&u) == 0)
+		snprintf(buf, len, "%s", u.release);
+}
+
+void gpu_amd_close(gpu_ctx *c)
+{
+	amd_sim *s = c->amd.sim;
+	if (s) {
+		rm_tree(s->root);
+		sim_scenario_free(s->scn);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		c->amd.sim = NULL;
+	}
+	free(c->amd.cards);
+	c->amd.cards = NULL;
+	c->amd.n = 0;
+}

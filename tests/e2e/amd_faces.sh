@@ -1,0 +1,123 @@
+# AMD GPUs behind the device layer: the amdgpu fixture trees (GPUWHY_SYSFS_ROOT) and the
+# simulated AMD scenarios (mi300x8, rx7900xtx) through status, query, top, record, report,
+# compare, the exporter and the queue's placement; a mixed machine lists both vendors.
+. "$(dirname "$0")/lib.bash"
+FIX=$(cd "$(dirname "$0")/../fixtures/amdgpu" && pwd)
+unset GPUWHY_SYSFS_ROOT GPUWHY_SIM_TIME
+# a real NVIDIA driver's GPUs would come first and shift the fixture's indices
+[ -e /dev/nvidiactl ] && skip "a real NVIDIA driver is present"
+
+# --- a fixture tree, no NVIDIA library needed: PCI order (card1 at 1b before card0 at 9f)
+Q=name,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw
+out=$(GPUWHY_NVML=/nonexistent/libnvidia-ml.so.1 GPUWHY_SYSFS_ROOT=$FIX/mi300x \
+	"$GPUWHY" query --query-gpu=$Q --format=csv,noheader,nounits 2>&1)
+assert_eq "$?" 3 "an explicit --nvml/GPUWHY_NVML that fails stays a failure"
+out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" query --query-gpu=$Q --format=csv,noheader,nounits 2>&1)
+assert_eq "$(echo "$out" | head -1)" "AMD Instinct MI300X OAM, 0, 283, 196608, 40, 131.00" "fixture GPU 0"
+assert_eq "$(echo "$out" | wc -l)" 2 "two MI300X"
+# absent stays absent: no fan, no UUID, no clock-event reasons, no ECC on an MI300X tree
+out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" query \
+	--query-gpu=index,fan.speed,uuid,clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total,power.limit \
+	--format=csv,noheader)
+assert_eq "$(echo "$out" | head -1)" "0, [N/A], [N/A], [N/A], [N/A], 750.00 W" "absent fields"
+# --gpus selects by index across the PCI order
+out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" --gpus 1 query --query-gpu=index,pci.bus_id --format=csv,noheader)
+assert_eq "$out" "1, 00000000:9F:00.0" "--gpus 1"
+# processes from the tree's proc/ (fdinfo): client 17 on 0000:9f:00.0 is PID 4242's
+R=$T/root
+mkdir -p "$R" && ln -s "$FIX/mi300x/sys" "$R/sys" && cp -r "$FIX/proc" "$R/proc"
+out=$(GPUWHY_SYSFS_ROOT=$R "$GPUWHY" status)
+assert_eq "$?" 0 "status on the tree"
+assert_contains "$out" "GPU 1  AMD Instinct MI300X OAM" "status GPU line"
+assert_contains "$out" "fan n/a" "no fan on an MI300X"
+echo "$out" | grep -Eq '^ +1 +4242 ' || fail "PID 4242 on GPU 1: $out"
+
+# --- the simulated AMD scenarios, out of the box
+have_sim || skip "the simulated GPU is not built"
+out=$(GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 status)
+assert_eq "$?" 0 "status --sim mi300x8"
+assert_contains "$out" "8 GPUs" "eight MI300X"
+assert_contains "$out" "driver amdgpu (simulated)" "the driver of an AMD-only machine"
+assert_contains "$out" "GPU 7  AMD Instinct MI300X OAM      00000000:DF:00.0" "GPU 7 in PCI order"
+# the scenario's square wave: busy at t=5 s, waiting at t=9 s (8 s of every 10)
+busy=$(GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 query --query-gpu=utilization.gpu,clocks.sm --format=csv,noheader,nounits -i 3)
+idle=$(GPUWHY_SIM_TIME=9 "$GPUWHY" --sim mi300x8 query --query-gpu=utilization.gpu,clocks.sm --format=csv,noheader,nounits -i 3)
+assert_eq "$busy" "100, 2100" "busy MI300X"
+assert_eq "$idle" "0, 132" "waiting MI300X"
+# a consumer card: no FRU (no product name, no serial), a fan, the scenario's process by name
+out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim rx7900xtx status)
+assert_contains "$out" "AMD GPU 1002:744c" "RX 7900 XTX without product_name"
+assert_contains "$out" "power 312 / 327 W" "power against power1_cap"
+echo "$out" | grep -Eq '^ +0 +1 alice .*18000 MiB .*python3' || fail "the scenario's process: $out"
+# top draws every GPU
+out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
+assert_eq "$?" 0 "top --once"
+for g in 0 7; do assert_contains "$out" "GPU $g AMD" "GPU $g in top"; done
+# nothing of the simulated tree is left once gpuwhy exits
+ls "$GPUWHY_SIM_STATE/mi300x8" | grep -q '^amd-' && fail "simulated tree left: $(ls "$GPUWHY_SIM_STATE/mi300x8")"
+
+# --- record, report and compare
+"$GPUWHY" --sim rx7900xtx record -o "$T/a.gpuwhy" --duration 2s 2>/dev/null || fail "record a"
+"$GPUWHY" --sim rx7900xtx record -o "$T/b.gpuwhy" --duration 2s 2>/dev/null || fail "record b"
+out=$("$GPUWHY" report "$T/a.gpuwhy")
+assert_contains "$out" "AMD GPU 1002:744c" "the recording's GPU"
+assert_contains "$out" "no clock-event reasons" "NVIDIA-only rules say not checked"
+out=$("$GPUWHY" report --format json "$T/a.gpuwhy" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(",".join(sorted({f["id"] for f in r["findings"]})))')
+assert_contains "$out" "not-checked" "JSON findings"
+case ",$out," in *,throttled,*|*,power-capped,*) fail "a rule judged a signal AMD lacks: $out" ;; esac
+"$GPUWHY" compare "$T/a.gpuwhy" "$T/b.gpuwhy" >"$T/cmp" 2>&1
+rc=$?
+[ "$rc" -le 1 ] || fail "compare: rc $rc $(cat "$T/cmp")"
+assert_contains "$(cat "$T/cmp")" "GPU utilization" "compare reads the AMD recordings"
+grep -Eq "memory peak +17\.[0-9]+ +17\.[0-9]+" "$T/cmp" || fail "memory peak of both: $(cat "$T/cmp")"
+
+# --- the exporter: AMD GPUs in the DCGM families and gpuwhy's, told apart by vendor
+command -v curl >/dev/null || skip "curl missing"
+start_exporter() { # LOG ARGS...
+	local log=$1
+	shift
+	"$@" --listen 127.0.0.1:0 --interval 200ms 2>"$log" &
+	PIDS_TO_KILL+=($!)
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "exporter did not start: $(cat "$log")"
+	for _ in $(seq 100); do
+		curl -s "127.0.0.1:$PORT/metrics" >"$T/m" && grep -q '^DCGM_FI_DEV_FB_USED' "$T/m" && return 0
+		sleep 0.1
+	done
+	fail "no sample: $(cat "$log")"
+}
+GPUWHY_SIM_TIME=5 start_exporter "$T/e.log" "$GPUWHY" --sim mi300x8 exporter
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="7",UUID="",pci_bus_id="00000000:DF:00.0",device="",modelName="AMD Instinct MI300X OAM"' "$T/m" ||
+	fail "GPU 7's utilization: $(grep DCGM_FI_DEV_GPU_UTIL "$T/m")"
+grep -q '^gpuwhy_gpu_info{gpu="3",.*vendor="amd"} 1' "$T/m" || fail "vendor label: $(grep gpuwhy_gpu_info "$T/m")"
+grep -q '^DCGM_FI_DEV_FAN_SPEED' "$T/m" && fail "a fan series for fanless boards"
+grep -q '^DCGM_FI_DEV_CLOCKS_EVENT_REASONS' "$T/m" && fail "clock-event reasons made up"
+
+# --- a mixed machine: the simulated H100 (NVML) and the MI300X tree (sysfs)
+out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" --sim h100x1 query --query-gpu=index,name,pci.bus_id --format=csv,noheader)
+assert_eq "$out" "0, NVIDIA H100 80GB HBM3, 00000000:1B:00.0
+1, AMD Instinct MI300X OAM, 00000000:1B:00.0
+2, AMD Instinct MI300X OAM, 00000000:9F:00.0" "NVIDIA first, then AMD in PCI order"
+GPUWHY_SYSFS_ROOT=$FIX/mi300x start_exporter "$T/x.log" "$GPUWHY" --sim h100x1 exporter
+grep -q '^gpuwhy_gpu_info{gpu="0",.*vendor="nvidia"} 1' "$T/m" || fail "NVIDIA's vendor"
+grep -q '^gpuwhy_gpu_info{gpu="2",.*vendor="amd"} 1' "$T/m" || fail "AMD's vendor"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="2",.*} 87$' "$T/m" || fail "AMD GPU 2 utilization: $(grep DCGM_FI_DEV_GPU_UTIL "$T/m")"
+
+# --- the queue places by free VRAM: 100 GiB fits only the MI300X at 1b (GPU 0 here)
+export GPUWHY_QUEUE=$T/q
+export GPUWHY_SYSFS_ROOT=$FIX/mi300x
+"$GPUWHY" queue add --mem 100G -n big -- sh -c 'echo ran' >/dev/null || fail "queue add"
+"$GPUWHY" queue wait 1 --timeout 60s >/dev/null 2>&1
+st=$("$GPUWHY" queue show 1)
+"$GPUWHY" queue stop >/dev/null 2>&1
+echo "$st" | grep -Eq '^ +state +done' || fail "task 1 did not run: $st"
+echo "$st" | grep -Eq '^ +GPUs +0$' || fail "task 1 not on GPU 0: $st"
+exit 0
