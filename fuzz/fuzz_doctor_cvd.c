@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	static const dr_cvd_gpu gpus[4] = {
+	static const doctor_cvd_gpu gpus[4] = {
 	    {"GPU-8f2a1111-aaaa-bbbb-cccc-000000000000", "NVIDIA H100 80GB HBM3",
 	     "00000000:1B:00.0", 9.0, 1980, false},
 	    {"GPU-8f2b2222-aaaa-bbbb-cccc-000000000001", "NVIDIA A100 80GB PCIe",
@@ -23,16 +23,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    {"GPU-99999999-aaaa-bbbb-cccc-000000000003", "NVIDIA L4", "00000000:61:00.0", 0, 0,
 	     false},
 	};
-	dr_cvd_map m;
-	dr_cvd_resolve(s, gpus, 4, size & 1, &m);
-	if (m.n < 0 || m.n > DR_CVD_MAX)
+	doctor_cvd_map m;
+	doctor_cvd_resolve(s, gpus, 4, size & 1, &m);
+	if (m.n < 0 || m.n > DOCTOR_CVD_MAX)
 		abort();
 	for (int i = 0; i < m.n; i++)
 		if ((m.phys[i] < 0 && m.phys[i] != -2) ||
 		    m.phys[i] >= 4) /* -2: MIG, parent unknown */
 			abort();
-	dr_aer a;
-	dr_aer_parse(s, &a);
+	doctor_aer a;
+	doctor_aer_parse(s, &a);
 	free(s);
 	return 0;
 }

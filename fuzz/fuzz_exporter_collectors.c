@@ -7,17 +7,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[256], err[256];
-	if (exp_collectors_parse((const char *)data, size, &c, unknown, sizeof unknown, err,
-	                         sizeof err) == 0) {
+	if (exporter_collectors_parse((const char *)data, size, &c, unknown, sizeof unknown, err,
+	                              sizeof err) == 0) {
 		/* Whatever parsed must render: every listed id is a DCGM metric. */
 		for (int k = 0; k < c.n; k++)
 			if (!gpu_metrics[c.order[k]].dcgm)
 				__builtin_trap();
 		if (strlen(unknown) >= sizeof unknown)
 			__builtin_trap();
-		exp_frame *f = exp_frame_new(1);
+		exporter_frame *f = exporter_frame_new(1);
 		snapshot sn;
 		snapshot_init(&sn, 1);
 		if (f) {
@@ -27,14 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			f->snap = &sn;
 			f->gpus[0].vals = &sn.gpu[0];
-			exp_render_opts o = {.collectors = &c, .hostname = "h", .version = "v"};
-			exp_buf b = {0};
-			exp_render(f, &o, &b);
+			exporter_render_opts o = {
+			    .collectors = &c, .hostname = "h", .version = "v"};
+			exporter_buf b = {0};
+			exporter_render(f, &o, &b);
 			gw_sb_free(&b);
-			exp_frame_free(f);
+			exporter_frame_free(f);
 		}
 		snapshot_free(&sn);
-		exp_collectors_free(&c);
+		exporter_collectors_free(&c);
 	}
 	return 0;
 }

@@ -17,23 +17,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	exp_accepts_gzip(s);
+	exporter_accepts_gzip(s);
 	/* Split at the first space into method and path, as a request line. */
 	char *sp = strchr(s, ' ');
 	if (sp) {
 		*sp = '\0';
-		exp_route r = exp_route_request(s, sp + 1);
-		if (r == EXP_ROUTE_METRICS && strcmp(sp + 1, "/metrics"))
+		exporter_route r = exporter_route_request(s, sp + 1);
+		if (r == EXPORTER_ROUTE_METRICS && strcmp(sp + 1, "/metrics"))
 			__builtin_trap();
 		*sp = ' ';
 	}
-	exp_listen_addr a;
+	exporter_listen_addr a;
 	char err[128];
-	if (exp_parse_listen(s, &a, err, sizeof err) == 0 && (a.port < 0 || a.port > 65535))
+	if (exporter_parse_listen(s, &a, err, sizeof err) == 0 && (a.port < 0 || a.port > 65535))
 		__builtin_trap();
 	/* Escaped label values never contain a raw newline or an unescaped quote. */
-	exp_buf b = {0};
-	exp_buf_label_value(&b, s);
+	exporter_buf b = {0};
+	exporter_buf_label_value(&b, s);
 	for (size_t i = 0; b.p && i < b.len; i++) {
 		if (b.p[i] == '\n')
 			__builtin_trap();

@@ -16,7 +16,7 @@
 
 static int add_ports(const opt_def *d, const char *arg, void *ctx)
 {
-	dr_opts *o = ctx;
+	doctor_opts *o = ctx;
 	char *copy = strdup(arg), *save = NULL;
 	int rc = 0;
 	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
@@ -24,9 +24,9 @@ static int add_ports(const opt_def *d, const char *arg, void *ctx)
 		if (!gw_parse_int(t, 1, 65535, &v))
 			rc = gw_error(GW_EXIT_USAGE, "--port", N_("a TCP port from 1 to 65535"),
 			              "invalid port '%s'", t);
-		else if (o->nports >= DR_PORTS_MAX)
+		else if (o->nports >= DOCTOR_PORTS_MAX)
 			rc = gw_error(GW_EXIT_USAGE, "--port", NULL, "at most %d ports",
-			              DR_PORTS_MAX);
+			              DOCTOR_PORTS_MAX);
 		else
 			o->ports[o->nports++] = (int)v;
 	}
@@ -36,7 +36,7 @@ static int add_ports(const opt_def *d, const char *arg, void *ctx)
 
 static int set_need_mem(const opt_def *d, const char *v, void *ctx)
 {
-	dr_opts *o = ctx;
+	doctor_opts *o = ctx;
 	if (!gw_parse_size_bytes(v, &o->need_mem) || o->need_mem == 0)
 		return gw_error(GW_EXIT_USAGE, "--need-mem", N_("a size such as 20G or 512M"),
 		                "invalid size '%s'", v);
@@ -44,7 +44,7 @@ static int set_need_mem(const opt_def *d, const char *v, void *ctx)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, dr_opts *o, bool *json, bool *list)
+static int parse_args(int argc, char **argv, doctor_opts *o, bool *json, bool *list)
 {
 	int fmt = OPT_FMT_TEXT;
 	const opt_def opts[] = {
@@ -87,37 +87,37 @@ static int parse_args(int argc, char **argv, dr_opts *o, bool *json, bool *list)
 
 int cmd_doctor(int argc, char **argv, const gw_global *g)
 {
-	dr_opts o;
+	doctor_opts o;
 	memset(&o, 0, sizeof o);
 	bool json = false, list = false;
 	int rc = parse_args(argc, argv, &o, &json, &list);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
 	if (list) {
-		for (size_t i = 0; i < dr_ncheck; i++)
-			printf("%-24s %s\n", dr_checks[i].name, _(dr_checks[i].what));
+		for (size_t i = 0; i < doctor_ncheck; i++)
+			printf("%-24s %s\n", doctor_checks[i].name, _(doctor_checks[i].what));
 		return GW_EXIT_OK;
 	}
 	/* JSON is for machines: its text stays English. */
-	dr_set_translate(!json);
-	dr_machine m;
-	if ((rc = dr_machine_load_guarded(&m, g->gpus, DOCTOR_NVML_TIMEOUT_NS))) {
-		dr_machine_free(&m);
+	doctor_set_translate(!json);
+	doctor_machine m;
+	if ((rc = doctor_machine_load_guarded(&m, g->gpus, DOCTOR_NVML_TIMEOUT_NS))) {
+		doctor_machine_free(&m);
 		return rc;
 	}
-	dr_probe p;
-	dr_probe_default(&p);
-	dr_report r = {0};
-	dr_ctx c;
-	dr_ctx_init(&c, &p, &o, &m, &r);
-	dr_run_all(&c);
+	doctor_probe p;
+	doctor_probe_default(&p);
+	doctor_report r = {0};
+	doctor_ctx c;
+	doctor_ctx_init(&c, &p, &o, &m, &r);
+	doctor_run_all(&c);
 	if (json)
-		dr_print_json(stdout, &r);
+		doctor_print_json(stdout, &r);
 	else
-		dr_print_text(stdout, &r, isatty(1) && !getenv("NO_COLOR"));
-	rc = dr_exit_code(&r) ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
-	dr_ctx_free(&c);
-	dr_report_free(&r);
-	dr_machine_free(&m);
+		doctor_print_text(stdout, &r, isatty(1) && !getenv("NO_COLOR"));
+	rc = doctor_exit_code(&r) ? GW_EXIT_PROBLEMS : GW_EXIT_OK;
+	doctor_ctx_free(&c);
+	doctor_report_free(&r);
+	doctor_machine_free(&m);
 	return rc;
 }

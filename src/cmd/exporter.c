@@ -20,26 +20,27 @@
 #define COLLECTORS_MAX_BYTES (1 << 20)
 
 typedef struct {
-	exp_server_opts server;
+	exporter_server_opts server;
 	int64_t interval_ns;
-	exp_hostlabel host_label;
+	exporter_hostlabel host_label;
 	const char *collectors_path;
 	int processes;
-	int counter_type;            /* -1: as the defaults or the CSV say, else exp_prom_type */
+	int counter_type; /* -1: as the defaults or the CSV say, else exporter_prom_type */
 	const char *kubernetes_root; /* NULL: no pod labels */
 } exporter_args;
 
 static int set_listen(const opt_def *o, const char *v, void *ctx)
 {
 	char err[160];
-	if (exp_parse_listen(v, &((exporter_args *)ctx)->server.addr, err, sizeof err))
+	if (exporter_parse_listen(v, &((exporter_args *)ctx)->server.addr, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, "--listen",
 		                N_("e.g. --listen 127.0.0.1:9400 or 0.0.0.0:9400"), "'%s': %s", v,
 		                err);
 	return 0;
 }
 
-static const char *const host_labels[] = {"Hostname", "hostname", "none", NULL}; /* exp_hostlabel */
+static const char *const host_labels[] = {"Hostname", "hostname", "none",
+                                          NULL}; /* exporter_hostlabel */
 static const char *const counter_types[] = {"counter", "untyped", NULL};
 
 static int parse_args(int argc, char **argv, exporter_args *a)
@@ -73,7 +74,7 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	    OPT_STRING(0, "kubernetes-root", "DIR", &a->kubernetes_root,
 	               "read proc/ and var/log/ below DIR (a DaemonSet mounting the host's at "
 	               "/host); implies --kubernetes"),
-	    OPT_INT(0, "processes", "N", &a->processes, 0, EXP_PROC_MAX,
+	    OPT_INT(0, "processes", "N", &a->processes, 0, EXPORTER_PROC_MAX,
 	            "top N processes per GPU by memory (default 5, 0..32)",
 	            .why = N_("invalid value '%s'"), .hint = N_("a number from 0 to 32")),
 	    OPT_INT(0, "max-connections", "N", &max_conn, 1, 100000, "connection cap (default 256)",
@@ -98,9 +99,9 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 	int first, rc = opt_parse(&oc, argc, argv, &first);
 	if (rc)
 		return rc;
-	a->host_label = (exp_hostlabel)host_label;
+	a->host_label = (exporter_hostlabel)host_label;
 	if (counter_type >= 0)
-		a->counter_type = counter_type ? EXP_UNTYPED : EXP_COUNTER;
+		a->counter_type = counter_type ? EXPORTER_UNTYPED : EXPORTER_COUNTER;
 	if (kube && !a->kubernetes_root)
 		a->kubernetes_root = "";
 	a->server.max_connections = (unsigned)max_conn;
@@ -109,7 +110,7 @@ static int parse_args(int argc, char **argv, exporter_args *a)
 }
 
 /* Read and parse --collectors; unknown fields are a warning, not a failure. */
-static int load_collectors(const char *path, exp_collectors *c)
+static int load_collectors(const char *path, exporter_collectors *c)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -133,7 +134,7 @@ static int load_collectors(const char *path, exp_collectors *c)
 		                "larger than %d bytes", COLLECTORS_MAX_BYTES);
 	}
 	char unknown[1024], err[256];
-	int rc = exp_collectors_parse(text, len, c, unknown, sizeof unknown, err, sizeof err);
+	int rc = exporter_collectors_parse(text, len, c, unknown, sizeof unknown, err, sizeof err);
 	free(text);
 	if (rc)
 		return gw_error(GW_EXIT_USAGE, path, N_("rows are 'FIELD, prom_type, help'"), "%s",
@@ -195,7 +196,7 @@ static void wait_for_stop(void)
 	}
 }
 
-static int serve(const exporter_args *a, const exp_collectors *collectors, const gw_global *g)
+static int serve(const exporter_args *a, const exporter_collectors *collectors, const gw_global *g)
 {
 	gpu_ctx *gpu;
 	gw_fail gf;
@@ -206,17 +207,17 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 	gpu_slow_thread_start(gpu);
 	char host[256];
 	hostname_value(host, sizeof host);
-	exp_board *board = exp_board_new();
-	exp_sampler *sampler = NULL;
-	exp_server *server = NULL;
-	exp_sampler_opts so = {
+	exporter_board *board = exporter_board_new();
+	exporter_publisher *sampler = NULL;
+	exporter_server *server = NULL;
+	exporter_publisher_opts so = {
 	    .interval_ns = a->interval_ns,
 	    .processes = a->processes,
 	    .render = {.host_label = a->host_label,
 	               .hostname = host,
 	               .collectors = collectors,
 	               .version = GPUWHY_VERSION},
-	    .findings = exp_diag_findings,
+	    .findings = exporter_diag_findings,
 	    .proc_root = "/proc",
 	    .kubernetes_root = a->kubernetes_root,
 	    .host = true,
@@ -224,24 +225,24 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 	if (!board)
 		rc = gw_error(GW_EXIT_ENV, "exporter", NULL, "out of memory");
 	if (!rc)
-		rc = exp_sampler_start(gpu, board, &so, &sampler);
+		rc = exporter_publisher_start(gpu, board, &so, &sampler);
 	if (!rc)
-		rc = exp_server_start(&a->server, board, &server);
+		rc = exporter_server_start(&a->server, board, &server);
 	if (!rc) {
-		const exp_listen_addr *ad = &a->server.addr;
+		const exporter_listen_addr *ad = &a->server.addr;
 		int ng = gpu_count(gpu);
 		fputs("gpuwhy exporter: ", stderr);
 		fprintf(stderr,
 		        P_("serving http://%s%s%s:%d/metrics (%d GPU, every %.3gs)",
 		           "serving http://%s%s%s:%d/metrics (%d GPUs, every %.3gs)", ng),
-		        ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "", exp_server_port(server),
-		        ng, (double)a->interval_ns / 1e9);
+		        ad->ipv6 ? "[" : "", ad->host, ad->ipv6 ? "]" : "",
+		        exporter_server_port(server), ng, (double)a->interval_ns / 1e9);
 		fputc('\n', stderr);
 		wait_for_stop();
 	}
-	exp_server_stop(server);
-	exp_sampler_stop(sampler);
-	exp_board_free(board);
+	exporter_server_stop(server);
+	exporter_publisher_stop(sampler);
+	exporter_board_free(board);
 	gpu_close(gpu);
 	return rc;
 }
@@ -249,24 +250,24 @@ static int serve(const exporter_args *a, const exp_collectors *collectors, const
 int cmd_exporter(int argc, char **argv, const gw_global *g)
 {
 	exporter_args a = {.interval_ns = 1000000000LL,
-	                   .host_label = EXP_HOSTLABEL_UPPER,
+	                   .host_label = EXPORTER_HOSTLABEL_UPPER,
 	                   .processes = 5,
 	                   .counter_type = -1};
-	exp_server_opts_default(&a.server);
+	exporter_server_opts_default(&a.server);
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? GW_EXIT_OK : rc;
 	a.server.stale_ns = 3 * a.interval_ns > 10000000000LL ? 3 * a.interval_ns : 10000000000LL;
 	a.server.version = GPUWHY_VERSION;
-	exp_collectors collectors;
+	exporter_collectors collectors;
 	if (a.collectors_path) {
 		if ((rc = load_collectors(a.collectors_path, &collectors)))
 			return rc;
 	} else {
-		exp_collectors_default(&collectors);
+		exporter_collectors_default(&collectors);
 	}
 	if (a.counter_type >= 0)
-		exp_collectors_counter_type(&collectors, (exp_prom_type)a.counter_type);
+		exporter_collectors_counter_type(&collectors, (exporter_prom_type)a.counter_type);
 	/* Every thread started from here on inherits the mask: only sigwait sees them. */
 	sigset_t set;
 	sigemptyset(&set);
@@ -277,6 +278,6 @@ int cmd_exporter(int argc, char **argv, const gw_global *g)
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit(a.server.max_connections);
 	rc = serve(&a, &collectors, g);
-	exp_collectors_free(&collectors);
+	exporter_collectors_free(&collectors);
 	return rc;
 }

@@ -12,7 +12,7 @@
 #include "util/jsonw.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/i18n.h"
@@ -124,13 +124,13 @@ static void print_err(const gw_fail *e)
 	gw_fail_print(e);
 }
 
-int qcmd_open(const char *dir, queue_store **st)
+int qcmd_open(const char *dir, queue_db **st)
 {
 	gw_fail e = {0};
-	int rc = queue_store_open(dir, st, &e);
+	int rc = queue_db_open(dir, st, &e);
 	if (rc)
 		return gw_fail_print(&e);
-	queue_store_on_error(*st, print_err);
+	queue_db_on_error(*st, print_err);
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include "gpu/gpu.h"
 #include "queue/state.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "util/err.h"
@@ -150,10 +150,10 @@ static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int 
 }
 
 /* Add them in one transaction (under token: see submit.c) and print their ids. */
-static int store_specs(queue_store *st, queue_spec *specs, int n, const char *token)
+static int store_specs(queue_db *st, queue_spec *specs, int n, const char *token)
 {
 	int64_t *ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
-	int rc = queue_store_add_token(st, specs, n, token, ids);
+	int rc = queue_db_add_token(st, specs, n, token, ids);
 	if (rc)
 		rc = rc > 0 ? rc : GW_EXIT_ENV;
 	else
@@ -300,13 +300,13 @@ static bool via_worker(const char *dir, const queue_spec *tmpl, const add_args *
 static int add_to_queue(const char *dir, queue_spec *tmpl, const add_args *a, char **cmd, int ncmd,
                         const char *token, bool *draining)
 {
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	if (a->backend < 0) {
 		char b[16];
-		queue_store_config_get(st, "backend", b, sizeof b);
+		queue_db_config_get(st, "backend", b, sizeof b);
 		tmpl->backend = !strcmp(b, "slurm") ? QB_SLURM : QB_LOCAL;
 	}
 	queue_spec *specs = NULL;
@@ -315,8 +315,8 @@ static int add_to_queue(const char *dir, queue_spec *tmpl, const add_args *a, ch
 	if (!rc)
 		rc = store_specs(st, specs, n, token);
 	fflush(stdout);
-	*draining = !rc && queue_store_config_int(st, "draining") != 0;
-	queue_store_close(st);
+	*draining = !rc && queue_db_config_int(st, "draining") != 0;
+	queue_db_close(st);
 	for (int i = 0; i < n && specs; i++)
 		queue_spec_free(&specs[i]);
 	free(specs);

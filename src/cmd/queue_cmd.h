@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "cmd/cmd.h"
-#include "queue/store.h"
+#include "queue/db.h"
 
 /* One subcommand: argv[0] is its name, dir the resolved queue directory. */
 int qcmd_add(const char *dir, int argc, char **argv, const gw_global *g);
@@ -26,7 +26,7 @@ int qcmd_worker(const char *dir, int argc, char **argv, const gw_global *g);
 int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g);
 
 /* Open the queue's database; its failures, then and on every later call, are printed. */
-int qcmd_open(const char *dir, queue_store **st);
+int qcmd_open(const char *dir, queue_db **st);
 
 /* A stored error or wait reason (English) in the user's language, for text output
  * (queue_say.c): out, or text itself when it has no translation. */

@@ -15,7 +15,7 @@
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/state.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "queue/worker.h"
@@ -49,7 +49,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 		if (!qcmd_parse_id(argv[i], &id))
 			return qcmd_bad_id(argv[i]);
 	}
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
@@ -58,7 +58,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 	if (all) {
 		queue_task *t;
 		int nt;
-		if (queue_store_list(st, -1, &t, &nt) == 0) {
+		if (queue_db_list(st, -1, &t, &nt) == 0) {
 			ids = calloc((size_t)nt + 1, sizeof *ids);
 			for (int i = 0; i < nt; i++)
 				if (!queue_state_final(t[i].state))
@@ -74,7 +74,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 	for (int i = 0; i < n && !rc; i++) {
 		int result;
 		queue_attempt a;
-		int r = queue_store_cancel(st, ids[i], &result, &a);
+		int r = queue_db_cancel(st, ids[i], &result, &a);
 		if (r > 0) {
 			rc = gw_error(GW_EXIT_USAGE, "queue cancel", NULL, _("no task %lld"),
 			              (long long)ids[i]);
@@ -98,7 +98,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 			       (long long)ids[i]);
 		} else {
 			queue_task t;
-			if (queue_store_get(st, ids[i], &t) == 0) {
+			if (queue_db_get(st, ids[i], &t) == 0) {
 				printf(_("task %lld already ended (%s)\n"), (long long)ids[i],
 				       queue_state_name(t.state));
 				queue_task_free(&t);
@@ -106,7 +106,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 		}
 	}
 	free(ids);
-	queue_store_close(st);
+	queue_db_close(st);
 	queue_worker_poke(dir);
 	return rc;
 }
@@ -133,7 +133,7 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 		if (!qcmd_parse_id(argv[i], &id))
 			return qcmd_bad_id(argv[i]);
 	}
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
@@ -142,7 +142,7 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 		int64_t id = 0;
 		qcmd_parse_id(argv[i], &id);
 		int result;
-		int r = queue_store_retry(st, id, &result);
+		int r = queue_db_retry(st, id, &result);
 		if (r > 0)
 			rc = gw_error(GW_EXIT_USAGE, argv[i], NULL, _("no such task"));
 		else if (r < 0)
@@ -153,8 +153,8 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 		} else
 			printf(_("task %lld has not ended: nothing to retry\n"), (long long)id);
 	}
-	bool draining = queue_store_config_int(st, "draining") != 0;
-	queue_store_close(st);
+	bool draining = queue_db_config_int(st, "draining") != 0;
+	queue_db_close(st);
 	if (any && !draining && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_poke(dir);
@@ -175,14 +175,14 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	int64_t *ids;
 	int n;
-	if (queue_store_clean(st, all, &ids, &n) != 0) {
-		queue_store_close(st);
+	if (queue_db_clean(st, all, &ids, &n) != 0) {
+		queue_db_close(st);
 		return GW_EXIT_ENV;
 	}
 	for (int i = 0; i < n; i++) {
@@ -192,17 +192,17 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 	}
 	printf(P_("removed %d task\n", "removed %d tasks\n", n), n);
 	free(ids);
-	queue_store_close(st);
+	queue_db_close(st);
 	return GW_EXIT_OK;
 }
 
 /* ---- pause / resume / drain ---- */
 
 /* Add (or remove) GPU list entries to drained-gpus. */
-static int edit_drained(queue_store *st, const char *list, bool add)
+static int edit_drained(queue_db *st, const char *list, bool add)
 {
 	char cur[256], out[256] = "", err[200];
-	queue_store_config_get(st, "drained-gpus", cur, sizeof cur);
+	queue_db_config_get(st, "drained-gpus", cur, sizeof cur);
 	if (!queue_config_check("drained-gpus", list, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "%s", err);
 	char copy[256], *save = NULL;
@@ -228,7 +228,7 @@ static int edit_drained(queue_store *st, const char *list, bool add)
 			snprintf(out + ol, sizeof out - ol, "%s%s", ol ? "," : "", u);
 		}
 	}
-	if (queue_store_config_set(st, "drained-gpus", out) != 0)
+	if (queue_db_config_set(st, "drained-gpus", out) != 0)
 		return GW_EXIT_ENV;
 	printf(_("drained GPUs: %s\n"), out[0] ? out : _("none"));
 	return GW_EXIT_OK;
@@ -258,7 +258,7 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
@@ -266,27 +266,27 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	if (gpu) {
 		rc = edit_drained(st, gpu, !strcmp(sub, "drain"));
 	} else if (!strcmp(sub, "pause")) {
-		rc = queue_store_config_set(st, "paused", "1") ? GW_EXIT_ENV : 0;
+		rc = queue_db_config_set(st, "paused", "1") ? GW_EXIT_ENV : 0;
 		if (!rc)
 			puts(_("paused: running tasks go on, no new task starts (gpuwhy queue "
 			       "resume)"));
 	} else if (!strcmp(sub, "drain")) {
-		rc = queue_store_config_set(st, "draining", "1") ? GW_EXIT_ENV : 0;
+		rc = queue_db_config_set(st, "draining", "1") ? GW_EXIT_ENV : 0;
 		if (!rc)
 			puts(
 			    _("draining: running tasks finish, no new task starts, then the worker "
 			      "stops (gpuwhy queue resume undoes it)"));
 	} else {
-		rc = queue_store_config_set(st, "paused", "0") ||
-		             queue_store_config_set(st, "draining", "0")
+		rc = queue_db_config_set(st, "paused", "0") ||
+		             queue_db_config_set(st, "draining", "0")
 		         ? GW_EXIT_ENV
 		         : 0;
 		start = !rc;
 		if (!rc)
 			puts(_("resumed"));
 	}
-	int queued = queue_store_count_state(st, QS_QUEUED);
-	queue_store_close(st);
+	int queued = queue_db_count_state(st, QS_QUEUED);
+	queue_db_close(st);
 	if (!rc && start && queued > 0 && queue_worker_ensure(dir, gw_self_exe()) != 0)
 		return GW_EXIT_ENV;
 	queue_worker_poke(dir);
@@ -324,19 +324,19 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_gpu_row *rows;
 	int n;
 	double t;
-	if (queue_store_gpu_view_get(st, &rows, &n, &t) != 0) {
-		queue_store_close(st);
+	if (queue_db_gpu_view_get(st, &rows, &n, &t) != 0) {
+		queue_db_close(st);
 		return GW_EXIT_ENV;
 	}
 	char drained[256];
-	queue_store_config_get(st, "drained-gpus", drained, sizeof drained);
+	queue_db_config_get(st, "drained-gpus", drained, sizeof drained);
 	int wpid = queue_worker_pid(dir);
 	if (json) {
 		json_t *o = json_object();
@@ -417,7 +417,7 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 		}
 	}
 	free(rows);
-	queue_store_close(st);
+	queue_db_close(st);
 	return GW_EXIT_OK;
 }
 
@@ -462,22 +462,22 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 	char err[200];
 	if (val && !queue_config_check(key, val, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, key, NULL, "%s", err);
-	queue_store *st;
+	queue_db *st;
 	if ((rc = qcmd_open(dir, &st)))
 		return rc;
 	char v[256];
 	if (!key) {
 		for (int i = 0; queue_config_keys[i].key; i++) {
-			queue_store_config_get(st, queue_config_keys[i].key, v, sizeof v);
+			queue_db_config_get(st, queue_config_keys[i].key, v, sizeof v);
 			printf("%-16s %s\n", queue_config_keys[i].key, v);
 		}
 	} else if (!val) {
-		queue_store_config_get(st, key, v, sizeof v);
+		queue_db_config_get(st, key, v, sizeof v);
 		printf("%s\n", v);
-	} else if (queue_store_config_set(st, key, val) != 0) {
+	} else if (queue_db_config_set(st, key, val) != 0) {
 		rc = GW_EXIT_ENV;
 	}
-	queue_store_close(st);
+	queue_db_close(st);
 	if (val)
 		queue_worker_poke(dir);
 	return rc;

@@ -11,7 +11,7 @@
 #include "queue/oom.h"
 #include "queue/retry.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "queue/conclude.h"
@@ -129,14 +129,14 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
 	json |= fmt == OPT_FMT_JSON;
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_task *t;
 	int n;
-	if (queue_store_list(st, state, &t, &n) != 0) {
-		queue_store_close(st);
+	if (queue_db_list(st, state, &t, &n) != 0) {
+		queue_db_close(st);
 		return GW_EXIT_ENV;
 	}
 	if (json) {
@@ -195,7 +195,7 @@ int qcmd_ls(const char *dir, int argc, char **argv, const gw_global *g)
 		}
 	}
 	queue_tasks_free(t, n);
-	queue_store_close(st);
+	queue_db_close(st);
 	return GW_EXIT_OK;
 }
 
@@ -458,20 +458,20 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 	int64_t id;
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
 	queue_task t;
-	rc = queue_store_get(st, id, &t);
+	rc = queue_db_get(st, id, &t);
 	if (rc != 0) {
-		queue_store_close(st);
+		queue_db_close(st);
 		return rc > 0 ? gw_error(GW_EXIT_USAGE, argv[first], NULL, _("no such task"))
 		              : GW_EXIT_ENV;
 	}
 	queue_attempt *at = NULL;
 	int na = 0;
-	queue_store_attempts(st, id, &at, &na);
+	queue_db_attempts(st, id, &at, &na);
 	char logp[PATH_MAX];
 	queue_log_path(dir, id, logp, sizeof logp);
 	size_t len = 0;
@@ -497,6 +497,6 @@ int qcmd_show(const char *dir, int argc, char **argv, const gw_global *g)
 	free(tail);
 	free(at);
 	queue_task_free(&t);
-	queue_store_close(st);
+	queue_db_close(st);
 	return GW_EXIT_OK;
 }

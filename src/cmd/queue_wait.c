@@ -9,7 +9,7 @@
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/state.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "util/err.h"
@@ -38,25 +38,25 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 	int64_t id;
 	if (!qcmd_parse_id(argv[first], &id))
 		return qcmd_bad_id(argv[first]);
-	queue_store *st;
+	queue_db *st;
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
-	int state = queue_store_state_of(st, id);
+	int state = queue_db_state_of(st, id);
 	if (state < 0) {
-		queue_store_close(st);
+		queue_db_close(st);
 		return gw_error(GW_EXIT_USAGE, argv[first], NULL, _("no such task"));
 	}
 	int64_t from = 0, until = -1;
 	if (attempt > 0) {
 		queue_attempt a, next;
-		if (queue_store_attempt_get(st, id, attempt, &a) != 0) {
-			queue_store_close(st);
+		if (queue_db_attempt_get(st, id, attempt, &a) != 0) {
+			queue_db_close(st);
 			return gw_error(GW_EXIT_USAGE, "--attempt", NULL,
 			                _("task %lld has no attempt %d"), (long long)id, attempt);
 		}
 		from = a.log_offset;
-		if (queue_store_attempt_get(st, id, attempt + 1, &next) == 0)
+		if (queue_db_attempt_get(st, id, attempt + 1, &next) == 0)
 			until = next.log_offset;
 	}
 	char path[PATH_MAX];
@@ -86,14 +86,14 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 		fflush(stdout);
 		if (!follow || until >= 0)
 			break;
-		state = queue_store_state_of(st, id);
+		state = queue_db_state_of(st, id);
 		quiet_rounds = grew ? 0 : quiet_rounds + 1;
 		/* Stop once it ended and its last words are out. */
 		if (state >= 0 && queue_state_final((queue_state)state) && quiet_rounds >= 2)
 			break;
 		gw_sleep_ns(200000000);
 	}
-	queue_store_close(st);
+	queue_db_close(st);
 	return GW_EXIT_OK;
 }
 
@@ -121,7 +121,7 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 			free(ids);
 			return qcmd_bad_id(argv[first + i]);
 		}
-	queue_store *st;
+	queue_db *st;
 	if ((rc = qcmd_open(dir, &st))) {
 		free(ids);
 		return rc;
@@ -133,7 +133,7 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 		int pending = 0, bad = 0;
 		if (nids > 0) {
 			for (int i = 0; i < nids; i++) {
-				int s = queue_store_state_of(st, ids[i]);
+				int s = queue_db_state_of(st, ids[i]);
 				if (s < 0) {
 					rc = gw_error(GW_EXIT_USAGE, argv[first + i], NULL,
 					              _("no such task"));
@@ -145,7 +145,7 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 		} else {
 			queue_task *t;
 			int n;
-			if (queue_store_list(st, -1, &t, &n) == 0) {
+			if (queue_db_list(st, -1, &t, &n) == 0) {
 				for (int i = 0; i < n; i++) {
 					pending += !queue_state_final(t[i].state);
 					bad +=
@@ -188,6 +188,6 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 	}
 out:
 	free(ids);
-	queue_store_close(st);
+	queue_db_close(st);
 	return rc;
 }

@@ -10,7 +10,7 @@
 #include "util/opt.h"
 #include "gpu/cell.h"
 #include "gpu/gpu.h"
-#include "host/pidbrief.h"
+#include "host/host_pidbrief.h"
 #include "util/termsafe.h"
 #include "util/err.h"
 #include "util/i18n.h"

@@ -10,7 +10,7 @@
 #include "util/opt.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_reasons.h"
-#include "host/pcitopo.h"
+#include "host/host_pcitopo.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/fail.h"

@@ -38,7 +38,7 @@ static void chain_say(diag_chain_step *st, const char *fmt, ...)
 		st->answer[o++] = ' ';
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(st->answer + o, sizeof st->answer - o, dx_tr(fmt), ap);
+	vsnprintf(st->answer + o, sizeof st->answer - o, diag_tr(fmt), ap);
 	va_end(ap);
 }
 
@@ -46,7 +46,7 @@ static void chain_say(diag_chain_step *st, const char *fmt, ...)
 static void link_ids(const diag_ctx *c, diag_chain_step *st, const diag_rule *ids, int n)
 {
 	for (int i = 0; i < n; i++) {
-		const diag_finding *f = dx_find(c, ids[i]);
+		const diag_finding *f = diag_ctx_find(c, ids[i]);
 		if (!f || st->nfindings >= 6)
 			continue;
 		st->findings[st->nfindings++] = f->id;
@@ -91,7 +91,7 @@ static void step1(const diag_ctx *c, diag_chain_step *st)
 		for (int g = 0; g < c->ngpu; g++)
 			if (c->job[g])
 				m |= 1ULL << g;
-		dx_gpu_list(c, m, gl, sizeof gl);
+		diag_gpu_list(c, m, gl, sizeof gl);
 		chain_say(st, "Yes: PID%s %s held a context on %s.", np == 1 ? "" : "s", pl, gl);
 	}
 	LINK(c, st, DIAG_R_NOT_ON_GPU, DIAG_R_ALL_ON_GPU0, DIAG_R_CONTENTION);
@@ -150,8 +150,8 @@ static void step3(const diag_ctx *c, diag_chain_step *st)
 	if (!isnan(tree))
 		chain_say(st, "The job's processes used %.0f %% of one core.", tree);
 	bool sat = !isnan(share) && share >= c->th->saturated_share;
-	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
-	const diag_finding *hc = dx_find(c, DIAG_R_HOST_CONTENTION);
+	const diag_finding *ds = diag_ctx_find(c, DIAG_R_DATA_STARVED);
+	const diag_finding *hc = diag_ctx_find(c, DIAG_R_HOST_CONTENTION);
 	if (!c->tl->have_root && !isnan(m))
 		chain_say(st, "No job followed: these are the whole host's numbers.");
 	if (sat && ds) {
@@ -195,7 +195,7 @@ static void step4(const diag_ctx *c, diag_chain_step *st)
 		chain_say(st, "Network received %.1f MiB/s.", net / MIB);
 	bool slow_io = (!isnan(io) && io >= c->th->iowait_pct) ||
 	               (!isnan(busy) && busy >= c->th->disk_busy_pct);
-	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
+	const diag_finding *ds = diag_ctx_find(c, DIAG_R_DATA_STARVED);
 	if (slow_io) {
 		st->status = DIAG_STEP_PROBLEM;
 		if (ds)
@@ -254,7 +254,7 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 		return;
 	}
 	int level, links;
-	link_kind k = dx_job_links(c, &level, &links);
+	link_kind k = diag_job_links(c, &level, &links);
 	if (k == LINK_NVLINK)
 		chain_say(
 		    st, "The job's %d GPUs are joined by NVLink (at least NV%d between each pair).",
@@ -265,7 +265,7 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 		    "Some of the job's %d GPUs talk over PCIe only (worst path %s): all-reduce "
 		    "waits "
 		    "on the bus.",
-		    c->njob, dx_level_name(level));
+		    c->njob, diag_level_name(level));
 	else
 		chain_say(st, "The links between the job's %d GPUs are unknown.", c->njob);
 	LINK(c, st, DIAG_R_SYNC_WAIT, DIAG_R_IMBALANCE, DIAG_R_ALL_ON_GPU0);

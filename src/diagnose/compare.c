@@ -447,7 +447,7 @@ void diag_compare_runs(const timeline *const *base, const diag_meta *mbase, int 
 	ncand = ncand > DIAG_CMP_MAX_RUNS ? DIAG_CMP_MAX_RUNS : ncand;
 	out->nbase = nbase;
 	out->ncand = ncand;
-	dx_set_localize(o->localize);
+	diag_set_localize(o->localize);
 	diag_meta ma[DIAG_CMP_MAX_RUNS], mb[DIAG_CMP_MAX_RUNS];
 	diag_result ra[DIAG_CMP_MAX_RUNS], rb[DIAG_CMP_MAX_RUNS];
 	diagnose_side(base, mbase, nbase, o, ma, ra);

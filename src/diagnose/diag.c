@@ -193,7 +193,7 @@ void diag_meta_from_timeline(diag_meta *m, const timeline *tl)
 
 /* ---- findings ---- */
 
-diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence)
+diag_finding *diag_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence)
 {
 	diag_result *r = c->res;
 	if (r->n == r->cap) {
@@ -211,27 +211,27 @@ diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double conf
 
 /* One diagnosis runs in one language; per thread, so that concurrent
  * diagnoses (the exporter's, a JSON one) do not disturb each other. */
-static _Thread_local bool dx_localize;
+static _Thread_local bool diag_localize;
 
-void dx_set_localize(bool on)
+void diag_set_localize(bool on)
 {
-	dx_localize = on;
+	diag_localize = on;
 }
 
-const char *dx_tr(const char *msgid)
+const char *diag_tr(const char *msgid)
 {
-	return dx_localize ? gw_gettext(msgid) : msgid;
+	return diag_localize ? gw_gettext(msgid) : msgid;
 }
 
-void dx_title(diag_finding *f, const char *fmt, ...)
+void diag_title(diag_finding *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->title, sizeof f->title, dx_tr(fmt), ap);
+	vsnprintf(f->title, sizeof f->title, diag_tr(fmt), ap);
 	va_end(ap);
 }
 
-void dx_note(diag_finding *f, const char *fmt, ...)
+void diag_note(diag_finding *f, const char *fmt, ...)
 {
 	size_t o = strlen(f->note);
 	if (o + 2 >= sizeof f->note)
@@ -241,11 +241,11 @@ void dx_note(diag_finding *f, const char *fmt, ...)
 		f->note[o++] = ' ';
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->note + o, sizeof f->note - o, dx_tr(fmt), ap);
+	vsnprintf(f->note + o, sizeof f->note - o, diag_tr(fmt), ap);
 	va_end(ap);
 }
 
-void dx_ev_add(diag_finding *f, int gpu, const dx_ev_spec *in)
+void diag_ev_add(diag_finding *f, int gpu, const diag_ev_spec *in)
 {
 	if (f->nev >= DIAG_MAX_EVIDENCE)
 		return;
@@ -253,7 +253,7 @@ void dx_ev_add(diag_finding *f, int gpu, const dx_ev_spec *in)
 	const char *op = in->per ? "/" : in->plus ? "+" : "";
 	const char *second = in->per ? in->per : in->plus ? in->plus : "";
 	snprintf(e->metric, sizeof e->metric, "%s%s%s", in->metric, op, second);
-	snprintf(e->stat, sizeof e->stat, "%s", dx_tr(in->stat));
+	snprintf(e->stat, sizeof e->stat, "%s", diag_tr(in->stat));
 	e->value = in->value;
 	snprintf(e->cmp, sizeof e->cmp, "%s", in->cmp ? in->cmp : "");
 	e->threshold = in->cmp && *in->cmp ? in->threshold : NAN;
@@ -277,18 +277,18 @@ int diag_evidence_met(const diag_evidence *e)
 	return -1;
 }
 
-void dx_gpu(diag_finding *f, int g)
+void diag_gpu(diag_finding *f, int g)
 {
 	if (g >= 0 && g < 64)
 		f->gpus |= 1ULL << g;
 }
 
-void dx_advice(diag_ctx *c, diag_finding *f, const char *variant)
+void diag_advice(diag_ctx *c, diag_finding *f, const char *variant)
 {
 	diag_advice_lookup(f->rule, variant, c->o->goal, &f->advice, &f->verify);
 }
 
-void dx_range(diag_finding *f, double t0, double t1)
+void diag_add_range(diag_finding *f, double t0, double t1)
 {
 	if (!(t1 >= t0))
 		return;
@@ -330,12 +330,12 @@ void dx_range(diag_finding *f, double t0, double t1)
 	f->nranges = w + 1;
 }
 
-double dx_t0(const diag_ctx *c, int s)
+double diag_t0(const diag_ctx *c, int s)
 {
 	return s > 0 ? c->tl->t[s - 1] : c->tl->t[s];
 }
 
-void dx_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask)
+void diag_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask)
 {
 	int s = c->from;
 	while (s < c->to) {
@@ -346,30 +346,30 @@ void dx_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask)
 		int e = s;
 		while (e + 1 < c->to && mask[e + 1])
 			e++;
-		dx_range(f, dx_t0(c, s), c->tl->t[e]);
+		diag_add_range(f, diag_t0(c, s), c->tl->t[e]);
 		s = e + 1;
 	}
 }
 
-void dx_range_window(const diag_ctx *c, diag_finding *f)
+void diag_range_window(const diag_ctx *c, diag_finding *f)
 {
 	if (c->to > c->from)
-		dx_range(f, dx_t0(c, c->from), c->tl->t[c->to - 1]);
+		diag_add_range(f, diag_t0(c, c->from), c->tl->t[c->to - 1]);
 }
 
-const diag_finding *dx_find(const diag_ctx *c, diag_rule rule)
+const diag_finding *diag_ctx_find(const diag_ctx *c, diag_rule rule)
 {
 	return diag_find_rule(c->res, rule);
 }
 
-bool dx_has(const diag_ctx *c, diag_rule rule)
+bool diag_has(const diag_ctx *c, diag_rule rule)
 {
-	return dx_find(c, rule) != NULL;
+	return diag_ctx_find(c, rule) != NULL;
 }
 
 /* ---- series ---- */
 
-const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id)
+const double *diag_series(const diag_ctx *c, int g, gpu_metric_id id)
 {
 	if (g < 0 || g >= c->ngpu)
 		return NULL;
@@ -378,22 +378,22 @@ const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id)
 
 /* Time-weighted: the recorder samples fast at first, and a mean per sample
  * would overweight those first seconds. */
-double dx_mean(const diag_ctx *c, const double *x)
+double diag_mean(const diag_ctx *c, const double *x)
 {
 	return tl_wmean(c->tl, x, c->from, c->to);
 }
 
-double dx_max(const diag_ctx *c, const double *x)
+double diag_max(const diag_ctx *c, const double *x)
 {
 	return tl_max(x, c->from, c->to);
 }
 
-double dx_min(const diag_ctx *c, const double *x)
+double diag_min(const diag_ctx *c, const double *x)
 {
 	return tl_min(x, c->from, c->to);
 }
 
-int dx_present(const diag_ctx *c, const double *x)
+int diag_present(const diag_ctx *c, const double *x)
 {
 	int k = 0;
 	if (x)
@@ -408,15 +408,15 @@ int dx_present(const diag_ctx *c, const double *x)
  * itself an average over a sixth of a second or more, so gaps of a few
  * milliseconds between kernels (a starved loop) never show in it.
  */
-double dx_idle_pct(const diag_ctx *c, int g)
+double diag_idle_pct(const diag_ctx *c, int g)
 {
-	double u = dx_mean(c, c->act[g]);
+	double u = diag_mean(c, c->act[g]);
 	if (isnan(u))
-		return dx_mean(c, dx_series(c, g, GM_UTIL_SAMPLES_IDLE));
+		return diag_mean(c, diag_series(c, g, GM_UTIL_SAMPLES_IDLE));
 	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
 }
 
-double dx_idle_at(const diag_ctx *c, int g, int s)
+double diag_idle_at(const diag_ctx *c, int g, int s)
 {
 	double u = c->act[g] ? c->act[g][s] : NAN;
 	if (isnan(u))
@@ -424,21 +424,21 @@ double dx_idle_at(const diag_ctx *c, int g, int s)
 	return u >= 100 ? 0 : u <= 0 ? 100 : 100 - u;
 }
 
-const char *dx_act_key(const diag_ctx *c, int g)
+const char *diag_act_key(const diag_ctx *c, int g)
 {
 	const tl_gpu *G = &c->tl->gpu[g];
 	if (c->act[g] && c->act[g] == G->m[GM_UTIL_GPU])
-		return DX_GM(UTIL_GPU);
+		return DIAG_GM(UTIL_GPU);
 	if (c->act[g] && c->act[g] == G->m[GM_GPM_GR_ACTIVE])
-		return DX_GM(GPM_GR_ACTIVE);
+		return DIAG_GM(GPM_GR_ACTIVE);
 	if (c->act[g])
-		return DX_GM(GPM_SM_ACTIVE);
-	return DX_GM(UTIL_SAMPLES_IDLE);
+		return DIAG_GM(GPM_SM_ACTIVE);
+	return DIAG_GM(UTIL_SAMPLES_IDLE);
 }
 
-double dx_mem_total(const diag_ctx *c, int g)
+double diag_mem_total(const diag_ctx *c, int g)
 {
-	double t = dx_max(c, dx_series(c, g, GM_MEM_TOTAL));
+	double t = diag_max(c, diag_series(c, g, GM_MEM_TOTAL));
 	if (!isnan(t) && t > 0)
 		return t;
 	/* used + free (+ reserved) at any sample gives the capacity. */
@@ -452,7 +452,7 @@ double dx_mem_total(const diag_ctx *c, int g)
 	return NAN;
 }
 
-int dx_runs(const diag_ctx *c, const bool *mask)
+int diag_runs(const diag_ctx *c, const bool *mask)
 {
 	int k = 0;
 	for (int s = c->from; s < c->to; s++)
@@ -461,7 +461,7 @@ int dx_runs(const diag_ctx *c, const bool *mask)
 	return k;
 }
 
-void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
+void diag_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
 {
 	int idx[64], n = 0;
 	for (int g = 0; g < c->ngpu && g < 64; g++)
@@ -469,9 +469,9 @@ void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
 			idx[n++] = c->tl->gpu[g].index;
 	/* TRANSLATORS: "GPU 3"; the plural form leads a list: "GPUs 0, 1 and 2". */
 	size_t o = (size_t)snprintf(out, len, "%s",
-	                            dx_localize ? P_("GPU ", "GPUs ", n)
-	                            : n == 1    ? "GPU "
-	                                        : "GPUs ");
+	                            diag_localize ? P_("GPU ", "GPUs ", n)
+	                            : n == 1      ? "GPU "
+	                                          : "GPUs ");
 	for (int i = 0; i < n && o < len; i++)
 		o += (size_t)snprintf(out + o, len - o, "%s%d",
 		                      i == 0       ? ""
@@ -482,7 +482,7 @@ void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len)
 		snprintf(out, len, "%s", L_("no GPU"));
 }
 
-bool *dx_mask_new(const diag_ctx *c)
+bool *diag_mask_new(const diag_ctx *c)
 {
 	bool *m = gw_xcalloc(c->tl->n ? (size_t)c->tl->n : 1, sizeof *m);
 	return m;
@@ -490,7 +490,7 @@ bool *dx_mask_new(const diag_ctx *c)
 
 /* ---- the job's intent ---- */
 
-const char *dx_env(const diag_ctx *c, const char *name)
+const char *diag_env(const diag_ctx *c, const char *name)
 {
 	char key[96];
 	snprintf(key, sizeof key, "env.%s", name);
@@ -498,7 +498,7 @@ const char *dx_env(const diag_ctx *c, const char *name)
 	return v ? v : tl_meta_get(c->tl, key);
 }
 
-int dx_visible_count(const char *cvd)
+int diag_visible_count(const char *cvd)
 {
 	if (!cvd)
 		return -1;
@@ -529,7 +529,7 @@ static int option_count(const char *cmd, const char *opt)
 	return -1;
 }
 
-int dx_intended_gpus(const diag_ctx *c)
+int diag_intended_gpus(const diag_ctx *c)
 {
 	const char *cmd = diag_meta_get(c->o->meta, "command");
 	if (!cmd)
@@ -542,7 +542,7 @@ int dx_intended_gpus(const diag_ctx *c)
 		if (n > 0)
 			return n;
 	}
-	int visible = dx_visible_count(dx_env(c, "CUDA_VISIBLE_DEVICES"));
+	int visible = diag_visible_count(diag_env(c, "CUDA_VISIBLE_DEVICES"));
 	static const char *const launchers[] = {"torchrun",  "torch.distributed",
 	                                        "deepspeed", "accelerate launch",
 	                                        "mpirun",    "horovodrun"};
@@ -572,7 +572,7 @@ static bool gpu_works(diag_ctx *c, int g)
 	int from = c->from, to = c->to;
 	c->from = 0;
 	c->to = tl->n;
-	double used = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n), tot = dx_mem_total(c, g);
+	double used = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n), tot = diag_mem_total(c, g);
 	c->from = from;
 	c->to = to;
 	return tot > 0 && 100 * used / tot > c->th->idle_mem_pct;
@@ -729,16 +729,16 @@ int diag_run(const timeline *tl, const diag_opts *o, diag_result *res)
 {
 	memset(res, 0, sizeof *res);
 	res->goal = o->goal;
-	dx_set_localize(o->localize);
+	diag_set_localize(o->localize);
 	diag_ctx c = {.tl = tl, .o = o, .th = &o->th, .res = res};
 	c.ngpu = tl->ngpu < GPU_MAX ? tl->ngpu : GPU_MAX;
 	pick_activity(&c);
 	find_job_gpus(&c);
-	c.stopped = dx_stopped_mask(&c);
+	c.stopped = diag_stopped_mask(&c);
 	find_window(&c);
 	res->from = c.from;
 	res->to = c.to;
-	res->t_from = c.to > c.from ? dx_t0(&c, c.from) : 0;
+	res->t_from = c.to > c.from ? diag_t0(&c, c.from) : 0;
 	res->t_to = c.to > c.from ? tl->t[c.to - 1] : 0;
 	res->njob = c.njob;
 

@@ -13,13 +13,13 @@
 /*
  * L_("text"): a message of the diagnosis, in the language in force while
  * diag_run's options ask for it (diag_opts.localize), else the English
- * msgid. dx_title and dx_note translate their format the same way; the
+ * msgid. diag_title and diag_note translate their format the same way; the
  * build tells xgettext about all three (CMakeLists.txt).
  */
-const char *dx_tr(const char *msgid) __attribute__((format_arg(1)));
-#define L_(s) dx_tr(s)
+const char *diag_tr(const char *msgid) __attribute__((format_arg(1)));
+#define L_(s) diag_tr(s)
 /* Set by diag_run and diag_compare from their options. */
-void dx_set_localize(bool on);
+void diag_set_localize(bool on);
 
 typedef struct {
 	const timeline *tl;
@@ -62,16 +62,16 @@ typedef struct {
 	bool explains;  /* the stop covers at least half of that idle time */
 	int others;     /* other job processes seen stopped meanwhile */
 	char cmd[128];
-} dx_stop;
+} diag_stop;
 /* True when a job process was seen stopped in at least two idle samples of the window. */
-bool dx_stopped_job(const diag_ctx *c, dx_stop *out);
+bool diag_stopped_job(const diag_ctx *c, diag_stop *out);
 /* Per-sample mask of job processes stopped or traced (diag_run sets c->stopped from it). */
-bool *dx_stopped_mask(const diag_ctx *c);
+bool *diag_stopped_mask(const diag_ctx *c);
 /* Append to f's title how long the job was stopped (or held by a debugger). */
-void dx_stop_title(diag_finding *f, const dx_stop *st);
+void diag_stop_title(diag_finding *f, const diag_stop *st);
 /* Name the stopped process in f: a note, the evidence, and the advice "stopped" when it explains.
  */
-void dx_stop_cite(diag_ctx *c, diag_finding *f, const dx_stop *st, int gpu);
+void diag_stop_cite(diag_ctx *c, diag_finding *f, const diag_stop *st, int gpu);
 
 /* quadrant.c, chain.c */
 void diag_gpu_summaries(diag_ctx *c);
@@ -83,108 +83,109 @@ void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, con
                         const char **verify);
 
 /* ---- building findings ---- */
-diag_finding *dx_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence);
-void dx_title(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dx_note(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+diag_finding *diag_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence);
+void diag_title(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag_note(diag_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * One evidence line, by named fields:
- *   DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"), .value = u,
+ *   DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"), .value = u,
  *         .cmp = ">=", .threshold = th->launch_util_pct, .unit = "%");
- * g is the GPU's position in tl->gpu, DX_JOB for the host or the job as a whole.
+ * g is the GPU's position in tl->gpu, DIAG_JOB for the host or the job as a whole.
  */
 typedef struct {
-	const char *metric; /* a metric table key (DX_GM, DX_HM) or an evidence name (DX_EV_*) */
-	const char *per;    /* printed "metric/per": a ratio of two metrics */
-	const char *plus;   /* printed "metric+plus": a sum of two */
-	const char *stat;   /* N_("mean"), N_("peak"), ...: translated under localize */
+	const char
+	    *metric;     /* a metric table key (DIAG_GM, DIAG_HM) or an evidence name (DIAG_EV_*) */
+	const char *per; /* printed "metric/per": a ratio of two metrics */
+	const char *plus; /* printed "metric+plus": a sum of two */
+	const char *stat; /* N_("mean"), N_("peak"), ...: translated under localize */
 	double value;
 	const char *cmp;  /* ">=", "<=", ">", "<", "="; NULL: context, no threshold */
 	double threshold; /* read only with cmp */
 	const char *unit; /* NULL: none */
-} dx_ev_spec;
-#define DX_JOB (-1)
-void dx_ev_add(diag_finding *f, int gpu, const dx_ev_spec *e);
-#define DX_EV(f, gpu, ...) dx_ev_add((f), (gpu), &(const dx_ev_spec){__VA_ARGS__})
+} diag_ev_spec;
+#define DIAG_JOB (-1)
+void diag_ev_add(diag_finding *f, int gpu, const diag_ev_spec *e);
+#define DIAG_EV(f, gpu, ...) diag_ev_add((f), (gpu), &(const diag_ev_spec){__VA_ARGS__})
 
 /*
  * Evidence names. Metrics are named by their table's key; the host table is
- * reached through DX_HM alone, so it can move without touching a rule.
+ * reached through DIAG_HM alone, so it can move without touching a rule.
  */
-#define DX_GM(sym) (gpu_metrics[GM_##sym].key)
-#define DX_HM(sym) (host_metrics[HM_##sym].key)
+#define DIAG_GM(sym) (gpu_metrics[GM_##sym].key)
+#define DIAG_HM(sym) (host_metrics[HM_##sym].key)
 /* Families of metric keys, cited as one. */
-#define DX_EV_REASONS "clocks_event_reasons"         /* the clock event reason bits */
-#define DX_EV_UTIL_SAMPLES "utilization.gpu.samples" /* the driver's sub-sample min/max */
-#define DX_EV_PCIE_LINK "pcie.link"                  /* generation and width together */
+#define DIAG_EV_REASONS "clocks_event_reasons"         /* the clock event reason bits */
+#define DIAG_EV_UTIL_SAMPLES "utilization.gpu.samples" /* the driver's sub-sample min/max */
+#define DIAG_EV_PCIE_LINK "pcie.link"                  /* generation and width together */
 /* Facts that are no metric: processes, steps, the trace, the recording, the topology. */
-#define DX_EV_PROC_GPU "process.gpu"
-#define DX_EV_PROC_GPU_MEM "process.gpu_memory"
-#define DX_EV_PROC_CPU "process.cpu"
-#define DX_EV_PROC_STATE "process.state"
-#define DX_EV_PROC_SM "process.sm"
-#define DX_EV_STEPS "steps"
-#define DX_EV_TRACE_KERNELS "trace.kernels"
-#define DX_EV_GPUS "gpus"
-#define DX_EV_SAMPLES "samples"
-#define DX_EV_DURATION "duration"
-#define DX_EV_COMMAND "command"
-#define DX_EV_TOPOLOGY "topology"
-#define DX_EV_NVLINK "nvlink"
+#define DIAG_EV_PROC_GPU "process.gpu"
+#define DIAG_EV_PROC_GPU_MEM "process.gpu_memory"
+#define DIAG_EV_PROC_CPU "process.cpu"
+#define DIAG_EV_PROC_STATE "process.state"
+#define DIAG_EV_PROC_SM "process.sm"
+#define DIAG_EV_STEPS "steps"
+#define DIAG_EV_TRACE_KERNELS "trace.kernels"
+#define DIAG_EV_GPUS "gpus"
+#define DIAG_EV_SAMPLES "samples"
+#define DIAG_EV_DURATION "duration"
+#define DIAG_EV_COMMAND "command"
+#define DIAG_EV_TOPOLOGY "topology"
+#define DIAG_EV_NVLINK "nvlink"
 /* (events are cited by their kind: TL_EV_XID, TL_EV_GPU_LOST, TL_EV_OOM, TL_EV_AER) */
 
-void dx_gpu(diag_finding *f, int g);
+void diag_gpu(diag_finding *f, int g);
 /* The advice of f's rule for the case variant (NULL: the rule's own; see advice.c). */
-void dx_advice(diag_ctx *c, diag_finding *f, const char *variant);
+void diag_advice(diag_ctx *c, diag_finding *f, const char *variant);
 /* Add [t0, t1]; overlapping or touching ranges merge; past the limit the closest merge. */
-void dx_range(diag_finding *f, double t0, double t1);
+void diag_add_range(diag_finding *f, double t0, double t1);
 /* Add one range per run of samples in the window where mask[s] is true. */
-void dx_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask);
+void diag_ranges_mask(const diag_ctx *c, diag_finding *f, const bool *mask);
 /* The whole analysed window as a range. */
-void dx_range_window(const diag_ctx *c, diag_finding *f);
-bool dx_has(const diag_ctx *c, diag_rule rule); /* a finding of this rule exists already */
+void diag_range_window(const diag_ctx *c, diag_finding *f);
+bool diag_has(const diag_ctx *c, diag_rule rule); /* a finding of this rule exists already */
 /* GPU counters only (a log of nvidia-smi read back): no host series, processes or steps. */
-bool dx_gpu_only(const diag_ctx *c);
-const diag_finding *dx_find(const diag_ctx *c, diag_rule rule); /* the first one, or NULL */
+bool diag_gpu_only(const diag_ctx *c);
+const diag_finding *diag_ctx_find(const diag_ctx *c, diag_rule rule); /* the first one, or NULL */
 
 /* ---- series over the window ---- */
-const double *dx_series(const diag_ctx *c, int g, gpu_metric_id id);
-double dx_mean(const diag_ctx *c, const double *x);
-double dx_max(const diag_ctx *c, const double *x);
-double dx_min(const diag_ctx *c, const double *x);
-int dx_present(const diag_ctx *c, const double *x); /* non-NAN samples in the window */
+const double *diag_series(const diag_ctx *c, int g, gpu_metric_id id);
+double diag_mean(const diag_ctx *c, const double *x);
+double diag_max(const diag_ctx *c, const double *x);
+double diag_min(const diag_ctx *c, const double *x);
+int diag_present(const diag_ctx *c, const double *x); /* non-NAN samples in the window */
 /* Share of the window GPU g idled, 0..100: 100 - utilization (driver sub-samples if absent). */
-double dx_idle_pct(const diag_ctx *c, int g);
+double diag_idle_pct(const diag_ctx *c, int g);
 /* The same for one sample. */
-double dx_idle_at(const diag_ctx *c, int g, int s);
+double diag_idle_at(const diag_ctx *c, int g, int s);
 /* Metric key of GPU g's activity series ("utilization.gpu", or the GPM one standing in). */
-const char *dx_act_key(const diag_ctx *c, int g);
+const char *diag_act_key(const diag_ctx *c, int g);
 /* Memory capacity of GPU g in MiB (memory.total, else used+free), NAN when unknown. */
-double dx_mem_total(const diag_ctx *c, int g);
+double diag_mem_total(const diag_ctx *c, int g);
 /* Number of runs of true in mask[from, to). */
-int dx_runs(const diag_ctx *c, const bool *mask);
+int diag_runs(const diag_ctx *c, const bool *mask);
 /* Start of sample s's interval (the previous sample's time; its own time for the first). */
-double dx_t0(const diag_ctx *c, int s);
+double diag_t0(const diag_ctx *c, int s);
 /* "GPU 3" / "GPUs 0, 1 and 2" for the GPUs of mask (NVML indices). */
-void dx_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len);
-bool *dx_mask_new(const diag_ctx *c); /* all false, length tl->n; free() it */
+void diag_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len);
+bool *diag_mask_new(const diag_ctx *c); /* all false, length tl->n; free() it */
 
 /* How the job's GPUs talk: NVLink between every pair, or PCIe somewhere (worst NVML level). */
 typedef enum { LINK_UNKNOWN, LINK_NVLINK, LINK_PCIE } link_kind;
-link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links);
+link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links);
 /* A topology level for a title: PIX .. SYS, "the same board", or "PCIe" when unknown. */
-const char *dx_level_name(int level);
+const char *diag_level_name(int level);
 
 /* An environment variable of the job (meta key env.NAME), NULL when not recorded. */
-const char *dx_env(const diag_ctx *c, const char *name);
+const char *diag_env(const diag_ctx *c, const char *name);
 /* Devices listed in CUDA_VISIBLE_DEVICES: -1 unset, 0 when empty or "-1" (every GPU hidden). */
-int dx_visible_count(const char *cvd);
+int diag_visible_count(const char *cvd);
 /*
  * How many GPUs the job meant to use: an explicit count on its command line
  * (--nproc_per_node=4, --num_gpus 2, ...), else the devices in
  * CUDA_VISIBLE_DEVICES (or every GPU) when a multi-GPU launcher (torchrun,
  * deepspeed, accelerate, mpirun) runs it; -1 when unknown.
  */
-int dx_intended_gpus(const diag_ctx *c);
+int diag_intended_gpus(const diag_ctx *c);
 
 #endif

@@ -85,24 +85,24 @@ void diag_gpu_summaries(diag_ctx *c)
 		s->pos = g;
 		s->index = c->tl->gpu[g].index;
 		s->job = c->job[g];
-		s->util_mean = dx_mean(c, c->act[g]);
+		s->util_mean = diag_mean(c, c->act[g]);
 		static const double util_ps[] = {10, 90};
 		double util_pct[2];
 		window_pcts(c, c->act[g], util_ps, 2, util_pct);
 		s->util_p10 = util_pct[0];
 		s->util_p90 = util_pct[1];
-		s->idle_pct = dx_idle_pct(c, g);
-		s->sm_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_SM_ACTIVE));
-		s->dram_active_mean = dx_mean(c, dx_series(c, g, GM_GPM_DRAM_ACTIVE));
-		s->mem_peak_mib = dx_max(c, dx_series(c, g, GM_MEM_USED));
-		s->mem_total_mib = dx_mem_total(c, g);
+		s->idle_pct = diag_idle_pct(c, g);
+		s->sm_active_mean = diag_mean(c, diag_series(c, g, GM_GPM_SM_ACTIVE));
+		s->dram_active_mean = diag_mean(c, diag_series(c, g, GM_GPM_DRAM_ACTIVE));
+		s->mem_peak_mib = diag_max(c, diag_series(c, g, GM_MEM_USED));
+		s->mem_total_mib = diag_mem_total(c, g);
 		s->mem_peak_pct =
 		    s->mem_total_mib > 0 ? 100 * s->mem_peak_mib / s->mem_total_mib : NAN;
-		s->power_mean = dx_mean(c, dx_series(c, g, GM_POWER_DRAW));
-		s->power_limit = dx_max(c, dx_series(c, g, GM_POWER_ENFORCED_LIMIT));
+		s->power_mean = diag_mean(c, diag_series(c, g, GM_POWER_DRAW));
+		s->power_limit = diag_max(c, diag_series(c, g, GM_POWER_ENFORCED_LIMIT));
 		if (isnan(s->power_limit))
-			s->power_limit = dx_max(c, dx_series(c, g, GM_POWER_LIMIT));
-		s->temp_max = dx_max(c, dx_series(c, g, GM_TEMP_GPU));
+			s->power_limit = diag_max(c, diag_series(c, g, GM_POWER_LIMIT));
+		s->temp_max = diag_max(c, diag_series(c, g, GM_TEMP_GPU));
 		/* No corner from a handful of samples: too-little-data gives no verdict, nor
 		 * does the quadrant. */
 		if (isnan(s->util_mean) || isnan(s->mem_peak_pct) ||

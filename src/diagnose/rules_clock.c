@@ -38,14 +38,14 @@ void rule_power_capped(diag_ctx *c)
 	if (c->to - c->from < th->min_samples)
 		return;
 	diag_finding *f = NULL;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g] || !c->act[g])
 			continue;
-		double def = dx_max(c, tl->gpu[g].m[GM_POWER_DEFAULT_LIMIT]);
-		double lim = dx_min(c, tl->gpu[g].m[GM_POWER_ENFORCED_LIMIT]);
+		double def = diag_max(c, tl->gpu[g].m[GM_POWER_DEFAULT_LIMIT]);
+		double lim = diag_min(c, tl->gpu[g].m[GM_POWER_ENFORCED_LIMIT]);
 		if (isnan(lim))
-			lim = dx_min(c, tl->gpu[g].m[GM_POWER_LIMIT]);
+			lim = diag_min(c, tl->gpu[g].m[GM_POWER_LIMIT]);
 		if (!(def > 0) || !(lim > 0) || lim >= th->power_cap_ratio * def)
 			continue;
 		double maxclk = tl_max(tl->gpu[g].m[GM_CLK_MAX_SM], 0, tl->n);
@@ -79,42 +79,44 @@ void rule_power_capped(diag_ctx *c)
 		    !(isnan(ratio) || ratio <= th->throttle_clock_ratio))
 			continue;
 		if (!f) {
-			f = dx_add(c, DIAG_R_POWER_CAPPED, DIAG_WARN, isnan(ratio) ? 0.6 : 0.85);
+			f = diag_add(c, DIAG_R_POWER_CAPPED, DIAG_WARN, isnan(ratio) ? 0.6 : 0.85);
 			char clock[64] = "";
 			if (!isnan(ratio))
 				snprintf(clock, sizeof clock,
 				         L_("; clocks at %.0f of %.0f MHz (%.0f %%)"), clk / nclk,
 				         maxclk, 100 * ratio);
-			dx_title(
+			diag_title(
 			    f,
 			    "GPU %d power limit %.0f W is below its default %.0f W and holds it "
 			    "back %.0f %% of busy time%s",
 			    tl->gpu[g].index, lim, def, 100 * share, clock);
 		}
-		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(POWER_ENFORCED_LIMIT), .stat = N_("lowest"),
-		      .value = lim, .cmp = "<", .threshold = th->power_cap_ratio * def,
-		      .unit = "W");
-		DX_EV(f, g, .metric = DX_GM(POWER_DEFAULT_LIMIT), .stat = N_("value"), .value = def,
-		      .unit = "W");
-		DX_EV(f, g, .metric = DX_GM(CLK_R_SW_POWER),
-		      .stat = N_("share of busy samples at the cap"), .value = 100 * share,
-		      .cmp = ">=", .threshold = 100 * th->throttle_share, .unit = "%");
+		diag_gpu(f, g);
+		DIAG_EV(f, g, .metric = DIAG_GM(POWER_ENFORCED_LIMIT), .stat = N_("lowest"),
+		        .value = lim, .cmp = "<", .threshold = th->power_cap_ratio * def,
+		        .unit = "W");
+		DIAG_EV(f, g, .metric = DIAG_GM(POWER_DEFAULT_LIMIT), .stat = N_("value"),
+		        .value = def, .unit = "W");
+		DIAG_EV(f, g, .metric = DIAG_GM(CLK_R_SW_POWER),
+		        .stat = N_("share of busy samples at the cap"), .value = 100 * share,
+		        .cmp = ">=", .threshold = 100 * th->throttle_share, .unit = "%");
 		if (npw)
-			DX_EV(f, g, .metric = DX_GM(POWER_DRAW),
-			      .stat = N_("mean while at the cap"), .value = pw / npw, .unit = "W");
+			DIAG_EV(f, g, .metric = DIAG_GM(POWER_DRAW),
+			        .stat = N_("mean while at the cap"), .value = pw / npw,
+			        .unit = "W");
 		if (!isnan(ratio)) {
-			DX_EV(f, g, .metric = DX_GM(CLK_SM), .stat = N_("mean while at the cap"),
-			      .value = clk / nclk, .unit = "MHz");
-			DX_EV(f, g, .metric = DX_GM(CLK_SM), .per = DX_GM(CLK_MAX_SM),
-			      .stat = N_("mean while at the cap"), .value = 100 * ratio,
-			      .cmp = "<=", .threshold = 100 * th->throttle_clock_ratio,
-			      .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(CLK_SM),
+			        .stat = N_("mean while at the cap"), .value = clk / nclk,
+			        .unit = "MHz");
+			DIAG_EV(f, g, .metric = DIAG_GM(CLK_SM), .per = DIAG_GM(CLK_MAX_SM),
+			        .stat = N_("mean while at the cap"), .value = 100 * ratio,
+			        .cmp = "<=", .threshold = 100 * th->throttle_clock_ratio,
+			        .unit = "%");
 		}
 	}
 	if (f) {
-		dx_ranges_mask(c, f, mask);
-		dx_advice(c, f, NULL);
+		diag_ranges_mask(c, f, mask);
+		diag_advice(c, f, NULL);
 	}
 	free(mask);
 }
@@ -187,45 +189,47 @@ static void throttle_title(const diag_ctx *c, diag_finding *f, int g, const thro
 	if (!isnan(t->ratio))
 		snprintf(clock, sizeof clock, L_(" at %.0f of %.0f MHz (%.0f %%)"),
 		         t->clk / t->nclk, t->maxclk, 100 * t->ratio);
-	double tmax = dx_max(c, tl->gpu[g].m[GM_TEMP_GPU]);
+	double tmax = diag_max(c, tl->gpu[g].m[GM_TEMP_GPU]);
 	if (!isnan(tmax) && !isnan(t->slow))
 		snprintf(temp, sizeof temp, L_("; up to %.0f C, slowdown at %.0f C"), tmax,
 		         t->slow);
 	if (t->by_reason)
-		dx_title(f, "GPU %d clocks held%s by %s for %.0f %% of busy time%s",
-		         tl->gpu[g].index, clock, why, 100 * t->share, temp);
+		diag_title(f, "GPU %d clocks held%s by %s for %.0f %% of busy time%s",
+		           tl->gpu[g].index, clock, why, 100 * t->share, temp);
 	else
-		dx_title(f,
-		         "GPU %d runs within %.0f C of its slowdown temperature %.0f %% "
-		         "of the time%s",
-		         tl->gpu[g].index, c->th->temp_margin_c, 100 * t->near_share, temp);
+		diag_title(f,
+		           "GPU %d runs within %.0f C of its slowdown temperature %.0f %% "
+		           "of the time%s",
+		           tl->gpu[g].index, c->th->temp_margin_c, 100 * t->near_share, temp);
 }
 
 static void throttle_evidence(const diag_ctx *c, diag_finding *f, int g, const throttle_gpu *t)
 {
 	const diag_thresholds *th = c->th;
-	DX_EV(f, g, .metric = DX_EV_REASONS, .stat = N_("share of busy samples throttled"),
-	      .value = 100 * t->share, .cmp = ">=", .threshold = 100 * th->throttle_share,
-	      .unit = "%");
+	DIAG_EV(f, g, .metric = DIAG_EV_REASONS, .stat = N_("share of busy samples throttled"),
+	        .value = 100 * t->share, .cmp = ">=", .threshold = 100 * th->throttle_share,
+	        .unit = "%");
 	if (t->thermal)
-		DX_EV(f, g, .metric = DX_EV_REASONS, .stat = N_("thermal share of busy samples"),
-		      .value = 100.0 * t->thermal / t->busy,
-		      .cmp = ">=", .threshold = 100 * th->throttle_severe_share, .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_EV_REASONS,
+		        .stat = N_("thermal share of busy samples"),
+		        .value = 100.0 * t->thermal / t->busy,
+		        .cmp = ">=", .threshold = 100 * th->throttle_severe_share, .unit = "%");
 	if (t->hw)
-		DX_EV(f, g, .metric = DX_GM(CLK_R_HW_SLOW), .stat = N_("share of busy samples"),
-		      .value = 100.0 * t->hw / t->busy,
-		      .cmp = ">=", .threshold = 100 * th->throttle_severe_share, .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(CLK_R_HW_SLOW), .stat = N_("share of busy samples"),
+		        .value = 100.0 * t->hw / t->busy,
+		        .cmp = ">=", .threshold = 100 * th->throttle_severe_share, .unit = "%");
 	if (t->power)
-		DX_EV(f, g, .metric = DX_GM(CLK_R_SW_POWER), .stat = N_("share of busy samples"),
-		      .value = 100.0 * t->power / t->busy, .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(CLK_R_SW_POWER),
+		        .stat = N_("share of busy samples"), .value = 100.0 * t->power / t->busy,
+		        .unit = "%");
 	if (!isnan(t->ratio))
-		DX_EV(f, g, .metric = DX_GM(CLK_SM), .per = DX_GM(CLK_MAX_SM),
-		      .stat = N_("mean while throttled"), .value = 100 * t->ratio,
-		      .cmp = "<=", .threshold = 100 * th->throttle_clock_ratio, .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(CLK_SM), .per = DIAG_GM(CLK_MAX_SM),
+		        .stat = N_("mean while throttled"), .value = 100 * t->ratio,
+		        .cmp = "<=", .threshold = 100 * th->throttle_clock_ratio, .unit = "%");
 	if (t->ntemp)
-		DX_EV(f, g, .metric = DX_GM(TEMP_GPU),
-		      .stat = N_("share within margin of slowdown"), .value = 100 * t->near_share,
-		      .cmp = ">=", .threshold = 100 * th->throttle_share, .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(TEMP_GPU),
+		        .stat = N_("share within margin of slowdown"), .value = 100 * t->near_share,
+		        .cmp = ">=", .threshold = 100 * th->throttle_share, .unit = "%");
 }
 
 void rule_throttled(diag_ctx *c)
@@ -233,7 +237,7 @@ void rule_throttled(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	if (c->to - c->from < th->min_samples)
 		return;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	diag_finding *f = NULL;
 	const char *kind = "power";
 	double worst_share = 0;
@@ -244,7 +248,7 @@ void rule_throttled(diag_ctx *c)
 		throttle_scan(c, g, mask, &t);
 		if (!t.by_reason && !t.by_temp)
 			continue;
-		const diag_finding *pc = dx_find(c, DIAG_R_POWER_CAPPED);
+		const diag_finding *pc = diag_ctx_find(c, DIAG_R_POWER_CAPPED);
 		if (pc && (pc->gpus & (1ULL << g)) && !t.thermal && !t.hw && !t.by_temp)
 			continue; /* the cap someone set says it, with its numbers */
 		double sev_share =
@@ -257,21 +261,21 @@ void rule_throttled(diag_ctx *c)
 			sev = DIAG_ERROR;
 		if (!f || sev > f->severity || t.share > worst_share) {
 			if (!f)
-				f = dx_add(c, DIAG_R_THROTTLED, sev, t.by_reason ? 0.85 : 0.6);
+				f = diag_add(c, DIAG_R_THROTTLED, sev, t.by_reason ? 0.85 : 0.6);
 			if (sev > f->severity)
 				f->severity = sev;
 			worst_share = t.share;
 			kind = k;
 			throttle_title(c, f, g, &t, k);
 		}
-		dx_gpu(f, g);
+		diag_gpu(f, g);
 		throttle_evidence(c, f, g, &t);
 	}
 	if (f) {
-		dx_ranges_mask(c, f, mask);
+		diag_ranges_mask(c, f, mask);
 		if (f->nranges == 0)
-			dx_range_window(c, f);
-		dx_advice(c, f, kind);
+			diag_range_window(c, f);
+		diag_advice(c, f, kind);
 	}
 	free(mask);
 }
@@ -283,7 +287,7 @@ void rule_pcie_degraded(diag_ctx *c)
 	const diag_thresholds *th = c->th;
 	const timeline *tl = c->tl;
 	diag_finding *f = NULL;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
@@ -308,7 +312,7 @@ void rule_pcie_degraded(diag_ctx *c)
 			}
 		}
 		const double *rp = tl->gpu[g].m[GM_PCIE_REPLAY];
-		double rise = dx_max(c, rp) - dx_min(c, rp);
+		double rise = diag_max(c, rp) - diag_min(c, rp);
 		int aer = 0;
 		for (int i = 0; i < tl->nevents; i++)
 			if (!strcmp(tl->events[i].kind, TL_EV_AER) && (tl->events[i].gpu == g))
@@ -319,43 +323,46 @@ void rule_pcie_degraded(diag_ctx *c)
 		if (!degraded && !replays && !aer)
 			continue;
 		if (!f) {
-			f = dx_add(c, DIAG_R_PCIE_DEGRADED, DIAG_WARN,
-			           degraded || aer ? 0.85 : 0.7);
+			f = diag_add(c, DIAG_R_PCIE_DEGRADED, DIAG_WARN,
+			             degraded || aer ? 0.85 : 0.7);
 			if (degraded)
-				dx_title(f,
-				         "GPU %d PCIe link at Gen%.0f x%.0f under load (max "
-				         "Gen%.0f x%.0f)",
-				         tl->gpu[g].index, gsum / loaded, wsum / loaded, gmax,
-				         wmax);
+				diag_title(f,
+				           "GPU %d PCIe link at Gen%.0f x%.0f under load (max "
+				           "Gen%.0f x%.0f)",
+				           tl->gpu[g].index, gsum / loaded, wsum / loaded, gmax,
+				           wmax);
 			else if (replays)
-				dx_title(f, "GPU %d PCIe replay counter rose by %.0f during %s",
-				         tl->gpu[g].index, rise, c->span);
+				diag_title(f, "GPU %d PCIe replay counter rose by %.0f during %s",
+				           tl->gpu[g].index, rise, c->span);
 			else
-				dx_title(f, "GPU %d reported %d PCIe AER error%s", tl->gpu[g].index,
-				         aer, aer == 1 ? "" : "s");
+				diag_title(f, "GPU %d reported %d PCIe AER error%s",
+				           tl->gpu[g].index, aer, aer == 1 ? "" : "s");
 		}
-		dx_gpu(f, g);
+		diag_gpu(f, g);
 		if (loaded) {
-			DX_EV(f, g, .metric = DX_GM(PCIE_GEN_CUR), .stat = N_("mean under load"),
-			      .value = gsum / loaded, .cmp = "<", .threshold = gmax);
-			DX_EV(f, g, .metric = DX_GM(PCIE_WIDTH_CUR), .stat = N_("mean under load"),
-			      .value = wsum / loaded, .cmp = "<", .threshold = wmax);
-			DX_EV(f, g, .metric = DX_EV_PCIE_LINK,
-			      .stat = N_("share of loaded samples below max"), .value = 100 * share,
-			      .cmp = ">=", .threshold = 100 * th->pcie_degraded_share, .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(PCIE_GEN_CUR),
+			        .stat = N_("mean under load"), .value = gsum / loaded, .cmp = "<",
+			        .threshold = gmax);
+			DIAG_EV(f, g, .metric = DIAG_GM(PCIE_WIDTH_CUR),
+			        .stat = N_("mean under load"), .value = wsum / loaded, .cmp = "<",
+			        .threshold = wmax);
+			DIAG_EV(
+			    f, g, .metric = DIAG_EV_PCIE_LINK,
+			    .stat = N_("share of loaded samples below max"), .value = 100 * share,
+			    .cmp = ">=", .threshold = 100 * th->pcie_degraded_share, .unit = "%");
 		}
 		if (!isnan(rise))
-			DX_EV(f, g, .metric = DX_GM(PCIE_REPLAY), .stat = N_("increase"),
-			      .value = rise, .cmp = ">=", .threshold = th->pcie_replay_min);
+			DIAG_EV(f, g, .metric = DIAG_GM(PCIE_REPLAY), .stat = N_("increase"),
+			        .value = rise, .cmp = ">=", .threshold = th->pcie_replay_min);
 		if (aer)
-			DX_EV(f, g, .metric = TL_EV_AER, .stat = N_("events"), .value = aer,
-			      .cmp = ">=", .threshold = 1);
+			DIAG_EV(f, g, .metric = TL_EV_AER, .stat = N_("events"), .value = aer,
+			        .cmp = ">=", .threshold = 1);
 	}
 	if (f) {
-		dx_ranges_mask(c, f, mask);
+		diag_ranges_mask(c, f, mask);
 		if (f->nranges == 0)
-			dx_range_window(c, f);
-		dx_advice(c, f, NULL);
+			diag_range_window(c, f);
+		diag_advice(c, f, NULL);
 	}
 	free(mask);
 }

@@ -23,16 +23,16 @@ static void cite_xid(diag_finding *f, const tl_event *e, const timeline *tl, int
 	const char *meaning =
 	    e->value > 0 ? L_(gpu_xid_meaning(e->value)) : L_("number unreadable");
 	snprintf(stat, sizeof stat, L_("at %.1f s: %s"), e->t, meaning);
-	DX_EV(f, e->gpu, .metric = TL_EV_XID, .stat = stat, .value = (double)e->value);
+	DIAG_EV(f, e->gpu, .metric = TL_EV_XID, .stat = stat, .value = (double)e->value);
 	if ((*cited)++ >= 3)
 		return;
 	const gpu_xid_info *x = e->value > 0 ? gpu_xid_lookup(e->value) : NULL;
 	char where[32] = "";
 	if (e->gpu >= 0 && e->gpu < tl->ngpu)
 		snprintf(where, sizeof where, L_(" on GPU %d"), tl->gpu[e->gpu].index);
-	dx_note(f, "Xid %ld%s at %.1f s: %s%s%s.", e->value, where, e->t, meaning,
-	        x ? (x->hardware ? L_(" (hardware). ") : L_(" (usually the application). ")) : "",
-	        x ? L_(x->action) : "");
+	diag_note(f, "Xid %ld%s at %.1f s: %s%s%s.", e->value, where, e->t, meaning,
+	          x ? (x->hardware ? L_(" (hardware). ") : L_(" (usually the application). ")) : "",
+	          x ? L_(x->action) : "");
 }
 
 static const char *amdgpu_fault_name(long v)
@@ -63,9 +63,9 @@ static int amdgpu_faults(diag_ctx *c, diag_finding **f, bool *hw, const tl_event
 		if (strcmp(e->kind, TL_EV_AMDGPU) != 0)
 			continue;
 		if (!*f)
-			*f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
-		dx_gpu(*f, e->gpu);
-		dx_range(*f, e->t, e->t);
+			*f = diag_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
+		diag_gpu(*f, e->gpu);
+		diag_add_range(*f, e->t, e->t);
 		if (!n++)
 			*first = e;
 		*hw |= e->value == TL_AMDGPU_RESET_FAILED;
@@ -77,8 +77,8 @@ static int amdgpu_faults(diag_ctx *c, diag_finding **f, bool *hw, const tl_event
 			char stat[64];
 			snprintf(stat, sizeof stat, L_("at %.1f s: %s"), e->t,
 			         L_(amdgpu_fault_name(e->value)));
-			DX_EV(*f, e->gpu, .metric = TL_EV_AMDGPU, .stat = stat,
-			      .value = (double)e->value);
+			DIAG_EV(*f, e->gpu, .metric = TL_EV_AMDGPU, .stat = stat,
+			        .value = (double)e->value);
 		}
 	}
 	return n;
@@ -98,9 +98,9 @@ void rule_gpu_fault(diag_ctx *c)
 		if (!xid && !gone)
 			continue;
 		if (!f)
-			f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
-		dx_gpu(f, e->gpu);
-		dx_range(f, e->t, e->t);
+			f = diag_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
+		diag_gpu(f, e->gpu);
+		diag_add_range(f, e->t, e->t);
 		if (xid) {
 			if (!nx++) {
 				first_xid = e->value;
@@ -125,29 +125,29 @@ void rule_gpu_fault(diag_ctx *c)
 	for (int g = 0; g < c->ngpu; g++) {
 		if (tl->gpu[g].lost_at_end && !lost) {
 			if (!f)
-				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
-			dx_gpu(f, g);
+				f = diag_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.95);
+			diag_gpu(f, g);
 			lost++;
 		}
 		const double *ecc = tl->gpu[g].m[GM_ECC_UNCORR_VOL];
 		double d = tl_max(ecc, 0, tl->n) - tl_min(ecc, 0, tl->n);
 		if (d > 0) {
 			if (!f)
-				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
-			dx_gpu(f, g);
+				f = diag_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
+			diag_gpu(f, g);
 			hw = true;
-			DX_EV(f, g, .metric = DX_GM(ECC_UNCORR_VOL),
-			      .stat = N_("increase during the run"), .value = d, .cmp = ">",
-			      .threshold = 0);
+			DIAG_EV(f, g, .metric = DIAG_GM(ECC_UNCORR_VOL),
+			        .stat = N_("increase during the run"), .value = d, .cmp = ">",
+			        .threshold = 0);
 		}
 		double rf = tl_max(tl->gpu[g].m[GM_REMAP_FAILURE], 0, tl->n);
 		if (rf >= 1) {
 			if (!f)
-				f = dx_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
-			dx_gpu(f, g);
+				f = diag_add(c, DIAG_R_GPU_FAULT, DIAG_ERROR, 0.9);
+			diag_gpu(f, g);
 			hw = true;
-			DX_EV(f, g, .metric = DX_GM(REMAP_FAILURE), .stat = N_("value"),
-			      .value = rf, .cmp = ">=", .threshold = 1);
+			DIAG_EV(f, g, .metric = DIAG_GM(REMAP_FAILURE), .stat = N_("value"),
+			        .value = rf, .cmp = ">=", .threshold = 1);
 		}
 	}
 	const tl_event *amd = NULL;
@@ -155,7 +155,7 @@ void rule_gpu_fault(diag_ctx *c)
 	if (!f)
 		return;
 	char gl[64], at[32] = "", xs[112] = "";
-	dx_gpu_list(c, f->gpus, gl, sizeof gl);
+	diag_gpu_list(c, f->gpus, gl, sizeof gl);
 	const char *first_meaning =
 	    first_xid > 0 ? L_(gpu_xid_meaning(first_xid)) : L_("number unreadable");
 	if (nx)
@@ -163,26 +163,27 @@ void rule_gpu_fault(diag_ctx *c)
 	if (lost) {
 		if (!isnan(lost_t))
 			snprintf(at, sizeof at, L_(" at %.1f s"), lost_t);
-		dx_title(f, "%s fell off the bus%s%s%s", gl, at, nx ? L_("; first ") : "", xs);
+		diag_title(f, "%s fell off the bus%s%s%s", gl, at, nx ? L_("; first ") : "", xs);
 	} else if (nx) {
-		dx_title(f, "Xid %ld on %s at %.1f s: %s; %d Xid event%s", first_xid, gl, first_t,
-		         first_meaning, nx, nx == 1 ? "" : "s");
+		diag_title(f, "Xid %ld on %s at %.1f s: %s; %d Xid event%s", first_xid, gl, first_t,
+		           first_meaning, nx, nx == 1 ? "" : "s");
 	} else if (namd) {
-		dx_title(f, "amdgpu %s on %s at %.1f s; %d amdgpu fault event%s",
-		         L_(amdgpu_fault_name(amd->value)), gl, amd->t, namd, namd == 1 ? "" : "s");
+		diag_title(f, "amdgpu %s on %s at %.1f s; %d amdgpu fault event%s",
+		           L_(amdgpu_fault_name(amd->value)), gl, amd->t, namd,
+		           namd == 1 ? "" : "s");
 	} else {
-		dx_title(f, "%s reported uncorrectable memory errors", gl);
+		diag_title(f, "%s reported uncorrectable memory errors", gl);
 	}
 	if (lost)
-		DX_EV(f, DX_JOB, .metric = TL_EV_GPU_LOST, .stat = N_("events"), .value = lost,
-		      .cmp = ">=", .threshold = 1);
+		DIAG_EV(f, DIAG_JOB, .metric = TL_EV_GPU_LOST, .stat = N_("events"), .value = lost,
+		        .cmp = ">=", .threshold = 1);
 	if (nx)
-		DX_EV(f, DX_JOB, .metric = TL_EV_XID, .stat = N_("events"), .value = nx,
-		      .cmp = ">=", .threshold = 1);
+		DIAG_EV(f, DIAG_JOB, .metric = TL_EV_XID, .stat = N_("events"), .value = nx,
+		        .cmp = ">=", .threshold = 1);
 	if (namd)
-		DX_EV(f, DX_JOB, .metric = TL_EV_AMDGPU, .stat = N_("events"), .value = namd,
-		      .cmp = ">=", .threshold = 1);
-	dx_advice(c, f, !lost && nx && !hw ? "xid-app" : NULL);
+		DIAG_EV(f, DIAG_JOB, .metric = TL_EV_AMDGPU, .stat = N_("events"), .value = namd,
+		        .cmp = ">=", .threshold = 1);
+	diag_advice(c, f, !lost && nx && !hw ? "xid-app" : NULL);
 }
 
 /* ---- oom: an out-of-memory message or exit ---- */
@@ -206,8 +207,8 @@ void rule_oom(diag_ctx *c)
 	if (!e)
 		return;
 	bool gpu = e->gpu >= 0 || mentions_gpu(e->text);
-	diag_finding *f = dx_add(c, DIAG_R_OOM, DIAG_ERROR, 0.95);
-	dx_range(f, e->t, e->t);
+	diag_finding *f = diag_add(c, DIAG_R_OOM, DIAG_ERROR, 0.95);
+	diag_add_range(f, e->t, e->t);
 	/* The message's first sentence ("...: CUDA out of memory."), else its start. */
 	char text[96];
 	snprintf(text, sizeof text, "%.95s", e->text[0] ? e->text : L_("out of memory"));
@@ -226,65 +227,65 @@ void rule_oom(diag_ctx *c)
 				g = k;
 			}
 		if (g >= 0 && g < c->ngpu) {
-			dx_gpu(f, g);
+			diag_gpu(f, g);
 			double peak = tl_max(tl->gpu[g].m[GM_MEM_USED], 0, tl->n),
-			       tot = dx_mem_total(c, g);
-			dx_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index,
-			         e->t, text);
+			       tot = diag_mem_total(c, g);
+			diag_title(f, "Out of GPU memory on GPU %d at %.1f s: %s", tl->gpu[g].index,
+			           e->t, text);
 			if (!isnan(peak))
-				DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak"),
-				      .value = peak, .unit = "MiB");
+				DIAG_EV(f, g, .metric = DIAG_GM(MEM_USED), .stat = N_("peak"),
+				        .value = peak, .unit = "MiB");
 			if (!isnan(tot))
-				DX_EV(f, g, .metric = DX_GM(MEM_TOTAL), .stat = N_("capacity"),
-				      .value = tot, .unit = "MiB");
+				DIAG_EV(f, g, .metric = DIAG_GM(MEM_TOTAL), .stat = N_("capacity"),
+				        .value = tot, .unit = "MiB");
 		} else {
-			dx_title(f, "Out of GPU memory at %.1f s: %s", e->t, text);
+			diag_title(f, "Out of GPU memory at %.1f s: %s", e->t, text);
 		}
-		dx_advice(c, f, NULL);
+		diag_advice(c, f, NULL);
 	} else {
-		dx_title(f, "Out of host memory at %.1f s: %s", e->t, text);
+		diag_title(f, "Out of host memory at %.1f s: %s", e->t, text);
 		double used = tl_max(tl->h[HM_MEM_USED], 0, tl->n),
 		       tot = tl_max(tl->h[HM_MEM_TOTAL], 0, tl->n);
 		if (!isnan(used))
-			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_USED), .stat = N_("peak"),
-			      .value = used, .unit = "MiB");
+			DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(MEM_USED), .stat = N_("peak"),
+			        .value = used, .unit = "MiB");
 		if (!isnan(tot))
-			DX_EV(f, DX_JOB, .metric = DX_HM(MEM_TOTAL), .stat = N_("capacity"),
-			      .value = tot, .unit = "MiB");
-		dx_advice(c, f, "host");
+			DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(MEM_TOTAL), .stat = N_("capacity"),
+			        .value = tot, .unit = "MiB");
+		diag_advice(c, f, "host");
 	}
-	DX_EV(f, DX_JOB, .metric = TL_EV_OOM, .stat = N_("events"), .value = count,
-	      .cmp = ">=", .threshold = 1);
+	DIAG_EV(f, DIAG_JOB, .metric = TL_EV_OOM, .stat = N_("events"), .value = count,
+	        .cmp = ">=", .threshold = 1);
 	if (tl->exit_status > 0)
-		dx_note(f, "The job exited with status %d.", tl->exit_status);
+		diag_note(f, "The job exited with status %d.", tl->exit_status);
 }
 
 /* ---- oom-risk: peak memory within a margin of capacity ---- */
 
 void rule_oom_risk(diag_ctx *c)
 {
-	if (dx_has(c, DIAG_R_OOM))
+	if (diag_has(c, DIAG_R_OOM))
 		return; /* it happened: the oom finding says it all */
 	const timeline *tl = c->tl;
 	diag_finding *f = NULL;
 	double worst_pct = 0;
 	int worst = -1;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
 		const double *used = tl->gpu[g].m[GM_MEM_USED];
-		double peak = tl_max(used, 0, tl->n), tot = dx_mem_total(c, g);
+		double peak = tl_max(used, 0, tl->n), tot = diag_mem_total(c, g);
 		if (isnan(peak) || !(tot > 0))
 			continue;
 		double pct = 100 * peak / tot, limit = 100 - c->th->oom_margin_pct;
 		if (!(pct >= limit) || !isfinite(pct))
 			continue;
 		if (!f)
-			f = dx_add(c, DIAG_R_OOM_RISK, DIAG_WARN, 0.8);
-		dx_gpu(f, g);
-		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak share of capacity"),
-		      .value = pct, .cmp = ">=", .threshold = limit, .unit = "%");
+			f = diag_add(c, DIAG_R_OOM_RISK, DIAG_WARN, 0.8);
+		diag_gpu(f, g);
+		DIAG_EV(f, g, .metric = DIAG_GM(MEM_USED), .stat = N_("peak share of capacity"),
+		        .value = pct, .cmp = ">=", .threshold = limit, .unit = "%");
 		for (int s = 0; s < tl->n; s++)
 			if (!isnan(used[s]) && 100 * used[s] / tot >= limit)
 				mask[s] = true;
@@ -295,17 +296,17 @@ void rule_oom_risk(diag_ctx *c)
 	}
 	if (f) {
 		double peak = tl_max(tl->gpu[worst].m[GM_MEM_USED], 0, tl->n),
-		       tot = dx_mem_total(c, worst);
-		dx_title(f,
-		         "GPU %d memory peaked at %.1f of %.1f GiB (%.1f %%), within %.0f %% of "
-		         "capacity",
-		         tl->gpu[worst].index, peak / GIB, tot / GIB, worst_pct,
-		         c->th->oom_margin_pct);
+		       tot = diag_mem_total(c, worst);
+		diag_title(f,
+		           "GPU %d memory peaked at %.1f of %.1f GiB (%.1f %%), within %.0f %% of "
+		           "capacity",
+		           tl->gpu[worst].index, peak / GIB, tot / GIB, worst_pct,
+		           c->th->oom_margin_pct);
 		diag_ctx whole = *c;
 		whole.from = 0;
 		whole.to = tl->n;
-		dx_ranges_mask(&whole, f, mask);
-		dx_advice(c, f, NULL);
+		diag_ranges_mask(&whole, f, mask);
+		diag_advice(c, f, NULL);
 	}
 	free(mask);
 }
@@ -339,13 +340,13 @@ void rule_launch_bound(diag_ctx *c)
 	double worst_sm = INFINITY, wu = NAN, wp = NAN;
 	/* GPUs waiting at a collective spin with few SMs busy: that is sync-wait, not small
 	 * kernels. */
-	const diag_finding *sw = dx_find(c, DIAG_R_SYNC_WAIT);
+	const diag_finding *sw = diag_ctx_find(c, DIAG_R_SYNC_WAIT);
 	uint64_t waiting = sw ? sw->gpus : 0;
 	/* Busy DRAM with moderate SMs is memory-bound: kernels that wait on memory
 	 * leave SMs idle too, and small kernels are not the cause there. */
-	const diag_finding *mb = dx_find(c, DIAG_R_MEMORY_BOUND);
+	const diag_finding *mb = diag_ctx_find(c, DIAG_R_MEMORY_BOUND);
 	waiting |= mb ? mb->gpus : 0;
-	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
+	const diag_finding *ds = diag_ctx_find(c, DIAG_R_DATA_STARVED);
 	waiting |= ds ? ds->gpus : 0;
 	if (c->to - c->from >= th->min_samples) {
 		for (int g = 0; g < c->ngpu; g++) {
@@ -368,23 +369,24 @@ void rule_launch_bound(diag_ctx *c)
 			if (conf == 0)
 				continue;
 			if (!f)
-				f = dx_add(c, DIAG_R_LAUNCH_BOUND, DIAG_WARN, conf);
+				f = diag_add(c, DIAG_R_LAUNCH_BOUND, DIAG_WARN, conf);
 			else if (conf > f->confidence)
 				f->confidence = conf;
-			dx_gpu(f, g);
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
-			      .value = s->util_mean, .cmp = ">=", .threshold = th->launch_util_pct,
-			      .unit = "%");
+			diag_gpu(f, g);
+			DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"),
+			        .value = s->util_mean,
+			        .cmp = ">=", .threshold = th->launch_util_pct, .unit = "%");
 			if (!isnan(s->sm_active_mean))
-				DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
-				      .value = s->sm_active_mean,
-				      .cmp = "<=", .threshold = th->launch_sm_active_pct,
-				      .unit = "%");
+				DIAG_EV(f, g, .metric = DIAG_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
+				        .value = s->sm_active_mean,
+				        .cmp = "<=", .threshold = th->launch_sm_active_pct,
+				        .unit = "%");
 			if (!isnan(ratio))
-				DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
-				      .stat = N_("mean"), .value = 100 * ratio,
-				      .cmp = "<=", .threshold = 100 * th->launch_power_ratio,
-				      .unit = "%");
+				DIAG_EV(f, g, .metric = DIAG_GM(POWER_DRAW),
+				        .per = DIAG_GM(POWER_LIMIT), .stat = N_("mean"),
+				        .value = 100 * ratio,
+				        .cmp = "<=", .threshold = 100 * th->launch_power_ratio,
+				        .unit = "%");
 			double key = isnan(s->sm_active_mean) ? 100 * ratio : s->sm_active_mean;
 			if (key < worst_sm) {
 				worst_sm = key;
@@ -399,21 +401,22 @@ void rule_launch_bound(diag_ctx *c)
 	bool trace_hit = !isnan(short_share) && short_share >= th->short_kernel_share;
 	if (trace_hit) {
 		if (!f) {
-			f = dx_add(c, DIAG_R_LAUNCH_BOUND, DIAG_WARN, 0.8);
+			f = diag_add(c, DIAG_R_LAUNCH_BOUND, DIAG_WARN, 0.8);
 			for (int g = 0; g < c->ngpu; g++)
 				if (c->job[g])
-					dx_gpu(f, g);
+					diag_gpu(f, g);
 		} else if (f->confidence < 0.95) {
 			f->confidence += 0.1;
 		}
-		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS,
-		      .stat = N_("share shorter than 10 us"), .value = 100 * short_share,
-		      .cmp = ">=", .threshold = 100 * th->short_kernel_share, .unit = "%");
-		DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = N_("count"),
-		      .value = (double)tr->kernels);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_TRACE_KERNELS,
+		        .stat = N_("share shorter than 10 us"), .value = 100 * short_share,
+		        .cmp = ">=", .threshold = 100 * th->short_kernel_share, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_TRACE_KERNELS, .stat = N_("count"),
+		        .value = (double)tr->kernels);
 		if (tr->kernels > 0 && tr->kernel_s > 0)
-			DX_EV(f, DX_JOB, .metric = DX_EV_TRACE_KERNELS, .stat = N_("mean duration"),
-			      .value = 1e6 * tr->kernel_s / tr->kernels, .unit = "us");
+			DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_TRACE_KERNELS,
+			        .stat = N_("mean duration"),
+			        .value = 1e6 * tr->kernel_s / tr->kernels, .unit = "us");
 	}
 	if (!f)
 		return;
@@ -426,15 +429,15 @@ void rule_launch_bound(diag_ctx *c)
 		if (!isnan(wp))
 			snprintf(pw, sizeof pw, L_("%s it draws %.0f %% of its power limit"),
 			         sm[0] ? L_(" and") : L_(" but"), 100 * wp);
-		dx_title(f, "GPU %d is 'busy' %.0f %% of the time%s%s: many small kernels",
-		         s->index, wu, sm, pw);
+		diag_title(f, "GPU %d is 'busy' %.0f %% of the time%s%s: many small kernels",
+		           s->index, wu, sm, pw);
 	} else {
-		dx_title(f,
-		         "%.0f %% of %ld traced kernels are shorter than their launch cost (10 us)",
-		         100 * short_share, tr->kernels);
+		diag_title(
+		    f, "%.0f %% of %ld traced kernels are shorter than their launch cost (10 us)",
+		    100 * short_share, tr->kernels);
 	}
-	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+	diag_range_window(c, f);
+	diag_advice(c, f, NULL);
 }
 
 /* ---- memory-bound: DRAM busy while the SMs are moderately active ---- */
@@ -453,7 +456,8 @@ void rule_memory_bound(diag_ctx *c)
 		/* Without SM activity "moderate SMs" cannot be told: information only. */
 		diag_severity gsev = isnan(s->sm_active_mean) ? DIAG_INFO : sev;
 		bool gpm = !isnan(s->dram_active_mean);
-		double dram = gpm ? s->dram_active_mean : dx_mean(c, dx_series(c, g, GM_UTIL_MEM));
+		double dram =
+		    gpm ? s->dram_active_mean : diag_mean(c, diag_series(c, g, GM_UTIL_MEM));
 		if (isnan(dram) || dram < th->membound_dram_pct)
 			continue;
 		double conf;
@@ -472,36 +476,36 @@ void rule_memory_bound(diag_ctx *c)
 		if (f && gsev > f->severity)
 			f->severity = gsev;
 		if (!f) {
-			f = dx_add(c, DIAG_R_MEMORY_BOUND, gsev, conf);
-			dx_title(f,
-			         "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
-			         "bandwidth",
-			         c->tl->gpu[g].index, dram,
-			         isnan(s->sm_active_mean)
-			             ? L_("kernels run most of the time")
-			             : L_("the SMs are only moderately active"));
+			f = diag_add(c, DIAG_R_MEMORY_BOUND, gsev, conf);
+			diag_title(
+			    f,
+			    "GPU %d memory is active %.0f %% while %s: kernels wait on memory "
+			    "bandwidth",
+			    c->tl->gpu[g].index, dram,
+			    isnan(s->sm_active_mean) ? L_("kernels run most of the time")
+			                             : L_("the SMs are only moderately active"));
 			if (!isnan(s->sm_active_mean)) {
 				char t[80];
 				snprintf(t, sizeof t, L_(" (SM %.0f %%)"), s->sm_active_mean);
 				strncat(f->title, t, sizeof f->title - strlen(f->title) - 1);
 			}
 		}
-		dx_gpu(f, g);
-		DX_EV(f, g, .metric = gpm ? DX_GM(GPM_DRAM_ACTIVE) : DX_GM(UTIL_MEM),
-		      .stat = N_("mean"), .value = dram,
-		      .cmp = ">=", .threshold = th->membound_dram_pct, .unit = "%");
+		diag_gpu(f, g);
+		DIAG_EV(f, g, .metric = gpm ? DIAG_GM(GPM_DRAM_ACTIVE) : DIAG_GM(UTIL_MEM),
+		        .stat = N_("mean"), .value = dram,
+		        .cmp = ">=", .threshold = th->membound_dram_pct, .unit = "%");
 		if (!isnan(s->sm_active_mean))
-			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
-			      .value = s->sm_active_mean,
-			      .cmp = "<=", .threshold = th->membound_sm_max_pct, .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
+			        .value = s->sm_active_mean,
+			        .cmp = "<=", .threshold = th->membound_sm_max_pct, .unit = "%");
 		else
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
-			      .value = s->util_mean, .cmp = ">=", .threshold = th->quad_util_pct,
-			      .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"),
+			        .value = s->util_mean, .cmp = ">=", .threshold = th->quad_util_pct,
+			        .unit = "%");
 	}
 	if (f) {
-		dx_range_window(c, f);
-		dx_advice(c, f, NULL);
+		diag_range_window(c, f);
+		diag_advice(c, f, NULL);
 	}
 }
 
@@ -517,8 +521,8 @@ typedef struct {
 static void sustained_full(const diag_ctx *c, int g, full_case *fc)
 {
 	const diag_thresholds *th = c->th;
-	const double *used = dx_series(c, g, GM_MEM_USED);
-	double tot = dx_mem_total(c, g);
+	const double *used = diag_series(c, g, GM_MEM_USED);
+	double tot = diag_mem_total(c, g);
 	memset(fc, 0, sizeof *fc);
 	if (!used || !(tot > 0) || !c->act[g])
 		return;
@@ -550,17 +554,17 @@ static void full_evidence(const diag_ctx *c, diag_finding *f, int g, const full_
 	const diag_thresholds *th = c->th;
 	const diag_gpu_summary *s = &c->res->gpu[g];
 	if (fc->sustained) {
-		DX_EV(f, g, .metric = DX_GM(MEM_USED),
-		      .stat = N_("mean share of capacity while full"), .value = fc->held_pct,
-		      .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
-		DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean while memory is full"),
-		      .value = fc->util_held, .cmp = "<=", .threshold = th->memfull_util_pct,
-		      .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(MEM_USED),
+		        .stat = N_("mean share of capacity while full"), .value = fc->held_pct,
+		        .cmp = ">=", .threshold = th->memfull_pct, .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean while memory is full"),
+		        .value = fc->util_held, .cmp = "<=", .threshold = th->memfull_util_pct,
+		        .unit = "%");
 	}
-	DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak share of capacity"),
-	      .value = s->mem_peak_pct, .cmp = ">=", .threshold = th->quad_mem_pct, .unit = "%");
-	DX_EV(f, g, .metric = dx_act_key(c, g), .stat = N_("mean"), .value = s->util_mean,
-	      .cmp = "<", .threshold = th->quad_util_pct, .unit = "%");
+	DIAG_EV(f, g, .metric = DIAG_GM(MEM_USED), .stat = N_("peak share of capacity"),
+	        .value = s->mem_peak_pct, .cmp = ">=", .threshold = th->quad_mem_pct, .unit = "%");
+	DIAG_EV(f, g, .metric = diag_act_key(c, g), .stat = N_("mean"), .value = s->util_mean,
+	        .cmp = "<", .threshold = th->quad_util_pct, .unit = "%");
 }
 
 /*
@@ -579,7 +583,7 @@ void rule_memory_full_idle(diag_ctx *c)
 		return;
 	diag_finding *f = NULL;
 	diag_severity sev = c->o->goal == DIAG_GOAL_LATENCY ? DIAG_INFO : DIAG_WARN;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	int first = -1;
 	full_case fc0 = {0};
 	for (int g = 0; g < c->ngpu; g++) {
@@ -590,33 +594,33 @@ void rule_memory_full_idle(diag_ctx *c)
 		full_case fc;
 		sustained_full(c, g, &fc);
 		if (!f) {
-			f = dx_add(c, DIAG_R_MEMORY_FULL_IDLE, sev, 0.6);
+			f = diag_add(c, DIAG_R_MEMORY_FULL_IDLE, sev, 0.6);
 			first = g;
 			fc0 = fc;
 		}
 		if (fc.sustained && f->confidence < 0.75)
 			f->confidence = 0.75;
-		dx_gpu(f, g);
+		diag_gpu(f, g);
 		full_evidence(c, f, g, &fc);
-		const double *used = dx_series(c, g, GM_MEM_USED);
+		const double *used = diag_series(c, g, GM_MEM_USED);
 		for (int k = c->from; used && k < c->to; k++)
 			if (!isnan(used[k]) && 100 * used[k] / s->mem_total_mib >= th->quad_mem_pct)
 				mask[k] = true;
 	}
 	if (f) {
 		const diag_gpu_summary *s = &c->res->gpu[first];
-		dx_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
-		         s->index, fc0.sustained ? fc0.held_pct : s->mem_peak_pct,
-		         fc0.sustained ? fc0.util_held : s->util_mean);
-		dx_ranges_mask(c, f, mask);
-		dx_advice(c, f, NULL);
-		dx_stop st;
-		if (dx_stopped_job(c, &st)) {
+		diag_title(f, "GPU %d memory %.0f %% full while utilization averages %.0f %%",
+		           s->index, fc0.sustained ? fc0.held_pct : s->mem_peak_pct,
+		           fc0.sustained ? fc0.util_held : s->util_mean);
+		diag_ranges_mask(c, f, mask);
+		diag_advice(c, f, NULL);
+		diag_stop st;
+		if (diag_stopped_job(c, &st)) {
 			if (st.explains) {
 				f->confidence = 0.85;
-				dx_stop_title(f, &st);
+				diag_stop_title(f, &st);
 			}
-			dx_stop_cite(c, f, &st, first);
+			diag_stop_cite(c, f, &st, first);
 		}
 	}
 	free(mask);
@@ -634,7 +638,7 @@ void rule_low_utilization(diag_ctx *c)
 	    DIAG_R_IMBALANCE,  DIAG_R_ALL_ON_GPU0,  DIAG_R_MEMORY_FULL_IDLE, DIAG_R_CONTENTION,
 	    DIAG_R_GPU_FAULT,  DIAG_R_OOM};
 	for (size_t i = 0; i < sizeof explains / sizeof *explains; i++)
-		if (dx_has(c, explains[i]))
+		if (diag_has(c, explains[i]))
 			return;
 	/* A GPU in a busy corner of the quadrant is not under-used, whatever the thresholds. */
 	bool busy[GPU_MAX];
@@ -651,51 +655,52 @@ void rule_low_utilization(diag_ctx *c)
 	if (worst < 0 || isnan(wu) || wu >= th->lowutil_pct)
 		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	dx_stop st;
-	bool stopped = dx_stopped_job(c, &st);
-	diag_finding *f =
-	    dx_add(c, DIAG_R_LOW_UTILIZATION, latency ? DIAG_INFO : DIAG_WARN, latency ? 0.6 : 0.5);
-	bool gpu_only = dx_gpu_only(c);
+	diag_stop st;
+	bool stopped = diag_stopped_job(c, &st);
+	diag_finding *f = diag_add(c, DIAG_R_LOW_UTILIZATION, latency ? DIAG_INFO : DIAG_WARN,
+	                           latency ? 0.6 : 0.5);
+	bool gpu_only = diag_gpu_only(c);
 	uint64_t m = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g] && !busy[g] && c->res->gpu[g].util_mean < th->lowutil_pct)
 			m |= 1ULL << g;
 	f->gpus = m;
 	char gl[64];
-	dx_gpu_list(c, m, gl, sizeof gl);
+	diag_gpu_list(c, m, gl, sizeof gl);
 	if (latency && wu >= th->latency_ok_util_pct)
-		dx_title(f, "%s utilization averages %.0f %%: a normal load for a latency goal", gl,
-		         wu);
+		diag_title(f, "%s utilization averages %.0f %%: a normal load for a latency goal",
+		           gl, wu);
 	else if (latency)
-		dx_title(f, "%s utilization averages %.0f %%: room to batch requests", gl, wu);
+		diag_title(f, "%s utilization averages %.0f %%: room to batch requests", gl, wu);
 	else if (stopped && st.explains)
-		dx_title(f, "%s utilization averages %.0f %%", gl, wu);
+		diag_title(f, "%s utilization averages %.0f %%", gl, wu);
 	else if (gpu_only) /* the host was not seen: it may well explain the gaps */
-		dx_title(
+		diag_title(
 		    f,
 		    "%s utilization averages %.0f %%; no GPU limit explains the gaps, the host "
 		    "was not in the input",
 		    gl, wu);
 	else
-		dx_title(
+		diag_title(
 		    f, "%s utilization averages %.0f %% and no host or GPU limit explains the gaps",
 		    gl, wu);
 	if (stopped && st.explains && !latency)
-		dx_stop_title(f, &st);
-	DX_EV(f, worst, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"), .value = wu, .cmp = "<",
-	      .threshold = th->lowutil_pct, .unit = "%");
+		diag_stop_title(f, &st);
+	DIAG_EV(f, worst, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"), .value = wu, .cmp = "<",
+	        .threshold = th->lowutil_pct, .unit = "%");
 	double core = tl_mean(c->tl->h[HM_CPU_BUSY_MAX], c->from, c->to);
 	if (!isnan(core))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = N_("mean"), .value = core,
-		      .cmp = "<", .threshold = th->core_saturated_pct, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_BUSY_MAX), .stat = N_("mean"),
+		        .value = core, .cmp = "<", .threshold = th->core_saturated_pct,
+		        .unit = "%");
 	double io = tl_mean(c->tl->h[HM_CPU_IOWAIT], c->from, c->to);
 	if (!isnan(io))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean"), .value = io,
-		      .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
-	dx_range_window(c, f);
-	dx_advice(c, f, gpu_only && !latency && !(stopped && st.explains) ? "gpu-only" : NULL);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_IOWAIT), .stat = N_("mean"), .value = io,
+		        .cmp = "<", .threshold = th->iowait_pct, .unit = "%");
+	diag_range_window(c, f);
+	diag_advice(c, f, gpu_only && !latency && !(stopped && st.explains) ? "gpu-only" : NULL);
 	if (stopped)
-		dx_stop_cite(c, f, &st, worst);
+		diag_stop_cite(c, f, &st, worst);
 }
 
 /*
@@ -718,26 +723,26 @@ void rule_mig_no_utilization(diag_ctx *c)
 	}
 	if (!m)
 		return;
-	diag_finding *f = dx_add(c, DIAG_R_MIG_NO_UTILIZATION, DIAG_INFO, 0.9);
+	diag_finding *f = diag_add(c, DIAG_R_MIG_NO_UTILIZATION, DIAG_INFO, 0.9);
 	f->gpus = m;
 	char gl[64];
-	dx_gpu_list(c, m, gl, sizeof gl);
-	dx_title(f,
-	         "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
-	         "utilization rules cannot judge it",
-	         gl);
-	DX_EV(f, first, .metric = DX_GM(MIG_CURRENT), .stat = N_("max"), .value = 1, .cmp = "=",
-	      .threshold = 1);
+	diag_gpu_list(c, m, gl, sizeof gl);
+	diag_title(f,
+	           "%s in MIG mode: the driver reports no whole-GPU utilization, so the "
+	           "utilization rules cannot judge it",
+	           gl);
+	DIAG_EV(f, first, .metric = DIAG_GM(MIG_CURRENT), .stat = N_("max"), .value = 1, .cmp = "=",
+	        .threshold = 1);
 	double mem = tl_mean(c->tl->gpu[first].m[GM_MEM_USED], c->from, c->to);
 	if (!isnan(mem))
-		DX_EV(f, first, .metric = DX_GM(MEM_USED), .stat = N_("mean"), .value = mem,
-		      .unit = "MiB");
+		DIAG_EV(f, first, .metric = DIAG_GM(MEM_USED), .stat = N_("mean"), .value = mem,
+		        .unit = "MiB");
 	double sm = tl_mean(c->tl->gpu[first].m[GM_GPM_SM_ACTIVE], c->from, c->to);
 	if (!isnan(sm))
-		DX_EV(f, first, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"), .value = sm,
-		      .unit = "%");
-	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+		DIAG_EV(f, first, .metric = DIAG_GM(GPM_SM_ACTIVE), .stat = N_("mean"), .value = sm,
+		        .unit = "%");
+	diag_range_window(c, f);
+	diag_advice(c, f, NULL);
 }
 
 /* ---- too-little-data: no verdict from a handful of samples ---- */
@@ -748,35 +753,35 @@ void rule_too_little_data(diag_ctx *c)
 	int k = c->to - c->from;
 	if (tl->n > 0 && k >= c->th->min_samples)
 		return;
-	diag_finding *f = dx_add(c, DIAG_R_TOO_LITTLE_DATA, DIAG_INFO, 0.9);
+	diag_finding *f = diag_add(c, DIAG_R_TOO_LITTLE_DATA, DIAG_INFO, 0.9);
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g])
-			dx_gpu(f, g);
+			diag_gpu(f, g);
 	double dur = tl->duration > 0 ? tl->duration : tl->n > 0 ? tl->t[tl->n - 1] : 0;
 	if (tl->n == 0)
-		dx_title(f,
-		         "No samples were recorded (%.1f s): nothing to judge; record longer "
-		         "or use --interval 100ms",
-		         dur);
+		diag_title(f,
+		           "No samples were recorded (%.1f s): nothing to judge; record longer "
+		           "or use --interval 100ms",
+		           dur);
 	else if (k == tl->n || k == 0)
-		dx_title(f,
-		         "%d sample%s over %.1f s: too short to judge; record longer or use "
-		         "--interval 100ms",
-		         tl->n, tl->n == 1 ? "" : "s", dur);
+		diag_title(f,
+		           "%d sample%s over %.1f s: too short to judge; record longer or use "
+		           "--interval 100ms",
+		           tl->n, tl->n == 1 ? "" : "s", dur);
 	else
-		dx_title(
+		diag_title(
 		    f,
 		    "%d samples over %.1f s, %d of them with the GPU at work: too short to judge; "
 		    "record longer or use --interval 100ms",
 		    tl->n, dur, k);
-	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = N_("in the analysed window"), .value = k,
-	      .cmp = ">=", .threshold = c->th->min_samples);
-	DX_EV(f, DX_JOB, .metric = DX_EV_SAMPLES, .stat = N_("recorded"), .value = tl->n);
-	DX_EV(f, DX_JOB, .metric = DX_EV_DURATION, .stat = N_("recorded"), .value = dur,
-	      .unit = "s");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_SAMPLES, .stat = N_("in the analysed window"),
+	        .value = k, .cmp = ">=", .threshold = c->th->min_samples);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_SAMPLES, .stat = N_("recorded"), .value = tl->n);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_DURATION, .stat = N_("recorded"), .value = dur,
+	        .unit = "s");
 	if (tl->n > 0)
-		dx_range(f, 0, dur);
-	dx_advice(c, f, NULL);
+		diag_add_range(f, 0, dur);
+	diag_advice(c, f, NULL);
 }
 
 /* ---- gpu-idle: no GPU showed any work ---- */
@@ -786,31 +791,31 @@ void rule_gpu_idle(diag_ctx *c)
 	const timeline *tl = c->tl;
 	if (c->njob > 0 || c->ngpu == 0 || tl->n < c->th->min_samples)
 		return;
-	if (dx_has(c, DIAG_R_NOT_ON_GPU) || dx_has(c, DIAG_R_GPU_FAULT))
+	if (diag_has(c, DIAG_R_NOT_ON_GPU) || diag_has(c, DIAG_R_GPU_FAULT))
 		return;
-	diag_finding *f = dx_add(c, DIAG_R_GPU_IDLE, DIAG_INFO, 0.7);
+	diag_finding *f = diag_add(c, DIAG_R_GPU_IDLE, DIAG_INFO, 0.7);
 	double peak = NAN;
 	for (int g = 0; g < c->ngpu; g++) {
-		dx_gpu(f, g);
+		diag_gpu(f, g);
 		double m = tl_max(c->act[g], 0, tl->n);
 		if (!isnan(m) && (isnan(peak) || m > peak))
 			peak = m;
 	}
 	char gl[64];
-	dx_gpu_list(c, f->gpus, gl, sizeof gl);
+	diag_gpu_list(c, f->gpus, gl, sizeof gl);
 	if (!isnan(peak))
-		dx_title(f,
-		         "%s idle for the whole recording (utilization at most %.0f %%): no job "
-		         "ran on %s",
-		         gl, peak, c->ngpu == 1 ? L_("it") : L_("them"));
+		diag_title(f,
+		           "%s idle for the whole recording (utilization at most %.0f %%): no job "
+		           "ran on %s",
+		           gl, peak, c->ngpu == 1 ? L_("it") : L_("them"));
 	else
-		dx_title(f, "%s showed no work during the recording: no job ran on %s", gl,
-		         c->ngpu == 1 ? L_("it") : L_("them"));
+		diag_title(f, "%s showed no work during the recording: no job ran on %s", gl,
+		           c->ngpu == 1 ? L_("it") : L_("them"));
 	if (!isnan(peak))
-		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = N_("peak on any GPU"),
-		      .value = peak, .cmp = "<=", .threshold = c->th->idle_util_pct, .unit = "%");
-	dx_range(f, 0, tl->duration > 0 ? tl->duration : tl->t[tl->n - 1]);
-	dx_advice(c, f, NULL);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_GM(UTIL_GPU), .stat = N_("peak on any GPU"),
+		        .value = peak, .cmp = "<=", .threshold = c->th->idle_util_pct, .unit = "%");
+	diag_add_range(f, 0, tl->duration > 0 ? tl->duration : tl->t[tl->n - 1]);
+	diag_advice(c, f, NULL);
 }
 
 /* ---- healthy: nothing wrong, said explicitly ---- */
@@ -821,33 +826,33 @@ void rule_healthy(diag_ctx *c)
 		if (c->res->f[i].severity >= DIAG_WARN)
 			return;
 	/* No verdict without evidence, and an idle GPU is not a healthy busy one. */
-	if (dx_has(c, DIAG_R_TOO_LITTLE_DATA) || dx_has(c, DIAG_R_GPU_IDLE) || c->njob == 0)
+	if (diag_has(c, DIAG_R_TOO_LITTLE_DATA) || diag_has(c, DIAG_R_GPU_IDLE) || c->njob == 0)
 		return;
 	bool latency = c->o->goal == DIAG_GOAL_LATENCY;
-	diag_finding *f = dx_add(c, DIAG_R_HEALTHY, DIAG_INFO, 0.8);
+	diag_finding *f = diag_add(c, DIAG_R_HEALTHY, DIAG_INFO, 0.8);
 	double usum = 0, smsum = 0;
 	int nu = 0, nsm = 0;
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
 		const diag_gpu_summary *s = &c->res->gpu[g];
-		dx_gpu(f, g);
+		diag_gpu(f, g);
 		if (!isnan(s->util_mean)) {
 			usum += s->util_mean;
 			nu++;
-			DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
-			      .value = s->util_mean, .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"),
+			        .value = s->util_mean, .unit = "%");
 		}
 		if (!isnan(s->sm_active_mean)) {
 			smsum += s->sm_active_mean;
 			nsm++;
-			DX_EV(f, g, .metric = DX_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
-			      .value = s->sm_active_mean, .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(GPM_SM_ACTIVE), .stat = N_("mean"),
+			        .value = s->sm_active_mean, .unit = "%");
 		}
 		if (s->power_limit > 0 && !isnan(s->power_mean))
-			DX_EV(f, g, .metric = DX_GM(POWER_DRAW), .per = DX_GM(POWER_LIMIT),
-			      .stat = N_("mean"), .value = 100 * s->power_mean / s->power_limit,
-			      .unit = "%");
+			DIAG_EV(f, g, .metric = DIAG_GM(POWER_DRAW), .per = DIAG_GM(POWER_LIMIT),
+			        .stat = N_("mean"), .value = 100 * s->power_mean / s->power_limit,
+			        .unit = "%");
 	}
 	char busy[96] = "";
 	if (nu && nsm)
@@ -855,7 +860,7 @@ void rule_healthy(diag_ctx *c)
 		         usum / nu, smsum / nsm);
 	else if (nu)
 		snprintf(busy, sizeof busy, L_(": utilization %.0f %%"), usum / nu);
-	dx_title(f, "No problem found%s%s", latency ? L_(" for a latency goal") : "", busy);
-	dx_range_window(c, f);
-	dx_advice(c, f, dx_gpu_only(c) ? "gpu-only" : NULL);
+	diag_title(f, "No problem found%s%s", latency ? L_(" for a latency goal") : "", busy);
+	diag_range_window(c, f);
+	diag_advice(c, f, diag_gpu_only(c) ? "gpu-only" : NULL);
 }

@@ -53,10 +53,10 @@ static double host_mean_mask(const diag_ctx *c, host_metric_id h, const bool *ma
 static double oscillation_share(const diag_ctx *c, int g)
 {
 	const diag_thresholds *th = c->th;
-	const double *mn = dx_series(c, g, GM_UTIL_SAMPLES_MIN),
-	             *mx = dx_series(c, g, GM_UTIL_SAMPLES_MAX);
+	const double *mn = diag_series(c, g, GM_UTIL_SAMPLES_MIN),
+	             *mx = diag_series(c, g, GM_UTIL_SAMPLES_MAX);
 	int n = 0, k = 0;
-	if (dx_present(c, mn) > 0 && dx_present(c, mx) > 0) {
+	if (diag_present(c, mn) > 0 && diag_present(c, mx) > 0) {
 		for (int s = c->from; s < c->to; s++)
 			if (!isnan(mn[s]) && !isnan(mx[s])) {
 				n++;
@@ -77,8 +77,8 @@ static double oscillation_share(const diag_ctx *c, int g)
 /* Coefficient of variation of the power draw of GPU g over the window. */
 static double power_cv(const diag_ctx *c, int g)
 {
-	const double *p = dx_series(c, g, GM_POWER_DRAW);
-	double m = dx_mean(c, p);
+	const double *p = diag_series(c, g, GM_POWER_DRAW);
+	double m = diag_mean(c, p);
 	if (isnan(m) || m <= 0)
 		return NAN;
 	double ss = 0;
@@ -116,7 +116,7 @@ static int foreign_procs(const diag_ctx *c, foreign_proc **out, double *total)
 	foreign_proc *f = calloc(tl->nprocs ? (size_t)tl->nprocs : 1, sizeof *f);
 	if (!f)
 		abort();
-	bool *scanned = dx_mask_new(c);
+	bool *scanned = diag_mask_new(c);
 	int n = 0, scans = 0;
 	for (int i = 0; i < tl->nprocs; i++) {
 		const tl_proc *p = &tl->procs[i];
@@ -277,11 +277,11 @@ static void host_contention(diag_ctx *c, const starve_case *sc)
 	 * something else (I/O, a remote service): the others' load is beside it. */
 	double ready = w->known >= th->min_samples ? (double)w->runnable / w->known : NAN;
 	bool asleep = cpu_foreign && !io_foreign && !isnan(ready) && ready < 1 - th->runnable_share;
-	diag_finding *f = dx_add(c, DIAG_R_HOST_CONTENTION, DIAG_WARN,
-	                         (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
+	diag_finding *f = diag_add(c, DIAG_R_HOST_CONTENTION, DIAG_WARN,
+	                           (nf > 0 ? 0.75 : 0.55) - (asleep ? 0.3 : 0));
 	f->gpus = starving;
 	char gl[64], who[160] = "";
-	dx_gpu_list(c, starving, gl, sizeof gl);
+	diag_gpu_list(c, starving, gl, sizeof gl);
 	size_t o = 0;
 	for (int i = 0; i < nf && i < 3 && o < sizeof who; i++)
 		o += (size_t)snprintf(who + o, sizeof who - o, L_("%sPID %u %.24s (%.0f %%)"),
@@ -291,63 +291,66 @@ static void host_contention(diag_ctx *c, const starve_case *sc)
 	if (!isnan(job_cpu))
 		snprintf(jc, sizeof jc, L_("; the job itself uses %.0f %% of a core"), job_cpu);
 	if (cpu_foreign && nf)
-		dx_title(f, "%s idle %.0f %% of %s while other processes load the host: %s%s", gl,
-		         worst_idle, c->span, who, jc);
+		diag_title(f, "%s idle %.0f %% of %s while other processes load the host: %s%s", gl,
+		           worst_idle, c->span, who, jc);
 	else if (cpu_foreign)
-		dx_title(f,
-		         "%s idle %.0f %% of %s while the busiest core is at %.0f %%, not by the "
-		         "job%s",
-		         gl, worst_idle, c->span, core_mean, jc);
+		diag_title(f,
+		           "%s idle %.0f %% of %s while the busiest core is at %.0f %%, not by the "
+		           "job%s",
+		           gl, worst_idle, c->span, core_mean, jc);
 	else
-		dx_title(
+		diag_title(
 		    f, "%s idle %.0f %% of %s while iowait is %.0f %% from other processes' I/O%s",
 		    gl, worst_idle, c->span, iowait, jc);
-	DX_EV(f, worst, .metric = dx_act_key(c, worst), .stat = N_("idle share (100 - mean)"),
-	      .value = worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct, .unit = "%");
+	DIAG_EV(f, worst, .metric = diag_act_key(c, worst), .stat = N_("idle share (100 - mean)"),
+	        .value = worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct, .unit = "%");
 	if (!isnan(core_share))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
-		      .stat = N_("share of gap samples saturated"), .value = 100 * core_share,
-		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_BUSY_MAX),
+		        .stat = N_("share of gap samples saturated"), .value = 100 * core_share,
+		        .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(job_cpu))
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
-		      .stat = /* xgettext:no-c-format */ N_("mean during gaps (% of one core)"),
-		      .value = job_cpu, .cmp = "<", .threshold = th->core_saturated_pct,
-		      .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(TREE_CPU),
+		        .stat = /* xgettext:no-c-format */ N_("mean during gaps (% of one core)"),
+		        .value = job_cpu, .cmp = "<", .threshold = th->core_saturated_pct,
+		        .unit = "%");
 	if (io_foreign && !isnan(iowait))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean during gaps"),
-		      .value = iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_IOWAIT), .stat = N_("mean during gaps"),
+		        .value = iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(ready))
-		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_STATE, .stat = N_("job samples runnable (R)"),
-		      .value = 100 * ready, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_PROC_STATE,
+		        .stat = N_("job samples runnable (R)"), .value = 100 * ready, .unit = "%");
 	for (int i = 0; i < nf && i < 3; i++) {
 		char stat[64];
 		snprintf(stat, sizeof stat, L_("PID %u %.40s"), fp[i].pid, fp[i].last->cmd);
-		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU, .stat = stat, .value = fp[i].cpu,
-		      .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_PROC_CPU, .stat = stat, .value = fp[i].cpu,
+		        .unit = "%");
 	}
 	if (nf) {
-		DX_EV(f, DX_JOB, .metric = DX_EV_PROC_CPU,
-		      .stat =
-		          /* xgettext:no-c-format */ N_("other processes, summed (% of one core)"),
-		      .value = ftotal, .unit = "%");
+		DIAG_EV(
+		    f, DIAG_JOB, .metric = DIAG_EV_PROC_CPU,
+		    .stat =
+		        /* xgettext:no-c-format */ N_("other processes, summed (% of one core)"),
+		    .value = ftotal, .unit = "%");
 		double cap = 100.0 * (c->tl->ncpu > 0 ? c->tl->ncpu : 1);
-		dx_note(f,
-		        "Other processes took %.0f %% of one core (%.0f %% of the host's %d "
-		        "core%s); the busiest: %s.",
-		        ftotal, 100 * ftotal / cap, c->tl->ncpu, c->tl->ncpu == 1 ? "" : "s", who);
+		diag_note(f,
+		          "Other processes took %.0f %% of one core (%.0f %% of the host's %d "
+		          "core%s); the busiest: %s.",
+		          ftotal, 100 * ftotal / cap, c->tl->ncpu, c->tl->ncpu == 1 ? "" : "s",
+		          who);
 	} else {
-		dx_note(f,
-		        "The recording has no per-process CPU of other processes (recorded by "
-		        "an older gpuwhy?); the job's own CPU is low, so the load is not its own.");
+		diag_note(
+		    f, "The recording has no per-process CPU of other processes (recorded by "
+		       "an older gpuwhy?); the job's own CPU is low, so the load is not its own.");
 	}
-	dx_range_window(c, f);
+	diag_range_window(c, f);
 	if (asleep)
-		dx_note(f,
-		        "The job's processes were runnable in only %.0f %% of their samples: they "
-		        "mostly wait on something other than a CPU, so this load is probably not "
-		        "what holds the GPU back.",
-		        100 * ready);
-	dx_advice(c, f, NULL);
+		diag_note(
+		    f,
+		    "The job's processes were runnable in only %.0f %% of their samples: they "
+		    "mostly wait on something other than a CPU, so this load is probably not "
+		    "what holds the GPU back.",
+		    100 * ready);
+	diag_advice(c, f, NULL);
 	free(fp);
 }
 
@@ -377,7 +380,7 @@ static uint64_t ranks_waiting_for_data(const diag_ctx *c, const worker_stats *w)
 		if (!c->job[g])
 			continue;
 		const diag_gpu_summary *G = &c->res->gpu[g];
-		double sm = G->sm_active_mean, idle = dx_idle_pct(c, g);
+		double sm = G->sm_active_mean, idle = diag_idle_pct(c, g);
 		/* Without GPM a spinning collective shows as busy at low power. */
 		double pw = G->power_limit > 0 ? G->power_mean / G->power_limit : NAN;
 		bool waits = (!isnan(sm) && sm <= th->launch_sm_active_pct) ||
@@ -404,7 +407,7 @@ static bool starving_gpus(const diag_ctx *c, starve_case *sc)
 	for (int g = 0; g < c->ngpu; g++) {
 		if (!c->job[g])
 			continue;
-		double idle = dx_idle_pct(c, g), peak = dx_max(c, c->act[g]);
+		double idle = diag_idle_pct(c, g), peak = diag_max(c, c->act[g]);
 		if (isnan(idle) || isnan(peak) || peak <= th->idle_util_pct)
 			continue;
 		if (idle >= th->starved_idle_pct) {
@@ -424,7 +427,7 @@ static bool starving_gpus(const diag_ctx *c, starve_case *sc)
 		if (!(sc->waiting & (1ULL << g)))
 			continue;
 		/* Waiting ranks: their SMs idle while utilization spins. */
-		double sm = c->res->gpu[g].sm_active_mean, idle = dx_idle_pct(c, g);
+		double sm = c->res->gpu[g].sm_active_mean, idle = diag_idle_pct(c, g);
 		double wi = !isnan(sm) ? 100 - sm : idle;
 		if (wi > sc->worst_idle) {
 			sc->worst_idle = wi;
@@ -443,7 +446,7 @@ static bool starving_gpus(const diag_ctx *c, starve_case *sc)
 static bool gap_samples(const diag_ctx *c, starve_case *sc)
 {
 	const diag_thresholds *th = c->th;
-	sc->gap = dx_mask_new(c);
+	sc->gap = diag_mask_new(c);
 	/* The window's first and last samples straddle the start and the end of
 	 * the work: partly idle by nature, not gaps. */
 	int edge = c->to - c->from > th->min_samples + 2 ? 1 : 0;
@@ -452,7 +455,7 @@ static bool gap_samples(const diag_ctx *c, starve_case *sc)
 		for (int g = 0; g < c->ngpu; g++) {
 			if (!c->job[g])
 				continue;
-			double i = dx_idle_at(c, g, s);
+			double i = diag_idle_at(c, g, s);
 			if (isnan(i))
 				continue;
 			present++;
@@ -471,7 +474,7 @@ static bool gap_samples(const diag_ctx *c, starve_case *sc)
 		return false;
 	/* One GPU idling a little in every sample (or ranks waiting in every
 	 * sample): condition on the whole window. */
-	sc->all = dx_mask_new(c);
+	sc->all = diag_mask_new(c);
 	for (int s = c->from; s < c->to; s++)
 		sc->all[s] = !c->stopped[s];
 	sc->cond = sc->all;
@@ -564,7 +567,7 @@ static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case 
 {
 	const worker_stats *w = &sc->w;
 	char gl[64], why[128];
-	dx_gpu_list(c, sc->starving, gl, sizeof gl);
+	diag_gpu_list(c, sc->starving, gl, sizeof gl);
 	if (sc->waiting && w->loaders_saturated)
 		snprintf(why, sizeof why,
 		         L_("%d of %d data-loader workers are at 100 %% of a core"),
@@ -586,10 +589,10 @@ static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case 
 	else
 		snprintf(why, sizeof why, L_("the disk is %.0f %% busy"), sc->disk_busy);
 	if (sc->waiting)
-		dx_title(f, "%s wait for data in every step (SMs active %.0f %%) while %s", gl,
-		         100 - sc->worst_idle, why);
+		diag_title(f, "%s wait for data in every step (SMs active %.0f %%) while %s", gl,
+		           100 - sc->worst_idle, why);
 	else
-		dx_title(f, "%s idle %.0f %% of %s while %s", gl, sc->worst_idle, c->span, why);
+		diag_title(f, "%s idle %.0f %% of %s while %s", gl, sc->worst_idle, c->span, why);
 }
 
 /* Pressure (PSI), where the host reports it: I/O against its threshold, and the CPU and memory
@@ -597,18 +600,18 @@ static void starved_title(const diag_ctx *c, diag_finding *f, const starve_case 
 static void starved_pressure_evidence(const diag_ctx *c, diag_finding *f, const starve_case *sc)
 {
 	if (!isnan(sc->psi_io))
-		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_IO_SOME), .stat = N_("mean during gaps"),
-		      .value = sc->psi_io, .cmp = ">=", .threshold = c->th->psi_io_pct,
-		      .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(PSI_IO_SOME), .stat = N_("mean during gaps"),
+		        .value = sc->psi_io, .cmp = ">=", .threshold = c->th->psi_io_pct,
+		        .unit = "%");
 	if (!isnan(sc->psi_io_full) && sc->io_cause)
-		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_IO_FULL), .stat = N_("mean during gaps"),
-		      .value = sc->psi_io_full, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(PSI_IO_FULL), .stat = N_("mean during gaps"),
+		        .value = sc->psi_io_full, .unit = "%");
 	if (!isnan(sc->psi_cpu))
-		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_CPU_SOME), .stat = N_("mean during gaps"),
-		      .value = sc->psi_cpu, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(PSI_CPU_SOME),
+		        .stat = N_("mean during gaps"), .value = sc->psi_cpu, .unit = "%");
 	if (!isnan(sc->psi_mem))
-		DX_EV(f, DX_JOB, .metric = DX_HM(PSI_MEM_SOME), .stat = N_("mean during gaps"),
-		      .value = sc->psi_mem, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(PSI_MEM_SOME),
+		        .stat = N_("mean during gaps"), .value = sc->psi_mem, .unit = "%");
 }
 
 /* The host's side of the evidence: cores, the job's workers, storage. */
@@ -617,57 +620,57 @@ static void starved_host_evidence(const diag_ctx *c, diag_finding *f, const star
 	const diag_thresholds *th = c->th;
 	const worker_stats *w = &sc->w;
 	if (!isnan(sc->core_share))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX),
-		      .stat = N_("share of gap samples saturated"), .value = 100 * sc->core_share,
-		      .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_BUSY_MAX),
+		        .stat = N_("share of gap samples saturated"), .value = 100 * sc->core_share,
+		        .cmp = ">=", .threshold = 100 * th->saturated_share, .unit = "%");
 	if (!isnan(sc->core_mean))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_BUSY_MAX), .stat = N_("mean during gaps"),
-		      .value = sc->core_mean, .cmp = ">=", .threshold = th->core_saturated_pct,
-		      .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_BUSY_MAX),
+		        .stat = N_("mean during gaps"), .value = sc->core_mean,
+		        .cmp = ">=", .threshold = th->core_saturated_pct, .unit = "%");
 	if (!isnan(sc->job_cpu))
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
-		      .stat = /* xgettext:no-c-format */ N_("mean during gaps (% of one core)"),
-		      .value = sc->job_cpu, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(TREE_CPU),
+		        .stat = /* xgettext:no-c-format */ N_("mean during gaps (% of one core)"),
+		        .value = sc->job_cpu, .unit = "%");
 	if (w->total > 0)
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
-		      .stat = N_("worker processes saturated"), .value = w->saturated,
-		      .cmp = ">=", .threshold = (w->total + 1) / 2);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(TREE_CPU),
+		        .stat = N_("worker processes saturated"), .value = w->saturated,
+		        .cmp = ">=", .threshold = (w->total + 1) / 2);
 	if (sc->waiting)
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU),
-		      .stat = N_("data-loader workers saturated"), .value = w->loaders_saturated,
-		      .cmp = ">=", .threshold = (w->loaders + 1) / 2);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(TREE_CPU),
+		        .stat = N_("data-loader workers saturated"), .value = w->loaders_saturated,
+		        .cmp = ">=", .threshold = (w->loaders + 1) / 2);
 	if (!isnan(sc->iowait))
-		DX_EV(f, DX_JOB, .metric = DX_HM(CPU_IOWAIT), .stat = N_("mean during gaps"),
-		      .value = sc->iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(CPU_IOWAIT), .stat = N_("mean during gaps"),
+		        .value = sc->iowait, .cmp = ">=", .threshold = th->iowait_pct, .unit = "%");
 	if (!isnan(sc->disk_busy))
-		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_BUSY_MAX), .stat = N_("mean during gaps"),
-		      .value = sc->disk_busy, .cmp = ">=", .threshold = th->disk_busy_pct,
-		      .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(DISK_BUSY_MAX),
+		        .stat = N_("mean during gaps"), .value = sc->disk_busy,
+		        .cmp = ">=", .threshold = th->disk_busy_pct, .unit = "%");
 	if (!isnan(sc->disk_read))
-		DX_EV(f, DX_JOB, .metric = DX_HM(DISK_READ), .stat = N_("mean during gaps"),
-		      .value = sc->disk_read / MIB, .unit = "MiB/s");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(DISK_READ), .stat = N_("mean during gaps"),
+		        .value = sc->disk_read / MIB, .unit = "MiB/s");
 	starved_pressure_evidence(c, f, sc);
 }
 
 static void starved_notes(const diag_ctx *c, diag_finding *f, const starve_case *sc)
 {
 	if (sc->waiting)
-		dx_note(
+		diag_note(
 		    f, "Every rank waits in its collectives for the next batch: utilization "
 		       "reads busy because the collective kernels spin, not because of small "
 		       "kernels (not launch-bound), and no single rank is slower (not sync-wait).");
 	if (!sc->followed)
-		dx_note(
+		diag_note(
 		    f, "No job followed: the CPU and I/O evidence is the whole host's, and part of "
 		       "the load may be other processes'.");
 	if (sc->io_cause || sc->disk_cause)
-		dx_note(f, "Storage is part of the wait (iowait or disk busy during GPU gaps).");
+		diag_note(f, "Storage is part of the wait (iowait or disk busy during GPU gaps).");
 	if (sc->followed) {
 		foreign_proc *fp;
 		double ftotal;
 		int nf = foreign_procs(c, &fp, &ftotal);
 		if (nf && ftotal >= c->th->job_cpu_pct)
-			dx_note(
+			diag_note(
 			    f,
 			    "Other processes also load the host (%.0f %% of a core; busiest PID "
 			    "%u %.40s at %.0f %%): the loaders get less of the CPU.",
@@ -675,8 +678,8 @@ static void starved_notes(const diag_ctx *c, diag_finding *f, const starve_case 
 		free(fp);
 	}
 	if (sc->worker_cause && sc->w.top_pid)
-		dx_note(f, "Busiest job process: PID %u at %.0f %% of a core.", sc->w.top_pid,
-		        sc->w.top_cpu);
+		diag_note(f, "Busiest job process: PID %u at %.0f %% of a core.", sc->w.top_pid,
+		          sc->w.top_cpu);
 }
 
 /*
@@ -692,11 +695,11 @@ static void starved_memory_held(diag_ctx *c, diag_finding *f, const starve_case 
 		if (!(sc->starving & (1ULL << g)) || s->quadrant != DIAG_Q_IDLE_FULL)
 			continue;
 		c->loader_bound |= 1ULL << g;
-		DX_EV(f, g, .metric = DX_GM(MEM_USED), .stat = N_("peak share of capacity"),
-		      .value = s->mem_peak_pct, .cmp = ">=", .threshold = c->th->quad_mem_pct,
-		      .unit = "%");
+		DIAG_EV(f, g, .metric = DIAG_GM(MEM_USED), .stat = N_("peak share of capacity"),
+		        .value = s->mem_peak_pct, .cmp = ">=", .threshold = c->th->quad_mem_pct,
+		        .unit = "%");
 		if (!noted)
-			dx_note(
+			diag_note(
 			    f,
 			    "GPU %d holds %.0f %% of its memory while it waits: the memory waits "
 			    "for data, so feed the GPU faster before changing the batch or the "
@@ -720,33 +723,35 @@ static void starved_finding(diag_ctx *c, const starve_case *sc)
 		conf += 0.15; /* every rank waits while the loaders are saturated */
 	if (!sc->followed)
 		conf -= 0.15; /* host-wide evidence: the load may be someone else's */
-	diag_finding *f = dx_add(c, DIAG_R_DATA_STARVED, DIAG_WARN, conf > 0.95 ? 0.95 : conf);
+	diag_finding *f = diag_add(c, DIAG_R_DATA_STARVED, DIAG_WARN, conf > 0.95 ? 0.95 : conf);
 	f->gpus = sc->starving;
 	starved_title(c, f, sc);
-	bool drv = dx_present(c, dx_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
+	bool drv = diag_present(c, diag_series(c, worst, GM_UTIL_SAMPLES_MIN)) > 0;
 	if (sc->waiting)
-		DX_EV(f, worst, .metric = DX_GM(GPM_SM_ACTIVE),
-		      .stat = N_("idle share of the SMs (100 - mean)"), .value = sc->worst_idle,
-		      .cmp = ">=", .threshold = 100 - th->launch_sm_active_pct, .unit = "%");
+		DIAG_EV(f, worst, .metric = DIAG_GM(GPM_SM_ACTIVE),
+		        .stat = N_("idle share of the SMs (100 - mean)"), .value = sc->worst_idle,
+		        .cmp = ">=", .threshold = 100 - th->launch_sm_active_pct, .unit = "%");
 	else
-		DX_EV(f, worst, .metric = dx_act_key(c, worst),
-		      .stat = c->act[worst] ? N_("idle share (100 - mean)") : N_("mean idle share"),
-		      .value = sc->worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct,
-		      .unit = "%");
+		DIAG_EV(f, worst, .metric = diag_act_key(c, worst),
+		        .stat =
+		            c->act[worst] ? N_("idle share (100 - mean)") : N_("mean idle share"),
+		        .value = sc->worst_idle, .cmp = ">=", .threshold = th->starved_idle_pct,
+		        .unit = "%");
 	/* (before the host's evidence: the finding's evidence lines are limited) */
 	if (sc->cpu_cause || sc->worker_cause || sc->waiting)
 		starved_memory_held(c, f, sc);
 	starved_host_evidence(c, f, sc);
 	if (!isnan(osc))
-		DX_EV(f, worst, .metric = drv ? DX_EV_UTIL_SAMPLES : DX_GM(UTIL_GPU),
-		      .stat = N_("share of samples swinging idle<->busy"), .value = 100 * osc,
-		      .cmp = ">=", .threshold = 100 * th->oscillation_share, .unit = "%");
+		DIAG_EV(f, worst, .metric = drv ? DIAG_EV_UTIL_SAMPLES : DIAG_GM(UTIL_GPU),
+		        .stat = N_("share of samples swinging idle<->busy"), .value = 100 * osc,
+		        .cmp = ">=", .threshold = 100 * th->oscillation_share, .unit = "%");
 	if (!isnan(pcv))
-		DX_EV(f, worst, .metric = DX_GM(POWER_DRAW), .stat = N_("coefficient of variation"),
-		      .value = pcv, .cmp = ">=", .threshold = th->power_cv);
+		DIAG_EV(f, worst, .metric = DIAG_GM(POWER_DRAW),
+		        .stat = N_("coefficient of variation"), .value = pcv,
+		        .cmp = ">=", .threshold = th->power_cv);
 	starved_notes(c, f, sc);
-	dx_ranges_mask(c, f, sc->ngap >= 2 ? sc->gap : sc->cond);
-	dx_advice(c, f, NULL);
+	diag_ranges_mask(c, f, sc->ngap >= 2 ? sc->gap : sc->cond);
+	diag_advice(c, f, NULL);
 }
 
 void rule_data_starved(diag_ctx *c)
@@ -754,8 +759,8 @@ void rule_data_starved(diag_ctx *c)
 	if (c->njob == 0 || c->to - c->from < c->th->min_samples)
 		return;
 	/* The GPUs idled mostly because the job was stopped: no data path to judge. */
-	dx_stop st;
-	if (dx_stopped_job(c, &st) && st.explains)
+	diag_stop st;
+	if (diag_stopped_job(c, &st) && st.explains)
 		return;
 	starve_case sc = {0};
 	if (!starving_gpus(c, &sc))
@@ -779,7 +784,7 @@ void rule_host_swap(diag_ctx *c)
 		return;
 	/* The whole recording: swapping before the GPU starts still slows the job. */
 	double in = 0, out = 0, peak = 0;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	for (int s = 0; s < tl->n; s++) {
 		double dt = tl->interval[s];
 		if (isnan(dt))
@@ -798,29 +803,29 @@ void rule_host_swap(diag_ctx *c)
 		free(mask);
 		return;
 	}
-	diag_finding *f = dx_add(c, DIAG_R_HOST_SWAP, DIAG_WARN, 0.9);
-	dx_title(f, "The host swapped %.0f MiB during %s (peak %.1f MiB/s)", total,
-	         c->o->live ? c->span : L_("the recording"), peak / MIB);
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .plus = DX_HM(SWAP_OUT),
-	      .stat = N_("total swapped"), .value = total,
-	      .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_IN), .stat = N_("total"), .value = in / MIB,
-	      .unit = "MiB");
-	DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_OUT), .stat = N_("total"), .value = out / MIB,
-	      .unit = "MiB");
+	diag_finding *f = diag_add(c, DIAG_R_HOST_SWAP, DIAG_WARN, 0.9);
+	diag_title(f, "The host swapped %.0f MiB during %s (peak %.1f MiB/s)", total,
+	           c->o->live ? c->span : L_("the recording"), peak / MIB);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(SWAP_IN), .plus = DIAG_HM(SWAP_OUT),
+	        .stat = N_("total swapped"), .value = total,
+	        .cmp = ">=", .threshold = c->th->swap_min_mib, .unit = "MiB");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(SWAP_IN), .stat = N_("total"), .value = in / MIB,
+	        .unit = "MiB");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(SWAP_OUT), .stat = N_("total"), .value = out / MIB,
+	        .unit = "MiB");
 	double used = tl_max(tl->h[HM_SWAP_USED], 0, tl->n);
 	if (!isnan(used))
-		DX_EV(f, DX_JOB, .metric = DX_HM(SWAP_USED), .stat = N_("peak"), .value = used,
-		      .unit = "MiB");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(SWAP_USED), .stat = N_("peak"),
+		        .value = used, .unit = "MiB");
 	double avail = tl_min(tl->h[HM_MEM_AVAIL], 0, tl->n);
 	if (!isnan(avail))
-		DX_EV(f, DX_JOB, .metric = DX_HM(MEM_AVAIL), .stat = N_("lowest"), .value = avail,
-		      .unit = "MiB");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(MEM_AVAIL), .stat = N_("lowest"),
+		        .value = avail, .unit = "MiB");
 	/* Whole-recording ranges: widen the window temporarily. */
 	diag_ctx whole = *c;
 	whole.from = 0;
 	whole.to = tl->n;
-	dx_ranges_mask(&whole, f, mask);
-	dx_advice(c, f, NULL);
+	diag_ranges_mask(&whole, f, mask);
+	diag_advice(c, f, NULL);
 	free(mask);
 }

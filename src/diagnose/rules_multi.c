@@ -16,10 +16,10 @@
  * between) rather than staying unused. */
 static bool works_in_bursts(const diag_ctx *c, int g)
 {
-	bool *m = dx_mask_new(c);
+	bool *m = diag_mask_new(c);
 	for (int s = c->from; s < c->to; s++)
 		m[s] = c->act[g] && c->act[g][s] > c->th->idle_util_pct;
-	int runs = dx_runs(c, m);
+	int runs = diag_runs(c, m);
 	free(m);
 	return runs >= c->th->sync_min_episodes;
 }
@@ -28,7 +28,7 @@ void rule_imbalance(diag_ctx *c)
 {
 	const diag_thresholds *th = c->th;
 	const timeline *tl = c->tl;
-	if (dx_has(c, DIAG_R_ALL_ON_GPU0) || c->to - c->from < th->min_samples || c->ngpu < 2)
+	if (diag_has(c, DIAG_R_ALL_ON_GPU0) || c->to - c->from < th->min_samples || c->ngpu < 2)
 		return;
 	if (!tl->have_root || !c->tree_on_gpu)
 		return; /* without the job's contexts, an idle GPU may simply not be ours */
@@ -55,54 +55,55 @@ void rule_imbalance(diag_ctx *c)
 		}
 		if (!busy || !idle)
 			return;
-		diag_finding *f = dx_add(c, DIAG_R_IMBALANCE, DIAG_WARN, 0.85);
+		diag_finding *f = diag_add(c, DIAG_R_IMBALANCE, DIAG_WARN, 0.85);
 		f->gpus = busy | idle;
 		char bl[64], il[96];
-		dx_gpu_list(c, busy, bl, sizeof bl);
-		dx_gpu_list(c, idle, il, sizeof il);
-		dx_title(f, "%s busy %.0f %% while %s of the job %s idle (mean %.0f %%)", bl,
-		         G[top].util_mean, il, ni > 1 ? L_("stay") : L_("stays"), isum / ni);
+		diag_gpu_list(c, busy, bl, sizeof bl);
+		diag_gpu_list(c, idle, il, sizeof il);
+		diag_title(f, "%s busy %.0f %% while %s of the job %s idle (mean %.0f %%)", bl,
+		           G[top].util_mean, il, ni > 1 ? L_("stay") : L_("stays"), isum / ni);
 		for (int g = 0; g < c->ngpu; g++) {
 			if (busy & (1ULL << g))
-				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
-				      .value = G[g].util_mean,
-				      .cmp = ">=", .threshold = th->imbalance_busy_pct,
-				      .unit = "%");
+				DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"),
+				        .value = G[g].util_mean,
+				        .cmp = ">=", .threshold = th->imbalance_busy_pct,
+				        .unit = "%");
 			if (idle & (1ULL << g))
-				DX_EV(f, g, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
-				      .value = G[g].util_mean,
-				      .cmp = "<=", .threshold = th->imbalance_idle_pct,
-				      .unit = "%");
+				DIAG_EV(f, g, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"),
+				        .value = G[g].util_mean,
+				        .cmp = "<=", .threshold = th->imbalance_idle_pct,
+				        .unit = "%");
 		}
-		dx_note(f, "The job holds memory on every one of these GPUs but computes on %s.",
-		        bl);
-		dx_range_window(c, f);
-		dx_advice(c, f, NULL);
+		diag_note(f, "The job holds memory on every one of these GPUs but computes on %s.",
+		          bl);
+		diag_range_window(c, f);
+		diag_advice(c, f, NULL);
 		return;
 	}
 	/* One GPU used although the job asked for several. */
-	int intended = dx_intended_gpus(c);
+	int intended = diag_intended_gpus(c);
 	if (c->njob != 1 || intended < 2)
 		return;
 	int g0 = 0;
 	while (g0 < c->ngpu && !c->job[g0])
 		g0++;
-	diag_finding *f = dx_add(c, DIAG_R_IMBALANCE, DIAG_WARN, 0.7);
-	dx_gpu(f, g0);
-	dx_title(f, "The job asked for %d GPUs but only GPU %d did any work", intended,
-	         tl->gpu[g0].index);
-	DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = N_("GPUs the job asked for"),
-	      .value = intended);
-	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = N_("GPUs the job held a context on"),
-	      .value = 1, .cmp = "<", .threshold = intended);
+	diag_finding *f = diag_add(c, DIAG_R_IMBALANCE, DIAG_WARN, 0.7);
+	diag_gpu(f, g0);
+	diag_title(f, "The job asked for %d GPUs but only GPU %d did any work", intended,
+	           tl->gpu[g0].index);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_COMMAND, .stat = N_("GPUs the job asked for"),
+	        .value = intended);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_PROC_GPU,
+	        .stat = N_("GPUs the job held a context on"), .value = 1, .cmp = "<",
+	        .threshold = intended);
 	if (!isnan(G[g0].util_mean))
-		DX_EV(f, g0, .metric = DX_GM(UTIL_GPU), .stat = N_("mean"),
-		      .value = G[g0].util_mean, .unit = "%");
-	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+		DIAG_EV(f, g0, .metric = DIAG_GM(UTIL_GPU), .stat = N_("mean"),
+		        .value = G[g0].util_mean, .unit = "%");
+	diag_range_window(c, f);
+	diag_advice(c, f, NULL);
 }
 
-const char *dx_level_name(int level)
+const char *diag_level_name(int level)
 {
 	if (gpu_topo_level_is_internal(level))
 		return L_("the same board");
@@ -110,7 +111,7 @@ const char *dx_level_name(int level)
 	return w ? w : "PCIe";
 }
 
-link_kind dx_job_links(const diag_ctx *c, int *worst_level, int *min_links)
+link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links)
 {
 	link_kind k = LINK_NVLINK;
 	*worst_level = -1;
@@ -173,7 +174,7 @@ static bool work_init(const diag_ctx *c, work_kind kind, work_sig *w)
 		w->x[g] = kind == W_UTIL ? c->act[g]
 		          : kind == W_SM ? c->tl->gpu[g].m[GM_GPM_SM_ACTIVE]
 		                         : c->tl->gpu[g].m[GM_POWER_DRAW];
-		w->mean[g] = dx_mean(c, w->x[g]);
+		w->mean[g] = diag_mean(c, w->x[g]);
 		if (isnan(w->mean[g]))
 			return false;
 	}
@@ -240,7 +241,7 @@ static bool sync_by(const diag_ctx *c, work_kind kind, sync_case *sc)
 	for (int pass = 0; pass < 2; pass++) {
 		double need = pass == 0 ? th->sync_wait_idle_pct : th->sync_steady_deficit_pct;
 		free(wait);
-		wait = dx_mask_new(c);
+		wait = diag_mask_new(c);
 		nwait = k = 0;
 		int ahead = 0;
 		double keep = 1 - need / 100;
@@ -279,7 +280,7 @@ static bool sync_by(const diag_ctx *c, work_kind kind, sync_case *sc)
 			return false;
 		}
 	}
-	int episodes = dx_runs(c, wait);
+	int episodes = diag_runs(c, wait);
 	double share = k ? (double)nwait / k : 0;
 	/* Periodic: separate waits, or waits inside most samples. */
 	if (episodes < th->sync_min_episodes && share < 0.5) {
@@ -313,7 +314,7 @@ void rule_sync_wait(diag_ctx *c)
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g])
 			jobm |= 1ULL << g;
-	const diag_finding *ds = dx_find(c, DIAG_R_DATA_STARVED);
+	const diag_finding *ds = diag_ctx_find(c, DIAG_R_DATA_STARVED);
 	bool starved = ds && (ds->gpus & jobm) == jobm;
 	sync_case sc;
 	if (!sync_by(c, W_SM, &sc) &&
@@ -324,16 +325,16 @@ void rule_sync_wait(diag_ctx *c)
 	bool *wait = sc.wait;
 	double share = sc.share;
 	int level, links;
-	link_kind lk = dx_job_links(c, &level, &links);
+	link_kind lk = diag_job_links(c, &level, &links);
 	double conf = (sc.kind == W_POWER ? 0.5 : 0.6) + (lk == LINK_PCIE ? 0.15 : 0) +
 	              (episodes >= th->sync_min_episodes ? 0.1 : 0);
-	diag_finding *f = dx_add(c, DIAG_R_SYNC_WAIT, DIAG_WARN, conf);
+	diag_finding *f = diag_add(c, DIAG_R_SYNC_WAIT, DIAG_WARN, conf);
 	f->gpus = others | (1ULL << strag);
 	char ol[96], link[96], times[48], what[64];
-	dx_gpu_list(c, others, ol, sizeof ol);
+	diag_gpu_list(c, others, ol, sizeof ol);
 	if (lk == LINK_PCIE)
 		snprintf(link, sizeof link, L_("; the GPUs talk over PCIe (%s), no NVLink"),
-		         dx_level_name(level));
+		         diag_level_name(level));
 	else if (lk == LINK_NVLINK)
 		snprintf(link, sizeof link, L_("; the GPUs are joined by NVLink (NV%d)"), links);
 	else
@@ -351,45 +352,48 @@ void rule_sync_wait(diag_ctx *c)
 		snprintf(what, sizeof what, L_("%s %.0f %% vs %.0f %%"),
 		         sc.kind == W_SM ? L_("SM activity") : L_("utilization"), sc.others_mean,
 		         sc.strag_mean);
-	dx_title(f, "%s wait%s in step for GPU %d (%s), %s%s", ol, nothers == 1 ? "s" : "",
-	         tl->gpu[strag].index, what, times, link);
-	DX_EV(f, strag, .metric = sig_metric,
-	      .stat = sc.kind == W_POWER ? /* xgettext:no-c-format */ N_(
-	                                       "straggler minus others (% of the straggler's draw)")
-	                                 : N_("straggler minus others (mean)"),
-	      .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = N_("points"));
-	DX_EV(f, DX_JOB, .metric = sig_metric,
-	      .stat = sc.steady ? N_("shortfall of the waiting GPUs (steady waits)")
-	                        : N_("shortfall of the waiting GPUs against the straggler"),
-	      .value = sc.deficit, .cmp = ">=",
-	      .threshold = sc.steady ? th->sync_steady_deficit_pct : th->sync_wait_idle_pct,
-	      .unit = "%");
-	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = N_("wait episodes"), .value = episodes,
-	      .cmp = ">=", .threshold = th->sync_min_episodes);
+	diag_title(f, "%s wait%s in step for GPU %d (%s), %s%s", ol, nothers == 1 ? "s" : "",
+	           tl->gpu[strag].index, what, times, link);
+	DIAG_EV(f, strag, .metric = sig_metric,
+	        .stat = sc.kind == W_POWER
+	                    ? /* xgettext:no-c-format */ N_(
+	                          "straggler minus others (% of the straggler's draw)")
+	                    : N_("straggler minus others (mean)"),
+	        .value = sc.lag, .cmp = ">=", .threshold = th->sync_lag_pct, .unit = N_("points"));
+	DIAG_EV(f, DIAG_JOB, .metric = sig_metric,
+	        .stat = sc.steady ? N_("shortfall of the waiting GPUs (steady waits)")
+	                          : N_("shortfall of the waiting GPUs against the straggler"),
+	        .value = sc.deficit, .cmp = ">=",
+	        .threshold = sc.steady ? th->sync_steady_deficit_pct : th->sync_wait_idle_pct,
+	        .unit = "%");
+	DIAG_EV(f, DIAG_JOB, .metric = sig_metric, .stat = N_("wait episodes"), .value = episodes,
+	        .cmp = ">=", .threshold = th->sync_min_episodes);
 	/* or, when the waits are shorter than a sample, most samples hold one */
-	DX_EV(f, DX_JOB, .metric = sig_metric, .stat = N_("share of samples with a wait"),
-	      .value = 100 * share, .cmp = ">=", .threshold = 50, .unit = "%");
+	DIAG_EV(f, DIAG_JOB, .metric = sig_metric, .stat = N_("share of samples with a wait"),
+	        .value = 100 * share, .cmp = ">=", .threshold = 50, .unit = "%");
 	double uo = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (others & (1ULL << g))
 			uo += G[g].util_mean / nothers;
 	if (sc.kind != W_UTIL && G[strag].util_mean - uo < th->sync_lag_pct)
-		dx_note(f, "Utilization alone does not show the wait: the waiting GPUs' collective "
-		           "kernels spin, so they read busy.");
+		diag_note(f,
+		          "Utilization alone does not show the wait: the waiting GPUs' collective "
+		          "kernels spin, so they read busy.");
 	if (lk == LINK_PCIE)
-		DX_EV(f, DX_JOB, .metric = DX_EV_TOPOLOGY,
-		      .stat = N_("worst path between the job's GPUs (NVML level)"), .value = level);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_TOPOLOGY,
+		        .stat = N_("worst path between the job's GPUs (NVML level)"),
+		        .value = level);
 	else if (lk == LINK_NVLINK)
-		DX_EV(f, DX_JOB, .metric = DX_EV_NVLINK,
-		      .stat = N_("fewest links between two of the job's GPUs"), .value = links);
-	dx_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_NVLINK,
+		        .stat = N_("fewest links between two of the job's GPUs"), .value = links);
+	diag_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
 	if (sc.steady)
-		dx_note(
+		diag_note(
 		    f,
 		    "The shortfall is small on average but steady: GPU %d leads every other GPU "
 		    "in at least %.0f %% of the samples.",
 		    tl->gpu[strag].index, 100 * th->sync_steady_share);
-	dx_ranges_mask(c, f, wait);
-	dx_advice(c, f, lk == LINK_PCIE ? "pcie" : lk == LINK_NVLINK ? "nvlink" : NULL);
+	diag_ranges_mask(c, f, wait);
+	diag_advice(c, f, lk == LINK_PCIE ? "pcie" : lk == LINK_NVLINK ? "nvlink" : NULL);
 	free(wait);
 }

@@ -85,8 +85,8 @@ void rule_not_on_gpu(diag_ctx *c)
 	 * work, seen from outside its PID namespace; not-checked says so. */
 	if (c->hidden)
 		return;
-	const char *cvd = dx_env(c, "CUDA_VISIBLE_DEVICES");
-	int visible = dx_visible_count(cvd);
+	const char *cvd = diag_env(c, "CUDA_VISIBLE_DEVICES");
+	int visible = diag_visible_count(cvd);
 	double gpu_busy = NAN;
 	for (int g = 0; g < c->ngpu; g++) {
 		double m = tl_max(c->act[g], 0, tl->n);
@@ -111,45 +111,46 @@ void rule_not_on_gpu(diag_ctx *c)
 		sev = DIAG_INFO;
 		conf = 0.3;
 	}
-	diag_finding *f = dx_add(c, DIAG_R_NOT_ON_GPU, sev, conf);
+	diag_finding *f = diag_add(c, DIAG_R_NOT_ON_GPU, sev, conf);
 	int np = tree_pids(tl);
 	double cpu = tl_mean(tl->h[HM_TREE_CPU], 0, tl->n);
 	char cpu_s[64] = "";
 	if (!isnan(cpu))
 		snprintf(cpu_s, sizeof cpu_s, L_(" (its CPU use averaged %.0f %% of a core)"), cpu);
 	if (np > 0)
-		dx_title(f,
-		         "The job never used a GPU: none of its %d process%s held a GPU context in "
-		         "%.1f s%s",
-		         np, np == 1 ? "" : "es", tl->duration, cpu_s);
+		diag_title(
+		    f,
+		    "The job never used a GPU: none of its %d process%s held a GPU context in "
+		    "%.1f s%s",
+		    np, np == 1 ? "" : "es", tl->duration, cpu_s);
 	else
-		dx_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s",
-		         tl->duration, cpu_s);
-	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU,
-	      .stat = N_("job processes holding a GPU context"), .value = 0,
-	      .cmp = ">=", .threshold = 1);
+		diag_title(f, "The job never used a GPU: it held no GPU context in %.1f s%s",
+		           tl->duration, cpu_s);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_PROC_GPU,
+	        .stat = N_("job processes holding a GPU context"), .value = 0,
+	        .cmp = ">=", .threshold = 1);
 	if (!isnan(cpu))
-		DX_EV(f, DX_JOB, .metric = DX_HM(TREE_CPU), .stat = N_("mean"), .value = cpu,
-		      .unit = "%");
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs visible to the recorder"),
-	      .value = c->ngpu);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_HM(TREE_CPU), .stat = N_("mean"), .value = cpu,
+		        .unit = "%");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("GPUs visible to the recorder"),
+	        .value = c->ngpu);
 	if (!isnan(gpu_busy))
-		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = N_("peak on any GPU"),
-		      .value = gpu_busy, .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_GM(UTIL_GPU), .stat = N_("peak on any GPU"),
+		        .value = gpu_busy, .unit = "%");
 	if (visible == 0)
-		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU from the job.", cvd);
+		diag_note(f, "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU from the job.", cvd);
 	if (c->ngpu == 0)
-		dx_note(f, "No GPU was visible to the recorder either.");
+		diag_note(f, "No GPU was visible to the recorder either.");
 	if (c->unmatched)
-		dx_note(f, "Processes on the GPUs could not be matched to this host's PIDs: in a "
-		           "container without --pid=host the job may be among them.");
+		diag_note(f, "Processes on the GPUs could not be matched to this host's PIDs: in a "
+		             "container without --pid=host the job may be among them.");
 	else if (!isnan(gpu_busy) && gpu_busy > c->th->idle_util_pct)
-		dx_note(f, "GPU activity during the run came from other processes.");
+		diag_note(f, "GPU activity during the run came from other processes.");
 	if (few)
-		dx_note(f, "Only %d sample%s: a context held between samples would be missed.",
-		        tl->n, tl->n == 1 ? "" : "s");
-	dx_range(f, 0, tl->duration);
-	dx_advice(c, f, NULL);
+		diag_note(f, "Only %d sample%s: a context held between samples would be missed.",
+		          tl->n, tl->n == 1 ? "" : "s");
+	diag_add_range(f, 0, tl->duration);
+	diag_advice(c, f, NULL);
 }
 
 void rule_all_on_gpu0(diag_ctx *c)
@@ -178,8 +179,8 @@ void rule_all_on_gpu0(diag_ctx *c)
 	free(a);
 	if (!single || np < 2 || gpu < 0)
 		return;
-	int intended = dx_intended_gpus(c);
-	int visible = dx_visible_count(dx_env(c, "CUDA_VISIBLE_DEVICES"));
+	int intended = diag_intended_gpus(c);
+	int visible = diag_visible_count(diag_env(c, "CUDA_VISIBLE_DEVICES"));
 	if (visible == 1 && intended < 2)
 		return; /* the job was given one GPU on purpose */
 	/* The other GPUs: idle means the job left them unused. */
@@ -201,39 +202,39 @@ void rule_all_on_gpu0(diag_ctx *c)
 	}
 	if (intended < 2 && !others_idle)
 		return;
-	diag_finding *f = dx_add(c, DIAG_R_ALL_ON_GPU0, intended >= 2 ? DIAG_ERROR : DIAG_WARN,
-	                         intended >= 2 ? 0.9 : 0.65);
-	dx_gpu(f, gpu);
+	diag_finding *f = diag_add(c, DIAG_R_ALL_ON_GPU0, intended >= 2 ? DIAG_ERROR : DIAG_WARN,
+	                           intended >= 2 ? 0.9 : 0.65);
+	diag_gpu(f, gpu);
 	char gl[96];
-	dx_gpu_list(c, others, gl, sizeof gl);
+	diag_gpu_list(c, others, gl, sizeof gl);
 	if (on)
-		dx_title(
+		diag_title(
 		    f, "All %d processes of the job run on GPU %d while %s %s idle (mean %.0f %%)",
 		    np, tl->gpu[gpu].index, gl, on > 1 ? L_("stay") : L_("stays"), osum / on);
 	else
-		dx_title(f, "All %d processes of the job run on GPU %d; %s unused", np,
-		         tl->gpu[gpu].index, gl);
-	DX_EV(f, gpu, .metric = DX_EV_PROC_GPU, .stat = N_("job processes with a GPU context"),
-	      .value = np, .cmp = ">=", .threshold = 2);
-	DX_EV(f, DX_JOB, .metric = DX_EV_PROC_GPU, .stat = N_("distinct GPUs they use"), .value = 1,
-	      .cmp = "<", .threshold = 2);
+		diag_title(f, "All %d processes of the job run on GPU %d; %s unused", np,
+		           tl->gpu[gpu].index, gl);
+	DIAG_EV(f, gpu, .metric = DIAG_EV_PROC_GPU, .stat = N_("job processes with a GPU context"),
+	        .value = np, .cmp = ">=", .threshold = 2);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_PROC_GPU, .stat = N_("distinct GPUs they use"),
+	        .value = 1, .cmp = "<", .threshold = 2);
 	if (on)
-		DX_EV(f, DX_JOB, .metric = DX_GM(UTIL_GPU), .stat = N_("mean of the other GPUs"),
-		      .value = osum / on, .cmp = "<=", .threshold = c->th->imbalance_idle_pct,
-		      .unit = "%");
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_GM(UTIL_GPU),
+		        .stat = N_("mean of the other GPUs"), .value = osum / on,
+		        .cmp = "<=", .threshold = c->th->imbalance_idle_pct, .unit = "%");
 	if (intended >= 2)
-		DX_EV(f, DX_JOB, .metric = DX_EV_COMMAND, .stat = N_("GPUs the job asked for"),
-		      .value = intended);
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_COMMAND,
+		        .stat = N_("GPUs the job asked for"), .value = intended);
 	char list[160] = "";
 	size_t o = 0;
 	for (int i = 0; i < np && i < 12 && o < sizeof list; i++)
 		o += (size_t)snprintf(list + o, sizeof list - o, "%s%u", i ? ", " : "", pids[i]);
-	dx_note(f, "PIDs: %s.", list);
-	const char *cvd = dx_env(c, "CUDA_VISIBLE_DEVICES");
+	diag_note(f, "PIDs: %s.", list);
+	const char *cvd = diag_env(c, "CUDA_VISIBLE_DEVICES");
 	if (cvd)
-		dx_note(f, "CUDA_VISIBLE_DEVICES=\"%s\".", cvd);
-	dx_range(f, 0, tl->duration);
-	dx_advice(c, f, NULL);
+		diag_note(f, "CUDA_VISIBLE_DEVICES=\"%s\".", cvd);
+	diag_add_range(f, 0, tl->duration);
+	diag_advice(c, f, NULL);
 }
 
 static int cmp_mem_desc(const void *a, const void *b)
@@ -258,7 +259,7 @@ void rule_contention(diag_ctx *c)
 	diag_finding *f = NULL;
 	int nforeign = 0, ngone = 0;
 	double gone_mib = 0;
-	bool *mask = dx_mask_new(c);
+	bool *mask = diag_mask_new(c);
 	for (int i = 0; i < n; i++) {
 		const proc_agg *x = &a[i];
 		if (x->in_tree || !c->job[x->gpu])
@@ -271,40 +272,41 @@ void rule_contention(diag_ctx *c)
 		if (!foreign && !gone)
 			continue;
 		if (!f)
-			f = dx_add(c, DIAG_R_CONTENTION, DIAG_WARN, foreign ? 0.8 : 0.6);
-		dx_gpu(f, x->gpu);
+			f = diag_add(c, DIAG_R_CONTENTION, DIAG_WARN, foreign ? 0.8 : 0.6);
+		diag_gpu(f, x->gpu);
 		const tl_proc *p = x->last;
 		char what[96];
 		snprintf(what, sizeof what, L_("PID %u%s%s"), x->pid, p->user[0] ? " " : "",
 		         p->user);
 		if (foreign) {
 			nforeign++;
-			DX_EV(f, x->gpu, .metric = DX_EV_PROC_GPU_MEM, .stat = what,
-			      .value = x->mem_max, .cmp = ">=", .threshold = th->foreign_mem_mib,
-			      .unit = "MiB");
+			DIAG_EV(f, x->gpu, .metric = DIAG_EV_PROC_GPU_MEM, .stat = what,
+			        .value = x->mem_max, .cmp = ">=", .threshold = th->foreign_mem_mib,
+			        .unit = "MiB");
 			if (!isnan(sm))
-				DX_EV(f, x->gpu, .metric = DX_EV_PROC_SM, .stat = what, .value = sm,
-				      .cmp = ">=", .threshold = th->foreign_sm_pct, .unit = "%");
+				DIAG_EV(f, x->gpu, .metric = DIAG_EV_PROC_SM, .stat = what,
+				        .value = sm, .cmp = ">=", .threshold = th->foreign_sm_pct,
+				        .unit = "%");
 			char smt[32] = "";
 			if (!isnan(sm))
 				snprintf(smt, sizeof smt, L_(" and %.0f %% SM"), sm);
 			if (nforeign <= 3)
-				dx_note(f, "PID %u (%s%s%s) holds %.0f MiB%s on GPU %d.", x->pid,
-				        p->cmd[0] ? p->cmd : "?", p->user[0] ? ", " : "", p->user,
-				        x->mem_max, smt, tl->gpu[x->gpu].index);
+				diag_note(f, "PID %u (%s%s%s) holds %.0f MiB%s on GPU %d.", x->pid,
+				          p->cmd[0] ? p->cmd : "?", p->user[0] ? ", " : "", p->user,
+				          x->mem_max, smt, tl->gpu[x->gpu].index);
 		} else {
 			ngone++;
 			gone_mib += x->mem_max;
-			DX_EV(f, x->gpu, .metric = DX_EV_PROC_GPU_MEM,
-			      .stat = N_("held by a PID that no longer exists"),
-			      .value = x->mem_max, .cmp = ">=", .threshold = th->gone_mem_mib,
-			      .unit = "MiB");
+			DIAG_EV(f, x->gpu, .metric = DIAG_EV_PROC_GPU_MEM,
+			        .stat = N_("held by a PID that no longer exists"),
+			        .value = x->mem_max, .cmp = ">=", .threshold = th->gone_mem_mib,
+			        .unit = "MiB");
 			if (ngone <= 3)
-				dx_note(f,
-				        "PID %u holds %.0f MiB on GPU %d but does not exist on "
-				        "this host "
-				        "(exited, or in another container).",
-				        x->pid, x->mem_max, tl->gpu[x->gpu].index);
+				diag_note(f,
+				          "PID %u holds %.0f MiB on GPU %d but does not exist on "
+				          "this host "
+				          "(exited, or in another container).",
+				          x->pid, x->mem_max, tl->gpu[x->gpu].index);
 		}
 		for (int k = 0; k < tl->nprocs; k++) {
 			const tl_proc *q = &tl->procs[k];
@@ -314,22 +316,22 @@ void rule_contention(diag_ctx *c)
 	}
 	if (f) {
 		char gl[64];
-		dx_gpu_list(c, f->gpus, gl, sizeof gl);
+		diag_gpu_list(c, f->gpus, gl, sizeof gl);
 		if (nforeign && ngone)
-			dx_title(
+			diag_title(
 			    f,
 			    "%d other process%s use %s, and %.0f MiB is held by %d gone process%s",
 			    nforeign, nforeign == 1 ? "" : "es", gl, gone_mib, ngone,
 			    ngone == 1 ? "" : "es");
 		else if (nforeign)
-			dx_title(f, "%d other process%s the job's %s", nforeign,
-			         nforeign == 1 ? L_(" shares") : L_("es share"), gl);
+			diag_title(f, "%d other process%s the job's %s", nforeign,
+			           nforeign == 1 ? L_(" shares") : L_("es share"), gl);
 		else
-			dx_title(f, "%.0f MiB on %s is held by %d process%s that no longer exist%s",
-			         gone_mib, gl, ngone, ngone == 1 ? "" : "es",
-			         ngone == 1 ? "s" : "");
-		dx_ranges_mask(c, f, mask);
-		dx_advice(c, f, nforeign ? NULL : "gone");
+			diag_title(
+			    f, "%.0f MiB on %s is held by %d process%s that no longer exist%s",
+			    gone_mib, gl, ngone, ngone == 1 ? "" : "es", ngone == 1 ? "s" : "");
+		diag_ranges_mask(c, f, mask);
+		diag_advice(c, f, nforeign ? NULL : "gone");
 	}
 	free(mask);
 	free(a);
@@ -341,7 +343,7 @@ void rule_contention(diag_ctx *c)
  * whole host's; with the job's processes out of sight (another PID
  * namespace) nobody can tell its contexts from someone else's.
  */
-bool dx_gpu_only(const diag_ctx *c)
+bool diag_gpu_only(const diag_ctx *c)
 {
 	const timeline *tl = c->tl;
 	if (tl->ncpu > 0 || tl->nprocs > 0 || tl->nsteps > 0 || tl->have_root)
@@ -355,17 +357,19 @@ bool dx_gpu_only(const diag_ctx *c)
 /* A log of GPU counters alone: say which rules had nothing to judge, whatever the GPUs did. */
 static void not_checked_gpu_only(diag_ctx *c)
 {
-	diag_finding *f = dx_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
 	for (int g = 0; g < c->ngpu; g++)
-		dx_gpu(f, g);
-	dx_title(f, "Only GPU counters were read: the host, the job's processes and its steps "
-	            "are not in this input, so the rules that need them were not checked");
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs diagnosed"), .value = c->ngpu);
-	dx_note(f, "Not checked: data-starved, host-contention and host-swap (host CPU, I/O and "
-	           "memory), not-on-gpu, all-on-gpu0, imbalance and a stopped job (the job's "
-	           "processes), and every step-time rule (step lines). No host value was assumed.");
-	dx_range_window(c, f);
-	dx_advice(c, f, "gpu-only");
+		diag_gpu(f, g);
+	diag_title(f, "Only GPU counters were read: the host, the job's processes and its steps "
+	              "are not in this input, so the rules that need them were not checked");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("GPUs diagnosed"),
+	        .value = c->ngpu);
+	diag_note(f,
+	          "Not checked: data-starved, host-contention and host-swap (host CPU, I/O and "
+	          "memory), not-on-gpu, all-on-gpu0, imbalance and a stopped job (the job's "
+	          "processes), and every step-time rule (step lines). No host value was assumed.");
+	diag_range_window(c, f);
+	diag_advice(c, f, "gpu-only");
 }
 
 /*
@@ -381,37 +385,37 @@ static void not_checked_signals(diag_ctx *c)
 			m |= 1ULL << g;
 	if (!m)
 		return;
-	diag_finding *f = dx_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
 	int n = 0;
 	for (int g = 0; g < c->ngpu && g < 64; g++)
 		if (m >> g & 1) {
-			dx_gpu(f, g);
+			diag_gpu(f, g);
 			n++;
 		}
 	char gl[64];
-	dx_gpu_list(c, m, gl, sizeof gl);
-	dx_title(f,
-	         "%s report%s no clock-event reasons (an AMD GPU, read from the amdgpu driver): "
-	         "the rules that need them were not checked there",
-	         gl, n == 1 ? "s" : "");
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs without clock-event reasons"),
-	      .value = n);
-	dx_note(f, "Not checked there: throttled (the clock-event reasons), power-capped (the "
-	           "default power limit), the SM-activity evidence of launch-bound and "
-	           "memory-bound (NVIDIA's GPM), and the ECC, Xid and row-remapping parts of "
-	           "gpu-fault. Utilization, memory, power, temperature, clocks and the PCIe link "
-	           "were judged as on any GPU.");
-	dx_range_window(c, f);
-	dx_advice(c, f, "signals");
+	diag_gpu_list(c, m, gl, sizeof gl);
+	diag_title(f,
+	           "%s report%s no clock-event reasons (an AMD GPU, read from the amdgpu driver): "
+	           "the rules that need them were not checked there",
+	           gl, n == 1 ? "s" : "");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("GPUs without clock-event reasons"),
+	        .value = n);
+	diag_note(f, "Not checked there: throttled (the clock-event reasons), power-capped (the "
+	             "default power limit), the SM-activity evidence of launch-bound and "
+	             "memory-bound (NVIDIA's GPM), and the ECC, Xid and row-remapping parts of "
+	             "gpu-fault. Utilization, memory, power, temperature, clocks and the PCIe link "
+	             "were judged as on any GPU.");
+	diag_range_window(c, f);
+	diag_advice(c, f, "signals");
 }
 
 void rule_not_checked(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
 	/* a log of GPU counters may simply lack the field: only gpuwhy's own readings say */
-	if (tl->n > 0 && !dx_gpu_only(c))
+	if (tl->n > 0 && !diag_gpu_only(c))
 		not_checked_signals(c);
-	if (tl->n > 0 && dx_gpu_only(c)) {
+	if (tl->n > 0 && diag_gpu_only(c)) {
 		not_checked_gpu_only(c);
 		return;
 	}
@@ -420,46 +424,49 @@ void rule_not_checked(diag_ctx *c)
 	bool whole = !tl->have_root;
 	if (!whole && !c->hidden)
 		return;
-	diag_finding *f = dx_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
 	uint64_t m = 0;
 	int nhidden = 0;
 	for (int g = 0; g < c->ngpu; g++)
 		if (c->job[g]) {
-			dx_gpu(f, g);
+			diag_gpu(f, g);
 			if (c->works[g] && (!c->procs_seen[g] || c->unmatched)) {
 				m |= 1ULL << g;
 				nhidden++;
 			}
 		}
 	char gl[64];
-	dx_gpu_list(c, m, gl, sizeof gl);
+	diag_gpu_list(c, m, gl, sizeof gl);
 	if (whole && !nhidden)
-		dx_title(f, "No job followed (recorded without --pid): the CPU and I/O evidence is "
-		            "the whole host's; per-job checks were not made");
+		diag_title(f,
+		           "No job followed (recorded without --pid): the CPU and I/O evidence is "
+		           "the whole host's; per-job checks were not made");
 	else if (whole)
-		dx_title(f,
-		         "%s show%s work but %s processes are not visible (other PID namespace); "
-		         "no job followed: CPU evidence is host-wide",
-		         gl, nhidden == 1 ? "s" : "", nhidden == 1 ? L_("its") : L_("their"));
+		diag_title(f,
+		           "%s show%s work but %s processes are not visible (other PID namespace); "
+		           "no job followed: CPU evidence is host-wide",
+		           gl, nhidden == 1 ? "s" : "", nhidden == 1 ? L_("its") : L_("their"));
 	else
-		dx_title(f,
-		         "%s show%s work but the job's processes are not visible there (other PID "
-		         "namespace)",
-		         gl, nhidden == 1 ? "s" : "");
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS, .stat = N_("GPUs diagnosed"), .value = c->njob);
-	DX_EV(f, DX_JOB, .metric = DX_EV_GPUS,
-	      .stat = N_("of which working with no visible process"), .value = nhidden);
+		diag_title(
+		    f,
+		    "%s show%s work but the job's processes are not visible there (other PID "
+		    "namespace)",
+		    gl, nhidden == 1 ? "s" : "");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("GPUs diagnosed"),
+	        .value = c->njob);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS,
+	        .stat = N_("of which working with no visible process"), .value = nhidden);
 	if (whole)
-		dx_note(f, "Not checked: not-on-gpu, all-on-gpu0 and imbalance need the job's "
-		           "processes; contention cannot tell the job from other users; the "
-		           "data-starved evidence is host-wide. Record with --pid PID or "
-		           "`gpuwhy run -- CMD` to follow the job.");
+		diag_note(f, "Not checked: not-on-gpu, all-on-gpu0 and imbalance need the job's "
+		             "processes; contention cannot tell the job from other users; the "
+		             "data-starved evidence is host-wide. Record with --pid PID or "
+		             "`gpuwhy run -- CMD` to follow the job.");
 	else
-		dx_note(f, "Not checked: whether the job holds a context (not-on-gpu), how its "
-		           "ranks map to GPUs (all-on-gpu0, imbalance) and who else shares them "
-		           "(contention). In a container, run with --pid=host to see them.");
-	dx_range_window(c, f);
-	dx_advice(c, f, NULL);
+		diag_note(f, "Not checked: whether the job holds a context (not-on-gpu), how its "
+		             "ranks map to GPUs (all-on-gpu0, imbalance) and who else shares them "
+		             "(contention). In a container, run with --pid=host to see them.");
+	diag_range_window(c, f);
+	diag_advice(c, f, NULL);
 }
 
 /* ---- a job process stopped or held by a debugger while the GPUs idle ---- */
@@ -476,9 +483,9 @@ static bool job_record(const diag_ctx *c, const tl_proc *p)
 	       (!c->tl->have_root && p->gpu >= 0 && p->gpu < c->ngpu && c->job[p->gpu]);
 }
 
-bool *dx_stopped_mask(const diag_ctx *c)
+bool *diag_stopped_mask(const diag_ctx *c)
 {
-	bool *m = dx_mask_new(c);
+	bool *m = diag_mask_new(c);
 	for (int i = 0; i < c->tl->nprocs; i++) {
 		const tl_proc *p = &c->tl->procs[i];
 		if (p->s >= 0 && p->s < c->tl->n && stopped_state(p->state) && job_record(c, p))
@@ -493,7 +500,7 @@ static double job_idle_at(const diag_ctx *c, int s)
 	double sum = 0;
 	int n = 0;
 	for (int g = 0; g < c->ngpu; g++) {
-		double i = c->job[g] ? dx_idle_at(c, g, s) : NAN;
+		double i = c->job[g] ? diag_idle_at(c, g, s) : NAN;
 		if (!isnan(i)) {
 			sum += i / 100;
 			n++;
@@ -512,16 +519,16 @@ typedef struct {
 	const tl_proc *p;
 } stop_pid;
 
-bool dx_stopped_job(const diag_ctx *c, dx_stop *out)
+bool diag_stopped_job(const diag_ctx *c, diag_stop *out)
 {
 	const timeline *tl = c->tl;
 	memset(out, 0, sizeof *out);
 	if (!c->stopped || c->njob == 0)
 		return false;
 	/* Samples a job process was stopped in while the GPUs idled, and their time. */
-	bool *idle = dx_mask_new(c);
+	bool *idle = diag_mask_new(c);
 	for (int s = c->from; s < c->to; s++) {
-		double i = job_idle_at(c, s), dt = tl->t[s] - dx_t0(c, s);
+		double i = job_idle_at(c, s), dt = tl->t[s] - diag_t0(c, s);
 		if (!isnan(i))
 			out->idle_s += i * dt;
 		idle[s] = c->stopped[s] && !isnan(i) && 100 * i >= c->th->starved_idle_pct;
@@ -541,7 +548,7 @@ bool dx_stopped_job(const diag_ctx *c, dx_stop *out)
 			if (n == STOP_PIDS)
 				continue;
 			a[n].pid = p->pid;
-			a[n].seen = dx_mask_new(c);
+			a[n].seen = diag_mask_new(c);
 			a[n].p = p;
 			n++;
 		}
@@ -567,7 +574,7 @@ bool dx_stopped_job(const diag_ctx *c, dx_stop *out)
 		         a[best].p->cmd[0] ? a[best].p->cmd : "?");
 		for (int s = c->from; s < c->to; s++)
 			if (a[best].seen[s])
-				out->seconds += tl->t[s] - dx_t0(c, s);
+				out->seconds += tl->t[s] - diag_t0(c, s);
 		out->explains = out->seconds > 0 && out->seconds >= 0.5 * out->idle_s;
 	}
 	for (int j = 0; j < n; j++)
@@ -576,7 +583,7 @@ bool dx_stopped_job(const diag_ctx *c, dx_stop *out)
 	return out->pid != 0;
 }
 
-void dx_stop_title(diag_finding *f, const dx_stop *st)
+void diag_stop_title(diag_finding *f, const diag_stop *st)
 {
 	char t[96];
 	if (st->traced)
@@ -587,25 +594,28 @@ void dx_stop_title(diag_finding *f, const dx_stop *st)
 	strncat(f->title, t, sizeof f->title - strlen(f->title) - 1);
 }
 
-void dx_stop_cite(diag_ctx *c, diag_finding *f, const dx_stop *st, int gpu)
+void diag_stop_cite(diag_ctx *c, diag_finding *f, const diag_stop *st, int gpu)
 {
 	if (st->traced)
-		dx_note(f,
-		        "PID %u (%s) was held by a debugger (state t, traced) for %.0f s of the "
-		        "%.0f s the GPU idled: it keeps its GPU memory and computes nothing until "
-		        "it goes on.",
-		        st->pid, st->cmd, st->seconds, st->idle_s);
+		diag_note(
+		    f,
+		    "PID %u (%s) was held by a debugger (state t, traced) for %.0f s of the "
+		    "%.0f s the GPU idled: it keeps its GPU memory and computes nothing until "
+		    "it goes on.",
+		    st->pid, st->cmd, st->seconds, st->idle_s);
 	else
-		dx_note(f,
-		        "PID %u (%s) was stopped (state T) for %.0f s of the %.0f s the GPU "
-		        "idled: it keeps its GPU memory and computes nothing until it is resumed.",
-		        st->pid, st->cmd, st->seconds, st->idle_s);
+		diag_note(
+		    f,
+		    "PID %u (%s) was stopped (state T) for %.0f s of the %.0f s the GPU "
+		    "idled: it keeps its GPU memory and computes nothing until it is resumed.",
+		    st->pid, st->cmd, st->seconds, st->idle_s);
 	if (st->others > 0)
-		dx_note(f, "Other processes of the job seen stopped meanwhile: %d.", st->others);
-	DX_EV(f, gpu, .metric = DX_EV_PROC_STATE,
-	      .stat = st->traced ? N_("seconds a job process was traced (t) while the GPU idled")
-	                         : N_("seconds a job process was stopped (T) while the GPU idled"),
-	      .value = st->seconds, .cmp = ">=", .threshold = 0.5 * st->idle_s, .unit = "s");
+		diag_note(f, "Other processes of the job seen stopped meanwhile: %d.", st->others);
+	DIAG_EV(f, gpu, .metric = DIAG_EV_PROC_STATE,
+	        .stat = st->traced
+	                    ? N_("seconds a job process was traced (t) while the GPU idled")
+	                    : N_("seconds a job process was stopped (T) while the GPU idled"),
+	        .value = st->seconds, .cmp = ">=", .threshold = 0.5 * st->idle_s, .unit = "s");
 	if (st->explains)
-		dx_advice(c, f, "stopped");
+		diag_advice(c, f, "stopped");
 }

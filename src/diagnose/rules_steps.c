@@ -27,31 +27,31 @@ void rule_step_bursts(diag_ctx *c)
 			longest = d[i];
 	}
 	free(d);
-	diag_finding *f = dx_add(c, DIAG_R_STEP_BURSTS, DIAG_WARN, 0.9);
-	dx_title(f,
-	         "Step lines arrive in bursts: %.0f %% of %d step intervals are under %.0f ms, "
-	         "then %d gaps of %.2f s on average: the job's output is buffered, so step times "
-	         "are not measured",
-	         100 * st->burst_share, n, c->th->step_burst_gap_ms, flushes,
-	         flushes ? sum / flushes : 0);
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("share of intervals inside bursts"),
-	      .value = 100 * st->burst_share,
-	      .cmp = ">=", .threshold = 100 * c->th->step_burst_share, .unit = "%");
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("intervals"), .value = n);
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("gaps between bursts"),
-	      .value = flushes);
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("longest interval"), .value = longest,
-	      .unit = "s");
+	diag_finding *f = diag_add(c, DIAG_R_STEP_BURSTS, DIAG_WARN, 0.9);
+	diag_title(f,
+	           "Step lines arrive in bursts: %.0f %% of %d step intervals are under %.0f ms, "
+	           "then %d gaps of %.2f s on average: the job's output is buffered, so step times "
+	           "are not measured",
+	           100 * st->burst_share, n, c->th->step_burst_gap_ms, flushes,
+	           flushes ? sum / flushes : 0);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_STEPS,
+	        .stat = N_("share of intervals inside bursts"), .value = 100 * st->burst_share,
+	        .cmp = ">=", .threshold = 100 * c->th->step_burst_share, .unit = "%");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_STEPS, .stat = N_("intervals"), .value = n);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_STEPS, .stat = N_("gaps between bursts"),
+	        .value = flushes);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_STEPS, .stat = N_("longest interval"),
+	        .value = longest, .unit = "s");
 	/* All lines in one flush at exit: only the run's length says how long a step took. */
 	const timeline *tl = c->tl;
 	double per = tl->duration > 0 && tl->nsteps > 0 ? tl->duration / tl->nsteps : st->mean;
-	DX_EV(f, DX_JOB, .metric = DX_EV_STEPS, .stat = N_("run time per step"), .value = per,
-	      .unit = "s");
-	dx_note(f,
-	        "Step percentiles and compare's step-time test are not used for these steps; the "
-	        "run took %.4f s per step on average.",
-	        per);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_STEPS, .stat = N_("run time per step"), .value = per,
+	        .unit = "s");
+	diag_note(f,
+	          "Step percentiles and compare's step-time test are not used for these steps; the "
+	          "run took %.4f s per step on average.",
+	          per);
 	if (c->tl->nsteps > 0)
-		dx_range(f, c->tl->steps[0].t, c->tl->steps[c->tl->nsteps - 1].t);
-	dx_advice(c, f, NULL);
+		diag_add_range(f, c->tl->steps[0].t, c->tl->steps[c->tl->nsteps - 1].t);
+	diag_advice(c, f, NULL);
 }

@@ -3,28 +3,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "util/child.h"
 
 #define TOOL_OUT_CAP (256u << 10)
 
-void dr_check_container_detect(dr_ctx *c)
+void doctor_check_container_detect(doctor_ctx *c)
 {
-	const dr_where *w = dr_ctx_where(c);
+	const doctor_where *w = doctor_ctx_where(c);
 	if (w->container)
-		dr_addf(c->r, "container.detect", DR_PASS, "inside a %s container (%s)",
-		        w->container_kind, w->container_why);
+		doctor_addf(c->r, "container.detect", DOCTOR_PASS, "inside a %s container (%s)",
+		            w->container_kind, w->container_why);
 	else
-		dr_addf(c->r, "container.detect", DR_PASS,
-		        "on the host (no /.dockerenv, /run/.containerenv or container cgroup)");
+		doctor_addf(c->r, "container.detect", DOCTOR_PASS,
+		            "on the host (no /.dockerenv, /run/.containerenv or container cgroup)");
 }
 
 /* Any NVIDIA GPU here, usable or not? */
-static bool gpu_host(dr_ctx *c)
+static bool gpu_host(doctor_ctx *c)
 {
 	char bdf[4][16];
-	return (c->m->nvml == DR_NVML_OK && c->m->n > 0) || dr_pci_nvidia_gpus(c->p, bdf, 4) > 0 ||
-	       dr_driver_present(c);
+	return (c->m->nvml == DOCTOR_NVML_OK && c->m->n > 0) ||
+	       doctor_pci_nvidia_gpus(c->p, bdf, 4) > 0 || doctor_driver_present(c);
 }
 
 /* ---- CDI specs ---- */
@@ -38,7 +38,7 @@ typedef struct {
 
 static void scan_spec(const char *path, const char *shown, cdi_info *ci, bool *seen)
 {
-	char *s = dr_slurp(path, 4u << 20);
+	char *s = doctor_slurp(path, 4u << 20);
 	if (!s)
 		return;
 	if (!strstr(s, "nvidia.com/gpu")) {
@@ -75,14 +75,14 @@ static void scan_spec(const char *path, const char *shown, cdi_info *ci, bool *s
 	free(s);
 }
 
-static void scan_cdi(const dr_probe *p, cdi_info *ci)
+static void scan_cdi(const doctor_probe *p, cdi_info *ci)
 {
 	static const char *const dirs[] = {"/etc/cdi", "/var/run/cdi", "/run/cdi"};
 	bool seen[GPU_MAX] = {0};
 	memset(ci, 0, sizeof *ci);
 	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
 		char dir[512];
-		dr_pathf(dir, sizeof dir, p->fs_root, "%s", dirs[i]);
+		doctor_pathf(dir, sizeof dir, p->fs_root, "%s", dirs[i]);
 		DIR *d = opendir(dir);
 		if (!d)
 			continue;
@@ -125,17 +125,17 @@ static bool has_word(const char *list, const char *w)
 	return false;
 }
 
-void dr_check_container_docker(dr_ctx *c)
+void doctor_check_container_docker(doctor_ctx *c)
 {
-	if (dr_ctx_where(c)->container) {
-		dr_addf(c->r, "container.docker", DR_SKIP,
-		        "inside a container: Docker's GPU setup is the host's (see "
-		        "container.injection)");
+	if (doctor_ctx_where(c)->container) {
+		doctor_addf(c->r, "container.docker", DOCTOR_SKIP,
+		            "inside a container: Docker's GPU setup is the host's (see "
+		            "container.injection)");
 		return;
 	}
 	char *docker = gw_which("docker", c->p->path);
 	if (!docker) {
-		dr_addf(c->r, "container.docker", DR_SKIP, "docker not installed");
+		doctor_addf(c->r, "container.docker", DOCTOR_SKIP, "docker not installed");
 		return;
 	}
 	char *argv[] = {"docker", "info", NULL};
@@ -147,20 +147,22 @@ void dr_check_container_docker(dr_ctx *c)
 	bool have_rt = res.out && runtimes(res.out, rt, sizeof rt);
 	if (!have_rt) {
 		const char *why =
-		    res.timed_out ? DR_("did not answer in time")
+		    res.timed_out ? DOCTOR_("did not answer in time")
 		    : strstr(res.err, "permission denied") || strstr(res.out, "permission denied")
-		        ? DR_("permission denied on the Docker socket")
+		        ? DOCTOR_("permission denied on the Docker socket")
 		    : strstr(res.err, "Cannot connect") || strstr(res.out, "Cannot connect")
-		        ? DR_("cannot connect to the Docker daemon")
-		        : DR_("gave no runtime list");
-		dr_result *r = dr_addf(c->r, "container.docker", DR_WARN, "docker info %s", why);
+		        ? DOCTOR_("cannot connect to the Docker daemon")
+		        : DOCTOR_("gave no runtime list");
+		doctor_result *r =
+		    doctor_addf(c->r, "container.docker", DOCTOR_WARN, "docker info %s", why);
 		if (strstr(why, "permission"))
-			dr_fixf(
+			doctor_fixf(
 			    r, "sudo usermod -aG docker $USER (log in again), or run gpuwhy doctor "
 			       "with sudo");
 		else
-			dr_fixf(r, "start the daemon (sudo systemctl start docker) and check sudo "
-			           "systemctl status docker");
+			doctor_fixf(r,
+			            "start the daemon (sudo systemctl start docker) and check sudo "
+			            "systemctl status docker");
 		gw_child_free(&res);
 		return;
 	}
@@ -169,42 +171,44 @@ void dr_check_container_docker(dr_ctx *c)
 	cdi_info ci;
 	scan_cdi(c->p, &ci);
 	if (has_word(rt, "nvidia")) {
-		dr_addf(c->r, "container.docker", DR_PASS,
-		        "docker has the nvidia runtime (runtimes: %s): docker run --gpus all works",
-		        rt);
+		doctor_addf(
+		    c->r, "container.docker", DOCTOR_PASS,
+		    "docker has the nvidia runtime (runtimes: %s): docker run --gpus all works",
+		    rt);
 	} else if (ci.nfiles && cdi_dirs) {
-		dr_addf(c->r, "container.docker", DR_PASS,
-		        "docker has no nvidia runtime but reads CDI specs (%s): use docker run "
-		        "--device "
-		        "nvidia.com/gpu=all",
-		        ci.files);
+		doctor_addf(c->r, "container.docker", DOCTOR_PASS,
+		            "docker has no nvidia runtime but reads CDI specs (%s): use docker run "
+		            "--device "
+		            "nvidia.com/gpu=all",
+		            ci.files);
 	} else if (!gpu_host(c)) {
-		dr_addf(c->r, "container.docker", DR_SKIP,
-		        "docker has no nvidia runtime (runtimes: %s), and there is no NVIDIA GPU "
-		        "here to "
-		        "give it",
-		        rt);
+		doctor_addf(
+		    c->r, "container.docker", DOCTOR_SKIP,
+		    "docker has no nvidia runtime (runtimes: %s), and there is no NVIDIA GPU "
+		    "here to "
+		    "give it",
+		    rt);
 	} else {
-		dr_result *r =
-		    dr_addf(c->r, "container.docker", DR_FAIL,
-		            "docker has no nvidia runtime (runtimes: %s) and no CDI spec for "
-		            "nvidia.com/gpu: docker run --gpus all fails (\"could not select "
-		            "device driver\" or \"failed to discover gpu vendor from cdi\")",
-		            rt);
-		dr_fixf(r,
-		        "install the NVIDIA Container Toolkit, then sudo nvidia-ctk runtime "
-		        "configure --runtime=docker && sudo systemctl restart docker; check with "
-		        "docker info | grep -i runtime");
+		doctor_result *r =
+		    doctor_addf(c->r, "container.docker", DOCTOR_FAIL,
+		                "docker has no nvidia runtime (runtimes: %s) and no CDI spec for "
+		                "nvidia.com/gpu: docker run --gpus all fails (\"could not select "
+		                "device driver\" or \"failed to discover gpu vendor from cdi\")",
+		                rt);
+		doctor_fixf(
+		    r, "install the NVIDIA Container Toolkit, then sudo nvidia-ctk runtime "
+		       "configure --runtime=docker && sudo systemctl restart docker; check with "
+		       "docker info | grep -i runtime");
 	}
 }
 
 /* ---- container.cdi ---- */
 
-void dr_check_container_cdi(dr_ctx *c)
+void doctor_check_container_cdi(doctor_ctx *c)
 {
-	if (dr_ctx_where(c)->container) {
-		dr_addf(c->r, "container.cdi", DR_SKIP,
-		        "inside a container: CDI specs live on the host");
+	if (doctor_ctx_where(c)->container) {
+		doctor_addf(c->r, "container.cdi", DOCTOR_SKIP,
+		            "inside a container: CDI specs live on the host");
 		return;
 	}
 	cdi_info ci;
@@ -221,12 +225,12 @@ void dr_check_container_cdi(dr_ctx *c)
 			char why[256];
 			const char *e = res.err_len ? res.err : res.out;
 			snprintf(why, sizeof why, "%.*s", (int)strcspn(e, "\n"), e);
-			dr_result *r =
-			    dr_addf(c->r, "container.cdi", DR_FAIL, "nvidia-ctk cdi list %s%s%s",
-			            res.timed_out ? DR_("did not answer in time") : DR_("failed"),
-			            why[0] ? ": " : "", why);
-			dr_fixf(r, "regenerate the spec: sudo nvidia-ctk cdi generate "
-			           "--output=/etc/cdi/nvidia.yaml");
+			doctor_result *r = doctor_addf(
+			    c->r, "container.cdi", DOCTOR_FAIL, "nvidia-ctk cdi list %s%s%s",
+			    res.timed_out ? DOCTOR_("did not answer in time") : DOCTOR_("failed"),
+			    why[0] ? ": " : "", why);
+			doctor_fixf(r, "regenerate the spec: sudo nvidia-ctk cdi generate "
+			               "--output=/etc/cdi/nvidia.yaml");
 			gw_child_free(&res);
 			return;
 		}
@@ -241,52 +245,54 @@ void dr_check_container_cdi(dr_ctx *c)
 	}
 	if (!ci.nfiles && !names.len) {
 		if (!gpu_host(c)) {
-			dr_addf(c->r, "container.cdi", DR_SKIP,
-			        "no CDI spec, and no NVIDIA GPU here");
+			doctor_addf(c->r, "container.cdi", DOCTOR_SKIP,
+			            "no CDI spec, and no NVIDIA GPU here");
 		} else {
-			dr_result *r =
-			    dr_addf(c->r, "container.cdi", DR_WARN,
-			            "no CDI spec for nvidia.com/gpu in /etc/cdi or /var/run/cdi: "
-			            "Podman, containerd/CRI-O with CDI and docker run --device "
-			            "nvidia.com/gpu=all cannot inject GPUs, and Docker with CDI "
-			            "enabled reports \"failed to discover gpu vendor from cdi\"");
-			dr_fixf(
+			doctor_result *r = doctor_addf(
+			    c->r, "container.cdi", DOCTOR_WARN,
+			    "no CDI spec for nvidia.com/gpu in /etc/cdi or /var/run/cdi: "
+			    "Podman, containerd/CRI-O with CDI and docker run --device "
+			    "nvidia.com/gpu=all cannot inject GPUs, and Docker with CDI "
+			    "enabled reports \"failed to discover gpu vendor from cdi\"");
+			doctor_fixf(
 			    r,
 			    "%ssudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then "
 			    "nvidia-ctk cdi list",
-			    ctk ? "" : DR_("install the NVIDIA Container Toolkit, then "));
+			    ctk ? "" : DOCTOR_("install the NVIDIA Container Toolkit, then "));
 		}
 		gw_sb_free(&names);
 		return;
 	}
-	const dr_machine *m = c->m;
+	const doctor_machine *m = c->m;
 	char mod[64] = "";
-	const char *drv = m->nvml == DR_NVML_OK && !m->simulated && m->driver[0] ? m->driver
-	                  : dr_kernel_module_version(c->p, mod, sizeof mod)      ? mod
-	                                                                         : "";
+	const char *drv = m->nvml == DOCTOR_NVML_OK && !m->simulated && m->driver[0] ? m->driver
+	                  : doctor_kernel_module_version(c->p, mod, sizeof mod)      ? mod
+	                                                                             : "";
 	gw_strbuf found = {0};
-	gw_sb_printf(&found, DR_("CDI spec %s"), ci.nfiles ? ci.files : DR_("(from nvidia-ctk)"));
+	gw_sb_printf(&found, DOCTOR_("CDI spec %s"),
+	             ci.nfiles ? ci.files : DOCTOR_("(from nvidia-ctk)"));
 	if (names.len)
 		gw_sb_printf(&found, ": nvidia.com/gpu=%s", gw_sb_str(&names));
 	if (ci.driver[0])
-		gw_sb_printf(&found, DR_(" (generated for driver %s)"), ci.driver);
-	dr_status st = DR_PASS;
+		gw_sb_printf(&found, DOCTOR_(" (generated for driver %s)"), ci.driver);
+	doctor_status st = DOCTOR_PASS;
 	if (ci.driver[0] && drv[0] && strcmp(ci.driver, drv)) {
-		gw_sb_printf(
-		    &found, DR_("; the driver is now %s: containers get stale library paths"), drv);
-		st = DR_WARN;
+		gw_sb_printf(&found,
+		             DOCTOR_("; the driver is now %s: containers get stale library paths"),
+		             drv);
+		st = DOCTOR_WARN;
 	}
-	if (ci.nfiles && m->nvml == DR_NVML_OK && !m->simulated && ci.gpu_nodes != m->n) {
-		gw_sb_printf(&found, DR_("; the spec names %d /dev/nvidiaN, NVML sees %d GPUs"),
+	if (ci.nfiles && m->nvml == DOCTOR_NVML_OK && !m->simulated && ci.gpu_nodes != m->n) {
+		gw_sb_printf(&found, DOCTOR_("; the spec names %d /dev/nvidiaN, NVML sees %d GPUs"),
 		             ci.gpu_nodes, m->n);
-		st = DR_WARN;
+		st = DOCTOR_WARN;
 	}
-	dr_result *r = dr_addf(c->r, "container.cdi", st, "%s", gw_sb_str(&found));
-	if (st != DR_PASS)
-		dr_fixf(r,
-		        "regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
-		        "(toolkit >= 1.17 also has the nvidia-cdi-refresh service for driver "
-		        "upgrades)");
+	doctor_result *r = doctor_addf(c->r, "container.cdi", st, "%s", gw_sb_str(&found));
+	if (st != DOCTOR_PASS)
+		doctor_fixf(
+		    r, "regenerate it: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
+		       "(toolkit >= 1.17 also has the nvidia-cdi-refresh service for driver "
+		       "upgrades)");
 	gw_sb_free(&found);
 	gw_sb_free(&names);
 }
@@ -309,108 +315,108 @@ static int count_gpu_nodes(const char *dev_root)
 	return n;
 }
 
-void dr_check_container_injection(dr_ctx *c)
+void doctor_check_container_injection(doctor_ctx *c)
 {
-	const dr_where *w = dr_ctx_where(c);
+	const doctor_where *w = doctor_ctx_where(c);
 	if (!w->container) {
-		dr_addf(c->r, "container.injection", DR_SKIP, "not in a container");
+		doctor_addf(c->r, "container.injection", DOCTOR_SKIP, "not in a container");
 		return;
 	}
-	const dr_machine *m = c->m;
+	const doctor_machine *m = c->m;
 	if (m->simulated) {
-		dr_addf(c->r, "container.injection", DR_PASS,
-		        "simulated GPU: NVML comes from the simulator, no device nodes needed");
+		doctor_addf(c->r, "container.injection", DOCTOR_PASS,
+		            "simulated GPU: NVML comes from the simulator, no device nodes needed");
 		return;
 	}
 	char path[512];
-	dr_pathf(path, sizeof path, c->p->dev_root, "/nvidiactl");
-	int nodes = dr_exists(path) ? count_gpu_nodes(c->p->dev_root) : 0;
-	bool libs = m->nvml != DR_NVML_NO_LIBRARY;
-	const char *nvd = dr_env(c, "NVIDIA_VISIBLE_DEVICES");
-	const char *caps = dr_env(c, "NVIDIA_DRIVER_CAPABILITIES");
+	doctor_pathf(path, sizeof path, c->p->dev_root, "/nvidiactl");
+	int nodes = doctor_exists(path) ? count_gpu_nodes(c->p->dev_root) : 0;
+	bool libs = m->nvml != DOCTOR_NVML_NO_LIBRARY;
+	const char *nvd = doctor_env(c, "NVIDIA_VISIBLE_DEVICES");
+	const char *caps = doctor_env(c, "NVIDIA_DRIVER_CAPABILITIES");
 	char env[256];
 	snprintf(env, sizeof env, "NVIDIA_VISIBLE_DEVICES=%s, NVIDIA_DRIVER_CAPABILITIES=%s",
-	         nvd ? nvd : DR_("(unset)"), caps ? caps : DR_("(unset)"));
+	         nvd ? nvd : DOCTOR_("(unset)"), caps ? caps : DOCTOR_("(unset)"));
 	char bdf[4][16];
-	if (!nodes && !libs && dr_pci_nvidia_gpus(c->p, bdf, 4) == 0) {
+	if (!nodes && !libs && doctor_pci_nvidia_gpus(c->p, bdf, 4) == 0) {
 		/* sysfs is not namespaced: an empty bus here is the host's bus */
-		dr_addf(c->r, "container.injection", DR_SKIP,
-		        "nothing injected, and the host shows no NVIDIA GPU on its PCI bus (%s)",
-		        env);
+		doctor_addf(
+		    c->r, "container.injection", DOCTOR_SKIP,
+		    "nothing injected, and the host shows no NVIDIA GPU on its PCI bus (%s)", env);
 		return;
 	}
 	if (!nodes && !libs) {
-		dr_result *r =
-		    dr_addf(c->r, "container.injection", DR_FAIL,
-		            "no NVIDIA device nodes and no driver libraries were injected into "
-		            "this %s container (%s)",
-		            w->container_kind, env);
-		dr_fixf(
+		doctor_result *r =
+		    doctor_addf(c->r, "container.injection", DOCTOR_FAIL,
+		                "no NVIDIA device nodes and no driver libraries were injected into "
+		                "this %s container (%s)",
+		                w->container_kind, env);
+		doctor_fixf(
 		    r, "start it with GPUs: docker run --gpus all (host needs the NVIDIA Container "
 		       "Toolkit), podman run --device nvidia.com/gpu=all, or a nvidia.com/gpu "
 		       "resource request in Kubernetes");
 		return;
 	}
 	if (nodes && !libs) {
-		dr_result *r =
-		    dr_addf(c->r, "container.injection", DR_FAIL,
-		            DR_P("%d GPU device node but no libnvidia-ml.so.1 (%s)",
-		                 "%d GPU device nodes but no libnvidia-ml.so.1 (%s)", nodes),
-		            nodes, env);
-		dr_fixf(r, "add the utility and compute capabilities: -e "
-		           "NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
+		doctor_result *r = doctor_addf(
+		    c->r, "container.injection", DOCTOR_FAIL,
+		    DOCTOR_P("%d GPU device node but no libnvidia-ml.so.1 (%s)",
+		             "%d GPU device nodes but no libnvidia-ml.so.1 (%s)", nodes),
+		    nodes, env);
+		doctor_fixf(r, "add the utility and compute capabilities: -e "
+		               "NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
 		return;
 	}
 	if (!nodes && libs) {
-		dr_result *r =
-		    dr_addf(c->r, "container.injection", DR_FAIL,
-		            "driver libraries present but no /dev/nvidia* nodes (%s)", env);
-		dr_fixf(r,
-		        "do not install an NVIDIA driver into the image; start the container with "
-		        "--gpus all so nodes and libraries come from the host");
+		doctor_result *r =
+		    doctor_addf(c->r, "container.injection", DOCTOR_FAIL,
+		                "driver libraries present but no /dev/nvidia* nodes (%s)", env);
+		doctor_fixf(
+		    r, "do not install an NVIDIA driver into the image; start the container with "
+		       "--gpus all so nodes and libraries come from the host");
 		return;
 	}
 	if (caps && !strstr(caps, "compute") && !strstr(caps, "all")) {
-		dr_result *r =
-		    dr_addf(c->r, "container.injection", DR_WARN,
-		            DR_P("%d GPU device node and NVML injected, but %s lacks compute: "
-		                 "libcuda.so is not injected, so CUDA programs find no GPU",
-		                 "%d GPU device nodes and NVML injected, but %s lacks compute: "
-		                 "libcuda.so is not injected, so CUDA programs find no GPU",
-		                 nodes),
-		            nodes, env);
-		dr_fixf(r, "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
+		doctor_result *r = doctor_addf(
+		    c->r, "container.injection", DOCTOR_WARN,
+		    DOCTOR_P("%d GPU device node and NVML injected, but %s lacks compute: "
+		             "libcuda.so is not injected, so CUDA programs find no GPU",
+		             "%d GPU device nodes and NVML injected, but %s lacks compute: "
+		             "libcuda.so is not injected, so CUDA programs find no GPU",
+		             nodes),
+		    nodes, env);
+		doctor_fixf(r, "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)");
 		return;
 	}
-	dr_addf(c->r, "container.injection", DR_PASS,
-	        DR_P("%d GPU device node and driver libraries injected (%s)",
-	             "%d GPU device nodes and driver libraries injected (%s)", nodes),
-	        nodes, env);
+	doctor_addf(c->r, "container.injection", DOCTOR_PASS,
+	            DOCTOR_P("%d GPU device node and driver libraries injected (%s)",
+	                     "%d GPU device nodes and driver libraries injected (%s)", nodes),
+	            nodes, env);
 }
 
 /* ---- container.pid_namespace ---- */
 
-void dr_check_container_pid_namespace(dr_ctx *c)
+void doctor_check_container_pid_namespace(doctor_ctx *c)
 {
-	const dr_where *w = dr_ctx_where(c);
+	const doctor_where *w = doctor_ctx_where(c);
 	if (!w->pidns_known) {
-		dr_addf(
-		    c->r, "container.pid_namespace", DR_SKIP,
+		doctor_addf(
+		    c->r, "container.pid_namespace", DOCTOR_SKIP,
 		    "%s/self/status has no NSpid line (kernel before 4.1, or /proc not mounted)",
 		    c->p->proc_root);
 		return;
 	}
 	if (w->pidns_nested) {
-		dr_result *r =
-		    dr_addf(c->r, "container.pid_namespace", DR_WARN,
-		            "nested PID namespace: NVML reports host PIDs, so GPU processes "
-		            "cannot be matched to /proc here (owners and commands show as "
-		            "unknown; gone and hidden processes look alike)");
-		dr_fixf(r,
-		        "docker run --pid=host (Kubernetes: hostPID: true) for per-process views, "
-		        "or run gpuwhy on the host");
+		doctor_result *r =
+		    doctor_addf(c->r, "container.pid_namespace", DOCTOR_WARN,
+		                "nested PID namespace: NVML reports host PIDs, so GPU processes "
+		                "cannot be matched to /proc here (owners and commands show as "
+		                "unknown; gone and hidden processes look alike)");
+		doctor_fixf(
+		    r, "docker run --pid=host (Kubernetes: hostPID: true) for per-process views, "
+		       "or run gpuwhy on the host");
 		return;
 	}
-	dr_addf(c->r, "container.pid_namespace", DR_PASS,
-	        "the host's PID namespace: GPU process IDs match /proc");
+	doctor_addf(c->r, "container.pid_namespace", DOCTOR_PASS,
+	            "the host's PID namespace: GPU process IDs match /proc");
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 
 static bool is_true(const char *v)
 {
@@ -32,7 +32,7 @@ typedef struct {
 static bool r_hides(const char *v, bool ct)
 {
 	(void)ct;
-	return dr_cvd_hides_all(v);
+	return doctor_cvd_hides_all(v);
 }
 
 static bool r_nvd(const char *v, bool ct)
@@ -106,36 +106,37 @@ static const hide_rule hide_rules[] = {
     {"CUDA_MODULE_LOADING", HARMLESS, r_set, "CUDA lazy loading only", NULL},
 };
 
-void dr_check_env_gpu_hiding(dr_ctx *c)
+void doctor_check_env_gpu_hiding(doctor_ctx *c)
 {
-	bool ct = dr_ctx_where(c)->container;
+	bool ct = doctor_ctx_where(c)->container;
 	gw_strbuf bad = {0}, fix = {0}, harmless = {0};
-	dr_status st = DR_PASS;
+	doctor_status st = DOCTOR_PASS;
 	for (size_t i = 0; i < sizeof hide_rules / sizeof *hide_rules; i++) {
 		const hide_rule *h = &hide_rules[i];
-		const char *v = dr_env(c, h->var);
+		const char *v = doctor_env(c, h->var);
 		if (!v || !h->applies(v, ct))
 			continue;
 		if (h->kind == HARMLESS) {
 			gw_sb_sep(&harmless, "; ");
-			gw_sb_printf(&harmless, "%s=%s (%s)", h->var, v, DR_(h->effect));
+			gw_sb_printf(&harmless, "%s=%s (%s)", h->var, v, DOCTOR_(h->effect));
 			continue;
 		}
 		gw_sb_sep(&bad, "; ");
-		gw_sb_printf(&bad, "%s='%s' %s", h->var, v, DR_(h->effect));
+		gw_sb_printf(&bad, "%s='%s' %s", h->var, v, DOCTOR_(h->effect));
 		gw_sb_sep(&fix, "; ");
-		gw_sb_printf(&fix, "%s", DR_(h->fix));
-		st = dr_worse(st, h->kind == HIDE_FAIL ? DR_FAIL : DR_WARN);
+		gw_sb_printf(&fix, "%s", DOCTOR_(h->fix));
+		st = doctor_worse(st, h->kind == HIDE_FAIL ? DOCTOR_FAIL : DOCTOR_WARN);
 	}
-	if (st == DR_PASS) {
-		dr_addf(c->r, "env.gpu_hiding", DR_PASS,
-		        "no variable hides GPUs or forces the CPU%s%s",
-		        harmless.len ? DR_("; set but harmless: ") : "", gw_sb_str(&harmless));
+	if (st == DOCTOR_PASS) {
+		doctor_addf(c->r, "env.gpu_hiding", DOCTOR_PASS,
+		            "no variable hides GPUs or forces the CPU%s%s",
+		            harmless.len ? DOCTOR_("; set but harmless: ") : "",
+		            gw_sb_str(&harmless));
 	} else {
-		dr_result *r =
-		    dr_addf(c->r, "env.gpu_hiding", st, "%s%s%s", gw_sb_str(&bad),
-		            harmless.len ? DR_("; harmless: ") : "", gw_sb_str(&harmless));
-		dr_fixf(r, "%s", gw_sb_str(&fix));
+		doctor_result *r =
+		    doctor_addf(c->r, "env.gpu_hiding", st, "%s%s%s", gw_sb_str(&bad),
+		                harmless.len ? DOCTOR_("; harmless: ") : "", gw_sb_str(&harmless));
+		doctor_fixf(r, "%s", gw_sb_str(&fix));
 	}
 	gw_sb_free(&bad);
 	gw_sb_free(&fix);
@@ -181,27 +182,28 @@ static const slow_rule slow_rules[] = {
     {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", s_mps, "MPS gives this client only part of the SMs"},
 };
 
-void dr_check_env_slowdown(dr_ctx *c)
+void doctor_check_env_slowdown(doctor_ctx *c)
 {
 	gw_strbuf bad = {0}, fix = {0}, names = {0};
 	for (size_t i = 0; i < sizeof slow_rules / sizeof *slow_rules; i++) {
 		const slow_rule *s = &slow_rules[i];
-		const char *v = dr_env(c, s->var);
+		const char *v = doctor_env(c, s->var);
 		gw_sb_sep(&names, ", ");
 		gw_sb_printf(&names, "%s", s->var);
 		if (!v || !*v || !s->applies(v))
 			continue;
 		gw_sb_sep(&bad, "; ");
-		gw_sb_printf(&bad, "%s=%s: %s", s->var, v, DR_(s->effect));
+		gw_sb_printf(&bad, "%s=%s: %s", s->var, v, DOCTOR_(s->effect));
 		gw_sb_sep(&fix, "; ");
 		gw_sb_printf(&fix, "unset %s", s->var);
 	}
 	if (bad.len) {
-		dr_result *r = dr_addf(c->r, "env.slowdown", DR_WARN, "%s", gw_sb_str(&bad));
-		dr_fixf(r, "%s (unless you are debugging)", gw_sb_str(&fix));
+		doctor_result *r =
+		    doctor_addf(c->r, "env.slowdown", DOCTOR_WARN, "%s", gw_sb_str(&bad));
+		doctor_fixf(r, "%s (unless you are debugging)", gw_sb_str(&fix));
 	} else {
-		dr_addf(c->r, "env.slowdown", DR_PASS, "none of %s is set to slow GPU work down",
-		        gw_sb_str(&names));
+		doctor_addf(c->r, "env.slowdown", DOCTOR_PASS,
+		            "none of %s is set to slow GPU work down", gw_sb_str(&names));
 	}
 	gw_sb_free(&bad);
 	gw_sb_free(&fix);

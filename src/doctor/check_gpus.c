@@ -3,70 +3,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 
 /* Every per-GPU check starts here: false (and a SKIP) when there is nothing to look at. */
-static bool have_gpus(dr_ctx *c, const char *check)
+static bool have_gpus(doctor_ctx *c, const char *check)
 {
-	if (c->m->nvml != DR_NVML_OK) {
-		dr_addf(c->r, check, DR_SKIP, "needs a working NVML (see driver.nvml)");
+	if (c->m->nvml != DOCTOR_NVML_OK) {
+		doctor_addf(c->r, check, DOCTOR_SKIP, "needs a working NVML (see driver.nvml)");
 		return false;
 	}
 	if (c->m->n == 0) {
-		dr_addf(c->r, check, DR_SKIP, "no GPUs (see gpus.inventory)");
+		doctor_addf(c->r, check, DOCTOR_SKIP, "no GPUs (see gpus.inventory)");
 		return false;
 	}
 	return true;
 }
 
-static bool usable(const dr_machine *m, int i)
+static bool usable(const doctor_machine *m, int i)
 {
-	return dr_gpu_selected(m, i) && !m->gpu[i].lost;
+	return doctor_gpu_selected(m, i) && !m->gpu[i].lost;
 }
 
 /* ---- gpus.inventory ---- */
 
-void dr_check_gpus_inventory(dr_ctx *c)
+void doctor_check_gpus_inventory(doctor_ctx *c)
 {
-	const dr_machine *m = c->m;
-	if (m->nvml != DR_NVML_OK) {
-		dr_addf(c->r, "gpus.inventory", DR_SKIP, "needs a working NVML (see driver.nvml)");
+	const doctor_machine *m = c->m;
+	if (m->nvml != DOCTOR_NVML_OK) {
+		doctor_addf(c->r, "gpus.inventory", DOCTOR_SKIP,
+		            "needs a working NVML (see driver.nvml)");
 		return;
 	}
 	char bdf[GPU_MAX][16];
-	int npci = dr_pci_nvidia_gpus(c->p, bdf, GPU_MAX);
-	const dr_where *w = dr_ctx_where(c);
+	int npci = doctor_pci_nvidia_gpus(c->p, bdf, GPU_MAX);
+	const doctor_where *w = doctor_ctx_where(c);
 	if (m->n == 0) {
-		dr_result *r = dr_addf(
-		    c->r, "gpus.inventory", DR_FAIL, "the driver loaded but enumerates no GPU%s",
-		    npci > 0 ? DR_(" although the PCI bus shows NVIDIA GPUs") : "");
+		doctor_result *r =
+		    doctor_addf(c->r, "gpus.inventory", DOCTOR_FAIL,
+		                "the driver loaded but enumerates no GPU%s",
+		                npci > 0 ? DOCTOR_(" although the PCI bus shows NVIDIA GPUs") : "");
 		if (w->container)
-			dr_fixf(r, "start the container with GPUs (--gpus all, or "
-			           "NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime)");
+			doctor_fixf(r, "start the container with GPUs (--gpus all, or "
+			               "NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime)");
 		else
-			dr_fixf(r,
-			        "dmesg | grep -i nvrm shows why the driver skipped the GPU "
-			        "(RmInitAdapter failed, a GPU too new for this driver, disabled in "
-			        "BIOS)");
+			doctor_fixf(
+			    r, "dmesg | grep -i nvrm shows why the driver skipped the GPU "
+			       "(RmInitAdapter failed, a GPU too new for this driver, disabled in "
+			       "BIOS)");
 		return;
 	}
 	gw_strbuf b = {0};
 	char mem[32];
 	int listed = 0;
 	for (int i = 0; i < m->n; i++) {
-		const dr_gpu *g = &m->gpu[i];
-		if (!dr_gpu_selected(m, i))
+		const doctor_gpu *g = &m->gpu[i];
+		if (!doctor_gpu_selected(m, i))
 			continue;
 		gw_sb_sep(&b, "; ");
 		gw_sb_printf(&b, "%d %s %s", g->st.index,
-		             g->st.name[0] ? g->st.name : DR_("(no name)"),
-		             g->st.uuid[0] ? g->st.uuid : DR_("(no UUID)"));
+		             g->st.name[0] ? g->st.name : DOCTOR_("(no name)"),
+		             g->st.uuid[0] ? g->st.uuid : DOCTOR_("(no UUID)"));
 		double t;
-		if (dr_val(g, GM_MEM_TOTAL, &t))
+		if (doctor_val(g, GM_MEM_TOTAL, &t))
 			gw_sb_printf(&b, " %s",
-			             dr_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
+			             doctor_bytes((uint64_t)t * 1048576ULL, mem, sizeof mem));
 		if (g->lost)
-			gw_sb_printf(&b, DR_(" (lost)"));
+			gw_sb_printf(&b, DOCTOR_(" (lost)"));
 		listed++;
 	}
 	/* A GPU on the bus that NVML does not list was not initialised by the driver. In a
@@ -76,7 +78,7 @@ void dr_check_gpus_inventory(dr_ctx *c)
 		for (int k = 0; k < npci; k++) {
 			bool seen = false;
 			for (int i = 0; i < m->n; i++)
-				seen |= dr_same_pci(bdf[k], m->gpu[i].st.pci_bus_id);
+				seen |= doctor_same_pci(bdf[k], m->gpu[i].st.pci_bus_id);
 			if (!seen) {
 				gw_sb_sep(&missing, " ");
 				gw_sb_printf(&missing, "%s", bdf[k]);
@@ -84,21 +86,21 @@ void dr_check_gpus_inventory(dr_ctx *c)
 		}
 	}
 	if (missing.len) {
-		dr_result *r =
-		    dr_addf(c->r, "gpus.inventory", DR_WARN,
-		            DR_P("NVML sees %d GPU but the PCI bus has %d: %s not initialised "
-		                 "by the driver; seen: %s",
-		                 "NVML sees %d GPUs but the PCI bus has %d: %s not initialised "
-		                 "by the driver; seen: %s",
-		                 m->n),
-		            m->n, npci, gw_sb_str(&missing), gw_sb_str(&b));
-		dr_fixf(r,
-		        "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
-		        "fallen off the bus); check power cables and seating; a driver too old "
-		        "for that GPU model also skips it");
+		doctor_result *r = doctor_addf(
+		    c->r, "gpus.inventory", DOCTOR_WARN,
+		    DOCTOR_P("NVML sees %d GPU but the PCI bus has %d: %s not initialised "
+		             "by the driver; seen: %s",
+		             "NVML sees %d GPUs but the PCI bus has %d: %s not initialised "
+		             "by the driver; seen: %s",
+		             m->n),
+		    m->n, npci, gw_sb_str(&missing), gw_sb_str(&b));
+		doctor_fixf(
+		    r, "dmesg | grep -i -e nvrm -e xid for those bus ids (RmInitAdapter failed, "
+		       "fallen off the bus); check power cables and seating; a driver too old "
+		       "for that GPU model also skips it");
 	} else {
-		dr_addf(c->r, "gpus.inventory", DR_PASS, DR_P("%d GPU: %s", "%d GPUs: %s", listed),
-		        listed, gw_sb_str(&b));
+		doctor_addf(c->r, "gpus.inventory", DOCTOR_PASS,
+		            DOCTOR_P("%d GPU: %s", "%d GPUs: %s", listed), listed, gw_sb_str(&b));
 	}
 	gw_sb_free(&missing);
 	gw_sb_free(&b);
@@ -106,15 +108,15 @@ void dr_check_gpus_inventory(dr_ctx *c)
 
 /* ---- gpus.lost ---- */
 
-void dr_check_gpus_lost(dr_ctx *c)
+void doctor_check_gpus_lost(doctor_ctx *c)
 {
 	if (!have_gpus(c, "gpus.lost"))
 		return;
-	const dr_machine *m = c->m;
+	const doctor_machine *m = c->m;
 	gw_strbuf b = {0};
 	int n = 0;
 	for (int i = 0; i < m->n; i++) {
-		if (!dr_gpu_selected(m, i))
+		if (!doctor_gpu_selected(m, i))
 			continue;
 		n++;
 		if (!m->gpu[i].lost)
@@ -125,28 +127,28 @@ void dr_check_gpus_lost(dr_ctx *c)
 		             m->gpu[i].st.pci_bus_id[0] ? ")" : "");
 	}
 	if (b.len) {
-		dr_result *r =
-		    dr_addf(c->r, "gpus.lost", DR_FAIL,
-		            "%s lost: fell off the bus or stopped answering", gw_sb_str(&b));
-		dr_fixf(r,
-		        "look for Xid 79 in the kernel log (gpus.xid); drain the node and reboot "
-		        "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
-		        "seating and temperatures");
+		doctor_result *r =
+		    doctor_addf(c->r, "gpus.lost", DOCTOR_FAIL,
+		                "%s lost: fell off the bus or stopped answering", gw_sb_str(&b));
+		doctor_fixf(
+		    r, "look for Xid 79 in the kernel log (gpus.xid); drain the node and reboot "
+		       "(a reset rarely brings a lost GPU back); if it recurs check power cables, "
+		       "seating and temperatures");
 	} else {
-		dr_addf(c->r, "gpus.lost", DR_PASS,
-		        DR_P("the GPU answers", "all %d GPUs answer", n), n);
+		doctor_addf(c->r, "gpus.lost", DOCTOR_PASS,
+		            DOCTOR_P("the GPU answers", "all %d GPUs answer", n), n);
 	}
 	gw_sb_free(&b);
 }
 
 /* ---- gpus.memory_errors ---- */
 
-void dr_check_gpus_memory_errors(dr_ctx *c)
+void doctor_check_gpus_memory_errors(doctor_ctx *c)
 {
 	if (!have_gpus(c, "gpus.memory_errors"))
 		return;
-	const dr_machine *m = c->m;
-	dr_status st = DR_SKIP;
+	const doctor_machine *m = c->m;
+	doctor_status st = DOCTOR_SKIP;
 	gw_strbuf b = {0}, notes = {0}, fail_gpus = {0}, warn_gpus = {0};
 	static const gpu_metric_id counters[] = {
 	    GM_ECC_UNCORR_VOL, GM_ECC_UNCORR_AGG, GM_RETIRED_PENDING, GM_RETIRED_DBE,
@@ -154,89 +156,89 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
 			continue;
-		const dr_gpu *g = &m->gpu[i];
+		const doctor_gpu *g = &m->gpu[i];
 		bool any = false;
 		for (size_t k = 0; k < sizeof counters / sizeof *counters; k++)
 			any |= g->v.ok[counters[k]] != 0;
 		if (!any)
 			continue;
-		st = dr_worse(st, DR_PASS);
+		st = doctor_worse(st, DOCTOR_PASS);
 		double v;
 		int idx = g->st.index;
 		bool f = false, w = false;
-		if (dr_val(g, GM_ECC_UNCORR_VOL, &v) && v > 0) {
+		if (doctor_val(g, GM_ECC_UNCORR_VOL, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
 			gw_sb_printf(
 			    &b,
-			    DR_P("GPU %d: %.0f uncorrected ECC error since the driver loaded",
-			         "GPU %d: %.0f uncorrected ECC errors since the driver loaded",
-			         (unsigned long)v),
+			    DOCTOR_P("GPU %d: %.0f uncorrected ECC error since the driver loaded",
+			             "GPU %d: %.0f uncorrected ECC errors since the driver loaded",
+			             (unsigned long)v),
 			    idx, v);
 			f = true;
 		}
-		if (dr_val(g, GM_REMAP_FAILURE, &v) && v > 0) {
+		if (doctor_val(g, GM_REMAP_FAILURE, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d: row remapping failed"), idx);
+			gw_sb_printf(&b, DOCTOR_("GPU %d: row remapping failed"), idx);
 			f = true;
 		}
-		if (dr_val(g, GM_RETIRED_PENDING, &v) && v > 0) {
+		if (doctor_val(g, GM_RETIRED_PENDING, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d: pages waiting to be retired"), idx);
+			gw_sb_printf(&b, DOCTOR_("GPU %d: pages waiting to be retired"), idx);
 			w = true;
 		}
-		if (dr_val(g, GM_REMAP_PENDING, &v) && v > 0) {
+		if (doctor_val(g, GM_REMAP_PENDING, &v) && v > 0) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d: row remap pending"), idx);
+			gw_sb_printf(&b, DOCTOR_("GPU %d: row remap pending"), idx);
 			w = true;
 		}
-		if (dr_val(g, GM_RETIRED_DBE, &v) && v > 0) {
+		if (doctor_val(g, GM_RETIRED_DBE, &v) && v > 0) {
 			gw_sb_sep(&notes, "; ");
 			gw_sb_printf(&notes,
-			             DR_P("GPU %d: %.0f page retired for double-bit errors",
-			                  "GPU %d: %.0f pages retired for double-bit errors",
-			                  (unsigned long)v),
+			             DOCTOR_P("GPU %d: %.0f page retired for double-bit errors",
+			                      "GPU %d: %.0f pages retired for double-bit errors",
+			                      (unsigned long)v),
 			             idx, v);
 		}
-		if (dr_val(g, GM_REMAP_UNCORR, &v) && v > 0) {
+		if (doctor_val(g, GM_REMAP_UNCORR, &v) && v > 0) {
 			gw_sb_sep(&notes, "; ");
 			gw_sb_printf(&notes,
-			             DR_P("GPU %d: %.0f row remapped for uncorrectable errors",
-			                  "GPU %d: %.0f rows remapped for uncorrectable errors",
-			                  (unsigned long)v),
+			             DOCTOR_P("GPU %d: %.0f row remapped for uncorrectable errors",
+			                      "GPU %d: %.0f rows remapped for uncorrectable errors",
+			                      (unsigned long)v),
 			             idx, v);
 		}
 		if (f) {
-			st = DR_FAIL;
+			st = DOCTOR_FAIL;
 			gw_sb_sep(&fail_gpus, ",");
 			gw_sb_printf(&fail_gpus, "%d", idx);
 		} else if (w) {
-			st = dr_worse(st, DR_WARN);
+			st = doctor_worse(st, DOCTOR_WARN);
 			gw_sb_sep(&warn_gpus, ",");
 			gw_sb_printf(&warn_gpus, "%d", idx);
 		}
 	}
-	if (st == DR_SKIP) {
-		dr_addf(
-		    c->r, "gpus.memory_errors", DR_SKIP,
+	if (st == DOCTOR_SKIP) {
+		doctor_addf(
+		    c->r, "gpus.memory_errors", DOCTOR_SKIP,
 		    "no GPU reports ECC or row-remap counters (consumer GPUs, or ECC disabled)");
-	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.memory_errors", DR_PASS,
-		        "no uncorrected ECC errors, nothing pending%s%s",
-		        notes.len ? DR_("; history: ") : "", gw_sb_str(&notes));
+	} else if (st == DOCTOR_PASS) {
+		doctor_addf(c->r, "gpus.memory_errors", DOCTOR_PASS,
+		            "no uncorrected ECC errors, nothing pending%s%s",
+		            notes.len ? DOCTOR_("; history: ") : "", gw_sb_str(&notes));
 	} else {
 		if (notes.len) {
-			gw_sb_printf(&b, DR_("; history: %s"), gw_sb_str(&notes));
+			gw_sb_printf(&b, DOCTOR_("; history: %s"), gw_sb_str(&notes));
 		}
-		dr_result *r = dr_addf(c->r, "gpus.memory_errors", st, "%s", gw_sb_str(&b));
-		if (st == DR_FAIL)
-			dr_fixf(
+		doctor_result *r = doctor_addf(c->r, "gpus.memory_errors", st, "%s", gw_sb_str(&b));
+		if (st == DOCTOR_FAIL)
+			doctor_fixf(
 			    r,
 			    "drain GPU %s, then reset it when idle (sudo nvidia-smi -r -i N) or "
 			    "reboot; uncorrected errors that come back, or a remap failure, mean "
 			    "the board needs replacing",
 			    gw_sb_str(&fail_gpus));
 		else
-			dr_fixf(
+			doctor_fixf(
 			    r,
 			    "reset GPU %s when it is idle (sudo nvidia-smi -r -i N) or reboot, so "
 			    "the pending retirement or remap takes effect",
@@ -251,10 +253,10 @@ void dr_check_gpus_memory_errors(dr_ctx *c)
 /* ---- gpus.xid ---- */
 
 /* The GPU index at PCI bus bus, -1 when none. */
-static int gpu_at(const dr_machine *m, const char *bus)
+static int gpu_at(const doctor_machine *m, const char *bus)
 {
 	for (int i = 0; i < m->n; i++)
-		if (m->gpu[i].st.pci_bus_id[0] && dr_same_pci(bus, m->gpu[i].st.pci_bus_id))
+		if (m->gpu[i].st.pci_bus_id[0] && doctor_same_pci(bus, m->gpu[i].st.pci_bus_id))
 			return i;
 	return -1;
 }
@@ -268,25 +270,25 @@ typedef struct {
 	const char *meaning;
 } xid_count;
 
-void dr_check_gpus_xid(dr_ctx *c)
+void doctor_check_gpus_xid(doctor_ctx *c)
 {
-	const dr_klog *k = dr_ctx_klog(c);
+	const doctor_klog *k = doctor_ctx_klog(c);
 	if (!k->readable) {
-		dr_result *r = dr_addf(c->r, "gpus.xid", DR_SKIP, "%s", k->why);
-		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
+		doctor_result *r = doctor_addf(c->r, "gpus.xid", DOCTOR_SKIP, "%s", k->why);
+		doctor_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
 		return;
 	}
 	xid_count seen[64];
 	int ns = 0;
 	for (size_t i = 0; i < k->n; i++) {
-		dr_xid x;
-		if (!dr_xid_parse(k->lines[i], &x))
+		doctor_xid x;
+		if (!doctor_xid_parse(k->lines[i], &x))
 			continue;
 		int g = gpu_at(c->m, x.bus);
-		if (g >= 0 && !dr_gpu_selected(c->m, g))
+		if (g >= 0 && !doctor_gpu_selected(c->m, g))
 			continue;
 		int j = 0;
-		while (j < ns && !(seen[j].xid == x.xid && dr_same_pci(seen[j].bus, x.bus)))
+		while (j < ns && !(seen[j].xid == x.xid && doctor_same_pci(seen[j].bus, x.bus)))
 			j++;
 		if (j == ns) {
 			if (ns == 64)
@@ -295,14 +297,14 @@ void dr_check_gpus_xid(dr_ctx *c)
 			snprintf(seen[j].bus, sizeof seen[j].bus, "%s", x.bus);
 			seen[j].gpu = g;
 			seen[j].xid = x.xid;
-			seen[j].meaning = dr_xid_meaning(x.xid, &seen[j].hw);
+			seen[j].meaning = doctor_xid_meaning(x.xid, &seen[j].hw);
 			ns++;
 		}
 		seen[j].count++;
 	}
 	if (ns == 0) {
-		dr_addf(c->r, "gpus.xid", DR_PASS, "no Xid errors in the kernel log (%s)",
-		        k->source);
+		doctor_addf(c->r, "gpus.xid", DOCTOR_PASS, "no Xid errors in the kernel log (%s)",
+		            k->source);
 		return;
 	}
 	gw_strbuf b = {0};
@@ -315,20 +317,21 @@ void dr_check_gpus_xid(dr_ctx *c)
 			gw_sb_printf(&b, "PCI %s", seen[j].bus);
 		/* TRANSLATORS: "GPU 0: Xid 79 x2 (GPU has fallen off the bus)": Xid, its
 		 * number, how many times, what it means. */
-		gw_sb_printf(&b, DR_(": Xid %d x%d (%s)"), seen[j].xid, seen[j].count,
-		             DR_(seen[j].meaning));
+		gw_sb_printf(&b, DOCTOR_(": Xid %d x%d (%s)"), seen[j].xid, seen[j].count,
+		             DOCTOR_(seen[j].meaning));
 		hw |= seen[j].hw;
 	}
-	dr_result *r = dr_addf(c->r, "gpus.xid", hw ? DR_FAIL : DR_WARN, "%s", gw_sb_str(&b));
+	doctor_result *r =
+	    doctor_addf(c->r, "gpus.xid", hw ? DOCTOR_FAIL : DOCTOR_WARN, "%s", gw_sb_str(&b));
 	if (hw)
-		dr_fixf(r,
-		        "hardware or driver errors: drain the GPU, reset it (sudo nvidia-smi -r -i "
-		        "N) or reboot; if they recur check power, cooling and cabling, and send "
-		        "nvidia-bug-report.sh output to the vendor");
+		doctor_fixf(
+		    r, "hardware or driver errors: drain the GPU, reset it (sudo nvidia-smi -r -i "
+		       "N) or reboot; if they recur check power, cooling and cabling, and send "
+		       "nvidia-bug-report.sh output to the vendor");
 	else
-		dr_fixf(r,
-		        "application faults: check the program that ran at that time (bad memory "
-		        "access, a killed kernel); compute-sanitizer finds the faulting kernel");
+		doctor_fixf(
+		    r, "application faults: check the program that ran at that time (bad memory "
+		       "access, a killed kernel); compute-sanitizer finds the faulting kernel");
 	gw_sb_free(&b);
 }
 
@@ -337,16 +340,16 @@ void dr_check_gpus_xid(dr_ctx *c)
 /* Cumulative PCIe replays worth a warning: a handful over weeks of uptime is normal. */
 #define REPLAY_WARN 100
 
-void dr_check_gpus_pcie_errors(dr_ctx *c)
+void doctor_check_gpus_pcie_errors(doctor_ctx *c)
 {
-	const dr_machine *m = c->m;
-	const dr_klog *k = dr_ctx_klog(c);
-	bool gpus = m->nvml == DR_NVML_OK && m->n > 0;
+	const doctor_machine *m = c->m;
+	const doctor_klog *k = doctor_ctx_klog(c);
+	bool gpus = m->nvml == DOCTOR_NVML_OK && m->n > 0;
 	gw_strbuf b = {0}, fix_gpus = {0};
-	dr_status st = DR_SKIP;
+	doctor_status st = DOCTOR_SKIP;
 	int other = 0, replay_known = 0;
 	if (k->readable) {
-		st = DR_PASS;
+		st = DOCTOR_PASS;
 		/* Per GPU: the PCI path from its root port down (sysfs), and error counts. */
 		int n = gpus ? m->n : 0;
 		char(*chain)[16][16] = calloc(n ? (size_t)n : 1, sizeof *chain);
@@ -354,17 +357,18 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 		int *corr = calloc(n ? (size_t)n : 1, sizeof *corr);
 		int *uncorr = calloc(n ? (size_t)n : 1, sizeof *uncorr);
 		for (int i = 0; i < n; i++)
-			if (dr_gpu_selected(m, i) && m->gpu[i].st.pci_bus_id[0])
-				nc[i] = dr_pci_chain(c->p, m->gpu[i].st.pci_bus_id, chain[i], 16);
+			if (doctor_gpu_selected(m, i) && m->gpu[i].st.pci_bus_id[0])
+				nc[i] =
+				    doctor_pci_chain(c->p, m->gpu[i].st.pci_bus_id, chain[i], 16);
 		for (size_t l = 0; l < k->n; l++) {
-			dr_aer a;
-			if (!dr_aer_parse(k->lines[l], &a) || a.summary)
+			doctor_aer a;
+			if (!doctor_aer_parse(k->lines[l], &a) || a.summary)
 				continue;
 			bool mine = false;
 			for (int i = 0; i < n; i++) {
 				bool on_path = false;
 				for (int j = 0; j < nc[i]; j++)
-					on_path |= dr_same_pci(a.device, chain[i][j]);
+					on_path |= doctor_same_pci(a.device, chain[i][j]);
 				if (!on_path)
 					continue;
 				mine = true;
@@ -382,13 +386,13 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 			gw_sb_printf(&b, "GPU %d (%s): ", m->gpu[i].st.index,
 			             m->gpu[i].st.pci_bus_id);
 			if (uncorr[i])
-				gw_sb_printf(&b, DR_("%d uncorrected"), uncorr[i]);
+				gw_sb_printf(&b, DOCTOR_("%d uncorrected"), uncorr[i]);
 			if (corr[i])
-				gw_sb_printf(&b, DR_("%s%d corrected"), uncorr[i] ? ", " : "",
+				gw_sb_printf(&b, DOCTOR_("%s%d corrected"), uncorr[i] ? ", " : "",
 				             corr[i]);
 			gw_sb_printf(&b, "%s",
-			             DR_P(" AER error", " AER errors", corr[i] + uncorr[i]));
-			st = dr_worse(st, uncorr[i] ? DR_FAIL : DR_WARN);
+			             DOCTOR_P(" AER error", " AER errors", corr[i] + uncorr[i]));
+			st = doctor_worse(st, uncorr[i] ? DOCTOR_FAIL : DOCTOR_WARN);
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", m->gpu[i].st.index);
 		}
@@ -399,37 +403,39 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 	}
 	for (int i = 0; gpus && i < m->n; i++) {
 		double v;
-		if (!usable(m, i) || !dr_val(&m->gpu[i], GM_PCIE_REPLAY, &v))
+		if (!usable(m, i) || !doctor_val(&m->gpu[i], GM_PCIE_REPLAY, &v))
 			continue;
 		replay_known++;
-		if (st == DR_SKIP)
-			st = DR_PASS;
+		if (st == DOCTOR_SKIP)
+			st = DOCTOR_PASS;
 		if (v >= REPLAY_WARN) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d: %.0f PCIe replays (link retransmissions)"),
+			gw_sb_printf(&b,
+			             DOCTOR_("GPU %d: %.0f PCIe replays (link retransmissions)"),
 			             m->gpu[i].st.index, v);
-			st = dr_worse(st, DR_WARN);
+			st = doctor_worse(st, DOCTOR_WARN);
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", m->gpu[i].st.index);
 		}
 	}
-	if (st == DR_SKIP) {
-		dr_result *r =
-		    dr_addf(c->r, "gpus.pcie_errors", DR_SKIP, "%s; no replay counters", k->why);
-		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
-	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.pcie_errors", DR_PASS, "no AER errors on GPU links%s%s%s",
-		        k->readable ? "" : DR_(" (kernel log not readable)"),
-		        replay_known ? DR_(", replay counters low") : "",
-		        other ? DR_(" (other PCI devices have AER messages)") : "");
+	if (st == DOCTOR_SKIP) {
+		doctor_result *r = doctor_addf(c->r, "gpus.pcie_errors", DOCTOR_SKIP,
+		                               "%s; no replay counters", k->why);
+		doctor_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
+	} else if (st == DOCTOR_PASS) {
+		doctor_addf(c->r, "gpus.pcie_errors", DOCTOR_PASS,
+		            "no AER errors on GPU links%s%s%s",
+		            k->readable ? "" : DOCTOR_(" (kernel log not readable)"),
+		            replay_known ? DOCTOR_(", replay counters low") : "",
+		            other ? DOCTOR_(" (other PCI devices have AER messages)") : "");
 	} else {
-		dr_result *r = dr_addf(c->r, "gpus.pcie_errors", st, "%s", gw_sb_str(&b));
-		dr_fixf(r,
-		        "check power, seating and risers/cables of GPU %s; watch whether the "
-		        "counters keep rising (nvidia-smi -q, its PCI section's Replays Since "
-		        "Reset; lspci -vv -s BUS for the AER status); to confirm signal "
-		        "integrity try that slot one PCIe generation lower in the BIOS",
-		        gw_sb_str(&fix_gpus));
+		doctor_result *r = doctor_addf(c->r, "gpus.pcie_errors", st, "%s", gw_sb_str(&b));
+		doctor_fixf(r,
+		            "check power, seating and risers/cables of GPU %s; watch whether the "
+		            "counters keep rising (nvidia-smi -q, its PCI section's Replays Since "
+		            "Reset; lspci -vv -s BUS for the AER status); to confirm signal "
+		            "integrity try that slot one PCIe generation lower in the BIOS",
+		            gw_sb_str(&fix_gpus));
 	}
 	gw_sb_free(&b);
 	gw_sb_free(&fix_gpus);
@@ -437,66 +443,69 @@ void dr_check_gpus_pcie_errors(dr_ctx *c)
 
 /* ---- gpus.pcie_link ---- */
 
-void dr_check_gpus_pcie_link(dr_ctx *c)
+void doctor_check_gpus_pcie_link(doctor_ctx *c)
 {
 	if (!have_gpus(c, "gpus.pcie_link"))
 		return;
-	const dr_machine *m = c->m;
+	const doctor_machine *m = c->m;
 	gw_strbuf bad = {0}, ok = {0}, fix_gpus = {0};
 	int known = 0;
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
 			continue;
-		const dr_gpu *g = &m->gpu[i];
+		const doctor_gpu *g = &m->gpu[i];
 		double gc = 0, gm = 0, wc = 0, wm = 0, util = 0;
-		bool have_gen = dr_val(g, GM_PCIE_GEN_CUR, &gc) && dr_val(g, GM_PCIE_GEN_MAX, &gm);
+		bool have_gen =
+		    doctor_val(g, GM_PCIE_GEN_CUR, &gc) && doctor_val(g, GM_PCIE_GEN_MAX, &gm);
 		bool have_w =
-		    dr_val(g, GM_PCIE_WIDTH_CUR, &wc) && dr_val(g, GM_PCIE_WIDTH_MAX, &wm);
+		    doctor_val(g, GM_PCIE_WIDTH_CUR, &wc) && doctor_val(g, GM_PCIE_WIDTH_MAX, &wm);
 		if (!have_gen && !have_w)
 			continue;
 		known++;
-		bool busy = dr_val(g, GM_UTIL_GPU, &util) && util >= 10;
+		bool busy = doctor_val(g, GM_UTIL_GPU, &util) && util >= 10;
 		bool narrow = have_w && wc < wm;
 		bool slow = have_gen && gc < gm && busy;
 		char desc[96];
-		snprintf(desc, sizeof desc, DR_("GPU %d: "), g->st.index);
+		snprintf(desc, sizeof desc, DOCTOR_("GPU %d: "), g->st.index);
 		if (have_gen)
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
-			         DR_("gen %.0f of %.0f"), gc, gm);
+			         DOCTOR_("gen %.0f of %.0f"), gc, gm);
 		if (have_w)
 			/* TRANSLATORS: between the PCIe generation and the link width. */
 			snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
-			         DR_("%sx%.0f of x%.0f"), have_gen ? DR_(", ") : "", wc, wm);
+			         DOCTOR_("%sx%.0f of x%.0f"), have_gen ? DOCTOR_(", ") : "", wc,
+			         wm);
 		if (narrow || slow) {
 			gw_sb_sep(&bad, "; ");
-			gw_sb_printf(&bad, "%s%s", desc, slow && !narrow ? DR_(" under load") : "");
+			gw_sb_printf(&bad, "%s%s", desc,
+			             slow && !narrow ? DOCTOR_(" under load") : "");
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", g->st.index);
 		} else {
 			gw_sb_sep(&ok, "; ");
 			gw_sb_printf(&ok, "%s%s", desc,
 			             have_gen && gc < gm
-			                 ? DR_(" (idle: the link slows down to save power)")
+			                 ? DOCTOR_(" (idle: the link slows down to save power)")
 			                 : "");
 		}
 	}
 	if (!known) {
-		dr_addf(c->r, "gpus.pcie_link", DR_SKIP, "PCIe link state not reported");
+		doctor_addf(c->r, "gpus.pcie_link", DOCTOR_SKIP, "PCIe link state not reported");
 	} else if (bad.len) {
-		dr_result *r =
-		    dr_addf(c->r, "gpus.pcie_link", DR_WARN,
-		            "link trained below its maximum: %s (host<->GPU copies slow down "
-		            "in proportion)",
-		            gw_sb_str(&bad));
-		dr_fixf(r,
-		        "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
-		        "lspci -vv -s BUS shows LnkSta vs LnkCap), check risers and BIOS PCIe "
-		        "settings, then compare under load with nvidia-smi "
-		        "--query-gpu=pcie.link.gen.current,pcie.link.width.current,"
-		        "pcie.link.gen.max,pcie.link.width.max --format=csv",
-		        gw_sb_str(&fix_gpus));
+		doctor_result *r =
+		    doctor_addf(c->r, "gpus.pcie_link", DOCTOR_WARN,
+		                "link trained below its maximum: %s (host<->GPU copies slow down "
+		                "in proportion)",
+		                gw_sb_str(&bad));
+		doctor_fixf(r,
+		            "reseat GPU %s in a slot that is electrically x16 (motherboard manual; "
+		            "lspci -vv -s BUS shows LnkSta vs LnkCap), check risers and BIOS PCIe "
+		            "settings, then compare under load with nvidia-smi "
+		            "--query-gpu=pcie.link.gen.current,pcie.link.width.current,"
+		            "pcie.link.gen.max,pcie.link.width.max --format=csv",
+		            gw_sb_str(&fix_gpus));
 	} else {
-		dr_addf(c->r, "gpus.pcie_link", DR_PASS, "%s", gw_sb_str(&ok));
+		doctor_addf(c->r, "gpus.pcie_link", DOCTOR_PASS, "%s", gw_sb_str(&ok));
 	}
 	gw_sb_free(&bad);
 	gw_sb_free(&ok);
@@ -508,12 +517,12 @@ void dr_check_gpus_pcie_link(dr_ctx *c)
 /* Within this many degrees of the slowdown threshold is a warning. */
 #define THERMAL_MARGIN_C 5
 
-void dr_check_gpus_thermal(dr_ctx *c)
+void doctor_check_gpus_thermal(doctor_ctx *c)
 {
 	if (!have_gpus(c, "gpus.thermal"))
 		return;
-	const dr_machine *m = c->m;
-	dr_status st = DR_SKIP;
+	const doctor_machine *m = c->m;
+	doctor_status st = DOCTOR_SKIP;
 	gw_strbuf b = {0}, fix_gpus = {0};
 	int hottest = -1, measured = 0;
 	double hot_t = -1, hot_s = 0;
@@ -521,10 +530,11 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		if (!usable(m, i))
 			continue;
 		double t, s;
-		const dr_gpu *g = &m->gpu[i];
-		if (!dr_val(g, GM_TEMP_GPU, &t) || !dr_val(g, GM_TEMP_SLOWDOWN, &s) || s <= 0)
+		const doctor_gpu *g = &m->gpu[i];
+		if (!doctor_val(g, GM_TEMP_GPU, &t) || !doctor_val(g, GM_TEMP_SLOWDOWN, &s) ||
+		    s <= 0)
 			continue;
-		st = dr_worse(st, DR_PASS);
+		st = doctor_worse(st, DOCTOR_PASS);
 		measured++;
 		if (t > hot_t) {
 			hot_t = t;
@@ -533,31 +543,33 @@ void dr_check_gpus_thermal(dr_ctx *c)
 		}
 		if (t >= s || s - t <= THERMAL_MARGIN_C) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d at %.0f C, slowdown at %.0f C"), g->st.index,
-			             t, s);
-			st = dr_worse(st, t >= s ? DR_FAIL : DR_WARN);
+			gw_sb_printf(&b, DOCTOR_("GPU %d at %.0f C, slowdown at %.0f C"),
+			             g->st.index, t, s);
+			st = doctor_worse(st, t >= s ? DOCTOR_FAIL : DOCTOR_WARN);
 			gw_sb_sep(&fix_gpus, ",");
 			gw_sb_printf(&fix_gpus, "%d", g->st.index);
 		}
 	}
-	if (st == DR_SKIP) {
-		dr_addf(c->r, "gpus.thermal", DR_SKIP,
-		        "temperature or slowdown threshold not reported");
-	} else if (st == DR_PASS && measured == 1) {
+	if (st == DOCTOR_SKIP) {
+		doctor_addf(c->r, "gpus.thermal", DOCTOR_SKIP,
+		            "temperature or slowdown threshold not reported");
+	} else if (st == DOCTOR_PASS && measured == 1) {
 		/* "hottest" compares GPUs: with one there is nothing to compare */
-		dr_addf(c->r, "gpus.thermal", DR_PASS, "GPU %d at %.0f C (slowdown at %.0f C)",
-		        hottest, hot_t, hot_s);
-	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.thermal", DR_PASS,
-		        "hottest GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);
+		doctor_addf(c->r, "gpus.thermal", DOCTOR_PASS,
+		            "GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);
+	} else if (st == DOCTOR_PASS) {
+		doctor_addf(c->r, "gpus.thermal", DOCTOR_PASS,
+		            "hottest GPU %d at %.0f C (slowdown at %.0f C)", hottest, hot_t, hot_s);
 	} else {
-		dr_result *r = dr_addf(c->r, "gpus.thermal", st, "%s%s", gw_sb_str(&b),
-		                       st == DR_FAIL ? DR_(": clocks are being cut") : "");
-		dr_fixf(r,
-		        "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
-		        "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
-		        "trades a little speed for steady clocks",
-		        gw_sb_str(&fix_gpus));
+		doctor_result *r =
+		    doctor_addf(c->r, "gpus.thermal", st, "%s%s", gw_sb_str(&b),
+		                st == DOCTOR_FAIL ? DOCTOR_(": clocks are being cut") : "");
+		doctor_fixf(
+		    r,
+		    "cool GPU %s: fans (nvidia-smi -q -d TEMPERATURE,PERFORMANCE), airflow, "
+		    "dust, room temperature; a lower power limit (sudo nvidia-smi -pl W) "
+		    "trades a little speed for steady clocks",
+		    gw_sb_str(&fix_gpus));
 	}
 	gw_sb_free(&b);
 	gw_sb_free(&fix_gpus);
@@ -565,111 +577,115 @@ void dr_check_gpus_thermal(dr_ctx *c)
 
 /* ---- gpus.clocks ---- */
 
-void dr_check_gpus_clocks(dr_ctx *c)
+void doctor_check_gpus_clocks(doctor_ctx *c)
 {
 	if (!have_gpus(c, "gpus.clocks"))
 		return;
-	const dr_machine *m = c->m;
-	dr_status st = DR_SKIP;
+	const doctor_machine *m = c->m;
+	doctor_status st = DOCTOR_SKIP;
 	gw_strbuf b = {0};
 	bool power = false, hw = false, thermal = false, app = false;
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
 			continue;
-		const dr_gpu *g = &m->gpu[i];
+		const doctor_gpu *g = &m->gpu[i];
 		double v;
 		if (!g->v.ok[GM_CLK_REASONS])
 			continue;
-		st = dr_worse(st, DR_PASS);
+		st = doctor_worse(st, DOCTOR_PASS);
 		gw_strbuf why = {0};
-		dr_status gs = DR_PASS;
-		if (dr_val(g, GM_CLK_R_HW_SLOW, &v) && v > 0) {
+		doctor_status gs = DOCTOR_PASS;
+		if (doctor_val(g, GM_CLK_R_HW_SLOW, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, DR_("hardware slowdown"));
-			gs = DR_FAIL;
+			gw_sb_printf(&why, DOCTOR_("hardware slowdown"));
+			gs = DOCTOR_FAIL;
 			hw = true;
 		}
-		if (dr_val(g, GM_CLK_R_HW_THERMAL, &v) && v > 0) {
+		if (doctor_val(g, GM_CLK_R_HW_THERMAL, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, DR_("hardware thermal slowdown"));
-			gs = DR_FAIL;
+			gw_sb_printf(&why, DOCTOR_("hardware thermal slowdown"));
+			gs = DOCTOR_FAIL;
 			thermal = true;
 		}
-		if (dr_val(g, GM_CLK_R_HW_POWER_BRAKE, &v) && v > 0) {
+		if (doctor_val(g, GM_CLK_R_HW_POWER_BRAKE, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, DR_("power brake (external signal)"));
-			gs = DR_FAIL;
+			gw_sb_printf(&why, DOCTOR_("power brake (external signal)"));
+			gs = DOCTOR_FAIL;
 			hw = true;
 		}
-		if (dr_val(g, GM_CLK_R_SW_POWER, &v) && v > 0) {
+		if (doctor_val(g, GM_CLK_R_SW_POWER, &v) && v > 0) {
 			double d, l;
 			gw_sb_sep(&why, ", ");
-			if (dr_val(g, GM_POWER_DRAW, &d) && dr_val(g, GM_POWER_ENFORCED_LIMIT, &l))
-				gw_sb_printf(&why, DR_("power cap (%.0f W of %.0f W)"), d, l);
+			if (doctor_val(g, GM_POWER_DRAW, &d) &&
+			    doctor_val(g, GM_POWER_ENFORCED_LIMIT, &l))
+				gw_sb_printf(&why, DOCTOR_("power cap (%.0f W of %.0f W)"), d, l);
 			else
-				gw_sb_printf(&why, DR_("power cap"));
-			gs = dr_worse(gs, DR_WARN);
+				gw_sb_printf(&why, DOCTOR_("power cap"));
+			gs = doctor_worse(gs, DOCTOR_WARN);
 			power = true;
 		}
-		if (dr_val(g, GM_CLK_R_SW_THERMAL, &v) && v > 0) {
+		if (doctor_val(g, GM_CLK_R_SW_THERMAL, &v) && v > 0) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, DR_("software thermal slowdown"));
-			gs = dr_worse(gs, DR_WARN);
+			gw_sb_printf(&why, DOCTOR_("software thermal slowdown"));
+			gs = doctor_worse(gs, DOCTOR_WARN);
 			thermal = true;
 		}
 		double ag, mg;
 		/* Applications clocks only matter when someone set them below the maximum. */
-		if (dr_val(g, GM_CLK_R_APP, &v) && v > 0 && dr_val(g, GM_CLK_APP_GR, &ag) &&
-		    dr_val(g, GM_CLK_MAX_GR, &mg) && ag < mg) {
+		if (doctor_val(g, GM_CLK_R_APP, &v) && v > 0 && doctor_val(g, GM_CLK_APP_GR, &ag) &&
+		    doctor_val(g, GM_CLK_MAX_GR, &mg) && ag < mg) {
 			gw_sb_sep(&why, ", ");
-			gw_sb_printf(&why, DR_("applications clocks set to %.0f of %.0f MHz"), ag,
-			             mg);
-			gs = dr_worse(gs, DR_WARN);
+			gw_sb_printf(&why, DOCTOR_("applications clocks set to %.0f of %.0f MHz"),
+			             ag, mg);
+			gs = doctor_worse(gs, DOCTOR_WARN);
 			app = true;
 		}
-		if (gs != DR_PASS) {
+		if (gs != DOCTOR_PASS) {
 			gw_sb_sep(&b, "; ");
 			double sm;
 			gw_sb_printf(&b, "GPU %d: %s", g->st.index, gw_sb_str(&why));
-			if (dr_val(g, GM_CLK_SM, &sm) && dr_val(g, GM_CLK_MAX_SM, &mg))
-				gw_sb_printf(&b, DR_(" (SM %.0f of %.0f MHz)"), sm, mg);
-			st = dr_worse(st, gs);
+			if (doctor_val(g, GM_CLK_SM, &sm) && doctor_val(g, GM_CLK_MAX_SM, &mg))
+				gw_sb_printf(&b, DOCTOR_(" (SM %.0f of %.0f MHz)"), sm, mg);
+			st = doctor_worse(st, gs);
 		}
 		gw_sb_free(&why);
 	}
-	if (st == DR_SKIP) {
-		dr_addf(c->r, "gpus.clocks", DR_SKIP, "clock event reasons not reported");
-	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.clocks", DR_PASS,
-		        "no clocks held down (other than idle or sync boost)");
+	if (st == DOCTOR_SKIP) {
+		doctor_addf(c->r, "gpus.clocks", DOCTOR_SKIP, "clock event reasons not reported");
+	} else if (st == DOCTOR_PASS) {
+		doctor_addf(c->r, "gpus.clocks", DOCTOR_PASS,
+		            "no clocks held down (other than idle or sync boost)");
 	} else {
-		dr_result *r =
-		    dr_addf(c->r, "gpus.clocks", st, "clocks held down: %s", gw_sb_str(&b));
+		doctor_result *r =
+		    doctor_addf(c->r, "gpus.clocks", st, "clocks held down: %s", gw_sb_str(&b));
 		gw_strbuf fix = {0};
 		if (hw)
 			gw_sb_printf(
 			    &fix,
-			    DR_("hardware slowdown on a cool GPU points at power delivery: check "
+			    DOCTOR_(
+			        "hardware slowdown on a cool GPU points at power delivery: check "
 			        "the PSU and the GPU power cables (nvidia-smi -q -d PERFORMANCE "
 			        "names the reason)"));
 		if (thermal) {
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, DR_("improve cooling (see gpus.thermal)"));
+			gw_sb_printf(&fix, DOCTOR_("improve cooling (see gpus.thermal)"));
 		}
 		if (power) {
 			gw_sb_sep(&fix, "; ");
 			gw_sb_printf(
 			    &fix,
-			    DR_("the job is power bound: expected for heavy kernels at the "
+			    DOCTOR_(
+			        "the job is power bound: expected for heavy kernels at the "
 			        "default limit; if the limit was lowered, restore it (see "
 			        "gpus.power_limit), else a higher limit up to the board's maximum "
 			        "(sudo nvidia-smi -pl W) helps if cooling allows"));
 		}
 		if (app) {
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, DR_("reset applications clocks: sudo nvidia-smi -rac"));
+			gw_sb_printf(&fix,
+			             DOCTOR_("reset applications clocks: sudo nvidia-smi -rac"));
 		}
-		dr_fixf(r, "%s", gw_sb_str(&fix));
+		doctor_fixf(r, "%s", gw_sb_str(&fix));
 		gw_sb_free(&fix);
 	}
 	gw_sb_free(&b);
@@ -677,55 +693,59 @@ void dr_check_gpus_clocks(dr_ctx *c)
 
 /* ---- gpus.power_limit ---- */
 
-void dr_check_gpus_power_limit(dr_ctx *c)
+void doctor_check_gpus_power_limit(doctor_ctx *c)
 {
 	if (!have_gpus(c, "gpus.power_limit"))
 		return;
-	const dr_machine *m = c->m;
-	dr_status st = DR_SKIP;
+	const doctor_machine *m = c->m;
+	doctor_status st = DOCTOR_SKIP;
 	gw_strbuf b = {0}, fix = {0};
 	for (int i = 0; i < m->n; i++) {
 		if (!usable(m, i))
 			continue;
-		const dr_gpu *g = &m->gpu[i];
+		const doctor_gpu *g = &m->gpu[i];
 		double lim, def, enf;
-		bool have_lim = dr_val(g, GM_POWER_LIMIT, &lim);
-		bool have_def = dr_val(g, GM_POWER_DEFAULT_LIMIT, &def);
-		bool have_enf = dr_val(g, GM_POWER_ENFORCED_LIMIT, &enf);
+		bool have_lim = doctor_val(g, GM_POWER_LIMIT, &lim);
+		bool have_def = doctor_val(g, GM_POWER_DEFAULT_LIMIT, &def);
+		bool have_enf = doctor_val(g, GM_POWER_ENFORCED_LIMIT, &enf);
 		if (!have_def || (!have_lim && !have_enf))
 			continue;
-		st = dr_worse(st, DR_PASS);
+		st = doctor_worse(st, DOCTOR_PASS);
 		double set = have_lim ? lim : enf;
 		if (set < def - 1) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d limited to %.0f W, default %.0f W"),
+			gw_sb_printf(&b, DOCTOR_("GPU %d limited to %.0f W, default %.0f W"),
 			             g->st.index, set, def);
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, DR_("sudo nvidia-smi -i %d -pl %.0f"), g->st.index, def);
-			st = DR_WARN;
+			gw_sb_printf(&fix, DOCTOR_("sudo nvidia-smi -i %d -pl %.0f"), g->st.index,
+			             def);
+			st = DOCTOR_WARN;
 		} else if (have_enf && enf < set - 1) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b,
-			             DR_("GPU %d enforces %.0f W, below its set %.0f W (a board or "
-			                 "system-wide limit)"),
-			             g->st.index, enf, set);
+			gw_sb_printf(
+			    &b,
+			    DOCTOR_("GPU %d enforces %.0f W, below its set %.0f W (a board or "
+			            "system-wide limit)"),
+			    g->st.index, enf, set);
 			gw_sb_sep(&fix, "; ");
-			gw_sb_printf(&fix, DR_("check the chassis/BMC power policy for GPU %d"),
+			gw_sb_printf(&fix, DOCTOR_("check the chassis/BMC power policy for GPU %d"),
 			             g->st.index);
-			st = DR_WARN;
+			st = DOCTOR_WARN;
 		}
 	}
-	if (st == DR_SKIP) {
-		dr_addf(c->r, "gpus.power_limit", DR_SKIP, "power limits not reported");
-	} else if (st == DR_PASS) {
-		dr_addf(c->r, "gpus.power_limit", DR_PASS, "power limits at their defaults");
+	if (st == DOCTOR_SKIP) {
+		doctor_addf(c->r, "gpus.power_limit", DOCTOR_SKIP, "power limits not reported");
+	} else if (st == DOCTOR_PASS) {
+		doctor_addf(c->r, "gpus.power_limit", DOCTOR_PASS,
+		            "power limits at their defaults");
 	} else {
-		dr_result *r = dr_addf(c->r, "gpus.power_limit", DR_WARN,
-		                       "%s: clocks drop earlier under load", gw_sb_str(&b));
-		dr_fixf(r,
-		        "%s (keep a lower limit only if it was set on purpose for cooling or the "
-		        "power budget)",
-		        gw_sb_str(&fix));
+		doctor_result *r = doctor_addf(c->r, "gpus.power_limit", DOCTOR_WARN,
+		                               "%s: clocks drop earlier under load", gw_sb_str(&b));
+		doctor_fixf(
+		    r,
+		    "%s (keep a lower limit only if it was set on purpose for cooling or the "
+		    "power budget)",
+		    gw_sb_str(&fix));
 	}
 	gw_sb_free(&b);
 	gw_sb_free(&fix);

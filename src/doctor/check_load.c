@@ -7,16 +7,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "host/host_parse.h"
-#include "host/pidbrief.h"
+#include "host/host_pidbrief.h"
 
 #define MIB 1048576.0
 
-static bool have_gpus(dr_ctx *c, const char *check)
+static bool have_gpus(doctor_ctx *c, const char *check)
 {
-	if (c->m->nvml != DR_NVML_OK || c->m->n == 0) {
-		dr_addf(c->r, check, DR_SKIP, "no GPUs to look at (see driver.nvml)");
+	if (c->m->nvml != DOCTOR_NVML_OK || c->m->n == 0) {
+		doctor_addf(c->r, check, DOCTOR_SKIP, "no GPUs to look at (see driver.nvml)");
 		return false;
 	}
 	return true;
@@ -27,7 +27,7 @@ static char pid_state(const char *proc_root, unsigned pid, unsigned *ppid)
 {
 	char path[256];
 	snprintf(path, sizeof path, "%s/%u/stat", proc_root, pid);
-	char *s = dr_slurp(path, 4096);
+	char *s = doctor_slurp(path, 4096);
 	host_pid_stat ps;
 	*ppid = 0;
 	if (!s)
@@ -42,18 +42,18 @@ static char pid_state(const char *proc_root, unsigned pid, unsigned *ppid)
 
 /* ---- load.processes ---- */
 
-void dr_check_load_processes(dr_ctx *c)
+void doctor_check_load_processes(doctor_ctx *c)
 {
 	if (!have_gpus(c, "load.processes"))
 		return;
-	const dr_machine *m = c->m;
-	const dr_where *w = dr_ctx_where(c);
+	const doctor_machine *m = c->m;
+	const doctor_where *w = doctor_ctx_where(c);
 	gw_strbuf b = {0}, free_gpus = {0}, unknown = {0};
 	int nproc = 0, ngpu = 0;
 	char mem[32];
 	for (int i = 0; i < m->n; i++) {
-		const dr_gpu *g = &m->gpu[i];
-		if (!dr_gpu_selected(m, i) || g->lost)
+		const doctor_gpu *g = &m->gpu[i];
+		if (!doctor_gpu_selected(m, i) || g->lost)
 			continue;
 		ngpu++;
 		if (!g->procs_ok) {
@@ -71,41 +71,43 @@ void dr_check_load_processes(dr_ctx *c)
 			host_pid_brief pb;
 			gpu_proc_brief(p, c->p->proc_root, &pb);
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d: pid %u"), g->st.index, p->pid);
+			gw_sb_printf(&b, DOCTOR_("GPU %d: pid %u"), g->st.index, p->pid);
 			char cmd[96];
 			if (pb.exists)
 				gw_sb_printf(
 				    &b, " %s '%s'", pb.user[0] ? pb.user : "?",
-				    dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
+				    doctor_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 			else if (w->pidns_nested)
-				gw_sb_printf(&b, DR_(" (not visible from this PID namespace)"));
+				gw_sb_printf(&b, DOCTOR_(" (not visible from this PID namespace)"));
 			else
-				gw_sb_printf(&b, DR_(" (no such process here)"));
+				gw_sb_printf(&b, DOCTOR_(" (no such process here)"));
 			if (p->mem_ok)
-				gw_sb_printf(&b, " %s", dr_bytes(p->mem_bytes, mem, sizeof mem));
+				gw_sb_printf(&b, " %s",
+				             doctor_bytes(p->mem_bytes, mem, sizeof mem));
 			nproc++;
 		}
 	}
 	if (nproc == 0) {
-		dr_addf(c->r, "load.processes", DR_PASS,
-		        ngpu > 1 ? DR_("no processes on any of the %d GPUs%s%s")
-		                 : DR_P("no processes on %d GPU%s%s", "no processes on %d GPUs%s%s",
-		                        ngpu),
-		        ngpu, unknown.len ? DR_("; process list unavailable for GPU ") : "",
-		        gw_sb_str(&unknown));
+		doctor_addf(c->r, "load.processes", DOCTOR_PASS,
+		            ngpu > 1 ? DOCTOR_("no processes on any of the %d GPUs%s%s")
+		                     : DOCTOR_P("no processes on %d GPU%s%s",
+		                                "no processes on %d GPUs%s%s", ngpu),
+		            ngpu, unknown.len ? DOCTOR_("; process list unavailable for GPU ") : "",
+		            gw_sb_str(&unknown));
 	} else {
-		dr_result *r = dr_addf(
-		    c->r, "load.processes", DR_WARN,
-		    DR_P("%d process on the GPUs: %s", "%d processes on the GPUs: %s", nproc),
+		doctor_result *r = doctor_addf(
+		    c->r, "load.processes", DOCTOR_WARN,
+		    DOCTOR_P("%d process on the GPUs: %s", "%d processes on the GPUs: %s", nproc),
 		    nproc, gw_sb_str(&b));
 		if (free_gpus.len)
-			dr_fixf(r,
-			        "they compete for SM time and memory: run on a free GPU "
-			        "(CUDA_VISIBLE_DEVICES=%s), wait, or stop the ones that are yours "
-			        "(kill PID)",
-			        gw_sb_str(&free_gpus));
+			doctor_fixf(
+			    r,
+			    "they compete for SM time and memory: run on a free GPU "
+			    "(CUDA_VISIBLE_DEVICES=%s), wait, or stop the ones that are yours "
+			    "(kill PID)",
+			    gw_sb_str(&free_gpus));
 		else
-			dr_fixf(
+			doctor_fixf(
 			    r, "no GPU is free: wait, agree with the owners, or stop the ones that "
 			       "are yours (kill PID)");
 	}
@@ -123,23 +125,23 @@ static double unowned_threshold_mib(double total_mib)
 	return t > 1024 ? t : 1024;
 }
 
-void dr_check_load_orphan_memory(dr_ctx *c)
+void doctor_check_load_orphan_memory(doctor_ctx *c)
 {
 	if (!have_gpus(c, "load.orphan_memory"))
 		return;
-	const dr_machine *m = c->m;
-	const dr_where *w = dr_ctx_where(c);
+	const doctor_machine *m = c->m;
+	const doctor_where *w = doctor_ctx_where(c);
 	gw_strbuf b = {0}, fix = {0};
 	int looked = 0;
 	char mem[32], mem2[32];
 	bool zombie = false, orphan = false;
 	for (int i = 0; i < m->n; i++) {
-		const dr_gpu *g = &m->gpu[i];
+		const doctor_gpu *g = &m->gpu[i];
 		double used, total, mig;
-		if (!dr_gpu_selected(m, i) || g->lost || !g->procs_ok ||
-		    !dr_val(g, GM_MEM_USED, &used) || !dr_val(g, GM_MEM_TOTAL, &total))
+		if (!doctor_gpu_selected(m, i) || g->lost || !g->procs_ok ||
+		    !doctor_val(g, GM_MEM_USED, &used) || !doctor_val(g, GM_MEM_TOTAL, &total))
 			continue;
-		if (dr_val(g, GM_MIG_CURRENT, &mig) && mig > 0)
+		if (doctor_val(g, GM_MIG_CURRENT, &mig) && mig > 0)
 			continue; /* MIG: processes are listed per instance, not per GPU */
 		double owned = 0;
 		bool all_known = true;
@@ -157,25 +159,27 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 			gpu_proc_brief(p, c->p->proc_root, &pb);
 			if (!pb.exists) {
 				gw_sb_sep(&b, "; ");
-				gw_sb_printf(&b,
-				             DR_("GPU %d: pid %u is gone but NVML still lists it"),
-				             g->st.index, p->pid);
+				gw_sb_printf(
+				    &b, DOCTOR_("GPU %d: pid %u is gone but NVML still lists it"),
+				    g->st.index, p->pid);
 				if (p->mem_ok)
-					gw_sb_printf(&b, DR_(" with %s"),
-					             dr_bytes(p->mem_bytes, mem, sizeof mem));
+					gw_sb_printf(&b, DOCTOR_(" with %s"),
+					             doctor_bytes(p->mem_bytes, mem, sizeof mem));
 				orphan = true;
 			} else if (st == 'Z') {
 				gw_sb_sep(&b, "; ");
 				gw_sb_printf(
 				    &b,
-				    DR_("GPU %d: pid %u is a zombie (defunct) still holding %s"),
+				    DOCTOR_(
+				        "GPU %d: pid %u is a zombie (defunct) still holding %s"),
 				    g->st.index, p->pid,
-				    p->mem_ok ? dr_bytes(p->mem_bytes, mem, sizeof mem)
-				              : DR_("memory"));
+				    p->mem_ok ? doctor_bytes(p->mem_bytes, mem, sizeof mem)
+				              : DOCTOR_("memory"));
 				gw_sb_sep(&fix, "; ");
 				gw_sb_printf(
 				    &fix,
-				    DR_("its parent pid %u must reap it: stop or restart pid %u"),
+				    DOCTOR_(
+				        "its parent pid %u must reap it: stop or restart pid %u"),
 				    ppid, ppid);
 				zombie = true;
 			}
@@ -186,36 +190,39 @@ void dr_check_load_orphan_memory(dr_ctx *c)
 		double unowned = used - owned;
 		if (unowned > unowned_threshold_mib(total)) {
 			gw_sb_sep(&b, "; ");
-			gw_sb_printf(&b, DR_("GPU %d: %s of %s used is held by no listed process"),
-			             g->st.index,
-			             dr_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
-			             dr_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
+			gw_sb_printf(
+			    &b, DOCTOR_("GPU %d: %s of %s used is held by no listed process"),
+			    g->st.index, doctor_bytes((uint64_t)(unowned * MIB), mem, sizeof mem),
+			    doctor_bytes((uint64_t)(used * MIB), mem2, sizeof mem2));
 			orphan = true;
 		}
 	}
 	if (!looked && !b.len) {
-		dr_addf(c->r, "load.orphan_memory", DR_SKIP,
-		        "memory use or per-process memory not reported");
+		doctor_addf(c->r, "load.orphan_memory", DOCTOR_SKIP,
+		            "memory use or per-process memory not reported");
 	} else if (b.len) {
 		if (orphan) {
 			gw_sb_sep(&fix, "; ");
 			gw_sb_printf(
 			    &fix,
-			    DR_("memory without a live owner: find holders with sudo fuser -v "
+			    DOCTOR_(
+			        "memory without a live owner: find holders with sudo fuser -v "
 			        "/dev/nvidia* (or lsof /dev/nvidia*) and stop them; if nothing "
 			        "holds it, reset the GPU when idle (sudo nvidia-smi -r -i N) or "
 			        "reboot"));
 		}
-		dr_result *r = dr_addf(c->r, "load.orphan_memory", DR_WARN, "%s", gw_sb_str(&b));
-		dr_fixf(r, "%s", gw_sb_str(&fix));
+		doctor_result *r =
+		    doctor_addf(c->r, "load.orphan_memory", DOCTOR_WARN, "%s", gw_sb_str(&b));
+		doctor_fixf(r, "%s", gw_sb_str(&fix));
 	} else {
-		dr_addf(c->r, "load.orphan_memory", DR_PASS,
-		        DR_P("used memory belongs to listed processes on %d GPU%s",
-		             "used memory belongs to listed processes on all %d GPUs%s", looked),
-		        looked,
-		        w->pidns_nested
-		            ? DR_(" (gone processes cannot be told from hidden ones here)")
-		            : "");
+		doctor_addf(c->r, "load.orphan_memory", DOCTOR_PASS,
+		            DOCTOR_P("used memory belongs to listed processes on %d GPU%s",
+		                     "used memory belongs to listed processes on all %d GPUs%s",
+		                     looked),
+		            looked,
+		            w->pidns_nested
+		                ? DOCTOR_(" (gone processes cannot be told from hidden ones here)")
+		                : "");
 	}
 	(void)zombie;
 	gw_sb_free(&b);
@@ -261,8 +268,8 @@ static int find_listeners(const char *proc_root, int port, listener *out, int ma
 	int n = 0, readable = 0;
 	for (size_t f = 0; f < 2; f++) {
 		char path[256];
-		dr_pathf(path, sizeof path, proc_root, "%s", files[f]);
-		char *s = dr_slurp(path, 16u << 20);
+		doctor_pathf(path, sizeof path, proc_root, "%s", files[f]);
+		char *s = doctor_slurp(path, 16u << 20);
 		if (!s)
 			continue;
 		readable++;
@@ -329,18 +336,18 @@ static unsigned socket_owner(const char *proc_root, unsigned long inode)
 	return found;
 }
 
-static void check_port(dr_ctx *c, int port)
+static void check_port(doctor_ctx *c, int port)
 {
 	listener ls[8];
 	int n = find_listeners(c->p->proc_root, port, ls, 8);
 	if (n < 0) {
-		dr_addf(c->r, "load.port", DR_SKIP, "port %d: %s/net/tcp not readable", port,
-		        c->p->proc_root);
+		doctor_addf(c->r, "load.port", DOCTOR_SKIP, "port %d: %s/net/tcp not readable",
+		            port, c->p->proc_root);
 		return;
 	}
 	if (n == 0) {
-		dr_addf(c->r, "load.port", DR_PASS, "port %d is free (nothing listens on it)",
-		        port);
+		doctor_addf(c->r, "load.port", DOCTOR_PASS,
+		            "port %d is free (nothing listens on it)", port);
 		return;
 	}
 	gw_strbuf b = {0};
@@ -355,42 +362,45 @@ static void check_port(dr_ctx *c, int port)
 			host_pid_brief pb;
 			host_pid_brief_read(c->p->proc_root, p, &pb);
 			char cmd[96];
-			gw_sb_printf(&b, DR_(" by pid %u (%s: '%s')"), p,
+			gw_sb_printf(&b, DOCTOR_(" by pid %u (%s: '%s')"), p,
 			             pb.user[0] ? pb.user : "?",
-			             dr_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
+			             doctor_short(pb.cmd[0] ? pb.cmd : "?", 80, cmd, sizeof cmd));
 		} else {
 			struct passwd pw, *res = NULL;
 			char buf[1024];
 			if (getpwuid_r(ls[i].uid, &pw, buf, sizeof buf, &res) == 0 && res)
-				gw_sb_printf(&b,
-				             DR_(" by a process of %s (not visible to this user)"),
-				             pw.pw_name);
+				gw_sb_printf(
+				    &b, DOCTOR_(" by a process of %s (not visible to this user)"),
+				    pw.pw_name);
 			else
 				gw_sb_printf(
-				    &b, DR_(" by a process of uid %u (not visible to this user)"),
+				    &b,
+				    DOCTOR_(" by a process of uid %u (not visible to this user)"),
 				    ls[i].uid);
 		}
 	}
-	dr_result *r = dr_addf(c->r, "load.port", DR_WARN, "port %d is taken: listened on at %s",
-	                       port, gw_sb_str(&b));
+	doctor_result *r = doctor_addf(c->r, "load.port", DOCTOR_WARN,
+	                               "port %d is taken: listened on at %s", port, gw_sb_str(&b));
 	if (pid)
-		dr_fixf(r,
-		        "if it is a leftover, stop it (kill %u, then kill -9 %u if it stays), or "
-		        "start your service on another port",
-		        pid, pid);
+		doctor_fixf(
+		    r,
+		    "if it is a leftover, stop it (kill %u, then kill -9 %u if it stays), or "
+		    "start your service on another port",
+		    pid, pid);
 	else
-		dr_fixf(r,
-		        "see who it is with sudo ss -ltnp 'sport = :%d' (or run gpuwhy doctor as "
-		        "root), or start your service on another port",
-		        port);
+		doctor_fixf(
+		    r,
+		    "see who it is with sudo ss -ltnp 'sport = :%d' (or run gpuwhy doctor as "
+		    "root), or start your service on another port",
+		    port);
 	gw_sb_free(&b);
 }
 
-void dr_check_load_ports(dr_ctx *c)
+void doctor_check_load_ports(doctor_ctx *c)
 {
 	if (c->o->nports == 0) {
-		dr_addf(c->r, "load.port", DR_SKIP,
-		        "no --port given (--port 7860 says who listens on a port)");
+		doctor_addf(c->r, "load.port", DOCTOR_SKIP,
+		            "no --port given (--port 7860 says who listens on a port)");
 		return;
 	}
 	for (int i = 0; i < c->o->nports; i++)
@@ -399,31 +409,31 @@ void dr_check_load_ports(dr_ctx *c)
 
 /* ---- load.need_mem ---- */
 
-void dr_check_load_need_mem(dr_ctx *c)
+void doctor_check_load_need_mem(doctor_ctx *c)
 {
 	if (!c->o->need_mem_set) {
-		dr_addf(c->r, "load.need_mem", DR_SKIP,
-		        "no --need-mem given (--need-mem 20G lists GPUs with that much free)");
+		doctor_addf(c->r, "load.need_mem", DOCTOR_SKIP,
+		            "no --need-mem given (--need-mem 20G lists GPUs with that much free)");
 		return;
 	}
 	if (!have_gpus(c, "load.need_mem"))
 		return;
-	const dr_machine *m = c->m;
+	const doctor_machine *m = c->m;
 	double need = (double)c->o->need_mem;
 	char want[32], a[32], b2[32];
-	dr_bytes(c->o->need_mem, want, sizeof want);
+	doctor_bytes(c->o->need_mem, want, sizeof want);
 	/* Which GPUs CUDA shows this environment. */
-	dr_cvd_gpu g[DR_CVD_MAX];
-	int n = m->n < DR_CVD_MAX ? m->n : DR_CVD_MAX;
+	doctor_cvd_gpu g[DOCTOR_CVD_MAX];
+	int n = m->n < DOCTOR_CVD_MAX ? m->n : DOCTOR_CVD_MAX;
 	for (int i = 0; i < n; i++) {
 		memset(&g[i], 0, sizeof g[i]);
 		g[i].uuid = m->gpu[i].st.uuid;
 		g[i].name = m->gpu[i].st.name;
 	}
-	const char *ord = dr_env(c, "CUDA_DEVICE_ORDER");
-	const char *cvd = dr_env(c, "CUDA_VISIBLE_DEVICES");
-	dr_cvd_map map;
-	dr_cvd_resolve(cvd, g, n, ord && !strcmp(ord, "PCI_BUS_ID"), &map);
+	const char *ord = doctor_env(c, "CUDA_DEVICE_ORDER");
+	const char *cvd = doctor_env(c, "CUDA_VISIBLE_DEVICES");
+	doctor_cvd_map map;
+	doctor_cvd_resolve(cvd, g, n, ord && !strcmp(ord, "PCI_BUS_ID"), &map);
 	bool mixed = false;
 	for (int i = 1; i < n; i++)
 		mixed |= strcmp(g[i].name, g[0].name) != 0;
@@ -431,18 +441,18 @@ void dr_check_load_need_mem(dr_ctx *c)
 	bool any_total = false;
 	int known = 0;
 	for (int i = 0; i < n; i++) {
-		const dr_gpu *x = &m->gpu[i];
+		const doctor_gpu *x = &m->gpu[i];
 		double fr, tot;
-		if (!dr_gpu_selected(m, i) || !dr_val(x, GM_MEM_FREE, &fr))
+		if (!doctor_gpu_selected(m, i) || !doctor_val(x, GM_MEM_FREE, &fr))
 			continue;
 		known++;
 		double free_b = fr * MIB;
 		gw_sb_sep(&all, ", ");
-		gw_sb_printf(&all, DR_("GPU %d %s free"), x->st.index,
-		             dr_bytes((uint64_t)free_b, a, sizeof a));
-		if (dr_val(x, GM_MEM_TOTAL, &tot)) {
-			gw_sb_printf(&all, DR_(" of %s"),
-			             dr_bytes((uint64_t)(tot * MIB), b2, sizeof b2));
+		gw_sb_printf(&all, DOCTOR_("GPU %d %s free"), x->st.index,
+		             doctor_bytes((uint64_t)free_b, a, sizeof a));
+		if (doctor_val(x, GM_MEM_TOTAL, &tot)) {
+			gw_sb_printf(&all, DOCTOR_(" of %s"),
+			             doctor_bytes((uint64_t)(tot * MIB), b2, sizeof b2));
 			any_total |= tot * MIB >= need;
 		}
 		if (free_b < need)
@@ -461,36 +471,38 @@ void dr_check_load_need_mem(dr_ctx *c)
 			}
 	}
 	if (!known) {
-		dr_addf(c->r, "load.need_mem", DR_SKIP, "free memory not reported");
+		doctor_addf(c->r, "load.need_mem", DOCTOR_SKIP, "free memory not reported");
 	} else if (!fits.len) {
-		dr_result *r = dr_addf(c->r, "load.need_mem", DR_FAIL, "no GPU has %s free: %s",
-		                       want, gw_sb_str(&all));
+		doctor_result *r = doctor_addf(c->r, "load.need_mem", DOCTOR_FAIL,
+		                               "no GPU has %s free: %s", want, gw_sb_str(&all));
 		if (any_total)
-			dr_fixf(r,
-			        "free memory (see load.processes and load.orphan_memory) or wait; "
-			        "or need less: smaller batch, mixed precision, gradient "
-			        "checkpointing, offload");
+			doctor_fixf(
+			    r, "free memory (see load.processes and load.orphan_memory) or wait; "
+			       "or need less: smaller batch, mixed precision, gradient "
+			       "checkpointing, offload");
 		else
-			dr_fixf(r,
-			        "no GPU here has %s in total: shard the model (tensor or pipeline "
-			        "parallel), quantize, or offload to the CPU",
-			        want);
+			doctor_fixf(
+			    r,
+			    "no GPU here has %s in total: shard the model (tensor or pipeline "
+			    "parallel), quantize, or offload to the CPU",
+			    want);
 	} else if (map.set && !fits_visible.len) {
-		dr_result *r = dr_addf(c->r, "load.need_mem", DR_WARN,
-		                       strchr(gw_sb_str(&fits), ',')
-		                           ? DR_("GPU %s have %s free, but "
-		                                 "CUDA_VISIBLE_DEVICES='%s' selects none of them")
-		                           : DR_("GPU %s has %s free, but "
-		                                 "CUDA_VISIBLE_DEVICES='%s' selects none of them"),
-		                       gw_sb_str(&fits), want, cvd);
-		dr_fixf(r, "CUDA_VISIBLE_DEVICES=%s", gw_sb_str(&sel));
+		doctor_result *r =
+		    doctor_addf(c->r, "load.need_mem", DOCTOR_WARN,
+		                strchr(gw_sb_str(&fits), ',')
+		                    ? DOCTOR_("GPU %s have %s free, but "
+		                              "CUDA_VISIBLE_DEVICES='%s' selects none of them")
+		                    : DOCTOR_("GPU %s has %s free, but "
+		                              "CUDA_VISIBLE_DEVICES='%s' selects none of them"),
+		                gw_sb_str(&fits), want, cvd);
+		doctor_fixf(r, "CUDA_VISIBLE_DEVICES=%s", gw_sb_str(&sel));
 	} else {
-		dr_addf(c->r, "load.need_mem", DR_PASS,
-		        strchr(gw_sb_str(&fits), ',')
-		            ? DR_("GPU %s have %s free (CUDA_VISIBLE_DEVICES=%s%s)")
-		            : DR_("GPU %s has %s free (CUDA_VISIBLE_DEVICES=%s%s)"),
-		        gw_sb_str(&fits), want, gw_sb_str(&sel),
-		        mixed ? DR_(", by UUID prefix because the models differ") : "");
+		doctor_addf(c->r, "load.need_mem", DOCTOR_PASS,
+		            strchr(gw_sb_str(&fits), ',')
+		                ? DOCTOR_("GPU %s have %s free (CUDA_VISIBLE_DEVICES=%s%s)")
+		                : DOCTOR_("GPU %s has %s free (CUDA_VISIBLE_DEVICES=%s%s)"),
+		            gw_sb_str(&fits), want, gw_sb_str(&sel),
+		            mixed ? DOCTOR_(", by UUID prefix because the models differ") : "");
 	}
 	gw_sb_free(&fits);
 	gw_sb_free(&fits_visible);

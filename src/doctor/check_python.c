@@ -3,59 +3,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "util/i18n.h"
 
-void dr_check_python_interpreter(dr_ctx *c)
+void doctor_check_python_interpreter(doctor_ctx *c)
 {
-	const dr_python *py = dr_ctx_python(c);
+	const doctor_python *py = doctor_ctx_python(c);
 	if (!py->found) {
 		if (py->explicit_path) {
-			dr_result *r = dr_addf(c->r, "python.interpreter", DR_FAIL,
-			                       "--python %s: %s", py->exe, py->error);
-			dr_fixf(r, "give the interpreter your job runs with, e.g. --python "
-			           "~/venv/bin/python");
+			doctor_result *r = doctor_addf(c->r, "python.interpreter", DOCTOR_FAIL,
+			                               "--python %s: %s", py->exe, py->error);
+			doctor_fixf(r, "give the interpreter your job runs with, e.g. --python "
+			               "~/venv/bin/python");
 		} else {
-			dr_result *r = dr_addf(c->r, "python.interpreter", DR_SKIP,
-			                       "no python3 or python on PATH");
-			dr_fixf(r, "pass --python PATH to check the environment your job uses");
+			doctor_result *r = doctor_addf(c->r, "python.interpreter", DOCTOR_SKIP,
+			                               "no python3 or python on PATH");
+			doctor_fixf(r, "pass --python PATH to check the environment your job uses");
 		}
 		return;
 	}
 	if (!py->ran) {
-		dr_result *r =
-		    dr_addf(c->r, "python.interpreter", py->explicit_path ? DR_FAIL : DR_WARN,
-		            "%s did not answer the probe: %s", py->exe, py->error);
-		dr_fixf(r, "run it by hand to see why: %s -c 'import sys; print(sys.version)'",
-		        py->exe);
+		doctor_result *r = doctor_addf(
+		    c->r, "python.interpreter", py->explicit_path ? DOCTOR_FAIL : DOCTOR_WARN,
+		    "%s did not answer the probe: %s", py->exe, py->error);
+		doctor_fixf(r, "run it by hand to see why: %s -c 'import sys; print(sys.version)'",
+		            py->exe);
 		return;
 	}
 	if (py->major < 3) {
-		dr_result *r = dr_addf(c->r, "python.interpreter", DR_WARN,
-		                       "%s is Python %s: current GPU frameworks need Python 3",
-		                       py->exe, py->version);
-		dr_fixf(r, "--python python3 (or the interpreter of your virtualenv)");
+		doctor_result *r = doctor_addf(
+		    c->r, "python.interpreter", DOCTOR_WARN,
+		    "%s is Python %s: current GPU frameworks need Python 3", py->exe, py->version);
+		doctor_fixf(r, "--python python3 (or the interpreter of your virtualenv)");
 		return;
 	}
 	gw_strbuf have = {0};
-	for (int i = 0; i < DR_PY_NPKG; i++) {
+	for (int i = 0; i < DOCTOR_PY_NPKG; i++) {
 		if (!py->pkg[i].installed)
 			continue;
 		gw_sb_sep(&have, ", ");
 		gw_sb_printf(&have, "%s", py->pkg[i].name);
 	}
-	dr_addf(c->r, "python.interpreter", DR_PASS, "Python %s at %s%s; %s%s", py->version,
-	        py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? DR_(" (virtualenv)") : "",
-	        have.len ? DR_("GPU frameworks: ")
-	                 : DR_("none of torch, jax, tensorflow, onnxruntime, cupy installed"),
-	        gw_sb_str(&have));
+	doctor_addf(
+	    c->r, "python.interpreter", DOCTOR_PASS, "Python %s at %s%s; %s%s", py->version,
+	    py->sys_exe[0] ? py->sys_exe : py->exe, py->venv ? DOCTOR_(" (virtualenv)") : "",
+	    have.len ? DOCTOR_("GPU frameworks: ")
+	             : DOCTOR_("none of torch, jax, tensorflow, onnxruntime, cupy installed"),
+	    gw_sb_str(&have));
 	gw_sb_free(&have);
 }
 
 /* ---- one framework ---- */
 
 typedef struct {
-	int pkg; /* index into dr_python.pkg */
+	int pkg; /* index into doctor_python.pkg */
 	const char *check;
 	const char *label;   /* how users name it */
 	const char *cpu_fix; /* how to get a CUDA build */
@@ -72,51 +73,52 @@ static void torch_tag(int driver_cuda, char *out, size_t len)
 	snprintf(out, len, "cu%d", best);
 }
 
-static void cpu_build_fix(dr_ctx *c, const fw_desc *f, dr_result *r)
+static void cpu_build_fix(doctor_ctx *c, const fw_desc *f, doctor_result *r)
 {
-	int dc = dr_cuda_version_int(c->m->cuda);
+	int dc = doctor_cuda_version_int(c->m->cuda);
 	if (f->pkg == 0) {
 		char tag[16];
 		torch_tag(dc > 0 ? dc : 12040, tag, sizeof tag);
-		dr_fixf(r,
-		        "pip install --force-reinstall torch --index-url "
-		        "https://download.pytorch.org/whl/%s (a cuXYZ not newer than the driver's "
-		        "CUDA %s)",
-		        tag, c->m->cuda[0] ? c->m->cuda : DR_("version"));
+		doctor_fixf(
+		    r,
+		    "pip install --force-reinstall torch --index-url "
+		    "https://download.pytorch.org/whl/%s (a cuXYZ not newer than the driver's "
+		    "CUDA %s)",
+		    tag, c->m->cuda[0] ? c->m->cuda : DOCTOR_("version"));
 	} else {
-		dr_fixf(r, "%s", DR_(f->cpu_fix));
+		doctor_fixf(r, "%s", DOCTOR_(f->cpu_fix));
 	}
 }
 
 /* Does the machine have an NVIDIA GPU at all (usable or not)? */
-static bool machine_has_gpu(dr_ctx *c)
+static bool machine_has_gpu(doctor_ctx *c)
 {
 	char bdf[4][16];
-	if (c->m->nvml == DR_NVML_OK)
+	if (c->m->nvml == DOCTOR_NVML_OK)
 		return c->m->n > 0;
-	return dr_pci_nvidia_gpus(c->p, bdf, 4) > 0 || dr_driver_present(c);
+	return doctor_pci_nvidia_gpus(c->p, bdf, 4) > 0 || doctor_driver_present(c);
 }
 
 /* How many GPUs CUDA should show this environment (after CUDA_VISIBLE_DEVICES). */
-static int expected_gpus(dr_ctx *c)
+static int expected_gpus(doctor_ctx *c)
 {
-	const dr_machine *m = c->m;
-	if (m->nvml != DR_NVML_OK)
+	const doctor_machine *m = c->m;
+	if (m->nvml != DOCTOR_NVML_OK)
 		return 0;
-	dr_cvd_gpu g[DR_CVD_MAX];
-	int n = m->n < DR_CVD_MAX ? m->n : DR_CVD_MAX;
+	doctor_cvd_gpu g[DOCTOR_CVD_MAX];
+	int n = m->n < DOCTOR_CVD_MAX ? m->n : DOCTOR_CVD_MAX;
 	for (int i = 0; i < n; i++) {
 		memset(&g[i], 0, sizeof g[i]);
 		g[i].uuid = m->gpu[i].st.uuid;
 	}
-	const char *o = dr_env(c, "CUDA_DEVICE_ORDER");
-	dr_cvd_map map;
-	dr_cvd_resolve(dr_env(c, "CUDA_VISIBLE_DEVICES"), g, n, o && !strcmp(o, "PCI_BUS_ID"),
-	               &map);
+	const char *o = doctor_env(c, "CUDA_DEVICE_ORDER");
+	doctor_cvd_map map;
+	doctor_cvd_resolve(doctor_env(c, "CUDA_VISIBLE_DEVICES"), g, n,
+	                   o && !strcmp(o, "PCI_BUS_ID"), &map);
 	return map.n;
 }
 
-static const char *devices_text(const dr_pypkg *k, char *out, size_t len)
+static const char *devices_text(const doctor_pypkg *k, char *out, size_t len)
 {
 	out[0] = '\0';
 	size_t used = 0;
@@ -141,83 +143,88 @@ static const char *devices_text(const dr_pypkg *k, char *out, size_t len)
 }
 
 /* Compare the CUDA a framework was built for with what the driver supports. */
-static dr_status cuda_compat(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, gw_strbuf *found,
-                             gw_strbuf *fix)
+static doctor_status cuda_compat(doctor_ctx *c, const fw_desc *f, const doctor_pypkg *k,
+                                 gw_strbuf *found, gw_strbuf *fix)
 {
-	int built = dr_cuda_version_int(k->cuda);
-	int drv = dr_cuda_version_int(c->m->cuda);
+	int built = doctor_cuda_version_int(k->cuda);
+	int drv = doctor_cuda_version_int(c->m->cuda);
 	if (built < 0 || drv < 0)
-		return DR_PASS;
+		return DOCTOR_PASS;
 	bool minor_known = strchr(k->cuda, '.') != NULL;
-	const char *need = dr_driver_for_cuda(built);
+	const char *need = doctor_driver_for_cuda(built);
 	if (built / 1000 > drv / 1000) {
-		gw_sb_printf(found,
-		             DR_("; built for CUDA %s but the driver supports at most %s, so it "
-		                 "cannot use the GPU"),
-		             k->cuda, c->m->cuda);
+		gw_sb_printf(
+		    found,
+		    DOCTOR_("; built for CUDA %s but the driver supports at most %s, so it "
+		            "cannot use the GPU"),
+		    k->cuda, c->m->cuda);
 		gw_sb_sep(fix, "; ");
 		gw_sb_printf(
 		    fix,
-		    DR_("upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
-		        "CUDA <= %s"),
-		    need ? DR_(" to >= ") : "", need ? need : "", k->cuda, f->label, c->m->cuda);
-		return DR_FAIL;
+		    DOCTOR_("upgrade the NVIDIA driver%s%s (CUDA %s), or install a %s build for "
+		            "CUDA <= %s"),
+		    need ? DOCTOR_(" to >= ") : "", need ? need : "", k->cuda, f->label,
+		    c->m->cuda);
+		return DOCTOR_FAIL;
 	}
 	if (minor_known && built > drv) {
 		gw_sb_printf(
 		    found,
-		    DR_("; built for CUDA %s, the driver supports %s: it runs through "
+		    DOCTOR_(
+		        "; built for CUDA %s, the driver supports %s: it runs through "
 		        "minor-version compatibility, but PTX JIT and the newest features fail"),
 		    k->cuda, c->m->cuda);
 		gw_sb_sep(fix, "; ");
 		gw_sb_printf(
 		    fix,
-		    DR_("upgrade the driver%s%s for full CUDA %s support, or use a build for "
-		        "CUDA <= %s"),
-		    need ? DR_(" to >= ") : "", need ? need : "", k->cuda, c->m->cuda);
-		return DR_WARN;
+		    DOCTOR_("upgrade the driver%s%s for full CUDA %s support, or use a build for "
+		            "CUDA <= %s"),
+		    need ? DOCTOR_(" to >= ") : "", need ? need : "", k->cuda, c->m->cuda);
+		return DOCTOR_WARN;
 	}
-	return DR_PASS;
+	return DOCTOR_PASS;
 }
 
 /* The import failed or hung: say which and what to try. */
-static void framework_import_failed(dr_ctx *c, const fw_desc *f, const dr_python *py,
-                                    const dr_pypkg *k)
+static void framework_import_failed(doctor_ctx *c, const fw_desc *f, const doctor_python *py,
+                                    const doctor_pypkg *k)
 {
 	bool slow = k->timed_out;
-	dr_result *r =
-	    dr_addf(c->r, f->check, slow ? DR_WARN : DR_FAIL, "import %s %s: %s", k->name,
-	            slow ? DR_("hung") : DR_("failed"), k->error[0] ? k->error : DR_("no answer"));
+	doctor_result *r =
+	    doctor_addf(c->r, f->check, slow ? DOCTOR_WARN : DOCTOR_FAIL, "import %s %s: %s",
+	                k->name, slow ? DOCTOR_("hung") : DOCTOR_("failed"),
+	                k->error[0] ? k->error : DOCTOR_("no answer"));
 	if (slow)
-		dr_fixf(r,
-		        "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
-		        "network filesystem)",
-		        py->exe, k->name);
+		doctor_fixf(r,
+		            "run %s -c 'import %s' by hand to see where it hangs (CUDA init, a "
+		            "network filesystem)",
+		            py->exe, k->name);
 	else if (strstr(k->error, "libcu") || strstr(k->error, "libnv"))
-		dr_fixf(r, "the CUDA libraries it links against are missing: install the "
-		           "build's CUDA runtime (pip wheels bring their own; check "
-		           "LD_LIBRARY_PATH for a stray CUDA)");
+		doctor_fixf(r, "the CUDA libraries it links against are missing: install the "
+		               "build's CUDA runtime (pip wheels bring their own; check "
+		               "LD_LIBRARY_PATH for a stray CUDA)");
 	else
-		dr_fixf(r, "pip install --force-reinstall %s (in the environment of %s)", k->name,
-		        py->exe);
+		doctor_fixf(r, "pip install --force-reinstall %s (in the environment of %s)",
+		            k->name, py->exe);
 }
 
 /* The framework's probe result, or NULL after reporting why there is none to judge. */
-static const dr_pypkg *framework_probed(dr_ctx *c, const fw_desc *f)
+static const doctor_pypkg *framework_probed(doctor_ctx *c, const fw_desc *f)
 {
-	const dr_python *py = dr_ctx_python(c);
+	const doctor_python *py = doctor_ctx_python(c);
 	if (!py->ran) {
-		dr_addf(c->r, f->check, DR_SKIP, "no working Python (see python.interpreter)");
+		doctor_addf(c->r, f->check, DOCTOR_SKIP,
+		            "no working Python (see python.interpreter)");
 		return NULL;
 	}
-	const dr_pypkg *k = &py->pkg[f->pkg];
+	const doctor_pypkg *k = &py->pkg[f->pkg];
 	if (!k->installed) {
-		dr_addf(c->r, f->check, DR_SKIP, "%s not installed for %s", f->label,
-		        py->sys_exe[0] ? py->sys_exe : py->exe);
+		doctor_addf(c->r, f->check, DOCTOR_SKIP, "%s not installed for %s", f->label,
+		            py->sys_exe[0] ? py->sys_exe : py->exe);
 		return NULL;
 	}
 	if (py->major < 3) {
-		dr_addf(c->r, f->check, DR_SKIP, "not probed under Python %s", py->version);
+		doctor_addf(c->r, f->check, DOCTOR_SKIP, "not probed under Python %s", py->version);
 		return NULL;
 	}
 	if (!k->probed || !k->version[0]) {
@@ -228,24 +235,27 @@ static const dr_pypkg *framework_probed(dr_ctx *c, const fw_desc *f)
 }
 
 /* A build that cannot use NVIDIA GPUs (CPU-only, AMD): reported here, true. */
-static bool framework_wrong_build(dr_ctx *c, const fw_desc *f, const dr_pypkg *k, bool has_gpu,
-                                  gw_strbuf *found)
+static bool framework_wrong_build(doctor_ctx *c, const fw_desc *f, const doctor_pypkg *k,
+                                  bool has_gpu, gw_strbuf *found)
 {
 	if (k->cpu_only) {
 		if (has_gpu) {
-			gw_sb_printf(found, DR_(" is a CPU-only build: it will never use the GPU"));
-			dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(found));
+			gw_sb_printf(found,
+			             DOCTOR_(" is a CPU-only build: it will never use the GPU"));
+			doctor_result *r =
+			    doctor_addf(c->r, f->check, DOCTOR_FAIL, "%s", gw_sb_str(found));
 			cpu_build_fix(c, f, r);
 		} else {
-			gw_sb_printf(found,
-			             DR_(" is a CPU-only build (this machine has no NVIDIA GPU)"));
-			dr_addf(c->r, f->check, DR_PASS, "%s", gw_sb_str(found));
+			gw_sb_printf(
+			    found,
+			    DOCTOR_(" is a CPU-only build (this machine has no NVIDIA GPU)"));
+			doctor_addf(c->r, f->check, DOCTOR_PASS, "%s", gw_sb_str(found));
 		}
 		return true;
 	}
 	if (k->other_gpu[0] && !k->cuda[0] && has_gpu) {
-		gw_sb_printf(found, DR_(": built for AMD GPUs, this machine has NVIDIA GPUs"));
-		dr_result *r = dr_addf(c->r, f->check, DR_FAIL, "%s", gw_sb_str(found));
+		gw_sb_printf(found, DOCTOR_(": built for AMD GPUs, this machine has NVIDIA GPUs"));
+		doctor_result *r = doctor_addf(c->r, f->check, DOCTOR_FAIL, "%s", gw_sb_str(found));
 		cpu_build_fix(c, f, r);
 		return true;
 	}
@@ -261,7 +271,8 @@ static const char *probe_note(const char *note, char *out, size_t len)
 	                  noload[] = "CUDA provider cannot load: ";
 	char body[600];
 	if (!strncmp(note, noload, sizeof noload - 1)) {
-		snprintf(out, len, DR_("CUDA provider cannot load: %s"), note + sizeof noload - 1);
+		snprintf(out, len, DOCTOR_("CUDA provider cannot load: %s"),
+		         note + sizeof noload - 1);
 		return out;
 	}
 	if (strncmp(note, providers, sizeof providers - 1)) {
@@ -273,96 +284,99 @@ static const char *probe_note(const char *note, char *out, size_t len)
 	bool loaded = bl >= ll && !strcmp(body + bl - ll, loads);
 	if (loaded)
 		body[bl - ll] = '\0';
-	snprintf(out, len, DR_("providers: %s%s"), body,
-	         loaded ? DR_("; CUDA provider library loads") : "");
+	snprintf(out, len, DOCTOR_("providers: %s%s"), body,
+	         loaded ? DOCTOR_("; CUDA provider library loads") : "");
 	return out;
 }
 
 /* ONNX Runtime cannot count GPUs without a model: its providers say it all. */
-static dr_status framework_uncounted(const dr_pypkg *k, bool has_gpu, dr_status st,
-                                     gw_strbuf *found, gw_strbuf *fix)
+static doctor_status framework_uncounted(const doctor_pypkg *k, bool has_gpu, doctor_status st,
+                                         gw_strbuf *found, gw_strbuf *fix)
 {
 	char note[700];
 	if (k->extra[0])
 		gw_sb_printf(found, "; %s", probe_note(k->extra, note, sizeof note));
 	if (k->error[0] && !has_gpu) {
-		gw_sb_printf(found, DR_("; %s (this machine has no NVIDIA GPU)"),
+		gw_sb_printf(found, DOCTOR_("; %s (this machine has no NVIDIA GPU)"),
 		             probe_note(k->error, note, sizeof note));
 	} else if (k->error[0]) {
 		gw_sb_printf(found, "; %s", probe_note(k->error, note, sizeof note));
-		st = dr_worse(st, DR_FAIL);
+		st = doctor_worse(st, DOCTOR_FAIL);
 		gw_sb_sep(fix, "; ");
-		gw_sb_printf(fix, DR_("install the CUDA and cuDNN versions this build needs (the "
-		                      "missing library is named above)"));
+		gw_sb_printf(fix,
+		             DOCTOR_("install the CUDA and cuDNN versions this build needs (the "
+		                     "missing library is named above)"));
 	}
 	return st;
 }
 
 /* The framework sees no GPU on a machine that has some: why, as far as is known. */
-static dr_status framework_sees_none(dr_ctx *c, const dr_python *py, const dr_pypkg *k,
-                                     dr_status st, gw_strbuf *found, gw_strbuf *fix)
+static doctor_status framework_sees_none(doctor_ctx *c, const doctor_python *py,
+                                         const doctor_pypkg *k, doctor_status st, gw_strbuf *found,
+                                         gw_strbuf *fix)
 {
 	int want = expected_gpus(c);
-	gw_sb_printf(found, DR_("; sees no GPU"));
+	gw_sb_printf(found, DOCTOR_("; sees no GPU"));
 	if (k->error[0])
 		gw_sb_printf(found, ": %s", k->error);
-	bool explained = st == DR_FAIL; /* the CUDA check already says why */
+	bool explained = st == DOCTOR_FAIL; /* the CUDA check already says why */
 	gw_sb_sep(fix, "; ");
-	if (c->m->nvml != DR_NVML_OK)
-		gw_sb_printf(fix, DR_("fix the driver first (driver.nvml)"));
+	if (c->m->nvml != DOCTOR_NVML_OK)
+		gw_sb_printf(fix, DOCTOR_("fix the driver first (driver.nvml)"));
 	else if (want == 0)
-		gw_sb_printf(fix,
-		             DR_("CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)"));
+		gw_sb_printf(
+		    fix, DOCTOR_("CUDA_VISIBLE_DEVICES hides every GPU (cuda.visible_devices)"));
 	else if (explained)
-		gw_sb_printf(fix, DR_("then it sees the GPUs"));
+		gw_sb_printf(fix, DOCTOR_("then it sees the GPUs"));
 	else if (strstr(k->error, "too old") || strstr(k->error, "insufficient"))
-		gw_sb_printf(fix, DR_("upgrade the NVIDIA driver (see driver.cuda)"));
+		gw_sb_printf(fix, DOCTOR_("upgrade the NVIDIA driver (see driver.cuda)"));
 	else
 		gw_sb_printf(fix,
-		             DR_("run %s -c 'import %s' and initialise CUDA by hand for the "
-		                 "full error; check LD_LIBRARY_PATH for a stray libcuda.so"),
+		             DOCTOR_("run %s -c 'import %s' and initialise CUDA by hand for the "
+		                     "full error; check LD_LIBRARY_PATH for a stray libcuda.so"),
 		             py->exe, k->name);
-	return DR_FAIL;
+	return DOCTOR_FAIL;
 }
 
 /* The GPUs the framework sees against the ones it should. */
-static dr_status framework_gpus(dr_ctx *c, const dr_pypkg *k, bool has_gpu, dr_status st,
-                                gw_strbuf *found, gw_strbuf *fix)
+static doctor_status framework_gpus(doctor_ctx *c, const doctor_pypkg *k, bool has_gpu,
+                                    doctor_status st, gw_strbuf *found, gw_strbuf *fix)
 {
 	if (c->m->simulated) {
 		int n = k->gpu_count < 0 ? 0 : k->gpu_count;
 		gw_sb_printf(found,
-		             DR_P("; sees %d GPU (simulated GPUs are invisible to frameworks)",
-		                  "; sees %d GPUs (simulated GPUs are invisible to frameworks)", n),
+		             DOCTOR_P("; sees %d GPU (simulated GPUs are invisible to frameworks)",
+		                      "; sees %d GPUs (simulated GPUs are invisible to frameworks)",
+		                      n),
 		             n);
 		return st;
 	}
 	if (k->gpu_count < 0)
 		return framework_uncounted(k, has_gpu, st, found, fix);
 	if (!has_gpu) {
-		gw_sb_printf(found, DR_("; sees no GPU (this machine has no NVIDIA GPU)"));
+		gw_sb_printf(found, DOCTOR_("; sees no GPU (this machine has no NVIDIA GPU)"));
 		return st;
 	}
 	if (k->gpu_count == 0)
-		return framework_sees_none(c, dr_ctx_python(c), k, st, found, fix);
+		return framework_sees_none(c, doctor_ctx_python(c), k, st, found, fix);
 	int want = expected_gpus(c);
 	char devs[256];
-	gw_sb_printf(found, DR_P("; sees %d GPU: %s", "; sees %d GPUs: %s", k->gpu_count),
+	gw_sb_printf(found, DOCTOR_P("; sees %d GPU: %s", "; sees %d GPUs: %s", k->gpu_count),
 	             k->gpu_count, devices_text(k, devs, sizeof devs));
 	if (k->gpu_count < want) {
-		gw_sb_printf(found, DR_(" (CUDA should show %d)"), want);
-		st = dr_worse(st, DR_WARN);
+		gw_sb_printf(found, DOCTOR_(" (CUDA should show %d)"), want);
+		st = doctor_worse(st, DOCTOR_WARN);
 		gw_sb_sep(fix, "; ");
-		gw_sb_printf(fix,
-		             DR_("check the environment the job really runs with "
+		gw_sb_printf(
+		    fix, DOCTOR_("check the environment the job really runs with "
 		                 "(CUDA_VISIBLE_DEVICES set inside the program or by a launcher)"));
 	}
 	return st;
 }
 
-static void check_framework(dr_ctx *c, const fw_desc *f)
+static void check_framework(doctor_ctx *c, const fw_desc *f)
 {
-	const dr_pypkg *k = framework_probed(c, f);
+	const doctor_pypkg *k = framework_probed(c, f);
 	if (!k)
 		return;
 	bool has_gpu = machine_has_gpu(c);
@@ -376,18 +390,18 @@ static void check_framework(dr_ctx *c, const fw_desc *f)
 		gw_sb_free(&found);
 		return;
 	}
-	dr_status st = DR_PASS;
-	if (c->m->nvml == DR_NVML_OK)
+	doctor_status st = DOCTOR_PASS;
+	if (c->m->nvml == DOCTOR_NVML_OK)
 		st = cuda_compat(c, f, k, &found, &fix);
 	st = framework_gpus(c, k, has_gpu, st, &found, &fix);
-	dr_result *r = dr_addf(c->r, f->check, st, "%s", gw_sb_str(&found));
-	if (st != DR_PASS && fix.len)
-		dr_fixf(r, "%s", gw_sb_str(&fix));
+	doctor_result *r = doctor_addf(c->r, f->check, st, "%s", gw_sb_str(&found));
+	if (st != DOCTOR_PASS && fix.len)
+		doctor_fixf(r, "%s", gw_sb_str(&fix));
 	gw_sb_free(&found);
 	gw_sb_free(&fix);
 }
 
-static const fw_desc fws[DR_PY_NPKG] = {
+static const fw_desc fws[DOCTOR_PY_NPKG] = {
     {0, "python.torch", "PyTorch", NULL},
     {1, "python.jax", "JAX", "pip install -U 'jax[cuda12]'"},
     {2, "python.tensorflow", "TensorFlow",
@@ -398,27 +412,27 @@ static const fw_desc fws[DR_PY_NPKG] = {
     {4, "python.cupy", "CuPy", "pip install cupy-cuda12x"},
 };
 
-void dr_check_python_torch(dr_ctx *c)
+void doctor_check_python_torch(doctor_ctx *c)
 {
 	check_framework(c, &fws[0]);
 }
 
-void dr_check_python_jax(dr_ctx *c)
+void doctor_check_python_jax(doctor_ctx *c)
 {
 	check_framework(c, &fws[1]);
 }
 
-void dr_check_python_tensorflow(dr_ctx *c)
+void doctor_check_python_tensorflow(doctor_ctx *c)
 {
 	check_framework(c, &fws[2]);
 }
 
-void dr_check_python_onnxruntime(dr_ctx *c)
+void doctor_check_python_onnxruntime(doctor_ctx *c)
 {
 	check_framework(c, &fws[3]);
 }
 
-void dr_check_python_cupy(dr_ctx *c)
+void doctor_check_python_cupy(doctor_ctx *c)
 {
 	check_framework(c, &fws[4]);
 }
@@ -449,20 +463,20 @@ static int dist_module(const char *name)
 	return -1;
 }
 
-void dr_check_python_duplicates(dr_ctx *c)
+void doctor_check_python_duplicates(doctor_ctx *c)
 {
-	const dr_python *py = dr_ctx_python(c);
+	const doctor_python *py = doctor_ctx_python(c);
 	if (!py->ran) {
-		dr_addf(c->r, "python.duplicates", DR_SKIP,
-		        "no working Python (see python.interpreter)");
+		doctor_addf(c->r, "python.duplicates", DOCTOR_SKIP,
+		            "no working Python (see python.interpreter)");
 		return;
 	}
 	gw_strbuf b = {0}, fix = {0}, ok = {0};
-	for (int m = 0; m < DR_PY_NPKG; m++) {
-		const dr_pydist *seen[16];
+	for (int m = 0; m < DOCTOR_PY_NPKG; m++) {
+		const doctor_pydist *seen[16];
 		int n = 0;
 		for (size_t i = 0; i < py->ndists && n < 16; i++) {
-			const dr_pydist *d = &py->dists[i];
+			const doctor_pydist *d = &py->dists[i];
 			if (dist_module(d->name) != m)
 				continue;
 			bool dup = false; /* the same directory twice on sys.path */
@@ -479,16 +493,16 @@ void dr_check_python_duplicates(dr_ctx *c)
 		if (n < 2)
 			continue;
 		gw_sb_sep(&b, "; ");
-		gw_sb_printf(&b, DR_("%s installed %d times:"), py->pkg[m].name, n);
+		gw_sb_printf(&b, DOCTOR_("%s installed %d times:"), py->pkg[m].name, n);
 		for (int j = 0; j < n; j++)
 			/* TRANSLATORS: ", torch 2.3.1 in /usr/lib/python3/site-packages". */
-			gw_sb_printf(&b, DR_("%s %s %s in %s"), j ? "," : "", seen[j]->name,
+			gw_sb_printf(&b, DOCTOR_("%s %s %s in %s"), j ? "," : "", seen[j]->name,
 			             seen[j]->version,
 			             seen[j]->location[0] ? seen[j]->location : "?");
 		if (py->pkg[m].file[0])
-			gw_sb_printf(&b, DR_(" (imports from %s)"), py->pkg[m].file);
+			gw_sb_printf(&b, DOCTOR_(" (imports from %s)"), py->pkg[m].file);
 		gw_sb_sep(&fix, "; ");
-		gw_sb_printf(&fix, DR_("pip uninstall -y"));
+		gw_sb_printf(&fix, DOCTOR_("pip uninstall -y"));
 		for (int j = 0; j < n; j++) {
 			bool again = false;
 			for (int i = 0; i < j; i++)
@@ -498,20 +512,21 @@ void dr_check_python_duplicates(dr_ctx *c)
 		}
 		gw_sb_printf(
 		    &fix,
-		    DR_(" (repeat until pip finds none), then install the one build you want"));
+		    DOCTOR_(" (repeat until pip finds none), then install the one build you want"));
 	}
 	if (b.len) {
-		dr_result *r =
-		    dr_addf(c->r, "python.duplicates", DR_WARN,
-		            "%s: which one is imported depends on sys.path order, and the "
-		            "packages overwrite each other's files",
-		            gw_sb_str(&b));
-		dr_fixf(r, "%s; a virtualenv keeps user, system and conda site-packages apart",
-		        gw_sb_str(&fix));
+		doctor_result *r =
+		    doctor_addf(c->r, "python.duplicates", DOCTOR_WARN,
+		                "%s: which one is imported depends on sys.path order, and the "
+		                "packages overwrite each other's files",
+		                gw_sb_str(&b));
+		doctor_fixf(r, "%s; a virtualenv keeps user, system and conda site-packages apart",
+		            gw_sb_str(&fix));
 	} else {
-		dr_addf(c->r, "python.duplicates", DR_PASS, "%s%s",
-		        ok.len ? DR_("one install each: ") : DR_("no GPU framework installed"),
-		        gw_sb_str(&ok));
+		doctor_addf(c->r, "python.duplicates", DOCTOR_PASS, "%s%s",
+		            ok.len ? DOCTOR_("one install each: ")
+		                   : DOCTOR_("no GPU framework installed"),
+		            gw_sb_str(&ok));
 	}
 	gw_sb_free(&b);
 	gw_sb_free(&fix);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "doctor/check_rocm.h"
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "gpu/amdgpu.h"
 
 #define ROCM_MAX_CARDS 16
@@ -19,7 +19,7 @@
 #define ROCM_TORCH_INDEX "https://download.pytorch.org/whl/rocm6.2"
 
 /* The root whose sys/ is the probe's sys_root: "" for "/sys", a fixture tree in tests. */
-static bool rocm_root(const dr_ctx *c, char *out, size_t len)
+static bool rocm_root(const doctor_ctx *c, char *out, size_t len)
 {
 	const char *s = c->p->sys_root ? c->p->sys_root : "/sys";
 	size_t n = strlen(s);
@@ -30,39 +30,39 @@ static bool rocm_root(const dr_ctx *c, char *out, size_t len)
 	return true;
 }
 
-static int rocm_cards(const dr_ctx *c, amdgpu_card *cards, int max)
+static int rocm_cards(const doctor_ctx *c, amdgpu_card *cards, int max)
 {
 	char root[512];
 	return rocm_root(c, root, sizeof root) ? amdgpu_discover(root, cards, max) : 0;
 }
 
-int dr_rocm_gpu_count(const dr_ctx *c)
+int doctor_rocm_gpu_count(const doctor_ctx *c)
 {
 	amdgpu_card cards[ROCM_MAX_CARDS];
 	return rocm_cards(c, cards, ROCM_MAX_CARDS);
 }
 
 /* SKIP when there is no AMD GPU; true when the check goes on. */
-static bool need_amd(dr_ctx *c, const char *check)
+static bool need_amd(doctor_ctx *c, const char *check)
 {
-	if (dr_rocm_gpu_count(c) > 0)
+	if (doctor_rocm_gpu_count(c) > 0)
 		return true;
-	dr_addf(c->r, check, DR_SKIP, "no AMD GPU (amdgpu driver) on this machine");
+	doctor_addf(c->r, check, DOCTOR_SKIP, "no AMD GPU (amdgpu driver) on this machine");
 	return false;
 }
 
 /* ---- rocm.devices ---- */
 
-static bool usable(const dr_ctx *c, const char *path)
+static bool usable(const doctor_ctx *c, const char *path)
 {
 	return c->p->access(path, R_OK | W_OK) == 0;
 }
 
 /* The render nodes under dev_root/dri: how many, and the first one this user cannot open. */
-static int render_nodes(const dr_ctx *c, char *denied, size_t dlen)
+static int render_nodes(const doctor_ctx *c, char *denied, size_t dlen)
 {
 	char dir[512];
-	dr_pathf(dir, sizeof dir, c->p->dev_root, "/dri");
+	doctor_pathf(dir, sizeof dir, c->p->dev_root, "/dri");
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
@@ -82,33 +82,35 @@ static int render_nodes(const dr_ctx *c, char *denied, size_t dlen)
 	return n;
 }
 
-static void devices_missing(dr_ctx *c, const char *what, bool container)
+static void devices_missing(doctor_ctx *c, const char *what, bool container)
 {
-	dr_result *r;
+	doctor_result *r;
 	if (container) {
-		r = dr_addf(c->r, "rocm.devices", DR_FAIL, "%s is missing in this container (%s)",
-		            what, dr_ctx_where(c)->container_kind);
-		dr_fixf(r,
-		        "start the container with --device=/dev/kfd --device=/dev/dri --group-add "
-		        "video --group-add render (Kubernetes: the AMD GPU device plugin, "
-		        "amd.com/gpu)");
+		r = doctor_addf(c->r, "rocm.devices", DOCTOR_FAIL,
+		                "%s is missing in this container (%s)", what,
+		                doctor_ctx_where(c)->container_kind);
+		doctor_fixf(
+		    r, "start the container with --device=/dev/kfd --device=/dev/dri --group-add "
+		       "video --group-add render (Kubernetes: the AMD GPU device plugin, "
+		       "amd.com/gpu)");
 		return;
 	}
-	r = dr_addf(c->r, "rocm.devices", DR_FAIL,
-	            "%s is missing: the amdgpu driver offers no compute device", what);
-	dr_fixf(r, "check that amdgpu loaded with its compute interface (dmesg | grep -i kfd); "
-	           "the kernel needs CONFIG_HSA_AMD, and ROCm an amdgpu driver that supports this "
-	           "GPU");
+	r = doctor_addf(c->r, "rocm.devices", DOCTOR_FAIL,
+	                "%s is missing: the amdgpu driver offers no compute device", what);
+	doctor_fixf(r,
+	            "check that amdgpu loaded with its compute interface (dmesg | grep -i kfd); "
+	            "the kernel needs CONFIG_HSA_AMD, and ROCm an amdgpu driver that supports this "
+	            "GPU");
 }
 
-void dr_check_rocm_devices(dr_ctx *c)
+void doctor_check_rocm_devices(doctor_ctx *c)
 {
 	if (!need_amd(c, "rocm.devices"))
 		return;
-	bool container = dr_ctx_where(c)->container;
+	bool container = doctor_ctx_where(c)->container;
 	char kfd[512], denied[256];
-	dr_pathf(kfd, sizeof kfd, c->p->dev_root, "/kfd");
-	if (!dr_exists(kfd)) {
+	doctor_pathf(kfd, sizeof kfd, c->p->dev_root, "/kfd");
+	if (!doctor_exists(kfd)) {
 		devices_missing(c, "/dev/kfd", container);
 		return;
 	}
@@ -119,67 +121,70 @@ void dr_check_rocm_devices(dr_ctx *c)
 	}
 	const char *bad = !usable(c, kfd) ? "/dev/kfd" : denied[0] ? denied : NULL;
 	if (bad) {
-		dr_result *r =
-		    dr_addf(c->r, "rocm.devices", DR_FAIL,
-		            "%s is not read/writable by this user: ROCm cannot open the GPU", bad);
-		dr_fixf(
+		doctor_result *r = doctor_addf(
+		    c->r, "rocm.devices", DOCTOR_FAIL,
+		    "%s is not read/writable by this user: ROCm cannot open the GPU", bad);
+		doctor_fixf(
 		    r, "add the user to the render and video groups (sudo usermod -aG render,video "
 		       "$USER) and log in again; in a container add --group-add video --group-add "
 		       "render");
 		return;
 	}
-	dr_addf(c->r, "rocm.devices", DR_PASS, "/dev/kfd and %d render node(s) read/writable",
-	        nodes);
+	doctor_addf(c->r, "rocm.devices", DOCTOR_PASS,
+	            "/dev/kfd and %d render node(s) read/writable", nodes);
 }
 
 /* ---- rocm.torch ---- */
 
-static const dr_pypkg *torch_of(const dr_python *py)
+static const doctor_pypkg *torch_of(const doctor_python *py)
 {
-	for (int i = 0; i < DR_PY_NPKG; i++)
+	for (int i = 0; i < DOCTOR_PY_NPKG; i++)
 		if (py->pkg[i].name && !strcmp(py->pkg[i].name, "torch"))
 			return &py->pkg[i];
 	return NULL;
 }
 
-static bool has_nvidia(dr_ctx *c)
+static bool has_nvidia(doctor_ctx *c)
 {
 	char bdf[4][16];
-	return (c->m->nvml == DR_NVML_OK && c->m->n > 0) || dr_pci_nvidia_gpus(c->p, bdf, 4) > 0;
+	return (c->m->nvml == DOCTOR_NVML_OK && c->m->n > 0) ||
+	       doctor_pci_nvidia_gpus(c->p, bdf, 4) > 0;
 }
 
-static void torch_rocm(dr_ctx *c, const dr_pypkg *k, int namd)
+static void torch_rocm(doctor_ctx *c, const doctor_pypkg *k, int namd)
 {
 	if (k->gpu_count > 0) {
-		dr_addf(c->r, "rocm.torch", DR_PASS, "PyTorch %s (%s) sees %d of %d AMD GPU(s)%s%s",
-		        k->version, k->other_gpu, k->gpu_count, namd, k->ndev ? ": " : "",
-		        k->ndev ? k->dev_name[0] : "");
+		doctor_addf(c->r, "rocm.torch", DOCTOR_PASS,
+		            "PyTorch %s (%s) sees %d of %d AMD GPU(s)%s%s", k->version,
+		            k->other_gpu, k->gpu_count, namd, k->ndev ? ": " : "",
+		            k->ndev ? k->dev_name[0] : "");
 		return;
 	}
-	dr_result *r = dr_addf(c->r, "rocm.torch", DR_FAIL,
-	                       "PyTorch %s (%s) sees no GPU though %d AMD GPU(s) are here",
-	                       k->version, k->other_gpu, namd);
-	dr_fixf(r, "see rocm.devices (access to /dev/kfd), rocm.visible_devices and "
-	           "rocm.gfx_override; python -c 'import torch; print(torch.cuda.is_available())' "
-	           "with AMD_LOG_LEVEL=3 says why");
+	doctor_result *r = doctor_addf(c->r, "rocm.torch", DOCTOR_FAIL,
+	                               "PyTorch %s (%s) sees no GPU though %d AMD GPU(s) are here",
+	                               k->version, k->other_gpu, namd);
+	doctor_fixf(r,
+	            "see rocm.devices (access to /dev/kfd), rocm.visible_devices and "
+	            "rocm.gfx_override; python -c 'import torch; print(torch.cuda.is_available())' "
+	            "with AMD_LOG_LEVEL=3 says why");
 }
 
-void dr_check_rocm_torch(dr_ctx *c)
+void doctor_check_rocm_torch(doctor_ctx *c)
 {
 	if (!need_amd(c, "rocm.torch"))
 		return;
-	int namd = dr_rocm_gpu_count(c);
-	const dr_python *py = dr_ctx_python(c);
-	const dr_pypkg *k = py->found ? torch_of(py) : NULL;
+	int namd = doctor_rocm_gpu_count(c);
+	const doctor_python *py = doctor_ctx_python(c);
+	const doctor_pypkg *k = py->found ? torch_of(py) : NULL;
 	if (!k || !k->installed) {
-		dr_addf(c->r, "rocm.torch", DR_SKIP, "PyTorch is not installed for %s",
-		        py->found ? py->exe : DR_("any Python found"));
+		doctor_addf(c->r, "rocm.torch", DOCTOR_SKIP, "PyTorch is not installed for %s",
+		            py->found ? py->exe : DOCTOR_("any Python found"));
 		return;
 	}
 	if (!k->probed || !k->version[0]) {
-		dr_addf(c->r, "rocm.torch", DR_SKIP,
-		        "PyTorch could not be imported (python.torch "
-		        "says why)");
+		doctor_addf(c->r, "rocm.torch", DOCTOR_SKIP,
+		            "PyTorch could not be imported (python.torch "
+		            "says why)");
 		return;
 	}
 	if (k->other_gpu[0] && !strncmp(k->other_gpu, "ROCm", 4)) {
@@ -187,27 +192,28 @@ void dr_check_rocm_torch(dr_ctx *c)
 		return;
 	}
 	if (has_nvidia(c) && !k->cpu_only) {
-		dr_addf(c->r, "rocm.torch", DR_PASS,
-		        "PyTorch %s is a CUDA build: it uses the NVIDIA GPUs here, not the %d AMD "
-		        "GPU(s), which need a ROCm build (another environment)",
-		        k->version, namd);
+		doctor_addf(
+		    c->r, "rocm.torch", DOCTOR_PASS,
+		    "PyTorch %s is a CUDA build: it uses the NVIDIA GPUs here, not the %d AMD "
+		    "GPU(s), which need a ROCm build (another environment)",
+		    k->version, namd);
 		return;
 	}
-	dr_result *r;
+	doctor_result *r;
 	if (k->cpu_only)
-		r = dr_addf(c->r, "rocm.torch", DR_FAIL,
-		            "PyTorch %s is a CPU-only build: it never uses the %d AMD GPU(s)",
-		            k->version, namd);
+		r = doctor_addf(c->r, "rocm.torch", DOCTOR_FAIL,
+		                "PyTorch %s is a CPU-only build: it never uses the %d AMD GPU(s)",
+		                k->version, namd);
 	else
-		r = dr_addf(
-		    c->r, "rocm.torch", DR_FAIL,
+		r = doctor_addf(
+		    c->r, "rocm.torch", DOCTOR_FAIL,
 		    "PyTorch %s is a CUDA build (CUDA %s) on a machine with only AMD GPUs: it "
 		    "runs on the CPU",
 		    k->version, k->cuda[0] ? k->cuda : "?");
-	dr_fixf(r,
-	        "install a ROCm build: pip install --force-reinstall torch torchvision "
-	        "torchaudio --index-url %s (ROCm's version must suit the driver)",
-	        ROCM_TORCH_INDEX);
+	doctor_fixf(r,
+	            "install a ROCm build: pip install --force-reinstall torch torchvision "
+	            "torchaudio --index-url %s (ROCm's version must suit the driver)",
+	            ROCM_TORCH_INDEX);
 }
 
 /* ---- rocm.visible_devices ---- */
@@ -250,79 +256,82 @@ static void vis_parse(const char *v, vis_list *o)
 }
 
 /* FAIL lines for a list that hides every GPU or names one past the count; true when said. */
-static bool vis_bad(dr_ctx *c, const char *var, const vis_list *l, int avail, const char *of)
+static bool vis_bad(doctor_ctx *c, const char *var, const vis_list *l, int avail, const char *of)
 {
-	dr_result *r = NULL;
+	doctor_result *r = NULL;
 	if (l->hides_all)
-		r = dr_addf(c->r, "rocm.visible_devices", DR_FAIL, "%s=\"%s\" hides every AMD GPU",
-		            var, l->value);
+		r = doctor_addf(c->r, "rocm.visible_devices", DOCTOR_FAIL,
+		                "%s=\"%s\" hides every AMD GPU", var, l->value);
 	else if (l->max_index >= avail)
-		r = dr_addf(c->r, "rocm.visible_devices", DR_FAIL,
-		            "%s=\"%s\" names GPU %d, but %s only %d", var, l->value, l->max_index,
-		            of, avail);
+		r = doctor_addf(c->r, "rocm.visible_devices", DOCTOR_FAIL,
+		                "%s=\"%s\" names GPU %d, but %s only %d", var, l->value,
+		                l->max_index, of, avail);
 	if (r)
-		dr_fixf(r,
-		        "unset %s, or list indices 0 to %d (rocm-smi or amd-smi list numbers "
-		        "them)",
-		        var, avail - 1);
+		doctor_fixf(r,
+		            "unset %s, or list indices 0 to %d (rocm-smi or amd-smi list numbers "
+		            "them)",
+		            var, avail - 1);
 	return r != NULL;
 }
 
-void dr_check_rocm_visible_devices(dr_ctx *c)
+void doctor_check_rocm_visible_devices(doctor_ctx *c)
 {
 	if (!need_amd(c, "rocm.visible_devices"))
 		return;
-	int namd = dr_rocm_gpu_count(c);
+	int namd = doctor_rocm_gpu_count(c);
 	vis_list rocr, hip, cuda;
-	vis_parse(dr_env(c, "ROCR_VISIBLE_DEVICES"), &rocr);
-	vis_parse(dr_env(c, "HIP_VISIBLE_DEVICES"), &hip);
-	vis_parse(dr_env(c, "CUDA_VISIBLE_DEVICES"), &cuda);
-	if (rocr.set && vis_bad(c, "ROCR_VISIBLE_DEVICES", &rocr, namd, DR_("this machine has")))
+	vis_parse(doctor_env(c, "ROCR_VISIBLE_DEVICES"), &rocr);
+	vis_parse(doctor_env(c, "HIP_VISIBLE_DEVICES"), &hip);
+	vis_parse(doctor_env(c, "CUDA_VISIBLE_DEVICES"), &cuda);
+	if (rocr.set &&
+	    vis_bad(c, "ROCR_VISIBLE_DEVICES", &rocr, namd, DOCTOR_("this machine has")))
 		return;
 	int left = rocr.set ? (rocr.n < namd ? rocr.n : namd) : namd;
 	/* HIP reads HIP_VISIBLE_DEVICES, else CUDA_VISIBLE_DEVICES, counting within ROCr's list */
 	const vis_list *h = hip.set ? &hip : cuda.set ? &cuda : NULL;
 	const char *hv = hip.set ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
 	if (h && vis_bad(c, hv, h, left,
-	                 rocr.set ? DR_("ROCR_VISIBLE_DEVICES leaves") : DR_("this machine has")))
+	                 rocr.set ? DOCTOR_("ROCR_VISIBLE_DEVICES leaves")
+	                          : DOCTOR_("this machine has")))
 		return;
-	dr_result *r = NULL;
+	doctor_result *r = NULL;
 	if (hip.set && cuda.set && strcmp(hip.value, cuda.value) != 0) {
-		r = dr_addf(
-		    c->r, "rocm.visible_devices", DR_WARN,
+		r = doctor_addf(
+		    c->r, "rocm.visible_devices", DOCTOR_WARN,
 		    "HIP_VISIBLE_DEVICES=\"%s\" and CUDA_VISIBLE_DEVICES=\"%s\" differ: HIP "
 		    "programs follow the first, CUDA programs and some launchers the second",
 		    hip.value, cuda.value);
-		dr_fixf(r,
-		        "set one list for the AMD GPUs (ROCR_VISIBLE_DEVICES on Linux) and unset "
-		        "the other");
+		doctor_fixf(
+		    r, "set one list for the AMD GPUs (ROCR_VISIBLE_DEVICES on Linux) and unset "
+		       "the other");
 	} else if (h == &cuda && has_nvidia(c)) {
-		r = dr_addf(
-		    c->r, "rocm.visible_devices", DR_WARN,
+		r = doctor_addf(
+		    c->r, "rocm.visible_devices", DOCTOR_WARN,
 		    "CUDA_VISIBLE_DEVICES=\"%s\" selects NVIDIA GPUs for CUDA programs and AMD "
 		    "GPUs for HIP programs, each counted among its own vendor's",
 		    cuda.value);
-		dr_fixf(r, "select the AMD GPUs with ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES");
+		doctor_fixf(r,
+		            "select the AMD GPUs with ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES");
 	} else if (h && h->non_index) {
-		r = dr_addf(c->r, "rocm.visible_devices", DR_WARN,
-		            "%s=\"%s\" holds an entry that is no index: HIP takes indices only", hv,
-		            h->value);
-		dr_fixf(r, "use indices in %s, or UUIDs in ROCR_VISIBLE_DEVICES", hv);
+		r = doctor_addf(c->r, "rocm.visible_devices", DOCTOR_WARN,
+		                "%s=\"%s\" holds an entry that is no index: HIP takes indices only",
+		                hv, h->value);
+		doctor_fixf(r, "use indices in %s, or UUIDs in ROCR_VISIBLE_DEVICES", hv);
 	}
 	if (r)
 		return;
 	if (!rocr.set && !h)
-		dr_addf(c->r, "rocm.visible_devices", DR_PASS,
-		        "no variable selects AMD GPUs: programs see all %d", namd);
+		doctor_addf(c->r, "rocm.visible_devices", DOCTOR_PASS,
+		            "no variable selects AMD GPUs: programs see all %d", namd);
 	else
-		dr_addf(c->r, "rocm.visible_devices", DR_PASS,
-		        "HIP programs see %d of %d AMD GPU(s)",
-		        h ? (h->n < left ? h->n : left) : left, namd);
+		doctor_addf(c->r, "rocm.visible_devices", DOCTOR_PASS,
+		            "HIP programs see %d of %d AMD GPU(s)",
+		            h ? (h->n < left ? h->n : left) : left, namd);
 }
 
 /* ---- rocm.gfx_override ---- */
 
-int dr_rocm_gfx_support(unsigned v, char *name, size_t nlen, char *want, size_t wlen)
+int doctor_rocm_gfx_support(unsigned v, char *name, size_t nlen, char *want, size_t wlen)
 {
 	unsigned major = v / 10000, minor = v / 100 % 100, step = v % 100;
 	snprintf(name, nlen, "gfx%u%x%x", major, minor, step);
@@ -352,10 +361,10 @@ static int by_value(const void *a, const void *b)
 }
 
 /* gfx_target_version of every GPU node of the KFD topology (CPU nodes have 0), ascending. */
-static int kfd_targets(const dr_ctx *c, unsigned *out, int max)
+static int kfd_targets(const doctor_ctx *c, unsigned *out, int max)
 {
 	char dir[512];
-	dr_pathf(dir, sizeof dir, c->p->sys_root, "/class/kfd/kfd/topology/nodes");
+	doctor_pathf(dir, sizeof dir, c->p->sys_root, "/class/kfd/kfd/topology/nodes");
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
@@ -366,7 +375,7 @@ static int kfd_targets(const dr_ctx *c, unsigned *out, int max)
 			continue;
 		char path[800];
 		snprintf(path, sizeof path, "%s/%s/properties", dir, e->d_name);
-		char *text = dr_slurp(path, 1 << 16);
+		char *text = doctor_slurp(path, 1 << 16);
 		const char *k = text ? strstr(text, "gfx_target_version ") : NULL;
 		unsigned v = k ? (unsigned)strtoul(k + strlen("gfx_target_version "), NULL, 10) : 0;
 		free(text);
@@ -378,22 +387,22 @@ static int kfd_targets(const dr_ctx *c, unsigned *out, int max)
 	return n;
 }
 
-void dr_check_rocm_gfx_override(dr_ctx *c)
+void doctor_check_rocm_gfx_override(doctor_ctx *c)
 {
 	if (!need_amd(c, "rocm.gfx_override"))
 		return;
 	unsigned v[ROCM_MAX_CARDS];
 	int n = kfd_targets(c, v, ROCM_MAX_CARDS);
-	const char *ov = dr_env(c, "HSA_OVERRIDE_GFX_VERSION");
+	const char *ov = doctor_env(c, "HSA_OVERRIDE_GFX_VERSION");
 	if (n == 0) {
-		dr_addf(c->r, "rocm.gfx_override", DR_SKIP,
-		        "no GPU in the KFD topology (/sys/class/kfd): see rocm.devices");
+		doctor_addf(c->r, "rocm.gfx_override", DOCTOR_SKIP,
+		            "no GPU in the KFD topology (/sys/class/kfd): see rocm.devices");
 		return;
 	}
 	char name[16], want[16], names[160] = "";
 	int needs = -1, native = -1;
 	for (int i = 0; i < n; i++) {
-		int s = dr_rocm_gfx_support(v[i], name, sizeof name, want, sizeof want);
+		int s = doctor_rocm_gfx_support(v[i], name, sizeof name, want, sizeof want);
 		if (!strstr(names, name))
 			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
 			         names[0] ? ", " : "", name);
@@ -402,40 +411,42 @@ void dr_check_rocm_gfx_override(dr_ctx *c)
 		if (s == 0 && native < 0)
 			native = i;
 	}
-	dr_result *r = NULL;
+	doctor_result *r = NULL;
 	if (needs >= 0) {
-		dr_rocm_gfx_support(v[needs], name, sizeof name, want, sizeof want);
+		doctor_rocm_gfx_support(v[needs], name, sizeof name, want, sizeof want);
 		if (!ov || strcmp(ov, want) != 0) {
-			r = dr_addf(c->r, "rocm.gfx_override", DR_FAIL,
-			            "%s is not on ROCm's list: its kernels load only with "
-			            "HSA_OVERRIDE_GFX_VERSION=%s (set: %s)",
-			            name, want, ov ? ov : DR_("not set"));
-			dr_fixf(r,
-			        "export HSA_OVERRIDE_GFX_VERSION=%s before starting the program "
-			        "(Ollama: in its service's Environment=)",
-			        want);
+			r = doctor_addf(c->r, "rocm.gfx_override", DOCTOR_FAIL,
+			                "%s is not on ROCm's list: its kernels load only with "
+			                "HSA_OVERRIDE_GFX_VERSION=%s (set: %s)",
+			                name, want, ov ? ov : DOCTOR_("not set"));
+			doctor_fixf(
+			    r,
+			    "export HSA_OVERRIDE_GFX_VERSION=%s before starting the program "
+			    "(Ollama: in its service's Environment=)",
+			    want);
 		} else if (native >= 0) {
-			r = dr_addf(
-			    c->r, "rocm.gfx_override", DR_WARN,
+			r = doctor_addf(
+			    c->r, "rocm.gfx_override", DOCTOR_WARN,
 			    "HSA_OVERRIDE_GFX_VERSION=%s applies to every GPU (%s): those ROCm "
 			    "lists then run code built for another chip",
 			    ov, names);
-			dr_fixf(r,
-			        "run on one kind of GPU per process: ROCR_VISIBLE_DEVICES=<the %s "
-			        "GPUs> with the override, the others without",
-			        name);
+			doctor_fixf(
+			    r,
+			    "run on one kind of GPU per process: ROCR_VISIBLE_DEVICES=<the %s "
+			    "GPUs> with the override, the others without",
+			    name);
 		}
 	} else if (ov && native >= 0) {
-		r = dr_addf(c->r, "rocm.gfx_override", DR_WARN,
-		            "HSA_OVERRIDE_GFX_VERSION=%s is set, but %s runs without it: the "
-		            "override makes ROCm load code built for another chip",
-		            ov, names);
-		dr_fixf(r, "unset HSA_OVERRIDE_GFX_VERSION");
+		r = doctor_addf(c->r, "rocm.gfx_override", DOCTOR_WARN,
+		                "HSA_OVERRIDE_GFX_VERSION=%s is set, but %s runs without it: the "
+		                "override makes ROCm load code built for another chip",
+		                ov, names);
+		doctor_fixf(r, "unset HSA_OVERRIDE_GFX_VERSION");
 	}
 	if (r)
 		return;
-	const char *how = ov            ? DR_(": runs with HSA_OVERRIDE_GFX_VERSION=")
-	                  : native >= 0 ? DR_(": no override needed")
-	                                : DR_(": not in gpuwhy's table of ROCm targets");
-	dr_addf(c->r, "rocm.gfx_override", DR_PASS, "%s%s%s", names, how, ov ? ov : "");
+	const char *how = ov            ? DOCTOR_(": runs with HSA_OVERRIDE_GFX_VERSION=")
+	                  : native >= 0 ? DOCTOR_(": no override needed")
+	                                : DOCTOR_(": not in gpuwhy's table of ROCm targets");
+	doctor_addf(c->r, "rocm.gfx_override", DOCTOR_PASS, "%s%s%s", names, how, ov ? ov : "");
 }

@@ -16,15 +16,15 @@
 #include "doctor/doctor.h"
 #include "util/i18n.h"
 
-void dr_check_rocm_devices(dr_ctx *c);
-void dr_check_rocm_torch(dr_ctx *c);
-void dr_check_rocm_visible_devices(dr_ctx *c);
-void dr_check_rocm_gfx_override(dr_ctx *c);
-void dr_check_rocm_apps(dr_ctx *c);
-void dr_check_rocm_faults(dr_ctx *c);
+void doctor_check_rocm_devices(doctor_ctx *c);
+void doctor_check_rocm_torch(doctor_ctx *c);
+void doctor_check_rocm_visible_devices(doctor_ctx *c);
+void doctor_check_rocm_gfx_override(doctor_ctx *c);
+void doctor_check_rocm_apps(doctor_ctx *c);
+void doctor_check_rocm_faults(doctor_ctx *c);
 
 /* The AMD GPUs the probe's sysfs shows (amdgpu_discover); 0 when none. */
-int dr_rocm_gpu_count(const dr_ctx *c);
+int doctor_rocm_gpu_count(const doctor_ctx *c);
 
 /*
  * The gfx target a KFD topology gfx_target_version names (110000 -> "gfx1100",
@@ -32,26 +32,26 @@ int dr_rocm_gpu_count(const dr_ctx *c);
  * only with HSA_OVERRIDE_GFX_VERSION (want holds the value: "10.3.0"), -1 not
  * in gpuwhy's table.
  */
-int dr_rocm_gfx_support(unsigned version, char *name, size_t nlen, char *want, size_t wlen);
+int doctor_rocm_gfx_support(unsigned version, char *name, size_t nlen, char *want, size_t wlen);
 
-/* The rows of dr_checks[] (run.c), in the order they print. */
-#define DR_ROCM_CHECKS                                                                             \
-	{"rocm.devices", dr_check_rocm_devices,                                                    \
+/* The rows of doctor_checks[] (checks.c), in the order they print. */
+#define DOCTOR_ROCM_CHECKS                                                                         \
+	{"rocm.devices", doctor_check_rocm_devices,                                                \
 	 N_("AMD GPUs: /dev/kfd and /dev/dri/renderD* present and read/writable (render and "      \
 	    "video groups; containers need --device=/dev/kfd --device=/dev/dri)")},                \
-	    {"rocm.torch", dr_check_rocm_torch,                                                    \
+	    {"rocm.torch", doctor_check_rocm_torch,                                                \
 	     N_("AMD GPUs: a ROCm build of PyTorch that sees them; a CUDA or CPU build on an "     \
 	        "AMD-only machine named as the problem")},                                         \
-	    {"rocm.visible_devices", dr_check_rocm_visible_devices,                                \
+	    {"rocm.visible_devices", doctor_check_rocm_visible_devices,                            \
 	     N_("AMD GPUs: ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES "    \
 	        "against the GPUs there and each other")},                                         \
-	    {"rocm.gfx_override", dr_check_rocm_gfx_override,                                      \
+	    {"rocm.gfx_override", doctor_check_rocm_gfx_override,                                  \
 	     N_("AMD GPUs: HSA_OVERRIDE_GFX_VERSION for consumer cards ROCm does not list, and "   \
 	        "set where it should not be")},                                                    \
-	    {"rocm.apps", dr_check_rocm_apps,                                                      \
+	    {"rocm.apps", doctor_check_rocm_apps,                                                  \
 	     N_("AMD GPUs: ComfyUI and Ollama running without the GPU (no /dev/kfd open)")},       \
 	{                                                                                          \
-		"rocm.faults", dr_check_rocm_faults,                                               \
+		"rocm.faults", doctor_check_rocm_faults,                                           \
 		    N_("AMD GPUs: amdgpu ring timeouts and GPU resets in the kernel log, per GPU") \
 	}
 

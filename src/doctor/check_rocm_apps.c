@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "doctor/check_rocm.h"
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 
 #define APPS_MAX 8
 
@@ -43,7 +43,7 @@ static int app_of(const char *argv, size_t n)
 }
 
 /* Whether PID holds /dev/kfd among its open files; -1 when they cannot be read. */
-static int holds_kfd(const dr_ctx *c, unsigned pid)
+static int holds_kfd(const doctor_ctx *c, unsigned pid)
 {
 	char dir[512];
 	snprintf(dir, sizeof dir, "%s/%u/fd", c->p->proc_root, pid);
@@ -65,7 +65,7 @@ static int holds_kfd(const dr_ctx *c, unsigned pid)
 	return found;
 }
 
-static int scan_apps(const dr_ctx *c, app *out, int max)
+static int scan_apps(const doctor_ctx *c, app *out, int max)
 {
 	DIR *d = opendir(c->p->proc_root);
 	if (!d)
@@ -104,33 +104,36 @@ static const char *app_name(app_kind k)
 	return k == APP_OLLAMA ? "Ollama" : "ComfyUI";
 }
 
-static void app_on_cpu(dr_ctx *c, const app *a)
+static void app_on_cpu(doctor_ctx *c, const app *a)
 {
-	dr_result *r = dr_addf(c->r, "rocm.apps", DR_WARN,
-	                       "%s (PID %u) has no /dev/kfd open: it runs on the CPU, not the AMD "
-	                       "GPU",
-	                       app_name(a->kind), a->pid);
+	doctor_result *r =
+	    doctor_addf(c->r, "rocm.apps", DOCTOR_WARN,
+	                "%s (PID %u) has no /dev/kfd open: it runs on the CPU, not the AMD "
+	                "GPU",
+	                app_name(a->kind), a->pid);
 	if (a->kind == APP_COMFYUI)
-		dr_fixf(r, "on AMD a slow or out-of-memory ComfyUI is first a software-stack "
-		           "question: install a ROCm build of PyTorch in ComfyUI's environment "
-		           "(rocm.torch) before tuning memory options");
+		doctor_fixf(r, "on AMD a slow or out-of-memory ComfyUI is first a software-stack "
+		               "question: install a ROCm build of PyTorch in ComfyUI's environment "
+		               "(rocm.torch) before tuning memory options");
 	else
-		dr_fixf(r, "check that Ollama's ROCm libraries are installed (the ROCm archive "
-		           "beside ollama), that its user is in the render and video groups "
-		           "(rocm.devices), and HSA_OVERRIDE_GFX_VERSION for consumer cards "
-		           "(rocm.gfx_override); journalctl -u ollama names the GPU it found");
+		doctor_fixf(r, "check that Ollama's ROCm libraries are installed (the ROCm archive "
+		               "beside ollama), that its user is in the render and video groups "
+		               "(rocm.devices), and HSA_OVERRIDE_GFX_VERSION for consumer cards "
+		               "(rocm.gfx_override); journalctl -u ollama names the GPU it found");
 }
 
-void dr_check_rocm_apps(dr_ctx *c)
+void doctor_check_rocm_apps(doctor_ctx *c)
 {
-	if (dr_rocm_gpu_count(c) == 0) {
-		dr_addf(c->r, "rocm.apps", DR_SKIP, "no AMD GPU (amdgpu driver) on this machine");
+	if (doctor_rocm_gpu_count(c) == 0) {
+		doctor_addf(c->r, "rocm.apps", DOCTOR_SKIP,
+		            "no AMD GPU (amdgpu driver) on this machine");
 		return;
 	}
 	app apps[APPS_MAX];
 	int n = scan_apps(c, apps, APPS_MAX);
 	if (n == 0) {
-		dr_addf(c->r, "rocm.apps", DR_SKIP, "neither ComfyUI nor Ollama is running");
+		doctor_addf(c->r, "rocm.apps", DOCTOR_SKIP,
+		            "neither ComfyUI nor Ollama is running");
 		return;
 	}
 	for (int i = 0; i < n; i++)
@@ -143,8 +146,8 @@ void dr_check_rocm_apps(dr_ctx *c)
 		if (apps[i].kfd > 0)
 			use = i;
 	if (use < 0) {
-		dr_addf(
-		    c->r, "rocm.apps", DR_SKIP,
+		doctor_addf(
+		    c->r, "rocm.apps", DOCTOR_SKIP,
 		    "%s (PID %u) is another user's: its open files cannot be read (run as root)",
 		    app_name(apps[0].kind), apps[0].pid);
 		return;
@@ -152,7 +155,8 @@ void dr_check_rocm_apps(dr_ctx *c)
 	bool unknown = false;
 	for (int i = 0; i < n; i++)
 		unknown |= apps[i].kfd < 0;
-	dr_addf(c->r, "rocm.apps", DR_PASS, "%s (PID %u) uses the AMD GPU (/dev/kfd open)%s",
-	        app_name(apps[use].kind), apps[use].pid,
-	        unknown ? DR_("; another user's could not be looked into") : "");
+	doctor_addf(c->r, "rocm.apps", DOCTOR_PASS,
+	            "%s (PID %u) uses the AMD GPU (/dev/kfd open)%s", app_name(apps[use].kind),
+	            apps[use].pid,
+	            unknown ? DOCTOR_("; another user's could not be looked into") : "");
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "doctor/check_rocm.h"
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "host/host_kmsg.h"
 
 #define FAULT_GPUS 16
@@ -32,7 +32,7 @@ static gpu_faults *slot(gpu_faults *g, int *n, const char *pci)
 	return s;
 }
 
-static int count_faults(const dr_klog *k, gpu_faults *g)
+static int count_faults(const doctor_klog *k, gpu_faults *g)
 {
 	int n = 0;
 	for (size_t i = 0; i < k->n; i++) {
@@ -55,46 +55,48 @@ static int count_faults(const dr_klog *k, gpu_faults *g)
 	return n;
 }
 
-void dr_check_rocm_faults(dr_ctx *c)
+void doctor_check_rocm_faults(doctor_ctx *c)
 {
-	if (dr_rocm_gpu_count(c) == 0) {
-		dr_addf(c->r, "rocm.faults", DR_SKIP, "no AMD GPU (amdgpu driver) on this machine");
+	if (doctor_rocm_gpu_count(c) == 0) {
+		doctor_addf(c->r, "rocm.faults", DOCTOR_SKIP,
+		            "no AMD GPU (amdgpu driver) on this machine");
 		return;
 	}
-	const dr_klog *k = dr_ctx_klog(c);
+	const doctor_klog *k = doctor_ctx_klog(c);
 	if (!k->readable) {
-		dr_result *r = dr_addf(c->r, "rocm.faults", DR_SKIP, "%s", k->why);
-		dr_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
+		doctor_result *r = doctor_addf(c->r, "rocm.faults", DOCTOR_SKIP, "%s", k->why);
+		doctor_fixf(r, "sudo gpuwhy doctor, or sudo sysctl kernel.dmesg_restrict=0");
 		return;
 	}
 	gpu_faults g[FAULT_GPUS];
 	int n = count_faults(k, g);
 	if (n == 0) {
-		dr_addf(c->r, "rocm.faults", DR_PASS,
-		        "no amdgpu ring timeouts or GPU resets in the kernel log (%s)", k->source);
+		doctor_addf(c->r, "rocm.faults", DOCTOR_PASS,
+		            "no amdgpu ring timeouts or GPU resets in the kernel log (%s)",
+		            k->source);
 		return;
 	}
 	gw_strbuf b = {0};
 	bool failed = false;
 	for (int i = 0; i < n; i++) {
 		gw_sb_sep(&b, "; ");
-		gw_sb_printf(&b,
-		             "%s: ", g[i].pci[0] ? g[i].pci : DR_("a GPU the line does not name"));
+		gw_sb_printf(
+		    &b, "%s: ", g[i].pci[0] ? g[i].pci : DOCTOR_("a GPU the line does not name"));
 		/* TRANSLATORS: counts of amdgpu faults on one GPU; the ring is "gfx_0.0.0" */
-		gw_sb_printf(&b, DR_("%d ring timeout(s) (first: %s), %d GPU reset(s), %d failed"),
-		             g[i].timeouts, g[i].ring[0] ? g[i].ring : "-", g[i].resets,
-		             g[i].failed);
+		gw_sb_printf(
+		    &b, DOCTOR_("%d ring timeout(s) (first: %s), %d GPU reset(s), %d failed"),
+		    g[i].timeouts, g[i].ring[0] ? g[i].ring : "-", g[i].resets, g[i].failed);
 		failed |= g[i].failed > 0;
 	}
-	dr_result *r =
-	    dr_addf(c->r, "rocm.faults", failed ? DR_FAIL : DR_WARN, "%s", gw_sb_str(&b));
+	doctor_result *r = doctor_addf(c->r, "rocm.faults", failed ? DOCTOR_FAIL : DOCTOR_WARN,
+	                               "%s", gw_sb_str(&b));
 	gw_sb_free(&b);
 	if (failed)
-		dr_fixf(r,
-		        "a failed reset leaves the GPU unusable: reboot; if it recurs check power, "
-		        "cooling and the GPU firmware (linux-firmware) and kernel versions");
+		doctor_fixf(
+		    r, "a failed reset leaves the GPU unusable: reboot; if it recurs check power, "
+		       "cooling and the GPU firmware (linux-firmware) and kernel versions");
 	else
-		dr_fixf(
+		doctor_fixf(
 		    r, "a ring timeout is work the GPU did not finish, and the reset that follows "
 		       "loses every job's work on that GPU: the process is named on the line after "
 		       "the timeout (dmesg); repeated timeouts under load point at power, cooling "

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "gpu/xid.h"
 #include "util/child.h"
 
@@ -21,7 +21,7 @@ static bool interesting(const char *s)
 	       strstr(s, "NVRM") || strstr(s, "nvidia") || strstr(s, "amdgpu");
 }
 
-static void keep(dr_klog *k, const char *s, size_t len)
+static void keep(doctor_klog *k, const char *s, size_t len)
 {
 	if (k->n >= KLOG_MAX_LINES)
 		return;
@@ -69,7 +69,7 @@ static const char *message_start(const char *s)
 	return s;
 }
 
-static void split_lines(dr_klog *k, const char *buf)
+static void split_lines(doctor_klog *k, const char *buf)
 {
 	const char *p = buf;
 	while (*p) {
@@ -89,7 +89,7 @@ static void split_lines(dr_klog *k, const char *buf)
 }
 
 /* /dev/kmsg hands out one record per read() and EAGAIN at the end (non-blocking). */
-static bool read_kmsg_device(int fd, dr_klog *k)
+static bool read_kmsg_device(int fd, doctor_klog *k)
 {
 	char rec[16384];
 	size_t total = 0;
@@ -111,7 +111,7 @@ static bool read_kmsg_device(int fd, dr_klog *k)
 	return true;
 }
 
-static bool read_file_or_device(const char *path, dr_klog *k, int *err)
+static bool read_file_or_device(const char *path, doctor_klog *k, int *err)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -144,7 +144,7 @@ static bool read_file_or_device(const char *path, dr_klog *k, int *err)
 	return ok;
 }
 
-static bool read_tool(const dr_probe *p, const char *name, char *const argv[], dr_klog *k)
+static bool read_tool(const doctor_probe *p, const char *name, char *const argv[], doctor_klog *k)
 {
 	char *exe = gw_which(name, p->path);
 	if (!exe)
@@ -160,7 +160,7 @@ static bool read_tool(const dr_probe *p, const char *name, char *const argv[], d
 	return ok;
 }
 
-void dr_klog_read(const dr_probe *p, dr_klog *k)
+void doctor_klog_read(const doctor_probe *p, doctor_klog *k)
 {
 	memset(k, 0, sizeof *k);
 	int err = 0;
@@ -185,11 +185,11 @@ void dr_klog_read(const dr_probe *p, dr_klog *k)
 	}
 	snprintf(
 	    k->why, sizeof k->why,
-	    DR_("kernel log not readable (%s: %s; run as root or set kernel.dmesg_restrict=0)"),
+	    DOCTOR_("kernel log not readable (%s: %s; run as root or set kernel.dmesg_restrict=0)"),
 	    p->kmsg_path ? p->kmsg_path : "kmsg", strerror(err ? err : ENOENT));
 }
 
-void dr_klog_free(dr_klog *k)
+void doctor_klog_free(doctor_klog *k)
 {
 	for (size_t i = 0; i < k->n; i++)
 		free(k->lines[i]);
@@ -199,7 +199,7 @@ void dr_klog_free(dr_klog *k)
 
 /* ---- Xid ---- */
 
-bool dr_xid_parse(const char *line, dr_xid *out)
+bool doctor_xid_parse(const char *line, doctor_xid *out)
 {
 	/* "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the
 	 * bus." */
@@ -230,7 +230,7 @@ bool dr_xid_parse(const char *line, dr_xid *out)
 	return true;
 }
 
-const char *dr_xid_meaning(int xid, bool *hardware)
+const char *doctor_xid_meaning(int xid, bool *hardware)
 {
 	/* One table of Xid meanings for every face: the device layer's. */
 	const gpu_xid_info *x = gpu_xid_lookup(xid);
@@ -260,7 +260,7 @@ static bool first_bdf(const char *s, const char *end, char out[16])
 	return false;
 }
 
-bool dr_aer_parse(const char *line, dr_aer *out)
+bool doctor_aer_parse(const char *line, doctor_aer *out)
 {
 	memset(out, 0, sizeof *out);
 	const char *bus_err = strstr(line, "PCIe Bus Error");

@@ -1,4 +1,4 @@
-/* machine.c - read what the device layer sees into a dr_machine, once. */
+/* machine.c - read what the device layer sees into a doctor_machine, once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
@@ -28,20 +28,20 @@ static int open_quiet(gpu_ctx **ctx, char *msg, size_t len, gpu_fail_kind *kind)
 	return rc;
 }
 
-static dr_nvml_state classify(gpu_fail_kind kind)
+static doctor_nvml_state classify(gpu_fail_kind kind)
 {
 	switch (kind) {
 	case GPU_FAIL_MISMATCH:
-		return DR_NVML_MISMATCH;
+		return DOCTOR_NVML_MISMATCH;
 	case GPU_FAIL_NO_PERMISSION:
-		return DR_NVML_NO_PERMISSION;
+		return DOCTOR_NVML_NO_PERMISSION;
 	case GPU_FAIL_NOT_LOADED:
-		return DR_NVML_NOT_LOADED;
+		return DOCTOR_NVML_NOT_LOADED;
 	case GPU_FAIL_NO_LIBRARY:
 	case GPU_FAIL_BAD_LIBRARY:
-		return DR_NVML_NO_LIBRARY;
+		return DOCTOR_NVML_NO_LIBRARY;
 	default:
-		return DR_NVML_OTHER;
+		return DOCTOR_NVML_OTHER;
 	}
 }
 
@@ -56,9 +56,9 @@ static int find_nvml_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-dr_gpu *dr_machine_add_gpu(dr_machine *m)
+doctor_gpu *doctor_machine_add_gpu(doctor_machine *m)
 {
-	dr_gpu *g = gw_xrealloc(m->gpu, (size_t)(m->n + 1) * sizeof *g);
+	doctor_gpu *g = gw_xrealloc(m->gpu, (size_t)(m->n + 1) * sizeof *g);
 	m->gpu = g;
 	g = &m->gpu[m->n];
 	memset(g, 0, sizeof *g);
@@ -67,12 +67,12 @@ dr_gpu *dr_machine_add_gpu(dr_machine *m)
 	return g;
 }
 
-bool dr_gpu_selected(const dr_machine *m, int i)
+bool doctor_gpu_selected(const doctor_machine *m, int i)
 {
 	return !m->has_selection || (i >= 0 && i < GPU_MAX && m->selected[i]);
 }
 
-static int apply_selection(dr_machine *m, const char *gpus)
+static int apply_selection(doctor_machine *m, const char *gpus)
 {
 	if (!gpus || !*gpus || m->n == 0)
 		return 0;
@@ -92,7 +92,7 @@ static int apply_selection(dr_machine *m, const char *gpus)
 	return 0;
 }
 
-int dr_machine_load(dr_machine *m, const char *gpus)
+int doctor_machine_load(doctor_machine *m, const char *gpus)
 {
 	memset(m, 0, sizeof *m);
 	const char *sim = getenv("GPUWHY_SIM_SCENARIO");
@@ -103,7 +103,7 @@ int dr_machine_load(dr_machine *m, const char *gpus)
 		m->nvml = classify(kind);
 		return 0;
 	}
-	m->nvml = DR_NVML_OK;
+	m->nvml = DOCTOR_NVML_OK;
 	m->error[0] = '\0';
 	snprintf(m->driver, sizeof m->driver, "%s", gpu_driver_version(ctx));
 	snprintf(m->cuda, sizeof m->cuda, "%s", gpu_cuda_driver_version(ctx));
@@ -116,10 +116,10 @@ int dr_machine_load(dr_machine *m, const char *gpus)
 	free(real);
 	int n = gpu_count(ctx);
 	for (int i = 0; i < n; i++) {
-		dr_gpu *g = dr_machine_add_gpu(m);
+		doctor_gpu *g = doctor_machine_add_gpu(m);
 		g->st = *gpu_static_info(ctx, i);
 		gpu_sample(ctx, i, &g->v);
-		int k = gpu_processes(ctx, i, g->procs, DR_PROCS_MAX);
+		int k = gpu_processes(ctx, i, g->procs, DOCTOR_PROCS_MAX);
 		g->procs_ok = k >= 0;
 		g->nproc = k > 0 ? k : 0;
 		g->lost = g->v.lost || gpu_is_lost(ctx, i);
@@ -128,7 +128,7 @@ int dr_machine_load(dr_machine *m, const char *gpus)
 	return apply_selection(m, gpus);
 }
 
-void dr_machine_free(dr_machine *m)
+void doctor_machine_free(doctor_machine *m)
 {
 	free(m->gpu);
 	m->gpu = NULL;
@@ -178,22 +178,22 @@ static bool read_all(int fd, void *buf, size_t len, int64_t deadline)
 	return true;
 }
 
-int dr_machine_load_guarded(dr_machine *m, const char *gpus, int64_t timeout_ns)
+int doctor_machine_load_guarded(doctor_machine *m, const char *gpus, int64_t timeout_ns)
 {
 	int fd[2];
 	memset(m, 0, sizeof *m);
 	if (pipe2(fd, O_CLOEXEC) != 0)
-		return dr_machine_load(m, gpus);
+		return doctor_machine_load(m, gpus);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fd[0]);
 		close(fd[1]);
-		return dr_machine_load(m, gpus);
+		return doctor_machine_load(m, gpus);
 	}
 	if (pid == 0) {
 		close(fd[0]);
-		int rc = dr_machine_load(m, gpus);
+		int rc = doctor_machine_load(m, gpus);
 		bool ok = write_all(fd[1], m, sizeof *m) &&
 		          (m->n == 0 || write_all(fd[1], m->gpu, (size_t)m->n * sizeof *m->gpu));
 		fflush(stderr);
@@ -229,20 +229,20 @@ int dr_machine_load_guarded(dr_machine *m, const char *gpus, int64_t timeout_ns)
 		}
 		free(m->gpu);
 		memset(m, 0, sizeof *m);
-		m->nvml = DR_NVML_OTHER;
+		m->nvml = DOCTOR_NVML_OTHER;
 		if (died && WIFSIGNALED(st))
 			snprintf(m->error, sizeof m->error,
-			         DR_("NVML crashed the process that loaded it (signal %d)"),
+			         DOCTOR_("NVML crashed the process that loaded it (signal %d)"),
 			         WTERMSIG(st));
 		else if (died)
 			snprintf(m->error, sizeof m->error,
-			         DR_("the process that loaded NVML exited early (status %d)"),
+			         DOCTOR_("the process that loaded NVML exited early (status %d)"),
 			         WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		else
 			snprintf(m->error, sizeof m->error,
-			         DR_("NVML did not answer within %lld s (a hung GPU or driver: "
-			             "look for Xid "
-			             "79 or 119 in the kernel log)"),
+			         DOCTOR_("NVML did not answer within %lld s (a hung GPU or driver: "
+			                 "look for Xid "
+			                 "79 or 119 in the kernel log)"),
 			         (long long)(timeout_ns / 1000000000LL));
 		return 0;
 	}

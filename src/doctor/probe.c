@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 
 static const char *real_getenv(void *arg, const char *name)
 {
@@ -17,7 +17,7 @@ static const char *real_getenv(void *arg, const char *name)
 	return getenv(name);
 }
 
-void dr_probe_default(dr_probe *p)
+void doctor_probe_default(doctor_probe *p)
 {
 	memset(p, 0, sizeof *p);
 	p->proc_root = "/proc";
@@ -35,7 +35,7 @@ void dr_probe_default(dr_probe *p)
 	p->klog_tools = true;
 }
 
-const char *dr_env_from_list(void *arg, const char *name)
+const char *doctor_env_from_list(void *arg, const char *name)
 {
 	char **list = arg;
 	size_t l = strlen(name);
@@ -45,12 +45,12 @@ const char *dr_env_from_list(void *arg, const char *name)
 	return NULL;
 }
 
-const char *dr_env(const dr_ctx *c, const char *name)
+const char *doctor_env(const doctor_ctx *c, const char *name)
 {
 	return c->p->getenv ? c->p->getenv(c->p->env_arg, name) : NULL;
 }
 
-void dr_pathf(char *out, size_t len, const char *root, const char *fmt, ...)
+void doctor_pathf(char *out, size_t len, const char *root, const char *fmt, ...)
 {
 	int n = snprintf(out, len, "%s", root ? root : "");
 	if (n < 0 || (size_t)n >= len)
@@ -61,7 +61,7 @@ void dr_pathf(char *out, size_t len, const char *root, const char *fmt, ...)
 	va_end(ap);
 }
 
-char *dr_slurp(const char *path, size_t cap)
+char *doctor_slurp(const char *path, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -80,13 +80,13 @@ char *dr_slurp(const char *path, size_t cap)
 	return buf;
 }
 
-bool dr_exists(const char *path)
+bool doctor_exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
 }
 
-const char *dr_bytes(uint64_t b, char *out, size_t len)
+const char *doctor_bytes(uint64_t b, char *out, size_t len)
 {
 	const double gib = 1024.0 * 1024 * 1024;
 	if ((double)b >= gib)
@@ -96,7 +96,7 @@ const char *dr_bytes(uint64_t b, char *out, size_t len)
 	return out;
 }
 
-int dr_cuda_version_int(const char *s)
+int doctor_cuda_version_int(const char *s)
 {
 	if (!s || !isdigit((unsigned char)*s))
 		return -1;
@@ -111,7 +111,7 @@ int dr_cuda_version_int(const char *s)
 
 static bool read_hex(const char *path, unsigned long *v)
 {
-	char *s = dr_slurp(path, 64);
+	char *s = doctor_slurp(path, 64);
 	if (!s)
 		return false;
 	char *e;
@@ -126,10 +126,10 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp((const char *)a, (const char *)b);
 }
 
-int dr_pci_nvidia_gpus(const dr_probe *p, char (*bdf)[16], int max)
+int doctor_pci_nvidia_gpus(const doctor_probe *p, char (*bdf)[16], int max)
 {
 	char dir[512];
-	dr_pathf(dir, sizeof dir, p->sys_root, "/bus/pci/devices");
+	doctor_pathf(dir, sizeof dir, p->sys_root, "/bus/pci/devices");
 	DIR *d = opendir(dir);
 	if (!d)
 		return -1;
@@ -154,12 +154,12 @@ int dr_pci_nvidia_gpus(const dr_probe *p, char (*bdf)[16], int max)
 	return n;
 }
 
-bool dr_kernel_module_version(const dr_probe *p, char *out, size_t len)
+bool doctor_kernel_module_version(const doctor_probe *p, char *out, size_t len)
 {
 	char path[512];
 	out[0] = '\0';
-	dr_pathf(path, sizeof path, p->proc_root, "/driver/nvidia/version");
-	char *s = dr_slurp(path, 4096);
+	doctor_pathf(path, sizeof path, p->proc_root, "/driver/nvidia/version");
+	char *s = doctor_slurp(path, 4096);
 	if (s) {
 		/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb ..." or
 		 * "... Open Kernel Module for x86_64  550.54.14  Release Build ...":
@@ -179,8 +179,8 @@ bool dr_kernel_module_version(const dr_probe *p, char *out, size_t len)
 		if (out[0])
 			return true;
 	}
-	dr_pathf(path, sizeof path, p->sys_root, "/module/nvidia/version");
-	s = dr_slurp(path, 128);
+	doctor_pathf(path, sizeof path, p->sys_root, "/module/nvidia/version");
+	s = doctor_slurp(path, 128);
 	if (s) {
 		s[strcspn(s, " \t\r\n")] = '\0';
 		snprintf(out, len, "%s", s);
@@ -189,10 +189,10 @@ bool dr_kernel_module_version(const dr_probe *p, char *out, size_t len)
 	return out[0] != '\0';
 }
 
-bool dr_driver_present(dr_ctx *c)
+bool doctor_driver_present(doctor_ctx *c)
 {
 	char v[64];
-	return c->m->nvml == DR_NVML_OK || dr_kernel_module_version(c->p, v, sizeof v);
+	return c->m->nvml == DOCTOR_NVML_OK || doctor_kernel_module_version(c->p, v, sizeof v);
 }
 
 typedef struct {
@@ -235,7 +235,7 @@ static bool parse_bdf(const char *s, bdf_t *b)
 	return true;
 }
 
-bool dr_same_pci(const char *a, const char *b)
+bool doctor_same_pci(const char *a, const char *b)
 {
 	bdf_t x, y;
 	if (!a || !b || !parse_bdf(a, &x) || !parse_bdf(b, &y))
@@ -245,7 +245,7 @@ bool dr_same_pci(const char *a, const char *b)
 	return !x.has_fn || !y.has_fn || x.fn == y.fn;
 }
 
-const char *dr_gpu_label(const dr_gpu *g, char *out, size_t len)
+const char *doctor_gpu_label(const doctor_gpu *g, char *out, size_t len)
 {
 	if (g->st.name[0])
 		snprintf(out, len, "GPU %d (%s)", g->st.index, g->st.name);
@@ -254,7 +254,8 @@ const char *dr_gpu_label(const dr_gpu *g, char *out, size_t len)
 	return out;
 }
 
-void dr_ctx_init(dr_ctx *c, const dr_probe *p, const dr_opts *o, const dr_machine *m, dr_report *r)
+void doctor_ctx_init(doctor_ctx *c, const doctor_probe *p, const doctor_opts *o,
+                     const doctor_machine *m, doctor_report *r)
 {
 	memset(c, 0, sizeof *c);
 	c->p = p;
@@ -263,37 +264,37 @@ void dr_ctx_init(dr_ctx *c, const dr_probe *p, const dr_opts *o, const dr_machin
 	c->r = r;
 }
 
-void dr_ctx_free(dr_ctx *c)
+void doctor_ctx_free(doctor_ctx *c)
 {
 	if (c->klog_done)
-		dr_klog_free(&c->klog);
+		doctor_klog_free(&c->klog);
 	if (c->py_done)
-		dr_python_free(&c->py);
+		doctor_python_free(&c->py);
 	c->klog_done = c->py_done = c->where_done = false;
 }
 
-const dr_klog *dr_ctx_klog(dr_ctx *c)
+const doctor_klog *doctor_ctx_klog(doctor_ctx *c)
 {
 	if (!c->klog_done) {
-		dr_klog_read(c->p, &c->klog);
+		doctor_klog_read(c->p, &c->klog);
 		c->klog_done = true;
 	}
 	return &c->klog;
 }
 
-const dr_where *dr_ctx_where(dr_ctx *c)
+const doctor_where *doctor_ctx_where(doctor_ctx *c)
 {
 	if (!c->where_done) {
-		dr_where_detect(c->p, &c->where);
+		doctor_where_detect(c->p, &c->where);
 		c->where_done = true;
 	}
 	return &c->where;
 }
 
-const dr_python *dr_ctx_python(dr_ctx *c)
+const doctor_python *doctor_ctx_python(doctor_ctx *c)
 {
 	if (!c->py_done) {
-		dr_python_run(c->p, c->o, &c->py);
+		doctor_python_run(c->p, c->o, &c->py);
 		c->py_done = true;
 	}
 	return &c->py;
@@ -321,12 +322,12 @@ static bool version_suffix(const char *file, const char *soname, char *out, size
 	return true;
 }
 
-static void add_lib(const char *dir, const char *soname, const char *fs_root, dr_libfile *out,
+static void add_lib(const char *dir, const char *soname, const char *fs_root, doctor_libfile *out,
                     int *n, int max)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s%s/%s.1", fs_root, dir, soname);
-	if (*n >= max || !dr_exists(path))
+	if (*n >= max || !doctor_exists(path))
 		return;
 	char *real = realpath(path, NULL);
 	const char *r = real ? real : path;
@@ -336,7 +337,7 @@ static void add_lib(const char *dir, const char *soname, const char *fs_root, dr
 			return;
 		}
 	}
-	dr_libfile *f = &out[(*n)++];
+	doctor_libfile *f = &out[(*n)++];
 	memset(f, 0, sizeof *f);
 	snprintf(f->dir, sizeof f->dir, "%s", dir);
 	snprintf(f->real, sizeof f->real, "%.511s", r);
@@ -344,7 +345,7 @@ static void add_lib(const char *dir, const char *soname, const char *fs_root, dr
 	free(real);
 }
 
-int dr_find_libs(const dr_probe *p, const char *soname, dr_libfile *out, int max)
+int doctor_find_libs(const doctor_probe *p, const char *soname, doctor_libfile *out, int max)
 {
 	int n = 0;
 	const char *root = p->fs_root ? p->fs_root : "";
@@ -361,13 +362,13 @@ int dr_find_libs(const dr_probe *p, const char *soname, dr_libfile *out, int max
 	return n;
 }
 
-bool dr_lib_version(const char *path, const char *soname, char *out, size_t len)
+bool doctor_lib_version(const char *path, const char *soname, char *out, size_t len)
 {
 	out[0] = '\0';
 	return path && version_suffix(path, soname, out, len);
 }
 
-bool dr_sysfs_bdf(const char *bus, char out[16])
+bool doctor_sysfs_bdf(const char *bus, char out[16])
 {
 	bdf_t b;
 	if (!bus || !parse_bdf(bus, &b))
@@ -377,12 +378,12 @@ bool dr_sysfs_bdf(const char *bus, char out[16])
 	return true;
 }
 
-int dr_pci_chain(const dr_probe *p, const char *bus, char (*out)[16], int max)
+int doctor_pci_chain(const doctor_probe *p, const char *bus, char (*out)[16], int max)
 {
 	char bdf[16], path[512];
-	if (!dr_sysfs_bdf(bus, bdf) || max < 1)
+	if (!doctor_sysfs_bdf(bus, bdf) || max < 1)
 		return 0;
-	dr_pathf(path, sizeof path, p->sys_root, "/bus/pci/devices/%s", bdf);
+	doctor_pathf(path, sizeof path, p->sys_root, "/bus/pci/devices/%s", bdf);
 	char *real = realpath(path, NULL);
 	int n = 0;
 	if (real) {
@@ -402,7 +403,7 @@ int dr_pci_chain(const dr_probe *p, const char *bus, char (*out)[16], int max)
 	return n;
 }
 
-const char *dr_short(const char *s, size_t max, char *buf, size_t len)
+const char *doctor_short(const char *s, size_t max, char *buf, size_t len)
 {
 	size_t l = strlen(s);
 	if (l <= max || max < 4)

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/internal.h"
+#include "doctor/doctor_int.h"
 #include "util/child.h"
 
 #define PY_OUT_CAP (1u << 20)
 #define PY_MARK "@@GPUWHY@@"
 
-static const char *const py_names[DR_PY_NPKG] = {"torch", "jax", "tensorflow", "onnxruntime",
-                                                 "cupy"};
+static const char *const py_names[DOCTOR_PY_NPKG] = {"torch", "jax", "tensorflow", "onnxruntime",
+                                                     "cupy"};
 
 /*
  * The probe. `list` finds the packages without importing them (cheap);
@@ -200,7 +200,7 @@ static const char py_script[] =
     "            break\n"
     "    out(r)\n";
 
-const char *dr_python_script(void)
+const char *doctor_python_script(void)
 {
 	return py_script;
 }
@@ -256,29 +256,29 @@ static void stderr_hint(const gw_child_result *res, char *out, size_t len)
 static void why_failed(const gw_child_result *res, int64_t timeout_ns, char *out, size_t len)
 {
 	if (!res->started)
-		snprintf(out, len, DR_("cannot run: %s"), strerror(res->start_errno));
+		snprintf(out, len, DOCTOR_("cannot run: %s"), strerror(res->start_errno));
 	else if (res->timed_out)
-		snprintf(out, len, DR_("no answer within %.1f s"), (double)timeout_ns / 1e9);
+		snprintf(out, len, DOCTOR_("no answer within %.1f s"), (double)timeout_ns / 1e9);
 	else if (!res->exited)
-		snprintf(out, len, DR_("killed by signal %d"), res->signal);
+		snprintf(out, len, DOCTOR_("killed by signal %d"), res->signal);
 	else {
 		char hint[300] = "";
 		stderr_hint(res, hint, sizeof hint);
 		snprintf(out, len,
-		         res->status ? DR_("exited with status %d%s%s")
-		                     : DR_("printed no answer and exited with status %d%s%s"),
+		         res->status ? DOCTOR_("exited with status %d%s%s")
+		                     : DOCTOR_("printed no answer and exited with status %d%s%s"),
 		         res->status, hint[0] ? ": " : "", hint);
 	}
 }
 
-static void parse_list(json_t *o, dr_python *py)
+static void parse_list(json_t *o, doctor_python *py)
 {
 	copy_str(o, "python", py->version, sizeof py->version);
 	py->major = atoi(py->version);
 	copy_str(o, "executable", py->sys_exe, sizeof py->sys_exe);
 	py->venv = json_is_true(json_object_get(o, "venv"));
 	json_t *mods = json_object_get(o, "modules");
-	for (int i = 0; i < DR_PY_NPKG; i++) {
+	for (int i = 0; i < DOCTOR_PY_NPKG; i++) {
 		json_t *v = json_object_get(mods, py_names[i]);
 		py->pkg[i].installed = json_is_string(v);
 		if (json_is_string(v))
@@ -290,14 +290,14 @@ static void parse_list(json_t *o, dr_python *py)
 	py->dists = calloc(n ? n : 1, sizeof *py->dists);
 	for (size_t k = 0; k < n && py->dists; k++) {
 		json_t *e = json_array_get(d, k);
-		dr_pydist *x = &py->dists[py->ndists++];
+		doctor_pydist *x = &py->dists[py->ndists++];
 		copy_str(e, "name", x->name, sizeof x->name);
 		copy_str(e, "version", x->version, sizeof x->version);
 		copy_str(e, "location", x->location, sizeof x->location);
 	}
 }
 
-static void parse_pkg(json_t *o, dr_pypkg *k)
+static void parse_pkg(json_t *o, doctor_pypkg *k)
 {
 	k->probed = true;
 	copy_str(o, "version", k->version, sizeof k->version);
@@ -310,8 +310,8 @@ static void parse_pkg(json_t *o, dr_pypkg *k)
 	json_t *gc = json_object_get(o, "gpu_count");
 	k->gpu_count = json_is_integer(gc) ? (int)json_integer_value(gc) : -1;
 	json_t *devs = json_object_get(o, "devices");
-	for (size_t i = 0; json_is_array(devs) && i < json_array_size(devs) && k->ndev < DR_PY_NDEV;
-	     i++) {
+	for (size_t i = 0;
+	     json_is_array(devs) && i < json_array_size(devs) && k->ndev < DOCTOR_PY_NDEV; i++) {
 		json_t *d = json_array_get(devs, i);
 		copy_str(d, "name", k->dev_name[k->ndev], sizeof k->dev_name[0]);
 		copy_str(d, "uuid", k->dev_uuid[k->ndev], sizeof k->dev_uuid[0]);
@@ -321,17 +321,17 @@ static void parse_pkg(json_t *o, dr_pypkg *k)
 		copy_str(o, "warning", k->error, sizeof k->error);
 }
 
-static void run_one(const dr_probe *p, const char *exe, const char *mode, gw_child_result *res)
+static void run_one(const doctor_probe *p, const char *exe, const char *mode, gw_child_result *res)
 {
 	char *argv[] = {(char *)exe, "-c", (char *)py_script, (char *)mode, NULL};
 	gw_child_spec spec = {.path = exe, .argv = argv};
 	gw_child_run(&spec, p->python_timeout_ns, PY_OUT_CAP, res);
 }
 
-void dr_python_run(const dr_probe *p, const dr_opts *o, dr_python *py)
+void doctor_python_run(const doctor_probe *p, const doctor_opts *o, doctor_python *py)
 {
 	memset(py, 0, sizeof *py);
-	for (int i = 0; i < DR_PY_NPKG; i++) {
+	for (int i = 0; i < DOCTOR_PY_NPKG; i++) {
 		py->pkg[i].name = py_names[i];
 		py->pkg[i].gpu_count = -1;
 	}
@@ -348,7 +348,7 @@ void dr_python_run(const dr_probe *p, const dr_opts *o, dr_python *py)
 	if (!exe) {
 		if (py->explicit_path)
 			snprintf(py->error, sizeof py->error, "%s",
-			         DR_("not found or not executable"));
+			         DOCTOR_("not found or not executable"));
 		return;
 	}
 	py->found = true;
@@ -368,8 +368,8 @@ void dr_python_run(const dr_probe *p, const dr_opts *o, dr_python *py)
 	json_decref(o_list);
 	/* One child per framework, one after another: importing two big frameworks in one
 	 * process (or at once on a small machine) changes what is being measured. */
-	for (int i = 0; i < DR_PY_NPKG && py->major >= 3; i++) {
-		dr_pypkg *k = &py->pkg[i];
+	for (int i = 0; i < DOCTOR_PY_NPKG && py->major >= 3; i++) {
+		doctor_pypkg *k = &py->pkg[i];
 		if (!k->installed)
 			continue;
 		run_one(p, exe, k->name, &res);
@@ -388,7 +388,7 @@ void dr_python_run(const dr_probe *p, const dr_opts *o, dr_python *py)
 	free(exe);
 }
 
-void dr_python_free(dr_python *py)
+void doctor_python_free(doctor_python *py)
 {
 	free(py->dists);
 	py->dists = NULL;

@@ -8,30 +8,30 @@
 #include "util/jsonw.h"
 #include "util/xalloc.h"
 
-const char *dr_status_name(dr_status s)
+const char *doctor_status_name(doctor_status s)
 {
 	switch (s) {
-	case DR_PASS:
+	case DOCTOR_PASS:
 		return "PASS";
-	case DR_WARN:
+	case DOCTOR_WARN:
 		return "WARN";
-	case DR_FAIL:
+	case DOCTOR_FAIL:
 		return "FAIL";
 	default:
 		return "SKIP";
 	}
 }
 
-static bool dr_translate;
+static bool doctor_translate;
 
-void dr_set_translate(bool on)
+void doctor_set_translate(bool on)
 {
-	dr_translate = on;
+	doctor_translate = on;
 }
 
-const char *dr_tr(const char *msgid)
+const char *doctor_tr(const char *msgid)
 {
-	return dr_translate ? _(msgid) : msgid;
+	return doctor_translate ? _(msgid) : msgid;
 }
 
 /* A format of bare "%s" directives glues pieces translated one by one. */
@@ -40,26 +40,26 @@ static const char *format_tr(const char *fmt)
 	const char *p = fmt;
 	while (p[0] == '%' && p[1] == 's')
 		p += 2;
-	return *p ? dr_tr(fmt) : fmt;
+	return *p ? doctor_tr(fmt) : fmt;
 }
 
-const char *dr_ntr(const char *one, const char *many, unsigned long n)
+const char *doctor_ntr(const char *one, const char *many, unsigned long n)
 {
-	return dr_translate ? P_(one, many, n) : n == 1 ? one : many;
+	return doctor_translate ? P_(one, many, n) : n == 1 ? one : many;
 }
 
-/* The status word of text output (JSON keeps dr_status_name's). */
-static const char *status_text(dr_status s)
+/* The status word of text output (JSON keeps doctor_status_name's). */
+static const char *status_text(doctor_status s)
 {
 	switch (s) {
-	case DR_PASS:
-		return DR_("PASS");
-	case DR_WARN:
-		return DR_("WARN");
-	case DR_FAIL:
-		return DR_("FAIL");
+	case DOCTOR_PASS:
+		return DOCTOR_("PASS");
+	case DOCTOR_WARN:
+		return DOCTOR_("WARN");
+	case DOCTOR_FAIL:
+		return DOCTOR_("FAIL");
 	default:
-		return DR_("SKIP");
+		return DOCTOR_("SKIP");
 	}
 }
 
@@ -71,15 +71,16 @@ static char *vformat(const char *fmt, va_list ap)
 	return s;
 }
 
-dr_result *dr_addf(dr_report *r, const char *check, dr_status st, const char *found_fmt, ...)
+doctor_result *doctor_addf(doctor_report *r, const char *check, doctor_status st,
+                           const char *found_fmt, ...)
 {
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
-		dr_result *v = gw_xrealloc(r->v, cap * sizeof *v);
+		doctor_result *v = gw_xrealloc(r->v, cap * sizeof *v);
 		r->v = v;
 		r->cap = cap;
 	}
-	dr_result *res = &r->v[r->n++];
+	doctor_result *res = &r->v[r->n++];
 	memset(res, 0, sizeof *res);
 	snprintf(res->check, sizeof res->check, "%s", check);
 	res->status = st;
@@ -92,7 +93,7 @@ dr_result *dr_addf(dr_report *r, const char *check, dr_status st, const char *fo
 	return res;
 }
 
-void dr_fixf(dr_result *res, const char *fmt, ...)
+void doctor_fixf(doctor_result *res, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -102,7 +103,7 @@ void dr_fixf(dr_result *res, const char *fmt, ...)
 	res->fix = s;
 }
 
-void dr_report_free(dr_report *r)
+void doctor_report_free(doctor_report *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->v[i].found);
@@ -112,15 +113,15 @@ void dr_report_free(dr_report *r)
 	memset(r, 0, sizeof *r);
 }
 
-int dr_exit_code(const dr_report *r)
+int doctor_exit_code(const doctor_report *r)
 {
 	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].status == DR_FAIL)
+		if (r->v[i].status == DOCTOR_FAIL)
 			return 1;
 	return 0;
 }
 
-void dr_print_text(FILE *f, const dr_report *r, bool color)
+void doctor_print_text(FILE *f, const doctor_report *r, bool color)
 {
 	static const char *colors[] = {"\033[32m", "\033[33m", "\033[1;31m", "\033[2m"};
 	int counts[4] = {0};
@@ -129,7 +130,7 @@ void dr_print_text(FILE *f, const dr_report *r, bool color)
 		if (strlen(r->v[i].check) > width)
 			width = strlen(r->v[i].check);
 	for (size_t i = 0; i < r->n; i++) {
-		const dr_result *x = &r->v[i];
+		const doctor_result *x = &r->v[i];
 		counts[x->status]++;
 		if (color)
 			fprintf(f, "%s%s\033[0m", colors[x->status], status_text(x->status));
@@ -137,28 +138,29 @@ void dr_print_text(FILE *f, const dr_report *r, bool color)
 			fputs(status_text(x->status), f);
 		fprintf(f, "  %-*s  %s", (int)width, x->check, x->found);
 		if (x->fix && *x->fix)
-			fprintf(f, DR_("  fix: %s"), x->fix);
+			fprintf(f, DOCTOR_("  fix: %s"), x->fix);
 		fputc('\n', f);
 	}
 	fputc('\n', f);
 	fprintf(f,
-	        DR_P("%zu check: %d FAIL, %d WARN, %d PASS, %d SKIP\n",
-	             "%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n),
-	        r->n, counts[DR_FAIL], counts[DR_WARN], counts[DR_PASS], counts[DR_SKIP]);
+	        DOCTOR_P("%zu check: %d FAIL, %d WARN, %d PASS, %d SKIP\n",
+	                 "%zu checks: %d FAIL, %d WARN, %d PASS, %d SKIP\n", r->n),
+	        r->n, counts[DOCTOR_FAIL], counts[DOCTOR_WARN], counts[DOCTOR_PASS],
+	        counts[DOCTOR_SKIP]);
 }
 
-void dr_print_json(FILE *f, const dr_report *r)
+void doctor_print_json(FILE *f, const doctor_report *r)
 {
 	jsonw w;
 	jsonw_init(&w, f, true);
 	jsonw_arr_begin(&w);
 	for (size_t i = 0; i < r->n; i++) {
-		const dr_result *x = &r->v[i];
+		const doctor_result *x = &r->v[i];
 		jsonw_obj_begin(&w);
 		jsonw_key(&w, "check");
 		jsonw_str(&w, x->check);
 		jsonw_key(&w, "status");
-		jsonw_str(&w, dr_status_name(x->status));
+		jsonw_str(&w, doctor_status_name(x->status));
 		jsonw_key(&w, "found");
 		jsonw_str(&w, x->found);
 		jsonw_key(&w, "fix");

@@ -3,15 +3,15 @@
 #include <string.h>
 #include <strings.h>
 
-#include "doctor/internal.h"
-#include "host/pidbrief.h"
+#include "doctor/doctor_int.h"
+#include "host/host_pidbrief.h"
 
-static const char *penv(const dr_probe *p, const char *name)
+static const char *penv(const doctor_probe *p, const char *name)
 {
 	return p->getenv ? p->getenv(p->env_arg, name) : NULL;
 }
 
-static void set_container(dr_where *w, const char *kind, const char *why)
+static void set_container(doctor_where *w, const char *kind, const char *why)
 {
 	if (w->container)
 		return;
@@ -21,11 +21,11 @@ static void set_container(dr_where *w, const char *kind, const char *why)
 }
 
 /* The cgroup path of PID 1 names the runtime that started it. */
-static void container_from_cgroup(const dr_probe *p, dr_where *w)
+static void container_from_cgroup(const doctor_probe *p, doctor_where *w)
 {
 	char path[512];
-	dr_pathf(path, sizeof path, p->proc_root, "/1/cgroup");
-	char *s = dr_slurp(path, 65536);
+	doctor_pathf(path, sizeof path, p->proc_root, "/1/cgroup");
+	char *s = doctor_slurp(path, 65536);
 	if (!s)
 		return;
 	static const struct {
@@ -37,7 +37,7 @@ static void container_from_cgroup(const dr_probe *p, dr_where *w)
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
 		if (strstr(s, t[i].needle)) {
 			char why[160];
-			snprintf(why, sizeof why, DR_("%s/1/cgroup mentions %s"), p->proc_root,
+			snprintf(why, sizeof why, DOCTOR_("%s/1/cgroup mentions %s"), p->proc_root,
 			         t[i].needle);
 			set_container(w, t[i].kind, why);
 			break;
@@ -46,31 +46,31 @@ static void container_from_cgroup(const dr_probe *p, dr_where *w)
 	free(s);
 }
 
-static void detect_container(const dr_probe *p, dr_where *w)
+static void detect_container(const doctor_probe *p, doctor_where *w)
 {
 	char path[512];
-	dr_pathf(path, sizeof path, p->fs_root, "/.dockerenv");
-	if (dr_exists(path))
-		set_container(w, "Docker", DR_("/.dockerenv exists"));
-	dr_pathf(path, sizeof path, p->fs_root, "/run/.containerenv");
-	if (dr_exists(path))
-		set_container(w, "Podman", DR_("/run/.containerenv exists"));
+	doctor_pathf(path, sizeof path, p->fs_root, "/.dockerenv");
+	if (doctor_exists(path))
+		set_container(w, "Docker", DOCTOR_("/.dockerenv exists"));
+	doctor_pathf(path, sizeof path, p->fs_root, "/run/.containerenv");
+	if (doctor_exists(path))
+		set_container(w, "Podman", DOCTOR_("/run/.containerenv exists"));
 	if (penv(p, "KUBERNETES_SERVICE_HOST"))
-		set_container(w, "Kubernetes", DR_("KUBERNETES_SERVICE_HOST is set"));
+		set_container(w, "Kubernetes", DOCTOR_("KUBERNETES_SERVICE_HOST is set"));
 	const char *ce = penv(p, "container");
 	if (ce && *ce) {
 		char why[160];
-		snprintf(why, sizeof why, DR_("container=%s is set"), ce);
+		snprintf(why, sizeof why, DOCTOR_("container=%s is set"), ce);
 		set_container(w, ce, why);
 	}
 	container_from_cgroup(p, w);
 }
 
-static void detect_wsl(const dr_probe *p, dr_where *w)
+static void detect_wsl(const doctor_probe *p, doctor_where *w)
 {
 	char path[512];
-	dr_pathf(path, sizeof path, p->proc_root, "/sys/kernel/osrelease");
-	char *s = dr_slurp(path, 256);
+	doctor_pathf(path, sizeof path, p->proc_root, "/sys/kernel/osrelease");
+	char *s = doctor_slurp(path, 256);
 	if (s) {
 		s[strcspn(s, "\r\n")] = '\0';
 		snprintf(w->kernel_release, sizeof w->kernel_release, "%s", s);
@@ -85,18 +85,18 @@ static void detect_wsl(const dr_probe *p, dr_where *w)
 		w->wsl = 2; /* a custom kernel inside WSL2 */
 }
 
-static void detect_pidns(const dr_probe *p, dr_where *w)
+static void detect_pidns(const doctor_probe *p, doctor_where *w)
 {
 	char path[512];
-	dr_pathf(path, sizeof path, p->proc_root, "/self/status");
-	char *s = dr_slurp(path, 16384);
+	doctor_pathf(path, sizeof path, p->proc_root, "/self/status");
+	char *s = doctor_slurp(path, 16384);
 	w->pidns_known = s && strstr(s, "NSpid:");
 	free(s);
 	if (w->pidns_known)
 		w->pidns_nested = host_pidns_nested(p->proc_root);
 }
 
-void dr_where_detect(const dr_probe *p, dr_where *w)
+void doctor_where_detect(const doctor_probe *p, doctor_where *w)
 {
 	memset(w, 0, sizeof *w);
 	detect_container(p, w);

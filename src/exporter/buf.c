@@ -23,7 +23,7 @@ static char *utoa_rev(unsigned long long v, char *end)
 	return p;
 }
 
-void exp_buf_int(exp_buf *b, long long v)
+void exporter_buf_int(exporter_buf *b, long long v)
 {
 	char tmp[24], *end = tmp + sizeof tmp;
 	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
@@ -41,7 +41,7 @@ static void c_locale_init(void)
 	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 }
 
-void exp_buf_fixed6(exp_buf *b, double v)
+void exporter_buf_fixed6(exporter_buf *b, double v)
 {
 	if (isnan(v)) {
 		gw_sb_puts(b, "NaN");
@@ -114,7 +114,7 @@ static int utf8_len(const unsigned char *s)
  * Escapes for the exposition format. Prometheus rejects a whole scrape whose
  * text is not UTF-8, so bytes that are not (a process name, a hostname) become '?'.
  */
-static void put_escaped(exp_buf *b, const char *str, bool quotes)
+static void put_escaped(exporter_buf *b, const char *str, bool quotes)
 {
 	const unsigned char *s = (const unsigned char *)str, *run = s;
 	while (*s) {
@@ -142,22 +142,22 @@ static void put_escaped(exp_buf *b, const char *str, bool quotes)
 	gw_sb_put(b, (const char *)run, (size_t)(s - run));
 }
 
-void exp_buf_label_value(exp_buf *b, const char *s)
+void exporter_buf_label_value(exporter_buf *b, const char *s)
 {
 	put_escaped(b, s, true);
 }
 
-void exp_buf_help_text(exp_buf *b, const char *s)
+void exporter_buf_help_text(exporter_buf *b, const char *s)
 {
 	put_escaped(b, s, false);
 }
 
-void exp_buf_family(exp_buf *b, const char *name, const char *type, const char *help)
+void exporter_buf_family(exporter_buf *b, const char *name, const char *type, const char *help)
 {
 	gw_sb_puts(b, "# HELP ");
 	gw_sb_puts(b, name);
 	gw_sb_puts(b, " ");
-	exp_buf_help_text(b, help);
+	exporter_buf_help_text(b, help);
 	gw_sb_puts(b, "\n# TYPE ");
 	gw_sb_puts(b, name);
 	gw_sb_puts(b, " ");
@@ -165,8 +165,8 @@ void exp_buf_family(exp_buf *b, const char *name, const char *type, const char *
 	gw_sb_puts(b, "\n");
 }
 
-void exp_buf_histogram(exp_buf *b, const char *name, const char *labels, const double *le,
-                       const uint64_t *count, int n, uint64_t total, double sum)
+void exporter_buf_histogram(exporter_buf *b, const char *name, const char *labels, const double *le,
+                            const uint64_t *count, int n, uint64_t total, double sum)
 {
 	uint64_t cum = 0;
 	const char *sep = labels[0] ? "," : "";

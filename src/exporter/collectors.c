@@ -12,13 +12,13 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } label_fields[] = {
-    {"DCGM_FI_DEV_SERIAL", EXP_LABEL_DEV_SERIAL},
-    {"DCGM_FI_DEV_VBIOS_VERSION", EXP_LABEL_DEV_VBIOS},
-    {"DCGM_FI_DRIVER_VERSION", EXP_LABEL_DRIVER},
-    {"DCGM_FI_NVML_VERSION", EXP_LABEL_NVML},
+    {"DCGM_FI_DEV_SERIAL", EXPORTER_LABEL_DEV_SERIAL},
+    {"DCGM_FI_DEV_VBIOS_VERSION", EXPORTER_LABEL_DEV_VBIOS},
+    {"DCGM_FI_DRIVER_VERSION", EXPORTER_LABEL_DRIVER},
+    {"DCGM_FI_NVML_VERSION", EXPORTER_LABEL_NVML},
 };
 
-void exp_collectors_default(exp_collectors *c)
+void exporter_collectors_default(exporter_collectors *c)
 {
 	memset(c, 0, sizeof *c);
 	/*
@@ -33,19 +33,19 @@ void exp_collectors_default(exp_collectors *c)
 		if (!gpu_metrics[i].dcgm || gpu_metrics[i].exported != GME_DEF)
 			continue;
 		c->order[c->n++] = i;
-		c->type[i] = gpu_metrics[i].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
+		c->type[i] = gpu_metrics[i].prom == GMP_counter ? EXPORTER_UNTYPED : EXPORTER_GAUGE;
 	}
-	c->labels = EXP_LABEL_DRIVER;
+	c->labels = EXPORTER_LABEL_DRIVER;
 }
 
-void exp_collectors_counter_type(exp_collectors *c, exp_prom_type t)
+void exporter_collectors_counter_type(exporter_collectors *c, exporter_prom_type t)
 {
 	for (int k = 0; k < c->n; k++)
 		if (gpu_metrics[c->order[k]].prom == GMP_counter)
 			c->type[c->order[k]] = t;
 }
 
-void exp_collectors_free(exp_collectors *c)
+void exporter_collectors_free(exporter_collectors *c)
 {
 	for (int i = 0; i < GM__COUNT; i++)
 		free(c->help[i]);
@@ -96,7 +96,7 @@ static void add_unknown(char *u, size_t len, const char *name)
 }
 
 /* One data row, already stripped of comments; NUL-terminated. 0 or -1 with err. */
-static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, char *unknown,
+static int parse_row(char *line, int lineno, exporter_collectors *out, bool *seen, char *unknown,
                      size_t unknownlen, char *err, size_t errlen)
 {
 	char *c1 = strchr(line, ',');
@@ -144,7 +144,7 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 		return 0; /* the first row of a field wins */
 	seen[id] = true;
 	out->order[out->n++] = id;
-	out->type[id] = !strcmp(type, "counter") ? EXP_COUNTER : EXP_GAUGE;
+	out->type[id] = !strcmp(type, "counter") ? EXPORTER_COUNTER : EXPORTER_GAUGE;
 	if (*help && !(out->help[id] = strdup(help))) {
 		snprintf(err, errlen, _("out of memory"));
 		return -1;
@@ -152,8 +152,8 @@ static int parse_row(char *line, int lineno, exp_collectors *out, bool *seen, ch
 	return 0;
 }
 
-int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char *unknown,
-                         size_t unknownlen, char *err, size_t errlen)
+int exporter_collectors_parse(const char *text, size_t len, exporter_collectors *out, char *unknown,
+                              size_t unknownlen, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	if (unknown && unknownlen)
@@ -171,13 +171,13 @@ int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char
 		if (n > LINE_MAX_LEN) {
 			snprintf(err, errlen, _("line %d: longer than %d bytes"), lineno,
 			         LINE_MAX_LEN);
-			exp_collectors_free(out);
+			exporter_collectors_free(out);
 			return -1;
 		}
 		if (memchr(start, '\0', n)) {
 			snprintf(err, errlen, _("line %d: contains a NUL byte (not a text file?)"),
 			         lineno);
-			exp_collectors_free(out);
+			exporter_collectors_free(out);
 			return -1;
 		}
 		memcpy(line, start, n);
@@ -186,7 +186,7 @@ int exp_collectors_parse(const char *text, size_t len, exp_collectors *out, char
 		if (!*l || *l == '#')
 			continue;
 		if (parse_row(l, lineno, out, seen, unknown, unknownlen, err, errlen)) {
-			exp_collectors_free(out);
+			exporter_collectors_free(out);
 			return -1;
 		}
 	}

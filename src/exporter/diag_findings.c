@@ -9,7 +9,8 @@
 #include "exporter/exporter.h"
 
 /* Rule ids are label values: "data-starved" becomes "data_starved" (snake_case like the names). */
-static int add(exp_finding *out, int n, int max, int gpu, diag_rule rule, exp_severity sev)
+static int add(exporter_finding *out, int n, int max, int gpu, diag_rule rule,
+               exporter_severity sev)
 {
 	if (n >= max)
 		return n;
@@ -19,10 +20,10 @@ static int add(exp_finding *out, int n, int max, int gpu, diag_rule rule, exp_se
 	return n + 1;
 }
 
-int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max)
+int exporter_diag_findings(void *user, const exporter_window *w, exporter_finding *out, int max)
 {
-	int n = exp_live_findings(user, w, out, max);
-	const timeline *tl = exp_window_timeline(w);
+	int n = exporter_live_findings(user, w, out, max);
+	const timeline *tl = exporter_window_timeline(w);
 	/* A few samples are too few for rules that look at shares of a window. */
 	if (!tl || tl->n < 3)
 		return n;
@@ -38,9 +39,9 @@ int exp_diag_findings(void *user, const exp_window *w, exp_finding *out, int max
 		if (f->rule == DIAG_R_HEALTHY || f->rule == DIAG_R_GPU_IDLE ||
 		    f->rule == DIAG_R_TOO_LITTLE_DATA || f->rule == DIAG_R_NOT_CHECKED)
 			continue;
-		exp_severity sev = f->severity == DIAG_ERROR  ? EXP_SEV_ERROR
-		                   : f->severity == DIAG_WARN ? EXP_SEV_WARN
-		                                              : EXP_SEV_INFO;
+		exporter_severity sev = f->severity == DIAG_ERROR  ? EXPORTER_SEV_ERROR
+		                        : f->severity == DIAG_WARN ? EXPORTER_SEV_WARN
+		                                                   : EXPORTER_SEV_INFO;
 		bool any = false;
 		for (int p = 0; p < tl->ngpu && p < 64; p++) {
 			if (!(f->gpus & (1ULL << p)))

@@ -3,9 +3,9 @@
 
 #include "exporter/exporter.h"
 
-exp_frame *exp_frame_new(int ngpus)
+exporter_frame *exporter_frame_new(int ngpus)
 {
-	exp_frame *f = calloc(1, sizeof *f);
+	exporter_frame *f = calloc(1, sizeof *f);
 	if (!f)
 		return NULL;
 	f->gpus = calloc((size_t)(ngpus > 0 ? ngpus : 1), sizeof *f->gpus);
@@ -17,7 +17,7 @@ exp_frame *exp_frame_new(int ngpus)
 	return f;
 }
 
-void exp_frame_free(exp_frame *f)
+void exporter_frame_free(exporter_frame *f)
 {
 	if (!f)
 		return;

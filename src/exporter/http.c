@@ -33,7 +33,7 @@
 
 /* ------------------------------------------------------------ pure helpers */
 
-int exp_parse_listen(const char *s, exp_listen_addr *out, char *err, size_t errlen)
+int exporter_parse_listen(const char *s, exporter_listen_addr *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	const char *colon, *host = s;
@@ -103,7 +103,7 @@ static bool parse_qvalue(const char *p, size_t n, bool *zero)
 	return true;
 }
 
-bool exp_accepts_gzip(const char *h)
+bool exporter_accepts_gzip(const char *h)
 {
 	if (!h)
 		return false;
@@ -149,22 +149,22 @@ bool exp_accepts_gzip(const char *h)
 	return gzip == 1 || (gzip == -1 && star == 1);
 }
 
-exp_route exp_route_request(const char *method, const char *url)
+exporter_route exporter_route_request(const char *method, const char *url)
 {
 	if (!method || (strcmp(method, "GET") && strcmp(method, "HEAD")))
-		return EXP_ROUTE_BAD_METHOD;
+		return EXPORTER_ROUTE_BAD_METHOD;
 	if (!url)
-		return EXP_ROUTE_NOT_FOUND;
+		return EXPORTER_ROUTE_NOT_FOUND;
 	if (!strcmp(url, "/"))
-		return EXP_ROUTE_INDEX;
+		return EXPORTER_ROUTE_INDEX;
 	if (!strcmp(url, "/metrics"))
-		return EXP_ROUTE_METRICS;
+		return EXPORTER_ROUTE_METRICS;
 	if (!strcmp(url, "/health"))
-		return EXP_ROUTE_HEALTH;
-	return EXP_ROUTE_NOT_FOUND;
+		return EXPORTER_ROUTE_HEALTH;
+	return EXPORTER_ROUTE_NOT_FOUND;
 }
 
-void exp_server_opts_default(exp_server_opts *o)
+void exporter_server_opts_default(exporter_server_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	snprintf(o->addr.host, sizeof o->addr.host, "127.0.0.1");
@@ -185,10 +185,10 @@ typedef struct track {
 	bool shut;
 } track;
 
-struct exp_server {
+struct exporter_server {
 	struct MHD_Daemon *d;
-	exp_board *board;
-	exp_server_opts o;
+	exporter_board *board;
+	exporter_server_opts o;
 	int port;
 	pthread_mutex_t mu; /* guards the track list; held while a tracked fd may be used */
 	track *tracks;
@@ -200,7 +200,7 @@ struct exp_server {
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-	exp_server *s = cls;
+	exporter_server *s = cls;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
 		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -241,7 +241,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-	exp_server *s = cls;
+	exporter_server *s = cls;
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	if (!ci || !ci->socket_context)
@@ -254,7 +254,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void *watchdog_main(void *arg)
 {
-	exp_server *s = arg;
+	exporter_server *s = arg;
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {
 		int64_t now = gw_mono_ns();
@@ -296,22 +296,22 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
 
 static void page_release(void *cls)
 {
-	exp_page_unref(cls);
+	exporter_page_unref(cls);
 }
 
-static enum MHD_Result send_metrics(exp_server *s, struct MHD_Connection *c)
+static enum MHD_Result send_metrics(exporter_server *s, struct MHD_Connection *c)
 {
-	exp_page *p = exp_board_get(s->board);
+	exporter_page *p = exporter_board_get(s->board);
 	if (!p)
 		return send_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 		                 "no sample yet\n");
 	size_t len;
-	const char *body = exp_page_text(p, &len);
+	const char *body = exporter_page_text(p, &len);
 	bool gz = false;
-	if (exp_accepts_gzip(
+	if (exporter_accepts_gzip(
 	        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
 		size_t glen;
-		const char *g = exp_page_gzip(p, &glen);
+		const char *g = exporter_page_gzip(p, &glen);
 		if (g) {
 			body = g;
 			len = glen;
@@ -322,7 +322,7 @@ static enum MHD_Result send_metrics(exp_server *s, struct MHD_Connection *c)
 	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
 	    len, (void *)body, page_release, p);
 	if (!r) {
-		exp_page_unref(p);
+		exporter_page_unref(p);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_METRICS);
@@ -334,17 +334,17 @@ static enum MHD_Result send_metrics(exp_server *s, struct MHD_Connection *c)
 	return rc;
 }
 
-static enum MHD_Result send_health(exp_server *s, struct MHD_Connection *c)
+static enum MHD_Result send_health(exporter_server *s, struct MHD_Connection *c)
 {
-	exp_page *p = exp_board_get(s->board);
+	exporter_page *p = exporter_board_get(s->board);
 	char msg[96];
 	unsigned status = MHD_HTTP_OK;
 	if (!p) {
 		status = MHD_HTTP_SERVICE_UNAVAILABLE;
 		snprintf(msg, sizeof msg, "no sample yet\n");
 	} else {
-		int64_t age = gw_mono_ns() - exp_page_mono_ns(p);
-		exp_page_unref(p);
+		int64_t age = gw_mono_ns() - exporter_page_mono_ns(p);
+		exporter_page_unref(p);
 		if (age > s->o.stale_ns) {
 			status = MHD_HTTP_SERVICE_UNAVAILABLE;
 			snprintf(msg, sizeof msg, "stale: last sample %lld ms ago\n",
@@ -356,7 +356,7 @@ static enum MHD_Result send_health(exp_server *s, struct MHD_Connection *c)
 	return send_text(c, status, "text/plain; charset=utf-8", msg);
 }
 
-static enum MHD_Result send_index(exp_server *s, struct MHD_Connection *c)
+static enum MHD_Result send_index(exporter_server *s, struct MHD_Connection *c)
 {
 	char html[512];
 	snprintf(html, sizeof html,
@@ -392,7 +392,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-	exp_server *s = cls;
+	exporter_server *s = cls;
 	/*
 	 * MHD closes the connection after any response queued on the first call,
 	 * which comes before it knows the request is complete. A request without
@@ -407,17 +407,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	*upload_data_size = 0;
-	switch (exp_route_request(method, url)) {
-	case EXP_ROUTE_INDEX:
+	switch (exporter_route_request(method, url)) {
+	case EXPORTER_ROUTE_INDEX:
 		return send_index(s, c);
-	case EXP_ROUTE_METRICS:
+	case EXPORTER_ROUTE_METRICS:
 		return send_metrics(s, c);
-	case EXP_ROUTE_HEALTH:
+	case EXPORTER_ROUTE_HEALTH:
 		return send_health(s, c);
-	case EXP_ROUTE_BAD_METHOD:
+	case EXPORTER_ROUTE_BAD_METHOD:
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		                 "method not allowed: use GET or HEAD\n");
-	case EXP_ROUTE_NOT_FOUND:
+	case EXPORTER_ROUTE_NOT_FOUND:
 		break;
 	}
 	return send_text(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
@@ -435,7 +435,7 @@ static size_t keep_escapes(void *cls, struct MHD_Connection *c, char *s)
 
 /* ------------------------------------------------------------------ start */
 
-static int listen_socket(const exp_listen_addr *a, int *port_out, char *why, size_t whylen)
+static int listen_socket(const exporter_listen_addr *a, int *port_out, char *why, size_t whylen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -477,12 +477,13 @@ static int listen_socket(const exp_listen_addr *a, int *port_out, char *why, siz
 	return fd;
 }
 
-int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **out)
+int exporter_server_start(const exporter_server_opts *o, exporter_board *board,
+                          exporter_server **out)
 {
 	char what[96], why[160];
 	snprintf(what, sizeof what, "--listen %s%s%s:%d", o->addr.ipv6 ? "[" : "", o->addr.host,
 	         o->addr.ipv6 ? "]" : "", o->addr.port);
-	exp_server *s = calloc(1, sizeof *s);
+	exporter_server *s = calloc(1, sizeof *s);
 	if (!s)
 		return gw_error(GW_EXIT_ENV, "exporter", NULL, "out of memory");
 	s->o = *o;
@@ -491,12 +492,12 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	pthread_cond_init(&s->cv, NULL);
 	const char *lib = gw_mhd_error();
 	if (lib) {
-		exp_server_stop(s);
+		exporter_server_stop(s);
 		return gw_error(GW_EXIT_ENV, "exporter", NULL, "%s", lib);
 	}
 	int fd = listen_socket(&o->addr, &s->port, why, sizeof why);
 	if (fd < 0) {
-		exp_server_stop(s);
+		exporter_server_stop(s);
 		return gw_error(GW_EXIT_ENV, what,
 		                N_("is another exporter running? pick another port with --listen"),
 		                "cannot listen: %s", why);
@@ -510,7 +511,7 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	    on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		close(fd);
-		exp_server_stop(s);
+		exporter_server_stop(s);
 		return gw_error(GW_EXIT_ENV, what, NULL, "cannot start the HTTP server");
 	}
 	if (pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0)
@@ -519,12 +520,12 @@ int exp_server_start(const exp_server_opts *o, exp_board *board, exp_server **ou
 	return 0;
 }
 
-int exp_server_port(const exp_server *s)
+int exporter_server_port(const exporter_server *s)
 {
 	return s->port;
 }
 
-void exp_server_stop(exp_server *s)
+void exporter_server_stop(exporter_server *s)
 {
 	if (!s)
 		return;

@@ -1,7 +1,7 @@
 /*
  * live_checks.c - the exporter's built-in findings, computed from the latest
  * sample only. They feed gpuwhy_finding through the same hook
- * (exp_findings_fn) that the diagnosis rules use, so the series is real
+ * (exporter_findings_fn) that the diagnosis rules use, so the series is real
  * whichever source is plugged in.
  */
 #include <stdio.h>
@@ -15,7 +15,8 @@ static bool have(const gpu_values *v, gpu_metric_id id)
 	return v->ok[id] != 0;
 }
 
-static int add(exp_finding *out, int n, int max, int gpu, const char *rule, exp_severity sev)
+static int add(exporter_finding *out, int n, int max, int gpu, const char *rule,
+               exporter_severity sev)
 {
 	if (n >= max)
 		return n;
@@ -26,7 +27,8 @@ static int add(exp_finding *out, int n, int max, int gpu, const char *rule, exp_
 }
 
 /* A finding named after a diagnosis rule, as its label ("pcie_degraded"). */
-static int add_rule(exp_finding *out, int n, int max, int gpu, diag_rule r, exp_severity sev)
+static int add_rule(exporter_finding *out, int n, int max, int gpu, diag_rule r,
+                    exporter_severity sev)
 {
 	char label[32];
 	diag_rule_label(r, label, sizeof label);
@@ -38,11 +40,11 @@ static int throttle_severity(uint64_t mask)
 {
 	switch (gpu_reasons_severity(mask)) {
 	case GPU_REASON_SEV_HARDWARE:
-		return EXP_SEV_ERROR;
+		return EXPORTER_SEV_ERROR;
 	case GPU_REASON_SEV_THERMAL:
-		return EXP_SEV_WARN;
+		return EXPORTER_SEV_WARN;
 	case GPU_REASON_SEV_SETTING:
-		return EXP_SEV_INFO; /* power cap, sync boost, application or display clocks */
+		return EXPORTER_SEV_INFO; /* power cap, sync boost, application or display clocks */
 	default:
 		return -1;
 	}
@@ -65,7 +67,7 @@ static bool pcie_degraded(const gpu_values *v)
 	       v->v[GM_PCIE_GEN_CUR] < v->v[GM_PCIE_GEN_MAX] && gpu_busy(v);
 }
 
-int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max)
+int exporter_live_findings(void *user, const exporter_window *w, exporter_finding *out, int max)
 {
 	(void)user;
 	if (!w || w->len <= 0)
@@ -73,20 +75,21 @@ int exp_live_findings(void *user, const exp_window *w, exp_finding *out, int max
 	const snapshot *s = w->snaps[w->len - 1];
 	int n = 0;
 	for (int i = 0; i < w->ngpus && i < s->ngpu; i++) {
-		const exp_gpu *g = &w->gpus[i];
+		const exporter_gpu *g = &w->gpus[i];
 		const gpu_values *v = &s->gpu[i];
 		if (v->lost) {
-			n = add(out, n, max, g->index, "gpu_lost", EXP_SEV_ERROR);
+			n = add(out, n, max, g->index, "gpu_lost", EXPORTER_SEV_ERROR);
 			continue;
 		}
 		if (have(v, GM_CLK_REASONS)) {
 			int sev = throttle_severity((uint64_t)v->v[GM_CLK_REASONS]);
 			if (sev >= 0)
 				n = add_rule(out, n, max, g->index, DIAG_R_THROTTLED,
-				             (exp_severity)sev);
+				             (exporter_severity)sev);
 		}
 		if (pcie_degraded(v))
-			n = add_rule(out, n, max, g->index, DIAG_R_PCIE_DEGRADED, EXP_SEV_WARN);
+			n = add_rule(out, n, max, g->index, DIAG_R_PCIE_DEGRADED,
+			             EXPORTER_SEV_WARN);
 	}
 	return n;
 }

@@ -12,7 +12,7 @@
 
 #include "exporter/exporter.h"
 
-struct exp_page {
+struct exporter_page {
 	atomic_int refs;
 	char *text;
 	size_t len;
@@ -24,9 +24,9 @@ struct exp_page {
 	size_t gz_len;
 };
 
-exp_page *exp_page_new(char *text, size_t len, double t_wall, int64_t t_mono_ns)
+exporter_page *exporter_page_new(char *text, size_t len, double t_wall, int64_t t_mono_ns)
 {
-	exp_page *p = calloc(1, sizeof *p);
+	exporter_page *p = calloc(1, sizeof *p);
 	if (!p) {
 		free(text);
 		return NULL;
@@ -40,12 +40,12 @@ exp_page *exp_page_new(char *text, size_t len, double t_wall, int64_t t_mono_ns)
 	return p;
 }
 
-void exp_page_ref(exp_page *p)
+void exporter_page_ref(exporter_page *p)
 {
 	atomic_fetch_add(&p->refs, 1);
 }
 
-void exp_page_unref(exp_page *p)
+void exporter_page_unref(exporter_page *p)
 {
 	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
 		return;
@@ -55,13 +55,13 @@ void exp_page_unref(exp_page *p)
 	free(p);
 }
 
-const char *exp_page_text(const exp_page *p, size_t *len)
+const char *exporter_page_text(const exporter_page *p, size_t *len)
 {
 	*len = p->len;
 	return p->text;
 }
 
-int64_t exp_page_mono_ns(const exp_page *p)
+int64_t exporter_page_mono_ns(const exporter_page *p)
 {
 	return p->t_mono_ns;
 }
@@ -94,7 +94,7 @@ static unsigned char *gzip_bytes(const char *in, size_t len, size_t *out_len)
 	return out;
 }
 
-const char *exp_page_gzip(exp_page *p, size_t *len)
+const char *exporter_page_gzip(exporter_page *p, size_t *len)
 {
 	pthread_mutex_lock(&p->gz_mu);
 	if (!p->gz_done) {
@@ -106,43 +106,43 @@ const char *exp_page_gzip(exp_page *p, size_t *len)
 	return (const char *)p->gz;
 }
 
-struct exp_board {
+struct exporter_board {
 	pthread_mutex_t mu;
-	exp_page *latest;
+	exporter_page *latest;
 };
 
-exp_board *exp_board_new(void)
+exporter_board *exporter_board_new(void)
 {
-	exp_board *b = calloc(1, sizeof *b);
+	exporter_board *b = calloc(1, sizeof *b);
 	if (b)
 		pthread_mutex_init(&b->mu, NULL);
 	return b;
 }
 
-void exp_board_free(exp_board *b)
+void exporter_board_free(exporter_board *b)
 {
 	if (!b)
 		return;
-	exp_page_unref(b->latest);
+	exporter_page_unref(b->latest);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }
 
-void exp_board_publish(exp_board *b, exp_page *p)
+void exporter_board_publish(exporter_board *b, exporter_page *p)
 {
 	pthread_mutex_lock(&b->mu);
-	exp_page *old = b->latest;
+	exporter_page *old = b->latest;
 	b->latest = p;
 	pthread_mutex_unlock(&b->mu);
-	exp_page_unref(old);
+	exporter_page_unref(old);
 }
 
-exp_page *exp_board_get(exp_board *b)
+exporter_page *exporter_board_get(exporter_board *b)
 {
 	pthread_mutex_lock(&b->mu);
-	exp_page *p = b->latest;
+	exporter_page *p = b->latest;
 	if (p)
-		exp_page_ref(p);
+		exporter_page_ref(p);
 	pthread_mutex_unlock(&b->mu);
 	return p;
 }

@@ -9,7 +9,7 @@
 #include "exporter/exporter.h"
 #include "model/window.h"
 
-static timeline *build(const exp_window *w)
+static timeline *build(const exporter_window *w)
 {
 	const snapshot *last = w->snaps[w->len - 1];
 	int ngpu = last->ngpu < w->ngpus ? last->ngpu : w->ngpus;
@@ -25,7 +25,7 @@ static timeline *build(const exp_window *w)
 	return tl;
 }
 
-const timeline *exp_window_timeline(const exp_window *w)
+const timeline *exporter_window_timeline(const exporter_window *w)
 {
 	if (!w || w->len <= 0 || !w->tl)
 		return NULL;

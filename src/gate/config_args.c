@@ -317,9 +317,9 @@ int gate_config_from_args(int argc, char **argv, gate_config *c)
 /* Loopback unless --allow-remote with an allow-list: never exposed by accident. */
 static int check_exposure(const gate_config *c, const char *opt, const char *addr)
 {
-	exp_listen_addr a;
+	exporter_listen_addr a;
 	char err[200];
-	if (exp_parse_listen(addr, &a, err, sizeof err))
+	if (exporter_parse_listen(addr, &a, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, addr, N_("use ADDRESS:PORT such as 127.0.0.1:8080"),
 		                "%s", err);
 	if (gate_is_loopback(a.host))

@@ -55,7 +55,7 @@ void gate_metrics_init(gate_srv *g)
 static const char *esc(const char *s, char *out, size_t len)
 {
 	gw_strbuf t = {0};
-	exp_buf_label_value(&t, s);
+	exporter_buf_label_value(&t, s);
 	snprintf(out, len, "%s", gw_sb_str(&t));
 	gw_sb_free(&t);
 	return out;
@@ -63,12 +63,12 @@ static const char *esc(const char *s, char *out, size_t len)
 
 static void head(gw_strbuf *b, const char *name, const char *type, const char *help)
 {
-	exp_buf_family(b, name, type, help);
+	exporter_buf_family(b, name, type, help);
 }
 
 static void hist(gw_strbuf *b, const char *name, const char *labels, const gate_hist *h)
 {
-	exp_buf_histogram(b, name, labels, h->le, h->count, h->n, h->total, h->sum);
+	exporter_buf_histogram(b, name, labels, h->le, h->count, h->n, h->total, h->sum);
 }
 
 static void render_users(gw_strbuf *b, gate_srv *g)

@@ -487,9 +487,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 static int bind_addr(const char *listen, struct sockaddr_storage *ss, char *err, size_t errlen,
                      bool *loopback)
 {
-	exp_listen_addr a;
+	exporter_listen_addr a;
 	char e2[200];
-	if (exp_parse_listen(listen, &a, e2, sizeof e2) != 0) {
+	if (exporter_parse_listen(listen, &a, e2, sizeof e2) != 0) {
 		snprintf(err, errlen, "%s: %s", listen, e2);
 		return -1;
 	}

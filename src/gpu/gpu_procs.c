@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "gpu/gpu_int.h"
-#include "host/pidbrief.h"
+#include "host/host_pidbrief.h"
 
 /* NVML returns PIDs; the kernel's pid_max can be at most 2^22. */
 #define GPU_PID_MAX 4194304U

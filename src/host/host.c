@@ -1,6 +1,6 @@
 /* host.c - the sampler: read the system-wide files, compute, follow processes. */
 #include "host/host.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include "util/timeutil.h"
 

@@ -1,6 +1,6 @@
 /* host_env.c - identity, container, WSL and PID-namespace probes. */
 #include "host/host_env.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,26 +38,26 @@ static void first_line(host_buf *b, const char *root, const char *rel, char *out
 
 int host_cpulist_count(const char *buf, size_t len)
 {
-	hcur c = {buf, buf + len};
+	host_cur c = {buf, buf + len};
 	long count = 0;
 	bool any = false;
-	while (!hc_eof(&c) && *c.p != '\n') {
+	while (!host_cur_eof(&c) && *c.p != '\n') {
 		uint64_t a, b;
-		if (!hc_u64(&c, &a) || a > 1u << 22)
+		if (!host_cur_u64(&c, &a) || a > 1u << 22)
 			return -1;
 		b = a;
-		if (!hc_eof(&c) && *c.p == '-') {
+		if (!host_cur_eof(&c) && *c.p == '-') {
 			c.p++;
-			if (!hc_u64(&c, &b) || b < a || b > 1u << 22)
+			if (!host_cur_u64(&c, &b) || b < a || b > 1u << 22)
 				return -1;
 		}
 		count += (long)(b - a + 1);
 		if (count > 1L << 22)
 			return -1;
 		any = true;
-		if (!hc_eof(&c) && *c.p == ',')
+		if (!host_cur_eof(&c) && *c.p == ',')
 			c.p++;
-		else if (!hc_eof(&c) && *c.p != '\n')
+		else if (!host_cur_eof(&c) && *c.p != '\n')
 			return -1;
 	}
 	return any ? (int)count : -1;

@@ -1,6 +1,6 @@
 /* host_kmsg.c - Xid and AER lines from /dev/kmsg or a log file, without blocking. */
 #include "host/host_kmsg.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,10 +24,10 @@ static const char *find(const char *s, const char *end, const char *needle)
 /* "prio,seq,usec,flags[,...];" of a /dev/kmsg record; advances *p past ';'. */
 static bool kmsg_prefix(const char **p, const char *end, host_kmsg_event *out)
 {
-	hcur c = {*p, end};
+	host_cur c = {*p, end};
 	uint64_t prio, seq, usec;
-	if (!hc_u64(&c, &prio) || !hc_lit(&c, ",") || !hc_u64(&c, &seq) || !hc_lit(&c, ",") ||
-	    !hc_u64(&c, &usec) || !hc_lit(&c, ","))
+	if (!host_cur_u64(&c, &prio) || !host_cur_lit(&c, ",") || !host_cur_u64(&c, &seq) ||
+	    !host_cur_lit(&c, ",") || !host_cur_u64(&c, &usec) || !host_cur_lit(&c, ","))
 		return false;
 	const char *semi = memchr(c.p, ';', (size_t)(end - c.p));
 	if (!semi || memchr(c.p, ' ', (size_t)(semi - c.p)))
@@ -44,27 +44,27 @@ static bool kmsg_prefix(const char **p, const char *end, host_kmsg_event *out)
 /* "[ 5678.901234] " of dmesg; advances *p past it. */
 static bool dmesg_prefix(const char **p, const char *end, host_kmsg_event *out)
 {
-	hcur c = {*p, end};
-	if (!hc_lit(&c, "["))
+	host_cur c = {*p, end};
+	if (!host_cur_lit(&c, "["))
 		return false;
 	uint64_t sec, frac = 0;
 	int digits = 0;
-	if (!hc_u64(&c, &sec))
+	if (!host_cur_u64(&c, &sec))
 		return false;
-	if (hc_lit(&c, ".")) {
+	if (host_cur_lit(&c, ".")) {
 		const char *f = c.p;
-		if (!hc_u64(&c, &frac))
+		if (!host_cur_u64(&c, &frac))
 			return false;
 		digits = (int)(c.p - f);
 	}
-	if (!hc_lit(&c, "]"))
+	if (!host_cur_lit(&c, "]"))
 		return false;
 	double scale = 1;
 	for (int i = 0; i < digits; i++)
 		scale *= 10;
 	out->ts = (double)sec + (double)frac / scale;
 	out->ts_ok = true;
-	hc_skip_blanks(&c);
+	host_cur_skip_blanks(&c);
 	*p = c.p;
 	return true;
 }
@@ -81,9 +81,9 @@ static void copy_trim(char *dst, size_t size, const char *s, const char *e)
 /* NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus. */
 static int parse_xid(const char *x, const char *end, host_kmsg_event *out)
 {
-	hcur c = {x + strlen("NVRM: Xid"), end};
-	hc_skip_blanks(&c);
-	if (!hc_lit(&c, "("))
+	host_cur c = {x + strlen("NVRM: Xid"), end};
+	host_cur_skip_blanks(&c);
+	if (!host_cur_lit(&c, "("))
 		return 0;
 	const char *close = memchr(c.p, ')', (size_t)(end - c.p));
 	if (!close)
@@ -93,17 +93,17 @@ static int parse_xid(const char *x, const char *end, host_kmsg_event *out)
 		bus += 4;
 	copy_trim(out->pci, sizeof(out->pci), bus, close);
 	c.p = close + 1;
-	if (!hc_lit(&c, ":"))
+	if (!host_cur_lit(&c, ":"))
 		return 0;
 	uint64_t xid;
-	if (!hc_u64(&c, &xid) || xid > INT32_MAX)
+	if (!host_cur_u64(&c, &xid) || xid > INT32_MAX)
 		return 0;
 	out->kind = HOST_KMSG_XID;
 	out->xid = (int)xid;
 	out->xid_ok = true;
-	hc_skip_blanks(&c);
-	if (hc_lit(&c, ","))
-		hc_skip_blanks(&c);
+	host_cur_skip_blanks(&c);
+	if (host_cur_lit(&c, ","))
+		host_cur_skip_blanks(&c);
 	/* optional "pid=N," and "name=S," fields, in that order */
 	for (int round = 0; round < 2; round++) {
 		bool is_pid = (size_t)(end - c.p) >= 4 && memcmp(c.p, "pid=", 4) == 0;
@@ -114,11 +114,11 @@ static int parse_xid(const char *x, const char *end, host_kmsg_event *out)
 		const char *comma = memchr(val, ',', (size_t)(end - val));
 		const char *ve = comma ? comma : end;
 		if (is_pid) {
-			hcur v = {val, ve};
+			host_cur v = {val, ve};
 			uint64_t pid;
-			if (hc_u64(&v, &pid) && pid <= INT32_MAX) {
-				hc_skip_blanks(&v);
-				if (hc_eof(&v)) {
+			if (host_cur_u64(&v, &pid) && pid <= INT32_MAX) {
+				host_cur_skip_blanks(&v);
+				if (host_cur_eof(&v)) {
 					out->pid = (int)pid;
 					out->pid_ok = true;
 				}
@@ -127,7 +127,7 @@ static int parse_xid(const char *x, const char *end, host_kmsg_event *out)
 			copy_trim(out->process, sizeof(out->process), val, ve);
 		}
 		c.p = comma ? comma + 1 : end;
-		hc_skip_blanks(&c);
+		host_cur_skip_blanks(&c);
 	}
 	copy_trim(out->msg, sizeof(out->msg), c.p, end);
 	return 1;
@@ -161,12 +161,12 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 	if (bdf_len(dev, dev_end) == (size_t)(dev_end - dev))
 		copy_trim(out->port, sizeof(out->port), dev, dev_end);
 
-	hcur c = {aer, end};
-	hc_lit(&c, "AER:");
-	hc_skip_blanks(&c);
+	host_cur c = {aer, end};
+	host_cur_lit(&c, "AER:");
+	host_cur_skip_blanks(&c);
 	copy_trim(out->msg, sizeof(out->msg), c.p, end);
 	const char *sev;
-	if (hc_lit(&c, "PCIe Bus Error:")) {
+	if (host_cur_lit(&c, "PCIe Bus Error:")) {
 		const char *s = find(c.p, end, "severity=");
 		if (!s)
 			return 0;
@@ -175,7 +175,7 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 		/* the detail line names the erring device itself */
 		memcpy(out->pci, out->port, sizeof(out->pci));
 	} else {
-		if (hc_lit(&c, "Multiple "))
+		if (host_cur_lit(&c, "Multiple "))
 			out->multiple = true;
 		sev = c.p;
 		const char *rcv = find(c.p, end, "error received");
@@ -195,10 +195,10 @@ static int parse_aer(const char *line, const char *aer, const char *end, host_km
 			copy_trim(out->pci, sizeof(out->pci), src, src + bl);
 		} else if ((size_t)(end - src) > 3 && memcmp(src, "id=", 3) == 0) {
 			/* requester id: bus << 8 | device << 3 | function, domain of the port */
-			hcur h = {src + 3, end};
+			host_cur h = {src + 3, end};
 			unsigned id = 0;
 			int nd = 0;
-			for (; !hc_eof(&h) && nd < 4; h.p++, nd++) {
+			for (; !host_cur_eof(&h) && nd < 4; h.p++, nd++) {
 				char ch = *h.p;
 				int d = ch >= '0' && ch <= '9'   ? ch - '0'
 				        : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
@@ -332,9 +332,9 @@ static int read_records(host_kmsg *k, host_kmsg_event *ev, size_t max)
 		host_kmsg_event e;
 		int got = host_kmsg_parse_line(k->buf, (size_t)r, &e);
 		/* the sequence number is in every record, event or not */
-		hcur c = {k->buf, k->buf + r};
+		host_cur c = {k->buf, k->buf + r};
 		uint64_t prio, seq;
-		if (hc_u64(&c, &prio) && hc_lit(&c, ",") && hc_u64(&c, &seq)) {
+		if (host_cur_u64(&c, &prio) && host_cur_lit(&c, ",") && host_cur_u64(&c, &seq)) {
 			if (seq < k->from_seq)
 				continue;
 			if (k->started && seq > k->next_seq)

@@ -3,7 +3,7 @@
  * ring (command queue) that timed out and the GPU resets that follow, the
  * AMD counterpart of an Xid (see host_kmsg.h for the forms recognised).
  */
-#include "host/host_internal.h"
+#include "host/host_int.h"
 #include "host/host_kmsg.h"
 
 #include <ctype.h>
@@ -66,18 +66,18 @@ static int ring_timeout(const char *r, const char *end, host_kmsg_event *out)
 static int gpu_reset(const char *g, const char *end, host_kmsg_event *out)
 {
 	const char *p = g + strlen("GPU reset");
-	hcur c = {p, end};
-	if (hc_lit(&c, " begin!")) {
+	host_cur c = {p, end};
+	if (host_cur_lit(&c, " begin!")) {
 		out->kind = HOST_KMSG_AMDGPU_RESET;
-	} else if (hc_lit(&c, "(")) {
+	} else if (host_cur_lit(&c, "(")) {
 		uint64_t n;
-		if (!hc_u64(&c, &n) || !hc_lit(&c, ")") || n > INT32_MAX)
+		if (!host_cur_u64(&c, &n) || !host_cur_lit(&c, ")") || n > INT32_MAX)
 			return 0;
 		out->xid = (int)n; /* the driver's count of resets of this GPU */
 		out->xid_ok = true;
-		if (hc_lit(&c, " succeeded!"))
+		if (host_cur_lit(&c, " succeeded!"))
 			out->kind = HOST_KMSG_AMDGPU_RESET_OK;
-		else if (hc_lit(&c, " failed"))
+		else if (host_cur_lit(&c, " failed"))
 			out->kind = HOST_KMSG_AMDGPU_RESET_FAILED;
 		else
 			return 0;

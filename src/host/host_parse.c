@@ -8,7 +8,7 @@
  * backwards.
  */
 #include "host/host_parse.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +23,13 @@ static size_t complete_len(const char *buf, size_t len)
 
 /* ------------------------------------------------------------------ stat */
 
-static bool parse_cpu_line(hcur *c, host_cpu_ticks *t)
+static bool parse_cpu_line(host_cur *c, host_cpu_ticks *t)
 {
 	/* c is just past "cpu": a digit means cpuN, a blank the aggregate line. */
 	t->id = -1;
 	if (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
 		uint64_t id;
-		if (!hc_u64(c, &id) || id > 1u << 20)
+		if (!host_cur_u64(c, &id) || id > 1u << 20)
 			return false;
 		t->id = (int)id;
 	} else if (c->p >= c->end || (*c->p != ' ' && *c->p != '\t')) {
@@ -37,10 +37,10 @@ static bool parse_cpu_line(hcur *c, host_cpu_ticks *t)
 	}
 	t->nfields = 0;
 	while (t->nfields < HOST_TICK_COUNT) {
-		hc_skip_blanks(c);
-		if (hc_eof(c) || *c->p == '\n')
+		host_cur_skip_blanks(c);
+		if (host_cur_eof(c) || *c->p == '\n')
 			break;
-		if (!hc_u64(c, &t->t[t->nfields]))
+		if (!host_cur_u64(c, &t->t[t->nfields]))
 			break;
 		t->nfields++;
 	}
@@ -53,15 +53,15 @@ int host_parse_stat(const char *buf, size_t len, host_stat *out)
 	out->has = 0;
 	out->ncpu = 0;
 	len = complete_len(buf, len);
-	hcur c = {buf, buf + len};
+	host_cur c = {buf, buf + len};
 	bool any = false;
-	while (!hc_eof(&c)) {
+	while (!host_cur_eof(&c)) {
 		const char *w;
 		size_t wl;
-		hcur line = c;
-		hc_next_line(&c);
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
-		if (hc_lit(&line, "cpu")) {
+		if (host_cur_lit(&line, "cpu")) {
 			host_cpu_ticks t;
 			memset(&t, 0, sizeof(t));
 			if (!parse_cpu_line(&line, &t))
@@ -79,7 +79,7 @@ int host_parse_stat(const char *buf, size_t len, host_stat *out)
 			out->cpu[out->ncpu++] = t;
 			continue;
 		}
-		if (!hc_word(&line, &w, &wl))
+		if (!host_cur_word(&line, &w, &wl))
 			continue;
 		static const struct {
 			const char *key;
@@ -97,7 +97,7 @@ int host_parse_stat(const char *buf, size_t len, host_stat *out)
 			if (strlen(keys[k].key) != wl || memcmp(keys[k].key, w, wl) != 0)
 				continue;
 			uint64_t v;
-			if (hc_u64(&line, &v)) {
+			if (host_cur_u64(&line, &v)) {
 				memcpy((char *)out + keys[k].off, &v, sizeof(v));
 				out->has |= keys[k].bit;
 				any = true;
@@ -117,10 +117,10 @@ void host_stat_free(host_stat *st)
 /* ---------------------------------------------------- loadavg and uptime */
 
 /* "123.45": a non-negative decimal with an optional fraction. */
-static bool hc_udec(hcur *c, double *out)
+static bool host_cur_udec(host_cur *c, double *out)
 {
 	uint64_t ip;
-	if (!hc_u64(c, &ip))
+	if (!host_cur_u64(c, &ip))
 		return false;
 	double v = (double)ip;
 	if (c->p < c->end && *c->p == '.') {
@@ -139,13 +139,13 @@ static bool hc_udec(hcur *c, double *out)
 int host_parse_loadavg(const char *buf, size_t len, host_loadavg *out)
 {
 	memset(out, 0, sizeof(*out));
-	hcur c = {buf, buf + len};
+	host_cur c = {buf, buf + len};
 	for (int i = 0; i < 3; i++)
-		if (!hc_udec(&c, &out->load[i]))
+		if (!host_cur_udec(&c, &out->load[i]))
 			return -1;
 	out->ok = true;
 	uint64_t r, t;
-	if (hc_u64(&c, &r) && c.p < c.end && *c.p == '/' && (c.p++, hc_u64(&c, &t))) {
+	if (host_cur_u64(&c, &r) && c.p < c.end && *c.p == '/' && (c.p++, host_cur_u64(&c, &t))) {
 		out->runnable = r;
 		out->total = t;
 		out->tasks_ok = true;
@@ -156,8 +156,8 @@ int host_parse_loadavg(const char *buf, size_t len, host_loadavg *out)
 int host_parse_uptime(const char *buf, size_t len, host_uptime *out)
 {
 	memset(out, 0, sizeof(*out));
-	hcur c = {buf, buf + len};
-	if (!hc_udec(&c, &out->seconds))
+	host_cur c = {buf, buf + len};
+	if (!host_cur_udec(&c, &out->seconds))
 		return -1;
 	out->ok = true;
 	return 0;
@@ -190,22 +190,22 @@ int host_parse_meminfo(const char *buf, size_t len, host_meminfo *out)
 	};
 	memset(out, 0, sizeof(*out));
 	len = complete_len(buf, len);
-	hcur c = {buf, buf + len};
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	host_cur c = {buf, buf + len};
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		const char *w;
 		size_t wl;
 		uint64_t v;
-		if (!hc_word(&line, &w, &wl))
+		if (!host_cur_word(&line, &w, &wl))
 			continue;
 		int k = key_index(names, HOST_MI_COUNT, w, wl);
-		if (k < 0 || !hc_u64(&line, &v))
+		if (k < 0 || !host_cur_u64(&line, &v))
 			continue;
 		const char *unit;
 		size_t ul;
-		if (hc_word(&line, &unit, &ul)) {
+		if (host_cur_word(&line, &unit, &ul)) {
 			if (ul != 2 || memcmp(unit, "kB", 2) != 0)
 				continue; /* a unit we do not know: better absent than wrong */
 			if (v > UINT64_MAX / 1024)
@@ -228,18 +228,18 @@ int host_parse_vmstat(const char *buf, size_t len, host_vmstat *out)
 	};
 	memset(out, 0, sizeof(*out));
 	len = complete_len(buf, len);
-	hcur c = {buf, buf + len};
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	host_cur c = {buf, buf + len};
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		const char *w;
 		size_t wl;
 		uint64_t v;
-		if (!hc_word(&line, &w, &wl))
+		if (!host_cur_word(&line, &w, &wl))
 			continue;
 		int k = key_index(names, HOST_VM_COUNT, w, wl);
-		if (k >= 0 && hc_u64(&line, &v)) {
+		if (k >= 0 && host_cur_u64(&line, &v)) {
 			out->v[k] = v;
 			out->has |= 1u << k;
 		}
@@ -253,22 +253,22 @@ int host_parse_psi(const char *buf, size_t len, host_psi *out)
 {
 	memset(out, 0, sizeof(*out));
 	len = complete_len(buf, len);
-	hcur c = {buf, buf + len};
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	host_cur c = {buf, buf + len};
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
-		bool some = hc_lit(&line, "some ");
-		if (!some && !hc_lit(&line, "full "))
+		bool some = host_cur_lit(&line, "some ");
+		if (!some && !host_cur_lit(&line, "full "))
 			continue;
 		const char *w;
 		size_t wl;
-		while (hc_word(&line, &w, &wl)) {
+		while (host_cur_word(&line, &w, &wl)) {
 			if (wl <= 6 || memcmp(w, "total=", 6) != 0)
 				continue;
-			hcur num = {w + 6, w + wl};
+			host_cur num = {w + 6, w + wl};
 			uint64_t v;
-			if (hc_u64(&num, &v) && num.p == num.end) {
+			if (host_cur_u64(&num, &v) && num.p == num.end) {
 				if (some) {
 					out->some_us = v;
 					out->some_ok = true;
@@ -288,23 +288,23 @@ int host_parse_diskstats(const char *buf, size_t len, host_diskstats *out)
 {
 	out->n = 0;
 	len = complete_len(buf, len);
-	hcur c = {buf, buf + len};
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	host_cur c = {buf, buf + len};
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		host_diskstat d;
 		memset(&d, 0, sizeof(d));
 		uint64_t ma, mi;
 		const char *w;
 		size_t wl;
-		if (!hc_u64(&line, &ma) || !hc_u64(&line, &mi) || ma > UINT32_MAX ||
-		    mi > UINT32_MAX || !hc_word(&line, &w, &wl) || wl >= HOST_NAME_MAX_LEN)
+		if (!host_cur_u64(&line, &ma) || !host_cur_u64(&line, &mi) || ma > UINT32_MAX ||
+		    mi > UINT32_MAX || !host_cur_word(&line, &w, &wl) || wl >= HOST_NAME_MAX_LEN)
 			continue;
 		d.major = (unsigned)ma;
 		d.minor = (unsigned)mi;
 		host_copy_name(d.name, sizeof(d.name), w, wl);
-		while (d.nfields < HOST_DS_COUNT && hc_u64(&line, &d.v[d.nfields]))
+		while (d.nfields < HOST_DS_COUNT && host_cur_u64(&line, &d.v[d.nfields]))
 			d.nfields++;
 		/* Kernels before 2.6.25 wrote 4 different columns for partitions;
 		 * fewer than 11 columns cannot be told apart from damage. */
@@ -400,15 +400,15 @@ int host_parse_net_dev(const char *buf, size_t len, host_netdevs *out)
 {
 	out->n = 0;
 	len = complete_len(buf, len);
-	hcur c = {buf, buf + len};
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	host_cur c = {buf, buf + len};
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		const char *colon = memchr(line.p, ':', (size_t)(line.end - line.p));
 		if (!colon || memchr(line.p, '|', (size_t)(line.end - line.p)))
 			continue; /* the two header lines have '|' and no "name:" */
-		hc_skip_blanks(&line);
+		host_cur_skip_blanks(&line);
 		size_t nl = (size_t)(colon - line.p);
 		if (nl == 0 || nl >= HOST_NAME_MAX_LEN || memchr(line.p, ' ', nl))
 			continue;
@@ -416,7 +416,7 @@ int host_parse_net_dev(const char *buf, size_t len, host_netdevs *out)
 		memset(&d, 0, sizeof(d));
 		host_copy_name(d.name, sizeof(d.name), line.p, nl);
 		line.p = colon + 1;
-		while (d.nfields < HOST_ND_COUNT && hc_u64(&line, &d.v[d.nfields]))
+		while (d.nfields < HOST_ND_COUNT && host_cur_u64(&line, &d.v[d.nfields]))
 			d.nfields++;
 		if (d.nfields < HOST_ND_COUNT)
 			continue;

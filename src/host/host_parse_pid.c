@@ -1,6 +1,6 @@
 /* host_parse_pid.c - pure parsers of /proc/PID/{stat,status,io,cmdline,cgroup}. */
 #include "host/host_parse.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include <string.h>
 
@@ -12,12 +12,12 @@ enum { PS_FIRST = 3, PS_LAST = 39 };
 int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 {
 	memset(out, 0, sizeof(*out));
-	hcur c = {buf, buf + len};
+	host_cur c = {buf, buf + len};
 	uint64_t pid;
-	if (!hc_u64(&c, &pid) || pid == 0 || pid > INT32_MAX)
+	if (!host_cur_u64(&c, &pid) || pid == 0 || pid > INT32_MAX)
 		return -1;
-	hc_skip_blanks(&c);
-	if (hc_eof(&c) || *c.p != '(')
+	host_cur_skip_blanks(&c);
+	if (host_cur_eof(&c) || *c.p != '(')
 		return -1;
 	/* comm may hold spaces and parentheses: it ends at the LAST ')'. */
 	const char *open = c.p + 1;
@@ -37,7 +37,7 @@ int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 		const char *p;
 		size_t n;
 	} f[PS_LAST + 1] = {{0}};
-	hcur r = {close + 1, c.end};
+	host_cur r = {close + 1, c.end};
 	int nf = PS_FIRST;
 	while (nf <= PS_LAST) {
 		/* a line break ends the record */
@@ -45,15 +45,15 @@ int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 			r.p++;
 		if (r.p >= r.end || *r.p == '\n')
 			break;
-		hc_word(&r, &f[nf].p, &f[nf].n);
+		host_cur_word(&r, &f[nf].p, &f[nf].n);
 		nf++;
 	}
 	if (nf <= 4 || f[3].n != 1)
 		return -1;
 	out->state = f[3].p[0];
-	hcur w = {f[4].p, f[4].p + f[4].n};
+	host_cur w = {f[4].p, f[4].p + f[4].n};
 	int64_t ppid;
-	if (!hc_i64(&w, &ppid) || w.p != w.end || ppid < 0 || ppid > INT32_MAX)
+	if (!host_cur_i64(&w, &ppid) || w.p != w.end || ppid < 0 || ppid > INT32_MAX)
 		return -1;
 	out->ppid = (int)ppid;
 
@@ -81,15 +81,15 @@ int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 		int k = pick[i].field;
 		if (k >= nf)
 			break;
-		hcur v = {f[k].p, f[k].p + f[k].n};
+		host_cur v = {f[k].p, f[k].p + f[k].n};
 		if (pick[i].is_signed) {
 			int64_t x;
-			if (!hc_i64(&v, &x) || v.p != v.end)
+			if (!host_cur_i64(&v, &x) || v.p != v.end)
 				continue;
 			memcpy((char *)out + pick[i].off, &x, sizeof(x));
 		} else {
 			uint64_t x;
-			if (!hc_u64(&v, &x) || v.p != v.end)
+			if (!host_cur_u64(&v, &x) || v.p != v.end)
 				continue;
 			memcpy((char *)out + pick[i].off, &x, sizeof(x));
 		}
@@ -100,33 +100,33 @@ int host_parse_pid_stat(const char *buf, size_t len, host_pid_stat *out)
 
 /* ----------------------------------------------------------- PID/status */
 
-static bool parse_id4(hcur *c, uint32_t id[4])
+static bool parse_id4(host_cur *c, uint32_t id[4])
 {
 	for (int i = 0; i < 4; i++) {
 		uint64_t v;
-		if (!hc_u64(c, &v) || v > UINT32_MAX)
+		if (!host_cur_u64(c, &v) || v > UINT32_MAX)
 			return false;
 		id[i] = (uint32_t)v;
 	}
 	return true;
 }
 
-static bool parse_kb(hcur *c, uint64_t *out)
+static bool parse_kb(host_cur *c, uint64_t *out)
 {
 	uint64_t v;
 	const char *u;
 	size_t ul;
-	if (!hc_u64(c, &v) || !hc_word(c, &u, &ul) || ul != 2 || memcmp(u, "kB", 2) != 0 ||
-	    v > UINT64_MAX / 1024)
+	if (!host_cur_u64(c, &v) || !host_cur_word(c, &u, &ul) || ul != 2 ||
+	    memcmp(u, "kB", 2) != 0 || v > UINT64_MAX / 1024)
 		return false;
 	*out = v * 1024;
 	return true;
 }
 
-static bool parse_int(hcur *c, int *out)
+static bool parse_int(host_cur *c, int *out)
 {
 	uint64_t v;
-	if (!hc_u64(c, &v) || v > INT32_MAX)
+	if (!host_cur_u64(c, &v) || v > INT32_MAX)
 		return false;
 	*out = (int)v;
 	return true;
@@ -137,11 +137,11 @@ int host_parse_pid_status(const char *buf, size_t len, host_pid_status *out)
 	memset(out, 0, sizeof(*out));
 	while (len > 0 && buf[len - 1] != '\n') /* drop a cut-off last line */
 		len--;
-	hcur c = {buf, buf + len};
+	host_cur c = {buf, buf + len};
 	unsigned ctxt = 0;
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		if (line.end > line.p && line.end[-1] == '\n')
 			line.end--;
@@ -153,7 +153,7 @@ int host_parse_pid_status(const char *buf, size_t len, host_pid_status *out)
 		line.p = colon + 1;
 #define KEY(s) (kl == sizeof(s) - 1 && memcmp(key, s, kl) == 0)
 		if (KEY("Name")) {
-			hc_skip_blanks(&line);
+			host_cur_skip_blanks(&line);
 			host_copy_name(out->name, sizeof(out->name), line.p,
 			               (size_t)(line.end - line.p));
 			out->has |= HOST_PST_NAME;
@@ -170,14 +170,14 @@ int host_parse_pid_status(const char *buf, size_t len, host_pid_status *out)
 			if (parse_int(&line, &out->ppid))
 				out->has |= HOST_PST_PPID;
 		} else if (KEY("Threads")) {
-			if (hc_u64(&line, &out->threads))
+			if (host_cur_u64(&line, &out->threads))
 				out->has |= HOST_PST_THREADS;
 		} else if (KEY("NSpid")) {
 			int n = 0, v;
 			while (n < HOST_NSPID_MAX && parse_int(&line, &v))
 				out->nspid[n++] = v;
-			hc_skip_blanks(&line);
-			if (n > 0 && hc_eof(&line)) {
+			host_cur_skip_blanks(&line);
+			if (n > 0 && host_cur_eof(&line)) {
 				out->nspid_n = n;
 				out->has |= HOST_PST_NSPID;
 			}
@@ -191,10 +191,10 @@ int host_parse_pid_status(const char *buf, size_t len, host_pid_status *out)
 			if (parse_kb(&line, &out->vm_hwm))
 				out->has |= HOST_PST_VMHWM;
 		} else if (KEY("voluntary_ctxt_switches")) {
-			if (hc_u64(&line, &out->vol_ctxt))
+			if (host_cur_u64(&line, &out->vol_ctxt))
 				ctxt |= 1;
 		} else if (KEY("nonvoluntary_ctxt_switches")) {
-			if (hc_u64(&line, &out->nonvol_ctxt))
+			if (host_cur_u64(&line, &out->nonvol_ctxt))
 				ctxt |= 2;
 		}
 #undef KEY
@@ -220,19 +220,19 @@ int host_parse_pid_io(const char *buf, size_t len, host_pid_io *out)
 	memset(out, 0, sizeof(*out));
 	while (len > 0 && buf[len - 1] != '\n')
 		len--;
-	hcur c = {buf, buf + len};
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	host_cur c = {buf, buf + len};
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		const char *w;
 		size_t wl;
-		if (!hc_word(&line, &w, &wl))
+		if (!host_cur_word(&line, &w, &wl))
 			continue;
 		for (int k = 0; k < HOST_IO_COUNT; k++) {
 			if (strlen(names[k]) != wl || memcmp(names[k], w, wl) != 0)
 				continue;
-			if (hc_u64(&line, &out->v[k]))
+			if (host_cur_u64(&line, &out->v[k]))
 				out->has |= 1u << k;
 			break;
 		}
@@ -370,12 +370,12 @@ void host_cgroup_classify(const char *path, host_cgroup *out)
 int host_parse_cgroup(const char *buf, size_t len, host_cgroup *out)
 {
 	memset(out, 0, sizeof(*out));
-	hcur c = {buf, buf + len};
+	host_cur c = {buf, buf + len};
 	int best = 0; /* 3 unified, 2 cpu controller, 1 any v1 line */
 	char alt[HOST_CGROUP_PATH_MAX];
-	while (!hc_eof(&c)) {
-		hcur line = c;
-		hc_next_line(&c);
+	while (!host_cur_eof(&c)) {
+		host_cur line = c;
+		host_cur_next_line(&c);
 		line.end = c.p;
 		if (line.end > line.p && line.end[-1] == '\n')
 			line.end--;
@@ -392,7 +392,7 @@ int host_parse_cgroup(const char *buf, size_t len, host_cgroup *out)
 		if (ctl_len == 0 && c1 - line.p == 1 && line.p[0] == '0')
 			rank = 3;
 		else
-			for (hcur t = {ctl, c2}; !hc_eof(&t);) {
+			for (host_cur t = {ctl, c2}; !host_cur_eof(&t);) {
 				const char *comma = memchr(t.p, ',', (size_t)(t.end - t.p));
 				const char *e = comma ? comma : t.end;
 				if (e - t.p == 3 && memcmp(t.p, "cpu", 3) == 0)

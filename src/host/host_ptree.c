@@ -11,7 +11,7 @@
  * to a subreaper ancestor or to init.
  */
 #include "host/host.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include <dirent.h>
 #include <errno.h>

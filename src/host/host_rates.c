@@ -1,6 +1,6 @@
 /* host_rates.c - pure: the system part of a sample from two raw reads. */
 #include "host/host.h"
-#include "host/host_internal.h"
+#include "host/host_int.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* host_util.c - cursor scanning, buffers and arrays shared by the host/ sources. */
-#include "host/host_internal.h"
+#include "host/host_int.h"
 #include "host/host.h"
 
 #include <errno.h>
@@ -8,21 +8,21 @@
 #include <string.h>
 #include <unistd.h>
 
-void hc_skip_blanks(hcur *c)
+void host_cur_skip_blanks(host_cur *c)
 {
 	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
 		c->p++;
 }
 
-void hc_next_line(hcur *c)
+void host_cur_next_line(host_cur *c)
 {
 	const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
 	c->p = nl ? nl + 1 : c->end;
 }
 
-bool hc_u64(hcur *c, uint64_t *out)
+bool host_cur_u64(host_cur *c, uint64_t *out)
 {
-	hc_skip_blanks(c);
+	host_cur_skip_blanks(c);
 	const char *start = c->p;
 	uint64_t v = 0;
 	bool overflow = false;
@@ -40,16 +40,16 @@ bool hc_u64(hcur *c, uint64_t *out)
 	return true;
 }
 
-bool hc_i64(hcur *c, int64_t *out)
+bool host_cur_i64(host_cur *c, int64_t *out)
 {
-	hc_skip_blanks(c);
+	host_cur_skip_blanks(c);
 	bool neg = false;
 	if (c->p < c->end && *c->p == '-') {
 		neg = true;
 		c->p++;
 	}
 	uint64_t u;
-	if (!hc_u64(c, &u))
+	if (!host_cur_u64(c, &u))
 		return false;
 	if (neg ? u > (uint64_t)INT64_MAX + 1 : u > (uint64_t)INT64_MAX)
 		return false;
@@ -57,9 +57,9 @@ bool hc_i64(hcur *c, int64_t *out)
 	return true;
 }
 
-bool hc_word(hcur *c, const char **w, size_t *wlen)
+bool host_cur_word(host_cur *c, const char **w, size_t *wlen)
 {
-	hc_skip_blanks(c);
+	host_cur_skip_blanks(c);
 	const char *s = c->p;
 	while (c->p < c->end && *c->p != ' ' && *c->p != '\t' && *c->p != '\n')
 		c->p++;
@@ -68,7 +68,7 @@ bool hc_word(hcur *c, const char **w, size_t *wlen)
 	return *wlen > 0;
 }
 
-bool hc_lit(hcur *c, const char *s)
+bool host_cur_lit(host_cur *c, const char *s)
 {
 	size_t n = strlen(s);
 	if ((size_t)(c->end - c->p) < n || memcmp(c->p, s, n) != 0)

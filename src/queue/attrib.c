@@ -123,7 +123,7 @@ void local_flush_peaks(queue_local *l)
 		local_run *run = l->run[r];
 		if (!run->dirty)
 			continue;
-		queue_store_peaks(l->env.st, run->task_id, run->n, run->peak_gpu, run->peak_rss);
+		queue_db_peaks(l->env.st, run->task_id, run->n, run->peak_gpu, run->peak_rss);
 		run->dirty = false;
 	}
 }

@@ -5,7 +5,7 @@
  * The worker (worker.c) owns the lock, the wake FIFO, the settings and the
  * loop. Everything about running tasks sits behind one back-end interface,
  * a table of functions, with two implementations: local.c (shims on this
- * machine, placed on the GPUs the sampler sees) and slurmrun.c (jobs placed
+ * machine, placed on the GPUs the sampler sees) and slurm_run.c (jobs placed
  * by Slurm). The worker calls only the table; the back ends share the
  * attempt conclusion in conclude.c, so neither knows the worker or the other.
  */
@@ -20,7 +20,7 @@
 #include "gpu/gpu.h"
 #include "queue/state.h"
 #include "queue/place.h"
-#include "queue/store.h"
+#include "queue/db.h"
 
 /* ---------------------------------------------------------- GPU samples */
 
@@ -90,7 +90,7 @@ typedef struct {
 	char order[256], drained[256];
 } queue_wconfig;
 
-void queue_wconfig_load(queue_store *st, queue_wconfig *c);
+void queue_wconfig_load(queue_db *st, queue_wconfig *c);
 
 /* Does a GPU list entry ("2", "GPU-8f2a", "8f2a") name g? */
 bool queue_gpu_matches(const queue_gpu_seen *g, const char *tok);
@@ -101,7 +101,7 @@ bool queue_gpu_in_list(const queue_gpu_seen *g, const char *list);
 
 /* What every back end is given when it opens; all of it outlives the back end. */
 typedef struct {
-	queue_store *st;
+	queue_db *st;
 	const char *dir;
 	const char *boot_id;
 	bool pidns_nested;        /* GPU PIDs are not ours to look up in /proc */

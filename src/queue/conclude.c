@@ -19,7 +19,7 @@
 #include "queue/oom.h"
 #include "queue/retry.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "queue/conclude.h"
@@ -66,10 +66,10 @@ static void iso_time(double t, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-void queue_write_record(queue_store *st, int64_t id)
+void queue_write_record(queue_db *st, int64_t id)
 {
 	queue_task t;
-	if (queue_store_get(st, id, &t) != 0)
+	if (queue_db_get(st, id, &t) != 0)
 		return;
 	if (!t.spec.record_file) {
 		queue_task_free(&t);
@@ -106,27 +106,27 @@ void queue_write_record(queue_store *st, int64_t id)
 		size_t l = strlen(line);
 		line[l] = '\n';
 		if (write(fd, line, l + 1) < 0)
-			queue_wlog("task %lld: cannot write %s: %s", (long long)id,
-			           t.spec.record_file, strerror(errno));
+			queue_worker_log("task %lld: cannot write %s: %s", (long long)id,
+			                 t.spec.record_file, strerror(errno));
 		line[l] = '\0';
 		close(fd);
 	} else {
-		queue_wlog("task %lld: cannot open %s: %s", (long long)id, t.spec.record_file,
-		           strerror(errno));
+		queue_worker_log("task %lld: cannot open %s: %s", (long long)id, t.spec.record_file,
+		                 strerror(errno));
 	}
 	free(line);
 	queue_task_free(&t);
 }
 
-int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gpu_mib)
+int queue_attempt_conclude(queue_db *st, queue_attempt *a, int64_t largest_gpu_mib)
 {
 	queue_task t;
-	if (queue_store_get(st, a->task_id, &t) != 0)
+	if (queue_db_get(st, a->task_id, &t) != 0)
 		return -1;
 	queue_oom_info oom = {.kind = QOOM_NONE, .tried_mib = -1};
 	if (a->outcome == QO_FAILED || a->outcome == QO_LOST) {
 		char path[PATH_MAX];
-		queue_log_path(queue_store_dir(st), a->task_id, path, sizeof path);
+		queue_log_path(queue_db_dir(st), a->task_id, path, sizeof path);
 		size_t len;
 		char *tail = queue_read_tail(path, a->log_offset, LOG_TAIL_BYTES, &len);
 		if (tail)
@@ -167,7 +167,7 @@ int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gp
 		snprintf(why, sizeof why, "%s", d.why);
 		snprintf(d.why, sizeof d.why, "%.250s (%.250s)", why, a->error);
 	}
-	int rc = queue_store_finish(st, a, &d, a->peak_gpu_mib, a->peak_rss_kib);
+	int rc = queue_db_finish(st, a, &d, a->peak_gpu_mib, a->peak_rss_kib);
 	bool record = queue_state_final(d.next) && t.spec.record_file;
 	queue_task_free(&t);
 	if (rc)
@@ -177,7 +177,7 @@ int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gp
 	return (int)d.next;
 }
 
-int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, char *reason,
+int queue_candidate_gate(queue_db *st, const queue_candidate *c, double now, char *reason,
                          size_t len, double *next_due)
 {
 	if (c->not_before > now) {
@@ -192,13 +192,13 @@ int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, 
 		return 0;
 	}
 	if (c->after_id > 0) {
-		int ds = queue_store_state_of(st, c->after_id);
+		int ds = queue_db_state_of(st, c->after_id);
 		if (ds < 0 || (queue_state_final((queue_state)ds) && ds != QS_DONE)) {
-			queue_store_dep_failed(st, c->id, c->after_id, (queue_state)ds);
-			queue_wlog("task %lld failed: task %lld, which it waits for, %s%s",
-			           (long long)c->id, (long long)c->after_id,
-			           ds < 0 ? "does not exist" : "ended ",
-			           ds < 0 ? "" : queue_state_name((queue_state)ds));
+			queue_db_dep_failed(st, c->id, c->after_id, (queue_state)ds);
+			queue_worker_log("task %lld failed: task %lld, which it waits for, %s%s",
+			                 (long long)c->id, (long long)c->after_id,
+			                 ds < 0 ? "does not exist" : "ended ",
+			                 ds < 0 ? "" : queue_state_name((queue_state)ds));
 			queue_write_record(st, c->id);
 			return -1;
 		}

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 
 /*
@@ -18,7 +18,7 @@
  * file when it is final. largest_gpu_mib bounds an OOM retry's reservation
  * (-1 unknown). Returns the task's next state, or -1 on a database error.
  */
-int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gpu_mib);
+int queue_attempt_conclude(queue_db *st, queue_attempt *a, int64_t largest_gpu_mib);
 
 /*
  * May queued task c start now (cooldown over, dependency done)? 1 yes;
@@ -26,12 +26,12 @@ int queue_attempt_conclude(queue_store *st, queue_attempt *a, int64_t largest_gp
  * that is what it waits for); -1 it never will (its dependency ended badly
  * or is missing: the task is failed here).
  */
-int queue_candidate_gate(queue_store *st, const queue_candidate *c, double now, char *reason,
+int queue_candidate_gate(queue_db *st, const queue_candidate *c, double now, char *reason,
                          size_t len, double *next_due);
 
 /* Read the log from offset (at most max bytes from its end). malloc'd, NUL-terminated. */
 char *queue_read_tail(const char *path, int64_t offset, size_t max, size_t *len);
 /* Append a final record for a task to its record file (JSON Lines). */
-void queue_write_record(queue_store *st, int64_t id);
+void queue_write_record(queue_db *st, int64_t id);
 
 #endif

@@ -135,8 +135,8 @@ static void *opener_main(void *arg)
 			break;
 		w->ctx = NULL;
 		char line[512];
-		queue_wlog("no GPU: %s", fail.code ? gw_fail_text(&fail, line, sizeof line)
-		                                   : "NVML not available");
+		queue_worker_log("no GPU: %s", fail.code ? gw_fail_text(&fail, line, sizeof line)
+		                                         : "NVML not available");
 		queue_gpus *t = w->tmp;
 		memset(t, 0, offsetof(queue_gpus, g));
 		snprintf(t->err, sizeof t->err,
@@ -154,7 +154,7 @@ static void *opener_main(void *arg)
 	w->s = stop ? NULL : sampler_new(&so);
 	/* Started under the lock: a stop waits for it and then stops it. */
 	if (w->s && sampler_start(w->s) != 0)
-		queue_wlog("cannot start the GPU sampler thread");
+		queue_worker_log("cannot start the GPU sampler thread");
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }

@@ -25,7 +25,7 @@
 #include "util/xalloc.h"
 #include "queue/local.h"
 #include "queue/state.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "queue/shim.h"
@@ -119,8 +119,8 @@ static int finish_local(queue_local *l, queue_attempt *a, int task_pgid_hint,
 		         a->signal ? a->signal : a->exit_code);
 	else
 		snprintf(how, sizeof how, "%s", queue_outcome_name(a->outcome));
-	queue_wlog("task %lld attempt %d ended: %s -> %s", (long long)a->task_id, a->n, how,
-	           queue_state_name((queue_state)next));
+	queue_worker_log("task %lld attempt %d ended: %s -> %s", (long long)a->task_id, a->n, how,
+	                 queue_state_name((queue_state)next));
 	if (!given)
 		unlink(path);
 	return 0;
@@ -251,8 +251,8 @@ static void adopt(queue_local *l, const queue_attempt *a)
 	r->peak_gpu = a->peak_gpu_mib;
 	r->peak_rss = a->peak_rss_kib;
 	local_run_add(l, r);
-	queue_wlog("task %lld attempt %d: re-adopted its running shim (pid %d)",
-	           (long long)a->task_id, a->n, a->shim_pid);
+	queue_worker_log("task %lld attempt %d: re-adopted its running shim (pid %d)",
+	                 (long long)a->task_id, a->n, a->shim_pid);
 }
 
 /* ---- the back-end table ---- */
@@ -289,7 +289,7 @@ static void local_recover(void *be)
 	queue_local *l = be;
 	queue_attempt *act;
 	int n;
-	if (queue_store_active(l->env.st, QB_LOCAL, &act, &n) != 0)
+	if (queue_db_active(l->env.st, QB_LOCAL, &act, &n) != 0)
 		return;
 	for (int i = 0; i < n; i++) {
 		queue_attempt *a = &act[i];
@@ -298,8 +298,8 @@ static void local_recover(void *be)
 			a->outcome = QO_NOT_STARTED;
 			a->ended = gw_wall_s();
 			queue_attempt_conclude(l->env.st, a, -1);
-			queue_wlog("task %lld attempt %d had not started; queued again",
-			           (long long)a->task_id, a->n);
+			queue_worker_log("task %lld attempt %d had not started; queued again",
+			                 (long long)a->task_id, a->n);
 			continue;
 		}
 		bool same_boot = !a->boot_id[0] || !strcmp(a->boot_id, l->env.boot_id);
@@ -326,7 +326,7 @@ static void local_cancel(void *be)
 {
 	queue_local *l = be;
 	int64_t ids[64];
-	int n = queue_store_cancel_list(l->env.st, ids, 64);
+	int n = queue_db_cancel_list(l->env.st, ids, 64);
 	for (int i = 0; i < n; i++)
 		for (int r = 0; r < l->nrun; r++) {
 			local_run *run = l->run[r];
@@ -335,8 +335,8 @@ static void local_cancel(void *be)
 			if (queue_proc_alive(run->shim_pid, run->shim_start))
 				kill(run->shim_pid, SIGUSR1);
 			run->cancel_sent = true;
-			queue_wlog("task %lld: cancel sent to shim %d", (long long)run->task_id,
-			           run->shim_pid);
+			queue_worker_log("task %lld: cancel sent to shim %d",
+			                 (long long)run->task_id, run->shim_pid);
 		}
 }
 

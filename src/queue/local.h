@@ -10,7 +10,7 @@
 
 #include "queue/backend.h"
 #include "queue/place.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/shim.h"
 

@@ -170,7 +170,7 @@ void local_publish_view(queue_local *l)
 		r->avail_mib = INT64_MIN;
 		snprintf(r->state, sizeof r->state, "excluded");
 	}
-	queue_store_gpu_view_put(l->env.st, rows, nr, s->t_wall);
+	queue_db_gpu_view_put(l->env.st, rows, nr, s->t_wall);
 }
 
 static unsigned hash_str(const char *s)
@@ -272,8 +272,8 @@ static void place_gpu_task(queue_local *l, sched_pass *p, const queue_candidate 
 	queue_place_result res;
 	queue_place(p->view, p->nv, &req, &res);
 	if (res.verdict == QP_NEVER) {
-		queue_store_fail_now(l->env.st, c->id, res.reason);
-		queue_wlog("task %lld failed: %s", (long long)c->id, res.reason);
+		queue_db_fail_now(l->env.st, c->id, res.reason);
+		queue_worker_log("task %lld failed: %s", (long long)c->id, res.reason);
 		queue_write_record(l->env.st, c->id);
 		return;
 	}
@@ -335,7 +335,7 @@ static void pass(queue_local *l, sched_pass *p, bool quick)
 	int seen = 0, want = explain ? BATCH : FIRST_BATCH;
 	/* Candidates in batches: with a long queue and no room, only the head is read. */
 	for (;; want = BATCH) {
-		int nc = queue_store_candidates(l->env.st, QB_LOCAL, last, cand, want);
+		int nc = queue_db_candidates(l->env.st, QB_LOCAL, last, cand, want);
 		for (int i = 0; i < nc; i++, seen++) {
 			if (full(l) || (!explain && !room(l, p)))
 				return;
@@ -360,6 +360,6 @@ void local_schedule(queue_local *l, bool quick)
 		const char *text[REASONS_PER_PASS];
 		for (int i = 0; i < p.nreason; i++)
 			text[i] = p.reason[i];
-		queue_store_wait_reasons(l->env.st, p.reason_id, text, p.nreason);
+		queue_db_wait_reasons(l->env.st, p.reason_id, text, p.nreason);
 	}
 }

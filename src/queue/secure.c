@@ -22,7 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/worker.h"
 #include "util/err.h"
 #include "util/i18n.h"
@@ -137,7 +137,7 @@ int queue_dir_prepare(const char *dir, gw_fail *e)
 			                   strerror(errno));
 	}
 	/* SQLite gives the -wal and -shm files the database's mode: create it 0600. One that
-	 * exists is not opened here (it may not be a queue's: queue_store_open looks). */
+	 * exists is not opened here (it may not be a queue's: queue_db_open looks). */
 	snprintf(path, sizeof path, "%s/queue.db", dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))

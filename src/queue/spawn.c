@@ -22,7 +22,7 @@
 #include "util/xalloc.h"
 #include "queue/local.h"
 #include "queue/state.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "queue/shim.h"
@@ -281,8 +281,8 @@ static void log_header(int logfd, const queue_attempt *a, int ngpu, const char *
 	                  (long long)a->task_id, a->n, a->token, ts, ngpu ? a->gpu_idx : "none",
 	                  visible);
 	if (write(logfd, head, (size_t)hl < sizeof head ? (size_t)hl : sizeof head - 1) < 0)
-		queue_wlog("task %lld: cannot write its log: %s", (long long)a->task_id,
-		           strerror(errno));
+		queue_worker_log("task %lld: cannot write its log: %s", (long long)a->task_id,
+		                 strerror(errno));
 }
 
 /* The command's environment: the task's own plus what tells it where it runs. */
@@ -312,12 +312,13 @@ static void hand_over(queue_local *l, queue_attempt *a, int pid, int sock)
 	a->shim_start = queue_proc_read(pid, &ps) ? ps.starttime : 0;
 	bool cancel = false;
 	char go = 'g';
-	if (queue_store_attempt_running(l->env.st, a, &cancel) != 0)
+	if (queue_db_attempt_running(l->env.st, a, &cancel) != 0)
 		go = 'n'; /* unrecorded: it must not run (queued again once the shim is gone) */
 	else if (cancel)
 		go = 'x';
 	if (send(sock, &go, 1, MSG_NOSIGNAL) != 1)
-		queue_wlog("task %lld: its shim did not take the go-ahead", (long long)a->task_id);
+		queue_worker_log("task %lld: its shim did not take the go-ahead",
+		                 (long long)a->task_id);
 }
 
 local_run *local_run_new(const queue_attempt *a, int sock)
@@ -352,7 +353,8 @@ static local_run *run_of(const queue_local *l, const queue_attempt *a, int sock,
 /* The shim could not be started: the attempt failed without running. */
 static void spawn_failed(queue_local *l, queue_attempt *a, int err)
 {
-	queue_wlog("task %lld: cannot start its shim: %s", (long long)a->task_id, strerror(err));
+	queue_worker_log("task %lld: cannot start its shim: %s", (long long)a->task_id,
+	                 strerror(err));
 	a->outcome = QO_FAILED;
 	a->ended = gw_wall_s();
 	snprintf(a->error, sizeof a->error, "cannot start: %s", strerror(err));
@@ -365,7 +367,7 @@ static void spawn_failed(queue_local *l, queue_attempt *a, int err)
 static void start_forked(queue_local *l, queue_attempt *a, queue_shim_opts *so, char **envp,
                          const int *pick, int n)
 {
-	if (queue_store_begin_attempt(l->env.st, a, QS_RUNNING) != 0)
+	if (queue_db_begin_attempt(l->env.st, a, QS_RUNNING) != 0)
 		return;
 	int sock = -1;
 	int pid = spawn_shim(l->env.devnull, so, envp, &sock);
@@ -388,15 +390,15 @@ static void start_assigned(queue_local *l, queue_attempt *a, const char *msg, si
 	local_shim sh;
 	if (take_shim(l, &sh) != 0) {
 		int err = errno;
-		if (queue_store_begin_attempt(l->env.st, a, QS_RUNNING) == 0)
+		if (queue_db_begin_attempt(l->env.st, a, QS_RUNNING) == 0)
 			spawn_failed(l, a, err);
 		return;
 	}
 	if (queue_shim_assign(sh.sock, msg, len, logfd) != 0) {
 		/* Gone since: it ran nothing and nothing is recorded; the task stays queued for
 		 * the next pass. */
-		queue_wlog("task %lld: shim %d did not take the attempt: %s", (long long)a->task_id,
-		           sh.pid, strerror(errno));
+		queue_worker_log("task %lld: shim %d did not take the attempt: %s",
+		                 (long long)a->task_id, sh.pid, strerror(errno));
 		close(sh.sock);
 		local_reap_later(l, sh.pid);
 		return;
@@ -405,11 +407,12 @@ static void start_assigned(queue_local *l, queue_attempt *a, const char *msg, si
 	a->shim_pid = sh.pid;
 	a->shim_start = sh.start;
 	char go = 'g';
-	bool recorded = queue_store_begin_attempt(l->env.st, a, QS_RUNNING) == 0;
+	bool recorded = queue_db_begin_attempt(l->env.st, a, QS_RUNNING) == 0;
 	if (!recorded)
 		go = QUEUE_SHIM_FORGET;
 	if (send(sh.sock, &go, 1, MSG_NOSIGNAL) != 1 && recorded)
-		queue_wlog("task %lld: its shim did not take the go-ahead", (long long)a->task_id);
+		queue_worker_log("task %lld: its shim did not take the go-ahead",
+		                 (long long)a->task_id);
 	if (!recorded) {
 		local_idle_put(l, &sh);
 		return;
@@ -420,14 +423,14 @@ static void start_assigned(queue_local *l, queue_attempt *a, const char *msg, si
 void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, const int *pick, int n)
 {
 	queue_task t;
-	if (queue_store_get(l->env.st, c->id, &t) != 0)
+	if (queue_db_get(l->env.st, c->id, &t) != 0)
 		return;
 	queue_attempt a;
 	memset(&a, 0, sizeof a);
 	a.task_id = c->id;
 	a.backend = QB_LOCAL;
 	/* Numbered now: the shim's status file and environment name it before the commit. */
-	a.n = queue_store_next_attempt(l->env.st, c->id);
+	a.n = queue_db_next_attempt(l->env.st, c->id);
 	if (a.n <= 0) {
 		queue_task_free(&t);
 		return;
@@ -470,6 +473,6 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	attempt_env_free(envp);
 	queue_task_free(&t);
 	if (l->nrun != before)
-		queue_wlog("task %lld attempt %d started on GPU %s (shim pid %d)", (long long)c->id,
-		           a.n, n ? a.gpu_idx : "none", a.shim_pid);
+		queue_worker_log("task %lld attempt %d started on GPU %s (shim pid %d)",
+		                 (long long)c->id, a.n, n ? a.gpu_idx : "none", a.shim_pid);
 }

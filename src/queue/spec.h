@@ -49,7 +49,7 @@ void queue_spec_set_argv(queue_spec *s, char *const *argv, int argc);
  * QUEUE_NAME_MAX bytes; a working directory that exists (set_cwd resolves it
  * against s->cwd when relative); a command; counts in range. The failure's
  * what is the option (--name, --cwd) or "queue add". That `after` names an
- * existing task is checked by queue_store_add, in the transaction that adds it.
+ * existing task is checked by queue_db_add, in the transaction that adds it.
  */
 int queue_spec_set_name(queue_spec *s, const char *name, gw_fail *f);
 int queue_spec_set_cwd(queue_spec *s, const char *dir, gw_fail *f);

@@ -32,7 +32,7 @@
 
 #include "queue/state.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "util/timeutil.h"
 
@@ -339,7 +339,7 @@ void queue_submit_close(const char *dir, int fd)
 }
 
 /* The tasks of one request added; the answer into out. */
-static void add_request(queue_store *st, wire_in *r, void (*on_error)(const gw_fail *), char *out,
+static void add_request(queue_db *st, wire_in *r, void (*on_error)(const gw_fail *), char *out,
                         size_t outlen)
 {
 	snprintf(out, outlen, "no");
@@ -358,7 +358,7 @@ static void add_request(queue_store *st, wire_in *r, void (*on_error)(const gw_f
 	bool ok = true;
 	char be[16] = "";
 	if (backend_default)
-		queue_store_config_get(st, "backend", be, sizeof be);
+		queue_db_config_get(st, "backend", be, sizeof be);
 	for (; k < n && ok; k++) {
 		queue_spec_init(&specs[k]);
 		ok = spec_get(r, &specs[k]);
@@ -368,20 +368,20 @@ static void add_request(queue_store *st, wire_in *r, void (*on_error)(const gw_f
 	ok = ok && r->p == r->end; /* nothing after the last task */
 	/* A failure (an `after` naming no task, the database) is the client's to report, in its
 	 * own words and language: it adds the tasks itself and meets the same failure. */
-	queue_store_on_error(st, NULL);
-	if (ok && queue_store_add_token(st, specs, (int)n, token, ids) == 0) {
+	queue_db_on_error(st, NULL);
+	if (ok && queue_db_add_token(st, specs, (int)n, token, ids) == 0) {
 		int m = snprintf(out, outlen, "ok %d",
-		                 queue_store_config_int(st, "draining") != 0 ? 1 : 0);
+		                 queue_db_config_int(st, "draining") != 0 ? 1 : 0);
 		for (long long i = 0; i < n && m > 0 && (size_t)m < outlen; i++)
 			m += snprintf(out + m, outlen - (size_t)m, " %lld", (long long)ids[i]);
 	}
-	queue_store_on_error(st, on_error);
+	queue_db_on_error(st, on_error);
 	for (int i = 0; i < k; i++)
 		queue_spec_free(&specs[i]);
 }
 
 /* One connection: its request read, added, answered. True when tasks were added. */
-static bool serve_one(queue_store *st, int c, void (*on_error)(const gw_fail *), char *buf)
+static bool serve_one(queue_db *st, int c, void (*on_error)(const gw_fail *), char *buf)
 {
 	struct ucred cr;
 	socklen_t crl = sizeof cr;
@@ -404,7 +404,7 @@ static bool serve_one(queue_store *st, int c, void (*on_error)(const gw_fail *),
 	return answer[0] == 'o';
 }
 
-bool queue_submit_serve(queue_store *st, int lfd, void (*on_error)(const gw_fail *))
+bool queue_submit_serve(queue_db *st, int lfd, void (*on_error)(const gw_fail *))
 {
 	bool added = false;
 	char *buf = NULL;

@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include "util/xalloc.h"
-#include "host/pidbrief.h"
+#include "host/host_pidbrief.h"
 #include "queue/backend.h"
 #include "queue/state.h"
 #include "queue/place.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "queue/worker.h"
@@ -45,7 +45,7 @@ typedef struct {
 } wk_backend;
 
 typedef struct {
-	queue_store *st;
+	queue_db *st;
 	char dir[PATH_MAX];
 	char gpus_opt[256];
 	int fifo, lock, devnull;
@@ -69,31 +69,31 @@ static void on_stop(int sig)
 	wk_stop = 1;
 }
 
-void queue_wconfig_load(queue_store *st, queue_wconfig *c)
+void queue_wconfig_load(queue_db *st, queue_wconfig *c)
 {
 	char v[256];
-	c->per_gpu_default = (int)queue_store_config_int(st, "per-gpu");
+	c->per_gpu_default = (int)queue_db_config_int(st, "per-gpu");
 	if (c->per_gpu_default < 1)
 		c->per_gpu_default = 1;
-	c->max_running = (int)queue_store_config_int(st, "max-running");
-	c->cpu_slots = (int)queue_store_config_int(st, "cpu-slots");
+	c->max_running = (int)queue_db_config_int(st, "max-running");
+	c->cpu_slots = (int)queue_db_config_int(st, "cpu-slots");
 	if (c->cpu_slots <= 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		c->cpu_slots = n > 0 ? (int)n : 1;
 	}
-	queue_store_config_get(st, "foreign", v, sizeof v);
+	queue_db_config_get(st, "foreign", v, sizeof v);
 	c->foreign_allow = !strcmp(v, "allow");
-	queue_store_config_get(st, "place", v, sizeof v);
+	queue_db_config_get(st, "place", v, sizeof v);
 	c->mode = !strcmp(v, "pack") ? QP_PACK : QP_SPREAD;
-	queue_store_config_get(st, "visible", v, sizeof v);
+	queue_db_config_get(st, "visible", v, sizeof v);
 	c->visible_index = !strcmp(v, "index");
-	c->paused = queue_store_config_int(st, "paused") != 0;
-	c->draining = queue_store_config_int(st, "draining") != 0;
-	c->grace_ns = queue_store_config_int(st, "kill-grace");
-	c->slurm_poll_ns = queue_store_config_int(st, "slurm-poll");
-	c->sample_ns = queue_store_config_int(st, "sample-interval");
-	queue_store_config_get(st, "gpus", c->order, sizeof c->order);
-	queue_store_config_get(st, "drained-gpus", c->drained, sizeof c->drained);
+	c->paused = queue_db_config_int(st, "paused") != 0;
+	c->draining = queue_db_config_int(st, "draining") != 0;
+	c->grace_ns = queue_db_config_int(st, "kill-grace");
+	c->slurm_poll_ns = queue_db_config_int(st, "slurm-poll");
+	c->sample_ns = queue_db_config_int(st, "sample-interval");
+	queue_db_config_get(st, "gpus", c->order, sizeof c->order);
+	queue_db_config_get(st, "drained-gpus", c->drained, sizeof c->drained);
 }
 
 static void load_config(worker *w)
@@ -163,9 +163,9 @@ static bool idle(worker *w)
 {
 	if (active(w) > 0)
 		return false;
-	return queue_store_count_state(w->st, QS_QUEUED) == 0 &&
-	       queue_store_count_state(w->st, QS_SUBMITTED) == 0 &&
-	       queue_store_count_state(w->st, QS_RUNNING) == 0;
+	return queue_db_count_state(w->st, QS_QUEUED) == 0 &&
+	       queue_db_count_state(w->st, QS_SUBMITTED) == 0 &&
+	       queue_db_count_state(w->st, QS_RUNNING) == 0;
 }
 
 /* The poll set: the FIFO, the GPU watch's pipe, the submission socket, then each back
@@ -209,7 +209,7 @@ static void follow_all(worker *w, const queue_pass *p)
 static bool should_stop(worker *w, int64_t now, int64_t idle_exit_ns, int64_t *idle_since)
 {
 	if (w->cfg.draining && active(w) == 0) {
-		queue_wlog(
+		queue_worker_log(
 		    "drained: nothing runs; the worker stops (gpuwhy queue resume to go on)");
 		return true;
 	}
@@ -220,7 +220,7 @@ static bool should_stop(worker *w, int64_t now, int64_t idle_exit_ns, int64_t *i
 	else if (!*idle_since)
 		*idle_since = now;
 	else if (now - *idle_since >= idle_exit_ns) {
-		queue_wlog("idle; the worker stops");
+		queue_worker_log("idle; the worker stops");
 		return true;
 	}
 	return false;
@@ -292,28 +292,28 @@ static void worker_free(worker *w)
 		close(w->devnull);
 	queue_submit_close(w->dir, w->submit);
 	if (w->st)
-		queue_store_checkpoint(w->st);
+		queue_db_checkpoint(w->st);
 	if (w->lock >= 0)
 		close(w->lock);
-	queue_store_close(w->st);
+	queue_db_close(w->st);
 }
 
 /* A database failure during the loop: one line in the worker's log, the why in the worker's
  * language as it is on the terminal, the hint as written. */
 static void log_err(const gw_fail *e)
 {
-	queue_wlog("%s: %s%s%s%s", e->what, e->why_text, e->hint[0] ? " (" : "", e->hint,
-	           e->hint[0] ? ")" : "");
+	queue_worker_log("%s: %s%s%s%s", e->what, e->why_text, e->hint[0] ? " (" : "", e->hint,
+	                 e->hint[0] ? ")" : "");
 }
 
 /* The store, the lock, the FIFO and the GPU watch's pipe. */
 static int worker_open(worker *w, const queue_worker_opts *o)
 {
 	gw_fail e = {0};
-	int rc = queue_store_open(o->dir, &w->st, &e);
+	int rc = queue_db_open(o->dir, &w->st, &e);
 	if (rc)
 		return gw_fail_print(&e);
-	queue_store_on_error(w->st, log_err);
+	queue_db_on_error(w->st, log_err);
 	if ((rc = take_lock(w)) || (rc = open_fifo(w)))
 		return rc;
 	w->submit = queue_submit_listen(w->dir);
@@ -364,10 +364,11 @@ int queue_worker_run(const queue_worker_opts *o)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	load_config(&w);
-	queue_wlog("worker %d started for %s", (int)getpid(), w.dir);
+	queue_worker_log("worker %d started for %s", (int)getpid(), w.dir);
 	if (w.pidns_nested)
-		queue_wlog("this process runs in a nested PID namespace: GPU processes cannot be "
-		           "matched to tasks, so per-task GPU memory is not recorded");
+		queue_worker_log(
+		    "this process runs in a nested PID namespace: GPU processes cannot be "
+		    "matched to tasks, so per-task GPU memory is not recorded");
 	backends_open(&w);
 	for (int i = 0; i < NBACKENDS; i++)
 		w.b[i].ops->recover(w.b[i].be);
@@ -386,8 +387,8 @@ int queue_worker_run(const queue_worker_opts *o)
 	}
 	loop(&w, o->idle_exit_ns);
 	int left = active(&w);
-	queue_wlog("worker %d stops (%d attempt%s left running under their shims)", (int)getpid(),
-	           left, left == 1 ? "" : "s");
+	queue_worker_log("worker %d stops (%d attempt%s left running under their shims)",
+	                 (int)getpid(), left, left == 1 ? "" : "s");
 	worker_free(&w);
 	return GW_EXIT_OK;
 }

@@ -1,6 +1,6 @@
 /*
- * worker.h - the queue's worker: its loop (worker.c), log (wlog.c), paths, and finding,
- * starting and waking it (wctl.c).
+ * worker.h - the queue's worker: its loop (worker.c), log (worker_log.c), paths, and finding,
+ * starting and waking it (worker_ctl.c).
  */
 #ifndef GPUWHY_QUEUE_WORKER_H
 #define GPUWHY_QUEUE_WORKER_H
@@ -20,7 +20,7 @@ typedef struct {
 int queue_worker_run(const queue_worker_opts *o);
 
 /* A time-stamped line in the worker's log (its stderr). */
-void queue_wlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void queue_worker_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Paths inside a queue directory. */
 void queue_path(const char *dir, const char *leaf, char *out, size_t outlen);

@@ -8,9 +8,9 @@
 
 #include "host/host.h"
 #include "host/host_kmsg.h"
-#include "host/pidbrief.h"
+#include "host/host_pidbrief.h"
 #include "gpu/xid.h"
-#include "host/hosttop.h"
+#include "host/host_top.h"
 #include "model/hostsum.h"
 #include "util/timeutil.h"
 
@@ -36,7 +36,7 @@ struct sampler {
 	 * same error is not recorded twice. */
 	long xid_v[GPU_MAX];
 	double xid_t[GPU_MAX];
-	hosttop *top; /* NULL unless o.host_top */
+	host_top *top; /* NULL unless o.host_top */
 	int64_t top_ns;
 };
 
@@ -68,7 +68,7 @@ sampler *sampler_new(const sampler_opts *o)
 	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
 	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
 	if (o->host_top && !o->gpu_only)
-		s->top = hosttop_new(s->proc_root);
+		s->top = host_top_new(s->proc_root);
 	if (!s->hs || !s->was_lost || !s->gp) {
 		sampler_free(s);
 		return NULL;
@@ -258,9 +258,9 @@ static void top_part(sampler *s)
 	if (s->top_ns && sn->t_mono_ns - s->top_ns < SAMPLER_HOST_TOP_PERIOD_NS * 9 / 10)
 		return;
 	s->top_ns = sn->t_mono_ns;
-	hosttop_entry e[SAMPLER_HOST_TOP + 16];
-	int n =
-	    hosttop_scan(s->top, sn->t_mono_ns, e, SAMPLER_HOST_TOP + 16, SAMPLER_HOST_TOP_MIN_PCT);
+	host_top_entry e[SAMPLER_HOST_TOP + 16];
+	int n = host_top_scan(s->top, sn->t_mono_ns, e, SAMPLER_HOST_TOP + 16,
+	                      SAMPLER_HOST_TOP_MIN_PCT);
 	int kept = 0;
 	for (int i = 0; i < n && kept < SAMPLER_HOST_TOP; i++) {
 		if (host_sample_find_proc(&s->hsamp, (int)e[i].pid) >= 0)
@@ -433,7 +433,7 @@ void sampler_free(sampler *s)
 	if (s->hs)
 		host_sampler_free(s->hs);
 	snapshot_free(&s->snap);
-	hosttop_free(s->top);
+	host_top_free(s->top);
 	free(s->was_lost);
 	free(s->gp);
 	pthread_mutex_destroy(&s->mu);

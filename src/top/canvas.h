@@ -1,7 +1,7 @@
 /*
  * canvas.h - a grid of character cells that `top` draws a frame into.
  *
- * Drawing is separate from the terminal: render.c fills a canvas, which is
+ * Drawing is separate from the terminal: render_frame.c fills a canvas, which is
  * then either copied to ncurses or printed as plain text (--once, tests).
  * Every write is clipped to a rectangle, so a panel can never spill into
  * its neighbour. Cells hold one wide character and a style; a character two

@@ -1,7 +1,7 @@
 /*
  * render_int.h - what the parts of top's renderer share (not for other modules):
  * the glyph set, the drawing context, the line writer and number formats of
- * render.c, and one drawing function per panel (render_gpu.c: GPU meters and
+ * render_frame.c, and one drawing function per panel (render_gpu.c: GPU meters and
  * history; render_host.c: host line, status and keys; render_proc.c: process
  * list and tree).
  */
@@ -47,7 +47,7 @@ typedef struct {
 #define TOP_C_(ctx, s) top_r_pgettext(ctx "\004" s, s)
 const char *top_r_pgettext(const char *ctx_msgid, const char *msgid);
 
-/* ---- numbers (render.c) ---- */
+/* ---- numbers (render_frame.c) ---- */
 
 /*
  * snprintf(out, len, fmt, v) for a fmt with one "%.0f" or "%W.0f" (and "%%"),
@@ -67,7 +67,7 @@ top_style top_r_load_style(double pct, double mid, double high);
 /* Dim for a value printed as "n/a", else st. */
 top_style top_r_st_of(const char *s, top_style st);
 
-/* ---- the line writer (render.c) ---- */
+/* ---- the line writer (render_frame.c) ---- */
 
 top_line top_r_line_at(top_rctx *x, top_rect r, int col, int y);
 /* Columns left on the line. */

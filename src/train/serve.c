@@ -321,9 +321,9 @@ int train_serve_run(const train_serve_opts *o)
 {
 	serve_state s = {.o = *o};
 	int rc;
-	exp_listen_addr a;
+	exporter_listen_addr a;
 	char err[200];
-	if (exp_parse_listen(s.o.listen, &a, err, sizeof err))
+	if (exporter_parse_listen(s.o.listen, &a, err, sizeof err))
 		return gw_error(GW_EXIT_USAGE, s.o.listen, N_("use ADDRESS:PORT"), "%s", err);
 	const char *why = gw_mhd_error();
 	if (why)

@@ -78,12 +78,26 @@ static void test_advice(void **state)
 /* A metric key, a/b or a+b of keys, an event kind, or one of the named facts. */
 static bool known_name(const char *m)
 {
-	static const char *const facts[] = {
-	    DX_EV_REASONS,      DX_EV_UTIL_SAMPLES,  DX_EV_PCIE_LINK,  DX_EV_PROC_GPU,
-	    DX_EV_PROC_GPU_MEM, DX_EV_PROC_CPU,      DX_EV_PROC_STATE, DX_EV_PROC_SM,
-	    DX_EV_STEPS,        DX_EV_TRACE_KERNELS, DX_EV_GPUS,       DX_EV_SAMPLES,
-	    DX_EV_DURATION,     DX_EV_COMMAND,       DX_EV_TOPOLOGY,   DX_EV_NVLINK,
-	    TL_EV_XID,          TL_EV_GPU_LOST,      TL_EV_OOM,        TL_EV_AER};
+	static const char *const facts[] = {DIAG_EV_REASONS,
+	                                    DIAG_EV_UTIL_SAMPLES,
+	                                    DIAG_EV_PCIE_LINK,
+	                                    DIAG_EV_PROC_GPU,
+	                                    DIAG_EV_PROC_GPU_MEM,
+	                                    DIAG_EV_PROC_CPU,
+	                                    DIAG_EV_PROC_STATE,
+	                                    DIAG_EV_PROC_SM,
+	                                    DIAG_EV_STEPS,
+	                                    DIAG_EV_TRACE_KERNELS,
+	                                    DIAG_EV_GPUS,
+	                                    DIAG_EV_SAMPLES,
+	                                    DIAG_EV_DURATION,
+	                                    DIAG_EV_COMMAND,
+	                                    DIAG_EV_TOPOLOGY,
+	                                    DIAG_EV_NVLINK,
+	                                    TL_EV_XID,
+	                                    TL_EV_GPU_LOST,
+	                                    TL_EV_OOM,
+	                                    TL_EV_AER};
 	for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
 		if (!strcmp(m, facts[i]))
 			return true;

@@ -2,7 +2,7 @@
  * test_doctor_common.h - fixtures for the doctor's unit tests: a temporary
  * tree standing in for /proc, /sys, /dev and / (fs), a bin/ directory for
  * fake docker/nvidia-ctk/python/dmesg, an environment list, an access()
- * that can refuse paths, and a hand-built dr_machine.
+ * that can refuse paths, and a hand-built doctor_machine.
  */
 #ifndef TEST_DOCTOR_COMMON_H
 #define TEST_DOCTOR_COMMON_H
@@ -32,11 +32,11 @@ typedef struct {
 	char kmsg[160];
 	char *env[64];
 	int nenv;
-	dr_probe p;
-	dr_opts o;
-	dr_machine m;
-	dr_report r;
-	dr_ctx c;
+	doctor_probe p;
+	doctor_opts o;
+	doctor_machine m;
+	doctor_report r;
+	doctor_ctx c;
 	bool ctx_live;
 } fx_t;
 
@@ -177,7 +177,7 @@ static inline fx_t *fx_new(void)
 	f->p.fs_root = f->fs;
 	f->p.kmsg_path = f->kmsg;
 	f->p.path = f->bin;
-	f->p.getenv = dr_env_from_list;
+	f->p.getenv = doctor_env_from_list;
 	f->p.env_arg = f->env;
 	f->p.access = fx_access;
 	f->p.python_timeout_ns = 20LL * 1000000000LL;
@@ -190,9 +190,9 @@ static inline fx_t *fx_new(void)
 static inline void fx_free(fx_t *f)
 {
 	if (f->ctx_live)
-		dr_ctx_free(&f->c);
-	dr_report_free(&f->r);
-	dr_machine_free(&f->m);
+		doctor_ctx_free(&f->c);
+	doctor_report_free(&f->r);
+	doctor_machine_free(&f->m);
 	for (int i = 0; i < f->nenv; i++)
 		free(f->env[i]);
 	nftw(f->root, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
@@ -202,7 +202,7 @@ static inline void fx_free(fx_t *f)
 /* A working NVML with driver 550.54.14 / CUDA 12.4 and no GPUs yet. */
 static inline void fx_nvml_ok(fx_t *f)
 {
-	f->m.nvml = DR_NVML_OK;
+	f->m.nvml = DOCTOR_NVML_OK;
 	snprintf(f->m.driver, sizeof f->m.driver, "550.54.14");
 	snprintf(f->m.cuda, sizeof f->m.cuda, "12.4");
 	snprintf(f->m.nvml_version, sizeof f->m.nvml_version, "12.550.54.14");
@@ -210,16 +210,16 @@ static inline void fx_nvml_ok(fx_t *f)
 	         "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14");
 }
 
-static inline void fx_set(dr_gpu *g, gpu_metric_id id, double v)
+static inline void fx_set(doctor_gpu *g, gpu_metric_id id, double v)
 {
 	g->v.v[id] = v;
 	g->v.ok[id] = 1;
 }
 
 /* A GPU with identity, memory and a healthy idle state. */
-static inline dr_gpu *fx_gpu(fx_t *f, const char *name, const char *uuid, const char *bus)
+static inline doctor_gpu *fx_gpu(fx_t *f, const char *name, const char *uuid, const char *bus)
 {
-	dr_gpu *g = dr_machine_add_gpu(&f->m);
+	doctor_gpu *g = doctor_machine_add_gpu(&f->m);
 	snprintf(g->st.name, sizeof g->st.name, "%s", name);
 	snprintf(g->st.uuid, sizeof g->st.uuid, "%s", uuid);
 	snprintf(g->st.pci_bus_id, sizeof g->st.pci_bus_id, "%s", bus);
@@ -231,10 +231,10 @@ static inline dr_gpu *fx_gpu(fx_t *f, const char *name, const char *uuid, const 
 }
 
 /* Run one check on a fresh context; returns its (only) result. */
-static inline const dr_result *fx_run(fx_t *f, dr_check_fn fn)
+static inline const doctor_result *fx_run(fx_t *f, doctor_check_fn fn)
 {
 	if (!f->ctx_live) {
-		dr_ctx_init(&f->c, &f->p, &f->o, &f->m, &f->r);
+		doctor_ctx_init(&f->c, &f->p, &f->o, &f->m, &f->r);
 		f->ctx_live = true;
 	}
 	size_t before = f->r.n;
@@ -244,13 +244,14 @@ static inline const dr_result *fx_run(fx_t *f, dr_check_fn fn)
 }
 
 /* Status, a substring of found, and a substring of fix (NULL: no fix expected). */
-static inline void fx_expect(const dr_result *r, dr_status st, const char *found, const char *fix)
+static inline void fx_expect(const doctor_result *r, doctor_status st, const char *found,
+                             const char *fix)
 {
 	if (r->status != st || (found && !strstr(r->found, found)) ||
-	    (fix && (!r->fix || !strstr(r->fix, fix))) || (!fix && st == DR_PASS && r->fix))
+	    (fix && (!r->fix || !strstr(r->fix, fix))) || (!fix && st == DOCTOR_PASS && r->fix))
 		print_error("%s: got %s '%s' fix '%s'; want %s '%s' fix '%s'\n", r->check,
-		            dr_status_name(r->status), r->found, r->fix ? r->fix : "(none)",
-		            dr_status_name(st), found ? found : "", fix ? fix : "(none)");
+		            doctor_status_name(r->status), r->found, r->fix ? r->fix : "(none)",
+		            doctor_status_name(st), found ? found : "", fix ? fix : "(none)");
 	assert_int_equal(r->status, st);
 	if (found)
 		assert_non_null(strstr(r->found, found));
@@ -258,7 +259,7 @@ static inline void fx_expect(const dr_result *r, dr_status st, const char *found
 		assert_non_null(r->fix);
 		assert_non_null(strstr(r->fix, fix));
 	}
-	if (st == DR_PASS)
+	if (st == DOCTOR_PASS)
 		assert_null(r->fix);
 }
 

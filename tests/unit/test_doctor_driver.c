@@ -25,7 +25,7 @@ static void nvml_pass(void **state)
 	fx_t *f = fx_new();
 	fx_nvml_ok(f);
 	fx_expect(
-	    fx_run(f, dr_check_driver_nvml), DR_PASS,
+	    fx_run(f, doctor_check_driver_nvml), DOCTOR_PASS,
 	    "NVML 12.550.54.14 loaded from /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14",
 	    NULL);
 	fx_free(f);
@@ -35,12 +35,12 @@ static void nvml_fail_no_gpu_anywhere(void **state)
 {
 	(void)state;
 	fx_t *f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	snprintf(f->m.error, sizeof f->m.error, "no NVIDIA driver: libnvidia-ml.so.1 not found");
 	fx_write(f, "sys/bus/pci/devices/0000:00:02.0/vendor", "0x8086\n"); /* not NVIDIA */
 	fx_write(f, "sys/bus/pci/devices/0000:00:02.0/class", "0x030000\n");
-	const dr_result *r = fx_run(f, dr_check_driver_nvml);
-	fx_expect(r, DR_FAIL, "libnvidia-ml.so.1 not found", "gpuwhy --sim h100x1 doctor");
+	const doctor_result *r = fx_run(f, doctor_check_driver_nvml);
+	fx_expect(r, DOCTOR_FAIL, "libnvidia-ml.so.1 not found", "gpuwhy --sim h100x1 doctor");
 	assert_non_null(strstr(r->found, "no nvidia kernel module loaded"));
 	assert_non_null(strstr(r->found, "no NVIDIA GPU on the PCI bus"));
 	assert_non_null(strstr(r->fix, "this machine shows no NVIDIA GPU"));
@@ -51,13 +51,13 @@ static void nvml_fail_gpu_without_driver(void **state)
 {
 	(void)state;
 	fx_t *f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	snprintf(f->m.error, sizeof f->m.error, "no NVIDIA driver: libnvidia-ml.so.1 not found");
 	pci_gpu(f, "0000:3b:00.0");
 	fx_write(f, "sys/bus/pci/devices/0000:3b:00.1/vendor", "0x10de\n"); /* its audio function */
 	fx_write(f, "sys/bus/pci/devices/0000:3b:00.1/class", "0x040300\n");
-	const dr_result *r = fx_run(f, dr_check_driver_nvml);
-	fx_expect(r, DR_FAIL, "NVIDIA GPU on the PCI bus: 0000:3b:00.0",
+	const doctor_result *r = fx_run(f, doctor_check_driver_nvml);
+	fx_expect(r, DOCTOR_FAIL, "NVIDIA GPU on the PCI bus: 0000:3b:00.0",
 	          "install the NVIDIA driver");
 	assert_null(strstr(r->found, "3b:00.1"));
 	fx_free(f);
@@ -67,12 +67,12 @@ static void nvml_fail_module_without_libraries(void **state)
 {
 	(void)state;
 	fx_t *f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	snprintf(f->m.error, sizeof f->m.error, "no NVIDIA driver: libnvidia-ml.so.1 not found");
 	fx_write(f, "proc/driver/nvidia/version", MODULE_OPEN_550);
 	pci_gpu(f, "0000:3b:00.0");
-	fx_expect(fx_run(f, dr_check_driver_nvml), DR_FAIL, "nvidia kernel module 550.54.14 loaded",
-	          "user-space libraries are missing");
+	fx_expect(fx_run(f, doctor_check_driver_nvml), DOCTOR_FAIL,
+	          "nvidia kernel module 550.54.14 loaded", "user-space libraries are missing");
 	fx_free(f);
 }
 
@@ -80,22 +80,23 @@ static void nvml_fail_states_each_have_their_fix(void **state)
 {
 	(void)state;
 	static const struct {
-		dr_nvml_state st;
+		doctor_nvml_state st;
 		const char *msg, *fix;
 	} cases[] = {
-	    {DR_NVML_MISMATCH,
+	    {DOCTOR_NVML_MISMATCH,
 	     "driver/library version mismatch: libnvidia-ml.so.1 and the "
 	     "loaded kernel module differ",
 	     "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"},
-	    {DR_NVML_NO_PERMISSION, "no permission on /dev/nvidia*", "sudo usermod -aG GROUP"},
-	    {DR_NVML_NOT_LOADED, "NVIDIA driver not loaded", "sudo modprobe nvidia"},
-	    {DR_NVML_OTHER, "NVML init failed: Unknown Error", "run nvidia-smi"},
+	    {DOCTOR_NVML_NO_PERMISSION, "no permission on /dev/nvidia*", "sudo usermod -aG GROUP"},
+	    {DOCTOR_NVML_NOT_LOADED, "NVIDIA driver not loaded", "sudo modprobe nvidia"},
+	    {DOCTOR_NVML_OTHER, "NVML init failed: Unknown Error", "run nvidia-smi"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		fx_t *f = fx_new();
 		f->m.nvml = cases[i].st;
 		snprintf(f->m.error, sizeof f->m.error, "%s", cases[i].msg);
-		fx_expect(fx_run(f, dr_check_driver_nvml), DR_FAIL, cases[i].msg, cases[i].fix);
+		fx_expect(fx_run(f, doctor_check_driver_nvml), DOCTOR_FAIL, cases[i].msg,
+		          cases[i].fix);
 		fx_free(f);
 	}
 }
@@ -104,18 +105,18 @@ static void nvml_fail_fix_in_container_and_wsl(void **state)
 {
 	(void)state;
 	fx_t *f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	snprintf(f->m.error, sizeof f->m.error, "no NVIDIA driver: libnvidia-ml.so.1 not found");
 	fx_write(f, "fs/.dockerenv", "");
 	pci_gpu(f, "0000:3b:00.0"); /* the host's bus shows through sysfs */
-	fx_expect(fx_run(f, dr_check_driver_nvml), DR_FAIL, NULL, "docker run --gpus all");
+	fx_expect(fx_run(f, doctor_check_driver_nvml), DOCTOR_FAIL, NULL, "docker run --gpus all");
 	fx_free(f);
 
 	f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	snprintf(f->m.error, sizeof f->m.error, "no NVIDIA driver: libnvidia-ml.so.1 not found");
 	fx_write(f, "proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n");
-	fx_expect(fx_run(f, dr_check_driver_nvml), DR_FAIL, NULL,
+	fx_expect(fx_run(f, doctor_check_driver_nvml), DOCTOR_FAIL, NULL,
 	          "never a Linux driver inside WSL");
 	fx_free(f);
 }
@@ -126,25 +127,27 @@ static void version_outcomes(void **state)
 	fx_t *f = fx_new();
 	fx_nvml_ok(f);
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
-	fx_expect(fx_run(f, dr_check_driver_version), DR_PASS, "driver 550.54.14", NULL);
+	fx_expect(fx_run(f, doctor_check_driver_version), DOCTOR_PASS, "driver 550.54.14", NULL);
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	f->m.driver[0] = '\0';
-	fx_expect(fx_run(f, dr_check_driver_version), DR_WARN, "did not report the driver version",
-	          "update the NVIDIA driver");
+	fx_expect(fx_run(f, doctor_check_driver_version), DOCTOR_WARN,
+	          "did not report the driver version", "update the NVIDIA driver");
 	fx_free(f);
 
 	f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
-	fx_expect(fx_run(f, dr_check_driver_version), DR_SKIP, "no NVIDIA driver installed", NULL);
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
+	fx_expect(fx_run(f, doctor_check_driver_version), DOCTOR_SKIP, "no NVIDIA driver installed",
+	          NULL);
 	fx_free(f);
 
 	f = fx_new(); /* module from sysfs only */
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	fx_write(f, "sys/module/nvidia/version", "535.104.05\n");
-	fx_expect(fx_run(f, dr_check_driver_version), DR_PASS, "kernel module 535.104.05", NULL);
+	fx_expect(fx_run(f, doctor_check_driver_version), DOCTOR_PASS, "kernel module 535.104.05",
+	          NULL);
 	fx_free(f);
 }
 
@@ -153,27 +156,28 @@ static void cuda_outcomes(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_nvml_ok(f);
-	fx_expect(fx_run(f, dr_check_driver_cuda), DR_PASS, "supports CUDA up to 12.4", NULL);
+	fx_expect(fx_run(f, doctor_check_driver_cuda), DOCTOR_PASS, "supports CUDA up to 12.4",
+	          NULL);
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	snprintf(f->m.cuda, sizeof f->m.cuda, "11.4");
 	snprintf(f->m.driver, sizeof f->m.driver, "470.82.01");
-	fx_expect(fx_run(f, dr_check_driver_cuda), DR_WARN, "supports CUDA up to 11.4",
+	fx_expect(fx_run(f, doctor_check_driver_cuda), DOCTOR_WARN, "supports CUDA up to 11.4",
 	          ">= 520.61.05 for CUDA 11.8");
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	f->m.cuda[0] = '\0';
-	fx_expect(fx_run(f, dr_check_driver_cuda), DR_WARN, "did not report the CUDA version",
-	          "update the NVIDIA driver");
+	fx_expect(fx_run(f, doctor_check_driver_cuda), DOCTOR_WARN,
+	          "did not report the CUDA version", "update the NVIDIA driver");
 	fx_free(f);
 
 	f = fx_new();
-	f->m.nvml = DR_NVML_NOT_LOADED;
-	fx_expect(fx_run(f, dr_check_driver_cuda), DR_SKIP, "needs a working NVML", NULL);
+	f->m.nvml = DOCTOR_NVML_NOT_LOADED;
+	fx_expect(fx_run(f, doctor_check_driver_cuda), DOCTOR_SKIP, "needs a working NVML", NULL);
 	fx_free(f);
 }
 
@@ -186,23 +190,23 @@ static void mismatch_outcomes(void **state)
 	fx_write(f, "fs/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14", "");
 	fx_symlink(f, "fs/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "libnvidia-ml.so.550.54.14");
 	fx_expect(
-	    fx_run(f, dr_check_driver_mismatch), DR_PASS,
+	    fx_run(f, doctor_check_driver_mismatch), DOCTOR_PASS,
 	    "kernel module 550.54.14 matches libnvidia-ml 550.54.14 (/usr/lib/x86_64-linux-gnu)",
 	    NULL);
 	/* a stale copy from an old .run install, found first through LD_LIBRARY_PATH */
 	fx_write(f, "fs/opt/old/lib/libnvidia-ml.so.535.104.05", "");
 	fx_symlink(f, "fs/opt/old/lib/libnvidia-ml.so.1", "libnvidia-ml.so.535.104.05");
 	fx_env(f, "LD_LIBRARY_PATH=/opt/old/lib");
-	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_WARN, "535.104.05 in /opt/old/lib",
-	          "remove the stale copy");
+	fx_expect(fx_run(f, doctor_check_driver_mismatch), DOCTOR_WARN,
+	          "535.104.05 in /opt/old/lib", "remove the stale copy");
 	fx_free(f);
 
 	f = fx_new();
-	f->m.nvml = DR_NVML_MISMATCH;
+	f->m.nvml = DOCTOR_NVML_MISMATCH;
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
 	fx_write(f, "fs/usr/lib64/libnvidia-ml.so.555.42.02", "");
 	fx_symlink(f, "fs/usr/lib64/libnvidia-ml.so.1", "libnvidia-ml.so.555.42.02");
-	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_FAIL,
+	fx_expect(fx_run(f, doctor_check_driver_mismatch), DOCTOR_FAIL,
 	          "kernel module 550.54.14, libnvidia-ml 555.42.02 (/usr/lib64)", "reboot");
 	fx_free(f);
 
@@ -211,24 +215,24 @@ static void mismatch_outcomes(void **state)
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
 	snprintf(f->m.lib_path, sizeof f->m.lib_path, "/opt/x/libnvidia-ml.so.535.104.05");
 	fx_expect(
-	    fx_run(f, dr_check_driver_mismatch), DR_FAIL,
+	    fx_run(f, doctor_check_driver_mismatch), DOCTOR_FAIL,
 	    "loaded /opt/x/libnvidia-ml.so.535.104.05 is version 535.104.05, the kernel module "
 	    "is 550.54.14",
 	    "remove the stale library");
 	fx_free(f);
 
 	f = fx_new(); /* a module and no libraries anywhere */
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	fx_write(f, "proc/driver/nvidia/version", MODULE_550);
-	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_WARN,
+	fx_expect(fx_run(f, doctor_check_driver_mismatch), DOCTOR_WARN,
 	          "kernel module 550.54.14 loaded, but no libnvidia-ml.so.1",
 	          "user-space libraries of version 550.54.14");
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
-	fx_expect(fx_run(f, dr_check_driver_mismatch), DR_SKIP, "no nvidia kernel module loaded",
-	          NULL);
+	fx_expect(fx_run(f, doctor_check_driver_mismatch), DOCTOR_SKIP,
+	          "no nvidia kernel module loaded", NULL);
 	fx_free(f);
 }
 
@@ -244,21 +248,21 @@ static void devices_outcomes(void **state)
 	fx_write(f, "dev/nvidia1", "");
 	fx_write(f, "dev/nvidia-uvm", "");
 	fx_write(f, "dev/nvidia-modeset", "");
-	const dr_result *r = fx_run(f, dr_check_driver_devices);
-	fx_expect(r, DR_PASS, "nvidiactl, nvidia0,nvidia1, nvidia-uvm present", NULL);
+	const doctor_result *r = fx_run(f, doctor_check_driver_devices);
+	fx_expect(r, DOCTOR_PASS, "nvidiactl, nvidia0,nvidia1, nvidia-uvm present", NULL);
 
 	fx_denied[0] = "/nvidia1";
-	r = fx_run(f, dr_check_driver_devices);
-	fx_expect(r, DR_FAIL, "nvidia1 not read/writable by uid", "sudo usermod -aG");
+	r = fx_run(f, doctor_check_driver_devices);
+	fx_expect(r, DOCTOR_FAIL, "nvidia1 not read/writable by uid", "sudo usermod -aG");
 	fx_denied[0] = NULL;
 
 	char path[PATH_MAX];
 	unlink(fx_path(f, "dev/nvidia-uvm", path));
-	fx_expect(fx_run(f, dr_check_driver_devices), DR_WARN, "nvidia-uvm missing",
+	fx_expect(fx_run(f, doctor_check_driver_devices), DOCTOR_WARN, "nvidia-uvm missing",
 	          "nvidia-modprobe -u -c 0");
 
 	unlink(fx_path(f, "dev/nvidiactl", path));
-	fx_expect(fx_run(f, dr_check_driver_devices), DR_FAIL, "nvidiactl missing",
+	fx_expect(fx_run(f, doctor_check_driver_devices), DOCTOR_FAIL, "nvidiactl missing",
 	          "sudo nvidia-modprobe -c 0 -u");
 	fx_free(f);
 
@@ -269,19 +273,19 @@ static void devices_outcomes(void **state)
 	fx_write(f, "dev/nvidiactl", "");
 	fx_write(f, "dev/nvidia0", "");
 	fx_write(f, "dev/nvidia-uvm", "");
-	fx_expect(fx_run(f, dr_check_driver_devices), DR_WARN, "1 /dev/nvidiaN node for 2 GPUs",
-	          "nvidia-modprobe -c N");
+	fx_expect(fx_run(f, doctor_check_driver_devices), DOCTOR_WARN,
+	          "1 /dev/nvidiaN node for 2 GPUs", "nvidia-modprobe -c N");
 	fx_free(f);
 
 	f = fx_new();
-	f->m.nvml = DR_NVML_NO_LIBRARY;
-	fx_expect(fx_run(f, dr_check_driver_devices), DR_SKIP, "no NVIDIA driver", NULL);
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
+	fx_expect(fx_run(f, doctor_check_driver_devices), DOCTOR_SKIP, "no NVIDIA driver", NULL);
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	fx_write(f, "proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n");
-	fx_expect(fx_run(f, dr_check_driver_devices), DR_SKIP, "/dev/dxg", NULL);
+	fx_expect(fx_run(f, doctor_check_driver_devices), DOCTOR_SKIP, "/dev/dxg", NULL);
 	fx_free(f);
 }
 
@@ -294,21 +298,22 @@ static void persistence_outcomes(void **state)
 	fx_gpu(f, "A", "GPU-bbbb", "00000000:5E:00.0"); /* may move the array: index it after */
 	fx_set(&f->m.gpu[0], GM_PERSISTENCE, 1);
 	fx_set(&f->m.gpu[1], GM_PERSISTENCE, 1);
-	fx_expect(fx_run(f, dr_check_driver_persistence), DR_PASS, "on for all 2 GPUs", NULL);
+	fx_expect(fx_run(f, doctor_check_driver_persistence), DOCTOR_PASS, "on for all 2 GPUs",
+	          NULL);
 	fx_set(&f->m.gpu[1], GM_PERSISTENCE, 0);
-	fx_expect(fx_run(f, dr_check_driver_persistence), DR_WARN, "off on GPU 1",
+	fx_expect(fx_run(f, doctor_check_driver_persistence), DOCTOR_WARN, "off on GPU 1",
 	          "nvidia-persistenced");
 	/* --gpus 0 leaves GPU 1 out */
 	f->m.has_selection = true;
 	f->m.selected[0] = true;
-	fx_expect(fx_run(f, dr_check_driver_persistence), DR_PASS,
+	fx_expect(fx_run(f, doctor_check_driver_persistence), DOCTOR_PASS,
 	          "persistence mode on for the GPU", NULL);
 	fx_free(f);
 
 	f = fx_new();
 	fx_nvml_ok(f);
 	fx_gpu(f, "A", "GPU-aaaa", "00000000:3B:00.0");
-	fx_expect(fx_run(f, dr_check_driver_persistence), DR_SKIP, "not reported", NULL);
+	fx_expect(fx_run(f, doctor_check_driver_persistence), DOCTOR_SKIP, "not reported", NULL);
 	fx_free(f);
 }
 

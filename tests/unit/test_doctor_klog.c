@@ -4,14 +4,14 @@
 
 #define KLOG FX_DOCTOR "/klog"
 
-static dr_klog read_log(fx_t *f)
+static doctor_klog read_log(fx_t *f)
 {
-	dr_ctx_init(&f->c, &f->p, &f->o, &f->m, &f->r);
+	doctor_ctx_init(&f->c, &f->p, &f->o, &f->m, &f->r);
 	f->ctx_live = true;
-	return *dr_ctx_klog(&f->c);
+	return *doctor_ctx_klog(&f->c);
 }
 
-static bool has_line(const dr_klog *k, const char *text)
+static bool has_line(const doctor_klog *k, const char *text)
 {
 	for (size_t i = 0; i < k->n; i++)
 		if (!strcmp(k->lines[i], text))
@@ -24,7 +24,7 @@ static void reads_dmesg_style_file(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_copy(f, "kmsg", KLOG "/dmesg-xid.log");
-	dr_klog k = read_log(f);
+	doctor_klog k = read_log(f);
 	assert_true(k.readable);
 	assert_string_equal(k.source, f->kmsg);
 	/* timestamps removed; lines with nothing of interest dropped */
@@ -42,7 +42,7 @@ static void reads_kmsg_records(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_copy(f, "kmsg", KLOG "/kmsg-app-xid.txt");
-	dr_klog k = read_log(f);
+	doctor_klog k = read_log(f);
 	assert_true(k.readable);
 	/* "prio,seq,usec,flags[,caller];" removed, " KEY=value" continuation lines skipped */
 	assert_int_equal(k.n, 2);
@@ -55,7 +55,7 @@ static void reads_journal_lines(void **state)
 	(void)state;
 	fx_t *f = fx_new();
 	fx_copy(f, "kmsg", KLOG "/journal-xid.log");
-	dr_klog k = read_log(f);
+	doctor_klog k = read_log(f);
 	assert_int_equal(k.n, 2);
 	assert_true(!strncmp(k.lines[0], "NVRM: Xid (PCI:0000:3b:00): 48,", 31));
 	fx_free(f);
@@ -69,7 +69,7 @@ static void falls_back_to_dmesg_then_journalctl(void **state)
 	char script[PATH_MAX + 64];
 	snprintf(script, sizeof script, "#!/bin/sh\ncat '%s'\n", KLOG "/dmesg-xid.log");
 	fx_exec(f, "bin/dmesg", script);
-	dr_klog k = read_log(f);
+	doctor_klog k = read_log(f);
 	assert_true(k.readable);
 	assert_string_equal(k.source, "dmesg");
 	assert_int_equal(k.n, 7);
@@ -106,58 +106,59 @@ static void falls_back_to_dmesg_then_journalctl(void **state)
 static void xid_lines(void **state)
 {
 	(void)state;
-	dr_xid x;
-	assert_true(dr_xid_parse("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, "
-	                         "GPU has fallen off the bus.",
-	                         &x));
+	doctor_xid x;
+	assert_true(
+	    doctor_xid_parse("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, "
+	                     "GPU has fallen off the bus.",
+	                     &x));
 	assert_string_equal(x.bus, "0000:3b:00");
 	assert_int_equal(x.xid, 79);
 	assert_true(!strncmp(x.text, "pid='<unknown>'", 15));
-	assert_true(dr_xid_parse("NVRM: Xid (0000:01:00): 13, 0003 00000000 0000a097", &x));
+	assert_true(doctor_xid_parse("NVRM: Xid (0000:01:00): 13, 0003 00000000 0000a097", &x));
 	assert_string_equal(x.bus, "0000:01:00");
 	assert_int_equal(x.xid, 13);
-	assert_false(dr_xid_parse("NVRM: loading NVIDIA UNIX x86_64 Kernel Module", &x));
-	assert_false(dr_xid_parse("NVRM: Xid (PCI:0000:3b:00): abc", &x));
-	assert_false(dr_xid_parse("NVRM: Xid (PCI:0000:3b:00", &x));
+	assert_false(doctor_xid_parse("NVRM: loading NVIDIA UNIX x86_64 Kernel Module", &x));
+	assert_false(doctor_xid_parse("NVRM: Xid (PCI:0000:3b:00): abc", &x));
+	assert_false(doctor_xid_parse("NVRM: Xid (PCI:0000:3b:00", &x));
 	bool hw;
-	assert_non_null(strstr(dr_xid_meaning(79, &hw), "fallen off the bus"));
+	assert_non_null(strstr(doctor_xid_meaning(79, &hw), "fallen off the bus"));
 	assert_true(hw);
-	assert_non_null(strstr(dr_xid_meaning(13, &hw), "application"));
+	assert_non_null(strstr(doctor_xid_meaning(13, &hw), "application"));
 	assert_false(hw);
-	assert_true(dr_xid_meaning(48, &hw) && hw);
-	assert_non_null(strstr(dr_xid_meaning(99999, &hw), "catalogue"));
+	assert_true(doctor_xid_meaning(48, &hw) && hw);
+	assert_non_null(strstr(doctor_xid_meaning(99999, &hw), "catalogue"));
 	assert_false(hw);
 }
 
 static void aer_lines(void **state)
 {
 	(void)state;
-	dr_aer a;
-	assert_true(
-	    dr_aer_parse("pcieport 0000:3a:00.0: AER: Corrected error received: 0000:3b:00.0", &a));
+	doctor_aer a;
+	assert_true(doctor_aer_parse(
+	    "pcieport 0000:3a:00.0: AER: Corrected error received: 0000:3b:00.0", &a));
 	assert_true(a.summary);
 	assert_false(a.uncorrected);
 	assert_string_equal(a.device, "0000:3b:00.0");
 	assert_string_equal(a.reporter, "0000:3a:00.0");
-	assert_true(dr_aer_parse("nvidia 0000:5e:00.0: PCIe Bus Error: severity=Uncorrected "
-	                         "(Non-Fatal), type=Transaction Layer, (Requester ID)",
-	                         &a));
+	assert_true(doctor_aer_parse("nvidia 0000:5e:00.0: PCIe Bus Error: severity=Uncorrected "
+	                             "(Non-Fatal), type=Transaction Layer, (Requester ID)",
+	                             &a));
 	assert_false(a.summary);
 	assert_true(a.uncorrected);
 	assert_false(a.fatal);
 	assert_string_equal(a.device, "0000:5e:00.0");
-	assert_true(dr_aer_parse("pcieport 0000:00:01.0: PCIe Bus Error: severity=Uncorrected "
-	                         "(Fatal), type=Transaction Layer, (Receiver ID)",
-	                         &a));
+	assert_true(doctor_aer_parse("pcieport 0000:00:01.0: PCIe Bus Error: severity=Uncorrected "
+	                             "(Fatal), type=Transaction Layer, (Receiver ID)",
+	                             &a));
 	assert_true(a.fatal);
-	assert_true(dr_aer_parse("pcieport 0000:00:1c.0: AER: Corrected error message received "
-	                         "from 0000:02:00.0",
-	                         &a));
+	assert_true(doctor_aer_parse("pcieport 0000:00:1c.0: AER: Corrected error message received "
+	                             "from 0000:02:00.0",
+	                             &a));
 	assert_string_equal(a.device, "0000:02:00.0");
-	assert_false(dr_aer_parse("nvidia 0000:3b:00.0:   device [10de:2330] error "
-	                          "status/mask=00000001/0000e000",
-	                          &a));
-	assert_false(dr_aer_parse("pcieport 0000:00:01.0: AER: enabled with IRQ 24", &a));
+	assert_false(doctor_aer_parse("nvidia 0000:3b:00.0:   device [10de:2330] error "
+	                              "status/mask=00000001/0000e000",
+	                              &a));
+	assert_false(doctor_aer_parse("pcieport 0000:00:01.0: AER: enabled with IRQ 24", &a));
 }
 
 int main(void)

@@ -61,20 +61,21 @@ static void interpreter_outcomes(void **state)
 	(void)state;
 	fx_t *f = gpu_machine("12.4");
 	fake_python(f, LIST_TORCH);
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_PASS,
+	fx_expect(fx_run(f, doctor_check_python_interpreter), DOCTOR_PASS,
 	          "Python 3.11.7 at /usr/bin/python3; GPU frameworks: torch", NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4"); /* nothing on PATH */
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_SKIP, "no python3 or python on PATH",
-	          "--python PATH");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "no working Python", NULL);
-	fx_expect(fx_run(f, dr_check_python_duplicates), DR_SKIP, "no working Python", NULL);
+	fx_expect(fx_run(f, doctor_check_python_interpreter), DOCTOR_SKIP,
+	          "no python3 or python on PATH", "--python PATH");
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_SKIP, "no working Python", NULL);
+	fx_expect(fx_run(f, doctor_check_python_duplicates), DOCTOR_SKIP, "no working Python",
+	          NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	f->o.python = "/nonexistent/venv/bin/python";
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_FAIL,
+	fx_expect(fx_run(f, doctor_check_python_interpreter), DOCTOR_FAIL,
 	          "--python /nonexistent/venv/bin/python: not found or not executable",
 	          "--python ~/venv/bin/python");
 	fx_free(f);
@@ -84,7 +85,7 @@ static void interpreter_outcomes(void **state)
 	fx_write(f, "py/list.fail",
 	         "Fatal Python error: init_fs_encoding: failed to get the Python "
 	         "codec of the filesystem encoding\n");
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_WARN,
+	fx_expect(fx_run(f, doctor_check_python_interpreter), DOCTOR_WARN,
 	          "did not answer the probe: exited with status 1: Fatal Python error",
 	          "-c 'import sys; print(sys.version)'");
 	fx_free(f);
@@ -94,17 +95,17 @@ static void interpreter_outcomes(void **state)
 	fx_write(f, "py/list.fail", "boom\n");
 	char exe[PATH_MAX];
 	f->o.python = fx_path(f, "bin/python3", exe);
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_FAIL, "did not answer the probe",
-	          NULL);
+	fx_expect(fx_run(f, doctor_check_python_interpreter), DOCTOR_FAIL,
+	          "did not answer the probe", NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, "{\"python\": \"2.7.18\", \"executable\": \"/usr/bin/python\", \"modules\": "
 	               "{\"torch\": \"/x/torch/__init__.py\"}, \"dists\": []}");
-	fx_expect(fx_run(f, dr_check_python_interpreter), DR_WARN, "is Python 2.7.18",
+	fx_expect(fx_run(f, doctor_check_python_interpreter), DOCTOR_WARN, "is Python 2.7.18",
 	          "--python python3");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "not probed under Python 2.7.18",
-	          NULL);
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_SKIP,
+	          "not probed under Python 2.7.18", NULL);
 	fx_free(f);
 }
 
@@ -117,9 +118,10 @@ static void torch_pass_and_cross_check(void **state)
 	       "\"cpu_only\": false, \"gpu_count\": 2, \"devices\": [{\"name\": \"NVIDIA H100 "
 	       "80GB HBM3\", \"uuid\": \"" H100_0 "\"}, {\"name\": \"NVIDIA H100 80GB HBM3\", "
 	       "\"uuid\": \"" H100_1 "\"}]}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_PASS,
 	          "torch 2.3.1+cu121 (CUDA 12.1); sees 2 GPUs: 2x NVIDIA H100 80GB HBM3", NULL);
-	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_PASS, "(PyTorch agrees)", NULL);
+	fx_expect(fx_run(f, doctor_check_cuda_visible_devices), DOCTOR_PASS, "(PyTorch agrees)",
+	          NULL);
 	fx_free(f);
 
 	/* PyTorch numbers them the other way round from the prediction */
@@ -127,7 +129,7 @@ static void torch_pass_and_cross_check(void **state)
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
 	                "\"gpu_count\": 2, \"devices\": [{\"name\": \"H100\", \"uuid\": \"" H100_1
 	                "\"}, {\"name\": \"H100\", \"uuid\": \"" H100_0 "\"}]}");
-	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_WARN,
+	fx_expect(fx_run(f, doctor_check_cuda_visible_devices), DOCTOR_WARN,
 	          "but PyTorch's cuda:0 is " H100_1, "CUDA_DEVICE_ORDER=PCI_BUS_ID");
 	fx_free(f);
 }
@@ -139,20 +141,20 @@ static void torch_cpu_only(void **state)
 	                  "\"cpu_only\": true, \"gpu_count\": 0, \"devices\": []}";
 	fx_t *f = gpu_machine("12.4");
 	torch_answer(f, cpu);
-	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_FAIL,
 	          "torch 2.3.1+cpu is a CPU-only build: it will never use the GPU",
 	          "https://download.pytorch.org/whl/cu124");
 	fx_free(f);
 
 	f = gpu_machine("12.2"); /* the wheel suggested is not newer than the driver */
 	torch_answer(f, cpu);
-	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL, "CPU-only", "whl/cu121");
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_FAIL, "CPU-only", "whl/cu121");
 	fx_free(f);
 
 	f = fx_new(); /* no NVIDIA GPU at all: a CPU build is the right one */
-	f->m.nvml = DR_NVML_NO_LIBRARY;
+	f->m.nvml = DOCTOR_NVML_NO_LIBRARY;
 	torch_answer(f, cpu);
-	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_PASS,
 	          "is a CPU-only build (this machine has no NVIDIA GPU)", NULL);
 	fx_free(f);
 }
@@ -166,8 +168,8 @@ static void torch_against_driver(void **state)
 	             "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
 	             "\"gpu_count\": 0, \"devices\": [], \"warning\": \"CUDA initialization: The "
 	             "NVIDIA driver on your system is too old (found version 11080).\"}");
-	const dr_result *r = fx_run(f, dr_check_python_torch);
-	fx_expect(r, DR_FAIL, "built for CUDA 12.1 but the driver supports at most 11.8",
+	const doctor_result *r = fx_run(f, doctor_check_python_torch);
+	fx_expect(r, DOCTOR_FAIL, "built for CUDA 12.1 but the driver supports at most 11.8",
 	          "upgrade the NVIDIA driver to >= 530.30.02 (CUDA 12.1)");
 	assert_non_null(strstr(r->found, "sees no GPU: CUDA initialization: The NVIDIA driver on "
 	                                 "your system is too old"));
@@ -177,7 +179,7 @@ static void torch_against_driver(void **state)
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.4.0+cu124\", \"cuda\": \"12.4\", "
 	                "\"gpu_count\": 2, \"devices\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}, "
 	                "{\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_WARN,
 	          "built for CUDA 12.4, the driver supports 12.2: it runs through minor-version "
 	          "compatibility",
 	          ">= 550.54.14 for full CUDA 12.4");
@@ -192,7 +194,7 @@ static void torch_sees_too_few(void **state)
 	    f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
 	       "\"gpu_count\": 0, \"devices\": [], \"error\": \"RuntimeError: No CUDA GPUs are "
 	       "available\"}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_FAIL,
 	          "sees no GPU: RuntimeError: No CUDA GPUs are available",
 	          "initialise CUDA by hand");
 	fx_free(f);
@@ -201,14 +203,14 @@ static void torch_sees_too_few(void **state)
 	fx_env(f, "CUDA_VISIBLE_DEVICES=-1");
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
 	                "\"gpu_count\": 0, \"devices\": []}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL, "sees no GPU",
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_FAIL, "sees no GPU",
 	          "CUDA_VISIBLE_DEVICES hides every GPU");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
 	                "\"gpu_count\": 1, \"devices\": [{\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_WARN,
 	          "sees 1 GPU: 1x NVIDIA H100 80GB HBM3 "
 	          "(CUDA should show 2)",
 	          "CUDA_VISIBLE_DEVICES set inside the program");
@@ -218,7 +220,8 @@ static void torch_sees_too_few(void **state)
 	f->m.simulated = true;
 	torch_answer(f, "{\"name\": \"torch\", \"version\": \"2.3.1+cu121\", \"cuda\": \"12.1\", "
 	                "\"gpu_count\": 0, \"devices\": []}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS, "simulated GPUs are invisible", NULL);
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_PASS, "simulated GPUs are invisible",
+	          NULL);
 	fx_free(f);
 }
 
@@ -229,7 +232,7 @@ static void torch_import_problems(void **state)
 	torch_answer(f,
 	             "{\"name\": \"torch\", \"error\": \"ImportError: libcudnn.so.8: cannot open "
 	             "shared object file: No such file or directory\"}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_FAIL,
 	          "import torch failed: ImportError: libcudnn.so.8",
 	          "CUDA libraries it links against");
 	fx_free(f);
@@ -237,15 +240,15 @@ static void torch_import_problems(void **state)
 	f = gpu_machine("12.4");
 	torch_answer(f, "{\"name\": \"torch\", \"error\": \"ModuleNotFoundError: No module named "
 	                "'typing_extensions'\"}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_FAIL, "No module named 'typing_extensions'",
-	          "pip install --force-reinstall torch");
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_FAIL,
+	          "No module named 'typing_extensions'", "pip install --force-reinstall torch");
 	fx_free(f);
 
 	f = gpu_machine("12.4");
 	fake_python(f, LIST_TORCH);
 	fx_write(f, "py/torch.sleep", "");
 	f->p.python_timeout_ns = 300000000LL;
-	fx_expect(fx_run(f, dr_check_python_torch), DR_WARN,
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_WARN,
 	          "import torch hung: no answer within 0.3 s", "to see where it hangs");
 	fx_free(f);
 
@@ -253,7 +256,7 @@ static void torch_import_problems(void **state)
 	fake_python(f,
 	            "{\"python\": \"3.12.1\", \"executable\": \"/usr/bin/python3\", \"modules\": "
 	            "{\"torch\": null}, \"dists\": []}");
-	fx_expect(fx_run(f, dr_check_python_torch), DR_SKIP, "PyTorch not installed", NULL);
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_SKIP, "PyTorch not installed", NULL);
 	fx_free(f);
 }
 
@@ -271,7 +274,7 @@ static void onnxruntime_outcomes(void **state)
 	    "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"cpu_only\": false, \"gpu_count\": "
 	    "-1, \"extra\": \"providers: CUDAExecutionProvider, CPUExecutionProvider; CUDA "
 	    "provider library loads\"}");
-	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_PASS,
+	fx_expect(fx_run(f, doctor_check_python_onnxruntime), DOCTOR_PASS,
 	          "onnxruntime 1.18.0 (CUDA 12.2); providers: CUDAExecutionProvider", NULL);
 	fx_free(f);
 
@@ -280,7 +283,7 @@ static void onnxruntime_outcomes(void **state)
 	fx_write(f, "py/onnxruntime.json",
 	         "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1, \"extra\": "
 	         "\"providers: AzureExecutionProvider, CPUExecutionProvider\"}");
-	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_FAIL, "is a CPU-only build",
+	fx_expect(fx_run(f, doctor_check_python_onnxruntime), DOCTOR_FAIL, "is a CPU-only build",
 	          "pip install onnxruntime-gpu");
 	fx_free(f);
 
@@ -290,7 +293,7 @@ static void onnxruntime_outcomes(void **state)
 	         "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
 	         "\"providers: CUDAExecutionProvider, CPUExecutionProvider\", \"error\": \"CUDA "
 	         "provider cannot load: libcublasLt.so.12: cannot open shared object file\"}");
-	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_FAIL, "libcublasLt.so.12",
+	fx_expect(fx_run(f, doctor_check_python_onnxruntime), DOCTOR_FAIL, "libcublasLt.so.12",
 	          "install the CUDA and cuDNN versions");
 	fx_free(f);
 }
@@ -300,7 +303,8 @@ static void duplicates_outcomes(void **state)
 	(void)state;
 	fx_t *f = gpu_machine("12.4");
 	fake_python(f, LIST_TORCH);
-	fx_expect(fx_run(f, dr_check_python_duplicates), DR_PASS, "one install each: torch", NULL);
+	fx_expect(fx_run(f, doctor_check_python_duplicates), DOCTOR_PASS, "one install each: torch",
+	          NULL);
 	fx_free(f);
 
 	f = gpu_machine("12.4");
@@ -321,9 +325,9 @@ static void duplicates_outcomes(void **state)
 	       "\"/usr/lib/python3/dist-packages\"},"
 	       "{\"name\": \"torchvision\", \"version\": \"0.18.1\", \"location\": "
 	       "\"/usr/lib/python3/dist-packages\"}]}");
-	const dr_result *r = fx_run(f, dr_check_python_duplicates);
+	const doctor_result *r = fx_run(f, doctor_check_python_duplicates);
 	fx_expect(
-	    r, DR_WARN,
+	    r, DOCTOR_WARN,
 	    "torch installed 2 times: torch 2.3.1 in /home/u/.local/lib/python3.11/site-packages, "
 	    "torch 2.1.0 in /usr/lib/python3/dist-packages (imports from "
 	    "/home/u/.local/lib/python3.11/site-packages/torch/__init__.py)",
@@ -340,28 +344,28 @@ static void other_frameworks_outcomes(void **state)
 	(void)state;
 	static const struct {
 		const char *mod;
-		dr_check_fn fn;
+		doctor_check_fn fn;
 		const char *pass, *warn, *fail, *fail_fix;
 	} fw[] = {
-	    {"jax", dr_check_python_jax,
+	    {"jax", doctor_check_python_jax,
 	     "{\"version\": \"0.4.30\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
 	     "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
 	     "{\"version\": \"0.4.35\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
 	     "{\"version\": \"0.4.30\", \"cpu_only\": true, \"gpu_count\": 0}", "jax[cuda12]"},
-	    {"tensorflow", dr_check_python_tensorflow,
+	    {"tensorflow", doctor_check_python_tensorflow,
 	     "{\"version\": \"2.16.1\", \"cuda\": \"12.3\", \"gpu_count\": 2, \"devices\": "
 	     "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
 	     "{\"version\": \"2.18.0\", \"cuda\": \"12.5.1\", \"gpu_count\": 2, \"devices\": []}",
 	     "{\"version\": \"2.16.1\", \"cpu_only\": true, \"gpu_count\": 0}",
 	     "tensorflow[and-cuda]"},
-	    {"onnxruntime", dr_check_python_onnxruntime,
+	    {"onnxruntime", doctor_check_python_onnxruntime,
 	     "{\"version\": \"1.18.0\", \"cuda\": \"12.2\", \"gpu_count\": -1, \"extra\": "
 	     "\"providers: CUDAExecutionProvider, CPUExecutionProvider\"}",
 	     "{\"version\": \"1.20.0\", \"cuda\": \"12.6\", \"gpu_count\": -1, \"extra\": "
 	     "\"providers: CUDAExecutionProvider\"}",
 	     "{\"version\": \"1.18.0\", \"cpu_only\": true, \"gpu_count\": -1}",
 	     "pip install onnxruntime-gpu"},
-	    {"cupy", dr_check_python_cupy,
+	    {"cupy", doctor_check_python_cupy,
 	     "{\"version\": \"13.1.0\", \"cuda\": \"12.2\", \"gpu_count\": 2, \"devices\": "
 	     "[{\"name\": \"NVIDIA H100 80GB HBM3\"}, {\"name\": \"NVIDIA H100 80GB HBM3\"}]}",
 	     "{\"version\": \"13.3.0\", \"cuda\": \"12.6\", \"gpu_count\": 2, \"devices\": []}",
@@ -378,12 +382,12 @@ static void other_frameworks_outcomes(void **state)
 		    fw[i].mod, fw[i].mod);
 		snprintf(rel, sizeof rel, "py/%s.json", fw[i].mod);
 		const char *answers[3] = {fw[i].pass, fw[i].warn, fw[i].fail};
-		const dr_status want[3] = {DR_PASS, DR_WARN, DR_FAIL};
+		const doctor_status want[3] = {DOCTOR_PASS, DOCTOR_WARN, DOCTOR_FAIL};
 		for (int k = 0; k < 3; k++) {
 			fx_t *f = gpu_machine("12.4");
 			fake_python(f, list);
 			fx_write(f, rel, answers[k]);
-			const dr_result *r = fx_run(f, fw[i].fn);
+			const doctor_result *r = fx_run(f, fw[i].fn);
 			fx_expect(r, want[k], fw[i].mod,
 			          k == 1   ? "for full CUDA"
 			          : k == 2 ? fw[i].fail_fix
@@ -392,7 +396,8 @@ static void other_frameworks_outcomes(void **state)
 		}
 		fx_t *f = gpu_machine("12.4");
 		fake_python(f, LIST_TORCH); /* only torch installed */
-		fx_expect(fx_run(f, fw[i].fn), DR_SKIP, "not installed for /usr/bin/python3", NULL);
+		fx_expect(fx_run(f, fw[i].fn), DOCTOR_SKIP, "not installed for /usr/bin/python3",
+		          NULL);
 		fx_free(f);
 	}
 }
@@ -432,13 +437,13 @@ static void real_script_against_stand_ins(void **state)
 	fx_t *f = gpu_machine("12.4");
 	f->o.python = py;
 	f->p.path = getenv("PATH");
-	dr_ctx_init(&f->c, &f->p, &f->o, &f->m, &f->r);
+	doctor_ctx_init(&f->c, &f->p, &f->o, &f->m, &f->r);
 	f->ctx_live = true;
-	const dr_python *p = dr_ctx_python(&f->c);
+	const doctor_python *p = doctor_ctx_python(&f->c);
 	assert_true(p->ran);
 	assert_true(p->major >= 3);
-	const dr_pypkg *t = &p->pkg[0], *j = &p->pkg[1], *tf = &p->pkg[2], *o = &p->pkg[3],
-	               *c = &p->pkg[4];
+	const doctor_pypkg *t = &p->pkg[0], *j = &p->pkg[1], *tf = &p->pkg[2], *o = &p->pkg[3],
+	                   *c = &p->pkg[4];
 	assert_true(t->probed);
 	assert_string_equal(t->version, "2.3.1+cu121");
 	assert_string_equal(t->cuda, "12.1");
@@ -459,19 +464,21 @@ static void real_script_against_stand_ins(void **state)
 	assert_string_equal(c->cuda, "12.2");
 	assert_non_null(strstr(c->error, "cudaErrorInsufficientDriver"));
 
-	fx_expect(fx_run(f, dr_check_python_torch), DR_PASS, "sees 2 GPUs", NULL);
-	fx_expect(fx_run(f, dr_check_cuda_visible_devices), DR_PASS, "(PyTorch agrees)", NULL);
-	fx_expect(fx_run(f, dr_check_python_jax), DR_FAIL, "jax 0.4.30 (CUDA 12); sees no GPU",
+	fx_expect(fx_run(f, doctor_check_python_torch), DOCTOR_PASS, "sees 2 GPUs", NULL);
+	fx_expect(fx_run(f, doctor_check_cuda_visible_devices), DOCTOR_PASS, "(PyTorch agrees)",
 	          NULL);
-	fx_expect(fx_run(f, dr_check_python_tensorflow), DR_FAIL, "CPU-only build",
+	fx_expect(fx_run(f, doctor_check_python_jax), DOCTOR_FAIL,
+	          "jax 0.4.30 (CUDA 12); sees no GPU", NULL);
+	fx_expect(fx_run(f, doctor_check_python_tensorflow), DOCTOR_FAIL, "CPU-only build",
 	          "tensorflow[and-cuda]");
-	fx_expect(fx_run(f, dr_check_python_onnxruntime), DR_FAIL, "CUDA provider cannot load",
-	          NULL);
+	fx_expect(fx_run(f, doctor_check_python_onnxruntime), DOCTOR_FAIL,
+	          "CUDA provider cannot load", NULL);
 	fx_expect(
-	    fx_run(f, dr_check_python_cupy), DR_FAIL,
+	    fx_run(f, doctor_check_python_cupy), DOCTOR_FAIL,
 	    "cupy 13.1.0 (CUDA 12.2); sees no GPU: CUDARuntimeError: cudaErrorInsufficientDriver",
 	    "upgrade the NVIDIA driver");
-	fx_expect(fx_run(f, dr_check_python_duplicates), DR_WARN, "torch installed 2 times", NULL);
+	fx_expect(fx_run(f, doctor_check_python_duplicates), DOCTOR_WARN, "torch installed 2 times",
+	          NULL);
 	fx_free(f);
 	if (saved) {
 		setenv("PYTHONPATH", saved, 1);

@@ -11,9 +11,9 @@
 
 #include "exporter/exporter.h"
 
-static int parse(const char *csv, exp_collectors *c, char *unknown, size_t ulen, char *err)
+static int parse(const char *csv, exporter_collectors *c, char *unknown, size_t ulen, char *err)
 {
-	return exp_collectors_parse(csv, strlen(csv), c, unknown, ulen, err, 256);
+	return exporter_collectors_parse(csv, strlen(csv), c, unknown, ulen, err, 256);
 }
 
 /* The layout of dcgm-exporter's default-counters.csv: comments, blanks, padding. */
@@ -39,7 +39,7 @@ static void test_dcgm_layout(void **state)
 	    "DCGM_FI_DRIVER_VERSION,        label, Driver Version\n"
 	    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, Ratio of cycles the tensor (HMMA) pipe is "
 	    "active.";
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[256], err[256];
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
 	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
@@ -50,22 +50,22 @@ static void test_dcgm_layout(void **state)
 	assert_int_equal(c.order[3], GM_ENERGY);
 	assert_int_equal(c.order[4], GM_XID_LAST);
 	assert_int_equal(c.order[5], GM_GPM_TENSOR_ACTIVE);
-	assert_int_equal(c.type[GM_POWER_DRAW], EXP_GAUGE);
-	assert_int_equal(c.type[GM_ENERGY], EXP_COUNTER);
+	assert_int_equal(c.type[GM_POWER_DRAW], EXPORTER_GAUGE);
+	assert_int_equal(c.type[GM_ENERGY], EXPORTER_COUNTER);
 	assert_string_equal(c.help[GM_POWER_DRAW], "Power draw (in W).");
 	assert_string_equal(c.help[GM_GPM_TENSOR_ACTIVE],
 	                    "Ratio of cycles the tensor (HMMA) pipe is active.");
-	assert_int_equal(c.labels, EXP_LABEL_DRIVER);
+	assert_int_equal(c.labels, EXPORTER_LABEL_DRIVER);
 	/* fields dcgm-exporter's default CSV leaves commented out stay out */
 	for (int k = 0; k < c.n; k++)
 		assert_int_not_equal(c.order[k], GM_FAN);
 	/* --counter-type counter types the counters counter, the gauges stay */
-	exp_collectors_counter_type(&c, EXP_COUNTER);
+	exporter_collectors_counter_type(&c, EXPORTER_COUNTER);
 	for (int k = 0; k < c.n; k++)
 		assert_int_equal(c.type[c.order[k]], gpu_metrics[c.order[k]].prom == GMP_counter
-		                                         ? EXP_COUNTER
-		                                         : EXP_GAUGE);
-	exp_collectors_free(&c);
+		                                         ? EXPORTER_COUNTER
+		                                         : EXPORTER_GAUGE);
+	exporter_collectors_free(&c);
 }
 
 /* A CSV selects fields outside the default set that NVML supplies. */
@@ -75,16 +75,16 @@ static void test_csv_selects_optional(void **state)
 	static const char csv[] = "DCGM_FI_DEV_FAN_SPEED, gauge, Fan speed.\n"
 	                          "DCGM_FI_DEV_POWER_MGMT_LIMIT, gauge, Power limit.\n"
 	                          "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS, gauge, Reasons.\n";
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[256], err[256];
-	assert_int_equal(
-	    exp_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown, err, sizeof err),
-	    0);
+	assert_int_equal(exporter_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown,
+	                                           err, sizeof err),
+	                 0);
 	assert_int_equal(c.n, 3);
 	assert_int_equal(c.order[0], GM_FAN);
 	assert_int_equal(c.order[1], GM_POWER_LIMIT);
 	assert_int_equal(c.order[2], GM_CLK_REASONS);
-	exp_collectors_free(&c);
+	exporter_collectors_free(&c);
 }
 
 static void test_help_with_commas_and_duplicates(void **state)
@@ -92,21 +92,21 @@ static void test_help_with_commas_and_duplicates(void **state)
 	const char csv[] = "DCGM_FI_DEV_GPU_UTIL, gauge, Busy, in %, per GPU\n"
 	                   "DCGM_FI_DEV_GPU_UTIL, counter, second row ignored\n"
 	                   "DCGM_FI_DEV_GPU_TEMP,gauge,\n";
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[64], err[256];
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
 	assert_string_equal(unknown, "");
 	assert_int_equal(c.n, 2);
 	assert_string_equal(c.help[GM_UTIL_GPU], "Busy, in %, per GPU");
-	assert_int_equal(c.type[GM_UTIL_GPU], EXP_GAUGE);
+	assert_int_equal(c.type[GM_UTIL_GPU], EXPORTER_GAUGE);
 	assert_null(c.help[GM_TEMP_GPU]); /* empty: the table's text */
 	assert_int_equal(c.labels, 0u);
-	exp_collectors_free(&c);
+	exporter_collectors_free(&c);
 }
 
 static void expect_error(const char *csv, const char *want)
 {
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[64], err[256] = "";
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), -1);
 	if (!strstr(err, want)) {
@@ -138,11 +138,11 @@ static void test_errors_name_the_line(void **state)
 static void test_nul_byte_is_an_error(void **state)
 {
 	const char csv[] = "DCGM_FI_DEV_GPU_UTIL, gauge, x\nDCGM\0FI, gauge, y\n";
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[64], err[256];
-	assert_int_equal(
-	    exp_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown, err, sizeof err),
-	    -1);
+	assert_int_equal(exporter_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown,
+	                                           err, sizeof err),
+	                 -1);
 	assert_non_null(strstr(err, "line 2: contains a NUL byte"));
 }
 
@@ -154,20 +154,20 @@ static void test_unknown_list_is_bounded(void **state)
 		snprintf(row, sizeof row, "DCGM_FI_UNKNOWN_%03d, gauge, x\n", i);
 		strcat(csv, row);
 	}
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[64], err[256];
 	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
 	assert_int_equal(c.n, 0);
 	assert_true(strlen(unknown) < sizeof unknown);
 	assert_true(!strncmp(unknown, "DCGM_FI_UNKNOWN_000, DCGM_FI_UNKNOWN_001", 40));
 	assert_string_equal(unknown + strlen(unknown) - 5, ", ...");
-	exp_collectors_free(&c);
+	exporter_collectors_free(&c);
 }
 
 static void test_default_set(void **state)
 {
-	exp_collectors c;
-	exp_collectors_default(&c);
+	exporter_collectors c;
+	exporter_collectors_default(&c);
 	int with_dcgm = 0;
 	for (int i = 0; i < GM__COUNT; i++)
 		with_dcgm += gpu_metrics[i].dcgm != NULL && gpu_metrics[i].exported == GME_DEF;
@@ -177,13 +177,13 @@ static void test_default_set(void **state)
 		assert_non_null(gpu_metrics[c.order[k]].dcgm);
 		/* The table's counters are untyped by default: their names fail the
 		 * counter lint. */
-		exp_prom_type want =
-		    gpu_metrics[c.order[k]].prom == GMP_counter ? EXP_UNTYPED : EXP_GAUGE;
+		exporter_prom_type want =
+		    gpu_metrics[c.order[k]].prom == GMP_counter ? EXPORTER_UNTYPED : EXPORTER_GAUGE;
 		assert_int_equal(c.type[c.order[k]], want);
 		assert_null(c.help[c.order[k]]);
 	}
-	assert_int_equal(c.labels, EXP_LABEL_DRIVER);
-	exp_collectors_free(&c);
+	assert_int_equal(c.labels, EXPORTER_LABEL_DRIVER);
+	exporter_collectors_free(&c);
 }
 
 int main(void)

@@ -15,7 +15,7 @@
 /* One sample as the findings hook sees it: the snapshot's values, the GPUs' labels. */
 typedef struct {
 	snapshot snap;
-	exp_gpu gpus[4];
+	exporter_gpu gpus[4];
 	int ngpus;
 } sample;
 
@@ -55,16 +55,16 @@ static void healthy(sample *s, int i, int index)
 	set(s, i, GM_PCIE_WIDTH_MAX, 16);
 }
 
-static int run(const sample *s, exp_finding *out, int max)
+static int run(const sample *s, exporter_finding *out, int max)
 {
 	const snapshot *snaps[1] = {&s->snap};
-	exp_window w = {snaps, 1, s->gpus, s->ngpus, NULL, NULL};
-	return exp_live_findings(NULL, &w, out, max);
+	exporter_window w = {snaps, 1, s->gpus, s->ngpus, NULL, NULL};
+	return exporter_live_findings(NULL, &w, out, max);
 }
 
-static void expect_one(const sample *s, int gpu, const char *rule, exp_severity sev)
+static void expect_one(const sample *s, int gpu, const char *rule, exporter_severity sev)
 {
-	exp_finding f[8];
+	exporter_finding f[8];
 	int n = run(s, f, 8);
 	assert_int_equal(n, 1);
 	assert_int_equal(f[0].gpu, gpu);
@@ -77,7 +77,7 @@ static void test_healthy_has_none(void **state)
 	sample *s = sample_new(2);
 	healthy(s, 0, 0);
 	healthy(s, 1, 1);
-	exp_finding f[8];
+	exporter_finding f[8];
 	assert_int_equal(run(s, f, 8), 0);
 	/* Idle: gpu_idle alone is not throttling, a lowered gen while idle is power saving. */
 	set(s, 1, GM_CLK_REASONS, 0x1);
@@ -96,17 +96,17 @@ static void test_throttled_severity(void **state)
 	healthy(s, 0, 0);
 	healthy(s, 1, 5);
 	set(s, 1, GM_CLK_REASONS, 0x4); /* sw power cap */
-	expect_one(s, 5, "throttled", EXP_SEV_INFO);
+	expect_one(s, 5, "throttled", EXPORTER_SEV_INFO);
 	set(s, 1, GM_CLK_REASONS, 0x4 | 0x20); /* + sw thermal */
-	expect_one(s, 5, "throttled", EXP_SEV_WARN);
+	expect_one(s, 5, "throttled", EXPORTER_SEV_WARN);
 	set(s, 1, GM_CLK_REASONS, 0x1 | 0x40); /* hw thermal, even with idle */
-	expect_one(s, 5, "throttled", EXP_SEV_ERROR);
+	expect_one(s, 5, "throttled", EXPORTER_SEV_ERROR);
 	set(s, 1, GM_CLK_REASONS, 0x8);
-	expect_one(s, 5, "throttled", EXP_SEV_ERROR);
+	expect_one(s, 5, "throttled", EXPORTER_SEV_ERROR);
 	set(s, 1, GM_CLK_REASONS, 0x80);
-	expect_one(s, 5, "throttled", EXP_SEV_ERROR);
+	expect_one(s, 5, "throttled", EXPORTER_SEV_ERROR);
 	set(s, 1, GM_CLK_REASONS, 0x1000); /* a bit NVML does not define */
-	exp_finding f[8];
+	exporter_finding f[8];
 	assert_int_equal(run(s, f, 8), 0);
 	sample_free(s);
 }
@@ -116,17 +116,17 @@ static void test_pcie_degraded(void **state)
 	sample *s = sample_new(1);
 	healthy(s, 0, 3);
 	set(s, 0, GM_PCIE_WIDTH_CUR, 8);
-	expect_one(s, 3, "pcie_degraded", EXP_SEV_WARN);
+	expect_one(s, 3, "pcie_degraded", EXPORTER_SEV_WARN);
 	/* Width is degraded even when idle. */
 	set(s, 0, GM_UTIL_GPU, 0);
-	expect_one(s, 3, "pcie_degraded", EXP_SEV_WARN);
+	expect_one(s, 3, "pcie_degraded", EXPORTER_SEV_WARN);
 	/* Generation only counts while busy. */
 	set(s, 0, GM_PCIE_WIDTH_CUR, 16);
 	set(s, 0, GM_PCIE_GEN_CUR, 3);
-	exp_finding f[8];
+	exporter_finding f[8];
 	assert_int_equal(run(s, f, 8), 0);
 	set(s, 0, GM_UTIL_GPU, 40);
-	expect_one(s, 3, "pcie_degraded", EXP_SEV_WARN);
+	expect_one(s, 3, "pcie_degraded", EXPORTER_SEV_WARN);
 	sample_free(s);
 }
 
@@ -139,17 +139,17 @@ static void test_lost_and_bounds(void **state)
 		set(s, i, GM_PCIE_WIDTH_CUR, 4);
 	}
 	s->snap.gpu[1].lost = true;
-	exp_finding f[8];
+	exporter_finding f[8];
 	int n = run(s, f, 8);
 	assert_int_equal(n, 5);
 	assert_int_equal(f[2].gpu, 1);
 	assert_string_equal(f[2].rule, "gpu_lost");
-	assert_int_equal(f[2].severity, EXP_SEV_ERROR);
+	assert_int_equal(f[2].severity, EXPORTER_SEV_ERROR);
 	/* Never more than max. */
 	assert_int_equal(run(s, f, 2), 2);
 	/* An empty window has no findings. */
-	exp_window w = {NULL, 0, NULL, 0, NULL, NULL};
-	assert_int_equal(exp_live_findings(NULL, &w, f, 8), 0);
+	exporter_window w = {NULL, 0, NULL, 0, NULL, NULL};
+	assert_int_equal(exporter_live_findings(NULL, &w, f, 8), 0);
 	sample_free(s);
 }
 
@@ -188,10 +188,10 @@ static void test_window_timeline(void **state)
 	s[2]->snap.gpu[1].lost = true;
 	const snapshot *snaps[3] = {&s[0]->snap, &s[1]->snap, &s[2]->snap};
 	timeline *cache = NULL;
-	exp_window w = {snaps, 3, s[2]->gpus, 2, "550.54.15", &cache};
-	const timeline *tl = exp_window_timeline(&w);
+	exporter_window w = {snaps, 3, s[2]->gpus, 2, "550.54.15", &cache};
+	const timeline *tl = exporter_window_timeline(&w);
 	assert_non_null(tl);
-	assert_ptr_equal(exp_window_timeline(&w), tl); /* built once */
+	assert_ptr_equal(exporter_window_timeline(&w), tl); /* built once */
 	assert_int_equal(tl->n, 3);
 	assert_int_equal(tl->ngpu, 2);
 	assert_true(tl->t[2] == 2.0);
@@ -221,8 +221,8 @@ static void test_window_timeline(void **state)
 	assert_true(tl->procs[2].sm_pct == 50);
 	assert_string_equal(tl->procs[2].cmd, "python3");
 	tl_free(cache);
-	exp_window empty = {NULL, 0, NULL, 0, NULL, &cache};
-	assert_null(exp_window_timeline(&empty));
+	exporter_window empty = {NULL, 0, NULL, 0, NULL, &cache};
+	assert_null(exporter_window_timeline(&empty));
 	for (int k = 0; k < 3; k++)
 		sample_free(s[k]);
 }

@@ -28,8 +28,8 @@
 #define MAX_CONN 16
 
 typedef struct {
-	exp_board *board;
-	exp_server *server;
+	exporter_board *board;
+	exporter_server *server;
 	int port;
 	char *text;
 	size_t len;
@@ -45,13 +45,13 @@ typedef struct {
 
 static char *metrics_text(size_t *len)
 {
-	exp_buf b = {0};
+	exporter_buf b = {0};
 	gw_sb_puts(&b, "# HELP gpuwhy_test A test family.\n# TYPE gpuwhy_test gauge\n");
 	for (int i = 0; i < 3000; i++) {
 		gw_sb_puts(&b, "gpuwhy_test{i=\"");
-		exp_buf_int(&b, i);
+		exporter_buf_int(&b, i);
 		gw_sb_puts(&b, "\"} ");
-		exp_buf_fixed6(&b, i * 0.5);
+		exporter_buf_fixed6(&b, i * 0.5);
 		gw_sb_puts(&b, "\n");
 	}
 	*len = b.len;
@@ -62,7 +62,7 @@ static void publish_text(fixture *f, int64_t mono)
 {
 	char *copy = malloc(f->len + 1);
 	memcpy(copy, f->text, f->len + 1);
-	exp_board_publish(f->board, exp_page_new(copy, f->len, gw_wall_s(), mono));
+	exporter_board_publish(f->board, exporter_page_new(copy, f->len, gw_wall_s(), mono));
 }
 
 static int setup(void **state)
@@ -70,16 +70,16 @@ static int setup(void **state)
 	signal(SIGPIPE, SIG_IGN);
 	fixture *f = calloc(1, sizeof *f);
 	f->text = metrics_text(&f->len);
-	f->board = exp_board_new();
+	f->board = exporter_board_new();
 	publish_text(f, gw_mono_ns());
-	exp_server_opts o;
-	exp_server_opts_default(&o);
+	exporter_server_opts o;
+	exporter_server_opts_default(&o);
 	o.addr.port = 0;
 	o.timeout_s = TIMEOUT_S;
 	o.max_connections = MAX_CONN;
 	o.version = "test";
-	assert_int_equal(exp_server_start(&o, f->board, &f->server), 0);
-	f->port = exp_server_port(f->server);
+	assert_int_equal(exporter_server_start(&o, f->board, &f->server), 0);
+	f->port = exporter_server_port(f->server);
 	assert_true(f->port > 0);
 	*state = f;
 	return 0;
@@ -88,8 +88,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
-	exp_server_stop(f->server);
-	exp_board_free(f->board);
+	exporter_server_stop(f->server);
+	exporter_board_free(f->board);
 	free(f->text);
 	free(f);
 	return 0;
@@ -413,72 +413,72 @@ static void test_connection_cap(void **state)
 
 static void test_parse_listen(void **state)
 {
-	exp_listen_addr a;
+	exporter_listen_addr a;
 	char err[128];
-	assert_int_equal(exp_parse_listen("127.0.0.1:9400", &a, err, sizeof err), 0);
+	assert_int_equal(exporter_parse_listen("127.0.0.1:9400", &a, err, sizeof err), 0);
 	assert_string_equal(a.host, "127.0.0.1");
 	assert_int_equal(a.port, 9400);
 	assert_false(a.ipv6);
-	assert_int_equal(exp_parse_listen("0.0.0.0:0", &a, err, sizeof err), 0);
+	assert_int_equal(exporter_parse_listen("0.0.0.0:0", &a, err, sizeof err), 0);
 	assert_int_equal(a.port, 0);
-	assert_int_equal(exp_parse_listen("localhost:19400", &a, err, sizeof err), 0);
+	assert_int_equal(exporter_parse_listen("localhost:19400", &a, err, sizeof err), 0);
 	assert_string_equal(a.host, "127.0.0.1");
-	assert_int_equal(exp_parse_listen("[::1]:9400", &a, err, sizeof err), 0);
+	assert_int_equal(exporter_parse_listen("[::1]:9400", &a, err, sizeof err), 0);
 	assert_true(a.ipv6);
 	assert_string_equal(a.host, "::1");
-	assert_int_equal(exp_parse_listen(":9400", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen(":9400", &a, err, sizeof err), -1);
 	assert_non_null(strstr(err, "no address"));
-	assert_int_equal(exp_parse_listen("9400", &a, err, sizeof err), -1);
-	assert_int_equal(exp_parse_listen("127.0.0.1:65536", &a, err, sizeof err), -1);
-	assert_int_equal(exp_parse_listen("127.0.0.1:", &a, err, sizeof err), -1);
-	assert_int_equal(exp_parse_listen("127.0.0.1:94x", &a, err, sizeof err), -1);
-	assert_int_equal(exp_parse_listen("example.com:9400", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("9400", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("127.0.0.1:65536", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("127.0.0.1:", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("127.0.0.1:94x", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("example.com:9400", &a, err, sizeof err), -1);
 	assert_non_null(strstr(err, "not a numeric IPv4"));
-	assert_int_equal(exp_parse_listen("[::1:9400", &a, err, sizeof err), -1);
-	assert_int_equal(exp_parse_listen("[nope]:9400", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("[::1:9400", &a, err, sizeof err), -1);
+	assert_int_equal(exporter_parse_listen("[nope]:9400", &a, err, sizeof err), -1);
 }
 
 static void test_accepts_gzip(void **state)
 {
-	assert_true(exp_accepts_gzip("gzip"));
-	assert_true(exp_accepts_gzip("GZip"));
-	assert_true(exp_accepts_gzip("deflate, gzip;q=0.5"));
-	assert_true(exp_accepts_gzip("identity;q=1, *;q=0.1"));
-	assert_true(exp_accepts_gzip("x-gzip"));
-	assert_true(exp_accepts_gzip("gzip ; q=1.000"));
-	assert_false(exp_accepts_gzip(NULL));
-	assert_false(exp_accepts_gzip(""));
-	assert_false(exp_accepts_gzip("identity"));
-	assert_false(exp_accepts_gzip("gzip;q=0"));
-	assert_false(exp_accepts_gzip("gzip;q=0.000"));
-	assert_false(exp_accepts_gzip("*;q=1, gzip;q=0"));
-	assert_false(exp_accepts_gzip("gzip;q=2"));
-	assert_false(exp_accepts_gzip("gzip;q=abc"));
-	assert_false(exp_accepts_gzip("gzipx"));
-	assert_false(exp_accepts_gzip("br, deflate"));
+	assert_true(exporter_accepts_gzip("gzip"));
+	assert_true(exporter_accepts_gzip("GZip"));
+	assert_true(exporter_accepts_gzip("deflate, gzip;q=0.5"));
+	assert_true(exporter_accepts_gzip("identity;q=1, *;q=0.1"));
+	assert_true(exporter_accepts_gzip("x-gzip"));
+	assert_true(exporter_accepts_gzip("gzip ; q=1.000"));
+	assert_false(exporter_accepts_gzip(NULL));
+	assert_false(exporter_accepts_gzip(""));
+	assert_false(exporter_accepts_gzip("identity"));
+	assert_false(exporter_accepts_gzip("gzip;q=0"));
+	assert_false(exporter_accepts_gzip("gzip;q=0.000"));
+	assert_false(exporter_accepts_gzip("*;q=1, gzip;q=0"));
+	assert_false(exporter_accepts_gzip("gzip;q=2"));
+	assert_false(exporter_accepts_gzip("gzip;q=abc"));
+	assert_false(exporter_accepts_gzip("gzipx"));
+	assert_false(exporter_accepts_gzip("br, deflate"));
 }
 
 static void test_route(void **state)
 {
-	assert_int_equal(exp_route_request("GET", "/metrics"), EXP_ROUTE_METRICS);
-	assert_int_equal(exp_route_request("HEAD", "/health"), EXP_ROUTE_HEALTH);
-	assert_int_equal(exp_route_request("GET", "/"), EXP_ROUTE_INDEX);
-	assert_int_equal(exp_route_request("GET", "/Metrics"), EXP_ROUTE_NOT_FOUND);
-	assert_int_equal(exp_route_request("GET", ""), EXP_ROUTE_NOT_FOUND);
-	assert_int_equal(exp_route_request("GET", NULL), EXP_ROUTE_NOT_FOUND);
-	assert_int_equal(exp_route_request("get", "/metrics"), EXP_ROUTE_BAD_METHOD);
-	assert_int_equal(exp_route_request("POST", "/nope"), EXP_ROUTE_BAD_METHOD);
-	assert_int_equal(exp_route_request(NULL, "/metrics"), EXP_ROUTE_BAD_METHOD);
+	assert_int_equal(exporter_route_request("GET", "/metrics"), EXPORTER_ROUTE_METRICS);
+	assert_int_equal(exporter_route_request("HEAD", "/health"), EXPORTER_ROUTE_HEALTH);
+	assert_int_equal(exporter_route_request("GET", "/"), EXPORTER_ROUTE_INDEX);
+	assert_int_equal(exporter_route_request("GET", "/Metrics"), EXPORTER_ROUTE_NOT_FOUND);
+	assert_int_equal(exporter_route_request("GET", ""), EXPORTER_ROUTE_NOT_FOUND);
+	assert_int_equal(exporter_route_request("GET", NULL), EXPORTER_ROUTE_NOT_FOUND);
+	assert_int_equal(exporter_route_request("get", "/metrics"), EXPORTER_ROUTE_BAD_METHOD);
+	assert_int_equal(exporter_route_request("POST", "/nope"), EXPORTER_ROUTE_BAD_METHOD);
+	assert_int_equal(exporter_route_request(NULL, "/metrics"), EXPORTER_ROUTE_BAD_METHOD);
 }
 
 static void test_port_in_use(void **state)
 {
 	fixture *f = *state;
-	exp_server_opts o;
-	exp_server_opts_default(&o);
+	exporter_server_opts o;
+	exporter_server_opts_default(&o);
 	o.addr.port = f->port;
-	exp_server *s2 = NULL;
-	assert_int_equal(exp_server_start(&o, f->board, &s2), 3);
+	exporter_server *s2 = NULL;
+	assert_int_equal(exporter_server_start(&o, f->board, &s2), 3);
 	assert_null(s2);
 }
 

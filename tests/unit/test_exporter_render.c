@@ -14,26 +14,26 @@
 #include "exporter/exporter.h"
 
 /* The frame's values live in its snapshot; the test owns both. */
-static gpu_values *vals_of(exp_gpu *g)
+static gpu_values *vals_of(exporter_gpu *g)
 {
 	return (gpu_values *)g->vals;
 }
 
-static void set(exp_gpu *g, gpu_metric_id id, double v)
+static void set(exporter_gpu *g, gpu_metric_id id, double v)
 {
 	vals_of(g)->v[id] = v;
 	vals_of(g)->ok[id] = 1;
 }
 
-static snapshot *snap_of(exp_frame *f)
+static snapshot *snap_of(exporter_frame *f)
 {
 	return (snapshot *)f->snap;
 }
 
 /* Two H100s: GPU 0 fully populated, GPU 1 with GPM absent. */
-static exp_frame *two_gpus(void)
+static exporter_frame *two_gpus(void)
 {
-	exp_frame *s = exp_frame_new(2);
+	exporter_frame *s = exporter_frame_new(2);
 	snapshot *sn = calloc(1, sizeof *sn);
 	assert_non_null(sn);
 	snapshot_init(sn, 2);
@@ -44,7 +44,7 @@ static exp_frame *two_gpus(void)
 	s->sample_seconds = 0.0042;
 	s->samples_total = 7;
 	for (int i = 0; i < 2; i++) {
-		exp_gpu *g = &s->gpus[i];
+		exporter_gpu *g = &s->gpus[i];
 		g->vals = &sn->gpu[i];
 		g->index = i;
 		snprintf(g->uuid, sizeof g->uuid, "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", i);
@@ -71,27 +71,27 @@ static exp_frame *two_gpus(void)
 	return s;
 }
 
-static void frame_free(exp_frame *s)
+static void frame_free(exporter_frame *s)
 {
 	snapshot_free(snap_of(s));
 	free(snap_of(s));
-	exp_frame_free(s);
+	exporter_frame_free(s);
 }
 
-static char *render(const exp_frame *s, const exp_render_opts *o)
+static char *render(const exporter_frame *s, const exporter_render_opts *o)
 {
-	exp_buf b = {0};
-	exp_render(s, o, &b);
+	exporter_buf b = {0};
+	exporter_render(s, o, &b);
 	assert_non_null(b.p);
 	return b.p;
 }
 
-static exp_render_opts opts_default(void)
+static exporter_render_opts opts_default(void)
 {
-	exp_render_opts o = {.host_label = EXP_HOSTLABEL_UPPER,
-	                     .hostname = "node-7",
-	                     .processes = 5,
-	                     .version = "0.1.0"};
+	exporter_render_opts o = {.host_label = EXPORTER_HOSTLABEL_UPPER,
+	                          .hostname = "node-7",
+	                          .processes = 5,
+	                          .version = "0.1.0"};
 	return o;
 }
 
@@ -176,8 +176,8 @@ static void assert_well_formed(const char *text)
 
 static void test_dcgm_labels_and_values(void **state)
 {
-	exp_frame *s = two_gpus();
-	exp_render_opts o = opts_default();
+	exporter_frame *s = two_gpus();
+	exporter_render_opts o = opts_default();
 	char *t = render(s, &o);
 	assert_well_formed(t);
 	assert_line(t, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).");
@@ -211,16 +211,16 @@ static void test_dcgm_labels_and_values(void **state)
 
 static void test_hostname_label_modes(void **state)
 {
-	exp_frame *s = two_gpus();
-	exp_render_opts o = opts_default();
-	o.host_label = EXP_HOSTLABEL_LOWER;
+	exporter_frame *s = two_gpus();
+	exporter_render_opts o = opts_default();
+	o.host_label = EXPORTER_HOSTLABEL_LOWER;
 	char *t = render(s, &o);
 	const char *l = line_with(t, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"");
 	assert_non_null(l);
 	assert_non_null(strstr(l, "modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-7\","
 	                          "DCGM_FI_DRIVER_VERSION"));
 	free(t);
-	o.host_label = EXP_HOSTLABEL_NONE;
+	o.host_label = EXPORTER_HOSTLABEL_NONE;
 	t = render(s, &o);
 	l = line_with(t, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"");
 	assert_non_null(strstr(l, "modelName=\"NVIDIA H100 80GB HBM3\",DCGM_FI_DRIVER_VERSION="));
@@ -231,9 +231,9 @@ static void test_hostname_label_modes(void **state)
 
 static void test_lost_gpu(void **state)
 {
-	exp_frame *s = two_gpus();
+	exporter_frame *s = two_gpus();
 	vals_of(&s->gpus[1])->lost = true;
-	exp_render_opts o = opts_default();
+	exporter_render_opts o = opts_default();
 	char *t = render(s, &o);
 	assert_well_formed(t);
 	assert_int_equal(count_prefix(t, "DCGM_FI_DEV_GPU_UTIL{"), 1);
@@ -255,14 +255,14 @@ static void test_collectors_limit_order_help_labels(void **state)
 	                   "DCGM_FI_DEV_GPU_UTIL, counter, \n"
 	                   "DCGM_FI_DEV_SERIAL, label, Serial\n"
 	                   "DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, not ours\n";
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[128], err[128];
-	assert_int_equal(
-	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
-	    0);
+	assert_int_equal(exporter_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown,
+	                                           err, sizeof err),
+	                 0);
 	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
-	exp_frame *s = two_gpus();
-	exp_render_opts o = opts_default();
+	exporter_frame *s = two_gpus();
+	exporter_render_opts o = opts_default();
 	o.collectors = &c;
 	char *t = render(s, &o);
 	assert_well_formed(t);
@@ -284,7 +284,7 @@ static void test_collectors_limit_order_help_labels(void **state)
 	assert_non_null(line_with(t, "gpuwhy_gpu_info{"));
 	free(t);
 	frame_free(s);
-	exp_collectors_free(&c);
+	exporter_collectors_free(&c);
 }
 
 static void test_label_fields_sorted(void **state)
@@ -292,13 +292,13 @@ static void test_label_fields_sorted(void **state)
 	const char csv[] = "DCGM_FI_NVML_VERSION, label, x\nDCGM_FI_DRIVER_VERSION, label, x\n"
 	                   "DCGM_FI_DEV_VBIOS_VERSION, label, x\nDCGM_FI_DEV_SERIAL, label, x\n"
 	                   "DCGM_FI_DEV_GPU_TEMP, gauge, t\n";
-	exp_collectors c;
+	exporter_collectors c;
 	char unknown[64], err[128];
-	assert_int_equal(
-	    exp_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, err, sizeof err),
-	    0);
-	exp_frame *s = two_gpus();
-	exp_render_opts o = opts_default();
+	assert_int_equal(exporter_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown,
+	                                           err, sizeof err),
+	                 0);
+	exporter_frame *s = two_gpus();
+	exporter_render_opts o = opts_default();
 	o.collectors = &c;
 	char *t = render(s, &o);
 	assert_non_null(strstr(t, "Hostname=\"node-7\",DCGM_FI_DEV_SERIAL=\"1650000000000\","
@@ -307,14 +307,14 @@ static void test_label_fields_sorted(void **state)
 	                          "DCGM_FI_NVML_VERSION=\"12.550.54.15\"} 61\n"));
 	free(t);
 	frame_free(s);
-	exp_collectors_free(&c);
+	exporter_collectors_free(&c);
 }
 
 static void test_escaping_and_utf8(void **state)
 {
-	exp_frame *s = two_gpus();
+	exporter_frame *s = two_gpus();
 	snprintf(s->gpus[0].name, sizeof s->gpus[0].name, "Odd \"GPU\" \\ x\ny");
-	exp_render_opts o = opts_default();
+	exporter_render_opts o = opts_default();
 	o.hostname = "h\xff\xc3\xa9";
 	char *t = render(s, &o);
 	assert_well_formed(t);
@@ -327,10 +327,10 @@ static void test_escaping_and_utf8(void **state)
 
 static void test_pcie_fallback_without_gpm(void **state)
 {
-	exp_frame *s = two_gpus();
+	exporter_frame *s = two_gpus();
 	set(&s->gpus[1], GM_PCIE_TX, 1.5); /* MiB/s from NVML's PCIe counters */
 	set(&s->gpus[1], GM_PCIE_RX, 0.25);
-	exp_render_opts o = opts_default();
+	exporter_render_opts o = opts_default();
 	char *t = render(s, &o);
 	const char *l = line_with(t, "DCGM_FI_PROF_PCIE_TX_BYTES{gpu=\"1\"");
 	assert_non_null(l);
@@ -344,13 +344,13 @@ static void test_pcie_fallback_without_gpm(void **state)
 
 static void test_gpuwhy_series(void **state)
 {
-	exp_frame *s = two_gpus();
+	exporter_frame *s = two_gpus();
 	set(&s->gpus[1], GM_CLK_REASONS, 0x1 | 0x40);
 	s->gpus[0].nprocs_total = 3;
 	s->gpus[0].nprocs = 3;
 	const char *names[] = {"python3", "trainer", "x\"y"};
 	for (int k = 0; k < 3; k++) {
-		exp_proc *p = &s->gpus[0].procs[k];
+		exporter_proc *p = &s->gpus[0].procs[k];
 		p->pid = 1000 + (unsigned)k;
 		snprintf(p->command, sizeof p->command, "%s", names[k]);
 		p->mem_ok = true;
@@ -359,9 +359,11 @@ static void test_gpuwhy_series(void **state)
 		p->sm_ratio = 0.5;
 	}
 	s->nfindings = 2;
-	s->findings[0] = (exp_finding){.gpu = 1, .rule = "throttled", .severity = EXP_SEV_ERROR};
-	s->findings[1] = (exp_finding){.gpu = -1, .rule = "host_swap", .severity = EXP_SEV_WARN};
-	exp_render_opts o = opts_default();
+	s->findings[0] =
+	    (exporter_finding){.gpu = 1, .rule = "throttled", .severity = EXPORTER_SEV_ERROR};
+	s->findings[1] =
+	    (exporter_finding){.gpu = -1, .rule = "host_swap", .severity = EXPORTER_SEV_WARN};
+	exporter_render_opts o = opts_default();
 	o.processes = 2;
 	char *t = render(s, &o);
 	assert_well_formed(t);
@@ -404,7 +406,7 @@ static void test_gpuwhy_series(void **state)
 
 static void test_host_series(void **state)
 {
-	exp_frame *s = two_gpus();
+	exporter_frame *s = two_gpus();
 	snapshot *h = snap_of(s);
 	s->host = true;
 	h->h[HM_CPU_BUSY_AVG] = 62.5;
@@ -418,7 +420,7 @@ static void test_host_series(void **state)
 	h->h[HM_SWAP_TOTAL] = 0;
 	h->h[HM_DISK_READ] = 1048576.5;
 	h->h[HM_CPU_BUSY_MAX] = 100;
-	exp_render_opts o = opts_default();
+	exporter_render_opts o = opts_default();
 	char *t = render(s, &o);
 	assert_well_formed(t);
 	assert_line(t, "gpuwhy_host_cpu_busy_ratio 0.625000");
@@ -443,8 +445,8 @@ static void test_host_series(void **state)
 
 static void fixed6(double v, const char *want)
 {
-	exp_buf b = {0};
-	exp_buf_fixed6(&b, v);
+	exporter_buf b = {0};
+	exporter_buf_fixed6(&b, v);
 	assert_string_equal(b.p, want);
 	gw_sb_free(&b);
 }
@@ -460,12 +462,12 @@ static void check_numbers(void)
 	fixed6(312.4999996, "312.500000");
 	fixed6(1e13, "10000000000000.000000");
 	fixed6(-2.5e15, "-2500000000000000.000000");
-	exp_buf b = {0};
-	exp_buf_int(&b, -9223372036854775807LL - 1);
+	exporter_buf b = {0};
+	exporter_buf_int(&b, -9223372036854775807LL - 1);
 	gw_sb_puts(&b, " ");
-	exp_buf_int(&b, 0);
+	exporter_buf_int(&b, 0);
 	gw_sb_puts(&b, " ");
-	exp_buf_int(&b, 1234567);
+	exporter_buf_int(&b, 1234567);
 	assert_string_equal(b.p, "-9223372036854775808 0 1234567");
 	gw_sb_free(&b);
 }
@@ -494,8 +496,8 @@ static void test_numbers_decimal_comma_locale(void **state)
 		snprintf(probe, sizeof probe, "%.1f", 1.5);
 		assert_string_equal(probe, "1,5"); /* the locale really is active */
 		check_numbers();
-		exp_frame *s = two_gpus();
-		exp_render_opts o = opts_default();
+		exporter_frame *s = two_gpus();
+		exporter_render_opts o = opts_default();
 		char *t = render(s, &o);
 		assert_non_null(strstr(t, "} 312.500000\n"));
 		assert_null(strstr(t, "312,5"));

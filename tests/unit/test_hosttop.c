@@ -1,4 +1,4 @@
-/* hosttop: CPU of every process between two scans of a /proc tree, the busiest first. */
+/* host_top: CPU of every process between two scans of a /proc tree, the busiest first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host/hosttop.h"
+#include "host/host_top.h"
 
 static char root[64];
 
@@ -34,21 +34,21 @@ static void put_stat(unsigned pid, const char *comm, unsigned ppid, unsigned lon
 static void test_scan(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof root, "/tmp/gpuwhy-hosttop-XXXXXX");
+	snprintf(root, sizeof root, "/tmp/gpuwhy-host_top-XXXXXX");
 	assert_non_null(mkdtemp(root));
 	long hz = sysconf(_SC_CLK_TCK);
 	put_stat(10, "hog (x)", 1, 0, 5);
 	put_stat(11, "idle", 1, 0, 5);
 	put_stat(12, "loader", 10, 0, 5);
-	hosttop *h = hosttop_new(root);
+	host_top *h = host_top_new(root);
 	assert_non_null(h);
-	hosttop_entry e[4];
-	assert_int_equal(hosttop_scan(h, 1000000000LL, e, 4, 5), 0); /* no rate yet */
+	host_top_entry e[4];
+	assert_int_equal(host_top_scan(h, 1000000000LL, e, 4, 5), 0); /* no rate yet */
 	/* One second later: 10 used a whole core, 12 half of one, 11 nothing; 13 is new. */
 	put_stat(10, "hog (x)", 1, (unsigned long)hz, 5);
 	put_stat(12, "loader", 10, (unsigned long)hz / 2, 5);
 	put_stat(13, "new", 1, 500, 9);
-	int n = hosttop_scan(h, 2000000000LL, e, 4, 5);
+	int n = host_top_scan(h, 2000000000LL, e, 4, 5);
 	assert_int_equal(n, 2);
 	assert_int_equal(e[0].pid, 10);
 	assert_float_equal(e[0].cpu_pct, 100, 1e-9);
@@ -59,11 +59,11 @@ static void test_scan(void **state)
 	/* A PID reused by another process (new start time) has no rate. */
 	put_stat(10, "other", 1, (unsigned long)hz * 3, 77);
 	put_stat(13, "new", 1, 500 + (unsigned long)hz / 5, 9);
-	n = hosttop_scan(h, 3000000000LL, e, 1, 5);
+	n = host_top_scan(h, 3000000000LL, e, 1, 5);
 	assert_int_equal(n, 1);
 	assert_int_equal(e[0].pid, 13);
 	assert_float_equal(e[0].cpu_pct, 100.0 * (hz / 5) / hz, 1e-9);
-	hosttop_free(h);
+	host_top_free(h);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "host/k8s.h"
+#include "host/host_k8s.h"
 
 #include <string.h>
 

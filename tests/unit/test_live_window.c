@@ -95,18 +95,18 @@ static void fill(snapshot *s, int k)
 		snapshot_add_event(s, TL_EV_XID, 1, 31, "Xid 31: GPU memory page fault");
 }
 
-static timeline *live(const snapshot *snaps, const exp_gpu *gpus)
+static timeline *live(const snapshot *snaps, const exporter_gpu *gpus)
 {
 	const snapshot *view[NSNAP];
 	for (int k = 0; k < NSNAP; k++)
 		view[k] = &snaps[k];
 	timeline *tl = NULL;
-	exp_window w = {view, NSNAP, gpus, NGPU, NULL, &tl};
-	assert_non_null(exp_window_timeline(&w));
+	exporter_window w = {view, NSNAP, gpus, NGPU, NULL, &tl};
+	assert_non_null(exporter_window_timeline(&w));
 	return tl;
 }
 
-static timeline *recorded(const snapshot *snaps, const exp_gpu *gpus)
+static timeline *recorded(const snapshot *snaps, const exporter_gpu *gpus)
 {
 	char path[300];
 	gw_fail err = {0};
@@ -178,7 +178,7 @@ static void test_live_window_matches_recording(void **state)
 		snapshot_init(&snaps[k], NGPU);
 		fill(&snaps[k], k);
 	}
-	exp_gpu gpus[NGPU];
+	exporter_gpu gpus[NGPU];
 	memset(gpus, 0, sizeof gpus);
 	for (int g = 0; g < NGPU; g++) {
 		gpus[g].index = 2 * g;

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "host/pcitopo.h"
+#include "host/host_pcitopo.h"
 
 #include <stdio.h>
 #include <stdlib.h>

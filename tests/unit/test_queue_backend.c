@@ -12,13 +12,13 @@
 
 #include "queue/backend.h"
 #include "queue/state.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "store/sql.h"
 
 static char dir[256];
-static queue_store *st;
+static queue_db *st;
 
 static int setup(void **state)
 {
@@ -26,13 +26,13 @@ static int setup(void **state)
 	snprintf(dir, sizeof dir, "/tmp/gw-backend-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	return queue_store_open(dir, &st, NULL);
+	return queue_db_open(dir, &st, NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	queue_store_close(st);
+	queue_db_close(st);
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
@@ -107,7 +107,7 @@ static void test_local_view(void **state)
 	queue_gpu_row *rows;
 	int n;
 	double t;
-	assert_int_equal(queue_store_gpu_view_get(st, &rows, &n, &t), 0);
+	assert_int_equal(queue_db_gpu_view_get(st, &rows, &n, &t), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(rows[0].index, 0);
 	assert_string_equal(rows[0].state, "ok");

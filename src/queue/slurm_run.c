@@ -1,5 +1,5 @@
 /*
- * slurmrun.c - the Slurm back end: the same tasks, placed by Slurm.
+ * slurm_run.c - the Slurm back end: the same tasks, placed by Slurm.
  *
  * A task with --backend slurm is submitted with `sbatch --parsable
  * --gres=gpu:N` and followed through squeue, then `scontrol show job` (for
@@ -29,7 +29,7 @@
 #include "queue/oom.h"
 #include "queue/slurm.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "queue/worker.h"
@@ -51,7 +51,7 @@ typedef struct {
 
 typedef struct {
 	queue_backend_env env;
-	queue_store *st;
+	queue_db *st;
 	const char *dir;
 	int nactive;
 	bool down_logged;
@@ -170,7 +170,7 @@ static int write_script(const char *path, const queue_task *t, const queue_attem
 static void submit(queue_slurm *s, const queue_candidate *c)
 {
 	queue_task t;
-	if (queue_store_get(s->st, c->id, &t) != 0)
+	if (queue_db_get(s->st, c->id, &t) != 0)
 		return;
 	queue_attempt a;
 	memset(&a, 0, sizeof a);
@@ -185,7 +185,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 	queue_log_path(s->dir, c->id, logp, sizeof logp);
 	struct stat stt;
 	a.log_offset = stat(logp, &stt) == 0 ? stt.st_size : 0;
-	if (queue_store_begin_attempt(s->st, &a, QS_SUBMITTED) != 0) {
+	if (queue_db_begin_attempt(s->st, &a, QS_SUBMITTED) != 0) {
 		queue_task_free(&t);
 		return;
 	}
@@ -243,10 +243,10 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 	    queue_slurm_parse_sbatch(r.out, a.slurm_job, sizeof a.slurm_job)) {
 		a.astate = QA_RUNNING;
 		snprintf(a.slurm_state, sizeof a.slurm_state, "PENDING");
-		queue_store_attempt_slurm(s->st, &a);
+		queue_db_attempt_slurm(s->st, &a);
 		s->nactive++;
-		queue_wlog("task %lld attempt %d submitted to Slurm as job %s", (long long)c->id,
-		           a.n, a.slurm_job);
+		queue_worker_log("task %lld attempt %d submitted to Slurm as job %s",
+		                 (long long)c->id, a.n, a.slurm_job);
 	} else {
 		if (ok) {
 			char msg[300];
@@ -257,8 +257,8 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 		a.outcome = QO_FAILED;
 		a.ended = gw_wall_s();
 		int next = queue_attempt_conclude(s->st, &a, -1);
-		queue_wlog("task %lld: %s -> %s", (long long)c->id, a.error,
-		           next >= 0 ? queue_state_name((queue_state)next) : "?");
+		queue_worker_log("task %lld: %s -> %s", (long long)c->id, a.error,
+		                 next >= 0 ? queue_state_name((queue_state)next) : "?");
 	}
 	json_decref(extra);
 	queue_env_free(envp);
@@ -269,7 +269,7 @@ static void submit(queue_slurm *s, const queue_candidate *c)
 static void submit_queued(queue_slurm *s)
 {
 	queue_candidate cand[64];
-	int nc = queue_store_candidates(s->st, QB_SLURM, 0, cand, 64);
+	int nc = queue_db_candidates(s->st, QB_SLURM, 0, cand, 64);
 	double now = gw_wall_s(), next_due = 0;
 	for (int i = 0; i < nc; i++) {
 		char reason[200];
@@ -278,7 +278,7 @@ static void submit_queued(queue_slurm *s)
 		if (gate == 1)
 			submit(s, &cand[i]);
 		else if (gate == 0)
-			queue_store_wait_reason(s->st, cand[i].id, reason);
+			queue_db_wait_reason(s->st, cand[i].id, reason);
 	}
 }
 
@@ -426,9 +426,9 @@ static void conclude(queue_slurm *s, queue_attempt *a, const queue_slurm_job *j)
 	if (rss > a->peak_rss_kib)
 		a->peak_rss_kib = rss;
 	int next = queue_attempt_conclude(s->st, a, -1);
-	queue_wlog("task %lld attempt %d (Slurm job %s) ended %s ExitCode %d:%d -> %s",
-	           (long long)a->task_id, a->n, a->slurm_job, j->state, j->exit_code, j->signal,
-	           next >= 0 ? queue_state_name((queue_state)next) : "?");
+	queue_worker_log("task %lld attempt %d (Slurm job %s) ended %s ExitCode %d:%d -> %s",
+	                 (long long)a->task_id, a->n, a->slurm_job, j->state, j->exit_code,
+	                 j->signal, next >= 0 ? queue_state_name((queue_state)next) : "?");
 }
 
 /* A job submitted by a worker that died before it stored the id: find it by its token. */
@@ -454,16 +454,16 @@ static void recover_starting(queue_slurm *s, queue_attempt *a)
 	gw_child_free(&r);
 	if (found) {
 		a->astate = QA_RUNNING;
-		queue_store_attempt_slurm(s->st, a);
-		queue_wlog("task %lld attempt %d: found its Slurm job %s by token",
-		           (long long)a->task_id, a->n, a->slurm_job);
+		queue_db_attempt_slurm(s->st, a);
+		queue_worker_log("task %lld attempt %d: found its Slurm job %s by token",
+		                 (long long)a->task_id, a->n, a->slurm_job);
 		return;
 	}
 	a->outcome = QO_NOT_STARTED;
 	a->ended = gw_wall_s();
 	queue_attempt_conclude(s->st, a, -1);
-	queue_wlog("task %lld attempt %d never reached Slurm; queued again", (long long)a->task_id,
-	           a->n);
+	queue_worker_log("task %lld attempt %d never reached Slurm; queued again",
+	                 (long long)a->task_id, a->n);
 }
 
 /* State and reason of job in squeue's "%i|%T|%r" lines. */
@@ -505,10 +505,10 @@ static void follow_live(queue_slurm *s, queue_attempt *a, queue_slurm_class c, c
 	}
 	if (changed) {
 		snprintf(a->slurm_state, sizeof a->slurm_state, "%s", shown);
-		queue_store_attempt_slurm(s->st, a);
+		queue_db_attempt_slurm(s->st, a);
 	}
 	if (c == QSL_RUNNING)
-		queue_store_task_began(s->st, a->task_id);
+		queue_db_task_began(s->st, a->task_id);
 }
 
 /* squeue no longer lists it: ask for its end, or call it lost after a while. */
@@ -562,8 +562,8 @@ static bool list_jobs(queue_slurm *s, const queue_attempt *act, int n, gw_child_
 		if (!answer && !s->down_logged) {
 			char msg[200];
 			first_line(r->err, msg, sizeof msg);
-			queue_wlog("Slurm does not answer (%s); following again later",
-			           *msg ? msg : "no output");
+			queue_worker_log("Slurm does not answer (%s); following again later",
+			                 *msg ? msg : "no output");
 		}
 		s->down_logged = !answer;
 	}
@@ -575,7 +575,7 @@ static void count_active(queue_slurm *s)
 {
 	int left;
 	queue_attempt *again;
-	if (queue_store_active(s->st, QB_SLURM, &again, &left) == 0) {
+	if (queue_db_active(s->st, QB_SLURM, &again, &left) == 0) {
 		s->nactive = left;
 		free(again);
 	}
@@ -585,7 +585,7 @@ static void follow(queue_slurm *s)
 {
 	queue_attempt *act;
 	int n;
-	if (queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+	if (queue_db_active(s->st, QB_SLURM, &act, &n) != 0)
 		return;
 	s->nactive = n;
 	gw_child_result r;
@@ -657,13 +657,12 @@ static void slurm_observe(void *be)
 		return;
 	queue_attempt *act;
 	int n;
-	if (queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+	if (queue_db_active(s->st, QB_SLURM, &act, &n) != 0)
 		return;
 	for (int a = 0; a < n; a++) {
 		int64_t best = queue_token_gpu_mib(s->env.gpus, act[a].token);
 		if (best > act[a].peak_gpu_mib)
-			queue_store_peaks(s->st, act[a].task_id, act[a].n, best,
-			                  act[a].peak_rss_kib);
+			queue_db_peaks(s->st, act[a].task_id, act[a].n, best, act[a].peak_rss_kib);
 	}
 	free(act);
 }
@@ -680,10 +679,10 @@ static void slurm_cancel(void *be)
 {
 	queue_slurm *s = be;
 	int64_t ids[64];
-	int nids = s->nactive > 0 ? queue_store_cancel_list(s->st, ids, 64) : 0;
+	int nids = s->nactive > 0 ? queue_db_cancel_list(s->st, ids, 64) : 0;
 	queue_attempt *act;
 	int n;
-	if (nids <= 0 || queue_store_active(s->st, QB_SLURM, &act, &n) != 0)
+	if (nids <= 0 || queue_db_active(s->st, QB_SLURM, &act, &n) != 0)
 		return;
 	for (int i = 0; i < n; i++) {
 		queue_attempt *a = &act[i];
@@ -697,7 +696,7 @@ static void slurm_cancel(void *be)
 		slurm_cmd(argv, NULL, &cr);
 		gw_child_free(&cr);
 		m->cancel_sent = true;
-		queue_wlog("task %lld: scancel %s", (long long)a->task_id, a->slurm_job);
+		queue_worker_log("task %lld: scancel %s", (long long)a->task_id, a->slurm_job);
 	}
 	free(act);
 }

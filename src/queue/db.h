@@ -1,9 +1,9 @@
 /*
- * store.h - the queue's SQLite database, queue.db (store.c, store_task.c, store_attempt.c,
- * store_cfg.c; errors: qerr.c).
+ * db.h - the queue's SQLite database, queue.db (db.c, db_task.c, db_attempt.c,
+ * db_cfg.c; errors: qerr.c).
  */
-#ifndef GPUWHY_QUEUE_STORE_H
-#define GPUWHY_QUEUE_STORE_H
+#ifndef GPUWHY_QUEUE_DB_H
+#define GPUWHY_QUEUE_DB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include "queue/state.h"
 #include "util/fail.h"
 
-typedef struct queue_store queue_store;
+typedef struct queue_db queue_db;
 
 /* A task as stored: the spec plus its progress. */
 typedef struct {
@@ -79,7 +79,7 @@ const queue_config_key *queue_config_find(const char *key);
 bool queue_config_check(const char *key, const char *value, char *err, size_t errlen);
 
 /* The queue's sources print nothing: a failure fills the gw_fail (util/fail.h) they are
- * given, or the store's own (queue_store_error), and the face prints or logs it. */
+ * given, or the store's own (queue_db_error), and the face prints or logs it. */
 
 /* Resolve the queue directory: opt, else $GPUWHY_QUEUE, else XDG state. */
 int queue_dir_resolve(const char *opt, char *out, size_t outlen, gw_fail *e);
@@ -93,26 +93,25 @@ int queue_dir_prepare(const char *dir, gw_fail *e);
 int queue_dir_check(const char *dir, gw_fail *e);
 
 /* Open (and create) DIR/queue.db. On failure fills e and returns a GW_EXIT code. */
-int queue_store_open(const char *dir, queue_store **out, gw_fail *e);
-void queue_store_close(queue_store *st);
-const char *queue_store_dir(const queue_store *st);
+int queue_db_open(const char *dir, queue_db **out, gw_fail *e);
+void queue_db_close(queue_db *st);
+const char *queue_db_dir(const queue_db *st);
 /* The last failure of a call on st (code 0: none). Every failure is also handed to the
- * function set with queue_store_on_error (the face's printer, the worker's log). */
-const gw_fail *queue_store_error(const queue_store *st);
+ * function set with queue_db_on_error (the face's printer, the worker's log). */
+const gw_fail *queue_db_error(const queue_db *st);
 /* Fold the WAL into the database and empty it, when nobody else uses it at the moment: the
  * first connection after it (a lone `add` or `ls`) then has no WAL to read back. */
-void queue_store_checkpoint(queue_store *st);
-void queue_store_on_error(queue_store *st, void (*fn)(const gw_fail *e));
+void queue_db_checkpoint(queue_db *st);
+void queue_db_on_error(queue_db *st, void (*fn)(const gw_fail *e));
 
 /* Insert tasks atomically; ids filled. Returns 0, -1 (a database error) or GW_EXIT_USAGE
  * (an `after` that names no task: nothing added); a message is printed. */
-int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids);
+int queue_db_add(queue_db *st, queue_spec *specs, int n, int64_t *ids);
 /* The same under a submission token (at most QUEUE_TOKEN_MAX bytes, NULL: none): a
  * submission whose token is stored already is not added again, and its ids are filled. */
 #define QUEUE_TOKEN_MAX 64
-int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char *token,
-                          int64_t *ids);
+int queue_db_add_token(queue_db *st, queue_spec *specs, int n, const char *token, int64_t *ids);
 /* The ids of the tasks stored under token, first n of them into ids; how many (-1 error). */
-int queue_store_token_ids(queue_store *st, const char *token, int n, int64_t *ids);
+int queue_db_token_ids(queue_db *st, const char *token, int n, int64_t *ids);
 
 #endif

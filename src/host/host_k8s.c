@@ -1,5 +1,5 @@
-/* k8s.c - pod UID and container ID from a cgroup path, names from the kubelet's log links. */
-#include "host/k8s.h"
+/* host_k8s.c - pod UID and container ID from a cgroup path, names from the kubelet's log links. */
+#include "host/host_k8s.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,12 +1,12 @@
 /*
- * store.c - the queue's state in SQLite (DIR/queue.db): the connection,
+ * db.c - the queue's state in SQLite (DIR/queue.db): the connection,
  * its statement cache and transactions, the schema and the settings.
  *
  * WAL mode with a busy timeout, and every change in one BEGIN IMMEDIATE
  * transaction, so many `add` calls from many shells and the worker can
  * write at once without losing a task. The schema is documented in the
  * docs/queue.md ("Where the queue lives"); states are stored as words so people can query
- * it with sqlite3. Tasks are in store_task.c, attempts in store_attempt.c.
+ * it with sqlite3. Tasks are in db_task.c, attempts in db_attempt.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
-#include "queue/store_int.h"
-#include "queue/store.h"
+#include "queue/db_int.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "util/err.h"
@@ -76,23 +76,23 @@ _Static_assert(SQL_APP_QUEUE == 1196447057u, "QS_APP_ID_TEXT is SQL_APP_QUEUE");
 
 /* Create the schema, or bring a version-1 one up to date, in one write transaction that
  * looks again (another client may have done it meanwhile). */
-static int schema_ensure(queue_store *st)
+static int schema_ensure(queue_db *st)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
 	int v = sql_int(st->db, "PRAGMA user_version", 0);
 	int rc = 0;
 	if (v < 1)
-		rc = qs_exec(st, schema);
+		rc = queue_db_exec(st, schema);
 	else if (v < 2)
-		rc = qs_exec(st, schema_v2);
+		rc = queue_db_exec(st, schema_v2);
 	if (!rc && v < 2)
-		rc = qs_exec(st, "PRAGMA user_version = 2");
+		rc = queue_db_exec(st, "PRAGMA user_version = 2");
 	bool adopt = !rc && sql_int(st->db, "PRAGMA application_id", 0) != (long long)SQL_APP_QUEUE;
 	if (adopt)
-		rc = qs_exec(st, "PRAGMA application_id = " QS_APP_ID_TEXT);
-	if (rc || qs_commit(st)) {
-		qs_rollback(st);
+		rc = queue_db_exec(st, "PRAGMA application_id = " QS_APP_ID_TEXT);
+	if (rc || queue_db_commit(st)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	/* Once: the id into the main file's header, where the next open looks for it. */
@@ -101,28 +101,28 @@ static int schema_ensure(queue_store *st)
 	return 0;
 }
 
-/* Every failure goes through here: kept for queue_store_error, handed to the face. */
-static int report(queue_store *st)
+/* Every failure goes through here: kept for queue_db_error, handed to the face. */
+static int report(queue_db *st)
 {
 	if (st->on_error)
 		st->on_error(&st->err);
 	return st->err.code;
 }
 
-int qs_fail(queue_store *st, const char *what)
+int queue_db_fail(queue_db *st, const char *what)
 {
 	gw_fail_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s: %s", what,
 	            sqlite3_errmsg(st->db));
 	return report(st);
 }
 
-int qs_usage(queue_store *st, const char *what, const char *hint, const char *why)
+int queue_db_usage(queue_db *st, const char *what, const char *hint, const char *why)
 {
 	gw_fail_set(&st->err, GW_EXIT_USAGE, what, hint, "%s", why);
 	return report(st);
 }
 
-int qs_exec(queue_store *st, const char *sql)
+int queue_db_exec(queue_db *st, const char *sql)
 {
 	char err[256] = "";
 	if (sql_exec(st->db, sql, err, sizeof err) != SQLITE_OK) {
@@ -134,8 +134,8 @@ int qs_exec(queue_store *st, const char *sql)
 }
 
 /* A statement for sql: the cached one when it is free, else a new one (cached when
- * there is room). Give it back with qs_done(). */
-sqlite3_stmt *qs_prep(queue_store *st, const char *sql)
+ * there is room). Give it back with queue_db_done(). */
+sqlite3_stmt *queue_db_prep(queue_db *st, const char *sql)
 {
 	for (int i = 0; i < st->ncache; i++) {
 		cached_stmt *c = &st->cache[i];
@@ -146,7 +146,7 @@ sqlite3_stmt *qs_prep(queue_store *st, const char *sql)
 	}
 	sqlite3_stmt *s = NULL;
 	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
-		qs_fail(st, "prepare");
+		queue_db_fail(st, "prepare");
 		return NULL;
 	}
 	if (st->ncache < STMT_CACHE)
@@ -155,7 +155,7 @@ sqlite3_stmt *qs_prep(queue_store *st, const char *sql)
 }
 
 /* Reset a cached statement for its next use (it holds no lock then); finalize others. */
-void qs_done(queue_store *st, sqlite3_stmt *s)
+void queue_db_done(queue_db *st, sqlite3_stmt *s)
 {
 	if (!s)
 		return;
@@ -170,48 +170,48 @@ void qs_done(queue_store *st, sqlite3_stmt *s)
 }
 
 /* Run a statement without results (BEGIN, COMMIT); -1 (reported) on failure. */
-static int run1(queue_store *st, const char *sql)
+static int run1(queue_db *st, const char *sql)
 {
-	sqlite3_stmt *s = qs_prep(st, sql);
+	sqlite3_stmt *s = queue_db_prep(st, sql);
 	if (!s)
 		return -1;
 	int rc = sqlite3_step(s);
-	qs_done(st, s);
+	queue_db_done(st, s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		qs_fail(st, sql);
+		queue_db_fail(st, sql);
 		return -1;
 	}
 	return 0;
 }
 
-int qs_begin(queue_store *st)
+int queue_db_begin(queue_db *st)
 {
 	return run1(st, "BEGIN IMMEDIATE");
 }
 
-int qs_commit(queue_store *st)
+int queue_db_commit(queue_db *st)
 {
 	return run1(st, "COMMIT");
 }
 
-void qs_rollback(queue_store *st)
+void queue_db_rollback(queue_db *st)
 {
 	if (sqlite3_get_autocommit(st->db))
 		return;
-	sqlite3_stmt *s = qs_prep(st, "ROLLBACK");
+	sqlite3_stmt *s = queue_db_prep(st, "ROLLBACK");
 	if (s) {
 		sqlite3_step(s);
-		qs_done(st, s);
+		queue_db_done(st, s);
 	}
 }
 
 /* Run a statement that returns no rows; -1 on error. */
-int qs_step_done(queue_store *st, sqlite3_stmt *s)
+int queue_db_step_done(queue_db *st, sqlite3_stmt *s)
 {
 	int rc = sql_step_done(s);
-	qs_done(st, s);
+	queue_db_done(st, s);
 	if (rc != SQLITE_OK) {
-		qs_fail(st, "write");
+		queue_db_fail(st, "write");
 		return -1;
 	}
 	return 0;
@@ -294,13 +294,13 @@ static int check_identity(const char *path, bool *fresh, gw_fail *e)
 	                   "not a gpuwhy queue database (refusing to use it)");
 }
 
-int queue_store_open(const char *dir, queue_store **out, gw_fail *e)
+int queue_db_open(const char *dir, queue_db **out, gw_fail *e)
 {
 	char path[PATH_MAX + 32], err[256] = "";
 	int prc = queue_dir_prepare(dir, e);
 	if (prc)
 		return prc;
-	queue_store *st = calloc(1, sizeof *st);
+	queue_db *st = calloc(1, sizeof *st);
 	if (!st)
 		return gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "out of memory");
 	snprintf(st->dir, sizeof st->dir, "%s", dir);
@@ -328,7 +328,7 @@ int queue_store_open(const char *dir, queue_store **out, gw_fail *e)
 	/* Every change survives a kill -9 of the worker, a shim or a client (see sql_wal);
 	 * the switch is retried for 3 s while other clients make it too. */
 	if (sql_wal(st->db, 300, err, sizeof err) != SQLITE_OK) {
-		queue_store_close(st);
+		queue_db_close(st);
 		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
 	}
 	/* The schema is created once (user_version 2 says it is there), not checked in a
@@ -338,14 +338,14 @@ int queue_store_open(const char *dir, queue_store **out, gw_fail *e)
 	    schema_ensure(st)) {
 		if (e)
 			*e = st->err;
-		queue_store_close(st);
+		queue_db_close(st);
 		return GW_EXIT_ENV;
 	}
 	*out = st;
 	return 0;
 }
 
-void queue_store_checkpoint(queue_store *st)
+void queue_db_checkpoint(queue_db *st)
 {
 	/* Only when no one reads or writes (no waiting): the worker calls it as it leaves. */
 	sqlite3_busy_timeout(st->db, 0);
@@ -353,12 +353,12 @@ void queue_store_checkpoint(queue_store *st)
 	sqlite3_busy_timeout(st->db, 30000);
 }
 
-const gw_fail *queue_store_error(const queue_store *st)
+const gw_fail *queue_db_error(const queue_db *st)
 {
 	return &st->err;
 }
 
-void queue_store_on_error(queue_store *st, void (*fn)(const gw_fail *e))
+void queue_db_on_error(queue_db *st, void (*fn)(const gw_fail *e))
 {
 	st->on_error = fn;
 }
@@ -373,7 +373,7 @@ void queue_store_on_error(queue_store *st, void (*fn)(const gw_fail *e))
  */
 enum { QS_FOLD_WAL_BYTES = 512 << 10 };
 
-static void fold_wal_alone(queue_store *st)
+static void fold_wal_alone(queue_db *st)
 {
 	char path[PATH_MAX + 16];
 	struct stat sb;
@@ -382,10 +382,10 @@ static void fold_wal_alone(queue_store *st)
 		return;
 	if (queue_worker_pid(st->dir) != 0)
 		return; /* the worker's open connection keeps the index; it restarts the WAL */
-	queue_store_checkpoint(st);
+	queue_db_checkpoint(st);
 }
 
-void queue_store_close(queue_store *st)
+void queue_db_close(queue_db *st)
 {
 	if (!st)
 		return;
@@ -398,28 +398,28 @@ void queue_store_close(queue_store *st)
 	free(st);
 }
 
-const char *queue_store_dir(const queue_store *st)
+const char *queue_db_dir(const queue_db *st)
 {
 	return st->dir;
 }
 
-void queue_store_config_get(queue_store *st, const char *key, char *out, size_t outlen)
+void queue_db_config_get(queue_db *st, const char *key, char *out, size_t outlen)
 {
 	const queue_config_key *k = queue_config_find(key);
 	snprintf(out, outlen, "%s", k ? k->def : "");
-	sqlite3_stmt *s = qs_prep(st, "SELECT value FROM meta WHERE key = 'cfg.' || ?");
+	sqlite3_stmt *s = queue_db_prep(st, "SELECT value FROM meta WHERE key = 'cfg.' || ?");
 	if (!s)
 		return;
 	sql_bind_text(s, 1, key);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		sql_col_copy(s, 0, out, outlen);
-	qs_done(st, s);
+	queue_db_done(st, s);
 }
 
-int64_t queue_store_config_int(queue_store *st, const char *key)
+int64_t queue_db_config_int(queue_db *st, const char *key)
 {
 	char v[64];
-	queue_store_config_get(st, key, v, sizeof v);
+	queue_db_config_get(st, key, v, sizeof v);
 	int64_t ns;
 	long long x;
 	if (gw_parse_int(v, LLONG_MIN, LLONG_MAX, &x))
@@ -429,13 +429,14 @@ int64_t queue_store_config_int(queue_store *st, const char *key)
 	return 0;
 }
 
-int queue_store_config_set(queue_store *st, const char *key, const char *value)
+int queue_db_config_set(queue_db *st, const char *key, const char *value)
 {
-	sqlite3_stmt *s = qs_prep(st, "INSERT INTO meta(key, value) VALUES('cfg.' || ?, ?) "
-	                              "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "INSERT INTO meta(key, value) VALUES('cfg.' || ?, ?) "
+	                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
 	if (!s)
 		return -1;
 	sql_bind_text(s, 1, key);
 	sql_bind_text(s, 2, value);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }

@@ -1,5 +1,5 @@
-/* pcitopo.c - NICs and the PCIe distance between two devices, read from sysfs. */
-#include "host/pcitopo.h"
+/* host_pcitopo.c - NICs and the PCIe distance between two devices, read from sysfs. */
+#include "host/host_pcitopo.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -15,7 +15,7 @@
 #include "queue/state.h"
 #include "queue/oom.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "queue/conclude.h"
@@ -23,7 +23,7 @@
 #include "util/timeutil.h"
 
 static char dir[256];
-static queue_store *st;
+static queue_db *st;
 
 static int setup(void **state)
 {
@@ -31,13 +31,13 @@ static int setup(void **state)
 	snprintf(dir, sizeof dir, "/tmp/gw-store-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	return queue_store_open(dir, &st, NULL);
+	return queue_db_open(dir, &st, NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	queue_store_close(st);
+	queue_db_close(st);
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
@@ -54,7 +54,7 @@ static int64_t add(const char *word, int retries)
 	s.retry_delay_ms = 5000;
 	s.mem_mib = 4096;
 	int64_t id = 0;
-	assert_int_equal(queue_store_add(st, &s, 1, &id), 0);
+	assert_int_equal(queue_db_add(st, &s, 1, &id), 0);
 	queue_spec_free(&s);
 	return id;
 }
@@ -62,7 +62,7 @@ static int64_t add(const char *word, int retries)
 static queue_state state_of(int64_t id)
 {
 	queue_task t;
-	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(queue_db_get(st, id, &t), 0);
 	queue_state s = t.state;
 	queue_task_free(&t);
 	return s;
@@ -80,11 +80,11 @@ static queue_attempt start(int64_t id)
 	a.reserved_mib = 4096;
 	a.per_gpu = 2;
 	a.started = gw_wall_s();
-	assert_int_equal(queue_store_begin_attempt(st, &a, QS_RUNNING), 0);
+	assert_int_equal(queue_db_begin_attempt(st, &a, QS_RUNNING), 0);
 	a.shim_pid = 4242;
 	a.shim_start = 99;
 	bool cancel = true;
-	assert_int_equal(queue_store_attempt_running(st, &a, &cancel), 0);
+	assert_int_equal(queue_db_attempt_running(st, &a, &cancel), 0);
 	assert_false(cancel);
 	a.astate = QA_RUNNING;
 	return a;
@@ -107,19 +107,19 @@ static void test_life_cycle_with_retries(void **state)
 	int64_t id = add("x", 2);
 	assert_int_equal(state_of(id), QS_QUEUED);
 	queue_candidate c[4];
-	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 1);
+	assert_int_equal(queue_db_candidates(st, QB_LOCAL, 0, c, 4), 1);
 	assert_int_equal(c[0].mem_mib, 4096);
-	assert_int_equal(queue_store_candidates(st, QB_SLURM, 0, c, 4), 0);
+	assert_int_equal(queue_db_candidates(st, QB_SLURM, 0, c, 4), 0);
 
 	queue_attempt a = start(id);
 	assert_int_equal(a.n, 1);
 	assert_int_equal(state_of(id), QS_RUNNING);
 	/* A second start of the same task is refused: it is no longer queued. */
 	queue_attempt b = a;
-	assert_int_equal(queue_store_begin_attempt(st, &b, QS_RUNNING), 1);
+	assert_int_equal(queue_db_begin_attempt(st, &b, QS_RUNNING), 1);
 	queue_attempt *act;
 	int n;
-	assert_int_equal(queue_store_active(st, QB_LOCAL, &act, &n), 0);
+	assert_int_equal(queue_db_active(st, QB_LOCAL, &act, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(act[0].shim_pid, 4242);
 	assert_int_equal((int)act[0].shim_start, 99);
@@ -132,7 +132,7 @@ static void test_life_cycle_with_retries(void **state)
 	double before = gw_wall_s();
 	end(&a, QO_FAILED, 1);
 	queue_task t;
-	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(queue_db_get(st, id, &t), 0);
 	assert_int_equal(t.state, QS_QUEUED);
 	assert_true(t.not_before >= before + 4.9);
 	assert_int_equal(t.attempts, 1);
@@ -148,25 +148,25 @@ static void test_life_cycle_with_retries(void **state)
 	queue_attempt a2 = start(id);
 	assert_int_equal(a2.n, 2);
 	end(&a2, QO_FAILED, 1);
-	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(queue_db_get(st, id, &t), 0);
 	assert_int_equal(t.state, QS_QUEUED);
 	/* Planned, not yet run: no retry counted. */
 	assert_int_equal(t.oom_count, 0);
 	assert_int_equal(t.mem_hint_mib, 6144);
 	assert_int_equal(t.per_gpu_hint, 1);
 	queue_task_free(&t);
-	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 1);
+	assert_int_equal(queue_db_candidates(st, QB_LOCAL, 0, c, 4), 1);
 	assert_int_equal(c[0].mem_mib, 6144);
 	assert_int_equal(c[0].per_gpu_hint, 1);
 
 	/* The third attempt succeeds: done after 3 attempts, peaks are the maximum. */
 	queue_attempt a3 = start(id);
-	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(queue_db_get(st, id, &t), 0);
 	assert_int_equal(t.oom_count, 1); /* the out-of-memory retry now runs */
 	queue_task_free(&t);
 	a3.log_offset = 1000000; /* past the OOM line: this attempt's log is clean */
 	end(&a3, QO_DONE, 0);
-	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(queue_db_get(st, id, &t), 0);
 	assert_int_equal(t.state, QS_DONE);
 	assert_int_equal(t.attempts, 3);
 	assert_int_equal(t.peak_gpu_mib, 3000);
@@ -176,7 +176,7 @@ static void test_life_cycle_with_retries(void **state)
 	assert_string_equal(t.gpus_used, "1");
 	queue_task_free(&t);
 	queue_attempt *all;
-	assert_int_equal(queue_store_attempts(st, id, &all, &n), 0);
+	assert_int_equal(queue_db_attempts(st, id, &all, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(all[0].outcome, QO_FAILED);
 	assert_int_equal(all[1].oom, QOOM_GPU);
@@ -194,7 +194,7 @@ static void test_not_started_does_not_count(void **state)
 	a.ended = gw_wall_s();
 	assert_int_equal(queue_attempt_conclude(st, &a, -1), QS_QUEUED);
 	queue_task t;
-	assert_int_equal(queue_store_get(st, id, &t), 0);
+	assert_int_equal(queue_db_get(st, id, &t), 0);
 	assert_int_equal(t.attempts, 0);
 	assert_true(t.not_before == 0);
 	queue_task_free(&t);
@@ -209,40 +209,40 @@ static void test_cancel_and_retry(void **state)
 	int64_t q = add("q", 0), r = add("r", 3);
 	int result;
 	queue_attempt act;
-	assert_int_equal(queue_store_cancel(st, q, &result, &act), 0);
+	assert_int_equal(queue_db_cancel(st, q, &result, &act), 0);
 	assert_int_equal(result, 0);
 	assert_int_equal(state_of(q), QS_CANCELLED);
-	assert_int_equal(queue_store_cancel(st, q, &result, &act), 0);
+	assert_int_equal(queue_db_cancel(st, q, &result, &act), 0);
 	assert_int_equal(result, 2);
-	assert_int_equal(queue_store_cancel(st, 9999, &result, &act), 1);
+	assert_int_equal(queue_db_cancel(st, 9999, &result, &act), 1);
 
 	/* Running: the request is recorded, the state stays until the process is gone. */
 	queue_attempt a = start(r);
-	assert_int_equal(queue_store_cancel(st, r, &result, &act), 0);
+	assert_int_equal(queue_db_cancel(st, r, &result, &act), 0);
 	assert_int_equal(result, 1);
 	assert_int_equal(act.shim_pid, 4242);
 	assert_int_equal(state_of(r), QS_RUNNING);
-	assert_int_equal(queue_store_cancel_requested(st, r), 1);
+	assert_int_equal(queue_db_cancel_requested(st, r), 1);
 	int64_t ids[4];
-	assert_int_equal(queue_store_cancel_list(st, ids, 4), 1);
+	assert_int_equal(queue_db_cancel_list(st, ids, 4), 1);
 	assert_int_equal(ids[0], r);
 	/* It then fails on its own; with a cancel pending it is not retried. */
 	end(&a, QO_FAILED, 1);
 	assert_int_equal(state_of(r), QS_CANCELLED);
-	assert_int_equal(queue_store_cancel_list(st, ids, 4), 0);
+	assert_int_equal(queue_db_cancel_list(st, ids, 4), 0);
 
 	/* retry: back in the queue with a fresh budget; an active task cannot be retried. */
-	assert_int_equal(queue_store_retry(st, r, &result), 0);
+	assert_int_equal(queue_db_retry(st, r, &result), 0);
 	assert_int_equal(result, 0);
 	queue_task t;
-	assert_int_equal(queue_store_get(st, r, &t), 0);
+	assert_int_equal(queue_db_get(st, r, &t), 0);
 	assert_int_equal(t.state, QS_QUEUED);
 	assert_int_equal(t.budget_from, 1);
 	assert_false(t.cancel_requested);
 	queue_task_free(&t);
-	assert_int_equal(queue_store_retry(st, r, &result), 0);
+	assert_int_equal(queue_db_retry(st, r, &result), 0);
 	assert_int_equal(result, 1);
-	assert_int_equal(queue_store_retry(st, 9999, &result), 1);
+	assert_int_equal(queue_db_retry(st, 9999, &result), 1);
 }
 
 static void test_dependencies_and_fail_now(void **state)
@@ -256,10 +256,10 @@ static void test_dependencies_and_fail_now(void **state)
 	s.cwd = strdup("/");
 	s.after_id = a;
 	int64_t b;
-	assert_int_equal(queue_store_add(st, &s, 1, &b), 0);
+	assert_int_equal(queue_db_add(st, &s, 1, &b), 0);
 	queue_spec_free(&s);
 	queue_candidate c[4];
-	assert_int_equal(queue_store_candidates(st, QB_LOCAL, 0, c, 4), 2);
+	assert_int_equal(queue_db_candidates(st, QB_LOCAL, 0, c, 4), 2);
 	char reason[200];
 	double due = 0;
 	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due),
@@ -267,16 +267,16 @@ static void test_dependencies_and_fail_now(void **state)
 	assert_non_null(strstr(reason, "waiting for task"));
 	int result;
 	queue_attempt act;
-	queue_store_cancel(st, a, &result, &act);
+	queue_db_cancel(st, a, &result, &act);
 	assert_int_equal(queue_candidate_gate(st, &c[1], gw_wall_s(), reason, sizeof reason, &due),
 	                 -1);
 	queue_task t;
-	assert_int_equal(queue_store_get(st, b, &t), 0);
+	assert_int_equal(queue_db_get(st, b, &t), 0);
 	assert_int_equal(t.state, QS_FAILED);
 	assert_non_null(strstr(t.error, "ended cancelled"));
 	queue_task_free(&t);
 	int64_t z = add("z", 0);
-	assert_int_equal(queue_store_fail_now(st, z, "needs 1 GPU with 100000 MiB"), 0);
+	assert_int_equal(queue_db_fail_now(st, z, "needs 1 GPU with 100000 MiB"), 0);
 	assert_int_equal(state_of(z), QS_FAILED);
 	/* Cooldown: not yet, and the worker learns when to look again. */
 	queue_candidate cool = {.id = z, .not_before = gw_wall_s() + 60};
@@ -302,10 +302,10 @@ static void test_add_checks_after(void **state)
 	int64_t ids[2];
 	two[0].after_id = a;
 	two[1].after_id = a + 5;
-	assert_int_equal(queue_store_add(st, two, 2, ids), GW_EXIT_USAGE);
-	assert_int_equal(queue_store_state_of(st, a + 1), -1); /* nothing of the batch stayed */
-	two[1].after_id = a + 1;                               /* the first of this batch */
-	assert_int_equal(queue_store_add(st, two, 2, ids), 0);
+	assert_int_equal(queue_db_add(st, two, 2, ids), GW_EXIT_USAGE);
+	assert_int_equal(queue_db_state_of(st, a + 1), -1); /* nothing of the batch stayed */
+	two[1].after_id = a + 1;                            /* the first of this batch */
+	assert_int_equal(queue_db_add(st, two, 2, ids), 0);
 	assert_int_equal(ids[1], a + 2);
 	for (int i = 0; i < 2; i++)
 		queue_spec_free(&two[i]);
@@ -315,11 +315,11 @@ static void test_config_and_view(void **state)
 {
 	(void)state;
 	char v[64];
-	queue_store_config_get(st, "per-gpu", v, sizeof v);
+	queue_db_config_get(st, "per-gpu", v, sizeof v);
 	assert_string_equal(v, "1");
-	assert_int_equal(queue_store_config_set(st, "per-gpu", "4"), 0);
-	assert_int_equal(queue_store_config_int(st, "per-gpu"), 4);
-	assert_int_equal(queue_store_config_int(st, "kill-grace"), 10000000000LL);
+	assert_int_equal(queue_db_config_set(st, "per-gpu", "4"), 0);
+	assert_int_equal(queue_db_config_int(st, "per-gpu"), 4);
+	assert_int_equal(queue_db_config_int(st, "kill-grace"), 10000000000LL);
 	char err[200];
 	assert_false(queue_config_check("per-gpu", "0", err, sizeof err));
 	assert_false(queue_config_check("visible", "serial", err, sizeof err));
@@ -341,11 +341,11 @@ static void test_config_and_view(void **state)
 	                          .avail_mib = INT64_MIN}};
 	snprintf(rows[0].state, sizeof rows[0].state, "ok");
 	snprintf(rows[1].state, sizeof rows[1].state, "excluded");
-	assert_int_equal(queue_store_gpu_view_put(st, rows, 2, 123.5), 0);
+	assert_int_equal(queue_db_gpu_view_put(st, rows, 2, 123.5), 0);
 	queue_gpu_row *back;
 	int n;
 	double t;
-	assert_int_equal(queue_store_gpu_view_get(st, &back, &n, &t), 0);
+	assert_int_equal(queue_db_gpu_view_get(st, &back, &n, &t), 0);
 	assert_int_equal(n, 2);
 	assert_true(t == 123.5);
 	assert_int_equal(back[0].avail_mib, -1000);
@@ -370,17 +370,17 @@ static void test_clean_keeps_what_others_wait_for(void **state)
 	s.cwd = strdup("/");
 	s.after_id = b;
 	int64_t c;
-	assert_int_equal(queue_store_add(st, &s, 1, &c), 0);
+	assert_int_equal(queue_db_add(st, &s, 1, &c), 0);
 	queue_spec_free(&s);
 	int64_t *ids;
 	int n;
-	assert_int_equal(queue_store_clean(st, false, &ids, &n), 0);
+	assert_int_equal(queue_db_clean(st, false, &ids, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ids[0], a);
 	free(ids);
 	queue_task t;
-	assert_int_equal(queue_store_get(st, a, &t), 1);
-	assert_int_equal(queue_store_get(st, b, &t), 0);
+	assert_int_equal(queue_db_get(st, a, &t), 1);
+	assert_int_equal(queue_db_get(st, b, &t), 0);
 	queue_task_free(&t);
 }
 
@@ -393,8 +393,8 @@ static void test_concurrent_adds(void **state)
 	for (int k = 0; k < KIDS; k++) {
 		kids[k] = fork();
 		if (kids[k] == 0) {
-			queue_store *mine;
-			if (queue_store_open(dir, &mine, NULL) != 0)
+			queue_db *mine;
+			if (queue_db_open(dir, &mine, NULL) != 0)
 				_exit(1);
 			for (int i = 0; i < EACH; i++) {
 				queue_spec s;
@@ -403,11 +403,11 @@ static void test_concurrent_adds(void **state)
 				queue_spec_set_argv(&s, argv, 1);
 				s.cwd = strdup("/");
 				int64_t id;
-				if (queue_store_add(mine, &s, 1, &id) != 0)
+				if (queue_db_add(mine, &s, 1, &id) != 0)
 					_exit(2);
 				queue_spec_free(&s);
 			}
-			queue_store_close(mine);
+			queue_db_close(mine);
 			_exit(0);
 		}
 	}
@@ -416,8 +416,8 @@ static void test_concurrent_adds(void **state)
 		assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
-	assert_int_equal(queue_store_count_state(st, QS_QUEUED), KIDS * EACH);
-	assert_int_equal(queue_store_count_state(st, -1), KIDS * EACH);
+	assert_int_equal(queue_db_count_state(st, QS_QUEUED), KIDS * EACH);
+	assert_int_equal(queue_db_count_state(st, -1), KIDS * EACH);
 }
 
 /* Failures are data: kept on the store and handed to the face's function, never printed
@@ -459,25 +459,25 @@ static void add_missing_after(void)
 	s.cwd = strdup("/");
 	s.after_id = 999;
 	int64_t id = 0;
-	assert_int_equal(queue_store_add(st, &s, 1, &id), GW_EXIT_USAGE);
+	assert_int_equal(queue_db_add(st, &s, 1, &id), GW_EXIT_USAGE);
 	queue_spec_free(&s);
 }
 
 static void test_errors_are_data(void **state)
 {
 	(void)state;
-	assert_int_equal(queue_store_error(st)->code, 0);
+	assert_int_equal(queue_db_error(st)->code, 0);
 	handed = 0;
-	queue_store_on_error(st, on_error);
+	queue_db_on_error(st, on_error);
 	assert_int_equal(stderr_bytes_during(add_missing_after), 0);
-	const gw_fail *e = queue_store_error(st);
+	const gw_fail *e = queue_db_error(st);
 	assert_int_equal(e->code, GW_EXIT_USAGE);
 	assert_string_equal(e->what, "after 999");
 	assert_string_equal(e->why, "there is no task 999");
 	assert_non_null(strstr(e->hint, "queue ls"));
 	assert_int_equal(handed, 1);
 	assert_string_equal(last_handed.why, e->why);
-	queue_store_on_error(st, NULL);
+	queue_db_on_error(st, NULL);
 }
 
 static char unsafe[300];
@@ -486,8 +486,8 @@ static gw_fail unsafe_err;
 
 static void open_unsafe(void)
 {
-	queue_store *other = NULL;
-	unsafe_rc = queue_store_open(unsafe, &other, &unsafe_err);
+	queue_db *other = NULL;
+	unsafe_rc = queue_db_open(unsafe, &other, &unsafe_err);
 	assert_null(other);
 }
 
@@ -514,7 +514,7 @@ static int64_t count_tasks(void)
 {
 	queue_task *t = NULL;
 	int n = 0;
-	assert_int_equal(queue_store_list(st, -1, &t, &n), 0);
+	assert_int_equal(queue_db_list(st, -1, &t, &n), 0);
 	queue_tasks_free(t, n);
 	return n;
 }
@@ -535,32 +535,32 @@ static void test_token_adds_once(void **state)
 	queue_spec one;
 	spec_of(&one, "one");
 	int64_t a = 0, b = 0;
-	assert_int_equal(queue_store_add_token(st, &one, 1, "tok-a", &a), 0);
-	assert_int_equal(queue_store_add_token(st, &one, 1, "tok-a", &b), 0);
+	assert_int_equal(queue_db_add_token(st, &one, 1, "tok-a", &a), 0);
+	assert_int_equal(queue_db_add_token(st, &one, 1, "tok-a", &b), 0);
 	assert_true(a > 0);
 	assert_int_equal(a, b);
 	assert_int_equal(count_tasks(), 1);
-	assert_int_equal(queue_store_error(st)->code, 0);
+	assert_int_equal(queue_db_error(st)->code, 0);
 	/* Another token, or none, is another task. */
-	assert_int_equal(queue_store_add_token(st, &one, 1, "tok-b", &b), 0);
+	assert_int_equal(queue_db_add_token(st, &one, 1, "tok-b", &b), 0);
 	assert_true(b > a);
-	assert_int_equal(queue_store_add(st, &one, 1, &b), 0);
+	assert_int_equal(queue_db_add(st, &one, 1, &b), 0);
 	assert_int_equal(count_tasks(), 3);
 	/* A batch: all or nothing, the same ids in the same order. */
 	queue_spec two[2];
 	spec_of(&two[0], "x");
 	spec_of(&two[1], "y");
 	int64_t ids[2] = {0}, again[2] = {0};
-	assert_int_equal(queue_store_add_token(st, two, 2, "tok-c", ids), 0);
-	assert_int_equal(queue_store_add_token(st, two, 2, "tok-c", again), 0);
+	assert_int_equal(queue_db_add_token(st, two, 2, "tok-c", ids), 0);
+	assert_int_equal(queue_db_add_token(st, two, 2, "tok-c", again), 0);
 	assert_int_equal(ids[0], again[0]);
 	assert_int_equal(ids[1], again[1]);
 	assert_true(ids[1] > ids[0]);
 	assert_int_equal(count_tasks(), 5);
 	/* A token that is a prefix of another finds only its own tasks. */
 	int64_t got[4];
-	assert_int_equal(queue_store_token_ids(st, "tok-", 4, got), 0);
-	assert_int_equal(queue_store_token_ids(st, "tok-c", 4, got), 2);
+	assert_int_equal(queue_db_token_ids(st, "tok-", 4, got), 0);
+	assert_int_equal(queue_db_token_ids(st, "tok-c", 4, got), 2);
 	assert_int_equal(got[0], ids[0]);
 	queue_spec_free(&two[0]);
 	queue_spec_free(&two[1]);
@@ -587,24 +587,24 @@ static void test_schema_v1_upgrade(void **state)
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	chmod(path, 0600);
-	queue_store *o = NULL;
-	assert_int_equal(queue_store_open(old, &o, NULL), 0);
+	queue_db *o = NULL;
+	assert_int_equal(queue_db_open(old, &o, NULL), 0);
 	queue_task t;
-	assert_int_equal(queue_store_get(o, 1, &t), 0);
+	assert_int_equal(queue_db_get(o, 1, &t), 0);
 	assert_string_equal(t.spec.name, "old");
 	queue_task_free(&t);
 	queue_spec one;
 	spec_of(&one, "new");
 	int64_t a = 0, b = 0;
-	assert_int_equal(queue_store_add_token(o, &one, 1, "tok", &a), 0);
-	assert_int_equal(queue_store_add_token(o, &one, 1, "tok", &b), 0);
+	assert_int_equal(queue_db_add_token(o, &one, 1, "tok", &a), 0);
+	assert_int_equal(queue_db_add_token(o, &one, 1, "tok", &b), 0);
 	assert_int_equal(a, 2);
 	assert_int_equal(b, 2);
 	queue_spec_free(&one);
-	queue_store_close(o);
+	queue_db_close(o);
 	/* Opened again: already version 2, nothing to do. */
-	assert_int_equal(queue_store_open(old, &o, NULL), 0);
-	queue_store_close(o);
+	assert_int_equal(queue_db_open(old, &o, NULL), 0);
+	queue_db_close(o);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /*
- * pcitopo.h - NICs and PCIe distances from sysfs, for `gpuwhy topo -m`.
+ * host_pcitopo.h - NICs and PCIe distances from sysfs, for `gpuwhy topo -m`.
  *
  * NCCL places traffic by how far a GPU is from each NIC on the PCIe tree;
  * nvidia-smi topo -m shows it. The tree is read from sysfs under a root

@@ -1,4 +1,4 @@
-#include "host/pidbrief.h"
+#include "host/host_pidbrief.h"
 
 #include <fcntl.h>
 #include <pwd.h>

@@ -1,11 +1,11 @@
-/* wlog.c - the worker's log: its stderr, one time-stamped line an event. */
+/* worker_log.c - the worker's log: its stderr, one time-stamped line an event. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "queue/worker.h"
 
-void queue_wlog(const char *fmt, ...)
+void queue_worker_log(const char *fmt, ...)
 {
 	char ts[32];
 	time_t t = time(NULL);

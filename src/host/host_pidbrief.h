@@ -1,4 +1,4 @@
-/* pidbrief.h - the little a GPU process list needs to know about a host PID. */
+/* host_pidbrief.h - the little a GPU process list needs to know about a host PID. */
 #ifndef GPUWHY_HOST_PIDBRIEF_H
 #define GPUWHY_HOST_PIDBRIEF_H
 

@@ -1,5 +1,5 @@
 /*
- * render.c - frame -> Prometheus text exposition (format 0.0.4). Pure.
+ * exposition.c - frame -> Prometheus text exposition (format 0.0.4). Pure.
  *
  * The DCGM families copy dcgm-exporter exactly: names, help texts, label set
  * and order (gpu, UUID, pci_bus_id, device, modelName, Hostname|hostname,
@@ -16,53 +16,53 @@
 #include "exporter/exporter.h"
 #include "util/xalloc.h"
 
-const char *exp_severity_name(exp_severity s)
+const char *exporter_severity_name(exporter_severity s)
 {
 	switch (s) {
-	case EXP_SEV_INFO:
+	case EXPORTER_SEV_INFO:
 		return "info";
-	case EXP_SEV_WARN:
+	case EXPORTER_SEV_WARN:
 		return "warn";
-	case EXP_SEV_ERROR:
+	case EXPORTER_SEV_ERROR:
 		return "error";
 	}
 	return "info";
 }
 
-static void family(exp_buf *b, const char *name, const char *type, const char *help)
+static void family(exporter_buf *b, const char *name, const char *type, const char *help)
 {
-	exp_buf_family(b, name, type, help);
+	exporter_buf_family(b, name, type, help);
 }
 
-static void label(exp_buf *b, bool first, const char *name, const char *value)
+static void label(exporter_buf *b, bool first, const char *name, const char *value)
 {
 	if (!first)
 		gw_sb_puts(b, ",");
 	gw_sb_puts(b, name);
 	gw_sb_puts(b, "=\"");
-	exp_buf_label_value(b, value);
+	exporter_buf_label_value(b, value);
 	gw_sb_puts(b, "\"");
 }
 
-static void label_int(exp_buf *b, bool first, const char *name, long long v)
+static void label_int(exporter_buf *b, bool first, const char *name, long long v)
 {
 	if (!first)
 		gw_sb_puts(b, ",");
 	gw_sb_puts(b, name);
 	gw_sb_puts(b, "=\"");
-	exp_buf_int(b, v);
+	exporter_buf_int(b, v);
 	gw_sb_puts(b, "\"");
 }
 
 /* Integers as integers (the value is whole already; clamp what cannot be one). */
-static void value_int(exp_buf *b, double v)
+static void value_int(exporter_buf *b, double v)
 {
 	if (v >= 9.2e18)
-		exp_buf_int(b, 9200000000000000000LL);
+		exporter_buf_int(b, 9200000000000000000LL);
 	else if (v <= -9.2e18)
-		exp_buf_int(b, -9200000000000000000LL);
+		exporter_buf_int(b, -9200000000000000000LL);
 	else
-		exp_buf_int(b, (long long)v);
+		exporter_buf_int(b, (long long)v);
 }
 
 /* ------------------------------------------------------------ DCGM families */
@@ -77,7 +77,7 @@ static double dcgm_mib(unsigned long long bytes)
 }
 
 /* The value dcgm-exporter would export for metric id of g; false when absent. */
-static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
+static bool dcgm_value(const exporter_gpu *g, int id, double *v, bool *is_int)
 {
 	const gpu_values *x = g->vals;
 	/* A lost GPU keeps only its last Xid: the 79 that explains the loss is what
@@ -106,9 +106,11 @@ static bool dcgm_value(const exp_gpu *g, int id, double *v, bool *is_int)
 	return false;
 }
 
-static const char *hostlabel_name(exp_hostlabel h)
+static const char *hostlabel_name(exporter_hostlabel h)
 {
-	return h == EXP_HOSTLABEL_UPPER ? "Hostname" : h == EXP_HOSTLABEL_LOWER ? "hostname" : NULL;
+	return h == EXPORTER_HOSTLABEL_UPPER   ? "Hostname"
+	       : h == EXPORTER_HOSTLABEL_LOWER ? "hostname"
+	                                       : NULL;
 }
 
 /*
@@ -116,8 +118,8 @@ static const char *hostlabel_name(exp_hostlabel h)
  * a GPU instance's series (mig != NULL) add GPU_I_PROFILE and GPU_I_ID after
  * modelName and keep the GPU's UUID, as dcgm-exporter does.
  */
-static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
-                        unsigned labels, const gpu_mig *mig)
+static void dcgm_labels(exporter_buf *b, const exporter_frame *s, const exporter_gpu *g,
+                        const exporter_render_opts *o, unsigned labels, const gpu_mig *mig)
 {
 	char device[24] = "";
 	/* /dev/nvidiaN; an AMD GPU has no such node, and its label stays empty */
@@ -136,13 +138,13 @@ static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g, const 
 	if (hl)
 		label(b, false, hl, o->hostname ? o->hostname : "");
 	/* The CSV's label fields, sorted by field name; unknown text is left out. */
-	if ((labels & EXP_LABEL_DEV_SERIAL) && g->serial[0])
+	if ((labels & EXPORTER_LABEL_DEV_SERIAL) && g->serial[0])
 		label(b, false, "DCGM_FI_DEV_SERIAL", g->serial);
-	if ((labels & EXP_LABEL_DEV_VBIOS) && g->vbios[0])
+	if ((labels & EXPORTER_LABEL_DEV_VBIOS) && g->vbios[0])
 		label(b, false, "DCGM_FI_DEV_VBIOS_VERSION", g->vbios);
-	if ((labels & EXP_LABEL_DRIVER) && s->driver[0])
+	if ((labels & EXPORTER_LABEL_DRIVER) && s->driver[0])
 		label(b, false, "DCGM_FI_DRIVER_VERSION", s->driver);
-	if ((labels & EXP_LABEL_NVML) && s->nvml[0])
+	if ((labels & EXPORTER_LABEL_NVML) && s->nvml[0])
 		label(b, false, "DCGM_FI_NVML_VERSION", s->nvml);
 	/* Kubernetes attributes last, sorted, as dcgm-exporter adds them */
 	if (g->pod[0]) {
@@ -153,8 +155,8 @@ static void dcgm_labels(exp_buf *b, const exp_frame *s, const exp_gpu *g, const 
 }
 
 /* Frame-buffer use of each GPU instance, the per-instance series dcgm-exporter has. */
-static void mig_series(exp_buf *b, const exp_frame *s, const exp_gpu *g, const exp_render_opts *o,
-                       unsigned labels, int id)
+static void mig_series(exporter_buf *b, const exporter_frame *s, const exporter_gpu *g,
+                       const exporter_render_opts *o, unsigned labels, int id)
 {
 	if (id != GM_MEM_USED && id != GM_MEM_FREE)
 		return;
@@ -171,10 +173,10 @@ static void mig_series(exp_buf *b, const exp_frame *s, const exp_gpu *g, const e
 	}
 }
 
-static void render_dcgm(const exp_frame *s, const exp_render_opts *o, const exp_collectors *c,
-                        exp_buf *b)
+static void render_dcgm(const exporter_frame *s, const exporter_render_opts *o,
+                        const exporter_collectors *c, exporter_buf *b)
 {
-	exp_buf *lab = gw_xcalloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
+	exporter_buf *lab = gw_xcalloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *lab);
 	for (int i = 0; i < s->ngpus; i++)
 		dcgm_labels(&lab[i], s, &s->gpus[i], o, c->labels, NULL);
 	for (int k = 0; k < c->n; k++) {
@@ -187,9 +189,9 @@ static void render_dcgm(const exp_frame *s, const exp_render_opts *o, const exp_
 			continue;
 		const char *name = gpu_metrics[id].dcgm;
 		family(b, name,
-		       c->type[id] == EXP_COUNTER   ? "counter"
-		       : c->type[id] == EXP_UNTYPED ? "untyped"
-		                                    : "gauge",
+		       c->type[id] == EXPORTER_COUNTER   ? "counter"
+		       : c->type[id] == EXPORTER_UNTYPED ? "untyped"
+		                                         : "gauge",
 		       c->help[id] ? c->help[id] : gpu_metrics[id].help);
 		for (int i = 0; i < s->ngpus; i++) {
 			if (!dcgm_value(&s->gpus[i], id, &v, &is_int))
@@ -202,7 +204,7 @@ static void render_dcgm(const exp_frame *s, const exp_render_opts *o, const exp_
 			if (is_int)
 				value_int(b, v);
 			else
-				exp_buf_fixed6(b, v);
+				exporter_buf_fixed6(b, v);
 			gw_sb_puts(b, "\n");
 			mig_series(b, s, &s->gpus[i], o, c->labels, id);
 		}
@@ -214,7 +216,7 @@ static void render_dcgm(const exp_frame *s, const exp_render_opts *o, const exp_
 
 /* --------------------------------------------------------- gpuwhy GPU series */
 
-static void gpu_series_start(exp_buf *b, const char *name, const exp_gpu *g)
+static void gpu_series_start(exporter_buf *b, const char *name, const exporter_gpu *g)
 {
 	gw_sb_puts(b, name);
 	gw_sb_puts(b, "{");
@@ -222,8 +224,8 @@ static void gpu_series_start(exp_buf *b, const char *name, const exp_gpu *g)
 }
 
 /* A per-GPU gauge straight from the table: absent values are left out. */
-static void table_family(exp_buf *b, const exp_frame *s, const char *name, const char *help,
-                         gpu_metric_id id)
+static void table_family(exporter_buf *b, const exporter_frame *s, const char *name,
+                         const char *help, gpu_metric_id id)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
@@ -240,14 +242,14 @@ static void table_family(exp_buf *b, const exp_frame *s, const char *name, const
 	}
 }
 
-static void render_gpu_info(const exp_frame *s, exp_buf *b)
+static void render_gpu_info(const exporter_frame *s, exporter_buf *b)
 {
 	if (s->ngpus <= 0)
 		return;
 	family(b, "gpuwhy_gpu_info", "gauge",
 	       "Identity of each GPU; always 1. Join on gpu with the DCGM series.");
 	for (int i = 0; i < s->ngpus; i++) {
-		const exp_gpu *g = &s->gpus[i];
+		const exporter_gpu *g = &s->gpus[i];
 		gpu_series_start(b, "gpuwhy_gpu_info", g);
 		label(b, false, "uuid", g->uuid);
 		label(b, false, "pci_bus_id", g->pci_bus_id);
@@ -266,7 +268,7 @@ static void render_gpu_info(const exp_frame *s, exp_buf *b)
 	}
 }
 
-static void render_throttle(const exp_frame *s, exp_buf *b)
+static void render_throttle(const exporter_frame *s, exporter_buf *b)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
@@ -290,7 +292,7 @@ static void render_throttle(const exp_frame *s, exp_buf *b)
 	}
 }
 
-static void render_pcie(const exp_frame *s, exp_buf *b)
+static void render_pcie(const exporter_frame *s, exporter_buf *b)
 {
 	table_family(b, s, "gpuwhy_gpu_pcie_link_gen_current",
 	             "Current PCIe link generation (GPUs lower it when idle to save power).",
@@ -304,7 +306,8 @@ static void render_pcie(const exp_frame *s, exp_buf *b)
 	             GM_PCIE_WIDTH_MAX);
 }
 
-static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, const exp_proc *p)
+static void proc_series_start(exporter_buf *b, const char *name, const exporter_gpu *g,
+                              const exporter_proc *p)
 {
 	gpu_series_start(b, name, g);
 	label_int(b, false, "pid", p->pid);
@@ -317,11 +320,11 @@ static void proc_series_start(exp_buf *b, const char *name, const exp_gpu *g, co
 	gw_sb_puts(b, "} ");
 }
 
-static void render_processes(const exp_frame *s, int top, exp_buf *b)
+static void render_processes(const exporter_frame *s, int top, exporter_buf *b)
 {
 	bool any = false;
 	for (int i = 0; i < s->ngpus; i++) {
-		const exp_gpu *g = &s->gpus[i];
+		const exporter_gpu *g = &s->gpus[i];
 		if (g->vals->lost || g->nprocs_total < 0)
 			continue;
 		if (!any)
@@ -330,14 +333,14 @@ static void render_processes(const exp_frame *s, int top, exp_buf *b)
 		any = true;
 		gpu_series_start(b, "gpuwhy_gpu_processes", g);
 		gw_sb_puts(b, "} ");
-		exp_buf_int(b, g->nprocs_total);
+		exporter_buf_int(b, g->nprocs_total);
 		gw_sb_puts(b, "\n");
 	}
 	if (top <= 0)
 		return;
 	any = false;
 	for (int i = 0; i < s->ngpus; i++) {
-		const exp_gpu *g = &s->gpus[i];
+		const exporter_gpu *g = &s->gpus[i];
 		for (int k = 0; k < g->nprocs && k < top; k++) {
 			if (g->vals->lost || !g->procs[k].mem_ok)
 				continue;
@@ -347,13 +350,13 @@ static void render_processes(const exp_frame *s, int top, exp_buf *b)
 				       "per GPU).");
 			any = true;
 			proc_series_start(b, "gpuwhy_process_gpu_memory_bytes", g, &g->procs[k]);
-			exp_buf_int(b, (long long)g->procs[k].mem_bytes);
+			exporter_buf_int(b, (long long)g->procs[k].mem_bytes);
 			gw_sb_puts(b, "\n");
 		}
 	}
 	any = false;
 	for (int i = 0; i < s->ngpus; i++) {
-		const exp_gpu *g = &s->gpus[i];
+		const exporter_gpu *g = &s->gpus[i];
 		for (int k = 0; k < g->nprocs && k < top; k++) {
 			if (g->vals->lost || !g->procs[k].sm_ok)
 				continue;
@@ -364,13 +367,13 @@ static void render_processes(const exp_frame *s, int top, exp_buf *b)
 			any = true;
 			proc_series_start(b, "gpuwhy_process_sm_utilization_ratio", g,
 			                  &g->procs[k]);
-			exp_buf_fixed6(b, g->procs[k].sm_ratio);
+			exporter_buf_fixed6(b, g->procs[k].sm_ratio);
 			gw_sb_puts(b, "\n");
 		}
 	}
 }
 
-static void render_findings(const exp_frame *s, exp_buf *b)
+static void render_findings(const exporter_frame *s, exporter_buf *b)
 {
 	if (s->nfindings <= 0)
 		return;
@@ -378,7 +381,7 @@ static void render_findings(const exp_frame *s, exp_buf *b)
 	       "1 while a diagnosis rule holds for the GPU (gpu absent: the whole host); "
 	       "the series disappears when it no longer holds.");
 	for (int k = 0; k < s->nfindings; k++) {
-		const exp_finding *f = &s->findings[k];
+		const exporter_finding *f = &s->findings[k];
 		gw_sb_puts(b, "gpuwhy_finding{");
 		bool first = true;
 		if (f->gpu >= 0) {
@@ -386,14 +389,14 @@ static void render_findings(const exp_frame *s, exp_buf *b)
 			first = false;
 		}
 		label(b, first, "rule", f->rule);
-		label(b, false, "severity", exp_severity_name(f->severity));
+		label(b, false, "severity", exporter_severity_name(f->severity));
 		gw_sb_puts(b, "} 1\n");
 	}
 }
 
 /* ---------------------------------------------------------------- host */
 
-static void host_per_cpu(exp_buf *b, const snapshot *sn, const char *name, const char *help,
+static void host_per_cpu(exporter_buf *b, const snapshot *sn, const char *name, const char *help,
                          bool iowait)
 {
 	bool any = false;
@@ -408,13 +411,13 @@ static void host_per_cpu(exp_buf *b, const snapshot *sn, const char *name, const
 		gw_sb_puts(b, "{");
 		label_int(b, true, "cpu", sn->cpu_id[i]);
 		gw_sb_puts(b, "} ");
-		exp_buf_fixed6(b, v / 100.0);
+		exporter_buf_fixed6(b, v / 100.0);
 		gw_sb_puts(b, "\n");
 	}
 }
 
 /* One gauge per summary metric the host table names a family for, in base units. */
-static void host_summary_family(exp_buf *b, const snapshot *sn, host_metric_id id)
+static void host_summary_family(exporter_buf *b, const snapshot *sn, host_metric_id id)
 {
 	const host_metric_desc *d = &host_metrics[id];
 	if (!d->family[0] || !isfinite(sn->h[id]))
@@ -426,11 +429,11 @@ static void host_summary_family(exp_buf *b, const snapshot *sn, host_metric_id i
 	if (scale > 1) /* bytes: whole numbers */
 		value_int(b, sn->h[id] * scale);
 	else
-		exp_buf_fixed6(b, sn->h[id] * scale);
+		exporter_buf_fixed6(b, sn->h[id] * scale);
 	gw_sb_puts(b, "\n");
 }
 
-static void render_host(const exp_frame *f, exp_buf *b)
+static void render_host(const exporter_frame *f, exporter_buf *b)
 {
 	if (!f->host || !f->snap)
 		return;
@@ -452,7 +455,7 @@ static void render_host(const exp_frame *f, exp_buf *b)
 	}
 }
 
-static void render_self(const exp_frame *s, const exp_render_opts *o, exp_buf *b)
+static void render_self(const exporter_frame *s, const exporter_render_opts *o, exporter_buf *b)
 {
 	family(b, "gpuwhy_exporter_build_info", "gauge", "gpuwhy version; always 1.");
 	gw_sb_puts(b, "gpuwhy_exporter_build_info{");
@@ -461,26 +464,26 @@ static void render_self(const exp_frame *s, const exp_render_opts *o, exp_buf *b
 	family(b, "gpuwhy_exporter_samples_total", "counter",
 	       "Samples taken since the exporter started.");
 	gw_sb_puts(b, "gpuwhy_exporter_samples_total ");
-	exp_buf_int(b, (long long)s->samples_total);
+	exporter_buf_int(b, (long long)s->samples_total);
 	gw_sb_puts(b, "\n");
 	family(b, "gpuwhy_exporter_sample_duration_seconds", "gauge",
 	       "Time the last sample took (every GPU and the host).");
 	gw_sb_puts(b, "gpuwhy_exporter_sample_duration_seconds ");
-	exp_buf_fixed6(b, s->sample_seconds);
+	exporter_buf_fixed6(b, s->sample_seconds);
 	gw_sb_puts(b, "\n");
 	family(b, "gpuwhy_exporter_last_sample_timestamp_seconds", "gauge",
 	       "When the served sample was taken, seconds since the epoch.");
 	gw_sb_puts(b, "gpuwhy_exporter_last_sample_timestamp_seconds ");
-	exp_buf_fixed6(b, s->snap->t_wall);
+	exporter_buf_fixed6(b, s->snap->t_wall);
 	gw_sb_puts(b, "\n");
 }
 
-void exp_render(const exp_frame *s, const exp_render_opts *o, exp_buf *b)
+void exporter_render(const exporter_frame *s, const exporter_render_opts *o, exporter_buf *b)
 {
-	exp_collectors def;
-	const exp_collectors *c = o->collectors;
+	exporter_collectors def;
+	const exporter_collectors *c = o->collectors;
 	if (!c) {
-		exp_collectors_default(&def);
+		exporter_collectors_default(&def);
 		c = &def;
 	}
 	render_dcgm(s, o, c, b);

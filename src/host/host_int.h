@@ -1,34 +1,34 @@
-/* host_internal.h - helpers shared by the host/ sources; not part of the API. */
-#ifndef GPUWHY_HOST_INTERNAL_H
-#define GPUWHY_HOST_INTERNAL_H
+/* host_int.h - helpers shared by the host/ sources; not part of the API. */
+#ifndef GPUWHY_HOST_INT_H
+#define GPUWHY_HOST_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* A cursor over a buffer that need not be NUL-terminated. */
-typedef struct hcur {
+typedef struct host_cur {
 	const char *p, *end;
-} hcur;
+} host_cur;
 
-static inline bool hc_eof(const hcur *c)
+static inline bool host_cur_eof(const host_cur *c)
 {
 	return c->p >= c->end;
 }
 
 /* Skip spaces and tabs (not newlines). */
-void hc_skip_blanks(hcur *c);
+void host_cur_skip_blanks(host_cur *c);
 /* Advance past the next '\n' (or to the end). */
-void hc_next_line(hcur *c);
+void host_cur_next_line(host_cur *c);
 /* Unsigned decimal after optional blanks. Consumes all digits even on overflow;
  * false when there is no digit or the value does not fit in 64 bits. */
-bool hc_u64(hcur *c, uint64_t *out);
+bool host_cur_u64(host_cur *c, uint64_t *out);
 /* Same with an optional leading '-'. */
-bool hc_i64(hcur *c, int64_t *out);
+bool host_cur_i64(host_cur *c, int64_t *out);
 /* Next blank-delimited word (not crossing a newline); false when none. */
-bool hc_word(hcur *c, const char **w, size_t *wlen);
+bool host_cur_word(host_cur *c, const char **w, size_t *wlen);
 /* True (and consumed) when the cursor is at the literal s. */
-bool hc_lit(hcur *c, const char *s);
+bool host_cur_lit(host_cur *c, const char *s);
 
 /* Copy at most n bytes of src to dst[size], NUL-terminated, control bytes -> '?'. */
 void host_copy_name(char *dst, size_t size, const char *src, size_t n);

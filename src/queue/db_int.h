@@ -1,15 +1,15 @@
 /*
- * store_int.h - the queue database's connection and statement helpers,
- * shared by store.c (open, settings), store_task.c and store_attempt.c.
+ * db_int.h - the queue database's connection and statement helpers,
+ * shared by db.c (open, settings), db_task.c and db_attempt.c.
  * The SQLite helpers every database shares are in store/sql.h.
  */
-#ifndef GPUWHY_QUEUE_STORE_INT_H
-#define GPUWHY_QUEUE_STORE_INT_H
+#ifndef GPUWHY_QUEUE_DB_INT_H
+#define GPUWHY_QUEUE_DB_INT_H
 
 #include <limits.h>
 #include <sqlite3.h>
 
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "store/sql.h"
 
@@ -23,7 +23,7 @@ typedef struct {
 	bool busy;
 } cached_stmt;
 
-struct queue_store {
+struct queue_db {
 	sqlite3 *db;
 	char dir[PATH_MAX];
 	cached_stmt cache[STMT_CACHE];
@@ -39,26 +39,26 @@ struct queue_store {
 
 /* Failures are kept in st->err and handed to st->on_error; nothing is printed here. */
 /* A database failure ("queue database: what: SQLite's message"); returns GW_EXIT_ENV. */
-int qs_fail(queue_store *st, const char *what);
+int queue_db_fail(queue_db *st, const char *what);
 /* A bad request (an id that does not exist, ...); returns GW_EXIT_USAGE. */
-int qs_usage(queue_store *st, const char *what, const char *hint, const char *why);
+int queue_db_usage(queue_db *st, const char *what, const char *hint, const char *why);
 /* Run SQL without results; -1 (reported) on failure. */
-int qs_exec(queue_store *st, const char *sql);
+int queue_db_exec(queue_db *st, const char *sql);
 /* A statement for sql: the cached one when it is free, else a new one (cached when
- * there is room). Give it back with qs_done(). NULL (reported) on failure. */
-sqlite3_stmt *qs_prep(queue_store *st, const char *sql);
+ * there is room). Give it back with queue_db_done(). NULL (reported) on failure. */
+sqlite3_stmt *queue_db_prep(queue_db *st, const char *sql);
 /* Reset a cached statement for its next use (it holds no lock then); finalize others. */
-void qs_done(queue_store *st, sqlite3_stmt *s);
+void queue_db_done(queue_db *st, sqlite3_stmt *s);
 /* BEGIN IMMEDIATE, COMMIT (-1 reported on failure), ROLLBACK when one is open. */
-int qs_begin(queue_store *st);
-int qs_commit(queue_store *st);
-void qs_rollback(queue_store *st);
+int queue_db_begin(queue_db *st);
+int queue_db_commit(queue_db *st);
+void queue_db_rollback(queue_db *st);
 /* Step a statement that returns no rows and give it back; -1 (reported) on error. */
-int qs_step_done(queue_store *st, sqlite3_stmt *s);
+int queue_db_step_done(queue_db *st, sqlite3_stmt *s);
 
 /* State of task id inside a transaction: -1 no such task, -2 database error. */
-int qs_task_state(queue_store *st, int64_t id);
+int queue_db_task_state(queue_db *st, int64_t id);
 /* The attempt in the current row of a SELECT ATT_COLS. */
-void qs_read_attempt(sqlite3_stmt *s, queue_attempt *a);
+void queue_db_read_attempt(sqlite3_stmt *s, queue_attempt *a);
 
 #endif

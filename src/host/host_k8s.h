@@ -1,5 +1,5 @@
 /*
- * k8s.h - which Kubernetes pod and container a process runs in, for the
+ * host_k8s.h - which Kubernetes pod and container a process runs in, for the
  * exporter's pod/namespace/container labels.
  *
  * The pod UID and container ID come from the process's cgroup path

@@ -1,5 +1,5 @@
-/* hosttop.c - CPU of every host process between two scans of /proc, the busiest kept. */
-#include "host/hosttop.h"
+/* host_top.c - CPU of every host process between two scans of /proc, the busiest kept. */
+#include "host/host_top.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,7 +16,7 @@ typedef struct {
 	char comm[32];
 } pstat;
 
-struct hosttop {
+struct host_top {
 	char root[256];
 	long clk_tck;
 	pstat *prev, *cur;
@@ -24,9 +24,9 @@ struct hosttop {
 	int64_t prev_ns;
 };
 
-hosttop *hosttop_new(const char *proc_root)
+host_top *host_top_new(const char *proc_root)
 {
-	hosttop *h = calloc(1, sizeof *h);
+	host_top *h = calloc(1, sizeof *h);
 	if (!h)
 		return NULL;
 	snprintf(h->root, sizeof h->root, "%s", proc_root ? proc_root : "/proc");
@@ -36,7 +36,7 @@ hosttop *hosttop_new(const char *proc_root)
 	return h;
 }
 
-void hosttop_free(hosttop *h)
+void host_top_free(host_top *h)
 {
 	if (!h)
 		return;
@@ -96,12 +96,12 @@ static int cmp_pid(const void *a, const void *b)
 
 static int cmp_cpu_desc(const void *a, const void *b)
 {
-	double x = ((const hosttop_entry *)a)->cpu_pct, y = ((const hosttop_entry *)b)->cpu_pct;
+	double x = ((const host_top_entry *)a)->cpu_pct, y = ((const host_top_entry *)b)->cpu_pct;
 	return (x < y) - (x > y);
 }
 
 /* Read every numeric entry of /proc into h->cur, sorted by PID. */
-static int scan_all(hosttop *h)
+static int scan_all(host_top *h)
 {
 	DIR *d = opendir(h->root);
 	if (!d)
@@ -129,13 +129,13 @@ static int scan_all(hosttop *h)
 	return 0;
 }
 
-int hosttop_scan(hosttop *h, int64_t mono_ns, hosttop_entry *out, int max, double min_pct)
+int host_top_scan(host_top *h, int64_t mono_ns, host_top_entry *out, int max, double min_pct)
 {
 	if (scan_all(h) != 0)
 		return 0;
 	int n = 0;
 	double dt = h->prev_ns ? (double)(mono_ns - h->prev_ns) / 1e9 : 0;
-	hosttop_entry *all = NULL;
+	host_top_entry *all = NULL;
 	if (dt > 0 && max > 0)
 		all = malloc((size_t)(h->ncur ? h->ncur : 1) * sizeof *all);
 	for (int i = 0; all && i < h->ncur; i++) {
@@ -146,7 +146,7 @@ int hosttop_scan(hosttop *h, int64_t mono_ns, hosttop_entry *out, int max, doubl
 		double pct = 100.0 * (double)(c->ticks - p->ticks) / (double)h->clk_tck / dt;
 		if (pct < min_pct)
 			continue;
-		hosttop_entry *x = &all[n++];
+		host_top_entry *x = &all[n++];
 		x->pid = c->pid;
 		x->ppid = c->ppid;
 		x->cpu_pct = pct;

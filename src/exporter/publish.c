@@ -1,5 +1,5 @@
 /*
- * sampler.c - the exporter on the one sampler (sample/sampler.h): every
+ * publish.c - the exporter on the one sampler (sample/sampler.h): every
  * snapshot joins a short window for the findings hook, gets the labels only
  * the exporter shows (static GPU facts, the top processes and their pods,
  * MIG devices), is rendered once and published on the board. Scrapes only
@@ -12,8 +12,8 @@
 
 #include "exporter/exporter.h"
 #include "host/host.h"
-#include "host/k8s.h"
-#include "host/pidbrief.h"
+#include "host/host_k8s.h"
+#include "host/host_pidbrief.h"
 #include "sample/sampler.h"
 #include "util/err.h"
 #include "util/timeutil.h"
@@ -22,20 +22,20 @@
 #define WINDOW_NS (30LL * 1000000000LL) /* ... covering about this long */
 #define MIB 1048576.0
 
-struct exp_sampler {
+struct exporter_publisher {
 	gpu_ctx *gpu;
-	exp_board *board;
-	exp_sampler_opts o;
+	exporter_board *board;
+	exporter_publisher_opts o;
 	sampler *smp;
 	int ngpus;
 	snapshot ring[WINDOW_MAX];
 	int ring_cap, ring_len, ring_next;
-	exp_frame *frame;
+	exporter_frame *frame;
 	uint64_t samples;
 	bool pidns_nested;
 	const tl_proc **order; /* scratch: one GPU's processes, sorted */
 	int order_cap;
-	exp_finding found[EXP_FINDINGS_MAX];
+	exporter_finding found[EXPORTER_FINDINGS_MAX];
 };
 
 /* Most GPU memory first, then most SM, then the lower PID: stable top N. */
@@ -67,7 +67,7 @@ static void short_command(const char *cmd, char *out, size_t outlen)
 	out[len] = '\0';
 }
 
-static bool pod_of(const exp_sampler *s, unsigned pid, host_k8s *k)
+static bool pod_of(const exporter_publisher *s, unsigned pid, host_k8s *k)
 {
 	char proc[512], logs[512];
 	snprintf(proc, sizeof proc, "%s/proc", s->o.kubernetes_root);
@@ -76,7 +76,8 @@ static bool pod_of(const exp_sampler *s, unsigned pid, host_k8s *k)
 }
 
 /* The GPU gets pod labels only when the processes on it are all in one container. */
-static void gpu_pods(const exp_sampler *s, exp_gpu *g, const tl_proc *const *procs, int n)
+static void gpu_pods(const exporter_publisher *s, exporter_gpu *g, const tl_proc *const *procs,
+                     int n)
 {
 	int owners = 0;
 	for (int k = 0; k < n; k++) {
@@ -95,7 +96,7 @@ static void gpu_pods(const exp_sampler *s, exp_gpu *g, const tl_proc *const *pro
 		g->pod[0] = g->namespace_[0] = g->container[0] = '\0';
 }
 
-static void export_proc(const exp_sampler *s, const tl_proc *p, exp_proc *e)
+static void export_proc(const exporter_publisher *s, const tl_proc *p, exporter_proc *e)
 {
 	memset(e, 0, sizeof *e);
 	e->pid = p->pid;
@@ -116,7 +117,7 @@ static void export_proc(const exp_sampler *s, const tl_proc *p, exp_proc *e)
 }
 
 /* GPU i's processes of the snapshot: the count, the pod owning the GPU, the top N. */
-static void gpu_processes_of(exp_sampler *s, const snapshot *sn, int i, exp_gpu *g)
+static void gpu_processes_of(exporter_publisher *s, const snapshot *sn, int i, exporter_gpu *g)
 {
 	g->nprocs = 0;
 	g->nprocs_total = -1;
@@ -149,13 +150,13 @@ static void gpu_processes_of(exp_sampler *s, const snapshot *sn, int i, exp_gpu 
 	g->nprocs = keep;
 }
 
-static void frame_gpus(exp_sampler *s, const snapshot *sn)
+static void frame_gpus(exporter_publisher *s, const snapshot *sn)
 {
-	exp_frame *f = s->frame;
+	exporter_frame *f = s->frame;
 	snprintf(f->driver, sizeof f->driver, "%s", gpu_driver_version(s->gpu));
 	snprintf(f->nvml, sizeof f->nvml, "%s", gpu_nvml_version(s->gpu));
 	for (int i = 0; i < f->ngpus; i++) {
-		exp_gpu *g = &f->gpus[i];
+		exporter_gpu *g = &f->gpus[i];
 		const gpu_static *st = gpu_static_info(s->gpu, i);
 		g->index = st->index;
 		snprintf(g->uuid, sizeof g->uuid, "%s", st->uuid);
@@ -172,7 +173,7 @@ static void frame_gpus(exp_sampler *s, const snapshot *sn)
 
 static int finding_cmp(const void *a, const void *b)
 {
-	const exp_finding *x = a, *y = b;
+	const exporter_finding *x = a, *y = b;
 	if (x->gpu != y->gpu)
 		return x->gpu < y->gpu ? -1 : 1;
 	int c = strcmp(x->rule, y->rule);
@@ -182,9 +183,9 @@ static int finding_cmp(const void *a, const void *b)
 }
 
 /* Run the findings hook on the window; one series per (gpu, rule), worst severity. */
-static void run_findings(exp_sampler *s)
+static void run_findings(exporter_publisher *s)
 {
-	exp_frame *f = s->frame;
+	exporter_frame *f = s->frame;
 	f->nfindings = 0;
 	if (!s->o.findings)
 		return;
@@ -192,20 +193,20 @@ static void run_findings(exp_sampler *s)
 	for (int k = 0; k < s->ring_len; k++)
 		view[k] = &s->ring[(s->ring_next - s->ring_len + k + s->ring_cap) % s->ring_cap];
 	timeline *tl = NULL;
-	exp_window w = {view, s->ring_len, f->gpus, f->ngpus, f->driver, &tl};
-	int n = s->o.findings(s->o.findings_user, &w, s->found, EXP_FINDINGS_MAX);
+	exporter_window w = {view, s->ring_len, f->gpus, f->ngpus, f->driver, &tl};
+	int n = s->o.findings(s->o.findings_user, &w, s->found, EXPORTER_FINDINGS_MAX);
 	tl_free(tl);
 	if (n <= 0)
 		return;
-	if (n > EXP_FINDINGS_MAX)
-		n = EXP_FINDINGS_MAX;
+	if (n > EXPORTER_FINDINGS_MAX)
+		n = EXPORTER_FINDINGS_MAX;
 	qsort(s->found, (size_t)n, sizeof *s->found, finding_cmp);
 	for (int k = 0; k < n; k++) {
-		const exp_finding *x = &s->found[k];
+		const exporter_finding *x = &s->found[k];
 		if (!x->rule[0] || memchr(x->rule, '\0', sizeof x->rule) == NULL)
 			continue;
 		if (f->nfindings > 0) {
-			const exp_finding *last = &f->findings[f->nfindings - 1];
+			const exporter_finding *last = &f->findings[f->nfindings - 1];
 			if (last->gpu == x->gpu && !strcmp(last->rule, x->rule))
 				continue;
 		}
@@ -213,30 +214,30 @@ static void run_findings(exp_sampler *s)
 	}
 }
 
-static void publish(exp_sampler *s, int64_t t_mono)
+static void publish(exporter_publisher *s, int64_t t_mono)
 {
-	exp_buf b = {0};
-	exp_render(s->frame, &s->o.render, &b);
+	exporter_buf b = {0};
+	exporter_render(s->frame, &s->o.render, &b);
 	if (!b.p) {
 		gw_debug("exporter: nothing rendered; keeping the previous page");
 		gw_sb_free(&b);
 		return;
 	}
-	exp_page *p = exp_page_new(b.p, b.len, s->frame->snap->t_wall, t_mono);
+	exporter_page *p = exporter_page_new(b.p, b.len, s->frame->snap->t_wall, t_mono);
 	if (p)
-		exp_board_publish(s->board, p);
+		exporter_board_publish(s->board, p);
 }
 
 /* The sampler's callback, on its thread: the only one touching s after the start. */
 static void on_snapshot(const snapshot *sn, void *arg)
 {
-	exp_sampler *s = arg;
+	exporter_publisher *s = arg;
 	snapshot *mine = &s->ring[s->ring_next];
 	s->ring_next = (s->ring_next + 1) % s->ring_cap;
 	if (s->ring_len < s->ring_cap)
 		s->ring_len++;
 	snapshot_copy(mine, sn);
-	exp_frame *f = s->frame;
+	exporter_frame *f = s->frame;
 	f->snap = mine;
 	f->host = s->o.host;
 	frame_gpus(s, mine);
@@ -246,19 +247,20 @@ static void on_snapshot(const snapshot *sn, void *arg)
 	publish(s, sn->t_mono_ns);
 }
 
-static void free_all(exp_sampler *s)
+static void free_all(exporter_publisher *s)
 {
 	sampler_free(s->smp);
 	for (int k = 0; k < WINDOW_MAX; k++)
 		snapshot_free(&s->ring[k]);
-	exp_frame_free(s->frame);
+	exporter_frame_free(s->frame);
 	free(s->order);
 	free(s);
 }
 
-int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o, exp_sampler **out)
+int exporter_publisher_start(gpu_ctx *gpu, exporter_board *board, const exporter_publisher_opts *o,
+                             exporter_publisher **out)
 {
-	exp_sampler *s = calloc(1, sizeof *s);
+	exporter_publisher *s = calloc(1, sizeof *s);
 	if (!s)
 		return gw_error(GW_EXIT_ENV, "exporter", NULL, "out of memory");
 	s->gpu = gpu;
@@ -266,8 +268,8 @@ int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o,
 	s->o = *o;
 	if (!s->o.proc_root)
 		s->o.proc_root = "/proc";
-	if (s->o.processes > EXP_PROC_MAX)
-		s->o.processes = EXP_PROC_MAX;
+	if (s->o.processes > EXPORTER_PROC_MAX)
+		s->o.processes = EXPORTER_PROC_MAX;
 	s->o.render.processes = s->o.processes;
 	s->ngpus = gpu_count(gpu);
 	int64_t per = s->o.interval_ns > 0 ? s->o.interval_ns : 1000000000LL;
@@ -275,7 +277,7 @@ int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o,
 	s->ring_cap = s->ring_cap < 1 ? 1 : s->ring_cap > WINDOW_MAX ? WINDOW_MAX : s->ring_cap;
 	for (int k = 0; k < WINDOW_MAX; k++)
 		snapshot_init(&s->ring[k], s->ngpus);
-	s->frame = exp_frame_new(s->ngpus);
+	s->frame = exporter_frame_new(s->ngpus);
 	s->pidns_nested = host_pidns_nested(s->o.proc_root);
 	/* What a machine-wide recording samples, so /metrics finds what a report would. */
 	sampler_opts so = {.interval_ns = per,
@@ -301,7 +303,7 @@ int exp_sampler_start(gpu_ctx *gpu, exp_board *board, const exp_sampler_opts *o,
 	return 0;
 }
 
-void exp_sampler_stop(exp_sampler *s)
+void exporter_publisher_stop(exporter_publisher *s)
 {
 	if (!s)
 		return;

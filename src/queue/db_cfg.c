@@ -1,5 +1,5 @@
 /*
- * store_cfg.c - the queue's settings (their keys, defaults and checks) and
+ * db_cfg.c - the queue's settings (their keys, defaults and checks) and
  * where its files are.
  */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/worker.h"
 #include "util/err.h"
 #include "util/i18n.h"

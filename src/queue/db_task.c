@@ -1,5 +1,5 @@
 /*
- * store_task.c - the queue's tasks in its database: adding, reading,
+ * db_task.c - the queue's tasks in its database: adding, reading,
  * listing, the user's cancel and retry, what the scheduler reads, clean.
  */
 #include <jansson.h>
@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "util/xalloc.h"
-#include "queue/store_int.h"
+#include "queue/db_int.h"
 #include "queue/state.h"
 #include "queue/spec.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "util/err.h"
 #include "util/i18n.h"
@@ -42,15 +42,15 @@ static void argv_from_json(queue_spec *sp, const char *txt)
 	json_decref(a);
 }
 
-int queue_store_add(queue_store *st, queue_spec *specs, int n, int64_t *ids)
+int queue_db_add(queue_db *st, queue_spec *specs, int n, int64_t *ids)
 {
-	return queue_store_add_token(st, specs, n, NULL, ids);
+	return queue_db_add_token(st, specs, n, NULL, ids);
 }
 
-int queue_store_token_ids(queue_store *st, const char *token, int n, int64_t *ids)
+int queue_db_token_ids(queue_db *st, const char *token, int n, int64_t *ids)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT id FROM tasks WHERE submit_token >= ?1 AND"
-	                              " submit_token < ?1 || ';' ORDER BY id");
+	sqlite3_stmt *s = queue_db_prep(st, "SELECT id FROM tasks WHERE submit_token >= ?1 AND"
+	                                    " submit_token < ?1 || ';' ORDER BY id");
 	if (!s)
 		return -1;
 	char lo[QUEUE_TOKEN_MAX + 2];
@@ -62,7 +62,7 @@ int queue_store_token_ids(queue_store *st, const char *token, int n, int64_t *id
 			ids[k++] = sqlite3_column_int64(s, 0);
 		else
 			k++;
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return rc == SQLITE_DONE ? k : -1;
 }
 
@@ -80,29 +80,28 @@ static void bind_token(sqlite3_stmt *s, int col, const char *token, int i)
 }
 
 /* The insert failed on an existing token: the whole submission is there already. */
-static int already_added(queue_store *st, const char *token, int n, int64_t *ids)
+static int already_added(queue_db *st, const char *token, int n, int64_t *ids)
 {
-	qs_rollback(st);
-	int k = queue_store_token_ids(st, token, n, ids);
+	queue_db_rollback(st);
+	int k = queue_db_token_ids(st, token, n, ids);
 	if (k == n) {
 		st->err.code = 0;
 		return 0;
 	}
-	return qs_fail(st, "add");
+	return queue_db_fail(st, "add");
 }
 
-int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char *token,
-                          int64_t *ids)
+int queue_db_add_token(queue_db *st, queue_spec *specs, int n, const char *token, int64_t *ids)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
-	sqlite3_stmt *s = qs_prep(
+	sqlite3_stmt *s = queue_db_prep(
 	    st, "INSERT INTO tasks(name, argv, cwd, env, gpus, mem_mib, per_gpu, retries,"
 	        " retry_delay_ms, timeout_ms, after_id, allow_foreign, backend, host_mem_mib,"
 	        " slurm_args, input, output, record_file, submitted, submit_token)"
 	        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	double now = gw_wall_s();
@@ -110,11 +109,11 @@ int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char 
 		const queue_spec *sp = &specs[i];
 		/* Checked here, in the same transaction: a task added earlier in the batch counts.
 		 */
-		if (sp->after_id > 0 && qs_task_state(st, sp->after_id) == -1) {
+		if (sp->after_id > 0 && queue_db_task_state(st, sp->after_id) == -1) {
 			char what[64];
 			snprintf(what, sizeof what, "after %lld", (long long)sp->after_id);
-			qs_done(st, s);
-			qs_rollback(st);
+			queue_db_done(st, s);
+			queue_db_rollback(st);
 			char why[160];
 			if (n > 1)
 				snprintf(
@@ -125,8 +124,8 @@ int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char 
 			else
 				snprintf(why, sizeof why, _("there is no task %lld"),
 				         (long long)sp->after_id);
-			return qs_usage(st, what,
-			                "task ids are the numbers `gpuwhy queue ls` shows", why);
+			return queue_db_usage(
+			    st, what, "task ids are the numbers `gpuwhy queue ls` shows", why);
 		}
 		char *av = argv_json(sp);
 		sqlite3_reset(s);
@@ -153,20 +152,20 @@ int queue_store_add_token(queue_store *st, queue_spec *specs, int n, const char 
 		int rc = sqlite3_step(s);
 		free(av);
 		if (rc == SQLITE_CONSTRAINT && token) {
-			qs_done(st, s);
+			queue_db_done(st, s);
 			return already_added(st, token, n, ids);
 		}
 		if (rc != SQLITE_DONE) {
-			qs_fail(st, "add");
-			qs_done(st, s);
-			qs_rollback(st);
+			queue_db_fail(st, "add");
+			queue_db_done(st, s);
+			queue_db_rollback(st);
 			return -1;
 		}
 		ids[i] = sqlite3_last_insert_rowid(st->db);
 	}
-	qs_done(st, s);
-	if (qs_commit(st)) {
-		qs_rollback(st);
+	queue_db_done(st, s);
+	if (queue_db_commit(st)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	return 0;
@@ -238,24 +237,24 @@ void queue_tasks_free(queue_task *t, int n)
 	free(t);
 }
 
-int queue_store_get(queue_store *st, int64_t id, queue_task *out)
+int queue_db_get(queue_db *st, int64_t id, queue_task *out)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT " TASK_COLS " FROM tasks WHERE id = ?");
+	sqlite3_stmt *s = queue_db_prep(st, "SELECT " TASK_COLS " FROM tasks WHERE id = ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		read_task(s, out);
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
 }
 
-int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
+int queue_db_list(queue_db *st, int state, queue_task **out, int *n)
 {
-	sqlite3_stmt *s =
-	    qs_prep(st, state >= 0 ? "SELECT " TASK_COLS " FROM tasks WHERE state = ? ORDER BY id"
-	                           : "SELECT " TASK_COLS " FROM tasks ORDER BY id");
+	sqlite3_stmt *s = queue_db_prep(
+	    st, state >= 0 ? "SELECT " TASK_COLS " FROM tasks WHERE state = ? ORDER BY id"
+	                   : "SELECT " TASK_COLS " FROM tasks ORDER BY id");
 	if (!s)
 		return -1;
 	if (state >= 0)
@@ -269,126 +268,128 @@ int queue_store_list(queue_store *st, int state, queue_task **out, int *n)
 		}
 		read_task(s, &v[cnt++]);
 	}
-	qs_done(st, s);
+	queue_db_done(st, s);
 	if (rc != SQLITE_DONE) {
 		queue_tasks_free(v, cnt);
-		return qs_fail(st, "list"), -1;
+		return queue_db_fail(st, "list"), -1;
 	}
 	*out = v;
 	*n = cnt;
 	return 0;
 }
 
-int qs_task_state(queue_store *st, int64_t id)
+int queue_db_task_state(queue_db *st, int64_t id)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT state FROM tasks WHERE id = ?");
+	sqlite3_stmt *s = queue_db_prep(st, "SELECT state FROM tasks WHERE id = ?");
 	if (!s)
 		return -2;
 	sqlite3_bind_int64(s, 1, id);
 	int state = -1;
 	if (sqlite3_step(s) == SQLITE_ROW)
 		state = queue_state_parse((const char *)sqlite3_column_text(s, 0));
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return state;
 }
 
-int queue_store_state_of(queue_store *st, int64_t id)
+int queue_db_state_of(queue_db *st, int64_t id)
 {
-	int s = qs_task_state(st, id);
+	int s = queue_db_task_state(st, id);
 	return s < -1 ? -1 : s;
 }
 
-int queue_store_cancel(queue_store *st, int64_t id, int *result, queue_attempt *active)
+int queue_db_cancel(queue_db *st, int64_t id, int *result, queue_attempt *active)
 {
 	memset(active, 0, sizeof *active);
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
-	int state = qs_task_state(st, id);
+	int state = queue_db_task_state(st, id);
 	if (state < 0) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return state == -1 ? 1 : -1;
 	}
 	int to = queue_transition((queue_state)state, QE_CANCEL);
 	sqlite3_stmt *s;
 	if (to == QS_CANCELLED) {
-		s = qs_prep(st,
-		            "UPDATE tasks SET state = 'cancelled', ended = ?, wait_reason = NULL,"
-		            " error = 'cancelled while queued' WHERE id = ?");
+		s = queue_db_prep(
+		    st, "UPDATE tasks SET state = 'cancelled', ended = ?, wait_reason = NULL,"
+		        " error = 'cancelled while queued' WHERE id = ?");
 		if (!s) {
-			qs_rollback(st);
+			queue_db_rollback(st);
 			return -1;
 		}
 		sqlite3_bind_double(s, 1, gw_wall_s());
 		sqlite3_bind_int64(s, 2, id);
 		*result = 0;
 	} else if (to >= 0) {
-		s = qs_prep(st, "UPDATE tasks SET cancel_requested = 1 WHERE id = ?");
+		s = queue_db_prep(st, "UPDATE tasks SET cancel_requested = 1 WHERE id = ?");
 		if (!s) {
-			qs_rollback(st);
+			queue_db_rollback(st);
 			return -1;
 		}
 		sqlite3_bind_int64(s, 1, id);
 		*result = 1;
 	} else {
 		*result = 2;
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return 0;
 	}
-	if (qs_step_done(st, s)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	if (*result == 1) {
-		sqlite3_stmt *q = qs_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ?"
-		                              " AND astate != 'ended' ORDER BY n DESC LIMIT 1");
+		sqlite3_stmt *q =
+		    queue_db_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ?"
+		                      " AND astate != 'ended' ORDER BY n DESC LIMIT 1");
 		if (q) {
 			sqlite3_bind_int64(q, 1, id);
 			if (sqlite3_step(q) == SQLITE_ROW)
-				qs_read_attempt(q, active);
-			qs_done(st, q);
+				queue_db_read_attempt(q, active);
+			queue_db_done(st, q);
 		}
 	}
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
-int queue_store_retry(queue_store *st, int64_t id, int *result)
+int queue_db_retry(queue_db *st, int64_t id, int *result)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
-	int state = qs_task_state(st, id);
+	int state = queue_db_task_state(st, id);
 	if (state < 0) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return state == -1 ? 1 : -1;
 	}
 	if (queue_transition((queue_state)state, QE_RETRY) != QS_QUEUED) {
 		*result = 1;
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return 0;
 	}
-	sqlite3_stmt *s = qs_prep(st, "UPDATE tasks SET state = 'queued', budget_from = attempts,"
-	                              " not_before = 0, cancel_requested = 0, ended = NULL,"
-	                              " error = NULL, wait_reason = NULL WHERE id = ?");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "UPDATE tasks SET state = 'queued', budget_from = attempts,"
+	                      " not_before = 0, cancel_requested = 0, ended = NULL,"
+	                      " error = NULL, wait_reason = NULL WHERE id = ?");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	sqlite3_bind_int64(s, 1, id);
-	if (qs_step_done(st, s)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	*result = 0;
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
-int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id, queue_candidate *out,
-                           int max)
+int queue_db_candidates(queue_db *st, queue_backend b, int64_t after_id, queue_candidate *out,
+                        int max)
 {
 	sqlite3_stmt *s =
-	    qs_prep(st, "SELECT id, gpus, mem_mib, mem_hint_mib, per_gpu, per_gpu_hint,"
-	                " allow_foreign, after_id, not_before FROM tasks"
-	                " WHERE state = 'queued' AND id > ? AND backend = ? ORDER BY id"
-	                " LIMIT ?");
+	    queue_db_prep(st, "SELECT id, gpus, mem_mib, mem_hint_mib, per_gpu, per_gpu_hint,"
+	                      " allow_foreign, after_id, not_before FROM tasks"
+	                      " WHERE state = 'queued' AND id > ? AND backend = ? ORDER BY id"
+	                      " LIMIT ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, after_id);
@@ -408,28 +409,29 @@ int queue_store_candidates(queue_store *st, queue_backend b, int64_t after_id, q
 		c->not_before = sqlite3_column_double(s, 8);
 		c->backend = b;
 	}
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return n;
 }
 
-static int fail_queued(queue_store *st, int64_t id, const char *error)
+static int fail_queued(queue_db *st, int64_t id, const char *error)
 {
-	sqlite3_stmt *s = qs_prep(st, "UPDATE tasks SET state = 'failed', error = ?, ended = ?,"
-	                              " wait_reason = NULL WHERE id = ? AND state = 'queued'");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "UPDATE tasks SET state = 'failed', error = ?, ended = ?,"
+	                      " wait_reason = NULL WHERE id = ? AND state = 'queued'");
 	if (!s)
 		return -1;
 	sql_bind_text(s, 1, error);
 	sqlite3_bind_double(s, 2, gw_wall_s());
 	sqlite3_bind_int64(s, 3, id);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }
 
-int queue_store_fail_now(queue_store *st, int64_t id, const char *error)
+int queue_db_fail_now(queue_db *st, int64_t id, const char *error)
 {
 	return fail_queued(st, id, error);
 }
 
-int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state dep_state)
+int queue_db_dep_failed(queue_db *st, int64_t id, int64_t dep, queue_state dep_state)
 {
 	char msg[160];
 	if ((int)dep_state < 0)
@@ -441,72 +443,74 @@ int queue_store_dep_failed(queue_store *st, int64_t id, int64_t dep, queue_state
 	return fail_queued(st, id, msg);
 }
 
-int queue_store_wait_reason(queue_store *st, int64_t id, const char *reason)
+int queue_db_wait_reason(queue_db *st, int64_t id, const char *reason)
 {
-	sqlite3_stmt *s = qs_prep(st, "UPDATE tasks SET wait_reason = ? WHERE id = ?"
-	                              " AND state = 'queued'");
+	sqlite3_stmt *s = queue_db_prep(st, "UPDATE tasks SET wait_reason = ? WHERE id = ?"
+	                                    " AND state = 'queued'");
 	if (!s)
 		return -1;
 	sql_bind_text(s, 1, reason && *reason ? reason : NULL);
 	sqlite3_bind_int64(s, 2, id);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }
 
-int queue_store_wait_reasons(queue_store *st, const int64_t *id, const char *const *reason, int n)
+int queue_db_wait_reasons(queue_db *st, const int64_t *id, const char *const *reason, int n)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
 	for (int i = 0; i < n; i++)
-		if (queue_store_wait_reason(st, id[i], reason[i]) != 0) {
-			qs_rollback(st);
+		if (queue_db_wait_reason(st, id[i], reason[i]) != 0) {
+			queue_db_rollback(st);
 			return -1;
 		}
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
-int queue_store_cancel_requested(queue_store *st, int64_t id)
+int queue_db_cancel_requested(queue_db *st, int64_t id)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT cancel_requested FROM tasks WHERE id = ?");
+	sqlite3_stmt *s = queue_db_prep(st, "SELECT cancel_requested FROM tasks WHERE id = ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return v;
 }
 
-int queue_store_count_state(queue_store *st, int state)
+int queue_db_count_state(queue_db *st, int state)
 {
-	sqlite3_stmt *s = qs_prep(st, state >= 0 ? "SELECT COUNT(*) FROM tasks WHERE state = ?"
-	                                         : "SELECT COUNT(*) FROM tasks");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, state >= 0 ? "SELECT COUNT(*) FROM tasks WHERE state = ?"
+	                                 : "SELECT COUNT(*) FROM tasks");
 	if (!s)
 		return -1;
 	if (state >= 0)
 		sql_bind_text(s, 1, queue_state_name((queue_state)state));
 	int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return v;
 }
 
-int queue_store_cancel_list(queue_store *st, int64_t *out, int max)
+int queue_db_cancel_list(queue_db *st, int64_t *out, int max)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT id FROM tasks WHERE cancel_requested = 1"
-	                              " AND state IN ('running', 'submitted') ORDER BY id LIMIT ?");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "SELECT id FROM tasks WHERE cancel_requested = 1"
+	                      " AND state IN ('running', 'submitted') ORDER BY id LIMIT ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int(s, 1, max);
 	int n = 0;
 	while (n < max && sqlite3_step(s) == SQLITE_ROW)
 		out[n++] = sqlite3_column_int64(s, 0);
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return n;
 }
 
-int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
+int queue_db_clean(queue_db *st, bool all, int64_t **ids, int *n)
 {
 	*ids = NULL;
 	*n = 0;
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
 	/* A task others still wait for (--after) stays: they need its outcome. */
 	const char *where =
@@ -517,9 +521,9 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 	          " NOT NULL AND state IN ('queued', 'submitted', 'running'))";
 	char sql[512];
 	snprintf(sql, sizeof sql, "SELECT id FROM tasks WHERE %s ORDER BY id", where);
-	sqlite3_stmt *s = qs_prep(st, sql);
+	sqlite3_stmt *s = queue_db_prep(st, sql);
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	int cap = 64, cnt = 0;
@@ -531,15 +535,15 @@ int queue_store_clean(queue_store *st, bool all, int64_t **ids, int *n)
 		}
 		v[cnt++] = sqlite3_column_int64(s, 0);
 	}
-	qs_done(st, s);
+	queue_db_done(st, s);
 	snprintf(sql, sizeof sql,
 	         "DELETE FROM attempts WHERE task_id IN (SELECT id FROM tasks WHERE %s)", where);
-	int rc = qs_exec(st, sql);
+	int rc = queue_db_exec(st, sql);
 	snprintf(sql, sizeof sql, "DELETE FROM tasks WHERE %s", where);
 	if (!rc)
-		rc = qs_exec(st, sql);
-	if (rc || qs_commit(st)) {
-		qs_rollback(st);
+		rc = queue_db_exec(st, sql);
+	if (rc || queue_db_commit(st)) {
+		queue_db_rollback(st);
 		free(v);
 		return -1;
 	}

@@ -1,4 +1,4 @@
-/* render.c - one frame of `top` into a canvas (see render.h). */
+/* render_frame.c - one frame of `top` into a canvas (see render.h). */
 #include "top/render.h"
 #include "top/render_int.h"
 

@@ -1,5 +1,5 @@
 /*
- * wctl.c - the clients' side of the worker: which process holds a queue's
+ * worker_ctl.c - the clients' side of the worker: which process holds a queue's
  * lock, starting a detached worker when none runs, and waking it.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * store_attempt.c - the attempts in the queue's database: their rows from
+ * db_attempt.c - the attempts in the queue's database: their rows from
  * start to end, the task's state they move, their peaks, and the view of
  * the GPUs the worker publishes for `queue gpus`.
  */
@@ -11,11 +11,11 @@
 
 #include "gpu/gpu.h"
 #include "util/xalloc.h"
-#include "queue/store_int.h"
+#include "queue/db_int.h"
 #include "queue/state.h"
 #include "queue/oom.h"
 #include "queue/retry.h"
-#include "queue/store.h"
+#include "queue/db.h"
 #include "queue/submit.h"
 #include "util/timeutil.h"
 
@@ -38,7 +38,7 @@ static const char *oom_name(queue_oom_kind k)
 	return k == QOOM_GPU ? "gpu" : k == QOOM_HOST ? "host" : NULL;
 }
 
-void qs_read_attempt(sqlite3_stmt *s, queue_attempt *a)
+void queue_db_read_attempt(sqlite3_stmt *s, queue_attempt *a)
 {
 	memset(a, 0, sizeof *a);
 	a->task_id = sqlite3_column_int64(s, 0);
@@ -73,7 +73,7 @@ void qs_read_attempt(sqlite3_stmt *s, queue_attempt *a)
 	a->runs = sqlite3_column_int(s, 25);
 }
 
-static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, int *n)
+static int read_attempts(queue_db *st, sqlite3_stmt *s, queue_attempt **out, int *n)
 {
 	int cap = 8, cnt = 0, rc;
 	queue_attempt *v = malloc((size_t)cap * sizeof *v);
@@ -82,47 +82,48 @@ static int read_attempts(queue_store *st, sqlite3_stmt *s, queue_attempt **out, 
 			cap *= 2;
 			v = gw_xrealloc(v, (size_t)cap * sizeof *v);
 		}
-		qs_read_attempt(s, &v[cnt++]);
+		queue_db_read_attempt(s, &v[cnt++]);
 	}
-	qs_done(st, s);
+	queue_db_done(st, s);
 	if (rc != SQLITE_DONE) {
 		free(v);
-		return qs_fail(st, "attempts"), -1;
+		return queue_db_fail(st, "attempts"), -1;
 	}
 	*out = v;
 	*n = cnt;
 	return 0;
 }
 
-int queue_store_attempts(queue_store *st, int64_t id, queue_attempt **out, int *n)
+int queue_db_attempts(queue_db *st, int64_t id, queue_attempt **out, int *n)
 {
 	sqlite3_stmt *s =
-	    qs_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ? ORDER BY n");
+	    queue_db_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ? ORDER BY n");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	return read_attempts(st, s, out, n);
 }
 
-int queue_store_attempt_get(queue_store *st, int64_t id, int n, queue_attempt *out)
+int queue_db_attempt_get(queue_db *st, int64_t id, int n, queue_attempt *out)
 {
 	sqlite3_stmt *s =
-	    qs_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ? AND n = ?");
+	    queue_db_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE task_id = ? AND n = ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int(s, 2, n);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
-		qs_read_attempt(s, out);
-	qs_done(st, s);
+		queue_db_read_attempt(s, out);
+	queue_db_done(st, s);
 	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
 }
 
-int queue_store_active(queue_store *st, int backend, queue_attempt **out, int *n)
+int queue_db_active(queue_db *st, int backend, queue_attempt **out, int *n)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE astate != 'ended'"
-	                              " AND (? < 0 OR backend = ?) ORDER BY task_id, n");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "SELECT " ATT_COLS " FROM attempts WHERE astate != 'ended'"
+	                      " AND (? < 0 OR backend = ?) ORDER BY task_id, n");
 	if (!s)
 		return -1;
 	sqlite3_bind_int(s, 1, backend);
@@ -130,56 +131,56 @@ int queue_store_active(queue_store *st, int backend, queue_attempt **out, int *n
 	return read_attempts(st, s, out, n);
 }
 
-int queue_store_next_attempt(queue_store *st, int64_t id)
+int queue_db_next_attempt(queue_db *st, int64_t id)
 {
 	sqlite3_stmt *s =
-	    qs_prep(st, "SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE task_id = ?");
+	    queue_db_prep(st, "SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE task_id = ?");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
 	int n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-	qs_done(st, s);
+	queue_db_done(st, s);
 	return n;
 }
 
-int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
+int queue_db_begin_attempt(queue_db *st, queue_attempt *a, queue_state to)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
 	/* An out-of-memory retry is counted when it starts: one planned and then
 	 * cancelled, or past the last attempt, is no retry. */
-	sqlite3_stmt *s =
-	    qs_prep(st, "UPDATE tasks SET state = ?1, attempts = attempts + 1,"
-	                " started = COALESCE(started, ?2), wait_reason = NULL, gpus_used = ?3,"
-	                " oom_count = oom_count + EXISTS(SELECT 1 FROM attempts WHERE task_id = ?4"
-	                " AND oom = 'gpu' AND n = (SELECT MAX(n) FROM attempts WHERE task_id = ?4))"
-	                " WHERE id = ?4 AND state = 'queued'");
+	sqlite3_stmt *s = queue_db_prep(
+	    st, "UPDATE tasks SET state = ?1, attempts = attempts + 1,"
+	        " started = COALESCE(started, ?2), wait_reason = NULL, gpus_used = ?3,"
+	        " oom_count = oom_count + EXISTS(SELECT 1 FROM attempts WHERE task_id = ?4"
+	        " AND oom = 'gpu' AND n = (SELECT MAX(n) FROM attempts WHERE task_id = ?4))"
+	        " WHERE id = ?4 AND state = 'queued'");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	sql_bind_text(s, 1, queue_state_name(to));
 	sqlite3_bind_double(s, 2, a->started);
 	sql_bind_text(s, 3, a->gpu_idx);
 	sqlite3_bind_int64(s, 4, a->task_id);
-	if (qs_step_done(st, s)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	if (sqlite3_changes(st->db) == 0) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return 1;
 	}
-	if (a->n <= 0 && (a->n = queue_store_next_attempt(st, a->task_id)) < 0) {
-		qs_rollback(st);
+	if (a->n <= 0 && (a->n = queue_db_next_attempt(st, a->task_id)) < 0) {
+		queue_db_rollback(st);
 		return -1;
 	}
-	s = qs_prep(st,
-	            "INSERT INTO attempts(task_id, n, token, astate, backend, boot_id, gpu_uuids,"
-	            " gpu_idx, reserved_mib, per_gpu, started, log_offset, shim_pid, shim_start)"
-	            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	s = queue_db_prep(
+	    st, "INSERT INTO attempts(task_id, n, token, astate, backend, boot_id, gpu_uuids,"
+	        " gpu_idx, reserved_mib, per_gpu, started, log_offset, shim_pid, shim_start)"
+	        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	sqlite3_bind_int64(s, 1, a->task_id);
@@ -199,22 +200,23 @@ int queue_store_begin_attempt(queue_store *st, queue_attempt *a, queue_state to)
 		sqlite3_bind_int(s, 13, a->shim_pid);
 		sqlite3_bind_int64(s, 14, (sqlite3_int64)a->shim_start);
 	}
-	if (qs_step_done(st, s)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	a->astate = as;
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
-int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *cancel)
+int queue_db_attempt_running(queue_db *st, const queue_attempt *a, bool *cancel)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
-	sqlite3_stmt *s = qs_prep(st, "UPDATE attempts SET astate = 'running', shim_pid = ?,"
-	                              " shim_start = ?, task_pgid = ? WHERE task_id = ? AND n = ?");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "UPDATE attempts SET astate = 'running', shim_pid = ?,"
+	                      " shim_start = ?, task_pgid = ? WHERE task_id = ? AND n = ?");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	sqlite3_bind_int(s, 1, a->shim_pid);
@@ -222,41 +224,41 @@ int queue_store_attempt_running(queue_store *st, const queue_attempt *a, bool *c
 	sqlite3_bind_int(s, 3, a->task_pgid);
 	sqlite3_bind_int64(s, 4, a->task_id);
 	sqlite3_bind_int(s, 5, a->n);
-	if (qs_step_done(st, s)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	*cancel = false;
-	s = qs_prep(st, "SELECT cancel_requested FROM tasks WHERE id = ?");
+	s = queue_db_prep(st, "SELECT cancel_requested FROM tasks WHERE id = ?");
 	if (s) {
 		sqlite3_bind_int64(s, 1, a->task_id);
 		if (sqlite3_step(s) == SQLITE_ROW)
 			*cancel = sqlite3_column_int(s, 0) != 0;
-		qs_done(st, s);
+		queue_db_done(st, s);
 	}
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
 /* The GPUs an attempt got, on the task too (Slurm tells us once the job runs). */
-static int set_gpus_used(queue_store *st, const queue_attempt *a)
+static int set_gpus_used(queue_db *st, const queue_attempt *a)
 {
 	if (!a->gpu_idx[0])
 		return 0;
-	sqlite3_stmt *s = qs_prep(st, "UPDATE tasks SET gpus_used = ? WHERE id = ?");
+	sqlite3_stmt *s = queue_db_prep(st, "UPDATE tasks SET gpus_used = ? WHERE id = ?");
 	if (!s)
 		return -1;
 	sql_bind_text(s, 1, a->gpu_idx);
 	sqlite3_bind_int64(s, 2, a->task_id);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }
 
-int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a)
+int queue_db_attempt_slurm(queue_db *st, const queue_attempt *a)
 {
 	if (set_gpus_used(st, a) != 0)
 		return -1;
 	sqlite3_stmt *s =
-	    qs_prep(st, "UPDATE attempts SET astate = ?, slurm_job = ?, slurm_state = ?,"
-	                " runs = ?, gpu_idx = ?, started = ? WHERE task_id = ? AND n = ?");
+	    queue_db_prep(st, "UPDATE attempts SET astate = ?, slurm_job = ?, slurm_state = ?,"
+	                      " runs = ?, gpu_idx = ?, started = ? WHERE task_id = ? AND n = ?");
 	if (!s)
 		return -1;
 	sql_bind_text(s, 1, astate_name(a->astate));
@@ -267,31 +269,31 @@ int queue_store_attempt_slurm(queue_store *st, const queue_attempt *a)
 	sqlite3_bind_double(s, 6, a->started);
 	sqlite3_bind_int64(s, 7, a->task_id);
 	sqlite3_bind_int(s, 8, a->n);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }
 
-int queue_store_task_began(queue_store *st, int64_t id)
+int queue_db_task_began(queue_db *st, int64_t id)
 {
-	sqlite3_stmt *s = qs_prep(st, "UPDATE tasks SET state = 'running' WHERE id = ?"
-	                              " AND state = 'submitted'");
+	sqlite3_stmt *s = queue_db_prep(st, "UPDATE tasks SET state = 'running' WHERE id = ?"
+	                                    " AND state = 'submitted'");
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }
 
-int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retry_out *d,
-                       int64_t task_peak_gpu, int64_t task_peak_rss)
+int queue_db_finish(queue_db *st, const queue_attempt *a, const queue_retry_out *d,
+                    int64_t task_peak_gpu, int64_t task_peak_rss)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
 	sqlite3_stmt *s =
-	    qs_prep(st, "UPDATE attempts SET astate = 'ended', started = ?, ended = ?,"
-	                " exit_code = ?, signal = ?, outcome = ?, oom = ?, error = ?,"
-	                " peak_gpu_mib = ?, peak_rss_kib = ?, runs = ?, slurm_state = ?,"
-	                " task_pgid = ?, gpu_idx = ? WHERE task_id = ? AND n = ?");
+	    queue_db_prep(st, "UPDATE attempts SET astate = 'ended', started = ?, ended = ?,"
+	                      " exit_code = ?, signal = ?, outcome = ?, oom = ?, error = ?,"
+	                      " peak_gpu_mib = ?, peak_rss_kib = ?, runs = ?, slurm_state = ?,"
+	                      " task_pgid = ?, gpu_idx = ? WHERE task_id = ? AND n = ?");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	sqlite3_bind_double(s, 1, a->started);
@@ -312,24 +314,24 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	sql_bind_text(s, 13, a->gpu_idx);
 	sqlite3_bind_int64(s, 14, a->task_id);
 	sqlite3_bind_int(s, 15, a->n);
-	if (qs_step_done(st, s) || set_gpus_used(st, a)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s) || set_gpus_used(st, a)) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	bool final = queue_state_final(d->next);
 	bool not_started = a->outcome == QO_NOT_STARTED;
-	s = qs_prep(st, "UPDATE tasks SET state = ?, attempts = attempts - ?, not_before = ?,"
-	                " mem_hint_mib = COALESCE(?, mem_hint_mib),"
-	                " per_gpu_hint = CASE WHEN ? > 0 THEN ? ELSE per_gpu_hint END,"
-	                " ended = ?, exit_code = ?, signal = ?, error = ?,"
-	                " peak_gpu_mib = CASE WHEN ? IS NULL THEN peak_gpu_mib ELSE "
-	                "MAX(COALESCE(peak_gpu_mib, 0), ?) END,"
-	                " peak_rss_kib = CASE WHEN ? IS NULL THEN peak_rss_kib ELSE "
-	                "MAX(COALESCE(peak_rss_kib, 0), ?) END,"
-	                " cancel_requested = CASE WHEN ? THEN 0 ELSE cancel_requested END"
-	                " WHERE id = ?");
+	s = queue_db_prep(st, "UPDATE tasks SET state = ?, attempts = attempts - ?, not_before = ?,"
+	                      " mem_hint_mib = COALESCE(?, mem_hint_mib),"
+	                      " per_gpu_hint = CASE WHEN ? > 0 THEN ? ELSE per_gpu_hint END,"
+	                      " ended = ?, exit_code = ?, signal = ?, error = ?,"
+	                      " peak_gpu_mib = CASE WHEN ? IS NULL THEN peak_gpu_mib ELSE "
+	                      "MAX(COALESCE(peak_gpu_mib, 0), ?) END,"
+	                      " peak_rss_kib = CASE WHEN ? IS NULL THEN peak_rss_kib ELSE "
+	                      "MAX(COALESCE(peak_rss_kib, 0), ?) END,"
+	                      " cancel_requested = CASE WHEN ? THEN 0 ELSE cancel_requested END"
+	                      " WHERE id = ?");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	double now = gw_wall_s();
@@ -356,40 +358,40 @@ int queue_store_finish(queue_store *st, const queue_attempt *a, const queue_retr
 	sql_bind_opt(s, 14, task_peak_rss);
 	sqlite3_bind_int(s, 15, final ? 1 : 0);
 	sqlite3_bind_int64(s, 16, a->task_id);
-	if (qs_step_done(st, s)) {
-		qs_rollback(st);
+	if (queue_db_step_done(st, s)) {
+		queue_db_rollback(st);
 		return -1;
 	}
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
-int queue_store_peaks(queue_store *st, int64_t id, int n, int64_t gpu_mib, int64_t rss_kib)
+int queue_db_peaks(queue_db *st, int64_t id, int n, int64_t gpu_mib, int64_t rss_kib)
 {
-	sqlite3_stmt *s = qs_prep(st, "UPDATE attempts SET peak_gpu_mib = ?, peak_rss_kib = ?"
-	                              " WHERE task_id = ? AND n = ?");
+	sqlite3_stmt *s = queue_db_prep(st, "UPDATE attempts SET peak_gpu_mib = ?, peak_rss_kib = ?"
+	                                    " WHERE task_id = ? AND n = ?");
 	if (!s)
 		return -1;
 	sql_bind_opt(s, 1, gpu_mib);
 	sql_bind_opt(s, 2, rss_kib);
 	sqlite3_bind_int64(s, 3, id);
 	sqlite3_bind_int(s, 4, n);
-	return qs_step_done(st, s);
+	return queue_db_step_done(st, s);
 }
 
-int queue_store_gpu_view_put(queue_store *st, const queue_gpu_row *rows, int n, double t)
+int queue_db_gpu_view_put(queue_db *st, const queue_gpu_row *rows, int n, double t)
 {
-	if (qs_begin(st))
+	if (queue_db_begin(st))
 		return -1;
-	if (qs_exec(st, "DELETE FROM gpu_view")) {
-		qs_rollback(st);
+	if (queue_db_exec(st, "DELETE FROM gpu_view")) {
+		queue_db_rollback(st);
 		return -1;
 	}
 	sqlite3_stmt *s =
-	    qs_prep(st, "INSERT INTO gpu_view(pos, idx, uuid, name, total_mib, free_mib,"
-	                " pending_mib, avail_mib, ntasks, cap, foreign_procs, state,"
-	                " tasks, t) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	    queue_db_prep(st, "INSERT INTO gpu_view(pos, idx, uuid, name, total_mib, free_mib,"
+	                      " pending_mib, avail_mib, ntasks, cap, foreign_procs, state,"
+	                      " tasks, t) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!s) {
-		qs_rollback(st);
+		queue_db_rollback(st);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -413,21 +415,22 @@ int queue_store_gpu_view_put(queue_store *st, const queue_gpu_row *rows, int n, 
 		sql_bind_text(s, 13, r->tasks);
 		sqlite3_bind_double(s, 14, t);
 		if (sqlite3_step(s) != SQLITE_DONE) {
-			qs_fail(st, "gpu view");
-			qs_done(st, s);
-			qs_rollback(st);
+			queue_db_fail(st, "gpu view");
+			queue_db_done(st, s);
+			queue_db_rollback(st);
 			return -1;
 		}
 	}
-	qs_done(st, s);
-	return qs_commit(st) ? (qs_rollback(st), -1) : 0;
+	queue_db_done(st, s);
+	return queue_db_commit(st) ? (queue_db_rollback(st), -1) : 0;
 }
 
-int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, double *t)
+int queue_db_gpu_view_get(queue_db *st, queue_gpu_row **rows, int *n, double *t)
 {
-	sqlite3_stmt *s = qs_prep(st, "SELECT idx, uuid, name, total_mib, free_mib, pending_mib,"
-	                              " avail_mib, ntasks, cap, foreign_procs, state, tasks, t"
-	                              " FROM gpu_view ORDER BY pos");
+	sqlite3_stmt *s =
+	    queue_db_prep(st, "SELECT idx, uuid, name, total_mib, free_mib, pending_mib,"
+	                      " avail_mib, ntasks, cap, foreign_procs, state, tasks, t"
+	                      " FROM gpu_view ORDER BY pos");
 	if (!s)
 		return -1;
 	int cap = 8, cnt = 0;
@@ -456,7 +459,7 @@ int queue_store_gpu_view_get(queue_store *st, queue_gpu_row **rows, int *n, doub
 		sql_col_copy(s, 11, r->tasks, sizeof r->tasks);
 		*t = sqlite3_column_double(s, 12);
 	}
-	qs_done(st, s);
+	queue_db_done(st, s);
 	*rows = v;
 	*n = cnt;
 	return 0;
