@@ -201,10 +201,13 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 /* Add (or remove) GPU list entries to drained-gpus. */
 static int edit_drained(queue_db *st, const char *list, bool add)
 {
-	char cur[256], out[256] = "", err[200];
+	char cur[256], out[256] = "";
 	queue_db_config_get(st, "drained-gpus", cur, sizeof cur);
-	if (!queue_config_check("drained-gpus", list, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--gpu", NULL, "%s", err);
+	gw_fail e = {0};
+	if (!queue_config_check("drained-gpus", list, &e)) {
+		snprintf(e.what, sizeof e.what, "--gpu"); /* the option that gave the list */
+		return gw_fail_print(&e);
+	}
 	char copy[256], *save = NULL;
 	snprintf(copy, sizeof copy, "%s", cur);
 	/* Keep current entries not being removed. */
@@ -459,9 +462,9 @@ int qcmd_config(const char *dir, int argc, char **argv, const gw_global *g)
 		                s ? hint : N_("gpuwhy queue config --help lists the keys"),
 		                _("unknown setting"));
 	}
-	char err[200];
-	if (val && !queue_config_check(key, val, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, key, NULL, "%s", err);
+	gw_fail e = {0};
+	if (val && !queue_config_check(key, val, &e))
+		return gw_fail_print(&e);
 	queue_db *st;
 	if ((rc = qcmd_open(dir, &st)))
 		return rc;
@@ -544,12 +547,12 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 		puts(_("no worker runs"));
 		return GW_EXIT_OK;
 	}
-	char why[PATH_MAX + 80];
-	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), why, sizeof why) != 0)
+	gw_fail why = {0};
+	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), &why) != 0)
 		return gw_error(
 		    GW_EXIT_ENV, "queue stop",
 		    _("nothing was signalled; fuser -v DIR/worker.lock shows its holder"),
-		    _("worker.lock names pid %d: %s"), pid, pid < 0 ? _("no PID") : why);
+		    _("worker.lock names pid %d: %s"), pid, pid < 0 ? _("no PID") : why.why_text);
 	int64_t until = gw_mono_ns() + 15000000000LL;
 	while (queue_worker_pid(dir) != 0 && gw_mono_ns() < until)
 		gw_sleep_ns(20000000);

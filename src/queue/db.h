@@ -75,8 +75,8 @@ typedef struct {
 } queue_config_key;
 extern const queue_config_key queue_config_keys[];
 const queue_config_key *queue_config_find(const char *key);
-/* Validate a value for key; false with err filled. */
-bool queue_config_check(const char *key, const char *value, char *err, size_t errlen);
+/* Validate a value for key; false with e filled (GW_EXIT_USAGE, what: the key). */
+bool queue_config_check(const char *key, const char *value, gw_fail *e);
 
 /* The queue's sources print nothing: a failure fills the gw_fail (util/fail.h) they are
  * given, or the store's own (queue_db_error), and the face prints or logs it. */

@@ -42,12 +42,13 @@ const queue_config_key *queue_config_find(const char *key)
 	return NULL;
 }
 
-bool queue_config_check(const char *key, const char *value, char *err, size_t errlen)
+bool queue_config_check(const char *key, const char *value, gw_fail *e)
 {
 	long long x;
 	int64_t ns;
 	if (!queue_config_find(key)) {
-		snprintf(err, errlen, "%s", _("unknown key (gpuwhy queue config lists them)"));
+		gw_fail_set(e, GW_EXIT_USAGE, key, NULL,
+		            "unknown key (gpuwhy queue config lists them)");
 		return false;
 	}
 	bool ok = true;
@@ -86,8 +87,13 @@ bool queue_config_check(const char *key, const char *value, char *err, size_t er
 			     (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == ',';
 		want = N_("a comma-separated list of GPU indices or UUID prefixes");
 	}
-	if (!ok)
-		snprintf(err, errlen, _("'%s' is not %s"), value, *want ? _(want) : "");
+	if (!ok && e) {
+		/* The kind of value wanted is a phrase of its own: English in why, translated
+		 * (never _("")) in why_text. */
+		gw_fail_set(e, GW_EXIT_USAGE, key, NULL, "'%s' is not %s", value, want);
+		snprintf(e->why_text, sizeof e->why_text, _("'%s' is not %s"), value,
+		         *want ? _(want) : "");
+	}
 	return ok;
 }
 

@@ -226,47 +226,49 @@ static bool worker_args(int pid)
 	return false;
 }
 
-int queue_worker_verify(const char *dir, int pid, const char *self_exe, char *why, size_t len)
+int queue_worker_verify(const char *dir, int pid, const char *self_exe, gw_fail *e)
 {
 	char lockp[PATH_MAX], exe[PATH_MAX];
 	queue_path(dir, "worker.lock", lockp, sizeof lockp);
 	struct stat lst;
 	if (stat(lockp, &lst) != 0) {
-		snprintf(why, len, "%s", _("its worker.lock is gone"));
+		gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "its worker.lock is gone");
 		return -1;
 	}
 	int held = holds_flock(pid, lst.st_dev, lst.st_ino);
 	if (held == 0) {
-		snprintf(why, len, _("process %d does not hold worker.lock"), pid);
+		gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "process %d does not hold worker.lock", pid);
 		return -1;
 	}
 	if (!exe_of(pid, exe, sizeof exe)) {
-		snprintf(why, len, _("process %d is gone or not ours to inspect"), pid);
+		gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "process %d is gone or not ours to inspect",
+		            pid);
 		return -1;
 	}
 	struct stat a, b;
 	bool same_file = self_exe && stat(exe, &a) == 0 && stat(self_exe, &b) == 0 &&
 	                 a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 	if (!same_file && (!self_exe || strcmp(exe, self_exe) != 0)) {
-		snprintf(why, len, _("process %d runs %s, not this program"), pid, exe);
+		gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "process %d runs %s, not this program", pid,
+		            exe);
 		return -1;
 	}
 	if (!worker_args(pid)) {
-		snprintf(why, len, _("process %d is not a `gpuwhy queue worker`"), pid);
+		gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "process %d is not a `gpuwhy queue worker`",
+		            pid);
 		return -1;
 	}
 	return 0;
 }
 
-int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe, char *why,
-                        size_t len)
+int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe, gw_fail *e)
 {
 	/* A pidfd taken before the checks names that process even if the PID is reused. */
 	int pfd = -1;
 #ifdef SYS_pidfd_open
 	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
-	if (queue_worker_verify(dir, pid, self_exe, why, len) != 0) {
+	if (queue_worker_verify(dir, pid, self_exe, e) != 0) {
 		if (pfd >= 0)
 			close(pfd);
 		return -1;
@@ -279,7 +281,8 @@ int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe,
 #endif
 		rc = kill(pid, sig);
 	if (rc != 0)
-		snprintf(why, len, _("cannot signal process %d: %s"), pid, strerror(errno));
+		gw_fail_set(e, GW_EXIT_ENV, dir, NULL, "cannot signal process %d: %s", pid,
+		            strerror(errno));
 	if (pfd >= 0)
 		close(pfd);
 	return rc;

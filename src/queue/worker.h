@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/fail.h"
+
 typedef struct {
 	const char *dir;
 	const char *gpus;     /* global --gpus */
@@ -28,11 +30,10 @@ void queue_log_path(const char *dir, int64_t id, char *out, size_t outlen);
 void queue_status_path(const char *dir, int64_t id, int n, char *out, size_t outlen);
 
 /* Whether pid is DIR's worker: holds worker.lock, runs self_exe, has `queue worker`
- * arguments. 0 yes, else -1 with why filled. */
-int queue_worker_verify(const char *dir, int pid, const char *self_exe, char *why, size_t len);
+ * arguments. 0 yes, else -1 with e filled (GW_EXIT_ENV, what: DIR, why: the reason). */
+int queue_worker_verify(const char *dir, int pid, const char *self_exe, gw_fail *e);
 /* Verify as above, then signal it (through a pidfd where the kernel has them). */
-int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe, char *why,
-                        size_t len);
+int queue_worker_signal(const char *dir, int pid, int sig, const char *self_exe, gw_fail *e);
 
 /* PID of the worker holding DIR's lock, 0 when none. */
 int queue_worker_pid(const char *dir);

@@ -320,13 +320,20 @@ static void test_config_and_view(void **state)
 	assert_int_equal(queue_db_config_set(st, "per-gpu", "4"), 0);
 	assert_int_equal(queue_db_config_int(st, "per-gpu"), 4);
 	assert_int_equal(queue_db_config_int(st, "kill-grace"), 10000000000LL);
-	char err[200];
-	assert_false(queue_config_check("per-gpu", "0", err, sizeof err));
-	assert_false(queue_config_check("visible", "serial", err, sizeof err));
-	assert_false(queue_config_check("gpus", "0;rm", err, sizeof err));
-	assert_true(queue_config_check("gpus", "2,GPU-8f2a,0", err, sizeof err));
-	assert_false(queue_config_check("sample-interval", "1ms", err, sizeof err));
-	assert_false(queue_config_check("nonsense", "1", err, sizeof err));
+	gw_fail e = {0};
+	assert_false(queue_config_check("per-gpu", "0", &e));
+	/* The key is what failed; why is English whatever the language. */
+	assert_int_equal(e.code, GW_EXIT_USAGE);
+	assert_string_equal(e.what, "per-gpu");
+	assert_string_equal(e.why, "'0' is not an integer from 1 to 1024");
+	assert_string_equal(e.why_text, "'0' is not an integer from 1 to 1024");
+	assert_false(queue_config_check("visible", "serial", &e));
+	assert_false(queue_config_check("gpus", "0;rm", &e));
+	assert_true(queue_config_check("gpus", "2,GPU-8f2a,0", &e));
+	assert_false(queue_config_check("sample-interval", "1ms", NULL));
+	assert_false(queue_config_check("nonsense", "1", &e));
+	assert_string_equal(e.what, "nonsense");
+	assert_string_equal(e.why, "unknown key (gpuwhy queue config lists them)");
 	queue_gpu_row rows[2] = {{.index = 0,
 	                          .total_mib = 81920,
 	                          .free_mib = 1000,
@@ -607,6 +614,22 @@ static void test_schema_v1_upgrade(void **state)
 	queue_db_close(o);
 }
 
+/* Verifying a worker fails as data: the queue directory and the reason, nothing printed. */
+static void test_worker_verify_is_data(void **state)
+{
+	(void)state;
+	gw_fail e = {0};
+	const char *qdir = "/nonexistent/gpuwhy-queue";
+	assert_int_equal(queue_worker_verify(qdir, (int)getpid(), NULL, &e), -1);
+	assert_int_equal(e.code, GW_EXIT_ENV);
+	assert_string_equal(e.what, qdir);
+	assert_string_equal(e.why, "its worker.lock is gone");
+	gw_fail s = {0};
+	assert_int_equal(queue_worker_signal(qdir, (int)getpid(), 0, NULL, &s), -1);
+	assert_string_equal(s.why, "its worker.lock is gone");
+	assert_int_equal(queue_worker_verify(qdir, (int)getpid(), NULL, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +643,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_concurrent_adds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors_are_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_failure_is_data, setup, teardown),
+	    cmocka_unit_test(test_worker_verify_is_data),
 	    cmocka_unit_test_setup_teardown(test_token_adds_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_schema_v1_upgrade, setup, teardown),
 	};
