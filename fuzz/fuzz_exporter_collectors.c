@@ -3,7 +3,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "exporter/collectors.h"
+#include "exporter/exposition.h"
+#include "exporter/frame.h"
+#include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

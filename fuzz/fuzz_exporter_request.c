@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "exporter/http.h"
+#include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,6 @@
 /* exporter.c - `gpuwhy exporter`: Prometheus /metrics, a dcgm-exporter drop-in plus diagnosis. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,7 +13,13 @@
 #include "cmd/cmd.h"
 #include "util/opt.h"
 #include "util/i18n.h"
-#include "exporter/exporter.h"
+#include "exporter/collectors.h"
+#include "exporter/exposition.h"
+#include "exporter/findings.h"
+#include "exporter/frame.h"
+#include "exporter/http.h"
+#include "exporter/page.h"
+#include "exporter/publish.h"
 #include "util/err.h"
 #include "util/fail.h"
 #include "util/i18n.h"

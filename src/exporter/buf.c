@@ -3,6 +3,8 @@
  * heads, escapes, numbers (never through the locale) and histograms, for
  * the exporter's page and the gate's.
  */
+#include <stdint.h>
+#include <stdbool.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -10,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "util/strbuf.h"
 
 /* Digits of v (v >= 0) into the end of tmp; returns the start. */
 static char *utoa_rev(unsigned long long v, char *end)

@@ -1,9 +1,10 @@
 /* collectors.c - which DCGM families to export: the default set or a dcgm-exporter CSV. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/collectors.h"
 #include "util/i18n.h"
 
 #define LINE_MAX_LEN 4096

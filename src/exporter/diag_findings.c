@@ -3,10 +3,12 @@
  * live_checks.c plus the diagnosis rules over the sampler's window, as
  * gpuwhy_finding{gpu, rule, severity} series for Prometheus alerting.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "diagnose/diag.h"
-#include "exporter/exporter.h"
+#include "exporter/findings.h"
+#include "exporter/frame.h"
 
 /* Rule ids are label values: "data-starved" becomes "data_starved" (snake_case like the names). */
 static int add(exporter_finding *out, int n, int max, int gpu, diag_rule rule,

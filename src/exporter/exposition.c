@@ -8,26 +8,19 @@
  * that no GPU has produces nothing at all. gpuwhy's own families follow
  * Prometheus' naming rules (snake_case, base units, ratios 0..1).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "exporter/collectors.h"
+#include "exporter/exposition.h"
+#include "exporter/frame.h"
 #include "util/xalloc.h"
-
-const char *exporter_severity_name(exporter_severity s)
-{
-	switch (s) {
-	case EXPORTER_SEV_INFO:
-		return "info";
-	case EXPORTER_SEV_WARN:
-		return "warn";
-	case EXPORTER_SEV_ERROR:
-		return "error";
-	}
-	return "info";
-}
+#include "util/strbuf.h"
 
 static void family(exporter_buf *b, const char *name, const char *type, const char *help)
 {

@@ -1,7 +1,7 @@
-/* frame.c - allocation of the exporter's frames. */
+/* frame.c - allocation of the exporter's frames, and the names of finding severities. */
 #include <stdlib.h>
 
-#include "exporter/exporter.h"
+#include "exporter/frame.h"
 
 exporter_frame *exporter_frame_new(int ngpus)
 {
@@ -23,4 +23,17 @@ void exporter_frame_free(exporter_frame *f)
 		return;
 	free(f->gpus);
 	free(f);
+}
+
+const char *exporter_severity_name(exporter_severity s)
+{
+	switch (s) {
+	case EXPORTER_SEV_INFO:
+		return "info";
+	case EXPORTER_SEV_WARN:
+		return "warn";
+	case EXPORTER_SEV_ERROR:
+		return "error";
+	}
+	return "info";
 }

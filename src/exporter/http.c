@@ -9,6 +9,8 @@
  * timeout even while it keeps trickling bytes (slowloris), which MHD's idle
  * timeout alone would allow.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exporter/exporter.h"
+#include "exporter/http.h"
+#include "exporter/page.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/parse.h"

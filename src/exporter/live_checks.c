@@ -4,10 +4,13 @@
  * (exporter_findings_fn) that the diagnosis rules use, so the series is real
  * whichever source is plugged in.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "diagnose/diag.h"
-#include "exporter/exporter.h"
+#include "exporter/findings.h"
+#include "exporter/frame.h"
 #include "gpu/gpu_reasons.h"
 
 static bool have(const gpu_values *v, gpu_metric_id id)

@@ -4,13 +4,15 @@
  * sampler; the sampler swaps the board's pointer and never waits for a
  * scrape. The gzip form is made by the first scrape that asks for it.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "exporter/exporter.h"
+#include "exporter/page.h"
 
 struct exporter_page {
 	atomic_int refs;

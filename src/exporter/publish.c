@@ -5,18 +5,26 @@
  * MIG devices), is rendered once and published on the board. Scrapes only
  * ever serve what was published here.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "exporter/exposition.h"
+#include "exporter/findings.h"
+#include "exporter/frame.h"
+#include "exporter/page.h"
+#include "exporter/publish.h"
 #include "host/host.h"
 #include "host/host_k8s.h"
 #include "host/host_pidbrief.h"
 #include "sample/sampler.h"
 #include "util/err.h"
 #include "util/timeutil.h"
+#include "util/strbuf.h"
 
 #define WINDOW_MAX 32                   /* snapshots kept for the findings hook */
 #define WINDOW_NS (30LL * 1000000000LL) /* ... covering about this long */

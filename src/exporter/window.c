@@ -4,9 +4,10 @@
  * first request and kept for the rest of the tick, so a findings source
  * that never asks for it costs nothing.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
-#include "exporter/exporter.h"
+#include "exporter/findings.h"
 #include "model/window.h"
 
 static timeline *build(const exporter_window *w)

@@ -4,11 +4,13 @@
  * repeats the same steps (gate_config_reload_args). Where the gate may
  * listen is checked here too: never beyond loopback by accident.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/http.h"
 #include "gate/config.h"
 #include "gate/config_args.h"
 #include "util/err.h"

@@ -5,12 +5,13 @@
  * GPU verdict. Series that are unknown (no GPU read) are left out.
  * The metrics port serves it (and /health) from its own daemon.
  */
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
 #include "gate/gate_int.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"

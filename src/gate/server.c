@@ -13,6 +13,8 @@
  * timeout from firing); connections whose request is being served are
  * left alone.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exporter/exporter.h"
+#include "exporter/http.h"
 #include "gate/batch.h"
 #include "gate/gate_int.h"
 #include "util/err.h"

@@ -13,6 +13,8 @@
  * every item_ms. Embeddings are a deterministic function of each input,
  * so a batched answer can be checked against a direct one.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <arpa/inet.h>
 #include <limits.h>
 #include <math.h>
@@ -24,7 +26,7 @@
 
 #include <jansson.h>
 
-#include "exporter/exporter.h"
+#include "exporter/http.h"
 #include "sim_state.h"
 #include "train/serve.h"
 #include "util/err.h"

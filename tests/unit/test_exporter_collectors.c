@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "exporter/exporter.h"
+#include "exporter/collectors.h"
 
 static int parse(const char *csv, exporter_collectors *c, char *unknown, size_t ulen, char *err)
 {

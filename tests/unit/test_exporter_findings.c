@@ -1,4 +1,5 @@
 /* test_exporter_findings.c - the exporter's built-in live checks. */
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,8 @@
 
 #include <cmocka.h>
 
-#include "exporter/exporter.h"
+#include "exporter/findings.h"
+#include "exporter/frame.h"
 
 /* One sample as the findings hook sees it: the snapshot's values, the GPUs' labels. */
 typedef struct {

@@ -3,6 +3,7 @@
  * ephemeral loopback port: routes, gzip, HEAD, health, and abuse (oversized
  * headers, slowloris, the connection cap, other methods, path traversal).
  */
+#include <stdbool.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,8 +22,11 @@
 
 #include <cmocka.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "exporter/http.h"
+#include "exporter/page.h"
 #include "util/timeutil.h"
+#include "util/strbuf.h"
 
 #define TIMEOUT_S 2
 #define MAX_CONN 16

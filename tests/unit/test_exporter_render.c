@@ -1,4 +1,5 @@
 /* test_exporter_render.c - the exposition text from hand-built snapshots. */
+#include <stdbool.h>
 #include <locale.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +12,11 @@
 
 #include <cmocka.h>
 
-#include "exporter/exporter.h"
+#include "exporter/buf.h"
+#include "exporter/collectors.h"
+#include "exporter/exposition.h"
+#include "exporter/frame.h"
+#include "util/strbuf.h"
 
 /* The frame's values live in its snapshot; the test owns both. */
 static gpu_values *vals_of(exporter_gpu *g)

@@ -5,6 +5,7 @@
  * and read back by the store, and diagnosis must find the same things with
  * the same evidence in both.
  */
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,8 @@
 #include <unistd.h>
 
 #include "diagnose/diag.h"
-#include "exporter/exporter.h"
+#include "exporter/findings.h"
+#include "exporter/frame.h"
 #include "store/store.h"
 #include "test_tmpdir.h"
 
