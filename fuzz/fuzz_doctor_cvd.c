@@ -1,10 +1,12 @@
 /* libFuzzer: CUDA_VISIBLE_DEVICES values and AER kernel-log lines as the doctor parses them. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "doctor/check_cuda.h"
+#include "doctor/klog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,5 @@
 /* doctor.c - `gpuwhy doctor`: the pre-flight checklist, one line per check. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +7,10 @@
 
 #include "cmd/cmd.h"
 #include "util/opt.h"
-#include "doctor/doctor.h"
+#include "doctor/checks.h"
+#include "doctor/machine.h"
+#include "doctor/probe.h"
+#include "doctor/report.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/parse.h"

@@ -1,10 +1,14 @@
 /* check_containers.c - container.*: where we run, Docker's GPU runtime, CDI specs, injection. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
 #include "util/child.h"
+#include "util/strbuf.h"
 
 #define TOOL_OUT_CAP (256u << 10)
 

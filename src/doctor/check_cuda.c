@@ -1,10 +1,15 @@
 /* check_cuda.c - CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, resolved the way CUDA does. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "doctor/check_cuda.h"
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
+#include "util/strbuf.h"
 
 /*
  * CUDA's default order, FASTEST_FIRST, is a heuristic CUDA does not document.

@@ -1,5 +1,7 @@
 /* check_driver.c - driver.*: NVML loads, versions, CUDA support, mismatch, /dev nodes, persistence.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include <dirent.h>
 #include <grp.h>
 #include <stdlib.h>
@@ -7,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
+#include "util/strbuf.h"
 
 /* Minimum Linux driver of each CUDA toolkit (CUDA release notes, x86_64). */
 static const struct {

@@ -1,10 +1,14 @@
 /* check_env.c - env.*: variables that hide GPUs, force the CPU, or slow GPU work down. */
+#include <stdbool.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "doctor/check_cuda.h"
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
+#include "util/strbuf.h"
 
 static bool is_true(const char *v)
 {

@@ -1,9 +1,14 @@
 /* check_gpus.c - gpus.*: inventory and the bad states a GPU can be in. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
+#include "util/strbuf.h"
 
 /* Every per-GPU check starts here: false (and a SKIP) when there is nothing to look at. */
 static bool have_gpus(doctor_ctx *c, const char *check)

@@ -1,4 +1,7 @@
 /* check_load.c - load.*: who else is on the GPUs, memory nobody owns, ports, free memory. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -7,9 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "doctor/check_cuda.h"
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
 #include "host/host_parse.h"
 #include "host/host_pidbrief.h"
+#include "util/strbuf.h"
 
 #define MIB 1048576.0
 

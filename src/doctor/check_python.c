@@ -1,10 +1,15 @@
 /* check_python.c - python.*: the interpreter, each GPU framework, duplicate installs. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor/check_cuda.h"
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
 #include "util/i18n.h"
+#include "util/strbuf.h"
 
 void doctor_check_python_interpreter(doctor_ctx *c)
 {

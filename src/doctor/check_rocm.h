@@ -13,7 +13,7 @@
 #ifndef GPUWHY_DOCTOR_CHECK_ROCM_H
 #define GPUWHY_DOCTOR_CHECK_ROCM_H
 
-#include "doctor/doctor.h"
+#include "doctor/probe.h"
 #include "util/i18n.h"
 
 void doctor_check_rocm_devices(doctor_ctx *c);

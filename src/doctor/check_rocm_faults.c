@@ -10,6 +10,7 @@
 #include "doctor/check_rocm.h"
 #include "doctor/doctor_int.h"
 #include "host/host_kmsg.h"
+#include "util/strbuf.h"
 
 #define FAULT_GPUS 16
 

@@ -1,11 +1,14 @@
 /* check_wsl.c - wsl.*: WSL2 detection, /dev/dxg, the Windows driver's libraries, no Linux driver.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
+#include "util/strbuf.h"
 
 #define WSL_LIB "/usr/lib/wsl/lib"
 

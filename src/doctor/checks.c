@@ -1,5 +1,6 @@
 /* checks.c - the list of checks, in the order they print. */
 #include "doctor/check_rocm.h"
+#include "doctor/checks.h"
 #include "doctor/doctor_int.h"
 #include "util/i18n.h"
 

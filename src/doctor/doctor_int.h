@@ -2,7 +2,12 @@
 #ifndef GPUWHY_DOCTOR_DOCTOR_INT_H
 #define GPUWHY_DOCTOR_DOCTOR_INT_H
 
-#include "doctor/doctor.h"
+#include "doctor/klog.h"
+#include "doctor/machine.h"
+#include "doctor/probe.h"
+#include "doctor/pyprobe.h"
+#include "doctor/report.h"
+#include "doctor/where.h"
 
 /* Filled on first use by doctor_ctx_*(); freed by doctor_ctx_free(). */
 void doctor_klog_read(const doctor_probe *p, doctor_klog *out);

@@ -1,4 +1,6 @@
 /* klog.c - the kernel log: read once (kmsg, else dmesg, else journalctl), parse Xid and AER. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>

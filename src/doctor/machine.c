@@ -1,4 +1,6 @@
 /* machine.c - read what the device layer sees into a doctor_machine, once. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>

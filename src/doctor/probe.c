@@ -1,4 +1,7 @@
 /* probe.c - where the doctor reads the outside world, and helpers over it. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,5 +1,8 @@
 /* pyprobe.c - ask a Python interpreter, in child processes with a timeout, which GPU stacks it has.
  */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,11 @@
 /* report.c - doctor results: collecting, printing as text or JSON, the exit code. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "doctor/report.h"
 #include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/xalloc.h"

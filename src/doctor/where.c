@@ -1,4 +1,6 @@
 /* where.c - what kind of place we run in: host, container (which), WSL1/2, nested PID namespace. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -1,4 +1,6 @@
 /* Child processes with a deadline (src/util/child.c), as the doctor's probes use them. */
+#include <stdint.h>
+#include <stdio.h>
 #include "test_doctor_common.h"
 
 #include <errno.h>

@@ -7,6 +7,7 @@
 #ifndef TEST_DOCTOR_COMMON_H
 #define TEST_DOCTOR_COMMON_H
 
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -22,7 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor/doctor.h"
+#include "doctor/check_cuda.h"
+#include "doctor/checks.h"
+#include "doctor/machine.h"
+#include "doctor/probe.h"
+#include "doctor/report.h"
 
 #define FX_DOCTOR FIXTURES_DIR "/doctor"
 

@@ -1,4 +1,5 @@
 /* container.*: detection, Docker's runtime, CDI specs, injection, PID namespace; wsl.*. */
+#include <stdio.h>
 #include "test_doctor_common.h"
 
 #define DOCKER FX_DOCTOR "/docker"

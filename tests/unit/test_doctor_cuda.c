@@ -1,4 +1,5 @@
 /* CUDA_VISIBLE_DEVICES resolved like CUDA, and CUDA_DEVICE_ORDER on mixed machines. */
+#include <stdbool.h>
 #include "test_doctor_common.h"
 
 #define U0 "GPU-8f2a1c3e-0000-1111-2222-333344445555"

@@ -1,4 +1,6 @@
 /* driver.*: NVML, versions, CUDA support, library/module mismatch, device nodes, persistence. */
+#include <stdbool.h>
+#include <stdio.h>
 #include "test_doctor_common.h"
 
 #define MODULE_550                                                                                 \

@@ -1,5 +1,7 @@
 /* gpus.*: inventory and bad states (lost, memory errors, Xid, AER, link, thermal, clocks, power).
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include "test_doctor_common.h"
 
 #define KLOG FX_DOCTOR "/klog"

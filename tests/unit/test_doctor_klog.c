@@ -1,5 +1,7 @@
 /* The kernel log: sources (file, kmsg records, dmesg and journalctl fallbacks) and Xid/AER lines.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include "test_doctor_common.h"
 
 #define KLOG FX_DOCTOR "/klog"

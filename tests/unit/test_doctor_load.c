@@ -1,5 +1,7 @@
 /* load.*: processes on the GPUs, memory nobody owns, who holds a port, which GPU has room; env.*.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include "test_doctor_common.h"
 
 #define NET FX_DOCTOR "/net"

@@ -1,5 +1,7 @@
 /* python.*: the interpreter, each framework against the driver, duplicates; the real probe script.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include "test_doctor_common.h"
 
 #include <libgen.h>

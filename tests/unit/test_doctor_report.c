@@ -1,5 +1,8 @@
 /* The doctor's results, their text and JSON forms, the exit code, and small helpers. */
+#include <stdbool.h>
+#include <stdio.h>
 #include "test_doctor_common.h"
+#include "util/strbuf.h"
 
 #include <jansson.h>
 
