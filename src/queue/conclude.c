@@ -23,6 +23,7 @@
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "queue/conclude.h"
+#include "util/jsonw.h"
 
 #define LOG_TAIL_BYTES 65536
 
@@ -98,7 +99,7 @@ void queue_write_record(queue_db *st, int64_t id)
 	json_object_set_new(o, "peak_rss_kib",
 	                    t.peak_rss_kib >= 0 ? json_integer(t.peak_rss_kib) : json_null());
 	json_object_set_new(o, "error", t.error[0] ? json_string(t.error) : json_null());
-	char *line = json_dumps(o, JSON_COMPACT);
+	char *line = jsonw_tree_text(o, 0, 0);
 	json_decref(o);
 	/* One write with O_APPEND: lines from concurrent writers do not interleave. */
 	int fd = open(t.spec.record_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jsonw.h"
 #include "util/xalloc.h"
 #include "queue/db_int.h"
 #include "queue/state.h"
@@ -24,7 +25,7 @@ static char *argv_json(const queue_spec *sp)
 	json_t *a = json_array();
 	for (int i = 0; i < sp->argc; i++)
 		json_array_append_new(a, json_string(sp->argv[i]));
-	char *s = json_dumps(a, JSON_COMPACT);
+	char *s = jsonw_tree_text(a, 0, 0);
 	json_decref(a);
 	return s;
 }
