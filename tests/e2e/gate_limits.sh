@@ -71,13 +71,16 @@ n200=$(cat "$T"/c429.* | grep -c 200)
 grep -qi '^Retry-After: [0-9]' $(grep -l 429 "$T"/c429.* | sed 's/c429/h429/') ||
 	fail "429 without Retry-After"
 
-# 503: five users at once; one request at the upstream (3 s), two may wait,
-# and only for 1 s: two are refused as queue_full, two time out.
+# 503: five users at once; one request at the upstream (20 s), two may wait,
+# and only for 5 s: two are refused as queue_full, two time out. The five are
+# started 0.1 s apart; 5 s, not 1, for all of them to reach the gate: on a
+# loaded machine starting a curl can take a second.
+start_sim slowest --batch-ms 20000 --item-ms 0
 start_gate u503 --upstream "http://127.0.0.1:$SIM_PORT@0" --max-inflight-per-upstream 1 \
-	--queue-size 2 --queue-timeout 1s
+	--queue-size 2 --queue-timeout 5s
 G5="http://127.0.0.1:$GATE_PORT"
 for i in 1 2 3 4 5; do
-	curl -s -D "$T/h503.$i" -o "$T/b503.$i" -w '%{http_code}\n' --max-time 30 -H "X-Api-Key: u$i" \
+	curl -s -D "$T/h503.$i" -o "$T/b503.$i" -w '%{http_code}\n' --max-time 60 -H "X-Api-Key: u$i" \
 		-d '{"input":["x"]}' "$G5/v1/embeddings" >"$T/c503.$i" &
 	PIDS+=($!)
 	sleep 0.1
