@@ -15,11 +15,12 @@ assert_eq "$?" 3 "an explicit --nvml/GPUWHY_NVML that fails stays a failure"
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" query --query-gpu=$Q --format=csv,noheader,nounits 2>&1)
 assert_eq "$(echo "$out" | head -1)" "AMD Instinct MI300X OAM, 0, 283, 196608, 40, 131.00" "fixture GPU 0"
 assert_eq "$(echo "$out" | wc -l)" 2 "two MI300X"
-# absent stays absent: no fan, no UUID, no clock-event reasons, no ECC on an MI300X tree
+# absent stays absent: no fan, no UUID, no clock-event reasons on an MI300X tree; its RAS
+# counts are the ECC totals (gfx 1 uncorrectable; the xgmi block "currently inaccessible")
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" query \
 	--query-gpu=index,fan.speed,uuid,clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total,power.limit \
 	--format=csv,noheader)
-assert_eq "$(echo "$out" | head -1)" "0, [N/A], [N/A], [N/A], [N/A], 750.00 W" "absent fields"
+assert_eq "$(echo "$out" | head -1)" "0, [N/A], [N/A], [N/A], 1, 750.00 W" "absent fields"
 # --gpus selects by index across the PCI order
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" --gpus 1 query --query-gpu=index,pci.bus_id --format=csv,noheader)
 assert_eq "$out" "1, 00000000:9F:00.0" "--gpus 1"
