@@ -352,10 +352,13 @@ static void end_elem(pstate *p)
 	if (p->bad >= 0)
 		return;
 	prom_label *l = gw_xcalloc((size_t)(p->nl ? p->nl : 1), sizeof *l);
-	memcpy(l, p->l, (size_t)p->nl * sizeof *l);
+	if (p->nl)
+		memcpy(l, p->l, (size_t)p->nl * sizeof *l);
 	qsort(l, (size_t)p->nl, sizeof *l, label_cmp);
 	prom_series *s = series_for(p->m, p->n0, l, p->nl);
 	p->nl = 0; /* taken over */
+	if (p->np == 0) /* a series with no points: nothing to copy, and s->t may be NULL */
+		return;
 	reserve_points(s, p->np);
 	memcpy(s->t + s->n, p->pt, (size_t)p->np * sizeof *p->pt);
 	memcpy(s->v + s->n, p->pv, (size_t)p->np * sizeof *p->pv);
