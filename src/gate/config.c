@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "gate/config.h"
 #include "jfield.h"
+#include "util/err.h"
 #include "util/i18n.h"
 
 void gate_rule_defaults(gate_batch_rule *r, gate_goal goal, const char *path)
@@ -110,14 +112,22 @@ bool gate_is_loopback(const char *host)
 	return false;
 }
 
-int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
+/* Name what failed, once its wording is set; returns -1. */
+static int fail_what(gw_fail *f, const char *what)
+{
+	if (f)
+		snprintf(f->what, sizeof f->what, "%s", what);
+	return -1;
+}
+
+int gate_parse_net(const char *s, gate_net *out, gw_fail *err)
 {
 	memset(out, 0, sizeof *out);
 	char host[80];
 	const char *slash = strchr(s, '/');
 	size_t hl = slash ? (size_t)(slash - s) : strlen(s);
 	if (hl == 0 || hl >= sizeof host) {
-		snprintf(err, errlen, _("'%s' is not ADDRESS[/BITS]"), s);
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL, N_("'%s' is not ADDRESS[/BITS]"), s);
 		return -1;
 	}
 	memcpy(host, s, hl);
@@ -127,7 +137,8 @@ int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
 	else if (inet_pton(AF_INET6, host, out->addr) == 1)
 		out->v6 = true;
 	else {
-		snprintf(err, errlen, _("'%s' is not a numeric IPv4 or IPv6 address"), host);
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL,
+		            N_("'%s' is not a numeric IPv4 or IPv6 address"), host);
 		return -1;
 	}
 	int max = out->v6 ? 128 : 32;
@@ -137,8 +148,8 @@ int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen)
 		errno = 0;
 		long b = strtol(slash + 1, &end, 10);
 		if (errno || end == slash + 1 || *end || b < 0 || b > max) {
-			snprintf(err, errlen, _("prefix length '%s' is not 0 to %d"), slash + 1,
-			         max);
+			gw_fail_set(err, GW_EXIT_USAGE, s, NULL,
+			            N_("prefix length '%s' is not 0 to %d"), slash + 1, max);
 			return -1;
 		}
 		out->bits = (int)b;
@@ -172,7 +183,7 @@ bool gate_net_match(const gate_net *n, const void *addr, bool v6)
 	return true;
 }
 
-static int parse_gpu_list(const char *s, gate_upstream_cfg *out, char *err, size_t errlen)
+static int parse_gpu_list(const char *s, gate_upstream_cfg *out, gw_fail *err)
 {
 	snprintf(out->gpu_text, sizeof out->gpu_text, "%s", s);
 	if (!strcmp(s, "none")) {
@@ -186,26 +197,26 @@ static int parse_gpu_list(const char *s, gate_upstream_cfg *out, char *err, size
 		errno = 0;
 		long v = strtol(p, &end, 10);
 		if (errno || end == p || v < 0 || v > 63 || (*end && *end != ',')) {
-			snprintf(err, errlen, _("GPU list '%s' is not indices such as 0 or 0,1"),
-			         s);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("GPU list '%s' is not indices such as 0 or 0,1"), s);
 			return -1;
 		}
 		if (out->ngpu == GATE_MAX_GPUS_PER_UP) {
-			snprintf(err, errlen, _("more than %d GPUs for one upstream"),
-			         GATE_MAX_GPUS_PER_UP);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("more than %d GPUs for one upstream"), GATE_MAX_GPUS_PER_UP);
 			return -1;
 		}
 		out->gpu[out->ngpu++] = (int)v;
 		p = *end ? end + 1 : end;
 	}
 	if (!out->ngpu) {
-		snprintf(err, errlen, _("empty GPU list after @"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("empty GPU list after @"));
 		return -1;
 	}
 	return 0;
 }
 
-int gate_parse_upstream(const char *s, gate_upstream_cfg *out, char *err, size_t errlen)
+int gate_parse_upstream(const char *s, gate_upstream_cfg *out, gw_fail *err)
 {
 	memset(out, 0, sizeof *out);
 	out->ngpu = -1;
@@ -216,28 +227,30 @@ int gate_parse_upstream(const char *s, gate_upstream_cfg *out, char *err, size_t
 		at = NULL;
 	size_t ul = at ? (size_t)(at - s) : strlen(s);
 	if (ul >= sizeof out->url) {
-		snprintf(err, errlen, _("URL too long"));
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL, N_("URL too long"));
 		return -1;
 	}
 	memcpy(out->url, s, ul);
 	out->url[ul] = '\0';
 	if (strncmp(out->url, "http://", 7) && strncmp(out->url, "https://", 8)) {
-		snprintf(err, errlen, _("'%s' is not an http:// or https:// URL"), out->url);
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL,
+		            N_("'%s' is not an http:// or https:// URL"), out->url);
 		return -1;
 	}
 	const char *host = strstr(out->url, "://") + 3;
 	if (!*host || *host == '/' || *host == ':') {
-		snprintf(err, errlen, _("'%s' names no host"), out->url);
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL, N_("'%s' names no host"), out->url);
 		return -1;
 	}
 	while (ul > 0 && out->url[ul - 1] == '/')
 		out->url[--ul] = '\0';
 	if (strchr(host, '/') || strchr(host, '?')) {
-		snprintf(err, errlen, _("'%s' has a path; give only scheme://host:port"), out->url);
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL,
+		            N_("'%s' has a path; give only scheme://host:port"), out->url);
 		return -1;
 	}
-	if (at)
-		return parse_gpu_list(at + 1, out, err, errlen);
+	if (at && parse_gpu_list(at + 1, out, err))
+		return fail_what(err, s);
 	return 0;
 }
 
@@ -251,12 +264,43 @@ const gate_key *gate_key_find(const gate_config *c, const char *key)
 
 /* ------------------------------------------------------------- JSON parsing */
 
-static void set_err(char *err, size_t errlen, const json_error_t *je)
+static void set_err(gw_fail *err, const char *what, const json_error_t *je)
 {
+	/* Jansson's words are English only; the position is formatted here, not as a message. */
+	char line[sizeof je->text + 32];
 	if (je->line > 0)
-		snprintf(err, errlen, "%d:%d: %s", je->line, je->column, je->text);
+		snprintf(line, sizeof line, "%d:%d: %s", je->line, je->column, je->text);
 	else
-		snprintf(err, errlen, "%s", je->text);
+		snprintf(line, sizeof line, "%s", je->text);
+	gw_fail_set(err, GW_EXIT_USAGE, what, NULL, "%s", line);
+}
+
+/* Put pre before the text in buf[size], cutting its end if it no longer fits. */
+static void insert_front(char *buf, size_t size, const char *pre)
+{
+	size_t p = strlen(pre), n = strlen(buf);
+	if (p >= size)
+		p = size - 1;
+	if (p + n >= size)
+		n = size - 1 - p;
+	memmove(buf + p, buf, n);
+	memcpy(buf, pre, p);
+	buf[p + n] = '\0';
+}
+
+/* Put "upstreams[2]: " and the like before both wordings of why; returns -1. */
+__attribute__((format(printf, 2, 3))) static int fail_prefix(gw_fail *f, const char *fmt, ...)
+{
+	if (!f)
+		return -1;
+	char pre[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof pre, fmt, ap);
+	va_end(ap);
+	insert_front(f->why, sizeof f->why, pre);
+	insert_front(f->why_text, sizeof f->why_text, pre);
+	return -1;
 }
 
 /* The fields of the config and the keys file, checked by sim/jfield.c. */
@@ -315,74 +359,79 @@ static const jf_field key_rows[] = {
 
 /* Read rows from o into dst; a fault in the config's words. A NUL cuts a string, as it
  * always has here. */
-static int read_rows(const jf_field *rows, size_t n, json_t *o, void *dst, char *err, size_t errlen)
+static int read_rows(const jf_field *rows, size_t n, json_t *o, void *dst, gw_fail *err)
 {
 	const jf_field *f;
 	const json_t *v;
 	if (jf_read(rows, n, o, JF_NUL_CUTS, dst, &f, &v) == JF_OK)
 		return 0;
 	if (f->type == JF_INT)
-		snprintf(err, errlen, _("\"%s\" must be an integer from %ld to %ld"), f->key,
-		         (long)f->lo, (long)f->hi);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("\"%s\" must be an integer from %ld to %ld"), f->key, (long)f->lo,
+		            (long)f->hi);
 	else if (f->type == JF_STR)
-		snprintf(err, errlen, _("\"%s\" must be a string shorter than %zu"), f->key,
-		         f->size);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("\"%s\" must be a string shorter than %zu"), f->key, f->size);
 	else
-		snprintf(err, errlen, _("\"%s\" must be true or false"), f->key);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("\"%s\" must be true or false"),
+		            f->key);
 	return -1;
 }
 
 /* Reject keys outside rows and more, so typos are errors. */
 static int only_keys(json_t *o, const char *where, const jf_field *rows, size_t n,
-                     const char *const *more, char *err, size_t errlen)
+                     const char *const *more, gw_fail *err)
 {
 	const char *k = jf_unknown(o, rows, n, more);
 	if (k) {
-		snprintf(err, errlen, _("%s: unknown key \"%s\""), where, k);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("%s: unknown key \"%s\""), where, k);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_limits(gate_config *c, json_t *o, char *err, size_t errlen)
+static int parse_limits(gate_config *c, json_t *o, gw_fail *err)
 {
 	if (!json_is_object(o)) {
-		snprintf(err, errlen, _("\"limits\" must be an object"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("\"limits\" must be an object"));
 		return -1;
 	}
-	if (only_keys(o, "limits", ROWS(limit_rows), NULL, err, errlen) ||
-	    read_rows(ROWS(limit_rows), o, c, err, errlen))
+	if (only_keys(o, "limits", ROWS(limit_rows), NULL, err) ||
+	    read_rows(ROWS(limit_rows), o, c, err))
 		return -1;
 	return 0;
 }
 
-static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, size_t errlen)
+static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, gw_fail *err)
 {
 	static const char *const more[] = {"preferred_batch_sizes", NULL};
 	if (!json_is_object(o)) {
-		snprintf(err, errlen, _("each \"batching\" entry must be an object"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("each \"batching\" entry must be an object"));
 		return -1;
 	}
 	json_t *p = json_object_get(o, "path");
 	if (!json_is_string(p) || json_string_value(p)[0] != '/') {
-		snprintf(err, errlen, _("batching: \"path\" must be a string starting with /"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("batching: \"path\" must be a string starting with /"));
 		return -1;
 	}
 	gate_rule_defaults(r, c->goal, json_string_value(p));
-	if (only_keys(o, "batching", ROWS(rule_rows), more, err, errlen) ||
-	    read_rows(ROWS(rule_rows), o, r, err, errlen))
+	if (only_keys(o, "batching", ROWS(rule_rows), more, err) ||
+	    read_rows(ROWS(rule_rows), o, r, err))
 		return -1;
 	if (r->input[0] != '/' || r->output[0] != '/') {
-		snprintf(err, errlen,
-		         _("batching: \"input\" and \"output\" are JSON pointers (/input)"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("batching: \"input\" and \"output\" are JSON pointers (/input)"));
 		return -1;
 	}
 	json_t *pref = json_object_get(o, "preferred_batch_sizes");
 	if (pref) {
 		if (!json_is_array(pref) || json_array_size(pref) > GATE_MAX_PREFERRED) {
-			snprintf(err, errlen,
-			         _("\"preferred_batch_sizes\" must be a list of at most %d sizes"),
-			         GATE_MAX_PREFERRED);
+			gw_fail_set(
+			    err, GW_EXIT_USAGE, NULL, NULL,
+			    N_("\"preferred_batch_sizes\" must be a list of at most %d sizes"),
+			    GATE_MAX_PREFERRED);
 			return -1;
 		}
 		r->npreferred = 0;
@@ -392,10 +441,10 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 		{
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			    json_integer_value(v) > r->max_batch_size) {
-				snprintf(err, errlen,
-				         _("preferred batch size must be an integer from 1 to "
-				           "max_batch_size (%ld)"),
-				         r->max_batch_size);
+				gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+				            N_("preferred batch size must be an integer from 1 to "
+				               "max_batch_size (%ld)"),
+				            r->max_batch_size);
 				return -1;
 			}
 			r->preferred[r->npreferred++] = (long)json_integer_value(v);
@@ -411,11 +460,11 @@ static int parse_rule(gate_config *c, json_t *o, gate_batch_rule *r, char *err, 
 	return 0;
 }
 
-static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
+static int parse_upstreams(gate_config *c, json_t *a, gw_fail *err)
 {
 	if (!json_is_array(a) || json_array_size(a) > GATE_MAX_UPSTREAMS) {
-		snprintf(err, errlen, _("\"upstreams\" must be a list of at most %d"),
-		         GATE_MAX_UPSTREAMS);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("\"upstreams\" must be a list of at most %d"), GATE_MAX_UPSTREAMS);
 		return -1;
 	}
 	c->nup = 0;
@@ -424,35 +473,33 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 	json_array_foreach(a, i, v)
 	{
 		gate_upstream_cfg *u = &c->up[c->nup];
-		char e2[256];
 		if (json_is_string(v)) {
-			if (gate_parse_upstream(json_string_value(v), u, e2, sizeof e2)) {
-				snprintf(err, errlen, "upstreams[%zu]: %s", i, e2);
-				return -1;
-			}
+			if (gate_parse_upstream(json_string_value(v), u, err))
+				return fail_prefix(err, "upstreams[%zu]: ", i);
 		} else if (json_is_object(v)) {
 			static const char *const more[] = {"url", "gpu", NULL};
 			json_t *url = json_object_get(v, "url"), *gpu = json_object_get(v, "gpu");
-			if (only_keys(v, "upstreams", ROWS(upstream_rows), more, err, errlen))
+			if (only_keys(v, "upstreams", ROWS(upstream_rows), more, err))
 				return -1;
 			if (!json_is_string(url) ||
-			    gate_parse_upstream(json_string_value(url), u, e2, sizeof e2)) {
-				snprintf(err, errlen, "upstreams[%zu]: %s", i,
-				         json_is_string(url) ? e2 : _("\"url\" must be a string"));
-				return -1;
+			    gate_parse_upstream(json_string_value(url), u, err)) {
+				if (!json_is_string(url))
+					gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+					            N_("\"url\" must be a string"));
+				return fail_prefix(err, "upstreams[%zu]: ", i);
 			}
 			if (gpu && (!json_is_string(gpu) ||
-			            parse_gpu_list(json_string_value(gpu), u, e2, sizeof e2))) {
-				snprintf(err, errlen, "upstreams[%zu]: %s", i,
-				         json_is_string(gpu)
-				             ? e2
-				             : _("\"gpu\" must be a string (\"0,1\")"));
-				return -1;
+			            parse_gpu_list(json_string_value(gpu), u, err))) {
+				if (!json_is_string(gpu))
+					gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+					            N_("\"gpu\" must be a string (\"0,1\")"));
+				return fail_prefix(err, "upstreams[%zu]: ", i);
 			}
-			if (read_rows(ROWS(upstream_rows), v, u, err, errlen))
+			if (read_rows(ROWS(upstream_rows), v, u, err))
 				return -1;
 		} else {
-			snprintf(err, errlen, _("upstreams[%zu] must be a URL or an object"), i);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("upstreams[%zu] must be a URL or an object"), i);
 			return -1;
 		}
 		c->nup++;
@@ -460,11 +507,11 @@ static int parse_upstreams(gate_config *c, json_t *a, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_allow(gate_config *c, json_t *a, char *err, size_t errlen)
+static int parse_allow(gate_config *c, json_t *a, gw_fail *err)
 {
 	if (!json_is_array(a) || json_array_size(a) > GATE_MAX_ALLOW) {
-		snprintf(err, errlen, _("\"allow\" must be a list of at most %d networks"),
-		         GATE_MAX_ALLOW);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            N_("\"allow\" must be a list of at most %d networks"), GATE_MAX_ALLOW);
 		return -1;
 	}
 	c->nallow = 0;
@@ -472,63 +519,64 @@ static int parse_allow(gate_config *c, json_t *a, char *err, size_t errlen)
 	json_t *v;
 	json_array_foreach(a, i, v)
 	{
-		char e2[200];
 		if (!json_is_string(v) ||
-		    gate_parse_net(json_string_value(v), &c->allow[c->nallow], e2, sizeof e2)) {
-			snprintf(err, errlen, "allow[%zu]: %s", i,
-			         json_is_string(v) ? e2 : _("must be a string"));
-			return -1;
+		    gate_parse_net(json_string_value(v), &c->allow[c->nallow], err)) {
+			if (!json_is_string(v))
+				gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("must be a string"));
+			return fail_prefix(err, "allow[%zu]: ", i);
 		}
 		c->nallow++;
 	}
 	return 0;
 }
 
-static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen)
+static int parse_sections(gate_config *c, json_t *root, gw_fail *err)
 {
 	static const char *const more[] = {"allow", "upstreams", "limits",   "users",
 	                                   "gpu",   "goal",      "batching", NULL};
-	if (only_keys(root, "config", ROWS(root_rows), more, err, errlen) ||
-	    read_rows(ROWS(root_rows), root, c, err, errlen))
+	if (only_keys(root, "config", ROWS(root_rows), more, err) ||
+	    read_rows(ROWS(root_rows), root, c, err))
 		return -1;
 	json_t *v;
 	if ((v = json_object_get(root, "goal"))) {
 		const char *g = json_string_value(v);
 		if (!g || (strcmp(g, "latency") && strcmp(g, "throughput"))) {
-			snprintf(err, errlen, _("\"goal\" must be \"latency\" or \"throughput\""));
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("\"goal\" must be \"latency\" or \"throughput\""));
 			return -1;
 		}
 		gate_goal_defaults(c, !strcmp(g, "throughput") ? GATE_GOAL_THROUGHPUT
 		                                               : GATE_GOAL_LATENCY);
 	}
-	if ((v = json_object_get(root, "allow")) && parse_allow(c, v, err, errlen))
+	if ((v = json_object_get(root, "allow")) && parse_allow(c, v, err))
 		return -1;
-	if ((v = json_object_get(root, "upstreams")) && parse_upstreams(c, v, err, errlen))
+	if ((v = json_object_get(root, "upstreams")) && parse_upstreams(c, v, err))
 		return -1;
-	if ((v = json_object_get(root, "limits")) && parse_limits(c, v, err, errlen))
+	if ((v = json_object_get(root, "limits")) && parse_limits(c, v, err))
 		return -1;
 	if ((v = json_object_get(root, "users"))) {
-		if (!json_is_object(v) ||
-		    only_keys(v, "users", ROWS(user_rows), NULL, err, errlen) ||
-		    read_rows(ROWS(user_rows), v, c, err, errlen)) {
+		if (!json_is_object(v) || only_keys(v, "users", ROWS(user_rows), NULL, err) ||
+		    read_rows(ROWS(user_rows), v, c, err)) {
 			if (!json_is_object(v))
-				snprintf(err, errlen, _("\"users\" must be an object"));
+				gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+				            N_("\"users\" must be an object"));
 			return -1;
 		}
 	}
 	if ((v = json_object_get(root, "gpu"))) {
-		if (!json_is_object(v) || only_keys(v, "gpu", ROWS(gpu_rows), NULL, err, errlen) ||
-		    read_rows(ROWS(gpu_rows), v, c, err, errlen)) {
+		if (!json_is_object(v) || only_keys(v, "gpu", ROWS(gpu_rows), NULL, err) ||
+		    read_rows(ROWS(gpu_rows), v, c, err)) {
 			if (!json_is_object(v))
-				snprintf(err, errlen, _("\"gpu\" must be an object"));
+				gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+				            N_("\"gpu\" must be an object"));
 			return -1;
 		}
 	}
 	if ((v = json_object_get(root, "batching"))) {
 		if (!json_is_array(v) || json_array_size(v) > GATE_MAX_RULES) {
-			snprintf(err, errlen,
-			         _("\"batching\" must be a list of at most %d endpoints"),
-			         GATE_MAX_RULES);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("\"batching\" must be a list of at most %d endpoints"),
+			            GATE_MAX_RULES);
 			return -1;
 		}
 		c->nrules = 0;
@@ -536,7 +584,7 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 		json_t *r;
 		json_array_foreach(v, i, r)
 		{
-			if (parse_rule(c, r, &c->rule[c->nrules], err, errlen))
+			if (parse_rule(c, r, &c->rule[c->nrules], err))
 				return -1;
 			c->nrules++;
 		}
@@ -544,45 +592,48 @@ static int parse_sections(gate_config *c, json_t *root, char *err, size_t errlen
 	return 0;
 }
 
-int gate_config_parse(gate_config *c, const char *text, size_t len, char *err, size_t errlen)
+int gate_config_parse(gate_config *c, const char *text, size_t len, gw_fail *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		set_err(err, errlen, &je);
+		set_err(err, "config", &je);
 		return -1;
 	}
 	int rc = -1;
 	if (!json_is_object(root))
-		snprintf(err, errlen, _("the config must be a JSON object"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("the config must be a JSON object"));
 	else
-		rc = parse_sections(c, root, err, errlen);
+		rc = parse_sections(c, root, err);
 	json_decref(root);
-	return rc;
+	return rc ? fail_what(err, "config") : 0;
 }
 
-static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+static char *slurp(const char *path, size_t *len, gw_fail *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		snprintf(err, errlen, "%s", strerror(errno));
+		gw_fail_set(err, GW_EXIT_USAGE, path, NULL, "%s", strerror(errno));
 		return NULL;
 	}
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
+	if (!buf)
+		gw_fail_set(err, GW_EXIT_USAGE, path, NULL, N_("out of memory"));
 	while (buf) {
 		size_t got = fread(buf + n, 1, cap - n, f);
 		n += got;
 		if (n < cap)
 			break;
 		if (cap >= (64u << 20)) {
-			snprintf(err, errlen, _("larger than 64 MiB"));
+			gw_fail_set(err, GW_EXIT_USAGE, path, NULL, N_("larger than 64 MiB"));
 			free(buf);
 			buf = NULL;
 			break;
 		}
 		char *nb = realloc(buf, cap * 2);
 		if (!nb) {
+			gw_fail_set(err, GW_EXIT_USAGE, path, NULL, N_("out of memory"));
 			free(buf);
 			buf = NULL;
 			break;
@@ -591,7 +642,7 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 		cap *= 2;
 	}
 	if (buf && ferror(f)) {
-		snprintf(err, errlen, "%s", strerror(errno));
+		gw_fail_set(err, GW_EXIT_USAGE, path, NULL, "%s", strerror(errno));
 		free(buf);
 		buf = NULL;
 	}
@@ -600,12 +651,12 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
-int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, size_t errlen)
+int gate_keys_parse(gate_config *c, const char *text, size_t len, gw_fail *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		set_err(err, errlen, &je);
+		set_err(err, "keys file", &je);
 		return -1;
 	}
 	static const char *const top[] = {"keys", NULL};
@@ -613,15 +664,16 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 	int rc = -1;
 	gate_key *arr = NULL;
 	int n = 0;
-	if (!json_is_object(root) || only_keys(root, "keys file", NULL, 0, top, err, errlen) ||
+	if (!json_is_object(root) || only_keys(root, "keys file", NULL, 0, top, err) ||
 	    !json_is_object(keys)) {
 		if (!json_is_object(root) || !json_is_object(keys))
-			snprintf(err, errlen, _("expected {\"keys\": {\"KEY\": {\"name\": ...}}}"));
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("expected {\"keys\": {\"KEY\": {\"name\": ...}}}"));
 		goto out;
 	}
 	arr = calloc(json_object_size(keys) + 1, sizeof *arr);
 	if (!arr) {
-		snprintf(err, errlen, _("out of memory"));
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, N_("out of memory"));
 		goto out;
 	}
 	const char *k;
@@ -630,19 +682,21 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 	{
 		gate_key *g = &arr[n];
 		if (!*k || strlen(k) >= sizeof g->key) {
-			snprintf(err, errlen, _("keys: a key must be 1 to %zu characters"),
-			         sizeof g->key - 1);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("keys: a key must be 1 to %zu characters"),
+			            sizeof g->key - 1);
 			goto out;
 		}
 		snprintf(g->key, sizeof g->key, "%s", k);
 		snprintf(g->lim.name, sizeof g->lim.name, "key%d", n + 1);
 		g->lim.weight = 1;
 		if (!json_is_object(v)) {
-			snprintf(err, errlen, _("keys: the value of each key must be an object"));
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            N_("keys: the value of each key must be an object"));
 			goto out;
 		}
-		if (only_keys(v, "keys", ROWS(key_rows), NULL, err, errlen) ||
-		    read_rows(ROWS(key_rows), v, &g->lim, err, errlen))
+		if (only_keys(v, "keys", ROWS(key_rows), NULL, err) ||
+		    read_rows(ROWS(key_rows), v, &g->lim, err))
 			goto out;
 		n++;
 	}
@@ -654,43 +708,36 @@ int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, siz
 out:
 	free(arr);
 	json_decref(root);
-	return rc;
+	return rc ? fail_what(err, "keys file") : 0;
 }
 
-int gate_keys_load(gate_config *c, const char *path, char *err, size_t errlen)
+int gate_keys_load(gate_config *c, const char *path, gw_fail *err)
 {
 	size_t len;
-	char e2[256];
-	char *text = slurp(path, &len, e2, sizeof e2);
-	if (!text) {
-		snprintf(err, errlen, "%s: %s", path, e2);
+	char *text = slurp(path, &len, err);
+	if (!text)
 		return -1;
-	}
-	int rc = gate_keys_parse(c, text, len, e2, sizeof e2);
+	int rc = gate_keys_parse(c, text, len, err);
 	if (rc)
-		snprintf(err, errlen, "%s: %s", path, e2);
+		fail_what(err, path);
 	free(text);
 	return rc;
 }
 
-int gate_config_load(gate_config *c, const char *path, char *err, size_t errlen)
+int gate_config_load(gate_config *c, const char *path, gw_fail *err)
 {
 	size_t len;
-	char e2[400];
-	char *text = slurp(path, &len, e2, sizeof e2);
-	if (!text) {
-		snprintf(err, errlen, "%s: %s", path, e2);
+	char *text = slurp(path, &len, err);
+	if (!text)
 		return -1;
-	}
-	int rc = gate_config_parse(c, text, len, e2, sizeof e2);
+	int rc = gate_config_parse(c, text, len, err);
 	free(text);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, e2);
-		return -1;
+		return fail_what(err, path);
 	}
 	snprintf(c->config_file, sizeof c->config_file, "%s", path);
 	if (c->keys_file[0])
-		return gate_keys_load(c, c->keys_file, err, errlen);
+		return gate_keys_load(c, c->keys_file, err);
 	return 0;
 }
 
@@ -704,22 +751,24 @@ int gate_workers(const gate_config *c)
 	return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
-int gate_config_check(const gate_config *c, char *err, size_t errlen)
+int gate_config_check(const gate_config *c, gw_fail *err)
 {
 	if (c->nup == 0) {
-		snprintf(err, errlen, _("no upstream (give --upstream URL)"));
+		gw_fail_set(err, GW_EXIT_USAGE, "gate", N_("see gpuwhy gate --help"),
+		            N_("no upstream (give --upstream URL)"));
 		return -1;
 	}
 	if (c->require_keys && c->nkeys == 0) {
-		snprintf(err, errlen, _("keys are required but no keys file names any"));
+		gw_fail_set(err, GW_EXIT_USAGE, "gate", N_("see gpuwhy gate --help"),
+		            N_("keys are required but no keys file names any"));
 		return -1;
 	}
 	for (int i = 0; i < c->nrules; i++)
 		for (int j = 0; j < c->rule[i].npreferred; j++)
 			if (c->rule[i].preferred[j] > c->rule[i].max_batch_size) {
-				snprintf(
-				    err, errlen,
-				    _("%s: preferred batch size %ld exceeds max_batch_size %ld"),
+				gw_fail_set(
+				    err, GW_EXIT_USAGE, "gate", N_("see gpuwhy gate --help"),
+				    N_("%s: preferred batch size %ld exceeds max_batch_size %ld"),
 				    c->rule[i].path, c->rule[i].preferred[j],
 				    c->rule[i].max_batch_size);
 				return -1;

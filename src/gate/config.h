@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/fail.h"
+
 #define GATE_MAX_UPSTREAMS 16
 #define GATE_MAX_GPUS_PER_UP 8
 #define GATE_MAX_RULES 8
@@ -111,27 +113,29 @@ void gate_goal_defaults(gate_config *c, gate_goal goal);
 void gate_rule_defaults(gate_batch_rule *r, gate_goal goal, const char *path);
 /*
  * Apply a JSON config text (the file's contents) over c. Returns 0, or -1
- * with "line:col: what" in err. Unknown keys are errors.
+ * with err filled (GW_EXIT_USAGE, what "config", why "line:col: what" or
+ * "upstreams[1]: ..."). Unknown keys are errors. err may be NULL.
  */
-int gate_config_parse(gate_config *c, const char *text, size_t len, char *err, size_t errlen);
-/* Read a config file into c (and its keys file). Returns 0 or -1 with err. */
-int gate_config_load(gate_config *c, const char *path, char *err, size_t errlen);
-/* Parse a keys file's text into c->keys. Returns 0 or -1 with err. */
-int gate_keys_parse(gate_config *c, const char *text, size_t len, char *err, size_t errlen);
-int gate_keys_load(gate_config *c, const char *path, char *err, size_t errlen);
+int gate_config_parse(gate_config *c, const char *text, size_t len, gw_fail *err);
+/* Read a config file into c (and its keys file). Returns 0 or -1 with err (what: the file). */
+int gate_config_load(gate_config *c, const char *path, gw_fail *err);
+/* Parse a keys file's text into c->keys. Returns 0 or -1 with err (what "keys file"). */
+int gate_keys_parse(gate_config *c, const char *text, size_t len, gw_fail *err);
+int gate_keys_load(gate_config *c, const char *path, gw_fail *err);
 void gate_config_free(gate_config *c);
 /* Deep copy (keys included). */
 int gate_config_copy(gate_config *dst, const gate_config *src);
-/* "URL" or "URL@0,1" or "URL@none". Returns 0 or -1 with err. */
-int gate_parse_upstream(const char *s, gate_upstream_cfg *out, char *err, size_t errlen);
-/* "10.0.0.0/8", "192.168.1.7", "::1/128". Returns 0 or -1 with err. */
-int gate_parse_net(const char *s, gate_net *out, char *err, size_t errlen);
+/* "URL" or "URL@0,1" or "URL@none". Returns 0 or -1 with err (what: s). */
+int gate_parse_upstream(const char *s, gate_upstream_cfg *out, gw_fail *err);
+/* "10.0.0.0/8", "192.168.1.7", "::1/128". Returns 0 or -1 with err (what: s). */
+int gate_parse_net(const char *s, gate_net *out, gw_fail *err);
 bool gate_net_match(const gate_net *n, const void *addr, bool v6);
 /* Whether a numeric host address is a loopback address. */
 bool gate_is_loopback(const char *host);
 const gate_key *gate_key_find(const gate_config *c, const char *key);
-/* Check the whole config for consistency. Returns 0 or -1 with err. */
-int gate_config_check(const gate_config *c, char *err, size_t errlen);
+/* Check the whole config for consistency. Returns 0 or -1 with err (what "gate", and the
+ * hint), to print as it is. */
+int gate_config_check(const gate_config *c, gw_fail *err);
 /* How many event loops c asks for (workers, or the CPUs' default). */
 int gate_workers(const gate_config *c);
 

@@ -95,13 +95,13 @@ static int g_upstream(const opt_def *o, const char *v, void *ctx)
 {
 	gate_pass *x = ctx;
 	gate_config *c = x->c;
-	char err[400];
+	gw_fail err = {0};
 	if (x->nup++ == 0)
 		c->nup = 0; /* flags replace the file's list */
 	if (c->nup == GATE_MAX_UPSTREAMS)
 		return bad(o, v, N_("too many upstreams (16 at most)"));
-	if (gate_parse_upstream(v, &c->up[c->nup], err, sizeof err))
-		return bad(o, v, err);
+	if (gate_parse_upstream(v, &c->up[c->nup], &err))
+		return bad(o, v, err.why_text);
 	c->nup++;
 	return 0;
 }
@@ -110,13 +110,13 @@ static int g_allow(const opt_def *o, const char *v, void *ctx)
 {
 	gate_pass *x = ctx;
 	gate_config *c = x->c;
-	char err[400];
+	gw_fail err = {0};
 	if (x->nallow++ == 0)
 		c->nallow = 0;
 	if (c->nallow == GATE_MAX_ALLOW)
 		return bad(o, v, N_("too many networks (16 at most)"));
-	if (gate_parse_net(v, &c->allow[c->nallow], err, sizeof err))
-		return bad(o, v, err);
+	if (gate_parse_net(v, &c->allow[c->nallow], &err))
+		return bad(o, v, err.why_text);
 	c->nallow++;
 	return 0;
 }
@@ -124,11 +124,11 @@ static int g_allow(const opt_def *o, const char *v, void *ctx)
 static int g_keys(const opt_def *o, const char *v, void *ctx)
 {
 	gate_config *c = ((gate_pass *)ctx)->c;
-	char err[400];
+	gw_fail err = {0};
 	snprintf(c->keys_file, sizeof c->keys_file, "%s", v);
-	if (gate_keys_load(c, v, err, sizeof err))
+	if (gate_keys_load(c, v, &err))
 		return gw_error(GW_EXIT_USAGE, "--keys", N_("see docs/gate.md for its format"),
-		                "%s", err);
+		                "%s: %s", err.what, err.why_text);
 	return 0;
 }
 
@@ -301,9 +301,10 @@ int gate_config_from_args(int argc, char **argv, gate_config *c)
 	if (rc)
 		return rc;
 	snprintf(c->metrics_listen, sizeof c->metrics_listen, "127.0.0.1:9410");
-	char err[700];
-	if (pre.file && gate_config_load(c, pre.file, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "--config", N_("see docs/gate.md"), "%s", err);
+	gw_fail err = {0};
+	if (pre.file && gate_config_load(c, pre.file, &err))
+		return gw_error(GW_EXIT_USAGE, "--config", N_("see docs/gate.md"), "%s: %s",
+		                err.what, err.why_text);
 	/* --goal first: it sets the defaults the batching flags then adjust. */
 	if (pre.goal)
 		gate_goal_defaults(c, !strcmp(pre.goal, "throughput") ? GATE_GOAL_THROUGHPUT
@@ -311,8 +312,8 @@ int gate_config_from_args(int argc, char **argv, gate_config *c)
 	gate_pass x = {.c = c};
 	if ((rc = parse_pass(argc, argv, &x)))
 		return rc;
-	if (gate_config_check(c, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, "gate", N_("see gpuwhy gate --help"), "%s", err);
+	if (gate_config_check(c, &err))
+		return gw_fail_print(&err);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "trace/trace_gzin.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "util/err.h"
 #include <zlib.h>
 
 #ifdef GPUWHY_HAVE_ISAL
@@ -443,27 +446,32 @@ bool trace_gzin_direct(const trace_gzin *g)
 	return g->direct;
 }
 
-int trace_gzin_status(const trace_gzin *g, int n, char *err, size_t errsz)
+/* The reasons are English, as trace_read_file gives them: formatted here and passed as data
+ * ("%s"), never looked up in the catalogue. */
+__attribute__((format(printf, 2, 3))) static int gz_fail(gw_fail *err, const char *fmt, ...)
+{
+	char why[sizeof err->why];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	gw_fail_set(err, GW_EXIT_ENV, NULL, NULL, "%s", why);
+	return -1;
+}
+
+int trace_gzin_status(const trace_gzin *g, int n, gw_fail *err)
 {
 #ifdef GPUWHY_HAVE_ISAL
-	if (g->state == GZ_NOLIB) {
-		snprintf(err, errsz, "cannot load %s (%s)", GW_ISAL_SONAME, GW_ISAL_INSTALL);
-		return -1;
-	}
+	if (g->state == GZ_NOLIB)
+		return gz_fail(err, "cannot load %s (%s)", GW_ISAL_SONAME, GW_ISAL_INSTALL);
 #endif
-	if (n < 0 && g->state == GZ_IO) {
-		snprintf(err, errsz, "read error: %s", strerror(g->err_no));
-		return -1;
-	}
-	if (n < 0) {
-		snprintf(err, errsz, "corrupt gzip data: %s",
-		         g->msg ? g->msg : "compressed data error");
-		return -1;
-	}
-	if (g->state == GZ_TRUNC) {
-		snprintf(err, errsz,
-		         "truncated gzip file (it ends in the middle of the compressed stream)");
-		return -1;
-	}
+	if (n < 0 && g->state == GZ_IO)
+		return gz_fail(err, "read error: %s", strerror(g->err_no));
+	if (n < 0)
+		return gz_fail(err, "corrupt gzip data: %s",
+		               g->msg ? g->msg : "compressed data error");
+	if (g->state == GZ_TRUNC)
+		return gz_fail(err, "truncated gzip file (it ends in the middle of the compressed "
+		                    "stream)");
 	return 1;
 }

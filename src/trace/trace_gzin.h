@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/fail.h"
+
 typedef struct trace_gzin trace_gzin;
 
 /* NULL with errno set when the file cannot be opened or memory runs out. bufsz: the size of
@@ -36,8 +38,9 @@ const unsigned char *trace_gzin_map(trace_gzin *g, size_t *len);
 void trace_gzin_map_done(trace_gzin *g, size_t upto);
 /* Whether the file is passed through as it is (not gzip). */
 bool trace_gzin_direct(const trace_gzin *g);
-/* After a read returned n (0 or -1): 1 for a clean end, or -1 with the reason in err ("read
- * error: ...", "corrupt gzip data: ...", "truncated gzip file (...)"). */
-int trace_gzin_status(const trace_gzin *g, int n, char *err, size_t errsz);
+/* After a read returned n (0 or -1): 1 for a clean end, or -1 with err filled (GW_EXIT_ENV,
+ * why in English: "read error: ...", "corrupt gzip data: ...", "truncated gzip file (...)";
+ * what is left empty for the caller, which knows the file). */
+int trace_gzin_status(const trace_gzin *g, int n, gw_fail *err);
 
 #endif

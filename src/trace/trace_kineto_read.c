@@ -13,7 +13,14 @@
 
 int trace_kineto_read_status(const trace_gzin *g, int n, char *err, size_t errsz)
 {
-	return trace_gzin_status(g, n, err, errsz);
+	gw_fail f = {0};
+	int rc = trace_gzin_status(g, n, &f);
+	if (rc < 0 && errsz) { /* cut as the buffer always cut it */
+		size_t len = strnlen(f.why, errsz - 1);
+		memcpy(err, f.why, len);
+		err[len] = '\0';
+	}
+	return rc;
 }
 
 void trace_kineto_add_progress(const trace_gzin *g, _Atomic uint64_t *progress, uint64_t *reported)

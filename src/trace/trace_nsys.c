@@ -3,19 +3,34 @@
 #include "util/i18n.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
 
+#include "util/err.h"
 #include "util/termsafe.h"
 
 typedef struct {
 	sqlite3 *db;
 	trace_rank *r;
-	char *err;
-	size_t errsz;
+	const char *path;
+	gw_fail *err;
 } nsys_t;
+
+/* The reasons are English (trace_read_file's callers word them): formatted here, passed as
+ * data, never looked up in the catalogue. */
+__attribute__((format(printf, 2, 3))) static int nsys_fail(nsys_t *n, const char *fmt, ...)
+{
+	char why[sizeof n->err->why];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	gw_fail_set(n->err, GW_EXIT_ENV, n->path, NULL, "%s", why);
+	return -1;
+}
 
 static bool table_exists(nsys_t *n, const char *t)
 {
@@ -98,15 +113,14 @@ static const char *sqlite_why(nsys_t *n, int rc, char *buf, size_t len)
 static void unreadable(nsys_t *n, int rc)
 {
 	char safe[GW_TERM_SAFE_LEN(200)];
-	snprintf(n->err, n->errsz, "not a readable SQLite database: %s",
-	         sqlite_why(n, rc, safe, sizeof safe));
+	nsys_fail(n, "not a readable SQLite database: %s", sqlite_why(n, rc, safe, sizeof safe));
 }
 
 static int sql_fail(nsys_t *n, const char *what)
 {
 	char safe[GW_TERM_SAFE_LEN(200)];
-	snprintf(n->err, n->errsz, "%s: %s", what,
-	         sqlite_why(n, sqlite3_extended_errcode(n->db), safe, sizeof safe));
+	nsys_fail(n, "%s: %s", what,
+	          sqlite_why(n, sqlite3_extended_errcode(n->db), safe, sizeof safe));
 	return -1;
 }
 
@@ -155,7 +169,7 @@ static int read_kernels(nsys_t *n)
 		         corr_key(gpid(sqlite3_column_int64(st, 4)), sqlite3_column_int64(st, 3)),
 		         nm ? nm : "", TRACE_CAT_KERNEL, 0, false) < 0) {
 			rc = -1;
-			snprintf(n->err, n->errsz, "out of memory");
+			nsys_fail(n, "out of memory");
 			break;
 		}
 	}
@@ -204,7 +218,7 @@ static int read_memops(nsys_t *n, bool memset_table)
 		         corr_key(gpid(sqlite3_column_int64(st, 4)), sqlite3_column_int64(st, 3)),
 		         name, memset_table ? TRACE_CAT_MEMSET : TRACE_CAT_MEMCPY, bw, true) < 0) {
 			rc = -1;
-			snprintf(n->err, n->errsz, "out of memory");
+			nsys_fail(n, "out of memory");
 			break;
 		}
 	}
@@ -238,7 +252,7 @@ static int read_syncs(nsys_t *n)
 		         corr_key(gpid(sqlite3_column_int64(st, 4)), sqlite3_column_int64(st, 3)),
 		         nm, TRACE_CAT_SYNC, 0, false) < 0) {
 			rc = -1;
-			snprintf(n->err, n->errsz, "out of memory");
+			nsys_fail(n, "out of memory");
 			break;
 		}
 	}
@@ -288,7 +302,7 @@ static int read_runtime(nsys_t *n)
 		if (push(n, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), -1, corr,
 		         name, TRACE_CAT_RUNTIME, 0, false) < 0) {
 			rc = -1;
-			snprintf(n->err, n->errsz, "out of memory");
+			nsys_fail(n, "out of memory");
 			break;
 		}
 	}
@@ -347,15 +361,15 @@ static void rank_from_name(trace_rank *r)
 	}
 }
 
-int trace_nsys_read(const char *path, trace_rank *r, char *err, size_t errsz)
+int trace_nsys_read(const char *path, trace_rank *r, gw_fail *err)
 {
-	nsys_t n = {.r = r, .err = err, .errsz = errsz};
+	nsys_t n = {.r = r, .path = path, .err = err};
 	r->source = TRACE_SRC_NSYS;
 	if (sqlite3_open_v2(path, &n.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		char safe[GW_TERM_SAFE_LEN(200)];
-		snprintf(err, errsz, "cannot open as SQLite: %s",
-		         sqlite_why(&n, n.db ? sqlite3_extended_errcode(n.db) : SQLITE_NOMEM, safe,
-		                    sizeof safe));
+		nsys_fail(&n, "cannot open as SQLite: %s",
+		          sqlite_why(&n, n.db ? sqlite3_extended_errcode(n.db) : SQLITE_NOMEM, safe,
+		                     sizeof safe));
 		sqlite3_close(n.db);
 		return -1;
 	}
@@ -383,9 +397,8 @@ int trace_nsys_read(const char *path, trace_rank *r, char *err, size_t errsz)
 	bool nsys = table_exists(&n, "StringIds") && (any || table_exists(&n, "EXPORT_META_DATA") ||
 	                                              table_exists(&n, "META_DATA_EXPORT"));
 	if (!nsys) {
-		snprintf(err, errsz,
-		         "an SQLite database, but not an Nsight Systems export "
-		         "(no StringIds and CUPTI_ACTIVITY_KIND_* tables)");
+		nsys_fail(&n, "an SQLite database, but not an Nsight Systems export "
+		              "(no StringIds and CUPTI_ACTIVITY_KIND_* tables)");
 		sqlite3_close(n.db);
 		return -1;
 	}

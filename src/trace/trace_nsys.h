@@ -6,14 +6,15 @@
 #include <stddef.h>
 
 #include "trace/trace_model.h"
+#include "util/fail.h"
 
 /*
  * Reads path into r (prepared by trace_rank_init). Times stay integer ns. Kernel names are the
  * demangled names; memcpy names are built like Kineto's ("Memcpy HtoD (Pinned -> Device)");
  * runtime names lose their _vNNNN suffix; of several runtime rows with one correlation id the
- * outermost (earliest) is kept. Missing tables mean no such events. Returns 0, or -1 with the
- * reason in err (not SQLite, not an nsys export).
+ * outermost (earliest) is kept. Missing tables mean no such events. Returns 0, or -1 with err
+ * filled (GW_EXIT_ENV, what: path, why: the reason in English, not SQLite, not an nsys export).
  */
-int trace_nsys_read(const char *path, trace_rank *r, char *err, size_t errsz);
+int trace_nsys_read(const char *path, trace_rank *r, gw_fail *err);
 
 #endif

@@ -114,7 +114,13 @@ static int read_regular(const char *path, trace_rank *r, _Atomic uint64_t *progr
 	size_t got = fread(magic, 1, sizeof magic, f);
 	fclose(f);
 	if (got == sizeof magic && !memcmp(magic, "SQLite format 3", 16)) {
-		int rc = trace_nsys_read(path, r, err, errsz);
+		gw_fail nf = {0};
+		int rc = trace_nsys_read(path, r, &nf);
+		if (rc && errsz) { /* cut as the buffer always cut it */
+			size_t n = strnlen(nf.why, errsz - 1);
+			memcpy(err, nf.why, n);
+			err[n] = '\0';
+		}
 		struct stat st;
 		if (progress && stat(path, &st) == 0)
 			atomic_fetch_add(progress, (uint64_t)st.st_size);

@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include <math.h>
 
 #include "gate/batch.h"
 #include "gate/gate_int.h"
+#include "util/err.h"
 
 /* ------------------------------------------------------------ fair queue */
 
@@ -157,7 +160,7 @@ static void test_config_parse(void **state)
 	(void)state;
 	gate_config c;
 	gate_config_defaults(&c);
-	char err[300];
+	gw_fail err = {0};
 	const char *ok =
 	    "{\"listen\": \"127.0.0.1:9000\", \"upstreams\": [\"http://127.0.0.1:7860@0,1\","
 	    " {\"url\": \"http://h:1\", \"gpu\": \"none\", \"max_inflight\": 2}],"
@@ -166,7 +169,7 @@ static void test_config_parse(void **state)
 	    " \"goal\": \"throughput\", \"workers\": 3,"
 	    " \"batching\": [{\"path\": \"/v1/embeddings\", \"max_batch_size\": 32}],"
 	    " \"gpu\": {\"min_free_mib\": 2048}, \"allow\": [\"10.0.0.0/8\"]}";
-	assert_int_equal(gate_config_parse(&c, ok, strlen(ok), err, sizeof err), 0);
+	assert_int_equal(gate_config_parse(&c, ok, strlen(ok), &err), 0);
 	assert_string_equal(c.listen, "127.0.0.1:9000");
 	assert_int_equal(c.nup, 2);
 	assert_int_equal(c.up[0].ngpu, 2);
@@ -186,7 +189,7 @@ static void test_config_parse(void **state)
 	for (int i = 0; i < c.rule[0].npreferred; i++)
 		assert_true(c.rule[0].preferred[i] <= 32);
 	assert_int_equal(c.rule[0].max_queue_delay_us, 20000);
-	assert_int_equal(gate_config_check(&c, err, sizeof err), 0);
+	assert_int_equal(gate_config_check(&c, &err), 0);
 
 	const char *bad[] = {
 	    "{\"limits\": {\"max_body_byte\": 1}}",       /* typo */
@@ -210,18 +213,55 @@ static void test_config_parse(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		gate_config d;
 		gate_config_defaults(&d);
-		err[0] = '\0';
-		assert_int_equal(gate_config_parse(&d, bad[i], strlen(bad[i]), err, sizeof err),
-		                 -1);
-		assert_true(err[0] != '\0');
+		memset(&err, 0, sizeof err);
+		assert_int_equal(gate_config_parse(&d, bad[i], strlen(bad[i]), &err), -1);
+		assert_int_equal(err.code, GW_EXIT_USAGE);
+		assert_string_equal(err.what, "config");
+		assert_true(err.why[0] != '\0' && err.why_text[0] != '\0');
 		gate_config_free(&d);
 	}
 	gate_config_free(&c);
 	gate_config_defaults(&c);
 	/* By default one loop per online CPU, at most 4. */
 	assert_true(gate_workers(&c) >= 1 && gate_workers(&c) <= 4);
-	assert_int_equal(gate_config_check(&c, err, sizeof err), -1); /* no upstream */
-	assert_non_null(strstr(err, "upstream"));
+	assert_int_equal(gate_config_check(&c, &err), -1); /* no upstream */
+	assert_int_equal(err.code, GW_EXIT_USAGE);
+	assert_string_equal(err.what, "gate");
+	assert_string_equal(err.why, "no upstream (give --upstream URL)");
+	assert_string_equal(err.hint, "see gpuwhy gate --help");
+	char line[800];
+	assert_string_equal(gw_fail_text(&err, line, sizeof line),
+	                    "gate: no upstream (give --upstream URL) (see gpuwhy gate --help)");
+
+	/* A fault in a list names its entry before the reason, in both wordings. */
+	const char *up = "{\"upstreams\": [\"http://a:1\", \"ftp://x\"]}";
+	assert_int_equal(gate_config_parse(&c, up, strlen(up), &err), -1);
+	assert_string_equal(err.why, "upstreams[1]: 'ftp://x' is not an http:// or https:// URL");
+	assert_string_equal(err.why_text, err.why);
+	const char *al = "{\"allow\": [5]}";
+	assert_int_equal(gate_config_parse(&c, al, strlen(al), &err), -1);
+	assert_string_equal(err.why, "allow[0]: must be a string");
+	const char *js = "{\n  \"a\": 1, \"a\": 2}";
+	assert_int_equal(gate_config_parse(&c, js, strlen(js), &err), -1);
+	assert_string_equal(err.what, "config");
+	assert_true(!strncmp(err.why, "2:", 2));
+
+	/* A file names itself as what failed, so the command prints "--config: FILE: why". */
+	char path[] = "/tmp/gw-gate-cfg-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{\"goal\": \"fast\"}", 16), 16);
+	close(fd);
+	assert_int_equal(gate_config_load(&c, path, &err), -1);
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.why, "\"goal\" must be \"latency\" or \"throughput\"");
+	assert_int_equal(gate_keys_load(&c, path, &err), -1);
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.why, "expected {\"keys\": {\"KEY\": {\"name\": ...}}}");
+	unlink(path);
+	assert_int_equal(gate_config_load(&c, path, &err), -1);
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.why, strerror(ENOENT));
 }
 
 static void test_keys_and_nets(void **state)
@@ -229,10 +269,10 @@ static void test_keys_and_nets(void **state)
 	(void)state;
 	gate_config c;
 	gate_config_defaults(&c);
-	char err[300];
+	gw_fail err = {0};
 	const char *k = "{\"keys\": {\"sk-1\": {\"name\": \"alice\", \"concurrency\": 8, "
 	                "\"weight\": 3}, \"sk-2\": {}}}";
-	assert_int_equal(gate_keys_parse(&c, k, strlen(k), err, sizeof err), 0);
+	assert_int_equal(gate_keys_parse(&c, k, strlen(k), &err), 0);
 	assert_int_equal(c.nkeys, 2);
 	const gate_key *a = gate_key_find(&c, "sk-1");
 	assert_non_null(a);
@@ -242,18 +282,23 @@ static void test_keys_and_nets(void **state)
 	assert_int_equal(gate_key_find(&c, "sk-2")->lim.weight, 1);
 	assert_null(gate_key_find(&c, "sk-3"));
 	const char *kb = "{\"keys\": {\"x\": {\"weight\": 0}}}";
-	assert_int_equal(gate_keys_parse(&c, kb, strlen(kb), err, sizeof err), -1);
+	assert_int_equal(gate_keys_parse(&c, kb, strlen(kb), &err), -1);
+	assert_string_equal(err.what, "keys file");
+	assert_string_equal(err.why, "\"weight\" must be an integer from 1 to 1000");
 	assert_int_equal(c.nkeys, 2); /* a bad file keeps the old keys */
 	gate_config_free(&c);
 
 	gate_net n;
-	assert_int_equal(gate_parse_net("10.1.0.0/16", &n, err, sizeof err), 0);
+	assert_int_equal(gate_parse_net("10.1.0.0/16", &n, &err), 0);
 	unsigned char in[4] = {10, 1, 200, 3}, out[4] = {10, 2, 0, 1};
 	assert_true(gate_net_match(&n, in, false));
 	assert_false(gate_net_match(&n, out, false));
 	unsigned char mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 0, 9};
 	assert_true(gate_net_match(&n, mapped, true));
-	assert_int_equal(gate_parse_net("nonsense", &n, err, sizeof err), -1);
+	assert_int_equal(gate_parse_net("nonsense", &n, &err), -1);
+	assert_int_equal(err.code, GW_EXIT_USAGE);
+	assert_string_equal(err.what, "nonsense");
+	assert_string_equal(err.why, "'nonsense' is not a numeric IPv4 or IPv6 address");
 	assert_true(gate_is_loopback("127.0.0.1"));
 	assert_true(gate_is_loopback("127.8.0.1"));
 	assert_true(gate_is_loopback("::1"));
@@ -261,14 +306,17 @@ static void test_keys_and_nets(void **state)
 	assert_false(gate_is_loopback("10.0.0.1"));
 
 	gate_upstream_cfg u;
-	assert_int_equal(gate_parse_upstream("http://127.0.0.1:11434/", &u, err, sizeof err), 0);
+	assert_int_equal(gate_parse_upstream("http://127.0.0.1:11434/", &u, &err), 0);
 	assert_string_equal(u.url, "http://127.0.0.1:11434");
 	assert_int_equal(u.ngpu, -1);
-	assert_int_equal(gate_parse_upstream("http://a:1@2", &u, err, sizeof err), 0);
+	assert_int_equal(gate_parse_upstream("http://a:1@2", &u, &err), 0);
 	assert_int_equal(u.ngpu, 1);
 	assert_int_equal(u.gpu[0], 2);
-	assert_int_equal(gate_parse_upstream("http://a:1@x", &u, err, sizeof err), -1);
-	assert_int_equal(gate_parse_upstream("localhost:1", &u, err, sizeof err), -1);
+	assert_int_equal(gate_parse_upstream("http://a:1@x", &u, &err), -1);
+	assert_string_equal(err.what, "http://a:1@x");
+	assert_string_equal(err.why, "GPU list 'x' is not indices such as 0 or 0,1");
+	assert_int_equal(gate_parse_upstream("localhost:1", &u, &err), -1);
+	assert_string_equal(err.what, "localhost:1");
 }
 
 /* --------------------------------------------------------------- batching */
@@ -461,9 +509,9 @@ static void test_route(void **state)
 	gate_config_defaults(&g->cfg);
 	g->cfg.min_free_mib = 4096;
 	g->nup = 2;
-	char err[200];
-	assert_int_equal(gate_parse_upstream("http://a:1@0", &g->up[0].cfg, err, sizeof err), 0);
-	assert_int_equal(gate_parse_upstream("http://b:1@1", &g->up[1].cfg, err, sizeof err), 0);
+	gw_fail err = {0};
+	assert_int_equal(gate_parse_upstream("http://a:1@0", &g->up[0].cfg, &err), 0);
+	assert_int_equal(gate_parse_upstream("http://b:1@1", &g->up[1].cfg, &err), 0);
 	g->gpu_aware = true;
 	g->ngpu = 2;
 	for (int i = 0; i < 2; i++)

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "trace/trace_gzin.h"
+#include "util/err.h"
 
 static char path[64];
 
@@ -78,7 +79,7 @@ static void truncate_file(void)
 
 /* Reads the whole file in reads of step bytes; returns the text, its length in *len and the
  * status in *status (1, or -1 with err). */
-static unsigned char *read_all(size_t step, size_t *len, int *status, char *err, size_t errsz)
+static unsigned char *read_all(size_t step, size_t *len, int *status, gw_fail *err)
 {
 	trace_gzin *g = trace_gzin_open(path, 4096);
 	assert_non_null(g);
@@ -98,8 +99,8 @@ static unsigned char *read_all(size_t step, size_t *len, int *status, char *err,
 			break;
 		n += (size_t)r;
 	}
-	err[0] = 0;
-	*status = trace_gzin_status(g, r, err, errsz);
+	memset(err, 0, sizeof *err);
+	*status = trace_gzin_status(g, r, err);
 	*len = n;
 	trace_gzin_close(g);
 	return out;
@@ -111,8 +112,8 @@ static void expect_text(const unsigned char *want, size_t n)
 	for (size_t s = 0; s < sizeof steps / sizeof *steps; s++) {
 		size_t len;
 		int st;
-		char err[200];
-		unsigned char *got = read_all(steps[s], &len, &st, err, sizeof err);
+		gw_fail err;
+		unsigned char *got = read_all(steps[s], &len, &st, &err);
 		assert_int_equal(st, 1);
 		assert_int_equal(len, n);
 		assert_memory_equal(got, want, n);
@@ -124,10 +125,13 @@ static void expect_error(const char *what)
 {
 	size_t len;
 	int st;
-	char err[200];
-	free(read_all(65536, &len, &st, err, sizeof err));
+	gw_fail err;
+	free(read_all(65536, &len, &st, &err));
 	assert_int_equal(st, -1);
-	assert_non_null(strstr(err, what));
+	assert_int_equal(err.code, GW_EXIT_ENV);
+	assert_string_equal(err.what, ""); /* the caller names the file */
+	assert_non_null(strstr(err.why, what));
+	assert_string_equal(err.why_text, err.why); /* English: the callers word it */
 }
 
 static void test_members(void **state)

@@ -339,6 +339,17 @@ static void test_nsys(void **state)
 	exec_sql(db, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
 	sqlite3_close(db);
 	expect_error("other.sqlite", "not an Nsight Systems export");
+	/* The reader itself names the file and gives the reason in English. */
+	trace_rank orank;
+	gw_fail nf = {0};
+	trace_rank_init(&orank, path_of("other.sqlite"));
+	assert_int_equal(trace_nsys_read(path_of("other.sqlite"), &orank, &nf), -1);
+	assert_int_equal(nf.code, GW_EXIT_ENV);
+	assert_string_equal(nf.what, path_of("other.sqlite"));
+	assert_string_equal(nf.why, "an SQLite database, but not an Nsight Systems export "
+	                            "(no StringIds and CUPTI_ACTIVITY_KIND_* tables)");
+	assert_string_equal(nf.why_text, nf.why);
+	trace_rank_free(&orank);
 	char junk[64];
 	memcpy(junk, "SQLite format 3", 16);
 	memset(junk + 16, 0x5a, sizeof junk - 16);
