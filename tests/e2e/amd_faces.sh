@@ -15,11 +15,12 @@ assert_eq "$?" 3 "an explicit --nvml/GPUWHY_NVML that fails stays a failure"
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" query --query-gpu=$Q --format=csv,noheader,nounits 2>&1)
 assert_eq "$(echo "$out" | head -1)" "AMD Instinct MI300X OAM, 0, 283, 196608, 40, 131.00" "fixture GPU 0"
 assert_eq "$(echo "$out" | wc -l)" 2 "two MI300X"
-# absent stays absent: no fan, no UUID, no clock-event reasons, no ECC on an MI300X tree
+# absent stays absent: no fan, no UUID, no clock-event reasons on an MI300X tree; its RAS
+# counts (ras/*_err_count, ue: one in all) are the volatile ECC total
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" query \
 	--query-gpu=index,fan.speed,uuid,clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total,power.limit \
 	--format=csv,noheader)
-assert_eq "$(echo "$out" | head -1)" "0, [N/A], [N/A], [N/A], [N/A], 750.00 W" "absent fields"
+assert_eq "$(echo "$out" | head -1)" "0, [N/A], [N/A], [N/A], 1, 750.00 W" "absent fields"
 # --gpus selects by index across the PCI order
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" --gpus 1 query --query-gpu=index,pci.bus_id --format=csv,noheader)
 assert_eq "$out" "1, 00000000:9F:00.0" "--gpus 1"
@@ -49,6 +50,21 @@ out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim rx7900xtx status)
 assert_contains "$out" "AMD GPU 1002:744c" "RX 7900 XTX without product_name"
 assert_contains "$out" "power 312 / 327 W" "power against power1_cap"
 echo "$out" | grep -Eq '^ +0 +1 alice .*18000 MiB .*python3' || fail "the scenario's process: $out"
+# a card that left the bus is worded from amdgpu (its resets in the kernel log), never as an Xid
+python3 - "$GPUWHY_SRC/sim/scenarios/rx7900xtx.json" "$T/rx-lost.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["name"] = "rx7900xtx-lost"
+d["gpus"][0]["lost_after_s"] = 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim "$T/rx-lost.json" status)
+assert_contains "$out" "GPU 0  AMD GPU 1002:744c            00000000:03:00.0  LOST" "status of a lost AMD card"
+assert_contains "$out" "amdgpu GPU reset" "the loss worded from amdgpu"
+case "$out" in *Xid*) fail "status words an AMD card's loss as an Xid: $out" ;; esac
+out=$(COLUMNS=80 GPUWHY_SIM_TIME=3 "$GPUWHY" --sim "$T/rx-lost.json" top --once -t)
+assert_contains "$out" "GPU 0  LOST: the card is gone; check the kernel log for amdgpu resets" "top of a lost AMD card"
+case "$out" in *Xid*) fail "top words an AMD card's loss as an Xid: $out" ;; esac
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"
