@@ -271,11 +271,15 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 	snprintf(hw, sizeof hw, "%s/hwmon/hwmon%d", dev, card_no(s, gi));
 	snprintf(cls, sizeof cls, "%s/sys/class/drm/card%d", root, card_no(s, gi));
 	snprintf(link, sizeof link, "%s/device", cls);
-	if (t >= g->lost_after) {
+	if (t >= g->lost_after && !with_static) {
 		/* fallen off the bus: the driver's card is gone */
 		unlink(link);
 		return 0;
 	}
+	/* Opened after the loss: the tree as it was just before, so that the card is
+	 * found and the next reading loses it, as NVML still lists a lost GPU. */
+	if (t >= g->lost_after)
+		t = g->lost_after;
 	if (with_static) {
 		char target[64];
 		snprintf(target, sizeof target, "../../../bus/pci/devices/%s", bdf);

@@ -44,6 +44,7 @@ record_status *record_status_new(gpu_ctx *gc, const char *path, FILE *out)
 		info[i] = (top_gpu_info){.index = s->index};
 		snprintf(info[i].name, sizeof info[i].name, "%s", s->name);
 		snprintf(info[i].uuid, sizeof info[i].uuid, "%s", s->uuid);
+		snprintf(info[i].vendor, sizeof info[i].vendor, "%s", s->vendor);
 	}
 	st->path = strdup(path);
 	if (!st->path || top_model_init(&st->m, n, info) != 0) {

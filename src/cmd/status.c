@@ -84,8 +84,15 @@ static void print_gpu_text(gpu_ctx *c, int i, const gpu_values *v)
 	gw_term_safe(s->pci_bus_id[0] ? s->pci_bus_id : "n/a", bus, sizeof bus);
 	printf("GPU %-2d %-28.28s %-17s ", s->index, name, bus);
 	if (v->lost) {
-		printf("%s\n",
-		       _("LOST: fell off the bus (GPU_IS_LOST); check the kernel log for Xid 79"));
+		/* Xid is NVIDIA's word: an AMD card is worded from what amdgpu logs */
+		if (!strcmp(s->vendor, "amd"))
+			printf("%s\n",
+			       _("LOST: the card left the bus or its driver; check the kernel "
+			         "log for amdgpu GPU reset and ring timeout lines"));
+		else
+			printf("%s\n",
+			       _("LOST: fell off the bus (GPU_IS_LOST); check the kernel log "
+			         "for Xid 79"));
 		return;
 	}
 	char pst[32];

@@ -194,9 +194,11 @@ static gpu_probe *probe_all(gpu_ctx *c, unsigned count, unsigned n_amd)
 	for (unsigned k = 0; k < n_amd; k++) {
 		all[count + k].amd = &c->amd.cards[k];
 		gpu_amd_static(c, (int)k, (int)(count + k), &all[count + k].st);
+		all[count + k].st.vendor_index = (int)k;
 	}
 	for (unsigned i = 0; i < count; i++) {
 		snprintf(all[i].st.vendor, sizeof all[i].st.vendor, "nvidia");
+		all[i].st.vendor_index = (int)i;
 		nvmlReturn_t nr = c->api.nvmlDeviceGetHandleByIndex_v2
 		                      ? c->api.nvmlDeviceGetHandleByIndex_v2(i, &all[i].h)
 		                      : c->api.nvmlDeviceGetHandleByIndex(i, &all[i].h);

@@ -33,6 +33,9 @@ typedef struct gpu_ctx gpu_ctx;
 typedef struct {
 	int index;      /* gpuwhy's index: NVML's for NVIDIA GPUs, then AMD GPUs in PCI order */
 	char vendor[8]; /* "nvidia" or "amd" */
+	/* the vendor's own numbering, counting only its GPUs from 0: CUDA's (NVML's
+	 * index) for NVIDIA, HIP's and ROCr's (PCI order) for AMD */
+	int vendor_index;
 	char name[96];
 	char uuid[96];
 	char serial[32];

@@ -33,7 +33,9 @@ typedef struct {
 } queue_gpu_proc;
 
 typedef struct {
-	int index; /* NVML index */
+	int index;        /* gpuwhy's index */
+	bool amd;         /* an AMD GPU: HIP_VISIBLE_DEVICES, not CUDA_VISIBLE_DEVICES, names it */
+	int vendor_index; /* CUDA's number for NVIDIA, HIP's for AMD */
 	char uuid[96], name[96];
 	bool lost, total_ok, free_ok;
 	int64_t total_mib, free_mib;

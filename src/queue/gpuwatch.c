@@ -73,6 +73,8 @@ static void copy_gpu(queue_gpuwatch *w, const snapshot *sn, int i, queue_gpu_see
 	const gpu_values *v = &sn->gpu[i];
 	memset(g, 0, offsetof(queue_gpu_seen, proc));
 	g->index = st->index;
+	g->amd = !strcmp(st->vendor, "amd");
+	g->vendor_index = st->vendor_index;
 	snprintf(g->uuid, sizeof g->uuid, "%s", st->uuid);
 	snprintf(g->name, sizeof g->name, "%s", st->name);
 	g->lost = v->lost;

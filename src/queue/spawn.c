@@ -41,11 +41,23 @@ void local_run_add(queue_local *l, local_run *r)
 	l->run[l->nrun++] = r;
 }
 
-/* The variables the queue sets for every attempt: they win over the task's own. */
+/*
+ * The variables the queue sets for every attempt: they win over the task's own.
+ * HIP_VISIBLE_DEVICES is set only on a machine with AMD GPUs; the task's
+ * ROCR_VISIBLE_DEVICES is always dropped, as ROCr applies it before HIP and
+ * would renumber the GPUs that HIP_VISIBLE_DEVICES names.
+ */
 static const char *const set_by_queue[] = {
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPUWHY_TASK_ID",  "GPUWHY_ATTEMPT",
-    "GPUWHY_ATTEMPT_TOKEN", "GPUWHY_QUEUE",      "GPUWHY_TASK_GPUS"};
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",    "GPUWHY_TASK_ID",
+    "GPUWHY_ATTEMPT",       "GPUWHY_ATTEMPT_TOKEN", "GPUWHY_QUEUE",
+    "GPUWHY_TASK_GPUS",     "HIP_VISIBLE_DEVICES",  "ROCR_VISIBLE_DEVICES"};
 #define NSET (sizeof set_by_queue / sizeof *set_by_queue)
+
+/* What names the picked GPUs to each vendor's runtime. */
+typedef struct {
+	char cuda[GPU_MAX * 100]; /* CUDA_VISIBLE_DEVICES */
+	char hip[GPU_MAX * 8];    /* HIP_VISIBLE_DEVICES; "" when the machine has no AMD GPU */
+} visible_set;
 
 static bool set_by_us(const char *k, size_t klen)
 {
@@ -104,29 +116,29 @@ static char *const *base_env(queue_local *l, const char *env_json, int *n)
 	return environ;
 }
 
-/* The attempt's environment: base (less what the queue sets), then copies of the NSET
- * strings of extra. base's strings are not copied: free it with attempt_env_free. */
-static char **build_env(char *const *base, int nbase, char *const *extra)
+/* The attempt's environment: copies of the NSET strings of extra that are not NULL
+ * (first, *nextra of them), then base less what the queue sets. base's strings are
+ * not copied: free it with attempt_env_free. */
+static char **build_env(char *const *base, int nbase, char *const *extra, size_t *nextra)
 {
 	char **env = gw_xrealloc(NULL, ((size_t)nbase + NSET + 1) * sizeof *env);
 	size_t n = 0;
+	for (size_t i = 0; i < NSET; i++)
+		if (extra[i])
+			env[n++] = gw_xstrdup(extra[i]);
+	*nextra = n;
 	for (int i = 0; i < nbase; i++) {
 		const char *eq = strchr(base[i], '=');
 		if (eq && !set_by_us(base[i], (size_t)(eq - base[i])))
 			env[n++] = base[i];
 	}
-	for (size_t i = 0; i < NSET; i++)
-		env[n++] = gw_xstrdup(extra[i]);
 	env[n] = NULL;
 	return env;
 }
 
-static void attempt_env_free(char **env)
+static void attempt_env_free(char **env, size_t nextra)
 {
-	size_t n = 0;
-	while (env[n])
-		n++;
-	for (size_t i = n - NSET; i < n; i++)
+	for (size_t i = 0; i < nextra; i++)
 		free(env[i]);
 	free(env);
 }
@@ -246,29 +258,66 @@ static int spawn_shim(int devnull, queue_shim_opts *o, char **envp, int *sock_ou
 	return pid;
 }
 
-/* GPU indices, UUIDs and the CUDA_VISIBLE_DEVICES value for the picked positions. */
-static void join_gpus(const queue_local *l, const int *pick, int n, queue_attempt *a, char *visible,
-                      size_t vislen)
+/* Append ",item" (or "item" first) to dst at *at, never past len. */
+static void list_add(char *dst, size_t len, size_t *at, const char *item)
+{
+	*at += (size_t)snprintf(dst + *at, *at < len ? len - *at : 0, "%s%s", *at ? "," : "", item);
+}
+
+/*
+ * Each runtime counts only its own vendor's GPUs from 0 (docs/amd.md): an NVIDIA
+ * GPU goes to CUDA_VISIBLE_DEVICES (its UUID, or CUDA's index), an AMD GPU to
+ * HIP_VISIBLE_DEVICES by HIP's index. On a mixed machine a task on AMD GPUs
+ * alone gets CUDA_VISIBLE_DEVICES="" (no NVIDIA GPU) and one on NVIDIA GPUs
+ * alone HIP_VISIBLE_DEVICES=-1 (an invalid index: HIP, like CUDA, shows none
+ * from there on, where an empty value may read as unset). On an AMD-only
+ * machine CUDA_VISIBLE_DEVICES repeats HIP's list, which HIP also honours.
+ */
+static void visible_lists(const queue_local *l, const int *pick, int n, visible_set *v)
+{
+	const queue_gpus *all = l->env.gpus;
+	bool amd = false, nvidia = false;
+	/* An AMD GPU numbered past HIP's index has NVIDIA GPUs before it, watched or not. */
+	for (int k = 0; k < all->n; k++) {
+		*(all->g[k].amd ? &amd : &nvidia) = true;
+		nvidia |= all->g[k].amd && all->g[k].index != all->g[k].vendor_index;
+	}
+	size_t c = 0, h = 0;
+	v->cuda[0] = v->hip[0] = '\0';
+	for (int k = 0; k < n; k++) {
+		const queue_gpu_seen *g = &all->g[pick[k]];
+		char num[16];
+		snprintf(num, sizeof num, "%d", g->vendor_index);
+		if (g->amd)
+			list_add(v->hip, sizeof v->hip, &h, num);
+		else
+			list_add(v->cuda, sizeof v->cuda, &c,
+			         l->env.cfg->visible_index || !g->uuid[0] ? num : g->uuid);
+	}
+	if (amd && !h)
+		snprintf(v->hip, sizeof v->hip, "-1");
+	if (amd && !nvidia)
+		snprintf(v->cuda, sizeof v->cuda, "%s", h ? v->hip : "");
+}
+
+/* GPU indices, UUIDs and what names them to CUDA and HIP for the picked positions. */
+static void join_gpus(const queue_local *l, const int *pick, int n, queue_attempt *a,
+                      visible_set *v)
 {
 	char *idx = a->gpu_idx, *uuids = a->gpu_uuids;
 	size_t idxlen = sizeof a->gpu_idx, uulen = sizeof a->gpu_uuids;
-	size_t i = 0, u = 0, c = 0;
-	idx[0] = uuids[0] = visible[0] = '\0';
+	size_t i = 0, u = 0;
+	idx[0] = uuids[0] = '\0';
 	for (int k = 0; k < n; k++) {
 		const queue_gpu_seen *g = &l->env.gpus->g[pick[k]];
 		const char *sep = k ? "," : "";
 		i += (size_t)snprintf(idx + i, i < idxlen ? idxlen - i : 0, "%s%d", sep, g->index);
 		u += (size_t)snprintf(uuids + u, u < uulen ? uulen - u : 0, "%s%s", sep, g->uuid);
-		if (l->env.cfg->visible_index || !g->uuid[0])
-			c += (size_t)snprintf(visible + c, c < vislen ? vislen - c : 0, "%s%d", sep,
-			                      g->index);
-		else
-			c += (size_t)snprintf(visible + c, c < vislen ? vislen - c : 0, "%s%s", sep,
-			                      g->uuid);
 	}
+	visible_lists(l, pick, n, v);
 }
 
-static void log_header(int logfd, const queue_attempt *a, int ngpu, const char *visible)
+static void log_header(int logfd, const queue_attempt *a, int ngpu, const visible_set *v)
 {
 	char ts[32], head[1024];
 	time_t now = (time_t)a->started;
@@ -277,9 +326,9 @@ static void log_header(int logfd, const queue_attempt *a, int ngpu, const char *
 	strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
 	int hl = snprintf(head, sizeof head,
 	                  "=== gpuwhy task %lld attempt %d token %s start %s GPUs %s"
-	                  " CUDA_VISIBLE_DEVICES=%s ===\n",
+	                  " CUDA_VISIBLE_DEVICES=%s%s%s ===\n",
 	                  (long long)a->task_id, a->n, a->token, ts, ngpu ? a->gpu_idx : "none",
-	                  visible);
+	                  v->cuda, v->hip[0] ? " HIP_VISIBLE_DEVICES=" : "", v->hip);
 	if (write(logfd, head, (size_t)hl < sizeof head ? (size_t)hl : sizeof head - 1) < 0)
 		queue_worker_log("task %lld: cannot write its log: %s", (long long)a->task_id,
 		                 strerror(errno));
@@ -287,21 +336,23 @@ static void log_header(int logfd, const queue_attempt *a, int ngpu, const char *
 
 /* The command's environment: the task's own plus what tells it where it runs. */
 static char **attempt_env(queue_local *l, const queue_task *t, const queue_attempt *a,
-                          const char *visible)
+                          const visible_set *v, size_t *nextra)
 {
-	char e_vis[GPU_MAX * 100 + 32], e_id[64], e_att[64], e_tok[80], e_q[PATH_MAX + 16],
-	    e_gpus[300];
-	snprintf(e_vis, sizeof e_vis, "CUDA_VISIBLE_DEVICES=%s", visible);
+	char e_vis[GPU_MAX * 100 + 32], e_hip[GPU_MAX * 8 + 32], e_id[64], e_att[64], e_tok[80],
+	    e_q[PATH_MAX + 16], e_gpus[300];
+	snprintf(e_vis, sizeof e_vis, "CUDA_VISIBLE_DEVICES=%s", v->cuda);
+	snprintf(e_hip, sizeof e_hip, "HIP_VISIBLE_DEVICES=%s", v->hip);
 	snprintf(e_id, sizeof e_id, "GPUWHY_TASK_ID=%lld", (long long)t->id);
 	snprintf(e_att, sizeof e_att, "GPUWHY_ATTEMPT=%d", a->n);
 	snprintf(e_tok, sizeof e_tok, "GPUWHY_ATTEMPT_TOKEN=%s", a->token);
 	snprintf(e_q, sizeof e_q, "GPUWHY_QUEUE=%s", l->env.dir);
 	snprintf(e_gpus, sizeof e_gpus, "GPUWHY_TASK_GPUS=%s", a->gpu_idx);
-	char *extra[] = {e_vis, "CUDA_DEVICE_ORDER=PCI_BUS_ID", e_id, e_att, e_tok, e_q, e_gpus};
+	char *extra[] = {e_vis,  "CUDA_DEVICE_ORDER=PCI_BUS_ID", e_id, e_att, e_tok, e_q,
+	                 e_gpus, v->hip[0] ? e_hip : NULL,       NULL};
 	_Static_assert(sizeof extra / sizeof *extra == NSET, "one string per variable set");
 	int nbase;
 	char *const *base = base_env(l, t->spec.env_json, &nbase);
-	return build_env(base, nbase, extra);
+	return build_env(base, nbase, extra, nextra);
 }
 
 /* The shim is up: record it running and let it go (or not). */
@@ -437,8 +488,8 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	}
 	queue_new_token(a.token, sizeof a.token);
 	snprintf(a.boot_id, sizeof a.boot_id, "%s", l->env.boot_id);
-	char visible[GPU_MAX * 100];
-	join_gpus(l, pick, n, &a, visible, sizeof visible);
+	visible_set vis;
+	join_gpus(l, pick, n, &a, &vis);
 	a.reserved_mib = c->mem_mib;
 	a.per_gpu = per_gpu;
 	a.started = gw_wall_s();
@@ -451,8 +502,9 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	queue_status_path(l->env.dir, c->id, a.n, statp, sizeof statp);
 	/* The header before the go-ahead: an attempt that is not recorded leaves one line. */
 	if (logfd >= 0)
-		log_header(logfd, &a, n, visible);
-	char **envp = attempt_env(l, &t, &a, visible);
+		log_header(logfd, &a, n, &vis);
+	size_t nextra;
+	char **envp = attempt_env(l, &t, &a, &vis, &nextra);
 	queue_shim_opts so = {.status = statp,
 	                      .log = logp,
 	                      .log_fd = logfd,
@@ -470,7 +522,7 @@ void local_start_task(queue_local *l, const queue_candidate *c, int per_gpu, con
 	free(msg);
 	if (logfd >= 0)
 		close(logfd);
-	attempt_env_free(envp);
+	attempt_env_free(envp, nextra);
 	queue_task_free(&t);
 	if (l->nrun != before)
 		queue_worker_log("task %lld attempt %d started on GPU %s (shim pid %d)",

@@ -117,6 +117,7 @@ static int open_gpus(top_app *a)
 			snprintf(info[i].uuid, sizeof info[i].uuid, "%s", s->uuid);
 			snprintf(info[i].pci_bus_id, sizeof info[i].pci_bus_id, "%s",
 			         s->pci_bus_id);
+			snprintf(info[i].vendor, sizeof info[i].vendor, "%s", s->vendor);
 			mig_summary(a->gc, i, &info[i]);
 		}
 		if (n == 0)

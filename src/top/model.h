@@ -30,8 +30,9 @@ typedef struct {
 	char name[96];
 	char uuid[96];
 	char pci_bus_id[32];
-	int nmig;      /* MIG devices when the view started, 0 when MIG is off */
-	char mig[192]; /* "3g.40gb GI 2, 2g.20gb GI 3, ..." */
+	char vendor[8]; /* "nvidia" or "amd": how a lost GPU is worded */
+	int nmig;       /* MIG devices when the view started, 0 when MIG is off */
+	char mig[192];  /* "3g.40gb GI 2, 2g.20gb GI 3, ..." */
 } top_gpu_info;
 
 typedef enum {

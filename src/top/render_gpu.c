@@ -421,10 +421,14 @@ void top_r_gpus(top_rctx *x)
 		if (kind == BLOCK_LOST) {
 			top_line l = top_r_line_at(x, r, r.x, y);
 			char buf[192];
-			snprintf(
-			    buf, sizeof buf,
-			    _("GPU %d  LOST: fell off the bus; check the kernel log for Xid 79"),
-			    f->m->gpu[g].index);
+			/* Xid is NVIDIA's word: an AMD card is worded from what amdgpu logs */
+			bool amd = !strcmp(f->m->gpu[g].vendor, "amd");
+			snprintf(buf, sizeof buf,
+			         amd ? _("GPU %d  LOST: the card is gone; check the kernel log for "
+			                 "amdgpu resets")
+			             : _("GPU %d  LOST: fell off the bus; check the kernel log for "
+			                 "Xid 79"),
+			         f->m->gpu[g].index);
 			top_r_text(&l, TOP_S_ERR, buf);
 			continue;
 		}

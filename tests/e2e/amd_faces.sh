@@ -50,6 +50,21 @@ out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim rx7900xtx status)
 assert_contains "$out" "AMD GPU 1002:744c" "RX 7900 XTX without product_name"
 assert_contains "$out" "power 312 / 327 W" "power against power1_cap"
 echo "$out" | grep -Eq '^ +0 +1 alice .*18000 MiB .*python3' || fail "the scenario's process: $out"
+# a card that left the bus is worded from amdgpu (its resets in the kernel log), never as an Xid
+out=$(GPUWHY_SIM_TIME=6 "$GPUWHY" --sim rx7900xtx-lost status)
+assert_contains "$out" "GPU 0  AMD GPU 1002:744c            00000000:03:00.0  LOST" "status of a lost AMD card"
+assert_contains "$out" "amdgpu GPU reset" "the loss worded from amdgpu"
+case "$out" in *Xid*) fail "status words an AMD card's loss as an Xid: $out" ;; esac
+out=$(COLUMNS=80 GPUWHY_SIM_TIME=6 "$GPUWHY" --sim rx7900xtx-lost top --once -t)
+assert_contains "$out" "GPU 0  LOST: the card is gone; check the kernel log for amdgpu resets" "top of a lost AMD card"
+case "$out" in *Xid*) fail "top words an AMD card's loss as an Xid: $out" ;; esac
+assert_eq "$(GPUWHY_SIM_TIME=1 "$GPUWHY" --sim rx7900xtx-lost query --query-gpu=memory.used --format=csv,noheader,nounits)" \
+	"18412" "the card before its loss"
+GPUWHY_SIM_TIME=6 "$GPUWHY" --sim rx7900xtx-lost record -o "$T/lost.gpuwhy" --duration 2s 2>/dev/null || fail "record the lost card"
+out=$("$GPUWHY" report --format json "$T/lost.gpuwhy" | python3 -c '
+import json, sys
+print(",".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))')
+case ",$out," in *,gpu-fault,*) ;; *) fail "no gpu-fault for the lost card: $out" ;; esac
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"
