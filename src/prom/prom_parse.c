@@ -356,7 +356,7 @@ static void end_elem(pstate *p)
 		memcpy(l, p->l, (size_t)p->nl * sizeof *l);
 	qsort(l, (size_t)p->nl, sizeof *l, label_cmp);
 	prom_series *s = series_for(p->m, p->n0, l, p->nl);
-	p->nl = 0; /* taken over */
+	p->nl = 0;      /* taken over */
 	if (p->np == 0) /* a series with no points: nothing to copy, and s->t may be NULL */
 		return;
 	reserve_points(s, p->np);
