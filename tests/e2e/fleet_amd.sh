@@ -7,21 +7,15 @@
 # does not show, is gpuwhy_gpu_info's label in Prometheus, and what Prometheus does not hold
 # reads n/a in a node's report. Nothing here is timed: it waits until Prometheus holds the samples.
 . "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/prom_lab.bash"
 have_sim || skip "simulated GPU not built"
 command -v prometheus >/dev/null || skip "prometheus missing (scripts/install-deps --extra)"
 command -v python3 >/dev/null || skip "python3 missing"
 command -v curl >/dev/null || skip "curl missing"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 unset GPUWHY_SYSFS_ROOT GPUWHY_SIM_TIME
 
 declare -A PORT=([amd]=$(free_port) [nv]=$(free_port))
-{
-	echo "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}"
-	echo "scrape_configs:"
-	echo "  - job_name: gpu"
-	echo "    static_configs:"
-	echo "      - targets: ['127.0.0.1:${PORT[amd]}', '127.0.0.1:${PORT[nv]}']"
-} >"$T/prom.yml"
+prom_config "127.0.0.1:${PORT[amd]}" "127.0.0.1:${PORT[nv]}" >"$T/prom.yml"
 START=$(date +%s)
 for n in amd:mi300x8 nv:h100x1; do
 	node=${n%%:*} scen=${n#*:}
@@ -30,17 +24,9 @@ for n in amd:mi300x8 nv:h100x1; do
 	PIDS_TO_KILL+=($!)
 	wait_line "$T/$node.log" 'serving http://127.0.0.1:' $!
 done
-PP=$(free_port)
-prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/data" \
-	--web.listen-address="127.0.0.1:$PP" >"$T/prom.log" 2>&1 &
-PIDS_TO_KILL+=($!)
-URL=http://127.0.0.1:$PP
-for _ in $(seq 600); do curl -fsS -o /dev/null "$URL/-/ready" 2>/dev/null && break; sleep 0.2; done
-curl -fsS -o /dev/null "$URL/-/ready" || fail "prometheus did not start: $(tail -3 "$T/prom.log")"
+prom_start
 
-# q PROMQL: how many series, and the least value
-q() { curl -fsS --data-urlencode "query=$1" "$URL/api/v1/query" |
-	python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r), min([float(x["value"][1]) for x in r] or [0]))'; }
+q() { prom_q "$@"; }
 # Until both targets have 30 scrapes and every AMD GPU has at least two busy and two waiting
 # samples at the 1 s steps fleet reads (a subquery at 1 s is evaluated at the same whole
 # seconds as fleet's steps from START). At most 10 min.

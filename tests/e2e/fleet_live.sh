@@ -7,11 +7,11 @@
 # nothing severe on the healthy busy node; and beside them, what each exporter found itself
 # (gpuwhy_finding). Nothing here is timed: it waits until Prometheus holds the samples.
 . "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/prom_lab.bash"
 have_sim || skip "simulated GPU not built"
 command -v prometheus >/dev/null || skip "prometheus missing (scripts/install-deps --extra)"
 command -v python3 >/dev/null || skip "python3 missing"
 command -v curl >/dev/null || skip "curl missing"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 SRC=${GPUWHY_SRC:-$(dirname "$0")/../..}
 # The healthy busy node: the RTX 4090's steady load without its throttle episodes.
 python3 - "$SRC/sim/scenarios/rtx4090-throttle.json" "$T/busy.json" <<'PY' || fail "busy scenario"
@@ -26,15 +26,7 @@ PY
 NODES=(throttled:rtx4090-throttle lost:h100x1-lost memory:l4x2-foreign busy:"$T/busy.json")
 declare -A PORT
 for n in "${NODES[@]}"; do PORT[${n%%:*}]=$(free_port); done
-{
-	echo "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}"
-	echo "scrape_configs:"
-	echo "  - job_name: gpu"
-	echo "    static_configs:"
-	for node in "${!PORT[@]}"; do
-		echo "      - targets: ['127.0.0.1:${PORT[$node]}']"
-	done
-} >"$T/prom.yml"
+prom_config $(for node in "${!PORT[@]}"; do echo "127.0.0.1:${PORT[$node]}"; done) >"$T/prom.yml"
 # The exporters, each with its own simulator state: a machine of its own. The lost H100 has
 # fallen off the bus before Prometheus starts: Prometheus never sees its utilization, only
 # the Xid 79 it keeps.
@@ -53,19 +45,12 @@ for _ in $(seq 600); do
 done
 curl -fsS "http://127.0.0.1:${PORT[lost]}/metrics" | grep -q '^gpuwhy_gpu_lost{gpu="0"} 1$' ||
 	fail "the H100 did not fall off the bus"
-PP=$(free_port)
-prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/data" \
-	--web.listen-address="127.0.0.1:$PP" >"$T/prom.log" 2>&1 &
-PIDS_TO_KILL+=($!)
-URL=http://127.0.0.1:$PP
-for _ in $(seq 600); do curl -fsS -o /dev/null "$URL/-/ready" 2>/dev/null && break; sleep 0.2; done
-curl -fsS -o /dev/null "$URL/-/ready" || fail "prometheus did not start: $(tail -3 "$T/prom.log")"
+prom_start
 
 
 # Until every target has 65 scrapes (the throttled GPU's thermal episode runs from its 30th
 # to 60th second). At most 15 min.
-q() { curl -fsS --data-urlencode "query=$1" "$URL/api/v1/query" |
-	python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r), min([float(x["value"][1]) for x in r] or [0]))'; }
+q() { prom_q "$@"; }
 # And until the thermal episode is in it (a slow start may have missed the first one).
 hot='max_over_time(gpuwhy_gpu_throttle_reason{reason="hw_thermal_slowdown"}[10m]) == 1'
 for _ in $(seq 900); do
