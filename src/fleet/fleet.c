@@ -502,8 +502,10 @@ void fleet_analyse(const prom_fleet *fl, const fleet_opts *o, fleet_report *out)
 		finding_power(fl, states, &out->f[i]);
 		finding_promql(fl, &out->f[i]);
 	}
-	qsort(out->f, (size_t)out->nf, sizeof *out->f, finding_cmp);
-	qsort(out->group, (size_t)out->ngroups, sizeof *out->group, group_cmp);
+	if (out->nf > 1) /* out->f is NULL when nothing was found */
+		qsort(out->f, (size_t)out->nf, sizeof *out->f, finding_cmp);
+	if (out->ngroups > 1)
+		qsort(out->group, (size_t)out->ngroups, sizeof *out->group, group_cmp);
 	out->states = states;
 	out->nstates = fl->nnodes;
 }

@@ -72,7 +72,8 @@ int amdgpu_fold_clients(const amdgpu_client *in, int n, amdgpu_proc *out, int ma
 	for (int i = 0; i < n; i++)
 		if (in[i].info.is_amdgpu && in[i].info.client_ok && in[i].info.pdev[0])
 			v[m++] = &in[i];
-	qsort(v, (size_t)m, sizeof *v, by_client);
+	if (m > 1)
+		qsort(v, (size_t)m, sizeof *v, by_client);
 	int np = 0;
 	for (int i = 0; i < m; i++) {
 		/* sorted by (GPU, client, PID): the first of a run is the lowest PID */
@@ -82,7 +83,8 @@ int amdgpu_fold_clients(const amdgpu_client *in, int n, amdgpu_proc *out, int ma
 		np = add_client(v[i], out, np, max);
 	}
 	free(v);
-	qsort(out, (size_t)np, sizeof *out, by_pid);
+	if (np > 1)
+		qsort(out, (size_t)np, sizeof *out, by_pid);
 	return np;
 }
 

@@ -95,6 +95,7 @@ bool amdgpu_ras_read(const char *dev_path, amdgpu_ras *o)
 		o->nblocks++;
 	}
 	closedir(d);
-	qsort(o->blocks, (size_t)o->nblocks, sizeof *o->blocks, by_name);
+	if (o->nblocks > 1)
+		qsort(o->blocks, (size_t)o->nblocks, sizeof *o->blocks, by_name);
 	return o->nblocks > 0;
 }

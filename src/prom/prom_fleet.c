@@ -212,7 +212,8 @@ static void build_nodes(prom_fleet *fl, const prom_matrix *ms, int nm)
 				nd->job[g][s] = nd->ns[g][s] = nd->pod[g][s] = -1;
 		}
 	}
-	qsort(fl->node, (size_t)fl->nnodes, sizeof *fl->node, node_cmp);
+	if (fl->nnodes > 1)
+		qsort(fl->node, (size_t)fl->nnodes, sizeof *fl->node, node_cmp);
 	free(gpus);
 	free(ngpu);
 }
