@@ -172,7 +172,7 @@ static void no_gain_reason(const diag_comparison *cmp)
 		printf(_("), and the change (%+.1f %%) is within what that load explains (%.1f "
 		         "%%).\n"),
 		       cmp->diff_pct, cmp->interference_pct);
-	} else if (cmp->below_min_diff)
+	} else if (cmp->equivalent)
 		printf(_("The change (%+.1f %%) is smaller than the %.1f %% that counts as one.\n"),
 		       cmp->diff_pct, cmp->min_diff_pct);
 	else

@@ -379,6 +379,7 @@ static void judge(diag_comparison *out, const timeline *const *base, int nbase,
 	const diag_step_cmp *s = &out->steps;
 	out->diff_pct = s->diff_pct;
 	out->below_min_diff = s->below_min_diff;
+	out->equivalent = s->equivalent;
 	if (s->method != DIAG_CMP_NONE && !isnan(out->mean.lo) && !out->steps_bursty) {
 		out->by_steps = true;
 		out->verdict = s->verdict;

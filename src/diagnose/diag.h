@@ -284,7 +284,11 @@ typedef struct {
 	bool significant;    /* the interval excludes 0 */
 	double min_diff_pct; /* the practical threshold a claim needs (compare_min_diff_pct) */
 	bool below_min_diff; /* significant, but smaller than min_diff_pct */
-	int verdict;         /* -1 faster, 0 no claim, +1 slower; load is judged by the caller */
+	/* The whole interval within +-min_diff_pct: no meaningful change either way (an
+	 * equivalence test). An interval that holds 0 but reaches past the threshold is
+	 * inconclusive, never "no change": more runs could still find a real one. */
+	bool equivalent;
+	int verdict; /* -1 faster, 0 no claim, +1 slower; load is judged by the caller */
 	/* The run with the largest drift that is significant and meaningful; -1 none. */
 	int drift_side, drift_run;
 	/* A run far from its side's others (three runs or more on the side); -1 none. */
@@ -424,6 +428,7 @@ typedef struct {
 	double min_diff_pct; /* the practical threshold: compare_min_diff_pct, nothing added */
 	double diff_pct;     /* the mean's change in % of the base's, NAN when unknown */
 	bool below_min_diff; /* significant but smaller than min_diff_pct */
+	bool equivalent;     /* by steps: the whole interval within +-min_diff_pct */
 	/* Host load by processes outside the job (the most loaded run of each side).
 	 * Load only slows a run: a loaded base can fake a faster candidate, a
 	 * loaded candidate a slower one. interference_pct is what it explains in

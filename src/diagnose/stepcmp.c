@@ -16,7 +16,9 @@
  * least the practical threshold (compare_min_diff_pct) in % of the base's
  * mean. Nothing else raises that threshold: a run's drift and an outlying
  * run are caveats with their figures, and load qualifies a verdict in
- * compare.c, in the one direction load can fake.
+ * compare.c, in the one direction load can fake. "No meaningful change"
+ * needs the whole interval within the threshold both ways (equivalence);
+ * an interval that reaches past it without a claim is inconclusive.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -182,6 +184,7 @@ void diag_step_compare(const diag_run_steps *base, int nbase, const diag_run_ste
 	}
 	c->significant = c->lo > 0 || c->hi < 0;
 	int dir = c->hi < 0 ? -1 : c->lo > 0 ? 1 : 0;
+	c->equivalent = min_diff_pct > 0 && c->lo_pct > -min_diff_pct && c->hi_pct < min_diff_pct;
 	if (dir && !isnan(c->diff_pct) && fabs(c->diff_pct) < min_diff_pct)
 		c->below_min_diff = true;
 	else

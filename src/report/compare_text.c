@@ -119,9 +119,11 @@ static const char *verdict_words(const diag_comparison *c)
 		return _("Speed not compared");
 	if (c->withheld_by_load)
 		return _("No claim: the host was loaded");
-	if (c->below_min_diff)
-		return _("No meaningful change");
-	return _("No significant difference");
+	if (!c->by_steps)
+		return _("No significant difference");
+	/* Only an interval wholly inside the threshold says "no change"; a wide one
+	 * that holds 0 holds meaningful changes too. */
+	return c->equivalent ? _("No meaningful change") : _("Inconclusive");
 }
 
 /* How the interval was made: the runs, or each run's blocks. */
@@ -244,12 +246,12 @@ static void cmp_verdict(const tx *t, const diag_comparison *c)
 		      out);
 	if (c->untimed)
 		cmp_busy(t, c);
-	else if (c->steps_bursty)
+	else if (!c->by_steps && c->steps_bursty)
 		fprintf(out,
 		        _(" (step lines came in bursts, so step times were not compared: judged by "
 		          "run time, %.1f s -> %.1f s, without a confidence interval)\n"),
 		        c->base.duration, c->cand.duration);
-	else
+	else if (!c->by_steps)
 		fprintf(out,
 		        _(" (no step times on both sides: judged by run time, %.1f s -> %.1f s, "
 		          "without a confidence interval)\n"),
@@ -261,6 +263,12 @@ static void cmp_verdict(const tx *t, const diag_comparison *c)
 		      "0 leaves the interval alone)%s\n"),
 		    c->min_diff_pct,
 		    c->below_min_diff ? _(": this one is significant but smaller") : "");
+		if (!c->verdict && !c->withheld_by_load && !c->equivalent)
+			fprintf(out,
+			        _("  the interval reaches past %.1f %%: it holds no change and a "
+			          "meaningful one; more runs a side (compare A1 A2 A3 -- B1 B2 B3) "
+			          "narrow it\n"),
+			        c->min_diff_pct);
 		cmp_method(out, c);
 		cmp_caveats(t, c);
 	}

@@ -402,20 +402,22 @@ void compare_json(FILE *out, const diag_comparison *c, const char *const *base, 
 	jsonw w;
 	jsonw_init(&w, out, true);
 	jsonw_obj_begin(&w);
-	integer(&w, "compare_version", 2);
+	integer(&w, "compare_version", 3);
 	str(&w, "base", base[0]);
 	str(&w, "candidate", cand[0]);
 	files(&w, "base_files", base, nbase);
 	files(&w, "candidate_files", cand, ncand);
 	str(&w, "verdict",
-	    c->untimed       ? "not-compared"
-	    : c->verdict < 0 ? "faster"
-	    : c->verdict > 0 ? "slower"
-	                     : "no-difference");
+	    c->untimed                                              ? "not-compared"
+	    : c->verdict < 0                                        ? "faster"
+	    : c->verdict > 0                                        ? "slower"
+	    : c->by_steps && !c->withheld_by_load && !c->equivalent ? "inconclusive"
+	                                                            : "no-difference");
 	str(&w, "judged_by", c->by_steps ? "step-time-mean-ci95" : c->untimed ? NULL : "run-time");
 	num(&w, "min_meaningful_diff_pct", c->min_diff_pct);
 	num(&w, "step_mean_diff_pct", c->diff_pct);
 	boolean(&w, "below_min_meaningful_diff", c->below_min_diff);
+	boolean(&w, "within_min_meaningful_diff", c->by_steps && c->equivalent);
 	boolean(&w, "confounded", c->confounded);
 	num(&w, "host_interference_pct", c->interference_pct);
 	boolean(&w, "withheld_by_host_load", c->withheld_by_load);

@@ -270,6 +270,7 @@ static void significance(sweep_results *R)
 		r->diff_hi = c.hi;
 		r->verdict = c.verdict;
 		r->below_min_diff = c.below_min_diff;
+		r->equivalent = c.equivalent;
 	}
 }
 

@@ -35,7 +35,8 @@ typedef struct {
 	char finding_local[240];       /* the same in the language in force (the text) */
 	double diff, diff_lo, diff_hi; /* mean step time vs baseline, 95 % CI (as compare's) */
 	int verdict;         /* -1 faster than baseline, 0 no claim, +1 slower: compare's verdict */
-	bool below_min_diff; /* significant but under compare_min_diff_pct: no meaningful change */
+	bool below_min_diff; /* significant but under compare_min_diff_pct */
+	bool equivalent;     /* the whole interval within compare_min_diff_pct: no change */
 } sweep_result;
 
 typedef struct {

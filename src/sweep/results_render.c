@@ -30,10 +30,10 @@ static const char *verdict_text(const sweep_result *r, char *b, size_t n)
 	} else {
 		/* TRANSLATORS: the step-time difference to the baseline, as "+1.2 ms slower". */
 		snprintf(b, n, _("%+.1f ms %s"), r->diff * 1000,
-		         r->verdict < 0      ? _("faster")
-		         : r->verdict > 0    ? _("slower")
-		         : r->below_min_diff ? _("no change")
-		                             : _("n.s."));
+		         r->verdict < 0   ? _("faster")
+		         : r->verdict > 0 ? _("slower")
+		         : r->equivalent  ? _("no change")
+		                          : _("inconclusive"));
 	}
 	return b;
 }
@@ -251,12 +251,12 @@ static void json_config(jsonw *w, const sweep_results *R, int i)
 	json_num_or_null(w, "ci95_lo_s", r->diff_lo);
 	json_num_or_null(w, "ci95_hi_s", r->diff_hi);
 	jsonw_key(w, "verdict");
-	jsonw_str(w, i == 0              ? "baseline"
-	             : isnan(r->diff)    ? NULL
-	             : r->verdict < 0    ? "faster"
-	             : r->verdict > 0    ? "slower"
-	             : r->below_min_diff ? "no meaningful change"
-	                                 : "not significant");
+	jsonw_str(w, i == 0           ? "baseline"
+	             : isnan(r->diff) ? NULL
+	             : r->verdict < 0 ? "faster"
+	             : r->verdict > 0 ? "slower"
+	             : r->equivalent  ? "no meaningful change"
+	                              : "inconclusive");
 	jsonw_obj_end(w);
 	jsonw_obj_end(w);
 }

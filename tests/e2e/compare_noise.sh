@@ -25,10 +25,15 @@ c = json.load(sys.stdin)
 s = c["step_comparison"]
 # The verdict is the interval and the threshold, and load only in the direction it can fake.
 d, lo, hi = s["diff_pct"], s["lo_pct"], s["hi_pct"]
-claim = s["significant"] and abs(d) >= c["min_meaningful_diff_pct"]
-want = ("faster" if d < 0 else "slower") if claim else "no-difference"
+m = c["min_meaningful_diff_pct"]
+claim = s["significant"] and abs(d) >= m
+within = -m < lo and hi < m
+# No change only when the whole interval is within the threshold; else no claim is inconclusive.
+want = ("faster" if d < 0 else "slower") if claim else "no-difference" if within else "inconclusive"
 if c["withheld_by_host_load"]:
     want = "no-difference"
+if c["within_min_meaningful_diff"] != within:
+    sys.exit("within=%s, interval %.2f..%.2f" % (c["within_min_meaningful_diff"], lo, hi))
 if c["verdict"] != want:
     sys.exit("verdict %s, want %s from its own figures" % (c["verdict"], want))
 if s["significant"] != (lo > 0 or hi < 0):
@@ -51,17 +56,17 @@ for p in "1 2" "1 3" "2 3"; do
 	set -- $p
 	v=$(verdict "$T/one$1.gpuwhy" "$T/one$2.gpuwhy")
 	echo "one$1 -> one$2: $v"
-	case "$v" in no-difference*) ;; *) fail "one$1 -> one$2: identical runs, got $v" ;; esac
+	case "$v" in no-difference* | inconclusive*) ;; *) fail "one$1 -> one$2: identical runs, got $v" ;; esac
 done
 v=$(verdict "$T/base0.gpuwhy" "$T/slower.gpuwhy")
 echo "GPU phase 20 -> 22 ms: $v"
 # Found, unless the run's own noise hides it: a machine loaded while these ran can stretch the
-# steps' CPU part so much that the interval is wider than the change, and "no significant
-# difference" is then what the figures say. An interval narrower than the change that still
-# holds 0, or a claim the wrong way, is a fault.
+# steps' CPU part so much that the interval is wider than the change, and "inconclusive" is
+# then what the figures say. An interval narrower than the change that still holds 0, "no
+# change", or a claim the wrong way, is a fault.
 case "$v" in
 slower*) ;;
-"no-difference "*)
+"inconclusive "*)
 	read -r _ _ _ _ lo hi <<<"$v"
 	awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo < 0 && hi > 0 && hi - lo > 10) }' ||
 		fail "a job 10 % slower: got $v"
@@ -81,7 +86,7 @@ v=$(verdict "$T"/one{1,2,3}.gpuwhy -- "$T"/two{1,2,3}.gpuwhy)
 echo "3 x workers 1 -> 3 x workers 2: $v"
 case "$v" in faster*) ;; *) fail "three runs a side, workers 1 -> 2: got $v" ;; esac
 v=$(verdict "$T/one1.gpuwhy" "$T/one2.gpuwhy" -- "$T/one3.gpuwhy" "$T/one1.gpuwhy")
-case "$v" in no-difference*) ;; *) fail "runs of one configuration on both sides: got $v" ;; esac
+case "$v" in no-difference* | inconclusive*) ;; *) fail "runs of one configuration on both sides: got $v" ;; esac
 out=$("$GPUWHY" compare "$T"/one{1,2,3}.gpuwhy -- "$T"/two{1,2,3}.gpuwhy)
 assert_contains "$out" "method: 3 and 3 runs, each run's mean one observation" "three runs a side"
 assert_contains "$out" "base runs (mean step, ms):" "the runs' means are listed"
@@ -91,7 +96,7 @@ assert_contains "$out" "one run per side measures the noise within a run" "what 
 assert_contains "$out" "threshold: changes under 2.0 %" "the threshold, one line"
 # A threshold of 0 leaves only the interval: nothing else is added to it.
 v=$("$GPUWHY" compare "$T/one1.gpuwhy" "$T/one2.gpuwhy" --set compare_min_diff_pct=0 --format json |
-	python3 -c 'import json,sys; c=json.load(sys.stdin); s=c["step_comparison"]; print(float(c["min_meaningful_diff_pct"]), c["verdict"] == ("no-difference" if not s["significant"] else "faster" if s["diff_pct"] < 0 else "slower"))')
+	python3 -c 'import json,sys; c=json.load(sys.stdin); s=c["step_comparison"]; print(float(c["min_meaningful_diff_pct"]), c["verdict"] == ("inconclusive" if not s["significant"] else "faster" if s["diff_pct"] < 0 else "slower"))')
 assert_eq "$v" "0.0 True" "compare_min_diff_pct=0: the interval alone"
 
 # Two busy loops take the cores while the candidates run.

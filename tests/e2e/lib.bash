@@ -25,6 +25,7 @@ assert_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"; }
 assert_ge() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a+0 >= b+0)}' || fail "${3:-value}: expected >= $2, got '$1'"; }
 assert_le() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a+0 <= b+0)}' || fail "${3:-value}: expected <= $2, got '$1'"; }
 assert_contains() { printf '%s' "$1" | grep -q -- "$2" || fail "${3:-output} does not contain '$2': $1"; }
+assert_not_contains() { ! printf '%s' "$1" | grep -q -- "$2" || fail "${3:-output} contains '$2': $1"; }
 have_sim() { "$GPUWHY" sim list 2>/dev/null | grep -q h100x1 && [ -e "$(dirname "$GPUWHY")/sim/libnvidia-ml.so.1" ]; }
 # wait_line FILE TEXT PID: until FILE contains TEXT (at most 60 s; PID must stay alive).
 wait_line() {

@@ -2,7 +2,7 @@
  * test_stepcmp.c - the one comparison of step times on synthetic series:
  * periodic steps whatever their count's parity, identical series, a run
  * that only warms up, several runs a side with an outlier, a 1 % change at
- * the default threshold and at 0, and Student's t against its tables.
+ * the default threshold and at 0, equivalence, and Student's t against its tables.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -169,6 +169,39 @@ static void test_runs_outlier(void **state)
 }
 
 /*
+ * "No meaningful change" is an equivalence claim: the whole interval within
+ * the threshold. Twenty noisy steps a side that differ by nothing leave an
+ * interval that holds 0 and reaches past 2 %: no claim, and not "no change".
+ * Two thousand steps bound it inside 2 %. A threshold of 0 never says "no change".
+ */
+static void test_equivalence(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	static double a[N], b[N];
+	rng_state = 7;
+	steady(a, N, 0.100, 0.010);
+	steady(b, N, 0.100, 0.010);
+	diag_step_cmp c;
+	compare1(a, 20, b, 20, 2, &c);
+	assert_int_equal(c.verdict, 0);
+	assert_true(c.lo_pct < 0 && c.hi_pct > 0);
+	assert_true(c.lo_pct < -2 || c.hi_pct > 2);
+	assert_false(c.equivalent);
+	compare1(a, N, b, N, 2, &c);
+	assert_int_equal(c.verdict, 0);
+	assert_true(c.lo_pct > -2 && c.hi_pct < 2);
+	assert_true(c.equivalent);
+	compare1(a, N, b, N, 0, &c);
+	assert_false(c.equivalent);
+	/* A 0.5 % change whose whole interval is inside the threshold: no meaningful change. */
+	steady(b, N, 0.1005, 0.010);
+	compare1(a, N, b, N, 2, &c);
+	assert_int_equal(c.verdict, 0);
+	assert_true(c.equivalent);
+}
+
+/*
  * A real 1 % change: no meaningful change at the default 2 %, and slower
  * with the threshold at 0 once enough runs measure it. Nothing else stands
  * between the interval and the verdict.
@@ -244,10 +277,15 @@ static void test_too_few(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_t_quantiles),        cmocka_unit_test(test_alternating_parity),
-	    cmocka_unit_test(test_identical_periodic), cmocka_unit_test(test_warmup_caveat),
-	    cmocka_unit_test(test_runs_outlier),       cmocka_unit_test(test_one_percent),
-	    cmocka_unit_test(test_autocorrelated),     cmocka_unit_test(test_too_few),
+	    cmocka_unit_test(test_t_quantiles),
+	    cmocka_unit_test(test_alternating_parity),
+	    cmocka_unit_test(test_identical_periodic),
+	    cmocka_unit_test(test_warmup_caveat),
+	    cmocka_unit_test(test_runs_outlier),
+	    cmocka_unit_test(test_one_percent),
+	    cmocka_unit_test(test_equivalence),
+	    cmocka_unit_test(test_autocorrelated),
+	    cmocka_unit_test(test_too_few),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
