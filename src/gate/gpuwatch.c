@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate_int.h"
+#include "gate/gpuwatch.h"
+#include "gate/loop.h"
+#include "gate/route.h"
 #include "sample/sampler.h"
 #include "util/i18n.h"
 

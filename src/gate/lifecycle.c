@@ -10,8 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/dispatch.h"
 #include "gate/gate.h"
-#include "gate/gate_int.h"
+#include "gate/gpuwatch.h"
+#include "gate/loop.h"
+#include "gate/metrics.h"
+#include "gate/route.h"
+#include "gate/server.h"
+#include "gate/ws.h"
+#include "gate/xfer.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
