@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gate/gate_int.h"
+#include "gate/conn.h"
+#include "gate/loop.h"
+#include "gate/request.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
 

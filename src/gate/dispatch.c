@@ -12,7 +12,12 @@
 #include <string.h>
 
 #include "gate/batch.h"
-#include "gate/gate_int.h"
+#include "gate/dispatch.h"
+#include "gate/metrics.h"
+#include "gate/request.h"
+#include "gate/route.h"
+#include "gate/say.h"
+#include "gate/xfer.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
 

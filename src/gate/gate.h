@@ -6,8 +6,9 @@
  * Its seams, one header each: config.h (the settings and their files),
  * config_args.h (the settings from the command line), fairq.h (per-user
  * queues), batch.h (merging and splitting batches), target.h (what is
- * forwarded, and where), and, inside the running gate, gate_int.h (requests,
- * transfers, the event loops; its first comment orders the files).
+ * forwarded, and where), and, inside the running gate, one private header
+ * per seam (srv.h, loop.h, request.h, xfer.h, dispatch.h, ...), ordered
+ * lowest first in seams.txt.
  *
  * One mutex (gate.mu) guards the queue, the users, the upstream state and
  * the metrics; a request's streaming buffer has its own.

@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate_int.h"
+#include "gate/gpuwatch.h"
+#include "gate/loop.h"
+#include "gate/route.h"
 #include "sample/sampler.h"
+#include "util/err.h"
 #include "util/i18n.h"
 
 struct gate_gpuwatch {
@@ -44,23 +47,25 @@ static void on_tick(const snapshot *s, void *arg)
 	gate_loops_wake(g);
 }
 
-int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msglen)
+/* What a failure to read the GPUs names, and what to do instead. */
+static const char gpus_what[] = "--upstream URL@GPU";
+static const char gpus_hint[] = N_("drop @GPU to run without GPU awareness");
+
+int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, gw_fail *err)
 {
 	*out = NULL;
 	gw_fail fail = {0};
 	gpu_open_opts oo = {.failure = &fail};
 	gate_gpuwatch *w = calloc(1, sizeof *w);
-	if (!w) {
-		snprintf(msg, msglen, _("out of memory"));
-		return 1;
-	}
+	if (!w)
+		return gw_fail_set(err, GW_EXIT_ENV, gpus_what, gpus_hint, "out of memory");
 	w->g = g;
 	if (gpu_open(&oo, &w->ctx) != 0) {
+		/* gpu_open's own line, in English as logs take it */
 		char line[512];
-		snprintf(msg, msglen, "%s",
-		         fail.code ? gw_fail_text(&fail, line, sizeof line) : "no NVML");
 		free(w);
-		return 1;
+		return gw_fail_set(err, GW_EXIT_ENV, gpus_what, gpus_hint, "%s",
+		                   fail.code ? gw_fail_text(&fail, line, sizeof line) : "no NVML");
 	}
 	int n = gpu_count(w->ctx);
 	pthread_mutex_lock(&g->mu);
@@ -81,7 +86,6 @@ int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msgl
 	if (first)
 		on_tick(first, w);
 	if (!w->s || sampler_start(w->s) != 0) {
-		snprintf(msg, msglen, _("cannot start the GPU sampler"));
 		if (w->s)
 			sampler_free(w->s);
 		gpu_close(w->ctx);
@@ -89,7 +93,8 @@ int gate_gpuwatch_start(gate_srv *g, gate_gpuwatch **out, char *msg, size_t msgl
 		pthread_mutex_lock(&g->mu);
 		g->gpu_aware = false;
 		pthread_mutex_unlock(&g->mu);
-		return 1;
+		return gw_fail_set(err, GW_EXIT_ENV, gpus_what, gpus_hint,
+		                   "cannot start the GPU sampler");
 	}
 	*out = w;
 	return 0;

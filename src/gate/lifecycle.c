@@ -10,8 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/dispatch.h"
 #include "gate/gate.h"
-#include "gate/gate_int.h"
+#include "gate/gpuwatch.h"
+#include "gate/loop.h"
+#include "gate/metrics.h"
+#include "gate/route.h"
+#include "gate/server.h"
+#include "gate/ws.h"
+#include "gate/xfer.h"
 #include "util/err.h"
 #include "util/i18n.h"
 #include "util/timeutil.h"
@@ -127,14 +134,13 @@ static int start_gpus(gate_srv *g, gate_gpuwatch **w)
 	}
 	if (!any)
 		return 0;
-	char msg[600];
-	if (gate_gpuwatch_start(g, w, msg, sizeof msg) != 0) {
+	gw_fail err = {0};
+	if (gate_gpuwatch_start(g, w, &err) != 0) {
 		if (named)
-			return gw_error(GW_EXIT_ENV, "--upstream URL@GPU",
-			                N_("drop @GPU to run without GPU awareness"),
-			                "cannot read the GPUs: %s", msg);
+			return gw_error(err.code, err.what, err.hint, "cannot read the GPUs: %s",
+			                err.why_text);
 		fprintf(stderr, _("gpuwhy gate: GPUs not read (%s); admission ignores the GPU\n"),
-		        msg);
+		        err.why_text);
 		return 0;
 	}
 	for (int i = 0; i < g->nup; i++)

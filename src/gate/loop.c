@@ -32,7 +32,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "gate/gate_int.h"
+#include "gate/loop.h"
 #include "util/timeutil.h"
 
 static _Thread_local gate_loop *self;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "exporter/buf.h"
-#include "gate/gate_int.h"
+#include "gate/metrics.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 

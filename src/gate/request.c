@@ -17,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/gate_int.h"
+#include "gate/loop.h"
+#include "gate/metrics.h"
+#include "gate/request.h"
+#include "gate/route.h"
+#include "gate/say.h"
 #include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/timeutil.h"

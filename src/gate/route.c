@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gate/gate_int.h"
+#include "gate/route.h"
+#include "gate/say.h"
 #include "gpu/gpu_reasons.h"
 #include "util/timeutil.h"
 

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "gate/gate_int.h"
+#include "gate/say.h"
 #include "util/i18n.h"
 
 void gate_cut(char *out, size_t len, const char *fmt, ...)

@@ -30,7 +30,12 @@
 
 #include "exporter/http.h"
 #include "gate/batch.h"
-#include "gate/gate_int.h"
+#include "gate/conn.h"
+#include "gate/loop.h"
+#include "gate/metrics.h"
+#include "gate/request.h"
+#include "gate/server.h"
+#include "gate/ws.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/i18n.h"

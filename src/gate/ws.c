@@ -30,7 +30,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gate/gate_int.h"
+#include "gate/loop.h"
+#include "gate/request.h"
+#include "gate/route.h"
+#include "gate/say.h"
+#include "gate/ws.h"
 #include "util/i18n.h"
 #include "util/jsonw.h"
 #include "util/strbuf.h"

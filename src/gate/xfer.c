@@ -19,12 +19,49 @@
 #include <sys/epoll.h>
 
 #include "gate/batch.h"
-#include "gate/gate_int.h"
+#include "gate/loop.h"
+#include "gate/metrics.h"
+#include "gate/request.h"
+#include "gate/say.h"
+#include "gate/xfer.h"
 #include "util/i18n.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define MAX_RESPONSE_BYTES (256UL << 20)
+
+/* One transfer to an upstream: a request, or a batch of them merged. */
+struct gate_xfer {
+	struct gate_xfer *prev, *next; /* its loop's transfers in flight */
+	gate_loop *l;                  /* the loop whose curl multi runs it */
+	CURL *easy;
+	bool decided; /* whether the answer streams is known */
+	bool refused; /* no URL on the upstream could be built for it (400) */
+	char *url;    /* what it fetches: gate_url_build's */
+	gate_srv *g;
+	int up;
+	int n;
+	gate_req **m; /* members; one unless batched */
+	long *counts;
+	char *body;            /* the merged body of a batch */
+	const char *orig_body; /* what is sent: body, or the one member's */
+	size_t orig_len;
+	gate_xfer *pnext; /* scratch for take_pending */
+	struct curl_slist *hdrs;
+	long status;
+	char ctype[128];
+	bool has_length, chunked;
+	char *hbuf; /* response headers to pass on */
+	size_t hlen, hcap;
+	char *rbuf;
+	size_t rlen, rcap;
+	bool streaming;
+	bool paused;   /* held by backpressure (on_data returned PAUSE) */
+	bool held;     /* was paused at least once */
+	bool reusable; /* its handle ended cleanly and may serve the next transfer */
+	int64_t t_start;
+	uint64_t batch_id;
+};
 
 /* ------------------------------------------------ the multi's descriptors */
 

@@ -2,7 +2,8 @@
 # The gate over time: a killed upstream gives 502s and is used again once
 # back, without restarting the gate; GPU-aware admission holds work with a
 # reason (low free memory, a lost GPU) and routes around a held GPU;
-# SIGHUP re-reads the config; SIGTERM drains in-flight requests.
+# SIGHUP re-reads the config; SIGTERM drains in-flight requests. GPUs that
+# cannot be read stop a gate told @GPU, and a gate without it says so once.
 set -u
 T=$(mktemp -d /tmp/gpuwhy-gate-recovery.XXXXXX)
 . "$(dirname "$0")/gate_lib.bash"
@@ -102,4 +103,16 @@ for i in $(seq 100); do
 	sleep 0.2
 done
 printf '%s' "$body" | grep -q 'GPU 0 is lost' || fail "no 503 for a lost GPU: $body"
+# --- GPUs that cannot be read (the simulated GPU refuses to start: a bad clock)
+GPUWHY_SIM_TIME=bogus GPUWHY_SIM_QUIET=1 "$GPUWHY" --sim h100x1 gate --listen 127.0.0.1:0 \
+	--metrics-listen 127.0.0.1:0 --upstream "http://127.0.0.1:$P@0" >/dev/null 2>"$T/nogpu.log"
+rc=$?
+[ "$rc" = 3 ] || fail "unreadable GPUs named with @0: exit $rc, wanted 3"
+grep -qx 'gpuwhy: --upstream URL@GPU: cannot read the GPUs: .*/h100x1.json: the simulated GPU did not start: Driver Not Loaded (fix the scenario (its error is above)) (drop @GPU to run without GPU awareness)' \
+	"$T/nogpu.log" || fail "unreadable GPUs named: $(cat "$T/nogpu.log")"
+SCEN=h100x1 GPUWHY_SIM_TIME=bogus GPUWHY_SIM_QUIET=1 start_gate blind --upstream "http://127.0.0.1:$P"
+grep -qx 'gpuwhy gate: GPUs not read (.*/h100x1.json: the simulated GPU did not start: Driver Not Loaded (fix the scenario (its error is above))); admission ignores the GPU' \
+	"$T/gate-blind.log" || fail "GPU-blind notice: $(cat "$T/gate-blind.log")"
+[ "$(code "http://127.0.0.1:$GATE_PORT/v1/embeddings" -d '{"input":["a"]}')" = 200 ] ||
+	fail "a GPU-blind gate does not serve"
 echo "gate_recovery: ok"

@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "gate/batch.h"
-#include "gate/gate_int.h"
+#include "gate/route.h"
 #include "util/err.h"
 
 /* ------------------------------------------------------------ fair queue */
