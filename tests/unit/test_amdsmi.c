@@ -76,13 +76,16 @@ static void test_merge_precedence(void **state)
 	assert_true(o.ok[GM_ENERGY] && o.v[GM_ENERGY] == 1234);
 	assert_true(o.ok[GM_ECC_CORR_VOL] && o.v[GM_ECC_CORR_VOL] == 5);
 	assert_true(o.ok[GM_ECC_UNCORR_VOL] && o.v[GM_ECC_UNCORR_VOL] == 2);
-	/* RAS's files gave the counts: they stay */
+	/* RAS's files gave the counts: they stay (and so would an energy counter of the files) */
 	memset(&o, 0, sizeof o);
+	o.ok[GM_ENERGY] = 1;
+	o.v[GM_ENERGY] = 99;
 	o.ok[GM_ECC_CORR_VOL] = o.ok[GM_ECC_UNCORR_VOL] = 1;
 	o.v[GM_ECC_CORR_VOL] = 17;
 	o.v[GM_ECC_UNCORR_VOL] = 4;
 	amdsmi_merge(&a, &o);
 	assert_true(o.v[GM_ECC_CORR_VOL] == 17 && o.v[GM_ECC_UNCORR_VOL] == 4);
+	assert_true(o.v[GM_ENERGY] == 99);
 	/* one of the pair from the files: the other is not taken from another source */
 	memset(&o, 0, sizeof o);
 	o.ok[GM_ECC_CORR_VOL] = 1;
