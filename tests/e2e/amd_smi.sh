@@ -45,6 +45,26 @@ out=$(GPUWHY_AMDSMI=sim "$GPUWHY" --sim h100x1 query --query-gpu=index,name --fo
 	fail "h100x1 with amd-smi: exit $?"
 assert_contains "$out" "^0, NVIDIA H100"
 
+# --- the files first: a fixture tree (RAS counts on 1b, no ras/ on 9f) read beside the
+# simulated library of a scenario with the same two PCI addresses and other ECC counts
+python3 - "$T/mi300x8-ecc.json" "$T/fix.json" <<'EOF2'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["name"] = "fixture-pair"
+s["gpu_defaults"]["ecc"] = {"sbe_volatile": 3, "dbe_volatile": 2, "sbe_aggregate": 3, "dbe_aggregate": 2}
+s["gpus"] = [dict(s["gpus"][0]), dict(s["gpus"][1])]
+s["processes"] = [p for p in s.get("processes", []) if p["gpu"] < 2]
+s["gpus"][0]["pci"] = dict(s["gpus"][0]["pci"], bus_id="0000:1b:00.0")
+s["gpus"][1]["pci"] = dict(s["gpus"][1]["pci"], bus_id="0000:9f:00.0")
+json.dump(s, open(sys.argv[2], "w"))
+EOF2
+FIX=$(cd "$(dirname "$0")/../fixtures/amdgpu/mi300x" && pwd)
+out=$(GPUWHY_SYSFS_ROOT=$FIX GPUWHY_SIM_SCENARIO=$T/fix.json \
+	GPUWHY_AMDSMI=sim "$GPUWHY" query --query-gpu=pci.bus_id,$Q --format=csv,noheader,nounits 2>&1) ||
+	fail "fixture with amd-smi: exit $?: $out"
+assert_eq "$out" "00000000:1B:00.0, 0, $E, 5, 1
+00000000:9F:00.0, 1, $E, 3, 2" "sysfs first, amd-smi for the gaps"
+
 # --- a library that misbehaves: n/a, one line of why, exit 0
 check_na() { # WHAT EXPECTED-LINE, with the environment already set
 	out=$(query "$T/mi300x8-ecc.json") || fail "$1: query exit $?"
