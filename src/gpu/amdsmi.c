@@ -274,29 +274,41 @@ bool amdsmi_lib_has(const amdsmi_lib *l, const char *bdf)
 	return handle_of(l, bdf) != NULL;
 }
 
+/* The energy counter in mJ; false when the library has none or fails. */
+static bool read_energy(const amdsmi_lib *l, amdsmi_processor_handle h, double *mj)
+{
+	uint64_t e = 0, ts = 0;
+	float res = 0;
+	if (!l->api.amdsmi_get_energy_count ||
+	    l->api.amdsmi_get_energy_count(h, &e, &res, &ts) != AMDSMI_STATUS_SUCCESS ||
+	    !isfinite(res) || res <= 0)
+		return false;
+	/* the counter counts units of res microjoules */
+	*mj = (double)e * (double)res / 1000.0;
+	return true;
+}
+
+static bool read_ecc(const amdsmi_lib *l, amdsmi_processor_handle h, unsigned long long *ce,
+                     unsigned long long *ue)
+{
+	amdsmi_error_count_t ec;
+	memset(&ec, 0, sizeof ec);
+	if (!l->api.amdsmi_get_gpu_total_ecc_count ||
+	    l->api.amdsmi_get_gpu_total_ecc_count(h, &ec) != AMDSMI_STATUS_SUCCESS)
+		return false;
+	*ce = ec.correctable_count;
+	*ue = ec.uncorrectable_count;
+	return true;
+}
+
 void amdsmi_lib_read(const amdsmi_lib *l, const char *bdf, amdsmi_values *out)
 {
 	memset(out, 0, sizeof *out);
 	amdsmi_processor_handle h = handle_of(l, bdf);
 	if (!h)
 		return;
-	uint64_t e = 0, ts = 0;
-	float res = 0;
-	if (l->api.amdsmi_get_energy_count &&
-	    l->api.amdsmi_get_energy_count(h, &e, &res, &ts) == AMDSMI_STATUS_SUCCESS &&
-	    isfinite(res) && res > 0) {
-		/* the counter counts units of res microjoules */
-		out->energy_mj = (double)e * (double)res / 1000.0;
-		out->energy_ok = true;
-	}
-	amdsmi_error_count_t ec;
-	memset(&ec, 0, sizeof ec);
-	if (l->api.amdsmi_get_gpu_total_ecc_count &&
-	    l->api.amdsmi_get_gpu_total_ecc_count(h, &ec) == AMDSMI_STATUS_SUCCESS) {
-		out->ecc_ce = ec.correctable_count;
-		out->ecc_ue = ec.uncorrectable_count;
-		out->ecc_ok = true;
-	}
+	out->energy_ok = read_energy(l, h, &out->energy_mj);
+	out->ecc_ok = read_ecc(l, h, &out->ecc_ce, &out->ecc_ue);
 }
 
 /* Set id to v unless the files already gave it. */
@@ -321,7 +333,15 @@ void amdsmi_merge(const amdsmi_values *a, gpu_values *o)
 
 void amdsmi_fill(const amdsmi_lib *l, const char *bdf, gpu_values *o)
 {
+	amdsmi_processor_handle h = handle_of(l, bdf);
+	if (!h)
+		return;
+	/* only the calls for fields the files left open: a sample stays cheap */
 	amdsmi_values a;
-	amdsmi_lib_read(l, bdf, &a);
+	memset(&a, 0, sizeof a);
+	if (!o->ok[GM_ENERGY])
+		a.energy_ok = read_energy(l, h, &a.energy_mj);
+	if (!o->ok[GM_ECC_CORR_VOL] && !o->ok[GM_ECC_UNCORR_VOL])
+		a.ecc_ok = read_ecc(l, h, &a.ecc_ce, &a.ecc_ue);
 	amdsmi_merge(&a, o);
 }
