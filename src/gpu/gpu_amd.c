@@ -170,8 +170,8 @@ int gpu_amd_discover(gpu_ctx *c)
 	if (c->amd.n > 0) {
 		gpu_amd_driver_version(c, c->amd.driver, sizeof c->amd.driver);
 		/* amd-smi only fills what the files lack: opened once there are cards */
-		c->amd.smi = amdsmi_lib_open_default(!c->amd.sim && !c->amd.sys_root[0],
-		                                     &c->amd.smi_fail);
+		c->amd.smi =
+		    amdsmi_lib_open_default(!c->amd.sim && !c->amd.sys_root[0], &c->amd.smi_fail);
 	}
 	return c->amd.n;
 }
@@ -357,8 +357,8 @@ const char *gpu_amdsmi_note(const gpu_ctx *c, char *buf, size_t len)
 	buf[0] = '\0';
 	const amdsmi_lib *l = c->amd.smi;
 	if (l)
-		snprintf(buf, len, "%s: version %s, %d %s", amdsmi_lib_name(l), amdsmi_lib_version(l),
-		         amdsmi_lib_gpus(l),
+		snprintf(buf, len, "%s: version %s, %d %s", amdsmi_lib_name(l),
+		         amdsmi_lib_version(l), amdsmi_lib_gpus(l),
 		         amdsmi_lib_gpus(l) == 1 ? "GPU" : "GPUs");
 	else if (c->amd.smi_fail.code)
 		gw_fail_text(&c->amd.smi_fail, buf, len);

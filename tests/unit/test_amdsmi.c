@@ -68,8 +68,8 @@ static void test_versions(void **state)
 static void test_merge_precedence(void **state)
 {
 	(void)state;
-	amdsmi_values a = {.energy_ok = true, .energy_mj = 1234, .ecc_ok = true, .ecc_ce = 5,
-	                   .ecc_ue = 2};
+	amdsmi_values a = {
+	    .energy_ok = true, .energy_mj = 1234, .ecc_ok = true, .ecc_ce = 5, .ecc_ue = 2};
 	gpu_values o;
 	memset(&o, 0, sizeof o);
 	amdsmi_merge(&a, &o);
