@@ -317,11 +317,7 @@ double sim_energy_mj(const struct nvmlDevice_st *d, const sim_time *now)
 	double t = now->t > 0 ? now->t : 0;
 	double m[SIM_M_COUNT];
 	sim_cumulative(d, now, m);
-	double j = g->power_idle * t +
-	           (g->power_busy - g->power_idle) * (0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM]);
-	for (int i = 0; i < g->n_episodes; i++)
-		j += sim_ep_power_correction(g, &g->episodes[i], 0, t);
-	return j > 0 ? j * 1000.0 : 0;
+	return sim_energy_j(g, t, m) * 1000.0;
 }
 
 unsigned long long sim_replay_count(const sim_gpu *g, double t)
@@ -331,23 +327,6 @@ unsigned long long sim_replay_count(const sim_gpu *g, double t)
 		if (g->episodes[i].kind == SIM_EP_PCIE_REPLAY)
 			n += g->episodes[i].per_s * sim_ep_overlap(g, &g->episodes[i], 0, t);
 	return (unsigned long long)floor(n);
-}
-
-void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
-                    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
-                    unsigned long long *dbe_agg)
-{
-	unsigned long long sbe = 0, dbe = 0;
-	for (int i = 0; i < g->n_episodes; i++)
-		if (g->episodes[i].kind == SIM_EP_ECC) {
-			unsigned long long n = sim_ep_count(g, &g->episodes[i], t);
-			sbe += n * g->episodes[i].sbe;
-			dbe += n * g->episodes[i].dbe;
-		}
-	*sbe_vol = g->ecc_sbe_vol + sbe;
-	*dbe_vol = g->ecc_dbe_vol + dbe;
-	*sbe_agg = g->ecc_sbe_agg + sbe;
-	*dbe_agg = g->ecc_dbe_agg + dbe;
 }
 
 /*

@@ -200,9 +200,6 @@ void sim_state_under_load(const struct nvmlDevice_st *d, const sim_time *now, do
 /* Energy since the driver loaded, mJ. */
 double sim_energy_mj(const struct nvmlDevice_st *d, const sim_time *now);
 unsigned long long sim_replay_count(const sim_gpu *g, double t);
-void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
-                    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
-                    unsigned long long *dbe_agg);
 /* Active NVLinks of a GPU (workload peer traffic goes over NVLink when there are any). */
 int sim_links_up(const sim_gpu *g);
 

@@ -203,3 +203,31 @@ double sim_noise(uint64_t seed, int gpu, int metric, long long slot)
 	uint64_t h = sim_hash(seed, (uint64_t)gpu, (uint64_t)metric, (uint64_t)slot);
 	return (double)(h >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
+
+void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
+                    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
+                    unsigned long long *dbe_agg)
+{
+	unsigned long long sbe = 0, dbe = 0;
+	for (int i = 0; i < g->n_episodes; i++)
+		if (g->episodes[i].kind == SIM_EP_ECC) {
+			unsigned long long n = sim_ep_count(g, &g->episodes[i], t);
+			sbe += n * g->episodes[i].sbe;
+			dbe += n * g->episodes[i].dbe;
+		}
+	*sbe_vol = g->ecc_sbe_vol + sbe;
+	*dbe_vol = g->ecc_dbe_vol + dbe;
+	*sbe_agg = g->ecc_sbe_agg + sbe;
+	*dbe_agg = g->ecc_dbe_agg + dbe;
+}
+
+double sim_energy_j(const sim_gpu *g, double t, const double m[SIM_M_COUNT])
+{
+	if (t < 0)
+		t = 0;
+	double j = g->power_idle * t +
+	           (g->power_busy - g->power_idle) * (0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM]);
+	for (int i = 0; i < g->n_episodes; i++)
+		j += sim_ep_power_correction(g, &g->episodes[i], 0, t);
+	return j > 0 ? j : 0;
+}

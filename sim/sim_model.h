@@ -34,6 +34,21 @@ double sim_ep_power_correction(const sim_gpu *g, const sim_episode *e, double a,
 /* Modelled power of a profile activity: idle + (busy - idle) * (0.35 util + 0.65 sm). */
 double sim_power_of(const sim_gpu *g, double util, double sm);
 
+/*
+ * ECC error counts by t: the scenario's initial counts plus its ECC
+ * episodes (single-bit corrected, double-bit uncorrected).
+ */
+void sim_ecc_counts(const sim_gpu *g, double t, unsigned long long *sbe_vol,
+                    unsigned long long *dbe_vol, unsigned long long *sbe_agg,
+                    unsigned long long *dbe_agg);
+
+/*
+ * Energy in J over [0, t] of the modelled power, given m, the integrals of
+ * the metrics over [0, t] (sim_scn_integral, plus any workload's): the
+ * energy counter of both simulated libraries.
+ */
+double sim_energy_j(const sim_gpu *g, double t, const double m[SIM_M_COUNT]);
+
 /* Deterministic noise in [-1, 1] for (seed, GPU, metric, time slot). */
 double sim_noise(uint64_t seed, int gpu, int metric, long long slot);
 

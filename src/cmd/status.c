@@ -319,6 +319,10 @@ int cmd_status(int argc, char **argv, const gw_global *g)
 	gpu_open_opts oo = {.gpus = g->gpus, .failure = &gf};
 	if (gpu_open(&oo, &c) != 0)
 		return gw_fail_print(&gf);
+	char smi_note[1024];
+	/* which AMD SMI library filled AMD fields, or why none did (docs/amd.md) */
+	if (gpu_amdsmi_note(c, smi_note, sizeof smi_note)[0])
+		gw_debug("amd-smi: %s", smi_note);
 	int n = gpu_count(c);
 	gpu_values *vals = calloc(n ? (size_t)n : 1, sizeof *vals);
 	gpu_wait_rate_window(c);

@@ -136,6 +136,12 @@ const char *gpu_driver_version(const gpu_ctx *ctx);      /* "" when unknown */
 const char *gpu_cuda_driver_version(const gpu_ctx *ctx); /* "12.4", "" when unknown */
 const char *gpu_nvml_version(const gpu_ctx *ctx);
 const char *gpu_library_path(const gpu_ctx *ctx);
+/*
+ * AMD's SMI library (docs/amd.md, "amd-smi") in one line: "" when none was
+ * to be loaded, else which library and version with its GPUs, or why it is
+ * not used. Written into buf.
+ */
+const char *gpu_amdsmi_note(const gpu_ctx *ctx, char *buf, size_t len);
 
 /* Text of a STR-formatted metric (name, uuid, ...) for GPU i; NULL when absent. */
 const char *gpu_metric_text(const gpu_ctx *ctx, int i, gpu_metric_id id);

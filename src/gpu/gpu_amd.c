@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "gpu/amdgpu_map.h"
+#include "gpu/amdsmi.h"
 #include "gpu/gpu_int.h"
 #include "sim_amdfs.h"
 #include "sim_scenario.h"
@@ -166,8 +167,12 @@ int gpu_amd_discover(gpu_ctx *c)
 	}
 	c->amd.cards = gw_xcalloc(AMDGPU_MAX_CARDS, sizeof *c->amd.cards);
 	c->amd.n = amdgpu_discover(c->amd.sys_root, c->amd.cards, AMDGPU_MAX_CARDS);
-	if (c->amd.n > 0)
+	if (c->amd.n > 0) {
 		gpu_amd_driver_version(c, c->amd.driver, sizeof c->amd.driver);
+		/* amd-smi only fills what the files lack: opened once there are cards */
+		c->amd.smi =
+		    amdsmi_lib_open_default(!c->amd.sim && !c->amd.sys_root[0], &c->amd.smi_fail);
+	}
 	return c->amd.n;
 }
 
@@ -232,6 +237,8 @@ void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		o->mem_used_b = (unsigned long long)a.v[AMD_VRAM_USED];
 	if (a.ok[AMD_VRAM_TOTAL] && a.ok[AMD_VRAM_USED])
 		o->mem_free_b = o->mem_total_b > o->mem_used_b ? o->mem_total_b - o->mem_used_b : 0;
+	if (c->amd.smi)
+		amdsmi_fill(c->amd.smi, d->amd->bdf, o);
 }
 
 int gpu_amd_read_memory(gpu_ctx *c, gpu_dev *d, gpu_memory *out)
@@ -345,8 +352,23 @@ void gpu_amd_driver_version(const gpu_ctx *c, char *buf, size_t len)
 		snprintf(buf, len, "%s", u.release);
 }
 
+const char *gpu_amdsmi_note(const gpu_ctx *c, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	const amdsmi_lib *l = c->amd.smi;
+	if (l)
+		snprintf(buf, len, "%s: version %s, %d %s", amdsmi_lib_name(l),
+		         amdsmi_lib_version(l), amdsmi_lib_gpus(l),
+		         amdsmi_lib_gpus(l) == 1 ? "GPU" : "GPUs");
+	else if (c->amd.smi_fail.code)
+		gw_fail_text(&c->amd.smi_fail, buf, len);
+	return buf;
+}
+
 void gpu_amd_close(gpu_ctx *c)
 {
+	amdsmi_lib_close(c->amd.smi);
+	c->amd.smi = NULL;
 	amd_sim *s = c->amd.sim;
 	if (s) {
 		rm_tree(s->root);

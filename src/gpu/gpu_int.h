@@ -96,8 +96,10 @@ typedef struct {
 	char proc_root[512]; /* "/proc", or the root's proc/ */
 	amdgpu_card *cards;  /* every AMD GPU found, in PCI order */
 	int n;
-	void *sim;       /* the simulated tree (gpu_amd.c), NULL on real sysfs */
-	char driver[64]; /* the amdgpu driver's version, "" when unknown */
+	void *sim;              /* the simulated tree (gpu_amd.c), NULL on real sysfs */
+	char driver[64];        /* the amdgpu driver's version, "" when unknown */
+	struct amdsmi_lib *smi; /* AMD's SMI library (amdsmi.h), NULL when not used */
+	gw_fail smi_fail;       /* why it is not used; code 0 when none was to be loaded */
 } gpu_amd_src;
 
 struct gpu_ctx {
