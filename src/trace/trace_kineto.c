@@ -676,6 +676,8 @@ void trace_kstate_free(kstate *k)
 
 int trace_kineto_fail(gw_fail *err, const char *what, const char *fmt, ...)
 {
+	if (!err) /* the caller wants the code alone */
+		return -1;
 	char why[sizeof err->why];
 	va_list ap;
 	va_start(ap, fmt);

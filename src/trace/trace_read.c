@@ -23,6 +23,8 @@
 __attribute__((format(printf, 3, 4))) static int reason(gw_fail *err, const char *path,
                                                         const char *fmt, ...)
 {
+	if (!err) /* the caller wants the code alone */
+		return -1;
 	char why[sizeof err->why];
 	va_list ap;
 	va_start(ap, fmt);
