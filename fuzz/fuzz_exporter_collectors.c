@@ -12,9 +12,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	exporter_collectors c;
-	char unknown[256], err[256];
-	if (exporter_collectors_parse((const char *)data, size, &c, unknown, sizeof unknown, err,
-	                              sizeof err) == 0) {
+	char unknown[256];
+	if (exporter_collectors_parse((const char *)data, size, &c, unknown, sizeof unknown,
+	                              NULL) == 0) {
 		/* Whatever parsed must render: every listed id is a DCGM metric. */
 		for (int k = 0; k < c.n; k++)
 			if (!gpu_metrics[c.order[k]].dcgm)

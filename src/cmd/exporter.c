@@ -39,11 +39,13 @@ typedef struct {
 
 static int set_listen(const opt_def *o, const char *v, void *ctx)
 {
-	char err[160];
-	if (exporter_parse_listen(v, &((exporter_args *)ctx)->server.addr, err, sizeof err))
+	gw_fail err = {0};
+	if (exporter_parse_listen(v, &((exporter_args *)ctx)->server.addr, &err)) {
+		err.why_text[159] = '\0'; /* as this line has always cut it */
 		return gw_error(GW_EXIT_USAGE, "--listen",
 		                N_("e.g. --listen 127.0.0.1:9400 or 0.0.0.0:9400"), "'%s': %s", v,
-		                err);
+		                err.why_text);
+	}
 	return 0;
 }
 
@@ -141,12 +143,15 @@ static int load_collectors(const char *path, exporter_collectors *c)
 		return gw_error(GW_EXIT_USAGE, path, N_("a counters CSV is a few KB"),
 		                "larger than %d bytes", COLLECTORS_MAX_BYTES);
 	}
-	char unknown[1024], err[256];
-	int rc = exporter_collectors_parse(text, len, c, unknown, sizeof unknown, err, sizeof err);
+	char unknown[1024];
+	gw_fail err = {0};
+	int rc = exporter_collectors_parse(text, len, c, unknown, sizeof unknown, &err);
 	free(text);
-	if (rc)
+	if (rc) {
+		err.why_text[255] = '\0'; /* as this line has always cut it */
 		return gw_error(GW_EXIT_USAGE, path, N_("rows are 'FIELD, prom_type, help'"), "%s",
-		                err);
+		                err.why_text);
+	}
 	if (unknown[0])
 		gw_error(0, path, N_("they are left out of /metrics"),
 		         "warning: fields gpuwhy cannot supply: %s", unknown);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "exporter/collectors.h"
+#include "util/err.h"
 #include "util/i18n.h"
 
 #define LINE_MAX_LEN 4096
@@ -98,34 +99,35 @@ static void add_unknown(char *u, size_t len, const char *name)
 
 /* One data row, already stripped of comments; NUL-terminated. 0 or -1 with err. */
 static int parse_row(char *line, int lineno, exporter_collectors *out, bool *seen, char *unknown,
-                     size_t unknownlen, char *err, size_t errlen)
+                     size_t unknownlen, gw_fail *err)
 {
 	char *c1 = strchr(line, ',');
 	char *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
 	if (!c2) {
-		snprintf(err, errlen, _("line %d: expected 'FIELD, prom_type, help'"), lineno);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            "line %d: expected 'FIELD, prom_type, help'", lineno);
 		return -1;
 	}
 	*c1 = *c2 = '\0';
 	char *name = trim(line), *type = trim(c1 + 1), *help = trim(c2 + 1);
 	if (!*name) {
-		snprintf(err, errlen, _("line %d: empty field name"), lineno);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, "line %d: empty field name", lineno);
 		return -1;
 	}
 	bool is_label = !strcmp(type, "label");
 	if (!is_label && strcmp(type, "gauge") && strcmp(type, "counter")) {
-		snprintf(err, errlen,
-		         _("line %d: prom_type '%.40s' of %.80s is not gauge, counter or label"),
-		         lineno, type, name);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            "line %d: prom_type '%.40s' of %.80s is not gauge, counter or label",
+		            lineno, type, name);
 		return -1;
 	}
 	unsigned bit = label_bit(name);
 	int id = dcgm_metric(name);
 	if (bit) {
 		if (!is_label) {
-			snprintf(err, errlen,
-			         _("line %d: %.80s is a text field; its prom_type must be label"),
-			         lineno, name);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            "line %d: %.80s is a text field; its prom_type must be label",
+			            lineno, name);
 			return -1;
 		}
 		out->labels |= bit;
@@ -136,9 +138,9 @@ static int parse_row(char *line, int lineno, exporter_collectors *out, bool *see
 		return 0;
 	}
 	if (is_label) {
-		snprintf(err, errlen,
-		         _("line %d: %.80s is a number; its prom_type must be gauge or counter"),
-		         lineno, name);
+		gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+		            "line %d: %.80s is a number; its prom_type must be gauge or counter",
+		            lineno, name);
 		return -1;
 	}
 	if (seen[id])
@@ -147,14 +149,14 @@ static int parse_row(char *line, int lineno, exporter_collectors *out, bool *see
 	out->order[out->n++] = id;
 	out->type[id] = !strcmp(type, "counter") ? EXPORTER_COUNTER : EXPORTER_GAUGE;
 	if (*help && !(out->help[id] = strdup(help))) {
-		snprintf(err, errlen, _("out of memory"));
+		gw_fail_set(err, GW_EXIT_ENV, NULL, NULL, "out of memory");
 		return -1;
 	}
 	return 0;
 }
 
 int exporter_collectors_parse(const char *text, size_t len, exporter_collectors *out, char *unknown,
-                              size_t unknownlen, char *err, size_t errlen)
+                              size_t unknownlen, gw_fail *err)
 {
 	memset(out, 0, sizeof *out);
 	if (unknown && unknownlen)
@@ -170,14 +172,14 @@ int exporter_collectors_parse(const char *text, size_t len, exporter_collectors 
 		size_t n = nl ? (size_t)(nl - start) : len - pos;
 		pos += n + (nl ? 1 : 0);
 		if (n > LINE_MAX_LEN) {
-			snprintf(err, errlen, _("line %d: longer than %d bytes"), lineno,
-			         LINE_MAX_LEN);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL, "line %d: longer than %d bytes",
+			            lineno, LINE_MAX_LEN);
 			exporter_collectors_free(out);
 			return -1;
 		}
 		if (memchr(start, '\0', n)) {
-			snprintf(err, errlen, _("line %d: contains a NUL byte (not a text file?)"),
-			         lineno);
+			gw_fail_set(err, GW_EXIT_USAGE, NULL, NULL,
+			            "line %d: contains a NUL byte (not a text file?)", lineno);
 			exporter_collectors_free(out);
 			return -1;
 		}
@@ -186,7 +188,7 @@ int exporter_collectors_parse(const char *text, size_t len, exporter_collectors 
 		char *l = trim(line);
 		if (!*l || *l == '#')
 			continue;
-		if (parse_row(l, lineno, out, seen, unknown, unknownlen, err, errlen)) {
+		if (parse_row(l, lineno, out, seen, unknown, unknownlen, err)) {
 			exporter_collectors_free(out);
 			return -1;
 		}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "gpu/gpu.h"
+#include "util/fail.h"
 
 /* String-valued DCGM fields that become labels (dcgm-exporter's `label` rows). */
 enum {
@@ -40,10 +41,12 @@ void exporter_collectors_free(exporter_collectors *c);
  * Parse a dcgm-exporter counters CSV ("FIELD, prom_type, help"; '#' starts a
  * comment; blank lines ignored). Fields the table does not know are skipped
  * and listed, comma-separated, in unknown (truncated with "..." when long).
- * Returns 0, or -1 with a message naming the line in err (malformed row,
- * prom_type other than gauge/counter/label, a numeric field given as label).
+ * Returns 0, or -1 with err (when given) filled: the reason naming the line as
+ * why (English; why_text in the user's language), code GW_EXIT_USAGE (malformed
+ * row, prom_type other than gauge/counter/label, a numeric field given as label;
+ * GW_EXIT_ENV: out of memory), what left empty for the caller, who knows the file.
  */
 int exporter_collectors_parse(const char *text, size_t len, exporter_collectors *out, char *unknown,
-                              size_t unknownlen, char *err, size_t errlen);
+                              size_t unknownlen, gw_fail *err);
 
 #endif

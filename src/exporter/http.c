@@ -36,7 +36,7 @@
 
 /* ------------------------------------------------------------ pure helpers */
 
-int exporter_parse_listen(const char *s, exporter_listen_addr *out, char *err, size_t errlen)
+int exporter_parse_listen(const char *s, exporter_listen_addr *out, gw_fail *err)
 {
 	memset(out, 0, sizeof *out);
 	const char *colon, *host = s;
@@ -44,7 +44,7 @@ int exporter_parse_listen(const char *s, exporter_listen_addr *out, char *err, s
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
 		if (!close || close[1] != ':') {
-			snprintf(err, errlen, _("expected [IPV6]:PORT"));
+			gw_fail_set(err, GW_EXIT_USAGE, s, NULL, "expected [IPV6]:PORT");
 			return -1;
 		}
 		host = s + 1;
@@ -54,24 +54,25 @@ int exporter_parse_listen(const char *s, exporter_listen_addr *out, char *err, s
 	} else {
 		colon = strrchr(s, ':');
 		if (!colon) {
-			snprintf(err, errlen, _("expected ADDRESS:PORT"));
+			gw_fail_set(err, GW_EXIT_USAGE, s, NULL, "expected ADDRESS:PORT");
 			return -1;
 		}
 		hostlen = (size_t)(colon - s);
 	}
 	if (hostlen == 0) {
-		snprintf(err, errlen, _("no address before the port"));
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL, "no address before the port");
 		return -1;
 	}
 	if (hostlen >= sizeof out->host) {
-		snprintf(err, errlen, _("address too long"));
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL, "address too long");
 		return -1;
 	}
 	memcpy(out->host, host, hostlen);
 	out->host[hostlen] = '\0';
 	long long port;
 	if (!gw_parse_int(colon + 1, 0, 65535, &port)) {
-		snprintf(err, errlen, _("port '%s' is not a number from 0 to 65535"), colon + 1);
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL,
+		            "port '%s' is not a number from 0 to 65535", colon + 1);
 		return -1;
 	}
 	out->port = (int)port;
@@ -79,8 +80,8 @@ int exporter_parse_listen(const char *s, exporter_listen_addr *out, char *err, s
 		snprintf(out->host, sizeof out->host, "127.0.0.1");
 	unsigned char tmp[sizeof(struct in6_addr)];
 	if (inet_pton(out->ipv6 ? AF_INET6 : AF_INET, out->host, tmp) != 1) {
-		snprintf(err, errlen, _("'%s' is not a numeric %s address"), out->host,
-		         out->ipv6 ? "IPv6" : "IPv4");
+		gw_fail_set(err, GW_EXIT_USAGE, s, NULL, "'%s' is not a numeric %s address",
+		            out->host, out->ipv6 ? "IPv6" : "IPv4");
 		return -1;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "exporter/page.h"
+#include "util/fail.h"
 
 typedef struct {
 	char host[64]; /* numeric IPv4 or IPv6 address */
@@ -20,9 +21,11 @@ typedef struct {
 /*
  * "127.0.0.1:9400", "[::1]:9400", "localhost:9400", "0.0.0.0:9400". The host
  * part is required (no ":9400", so that exposing all interfaces is always
- * explicit). Returns 0, or -1 with a reason in err.
+ * explicit). Returns 0, or -1 with err (when given) filled: s as what, the
+ * reason as why (English; why_text in the user's language), code GW_EXIT_USAGE;
+ * each caller names the option in its own line.
  */
-int exporter_parse_listen(const char *s, exporter_listen_addr *out, char *err, size_t errlen);
+int exporter_parse_listen(const char *s, exporter_listen_addr *out, gw_fail *err);
 
 /* Whether an Accept-Encoding header value accepts gzip (q-values honoured). */
 bool exporter_accepts_gzip(const char *accept_encoding);

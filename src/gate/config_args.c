@@ -321,10 +321,12 @@ int gate_config_from_args(int argc, char **argv, gate_config *c)
 static int check_exposure(const gate_config *c, const char *opt, const char *addr)
 {
 	exporter_listen_addr a;
-	char err[200];
-	if (exporter_parse_listen(addr, &a, err, sizeof err))
+	gw_fail err = {0};
+	if (exporter_parse_listen(addr, &a, &err)) {
+		err.why_text[199] = '\0'; /* as this line has always cut it */
 		return gw_error(GW_EXIT_USAGE, addr, N_("use ADDRESS:PORT such as 127.0.0.1:8080"),
-		                "%s", err);
+		                "%s", err.why_text);
+	}
 	if (gate_is_loopback(a.host))
 		return 0;
 	if (!c->allow_remote)

@@ -495,9 +495,9 @@ static int bind_addr(const char *listen, struct sockaddr_storage *ss, char *err,
                      bool *loopback)
 {
 	exporter_listen_addr a;
-	char e2[200];
-	if (exporter_parse_listen(listen, &a, e2, sizeof e2) != 0) {
-		snprintf(err, errlen, "%s: %s", listen, e2);
+	gw_fail e2 = {0};
+	if (exporter_parse_listen(listen, &a, &e2) != 0) {
+		snprintf(err, errlen, "%s: %.199s", listen, e2.why_text);
 		return -1;
 	}
 	memset(ss, 0, sizeof *ss);

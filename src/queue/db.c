@@ -124,9 +124,9 @@ int queue_db_usage(queue_db *st, const char *what, const char *hint, const char 
 
 int queue_db_exec(queue_db *st, const char *sql)
 {
-	char err[256] = "";
-	if (sql_exec(st->db, sql, err, sizeof err) != SQLITE_OK) {
-		gw_fail_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s", err);
+	gw_fail err = {0};
+	if (sql_exec(st->db, sql, &err) != SQLITE_OK) {
+		gw_fail_set(&st->err, GW_EXIT_ENV, "queue database", NULL, "%s", err.why);
 		report(st);
 		return -1;
 	}
@@ -262,7 +262,7 @@ static bool older_queue(const char *path)
 	if (!ours || n > 0 || !sql_sidecars(path))
 		return ours;
 	db = NULL;
-	ours = sql_open(path, SQLITE_OPEN_READONLY, 1000, &db, NULL, 0) == SQLITE_OK &&
+	ours = sql_open(path, SQLITE_OPEN_READONLY, 1000, &db, NULL) == SQLITE_OK &&
 	       sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL) == SQLITE_OK &&
 	       queue_tables(db, &n);
 	sqlite3_close(db);
@@ -296,7 +296,8 @@ static int check_identity(const char *path, bool *fresh, gw_fail *e)
 
 int queue_db_open(const char *dir, queue_db **out, gw_fail *e)
 {
-	char path[PATH_MAX + 32], err[256] = "";
+	char path[PATH_MAX + 32];
+	gw_fail err = {0};
 	int prc = queue_dir_prepare(dir, e);
 	if (prc)
 		return prc;
@@ -313,9 +314,9 @@ int queue_db_open(const char *dir, queue_db **out, gw_fail *e)
 	/* NOMUTEX: a queue connection belongs to one thread (the worker's loop or a client's
 	 * main), so SQLite's per-call locking of it is work for nothing. */
 	if (sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 30000,
-	             &st->db, err, sizeof err) != SQLITE_OK) {
+	             &st->db, &err) != SQLITE_OK) {
 		free(st);
-		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", err);
+		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot open: %s", err.why);
 	}
 	/* The last connection to close does not checkpoint (an fsync and a rewrite for every
 	 * `queue ls` when no worker runs); commits are in the WAL already, and the automatic
@@ -324,12 +325,12 @@ int queue_db_open(const char *dir, queue_db **out, gw_fail *e)
 	/* A new file gets its id before WAL mode, so it is in the main file's header from
 	 * the start (schema_ensure sets it otherwise). */
 	if (fresh)
-		sql_exec(st->db, "PRAGMA application_id = " QS_APP_ID_TEXT, NULL, 0);
+		sql_exec(st->db, "PRAGMA application_id = " QS_APP_ID_TEXT, NULL);
 	/* Every change survives a kill -9 of the worker, a shim or a client (see sql_wal);
 	 * the switch is retried for 3 s while other clients make it too. */
-	if (sql_wal(st->db, 300, err, sizeof err) != SQLITE_OK) {
+	if (sql_wal(st->db, 300, &err) != SQLITE_OK) {
 		queue_db_close(st);
-		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err);
+		return gw_fail_set(e, GW_EXIT_ENV, path, NULL, "cannot use WAL mode: %s", err.why);
 	}
 	/* The schema is created once (user_version 2 says it is there), not checked in a
 	 * write transaction by every client. */

@@ -9,12 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/err.h"
 #include "util/strbuf.h"
 
-static void say(char *err, size_t errlen, const char *msg)
+/* SQLite's words, kept as they are ("%s": never looked up in the catalogue), unless err
+ * already holds the first failure. The database's file is what failed. */
+static void say(gw_fail *err, sqlite3 *db, const char *msg)
 {
-	if (err && errlen && !err[0])
-		snprintf(err, errlen, "%s", msg);
+	if (!err || err->code)
+		return;
+	const char *file = db ? sqlite3_db_filename(db, "main") : NULL;
+	gw_fail_set(err, GW_EXIT_ENV, file ? file : "", NULL, "%s", msg);
 }
 
 /* SQLite's allocation statistics take a global mutex on every malloc and free
@@ -25,14 +30,14 @@ static void configure(void)
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
-int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, char *err, size_t errlen)
+int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, gw_fail *err)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, configure);
 	int rc = sqlite3_open_v2(path, db, flags, NULL);
 	if (rc != SQLITE_OK) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL, "%s",
+		            *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
 		sqlite3_close(*db);
 		*db = NULL;
 		return rc;
@@ -41,7 +46,7 @@ int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, char *err, 
 	return SQLITE_OK;
 }
 
-int sql_wal(sqlite3 *db, int tries, char *err, size_t errlen)
+int sql_wal(sqlite3 *db, int tries, gw_fail *err)
 {
 	for (int n = 0;; n++) {
 		sqlite3_stmt *s = NULL;
@@ -52,20 +57,20 @@ int sql_wal(sqlite3 *db, int tries, char *err, size_t errlen)
 		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 			break;
 		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || n >= tries) {
-			say(err, errlen, sqlite3_errmsg(db));
+			say(err, db, sqlite3_errmsg(db));
 			return rc;
 		}
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
-	return sql_exec(db, "PRAGMA synchronous=NORMAL", err, errlen);
+	return sql_exec(db, "PRAGMA synchronous=NORMAL", err);
 }
 
-int sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+int sql_exec(sqlite3 *db, const char *sql, gw_fail *err)
 {
 	char *msg = NULL;
 	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
 	if (rc != SQLITE_OK)
-		say(err, errlen, msg ? msg : sqlite3_errstr(rc));
+		say(err, db, msg ? msg : sqlite3_errstr(rc));
 	sqlite3_free(msg);
 	return rc;
 }
@@ -194,7 +199,7 @@ int sql_open_inspect(const char *path, sqlite3 **db)
 			gw_sb_printf(&uri, "%%%02X", *p);
 	}
 	gw_sb_printf(&uri, "?immutable=1");
-	int rc = sql_open(gw_sb_str(&uri), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, 0, db, NULL, 0);
+	int rc = sql_open(gw_sb_str(&uri), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, 0, db, NULL);
 	gw_sb_free(&uri);
 	return rc;
 }

@@ -2,8 +2,10 @@
  * sql.h - the SQLite helpers every database of the project shares: the
  * recording (store.c) and the queue's state (queue/store*.c).
  *
- * They return SQLite result codes and put messages in the caller's buffer:
- * what to print, and whether at all, is the caller's business.
+ * They return SQLite result codes and fill the caller's gw_fail (when given)
+ * with SQLite's words as why (English, as SQLite has them) and the database's
+ * file as what, code GW_EXIT_ENV: what to print, and whether at all, is the
+ * caller's business.
  */
 #ifndef GPUWHY_STORE_SQL_H
 #define GPUWHY_STORE_SQL_H
@@ -13,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "util/fail.h"
 
 /*
  * Every database of the project says what it is in SQLite's application id
@@ -50,8 +54,8 @@ int sql_open_inspect(const char *path, sqlite3 **db);
 bool sql_sidecars(const char *path);
 
 /* Open path with flags (SQLITE_OPEN_*) and a busy timeout (ms, 0: never wait). On
- * failure *db is NULL and err (when given) says why. */
-int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, char *err, size_t errlen);
+ * failure *db is NULL and err (when given) says why, path as what. */
+int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, gw_fail *err);
 
 /*
  * WAL mode and synchronous=NORMAL: a commit is in the WAL file once it
@@ -60,14 +64,14 @@ int sql_open(const char *path, int flags, int busy_ms, sqlite3 **db, char *err, 
  * an fsync to every commit). Switching to WAL needs a moment alone with the
  * file: retried every 10 ms up to tries times while others hold it.
  */
-int sql_wal(sqlite3 *db, int tries, char *err, size_t errlen);
+int sql_wal(sqlite3 *db, int tries, gw_fail *err);
 
 /* Whether rc says the file is damaged (corrupt, not a database, a format or range error). */
 bool sql_is_corrupt(int rc);
 
-/* Run SQL without results. The message goes to err unless err already holds one
- * (the first error is the one to tell). */
-int sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+/* Run SQL without results. The message goes to err unless err already holds a
+ * failure (code not 0: the first error is the one to tell); sql_wal keeps it so too. */
+int sql_exec(sqlite3 *db, const char *sql, gw_fail *err);
 /* ROLLBACK when a transaction is open. */
 void sql_rollback(sqlite3 *db);
 /* The first column of the first row of sql (a PRAGMA, a count); def when none. */

@@ -118,9 +118,20 @@ static int fail(store *st, const char *what)
 	return -1;
 }
 
+/* A failure kept in st->err, the first one (what store_error tells). */
+static int keep(store *st, int rc, const gw_fail *f)
+{
+	if (rc == SQLITE_OK)
+		return 0;
+	if (!st->err[0])
+		snprintf(st->err, sizeof st->err, "%.*s", (int)sizeof st->err - 1, f->why);
+	return -1;
+}
+
 static int exec(store *st, const char *sql)
 {
-	return sql_exec(st->db, sql, st->err, sizeof st->err) == SQLITE_OK ? 0 : -1;
+	gw_fail f = {0};
+	return keep(st, sql_exec(st->db, sql, &f), &f);
 }
 
 static int prepare(store *st, sqlite3_stmt **out, const char *sql)
@@ -320,7 +331,7 @@ static void *checkpoint_main(void *arg)
 
 static int checkpoint_start(store *st)
 {
-	if (sql_open(st->path, SQLITE_OPEN_READWRITE, 0, &st->ckpt_db, NULL, 0) != SQLITE_OK)
+	if (sql_open(st->path, SQLITE_OPEN_READWRITE, 0, &st->ckpt_db, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_db_config(st->ckpt_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_wal_autocheckpoint(st->ckpt_db, 0);
@@ -352,20 +363,20 @@ static void checkpoint_stop(store *st)
 }
 
 /* The meta rows every recording starts with, and the digests (store_int.h). */
-static int first_rows(sqlite3 *db, char *err, size_t errlen)
+static int first_rows(sqlite3 *db, const char *path, gw_fail *err)
 {
 	char sql[256];
 	snprintf(sql, sizeof sql,
 	         "INSERT INTO main.meta VALUES('schema_version', '%d'), ('tool_version', '%s')",
 	         STORE_SCHEMA_VERSION, GPUWHY_VERSION);
-	int rc = sql_exec(db, sql, err, errlen);
+	int rc = sql_exec(db, sql, err);
 	store_digests cur, next;
 	if (rc == SQLITE_OK)
 		rc = store_digests_scan(db, &cur);
 	if (rc == SQLITE_OK)
 		rc = store_digests_update(db, &cur, &next);
-	if (rc != SQLITE_OK && !err[0])
-		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+	if (rc != SQLITE_OK && !err->code)
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL, "%s", sqlite3_errmsg(db));
 	return rc;
 }
 
@@ -374,44 +385,44 @@ static int first_rows(sqlite3 *db, char *err, size_t errlen)
  * the schema and the first meta rows folded into the main file, the -wal and
  * -shm gone, so it is a recording on its own before it takes the name.
  */
-static int build_file(const char *path, char *err, size_t errlen)
+static int build_file(const char *path, gw_fail *err)
 {
 	sqlite3 *db;
-	err[0] = '\0';
-	if (sql_open(path, SQLITE_OPEN_READWRITE, 0, &db, err, errlen) != SQLITE_OK)
+	*err = (gw_fail){0};
+	if (sql_open(path, SQLITE_OPEN_READWRITE, 0, &db, err) != SQLITE_OK)
 		return -1;
-	int rc = sql_wal(db, 0, err, errlen);
+	int rc = sql_wal(db, 0, err);
 	if (rc == SQLITE_OK)
-		rc = sql_exec(db, "BEGIN", err, errlen);
+		rc = sql_exec(db, "BEGIN", err);
 	if (rc == SQLITE_OK)
-		rc = store_schema_create(db, err, errlen);
+		rc = store_schema_create(db, err);
 	if (rc == SQLITE_OK)
-		rc = first_rows(db, err, errlen);
+		rc = first_rows(db, path, err);
 	if (rc == SQLITE_OK)
-		rc = sql_exec(db, "COMMIT", err, errlen);
+		rc = sql_exec(db, "COMMIT", err);
 	if (rc == SQLITE_OK && sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE,
 	                                                 NULL, NULL) != SQLITE_OK)
 		rc = SQLITE_FULL;
 	/* The last connection: closing removes the emptied -wal and the -shm. */
 	if (sqlite3_close(db) != SQLITE_OK || (rc == SQLITE_OK && sql_sidecars(path)))
 		rc = rc ? rc : SQLITE_FULL;
-	if (rc != SQLITE_OK && !err[0])
-		snprintf(err, errlen, "%s",
-		         _("no room on the disk (or under the file size limit)"));
+	if (rc != SQLITE_OK && !err->code)
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL,
+		            "no room on the disk (or under the file size limit)");
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* Build the new file and give it the name; the locked descriptor of the recording in *fd. */
-static int place_file(const char *path, int *fd, char *err, size_t errlen)
+static int place_file(const char *path, int *fd, gw_fail *err)
 {
 	for (int attempt = 0; attempt < 8; attempt++) {
 		store_target t;
-		int rc = store_target_open(path, &t, err, errlen);
+		int rc = store_target_open(path, &t, err);
 		if (rc)
 			return rc;
-		rc = build_file(t.tmp, err, errlen);
+		rc = build_file(t.tmp, err);
 		if (!rc)
-			rc = store_target_commit(&t, err, errlen);
+			rc = store_target_commit(&t, err);
 		if (!rc) {
 			*fd = t.fd;
 			return 0;
@@ -420,29 +431,38 @@ static int place_file(const char *path, int *fd, char *err, size_t errlen)
 		if (rc != 1)
 			return -1;
 	}
-	snprintf(err, errlen, "%s", _("the file keeps being replaced by another process"));
+	gw_fail_set(err, GW_EXIT_ENV, path, NULL,
+	            "the file keeps being replaced by another process");
 	return -1;
 }
 
 /* The writer's connection to the recording at path, which st->lock_fd holds. */
-static int open_writer(store *st, char *err, size_t errlen)
+static int open_writer(store *st, gw_fail *err)
 {
 	/* Never wait for the file's write lock: a refused flush retries a second later. */
-	if (sql_open(st->path, SQLITE_OPEN_READWRITE, 0, &st->db, err, errlen) != SQLITE_OK)
+	if (sql_open(st->path, SQLITE_OPEN_READWRITE, 0, &st->db, err) != SQLITE_OK)
 		return -1;
 	struct stat a, b;
 	if (fstat(st->lock_fd, &a) != 0 || stat(st->path, &b) != 0 || a.st_ino != b.st_ino ||
 	    a.st_dev != b.st_dev) {
-		snprintf(err, errlen, "%s", _("the file keeps being replaced by another process"));
+		gw_fail_set(err, GW_EXIT_ENV, st->path, NULL,
+		            "the file keeps being replaced by another process");
 		return -1;
 	}
 	/* Checkpoints are ours alone (see room_for_checkpoint); none behind our back. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_wal_autocheckpoint(st->db, 0);
-	if (sql_wal(st->db, 0, st->err, sizeof st->err) || create_staging(st) || prepare_all(st) ||
+	gw_fail wal = {0};
+	if (keep(st, sql_wal(st->db, 0, &wal), &wal) || create_staging(st) || prepare_all(st) ||
 	    store_digests_scan(st->db, &st->dg) != SQLITE_OK || checkpoint_start(st)) {
-		snprintf(err, errlen, "%s",
-		         st->err[0] ? _(st->err) : _("cannot start the checkpoint thread"));
+		if (!st->err[0]) {
+			gw_fail_set(err, GW_EXIT_ENV, st->path, NULL,
+			            "cannot start the checkpoint thread");
+			return -1;
+		}
+		/* SQLite's words, English; shown through the catalogue as they always were. */
+		gw_fail_set(err, GW_EXIT_ENV, st->path, NULL, "%s", st->err);
+		snprintf(err->why_text, sizeof err->why_text, "%s", _(st->err));
 		return -1;
 	}
 	st->dg.written = true;
@@ -450,16 +470,17 @@ static int open_writer(store *st, char *err, size_t errlen)
 	return 0;
 }
 
-static int create(const char *path, store **out, char *err, size_t errlen)
+static int create(const char *path, store **out, gw_fail *err)
 {
 	int lock_fd;
-	int lrc = place_file(path, &lock_fd, err, errlen);
+	int lrc = place_file(path, &lock_fd, err);
 	if (lrc)
 		return lrc;
 	store *st = calloc(1, sizeof *st);
 	if (!st) {
 		close(lock_fd);
-		snprintf(err, errlen, "out of memory");
+		/* "%s": as it has always been printed, untranslated. */
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL, "%s", "out of memory");
 		return -1;
 	}
 	st->lock_fd = lock_fd;
@@ -467,7 +488,7 @@ static int create(const char *path, store **out, char *err, size_t errlen)
 	st->backlog_max = backlog_limit();
 	pthread_mutex_init(&st->mu, NULL);
 	/* On a failure from here on, the file at path is an empty recording: it stays. */
-	if (open_writer(st, err, errlen)) {
+	if (open_writer(st, err)) {
 		store_free(st);
 		return -1;
 	}
@@ -477,16 +498,20 @@ static int create(const char *path, store **out, char *err, size_t errlen)
 
 int store_create(const char *path, store **out, gw_fail *err)
 {
-	/* The reason as the recorder has always cut it. */
-	char why[256] = "";
-	int rc = create(path, out, why, sizeof why);
+	gw_fail why = {0};
+	int rc = create(path, out, &why);
 	if (rc == 0)
 		return 0;
+	/* The reason as the recorder has always cut it. */
+	why.why[255] = why.why_text[255] = '\0';
 	/* Every command that records names its file with -o. */
-	return gw_fail_set(err, GW_EXIT_ENV, path,
-	                   rc == -2 ? N_("wait for it to finish, or record to another file with -o")
-	                            : N_("choose a writable path with -o"),
-	                   "%s", why);
+	gw_fail_set(err, GW_EXIT_ENV, path,
+	            rc == -2 ? N_("wait for it to finish, or record to another file with -o")
+	                     : N_("choose a writable path with -o"),
+	            "%s", why.why);
+	if (err)
+		snprintf(err->why_text, sizeof err->why_text, "%s", why.why_text);
+	return GW_EXIT_ENV;
 }
 
 const char *store_error(const store *st)

@@ -35,8 +35,8 @@ bool store_gpu_metric_stored(int id);
 void store_host_column(int id, char *out, size_t len);
 
 /* The tables and indexes, the application id and the user version, in db's open
- * transaction. */
-int store_schema_create(sqlite3 *db, char *err, size_t errlen);
+ * transaction. A SQLite result code; err (when given) as sql_exec fills it. */
+int store_schema_create(sqlite3 *db, gw_fail *err);
 /* What the tables of db (an inspecting connection: sql_open_inspect) are. */
 enum {
 	STORE_SCHEMA_OURS,    /* a gpuwhy recording's (one written before recordings had an
@@ -106,13 +106,16 @@ typedef struct {
 /*
  * Lock path's recording (when there is one) and create the new file beside it,
  * locked. A file that is not a gpuwhy recording is refused without being opened
- * for writing (nor anything beside it removed). 0; -2 when another gpuwhy holds the
- * file (err names its PID); -1 with a one-line reason in err.
+ * for writing (nor anything beside it removed). Returns 0; -2 when another gpuwhy
+ * holds the file (its why names the PID: wait, or record elsewhere); -1 for any
+ * other refusal. On -2 and -1 err (when given) holds path as what, the one-line
+ * reason as why (English; why_text in the user's language), code GW_EXIT_ENV.
  */
-int store_target_open(const char *path, store_target *t, char *err, size_t errlen);
-/* Put the new file (a complete recording by now) at path. 0; 1 when another file
- * appeared at path meanwhile (open again); -1 with why in err. */
-int store_target_commit(store_target *t, char *err, size_t errlen);
+int store_target_open(const char *path, store_target *t, gw_fail *err);
+/* Put the new file (a complete recording by now) at path. Returns 0; 1 when another
+ * file appeared at path meanwhile (open again; err untouched); -1 with err filled as
+ * store_target_open fills it. */
+int store_target_commit(store_target *t, gw_fail *err);
 /* Give up: the new file is removed, the locks released. */
 void store_target_abort(store_target *t);
 

@@ -32,6 +32,7 @@
 #include "store/sql.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "util/err.h"
 #include "util/i18n.h"
 
 /* The PID holding a flock on fd's file, from /proc/locks; 0 when not found. */
@@ -68,28 +69,40 @@ static bool same_file(int fd, const char *path)
 	       a.st_dev == b.st_dev;
 }
 
-/* Take the writer's lock on fd; -2 with the holder in err when another has it. */
-static int lock_fd(int fd, char *err, size_t errlen)
+/* A refusal of path: why in English (marked N_() where it is written), why_text in the
+ * user's language. -1. */
+static int refuse(gw_fail *err, const char *path, const char *why)
+{
+	gw_fail_set(err, GW_EXIT_ENV, path, NULL, "%s", why);
+	if (err)
+		snprintf(err->why_text, sizeof err->why_text, "%s", _(why));
+	return -1;
+}
+
+/* The system's words for e, as they are. -1. */
+static int refuse_errno(gw_fail *err, const char *path, int e)
+{
+	gw_fail_set(err, GW_EXIT_ENV, path, NULL, "%s", strerror(e));
+	return -1;
+}
+
+/* Take the writer's lock on fd (path's); -2 with the holder in err when another has it. */
+static int lock_fd(int fd, const char *path, gw_fail *err)
 {
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	int e = errno;
 	if (e != EWOULDBLOCK) {
-		snprintf(err, errlen, _("cannot lock: %s"), strerror(e));
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL, "cannot lock: %s", strerror(e));
 		return -1;
 	}
 	long pid = lock_holder(fd);
 	if (pid > 0)
-		snprintf(err, errlen, _("another gpuwhy is recording to it (PID %ld)"), pid);
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL,
+		            "another gpuwhy is recording to it (PID %ld)", pid);
 	else
-		snprintf(err, errlen, _("another gpuwhy is recording to it"));
+		gw_fail_set(err, GW_EXIT_ENV, path, NULL, "another gpuwhy is recording to it");
 	return -2;
-}
-
-static int refuse(char *err, size_t errlen, const char *why)
-{
-	snprintf(err, errlen, "%s", why);
-	return -1;
 }
 
 /*
@@ -97,51 +110,52 @@ static int refuse(char *err, size_t errlen, const char *why)
  * recording, by its application id or, without one, by its tables (seen
  * without opening it for writing). 0, or -1 with why in err.
  */
-static int check_replaceable(const char *path, int fd, char *err, size_t errlen)
+static int check_replaceable(const char *path, int fd, gw_fail *err)
 {
 	static const char *const not_ours =
 	    N_("exists and is not a gpuwhy recording (refusing to overwrite)");
 	sql_head h;
 	if (sql_read_head(fd, &h) != 0)
-		return refuse(err, errlen, strerror(errno));
+		return refuse_errno(err, path, errno);
 	if (h.size == 0)
 		/* Nothing to lose, unless a -wal beside it holds a database. */
-		return sql_sidecars(path) ? refuse(err, errlen, _(not_ours)) : 0;
+		return sql_sidecars(path) ? refuse(err, path, not_ours) : 0;
 	if (!h.sqlite)
-		return refuse(err, errlen, _(not_ours));
+		return refuse(err, path, not_ours);
 	if (h.app_id == SQL_APP_RECORDING)
 		return 0;
 	if (h.app_id == SQL_APP_QUEUE)
-		return refuse(err, errlen,
-		              _("is a gpuwhy queue database, not a recording (refusing to "
-		                "overwrite)"));
+		return refuse(err, path,
+		              N_("is a gpuwhy queue database, not a recording (refusing to "
+		                 "overwrite)"));
 	sqlite3 *db = NULL;
 	bool ours = h.app_id == 0 && sql_open_inspect(path, &db) == SQLITE_OK &&
 	            store_schema_kind(db) == STORE_SCHEMA_OURS;
 	sqlite3_close(db);
-	return ours ? 0 : refuse(err, errlen, _(not_ours));
+	return ours ? 0 : refuse(err, path, not_ours);
 }
 
 /* Open and lock the file at path; 1 when the name moved to another file meanwhile. */
-static int lock_existing(store_target *t, char *err, size_t errlen)
+static int lock_existing(store_target *t, gw_fail *err)
 {
 	int fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 1;
-		return refuse(err, errlen,
-		              errno == ELOOP ? _("is a symbolic link") : strerror(errno));
+		if (errno == ELOOP)
+			return refuse(err, t->path, N_("is a symbolic link"));
+		return refuse_errno(err, t->path, errno);
 	}
 	struct stat sb;
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		close(fd);
-		return refuse(err, errlen, _("exists and is not a regular file"));
+		return refuse(err, t->path, N_("exists and is not a regular file"));
 	}
-	int rc = lock_fd(fd, err, errlen);
+	int rc = lock_fd(fd, t->path, err);
 	if (rc == 0 && !same_file(fd, t->path))
 		rc = 1;
 	if (rc == 0)
-		rc = check_replaceable(t->path, fd, err, errlen);
+		rc = check_replaceable(t->path, fd, err);
 	/* Looked at through its name: still the file that is locked? */
 	if (rc == 0 && !same_file(fd, t->path))
 		rc = 1;
@@ -155,7 +169,7 @@ static int lock_existing(store_target *t, char *err, size_t errlen)
 }
 
 /* The new file beside path, locked; its name in t->tmp. */
-static int create_tmp(store_target *t, char *err, size_t errlen)
+static int create_tmp(store_target *t, gw_fail *err)
 {
 	char dir[4096], base[4096];
 	snprintf(dir, sizeof dir, "%s", t->path);
@@ -168,19 +182,19 @@ static int create_tmp(store_target *t, char *err, size_t errlen)
 			continue;
 		if (fd < 0) {
 			t->tmp[0] = '\0';
-			return refuse(err, errlen, strerror(errno));
+			return refuse_errno(err, t->path, errno);
 		}
 		t->fd = fd;
 		/* The replaced recording's permissions, as replacing it in place kept them. */
 		if (t->old_fd >= 0)
 			fchmod(fd, t->mode);
-		return lock_fd(fd, err, errlen) ? -1 : 0;
+		return lock_fd(fd, t->path, err) ? -1 : 0;
 	}
 	t->tmp[0] = '\0';
-	return refuse(err, errlen, strerror(EEXIST));
+	return refuse_errno(err, t->path, EEXIST);
 }
 
-int store_target_open(const char *path, store_target *t, char *err, size_t errlen)
+int store_target_open(const char *path, store_target *t, gw_fail *err)
 {
 	*t = (store_target){.old_fd = -1, .fd = -1};
 	snprintf(t->path, sizeof t->path, "%s", path);
@@ -190,27 +204,27 @@ int store_target_open(const char *path, store_target *t, char *err, size_t errle
 		int rc = 0;
 		if (lstat(path, &sb) == 0) {
 			if (!S_ISREG(sb.st_mode))
-				return refuse(err, errlen,
+				return refuse(err, path,
 				              S_ISLNK(sb.st_mode)
-				                  ? _("is a symbolic link")
-				                  : _("exists and is not a regular file"));
-			rc = lock_existing(t, err, errlen);
+				                  ? N_("is a symbolic link")
+				                  : N_("exists and is not a regular file"));
+			rc = lock_existing(t, err);
 		} else if (errno != ENOENT) {
-			return refuse(err, errlen, strerror(errno));
+			return refuse_errno(err, path, errno);
 		} else if (sql_sidecars(path)) {
 			/* A -wal or -shm without its database: another program's, or left over.
 			 * A new recording would take them for its own. */
-			return refuse(err, errlen,
-			              _("a -wal or -shm file of another database is beside it "
-			                "(refusing to overwrite)"));
+			return refuse(err, path,
+			              N_("a -wal or -shm file of another database is beside it "
+			                 "(refusing to overwrite)"));
 		}
 		if (rc == 1)
 			continue;
-		if (rc == 0 && (rc = create_tmp(t, err, errlen)) != 0)
+		if (rc == 0 && (rc = create_tmp(t, err)) != 0)
 			store_target_abort(t);
 		return rc;
 	}
-	return refuse(err, errlen, _("the file keeps being replaced by another process"));
+	return refuse(err, path, N_("the file keeps being replaced by another process"));
 }
 
 static void unlink_sidecars(const char *path)
@@ -236,25 +250,25 @@ static int rename_new(const char *from, const char *to)
 	return 0;
 }
 
-int store_target_commit(store_target *t, char *err, size_t errlen)
+int store_target_commit(store_target *t, gw_fail *err)
 {
 	/* The new file's pages are on the disk before its name is. */
 	if (fsync(t->fd) != 0)
-		return refuse(err, errlen, strerror(errno));
+		return refuse_errno(err, t->path, errno);
 	if (t->old_fd >= 0) {
 		if (!same_file(t->old_fd, t->path))
 			return 1;
 		/* The replaced recording's -wal would be replayed into the new file. */
 		unlink_sidecars(t->path);
 		if (rename(t->tmp, t->path) != 0)
-			return refuse(err, errlen, strerror(errno));
+			return refuse_errno(err, t->path, errno);
 		close(t->old_fd);
 		t->old_fd = -1;
 	} else {
 		if (sql_sidecars(t->path))
 			return 1;
 		if (rename_new(t->tmp, t->path) != 0)
-			return errno == EEXIST ? 1 : refuse(err, errlen, strerror(errno));
+			return errno == EEXIST ? 1 : refuse_errno(err, t->path, errno);
 	}
 	t->tmp[0] = '\0';
 	return 0;

@@ -39,7 +39,7 @@ void store_host_column(int id, char *out, size_t len)
 			*p = '_';
 }
 
-int store_schema_create(sqlite3 *db, char *err, size_t errlen)
+int store_schema_create(sqlite3 *db, gw_fail *err)
 {
 	gw_strbuf sql = {0};
 	char col[128];
@@ -77,7 +77,7 @@ int store_schema_create(sqlite3 *db, char *err, size_t errlen)
 	    "CREATE TABLE steps(t REAL NOT NULL, step INTEGER, line TEXT);"
 	    "CREATE TABLE events(t REAL NOT NULL, kind TEXT NOT NULL, gpu INTEGER,"
 	    " value INTEGER, text TEXT);");
-	int rc = sql_exec(db, gw_sb_str(&sql), err, errlen);
+	int rc = sql_exec(db, gw_sb_str(&sql), err);
 	gw_sb_free(&sql);
 	return rc;
 }

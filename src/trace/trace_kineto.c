@@ -10,6 +10,7 @@
 #include "trace/trace_kineto_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -673,11 +674,30 @@ void trace_kstate_free(kstate *k)
 	free(k->catsym);
 }
 
+int trace_kineto_fail(gw_fail *err, const char *what, const char *fmt, ...)
+{
+	if (!err) /* the caller wants the code alone */
+		return -1;
+	char why[sizeof err->why];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	gw_fail_set(err, GW_EXIT_ENV, what, NULL, "%s", why);
+	return -1;
+}
+
+/* The file k reads, for what. */
+static const char *k_path(const kstate *k)
+{
+	return k->r ? k->r->path : NULL;
+}
+
 void trace_kineto_reason(kstate *k, yajl_handle h, const unsigned char *chunk, size_t len,
-                         uint64_t base, char *err, size_t errsz)
+                         uint64_t base, gw_fail *err)
 {
 	if (k->err[0]) {
-		snprintf(err, errsz, "%s", k->err);
+		trace_kineto_fail(err, k_path(k), "%s", k->err);
 		return;
 	}
 	unsigned char *msg = yajl_get_error(h, 0, chunk, len);
@@ -686,28 +706,24 @@ void trace_kineto_reason(kstate *k, yajl_handle h, const unsigned char *chunk, s
 	size_t n = msg ? strlen((const char *)msg) : 0;
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
 		msg[--n] = 0;
-	snprintf(err, errsz, "invalid JSON near byte %llu: %s", (unsigned long long)at,
-	         msg ? (const char *)msg : "parse error");
+	trace_kineto_fail(err, k_path(k), "invalid JSON near byte %llu: %s", (unsigned long long)at,
+	                  msg ? (const char *)msg : "parse error");
 	if (msg)
 		yajl_free_error(h, msg);
 }
 
 /* Checks that make a parsed document a usable trace; sets the format description. */
-int trace_kineto_finish(kstate *k, char *err, size_t errsz)
+int trace_kineto_finish(kstate *k, gw_fail *err)
 {
 	trace_rank *r = k->r;
-	if (!k->top_is_map) {
-		snprintf(err, errsz, "not a Chrome trace: the top level is not a JSON object");
-		return -1;
-	}
-	if (!k->saw_events) {
-		snprintf(err, errsz, "not a Chrome trace: there is no traceEvents array");
-		return -1;
-	}
-	if (k->ord == 0) {
-		snprintf(err, errsz, "traceEvents is empty");
-		return -1;
-	}
+	if (!k->top_is_map)
+		return trace_kineto_fail(err, r->path,
+		                         "not a Chrome trace: the top level is not a JSON object");
+	if (!k->saw_events)
+		return trace_kineto_fail(err, r->path,
+		                         "not a Chrome trace: there is no traceEvents array");
+	if (k->ord == 0)
+		return trace_kineto_fail(err, r->path, "traceEvents is empty");
 	r->n_events = k->ord;
 	if (k->bad_value)
 		trace_rank_warn(r, "%llu values of the wrong JSON type were ignored",
@@ -752,15 +768,13 @@ static bool scan_or_reset(kstate *k, trace_rank *r, const void *buf, size_t len)
 	return false;
 }
 
-int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err, size_t errsz)
+int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, gw_fail *err)
 {
 	kstate k;
 	trace_kstate_init(&k, r);
 	yajl_handle h = trace_kineto_parser(&k);
-	if (!h) {
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
+	if (!h)
+		return trace_kineto_fail(err, r->path, "out of memory");
 	int rc = 0;
 	yajl_status st = yajl_status_ok;
 	if (!scan_or_reset(&k, r, buf, len)) {
@@ -769,12 +783,12 @@ int trace_kineto_parse_mem(const void *buf, size_t len, trace_rank *r, char *err
 			st = yajl_complete_parse(h);
 	}
 	if (st != yajl_status_ok) {
-		trace_kineto_reason(&k, h, buf, len, 0, err, errsz);
+		trace_kineto_reason(&k, h, buf, len, 0, err);
 		rc = -1;
 	}
 	r->bytes = len;
 	if (!rc)
-		rc = trace_kineto_finish(&k, err, errsz);
+		rc = trace_kineto_finish(&k, err);
 	yajl_free(h);
 	trace_kstate_free(&k);
 	return rc;

@@ -12,6 +12,7 @@
 #include "trace/trace_jscan.h"
 
 #include "trace/trace_model.h"
+#include "util/fail.h"
 
 enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_DEVPROPS, TOP_BASETIME };
 enum {
@@ -83,24 +84,33 @@ const unsigned char *trace_kineto_event(void *ctx, const unsigned char *p, const
                                         int depth);
 void trace_kstate_free(kstate *k);
 yajl_handle trace_kineto_parser(kstate *k);
+/*
+ * A reason into err (when given): English, formatted here and passed as data ("%s"), never
+ * looked up in the catalogue (the faces word it, cmd/trace_say.c); what is the file (NULL:
+ * ""), code GW_EXIT_ENV. Returns -1.
+ */
+int trace_kineto_fail(gw_fail *err, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* yajl's error (or the callbacks' own, which comes first) as a one-line reason; base is the
  * offset of chunk in the document. */
 void trace_kineto_reason(kstate *k, yajl_handle h, const unsigned char *chunk, size_t len,
-                         uint64_t base, char *err, size_t errsz);
-/* Checks that make a parsed document a usable trace; sets the format description. */
-int trace_kineto_finish(kstate *k, char *err, size_t errsz);
+                         uint64_t base, gw_fail *err);
+/* Checks that make a parsed document a usable trace; sets the format description. 0, or -1
+ * with the reason in err. */
+int trace_kineto_finish(kstate *k, gw_fail *err);
 
-/* After gzread returned n <= 0: -1 with the gzip or read error in err, or 1 at a clean end. */
-int trace_kineto_read_status(const trace_gzin *g, int n, char *err, size_t errsz);
+/* After gzread returned n <= 0: -1 with the gzip or read error in err (path as what), or 1
+ * at a clean end. */
+int trace_kineto_read_status(const trace_gzin *g, int n, const char *path, gw_fail *err);
 /* Advances progress by the compressed bytes consumed since *reported. */
 void trace_kineto_add_progress(const trace_gzin *g, _Atomic uint64_t *progress, uint64_t *reported);
 
 /* trace_kineto_read_parallel's answer when the guessed pieces did not parse: read it again in
  * one piece. */
 #define TRACE_KINETO_RETRY 2
-/* path in pieces on threads (1: this thread parses them in turn). 0, -1 with err, or
- * TRACE_KINETO_RETRY. */
+/* path in pieces on threads (1: this thread parses them in turn). 0, -1 with err (path as
+ * what), or TRACE_KINETO_RETRY (err untouched). */
 int trace_kineto_read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *progress,
-                               int threads, char *err, size_t errsz);
+                               int threads, gw_fail *err);
 
 #endif

@@ -11,15 +11,12 @@
 #include "trace/trace_kineto_int.h"
 #include "util/err.h"
 
-int trace_kineto_read_status(const trace_gzin *g, int n, char *err, size_t errsz)
+int trace_kineto_read_status(const trace_gzin *g, int n, const char *path, gw_fail *err)
 {
 	gw_fail f = {0};
 	int rc = trace_gzin_status(g, n, &f);
-	if (rc < 0 && errsz) { /* cut as the buffer always cut it */
-		size_t len = strnlen(f.why, errsz - 1);
-		memcpy(err, f.why, len);
-		err[len] = '\0';
-	}
+	if (rc < 0)
+		trace_kineto_fail(err, path, "%s", f.why);
 	return rc;
 }
 
@@ -34,13 +31,14 @@ void trace_kineto_add_progress(const trace_gzin *g, _Atomic uint64_t *progress, 
 	}
 }
 
-static int truncated(kstate *k, yajl_handle h, uint64_t total, char *err, size_t errsz)
+static int truncated(kstate *k, yajl_handle h, uint64_t total, gw_fail *err)
 {
-	trace_kineto_reason(k, h, NULL, 0, total, err, errsz);
+	trace_kineto_reason(k, h, NULL, 0, total, err);
 	if (!k->err[0])
-		snprintf(err, errsz,
-		         "truncated JSON: the document ends after %llu bytes before it is complete",
-		         (unsigned long long)total);
+		trace_kineto_fail(
+		    err, k->r->path,
+		    "truncated JSON: the document ends after %llu bytes before it is complete",
+		    (unsigned long long)total);
 	return -1;
 }
 
@@ -50,6 +48,7 @@ enum { CHUNK = 256 * 1024, NSLOT = 4 };
 
 typedef struct {
 	trace_gzin *g;
+	const char *path;
 	_Atomic uint64_t *progress;
 	uint64_t reported;
 	bool ahead;
@@ -60,8 +59,8 @@ typedef struct {
 	int len[NSLOT]; /* bytes; 0 at the end, -1 on an error */
 	bool full[NSLOT];
 	bool stop;
-	int status; /* trace_kineto_read_status() at the end */
-	char err[200];
+	int status;  /* trace_kineto_read_status() at the end */
+	gw_fail err; /* its failure */
 	size_t next; /* the slot the parser takes next */
 } source;
 
@@ -71,7 +70,7 @@ static int source_fill(source *src, int s)
 	int n = trace_gzin_read(src->g, src->slot[s], CHUNK);
 	trace_kineto_add_progress(src->g, src->progress, &src->reported);
 	if (n <= 0)
-		src->status = trace_kineto_read_status(src->g, n, src->err, sizeof src->err);
+		src->status = trace_kineto_read_status(src->g, n, src->path, &src->err);
 	return n;
 }
 
@@ -122,22 +121,20 @@ static int source_next(source *src, unsigned char **buf)
 }
 
 static int source_open(source *src, const char *path, _Atomic uint64_t *progress, bool ahead,
-                       char *err, size_t errsz)
+                       gw_fail *err)
 {
 	memset(src, 0, sizeof *src);
+	src->path = path;
 	src->g = trace_gzin_open(path, CHUNK);
-	if (!src->g) {
-		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
-		return -1;
-	}
+	if (!src->g)
+		return trace_kineto_fail(err, path, "cannot open: %s",
+		                         strerror(errno ? errno : ENOMEM));
 	src->progress = progress;
 	/* Reading ahead pays for compressed input only. */
 	ahead = ahead && !trace_gzin_direct(src->g);
 	for (int s = 0; s < (ahead ? NSLOT : 1); s++)
-		if (!(src->slot[s] = malloc(CHUNK))) {
-			snprintf(err, errsz, "out of memory");
-			return -1;
-		}
+		if (!(src->slot[s] = malloc(CHUNK)))
+			return trace_kineto_fail(err, path, "out of memory");
 	if (ahead) {
 		pthread_mutex_init(&src->lock, NULL);
 		pthread_cond_init(&src->cond, NULL);
@@ -167,10 +164,10 @@ static void source_close(source *src)
 }
 
 static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *progress, bool ahead,
-                           char *err, size_t errsz)
+                           gw_fail *err)
 {
 	source src;
-	if (source_open(&src, path, progress, ahead, err, errsz) < 0) {
+	if (source_open(&src, path, progress, ahead, err) < 0) {
 		source_close(&src);
 		return -1;
 	}
@@ -179,8 +176,7 @@ static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *pr
 	yajl_handle h = trace_kineto_parser(&k);
 	if (!h) {
 		source_close(&src);
-		snprintf(err, errsz, "out of memory");
-		return -1;
+		return trace_kineto_fail(err, path, "out of memory");
 	}
 	int rc = 0;
 	uint64_t total = 0;
@@ -189,16 +185,18 @@ static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *pr
 		int n = source_next(&src, &buf);
 		if (n <= 0) {
 			rc = src.status;
-			if (rc < 0)
-				snprintf(err, errsz, "%s", src.err);
-			else
+			if (rc < 0) {
+				if (err)
+					*err = src.err;
+			} else {
 				rc = yajl_complete_parse(h) == yajl_status_ok
 				         ? 0
-				         : truncated(&k, h, total, err, errsz);
+				         : truncated(&k, h, total, err);
+			}
 			break;
 		}
 		if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
-			trace_kineto_reason(&k, h, buf, (size_t)n, total, err, errsz);
+			trace_kineto_reason(&k, h, buf, (size_t)n, total, err);
 			rc = -1;
 			break;
 		}
@@ -206,7 +204,7 @@ static int read_sequential(const char *path, trace_rank *r, _Atomic uint64_t *pr
 	}
 	r->bytes = total;
 	if (!rc)
-		rc = trace_kineto_finish(&k, err, errsz);
+		rc = trace_kineto_finish(&k, err);
 	yajl_free(h);
 	trace_kstate_free(&k);
 	source_close(&src);
@@ -252,12 +250,12 @@ static uint64_t text_size(const char *path)
 }
 
 int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progress, int threads,
-                      char *err, size_t errsz)
+                      gw_fail *err)
 {
 	/* Pieces go to other threads for large documents only (each thread holds one); smaller
 	 * ones, or all with one thread, are read piece by piece by this thread. */
 	bool spread = threads > 1 && text_size(path) >= atomic_load(&parallel_min);
-	int rc = trace_kineto_read_parallel(path, r, progress, spread ? threads : 1, err, errsz);
+	int rc = trace_kineto_read_parallel(path, r, progress, spread ? threads : 1, err);
 	/* Spread over threads, a failure is the file's own; read by this thread alone, any
 	 * failure is reported as the one-piece reader (yajl) words it. */
 	if (rc == 0 || (spread && rc != TRACE_KINETO_RETRY))
@@ -268,14 +266,13 @@ int trace_kineto_read(const char *path, trace_rank *r, _Atomic uint64_t *progres
 	gw_debug("%s: reading again in one piece", path);
 	/* path may be r->path itself: it is copied before the rank is emptied. */
 	char *p = strdup(path);
-	if (!p) {
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
+	if (!p)
+		return trace_kineto_fail(err, path, "out of memory");
 	trace_rank_free(r);
 	trace_rank_init(r, p);
-	err[0] = 0;
-	rc = read_sequential(p, r, progress, threads > 1, err, errsz);
+	if (err)
+		*err = (gw_fail){0};
+	rc = read_sequential(p, r, progress, threads > 1, err);
 	free(p);
 	return rc;
 }

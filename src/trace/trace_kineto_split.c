@@ -276,23 +276,22 @@ typedef struct {
 	size_t merged; /* pieces already moved into the rank, in order */
 	bool first;    /* no piece cut yet */
 	_Atomic uint64_t *progress;
+	const char *path; /* the file, what a failure names */
 } splitter;
 
-static int oom(char *err, size_t errsz)
+static int oom(const char *path, gw_fail *err)
 {
-	snprintf(err, errsz, "out of memory");
-	return -1;
+	return trace_kineto_fail(err, path, "out of memory");
 }
 
-static int split_open(splitter *sp, const char *path, trace_rank *r, int threads, char *err,
-                      size_t errsz)
+static int split_open(splitter *sp, const char *path, trace_rank *r, int threads, gw_fail *err)
 {
 	memset(sp, 0, sizeof *sp);
+	sp->path = path;
 	sp->g = trace_gzin_open(path, READ);
-	if (!sp->g) {
-		snprintf(err, errsz, "cannot open: %s", strerror(errno ? errno : ENOMEM));
-		return -1;
-	}
+	if (!sp->g)
+		return trace_kineto_fail(err, path, "cannot open: %s",
+		                         strerror(errno ? errno : ENOMEM));
 	sp->map = trace_gzin_map(sp->g, &sp->map_len);
 	/* A mapped text costs the reading thread next to nothing, so every thread asked for
 	 * parses. Inflated or read text keeps it busy: one worker fewer, and it parses the pieces
@@ -316,10 +315,8 @@ static int split_open(splitter *sp, const char *path, trace_rank *r, int threads
 		sp->cap = BLOCK + 2 * READ;
 		sp->cur = malloc(sp->cap);
 	}
-	if ((!sp->map && !sp->cur) || !(sp->nth > 0 || sp->pl.inline_parse)) {
-		snprintf(err, errsz, "out of memory or threads");
-		return -1;
-	}
+	if ((!sp->map && !sp->cur) || !(sp->nth > 0 || sp->pl.inline_parse))
+		return trace_kineto_fail(err, path, "out of memory or threads");
 	return 0;
 }
 
@@ -346,8 +343,7 @@ static bool split_merge(splitter *sp, trace_rank *r)
 
 /* A piece cut off the text (buf is the pool's unless the pool borrows): the document parser's
  * first piece (comma included), or a middle piece. end: its end's offset in a mapping. */
-static int split_piece(splitter *sp, const unsigned char *buf, size_t len, size_t end, char *err,
-                       size_t errsz)
+static int split_piece(splitter *sp, const unsigned char *buf, size_t len, size_t end, gw_fail *err)
 {
 	int rc = 0;
 	if (sp->first) {
@@ -366,21 +362,21 @@ static int split_piece(splitter *sp, const unsigned char *buf, size_t len, size_
 			free((void *)(uintptr_t)buf);
 		sp->first = false;
 	} else if (!pool_add(&sp->pl, buf, len, end)) {
-		rc = oom(err, errsz);
+		rc = oom(sp->path, err);
 	} else if (!split_merge(sp, sp->k0.r)) {
-		rc = oom(err, errsz);
+		rc = oom(sp->path, err);
 	}
 	return rc;
 }
 
 /* The read text up to cut, as a piece; the rest stays. */
-static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
+static int split_take(splitter *sp, size_t cut, gw_fail *err)
 {
 	unsigned char *rest = malloc(sp->cap);
 	if (!rest)
-		return oom(err, errsz);
+		return oom(sp->path, err);
 	memcpy(rest, sp->cur + cut, sp->len - cut);
-	int rc = split_piece(sp, sp->cur, cut, 0, err, errsz);
+	int rc = split_piece(sp, sp->cur, cut, 0, err);
 	sp->cur = rest;
 	sp->len -= cut;
 	return rc;
@@ -389,7 +385,7 @@ static int split_take(splitter *sp, size_t cut, char *err, size_t errsz)
 /* A mapped text cut in place, as split_read cuts what it reads: after BLOCK bytes at least, at
  * a guessed element start within the last WINDOW, looking READ bytes further while none is
  * found. The rest is left to split_finish. */
-static int split_mapped(splitter *sp, char *err, size_t errsz)
+static int split_mapped(splitter *sp, gw_fail *err)
 {
 	size_t pos = 0, look = BLOCK;
 	while (sp->map_len - pos >= look + READ) {
@@ -398,7 +394,7 @@ static int split_mapped(splitter *sp, char *err, size_t errsz)
 			look += READ;
 			continue;
 		}
-		int rc = split_piece(sp, sp->map + pos, cut, pos + cut, err, errsz);
+		int rc = split_piece(sp, sp->map + pos, cut, pos + cut, err);
 		if (rc)
 			return rc;
 		pos += cut;
@@ -413,29 +409,29 @@ static int split_mapped(splitter *sp, char *err, size_t errsz)
 }
 
 /* Reads the text, cutting pieces of about BLOCK bytes as it goes, to the end of the file. */
-static int split_read(splitter *sp, _Atomic uint64_t *progress, char *err, size_t errsz)
+static int split_read(splitter *sp, _Atomic uint64_t *progress, gw_fail *err)
 {
 	sp->progress = progress;
 	if (sp->map)
-		return split_mapped(sp, err, errsz);
+		return split_mapped(sp, err);
 	for (;;) {
 		if (sp->cap - sp->len < READ) {
 			unsigned char *b = realloc(sp->cur, sp->cap * 2);
 			if (!b)
-				return oom(err, errsz);
+				return oom(sp->path, err);
 			sp->cur = b;
 			sp->cap *= 2;
 		}
 		int n = trace_gzin_read(sp->g, sp->cur + sp->len, READ);
 		trace_kineto_add_progress(sp->g, progress, &sp->reported);
 		if (n <= 0)
-			return trace_kineto_read_status(sp->g, n, err, errsz) < 0 ? -1 : 0;
+			return trace_kineto_read_status(sp->g, n, sp->path, err) < 0 ? -1 : 0;
 		sp->len += (size_t)n;
 		sp->total += (uint64_t)n;
 		if (sp->len < BLOCK)
 			continue;
 		size_t cut = find_cut(sp->cur, sp->len);
-		int rc = cut ? split_take(sp, cut, err, errsz) : 0;
+		int rc = cut ? split_take(sp, cut, err) : 0;
 		if (rc)
 			return rc;
 	}
@@ -458,7 +454,7 @@ static int split_join(splitter *sp, int rc)
 
 /* The rest of the document to the document parser (into tail when pieces went elsewhere, so
  * that the events stay in order), then the pieces and the tail merged into r in order. */
-static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
+static int split_finish(splitter *sp, trace_rank *r, gw_fail *err)
 {
 	if (!sp->first)
 		sp->k0.r = &sp->tail;
@@ -470,13 +466,13 @@ static int split_finish(splitter *sp, trace_rank *r, char *err, size_t errsz)
 	if (!fast || sp->k0.err[0])
 		return TRACE_KINETO_RETRY;
 	if (!split_merge(sp, r) || sp->merged != sp->pl.n_all)
-		return oom(err, errsz);
+		return oom(sp->path, err);
 	/* The counts only now: the document parser counted the tail's elements after the first
 	 * piece's, as if it had read the middle. */
 	for (size_t i = 0; i < sp->pl.n_all; i++)
 		merge_counts(&sp->k0, &sp->pl.all[i]->k);
 	if (!merge_rank(r, &sp->tail))
-		return oom(err, errsz);
+		return oom(sp->path, err);
 	if (sp->map) {
 		trace_gzin_map_done(sp->g, sp->map_len);
 		trace_kineto_add_progress(sp->g, sp->progress, &sp->reported);
@@ -504,25 +500,25 @@ static void split_close(splitter *sp)
 }
 
 int trace_kineto_read_parallel(const char *path, trace_rank *r, _Atomic uint64_t *progress,
-                               int threads, char *err, size_t errsz)
+                               int threads, gw_fail *err)
 {
 	gw_strtod_c("0", NULL); /* its C locale is made once, before the threads share it */
 	splitter *sp = malloc(sizeof *sp);
 	if (!sp)
-		return oom(err, errsz);
-	int rc = split_open(sp, path, r, threads, err, errsz);
+		return oom(path, err);
+	int rc = split_open(sp, path, r, threads, err);
 	if (rc && !sp->g) {
 		free(sp);
 		return rc;
 	}
 	if (!rc)
-		rc = split_read(sp, progress, err, errsz);
+		rc = split_read(sp, progress, err);
 	rc = split_join(sp, rc);
 	if (!rc)
-		rc = split_finish(sp, r, err, errsz);
+		rc = split_finish(sp, r, err);
 	r->bytes = sp->total;
 	if (!rc)
-		rc = trace_kineto_finish(&sp->k0, err, errsz);
+		rc = trace_kineto_finish(&sp->k0, err);
 	split_close(sp);
 	free(sp);
 	return rc;

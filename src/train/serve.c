@@ -324,9 +324,12 @@ int train_serve_run(const train_serve_opts *o)
 	serve_state s = {.o = *o};
 	int rc;
 	exporter_listen_addr a;
-	char err[200];
-	if (exporter_parse_listen(s.o.listen, &a, err, sizeof err))
-		return gw_error(GW_EXIT_USAGE, s.o.listen, N_("use ADDRESS:PORT"), "%s", err);
+	gw_fail err = {0};
+	if (exporter_parse_listen(s.o.listen, &a, &err)) {
+		err.why_text[199] = '\0'; /* as this line has always cut it */
+		return gw_error(GW_EXIT_USAGE, s.o.listen, N_("use ADDRESS:PORT"), "%s",
+		                err.why_text);
+	}
 	const char *why = gw_mhd_error();
 	if (why)
 		return gw_error(GW_EXIT_ENV, "sim serve", NULL, "%s", why);

@@ -10,10 +10,11 @@
 #include <cmocka.h>
 
 #include "exporter/collectors.h"
+#include "util/err.h"
 
-static int parse(const char *csv, exporter_collectors *c, char *unknown, size_t ulen, char *err)
+static int parse(const char *csv, exporter_collectors *c, char *unknown, size_t ulen, gw_fail *err)
 {
-	return exporter_collectors_parse(csv, strlen(csv), c, unknown, ulen, err, 256);
+	return exporter_collectors_parse(csv, strlen(csv), c, unknown, ulen, err);
 }
 
 /* The layout of dcgm-exporter's default-counters.csv: comments, blanks, padding. */
@@ -40,8 +41,9 @@ static void test_dcgm_layout(void **state)
 	    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, Ratio of cycles the tensor (HMMA) pipe is "
 	    "active.";
 	exporter_collectors c;
-	char unknown[256], err[256];
-	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
+	char unknown[256];
+	gw_fail err = {0};
+	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, &err), 0);
 	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
 	assert_int_equal(c.n, 6);
 	assert_int_equal(c.order[0], GM_CLK_SM);
@@ -76,10 +78,10 @@ static void test_csv_selects_optional(void **state)
 	                          "DCGM_FI_DEV_POWER_MGMT_LIMIT, gauge, Power limit.\n"
 	                          "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS, gauge, Reasons.\n";
 	exporter_collectors c;
-	char unknown[256], err[256];
-	assert_int_equal(exporter_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown,
-	                                           err, sizeof err),
-	                 0);
+	char unknown[256];
+	gw_fail err = {0};
+	assert_int_equal(
+	    exporter_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown, &err), 0);
 	assert_int_equal(c.n, 3);
 	assert_int_equal(c.order[0], GM_FAN);
 	assert_int_equal(c.order[1], GM_POWER_LIMIT);
@@ -93,8 +95,9 @@ static void test_help_with_commas_and_duplicates(void **state)
 	                   "DCGM_FI_DEV_GPU_UTIL, counter, second row ignored\n"
 	                   "DCGM_FI_DEV_GPU_TEMP,gauge,\n";
 	exporter_collectors c;
-	char unknown[64], err[256];
-	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
+	char unknown[64];
+	gw_fail err = {0};
+	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, &err), 0);
 	assert_string_equal(unknown, "");
 	assert_int_equal(c.n, 2);
 	assert_string_equal(c.help[GM_UTIL_GPU], "Busy, in %, per GPU");
@@ -107,12 +110,17 @@ static void test_help_with_commas_and_duplicates(void **state)
 static void expect_error(const char *csv, const char *want)
 {
 	exporter_collectors c;
-	char unknown[64], err[256] = "";
-	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), -1);
-	if (!strstr(err, want)) {
-		print_error("error '%s' lacks '%s'\n", err, want);
+	char unknown[64];
+	gw_fail err = {0};
+	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, &err), -1);
+	if (!strstr(err.why, want)) {
+		print_error("error '%s' lacks '%s'\n", err.why, want);
 		fail();
 	}
+	/* A usage error; the caller names the file. */
+	assert_int_equal(err.code, GW_EXIT_USAGE);
+	assert_string_equal(err.what, "");
+	assert_string_equal(err.why_text, err.why);
 	/* Nothing is left allocated on failure. */
 	for (int i = 0; i < GM__COUNT; i++)
 		assert_null(c.help[i]);
@@ -139,11 +147,12 @@ static void test_nul_byte_is_an_error(void **state)
 {
 	const char csv[] = "DCGM_FI_DEV_GPU_UTIL, gauge, x\nDCGM\0FI, gauge, y\n";
 	exporter_collectors c;
-	char unknown[64], err[256];
-	assert_int_equal(exporter_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown,
-	                                           err, sizeof err),
-	                 -1);
-	assert_non_null(strstr(err, "line 2: contains a NUL byte"));
+	char unknown[64];
+	gw_fail err = {0};
+	assert_int_equal(
+	    exporter_collectors_parse(csv, sizeof csv - 1, &c, unknown, sizeof unknown, &err), -1);
+	assert_int_equal(err.code, GW_EXIT_USAGE);
+	assert_string_equal(err.why, "line 2: contains a NUL byte (not a text file?)");
 }
 
 static void test_unknown_list_is_bounded(void **state)
@@ -155,8 +164,9 @@ static void test_unknown_list_is_bounded(void **state)
 		strcat(csv, row);
 	}
 	exporter_collectors c;
-	char unknown[64], err[256];
-	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, err), 0);
+	char unknown[64];
+	gw_fail err = {0};
+	assert_int_equal(parse(csv, &c, unknown, sizeof unknown, &err), 0);
 	assert_int_equal(c.n, 0);
 	assert_true(strlen(unknown) < sizeof unknown);
 	assert_true(!strncmp(unknown, "DCGM_FI_UNKNOWN_000, DCGM_FI_UNKNOWN_001", 40));

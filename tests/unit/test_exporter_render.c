@@ -261,10 +261,10 @@ static void test_collectors_limit_order_help_labels(void **state)
 	                   "DCGM_FI_DEV_SERIAL, label, Serial\n"
 	                   "DCGM_FI_DEV_VGPU_LICENSE_STATUS, gauge, not ours\n";
 	exporter_collectors c;
-	char unknown[128], err[128];
-	assert_int_equal(exporter_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown,
-	                                           err, sizeof err),
-	                 0);
+	char unknown[128];
+	gw_fail err = {0};
+	assert_int_equal(
+	    exporter_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, &err), 0);
 	assert_string_equal(unknown, "DCGM_FI_DEV_VGPU_LICENSE_STATUS");
 	exporter_frame *s = two_gpus();
 	exporter_render_opts o = opts_default();
@@ -298,10 +298,10 @@ static void test_label_fields_sorted(void **state)
 	                   "DCGM_FI_DEV_VBIOS_VERSION, label, x\nDCGM_FI_DEV_SERIAL, label, x\n"
 	                   "DCGM_FI_DEV_GPU_TEMP, gauge, t\n";
 	exporter_collectors c;
-	char unknown[64], err[128];
-	assert_int_equal(exporter_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown,
-	                                           err, sizeof err),
-	                 0);
+	char unknown[64];
+	gw_fail err = {0};
+	assert_int_equal(
+	    exporter_collectors_parse(csv, strlen(csv), &c, unknown, sizeof unknown, &err), 0);
 	exporter_frame *s = two_gpus();
 	exporter_render_opts o = opts_default();
 	o.collectors = &c;

@@ -16,6 +16,7 @@
 #include "queue/submit.h"
 #include "queue/procscan.h"
 #include "store/sql.h"
+#include "util/err.h"
 
 static char dir[256];
 static queue_db *st;
@@ -158,15 +159,15 @@ static void test_proc_read(void **state)
 static void test_sql_helpers(void **state)
 {
 	(void)state;
-	char path[300], err[128] = "";
+	char path[300];
+	gw_fail err = {0};
 	snprintf(path, sizeof path, "%s/t.db", dir);
 	sqlite3 *db;
 	assert_int_equal(
-	    sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000, &db, err, sizeof err),
-	    SQLITE_OK);
-	assert_int_equal(sql_wal(db, 0, err, sizeof err), SQLITE_OK);
-	assert_int_equal(sql_exec(db, "CREATE TABLE t(a INTEGER, b TEXT)", err, sizeof err),
-	                 SQLITE_OK);
+	    sql_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000, &db, &err), SQLITE_OK);
+	assert_int_equal(sql_wal(db, 0, &err), SQLITE_OK);
+	assert_int_equal(sql_exec(db, "CREATE TABLE t(a INTEGER, b TEXT)", &err), SQLITE_OK);
+	assert_int_equal(err.code, 0);
 	sqlite3_stmt *s;
 	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?, ?)", -1, &s, NULL),
 	                 SQLITE_OK);
@@ -194,19 +195,28 @@ static void test_sql_helpers(void **state)
 	assert_string_equal(d, "x");
 	free(d);
 	sqlite3_finalize(s);
-	/* The first error is the one kept. */
-	assert_int_not_equal(sql_exec(db, "NOT SQL", err, sizeof err), SQLITE_OK);
-	assert_non_null(strstr(err, "NOT"));
-	char first[128];
-	snprintf(first, sizeof first, "%s", err);
-	assert_int_not_equal(sql_exec(db, "SELECT * FROM nowhere", err, sizeof err), SQLITE_OK);
-	assert_string_equal(err, first);
+	/* SQLite's words as why, the database's file as what; the first error is the one kept. */
+	assert_int_not_equal(sql_exec(db, "NOT SQL", &err), SQLITE_OK);
+	assert_int_equal(err.code, GW_EXIT_ENV);
+	assert_string_equal(err.why, "near \"NOT\": syntax error");
+	assert_string_equal(err.why_text, err.why);
+	assert_non_null(strstr(err.what, "/t.db"));
+	assert_string_equal(err.hint, "");
+	assert_int_not_equal(sql_exec(db, "SELECT * FROM nowhere", &err), SQLITE_OK);
+	assert_string_equal(err.why, "near \"NOT\": syntax error");
+	/* NULL: the caller wants the code alone. */
+	assert_int_not_equal(sql_exec(db, "SELECT * FROM nowhere", NULL), SQLITE_OK);
+	err = (gw_fail){0};
+	assert_int_not_equal(sql_exec(db, "SELECT * FROM nowhere", &err), SQLITE_OK);
+	assert_string_equal(err.why, "no such table: nowhere");
 	sqlite3_close(db);
-	/* An open that fails says why and leaves no handle. */
+	/* An open that fails says why (whatever came before) and leaves no handle. */
 	snprintf(path, sizeof path, "%s/no/such/dir/t.db", dir);
-	assert_int_not_equal(sql_open(path, SQLITE_OPEN_READWRITE, 0, &db, err, sizeof err),
-	                     SQLITE_OK);
+	assert_int_not_equal(sql_open(path, SQLITE_OPEN_READWRITE, 0, &db, &err), SQLITE_OK);
 	assert_null(db);
+	assert_int_equal(err.code, GW_EXIT_ENV);
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.why, "unable to open database file");
 }
 
 int main(void)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/store_int.h"
 #include "test_tmpdir.h"
 #include "util/err.h"
 
@@ -332,6 +333,51 @@ static void test_identity(void **state)
 	tl_free(tl);
 }
 
+/* A recording being written is not replaced: -2 and the holder, then the hint to wait. */
+static void test_locked(void **state)
+{
+	(void)state;
+	char path[300], pid[64];
+	snprintf(path, sizeof path, "%s/busy.gpuwhy", dir);
+	snprintf(pid, sizeof pid, "another gpuwhy is recording to it (PID %ld)", (long)getpid());
+	gw_fail err = {0};
+	store *st, *other;
+	assert_int_equal(store_create(path, &st, &err), 0);
+	store_target t;
+	assert_int_equal(store_target_open(path, &t, &err), -2);
+	assert_int_equal(err.code, GW_EXIT_ENV);
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.why, pid);
+	assert_string_equal(err.why_text, pid);
+	assert_string_equal(err.hint, "");
+	err = (gw_fail){0};
+	assert_int_equal(store_create(path, &other, &err), GW_EXIT_ENV);
+	assert_string_equal(err.what, path);
+	assert_string_equal(err.why, pid);
+	assert_string_equal(err.hint, "wait for it to finish, or record to another file with -o");
+	assert_int_equal(store_close(st), 0);
+	/* Any other refusal is -1: a symbolic link at the name. */
+	char link[300];
+	snprintf(link, sizeof link, "%s/link.gpuwhy", dir);
+	assert_int_equal(symlink(path, link), 0);
+	err = (gw_fail){0};
+	assert_int_equal(store_target_open(link, &t, &err), -1);
+	assert_int_equal(err.code, GW_EXIT_ENV);
+	assert_string_equal(err.what, link);
+	assert_string_equal(err.why, "is a symbolic link");
+	assert_string_equal(err.why_text, "is a symbolic link");
+	/* A file that appears at a new name before the rename: 1, open again, err untouched. */
+	snprintf(path, sizeof path, "%s/raced.gpuwhy", dir);
+	assert_int_equal(store_target_open(path, &t, &err), 0);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	err = (gw_fail){0};
+	assert_int_equal(store_target_commit(&t, &err), 1);
+	assert_int_equal(err.code, 0);
+	store_target_abort(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +387,7 @@ int main(void)
 	    cmocka_unit_test(test_refuses_changed_rows),
 	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_identity),
+	    cmocka_unit_test(test_locked),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

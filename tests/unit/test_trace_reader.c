@@ -178,6 +178,45 @@ static void test_malformed_json(void **state)
 	free(json);
 }
 
+/* The Kineto reader's own failures: the file (or the rank's name) as what, the reason in
+ * English as why and why_text alike (the faces word it), the code of an input error. */
+static void test_kineto_fail(void **state)
+{
+	(void)state;
+	const char *empty = "{\"traceEvents\": []}";
+	trace_rank r;
+	trace_rank_init(&r, "mem");
+	gw_fail err = {0};
+	assert_int_equal(trace_kineto_parse_mem(empty, strlen(empty), &r, &err), -1);
+	assert_int_equal(err.code, GW_EXIT_ENV);
+	assert_string_equal(err.what, "mem");
+	assert_string_equal(err.why, "traceEvents is empty");
+	assert_string_equal(err.why_text, err.why);
+	assert_string_equal(err.hint, "");
+	trace_rank_free(&r);
+	const char *cut = "{\"traceEvents\": [{\"ph\": \"X\"";
+	write_file(path_of("cut.json"), cut, strlen(cut));
+	for (int threads = 1; threads <= 2; threads++) {
+		trace_rank_init(&r, path_of("cut.json"));
+		err = (gw_fail){0};
+		assert_int_equal(trace_kineto_read(path_of("cut.json"), &r, NULL, threads, &err),
+		                 -1);
+		assert_int_equal(err.code, GW_EXIT_ENV);
+		assert_string_equal(err.what, path_of("cut.json"));
+		assert_string_equal(err.why, "truncated JSON: the document ends after 27 bytes "
+		                             "before it is complete");
+		trace_rank_free(&r);
+	}
+	trace_rank_init(&r, path_of("none.json"));
+	err = (gw_fail){0};
+	assert_int_equal(trace_kineto_read(path_of("none.json"), &r, NULL, 1, &err), -1);
+	assert_string_equal(err.what, path_of("none.json"));
+	assert_string_equal(err.why, "cannot open: No such file or directory");
+	/* NULL: the caller wants the code alone. */
+	assert_int_equal(trace_kineto_read(path_of("none.json"), &r, NULL, 1, NULL), -1);
+	trace_rank_free(&r);
+}
+
 /* Values of the wrong JSON type are ignored with a warning, never trusted or fatal. */
 static void test_wrong_types(void **state)
 {
@@ -198,8 +237,9 @@ static void test_wrong_types(void **state)
 	    "]}";
 	trace_rank r;
 	trace_rank_init(&r, "mem");
-	char err[256];
-	assert_int_equal(trace_kineto_parse_mem(json, strlen(json), &r, err, sizeof err), 0);
+	gw_fail err = {0};
+	assert_int_equal(trace_kineto_parse_mem(json, strlen(json), &r, &err), 0);
+	assert_int_equal(err.code, 0);
 	assert_int_equal(r.n_events, 8);
 	assert_true(r.n_type_errors >= 6);
 	assert_true(r.n_warnings >= 1);
@@ -242,8 +282,8 @@ static void test_locale_independent(void **state)
 	                   "\"memory bandwidth (GB/s)\": 12.75}}]}";
 	trace_rank r;
 	trace_rank_init(&r, "mem");
-	char err[256];
-	int rc = trace_kineto_parse_mem(json, strlen(json), &r, err, sizeof err);
+	gw_fail err = {0};
+	int rc = trace_kineto_parse_mem(json, strlen(json), &r, &err);
 	setlocale(LC_ALL, "C");
 	assert_int_equal(rc, 0);
 	assert_int_equal(r.n, 1);
@@ -524,14 +564,15 @@ static void test_values_passed_over(void **state)
 	    "\"s\": \"\\t\"}}\n"
 	    "], \"distributedInfo\": {\"rank\": 3, \"world_size\": 4}, \"deviceProperties\": "
 	    "[{\"name\": \"H100\", \"id\": 0}], \"tail\": %s}";
-	char fast[4096], slow[4096], err[256];
+	char fast[4096], slow[4096];
+	gw_fail err = {0};
 	snprintf(fast, sizeof fast, body, "\"plain\"");
 	snprintf(slow, sizeof slow, body, "\"\\u0041\"");
 	trace_rank a, b;
 	trace_rank_init(&a, "fast");
 	trace_rank_init(&b, "slow");
-	assert_int_equal(trace_kineto_parse_mem(fast, strlen(fast), &a, err, sizeof err), 0);
-	assert_int_equal(trace_kineto_parse_mem(slow, strlen(slow), &b, err, sizeof err), 0);
+	assert_int_equal(trace_kineto_parse_mem(fast, strlen(fast), &a, &err), 0);
+	assert_int_equal(trace_kineto_parse_mem(slow, strlen(slow), &b, &err), 0);
 	same_ranks(&a, &b);
 	assert_int_equal(a.n, 4);
 	assert_int_equal(a.rank, 5); /* the first "rank" in the text, inside an event's args */
@@ -597,10 +638,15 @@ static void test_names_intern(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_names_intern),       cmocka_unit_test(test_gzip_and_plain_agree),
-	    cmocka_unit_test(test_malformed_json),     cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_locale_independent), cmocka_unit_test(test_nsys),
-	    cmocka_unit_test(test_parallel_reader),    cmocka_unit_test(test_values_passed_over),
+	    cmocka_unit_test(test_names_intern),
+	    cmocka_unit_test(test_gzip_and_plain_agree),
+	    cmocka_unit_test(test_malformed_json),
+	    cmocka_unit_test(test_kineto_fail),
+	    cmocka_unit_test(test_wrong_types),
+	    cmocka_unit_test(test_locale_independent),
+	    cmocka_unit_test(test_nsys),
+	    cmocka_unit_test(test_parallel_reader),
+	    cmocka_unit_test(test_values_passed_over),
 	    cmocka_unit_test(test_job_directory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -109,7 +109,7 @@ static __attribute__((unused)) char *tb_end(tbuf *b)
 /* A trace run through everything; check rc before using the rest. */
 typedef struct {
 	int rc;
-	char err[256];
+	gw_fail err;
 	trace_rank r;
 	trace_result res;
 } trun;
@@ -118,7 +118,7 @@ static __attribute__((unused)) void trun_opts(trun *t, const char *json, const t
 {
 	memset(t, 0, sizeof *t);
 	trace_rank_init(&t->r, "test.json");
-	t->rc = trace_kineto_parse_mem(json, strlen(json), &t->r, t->err, sizeof t->err);
+	t->rc = trace_kineto_parse_mem(json, strlen(json), &t->r, &t->err);
 	if (t->rc)
 		return;
 	trace_rank *rp = &t->r;
