@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim_amdkmsg.h"
 #include "sim_model.h"
 
 #define MIB 1048576.0
@@ -143,7 +144,7 @@ static void model_at(const sim_scenario *s, const sim_gpu *g, double t, amd_now 
 	o->vram_used_b = g->mem_reserved_b + g->mem_used_b;
 	for (int i = 0; i < s->n_procs; i++) {
 		const sim_fproc *p = &s->procs[i];
-		if (p->gpu == g->index && t >= p->start && t < p->end)
+		if (p->gpu == g->index && sim_amd_proc_on(g, p, t))
 			o->vram_used_b += p->used_mib * 1048576ull;
 	}
 }
@@ -242,7 +243,7 @@ static int write_procs(const sim_scenario *s, const sim_gpu *g, const char *root
 		char dir[PATH_MAX], fd[16];
 		snprintf(dir, sizeof dir, "%s/proc/%u/fdinfo", root, p->pid);
 		snprintf(fd, sizeof fd, "%d", 100 + g->index);
-		if (!(t >= p->start && t < p->end)) {
+		if (!sim_amd_proc_on(g, p, t)) {
 			char path[PATH_MAX + 16];
 			snprintf(path, sizeof path, "%s/%s", dir, fd);
 			unlink(path);
@@ -260,6 +261,14 @@ static int write_procs(const sim_scenario *s, const sim_gpu *g, const char *root
 	return rc ? -1 : 0;
 }
 
+/* The card's link again after a reset took it away (nothing when it is there). */
+static int relink(const char *bdf, const char *link)
+{
+	char target[64];
+	snprintf(target, sizeof target, "../../../bus/pci/devices/%s", bdf);
+	return symlink(target, link) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, double busy_clock_s,
                     bool with_static)
 {
@@ -271,8 +280,8 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 	snprintf(hw, sizeof hw, "%s/hwmon/hwmon%d", dev, card_no(s, gi));
 	snprintf(cls, sizeof cls, "%s/sys/class/drm/card%d", root, card_no(s, gi));
 	snprintf(link, sizeof link, "%s/device", cls);
-	if (t >= g->lost_after && !with_static) {
-		/* fallen off the bus: the driver's card is gone */
+	if ((t >= g->lost_after || sim_amd_resetting(g, t)) && !with_static) {
+		/* fallen off the bus, or in a reset: the driver's card is gone */
 		unlink(link);
 		return 0;
 	}
@@ -287,6 +296,8 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 			return -1;
 		if (symlink(target, link) != 0 && errno != EEXIST)
 			return -1;
+	} else if (!isinf(g->reset_at) && relink(bdf, link) != 0) {
+		return -1; /* back from its reset */
 	}
 	amd_now o;
 	model_at(s, g, t, &o);
