@@ -97,6 +97,7 @@ typedef struct {
 	amdgpu_card *cards;  /* every AMD GPU found, in PCI order */
 	int n;
 	void *sim;       /* the simulated tree (gpu_amd.c), NULL on real sysfs */
+	bool simulated;  /* under --sim, with or without a simulated tree */
 	char driver[64]; /* the amdgpu driver's version, "" when unknown */
 } gpu_amd_src;
 
