@@ -40,9 +40,10 @@ typedef struct {
 	sim_epoch epoch;
 	bool pinned;
 	double pin_t;
-	pthread_mutex_t mu;  /* one refresh of the tree at a time */
-	char klog[PATH_MAX]; /* the simulated kernel log (ROOT/dev/kmsg) */
-	double klog_t;       /* its lines up to this scenario time are written */
+	pthread_mutex_t mu;   /* one refresh of the tree at a time */
+	char state[PATH_MAX]; /* the scenario's state directory (workloads) */
+	char klog[PATH_MAX];  /* the simulated kernel log (ROOT/dev/kmsg) */
+	double klog_t;        /* its lines up to this scenario time are written */
 } amd_sim;
 
 /* dst = a + b; false (dst "") when it does not fit. */
@@ -157,6 +158,7 @@ static bool sim_setup(gpu_ctx *c)
 		return true;
 	}
 	reap_trees(state);
+	memcpy(s->state, state, sizeof s->state);
 	char leaf[32];
 	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
 	if (!join(s->root, sizeof c->amd.sys_root, state, leaf)) {
@@ -170,7 +172,7 @@ static bool sim_setup(gpu_ctx *c)
 	sim_now(s, &t, &real_s);
 	for (int g = 0; g < scn->n_gpus; g++)
 		if (scn->gpus[g].amd)
-			sim_amdfs_write(scn, g, s->root, t, real_s, true);
+			sim_amdfs_write(scn, g, s->root, t, real_s, true, NULL);
 	klog_open(s, t);
 	join(c->amd.sys_root, sizeof c->amd.sys_root, s->root, "");
 	join(c->amd.proc_root, sizeof c->amd.proc_root, s->root, "/proc");
@@ -222,7 +224,8 @@ static int sim_gpu_of(const amd_sim *s, const amdgpu_card *card)
 	return -1;
 }
 
-static void sim_refresh(gpu_ctx *c, const amdgpu_card *card)
+/* The card's files at the scenario time now, with `gpuwhy sim train`'s work on GPU index. */
+static void sim_refresh(gpu_ctx *c, const amdgpu_card *card, int index)
 {
 	amd_sim *s = c->amd.sim;
 	int g = s ? sim_gpu_of(s, card) : -1;
@@ -230,8 +233,11 @@ static void sim_refresh(gpu_ctx *c, const amdgpu_card *card)
 		return;
 	double t, real_s;
 	sim_now(s, &t, &real_s);
+	double window = s->scn->gpus[g].util_period > 0 ? s->scn->gpus[g].util_period : 1;
+	sim_amdwl wl;
+	sim_amdwl_read(s->state, (unsigned)index, gw_mono_ns(), window, &wl);
 	pthread_mutex_lock(&s->mu);
-	sim_amdfs_write(s->scn, g, s->root, t, real_s, false);
+	sim_amdfs_write(s->scn, g, s->root, t, real_s, false, &wl);
 	klog_advance(s, t);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -246,7 +252,7 @@ static bool card_present(const amdgpu_card *card)
 
 void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
-	sim_refresh(c, d->amd);
+	sim_refresh(c, d->amd, d->st.index);
 	/* A card the driver let go comes back when its reset succeeds (sysfs again). */
 	bool present = card_present(d->amd);
 	if (gpu_lost(d) == present)
