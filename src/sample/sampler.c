@@ -54,8 +54,8 @@ static host_kmsg *open_kmsg(gpu_ctx *g)
 {
 	const char *env = getenv("GPUWHY_KMSG");
 	char sim[PATH_MAX];
-	if (env && *env)
-		return host_kmsg_open(env, HOST_KMSG_END);
+	if (env)
+		return host_kmsg_open(env, HOST_KMSG_END); /* "": none */
 	if (g && gpu_sim_kernel_log(g, sim, sizeof sim))
 		return sim[0] ? host_kmsg_open(sim, 0) : NULL;
 	return host_kmsg_open(NULL, HOST_KMSG_END);
