@@ -1,6 +1,7 @@
 /* sim_amdfs.c - a scenario's AMD GPUs as amdgpu's sysfs, hwmon and fdinfo files (sim_amdfs.h). */
 #include "sim_amdfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim_amdkmsg.h"
 #include "sim_model.h"
 
 #define MIB 1048576.0
@@ -92,11 +94,25 @@ static int card_no(const sim_scenario *s, int g)
 	return k;
 }
 
-/* The activity model of the simulated NVML, without workloads (docs/scenarios.md "Values"). */
-static void model_at(const sim_scenario *s, const sim_gpu *g, double t, amd_now *o)
+/* `gpuwhy sim train`'s activity on top of the scenario's, as the simulated NVML adds it. */
+static void add_workloads(const sim_amdwl *wl, double m[SIM_M_COUNT])
+{
+	if (!wl)
+		return;
+	double add[][2] = {{SIM_M_UTIL, wl->busy}, {SIM_M_SM, wl->sm}, {SIM_M_MEM_UTIL, wl->dram}};
+	for (size_t i = 0; i < sizeof add / sizeof *add; i++) {
+		int k = (int)add[i][0];
+		m[k] = m[k] + add[i][1] > 1 ? 1 : m[k] + add[i][1];
+	}
+}
+
+/* The activity model of the simulated NVML (docs/scenarios.md "Values"). */
+static void model_at(const sim_scenario *s, const sim_gpu *g, double t, const sim_amdwl *wl,
+                     amd_now *o)
 {
 	double m[SIM_M_COUNT], acc[SIM_M_COUNT] = {0};
 	sim_scn_value(g, t, m);
+	add_workloads(wl, m);
 	o->util = m[SIM_M_UTIL];
 	o->mem_util = m[SIM_M_MEM_UTIL];
 	double a0 = t > 30 ? t - 30 : 0, act;
@@ -106,6 +122,8 @@ static void model_at(const sim_scenario *s, const sim_gpu *g, double t, amd_now 
 	} else {
 		act = 0.35 * m[SIM_M_UTIL] + 0.65 * m[SIM_M_SM];
 	}
+	if (wl)
+		act = act + wl->act30 > 1 ? 1 : act + wl->act30;
 	o->temp_c = g->temp_idle + (g->temp_busy - g->temp_idle) * act;
 	o->fan_pct = g->fan_idle + (g->fan_busy - g->fan_idle) * act;
 	o->power_w = sim_power_of(g, m[SIM_M_UTIL], m[SIM_M_SM]);
@@ -140,10 +158,10 @@ static void model_at(const sim_scenario *s, const sim_gpu *g, double t, amd_now 
 		if (!isnan(e->fan_pct))
 			o->fan_pct = e->fan_pct;
 	}
-	o->vram_used_b = g->mem_reserved_b + g->mem_used_b;
+	o->vram_used_b = g->mem_reserved_b + g->mem_used_b + (wl ? wl->mem_bytes : 0);
 	for (int i = 0; i < s->n_procs; i++) {
 		const sim_fproc *p = &s->procs[i];
-		if (p->gpu == g->index && t >= p->start && t < p->end)
+		if (p->gpu == g->index && sim_amd_proc_on(g, p, t))
 			o->vram_used_b += p->used_mib * 1048576ull;
 	}
 }
@@ -242,7 +260,7 @@ static int write_procs(const sim_scenario *s, const sim_gpu *g, const char *root
 		char dir[PATH_MAX], fd[16];
 		snprintf(dir, sizeof dir, "%s/proc/%u/fdinfo", root, p->pid);
 		snprintf(fd, sizeof fd, "%d", 100 + g->index);
-		if (!(t >= p->start && t < p->end)) {
+		if (!sim_amd_proc_on(g, p, t)) {
 			char path[PATH_MAX + 16];
 			snprintf(path, sizeof path, "%s/%s", dir, fd);
 			unlink(path);
@@ -260,8 +278,61 @@ static int write_procs(const sim_scenario *s, const sim_gpu *g, const char *root
 	return rc ? -1 : 0;
 }
 
+/* Whether pid is one of the workloads listed on the GPU. */
+static bool wl_has(const sim_amdwl *wl, unsigned pid)
+{
+	for (int i = 0; wl && i < wl->n; i++)
+		if (wl->procs[i].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Each `gpuwhy sim train` process on GPU g as a DRM client, ROOT/proc/PID/fdinfo/(200 + g);
+ * those of workloads that have ended are removed.
+ */
+static int write_wl_procs(const sim_amdwl *wl, const sim_gpu *g, const char *root, const char *bdf)
+{
+	char procs[PATH_MAX], dir[PATH_MAX + 32], fd[16];
+	snprintf(procs, sizeof procs, "%s/proc", root);
+	snprintf(fd, sizeof fd, "%d", 200 + g->index);
+	int rc = 0;
+	for (int i = 0; wl && i < wl->n; i++) {
+		const sim_amdwl_proc *p = &wl->procs[i];
+		snprintf(dir, sizeof dir, "%s/%u/fdinfo", procs, p->pid);
+		rc |= mkdirs(dir) |
+		      put(dir, fd,
+		          "pos:\t0\nflags:\t02100002\ndrm-driver:\tamdgpu\ndrm-client-id:\t%u\n"
+		          "drm-pdev:\t%s\ndrm-memory-vram:\t%llu KiB\ndrm-memory-gtt:\t0 KiB\n"
+		          "drm-engine-gfx:\t0 ns\ndrm-engine-compute:\t%.0f ns\n",
+		          100000u + p->pid, bdf, (unsigned long long)(p->mem_bytes / 1024),
+		          p->busy_s * 1e9);
+	}
+	DIR *d = opendir(procs);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		unsigned pid;
+		char tail;
+		if (sscanf(e->d_name, "%u%c", &pid, &tail) != 1 || wl_has(wl, pid))
+			continue;
+		snprintf(dir, sizeof dir, "%s/%u/fdinfo/%s", procs, pid, fd);
+		unlink(dir);
+	}
+	if (d)
+		closedir(d);
+	return rc ? -1 : 0;
+}
+
+/* The card's link again after a reset took it away (nothing when it is there). */
+static int relink(const char *bdf, const char *link)
+{
+	char target[64];
+	snprintf(target, sizeof target, "../../../bus/pci/devices/%s", bdf);
+	return symlink(target, link) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, double busy_clock_s,
-                    bool with_static)
+                    bool with_static, const sim_amdwl *wl)
 {
 	const sim_gpu *g = &s->gpus[gi];
 	char bdf[16], dev[PATH_MAX], hw[PATH_MAX + 32], cls[PATH_MAX], link[PATH_MAX + 16];
@@ -271,8 +342,8 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 	snprintf(hw, sizeof hw, "%s/hwmon/hwmon%d", dev, card_no(s, gi));
 	snprintf(cls, sizeof cls, "%s/sys/class/drm/card%d", root, card_no(s, gi));
 	snprintf(link, sizeof link, "%s/device", cls);
-	if (t >= g->lost_after && !with_static) {
-		/* fallen off the bus: the driver's card is gone */
+	if ((t >= g->lost_after || sim_amd_resetting(g, t)) && !with_static) {
+		/* fallen off the bus, or in a reset: the driver's card is gone */
 		unlink(link);
 		return 0;
 	}
@@ -287,10 +358,12 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 			return -1;
 		if (symlink(target, link) != 0 && errno != EEXIST)
 			return -1;
+	} else if (!isinf(g->reset_at) && relink(bdf, link) != 0) {
+		return -1; /* back from its reset */
 	}
 	amd_now o;
-	model_at(s, g, t, &o);
+	model_at(s, g, t, wl, &o);
 	if (write_now(g, &o, dev, hw) != 0)
 		return -1;
-	return write_procs(s, g, root, bdf, t, busy_clock_s);
+	return write_procs(s, g, root, bdf, t, busy_clock_s) | write_wl_procs(wl, g, root, bdf);
 }

@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 
+#include "sim_amdwl.h"
 #include "sim_scenario.h"
 
 /*
@@ -27,10 +28,11 @@
  * readings every time. busy_ns_clock is the seconds the processes' engine
  * counters have run (the real time since the scenario's origin, so their
  * rates hold when the clock is pinned). After the GPU's lost_after_s its
- * card directory is gone, as a card the driver lost. Returns 0, or -1 with
- * errno set.
+ * card directory is gone, as a card the driver lost. wl (NULL: none) is the
+ * `gpuwhy sim train` workloads on it, added to the scenario's activity, memory
+ * and processes. Returns 0, or -1 with errno set.
  */
 int sim_amdfs_write(const sim_scenario *s, int g, const char *root, double t, double busy_clock_s,
-                    bool with_static);
+                    bool with_static, const sim_amdwl *wl);
 
 #endif

@@ -190,6 +190,8 @@ typedef struct {
 	sim_episode *episodes;
 	double repeat;     /* seconds, 0 when the behaviour does not repeat */
 	double lost_after; /* seconds, INFINITY when the GPU never falls off the bus */
+	/* AMD: a GPU reset at reset_at (INFINITY: none) that succeeds back_after seconds later */
+	double reset_at, back_after;
 } sim_gpu;
 
 /* AMD GPU families (architecture cdna2 ...): accelerators (CDNA) have no edge sensor. */

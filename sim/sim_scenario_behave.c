@@ -272,6 +272,36 @@ static bool parse_episode(sim_sc_ctx *c, json_t *o, const char *path, const sim_
 }
 
 /* "0-55,112-167" */
+/*
+ * reset_at_s, back_after_s: an amdgpu reset that succeeds (the card leaves the
+ * driver at reset_at_s and is back back_after_s later, its work gone). AMD
+ * only: NVML has no such event to deliver.
+ */
+static bool parse_reset(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
+{
+	g->reset_at = INFINITY;
+	g->back_after = NAN;
+	if (!sim_sc_get_num(c, gj, path, "reset_at_s", false, 0, 1e9, &g->reset_at) ||
+	    !sim_sc_get_num(c, gj, path, "back_after_s", false, 0.1, 3600, &g->back_after))
+		return false;
+	if (isinf(g->reset_at)) {
+		if (!isnan(g->back_after))
+			return sim_sc_fail(c, path, "back_after_s", "needs reset_at_s");
+		return true;
+	}
+	if (!g->amd)
+		return sim_sc_fail(
+		    c, path, "reset_at_s",
+		    "a GPU reset is simulated on AMD GPUs only (\"vendor\": \"amd\")");
+	if (isnan(g->back_after))
+		g->back_after = 3;
+	if (g->reset_at + g->back_after > g->lost_after)
+		return sim_sc_fail(c, path, "reset_at_s",
+		                   "the reset must be over before lost_after_s (%g)",
+		                   g->lost_after);
+	return true;
+}
+
 bool sim_sc_parse_behaviour(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
 	json_t *o, *arr;
@@ -289,7 +319,8 @@ bool sim_sc_parse_behaviour(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu
 	g->repeat = 0;
 	g->lost_after = INFINITY;
 	if (!sim_sc_get_num(c, gj, path, "repeat_s", false, 0.001, 1e9, &g->repeat) ||
-	    !sim_sc_get_num(c, gj, path, "lost_after_s", false, 0, 1e9, &g->lost_after))
+	    !sim_sc_get_num(c, gj, path, "lost_after_s", false, 0, 1e9, &g->lost_after) ||
+	    !parse_reset(c, gj, path, g))
 		return false;
 	if (!sim_sc_get_arr(c, gj, path, "load", false, SIM_MAX_SEGMENTS, &arr))
 		return false;

@@ -444,6 +444,8 @@ const char *const sim_sc_gpu_keys[] = {"name",
                                        "episodes",
                                        "repeat_s",
                                        "lost_after_s",
+                                       "reset_at_s",
+                                       "back_after_s",
                                        NULL};
 
 static bool parse_identity(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)

@@ -111,6 +111,10 @@ int cmd_doctor(int argc, char **argv, const gw_global *g)
 	}
 	doctor_probe p;
 	doctor_probe_default(&p);
+	/* A simulated machine's kernel log is the scenario's, never the host's. */
+	char *sim_klog = m.simulated ? gpu_sim_kernel_log_text() : NULL;
+	if (m.simulated)
+		p.klog_text = sim_klog ? sim_klog : "";
 	doctor_report r = {0};
 	doctor_ctx c;
 	doctor_ctx_init(&c, &p, &o, &m, &r);
@@ -123,5 +127,6 @@ int cmd_doctor(int argc, char **argv, const gw_global *g)
 	doctor_ctx_free(&c);
 	doctor_report_free(&r);
 	doctor_machine_free(&m);
+	free(sim_klog);
 	return rc;
 }

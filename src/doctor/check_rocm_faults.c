@@ -56,9 +56,18 @@ static int count_faults(const doctor_klog *k, gpu_faults *g)
 	return n;
 }
 
+/* AMD GPUs in sysfs, or those the device layer saw (a simulated machine's, whose log this is). */
+static bool any_amd(const doctor_ctx *c)
+{
+	for (int i = 0; c->m && i < c->m->n; i++)
+		if (!strcmp(c->m->gpu[i].st.vendor, "amd"))
+			return true;
+	return doctor_rocm_gpu_count(c) > 0;
+}
+
 void doctor_check_rocm_faults(doctor_ctx *c)
 {
-	if (doctor_rocm_gpu_count(c) == 0) {
+	if (!any_amd(c)) {
 		doctor_addf(c->r, "rocm.faults", DOCTOR_SKIP,
 		            "no AMD GPU (amdgpu driver) on this machine");
 		return;

@@ -166,6 +166,12 @@ void doctor_klog_read(const doctor_probe *p, doctor_klog *k)
 {
 	memset(k, 0, sizeof *k);
 	int err = 0;
+	if (p->klog_text) {
+		split_lines(k, p->klog_text);
+		k->readable = true;
+		snprintf(k->source, sizeof k->source, "simulated");
+		return;
+	}
 	if (p->kmsg_path && read_file_or_device(p->kmsg_path, k, &err)) {
 		k->readable = true;
 		snprintf(k->source, sizeof k->source, "%s", p->kmsg_path);

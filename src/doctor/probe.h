@@ -29,6 +29,7 @@ typedef struct {
 	int64_t python_timeout_ns; /* per Python child */
 	int64_t tool_timeout_ns;   /* docker, nvidia-ctk, dmesg, journalctl */
 	bool klog_tools;           /* fall back to dmesg / journalctl -k */
+	const char *klog_text;     /* the kernel log itself (the simulated machine's), else NULL */
 } doctor_probe;
 
 /* The real system: /proc, /sys, /dev, $PATH, getenv, access, 10 s / 5 s timeouts. */

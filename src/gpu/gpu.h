@@ -182,6 +182,21 @@ int gpu_read_memory(gpu_ctx *ctx, int i, gpu_memory *out);
 int gpu_sim_work_rate(gpu_ctx *ctx, int i, unsigned pid, double *clock_share, double *sm_share,
                       double *h2d_bytes_per_s);
 
+/*
+ * The kernel log the GPUs' faults are read from. false: the host's (a real
+ * machine). true under --sim: the simulated machine's, path the file its AMD
+ * GPUs' amdgpu lines are written to as the scenario clock passes their times
+ * (sim/sim_amdkmsg.h), or "" when the scenario has no AMD GPU: no log at all,
+ * never the host's, whose lines are no simulated GPU's.
+ */
+bool gpu_sim_kernel_log(const gpu_ctx *ctx, char *path, size_t len);
+/*
+ * Under --sim, the simulated machine's kernel log up to the scenario time now
+ * (GPUWHY_SIM_TIME pins it) as text, malloc'd ("" when it has no line); NULL
+ * when gpuwhy is not simulating or the scenario cannot be read.
+ */
+char *gpu_sim_kernel_log_text(void);
+
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);
 

@@ -28,6 +28,7 @@
 #include "gpu/amdsmi.h"
 #include "gpu/gpu_int.h"
 #include "sim_amdfs.h"
+#include "sim_amdkmsg.h"
 #include "sim_scenario.h"
 #include "sim_state.h"
 #include "util/timeutil.h"
@@ -40,7 +41,10 @@ typedef struct {
 	sim_epoch epoch;
 	bool pinned;
 	double pin_t;
-	pthread_mutex_t mu; /* one refresh of the tree at a time */
+	pthread_mutex_t mu;   /* one refresh of the tree at a time */
+	char state[PATH_MAX]; /* the scenario's state directory (workloads) */
+	char klog[PATH_MAX];  /* the simulated kernel log (ROOT/dev/kmsg) */
+	double klog_t;        /* its lines up to this scenario time are written */
 } amd_sim;
 
 /* dst = a + b; false (dst "") when it does not fit. */
@@ -95,9 +99,40 @@ static void sim_now(const amd_sim *s, double *t, double *real_s)
 	*t = s->pinned ? s->pin_t : *real_s;
 }
 
+/* GPUWHY_SIM_TIME: the scenario clock pinned at that time. */
+static void read_pin(amd_sim *s)
+{
+	const char *pin = getenv("GPUWHY_SIM_TIME");
+	char *end;
+	if (pin && *pin) {
+		s->pin_t = strtod(pin, &end);
+		s->pinned = *end == '\0' && isfinite(s->pin_t) && s->pin_t >= 0;
+	}
+}
+
 static bool scenario_has_amd(const sim_scenario *s)
 {
 	return s->n_nvidia < s->n_gpus;
+}
+
+/* The simulated kernel log, with its lines up to t: the machine booted at scenario time 0. */
+static void klog_open(amd_sim *s, double t)
+{
+	char dev[PATH_MAX];
+	s->klog_t = t;
+	if (!join(dev, sizeof dev, s->root, "/dev") || (mkdir(dev, 0700) != 0 && errno != EEXIST) ||
+	    !join(s->klog, sizeof s->klog, dev, "/kmsg") ||
+	    sim_amdkmsg_append(s->scn, s->klog, -1, t) != 0)
+		s->klog[0] = '\0';
+}
+
+/* The kernel log's lines since the last call (under s->mu). */
+static void klog_advance(amd_sim *s, double t)
+{
+	if (!s->klog[0] || t <= s->klog_t)
+		return;
+	if (sim_amdkmsg_append(s->scn, s->klog, s->klog_t, t) == 0)
+		s->klog_t = t;
 }
 
 /*
@@ -116,12 +151,7 @@ static bool sim_setup(gpu_ctx *c)
 		return true; /* NVML's start reports the scenario's error */
 	amd_sim *s = gw_xcalloc(1, sizeof *s);
 	s->scn = scn;
-	const char *pin = getenv("GPUWHY_SIM_TIME");
-	char *end;
-	if (pin && *pin) {
-		s->pin_t = strtod(pin, &end);
-		s->pinned = *end == '\0' && isfinite(s->pin_t) && s->pin_t >= 0;
-	}
+	read_pin(s);
 	if (!scenario_has_amd(scn) || sim_state_dir(path, state, sizeof state, err, sizeof err) ||
 	    sim_clock_open(state, &s->epoch, err, sizeof err)) {
 		sim_scenario_free(scn);
@@ -129,6 +159,7 @@ static bool sim_setup(gpu_ctx *c)
 		return true;
 	}
 	reap_trees(state);
+	memcpy(s->state, state, sizeof s->state);
 	char leaf[32];
 	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
 	if (!join(s->root, sizeof c->amd.sys_root, state, leaf)) {
@@ -142,7 +173,8 @@ static bool sim_setup(gpu_ctx *c)
 	sim_now(s, &t, &real_s);
 	for (int g = 0; g < scn->n_gpus; g++)
 		if (scn->gpus[g].amd)
-			sim_amdfs_write(scn, g, s->root, t, real_s, true);
+			sim_amdfs_write(scn, g, s->root, t, real_s, true, NULL);
+	klog_open(s, t);
 	join(c->amd.sys_root, sizeof c->amd.sys_root, s->root, "");
 	join(c->amd.proc_root, sizeof c->amd.proc_root, s->root, "/proc");
 	c->amd.sim = s;
@@ -154,6 +186,7 @@ int gpu_amd_discover(gpu_ctx *c)
 	snprintf(c->amd.proc_root, sizeof c->amd.proc_root, "/proc");
 	const char *root = getenv("GPUWHY_SYSFS_ROOT");
 	bool simulated = sim_setup(c);
+	c->amd.simulated = simulated;
 	if (simulated && !c->amd.sim && !(root && *root))
 		return 0;
 	if (!c->amd.sim && root && *root) {
@@ -196,7 +229,8 @@ static int sim_gpu_of(const amd_sim *s, const amdgpu_card *card)
 	return -1;
 }
 
-static void sim_refresh(gpu_ctx *c, const amdgpu_card *card)
+/* The card's files at the scenario time now, with `gpuwhy sim train`'s work on GPU index. */
+static void sim_refresh(gpu_ctx *c, const amdgpu_card *card, int index)
 {
 	amd_sim *s = c->amd.sim;
 	int g = s ? sim_gpu_of(s, card) : -1;
@@ -204,8 +238,12 @@ static void sim_refresh(gpu_ctx *c, const amdgpu_card *card)
 		return;
 	double t, real_s;
 	sim_now(s, &t, &real_s);
+	double window = s->scn->gpus[g].util_period > 0 ? s->scn->gpus[g].util_period : 1;
+	sim_amdwl wl;
+	sim_amdwl_read(s->state, (unsigned)index, gw_mono_ns(), window, &wl);
 	pthread_mutex_lock(&s->mu);
-	sim_amdfs_write(s->scn, g, s->root, t, real_s, false);
+	sim_amdfs_write(s->scn, g, s->root, t, real_s, false, &wl);
+	klog_advance(s, t);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -219,9 +257,11 @@ static bool card_present(const amdgpu_card *card)
 
 void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 {
-	sim_refresh(c, d->amd);
-	if (!gpu_lost(d) && !card_present(d->amd))
-		__atomic_store_n(&d->lost, true, __ATOMIC_RELAXED);
+	sim_refresh(c, d->amd, d->st.index);
+	/* A card the driver let go comes back when its reset succeeds (sysfs again). */
+	bool present = card_present(d->amd);
+	if (gpu_lost(d) == present)
+		__atomic_store_n(&d->lost, !present, __ATOMIC_RELAXED);
 	if (gpu_lost(d)) {
 		memset(o->ok, 0, sizeof o->ok);
 		o->lost = true;
@@ -380,4 +420,30 @@ void gpu_amd_close(gpu_ctx *c)
 	free(c->amd.cards);
 	c->amd.cards = NULL;
 	c->amd.n = 0;
+}
+
+bool gpu_sim_kernel_log(const gpu_ctx *c, char *path, size_t len)
+{
+	const amd_sim *s = c->amd.sim;
+	snprintf(path, len, "%s", s ? s->klog : "");
+	return c->amd.simulated;
+}
+
+char *gpu_sim_kernel_log_text(void)
+{
+	const char *path = getenv("GPUWHY_SIM_SCENARIO");
+	char err[512], state[PATH_MAX];
+	sim_scenario *scn;
+	if (!path || !*path || !getenv("GPUWHY_NVML") ||
+	    sim_scenario_load(path, &scn, err, sizeof err) != 0)
+		return NULL;
+	amd_sim s = {.scn = scn};
+	read_pin(&s);
+	double t = 0, real_s;
+	if (s.pinned || (sim_state_dir(path, state, sizeof state, err, sizeof err) == 0 &&
+	                 sim_clock_read(state, &s.epoch) == 0))
+		sim_now(&s, &t, &real_s);
+	char *text = sim_amdkmsg_text(scn, -1, t);
+	sim_scenario_free(scn);
+	return text;
 }

@@ -97,6 +97,7 @@ typedef struct {
 	amdgpu_card *cards;  /* every AMD GPU found, in PCI order */
 	int n;
 	void *sim;              /* the simulated tree (gpu_amd.c), NULL on real sysfs */
+	bool simulated;         /* under --sim, with or without a simulated tree */
 	char driver[64];        /* the amdgpu driver's version, "" when unknown */
 	struct amdsmi_lib *smi; /* AMD's SMI library (amdsmi.h), NULL when not used */
 	gw_fail smi_fail;       /* why it is not used; code 0 when none was to be loaded */

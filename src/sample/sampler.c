@@ -1,5 +1,6 @@
 #include "sample/sampler.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +44,23 @@ struct sampler {
 /* An Xid the kernel log and NVML both report arrives within this many seconds. */
 #define XID_SAME_S 10.0
 
+/*
+ * Xid, AER and amdgpu lines from now on; GPUWHY_KMSG names a log file instead
+ * (tests). Under --sim, the simulated machine's log from its boot (scenario
+ * time 0), so a recording at a pinned time has the faults before it; never the
+ * host's, whose lines are no simulated GPU's.
+ */
+static host_kmsg *open_kmsg(gpu_ctx *g)
+{
+	const char *env = getenv("GPUWHY_KMSG");
+	char sim[PATH_MAX];
+	if (env)
+		return host_kmsg_open(env, HOST_KMSG_END); /* "": none */
+	if (g && gpu_sim_kernel_log(g, sim, sizeof sim))
+		return sim[0] ? host_kmsg_open(sim, 0) : NULL;
+	return host_kmsg_open(NULL, HOST_KMSG_END);
+}
+
 sampler *sampler_new(const sampler_opts *o)
 {
 	sampler *s = calloc(1, sizeof *s);
@@ -65,8 +83,7 @@ sampler *sampler_new(const sampler_opts *o)
 	s->gp = calloc(SAMPLER_MAX_GPU_PROCS, sizeof *s->gp);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	/* Xid and AER lines from now on; GPUWHY_KMSG names a log file instead (tests). */
-	s->kmsg = host_kmsg_open(getenv("GPUWHY_KMSG"), HOST_KMSG_END);
+	s->kmsg = open_kmsg(o->gpu);
 	if (o->host_top && !o->gpu_only)
 		s->top = host_top_new(s->proc_root);
 	if (!s->hs || !s->was_lost || !s->gp) {
@@ -150,6 +167,8 @@ static void gpu_part(sampler *s)
 	for (int i = 0; g && i < sn->ngpu; i++) {
 		gpu_sample(g, i, &sn->gpu[i]);
 		xid_events(s, i);
+		if (!sn->gpu[i].lost)
+			s->was_lost[i] = false; /* back (an AMD card after its reset) */
 		if (sn->gpu[i].lost && !s->was_lost[i]) {
 			s->was_lost[i] = true;
 			snapshot_add_event(sn, TL_EV_GPU_LOST, i, 0,

@@ -245,6 +245,18 @@ static void test_amd_gpus(void **state)
 	expect(HEAD "  \"gpus\": [\n" AMD_GPU("cdna3", "0x74A11002",
 	                                      ", \"mig\": {\"current\": false}") "\n  ]\n}\n",
 	       "an AMD GPU has no MIG");
+	/* a reset that succeeds: AMD only, after lost_after_s never, back_after_s with it */
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES(", \"reset_at_s\": 4") "\n  ]\n}\n",
+	       "gpus[0].reset_at_s: a GPU reset is simulated on AMD GPUs only");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("cdna3", "0x74A11002",
+	                                      ", \"back_after_s\": 2") "\n  ]\n}\n",
+	       "gpus[0].back_after_s: needs reset_at_s");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU(
+	           "cdna3", "0x74A11002", ", \"reset_at_s\": 4, \"back_after_s\": 0") "\n  ]\n}\n",
+	       "gpus[0].back_after_s: ");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU(
+	           "cdna3", "0x74A11002", ", \"reset_at_s\": 4, \"lost_after_s\": 5") "\n  ]\n}\n",
+	       "gpus[0].reset_at_s: the reset must be over before lost_after_s (5)");
 	for (const char *n = "mi300x8"; n; n = strcmp(n, "mi300x8") ? NULL : "rx7900xtx") {
 		if (sim_scenario_load(scenario_path(n), &s, err, sizeof err) != 0)
 			fail_msg("%s", err);
