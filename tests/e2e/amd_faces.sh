@@ -100,13 +100,13 @@ out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m query --format=csv,noheader,nou
 assert_eq "$out" "AMD GPU 1002:15bf, 0x15BF1002, 512, 416, 96, [N/A], 33.10, [N/A], 73, [N/A], [N/A], 2600, 2700, [N/A], [N/A]" "APU query at 3 s"
 out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m status)
 assert_eq "$?" 0 "status --sim apu-780m"
-assert_contains "$out" "mem 416 / 512 MiB  power 33 / n/a W  temp 73C" "APU status"
+assert_contains "$out" "mem 416 / 512 MiB  power 33 W / n/a  temp 73C" "APU status"
 assert_contains "$out" "fan n/a" "no fan on an APU"
 echo "$out" | grep -Eq '^ +0 +1 bob .*320 MiB .*ollama' || fail "the APU's process: $out"
 out=$(COLUMNS=100 GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m top --once -t)
 assert_eq "$?" 0 "top --once on the APU"
 assert_contains "$out" "416M/512M" "top's APU memory"
-assert_contains "$out" "33/n/aW" "top's APU power without a cap"
+assert_contains "$out" "33W/n/a" "top's APU power without a cap"
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"
