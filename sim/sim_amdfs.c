@@ -188,8 +188,10 @@ static int put_dpm(const char *dev, const char *name, double lo, double hi, doub
  */
 static int write_static_apu(const sim_gpu *g, const char *dev, const char *hw)
 {
-	return put(dev, "mem_info_gtt_total", "%llu\n", g->gtt_total_b) |
-	       put(hw, "power1_label", "PPT\n");
+	int rc = put(hw, "power1_label", "PPT\n");
+	if (g->gtt_total_b)
+		rc |= put(dev, "mem_info_gtt_total", "%llu\n", g->gtt_total_b);
+	return rc;
 }
 
 /* The gpu_metrics table of the scenario's version, from the same readings as the other files. */
@@ -248,7 +250,6 @@ static int write_now_apu(const sim_gpu *g, const amd_now *o, const char *dev, co
 {
 	int rc = put(dev, "gpu_busy_percent", "%.0f\n", o->util * 100) |
 	         put(dev, "mem_info_vram_used", "%llu\n", o->vram_used_b) |
-	         put(dev, "mem_info_gtt_used", "%llu\n", g->gtt_used_b) |
 	         put(dev, "current_link_speed", "%s\n", link_speed(o->gen)) |
 	         put(dev, "current_link_width", "%u\n", o->width) |
 	         put_dpm(dev, "pp_dpm_sclk", g->clk_idle_sm, g->clk_max_sm, o->sclk) |
@@ -256,6 +257,8 @@ static int write_now_apu(const sim_gpu *g, const amd_now *o, const char *dev, co
 	         put(hw, "power1_input", "%.0f\n", o->power_w * 1e6) |
 	         put(hw, "temp1_input", "%.0f\n", o->temp_c * 1000) |
 	         put(hw, "freq1_input", "%.0f\n", o->sclk * 1e6) | write_metrics(g, o, dev);
+	if (g->gtt_total_b)
+		rc |= put(dev, "mem_info_gtt_used", "%llu\n", g->gtt_used_b);
 	return rc ? -1 : 0;
 }
 
