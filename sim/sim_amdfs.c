@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "sim_amdkmsg.h"
+#include "nvml_abi.h"
+#include "sim_amdmetrics.h"
 #include "sim_model.h"
 
 #define MIB 1048576.0
@@ -21,6 +23,7 @@ typedef struct {
 	double util, mem_util, power_w, temp_c, fan_pct, sclk, mclk;
 	unsigned gen, width;
 	unsigned long long vram_used_b;
+	unsigned long long reasons; /* NVML's clock event reasons, as the NVML simulator's */
 } amd_now;
 
 /* Whether path holds exactly text (most files keep their value from one reading to the next). */
@@ -129,12 +132,16 @@ static void model_at(const sim_scenario *s, const sim_gpu *g, double t, const si
 	o->power_w = sim_power_of(g, m[SIM_M_UTIL], m[SIM_M_SM]);
 	o->sclk = o->util >= 0.01 ? g->clk_busy_sm : g->clk_idle_sm;
 	o->mclk = o->util >= 0.01 ? g->clk_max_mem : g->clk_idle_mem;
+	o->reasons = 0;
 	if (o->power_w > g->power_limit) {
 		o->sclk *= cbrt(g->power_limit / o->power_w);
 		o->power_w = g->power_limit;
+		o->reasons |= nvmlClocksEventReasonSwPowerCap;
 	}
-	if (o->temp_c >= g->t_slowdown)
+	if (o->temp_c >= g->t_slowdown) {
 		o->sclk *= 0.85;
+		o->reasons |= nvmlClocksEventReasonSwThermalSlowdown;
+	}
 	o->gen = g->pcie_gen;
 	o->width = g->pcie_width;
 	for (int i = 0; i < g->n_episodes; i++) {
@@ -147,6 +154,7 @@ static void model_at(const sim_scenario *s, const sim_gpu *g, double t, const si
 		}
 		if (e->kind != SIM_EP_THROTTLE)
 			continue;
+		o->reasons |= e->reasons;
 		if (e->sm_clock_mhz > 0)
 			o->sclk = e->sm_clock_mhz;
 		else if (e->clock_drop_pct >= 0)
@@ -190,6 +198,40 @@ static int put_dpm(const char *dev, const char *name, double lo, double hi, doub
 	return put(dev, name, "%s", buf);
 }
 
+/*
+ * What an APU has instead of a discrete board's files (amdgpu_pm.c hides the
+ * rest on APUs): GTT, the system memory it mostly uses, and the PPT label of
+ * its power reading; no power cap, no hotspot or memory sensor, no mclk
+ * sensor, no fan, no mem_busy_percent.
+ */
+static int write_static_apu(const sim_gpu *g, const char *dev, const char *hw)
+{
+	int rc = put(hw, "power1_label", "PPT\n");
+	if (g->gtt_total_b)
+		rc |= put(dev, "mem_info_gtt_total", "%llu\n", g->gtt_total_b);
+	return rc;
+}
+
+/* The gpu_metrics table of the scenario's version, from the same readings as the other files. */
+static int write_metrics(const sim_gpu *g, const amd_now *o, const char *dev)
+{
+	bool edge = g->amd_family >= SIM_AMD_RDNA2;
+	sim_amdm m = {
+	    .temp_edge = edge ? o->temp_c : NAN,
+	    .temp_hotspot = g->apu ? NAN : o->temp_c + (edge ? 12 : 0),
+	    .temp_mem = g->has_mem_temp && !g->apu ? o->temp_c + g->mem_temp_delta : NAN,
+	    .power_w = o->power_w,
+	    .gfx_pct = o->util * 100,
+	    .umc_pct = g->apu ? NAN : o->mem_util * 100,
+	    .gfxclk = o->sclk,
+	    .socclk = o->util >= 0.01 ? 1200 : 600,
+	    .uclk = o->mclk,
+	    .fan_rpm = g->has_fan ? 600 + o->fan_pct * 30 : NAN,
+	    .indep_throttle = sim_amdm_throttle_bits(o->reasons, g->apu),
+	};
+	return sim_amdm_write(dev, g->gpu_metrics, &m);
+}
+
 /* What does not change: ids, names, totals, limits, labels. */
 static int write_static(const sim_gpu *g, const char *dev, const char *hw)
 {
@@ -200,8 +242,9 @@ static int write_static(const sim_gpu *g, const char *dev, const char *hw)
 	    put(dev, "subsystem_device", "0x%04x\n", sub >> 16) | put(dev, "revision", "0x00\n") |
 	    put(dev, "mem_info_vram_total", "%llu\n", g->mem_total * 1048576ull) |
 	    put(dev, "max_link_speed", "%s\n", link_speed(g->pcie_max_gen)) |
-	    put(dev, "max_link_width", "%u\n", g->pcie_max_width) | put(hw, "name", "amdgpu\n") |
-	    put(hw, "power1_cap", "%.0f\n", g->power_limit * 1e6);
+	    put(dev, "max_link_width", "%u\n", g->pcie_max_width) | put(hw, "name", "amdgpu\n");
+	rc |= g->apu ? write_static_apu(g, dev, hw)
+	             : put(hw, "power1_cap", "%.0f\n", g->power_limit * 1e6);
 	/* Boards with a FRU (Instinct) name themselves; consumer boards have neither file. */
 	if (g->has_serial)
 		rc |= put(dev, "product_name", "%s\n", g->name) |
@@ -209,12 +252,31 @@ static int write_static(const sim_gpu *g, const char *dev, const char *hw)
 		          (unsigned long long)sim_hash(0, 7, g->index, 0));
 	bool edge = g->amd_family >= SIM_AMD_RDNA2;
 	rc |= put(hw, "temp1_label", "%s\n", edge ? "edge" : "junction") |
-	      put(hw, "temp2_label", "%s\n", edge ? "junction" : "mem");
-	if (edge && g->has_mem_temp)
+	      put(hw, "freq1_label", "sclk\n");
+	if (!g->apu)
+		rc |= put(hw, "temp2_label", "%s\n", edge ? "junction" : "mem") |
+		      put(hw, "freq2_label", "mclk\n");
+	if (edge && g->has_mem_temp && !g->apu)
 		rc |= put(hw, "temp3_label", "mem\n");
-	rc |= put(hw, "freq1_label", "sclk\n") | put(hw, "freq2_label", "mclk\n");
 	if (g->has_fan)
 		rc |= put(hw, "pwm1_max", "255\n");
+	return rc ? -1 : 0;
+}
+
+/* The readings of an APU: a discrete board's files less those it lacks, and GTT. */
+static int write_now_apu(const sim_gpu *g, const amd_now *o, const char *dev, const char *hw)
+{
+	int rc = put(dev, "gpu_busy_percent", "%.0f\n", o->util * 100) |
+	         put(dev, "mem_info_vram_used", "%llu\n", o->vram_used_b) |
+	         put(dev, "current_link_speed", "%s\n", link_speed(o->gen)) |
+	         put(dev, "current_link_width", "%u\n", o->width) |
+	         put_dpm(dev, "pp_dpm_sclk", g->clk_idle_sm, g->clk_max_sm, o->sclk) |
+	         put_dpm(dev, "pp_dpm_mclk", g->clk_idle_mem, g->clk_max_mem, o->mclk) |
+	         put(hw, "power1_input", "%.0f\n", o->power_w * 1e6) |
+	         put(hw, "temp1_input", "%.0f\n", o->temp_c * 1000) |
+	         put(hw, "freq1_input", "%.0f\n", o->sclk * 1e6) | write_metrics(g, o, dev);
+	if (g->gtt_total_b)
+		rc |= put(dev, "mem_info_gtt_used", "%llu\n", g->gtt_used_b);
 	return rc ? -1 : 0;
 }
 
@@ -224,6 +286,8 @@ static int write_now(const sim_gpu *g, const amd_now *o, const char *dev, const 
 	bool edge = g->amd_family >= SIM_AMD_RDNA2;
 	/* junction runs hotter than edge; the memory sensor is the scenario's delta */
 	double junction = o->temp_c + (edge ? 12 : 0);
+	if (g->apu)
+		return write_now_apu(g, o, dev, hw);
 	int rc = put(dev, "gpu_busy_percent", "%.0f\n", o->util * 100) |
 	         put(dev, "mem_busy_percent", "%.0f\n", o->mem_util * 100) |
 	         put(dev, "mem_info_vram_used", "%llu\n", o->vram_used_b) |
@@ -245,6 +309,7 @@ static int write_now(const sim_gpu *g, const amd_now *o, const char *dev, const 
 	if (g->has_fan)
 		rc |= put(hw, "pwm1", "%.0f\n", o->fan_pct * 255 / 100) |
 		      put(hw, "fan1_input", "%.0f\n", 600 + o->fan_pct * 30);
+	rc |= write_metrics(g, o, dev);
 	return rc ? -1 : 0;
 }
 

@@ -192,10 +192,17 @@ typedef struct {
 	double lost_after; /* seconds, INFINITY when the GPU never falls off the bus */
 	/* AMD: a GPU reset at reset_at (INFINITY: none) that succeeds back_after seconds later */
 	double reset_at, back_after;
+	/* AMD only ("amdgpu": {...}) */
+	bool apu;                                   /* an integrated GPU: the tree an APU has */
+	int gpu_metrics;                            /* SIM_AMDM_*: the table the tree holds */
+	unsigned long long gtt_total_b, gtt_used_b; /* mem_info_gtt_*: system memory it maps */
 } sim_gpu;
 
 /* AMD GPU families (architecture cdna2 ...): accelerators (CDNA) have no edge sensor. */
 enum { SIM_AMD_CDNA2 = 1, SIM_AMD_CDNA3, SIM_AMD_RDNA2, SIM_AMD_RDNA3 };
+
+/* The gpu_metrics table an AMD GPU's tree holds (sim_amdmetrics.h writes it). */
+enum { SIM_AMDM_NONE, SIM_AMDM_V1_3, SIM_AMDM_V2_1, SIM_AMDM_V2_2 };
 
 enum { SIM_PROC_COMPUTE = 1, SIM_PROC_GRAPHICS = 2 };
 

@@ -438,6 +438,7 @@ const char *const sim_sc_gpu_keys[] = {"name",
                                        "gpm",
                                        "pstate",
                                        "util_period_ms",
+                                       "amdgpu",
                                        "noise",
                                        "idle",
                                        "load",
@@ -661,6 +662,47 @@ static bool parse_modes(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 	return true;
 }
 
+/*
+ * amdgpu: what only an AMD GPU has. Without it a board is discrete, and its
+ * gpu_metrics table the one its family's driver writes: v1.3 (RDNA2/3 and
+ * CDNA2), none for CDNA3 (MI300's v1.4-1.6 are not simulated); an APU's is
+ * v2.1 (Phoenix, Rembrandt) unless the scenario names v2.2 (Renoir, Van Gogh).
+ */
+static bool parse_amdgpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
+{
+	static const char *const keys[] = {"apu", "gpu_metrics", "gtt_mib", "gtt_used_mib", NULL};
+	static const char *const tables[] = {"none", "1.3", "2.1", "2.2", NULL};
+	static const int table_ids[] = {SIM_AMDM_NONE, SIM_AMDM_V1_3, SIM_AMDM_V2_1, SIM_AMDM_V2_2};
+	json_t *o;
+	char sub[300];
+	if (!sim_sc_get_obj(c, gj, path, "amdgpu", false, &o))
+		return false;
+	if (o && !g->amd)
+		return sim_sc_fail(c, path, "amdgpu", "only a GPU with \"vendor\": \"amd\" has it");
+	snprintf(sub, sizeof sub, "%.200s.amdgpu", path);
+	unsigned long long gtt = 0, gtt_used = 0;
+	if (o && (!sim_sc_check_keys(c, o, sub, keys) ||
+	          !sim_sc_get_bool(c, o, sub, "apu", false, &g->apu) ||
+	          !sim_sc_get_ull(c, o, sub, "gtt_mib", false, 1, 1LL << 30, &gtt) ||
+	          !sim_sc_get_ull(c, o, sub, "gtt_used_mib", false, 0, (long long)gtt, &gtt_used)))
+		return false;
+	g->gtt_total_b = gtt * 1048576ull;
+	g->gtt_used_b = gtt_used * 1048576ull;
+	g->gpu_metrics = !g->amd                          ? SIM_AMDM_NONE
+	                 : g->apu                         ? SIM_AMDM_V2_1
+	                 : g->amd_family == SIM_AMD_CDNA3 ? SIM_AMDM_NONE
+	                                                  : SIM_AMDM_V1_3;
+	if (o &&
+	    !sim_sc_get_enum(c, o, sub, "gpu_metrics", false, tables, table_ids, &g->gpu_metrics))
+		return false;
+	bool v2 = g->gpu_metrics == SIM_AMDM_V2_1 || g->gpu_metrics == SIM_AMDM_V2_2;
+	if (g->gpu_metrics != SIM_AMDM_NONE && v2 != g->apu)
+		return sim_sc_fail(c, sub, "gpu_metrics",
+		                   "v2 tables are an APU's, v1 a discrete GPU's (\"apu\": %s)",
+		                   g->apu ? "true" : "false");
+	return true;
+}
+
 bool sim_sc_parse_gpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
 	json_t *o;
@@ -694,5 +736,5 @@ bool sim_sc_parse_gpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 	if (!parse_thermal(c, o, sub, g))
 		return false;
 	return parse_reliability(c, gj, path, g) && parse_nvlink(c, gj, path, g) &&
-	       sim_sc_parse_behaviour(c, gj, path, g);
+	       parse_amdgpu(c, gj, path, g) && sim_sc_parse_behaviour(c, gj, path, g);
 }

@@ -43,8 +43,13 @@ static const char *pair_unit(const gpu_values *v, gpu_metric_id a, gpu_metric_id
 		return buf;
 	}
 	char x[24], y[24];
-	snprintf(buf, len, "%s / %s %s", num(v, a, "%.0f", x, sizeof x),
-	         num(v, b, "%.0f", y, sizeof y), unit);
+	num(v, a, "%.0f", x, sizeof x);
+	num(v, b, "%.0f", y, sizeof y);
+	/* the unit goes with a value, never with n/a (an APU's power has no cap: "33 W / n/a") */
+	if (!v->ok[b])
+		snprintf(buf, len, "%s %s / %s", x, unit, y);
+	else
+		snprintf(buf, len, "%s / %s %s", x, y, unit);
 	return buf;
 }
 

@@ -95,10 +95,12 @@ static void fmt_power(const gpu_values *v, char *out, size_t len)
 	char a[16], b[16];
 	top_r_fmt_num(v, GM_POWER_DRAW, "%.0f", a, sizeof a);
 	double lim = power_limit(v);
-	if (isnan(lim))
-		snprintf(b, sizeof b, "n/a");
-	else
-		top_r_fmt_f0(b, sizeof b, "%.0f", lim);
+	/* the unit goes with a value, never with n/a (an APU's power has no cap) */
+	if (isnan(lim)) {
+		snprintf(out, len, v->ok[GM_POWER_DRAW] ? "%3sW/n/a" : "%3s", a);
+		return;
+	}
+	top_r_fmt_f0(b, sizeof b, "%.0f", lim);
 	snprintf(out, len, "%3s/%sW", a, b);
 }
 

@@ -1,6 +1,7 @@
 # AMD GPUs behind the device layer: the amdgpu fixture trees (GPUWHY_SYSFS_ROOT) and the
-# simulated AMD scenarios (mi300x8, rx7900xtx) through status, query, top, record, report,
-# compare, the exporter and the queue's placement; a mixed machine lists both vendors.
+# simulated AMD scenarios (mi300x8, rx7900xtx, rx7900xtx-throttle, apu-780m) through status,
+# query, top, record, report, compare, the exporter and the queue's placement; a mixed machine
+# lists both vendors.
 . "$(dirname "$0")/lib.bash"
 FIX=$(cd "$(dirname "$0")/../fixtures/amdgpu" && pwd)
 unset GPUWHY_SYSFS_ROOT GPUWHY_SIM_TIME
@@ -65,6 +66,47 @@ out=$("$GPUWHY" report --format json "$T/lost.gpuwhy" | python3 -c '
 import json, sys
 print(",".join(sorted({f["id"] for f in json.load(sys.stdin)["findings"]})))')
 case ",$out," in *,gpu-fault,*) ;; *) fail "no gpu-fault for the lost card: $out" ;; esac
+# a throttled consumer card: gpu_metrics' indep_throttle_status gives the clock event reasons
+Q=clocks_event_reasons.active,clocks_event_reasons.sw_power_cap,clocks_event_reasons.sw_thermal_slowdown,clocks.sm
+assert_eq "$(GPUWHY_SIM_TIME=10 "$GPUWHY" --sim rx7900xtx-throttle query --query-gpu=$Q --format=csv,noheader,nounits)" \
+	"0x0000000000000000, Not Active, Not Active, 2430" "rx7900xtx-throttle unthrottled at 10 s"
+assert_eq "$(GPUWHY_SIM_TIME=25 "$GPUWHY" --sim rx7900xtx-throttle query --query-gpu=$Q --format=csv,noheader,nounits)" \
+	"0x0000000000000020, Not Active, Active, 1850" "thermal slowdown at 25 s"
+assert_eq "$(GPUWHY_SIM_TIME=45 "$GPUWHY" --sim rx7900xtx-throttle query --query-gpu=$Q --format=csv,noheader,nounits)" \
+	"0x0000000000000004, Active, Not Active, 2150" "power cap at 45 s"
+out=$(GPUWHY_SIM_TIME=25 "$GPUWHY" --sim rx7900xtx-throttle status)
+assert_contains "$out" "clocks held by: SW Thermal Slowdown" "status names the reason"
+# record and report find the throttling on the AMD card (pinned inside each episode)
+findings() { # RECORDING: "id:severity" of each finding, sorted
+	"$GPUWHY" report --format json "$1" | python3 -c '
+import json, sys
+print(",".join(sorted({f["id"] + ":" + f["severity"] for f in json.load(sys.stdin)["findings"]})))'
+}
+for t in 25 45; do
+	GPUWHY_SIM_TIME=$t "$GPUWHY" --sim rx7900xtx-throttle record -o "$T/thr$t.gpuwhy" --duration 2s 2>/dev/null ||
+		fail "record rx7900xtx-throttle at $t s"
+done
+out=$(findings "$T/thr25.gpuwhy")
+case ",$out," in *,throttled:error,*) ;; *) fail "thermal slowdown not found as throttled: $out" ;; esac
+out=$("$GPUWHY" report "$T/thr25.gpuwhy")
+assert_contains "$out" "clocks held at 1850 of 2500 MHz (74 %) by thermal slowdown" "the thermal finding's title"
+case "$out" in *"no clock-event reasons"*) fail "a card with gpu_metrics called reasonless: $out" ;; esac
+out=$("$GPUWHY" report "$T/thr45.gpuwhy")
+assert_contains "$out" "clocks held at 2150 of 2500 MHz (86 %) by the power cap" "the power-cap finding"
+# an APU: a small VRAM carve-out is memory.*; no fan, power cap, memory sensor or
+# memory activity; gpu_metrics v2.1 carries no throttle reasons (n/a, never "Not Active")
+out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m query --format=csv,noheader,nounits \
+	--query-gpu=name,pci.device_id,memory.total,memory.used,utilization.gpu,utilization.memory,power.draw,power.limit,temperature.gpu,temperature.memory,fan.speed,clocks.sm,clocks.max.sm,clocks_event_reasons.active,ecc.errors.uncorrected.volatile.total)
+assert_eq "$out" "AMD GPU 1002:15bf, 0x15BF1002, 512, 416, 96, [N/A], 33.10, [N/A], 73, [N/A], [N/A], 2600, 2700, [N/A], [N/A]" "APU query at 3 s"
+out=$(GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m status)
+assert_eq "$?" 0 "status --sim apu-780m"
+assert_contains "$out" "mem 416 / 512 MiB  power 33 W / n/a  temp 73C" "APU status"
+assert_contains "$out" "fan n/a" "no fan on an APU"
+echo "$out" | grep -Eq '^ +0 +1 bob .*320 MiB .*ollama' || fail "the APU's process: $out"
+out=$(COLUMNS=100 GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m top --once -t)
+assert_eq "$?" 0 "top --once on the APU"
+assert_contains "$out" "416M/512M" "top's APU memory"
+assert_contains "$out" "33W/n/a" "top's APU power without a cap"
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"
@@ -77,13 +119,16 @@ ls "$GPUWHY_SIM_STATE/mi300x8" | grep -q '^amd-' && fail "simulated tree left: $
 "$GPUWHY" --sim rx7900xtx record -o "$T/b.gpuwhy" --duration 2s 2>/dev/null || fail "record b"
 out=$("$GPUWHY" report "$T/a.gpuwhy")
 assert_contains "$out" "AMD GPU 1002:744c" "the recording's GPU"
-assert_contains "$out" "no clock-event reasons" "NVIDIA-only rules say not checked"
-out=$("$GPUWHY" report --format json "$T/a.gpuwhy" | python3 -c '
-import json, sys
-r = json.load(sys.stdin)
-print(",".join(sorted({f["id"] for f in r["findings"]})))')
+# its gpu_metrics reports no throttling: judged, and not throttled
+case "$out" in *"no clock-event reasons"*) fail "rx7900xtx has reasons in gpu_metrics: $out" ;; esac
+out=$(findings "$T/a.gpuwhy")
+case ",$out," in *,throttled:*|*,power-capped:*) fail "an unthrottled card found throttled: $out" ;; esac
+# MI300X (gpu_metrics v1.4+ has no ASIC-independent reasons): the rules that need them say so
+GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 record -o "$T/m.gpuwhy" --duration 2s 2>/dev/null || fail "record mi300x8"
+assert_contains "$("$GPUWHY" report "$T/m.gpuwhy")" "no clock-event reasons" "NVIDIA-only rules say not checked"
+out=$(findings "$T/m.gpuwhy")
 assert_contains "$out" "not-checked" "JSON findings"
-case ",$out," in *,throttled,*|*,power-capped,*) fail "a rule judged a signal AMD lacks: $out" ;; esac
+case ",$out," in *,throttled:*|*,power-capped:*) fail "a rule judged a signal AMD lacks: $out" ;; esac
 "$GPUWHY" compare "$T/a.gpuwhy" "$T/b.gpuwhy" >"$T/cmp" 2>&1
 rc=$?
 [ "$rc" -le 1 ] || fail "compare: rc $rc $(cat "$T/cmp")"
@@ -115,7 +160,23 @@ grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="7",UUID="",pci_bus_id="00000000:DF:00.0",dev
 	fail "GPU 7's utilization: $(grep DCGM_FI_DEV_GPU_UTIL "$T/m")"
 grep -q '^gpuwhy_gpu_info{gpu="3",.*vendor="amd"} 1' "$T/m" || fail "vendor label: $(grep gpuwhy_gpu_info "$T/m")"
 grep -q '^DCGM_FI_DEV_FAN_SPEED' "$T/m" && fail "a fan series for fanless boards"
-grep -q '^DCGM_FI_DEV_CLOCKS_EVENT_REASONS' "$T/m" && fail "clock-event reasons made up"
+grep -q '^DCGM_FI_DEV_CLOCK_THROTTLE_REASONS' "$T/m" && fail "clock-event reasons made up"
+# the APU: what it has, and no series for what it lacks
+GPUWHY_SIM_TIME=3 start_exporter "$T/a.log" "$GPUWHY" --sim apu-780m exporter
+for s in GPU_UTIL FB_USED FB_FREE POWER_USAGE GPU_TEMP SM_CLOCK MEM_CLOCK; do
+	grep -q "^DCGM_FI_DEV_$s{gpu=\"0\",.*modelName=\"AMD GPU 1002:15bf\"" "$T/m" || fail "APU series $s: $(grep "^DCGM" "$T/m")"
+done
+grep -q '^DCGM_FI_DEV_FB_USED{.*} 416$' "$T/m" || fail "APU VRAM used: $(grep FB_USED "$T/m")"
+for s in FAN_SPEED MEM_COPY_UTIL MEMORY_TEMP POWER_MGMT_LIMIT CLOCK_THROTTLE_REASONS; do
+	grep -q "^DCGM_FI_DEV_$s{" "$T/m" && fail "an APU series for what it lacks: $s"
+done
+grep -q '^gpuwhy_gpu_throttle_reason{' "$T/m" && fail "APU reasons made up: $(grep throttle_reason "$T/m")"
+# the throttled card exports its reasons (thermal slowdown at 25 s)
+GPUWHY_SIM_TIME=25 start_exporter "$T/t.log" "$GPUWHY" --sim rx7900xtx-throttle exporter
+grep -q '^gpuwhy_gpu_throttle_reason{gpu="0",reason="sw_thermal_slowdown"} 1$' "$T/m" ||
+	fail "reasons of the throttled card: $(grep -i reason "$T/m")"
+grep -q '^gpuwhy_gpu_throttle_reason{gpu="0",reason="sw_power_cap"} 0$' "$T/m" ||
+	fail "power cap of the throttled card: $(grep -i reason "$T/m")"
 
 # --- a mixed machine: the simulated H100 (NVML) and the MI300X tree (sysfs)
 out=$(GPUWHY_SYSFS_ROOT=$FIX/mi300x "$GPUWHY" --sim h100x1 query --query-gpu=index,name,pci.bus_id --format=csv,noheader)

@@ -261,8 +261,48 @@ static void test_amd_gpus(void **state)
 		if (sim_scenario_load(scenario_path(n), &s, err, sizeof err) != 0)
 			fail_msg("%s", err);
 		assert_int_equal(s->n_nvidia, 0);
+		/* the table each family's driver writes: none for MI300 (v1.4+), v1.3 for Navi 31
+		 */
+		assert_int_equal(s->gpus[0].gpu_metrics,
+		                 strcmp(n, "mi300x8") ? SIM_AMDM_V1_3 : SIM_AMDM_NONE);
+		assert_false(s->gpus[0].apu);
 		sim_scenario_free(s);
 	}
+}
+
+/* "amdgpu": an APU, its GTT and its gpu_metrics version. */
+static void test_amdgpu_object(void **state)
+{
+	(void)state;
+	sim_scenario *s;
+	char err[512];
+	if (sim_scenario_load(scenario_path("apu-780m"), &s, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	assert_true(s->gpus[0].apu);
+	assert_int_equal(s->gpus[0].gpu_metrics, SIM_AMDM_V2_1);
+	assert_int_equal(s->gpus[0].gtt_total_b, 15360ull << 20);
+	assert_int_equal(s->gpus[0].gtt_used_b, 9216ull << 20);
+	assert_false(s->gpus[0].has_fan);
+	sim_scenario_free(s);
+	const char *e = parse_err(
+	    HEAD "  \"gpus\": [\n" AMD_GPU("rdna3", "0x15BF1002",
+	                                   ", \"amdgpu\": {\"apu\": true, \"gpu_metrics\": "
+	                                   "\"2.2\", \"gtt_mib\": 4096}") "\n  ]\n}\n");
+	if (e)
+		fail_msg("%s", e);
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU(
+	           "rdna3", "0x744C1002", ", \"amdgpu\": {\"gpu_metrics\": \"2.2\"}") "\n  ]\n}\n",
+	       "gpus[0].amdgpu.gpu_metrics: v2 tables are an APU's");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("rdna3", "0x15BF1002",
+	                                      ", \"amdgpu\": {\"apu\": true, \"gpu_metrics\": "
+	                                      "\"1.4\"}") "\n  ]\n}\n",
+	       "gpus[0].amdgpu.gpu_metrics");
+	expect(HEAD "  \"gpus\": [\n" AMD_GPU("rdna3", "0x15BF1002",
+	                                      ", \"amdgpu\": {\"gtt_mib\": 10, \"gtt_used_mib\": "
+	                                      "11}") "\n  ]\n}\n",
+	       "gpus[0].amdgpu.gtt_used_mib: 11 is out of range");
+	expect(HEAD "  \"gpus\": [\n" GPU_LINES(", \"amdgpu\": {\"apu\": true}") "\n  ]\n}\n",
+	       "only a GPU with \"vendor\": \"amd\" has it");
 }
 
 static void test_missing_required_in_gpu(void **state)
@@ -483,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(test_truncations_never_crash),
 	    cmocka_unit_test(test_file_errors),
 	    cmocka_unit_test(test_amd_gpus),
+	    cmocka_unit_test(test_amdgpu_object),
 	    cmocka_unit_test(test_state_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
