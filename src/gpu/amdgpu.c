@@ -308,6 +308,7 @@ static void read_metrics(const char *dev, amdgpu_values *o)
 			set(o, fill[i].f, m.v[fill[i].m]);
 	if (m.throttle_ok)
 		set(o, AMD_THROTTLE_REASONS, (double)amdgpu_throttle_reasons(m.throttle_raw));
+	o->resid = m.resid;
 }
 
 void amdgpu_read(const amdgpu_card *c, amdgpu_values *o)
@@ -360,6 +361,7 @@ const char *amdgpu_field_name(amdgpu_field f)
 	    [AMD_THROTTLE_REASONS] = "throttle_reasons",
 	    [AMD_RAS_CE] = "ras_ce",
 	    [AMD_RAS_UE] = "ras_ue",
+	    [AMD_THROTTLE_KNOWN] = "throttle_known",
 	};
 	return (unsigned)f < AMD__COUNT && names[f] ? names[f] : "?";
 }

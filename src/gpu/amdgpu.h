@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/amdgpu_metrics.h"
+
 #define AMDGPU_VENDOR_ID 0x1002u
 #define AMDGPU_MAX_CARDS 64
 
@@ -65,12 +67,24 @@ typedef enum {
 	AMD_THROTTLE_REASONS, /* gpu_metrics indep_throttle_status as gpu_reasons.h bits */
 	AMD_RAS_CE,           /* RAS correctable errors since the driver loaded, all blocks */
 	AMD_RAS_UE,           /* RAS uncorrectable errors, likewise */
+	/*
+	 * The reasons AMD_THROTTLE_REASONS speaks for, as gpu_reasons.h bits; absent:
+	 * every reason it can carry (indep_throttle_status says all four at once).
+	 */
+	AMD_THROTTLE_KNOWN,
 	AMD__COUNT
 } amdgpu_field;
 
 typedef struct {
 	double v[AMD__COUNT];
 	uint8_t ok[AMD__COUNT];
+	/*
+	 * gpu_metrics v1.6's residency counters as read (resid.ok false on other
+	 * tables): one reading gives no reasons; the device layer keeps the
+	 * previous one per card and sets AMD_THROTTLE_REASONS from the change
+	 * (amdgpu_residency_reasons).
+	 */
+	amdgpu_residency resid;
 } amdgpu_values;
 
 /*
