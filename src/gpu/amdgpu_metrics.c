@@ -42,8 +42,8 @@ typedef struct {
 	size_t nf;
 } layout;
 
-/* v1.0 (Linux 5.9-5.10: Navi 1x, Sienna Cichlid, MI100): the timestamp first, padded after the
- * header. */
+/* v1.0 (the first kernels with gpu_metrics: Navi 1x, Sienna Cichlid, MI100): the timestamp
+ * first, padded after the header. */
 static const field v1_0[] = {
     {AMDGPU_M_TEMP_EDGE, 16, F_U16, 1, 1},    {AMDGPU_M_TEMP_HOTSPOT, 18, F_U16, 1, 1},
     {AMDGPU_M_TEMP_MEM, 20, F_U16, 1, 1},     {AMDGPU_M_GFX_ACTIVITY, 28, F_U16, 1, 1},
@@ -94,7 +94,7 @@ static const field v2_apu[] = {
     {AMDGPU_M_SOCCLK_MHZ, 78, F_U16, 1, 1},  {AMDGPU_M_UCLK_MHZ, 80, F_U16, 1, 1},
 };
 
-/* v2.0 (Linux 5.9-5.10: Renoir, Van Gogh): v2.1's fields with the timestamp first, padded. */
+/* v2.0 (the same kernels: Renoir, Van Gogh): v2.1's fields with the timestamp first, padded. */
 static const field v2_0[] = {
     {AMDGPU_M_TEMP_EDGE, 16, F_U16, 1, 0.01}, {AMDGPU_M_GFX_ACTIVITY, 40, F_U16, 1, 0.01},
     {AMDGPU_M_POWER_W, 44, F_U16, 1, 0.001},  {AMDGPU_M_GFXCLK_MHZ, 80, F_U16, 1, 1},

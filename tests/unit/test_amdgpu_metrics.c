@@ -153,7 +153,7 @@ static void test_v2_apu(void **state)
 	                     gpu_reason_bit(GPU_REASON_HW_SLOWDOWN));
 }
 
-/* v1.0 (Linux 5.9): 4 bytes of padding after the header, so every field sits 12 bytes later. */
+/* v1.0: 4 bytes of padding after the header, so every field sits 12 bytes later. */
 static void test_v1_0_navi10(void **state)
 {
 	(void)state;
@@ -178,7 +178,7 @@ static void test_v1_0_navi10(void **state)
 	assert_none(&m);
 }
 
-/* v2.0 (Renoir, Linux 5.9): the APU units, 4 bytes of padding after the header. */
+/* v2.0 (Renoir): the APU units, 4 bytes of padding after the header. */
 static void test_v2_0_renoir(void **state)
 {
 	(void)state;
