@@ -4,6 +4,7 @@
 #include "gpu/amdgpu_metrics.h"
 #include "gpu/amdgpu_pciids.h"
 #include "gpu/amdgpu_ras.h"
+#include "host/host_pcitopo.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -161,6 +162,10 @@ static bool card_probe(const char *root, const char *name, amdgpu_card *c)
 		snprintf(c->pci_name, sizeof c->pci_name, "%s", amdgpu_pciids_name(&q));
 	card_bdf(c);
 	card_hwmon(c);
+	/* the hive's directory on its first device, a link to it on the others (amdgpu_xgmi.c) */
+	if (!read_num(c->dev_path, "xgmi_hive_info/xgmi_hive_id", false, &v))
+		v = 0;
+	c->xgmi_hive = v;
 	return true;
 }
 
@@ -332,6 +337,18 @@ void amdgpu_read(const amdgpu_card *c, amdgpu_values *o)
 		set(o, AMD_RAS_CE, (double)counts.ce);
 		set(o, AMD_RAS_UE, (double)counts.ue);
 	}
+}
+
+bool amdgpu_xgmi_linked(const amdgpu_card *a, const amdgpu_card *b)
+{
+	return a && b && a->xgmi_hive && a->xgmi_hive == b->xgmi_hive;
+}
+
+int amdgpu_topo_level(const char *root, const amdgpu_card *a, const amdgpu_card *b)
+{
+	if (!a || !b || !a->bdf[0] || !b->bdf[0])
+		return -1;
+	return pcitopo_level(root ? root : "", a->bdf, b->bdf);
 }
 
 const char *amdgpu_field_name(amdgpu_field f)
