@@ -344,11 +344,28 @@ bool amdgpu_xgmi_linked(const amdgpu_card *a, const amdgpu_card *b)
 	return a && b && a->xgmi_hive && a->xgmi_hive == b->xgmi_hive;
 }
 
+/*
+ * Whether the card's PCI function sits in ROOT's tree of host bridges
+ * (sys/bus/pci/devices/BDF a link into sys/devices/pciDDDD:BB/...): only
+ * then do the bridges of its path say where it is. A tree that keeps the
+ * device as a plain directory there (the simulated cards) has no bridges.
+ */
+static bool in_pci_tree(const char *root, const amdgpu_card *c)
+{
+	char link[PATH_MAX], real[PATH_MAX];
+	if ((size_t)snprintf(link, sizeof link, "%s/sys/bus/pci/devices/%s", root, c->bdf) >=
+	        sizeof link ||
+	    !realpath(link, real))
+		return false;
+	return strstr(real, "/sys/devices/pci") != NULL;
+}
+
 int amdgpu_topo_level(const char *root, const amdgpu_card *a, const amdgpu_card *b)
 {
-	if (!a || !b || !a->bdf[0] || !b->bdf[0])
+	root = root ? root : "";
+	if (!a || !b || !a->bdf[0] || !b->bdf[0] || !in_pci_tree(root, a) || !in_pci_tree(root, b))
 		return -1;
-	return pcitopo_level(root ? root : "", a->bdf, b->bdf);
+	return pcitopo_level(root, a->bdf, b->bdf);
 }
 
 const char *amdgpu_field_name(amdgpu_field f)

@@ -92,6 +92,20 @@ static void test_reader(void **state)
 	nowhere.bdf[0] = '\0';
 	assert_int_equal(amdgpu_topo_level(root, &cards[A], &nowhere), -1);
 	assert_false(amdgpu_xgmi_linked(&cards[A], NULL));
+	/* cards kept as plain directories in sys/bus/pci/devices (the simulated tree): no
+	 * bridges, so no level, never a guessed PIX */
+	char cmd[700];
+	snprintf(cmd, sizeof cmd,
+	         "mkdir -p %s/flat/sys/bus/pci/devices/0000:1b:00.0 "
+	         "%s/flat/sys/bus/pci/devices/0000:1c:00.0",
+	         root, root);
+	assert_int_equal(system(cmd), 0);
+	char flat[300];
+	snprintf(flat, sizeof flat, "%s/flat", root);
+	amdgpu_card x = cards[A], y = cards[B];
+	snprintf(x.bdf, sizeof x.bdf, "0000:1b:00.0");
+	snprintf(y.bdf, sizeof y.bdf, "0000:1c:00.0");
+	assert_int_equal(amdgpu_topo_level(flat, &x, &y), -1);
 }
 
 /* The device layer's answers, by the AMD GPUs' indices (a real NVIDIA driver's come first). */
