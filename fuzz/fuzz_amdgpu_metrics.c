@@ -4,7 +4,8 @@
  * amdgpu_pciids_find), then what they promise checked: nothing is read from a
  * table whose layout is not known, every value fits the field it came from,
  * the throttle status maps only onto the clock event reasons gpu_metrics can
- * report, and a name from pci.ids holds no control character.
+ * report, residency counters come only from v1.6, and a name from pci.ids holds no control
+ * character.
  */
 #include "gpu/amdgpu_metrics.h"
 #include "gpu/amdgpu_pciids.h"
@@ -24,12 +25,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (known != m.known || (known && !m.header_ok) || (m.header_ok != (size >= 4)))
 		__builtin_trap();
 	for (int k = 0; k < AMDGPU_M__COUNT; k++) {
-		if (m.ok[k] && (!known || m.v[k] < 0 || m.v[k] > 65535.0))
+		/* every field is a u16, except v3.0's socket power: a u32 of mW */
+		double top =
+		    k == AMDGPU_M_POWER_W && m.format_revision == 3 ? 4294967.295 : 65535.0;
+		if (m.ok[k] && (!known || m.v[k] < 0 || m.v[k] > top))
 			__builtin_trap();
 		if (!m.ok[k] && m.v[k] != 0)
 			__builtin_trap();
 	}
 	if (m.throttle_ok && !known)
+		__builtin_trap();
+	/* residency counters only from v1.6, and an interval with itself is none */
+	if (m.resid.ok && (!known || m.format_revision != 1 || m.content_revision != 6))
+		__builtin_trap();
+	uint64_t reasons, known_reasons;
+	if (amdgpu_residency_reasons(&m.resid, &m.resid, &reasons, &known_reasons) || reasons ||
+	    known_reasons)
 		__builtin_trap();
 	uint64_t can =
 	    gpu_reason_bit(GPU_REASON_SW_POWER_CAP) | gpu_reason_bit(GPU_REASON_SW_THERMAL) |

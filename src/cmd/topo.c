@@ -16,11 +16,16 @@
 #include "util/fail.h"
 #include "util/jsonw.h"
 
-/* The matrix cell for GPUs i and j: "X", "NV18", "PIX", ... "n/a". */
+/* The matrix cell for GPUs i and j: "X", "NV18", "XGMI", "PIX", ... "n/a". */
 static void cell(gpu_ctx *c, int i, int j, char *out, size_t len)
 {
 	if (i == j) {
 		snprintf(out, len, "X");
+		return;
+	}
+	/* AMD GPUs of one hive: XGMI is to them what NVLink is to NVIDIA's */
+	if (gpu_xgmi_linked(c, i, j) > 0) {
+		snprintf(out, len, "XGMI");
 		return;
 	}
 	int nv = gpu_nvlink_count(c, i, j);
@@ -45,6 +50,17 @@ static const char legend[] =
     "Bridge)\n"
     "  PIX  = Connection traversing at most a single PCIe bridge\n"
     "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+
+/* Whether any two of the GPUs are linked by XGMI (the legend then names it). */
+static bool any_xgmi(gpu_ctx *c)
+{
+	int n = gpu_count(c);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (gpu_xgmi_linked(c, i, j) > 0)
+				return true;
+	return false;
+}
 
 static const char *level_word(int lvl)
 {
@@ -98,6 +114,9 @@ static void print_matrix(gpu_ctx *c, const char *root)
 		printf("\t\t\t\t\n");
 	}
 	printf("\n%s", legend);
+	if (any_xgmi(c))
+		printf(
+		    "  XGMI = Connection traversing AMD's XGMI links between GPUs of one hive\n");
 	if (nn) {
 		printf("\nNIC Legend:\n\n");
 		for (int k = 0; k < nn; k++)
@@ -200,6 +219,10 @@ static void print_text(gpu_ctx *c)
 	                 "traversing the PCIe Host Bridge)\n"
 	                 "  PIX  = Connection traversing at most a single PCIe bridge\n"
 	                 "  NV#  = Connection traversing a bonded set of # NVLinks\n"));
+	if (any_xgmi(c))
+		printf("%s",
+		       _("  XGMI = Connection traversing AMD's XGMI links between GPUs of one "
+		         "hive\n"));
 }
 
 static void print_json(gpu_ctx *c)

@@ -4,6 +4,7 @@
 #include "gpu/amdgpu_metrics.h"
 #include "gpu/amdgpu_pciids.h"
 #include "gpu/amdgpu_ras.h"
+#include "host/host_pcitopo.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -161,6 +162,10 @@ static bool card_probe(const char *root, const char *name, amdgpu_card *c)
 		snprintf(c->pci_name, sizeof c->pci_name, "%s", amdgpu_pciids_name(&q));
 	card_bdf(c);
 	card_hwmon(c);
+	/* the hive's directory on its first device, a link to it on the others (amdgpu_xgmi.c) */
+	if (!read_num(c->dev_path, "xgmi_hive_info/xgmi_hive_id", false, &v))
+		v = 0;
+	c->xgmi_hive = v;
 	return true;
 }
 
@@ -308,6 +313,7 @@ static void read_metrics(const char *dev, amdgpu_values *o)
 			set(o, fill[i].f, m.v[fill[i].m]);
 	if (m.throttle_ok)
 		set(o, AMD_THROTTLE_REASONS, (double)amdgpu_throttle_reasons(m.throttle_raw));
+	o->resid = m.resid;
 }
 
 void amdgpu_read(const amdgpu_card *c, amdgpu_values *o)
@@ -331,6 +337,35 @@ void amdgpu_read(const amdgpu_card *c, amdgpu_values *o)
 		set(o, AMD_RAS_CE, (double)counts.ce);
 		set(o, AMD_RAS_UE, (double)counts.ue);
 	}
+}
+
+bool amdgpu_xgmi_linked(const amdgpu_card *a, const amdgpu_card *b)
+{
+	return a && b && a->xgmi_hive && a->xgmi_hive == b->xgmi_hive;
+}
+
+/*
+ * Whether the card's PCI function sits in ROOT's tree of host bridges
+ * (sys/bus/pci/devices/BDF a link into sys/devices/pciDDDD:BB/...): only
+ * then do the bridges of its path say where it is. A tree that keeps the
+ * device as a plain directory there (the simulated cards) has no bridges.
+ */
+static bool in_pci_tree(const char *root, const amdgpu_card *c)
+{
+	char link[PATH_MAX], real[PATH_MAX];
+	if ((size_t)snprintf(link, sizeof link, "%s/sys/bus/pci/devices/%s", root, c->bdf) >=
+	        sizeof link ||
+	    !realpath(link, real))
+		return false;
+	return strstr(real, "/sys/devices/pci") != NULL;
+}
+
+int amdgpu_topo_level(const char *root, const amdgpu_card *a, const amdgpu_card *b)
+{
+	root = root ? root : "";
+	if (!a || !b || !a->bdf[0] || !b->bdf[0] || !in_pci_tree(root, a) || !in_pci_tree(root, b))
+		return -1;
+	return pcitopo_level(root, a->bdf, b->bdf);
 }
 
 const char *amdgpu_field_name(amdgpu_field f)
@@ -360,6 +395,7 @@ const char *amdgpu_field_name(amdgpu_field f)
 	    [AMD_THROTTLE_REASONS] = "throttle_reasons",
 	    [AMD_RAS_CE] = "ras_ce",
 	    [AMD_RAS_UE] = "ras_ue",
+	    [AMD_THROTTLE_KNOWN] = "throttle_known",
 	};
 	return (unsigned)f < AMD__COUNT && names[f] ? names[f] : "?";
 }

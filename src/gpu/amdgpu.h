@@ -14,7 +14,7 @@
  * pure text parsers: pp_dpm_*, PCIe link speed, fdinfo), amdgpu_procs.c
  * (per-process VRAM and engine time from /proc/PID/fdinfo), amdgpu_metrics.c
  * (the binary gpu_metrics table, amdgpu_metrics.h), amdgpu_ras.c (RAS error
- * counts, amdgpu_ras.h).
+ * counts, amdgpu_ras.h); the topology between cards is in amdgpu.c too.
  */
 #ifndef GPUWHY_GPU_AMDGPU_H
 #define GPUWHY_GPU_AMDGPU_H
@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "gpu/amdgpu_metrics.h"
 
 #define AMDGPU_VENDOR_ID 0x1002u
 #define AMDGPU_MAX_CARDS 64
@@ -37,6 +39,7 @@ typedef struct {
 	char product_name[96]; /* board name from its FRU, "" when the board has none */
 	char pci_name[128];    /* from ROOT's pci.ids (amdgpu_pciids.h), "" when not there */
 	char unique_id[32];    /* hex serial of the ASIC, "" when unknown */
+	uint64_t xgmi_hive;    /* xgmi_hive_info/xgmi_hive_id; 0 when in no XGMI hive */
 } amdgpu_card;
 
 /* The values of one reading; units in the names' comments. */
@@ -65,12 +68,24 @@ typedef enum {
 	AMD_THROTTLE_REASONS, /* gpu_metrics indep_throttle_status as gpu_reasons.h bits */
 	AMD_RAS_CE,           /* RAS correctable errors since the driver loaded, all blocks */
 	AMD_RAS_UE,           /* RAS uncorrectable errors, likewise */
+	/*
+	 * The reasons AMD_THROTTLE_REASONS speaks for, as gpu_reasons.h bits; absent:
+	 * every reason it can carry (indep_throttle_status says all four at once).
+	 */
+	AMD_THROTTLE_KNOWN,
 	AMD__COUNT
 } amdgpu_field;
 
 typedef struct {
 	double v[AMD__COUNT];
 	uint8_t ok[AMD__COUNT];
+	/*
+	 * gpu_metrics v1.6's residency counters as read (resid.ok false on other
+	 * tables): one reading gives no reasons; the device layer keeps the
+	 * previous one per card and sets AMD_THROTTLE_REASONS from the change
+	 * (amdgpu_residency_reasons).
+	 */
+	amdgpu_residency resid;
 } amdgpu_values;
 
 /*
@@ -86,6 +101,24 @@ void amdgpu_read(const amdgpu_card *c, amdgpu_values *out);
 
 /* The name of a field ("gpu_busy_percent"), for tests and messages. */
 const char *amdgpu_field_name(amdgpu_field f);
+
+/* ---- how two cards connect ---- */
+
+/*
+ * Whether a and b are linked by XGMI (AMD's Infinity Fabric between GPUs):
+ * both in one hive, the same nonzero xgmi_hive_id. The driver gives every
+ * GPU of a hive that id (an MI300X platform's eight, fully connected); a GPU
+ * in no hive has no xgmi_hive_info.
+ */
+bool amdgpu_xgmi_linked(const amdgpu_card *a, const amdgpu_card *b);
+
+/*
+ * How a and b connect over PCIe, as nvmlGpuTopologyLevel_t and computed as
+ * `topo -m` places NICs (host/host_pcitopo.h: PIX, PXB, PHB, NODE, SYS from
+ * the bridges of their sysfs paths below ROOT and their NUMA nodes); -1 when
+ * either's place in the tree is unknown (an APU whose device is no link).
+ */
+int amdgpu_topo_level(const char *root, const amdgpu_card *a, const amdgpu_card *b);
 
 /* ---- pure parsers (fuzzed: fuzz/fuzz_amdgpu_parse.c) ---- */
 

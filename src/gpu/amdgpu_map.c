@@ -69,9 +69,13 @@ static void map_reasons(const amdgpu_values *a, gpu_values *o)
 	if (!a->ok[AMD_THROTTLE_REASONS])
 		return;
 	uint64_t mask = gpu_reasons_from_value(a->v[AMD_THROTTLE_REASONS]);
+	/* a reason the reading does not speak for (an unsupported residency counter) stays n/a */
+	uint64_t known =
+	    a->ok[AMD_THROTTLE_KNOWN] ? gpu_reasons_from_value(a->v[AMD_THROTTLE_KNOWN]) : ~0ull;
 	set(o, GM_CLK_REASONS, (double)mask);
 	for (size_t i = 0; i < sizeof can / sizeof *can; i++)
-		set(o, gpu_reason_metric(can[i]), (mask & gpu_reason_bit(can[i])) ? 1 : 0);
+		if (known & gpu_reason_bit(can[i]))
+			set(o, gpu_reason_metric(can[i]), (mask & gpu_reason_bit(can[i])) ? 1 : 0);
 }
 
 void amdgpu_to_gpu_values(const gpu_static *st, const amdgpu_values *a, gpu_values *o)

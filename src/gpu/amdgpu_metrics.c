@@ -3,11 +3,18 @@
  *
  * Offsets are byte offsets into the table as the kernel lays it out on a
  * little-endian machine with natural alignment (every field at a multiple of
- * its size). They are written out here rather than taken from a C struct of
- * ours so that the reader never depends on this compiler's layout, and each
- * layout carries its total size: a table whose header names a known version
- * but another size is not trusted. The units differ by format: v1 (dGPUs)
- * reports degrees C, W and %, v2 (APUs) centi-degrees, mW and centi-%.
+ * its size, the struct padded to its largest member): the C layout of the
+ * 64-bit kernels amdgpu runs on (x86-64, arm64, ppc64le). The kernel's
+ * structs are not packed, so v1.0 and v2.0, which put a u64 right after the
+ * 4-byte header ("not naturally aligned", the header says), carry 4 bytes of
+ * padding there: 80 and 120 bytes. A 32-bit x86 kernel aligns a u64 to 4 and
+ * would lay them out in 72 and 116 bytes; no such table is read (its size is
+ * not the one known). The offsets are written out here rather than taken from
+ * a C struct of ours so that the reader never depends on this compiler's
+ * layout, and each layout carries its total size: a table whose header names
+ * a known version but another size is not trusted. The units differ by
+ * format: v1 (dGPUs) reports degrees C, W and %, v2 and v3 (APUs)
+ * centi-degrees, mW and centi-%.
  */
 #include "gpu/amdgpu_metrics.h"
 
@@ -34,6 +41,16 @@ typedef struct {
 	const field *f;
 	size_t nf;
 } layout;
+
+/* v1.0 (the first kernels with gpu_metrics: Navi 1x, Sienna Cichlid, MI100): the timestamp
+ * first, padded after the header. */
+static const field v1_0[] = {
+    {AMDGPU_M_TEMP_EDGE, 16, F_U16, 1, 1},    {AMDGPU_M_TEMP_HOTSPOT, 18, F_U16, 1, 1},
+    {AMDGPU_M_TEMP_MEM, 20, F_U16, 1, 1},     {AMDGPU_M_GFX_ACTIVITY, 28, F_U16, 1, 1},
+    {AMDGPU_M_UMC_ACTIVITY, 30, F_U16, 1, 1}, {AMDGPU_M_POWER_W, 34, F_U16, 1, 1},
+    {AMDGPU_M_GFXCLK_MHZ, 54, F_U16, 1, 1},   {AMDGPU_M_SOCCLK_MHZ, 56, F_U16, 1, 1},
+    {AMDGPU_M_UCLK_MHZ, 58, F_U16, 1, 1},
+};
 
 /* v1.1 to v1.3 share their first 96 bytes (dGPUs from Navi and MI100/MI200). */
 static const field v1_dgpu[] = {
@@ -77,13 +94,39 @@ static const field v2_apu[] = {
     {AMDGPU_M_SOCCLK_MHZ, 78, F_U16, 1, 1},  {AMDGPU_M_UCLK_MHZ, 80, F_U16, 1, 1},
 };
 
+/* v2.0 (the same kernels: Renoir, Van Gogh): v2.1's fields with the timestamp first, padded. */
+static const field v2_0[] = {
+    {AMDGPU_M_TEMP_EDGE, 16, F_U16, 1, 0.01}, {AMDGPU_M_GFX_ACTIVITY, 40, F_U16, 1, 0.01},
+    {AMDGPU_M_POWER_W, 44, F_U16, 1, 0.001},  {AMDGPU_M_GFXCLK_MHZ, 80, F_U16, 1, 1},
+    {AMDGPU_M_SOCCLK_MHZ, 82, F_U16, 1, 1},   {AMDGPU_M_UCLK_MHZ, 84, F_U16, 1, 1},
+};
+
+/*
+ * v3.0 (Strix and later APUs): centi-degrees, socket power in mW as a u32, and
+ * only time-filtered clocks (the ones the driver itself reports as current).
+ * Its gfx activity is not read: the driver copies the firmware's value, which
+ * is centi-percent up to firmware 0x5d4600 and percent after it (the
+ * driver's own sensor divides by 100 or not by the firmware version), and
+ * the table does not say which firmware wrote it.
+ */
+static const field v3_0[] = {
+    {AMDGPU_M_TEMP_EDGE, 4, F_U16, 1, 0.01}, {AMDGPU_M_POWER_W, 112, F_U32, 1, 0.001},
+    {AMDGPU_M_GFXCLK_MHZ, 174, F_U16, 1, 1}, {AMDGPU_M_SOCCLK_MHZ, 176, F_U16, 1, 1},
+    {AMDGPU_M_UCLK_MHZ, 186, F_U16, 1, 1},
+};
+
+/* v1.6: accumulation_counter, then the residencies in amdgpu_res order. */
+#define V1_6_ACC_OFF 104
+
 #define N(a) (sizeof(a) / sizeof *(a))
 static const layout layouts[] = {
-    {1, 1, 96, 0, v1_dgpu, N(v1_dgpu)},    {1, 2, 104, 0, v1_dgpu, N(v1_dgpu)},
-    {1, 3, 120, 112, v1_dgpu, N(v1_dgpu)}, {1, 4, 288, 0, v1_4, N(v1_4)},
-    {1, 5, 360, 0, v1_5, N(v1_5)},         {1, 6, 384, 0, v1_6, N(v1_6)},
-    {2, 1, 120, 0, v2_apu, N(v2_apu)},     {2, 2, 128, 120, v2_apu, N(v2_apu)},
-    {2, 3, 152, 120, v2_apu, N(v2_apu)},   {2, 4, 168, 120, v2_apu, N(v2_apu)},
+    {1, 0, 80, 0, v1_0, N(v1_0)},        {2, 0, 120, 0, v2_0, N(v2_0)},
+    {3, 0, 264, 0, v3_0, N(v3_0)},       {1, 1, 96, 0, v1_dgpu, N(v1_dgpu)},
+    {1, 2, 104, 0, v1_dgpu, N(v1_dgpu)}, {1, 3, 120, 112, v1_dgpu, N(v1_dgpu)},
+    {1, 4, 288, 0, v1_4, N(v1_4)},       {1, 5, 360, 0, v1_5, N(v1_5)},
+    {1, 6, 384, 0, v1_6, N(v1_6)},       {2, 1, 120, 0, v2_apu, N(v2_apu)},
+    {2, 2, 128, 120, v2_apu, N(v2_apu)}, {2, 3, 152, 120, v2_apu, N(v2_apu)},
+    {2, 4, 168, 120, v2_apu, N(v2_apu)},
 };
 
 static unsigned get16(const uint8_t *p)
@@ -128,6 +171,21 @@ static void read_field(const uint8_t *b, const field *f, amdgpu_metrics *o)
 	o->ok[f->m] = 1;
 }
 
+/* v1.6's counters; all ones is "not supported". */
+static void read_residency(const uint8_t *b, amdgpu_residency *r)
+{
+	r->acc = get32(b + V1_6_ACC_OFF);
+	r->ok = r->acc != UINT32_MAX;
+	for (int k = 0; k < AMDGPU_RES__COUNT; k++) {
+		r->res[k] = get32(b + V1_6_ACC_OFF + 4 + 4 * k);
+		r->res_ok[k] = r->ok && r->res[k] != UINT32_MAX;
+		if (!r->res_ok[k])
+			r->res[k] = 0;
+	}
+	if (!r->ok)
+		r->acc = 0;
+}
+
 bool amdgpu_metrics_parse(const void *buf, size_t len, amdgpu_metrics *o)
 {
 	memset(o, 0, sizeof *o);
@@ -144,6 +202,8 @@ bool amdgpu_metrics_parse(const void *buf, size_t len, amdgpu_metrics *o)
 	o->known = true;
 	for (size_t i = 0; i < l->nf; i++)
 		read_field(b, &l->f[i], o);
+	if (l->format == 1 && l->content == 6)
+		read_residency(b, &o->resid);
 	if (l->throttle_off) {
 		uint64_t t = get64(b + l->throttle_off);
 		if (t != UINT64_MAX) {
@@ -231,4 +291,56 @@ uint64_t amdgpu_throttle_reasons(uint64_t raw)
 			out |= gpu_reason_bit(GPU_REASON_HW_SLOWDOWN);
 	}
 	return out;
+}
+
+const char *amdgpu_residency_name(amdgpu_res k)
+{
+	static const char *const names[AMDGPU_RES__COUNT] = {
+	    [AMDGPU_RES_PROCHOT] = "prochot_residency_acc",
+	    [AMDGPU_RES_PPT] = "ppt_residency_acc",
+	    [AMDGPU_RES_SOCKET_THM] = "socket_thm_residency_acc",
+	    [AMDGPU_RES_VR_THM] = "vr_thm_residency_acc",
+	    [AMDGPU_RES_HBM_THM] = "hbm_thm_residency_acc",
+	};
+	return (unsigned)k < AMDGPU_RES__COUNT ? names[k] : "?";
+}
+
+/* The reason each residency counter stands for (the limits amdgpu_throttle_reasons maps alike). */
+static gpu_reason residency_reason(amdgpu_res k)
+{
+	switch (k) {
+	case AMDGPU_RES_PROCHOT:
+		return GPU_REASON_HW_SLOWDOWN;
+	case AMDGPU_RES_PPT:
+		return GPU_REASON_SW_POWER_CAP;
+	case AMDGPU_RES_VR_THM:
+		return GPU_REASON_HW_THERMAL;
+	default:
+		return GPU_REASON_SW_THERMAL; /* socket and HBM thermal limits */
+	}
+}
+
+bool amdgpu_residency_reasons(const amdgpu_residency *prev, const amdgpu_residency *cur,
+                              uint64_t *reasons, uint64_t *known)
+{
+	*reasons = *known = 0;
+	if (!prev || !cur || !prev->ok || !cur->ok || cur->acc <= prev->acc)
+		return false;
+	uint32_t dacc = cur->acc - prev->acc;
+	/* a reason is active when any of its counters advanced, idle when every one is known idle
+	 */
+	uint64_t active = 0, idle_known = 0, unknown = 0;
+	for (int k = 0; k < AMDGPU_RES__COUNT; k++) {
+		uint64_t bit = gpu_reason_bit(residency_reason((amdgpu_res)k));
+		if (!prev->res_ok[k] || !cur->res_ok[k] || cur->res[k] < prev->res[k] ||
+		    cur->res[k] - prev->res[k] > dacc)
+			unknown |= bit;
+		else if (cur->res[k] > prev->res[k])
+			active |= bit;
+		else
+			idle_known |= bit;
+	}
+	*reasons = active;
+	*known = active | (idle_known & ~unknown);
+	return true;
 }

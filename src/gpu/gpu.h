@@ -241,10 +241,20 @@ bool gpu_process_name(gpu_ctx *ctx, unsigned pid, char *out, int len);
  */
 int gpu_retired_pages(gpu_ctx *ctx, int i, int cause, unsigned long long *addrs, int max);
 
-/* Topology between selected GPUs i and j: nvmlGpuTopologyLevel_t, or -1 when unknown. */
+/*
+ * Topology between selected GPUs i and j: nvmlGpuTopologyLevel_t, or -1 when
+ * unknown. NVIDIA pairs: NVML's common ancestor; AMD pairs: the same levels
+ * from their sysfs paths (amdgpu_topo_level); mixed pairs: unknown.
+ */
 int gpu_topology_level(gpu_ctx *ctx, int i, int j);
 /* Number of active NVLinks from i to j (0 when none, -1 when unknown). */
 int gpu_nvlink_count(gpu_ctx *ctx, int i, int j);
+/*
+ * Whether i and j are AMD GPUs of one XGMI hive: 1 yes, 0 no (or not both
+ * AMD's), -1 unknown (a GPU lost). The hive's links, like NVLink, are no
+ * PCIe level: gpu_topology_level still says how the two meet on PCIe.
+ */
+int gpu_xgmi_linked(gpu_ctx *ctx, int i, int j);
 /*
  * NVLink states of GPU i: fills up to max entries with 1 (active) / 0
  * (inactive); returns the number of links, 0 when NVLink is not supported.

@@ -255,7 +255,27 @@ static bool card_present(const amdgpu_card *card)
 	return access(p, R_OK) == 0;
 }
 
-void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+/*
+ * MI300 (gpu_metrics v1.6) has no throttle status, only residency counters:
+ * its reasons are those whose counters advanced since this card's previous
+ * sample. The first sample, and one after a reading without counters, has
+ * none (n/a, not 0).
+ */
+static void residency_reasons(gpu_dev *d, amdgpu_values *a)
+{
+	uint64_t reasons, known;
+	if (!a->ok[AMD_THROTTLE_REASONS] &&
+	    amdgpu_residency_reasons(&d->amd_resid, &a->resid, &reasons, &known) && known) {
+		a->v[AMD_THROTTLE_REASONS] = (double)reasons;
+		a->ok[AMD_THROTTLE_REASONS] = 1;
+		a->v[AMD_THROTTLE_KNOWN] = (double)known;
+		a->ok[AMD_THROTTLE_KNOWN] = 1;
+	}
+	d->amd_resid = a->resid;
+}
+
+/* One reading; step: advance the card's residency state (the sampling thread alone does). */
+static void amd_read(gpu_ctx *c, gpu_dev *d, gpu_values *o, bool step)
 {
 	sim_refresh(c, d->amd, d->st.index);
 	/* A card the driver let go comes back when its reset succeeds (sysfs again). */
@@ -270,6 +290,8 @@ void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 	}
 	amdgpu_values a;
 	amdgpu_read(d->amd, &a);
+	if (step)
+		residency_reasons(d, &a);
 	amdgpu_to_gpu_values(&d->st, &a, o);
 	if (a.ok[AMD_VRAM_TOTAL])
 		o->mem_total_b = (unsigned long long)a.v[AMD_VRAM_TOTAL];
@@ -281,12 +303,18 @@ void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
 		amdsmi_fill(c->amd.smi, d->amd->bdf, o);
 }
 
+void gpu_amd_sample(gpu_ctx *c, gpu_dev *d, gpu_values *o)
+{
+	amd_read(c, d, o, true);
+}
+
 int gpu_amd_read_memory(gpu_ctx *c, gpu_dev *d, gpu_memory *out)
 {
 	memset(out, 0, sizeof *out);
 	gpu_values v;
 	memset(&v, 0, sizeof v);
-	gpu_amd_sample(c, d, &v);
+	/* not a sample: the residency interval stays the sampler's */
+	amd_read(c, d, &v, false);
 	if (v.lost)
 		return NVML_ERROR_GPU_IS_LOST;
 	if (!v.ok[GM_MEM_TOTAL] || !v.ok[GM_MEM_USED])

@@ -64,6 +64,8 @@ typedef struct {
 	gpu_amd_prev amd_prev[GPU_AMD_PROC_PREV];
 	int amd_nprev;
 	int64_t amd_prev_t;
+	/* gpu_metrics v1.6's residency counters at the previous sample (sampling thread only) */
+	amdgpu_residency amd_resid;
 	int proc_layout; /* 0 unknown, 24 or 32: bytes per nvmlProcessInfo from _v3 */
 	/* rate state, touched only by the sampling thread */
 	unsigned long long util_last_ts, proc_last_ts;

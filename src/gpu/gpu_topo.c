@@ -1,4 +1,7 @@
-/* gpu_topo.c - how the selected GPUs connect: topology levels, NVLink states and counts. */
+/*
+ * gpu_topo.c - how the selected GPUs connect: topology levels, NVLink states
+ * and counts, AMD GPUs' XGMI hives.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -11,12 +14,32 @@ int gpu_topology_level(gpu_ctx *c, int i, int j)
 		return NVML_TOPOLOGY_INTERNAL;
 	gpu_dev *a = &c->dev[i], *b = &c->dev[j];
 	nvmlGpuTopologyLevel_t lvl;
-	if (gpu_lost(a) || gpu_lost(b) || gpu_is_amd(a) || gpu_is_amd(b) ||
-	    !c->api.nvmlDeviceGetTopologyCommonAncestor)
+	if (gpu_lost(a) || gpu_lost(b))
+		return -1;
+	/*
+	 * Two AMD GPUs: their PCIe relation from sysfs, as NVML's levels are
+	 * defined (XGMI, like NVLink for NVML, is not a level: gpu_xgmi_linked).
+	 * An AMD GPU beside an NVIDIA one: unknown.
+	 */
+	if (gpu_is_amd(a) || gpu_is_amd(b))
+		return gpu_is_amd(a) && gpu_is_amd(b)
+		           ? amdgpu_topo_level(c->amd.sys_root, a->amd, b->amd)
+		           : -1;
+	if (!c->api.nvmlDeviceGetTopologyCommonAncestor)
 		return -1;
 	if (c->api.nvmlDeviceGetTopologyCommonAncestor(a->h, b->h, &lvl) != NVML_SUCCESS)
 		return -1;
 	return lvl;
+}
+
+int gpu_xgmi_linked(gpu_ctx *c, int i, int j)
+{
+	gpu_dev *a = &c->dev[i], *b = &c->dev[j];
+	if (i == j || !gpu_is_amd(a) || !gpu_is_amd(b))
+		return 0;
+	if (gpu_lost(a) || gpu_lost(b))
+		return -1;
+	return amdgpu_xgmi_linked(a->amd, b->amd) ? 1 : 0;
 }
 
 /* "00000000:3B:00.0" and "0000:3b:00.0" name the same device. */

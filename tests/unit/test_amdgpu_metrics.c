@@ -1,6 +1,7 @@
 /*
  * The gpu_metrics reader on the tables of tests/fixtures/amdgpu/gpu_metrics,
- * written by tests/fixtures/amdgpu/gen_gpu_metrics.py (its own offsets).
+ * written by tests/fixtures/amdgpu/gen_gpu_metrics.py (its own offsets,
+ * computed from the kernel's field lists, not from the reader's table).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,6 +153,98 @@ static void test_v2_apu(void **state)
 	                     gpu_reason_bit(GPU_REASON_HW_SLOWDOWN));
 }
 
+/* v1.0: 4 bytes of padding after the header, so every field sits 12 bytes later. */
+static void test_v1_0_navi10(void **state)
+{
+	(void)state;
+	amdgpu_metrics m;
+	assert_true(parse_file(TABLE("v1_0_navi10.bin"), &m));
+	assert_int_equal(m.structure_size, 80);
+	assert_int_equal(m.content_revision, 0);
+	assert_m(&m, AMDGPU_M_TEMP_EDGE, 58);
+	assert_m(&m, AMDGPU_M_TEMP_HOTSPOT, 77);
+	assert_m(&m, AMDGPU_M_TEMP_MEM, 70);
+	assert_m(&m, AMDGPU_M_GFX_ACTIVITY, 87);
+	assert_m(&m, AMDGPU_M_UMC_ACTIVITY, 30);
+	assert_m(&m, AMDGPU_M_POWER_W, 160);
+	assert_m(&m, AMDGPU_M_GFXCLK_MHZ, 1850);
+	assert_m(&m, AMDGPU_M_SOCCLK_MHZ, 1000);
+	assert_m(&m, AMDGPU_M_UCLK_MHZ, 875);
+	assert_false(m.throttle_ok); /* only the ASIC-dependent throttle_status */
+	assert_false(m.resid.ok);
+	/* the 72-byte layout a 32-bit kernel would write is not the one known */
+	assert_false(parse_file(TABLE("v1_0_size72.bin"), &m));
+	assert_int_equal(m.structure_size, 72);
+	assert_none(&m);
+}
+
+/* v2.0 (Renoir): the APU units, 4 bytes of padding after the header. */
+static void test_v2_0_renoir(void **state)
+{
+	(void)state;
+	amdgpu_metrics m;
+	assert_true(parse_file(TABLE("v2_0_renoir.bin"), &m));
+	assert_int_equal(m.structure_size, 120);
+	assert_int_equal(m.format_revision, 2);
+	assert_int_equal(m.content_revision, 0);
+	assert_m(&m, AMDGPU_M_TEMP_EDGE, 51.25);
+	assert_m(&m, AMDGPU_M_GFX_ACTIVITY, 45.67);
+	assert_m(&m, AMDGPU_M_POWER_W, 9.75);
+	assert_m(&m, AMDGPU_M_GFXCLK_MHZ, 1750);
+	assert_m(&m, AMDGPU_M_SOCCLK_MHZ, 1200);
+	assert_m(&m, AMDGPU_M_UCLK_MHZ, 1600);
+	assert_false(m.ok[AMDGPU_M_TEMP_HOTSPOT]);
+	assert_false(m.throttle_ok);
+}
+
+/* v3.0 (Strix): 32-bit socket power in mW, time-filtered clocks, no gfx activity read. */
+static void test_v3_0_strix(void **state)
+{
+	(void)state;
+	amdgpu_metrics m;
+	assert_true(parse_file(TABLE("v3_0_strix.bin"), &m));
+	assert_int_equal(m.structure_size, 264);
+	assert_int_equal(m.format_revision, 3);
+	assert_m(&m, AMDGPU_M_TEMP_EDGE, 63.5);
+	assert_m(&m, AMDGPU_M_POWER_W, 84.25); /* more than a u16 of mW holds */
+	assert_m(&m, AMDGPU_M_GFXCLK_MHZ, 2900);
+	assert_m(&m, AMDGPU_M_SOCCLK_MHZ, 1400);
+	assert_m(&m, AMDGPU_M_UCLK_MHZ, 2000);
+	/* filled in the table, but centi-percent or percent by the firmware: not read */
+	assert_false(m.ok[AMDGPU_M_GFX_ACTIVITY]);
+	assert_false(m.ok[AMDGPU_M_UMC_ACTIVITY]);
+	assert_false(m.throttle_ok);
+	assert_false(m.resid.ok); /* its residencies have no accumulation counter */
+}
+
+/* v1.6 (MI300): the clocks and the residency counters at their offsets. */
+static void test_v1_6_mi300x(void **state)
+{
+	(void)state;
+	amdgpu_metrics m;
+	assert_true(parse_file(TABLE("v1_6_mi300x_t0.bin"), &m));
+	assert_int_equal(m.structure_size, 384);
+	assert_m(&m, AMDGPU_M_TEMP_HOTSPOT, 81);
+	assert_m(&m, AMDGPU_M_POWER_W, 748);
+	assert_m(&m, AMDGPU_M_GFXCLK_MHZ, 1900);
+	assert_m(&m, AMDGPU_M_SOCCLK_MHZ, 1143);
+	assert_m(&m, AMDGPU_M_UCLK_MHZ, 1300);
+	assert_false(m.throttle_ok);
+	assert_true(m.resid.ok);
+	assert_int_equal(m.resid.acc, 100000);
+	assert_int_equal(m.resid.res[AMDGPU_RES_PROCHOT], 0);
+	assert_int_equal(m.resid.res[AMDGPU_RES_PPT], 5000);
+	assert_int_equal(m.resid.res[AMDGPU_RES_SOCKET_THM], 0);
+	assert_false(m.resid.res_ok[AMDGPU_RES_VR_THM]); /* all ones: not supported */
+	assert_int_equal(m.resid.res[AMDGPU_RES_HBM_THM], 200);
+	for (int k = 0; k < AMDGPU_RES__COUNT; k++)
+		assert_int_equal(m.resid.res_ok[k], k != AMDGPU_RES_VR_THM);
+	assert_string_equal(amdgpu_residency_name(AMDGPU_RES_HBM_THM), "hbm_thm_residency_acc");
+	/* other versions carry none */
+	assert_true(parse_file(TABLE("v1_5_mi300x_cpx.bin"), &m));
+	assert_false(m.resid.ok);
+}
+
 /* Unknown versions, wrong sizes and short files give nothing, never guesses. */
 static void test_not_trusted(void **state)
 {
@@ -229,6 +322,8 @@ int main(void)
 	    cmocka_unit_test(test_v1_4_mi300x),  cmocka_unit_test(test_v1_5_mi300x_partition),
 	    cmocka_unit_test(test_v2_apu),       cmocka_unit_test(test_not_trusted),
 	    cmocka_unit_test(test_throttle_map), cmocka_unit_test(test_read_card),
+	    cmocka_unit_test(test_v1_0_navi10),  cmocka_unit_test(test_v2_0_renoir),
+	    cmocka_unit_test(test_v3_0_strix),   cmocka_unit_test(test_v1_6_mi300x),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
