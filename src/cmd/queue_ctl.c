@@ -20,6 +20,7 @@
 #include "queue/procscan.h"
 #include "queue/worker.h"
 #include "queue/conclude.h"
+#include "queue/listing.h"
 #include "util/err.h"
 #include "util/selfexe.h"
 #include "util/parse.h"
@@ -298,17 +299,6 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 
 /* ---- gpus ---- */
 
-/* A GPU's state as the worker stores it (sched.c, English in JSON), said where
- * queue gpus prints it. */
-static const char *gpu_state_text(const char *state)
-{
-	static const char *const words[] = {N_("ok"), N_("drained"), N_("lost"), N_("excluded")};
-	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-		if (!strcmp(state, words[i]))
-			return _(words[i]);
-	return state;
-}
-
 int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 {
 	bool json = false;
@@ -341,84 +331,10 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 	char drained[256];
 	queue_db_config_get(st, "drained-gpus", drained, sizeof drained);
 	int wpid = queue_worker_pid(dir);
-	if (json) {
-		json_t *o = json_object();
-		json_object_set_new(o, "worker_pid", qcmd_jint(wpid > 0, wpid));
-		json_object_set_new(o, "time", qcmd_jtime(t));
-		json_t *arr = json_array();
-		for (int i = 0; i < n; i++) {
-			const queue_gpu_row *r = &rows[i];
-			json_t *g = json_object();
-			json_object_set_new(g, "index", json_integer(r->index));
-			json_object_set_new(g, "uuid", qcmd_jstr(r->uuid));
-			json_object_set_new(g, "name", qcmd_jstr(r->name));
-			json_object_set_new(g, "total_mib",
-			                    qcmd_jint(r->total_mib >= 0, r->total_mib));
-			json_object_set_new(g, "free_mib",
-			                    qcmd_jint(r->free_mib >= 0, r->free_mib));
-			json_object_set_new(g, "pending_mib",
-			                    qcmd_jint(r->pending_mib >= 0, r->pending_mib));
-			json_object_set_new(g, "available_mib",
-			                    qcmd_jint(r->avail_mib != INT64_MIN, r->avail_mib));
-			json_object_set_new(g, "tasks", json_integer(r->ntasks));
-			json_object_set_new(g, "task_ids", qcmd_jstr(r->tasks));
-			json_object_set_new(g, "cap", qcmd_jint(r->cap > 0, r->cap));
-			json_object_set_new(g, "foreign_processes", json_integer(r->foreign));
-			json_object_set_new(g, "state", qcmd_jstr(r->state));
-			json_array_append_new(arr, g);
-		}
-		json_object_set_new(o, "gpus", arr);
-		qcmd_print_json(o, false);
-	} else {
-		if (n == 0)
-			puts(wpid ? _("no GPU view yet (the worker has not sampled yet, or sees no "
-			              "GPU: see worker.log)")
-			          : _("no GPU view yet: no worker runs (gpuwhy queue worker starts "
-			              "one)"));
-		else {
-			char ts[32];
-			qcmd_time(t, ts, sizeof ts);
-			printf(_("as seen by %s at %s\n"),
-			       wpid > 0 ? _("the worker") : _("the last worker"), ts);
-			/* TRANSLATORS: the heads of `queue gpus`: memory total, free, pending
-			 * (reserved by placed tasks), available; tasks, their cap, other
-			 * processes, the GPU's state and the ids of its tasks. */
-			const char *heads[] = {_("GPU"),     _("UUID"),  _("TOTAL"), _("FREE"),
-			                       _("PENDING"), _("AVAIL"), _("TASKS"), _("CAP"),
-			                       _("FOREIGN"), _("STATE")};
-			const int widths[] = {-4, -14, 9, 9, 9, 9, -6, -4, -7, -8};
-			for (int h = 0; h < 10; h++) {
-				if (widths[h] < 0)
-					qcmd_cell(heads[h], -widths[h], " ");
-				else
-					printf("%*s%s ", gw_text_pad(heads[h], widths[h]), "",
-					       heads[h]);
-			}
-			printf("%s\n", _("TASK IDS"));
-			for (int i = 0; i < n; i++) {
-				const queue_gpu_row *r = &rows[i];
-				char tot[16], fr[16], pe[16], av[24], cap[16];
-				qcmd_mib(r->total_mib, tot, sizeof tot);
-				qcmd_mib(r->free_mib, fr, sizeof fr);
-				qcmd_mib(r->pending_mib, pe, sizeof pe);
-				if (r->avail_mib == INT64_MIN)
-					snprintf(av, sizeof av, "-");
-				else if (r->avail_mib < 0) {
-					char pos[16];
-					qcmd_mib(-r->avail_mib, pos, sizeof pos);
-					snprintf(av, sizeof av, "-%s", pos);
-				} else
-					qcmd_mib(r->avail_mib, av, sizeof av);
-				snprintf(cap, sizeof cap, r->cap ? "%d" : "-", r->cap);
-				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d ", r->index,
-				       r->uuid, tot, fr, pe, av, r->ntasks, cap, r->foreign);
-				qcmd_cell(gpu_state_text(r->state), 8, " ");
-				printf("%s\n", r->tasks);
-			}
-			if (drained[0])
-				printf(_("drained: %s\n"), drained);
-		}
-	}
+	if (json)
+		queue_json_print(stdout, queue_gpus_json(rows, n, t, wpid), false);
+	else
+		queue_gpus_render(stdout, rows, n, t, wpid, drained);
 	free(rows);
 	queue_db_close(st);
 	return GW_EXIT_OK;
