@@ -9,17 +9,13 @@
 #include "cmd/cmd.h"
 #include "util/opt.h"
 #include "smi/smi.h"
-#include "gpu/cell.h"
+#include "smi/gpuq.h"
 #include "gpu/gpu.h"
 #include "util/err.h"
 #include "util/fail.h"
 #include "util/i18n.h"
-#include "util/jsonw.h"
 #include "util/parse.h"
 #include "util/timeutil.h"
-
-#define QUERY_MAX_FIELDS SMI_MAX_FIELDS
-#define FIELD_TIMESTAMP (-2)
 
 static volatile sig_atomic_t query_stop;
 
@@ -33,9 +29,8 @@ typedef enum { QK_NONE, QK_GPU, QK_APPS, QK_PAGES, QK_REMAP, QK_LIST, QK_Q } que
 
 typedef struct {
 	query_kind kind;
-	int fields[QUERY_MAX_FIELDS];
-	int nfields;
-	smi_fields other; /* compute apps / retired pages */
+	smi_gpu_fields gf; /* --query-gpu, --query-remapped-rows */
+	smi_fields other;  /* compute apps / retired pages */
 	bool json, noheader, nounits, dmon;
 	const char *ids;      /* -i/--id/--gpus */
 	const char *filename; /* -f */
@@ -43,56 +38,6 @@ typedef struct {
 	int64_t interval_ns;  /* 0 = once */
 	int64_t count;        /* 0 = unlimited when looping */
 } query_opts;
-
-/* The field list is for people: its texts are translated here, at display
- * time only; the same HELP texts are the exporter's # HELP lines, which stay
- * dcgm-exporter's English. Field names, units and DCGM names stay as typed. */
-static void help_query(void)
-{
-	printf("%s\n\n", _("Fields for --query-gpu (unit in brackets; aliases after '='):"));
-	printf("  %-52s %s\n", "timestamp", _("Time of the sample, \"YYYY/MM/DD HH:MM:SS.mmm\"."));
-	for (int i = 0; i < GM__COUNT; i++) {
-		char name[160];
-		const gpu_metric_desc *d = &gpu_metrics[i];
-		int n = snprintf(name, sizeof name, "%s", d->key);
-		if (d->unit[0])
-			n += snprintf(name + n, sizeof name - (size_t)n, " [%s]", d->unit);
-		for (int a = 0; gpu_metric_aliases[a][0]; a++)
-			if (!strcmp(gpu_metric_aliases[a][1], d->key) && (size_t)n < sizeof name)
-				n += snprintf(name + n, sizeof name - (size_t)n, " =%s",
-				              gpu_metric_aliases[a][0]);
-		printf("  %-52s %s", name, _(d->help));
-		if (d->dcgm)
-			printf(" %s %s", _("DCGM:"), d->dcgm);
-		if (!gpu_metric_readable((gpu_metric_id)i))
-			printf(" %s", _("(not read by gpuwhy: [N/A])"));
-		putchar('\n');
-	}
-}
-
-static int parse_fields(const char *list, query_opts *q)
-{
-	char *copy = strdup(list), *save = NULL;
-	for (char *t = smi_list_next(copy, &save); t; t = smi_list_next(NULL, &save)) {
-		int id = !strcmp(t, "timestamp") ? FIELD_TIMESTAMP : gpu_metric_lookup(t);
-		if (id == -1) {
-			int rc = smi_bad_field(t, N_("gpuwhy query --help-query lists them"));
-			free(copy);
-			return rc;
-		}
-		if (q->nfields >= QUERY_MAX_FIELDS) {
-			free(copy);
-			return gw_error(GW_EXIT_USAGE, "--query-gpu", NULL, "more than %d fields",
-			                QUERY_MAX_FIELDS);
-		}
-		q->fields[q->nfields++] = id;
-	}
-	free(copy);
-	if (q->nfields == 0)
-		return gw_error(GW_EXIT_USAGE, "--query-gpu",
-		                N_("e.g. --query-gpu=index,utilization.gpu"), "no fields given");
-	return 0;
-}
 
 static int parse_format(const char *s, query_opts *q)
 {
@@ -118,107 +63,6 @@ static int parse_format(const char *s, query_opts *q)
 	return rc;
 }
 
-static void timestamp_text(double wall, char *out, size_t len)
-{
-	smi_timestamp(wall, out, len);
-}
-
-/* --query-remapped-rows: the GPU's identity and its remapped_rows.* fields. */
-static int check_remap_fields(const query_opts *q)
-{
-	for (int f = 0; f < q->nfields; f++) {
-		int id = q->fields[f];
-		if (id == FIELD_TIMESTAMP || id == GM_NAME || id == GM_UUID || id == GM_SERIAL ||
-		    id == GM_PCI_BUS_ID || !strncmp(gpu_metrics[id].key, "remapped_rows.", 14))
-			continue;
-		return smi_bad_field(gpu_metrics[id].key,
-		                     "gpuwhy query --help lists the remapped-row fields");
-	}
-	return 0;
-}
-
-/* The name a header shows: nvidia-smi's process and page queries say gpu_name, not name. */
-static const char *header_name(const query_opts *q, int id)
-{
-	if (q->kind == QK_REMAP)
-		switch (id) {
-		case GM_NAME:
-			return "gpu_name";
-		case GM_UUID:
-			return "gpu_uuid";
-		case GM_SERIAL:
-			return "gpu_serial";
-		case GM_PCI_BUS_ID:
-			return "gpu_bus_id";
-		default:
-			break;
-		}
-	return gpu_metrics[id].key;
-}
-
-static void print_csv_header(const query_opts *q)
-{
-	for (int f = 0; f < q->nfields; f++) {
-		int id = q->fields[f];
-		if (id == FIELD_TIMESTAMP) {
-			printf("%stimestamp", f ? ", " : "");
-			continue;
-		}
-		/* nounits drops units from the values only: the header keeps them. */
-		printf("%s%s", f ? ", " : "", header_name(q, id));
-		if (gpu_metrics[id].unit[0])
-			printf(" [%s]", gpu_metrics[id].unit);
-	}
-	putchar('\n');
-}
-
-static void print_csv_row(gpu_ctx *c, int i, const gpu_values *v, const query_opts *q)
-{
-	char buf[256];
-	for (int f = 0; f < q->nfields; f++) {
-		int id = q->fields[f];
-		if (id == FIELD_TIMESTAMP)
-			timestamp_text(v->t_wall, buf, sizeof buf);
-		else
-			gpu_cell_text(c, i, v, (gpu_metric_id)id, !q->nounits, buf, sizeof buf);
-		printf("%s%s", f ? ", " : "", buf);
-	}
-	putchar('\n');
-}
-
-static void print_json_sel(gpu_ctx *c, const smi_sel *sel, const gpu_values *vals,
-                           const query_opts *q)
-{
-	int n = sel->n;
-	jsonw w;
-	char ts[64];
-	jsonw_init(&w, stdout, false);
-	jsonw_obj_begin(&w);
-	jsonw_key(&w, "timestamp");
-	jsonw_num(&w, n > 0 ? vals[0].t_wall : gw_wall_s());
-	jsonw_key(&w, "gpus");
-	jsonw_arr_begin(&w);
-	for (int k = 0; k < n; k++) {
-		int i = sel->idx[k];
-		jsonw_obj_begin(&w);
-		for (int f = 0; f < q->nfields; f++) {
-			int id = q->fields[f];
-			if (id == FIELD_TIMESTAMP) {
-				timestamp_text(vals[k].t_wall, ts, sizeof ts);
-				jsonw_key(&w, "timestamp");
-				jsonw_str(&w, ts);
-				continue;
-			}
-			jsonw_key(&w, gpu_metrics[id].key);
-			gpu_cell_json(c, i, &vals[k], (gpu_metric_id)id, &w);
-		}
-		jsonw_obj_end(&w);
-	}
-	jsonw_arr_end(&w);
-	jsonw_obj_end(&w);
-	putchar('\n');
-}
-
 static int set_kind(query_opts *q, query_kind k, const char *opt)
 {
 	if (q->kind != QK_NONE && q->kind != k)
@@ -234,7 +78,7 @@ static int q_gpu(const opt_def *o, const char *v, void *ctx)
 {
 	query_opts *q = ctx;
 	int rc = set_kind(q, q->kind == QK_REMAP ? QK_REMAP : QK_GPU, "--query-gpu");
-	return rc ? rc : parse_fields(v, q);
+	return rc ? rc : smi_gpu_fields_parse(v, &q->gf);
 }
 
 static int q_remap(const opt_def *o, const char *v, void *ctx)
@@ -242,8 +86,8 @@ static int q_remap(const opt_def *o, const char *v, void *ctx)
 	query_opts *q = ctx;
 	int rc = set_kind(q, QK_REMAP, "--query-remapped-rows");
 	if (!rc)
-		rc = parse_fields(v, q);
-	return rc ? rc : check_remap_fields(q);
+		rc = smi_gpu_fields_parse(v, &q->gf);
+	return rc ? rc : smi_remap_fields_check(&q->gf);
 }
 
 static int q_apps(const opt_def *o, const char *v, void *ctx)
@@ -296,7 +140,7 @@ static int q_loop_ms(const opt_def *o, const char *v, void *ctx)
 
 static int q_help_query(const opt_def *o, const char *v, void *ctx)
 {
-	help_query();
+	smi_gpu_fields_help(stdout);
 	return OPT_STOP;
 }
 
@@ -389,10 +233,10 @@ static void print_sample(gpu_ctx *c, const smi_sel *sel, gpu_values *vals, const
 	for (int k = 0; k < sel->n; k++)
 		gpu_sample(c, sel->idx[k], &vals[k]);
 	if (q->json) {
-		print_json_sel(c, sel, vals, q);
+		smi_gpu_json(stdout, c, sel, vals, &q->gf);
 	} else {
 		for (int k = 0; k < sel->n; k++)
-			print_csv_row(c, sel->idx[k], &vals[k], q);
+			smi_gpu_csv_row(stdout, c, sel->idx[k], &vals[k], &q->gf, !q->nounits);
 	}
 }
 
@@ -458,7 +302,7 @@ int cmd_query(int argc, char **argv, const gw_global *g)
 	int64_t next = gw_mono_ns();
 	long long done = 0;
 	if (sampled && q.kind != QK_Q && !q.json && !q.noheader)
-		print_csv_header(&q);
+		smi_gpu_csv_header(stdout, &q.gf, q.kind == QK_REMAP);
 	while (!query_stop) {
 		if (q.kind == QK_GPU || q.kind == QK_REMAP)
 			print_sample(c, &sel, vals, &q);

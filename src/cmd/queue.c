@@ -1,22 +1,17 @@
 /* queue.c - `gpuwhy queue`: GPU-aware batch runner (the front end; the work is in src/queue/).
  * The subcommands live in queue_*.c; this file dispatches and holds what they share. */
-#include <jansson.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "util/jsonw.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/db.h"
 #include "util/err.h"
 #include "util/parse.h"
 #include "util/i18n.h"
-#include "util/textwidth.h"
 
 static const char *queue_dir;
 static const opt_def queue_opts[] = {
@@ -66,50 +61,6 @@ static const queue_sub subs[] = {
     {"gpus", qcmd_gpus},   {"config", qcmd_config}, {"worker", qcmd_worker}, {"stop", qcmd_stop},
 };
 
-void qcmd_cell(const char *s, int cols, const char *sep)
-{
-	printf("%s%*s%s", s, gw_text_pad(s, cols), "", sep);
-}
-
-void qcmd_mib(int64_t mib, char *out, size_t len)
-{
-	if (mib < 0)
-		snprintf(out, len, "-");
-	else if (mib >= 1024)
-		snprintf(out, len, "%.1fG", (double)mib / 1024.0);
-	else
-		snprintf(out, len, "%lldM", (long long)mib);
-}
-
-void qcmd_kib(int64_t kib, char *out, size_t len)
-{
-	qcmd_mib(kib < 0 ? -1 : (kib + 1023) / 1024, out, len);
-}
-
-void qcmd_dur(double s, char *out, size_t len)
-{
-	if (s < 0)
-		snprintf(out, len, "-");
-	else if (s < 60)
-		snprintf(out, len, "%.1fs", s);
-	else if (s < 3600)
-		snprintf(out, len, "%dm%02ds", (int)s / 60, (int)s % 60);
-	else
-		snprintf(out, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
-}
-
-void qcmd_time(double t, char *out, size_t len)
-{
-	if (t <= 0) {
-		snprintf(out, len, "-");
-		return;
-	}
-	time_t s = (time_t)t;
-	struct tm tm;
-	localtime_r(&s, &tm);
-	strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm);
-}
-
 bool qcmd_parse_id(const char *s, int64_t *id)
 {
 	long long x;
@@ -138,28 +89,6 @@ int qcmd_bad_id(const char *s)
 {
 	return gw_error(GW_EXIT_USAGE, s, _("task ids are the numbers `gpuwhy queue ls` shows"),
 	                _("not a task id"));
-}
-
-json_t *qcmd_jint(bool ok, long long v)
-{
-	return ok ? json_integer(v) : json_null();
-}
-
-json_t *qcmd_jtime(double t)
-{
-	return t > 0 ? json_real(floor(t * 1e6 + 0.5) / 1e6) : json_null();
-}
-
-json_t *qcmd_jstr(const char *s)
-{
-	json_t *v = s ? json_string(s) : NULL;
-	return v ? v : json_null();
-}
-
-void qcmd_print_json(json_t *v, bool pretty)
-{
-	jsonw_tree_line(stdout, v, 16, pretty ? JSONW_TREE_PRETTY : 0);
-	json_decref(v);
 }
 
 /* ---- dispatch ---- */

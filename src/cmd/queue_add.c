@@ -14,89 +14,18 @@
 #include "queue/state.h"
 #include "queue/spec.h"
 #include "queue/db.h"
+#include "queue/enqueue.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "util/err.h"
 #include "util/selfexe.h"
-#include "util/xalloc.h"
 
-extern char **environ;
-
-/* The environment as one JSON object, written as it is read: a tree of it (and its hash
- * table) cost a tenth of an `add`. */
-static char *capture_env(void)
+/* A variable the task's environment leaves out, said where it is left out. */
+static void env_skipped(const char *name, int len)
 {
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	if (!f)
-		abort();
-	jsonw w;
-	jsonw_init(&w, f, false);
-	w.esc = JSONW_ESC_SHORT;
-	jsonw_obj_begin(&w);
-	for (char **e = environ; *e; e++) {
-		const char *eq = strchr(*e, '=');
-		if (!eq || eq == *e)
-			continue;
-		size_t kl = (size_t)(eq - *e), vl = strlen(eq + 1);
-		if (!jsonw_utf8_ok(*e, kl) || !jsonw_utf8_ok(eq + 1, vl)) {
-			fprintf(stderr, "gpuwhy: queue add: ");
-			fprintf(
-			    stderr,
-			    _("environment variable %.*s is not UTF-8; the task will not see it\n"),
-			    (int)kl, *e);
-			continue;
-		}
-		jsonw_keyn(&w, *e, kl);
-		jsonw_strn(&w, eq + 1, vl);
-	}
-	jsonw_obj_end(&w);
-	if (fclose(f) != 0)
-		abort();
-	return out;
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	if (!f)
-		return NULL;
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap);
-	size_t got;
-	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (n + 1 >= cap) {
-			if (cap >= (64u << 20))
-				break;
-			cap *= 2;
-			buf = gw_xrealloc(buf, cap);
-		}
-	}
-	bool err = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (err) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-static bool text_file(const char *path, const char *text, size_t len)
-{
-	const char *dot = strrchr(path, '.');
-	if (dot && !strcmp(dot, ".txt"))
-		return true;
-	if (dot && (!strcmp(dot, ".json") || !strcmp(dot, ".jsonl") || !strcmp(dot, ".ndjson")))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
-			return text[i] != '{' && text[i] != '[';
-	return true;
+	fprintf(stderr, "gpuwhy: queue add: ");
+	fprintf(stderr, _("environment variable %.*s is not UTF-8; the task will not see it\n"),
+	        len, name);
 }
 
 /* --gpus's reason names the bound as a literal: the catalogue cannot expand a macro. */
@@ -123,42 +52,23 @@ static const char *const backends[] = {"local", "slurm", NULL};
 static int make_specs(const char *from, const queue_spec *tmpl, char **cmd, int ncmd,
                       queue_spec **specs, int *n)
 {
-	if (from) {
-		size_t len;
-		char *text = read_all(from, &len);
-		if (!text)
-			return gw_error(GW_EXIT_USAGE, from, NULL, _("cannot read: %s"),
-			                strerror(errno));
-		gw_fail e;
-		*n = queue_spec_parse_file(from, text, len, text_file(from, text, len), tmpl, specs,
-		                           &e);
-		free(text);
-		if (*n < 0) {
-			*n = 0;
-			return gw_fail_print(&e);
-		}
-		return 0;
-	}
-	gw_fail e;
-	*specs = calloc(1, sizeof **specs);
-	queue_spec_copy(&(*specs)[0], tmpl);
-	queue_spec_set_argv(&(*specs)[0], cmd, ncmd);
-	*n = 1;
-	if (queue_spec_validate(&(*specs)[0], &e))
-		return gw_fail_print(&e);
-	return 0;
+	size_t len = 0;
+	char *text = NULL;
+	if (from && !(text = queue_task_file_read(from, &len)))
+		return gw_error(GW_EXIT_USAGE, from, NULL, _("cannot read: %s"), strerror(errno));
+	gw_fail e = {0};
+	int rc = queue_specs_make(from, text, len, tmpl, cmd, ncmd, specs, n, &e);
+	free(text);
+	return rc ? gw_fail_print(&e) : 0;
 }
 
 /* Add them in one transaction (under token: see submit.c) and print their ids. */
 static int store_specs(queue_db *st, queue_spec *specs, int n, const char *token)
 {
 	int64_t *ids = calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
-	int rc = queue_db_add_token(st, specs, n, token, ids);
-	if (rc)
-		rc = rc > 0 ? rc : GW_EXIT_ENV;
-	else
-		for (int i = 0; i < n; i++)
-			printf("%lld\n", (long long)ids[i]);
+	int rc = queue_specs_store(st, specs, n, token, ids);
+	for (int i = 0; i < n && !rc; i++)
+		printf("%lld\n", (long long)ids[i]);
 	free(ids);
 	return rc;
 }
@@ -260,7 +170,7 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 	if (json_array_size(sarr))
 		tmpl->slurm_args = jsonw_tree_text(sarr, 0, 0);
 	json_decref(sarr);
-	tmpl->env_json = capture_env();
+	tmpl->env_json = queue_env_json(env_skipped);
 	return 0;
 }
 
@@ -271,29 +181,14 @@ static int add_complete(queue_spec *tmpl, add_args *a, int ncmd)
 static bool via_worker(const char *dir, const queue_spec *tmpl, const add_args *a, char **cmd,
                        int ncmd, char *token, size_t toklen, bool *draining)
 {
-	gw_fail e = {0};
+	int64_t id;
 	token[0] = '\0';
-	if (a->from || queue_dir_check(dir, &e) != 0)
-		return false; /* the database path reports a bad directory */
-	queue_spec sp;
-	queue_spec_init(&sp);
-	queue_spec_copy(&sp, tmpl);
-	queue_spec_set_argv(&sp, cmd, ncmd);
-	bool ok = false;
-	if (queue_spec_validate(&sp, NULL) == 0) {
-		int64_t id;
-		queue_submit_token(token, toklen);
-		int r = queue_submit_send(dir, &sp, 1, a->backend < 0, token, &id, draining);
-		if (r == QUEUE_SUBMIT_ADDED) {
-			printf("%lld\n", (long long)id);
-			fflush(stdout);
-			ok = true;
-		} else if (r == QUEUE_SUBMIT_NOT_SENT) {
-			token[0] = '\0';
-		}
-	}
-	queue_spec_free(&sp);
-	return ok;
+	if (a->from ||
+	    !queue_submit_one(dir, tmpl, a->backend < 0, cmd, ncmd, token, toklen, &id, draining))
+		return false;
+	printf("%lld\n", (long long)id);
+	fflush(stdout);
+	return true;
 }
 
 /* Add the tasks to the queue in dir; *draining: the queue will not start them yet. */

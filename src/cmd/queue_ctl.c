@@ -1,30 +1,21 @@
 /* queue_ctl.c - `gpuwhy queue` cancel, retry, clean, pause/resume/drain, gpus, config,
  * worker and stop. */
-#include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "gpu/gpu.h"
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/state.h"
 #include "queue/db.h"
 #include "queue/submit.h"
-#include "queue/procscan.h"
 #include "queue/worker.h"
-#include "queue/conclude.h"
+#include "queue/control.h"
+#include "queue/listing.h"
 #include "util/err.h"
 #include "util/selfexe.h"
 #include "util/parse.h"
-#include "util/timeutil.h"
-#include "util/textwidth.h"
 
 int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 {
@@ -56,15 +47,7 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 	int64_t *ids = NULL;
 	int n = 0;
 	if (all) {
-		queue_task *t;
-		int nt;
-		if (queue_db_list(st, -1, &t, &nt) == 0) {
-			ids = calloc((size_t)nt + 1, sizeof *ids);
-			for (int i = 0; i < nt; i++)
-				if (!queue_state_final(t[i].state))
-					ids[n++] = t[i].id;
-			queue_tasks_free(t, nt);
-		}
+		queue_ctl_unended(st, &ids, &n);
 	} else {
 		n = argc - first;
 		ids = calloc((size_t)n, sizeof *ids);
@@ -72,9 +55,9 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 			qcmd_parse_id(argv[first + i], &ids[i]);
 	}
 	for (int i = 0; i < n && !rc; i++) {
-		int result;
-		queue_attempt a;
-		int r = queue_db_cancel(st, ids[i], &result, &a);
+		queue_cancel_result res;
+		queue_state ended;
+		int r = queue_ctl_cancel(st, ids[i], &res, &ended);
 		if (r > 0) {
 			rc = gw_error(GW_EXIT_USAGE, "queue cancel", NULL, _("no task %lld"),
 			              (long long)ids[i]);
@@ -84,26 +67,16 @@ int qcmd_cancel(const char *dir, int argc, char **argv, const gw_global *g)
 			rc = GW_EXIT_ENV;
 			break;
 		}
-		if (result == 0) {
+		if (res == QUEUE_CANCELLED)
 			printf(_("task %lld cancelled\n"), (long long)ids[i]);
-			queue_write_record(st, ids[i]);
-		} else if (result == 1) {
-			/* Tell the shim straight away; the worker also does, should this miss. */
-			if (a.backend == QB_LOCAL && a.astate == QA_RUNNING &&
-			    queue_proc_alive(a.shim_pid, a.shim_start))
-				kill(a.shim_pid, SIGUSR1);
+		else if (res == QUEUE_CANCEL_ASKED)
 			printf(_("task %lld: cancel requested (it is running; its record says "
 			         "cancelled "
 			         "once its processes are gone)\n"),
 			       (long long)ids[i]);
-		} else {
-			queue_task t;
-			if (queue_db_get(st, ids[i], &t) == 0) {
-				printf(_("task %lld already ended (%s)\n"), (long long)ids[i],
-				       queue_state_name(t.state));
-				queue_task_free(&t);
-			}
-		}
+		else if (res == QUEUE_CANCEL_ENDED)
+			printf(_("task %lld already ended (%s)\n"), (long long)ids[i],
+			       queue_state_name(ended));
 	}
 	free(ids);
 	queue_db_close(st);
@@ -155,9 +128,8 @@ int qcmd_retry(const char *dir, int argc, char **argv, const gw_global *g)
 	}
 	bool draining = queue_db_config_int(st, "draining") != 0;
 	queue_db_close(st);
-	if (any && !draining && queue_worker_ensure(dir, gw_self_exe()) != 0)
+	if (queue_ctl_kick(dir, any && !draining) != 0)
 		return GW_EXIT_ENV;
-	queue_worker_poke(dir);
 	return rc;
 }
 
@@ -179,19 +151,12 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 	int rc = qcmd_open(dir, &st);
 	if (rc)
 		return rc;
-	int64_t *ids;
 	int n;
-	if (queue_db_clean(st, all, &ids, &n) != 0) {
+	if (queue_ctl_clean(st, dir, all, &n) != 0) {
 		queue_db_close(st);
 		return GW_EXIT_ENV;
 	}
-	for (int i = 0; i < n; i++) {
-		char path[PATH_MAX];
-		queue_log_path(dir, ids[i], path, sizeof path);
-		unlink(path);
-	}
 	printf(P_("removed %d task\n", "removed %d tasks\n", n), n);
-	free(ids);
 	queue_db_close(st);
 	return GW_EXIT_OK;
 }
@@ -201,38 +166,11 @@ int qcmd_clean(const char *dir, int argc, char **argv, const gw_global *g)
 /* Add (or remove) GPU list entries to drained-gpus. */
 static int edit_drained(queue_db *st, const char *list, bool add)
 {
-	char cur[256], out[256] = "";
-	queue_db_config_get(st, "drained-gpus", cur, sizeof cur);
+	char out[256];
 	gw_fail e = {0};
-	if (!queue_config_check("drained-gpus", list, &e)) {
-		snprintf(e.what, sizeof e.what, "--gpu"); /* the option that gave the list */
-		return gw_fail_print(&e);
-	}
-	char copy[256], *save = NULL;
-	snprintf(copy, sizeof copy, "%s", cur);
-	/* Keep current entries not being removed. */
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		bool drop = false;
-		char l2[256], *s2 = NULL;
-		snprintf(l2, sizeof l2, "%s", list);
-		for (char *u = strtok_r(l2, ",", &s2); u; u = strtok_r(NULL, ",", &s2))
-			drop |= !strcasecmp(t, u);
-		if (!drop || add) {
-			size_t ol = strlen(out);
-			if (!drop)
-				snprintf(out + ol, sizeof out - ol, "%s%s", ol ? "," : "", t);
-		}
-	}
-	if (add) {
-		char l2[256], *s2 = NULL;
-		snprintf(l2, sizeof l2, "%s", list);
-		for (char *u = strtok_r(l2, ",", &s2); u; u = strtok_r(NULL, ",", &s2)) {
-			size_t ol = strlen(out);
-			snprintf(out + ol, sizeof out - ol, "%s%s", ol ? "," : "", u);
-		}
-	}
-	if (queue_db_config_set(st, "drained-gpus", out) != 0)
-		return GW_EXIT_ENV;
+	int rc = queue_ctl_drain_gpus(st, list, add, out, sizeof out, &e);
+	if (rc)
+		return e.code ? gw_fail_print(&e) : rc;
 	printf(_("drained GPUs: %s\n"), out[0] ? out : _("none"));
 	return GW_EXIT_OK;
 }
@@ -266,48 +204,25 @@ int qcmd_flags(const char *dir, int argc, char **argv, const gw_global *g)
 	if (rc)
 		return rc;
 	bool start = false;
-	if (gpu) {
-		rc = edit_drained(st, gpu, !strcmp(sub, "drain"));
-	} else if (!strcmp(sub, "pause")) {
-		rc = queue_db_config_set(st, "paused", "1") ? GW_EXIT_ENV : 0;
-		if (!rc)
-			puts(_("paused: running tasks go on, no new task starts (gpuwhy queue "
-			       "resume)"));
-	} else if (!strcmp(sub, "drain")) {
-		rc = queue_db_config_set(st, "draining", "1") ? GW_EXIT_ENV : 0;
-		if (!rc)
-			puts(
-			    _("draining: running tasks finish, no new task starts, then the worker "
-			      "stops (gpuwhy queue resume undoes it)"));
-	} else {
-		rc = queue_db_config_set(st, "paused", "0") ||
-		             queue_db_config_set(st, "draining", "0")
-		         ? GW_EXIT_ENV
-		         : 0;
-		start = !rc;
-		if (!rc)
-			puts(_("resumed"));
-	}
-	int queued = queue_db_count_state(st, QS_QUEUED);
+	queue_mode m = !strcmp(sub, "pause")   ? QUEUE_PAUSE
+	               : !strcmp(sub, "drain") ? QUEUE_DRAIN
+	                                       : QUEUE_RESUME;
+	if (gpu)
+		rc = edit_drained(st, gpu, m == QUEUE_DRAIN);
+	else if ((rc = queue_ctl_set_mode(st, m, &start)) == 0)
+		puts(m == QUEUE_PAUSE ? _("paused: running tasks go on, no new task starts (gpuwhy "
+		                          "queue resume)")
+		     : m == QUEUE_DRAIN
+		         ? _("draining: running tasks finish, no new task starts, then the worker "
+		             "stops (gpuwhy queue resume undoes it)")
+		         : _("resumed"));
 	queue_db_close(st);
-	if (!rc && start && queued > 0 && queue_worker_ensure(dir, gw_self_exe()) != 0)
+	if (queue_ctl_kick(dir, !rc && start) != 0)
 		return GW_EXIT_ENV;
-	queue_worker_poke(dir);
 	return rc;
 }
 
 /* ---- gpus ---- */
-
-/* A GPU's state as the worker stores it (sched.c, English in JSON), said where
- * queue gpus prints it. */
-static const char *gpu_state_text(const char *state)
-{
-	static const char *const words[] = {N_("ok"), N_("drained"), N_("lost"), N_("excluded")};
-	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-		if (!strcmp(state, words[i]))
-			return _(words[i]);
-	return state;
-}
 
 int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 {
@@ -341,84 +256,10 @@ int qcmd_gpus(const char *dir, int argc, char **argv, const gw_global *gl)
 	char drained[256];
 	queue_db_config_get(st, "drained-gpus", drained, sizeof drained);
 	int wpid = queue_worker_pid(dir);
-	if (json) {
-		json_t *o = json_object();
-		json_object_set_new(o, "worker_pid", qcmd_jint(wpid > 0, wpid));
-		json_object_set_new(o, "time", qcmd_jtime(t));
-		json_t *arr = json_array();
-		for (int i = 0; i < n; i++) {
-			const queue_gpu_row *r = &rows[i];
-			json_t *g = json_object();
-			json_object_set_new(g, "index", json_integer(r->index));
-			json_object_set_new(g, "uuid", qcmd_jstr(r->uuid));
-			json_object_set_new(g, "name", qcmd_jstr(r->name));
-			json_object_set_new(g, "total_mib",
-			                    qcmd_jint(r->total_mib >= 0, r->total_mib));
-			json_object_set_new(g, "free_mib",
-			                    qcmd_jint(r->free_mib >= 0, r->free_mib));
-			json_object_set_new(g, "pending_mib",
-			                    qcmd_jint(r->pending_mib >= 0, r->pending_mib));
-			json_object_set_new(g, "available_mib",
-			                    qcmd_jint(r->avail_mib != INT64_MIN, r->avail_mib));
-			json_object_set_new(g, "tasks", json_integer(r->ntasks));
-			json_object_set_new(g, "task_ids", qcmd_jstr(r->tasks));
-			json_object_set_new(g, "cap", qcmd_jint(r->cap > 0, r->cap));
-			json_object_set_new(g, "foreign_processes", json_integer(r->foreign));
-			json_object_set_new(g, "state", qcmd_jstr(r->state));
-			json_array_append_new(arr, g);
-		}
-		json_object_set_new(o, "gpus", arr);
-		qcmd_print_json(o, false);
-	} else {
-		if (n == 0)
-			puts(wpid ? _("no GPU view yet (the worker has not sampled yet, or sees no "
-			              "GPU: see worker.log)")
-			          : _("no GPU view yet: no worker runs (gpuwhy queue worker starts "
-			              "one)"));
-		else {
-			char ts[32];
-			qcmd_time(t, ts, sizeof ts);
-			printf(_("as seen by %s at %s\n"),
-			       wpid > 0 ? _("the worker") : _("the last worker"), ts);
-			/* TRANSLATORS: the heads of `queue gpus`: memory total, free, pending
-			 * (reserved by placed tasks), available; tasks, their cap, other
-			 * processes, the GPU's state and the ids of its tasks. */
-			const char *heads[] = {_("GPU"),     _("UUID"),  _("TOTAL"), _("FREE"),
-			                       _("PENDING"), _("AVAIL"), _("TASKS"), _("CAP"),
-			                       _("FOREIGN"), _("STATE")};
-			const int widths[] = {-4, -14, 9, 9, 9, 9, -6, -4, -7, -8};
-			for (int h = 0; h < 10; h++) {
-				if (widths[h] < 0)
-					qcmd_cell(heads[h], -widths[h], " ");
-				else
-					printf("%*s%s ", gw_text_pad(heads[h], widths[h]), "",
-					       heads[h]);
-			}
-			printf("%s\n", _("TASK IDS"));
-			for (int i = 0; i < n; i++) {
-				const queue_gpu_row *r = &rows[i];
-				char tot[16], fr[16], pe[16], av[24], cap[16];
-				qcmd_mib(r->total_mib, tot, sizeof tot);
-				qcmd_mib(r->free_mib, fr, sizeof fr);
-				qcmd_mib(r->pending_mib, pe, sizeof pe);
-				if (r->avail_mib == INT64_MIN)
-					snprintf(av, sizeof av, "-");
-				else if (r->avail_mib < 0) {
-					char pos[16];
-					qcmd_mib(-r->avail_mib, pos, sizeof pos);
-					snprintf(av, sizeof av, "-%s", pos);
-				} else
-					qcmd_mib(r->avail_mib, av, sizeof av);
-				snprintf(cap, sizeof cap, r->cap ? "%d" : "-", r->cap);
-				printf("%-4d %-14.14s %9s %9s %9s %9s %-6d %-4s %-7d ", r->index,
-				       r->uuid, tot, fr, pe, av, r->ntasks, cap, r->foreign);
-				qcmd_cell(gpu_state_text(r->state), 8, " ");
-				printf("%s\n", r->tasks);
-			}
-			if (drained[0])
-				printf(_("drained: %s\n"), drained);
-		}
-	}
+	if (json)
+		queue_json_print(stdout, queue_gpus_json(rows, n, t, wpid), false);
+	else
+		queue_gpus_render(stdout, rows, n, t, wpid, drained);
 	free(rows);
 	queue_db_close(st);
 	return GW_EXIT_OK;
@@ -538,25 +379,22 @@ int qcmd_stop(const char *dir, int argc, char **argv, const gw_global *g)
 	int first, prc = opt_parse(&oc, argc, argv, &first);
 	if (prc)
 		return prc == OPT_HELP ? GW_EXIT_OK : prc;
-	struct stat dst;
 	gw_fail e = {0};
-	if (!(lstat(dir, &dst) != 0 && errno == ENOENT) && queue_dir_check(dir, &e))
+	int pid = 0;
+	queue_stop_result r = queue_ctl_stop(dir, gw_self_exe(), &pid, &e);
+	if (r == QUEUE_STOP_BAD_DIR)
 		return gw_fail_print(&e);
-	int pid = queue_worker_pid(dir);
-	if (pid == 0) {
+	if (r == QUEUE_STOP_NONE) {
 		puts(_("no worker runs"));
 		return GW_EXIT_OK;
 	}
-	gw_fail why = {0};
-	if (pid < 0 || queue_worker_signal(dir, pid, SIGTERM, gw_self_exe(), &why) != 0)
+	if (r == QUEUE_STOP_NO_PID || r == QUEUE_STOP_UNSENT)
 		return gw_error(
 		    GW_EXIT_ENV, "queue stop",
 		    _("nothing was signalled; fuser -v DIR/worker.lock shows its holder"),
-		    _("worker.lock names pid %d: %s"), pid, pid < 0 ? _("no PID") : why.why_text);
-	int64_t until = gw_mono_ns() + 15000000000LL;
-	while (queue_worker_pid(dir) != 0 && gw_mono_ns() < until)
-		gw_sleep_ns(20000000);
-	if (queue_worker_pid(dir) != 0)
+		    _("worker.lock names pid %d: %s"), pid,
+		    r == QUEUE_STOP_NO_PID ? _("no PID") : e.why_text);
+	if (r == QUEUE_STOP_STUCK)
 		return gw_error(GW_EXIT_ENV, "queue stop", NULL, _("worker %d did not stop"), pid);
 	printf(_("worker %d stopped (running tasks go on; the next worker re-adopts them)\n"), pid);
 	return GW_EXIT_OK;

@@ -1,15 +1,13 @@
 /* queue_wait.c - `gpuwhy queue log` and `gpuwhy queue wait`: following tasks. */
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "util/opt.h"
 #include "cmd/queue_cmd.h"
 #include "queue/state.h"
 #include "queue/db.h"
+#include "queue/follow.h"
 #include "queue/submit.h"
 #include "queue/worker.h"
 #include "util/err.h"
@@ -47,42 +45,18 @@ int qcmd_log(const char *dir, int argc, char **argv, const gw_global *g)
 		queue_db_close(st);
 		return gw_error(GW_EXIT_USAGE, argv[first], NULL, _("no such task"));
 	}
-	int64_t from = 0, until = -1;
-	if (attempt > 0) {
-		queue_attempt a, next;
-		if (queue_db_attempt_get(st, id, attempt, &a) != 0) {
-			queue_db_close(st);
-			return gw_error(GW_EXIT_USAGE, "--attempt", NULL,
-			                _("task %lld has no attempt %d"), (long long)id, attempt);
-		}
-		from = a.log_offset;
-		if (queue_db_attempt_get(st, id, attempt + 1, &next) == 0)
-			until = next.log_offset;
+	int64_t from, until;
+	if (queue_log_span(st, id, attempt, &from, &until) != 0) {
+		queue_db_close(st);
+		return gw_error(GW_EXIT_USAGE, "--attempt", NULL, _("task %lld has no attempt %d"),
+		                (long long)id, attempt);
 	}
 	char path[PATH_MAX];
 	queue_log_path(dir, id, path, sizeof path);
 	int64_t off = from;
 	int quiet_rounds = 0;
 	for (;;) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		bool grew = false;
-		if (fd >= 0) {
-			char buf[65536];
-			for (;;) {
-				size_t want = sizeof buf;
-				if (until >= 0 && off + (int64_t)want > until)
-					want = until > off ? (size_t)(until - off) : 0;
-				if (want == 0)
-					break;
-				ssize_t n = pread(fd, buf, want, off);
-				if (n <= 0)
-					break;
-				fwrite(buf, 1, (size_t)n, stdout);
-				off += n;
-				grew = true;
-			}
-			close(fd);
-		}
+		bool grew = queue_log_copy(path, &off, until, stdout);
 		fflush(stdout);
 		if (!follow || until >= 0)
 			break;
@@ -130,29 +104,12 @@ int qcmd_wait(const char *dir, int argc, char **argv, const gw_global *g)
 	bool hinted = false;
 	rc = GW_EXIT_OK;
 	for (;;) {
-		int pending = 0, bad = 0;
-		if (nids > 0) {
-			for (int i = 0; i < nids; i++) {
-				int s = queue_db_state_of(st, ids[i]);
-				if (s < 0) {
-					rc = gw_error(GW_EXIT_USAGE, argv[first + i], NULL,
-					              _("no such task"));
-					goto out;
-				}
-				pending += !queue_state_final((queue_state)s);
-				bad += queue_state_final((queue_state)s) && s != QS_DONE;
-			}
-		} else {
-			queue_task *t;
-			int n;
-			if (queue_db_list(st, -1, &t, &n) == 0) {
-				for (int i = 0; i < n; i++) {
-					pending += !queue_state_final(t[i].state);
-					bad +=
-					    queue_state_final(t[i].state) && t[i].state != QS_DONE;
-				}
-				queue_tasks_free(t, n);
-			}
+		int pending, bad;
+		int missing = queue_wait_count(st, ids, nids, &pending, &bad);
+		if (missing) {
+			rc = gw_error(GW_EXIT_USAGE, argv[first + missing - 1], NULL,
+			              _("no such task"));
+			goto out;
 		}
 		if (pending == 0) {
 			rc = bad ? GW_EXIT_PROBLEMS : GW_EXIT_OK;

@@ -28,6 +28,7 @@
 #include "gpu/gpu.h"
 #include "sim_scenario.h"
 #include "sim_state.h"
+#include "train/simgpu.h"
 #include "train/train.h"
 #include "util/err.h"
 #include "util/fail.h"
@@ -37,55 +38,7 @@
 #include "util/parse.h"
 #include "util/timeutil.h"
 
-/* ---- the simulated NVML, loaded like any libnvidia-ml.so.1 ---- */
-
-static const char *scenario_env(void)
-{
-	const char *s = getenv("GPUWHY_SIM_SCENARIO");
-	return s && *s ? s : NULL;
-}
-
-/* The simulated GPU through the device layer. Returns 0 or a GW_EXIT_* code (message printed). */
-static int sim_gpu_open(gpu_ctx **ctx, const char *who)
-{
-	if (!scenario_env())
-		return gw_error(GW_EXIT_USAGE, who, N_("run it as gpuwhy --sim SCENARIO sim ..."),
-		                "needs the simulated GPU");
-	const char *lib = getenv("GPUWHY_NVML");
-	if (!lib || !*lib) {
-		lib = gpu_sim_library(NULL);
-		if (!lib)
-			return gw_error(GW_EXIT_ENV, who,
-			                N_("build it with make, or set GPUWHY_SIM_LIB"),
-			                "simulated libnvidia-ml.so.1 not found");
-		setenv("GPUWHY_NVML", lib, 1);
-	}
-	gw_fail gf;
-	gpu_open_opts go = {.failure = &gf};
-	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf) : 0;
-}
-
 /* ---- list ---- */
-
-static int names_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The shipped scenarios' names, sorted; returns how many (at most max). */
-static size_t scenario_names(DIR *d, char **names, size_t max)
-{
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < max) {
-		size_t len = strlen(e->d_name);
-		if (len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
-		    (names[n] = strndup(e->d_name, len - 5)))
-			n++;
-	}
-	qsort(names, n, sizeof *names, names_cmp);
-	return n;
-}
 
 static int sim_list(int argc, char **argv)
 {
@@ -108,7 +61,7 @@ static int sim_list(int argc, char **argv)
 	if (!d)
 		return gw_error(GW_EXIT_ENV, dir, NULL, "cannot open scenario directory");
 	char *names[256] = {NULL};
-	size_t n = scenario_names(d, names, 256);
+	size_t n = train_sim_scenario_names(d, names, 256);
 	closedir(d);
 	for (size_t i = 0; i < n; i++) {
 		if (!lng) {
@@ -181,56 +134,6 @@ static int sim_check(int argc, char **argv)
 
 /* ---- show ---- */
 
-/* A reading as sim show prints it: the integer the driver gave, "n/a" when absent. */
-static void show_val(const gpu_values *v, gpu_metric_id id, const char *key, const char *fmt)
-{
-	printf("%s=", key);
-	if (v->ok[id])
-		printf(fmt, v->v[id]);
-	else
-		fputs("n/a", stdout);
-	putchar(' ');
-}
-
-static void show_gpu(gpu_ctx *ctx, int i)
-{
-	gpu_values v;
-	gpu_sample(ctx, i, &v);
-	if (v.lost) {
-		printf("gpu=%d lost\n", i);
-		return;
-	}
-	printf("gpu=%d ", i);
-	show_val(&v, GM_UTIL_GPU, "util", "%.0f");
-	show_val(&v, GM_UTIL_MEM, "mem_util", "%.0f");
-	show_val(&v, GM_MEM_USED, "mem_used_mib", "%.0f");
-	show_val(&v, GM_MEM_TOTAL, "mem_total_mib", "%.0f");
-	show_val(&v, GM_POWER_DRAW, "power_w", "%.2f");
-	show_val(&v, GM_TEMP_GPU, "temp_c", "%.0f");
-	show_val(&v, GM_CLK_SM, "sm_mhz", "%.0f");
-	if (v.ok[GM_CLK_REASONS])
-		printf("reasons=0x%llx ", (unsigned long long)v.v[GM_CLK_REASONS]);
-	else
-		fputs("reasons=n/a ", stdout);
-	if (v.ok[GM_PCIE_GEN_CUR] && v.ok[GM_PCIE_WIDTH_CUR])
-		printf("pcie=gen%.0fx%.0f ", v.v[GM_PCIE_GEN_CUR], v.v[GM_PCIE_WIDTH_CUR]);
-	else
-		fputs("pcie=n/a ", stdout);
-	show_val(&v, GM_PCIE_REPLAY, "replay", "%.0f");
-	fputs("procs=", stdout);
-	gpu_proc procs[64];
-	int n = gpu_processes(ctx, i, procs, 64), shown = 0;
-	for (int k = 0; k < n; k++) {
-		if (!(procs[k].type & GPU_PROC_COMPUTE))
-			continue;
-		printf("%s%u:%llu", shown++ ? "," : "", procs[k].pid,
-		       procs[k].mem_ok ? (unsigned long long)(procs[k].mem_bytes >> 20) : 0ULL);
-	}
-	if (!shown)
-		putchar('-');
-	putchar('\n');
-}
-
 /* --at SECONDS pins the scenario clock for the simulated library (GPUWHY_SIM_TIME). */
 static int show_set_at(const opt_def *o, const char *v, void *ctx)
 {
@@ -271,7 +174,7 @@ static int sim_show(int argc, char **argv)
 	if (rc)
 		return rc == OPT_HELP ? GW_EXIT_OK : rc;
 	gpu_ctx *ctx;
-	if ((rc = sim_gpu_open(&ctx, "sim show")))
+	if ((rc = train_sim_open(&ctx, "sim show")))
 		return rc;
 	int n = gpu_count(ctx);
 	if (gpu >= n) {
@@ -287,7 +190,7 @@ static int sim_show(int argc, char **argv)
 		}
 		for (int i = 0; i < n; i++)
 			if (gpu < 0 || gpu == i)
-				show_gpu(ctx, i);
+				train_sim_show_gpu(stdout, ctx, i);
 		fflush(stdout);
 	}
 	gpu_close(ctx);
@@ -318,8 +221,8 @@ static int sim_reset(int argc, char **argv)
 			return gw_error(GW_EXIT_USAGE, name,
 			                N_("gpuwhy sim list shows the shipped ones"),
 			                "no such scenario");
-	} else if (scenario_env()) {
-		snprintf(path, sizeof path, "%s", scenario_env());
+	} else if (train_sim_scenario()) {
+		snprintf(path, sizeof path, "%s", train_sim_scenario());
 	} else {
 		return gw_error(GW_EXIT_USAGE, "sim reset", N_("name one, or use --sim SCENARIO"),
 		                "which scenario?");

@@ -1,5 +1,5 @@
 /*
- * queue_say.c - the queue's stored texts in the user's language, where they are shown.
+ * say.c - the queue's stored texts in the user's language, where they are shown.
  *
  * The worker stores a task's error and wait reason in English (the JSON and the
  * worker's log keep them so, and a worker may run in another language than the
@@ -9,7 +9,7 @@
  * translated in turn (an exit inside "...; no retry left"). Anything else, a
  * command's own error for one, is shown as stored.
  */
-#include "cmd/queue_cmd.h"
+#include "queue/say.h"
 #include "util/i18n.h"
 #include "util/say.h"
 
@@ -78,7 +78,7 @@ static const gw_say_form forms[] = {
     {N_("%s; %s"), false, false},
 };
 
-const char *qcmd_say(const char *text, char *out, size_t len)
+const char *queue_say(const char *text, char *out, size_t len)
 {
 	return gw_say(forms, sizeof forms / sizeof *forms, text, out, len);
 }
