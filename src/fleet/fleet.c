@@ -199,6 +199,7 @@ static timeline *window_of(const timeline *tl, int a, int b, const int *gone)
 		w->gpu[g].index = tl->gpu[g].index;
 		memcpy(w->gpu[g].uuid, tl->gpu[g].uuid, sizeof w->gpu[g].uuid);
 		memcpy(w->gpu[g].name, tl->gpu[g].name, sizeof w->gpu[g].name);
+		memcpy(w->gpu[g].vendor, tl->gpu[g].vendor, sizeof w->gpu[g].vendor);
 		w->gpu[g].lost_at_end = tl->gpu[g].lost_at_end && gone[g] < b;
 		for (int m = 0; m < GM__COUNT; m++)
 			if (tl->gpu[g].m[m])
