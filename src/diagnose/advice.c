@@ -145,6 +145,13 @@ static const advice_entry advice_vendor[] = {
              "rerun; a GPU that falls off the bus again, or uncorrectable memory errors that "
              "recur, call for taking it out of service."),
           N_("Rerun the job: no fault or gpu_lost event, ECC counters flat.")),
+    V_AMD(DIAG_R_NOT_CHECKED, "amd-signals",
+          N_("Nothing to change in the job for this: these rules need signals only NVIDIA's "
+             "driver gives. Judge the kernels by the job's step time and a profiler (rocprof, "
+             "or the PyTorch profiler), the power cap by power.limit against the board's "
+             "default (rocm-smi --showmaxpower), and faults by the kernel log's amdgpu lines "
+             "(gpu-fault reads them)."),
+          N_("Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`.")),
     V_AMD(DIAG_R_POWER_CAPPED, NULL,
           N_("Someone set this GPU's power cap below its default (rocm-smi --setpoweroverdrive, "
              "a site policy, a power budget), and under load the cap holds the clocks down. If "

@@ -373,16 +373,54 @@ static void not_checked_gpu_only(diag_ctx *c)
 }
 
 /*
- * GPUs whose driver reports no clock-event reasons (AMD GPUs through amdgpu):
- * the rules that need NVIDIA's signals judged nothing there, and say so
- * rather than let silence read as "not throttled".
+ * AMD GPUs whose driver reports their throttle reasons (gpu_metrics'
+ * indep_throttle_status): throttled was judged, the rest of NVIDIA's
+ * signals were not.
+ */
+static void not_checked_amd(diag_ctx *c, uint64_t m)
+{
+	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	int n = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++)
+		if (m >> g & 1) {
+			diag_gpu(f, g);
+			n++;
+		}
+	char gl[64];
+	diag_gpu_list(c, m, gl, sizeof gl);
+	diag_title(f,
+	           "%s %s AMD (read from the amdgpu driver): the rules that need NVIDIA's signals "
+	           "were not checked there",
+	           gl, n == 1 ? "is" : "are");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("AMD GPUs"), .value = n);
+	diag_note(f,
+	          "Not checked there: power-capped (the default power limit), the SM-activity "
+	          "evidence of launch-bound and memory-bound (NVIDIA's GPM), and the Xid and "
+	          "row-remapping parts of gpu-fault (amdgpu's faults in the kernel log are judged "
+	          "instead). Throttling (the driver's throttle reasons), utilization, memory, "
+	          "power, temperature, clocks and the PCIe link were judged as on any GPU.");
+	diag_range_window(c, f);
+	diag_advice(c, f, "amd-signals");
+}
+
+/*
+ * GPUs whose driver reports no clock-event reasons (AMD GPUs through amdgpu),
+ * and AMD GPUs that report them: the rules that need NVIDIA's signals judged
+ * nothing there, and say so rather than let silence read as "not throttled".
  */
 static void not_checked_signals(diag_ctx *c)
 {
-	uint64_t m = 0;
-	for (int g = 0; g < c->ngpu && g < 64; g++)
-		if (!c->tl->gpu[g].m[GM_CLK_REASONS] && !c->tl->gpu[g].lost_at_end)
+	uint64_t m = 0, amd = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++) {
+		if (c->tl->gpu[g].lost_at_end)
+			continue;
+		if (!c->tl->gpu[g].m[GM_CLK_REASONS])
 			m |= 1ULL << g;
+		else if (!strcmp(c->tl->gpu[g].vendor, "amd"))
+			amd |= 1ULL << g;
+	}
+	if (amd)
+		not_checked_amd(c, amd);
 	if (!m)
 		return;
 	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);

@@ -77,6 +77,33 @@ static void test_machine_wide_hot(void **state)
 	tl_free(tl);
 }
 
+/* An AMD GPU that reports throttle reasons is judged for throttling, and says what else
+ * was not checked; an NVIDIA GPU with the same readings does not. */
+static void test_amd_with_reasons(void **state)
+{
+	(void)state;
+	timeline *tl = fx_healthy();
+	hot(tl);
+	snprintf(tl->gpu[0].vendor, sizeof tl->gpu[0].vendor, "amd");
+	diag_result r;
+	fx_run(tl, &r);
+	fx_expect(&r, "throttled", DIAG_ERROR);
+	const diag_finding *f = fx_expect(&r, "not-checked", DIAG_INFO);
+	assert_non_null(strstr(f->title, "GPU 0 is AMD"));
+	assert_non_null(strstr(f->note, "power-capped"));
+	assert_non_null(strstr(f->note, "Xid"));
+	assert_non_null(strstr(f->advice, "rocprof"));
+	assert_null(strstr(f->title, "no clock-event reasons"));
+	diag_result_free(&r);
+
+	snprintf(tl->gpu[0].vendor, sizeof tl->gpu[0].vendor, "nvidia");
+	fx_run(tl, &r);
+	fx_expect(&r, "throttled", DIAG_ERROR);
+	fx_expect_none(&r, "not-checked");
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
 /* A degraded link on a GPU that works for someone unseen. */
 static void test_machine_wide_pcie(void **state)
 {
@@ -169,9 +196,8 @@ static void test_too_little_data(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_machine_wide_hot),
-	    cmocka_unit_test(test_machine_wide_pcie),
-	    cmocka_unit_test(test_scope_memory_only),
+	    cmocka_unit_test(test_machine_wide_hot),  cmocka_unit_test(test_amd_with_reasons),
+	    cmocka_unit_test(test_machine_wide_pcie), cmocka_unit_test(test_scope_memory_only),
 	    cmocka_unit_test(test_too_little_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
