@@ -372,6 +372,21 @@ static void not_checked_gpu_only(diag_ctx *c)
 	diag_advice(c, f, "gpu-only");
 }
 
+#define STAT_NO_REASONS N_("GPUs without clock-event reasons")
+#define STAT_AMD N_("AMD GPUs")
+
+static bool stat_is(const char *stat, const char *msgid)
+{
+	/* English, or translated where the run was localized */
+	return !strcmp(stat, msgid) || !strcmp(stat, _(msgid));
+}
+
+bool diag_not_checked_gpus(const diag_finding *f)
+{
+	return f->rule == DIAG_R_NOT_CHECKED && f->nev > 0 &&
+	       (stat_is(f->ev[0].stat, STAT_NO_REASONS) || stat_is(f->ev[0].stat, STAT_AMD));
+}
+
 /*
  * AMD GPUs whose driver reports their throttle reasons (gpu_metrics'
  * indep_throttle_status): throttled was judged, the rest of NVIDIA's
@@ -392,7 +407,7 @@ static void not_checked_amd(diag_ctx *c, uint64_t m)
 	           "%s %s AMD (read from the amdgpu driver): the rules that need NVIDIA's signals "
 	           "were not checked there",
 	           gl, n == 1 ? "is" : "are");
-	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("AMD GPUs"), .value = n);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = STAT_AMD, .value = n);
 	diag_note(f,
 	          "Not checked there: power-capped (the default power limit), the SM-activity "
 	          "evidence of launch-bound and memory-bound (NVIDIA's GPM), and the Xid and "
@@ -411,12 +426,16 @@ static void not_checked_amd(diag_ctx *c, uint64_t m)
 static void not_checked_signals(diag_ctx *c)
 {
 	uint64_t m = 0, amd = 0;
+	/* a log of GPU counters (a Prometheus window, an nvidia-smi CSV) may simply lack the
+	 * field: there only a GPU known to be AMD's says the reasons are not there */
+	bool gpu_only = diag_gpu_only(c);
 	for (int g = 0; g < c->ngpu && g < 64; g++) {
 		if (c->tl->gpu[g].lost_at_end)
 			continue;
-		if (!c->tl->gpu[g].m[GM_CLK_REASONS])
+		bool is_amd = !strcmp(c->tl->gpu[g].vendor, "amd");
+		if (!c->tl->gpu[g].m[GM_CLK_REASONS] && (!gpu_only || is_amd))
 			m |= 1ULL << g;
-		else if (!strcmp(c->tl->gpu[g].vendor, "amd"))
+		else if (is_amd)
 			amd |= 1ULL << g;
 	}
 	if (amd)
@@ -436,8 +455,7 @@ static void not_checked_signals(diag_ctx *c)
 	           "%s report%s no clock-event reasons (an AMD GPU, read from the amdgpu driver): "
 	           "the rules that need them were not checked there",
 	           gl, n == 1 ? "s" : "");
-	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("GPUs without clock-event reasons"),
-	        .value = n);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = STAT_NO_REASONS, .value = n);
 	diag_note(f, "Not checked there: throttled (the clock-event reasons), power-capped (the "
 	             "default power limit), the SM-activity evidence of launch-bound and "
 	             "memory-bound (NVIDIA's GPM), and the ECC, Xid and row-remapping parts of "
@@ -450,8 +468,7 @@ static void not_checked_signals(diag_ctx *c)
 void rule_not_checked(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
-	/* a log of GPU counters may simply lack the field: only gpuwhy's own readings say */
-	if (tl->n > 0 && !diag_gpu_only(c))
+	if (tl->n > 0)
 		not_checked_signals(c);
 	if (tl->n > 0 && diag_gpu_only(c)) {
 		not_checked_gpu_only(c);

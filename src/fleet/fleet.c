@@ -299,7 +299,13 @@ static void diagnose_node(const prom_fleet *fl, const fleet_opts *o, int k, flee
 		double t0 = fl->from + a * fl->step, t1 = fl->from + b * fl->step;
 		for (int i = 0; i < res.n; i++) {
 			const diag_finding *f = &res.f[i];
-			if (f->rule == DIAG_R_NOT_CHECKED && f->note[0])
+			if (diag_not_checked_gpus(f)) {
+				/* about these GPUs: said once per node, naming them */
+				char line[1024];
+				snprintf(line, sizeof line, "%s: %s. %s", fl->node[k].host,
+				         f->title, f->note);
+				note_not_checked(r, line);
+			} else if (f->rule == DIAG_R_NOT_CHECKED && f->note[0])
 				note_not_checked(r, f->note);
 			else if (ranked_rule(f->rule) && f->gpus)
 				merge_finding(fl, r, k, f, t0, t1);
