@@ -25,7 +25,151 @@ typedef struct {
 	const char *variant; /* the case ("pcie", "thermal", ...), NULL for the rule's own advice */
 	const char *change, *verify;
 	const char *change_latency, *verify_latency; /* NULL: same as throughput */
+	/* The GPUs' vendor the text is for, where it names a vendor's tools: "nvidia",
+	 * "amd", or "" for GPUs of unknown or mixed vendors (worded without either's
+	 * tools); NULL: any vendor. */
+	const char *vendor;
 } advice_entry;
+
+/*
+ * The texts that name a vendor's tools, for AMD GPUs (amd-smi, rocm-smi, the
+ * amdgpu driver) and for GPUs of unknown vendor: an older recording, a mixed
+ * set. Their NVIDIA texts are in the table below.
+ */
+#define V_AMD(rule, variant, change, verify)                                                       \
+	{                                                                                          \
+		rule, variant, change, verify, NULL, NULL, "amd"                                   \
+	}
+#define V_ANY(rule, variant, change, verify)                                                       \
+	{                                                                                          \
+		rule, variant, change, verify, NULL, NULL, ""                                      \
+	}
+
+static const advice_entry advice_vendor[] = {
+    V_AMD(DIAG_R_THROTTLED, "power",
+          N_("The board is at its power cap: it is working as hard as its budget allows. If "
+             "clocks swing with the cap, a fixed, slightly lower cap (rocm-smi "
+             "--setpoweroverdrive WATTS, as root) gives steadier throughput; check that the cap "
+             "was not lowered by mistake (power.limit, rocm-smi --resetpoweroverdrive restores "
+             "the board's default)."),
+          N_("amd-smi metric --power --clock during the run; in a new recording, SM clocks "
+             "steady and step time p90/p50 closer.")),
+    V_ANY(DIAG_R_THROTTLED, "power",
+          N_("The board is at its power cap: it is working as hard as its budget allows. If "
+             "clocks swing with the cap, a fixed, slightly lower power limit (set with the GPU "
+             "vendor's management tool) gives steadier throughput; check that the limit was not "
+             "lowered by mistake (power.limit against the board's default)."),
+          N_("Watch power and clocks during the run (gpuwhy top); in a new recording, SM clocks "
+             "steady and step time p90/p50 closer.")),
+    V_AMD(DIAG_R_THROTTLED, "thermal",
+          N_("The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
+             "airflow (blanking panels, spacing between cards, inlet temperature); a lower power "
+             "cap (rocm-smi --setpoweroverdrive WATTS) trades a little peak speed for no thermal "
+             "slowdown. Fan control on consumer cards is often owned by firmware."),
+          N_("amd-smi metric --temperature --clock under load; in a new recording, no thermal "
+             "reason in busy samples and temperature below the slowdown threshold with margin.")),
+    V_ANY(DIAG_R_THROTTLED, "thermal",
+          N_("The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
+             "airflow (blanking panels, spacing between cards, inlet temperature); a lower power "
+             "limit trades a little peak speed for no thermal slowdown. Fan control on consumer "
+             "cards is often owned by firmware."),
+          N_("Watch temperature and clocks under load (gpuwhy top); in a new recording, no "
+             "thermal reason in busy samples and temperature below the slowdown threshold with "
+             "margin.")),
+    V_AMD(DIAG_R_THROTTLED, "hw",
+          N_("Hardware slowdown (a voltage regulator too hot, or an external \"processor hot\" "
+             "signal) holds the clocks down: check the power supply's capacity, the GPU's power "
+             "connectors and cables, the board's cooling and the system's power events; this is "
+             "not fixed by software settings."),
+          N_("In a new recording, no hardware slowdown in busy samples.")),
+    V_ANY(DIAG_R_THROTTLED, "hw",
+          N_("Hardware slowdown (power brake or an external signal) holds the clocks down: check "
+             "the power supply's capacity and the GPU's power connectors and cables, and the "
+             "system's power events; this is not fixed by software settings."),
+          N_("In a new recording, no hardware slowdown in busy samples.")),
+    V_AMD(DIAG_R_PCIE_DEGRADED, NULL,
+          N_("The PCIe link runs below its maximum under load: reseat the card, check the slot (a "
+             "x16 card in a x8 slot), riser and cables, the GPU's power supply and the BIOS PCIe "
+             "settings. `amd-smi metric --pcie` shows the link and its errors, `lspci -vv -s BUS` "
+             "the link status (LnkSta against LnkCap; on most Radeon cards the slot's link is on "
+             "the bridge above the GPU) and `dmesg | grep -i pcie` AER errors. To test stability, "
+             "set the slot to Gen3 in the BIOS before replacing the card."),
+          N_("In a new recording: pcie.link.gen/width current equal to max while busy.")),
+    V_ANY(DIAG_R_PCIE_DEGRADED, NULL,
+          N_("The PCIe link runs below its maximum under load or retries packets: reseat the "
+             "card, check the slot (a x16 card in a x8 slot), riser and cables, the GPU's power "
+             "supply and the BIOS PCIe settings. `lspci -vv -s BUS` shows the link status (LnkSta "
+             "against LnkCap) and `dmesg | grep -i pcie` AER errors. To test stability, set the "
+             "slot to Gen3 in the BIOS before replacing the card."),
+          N_("In a new recording: pcie.link.gen/width current equal to max while busy, and the "
+             "replay counter flat.")),
+    V_AMD(DIAG_R_CONTENTION, NULL,
+          N_("Other processes share the job's GPUs. Give the job GPUs of its own "
+             "(HIP_VISIBLE_DEVICES, a scheduler such as Slurm --gres=gpu:N, or `gpuwhy queue`), "
+             "or stop the other work."),
+          N_("In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
+             "`gpuwhy compare`.")),
+    V_ANY(DIAG_R_CONTENTION, NULL,
+          N_("Other processes share the job's GPUs. Give the job GPUs of its own "
+             "(CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES, a scheduler such as Slurm "
+             "--gres=gpu:N, or `gpuwhy queue`), or stop the other work."),
+          N_("In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
+             "`gpuwhy compare`.")),
+    V_AMD(DIAG_R_CONTENTION, "gone",
+          N_("GPU memory is held by processes that no longer exist here: the owner is usually "
+             "still running somewhere (a zombie or orphaned child, a container without "
+             "--pid=host, a stuck DataLoader worker). Find it with `gpuwhy status` or `amd-smi "
+             "process`, `lsof /dev/kfd /dev/dri/renderD*`, and end it; memory is freed when the "
+             "owning process ends."),
+          N_("`gpuwhy status` shows the memory released and no unknown PID on the GPU.")),
+    V_ANY(DIAG_R_CONTENTION, "gone",
+          N_("GPU memory is held by processes that no longer exist here: the owner is usually "
+             "still running somewhere (a zombie or orphaned child, a container without "
+             "--pid=host, a stuck DataLoader worker). Find it with `gpuwhy status` and `lsof` "
+             "on the GPU's device files, and end it; memory is freed when the owning process "
+             "ends."),
+          N_("`gpuwhy status` shows the memory released and no unknown PID on the GPU.")),
+    V_AMD(DIAG_R_GPU_FAULT, NULL,
+          N_("The GPU reported a driver fault or left the driver: the note gives each amdgpu "
+             "fault (a ring timeout, a reset) and its time. Read the kernel log around that time "
+             "(`dmesg | grep amdgpu`: ring timeouts, \"GPU reset\" lines), check power and "
+             "cooling, reset the GPU (as root: amd-smi reset --gpureset -g N, or rocm-smi "
+             "--gpureset -d N, or reboot) and rerun. A reset that failed, a card that left the "
+             "bus, or faults that recur with different programs call for taking the GPU out of "
+             "service."),
+          N_("Rerun the job: no amdgpu_fault or gpu_lost event, RAS error counts flat.")),
+    V_ANY(DIAG_R_GPU_FAULT, NULL,
+          N_("The GPU reported a hardware or driver error or left the driver: the note gives "
+             "each event and its time. Read the kernel log around that time (dmesg), check power "
+             "and cooling, reset the GPU with its vendor's management tool (or reboot) and "
+             "rerun; a GPU that falls off the bus again, or uncorrectable memory errors that "
+             "recur, call for taking it out of service."),
+          N_("Rerun the job: no fault or gpu_lost event, ECC counters flat.")),
+    V_AMD(DIAG_R_NOT_CHECKED, "amd-signals",
+          N_("Nothing to change in the job for this: these rules need signals only NVIDIA's "
+             "driver gives. Judge the kernels by the job's step time and a profiler (rocprof, "
+             "or the PyTorch profiler), the power cap by power.limit against the board's "
+             "default (rocm-smi --showmaxpower), and faults by the kernel log's amdgpu lines "
+             "(gpu-fault reads them)."),
+          N_("Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`.")),
+    V_AMD(DIAG_R_POWER_CAPPED, NULL,
+          N_("Someone set this GPU's power cap below its default (rocm-smi --setpoweroverdrive, "
+             "a site policy, a power budget), and under load the cap holds the clocks down. If "
+             "the cap is not on purpose, restore it: rocm-smi -d N --resetpoweroverdrive (as "
+             "root), or ask the cluster admins; if it is, expect the slower steps and size the "
+             "job for it."),
+          N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+             "before.gpuwhy after.gpuwhy`: power.limit at its default, clocks.current.sm near "
+             "clocks.max.sm under load, step time down.")),
+    V_ANY(DIAG_R_POWER_CAPPED, NULL,
+          N_("Someone set this GPU's power limit below its default (the vendor's management "
+             "tool, a site policy, a power budget), and under load the cap holds the clocks "
+             "down. If the cap is not on purpose, restore the default limit (as root), or ask "
+             "the cluster admins; if it is, expect the slower steps and size the job for it."),
+          N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+             "before.gpuwhy after.gpuwhy`: power.limit at its default, clocks.current.sm near "
+             "clocks.max.sm under load, step time down.")),
+};
 
 static const advice_entry advice[] = {
     {DIAG_R_NOT_ON_GPU, NULL,
@@ -39,7 +183,7 @@ static const advice_entry advice[] = {
         "`nvidia-ctk cdi list`."),
      N_("Run the check above in the job's own environment, then record again: step 1 of the chain "
         "must show the job's PID on a GPU and utilization must rise."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_DATA_STARVED, NULL,
      N_("Feed the GPU faster than it computes: give the DataLoader worker processes "
         "(num_workers=2, 4, 8 ... up to the free cores), prefetch_factor=4, pin_memory=True and "
@@ -55,7 +199,8 @@ static const advice_entry advice[] = {
         "idles: run preprocessing in a pool of worker processes or on the GPU, keep payloads "
         "compact, and queue at the API layer instead of in front of a saturated core."),
      N_("Measure P99 latency at the same request rate before and after; in a new recording the "
-        "busiest core must no longer sit at 100 % while the GPU idles.")},
+        "busiest core must no longer sit at 100 % while the GPU idles."),
+     NULL},
     {DIAG_R_LAUNCH_BOUND, NULL,
      N_("Give each kernel more work: a larger batch (with gradient accumulation if memory is "
         "short), mixed precision, fused elementwise operations (torch.compile), CUDA graphs for "
@@ -71,7 +216,8 @@ static const advice_entry advice[] = {
         "fuse; use dynamic batching with a short queue window so one launch carries several "
         "requests."),
      N_("Compare P99 latency and throughput at the same request rate; SM activity per request "
-        "must rise.")},
+        "must rise."),
+     NULL},
     {DIAG_R_SYNC_WAIT, NULL,
      N_("The GPUs wait on one another at synchronisation. Find the straggler's extra work (uneven "
         "batch or sequence lengths per rank, its data loader, logging or checkpointing on one rank "
@@ -82,7 +228,7 @@ static const advice_entry advice[] = {
         "before.gpuwhy after.gpuwhy`: "
         "the waiting GPUs' shortfall against the straggler (SM activity, "
         "power or utilization) must shrink and step time p50 drop."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_SYNC_WAIT, "pcie",
      N_("The job's GPUs synchronise over PCIe, without NVLink, so every all-reduce waits on the "
         "bus. "
@@ -94,7 +240,7 @@ static const advice_entry advice[] = {
         "before.gpuwhy after.gpuwhy`: "
         "the waiting GPUs' shortfall against the straggler must shrink and step "
         "time p50 drop; on NVLink GPUs the waits should nearly vanish."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_SYNC_WAIT, "nvlink",
      N_("The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "
         "straggler is slower - uneven batch or sequence lengths per rank, its data loader "
@@ -105,7 +251,7 @@ static const advice_entry advice[] = {
         "before.gpuwhy after.gpuwhy`: "
         "the GPUs' SM activity (or power) must line up and step time p50 drop; "
         "utilization alone may not show it, as waiting collectives spin."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_MEMORY_BOUND, NULL,
      N_("Kernels wait on device memory. Move fewer bytes: mixed precision (bf16/fp16, fp8 where "
         "supported), fused kernels (torch.compile, fused optimizers, FlashAttention-style "
@@ -117,7 +263,7 @@ static const advice_entry advice[] = {
         "rises."),
      N_("Inference kernels are bandwidth-bound (typical for small-batch decoding): lower-precision "
         "weights (fp16/int8/fp8 quantisation) and batching requests raise work per byte read."),
-     N_("Compare P99 latency and requests per second at the same load.")},
+     N_("Compare P99 latency and requests per second at the same load."), NULL},
     {DIAG_R_MEMORY_FULL_IDLE, NULL,
      N_("Memory is nearly full but little is computed: weights and cached tensors wait for work. "
         "Find the stall first (see data-starved, sync-wait, the chain below); if the batch was "
@@ -129,8 +275,8 @@ static const advice_entry advice[] = {
         "utilization must rise at the same or lower memory peak."),
      N_("A serving process keeps its model resident and computes per request: normal while latency "
         "meets its target. If several models share the GPU, unload or offload idle ones."),
-     N_("Watch P99 latency and memory headroom under peak load.")},
-    {DIAG_R_MEMORY_FULL_IDLE, "stopped", STOPPED_CHANGE, STOPPED_VERIFY, NULL, NULL},
+     N_("Watch P99 latency and memory headroom under peak load."), NULL},
+    {DIAG_R_MEMORY_FULL_IDLE, "stopped", STOPPED_CHANGE, STOPPED_VERIFY, NULL, NULL, NULL},
     {DIAG_R_OOM, NULL,
      N_("Lower the memory peak: a smaller batch with gradient accumulation to keep the effective "
         "batch, mixed precision, activation (gradient) checkpointing, shorter sequences or lower "
@@ -142,12 +288,14 @@ static const advice_entry advice[] = {
      N_("Lower the peak per request: cap batch size and sequence/context length, use fp16/int8 "
         "weights, offload unused models; in image generation lower resolution or batch."),
      /* xgettext:no-c-format */
-     N_("Replay the heaviest requests: no oom event and memory peak under 90 % of capacity.")},
+     N_("Replay the heaviest requests: no oom event and memory peak under 90 % of capacity."),
+     NULL},
     {DIAG_R_OOM, "host",
      N_("The host ran out of memory: fewer DataLoader workers (each holds a copy of the data set "
         "object), a smaller prefetch_factor, memory-mapped data sets instead of loading them into "
         "RAM, fewer pinned buffers; or more RAM."),
-     N_("Record again: no oom event, mem.available never near 0 and no swapping."), NULL, NULL},
+     N_("Record again: no oom event, mem.available never near 0 and no swapping."), NULL, NULL,
+     NULL},
     {DIAG_R_OOM_RISK, NULL,
      N_("Leave headroom: a longer sequence, a larger image or fragmentation will run out of memory "
         "at this peak. Lower the batch a step (keep the effective batch with gradient "
@@ -158,7 +306,7 @@ static const advice_entry advice[] = {
         "capacity."),
      N_("Bound the largest request (max batch, max tokens or resolution) so the peak stays under "
         "capacity with margin under concurrent load."),
-     N_("Replay peak traffic and watch the memory peak.")},
+     N_("Replay peak traffic and watch the memory peak."), NULL},
     {DIAG_R_THROTTLED, "power",
      N_("The board is at its power cap: it is working as hard as its budget allows. If clocks "
         "swing "
@@ -167,7 +315,7 @@ static const advice_entry advice[] = {
         "(power.limit against power.default_limit)."),
      N_("nvidia-smi -q -d PERFORMANCE,POWER during the run; in a new recording, SM clocks steady "
         "and step time p90/p50 closer."),
-     NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_THROTTLED, "thermal",
      N_("The GPU slows down because it is too hot: clean dust from heatsinks, check fans and "
         "airflow (blanking panels, spacing between cards, inlet temperature); a lower power limit "
@@ -175,14 +323,14 @@ static const advice_entry advice[] = {
         "consumer cards is often owned by firmware."),
      N_("nvidia-smi -q -d CLOCK,TEMPERATURE under load; in a new recording, no thermal reason in "
         "busy samples and temperature below the slowdown threshold with margin."),
-     NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_THROTTLED, "hw",
      N_("Hardware slowdown (power brake or an external signal) halves the clocks: check the power "
         "supply's capacity and the GPU's power connectors and cables, and the system's power "
         "events; this is not fixed by software settings."),
      N_("nvidia-smi -q -d PERFORMANCE shows the active reasons; in a new recording, no hardware "
         "slowdown in busy samples."),
-     NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_PCIE_DEGRADED, NULL,
      N_("The PCIe link runs below its maximum under load or retries packets: reseat the card, "
         "check "
@@ -194,7 +342,7 @@ static const advice_entry advice[] = {
         "to Gen3 in the BIOS before replacing the card."),
      N_("In a new recording: pcie.link.gen/width current equal to max while busy, and the replay "
         "counter flat."),
-     NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_IMBALANCE, NULL,
      N_("Only some of the job's GPUs compute. Start one process per GPU (torchrun "
         "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) and "
@@ -202,7 +350,7 @@ static const advice_entry advice[] = {
         "0. Check that CUDA_VISIBLE_DEVICES lists the GPUs you mean to use."),
      N_("During the run `gpuwhy status` shows one process per GPU with similar utilization; "
         "`gpuwhy compare` shows step time falling."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_ALL_ON_GPU0, NULL,
      N_("Every process of the job landed on the same GPU: the ranks do not select their device. "
         "Call "
@@ -213,7 +361,7 @@ static const advice_entry advice[] = {
      N_("During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises "
         "and "
         "GPU 0's memory drops."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_CONTENTION, NULL,
      N_("Other processes share the job's GPUs. Give the job GPUs of its own (CUDA_VISIBLE_DEVICES, "
         "a "
@@ -221,20 +369,21 @@ static const advice_entry advice[] = {
         "mode Exclusive_Process (nvidia-smi -c) keeps a second process off a GPU."),
      N_("In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
         "`gpuwhy compare`."),
-     NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_CONTENTION, "gone",
      N_("GPU memory is held by processes that no longer exist here: the owner is usually still "
         "running somewhere (a zombie or orphaned child, a container without --pid=host, a stuck "
         "DataLoader worker). Find it with `gpuwhy status` or `nvidia-smi`, `lsof /dev/nvidia*`, "
         "and "
         "end it; memory is freed when the owning process ends."),
-     N_("`gpuwhy status` shows the memory released and no unknown PID on the GPU."), NULL, NULL},
+     N_("`gpuwhy status` shows the memory released and no unknown PID on the GPU."), NULL, NULL,
+     "nvidia"},
     {DIAG_R_HOST_SWAP, NULL,
      N_("The host swapped: page-ins stall the data pipeline and pinned-memory allocation. Use less "
         "host memory (fewer DataLoader workers, a smaller prefetch_factor, memory-mapped data "
         "instead of loading it, fewer pinned buffers) or add RAM."),
      N_("In a new recording swap.in and swap.out stay at 0 and mem.available keeps a margin."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_GPU_FAULT, NULL,
      N_("The GPU reported a hardware or driver error: the note gives each Xid's number, time, "
         "meaning and first action. Read `dmesg` around that time (NVRM: Xid lines), check power "
@@ -243,13 +392,13 @@ static const advice_entry advice[] = {
         "48/95 (uncorrectable ECC) and 64 (row-remap failure), when they recur, call for taking "
         "the "
         "GPU out of service."),
-     N_("Rerun the job: no Xid or gpu_lost event, ECC counters flat."), NULL, NULL},
+     N_("Rerun the job: no Xid or gpu_lost event, ECC counters flat."), NULL, NULL, "nvidia"},
     {DIAG_R_GPU_FAULT, "xid-app",
      N_("The Xid in the note (13, 31, 43, 45 and the like) is most often the application's own "
         "fault: an illegal memory access or an out-of-range index in a kernel. Rerun with "
         "CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer to find the kernel; if the same Xid recurs "
         "with different programs, treat it as hardware (reset the GPU, check dmesg)."),
-     N_("Rerun the job: no Xid event in the recording."), NULL, NULL},
+     N_("Rerun the job: no Xid event in the recording."), NULL, NULL, NULL},
     {DIAG_R_POWER_CAPPED, NULL,
      N_("Someone set this GPU's power limit below its default (nvidia-smi -pl, a site policy, a "
         "power budget), and under load the cap holds the clocks down. If the cap is not on "
@@ -260,7 +409,7 @@ static const advice_entry advice[] = {
         "before.gpuwhy after.gpuwhy`: "
         "power.limit at its default, clocks.current.sm near clocks.max.sm under load, "
         "step time down."),
-     NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_STEP_BURSTS, NULL,
      N_("Make the job write each step line as it happens: run Python unbuffered "
         "(PYTHONUNBUFFERED=1, "
@@ -268,7 +417,7 @@ static const advice_entry advice[] = {
         "file descriptor `gpuwhy run` passes in $GPUWHY_STEP_FD, which it reads unbuffered."),
      N_("Record again: the report's step line shows p50 and p90 near the mean step time and no "
         "step-bursts finding."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_HOST_CONTENTION, NULL,
      N_("Other processes, not the job, load the host's CPUs (or its storage) while the GPU waits: "
         "the note names the busiest. Move them elsewhere or stop them; run the job where the cores "
@@ -282,7 +431,7 @@ static const advice_entry advice[] = {
         "before.gpuwhy after.gpuwhy`: "
         "with the other load gone, GPU idle share and step time down; cpu.busy.max "
         "no longer saturated during the gaps."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_LOW_UTILIZATION, "gpu-only",
      N_("The GPU idles often and its own counters do not say why; the host was not in this "
         "input. Record the job with gpuwhy (gpuwhy run -- CMD): saturated CPU cores or I/O wait "
@@ -291,7 +440,7 @@ static const advice_entry advice[] = {
         "--trace=cuda,nvtx, or the PyTorch profiler)."),
      N_("Record the same job with gpuwhy run, then compare: utilization must rise and step time "
         "p50 fall."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_LOW_UTILIZATION, NULL,
      N_("The GPU idles often but no host or GPU limit explains it. Look at the gaps with a "
         "profiler "
@@ -306,8 +455,9 @@ static const advice_entry advice[] = {
         "in a short window (Triton dynamic_batching with max_queue_delay_microseconds of a few "
         "hundred and preferred_batch_size) or use continuous batching (vLLM), and raise it only "
         "while P99 stays within target; do not queue long."),
-     N_("Load-test at the target request rate: P99 latency within target, throughput per GPU up.")},
-    {DIAG_R_LOW_UTILIZATION, "stopped", STOPPED_CHANGE, STOPPED_VERIFY, NULL, NULL},
+     N_("Load-test at the target request rate: P99 latency within target, throughput per GPU up."),
+     NULL},
+    {DIAG_R_LOW_UTILIZATION, "stopped", STOPPED_CHANGE, STOPPED_VERIFY, NULL, NULL, NULL},
     {DIAG_R_MIG_NO_UTILIZATION, NULL,
      N_("Judge a MIG instance by what it does report: its memory (gpuwhy status, or the exporter's "
         "DCGM_FI_DEV_FB_USED with GPU_I_ID), the job's own step time, and profiling-grade activity "
@@ -316,7 +466,7 @@ static const advice_entry advice[] = {
      N_("Record the job's step time (gpuwhy run) and compare runs with `gpuwhy compare`; step "
         "time, "
         "not utilization, is the measure on a partitioned GPU."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_NOT_CHECKED, NULL,
      N_("Nothing to change in the job for this: GPU-level rules ran on every GPU that shows work. "
         "To "
@@ -324,59 +474,80 @@ static const advice_entry advice[] = {
         "PID) from a PID namespace that sees it (docker run --pid=host, or record inside the "
         "container)."),
      N_("Record again following the job: the report then names its PIDs in step 1 of the chain."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_NOT_CHECKED, "gpu-only",
      N_("Nothing to change in the job for this: the GPU rules judged the counters the input "
         "holds. To have the host, process and step rules checked too, record the job with "
         "gpuwhy (gpuwhy run -- CMD, or gpuwhy record --pid PID): it samples the host and the "
         "job's processes and reads its step lines."),
      N_("Record the job with gpuwhy run: the report then fills steps 1, 3 and 4 of the chain."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_NOT_CHECKED, "signals",
      N_("Nothing to change in the job for this. To see whether the GPU throttles, watch its "
         "clocks against the maximum (gpuwhy top, or clocks.current.sm beside clocks.max.sm in "
         "gpuwhy query) while it is busy, and its temperature and power against the cap."),
      N_("Compare clocks.current.sm with clocks.max.sm in the recording (gpuwhy export) over the "
         "busy stretches."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_TOO_LITTLE_DATA, NULL,
      N_("Record longer (a minute of steady work is a fair sample), or sample faster for a short "
         "job: gpuwhy run -i 100ms -- CMD. No verdict is given on a handful of samples."),
      N_("Record again: the report must show at least the minimum number of samples "
         "(report --thresholds, min_samples) in its analysed window."),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {DIAG_R_GPU_IDLE, NULL,
      N_("Nothing ran on the GPU while recording: start the job (or record while it runs), check "
         "that it was given this GPU (CUDA_VISIBLE_DEVICES, the scheduler's allocation), and record "
         "with --pid PID or `gpuwhy run -- CMD` to follow it."),
      N_("Record while the job runs: utilization.gpu must rise above the idle threshold."), NULL,
-     NULL},
+     NULL, NULL},
     {DIAG_R_HEALTHY, NULL,
      N_("Nothing to change: the GPU is busy and nothing on the host, the link or other processes "
         "holds it back. Keep this recording as the baseline for later changes."),
      N_("Compare later recordings against this one with `gpuwhy compare`."),
      N_("Nothing to change for a latency goal: utilization is where a serving load puts it. Keep "
         "this recording as the baseline."),
-     N_("Compare later recordings against this one with `gpuwhy compare`, with P99 latency.")},
+     N_("Compare later recordings against this one with `gpuwhy compare`, with P99 latency."),
+     NULL},
     {DIAG_R_HEALTHY, "gpu-only",
      N_("Nothing to change in what the GPU counters show: the GPU is busy. The host, the link's "
         "traffic and other processes were not in this input (see not-checked). Keep it as the "
         "baseline for later logs."),
-     N_("Compare later logs or recordings against this one with `gpuwhy compare`."), NULL, NULL},
+     N_("Compare later logs or recordings against this one with `gpuwhy compare`."), NULL, NULL,
+     NULL},
 };
 
-void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,
-                        const char **verify)
+static bool entry_is(const advice_entry *a, diag_rule rule, const char *variant, const char *vendor)
+{
+	if (a->rule != rule ||
+	    (variant ? !a->variant || strcmp(a->variant, variant) : a->variant != NULL))
+		return false;
+	return !a->vendor || !strcmp(a->vendor, vendor);
+}
+
+static const advice_entry *find(const advice_entry *t, size_t n, diag_rule rule,
+                                const char *variant, const char *vendor)
+{
+	for (size_t i = 0; i < n; i++)
+		if (entry_is(&t[i], rule, variant, vendor))
+			return &t[i];
+	return NULL;
+}
+
+void diag_advice_lookup(diag_rule rule, const char *variant, const char *vendor, diag_goal goal,
+                        const char **change, const char **verify)
 {
 	*change = *verify = NULL;
-	for (size_t i = 0; i < sizeof advice / sizeof *advice; i++) {
-		const advice_entry *a = &advice[i];
-		if (a->rule != rule ||
-		    (variant ? !a->variant || strcmp(a->variant, variant) : a->variant != NULL))
-			continue;
-		bool lat = goal == DIAG_GOAL_LATENCY;
-		*change = L_(lat && a->change_latency ? a->change_latency : a->change);
-		*verify = L_(lat && a->verify_latency ? a->verify_latency : a->verify);
+	/* a vendor nobody knows is worded as unknown, never as NVIDIA's */
+	if (!vendor || (strcmp(vendor, "nvidia") != 0 && strcmp(vendor, "amd") != 0))
+		vendor = "";
+	const advice_entry *a = find(advice_vendor, sizeof advice_vendor / sizeof *advice_vendor,
+	                             rule, variant, vendor);
+	if (!a)
+		a = find(advice, sizeof advice / sizeof *advice, rule, variant, vendor);
+	if (!a)
 		return;
-	}
+	bool lat = goal == DIAG_GOAL_LATENCY;
+	*change = L_(lat && a->change_latency ? a->change_latency : a->change);
+	*verify = L_(lat && a->verify_latency ? a->verify_latency : a->verify);
 }

@@ -283,9 +283,45 @@ void diag_gpu(diag_finding *f, int g)
 		f->gpus |= 1ULL << g;
 }
 
+/*
+ * GPU g's vendor: the recording's, else what its events prove (only NVIDIA's
+ * driver reports Xids, only amdgpu its faults: a recording older than the
+ * vendor column still says whose a faulting GPU is), else "".
+ */
+static const char *gpu_vendor(const diag_ctx *c, int g)
+{
+	const timeline *tl = c->tl;
+	if (tl->gpu[g].vendor[0])
+		return tl->gpu[g].vendor;
+	for (int i = 0; i < tl->nevents; i++)
+		if (tl->events[i].gpu == g && !strcmp(tl->events[i].kind, TL_EV_XID))
+			return "nvidia";
+		else if (tl->events[i].gpu == g && !strcmp(tl->events[i].kind, TL_EV_AMDGPU))
+			return "amd";
+	return "";
+}
+
+/* The vendor of f's GPUs (all of the timeline's when f names none); "" when they differ
+ * or one is unknown. */
+static const char *finding_vendor(const diag_ctx *c, const diag_finding *f)
+{
+	const char *v = NULL;
+	for (int g = 0; g < c->ngpu && g < 64; g++) {
+		if (f->gpus && !(f->gpus >> g & 1))
+			continue;
+		const char *gv = gpu_vendor(c, g);
+		if (!v)
+			v = gv;
+		else if (strcmp(v, gv) != 0)
+			return "";
+	}
+	return v ? v : "";
+}
+
 void diag_advice(diag_ctx *c, diag_finding *f, const char *variant)
 {
-	diag_advice_lookup(f->rule, variant, c->o->goal, &f->advice, &f->verify);
+	diag_advice_lookup(f->rule, variant, finding_vendor(c, f), c->o->goal, &f->advice,
+	                   &f->verify);
 }
 
 void diag_add_range(diag_finding *f, double t0, double t1)

@@ -225,6 +225,9 @@ const diag_finding *diag_find(const diag_result *res, const char *id);
 const diag_finding *diag_find_rule(const diag_result *res, diag_rule r);
 /* 1 (GW_EXIT_PROBLEMS) when any finding is an error, else 0. */
 int diag_exit_code(const diag_result *res);
+/* Whether f is a not-checked finding about some GPUs' own signals (no clock-event reasons,
+ * an AMD GPU): it names its GPUs, so a fleet keeps it per node. */
+bool diag_not_checked_gpus(const diag_finding *f);
 
 /*
  * For the live faces: diagnose a short window and write one line about the

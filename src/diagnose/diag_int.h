@@ -77,10 +77,11 @@ void diag_stop_cite(diag_ctx *c, diag_finding *f, const diag_stop *st, int gpu);
 void diag_gpu_summaries(diag_ctx *c);
 void diag_chain(diag_ctx *c);
 
-/* advice.c: the texts for a rule, its case (NULL, or "pcie" for sync-wait over PCIe, ...) and goal.
- */
-void diag_advice_lookup(diag_rule rule, const char *variant, diag_goal goal, const char **change,
-                        const char **verify);
+/* advice.c: the texts for a rule, its case (NULL, or "pcie" for sync-wait over PCIe, ...),
+ * the vendor of the GPUs concerned ("nvidia", "amd"; "" or NULL unknown or mixed: texts
+ * that name neither vendor's tools) and goal. */
+void diag_advice_lookup(diag_rule rule, const char *variant, const char *vendor, diag_goal goal,
+                        const char **change, const char **verify);
 
 /* ---- building findings ---- */
 diag_finding *diag_add(diag_ctx *c, diag_rule rule, diag_severity sev, double confidence);

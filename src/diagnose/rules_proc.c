@@ -372,17 +372,74 @@ static void not_checked_gpu_only(diag_ctx *c)
 	diag_advice(c, f, "gpu-only");
 }
 
+#define STAT_NO_REASONS N_("GPUs without clock-event reasons")
+#define STAT_AMD N_("AMD GPUs")
+
+static bool stat_is(const char *stat, const char *msgid)
+{
+	/* English, or translated where the run was localized */
+	return !strcmp(stat, msgid) || !strcmp(stat, _(msgid));
+}
+
+bool diag_not_checked_gpus(const diag_finding *f)
+{
+	return f->rule == DIAG_R_NOT_CHECKED && f->nev > 0 &&
+	       (stat_is(f->ev[0].stat, STAT_NO_REASONS) || stat_is(f->ev[0].stat, STAT_AMD));
+}
+
 /*
- * GPUs whose driver reports no clock-event reasons (AMD GPUs through amdgpu):
- * the rules that need NVIDIA's signals judged nothing there, and say so
- * rather than let silence read as "not throttled".
+ * AMD GPUs whose driver reports their throttle reasons (gpu_metrics'
+ * indep_throttle_status): throttled was judged, the rest of NVIDIA's
+ * signals were not.
+ */
+static void not_checked_amd(diag_ctx *c, uint64_t m)
+{
+	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	int n = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++)
+		if (m >> g & 1) {
+			diag_gpu(f, g);
+			n++;
+		}
+	char gl[64];
+	diag_gpu_list(c, m, gl, sizeof gl);
+	diag_title(f,
+	           "%s %s AMD (read from the amdgpu driver): the rules that need NVIDIA's signals "
+	           "were not checked there",
+	           gl, n == 1 ? "is" : "are");
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = STAT_AMD, .value = n);
+	diag_note(f,
+	          "Not checked there: power-capped (the default power limit), the SM-activity "
+	          "evidence of launch-bound and memory-bound (NVIDIA's GPM), and the Xid and "
+	          "row-remapping parts of gpu-fault (amdgpu's faults in the kernel log are judged "
+	          "instead). Throttling (the driver's throttle reasons), utilization, memory, "
+	          "power, temperature, clocks and the PCIe link were judged as on any GPU.");
+	diag_range_window(c, f);
+	diag_advice(c, f, "amd-signals");
+}
+
+/*
+ * GPUs whose driver reports no clock-event reasons (AMD GPUs through amdgpu),
+ * and AMD GPUs that report them: the rules that need NVIDIA's signals judged
+ * nothing there, and say so rather than let silence read as "not throttled".
  */
 static void not_checked_signals(diag_ctx *c)
 {
-	uint64_t m = 0;
-	for (int g = 0; g < c->ngpu && g < 64; g++)
-		if (!c->tl->gpu[g].m[GM_CLK_REASONS] && !c->tl->gpu[g].lost_at_end)
+	uint64_t m = 0, amd = 0;
+	/* a log of GPU counters (a Prometheus window, an nvidia-smi CSV) may simply lack the
+	 * field: there only a GPU known to be AMD's says the reasons are not there */
+	bool gpu_only = diag_gpu_only(c);
+	for (int g = 0; g < c->ngpu && g < 64; g++) {
+		if (c->tl->gpu[g].lost_at_end)
+			continue;
+		bool is_amd = !strcmp(c->tl->gpu[g].vendor, "amd");
+		if (!c->tl->gpu[g].m[GM_CLK_REASONS] && (!gpu_only || is_amd))
 			m |= 1ULL << g;
+		else if (is_amd)
+			amd |= 1ULL << g;
+	}
+	if (amd)
+		not_checked_amd(c, amd);
 	if (!m)
 		return;
 	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
@@ -398,8 +455,7 @@ static void not_checked_signals(diag_ctx *c)
 	           "%s report%s no clock-event reasons (an AMD GPU, read from the amdgpu driver): "
 	           "the rules that need them were not checked there",
 	           gl, n == 1 ? "s" : "");
-	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = N_("GPUs without clock-event reasons"),
-	        .value = n);
+	DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_GPUS, .stat = STAT_NO_REASONS, .value = n);
 	diag_note(f, "Not checked there: throttled (the clock-event reasons), power-capped (the "
 	             "default power limit), the SM-activity evidence of launch-bound and "
 	             "memory-bound (NVIDIA's GPM), and the ECC, Xid and row-remapping parts of "
@@ -412,8 +468,7 @@ static void not_checked_signals(diag_ctx *c)
 void rule_not_checked(diag_ctx *c)
 {
 	const timeline *tl = c->tl;
-	/* a log of GPU counters may simply lack the field: only gpuwhy's own readings say */
-	if (tl->n > 0 && !diag_gpu_only(c))
+	if (tl->n > 0)
 		not_checked_signals(c);
 	if (tl->n > 0 && diag_gpu_only(c)) {
 		not_checked_gpu_only(c);

@@ -22,6 +22,7 @@ static timeline *build(const exporter_window *w)
 		tl->gpu[g].index = w->gpus[g].index;
 		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", w->gpus[g].uuid);
 		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", w->gpus[g].name);
+		snprintf(tl->gpu[g].vendor, sizeof tl->gpu[g].vendor, "%s", w->gpus[g].vendor);
 	}
 	return tl;
 }

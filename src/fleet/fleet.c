@@ -199,6 +199,7 @@ static timeline *window_of(const timeline *tl, int a, int b, const int *gone)
 		w->gpu[g].index = tl->gpu[g].index;
 		memcpy(w->gpu[g].uuid, tl->gpu[g].uuid, sizeof w->gpu[g].uuid);
 		memcpy(w->gpu[g].name, tl->gpu[g].name, sizeof w->gpu[g].name);
+		memcpy(w->gpu[g].vendor, tl->gpu[g].vendor, sizeof w->gpu[g].vendor);
 		w->gpu[g].lost_at_end = tl->gpu[g].lost_at_end && gone[g] < b;
 		for (int m = 0; m < GM__COUNT; m++)
 			if (tl->gpu[g].m[m])
@@ -298,7 +299,13 @@ static void diagnose_node(const prom_fleet *fl, const fleet_opts *o, int k, flee
 		double t0 = fl->from + a * fl->step, t1 = fl->from + b * fl->step;
 		for (int i = 0; i < res.n; i++) {
 			const diag_finding *f = &res.f[i];
-			if (f->rule == DIAG_R_NOT_CHECKED && f->note[0])
+			if (diag_not_checked_gpus(f)) {
+				/* about these GPUs: said once per node, naming them */
+				char line[1024];
+				snprintf(line, sizeof line, "%s: %s. %s", fl->node[k].host,
+				         f->title, f->note);
+				note_not_checked(r, line);
+			} else if (f->rule == DIAG_R_NOT_CHECKED && f->note[0])
 				note_not_checked(r, f->note);
 			else if (ranked_rule(f->rule) && f->gpus)
 				merge_finding(fl, r, k, f, t0, t1);

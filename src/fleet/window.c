@@ -304,6 +304,7 @@ timeline *fw_join(const prom_fleet *fl, int a, int b, const queue_slurm_alloc *k
 			d->index = src->index;
 			d->lost_at_end = src->lost_at_end;
 			snprintf(d->uuid, sizeof d->uuid, "%s", src->uuid);
+			memcpy(d->vendor, src->vendor, sizeof d->vendor);
 			if (nnodes > 1)
 				snprintf(d->name, sizeof d->name, "%.40s %.50s", nd->host,
 				         src->name);

@@ -36,6 +36,9 @@ typedef struct {
 	int index; /* NVML index */
 	char uuid[96];
 	char name[96];
+	/* "nvidia", "amd"; "" when unknown (a recording older than the column,
+	 * a mixed source): advice then names neither vendor's tools */
+	char vendor[8];
 	bool lost_at_end;
 	double *m[GM__COUNT]; /* series; NULL when never present */
 } tl_gpu;

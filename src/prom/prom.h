@@ -241,6 +241,9 @@ prom_node *prom_series_node(prom_fleet *fl, const prom_series *s);
  * fl->own, joined to the node by instance. Called by prom_fleet_load. Returns 0 or err's code.
  */
 int prom_fleet_own(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err);
+/* prom_own.c: each GPU's vendor from gpuwhy exporter's gpuwhy_gpu_info (its vendor label)
+ * into the nodes' timelines (tl->gpu[].vendor); GPUs without one stay unknown. */
+int prom_fleet_vendor(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err);
 
 /* The matchers inside --match's braces ('{a="b"}' or 'a="b"', spaces around left out): where
  * they start in match, their length in *n (0: none). */

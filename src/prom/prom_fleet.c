@@ -532,6 +532,8 @@ int prom_fleet_load(const prom_conn *c, const prom_fleet_query *q, prom_fleet *o
 		rc = prom_fleet_host(c, q, out, err);
 	if (rc == 0)
 		rc = prom_fleet_own(c, q, out, err);
+	if (rc == 0)
+		rc = prom_fleet_vendor(c, q, out, err);
 	for (int k = 0; rc == 0 && k < out->nnodes; k++)
 		derive(out, &out->node[k]);
 	if (rc)

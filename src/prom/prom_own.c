@@ -15,6 +15,9 @@
 #include "util/xalloc.h"
 
 #define PROM_OWN_SERIES "gpuwhy_finding"
+/* gpuwhy exporter's static facts of a GPU; its vendor label says whose driver it was read
+ * through ("nvidia", "amd"), which no DCGM series says. */
+#define PROM_INFO_SERIES "gpuwhy_gpu_info"
 
 static int own_cmp(const void *a, const void *b)
 {
@@ -89,5 +92,64 @@ int prom_fleet_own(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl
 	prom_matrix_free(&m);
 	if (fl->nown > 1)
 		qsort(fl->own, (size_t)fl->nown, sizeof *fl->own, own_cmp);
+	return rc;
+}
+
+/* Each GPU's vendor from its gpuwhy_gpu_info series, onto the node's timeline; a GPU no
+ * gpuwhy exporter describes (dcgm-exporter's) keeps "" (unknown). */
+static void vendor_fill(prom_fleet *fl, const prom_matrix *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		const prom_series *s = &m->s[i];
+		prom_node *nd = prom_series_node(fl, s);
+		const char *v = prom_label_get(s, "vendor"), *g = prom_label_get(s, "gpu");
+		char *end;
+		long gpu = g ? strtol(g, &end, 10) : -1;
+		if (!nd || !nd->tl || !v || !g || *end || (strcmp(v, "nvidia") && strcmp(v, "amd")))
+			continue;
+		for (int k = 0; k < nd->tl->ngpu; k++)
+			if (nd->gpus[k].gpu == gpu)
+				snprintf(nd->tl->gpu[k].vendor, sizeof nd->tl->gpu[k].vendor, "%s",
+				         v);
+	}
+}
+
+/*
+ * The info series of the loaded nodes. Under a node's or job's matchers (Hostname="n1")
+ * they would match nothing: gpuwhy's own series carry no host label, only the scrape's
+ * instance, so those ask by the nodes' instances (a regex's '.' may match more, which
+ * vendor_fill's exact join to the node drops). Too many nodes for one request: none.
+ */
+static bool info_selector(const prom_fleet_query *q, const prom_fleet *fl, char *sel, size_t len)
+{
+	if (!q->match || !*q->match) {
+		prom_selector(PROM_INFO_SERIES, q->match, sel, len);
+		return true;
+	}
+	size_t at = (size_t)snprintf(sel, len, "%s{instance=~\"", PROM_INFO_SERIES);
+	int n = 0;
+	for (int k = 0; k < fl->nnodes && at < len; k++) {
+		const char *inst = fl->node[k].instance;
+		if (!*inst || strpbrk(inst, "\"\\|()[]{}*+?^$"))
+			continue;
+		at += (size_t)snprintf(sel + at, len - at, "%s%s", n++ ? "|" : "", inst);
+	}
+	if (at < len)
+		at += (size_t)snprintf(sel + at, len - at, "\"}");
+	return n > 0 && at < len;
+}
+
+int prom_fleet_vendor(const prom_conn *c, const prom_fleet_query *q, prom_fleet *fl, gw_fail *err)
+{
+	char sel[640], expr[700];
+	if (!info_selector(q, fl, sel, sizeof sel))
+		return 0;
+	/* one value per GPU and vendor over the range: the facts do not change */
+	snprintf(expr, sizeof expr, "max by (instance, Hostname, hostname, gpu, vendor) (%s)", sel);
+	prom_matrix m = {0};
+	int rc = prom_query_range(c, expr, q->from, q->to, q->step, &m, err);
+	if (rc == 0)
+		vendor_fill(fl, &m);
+	prom_matrix_free(&m);
 	return rc;
 }

@@ -107,6 +107,23 @@ static void first_line(const char *text, char *out, size_t len)
 
 /* ---- submission ---- */
 
+/*
+ * The GPU variables of the shell the task was added from name GPUs of that
+ * machine, not the job's: Slurm sets those it uses for the allocation and
+ * leaves the others as they came (on an AMD node only ROCR_VISIBLE_DEVICES),
+ * so a stale CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES would filter the
+ * job's GPUs a second time. The job's are Slurm's alone.
+ */
+static bool gpu_variable(const char *key)
+{
+	static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+	                                    "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(key, names[i]))
+			return true;
+	return false;
+}
+
 static char **task_env(const queue_spec *sp)
 {
 	json_t *obj = sp->env_json ? json_loads(sp->env_json, 0, NULL) : NULL;
@@ -120,7 +137,7 @@ static char **task_env(const queue_spec *sp)
 	bool has_conf = false;
 	json_object_foreach(obj, key, v)
 	{
-		if (!json_is_string(v))
+		if (!json_is_string(v) || gpu_variable(key))
 			continue;
 		size_t len = strlen(key) + strlen(json_string_value(v)) + 2;
 		env[k] = malloc(len);
@@ -149,18 +166,36 @@ static int write_script(const char *path, const queue_task *t, const queue_attem
 	size_t ql = queue_shell_quote(t->spec.cwd ? t->spec.cwd : "/", NULL, 0) + 1;
 	char *cwd = malloc(ql);
 	queue_shell_quote(t->spec.cwd ? t->spec.cwd : "/", cwd, ql);
-	fprintf(f,
-	        "#!/bin/sh\n"
-	        "# gpuwhy queue: task %lld attempt %d (written by the worker; do not edit)\n"
-	        "echo \"=== gpuwhy task %lld attempt %d token %s start $(date '+%%Y-%%m-%%d "
-	        "%%H:%%M:%%S') host $(hostname) slurm job ${SLURM_JOB_ID:-?} "
-	        "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-} ===\"\n"
-	        "export CUDA_DEVICE_ORDER=PCI_BUS_ID GPUWHY_TASK_ID=%lld GPUWHY_ATTEMPT=%d "
-	        "GPUWHY_ATTEMPT_TOKEN=%s\n"
-	        "cd %s || exit 126\n"
-	        "exec %s\n",
-	        (long long)t->id, a->n, (long long)t->id, a->n, a->token, (long long)t->id, a->n,
-	        a->token, cwd, cmd);
+	/*
+	 * On an AMD node Slurm names the job's GPUs in ROCR_VISIBLE_DEVICES (gres.conf's
+	 * Flags=amd_gpu_env, AutoDetect=rsmi's; with no Flags it sets CUDA_VISIBLE_DEVICES
+	 * and GPU_DEVICE_ORDINAL to the same list). ROCr then shows only those, numbered
+	 * from 0, and HIP (and OpenCL) filter again by what they read, so a job on node
+	 * GPUs 1,2 must see HIP_VISIBLE_DEVICES=0,1. Without CUDA_VISIBLE_DEVICES from
+	 * Slurm the node is AMD's: it repeats HIP's list, as the local queue's does.
+	 */
+	fprintf(
+	    f,
+	    "#!/bin/sh\n"
+	    "# gpuwhy queue: task %lld attempt %d (written by the worker; do not edit)\n"
+	    "h= n=0\n"
+	    "for d in $(echo \"${ROCR_VISIBLE_DEVICES-}\" | tr , ' '); do h=$h${h:+,}$n; "
+	    "n=$((n + 1)); done\n"
+	    "echo \"=== gpuwhy task %lld attempt %d token %s start $(date '+%%Y-%%m-%%d "
+	    "%%H:%%M:%%S') host $(hostname) slurm job ${SLURM_JOB_ID:-?} "
+	    "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-}${h:+ "
+	    "ROCR_VISIBLE_DEVICES=$ROCR_VISIBLE_DEVICES HIP_VISIBLE_DEVICES=$h} ===\"\n"
+	    "if [ -n \"$h\" ]; then\n"
+	    "\texport HIP_VISIBLE_DEVICES=$h\n"
+	    "\tif [ -n \"${GPU_DEVICE_ORDINAL+x}\" ]; then export GPU_DEVICE_ORDINAL=$h; fi\n"
+	    "\tif [ -z \"${CUDA_VISIBLE_DEVICES+x}\" ]; then export CUDA_VISIBLE_DEVICES=$h; fi\n"
+	    "fi\n"
+	    "export CUDA_DEVICE_ORDER=PCI_BUS_ID GPUWHY_TASK_ID=%lld GPUWHY_ATTEMPT=%d "
+	    "GPUWHY_ATTEMPT_TOKEN=%s\n"
+	    "cd %s || exit 126\n"
+	    "exec %s\n",
+	    (long long)t->id, a->n, (long long)t->id, a->n, a->token, (long long)t->id, a->n,
+	    a->token, cwd, cmd);
 	free(cmd);
 	free(cwd);
 	bool ok = fclose(f) == 0;
@@ -347,7 +382,18 @@ static int64_t job_maxrss(const char *job)
 	return kib;
 }
 
-/* From the log: how many runs this token had, and the GPUs of the last one. */
+/* The value of NAME= in the header line at p (ending at eol or the text's end). */
+static size_t header_value(const char *p, const char *eol, const char *name, const char **val)
+{
+	const char *v = strstr(p, name);
+	if (!v || (eol && v > eol))
+		return 0;
+	*val = v + strlen(name);
+	return strcspn(*val, " \n");
+}
+
+/* From the log: how many runs this token had, and the GPUs of the last one: Slurm's
+ * CUDA_VISIBLE_DEVICES, else (an AMD node) its ROCR_VISIBLE_DEVICES. */
 static void scan_log(queue_slurm *s, queue_attempt *a)
 {
 	char path[PATH_MAX];
@@ -363,11 +409,11 @@ static void scan_log(queue_slurm *s, queue_attempt *a)
 	for (const char *p = text; (p = strstr(p, needle)); p++)
 		last = p;
 	if (last) {
-		const char *cv = strstr(last, "CUDA_VISIBLE_DEVICES=");
-		const char *eol = strchr(last, '\n');
-		if (cv && (!eol || cv < eol)) {
-			cv += strlen("CUDA_VISIBLE_DEVICES=");
-			size_t n = strcspn(cv, " \n");
+		const char *eol = strchr(last, '\n'), *cv = NULL;
+		size_t n = header_value(last, eol, " CUDA_VISIBLE_DEVICES=", &cv);
+		if (!n)
+			n = header_value(last, eol, " ROCR_VISIBLE_DEVICES=", &cv);
+		if (n) {
 			if (n >= sizeof a->gpu_idx)
 				n = sizeof a->gpu_idx - 1;
 			memcpy(a->gpu_idx, cv, n);

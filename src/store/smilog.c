@@ -385,6 +385,8 @@ static int finish(sl_build *b, timeline **out)
 		tl->gpu[g].index = b->gindex[g];
 		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", b->guuid[g]);
 		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", b->gname[g]);
+		/* nvidia-smi's own logs: only NVIDIA GPUs are in them */
+		snprintf(tl->gpu[g].vendor, sizeof tl->gpu[g].vendor, "nvidia");
 		tl->gpu[g].lost_at_end = b->glost[g];
 	}
 	snprintf(tl->driver, sizeof tl->driver, "%s", b->driver);

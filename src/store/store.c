@@ -686,7 +686,7 @@ int store_add_gpu(store *st, const gpu_static *g)
 	int rc = -1;
 	sqlite3_stmt *s = NULL;
 	st->staged_rows = true;
-	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpus VALUES(?,?,?,?,?,?,?,?,?)")) {
+	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpus VALUES(?,?,?,?,?,?,?,?,?,?)")) {
 		sqlite3_bind_int(s, 1, g->index);
 		sql_bind_nonempty(s, 2, g->uuid);
 		sql_bind_nonempty(s, 3, g->name);
@@ -697,6 +697,7 @@ int store_add_gpu(store *st, const gpu_static *g)
 		if (g->numa_ok)
 			sqlite3_bind_int(s, 8, g->numa_node);
 		sql_bind_nonempty(s, 9, g->cpu_affinity);
+		sql_bind_nonempty(s, 10, g->vendor);
 		rc = step_done(st, s, "gpus");
 	}
 	sqlite3_finalize(s);

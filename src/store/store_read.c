@@ -403,9 +403,27 @@ static int count_cpus(reader *r)
 	return ncpu > 0 && ncpu <= 65536 ? ncpu : 0;
 }
 
-static int load_gpus(reader *r, int *idx, char (*uuid)[96], char (*name)[96])
+/* The column named col of s's rows, -1 when the file has none. */
+static int column_named(sqlite3_stmt *s, const char *col)
+{
+	for (int i = 0; i < sqlite3_column_count(s); i++)
+		if (!strcmp(sqlite3_column_name(s, i), col))
+			return i;
+	return -1;
+}
+
+/* The vendor as a model knows it; anything else (or none) is unknown. */
+static void copy_vendor(char *out, size_t len, const char *v)
+{
+	bool known = v && (!strcmp(v, "nvidia") || !strcmp(v, "amd"));
+	snprintf(out, len, "%s", known ? v : "");
+}
+
+static int load_gpus(reader *r, int *idx, char (*uuid)[96], char (*name)[96], char (*vendor)[8])
 {
 	sqlite3_stmt *s = query(r, "SELECT * FROM gpus ORDER BY idx");
+	/* recordings older than the vendor column have none: its GPUs' vendor is unknown */
+	int vcol = s ? column_named(s, "vendor") : -1;
 	int n = 0;
 	while (s && next_row(r, s)) {
 		row_seen(r, s, ST_GPUS, NULL);
@@ -416,6 +434,8 @@ static int load_gpus(reader *r, int *idx, char (*uuid)[96], char (*name)[96])
 		const char *nm = (const char *)sqlite3_column_text(s, 2);
 		snprintf(uuid[n], 96, "%s", u ? u : "");
 		snprintf(name[n], 96, "%s", nm ? nm : "");
+		copy_vendor(vendor[n], 8,
+		            vcol >= 0 ? (const char *)sqlite3_column_text(s, vcol) : NULL);
 		n++;
 	}
 	sqlite3_finalize(s);
@@ -763,14 +783,15 @@ int store_read_timeline(const char *path, timeline **out, gw_fail *err)
 	if (rc)
 		return rc;
 	int idx[GPU_MAX];
-	char uuid[GPU_MAX][96], name[GPU_MAX][96];
-	int ngpu = load_gpus(&r, idx, uuid, name);
+	char uuid[GPU_MAX][96], name[GPU_MAX][96], vendor[GPU_MAX][8];
+	int ngpu = load_gpus(&r, idx, uuid, name, vendor);
 	store_meta *m = meta_load(&r);
 	timeline *tl = tl_new(ngpu, count_cpus(&r));
 	for (int g = 0; g < ngpu; g++) {
 		tl->gpu[g].index = idx[g];
-		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", uuid[g]);
-		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", name[g]);
+		memcpy(tl->gpu[g].uuid, uuid[g], sizeof tl->gpu[g].uuid);
+		memcpy(tl->gpu[g].name, name[g], sizeof tl->gpu[g].name);
+		memcpy(tl->gpu[g].vendor, vendor[g], sizeof tl->gpu[g].vendor);
 	}
 	load_facts(tl, m);
 	load_samples(&r, tl);

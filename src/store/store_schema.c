@@ -49,7 +49,8 @@ int store_schema_create(sqlite3 *db, gw_fail *err)
 	    &sql, META_SQL
 	    ";"
 	    "CREATE TABLE gpus(idx INTEGER PRIMARY KEY, uuid TEXT, name TEXT, pci_bus_id TEXT,"
-	    " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT);"
+	    " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT,"
+	    " vendor TEXT);"
 	    "CREATE TABLE gpu_links(a INTEGER, b INTEGER, nvlinks INTEGER, topo INTEGER,"
 	    " PRIMARY KEY(a, b));" GPU_SAMPLES_SQL);
 	for (int i = 0; i < GM__COUNT; i++) {

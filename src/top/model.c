@@ -520,6 +520,7 @@ static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 		tl->gpu[g].index = m->gpu[g].index;
 		snprintf(tl->gpu[g].uuid, sizeof tl->gpu[g].uuid, "%s", m->gpu[g].uuid);
 		snprintf(tl->gpu[g].name, sizeof tl->gpu[g].name, "%s", m->gpu[g].name);
+		snprintf(tl->gpu[g].vendor, sizeof tl->gpu[g].vendor, "%s", m->gpu[g].vendor);
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);

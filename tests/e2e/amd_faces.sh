@@ -107,6 +107,21 @@ out=$(COLUMNS=100 GPUWHY_SIM_TIME=3 "$GPUWHY" --sim apu-780m top --once -t)
 assert_eq "$?" 0 "top --once on the APU"
 assert_contains "$out" "416M/512M" "top's APU memory"
 assert_contains "$out" "33W/n/a" "top's APU power without a cap"
+# the recording keeps the card's vendor, and the report's advice is AMD's: its reset
+# commands, never Xid or nvidia-smi
+assert_eq "$(sqlite3 "$T/lost.gpuwhy" 'SELECT vendor FROM gpus')" "amd" "the recorded vendor"
+out=$("$GPUWHY" report "$T/lost.gpuwhy")
+assert_contains "$out" "amd-smi reset --gpureset -g N" "AMD's reset in the lost card's advice"
+case "$out" in *nvidia-smi* | *Xid*) fail "the lost AMD card's report speaks of NVIDIA's tools: $out" ;; esac
+# a recording older than the vendor column (made here by dropping it, as a gpuwhy before
+# application ids and digests wrote it) still reports, naming neither vendor's tools
+cp "$T/lost.gpuwhy" "$T/old.gpuwhy"
+sqlite3 "$T/old.gpuwhy" "PRAGMA application_id = 0; PRAGMA user_version = 0;
+	DELETE FROM meta WHERE key LIKE 'digest.%'; ALTER TABLE gpus DROP COLUMN vendor" ||
+	fail "make an older recording"
+out=$("$GPUWHY" report "$T/old.gpuwhy")
+assert_contains "$out" "reset the GPU with its vendor's management tool" "a lost card of unknown vendor"
+case "$out" in *nvidia-smi* | *amd-smi* | *rocm-smi* | *Xid*) fail "unknown vendor worded as one: $out" ;; esac
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"

@@ -783,6 +783,43 @@ static void test_host_swap(void **state)
 
 /* ---- gpu-fault ---- */
 
+/* A fault's advice names the tools of the GPU's vendor: the recording's, else what the
+ * events prove (an older recording), else neither vendor's. */
+static void test_gpu_fault_vendor(void **state)
+{
+	(void)state;
+	diag_result r;
+	timeline *tl = fx_healthy();
+	snprintf(tl->gpu[0].vendor, sizeof tl->gpu[0].vendor, "amd");
+	tl_add_event(tl, 30, TL_EV_GPU_LOST, 0, 0, "");
+	fx_run(tl, &r);
+	const diag_finding *f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_non_null(strstr(f->advice, "amd-smi reset --gpureset -g N"));
+	assert_null(strstr(f->advice, "nvidia-smi"));
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* no vendor recorded: an amdgpu fault says whose the GPU is */
+	tl = fx_healthy();
+	tl_add_event(tl, 30, TL_EV_AMDGPU, 0, TL_AMDGPU_RESET_FAILED, "amdgpu 0000:03:00.0: x");
+	fx_run(tl, &r);
+	f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_non_null(strstr(f->advice, "rocm-smi --gpureset -d N"));
+	diag_result_free(&r);
+	tl_free(tl);
+
+	/* nothing says: neither vendor's tools */
+	tl = fx_healthy();
+	tl_add_event(tl, 30, TL_EV_GPU_LOST, 0, 0, "");
+	fx_run(tl, &r);
+	f = expect(&r, "gpu-fault", DIAG_ERROR);
+	assert_non_null(strstr(f->advice, "its vendor's management tool"));
+	assert_null(strstr(f->advice, "nvidia-smi"));
+	assert_null(strstr(f->advice, "amd-smi"));
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
 static void test_gpu_fault(void **state)
 {
 	(void)state;
@@ -1081,6 +1118,7 @@ int main(void)
 	    cmocka_unit_test(test_contention),
 	    cmocka_unit_test(test_host_swap),
 	    cmocka_unit_test(test_gpu_fault),
+	    cmocka_unit_test(test_gpu_fault_vendor),
 	    cmocka_unit_test(test_low_util_goal),
 	    cmocka_unit_test(test_no_tree_idle_gpu),
 	    cmocka_unit_test(test_thresholds),

@@ -48,31 +48,75 @@ static void test_labels(void **state)
 	assert_string_equal(l, "pcie");
 }
 
-/* Every rule has its own advice, or (throttled) one per kind of throttling. */
+/* Every rule has its own advice, or (throttled) one per kind of throttling, for every vendor. */
 static void test_advice(void **state)
 {
 	(void)state;
-	for (int g = DIAG_GOAL_THROUGHPUT; g <= DIAG_GOAL_LATENCY; g++)
-		for (int r = 0; r < DIAG_R__COUNT; r++) {
-			const char *change, *verify;
-			if (r == DIAG_R_THROTTLED) {
-				static const char *const kinds[] = {"power", "thermal", "hw"};
-				for (int k = 0; k < 3; k++) {
-					diag_advice_lookup((diag_rule)r, kinds[k], (diag_goal)g,
-					                   &change, &verify);
-					assert_non_null(change);
-					assert_non_null(verify);
+	static const char *const vendors[] = {"nvidia", "amd", "", NULL, "intel"};
+	for (int v = 0; v < 5; v++)
+		for (int g = DIAG_GOAL_THROUGHPUT; g <= DIAG_GOAL_LATENCY; g++)
+			for (int r = 0; r < DIAG_R__COUNT; r++) {
+				const char *change, *verify, *vd = vendors[v];
+				if (r == DIAG_R_THROTTLED) {
+					static const char *const kinds[] = {"power", "thermal",
+					                                    "hw"};
+					for (int k = 0; k < 3; k++) {
+						diag_advice_lookup((diag_rule)r, kinds[k], vd,
+						                   (diag_goal)g, &change, &verify);
+						assert_non_null(change);
+						assert_non_null(verify);
+					}
+					continue;
 				}
-				continue;
+				diag_advice_lookup((diag_rule)r, NULL, vd, (diag_goal)g, &change,
+				                   &verify);
+				if (!change)
+					fail_msg("no advice for %s (%s)",
+					         diag_rule_id((diag_rule)r), vd ? vd : "NULL");
+				assert_non_null(verify);
+				diag_advice_lookup((diag_rule)r, "no-such-case", vd, (diag_goal)g,
+				                   &change, &verify);
+				assert_null(change);
 			}
-			diag_advice_lookup((diag_rule)r, NULL, (diag_goal)g, &change, &verify);
-			if (!change)
-				fail_msg("no advice for %s", diag_rule_id((diag_rule)r));
-			assert_non_null(verify);
-			diag_advice_lookup((diag_rule)r, "no-such-case", (diag_goal)g, &change,
-			                   &verify);
-			assert_null(change);
-		}
+}
+
+/* The advice that names tools names the GPUs' vendor's: NVIDIA's, AMD's, or, for GPUs of
+ * unknown vendor (a recording older than the vendor column), neither. */
+static void test_advice_vendor(void **state)
+{
+	(void)state;
+	static const struct {
+		diag_rule r;
+		const char *variant;
+	} cases[] = {
+	    {DIAG_R_GPU_FAULT, NULL},  {DIAG_R_THROTTLED, "power"}, {DIAG_R_THROTTLED, "thermal"},
+	    {DIAG_R_THROTTLED, "hw"},  {DIAG_R_POWER_CAPPED, NULL}, {DIAG_R_PCIE_DEGRADED, NULL},
+	    {DIAG_R_CONTENTION, NULL}, {DIAG_R_CONTENTION, "gone"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *c, *v;
+		char both[2048];
+		diag_advice_lookup(cases[i].r, cases[i].variant, "amd", DIAG_GOAL_THROUGHPUT, &c,
+		                   &v);
+		snprintf(both, sizeof both, "%s %s", c, v);
+		if (strstr(both, "nvidia") || strstr(both, "Xid") || strstr(both, "NVLink"))
+			fail_msg("AMD advice of %s names NVIDIA's: %s", diag_rule_id(cases[i].r),
+			         both);
+		diag_advice_lookup(cases[i].r, cases[i].variant, "", DIAG_GOAL_THROUGHPUT, &c, &v);
+		snprintf(both, sizeof both, "%s %s", c, v);
+		if (strstr(both, "nvidia") || strstr(both, "Xid") || strstr(both, "amd-smi") ||
+		    strstr(both, "rocm-smi"))
+			fail_msg("advice of %s for an unknown vendor names a vendor's tool: %s",
+			         diag_rule_id(cases[i].r), both);
+	}
+	const char *c, *v;
+	diag_advice_lookup(DIAG_R_GPU_FAULT, NULL, "amd", DIAG_GOAL_THROUGHPUT, &c, &v);
+	assert_non_null(strstr(c, "amd-smi reset --gpureset -g N"));
+	assert_non_null(strstr(c, "rocm-smi --gpureset -d N"));
+	diag_advice_lookup(DIAG_R_GPU_FAULT, NULL, "nvidia", DIAG_GOAL_THROUGHPUT, &c, &v);
+	assert_non_null(strstr(c, "nvidia-smi -r"));
+	diag_advice_lookup(DIAG_R_THROTTLED, "power", "nvidia", DIAG_GOAL_THROUGHPUT, &c, &v);
+	assert_non_null(strstr(c, "nvidia-smi -pl"));
 }
 
 /* A metric key, a/b or a+b of keys, an event kind, or one of the named facts. */
@@ -168,6 +212,7 @@ int main(void)
 	    cmocka_unit_test(test_ids),
 	    cmocka_unit_test(test_labels),
 	    cmocka_unit_test(test_advice),
+	    cmocka_unit_test(test_advice_vendor),
 	    cmocka_unit_test(test_evidence_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

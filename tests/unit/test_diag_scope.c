@@ -77,6 +77,62 @@ static void test_machine_wide_hot(void **state)
 	tl_free(tl);
 }
 
+/* An AMD GPU that reports throttle reasons is judged for throttling, and says what else
+ * was not checked; an NVIDIA GPU with the same readings does not. */
+static void test_amd_with_reasons(void **state)
+{
+	(void)state;
+	timeline *tl = fx_healthy();
+	hot(tl);
+	snprintf(tl->gpu[0].vendor, sizeof tl->gpu[0].vendor, "amd");
+	diag_result r;
+	fx_run(tl, &r);
+	fx_expect(&r, "throttled", DIAG_ERROR);
+	const diag_finding *f = fx_expect(&r, "not-checked", DIAG_INFO);
+	assert_non_null(strstr(f->title, "GPU 0 is AMD"));
+	assert_non_null(strstr(f->note, "power-capped"));
+	assert_non_null(strstr(f->note, "Xid"));
+	assert_non_null(strstr(f->advice, "rocprof"));
+	assert_null(strstr(f->title, "no clock-event reasons"));
+	diag_result_free(&r);
+
+	snprintf(tl->gpu[0].vendor, sizeof tl->gpu[0].vendor, "nvidia");
+	fx_run(tl, &r);
+	fx_expect(&r, "throttled", DIAG_ERROR);
+	fx_expect_none(&r, "not-checked");
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
+/* GPU counters alone (a Prometheus window): a missing reasons series may just not be
+ * exported, so only a GPU known to be AMD's says its throttling was not checked. */
+static void test_gpu_only_amd(void **state)
+{
+	(void)state;
+	timeline *tl = tl_new(2, 0);
+	for (int s = 0; s < 120; s++) {
+		tl_add_sample(tl, s);
+		for (int g = 0; g < 2; g++) {
+			tl_set_gpu(tl, g, GM_UTIL_GPU, s, 90);
+			tl_set_gpu(tl, g, GM_MEM_USED, s, 1000);
+			tl_set_gpu(tl, g, GM_MEM_TOTAL, s, 80000);
+		}
+	}
+	snprintf(tl->gpu[1].vendor, sizeof tl->gpu[1].vendor, "amd");
+	diag_result r;
+	fx_run(tl, &r);
+	int n = 0;
+	for (int i = 0; i < r.n; i++)
+		if (diag_not_checked_gpus(&r.f[i])) {
+			n++;
+			assert_int_equal(r.f[i].gpus, 2); /* GPU 1 alone */
+			assert_non_null(strstr(r.f[i].title, "no clock-event reasons"));
+		}
+	assert_int_equal(n, 1);
+	diag_result_free(&r);
+	tl_free(tl);
+}
+
 /* A degraded link on a GPU that works for someone unseen. */
 static void test_machine_wide_pcie(void **state)
 {
@@ -169,10 +225,9 @@ static void test_too_little_data(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_machine_wide_hot),
-	    cmocka_unit_test(test_machine_wide_pcie),
-	    cmocka_unit_test(test_scope_memory_only),
-	    cmocka_unit_test(test_too_little_data),
+	    cmocka_unit_test(test_machine_wide_hot),  cmocka_unit_test(test_amd_with_reasons),
+	    cmocka_unit_test(test_machine_wide_pcie), cmocka_unit_test(test_scope_memory_only),
+	    cmocka_unit_test(test_too_little_data),   cmocka_unit_test(test_gpu_only_amd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,8 +72,9 @@ static void test_round_trip(void **state)
 	store_set_meta(st, "command", "python train.py");
 	store_set_meta(st, "start", "1000.0");
 	store_set_meta(st, "exit_status", "3");
-	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
-	gpu_static g1 = {.index = 2, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbb"};
+	gpu_static g0 = {
+	    .index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa", .vendor = "nvidia"};
+	gpu_static g1 = {.index = 2, .name = "AMD Instinct MI300X", .vendor = "amd"};
 	store_add_gpu(st, &g0);
 	store_add_gpu(st, &g1);
 	store_add_link(st, 0, 2, 18, 10);
@@ -97,6 +98,9 @@ static void test_round_trip(void **state)
 	assert_int_equal(tl->ngpu, 2);
 	assert_int_equal(tl->gpu[1].index, 2);
 	assert_string_equal(tl->gpu[0].uuid, "GPU-aaa");
+	/* each GPU's vendor, which the advice is worded by */
+	assert_string_equal(tl->gpu[0].vendor, "nvidia");
+	assert_string_equal(tl->gpu[1].vendor, "amd");
 	assert_true(tl->t[0] == 0.0 && tl->t[1] == 1.0);
 	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 1) == 100);
 	assert_true(tl_gpu_at(tl, 0, GM_UTIL_GPU, 0) == 0);
@@ -124,7 +128,8 @@ static void test_round_trip(void **state)
 }
 
 /*
- * A recording made before a summary column existed (swap_total here) reads
+ * A recording made before a summary column existed (swap_total here), or the
+ * gpus table's vendor column, reads
  * the same: host columns are found by name, not by position.
  */
 static void test_reads_older_host_columns(void **state)
@@ -135,8 +140,10 @@ static void test_reads_older_host_columns(void **state)
 	snprintf(path, sizeof path, "%s/old.gpuwhy", dir);
 	store *st;
 	assert_int_equal(store_create(path, &st, &err), 0);
-	gpu_static g0 = {.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa"};
-	gpu_static g1 = {.index = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbb"};
+	gpu_static g0 = {
+	    .index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-aaa", .vendor = "nvidia"};
+	gpu_static g1 = {
+	    .index = 1, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-bbb", .vendor = "nvidia"};
 	store_add_gpu(st, &g0);
 	store_add_gpu(st, &g1);
 	snapshot s;
@@ -156,7 +163,8 @@ static void test_reads_older_host_columns(void **state)
 	assert_int_equal(sqlite3_exec(db,
 	                              "PRAGMA application_id = 0; PRAGMA user_version = 0;"
 	                              "DELETE FROM meta WHERE key LIKE 'digest.%';"
-	                              "ALTER TABLE host_samples DROP COLUMN swap_total",
+	                              "ALTER TABLE host_samples DROP COLUMN swap_total;"
+	                              "ALTER TABLE gpus DROP COLUMN vendor",
 	                              NULL, NULL, NULL),
 	                 SQLITE_OK);
 	sqlite3_close(db);
@@ -168,6 +176,9 @@ static void test_reads_older_host_columns(void **state)
 	assert_true(tl_host_at(tl, HM_MEM_USED, 0) == 2048);
 	assert_true(tl_host_at(tl, HM_TREE_READ, 0) == 7e6);
 	assert_true(isnan(tl_host_at(tl, HM_SWAP_TOTAL, 0)));
+	/* no vendor column: unknown, not guessed */
+	assert_string_equal(tl->gpu[0].name, "NVIDIA H100 80GB HBM3");
+	assert_string_equal(tl->gpu[0].vendor, "");
 	assert_int_equal(tl->ncpu, 2);
 	assert_true(tl->cpu_busy[1][0] == 100);
 	assert_true(tl->cpu_iowait[0][0] == 1);
