@@ -387,6 +387,20 @@ bool diag_not_checked_gpus(const diag_finding *f)
 	       (stat_is(f->ev[0].stat, STAT_NO_REASONS) || stat_is(f->ev[0].stat, STAT_AMD));
 }
 
+/* A not-checked finding on the GPUs of mask m: their count in *n, their list in gl. */
+static diag_finding *not_checked_on(diag_ctx *c, uint64_t m, int *n, char *gl, size_t len)
+{
+	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
+	*n = 0;
+	for (int g = 0; g < c->ngpu && g < 64; g++)
+		if (m >> g & 1) {
+			diag_gpu(f, g);
+			(*n)++;
+		}
+	diag_gpu_list(c, m, gl, len);
+	return f;
+}
+
 /*
  * AMD GPUs whose driver reports their throttle reasons (gpu_metrics'
  * indep_throttle_status): throttled was judged, the rest of NVIDIA's
@@ -394,15 +408,9 @@ bool diag_not_checked_gpus(const diag_finding *f)
  */
 static void not_checked_amd(diag_ctx *c, uint64_t m)
 {
-	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
-	int n = 0;
-	for (int g = 0; g < c->ngpu && g < 64; g++)
-		if (m >> g & 1) {
-			diag_gpu(f, g);
-			n++;
-		}
+	int n;
 	char gl[64];
-	diag_gpu_list(c, m, gl, sizeof gl);
+	diag_finding *f = not_checked_on(c, m, &n, gl, sizeof gl);
 	diag_title(f,
 	           "%s %s AMD (read from the amdgpu driver): the rules that need NVIDIA's signals "
 	           "were not checked there",
@@ -442,15 +450,9 @@ static void not_checked_signals(diag_ctx *c)
 		not_checked_amd(c, amd);
 	if (!m)
 		return;
-	diag_finding *f = diag_add(c, DIAG_R_NOT_CHECKED, DIAG_INFO, 0.3);
-	int n = 0;
-	for (int g = 0; g < c->ngpu && g < 64; g++)
-		if (m >> g & 1) {
-			diag_gpu(f, g);
-			n++;
-		}
+	int n;
 	char gl[64];
-	diag_gpu_list(c, m, gl, sizeof gl);
+	diag_finding *f = not_checked_on(c, m, &n, gl, sizeof gl);
 	diag_title(f,
 	           "%s report%s no clock-event reasons (an AMD GPU, read from the amdgpu driver): "
 	           "the rules that need them were not checked there",

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpu/loader.h"
+#include "train/simgpu.h"
 #include "train/train_int.h"
 #include "util/err.h"
 #include "util/fail.h"
@@ -28,33 +28,6 @@ volatile sig_atomic_t train_stop;
 static void on_stop(int sig)
 {
 	train_stop = sig;
-}
-
-static const char *scenario_env(void)
-{
-	const char *s = getenv("GPUWHY_SIM_SCENARIO");
-	return s && *s ? s : NULL;
-}
-
-/* The simulated GPU through the device layer. Returns 0 or a GW_EXIT_* code (message printed). */
-static int open_gpus(gpu_ctx **ctx)
-{
-	if (!scenario_env())
-		return gw_error(GW_EXIT_USAGE, "sim train",
-		                N_("run it as gpuwhy --sim SCENARIO sim ..."),
-		                "needs the simulated GPU");
-	const char *lib = getenv("GPUWHY_NVML");
-	if (!lib || !*lib) {
-		lib = gpu_sim_library(NULL);
-		if (!lib)
-			return gw_error(GW_EXIT_ENV, "sim train",
-			                N_("build it with make, or set GPUWHY_SIM_LIB"),
-			                "simulated libnvidia-ml.so.1 not found");
-		setenv("GPUWHY_NVML", lib, 1);
-	}
-	gw_fail gf;
-	gpu_open_opts go = {.failure = &gf};
-	return gpu_open(&go, ctx) != 0 ? gw_fail_print(&gf) : 0;
 }
 
 static double train_loss(const train_opts *o, long long step)
@@ -198,7 +171,7 @@ static int run_rank(const train_opts *o, gpu_ctx *ctx, train_shared *sh, long lo
 {
 	train_rank r = {.o = o, .gpu_ctx = ctx, .sh = sh, .rank = rank, .gpu = gpu};
 	char dir[PATH_MAX], err[600];
-	if (sim_state_dir(scenario_env(), dir, sizeof dir, err, sizeof err) != 0 ||
+	if (sim_state_dir(train_sim_scenario(), dir, sizeof dir, err, sizeof err) != 0 ||
 	    sim_wl_create(dir, r.gpu, &r.wl, err, sizeof err) != 0) {
 		gw_error(GW_EXIT_ENV, "sim train", NULL, "rank %lld: %s", rank, err);
 		return GW_EXIT_ENV;
@@ -247,7 +220,7 @@ int train_run(train_opts *o)
 {
 	apply_buffering(o);
 	gpu_ctx *ctx;
-	int rc = open_gpus(&ctx);
+	int rc = train_sim_open(&ctx, "sim train");
 	if (rc)
 		return rc;
 	unsigned count = (unsigned)gpu_count(ctx), vis[SIM_MAX_GPUS];
