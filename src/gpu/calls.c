@@ -2,11 +2,13 @@
 #include "gpu/calls.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jsonw.h"
 #include "util/timeutil.h"
 
 /* Return codes 0..RC_MAX are counted one by one; anything else (999) in the last slot. */
@@ -148,52 +150,50 @@ static const char *slot_name(int k, char *buf, size_t len)
 	return gpu_calls_rc_name(k, buf, len);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 int gpu_calls_write_json(FILE *out, const char *library)
 {
 	call_stat snap[GPU_CALL__COUNT];
 	pthread_mutex_lock(&stats_mu);
 	memcpy(snap, stats, sizeof snap);
 	pthread_mutex_unlock(&stats_mu);
-	fputs("{\"library\": ", out);
-	json_str(out, library ? library : "");
-	fputs(", \"calls\": [", out);
+	jsonw w;
+	jsonw_init(&w, out, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "library");
+	jsonw_str(&w, library ? library : "");
+	jsonw_key(&w, "calls");
+	jsonw_arr_begin(&w);
 	for (int i = 0; i < GPU_CALL__COUNT; i++) {
 		const call_stat *s = &snap[i];
-		fprintf(out, "%s\n  {\"name\": \"%s\", \"resolved\": %s, \"calls\": %llu",
-		        i ? "," : "", call_names[i], s->resolved ? "true" : "false",
-		        (unsigned long long)s->calls);
+		jsonw_obj_begin(&w);
+		jsonw_key(&w, "name");
+		jsonw_str(&w, call_names[i]);
+		jsonw_key(&w, "resolved");
+		jsonw_bool(&w, s->resolved);
+		jsonw_key(&w, "calls");
+		jsonw_int(&w, (long long)s->calls);
 		if (s->calls) {
-			fprintf(out, ", \"mean_us\": %.3f, \"max_us\": %.3f, \"returns\": {",
-			        (double)s->ns / (double)s->calls / 1e3, (double)s->max_ns / 1e3);
-			const char *sep = "";
+			/* microseconds to the nanosecond the clock gives: 12 digits hold them */
+			jsonw_key(&w, "mean_us");
+			jsonw_real(&w, round((double)s->ns / (double)s->calls) / 1e3, 12);
+			jsonw_key(&w, "max_us");
+			jsonw_real(&w, (double)s->max_ns / 1e3, 12);
+			jsonw_key(&w, "returns");
+			jsonw_obj_begin(&w);
 			for (int k = 0; k < RC_SLOTS; k++) {
 				char buf[32];
 				if (!s->rc[k])
 					continue;
-				fprintf(out, "%s\"%s\": %llu", sep, slot_name(k, buf, sizeof buf),
-				        (unsigned long long)s->rc[k]);
-				sep = ", ";
+				jsonw_key(&w, slot_name(k, buf, sizeof buf));
+				jsonw_int(&w, (long long)s->rc[k]);
 			}
-			fputc('}', out);
+			jsonw_obj_end(&w);
 		}
-		fputc('}', out);
+		jsonw_obj_end(&w);
 	}
-	fputs("\n]}\n", out);
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
 }
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "gpu/calls.h"
 #include "gpu/gpu.h"
 
@@ -24,20 +26,22 @@ static char *census(bool json)
 	return buf;
 }
 
-/* The JSON object of one entry point: the census writes one a line. */
-/* Not inlined: gcc -O3 takes the caller's freed census for the text here (a false dangling-pointer
- * warning). */
-static __attribute__((noinline)) char *entry(const char *text, const char *name, char *out,
-                                             size_t len)
+/* The census's object of one entry point, or NULL. */
+static json_t *entry(json_t *census, const char *name)
 {
-	char key[128];
-	snprintf(key, sizeof key, "{\"name\": \"%s\",", name);
-	const char *p = strstr(text, key);
-	if (!p)
-		return NULL;
-	size_t n = strcspn(p, "\n");
-	snprintf(out, len, "%.*s", (int)n, p);
-	return out;
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(census, "calls"), i, e)
+	{
+		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+			return e;
+	}
+	return NULL;
+}
+
+static long long count(json_t *e, const char *key)
+{
+	return json_integer_value(json_object_get(e, key));
 }
 
 static void test_counts_each_call_and_its_return(void **state)
@@ -55,22 +59,34 @@ static void test_counts_each_call_and_its_return(void **state)
 	assert_true(v.ok[GM_UTIL_GPU] && v.v[GM_UTIL_GPU] == 55);
 	assert_false(v.ok[GM_POWER_DRAW]);
 	char *j = census(true);
-	char e[512];
+	json_error_t je;
+	json_t *root = json_loads(j, 0, &je);
+	assert_non_null(root);
+	assert_string_equal(json_string_value(json_object_get(root, "library")), "fake");
 	/* Init once, with success. */
-	assert_non_null(entry(j, "nvmlInit_v2", e, sizeof e));
-	assert_non_null(strstr(e, "\"resolved\": true, \"calls\": 1,"));
-	assert_non_null(strstr(e, "\"SUCCESS\": 1"));
+	json_t *e = entry(root, "nvmlInit_v2");
+	assert_non_null(e);
+	assert_true(json_is_true(json_object_get(e, "resolved")));
+	assert_int_equal(count(e, "calls"), 1);
+	assert_int_equal(count(json_object_get(e, "returns"), "SUCCESS"), 1);
+	assert_true(json_is_real(json_object_get(e, "mean_us")));
 	/* Utilization read on each sample, with success. */
-	assert_non_null(entry(j, "nvmlDeviceGetUtilizationRates", e, sizeof e));
-	assert_non_null(strstr(e, "\"calls\": 2,"));
-	assert_non_null(strstr(e, "\"SUCCESS\": 2"));
+	e = entry(root, "nvmlDeviceGetUtilizationRates");
+	assert_non_null(e);
+	assert_int_equal(count(e, "calls"), 2);
+	assert_int_equal(count(json_object_get(e, "returns"), "SUCCESS"), 2);
 	/* Power: the fake says NOT_SUPPORTED, and the census says so too. */
-	assert_non_null(entry(j, "nvmlDeviceGetPowerUsage", e, sizeof e));
-	assert_non_null(strstr(e, "NOT_SUPPORTED"));
-	assert_null(strstr(e, "\"SUCCESS\""));
-	/* An entry point the fake library lacks: absent, never called. */
-	assert_non_null(entry(j, "nvmlGpmSampleGet", e, sizeof e));
-	assert_non_null(strstr(e, "\"resolved\": false, \"calls\": 0}"));
+	e = entry(root, "nvmlDeviceGetPowerUsage");
+	assert_non_null(e);
+	assert_true(count(json_object_get(e, "returns"), "NOT_SUPPORTED") > 0);
+	assert_null(json_object_get(json_object_get(e, "returns"), "SUCCESS"));
+	/* An entry point the fake library lacks: absent, never called, nothing else said. */
+	e = entry(root, "nvmlGpmSampleGet");
+	assert_non_null(e);
+	assert_true(json_is_false(json_object_get(e, "resolved")));
+	assert_int_equal(count(e, "calls"), 0);
+	assert_int_equal(json_object_size(e), 3);
+	json_decref(root);
 	free(j);
 	char *t = census(false);
 	assert_non_null(strstr(t, "nvmlGpmSampleGet"));
