@@ -114,11 +114,17 @@ out=$("$GPUWHY" report "$T/lost.gpuwhy")
 assert_contains "$out" "amd-smi reset --gpureset -g N" "AMD's reset in the lost card's advice"
 case "$out" in *nvidia-smi* | *Xid*) fail "the lost AMD card's report speaks of NVIDIA's tools: $out" ;; esac
 # a recording older than the vendor column (made here by dropping it, as a gpuwhy before
-# application ids and digests wrote it) still reports, naming neither vendor's tools
+# application ids and digests wrote it) still reports: its amdgpu faults say whose the GPU
+# is, and without them it names neither vendor's tools
 cp "$T/lost.gpuwhy" "$T/old.gpuwhy"
 sqlite3 "$T/old.gpuwhy" "PRAGMA application_id = 0; PRAGMA user_version = 0;
 	DELETE FROM meta WHERE key LIKE 'digest.%'; ALTER TABLE gpus DROP COLUMN vendor" ||
 	fail "make an older recording"
+[ "$(sqlite3 "$T/old.gpuwhy" "SELECT count(*) FROM events WHERE kind = 'amdgpu_fault'")" -gt 0 ] ||
+	fail "the lost card's recording has no amdgpu_fault event"
+out=$("$GPUWHY" report "$T/old.gpuwhy")
+assert_contains "$out" "amd-smi reset --gpureset -g N" "an older recording whose amdgpu faults name the vendor"
+sqlite3 "$T/old.gpuwhy" "DELETE FROM events WHERE kind = 'amdgpu_fault'" || fail "drop the faults"
 out=$("$GPUWHY" report "$T/old.gpuwhy")
 assert_contains "$out" "reset the GPU with its vendor's management tool" "a lost card of unknown vendor"
 case "$out" in *nvidia-smi* | *amd-smi* | *rocm-smi* | *Xid*) fail "unknown vendor worded as one: $out" ;; esac
