@@ -104,6 +104,11 @@ typedef struct {
 } amdsmi_error_count_t;
 _Static_assert(sizeof(amdsmi_error_count_t) == 64, "amdsmi_error_count_t size");
 
+/*
+ * amdsmi_proc_info_t of 24.x only, not read yet: 26.x widens name and
+ * container_name to 256 bytes and adds cu_occupancy, 25.x is not checked.
+ * Reading it needs the layout of each version first.
+ */
 #define AMDSMI_NORMAL_STRING_LENGTH 32
 typedef struct {
 	char name[AMDSMI_NORMAL_STRING_LENGTH];
