@@ -3,12 +3,16 @@
  *
  * No amdsmi.h is needed at build time. Values, struct layouts and symbol
  * names are facts taken from AMD's public include/amd_smi/amdsmi.h
- * (github.com/ROCm/amdsmi), library versions 24.5 (ROCm 6.1) to 24.7 (ROCm
- * 6.3): every layout used here is the same in all three, checked on x86-64.
- * amdsmi_get_lib_version reports the version as year.major.minor.release;
- * the header's own rule is that "major" changes with every header change, so
- * gpuwhy reads structs only from a library whose year and major it knows
- * (AMDSMI_ABI_KNOWN below) and nothing from any other.
+ * (github.com/ROCm/amdsmi, later ROCm/rocm-systems' projects/amdsmi), library
+ * versions 24.5 (ROCm 6.1) to 24.7 (ROCm 6.3), 25.x (ROCm 6.4) and 26.x
+ * (ROCm 7): every layout, value and signature used here is the same in all
+ * of them but amdsmi_version_t itself (docs/amd.md, "amd-smi"), checked on
+ * x86-64. Up to 24.x the version is year.major.minor.release and "major"
+ * changes with every header change; 25.x keeps that struct but reports
+ * major.minor.release (major 25, the year member no longer used); 26.x drops
+ * the year member, and "major" changes with every header change that breaks
+ * the ABI. gpuwhy reads structs only from a library whose version it knows
+ * (amdsmi_version_read in src/gpu/amdsmi.c) and nothing from any other.
  *
  * Shared by the device layer (src/gpu/amdsmi.c, which dlopen()s the library)
  * and the simulated library (sim/amdsmi_sim.c, which implements these entry
@@ -49,13 +53,15 @@ enum { AMDSMI_PROCESSOR_TYPE_AMD_GPU = 1 };
 typedef void *amdsmi_processor_handle;
 typedef void *amdsmi_socket_handle;
 
-/* The library versions whose layouts are these: year 24, major 5 to 7. */
-#define AMDSMI_ABI_YEAR 24u
-#define AMDSMI_ABI_MAJOR_MIN 5u
-#define AMDSMI_ABI_MAJOR_MAX 7u
-/* The sonames a ROCm 6.x installs (SOVERSION is the year). */
+/* The library versions whose layouts are these: 24.5 to 24.7, 25.x, 26.x. */
+#define AMDSMI_ABI_V24_MAJOR_MIN 5u
+#define AMDSMI_ABI_V24_MAJOR_MAX 7u
+#define AMDSMI_ABI_V25 25u
+#define AMDSMI_ABI_V26 26u
+/* The soname of ROCm 6.1 to 6.3 (SOVERSION is the first number of the version). */
 #define AMDSMI_ABI_SONAME "libamd_smi.so.24"
 
+/* amdsmi_version_t of 24.x and 25.x (25.x no longer fills year). */
 typedef struct {
 	uint32_t year; /* last two digits of the year: 24 */
 	uint32_t major;
@@ -65,6 +71,16 @@ typedef struct {
 } amdsmi_version_t;
 _Static_assert(sizeof(amdsmi_version_t) == 24, "amdsmi_version_t size");
 _Static_assert(offsetof(amdsmi_version_t, build) == 16, "amdsmi_version_t.build");
+
+/* amdsmi_version_t of 26.x: no year; as large, build where it was. */
+typedef struct {
+	uint32_t major; /* 26 */
+	uint32_t minor;
+	uint32_t release;
+	const char *build;
+} amdsmi_version26_t;
+_Static_assert(sizeof(amdsmi_version26_t) == 24, "amdsmi_version26_t size");
+_Static_assert(offsetof(amdsmi_version26_t, build) == 16, "amdsmi_version26_t.build");
 
 /*
  * amdsmi_bdf_t is a union of a uint64_t and bit fields, lowest first:
@@ -88,6 +104,11 @@ typedef struct {
 } amdsmi_error_count_t;
 _Static_assert(sizeof(amdsmi_error_count_t) == 64, "amdsmi_error_count_t size");
 
+/*
+ * amdsmi_proc_info_t of 24.x only, not read yet: 26.x widens name and
+ * container_name to 256 bytes and adds cu_occupancy, 25.x is not checked.
+ * Reading it needs the layout of each version first.
+ */
 #define AMDSMI_NORMAL_STRING_LENGTH 32
 typedef struct {
 	char name[AMDSMI_NORMAL_STRING_LENGTH];

@@ -12,8 +12,8 @@
  * For the tests of a library that misbehaves: GPUWHY_SIM_AMDSMI_FAIL, a
  * comma-separated list of "init" (amdsmi_init fails), "energy", "ecc" (those
  * calls answer NOT_SUPPORTED); GPUWHY_SIM_AMDSMI_VERSION=Y.M.m reports another
- * library version; built with AMDSMI_SIM_NO_ENERGY the library has no
- * amdsmi_get_energy_count at all.
+ * library version, in the amdsmi_version_t layout of that version; built with AMDSMI_SIM_NO_ENERGY
+ * the library has no amdsmi_get_energy_count at all.
  */
 #include <math.h>
 #include <pthread.h>
@@ -133,6 +133,11 @@ amdsmi_status_t amdsmi_shut_down(void)
 	return AMDSMI_STATUS_SUCCESS;
 }
 
+/*
+ * In the layout of the version it reports: 24.x year.major.minor; 25.x
+ * major 25, minor, release in the same struct, year left alone; 26 and
+ * later major.minor.release from the first member (amdsmi_version26_t).
+ */
 amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v)
 {
 	if (!v)
@@ -141,7 +146,19 @@ amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v)
 	const char *o = getenv("GPUWHY_SIM_AMDSMI_VERSION");
 	if (o && *o && sscanf(o, "%u.%u.%u", &y, &ma, &mi) != 3)
 		return AMDSMI_STATUS_INVAL;
-	*v = (amdsmi_version_t){y, ma, mi, 0, "gpuwhy simulated"};
+	static const char build[] = "gpuwhy simulated";
+	if (y < 25) {
+		*v = (amdsmi_version_t){y, ma, mi, 0, build};
+	} else if (y == 25) {
+		v->major = y;
+		v->minor = ma;
+		v->release = mi;
+		v->build = build;
+	} else {
+		/* the same 24 bytes, another layout: as a 26.x library writes them */
+		amdsmi_version26_t n = {y, ma, mi, build};
+		memcpy(v, &n, sizeof n);
+	}
 	return AMDSMI_STATUS_SUCCESS;
 }
 

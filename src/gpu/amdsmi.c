@@ -48,10 +48,24 @@ void amdsmi_bdf_text(amdsmi_bdf_t b, char *out, size_t len)
 	         AMDSMI_BDF_DEVICE(b), AMDSMI_BDF_FUNCTION(b));
 }
 
-bool amdsmi_version_known(unsigned year, unsigned major)
+/*
+ * 24.x writes year, major, minor; 25.x the same struct with major 25 and
+ * year left alone (0 in a zeroed buffer; 25 accepted too); 26.x and later
+ * major, minor, release from the first word. A 25 in the second word is
+ * 25.x's alone: 24.x's majors are small and 26.x's minors follow 26.
+ */
+bool amdsmi_version_read(const uint32_t w[4], char *text, size_t len)
 {
-	return year == AMDSMI_ABI_YEAR && major >= AMDSMI_ABI_MAJOR_MIN &&
-	       major <= AMDSMI_ABI_MAJOR_MAX;
+	if (w[0] == 24) {
+		snprintf(text, len, "24.%u.%u", (unsigned)w[1], (unsigned)w[2]);
+		return w[1] >= AMDSMI_ABI_V24_MAJOR_MIN && w[1] <= AMDSMI_ABI_V24_MAJOR_MAX;
+	}
+	if (w[1] == AMDSMI_ABI_V25 && (w[0] == 0 || w[0] == AMDSMI_ABI_V25)) {
+		snprintf(text, len, "25.%u.%u", (unsigned)w[2], (unsigned)w[3]);
+		return true;
+	}
+	snprintf(text, len, "%u.%u.%u", (unsigned)w[0], (unsigned)w[1], (unsigned)w[2]);
+	return w[0] == AMDSMI_ABI_V26;
 }
 
 /* Resolve every entry point; false (with *f) when a required one is missing. */
@@ -77,12 +91,13 @@ static bool resolve(amdsmi_lib *l, const char *name, gw_fail *f)
 /*
  * The version, read into a buffer larger than any layout and zeroed first:
  * a library of another layout writes its own fields, and gpuwhy reads on
- * only when the first two are a year and major it knows.
+ * only when the words it wrote are a version whose layouts it knows.
  */
 static bool version_check(amdsmi_lib *l, const char *name, gw_fail *f)
 {
 	union {
 		amdsmi_version_t v;
+		uint32_t w[4];
 		unsigned char room[256];
 	} u;
 	memset(&u, 0, sizeof u);
@@ -92,9 +107,9 @@ static bool version_check(amdsmi_lib *l, const char *name, gw_fail *f)
 		            (unsigned)rc);
 		return false;
 	}
-	snprintf(l->version, sizeof l->version, "%u.%u.%u", u.v.year, u.v.major, u.v.minor);
-	if (!amdsmi_version_known(u.v.year, u.v.major)) {
-		gw_fail_set(f, GW_EXIT_ENV, name, N_("gpuwhy knows 24.5 to 24.7, ROCm 6.1 to 6.3"),
+	if (!amdsmi_version_read(u.w, l->version, sizeof l->version)) {
+		gw_fail_set(f, GW_EXIT_ENV, name,
+		            N_("gpuwhy knows 24.5 to 24.7, 25.x and 26.x: ROCm 6.1 to 7.x"),
 		            "version %s has struct layouts gpuwhy does not know: not used",
 		            l->version);
 		return false;
@@ -229,8 +244,14 @@ amdsmi_lib *amdsmi_lib_open_default(bool real_tree, gw_fail *f)
 	/* A fixture or simulated tree is another machine than the one the system library sees. */
 	if (!real_tree)
 		return NULL;
-	static const char *const sys[] = {AMDSMI_ABI_SONAME, "libamd_smi.so",
+	/* ROCm 6.1 to 6.3's soname, then the names a 6.4 or 7.x may give it */
+	static const char *const sys[] = {AMDSMI_ABI_SONAME,
+	                                  "libamd_smi.so.26",
+	                                  "libamd_smi.so.25",
+	                                  "libamd_smi.so",
 	                                  "/opt/rocm/lib/" AMDSMI_ABI_SONAME,
+	                                  "/opt/rocm/lib/libamd_smi.so.26",
+	                                  "/opt/rocm/lib/libamd_smi.so.25",
 	                                  "/opt/rocm/lib/libamd_smi.so"};
 	return amdsmi_lib_open(sys, sizeof sys / sizeof *sys, f);
 }

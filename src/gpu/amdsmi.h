@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "amdsmi_abi.h"
 #include "gpu/gpu.h"
@@ -72,7 +73,11 @@ void amdsmi_fill(const amdsmi_lib *l, const char *bdf, gpu_values *o);
 /* "dddd:bb:dd.f" of a library's PCI address. */
 void amdsmi_bdf_text(amdsmi_bdf_t b, char *out, size_t len);
 
-/* Whether gpuwhy knows the struct layouts of this library version. */
-bool amdsmi_version_known(unsigned year, unsigned major);
+/*
+ * The version amdsmi_get_lib_version wrote into a zeroed buffer, its first
+ * four 32-bit words w, read in the layout of the version it is: "24.7.0",
+ * "25.3.0", "26.0.2" into text. True when gpuwhy knows its struct layouts.
+ */
+bool amdsmi_version_read(const uint32_t w[4], char *text, size_t len);
 
 #endif

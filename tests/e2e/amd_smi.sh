@@ -1,7 +1,7 @@
 # AMD's SMI library (docs/amd.md, "amd-smi"): the simulated libamd_smi.so.24 under
 # `--sim mi300x8` fills the energy counter and, where the scenario's GPUs have ECC and the
 # amdgpu files no ras/, the ECC totals; without it those are n/a. A library that cannot be
-# loaded, fails amdsmi_init, lacks an entry point or has an unknown version gives n/a,
+# loaded, fails amdsmi_init, lacks an entry point or has an unknown version (27.x) gives n/a,
 # one `-v` line saying why, and exit 0.
 . "$(dirname "$0")/lib.bash"
 unset GPUWHY_SYSFS_ROOT GPUWHY_AMDSMI GPUWHY_SIM_AMDSMI_FAIL GPUWHY_SIM_AMDSMI_VERSION
@@ -40,6 +40,15 @@ assert_eq "$(printf '%s\n' "$out" | grep -c "^[0-7], $E, \[N/A\], \[N/A\]\$")" 8
 # status -v names the library
 GPUWHY_AMDSMI=sim "$GPUWHY" -v --sim mi300x8 status >"$T/st.out" 2>"$T/st.err" || fail "status -v: exit $?"
 assert_contains "$(cat "$T/st.err")" "amd-smi: .*libamd_smi.so.24: version 24.7.0, 8 GPUs"
+# ROCm 6.4's 25.x and ROCm 7's 26.x, each with its own amdsmi_version_t layout: read the same
+for v in 25.3.0 26.0.2; do
+	out=$(GPUWHY_AMDSMI=sim GPUWHY_SIM_AMDSMI_VERSION=$v query "$T/mi300x8-ecc.json") ||
+		fail "query with amd-smi $v: exit $?"
+	assert_eq "$(printf '%s\n' "$out" | grep -c "^[0-7], $E, 3, 1\$")" 8 "rows with amd-smi $v: $out"
+	GPUWHY_AMDSMI=sim GPUWHY_SIM_AMDSMI_VERSION=$v "$GPUWHY" -v --sim mi300x8 status >/dev/null \
+		2>"$T/st.err" || fail "status -v with $v: exit $?"
+	assert_contains "$(cat "$T/st.err")" "amd-smi: .*libamd_smi.so.24: version $v, 8 GPUs"
+done
 # an NVIDIA scenario: the library lists no GPU and NVML's fields are NVML's
 out=$(GPUWHY_AMDSMI=sim "$GPUWHY" --sim h100x1 query --query-gpu=index,name --format=csv,noheader) ||
 	fail "h100x1 with amd-smi: exit $?"
@@ -73,8 +82,8 @@ check_na() { # WHAT EXPECTED-LINE, with the environment already set
 	assert_contains "$(cat "$T/why")" "$2" "$1"
 }
 GPUWHY_AMDSMI=sim GPUWHY_SIM_AMDSMI_FAIL=init check_na "init fails" "amdsmi_init failed (status 18)"
-GPUWHY_AMDSMI=sim GPUWHY_SIM_AMDSMI_VERSION=25.3.0 \
-	check_na "unknown version" "version 25.3.0 has struct layouts gpuwhy does not know"
+GPUWHY_AMDSMI=sim GPUWHY_SIM_AMDSMI_VERSION=27.0.0 \
+	check_na "unknown version" "version 27.0.0 has struct layouts gpuwhy does not know"
 GPUWHY_AMDSMI=$T/none/libamd_smi.so.24 check_na "no library" "libamd_smi.so.24: cannot load"
 GPUWHY_AMDSMI=$B/sim/libnvidia-ml.so.1 check_na "not amd-smi" "has no amdsmi_init"
 # error statuses from the calls themselves

@@ -52,17 +52,36 @@ static void test_bdf_text(void **state)
 	assert_string_equal(b, "ffffffffffff:ff:1f.7");
 }
 
+/* Whether the words w are a known version, and as what text. */
+static bool read_words(uint32_t a, uint32_t b, uint32_t c, uint32_t d, const char *text)
+{
+	const uint32_t w[4] = {a, b, c, d};
+	char t[48];
+	bool known = amdsmi_version_read(w, t, sizeof t);
+	assert_string_equal(t, text);
+	return known;
+}
+
 static void test_versions(void **state)
 {
 	(void)state;
-	assert_true(amdsmi_version_known(24, 5));
-	assert_true(amdsmi_version_known(24, 6));
-	assert_true(amdsmi_version_known(24, 7));
-	assert_false(amdsmi_version_known(24, 4));
-	assert_false(amdsmi_version_known(24, 8));
-	assert_false(amdsmi_version_known(25, 3));
-	assert_false(amdsmi_version_known(26, 0));
-	assert_false(amdsmi_version_known(0, 0));
+	/* 24.x: year, major, minor, release */
+	assert_true(read_words(24, 5, 0, 0, "24.5.0"));
+	assert_true(read_words(24, 6, 1, 0, "24.6.1"));
+	assert_true(read_words(24, 7, 1, 0, "24.7.1"));
+	assert_false(read_words(24, 4, 0, 0, "24.4.0"));
+	assert_false(read_words(24, 8, 0, 0, "24.8.0"));
+	/* 25.x: the same struct, major 25, year not filled (or 25) */
+	assert_true(read_words(0, 25, 3, 0, "25.3.0"));
+	assert_true(read_words(25, 25, 5, 1, "25.5.1"));
+	/* 26.x: no year, major first */
+	assert_true(read_words(26, 0, 2, 0, "26.0.2"));
+	assert_true(read_words(26, 25, 0, 0, "26.25.0"));
+	/* anything else is refused */
+	assert_false(read_words(27, 0, 0, 0, "27.0.0"));
+	assert_false(read_words(25, 3, 0, 0, "25.3.0")); /* 25 never wrote this layout */
+	assert_false(read_words(23, 6, 0, 0, "23.6.0"));
+	assert_false(read_words(0, 0, 0, 0, "0.0.0"));
 }
 
 static void test_merge_precedence(void **state)
@@ -146,9 +165,12 @@ static void test_fails_leave_absent(void **state)
 	unsetenv("GPUWHY_SIM_AMDSMI_FAIL");
 
 	/* a version whose layouts are not known is not read at all */
-	setenv("GPUWHY_SIM_AMDSMI_VERSION", "25.3.0", 1);
+	setenv("GPUWHY_SIM_AMDSMI_VERSION", "27.0.0", 1);
 	assert_null(open_one(AMDSMI_SIM_LIB, &f));
-	assert_non_null(strstr(f.why, "25.3.0"));
+	assert_non_null(strstr(f.why, "version 27.0.0 has struct layouts"));
+	setenv("GPUWHY_SIM_AMDSMI_VERSION", "24.8.0", 1);
+	assert_null(open_one(AMDSMI_SIM_LIB, &f));
+	assert_non_null(strstr(f.why, "version 24.8.0 has struct layouts"));
 	unsetenv("GPUWHY_SIM_AMDSMI_VERSION");
 
 	/* an optional symbol missing: that field alone is absent */
@@ -162,6 +184,27 @@ static void test_fails_leave_absent(void **state)
 	/* a library without the required entry points */
 	assert_null(open_one(FAKE_NVML_LIB, &f));
 	assert_non_null(strstr(f.why, "has no amdsmi_"));
+}
+
+/* ROCm 6.4's 25.x and ROCm 7's 26.x, each in its own version layout, are read like 24.7. */
+static void test_newer_versions_read(void **state)
+{
+	(void)state;
+	static const char *const vs[] = {"25.3.0", "26.0.2"};
+	for (size_t i = 0; i < sizeof vs / sizeof *vs; i++) {
+		setenv("GPUWHY_SIM_AMDSMI_VERSION", vs[i], 1);
+		gw_fail f;
+		amdsmi_lib *l = open_one(AMDSMI_SIM_LIB, &f);
+		assert_non_null(l);
+		assert_string_equal(amdsmi_lib_version(l), vs[i]);
+		assert_int_equal(amdsmi_lib_gpus(l), 8);
+		amdsmi_values v;
+		amdsmi_lib_read(l, "0000:0c:00.0", &v);
+		assert_true(v.energy_ok);
+		assert_true(fabs(v.energy_mj - 51644160.0) < 1.0);
+		amdsmi_lib_close(l);
+	}
+	unsetenv("GPUWHY_SIM_AMDSMI_VERSION");
 }
 
 static void test_which_library(void **state)
@@ -189,6 +232,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_precedence),
 	    cmocka_unit_test_setup(test_sim_gpus_by_bdf, setup),
 	    cmocka_unit_test_setup(test_fails_leave_absent, setup),
+	    cmocka_unit_test_setup(test_newer_versions_read, setup),
 	    cmocka_unit_test_setup(test_which_library, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
