@@ -245,14 +245,15 @@ amdsmi_lib *amdsmi_lib_open_default(bool real_tree, gw_fail *f)
 	if (!real_tree)
 		return NULL;
 	/* ROCm 6.1 to 6.3's soname, then the names a 6.4 or 7.x may give it */
-	static const char *const sys[] = {AMDSMI_ABI_SONAME,
-	                                  "libamd_smi.so.26",
-	                                  "libamd_smi.so.25",
-	                                  "libamd_smi.so",
-	                                  "/opt/rocm/lib/" AMDSMI_ABI_SONAME,
-	                                  "/opt/rocm/lib/libamd_smi.so.26",
-	                                  "/opt/rocm/lib/libamd_smi.so.25",
-	                                  "/opt/rocm/lib/libamd_smi.so"};
+	static const char *const sys[] = {
+	    AMDSMI_ABI_SONAME,
+	    "libamd_smi.so.26",
+	    "libamd_smi.so.25",
+	    "libamd_smi.so",
+	    ("/opt/rocm/lib/" AMDSMI_ABI_SONAME), /* one name: the parentheses say so */
+	    "/opt/rocm/lib/libamd_smi.so.26",
+	    "/opt/rocm/lib/libamd_smi.so.25",
+	    "/opt/rocm/lib/libamd_smi.so"};
 	return amdsmi_lib_open(sys, sizeof sys / sizeof *sys, f);
 }
 
