@@ -114,14 +114,22 @@ out=$("$GPUWHY" report "$T/lost.gpuwhy")
 assert_contains "$out" "amd-smi reset --gpureset -g N" "AMD's reset in the lost card's advice"
 case "$out" in *nvidia-smi* | *Xid*) fail "the lost AMD card's report speaks of NVIDIA's tools: $out" ;; esac
 # a recording older than the vendor column (made here by dropping it, as a gpuwhy before
-# application ids and digests wrote it) still reports, naming neither vendor's tools
+# application ids and digests wrote it) still reports; its amdgpu faults say the card is
+# AMD's, so the advice stays AMD's (docs/amd.md), never NVIDIA's
 cp "$T/lost.gpuwhy" "$T/old.gpuwhy"
 sqlite3 "$T/old.gpuwhy" "PRAGMA application_id = 0; PRAGMA user_version = 0;
 	DELETE FROM meta WHERE key LIKE 'digest.%'; ALTER TABLE gpus DROP COLUMN vendor" ||
 	fail "make an older recording"
 out=$("$GPUWHY" report "$T/old.gpuwhy")
-assert_contains "$out" "reset the GPU with its vendor's management tool" "a lost card of unknown vendor"
-case "$out" in *nvidia-smi* | *amd-smi* | *rocm-smi* | *Xid*) fail "unknown vendor worded as one: $out" ;; esac
+assert_contains "$out" "amd-smi reset --gpureset -g N" "amdgpu faults name the vendor of an older recording"
+case "$out" in *nvidia-smi* | *Xid*) fail "an older AMD recording worded as NVIDIA's: $out" ;; esac
+vendors() { # RECORDING: each GPU's vendor in the JSON report, null as "None"
+	"$GPUWHY" report --format json "$1" | python3 -c '
+import json, sys
+print(",".join(str(g["vendor"]) for g in json.load(sys.stdin)["gpus"]))'
+}
+assert_eq "$(vendors "$T/lost.gpuwhy")" "amd" "the JSON report's vendor"
+assert_eq "$(vendors "$T/old.gpuwhy")" "None" "no vendor in an older recording: null"
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"
