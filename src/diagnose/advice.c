@@ -115,6 +115,69 @@ static const advice_entry advice_vendor[] = {
              "--gres=gpu:N, or `gpuwhy queue`), or stop the other work."),
           N_("In a new recording, no foreign process on the job's GPUs and step time p50 lower in "
              "`gpuwhy compare`.")),
+    /* PyTorch's ROCm builds keep the torch.cuda names: is_available() is True on an AMD GPU
+     * and torch.version.hip, not torch.version.cuda, holds the version */
+    V_AMD(DIAG_R_NOT_ON_GPU, NULL,
+          N_("Make the job see and use the GPU: check that HIP_VISIBLE_DEVICES is not empty or "
+             "-1; that the framework is a ROCm build (python -c 'import torch; "
+             "print(torch.cuda.is_available(), torch.version.hip)' must print True and a "
+             "version: ROCm builds of PyTorch answer through torch.cuda; a CPU-only wheel prints "
+             "None); that the model and every batch are moved to the device (model.to('cuda'), "
+             "x.to(device)); that the job's user may open /dev/kfd and /dev/dri/renderD* (groups "
+             "render and video); in a container, pass them in (docker run --device=/dev/kfd "
+             "--device=/dev/dri)."),
+          N_("Run the check above in the job's own environment, then record again: step 1 of the "
+             "chain "
+             "must show the job's PID on a GPU and utilization must rise.")),
+    V_ANY(DIAG_R_NOT_ON_GPU, NULL,
+          N_("Make the job see and use the GPU: check that the variable that selects GPUs "
+             "(CUDA_VISIBLE_DEVICES on NVIDIA, HIP_VISIBLE_DEVICES on AMD) is not empty or -1; "
+             "that the framework is a GPU build (python -c 'import torch; "
+             "print(torch.cuda.is_available(), torch.version.cuda, torch.version.hip)' must "
+             "print True and one version: ROCm builds answer through torch.cuda too; a CPU-only "
+             "wheel prints None for both); that the model and every batch are moved to the "
+             "device (model.to('cuda'), x.to(device)); in a container, give it the GPUs the way "
+             "their vendor's container documentation says."),
+          N_("Run the check above in the job's own environment, then record again: step 1 of the "
+             "chain "
+             "must show the job's PID on a GPU and utilization must rise.")),
+    V_AMD(DIAG_R_IMBALANCE, NULL,
+          N_("Only some of the job's GPUs compute. Start one process per GPU (torchrun "
+             "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) (ROCm builds "
+             "of PyTorch keep the torch.cuda names) and DistributedDataParallel; DataParallel in "
+             "one process concentrates work and memory on GPU 0. Check that HIP_VISIBLE_DEVICES "
+             "lists the GPUs you mean to use."),
+          N_("During the run `gpuwhy status` shows one process per GPU with similar utilization; "
+             "`gpuwhy compare` shows step time falling.")),
+    V_ANY(DIAG_R_IMBALANCE, NULL,
+          N_("Only some of the job's GPUs compute. Start one process per GPU (torchrun "
+             "--nproc_per_node=N train.py) with torch.cuda.set_device(local_rank) and "
+             "DistributedDataParallel; DataParallel in one process concentrates work and memory "
+             "on GPU 0. Check that the variable that selects GPUs (CUDA_VISIBLE_DEVICES on "
+             "NVIDIA, HIP_VISIBLE_DEVICES on AMD) lists the GPUs you mean to use."),
+          N_("During the run `gpuwhy status` shows one process per GPU with similar utilization; "
+             "`gpuwhy compare` shows step time falling.")),
+    V_AMD(
+        DIAG_R_ALL_ON_GPU0, NULL,
+        N_("Every process of the job landed on the same GPU: the ranks do not select their "
+           "device. Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before creating "
+           "tensors or the process group (ROCm builds of PyTorch keep the torch.cuda names), "
+           "use device=f'cuda:{local_rank}', and list the GPUs in HIP_VISIBLE_DEVICES "
+           "(HIP_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py)."),
+        N_("During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises "
+           "and "
+           "GPU 0's memory drops.")),
+    V_ANY(
+        DIAG_R_ALL_ON_GPU0, NULL,
+        N_("Every process of the job landed on the same GPU: the ranks do not select their "
+           "device. Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before creating "
+           "tensors or the process group, use device=f'cuda:{local_rank}', and list the GPUs "
+           "in the variable that selects them (CUDA_VISIBLE_DEVICES on NVIDIA, "
+           "HIP_VISIBLE_DEVICES on AMD), e.g. CUDA_VISIBLE_DEVICES=0,1 torchrun "
+           "--nproc_per_node=2 train.py."),
+        N_("During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises "
+           "and "
+           "GPU 0's memory drops.")),
     V_AMD(DIAG_R_CONTENTION, "gone",
           N_("GPU memory is held by processes that no longer exist here: the owner is usually "
              "still running somewhere (a zombie or orphaned child, a container without "
@@ -183,7 +246,7 @@ static const advice_entry advice[] = {
         "`nvidia-ctk cdi list`."),
      N_("Run the check above in the job's own environment, then record again: step 1 of the chain "
         "must show the job's PID on a GPU and utilization must rise."),
-     NULL, NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_DATA_STARVED, NULL,
      N_("Feed the GPU faster than it computes: give the DataLoader worker processes "
         "(num_workers=2, 4, 8 ... up to the free cores), prefetch_factor=4, pin_memory=True and "
@@ -350,7 +413,7 @@ static const advice_entry advice[] = {
         "0. Check that CUDA_VISIBLE_DEVICES lists the GPUs you mean to use."),
      N_("During the run `gpuwhy status` shows one process per GPU with similar utilization; "
         "`gpuwhy compare` shows step time falling."),
-     NULL, NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_ALL_ON_GPU0, NULL,
      N_("Every process of the job landed on the same GPU: the ranks do not select their device. "
         "Call "
@@ -361,7 +424,7 @@ static const advice_entry advice[] = {
      N_("During the run `gpuwhy status` shows one process per GPU; each GPU's utilization rises "
         "and "
         "GPU 0's memory drops."),
-     NULL, NULL, NULL},
+     NULL, NULL, "nvidia"},
     {DIAG_R_CONTENTION, NULL,
      N_("Other processes share the job's GPUs. Give the job GPUs of its own (CUDA_VISIBLE_DEVICES, "
         "a "

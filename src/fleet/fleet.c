@@ -225,13 +225,31 @@ static bool ranked_rule(diag_rule r)
 	       r != DIAG_R_STEP_BURSTS;
 }
 
+/* FNV-1a: tells a note left out once from one left out again (each window repeats it). */
+static uint64_t note_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
 static void note_not_checked(fleet_report *r, const char *note)
 {
 	for (int i = 0; i < r->nnot_checked; i++)
 		if (!strcmp(r->not_checked[i], note))
 			return;
-	if (r->nnot_checked < 8)
+	if (r->nnot_checked < 8) {
 		snprintf(r->not_checked[r->nnot_checked++], sizeof r->not_checked[0], "%s", note);
+		return;
+	}
+	uint64_t h = note_hash(note);
+	for (int i = 0; i < r->not_checked_more; i++)
+		if (r->more_hash[i] == h)
+			return;
+	r->more_hash =
+	    gw_xrealloc(r->more_hash, (size_t)(r->not_checked_more + 1) * sizeof *r->more_hash);
+	r->more_hash[r->not_checked_more++] = h;
 }
 
 /* The host queries (bits) whose series the finding's evidence cites, and those whose condition
@@ -543,5 +561,6 @@ void fleet_report_free(fleet_report *r)
 	free(r->states);
 	free(r->group);
 	free(r->f);
+	free(r->more_hash);
 	*r = (fleet_report){0};
 }

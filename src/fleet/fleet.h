@@ -91,6 +91,11 @@ typedef struct {
 	int nf, capf;
 	char not_checked[8][480]; /* distinct notes of rules that could not run */
 	int nnot_checked;
+	/* Distinct notes past those 8 (one per node beyond the eighth on a cluster of AMD
+	 * GPUs): counted, so the report says how many it left out; their hashes tell repeats
+	 * from new ones. */
+	int not_checked_more;
+	uint64_t *more_hash;
 	int ngpus;
 	/* The state of every sample, per node: states[k][g * n + s] for GPU position g and
 	 * sample s (a fleet_state; FS_NODATA without one), for the heat map. */

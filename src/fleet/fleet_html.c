@@ -394,6 +394,15 @@ static void missing(FILE *o, const prom_fleet *fl, const fleet_report *r)
 		report_html_escape(o, r->not_checked[i]);
 		fprintf(o, "</p>\n");
 	}
+	if (r->not_checked_more) {
+		fprintf(o, "<p class=\"na\">");
+		fprintf(o,
+		        P_("... and %d more such note (another node or rule), left out.\n",
+		           "... and %d more such notes (other nodes or rules), left out.\n",
+		           r->not_checked_more),
+		        r->not_checked_more);
+		fprintf(o, "</p>\n");
+	}
 	if (fl->gpus_dropped) {
 		fprintf(o, "<p>");
 		fprintf(o, _("%d GPUs beyond %d on one node were left out.\n"), fl->gpus_dropped,

@@ -142,6 +142,14 @@ void fleet_render_text(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	}
 	for (int i = 0; i < r->nnot_checked; i++)
 		fprintf(out, "%s%s\n", i ? "  " : "\n", r->not_checked[i]);
+	if (r->not_checked_more) {
+		fprintf(out, "  ");
+		fprintf(out,
+		        P_("... and %d more such note (another node or rule), left out.\n",
+		           "... and %d more such notes (other nodes or rules), left out.\n",
+		           r->not_checked_more),
+		        r->not_checked_more);
+	}
 	if (fl->gpus_dropped) {
 		fprintf(out, "\n");
 		fprintf(out, _("%d GPUs beyond %d on one node were left out.\n"), fl->gpus_dropped,
@@ -332,6 +340,8 @@ void fleet_render_json(const prom_fleet *fl, const fleet_opts *o, const fleet_re
 	for (int i = 0; i < r->nnot_checked; i++)
 		jsonw_str(&w, r->not_checked[i]);
 	jsonw_arr_end(&w);
+	jsonw_key(&w, "not_checked_more");
+	jsonw_int(&w, r->not_checked_more);
 	jsonw_obj_end(&w);
 	fputc('\n', out);
 }

@@ -189,6 +189,8 @@ void report_json(FILE *out, const timeline *tl, const diag_meta *meta, const dia
 		integer(&w, "index", s->index);
 		str(&w, "uuid", tl->gpu[g].uuid);
 		str(&w, "name", tl->gpu[g].name);
+		/* null, not "", where the recording predates the vendor column */
+		str(&w, "vendor", tl->gpu[g].vendor[0] ? tl->gpu[g].vendor : NULL);
 		boolean(&w, "job", s->job);
 		num(&w, "util_mean", s->util_mean);
 		num(&w, "util_p10", s->util_p10);

@@ -128,6 +128,13 @@ sqlite3 "$T/old.gpuwhy" "DELETE FROM events WHERE kind = 'amdgpu_fault'" || fail
 out=$("$GPUWHY" report "$T/old.gpuwhy")
 assert_contains "$out" "reset the GPU with its vendor's management tool" "a lost card of unknown vendor"
 case "$out" in *nvidia-smi* | *amd-smi* | *rocm-smi* | *Xid*) fail "unknown vendor worded as one: $out" ;; esac
+vendors() { # RECORDING: each GPU's vendor in the JSON report, null as "None"
+	"$GPUWHY" report --format json "$1" | python3 -c '
+import json, sys
+print(",".join(str(g["vendor"]) for g in json.load(sys.stdin)["gpus"]))'
+}
+assert_eq "$(vendors "$T/lost.gpuwhy")" "amd" "the JSON report's vendor"
+assert_eq "$(vendors "$T/old.gpuwhy")" "None" "no vendor in an older recording: null"
 # top draws every GPU
 out=$(COLUMNS=120 GPUWHY_SIM_TIME=5 "$GPUWHY" --sim mi300x8 top --once -t)
 assert_eq "$?" 0 "top --once"

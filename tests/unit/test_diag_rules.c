@@ -81,7 +81,8 @@ static void test_advice(void **state)
 }
 
 /* The advice that names tools names the GPUs' vendor's: NVIDIA's, AMD's, or, for GPUs of
- * unknown vendor (a recording older than the vendor column), neither. */
+ * unknown vendor (a recording older than the vendor column), neither, or both side by side
+ * (the variable that selects GPUs, the build's version). */
 static void test_advice_vendor(void **state)
 {
 	(void)state;
@@ -91,7 +92,8 @@ static void test_advice_vendor(void **state)
 	} cases[] = {
 	    {DIAG_R_GPU_FAULT, NULL},  {DIAG_R_THROTTLED, "power"}, {DIAG_R_THROTTLED, "thermal"},
 	    {DIAG_R_THROTTLED, "hw"},  {DIAG_R_POWER_CAPPED, NULL}, {DIAG_R_PCIE_DEGRADED, NULL},
-	    {DIAG_R_CONTENTION, NULL}, {DIAG_R_CONTENTION, "gone"},
+	    {DIAG_R_CONTENTION, NULL}, {DIAG_R_CONTENTION, "gone"}, {DIAG_R_NOT_ON_GPU, NULL},
+	    {DIAG_R_IMBALANCE, NULL},  {DIAG_R_ALL_ON_GPU0, NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		const char *c, *v;
@@ -99,7 +101,8 @@ static void test_advice_vendor(void **state)
 		diag_advice_lookup(cases[i].r, cases[i].variant, "amd", DIAG_GOAL_THROUGHPUT, &c,
 		                   &v);
 		snprintf(both, sizeof both, "%s %s", c, v);
-		if (strstr(both, "nvidia") || strstr(both, "Xid") || strstr(both, "NVLink"))
+		if (strstr(both, "nvidia") || strstr(both, "Xid") || strstr(both, "NVLink") ||
+		    strstr(both, "CUDA_VISIBLE_DEVICES") || strstr(both, "torch.version.cuda"))
 			fail_msg("AMD advice of %s names NVIDIA's: %s", diag_rule_id(cases[i].r),
 			         both);
 		diag_advice_lookup(cases[i].r, cases[i].variant, "", DIAG_GOAL_THROUGHPUT, &c, &v);
@@ -107,6 +110,12 @@ static void test_advice_vendor(void **state)
 		if (strstr(both, "nvidia") || strstr(both, "Xid") || strstr(both, "amd-smi") ||
 		    strstr(both, "rocm-smi"))
 			fail_msg("advice of %s for an unknown vendor names a vendor's tool: %s",
+			         diag_rule_id(cases[i].r), both);
+		/* NVIDIA's way of selecting GPUs or reading the build only beside AMD's */
+		if ((strstr(both, "CUDA_VISIBLE_DEVICES") &&
+		     !strstr(both, "HIP_VISIBLE_DEVICES")) ||
+		    (strstr(both, "torch.version.cuda") && !strstr(both, "torch.version.hip")))
+			fail_msg("advice of %s for an unknown vendor names CUDA's alone: %s",
 			         diag_rule_id(cases[i].r), both);
 	}
 	const char *c, *v;
@@ -117,6 +126,18 @@ static void test_advice_vendor(void **state)
 	assert_non_null(strstr(c, "nvidia-smi -r"));
 	diag_advice_lookup(DIAG_R_THROTTLED, "power", "nvidia", DIAG_GOAL_THROUGHPUT, &c, &v);
 	assert_non_null(strstr(c, "nvidia-smi -pl"));
+	/* AMD GPUs are selected with HIP's variable, and a ROCm build says so in torch.version.hip
+	 */
+	static const diag_rule select[] = {DIAG_R_NOT_ON_GPU, DIAG_R_IMBALANCE, DIAG_R_ALL_ON_GPU0};
+	for (size_t i = 0; i < sizeof select / sizeof *select; i++) {
+		diag_advice_lookup(select[i], NULL, "amd", DIAG_GOAL_THROUGHPUT, &c, &v);
+		assert_non_null(strstr(c, "HIP_VISIBLE_DEVICES"));
+		diag_advice_lookup(select[i], NULL, "nvidia", DIAG_GOAL_THROUGHPUT, &c, &v);
+		assert_non_null(strstr(c, "CUDA_VISIBLE_DEVICES"));
+		assert_null(strstr(c, "HIP_VISIBLE_DEVICES"));
+	}
+	diag_advice_lookup(DIAG_R_NOT_ON_GPU, NULL, "amd", DIAG_GOAL_THROUGHPUT, &c, &v);
+	assert_non_null(strstr(c, "torch.version.hip"));
 }
 
 /* A metric key, a/b or a+b of keys, an event kind, or one of the named facts. */

@@ -346,12 +346,54 @@ static void test_csv_findings(void **state)
 	fake_free(&f);
 }
 
+/* Twelve nodes of one AMD GPU each without clock-event reasons: each node's not-checked
+ * note and the host rules' one (no node_exporter here), eight of them listed and the other
+ * five counted, never silently dropped. */
+static void test_not_checked_more(void **state)
+{
+	(void)state;
+	fake f;
+	fake_new(&f, 12, 1, 0.01, 1, NULL);
+	for (int k = 0; k < 12; k++) {
+		timeline *tl = f.fl.node[k].tl;
+		snprintf(tl->gpu[0].vendor, sizeof tl->gpu[0].vendor, "amd");
+		for (int s = 0; s < f.fl.n; s++) {
+			tl_add_sample(tl, s * f.fl.step);
+			tl_set_gpu(tl, 0, GM_UTIL_GPU, s, 90);
+		}
+	}
+	fleet_opts o = {.by = FLEET_BY_NODE, .window_s = 3600};
+	fleet_report r;
+	fleet_analyse(&f.fl, &o, &r);
+	assert_int_equal(r.nnot_checked, 8);
+	assert_int_equal(r.not_checked_more, 5);
+	char *buf = NULL;
+	size_t len;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	fleet_render_text(&f.fl, &o, &r, m);
+	fleet_render_json(&f.fl, &o, &r, m);
+	fleet_render_html(&f.fl, &o, &r, m);
+	assert_int_equal(fclose(m), 0);
+	assert_non_null(strstr(buf, "node007: GPU 0 reports no clock-event reasons"));
+	assert_null(strstr(buf, "node008: GPU 0 reports no clock-event reasons"));
+	const char *more = "... and 5 more such notes (other nodes or rules), left out.";
+	const char *t = strstr(buf, more);
+	assert_non_null(t);                   /* the text */
+	assert_non_null(strstr(t + 1, more)); /* the page */
+	assert_non_null(strstr(buf, "\"not_checked_more\": 5"));
+	free(buf);
+	fleet_report_free(&r);
+	fake_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_columns_bounded), cmocka_unit_test(test_cell_majority),
-	    cmocka_unit_test(test_fleet_page),      cmocka_unit_test(test_csv),
-	    cmocka_unit_test(test_own_findings),    cmocka_unit_test(test_csv_findings),
+	    cmocka_unit_test(test_columns_bounded),  cmocka_unit_test(test_cell_majority),
+	    cmocka_unit_test(test_fleet_page),       cmocka_unit_test(test_csv),
+	    cmocka_unit_test(test_own_findings),     cmocka_unit_test(test_csv_findings),
+	    cmocka_unit_test(test_not_checked_more),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
