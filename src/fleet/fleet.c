@@ -11,6 +11,7 @@
 #include "gpu/gpu_reasons.h"
 #include "gpu/xid.h"
 #include "util/i18n.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 static const struct {
@@ -225,15 +226,6 @@ static bool ranked_rule(diag_rule r)
 	       r != DIAG_R_STEP_BURSTS;
 }
 
-/* FNV-1a: tells a note left out once from one left out again (each window repeats it). */
-static uint64_t note_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 static void note_not_checked(fleet_report *r, const char *note)
 {
 	for (int i = 0; i < r->nnot_checked; i++)
@@ -243,7 +235,8 @@ static void note_not_checked(fleet_report *r, const char *note)
 		snprintf(r->not_checked[r->nnot_checked++], sizeof r->not_checked[0], "%s", note);
 		return;
 	}
-	uint64_t h = note_hash(note);
+	/* tells a note left out once from one left out again (each window repeats it) */
+	uint64_t h = gw_fnv1a64(note, GW_FNV64_BASIS);
 	for (int i = 0; i < r->not_checked_more; i++)
 		if (r->more_hash[i] == h)
 			return;
