@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "test_tmpdir.h"
+
 #include "gpu/amdgpu.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_reasons.h"
@@ -24,20 +26,14 @@ static char root[256];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof root, "/tmp/gpuwhy-xgmi.XXXXXX");
-	if (!mkdtemp(root))
-		return -1;
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "sh %s/amdgpu/make-xgmi-tree.sh %s", FIXTURES_DIR, root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_script(root, sizeof root, "xgmi",
+	                          FIXTURES_DIR "/amdgpu/make-xgmi-tree.sh");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_remove(root);
 }
 
 /* The cards in PCI order: A 03, B 04, C 07, D 11, E 41, F c1. */

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "test_tmpdir.h"
+
 #include "host/host_pcitopo.h"
 
 #include <stdio.h>
@@ -16,20 +18,14 @@ static char root[256];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof root, "/tmp/gpuwhy-pcitopo.XXXXXX");
-	if (!mkdtemp(root))
-		return -1;
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "sh %s/sysfs/make-pci-tree.sh %s", FIXTURES_DIR, root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_script(root, sizeof root, "pcitopo",
+	                          FIXTURES_DIR "/sysfs/make-pci-tree.sh");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_tmpdir_remove(root);
 }
 
 static void test_nics(void **state)

@@ -27,6 +27,16 @@ static inline int test_tmpdir_rm(const char *p, const struct stat *st, int flag,
 	return remove(p);
 }
 
+/* A folder as test_tmpdir_make, filled by the fixture script (sh SCRIPT DIR); 0 or -1. */
+static inline int test_tmpdir_script(char *dir, size_t len, const char *name, const char *script)
+{
+	if (test_tmpdir_make(dir, len, name) != 0)
+		return -1;
+	char cmd[1024];
+	int n = snprintf(cmd, sizeof cmd, "sh '%s' '%s'", script, dir);
+	return n > 0 && (size_t)n < sizeof cmd && system(cmd) == 0 ? 0 : -1;
+}
+
 /* Remove dir and everything below it (links are removed, never followed); 0 when all went. */
 static inline int test_tmpdir_remove(const char *dir)
 {
