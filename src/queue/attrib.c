@@ -76,10 +76,13 @@ void local_attribute(queue_local *l)
 	for (int i = 0; i < s->n; i++) {
 		const queue_gpu_seen *g = &s->g[i];
 		l->foreign[i] = 0;
+		l->foreign_mib[i] = 0;
 		for (int k = 0; k < g->nproc; k++) {
 			const queue_gpu_proc *p = &g->proc[k];
 			int owner = owner_of(l, p->pid);
 			l->foreign[i] += owner == -1;
+			if (owner == -1 && p->mem_ok)
+				l->foreign_mib[i] += p->mem_mib;
 			if (owner < 0 || !p->mem_ok)
 				continue;
 			local_run *run = l->run[owner];

@@ -16,10 +16,13 @@
 
 int64_t queue_gpu_available(const queue_gpu_view *v)
 {
-	if (v->free_ok)
-		return v->free_mib - v->pending_mib;
+	int64_t by_total = v->total_mib - v->held_mib - v->foreign_mib;
+	if (v->free_ok) {
+		int64_t by_free = v->free_mib - v->pending_mib;
+		return v->total_ok && by_total < by_free ? by_total : by_free;
+	}
 	if (v->total_ok)
-		return v->total_mib - v->reserved_mib;
+		return by_total;
 	return -1;
 }
 

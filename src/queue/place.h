@@ -20,7 +20,8 @@ typedef struct {
 	bool free_ok;
 	int64_t free_mib;     /* as last measured */
 	int64_t pending_mib;  /* reservations of our tasks on it not yet allocated */
-	int64_t reserved_mib; /* full reservations of our tasks on it */
+	int64_t held_mib;     /* per task of ours on it, its reservation or its use if more */
+	int64_t foreign_mib;  /* what processes that are not ours use on it, where known */
 	int ntasks;           /* queue tasks placed on it */
 	int cap;              /* smallest per-GPU cap of those tasks (0 when none) */
 	int foreign;          /* processes on it that are not ours */
@@ -47,8 +48,12 @@ typedef struct {
 
 /*
  * Memory available to a new task on v: measured free memory minus what
- * placed tasks have reserved but not yet allocated. When free memory is
- * unknown, total minus all reservations. -1 when neither is known.
+ * placed tasks have reserved but not yet allocated, and never more than
+ * total minus what our tasks hold and foreign processes use. Free memory
+ * and the process list are two readings, so a task can allocate between
+ * them: its use then counts against its reservation while free memory does
+ * not show it yet, and the first term alone would admit into its room.
+ * -1 when neither free nor total memory is known.
  */
 int64_t queue_gpu_available(const queue_gpu_view *v);
 

@@ -85,11 +85,13 @@ static void add_runs(const queue_local *l, const queue_gpus *s, queue_gpu_view *
 			x->ntasks++;
 			if (x->cap == 0 || run->per_gpu < x->cap)
 				x->cap = run->per_gpu;
-			if (run->reserved_mib < 0)
-				continue;
-			x->reserved_mib += run->reserved_mib;
 			/* A task that started after the sample has allocated nothing in it. */
 			int64_t used = run->started_mono < s->t_mono ? run->usage[j] : 0;
+			if (run->reserved_mib < 0) {
+				x->held_mib += used;
+				continue;
+			}
+			x->held_mib += run->reserved_mib > used ? run->reserved_mib : used;
 			if (run->reserved_mib > used)
 				x->pending_mib += run->reserved_mib - used;
 		}
@@ -112,6 +114,7 @@ int local_build_views(const queue_local *l, queue_gpu_view *v, int *pos)
 		x->free_ok = g->free_ok;
 		x->free_mib = g->free_mib;
 		x->foreign = l->foreign[pos[k]];
+		x->foreign_mib = l->foreign_mib[pos[k]];
 		add_runs(l, s, x);
 	}
 	return n;
@@ -238,7 +241,7 @@ static void count_start(sched_pass *p, const queue_place_result *res, int per_gp
 			x->cap = per_gpu;
 		if (mem_mib >= 0) {
 			x->pending_mib += mem_mib;
-			x->reserved_mib += mem_mib;
+			x->held_mib += mem_mib;
 		}
 	}
 }

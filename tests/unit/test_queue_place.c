@@ -34,7 +34,7 @@ static void book(queue_gpu_view *v, int64_t mem, int per_gpu)
 	if (v->cap == 0 || per_gpu < v->cap)
 		v->cap = per_gpu;
 	v->pending_mib += mem;
-	v->reserved_mib += mem;
+	v->held_mib += mem;
 }
 
 static void test_reservations_count_before_allocation(void **state)
@@ -64,23 +64,55 @@ static void test_allocated_memory_is_not_counted_twice(void **state)
 	queue_gpu_view v = gpu(0);
 	v.free_mib = 81920 - 25600;
 	v.pending_mib = 30720 - 25600;
-	v.reserved_mib = 30720;
+	v.held_mib = 30720;
 	v.ntasks = 1;
 	v.cap = 4;
 	assert_int_equal(queue_gpu_available(&v), 81920 - 30720);
 	/* A task using more than it reserved shows up in free memory alone. */
 	v.free_mib = 81920 - 40960;
 	v.pending_mib = 0;
+	v.held_mib = 40960;
 	assert_int_equal(queue_gpu_available(&v), 40960);
-	/* Free memory unknown: total minus every reservation. */
+	/* Free memory unknown: total minus what our tasks hold and others use. */
 	v.free_ok = false;
-	assert_int_equal(queue_gpu_available(&v), 81920 - 30720);
+	v.foreign_mib = 1024;
+	assert_int_equal(queue_gpu_available(&v), 81920 - 40960 - 1024);
 	v.total_ok = false;
 	assert_int_equal(queue_gpu_available(&v), -1);
 	queue_place_req r = req(1, 1024, 4);
 	queue_place_result res;
 	assert_int_equal(queue_place(&v, 1, &r, &res), QP_WAIT);
 	assert_non_null(strstr(res.reason, "unknown memory"));
+}
+
+static void test_free_memory_read_before_the_process_list(void **state)
+{
+	(void)state;
+	/*
+	 * Free memory is read, then task B allocates, then the process list is
+	 * read: free memory shows only A's 30000 MiB, the list shows both. The
+	 * reservations still hold 2 x 30 GiB of the GPU, so a third one waits.
+	 */
+	queue_gpu_view v = gpu(0);
+	v.total_mib = 81559;
+	v.free_mib = 81559 - 30000;
+	v.ntasks = 2;
+	v.cap = 8;
+	v.pending_mib = 2 * (30720 - 30000);
+	v.held_mib = 2 * 30720;
+	assert_int_equal(queue_gpu_available(&v), 81559 - 2 * 30720);
+	queue_place_req r = req(1, 30720, 8);
+	queue_place_result res;
+	assert_int_equal(queue_place(&v, 1, &r, &res), QP_WAIT);
+	assert_non_null(strstr(res.reason, "GPU 0 has 20119 MiB available"));
+	/* Memory a foreign process uses is not ours to hand out either. */
+	v.ntasks = 1;
+	v.free_mib = 81559 - 30000;
+	v.pending_mib = 720;
+	v.held_mib = 30720;
+	v.foreign = 1;
+	v.foreign_mib = 40000;
+	assert_int_equal(queue_gpu_available(&v), 81559 - 30720 - 40000);
 }
 
 static void test_per_gpu_cap(void **state)
@@ -211,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_reservations_count_before_allocation),
 	    cmocka_unit_test(test_allocated_memory_is_not_counted_twice),
+	    cmocka_unit_test(test_free_memory_read_before_the_process_list),
 	    cmocka_unit_test(test_per_gpu_cap),
 	    cmocka_unit_test(test_preference_order_and_spread),
 	    cmocka_unit_test(test_multi_gpu),
