@@ -59,11 +59,11 @@ typedef struct {
 	int nrun, caprun;
 	int *reap; /* shims that reported their end and are still exiting */
 	int nreap, capreap;
-	int foreign[GPU_MAX]; /* per sample position: processes that are not ours */
+	int foreign[GPU_MAX];         /* per sample position: processes that are not ours */
 	int64_t foreign_mib[GPU_MAX]; /* and the memory they use, where reported */
-	double next_due;      /* wall time a cooldown ends, 0 none */
-	int64_t explain_at;   /* monotonic time the next pass says why every task waits */
-	char *env_key;        /* the last task environment parsed (JSON), and its strings */
+	double next_due;              /* wall time a cooldown ends, 0 none */
+	int64_t explain_at;           /* monotonic time the next pass says why every task waits */
+	char *env_key;                /* the last task environment parsed (JSON), and its strings */
 	char **env_base;
 	int env_nbase;
 	local_reason reasons[LOCAL_REASONS];

@@ -18,13 +18,13 @@ typedef struct {
 	bool total_ok;
 	int64_t total_mib;
 	bool free_ok;
-	int64_t free_mib;     /* as last measured */
-	int64_t pending_mib;  /* reservations of our tasks on it not yet allocated */
-	int64_t held_mib;     /* per task of ours on it, its reservation or its use if more */
-	int64_t foreign_mib;  /* what processes that are not ours use on it, where known */
-	int ntasks;           /* queue tasks placed on it */
-	int cap;              /* smallest per-GPU cap of those tasks (0 when none) */
-	int foreign;          /* processes on it that are not ours */
+	int64_t free_mib;    /* as last measured */
+	int64_t pending_mib; /* reservations of our tasks on it not yet allocated */
+	int64_t held_mib;    /* per task of ours on it, its reservation or its use if more */
+	int64_t foreign_mib; /* what processes that are not ours use on it, where known */
+	int ntasks;          /* queue tasks placed on it */
+	int cap;             /* smallest per-GPU cap of those tasks (0 when none) */
+	int foreign;         /* processes on it that are not ours */
 } queue_gpu_view;
 
 typedef enum { QP_SPREAD, QP_PACK } queue_place_mode;
