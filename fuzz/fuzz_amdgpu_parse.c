@@ -1,8 +1,9 @@
 /*
  * libFuzzer: the amdgpu text parsers on arbitrary input: pp_dpm_* tables, a PCIe
- * link speed and a DRM fdinfo file (amdgpu_parse_dpm, amdgpu_link_gen,
- * amdgpu_parse_fdinfo), then what they promise checked: the current level is one
- * of the levels, a generation is 0..7, a PCI address is in the one spelling.
+ * link speed, a DRM fdinfo file and a KFD node's properties (amdgpu_parse_dpm,
+ * amdgpu_link_gen, amdgpu_parse_fdinfo, amdgpu_parse_kfd_props), then what they promise checked:
+ * the current level is one of the levels, a generation is 0..7, a PCI address is in the one
+ * spelling.
  */
 #include "gpu/amdgpu.h"
 
@@ -28,6 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	int g = amdgpu_link_gen(s);
 	if (g < 0 || g > 7)
+		__builtin_trap();
+	amdgpu_kfd_node kn;
+	if (amdgpu_parse_kfd_props(s, &kn) &&
+	    (strlen(kn.pdev) != 12 || strspn(kn.pdev, "0123456789abcdef:.") != 12))
 		__builtin_trap();
 	free(s);
 	amdgpu_fdinfo f;

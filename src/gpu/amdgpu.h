@@ -189,4 +189,30 @@ int amdgpu_fold_clients(const amdgpu_client *in, int n, amdgpu_proc *out, int ma
  */
 int amdgpu_procs_read(const char *proc_root, amdgpu_proc *out, int max);
 
+/* ---- the ROCm kernel driver's (KFD) per-process accounting: amdgpu_kfd.c ---- */
+
+/* A GPU node of the KFD topology: its id and its PCI address. */
+typedef struct {
+	uint32_t gpu_id;
+	char pdev[16]; /* sysfs spelling, "0000:9f:00.0" */
+} amdgpu_kfd_node;
+
+/*
+ * A node's `properties` text: its PCI address from `domain` (0 when absent,
+ * as before Linux 5.9) and `location_id` (bus << 8 | devfn; partitions of
+ * one device share it). False without a location_id.
+ */
+bool amdgpu_parse_kfd_props(const char *text, amdgpu_kfd_node *out);
+
+/* The GPU nodes of ROOT/sys/class/kfd/kfd/topology (CPU nodes have gpu_id 0). */
+int amdgpu_kfd_nodes(const char *root, amdgpu_kfd_node *out, int max);
+
+/*
+ * VRAM per process and GPU from ROOT/sys/class/kfd/kfd/proc/PID/vram_GPUID,
+ * summed over the nodes of one device. Readable by every user: processes of
+ * other users, whose fdinfo is closed, are seen here with their VRAM (and no
+ * engine time, clients or GTT). Sorted by PID, then PCI address.
+ */
+int amdgpu_kfd_procs_read(const char *root, amdgpu_proc *out, int max);
+
 #endif

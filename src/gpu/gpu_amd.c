@@ -352,9 +352,45 @@ static bool prev_busy(const gpu_dev *d, unsigned pid, uint64_t *ns)
 }
 
 /*
- * Processes from DRM fdinfo on this card. Their utilization is the change of
- * drm-engine-gfx + drm-engine-compute over the time since the previous call:
- * the first call (or a process first seen) has none.
+ * Add what the KFD accounts on this card to the fdinfo processes out[0..n):
+ * the VRAM of processes fdinfo does not show (another user's) and that hold
+ * some here, and the VRAM of those whose fdinfo gives none. Scratch holds cap entries. Returns the
+ * new count.
+ */
+static int add_kfd_procs(gpu_ctx *c, gpu_dev *d, amdgpu_proc *scratch, int cap, gpu_proc *out,
+                         int n, int max)
+{
+	int nk = amdgpu_kfd_procs_read(c->amd.sys_root, scratch, cap);
+	for (int k = 0; k < nk; k++) {
+		const amdgpu_proc *a = &scratch[k];
+		if (strcasecmp(a->pdev, d->amd->bdf) != 0)
+			continue;
+		int i = 0;
+		while (i < n && out[i].pid != a->pid)
+			i++;
+		/* ROCm opens every GPU it may use: none held there means not on it */
+		if (i == n && (n == max || a->vram_bytes == 0))
+			continue;
+		gpu_proc *p = &out[i];
+		if (i == n) {
+			memset(p, 0, sizeof *p);
+			p->pid = a->pid;
+			p->type = GPU_PROC_COMPUTE; /* the KFD accounts compute (ROCm) processes */
+			sim_proc_names(c, d->amd, p);
+			n++;
+		}
+		if (!p->mem_ok) {
+			p->mem_ok = true;
+			p->mem_bytes = a->vram_bytes;
+		}
+	}
+	return n;
+}
+
+/*
+ * Processes from DRM fdinfo on this card, then from the KFD (above). Their utilization is the
+ * change of drm-engine-gfx + drm-engine-compute over the time since the previous call: the first
+ * call (or a process first seen) has none.
  */
 int gpu_amd_processes(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int max)
 {
@@ -392,6 +428,7 @@ int gpu_amd_processes(gpu_ctx *c, gpu_dev *d, gpu_proc *out, int max)
 			next[nn++] = (gpu_amd_prev){a->pid, busy};
 		sim_proc_names(c, d->amd, p);
 	}
+	n = add_kfd_procs(c, d, all, cap, out, n, max);
 	free(all);
 	memcpy(d->amd_prev, next, (size_t)nn * sizeof *next);
 	d->amd_nprev = nn;

@@ -33,6 +33,17 @@ assert_eq "$?" 0 "status on the tree"
 assert_contains "$out" "GPU 1  AMD Instinct MI300X OAM" "status GPU line"
 assert_contains "$out" "fan n/a" "no fan on an MI300X"
 echo "$out" | grep -Eq '^ +1 +4242 ' || fail "PID 4242 on GPU 1: $out"
+# and from the KFD's files (tests/fixtures/amdgpu/kfd), readable by every user: PID 8000,
+# whose fdinfo is closed to us, holds 3 GiB + 1 MiB on 0000:1b:00.0 (two nodes of it) and
+# nothing on 0000:9f:00.0; PID 4242 keeps what its fdinfo says
+R=$T/kroot
+mkdir -p "$R/sys/class" && cp -r "$FIX/proc" "$R/proc"
+for d in class/drm devices; do ln -s "$FIX/mi300x/sys/$d" "$R/sys/$d"; done
+ln -s "$FIX/kfd/sys/class/kfd" "$R/sys/class/kfd"
+out=$(GPUWHY_SYSFS_ROOT=$R "$GPUWHY" query --query-compute-apps=pid,gpu_bus_id,used_memory --format=csv,noheader)
+assert_eq "$?" 0 "compute apps on the tree with a KFD"
+assert_eq "$out" "8000, 00000000:1B:00.0, 3073 MiB
+4242, 00000000:9F:00.0, 8193 MiB" "processes from fdinfo and the KFD"
 
 # --- the simulated AMD scenarios, out of the box
 have_sim || skip "the simulated GPU is not built"
