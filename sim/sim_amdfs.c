@@ -388,6 +388,43 @@ static int write_wl_procs(const sim_amdwl *wl, const sim_gpu *g, const char *roo
 	return rc ? -1 : 0;
 }
 
+/*
+ * What ROCm opens, as the kernel's KFD lays it out: the topology node of the
+ * card (ROOT/sys/class/kfd/kfd/topology/nodes/N, node 0 the CPU) and the
+ * device files /dev/kfd and /dev/dri/renderD(128 + card), plain files this
+ * user can read and write, as a member of the render group can.
+ */
+static int write_kfd(const sim_gpu *g, int card, const char *root)
+{
+	char nodes[PATH_MAX], node[PATH_MAX + 16], dri[PATH_MAX], dev[PATH_MAX];
+	snprintf(nodes, sizeof nodes, "%s/sys/class/kfd/kfd/topology/nodes", root);
+	snprintf(node, sizeof node, "%s/%d", nodes, card + 1);
+	snprintf(dev, sizeof dev, "%s/dev", root);
+	snprintf(dri, sizeof dri, "%s/dev/dri", root);
+	if (mkdirs(node) != 0 || mkdirs(dri) != 0)
+		return -1;
+	snprintf(node, sizeof node, "%s/0", nodes);
+	int rc =
+	    mkdirs(node) | put(node, "gpu_id", "0\n") |
+	    put(node, "properties", "cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\n");
+	snprintf(node, sizeof node, "%s/%d", nodes, card + 1);
+	/* a GPU id is a hash in the kernel; the card in its low bits keeps them apart */
+	unsigned id = ((unsigned)sim_hash(0, 11, g->index, 0) & 0xfff0u) | (unsigned)card;
+	rc |= put(node, "gpu_id", "%u\n", id) |
+	      put(node, "properties",
+	          "cpu_cores_count 0\nsimd_count %u\ngfx_target_version %u\nvendor_id 4098\n"
+	          "device_id %u\nlocation_id %u\ndomain %u\n",
+	          g->apu ? 24u : 304u, g->gfx_target_version, g->pci.device_id >> 16,
+	          (g->pci.bus << 8) | (g->pci.device << 3) | g->pci.function, g->pci.domain) |
+	      put(dev, "kfd", "%s", "");
+	char name[32];
+	snprintf(name, sizeof name, "card%d", card);
+	rc |= put(dri, name, "%s", "");
+	snprintf(name, sizeof name, "renderD%d", 128 + card);
+	rc |= put(dri, name, "%s", "");
+	return rc ? -1 : 0;
+}
+
 /* The card's link again after a reset took it away (nothing when it is there). */
 static int relink(const char *bdf, const char *link)
 {
@@ -419,7 +456,8 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 	if (with_static) {
 		char target[64];
 		snprintf(target, sizeof target, "../../../bus/pci/devices/%s", bdf);
-		if (mkdirs(hw) != 0 || mkdirs(cls) != 0 || write_static(g, dev, hw) != 0)
+		if (mkdirs(hw) != 0 || mkdirs(cls) != 0 || write_static(g, dev, hw) != 0 ||
+		    write_kfd(g, card_no(s, gi), root) != 0)
 			return -1;
 		if (symlink(target, link) != 0 && errno != EEXIST)
 			return -1;

@@ -196,6 +196,7 @@ typedef struct {
 	bool apu;                                   /* an integrated GPU: the tree an APU has */
 	int gpu_metrics;                            /* SIM_AMDM_*: the table the tree holds */
 	unsigned long long gtt_total_b, gtt_used_b; /* mem_info_gtt_*: system memory it maps */
+	unsigned gfx_target_version;                /* the KFD's, e.g. 90402 for gfx942 */
 } sim_gpu;
 
 /* AMD GPU families (architecture cdna2 ...): accelerators (CDNA) have no edge sensor. */

@@ -663,6 +663,28 @@ static bool parse_modes(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 }
 
 /*
+ * The KFD's gfx_target_version of a board (major * 10000 + minor * 100 +
+ * stepping, as the ISA name gfxMmS): by its PCI device id where this table
+ * knows it, else its family's usual chip.
+ */
+static unsigned gfx_target_of(const sim_gpu *g)
+{
+	static const struct {
+		unsigned did, v;
+	} known[] = {{0x74a1, 90402},  {0x74a5, 90402},  {0x740c, 90010},  {0x740f, 90010},
+	             {0x738c, 90008},  {0x73bf, 100300}, {0x73df, 100301}, {0x744c, 110000},
+	             {0x7480, 110002}, {0x15bf, 110003}, {0x1681, 100305}};
+	unsigned did = g->pci.device_id >> 16;
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if (known[i].did == did)
+			return known[i].v;
+	return g->amd_family == SIM_AMD_CDNA3   ? 90402
+	       : g->amd_family == SIM_AMD_CDNA2 ? 90010
+	       : g->amd_family == SIM_AMD_RDNA2 ? 100300
+	                                        : 110000;
+}
+
+/*
  * amdgpu: what only an AMD GPU has. Without it a board is discrete, and its
  * gpu_metrics table the one its family's driver writes: v1.3 (RDNA2/3 and
  * CDNA2), none for CDNA3 (MI300's v1.4-1.6 are not simulated); an APU's is
@@ -670,7 +692,8 @@ static bool parse_modes(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
  */
 static bool parse_amdgpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"apu", "gpu_metrics", "gtt_mib", "gtt_used_mib", NULL};
+	static const char *const keys[] = {"apu",          "gpu_metrics",        "gtt_mib",
+	                                   "gtt_used_mib", "gfx_target_version", NULL};
 	static const char *const tables[] = {"none", "1.3", "2.1", "2.2", NULL};
 	static const int table_ids[] = {SIM_AMDM_NONE, SIM_AMDM_V1_3, SIM_AMDM_V2_1, SIM_AMDM_V2_2};
 	json_t *o;
@@ -680,12 +703,14 @@ static bool parse_amdgpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g
 	if (o && !g->amd)
 		return sim_sc_fail(c, path, "amdgpu", "only a GPU with \"vendor\": \"amd\" has it");
 	snprintf(sub, sizeof sub, "%.200s.amdgpu", path);
-	unsigned long long gtt = 0, gtt_used = 0;
+	unsigned long long gtt = 0, gtt_used = 0, gfx = g->amd ? gfx_target_of(g) : 0;
 	if (o && (!sim_sc_check_keys(c, o, sub, keys) ||
 	          !sim_sc_get_bool(c, o, sub, "apu", false, &g->apu) ||
 	          !sim_sc_get_ull(c, o, sub, "gtt_mib", false, 1, 1LL << 30, &gtt) ||
-	          !sim_sc_get_ull(c, o, sub, "gtt_used_mib", false, 0, (long long)gtt, &gtt_used)))
+	          !sim_sc_get_ull(c, o, sub, "gtt_used_mib", false, 0, (long long)gtt, &gtt_used) ||
+	          !sim_sc_get_ull(c, o, sub, "gfx_target_version", false, 10000, 999999, &gfx)))
 		return false;
+	g->gfx_target_version = (unsigned)gfx;
 	g->gtt_total_b = gtt * 1048576ull;
 	g->gtt_used_b = gtt_used * 1048576ull;
 	g->gpu_metrics = !g->amd                          ? SIM_AMDM_NONE

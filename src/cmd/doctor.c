@@ -115,6 +115,14 @@ int cmd_doctor(int argc, char **argv, const gw_global *g)
 	char *sim_klog = m.simulated ? gpu_sim_kernel_log_text() : NULL;
 	if (m.simulated)
 		p.klog_text = sim_klog ? sim_klog : "";
+	/* ... and so are its AMD GPUs' files, which the ROCm checks read. */
+	char amd_root[512] = "", amd_sys[600], amd_dev[600];
+	if (m.simulated && gpu_sim_amd_tree(amd_root, sizeof amd_root)) {
+		snprintf(amd_sys, sizeof amd_sys, "%s/sys", amd_root);
+		snprintf(amd_dev, sizeof amd_dev, "%s/dev", amd_root);
+		p.amd_sys_root = amd_sys;
+		p.amd_dev_root = amd_dev;
+	}
 	doctor_report r = {0};
 	doctor_ctx c;
 	doctor_ctx_init(&c, &p, &o, &m, &r);
@@ -128,5 +136,6 @@ int cmd_doctor(int argc, char **argv, const gw_global *g)
 	doctor_report_free(&r);
 	doctor_machine_free(&m);
 	free(sim_klog);
+	gpu_sim_amd_tree_remove(amd_root);
 	return rc;
 }

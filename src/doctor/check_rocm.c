@@ -18,10 +18,21 @@
 /* The wheel index of PyTorch's ROCm builds, for the fix lines. */
 #define ROCM_TORCH_INDEX "https://download.pytorch.org/whl/rocm6.2"
 
+/* Where the AMD GPUs' files are: the simulated machine's under --sim, else the probe's. */
+static const char *amd_sys(const doctor_ctx *c)
+{
+	return c->p->amd_sys_root ? c->p->amd_sys_root : c->p->sys_root;
+}
+
+static const char *amd_dev(const doctor_ctx *c)
+{
+	return c->p->amd_dev_root ? c->p->amd_dev_root : c->p->dev_root;
+}
+
 /* The root whose sys/ is the probe's sys_root: "" for "/sys", a fixture tree in tests. */
 static bool rocm_root(const doctor_ctx *c, char *out, size_t len)
 {
-	const char *s = c->p->sys_root ? c->p->sys_root : "/sys";
+	const char *s = amd_sys(c) ? amd_sys(c) : "/sys";
 	size_t n = strlen(s);
 	if (n < 4 || strcmp(s + n - 4, "/sys") != 0 || n - 4 >= len)
 		return false;
@@ -62,7 +73,7 @@ static bool usable(const doctor_ctx *c, const char *path)
 static int render_nodes(const doctor_ctx *c, char *denied, size_t dlen)
 {
 	char dir[512];
-	doctor_pathf(dir, sizeof dir, c->p->dev_root, "/dri");
+	doctor_pathf(dir, sizeof dir, amd_dev(c), "/dri");
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
@@ -109,7 +120,7 @@ void doctor_check_rocm_devices(doctor_ctx *c)
 		return;
 	bool container = doctor_ctx_where(c)->container;
 	char kfd[512], denied[256];
-	doctor_pathf(kfd, sizeof kfd, c->p->dev_root, "/kfd");
+	doctor_pathf(kfd, sizeof kfd, amd_dev(c), "/kfd");
 	if (!doctor_exists(kfd)) {
 		devices_missing(c, "/dev/kfd", container);
 		return;
@@ -364,7 +375,7 @@ static int by_value(const void *a, const void *b)
 static int kfd_targets(const doctor_ctx *c, unsigned *out, int max)
 {
 	char dir[512];
-	doctor_pathf(dir, sizeof dir, c->p->sys_root, "/class/kfd/kfd/topology/nodes");
+	doctor_pathf(dir, sizeof dir, amd_sys(c), "/class/kfd/kfd/topology/nodes");
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;

@@ -30,6 +30,9 @@ typedef struct {
 	int64_t tool_timeout_ns;   /* docker, nvidia-ctk, dmesg, journalctl */
 	bool klog_tools;           /* fall back to dmesg / journalctl -k */
 	const char *klog_text;     /* the kernel log itself (the simulated machine's), else NULL */
+	/* The AMD GPUs' sys and dev for the ROCm checks (the simulated machine's), else NULL:
+	 * sys_root and dev_root. */
+	const char *amd_sys_root, *amd_dev_root;
 } doctor_probe;
 
 /* The real system: /proc, /sys, /dev, $PATH, getenv, access, 10 s / 5 s timeouts. */

@@ -196,6 +196,15 @@ bool gpu_sim_kernel_log(const gpu_ctx *ctx, char *path, size_t len);
  * when gpuwhy is not simulating or the scenario cannot be read.
  */
 char *gpu_sim_kernel_log_text(void);
+/*
+ * Under --sim with AMD GPUs: their files (sysfs, the KFD topology, /dev/kfd
+ * and the render nodes) at the scenario time now, written into a tree of
+ * this process's own, for readers that take a root (doctor's ROCm checks).
+ * root gets its path; false (root "") when not simulating AMD GPUs or the
+ * tree cannot be written. gpu_sim_amd_tree_remove deletes it.
+ */
+bool gpu_sim_amd_tree(char *root, size_t len);
+void gpu_sim_amd_tree_remove(const char *root);
 
 /* Processes on GPU i (compute and graphics, merged by PID). Returns count, -1 on error. */
 int gpu_processes(gpu_ctx *ctx, int i, gpu_proc *out, int max);

@@ -494,6 +494,44 @@ bool gpu_sim_kernel_log(const gpu_ctx *c, char *path, size_t len)
 	return c->amd.simulated;
 }
 
+bool gpu_sim_amd_tree(char *root, size_t len)
+{
+	const char *path = getenv("GPUWHY_SIM_SCENARIO");
+	char err[512], state[PATH_MAX], leaf[32];
+	sim_scenario *scn;
+	root[0] = '\0';
+	if (!path || !*path || !getenv("GPUWHY_NVML") ||
+	    sim_scenario_load(path, &scn, err, sizeof err) != 0)
+		return false;
+	amd_sim s = {.scn = scn};
+	read_pin(&s);
+	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
+	bool ok = scenario_has_amd(scn) &&
+	          sim_state_dir(path, state, sizeof state, err, sizeof err) == 0 &&
+	          join(root, len, state, leaf);
+	if (ok) {
+		double t = 0, real_s = 0;
+		if (s.pinned || sim_clock_read(state, &s.epoch) == 0)
+			sim_now(&s, &t, &real_s);
+		rm_tree(root);
+		for (int g = 0; ok && g < scn->n_gpus; g++)
+			if (scn->gpus[g].amd)
+				ok = sim_amdfs_write(scn, g, root, t, real_s, true, NULL) == 0;
+		if (!ok)
+			rm_tree(root);
+	}
+	if (!ok)
+		root[0] = '\0';
+	sim_scenario_free(scn);
+	return ok;
+}
+
+void gpu_sim_amd_tree_remove(const char *root)
+{
+	if (root && *root)
+		rm_tree(root);
+}
+
 char *gpu_sim_kernel_log_text(void)
 {
 	const char *path = getenv("GPUWHY_SIM_SCENARIO");

@@ -49,7 +49,7 @@ unmarked() {
 
 # ---- doctor against simulated machines: every check, and --port/--need-mem ----
 n=0
-for s in h100x1 a100x2-pcie-degraded rtx4090-throttle h100x1-lost l4x2-foreign h100x8-nvlink; do
+for s in h100x1 a100x2-pcie-degraded rtx4090-throttle h100x1-lost l4x2-foreign h100x8-nvlink apu-780m; do
 	"$GPUWHY" sim list | grep -qx "$s" || continue
 	out="$tmp/doctor-$s"
 	timeout 120 "$GPUWHY" --sim "$s" doctor --port 1 --need-mem 20G >"$out.en" 2>&1
