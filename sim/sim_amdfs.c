@@ -425,6 +425,33 @@ static int write_kfd(const sim_gpu *g, int card, const char *root)
 	return rc ? -1 : 0;
 }
 
+/*
+ * An XGMI hive as amdgpu_xgmi.c shows it: a directory xgmi_hive_info holding
+ * xgmi_hive_id on the hive's first device (here: its first GPU in the
+ * scenario), a link of that name to it on every other device of the hive.
+ */
+static int write_xgmi(const sim_scenario *s, int gi, const char *dev)
+{
+	const sim_gpu *g = &s->gpus[gi];
+	if (!g->xgmi_hive)
+		return 0;
+	int first = gi;
+	for (int k = 0; k < gi; k++)
+		if (s->gpus[k].amd && s->gpus[k].xgmi_hive == g->xgmi_hive) {
+			first = k;
+			break;
+		}
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/xgmi_hive_info", dev);
+	if (first == gi)
+		return mkdirs(path) | put(path, "xgmi_hive_id", "%llu\n", g->xgmi_hive);
+	const sim_pci *p = &s->gpus[first].pci;
+	char target[64];
+	snprintf(target, sizeof target, "../%04x:%02x:%02x.%x/xgmi_hive_info", p->domain, p->bus,
+	         p->device, p->function);
+	return symlink(target, path) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 /* The card's link again after a reset took it away (nothing when it is there). */
 static int relink(const char *bdf, const char *link)
 {
@@ -457,7 +484,7 @@ int sim_amdfs_write(const sim_scenario *s, int gi, const char *root, double t, d
 		char target[64];
 		snprintf(target, sizeof target, "../../../bus/pci/devices/%s", bdf);
 		if (mkdirs(hw) != 0 || mkdirs(cls) != 0 || write_static(g, dev, hw) != 0 ||
-		    write_kfd(g, card_no(s, gi), root) != 0)
+		    write_kfd(g, card_no(s, gi), root) != 0 || write_xgmi(s, gi, dev) != 0)
 			return -1;
 		if (symlink(target, link) != 0 && errno != EEXIST)
 			return -1;

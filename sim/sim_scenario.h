@@ -197,6 +197,7 @@ typedef struct {
 	int gpu_metrics;                            /* SIM_AMDM_*: the table the tree holds */
 	unsigned long long gtt_total_b, gtt_used_b; /* mem_info_gtt_*: system memory it maps */
 	unsigned gfx_target_version;                /* the KFD's, e.g. 90402 for gfx942 */
+	unsigned long long xgmi_hive;               /* xgmi_hive_id; 0: in no XGMI hive */
 } sim_gpu;
 
 /* AMD GPU families (architecture cdna2 ...): accelerators (CDNA) have no edge sensor. */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -692,8 +693,9 @@ static unsigned gfx_target_of(const sim_gpu *g)
  */
 static bool parse_amdgpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g)
 {
-	static const char *const keys[] = {"apu",          "gpu_metrics",        "gtt_mib",
-	                                   "gtt_used_mib", "gfx_target_version", NULL};
+	static const char *const keys[] = {
+	    "apu",       "gpu_metrics", "gtt_mib", "gtt_used_mib", "gfx_target_version",
+	    "xgmi_hive", NULL};
 	static const char *const tables[] = {"none", "1.3", "2.1", "2.2", NULL};
 	static const int table_ids[] = {SIM_AMDM_NONE, SIM_AMDM_V1_3, SIM_AMDM_V2_1, SIM_AMDM_V2_2};
 	json_t *o;
@@ -708,7 +710,8 @@ static bool parse_amdgpu(sim_sc_ctx *c, json_t *gj, const char *path, sim_gpu *g
 	          !sim_sc_get_bool(c, o, sub, "apu", false, &g->apu) ||
 	          !sim_sc_get_ull(c, o, sub, "gtt_mib", false, 1, 1LL << 30, &gtt) ||
 	          !sim_sc_get_ull(c, o, sub, "gtt_used_mib", false, 0, (long long)gtt, &gtt_used) ||
-	          !sim_sc_get_ull(c, o, sub, "gfx_target_version", false, 10000, 999999, &gfx)))
+	          !sim_sc_get_ull(c, o, sub, "gfx_target_version", false, 10000, 999999, &gfx) ||
+	          !sim_sc_get_ull(c, o, sub, "xgmi_hive", false, 1, LLONG_MAX, &g->xgmi_hive)))
 		return false;
 	g->gfx_target_version = (unsigned)gfx;
 	g->gtt_total_b = gtt * 1048576ull;

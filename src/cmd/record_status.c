@@ -56,6 +56,7 @@ record_status *record_status_new(gpu_ctx *gc, const char *path, FILE *out)
 		for (int j = 0; j < n; j++)
 			if (i != j) {
 				st->m.nvlinks[i][j] = gpu_nvlink_count(gc, i, j);
+				st->m.xgmi[i][j] = gpu_xgmi_pair(gc, i, j);
 				st->m.topo[i][j] = gpu_topology_level(gc, i, j);
 			}
 	pthread_mutex_init(&st->mu, NULL);

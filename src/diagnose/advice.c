@@ -46,6 +46,17 @@ typedef struct {
 	}
 
 static const advice_entry advice_vendor[] = {
+    V_AMD(DIAG_R_SYNC_WAIT, "pcie",
+          N_("The job's GPUs synchronise over PCIe, outside one XGMI hive, so every all-reduce "
+             "(RCCL) waits on the bus. Run the job on GPUs of one hive (XGMI in `gpuwhy topo`; "
+             "select them with HIP_VISIBLE_DEVICES), or communicate less: gradient "
+             "accumulation, a larger per-GPU batch, bf16 gradients/compression, DDP "
+             "bucket_cap_mb tuned so communication overlaps the backward pass. Also even out "
+             "the straggler's work."),
+          N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+             "before.gpuwhy after.gpuwhy`: the waiting GPUs' shortfall against the straggler "
+             "must shrink and step time p50 drop; on GPUs of one XGMI hive the waits should "
+             "nearly vanish.")),
     V_AMD(DIAG_R_THROTTLED, "power",
           N_("The board is at its power cap: it is working as hard as its budget allows. If "
              "clocks swing with the cap, a fixed, slightly lower cap (rocm-smi "
@@ -303,6 +314,15 @@ static const advice_entry advice[] = {
         "before.gpuwhy after.gpuwhy`: "
         "the waiting GPUs' shortfall against the straggler must shrink and step "
         "time p50 drop; on NVLink GPUs the waits should nearly vanish."),
+     NULL, NULL, NULL},
+    {DIAG_R_SYNC_WAIT, "xgmi",
+     N_("The GPUs are joined by XGMI (one hive), so the wait is imbalance, not bandwidth: find "
+        "why the straggler is slower - uneven batch or sequence lengths per rank, its data loader "
+        "starving, that GPU throttled, or one rank doing extra work (evaluation, logging, "
+        "checkpointing on rank 0 only)."),
+     N_("Record the same job again after changing one thing only, then run `gpuwhy compare "
+        "before.gpuwhy after.gpuwhy`: the GPUs' power (or utilization) must line up and step "
+        "time p50 drop; utilization alone may not show it, as waiting collectives spin."),
      NULL, NULL, NULL},
     {DIAG_R_SYNC_WAIT, "nvlink",
      N_("The GPUs are joined by NVLink, so the wait is imbalance, not bandwidth: find why the "

@@ -254,11 +254,14 @@ static void step6(const diag_ctx *c, diag_chain_step *st)
 		return;
 	}
 	int level, links;
-	link_kind k = diag_job_links(c, &level, &links);
+	bool amd;
+	link_kind k = diag_job_links(c, &level, &links, &amd);
 	if (k == LINK_NVLINK)
 		chain_say(
 		    st, "The job's %d GPUs are joined by NVLink (at least NV%d between each pair).",
 		    c->njob, links);
+	else if (k == LINK_XGMI)
+		chain_say(st, "The job's %d GPUs are joined by XGMI (one hive).", c->njob);
 	else if (k == LINK_PCIE)
 		chain_say(
 		    st,

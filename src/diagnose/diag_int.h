@@ -133,6 +133,7 @@ void diag_ev_add(diag_finding *f, int gpu, const diag_ev_spec *e);
 #define DIAG_EV_COMMAND "command"
 #define DIAG_EV_TOPOLOGY "topology"
 #define DIAG_EV_NVLINK "nvlink"
+#define DIAG_EV_XGMI "xgmi"
 /* (events are cited by their kind: TL_EV_XID, TL_EV_GPU_LOST, TL_EV_OOM, TL_EV_AER) */
 
 void diag_gpu(diag_finding *f, int g);
@@ -171,9 +172,14 @@ double diag_t0(const diag_ctx *c, int s);
 void diag_gpu_list(const diag_ctx *c, uint64_t mask, char *out, size_t len);
 bool *diag_mask_new(const diag_ctx *c); /* all false, length tl->n; free() it */
 
-/* How the job's GPUs talk: NVLink between every pair, or PCIe somewhere (worst NVML level). */
-typedef enum { LINK_UNKNOWN, LINK_NVLINK, LINK_PCIE } link_kind;
-link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links);
+/*
+ * How the job's GPUs talk: NVLink (min_links: the fewest between a pair) or
+ * XGMI (min_links: the pairs in one hive) between every pair, or PCIe
+ * somewhere (worst NVML level; *amd when that pair is two AMD GPUs outside
+ * one XGMI hive, so "no XGMI" rather than "no NVLink").
+ */
+typedef enum { LINK_UNKNOWN, LINK_NVLINK, LINK_PCIE, LINK_XGMI } link_kind;
+link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links, bool *amd);
 /* A topology level for a title: PIX .. SYS, "the same board", or "PCIe" when unknown. */
 const char *diag_level_name(int level);
 

@@ -111,27 +111,40 @@ const char *diag_level_name(int level)
 	return w ? w : "PCIe";
 }
 
-link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links)
+/* Either direction of a pair matrix: a reader may fill one half of it. */
+static int pair_value(const int (*m)[GPU_MAX], int i, int j)
+{
+	return m[i][j] >= 0 ? m[i][j] : m[j][i];
+}
+
+link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links, bool *amd)
 {
 	link_kind k = LINK_NVLINK;
 	*worst_level = -1;
 	*min_links = -1;
+	*amd = false;
 	bool any = false;
+	int nv_pairs = 0, xgmi_pairs = 0;
 	for (int i = 0; i < c->ngpu; i++)
 		for (int j = i + 1; j < c->ngpu; j++) {
 			if (!c->job[i] || !c->job[j])
 				continue;
-			/* Either direction: a reader may fill one half of the matrix. */
-			int nv =
-			    c->tl->nvlinks[i][j] >= 0 ? c->tl->nvlinks[i][j] : c->tl->nvlinks[j][i];
-			int lv = c->tl->topo[i][j] >= 0 ? c->tl->topo[i][j] : c->tl->topo[j][i];
+			int nv = pair_value(c->tl->nvlinks, i, j),
+			    lv = pair_value(c->tl->topo, i, j), xg = pair_value(c->tl->xgmi, i, j);
 			any = true;
 			if (nv > 0) {
 				if (*min_links < 0 || nv < *min_links)
 					*min_links = nv;
+				nv_pairs++;
 				continue;
 			}
-			if (nv == 0) {
+			if (xg > 0) {
+				xgmi_pairs++;
+				continue;
+			}
+			if (nv == 0 || xg == 0) {
+				if (k != LINK_PCIE || lv > *worst_level)
+					*amd = xg == 0;
 				k = LINK_PCIE;
 				if (lv > *worst_level)
 					*worst_level = lv;
@@ -139,7 +152,13 @@ link_kind diag_job_links(const diag_ctx *c, int *worst_level, int *min_links)
 				k = LINK_UNKNOWN;
 			}
 		}
-	return any ? k : LINK_UNKNOWN;
+	if (!any)
+		return LINK_UNKNOWN;
+	if (k == LINK_NVLINK && xgmi_pairs > 0 && nv_pairs == 0) {
+		*min_links = xgmi_pairs;
+		return LINK_XGMI;
+	}
+	return k;
 }
 
 /*
@@ -325,7 +344,8 @@ void rule_sync_wait(diag_ctx *c)
 	bool *wait = sc.wait;
 	double share = sc.share;
 	int level, links;
-	link_kind lk = diag_job_links(c, &level, &links);
+	bool amd;
+	link_kind lk = diag_job_links(c, &level, &links, &amd);
 	double conf = (sc.kind == W_POWER ? 0.5 : 0.6) + (lk == LINK_PCIE ? 0.15 : 0) +
 	              (episodes >= th->sync_min_episodes ? 0.1 : 0);
 	diag_finding *f = diag_add(c, DIAG_R_SYNC_WAIT, DIAG_WARN, conf);
@@ -333,10 +353,14 @@ void rule_sync_wait(diag_ctx *c)
 	char ol[96], link[96], times[48], what[64];
 	diag_gpu_list(c, others, ol, sizeof ol);
 	if (lk == LINK_PCIE)
-		snprintf(link, sizeof link, L_("; the GPUs talk over PCIe (%s), no NVLink"),
+		snprintf(link, sizeof link,
+		         amd ? L_("; the GPUs talk over PCIe (%s), no XGMI")
+		             : L_("; the GPUs talk over PCIe (%s), no NVLink"),
 		         diag_level_name(level));
 	else if (lk == LINK_NVLINK)
 		snprintf(link, sizeof link, L_("; the GPUs are joined by NVLink (NV%d)"), links);
+	else if (lk == LINK_XGMI)
+		snprintf(link, sizeof link, L_("; the GPUs are joined by XGMI (one hive)"));
 	else
 		snprintf(link, sizeof link, L_("; the link between the GPUs is unknown"));
 	if (episodes >= th->sync_min_episodes)
@@ -386,6 +410,9 @@ void rule_sync_wait(diag_ctx *c)
 	else if (lk == LINK_NVLINK)
 		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_NVLINK,
 		        .stat = N_("fewest links between two of the job's GPUs"), .value = links);
+	else if (lk == LINK_XGMI)
+		DIAG_EV(f, DIAG_JOB, .metric = DIAG_EV_XGMI,
+		        .stat = N_("pairs of the job's GPUs in one XGMI hive"), .value = links);
 	diag_note(f, "Straggler: GPU %d.", tl->gpu[strag].index);
 	if (sc.steady)
 		diag_note(
@@ -394,6 +421,10 @@ void rule_sync_wait(diag_ctx *c)
 		    "in at least %.0f %% of the samples.",
 		    tl->gpu[strag].index, 100 * th->sync_steady_share);
 	diag_ranges_mask(c, f, wait);
-	diag_advice(c, f, lk == LINK_PCIE ? "pcie" : lk == LINK_NVLINK ? "nvlink" : NULL);
+	diag_advice(c, f,
+	            lk == LINK_PCIE     ? "pcie"
+	            : lk == LINK_NVLINK ? "nvlink"
+	            : lk == LINK_XGMI   ? "xgmi"
+	                                : NULL);
 	free(wait);
 }

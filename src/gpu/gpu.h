@@ -264,6 +264,8 @@ int gpu_nvlink_count(gpu_ctx *ctx, int i, int j);
  * PCIe level: gpu_topology_level still says how the two meet on PCIe.
  */
 int gpu_xgmi_linked(gpu_ctx *ctx, int i, int j);
+/* The same for a pair that is not two AMD GPUs: -1 (XGMI says nothing of it). */
+int gpu_xgmi_pair(gpu_ctx *ctx, int i, int j);
 /*
  * NVLink states of GPU i: fills up to max entries with 1 (active) / 0
  * (inactive); returns the number of links, 0 when NVLink is not supported.

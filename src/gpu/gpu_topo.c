@@ -42,6 +42,13 @@ int gpu_xgmi_linked(gpu_ctx *c, int i, int j)
 	return amdgpu_xgmi_linked(a->amd, b->amd) ? 1 : 0;
 }
 
+int gpu_xgmi_pair(gpu_ctx *c, int i, int j)
+{
+	if (i == j || !gpu_is_amd(&c->dev[i]) || !gpu_is_amd(&c->dev[j]))
+		return -1;
+	return gpu_xgmi_linked(c, i, j);
+}
+
 /* "00000000:3B:00.0" and "0000:3b:00.0" name the same device. */
 static bool same_bus_id(const char *x, const char *y)
 {

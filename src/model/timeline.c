@@ -47,7 +47,7 @@ timeline *tl_new(int ngpu, int ncpu)
 	tl->exit_status = -1;
 	for (int i = 0; i < GPU_MAX; i++)
 		for (int j = 0; j < GPU_MAX; j++)
-			tl->nvlinks[i][j] = tl->topo[i][j] = -1;
+			tl->nvlinks[i][j] = tl->topo[i][j] = tl->xgmi[i][j] = -1;
 	return tl;
 }
 

@@ -119,6 +119,7 @@ typedef struct {
 	tl_gpu *gpu;
 	int nvlinks[GPU_MAX][GPU_MAX]; /* active NVLinks between positions, -1 unknown */
 	int topo[GPU_MAX][GPU_MAX];    /* nvmlGpuTopologyLevel_t or -1 */
+	int xgmi[GPU_MAX][GPU_MAX];    /* AMD pairs: 1 in one XGMI hive, 0 not; -1 unknown */
 	/* host */
 	int ncpu;
 	double **cpu_busy;   /* [ncpu][n] busy % per core, NAN when offline/unknown */

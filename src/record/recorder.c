@@ -129,8 +129,9 @@ static void write_static(recorder *r)
 		for (int j = 0; j < n; j++)
 			if (i != j)
 				store_add_link(r->st, r->gpu_index[i], r->gpu_index[j],
-				               gpu_nvlink_count(g, i, j),
-				               gpu_topology_level(g, i, j));
+				               &(store_link){.nvlinks = gpu_nvlink_count(g, i, j),
+				                             .topo = gpu_topology_level(g, i, j),
+				                             .xgmi = gpu_xgmi_pair(g, i, j)});
 }
 
 /* The writer's notices (lock stalls, a -wal left behind) go to stderr as one line each. */

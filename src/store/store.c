@@ -705,19 +705,21 @@ int store_add_gpu(store *st, const gpu_static *g)
 	return rc;
 }
 
-int store_add_link(store *st, int a, int b, int nvlinks, int topo)
+int store_add_link(store *st, int a, int b, const store_link *l)
 {
 	pthread_mutex_lock(&st->mu);
 	int rc = -1;
 	sqlite3_stmt *s = NULL;
 	st->staged_rows = true;
-	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpu_links VALUES(?,?,?,?)")) {
+	if (!st->err[0] && !prepare(st, &s, "INSERT INTO temp.gpu_links VALUES(?,?,?,?,?)")) {
 		sqlite3_bind_int(s, 1, a);
 		sqlite3_bind_int(s, 2, b);
-		if (nvlinks >= 0)
-			sqlite3_bind_int(s, 3, nvlinks);
-		if (topo >= 0)
-			sqlite3_bind_int(s, 4, topo);
+		if (l->nvlinks >= 0)
+			sqlite3_bind_int(s, 3, l->nvlinks);
+		if (l->topo >= 0)
+			sqlite3_bind_int(s, 4, l->topo);
+		if (l->xgmi >= 0)
+			sqlite3_bind_int(s, 5, l->xgmi);
 		rc = step_done(st, s, "gpu_links");
 	}
 	sqlite3_finalize(s);

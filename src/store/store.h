@@ -56,7 +56,13 @@ typedef struct store store;
 int store_create(const char *path, store **out, gw_fail *err);
 int store_set_meta(store *st, const char *key, const char *value);
 int store_add_gpu(store *st, const gpu_static *g);
-int store_add_link(store *st, int a_idx, int b_idx, int nvlinks, int topo);
+/* What joins two GPUs; -1 in a field: unknown (stored as NULL). */
+typedef struct {
+	int nvlinks; /* active NVLinks */
+	int topo;    /* nvmlGpuTopologyLevel_t */
+	int xgmi;    /* AMD pairs: 1 in one XGMI hive, 0 not */
+} store_link;
+int store_add_link(store *st, int a_idx, int b_idx, const store_link *l);
 /* gpu_index maps snapshot GPU positions to NVML indices. */
 int store_write_snapshot(store *st, const snapshot *s, const int *gpu_index);
 int store_write_step(store *st, double t_wall, long step, const char *line);

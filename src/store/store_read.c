@@ -738,6 +738,8 @@ static void load_steps_events(reader *r, timeline *tl, const int *idx)
 	}
 	sqlite3_finalize(s);
 	s = query(r, "SELECT * FROM gpu_links");
+	/* recordings older than the xgmi column have none: unknown */
+	int xcol = s ? column_named(s, "xgmi") : -1;
 	while (s && next_row(r, s)) {
 		row_seen(r, s, ST_GPU_LINKS, NULL);
 		int a = pos_of(idx, tl->ngpu, sqlite3_column_int(s, 0));
@@ -748,6 +750,8 @@ static void load_steps_events(reader *r, timeline *tl, const int *idx)
 			tl->nvlinks[a][b] = sqlite3_column_int(s, 2);
 		if (sqlite3_column_type(s, 3) != SQLITE_NULL)
 			tl->topo[a][b] = sqlite3_column_int(s, 3);
+		if (xcol >= 0 && sqlite3_column_type(s, xcol) != SQLITE_NULL)
+			tl->xgmi[a][b] = sqlite3_column_int(s, xcol);
 	}
 	sqlite3_finalize(s);
 }

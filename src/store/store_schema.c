@@ -52,7 +52,7 @@ int store_schema_create(sqlite3 *db, gw_fail *err)
 	    " serial TEXT, vbios TEXT, architecture TEXT, numa_node INTEGER, cpu_affinity TEXT,"
 	    " vendor TEXT);"
 	    "CREATE TABLE gpu_links(a INTEGER, b INTEGER, nvlinks INTEGER, topo INTEGER,"
-	    " PRIMARY KEY(a, b));" GPU_SAMPLES_SQL);
+	    " xgmi INTEGER, PRIMARY KEY(a, b));" GPU_SAMPLES_SQL);
 	for (int i = 0; i < GM__COUNT; i++) {
 		if (!store_gpu_metric_stored(i))
 			continue;

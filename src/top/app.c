@@ -130,6 +130,7 @@ static int open_gpus(top_app *a)
 		for (int j = 0; j < n; j++)
 			if (i != j) {
 				a->m.nvlinks[i][j] = gpu_nvlink_count(a->gc, i, j);
+				a->m.xgmi[i][j] = gpu_xgmi_pair(a->gc, i, j);
 				a->m.topo[i][j] = gpu_topology_level(a->gc, i, j);
 			}
 	return 0;

@@ -31,7 +31,7 @@ int top_model_init(top_model *m, int ngpu, const top_gpu_info *gpus)
 	}
 	for (int i = 0; i < GPU_MAX; i++)
 		for (int j = 0; j < GPU_MAX; j++)
-			m->nvlinks[i][j] = m->topo[i][j] = -1;
+			m->nvlinks[i][j] = m->topo[i][j] = m->xgmi[i][j] = -1;
 	m->ring = gw_xcalloc(TOP_RING_CAP, sizeof *m->ring);
 	m->util = gw_xcalloc((size_t)TOP_RING_CAP * (size_t)(ngpu ? ngpu : 1), sizeof *m->util);
 	m->sort = TOP_SORT_GPU;
@@ -523,6 +523,7 @@ static void window_facts(timeline *tl, const top_model *m, const snapshot *end)
 		snprintf(tl->gpu[g].vendor, sizeof tl->gpu[g].vendor, "%s", m->gpu[g].vendor);
 	}
 	memcpy(tl->nvlinks, m->nvlinks, sizeof tl->nvlinks);
+	memcpy(tl->xgmi, m->xgmi, sizeof tl->xgmi);
 	memcpy(tl->topo, m->topo, sizeof tl->topo);
 	window_lost(tl, m, end);
 }

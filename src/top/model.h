@@ -68,6 +68,7 @@ typedef struct {
 	/* static facts for diagnosis, by position; -1 unknown (top_model_init sets them so) */
 	int nvlinks[GPU_MAX][GPU_MAX]; /* active NVLinks between two GPUs */
 	int topo[GPU_MAX][GPU_MAX];    /* nvmlGpuTopologyLevel_t */
+	int xgmi[GPU_MAX][GPU_MAX];    /* AMD pairs: 1 one XGMI hive, 0 not, -1 unknown */
 	/*
 	 * ring of snapshots: the newest is at (total - 1) % TOP_RING_CAP. Only
 	 * the findings window keeps whole snapshots; older ones keep their time,

@@ -38,3 +38,19 @@ rm "$T/tree/sys/devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/xgmi_hive_info"
 awk -v g="GPU0" 'NR > 1 && $1 == g { print $7 }' "$T/text2" | grep -qx SYS || fail "GPU0-GPU5 without a hive: $(cat "$T/text2")"
 grep -q XGMI "$T/text2" && fail "XGMI shown without a shared hive: $(cat "$T/text2")"
 echo "ok: topo between AMD GPUs"
+
+# --- the simulated MI300X platform is one hive (amdgpu.xgmi_hive), and recordings keep it
+have_sim || skip "the simulated GPU is not built"
+unset GPUWHY_SYSFS_ROOT
+export GPUWHY_SIM_STATE=$T/state
+out=$("$GPUWHY" --sim mi300x8 topo) || fail "topo --sim mi300x8: exit $?"
+n=$(echo "$out" | awk 'NR > 1 && $1 ~ /^GPU/ { for (i = 2; i <= 9; i++) if ($i == "XGMI") c++ } END { print c + 0 }')
+assert_eq "$n" 56 "XGMI between every pair of the eight MI300X"
+"$GPUWHY" --sim mi300x8 record -o "$T/m.gpuwhy" --duration 3s -q || fail "record --sim mi300x8: exit $?"
+command -v sqlite3 >/dev/null || skip "sqlite3 missing"
+assert_eq "$(sqlite3 "$T/m.gpuwhy" 'SELECT count(*), sum(xgmi = 1), count(nvlinks) FROM gpu_links')" "56|56|0" \
+	"the recording's links: 56 pairs in one hive, no NVLink count"
+# a single card is in no hive: no pair, no link
+"$GPUWHY" --sim rx7900xtx record -o "$T/r.gpuwhy" --duration 2s -q || fail "record --sim rx7900xtx: exit $?"
+assert_eq "$(sqlite3 "$T/r.gpuwhy" 'SELECT count(*) FROM gpu_links')" 0 "one GPU, no links"
+echo "ok: the simulated hive in topo and in a recording"

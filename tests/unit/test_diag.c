@@ -415,6 +415,42 @@ static void test_sync_wait(void **state)
 	assert_non_null(strstr(f->advice, "imbalance, not bandwidth"));
 	diag_result_free(&r);
 	tl_free(tl);
+
+	/* AMD GPUs of one XGMI hive: no NVLink is known, the hive is the fast link. */
+	tl = straggler(-1, 50);
+	for (int g = 0; g < 4; g++) {
+		snprintf(tl->gpu[g].vendor, sizeof tl->gpu[g].vendor, "amd");
+		for (int h = 0; h < 4; h++)
+			tl->xgmi[g][h] = g != h ? 1 : -1;
+	}
+	fx_run(tl, &r);
+	f = expect(&r, "sync-wait", DIAG_WARN);
+	assert_float_equal(f->confidence, 0.7, EPS);
+	assert_non_null(strstr(f->title, "; the GPUs are joined by XGMI (one hive)"));
+	assert_float_equal(fx_ev(f, "xgmi", NULL)->value, 6, EPS);
+	assert_non_null(strstr(f->advice, "XGMI (one hive), so the wait is imbalance"));
+	assert_null(strstr(f->advice, "NVLink"));
+	diag_result_free(&r);
+	/* one GPU outside the hive: PCIe between it and the others, worded for AMD */
+	for (int g = 0; g < 3; g++)
+		tl->xgmi[g][3] = tl->xgmi[3][g] = 0;
+	fx_run(tl, &r);
+	f = expect(&r, "sync-wait", DIAG_WARN);
+	assert_float_equal(f->confidence, 0.85, EPS);
+	assert_non_null(strstr(f->title, "PCIe (SYS), no XGMI"));
+	assert_float_equal(fx_ev(f, "topology", NULL)->value, 50, EPS);
+	assert_non_null(strstr(f->advice, "HIP_VISIBLE_DEVICES"));
+	assert_null(strstr(f->advice, "NVLink"));
+	diag_result_free(&r);
+	/* an older recording knows neither */
+	for (int g = 0; g < 4; g++)
+		for (int h = 0; h < 4; h++)
+			tl->xgmi[g][h] = -1;
+	fx_run(tl, &r);
+	f = expect(&r, "sync-wait", DIAG_WARN);
+	assert_non_null(strstr(f->title, "the link between the GPUs is unknown"));
+	diag_result_free(&r);
+	tl_free(tl);
 }
 
 /* ---- memory-bound ---- */

@@ -77,7 +77,8 @@ static void test_round_trip(void **state)
 	gpu_static g1 = {.index = 2, .name = "AMD Instinct MI300X", .vendor = "amd"};
 	store_add_gpu(st, &g0);
 	store_add_gpu(st, &g1);
-	store_add_link(st, 0, 2, 18, 10);
+	store_add_link(st, 0, 2, &(store_link){.nvlinks = 18, .topo = 10, .xgmi = -1});
+	store_add_link(st, 2, 0, &(store_link){.nvlinks = -1, .topo = -1, .xgmi = 1});
 	snapshot s;
 	snapshot_init(&s, 2);
 	int idx[2] = {0, 2};
@@ -122,6 +123,11 @@ static void test_round_trip(void **state)
 	assert_int_equal(tl->nevents, 1);
 	assert_string_equal(tl->events[0].kind, "oom");
 	assert_int_equal(tl->nvlinks[0][1], 18);
+	assert_int_equal(tl->topo[0][1], 10);
+	assert_int_equal(tl->xgmi[0][1], -1);
+	assert_int_equal(tl->xgmi[1][0], 1);
+	assert_int_equal(tl->nvlinks[1][0], -1);
+	assert_int_equal(tl->topo[1][0], -1);
 	assert_int_equal(tl->exit_status, 3);
 	assert_string_equal(tl->command, "python train.py");
 	tl_free(tl);
