@@ -130,6 +130,9 @@ typedef struct {
 	double max_mhz; /* highest clock of all levels (levels > 0) */
 } amdgpu_dpm;
 
+/* Whether s is a non-empty run of decimal digits (a PID, a card's number). */
+bool amdgpu_is_number(const char *s);
+
 /* False when no line parses. */
 bool amdgpu_parse_dpm(const char *text, size_t len, amdgpu_dpm *out);
 

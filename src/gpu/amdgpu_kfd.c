@@ -19,16 +19,6 @@
 #define KFD_DIR "/sys/class/kfd/kfd"
 #define KFD_MAX_NODES 64
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 /* A decimal number, then at most a newline; false for anything else. */
 static bool parse_u64(const char *s, uint64_t *out)
 {
@@ -105,7 +95,7 @@ int amdgpu_kfd_nodes(const char *root, amdgpu_kfd_node *out, int max)
 	int n = 0;
 	struct dirent *e;
 	while (n < max && (e = readdir(d))) {
-		if (!all_digits(e->d_name))
+		if (!amdgpu_is_number(e->d_name))
 			continue;
 		char path[PATH_MAX + 300], props[8192];
 		uint64_t id;
@@ -160,7 +150,7 @@ static int scan_pid(const char *dir, unsigned pid, const amdgpu_kfd_node *nodes,
 		return n;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "vram_", 5) != 0 || !all_digits(e->d_name + 5))
+		if (strncmp(e->d_name, "vram_", 5) != 0 || !amdgpu_is_number(e->d_name + 5))
 			continue;
 		const char *pdev = pdev_of(nodes, nn, strtoull(e->d_name + 5, NULL, 10));
 		char path[2 * PATH_MAX];
@@ -194,7 +184,7 @@ int amdgpu_kfd_procs_read(const char *root, amdgpu_proc *out, int max)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		unsigned long pid = strtoul(e->d_name, NULL, 10);
-		if (!all_digits(e->d_name) || pid == 0 || pid > UINT_MAX)
+		if (!amdgpu_is_number(e->d_name) || pid == 0 || pid > UINT_MAX)
 			continue;
 		char sub[PATH_MAX + 300];
 		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);

@@ -94,6 +94,16 @@ static bool dpm_line(const char *s, const char *end, double *mhz, bool *cur)
 	return true;
 }
 
+bool amdgpu_is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
 bool amdgpu_parse_dpm(const char *text, size_t len, amdgpu_dpm *out)
 {
 	memset(out, 0, sizeof *out);

@@ -5,7 +5,6 @@
  */
 #include "gpu/amdgpu.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -88,16 +87,6 @@ int amdgpu_fold_clients(const amdgpu_client *in, int n, amdgpu_proc *out, int ma
 	return np;
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 /* Append the amdgpu clients of one PID's fdinfo directory to *v. */
 static void scan_pid(const char *proc_root, unsigned pid, amdgpu_client **v, int *n, int *cap)
 {
@@ -108,7 +97,7 @@ static void scan_pid(const char *proc_root, unsigned pid, amdgpu_client **v, int
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!all_digits(e->d_name))
+		if (!amdgpu_is_number(e->d_name))
 			continue;
 		char path[sizeof dir + 256], buf[4096];
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -141,7 +130,7 @@ int amdgpu_procs_read(const char *proc_root, amdgpu_proc *out, int max)
 	int n = 0, cap = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!all_digits(e->d_name))
+		if (!amdgpu_is_number(e->d_name))
 			continue;
 		unsigned long pid = strtoul(e->d_name, NULL, 10);
 		if (pid > 0 && pid <= UINT_MAX)
