@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A sysfs file's text, trailing white space removed. False when it cannot be read. */
-static bool read_text(const char *path, char *buf, size_t size)
+bool amdgpu_read_text(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -37,11 +36,10 @@ static bool read_at(const char *dir, const char *name, char *buf, size_t size)
 	char path[PATH_MAX];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
 		return false;
-	return read_text(path, buf, size);
+	return amdgpu_read_text(path, buf, size);
 }
 
-/* A file holding one unsigned decimal (sysfs numbers), or 0x-prefixed hex when hex. */
-static bool read_num(const char *dir, const char *name, bool hex, unsigned long long *v)
+bool amdgpu_read_num(const char *dir, const char *name, bool hex, unsigned long long *v)
 {
 	char buf[64], *end;
 	if (!read_at(dir, name, buf, sizeof buf) || !buf[0] || buf[0] == '-')
@@ -63,7 +61,7 @@ static bool set_num(amdgpu_values *o, amdgpu_field f, const char *dir, const cha
                     double scale)
 {
 	unsigned long long v;
-	if (!read_num(dir, name, false, &v))
+	if (!amdgpu_read_num(dir, name, false, &v))
 		return false;
 	set(o, f, (double)v * scale);
 	return true;
@@ -140,18 +138,18 @@ static bool card_probe(const char *root, const char *name, amdgpu_card *c)
 	                     name) >= sizeof c->dev_path)
 		return false;
 	unsigned long long v;
-	if (!read_num(c->dev_path, "vendor", true, &v) || v != AMDGPU_VENDOR_ID)
+	if (!amdgpu_read_num(c->dev_path, "vendor", true, &v) || v != AMDGPU_VENDOR_ID)
 		return false;
 	c->vendor = (unsigned)v;
-	if (read_num(c->dev_path, "device", true, &v)) {
+	if (amdgpu_read_num(c->dev_path, "device", true, &v)) {
 		c->device = (unsigned)v;
 		c->ids_ok = true;
 	}
-	if (read_num(c->dev_path, "subsystem_vendor", true, &v))
+	if (amdgpu_read_num(c->dev_path, "subsystem_vendor", true, &v))
 		c->subsys_vendor = (unsigned)v;
-	if (read_num(c->dev_path, "subsystem_device", true, &v))
+	if (amdgpu_read_num(c->dev_path, "subsystem_device", true, &v))
 		c->subsys_device = (unsigned)v;
-	if (read_num(c->dev_path, "revision", true, &v))
+	if (amdgpu_read_num(c->dev_path, "revision", true, &v))
 		c->revision = (unsigned)v;
 	if (!read_at(c->dev_path, "product_name", c->product_name, sizeof c->product_name))
 		c->product_name[0] = '\0';
@@ -163,7 +161,7 @@ static bool card_probe(const char *root, const char *name, amdgpu_card *c)
 	card_bdf(c);
 	card_hwmon(c);
 	/* the hive's directory on its first device, a link to it on the others (amdgpu_xgmi.c) */
-	if (!read_num(c->dev_path, "xgmi_hive_info/xgmi_hive_id", false, &v))
+	if (!amdgpu_read_num(c->dev_path, "xgmi_hive_info/xgmi_hive_id", false, &v))
 		v = 0;
 	c->xgmi_hive = v;
 	return true;
@@ -256,9 +254,9 @@ static void read_hwmon(const char *hw, amdgpu_values *o)
 	read_temps(hw, o);
 	set_num(o, AMD_FAN_RPM, hw, "fan1_input", 1);
 	unsigned long long pwm, pmax;
-	if (!read_num(hw, "pwm1_max", false, &pmax))
+	if (!amdgpu_read_num(hw, "pwm1_max", false, &pmax))
 		pmax = 255; /* the hwmon ABI's range of pwmN */
-	if (read_num(hw, "pwm1", false, &pwm) && pmax > 0 && pwm <= pmax)
+	if (amdgpu_read_num(hw, "pwm1", false, &pwm) && pmax > 0 && pwm <= pmax)
 		set(o, AMD_FAN_PCT, 100.0 * (double)pwm / (double)pmax);
 	read_freq(hw, "sclk", o, AMD_SCLK_MHZ);
 	read_freq(hw, "mclk", o, AMD_MCLK_MHZ);
@@ -285,7 +283,7 @@ static void read_link(const char *dev, const char *speed, const char *width, amd
 	int gen = read_at(dev, speed, buf, sizeof buf) ? amdgpu_link_gen(buf) : 0;
 	if (gen > 0)
 		set(o, fgen, gen);
-	if (read_num(dev, width, false, &w) && w > 0 && w <= 32)
+	if (amdgpu_read_num(dev, width, false, &w) && w > 0 && w <= 32)
 		set(o, fwidth, (double)w);
 }
 

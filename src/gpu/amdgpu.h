@@ -130,6 +130,11 @@ typedef struct {
 	double max_mhz; /* highest clock of all levels (levels > 0) */
 } amdgpu_dpm;
 
+/* A sysfs file's text, trailing white space removed. False when it cannot be read. */
+bool amdgpu_read_text(const char *path, char *buf, size_t size);
+/* DIR/NAME holding one unsigned decimal (sysfs numbers), or 0x-prefixed hex when hex. */
+bool amdgpu_read_num(const char *dir, const char *name, bool hex, unsigned long long *v);
+
 /* Whether s is a non-empty run of decimal digits (a PID, a card's number). */
 bool amdgpu_is_number(const char *s);
 
@@ -207,15 +212,22 @@ typedef struct {
  */
 bool amdgpu_parse_kfd_props(const char *text, amdgpu_kfd_node *out);
 
-/* The GPU nodes of ROOT/sys/class/kfd/kfd/topology (CPU nodes have gpu_id 0). */
+#define AMDGPU_KFD_MAX_NODES 64
+
+/*
+ * The GPU nodes of ROOT/sys/class/kfd/kfd/topology (CPU nodes have gpu_id 0).
+ * They do not change while the driver is loaded: read them once.
+ */
 int amdgpu_kfd_nodes(const char *root, amdgpu_kfd_node *out, int max);
 
 /*
  * VRAM per process and GPU from ROOT/sys/class/kfd/kfd/proc/PID/vram_GPUID,
- * summed over the nodes of one device. Readable by every user: processes of
- * other users, whose fdinfo is closed, are seen here with their VRAM (and no
- * engine time, clients or GTT). Sorted by PID, then PCI address.
+ * the GPU ids those of nodes[0..nn), summed over the nodes of one device.
+ * Readable by every user: processes of other users, whose fdinfo is closed,
+ * are seen here with their VRAM (and no engine time, clients or GTT). Sorted
+ * by PID, then PCI address.
  */
-int amdgpu_kfd_procs_read(const char *root, amdgpu_proc *out, int max);
+int amdgpu_kfd_procs_read(const char *root, const amdgpu_kfd_node *nodes, int nn, amdgpu_proc *out,
+                          int max);
 
 #endif

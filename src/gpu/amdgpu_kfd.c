@@ -17,7 +17,6 @@
 #include <string.h>
 
 #define KFD_DIR "/sys/class/kfd/kfd"
-#define KFD_MAX_NODES 64
 
 /* A decimal number, then at most a newline; false for anything else. */
 static bool parse_u64(const char *s, uint64_t *out)
@@ -31,23 +30,6 @@ static bool parse_u64(const char *s, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
-}
-
-static size_t read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return n;
-}
-
-static bool read_u64(const char *path, uint64_t *out)
-{
-	char buf[64];
-	return read_text(path, buf, sizeof buf) > 0 && parse_u64(buf, out);
 }
 
 bool amdgpu_parse_kfd_props(const char *text, amdgpu_kfd_node *out)
@@ -97,13 +79,13 @@ int amdgpu_kfd_nodes(const char *root, amdgpu_kfd_node *out, int max)
 	while (n < max && (e = readdir(d))) {
 		if (!amdgpu_is_number(e->d_name))
 			continue;
-		char path[PATH_MAX + 300], props[8192];
-		uint64_t id;
-		snprintf(path, sizeof path, "%s/%s/gpu_id", dir, e->d_name);
-		if (!read_u64(path, &id) || id == 0 || id > UINT32_MAX)
+		char node[PATH_MAX + 300], path[PATH_MAX + 320], props[8192];
+		unsigned long long id;
+		snprintf(node, sizeof node, "%s/%s", dir, e->d_name);
+		if (!amdgpu_read_num(node, "gpu_id", false, &id) || id == 0 || id > UINT32_MAX)
 			continue; /* a CPU node has gpu_id 0 */
-		snprintf(path, sizeof path, "%s/%s/properties", dir, e->d_name);
-		if (!read_text(path, props, sizeof props) ||
+		snprintf(path, sizeof path, "%s/properties", node);
+		if (!amdgpu_read_text(path, props, sizeof props) ||
 		    !amdgpu_parse_kfd_props(props, &out[n]))
 			continue;
 		out[n++].gpu_id = (uint32_t)id;
@@ -153,10 +135,8 @@ static int scan_pid(const char *dir, unsigned pid, const amdgpu_kfd_node *nodes,
 		if (strncmp(e->d_name, "vram_", 5) != 0 || !amdgpu_is_number(e->d_name + 5))
 			continue;
 		const char *pdev = pdev_of(nodes, nn, strtoull(e->d_name + 5, NULL, 10));
-		char path[2 * PATH_MAX];
-		uint64_t bytes;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if (pdev && read_u64(path, &bytes))
+		unsigned long long bytes;
+		if (pdev && amdgpu_read_num(dir, e->d_name, false, &bytes))
 			n = add_vram(pid, pdev, bytes, out, n, max);
 	}
 	closedir(d);
@@ -171,10 +151,9 @@ static int by_pid(const void *a, const void *b)
 	return strcmp(x->pdev, y->pdev);
 }
 
-int amdgpu_kfd_procs_read(const char *root, amdgpu_proc *out, int max)
+int amdgpu_kfd_procs_read(const char *root, const amdgpu_kfd_node *nodes, int nn, amdgpu_proc *out,
+                          int max)
 {
-	amdgpu_kfd_node nodes[KFD_MAX_NODES];
-	int nn = amdgpu_kfd_nodes(root, nodes, KFD_MAX_NODES);
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s" KFD_DIR "/proc", root ? root : "");
 	DIR *d = nn > 0 && max > 0 ? opendir(dir) : NULL;

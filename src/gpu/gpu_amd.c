@@ -201,6 +201,7 @@ int gpu_amd_discover(gpu_ctx *c)
 	c->amd.cards = gw_xcalloc(AMDGPU_MAX_CARDS, sizeof *c->amd.cards);
 	c->amd.n = amdgpu_discover(c->amd.sys_root, c->amd.cards, AMDGPU_MAX_CARDS);
 	if (c->amd.n > 0) {
+		c->amd.nkfd = amdgpu_kfd_nodes(c->amd.sys_root, c->amd.kfd, AMDGPU_KFD_MAX_NODES);
 		gpu_amd_driver_version(c, c->amd.driver, sizeof c->amd.driver);
 		/* amd-smi only fills what the files lack: opened once there are cards */
 		c->amd.smi =
@@ -360,7 +361,7 @@ static bool prev_busy(const gpu_dev *d, unsigned pid, uint64_t *ns)
 static int add_kfd_procs(gpu_ctx *c, gpu_dev *d, amdgpu_proc *scratch, int cap, gpu_proc *out,
                          int n, int max)
 {
-	int nk = amdgpu_kfd_procs_read(c->amd.sys_root, scratch, cap);
+	int nk = amdgpu_kfd_procs_read(c->amd.sys_root, c->amd.kfd, c->amd.nkfd, scratch, cap);
 	for (int k = 0; k < nk; k++) {
 		const amdgpu_proc *a = &scratch[k];
 		if (strcasecmp(a->pdev, d->amd->bdf) != 0)

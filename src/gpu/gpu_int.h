@@ -98,6 +98,8 @@ typedef struct {
 	char proc_root[512]; /* "/proc", or the root's proc/ */
 	amdgpu_card *cards;  /* every AMD GPU found, in PCI order */
 	int n;
+	amdgpu_kfd_node kfd[AMDGPU_KFD_MAX_NODES]; /* the KFD's GPU nodes, read at discovery */
+	int nkfd;
 	void *sim;              /* the simulated tree (gpu_amd.c), NULL on real sysfs */
 	bool simulated;         /* under --sim, with or without a simulated tree */
 	char driver[64];        /* the amdgpu driver's version, "" when unknown */

@@ -57,7 +57,9 @@ static void test_procs(void **state)
 {
 	(void)state;
 	amdgpu_proc p[8];
-	int n = amdgpu_kfd_procs_read(ROOT("kfd"), p, 8);
+	amdgpu_kfd_node nodes[AMDGPU_KFD_MAX_NODES];
+	int nn = amdgpu_kfd_nodes(ROOT("kfd"), nodes, AMDGPU_KFD_MAX_NODES);
+	int n = amdgpu_kfd_procs_read(ROOT("kfd"), nodes, nn, p, 8);
 	assert_int_equal(n, 3);
 	assert_int_equal(p[0].pid, 4242);
 	assert_string_equal(p[0].pdev, "0000:9f:00.0");
@@ -78,10 +80,11 @@ static void test_procs(void **state)
 		assert_false(p[i].gfx_ok);
 		assert_false(p[i].compute_ok);
 	}
-	assert_int_equal(amdgpu_kfd_procs_read(ROOT("no-such-tree"), p, 8), 0);
-	assert_int_equal(amdgpu_kfd_procs_read(ROOT("kfd"), p, 1), 1);
+	assert_int_equal(amdgpu_kfd_procs_read(ROOT("no-such-tree"), nodes, nn, p, 8), 0);
+	assert_int_equal(amdgpu_kfd_procs_read(ROOT("kfd"), nodes, nn, p, 1), 1);
 	/* no topology, no processes: the fdinfo tree has no KFD */
-	assert_int_equal(amdgpu_kfd_procs_read(ROOT("mi300x"), p, 8), 0);
+	assert_int_equal(amdgpu_kfd_nodes(ROOT("mi300x"), nodes, AMDGPU_KFD_MAX_NODES), 0);
+	assert_int_equal(amdgpu_kfd_procs_read(ROOT("mi300x"), nodes, 0, p, 8), 0);
 }
 
 int main(void)
