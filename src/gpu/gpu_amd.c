@@ -135,6 +135,33 @@ static void klog_advance(amd_sim *s, double t)
 		s->klog_t = t;
 }
 
+/* The scenario file --sim set, or NULL when gpuwhy is not simulating. */
+static const char *scenario_path(void)
+{
+	const char *path = getenv("GPUWHY_SIM_SCENARIO");
+	return path && *path && getenv("GPUWHY_NVML") ? path : NULL;
+}
+
+/*
+ * A fresh tree of this process's own below the scenario's state directory
+ * (root gets its path), with every AMD GPU's files at scenario time t. False
+ * when the path does not fit or a file cannot be written.
+ */
+static bool write_tree(const sim_scenario *scn, const char *state, char *root, size_t len, double t,
+                       double real_s)
+{
+	char leaf[32];
+	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
+	if (!join(root, len, state, leaf))
+		return false; /* root is "" */
+	rm_tree(root);
+	bool ok = true;
+	for (int g = 0; g < scn->n_gpus; g++)
+		if (scn->gpus[g].amd)
+			ok &= sim_amdfs_write(scn, g, root, t, real_s, true, NULL) == 0;
+	return ok;
+}
+
 /*
  * Under --sim: load the scenario and, when it has AMD GPUs, write their tree
  * and point the reader at it. Returns true when the sources are the
@@ -142,8 +169,8 @@ static void klog_advance(amd_sim *s, double t)
  */
 static bool sim_setup(gpu_ctx *c)
 {
-	const char *path = getenv("GPUWHY_SIM_SCENARIO");
-	if (!path || !*path || !getenv("GPUWHY_NVML"))
+	const char *path = scenario_path();
+	if (!path)
 		return false;
 	char err[512], state[PATH_MAX];
 	sim_scenario *scn;
@@ -160,20 +187,15 @@ static bool sim_setup(gpu_ctx *c)
 	}
 	reap_trees(state);
 	memcpy(s->state, state, sizeof s->state);
-	char leaf[32];
-	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
-	if (!join(s->root, sizeof c->amd.sys_root, state, leaf)) {
+	double t, real_s;
+	sim_now(s, &t, &real_s);
+	/* a file that cannot be written reads as absent: the reader says n/a */
+	if (!write_tree(scn, state, s->root, sizeof c->amd.sys_root, t, real_s) && !s->root[0]) {
 		sim_scenario_free(scn);
 		free(s);
 		return true;
 	}
-	rm_tree(s->root);
 	pthread_mutex_init(&s->mu, NULL);
-	double t, real_s;
-	sim_now(s, &t, &real_s);
-	for (int g = 0; g < scn->n_gpus; g++)
-		if (scn->gpus[g].amd)
-			sim_amdfs_write(scn, g, s->root, t, real_s, true, NULL);
 	klog_open(s, t);
 	join(c->amd.sys_root, sizeof c->amd.sys_root, s->root, "");
 	join(c->amd.proc_root, sizeof c->amd.proc_root, s->root, "/proc");
@@ -497,28 +519,22 @@ bool gpu_sim_kernel_log(const gpu_ctx *c, char *path, size_t len)
 
 bool gpu_sim_amd_tree(char *root, size_t len)
 {
-	const char *path = getenv("GPUWHY_SIM_SCENARIO");
-	char err[512], state[PATH_MAX], leaf[32];
+	const char *path = scenario_path();
+	char err[512], state[PATH_MAX];
 	sim_scenario *scn;
 	root[0] = '\0';
-	if (!path || !*path || !getenv("GPUWHY_NVML") ||
-	    sim_scenario_load(path, &scn, err, sizeof err) != 0)
+	if (!path || sim_scenario_load(path, &scn, err, sizeof err) != 0)
 		return false;
 	amd_sim s = {.scn = scn};
 	read_pin(&s);
-	snprintf(leaf, sizeof leaf, "/amd-%ld", (long)getpid());
-	bool ok = scenario_has_amd(scn) &&
-	          sim_state_dir(path, state, sizeof state, err, sizeof err) == 0 &&
-	          join(root, len, state, leaf);
+	bool ok =
+	    scenario_has_amd(scn) && sim_state_dir(path, state, sizeof state, err, sizeof err) == 0;
 	if (ok) {
 		double t = 0, real_s = 0;
 		if (s.pinned || sim_clock_read(state, &s.epoch) == 0)
 			sim_now(&s, &t, &real_s);
-		rm_tree(root);
-		for (int g = 0; ok && g < scn->n_gpus; g++)
-			if (scn->gpus[g].amd)
-				ok = sim_amdfs_write(scn, g, root, t, real_s, true, NULL) == 0;
-		if (!ok)
+		ok = write_tree(scn, state, root, len, t, real_s);
+		if (!ok && root[0])
 			rm_tree(root);
 	}
 	if (!ok)
@@ -535,11 +551,10 @@ void gpu_sim_amd_tree_remove(const char *root)
 
 char *gpu_sim_kernel_log_text(void)
 {
-	const char *path = getenv("GPUWHY_SIM_SCENARIO");
+	const char *path = scenario_path();
 	char err[512], state[PATH_MAX];
 	sim_scenario *scn;
-	if (!path || !*path || !getenv("GPUWHY_NVML") ||
-	    sim_scenario_load(path, &scn, err, sizeof err) != 0)
+	if (!path || sim_scenario_load(path, &scn, err, sizeof err) != 0)
 		return NULL;
 	amd_sim s = {.scn = scn};
 	read_pin(&s);
